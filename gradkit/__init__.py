@@ -1,0 +1,55 @@
+"""gradkit: automatic differentiation with torch.autograd's API, on NumPy and CuPy.
+
+>>> import gradkit as torch
+>>> x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+>>> (x ** 2).sum().backward()
+>>> x.grad
+tensor([2., 4., 6.])
+"""
+from gradkit import backend
+from gradkit._tensor import Size, Tensor
+from gradkit.backend import (  # noqa: F401
+    bool_ as bool, complex64, complex128, device, dtype, float16, float32, float64,
+    get_default_device, get_default_dtype, int8, int16, int32, int64, set_default_device,
+    set_default_dtype, uint8)
+from gradkit.creation import (  # noqa: F401
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, get_rng_state,
+    initial_seed, linspace, logspace, manual_seed, ones, ones_like, rand, rand_like, randint,
+    randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
+from gradkit.ops import *  # noqa: F401,F403
+from gradkit.ops import einsum  # noqa: F401
+from gradkit import autograd  # noqa: E402
+from gradkit.autograd import (  # noqa: F401
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+    set_grad_enabled)
+
+float = float32  # noqa: A001 - torch's aliases
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+cfloat = complex64
+cdouble = complex128
+if hasattr(backend, "bfloat16"):  # pragma: no cover - needs ml_dtypes
+    bfloat16 = backend.bfloat16
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(t: Tensor) -> int:
+    return t.numel()
+
+
+def is_floating_point(t: Tensor) -> bool:
+    return t.is_floating_point()
+
+
+def is_complex(t: Tensor) -> bool:
+    return t.is_complex()
+
+
+__all__ = ["Tensor", "Size", "tensor", "autograd"]

@@ -1,0 +1,640 @@
+"""Tensor: an array (NumPy or CuPy) plus what autograd needs to know about it."""
+from __future__ import annotations
+
+import numpy as np
+
+from gradkit import backend
+from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd.graph import accumulate_node
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it.
+
+    Create tensors with :func:`gradkit.tensor`, :func:`gradkit.zeros` and friends::
+
+        >>> x = gradkit.tensor([1.0, 2.0], requires_grad=True)
+        >>> (x * x).sum().backward()
+        >>> x.grad
+        tensor([2., 4.])
+    """
+
+    # always set: _data, _requires_grad, grad_fn, _output_nr, _vc; the rest only when used
+    __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_vc", "_grad", "_view",
+                 "_hooks", "_post_acc_hooks", "_retains_grad", "_accum", "_fw", "__weakref__")
+    __array_ufunc__ = None  # make `ndarray * tensor` call Tensor.__rmul__
+
+    def __init__(self, data, requires_grad: bool = False) -> None:
+        self._data = data if hasattr(data, "__array_namespace__") or isinstance(data, np.ndarray) \
+            else np.asarray(data)
+        self.grad_fn = None
+        self._output_nr = 0
+        self._vc = [0]
+        self._requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @staticmethod
+    def _make(data, grad_fn=None, output_nr: int = 0, version_counter=None) -> Tensor:
+        """Fast internal constructor (no checks): the op dispatcher's."""
+        t = _new(Tensor)
+        t._data = data
+        t.grad_fn = grad_fn
+        t._requires_grad = grad_fn is not None
+        t._output_nr = output_nr
+        t._vc = [0] if version_counter is None else version_counter
+        return t
+
+    # -- metadata -------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self) -> backend.dtype:
+        return backend.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self) -> backend.device:
+        return backend.device_of(self._data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def ndimension(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._data.nbytes)
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
+
+    @property
+    def _base(self):
+        view = getattr(self, "_view", None)
+        return view[0] if view is not None else None
+
+    def _is_view(self) -> bool:
+        return getattr(self, "_view", None) is not None
+
+    # -- autograd state ---------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set requires_grad on a leaf (in place); returns self."""
+        if self.grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if requires_grad and self._data.dtype.kind not in "fc" and \
+                str(self._data.dtype) != "bfloat16":
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients, "
+                f"got {self.dtype}")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> Tensor | None:
+        if self.grad_fn is not None and not getattr(self, "_retains_grad", False):
+            import warnings
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
+        return getattr(self, "_grad", None)
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if backend.device_of(value._data) != backend.device_of(self._data):
+                raise RuntimeError("assigned grad has data located on a different device")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        return getattr(self, "_retains_grad", False)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward (no-op for leaves)."""
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if getattr(self, "_retains_grad", False):
+            return
+        self._retains_grad = True
+        from gradkit.autograd.hooks import retain_grad_hook
+        retain_grad_hook(self)
+
+    def register_hook(self, hook):
+        """``hook(grad)`` runs when this tensor's gradient is computed; may return a new grad."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        from gradkit.autograd.hooks import register_tensor_hook
+        return register_tensor_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` after ``.grad`` of this leaf has been accumulated."""
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors")
+        from gradkit.autograd.hooks import register_post_accumulate_hook
+        return register_post_accumulate_hook(self, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
+                 inputs=None) -> None:
+        """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (see autograd.backward)."""
+        from gradkit.autograd.engine import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self) -> Tensor:
+        """A tensor sharing this data (and version counter) with no history."""
+        return Tensor._make(self._data, None, 0, self._vc)
+
+    def detach_(self) -> Tensor:
+        if getattr(self, "_view", None) is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._requires_grad = False
+        self._output_nr = 0
+        return self
+
+    # -- conversion -------------------------------------------------------------------
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return _host(self._data).tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        if not isinstance(self._data, (np.ndarray, np.generic)):
+            if not force:
+                raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                                "Tensor.cpu() to copy the tensor to host memory first.")
+            return _host(self._data)
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def to(self, *args, **kwargs) -> Tensor:
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; differentiable."""
+        dev = kwargs.pop("device", None)
+        dtype = kwargs.pop("dtype", None)
+        kwargs.pop("non_blocking", None)
+        copy = kwargs.pop("copy", False)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dev, dtype = a.device, a.dtype
+            elif isinstance(a, backend.dtype) or a in (float, int, bool, complex):
+                dtype = a
+            elif isinstance(a, (str, backend.device)):
+                dev = a
+            elif a is not None:
+                raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+        from gradkit.ops import conversion
+        out = self
+        if dtype is not None and backend.to_numpy_dtype(dtype) != self._data.dtype:
+            out = conversion.astype(out, dtype=backend.to_numpy_dtype(dtype))
+        if dev is not None and backend.device(dev) != self.device:
+            out = conversion.to_device(out, device=backend.device(dev))
+        if copy and out is self:
+            out = self.clone()
+        return out
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def cuda(self, device=None) -> Tensor:
+        return self.to("cuda" if device is None else
+                       (f"cuda:{device}" if isinstance(device, int) else device))
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"gradkit.{self.dtype.name}"
+        return self.to(dtype)
+
+    def float(self) -> Tensor:
+        return self.to(backend.float32)
+
+    def double(self) -> Tensor:
+        return self.to(backend.float64)
+
+    def half(self) -> Tensor:
+        return self.to(backend.float16)
+
+    def long(self) -> Tensor:
+        return self.to(backend.int64)
+
+    def int(self) -> Tensor:
+        return self.to(backend.int32)
+
+    def bool(self) -> Tensor:
+        return self.to(backend.bool_)
+
+    def cfloat(self) -> Tensor:
+        return self.to(backend.complex64)
+
+    def cdouble(self) -> Tensor:
+        return self.to(backend.complex128)
+
+    def clone(self) -> Tensor:
+        from gradkit.ops import conversion
+        return conversion.clone(self)
+
+    def contiguous(self) -> Tensor:
+        if self._data.flags.c_contiguous:
+            return self
+        return self.clone()
+
+    # -- Python protocol ----------------------------------------------------------------
+    def __repr__(self) -> str:
+        data = _host(self._data)
+        body = np.array2string(data, separator=", ", prefix="tensor(", precision=4,
+                               floatmode="maxprec_equal", max_line_width=80)
+        extras = []
+        if str(self.device) != "cpu":
+            extras.append(f"device='{self.device}'")
+        default_float = backend.get_default_dtype().np
+        if data.dtype not in (default_float, np.int64, np.bool_, np.complex64) or data.size == 0:
+            extras.append(f"dtype={self.dtype}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        from gradkit.ops.shape import unbind
+        return iter(unbind(self, 0))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item().real if self.is_complex() else self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    # -- operators ----------------------------------------------------------------------
+    def __add__(self, other):
+        return ops.add(self, other)
+
+    def __radd__(self, other):
+        return ops.add(other, self)
+
+    def __sub__(self, other):
+        return ops.sub(self, other)
+
+    def __rsub__(self, other):
+        return ops.sub(other, self)
+
+    def __mul__(self, other):
+        return ops.mul(self, other)
+
+    def __rmul__(self, other):
+        return ops.mul(other, self)
+
+    def __truediv__(self, other):
+        return ops.div(self, other)
+
+    def __rtruediv__(self, other):
+        return ops.div(other, self)
+
+    def __floordiv__(self, other):
+        return ops.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return ops.floor_divide(other, self)
+
+    def __mod__(self, other):
+        return ops.remainder(self, other)
+
+    def __rmod__(self, other):
+        return ops.remainder(other, self)
+
+    def __pow__(self, other):
+        return ops.pow(self, other)
+
+    def __rpow__(self, other):
+        return ops.pow(other, self)
+
+    def __matmul__(self, other):
+        return ops.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return ops.matmul(other, self)
+
+    def __neg__(self):
+        return ops.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return ops.abs(self)
+
+    def __invert__(self):
+        return ops.logical_not(self) if self._data.dtype == np.bool_ else \
+            ops.bitwise_not(self)
+
+    def __and__(self, other):
+        return ops.logical_and(self, other)
+
+    def __or__(self, other):
+        return ops.logical_or(self, other)
+
+    def __xor__(self, other):
+        return ops.logical_xor(self, other)
+
+    def __eq__(self, other):
+        return ops.eq(self, other)
+
+    def __ne__(self, other):
+        return ops.ne(self, other)
+
+    def __lt__(self, other):
+        return ops.lt(self, other)
+
+    def __le__(self, other):
+        return ops.le(self, other)
+
+    def __gt__(self, other):
+        return ops.gt(self, other)
+
+    def __ge__(self, other):
+        return ops.ge(self, other)
+
+    def __getitem__(self, key):
+        return ops.getitem(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        ops.setitem_(self, key, value)
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    # -- shape helpers with torch's varargs signatures ------------------------------------
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - torch's name
+        return ops.permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802
+        return ops.transpose(self, -2, -1)
+
+    @property
+    def H(self) -> Tensor:  # noqa: N802
+        return ops.conj(self.T)
+
+    @property
+    def mH(self) -> Tensor:  # noqa: N802
+        return ops.conj(self.mT)
+
+    @property
+    def real(self) -> Tensor:
+        return ops.real(self)
+
+    @property
+    def imag(self) -> Tensor:
+        return ops.imag(self)
+
+    def reshape(self, *shape) -> Tensor:
+        return ops.reshape(self, _varargs(shape))
+
+    def view(self, *shape) -> Tensor:
+        if len(shape) == 1 and (isinstance(shape[0], backend.dtype) or shape[0] in (float, int)):
+            raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
+        return ops.view(self, _varargs(shape))
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return ops.view(self, other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return ops.reshape(self, other.shape)
+
+    def expand(self, *sizes) -> Tensor:
+        return ops.expand(self, _varargs(sizes))
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return ops.expand(self, other.shape)
+
+    def permute(self, *dims) -> Tensor:
+        return ops.permute(self, _varargs(dims))
+
+    def repeat(self, *sizes) -> Tensor:
+        return ops.repeat(self, _varargs(sizes))
+
+    def flip(self, *dims) -> Tensor:
+        return ops.flip(self, _varargs(dims))
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
+        from gradkit import creation
+        return creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                               requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        from gradkit import creation
+        return creation.zeros(_varargs(size), dtype=dtype or self.dtype,
+                              device=device or self.device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        from gradkit import creation
+        return creation.ones(_varargs(size), dtype=dtype or self.dtype,
+                             device=device or self.device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+        from gradkit import creation
+        return creation.full(size, fill_value, dtype=dtype or self.dtype,
+                             device=device or self.device, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        return self.new_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    # -- in-place ops ---------------------------------------------------------------------
+    def zero_(self) -> Tensor:
+        return ops.inplace(self, ops.zeros_like_op)
+
+    def fill_(self, value) -> Tensor:
+        return ops.inplace(self, ops.fill, value)
+
+    def copy_(self, src, non_blocking: bool = False) -> Tensor:
+        return ops.inplace(self, ops.copy_from, src)
+
+    def add_(self, other, *, alpha=1) -> Tensor:
+        return ops.inplace(self, ops.add, other, alpha=alpha)
+
+    def sub_(self, other, *, alpha=1) -> Tensor:
+        return ops.inplace(self, ops.sub, other, alpha=alpha)
+
+
+_new = object.__new__
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints with ``numel()``."""
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self) -> str:
+        return f"gradkit.Size({list(self)})"
+
+
+def _varargs(args):
+    """Accept both f(2, 3) and f((2, 3)) as torch does."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def _host(array):
+    return array if isinstance(array, (np.ndarray, np.generic)) else array.get()
+
+
+# Simple method forms of ops: Tensor.exp(), x.sum(dim), x.mul_(y)... declared as names only.
+# ops/__init__.py lists them; the method is the op with self as its first argument.
+def _as_method(name):
+    def method(self, *args, **kwargs):
+        return getattr(ops, name)(self, *args, **kwargs)
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    return method
+
+
+def _as_inplace_method(name):
+    def method(self, *args, **kwargs):
+        return ops.inplace(self, getattr(ops, name), *args, **kwargs)
+    method.__name__ = name + "_"
+    method.__qualname__ = f"Tensor.{name}_"
+    return method
+
+
+from gradkit import ops  # noqa: E402  (ops import Tensor; bind after the class exists)
+from gradkit.ops import _op  # noqa: E402
+
+_op.Tensor = Tensor
+
+for _name in ops.TENSOR_METHODS:
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _as_method(_name))
+for _name in ops.INPLACE_METHODS:
+    if not hasattr(Tensor, _name + "_"):
+        setattr(Tensor, _name + "_", _as_inplace_method(_name))
+del _name

@@ -1,0 +1,7 @@
+"""gradkit.autograd: reverse-mode differentiation with torch.autograd's API."""
+from gradkit.autograd import graph  # noqa: F401
+from gradkit.autograd.engine import backward, grad  # noqa: F401
+from gradkit.autograd.grad_mode import (  # noqa: F401
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+    set_grad_enabled, set_multithreading_enabled)
+from gradkit.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: F401

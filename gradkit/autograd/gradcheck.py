@@ -1,0 +1,275 @@
+"""gradcheck / gradgradcheck: analytical gradients against finite differences.
+
+Complex numbers follow PyTorch's convention: a complex value is checked as its
+real and imaginary parts, and for a real loss L of z = a + ib the gradient is
+dL/da + i dL/db. The analytical Jacobian row for a real output component comes
+from one vjp seeded with 1 (real part) or 1j (imaginary part) at that element.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class GradcheckError(RuntimeError):
+    """Raised by gradcheck when analytical and numerical gradients disagree."""
+
+
+def _Tensor():
+    from gradkit._tensor import Tensor
+    return Tensor
+
+
+def _as_tuple(x):
+    return x if isinstance(x, tuple) else (tuple(x) if isinstance(x, list) else (x,))
+
+
+def _diff_inputs(inputs):
+    Tensor = _Tensor()
+    return [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+
+
+def _outputs(func, inputs):
+    from gradkit.autograd.grad_mode import enable_grad
+    with enable_grad():
+        out = _as_tuple(func(*inputs))
+    Tensor = _Tensor()
+    return [o for o in out if isinstance(o, Tensor)]
+
+
+def _real_components(array):
+    """The real numbers a tensor's value is made of: [re] or [re, im] per element."""
+    flat = np.asarray(array).reshape(-1)
+    if flat.dtype.kind == "c":
+        return np.concatenate([flat.real, flat.imag])
+    return flat.astype(np.float64)
+
+
+def _numerical_jacobian(func, inputs, indices, eps):
+    """J[input][r, c]: d(real output component r) / d(real input component c)."""
+    from gradkit.autograd.grad_mode import no_grad
+    jacobians = []
+    for i in indices:
+        t = inputs[i]
+        data = t._data
+        host = np.asarray(data if isinstance(data, np.ndarray) else data.get())
+        flat = host.reshape(-1)
+        columns = []
+        parts = (1, 1j) if host.dtype.kind == "c" else (1,)
+        for part in parts:
+            for k in range(flat.size):
+                orig = flat[k]
+                plus = _perturbed(t, host, k, orig + eps * part)
+                with no_grad():
+                    out_plus = [_real_components(_host(o._data)) for o in _outputs(func, plus)]
+                minus = _perturbed(t, host, k, orig - eps * part)
+                with no_grad():
+                    out_minus = [_real_components(_host(o._data)) for o in _outputs(func, minus)]
+                columns.append(np.concatenate(
+                    [(p - m) / (2 * eps) for p, m in zip(out_plus, out_minus)]
+                    or [np.zeros(0)]))
+        jacobians.append(np.stack(columns, axis=1) if columns else np.zeros((0, 0)))
+    return jacobians
+
+    def _unused():  # pragma: no cover
+        return inputs
+
+
+def _perturbed(t, host, k, value):
+    """The inputs with element k of tensor t set to value (t's data swapped in place)."""
+    flat = host.reshape(-1).copy()
+    flat[k] = value
+    new = flat.reshape(host.shape)
+    t._data[...] = new if isinstance(t._data, np.ndarray) else _device_like(t._data, new)
+    return _CURRENT_INPUTS[0]
+
+
+_CURRENT_INPUTS = [None]
+
+
+def _device_like(like, host):
+    from gradkit.backend import get_array_module
+    return get_array_module(like).asarray(host)
+
+
+def _host(a):
+    return a if isinstance(a, (np.ndarray, np.generic)) else a.get()
+
+
+def _analytical_jacobian(outputs, inputs, indices, nondet_tol):
+    """Rows from vjps with unit seeds; also checks they are reproducible (nondet_tol)."""
+    from gradkit.autograd.engine import grad as autograd_grad
+    Tensor = _Tensor()
+    diff_inputs = [inputs[i] for i in indices]
+    rows = []
+    reentrant_ok = True
+    for o in outputs:
+        if not o.requires_grad:
+            n = _real_components(_host(o._data)).size
+            rows.extend([None] * n)
+            continue
+        host = _host(o._data)
+        parts = (1, 1j) if host.dtype.kind == "c" else (1,)
+        for part in parts:
+            for k in range(host.size):
+                seed = np.zeros(host.size, dtype=host.dtype)
+                seed[k] = part
+                seed_t = Tensor._make(_device_like(o._data, seed.reshape(host.shape))
+                                      if not isinstance(o._data, np.ndarray)
+                                      else seed.reshape(host.shape))
+                grads = autograd_grad(o, diff_inputs, seed_t, retain_graph=True,
+                                      allow_unused=True)
+                again = autograd_grad(o, diff_inputs, seed_t, retain_graph=True,
+                                      allow_unused=True)
+                for g1, g2 in zip(grads, again):
+                    if g1 is not None and g2 is not None and np.max(
+                            np.abs(_host(g1._data) - _host(g2._data)), initial=0) > nondet_tol:
+                        reentrant_ok = False
+                rows.append(grads)
+    jacobians = []
+    for j, i in enumerate(indices):
+        t = inputs[i]
+        n_cols = _real_components(_host(t._data)).size
+        matrix = np.zeros((len(rows), n_cols))
+        for r, grads in enumerate(rows):
+            if grads is None or grads[j] is None:
+                continue
+            g = _host(grads[j]._data)
+            if g.dtype.kind == "c" or _host(t._data).dtype.kind == "c":
+                g = g.astype(np.complex128).reshape(-1)
+                matrix[r] = np.concatenate([g.real, g.imag])
+            else:
+                matrix[r] = g.reshape(-1)
+        jacobians.append(matrix)
+    return jacobians, reentrant_ok
+
+
+def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, nondet_tol: float = 0.0,
+              check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+              check_batched_grad: bool = False, check_backward_ad: bool = True,
+              check_forward_ad: bool = False, fast_mode: bool = False, masked=None) -> bool:
+    """Check ``func``'s gradients at ``inputs`` against central finite differences.
+
+    Use float64 inputs with ``requires_grad=True``::
+
+        >>> x = gradkit.randn(3, dtype=gradkit.float64, requires_grad=True)
+        >>> gradcheck(gradkit.sin, (x,))
+        True
+    """
+    inputs = _as_tuple(inputs)
+    indices = _diff_inputs(inputs)
+    if not indices:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
+                         "none of the them have requires_grad=True.")
+    for i in indices:
+        if inputs[i].dtype.name not in ("float64", "complex128"):
+            import warnings
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
+                          "point or complex. This check will likely fail if all the inputs are "
+                          "not of double precision floating point or complex. ", stacklevel=2)
+    outputs = _outputs(func, inputs)
+    if fast_mode:
+        return _fast_check(func, inputs, indices, outputs, eps, atol, rtol, raise_exception)
+    try:
+        analytical, reentrant = _analytical_jacobian(outputs, inputs, indices, nondet_tol)
+        _CURRENT_INPUTS[0] = inputs
+        saved = [inputs[i]._data.copy() for i in indices]
+        try:
+            numerical = _numerical_jacobian(func, inputs, indices, eps)
+        finally:
+            for i, data in zip(indices, saved):
+                inputs[i]._data[...] = data
+            _CURRENT_INPUTS[0] = None
+        for j, i in enumerate(indices):
+            a, n = analytical[j], numerical[j]
+            if a.shape != n.shape:
+                a = np.zeros_like(n) if a.size == 0 else a
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                raise GradcheckError(
+                    f"Jacobian mismatch for output 0 with respect to input {i},\n"
+                    f"numerical:{n}\nanalytical:{a}\n")
+        if not reentrant:
+            raise GradcheckError(
+                "Backward is not reentrant, i.e., running backward with same input and "
+                "grad_output multiple times gives different values, although analytical gradient "
+                f"matches numerical gradient.The tolerance for nondeterminism was {nondet_tol}.")
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+    return True
+
+
+def _fast_check(func, inputs, indices, outputs, eps, atol, rtol, raise_exception):
+    """torch's fast mode: compare u^T J v for random u, v instead of whole Jacobians."""
+    from gradkit.autograd.engine import grad as autograd_grad
+    Tensor = _Tensor()
+    rng = np.random.default_rng(0)
+    diff = [o for o in outputs if o.requires_grad]
+    seeds = [Tensor._make(_rand_like(rng, _host(o._data))) for o in diff]
+    vs = [_rand_like(rng, _host(inputs[i]._data)) for i in indices]
+    grads = autograd_grad(diff, [inputs[i] for i in indices], seeds, retain_graph=True,
+                          allow_unused=True)
+    analytical = sum(_real_dot(_host(g._data), v) for g, v in zip(grads, vs) if g is not None)
+    saved = [inputs[i]._data.copy() for i in indices]
+    try:
+        for i, v in zip(indices, vs):
+            inputs[i]._data[...] = saved[indices.index(i)] + eps * v
+        plus = [_host(o._data) for o in _outputs(func, inputs) if o.requires_grad or True]
+        for i, v in zip(indices, vs):
+            inputs[i]._data[...] = saved[indices.index(i)] - eps * v
+        minus = [_host(o._data) for o in _outputs(func, inputs)]
+    finally:
+        for i, data in zip(indices, saved):
+            inputs[i]._data[...] = data
+    numerical = sum(_real_dot(_host(s._data), (p - m) / (2 * eps))
+                    for s, p, m in zip(seeds, plus, minus))
+    if not np.isclose(analytical, numerical, rtol=rtol, atol=atol):
+        if raise_exception:
+            raise GradcheckError(f"Jacobian mismatch (fast mode): numerical {numerical} vs "
+                                 f"analytical {analytical}")
+        return False
+    return True
+
+
+def _rand_like(rng, array):
+    v = rng.standard_normal(array.shape)
+    if array.dtype.kind == "c":
+        v = v + 1j * rng.standard_normal(array.shape)
+    return v.astype(array.dtype)
+
+
+def _real_dot(a, b) -> float:
+    return float(np.real(np.sum(np.conj(a) * b)))
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
+                  rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False,
+                  raise_exception: bool = True, nondet_tol: float = 0.0,
+                  check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+                  check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
+                  check_rev_over_rev: bool = True, fast_mode: bool = False, masked=None) -> bool:
+    """Check second derivatives: gradcheck of ``(inputs, grad_outputs) -> vjp``."""
+    from gradkit.autograd.engine import grad as autograd_grad
+    Tensor = _Tensor()
+    inputs = _as_tuple(inputs)
+    outputs = _outputs(func, inputs)
+    diff_outputs = [o for o in outputs if o.requires_grad]
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(
+            Tensor._make(_rand_like(rng, _host(o._data))).requires_grad_(True)
+            for o in diff_outputs)
+    grad_outputs = _as_tuple(grad_outputs)
+    n_inputs = len(inputs)
+    indices = _diff_inputs(inputs)
+
+    def vjp(*args):
+        ins, seeds = args[:n_inputs], args[n_inputs:]
+        outs = [o for o in _outputs(func, ins) if o.requires_grad]
+        grads = autograd_grad(outs, [ins[i] for i in indices], seeds, create_graph=True,
+                              allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(vjp, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol, fast_mode=fast_mode)

@@ -1,0 +1,257 @@
+"""The backward graph: Node, AccumulateGrad, saved tensors and their hooks.
+
+One Node class serves built-in ops and custom Functions alike: a node holds the
+``op`` that knows how to turn output gradients into input gradients, the edges
+to the nodes of its inputs, and what it saved for backward. Nodes never point
+at their own outputs (that would make a reference cycle per op).
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import weakref
+from collections import OrderedDict
+
+from gradkit.autograd import observers
+
+_sequence = itertools.count()  # next() on a count is atomic under the GIL
+accumulate_lock = threading.Lock()  # guards .grad of leaves shared across threads
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``; ``.remove()`` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks_dict: OrderedDict) -> None:
+        self.id = next(RemovableHandle._ids)
+        self._hooks = weakref.ref(hooks_dict)
+
+    def remove(self) -> None:
+        hooks = self._hooks()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def add_hook(hooks: OrderedDict, fn) -> RemovableHandle:
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
+class _HookDict(OrderedDict):
+    """OrderedDict that can be weak-referenced (for handles)."""
+
+
+class NodeExtras:
+    """Rarely used per-node state, allocated only when something asks for it."""
+
+    __slots__ = ("pre_hooks", "post_hooks", "tensor_pre_hooks", "retain_grad_hooks",
+                 "metadata", "anomaly_trace", "forward_site", "output_meta")
+
+    def __init__(self) -> None:
+        self.pre_hooks = self.post_hooks = None
+        self.tensor_pre_hooks = None       # {slot: _HookDict}
+        self.retain_grad_hooks = None      # {slot: fn}
+        self.metadata = None
+        self.anomaly_trace = None
+        self.forward_site = None
+        self.output_meta = None            # ((shape, dtype, xp), ...) of multi-output ops
+
+
+class Node:
+    """A step of the backward graph (``grad_fn``), like ``torch.autograd.graph.Node``.
+
+    ``op.backward(node, grad_outputs, create_graph)`` computes the gradients for
+    ``next_functions``; ``saved`` holds what the op saved (SavedTensor or plain values).
+    """
+
+    __slots__ = ("op", "_sequence_nr", "_next", "saved", "params", "input_meta", "_extras",
+                 "__weakref__")
+
+    def __init__(self, op, next_edges: tuple, saved=(), params=None, input_meta=None) -> None:
+        self.op = op
+        self._sequence_nr = next(_sequence)
+        self._next = next_edges          # ((node, slot) | None, ...) one per input
+        self.saved = saved
+        self.params = params
+        self.input_meta = input_meta     # ((shape, np dtype) | None, ...) one per input
+        self._extras = None
+
+    # -- torch's public Node API -------------------------------------------------
+    def name(self) -> str:
+        return self.op.node_name
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple(e if e is not None else (None, 0) for e in self._next)
+
+    @property
+    def metadata(self) -> dict:
+        extras = self.extras()
+        if extras.metadata is None:
+            extras.metadata = {}
+        return extras.metadata
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` after the node runs; may return new grad_inputs."""
+        extras = self.extras()
+        if extras.post_hooks is None:
+            extras.post_hooks = _HookDict()
+        return add_hook(extras.post_hooks, fn)
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """``fn(grad_outputs)`` before the node runs; may return new grad_outputs."""
+        extras = self.extras()
+        if extras.pre_hooks is None:
+            extras.pre_hooks = _HookDict()
+        return add_hook(extras.pre_hooks, fn)
+
+    def _register_tensor_pre_hook(self, slot: int, fn) -> RemovableHandle:
+        extras = self.extras()
+        if extras.tensor_pre_hooks is None:
+            extras.tensor_pre_hooks = {}
+        hooks = extras.tensor_pre_hooks.setdefault(slot, _HookDict())
+        return add_hook(hooks, fn)
+
+    def extras(self) -> NodeExtras:
+        if self._extras is None:
+            self._extras = NodeExtras()
+        return self._extras
+
+    # -- saved tensors -----------------------------------------------------------
+    @property
+    def _saved_tensors(self) -> tuple:
+        """The saved tensors as Tensors (raises once freed), like torch's ``_saved_*``."""
+        if self.saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        return tuple(s.unpack(self, True) for s in self.saved if type(s) is SavedTensor)
+
+    def saved_tensors_info(self) -> tuple[int, int]:
+        """(count, bytes) of the arrays this node holds for backward (0, 0 once freed)."""
+        if not self.saved:
+            return 0, 0
+        tensors = [s for s in self.saved if type(s) is SavedTensor]
+        return len(tensors), sum(s.nbytes for s in tensors)
+
+    def release(self) -> None:
+        """Free what was saved for backward (after a backward without retain_graph)."""
+        saved, self.saved = self.saved, None
+        if saved and observers.active:
+            nbytes = sum(s.nbytes for s in saved if type(s) is SavedTensor)
+            for obs in observers.active:
+                obs.saved_release(nbytes)
+
+
+class _AccumulateOp:
+    node_name = "AccumulateGrad"
+
+
+class AccumulateGrad(Node):
+    """The node at the end of every path to a leaf: adds the gradient into ``leaf.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable) -> None:
+        super().__init__(_ACCUMULATE_OP, ())
+        self.variable = variable
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+
+_ACCUMULATE_OP = _AccumulateOp()
+
+
+def accumulate_node(leaf) -> AccumulateGrad:
+    """The leaf's AccumulateGrad, cached weakly so that leaf and node make no cycle."""
+    ref = getattr(leaf, "_accum", None)
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(leaf)
+        leaf._accum = weakref.ref(node)
+    return node
+
+
+# -- saved tensors ----------------------------------------------------------------
+
+class _SavedHooksState(threading.local):
+    stack: list = []        # (pack, unpack) pairs, innermost last; rebound per thread
+    disabled: str | None = None
+
+
+saved_hooks_state = _SavedHooksState()
+
+
+def _version_error(tensor_desc: str, owner: str, now: int, expected: int) -> RuntimeError:
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{tensor_desc}]{owner}, is at version {now}; expected version "
+        f"{expected} instead. Hint: enable anomaly detection to find the operation that "
+        "failed to compute its gradient, with gradkit.autograd.set_detect_anomaly(True).")
+
+
+class SavedTensor:
+    """A tensor saved for backward, with its version at save time.
+
+    Inputs keep their Tensor (double backward must connect through it); outputs
+    keep only their array and version counter, so that a node never refers to the
+    tensor that refers to it.
+    """
+
+    __slots__ = ("tensor", "data", "version_counter", "version", "output_nr", "packed",
+                 "unpack_hook", "nbytes")
+
+    def __init__(self, tensor, is_output: bool) -> None:
+        self.version_counter = tensor._vc
+        self.version = tensor._vc[0]
+        self.nbytes = tensor._data.nbytes
+        self.output_nr = tensor._output_nr if is_output else -1
+        self.packed = self.unpack_hook = None
+        stack = saved_hooks_state.stack
+        if stack:
+            pack, self.unpack_hook = stack[-1]
+            self.tensor = self.data = None
+            self.packed = pack(tensor)
+        elif is_output:
+            self.tensor, self.data = None, tensor._data
+        else:
+            self.tensor, self.data = tensor, tensor._data
+
+    def unpack(self, node, as_tensor: bool):
+        """The saved value: its array, or a Tensor when double backward needs a graph."""
+        if self.unpack_hook is not None:
+            tensor = self.unpack_hook(self.packed)
+            from gradkit._tensor import Tensor
+            if not isinstance(tensor, Tensor):
+                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
+                                f"got result of type {type(tensor).__name__}")
+            return tensor if as_tensor else tensor._data
+        if self.version_counter[0] != self.version:
+            from gradkit.backend import from_numpy_dtype
+            desc = f"gradkit.{from_numpy_dtype(self.data.dtype).name} {list(self.data.shape)}"
+            owner = (f", which is output {self.output_nr} of {node.name()}" if self.output_nr >= 0
+                     else "")
+            raise _version_error(desc, owner, self.version_counter[0], self.version)
+        if not as_tensor:
+            return self.data
+        if self.tensor is not None:
+            return self.tensor
+        from gradkit._tensor import Tensor
+        return Tensor._make(self.data, node, self.output_nr, self.version_counter)

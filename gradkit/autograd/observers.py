@@ -1,0 +1,52 @@
+"""The points where observers (profiler, anomaly mode, ...) attach to the engine.
+
+There are exactly three: op dispatch (forward), node execution (backward), and
+saved-tensor pack/release. The hot paths read the module attribute ``active``
+once; while it is empty that is the whole cost of observability.
+
+An observer implements any of::
+
+    op_enter(name, inputs) -> token            op_exit(token, outputs, node)
+    node_enter(node, grads) -> token           node_exit(token, grad_inputs)
+    saved_pack(nbytes)                         saved_release(nbytes)
+"""
+from __future__ import annotations
+
+import threading
+
+active: tuple = ()
+_lock = threading.Lock()
+
+
+class Observer:
+    """No-op base: subclasses override the points they care about."""
+
+    def op_enter(self, name, inputs):
+        return None
+
+    def op_exit(self, token, outputs, node) -> None:
+        pass
+
+    def node_enter(self, node, grads):
+        return None
+
+    def node_exit(self, token, grad_inputs) -> None:
+        pass
+
+    def saved_pack(self, nbytes: int) -> None:
+        pass
+
+    def saved_release(self, nbytes: int) -> None:
+        pass
+
+
+def attach(observer: Observer) -> None:
+    global active
+    with _lock:
+        active = (*active, observer)
+
+
+def detach(observer: Observer) -> None:
+    global active
+    with _lock:
+        active = tuple(o for o in active if o is not observer)

@@ -1,0 +1,193 @@
+"""Array-module selection (NumPy on the CPU, CuPy on NVIDIA GPUs), devices and dtypes.
+
+Everything above this module talks about arrays through ``xp``: the module that
+owns them. CuPy is imported lazily, so gradkit imports and runs without it.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+try:  # bfloat16 is optional, as in the design contract
+    import ml_dtypes as _ml_dtypes
+except ImportError:  # pragma: no cover - depends on the environment
+    _ml_dtypes = None
+
+
+class dtype:  # noqa: N801 - torch's spelling
+    """A tensor element type, e.g. ``gradkit.float32``; wraps a NumPy dtype."""
+
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "itemsize", "is_signed")
+
+    def __init__(self, name: str, np_dtype) -> None:
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        kind = self.np.kind
+        self.is_complex = kind == "c"
+        self.is_floating_point = kind == "f" or name == "bfloat16"
+        self.is_signed = kind in "ifc" or name == "bfloat16"
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self) -> str:
+        return f"gradkit.{self.name}"
+
+    def to_real(self) -> dtype:
+        return _BY_NP[np.dtype(np.finfo(self.np).dtype)] if self.is_complex else self
+
+    def to_complex(self) -> dtype:
+        return complex128 if self.np == np.float64 else complex64
+
+
+float16 = dtype("float16", np.float16)
+float32 = dtype("float32", np.float32)
+float64 = dtype("float64", np.float64)
+complex64 = dtype("complex64", np.complex64)
+complex128 = dtype("complex128", np.complex128)
+int8 = dtype("int8", np.int8)
+uint8 = dtype("uint8", np.uint8)
+int16 = dtype("int16", np.int16)
+int32 = dtype("int32", np.int32)
+int64 = dtype("int64", np.int64)
+bool_ = dtype("bool", np.bool_)
+ALL_DTYPES = [float16, float32, float64, complex64, complex128, int8, uint8, int16, int32, int64, bool_]
+if _ml_dtypes is not None:  # pragma: no cover - optional
+    bfloat16 = dtype("bfloat16", _ml_dtypes.bfloat16)
+    ALL_DTYPES.append(bfloat16)
+
+_BY_NP = {d.np: d for d in ALL_DTYPES}
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The gradkit dtype of a NumPy/CuPy dtype (raises TypeError for unsupported ones)."""
+    try:
+        return _BY_NP[np.dtype(np_dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(f"gradkit does not support arrays of dtype {np_dtype}") from None
+
+
+def to_numpy_dtype(d) -> np.dtype:
+    """Accept a gradkit dtype, a NumPy dtype or a Python type and return the NumPy dtype."""
+    if isinstance(d, dtype):
+        return d.np
+    if d is float:
+        return get_default_dtype().np
+    if d is int:
+        return np.dtype(np.int64)
+    if d is bool:
+        return np.dtype(np.bool_)
+    if d is complex:
+        return get_default_dtype().to_complex().np
+    return from_numpy_dtype(d).np
+
+
+_defaults = threading.local()
+
+
+def get_default_dtype() -> dtype:
+    """The floating dtype that creation functions use by default (float32 to start)."""
+    return getattr(_defaults, "dtype", float32)
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the default floating dtype (float16, float32 or float64), like torch."""
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _defaults.dtype = d
+
+
+class device:  # noqa: N801 - torch's spelling
+    """Where a tensor lives: ``device("cpu")`` or ``device("cuda:0")``."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, spec: str | device = "cpu", index: int | None = None) -> None:
+        if isinstance(spec, device):
+            spec, index = spec.type, spec.index
+        if not isinstance(spec, str):
+            raise TypeError(f"device() expects a string like 'cpu' or 'cuda:0', got {spec!r}")
+        kind, _, idx = spec.partition(":")
+        if kind not in ("cpu", "cuda"):
+            raise RuntimeError(
+                f"Expected one of cpu, cuda device type at start of device string: {spec}")
+        if idx:
+            if index is not None or not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{spec}'")
+            index = int(idx)
+        if kind == "cuda" and index is None:
+            index = 0
+        self.type = kind
+        self.index = index if kind == "cuda" else None
+
+    def __repr__(self) -> str:
+        return f"device(type='{self.type}'" + (f", index={self.index})" if self.index is not None
+                                               else ")")
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+
+CPU = device("cpu")
+_default_device = [CPU]
+
+
+def get_default_device() -> device:
+    return _default_device[0]
+
+
+def set_default_device(d) -> None:
+    _default_device[0] = CPU if d is None else device(d)
+
+
+def _cupy():
+    """Import CuPy on first use; a clear error when it is missing."""
+    try:
+        import cupy
+    except ImportError:
+        raise RuntimeError(
+            "CUDA support needs CuPy: pip install 'gradkit[cuda]' (cupy-cuda12x)") from None
+    return cupy
+
+
+def cuda_is_available() -> bool:
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # no cupy, no driver or no device: all mean "no"
+        return False
+
+
+def array_module(dev: device):
+    """The array module (numpy or cupy) that holds arrays on ``dev``."""
+    return np if dev.type == "cpu" else _cupy()
+
+
+def get_array_module(array):
+    """numpy for NumPy arrays and scalars, cupy for CuPy arrays (without importing cupy)."""
+    return np if type(array).__module__.startswith("numpy") or not hasattr(array, "device") \
+        else _cupy()
+
+
+def device_of(array) -> device:
+    if isinstance(array, (np.ndarray, np.generic)):
+        return CPU
+    return device("cuda", int(array.device.id))
+
+
+def to_device(array, dev: device):
+    """Copy ``array`` to ``dev`` (no copy when it is already there)."""
+    if device_of(array) == dev:
+        return array
+    if dev.type == "cpu":
+        return array.get()
+    cp = _cupy()
+    with cp.cuda.Device(dev.index):
+        return cp.asarray(array)

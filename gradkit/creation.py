@@ -1,0 +1,287 @@
+"""Tensor creation: tensor, zeros, ones, full, arange, linspace, eye, rand*, *_like."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from gradkit import backend
+from gradkit._tensor import Tensor, _varargs
+
+
+def _resolve(dtype, device, default_kind: str = "f"):
+    dev = backend.get_default_device() if device is None else backend.device(device)
+    if dtype is None:
+        np_dtype = backend.get_default_dtype().np if default_kind == "f" else np.dtype(np.int64)
+    else:
+        np_dtype = backend.to_numpy_dtype(dtype)
+    return dev, np_dtype
+
+
+def _finish(data, dev, requires_grad: bool) -> Tensor:
+    if dev.type != "cpu":
+        data = backend.to_device(data, dev)
+    t = Tensor._make(data)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer_dtype(data):
+    """torch's inference for Python data: floats -> default dtype, ints -> int64, ..."""
+    array = np.asarray(data)
+    kind = array.dtype.kind
+    if kind == "f":
+        return array.astype(backend.get_default_dtype().np, copy=False)
+    if kind == "c":
+        return array.astype(backend.get_default_dtype().to_complex().np, copy=False)
+    if kind in "iu":
+        return array.astype(np.int64, copy=False)
+    if kind == "b":
+        return array
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _to_nested(data):
+    if isinstance(data, Tensor):
+        return backend.to_device(data._data, backend.CPU)
+    if isinstance(data, (list, tuple)):
+        return [_to_nested(d) for d in data]
+    return data
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor (a copy) from Python data, a NumPy array or another tensor.
+
+    >>> gradkit.tensor([[1., 2.], [3., 4.]], requires_grad=True).shape
+    gradkit.Size([2, 2])
+    """
+    if isinstance(data, Tensor):
+        array = data._data.copy()
+        if dtype is not None:
+            array = array.astype(backend.to_numpy_dtype(dtype))
+        dev = data.device if device is None else backend.device(device)
+        return _finish(backend.to_device(array, dev) if dev.type == "cpu" else array, dev,
+                       requires_grad)
+    dev = backend.get_default_device() if device is None else backend.device(device)
+    if hasattr(data, "__cuda_array_interface__"):
+        data = data.get()
+    if isinstance(data, (np.ndarray, np.generic)) and dtype is None:
+        array = np.array(data, copy=True)
+        backend.from_numpy_dtype(array.dtype)
+    elif dtype is None:
+        array = _infer_dtype(_to_nested(data)).copy()
+    else:
+        array = np.array(_to_nested(data), dtype=backend.to_numpy_dtype(dtype))
+    return _finish(array, dev, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    if isinstance(data, Tensor) and dtype is None and device is None:
+        return data
+    if isinstance(data, np.ndarray) and dtype is None and device is None:
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with a NumPy array."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    backend.from_numpy_dtype(array.dtype)
+    return Tensor._make(array)
+
+
+def _filled(fill, size, dtype, device, requires_grad, kind="f") -> Tensor:
+    dev, np_dtype = _resolve(dtype, device, kind)
+    shape = _varargs(size)
+    if any(not isinstance(s, (int, np.integer)) or s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension or non-integer "
+                           f"size: {list(shape)}")
+    xp = backend.array_module(dev)
+    if dev.type == "cpu":
+        data = np.full(shape, fill, dtype=np_dtype)
+    else:
+        with xp.cuda.Device(dev.index):
+            data = xp.full(shape, fill, dtype=np_dtype)
+    t = Tensor._make(data)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Zeros of the given size: ``zeros(2, 3)`` or ``zeros((2, 3))``."""
+    return _filled(0, size, dtype, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _filled(1, size, dtype, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _filled(0, size, dtype, device, requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    if dtype is None:
+        kind = "b" if isinstance(fill_value, bool) else \
+            "i" if isinstance(fill_value, int) else "f"
+        if kind == "b":
+            dtype = backend.bool_
+        elif isinstance(fill_value, complex):
+            dtype = backend.get_default_dtype().to_complex()
+        return _filled(fill_value, size, dtype, device, requires_grad,
+                       "i" if kind == "i" else "f")
+    return _filled(fill_value, size, dtype, device, requires_grad)
+
+
+def _like(t: Tensor, dtype, device):
+    return (t.dtype if dtype is None else dtype), (t.device if device is None else device)
+
+
+def zeros_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    dtype, device = _like(t, dtype, device)
+    return zeros(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    dtype, device = _like(t, dtype, device)
+    return ones(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return zeros_like(t, dtype, device, requires_grad)
+
+
+def full_like(t: Tensor, fill_value, dtype=None, device=None,
+              requires_grad: bool = False) -> Tensor:
+    dtype, device = _like(t, dtype, device)
+    return full(tuple(t.shape), fill_value, dtype=dtype, device=device,
+                requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None,
+           requires_grad: bool = False) -> Tensor:
+    """``arange(end)`` or ``arange(start, end, step)``; int64 for integer arguments."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        dtype = backend.int64 if ints else backend.get_default_dtype()
+    dev, np_dtype = _resolve(dtype, device)
+    return _finish(np.arange(start, end, step).astype(np_dtype), dev, requires_grad)
+
+
+def linspace(start, end, steps: int, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dev, np_dtype = _resolve(dtype, device)
+    return _finish(np.linspace(start, end, steps).astype(np_dtype), dev, requires_grad)
+
+
+def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    dev, np_dtype = _resolve(dtype, device)
+    return _finish(np.logspace(start, end, steps, base=base).astype(np_dtype), dev, requires_grad)
+
+
+def eye(n: int, m: int | None = None, dtype=None, device=None,
+        requires_grad: bool = False) -> Tensor:
+    dev, np_dtype = _resolve(dtype, device)
+    return _finish(np.eye(n, m, dtype=np_dtype), dev, requires_grad)
+
+
+# -- random numbers ------------------------------------------------------------------
+
+class _Generator(threading.local):
+    rng = np.random.default_rng()
+
+
+_generator = _Generator()
+_seed = [None]
+
+
+def manual_seed(seed: int):
+    """Seed gradkit's random number generator (NumPy's PCG64; CuPy's too when used)."""
+    seed = int(seed)
+    _seed[0] = seed
+    _generator.rng = np.random.default_rng(seed)
+    return _generator
+
+
+def seed() -> int:
+    s = int(np.random.SeedSequence().entropy % (2 ** 63))
+    manual_seed(s)
+    return s
+
+
+def initial_seed() -> int:
+    return _seed[0] if _seed[0] is not None else 0
+
+
+def get_rng_state():
+    """The generator state (restored by set_rng_state; checkpoint uses both)."""
+    return _generator.rng.bit_generator.state
+
+
+def set_rng_state(state) -> None:
+    rng = np.random.default_rng()
+    rng.bit_generator.state = state
+    _generator.rng = rng
+
+
+def _random(sample, size, dtype, device, requires_grad, kind="f") -> Tensor:
+    dev, np_dtype = _resolve(dtype, device, kind)
+    shape = _varargs(size)
+    return _finish(np.asarray(sample(_generator.rng, shape)).astype(np_dtype), dev, requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
+    """Uniform samples on [0, 1)."""
+    return _random(lambda rng, s: rng.random(s), size, dtype, device, requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
+    """Standard normal samples."""
+    return _random(lambda rng, s: rng.standard_normal(s), size, dtype, device, requires_grad)
+
+
+def randint(low, high=None, size=None, dtype=None, device=None,
+            requires_grad: bool = False, generator=None) -> Tensor:
+    """Integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list)):
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    return _random(lambda rng, s: rng.integers(low, high, s), (tuple(size),), dtype, device,
+                   requires_grad, kind="i")
+
+
+def randperm(n: int, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _random(lambda rng, s: rng.permutation(n), ((n,),), dtype, device, requires_grad, "i")
+
+
+def rand_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    dtype, device = _like(t, dtype, device)
+    return rand(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randn_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    dtype, device = _like(t, dtype, device)
+    return randn(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randint_like(t: Tensor, low, high=None, dtype=None, device=None) -> Tensor:
+    dtype, device = _like(t, dtype, device)
+    return randint(low, high, tuple(t.shape), dtype=dtype, device=device)
+
+
+def bernoulli_mask(shape, p: float, xp=np):
+    """A keep-mask for dropout, drawn from gradkit's generator."""
+    return _generator.rng.random(shape) >= p

@@ -1,0 +1,64 @@
+"""Every differentiable op, declared once (see ``_op.py`` for the mechanism).
+
+Files group op families; this package re-exports their public functions, which
+are also the ``gradkit.*`` functions and (listed below) the Tensor methods.
+"""
+from gradkit.ops._op import Op, dispatch, op, sum_to_shape  # noqa: F401
+from gradkit.ops.arithmetic import (  # noqa: F401
+    add, bitwise_not, div, eq, floor_divide, ge, gt, isclose, isfinite, isinf, isnan, le,
+    logical_and, logical_not, logical_or, logical_xor, lt, mul, ne, neg, pow, remainder, sub)
+from gradkit.ops.complex import conj, imag, real  # noqa: F401
+from gradkit.ops.conversion import astype, clone, copy_from, fill, to_device, zeros_like_op  # noqa: F401
+from gradkit.ops.elementwise import (  # noqa: F401
+    abs, acos, asin, atan, ceil, clamp, cos, cosh, elu, erf, exp, exp2, expm1, floor, gelu,
+    leaky_relu, log, log1p, log2, log10, maximum, minimum, ones_like, reciprocal, relu, round,
+    rsqrt, sgn, sigmoid, sign, silu, sin, sinh, softplus, sqrt, square, tan, tanh, trunc, where,
+    zeros_like)
+from gradkit.ops.indexing import (  # noqa: F401
+    gather, getitem, index_put, index_select, masked_fill, pad, scatter, scatter_add, setitem_)
+from gradkit.ops.inplace import inplace  # noqa: F401
+from gradkit.ops.linalg import bmm, dot, inner, matmul, mm, mv, outer, vdot  # noqa: F401
+from gradkit.ops.reduction import (  # noqa: F401
+    all, amax, amin, any, argmax, argmin, cumsum, log_softmax, logsumexp, max, mean, min, prod,
+    softmax, std, std_mean, sum, var, var_mean)
+from gradkit.ops.shape import (  # noqa: F401
+    broadcast_tensors, broadcast_to, cat, chunk, concat, expand, flatten, flip, permute, ravel,
+    repeat, reshape, split, squeeze, stack, swapaxes, t, transpose, unbind, unflatten, unsqueeze,
+    view)
+
+clip = clamp
+absolute = abs
+negative = neg
+multiply = mul
+divide = true_divide = div
+subtract = sub
+arcsin, arccos, arctan = asin, acos, atan
+
+
+def einsum(equation, *operands):
+    """Einstein summation (see ``gradkit.ops.einsum``)."""
+    from gradkit.ops.einsum import einsum as _einsum
+    return _einsum(equation, *operands)
+
+
+# Tensor methods that are simply the op with self first (x.exp(), x.sum(1), ...).
+TENSOR_METHODS = (
+    "abs", "acos", "asin", "atan", "ceil", "clamp", "clip", "cos", "cosh", "exp", "exp2", "expm1",
+    "floor", "log", "log1p", "log2", "log10", "reciprocal", "relu", "round", "rsqrt", "sgn",
+    "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "erf",
+    "add", "sub", "mul", "div", "pow", "neg", "remainder", "floor_divide", "maximum", "minimum",
+    "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not",
+    "logical_and", "logical_or", "conj",
+    "sum", "mean", "var", "std", "prod", "amax", "amin", "max", "min", "argmax", "argmin",
+    "logsumexp", "softmax", "log_softmax", "cumsum", "all", "any",
+    "matmul", "mm", "bmm", "dot", "outer", "mv", "inner",
+    "transpose", "t", "flatten", "unflatten", "squeeze", "unsqueeze", "split", "chunk", "unbind",
+    "ravel", "broadcast_to", "swapaxes",
+    "gather", "index_select", "masked_fill", "scatter_add", "scatter", "where",
+)
+# In-place forms x.name_(...) derived from the out-of-place op.
+INPLACE_METHODS = (
+    "mul", "div", "pow", "neg", "exp", "log", "sqrt", "clamp", "abs", "sigmoid", "tanh", "relu",
+    "sin", "cos", "masked_fill", "scatter_add", "scatter", "floor", "ceil", "round", "reciprocal",
+    "square",
+)

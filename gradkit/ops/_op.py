@@ -1,0 +1,358 @@
+"""The one mechanism every op goes through: declaration and dispatch.
+
+An op is declared once, next to its derivative rules::
+
+    @op(save=("x", "y"), broadcast=True)
+    def mul(xp, x, y):                      # forward on raw arrays of module xp
+        return x * y
+
+    mul.defvjp(lambda g, x, y: g * conj(y),  # one rule per input, like derivatives.yaml
+               lambda g, x, y: g * conj(x))
+    mul.defjvp(lambda t, x, y: t * y,
+               lambda t, x, y: x * t)
+
+Rules receive the gradient, then the values named in ``save`` (input names,
+``"result"``, or ``"x.shape"``-style metadata), then the op's parameters as
+keywords. Rules are written with gradkit ops, which accept raw arrays as well
+as Tensors: a plain backward runs them on arrays (no graph, no wrapping), and
+``create_graph=True`` runs the very same rules on Tensors, which records them —
+so every op is differentiable to any order without extra code.
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from gradkit.autograd import observers
+from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd.graph import Node, SavedTensor, accumulate_node
+
+Tensor = None  # bound by gradkit._tensor once the class exists (it imports us)
+_forward_ad = None  # bound by gradkit.autograd.forward_ad when a dual level opens
+
+_ARRAY_TYPES = (np.ndarray, np.generic)
+
+
+def _to_node_name(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_")) + "Backward0"
+
+
+class Op:
+    """A differentiable operation; calling it dispatches on Tensors or raw arrays."""
+
+    def __init__(self, forward, name=None, save=(), broadcast=False, linear=False,
+                 view=False, outputs=1, differentiable_outputs=None, node_name=None,
+                 elementwise=False):
+        self.forward = forward
+        self.name = name or forward.__name__.strip("_")
+        self.node_name = node_name or _to_node_name(self.name)
+        self.profiler_name = "gradkit::" + self.name
+        self.broadcast = broadcast   # reduce each input's gradient back to its shape
+        self.linear = linear         # jvp is the op applied to the tangents
+        self.view = view             # output shares memory (and version) with input 0
+        self.elementwise = elementwise
+        self.outputs = outputs       # 1, a fixed count, or -1 for "as many as forward returns"
+        self.differentiable_outputs = differentiable_outputs  # indices; None = all
+        sig = inspect.signature(forward)
+        params = list(sig.parameters.values())[1:]  # drop xp
+        self.variadic = any(p.kind is p.VAR_POSITIONAL for p in params)
+        # positional parameters without a default are the op's inputs (arrays or scalars);
+        # keyword-only ones and those with defaults are static parameters
+        self.input_names = [p.name for p in params
+                            if p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD]
+        self.param_names = [p.name for p in params
+                            if p.default is not p.empty or p.kind is p.KEYWORD_ONLY]
+        self.defaults = {p.name: p.default for p in params if p.default is not p.empty}
+        self.save_spec = tuple(self._parse_save(s) for s in
+                               ((save,) if isinstance(save, str) else save))
+        self.differentiable = False  # until a vjp rule is declared
+        self.vjps = None      # tuple: one rule per input (None = not differentiable)
+        self.vjp_all = None   # or one rule returning all input gradients
+        self.jvps = None
+        self.jvp_all = None
+        self.__doc__ = forward.__doc__
+        self.__name__ = self.name
+
+    def _parse_save(self, entry: str):
+        name, _, attr = entry.partition(".")
+        if name == "result":
+            return ("result", 0, attr)
+        if name.startswith("result") and name[6:].isdigit():
+            return ("result", int(name[6:]), attr)
+        if name in self.input_names:
+            return ("input", self.input_names.index(name), attr)
+        if self.variadic and name == "inputs":
+            return ("inputs", 0, attr)
+        raise ValueError(f"op {self.name}: cannot save {entry!r}; inputs are {self.input_names}")
+
+    # -- declaring rules -------------------------------------------------------------
+    def defvjp(self, *rules):
+        """One vjp rule per input: ``rule(g, *saved, **params) -> grad of that input``."""
+        self.vjps = rules
+        self.differentiable = True
+        return self
+
+    def defvjp_all(self, rule):
+        """One rule for all inputs: ``rule(g, *saved, **params) -> tuple of grads``."""
+        self.vjp_all = rule
+        self.differentiable = True
+        return rule
+
+    def defderivative(self, derivative):
+        """Elementwise ops: from f'(saved) derive vjp ``g * conj(f')`` and jvp ``t * f'``."""
+        def vjp(g, *saved, **params):
+            return g * conj(derivative(*saved, **params))
+
+        def jvp(t, *saved, **params):
+            return t * derivative(*saved, **params)
+        vjp.__qualname__ = f"{derivative.__qualname__}.vjp"
+        jvp.__qualname__ = f"{derivative.__qualname__}.jvp"
+        self.defvjp(vjp)
+        self.defjvp(jvp)
+        return derivative
+
+    def defjvp(self, *rules):
+        """One jvp rule per input: ``rule(t, *saved, **params) -> its tangent contribution``."""
+        self.jvps = rules
+        return self
+
+    def defjvp_all(self, rule):
+        """``rule(tangents, *saved, **params)``; missing tangents are None."""
+        self.jvp_all = rule
+        return rule
+
+    # -- calling ----------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        n = len(args) if self.variadic else len(self.input_names)
+        if len(args) > n:  # extra positionals are parameters, in declaration order
+            kwargs.update(zip(self.param_names, args[n:]))
+            args = args[:n]
+        return dispatch(self, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<gradkit op {self.name}>"
+
+    # -- backward -------------------------------------------------------------------
+    def backward(self, node: Node, grads: tuple, create_graph: bool) -> tuple:
+        """Input gradients of ``node`` from its output gradients (None = zero)."""
+        saved = node.saved
+        if saved is None:
+            from gradkit.autograd.graph import FREED_MESSAGE
+            raise RuntimeError(FREED_MESSAGE)
+        values = [s.unpack(node, create_graph) if type(s) is SavedTensor else s for s in saved]
+        if self.outputs == 1:
+            g = grads[0]
+            if g is None:
+                return (None,) * len(node._next)
+        else:
+            diff = self.differentiable_outputs
+            g = _materialize(grads, node, range(len(grads)) if diff is None else diff,
+                             create_graph)
+            if diff is not None and len(diff) == 1:
+                g = g[0]
+        params = node.params
+        edges = node._next
+        if self.vjp_all is not None:
+            result = self.vjp_all(g, *values, **params)
+            if type(result) is not tuple:
+                result = tuple(result)
+        else:
+            rules = self.vjps
+            result = tuple(
+                rules[i](g, *values, **params) if edges[i] is not None else None
+                for i in range(len(edges)))
+        if self.broadcast:
+            meta = node.input_meta
+            result = tuple(
+                sum_to_shape(r, meta[i][0]) if r is not None and r.shape != meta[i][0] else r
+                for i, r in enumerate(result))
+        return result
+
+
+def _materialize(grads, node, differentiable, create_graph):
+    """Zeros for the outputs that received no gradient (multi-output ops)."""
+    out = []
+    for i in differentiable:
+        g = grads[i]
+        if g is None:
+            shape, dtype, xp = node._extras.output_meta[i]
+            g = xp.zeros(shape, dtype)
+            if create_graph:
+                g = Tensor._make(g)
+        out.append(g)
+    return tuple(out)
+
+
+def op(name=None, **options):
+    """Decorator form of :class:`Op`: ``@op(save=("x",))`` over the array forward."""
+    if callable(name):
+        return Op(name)
+
+    def declare(forward):
+        return Op(forward, name=name, **options)
+    return declare
+
+
+# -- dispatch (the hot path) ------------------------------------------------------------
+
+def dispatch(op: Op, args: tuple, params: dict):
+    """Run ``op`` on ``args``: Tensors give a Tensor (and a node); raw arrays an array."""
+    datas = []
+    tensors = False
+    needs_grad = False
+    for a in args:
+        if type(a) is Tensor or isinstance(a, Tensor):
+            datas.append(a._data)
+            tensors = True
+            if a._requires_grad:
+                needs_grad = True
+        else:
+            datas.append(a)
+    if not tensors:  # raw arrays: a derivative rule running in a plain backward
+        return op.forward(_xp_of(datas), *datas, **params)
+    if observers.active:
+        return _dispatch_observed(op, args, datas, params, needs_grad)
+    xp = _xp_of(datas)
+    out = op.forward(xp, *datas, **params)
+    if needs_grad and grad_state.grad_enabled and op.differentiable:
+        result = _record(op, args, datas, params, out)
+    elif op.outputs == 1:
+        result = Tensor._make(xp.asarray(out) if type(out) is not np.ndarray else out)
+    else:
+        result = tuple(Tensor._make(xp.asarray(o)) for o in out)
+    if op.view:
+        _mark_view(op, args[0], result, params)
+    if _forward_ad is not None and _forward_ad.has_tangents(args):
+        _forward_ad.propagate(op, args, params, result)
+    return result
+
+
+def _dispatch_observed(op, args, datas, params, needs_grad):
+    """Same as dispatch, between the observers' op_enter and op_exit."""
+    tokens = [obs.op_enter(op.profiler_name, args) for obs in observers.active]
+    result = node = None
+    try:
+        xp = _xp_of(datas)
+        out = op.forward(xp, *datas, **params)
+        if needs_grad and grad_state.grad_enabled and op.differentiable:
+            result = _record(op, args, datas, params, out)
+            first = result if op.outputs == 1 else result[0]
+            node = first.grad_fn
+        elif op.outputs == 1:
+            result = Tensor._make(xp.asarray(out))
+        else:
+            result = tuple(Tensor._make(xp.asarray(o)) for o in out)
+        if op.view:
+            _mark_view(op, args[0], result, params)
+        if _forward_ad is not None and _forward_ad.has_tangents(args):
+            _forward_ad.propagate(op, args, params, result)
+    finally:
+        for obs, token in zip(observers.active, tokens):
+            obs.op_exit(token, result, node)
+    return result
+
+
+def _xp_of(datas):
+    for d in datas:
+        if isinstance(d, _ARRAY_TYPES):
+            return np
+        if hasattr(d, "__cuda_array_interface__"):
+            from gradkit.backend import get_array_module
+            return get_array_module(d)
+        if isinstance(d, (list, tuple)) and d:
+            return _xp_of(d)
+    return np
+
+
+def _edge(a):
+    if type(a) is Tensor or isinstance(a, Tensor):
+        if a._requires_grad:
+            fn = a.grad_fn
+            return (fn, a._output_nr) if fn is not None else (accumulate_node(a), 0)
+    return None
+
+
+def _record(op: Op, args, datas, params, out):
+    """Create the node for one op call and the output tensors that point at it."""
+    edges = tuple([_edge(a) for a in args])
+    meta = tuple([(d.shape, d.dtype) if hasattr(d, "dtype") else None for d in datas])
+    node_params = {**op.defaults, **params} if op.defaults else params
+    node = Node(op, edges, None, node_params, meta)
+    if op.outputs == 1:
+        result = Tensor._make(out if type(out) is np.ndarray else _xp_of(datas).asarray(out),
+                              node, 0)
+        outputs = (result,)
+    else:
+        xp = _xp_of(datas)
+        diff = op.differentiable_outputs
+        outputs = tuple(
+            Tensor._make(xp.asarray(o), node if diff is None or i in diff else None, i)
+            for i, o in enumerate(out))
+        node.extras().output_meta = tuple((o._data.shape, o._data.dtype, xp) for o in outputs)
+        result = outputs
+    node.saved = _save(op, args, datas, outputs)
+    return result
+
+
+def _save(op, args, datas, outputs) -> tuple:
+    saved = []
+    nbytes = 0
+    for kind, index, attr in op.save_spec:
+        if kind == "inputs":
+            value = tuple(args) if not attr else tuple(getattr(d, attr) for d in datas)
+            saved.append(value)
+            continue
+        source = args[index] if kind == "input" else outputs[index]
+        if attr:
+            saved.append(getattr(datas[index] if kind == "input" else source._data, attr))
+        elif isinstance(source, Tensor):
+            s = SavedTensor(source, kind == "result")
+            nbytes += s.nbytes
+            saved.append(s)
+        else:
+            saved.append(source)  # a Python scalar argument: saved as is
+    if nbytes and observers.active:
+        for obs in observers.active:
+            obs.saved_pack(nbytes)
+    return tuple(saved)
+
+
+def _mark_view(op, base, result, params):
+    """Views share their base's version counter and remember how to rebuild themselves."""
+    outputs = result if isinstance(result, tuple) else (result,)
+    root = base
+    chain = ()
+    view = getattr(base, "_view", None)
+    if view is not None:
+        root, chain = view
+    for i, out in enumerate(outputs):
+        out._vc = base._vc
+        out._view = (root, chain + ((op, params, i if len(outputs) > 1 else None),))
+
+
+def replay_view(chain, tensor):
+    """Apply a view chain (as recorded by _mark_view) to ``tensor``."""
+    for view_op, params, index in chain:
+        tensor = view_op(tensor, **params)
+        if index is not None:
+            tensor = tensor[index]
+    return tensor
+
+
+def sum_to_shape(g, shape):
+    """Sum a broadcast gradient back to ``shape`` (the one shared unbroadcast helper)."""
+    from gradkit.ops.reduction import sum as _sum
+    extra = g.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        i + extra for i, n in enumerate(shape) if n == 1 and g.shape[i + extra] != 1)
+    if axes:
+        g = _sum(g, axes, True)
+    if extra or g.shape != tuple(shape):
+        from gradkit.ops.shape import reshape
+        g = reshape(g, tuple(shape))
+    return g
+
+
+
+from gradkit.ops.complex import conj  # noqa: E402  (complex.py declares ops with `op`)

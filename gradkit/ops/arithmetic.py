@@ -1,0 +1,180 @@
+"""Binary arithmetic (broadcasting like NumPy) and comparisons."""
+from __future__ import annotations
+
+from gradkit.ops._op import op
+from gradkit.ops.complex import conj
+from gradkit.ops.elementwise import log, where
+from gradkit.ops.unary_helpers import promote
+
+
+@op(broadcast=True, linear=True)
+def add(xp, x, y, alpha=1):
+    x, y = promote(xp, x, y)
+    return x + y if alpha == 1 else x + alpha * y
+
+
+add.defvjp(lambda g, alpha: g,
+           lambda g, alpha: g if alpha == 1 else g * conj(alpha))
+add.defjvp(lambda t, alpha: t,
+           lambda t, alpha: t if alpha == 1 else t * alpha)
+
+
+@op(broadcast=True, linear=True)
+def sub(xp, x, y, alpha=1):
+    x, y = promote(xp, x, y)
+    return x - y if alpha == 1 else x - alpha * y
+
+
+sub.defvjp(lambda g, alpha: g,
+           lambda g, alpha: -g if alpha == 1 else g * -conj(alpha))
+sub.defjvp(lambda t, alpha: t,
+           lambda t, alpha: -t if alpha == 1 else t * -alpha)
+
+
+@op(save=("x", "y"), broadcast=True)
+def mul(xp, x, y):
+    x, y = promote(xp, x, y)
+    return x * y
+
+
+mul.defvjp(lambda g, x, y: g * conj(y),
+           lambda g, x, y: g * conj(x))
+mul.defjvp(lambda t, x, y: t * y,
+           lambda t, x, y: x * t)
+
+
+@op(save=("y", "result"), broadcast=True)
+def div(xp, x, y):
+    x, y = promote(xp, x, y, true_division=True)
+    return x / y
+
+
+div.defvjp(lambda g, y, out: g / conj(y),
+           lambda g, y, out: -g * conj(out / y))
+div.defjvp(lambda t, y, out: t / y,
+           lambda t, y, out: -t * out / y)
+
+
+@op(save=("x", "y", "result"), broadcast=True)
+def pow(xp, x, y):  # noqa: A001 - torch's name
+    x, y = promote(xp, x, y)
+    return x ** y
+
+
+def _pow_grad_base(x, y, out):
+    # y * x**(y-1), written so that y == 0 gives 0 even where x == 0 (torch's convention)
+    return where(y == 0, 0.0, y * x ** (y - 1))
+
+
+def _pow_grad_exponent(x, y, out):
+    # out * log(x), taken as 0 where x == 0 and y >= 0, like torch
+    return where((x == 0) & (y >= 0), 0.0, out * log(x))
+
+
+pow.defvjp(lambda g, x, y, out: g * conj(_pow_grad_base(x, y, out)),
+           lambda g, x, y, out: g * conj(_pow_grad_exponent(x, y, out)))
+pow.defjvp(lambda t, x, y, out: t * _pow_grad_base(x, y, out),
+           lambda t, x, y, out: t * _pow_grad_exponent(x, y, out))
+
+
+@op(linear=True)
+def neg(xp, x):
+    return -x
+
+
+neg.defvjp(lambda g: -g)
+neg.defjvp(lambda t: -t)
+
+
+@op()
+def floor_divide(xp, x, y):
+    x, y = promote(xp, x, y)
+    return xp.floor_divide(x, y)
+
+
+@op(save=("x", "y"), broadcast=True)
+def remainder(xp, x, y):
+    x, y = promote(xp, x, y)
+    return xp.remainder(x, y)
+
+
+remainder.defvjp(lambda g, x, y: g,
+                 lambda g, x, y: -g * floor_divide(x, y))
+remainder.defjvp(lambda t, x, y: t,
+                 lambda t, x, y: -t * floor_divide(x, y))
+
+
+# Comparisons and logic: boolean results, never differentiable.
+@op()
+def eq(xp, x, y):
+    return xp.asarray(x == y)
+
+
+@op()
+def ne(xp, x, y):
+    return xp.asarray(x != y)
+
+
+@op()
+def lt(xp, x, y):
+    return xp.asarray(x < y)
+
+
+@op()
+def le(xp, x, y):
+    return xp.asarray(x <= y)
+
+
+@op()
+def gt(xp, x, y):
+    return xp.asarray(x > y)
+
+
+@op()
+def ge(xp, x, y):
+    return xp.asarray(x >= y)
+
+
+@op()
+def logical_and(xp, x, y):
+    return xp.logical_and(x, y)
+
+
+@op()
+def logical_or(xp, x, y):
+    return xp.logical_or(x, y)
+
+
+@op()
+def logical_xor(xp, x, y):
+    return xp.logical_xor(x, y)
+
+
+@op()
+def logical_not(xp, x):
+    return xp.logical_not(x)
+
+
+@op()
+def bitwise_not(xp, x):
+    return xp.invert(x)
+
+
+@op()
+def isnan(xp, x):
+    return xp.isnan(x)
+
+
+@op()
+def isinf(xp, x):
+    return xp.isinf(x)
+
+
+@op()
+def isfinite(xp, x):
+    return xp.isfinite(x)
+
+
+@op()
+def isclose(xp, x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return xp.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)

@@ -1,0 +1,78 @@
+"""Complex-number ops, with PyTorch's conjugate-Wirtinger convention for gradients.
+
+For a real loss L of complex z, the gradient is dL/d(conj z); a rule for a
+holomorphic f therefore multiplies by conj(f'(z)). ``real``/``imag`` of a real
+tensor are the tensor itself / zeros, as in torch.
+"""
+from __future__ import annotations
+
+from gradkit.ops._op import op
+
+
+@op(linear=True)
+def _conj(xp, x):
+    return xp.conj(x)
+
+
+_conj.defvjp(lambda g: conj(g))
+_conj.defjvp(lambda t: conj(t))
+_conj.name = "conj"
+_conj.profiler_name = "gradkit::conj"
+_conj.node_name = "ConjBackward0"
+
+
+def conj(x):
+    """Complex conjugate (the tensor itself, without a node, when it is real)."""
+    return _conj(x) if _is_complex(x) else x
+
+
+@op(linear=True)
+def _real(xp, x):
+    return xp.real(x)
+
+
+_real.defvjp(lambda g: _to_complex(g))
+_real.defjvp(lambda t: real(t))
+_real.node_name = "RealBackward0"
+
+
+@op(linear=True)
+def _imag(xp, x):
+    return xp.imag(x)
+
+
+_imag.defvjp(lambda g: _to_complex(g) * 1j)
+_imag.defjvp(lambda t: imag(t))
+_imag.node_name = "ImagBackward0"
+
+
+@op()
+def _to_complex_op(xp, x):
+    return x.astype(xp.result_type(x.dtype, xp.complex64))
+
+
+_to_complex_op.defvjp(lambda g: real(g))
+
+
+def _to_complex(g):
+    return _to_complex_op(g)
+
+
+def real(x):
+    """Real part (the tensor itself when it is real)."""
+    return _real(x) if _is_complex(x) else x
+
+
+def imag(x):
+    """Imaginary part; torch refuses it for real tensors, and so do we."""
+    if not _is_complex(x):
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return _imag(x)
+
+
+def _is_complex(x) -> bool:
+    data = getattr(x, "_data", x)
+    dtype = getattr(data, "dtype", None)
+    if dtype is None:
+        return isinstance(x, complex)
+    return dtype.kind == "c"

@@ -1,0 +1,74 @@
+"""Copies and conversions: clone, dtype casts, device moves, fill and copy_ sources."""
+from __future__ import annotations
+
+from gradkit import backend
+from gradkit.ops._op import op
+
+
+@op(linear=True)
+def clone(xp, x):
+    return x.copy()
+
+
+clone.defvjp(lambda g: g)
+clone.defjvp(lambda t: t)
+
+
+@op(save="x.dtype", linear=True, node_name="ToCopyBackward0")
+def astype(xp, x, dtype=None):
+    return x.astype(dtype)
+
+
+def _cast_back(g, x_dtype):
+    if g.dtype == x_dtype:
+        return g
+    if g.dtype.kind == "c" and x_dtype.kind != "c":
+        from gradkit.ops.complex import real
+        g = real(g)
+    return astype(g, x_dtype)
+
+
+astype.defvjp(lambda g, x_dtype, dtype: _cast_back(g, x_dtype))
+astype.defjvp(lambda t, x_dtype, dtype: astype(t, dtype))
+
+
+@op(save="x", linear=True, node_name="ToCopyBackward0")
+def to_device(xp, x, device=None):
+    return backend.to_device(x, device)
+
+
+to_device.defvjp(lambda g, x, device: to_device(g, backend.device_of(getattr(x, "_data", x))))
+to_device.defjvp(lambda t, x, device: to_device(t, device))
+
+
+@op(save="x.shape", broadcast=True, node_name="CopyBackwards")
+def copy_from(xp, x, src):
+    """The value ``x.copy_(src)`` writes: src broadcast to x's shape and cast to x's dtype."""
+    return xp.broadcast_to(xp.asarray(src), x.shape).astype(x.dtype, copy=True)
+
+
+def _zeros_of(g):
+    from gradkit.ops.elementwise import zeros_like
+    return zeros_like(g)
+
+
+copy_from.defvjp(lambda g, x_shape: _zeros_of(g),
+                 lambda g, x_shape: g)
+
+
+@op(broadcast=True, node_name="FillBackward0")
+def fill(xp, x, value):
+    """The value ``x.fill_(value)`` writes (value may be a 0-d tensor)."""
+    return xp.full(x.shape, value, dtype=x.dtype)
+
+
+fill.defvjp(lambda g: _zeros_of(g),
+            lambda g: g)
+
+
+@op(node_name="ZeroBackward0")
+def zeros_like_op(xp, x):
+    return xp.zeros_like(x)
+
+
+zeros_like_op.defvjp(lambda g: _zeros_of(g))

@@ -1,0 +1,408 @@
+"""Elementwise math and activations.
+
+Most ops state only f'(x) (``defderivative``): the vjp ``g * conj(f')`` and the
+jvp ``t * f'`` follow. Ops whose derivative is cheapest from the output save
+``"result"`` instead of the input.
+"""
+from __future__ import annotations
+
+import math
+
+from gradkit.ops._op import op
+from gradkit.ops.complex import conj, real
+from gradkit.ops.special import erf_array
+
+
+def _unary(save="x", **options):
+    return op(save=save, elementwise=True, **options)
+
+
+@_unary(save="result")
+def exp(xp, x):
+    return xp.exp(x)
+
+
+exp.defderivative(lambda out: out)
+
+
+@_unary(save="result")
+def exp2(xp, x):
+    return xp.exp2(x)
+
+
+exp2.defderivative(lambda out: out * math.log(2.0))
+
+
+@_unary()
+def log(xp, x):
+    return xp.log(x)
+
+
+log.defderivative(lambda x: 1 / x)
+
+
+@_unary()
+def log2(xp, x):
+    return xp.log2(x)
+
+
+log2.defderivative(lambda x: 1 / (x * math.log(2.0)))
+
+
+@_unary()
+def log10(xp, x):
+    return xp.log10(x)
+
+
+log10.defderivative(lambda x: 1 / (x * math.log(10.0)))
+
+
+@_unary()
+def log1p(xp, x):
+    return xp.log1p(x)
+
+
+log1p.defderivative(lambda x: 1 / (x + 1))
+
+
+@_unary(save="result")
+def expm1(xp, x):
+    return xp.expm1(x)
+
+
+expm1.defderivative(lambda out: out + 1)
+
+
+@_unary(save="result")
+def sqrt(xp, x):
+    return xp.sqrt(x)
+
+
+sqrt.defderivative(lambda out: 0.5 / out)
+
+
+@_unary(save="result")
+def rsqrt(xp, x):
+    return 1 / xp.sqrt(x)
+
+
+rsqrt.defderivative(lambda out: -0.5 * out * out * out)
+
+
+@_unary()
+def square(xp, x):
+    return x * x
+
+
+square.defderivative(lambda x: 2 * x)
+
+
+@_unary(save="result")
+def reciprocal(xp, x):
+    return 1 / x
+
+
+reciprocal.defderivative(lambda out: -(out * out))
+
+
+@_unary()
+def sin(xp, x):
+    return xp.sin(x)
+
+
+sin.defderivative(lambda x: cos(x))
+
+
+@_unary()
+def cos(xp, x):
+    return xp.cos(x)
+
+
+cos.defderivative(lambda x: -sin(x))
+
+
+@_unary(save="result")
+def tan(xp, x):
+    return xp.tan(x)
+
+
+tan.defderivative(lambda out: 1 + out * out)
+
+
+@_unary()
+def sinh(xp, x):
+    return xp.sinh(x)
+
+
+sinh.defderivative(lambda x: cosh(x))
+
+
+@_unary()
+def cosh(xp, x):
+    return xp.cosh(x)
+
+
+cosh.defderivative(lambda x: sinh(x))
+
+
+@_unary(save="result")
+def tanh(xp, x):
+    return xp.tanh(x)
+
+
+tanh.defderivative(lambda out: 1 - out * out)
+
+
+@_unary()
+def asin(xp, x):
+    return xp.arcsin(x)
+
+
+asin.defderivative(lambda x: rsqrt(1 - x * x))
+
+
+@_unary()
+def acos(xp, x):
+    return xp.arccos(x)
+
+
+acos.defderivative(lambda x: -rsqrt(1 - x * x))
+
+
+@_unary()
+def atan(xp, x):
+    return xp.arctan(x)
+
+
+atan.defderivative(lambda x: 1 / (1 + x * x))
+
+
+@_unary(save="result")
+def sigmoid(xp, x):
+    e = xp.exp(-xp.abs(x))  # never overflows
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+sigmoid.defderivative(lambda out: out * (1 - out))
+
+
+@_unary(save="result")
+def relu(xp, x):
+    return xp.maximum(x, 0)
+
+
+relu.defderivative(lambda out: out > 0)
+
+
+@_unary()
+def erf(xp, x):
+    return erf_array(xp, x)
+
+
+erf.defderivative(lambda x: (2 / math.sqrt(math.pi)) * exp(-(x * x)))
+
+
+@_unary(save="x")
+def silu(xp, x):
+    return x * sigmoid(x)
+
+
+def _silu_derivative(x):
+    s = sigmoid(x)
+    return s * (1 + x * (1 - s))
+
+
+silu.defderivative(_silu_derivative)
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+@_unary(save="x")
+def gelu(xp, x, approximate="none"):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
+    if approximate != "none":
+        raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    return 0.5 * x * (1 + erf_array(xp, x * _INV_SQRT_2))
+
+
+def _gelu_derivative(x, approximate):
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
+        t = tanh(inner)
+        d_inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner
+    return 0.5 * (1 + erf(x * _INV_SQRT_2)) + x * _INV_SQRT_2PI * exp(-0.5 * x * x)
+
+
+gelu.defderivative(_gelu_derivative)
+
+
+@_unary(save="x")
+def softplus(xp, x, beta=1.0, threshold=20.0):
+    bx = x * beta
+    soft = xp.log1p(xp.exp(xp.minimum(bx, threshold))) / beta
+    return xp.where(bx > threshold, x, soft).astype(x.dtype, copy=False)
+
+
+def _softplus_derivative(x, beta, threshold):
+    bx = x * beta
+    return where(bx > threshold, 1.0, sigmoid(bx))
+
+
+softplus.defderivative(_softplus_derivative)
+
+
+@_unary(save="x")
+def elu(xp, x, alpha=1.0):
+    return xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, 0))).astype(x.dtype, copy=False)
+
+
+elu.defderivative(lambda x, alpha: where(x > 0, 1.0, alpha * exp(minimum(x, 0.0))))
+
+
+@_unary(save="x")
+def leaky_relu(xp, x, negative_slope=0.01):
+    return xp.where(x > 0, x, x * negative_slope)
+
+
+leaky_relu.defderivative(lambda x, negative_slope: where(x > 0, 1.0, negative_slope))
+
+
+@op(save="x")
+def abs(xp, x):  # noqa: A001 - torch's name
+    return xp.abs(x)
+
+
+abs.defvjp(lambda g, x: g * sgn(x))
+abs.defjvp(lambda t, x: real(conj(sgn(x)) * t))
+
+
+@op()
+def sgn(xp, x):
+    """sign for real numbers, x/|x| (0 at 0) for complex ones."""
+    if x.dtype.kind != "c":
+        return xp.sign(x)
+    mag = xp.abs(x)
+    return xp.where(mag == 0, 0, x / xp.where(mag == 0, 1, mag))
+
+
+def _zero_derivative(x):
+    return zeros_like(x)
+
+
+@_unary()
+def sign(xp, x):
+    return xp.sign(x)
+
+
+sign.defderivative(_zero_derivative)
+
+
+@_unary()
+def floor(xp, x):
+    return xp.floor(x)
+
+
+floor.defderivative(_zero_derivative)
+
+
+@_unary()
+def ceil(xp, x):
+    return xp.ceil(x)
+
+
+ceil.defderivative(_zero_derivative)
+
+
+@_unary()
+def round(xp, x, decimals=0):  # noqa: A001
+    return xp.round(x, decimals)
+
+
+round.defderivative(lambda x, decimals: zeros_like(x))
+
+
+@_unary()
+def trunc(xp, x):
+    return xp.trunc(x)
+
+
+trunc.defderivative(_zero_derivative)
+
+
+@op()
+def zeros_like(xp, x):
+    """Zeros of x's shape and dtype (never differentiable: its output is constant)."""
+    return xp.zeros_like(x)
+
+
+@op()
+def ones_like(xp, x):
+    return xp.ones_like(x)
+
+
+@_unary(save="x")
+def clamp(xp, x, min=None, max=None):  # noqa: A002 - torch's names
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    out = x
+    if min is not None:
+        out = xp.maximum(out, min)
+    if max is not None:
+        out = xp.minimum(out, max)
+    return out.astype(x.dtype, copy=False) if hasattr(out, "astype") else out
+
+
+def _clamp_derivative(x, min, max):  # noqa: A002
+    inside = True
+    if min is not None:
+        inside = x >= min
+    if max is not None:
+        inside = inside & (x <= max) if min is not None else x <= max
+    return inside
+
+
+clamp.defderivative(_clamp_derivative)
+
+
+@op(save=("cond",), broadcast=True)
+def where(xp, cond, x, y):
+    return xp.where(cond, x, y)
+
+
+where.defvjp(None,
+             lambda g, cond: where(cond, g, 0.0),
+             lambda g, cond: where(cond, 0.0, g))
+where.defjvp(None,
+             lambda t, cond: where(cond, t, 0.0),
+             lambda t, cond: where(cond, 0.0, t))
+
+
+@op(save=("x", "y"), broadcast=True)
+def maximum(xp, x, y):
+    return xp.maximum(x, y)
+
+
+def _share(g, x, y):
+    """Gradient share of x in max/min: 1 where x wins, 1/2 at ties, like torch."""
+    return where(x == y, g * 0.5, g)
+
+
+maximum.defvjp(lambda g, x, y: where(x >= y, _share(g, x, y), 0.0),
+               lambda g, x, y: where(y >= x, _share(g, x, y), 0.0))
+maximum.defjvp(lambda t, x, y: where(x >= y, _share(t, x, y), 0.0),
+               lambda t, x, y: where(y >= x, _share(t, x, y), 0.0))
+
+
+@op(save=("x", "y"), broadcast=True)
+def minimum(xp, x, y):
+    return xp.minimum(x, y)
+
+
+minimum.defvjp(lambda g, x, y: where(x <= y, _share(g, x, y), 0.0),
+               lambda g, x, y: where(y <= x, _share(g, x, y), 0.0))
+minimum.defjvp(lambda t, x, y: where(x <= y, _share(t, x, y), 0.0),
+               lambda t, x, y: where(y <= x, _share(t, x, y), 0.0))

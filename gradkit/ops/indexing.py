@@ -1,0 +1,264 @@
+"""Indexing: ``x[key]``, ``x[key] = v``, gather/scatter, index_select, masked_fill, pad."""
+from __future__ import annotations
+
+from gradkit.ops._op import op, sum_to_shape
+from gradkit.ops.shape import _normalize_dim
+
+_BASIC = (int, slice, type(None), type(Ellipsis))
+
+
+def _raw_key(key):
+    """Tensors inside an index become their arrays; bool/int tensors act as NumPy's do."""
+    from gradkit._tensor import Tensor
+    if isinstance(key, Tensor):
+        return key._data
+    if isinstance(key, tuple):
+        return tuple(_raw_key(k) for k in key)
+    if isinstance(key, list) and any(isinstance(k, Tensor) for k in key):
+        return [_raw_key(k) for k in key]
+    return key
+
+
+def _is_basic(key) -> bool:
+    if isinstance(key, tuple):
+        return all(type(k) in _BASIC for k in key)
+    return type(key) in _BASIC
+
+
+@op(save="x.shape", linear=True, view=True, node_name="SliceBackward0")
+def _select(xp, x, *, key):
+    return x[key]
+
+
+@op(save="x.shape", linear=True, node_name="IndexBackward0")
+def _index(xp, x, *, key):
+    return x[key]
+
+
+def _getitem_vjp(g, x_shape, key):
+    return index_put_into_zeros(g, x_shape, key)
+
+
+_select.defvjp(_getitem_vjp)
+_select.defjvp(lambda t, x_shape, key: _select(t, key))
+_index.defvjp(_getitem_vjp)
+_index.defjvp(lambda t, x_shape, key: _index(t, key))
+
+
+def getitem(x, key):
+    """``x[key]`` with NumPy's basic (a view) and advanced (a copy) indexing."""
+    key = _raw_key(key)
+    _check_bounds(x, key)
+    return _select(x, key) if _is_basic(key) else _index(x, key)
+
+
+def _check_bounds(x, key):
+    keys = key if isinstance(key, tuple) else (key,)
+    dim = 0
+    for k in keys:
+        if k is None:
+            continue
+        if k is Ellipsis:
+            dim = x.ndim - sum(1 for j in keys if j is not None and j is not Ellipsis) + dim
+            continue
+        if isinstance(k, int) and not isinstance(k, bool):
+            if dim >= x.ndim:
+                raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+            size = x.shape[dim]
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
+        dim += 1
+    if dim > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+
+
+@op(linear=True)
+def index_put_into_zeros(xp, g, shape=None, key=None):
+    """Zeros of ``shape`` with ``g`` added at ``key`` (repeated indices accumulate)."""
+    out = xp.zeros(shape, dtype=g.dtype)
+    if _is_basic(key):
+        out[key] = g
+    else:
+        xp.add.at(out, key, g)
+    return out
+
+
+index_put_into_zeros.defvjp(lambda g, shape, key: getitem(g, key))
+index_put_into_zeros.defjvp(lambda t, shape, key: index_put_into_zeros(t, shape, key))
+
+
+@op(save=("x.shape", "value.shape"), node_name="IndexPutBackward0")
+def index_put(xp, x, value, key=None):
+    """Out-of-place ``x[key] = value`` (the in-place form is ``x[key] = value``)."""
+    out = x.copy()
+    out[key] = value
+    return out
+
+
+index_put.defvjp(lambda g, x_shape, value_shape, key: index_put(g, 0.0, key),
+                 lambda g, x_shape, value_shape, key: sum_to_shape(getitem(g, key), value_shape))
+index_put.defjvp(lambda t, x_shape, value_shape, key: index_put(t, 0.0, key),
+                 lambda t, x_shape, value_shape, key: index_put_into_zeros(t, x_shape, key))
+
+
+def setitem_(x, key, value):
+    """``x[key] = value`` in place (bumps the version; rebases x's history when recording)."""
+    from gradkit.ops.inplace import inplace
+    return inplace(x, index_put, value, _raw_key(key))
+
+
+def _along_axis_key(xp, index, dim):
+    """A full advanced-index tuple that addresses ``index`` along ``dim`` (gather/scatter)."""
+    grids = list(xp.indices(index.shape, sparse=True))
+    grids[dim] = index
+    return tuple(grids)
+
+
+@op(save=("dim", "index", "x.shape"))
+def gather(xp, x, dim, index):
+    dim = _normalize_dim(dim, x.ndim)
+    if index.ndim != x.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    return xp.take_along_axis(x, index, axis=dim)
+
+
+gather.defvjp(lambda g, dim, index, x_shape:
+              scatter_into_zeros(g, index, x_shape, _normalize_dim(dim, len(x_shape))),
+              None, None)
+gather.defjvp(lambda t, dim, index, x_shape: gather(t, dim, index), None, None)
+
+
+@op(save="index", linear=True)
+def scatter_into_zeros(xp, g, index, shape=None, dim=None):
+    """Zeros of ``shape`` with g scatter-added at ``index`` along ``dim`` (gather's vjp)."""
+    out = xp.zeros(shape, dtype=g.dtype)
+    xp.add.at(out, _along_axis_key(xp, index, dim), g)
+    return out
+
+
+scatter_into_zeros.defvjp(lambda g, index, shape, dim: gather(g, dim, index), None)
+scatter_into_zeros.defjvp(lambda t, index, shape, dim: scatter_into_zeros(t, index, shape, dim),
+                          None)
+
+
+def _src_block(src, index):
+    """The part of src that scatter reads: its leading block of index's shape."""
+    if not hasattr(src, "ndim") or src.ndim == 0:
+        return src
+    return src[tuple(slice(0, s) for s in index.shape)]
+
+
+@op(save=("dim", "index"))
+def scatter_add(xp, x, dim, index, src):
+    dim = _normalize_dim(dim, x.ndim)
+    out = x.copy()
+    xp.add.at(out, _along_axis_key(xp, index, dim), _src_block(src, index))
+    return out
+
+
+scatter_add.defvjp(lambda g, dim, index: g, None, None,
+                   lambda g, dim, index: gather(g, dim, index))
+scatter_add.defjvp(lambda t, dim, index: t, None, None,
+                   lambda t, dim, index: scatter_into_zeros(
+                       _src_block(t, index), index, tuple(t.shape), dim))
+
+
+@op(save=("dim", "index"))
+def scatter(xp, x, dim, index, src):
+    dim = _normalize_dim(dim, x.ndim)
+    out = x.copy()
+    out[_along_axis_key(xp, index, dim)] = _src_block(src, index)
+    return out
+
+
+scatter.defvjp(lambda g, dim, index: scatter(g, dim, index, 0.0), None, None,
+               lambda g, dim, index: gather(g, dim, index))
+
+
+@op(save=("dim", "index", "x.shape"))
+def index_select(xp, x, dim, index):
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    return xp.take(x, index, axis=_normalize_dim(dim, x.ndim))
+
+
+def _index_select_key(dim, index, ndim):
+    return (slice(None),) * _normalize_dim(dim, ndim) + (index,)
+
+
+index_select.defvjp(lambda g, dim, index, x_shape: index_put_into_zeros(
+    g, x_shape, _index_select_key(dim, getattr(index, "_data", index), len(x_shape))), None, None)
+index_select.defjvp(lambda t, dim, index, x_shape: index_select(t, dim, index), None, None)
+
+
+@op(save="mask", broadcast=True)
+def masked_fill(xp, x, mask, value):
+    if getattr(mask, "dtype", None) is not None and mask.dtype.kind != "b":
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{mask.dtype}")
+    return xp.where(mask, xp.asarray(value, dtype=x.dtype), x)
+
+
+def _masked_value_grad(g, mask):
+    from gradkit.ops.elementwise import where
+    from gradkit.ops.reduction import sum as _sum
+    return _sum(where(mask, g, 0.0))
+
+
+masked_fill.defvjp(lambda g, mask: masked_fill(g, mask, 0.0), None, _masked_value_grad)
+
+
+_PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
+              "circular": "wrap"}
+
+
+def _pad_widths(xp, x, pad):
+    """NumPy pad widths plus the crop that negative pads ask for."""
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise RuntimeError(f"Padding length must be divisible by 2 and at most twice the number "
+                           f"of dimensions of the input, got {len(pad)} for {x.ndim}-D input")
+    widths = [(0, 0)] * x.ndim
+    crop = [slice(None)] * x.ndim
+    for i in range(len(pad) // 2):
+        dim = x.ndim - 1 - i
+        left, right = int(pad[2 * i]), int(pad[2 * i + 1])
+        widths[dim] = (max(left, 0), max(right, 0))
+        crop[dim] = slice(max(-left, 0), x.shape[dim] - max(-right, 0))
+    return widths, tuple(crop)
+
+
+@op(save="x.shape", linear=True)
+def pad(xp, x, pad, mode="constant", value=0.0):
+    """torch.nn.functional.pad: ``pad`` lists (left, right) pairs from the last dim back."""
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unsupported padding mode: {mode}")
+    widths, crop = _pad_widths(xp, x, pad)
+    x = x[crop]
+    if mode == "constant":
+        return xp.pad(x, widths, mode="constant", constant_values=value)
+    return xp.pad(x, widths, mode=_PAD_MODES[mode])
+
+
+@op(linear=True)
+def _pad_backward(xp, g, x_shape=None, pad=None, mode="constant"):
+    """Adjoint of pad: every padded element sends its gradient to the input it copies."""
+    n = 1
+    for s in x_shape:
+        n *= s
+    source = xp.arange(n).reshape(x_shape)
+    widths, crop = _pad_widths(xp, source, pad)
+    source = source[crop]
+    if mode == "constant":
+        source = xp.pad(source, widths, mode="constant", constant_values=-1)
+    else:
+        source = xp.pad(source, widths, mode=_PAD_MODES[mode])
+    keep = source >= 0
+    out = xp.zeros(n, dtype=g.dtype)
+    xp.add.at(out, source[keep], g[keep])
+    return out.reshape(x_shape)
+
+
+pad_op = pad  # the rules below take a parameter named `pad`
+_pad_backward.defvjp(lambda g, x_shape, pad, mode: pad_op(g, pad, mode))
+pad.defvjp(lambda g, x_shape, pad, mode, value: _pad_backward(g, x_shape, pad, mode))
+pad.defjvp(lambda t, x_shape, pad, mode, value: pad_op(t, pad, mode))

@@ -1,0 +1,128 @@
+"""In-place ops: one mechanism for ``add_``, ``x[i] = v``, ``zero_`` and the rest.
+
+An in-place op is its out-of-place op plus a write into the tensor's own
+memory: the version counter (shared with every view) is bumped, and when a
+graph is being recorded the tensor's history is rebased onto the new node, so
+later gradients flow through the op. Writing into a view also rebases its base
+(torch's CopySlices), so gradients of the base stay correct.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.ops._op import op, replay_view
+
+
+def _tensor_type():
+    from gradkit._tensor import Tensor
+    return Tensor
+
+
+LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
+def inplace(tensor, out_of_place, *args, **kwargs):
+    """Run ``out_of_place(tensor, *args)`` and write the result into ``tensor``."""
+    Tensor = _tensor_type()
+    recording = grad_state.grad_enabled and (
+        tensor._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
+    view = getattr(tensor, "_view", None)
+    if recording and tensor.grad_fn is None and tensor._requires_grad:
+        raise RuntimeError(LEAF_MESSAGE)
+    if recording and view is not None and view[0].grad_fn is None and view[0]._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    if recording:
+        # the op may save its input for backward: give it the old values, not our buffer
+        source = Tensor._make(tensor._data.copy(), tensor.grad_fn, tensor._output_nr)
+        source._requires_grad = tensor._requires_grad
+        result = out_of_place(source, *args, **kwargs)
+    else:
+        result = out_of_place(tensor, *args, **kwargs)
+    _write(tensor, result._data)
+    tensor._vc[0] += 1
+    if recording:
+        if view is not None:
+            _rebase_view(tensor, view, result)
+        else:
+            tensor.grad_fn = result.grad_fn
+            tensor._output_nr = result._output_nr
+            tensor._requires_grad = result._requires_grad
+    return tensor
+
+
+def _write(tensor, values) -> None:
+    target = tensor._data
+    if values.dtype != target.dtype and not np.can_cast(values.dtype, target.dtype,
+                                                         casting="same_kind"):
+        raise RuntimeError(f"result type {_name(values.dtype)} can't be cast to the desired "
+                           f"output type {_name(target.dtype)}")
+    if values.shape != target.shape:
+        try:
+            np.broadcast_shapes(values.shape, target.shape)
+            ok = np.broadcast_shapes(values.shape, target.shape) == target.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the "
+                               f"broadcast shape {list(values.shape)}")
+    if not target.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+    target[...] = values
+
+
+def _name(dtype) -> str:
+    from gradkit.backend import from_numpy_dtype
+    return from_numpy_dtype(dtype).name.capitalize()
+
+
+def _rebase_view(tensor, view, result) -> None:
+    """The base now holds the written values: its history becomes CopySlices(base, result)."""
+    base, chain = view
+    old_base = Tensor_alias(base)
+    new_base = copy_slices(old_base, result, chain=chain)
+    base.grad_fn = new_base.grad_fn
+    base._output_nr = 0
+    base._requires_grad = True
+    # the view itself is now that region of the new base
+    regenerated = replay_view(chain, new_base)
+    tensor.grad_fn = regenerated.grad_fn
+    tensor._output_nr = regenerated._output_nr
+    tensor._requires_grad = True
+
+
+def Tensor_alias(t):  # noqa: N802
+    Tensor = _tensor_type()
+    alias = Tensor._make(t._data, t.grad_fn, t._output_nr, [0])
+    alias._requires_grad = t._requires_grad
+    return alias
+
+
+@op(save="base.shape", node_name="CopySlices")
+def copy_slices(xp, base, values, chain=()):
+    """The base after its view (described by ``chain``) was overwritten with ``values``."""
+    return base  # the write already happened in place; this op records the graph
+
+
+def _region_mask(shape, chain, dtype):
+    ones = np.ones(shape, dtype=dtype)
+    replay_view(chain, ones)[...] = 0
+    return ones
+
+
+copy_slices.defvjp(
+    lambda g, base_shape, chain: g * _as_like(g, _region_mask(base_shape, chain, _dt(g))),
+    lambda g, base_shape, chain: replay_view(chain, g))
+
+
+def _dt(g):
+    return getattr(g, "_data", g).dtype
+
+
+def _as_like(g, mask):
+    from gradkit.backend import get_array_module
+    xp = get_array_module(getattr(g, "_data", g))
+    return mask if xp is np else xp.asarray(mask)

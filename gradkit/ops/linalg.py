@@ -1,0 +1,114 @@
+"""Matrix products: matmul (with NumPy/torch broadcasting and 1-D promotion) and friends."""
+from __future__ import annotations
+
+from gradkit.ops._op import op, sum_to_shape
+from gradkit.ops.complex import conj
+from gradkit.ops.shape import reshape, transpose, unsqueeze
+
+
+@op(save=("x", "y"))
+def matmul(xp, x, y):
+    if x.ndim == 0 or y.ndim == 0:
+        raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
+                           f"{x.ndim}D and {y.ndim}D")
+    k_x = x.shape[-1]
+    k_y = y.shape[-2] if y.ndim > 1 else y.shape[0]
+    if k_x != k_y:
+        if x.ndim <= 2 and y.ndim <= 2:
+            left = "x".join(map(str, x.shape if x.ndim == 2 else (1,) + x.shape))
+            right = "x".join(map(str, y.shape if y.ndim == 2 else y.shape + (1,)))
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({left} and {right})")
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{x.shape[0] if x.ndim > 2 else 1}, {k_x}] but got: "
+                           f"[{y.shape[0] if y.ndim > 2 else 1}, {k_y}].")
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {x.dtype} != "
+                           f"{y.dtype}")
+    return xp.matmul(x, y)
+
+
+def _as_matrices(g, x, y):
+    """Promote 1-D operands (and g accordingly) to matrices, as matmul does."""
+    x2 = x if x.ndim > 1 else unsqueeze(x, 0)
+    y2 = y if y.ndim > 1 else unsqueeze(y, -1)
+    if x.ndim == 1 and y.ndim == 1:
+        g2 = reshape(g, (1, 1))
+    else:
+        g2 = unsqueeze(g, -2) if x.ndim == 1 else g
+        g2 = unsqueeze(g2, -1) if y.ndim == 1 else g2
+    return g2, x2, y2
+
+
+def _matmul_vjp_x(g, x, y):
+    g2, x2, y2 = _as_matrices(g, x, y)
+    gx = matmul(g2, conj(transpose(y2, -1, -2)))
+    return reshape(sum_to_shape(gx, tuple(x2.shape)), tuple(x.shape))
+
+
+def _matmul_vjp_y(g, x, y):
+    g2, x2, y2 = _as_matrices(g, x, y)
+    gy = matmul(conj(transpose(x2, -1, -2)), g2)
+    return reshape(sum_to_shape(gy, tuple(y2.shape)), tuple(y.shape))
+
+
+matmul.defvjp(_matmul_vjp_x, _matmul_vjp_y)
+matmul.defjvp(lambda t, x, y: matmul(t, y),
+              lambda t, x, y: matmul(x, t))
+
+
+def mm(x, y):
+    """Matrix product of two 2-D tensors."""
+    if x.ndim != 2:
+        raise RuntimeError(f"self must be a matrix, got {x.ndim}-D tensor")
+    if y.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {y.ndim}-D tensor")
+    return matmul(x, y)
+
+
+def bmm(x, y):
+    """Batched matrix product of two 3-D tensors with the same batch size."""
+    if x.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor, got {x.ndim}-D tensor")
+    if y.ndim != 3:
+        raise RuntimeError(f"batch2 must be a 3D tensor, got {y.ndim}-D tensor")
+    if x.shape[0] != y.shape[0] or x.shape[2] != y.shape[1]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{x.shape[0]}, "
+            f"{x.shape[2]}] but got: [{y.shape[0]}, {y.shape[1]}].")
+    return matmul(x, y)
+
+
+def mv(x, v):
+    if x.ndim != 2 or v.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {x.ndim}, {v.ndim}")
+    return matmul(x, v)
+
+
+def dot(x, y):
+    """Inner product of two 1-D tensors (no conjugation, as torch.dot)."""
+    if x.ndim != 1 or y.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors")
+    if x.shape[0] != y.shape[0]:
+        raise RuntimeError("inconsistent tensor size, expected tensor [{}] and src [{}] to have "
+                           "the same number of elements, but got {} and {} elements "
+                           "respectively".format(x.shape[0], y.shape[0], x.shape[0], y.shape[0]))
+    return matmul(x, y)
+
+
+def vdot(x, y):
+    return dot(conj(x), y)
+
+
+def inner(x, y):
+    return matmul(x, y) if x.ndim <= 1 or y.ndim <= 1 else \
+        matmul(x, transpose(y, -1, -2))
+
+
+def outer(x, y):
+    """Outer product of two 1-D tensors."""
+    if x.ndim != 1 or y.ndim != 1:
+        raise RuntimeError(f"outer: expected 1-D tensors, but got {x.ndim}D and {y.ndim}D")
+    return unsqueeze(x, 1) * unsqueeze(y, 0)
+
+
+ger = outer

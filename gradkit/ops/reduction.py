@@ -1,0 +1,304 @@
+"""Reductions (sum, mean, var, max, ...) and the softmax family."""
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+
+from gradkit.ops._op import op
+from gradkit.ops.complex import conj
+from gradkit.ops.elementwise import exp, where
+from gradkit.ops.shape import _normalize_dim, expand, reshape
+
+values_indices = namedtuple("values_indices", ["values", "indices"])
+
+
+def axes(dim, ndim):
+    """Normalized tuple of reduced axes (all axes for dim=None or an empty tuple)."""
+    if dim is None or dim == () or dim == []:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        return (_normalize_dim(dim, ndim),)
+    return tuple(sorted(_normalize_dim(d, ndim) for d in dim))
+
+
+def expand_back(g, x_shape, dim, keepdim):
+    """Broadcast a reduced gradient back to the input's shape (the vjp of every reduction)."""
+    ndim = len(x_shape)
+    if not keepdim and ndim:
+        kept = list(x_shape)
+        for a in axes(dim, ndim):
+            kept[a] = 1
+        g = reshape(g, tuple(kept))
+    return expand(g, tuple(x_shape))
+
+
+def _count(x_shape, dim):
+    n = 1
+    for a in axes(dim, len(x_shape)):
+        n *= x_shape[a]
+    return n
+
+
+@op(save="x.shape", linear=True)
+def sum(xp, x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - torch's name
+    if dtype is None and x.dtype.kind in "biu":
+        dtype = "int64"  # torch sums integers (and bools) in int64
+    return xp.sum(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
+
+
+sum.defvjp(lambda g, x_shape, dim, keepdim, dtype: expand_back(g, x_shape, dim, keepdim))
+sum.defjvp(lambda t, x_shape, dim, keepdim, dtype: sum(t, dim, keepdim, dtype))
+
+
+@op(save="x.shape", linear=True)
+def mean(xp, x, dim=None, keepdim=False, dtype=None):
+    if x.dtype.kind not in "fc" and dtype is None:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"complex dtype. Got: {x.dtype.name.capitalize()}")
+    return xp.mean(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
+
+
+mean.defvjp(lambda g, x_shape, dim, keepdim, dtype:
+            expand_back(g, x_shape, dim, keepdim) / _count(x_shape, dim))
+mean.defjvp(lambda t, x_shape, dim, keepdim, dtype: mean(t, dim, keepdim))
+
+
+def _correction(correction, unbiased):
+    if unbiased is not None:
+        return 1 if unbiased else 0
+    return 1 if correction is None else correction
+
+
+@op(save="x")
+def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
+    c = _correction(correction, unbiased)
+    return xp.var(x, axis=axes(dim, x.ndim), ddof=c, keepdims=keepdim)
+
+
+def _var_grad(g, x, dim, unbiased, keepdim, correction):
+    c = _correction(correction, unbiased)
+    n = _count(tuple(x.shape), dim)
+    centered = x - mean(x, axes(dim, x.ndim), True)
+    return expand_back(g, tuple(x.shape), dim, keepdim) * (2.0 / builtins.max(n - c, 0)) * centered
+
+
+var.defvjp(lambda g, x, dim, unbiased, keepdim, correction:
+           _var_grad(g, x, dim, unbiased, keepdim, correction))
+var.defjvp(lambda t, x, dim, unbiased, keepdim, correction: sum(
+    _var_grad(1.0, x, dim, unbiased, True, correction) * t, axes(dim, x.ndim), keepdim))
+
+
+def std(x, dim=None, unbiased=None, keepdim=False, correction=None):
+    """Standard deviation: sqrt of var (so its gradient is the chain rule through both)."""
+    from gradkit.ops.elementwise import sqrt
+    return sqrt(var(x, dim, unbiased, keepdim, correction))
+
+
+def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
+    return var(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
+
+
+def std_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
+    return std(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
+
+
+@op(save=("x", "result"))
+def prod(xp, x, dim=None, keepdim=False, dtype=None):
+    if dim is not None and not isinstance(dim, int):
+        raise TypeError("prod(): argument 'dim' must be int")
+    return xp.prod(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
+
+
+def _prod_others(x, out, dim, keepdim):
+    """d prod / d x_i = product of the other elements, exact even where x has zeros."""
+    shape = tuple(x.shape)
+    is_zero = x == 0
+    zeros = sum(is_zero, axes(dim, x.ndim), True)
+    nonzero_prod = prod_keep(where(is_zero, 1.0, x), dim)
+    others_if_zero = where(zeros == 1, nonzero_prod, 0.0)
+    full = expand_back(out, shape, dim, keepdim)
+    safe_x = where(is_zero, 1.0, x)
+    return where(is_zero, expand(others_if_zero, shape), full / safe_x)
+
+
+def prod_keep(x, dim):
+    if dim is None:
+        return reshape(prod(x), (1,) * x.ndim)
+    return prod(x, dim, True)
+
+
+prod.defvjp(lambda g, x, out, dim, keepdim, dtype:
+            expand_back(g, tuple(x.shape), dim, keepdim) * conj(_prod_others(x, out, dim, keepdim)))
+
+
+def _evenly(g, x, out, dim, keepdim):
+    """Gradient of amax/amin: shared evenly among the elements equal to the extreme."""
+    shape = tuple(x.shape)
+    mask = x == expand_back(out, shape, dim, keepdim)
+    count = sum(mask, axes(dim, x.ndim), True)
+    return where(mask, expand_back(g, shape, dim, keepdim) / count, 0.0)
+
+
+@op(save=("x", "result"))
+def amax(xp, x, dim=None, keepdim=False):
+    _check_nonempty("amax", x, dim)
+    return xp.amax(x, axis=axes(dim, x.ndim), keepdims=keepdim)
+
+
+amax.defvjp(_evenly)
+
+
+@op(save=("x", "result"))
+def amin(xp, x, dim=None, keepdim=False):
+    _check_nonempty("amin", x, dim)
+    return xp.amin(x, axis=axes(dim, x.ndim), keepdims=keepdim)
+
+
+amin.defvjp(_evenly)
+
+
+def _check_nonempty(name, x, dim):
+    if x.size == 0 and (dim is None or builtins.any(x.shape[a] == 0 for a in axes(dim, x.ndim))):
+        raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+                         " Specify the reduction dim with the 'dim' argument.")
+
+
+@op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,),
+    node_name="MaxBackward0")
+def _max_dim(xp, x, *, dim, keepdim=False):
+    _check_nonempty("max", x, dim)
+    idx = xp.argmax(x, axis=dim, keepdims=True)
+    values = xp.take_along_axis(x, idx, axis=dim)
+    if not keepdim:
+        idx, values = xp.squeeze(idx, dim), xp.squeeze(values, dim)
+    return values, idx
+
+
+@op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,),
+    node_name="MinBackward0")
+def _min_dim(xp, x, *, dim, keepdim=False):
+    _check_nonempty("min", x, dim)
+    idx = xp.argmin(x, axis=dim, keepdims=True)
+    values = xp.take_along_axis(x, idx, axis=dim)
+    if not keepdim:
+        idx, values = xp.squeeze(idx, dim), xp.squeeze(values, dim)
+    return values, idx
+
+
+def _select_grad(g, x_shape, indices, dim, keepdim):
+    from gradkit.ops.indexing import scatter_into_zeros
+    from gradkit.ops.shape import unsqueeze
+    if not keepdim:
+        g, indices = unsqueeze(g, dim), unsqueeze(indices, dim)
+    return scatter_into_zeros(g, indices, x_shape, dim)
+
+
+_max_dim.defvjp_all(lambda g, x_shape, idx, dim, keepdim: (_select_grad(g, x_shape, idx, dim,
+                                                                        keepdim),))
+_min_dim.defvjp_all(lambda g, x_shape, idx, dim, keepdim: (_select_grad(g, x_shape, idx, dim,
+                                                                        keepdim),))
+
+
+def max(x, dim=None, keepdim: bool = False):  # noqa: A001
+    """max(x) -> tensor; max(x, dim) -> (values, indices); max(x, other) -> maximum."""
+    from gradkit._tensor import Tensor
+    if isinstance(dim, Tensor):
+        from gradkit.ops.elementwise import maximum
+        return maximum(x, dim)
+    if dim is None:
+        return amax(x)
+    values, indices = _max_dim(x, _normalize_dim(dim, x.ndim), keepdim)
+    return values_indices(values, indices)
+
+
+def min(x, dim=None, keepdim: bool = False):  # noqa: A001
+    """min(x) -> tensor; min(x, dim) -> (values, indices); min(x, other) -> minimum."""
+    from gradkit._tensor import Tensor
+    if isinstance(dim, Tensor):
+        from gradkit.ops.elementwise import minimum
+        return minimum(x, dim)
+    if dim is None:
+        return amin(x)
+    values, indices = _min_dim(x, _normalize_dim(dim, x.ndim), keepdim)
+    return values_indices(values, indices)
+
+
+@op()
+def argmax(xp, x, dim=None, keepdim=False):
+    if dim is None:
+        out = xp.argmax(x)
+        return xp.reshape(out, (1,) * x.ndim) if keepdim else out
+    return xp.argmax(x, axis=_normalize_dim(dim, x.ndim), keepdims=keepdim)
+
+
+@op()
+def argmin(xp, x, dim=None, keepdim=False):
+    if dim is None:
+        out = xp.argmin(x)
+        return xp.reshape(out, (1,) * x.ndim) if keepdim else out
+    return xp.argmin(x, axis=_normalize_dim(dim, x.ndim), keepdims=keepdim)
+
+
+@op(save=("x", "result"))
+def logsumexp(xp, x, *, dim, keepdim=False):
+    a = axes(dim, x.ndim)
+    m = xp.amax(x, axis=a, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
+    m = xp.where(xp.isfinite(m), m, 0)
+    out = xp.log(xp.sum(xp.exp(x - m), axis=a, keepdims=True)) + m
+    return out if keepdim else xp.squeeze(out, a)
+
+
+logsumexp.defvjp(lambda g, x, out, dim, keepdim:
+                 expand_back(g, tuple(x.shape), dim, keepdim)
+                 * exp(x - expand_back(out, tuple(x.shape), dim, keepdim)))
+logsumexp.defjvp(lambda t, x, out, dim, keepdim:
+                 sum(t * exp(x - expand_back(out, tuple(x.shape), dim, keepdim)), dim, keepdim))
+
+
+@op(save="result")
+def softmax(xp, x, *, dim, dtype=None):
+    if dtype is not None:
+        x = x.astype(dtype)
+    z = xp.exp(x - xp.amax(x, axis=dim, keepdims=True))
+    return z / xp.sum(z, axis=dim, keepdims=True)
+
+
+softmax.defvjp(lambda g, out, dim, dtype: out * (g - sum(g * out, dim, True)))
+softmax.defjvp(lambda t, out, dim, dtype: out * (t - sum(t * out, dim, True)))
+
+
+@op(save="result")
+def log_softmax(xp, x, *, dim, dtype=None):
+    if dtype is not None:
+        x = x.astype(dtype)
+    shifted = x - xp.amax(x, axis=dim, keepdims=True)
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
+
+
+log_softmax.defvjp(lambda g, out, dim, dtype: g - exp(out) * sum(g, dim, True))
+log_softmax.defjvp(lambda t, out, dim, dtype: t - sum(exp(out) * t, dim, True))
+
+
+@op(linear=True)
+def cumsum(xp, x, *, dim, dtype=None):
+    return xp.cumsum(x, axis=_normalize_dim(dim, x.ndim), dtype=dtype)
+
+
+def _reverse_cumsum(g, dim):
+    from gradkit.ops.shape import flip
+    return flip(cumsum(flip(g, (dim,)), dim), (dim,))
+
+
+cumsum.defvjp(lambda g, dim, dtype: _reverse_cumsum(g, dim))
+cumsum.defjvp(lambda t, dim, dtype: cumsum(t, dim))
+
+
+@op()
+def all(xp, x, dim=None, keepdim=False):  # noqa: A001
+    return xp.all(x, axis=None if dim is None else axes(dim, x.ndim), keepdims=keepdim)
+
+
+@op()
+def any(xp, x, dim=None, keepdim=False):  # noqa: A001
+    return xp.any(x, axis=None if dim is None else axes(dim, x.ndim), keepdims=keepdim)

@@ -1,0 +1,1 @@
+"""gradkit's command-line interface (installed as ``gradkit.cli``)."""

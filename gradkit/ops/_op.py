@@ -305,7 +305,8 @@ def _save(op, args, datas, outputs) -> tuple:
             continue
         source = args[index] if kind == "input" else outputs[index]
         if attr:
-            saved.append(getattr(datas[index] if kind == "input" else source._data, attr))
+            value = datas[index] if kind == "input" else source._data
+            saved.append(getattr(value, attr) if hasattr(value, attr) else _scalar_meta(attr))
         elif isinstance(source, Tensor):
             s = SavedTensor(source, kind == "result")
             nbytes += s.nbytes
@@ -316,6 +317,11 @@ def _save(op, args, datas, outputs) -> tuple:
         for obs in observers.active:
             obs.saved_pack(nbytes)
     return tuple(saved)
+
+
+def _scalar_meta(attr):
+    """Metadata of a Python scalar argument: shape () and no dtype of its own."""
+    return () if attr == "shape" else None
 
 
 def _mark_view(op, base, result, params):

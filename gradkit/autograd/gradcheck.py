@@ -236,7 +236,7 @@ def _rand_like(rng, array):
     v = rng.standard_normal(array.shape)
     if array.dtype.kind == "c":
         v = v + 1j * rng.standard_normal(array.shape)
-    return v.astype(array.dtype)
+    return np.asarray(v.astype(array.dtype))  # 0-d: an array, not a NumPy scalar
 
 
 def _real_dot(a, b) -> float:

@@ -140,7 +140,9 @@ class Op:
         if saved is None:
             from gradkit.autograd.graph import FREED_MESSAGE
             raise RuntimeError(FREED_MESSAGE)
-        values = [s.unpack(node, create_graph) if type(s) is SavedTensor else s for s in saved]
+        values = [s.unpack(node, create_graph) if type(s) is SavedTensor else
+                  _unpack_all(s, node, create_graph) if type(s) is _SavedInputs else s
+                  for s in saved]
         if self.outputs == 1:
             g = grads[0]
             if g is None:
@@ -300,8 +302,13 @@ def _save(op, args, datas, outputs) -> tuple:
     nbytes = 0
     for kind, index, attr in op.save_spec:
         if kind == "inputs":
-            value = tuple(args) if not attr else tuple(getattr(d, attr) for d in datas)
-            saved.append(value)
+            if attr:
+                saved.append(tuple(getattr(d, attr) for d in datas))
+                continue
+            packed = _SavedInputs(SavedTensor(a, False) if isinstance(a, Tensor) else a
+                                  for a in args)
+            nbytes += sum(p.nbytes for p in packed if type(p) is SavedTensor)
+            saved.append(packed)
             continue
         source = args[index] if kind == "input" else outputs[index]
         if attr:
@@ -322,6 +329,14 @@ def _save(op, args, datas, outputs) -> tuple:
 def _scalar_meta(attr):
     """Metadata of a Python scalar argument: shape () and no dtype of its own."""
     return () if attr == "shape" else None
+
+
+class _SavedInputs(tuple):
+    """All inputs of a variadic op saved for backward (``save="inputs"``)."""
+
+
+def _unpack_all(saved, node, create_graph):
+    return tuple(s.unpack(node, create_graph) if type(s) is SavedTensor else s for s in saved)
 
 
 def _mark_view(op, base, result, params):

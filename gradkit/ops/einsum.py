@@ -1,0 +1,171 @@
+"""Einstein summation, differentiable to any order.
+
+The equation is first normalized to an explicit one with single letters only
+(``...`` becomes unused capital letters, an implicit output is made explicit,
+as torch does). The vjp of operand i is another einsum: the output gradient
+contracted with the other operands (conjugated: einsum is multilinear) into
+operand i's letters; letters that only operand i has are broadcast back, and a
+letter repeated within operand i (a diagonal) is scattered back onto it.
+"""
+from __future__ import annotations
+
+import string
+
+from gradkit.ops._op import op
+from gradkit.ops.complex import conj
+
+
+def _parse(equation: str, ndims) -> tuple[list[str], str]:
+    """Operand subscripts and output subscripts, explicit and without ``...``."""
+    equation = equation.replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ndims):
+        raise RuntimeError(f"einsum(): more operands were provided than specified in the "
+                           f"equation" if len(ndims) > len(terms) else
+                           "einsum(): fewer operands were provided than specified in the equation")
+    used = set(equation) - {".", ",", "-", ">"}
+    for letter in used:
+        if letter not in string.ascii_letters:
+            raise RuntimeError(f"einsum(): invalid subscript given at index "
+                               f"{equation.index(letter)} in the equation string, subscripts "
+                               "must be in [a-zA-Z]")
+    spare = [c for c in string.ascii_uppercase + string.ascii_lowercase if c not in used]
+    ellipsis_dims = 0
+    for term, ndim in zip(terms, ndims):
+        if "..." in term:
+            ellipsis_dims = max(ellipsis_dims, ndim - len(term.replace("...", "")))
+    fill = "".join(spare[:ellipsis_dims])
+    subscripts = []
+    for term, ndim in zip(terms, ndims):
+        letters = len(term.replace("...", ""))
+        if "..." in term:
+            term = term.replace("...", fill[len(fill) - (ndim - letters):] if ndim > letters
+                                else "")
+        if len(term) != ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(term)})"
+                               f" does not match the number of dimensions ({ndim}) for operand "
+                               f"{len(subscripts)}" + ("" if "..." in lhs else
+                                                       " and no ellipsis was given"))
+        subscripts.append(term)
+    if arrow:
+        output = rhs.replace("...", fill)
+        for letter in output:
+            if output.count(letter) > 1:
+                raise RuntimeError(f"einsum(): output subscript {letter} appears more than once "
+                                   "in the output")
+            if not any(letter in s for s in subscripts):
+                raise RuntimeError(f"einsum(): output subscript {letter} does not appear in the "
+                                   "equation for any input operand")
+    else:
+        joined = "".join(subscripts)
+        singles = sorted(c for c in set(joined) if joined.count(c) == 1 and c not in fill)
+        output = fill + "".join(singles)
+    return subscripts, output
+
+
+@op(save="inputs")
+def _einsum(xp, *operands, equation):
+    return xp.einsum(equation, *operands)
+
+
+_einsum.name = "einsum"
+_einsum.profiler_name = "gradkit::einsum"
+_einsum.node_name = "EinsumBackward0"
+
+
+def _operand_grad(g, operands, i, subscripts, output):
+    """vjp for operand i: contract g with the other operands into operand i's letters."""
+    mine = subscripts[i]
+    shape = tuple(operands[i].shape)
+    unique = "".join(dict.fromkeys(mine))
+    others = [s for j, s in enumerate(subscripts) if j != i]
+    available = set(output).union(*others)
+    present = "".join(c for c in unique if c in available)
+    terms = [output] + others
+    args = [g] + [conj(o) for j, o in enumerate(operands) if j != i]
+    grad = _einsum(*args, equation=",".join(terms) + "->" + present)
+    size = {c: shape[mine.index(c)] for c in unique}
+    from gradkit.ops.reduction import sum as _sum
+    from gradkit.ops.shape import expand, reshape
+    squash = tuple(k for k, c in enumerate(present) if size[c] == 1 and grad.shape[k] != 1)
+    if squash:  # operand i was broadcast along a size-1 dim
+        grad = _sum(grad, squash, True)
+    if present != unique:  # letters only operand i has: summed in forward, broadcast back
+        grad = reshape(grad, tuple(size[c] if c in present else 1 for c in unique))
+        grad = expand(grad, tuple(size[c] for c in unique))
+    if unique != mine:
+        grad = _diagonal_embed(grad, shape=shape, subscripts=mine, unique=unique)
+    return grad
+
+
+@op(linear=True)
+def _diagonal_embed(xp, g, shape=None, subscripts="", unique=""):
+    """Zeros of ``shape`` whose diagonal (``subscripts`` -> ``unique``) holds g."""
+    out = xp.zeros(shape, dtype=g.dtype)
+    grids = xp.indices(g.shape, sparse=True)
+    out[tuple(grids[unique.index(c)] for c in subscripts)] = g
+    return out
+
+
+_diagonal_embed.defvjp(lambda g, shape, subscripts, unique:
+                       _einsum(g, equation=f"{subscripts}->{unique}"))
+_diagonal_embed.defjvp(lambda t, shape, subscripts, unique:
+                       _diagonal_embed(t, shape=shape, subscripts=subscripts, unique=unique))
+
+
+def _einsum_vjp(g, operands, equation):
+    lhs, output = equation.split("->")
+    subscripts = lhs.split(",")
+    return tuple(_operand_grad(g, operands, i, subscripts, output)
+                 for i in range(len(operands)))
+
+
+def _einsum_jvp(tangents, operands, equation):
+    total = None
+    for i, t in enumerate(tangents):
+        if t is None:
+            continue
+        args = list(operands)
+        args[i] = t
+        term = _einsum(*args, equation=equation)
+        total = term if total is None else total + term
+    return total
+
+
+_einsum.defvjp_all(_einsum_vjp)
+_einsum.defjvp_all(_einsum_jvp)
+
+
+def einsum(equation: str, *operands):
+    """Sum of products over the indices of ``equation``, as torch.einsum.
+
+    >>> a, b = gradkit.randn(2, 3), gradkit.randn(3, 4)
+    >>> gradkit.einsum("ij,jk->ik", a, b).shape
+    gradkit.Size([2, 4])
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    subscripts, output = _parse(equation, [o.ndim for o in operands])
+    _check_sizes(operands, subscripts)
+    return _einsum(*operands, equation=",".join(subscripts) + "->" + output)
+
+
+def _check_sizes(operands, subscripts):
+    sizes = {}
+    for k, (o, term) in enumerate(zip(operands, subscripts)):
+        for d, c in enumerate(term):
+            n = o.shape[d]
+            if c in sizes and n != sizes[c] and 1 not in (n, sizes[c]):
+                raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes "
+                                   f"(original->remapped): {_shapes(operands)}")
+            if c in term[:d] and n != o.shape[term.index(c)]:
+                raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {k} but "
+                                   f"the sizes don't match, {o.shape[term.index(c)]} != {n}")
+            sizes[c] = max(n, sizes.get(c, n)) if n != 1 else sizes.get(c, n)
+
+
+def _shapes(operands):
+    return " ".join(str(list(o.shape)) for o in operands)

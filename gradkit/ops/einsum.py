@@ -21,8 +21,8 @@ def _parse(equation: str, ndims) -> tuple[list[str], str]:
     lhs, arrow, rhs = equation.partition("->")
     terms = lhs.split(",")
     if len(terms) != len(ndims):
-        raise RuntimeError(f"einsum(): more operands were provided than specified in the "
-                           f"equation" if len(ndims) > len(terms) else
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation" if len(ndims) > len(terms) else
                            "einsum(): fewer operands were provided than specified in the equation")
     used = set(equation) - {".", ",", "-", ">"}
     for letter in used:
@@ -32,12 +32,12 @@ def _parse(equation: str, ndims) -> tuple[list[str], str]:
                                "must be in [a-zA-Z]")
     spare = [c for c in string.ascii_uppercase + string.ascii_lowercase if c not in used]
     ellipsis_dims = 0
-    for term, ndim in zip(terms, ndims):
+    for term, ndim in zip(terms, ndims, strict=True):
         if "..." in term:
             ellipsis_dims = max(ellipsis_dims, ndim - len(term.replace("...", "")))
     fill = "".join(spare[:ellipsis_dims])
     subscripts = []
-    for term, ndim in zip(terms, ndims):
+    for term, ndim in zip(terms, ndims, strict=True):
         letters = len(term.replace("...", ""))
         if "..." in term:
             term = term.replace("...", fill[len(fill) - (ndim - letters):] if ndim > letters
@@ -155,7 +155,7 @@ def einsum(equation: str, *operands):
 
 def _check_sizes(operands, subscripts):
     sizes = {}
-    for k, (o, term) in enumerate(zip(operands, subscripts)):
+    for k, (o, term) in enumerate(zip(operands, subscripts, strict=True)):
         for d, c in enumerate(term):
             n = o.shape[d]
             if c in sizes and n != sizes[c] and 1 not in (n, sizes[c]):

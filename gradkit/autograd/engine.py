@@ -241,6 +241,9 @@ def run(roots, seeds, retain_graph: bool, create_graph: bool, targets=None,
     previous_mode = grad_state.grad_enabled
     grad_state.grad_enabled = create_graph
     try:
+        if observers.active:
+            return observers.observe_backward(_execute, roots, seeds, retain_graph, create_graph,
+                                              targets, accumulate)
         return _execute(roots, seeds, retain_graph, create_graph, targets, accumulate)
     finally:
         grad_state.grad_enabled = previous_mode

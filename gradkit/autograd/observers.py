@@ -9,6 +9,7 @@ An observer implements any of::
     op_enter(name, inputs) -> token            op_exit(token, outputs, node)
     node_enter(node, grads) -> token           node_exit(token, grad_inputs)
     saved_pack(nbytes)                         saved_release(nbytes)
+    backward_enter() -> token                  backward_exit(token)   (one engine run)
 """
 from __future__ import annotations
 
@@ -38,6 +39,23 @@ class Observer:
 
     def saved_release(self, nbytes: int) -> None:
         pass
+
+    def backward_enter(self):
+        return None
+
+    def backward_exit(self, token) -> None:
+        pass
+
+
+def observe_backward(execute, *args):
+    """Run one engine pass ``execute(*args)`` between backward_enter and backward_exit."""
+    watching = [o for o in active if hasattr(o, "backward_enter")]
+    tokens = [o.backward_enter() for o in watching]
+    try:
+        return execute(*args)
+    finally:
+        for o, token in zip(watching, tokens, strict=True):
+            o.backward_exit(token)
 
 
 def attach(observer: Observer) -> None:

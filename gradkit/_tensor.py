@@ -146,14 +146,17 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
-        if self.grad_fn is not None and not getattr(self, "_retains_grad", False):
+        grad = getattr(self, "_grad", None)
+        if grad is None and self.grad_fn is not None and not getattr(self, "_retains_grad", False):
             import warnings
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
                 "Its .grad attribute won't be populated during autograd.backward(). If you "
                 "indeed want the .grad field to be populated for a non-leaf Tensor, use "
-                ".retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
-        return getattr(self, "_grad", None)
+                ".retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
+                "mistake, make sure you access the leaf Tensor instead.", UserWarning,
+                stacklevel=2)
+        return grad
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:

@@ -1,0 +1,116 @@
+"""``gradkit profile``: run a script under the profiler, write a Chrome trace, print the table."""
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+
+import click
+
+from gradkit.cli import render
+from gradkit.cli.script_command import (
+    SCRIPT_CONTEXT, anomaly_mode, report_script_failure, run_user_script, script_arguments)
+
+
+def _parse_schedule(ctx: click.Context, param: click.Parameter, value: str | None):
+    """``wait,warmup,active[,repeat]`` -> a tuple of ints (validated here, built later)."""
+    if value is None:
+        return None
+    try:
+        numbers = tuple(int(part) for part in value.split(","))
+    except ValueError:
+        numbers = ()
+    if len(numbers) not in (3, 4) or any(n < 0 for n in numbers):
+        raise click.BadParameter(f"expected wait,warmup,active[,repeat] as non-negative "
+                                 f"integers, got {value!r}")
+    return numbers
+
+
+@click.command(context_settings=SCRIPT_CONTEXT,
+               short_help="Profile a script; write a Chrome trace and print the op table.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Trace file to write (.json, or .json.gz to compress). "
+                   "[default: traces/<script>-<YYYYmmdd-HHMMSS>.json]")
+@click.option("--sort-by", default="self_cpu_time_total", show_default=True,
+              help="Column that orders the table (e.g. cpu_time_total, count).")
+@click.option("--row-limit", default=20, show_default=True, type=click.IntRange(min=-1),
+              help="Rows in the table (-1: all).")
+@click.option("--group-by-input-shape", is_flag=True,
+              help="One row per (op, input shapes); implies --record-shapes.")
+@click.option("--record-shapes", is_flag=True, help="Record input shapes and dtypes of each op.")
+@click.option("--profile-memory", is_flag=True,
+              help="Record allocations, frees and bytes saved for backward.")
+@click.option("--with-stack", is_flag=True, help="Record the Python stack of each op.")
+@click.option("--with-flops", is_flag=True, help="Estimate FLOPs of matmul-like ops.")
+@click.option("--schedule", callback=_parse_schedule, metavar="WAIT,WARMUP,ACTIVE[,REPEAT]",
+              help="Profile only some steps (the script calls gradkit.profiler step()).")
+@click.option("--detect-anomaly", is_flag=True, help="Also run under anomaly mode.")
+@click.option("--no-color", is_flag=True, help="Plain text output (NO_COLOR is respected too).")
+@script_arguments
+def profile(output: str | None, sort_by: str, row_limit: int, group_by_input_shape: bool,
+            record_shapes: bool, profile_memory: bool, with_stack: bool, with_flops: bool,
+            schedule: tuple[int, ...] | None, detect_anomaly: bool, no_color: bool, script: str,
+            args: tuple[str, ...]) -> None:
+    """Run SCRIPT as __main__ (with ARGS as its argv) under the profiler.
+
+    Writes a Chrome trace and prints the ops' time table. The script's exit
+    code becomes gradkit's; a script that fails or is interrupted (Ctrl-C)
+    still leaves a trace of what ran.
+
+    \b
+    Example:
+      gradkit profile --record-shapes -o traces/mlp.json.gz train.py --epochs 1
+    """
+    from gradkit import profiler
+
+    trace_path = Path(output) if output else _default_trace_path(script)
+    _prepare_output(trace_path)
+    console = render.make_console(no_color)
+    prof = profiler.profile(record_shapes=record_shapes or group_by_input_shape,
+                            profile_memory=profile_memory, with_stack=with_stack,
+                            with_flops=with_flops,
+                            schedule=profiler.schedule(*schedule) if schedule else None)
+    with _running(console, script), anomaly_mode(detect_anomaly), prof:
+        result = run_user_script(script, args)
+    report_script_failure(result, no_color)
+    if result.interrupted:
+        render.status_line(console, "Interrupted: writing the trace of what ran.")
+    _export(prof, trace_path)
+    table = prof.key_averages(group_by_input_shape=group_by_input_shape).table(
+        sort_by=sort_by, row_limit=row_limit)
+    render.averages_table(console, table, f"gradkit profile {script}")
+    render.trace_written(console, str(trace_path))
+    raise SystemExit(result.exit_code)
+
+
+def _default_trace_path(script: str) -> Path:
+    return Path("traces") / f"{Path(script).stem}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+
+
+def _prepare_output(path: Path) -> None:
+    """Fail before the script runs, not after, if the trace cannot be written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise click.ClickException(f"cannot create trace folder {path.parent}: "
+                                   f"{exc.strerror or exc}") from None
+    if path.is_dir():
+        raise click.ClickException(f"trace output {path} is a directory")
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise click.ClickException(f"cannot write trace to {path}: permission denied")
+
+
+def _export(prof, path: Path) -> None:
+    try:
+        prof.export_chrome_trace(str(path))
+    except OSError as exc:
+        raise click.ClickException(f"cannot write trace to {path}: {exc.strerror or exc}") from None
+
+
+def _running(console, script: str) -> contextlib.AbstractContextManager:
+    """A spinner while the script runs, only when a person is watching a terminal."""
+    if console.is_terminal and not console.no_color:
+        return console.status(f"Profiling {script}...")
+    return contextlib.nullcontext()
+

@@ -1,0 +1,50 @@
+"""Click pieces shared by the commands that run a user script (``profile``, ``run``)."""
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable
+
+import click
+
+from gradkit.cli import render
+
+from gradkit.cli.script_runner import (
+    ScriptNotFoundError, ScriptResult, format_script_traceback, run_script)
+
+# After SCRIPT every token belongs to the script, even ``--help`` or ``-o``.
+SCRIPT_CONTEXT = {"ignore_unknown_options": True, "allow_interspersed_args": False}
+
+
+def script_arguments(command: Callable) -> Callable:
+    """Add ``SCRIPT [ARGS]...`` (passed through untouched) to a command."""
+    command = click.argument("args", nargs=-1, type=click.UNPROCESSED)(command)
+    return click.argument("script", type=click.Path(dir_okay=False))(command)
+
+
+def run_user_script(script: str, args: tuple[str, ...]) -> ScriptResult:
+    """Run the script; a missing one is a one-line ``Error: ...``, never a traceback."""
+    try:
+        return run_script(script, args)
+    except ScriptNotFoundError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def anomaly_mode(enabled: bool, check_forward: bool = False) -> contextlib.AbstractContextManager:
+    """``detect_anomaly(check_forward=...)`` when enabled, else nothing."""
+    if not enabled:
+        return contextlib.nullcontext()
+    from gradkit.autograd.anomaly_mode import detect_anomaly
+    return detect_anomaly(check_forward=check_forward)
+
+
+def report_script_failure(result: ScriptResult, no_color: bool) -> None:
+    """Print the script's exception as Python would (on stderr), without gradkit's frames,
+    followed by the anomaly report when anomaly mode caught the error."""
+    if result.exception is None:
+        return
+    sys.stderr.write(format_script_traceback(result.exception))
+    sys.stderr.flush()
+    report = getattr(result.exception, "anomaly", None)
+    if report is not None:
+        render.anomaly_report(render.make_console(no_color, stderr=True), report)

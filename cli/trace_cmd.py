@@ -1,0 +1,41 @@
+"""``gradkit trace summary``: summarize a Chrome trace written by gradkit or PyTorch."""
+from __future__ import annotations
+
+import click
+
+from gradkit.cli import render
+
+
+@click.group()
+def trace() -> None:
+    """Read Chrome traces (gradkit's or PyTorch's, .json or .json.gz)."""
+
+
+@trace.command(short_help="Op table, time per category, slowest backward nodes.")
+@click.argument("trace_file", metavar="TRACE", type=click.Path(dir_okay=False))
+@click.option("--sort-by", default="self_cpu_time_total", show_default=True,
+              help="Column that orders the table (e.g. cpu_time_total, count).")
+@click.option("--row-limit", default=20, show_default=True, type=click.IntRange(min=-1),
+              help="Rows in the table (-1: all).")
+@click.option("--top", default=10, show_default=True, type=click.IntRange(min=0),
+              help="How many of the slowest backward nodes to list.")
+@click.option("--no-color", is_flag=True, help="Plain text output (NO_COLOR is respected too).")
+def summary(trace_file: str, sort_by: str, row_limit: int, top: int, no_color: bool) -> None:
+    """Print the op table of TRACE, time per category and the slowest backward nodes.
+
+    \b
+    Example:
+      gradkit trace summary traces/train-20250101-120000.json.gz
+    """
+    from gradkit.profiler import load_trace
+
+    try:
+        loaded = load_trace(trace_file)
+    except OSError as exc:
+        raise click.ClickException(f"cannot read trace {trace_file}: "
+                                   f"{exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise click.ClickException(f"malformed trace {trace_file}: {exc}") from None
+    console = render.make_console(no_color)
+    table = loaded.key_averages().table(sort_by=sort_by, row_limit=row_limit)
+    render.averages_table(console, table, f"gradkit trace summary {trace_file}")

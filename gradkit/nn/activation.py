@@ -1,0 +1,61 @@
+"""Parameter-free layers: activations and Flatten (thin wrappers over functions)."""
+from __future__ import annotations
+
+from gradkit import ops
+from gradkit.nn.module import Module
+
+
+class ReLU(Module):
+    """max(x, 0) elementwise."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return x.relu_() if self.inplace else ops.relu(x)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class Tanh(Module):
+    def forward(self, x):
+        return ops.tanh(x)
+
+
+class Sigmoid(Module):
+    def forward(self, x):
+        return ops.sigmoid(x)
+
+
+class GELU(Module):
+    """Gaussian error linear unit; ``approximate='tanh'`` for the tanh formula."""
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"approximate argument must be either none or tanh, "
+                             f"got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x):
+        return ops.gelu(x, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class Flatten(Module):
+    """Flatten dims start_dim..end_dim (by default all but the batch dim)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, x):
+        return ops.flatten(x, self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

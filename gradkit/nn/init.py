@@ -1,0 +1,152 @@
+"""Weight initialisation, in place and without recording a graph (torch.nn.init).
+
+>>> w = gradkit.empty(3, 5)
+>>> gradkit.nn.init.kaiming_uniform_(w, a=math.sqrt(5)).shape
+gradkit.Size([3, 5])
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gradkit import creation
+from gradkit._tensor import Tensor
+from gradkit.autograd.grad_mode import no_grad
+
+_LINEAR_GAINS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+                 "conv_transpose2d", "conv_transpose3d", "sigmoid")
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The recommended gain for ``nonlinearity`` (torch's table)."""
+    if nonlinearity in _LINEAR_GAINS:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, (int, float)) and not isinstance(param, bool):
+            slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    if tensor.dim() < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
+                         "dimensions")
+    receptive_field = int(np.prod(tensor.shape[2:])) if tensor.dim() > 2 else 1
+    return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
+
+
+def _fan(tensor: Tensor, mode: str) -> int:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def _fill_from(tensor: Tensor, sample) -> Tensor:
+    """Overwrite ``tensor`` with ``sample(rng, shape)`` drawn from gradkit's generator."""
+    values = np.asarray(sample(creation._generator.rng, tuple(tensor.shape)))
+    with no_grad():
+        tensor.copy_(Tensor._make(values.astype(tensor._data.dtype)))
+    return tensor
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+    """Fill with samples of U(a, b)."""
+    return _fill_from(tensor, lambda rng, shape: rng.uniform(a, b, shape))
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    """Fill with samples of N(mean, std²)."""
+    return _fill_from(tensor, lambda rng, shape: rng.normal(mean, std, shape))
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0) -> Tensor:
+    """Fill with N(mean, std²) samples redrawn until they fall inside [a, b]."""
+    def sample(rng, shape):
+        values = rng.normal(mean, std, shape)
+        outside = (values < a) | (values > b)
+        while outside.any():
+            values[outside] = rng.normal(mean, std, int(outside.sum()))
+            outside = (values < a) | (values > b)
+        return values
+    return _fill_from(tensor, sample)
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    with no_grad():
+        return tensor.fill_(val)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    return constant_(tensor, 0.0)
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    return constant_(tensor, 1.0)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-D tensor with the identity matrix."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _fill_from(tensor, lambda rng, shape: np.eye(*shape))
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """Glorot uniform: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    return uniform_(tensor, -bound, bound)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """Glorot normal: N(0, std²) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu") -> Tensor:
+    """He uniform: U(-b, b) with b = gain * sqrt(3 / fan)."""
+    if 0 in tensor.shape:
+        return tensor
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu") -> Tensor:
+    """He normal: N(0, std²) with std = gain / sqrt(fan)."""
+    if 0 in tensor.shape:
+        return tensor
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    return normal_(tensor, 0.0, std)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """A (semi-)orthogonal matrix, from the QR decomposition of a normal sample."""
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+
+    def sample(rng, shape):
+        flat = rng.standard_normal((rows, cols))
+        q, r = np.linalg.qr(flat.T if rows < cols else flat)
+        q = q * np.sign(np.diag(r))  # make the decomposition unique
+        return gain * (q.T if rows < cols else q).reshape(shape)
+    return _fill_from(tensor, sample)

@@ -1,0 +1,211 @@
+"""Layers with parameters (Linear, Conv2d, Embedding, LayerNorm) and Dropout/MaxPool2d.
+
+Each is a thin Module over ``gradkit.nn.functional``, with torch's names, defaults
+and initialisation.
+"""
+from __future__ import annotations
+
+import math
+
+from gradkit import creation
+from gradkit.nn import functional as F  # noqa: N812 - torch convention
+from gradkit.nn import init
+from gradkit.nn.module import Module
+from gradkit.nn.parameter import Parameter
+
+
+def _pair(value) -> tuple:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+
+
+def _init_weight_and_bias(weight: Parameter, bias: Parameter | None) -> None:
+    """torch's default for Linear/Conv: kaiming_uniform_(a=√5), bias U(±1/√fan_in)."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
+
+class Linear(Module):
+    """y = x Wᵀ + b, with W of shape (out_features, in_features).
+
+    >>> gradkit.nn.Linear(3, 2)(gradkit.ones(5, 3)).shape
+    gradkit.Size([5, 2])
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(creation.empty(out_features, in_features, device=device,
+                                               dtype=dtype))
+        self.bias = Parameter(creation.empty(out_features, device=device, dtype=dtype)) \
+            if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _init_weight_and_bias(self.weight, self.bias)
+
+    def forward(self, x):
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Conv2d(Module):
+    """2-D convolution over (N, C, H, W) inputs; weight (out, in/groups, kH, kW).
+
+    >>> gradkit.nn.Conv2d(1, 4, 3, padding=1)(gradkit.ones(2, 1, 8, 8)).shape
+    gradkit.Size([2, 4, 8, 8])
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"padding_mode {padding_mode!r} is not supported; "
+                                      "only 'zeros'")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _pair(kernel_size)
+        self.stride = _pair(stride)
+        self.padding = padding if isinstance(padding, str) else _pair(padding)
+        self.dilation = _pair(dilation)
+        self.groups = groups
+        self.padding_mode = padding_mode
+        self.weight = Parameter(creation.empty(out_channels, in_channels // groups,
+                                               *self.kernel_size, device=device, dtype=dtype))
+        self.bias = Parameter(creation.empty(out_channels, device=device, dtype=dtype)) \
+            if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _init_weight_and_bias(self.weight, self.bias)
+
+    def forward(self, x):
+        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+    def extra_repr(self) -> str:
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        if self.padding != (0, 0):
+            text += f", padding={self.padding!r}" if isinstance(self.padding, str) \
+                else f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        return text
+
+
+class Embedding(Module):
+    """A lookup table of ``num_embeddings`` vectors, initialised N(0, 1).
+
+    >>> gradkit.nn.Embedding(10, 3)(gradkit.tensor([[1, 2], [4, 9]])).shape
+    gradkit.Size([2, 2, 3])
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.padding_idx = padding_idx
+        self.weight = Parameter(creation.empty(num_embeddings, embedding_dim, device=device,
+                                               dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            init.zeros_(self.weight[self.padding_idx])
+
+    def forward(self, indices):
+        return F.embedding(indices, self.weight, self.padding_idx)
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        return text if self.padding_idx is None else text + f", padding_idx={self.padding_idx}"
+
+
+class LayerNorm(Module):
+    """Normalise over the last dims to mean 0, variance 1, then scale and shift.
+
+    >>> gradkit.nn.LayerNorm(4)(gradkit.randn(2, 4)).shape
+    gradkit.Size([2, 4])
+    """
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
+                 bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) \
+            else tuple(normalized_shape)
+        self.normalized_shape = shape
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        self.weight = self.bias = None
+        if elementwise_affine:
+            self.weight = Parameter(creation.ones(shape, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(creation.zeros(shape, device=device, dtype=dtype))
+
+    def forward(self, x):
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class Dropout(Module):
+    """Zero each element with probability p while training (scaling the rest by 1/(1-p))."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def forward(self, x):
+        return F.dropout(x, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class MaxPool2d(Module):
+    """Max over kernel_size windows of (N, C, H, W) inputs (stride defaults to kernel_size)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.ceil_mode = ceil_mode
+
+    def forward(self, x):
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")

@@ -1,0 +1,383 @@
+"""Module: the base class of layers — parameters, submodules, modes and state dicts."""
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+from gradkit._tensor import Tensor
+from gradkit.autograd.grad_mode import no_grad
+from gradkit.autograd.graph import RemovableHandle, add_hook
+from gradkit.nn.parameter import Parameter
+
+
+class IncompatibleKeys(NamedTuple):
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+class Module:
+    """Base class of every layer: assign Parameters and Modules as attributes.
+
+    >>> class Affine(gradkit.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.scale = gradkit.nn.Parameter(gradkit.ones(3))
+    ...     def forward(self, x):
+    ...         return x * self.scale
+    >>> [name for name, _ in Affine().named_parameters()]
+    ['scale']
+    """
+
+    training: bool
+
+    def __init__(self) -> None:
+        # object.__setattr__: our own __setattr__ needs these dicts to exist
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def __call__(self, *args, **kwargs):
+        for hook in tuple(self._forward_pre_hooks.values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        output = self.forward(*args, **kwargs)
+        for hook in tuple(self._forward_hooks.values()):
+            result = hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
+
+    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, args, output)`` after forward; a non-None result replaces output."""
+        return add_hook(self._forward_hooks, hook)
+
+    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, args)`` before forward; a non-None result replaces args."""
+        return add_hook(self._forward_pre_hooks, hook)
+
+    # -- attribute registration --------------------------------------------------------
+    def __setattr__(self, name: str, value: Any) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign to a Module before Module.__init__() call")
+        params, buffers, modules = self._parameters, self._buffers, self._modules
+        if isinstance(value, Parameter):
+            self._forget(name)
+            params[name] = value
+        elif name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter "
+                                f"'{name}' (gradkit.nn.Parameter or None expected)")
+            params[name] = None
+        elif isinstance(value, Module):
+            self._forget(name)
+            modules[name] = value
+        elif name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
+                                f"'{name}' (gradkit.nn.Module or None expected)")
+            modules[name] = None
+        elif name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                "(gradkit.Tensor or None expected)")
+            buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name: str) -> None:
+        self.__dict__.pop(name, None)
+        for registry in (self._parameters, self._buffers, self._modules):
+            registry.pop(name, None)
+
+    def __getattr__(self, name: str) -> Any:
+        # only called when normal lookup fails: look in the registries
+        for registry in ("_parameters", "_buffers", "_modules"):
+            found = self.__dict__.get(registry)
+            if found is not None and name in found:
+                return found[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        for registry in (self._parameters, self._buffers, self._modules):
+            if name in registry:
+                del registry[name]
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+                            f"'{name}' (gradkit.nn.Parameter or None required)")
+        _check_name(self, name, "parameter")
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """A tensor that is state but not a parameter (in state_dict unless not persistent)."""
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
+                            f"'{name}' (gradkit.Tensor or None required)")
+        _check_name(self, name, "buffer")
+        self._buffers[name] = tensor
+        if not persistent:
+            self.__dict__.setdefault("_non_persistent", set()).add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        _check_name(self, name, "module")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    # -- traversal ---------------------------------------------------------------------
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """This module and every submodule, depth first, with dotted names."""
+        memo = set() if memo is None else memo
+        if remove_duplicate:
+            if self in memo:
+                return
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is not None:
+                yield from module.named_modules(memo, f"{prefix}.{name}" if prefix else name,
+                                                remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in seen:
+                seen.add(module)
+                yield name, module
+
+    def children(self) -> Iterator[Module]:
+        for _, module in self.named_children():
+            yield module
+
+    def _named_members(self, registry: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool = True):
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        seen = set()
+        for module_prefix, module in modules:
+            for name, value in getattr(module, registry).items():
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                seen.add(id(value))
+                yield (f"{module_prefix}.{name}" if module_prefix else name), value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every learnable Parameter (each once, even if shared): what optimizers take."""
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, buffer in self.named_buffers(recurse=recurse):
+            yield buffer
+
+    def get_submodule(self, target: str) -> Module:
+        module = self
+        for item in target.split(".") if target else ():
+            if item not in module._modules:
+                raise AttributeError(f"{type(module).__name__} has no attribute `{item}`")
+            module = module._modules[item]
+        return module
+
+    # -- modes and bulk changes --------------------------------------------------------
+    def train(self, mode: bool = True) -> Module:
+        """Training mode (dropout active) for this module and its children; returns self."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for module in self.modules():
+            object.__setattr__(module, "training", mode)
+        return self
+
+    def eval(self) -> Module:
+        """Evaluation mode: same as ``train(False)``."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for param in self.parameters():
+            param.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's ``.grad`` (to None by default, as torch does)."""
+        for param in self.parameters():
+            _reset_grad(param, set_to_none)
+
+    def apply(self, fn: Callable[[Module], None]) -> Module:
+        """Call ``fn`` on every submodule (children first) and on self, e.g. to initialise."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, *args, **kwargs) -> Module:
+        """Move/cast parameters and buffers in place (floating point ones for dtypes)."""
+        def convert(t: Tensor) -> Tensor:
+            if not t.is_floating_point() and not t.is_complex():
+                kw = {k: v for k, v in kwargs.items() if k != "dtype"}
+                return t.to(*[a for a in args if not _is_dtype(a)], **kw)
+            return t.to(*args, **kwargs)
+        return self._apply(convert)
+
+    def double(self) -> Module:
+        from gradkit import backend
+        return self._apply(lambda t: t.to(backend.float64) if t.is_floating_point() else t)
+
+    def float(self) -> Module:
+        from gradkit import backend
+        return self._apply(lambda t: t.to(backend.float32) if t.is_floating_point() else t)
+
+    def cpu(self) -> Module:
+        return self.to("cpu")
+
+    def cuda(self, device=None) -> Module:
+        return self.to("cuda" if device is None else device)
+
+    def _apply(self, convert: Callable[[Tensor], Tensor]) -> Module:
+        for module in self.modules():
+            for param in module._parameters.values():
+                if param is None:
+                    continue
+                with no_grad():
+                    new = convert(param)
+                if new is not param:
+                    # rebind the Parameter object itself, so optimizers built earlier follow
+                    param._data = new._data
+                    param._vc[0] += 1
+                    if param.grad is not None:
+                        param.grad = convert(param.grad)
+            for name, buffer in module._buffers.items():
+                if buffer is not None:
+                    module._buffers[name] = convert(buffer)
+        return self
+
+    # -- state dicts -------------------------------------------------------------------
+    def state_dict(self, destination: dict | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> OrderedDict:
+        """Parameters and persistent buffers by dotted name (detached unless keep_vars)."""
+        destination = OrderedDict() if destination is None else destination
+        for module_prefix, module in self.named_modules(prefix=prefix.rstrip(".")):
+            skip = module.__dict__.get("_non_persistent", ())
+            dot = module_prefix + "." if module_prefix else ""
+            for registry in (module._parameters, module._buffers):
+                for name, value in registry.items():
+                    if value is not None and name not in skip:
+                        destination[dot + name] = value if keep_vars else value.detach()
+        return destination
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True,
+                        assign: bool = False) -> IncompatibleKeys:
+        """Copy values from ``state_dict`` into parameters and buffers, in place."""
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        own = self.state_dict(keep_vars=True)
+        missing = [key for key in own if key not in state_dict]
+        unexpected = [key for key in state_dict if key not in own]
+        errors = []
+        for key, target in own.items():
+            if key not in state_dict:
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                errors.append(f'While copying the parameter named "{key}", expected '
+                              f"gradkit.Tensor or Tensor-like object from checkpoint but "
+                              f"received {type(value)}")
+            elif tuple(value.shape) != tuple(target.shape):
+                errors.append(f"size mismatch for {key}: copying a param with shape "
+                              f"{value.shape} from checkpoint, the shape in current model is "
+                              f"{target.shape}.")
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        with no_grad():
+            for key, target in own.items():
+                if key in state_dict:
+                    target.copy_(state_dict[key])
+        return IncompatibleKeys(missing, unexpected)
+
+    # -- printing ----------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        """The text inside this module's parentheses in repr (override in layers)."""
+        return ""
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        lines = [line for line in self.extra_repr().split("\n") if line]
+        for name, module in self._modules.items():
+            child = repr(module).replace("\n", "\n  ")
+            lines.append(f"({name}): {child}")
+        if not self._modules and len(lines) <= 1:
+            return f"{self._get_name()}({lines[0] if lines else ''})"
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)
+                      | set(self._modules))
+
+
+def _check_name(module: Module, name: str, kind: str) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError(f'{kind} name can\'t contain "."')
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    registry = {"parameter": "_parameters", "buffer": "_buffers", "module": "_modules"}[kind]
+    if name in module.__dict__ or (hasattr(module, name) and
+                                   name not in getattr(module, registry)):
+        raise KeyError(f"attribute '{name}' already exists")
+
+
+def _is_dtype(arg) -> bool:
+    from gradkit import backend
+    return isinstance(arg, backend.dtype)
+
+
+def _reset_grad(param: Tensor, set_to_none: bool) -> None:
+    """Shared by Module.zero_grad and Optimizer.zero_grad."""
+    grad = param.grad
+    if grad is None:
+        return
+    if set_to_none:
+        param.grad = None
+        return
+    if grad.grad_fn is not None:
+        grad.detach_()
+    else:
+        grad.requires_grad_(False)
+    with no_grad():
+        grad.zero_()

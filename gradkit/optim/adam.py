@@ -1,0 +1,91 @@
+"""Adam and AdamW (decoupled weight decay), with optional AMSGrad."""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from gradkit import ops
+from gradkit.creation import tensor, zeros_like
+from gradkit.optim.optimizer import Optimizer
+
+
+class Adam(Optimizer):
+    """torch.optim.Adam: bias-corrected moment estimates; weight decay added to the gradient.
+
+    >>> w = gradkit.tensor([1.0], requires_grad=True)
+    >>> opt = gradkit.optim.Adam([w], lr=0.1)
+    >>> (w * w).sum().backward(); opt.step()
+    >>> w
+    tensor([0.9000], requires_grad=True)
+    """
+
+    decoupled_weight_decay = False
+
+    def __init__(self, params: Iterable, lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0, amsgrad: bool = False, *,
+                 maximize: bool = False) -> None:
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if eps < 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        for i, beta in enumerate(betas):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize))
+
+    def _update_group(self, group: dict) -> None:
+        lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
+        beta1, beta2 = group["betas"]
+        for param in group["params"]:
+            grad = param.grad
+            if grad is None:
+                continue
+            if group["maximize"]:
+                grad = -grad
+            state = self.state[param]
+            if not state:
+                state["step"] = tensor(0.0)
+                state["exp_avg"] = zeros_like(param)
+                state["exp_avg_sq"] = zeros_like(param)
+                if group["amsgrad"]:
+                    state["max_exp_avg_sq"] = zeros_like(param)
+            step = state["step"].add_(1).item()
+            if weight_decay != 0:
+                if self.decoupled_weight_decay:
+                    param.mul_(1 - lr * weight_decay)
+                else:
+                    grad = grad.add(param, alpha=weight_decay)
+            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
+            exp_avg_sq.mul_(beta2).add_(grad * ops.conj(grad), alpha=1 - beta2)
+            if group["amsgrad"]:
+                second_moment = state["max_exp_avg_sq"].copy_(
+                    ops.maximum(state["max_exp_avg_sq"], exp_avg_sq))
+            else:
+                second_moment = exp_avg_sq
+            bias_correction1 = 1 - beta1 ** step
+            bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
+            denom = second_moment.sqrt().div_(bias_correction2_sqrt).add_(eps)
+            param.sub_(exp_avg / denom, alpha=lr / bias_correction1)
+
+
+class AdamW(Adam):
+    """torch.optim.AdamW: Adam whose weight decay shrinks the parameters directly.
+
+    >>> opt = gradkit.optim.AdamW([gradkit.zeros(2, requires_grad=True)], lr=1e-3)
+    >>> opt.defaults["weight_decay"]
+    0.01
+    """
+
+    decoupled_weight_decay = True
+
+    def __init__(self, params: Iterable, lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *,
+                 maximize: bool = False) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

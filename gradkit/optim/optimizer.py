@@ -1,0 +1,125 @@
+"""Optimizer: parameter groups, per-parameter state, zero_grad and state dicts."""
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from gradkit._tensor import Tensor
+from gradkit.autograd.grad_mode import enable_grad, no_grad
+
+_REQUIRED = object()  # marks a hyper-parameter with no default (none of ours today)
+
+
+class Optimizer:
+    """Base class: subclasses implement ``_update_group(group)`` for one parameter group.
+
+    Parameters are updated in place under ``no_grad`` (their ``_version`` bumps), so
+    tensors saved for a backward that is still pending notice the change.
+    """
+
+    def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self.state: defaultdict[Tensor, dict] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            f"Tensors or dicts, but got {type(params).__name__}")
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own hyper-parameters (missing ones: defaults)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        for param in params:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(param).__name__}")
+            if not param.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        group = {**self.defaults, **param_group, "params": params}
+        missing = [k for k, v in group.items() if v is _REQUIRED]
+        if missing:
+            raise ValueError(f"parameter group didn't specify a value of required "
+                             f"optimization parameter {missing[0]}")
+        existing = {id(p) for g in self.param_groups for p in g["params"]}
+        if existing & {id(p) for p in params}:
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of every optimized parameter (to None by default)."""
+        from gradkit.nn.module import _reset_grad
+        for group in self.param_groups:
+            for param in group["params"]:
+                _reset_grad(param, set_to_none)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; returns closure() if given."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _update_group(self, group: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    # -- state dicts -------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """``{"state": {index: {...}}, "param_groups": [...]}`` with parameters as indices."""
+        index = {}
+        groups = []
+        for group in self.param_groups:
+            for param in group["params"]:
+                index.setdefault(id(param), len(index))
+            groups.append({**group, "params": [index[id(p)] for p in group["params"]]})
+        state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore hyper-parameters and state (copied; tensors cast to each parameter)."""
+        state_dict = copy.deepcopy(state_dict)
+        groups = self.param_groups
+        saved_groups = state_dict["param_groups"]
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        pairs = list(zip(groups, saved_groups, strict=True))
+        if any(len(g["params"]) != len(s["params"]) for g, s in pairs):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        by_index = {i: p for g, s in pairs for i, p in zip(s["params"], g["params"], strict=True)}
+        self.state = defaultdict(dict)
+        for i, values in state_dict["state"].items():
+            param = by_index.get(int(i))
+            if param is not None:
+                self.state[param] = {k: _cast_like(param, k, v) for k, v in values.items()}
+        self.param_groups = [{**s, "params": g["params"]} for g, s in pairs]
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
+        return "\n".join(lines) + "\n)"
+
+
+def _cast_like(param: Tensor, key: str, value: Any) -> Any:
+    """State tensors follow the parameter's dtype and device (the step count stays as is)."""
+    if not isinstance(value, Tensor) or key == "step":
+        return value
+    if value.is_floating_point():
+        return value.to(param.device, param.dtype)
+    return value.to(param.device)

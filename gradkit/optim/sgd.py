@@ -1,0 +1,53 @@
+"""Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gradkit.optim.optimizer import Optimizer
+
+
+class SGD(Optimizer):
+    """torch.optim.SGD: ``p -= lr * (g + momentum terms)``, in place.
+
+    >>> w = gradkit.tensor([1.0], requires_grad=True)
+    >>> opt = gradkit.optim.SGD([w], lr=0.1)
+    >>> (w * w).sum().backward(); opt.step()
+    >>> w
+    tensor([0.8000], requires_grad=True)
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+                 *, maximize: bool = False) -> None:
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize))
+
+    def _update_group(self, group: dict) -> None:
+        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        weight_decay = group["weight_decay"]
+        for param in group["params"]:
+            grad = param.grad
+            if grad is None:
+                continue
+            if group["maximize"]:
+                grad = -grad
+            if weight_decay != 0:
+                grad = grad.add(param, alpha=weight_decay)
+            if momentum != 0:
+                state = self.state[param]
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = grad.clone()
+                else:
+                    buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+                grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+            param.add_(grad, alpha=-lr)

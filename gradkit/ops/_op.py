@@ -21,6 +21,7 @@ so every op is differentiable to any order without extra code.
 from __future__ import annotations
 
 import inspect
+from sys import modules as _modules
 
 import numpy as np
 
@@ -220,9 +221,9 @@ def dispatch(op: Op, args: tuple, params: dict):
     if needs_grad and grad_state.grad_enabled and op.differentiable:
         result = _record(op, args, datas, params, out)
     elif op.outputs == 1:
-        result = Tensor._make(xp.asarray(out) if type(out) is not np.ndarray else out)
+        result = Tensor._make(out if type(out) is np.ndarray else _as_array(xp, out))
     else:
-        result = tuple(Tensor._make(xp.asarray(o)) for o in out)
+        result = tuple(Tensor._make(_as_array(xp, o)) for o in out)
     if op.view:
         _mark_view(op, args[0], result, params)
     if _forward_ad is not None and _forward_ad.has_tangents(args):
@@ -242,9 +243,9 @@ def _dispatch_observed(op, args, datas, params, needs_grad):
             first = result if op.outputs == 1 else result[0]
             node = first.grad_fn
         elif op.outputs == 1:
-            result = Tensor._make(xp.asarray(out))
+            result = Tensor._make(_as_array(xp, out))
         else:
-            result = tuple(Tensor._make(xp.asarray(o)) for o in out)
+            result = tuple(Tensor._make(_as_array(xp, o)) for o in out)
         if op.view:
             _mark_view(op, args[0], result, params)
         if _forward_ad is not None and _forward_ad.has_tangents(args):
@@ -258,13 +259,42 @@ def _dispatch_observed(op, args, datas, params, needs_grad):
 def _xp_of(datas):
     for d in datas:
         if isinstance(d, _ARRAY_TYPES):
+            if "cupy" in _modules:  # GPU arrays may exist: the other inputs must be on the CPU
+                _check_same_device(datas)
             return np
         if hasattr(d, "__cuda_array_interface__"):
+            _check_same_device(datas)
             from gradkit.backend import get_array_module
             return get_array_module(d)
         if isinstance(d, (list, tuple)) and d:
             return _xp_of(d)
     return np
+
+
+def _check_same_device(datas) -> None:
+    """torch's error when one op meets arrays of two devices (NumPy scalars have none)."""
+    from gradkit.backend import device_of
+    found = []
+    stack = list(reversed(datas))  # popped in argument order
+    while stack:
+        d = stack.pop()
+        if isinstance(d, (list, tuple)):
+            stack.extend(reversed(d))
+        elif type(d) is np.ndarray or hasattr(d, "__cuda_array_interface__"):
+            dev = device_of(d)
+            if dev not in found:
+                found.append(dev)
+    if len(found) > 1:
+        first, second = sorted(found, key=lambda dv: dv.type != "cuda")[:2]
+        raise RuntimeError("Expected all tensors to be on the same device, but found at least "
+                           f"two devices, {first} and {second}!")
+
+
+def _as_array(xp, out):
+    """Scalars (NumPy reductions) become 0-d arrays; arrays of any device stay as they are."""
+    if type(out) is np.ndarray or hasattr(out, "__cuda_array_interface__"):
+        return out
+    return xp.asarray(out)
 
 
 def _edge(a):
@@ -282,14 +312,14 @@ def _record(op: Op, args, datas, params, out):
     node_params = {**op.defaults, **params} if op.defaults else params
     node = Node(op, edges, None, node_params, meta)
     if op.outputs == 1:
-        result = Tensor._make(out if type(out) is np.ndarray else _xp_of(datas).asarray(out),
+        result = Tensor._make(out if type(out) is np.ndarray else _as_array(_xp_of(datas), out),
                               node, 0)
         outputs = (result,)
     else:
         xp = _xp_of(datas)
         diff = op.differentiable_outputs
         outputs = tuple(
-            Tensor._make(xp.asarray(o), node if diff is None or i in diff else None, i)
+            Tensor._make(_as_array(xp, o), node if diff is None or i in diff else None, i)
             for i, o in enumerate(out))
         node.extras().output_meta = tuple((o._data.shape, o._data.dtype, xp) for o in outputs)
         result = outputs

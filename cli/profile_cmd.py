@@ -10,7 +10,8 @@ import click
 
 from gradkit.cli import render
 from gradkit.cli.script_command import (
-    SCRIPT_CONTEXT, anomaly_mode, report_script_failure, run_user_script, script_arguments)
+    SCRIPT_CONTEXT, anomaly_mode, report_script_failure, require_script, run_user_script,
+    script_arguments)
 
 
 def _parse_schedule(ctx: click.Context, param: click.Parameter, value: str | None):
@@ -64,6 +65,7 @@ def profile(output: str | None, sort_by: str, row_limit: int, group_by_input_sha
     """
     from gradkit import profiler
 
+    require_script(script)
     trace_path = Path(output) if output else _default_trace_path(script)
     _prepare_output(trace_path)
     console = render.make_console(no_color)

@@ -10,7 +10,7 @@ import click
 from gradkit.cli import render
 
 from gradkit.cli.script_runner import (
-    ScriptNotFoundError, ScriptResult, format_script_traceback, run_script)
+    ScriptNotFoundError, ScriptResult, check_script, format_script_traceback, run_script)
 
 # After SCRIPT every token belongs to the script, even ``--help`` or ``-o``.
 SCRIPT_CONTEXT = {"ignore_unknown_options": True, "allow_interspersed_args": False}
@@ -22,12 +22,18 @@ def script_arguments(command: Callable) -> Callable:
     return click.argument("script", type=click.Path(dir_okay=False))(command)
 
 
-def run_user_script(script: str, args: tuple[str, ...]) -> ScriptResult:
-    """Run the script; a missing one is a one-line ``Error: ...``, never a traceback."""
+def require_script(script: str) -> None:
+    """A missing script is a one-line ``Error: ...``, never a traceback."""
     try:
-        return run_script(script, args)
+        check_script(script)
     except ScriptNotFoundError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def run_user_script(script: str, args: tuple[str, ...]) -> ScriptResult:
+    """Run the script (checked first with :func:`require_script`)."""
+    require_script(script)
+    return run_script(script, args)
 
 
 def anomaly_mode(enabled: bool, check_forward: bool = False) -> contextlib.AbstractContextManager:

@@ -42,9 +42,7 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = ()) 
     >>> run_script("train.py", ["--epochs", "1"]).exit_code  # doctest: +SKIP
     0
     """
-    script = Path(path)
-    if not script.is_file():
-        raise ScriptNotFoundError(f"script not found: {path}")
+    script = check_script(path)
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [str(path), *args]
     sys.path.insert(0, str(script.resolve().parent))
@@ -61,6 +59,14 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = ()) 
         sys.argv = saved_argv
         sys.path[:] = saved_path
         _flush_std_streams()
+
+
+def check_script(path: str | os.PathLike) -> Path:
+    """``path`` as a Path if it is a file, else ScriptNotFoundError."""
+    script = Path(path)
+    if not script.is_file():
+        raise ScriptNotFoundError(f"script not found: {path}")
+    return script
 
 
 def _exit_code_of(exc: SystemExit) -> int:

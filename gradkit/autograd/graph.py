@@ -246,8 +246,12 @@ class SavedTensor:
         if self.version_counter[0] != self.version:
             from gradkit.backend import from_numpy_dtype
             desc = f"gradkit.{from_numpy_dtype(self.data.dtype).name} {list(self.data.shape)}"
-            owner = (f", which is output {self.output_nr} of {node.name()}" if self.output_nr >= 0
-                     else "")
+            owner = ""
+            if self.output_nr >= 0:
+                owner = f", which is output {self.output_nr} of {node.name()}"
+            elif self.tensor is not None and self.tensor.grad_fn is not None:
+                owner = (f", which is output {self.tensor._output_nr} of "
+                         f"{self.tensor.grad_fn.name()}")
             raise _version_error(desc, owner, self.version_counter[0], self.version)
         if not as_tensor:
             return self.data

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd.graph import SavedTensor
 from gradkit.ops._op import op, replay_view
 
 
@@ -49,7 +50,17 @@ def inplace(tensor, out_of_place, *args, **kwargs):
             tensor.grad_fn = result.grad_fn
             tensor._output_nr = result._output_nr
             tensor._requires_grad = result._requires_grad
+        _resave_output(result, tensor)
     return tensor
+
+
+def _resave_output(result, tensor) -> None:
+    """A node that saved its output now saves ``tensor`` (the output lives there, as in torch)."""
+    node = result.grad_fn
+    for saved in (node.saved or ()) if node is not None else ():
+        if type(saved) is SavedTensor and saved.output_nr >= 0 and saved.data is result._data:
+            saved.data, saved.version_counter = tensor._data, tensor._vc
+            saved.version = tensor._vc[0]
 
 
 def _write(tensor, values) -> None:

@@ -14,6 +14,7 @@ runs the same rules on Tensors with grad mode on, which records them.
 from __future__ import annotations
 
 import heapq
+import threading
 
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import state as grad_state
@@ -240,13 +241,34 @@ def run(roots, seeds, retain_graph: bool, create_graph: bool, targets=None,
     """
     previous_mode = grad_state.grad_enabled
     grad_state.grad_enabled = create_graph
+    _callbacks.stack = (*_callbacks.stack, [])
     try:
         if observers.active:
-            return observers.observe_backward(_execute, roots, seeds, retain_graph, create_graph,
-                                              targets, accumulate)
-        return _execute(roots, seeds, retain_graph, create_graph, targets, accumulate)
+            captured = observers.observe_backward(_execute, roots, seeds, retain_graph,
+                                                  create_graph, targets, accumulate)
+        else:
+            captured = _execute(roots, seeds, retain_graph, create_graph, targets, accumulate)
     finally:
         grad_state.grad_enabled = previous_mode
+        queued = _callbacks.stack[-1]
+        _callbacks.stack = _callbacks.stack[:-1]
+    for callback in queued:  # after leaves accumulated: multi-grad hooks see every gradient
+        callback()
+    return captured
+
+
+class _Callbacks(threading.local):
+    stack: tuple = ()  # one list per engine pass running on this thread (innermost last)
+
+
+_callbacks = _Callbacks()
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` when the innermost backward pass of this thread has finished."""
+    if not _callbacks.stack:
+        raise RuntimeError("queue_callback can only be called during the backward pass")
+    _callbacks.stack[-1].append(callback)
 
 
 def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):

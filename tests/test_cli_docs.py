@@ -1,0 +1,65 @@
+"""docs/cli.md is click's --help of every command; this test keeps them in sync.
+
+Regenerate after changing a command: python tests/test_cli_docs.py
+"""
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+
+from gradkit.cli.main import main
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+
+INTRO = """# gradkit command line
+
+`gradkit` (or `python -m gradkit`) profiles scripts, runs them under anomaly
+mode and summarizes Chrome traces. Every command runs SCRIPT as `__main__`
+with its own argv, like `python SCRIPT ARGS...`, and exits with the script's
+exit code (an uncaught exception gives 1, Ctrl-C gives 130). A failing or
+interrupted script still leaves a trace of what ran. Errors about gradkit's
+own inputs (missing script, unreadable trace, unwritable output) are one line
+starting with `Error:`.
+
+Output is coloured on a terminal and plain text when piped, with `--no-color`
+or when the `NO_COLOR` environment variable is set.
+
+This reference is generated from `--help` (see `tests/test_cli_docs.py`).
+"""
+
+
+def command_paths(group: click.Group = main, prefix: tuple[str, ...] = ()) -> list[tuple]:
+    """Every command path under the group, depth first: (), ("profile",), ("trace", "summary")."""
+    paths = [prefix]
+    for name in sorted(group.commands):
+        command = group.commands[name]
+        if isinstance(command, click.Group):
+            paths += command_paths(command, (*prefix, name))
+        else:
+            paths.append((*prefix, name))
+    return paths
+
+
+def cli_reference() -> str:
+    sections = [INTRO]
+    for path in command_paths():
+        result = CliRunner().invoke(main, [*path, "--help"], prog_name="gradkit",
+                                    terminal_width=80)
+        assert result.exit_code == 0, result.output
+        title = " ".join(("gradkit", *path))
+        sections.append(f"## `{title}`\n\n```text\n{result.output.rstrip()}\n```\n")
+    return "\n".join(sections)
+
+
+def test_docs_match_help_output():
+    assert DOCS.read_text() == cli_reference(), (
+        "docs/cli.md is out of date: run `python tests/test_cli_docs.py`")
+
+
+def test_reference_covers_every_command():
+    assert command_paths() == [(), ("profile",), ("run",), ("trace",), ("trace", "summary")]
+
+
+if __name__ == "__main__":
+    DOCS.write_text(cli_reference())
+    print(f"wrote {DOCS}")

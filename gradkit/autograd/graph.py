@@ -192,7 +192,7 @@ def accumulate_node(leaf) -> AccumulateGrad:
 # -- saved tensors ----------------------------------------------------------------
 
 class _SavedHooksState(threading.local):
-    stack: list = []        # (pack, unpack) pairs, innermost last; rebound per thread
+    stack: tuple = ()       # (pack, unpack) pairs, innermost last; rebound, never mutated
     disabled: str | None = None
 
 
@@ -259,3 +259,9 @@ class SavedTensor:
             return self.tensor
         from gradkit._tensor import Tensor
         return Tensor._make(self.data, node, self.output_nr, self.version_counter)
+
+
+# the user-facing hooks live in their own files; torch users find them here
+from gradkit.autograd.multi_grad_hook import register_multi_grad_hook  # noqa: E402,F401
+from gradkit.autograd.saved_hooks import (  # noqa: E402,F401
+    disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks)

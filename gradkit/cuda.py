@@ -22,9 +22,8 @@ def device_count() -> int:
 
 def _require() -> object:
     if not is_available():
-        raise RuntimeError("Torch not compiled with CUDA enabled: gradkit found no CUDA device "
-                           "(install CuPy with pip install 'gradkit[cuda]' on a machine with an "
-                           "NVIDIA GPU)")
+        raise RuntimeError("gradkit found no CUDA device: it needs CuPy (pip install "
+                           "'gradkit[cuda]') and an NVIDIA GPU with its driver")
     return backend._cupy()
 
 

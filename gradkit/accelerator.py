@@ -1,4 +1,4 @@
-"""``gradkit.accelerator``: torch's device-agnostic accelerator API; CUDA (via CuPy) is the only one.
+"""``gradkit.accelerator``: torch's device-agnostic accelerator API (CUDA via CuPy is the one).
 
 >>> gradkit.accelerator.is_available()   # False on a machine without a GPU
 False

@@ -66,7 +66,7 @@ def _parse(equation: str, ndims) -> tuple[list[str], str]:
 
 @op(save="inputs")
 def _einsum(xp, *operands, equation):
-    return xp.einsum(equation, *operands)
+    return xp.einsum(equation, *operands, optimize=len(operands) > 1)  # BLAS when it helps
 
 
 _einsum.name = "einsum"

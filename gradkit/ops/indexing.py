@@ -228,8 +228,9 @@ def _pad_widths(xp, x, pad):
 
 
 @op(save="x.shape", linear=True)
-def pad(xp, x, pad, mode="constant", value=0.0):
+def pad(xp, x, pad=(), mode="constant", value=0.0):
     """torch.nn.functional.pad: ``pad`` lists (left, right) pairs from the last dim back."""
+    value = 0.0 if value is None else value
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unsupported padding mode: {mode}")
     widths, crop = _pad_widths(xp, x, pad)

@@ -1,0 +1,310 @@
+"""gradkit.nn: Module machinery, Parameter, init, containers and layers (vs torch.nn)."""
+import math
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import gradkit
+from gradkit import nn
+from gradkit.nn import init
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(gradkit.ones(3))
+        self.inner = nn.Sequential(nn.Tanh(), nn.Sigmoid())
+        self.register_buffer("count", gradkit.zeros(1))
+        self.register_buffer("scratch", gradkit.zeros(2), persistent=False)
+
+    def forward(self, x):
+        return self.inner(x * self.scale)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = Block()
+        self.second = Block()
+        self.shared = self.first  # the same module twice: reported once
+        self.bias = nn.Parameter(gradkit.zeros(3))
+
+    def forward(self, x):
+        return self.second(self.first(x)) + self.bias
+
+
+# -- Parameter ---------------------------------------------------------------------------
+
+def test_parameter_is_leaf_sharing_memory_and_version():
+    data = gradkit.zeros(3)
+    p = nn.Parameter(data)
+    assert p.requires_grad and p.is_leaf and isinstance(p, gradkit.Tensor)
+    with gradkit.no_grad():
+        data.add_(1)
+    assert p.tolist() == [1.0, 1.0, 1.0] and p._version == data._version
+    assert not nn.Parameter(data, requires_grad=False).requires_grad
+    assert repr(p).startswith("Parameter containing:\ntensor(")
+    assert type(p * 2) is gradkit.Tensor
+    with pytest.raises(TypeError, match="Parameter data must be a Tensor"):
+        nn.Parameter([1.0])
+
+
+# -- registration and traversal ----------------------------------------------------------
+
+def test_named_parameters_buffers_and_modules():
+    net = Net()
+    assert [n for n, _ in net.named_parameters()] == ["bias", "first.scale", "second.scale"]
+    assert [n for n, _ in net.named_buffers()] == [
+        "first.count", "first.scratch", "second.count", "second.scratch"]
+    assert [n for n, _ in net.named_modules()] == [
+        "", "first", "first.inner", "first.inner.0", "first.inner.1",
+        "second", "second.inner", "second.inner.0", "second.inner.1"]
+    assert [n for n, _ in net.named_children()] == ["first", "second"]
+    assert list(net.children()) == [net.first, net.second]
+    assert len(list(net.parameters(recurse=False))) == 1
+    assert net.get_submodule("first.inner.1") is net.first.inner[1]
+
+
+def test_setattr_rules():
+    block = Block()
+    block.scale = None  # a registered parameter may be cleared
+    assert "scale" in block._parameters and list(block.parameters()) == []
+    with pytest.raises(TypeError, match="cannot assign 'Tensor' as parameter 'scale'"):
+        block.scale = gradkit.ones(3)
+    with pytest.raises(TypeError, match="cannot assign 'int' as child module 'inner'"):
+        block.inner = 3
+    with pytest.raises(TypeError, match="cannot assign 'str' as buffer 'count'"):
+        block.count = "x"
+    block.count = gradkit.ones(1)
+    assert block.count.tolist() == [1.0]
+    del block.inner
+    assert "inner" not in block._modules
+    with pytest.raises(AttributeError, match="'Block' object has no attribute 'missing'"):
+        block.missing  # noqa: B018
+
+
+def test_register_errors():
+    block = Block()
+    with pytest.raises(KeyError, match=r"parameter name can.*t contain \"\.\""):
+        block.register_parameter("a.b", None)
+    with pytest.raises(KeyError, match="attribute 'forward' already exists"):
+        block.register_buffer("forward", gradkit.zeros(1))
+    with pytest.raises(TypeError, match="cannot assign 'Tensor' object to parameter 'w'"):
+        block.register_parameter("w", gradkit.zeros(1))
+    with pytest.raises(TypeError, match="int is not a Module subclass"):
+        block.add_module("m", 3)
+
+    class Early(nn.Module):
+        def __init__(self):
+            self.w = nn.Parameter(gradkit.zeros(1))
+
+    with pytest.raises(AttributeError, match="before Module.__init__"):
+        Early()
+
+
+def test_missing_forward():
+    with pytest.raises(NotImplementedError, match=r'Module \[Module\] is missing the required '
+                                                  '"forward" function'):
+        nn.Module()(gradkit.zeros(1))
+
+
+def test_train_eval_and_requires_grad():
+    net = Net()
+    assert net.eval() is net
+    assert not any(m.training for m in net.modules())
+    net.train()
+    assert all(m.training for m in net.modules())
+    with pytest.raises(ValueError, match="training mode is expected to be boolean"):
+        net.train("yes")
+    net.requires_grad_(False)
+    assert not any(p.requires_grad for p in net.parameters())
+
+
+def test_zero_grad_and_backward_through_modules():
+    net = Net()
+    x = gradkit.tensor([0.5, -1.0, 2.0])
+    net(x).sum().backward()
+    assert all(p.grad is not None for p in net.parameters())
+    net.zero_grad(set_to_none=False)
+    assert all(p.grad.tolist() == [0.0] * 3 for p in net.parameters())
+    net.zero_grad()
+    assert all(p.grad is None for p in net.parameters())
+
+
+def test_forward_hooks():
+    block = Block()
+    seen = []
+    pre = block.register_forward_pre_hook(lambda m, args: (args[0] * 0,))
+    post = block.register_forward_hook(lambda m, args, out: seen.append(args[0].tolist()))
+    block(gradkit.ones(3))
+    assert seen == [[0.0, 0.0, 0.0]]
+    pre.remove()
+    post.remove()
+    block(gradkit.ones(3))
+    assert len(seen) == 1
+
+
+def test_apply_visits_children_first():
+    order = []
+    Net().apply(lambda m: order.append(type(m).__name__))
+    assert order[-1] == "Net" and order[:3] == ["Tanh", "Sigmoid", "Sequential"]
+
+
+def test_double_casts_parameters_in_place():
+    net = Net()
+    param = net.bias
+    net.double()
+    assert net.bias is param and param.dtype == gradkit.float64
+    assert net.first.count.dtype == gradkit.float64
+
+
+# -- state dicts -------------------------------------------------------------------------
+
+def test_state_dict_round_trip():
+    source, target = Net(), Net()
+    with gradkit.no_grad():
+        source.bias.add_(3)
+        source.first.count.fill_(7)
+    sd = source.state_dict()
+    assert list(sd) == ["bias", "first.scale", "first.count", "second.scale", "second.count"]
+    assert all(not v.requires_grad for v in sd.values())
+    result = target.load_state_dict(sd)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert target.bias.tolist() == [3.0] * 3 and target.first.count.tolist() == [7.0]
+    assert target.bias._version > 0  # copied in place
+
+
+def test_load_state_dict_errors():
+    net = Net()
+    sd = net.state_dict()
+    del sd["bias"]
+    sd["extra"] = gradkit.zeros(1)
+    with pytest.raises(RuntimeError, match=r'Error\(s\) in loading state_dict for Net:\n\t'
+                                           r'Missing key\(s\) in state_dict: "bias". \n\t'
+                                           r'Unexpected key\(s\) in state_dict: "extra". '):
+        net.load_state_dict(sd)
+    result = net.load_state_dict(sd, strict=False)
+    assert result.missing_keys == ["bias"] and result.unexpected_keys == ["extra"]
+    bad = net.state_dict()
+    bad["bias"] = gradkit.zeros(4)
+    with pytest.raises(RuntimeError, match=r"size mismatch for bias: copying a param with shape "
+                                           r"gradkit.Size\(\[4\]\) from checkpoint, the shape in "
+                                           r"current model is gradkit.Size\(\[3\]\)."):
+        net.load_state_dict(bad)
+    with pytest.raises(TypeError, match="Expected state_dict to be dict-like"):
+        net.load_state_dict([1])
+
+
+# -- containers and repr -----------------------------------------------------------------
+
+def test_sequential_indexing():
+    seq = nn.Sequential(nn.Tanh(), nn.ReLU(), nn.Sigmoid())
+    assert isinstance(seq[-1], nn.Sigmoid) and len(seq) == 3
+    assert isinstance(seq[1:], nn.Sequential) and len(seq[1:]) == 2
+    del seq[0]
+    assert [type(m).__name__ for m in seq] == ["ReLU", "Sigmoid"]
+    assert list(seq._modules) == ["0", "1"]
+    with pytest.raises(IndexError, match="index 5 is out of range"):
+        seq[5]
+    named = nn.Sequential(OrderedDict(act=nn.Tanh()))
+    assert named.act is named[0]
+    x = gradkit.tensor([-1.0, 0.5])
+    np.testing.assert_allclose(nn.Sequential(nn.ReLU(), nn.Sigmoid())(x).tolist(),
+                               1 / (1 + np.exp(-np.maximum([-1.0, 0.5], 0))), rtol=1e-6)
+
+
+def test_module_list():
+    blocks = nn.ModuleList([Block(), Block()])
+    blocks.append(Block())
+    assert len(blocks) == 3 and len(list(blocks.parameters())) == 3
+    assert [n for n, _ in blocks.named_parameters()] == ["0.scale", "1.scale", "2.scale"]
+
+
+def test_repr_like_torch():
+    net = nn.Sequential(nn.Flatten(), nn.ReLU(), nn.GELU(approximate="tanh"),
+                        nn.Sequential(nn.Tanh()))
+    assert repr(net) == (
+        "Sequential(\n"
+        "  (0): Flatten(start_dim=1, end_dim=-1)\n"
+        "  (1): ReLU()\n"
+        "  (2): GELU(approximate='tanh')\n"
+        "  (3): Sequential(\n"
+        "    (0): Tanh()\n"
+        "  )\n"
+        ")")
+
+
+def test_activations_match_ops():
+    x = gradkit.tensor([[-2.0, 0.0, 1.5]], dtype=gradkit.float64)
+    np.testing.assert_allclose(nn.GELU()(x).tolist(), gradkit.gelu(x).tolist())
+    np.testing.assert_allclose(nn.Tanh()(x).tolist(), np.tanh([[-2.0, 0.0, 1.5]]))
+    assert nn.Flatten(0)(gradkit.zeros(2, 3, 4)).shape == (24,)
+    with pytest.raises(ValueError, match="approximate argument must be either none or tanh"):
+        nn.GELU("fast")
+
+
+# -- init --------------------------------------------------------------------------------
+
+def test_calculate_gain_matches_torch():
+    torch = pytest.importorskip("torch")
+    for name, param in [("linear", None), ("conv2d", None), ("sigmoid", None), ("tanh", None),
+                        ("relu", None), ("leaky_relu", None), ("leaky_relu", 0.2),
+                        ("leaky_relu", math.sqrt(5)), ("selu", None)]:
+        assert init.calculate_gain(name, param) == pytest.approx(
+            torch.nn.init.calculate_gain(name, param))
+    with pytest.raises(ValueError, match="Unsupported nonlinearity gelu"):
+        init.calculate_gain("gelu")
+    with pytest.raises(ValueError, match="negative_slope fast not a valid number"):
+        init.calculate_gain("leaky_relu", "fast")
+
+
+def test_fan_in_fan_out():
+    assert init._calculate_fan_in_and_fan_out(gradkit.empty(8, 3, 5, 5)) == (75, 200)
+    assert init._calculate_fan_in_and_fan_out(gradkit.empty(4, 6)) == (6, 4)
+    with pytest.raises(ValueError, match="fewer than 2 dimensions"):
+        init._calculate_fan_in_and_fan_out(gradkit.empty(3))
+    with pytest.raises(ValueError, match="Mode fan_avg not supported"):
+        init.kaiming_uniform_(gradkit.empty(3, 3), mode="fan_avg")
+
+
+@pytest.mark.parametrize("fill,low,high,std", [
+    (lambda w: init.uniform_(w, -0.5, 0.5), -0.5, 0.5, 1 / math.sqrt(12)),
+    (lambda w: init.kaiming_uniform_(w, a=math.sqrt(5)), -1 / math.sqrt(200),
+     1 / math.sqrt(200), 1 / math.sqrt(600)),
+    (lambda w: init.kaiming_normal_(w, nonlinearity="relu"), None, None, math.sqrt(2 / 200)),
+    (lambda w: init.xavier_uniform_(w), -math.sqrt(6 / 600), math.sqrt(6 / 600),
+     math.sqrt(2 / 600)),
+    (lambda w: init.xavier_normal_(w, gain=2.0), None, None, 2 * math.sqrt(2 / 600)),
+    (lambda w: init.normal_(w, 1.0, 0.1), None, None, 0.1),
+    (lambda w: init.trunc_normal_(w, std=1.0, a=-1.0, b=1.0), -1.0, 1.0, 0.5376),
+])
+def test_init_distributions(fill, low, high, std):
+    w = gradkit.empty(400, 200, dtype=gradkit.float64, requires_grad=True)
+    assert fill(w) is w
+    values = w.detach().numpy()
+    assert w.requires_grad and w.is_leaf and w._version == 1
+    if low is not None:
+        assert values.min() >= low and values.max() <= high
+    assert values.std() == pytest.approx(std, rel=0.02)
+
+
+def test_constant_inits_and_orthogonal():
+    w = gradkit.empty(3, 5, requires_grad=True)
+    assert init.ones_(w).tolist() == [[1.0] * 5] * 3
+    assert init.zeros_(w).tolist() == [[0.0] * 5] * 3
+    assert init.constant_(w, 2.5).tolist() == [[2.5] * 5] * 3
+    np.testing.assert_array_equal(init.eye_(w).detach().numpy(), np.eye(3, 5))
+    q = init.orthogonal_(gradkit.empty(3, 5, dtype=gradkit.float64)).numpy()
+    np.testing.assert_allclose(q @ q.T, np.eye(3), atol=1e-12)
+    with pytest.raises(ValueError, match="Only tensors with 2 dimensions are supported"):
+        init.eye_(gradkit.empty(2, 2, 2))
+    with pytest.raises(ValueError, match="Only tensors with 2 or more dimensions"):
+        init.orthogonal_(gradkit.empty(3))
+
+
+def test_init_follows_manual_seed():
+    gradkit.manual_seed(3)
+    a = init.normal_(gradkit.empty(5)).tolist()
+    gradkit.manual_seed(3)
+    assert init.normal_(gradkit.empty(5)).tolist() == a

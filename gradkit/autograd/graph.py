@@ -229,7 +229,7 @@ class SavedTensor:
             pack, self.unpack_hook = stack[-1]
             self.tensor = self.data = None
             self.packed = pack(tensor)
-        elif is_output:
+        elif is_output and tensor.grad_fn is not None:  # non-differentiable outputs: constants
             self.tensor, self.data = None, tensor._data
         else:
             self.tensor, self.data = tensor, tensor._data

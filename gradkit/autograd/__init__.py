@@ -1,6 +1,9 @@
 """gradkit.autograd: reverse-mode differentiation with torch.autograd's API."""
 from gradkit.autograd import graph  # noqa: F401
 from gradkit.autograd.engine import backward, grad  # noqa: F401
+from gradkit.autograd.anomaly_mode import (  # noqa: F401
+    AnomalyReport, detect_anomaly, is_anomaly_check_forward_enabled, is_anomaly_check_nan_enabled,
+    is_anomaly_enabled, set_detect_anomaly)
 from gradkit.autograd.grad_mode import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
     set_grad_enabled, set_multithreading_enabled)

@@ -295,7 +295,8 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
         _, _, node = heapq.heappop(ready)
         grads = buffers.pop(node, None) or [None]
         if node._extras is not None:
-            grads = _call_pre_hooks(node, grads, create_graph)
+            grads = (_observed_hooks(node, _call_pre_hooks, node, grads, create_graph) if observed
+                     else _call_pre_hooks(node, grads, create_graph))
         if node in capture:
             for slot, j in capture[node]:
                 captured[j] = grads[slot] if slot < len(grads) else None
@@ -328,7 +329,10 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
                 heapq.heappush(ready, (_priority(child), order, child))
                 order += 1
     for node, g in leaves:
-        _accumulate_into(node.variable, g, create_graph)
+        if observed:
+            _observed_hooks(node, _accumulate_into, node.variable, g, create_graph)
+        else:
+            _accumulate_into(node.variable, g, create_graph)
     return captured
 
 
@@ -389,14 +393,26 @@ def _seq(node) -> int:
 
 
 def _run_observed(node, grads, create_graph):
-    tokens = [obs.node_enter(node, grads) for obs in observers.active]
+    active = observers.active
+    tokens = [obs.node_enter(node, grads) for obs in active]
     grad_inputs = None
     try:
         grad_inputs = node.op.backward(node, grads, create_graph)
         return grad_inputs
+    except Exception as exc:
+        observers.notify_error(node, exc)
+        raise
     finally:
-        for obs, token in zip(observers.active, tokens):
-            obs.node_exit(token, grad_inputs)
+        observers.exit_nodes(active, tokens, grad_inputs)
+
+
+def _observed_hooks(node, run_hooks, *args):
+    """Run a hook stage of ``node`` so that observers hear of its exceptions (anomaly mode)."""
+    try:
+        return run_hooks(*args)
+    except Exception as exc:
+        observers.notify_error(node, exc)
+        raise
 
 
 def _validate(node, grad_inputs) -> tuple:

@@ -8,6 +8,7 @@ An observer implements any of::
 
     op_enter(name, inputs) -> token            op_exit(token, outputs, node)
     node_enter(node, grads) -> token           node_exit(token, grad_inputs)
+    node_error(node, exc)   (an exception in a node's backward or hooks; node_exit may raise)
     saved_pack(nbytes)                         saved_release(nbytes)
     backward_enter() -> token                  backward_exit(token)   (one engine run)
 """
@@ -34,6 +35,9 @@ class Observer:
     def node_exit(self, token, grad_inputs) -> None:
         pass
 
+    def node_error(self, node, exc) -> None:
+        pass
+
     def saved_pack(self, nbytes: int) -> None:
         pass
 
@@ -56,6 +60,25 @@ def observe_backward(execute, *args):
     finally:
         for o, token in zip(watching, tokens, strict=True):
             o.backward_exit(token)
+
+
+def notify_error(node, exc: Exception) -> None:
+    """Tell observers that running ``node`` (its backward or its hooks) raised ``exc``."""
+    for o in active:
+        if hasattr(o, "node_error"):
+            o.node_error(node, exc)
+
+
+def exit_nodes(watching, tokens, grad_inputs) -> None:
+    """node_exit for every observer, even when one raises (anomaly mode's NaN error)."""
+    error = None
+    for o, token in zip(watching, tokens, strict=True):
+        try:
+            o.node_exit(token, grad_inputs)
+        except Exception as exc:
+            error = error or exc
+    if error is not None:
+        raise error
 
 
 def attach(observer: Observer) -> None:

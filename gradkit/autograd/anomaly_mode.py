@@ -1,0 +1,359 @@
+"""Anomaly mode: find the forward line behind a NaN, cheaply.
+
+While enabled (per thread), every node remembers where the user's code created it,
+as ``(code, lasti)`` pairs of the user's frames (never frame objects, which would
+keep locals alive); text is made only when something goes wrong. In backward, a
+node that returns NaN raises ``RuntimeError("Function 'SqrtBackward0' returned nan
+values in its 0th output.")``; that error, and any other exception raised in a
+node's backward or its hooks, carries an :class:`AnomalyReport` as ``err.anomaly``
+and warns with the forward traceback, as PyTorch does::
+
+    with gradkit.autograd.detect_anomaly():
+        loss = model(x).sum()
+        loss.backward()          # RuntimeError naming the node and the forward line
+
+``check_forward=True`` also stops at the first op whose forward output has NaN/Inf.
+It all runs at the observer points of ``gradkit.autograd.observers``.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+import warnings
+
+from gradkit.autograd import anomaly_report as report_mod
+from gradkit.autograd import observers
+from gradkit.autograd.anomaly_report import AnomalyReport
+from gradkit.autograd.grad_mode import _DecoratorContextManager
+from gradkit.autograd.graph import AccumulateGrad
+
+__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled", "is_anomaly_check_forward_enabled", "AnomalyReport"]
+
+
+class _AnomalyState(threading.local):
+    enabled = False
+    check_nan = True
+    check_forward = False
+    current = None   # the node whose backward runs on this thread (parent of new nodes)
+    run = None       # [root node] of the innermost engine run on this thread
+
+
+state = _AnomalyState()
+
+
+def is_anomaly_enabled() -> bool:
+    """True while anomaly mode is on in this thread."""
+    return state.enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """True when anomaly mode checks backward outputs for NaN (``check_nan``)."""
+    return state.check_nan
+
+
+def is_anomaly_check_forward_enabled() -> bool:
+    """True when anomaly mode checks forward outputs for NaN/Inf (``check_forward``)."""
+    return state.check_forward
+
+
+# -- switching on and off: one observer, attached while any thread has the mode on ----
+
+_threads_enabled = 0
+_count_lock = threading.Lock()
+
+
+def _settings() -> tuple:
+    return state.enabled, state.check_nan, state.check_forward
+
+
+def _apply(enabled: bool, check_nan: bool, check_forward: bool) -> None:
+    global _threads_enabled
+    was = state.enabled
+    state.enabled, state.check_nan, state.check_forward = enabled, check_nan, check_forward
+    if was == enabled:
+        return
+    with _count_lock:
+        _threads_enabled += 1 if enabled else -1
+        if enabled and _threads_enabled == 1:
+            observers.attach(_observer)
+        elif not enabled and _threads_enabled == 0:
+            observers.detach(_observer)
+
+
+class detect_anomaly(_DecoratorContextManager):  # noqa: N801 - torch's spelling
+    """Context manager/decorator that enables anomaly detection in its block.
+
+    >>> with gradkit.autograd.detect_anomaly():
+    ...     x = gradkit.zeros(1, requires_grad=True)
+    ...     x.sqrt().sum().backward()   # raises, naming SqrtBackward0 and this line
+    """
+
+    def __init__(self, check_nan: bool = True, check_forward: bool = False) -> None:
+        self.check_nan = check_nan
+        self.check_forward = check_forward
+
+    def __enter__(self) -> None:
+        self.prev = _settings()
+        _apply(True, self.check_nan, self.check_forward)
+
+    def __exit__(self, *exc) -> None:
+        _apply(*self.prev)
+
+    def clone(self):
+        return detect_anomaly(self.check_nan, self.check_forward)
+
+
+class set_detect_anomaly(_DecoratorContextManager):  # noqa: N801
+    """Turn anomaly detection on/off at once; as a context manager, restore on exit.
+
+    >>> gradkit.autograd.set_detect_anomaly(True)
+    >>> with gradkit.autograd.set_detect_anomaly(False): ...
+    """
+
+    def __init__(self, mode: bool, check_nan: bool = True, check_forward: bool = False) -> None:
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_detect_anomaly() expects a bool, got {type(mode).__name__}")
+        self.prev = _settings()
+        self.settings = (mode, check_nan, check_forward)
+        _apply(*self.settings)
+
+    def __enter__(self) -> None:
+        _apply(*self.settings)
+
+    def __exit__(self, *exc) -> None:
+        _apply(*self.prev)
+
+    def clone(self):
+        clone = set_detect_anomaly.__new__(set_detect_anomaly)
+        clone.prev, clone.settings = _settings(), self.settings
+        return clone
+
+
+# -- capture (hot path: per op while enabled) -------------------------------------------
+
+def _internal_dirs() -> tuple:
+    import gradkit
+    dirs = [os.path.dirname(gradkit.__file__) + os.sep]
+    cli = sys.modules.get("gradkit.cli")
+    if cli is not None and getattr(cli, "__file__", None):
+        dirs.append(os.path.dirname(cli.__file__) + os.sep)
+    return tuple(dirs)
+
+
+_internal_files: dict = {}  # filename -> True when the file is part of gradkit
+
+
+def _is_internal(filename: str) -> bool:
+    internal = filename.startswith(_internal_dirs())
+    _internal_files[filename] = internal
+    return internal
+
+
+def capture_stack() -> tuple:
+    """The user's frames of the current stack as ``(code, lasti)`` pairs, innermost first."""
+    frames = []
+    frame = sys._getframe(1)
+    internal = _internal_files
+    while frame is not None:
+        code = frame.f_code
+        flag = internal.get(code.co_filename)
+        if flag is None:
+            flag = _is_internal(code.co_filename)
+        if not flag:
+            frames.append((code, frame.f_lasti))
+        frame = frame.f_back
+    return tuple(frames)
+
+
+# -- checks --------------------------------------------------------------------------
+
+def _has_nan(value) -> bool:
+    """Cheap exact NaN test: one reduction, confirmed elementwise only when it says NaN."""
+    data = getattr(value, "_data", value)
+    kind = data.dtype.kind
+    if kind not in "fc" or data.size == 0:
+        return False
+    if kind == "f" and data.dtype.itemsize > 2:
+        total = data.sum()  # NaN iff a NaN (or inf and -inf) is present
+        if not math.isnan(total):
+            return False
+    from gradkit.backend import get_array_module
+    return bool(get_array_module(data).isnan(data).any())
+
+
+def _non_finite(data) -> str | None:
+    """"nan", "inf" or "nan and inf" when the array has such values, else None."""
+    if data.dtype.kind not in "fc" or data.size == 0:
+        return None
+    from gradkit.backend import get_array_module
+    xp = get_array_module(data)
+    if bool(xp.isfinite(data).all()):
+        return None
+    nan = bool(xp.isnan(data).any())
+    inf = bool(xp.isinf(data).any())
+    return " and ".join(w for w, present in (("nan", nan), ("inf", inf)) if present)
+
+
+def _has_pre_hooks(node) -> bool:
+    extras = node._extras
+    return extras is not None and bool(extras.tensor_pre_hooks or extras.pre_hooks)
+
+
+# -- reports -------------------------------------------------------------------------
+
+def _saved_stats(node) -> list:
+    """Statistics of what the node saved from its forward inputs/outputs, by name."""
+    saved = node.saved
+    spec = getattr(node.op, "save_spec", None)
+    if not saved or spec is None:
+        return []
+    stats = []
+    names = getattr(node.op, "input_names", [])
+    for (kind, index, attr), value in zip(spec, saved, strict=False):
+        if attr or kind == "inputs":
+            continue
+        name = names[index] if kind == "input" and index < len(names) else f"result{index or ''}"
+        data = getattr(value, "data", value)
+        item = report_mod.tensor_stats(f"saved {name}", data)
+        if item is not None:
+            stats.append(item)
+    return stats
+
+
+def _node_report(kind: str, message: str, node, output_index=None, grads=None,
+                 grad_inputs=None) -> AnomalyReport:
+    extras = node._extras
+    stack, parents = report_mod.trace_parts(extras.anomaly_trace if extras else None)
+    inputs = _saved_stats(node)
+    if type(node) is AccumulateGrad:  # a leaf's hook failed: show the leaf
+        inputs.append(report_mod.tensor_stats("leaf", node.variable))
+    for i, g in enumerate(grads or ()):
+        item = g is not None and report_mod.tensor_stats(f"grad_output {i}", g)
+        if item:
+            inputs.append(item)
+    outputs = []
+    if output_index is not None and grad_inputs is not None:
+        item = report_mod.tensor_stats(f"grad_input {output_index}", grad_inputs[output_index])
+        outputs = [item] if item else []
+    run = state.run
+    path = report_mod.path_between(run[0], node) if run else None
+    op_name = getattr(node.op, "profiler_name", None)
+    return AnomalyReport(kind, message, node.name(), op_name, output_index, stack, parents,
+                         inputs, outputs, path)
+
+
+def _attach(exc: BaseException, report: AnomalyReport) -> None:
+    """Put the report on the exception (and its text in a note), then warn like torch."""
+    exc.anomaly = report
+    exc.add_note(report.render())
+    warnings.warn(report.traceback_text(), stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel() -> int:
+    """warnings.warn's stacklevel that points at the innermost user frame (its backward call)."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and (_internal_files.get(frame.f_code.co_filename)
+                                 or _is_internal(frame.f_code.co_filename)):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def _nan_error(kind: str, message: str, node, index, grads, grad_inputs) -> RuntimeError:
+    error = RuntimeError(message)
+    _attach(error, _node_report(kind, message, node, index, grads, grad_inputs))
+    return error
+
+
+class _AnomalyObserver(observers.Observer):
+    """Captures forward stacks on nodes and checks values at the engine's observer points."""
+
+    def op_enter(self, name, inputs):
+        if state.enabled and state.check_forward:
+            return name, inputs
+        return None
+
+    def op_exit(self, token, outputs, node) -> None:
+        s = state
+        if not s.enabled:
+            return
+        if node is not None:
+            current = s.current
+            if current is None:
+                node.extras().anomaly_trace = (capture_stack(), None, None)
+            else:
+                parent = current._extras.anomaly_trace if current._extras is not None else None
+                node.extras().anomaly_trace = (capture_stack(), current.name(), parent)
+        if token is not None and outputs is not None:
+            _check_forward(token, outputs, node)
+
+    def backward_enter(self):
+        s = state
+        if not s.enabled:
+            return None
+        previous, s.run = s.run, [None]
+        return (previous,)
+
+    def backward_exit(self, token) -> None:
+        if token is not None:
+            state.run = token[0]
+
+    def node_enter(self, node, grads):
+        s = state
+        if not s.enabled:
+            return None
+        run = s.run
+        if run is not None and run[0] is None:
+            run[0] = node  # the engine runs the loss's node first
+        previous, s.current = s.current, node
+        hook_nan = None
+        if s.check_nan and _has_pre_hooks(node):  # gradients as the hooks left them
+            hook_nan = next((i for i, g in enumerate(grads) if g is not None and _has_nan(g)),
+                            None)
+        return node, previous, hook_nan, grads
+
+    def node_exit(self, token, grad_inputs) -> None:
+        if token is None:
+            return
+        s = state
+        node, s.current, hook_nan, grads = token
+        if grad_inputs is None or not (s.enabled and s.check_nan):
+            return
+        if hook_nan is not None:
+            raise _nan_error("hook_nan", f"Hook registered on the gradient of output {hook_nan} "
+                             f"of '{node.name()}' returned nan values.", node, None, grads, None)
+        for i, g in enumerate(grad_inputs):
+            if g is not None and _has_nan(g):
+                raise _nan_error("backward_nan", f"Function '{node.name()}' returned nan values "
+                                 f"in its {i}th output.", node, i, grads, grad_inputs)
+
+    def node_error(self, node, exc) -> None:
+        if not state.enabled or getattr(exc, "anomaly", None) is not None:
+            return  # an inner engine run (or a node nearer the error) already reported it
+        message = f"{type(exc).__name__}: {exc}"
+        _attach(exc, _node_report("backward_error", message, node))
+
+
+def _check_forward(token, outputs, node) -> None:
+    name, inputs = token
+    outs = outputs if isinstance(outputs, tuple) else (outputs,)
+    for i, out in enumerate(outs):
+        data = getattr(out, "_data", None)
+        what = _non_finite(data) if data is not None else None
+        if what is None:
+            continue
+        message = f"Op '{name}' returned {what} values in its {i}th output in the forward pass."
+        stack = report_mod.source_frames(capture_stack())
+        stats = [report_mod.tensor_stats(f"input {j}", a) for j, a in enumerate(inputs)]
+        report = AnomalyReport(
+            "forward_nonfinite", message, node.name() if node is not None else None, name, i,
+            stack, [], [s for s in stats if s is not None],
+            [report_mod.tensor_stats(f"output {i}", data)], None)
+        error = RuntimeError(message)
+        _attach(error, report)
+        raise error
+
+
+_observer = _AnomalyObserver()

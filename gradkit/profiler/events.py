@@ -1,0 +1,213 @@
+"""Profiled events as torch.autograd.profiler presents them: FunctionEvent and friends.
+
+Built after recording (from a Recorder's tuples or from a trace file), never on
+the hot path. Times are integer nanoseconds internally and microseconds (float)
+through torch's attribute names.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+
+class FunctionEvent:
+    """One profiled range: an op, a backward node, a record_function or ProfilerStep range."""
+
+    __slots__ = ("id", "name", "cat", "thread", "start_ns", "end_ns", "sequence_nr",
+                 "fwd_thread", "input_shapes", "input_types", "concrete_inputs", "site", "stack",
+                 "flops", "forward", "cpu_parent", "cpu_children", "self_cpu_memory_usage",
+                 "cpu_memory_usage")
+
+    def __init__(self, name: str, cat: str, thread, start_ns: int, end_ns: int,
+                 sequence_nr: int = -1) -> None:
+        self.id = 0
+        self.name = name
+        self.cat = cat
+        self.thread = thread
+        self.start_ns = start_ns
+        self.end_ns = end_ns
+        self.sequence_nr = sequence_nr
+        self.fwd_thread = 0
+        self.input_shapes = self.input_types = self.concrete_inputs = None
+        self.site = None      # "file:line" of the user's call (for backward: the forward's)
+        self.stack = ()       # "file(line): function" entries, innermost first
+        self.flops = 0
+        self.forward = None   # backward node events: the forward op event that made the node
+        self.cpu_parent = None
+        self.cpu_children = []
+        self.self_cpu_memory_usage = 0
+        self.cpu_memory_usage = 0
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    @property
+    def count(self) -> int:
+        return 1
+
+    @property
+    def cpu_time_total(self) -> float:
+        return (self.end_ns - self.start_ns) / 1000
+
+    cpu_time = cpu_time_total
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        children = sum(c.end_ns - c.start_ns for c in self.cpu_children)
+        return (self.end_ns - self.start_ns - children) / 1000
+
+    @property
+    def is_backward(self) -> bool:
+        return self.fwd_thread != 0
+
+    def __repr__(self) -> str:
+        return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
+                f"cpu_time_total={self.cpu_time_total:.3f}us>")
+
+
+def nest(events: list, memory=()) -> list:
+    """Link parents and children per thread, clamping each child into its parent.
+
+    ``memory`` holds (ts_ns, nbytes, thread) allocations/frees; each is charged
+    to the innermost event open on its thread at that time. Returns the events
+    sorted by (thread, start, longest first), the order trace writers need.
+    """
+    items = [(_thread_key(e.thread), e.start_ns, 1, -e.end_ns, i, e)
+             for i, e in enumerate(events)]
+    items += [(_thread_key(m[2]), m[0], 0, 0, -1, m) for m in memory]
+    items.sort(key=lambda item: item[:5])
+    ordered = []
+    stack = []
+    thread = None
+    for key, _, is_event, _, _, item in items:
+        if key != thread:
+            thread, stack = key, []
+        if not is_event:
+            while stack and stack[-1].end_ns < item[0]:
+                stack.pop()
+            if stack:
+                stack[-1].self_cpu_memory_usage += item[1]
+            continue
+        while stack and stack[-1].end_ns <= item.start_ns:
+            stack.pop()
+        if stack:
+            parent = stack[-1]
+            if item.end_ns > parent.end_ns:
+                item.end_ns = parent.end_ns
+            item.cpu_parent = parent
+            parent.cpu_children.append(item)
+        stack.append(item)
+        ordered.append(item)
+    for e in reversed(ordered):  # children come after parents: sum memory bottom-up
+        e.cpu_memory_usage += e.self_cpu_memory_usage
+        if e.cpu_parent is not None:
+            e.cpu_parent.cpu_memory_usage += e.cpu_memory_usage
+    for i, e in enumerate(ordered):
+        e.id = i + 1
+    return ordered
+
+
+def _thread_key(thread):
+    """Threads sort as (kind, value): traces may mix integer and string tids."""
+    return (0, thread, "") if isinstance(thread, int) else (1, 0, str(thread))
+
+
+class FunctionEventAvg:
+    """Totals over the events that share a key (name, and shapes/stack when grouped)."""
+
+    def __init__(self, key: str, input_shapes=None, stack=()) -> None:
+        self.key = key
+        self.input_shapes = input_shapes
+        self.stack = stack
+        self.count = 0
+        self.cpu_time_total = 0.0
+        self.self_cpu_time_total = 0.0
+        self.cpu_memory_usage = 0
+        self.self_cpu_memory_usage = 0
+        self.flops = 0
+        self.site = None
+
+    @property
+    def cpu_time(self) -> float:
+        return self.cpu_time_total / self.count if self.count else 0.0
+
+    def add(self, event) -> FunctionEventAvg:
+        self.count += event.count
+        self.cpu_time_total += event.cpu_time_total
+        self.self_cpu_time_total += event.self_cpu_time_total
+        self.cpu_memory_usage += event.cpu_memory_usage
+        self.self_cpu_memory_usage += event.self_cpu_memory_usage
+        self.flops += event.flops
+        if self.site is None:
+            self.site = event.site
+        return self
+
+    def __repr__(self) -> str:
+        return (f"<FunctionEventAvg key={self.key} count={self.count} "
+                f"cpu_time_total={self.cpu_time_total:.3f}us>")
+
+
+class EventList(list):
+    """A list of events with torch's helpers: ``key_averages()``, ``table()``, ``total_average()``.
+
+    >>> with gradkit.profiler.profile() as prof:
+    ...     (gradkit.ones(3, requires_grad=True) * 2).sum().backward()
+    >>> print(prof.events().key_averages().table(sort_by="cpu_time_total", row_limit=5))
+    """
+
+    def __init__(self, events=(), *, record_shapes: bool = False, profile_memory: bool = False,
+                 with_stack: bool = False, with_flops: bool = False) -> None:
+        super().__init__(events)
+        self.record_shapes = record_shapes
+        self.profile_memory = profile_memory
+        self.with_stack = with_stack
+        self.with_flops = with_flops
+
+    def _like(self, events) -> EventList:
+        return EventList(events, record_shapes=self.record_shapes,
+                         profile_memory=self.profile_memory, with_stack=self.with_stack,
+                         with_flops=self.with_flops)
+
+    def key_averages(self, group_by_input_shape: bool = False,
+                     group_by_stack_n: int = 0) -> EventList:
+        """One FunctionEventAvg per name (and input shapes / top stack frames when asked)."""
+        groups: dict = {}
+        for e in self:
+            shapes = str(e.input_shapes) if group_by_input_shape else None
+            stack = tuple(e.stack[:group_by_stack_n]) if group_by_stack_n > 0 else ()
+            key = (e.key, shapes, stack)
+            avg = groups.get(key)
+            if avg is None:
+                avg = groups[key] = FunctionEventAvg(
+                    e.key, e.input_shapes if group_by_input_shape else None, stack)
+            avg.add(e)
+        averages = self._like(groups.values())
+        averages.record_shapes = self.record_shapes and group_by_input_shape
+        averages.with_stack = self.with_stack and group_by_stack_n > 0
+        return averages
+
+    def total_average(self) -> FunctionEventAvg:
+        total = FunctionEventAvg("Total")
+        for e in self:
+            total.add(e)
+        return total
+
+    def self_cpu_time_total(self) -> float:
+        return sum(e.self_cpu_time_total for e in self)
+
+    def table(self, sort_by: str | None = None, row_limit: int = 100,
+              max_name_column_width: int = 55, max_shapes_column_width: int = 80,
+              header: str | None = None, top_level_events_only: bool = False) -> str:
+        """The text table torch prints (see gradkit.profiler.table.format_table)."""
+        from gradkit.profiler.table import format_table
+        return format_table(self, sort_by=sort_by, row_limit=row_limit,
+                            max_name_column_width=max_name_column_width,
+                            max_shapes_column_width=max_shapes_column_width, header=header,
+                            top_level_events_only=top_level_events_only)
+
+    def by_thread(self) -> dict:
+        """{thread: [events]} in start order."""
+        threads = defaultdict(list)
+        for e in self:
+            threads[e.thread].append(e)
+        return dict(threads)

@@ -1,0 +1,101 @@
+"""``key_averages().table()``: torch's columns, units and footer, as plain text."""
+from __future__ import annotations
+
+import math
+
+SORT_KEYS = ("cpu_time_total", "self_cpu_time_total", "cpu_time", "count",
+             "cpu_memory_usage", "self_cpu_memory_usage", "flops")
+
+
+def format_time(us: float) -> str:
+    """Microseconds as torch prints them: ``1.234s``, ``1.234ms`` or ``1.234us``."""
+    if us >= 1e6:
+        return f"{us / 1e6:.3f}s"
+    if us >= 1e3:
+        return f"{us / 1e3:.3f}ms"
+    return f"{us:.3f}us"
+
+
+def format_memory(nbytes: int) -> str:
+    """Bytes as torch prints them: ``1.50 MB``, ``12.00 KB`` or ``48 B``."""
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if abs(nbytes) >= size:
+            return f"{nbytes / size:.2f} {unit}"
+    return f"{int(nbytes)} B"
+
+
+def _percent(part: float, total: float) -> str:
+    return f"{part * 100 / total:.2f}%" if total else "0.00%"
+
+
+def _flops_unit(events) -> tuple[str, float]:
+    largest = max((e.flops for e in events), default=0)
+    names = ("FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs")
+    power = min(int(math.log10(largest) // 3), len(names) - 1) if largest > 0 else 0
+    return names[power], 10.0 ** (3 * power)
+
+
+def format_table(events, sort_by=None, row_limit: int = 100, max_name_column_width: int = 55,
+                 max_shapes_column_width: int = 80, header=None,
+                 top_level_events_only: bool = False) -> str:
+    """Render averaged (or raw) events as torch's profiler table."""
+    if sort_by is not None and sort_by not in SORT_KEYS:
+        raise ValueError(f"unknown sort_by {sort_by!r}; expected one of {', '.join(SORT_KEYS)}")
+    rows = list(events)
+    if not rows:
+        return ""
+    if top_level_events_only:
+        rows = [e for e in rows if getattr(e, "cpu_parent", None) is None]
+    total_self = sum(e.self_cpu_time_total for e in events)
+    if sort_by is not None:
+        rows.sort(key=lambda e: getattr(e, sort_by), reverse=True)
+    if row_limit is not None and row_limit >= 0:
+        rows = rows[:row_limit]
+
+    memory = getattr(events, "profile_memory", False)
+    shapes = getattr(events, "record_shapes", False) and any(e.input_shapes for e in rows)
+    stacks = getattr(events, "with_stack", False) and any(e.stack for e in rows)
+    flops = getattr(events, "with_flops", False) and any(e.flops for e in rows)
+    name_width = min(max(len(e.key) for e in rows) + 4, max_name_column_width)
+    columns = [("Name", name_width), ("Self CPU %", 12), ("Self CPU", 12), ("CPU total %", 12),
+               ("CPU total", 12), ("CPU time avg", 12)]
+    if memory:
+        columns += [("CPU Mem", 12), ("Self CPU Mem", 12)]
+    columns.append(("# of Calls", 12))
+    if shapes:
+        width = min(max(len(str(e.input_shapes)) for e in rows) + 4, max_shapes_column_width)
+        columns.append(("Input Shapes", width))
+    if stacks:
+        columns.append(("Source Location", name_width))
+    if flops:
+        flops_name, flops_scale = _flops_unit(rows)
+        columns.append((f"Total {flops_name}", 14))
+
+    def line(cells):
+        pairs = zip(cells, columns, strict=True)
+        return "  ".join(_fit(str(c), w).rjust(w) for c, (_, w) in pairs) + "  "
+
+    rule = "  ".join("-" * w for _, w in columns) + "  "
+    out = [header] if header else []
+    out += [rule, line([name for name, _ in columns]), rule]
+    for e in rows:
+        cells = [e.key, _percent(e.self_cpu_time_total, total_self),
+                 format_time(e.self_cpu_time_total), _percent(e.cpu_time_total, total_self),
+                 format_time(e.cpu_time_total), format_time(e.cpu_time)]
+        if memory:
+            cells += [format_memory(e.cpu_memory_usage), format_memory(e.self_cpu_memory_usage)]
+        cells.append(e.count)
+        if shapes:
+            cells.append(e.input_shapes if e.input_shapes is not None else [])
+        if stacks:
+            cells.append(e.stack[0] if e.stack else "")
+        if flops:
+            cells.append(f"{e.flops / flops_scale:.3f}" if e.flops else "--")
+        out.append(line(cells))
+    out.append(rule)
+    out.append(f"Self CPU time total: {format_time(total_self)}")
+    return "\n".join(out) + "\n"
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."

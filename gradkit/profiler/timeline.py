@@ -1,0 +1,111 @@
+"""From a Recorder's raw tuples to nested FunctionEvents, memory and saved-bytes series."""
+from __future__ import annotations
+
+import os
+import threading
+
+from gradkit.profiler.events import EventList, FunctionEvent, nest
+from gradkit.profiler.flops import count_flops
+from gradkit.profiler.recorder import BACKWARD, MEM, NODE, OP, RANGE, SAVED
+
+EVALUATE_PREFIX = "autograd::engine::evaluate_function: "
+
+# numpy dtype name -> the C++ type name torch writes in "Input type"
+_TORCH_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+                "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+                "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+                "bool": "bool", "complex64": "c10::complex<float>",
+                "complex128": "c10::complex<double>"}
+
+
+class Timeline:
+    """Everything one recording session produced, ready for tables and trace writers."""
+
+    def __init__(self, events: EventList, memory: list, saved: list, base_epoch_ns: int,
+                 duration_ns: int) -> None:
+        self.events = events          # nested, ordered by (thread, start, longest first)
+        self.memory = memory          # (ts_ns, nbytes, tid, addr) by time; nbytes < 0 = free
+        self.saved = saved            # (ts_ns, nbytes, tid) by time; nbytes < 0 = released
+        self.base_epoch_ns = base_epoch_ns
+        self.duration_ns = duration_ns
+        self.pid = os.getpid()
+        names = {t.native_id: t.name for t in threading.enumerate()}
+        self.thread_names = {e.thread: names.get(e.thread, "python") for e in events}
+
+
+def _frame_text(code, line) -> str:
+    return f"{code.co_filename}({line}): {code.co_name}"
+
+
+def _inputs(event: FunctionEvent, meta: tuple) -> None:
+    shapes, types, concrete = [], [], []
+    for m in meta:
+        if type(m) is tuple:
+            shapes.append(list(m[0]))
+            types.append(_TORCH_TYPES.get(m[1].name, m[1].name))
+            concrete.append("")
+        elif m is None or isinstance(m, (int, float, complex)):
+            shapes.append([])
+            types.append("" if m is None else "Scalar")
+            concrete.append("" if m is None else str(m))
+        else:
+            shapes.append([])
+            types.append(str(m))
+            concrete.append("")
+    event.input_shapes, event.input_types, event.concrete_inputs = shapes, types, concrete
+
+
+def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Timeline:
+    """Turn ``recorder.records`` into a Timeline (times relative to the session start)."""
+    base = recorder.start_ns
+    events, memory, saved, backward = [], [], [], []
+    forward = {}   # sequence number -> the op event that created that node
+    sites: dict = {}
+    for r in list(recorder.records):
+        kind = r[0]
+        if kind == OP:
+            _, name, start, end, tid, seq, meta, site, stack = r
+            event = FunctionEvent(name, "cpu_op", tid, start - base, end - base, seq)
+            if meta is not None:
+                _inputs(event, meta)
+                if with_flops:
+                    event.flops = count_flops(name, event.input_shapes)
+                if not record_shapes:
+                    event.input_shapes = event.input_types = event.concrete_inputs = None
+            if site is not None:
+                text = sites.get(site)
+                if text is None:
+                    text = sites[site] = f"{site[0].co_filename}:{site[1]}"
+                event.site = text
+            if stack:
+                event.stack = tuple(_frame_text(code, line) for code, line in stack)
+            if seq >= 0:
+                forward[seq] = event
+            events.append(event)
+        elif kind == NODE:
+            _, name, start, end, tid, seq = r
+            for label in (EVALUATE_PREFIX + name, name):
+                event = FunctionEvent(label, "cpu_op", tid, start - base, end - base, seq)
+                events.append(event)
+                backward.append(event)
+        elif kind == RANGE or kind == BACKWARD:
+            _, name, start, end, tid = r
+            cat = "user_annotation" if kind == RANGE else "cpu_op"
+            events.append(FunctionEvent(name, cat, tid, start - base, end - base))
+        elif kind == MEM:
+            memory.append((r[1] - base, r[2], r[4], r[3]))
+        elif kind == SAVED:
+            saved.append((r[1] - base, r[2], r[3]))
+    for event in backward:
+        source = forward.get(event.sequence_nr)
+        if source is not None:
+            event.forward = source
+            event.fwd_thread = source.thread
+            event.site = source.site
+        else:  # the forward ran before profiling began: still mark it as backward
+            event.fwd_thread = event.thread
+    memory.sort(key=lambda m: m[0])
+    saved.sort(key=lambda s: s[0])
+    ordered = nest(events, memory)
+    end = (recorder.end_ns if recorder.end_ns is not None else recorder.clock()) - base
+    return Timeline(EventList(ordered), memory, saved, recorder.start_epoch_ns, end)

@@ -1,0 +1,61 @@
+"""Render a Timeline as a Chrome trace, in PyTorch's vocabulary (cat, args names, flows)."""
+from __future__ import annotations
+
+from gradkit.profiler.chrome_trace import ChromeTraceWriter
+
+LIVE_BYTES = "Memory allocated (bytes)"
+SAVED_BYTES = "Saved for backward (bytes)"
+
+
+def _event_args(event) -> dict:
+    args = {"External id": event.id, "Record function id": 0}
+    if event.sequence_nr >= 0:
+        args["Sequence number"] = event.sequence_nr
+        args["Fwd thread id"] = event.fwd_thread
+    if event.input_shapes is not None:
+        args["Input Dims"] = event.input_shapes
+        args["Input type"] = event.input_types
+        args["Concrete Inputs"] = event.concrete_inputs
+    if event.fwd_thread and event.site:
+        args["Forward call site"] = event.site
+    if event.stack:
+        args["Call stack"] = ";".join(event.stack)
+    if event.flops:
+        args["flops"] = event.flops
+    return args
+
+
+def export_chrome_trace(timeline, path, flags: dict | None = None) -> None:
+    """Write ``timeline`` to ``path`` (``.json`` or ``.json.gz``), atomically."""
+    pid = timeline.pid
+    with ChromeTraceWriter(path, timeline.base_epoch_ns, flags) as writer:
+        writer.metadata("process_name", pid, 0, {"name": "python"})
+        writer.metadata("process_labels", pid, 0, {"labels": "CPU"})
+        writer.metadata("process_sort_index", pid, 0, {"sort_index": 0})
+        for index, (tid, name) in enumerate(sorted(timeline.thread_names.items())):
+            writer.metadata("thread_name", pid, tid, {"name": f"thread {tid} ({name})"})
+            writer.metadata("thread_sort_index", pid, tid, {"sort_index": index})
+        flow_id = 0
+        for event in timeline.events:
+            writer.complete(event.name, event.cat, pid, event.thread, event.start_ns,
+                            event.end_ns - event.start_ns, _event_args(event))
+            source = event.forward
+            if source is not None and not event.name.startswith("autograd::engine"):
+                flow_id += 1
+                writer.flow(flow_id, pid, source.thread, source.start_ns, event.thread,
+                            event.start_ns)
+        _write_memory(writer, pid, timeline)
+
+
+def _write_memory(writer, pid, timeline) -> None:
+    live = 0
+    for ts, nbytes, tid, addr in timeline.memory:
+        live += nbytes
+        writer.instant("[memory]", "cpu_instant_event", pid, tid, ts, {
+            "Total Reserved": live, "Total Allocated": live, "Bytes": nbytes, "Addr": addr,
+            "Device Type": 0, "Device Id": -1})
+        writer.counter(LIVE_BYTES, pid, ts, {"Allocated": live})
+    held = 0
+    for ts, nbytes, _tid in timeline.saved:
+        held += nbytes
+        writer.counter(SAVED_BYTES, pid, ts, {"Saved": held})

@@ -377,28 +377,28 @@ class Tensor:
 
     # -- operators ----------------------------------------------------------------------
     def __add__(self, other):
-        return ops.add(self, other)
+        return _dispatch(ops.add, (self, other), _NO_PARAMS)
 
     def __radd__(self, other):
-        return ops.add(other, self)
+        return _dispatch(ops.add, (other, self), _NO_PARAMS)
 
     def __sub__(self, other):
-        return ops.sub(self, other)
+        return _dispatch(ops.sub, (self, other), _NO_PARAMS)
 
     def __rsub__(self, other):
-        return ops.sub(other, self)
+        return _dispatch(ops.sub, (other, self), _NO_PARAMS)
 
     def __mul__(self, other):
-        return ops.mul(self, other)
+        return _dispatch(ops.mul, (self, other), _NO_PARAMS)
 
     def __rmul__(self, other):
-        return ops.mul(other, self)
+        return _dispatch(ops.mul, (other, self), _NO_PARAMS)
 
     def __truediv__(self, other):
-        return ops.div(self, other)
+        return _dispatch(ops.div, (self, other), _NO_PARAMS)
 
     def __rtruediv__(self, other):
-        return ops.div(other, self)
+        return _dispatch(ops.div, (other, self), _NO_PARAMS)
 
     def __floordiv__(self, other):
         return ops.floor_divide(self, other)
@@ -413,19 +413,19 @@ class Tensor:
         return ops.remainder(other, self)
 
     def __pow__(self, other):
-        return ops.pow(self, other)
+        return _dispatch(ops.pow, (self, other), _NO_PARAMS)
 
     def __rpow__(self, other):
-        return ops.pow(other, self)
+        return _dispatch(ops.pow, (other, self), _NO_PARAMS)
 
     def __matmul__(self, other):
-        return ops.matmul(self, other)
+        return _dispatch(ops.matmul, (self, other), _NO_PARAMS)
 
     def __rmatmul__(self, other):
-        return ops.matmul(other, self)
+        return _dispatch(ops.matmul, (other, self), _NO_PARAMS)
 
     def __neg__(self):
-        return ops.neg(self)
+        return _dispatch(ops.neg, (self,), _NO_PARAMS)
 
     def __pos__(self):
         return self
@@ -633,6 +633,8 @@ from gradkit import ops  # noqa: E402  (ops import Tensor; bind after the class 
 from gradkit.ops import _op  # noqa: E402
 
 _op.Tensor = Tensor
+_dispatch = _op.dispatch
+_NO_PARAMS: dict = {}  # shared, never mutated: ops without parameters
 
 for _name in ops.TENSOR_METHODS:
     if not hasattr(Tensor, _name):

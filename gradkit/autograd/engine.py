@@ -25,6 +25,7 @@ _LEAF_PRIORITY = float("inf")  # leaves accumulate after every other node has ru
 
 def _Tensor():
     from gradkit._tensor import Tensor
+    _TensorType[0] = Tensor
     return Tensor
 
 
@@ -291,8 +292,9 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
     heapq.heapify(ready)
     leaves = []  # (AccumulateGrad, grad): applied once everything else succeeded
     observed = observers.active
+    pop, push = heapq.heappop, heapq.heappush
     while ready:
-        _, _, node = heapq.heappop(ready)
+        node = pop(ready)[2]
         grads = buffers.pop(node, None) or [None]
         if node._extras is not None:
             grads = (_observed_hooks(node, _call_pre_hooks, node, grads, create_graph) if observed
@@ -314,7 +316,10 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
         if node._extras is not None and node._extras.post_hooks:
             grad_inputs = _call_post_hooks(node, grad_inputs, grads, create_graph)
         if not retain_graph:
-            node.release()
+            if observed:
+                node.release()
+            else:
+                node.saved = None
         for edge, g in zip(node._next, grad_inputs):
             if edge is None:
                 continue
@@ -322,11 +327,16 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
             if runs is not None and child not in runs and child not in capture:
                 continue
             if g is not None:
-                _add_to_buffer(buffers, child, slot, g)
+                buffer = buffers.get(child)
+                if buffer is None and slot == 0:
+                    buffers[child] = [g]
+                else:
+                    _add_to_buffer(buffers, child, slot, g)
             remaining = dependencies[child] - 1
             dependencies[child] = remaining
             if remaining == 0:
-                heapq.heappush(ready, (_priority(child), order, child))
+                push(ready, (_LEAF_PRIORITY if type(child) is AccumulateGrad
+                             else -child._sequence_nr, order, child))
                 order += 1
     for node, g in leaves:
         if observed:
@@ -421,21 +431,23 @@ def _validate(node, grad_inputs) -> tuple:
     if len(grad_inputs) != len(edges):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(edges)}, got {len(grad_inputs)})")
-    meta = node.input_meta
     fixed = None
     for i, g in enumerate(grad_inputs):
         if g is None or edges[i] is None:
             continue
-        shape, dtype = meta[i]
-        data = getattr(g, "_data", g)
+        shape, dtype = node.input_meta[i]
+        data = g._data if type(g) is _TensorType[0] else getattr(g, "_data", g)
         if data.shape != shape:
-            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} "
-                               f"- got {list(data.shape)} but expected shape compatible with "
-                               f"{list(shape)}")
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                f"{list(data.shape)} but expected shape compatible with {list(shape)}")
         if data.dtype != dtype:
             fixed = list(grad_inputs) if fixed is None else fixed
             fixed[i] = _cast(g, dtype)
     return grad_inputs if fixed is None else tuple(fixed)
+
+
+_TensorType = [None]  # the Tensor class, bound by _Tensor() before any backward runs
 
 
 def _cast(g, dtype):

@@ -150,8 +150,8 @@ class Op:
                 return (None,) * len(node._next)
         else:
             diff = self.differentiable_outputs
-            g = _materialize(grads, node, range(len(grads)) if diff is None else diff,
-                             create_graph)
+            every = range(len(node._extras.output_meta))
+            g = _materialize(grads, node, every if diff is None else diff, create_graph)
             if diff is not None and len(diff) == 1:
                 g = g[0]
         params = node.params
@@ -177,7 +177,7 @@ def _materialize(grads, node, differentiable, create_graph):
     """Zeros for the outputs that received no gradient (multi-output ops)."""
     out = []
     for i in differentiable:
-        g = grads[i]
+        g = grads[i] if i < len(grads) else None  # engine buffers stop at the last slot fed
         if g is None:
             shape, dtype, xp = node._extras.output_meta[i]
             g = xp.zeros(shape, dtype)

@@ -16,18 +16,23 @@ def promote(xp, x, y, true_division: bool = False):
     """
     x_int = _is_integral(x)
     y_int = _is_integral(y)
-    if x_int and (isinstance(y, _PY_FLOATS) or true_division and y_int):
+    if not (x_int or y_int):  # the common case: nothing to do
+        return x, y
+    if x_int and (type(y) in _PY_FLOATS or true_division and y_int):
         x = _to_default_float(xp, x, y)
-    if y_int and (isinstance(x, _PY_FLOATS) or true_division and x_int):
+    if y_int and (type(x) in _PY_FLOATS or true_division and x_int):
         y = _to_default_float(xp, y, x)
     return x, y
 
 
 def _is_integral(v) -> bool:
-    kind = getattr(getattr(v, "dtype", None), "kind", None)
-    if kind is None:
-        return isinstance(v, (int, bool))
-    return kind in "iub"
+    kind = type(v)
+    if kind is float or kind is complex:
+        return False
+    if kind is int or kind is bool:
+        return True
+    dtype = getattr(v, "dtype", None)
+    return dtype is not None and dtype.kind in "iub"
 
 
 def _to_default_float(xp, v, other):

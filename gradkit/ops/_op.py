@@ -213,11 +213,13 @@ def dispatch(op: Op, args: tuple, params: dict):
         else:
             datas.append(a)
     if not tensors:  # raw arrays: a derivative rule running in a plain backward
-        return op.forward(_xp_of(datas), *datas, **params)
+        xp = _xp_of(datas)
+        return op.forward(xp, *datas, **params) if xp is np else _forward_on_device(op, xp, datas,
+                                                                                     params)
     if observers.active:
         return _dispatch_observed(op, args, datas, params, needs_grad)
     xp = _xp_of(datas)
-    out = op.forward(xp, *datas, **params)
+    out = op.forward(xp, *datas, **params) if xp is np else _forward_on_device(op, xp, datas, params)
     if needs_grad and grad_state.grad_enabled and op.differentiable:
         result = _record(op, args, datas, params, out)
     elif op.outputs == 1:
@@ -237,7 +239,8 @@ def _dispatch_observed(op, args, datas, params, needs_grad):
     result = node = None
     try:
         xp = _xp_of(datas)
-        out = op.forward(xp, *datas, **params)
+        out = op.forward(xp, *datas, **params) if xp is np else \
+            _forward_on_device(op, xp, datas, params)
         if needs_grad and grad_state.grad_enabled and op.differentiable:
             result = _record(op, args, datas, params, out)
             first = result if op.outputs == 1 else result[0]
@@ -269,6 +272,23 @@ def _xp_of(datas):
         if isinstance(d, (list, tuple)) and d:
             return _xp_of(d)
     return np
+
+
+def _forward_on_device(op, xp, datas, params):
+    """GPU forwards run with their inputs' device current: CuPy allocates on the current one."""
+    with _first_gpu_array(datas).device:
+        return op.forward(xp, *datas, **params)
+
+
+def _first_gpu_array(datas):
+    for d in datas:
+        if hasattr(d, "__cuda_array_interface__"):
+            return d
+        if isinstance(d, (list, tuple)):
+            found = _first_gpu_array(d)
+            if found is not None:
+                return found
+    return None
 
 
 def _check_same_device(datas) -> None:

@@ -328,8 +328,8 @@ class Tensor:
     # -- Python protocol ----------------------------------------------------------------
     def __repr__(self) -> str:
         data = _host(self._data)
-        body = np.array2string(data, separator=", ", prefix="tensor(", precision=4,
-                               floatmode="maxprec_equal", max_line_width=80)
+        body = np.array2string(data, separator=", ", prefix="tensor(", max_line_width=80,
+                               formatter=_float_formatter(data), threshold=1000, edgeitems=3)
         extras = []
         if str(self.device) != "cpu":
             extras.append(f"device='{self.device}'")
@@ -605,6 +605,19 @@ def _wrap_dim(dim: int, ndim: int) -> int:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
     return dim % n
+
+
+def _float_formatter(data):
+    """torch's float style: ``1.`` for whole numbers, else 4 decimals (scientific if extreme)."""
+    if data.dtype.kind != "f" or data.size == 0:
+        return None
+    finite = np.abs(data[np.isfinite(data)].astype(np.float64))
+    if finite.size == 0 or np.all(finite == np.round(finite)) and finite.max() < 1e8:
+        return {"float_kind": lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)}
+    nonzero = finite[finite > 0]
+    if finite.max() >= 1e8 or (nonzero.size and nonzero.min() < 1e-4):
+        return {"float_kind": lambda v: f"{v:.4e}"}
+    return {"float_kind": lambda v: f"{v:.4f}" if np.isfinite(v) else str(v)}
 
 
 def _host(array):

@@ -186,6 +186,14 @@ def sigmoid(xp, x):
 sigmoid.defderivative(lambda out: out * (1 - out))
 
 
+@_unary(save="x")
+def logsigmoid(xp, x):
+    return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))  # never overflows
+
+
+logsigmoid.defderivative(lambda x: sigmoid(-x))
+
+
 @_unary(save="result")
 def relu(xp, x):
     return xp.maximum(x, 0)

@@ -1,0 +1,66 @@
+"""gradkit.nn.functional: torch.nn.functional's layers, activations and losses.
+
+The ops themselves live in ``gradkit.ops`` (one declaration each); this module
+gives them torch.nn.functional's names and signatures.
+
+>>> import gradkit.nn.functional as F
+>>> F.cross_entropy(gradkit.randn(4, 3), gradkit.tensor([0, 2, 1, 0])).ndim
+0
+"""
+from __future__ import annotations
+
+import warnings
+
+from gradkit import ops
+from gradkit.ops.conv import conv2d
+from gradkit.ops.elementwise import elu, gelu, leaky_relu, logsigmoid, sigmoid, silu, softplus, tanh
+from gradkit.ops.layers import dropout, embedding, layer_norm, linear
+from gradkit.ops.losses import (
+    binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss)
+from gradkit.ops.pooling import max_pool2d
+
+__all__ = [
+    "binary_cross_entropy_with_logits", "conv2d", "cross_entropy", "dropout", "elu", "embedding",
+    "gelu", "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid", "max_pool2d",
+    "mse_loss", "nll_loss", "pad", "relu", "sigmoid", "silu", "softmax", "softplus", "tanh",
+]
+
+
+def relu(input, inplace: bool = False):
+    """max(input, 0); ``inplace=True`` overwrites input (like ``input.relu_()``)."""
+    if inplace:
+        from gradkit.ops.inplace import inplace as write_inplace
+        return write_inplace(input, ops.relu)
+    return ops.relu(input)
+
+
+def _softmax_dim(name: str, ndim: int) -> int:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                  "include dim=X as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
+    """exp(x) / sum(exp(x)) along ``dim``."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim)
+    return ops.softmax(input, dim, _np_dtype(dtype))
+
+
+def log_softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
+    """log(softmax(x)) along ``dim``, computed stably."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim)
+    return ops.log_softmax(input, dim, _np_dtype(dtype))
+
+
+def _np_dtype(dtype):
+    if dtype is None:
+        return None
+    from gradkit.backend import to_numpy_dtype
+    return to_numpy_dtype(dtype)
+
+
+def pad(input, pad, mode: str = "constant", value=None):
+    """Pad the last dims: ``pad`` = (left, right, top, bottom, ...), negative values crop."""
+    return ops.pad(input, tuple(pad), mode, 0.0 if value is None else value)

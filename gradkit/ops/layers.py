@@ -1,0 +1,191 @@
+"""Fused layer ops behind gradkit.nn.functional: linear, layer_norm, embedding, dropout."""
+from __future__ import annotations
+
+import math
+
+from gradkit.ops._op import Op, op
+from gradkit.ops.complex import conj
+from gradkit.ops.elementwise import rsqrt, where
+from gradkit.ops.linalg import matmul
+from gradkit.ops.reduction import mean, sum
+from gradkit.ops.shape import reshape, transpose
+
+
+def _affine(xp, x, w, b):
+    out = xp.matmul(x, w.T)
+    if b is not None:
+        out = out + b
+    return out
+
+
+def _rows(a):
+    """(..., k) -> (rows, k): batch dims flattened so the weight gradient is one matmul."""
+    return reshape(a, (-1, a.shape[-1]))
+
+
+def _linear_grad_input(g, x, w):
+    return reshape(matmul(_rows(g), conj(w)), tuple(x.shape))
+
+
+def _linear_grad_weight(g, x, w):
+    return matmul(transpose(_rows(g), 0, 1), conj(_rows(x)))
+
+
+def _linear_grad_bias(g, x, w):
+    return sum(g, tuple(range(g.ndim - 1))) if g.ndim > 1 else g
+
+
+def _declare_linear(name, node_name):
+    linear_op = Op(_affine, name=name, save=("x", "w"), node_name=node_name)
+    linear_op.defvjp(_linear_grad_input, _linear_grad_weight, _linear_grad_bias)
+    linear_op.defjvp(lambda t, x, w: matmul(t, transpose(w, 0, 1)),
+                     lambda t, x, w: matmul(x, transpose(t, 0, 1)),
+                     lambda t, x, w: t)
+    return linear_op
+
+
+# one forward, three honest names: torch's graph for 2-D inputs, our own otherwise
+addmm = _declare_linear("addmm", "AddmmBackward0")
+mm_linear = _declare_linear("mm", "MmBackward0")
+linear_op = _declare_linear("linear", "LinearBackward0")
+
+
+def linear(input, weight, bias=None):
+    """y = input @ weight.T + bias (torch.nn.functional.linear).
+
+    >>> linear(gradkit.randn(2, 3), gradkit.randn(4, 3), gradkit.zeros(4)).shape
+    gradkit.Size([2, 4])
+    """
+    if input.shape[-1] != weight.shape[-1]:
+        rows = math.prod(input.shape[:-1]) if input.ndim > 1 else 1
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
+                           f"and {'x'.join(map(str, reversed(weight.shape)))})")
+    if bias is not None and bias.ndim and bias.shape[-1] not in (1, weight.shape[0]):
+        raise RuntimeError(f"The expanded size of the tensor ({weight.shape[0]}) must match the "
+                           f"existing size ({bias.shape[-1]}) at non-singleton dimension "
+                           f"{max(input.ndim - 1, 0)}.  Target sizes: "
+                           f"{list(input.shape[:-1]) + [weight.shape[0]]}.  Tensor sizes: "
+                           f"{list(bias.shape)}")
+    if input.ndim == 2:
+        return addmm(input, weight, bias) if bias is not None else mm_linear(input, weight, None)
+    return linear_op(input, weight, bias)
+
+
+# -- layer norm -----------------------------------------------------------------------------
+
+@op(save=("x", "w"), node_name="NativeLayerNormBackward0")
+def _layer_norm(xp, x, w, b, axes=(), eps=1e-5):
+    mu = xp.mean(x, axis=axes, keepdims=True)
+    centered = x - mu
+    var = xp.mean(centered * centered, axis=axes, keepdims=True)
+    out = centered / xp.sqrt(var + eps)
+    if w is not None:
+        out = out * w
+    if b is not None:
+        out = out + b
+    return out.astype(x.dtype, copy=False)
+
+
+def _layer_norm_vjp(g, x, w, axes, eps):
+    """Joint vjp: y = xhat * w + b, xhat = (x - mean) * rstd over ``axes``."""
+    lead = tuple(range(x.ndim - len(axes)))
+    centered = x - mean(x, axes, True)
+    rstd = rsqrt(mean(centered * centered, axes, True) + eps)
+    xhat = centered * rstd
+    g_xhat = g * w if w is not None else g
+    g_x = rstd * (g_xhat - mean(g_xhat, axes, True) - xhat * mean(g_xhat * xhat, axes, True))
+    g_w = sum(g * xhat, lead) if w is not None else None
+    return g_x, g_w, sum(g, lead)
+
+
+_layer_norm.defvjp_all(_layer_norm_vjp)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
+    """Normalize over the trailing ``normalized_shape`` dims, then scale and shift.
+
+    >>> layer_norm(gradkit.randn(2, 3), (3,)).shape
+    gradkit.Size([2, 3])
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    for name, param in (("weight", weight), ("bias", bias)):
+        if param is not None and tuple(param.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
+                               f"{name} of shape {list(param.shape)} and normalized_shape = "
+                               f"{list(shape)}")
+    axes = tuple(range(input.ndim - k, input.ndim))
+    return _layer_norm(input, weight, bias, axes=axes, eps=eps)
+
+
+# -- embedding ------------------------------------------------------------------------------
+
+@op(save=("indices", "weight.shape"), node_name="EmbeddingBackward0")
+def _embedding(xp, indices, weight, padding_idx=None):
+    return xp.take(weight, indices, axis=0)
+
+
+def _embedding_grad_weight(g, indices, weight_shape, padding_idx):
+    from gradkit.ops.indexing import index_put_into_zeros
+    keys = getattr(indices, "_data", indices)
+    if padding_idx is not None:  # the padding row never learns
+        g = where(reshape(indices == padding_idx, tuple(indices.shape) + (1,)), 0.0, g)
+    return index_put_into_zeros(g, tuple(weight_shape), (keys,))
+
+
+_embedding.defvjp(None, _embedding_grad_weight)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False):
+    """Rows of ``weight`` picked by the integer ``input`` (torch.nn.functional.embedding).
+
+    >>> embedding(gradkit.tensor([0, 2]), gradkit.randn(3, 4)).shape
+    gradkit.Size([2, 4])
+    """
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not "
+                                  "supported by gradkit")
+    if input._data.dtype.kind not in "iu":
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"gradkit.{input.dtype.name.capitalize()}Tensor instead (while "
+                           "checking arguments for embedding)")
+    rows = weight.shape[0]
+    if padding_idx is not None:
+        if not -rows <= padding_idx < rows:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx %= rows
+    data = input._data
+    if data.size and (int(data.min()) < -rows or int(data.max()) >= rows):
+        raise IndexError("index out of range in self")
+    return _embedding(input, weight, padding_idx=padding_idx)
+
+
+# -- dropout --------------------------------------------------------------------------------
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero each element with probability p and scale the rest by 1/(1-p) (when training).
+
+    >>> dropout(gradkit.ones(4), p=0.0).tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    """
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    from gradkit.backend import get_array_module
+    from gradkit.creation import bernoulli_mask
+    data = input._data
+    xp = get_array_module(data)
+    keep = xp.asarray(bernoulli_mask(data.shape, p))
+    scale = xp.asarray(keep * (1.0 / (1.0 - p)) if p < 1.0 else keep * 0.0, dtype=data.dtype)
+    if inplace:
+        from gradkit.ops.arithmetic import mul
+        from gradkit.ops.inplace import inplace as write_inplace
+        return write_inplace(input, mul, scale)
+    return input * scale

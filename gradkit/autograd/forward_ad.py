@@ -1,0 +1,319 @@
+"""Forward-mode AD: dual tensors carry a tangent that every op pushes forward.
+
+>>> import gradkit.autograd.forward_ad as fwAD
+>>> with fwAD.dual_level():
+...     x = fwAD.make_dual(gradkit.tensor([1.0, 2.0]), gradkit.tensor([1.0, 0.0]))
+...     fwAD.unpack_dual(x.exp()).tangent       # d/dt exp(x + t v) = exp(x) * v
+tensor([2.7183, 0.0000])
+
+While a level is open, op dispatch (ops/_op.py) calls :func:`propagate` for any
+op with a dual input. The output tangent comes from the op's jvp rules (one per
+input, summed), its ``jvp_all`` rule, the op itself applied to the tangents for
+linear ops, and otherwise from the op's vjp rules by the double-vjp trick
+(J t = d/du <J^T u, t>), so every differentiable op works in forward mode. The
+rules run on Tensors, so tangents compose with reverse mode (forward-over-
+reverse gives Hessian-vector products).
+"""
+from __future__ import annotations
+
+import threading
+from typing import NamedTuple
+
+from gradkit.autograd.graph import SavedTensor
+from gradkit.ops import _op
+
+
+def _Tensor():
+    from gradkit._tensor import Tensor
+    return Tensor
+
+
+class _Level:
+    """One open dual level; tensors keep ``_fw = (level, tangent)`` and check ``open``."""
+
+    __slots__ = ("index", "open")
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.open = True
+
+
+_current: _Level | None = None
+_level_lock = threading.Lock()
+
+
+class _Busy(threading.local):
+    busy = False  # True while a jvp rule runs: its own ops must not push tangents again
+
+
+_busy = _Busy()
+
+
+def enter_dual_level() -> int:
+    """Open a dual level (only one at a time, as in torch); returns its index."""
+    global _current
+    with _level_lock:
+        if _current is not None:
+            raise RuntimeError("Nested forward mode AD is not supported at the moment")
+        _current = _Level(0)
+        _op._forward_ad = _this_module()
+    return _current.index
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """Close the current dual level: every tangent created in it becomes unreachable."""
+    global _current
+    with _level_lock:
+        if _current is None or (level is not None and level != _current.index):
+            raise RuntimeError("Trying to exit a forward AD level that was not the last one "
+                               "that was created. This is not supported.")
+        _current.open = False
+        _current = None
+        _op._forward_ad = None
+
+
+class dual_level:  # noqa: N801 - torch's spelling
+    """Context manager for one forward AD level: dual tensors made inside live until exit.
+
+    >>> with fwAD.dual_level():
+    ...     y = f(fwAD.make_dual(x, v))
+    ...     jvp = fwAD.unpack_dual(y).tangent
+    """
+
+    def __enter__(self) -> int:
+        return enter_dual_level()
+
+    def __exit__(self, *exc) -> None:
+        exit_dual_level()
+
+
+class UnpackedDualTensor(NamedTuple):
+    """What :func:`unpack_dual` returns: the primal and its tangent (None if none)."""
+
+    primal: object
+    tangent: object
+
+
+def make_dual(tensor, tangent, *, level: int | None = None):
+    """A view of ``tensor`` that carries ``tangent`` (same shape) in the current level.
+
+    >>> with fwAD.dual_level():
+    ...     x = fwAD.make_dual(gradkit.ones(2), gradkit.tensor([1.0, 0.0]))
+    """
+    if _current is None or (level is not None and level != _current.index):
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
+                           "make sure to enter_dual_level() first.")
+    for what, t in (("primal", tensor), ("tangent", tangent)):
+        if not isinstance(t, _Tensor()):
+            raise TypeError(f"make_dual(): expected {what} to be a Tensor, got "
+                            f"{type(t).__name__}")
+        if t._data.dtype.kind not in "fc":
+            raise ValueError(f"Expected {what} to be floating point or complex, but got: "
+                             f"{t.dtype}")
+    if tangent._data.shape != tensor._data.shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
+            f"while the given forward gradient is of size {list(tangent.shape)}.")
+    if tangent._data.dtype != tensor._data.dtype:
+        tangent = tangent.to(tensor.dtype)
+    dual = _alias(tensor)
+    dual._fw = (_current, tangent)
+    return dual
+
+
+def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
+    """``(primal, tangent)`` of a dual tensor; tangent is None for a tensor without one.
+
+    Beyond torch: a tangent from a level that has exited raises instead of
+    silently reading as None.
+    """
+    fw = getattr(tensor, "_fw", None)
+    if fw is None:
+        return UnpackedDualTensor(tensor, None)
+    if not fw[0].open:
+        raise RuntimeError(
+            f"unpack_dual(): this tensor was made dual in forward AD level {fw[0].index}, which "
+            "has already exited, so its tangent is gone. Call unpack_dual() inside the "
+            "`with dual_level():` block that created it.")
+    return UnpackedDualTensor(_alias(tensor), fw[1])
+
+
+def _alias(tensor):
+    """A differentiable view of ``tensor`` (sharing data and version) without its tangent."""
+    from gradkit.ops import view
+    _busy.busy, previous = True, _busy.busy
+    try:
+        return view(tensor, tuple(tensor._data.shape))
+    finally:
+        _busy.busy = previous
+
+
+def _tangent(a):
+    fw = getattr(a, "_fw", None)
+    return fw[1] if fw is not None and fw[0].open else None
+
+
+# -- the dispatch hook --------------------------------------------------------------
+
+def has_tangents(args) -> bool:
+    """True when an argument carries a tangent of the open level (dispatch's cheap check)."""
+    if _current is None or _busy.busy:
+        return False
+    Tensor = _Tensor()  # noqa: N806 - the class, imported late
+    return any(isinstance(a, Tensor) and _tangent(a) is not None for a in args)
+
+
+class suspended:  # noqa: N801
+    """Ops in this block push no tangents (a custom Function's forward, a jvp rule)."""
+
+    def __enter__(self) -> None:
+        self.previous = _busy.busy
+        _busy.busy = True
+
+    def __exit__(self, *exc) -> None:
+        _busy.busy = self.previous
+
+
+def propagate(op, args, params, result) -> None:
+    """Give ``result`` (one Tensor or a tuple) the tangent of ``op`` at ``args``."""
+    outputs = result if isinstance(result, tuple) else (result,)
+    tangents = [_tangent(a) for a in args]
+    with suspended():
+        out_tangents = _output_tangents(op, args, tangents, params, outputs)
+    _attach(outputs, out_tangents)
+
+
+def _attach(outputs, out_tangents) -> None:
+    Tensor = _Tensor()  # noqa: N806 - the class, imported late
+    for out, t in zip(outputs, out_tangents, strict=False):
+        if t is None or not isinstance(out, Tensor) or out._data.dtype.kind not in "fc":
+            continue
+        if not isinstance(t, Tensor):
+            t = Tensor._make(t)
+        if t._data.shape != out._data.shape:
+            from gradkit.ops import broadcast_to
+            t = broadcast_to(t, tuple(out._data.shape))
+        if t._data.dtype != out._data.dtype:
+            t = t.to(out.dtype)
+        out._fw = (_current, t)
+        _keep_saved_outputs_dual(out)
+
+
+def _keep_saved_outputs_dual(out) -> None:
+    """An output saved by its own node is rebuilt from its array in backward, which would
+    drop the tangent (and break forward-over-reverse): let the saved entry hold the tensor."""
+    node = out.grad_fn
+    saved = getattr(node, "saved", None)
+    if not saved:
+        return
+    for s in saved:
+        if type(s) is SavedTensor and s.output_nr == out._output_nr and s.tensor is None \
+                and s.unpack_hook is None and s.data is out._data:
+            s.tensor = out
+
+
+def _output_tangents(op, args, tangents, params, outputs) -> tuple:
+    if not op.differentiable:
+        return (None,) * len(outputs)
+    params = {**op.defaults, **params} if op.defaults else params
+    if op.outputs == 1 and op.jvps is not None:
+        saved = _saved_values(op, args, outputs)
+        total = None
+        for rule, t in zip(op.jvps, tangents, strict=False):
+            if t is None or rule is None:
+                continue
+            term = rule(t, *saved, **params)
+            total = term if total is None else total + term
+        return (total,)
+    if op.jvp_all is not None:
+        saved = _saved_values(op, args, outputs)
+        out = op.jvp_all(tuple(tangents), *saved, **params)
+        return (out,) if op.outputs == 1 else tuple(out)
+    if op.linear and op.outputs == 1:
+        from gradkit.ops import zeros_like
+        Tensor = _Tensor()  # noqa: N806 - the class, imported late
+        filled = [t if t is not None else (zeros_like(a) if isinstance(a, Tensor) else 0 * a)
+                  for a, t in zip(args, tangents, strict=False)]
+        return (op(*filled, **params),)
+    return _double_vjp(op, args, tangents, params, outputs)
+
+
+def _saved_values(op, args, outputs) -> list:
+    """What the op saves for its rules (same spec as its vjp), as Tensors."""
+    values = []
+    for kind, index, attr in op.save_spec:
+        if kind == "inputs":
+            values.append(tuple(args) if not attr else
+                          tuple(getattr(_data(a), attr) for a in args))
+            continue
+        source = args[index] if kind == "input" else outputs[index]
+        values.append(getattr(_data(source), attr) if attr else source)
+    return values
+
+
+def _data(a):
+    return getattr(a, "_data", a)
+
+
+def _double_vjp(op, args, tangents, params, outputs) -> tuple:
+    """J t for an op with only vjp rules: <J^T u, t> is linear in u, its gradient is J t.
+
+    The primals enter as fresh leaves, so (unlike ops with jvp rules) the tangent
+    does not connect back to the primal's history in reverse mode.
+    """
+    from gradkit.autograd.engine import grad
+    from gradkit.autograd.grad_mode import enable_grad
+    from gradkit.ops import zeros_like
+    Tensor = _Tensor()  # noqa: N806 - the class, imported late
+    primals = [Tensor._make(a._data).requires_grad_(True) if t is not None else a
+               for a, t in zip(args, tangents, strict=False)]
+    wrt = [p for p, t in zip(primals, tangents, strict=False) if t is not None]
+    with enable_grad():
+        out = op(*primals, **params)
+        outs = out if isinstance(out, tuple) else (out,)
+        diff = [i for i, o in enumerate(outs) if o._requires_grad]
+        if not diff:
+            return (None,) * len(outputs)
+        probes = [zeros_like(outs[i]).requires_grad_(True) for i in diff]
+        vjps = grad([outs[i] for i in diff], wrt, probes, create_graph=True, allow_unused=True)
+        inner = None
+        for g, t in zip(vjps, [t for t in tangents if t is not None], strict=False):
+            if g is not None:
+                term = (g * t).sum()
+                inner = term if inner is None else inner + term
+        if inner is None:
+            return (None,) * len(outputs)
+        keep = any(t._requires_grad for t in tangents if t is not None)
+        columns = grad(inner, probes, create_graph=keep, allow_unused=True)
+    result = [None] * len(outputs)
+    for i, c in zip(diff, columns, strict=False):
+        result[i] = c if c is not None else zeros_like(outs[i])
+    return tuple(result)
+
+
+# -- custom Functions -----------------------------------------------------------------
+
+def propagate_function(cls, ctx, args, outputs) -> None:
+    """Output tangents of a custom Function from its ``jvp`` staticmethod."""
+    Tensor = _Tensor()  # noqa: N806 - the class, imported late
+    tangents = []
+    for a in args:
+        t = _tangent(a) if isinstance(a, Tensor) else None
+        if t is None and ctx.materialize_grads and isinstance(a, Tensor) \
+                and a._data.dtype.kind in "fc":
+            from gradkit.ops import zeros_like
+            t = zeros_like(a)
+        tangents.append(t)
+    ctx._in_jvp = True
+    try:
+        with suspended():
+            out = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+    _attach(outputs, out if isinstance(out, tuple) else (out,))
+
+
+def _this_module():
+    import sys
+    return sys.modules[__name__]

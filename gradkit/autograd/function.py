@@ -1,0 +1,334 @@
+"""Custom differentiable functions: ``gradkit.autograd.Function``, as in torch.
+
+A Function's forward runs on Tensors with grad mode off; its node is an
+ordinary :class:`~gradkit.autograd.graph.Node` whose ``op`` is a small adapter
+per Function class (:class:`FunctionOp`), so hooks, anomaly mode and the
+profiler treat it like any built-in op. The node keeps the ``ctx`` in
+``node.params`` and the tensors of ``save_for_backward`` in ``node.saved``
+(counted by ``saved_tensors_info``, freed after backward like any other).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import weakref
+
+from gradkit.autograd import observers
+from gradkit.autograd.grad_mode import no_grad, set_grad_enabled
+from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor, accumulate_node
+from gradkit.backend import get_array_module
+
+
+def _Tensor():
+    from gradkit._tensor import Tensor
+    return Tensor
+
+
+class FunctionCtx:
+    """The ``ctx`` of a custom Function: what forward leaves for backward (and jvp)."""
+
+    def __init__(self) -> None:
+        self._to_save = ()
+        self._node = None            # weak reference, set once the node exists
+        self._dirty = ()
+        self._non_differentiable = ()
+        self.materialize_grads = True
+        self.needs_input_grad = ()
+        self.saved_for_forward = ()  # ctx.save_for_forward: what jvp reads
+        self._in_jvp = False
+        self._output_meta = ()
+
+    def save_for_backward(self, *tensors) -> None:
+        """Keep tensors (or None) for backward; read them back with ``ctx.saved_tensors``."""
+        Tensor = _Tensor()  # noqa: N806 - the class, imported late
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError("save_for_backward can only save variables, but argument "
+                                f"{i} is of type {type(t).__name__}")
+        self._to_save = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        """Keep tensors for the ``jvp`` staticmethod (forward-mode AD)."""
+        self.saved_for_forward = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to save_for_backward (checked against in-place changes)."""
+        if self._in_jvp and self.saved_for_forward:
+            return tuple(self.saved_for_forward)
+        node = self._node() if self._node is not None else None
+        if node is None:  # forward ran without recording: nothing was packed
+            return tuple(self._to_save)
+        if node.saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        return tuple(s.unpack(node, True) if type(s) is SavedTensor else s for s in node.saved)
+
+    def mark_dirty(self, *tensors) -> None:
+        """Declare inputs that forward modified in place (they must also be returned)."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Declare outputs that get no gradient (e.g. indices); backward sees zeros for them."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """False: backward receives None (not zeros) for outputs without a gradient."""
+        self.materialize_grads = bool(value)
+
+
+class FunctionOp:
+    """The node ``op`` of one Function class: runs the user's backward for graph.Node."""
+
+    def __init__(self, function_class) -> None:
+        self.function_class = function_class
+        self.node_name = function_class.__name__ + "Backward"
+        self.profiler_name = function_class.__name__
+
+    def backward(self, node: Node, grads: tuple, create_graph: bool) -> tuple:
+        ctx = node.params
+        Tensor = _Tensor()  # noqa: N806 - the class, imported late
+        grad_outputs = []
+        for i, meta in enumerate(ctx._output_meta):
+            g = grads[i] if i < len(grads) else None
+            if g is None and meta is not None and ctx.materialize_grads:
+                shape, dtype, xp = meta
+                g = xp.zeros(shape, dtype)
+            if g is not None and not isinstance(g, Tensor):
+                g = Tensor._make(g)
+            grad_outputs.append(g)
+        with set_grad_enabled(create_graph):
+            result = self.function_class.backward(ctx, *grad_outputs)
+        result = _check_grads(node, result if isinstance(result, tuple) else (result,))
+        if create_graph:
+            return result
+        return tuple(g._data if g is not None else None for g in result)
+
+
+def _check_grads(node: Node, grads: tuple) -> tuple:
+    """torch's checks on what a custom backward returned (shapes are checked by the engine)."""
+    Tensor = _Tensor()  # noqa: N806 - the class, imported late
+    expected = len(node._next)
+    if len(grads) > expected and all(g is None for g in grads[expected:]):
+        grads = grads[:expected]  # trailing Nones are allowed, as in torch
+    if len(grads) != expected:
+        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                           f"(expected {expected}, got {len(grads)})")
+    for i, g in enumerate(grads):
+        if g is None:
+            continue
+        if not isinstance(g, Tensor):
+            raise RuntimeError(f"function {node.name()} returned a gradient of type "
+                               f"{type(g).__name__} at position {i}; expected a Tensor or None")
+        if node.input_meta[i] is None:
+            raise RuntimeError(f"function {node.name()} returned a gradient different than None "
+                               f"at position {i + 1}, but the corresponding forward input was "
+                               "not a Variable")
+        if g._data.dtype.kind == "c" and node.input_meta[i][1].kind != "c":
+            raise RuntimeError(f"function {node.name()} returned a complex gradient at index {i} "
+                               f"for a real input of dtype {node.input_meta[i][1]}")
+    return grads
+
+
+class _FunctionMeta(type):
+    """Gives every Function subclass its own node adapter (``_op``)."""
+
+    def __init__(cls, name, bases, namespace) -> None:
+        super().__init__(name, bases, namespace)
+        cls._op = FunctionOp(cls)
+
+
+class Function(metaclass=_FunctionMeta):
+    """Base class of custom differentiable operations (torch.autograd.Function).
+
+    >>> class Cube(gradkit.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         x, = ctx.saved_tensors
+    ...         return 3 * x ** 2 * g
+    >>> Cube.apply(gradkit.tensor(2.0, requires_grad=True)).grad_fn.name()
+    'CubeBackward'
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise RuntimeError("Function instances are not used: call the staticmethods through "
+                           f"{type(self).__name__}.apply(...)")
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output) -> None:
+        raise NotImplementedError("setup_context is not overridden")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode "
+                                  "AD.")
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run forward, and record a ``<Name>Backward`` node when an input requires grad."""
+        if observers.active:
+            tokens = [obs.op_enter(cls._op.profiler_name, args) for obs in observers.active]
+            outputs = node = None
+            try:
+                outputs, node = _apply(cls, args, kwargs)
+                return outputs
+            finally:
+                for obs, token in zip(observers.active, tokens, strict=False):
+                    obs.op_exit(token, outputs, node)
+        return _apply(cls, args, kwargs)[0]
+
+
+def _uses_setup_context(cls) -> bool:
+    return any("setup_context" in vars(k) for k in cls.__mro__
+               if k is not Function and issubclass(k, Function))
+
+
+def _apply(cls, args: tuple, kwargs: dict):
+    Tensor = _Tensor()  # noqa: N806 - the class, imported late
+    ctx = FunctionCtx()
+    ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+    recording = grad_state.grad_enabled and any(ctx.needs_input_grad)
+    from gradkit.autograd import forward_ad
+    dual = forward_ad.has_tangents(args)  # then jvp gives the tangents, not forward's ops
+    with no_grad(), (forward_ad.suspended() if dual else contextlib.nullcontext()):
+        if _uses_setup_context(cls):
+            raw = cls.forward(*args, **kwargs)
+            cls.setup_context(ctx, args, raw)
+        else:
+            raw = cls.forward(ctx, *args, **kwargs)
+    single = not isinstance(raw, tuple)
+    outputs = (raw,) if single else raw
+    node = None
+    if recording:
+        outputs, node = _record(cls, ctx, args, outputs)
+    if dual:
+        forward_ad.propagate_function(cls, ctx, args, outputs)
+    return (outputs[0] if single else outputs), node
+
+
+def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
+    """Create the node and connect the outputs to it (dirty inputs are rebased in place)."""
+    Tensor = _Tensor()  # noqa: N806 - the class, imported late
+    edges = tuple(_edge(a) if isinstance(a, Tensor) and a._requires_grad else None
+                  for a in args)
+    meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in args)
+    node = Node(cls._op, edges, (), ctx, meta)
+    ctx._node = weakref.ref(node)
+    dirty = {id(t) for t in ctx._dirty}
+    non_diff = {id(t) for t in ctx._non_differentiable}
+    input_ids = {id(a) for a in args if isinstance(a, Tensor)}
+    wrapped = []
+    output_meta = []
+    for i, out in enumerate(outputs):
+        if not isinstance(out, Tensor):
+            wrapped.append(out)
+            output_meta.append(None)
+            continue
+        output_meta.append((out._data.shape, out._data.dtype, get_array_module(out._data)))
+        if id(out) in dirty:
+            if out.grad_fn is None and out._requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                                   "in-place operation.")
+            out._vc[0] += 1
+        elif id(out) in input_ids:  # an input returned as is: an alias sharing its version
+            out = Tensor._make(out._data, None, 0, out._vc)
+        if id(outputs[i]) in non_diff or out._data.dtype.kind not in "fc":
+            if id(out) not in dirty:
+                out.grad_fn, out._requires_grad = None, False
+        else:
+            out.grad_fn, out._output_nr, out._requires_grad = node, i, True
+        wrapped.append(out)
+    ctx._output_meta = tuple(output_meta)
+    node.saved = _saved(ctx, node, wrapped)
+    return tuple(wrapped), node
+
+
+def _saved(ctx: FunctionCtx, node: Node, outputs: tuple) -> tuple:
+    """save_for_backward's tensors as SavedTensors; our own outputs keep no back-reference."""
+    Tensor = _Tensor()  # noqa: N806 - the class, imported late
+    owned = {id(o) for o in outputs if isinstance(o, Tensor) and o.grad_fn is node}
+    saved = []
+    nbytes = 0
+    for t in ctx._to_save:
+        if t is None:
+            saved.append(None)
+            continue
+        s = SavedTensor(t, id(t) in owned)
+        nbytes += s.nbytes
+        saved.append(s)
+    ctx._to_save = ()
+    if nbytes and observers.active:
+        for obs in observers.active:
+            obs.saved_pack(nbytes)
+    return tuple(saved)
+
+
+def _edge(t):
+    return (t.grad_fn, t._output_nr) if t.grad_fn is not None else (accumulate_node(t), 0)
+
+
+# -- once_differentiable -------------------------------------------------------------
+
+class _DelayedError(Function):
+    """Stands in for a once-differentiable backward's graph: differentiating it fails."""
+
+    @staticmethod
+    def forward(ctx, *grads):
+        return tuple(g.detach() if g is not None else None for g in grads)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("trying to differentiate twice a function that was marked with "
+                           "@once_differentiable")
+
+
+_DelayedError._op.node_name = "torch::autograd::Error"
+
+
+def once_differentiable(backward):
+    """Decorate a Function's backward that cannot itself be differentiated (runs without graph).
+
+    >>> @staticmethod
+    ... @once_differentiable
+    ... def backward(ctx, g): ...
+    """
+    @functools.wraps(backward)
+    def wrapper(ctx, *grad_outputs):
+        with no_grad():
+            result = backward(ctx, *grad_outputs)
+        Tensor = _Tensor()  # noqa: N806 - the class, imported late
+        needs_graph = grad_state.grad_enabled and any(
+            isinstance(g, Tensor) and g._requires_grad for g in grad_outputs)
+        if not needs_graph:
+            return result
+        single = not isinstance(result, tuple)
+        grads = (result,) if single else result
+        grads = tuple(g.clone() if isinstance(g, Tensor) else g for g in grads)
+        tensors = [g for g in grads if isinstance(g, Tensor)]
+        with_error = iter(_DelayedError.apply(*[_requiring(g) for g in tensors]) if tensors
+                          else ())
+        grads = tuple(next(with_error) if isinstance(g, Tensor) else g for g in grads)
+        return grads[0] if single else grads
+    return wrapper
+
+
+def _requiring(t):
+    # a detached gradient becomes a leaf that requires grad, so _DelayedError records a node
+    return t.requires_grad_(True) if t.grad_fn is None and t._data.dtype.kind in "fc" else t

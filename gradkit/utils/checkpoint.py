@@ -1,0 +1,129 @@
+"""Activation checkpointing: trade compute for memory by recomputing in backward.
+
+``checkpoint(fn, *args)`` runs ``fn`` keeping nothing it would save for
+backward; when backward first needs one of those tensors, ``fn`` runs again
+(same inputs, same random numbers) and the recomputed values are used.
+
+>>> from gradkit.utils.checkpoint import checkpoint
+>>> y = checkpoint(lambda x: x.sin().exp(), gradkit.randn(3, requires_grad=True))
+>>> y.sum().backward()     # sin and exp run again here
+"""
+from __future__ import annotations
+
+import contextlib
+
+from gradkit.autograd.function import Function
+from gradkit.autograd.grad_mode import enable_grad
+from gradkit.autograd.graph import saved_tensors_hooks
+from gradkit.creation import get_rng_state, set_rng_state
+
+
+def checkpoint(function, *args, use_reentrant: bool = False, preserve_rng_state: bool = True,
+               **kwargs):
+    """``function(*args, **kwargs)``, recomputed during backward instead of stored.
+
+    ``use_reentrant=False`` (default) packs saved tensors as indices through
+    saved_tensors_hooks; ``True`` uses a Function whose backward reruns
+    ``function`` and calls backward on it (tensor args only, no kwargs).
+    ``preserve_rng_state`` replays the random stream, so dropout masks match.
+
+    >>> out = checkpoint(block, x, use_reentrant=False)
+    """
+    if use_reentrant:
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        return _ReentrantCheckpoint.apply(function, preserve_rng_state, *args)
+    recomputation = _Recomputation(function, args, kwargs,
+                                   get_rng_state() if preserve_rng_state else None)
+    with saved_tensors_hooks(recomputation.pack, recomputation.unpack):
+        return function(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _rng_replayed(state):
+    """Run a block from the random state ``state``, then continue the caller's stream."""
+    if state is None:
+        yield
+        return
+    current = get_rng_state()
+    set_rng_state(state)
+    try:
+        yield
+    finally:
+        set_rng_state(current)
+
+
+class _Recomputation:
+    """The forward of one checkpoint call: saved tensors are indices into a rerun of it."""
+
+    def __init__(self, function, args, kwargs, rng_state) -> None:
+        self.function = function
+        self.args = args
+        self.kwargs = kwargs
+        self.rng_state = rng_state
+        self.count = 0
+        self.values = {}   # index -> recomputed tensor, dropped as backward unpacks it
+
+    def pack(self, tensor) -> int:
+        index = self.count
+        self.count += 1
+        return index
+
+    def unpack(self, index: int):
+        if index not in self.values:  # first use, or a second backward (retain_graph)
+            self.recompute()
+        return self.values.pop(index)
+
+    def recompute(self) -> None:
+        values = {}
+
+        def keep(tensor) -> None:
+            values[len(values)] = tensor
+
+        def never_unpacked(packed):  # the recomputed graph is only read, never run
+            raise RuntimeError("checkpoint: the recomputed graph cannot be backpropagated")
+
+        with enable_grad(), _rng_replayed(self.rng_state), saved_tensors_hooks(keep,
+                                                                              never_unpacked):
+            self.function(*self.args, **self.kwargs)
+        if len(values) != self.count:
+            raise RuntimeError(
+                "torch.utils.checkpoint: A different number of tensors was saved during the "
+                f"original forward and recomputation.\nNumber of tensors saved during forward: "
+                f"{self.count}\nNumber of tensors saved during recomputation: {len(values)}")
+        self.values = values
+
+
+class _ReentrantCheckpoint(Function):
+    """use_reentrant=True: forward without graph; backward reruns and backpropagates."""
+
+    @staticmethod
+    def forward(ctx, function, preserve_rng_state, *args):
+        ctx.function = function
+        ctx.rng_state = get_rng_state() if preserve_rng_state else None
+        ctx.tensor_indices = [i for i, a in enumerate(args) if _is_tensor(a)]
+        ctx.plain_args = [None if _is_tensor(a) else a for a in args]
+        ctx.save_for_backward(*[args[i] for i in ctx.tensor_indices])
+        return function(*args)
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        from gradkit.autograd.engine import backward
+        args = list(ctx.plain_args)
+        for i, t in zip(ctx.tensor_indices, ctx.saved_tensors, strict=True):
+            args[i] = t.detach().requires_grad_(t.requires_grad)
+        with enable_grad(), _rng_replayed(ctx.rng_state):
+            outputs = ctx.function(*args)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        pairs = [(o, g) for o, g in zip(outputs, grad_outputs, strict=False)
+                 if _is_tensor(o) and o.requires_grad and g is not None]
+        if not pairs:
+            raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not "
+                               "necessary")
+        backward([o for o, _ in pairs], [g for _, g in pairs])
+        return (None, None) + tuple(a.grad if _is_tensor(a) else None for a in args)
+
+
+def _is_tensor(value) -> bool:
+    from gradkit._tensor import Tensor
+    return isinstance(value, Tensor)

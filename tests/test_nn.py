@@ -308,3 +308,135 @@ def test_init_follows_manual_seed():
     a = init.normal_(gradkit.empty(5)).tolist()
     gradkit.manual_seed(3)
     assert init.normal_(gradkit.empty(5)).tolist() == a
+
+
+# -- layers ------------------------------------------------------------------------------
+
+def _layer_pairs(torch):
+    """(gradkit layer, torch layer, input shape, integer input?) built with the same arguments."""
+    def both(name, *args, **kwargs):
+        return getattr(nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
+    return [
+        (*both("Linear", 5, 3), (4, 5), False),
+        (*both("Linear", 5, 3, bias=False), (2, 4, 5), False),
+        (*both("Conv2d", 2, 4, 3), (2, 2, 7, 7), False),
+        (*both("Conv2d", 2, 4, (3, 2), stride=2, padding=1, bias=False), (1, 2, 8, 8), False),
+        (*both("Conv2d", 4, 4, 3, padding=2, dilation=2, groups=2), (1, 4, 6, 6), False),
+        (*both("Embedding", 10, 3), (2, 5), True),
+        (*both("Embedding", 10, 3, padding_idx=1), (2, 5), True),
+        (*both("LayerNorm", 6), (3, 6), False),
+        (*both("LayerNorm", (2, 3), eps=1e-3), (4, 2, 3), False),
+        (*both("LayerNorm", 6, elementwise_affine=False), (3, 6), False),
+        (*both("MaxPool2d", 2), (1, 2, 6, 6), False),
+        (*both("Dropout", 0.3), (4, 4), False),
+        (*both("ReLU"), (3, 3), False),
+        (*both("GELU", approximate="tanh"), (3, 3), False),
+        (*both("Flatten"), (2, 3, 4), False),
+    ]
+
+
+def test_layers_match_torch():
+    torch = pytest.importorskip("torch")
+    for ours, theirs, shape, integer in _layer_pairs(torch):
+        assert repr(ours) == repr(theirs)
+        assert list(ours.state_dict()) == list(theirs.state_dict())
+        ours.double().load_state_dict(
+            {k: gradkit.tensor(v.double().numpy()) for k, v in theirs.state_dict().items()})
+        theirs.double().eval()
+        ours.eval()
+        data = rng_data(shape, integer)
+        x = gradkit.tensor(data, requires_grad=not integer)
+        tx = torch.tensor(data, requires_grad=not integer)
+        out, tout = ours(x), theirs(tx)
+        np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-10,
+                                   atol=1e-12, err_msg=repr(ours))
+        weights = np.random.default_rng(1).standard_normal(tuple(out.shape))
+        (out * gradkit.tensor(weights)).sum().backward()
+        (tout * torch.tensor(weights)).sum().backward()
+        grads = [(p.grad, tp.grad) for p, tp in zip(ours.parameters(), theirs.parameters(),
+                                                     strict=True)]
+        if not integer:
+            grads.append((x.grad, tx.grad))
+        for g, tg in grads:
+            np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-10, atol=1e-12,
+                                       err_msg=repr(ours))
+
+
+def rng_data(shape, integer):
+    rng = np.random.default_rng(0)
+    return rng.integers(0, 10, shape) if integer else rng.standard_normal(shape)
+
+
+@pytest.mark.parametrize("make,fan_in", [
+    (lambda: nn.Linear(50, 400), 50),
+    (lambda: nn.Conv2d(3, 200, 5), 75),
+])
+def test_default_init_bounds(make, fan_in):
+    # kaiming_uniform_(a=√5) and the bias both give U(±1/√fan_in), as in torch
+    layer = make()
+    bound = 1 / math.sqrt(fan_in)
+    for values in (layer.weight.detach().numpy(), layer.bias.detach().numpy()):
+        assert np.abs(values).max() <= bound
+        assert np.abs(values).max() > 0.9 * bound  # and actually spreads to the bound
+    assert layer.weight.detach().numpy().std() == pytest.approx(bound / math.sqrt(3), rel=0.05)
+
+
+def test_embedding_and_layer_norm_init():
+    emb = nn.Embedding(300, 40, padding_idx=-1)
+    assert emb.padding_idx == 299 and emb.weight[299].tolist() == [0.0] * 40
+    assert emb.weight.detach().numpy()[:299].std() == pytest.approx(1.0, rel=0.05)
+    norm = nn.LayerNorm(3)
+    assert norm.weight.tolist() == [1.0] * 3 and norm.bias.tolist() == [0.0] * 3
+    assert nn.LayerNorm(3, bias=False).bias is None
+
+
+def test_dropout_train_and_eval():
+    drop = nn.Dropout(0.5)
+    x = gradkit.ones(1000)
+    kept = drop(x).numpy()
+    assert set(np.unique(kept)) == {0.0, 2.0} and 400 < (kept == 0).sum() < 600
+    drop.eval()
+    assert drop(x).tolist() == x.tolist()
+
+
+def test_layer_errors():
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        nn.Conv2d(3, 4, 3, groups=2)
+    with pytest.raises(ValueError, match="out_channels must be divisible by groups"):
+        nn.Conv2d(4, 3, 3, groups=2)
+    with pytest.raises(NotImplementedError, match="padding_mode 'reflect' is not supported"):
+        nn.Conv2d(1, 1, 3, padding_mode="reflect")
+    with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+        nn.Embedding(3, 2, padding_idx=3)
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but "
+                                         "got 1.5"):
+        nn.Dropout(1.5)
+
+
+def test_training_a_model_with_modules_and_optimizer_matches_torch():
+    torch = pytest.importorskip("torch")
+
+    def build(lib):
+        return lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.Tanh(), lib.nn.LayerNorm(8),
+                                 lib.nn.Linear(8, 3))
+
+    ours, theirs = build(gradkit).double(), build(torch).double()
+    ours.load_state_dict({k: gradkit.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    data = np.random.default_rng(0).standard_normal((16, 4))
+    labels = np.arange(16) % 3
+    opt = gradkit.optim.AdamW(ours.parameters(), lr=0.01)
+    topt = torch.optim.AdamW(theirs.parameters(), lr=0.01)
+    for _ in range(5):
+        opt.zero_grad()
+        topt.zero_grad()
+        loss = nn.functional.cross_entropy(ours(gradkit.tensor(data)), gradkit.tensor(labels))
+        tloss = torch.nn.functional.cross_entropy(theirs(torch.tensor(data)),
+                                                  torch.tensor(labels))
+        loss.backward()
+        tloss.backward()
+        opt.step()
+        topt.step()
+        assert loss.item() == pytest.approx(tloss.item(), rel=1e-10)
+    for (name, p), tp in zip(ours.named_parameters(), theirs.parameters(), strict=True):
+        np.testing.assert_allclose(p.detach().numpy(), tp.detach().numpy(), rtol=1e-9,
+                                   err_msg=name)

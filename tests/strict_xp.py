@@ -135,6 +135,7 @@ class StrictArray:
             return getattr(self._a, name)
         if name in METHODS:
             method = getattr(self._a, name)
+            _check_current(self)
             return lambda *args, **kwargs: self._wrap(method(*_unwrap(args, self),
                                                              **_unwrap(kwargs, self)))
         if name in ("T", "real", "imag", "mT"):
@@ -185,10 +186,18 @@ class StrictArray:
         return (StrictArray, (self._a.copy(), self.device.id))
 
 
+def _check_current(array) -> None:
+    """CuPy launches kernels on the current device: arrays must live there."""
+    if array.device.id != _Device.current:
+        raise ValueError(f"strict_xp: Array device must be same as the current device: array "
+                         f"device = {array.device.id} while current = {_Device.current}")
+
+
 def _binary(name):
     numpy_method = getattr(np.ndarray, name)
 
     def method(self, other):
+        _check_current(self)
         result = numpy_method(self._a, _unwrap(other, self))
         return result if result is NotImplemented else self._wrap(result)
     method.__name__ = name
@@ -199,6 +208,7 @@ def _unary(name):
     numpy_method = getattr(np.ndarray, name)
 
     def method(self):
+        _check_current(self)
         return self._wrap(numpy_method(self._a))
     method.__name__ = name
     return method
@@ -230,6 +240,8 @@ def _unwrap(value, owner=None):
             raise ValueError(f"strict_xp: arrays on devices {owner.device.id} and "
                              f"{value.device.id} meet in one call")
         return value._a
+    if isinstance(value, _HostKey):
+        return _unwrap_key(value.key, owner)
     if isinstance(value, np.ndarray):
         _refuse(f"mixing a NumPy array of shape {value.shape} into a GPU computation")
     if isinstance(value, (tuple, list)):
@@ -237,6 +249,13 @@ def _unwrap(value, owner=None):
     if isinstance(value, dict):
         return {k: _unwrap(v, owner) for k, v in value.items()}
     return value
+
+
+class _HostKey:
+    """Marks an index key inside a function's arguments (NumPy arrays allowed there)."""
+
+    def __init__(self, key) -> None:
+        self.key = key
 
 
 def _unwrap_key(key, owner):
@@ -265,6 +284,8 @@ def _function(name, numpy_function):
         if owner is None:
             owner = _first_device(kwargs.values())
         device_id = owner.device.id if owner is not None else _Device.current
+        if owner is not None:
+            _check_current(owner)
         result = numpy_function(*_unwrap(args, owner), **_unwrap(kwargs, owner))
         return _wrap(result, device_id)
     call.__name__ = name
@@ -277,7 +298,9 @@ class _Ufunc:
     def __init__(self, ufunc: np.ufunc) -> None:
         self._ufunc = ufunc
         self._call = _function(ufunc.__name__, ufunc)
-        self.at = _function(ufunc.__name__ + ".at", ufunc.at)
+        at = _function(ufunc.__name__ + ".at", ufunc.at)
+        # indices may be host arrays, as in a[key] (CuPy copies them to the device)
+        self.at = lambda a, indices, b=None: at(a, _HostKey(indices), b)
         self.__name__ = ufunc.__name__
 
     def __call__(self, *args, **kwargs):

@@ -8,6 +8,7 @@ from typing import Any
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import enable_grad, no_grad
+from gradkit.profiler.record_function import record_function
 
 _REQUIRED = object()  # marks a hyper-parameter with no default (none of ours today)
 
@@ -59,9 +60,10 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of every optimized parameter (to None by default)."""
         from gradkit.nn.module import _reset_grad
-        for group in self.param_groups:
-            for param in group["params"]:
-                _reset_grad(param, set_to_none)
+        with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):
+            for group in self.param_groups:
+                for param in group["params"]:
+                    _reset_grad(param, set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns closure() if given."""
@@ -69,7 +71,8 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with no_grad():
+        # the range name torch's profiler uses, so traces of both read alike
+        with record_function(f"Optimizer.step#{type(self).__name__}.step"), no_grad():
             for group in self.param_groups:
                 self._update_group(group)
         return loss

@@ -108,7 +108,7 @@ class ChromeTraceWriter:
 
     def metadata(self, name: str, pid: int, tid: int, args: dict) -> None:
         """An ``M`` event: process_name, process_labels, thread_name, *_sort_index."""
-        self._emit(f'{{"ph":"M","name":{self._name(name)},"pid":{pid},"tid":{tid},"ts":0,'
+        self._emit(f'{{"ph":"M","name":{self._name(name)},"pid":{pid},"tid":{tid},"ts":0.000,'
                    f'"args":{_encode(args)}}}')
 
     # -- closing --------------------------------------------------------------------------

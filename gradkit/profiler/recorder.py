@@ -74,6 +74,10 @@ def _input_meta(inputs) -> tuple:
     return tuple(meta)
 
 
+def _ignore(nbytes: int) -> None:
+    pass
+
+
 class Recorder(observers.Observer):
     """Collects raw records while attached; ``records`` is the list of tuples."""
 
@@ -92,6 +96,8 @@ class Recorder(observers.Observer):
         self.start_epoch_ns = None
         self._live = {}   # id(weakref) -> (weakref to an array, nbytes, addr); profile_memory
         self._live_ids = set()
+        if not profile_memory:  # saved-bytes accounting is part of the memory profile only
+            self.saved_pack = self.saved_release = _ignore
 
     # -- session ------------------------------------------------------------------------
     def start(self) -> None:

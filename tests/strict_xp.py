@@ -334,15 +334,17 @@ class _MemoryPool:
 
 
 class _Event:
-    """cupy.cuda.Event with a fake clock: elapsed times are what tests set."""
+    """cupy.cuda.Event on a fake GPU clock (ms) that advances ``step`` at every record."""
 
     clock = [0.0]
+    step = 0.5
 
     def __init__(self, *args, **kwargs) -> None:
         self.time = None
 
     def record(self, stream=None) -> None:
         self.time = _Event.clock[0]
+        _Event.clock[0] += _Event.step
         calls.append(("record", self.time))
 
     def synchronize(self) -> None:
@@ -398,6 +400,7 @@ def install(monkeypatch) -> StrictModule:
     module = make_module()
     monkeypatch.setitem(sys.modules, "cupy", module)
     _Device.current = 0
+    _Event.clock[0] = 0.0
     calls.clear()
     return module
 

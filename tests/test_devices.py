@@ -239,3 +239,64 @@ def test_cpu_only_programs_pay_no_device_check():
     finally:
         _op._check_same_device = original
     assert calls == []
+
+
+def test_save_on_cpu_keeps_saved_tensors_in_host_memory(cupy):
+    w = gradkit.randn(3, 3, dtype=gradkit.float64, device="cuda", requires_grad=True)
+    x = gradkit.randn(2, 3, dtype=gradkit.float64, device="cuda")
+    with gradkit.autograd.graph.save_on_cpu():
+        y = (x @ w).sin()
+    packed = [s.packed for s in y.grad_fn.saved if s is not None and s.packed is not None]
+    assert packed, "sin saves its input"
+    assert all(t.device == "cpu" for _, t in packed)
+    y.sum().backward()
+    assert w.grad.device == "cuda:0"
+    expected = x.cpu().numpy().T @ np.cos(x.cpu().numpy() @ w.detach().cpu().numpy())
+    np.testing.assert_allclose(w.grad.cpu().numpy(), expected, rtol=1e-12)
+
+
+# -- GPU timings for the profiler (CUDA events on the stand-in's fake GPU clock) ------------
+
+def test_cuda_timer_times_gpu_ops_and_nodes_with_events(cupy):
+    from gradkit.profiler.cuda_timer import CudaTimer
+    ticks = iter(range(1000, 10**6, 1000))
+    x = gradkit.ones(3, device="cuda", requires_grad=True)
+    cpu = gradkit.ones(3, requires_grad=True)
+    with CudaTimer(clock=lambda: next(ticks)) as timer:
+        (cpu * 2).sum().backward()          # CPU work: no GPU events
+        (x * 2).sum().backward()
+    events = timer.gpu_events()
+    assert [(e.name, e.kind) for e in events] == [
+        ("gradkit::mul", "op"), ("gradkit::sum", "op"), ("SumBackward0", "node"),
+        ("MulBackward0", "node")]
+    # events: anchor at 0 ms, then start/end pairs 0.5 ms apart on the fake GPU clock
+    assert [e.dur_ns for e in events] == [500_000] * 4
+    anchor_ns = 1000  # the clock's first reading, taken with the anchor event
+    assert [e.start_ns for e in events] == [anchor_ns + k * 1_000_000 + 500_000
+                                            for k in range(4)]
+    assert all(e.device == 0 for e in events)
+    assert len(timer.pool_samples) == 4 and all(isinstance(b, int) for _, b in
+                                                timer.pool_samples)
+    assert gradkit.autograd.observers.active == ()
+
+
+def test_cuda_timer_writes_a_gpu_track(cupy, tmp_path):
+    import json
+
+    from gradkit.profiler.chrome_trace import ChromeTraceWriter
+    from gradkit.profiler.cuda_timer import GPU_STREAM_TID, POOL_COUNTER, CudaTimer, \
+        write_gpu_track
+    x = gradkit.ones(2, device="cuda:1")
+    with CudaTimer(clock=lambda: 5_000) as timer:
+        x.exp()
+    path = tmp_path / "gpu.json"
+    with ChromeTraceWriter(path, base_time_ns=0) as writer:
+        write_gpu_track(writer, timer, origin_ns=1_000)
+    events = json.loads(path.read_text())["traceEvents"]
+    kernels = [e for e in events if e["ph"] == "X"]
+    assert [(k["name"], k["cat"], k["pid"], k["tid"]) for k in kernels] == [
+        ("gradkit::exp", "kernel", 1, GPU_STREAM_TID)]
+    assert kernels[0]["ts"] == pytest.approx(4.0 + 500.0) and kernels[0]["dur"] == 500.0
+    names = {(e["name"], e["args"].get("name")) for e in events if e["ph"] == "M"}
+    assert ("process_name", "GPU 1") in names
+    assert [e["name"] for e in events if e["ph"] == "C"] == [POOL_COUNTER]

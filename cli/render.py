@@ -6,10 +6,20 @@ it is plain text wide enough that tables are never wrapped.
 """
 from __future__ import annotations
 
+import linecache
+import os
 import sys
+from dataclasses import replace
 
-from rich.console import Console
+from rich import box
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
 from rich.text import Text
+
+from gradkit.cli.script_runner import script_frames
+from gradkit.profiler.table import format_time
 
 PLAIN_WIDTH = 250  # tables are wide; never fold them when output goes to a file or pipe
 VIEWER_HINT = "Open it in the Perfetto UI (https://ui.perfetto.dev) or in chrome://tracing."
@@ -19,17 +29,56 @@ def make_console(no_color: bool = False, stderr: bool = False) -> Console:
     """A console on stdout (or stderr) that honours --no-color, NO_COLOR and pipes."""
     stream = sys.stderr if stderr else sys.stdout
     interactive = stream.isatty()
-    return Console(file=stream, no_color=no_color, highlight=False, soft_wrap=False,
-                   width=None if interactive else PLAIN_WIDTH)
+    plain = no_color or bool(os.environ.get("NO_COLOR"))  # no-color.org: set and not empty
+    console = Console(file=stream, highlight=False, soft_wrap=False,
+                      width=None if interactive else PLAIN_WIDTH)
+    if plain:  # no escape codes at all, not even bold
+        console = Console(file=stream, highlight=False, soft_wrap=False, color_system=None,
+                          width=console.width)
+    return console
 
 
 def averages_table(console: Console, table: str, title: str) -> None:
-    """Print a ``key_averages().table()`` string under a title, with its header row in bold."""
+    """Print a ``key_averages().table()`` string under a title, its column names in bold.
+
+    The library formats the table (torch's columns and units); it is printed as is so
+    the CLI and ``print(prof.key_averages().table())`` always agree.
+    """
     console.print(Text(title, style="bold cyan"))
-    lines = table.rstrip("\n").splitlines()
-    for i, line in enumerate(lines):
-        header = i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"} and i < 3
-        console.print(Text(line, style="bold" if header else ""), overflow="ignore", crop=False)
+    if not table:
+        console.print("No events were recorded.")
+        return
+    for i, line in enumerate(table.rstrip("\n").splitlines()):
+        style = "bold" if i == 1 else ""  # line 0 is a rule, line 1 the column names
+        console.print(Text(line, style=style), overflow="ignore", crop=False)
+
+
+def category_totals(console: Console, totals) -> None:
+    """Time per trace category (``cpu_op``, ``user_annotation``, ...), self time only."""
+    grand_total = sum(t.self_time_us for t in totals)
+    console.print()
+    table = Table(title="Time per category (self)", title_justify="left", box=box.SIMPLE)
+    for column in ("Category", "Events", "Self time", "%"):
+        table.add_column(column, justify="left" if column == "Category" else "right")
+    for t in totals:
+        share = f"{100 * t.self_time_us / grand_total:.2f}%" if grand_total else "-"
+        table.add_row(t.category or "(none)", str(t.count), format_time(t.self_time_us), share)
+    console.print(table)
+
+
+def slowest_backward(console: Console, costs) -> None:
+    """The slowest backward nodes, each with the forward op (and line) that created it."""
+    console.print()
+    table = Table(title="Slowest backward nodes", title_justify="left", box=box.SIMPLE)
+    for column in ("Backward node", "Time", "Forward op", "Forward call site"):
+        table.add_column(column, justify="right" if column == "Time" else "left")
+    for cost in costs:
+        forward = cost.forward.name if cost.forward is not None else "(not in trace)"
+        table.add_row(cost.node.name, format_time(cost.node.cpu_time_total), forward,
+                      cost.node.site or (cost.forward.site if cost.forward else None) or "")
+    if not costs:
+        table.add_row("(no backward nodes in this trace)", "", "", "")
+    console.print(table)
 
 
 def trace_written(console: Console, path: str) -> None:
@@ -42,6 +91,62 @@ def status_line(console: Console, message: str, style: str = "yellow") -> None:
     console.print(Text(message, style=style))
 
 
+
 def anomaly_report(console: Console, report) -> None:
-    """Render the report anomaly mode attached to an error (``err.anomaly``)."""
-    console.print(Text(report.render()))
+    """Render an ``AnomalyReport`` (``err.anomaly``): what went wrong, the source line
+    highlighted in context, statistics of the values involved and the forward traceback."""
+    body: list = [Text(report.message, style="bold red")]
+    op = " / ".join(n for n in (report.op_name, report.node_name) if n)
+    if op:
+        body.append(Text.assemble(("Op: ", "bold"), op))
+    source = report.source
+    if source is not None:
+        body.append(Text.assemble(("Source: ", "bold"),
+                                  f"{source.filename}:{source.lineno} in {source.function}"))
+        body.append(_source_excerpt(source))
+    stats = [*report.inputs, *report.outputs]
+    if stats:
+        body.append(_stats_table(report.inputs, report.outputs))
+    if report.path:
+        body.append(Text.assemble(("Path from the loss: ", "bold"), " -> ".join(report.path)))
+    body.append(Text(_forward_traceback(report), style="dim"))
+    console.print(Panel(Group(*body), title="gradkit anomaly report", title_align="left",
+                        border_style="red", expand=False))
+
+
+def _source_excerpt(frame, context: int = 2):
+    """The lines around ``frame`` with the offending one marked (``❱``) and highlighted."""
+    lines = linecache.getlines(frame.filename)
+    if not lines:
+        return Text(f"    {frame.line}")
+    first = max(frame.lineno - context, 1)
+    last = min(frame.lineno + context, len(lines))
+    width = max(len(line.rstrip()) for line in lines[first - 1:last]) + 1
+    return Syntax("".join(lines), "python", line_numbers=True, line_range=(first, last),
+                  highlight_lines={frame.lineno}, code_width=width, theme="ansi_dark")
+
+
+def _stats_table(inputs, outputs) -> Table:
+    table = Table(box=box.SIMPLE, show_edge=False, pad_edge=False)
+    for column in ("value", "shape", "dtype", "min", "max", "nan", "inf"):
+        table.add_column(column, justify="left" if column in ("value", "dtype") else "right")
+    for stats, style in [*((s, "") for s in inputs), *((s, "bold red") for s in outputs)]:
+        table.add_row(stats.label, str(list(stats.shape)), stats.dtype,
+                      *(_number(v) for v in (stats.min, stats.max, stats.nan, stats.inf)),
+                      style=style)
+    return table
+
+
+def _number(value) -> str:
+    return "" if value is None else f"{value:.6g}"
+
+
+def _forward_traceback(report) -> str:
+    """torch's "Traceback of forward call" text with the runner's frames (click, runpy) cut."""
+    trimmed = replace(report, stack=_user_part(report.stack),
+                      parents=[replace(p, stack=_user_part(p.stack)) for p in report.parents])
+    return trimmed.traceback_text().rstrip("\n")
+
+
+def _user_part(stack):
+    return None if stack is None else script_frames(stack)

@@ -19,7 +19,7 @@ SCRIPT_CONTEXT = {"ignore_unknown_options": True, "allow_interspersed_args": Fal
 def script_arguments(command: Callable) -> Callable:
     """Add ``SCRIPT [ARGS]...`` (passed through untouched) to a command."""
     command = click.argument("args", nargs=-1, type=click.UNPROCESSED)(command)
-    return click.argument("script", type=click.Path(dir_okay=False))(command)
+    return click.argument("script", type=click.Path())(command)
 
 
 def require_script(script: str) -> None:
@@ -47,10 +47,14 @@ def anomaly_mode(enabled: bool, check_forward: bool = False) -> contextlib.Abstr
 def report_script_failure(result: ScriptResult, no_color: bool) -> None:
     """Print the script's exception as Python would (on stderr), without gradkit's frames,
     followed by the anomaly report when anomaly mode caught the error."""
-    if result.exception is None:
+    exc = result.exception
+    if exc is None:
         return
-    sys.stderr.write(format_script_traceback(result.exception))
+    report = getattr(exc, "anomaly", None)
+    if report is not None:  # the report's plain text is a note on exc: render it richer instead
+        notes = getattr(exc, "__notes__", [])
+        notes[:] = [note for note in notes if note != report.render()]
+    sys.stderr.write(format_script_traceback(exc))
     sys.stderr.flush()
-    report = getattr(result.exception, "anomaly", None)
     if report is not None:
         render.anomaly_report(render.make_console(no_color, stderr=True), report)

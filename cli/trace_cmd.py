@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from gradkit.cli import render
+from gradkit.cli import render, trace_analysis
 
 
 @click.group()
@@ -12,7 +12,7 @@ def trace() -> None:
 
 
 @trace.command(short_help="Op table, time per category, slowest backward nodes.")
-@click.argument("trace_file", metavar="TRACE", type=click.Path(dir_okay=False))
+@click.argument("trace_file", metavar="TRACE", type=click.Path())
 @click.option("--sort-by", default="self_cpu_time_total", show_default=True,
               help="Column that orders the table (e.g. cpu_time_total, count).")
 @click.option("--row-limit", default=20, show_default=True, type=click.IntRange(min=-1),
@@ -32,10 +32,22 @@ def summary(trace_file: str, sort_by: str, row_limit: int, top: int, no_color: b
     try:
         loaded = load_trace(trace_file)
     except OSError as exc:
-        raise click.ClickException(f"cannot read trace {trace_file}: "
-                                   f"{exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise click.ClickException(f"malformed trace {trace_file}: {exc}") from None
+        raise _one_line_error(f"cannot read trace {trace_file}", exc.strerror or exc) from None
+    except (ValueError, TypeError, AttributeError, KeyError) as exc:  # the content, not the file
+        raise _one_line_error(f"malformed trace {trace_file}", exc) from None
     console = render.make_console(no_color)
-    table = loaded.key_averages().table(sort_by=sort_by, row_limit=row_limit)
+    events = loaded.events()
+    if not events:  # valid, just empty (e.g. a profile whose schedule never recorded)
+        render.status_line(console, f"No host events in {trace_file}.")
+        return
+    table = events.key_averages().table(sort_by=sort_by, row_limit=row_limit)
     render.averages_table(console, table, f"gradkit trace summary {trace_file}")
+    render.category_totals(console, trace_analysis.category_totals(events))
+    render.slowest_backward(console, trace_analysis.slowest_backward(events, top))
+
+
+def _one_line_error(context: str, reason) -> click.ClickException:
+    """``context: reason``, or just the reason when it already names the file."""
+    reason = str(reason)
+    path = context.rsplit(" ", 1)[-1]
+    return click.ClickException(reason if path in reason else f"{context}: {reason}")

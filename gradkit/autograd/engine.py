@@ -14,6 +14,7 @@ runs the same rules on Tensors with grad mode on, which records them.
 from __future__ import annotations
 
 import heapq
+import sys
 import threading
 
 from gradkit.autograd import observers
@@ -305,8 +306,12 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
         if runs is not None and node not in runs:
             continue
         if type(node) is AccumulateGrad:
-            if grads[0] is not None:
-                leaves.append((node, grads[0]))
+            leaf_grad = grads[0]
+            if leaf_grad is not None:
+                # like torch, steal a gradient nobody else holds instead of copying it into
+                # .grad: 3 references = `grads`, `leaf_grad` and getrefcount's argument
+                owned = getattr(leaf_grad, "base", 0) is None and sys.getrefcount(leaf_grad) == 3
+                leaves.append((node, leaf_grad, owned))
             continue
         if observed:
             grad_inputs = _run_observed(node, grads, create_graph)
@@ -338,11 +343,12 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
                 push(ready, (_LEAF_PRIORITY if type(child) is AccumulateGrad
                              else -child._sequence_nr, order, child))
                 order += 1
-    for node, g in leaves:
+        g = grad_inputs = None  # drop references: gradients may be stolen by .grad
+    for node, g, owned in leaves:
         if observed:
-            _observed_hooks(node, _accumulate_into, node.variable, g, create_graph)
+            _observed_hooks(node, _accumulate_into, node.variable, g, create_graph, owned)
         else:
-            _accumulate_into(node.variable, g, create_graph)
+            _accumulate_into(node.variable, g, create_graph, owned)
     return captured
 
 
@@ -519,8 +525,11 @@ def _check_hook_result(new, old, what):
                            f"{list(old_shape)} but got {list(new._data.shape)}")
 
 
-def _accumulate_into(t, g, create_graph: bool) -> None:
-    """``t.grad += g`` (torch's AccumulateGrad), after the leaf's tensor hooks."""
+def _accumulate_into(t, g, create_graph: bool, owned: bool = False) -> None:
+    """``t.grad += g`` (torch's AccumulateGrad), after the leaf's tensor hooks.
+
+    ``owned``: no one else refers to the array ``g``, so it may become ``.grad`` uncopied.
+    """
     Tensor = _Tensor()
     hooks = getattr(t, "_hooks", None)
     if hooks:
@@ -529,12 +538,13 @@ def _accumulate_into(t, g, create_graph: bool) -> None:
             if new is not None:
                 _check_hook_result(new, g, "hook")
                 g = new if create_graph else new._data
+                owned = False
     with accumulate_lock:
         current = getattr(t, "_grad", None)
         if isinstance(g, Tensor):  # create_graph: keep the graph of the gradient
             t._grad = g if current is None else current + g
         elif current is None:
-            t._grad = Tensor._make(_xp(g).array(g, copy=True))
+            t._grad = Tensor._make(g if owned else _xp(g).array(g, copy=True))
         elif current._requires_grad or current._data.shape != g.shape:
             t._grad = current + Tensor._make(g)
         else:

@@ -415,13 +415,11 @@ def sum_to_shape(g, shape):
     """Sum a broadcast gradient back to ``shape`` (the one shared unbroadcast helper)."""
     from gradkit.ops.reduction import sum as _sum
     extra = g.ndim - len(shape)
-    axes = tuple(range(extra)) + tuple(
-        i + extra for i, n in enumerate(shape) if n == 1 and g.shape[i + extra] != 1)
+    if extra:  # leading broadcast dims: summed away (a fresh array, not a view)
+        g = _sum(g, tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
     if axes:
         g = _sum(g, axes, True)
-    if extra or g.shape != tuple(shape):
-        from gradkit.ops.shape import reshape
-        g = reshape(g, tuple(shape))
     return g
 
 

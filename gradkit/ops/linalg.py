@@ -42,13 +42,18 @@ def _as_matrices(g, x, y):
 def _matmul_vjp_x(g, x, y):
     g2, x2, y2 = _as_matrices(g, x, y)
     gx = matmul(g2, conj(transpose(y2, -1, -2)))
-    return reshape(sum_to_shape(gx, tuple(x2.shape)), tuple(x.shape))
+    return _reshape_if_needed(sum_to_shape(gx, tuple(x2.shape)), tuple(x.shape))
 
 
 def _matmul_vjp_y(g, x, y):
     g2, x2, y2 = _as_matrices(g, x, y)
     gy = matmul(conj(transpose(x2, -1, -2)), g2)
-    return reshape(sum_to_shape(gy, tuple(y2.shape)), tuple(y.shape))
+    return _reshape_if_needed(sum_to_shape(gy, tuple(y2.shape)), tuple(y.shape))
+
+
+def _reshape_if_needed(g, shape):
+    """Undo the 1-D promotion; a matrix gradient stays a fresh array (``.grad`` can own it)."""
+    return g if tuple(g.shape) == shape else reshape(g, shape)
 
 
 matmul.defvjp(_matmul_vjp_x, _matmul_vjp_y)

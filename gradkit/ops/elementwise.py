@@ -288,13 +288,29 @@ abs.defvjp(lambda g, x: g * sgn(x))
 abs.defjvp(lambda t, x: real(conj(sgn(x)) * t))
 
 
-@op()
+@op(save=("x", "result"))
 def sgn(xp, x):
     """sign for real numbers, x/|x| (0 at 0) for complex ones."""
     if x.dtype.kind != "c":
         return xp.sign(x)
     mag = xp.abs(x)
     return xp.where(mag == 0, 0, x / xp.where(mag == 0, 1, mag))
+
+
+def _sgn_derivative(g, x, out):
+    """d(z/|z|) applied to g: (g - Re(g conj(s)) s) / |z| (0 at 0); zero for real inputs.
+
+    The same expression is the vjp and the jvp: the map is self-adjoint.
+    """
+    if getattr(x, "_data", x).dtype.kind != "c":
+        return zeros_like(g)
+    mag = abs(x)
+    safe = where(mag == 0, 1.0, mag)
+    return where(mag == 0, 0.0, (g - real(g * conj(out)) * out) / safe)
+
+
+sgn.defvjp(_sgn_derivative)
+sgn.defjvp(_sgn_derivative)
 
 
 def _zero_derivative(x):
@@ -352,8 +368,8 @@ def ones_like(xp, x):
     return xp.ones_like(x)
 
 
-@_unary(save="x")
-def clamp(xp, x, min=None, max=None):  # noqa: A002 - torch's names
+@_unary(save="x", name="clamp")
+def _clamp(xp, x, min=None, max=None):  # noqa: A002 - torch's names
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     out = x
@@ -373,7 +389,19 @@ def _clamp_derivative(x, min, max):  # noqa: A002
     return inside
 
 
-clamp.defderivative(_clamp_derivative)
+_clamp.defderivative(_clamp_derivative)
+
+
+def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
+    """Limit x to [min, max]; the bounds may be numbers or (broadcasting) tensors."""
+    if hasattr(min, "_data") or hasattr(max, "_data"):
+        out = x
+        if min is not None:
+            out = where(out >= min, out, min)  # gradient to x where x >= min, as torch
+        if max is not None:
+            out = where(out <= max, out, max)
+        return out
+    return _clamp(x, min, max)
 
 
 @op(save=("cond",), broadcast=True)

@@ -148,7 +148,16 @@ def _src_block(src, index):
     return src[tuple(slice(0, s) for s in index.shape)]
 
 
-@op(save=("dim", "index"))
+def _src_grad(g, dim, index, src_shape, x_shape=None):
+    """Gradient of scatter's src: what each used element landed on; zeros where unused."""
+    picked = gather(g, dim, index)
+    if tuple(picked.shape) == tuple(src_shape):
+        return picked
+    block = tuple(slice(0, s) for s in picked.shape)
+    return index_put_into_zeros(picked, tuple(src_shape), block)
+
+
+@op(save=("dim", "index", "src.shape", "x.shape"))
 def scatter_add(xp, x, dim, index, src):
     dim = _normalize_dim(dim, x.ndim)
     out = x.copy()
@@ -156,14 +165,14 @@ def scatter_add(xp, x, dim, index, src):
     return out
 
 
-scatter_add.defvjp(lambda g, dim, index: g, None, None,
-                   lambda g, dim, index: gather(g, dim, index))
-scatter_add.defjvp(lambda t, dim, index: t, None, None,
-                   lambda t, dim, index: scatter_into_zeros(
-                       _src_block(t, index), index, tuple(t.shape), dim))
+scatter_add.defvjp(lambda g, dim, index, src_shape, x_shape: g, None, None, _src_grad)
+scatter_add.defjvp(lambda t, dim, index, src_shape, x_shape: t, None, None,
+                   lambda t, dim, index, src_shape, x_shape: scatter_into_zeros(
+                       _src_block(t, index), index, tuple(x_shape),
+                       _normalize_dim(dim, len(x_shape))))
 
 
-@op(save=("dim", "index"))
+@op(save=("dim", "index", "src.shape"))
 def scatter(xp, x, dim, index, src):
     dim = _normalize_dim(dim, x.ndim)
     out = x.copy()
@@ -171,8 +180,8 @@ def scatter(xp, x, dim, index, src):
     return out
 
 
-scatter.defvjp(lambda g, dim, index: scatter(g, dim, index, 0.0), None, None,
-               lambda g, dim, index: gather(g, dim, index))
+scatter.defvjp(lambda g, dim, index, src_shape: scatter(g, dim, index, 0.0), None, None,
+               _src_grad)
 
 
 @op(save=("dim", "index", "x.shape"))

@@ -25,9 +25,10 @@ LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place 
 
 def inplace(tensor, out_of_place, *args, **kwargs):
     """Run ``out_of_place(tensor, *args)`` and write the result into ``tensor``."""
-    Tensor = _tensor_type()
+    tensor_type = _tensor_type()
     recording = grad_state.grad_enabled and (
-        tensor._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
+        tensor._requires_grad or any(isinstance(a, tensor_type) and a._requires_grad
+                                     for a in args))
     view = getattr(tensor, "_view", None)
     if recording and tensor.grad_fn is None and tensor._requires_grad:
         raise RuntimeError(LEAF_MESSAGE)
@@ -36,7 +37,7 @@ def inplace(tensor, out_of_place, *args, **kwargs):
                            "in-place operation.")
     if recording:
         # the op may save its input for backward: give it the old values, not our buffer
-        source = Tensor._make(tensor._data.copy(), tensor.grad_fn, tensor._output_nr)
+        source = tensor_type._make(tensor._data.copy(), tensor.grad_fn, tensor._output_nr)
         source._requires_grad = tensor._requires_grad
         result = out_of_place(source, *args, **kwargs)
     else:
@@ -106,8 +107,7 @@ def _rebase_view(tensor, view, result) -> None:
 
 
 def Tensor_alias(t):  # noqa: N802
-    Tensor = _tensor_type()
-    alias = Tensor._make(t._data, t.grad_fn, t._output_nr, [0])
+    alias = _tensor_type()._make(t._data, t.grad_fn, t._output_nr, [0])
     alias._requires_grad = t._requires_grad
     return alias
 

@@ -94,9 +94,10 @@ def dot(x, y):
     if x.ndim != 1 or y.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors")
     if x.shape[0] != y.shape[0]:
-        raise RuntimeError("inconsistent tensor size, expected tensor [{}] and src [{}] to have "
-                           "the same number of elements, but got {} and {} elements "
-                           "respectively".format(x.shape[0], y.shape[0], x.shape[0], y.shape[0]))
+        n, m = x.shape[0], y.shape[0]
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have "
+                           f"the same number of elements, but got {n} and {m} elements "
+                           "respectively")
     return matmul(x, y)
 
 

@@ -17,8 +17,9 @@ def axes(dim, ndim):
     if dim is None or dim == () or dim == []:
         return tuple(range(ndim))
     if isinstance(dim, int):
-        return (_normalize_dim(dim, ndim),)
-    return tuple(sorted(_normalize_dim(d, ndim) for d in dim))
+        dim = (dim,)
+    normalized = tuple(sorted(_normalize_dim(d, ndim) for d in dim))
+    return normalized if ndim else ()  # a 0-d tensor accepts dim 0 / -1 and has no axis
 
 
 def expand_back(g, x_shape, dim, keepdim):
@@ -111,21 +112,33 @@ def prod(xp, x, dim=None, keepdim=False, dtype=None):
 
 
 def _prod_others(x, out, dim, keepdim):
-    """d prod / d x_i = product of the other elements, exact even where x has zeros."""
+    """d prod / d x_i = product of the other elements.
+
+    Without zeros that is out / x_i. With zeros, the products of the others are
+    formed explicitly (an n x n matrix per reduced row, x_i replaced by 1), which
+    stays exact, and differentiable, to any order.
+    """
     shape = tuple(x.shape)
-    is_zero = x == 0
-    zeros = sum(is_zero, axes(dim, x.ndim), True)
-    nonzero_prod = prod_keep(where(is_zero, 1.0, x), dim)
-    others_if_zero = where(zeros == 1, nonzero_prod, 0.0)
-    full = expand_back(out, shape, dim, keepdim)
-    safe_x = where(is_zero, 1.0, x)
-    return where(is_zero, expand(others_if_zero, shape), full / safe_x)
-
-
-def prod_keep(x, dim):
-    if dim is None:
-        return reshape(prod(x), (1,) * x.ndim)
-    return prod(x, dim, True)
+    data = getattr(x, "_data", x)
+    if not (data == 0).any():
+        return expand_back(out, shape, dim, keepdim) / x
+    from gradkit.ops.shape import permute, unsqueeze
+    reduced = axes(dim, x.ndim)
+    kept = tuple(a for a in range(x.ndim) if a not in reduced)
+    order = kept + reduced
+    moved = permute(x, order)
+    n = 1
+    for a in reduced:
+        n *= shape[a]
+    rows = reshape(moved, tuple(shape[a] for a in kept) + (n,))
+    from gradkit.backend import get_array_module
+    diagonal = get_array_module(data).eye(n, dtype=bool)
+    others = prod(where(diagonal, 1.0, unsqueeze(rows, -2)), -1)
+    others = reshape(others, tuple(shape[a] for a in order))
+    inverse = [0] * x.ndim
+    for i, a in enumerate(order):
+        inverse[a] = i
+    return permute(others, tuple(inverse))
 
 
 prod.defvjp(lambda g, x, out, dim, keepdim, dtype:
@@ -260,8 +273,9 @@ logsumexp.defjvp(lambda t, x, out, dim, keepdim:
 def softmax(xp, x, *, dim, dtype=None):
     if dtype is not None:
         x = x.astype(dtype)
-    z = xp.exp(x - xp.amax(x, axis=dim, keepdims=True))
-    return z / xp.sum(z, axis=dim, keepdims=True)
+    a = axes(dim, x.ndim)
+    z = xp.exp(x - xp.amax(x, axis=a, keepdims=True))
+    return z / xp.sum(z, axis=a, keepdims=True)
 
 
 softmax.defvjp(lambda g, out, dim, dtype: out * (g - sum(g * out, dim, True)))
@@ -272,8 +286,9 @@ softmax.defjvp(lambda t, out, dim, dtype: out * (t - sum(t * out, dim, True)))
 def log_softmax(xp, x, *, dim, dtype=None):
     if dtype is not None:
         x = x.astype(dtype)
-    shifted = x - xp.amax(x, axis=dim, keepdims=True)
-    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
+    a = axes(dim, x.ndim)
+    shifted = x - xp.amax(x, axis=a, keepdims=True)
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=a, keepdims=True))
 
 
 log_softmax.defvjp(lambda g, out, dim, dtype: g - exp(out) * sum(g, dim, True))
@@ -282,11 +297,16 @@ log_softmax.defjvp(lambda t, out, dim, dtype: t - sum(exp(out) * t, dim, True))
 
 @op(linear=True)
 def cumsum(xp, x, *, dim, dtype=None):
+    if x.ndim == 0:  # NumPy would return shape (1,); torch keeps 0-d
+        _normalize_dim(dim, 0)
+        return x.astype(dtype or x.dtype, copy=True)
     return xp.cumsum(x, axis=_normalize_dim(dim, x.ndim), dtype=dtype)
 
 
 def _reverse_cumsum(g, dim):
     from gradkit.ops.shape import flip
+    if g.ndim == 0:
+        return g
     return flip(cumsum(flip(g, (dim,)), dim), (dim,))
 
 

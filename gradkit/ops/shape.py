@@ -334,7 +334,7 @@ def _repeat_vjp(g, x_shape, sizes):
     full = (1,) * lead + tuple(x_shape)
     # split every dim into (repeat, size) and sum over the repeats
     interleaved = []
-    for r, s in zip(sizes, full):
+    for r, s in zip(sizes, full, strict=True):
         interleaved += [r, s]
     from gradkit.ops.reduction import sum as _sum
     summed = _sum(reshape(g, tuple(interleaved)), tuple(range(0, 2 * len(sizes), 2)))

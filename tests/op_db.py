@@ -1,0 +1,510 @@
+"""The op table: one OpInfo per differentiable op, with the sample inputs it is checked on.
+
+A sample is positional args + kwargs in which float/complex NumPy arrays become
+differentiable float64/complex128 leaves, integer/bool arrays and ``Const`` arrays
+become constant tensors, and anything else is passed as is. The same sample is
+built with gradkit and with torch, so every walker (gradcheck, gradgradcheck,
+torch comparison, jvp/vjp consistency) reads one table.
+
+Shapes stay tiny: gradgradcheck differentiates numerically over every input
+and grad-output element, and the whole table must run in a few minutes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+import gradkit
+import gradkit.nn.functional as F  # noqa: N812 - torch's convention
+
+_rng = np.random.default_rng(1234)
+
+
+class Const(NamedTuple):
+    """A float array passed as a constant (no gradient): targets, weights that torch won't grad."""
+    array: np.ndarray
+
+
+class Sample(NamedTuple):
+    args: tuple
+    kwargs: dict = {}
+    name: str = ""
+
+
+@dataclass
+class OpInfo:
+    name: str
+    op: Callable
+    samples: Callable[[], list]
+    torch: Callable | None | str = "same"   # "same": torch.<name> (or torch.nn.functional.<name>)
+    covers: tuple = ()                       # exported names this entry stands for (besides name)
+    gradgrad: bool = True
+    check_torch_grad: bool = True
+    atol: float = 1e-5
+    rtol: float = 1e-3
+    extra: dict = field(default_factory=dict)
+
+
+# -- sample helpers -----------------------------------------------------------------------------
+
+def N(*shape):
+    """Standard normal float64 values, kept away from 0 (kinks of abs/relu/sign live there)."""
+    v = np.asarray(_rng.standard_normal(shape))
+    return np.where(np.abs(v) < 0.1, v + np.sign(v + 1e-3) * 0.2, v)
+
+
+def P(*shape, low=0.5):
+    """Positive values in [low, low + 1)."""
+    return np.asarray(low + _rng.random(shape))
+
+
+def U(*shape):
+    """Values inside (-0.8, 0.8) (domain of asin/acos, well-conditioned tan)."""
+    return np.asarray(_rng.uniform(-0.8, 0.8, shape))
+
+
+def Z(*shape):
+    """Complex128 values."""
+    return np.asarray(N(*shape) + 1j * N(*shape))
+
+
+def Distinct(*shape):
+    """A permutation of spread-out values: no ties for max/min/sort-like ops."""
+    n = int(np.prod(shape)) if shape else 1
+    return (_rng.permutation(n) * 0.37 - n * 0.15 + 0.05).reshape(shape)
+
+
+def unary_samples(make=N, complex_=False):
+    def samples():
+        out = [Sample((np.asarray(make()),), name="0d"), Sample((make(4),), name="1d"),
+               Sample((make(2, 3),), name="2d")]
+        if complex_:
+            out.append(Sample((Z(2, 2),), name="complex"))
+        return out
+    return samples
+
+
+def binary_samples(make_x=N, make_y=N, complex_=False, scalar=True):
+    def samples():
+        out = [Sample((make_x(2, 3), make_y(2, 3)), name="same"),
+               Sample((make_x(2, 3), make_y(3)), name="broadcast_row"),
+               Sample((make_x(2, 1), make_y(1, 3)), name="broadcast_both"),
+               Sample((make_x(), make_y(2)), name="0d_with_1d")]
+        if scalar:
+            out.append(Sample((make_x(2, 2), 1.5), name="python_scalar"))
+        if complex_:
+            out.append(Sample((Z(2, 2), Z(2)), name="complex"))
+        return out
+    return samples
+
+
+def reduction_samples(make=N, complex_=False, keepdim=True, dims=(None, 0, 1, -1, (0, 1))):
+    def samples():
+        out = [Sample((make(),), name="0d")]
+        for dim in dims:
+            out.append(Sample((make(2, 3),), {"dim": dim} if dim is not None else {},
+                              name=f"dim={dim}"))
+            if keepdim and dim is not None:
+                out.append(Sample((make(2, 3),), {"dim": dim, "keepdim": True},
+                                  name=f"dim={dim},keepdim"))
+        if complex_:
+            out.append(Sample((Z(2, 2),), {"dim": 1} if dims[-1] is not None else {},
+                              name="complex"))
+        return out
+    return samples
+
+
+def dim_samples(make=N, complex_=False):
+    """Ops that need a dim (softmax, cumsum, logsumexp)."""
+    def samples():
+        out = [Sample((make(4),), {"dim": 0}, name="1d"),
+               Sample((make(2, 3),), {"dim": 1}, name="dim=1"),
+               Sample((make(2, 3),), {"dim": -2}, name="dim=-2"),
+               Sample((make(),), {"dim": 0}, name="0d")]
+        if complex_:
+            out.append(Sample((Z(2, 2),), {"dim": 1}, name="complex"))
+        return out
+    return samples
+
+
+def S(*samples):
+    """A fixed list of samples built lazily (so each test run draws the same values)."""
+    return lambda: list(samples)
+
+
+def I(values):  # noqa: E743 - reads like a type in the table
+    return np.asarray(values, dtype=np.int64)
+
+
+def B(values):
+    return np.asarray(values, dtype=bool)
+
+
+# -- wrappers for ops whose torch spelling differs ---------------------------------------------
+
+def _seeded_dropout(x, p):
+    gradkit.manual_seed(7)  # same mask on every call, so finite differences see one function
+    return F.dropout(x, p)
+
+
+def _max_values(lib):
+    return lambda x, *a, **k: lib.max(x, *a, **k)
+
+
+def _getitem(key):
+    return lambda x: x[key]
+
+
+# -- the table ----------------------------------------------------------------------------------
+
+G = gradkit
+
+OPS: list[OpInfo] = [
+    # elementwise, unary
+    OpInfo("exp", G.exp, unary_samples(complex_=True)),
+    OpInfo("exp2", G.exp2, unary_samples()),
+    OpInfo("log", G.log, unary_samples(P, complex_=True)),
+    OpInfo("log2", G.log2, unary_samples(P)),
+    OpInfo("log10", G.log10, unary_samples(P)),
+    OpInfo("log1p", G.log1p, unary_samples(P)),
+    OpInfo("expm1", G.expm1, unary_samples()),
+    OpInfo("sqrt", G.sqrt, unary_samples(P, complex_=True)),
+    OpInfo("rsqrt", G.rsqrt, unary_samples(P)),
+    OpInfo("square", G.square, unary_samples(complex_=True)),
+    OpInfo("reciprocal", G.reciprocal, unary_samples(complex_=True)),
+    OpInfo("sin", G.sin, unary_samples(complex_=True)),
+    OpInfo("cos", G.cos, unary_samples(complex_=True)),
+    OpInfo("tan", G.tan, unary_samples(U, complex_=True)),
+    OpInfo("sinh", G.sinh, unary_samples(complex_=True)),
+    OpInfo("cosh", G.cosh, unary_samples(complex_=True)),
+    OpInfo("tanh", G.tanh, unary_samples(complex_=True)),
+    OpInfo("asin", G.asin, unary_samples(U), covers=("arcsin",)),
+    OpInfo("acos", G.acos, unary_samples(U), covers=("arccos",)),
+    OpInfo("atan", G.atan, unary_samples(), covers=("arctan",)),
+    OpInfo("sigmoid", G.sigmoid, unary_samples()),
+    OpInfo("logsigmoid", F.logsigmoid, unary_samples(lambda *s: 4 * N(*s))),
+    OpInfo("relu", G.relu, unary_samples()),
+    OpInfo("erf", G.erf, unary_samples()),
+    OpInfo("silu", G.silu, unary_samples()),
+    OpInfo("gelu", G.gelu, S(Sample((N(2, 3),)), Sample((N(2, 3),), {"approximate": "tanh"}),
+                             Sample((N(),)))),
+    OpInfo("softplus", G.softplus, S(Sample((N(2, 3),)),
+                                     Sample((N(2, 3) * 10,), {"beta": 2.0, "threshold": 5.0}))),
+    OpInfo("elu", G.elu, S(Sample((N(2, 3),)), Sample((N(3),), {"alpha": 0.5}))),
+    OpInfo("leaky_relu", G.leaky_relu, S(Sample((N(2, 3),)),
+                                         Sample((N(3),), {"negative_slope": 0.2}))),
+    OpInfo("abs", G.abs, unary_samples(complex_=True), covers=("absolute",)),
+    OpInfo("sgn", G.sgn, unary_samples(complex_=True)),
+    OpInfo("sign", G.sign, unary_samples()),
+    OpInfo("floor", G.floor, unary_samples(lambda *s: N(*s) + 0.5)),
+    OpInfo("ceil", G.ceil, unary_samples(lambda *s: N(*s) + 0.5)),
+    OpInfo("round", G.round, unary_samples(lambda *s: np.round(N(*s)) + 0.25)),
+    OpInfo("trunc", G.trunc, unary_samples(lambda *s: N(*s) + 0.5)),
+    OpInfo("neg", G.neg, unary_samples(complex_=True), covers=("negative",)),
+    OpInfo("clamp", G.clamp, S(Sample((N(2, 3),), {"min": -0.5}), Sample((N(2, 3),), {"max": 0.5}),
+                               Sample((N(2, 3),), {"min": -0.5, "max": 0.5}),
+                               Sample((N(),), {"min": -0.3, "max": 0.3}),
+                               Sample((N(2, 3),), {"min": N(3) - 0.5, "max": N(2, 1) + 1.5},
+                                      name="tensor_bounds")), covers=("clip",)),
+    OpInfo("conj", G.conj, unary_samples(complex_=True)),
+    OpInfo("real", G.real, S(Sample((Z(2, 3),)), Sample((N(3),)))),
+    OpInfo("imag", G.imag, S(Sample((Z(2, 3),)), Sample((Z(),)))),
+    OpInfo("clone", G.clone, unary_samples(complex_=True)),
+    # elementwise, binary (broadcasting)
+    OpInfo("add", G.add, binary_samples(complex_=True)),
+    OpInfo("add_alpha", lambda x, y: G.add(x, y, alpha=2.5), binary_samples(scalar=False),
+           torch=lambda x, y: __import__("torch").add(x, y, alpha=2.5)),
+    OpInfo("sub", G.sub, binary_samples(complex_=True), covers=("subtract",)),
+    OpInfo("mul", G.mul, binary_samples(complex_=True), covers=("multiply",)),
+    OpInfo("div", G.div, binary_samples(make_y=P, complex_=True),
+           covers=("divide", "true_divide")),
+    OpInfo("pow", G.pow, binary_samples(make_x=P, complex_=True)),
+    OpInfo("remainder", G.remainder, binary_samples(make_x=P, make_y=lambda *s: P(*s) + 0.5,
+                                                    scalar=False)),
+    OpInfo("maximum", G.maximum, binary_samples(scalar=False)),
+    OpInfo("minimum", G.minimum, binary_samples(scalar=False)),
+    OpInfo("where", G.where, S(Sample((B([[True, False, True], [False, True, True]]), N(2, 3),
+                                       N(2, 3))),
+                               Sample((B([True, False, True]), N(2, 3), N(1))),
+                               Sample((B([[True], [False]]), N(2, 3), 0.5)))),
+    # reductions
+    OpInfo("sum", G.sum, reduction_samples(complex_=True)),
+    OpInfo("mean", G.mean, reduction_samples(complex_=True)),
+    OpInfo("var", G.var, S(Sample((N(2, 3),)), Sample((N(2, 3),), {"dim": 1}),
+                           Sample((N(2, 3),), {"dim": 0, "keepdim": True}),
+                           Sample((N(2, 3),), {"dim": (0, 1), "correction": 0}),
+                           Sample((N(4),), {"dim": -1, "unbiased": False}))),
+    OpInfo("std", G.std, S(Sample((N(2, 3),)), Sample((N(2, 3),), {"dim": 1, "keepdim": True}),
+                           Sample((N(2, 3),), {"dim": 0, "correction": 0}))),
+    OpInfo("var_mean", G.var_mean, S(Sample((N(2, 3),), {"dim": 1}))),
+    OpInfo("std_mean", G.std_mean, S(Sample((N(2, 3),), {"dim": 0}))),
+    OpInfo("prod", G.prod, S(Sample((N(2, 3),)), Sample((N(2, 3),), {"dim": 1}),
+                             Sample((N(2, 3),), {"dim": 0, "keepdim": True}),
+                             Sample((np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 1.5]]),), {"dim": 1}),
+                             Sample((N(),)), Sample((Z(3),), name="complex"))),
+    OpInfo("amax", G.amax, reduction_samples(Distinct)),
+    OpInfo("amin", G.amin, reduction_samples(Distinct)),
+    OpInfo("max", G.max, S(Sample((Distinct(2, 3),)), Sample((Distinct(2, 3), 1)),
+                           Sample((Distinct(2, 3), 0, True)), Sample((Distinct(2, 3), -1)),
+                           Sample((N(2, 3), N(2, 3)), name="binary"))),
+    OpInfo("min", G.min, S(Sample((Distinct(2, 3),)), Sample((Distinct(2, 3), 1)),
+                           Sample((Distinct(2, 3), 0, True)),
+                           Sample((N(2, 3), N(3)), name="binary"))),
+    OpInfo("logsumexp", G.logsumexp, S(Sample((N(2, 3),), {"dim": 1}),
+                                       Sample((N(2, 3),), {"dim": (0, 1)}),
+                                       Sample((N(2, 3),), {"dim": 0, "keepdim": True}),
+                                       Sample((N(),), {"dim": 0}))),
+    OpInfo("softmax", G.softmax, dim_samples()),
+    OpInfo("log_softmax", G.log_softmax, dim_samples()),
+    OpInfo("cumsum", G.cumsum, dim_samples(complex_=True)),
+    # products
+    OpInfo("matmul", G.matmul, S(Sample((N(3), N(3)), name="1d@1d"),
+                                 Sample((N(2, 3), N(3)), name="2d@1d"),
+                                 Sample((N(3), N(3, 2)), name="1d@2d"),
+                                 Sample((N(2, 3), N(3, 2)), name="2d@2d"),
+                                 Sample((N(2, 1, 1, 2), N(3, 2, 2)), name="batched_broadcast"),
+                                 Sample((Z(2, 2), Z(2, 2)), name="complex"))),
+    OpInfo("mm", G.mm, S(Sample((N(2, 3), N(3, 2))), Sample((Z(2, 2), Z(2, 1))))),
+    OpInfo("bmm", G.bmm, S(Sample((N(2, 2, 3), N(2, 3, 1))),)),
+    OpInfo("mv", G.mv, S(Sample((N(2, 3), N(3))),)),
+    OpInfo("dot", G.dot, S(Sample((N(3), N(3))), Sample((Z(3), Z(3))))),
+    OpInfo("vdot", G.vdot, S(Sample((Z(3), Z(3))),)),
+    OpInfo("inner", G.inner, S(Sample((N(3), N(3))), Sample((N(2, 3), N(2, 3))))),
+    OpInfo("outer", G.outer, S(Sample((N(3), N(2))), Sample((Z(2), Z(2))))),
+    OpInfo("einsum", G.einsum, S(
+        Sample(("ij,jk->ik", N(2, 3), N(3, 2))),
+        Sample(("ij,jk", N(2, 3), N(3, 2)), name="implicit"),
+        Sample(("ii->i", N(3, 3)), name="diagonal"), Sample(("ii", N(3, 3)), name="trace"),
+        Sample(("...ij,...jk->...ik", N(2, 2, 3), N(3, 2)), name="ellipsis"),
+        Sample(("bij,bjk->bik", N(2, 2, 3), N(2, 3, 1)), name="batched"),
+        Sample(("ij,kl->", N(2, 2), N(1, 2)), name="summed_away"),
+        Sample(("iij,jk->ki", N(2, 2, 3), N(3, 2)), name="diagonal_contract"),
+        Sample(("ij,ij->ij", N(1, 3), N(2, 3)), name="broadcast"),
+        Sample(("i,j", Z(2), Z(3)), name="complex")), gradgrad=True),
+    # shapes and views
+    OpInfo("reshape", G.reshape, S(Sample((N(2, 3), (3, 2))), Sample((N(2, 3), (-1,))),
+                                   Sample((N(), (1, 1))), Sample((Z(2, 2), (4,))))),
+    OpInfo("view", G.view, S(Sample((N(2, 3), (6,))), Sample((N(2, 3), (3, -1))))),
+    OpInfo("flatten", G.flatten, S(Sample((N(2, 3, 1),)), Sample((N(2, 3, 2), 1)), Sample((N(),))),
+           covers=("ravel",)),
+    OpInfo("unflatten", G.unflatten, S(Sample((N(2, 6), 1, (2, 3))),)),
+    OpInfo("squeeze", G.squeeze, S(Sample((N(2, 1, 3),)), Sample((N(2, 1, 3), 1)),
+                                   Sample((N(2, 1, 3), 0)), Sample((N(1),)))),
+    OpInfo("unsqueeze", G.unsqueeze, S(Sample((N(2, 3), 0)), Sample((N(2, 3), -1)),
+                                       Sample((N(), 0)))),
+    OpInfo("expand", G.expand, S(Sample((N(3, 1), (3, 2))), Sample((N(2), (3, 2))),
+                                 Sample((N(), (2,))), Sample((N(1, 2), (-1, 2)))),
+           torch=lambda x, sizes: x.expand(*sizes)),
+    OpInfo("broadcast_to", G.broadcast_to, S(Sample((N(3, 1), (2, 3, 2))),)),
+    OpInfo("broadcast_tensors", G.broadcast_tensors, S(Sample((N(3, 1), N(2))),)),
+    OpInfo("transpose", G.transpose, S(Sample((N(2, 3), 0, 1)), Sample((N(2, 3, 1), -1, 0)),
+                                       Sample((Z(2, 3), 1, 0))), covers=("swapaxes",)),
+    OpInfo("t", G.t, S(Sample((N(2, 3),)), Sample((N(3),)))),
+    OpInfo("permute", G.permute, S(Sample((N(2, 3, 1), (2, 0, 1))), Sample((N(2, 3), (-1, 0))))),
+    OpInfo("flip", G.flip, S(Sample((N(2, 3), (0,))), Sample((N(2, 3), (0, 1))))),
+    OpInfo("repeat", G.repeat, S(Sample((N(2), (2, 3))), Sample((N(2, 1), (1, 2))))),
+    OpInfo("cat", G.cat, S(Sample(([N(2, 3), N(1, 3)],)), Sample(([N(2, 1), N(2, 2)], 1)),
+                           Sample(([N(2), N(3)], -1))), covers=("concat",)),
+    OpInfo("stack", G.stack, S(Sample(([N(2), N(2)],)), Sample(([N(2, 3), N(2, 3)], 2)))),
+    OpInfo("split", G.split, S(Sample((N(5, 2), 2)), Sample((N(2, 5), [1, 4], 1)))),
+    OpInfo("chunk", G.chunk, S(Sample((N(5, 2), 2)), Sample((N(2, 3), 3, 1)))),
+    OpInfo("unbind", G.unbind, S(Sample((N(2, 3),)), Sample((N(2, 3), 1)))),
+    # indexing
+    OpInfo("getitem_basic", G.getitem, S(Sample((N(3, 4), (1, slice(None, None, 2)))),
+                                         Sample((N(3, 4), (Ellipsis, None, 1))),
+                                         Sample((N(3, 4), 2))),
+           torch=lambda x, key: x[key], covers=("getitem",)),
+    OpInfo("getitem_advanced", lambda x, idx: x[idx], S(
+        Sample((N(3, 4), I([0, 2, 0])), name="int_repeated"),
+        Sample((N(3, 4), B([True, False, True])), name="bool_mask"),
+        Sample((N(3, 4), (I([0, 1]), I([3, 3]))), name="pairs"))),
+    OpInfo("index_put", lambda x, v: G.index_put(x, v, (slice(1, None), 0)),
+           S(Sample((N(3, 2), N(2))), Sample((N(3, 2), N(1)))),
+           torch=lambda x, v: x.index_put((__import__("torch").arange(1, 3),
+                                           __import__("torch").tensor([0, 0])), v)),
+    OpInfo("index_select", G.index_select, S(Sample((N(3, 2), 0, I([2, 0, 2]))),
+                                             Sample((N(3, 2), -1, I([1]))))),
+    OpInfo("gather", G.gather, S(Sample((N(3, 2), 0, I([[0, 1], [2, 2]]))),
+                                 Sample((N(2, 3), 1, I([[0], [2]]))))),
+    OpInfo("scatter_add", G.scatter_add, S(Sample((N(3, 2), 0, I([[0, 1], [0, 2]]), N(2, 2))),
+                                           Sample((N(2, 3), 1, I([[2], [0]]), N(2, 2))))),
+    OpInfo("scatter", G.scatter, S(Sample((N(3, 2), 0, I([[0, 1], [2, 0]]), N(2, 2))),)),
+    OpInfo("masked_fill", G.masked_fill, S(
+        Sample((N(2, 3), B([[True, False, True], [False, False, True]]), 0.5)),
+        Sample((N(2, 3), B([True, False, False]), np.array(2.0)), name="tensor_value"))),
+    OpInfo("pad", F.pad, S(Sample((N(2, 3), (1, 2))), Sample((N(1, 2, 3), (1, 0, 0, 1))),
+                           Sample((N(2, 4), (-1, 1)), name="negative"),
+                           Sample((N(1, 2, 3), (2, 1), "reflect")),
+                           Sample((N(1, 2, 3), (2, 1), "replicate")),
+                           Sample((N(1, 2, 3), (1, 2), "circular")),
+                           Sample((N(2, 2), (1, 1), "constant", 0.5)))),
+    # conversions
+    OpInfo("astype", lambda x: G.astype(x, np.dtype(np.complex128)), S(Sample((N(3),)),),
+           torch=lambda x: x.to(__import__("torch").complex128)),
+    OpInfo("to_device", lambda x: G.to_device(x, "cpu"), S(Sample((N(3),)),),
+           torch=lambda x: x.to("cpu")),
+    OpInfo("copy_from", G.copy_from, S(Sample((N(2, 3), N(3))),), torch=None),
+    OpInfo("fill", G.fill, S(Sample((N(2, 3), np.array(1.5))),), torch=None),
+    OpInfo("zeros_like_op", G.zeros_like_op, S(Sample((N(2, 3),)),), torch=None),
+    # nn.functional
+    OpInfo("linear", F.linear, S(Sample((N(2, 3), N(2, 3), N(2)), name="addmm"),
+                                 Sample((N(2, 3), N(2, 3)), name="mm"),
+                                 Sample((N(2, 1, 3), N(2, 3), N(2)), name="3d"),
+                                 Sample((N(3), N(2, 3), N(2)), name="1d"))),
+    OpInfo("conv2d", F.conv2d, S(
+        Sample((N(1, 2, 4, 4), N(2, 2, 2, 2), N(2))),
+        Sample((N(1, 2, 4, 3), N(2, 1, 2, 2)), {"stride": 2, "padding": 1, "groups": 2}),
+        Sample((N(1, 1, 5, 4), N(1, 1, 2, 2)), {"dilation": (2, 1), "padding": "same"}),
+        Sample((N(1, 3, 3), N(1, 1, 2, 2)), name="unbatched"))),
+    OpInfo("max_pool2d", F.max_pool2d, S(
+        Sample((Distinct(1, 2, 4, 4), 2)),
+        Sample((Distinct(1, 1, 5, 5), 3), {"stride": 2, "padding": 1, "ceil_mode": True}),
+        Sample((Distinct(1, 4, 4), (2, 1)), {"dilation": (1, 2)}))),
+    OpInfo("dropout", _seeded_dropout, S(Sample((N(2, 3), 0.5)), Sample((N(4), 0.0))),
+           torch=None),
+    OpInfo("layer_norm", F.layer_norm, S(
+        Sample((N(2, 3), (3,), N(3), N(3))), Sample((N(2, 2, 2), (2, 2))),
+        Sample((N(3, 2), [2], N(2)), {"eps": 1e-3}))),
+    OpInfo("embedding", F.embedding, S(Sample((I([[0, 2], [2, 1]]), N(3, 2))),
+                                       Sample((I(1), N(3, 2))))),
+    OpInfo("embedding_padding_idx", lambda i, w: F.embedding(i, w, padding_idx=2),
+           S(Sample((I([0, 2, 1]), N(3, 2))),),
+           torch=lambda i, w: __import__("torch").nn.functional.embedding(i, w, padding_idx=2),
+           extra={"nonsmooth": "the padding row is held at zero gradient on purpose"}),
+    OpInfo("cross_entropy", F.cross_entropy, S(
+        Sample((N(3, 4), I([1, 0, 3]))),
+        Sample((N(3, 4), I([1, -100, 3]), Const(P(4))), {"reduction": "sum"}),
+        Sample((N(2, 3, 2), I([[0, 2], [1, 1]])), {"label_smoothing": 0.2}),
+        Sample((N(3, 4), I([1, 0, 2]), Const(P(4))),
+               {"label_smoothing": 0.1, "reduction": "none"}),
+        Sample((N(2, 3), Const(P(2, 3) / 3)), name="probabilities"),
+        Sample((N(2, 3), P(2, 3) / 3), {"label_smoothing": 0.3}, name="probabilities_grad"),
+        Sample((N(4), I(2)), name="unbatched"))),
+    OpInfo("nll_loss", F.nll_loss, S(
+        Sample((N(3, 4), I([1, 0, 3]))),
+        Sample((N(3, 4), I([1, 2, 2]), Const(P(4))), {"ignore_index": 2}),
+        Sample((N(2, 3, 2), I([[0, 2], [1, 1]])), {"reduction": "none"}))),
+    OpInfo("mse_loss", F.mse_loss, S(Sample((N(2, 3), N(2, 3))),
+                                     Sample((N(3), N(3)), {"reduction": "sum"}),
+                                     Sample((N(2), N(2)), {"reduction": "none"}))),
+    OpInfo("binary_cross_entropy_with_logits", F.binary_cross_entropy_with_logits, S(
+        Sample((N(2, 3) * 3, P(2, 3, low=0.0))),
+        Sample((N(2, 3), P(2, 3, low=0.0), Const(P(3))),
+               {"pos_weight": Const(P(3)), "reduction": "sum"}),
+        Sample((N(3), P(3, low=0.0)), {"reduction": "none"}))),
+    OpInfo("F.relu", F.relu, unary_samples()),
+    OpInfo("F.softmax", F.softmax, S(Sample((N(2, 3), 1)), Sample((N(2, 3), 0)))),
+    OpInfo("F.log_softmax", F.log_softmax, S(Sample((N(2, 3), -1)),)),
+]
+
+# Exported names that are not differentiable, each with its reason (the coverage test reads it).
+NON_DIFFERENTIABLE = {
+    **{name: "comparison: bool result" for name in ("eq", "ne", "lt", "le", "gt", "ge", "isclose")},
+    **{name: "logic/bit op: bool or integer result" for name in (
+        "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_not", "all", "any")},
+    **{name: "predicate: bool result" for name in ("isnan", "isinf", "isfinite")},
+    "argmax": "integer result", "argmin": "integer result",
+    "floor_divide": "piecewise constant, no grad_fn in torch either",
+    "zeros_like": "constant output", "ones_like": "constant output",
+    "setitem_": "in-place write; graph rebasing is tested in tests/test_inplace.py",
+    "inplace": "the in-place mechanism itself (tests/test_inplace.py)",
+    "op": "op declaration decorator, not an op", "dispatch": "op dispatch, not an op",
+    "sum_to_shape": "broadcast-reduction helper, exercised by every broadcasting sample",
+}
+
+
+def op_by_name(name: str) -> OpInfo:
+    return next(info for info in OPS if info.name == name)
+
+
+# -- building a sample with gradkit or torch ----------------------------------------------------
+
+class _Slot(NamedTuple):
+    index: int
+
+
+def _template(value, leaves: list, make_tensor):
+    """Replace differentiable arrays by slots (filled with leaves at call time)."""
+    if isinstance(value, Const):
+        return make_tensor(value.array, False)
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "fc":
+            leaves.append(make_tensor(value, True))
+            return _Slot(len(leaves) - 1)
+        return make_tensor(value, False)
+    if isinstance(value, list):
+        return [_template(v, leaves, make_tensor) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_template(v, leaves, make_tensor) for v in value)
+    if isinstance(value, dict):
+        return {k: _template(v, leaves, make_tensor) for k, v in value.items()}
+    return value
+
+
+def _fill(value, tensors):
+    if isinstance(value, _Slot):
+        return tensors[value.index]
+    if isinstance(value, list):
+        return [_fill(v, tensors) for v in value]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(_fill(v, tensors) for v in value)
+    if isinstance(value, dict):
+        return {k: _fill(v, tensors) for k, v in value.items()}
+    return value
+
+
+def gradkit_tensor(array, requires_grad):
+    return gradkit.tensor(array, requires_grad=requires_grad)
+
+
+def torch_tensor(array, requires_grad):
+    import torch
+    return torch.tensor(array, requires_grad=requires_grad)
+
+
+def torch_function(info: OpInfo):
+    """The torch function an entry is compared with (None: no torch counterpart)."""
+    import torch
+    if info.torch != "same":
+        return info.torch
+    name = info.name.removeprefix("F.")
+    if info.name.startswith("F.") or getattr(F, name, None) is info.op:
+        return getattr(torch.nn.functional, name)
+    if getattr(torch, name, None) is not None:
+        return getattr(torch, name)
+    return info.op  # a lambda written with operators: the same code runs on torch tensors
+
+
+def bind(function, sample: Sample, make_tensor):
+    """(leaves, call): the sample's differentiable leaves and ``call(*leaves) -> outputs``."""
+    leaves: list = []
+    args = _template(sample.args, leaves, make_tensor)
+    kwargs = _template(dict(sample.kwargs), leaves, make_tensor)
+
+    def call(*tensors):
+        return function(*_fill(args, tensors), **_fill(kwargs, tensors))
+    return leaves, call
+
+
+def flat_outputs(out) -> list:
+    """Every tensor an op returned, in order (tuples, named tuples and lists flattened)."""
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in flat_outputs(o)]
+    return [out]
+
+
+def differentiable_outputs(out) -> tuple:
+    return tuple(o for o in flat_outputs(out) if o.dtype.is_floating_point or o.dtype.is_complex)
+
+
+def samples_of(info: OpInfo) -> list:
+    return info.samples()
+
+
+def cases():
+    """(id, OpInfo, Sample) for every sample of every entry: the tests' parameters."""
+    return [(f"{info.name}-{sample.name or i}", info, sample)
+            for info in OPS for i, sample in enumerate(samples_of(info))]

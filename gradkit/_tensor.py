@@ -4,8 +4,6 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit import backend
-from gradkit.autograd.grad_mode import state as grad_state
-from gradkit.autograd.graph import accumulate_node
 
 
 class Tensor:
@@ -355,7 +353,7 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._data.reshape(()))
 
     def __float__(self) -> float:

@@ -50,7 +50,8 @@ int16 = dtype("int16", np.int16)
 int32 = dtype("int32", np.int32)
 int64 = dtype("int64", np.int64)
 bool_ = dtype("bool", np.bool_)
-ALL_DTYPES = [float16, float32, float64, complex64, complex128, int8, uint8, int16, int32, int64, bool_]
+ALL_DTYPES = [float16, float32, float64, complex64, complex128,
+              int8, uint8, int16, int32, int64, bool_]
 if _ml_dtypes is not None:  # pragma: no cover - optional
     bfloat16 = dtype("bfloat16", _ml_dtypes.bfloat16)
     ALL_DTYPES.append(bfloat16)

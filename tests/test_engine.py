@@ -176,7 +176,8 @@ def test_error_midway_leaves_leaf_gradients_untouched():
 
 def test_implicit_grad_needs_scalar():
     x = leaf([1.0, 2.0])
-    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+    with pytest.raises(RuntimeError,
+                       match="grad can be implicitly created only for scalar outputs"):
         (x * 2).backward()
 
 
@@ -238,7 +239,8 @@ def test_output_that_does_not_require_grad():
 
 def test_input_that_does_not_require_grad():
     x, c = leaf(1.0), gradkit.tensor(2.0)
-    with pytest.raises(RuntimeError, match="One of the differentiated Tensors does not require grad"):
+    with pytest.raises(RuntimeError,
+                       match="One of the differentiated Tensors does not require grad"):
         grad(x * c, [x, c])
 
 

@@ -88,7 +88,8 @@ def test_repr_like_torch():
     x = gradkit.tensor([1.0], requires_grad=True)
     assert repr(x) == "tensor([1.], requires_grad=True)"
     assert repr(x * 2) == "tensor([2.], grad_fn=<MulBackward0>)"
-    assert repr(gradkit.tensor([1.0], dtype=gradkit.float64)) == "tensor([1.], dtype=gradkit.float64)"
+    double = gradkit.tensor([1.0], dtype=gradkit.float64)
+    assert repr(double) == "tensor([1.], dtype=gradkit.float64)"
 
 
 def test_conversions_and_their_errors():
@@ -96,7 +97,8 @@ def test_conversions_and_their_errors():
     with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
         x.numpy()
     assert x.detach().numpy().tolist() == [1.5, 2.5]
-    with pytest.raises(RuntimeError, match="a Tensor with 2 elements cannot be converted to Scalar"):
+    with pytest.raises(RuntimeError,
+                       match="a Tensor with 2 elements cannot be converted to Scalar"):
         x.item()
     assert x[0].item() == 1.5 and float(x[1]) == 2.5
     assert x.long().dtype is gradkit.int64 and x.double().dtype is gradkit.float64

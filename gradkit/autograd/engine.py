@@ -66,7 +66,7 @@ def _root_grads(outputs, grads, create_graph: bool, batched: bool) -> list:
     else:
         grads = tuple(grads)
     if len(grads) != len(outputs):
-        raise RuntimeError(f"grad can be implicitly created only for scalar outputs" if not grads
+        raise RuntimeError("grad can be implicitly created only for scalar outputs" if not grads
                            else f"got {len(outputs)} tensors and {len(grads)} gradients")
     seeds = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
@@ -297,7 +297,9 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
     while ready:
         node = pop(ready)[2]
         grads = buffers.pop(node, None) or [None]
-        if node._extras is not None:
+        extras = node._extras  # also set for metadata or anomaly traces: look for hooks
+        if extras is not None and (extras.tensor_pre_hooks or extras.retain_grad_hooks
+                                   or extras.pre_hooks):
             grads = (_observed_hooks(node, _call_pre_hooks, node, grads, create_graph) if observed
                      else _call_pre_hooks(node, grads, create_graph))
         if node in capture:

@@ -219,7 +219,8 @@ def dispatch(op: Op, args: tuple, params: dict):
     if observers.active:
         return _dispatch_observed(op, args, datas, params, needs_grad)
     xp = _xp_of(datas)
-    out = op.forward(xp, *datas, **params) if xp is np else _forward_on_device(op, xp, datas, params)
+    out = (op.forward(xp, *datas, **params) if xp is np
+           else _forward_on_device(op, xp, datas, params))
     if needs_grad and grad_state.grad_enabled and op.differentiable:
         result = _record(op, args, datas, params, out)
     elif op.outputs == 1:
@@ -293,21 +294,23 @@ def _first_gpu_array(datas):
 
 def _check_same_device(datas) -> None:
     """torch's error when one op meets arrays of two devices (NumPy scalars have none)."""
-    from gradkit.backend import device_of
-    found = []
-    stack = list(reversed(datas))  # popped in argument order
-    while stack:
-        d = stack.pop()
-        if isinstance(d, (list, tuple)):
-            stack.extend(reversed(d))
-        elif type(d) is np.ndarray or hasattr(d, "__cuda_array_interface__"):
-            dev = device_of(d)
-            if dev not in found:
-                found.append(dev)
-    if len(found) > 1:
-        first, second = sorted(found, key=lambda dv: dv.type != "cuda")[:2]
+    seen = _device_indices(datas, set())
+    if len(seen) > 1:
+        a, b = (f"cuda:{i}" if i >= 0 else "cpu" for i in sorted(seen, key=lambda i: (i < 0, i))[:2])
         raise RuntimeError("Expected all tensors to be on the same device, but found at least "
-                           f"two devices, {first} and {second}!")
+                           f"two devices, {a} and {b}!")
+
+
+def _device_indices(datas, seen: set) -> set:
+    """-1 for NumPy arrays, the CUDA device index for GPU arrays, looking into lists."""
+    for d in datas:
+        if type(d) is np.ndarray:
+            seen.add(-1)
+        elif hasattr(d, "__cuda_array_interface__"):
+            seen.add(d.device.id)
+        elif isinstance(d, (list, tuple)):
+            _device_indices(d, seen)
+    return seen
 
 
 def _as_array(xp, out):

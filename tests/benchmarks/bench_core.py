@@ -43,7 +43,8 @@ def bench_chain(torch, repeat: int):
     if torch is not None:
         tx = torch.randn(16, requires_grad=True)
         t_torch = best_of(lambda: chain_step(torch, tx, n_ops), repeat)
-        print(f"    torch {t_torch / n_ops * 1e6:.2f} us/op -> gradkit/torch {t_ours / t_torch:.3f}x")
+        print(f"    torch {t_torch / n_ops * 1e6:.2f} us/op -> "
+              f"gradkit/torch {t_ours / t_torch:.3f}x")
 
 
 def peak_bytes(fn) -> int:

@@ -71,7 +71,7 @@ def mlp_step_numpy(params, x, y):
 def chain_step(lib, x, n_ops: int = 1000):
     """n_ops tiny elementwise ops (mul/add/sin cycle) and a backward through all of them."""
     h = x
-    for i in range(n_ops // 3):
+    for _ in range(n_ops // 3):
         h = (h * 0.999 + 0.001).sin()
     h.sum().backward()
     x.grad = None

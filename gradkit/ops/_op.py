@@ -296,7 +296,8 @@ def _check_same_device(datas) -> None:
     """torch's error when one op meets arrays of two devices (NumPy scalars have none)."""
     seen = _device_indices(datas, set())
     if len(seen) > 1:
-        a, b = (f"cuda:{i}" if i >= 0 else "cpu" for i in sorted(seen, key=lambda i: (i < 0, i))[:2])
+        a, b = (f"cuda:{i}" if i >= 0 else "cpu"
+                for i in sorted(seen, key=lambda i: (i < 0, i))[:2])
         raise RuntimeError("Expected all tensors to be on the same device, but found at least "
                            f"two devices, {a} and {b}!")
 

@@ -9,23 +9,35 @@ from pathlib import Path
 import click
 
 from gradkit.cli import render
+from gradkit.cli.options import no_color_option, table_options
 from gradkit.cli.script_command import (
     SCRIPT_CONTEXT, anomaly_mode, report_script_failure, require_script, run_user_script,
     script_arguments)
 
+PROFILER_GLOBAL = "__profiler__"  # how a script reaches the running profile (for step())
+
 
 def _parse_schedule(ctx: click.Context, param: click.Parameter, value: str | None):
-    """``wait,warmup,active[,repeat]`` -> a tuple of ints (validated here, built later)."""
+    """``wait,warmup,active[,repeat]`` -> gradkit.profiler.schedule(...), checked by it.
+
+    repeat defaults to 1 (not torch's 0, "forever"): one trace file holds one cycle.
+    """
     if value is None:
         return None
+    from gradkit.profiler import schedule
+
     try:
-        numbers = tuple(int(part) for part in value.split(","))
+        numbers = [int(part) for part in value.split(",")]
     except ValueError:
-        numbers = ()
-    if len(numbers) not in (3, 4) or any(n < 0 for n in numbers):
-        raise click.BadParameter(f"expected wait,warmup,active[,repeat] as non-negative "
-                                 f"integers, got {value!r}")
-    return numbers
+        numbers = []
+    if len(numbers) not in (3, 4):
+        raise click.BadParameter(f"expected wait,warmup,active[,repeat] as integers, got "
+                                 f"{value!r}")
+    try:
+        wait, warmup, active, repeat = (*numbers, 1) if len(numbers) == 3 else numbers
+        return schedule(wait=wait, warmup=warmup, active=active, repeat=repeat)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 @click.command(context_settings=SCRIPT_CONTEXT,
@@ -33,10 +45,7 @@ def _parse_schedule(ctx: click.Context, param: click.Parameter, value: str | Non
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Trace file to write (.json, or .json.gz to compress). "
                    "[default: traces/<script>-<YYYYmmdd-HHMMSS>.json]")
-@click.option("--sort-by", default="self_cpu_time_total", show_default=True,
-              help="Column that orders the table (e.g. cpu_time_total, count).")
-@click.option("--row-limit", default=20, show_default=True, type=click.IntRange(min=-1),
-              help="Rows in the table (-1: all).")
+@table_options
 @click.option("--group-by-input-shape", is_flag=True,
               help="One row per (op, input shapes); implies --record-shapes.")
 @click.option("--record-shapes", is_flag=True, help="Record input shapes and dtypes of each op.")
@@ -45,13 +54,15 @@ def _parse_schedule(ctx: click.Context, param: click.Parameter, value: str | Non
 @click.option("--with-stack", is_flag=True, help="Record the Python stack of each op.")
 @click.option("--with-flops", is_flag=True, help="Estimate FLOPs of matmul-like ops.")
 @click.option("--schedule", callback=_parse_schedule, metavar="WAIT,WARMUP,ACTIVE[,REPEAT]",
-              help="Profile only some steps (the script calls gradkit.profiler step()).")
+              help=f"Record only some steps. The script marks each step's end with "
+                   f"{PROFILER_GLOBAL}.step() (the running profile, in its globals). REPEAT "
+                   f"defaults to 1; with more cycles the trace holds the last one.")
 @click.option("--detect-anomaly", is_flag=True, help="Also run under anomaly mode.")
-@click.option("--no-color", is_flag=True, help="Plain text output (NO_COLOR is respected too).")
+@no_color_option
 @script_arguments
-def profile(output: str | None, sort_by: str, row_limit: int, group_by_input_shape: bool,
+def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_shape: bool,
             record_shapes: bool, profile_memory: bool, with_stack: bool, with_flops: bool,
-            schedule: tuple[int, ...] | None, detect_anomaly: bool, no_color: bool, script: str,
+            schedule, detect_anomaly: bool, no_color: bool, script: str,
             args: tuple[str, ...]) -> None:
     """Run SCRIPT as __main__ (with ARGS as its argv) under the profiler.
 
@@ -71,16 +82,18 @@ def profile(output: str | None, sort_by: str, row_limit: int, group_by_input_sha
     console = render.make_console(no_color)
     prof = profiler.profile(record_shapes=record_shapes or group_by_input_shape,
                             profile_memory=profile_memory, with_stack=with_stack,
-                            with_flops=with_flops,
-                            schedule=profiler.schedule(*schedule) if schedule else None)
+                            with_flops=with_flops, schedule=schedule)
     with _running(console, script), anomaly_mode(detect_anomaly), prof:
-        result = run_user_script(script, args)
+        result = run_user_script(script, args, {PROFILER_GLOBAL: prof})
     report_script_failure(result, no_color)
     if result.interrupted:
         render.status_line(console, "Interrupted: writing the trace of what ran.")
+    try:
+        table = prof.key_averages(group_by_input_shape=group_by_input_shape).table(
+            sort_by=sort_by, row_limit=row_limit)
+    except RuntimeError as exc:  # a schedule that never reached an active step
+        raise click.ClickException(f"no trace written: {exc}") from None
     _export(prof, trace_path)
-    table = prof.key_averages(group_by_input_shape=group_by_input_shape).table(
-        sort_by=sort_by, row_limit=row_limit)
     render.averages_table(console, table, f"gradkit profile {script}")
     render.trace_written(console, str(trace_path))
     raise SystemExit(result.exit_code)
@@ -115,4 +128,3 @@ def _running(console, script: str) -> contextlib.AbstractContextManager:
     if console.is_terminal and not console.no_color:
         return console.status(f"Profiling {script}...")
     return contextlib.nullcontext()
-

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import click
 
+from gradkit.cli.options import no_color_option
 from gradkit.cli.script_command import (
     SCRIPT_CONTEXT, anomaly_mode, report_script_failure, run_user_script, script_arguments)
 
@@ -14,7 +15,7 @@ from gradkit.cli.script_command import (
 @click.option("--check-forward", is_flag=True,
               help="Also stop at the first forward op that creates NaN/Inf (implies "
                    "--detect-anomaly).")
-@click.option("--no-color", is_flag=True, help="Plain text output (NO_COLOR is respected too).")
+@no_color_option
 @script_arguments
 def run(detect_anomaly: bool, check_forward: bool, no_color: bool, script: str,
         args: tuple[str, ...]) -> None:

@@ -30,10 +30,11 @@ def require_script(script: str) -> None:
         raise click.ClickException(str(exc)) from None
 
 
-def run_user_script(script: str, args: tuple[str, ...]) -> ScriptResult:
+def run_user_script(script: str, args: tuple[str, ...],
+                    init_globals: dict | None = None) -> ScriptResult:
     """Run the script (checked first with :func:`require_script`)."""
     require_script(script)
-    return run_script(script, args)
+    return run_script(script, args, init_globals)
 
 
 def anomaly_mode(enabled: bool, check_forward: bool = False) -> contextlib.AbstractContextManager:

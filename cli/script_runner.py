@@ -36,8 +36,11 @@ class ScriptResult:
     interrupted: bool = False
 
 
-def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = ()) -> ScriptResult:
+def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (),
+               init_globals: dict | None = None) -> ScriptResult:
     """Run ``path`` as ``__main__`` with ``sys.argv = [path, *args]``; never raises for the script.
+
+    ``init_globals`` are extra names the script finds in its globals.
 
     >>> run_script("train.py", ["--epochs", "1"]).exit_code  # doctest: +SKIP
     0
@@ -47,7 +50,7 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = ()) 
     sys.argv = [str(path), *args]
     sys.path.insert(0, str(script.resolve().parent))
     try:
-        runpy.run_path(str(path), run_name="__main__")
+        runpy.run_path(str(path), init_globals, run_name="__main__")
         return ScriptResult(exit_code=0)
     except SystemExit as exc:
         return ScriptResult(exit_code=_exit_code_of(exc))

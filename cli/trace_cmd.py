@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from gradkit.cli import render, trace_analysis
+from gradkit.cli.options import no_color_option, table_options
 
 
 @click.group()
@@ -13,13 +14,10 @@ def trace() -> None:
 
 @trace.command(short_help="Op table, time per category, slowest backward nodes.")
 @click.argument("trace_file", metavar="TRACE", type=click.Path())
-@click.option("--sort-by", default="self_cpu_time_total", show_default=True,
-              help="Column that orders the table (e.g. cpu_time_total, count).")
-@click.option("--row-limit", default=20, show_default=True, type=click.IntRange(min=-1),
-              help="Rows in the table (-1: all).")
+@table_options
 @click.option("--top", default=10, show_default=True, type=click.IntRange(min=0),
               help="How many of the slowest backward nodes to list.")
-@click.option("--no-color", is_flag=True, help="Plain text output (NO_COLOR is respected too).")
+@no_color_option
 def summary(trace_file: str, sort_by: str, row_limit: int, top: int, no_color: bool) -> None:
     """Print the op table of TRACE, time per category and the slowest backward nodes.
 

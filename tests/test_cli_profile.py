@@ -109,11 +109,52 @@ def test_options_reach_the_profiler(tmp_path):
     assert counts == sorted(counts, reverse=True)
 
 
-@pytest.mark.parametrize("value", ["1,2", "a,b,c", "1,2,3,4,5", "1,-1,2"])
-def test_bad_schedule_is_a_usage_error(tmp_path, value):
+@pytest.mark.parametrize("value, message", [
+    ("1,2", "expected wait,warmup,active[,repeat] as integers, got '1,2'"),
+    ("a,b,c", "expected wait,warmup,active[,repeat] as integers"),
+    ("1,2,3,4,5", "expected wait,warmup,active[,repeat] as integers"),
+    ("1,-1,2", "Invalid profiler schedule arguments. Got wait=1 (need >= 0), warmup=-1"),
+    ("0,0,0", "active=0 (need > 0)"),
+])
+def test_bad_schedule_is_a_usage_error(value, message):
     result = invoke("profile", "--schedule", value, SCRIPTS / "exit_with.py", "0")
     assert result.exit_code == 2
-    assert "expected wait,warmup,active[,repeat] as non-negative integers" in result.output
+    assert message in result.output
+
+
+def test_schedule_records_the_active_steps_of_one_cycle(tmp_path):
+    out = tmp_path / "steps.json"
+    result = invoke("profile", "--schedule", "1,1,2", "-o", out, SCRIPTS / "stepped.py", "6")
+    assert result.exit_code == 0, result.output
+    steps = {e["name"] for e in trace_events(out) if e["name"].startswith("ProfilerStep#")}
+    assert steps == {"ProfilerStep#2", "ProfilerStep#3"}  # wait 0, warm up 1, record 2 and 3
+
+
+def test_schedule_that_never_records_is_one_error_line(tmp_path):
+    out = tmp_path / "none.json"
+    result = invoke("profile", "--schedule", "9,1,1", "-o", out, SCRIPTS / "stepped.py", "2")
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: no trace written: ")
+    assert "nothing was recorded" in result.output and not out.exists()
+
+
+def test_unknown_sort_column_is_a_usage_error():
+    result = invoke("profile", "--sort-by", "speed", SCRIPTS / "exit_with.py", "0")
+    assert result.exit_code == 2
+    assert "Invalid value for '--sort-by': 'speed' is not one of" in result.output
+
+
+def test_memory_flops_and_stack_options(tmp_path):
+    out = tmp_path / "all.json"
+    result = invoke("profile", "--profile-memory", "--with-flops", "--with-stack", "-o", out,
+                    SCRIPTS / "train_step.py", "1")
+    assert result.exit_code == 0, result.output
+    header = table_rows(result.output)[0]
+    assert "CPU Mem" in header and "Total KFLOPs" in header
+    matmul = next(e for e in trace_events(out) if e["name"] == "gradkit::matmul")
+    assert matmul["args"]["flops"] == 2 * 16 * 8 * 4
+    assert "train_step.py(10)" in matmul["args"]["Call stack"]
+    assert any(e["name"] == "[memory]" for e in trace_events(out))
 
 
 def test_unwritable_output_fails_before_the_script_runs(tmp_path):

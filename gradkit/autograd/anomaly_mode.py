@@ -23,6 +23,8 @@ import sys
 import threading
 import warnings
 
+import numpy as np
+
 from gradkit.autograd import anomaly_report as report_mod
 from gradkit.autograd import observers
 from gradkit.autograd.anomaly_report import AnomalyReport
@@ -37,6 +39,7 @@ class _AnomalyState(threading.local):
     enabled = False
     check_nan = True
     check_forward = False
+    nan_checks = False  # enabled and check_nan: one read on the backward hot path
     current = None   # the node whose backward runs on this thread (parent of new nodes)
     run = None       # [root node] of the innermost engine run on this thread
 
@@ -73,6 +76,7 @@ def _apply(enabled: bool, check_nan: bool, check_forward: bool) -> None:
     global _threads_enabled
     was = state.enabled
     state.enabled, state.check_nan, state.check_forward = enabled, check_nan, check_forward
+    state.nan_checks = enabled and check_nan
     if was == enabled:
         return
     with _count_lock:
@@ -155,33 +159,40 @@ def _is_internal(filename: str) -> bool:
 def capture_stack() -> tuple:
     """The user's frames of the current stack as ``(code, lasti)`` pairs, innermost first."""
     frames = []
+    append = frames.append
     frame = sys._getframe(1)
-    internal = _internal_files
+    internal = _internal_files.get
     while frame is not None:
         code = frame.f_code
-        flag = internal.get(code.co_filename)
-        if flag is None:
-            flag = _is_internal(code.co_filename)
+        flag = internal(code.co_filename)
         if not flag:
-            frames.append((code, frame.f_lasti))
+            if flag is None and _is_internal(code.co_filename):
+                frame = frame.f_back
+                continue
+            # f_lasti, not f_lineno: the line is looked up only when a report is made
+            append((code, frame.f_lasti))
         frame = frame.f_back
     return tuple(frames)
 
 
 # -- checks --------------------------------------------------------------------------
 
+_min_reduce = np.minimum.reduce
+_isnan = math.isnan
+
+
 def _has_nan(value) -> bool:
-    """Cheap exact NaN test: one reduction, confirmed elementwise only when it says NaN."""
-    data = getattr(value, "_data", value)
+    """Exact NaN test in one reduction: min propagates NaN and, unlike sum, never overflows."""
+    data = value if type(value) is np.ndarray else getattr(value, "_data", value)
     kind = data.dtype.kind
-    if kind not in "fc" or data.size == 0:
-        return False
-    if kind == "f" and data.dtype.itemsize > 2:
-        total = data.sum()  # NaN iff a NaN (or inf and -inf) is present
-        if not math.isnan(total):
-            return False
-    from gradkit.backend import get_array_module
-    return bool(get_array_module(data).isnan(data).any())
+    if kind == "f":
+        if type(data) is np.ndarray:  # skip ndarray.min's Python wrapper: this runs per node
+            return data.size != 0 and _isnan(_min_reduce(data, None))
+        return data.size != 0 and _isnan(data.min())
+    if kind == "c":
+        from gradkit.backend import get_array_module
+        return bool(get_array_module(data).isnan(data).any())
+    return False
 
 
 def _non_finite(data) -> str | None:
@@ -280,12 +291,13 @@ class _AnomalyObserver(observers.Observer):
         if not s.enabled:
             return
         if node is not None:
+            extras = node._extras or node.extras()
             current = s.current
             if current is None:
-                node.extras().anomaly_trace = (capture_stack(), None, None)
+                extras.anomaly_trace = (capture_stack(), None, None)
             else:
                 parent = current._extras.anomaly_trace if current._extras is not None else None
-                node.extras().anomaly_trace = (capture_stack(), current.name(), parent)
+                extras.anomaly_trace = (capture_stack(), current.name(), parent)
         if token is not None and outputs is not None:
             _check_forward(token, outputs, node)
 
@@ -308,24 +320,27 @@ class _AnomalyObserver(observers.Observer):
         if run is not None and run[0] is None:
             run[0] = node  # the engine runs the loss's node first
         previous, s.current = s.current, node
-        hook_nan = None
-        if s.check_nan and _has_pre_hooks(node):  # gradients as the hooks left them
-            hook_nan = next((i for i, g in enumerate(grads) if g is not None and _has_nan(g)),
-                            None)
-        return node, previous, hook_nan, grads
+        extras = node._extras
+        if extras is not None and (extras.tensor_pre_hooks or extras.pre_hooks) and s.check_nan:
+            # the gradients as the node's hooks left them: a NaN here came from a hook
+            for i, g in enumerate(grads):
+                if g is not None and _has_nan(g):
+                    return node, previous, grads, i
+        return node, previous, grads, None
 
     def node_exit(self, token, grad_inputs) -> None:
         if token is None:
             return
         s = state
-        node, s.current, hook_nan, grads = token
-        if grad_inputs is None or not (s.enabled and s.check_nan):
+        node, s.current, grads, hook_nan = token
+        if grad_inputs is None or not s.nan_checks:
             return
         if hook_nan is not None:
             raise _nan_error("hook_nan", f"Hook registered on the gradient of output {hook_nan} "
                              f"of '{node.name()}' returned nan values.", node, None, grads, None)
-        for i, g in enumerate(grad_inputs):
+        for g in grad_inputs:
             if g is not None and _has_nan(g):
+                i = next(i for i, g in enumerate(grad_inputs) if g is not None and _has_nan(g))
                 raise _nan_error("backward_nan", f"Function '{node.name()}' returned nan values "
                                  f"in its {i}th output.", node, i, grads, grad_inputs)
 

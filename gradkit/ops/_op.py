@@ -263,7 +263,7 @@ def _dispatch_observed(op, args, datas, params, needs_grad):
 def _xp_of(datas):
     for d in datas:
         if isinstance(d, _ARRAY_TYPES):
-            if "cupy" in _modules:  # GPU arrays may exist: the other inputs must be on the CPU
+            if "cupy" in _modules and _maybe_gpu(datas):  # GPU arrays may exist: check
                 _check_same_device(datas)
             return np
         if hasattr(d, "__cuda_array_interface__"):
@@ -290,6 +290,17 @@ def _first_gpu_array(datas):
             if found is not None:
                 return found
     return None
+
+
+def _maybe_gpu(datas) -> bool:
+    """Whether anything besides NumPy arrays and scalars is among the inputs (cheap test)."""
+    for d in datas:
+        if type(d) not in _HOST_TYPES and not isinstance(d, np.generic):
+            return True
+    return False
+
+
+_HOST_TYPES = frozenset({np.ndarray, int, float, complex, bool, str, type(None)})
 
 
 def _check_same_device(datas) -> None:

@@ -106,14 +106,14 @@ def test_writer_streams_instead_of_buffering(tmp_path):
     path = tmp_path / "big.json"
     tracemalloc.start()
     with ChromeTraceWriter(str(path), base_time_ns=0) as w:
-        for i in range(100_000):
+        for i in range(30_000):
             w.complete("gradkit::mul", "cpu_op", 1, 1, i * 1000, 500, {"External id": i})
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     size = path.stat().st_size
-    assert size > 10 * 2 ** 20
+    assert size > 3 * 2 ** 20
     assert peak < size / 10  # the JSON text is never held whole
-    assert w.count == 100_000
+    assert w.count == 30_000
 
 
 def test_load_trace_reproduces_our_key_averages(tmp_path):

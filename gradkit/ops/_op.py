@@ -342,10 +342,21 @@ def _edge(a):
 
 def _record(op: Op, args, datas, params, out):
     """Create the node for one op call and the output tensors that point at it."""
-    edges = tuple([_edge(a) for a in args])
-    meta = tuple([(d.shape, d.dtype) if hasattr(d, "dtype") else None for d in datas])
+    edges = []
+    meta = []  # (shape, dtype) of each tensor input: what its gradient must look like
+    for a, d in zip(args, datas):
+        if type(a) is Tensor or isinstance(a, Tensor):
+            if a._requires_grad:
+                fn = a.grad_fn
+                edges.append((fn, a._output_nr) if fn is not None else (accumulate_node(a), 0))
+            else:
+                edges.append(None)
+            meta.append((d.shape, d.dtype))
+        else:
+            edges.append(None)
+            meta.append(None)
     node_params = {**op.defaults, **params} if op.defaults else params
-    node = Node(op, edges, None, node_params, meta)
+    node = Node(op, tuple(edges), None, node_params, tuple(meta))
     if op.outputs == 1:
         result = Tensor._make(out if type(out) is np.ndarray else _as_array(_xp_of(datas), out),
                               node, 0)

@@ -59,6 +59,7 @@ def test_sqrt_of_zero_times_zero_names_node_and_forward_line():
     offending = report.outputs[0]
     assert (offending.shape, offending.dtype, offending.nan, offending.inf) == ((3,), "float32",
                                                                                   3, 0)
+    assert offending.first_nonfinite == (0,)
     grad_out = next(s for s in report.inputs if s.label == "grad_output 0")
     assert (grad_out.min, grad_out.max, grad_out.nan) == (0.0, 0.0, 0)
     assert x.grad is None  # the error stops backward before any leaf accumulates
@@ -329,10 +330,11 @@ def test_mode_is_thread_local():
     assert seen == [False] and results == [True]
 
 
-def test_filtered_warnings_do_not_lose_the_report():
+@pytest.mark.parametrize("action", ["ignore", "error"])
+def test_filtered_warnings_do_not_lose_the_report(action):
     x = gradkit.zeros(2, requires_grad=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter(action)
         with AD.detect_anomaly(), pytest.raises(RuntimeError) as info:
             (x.sqrt() * 0).sum().backward()  # FORWARD-FILTERED
     rendered = info.value.anomaly.render()
@@ -410,7 +412,8 @@ def test_report_render_lists_source_stats_and_path():
     assert text[1].startswith(f"Source: {__file__}:") and text[1].endswith(
         _line_of("FORWARD-RENDER"))
     assert "Op: gradkit::sqrt / SqrtBackward0" in text
-    assert "  grad_input 0: shape=[2] dtype=float32 min=None max=None nan=2 inf=0" in text
+    assert ("  grad_input 0: shape=[2] dtype=float32 min=None max=None nan=2 inf=0 first at [0]"
+            in text)
     assert "Path from the loss: SumBackward0 -> MulBackward0 -> SqrtBackward0" in text
 
 

@@ -208,11 +208,6 @@ def _non_finite(data) -> str | None:
     return " and ".join(w for w, present in (("nan", nan), ("inf", inf)) if present)
 
 
-def _has_pre_hooks(node) -> bool:
-    extras = node._extras
-    return extras is not None and bool(extras.tensor_pre_hooks or extras.pre_hooks)
-
-
 # -- reports -------------------------------------------------------------------------
 
 def _saved_stats(node) -> list:
@@ -260,7 +255,10 @@ def _attach(exc: BaseException, report: AnomalyReport) -> None:
     """Put the report on the exception (and its text in a note), then warn like torch."""
     exc.anomaly = report
     exc.add_note(report.render())
-    warnings.warn(report.traceback_text(), stacklevel=_user_stacklevel())
+    try:
+        warnings.warn(report.traceback_text(), stacklevel=_user_stacklevel())
+    except Warning:  # warnings raised as errors: the report is on the exception already
+        pass
 
 
 def _user_stacklevel() -> int:

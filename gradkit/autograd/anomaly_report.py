@@ -19,7 +19,8 @@ Fields of :class:`AnomalyReport` (all plain data, safe to keep after the graph i
 - ``parents``: for nodes made during a ``create_graph`` backward, the chain of nodes whose
   backward created them, as :class:`ParentCall` (innermost first).
 - ``inputs`` / ``outputs``: :class:`TensorStats` of the values involved (saved forward inputs
-  and incoming gradients; the offending output).
+  and incoming gradients; the offending output): label, shape, dtype, numel, nan/inf counts,
+  min/max of the finite values and the index of the first NaN/Inf.
 - ``path``: node names from the loss down to this node (None when unknown).
 """
 from __future__ import annotations
@@ -57,12 +58,16 @@ class TensorStats:
     inf: int | None = None
     min: float | None = None
     max: float | None = None
+    first_nonfinite: tuple | None = None  # index of the first NaN/Inf element
 
     def render(self) -> str:
         text = f"{self.label}: shape={list(self.shape)} dtype={self.dtype}"
         if self.nan is None:
             return text
-        return text + f" min={self.min} max={self.max} nan={self.nan} inf={self.inf}"
+        text += f" min={self.min} max={self.max} nan={self.nan} inf={self.inf}"
+        if self.first_nonfinite is not None:
+            text += f" first at {list(self.first_nonfinite)}"
+        return text
 
 
 @dataclass
@@ -169,6 +174,8 @@ def tensor_stats(label: str, value) -> TensorStats | None:
     nan = xp.isnan(magnitude) if data.dtype.kind in "fc" else xp.zeros(data.shape, bool)
     inf = xp.isinf(magnitude) if data.dtype.kind in "fc" else nan
     stats.nan, stats.inf = int(nan.sum()), int(inf.sum())
+    if stats.nan or stats.inf:
+        stats.first_nonfinite = tuple(int(i) for i in xp.argwhere(nan | inf)[0])
     finite = magnitude[~(nan | inf)]
     if finite.size:
         stats.min, stats.max = float(finite.min()), float(finite.max())

@@ -300,3 +300,15 @@ def test_cuda_timer_writes_a_gpu_track(cupy, tmp_path):
     names = {(e["name"], e["args"].get("name")) for e in events if e["ph"] == "M"}
     assert ("process_name", "GPU 1") in names
     assert [e["name"] for e in events if e["ph"] == "C"] == [POOL_COUNTER]
+
+
+def test_default_device(cupy):
+    gradkit.set_default_device("cuda:1")
+    try:
+        assert gradkit.zeros(2).device == "cuda:1"
+        assert gradkit.tensor([1.0]).device == "cuda:1"
+        assert gradkit.randn(2).device == "cuda:1"
+        assert gradkit.get_default_device() == "cuda:1"
+    finally:
+        gradkit.set_default_device(None)
+    assert gradkit.zeros(2).device == "cpu"

@@ -55,6 +55,8 @@ def _zeros_of(g):
 
 copy_from.defvjp(lambda g, x_shape: _zeros_of(g),
                  lambda g, x_shape: g)
+copy_from.defjvp(lambda t, x_shape: _zeros_of(t),
+                 lambda t, x_shape: t)
 
 
 @op(broadcast=True, node_name="FillBackward0")
@@ -65,6 +67,8 @@ def fill(xp, x, value):
 
 fill.defvjp(lambda g: _zeros_of(g),
             lambda g: g)
+fill.defjvp(lambda t: _zeros_of(t),
+            lambda t: t)
 
 
 @op(node_name="ZeroBackward0")
@@ -73,3 +77,4 @@ def zeros_like_op(xp, x):
 
 
 zeros_like_op.defvjp(lambda g: _zeros_of(g))
+zeros_like_op.defjvp(lambda t: _zeros_of(t))

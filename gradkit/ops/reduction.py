@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import builtins
+import math
 from collections import namedtuple
 
 from gradkit.ops._op import op
-from gradkit.ops.complex import conj
+from gradkit.ops.complex import conj, real
 from gradkit.ops.elementwise import exp, where
 from gradkit.ops.shape import _normalize_dim, expand, reshape
 
@@ -81,13 +82,20 @@ def _var_grad(g, x, dim, unbiased, keepdim, correction):
     c = _correction(correction, unbiased)
     n = _count(tuple(x.shape), dim)
     centered = x - mean(x, axes(dim, x.ndim), True)
-    return expand_back(g, tuple(x.shape), dim, keepdim) * (2.0 / builtins.max(n - c, 0)) * centered
+    scale = 2.0 / (n - c) if n != c else math.inf  # torch: no dof clamp, 0 * inf = nan
+    return expand_back(g, tuple(x.shape), dim, keepdim) * scale * centered
 
 
 var.defvjp(lambda g, x, dim, unbiased, keepdim, correction:
            _var_grad(g, x, dim, unbiased, keepdim, correction))
-var.defjvp(lambda t, x, dim, unbiased, keepdim, correction: sum(
-    _var_grad(1.0, x, dim, unbiased, True, correction) * t, axes(dim, x.ndim), keepdim))
+def _var_jvp(t, x, dim, unbiased, keepdim, correction):
+    n = _count(tuple(x.shape), dim)
+    scale = 2.0 / builtins.max(n - _correction(correction, unbiased), 0)
+    centered = x - mean(x, axes(dim, x.ndim), True)
+    return sum(real(conj(centered) * t), axes(dim, x.ndim), keepdim) * scale
+
+
+var.defjvp(_var_jvp)
 
 
 def std(x, dim=None, unbiased=None, keepdim=False, correction=None):
@@ -143,6 +151,8 @@ def _prod_others(x, out, dim, keepdim):
 
 prod.defvjp(lambda g, x, out, dim, keepdim, dtype:
             expand_back(g, tuple(x.shape), dim, keepdim) * conj(_prod_others(x, out, dim, keepdim)))
+prod.defjvp(lambda t, x, out, dim, keepdim, dtype:
+            sum(t * _prod_others(x, out, dim, keepdim), axes(dim, x.ndim), keepdim))
 
 
 def _evenly(g, x, out, dim, keepdim):

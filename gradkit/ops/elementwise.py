@@ -179,6 +179,8 @@ atan.defderivative(lambda x: 1 / (1 + x * x))
 
 @_unary(save="result")
 def sigmoid(xp, x):
+    if x.dtype.kind == "c":  # complex: no sign split (comparisons would drop the imaginary part)
+        return 1 / (1 + xp.exp(-x))
     e = xp.exp(-xp.abs(x))  # never overflows
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 

@@ -394,3 +394,14 @@ def test_same_gradients_as_torch_custom_function():
     assert ours[0] == theirs[0]
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
     np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-12)
+
+
+def test_function_node_shows_its_ctx_like_torch():
+    x = f64([1.0, 2.0])
+    y = Cube.apply(x, "hint")
+    assert y.grad_fn.hint == "hint"
+    assert y.grad_fn.needs_input_grad == (True, False)
+    saved, = y.grad_fn.saved_tensors
+    assert saved is x
+    with pytest.raises(AttributeError, match="no attribute 'missing'"):
+        _ = y.grad_fn.missing

@@ -163,3 +163,21 @@ def test_same_pack_count_as_torch():
     theirs = count(torch, torch.autograd.graph.saved_tensors_hooks)
     assert ours[0] == theirs[0]
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
+
+
+def test_saved_attributes_like_torch():
+    torch = pytest.importorskip("torch")
+    ours_x = f64([1.0, 2.0])
+    theirs_x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    ours, theirs = ours_x * ours_x.exp(), theirs_x * theirs_x.exp()
+    np.testing.assert_array_equal(ours.grad_fn._saved_self.detach().numpy(),
+                                  theirs.grad_fn._saved_self.detach().numpy())
+    assert ours.grad_fn._saved_self is ours_x and theirs.grad_fn._saved_self is theirs_x
+    exp_node = ours.grad_fn.next_functions[1][0]
+    np.testing.assert_allclose(exp_node._saved_result.detach().numpy(), np.exp([1.0, 2.0]))
+    with pytest.raises(AttributeError, match="'MulBackward0' object has no attribute "
+                       "'_saved_nothing'"):
+        _ = ours.grad_fn._saved_nothing
+    ours.sum().backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        _ = ours.grad_fn._saved_self

@@ -85,6 +85,10 @@ class FunctionOp:
         self.node_name = function_class.__name__ + "Backward"
         self.profiler_name = function_class.__name__
 
+    def node_attribute(self, node: Node, name: str):
+        """As in torch, a Function's node shows its ctx (``grad_fn.saved_tensors``, fields)."""
+        return getattr(node.params, name)
+
     def backward(self, node: Node, grads: tuple, create_graph: bool) -> tuple:
         ctx = node.params
         Tensor = _Tensor()  # noqa: N806 - the class, imported late

@@ -95,6 +95,18 @@ class Node:
     def name(self) -> str:
         return self.op.node_name
 
+    def __getattr__(self, name: str):
+        """torch-style introspection, reached only for names that are not slots:
+        ``_saved_<name>`` of built-in nodes, the ``ctx`` fields of a Function's node."""
+        if name.startswith("__") or name == "op":
+            raise AttributeError(name)
+        lookup = getattr(self.op, "node_attribute", None)
+        if lookup is not None:
+            return lookup(self, name)
+        if name.startswith("_saved_"):
+            return _saved_attribute(self, name[len("_saved_"):])
+        raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
+
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
 
@@ -157,6 +169,22 @@ class Node:
             nbytes = sum(s.nbytes for s in saved if type(s) is SavedTensor)
             for obs in observers.active:
                 obs.saved_release(nbytes)
+
+
+def _saved_attribute(node: Node, key: str):
+    """``node._saved_x`` / ``_saved_result`` / ``_saved_x_shape`` (``self`` = first input)."""
+    spec = getattr(node.op, "save_spec", ())
+    names = getattr(node.op, "input_names", ())
+    for entry_index, (kind, index, attr) in enumerate(spec):
+        base = (names[index] if kind == "input" else
+                "inputs" if kind == "inputs" else "result" + (str(index) if index else ""))
+        aliases = {base, "self"} if kind == "input" and index == 0 else {base}
+        if key in {a + ("_" + attr if attr else "") for a in aliases}:
+            if node.saved is None:
+                raise RuntimeError(FREED_MESSAGE)
+            value = node.saved[entry_index]
+            return value.unpack(node, True) if type(value) is SavedTensor else value
+    raise AttributeError(f"'{node.name()}' object has no attribute '_saved_{key}'")
 
 
 class _AccumulateOp:

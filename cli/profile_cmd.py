@@ -78,7 +78,8 @@ def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_sha
 
     require_script(script)
     trace_path = Path(output) if output else _default_trace_path(script)
-    _prepare_output(trace_path)
+    target = trace_path.absolute()  # the script may chdir; the trace goes where asked
+    _prepare_output(target)
     console = render.make_console(no_color)
     prof = profiler.profile(record_shapes=record_shapes or group_by_input_shape,
                             profile_memory=profile_memory, with_stack=with_stack,
@@ -93,7 +94,7 @@ def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_sha
             sort_by=sort_by, row_limit=row_limit)
     except RuntimeError as exc:  # a schedule that never reached an active step
         raise click.ClickException(f"no trace written: {exc}") from None
-    _export(prof, trace_path)
+    _export(prof, target)
     render.averages_table(console, table, f"gradkit profile {script}")
     render.trace_written(console, str(trace_path))
     raise SystemExit(result.exit_code)

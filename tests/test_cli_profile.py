@@ -170,3 +170,13 @@ def test_output_that_is_a_directory_is_an_error(tmp_path):
     result = invoke("profile", "-o", tmp_path, SCRIPTS / "echo_argv.py")
     assert result.exit_code != 0
     assert "Error:" in result.output and "directory" in result.output
+
+
+def test_relative_output_is_relative_to_where_gradkit_started(tmp_path):
+    (tmp_path / "start").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    proc = gradkit_cli("profile", "-o", "out/t.json", SCRIPTS / "chdir_away.py",
+                       tmp_path / "elsewhere", cwd=tmp_path / "start")
+    assert proc.returncode == 0, proc.stderr
+    assert "gradkit::mul" in op_names(trace_events(tmp_path / "start" / "out" / "t.json"))
+    assert not (tmp_path / "elsewhere" / "out").exists()

@@ -158,14 +158,12 @@ def _check_sizes(operands, subscripts):
     for k, (o, term) in enumerate(zip(operands, subscripts, strict=True)):
         for d, c in enumerate(term):
             n = o.shape[d]
-            if c in sizes and n != sizes[c] and 1 not in (n, sizes[c]):
-                raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes "
-                                   f"(original->remapped): {_shapes(operands)}")
-            if c in term[:d] and n != o.shape[term.index(c)]:
+            first = term.index(c)
+            if first < d and n != o.shape[first]:
                 raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {k} but "
-                                   f"the sizes don't match, {o.shape[term.index(c)]} != {n}")
-            sizes[c] = max(n, sizes.get(c, n)) if n != 1 else sizes.get(c, n)
-
-
-def _shapes(operands):
-    return " ".join(str(list(o.shape)) for o in operands)
+                                   f"the sizes don't match, {n} != {o.shape[first]}")
+            seen = sizes.get(c, 1)
+            if n != 1 and seen != 1 and n != seen:
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which "
+                                   f"does not broadcast with previously seen size {seen}")
+            sizes[c] = max(n, seen) if n != 1 else seen

@@ -157,7 +157,11 @@ def _is_internal(filename: str) -> bool:
 
 
 def capture_stack() -> tuple:
-    """The user's frames of the current stack as ``(code, lasti)`` pairs, innermost first."""
+    """The user's frames of the stack, innermost first, flat: ``(code, lasti, code, lasti, ...)``.
+
+    One flat tuple of objects the GC does not track (code objects and ints): the GC
+    soon stops scanning it, however many nodes keep one.
+    """
     frames = []
     append = frames.append
     frame = sys._getframe(1)
@@ -170,7 +174,8 @@ def capture_stack() -> tuple:
                 frame = frame.f_back
                 continue
             # f_lasti, not f_lineno: the line is looked up only when a report is made
-            append((code, frame.f_lasti))
+            append(code)
+            append(frame.f_lasti)
         frame = frame.f_back
     return tuple(frames)
 
@@ -292,10 +297,11 @@ class _AnomalyObserver(observers.Observer):
             extras = node._extras or node.extras()
             current = s.current
             if current is None:
-                extras.anomaly_trace = (capture_stack(), None, None)
-            else:
+                extras.anomaly_trace = capture_stack()
+            else:  # made by the backward of `current` (create_graph): remember it
                 parent = current._extras.anomaly_trace if current._extras is not None else None
-                extras.anomaly_trace = (capture_stack(), current.name(), parent)
+                extras.anomaly_trace = report_mod.InducedTrace(capture_stack(), current.name(),
+                                                               parent)
         if token is not None and outputs is not None:
             _check_forward(token, outputs, node)
 

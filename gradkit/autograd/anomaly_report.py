@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import linecache
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 NO_FORWARD_INFO = ("No forward pass information available. Enable detect anomaly during forward "
                    "pass for more information.")
@@ -149,11 +150,12 @@ def _line_of(code, lasti: int) -> int:
 
 
 def source_frames(frames) -> list[SourceFrame] | None:
-    """Format captured ``(code, lasti)`` pairs (innermost first) as frames, outermost first."""
+    """Format a captured ``(code, lasti, ...)`` tuple (innermost first), outermost first."""
     if frames is None:
         return None
     out = []
-    for code, lasti in reversed(frames):
+    for i in range(len(frames) - 2, -1, -2):
+        code, lasti = frames[i], frames[i + 1]
         lineno = _line_of(code, lasti)
         line = linecache.getline(code.co_filename, lineno).strip()
         out.append(SourceFrame(code.co_filename, lineno, code.co_name, line))
@@ -182,20 +184,26 @@ def tensor_stats(label: str, value) -> TensorStats | None:
     return stats
 
 
+class InducedTrace(NamedTuple):
+    """The capture of a node made during the backward of another (``create_graph``)."""
+
+    frames: tuple
+    parent_name: str
+    parent_trace: object  # the parent's own capture: frames, InducedTrace or None
+
+
 def trace_parts(trace) -> tuple[list[SourceFrame] | None, list[ParentCall]]:
-    """A node's captured ``(frames, parent_name, parent_trace)`` as frames and parents."""
-    if trace is None:
-        return None, []
-    frames, parent_name, parent_trace = trace
+    """A node's capture (frames tuple or InducedTrace) as its frames and chain of parents."""
+    if type(trace) is not InducedTrace:
+        return source_frames(trace), []
     parents = []
-    while parent_name is not None:
-        parent_frames = None
-        next_name = next_trace = None
-        if parent_trace is not None:
-            parent_frames, next_name, next_trace = parent_trace
-        parents.append(ParentCall(parent_name, source_frames(parent_frames)))
-        parent_name, parent_trace = next_name, next_trace
-    return source_frames(frames), parents
+    parent = trace
+    while type(parent) is InducedTrace:
+        grandparent = parent.parent_trace
+        frames = grandparent.frames if type(grandparent) is InducedTrace else grandparent
+        parents.append(ParentCall(parent.parent_name, source_frames(frames)))
+        parent = grandparent
+    return source_frames(trace.frames), parents
 
 
 def path_between(root, node) -> list[str] | None:

@@ -1,10 +1,12 @@
 """Every op runs through the array module of its inputs: no numpy-only code in forwards or rules.
 
-Each sample runs twice: on CPU tensors and on "cuda" tensors backed by ``strict_xp`` (a CuPy
-stand-in that refuses numpy-only functions, methods and mixing in host arrays). Forward values,
-first gradients and second gradients (``create_graph=True``, which runs the vjp rules on
-Tensors) must agree, and everything computed must stay on the device. A coverage test fails for
-an op that no sample reaches.
+Two tables are walked: the shared op table (tests/op_db.py) and SAMPLES below, which adds
+device stories (in-place on views, setitem, device moves, nn.functional, index tensors on the
+device). Each sample runs twice: on CPU tensors and on "cuda" tensors backed by ``strict_xp``
+(a CuPy stand-in that refuses numpy-only functions, methods and mixing in host arrays).
+Forward values, first gradients (plain backward: rules on arrays) and second gradients
+(``create_graph=True``: rules on Tensors) must agree, and everything computed must stay on the
+device. A coverage test fails for an op that no sample reaches.
 """
 import sys
 
@@ -13,6 +15,7 @@ import pytest
 
 import gradkit
 import gradkit.nn.functional as F  # noqa: N812 - torch's spelling
+import op_db
 import strict_xp
 from gradkit.autograd import observers
 from gradkit.ops._op import Op
@@ -268,6 +271,26 @@ def test_op_runs_through_its_inputs_array_module(cupy, name):
     on_gpu = _run(fn, inputs, "cuda:0")
     assert len(on_gpu) == len(on_cpu)
     for cpu, gpu in zip(on_cpu, on_gpu, strict=True):
+        assert cpu.dtype == gpu.dtype
+        np.testing.assert_allclose(gpu, cpu, rtol=1e-12, atol=1e-12)
+
+
+# entries of tests/op_db.py that move data between devices by design (covered by SAMPLES)
+_DEVICE_MOVES = {"to_device"}
+
+
+@pytest.mark.parametrize("case", [c for c in op_db.cases() if c[1].name not in _DEVICE_MOVES],
+                         ids=lambda case: case[0])
+def test_op_table_runs_through_its_inputs_array_module(cupy, case):
+    """The shared op table (tests/op_db.py), every sample on the CPU and on the stand-in GPU."""
+    _, info, sample = case
+    results = {}
+    for device in ("cpu", "cuda:0"):
+        gradkit.manual_seed(0)
+        leaves, call = op_db.bind(info.op, sample, lambda a, grad, d=device: gradkit.tensor(
+            a, device=d, requires_grad=grad))
+        results[device] = _run(call, leaves, device)
+    for cpu, gpu in zip(results["cpu"], results["cuda:0"], strict=True):
         assert cpu.dtype == gpu.dtype
         np.testing.assert_allclose(gpu, cpu, rtol=1e-12, atol=1e-12)
 

@@ -39,10 +39,14 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         # the op may save its input for backward: give it the old values, not our buffer
         source = tensor_type._make(tensor._data.copy(), tensor.grad_fn, tensor._output_nr)
         source._requires_grad = tensor._requires_grad
+        if getattr(tensor, "_fw", None) is not None:  # forward AD: the old tangent goes in too
+            source._fw = tensor._fw
         result = out_of_place(source, *args, **kwargs)
     else:
         result = out_of_place(tensor, *args, **kwargs)
     _write(tensor, result._data)
+    if getattr(tensor, "_fw", None) is not None or getattr(result, "_fw", None) is not None:
+        tensor._fw = getattr(result, "_fw", None)  # forward AD: the written values' tangent
     tensor._vc[0] += 1
     if recording:
         if view is not None:

@@ -4,6 +4,7 @@ import pytest
 
 import gradkit
 import gradkit.autograd.forward_ad as fwAD  # noqa: N812 - torch's idiom
+import gradkit.nn.functional as nnf
 from gradkit.autograd import Function
 
 
@@ -59,6 +60,13 @@ OPS = {
     "max_dim": (lambda a: a.max(1)[0], [(3, 4)]),
     "masked_fill": (lambda a: a.masked_fill(a > 1.0, 0.0), [(5,)]),
     "clone_to": (lambda a: a.clone().to(gradkit.float32).to(gradkit.float64), [(3,)]),
+    "nn_linear_layer_norm": (lambda x, w: nnf.layer_norm(nnf.linear(x, w), (3,)),
+                             [(2, 4), (3, 4)]),
+    "nn_conv_pool": (lambda x, w: nnf.max_pool2d(nnf.conv2d(x, w, padding=1), 2),
+                     [(1, 2, 4, 4), (3, 2, 3, 3)]),
+    "nn_embedding": (lambda w: nnf.embedding(gradkit.tensor([[0, 2], [1, 1]]), w), [(3, 4)]),
+    "nn_losses": (lambda x, y: nnf.cross_entropy(x, gradkit.tensor([0, 2])) + nnf.mse_loss(x, y),
+                  [(2, 3), (2, 3)]),
 }
 
 

@@ -440,3 +440,21 @@ def test_training_a_model_with_modules_and_optimizer_matches_torch():
     for (name, p), tp in zip(ours.named_parameters(), theirs.parameters(), strict=True):
         np.testing.assert_allclose(p.detach().numpy(), tp.detach().numpy(), rtol=1e-9,
                                    err_msg=name)
+
+
+def test_deepcopy_and_pickle_keep_parameters():
+    import copy
+    import pickle
+    model = nn.Sequential(nn.Linear(3, 2), nn.LayerNorm(2))
+    for clone in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        assert repr(clone) == repr(model)
+        for (name, p), q in zip(model.named_parameters(), clone.parameters(), strict=True):
+            assert isinstance(q, nn.Parameter) and q.requires_grad, name
+            assert q is not p and q.tolist() == p.tolist(), name
+
+
+def test_to_dtype_leaves_integer_buffers():
+    block = Block()
+    block.register_buffer("steps", gradkit.zeros(1, dtype=gradkit.int64))
+    block.to(gradkit.float64)
+    assert block.scale.dtype == gradkit.float64 and block.steps.dtype == gradkit.int64

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from gradkit import profiler
 from gradkit.cli import render
 from gradkit.cli.options import no_color_option, table_options
 from gradkit.cli.script_command import (
@@ -24,8 +25,6 @@ def _parse_schedule(ctx: click.Context, param: click.Parameter, value: str | Non
     """
     if value is None:
         return None
-    from gradkit.profiler import schedule
-
     try:
         numbers = [int(part) for part in value.split(",")]
     except ValueError:
@@ -35,7 +34,7 @@ def _parse_schedule(ctx: click.Context, param: click.Parameter, value: str | Non
                                  f"{value!r}")
     try:
         wait, warmup, active, repeat = (*numbers, 1) if len(numbers) == 3 else numbers
-        return schedule(wait=wait, warmup=warmup, active=active, repeat=repeat)
+        return profiler.schedule(wait=wait, warmup=warmup, active=active, repeat=repeat)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
 
@@ -74,8 +73,6 @@ def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_sha
     Example:
       gradkit profile --record-shapes -o traces/mlp.json.gz train.py --epochs 1
     """
-    from gradkit import profiler
-
     require_script(script)
     trace_path = Path(output) if output else _default_trace_path(script)
     target = trace_path.absolute()  # the script may chdir; the trace goes where asked

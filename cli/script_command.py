@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import click
 
+from gradkit.autograd.anomaly_mode import detect_anomaly
 from gradkit.cli import render
-
 from gradkit.cli.script_runner import (
     ScriptNotFoundError, ScriptResult, check_script, format_script_traceback, run_script)
 
@@ -41,13 +41,14 @@ def anomaly_mode(enabled: bool, check_forward: bool = False) -> contextlib.Abstr
     """``detect_anomaly(check_forward=...)`` when enabled, else nothing."""
     if not enabled:
         return contextlib.nullcontext()
-    from gradkit.autograd.anomaly_mode import detect_anomaly
     return detect_anomaly(check_forward=check_forward)
 
 
 def report_script_failure(result: ScriptResult, no_color: bool) -> None:
-    """Print the script's exception as Python would (on stderr), without gradkit's frames,
-    followed by the anomaly report when anomaly mode caught the error."""
+    """Print the script's exception as Python would, then the anomaly report if there is one.
+
+    The traceback goes to stderr without the runner's frames (click, runpy, gradkit.cli).
+    """
     exc = result.exception
     if exc is None:
         return

@@ -5,6 +5,7 @@ import click
 
 from gradkit.cli import render, trace_analysis
 from gradkit.cli.options import no_color_option, table_options
+from gradkit.profiler import load_trace
 
 
 @click.group()
@@ -25,14 +26,12 @@ def summary(trace_file: str, sort_by: str, row_limit: int, top: int, no_color: b
     Example:
       gradkit trace summary traces/train-20250101-120000.json.gz
     """
-    from gradkit.profiler import load_trace
-
     try:
         loaded = load_trace(trace_file)
     except OSError as exc:
-        raise _one_line_error(f"cannot read trace {trace_file}", exc.strerror or exc) from None
+        raise _one_line_error("cannot read trace", trace_file, exc.strerror or exc) from None
     except (ValueError, TypeError, AttributeError, KeyError) as exc:  # the content, not the file
-        raise _one_line_error(f"malformed trace {trace_file}", exc) from None
+        raise _one_line_error("malformed trace", trace_file, exc) from None
     console = render.make_console(no_color)
     events = loaded.events()
     if not events:  # valid, just empty (e.g. a profile whose schedule never recorded)
@@ -44,8 +43,7 @@ def summary(trace_file: str, sort_by: str, row_limit: int, top: int, no_color: b
     render.slowest_backward(console, trace_analysis.slowest_backward(events, top))
 
 
-def _one_line_error(context: str, reason) -> click.ClickException:
-    """``context: reason``, or just the reason when it already names the file."""
+def _one_line_error(what: str, path: str, reason) -> click.ClickException:
+    """``what path: reason``, or just the reason when it already names the file."""
     reason = str(reason)
-    path = context.rsplit(" ", 1)[-1]
-    return click.ClickException(reason if path in reason else f"{context}: {reason}")
+    return click.ClickException(reason if path in reason else f"{what} {path}: {reason}")

@@ -405,3 +405,34 @@ def test_function_node_shows_its_ctx_like_torch():
     assert saved is x
     with pytest.raises(AttributeError, match="no attribute 'missing'"):
         _ = y.grad_fn.missing
+
+
+class _NanBackward(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * float("nan")
+
+
+def test_anomaly_mode_names_the_function_node():
+    import warnings
+    x = f64([1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with gradkit.autograd.detect_anomaly():
+            y = _NanBackward.apply(x)
+            with pytest.raises(RuntimeError, match="Function '_NanBackwardBackward' returned nan "
+                               "values in its 0th output."):
+                y.sum().backward()
+
+
+def test_profiler_records_the_function_forward_and_its_children():
+    from gradkit import profiler
+    with profiler.profile() as prof:
+        Cube.apply(f64([1.0, 2.0]), None).sum().backward()
+    names = [e.name for e in prof.events()]
+    assert "Cube" in names and "CubeBackward" in names
+    assert names.index("Cube") < names.index("gradkit::pow")

@@ -156,15 +156,16 @@ def _is_internal(filename: str) -> bool:
     return internal
 
 
-def capture_stack() -> tuple:
+def capture_stack(skip: int = 1) -> tuple:
     """The user's frames of the stack, innermost first, flat: ``(code, lasti, code, lasti, ...)``.
 
     One flat tuple of objects the GC does not track (code objects and ints): the GC
-    soon stops scanning it, however many nodes keep one.
+    soon stops scanning it, however many nodes keep one. ``skip`` frames known to be
+    gradkit's are jumped over without materializing their frame objects (the costly part).
     """
     frames = []
     append = frames.append
-    frame = sys._getframe(1)
+    frame = sys._getframe(skip)
     internal = _internal_files.get
     while frame is not None:
         code = frame.f_code
@@ -281,6 +282,9 @@ def _nan_error(kind: str, message: str, node, index, grads, grad_inputs) -> Runt
     return error
 
 
+_SKIP = 3  # capture_stack, op_exit and the dispatcher that calls op_exit (always gradkit's)
+
+
 class _AnomalyObserver(observers.Observer):
     """Captures forward stacks on nodes and checks values at the engine's observer points."""
 
@@ -297,11 +301,11 @@ class _AnomalyObserver(observers.Observer):
             extras = node._extras or node.extras()
             current = s.current
             if current is None:
-                extras.anomaly_trace = capture_stack()
+                extras.anomaly_trace = capture_stack(_SKIP)
             else:  # made by the backward of `current` (create_graph): remember it
                 parent = current._extras.anomaly_trace if current._extras is not None else None
-                extras.anomaly_trace = report_mod.InducedTrace(capture_stack(), current.name(),
-                                                               parent)
+                extras.anomaly_trace = report_mod.InducedTrace(capture_stack(_SKIP),
+                                                               current.name(), parent)
         if token is not None and outputs is not None:
             _check_forward(token, outputs, node)
 

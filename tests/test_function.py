@@ -436,3 +436,29 @@ def test_profiler_records_the_function_forward_and_its_children():
     names = [e.name for e in prof.events()]
     assert "Cube" in names and "CubeBackward" in names
     assert names.index("Cube") < names.index("gradkit::pow")
+
+
+def test_vjp_is_an_alias_of_backward():
+    class Triple(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 3
+
+        @staticmethod
+        def vjp(ctx, g):
+            return g * 3
+
+    x = f64([1.0])
+    Triple.apply(x).sum().backward()
+    assert x.grad.item() == 3.0
+
+
+def test_missing_backward():
+    class NoBackward(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 3
+
+    with pytest.raises(NotImplementedError, match="You must implement either the backward or "
+                       "vjp method"):
+        NoBackward.apply(f64([1.0])).sum().backward()

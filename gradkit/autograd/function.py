@@ -139,6 +139,8 @@ class _FunctionMeta(type):
 
     def __init__(cls, name, bases, namespace) -> None:
         super().__init__(name, bases, namespace)
+        if "vjp" in namespace and "backward" not in namespace:  # torch's alias, either name
+            cls.backward = namespace["vjp"]
         cls._op = FunctionOp(cls)
 
 

@@ -12,12 +12,13 @@ from gradkit.backend import (  # noqa: F401
     bool_ as bool, complex64, complex128, device, dtype, float16, float32, float64,
     get_default_device, get_default_dtype, int8, int16, int32, int64, set_default_device,
     set_default_dtype, uint8)
+from gradkit.ops import *  # noqa: F401,F403
+from gradkit.ops import einsum  # noqa: F401
+# after the ops: gradkit.zeros_like & co. are the creation functions (dtype=, device=, ...)
 from gradkit.creation import (  # noqa: F401
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, get_rng_state,
     initial_seed, linspace, logspace, manual_seed, ones, ones_like, rand, rand_like, randint,
     randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
-from gradkit.ops import *  # noqa: F401,F403
-from gradkit.ops import einsum  # noqa: F401
 from gradkit import autograd  # noqa: E402
 from gradkit import nn, optim  # noqa: E402,F401
 from gradkit import accelerator, cuda  # noqa: E402,F401

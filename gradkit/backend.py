@@ -5,6 +5,7 @@ owns them. CuPy is imported lazily, so gradkit imports and runs without it.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numpy as np
@@ -175,6 +176,13 @@ def get_array_module(array):
     """numpy for NumPy arrays and scalars, cupy for CuPy arrays (without importing cupy)."""
     return np if type(array).__module__.startswith("numpy") or not hasattr(array, "device") \
         else _cupy()
+
+
+def device_context(array):
+    """A context making ``array``'s GPU current (CuPy allocates there); nothing for NumPy."""
+    if isinstance(array, (np.ndarray, np.generic)):
+        return contextlib.nullcontext()
+    return array.device
 
 
 def device_of(array) -> device:

@@ -131,8 +131,6 @@ def test_like_functions_keep_the_device(cupy):
         assert t.device == "cuda:1"
 
 
-@pytest.mark.xfail(reason="gradkit.zeros_like is the op from gradkit.ops, which "
-                   "shadows creation.zeros_like and takes no dtype=/device= (reported)")
 def test_public_zeros_like_takes_a_device(cupy):
     assert gradkit.zeros_like(gradkit.ones(2), device="cuda").device == "cuda:0"
 
@@ -185,9 +183,6 @@ def test_grad_across_two_gpus_with_explicit_seed(cupy):
     np.testing.assert_allclose(g.cpu().numpy(), [3.0, 3.0])
 
 
-@pytest.mark.xfail(reason="engine._root_grads makes the implicit seed with "
-                   "xp.ones_like outside the output's device context: on CuPy it lands on the "
-                   "current device (cuda:0) for an output on cuda:1 (reported)")
 def test_grad_across_two_gpus_and_double_backward(cupy):
     x = gradkit.tensor([0.5, -1.0, 2.0], dtype=gradkit.float64, device="cuda:1",
                        requires_grad=True)

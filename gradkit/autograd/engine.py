@@ -18,6 +18,7 @@ import sys
 import threading
 
 from gradkit.autograd import observers
+from gradkit.backend import device_context
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import AccumulateGrad, accumulate_lock, accumulate_node
 
@@ -77,8 +78,8 @@ def _root_grads(outputs, grads, create_graph: bool, batched: bool) -> list:
                 if out._data.dtype.kind == "c":
                     raise RuntimeError("grad can be implicitly created only for real scalar "
                                        "outputs")
-            xp = _xp(out._data)
-            data = xp.ones_like(out._data)
+            with device_context(out._data):
+                data = _xp(out._data).ones_like(out._data)
             seeds.append(Tensor._make(data) if create_graph else data)
             continue
         if not isinstance(g, Tensor):

@@ -12,6 +12,7 @@ import numpy as np
 
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor
+from gradkit.backend import device_context
 from gradkit.ops._op import op, replay_view
 
 
@@ -37,7 +38,9 @@ def inplace(tensor, out_of_place, *args, **kwargs):
                            "in-place operation.")
     if recording:
         # the op may save its input for backward: give it the old values, not our buffer
-        source = tensor_type._make(tensor._data.copy(), tensor.grad_fn, tensor._output_nr)
+        with device_context(tensor._data):
+            old_values = tensor._data.copy()
+        source = tensor_type._make(old_values, tensor.grad_fn, tensor._output_nr)
         source._requires_grad = tensor._requires_grad
         if getattr(tensor, "_fw", None) is not None:  # forward AD: the old tangent goes in too
             source._fw = tensor._fw

@@ -221,7 +221,7 @@ def dispatch(op: Op, args: tuple, params: dict):
     xp = _xp_of(datas)
     out = (op.forward(xp, *datas, **params) if xp is np
            else _forward_on_device(op, xp, datas, params))
-    if needs_grad and grad_state.grad_enabled and op.differentiable:
+    if needs_grad and grad_state.grad_enabled and op.differentiable and _floating(out):
         result = _record(op, args, datas, params, out)
     elif op.outputs == 1:
         result = Tensor._make(out if type(out) is np.ndarray else _as_array(xp, out))
@@ -242,7 +242,7 @@ def _dispatch_observed(op, args, datas, params, needs_grad):
         xp = _xp_of(datas)
         out = op.forward(xp, *datas, **params) if xp is np else \
             _forward_on_device(op, xp, datas, params)
-        if needs_grad and grad_state.grad_enabled and op.differentiable:
+        if needs_grad and grad_state.grad_enabled and op.differentiable and _floating(out):
             result = _record(op, args, datas, params, out)
             first = result if op.outputs == 1 else result[0]
             node = first.grad_fn
@@ -258,6 +258,13 @@ def _dispatch_observed(op, args, datas, params, needs_grad):
         for obs, token in zip(observers.active, tokens):
             obs.op_exit(token, result, node)
     return result
+
+
+def _floating(out) -> bool:
+    """Only floating/complex results carry gradients (torch: integer outputs never do)."""
+    first = out[0] if type(out) is tuple else out
+    kind = getattr(getattr(first, "dtype", None), "kind", "f")
+    return kind in "fcV"
 
 
 def _xp_of(datas):

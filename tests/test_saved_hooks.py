@@ -181,3 +181,34 @@ def test_saved_attributes_like_torch():
     ours.sum().backward()
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
         _ = ours.grad_fn._saved_self
+
+
+def test_function_saves_go_through_the_hooks():
+    from gradkit.autograd import Function
+
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 2 * x * g
+
+    log = []
+    x = f64([1.0, 3.0])
+    with saved_tensors_hooks(lambda t: log.append("pack") or t.detach() * 1,
+                             lambda t: log.append("unpack") or t):
+        y = Square.apply(x)
+    y.sum().backward()
+    assert log == ["pack", "unpack"]
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 6.0])
+
+
+def test_checkpoint_inside_a_disabled_region_reports_the_message():
+    from gradkit.utils.checkpoint import checkpoint
+    with disable_saved_tensors_hooks("checkpoint is not allowed here"):
+        with pytest.raises(RuntimeError, match="checkpoint is not allowed here"):
+            checkpoint(lambda a: a * a, f64([1.0]))

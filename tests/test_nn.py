@@ -458,3 +458,32 @@ def test_to_dtype_leaves_integer_buffers():
     block.register_buffer("steps", gradkit.zeros(1, dtype=gradkit.int64))
     block.to(gradkit.float64)
     assert block.scale.dtype == gradkit.float64 and block.steps.dtype == gradkit.int64
+
+
+@pytest.mark.parametrize("name,kwargs,target_kind", [
+    ("MSELoss", {}, "float"),
+    ("MSELoss", {"reduction": "sum"}, "float"),
+    ("CrossEntropyLoss", {}, "class"),
+    ("CrossEntropyLoss", {"label_smoothing": 0.1, "ignore_index": 2}, "class"),
+    ("CrossEntropyLoss", {"weight": [1.0, 2.0, 0.5, 1.0]}, "class"),
+    ("NLLLoss", {"reduction": "none"}, "class"),
+    ("BCEWithLogitsLoss", {"pos_weight": [2.0, 1.0, 1.0, 0.5]}, "binary"),
+])
+def test_loss_modules_match_torch(name, kwargs, target_kind):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((5, 4))
+    target = {"float": rng.standard_normal((5, 4)), "class": rng.integers(0, 4, 5),
+              "binary": rng.integers(0, 2, (5, 4)).astype(float)}[target_kind]
+    ours = getattr(nn, name)(**{k: gradkit.tensor(v) if isinstance(v, list) else v
+                                for k, v in kwargs.items()})
+    theirs = getattr(torch.nn, name)(**{k: torch.tensor(v, dtype=torch.float64)
+                                        if isinstance(v, list) else v
+                                        for k, v in kwargs.items()})
+    assert repr(ours) == repr(theirs)
+    x, tx = gradkit.tensor(logits, requires_grad=True), torch.tensor(logits, requires_grad=True)
+    ours(x, gradkit.tensor(target)).sum().backward()
+    theirs(tx, torch.tensor(target)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="mean_all is not a valid value for reduction"):
+        getattr(nn, name)(reduction="mean_all")

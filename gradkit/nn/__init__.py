@@ -3,9 +3,10 @@ from gradkit.nn import functional, init
 from gradkit.nn.activation import GELU, Flatten, ReLU, Sigmoid, Tanh
 from gradkit.nn.container import ModuleList, Sequential
 from gradkit.nn.layers import Conv2d, Dropout, Embedding, LayerNorm, Linear, MaxPool2d
+from gradkit.nn.loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d", "Embedding",
            "LayerNorm", "Dropout", "MaxPool2d", "ReLU", "Tanh", "Sigmoid", "GELU", "Flatten",
-           "functional", "init"]
+           "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss", "functional", "init"]

@@ -123,6 +123,6 @@ def _export(prof, path: Path) -> None:
 
 def _running(console, script: str) -> contextlib.AbstractContextManager:
     """A spinner while the script runs, only when a person is watching a terminal."""
-    if console.is_terminal and not console.no_color:
+    if console.is_terminal and console.color_system is not None:  # not with --no-color
         return console.status(f"Profiling {script}...")
     return contextlib.nullcontext()

@@ -28,14 +28,10 @@ VIEWER_HINT = "Open it in the Perfetto UI (https://ui.perfetto.dev) or in chrome
 def make_console(no_color: bool = False, stderr: bool = False) -> Console:
     """A console on stdout (or stderr) that honours --no-color, NO_COLOR and pipes."""
     stream = sys.stderr if stderr else sys.stdout
-    interactive = stream.isatty()
     plain = no_color or bool(os.environ.get("NO_COLOR"))  # no-color.org: set and not empty
-    console = Console(file=stream, highlight=False, soft_wrap=False,
-                      width=None if interactive else PLAIN_WIDTH)
-    if plain:  # no escape codes at all, not even bold
-        console = Console(file=stream, highlight=False, soft_wrap=False, color_system=None,
-                          width=console.width)
-    return console
+    return Console(file=stream, highlight=False, soft_wrap=False,
+                   width=None if stream.isatty() else PLAIN_WIDTH,
+                   color_system=None if plain else "auto")  # None: no escape codes, not even bold
 
 
 def averages_table(console: Console, table: str, title: str) -> None:

@@ -52,3 +52,15 @@ def test_shell_completion_comes_from_click():
     proc = subprocess.run([script], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "_GRADKIT_COMPLETE=bash_complete" in proc.stdout
+
+
+@pytest.mark.parametrize("stream, no_color, spinner", [
+    (FakeTerminal(), False, True), (FakeTerminal(), True, False), (io.StringIO(), False, False)])
+def test_spinner_only_on_a_colour_terminal(monkeypatch, stream, no_color, spinner):
+    from rich.status import Status
+
+    from gradkit.cli.profile_cmd import _running
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.setattr(sys, "stdout", stream)
+    assert isinstance(_running(render.make_console(no_color), "x.py"), Status) == spinner

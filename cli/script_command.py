@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import click
 
-from gradkit.autograd.anomaly_mode import detect_anomaly
+from gradkit.autograd.anomaly_mode import AnomalyReport, detect_anomaly
 from gradkit.cli import render
 from gradkit.cli.script_runner import (
     ScriptNotFoundError, ScriptResult, check_script, format_script_traceback, run_script)
@@ -53,6 +53,8 @@ def report_script_failure(result: ScriptResult, no_color: bool) -> None:
     if exc is None:
         return
     report = getattr(exc, "anomaly", None)
+    if not isinstance(report, AnomalyReport):  # a script's own exception may use the name
+        report = None
     if report is not None:  # the report's plain text is a note on exc: render it richer instead
         notes = getattr(exc, "__notes__", [])
         notes[:] = [note for note in notes if note != report.render()]

@@ -92,3 +92,11 @@ def test_profile_with_detect_anomaly_reports_and_keeps_the_trace(tmp_path):
     assert "MulBackward0" in report_of(result.stderr)
     names = {e["name"] for e in json.loads(out.read_text())["traceEvents"]}
     assert {"gradkit::mul", "gradkit::sqrt", "SqrtBackward0"} <= names
+
+
+def test_a_scripts_own_anomaly_attribute_is_not_mistaken_for_a_report(tmp_path):
+    script = tmp_path / "own.py"
+    script.write_text("e = ValueError('mine')\ne.anomaly = 'not a report'\nraise e\n")
+    result = invoke("run", "--detect-anomaly", script)
+    assert result.exit_code == 1
+    assert result.stderr.endswith("ValueError: mine\n")

@@ -24,6 +24,26 @@ starting with `Error:`.
 Output is coloured on a terminal and plain text when piped, with `--no-color`
 or when the `NO_COLOR` environment variable is set.
 
+Typical sessions:
+
+```text
+gradkit profile --record-shapes -o traces/mlp.json.gz train.py --epochs 1
+gradkit run --detect-anomaly train.py        # which forward line made backward NaN?
+gradkit run --check-forward train.py         # first op whose output is NaN/Inf
+gradkit trace summary traces/mlp.json.gz     # also reads PyTorch's traces
+```
+
+With `--schedule`, the script marks each step's end with `__profiler__.step()`
+(the running profile is in its globals as `__profiler__`):
+
+```python
+profiler = globals().get("__profiler__")     # None under plain `python train.py`
+for batch in loader:
+    train_step(batch)
+    if profiler is not None:
+        profiler.step()
+```
+
 This reference is generated from `--help` (see `tests/test_cli_docs.py`).
 """
 

@@ -44,6 +44,10 @@ CONFIGS = [
     ("Adam", dict(lr=0.05, maximize=True, weight_decay=0.05)),
     ("AdamW", dict(lr=0.05)),
     ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True)),
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, alpha=0.9, eps=1e-6, weight_decay=0.1, momentum=0.5)),
+    ("RMSprop", dict(lr=0.01, centered=True, maximize=True)),
+    ("RMSprop", dict(lr=0.01, centered=True, momentum=0.9)),
 ]
 
 
@@ -56,7 +60,7 @@ def test_matches_torch(name, options):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop"])
 def test_param_groups_match_torch(name):
     torch = pytest.importorskip("torch")
     options = dict(lr=0.01, momentum=0.9) if name == "SGD" else dict(lr=0.01)
@@ -144,9 +148,11 @@ def test_step_with_closure_returns_loss():
     assert w.item() == pytest.approx(1.6)
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop"])
 def test_state_dict_round_trip_resumes_exactly(name):
-    options = dict(lr=0.05, momentum=0.9) if name == "SGD" else dict(lr=0.05, amsgrad=True)
+    options = {"SGD": dict(lr=0.05, momentum=0.9), "RMSprop": dict(lr=0.05, momentum=0.5,
+                                                                   centered=True)}.get(
+        name, dict(lr=0.05, amsgrad=True))
 
     def make(w_value):
         w = gradkit.tensor(w_value, dtype=gradkit.float64, requires_grad=True)
@@ -215,6 +221,9 @@ def test_load_state_dict_errors():
     (lambda p: optim.AdamW(p, betas=(0.9, -0.1)), r"Invalid beta parameter at index 1: -0.1"),
     (lambda p: optim.AdamW(p, weight_decay=-0.1), "Invalid weight_decay value: -0.1"),
     (lambda p: optim.SGD([], lr=0.1), "optimizer got an empty parameter list"),
+    (lambda p: optim.RMSprop(p, alpha=-0.5), "Invalid alpha value: -0.5"),
+    (lambda p: optim.RMSprop(p, momentum=-1.0), "Invalid momentum value: -1.0"),
+    (lambda p: optim.RMSprop(p, eps=-1.0), "Invalid epsilon value: -1.0"),
 ])
 def test_invalid_arguments(make, message):
     params = [gradkit.tensor([1.0], requires_grad=True)]
@@ -248,11 +257,10 @@ def test_add_param_group_uses_defaults():
     assert len(group["params"]) == 1 and group["params"][0] is v
 
 
-def test_adamw_defaults_match_torch():
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop"])
+def test_defaults_match_torch(name):
     torch = pytest.importorskip("torch")
-    ours = optim.AdamW([gradkit.zeros(1, requires_grad=True)]).defaults
-    theirs = torch.optim.AdamW([torch.zeros(1, requires_grad=True)]).defaults
-    for key in ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize"):
-        assert ours[key] == theirs[key], key
-    assert optim.SGD([gradkit.zeros(1, requires_grad=True)]).defaults["lr"] == \
-        torch.optim.SGD([torch.zeros(1, requires_grad=True)]).defaults["lr"]
+    ours = getattr(optim, name)([gradkit.zeros(1, requires_grad=True)]).defaults
+    theirs = getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)]).defaults
+    for key, value in ours.items():
+        assert value == theirs[key], key

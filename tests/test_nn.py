@@ -487,3 +487,84 @@ def test_loss_modules_match_torch(name, kwargs, target_kind):
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
     with pytest.raises(ValueError, match="mean_all is not a valid value for reduction"):
         getattr(nn, name)(reduction="mean_all")
+
+
+# -- PyTorch's introductory nn/optim programs, unchanged but for the import ----------------
+
+def _fit_sine(torch, make_model, make_step, steps=300):
+    """The 'fit sin(x) with a cubic' program of PyTorch's tutorials, as users write it."""
+    x = torch.linspace(-math.pi, math.pi, 2000)
+    y = torch.sin(x)
+    p = torch.tensor([1, 2, 3])
+    xx = x.unsqueeze(-1).pow(p)
+    model = make_model(torch)
+    loss_fn = torch.nn.MSELoss(reduction="sum")
+    step = make_step(torch, model)
+    losses = []
+    for _ in range(steps):
+        loss = loss_fn(model(xx), y)
+        losses.append(loss.item())
+        step(loss)
+    return losses
+
+
+def _sequential(torch):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(3, 1), torch.nn.Flatten(0, 1))
+
+
+def _manual_step(torch, model):
+    def step(loss):
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for param in model.parameters():
+                param -= 1e-6 * param.grad
+    return step
+
+
+def _rmsprop_step(torch, model):
+    optimizer = torch.optim.RMSprop(model.parameters(), lr=1e-3)
+
+    def step(loss):
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return step
+
+
+@pytest.mark.parametrize("make_step", [_manual_step, _rmsprop_step])
+def test_tutorial_sine_fit_runs_with_gradkit_as_torch(make_step):
+    losses = _fit_sine(gradkit, _sequential, make_step)
+    assert losses[-1] < 0.5 * losses[0]
+    assert all(np.isfinite(losses))
+
+
+def test_tutorial_custom_module():
+    import gradkit as torch
+
+    class Polynomial3(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Parameter(torch.randn(()))
+            self.b = torch.nn.Parameter(torch.randn(()))
+            self.c = torch.nn.Parameter(torch.randn(()))
+            self.d = torch.nn.Parameter(torch.randn(()))
+
+        def forward(self, x):
+            return self.a + self.b * x + self.c * x ** 2 + self.d * x ** 3
+
+    x = torch.linspace(-math.pi, math.pi, 2000)
+    y = torch.sin(x)
+    model = Polynomial3()
+    criterion = torch.nn.MSELoss(reduction="sum")
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-6)
+    first = None
+    for _ in range(500):
+        loss = criterion(model(x), y)
+        first = loss.item() if first is None else first
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    assert loss.item() < 0.2 * first
+    assert [n for n, _ in model.named_parameters()] == ["a", "b", "c", "d"]

@@ -43,12 +43,50 @@ def _is_internal(code) -> bool:
     return internal
 
 
-def _user_frame(depth: int):
-    """The innermost frame outside gradkit, ``depth`` levels above the caller."""
+_depth_of: dict = {}  # op name -> how deep its caller's frame was last time
+
+
+def _user_frame(depth: int, key=None):
+    """The innermost frame outside gradkit, ``depth`` levels above the caller.
+
+    Walking ``f_back`` materializes every frame object on the way; probing the
+    depth that worked last time with ``sys._getframe(n)`` materializes two.
+    """
+    known = _internal_code
+    guess = _depth_of.get(key, 0)
+    try:
+        frame = sys._getframe(guess)
+        below = sys._getframe(guess - 1)
+    except ValueError:
+        frame = below = None
+    if frame is not None and guess > depth + 1:
+        outside = known.get(frame.f_code)
+        inside = known.get(below.f_code)
+        if outside is False and inside is True:
+            return frame
     frame = sys._getframe(depth + 1)
-    while frame is not None and _is_internal(frame.f_code):
+    level = depth + 1
+    while frame is not None:
+        code = frame.f_code
+        internal = known.get(code)
+        if internal is None:
+            internal = _is_internal(code)
+        if not internal:
+            _depth_of[key] = level
+            return frame
         frame = frame.f_back
-    return frame
+        level += 1
+    return None
+
+
+class _ThreadId(threading.local):
+    """The OS thread id (PyTorch's tid), read once per thread: get_native_id is a syscall."""
+
+    def __init__(self) -> None:
+        self.tid = threading.get_native_id()
+
+
+_this_thread = _ThreadId()
 
 
 def _user_stack(frame, limit: int = 64) -> tuple:
@@ -98,6 +136,8 @@ class Recorder(observers.Observer):
         self._live_ids = set()
         if not profile_memory:  # saved-bytes accounting is part of the memory profile only
             self.saved_pack = self.saved_release = _ignore
+            if not record_shapes:
+                self.op_enter = self._op_enter_plain
 
     # -- session ------------------------------------------------------------------------
     def start(self) -> None:
@@ -117,6 +157,9 @@ class Recorder(observers.Observer):
         self._live_ids.clear()
 
     # -- op dispatch --------------------------------------------------------------------
+    def _op_enter_plain(self, name, inputs):
+        return (name, self.clock(), None, None)
+
     def op_enter(self, name, inputs):
         meta = _input_meta(inputs) if self.record_shapes else None
         ids = [id(getattr(a, "_data", a)) for a in inputs] if self.profile_memory else None
@@ -124,11 +167,11 @@ class Recorder(observers.Observer):
 
     def op_exit(self, token, outputs, node) -> None:
         end = self.clock()
-        tid = threading.get_native_id()
+        tid = _this_thread.tid
         seq = -1
         site = stack = None
         if node is not None or self.with_stack:
-            frame = _user_frame(1)
+            frame = _user_frame(1, token[0])
             if frame is not None:
                 site = (frame.f_code, frame.f_lineno)
                 if self.with_stack:
@@ -148,7 +191,7 @@ class Recorder(observers.Observer):
 
     def node_exit(self, token, grad_inputs) -> None:
         end = self.clock()
-        tid = threading.get_native_id()
+        tid = _this_thread.tid
         self.records.append((NODE, token[0], token[2], end, tid, token[1]))
         if self.profile_memory and grad_inputs:
             arrays = [getattr(g, "_data", g) for g in grad_inputs if g is not None]
@@ -159,7 +202,7 @@ class Recorder(observers.Observer):
 
     def backward_exit(self, token) -> None:
         self.records.append((BACKWARD, BACKWARD_NAME, token, self.clock(),
-                             threading.get_native_id()))
+                             _this_thread.tid))
 
     # -- ranges (record_function, ProfilerStep#N) --------------------------------------
     def range_enter(self, name: str):
@@ -167,15 +210,15 @@ class Recorder(observers.Observer):
 
     def range_exit(self, token) -> None:
         self.records.append((RANGE, token[0], token[1], self.clock(),
-                             threading.get_native_id()))
+                             _this_thread.tid))
 
     # -- memory -------------------------------------------------------------------------
     def saved_pack(self, nbytes: int) -> None:
-        self.records.append((SAVED, self.clock(), nbytes, threading.get_native_id()))
+        self.records.append((SAVED, self.clock(), nbytes, _this_thread.tid))
 
     def saved_release(self, nbytes: int) -> None:
         if nbytes:
-                self.records.append((SAVED, self.clock(), -nbytes, threading.get_native_id()))
+                self.records.append((SAVED, self.clock(), -nbytes, _this_thread.tid))
 
     def _allocated(self, arrays, input_ids, ts, tid) -> None:
         """Record new arrays (not views, not inputs handed back) and watch for their free."""
@@ -198,4 +241,4 @@ class Recorder(observers.Observer):
         if entry is not None:
             self._live_ids.discard(entry[2])
             self.records.append((MEM, self.clock(), -entry[1], entry[2],
-                                 threading.get_native_id()))
+                                 _this_thread.tid))

@@ -1,0 +1,128 @@
+"""Cost of the profiler, for gradkit and (if installed) torch.profiler on the same workloads.
+
+Workloads (tests/benchmarks/workloads.py): ``chain`` = 1000 tiny ops on shape (16,) with
+backward; ``mlp`` = one MLP step 784-1024-1024-10, batch 256, relu + cross-entropy.
+Ratios against the plain step, measured in one run (best of repeats, in CPU time of
+this process so that other load on a shared machine does not count):
+
+- in-session: a step inside an open profile (off = profile in a schedule's wait phase,
+  defaults, record_shapes+profile_memory);
+- end-to-end: enter the profile, one step, exit, export the Chrome trace;
+- bytes per event of the exported trace.
+
+Targets for gradkit: off <= 1.02x (MLP); defaults <= 1.2x (chain), <= 1.02x (MLP);
+shapes+memory <= 1.5x (chain); end-to-end <= 2x (chain); bytes/event below PyTorch's.
+
+    python tests/benchmarks/bench_profiler.py [--repeats 7]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from workloads import chain_step, mlp_data, mlp_params, mlp_step, try_import_torch  # noqa: E402
+
+
+def _workloads(lib):
+    rng = np.random.default_rng(0)
+    params = mlp_params(lib, rng)
+    x, y = mlp_data(rng, 256)
+    x, y = lib.tensor(x), lib.tensor(y)
+    chain_x = lib.tensor(rng.standard_normal(16).astype("float32"), requires_grad=True)
+    return {"chain": lambda: chain_step(lib, chain_x),
+            "mlp": lambda: mlp_step(lib, params, x, y)}
+
+
+def _timed(fn) -> float:
+    """CPU seconds of this process: the machine is shared, wall time is not ours alone."""
+    start = time.process_time()
+    fn()
+    return time.process_time() - start
+
+
+def _in_session(make_profile, step, repeats: int, inner: int) -> float:
+    """Best per-step time of steps run inside one open profile."""
+    with make_profile():
+        step()  # warm the session
+        return min(sum(_timed(step) for _ in range(inner)) / inner for _ in range(repeats))
+
+
+def _end_to_end(make_profile, step, path: str) -> float:
+    start = time.process_time()
+    with make_profile() as prof:
+        step()
+    prof.export_chrome_trace(path)
+    return time.process_time() - start
+
+
+def _trace_stats(path: str) -> tuple[int, float]:
+    size = os.path.getsize(path)
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    return len(events), size / max(len(events), 1)
+
+
+def measure(lib, profiler, repeats: int, inner: dict, configs: dict) -> dict:
+    results = {}
+    tmp = tempfile.mkdtemp()
+    for name, step in _workloads(lib).items():
+        step()
+        plain = min(sum(_timed(step) for _ in range(inner[name])) / inner[name]
+                    for _ in range(repeats))
+        row = {"plain_ms": plain * 1e3}
+        for label, make in configs.items():
+            session = _in_session(make, step, repeats, inner[name])
+            row[label] = session / plain
+        path = os.path.join(tmp, f"{name}.json")
+        end = min(_end_to_end(configs["defaults"], step, path) for _ in range(repeats))
+        row["end_to_end"] = end / plain
+        row["events"], row["bytes_per_event"] = _trace_stats(path)
+        results[name] = row
+        # plain again: drift of the machine during the run shows as a ratio far from 1
+        again = min(sum(_timed(step) for _ in range(inner[name])) / inner[name]
+                    for _ in range(repeats))
+        row["plain_again"] = again / plain
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    inner = {"chain": 3, "mlp": 3}
+
+    import gradkit
+    from gradkit import profiler
+    gradkit_configs = {
+        "off": lambda: profiler.profile(schedule=profiler.schedule(wait=10 ** 6, warmup=0,
+                                                                   active=1)),
+        "defaults": lambda: profiler.profile(),
+        "shapes+memory": lambda: profiler.profile(record_shapes=True, profile_memory=True),
+    }
+    report = {"gradkit": measure(gradkit, profiler, args.repeats, inner, gradkit_configs)}
+    torch = try_import_torch()
+    if torch is not None:
+        tp = torch.profiler
+        torch_configs = {
+            "defaults": lambda: tp.profile(activities=[tp.ProfilerActivity.CPU]),
+            "shapes+memory": lambda: tp.profile(activities=[tp.ProfilerActivity.CPU],
+                                                record_shapes=True, profile_memory=True),
+        }
+        report["torch"] = measure(torch, tp, max(3, args.repeats // 2), inner, torch_configs)
+    for lib, rows in report.items():
+        for workload, row in rows.items():
+            cells = "  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
+                              for k, v in row.items())
+            print(f"{lib:8s} {workload:6s} {cells}")
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()

@@ -568,3 +568,15 @@ def test_tutorial_custom_module():
         optimizer.step()
     assert loss.item() < 0.2 * first
     assert [n for n, _ in model.named_parameters()] == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize("module", [
+    "gradkit.nn.module", "gradkit.nn.parameter", "gradkit.nn.init", "gradkit.nn.container",
+    "gradkit.nn.layers", "gradkit.nn.loss", "gradkit.optim.sgd", "gradkit.optim.adam",
+    "gradkit.optim.rmsprop"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(module),
+                             extraglobs={"gradkit": gradkit, "nn": nn, "math": math})
+    assert result.attempted > 0 and result.failed == 0

@@ -187,3 +187,30 @@ def test_matmul_shape_error_names_both_shapes():
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied "
                                            r"\(2x3 and 2x4\)"):
         gradkit.matmul(gradkit.ones(2, 3), gradkit.ones(2, 4))
+
+
+PROMOTION_CASES = [
+    ("maximum int with float tensor", lambda m, t: m.maximum(t([1, 2]), t([0.5, 3.0]))),
+    ("where int with float tensor", lambda m, t: m.where(t([True, False]), t([1, 2]),
+                                                         t([0.5, 3.0]))),
+    ("clamp int with float bound", lambda m, t: m.clamp(t([1, 2]), 1.5)),
+    ("clamp int with int bound", lambda m, t: m.clamp(t([1, 2]), 2)),
+    ("exp of int", lambda m, t: m.exp(t([1, 2]))),
+    ("sqrt of int", lambda m, t: m.sqrt(t([1, 4]))),
+    ("sigmoid of int", lambda m, t: m.sigmoid(t([1, 4]))),
+    ("float32 times int64 tensor", lambda m, t: t([1.0, 2.0]) * t([1, 2])),
+    ("float32 vector plus float64 0-d", lambda m, t: t([1.0]) + t(2.0, dtype=m.float64)),
+    ("int vector plus float64 0-d", lambda m, t: t([1]) + t(2.0, dtype=m.float64)),
+    ("int32 vector plus int64 0-d", lambda m, t: t([1], dtype=m.int32) + t(2)),
+    ("float64 0-d times complex64", lambda m, t: t(2.0, dtype=m.float64)
+     * t([1j], dtype=m.complex64)),
+]
+
+
+@pytest.mark.parametrize("name,program", PROMOTION_CASES, ids=[c[0] for c in PROMOTION_CASES])
+def test_dtype_promotion_matches_torch(name, program):
+    torch = pytest.importorskip("torch")
+    got = program(gradkit, gradkit.tensor)
+    expected = program(torch, torch.tensor)
+    assert got.dtype.name == str(expected.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)

@@ -6,18 +6,34 @@ jvp ``t * f'`` follow. Ops whose derivative is cheapest from the output save
 """
 from __future__ import annotations
 
+import functools
 import math
 
+from gradkit.backend import get_default_dtype
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.special import erf_array
+from gradkit.ops.unary_helpers import promote
 
 
-def _unary(save="x", **options):
-    return op(save=save, elementwise=True, **options)
+def _unary(save="x", floating=False, **options):
+    """Declare an elementwise op; ``floating`` ops compute integer inputs in the default dtype."""
+    def declare(forward):
+        return op(save=save, elementwise=True, **options)(
+            _on_floats(forward) if floating else forward)
+    return declare
 
 
-@_unary(save="result")
+def _on_floats(forward):
+    @functools.wraps(forward)
+    def on_floats(xp, x, *args, **kwargs):
+        if x.dtype.kind in "biu":  # torch: exp(int tensor) is a float tensor
+            x = x.astype(get_default_dtype().np)
+        return forward(xp, x, *args, **kwargs)
+    return on_floats
+
+
+@_unary(save="result", floating=True)
 def exp(xp, x):
     return xp.exp(x)
 
@@ -25,7 +41,7 @@ def exp(xp, x):
 exp.defderivative(lambda out: out)
 
 
-@_unary(save="result")
+@_unary(save="result", floating=True)
 def exp2(xp, x):
     return xp.exp2(x)
 
@@ -33,7 +49,7 @@ def exp2(xp, x):
 exp2.defderivative(lambda out: out * math.log(2.0))
 
 
-@_unary()
+@_unary(floating=True)
 def log(xp, x):
     return xp.log(x)
 
@@ -41,7 +57,7 @@ def log(xp, x):
 log.defderivative(lambda x: 1 / x)
 
 
-@_unary()
+@_unary(floating=True)
 def log2(xp, x):
     return xp.log2(x)
 
@@ -49,7 +65,7 @@ def log2(xp, x):
 log2.defderivative(lambda x: 1 / (x * math.log(2.0)))
 
 
-@_unary()
+@_unary(floating=True)
 def log10(xp, x):
     return xp.log10(x)
 
@@ -57,7 +73,7 @@ def log10(xp, x):
 log10.defderivative(lambda x: 1 / (x * math.log(10.0)))
 
 
-@_unary()
+@_unary(floating=True)
 def log1p(xp, x):
     return xp.log1p(x)
 
@@ -65,7 +81,7 @@ def log1p(xp, x):
 log1p.defderivative(lambda x: 1 / (x + 1))
 
 
-@_unary(save="result")
+@_unary(save="result", floating=True)
 def expm1(xp, x):
     return xp.expm1(x)
 
@@ -73,7 +89,7 @@ def expm1(xp, x):
 expm1.defderivative(lambda out: out + 1)
 
 
-@_unary(save="result")
+@_unary(save="result", floating=True)
 def sqrt(xp, x):
     return xp.sqrt(x)
 
@@ -81,7 +97,7 @@ def sqrt(xp, x):
 sqrt.defderivative(lambda out: 0.5 / out)
 
 
-@_unary(save="result")
+@_unary(save="result", floating=True)
 def rsqrt(xp, x):
     return 1 / xp.sqrt(x)
 
@@ -97,7 +113,7 @@ def square(xp, x):
 square.defderivative(lambda x: 2 * x)
 
 
-@_unary(save="result")
+@_unary(save="result", floating=True)
 def reciprocal(xp, x):
     return 1 / x
 
@@ -105,7 +121,7 @@ def reciprocal(xp, x):
 reciprocal.defderivative(lambda out: -(out * out))
 
 
-@_unary()
+@_unary(floating=True)
 def sin(xp, x):
     return xp.sin(x)
 
@@ -113,7 +129,7 @@ def sin(xp, x):
 sin.defderivative(lambda x: cos(x))
 
 
-@_unary()
+@_unary(floating=True)
 def cos(xp, x):
     return xp.cos(x)
 
@@ -121,7 +137,7 @@ def cos(xp, x):
 cos.defderivative(lambda x: -sin(x))
 
 
-@_unary(save="result")
+@_unary(save="result", floating=True)
 def tan(xp, x):
     return xp.tan(x)
 
@@ -129,7 +145,7 @@ def tan(xp, x):
 tan.defderivative(lambda out: 1 + out * out)
 
 
-@_unary()
+@_unary(floating=True)
 def sinh(xp, x):
     return xp.sinh(x)
 
@@ -137,7 +153,7 @@ def sinh(xp, x):
 sinh.defderivative(lambda x: cosh(x))
 
 
-@_unary()
+@_unary(floating=True)
 def cosh(xp, x):
     return xp.cosh(x)
 
@@ -145,7 +161,7 @@ def cosh(xp, x):
 cosh.defderivative(lambda x: sinh(x))
 
 
-@_unary(save="result")
+@_unary(save="result", floating=True)
 def tanh(xp, x):
     return xp.tanh(x)
 
@@ -153,7 +169,7 @@ def tanh(xp, x):
 tanh.defderivative(lambda out: 1 - out * out)
 
 
-@_unary()
+@_unary(floating=True)
 def asin(xp, x):
     return xp.arcsin(x)
 
@@ -161,7 +177,7 @@ def asin(xp, x):
 asin.defderivative(lambda x: rsqrt(1 - x * x))
 
 
-@_unary()
+@_unary(floating=True)
 def acos(xp, x):
     return xp.arccos(x)
 
@@ -169,7 +185,7 @@ def acos(xp, x):
 acos.defderivative(lambda x: -rsqrt(1 - x * x))
 
 
-@_unary()
+@_unary(floating=True)
 def atan(xp, x):
     return xp.arctan(x)
 
@@ -177,7 +193,7 @@ def atan(xp, x):
 atan.defderivative(lambda x: 1 / (1 + x * x))
 
 
-@_unary(save="result")
+@_unary(save="result", floating=True)
 def sigmoid(xp, x):
     if x.dtype.kind == "c":  # complex: no sign split (comparisons would drop the imaginary part)
         return 1 / (1 + xp.exp(-x))
@@ -188,7 +204,7 @@ def sigmoid(xp, x):
 sigmoid.defderivative(lambda out: out * (1 - out))
 
 
-@_unary(save="x")
+@_unary(save="x", floating=True)
 def logsigmoid(xp, x):
     return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))  # never overflows
 
@@ -204,7 +220,7 @@ def relu(xp, x):
 relu.defderivative(lambda out: out > 0)
 
 
-@_unary()
+@_unary(floating=True)
 def erf(xp, x):
     return erf_array(xp, x)
 
@@ -212,7 +228,7 @@ def erf(xp, x):
 erf.defderivative(lambda x: (2 / math.sqrt(math.pi)) * exp(-(x * x)))
 
 
-@_unary(save="x")
+@_unary(save="x", floating=True)
 def silu(xp, x):
     return x * sigmoid(x)
 
@@ -229,7 +245,7 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-@_unary(save="x")
+@_unary(save="x", floating=True)
 def gelu(xp, x, approximate="none"):
     if approximate == "tanh":
         return 0.5 * x * (1 + xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
@@ -250,7 +266,7 @@ def _gelu_derivative(x, approximate):
 gelu.defderivative(_gelu_derivative)
 
 
-@_unary(save="x")
+@_unary(save="x", floating=True)
 def softplus(xp, x, beta=1.0, threshold=20.0):
     bx = x * beta
     soft = xp.log1p(xp.exp(xp.minimum(bx, threshold))) / beta
@@ -265,7 +281,7 @@ def _softplus_derivative(x, beta, threshold):
 softplus.defderivative(_softplus_derivative)
 
 
-@_unary(save="x")
+@_unary(save="x", floating=True)
 def elu(xp, x, alpha=1.0):
     return xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, 0))).astype(x.dtype, copy=False)
 
@@ -374,6 +390,9 @@ def ones_like(xp, x):
 def _clamp(xp, x, min=None, max=None):  # noqa: A002 - torch's names
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    for bound in (min, max):
+        if bound is not None:
+            x, _ = promote(xp, x, bound)  # an int tensor with a float bound becomes float
     out = x
     if min is not None:
         out = xp.maximum(out, min)
@@ -408,6 +427,7 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
 
 @op(save=("cond",), broadcast=True)
 def where(xp, cond, x, y):
+    x, y = promote(xp, x, y)
     return xp.where(cond, x, y)
 
 
@@ -421,6 +441,7 @@ where.defjvp(None,
 
 @op(save=("x", "y"), broadcast=True)
 def maximum(xp, x, y):
+    x, y = promote(xp, x, y)
     return xp.maximum(x, y)
 
 
@@ -437,6 +458,7 @@ maximum.defjvp(lambda t, x, y: where(x >= y, _share(t, x, y), 0.0),
 
 @op(save=("x", "y"), broadcast=True)
 def minimum(xp, x, y):
+    x, y = promote(xp, x, y)
     return xp.minimum(x, y)
 
 

@@ -9,11 +9,19 @@ _PY_FLOATS = (float, complex)
 
 
 def promote(xp, x, y, true_division: bool = False):
-    """torch's promotion where NumPy's differs: integer arrays meet floats in the default dtype.
+    """torch's promotion where NumPy's differs.
 
-    NumPy turns ``int64_array * 2.5`` (and ``int_array / int_array``) into float64;
-    torch gives the default float dtype (float32).
+    - integer arrays meet Python floats (and true division) in the default float dtype,
+      where NumPy gives float64;
+    - an integer array meeting a float array takes the float's dtype (int64 * float32 is
+      float32 in torch, float64 in NumPy);
+    - a 0-d tensor does not widen a dimensioned one of the same or a higher category
+      (float32 vector + float64 0-d tensor is float32).
     """
+    x_dtype = getattr(x, "dtype", None)
+    y_dtype = getattr(y, "dtype", None)
+    if x_dtype is not None and y_dtype is not None and x_dtype != y_dtype:
+        x, y = _promote_arrays(xp, x, y, x_dtype, y_dtype)
     x_int = _is_integral(x)
     y_int = _is_integral(y)
     if not (x_int or y_int):  # the common case: nothing to do
@@ -22,6 +30,22 @@ def promote(xp, x, y, true_division: bool = False):
         x = _to_default_float(xp, x, y)
     if y_int and (type(x) in _PY_FLOATS or true_division and x_int):
         y = _to_default_float(xp, y, x)
+    return x, y
+
+
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def _promote_arrays(xp, x, y, x_dtype, y_dtype):
+    x_cat, y_cat = _CATEGORY[x_dtype.kind], _CATEGORY[y_dtype.kind]
+    x_0d, y_0d = x.ndim == 0, y.ndim == 0
+    if x_0d != y_0d and (x_cat <= y_cat if x_0d else y_cat <= x_cat):
+        # a 0-d operand of no higher category adopts the dimensioned operand's dtype
+        return (x.astype(y_dtype), y) if x_0d else (x, y.astype(x_dtype))
+    if x_cat < 2 <= y_cat:
+        return x.astype(y_dtype), y
+    if y_cat < 2 <= x_cat:
+        return x, y.astype(x_dtype)
     return x, y
 
 

@@ -58,5 +58,5 @@ def test_hta_parses_our_trace_and_rebuilds_the_same_stacks(tmp_path):
         return n
 
     expected = Counter((e.name, depth(e)) for e in prof.events())
-    assert max(d for _, d in expected) >= 3  # model > op, backward > evaluate > node
+    assert max(d for _, d in expected) == 2  # backward > evaluate_function > node
     assert depths == expected

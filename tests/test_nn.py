@@ -580,3 +580,38 @@ def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module),
                              extraglobs={"gradkit": gradkit, "nn": nn, "math": math})
     assert result.attempted > 0 and result.failed == 0
+
+
+# -- on a (stand-in) GPU -------------------------------------------------------------------
+
+@pytest.mark.parametrize("opt_name", ["SGD", "Adam", "AdamW", "RMSprop"])
+def test_training_on_a_cuda_device(monkeypatch, opt_name):
+    import strict_xp
+    strict_xp.install(monkeypatch)
+    gradkit.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.LayerNorm(8), nn.Linear(8, 3))
+    weight = model[0].weight
+    model.to("cuda")
+    assert model[0].weight is weight and weight.device.type == "cuda"
+    init.kaiming_normal_(model[3].weight)  # init writes host samples into the device array
+    optimizer = getattr(gradkit.optim, opt_name)(model.parameters(), lr=0.01, momentum=0.9) \
+        if opt_name in ("SGD", "RMSprop") else getattr(gradkit.optim, opt_name)(
+            model.parameters(), lr=0.01)
+    x = gradkit.randn(16, 4, device="cuda")
+    labels = gradkit.randint(0, 3, (16,), device="cuda")
+    losses = []
+    for _ in range(20):
+        loss = nn.functional.cross_entropy(model(x), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+    for state in optimizer.state.values():
+        for key, value in state.items():
+            if key != "step":
+                assert value.device.type == "cuda", key
+    assert all(p.device.type == "cuda" for p in model.parameters())
+    assert all(v.device.type == "cuda" for v in model.state_dict().values())
+    built_there = nn.Conv2d(1, 2, 3, device="cuda")
+    assert built_there.weight.device.type == "cuda" and built_there.bias.device.type == "cuda"

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from gradkit import creation
+from gradkit import backend, creation
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import no_grad
 
@@ -57,8 +57,10 @@ def _fan(tensor: Tensor, mode: str) -> int:
 def _fill_from(tensor: Tensor, sample) -> Tensor:
     """Overwrite ``tensor`` with ``sample(rng, shape)`` drawn from gradkit's generator."""
     values = np.asarray(sample(creation._generator.rng, tuple(tensor.shape)))
+    # drawn on the host (same numbers on every device for a seed), then moved to the tensor's
+    values = backend.to_device(values.astype(tensor._data.dtype), tensor.device)
     with no_grad():
-        tensor.copy_(Tensor._make(values.astype(tensor._data.dtype)))
+        tensor.copy_(Tensor._make(values))
     return tensor
 
 

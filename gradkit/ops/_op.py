@@ -218,6 +218,11 @@ def dispatch(op: Op, args: tuple, params: dict):
                                                                                      params)
     if observers.active:
         return _dispatch_observed(op, args, datas, params, needs_grad)
+    return _apply(op, args, datas, params, needs_grad)
+
+
+def _apply(op, args, datas, params, needs_grad):
+    """The op proper: forward on arrays, then the output tensors (and node when recording)."""
     xp = _xp_of(datas)
     out = (op.forward(xp, *datas, **params) if xp is np
            else _forward_on_device(op, xp, datas, params))
@@ -235,26 +240,14 @@ def dispatch(op: Op, args: tuple, params: dict):
 
 
 def _dispatch_observed(op, args, datas, params, needs_grad):
-    """Same as dispatch, between the observers' op_enter and op_exit."""
+    """``_apply`` between the observers' op_enter and op_exit."""
     tokens = [obs.op_enter(op.profiler_name, args) for obs in observers.active]
-    result = node = None
+    result = None
     try:
-        xp = _xp_of(datas)
-        out = op.forward(xp, *datas, **params) if xp is np else \
-            _forward_on_device(op, xp, datas, params)
-        if needs_grad and grad_state.grad_enabled and op.differentiable and _floating(out):
-            result = _record(op, args, datas, params, out)
-            first = result if op.outputs == 1 else result[0]
-            node = first.grad_fn
-        elif op.outputs == 1:
-            result = Tensor._make(_as_array(xp, out))
-        else:
-            result = tuple(Tensor._make(_as_array(xp, o)) for o in out)
-        if op.view:
-            _mark_view(op, args[0], result, params)
-        if _forward_ad is not None and _forward_ad.has_tangents(args):
-            _forward_ad.propagate(op, args, params, result)
+        result = _apply(op, args, datas, params, needs_grad)
     finally:
+        first = result[0] if type(result) is tuple else result
+        node = getattr(first, "grad_fn", None)
         for obs, token in zip(observers.active, tokens):
             obs.op_exit(token, result, node)
     return result

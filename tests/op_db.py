@@ -174,9 +174,16 @@ def _torch_index_put(x, v):
 
 G = gradkit
 
+def _with_empty(samples, *extra):
+    """Add samples on empty tensors (shape (0, 3)) to a sample generator."""
+    return lambda: samples() + list(extra)
+
+
+EMPTY = np.zeros((0, 3))
+
 OPS: list[OpInfo] = [
     # elementwise, unary
-    OpInfo("exp", G.exp, unary_samples(complex_=True)),
+    OpInfo("exp", G.exp, _with_empty(unary_samples(complex_=True), Sample((EMPTY,), name="empty"))),
     OpInfo("exp2", G.exp2, unary_samples()),
     OpInfo("log", G.log, unary_samples(P, complex_=True)),
     OpInfo("log2", G.log2, unary_samples(P)),
@@ -243,7 +250,10 @@ OPS: list[OpInfo] = [
                                Sample((B([True, False, True]), N(2, 3), N(1))),
                                Sample((B([[True], [False]]), N(2, 3), 0.5)))),
     # reductions
-    OpInfo("sum", G.sum, reduction_samples(complex_=True)),
+    OpInfo("sum", G.sum, _with_empty(reduction_samples(complex_=True),
+                                     Sample((EMPTY,), name="empty"),
+                                     Sample((EMPTY, 0), name="empty_dim0"),
+                                     Sample((EMPTY, 1, True), name="empty_dim1"))),
     OpInfo("mean", G.mean, reduction_samples(complex_=True)),
     OpInfo("var", G.var, S(Sample((N(2, 3),)), Sample((N(2, 3),), {"dim": 1}),
                            Sample((N(2, 3),), {"dim": 0, "keepdim": True}),
@@ -257,7 +267,8 @@ OPS: list[OpInfo] = [
                              Sample((N(2, 3),), {"dim": 0, "keepdim": True}),
                              Sample((np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 1.5]]),), {"dim": 1}),
                              Sample((N(),)), Sample((Z(3),), name="complex"))),
-    OpInfo("amax", G.amax, reduction_samples(Distinct)),
+    OpInfo("amax", G.amax, _with_empty(reduction_samples(Distinct),
+                                       Sample((EMPTY, 1), name="empty"))),
     OpInfo("amin", G.amin, reduction_samples(Distinct)),
     OpInfo("max", G.max, S(Sample((Distinct(2, 3),)), Sample((Distinct(2, 3), 1)),
                            Sample((Distinct(2, 3), 0, True)), Sample((Distinct(2, 3), -1)),
@@ -269,16 +280,18 @@ OPS: list[OpInfo] = [
                                        Sample((N(2, 3),), {"dim": (0, 1)}),
                                        Sample((N(2, 3),), {"dim": 0, "keepdim": True}),
                                        Sample((N(),), {"dim": 0}))),
-    OpInfo("softmax", G.softmax, dim_samples()),
+    OpInfo("softmax", G.softmax, _with_empty(dim_samples(), Sample((EMPTY, 1), name="empty"))),
     OpInfo("log_softmax", G.log_softmax, dim_samples()),
-    OpInfo("cumsum", G.cumsum, dim_samples(complex_=True)),
+    OpInfo("cumsum", G.cumsum, _with_empty(dim_samples(complex_=True),
+                                           Sample((EMPTY, 0), name="empty"))),
     # products
     OpInfo("matmul", G.matmul, S(Sample((N(3), N(3)), name="1d@1d"),
                                  Sample((N(2, 3), N(3)), name="2d@1d"),
                                  Sample((N(3), N(3, 2)), name="1d@2d"),
                                  Sample((N(2, 3), N(3, 2)), name="2d@2d"),
                                  Sample((N(2, 1, 1, 2), N(3, 2, 2)), name="batched_broadcast"),
-                                 Sample((Z(2, 2), Z(2, 2)), name="complex"))),
+                                 Sample((Z(2, 2), Z(2, 2)), name="complex"),
+                                 Sample((np.zeros((2, 0)), N(0, 3)), name="empty_inner"))),
     OpInfo("mm", G.mm, S(Sample((N(2, 3), N(3, 2))), Sample((Z(2, 2), Z(2, 1))))),
     OpInfo("bmm", G.bmm, S(Sample((N(2, 2, 3), N(2, 3, 1))),)),
     OpInfo("mv", G.mv, S(Sample((N(2, 3), N(3))),)),
@@ -321,6 +334,7 @@ OPS: list[OpInfo] = [
     OpInfo("repeat", G.repeat, S(Sample((N(2), (2, 3))), Sample((N(2, 1), (1, 2)))),
            torch=lambda x, sizes: x.repeat(*sizes)),
     OpInfo("cat", G.cat, S(Sample(([N(2, 3), N(1, 3)],)), Sample(([N(2, 1), N(2, 2)], 1)),
+                           Sample(([EMPTY, N(2, 3)],), name="empty"),
                            Sample(([N(2), N(3)], -1))), covers=("concat",)),
     OpInfo("stack", G.stack, S(Sample(([N(2), N(2)],)), Sample(([N(2, 3), N(2, 3)], 2)))),
     OpInfo("split", G.split, S(Sample((N(5, 2), 2)), Sample((N(2, 5), [1, 4], 1)))),

@@ -1,4 +1,4 @@
 """``python -m gradkit`` runs the CLI."""
 from gradkit.cli.main import main
 
-main()
+main(prog_name="gradkit")

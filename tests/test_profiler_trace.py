@@ -128,6 +128,10 @@ def test_load_trace_reproduces_our_key_averages(tmp_path):
         assert loaded[key].cpu_time_total == pytest.approx(e.cpu_time_total, abs=1e-3)
         assert loaded[key].self_cpu_time_total == pytest.approx(e.self_cpu_time_total, abs=1e-3)
         assert loaded[key].self_cpu_memory_usage == e.self_cpu_memory_usage
+    for e in load_trace(path).events():
+        if e.name == "MatmulBackward0":
+            assert e.forward.name == "gradkit::matmul" and e.is_backward
+            assert e.site == e.forward.site or e.site.startswith(__file__)
     table = load_trace(path).key_averages().table(sort_by="cpu_time_total")
     assert "CPU Mem" in table and "gradkit::matmul" in table
 
@@ -143,6 +147,9 @@ def test_load_trace_reads_pytorch_traces(tmp_path):
     prof.export_chrome_trace(str(path))
     theirs = {e.key: e for e in prof.key_averages()}
     ours = {e.key: e for e in load_trace(path).key_averages()}
+    loaded = load_trace(path).events()
+    sin_backward = next(e for e in loaded if e.name == "SinBackward0")
+    assert sin_backward.is_backward and sin_backward.forward.name == "aten::sin"
     for key in ("model", "aten::mul", "aten::sin", "MulBackward0", "SinBackward0"):
         assert ours[key].count == theirs[key].count
         assert ours[key].cpu_time_total == pytest.approx(theirs[key].cpu_time_total, abs=0.01)

@@ -67,6 +67,7 @@ class TraceFile:
                 if args.get("Device Type", 0) == 0:  # host memory only in the CPU columns
                     memory.append((_ns(item.get("ts", 0)), int(args.get("Bytes", 0)), thread))
                     has_memory = True
+        _link_forward(events)
         self._events = EventList(nest(events, memory), record_shapes=has_shapes,
                                  profile_memory=has_memory)
 
@@ -76,6 +77,20 @@ class TraceFile:
     def key_averages(self, group_by_input_shape: bool = False,
                      group_by_stack_n: int = 0) -> EventList:
         return self._events.key_averages(group_by_input_shape, group_by_stack_n)
+
+
+def _link_forward(events) -> None:
+    """Point each backward event at the forward op of its sequence number (same process)."""
+    creators: dict = {}
+    for e in sorted(events, key=lambda e: e.start_ns):
+        if e.sequence_nr is None or e.sequence_nr < 0:
+            continue
+        key = (e.thread[0], e.sequence_nr)
+        if not e.fwd_thread:
+            creators[key] = e  # a later forward with a reused number replaces the earlier
+        elif key in creators:
+            e.forward = creators[key]
+            e.site = e.site or creators[key].site
 
 
 def load_trace(path) -> TraceFile:

@@ -428,7 +428,17 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
 @op(save=("cond",), broadcast=True)
 def where(xp, cond, x, y):
     x, y = promote(xp, x, y)
+    if not hasattr(x, "dtype") and not hasattr(y, "dtype"):  # two Python numbers
+        x = xp.asarray(x, dtype=_python_scalar_dtype(x, y))
     return xp.where(cond, x, y)
+
+
+def _python_scalar_dtype(x, y):
+    if isinstance(x, complex) or isinstance(y, complex):
+        return get_default_dtype().to_complex().np
+    if isinstance(x, float) or isinstance(y, float):
+        return get_default_dtype().np
+    return bool if isinstance(x, bool) and isinstance(y, bool) else "int64"
 
 
 where.defvjp(None,

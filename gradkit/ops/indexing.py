@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from gradkit.ops._op import op, sum_to_shape
-from gradkit.ops.shape import _normalize_dim
+from gradkit.ops.shape import _normalize_dim, reshape
 
 _BASIC = (int, slice, type(None), type(Ellipsis))
 
@@ -27,7 +27,10 @@ def _is_basic(key) -> bool:
 
 @op(save="x.shape", linear=True, view=True, node_name="SliceBackward0")
 def _select(xp, x, *, key):
-    return x[key]
+    out = x[key]
+    if not isinstance(out, xp.ndarray):  # NumPy gives a scalar copy for x[i]; x[i, ...] is a view
+        out = x[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
+    return out
 
 
 @op(save="x.shape", linear=True, node_name="IndexBackward0")
@@ -95,8 +98,16 @@ def index_put(xp, x, value, key=None):
     return out
 
 
+def _value_grad(g, value_shape, key):
+    region = getitem(g, key)
+    extra = len(value_shape) - region.ndim
+    if extra > 0:  # the value had leading size-1 dims, which assignment drops
+        region = reshape(region, (1,) * extra + tuple(region.shape))
+    return sum_to_shape(region, value_shape)
+
+
 index_put.defvjp(lambda g, x_shape, value_shape, key: index_put(g, 0.0, key),
-                 lambda g, x_shape, value_shape, key: sum_to_shape(getitem(g, key), value_shape))
+                 lambda g, x_shape, value_shape, key: _value_grad(g, value_shape, key))
 index_put.defjvp(lambda t, x_shape, value_shape, key: index_put(t, 0.0, key),
                  lambda t, x_shape, value_shape, key: index_put_into_zeros(t, x_shape, key))
 
@@ -188,11 +199,11 @@ scatter.defvjp(lambda g, dim, index, src_shape: scatter(g, dim, index, 0.0), Non
 def index_select(xp, x, dim, index):
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    return xp.take(x, index, axis=_normalize_dim(dim, x.ndim))
+    return xp.take(x, index.reshape(-1), axis=_normalize_dim(dim, x.ndim))
 
 
 def _index_select_key(dim, index, ndim):
-    return (slice(None),) * _normalize_dim(dim, ndim) + (index,)
+    return (slice(None),) * _normalize_dim(dim, ndim) + (index.reshape(-1),)
 
 
 index_select.defvjp(lambda g, dim, index, x_shape: index_put_into_zeros(

@@ -191,6 +191,8 @@ def _check_nonempty(name, x, dim):
     node_name="MaxBackward0")
 def _max_dim(xp, x, *, dim, keepdim=False):
     _check_nonempty("max", x, dim)
+    if x.ndim == 0:
+        return x.copy(), xp.zeros((), dtype=xp.int64)
     idx = xp.argmax(x, axis=dim, keepdims=True)
     values = xp.take_along_axis(x, idx, axis=dim)
     if not keepdim:
@@ -202,6 +204,8 @@ def _max_dim(xp, x, *, dim, keepdim=False):
     node_name="MinBackward0")
 def _min_dim(xp, x, *, dim, keepdim=False):
     _check_nonempty("min", x, dim)
+    if x.ndim == 0:
+        return x.copy(), xp.zeros((), dtype=xp.int64)
     idx = xp.argmin(x, axis=dim, keepdims=True)
     values = xp.take_along_axis(x, idx, axis=dim)
     if not keepdim:
@@ -212,6 +216,8 @@ def _min_dim(xp, x, *, dim, keepdim=False):
 def _select_grad(g, x_shape, indices, dim, keepdim):
     from gradkit.ops.indexing import scatter_into_zeros
     from gradkit.ops.shape import unsqueeze
+    if not x_shape:  # 0-d input: the value itself was selected
+        return g
     if not keepdim:
         g, indices = unsqueeze(g, dim), unsqueeze(indices, dim)
     return scatter_into_zeros(g, indices, x_shape, dim)
@@ -274,7 +280,7 @@ def logsumexp(xp, x, *, dim, keepdim=False):
 
 logsumexp.defvjp(lambda g, x, out, dim, keepdim:
                  expand_back(g, tuple(x.shape), dim, keepdim)
-                 * exp(x - expand_back(out, tuple(x.shape), dim, keepdim)))
+                 * conj(exp(x - expand_back(out, tuple(x.shape), dim, keepdim))))
 logsumexp.defjvp(lambda t, x, out, dim, keepdim:
                  sum(t * exp(x - expand_back(out, tuple(x.shape), dim, keepdim)), dim, keepdim))
 

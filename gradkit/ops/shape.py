@@ -112,6 +112,8 @@ def expand(xp, x, *, sizes):
     lead = len(sizes) - x.ndim
     target = tuple(x.shape[i - lead] if s == -1 and i >= lead else s
                    for i, s in enumerate(sizes))
+    if target[lead:] == x.shape and all(s == 1 for s in target[:lead]):
+        return x.reshape(target)  # nothing repeated: a writable view, as in torch
     try:
         return xp.broadcast_to(x, target)
     except ValueError:
@@ -143,6 +145,9 @@ def broadcast_tensors(*tensors):
 def squeeze(xp, x, dim=None):
     if dim is None:
         return xp.squeeze(x)
+    if x.ndim == 0:
+        _normalize_dim(dim if isinstance(dim, int) else 0, 0)
+        return x
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     dims = tuple(d for d in (_normalize_dim(d, x.ndim) for d in dims) if x.shape[d] == 1)
     return xp.squeeze(x, dims) if dims else x
@@ -312,7 +317,8 @@ def unbind(x, dim: int = 0):
 
 @op(linear=True)
 def flip(xp, x, *, dims):
-    return xp.flip(x, axis=tuple(_normalize_dim(d, x.ndim) for d in dims))
+    axes = tuple(_normalize_dim(d, x.ndim) for d in dims)
+    return xp.flip(x, axis=axes) if x.ndim else x.copy()
 
 
 flip.defvjp(lambda g, dims: flip(g, dims))

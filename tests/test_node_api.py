@@ -156,3 +156,17 @@ def test_multi_grad_hook_with_non_leaf_tensors():
     g1, g2 = got[0]
     np.testing.assert_array_equal(g1.numpy(), [3.0, 6.0])
     np.testing.assert_array_equal(g2.numpy(), [2.0, 4.0])
+
+
+def test_multi_grad_hook_recovers_after_a_failed_backward():
+    x = f64([1.0, 2.0])
+    h1, h2 = x * 2, x * 3
+    calls = []
+    register_multi_grad_hook((h1, h2), lambda grads: calls.append(grads))
+    failing = h1.grad_fn.register_hook(lambda gi, go: 1 / 0)  # after h1's own hook has fired
+    with pytest.raises(ZeroDivisionError):
+        (h1 * h2).sum().backward(retain_graph=True)
+    assert calls == []
+    failing.remove()
+    (h1 * h2).sum().backward()
+    assert len(calls) == 1 and all(g is not None for g in calls[0])

@@ -274,6 +274,11 @@ def queue_callback(callback) -> None:
     _callbacks.stack[-1].append(callback)
 
 
+def current_pass():
+    """An object that identifies this thread's innermost running backward pass (or None)."""
+    return _callbacks.stack[-1] if _callbacks.stack else None
+
+
 def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
     dependencies, runs = _plan(roots, targets, accumulate)
     capture = {}

@@ -39,22 +39,23 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> MultiHandle:
     if mode not in ("all", "any"):
         raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
     tensors = tuple(tensors)
-    lock = threading.Lock()  # the hooks of one pass may run on different threads' passes
-    state = {"grads": None}
+    lock = threading.Lock()  # backward passes of several threads may reach these tensors
+    state = {"pass": None, "grads": None}
 
     def finish() -> None:
         with lock:
-            grads, state["grads"] = state["grads"], None
+            grads, state["grads"], state["pass"] = state["grads"], None, None
         if mode == "all":
             fn(tuple(grads))
 
     def make_hook(index: int):
         def hook(grad):
-            from gradkit.autograd.engine import queue_callback
+            from gradkit.autograd.engine import current_pass, queue_callback
             with lock:
-                first = state["grads"] is None
+                # a new pass (also after one that raised and never ran its callback)
+                first = state["pass"] is not current_pass()
                 if first:
-                    state["grads"] = [None] * len(tensors)
+                    state["pass"], state["grads"] = current_pass(), [None] * len(tensors)
                     queue_callback(finish)
                 state["grads"][index] = grad
             if mode == "any" and first:

@@ -7,6 +7,7 @@ import weakref
 
 import numpy as np
 import pytest
+import strict_xp
 
 import gradkit
 from gradkit.autograd import observers
@@ -420,3 +421,23 @@ def test_report_render_lists_source_stats_and_path():
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+# -- on the GPU array module (strict CuPy stand-in: no NumPy calls on device arrays) -----
+
+@pytest.mark.parametrize("check_forward", [False, True])
+def test_reports_on_device_arrays(monkeypatch, check_forward):
+    strict_xp.install(monkeypatch)
+    x = gradkit.tensor([0.0, 4.0], device="cuda", requires_grad=True)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        with AD.detect_anomaly(check_forward=check_forward), pytest.raises(RuntimeError) as info:
+            y = x.sqrt()  # FORWARD-DEVICE
+            (y * 0).sum().backward()
+    report = info.value.anomaly
+    assert report.node_name == "SqrtBackward0"
+    assert report.source.line == _line_of("FORWARD-DEVICE")
+    assert (report.outputs[0].nan, report.outputs[0].first_nonfinite) == (1, (0,))
+    with AD.detect_anomaly(check_forward=True), pytest.raises(RuntimeError, match="inf values"):
+        with np.errstate(all="ignore"):
+            1 / gradkit.zeros(2, device="cuda")

@@ -462,3 +462,39 @@ def test_missing_backward():
     with pytest.raises(NotImplementedError, match="You must implement either the backward or "
                        "vjp method"):
         NoBackward.apply(f64([1.0])).sum().backward()
+
+
+def test_pytorch_tutorial_program_runs_unchanged():
+    """The custom-Function example of PyTorch's tutorial, with ``import gradkit as torch``."""
+    real_torch = pytest.importorskip("torch")
+
+    def tutorial(torch):
+        import math
+
+        class LegendrePolynomial3(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, input):
+                ctx.save_for_backward(input)
+                return 0.5 * (5 * input ** 3 - 3 * input)
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                input, = ctx.saved_tensors
+                return grad_output * 1.5 * (5 * input ** 2 - 1)
+
+        dtype, device = torch.float, torch.device("cpu")
+        x = torch.linspace(-math.pi, math.pi, 2000, device=device, dtype=dtype)
+        y = torch.sin(x)
+        params = [torch.full((), v, device=device, dtype=dtype, requires_grad=True)
+                  for v in (0.0, -1.0, 0.0, 0.3)]
+        a, b, c, d = params
+        for _ in range(50):
+            loss = (a + b * LegendrePolynomial3.apply(c + d * x) - y).pow(2).sum()
+            loss.backward()
+            with torch.no_grad():
+                for p in params:
+                    p -= 5e-6 * p.grad
+                    p.grad = None
+        return [p.item() for p in params] + [loss.item()]
+
+    np.testing.assert_allclose(tutorial(gradkit), tutorial(real_torch), rtol=1e-5, atol=1e-7)

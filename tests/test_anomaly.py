@@ -441,3 +441,16 @@ def test_reports_on_device_arrays(monkeypatch, check_forward):
     with AD.detect_anomaly(check_forward=True), pytest.raises(RuntimeError, match="inf values"):
         with np.errstate(all="ignore"):
             1 / gradkit.zeros(2, device="cuda")
+
+
+def test_warning_points_at_the_users_backward_call():
+    x = gradkit.zeros(2, requires_grad=True)
+    with AD.detect_anomaly(), np.errstate(all="ignore"):
+        loss = (x.sqrt() * 0).sum()
+        with pytest.warns(UserWarning, match="Error detected in SqrtBackward0") as record:
+            with pytest.raises(RuntimeError):
+                loss.backward()  # BACKWARD-CALL
+    (warning,) = [w for w in record if "Error detected" in str(w.message)]
+    assert warning.filename == __file__
+    with open(__file__) as f:
+        assert f.readlines()[warning.lineno - 1].strip() == _line_of("BACKWARD-CALL")

@@ -190,7 +190,10 @@ _isnan = math.isnan
 def _has_nan(value) -> bool:
     """Exact NaN test in one reduction: min propagates NaN and, unlike sum, never overflows."""
     data = value if type(value) is np.ndarray else getattr(value, "_data", value)
-    kind = data.dtype.kind
+    try:
+        kind = data.dtype.kind
+    except AttributeError:  # not an array: the engine's own checks will say what is wrong
+        return False
     if kind == "f":
         if type(data) is np.ndarray:  # skip ndarray.min's Python wrapper: this runs per node
             return data.size != 0 and _isnan(_min_reduce(data, None))

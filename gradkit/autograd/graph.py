@@ -153,22 +153,31 @@ class Node:
         """The saved tensors as Tensors (raises once freed), like torch's ``_saved_*``."""
         if self.saved is None:
             raise RuntimeError(FREED_MESSAGE)
-        return tuple(s.unpack(self, True) for s in self.saved if type(s) is SavedTensor)
+        return tuple(s.unpack(self, True) for s in _flat_saved(self.saved))
 
     def saved_tensors_info(self) -> tuple[int, int]:
         """(count, bytes) of the arrays this node holds for backward (0, 0 once freed)."""
         if not self.saved:
             return 0, 0
-        tensors = [s for s in self.saved if type(s) is SavedTensor]
+        tensors = list(_flat_saved(self.saved))
         return len(tensors), sum(s.nbytes for s in tensors)
 
     def release(self) -> None:
         """Free what was saved for backward (after a backward without retain_graph)."""
         saved, self.saved = self.saved, None
         if saved and observers.active:
-            nbytes = sum(s.nbytes for s in saved if type(s) is SavedTensor)
+            nbytes = sum(s.nbytes for s in _flat_saved(saved))
             for obs in observers.active:
                 obs.saved_release(nbytes)
+
+
+def _flat_saved(saved):
+    """The SavedTensors of a node, including those a variadic op saved in a tuple."""
+    for s in saved:
+        if type(s) is SavedTensor:
+            yield s
+        elif isinstance(s, tuple):
+            yield from (t for t in s if type(t) is SavedTensor)
 
 
 def _saved_attribute(node: Node, key: str):

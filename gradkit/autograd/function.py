@@ -142,6 +142,10 @@ class _FunctionMeta(type):
         if "vjp" in namespace and "backward" not in namespace:  # torch's alias, either name
             cls.backward = namespace["vjp"]
         cls._op = FunctionOp(cls)
+        # forward(*args) + setup_context(ctx, ...) instead of forward(ctx, *args)
+        cls._setup_context_style = any(
+            "setup_context" in vars(k) for k in cls.__mro__
+            if isinstance(k, _FunctionMeta) and k.__bases__ != (object,))  # not Function itself
 
 
 class Function(metaclass=_FunctionMeta):
@@ -201,11 +205,6 @@ class Function(metaclass=_FunctionMeta):
         return _apply(cls, args, kwargs)[0]
 
 
-def _uses_setup_context(cls) -> bool:
-    return any("setup_context" in vars(k) for k in cls.__mro__
-               if k is not Function and issubclass(k, Function))
-
-
 def _apply(cls, args: tuple, kwargs: dict):
     Tensor = _Tensor()  # noqa: N806 - the class, imported late
     ctx = FunctionCtx()
@@ -214,7 +213,7 @@ def _apply(cls, args: tuple, kwargs: dict):
     from gradkit.autograd import forward_ad
     dual = forward_ad.has_tangents(args)  # then jvp gives the tangents, not forward's ops
     with no_grad(), (forward_ad.suspended() if dual else contextlib.nullcontext()):
-        if _uses_setup_context(cls):
+        if cls._setup_context_style:
             raw = cls.forward(*args, **kwargs)
             cls.setup_context(ctx, args, raw)
         else:

@@ -12,30 +12,29 @@ from collections import defaultdict
 class FunctionEvent:
     """One profiled range: an op, a backward node, a record_function or ProfilerStep range."""
 
-    __slots__ = ("id", "name", "cat", "thread", "start_ns", "end_ns", "sequence_nr",
-                 "fwd_thread", "input_shapes", "input_types", "concrete_inputs", "site", "stack",
-                 "flops", "forward", "cpu_parent", "cpu_children", "self_cpu_memory_usage",
-                 "cpu_memory_usage")
+    # defaults shared by all events; instances store only what differs (building is cheap)
+    id = 0
+    sequence_nr = -1
+    fwd_thread = 0          # non-zero on backward events: the forward op's thread
+    input_shapes = input_types = concrete_inputs = None
+    site = None             # "file:line" of the user's call (for backward: the forward's)
+    stack = ()              # "file(line): function" entries, innermost first
+    flops = 0
+    forward = None          # backward node events: the forward op event that made the node
+    cpu_parent = None
+    cpu_children = ()       # becomes a list when the first child is linked
+    self_cpu_memory_usage = 0
+    cpu_memory_usage = 0
 
     def __init__(self, name: str, cat: str, thread, start_ns: int, end_ns: int,
                  sequence_nr: int = -1) -> None:
-        self.id = 0
         self.name = name
         self.cat = cat
         self.thread = thread
         self.start_ns = start_ns
         self.end_ns = end_ns
-        self.sequence_nr = sequence_nr
-        self.fwd_thread = 0
-        self.input_shapes = self.input_types = self.concrete_inputs = None
-        self.site = None      # "file:line" of the user's call (for backward: the forward's)
-        self.stack = ()       # "file(line): function" entries, innermost first
-        self.flops = 0
-        self.forward = None   # backward node events: the forward op event that made the node
-        self.cpu_parent = None
-        self.cpu_children = []
-        self.self_cpu_memory_usage = 0
-        self.cpu_memory_usage = 0
+        if sequence_nr >= 0:
+            self.sequence_nr = sequence_nr
 
     @property
     def key(self) -> str:
@@ -95,13 +94,17 @@ def nest(events: list, memory=()) -> list:
             if item.end_ns > parent.end_ns:
                 item.end_ns = parent.end_ns
             item.cpu_parent = parent
-            parent.cpu_children.append(item)
+            if parent.cpu_children:
+                parent.cpu_children.append(item)
+            else:
+                parent.cpu_children = [item]
         stack.append(item)
         ordered.append(item)
-    for e in reversed(ordered):  # children come after parents: sum memory bottom-up
-        e.cpu_memory_usage += e.self_cpu_memory_usage
-        if e.cpu_parent is not None:
-            e.cpu_parent.cpu_memory_usage += e.cpu_memory_usage
+    if memory:
+        for e in reversed(ordered):  # children come after parents: sum memory bottom-up
+            e.cpu_memory_usage += e.self_cpu_memory_usage
+            if e.cpu_parent is not None:
+                e.cpu_parent.cpu_memory_usage += e.cpu_memory_usage
     for i, e in enumerate(ordered):
         e.id = i + 1
     return ordered

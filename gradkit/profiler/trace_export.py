@@ -1,28 +1,28 @@
 """Render a Timeline as a Chrome trace, in PyTorch's vocabulary (cat, args names, flows)."""
 from __future__ import annotations
 
-from gradkit.profiler.chrome_trace import ChromeTraceWriter
+from gradkit.profiler.chrome_trace import ChromeTraceWriter, encode_json
 
 LIVE_BYTES = "Memory allocated (bytes)"
 SAVED_BYTES = "Saved for backward (bytes)"
 
 
-def _event_args(event) -> dict:
-    args = {"External id": event.id, "Record function id": 0}
+def _event_args(event, string) -> str:
+    """The args object of an event as JSON text, with PyTorch's key names."""
+    parts = [f'"External id":{event.id},"Record function id":0']
     if event.sequence_nr >= 0:
-        args["Sequence number"] = event.sequence_nr
-        args["Fwd thread id"] = event.fwd_thread
+        parts.append(f'"Sequence number":{event.sequence_nr},"Fwd thread id":{event.fwd_thread}')
     if event.input_shapes is not None:
-        args["Input Dims"] = event.input_shapes
-        args["Input type"] = event.input_types
-        args["Concrete Inputs"] = event.concrete_inputs
+        parts.append(f'"Input Dims":{encode_json(event.input_shapes)},'
+                     f'"Input type":{encode_json(event.input_types)},'
+                     f'"Concrete Inputs":{encode_json(event.concrete_inputs)}')
     if event.fwd_thread and event.site:
-        args["Forward call site"] = event.site
+        parts.append(f'"Forward call site":{string(event.site)}')
     if event.stack:
-        args["Call stack"] = ";".join(event.stack)
+        parts.append(f'"Call stack":{string(";".join(event.stack))}')
     if event.flops:
-        args["flops"] = event.flops
-    return args
+        parts.append(f'"flops":{int(event.flops)}')
+    return "{" + ",".join(parts) + "}"
 
 
 def export_chrome_trace(timeline, path, flags: dict | None = None) -> None:
@@ -36,9 +36,10 @@ def export_chrome_trace(timeline, path, flags: dict | None = None) -> None:
             writer.metadata("thread_name", pid, tid, {"name": f"thread {tid} ({name})"})
             writer.metadata("thread_sort_index", pid, tid, {"sort_index": index})
         flow_id = 0
+        string = writer.json_string
         for event in timeline.events:
             writer.complete(event.name, event.cat, pid, event.thread, event.start_ns,
-                            event.end_ns - event.start_ns, _event_args(event))
+                            event.end_ns - event.start_ns, _event_args(event, string))
             source = event.forward
             if source is not None and not event.name.startswith("autograd::engine"):
                 flow_id += 1

@@ -454,3 +454,35 @@ def test_warning_points_at_the_users_backward_call():
     assert warning.filename == __file__
     with open(__file__) as f:
         assert f.readlines()[warning.lineno - 1].strip() == _line_of("BACKWARD-CALL")
+
+
+def test_other_observers_still_see_the_failing_node_exit_and_errors():
+    class Recorder(observers.Observer):
+        def __init__(self):
+            self.exits, self.errors = [], []
+
+        def node_enter(self, node, grads):
+            return node.name()
+
+        def node_exit(self, token, grad_inputs):
+            self.exits.append(token)
+
+        def node_error(self, node, exc):
+            self.errors.append((node.name(), type(exc).__name__))
+
+    recorder = Recorder()
+    x = gradkit.zeros(2, requires_grad=True)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        with AD.detect_anomaly():  # attached before the recorder: it raises first
+            observers.attach(recorder)
+            try:
+                with pytest.raises(RuntimeError, match="SqrtBackward0"):
+                    (x.sqrt() * 0).sum().backward()
+                x.register_hook(lambda g: {}["missing"])
+                with pytest.raises(KeyError):
+                    (x * 2).sum().backward()
+            finally:
+                observers.detach(recorder)
+    assert recorder.exits[:3] == ["SumBackward0", "MulBackward0", "SqrtBackward0"]
+    assert recorder.errors == [("AccumulateGrad", "KeyError")]

@@ -65,6 +65,7 @@ class Op:
         self.param_names = [p.name for p in params
                             if p.default is not p.empty or p.kind is p.KEYWORD_ONLY]
         self.defaults = {p.name: p.default for p in params if p.default is not p.empty}
+        self.n_inputs = -1 if self.variadic else len(self.input_names)  # -1: any number
         self.save_spec = tuple(self._parse_save(s) for s in
                                ((save,) if isinstance(save, str) else save))
         self.differentiable = False  # until a vjp rule is declared
@@ -125,8 +126,8 @@ class Op:
 
     # -- calling ----------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        n = len(args) if self.variadic else len(self.input_names)
-        if len(args) > n:  # extra positionals are parameters, in declaration order
+        n = self.n_inputs
+        if n >= 0 and len(args) > n:  # extra positionals are parameters, in declaration order
             kwargs.update(zip(self.param_names, args[n:]))
             args = args[:n]
         return dispatch(self, args, kwargs)

@@ -36,7 +36,7 @@ gradkit trace summary traces/mlp.json.gz     # also reads PyTorch's traces
 With `--schedule`, the script marks each step's end with `__profiler__.step()`
 (the running profile is in its globals as `__profiler__`):
 
-```python
+```python no-run
 profiler = globals().get("__profiler__")     # None under plain `python train.py`
 for batch in loader:
     train_step(batch)

@@ -43,16 +43,17 @@ mul.defjvp(lambda t, x, y: t * y,
            lambda t, x, y: x * t)
 
 
-@op(save=("y", "result"), broadcast=True)
+# saves its inputs, not its result, as torch does: the result may then be modified in place
+@op(save=("x", "y"), broadcast=True)
 def div(xp, x, y):
     x, y = promote(xp, x, y, true_division=True)
     return x / y
 
 
-div.defvjp(lambda g, y, out: g / conj(y),
-           lambda g, y, out: -g * conj(out / y))
-div.defjvp(lambda t, y, out: t / y,
-           lambda t, y, out: -t * out / y)
+div.defvjp(lambda g, x, y: g / conj(y),
+           lambda g, x, y: -g * conj(x / y / y))
+div.defjvp(lambda t, x, y: t / y,
+           lambda t, x, y: -t * (x / y) / y)
 
 
 @op(save=("x", "y", "result"), broadcast=True)

@@ -8,6 +8,8 @@ later gradients flow through the op. Writing into a view also rebases its base
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from gradkit.autograd.grad_mode import state as grad_state
@@ -126,9 +128,12 @@ def copy_slices(xp, base, values, chain=()):
 
 
 def _region_mask(shape, chain, dtype):
-    ones = np.ones(shape, dtype=dtype)
-    replay_view(chain, ones)[...] = 0
-    return ones
+    # replayed on element numbers, not on the mask: a view down to one element is a NumPy
+    # scalar, which cannot be written through
+    region = np.asarray(replay_view(chain, np.arange(math.prod(shape)).reshape(shape)))
+    mask = np.ones(math.prod(shape), dtype=dtype)
+    mask[region.ravel()] = 0
+    return mask.reshape(shape)
 
 
 copy_slices.defvjp(

@@ -50,7 +50,7 @@ def test_live_bytes_return_to_the_start_once_the_graph_is_freed(tmp_path):
         loss.backward()
         del loss  # the last reference to the forward's arrays
         after_backward = sum(r[2] for r in prof._recorder.records if r[0] == MEM)
-        live = {addr: nbytes for _, nbytes, addr in prof._recorder._live.values()}
+        live = {w.addr: w.nbytes for w in prof._recorder._live.values()}
         grads = {id(w.grad._data): w.grad._data.nbytes for w in (w1, w2)}
         w1.grad = w2.grad = None
     timeline = prof._session()

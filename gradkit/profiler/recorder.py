@@ -102,6 +102,10 @@ def _input_meta(inputs) -> tuple:
     """Shapes/dtypes of tensor and array inputs; scalars as themselves (formatted later)."""
     meta = []
     for a in inputs:
+        if type(a) is _Tensor:
+            data = a._data
+            meta.append((data.shape, data.dtype))
+            continue
         data = a._data if isinstance(a, _Tensor) else a
         if hasattr(data, "shape") and hasattr(data, "dtype"):
             meta.append((tuple(data.shape), data.dtype))
@@ -132,8 +136,8 @@ class Recorder(observers.Observer):
         self.records: list = []
         self.start_ns = self.end_ns = None
         self.start_epoch_ns = None
-        self._live = {}   # id(weakref) -> (weakref to an array, nbytes, addr); profile_memory
-        self._live_ids = set()
+        self._live = {}   # id(array) -> _Watch on it, only with profile_memory
+        self._on_free = self._freed
         if not profile_memory:  # saved-bytes accounting is part of the memory profile only
             self.saved_pack = self.saved_release = _ignore
             if not record_shapes:
@@ -154,7 +158,6 @@ class Recorder(observers.Observer):
                 _recording.remove(self)
         self.end_ns = self.clock()
         self._live.clear()  # dropping the weakrefs cancels their callbacks
-        self._live_ids.clear()
 
     # -- op dispatch --------------------------------------------------------------------
     def _op_enter_plain(self, name, inputs):
@@ -222,23 +225,29 @@ class Recorder(observers.Observer):
 
     def _allocated(self, arrays, input_ids, ts, tid) -> None:
         """Record new arrays (not views, not inputs handed back) and watch for their free."""
+        live = self._live
         for array in arrays:
             key = id(array)
-            if key in self._live_ids or key in input_ids or getattr(array, "base", None) \
-                    is not None:
+            if key in live or key in input_ids or getattr(array, "base", None) is not None:
                 continue
             try:
-                ref = weakref.ref(array, self._freed)
+                watch = _Watch(array, self._on_free)
             except TypeError:  # an array type without weak references: count nothing
                 continue
-            nbytes = int(array.nbytes)
-            self._live[id(ref)] = (ref, nbytes, key)  # arrays are unhashable: key by the ref's id
-            self._live_ids.add(key)
+            watch.nbytes = nbytes = int(array.nbytes)
+            watch.addr = key
+            live[key] = watch
             self.records.append((MEM, ts, nbytes, key, tid))
 
-    def _freed(self, ref) -> None:
-        entry = self._live.pop(id(ref), None)
-        if entry is not None:
-            self._live_ids.discard(entry[2])
-            self.records.append((MEM, self.clock(), -entry[1], entry[2],
+    def _freed(self, watch) -> None:
+        live = self._live
+        if live.get(watch.addr) is watch:
+            del live[watch.addr]
+            self.records.append((MEM, self.clock(), -watch.nbytes, watch.addr,
                                  _this_thread.tid))
+
+
+class _Watch(weakref.ref):
+    """A weak reference to an allocated array that remembers its size and address."""
+
+    __slots__ = ("nbytes", "addr")

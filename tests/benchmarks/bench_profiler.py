@@ -3,7 +3,8 @@
 Workloads (tests/benchmarks/workloads.py): ``chain`` = 1000 tiny ops on shape (16,) with
 backward; ``mlp`` = one MLP step 784-1024-1024-10, batch 256, relu + cross-entropy.
 Ratios against the plain step, measured in one run (best of repeats, in CPU time of
-this process so that other load on a shared machine does not count):
+this process so that other load on a shared machine does not count; BLAS and torch
+run on one thread so that CPU time is the work of one core):
 
 - in-session: a step inside an open profile (off = profile in a schedule's wait phase,
   defaults, record_shapes+profile_memory);
@@ -24,7 +25,10 @@ import sys
 import tempfile
 import time
 
-import numpy as np
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # one BLAS thread: CPU time then measures one core's work
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 from workloads import chain_step, mlp_data, mlp_params, mlp_step, try_import_torch  # noqa: E402
@@ -109,6 +113,7 @@ def main() -> None:
     report = {"gradkit": measure(gradkit, profiler, args.repeats, inner, gradkit_configs)}
     torch = try_import_torch()
     if torch is not None:
+        torch.set_num_threads(1)
         tp = torch.profiler
         torch_configs = {
             "defaults": lambda: tp.profile(activities=[tp.ProfilerActivity.CPU]),

@@ -108,6 +108,11 @@ def test_node_names_follow_torch():
     assert F.max_pool2d(image, 2).grad_fn.name() == "MaxPool2DWithIndicesBackward0"
     assert F.layer_norm(x, (3,)).grad_fn.name() == "NativeLayerNormBackward0"
     assert F.embedding(L([1]), w).grad_fn.name() == "EmbeddingBackward0"
+    logits = R(3, 4, requires_grad=True)
+    loss = F.cross_entropy(logits, L([0, 3, 1]))
+    assert loss.grad_fn.name() == "NllLossBackward0"
+    assert loss.grad_fn.next_functions[0][0].name() == "LogSoftmaxBackward0"
+    assert F.mse_loss(logits, R(3, 4)).grad_fn.name() == "MseLossBackward0"
 
 
 # -- dropout -----------------------------------------------------------------------------------

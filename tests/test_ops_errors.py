@@ -59,17 +59,26 @@ def test_einsum_node_is_named_einsum_backward():
 
 # -- erf ---------------------------------------------------------------------------------------
 
-def test_erf_is_accurate_to_double_precision():
+class _GenericNumpy:
+    """NumPy seen as "some other array module", so erf takes its xp-only path (CuPy's)."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+@pytest.mark.parametrize("xp", [np, _GenericNumpy()], ids=["numpy", "generic_xp"])
+def test_erf_is_accurate_to_double_precision(xp):
     x = np.concatenate([np.linspace(-7.0, 7.0, 20001), [0.0, 1e-300, -1e-8, 2.5, 30.0]])
     expected = np.array([math.erf(v) for v in x])
-    got = erf_array(np, x)
+    got = erf_array(xp, x)
     relative = np.abs(got - expected) / np.maximum(np.abs(expected), 1e-300)
     assert relative.max() < 4e-15
 
 
-def test_erf_keeps_dtype_and_special_values():
+@pytest.mark.parametrize("xp", [np, _GenericNumpy()], ids=["numpy", "generic_xp"])
+def test_erf_keeps_dtype_and_special_values(xp):
     x = np.array([np.inf, -np.inf, np.nan, 0.5], dtype=np.float32)
-    got = erf_array(np, x)
+    got = erf_array(xp, x)
     assert got.dtype == np.float32
     assert got[0] == 1.0 and got[1] == -1.0 and np.isnan(got[2])
     assert abs(float(got[3]) - math.erf(0.5)) < 1e-7

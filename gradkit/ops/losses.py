@@ -1,16 +1,18 @@
-"""Loss functions of gradkit.nn.functional, composed from differentiable ops.
+"""Loss functions of gradkit.nn.functional.
 
-Composed (not fused) so that every loss is differentiable to any order for free;
-each node in the graph is then the op that computed it (``NegBackward0``, ...).
+nll_loss and mse_loss are fused ops (nodes ``NllLossBackward0``, ``MseLossBackward0``, as
+torch names them); cross_entropy is log_softmax + nll_loss as in torch; the rest is
+composed from differentiable ops. Every vjp is written with gradkit ops, so all losses
+are differentiable to any order.
 """
 from __future__ import annotations
 
 import warnings
 
+from gradkit.ops._op import op
 from gradkit.ops.elementwise import logsigmoid, where
-from gradkit.ops.indexing import gather
 from gradkit.ops.reduction import log_softmax, mean, sum
-from gradkit.ops.shape import reshape, squeeze, unsqueeze
+from gradkit.ops.shape import reshape, unsqueeze
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -49,6 +51,47 @@ def _check_targets(input, target):
                            f"got {list(target.shape)}")
 
 
+@op(save=("target", "weight", "x.shape"), node_name="NllLossBackward0")
+def _nll(xp, x, target, weight, class_dim=1, reduction="mean", ignore_index=-100):
+    """-x[target] per sample (weighted; ignored targets count 0), then reduced."""
+    weights, safe = _target_weights(xp, target, weight, ignore_index, x.dtype)
+    picked = xp.take_along_axis(x, xp.expand_dims(safe, class_dim), class_dim)
+    loss = -xp.squeeze(picked, class_dim) * weights
+    if reduction == "mean":
+        return loss.sum() / weights.sum()
+    return loss.sum() if reduction == "sum" else loss
+
+
+def _target_weights(xp, target, weight, ignore_index, dtype):
+    """Per-sample weights (0 where ignored) and targets safe to index with."""
+    valid = target != ignore_index
+    safe = xp.where(valid, target, 0)
+    weights = valid.astype(dtype)
+    if weight is not None:
+        weights = weights * weight[safe]
+    return weights, safe
+
+
+def _nll_vjp(g, target, weight, x_shape, class_dim, reduction, ignore_index):
+    from gradkit.backend import get_array_module
+    from gradkit.ops.indexing import scatter_into_zeros
+    target, weight = getattr(target, "_data", target), getattr(weight, "_data", weight)
+    xp = get_array_module(target)
+    weights, safe = _target_weights(xp, target, weight, ignore_index,
+                                    getattr(g, "_data", g).dtype)
+    if reduction == "mean":
+        weights = weights / weights.sum()
+    rows = unsqueeze(g * -weights, class_dim)
+    return scatter_into_zeros(rows, xp.expand_dims(safe, class_dim), shape=tuple(x_shape),
+                              dim=class_dim)
+
+
+_nll.defvjp(_nll_vjp, None, None)
+_nll.defjvp(lambda t, target, weight, x_shape, class_dim, reduction, ignore_index:
+            _nll(t, target, weight, class_dim=class_dim, reduction=reduction,
+                 ignore_index=ignore_index), None, None)
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
              reduce=None, reduction: str = "mean"):
     """Negative log-likelihood of the ``target`` classes under log-probabilities ``input``.
@@ -61,20 +104,13 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     class_dim = 1 if input.ndim >= 2 else 0
     classes = input.shape[class_dim]
     labels = target._data
-    valid = labels != ignore_index
-    wrong = valid & ((labels < 0) | (labels >= classes))
+    wrong = (labels != ignore_index) & ((labels < 0) | (labels >= classes))
     if wrong.any():
         raise IndexError(f"Target {int(labels[wrong].reshape(-1)[0])} is out of bounds.")
-    safe = where(valid, labels, 0)
-    picked = squeeze(gather(input, class_dim, unsqueeze(safe, class_dim)), class_dim)
-    weights = valid.astype(picked._data.dtype)
     if weight is not None:
         _class_weight(weight, classes, 0, 1)
-        weights = weight[safe] * weights
-    loss = -picked * weights
-    if reduction == "mean":
-        return sum(loss) / sum(weights)
-    return sum(loss) if reduction == "sum" else loss
+    return _nll(input, target, weight, class_dim=class_dim, reduction=reduction,
+                ignore_index=ignore_index)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
@@ -125,6 +161,28 @@ def _soft_cross_entropy(log_p, target, weight, ignore_index, reduction, label_sm
     return _reduce(-sum(terms, class_dim), reduction)
 
 
+@op(save=("x", "y"), broadcast=True, node_name="MseLossBackward0")
+def _mse(xp, x, y, reduction="mean"):
+    diff = x - y
+    loss = diff * diff
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
+
+
+def _mse_grad(g, x, y, reduction):
+    diff = x - y
+    scale = 2.0 / max(diff.numel() if hasattr(diff, "numel") else diff.size, 1) \
+        if reduction == "mean" else 2.0
+    return g * diff * scale
+
+
+_mse.defvjp(lambda g, x, y, reduction: _mse_grad(g, x, y, reduction),
+            lambda g, x, y, reduction: -_mse_grad(g, x, y, reduction))
+_mse.defjvp(lambda t, x, y, reduction: _reduce(2.0 * (x - y) * t, reduction),
+            lambda t, x, y, reduction: _reduce(-2.0 * (x - y) * t, reduction))
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
     """Mean (or sum) of squared differences.
 
@@ -136,8 +194,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
                       f"({input.shape}). This will likely lead to incorrect results due to "
                       "broadcasting. Please ensure they have the same size.", stacklevel=2)
-    diff = input - target
-    return _reduce(diff * diff, reduction)
+    return _mse(input, target, reduction=reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,

@@ -389,12 +389,14 @@ OPS: list[OpInfo] = [
     OpInfo("linear", F.linear, S(Sample((N(2, 3), N(2, 3), N(2)), name="addmm"),
                                  Sample((N(2, 3), N(2, 3)), name="mm"),
                                  Sample((N(2, 1, 3), N(2, 3), N(2)), name="3d"),
-                                 Sample((N(3), N(2, 3), N(2)), name="1d"))),
+                                 Sample((N(3), N(2, 3), N(2)), name="1d"),
+                                 Sample((Z(2, 2), Z(2, 2), Z(2)), name="complex"))),
     OpInfo("conv2d", F.conv2d, S(
         Sample((N(1, 2, 4, 4), N(2, 2, 2, 2), N(2))),
         Sample((N(1, 2, 4, 3), N(2, 1, 2, 2)), {"stride": 2, "padding": 1, "groups": 2}),
         Sample((N(1, 1, 5, 4), N(1, 1, 2, 2)), {"dilation": (2, 1), "padding": "same"}),
-        Sample((N(1, 3, 3), N(1, 1, 2, 2)), name="unbatched"))),
+        Sample((N(1, 3, 3), N(1, 1, 2, 2)), name="unbatched"),
+        Sample((Z(1, 1, 3, 3), Z(1, 1, 2, 2), Z(1)), name="complex"))),
     OpInfo("max_pool2d", F.max_pool2d, S(
         Sample((Distinct(1, 2, 4, 4), 2)),
         Sample((Distinct(1, 1, 5, 5), 3), {"stride": 2, "padding": 1, "ceil_mode": True}),

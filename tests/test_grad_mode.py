@@ -138,3 +138,13 @@ def test_shared_leaf_accumulation_is_locked():
     for th in threads:
         th.join()
     assert shared.grad.tolist() == [1200.0, 1200.0]
+
+
+def test_set_multithreading_enabled_restores_previous_value():
+    from gradkit.autograd.grad_mode import is_multithreading_enabled
+    with gradkit.autograd.set_multithreading_enabled(False):
+        assert not is_multithreading_enabled()
+        with gradkit.autograd.set_multithreading_enabled(True):
+            assert is_multithreading_enabled()
+        assert not is_multithreading_enabled()
+    assert is_multithreading_enabled()

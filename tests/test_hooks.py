@@ -111,3 +111,24 @@ def test_hooks_match_torch():
     theirs = program(torch, torch.tensor(values, requires_grad=True))
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_leaf_hooks_run_for_autograd_grad_too():
+    x = leaf([1.0, 2.0])
+    x.register_hook(lambda g: g * 10)
+    (g,) = gradkit.autograd.grad((x * 3).sum(), x)
+    np.testing.assert_allclose(g.numpy(), [30.0, 30.0])
+    assert x.grad is None
+
+
+def test_post_hook_returning_wrong_count_names_the_hook():
+    x = leaf([1.0])
+    y = x * 2
+
+    def too_many(grad_inputs, grad_outputs):
+        return grad_inputs + grad_inputs
+
+    y.grad_fn.register_hook(too_many)
+    with pytest.raises(RuntimeError, match="hook 'too_many' has returned an incorrect number of "
+                                           "values \\(got 4, but expected 2\\)"):
+        y.sum().backward()

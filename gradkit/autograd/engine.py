@@ -306,8 +306,10 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
         extras = node._extras  # also set for metadata or anomaly traces: look for hooks
         if extras is not None and (extras.tensor_pre_hooks or extras.retain_grad_hooks
                                    or extras.pre_hooks):
-            grads = (_observed_hooks(node, _call_pre_hooks, node, grads, create_graph) if observed
-                     else _call_pre_hooks(node, grads, create_graph))
+            grads = _stage(observed, node, _call_pre_hooks, node, grads, create_graph)
+        if type(node) is AccumulateGrad and getattr(node.variable, "_hooks", None):
+            # a leaf's tensor hooks, before its gradient is captured or accumulated
+            grads = _stage(observed, node, _call_leaf_hooks, node.variable, grads, create_graph)
         if node in capture:
             for slot, j in capture[node]:
                 captured[j] = grads[slot] if slot < len(grads) else None
@@ -353,11 +355,13 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
                 order += 1
         g = grad_inputs = None  # drop references: gradients may be stolen by .grad
     for node, g, owned in leaves:
-        if observed:
-            _observed_hooks(node, _accumulate_into, node.variable, g, create_graph, owned)
-        else:
-            _accumulate_into(node.variable, g, create_graph, owned)
+        _stage(observed, node, _accumulate_into, node.variable, g, create_graph, owned)
     return captured
+
+
+def _stage(observed, node, run, *args):
+    """Run one hook/accumulation stage of ``node``; observers hear of its exceptions."""
+    return _observed_hooks(node, run, *args) if observed else run(*args)
 
 
 def _priority(node) -> float:
@@ -511,14 +515,28 @@ def _call_pre_hooks(node, grads, create_graph):
     return grads
 
 
+def _call_leaf_hooks(leaf, grads, create_graph):
+    """``leaf.register_hook`` hooks: see (and may replace) the gradient flowing into the leaf."""
+    g = grads[0]
+    if g is None:
+        return grads
+    for hook in list(leaf._hooks.values()):
+        new = hook(_wrap(g, create_graph))
+        if new is not None:
+            _check_hook_result(new, g, "hook")
+            g = _unwrap(new, create_graph)
+    return [g]
+
+
 def _call_post_hooks(node, grad_inputs, grads, create_graph):
     wrapped_outputs = tuple(_wrap(g, create_graph) for g in grads)
     for hook in list(node._extras.post_hooks.values()):
         new = hook(tuple(_wrap(g, create_graph) for g in grad_inputs), wrapped_outputs)
         if new is not None:
             if len(new) != len(grad_inputs):
-                raise RuntimeError(f"hook returned an incorrect number of gradients (expected "
-                                   f"{len(grad_inputs)}, got {len(new)})")
+                name = getattr(hook, "__name__", type(hook).__name__)
+                raise RuntimeError(f"hook '{name}' has returned an incorrect number of values "
+                                   f"(got {len(new)}, but expected {len(grad_inputs)})")
             grad_inputs = tuple(_unwrap(g, create_graph) for g in new)
     return grad_inputs
 
@@ -539,14 +557,6 @@ def _accumulate_into(t, g, create_graph: bool, owned: bool = False) -> None:
     ``owned``: no one else refers to the array ``g``, so it may become ``.grad`` uncopied.
     """
     Tensor = _Tensor()
-    hooks = getattr(t, "_hooks", None)
-    if hooks:
-        for hook in list(hooks.values()):
-            new = hook(_wrap(g, create_graph) if not isinstance(g, Tensor) else g)
-            if new is not None:
-                _check_hook_result(new, g, "hook")
-                g = new if create_graph else new._data
-                owned = False
     with accumulate_lock:
         current = getattr(t, "_grad", None)
         if isinstance(g, Tensor):  # create_graph: keep the graph of the gradient

@@ -68,7 +68,7 @@ class _DecoratorContextManager:
 
     def __new__(cls, orig_func=None, *args, **kwargs):
         # allow the bare decorator form ``@no_grad`` as torch does
-        if cls is not set_grad_enabled and callable(orig_func) and not args and not kwargs:
+        if callable(orig_func) and not args and not kwargs:
             return cls()(orig_func)
         return super().__new__(cls)
 
@@ -136,14 +136,27 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801
         return inference_mode(self.mode)
 
 
-def set_multithreading_enabled(mode: bool):
-    """Accepted for torch compatibility: gradkit's engine runs backward on the calling thread."""
-    state.multithreading = bool(mode)
+class set_multithreading_enabled(_DecoratorContextManager):  # noqa: N801
+    """Accepted for torch compatibility (takes effect at once, scoped with ``with``).
 
-    class _Restore:
-        def __enter__(self):
-            return None
+    gradkit's engine runs each backward on the calling thread, so the flag changes nothing;
+    concurrent backward passes from several threads are supported either way.
+    """
 
-        def __exit__(self, *exc):
-            state.multithreading = True
-    return _Restore()
+    def __init__(self, mode: bool) -> None:
+        self.prev = state.multithreading
+        self.mode = bool(mode)
+        state.multithreading = self.mode
+
+    def __enter__(self) -> None:
+        state.multithreading = self.mode
+
+    def __exit__(self, *exc) -> None:
+        state.multithreading = self.prev
+
+    def clone(self):
+        return set_multithreading_enabled(self.mode)
+
+
+def is_multithreading_enabled() -> bool:
+    return state.multithreading

@@ -54,12 +54,14 @@ def _user_frame(depth: int, key=None):
     """
     known = _internal_code
     guess = _depth_of.get(key, 0)
-    try:
-        frame = sys._getframe(guess)
-        below = sys._getframe(guess - 1)
-    except ValueError:
-        frame = below = None
-    if frame is not None and guess > depth + 1:
+    frame = below = None
+    if guess > depth + 1:  # never probe 0 or 1: our own frame in a local is a reference cycle
+        try:
+            frame = sys._getframe(guess)
+            below = sys._getframe(guess - 1)
+        except ValueError:
+            frame = below = None
+    if frame is not None:
         outside = known.get(frame.f_code)
         inside = known.get(below.f_code)
         if outside is False and inside is True:
@@ -140,8 +142,8 @@ class Recorder(observers.Observer):
         self._on_free = self._freed
         if not profile_memory:  # saved-bytes accounting is part of the memory profile only
             self.saved_pack = self.saved_release = _ignore
-            if not record_shapes:
-                self.op_enter = self._op_enter_plain
+            if not record_shapes and not with_stack:
+                self._bind_plain_paths()
 
     # -- session ------------------------------------------------------------------------
     def start(self) -> None:
@@ -160,8 +162,27 @@ class Recorder(observers.Observer):
         self._live.clear()  # dropping the weakrefs cancels their callbacks
 
     # -- op dispatch --------------------------------------------------------------------
-    def _op_enter_plain(self, name, inputs):
-        return (name, self.clock(), None, None)
+    def _bind_plain_paths(self) -> None:
+        """Closures over locals for the default options: the per-op cost is most of the price."""
+        clock, append, thread, user_frame = self.clock, self.records.append, _this_thread, \
+            _user_frame
+
+        def op_enter(name, inputs):
+            return (name, clock())
+
+        def op_exit(token, outputs, node):
+            end = clock()
+            if node is None:
+                append((OP, token[0], token[1], end, thread.tid, -1, None, None, None))
+                return
+            frame = user_frame(1, token[0])
+            site = (frame.f_code, frame.f_lineno) if frame is not None else None
+            append((OP, token[0], token[1], end, thread.tid, node._sequence_nr, None, site, None))
+
+        def node_exit(token, grad_inputs):
+            append((NODE, token[0], token[2], clock(), thread.tid, token[1]))
+
+        self.op_enter, self.op_exit, self.node_exit = op_enter, op_exit, node_exit
 
     def op_enter(self, name, inputs):
         meta = _input_meta(inputs) if self.record_shapes else None

@@ -160,6 +160,7 @@ class Recorder(observers.Observer):
                 _recording.remove(self)
         self.end_ns = self.clock()
         self._live.clear()  # dropping the weakrefs cancels their callbacks
+        self._on_free = None  # the bound method is a cycle through self: break it once stopped
 
     # -- op dispatch --------------------------------------------------------------------
     def _bind_plain_paths(self) -> None:

@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 import gradkit
-import gradkit.nn.functional as F
+import gradkit.nn.functional as F  # noqa: N812 - the torch idiom
 from gradkit.profiler import profile, record_function, schedule
 
 

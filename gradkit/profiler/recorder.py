@@ -147,6 +147,7 @@ class Recorder(observers.Observer):
 
     # -- session ------------------------------------------------------------------------
     def start(self) -> None:
+        self._on_free = self._freed
         self.start_epoch_ns = time.time_ns()
         self.start_ns = self.clock()
         with _lock:

@@ -83,6 +83,12 @@ def L(values):
      "Padding_idx must be within num_embeddings"),
     (lambda: F.linear(R(2, 3), R(4, 2)), RuntimeError,
      r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x4\)"),
+    (lambda: F.linear(R(2, 3).float(), R(4, 3)), RuntimeError,
+     "expected m1 and m2 to have the same dtype, but got: float != double"),
+    (lambda: F.conv2d(R(1, 1, 3, 3).float(), R(1, 1, 2, 2)), RuntimeError,
+     "expected scalar type Float but found Double"),
+    (lambda: F.conv2d(R(1, 1, 3, 3), R(1, 1, 2, 2), R(1).float()), RuntimeError,
+     r"Input type \(double\) and bias type \(float\) should be the same"),
 ])
 def test_errors_match_torch(call, error, message):
     with pytest.raises(error, match=message):

@@ -12,6 +12,7 @@ from gradkit.ops.complex import conj
 from gradkit.ops.einsum import _einsum
 from gradkit.ops.indexing import pad
 from gradkit.ops.shape import reshape
+from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
 
 
 def _windows(i, j, geometry):
@@ -180,6 +181,12 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
                            f"input{list(input.shape)} to have {group_channels * groups} "
                            f"channels, but got {input.shape[1]} channels instead")
+    if input._data.dtype != weight._data.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(input._data)} but found "
+                           f"{scalar_type_name(weight._data)}")
+    if bias is not None and bias._data.dtype != input._data.dtype:
+        raise RuntimeError(f"Input type ({c_type_name(input._data)}) and bias type "
+                           f"({c_type_name(bias._data)}) should be the same")
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_channels):
         raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be "
                            f"1-dimensional with {out_channels} elements, but got bias of size "

@@ -9,6 +9,7 @@ from gradkit.ops.elementwise import rsqrt, where
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import reshape, transpose
+from gradkit.ops.unary_helpers import c_type_name
 
 
 def _affine(xp, x, w, b):
@@ -60,6 +61,9 @@ def linear(input, weight, bias=None):
         rows = math.prod(input.shape[:-1]) if input.ndim > 1 else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
                            f"and {'x'.join(map(str, reversed(weight.shape)))})")
+    if input._data.dtype != weight._data.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{c_type_name(input._data)} != {c_type_name(weight._data)}")
     if bias is not None and bias.ndim and bias.shape[-1] not in (1, weight.shape[0]):
         raise RuntimeError(f"The expanded size of the tensor ({weight.shape[0]}) must match the "
                            f"existing size ({bias.shape[-1]}) at non-singleton dimension "

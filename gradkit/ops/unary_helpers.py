@@ -64,3 +64,24 @@ def _to_default_float(xp, v, other):
     if isinstance(other, complex):
         dtype = np.result_type(dtype, np.complex64)
     return xp.asarray(v, dtype=dtype)
+
+
+_SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
+                      "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+                      "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                      "uint8": "Byte", "bool": "Bool"}
+_C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
+                 "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+                 "int64": "long int", "int32": "int", "bool": "bool"}
+
+
+def scalar_type_name(array) -> str:
+    """torch's ScalarType name of an array's dtype (``Float``, ``Double``, ...)."""
+    name = array.dtype.name
+    return _SCALAR_TYPE_NAMES.get(name, name)
+
+
+def c_type_name(array) -> str:
+    """The C type torch names in some messages (``float``, ``double``, ...)."""
+    name = array.dtype.name
+    return _C_TYPE_NAMES.get(name, name)

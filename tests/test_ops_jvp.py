@@ -27,6 +27,8 @@ def _real_inner(a, b) -> float:
 
 @pytest.mark.parametrize("info,sample", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_jvp_is_the_adjoint_of_vjp(info, sample):
+    if "nonsmooth" in info.extra:  # the vjp departs from the true derivative on purpose
+        pytest.skip(info.extra["nonsmooth"])
     rng = np.random.default_rng(0)
     leaves, call = bind(info.op, sample, gradkit_tensor)
     tangents = [_random_like(x, rng) for x in leaves]

@@ -102,7 +102,23 @@ def _layer_norm_vjp(g, x, w, axes, eps):
     return g_x, g_w, sum(g, lead)
 
 
+def _layer_norm_jvp(tangents, x, w, axes, eps):
+    t_x, t_w, t_b = tangents
+    centered = x - mean(x, axes, True)
+    rstd = rsqrt(mean(centered * centered, axes, True) + eps)
+    xhat = centered * rstd
+    total = None
+    if t_x is not None:
+        t_xhat = rstd * (t_x - mean(t_x, axes, True) - xhat * mean(xhat * t_x, axes, True))
+        total = t_xhat * w if w is not None else t_xhat
+    for term in (xhat * t_w if t_w is not None else None, t_b):
+        if term is not None:
+            total = term if total is None else total + term
+    return total
+
+
 _layer_norm.defvjp_all(_layer_norm_vjp)
+_layer_norm.defjvp_all(_layer_norm_jvp)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
@@ -142,6 +158,8 @@ def _embedding_grad_weight(g, indices, weight_shape, padding_idx):
 
 
 _embedding.defvjp(None, _embedding_grad_weight)
+_embedding.defjvp(None, lambda t, indices, weight_shape, padding_idx:
+                  _embedding(indices, t, padding_idx=padding_idx))
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,

@@ -33,7 +33,15 @@ def _max_pool_vjp(g, x_shape, indices, padding, geometry):
     return (reshape(flat, tuple(x_shape)),)
 
 
+def _max_pool_jvp(tangents, x_shape, indices, padding, geometry):
+    from gradkit.ops.indexing import gather
+    n, c = x_shape[:2]
+    flat = gather(reshape(tangents[0], (n, c, -1)), 2, reshape(indices, (n, c, -1)))
+    return reshape(flat, tuple(indices.shape)), None
+
+
 max_pool2d_with_indices.defvjp_all(_max_pool_vjp)
+max_pool2d_with_indices.defjvp_all(_max_pool_jvp)
 
 
 def _out_size(size, pad, span, stride, ceil_mode):

@@ -8,6 +8,8 @@ import time
 import warnings
 from collections.abc import Callable, Iterable
 
+from gradkit import backend
+from gradkit.profiler import cuda_timer
 from gradkit.profiler.events import EventList
 from gradkit.profiler.recorder import Recorder
 from gradkit.profiler.timeline import build
@@ -105,9 +107,12 @@ class profile:
             if not isinstance(activity, ProfilerActivity):
                 raise ValueError(f"activities must be ProfilerActivity members, but got "
                                  f"{activity!r}")
-        if ProfilerActivity.CUDA in self.activities:
-            warnings.warn("gradkit.profiler: CUDA activity is not traced separately yet; GPU "
-                          "work appears inside the CPU ops that launch it", stacklevel=2)
+        self._trace_gpu = ProfilerActivity.CUDA in self.activities
+        if self._trace_gpu and not backend.cuda_is_available():
+            warnings.warn("gradkit.profiler: ProfilerActivity.CUDA was requested but no CUDA "
+                          "device is available (CuPy missing or no GPU); tracing the CPU only",
+                          stacklevel=2)
+            self._trace_gpu = False
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
@@ -120,6 +125,8 @@ class profile:
         self.current_action = self.schedule(0)
         self._recorder = None     # the session being recorded now
         self._finished = None     # the last session that was stopped
+        self._gpu_timer = None    # with ProfilerActivity.CUDA: CUDA-event timer of the session
+        self._finished_gpu = None
         self._timeline = None
         self._step_token = None
 
@@ -158,10 +165,16 @@ class profile:
             self._recorder = Recorder(self.record_shapes or self.with_flops, self.profile_memory,
                                       self.with_stack, self.clock)
             self._recorder.start()
+            if self._trace_gpu:
+                self._gpu_timer = cuda_timer.CudaTimer(clock=self._recorder.clock,
+                                                       memory=self.profile_memory).start()
 
     def _stop_recording(self) -> None:
         self._recorder.stop()
         self._finished, self._recorder, self._timeline = self._recorder, None, None
+        if self._gpu_timer is not None:
+            self._gpu_timer.stop()
+        self._finished_gpu, self._gpu_timer = self._gpu_timer, None
 
     def _open_step(self) -> None:
         if self.record_steps and self._recorder is not None:
@@ -206,7 +219,8 @@ class profile:
         flags = {"record_shapes": int(self.record_shapes),
                  "profile_memory": int(self.profile_memory),
                  "with_stack": int(self.with_stack), "with_flops": int(self.with_flops)}
-        export_chrome_trace(self._session(), path, flags)
+        gpu = self._gpu_timer if self._recorder is not None else self._finished_gpu
+        export_chrome_trace(self._session(), path, flags, gpu)
         return path
 
     def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:

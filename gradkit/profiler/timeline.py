@@ -22,12 +22,13 @@ class Timeline:
     """Everything one recording session produced, ready for tables and trace writers."""
 
     def __init__(self, events: EventList, memory: list, saved: list, base_epoch_ns: int,
-                 duration_ns: int) -> None:
+                 duration_ns: int, origin_ns: int = 0) -> None:
         self.events = events          # nested, ordered by (thread, start, longest first)
         self.memory = memory          # (ts_ns, nbytes, tid, addr) by time; nbytes < 0 = free
         self.saved = saved            # (ts_ns, nbytes, tid) by time; nbytes < 0 = released
         self.base_epoch_ns = base_epoch_ns
         self.duration_ns = duration_ns
+        self.origin_ns = origin_ns    # the session's start on the recorder's clock (time 0)
         self.pid = os.getpid()
         names = {t.native_id: t.name for t in threading.enumerate()}
         self.thread_names = {e.thread: names.get(e.thread, "python") for e in events}
@@ -108,4 +109,4 @@ def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Ti
     saved.sort(key=lambda s: s[0])
     ordered = nest(events, memory)
     end = (recorder.end_ns if recorder.end_ns is not None else recorder.clock()) - base
-    return Timeline(EventList(ordered), memory, saved, recorder.start_epoch_ns, end)
+    return Timeline(EventList(ordered), memory, saved, recorder.start_epoch_ns, end, base)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from gradkit.profiler.chrome_trace import ChromeTraceWriter, encode_json
+from gradkit.profiler.cuda_timer import write_gpu_track
 
 LIVE_BYTES = "Memory allocated (bytes)"
 SAVED_BYTES = "Saved for backward (bytes)"
@@ -25,8 +26,11 @@ def _event_args(event, string) -> str:
     return "{" + ",".join(parts) + "}"
 
 
-def export_chrome_trace(timeline, path, flags: dict | None = None) -> None:
-    """Write ``timeline`` to ``path`` (``.json`` or ``.json.gz``), atomically."""
+def export_chrome_trace(timeline, path, flags: dict | None = None, gpu_timer=None) -> None:
+    """Write ``timeline`` to ``path`` (``.json`` or ``.json.gz``), atomically.
+
+    ``gpu_timer`` (a cuda_timer.CudaTimer of the same session) adds the GPU tracks.
+    """
     pid = timeline.pid
     with ChromeTraceWriter(path, timeline.base_epoch_ns, flags) as writer:
         writer.metadata("process_name", pid, 0, {"name": "python"})
@@ -46,6 +50,8 @@ def export_chrome_trace(timeline, path, flags: dict | None = None) -> None:
                 writer.flow(flow_id, pid, source.thread, source.start_ns, event.thread,
                             event.start_ns)
         _write_memory(writer, pid, timeline)
+        if gpu_timer is not None:
+            write_gpu_track(writer, gpu_timer, origin_ns=timeline.origin_ns)
 
 
 def _write_memory(writer, pid, timeline) -> None:

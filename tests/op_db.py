@@ -332,6 +332,7 @@ OPS: list[OpInfo] = [
     OpInfo("transpose", G.transpose, S(Sample((N(2, 3), 0, 1)), Sample((N(2, 3, 1), -1, 0)),
                                        Sample((Z(2, 3), 1, 0))), covers=("swapaxes",)),
     OpInfo("t", G.t, S(Sample((N(2, 3),)), Sample((N(3),)))),
+    OpInfo(".T", lambda x: x.T, S(Sample((N(2, 3),)), Sample((N(3),)), Sample((N(),)))),
     OpInfo("permute", G.permute, S(Sample((N(2, 3, 1), (2, 0, 1))), Sample((N(2, 3), (-1, 0))))),
     OpInfo("flip", G.flip, S(Sample((N(2, 3), (0,))), Sample((N(2, 3), (0, 1))),
                              Sample((N(), (0,)), name="0d"))),

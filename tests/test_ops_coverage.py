@@ -51,7 +51,7 @@ def test_table_covers_the_design_op_list():
     promised = """add sub mul div neg pow exp log log1p expm1 sqrt rsqrt abs sign sin cos tan tanh
         sigmoid relu gelu silu softplus clamp maximum minimum where sum mean var std prod amax amin
         max min cumsum logsumexp softmax log_softmax matmul mm bmm einsum outer dot transpose
-        permute reshape view flatten squeeze unsqueeze expand broadcast_to cat stack split chunk
+        permute .T reshape view flatten squeeze unsqueeze expand broadcast_to cat stack split chunk
         index_select gather scatter_add masked_fill pad linear conv2d max_pool2d dropout
         layer_norm embedding cross_entropy nll_loss mse_loss
         binary_cross_entropy_with_logits""".split()

@@ -30,6 +30,7 @@ def _seeds(outputs, rng):
 
 
 @pytest.mark.filterwarnings("ignore:Using padding='same'")  # torch's own performance note
+@pytest.mark.filterwarnings("ignore:The use of `x.T`", "ignore:Tensor.T is deprecated")
 @pytest.mark.parametrize("info,sample", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_forward_and_gradients_match_torch(info, sample):
     leaves, call = bind(info.op, sample, gradkit_tensor)

@@ -181,7 +181,7 @@ SAMPLES = {
     "copy_": (_inplace_on_copy("copy_"), lambda: (R(2, 3), R(3))),
     "inplace_on_view": (_inplace_on_view, lambda: (R(2, 3),)),
     "astype_forward": (lambda x: x.detach().to(gradkit.float32), lambda: (R(2, 3),)),
-    "zeros_ones_like": (lambda x: G.zeros_like(x) + G.ones_like(x) * x, lambda: (R(2, 3),)),
+    "zeros_ones_like": (lambda x: G.ops.zeros_like(x) + G.ops.ones_like(x) * x, lambda: (R(2, 3),)),
     # torch.nn.functional
     "conv2d": (lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1),
                lambda: (R(1, 2, 5, 5), R(3, 2, 3, 3), R(3))),

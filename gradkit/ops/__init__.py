@@ -5,11 +5,6 @@ are also the ``gradkit.*`` functions and (listed below) the Tensor methods.
 """
 import warnings
 
-# NumPy warns on 0/0, log(-1), overflow...; torch silently returns nan/inf, and so do we. The
-# filter only matches warnings raised from gradkit's op modules, so it costs nothing per op and
-# leaves the user's own NumPy code alone.
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradkit\.ops\.")
-
 from gradkit.ops._op import Op, dispatch, op, sum_to_shape  # noqa: F401
 from gradkit.ops.arithmetic import (  # noqa: F401
     add, bitwise_not, div, eq, floor_divide, ge, gt, isclose, isfinite, isinf, isnan, le,
@@ -32,6 +27,11 @@ from gradkit.ops.shape import (  # noqa: F401
     broadcast_tensors, broadcast_to, cat, chunk, concat, expand, flatten, flip, permute, ravel,
     repeat, reshape, split, squeeze, stack, swapaxes, t, transpose, unbind, unflatten, unsqueeze,
     view)
+
+# NumPy warns on 0/0, log(-1), overflow...; torch silently returns nan/inf, and so do we. The
+# filter only matches warnings raised from gradkit's op modules, so it costs nothing per op and
+# leaves the user's own NumPy code alone.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradkit\.ops\.")
 
 clip = clamp
 absolute = abs

@@ -231,3 +231,16 @@ def test_inplace_ops_update_the_tangent():
         z.mul_(x).exp_()
         np.testing.assert_allclose(fwAD.unpack_dual(z).tangent.detach().numpy(),
                                    np.exp([1.0, 4.0]) * [1.0, 2.0])
+
+
+def test_double_vjp_fallback_handles_complex_and_constant_vjps():
+    """Ops without jvp rules go through <vjp(u), t>; complex ops and vjps ignoring u included."""
+    from gradkit.autograd.forward_ad import _double_vjp
+    from gradkit.ops import exp, zeros_like_op
+    z = gradkit.randn(3, dtype=gradkit.complex128)
+    t = gradkit.randn(3, dtype=gradkit.complex128)
+    (jt,) = _double_vjp(exp, (z,), (t,), {}, (exp(z),))
+    np.testing.assert_allclose(jt.numpy(), (exp(z) * t).numpy(), rtol=1e-12)
+    x = gradkit.randn(3, dtype=gradkit.float64)
+    (zero,) = _double_vjp(zeros_like_op, (x,), (x,), {}, (zeros_like_op(x),))
+    assert zero.tolist() == [0.0, 0.0, 0.0]

@@ -264,7 +264,8 @@ def _double_vjp(op, args, tangents, params, outputs) -> tuple:
     """
     from gradkit.autograd.engine import grad
     from gradkit.autograd.grad_mode import enable_grad
-    from gradkit.ops import zeros_like
+    from gradkit.ops import conj, real, zeros_like
+    from gradkit.ops import sum as sum_
     Tensor = _Tensor()  # noqa: N806 - the class, imported late
     primals = [Tensor._make(a._data).requires_grad_(True) if t is not None else a
                for a, t in zip(args, tangents, strict=False)]
@@ -277,13 +278,13 @@ def _double_vjp(op, args, tangents, params, outputs) -> tuple:
             return (None,) * len(outputs)
         probes = [zeros_like(outs[i]).requires_grad_(True) for i in diff]
         vjps = grad([outs[i] for i in diff], wrt, probes, create_graph=True, allow_unused=True)
-        inner = None
+        inner = None  # Re<vjp(u), t> = Re<u, J t>: its gradient in u is J t (complex too)
         for g, t in zip(vjps, [t for t in tangents if t is not None], strict=False):
-            if g is not None:
-                term = (g * t).sum()
+            if g is not None and g._requires_grad:  # a vjp that ignores u adds nothing
+                term = real(sum_(conj(g) * t))
                 inner = term if inner is None else inner + term
         if inner is None:
-            return (None,) * len(outputs)
+            return tuple(zeros_like(outs[i]) if i in diff else None for i in range(len(outputs)))
         keep = any(t._requires_grad for t in tangents if t is not None)
         columns = grad(inner, probes, create_graph=keep, allow_unused=True)
     result = [None] * len(outputs)

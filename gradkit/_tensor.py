@@ -51,7 +51,7 @@ class Tensor:
     def size(self, dim: int | None = None):
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        return self._data.shape[ops.shape._normalize_dim(dim, self._data.ndim)]
 
     @property
     def dtype(self) -> backend.dtype:
@@ -595,14 +595,6 @@ def _varargs(args):
     if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
         return tuple(args[0])
     return tuple(args)
-
-
-def _wrap_dim(dim: int, ndim: int) -> int:
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
-    return dim % n
 
 
 def _float_formatter(data):

@@ -140,14 +140,14 @@ def _like(t: Tensor, dtype, device):
     return (t.dtype if dtype is None else dtype), (t.device if device is None else device)
 
 
-def zeros_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(t, dtype, device)
-    return zeros(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad)
-
-
-def ones_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(t, dtype, device)
-    return ones(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad)
+def _like_of(make):
+    """``make_like(t, dtype=None, device=None, requires_grad=False)`` from a creation function."""
+    def like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        dtype, device = _like(t, dtype, device)
+        return make(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad)
+    like.__name__ = like.__qualname__ = make.__name__ + "_like"
+    like.__doc__ = f"{make.__name__}() with the shape (and by default dtype and device) of t."
+    return like
 
 
 def empty_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -267,16 +267,6 @@ def randperm(n: int, dtype=None, device=None, requires_grad: bool = False) -> Te
     return _random(lambda rng, s: rng.permutation(n), ((n,),), dtype, device, requires_grad, "i")
 
 
-def rand_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(t, dtype, device)
-    return rand(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad)
-
-
-def randn_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(t, dtype, device)
-    return randn(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad)
-
-
 def randint_like(t: Tensor, low, high=None, dtype=None, device=None) -> Tensor:
     dtype, device = _like(t, dtype, device)
     return randint(low, high, tuple(t.shape), dtype=dtype, device=device)
@@ -285,3 +275,9 @@ def randint_like(t: Tensor, low, high=None, dtype=None, device=None) -> Tensor:
 def bernoulli_mask(shape, p: float, xp=np):
     """A keep-mask for dropout, drawn from gradkit's generator."""
     return _generator.rng.random(shape) >= p
+
+
+zeros_like = _like_of(zeros)
+ones_like = _like_of(ones)
+rand_like = _like_of(rand)
+randn_like = _like_of(randn)

@@ -98,24 +98,32 @@ class enable_grad(_GradSwitch):  # noqa: N801
     mode = True
 
 
-class set_grad_enabled(_GradSwitch):  # noqa: N801
-    """Set grad mode: immediately as a function call, or scoped with ``with``/as decorator."""
+class _ImmediateSwitch(_DecoratorContextManager):
+    """A flag set at once by the call, and restored on exit when used with ``with``."""
+
+    flag = ""  # the attribute of the thread-local state
 
     def __init__(self, mode: bool) -> None:
         if not isinstance(mode, bool):
-            raise TypeError(f"set_grad_enabled() expects a bool, got {type(mode).__name__}")
-        self.prev = state.grad_enabled
+            raise TypeError(f"{type(self).__name__}() expects a bool, got {type(mode).__name__}")
+        self.prev = getattr(state, self.flag)
         self.mode = mode
-        state.grad_enabled = mode  # takes effect at once, like torch
+        setattr(state, self.flag, mode)  # takes effect at once, like torch
 
     def __enter__(self) -> None:
-        state.grad_enabled = self.mode
+        setattr(state, self.flag, self.mode)
 
     def __exit__(self, *exc) -> None:
-        state.grad_enabled = self.prev
+        setattr(state, self.flag, self.prev)
 
     def clone(self):
-        return set_grad_enabled(self.mode)
+        return type(self)(self.mode)
+
+
+class set_grad_enabled(_ImmediateSwitch):  # noqa: N801
+    """Set grad mode: immediately as a function call, or scoped with ``with``/as decorator."""
+
+    flag = "grad_enabled"
 
 
 class inference_mode(_DecoratorContextManager):  # noqa: N801
@@ -136,26 +144,14 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801
         return inference_mode(self.mode)
 
 
-class set_multithreading_enabled(_DecoratorContextManager):  # noqa: N801
+class set_multithreading_enabled(_ImmediateSwitch):  # noqa: N801
     """Accepted for torch compatibility (takes effect at once, scoped with ``with``).
 
     gradkit's engine runs each backward on the calling thread, so the flag changes nothing;
     concurrent backward passes from several threads are supported either way.
     """
 
-    def __init__(self, mode: bool) -> None:
-        self.prev = state.multithreading
-        self.mode = bool(mode)
-        state.multithreading = self.mode
-
-    def __enter__(self) -> None:
-        state.multithreading = self.mode
-
-    def __exit__(self, *exc) -> None:
-        state.multithreading = self.prev
-
-    def clone(self):
-        return set_multithreading_enabled(self.mode)
+    flag = "multithreading"
 
 
 def is_multithreading_enabled() -> bool:

@@ -187,30 +187,28 @@ def _check_nonempty(name, x, dim):
                          " Specify the reduction dim with the 'dim' argument.")
 
 
-@op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,),
-    node_name="MaxBackward0")
-def _max_dim(xp, x, *, dim, keepdim=False):
-    _check_nonempty("max", x, dim)
+def _extreme_along(xp, x, dim, keepdim, name, arg_extreme):
+    """(values, indices) of the max/min along ``dim``: the forward of max(x, dim)/min(x, dim)."""
+    _check_nonempty(name, x, dim)
     if x.ndim == 0:
         return x.copy(), xp.zeros((), dtype=xp.int64)
-    idx = xp.argmax(x, axis=dim, keepdims=True)
+    idx = arg_extreme(x, axis=dim, keepdims=True)
     values = xp.take_along_axis(x, idx, axis=dim)
     if not keepdim:
         idx, values = xp.squeeze(idx, dim), xp.squeeze(values, dim)
     return values, idx
+
+
+@op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,),
+    node_name="MaxBackward0")
+def _max_dim(xp, x, *, dim, keepdim=False):
+    return _extreme_along(xp, x, dim, keepdim, "max", xp.argmax)
 
 
 @op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,),
     node_name="MinBackward0")
 def _min_dim(xp, x, *, dim, keepdim=False):
-    _check_nonempty("min", x, dim)
-    if x.ndim == 0:
-        return x.copy(), xp.zeros((), dtype=xp.int64)
-    idx = xp.argmin(x, axis=dim, keepdims=True)
-    values = xp.take_along_axis(x, idx, axis=dim)
-    if not keepdim:
-        idx, values = xp.squeeze(idx, dim), xp.squeeze(values, dim)
-    return values, idx
+    return _extreme_along(xp, x, dim, keepdim, "min", xp.argmin)
 
 
 def _select_grad(g, x_shape, indices, dim, keepdim):

@@ -62,7 +62,7 @@ def _root_grads(outputs, grads, create_graph: bool, batched: bool) -> list:
     Tensor = _Tensor()
     if grads is None:
         grads = (None,) * len(outputs)
-    elif isinstance(grads, Tensor) or grads is None:
+    elif not isinstance(grads, (list, tuple)):  # a Tensor, or a wrong type reported below
         grads = (grads,)
     else:
         grads = tuple(grads)

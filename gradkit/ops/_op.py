@@ -225,8 +225,13 @@ def dispatch(op: Op, args: tuple, params: dict):
 def _apply(op, args, datas, params, needs_grad):
     """The op proper: forward on arrays, then the output tensors (and node when recording)."""
     xp = _xp_of(datas)
-    out = (op.forward(xp, *datas, **params) if xp is np
-           else _forward_on_device(op, xp, datas, params))
+    try:
+        out = (op.forward(xp, *datas, **params) if xp is np
+               else _forward_on_device(op, xp, datas, params))
+    except ValueError as e:  # NumPy's broadcast error, in torch's words and type
+        if op.broadcast and "could not be broadcast" in str(e):
+            raise RuntimeError(_broadcast_message(datas)) from None
+        raise
     if needs_grad and grad_state.grad_enabled and op.differentiable and _floating(out):
         result = _record(op, args, datas, params, out)
     elif op.outputs == 1:
@@ -238,6 +243,19 @@ def _apply(op, args, datas, params, needs_grad):
     if _forward_ad is not None and _forward_ad.has_tangents(args):
         _forward_ad.propagate(op, args, params, result)
     return result
+
+
+def _broadcast_message(datas) -> str:
+    shapes = [tuple(d.shape) for d in datas if hasattr(d, "shape")]
+    a, b = shapes[0], shapes[1] if len(shapes) > 1 else ()
+    ndim = max(len(a), len(b))
+    for dim in range(ndim - 1, -1, -1):
+        i, j = dim - ndim + len(a), dim - ndim + len(b)
+        n, m = (a[i] if i >= 0 else 1), (b[j] if j >= 0 else 1)
+        if n != m and n != 1 and m != 1:
+            return (f"The size of tensor a ({n}) must match the size of tensor b ({m}) at "
+                    f"non-singleton dimension {dim}")
+    return f"shapes {list(a)} and {list(b)} cannot be broadcast together"
 
 
 def _dispatch_observed(op, args, datas, params, needs_grad):

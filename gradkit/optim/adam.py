@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from gradkit import ops
 from gradkit.creation import tensor, zeros_like
-from gradkit.optim.optimizer import Optimizer
+from gradkit.optim.optimizer import Optimizer, check_nonnegative
 
 
 class Adam(Optimizer):
@@ -25,15 +25,11 @@ class Adam(Optimizer):
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *,
                  maximize: bool = False) -> None:
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if eps < 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        check_nonnegative(lr=lr, eps=eps)
         for i, beta in enumerate(betas):
             if not 0.0 <= beta < 1.0:
                 raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_nonnegative(weight_decay=weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize))
@@ -41,12 +37,7 @@ class Adam(Optimizer):
     def _update_group(self, group: dict) -> None:
         lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
         beta1, beta2 = group["betas"]
-        for param in group["params"]:
-            grad = param.grad
-            if grad is None:
-                continue
-            if group["maximize"]:
-                grad = -grad
+        for param, grad in self._params_with_grads(group):
             state = self.state[param]
             if not state:
                 state["step"] = tensor(0.0)

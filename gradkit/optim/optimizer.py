@@ -77,6 +77,13 @@ class Optimizer:
                 self._update_group(group)
         return loss
 
+    def _params_with_grads(self, group: dict[str, Any]):
+        """(param, grad) for the group's parameters that have a gradient (negated to maximize)."""
+        for param in group["params"]:
+            grad = param.grad
+            if grad is not None:
+                yield param, (-grad if group["maximize"] else grad)
+
     def _update_group(self, group: dict[str, Any]) -> None:
         raise NotImplementedError
 
@@ -117,6 +124,18 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
         return "\n".join(lines) + "\n)"
+
+
+_HYPERPARAMETER_NAMES = {"lr": "learning rate", "eps": "epsilon value",
+                         "momentum": "momentum value", "weight_decay": "weight_decay value",
+                         "alpha": "alpha value"}
+
+
+def check_nonnegative(**values: float) -> None:
+    """torch's ``Invalid learning rate: -1`` for hyperparameters that must be >= 0."""
+    for key, value in values.items():
+        if value < 0.0:
+            raise ValueError(f"Invalid {_HYPERPARAMETER_NAMES[key]}: {value}")
 
 
 def _cast_like(param: Tensor, key: str, value: Any) -> Any:

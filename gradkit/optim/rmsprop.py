@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gradkit.creation import tensor, zeros_like
-from gradkit.optim.optimizer import Optimizer
+from gradkit.optim.optimizer import Optimizer, check_nonnegative
 
 
 class RMSprop(Optimizer):
@@ -18,27 +18,14 @@ class RMSprop(Optimizer):
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
                  centered: bool = False, *, maximize: bool = False) -> None:
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if eps < 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if alpha < 0.0:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        check_nonnegative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay,
+                          alpha=alpha)
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                                       momentum=momentum, centered=centered, maximize=maximize))
 
     def _update_group(self, group: dict) -> None:
         lr, alpha, eps, momentum = group["lr"], group["alpha"], group["eps"], group["momentum"]
-        for param in group["params"]:
-            grad = param.grad
-            if grad is None:
-                continue
-            if group["maximize"]:
-                grad = -grad
+        for param, grad in self._params_with_grads(group):
             if group["weight_decay"] != 0:
                 grad = grad.add(param, alpha=group["weight_decay"])
             state = self.state[param]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gradkit.optim.optimizer import Optimizer
+from gradkit.optim.optimizer import Optimizer, check_nonnegative
 
 
 class SGD(Optimizer):
@@ -19,12 +19,7 @@ class SGD(Optimizer):
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
                  *, maximize: bool = False) -> None:
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_nonnegative(lr=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
@@ -34,12 +29,7 @@ class SGD(Optimizer):
     def _update_group(self, group: dict) -> None:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         weight_decay = group["weight_decay"]
-        for param in group["params"]:
-            grad = param.grad
-            if grad is None:
-                continue
-            if group["maximize"]:
-                grad = -grad
+        for param, grad in self._params_with_grads(group):
             if weight_decay != 0:
                 grad = grad.add(param, alpha=weight_decay)
             if momentum != 0:

@@ -434,9 +434,10 @@ KNOWN_DIFFERENCES = (
 
 
 def _writes_through_real(program: Program) -> bool:
-    first = len(program.leaves)
-    real_slots = {first + k for k, s in enumerate(program.steps) if s.op == "real"}
-    return any(OPS[s.op].inplace and s.inputs[0] in real_slots for s in program.steps)
+    """A complex program that takes .real and later writes in place (to it or to its base)."""
+    steps = [s.op for s in program.steps]
+    return program.dtype.startswith("complex") and "real" in steps and any(
+        OPS[op].inplace for op in steps[steps.index("real") + 1:])
 
 
 def known_difference(program: Program, mine: Result, theirs: Result) -> str | None:

@@ -299,6 +299,7 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
     heapq.heapify(ready)
     leaves = []  # (AccumulateGrad, grad): applied once everything else succeeded
     observed = observers.active
+    watch_saved = observers.saved_watchers
     pop, push = heapq.heappop, heapq.heappush
     while ready:
         node = pop(ready)[2]
@@ -331,7 +332,7 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
         if node._extras is not None and node._extras.post_hooks:
             grad_inputs = _call_post_hooks(node, grad_inputs, grads, create_graph)
         if not retain_graph:
-            if observed:
+            if watch_saved:
                 node.release()
             else:
                 node.saved = None

@@ -279,9 +279,8 @@ def _saved(ctx: FunctionCtx, node: Node, outputs: tuple) -> tuple:
         nbytes += s.nbytes
         saved.append(s)
     ctx._to_save = ()
-    if nbytes and observers.active:
-        for obs in observers.active:
-            obs.saved_pack(nbytes)
+    if nbytes and observers.saved_watchers:
+        observers.saved_pack(nbytes)
     return tuple(saved)
 
 

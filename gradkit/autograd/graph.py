@@ -165,10 +165,8 @@ class Node:
     def release(self) -> None:
         """Free what was saved for backward (after a backward without retain_graph)."""
         saved, self.saved = self.saved, None
-        if saved and observers.active:
-            nbytes = sum(s.nbytes for s in _flat_saved(saved))
-            for obs in observers.active:
-                obs.saved_release(nbytes)
+        if saved and observers.saved_watchers:
+            observers.saved_release(sum(s.nbytes for s in _flat_saved(saved)))
 
 
 def _flat_saved(saved):

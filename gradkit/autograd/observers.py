@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 
 active: tuple = ()
+saved_watchers: tuple = ()  # the subset that accounts saved-tensor bytes (memory profiling)
 _lock = threading.Lock()
 
 
@@ -81,13 +82,34 @@ def exit_nodes(watching, tokens, grad_inputs) -> None:
         raise error
 
 
+def saved_pack(nbytes: int) -> None:
+    """``nbytes`` more are held for backward (a node saved tensors)."""
+    for o in saved_watchers:
+        o.saved_pack(nbytes)
+
+
+def saved_release(nbytes: int) -> None:
+    """``nbytes`` held for backward were freed."""
+    for o in saved_watchers:
+        o.saved_release(nbytes)
+
+
+def _watches_saved(o) -> bool:
+    """An observer takes saved-bytes events if it says so, or overrides saved_pack."""
+    default = type(o).saved_pack is not Observer.saved_pack if isinstance(o, Observer) \
+        else hasattr(o, "saved_pack")
+    return bool(getattr(o, "watches_saved", default))
+
+
 def attach(observer: Observer) -> None:
-    global active
+    global active, saved_watchers
     with _lock:
         active = (*active, observer)
+        saved_watchers = tuple(o for o in active if _watches_saved(o))
 
 
 def detach(observer: Observer) -> None:
-    global active
+    global active, saved_watchers
     with _lock:
         active = tuple(o for o in active if o is not observer)
+        saved_watchers = tuple(o for o in active if _watches_saved(o))

@@ -415,9 +415,8 @@ def _save(op, args, datas, outputs) -> tuple:
             saved.append(s)
         else:
             saved.append(source)  # a Python scalar argument: saved as is
-    if nbytes and observers.active:
-        for obs in observers.active:
-            obs.saved_pack(nbytes)
+    if nbytes and observers.saved_watchers:
+        observers.saved_pack(nbytes)
     return tuple(saved)
 
 

@@ -140,7 +140,8 @@ class Recorder(observers.Observer):
         self.start_epoch_ns = None
         self._live = {}   # id(array) -> _Watch on it, only with profile_memory
         self._on_free = self._freed
-        if not profile_memory:  # saved-bytes accounting is part of the memory profile only
+        self.watches_saved = profile_memory  # saved bytes belong to the memory profile only
+        if not profile_memory:
             self.saved_pack = self.saved_release = _ignore
             if not record_shapes and not with_stack:
                 self._bind_plain_paths()

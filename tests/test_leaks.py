@@ -56,7 +56,7 @@ _BOUND = 64 * 1024  # bytes; a leak of one small array per step exceeds it withi
 
 
 def test_training_memory_is_flat_without_observers():
-    growth = traced_growth(make_training(), steps=300, warmup=20)
+    growth = traced_growth(make_training(), steps=300, warmup=200)
     assert growth < _BOUND, f"grew {growth} bytes over 300 steps"
 
 
@@ -72,7 +72,7 @@ def test_training_memory_is_flat_with_the_profiler_cycling():
             with record_function("train_step"):
                 step()
             prof.step()
-        growth = traced_growth(profiled_step, steps=300, warmup=20)
+        growth = traced_growth(profiled_step, steps=300, warmup=200)
     assert len(ready) > 50 and all(n == ready[0] for n in ready[1:])
     assert growth < 4 * _BOUND, f"grew {growth} bytes over 300 profiled steps"
 
@@ -80,7 +80,7 @@ def test_training_memory_is_flat_with_the_profiler_cycling():
 def test_training_memory_is_flat_with_anomaly_mode():
     step = make_training()
     with detect_anomaly():
-        growth = traced_growth(step, steps=300, warmup=20)
+        growth = traced_growth(step, steps=300, warmup=200)
     assert growth < _BOUND, f"grew {growth} bytes over 300 steps in anomaly mode"
 
 
@@ -92,7 +92,7 @@ def test_a_leak_is_detected():
     def leaky_step():
         step()
         kept.append(np.ones(64))
-    assert traced_growth(leaky_step, steps=300, warmup=20) > _BOUND
+    assert traced_growth(leaky_step, steps=300, warmup=200) > _BOUND
 
 
 def _graph_refs():
@@ -151,6 +151,24 @@ def test_no_reference_cycles_with_debug_saveall():
         found = gc.collect()
         cycles = [type(o).__name__ for o in gc.garbage]
         assert found == 0 and not gc.garbage, f"cyclic garbage: {sorted(set(cycles))}"
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+
+
+@pytest.mark.xfail(reason="profiler/events.py: FunctionEvent.cpu_parent and cpu_children are "
+                          "strong references both ways, so every events() or key_averages() "
+                          "builds a reference cycle per nested event (left to the profiler)")
+def test_profiler_events_make_no_cycles():
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.garbage.clear()
+        with profile() as prof:
+            make_training()()
+        prof.key_averages()
+        del prof
+        assert gc.collect() == 0
     finally:
         gc.set_debug(0)
         gc.garbage.clear()

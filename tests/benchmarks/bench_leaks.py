@@ -1,7 +1,8 @@
 """Leak benchmark: 2,000 MLP training steps hold memory flat. Run:
 python tests/benchmarks/bench_leaks.py [--steps 2000] [--warmup 100]
 
-For each mode (plain, profiler cycling on a schedule, anomaly mode) prints the growth of
+For each mode (plain, profiler cycling on a schedule, the same building key_averages() of
+every cycle, anomaly mode) prints the growth of
 tracemalloc's traced bytes and of the process RSS between the end of warm-up and the last step,
 and the gc collections' garbage count (0: no reference cycles).
 """
@@ -37,10 +38,11 @@ def measure(mode: str, steps: int, warmup: int) -> None:
     step = make_training(width=64)
     prof = None
     ctx = contextlib.nullcontext()
-    if mode == "profiler":
-        prof = profile(profile_memory=True,
-                       schedule=schedule(wait=1, warmup=1, active=3),
-                       on_trace_ready=lambda p: p.key_averages())
+    if mode.startswith("profiler"):
+        # "profiler+table" also builds key_averages() of every finished cycle
+        handler = (lambda p: p.key_averages()) if mode == "profiler+table" else None
+        prof = profile(profile_memory=True, schedule=schedule(wait=1, warmup=1, active=3),
+                       on_trace_ready=handler)
         ctx = prof
     elif mode == "anomaly":
         ctx = detect_anomaly()
@@ -61,7 +63,7 @@ def measure(mode: str, steps: int, warmup: int) -> None:
     tracemalloc.stop()
     gc.enable()
     garbage = gc.collect()
-    print(f"{mode:9s} {steps} steps in {elapsed:6.1f} s: traced {traced1 - traced0:+8d} B "
+    print(f"{mode:14s} {steps} steps in {elapsed:6.1f} s: traced {traced1 - traced0:+8d} B "
           f"(peak {peak / 1024:7.0f} KiB), RSS {rss1 - rss0:+6d} KiB after warm-up, "
           f"cyclic garbage {garbage}")
 
@@ -72,7 +74,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=1000,
                         help="steps before the first measurement (one-time caches fill)")
     args = parser.parse_args()
-    for mode in ("plain", "profiler", "anomaly"):
+    for mode in ("plain", "profiler", "profiler+table", "anomaly"):
         measure(mode, args.steps, args.warmup)
 
 

@@ -16,34 +16,7 @@ import time
 
 import numpy as np
 
-
-def chain_step(lib, x):
-    y = x
-    for _ in range(1000):
-        y = y * 1.0001
-    y.sum().backward()
-
-
-def make_mlp(lib):
-    rng = np.random.default_rng(0)
-
-    def param(*shape):
-        data = (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
-        return lib.from_numpy(data).requires_grad_()
-
-    params = [param(784, 1024), param(1024, 1024), param(1024, 10)]
-    inputs = lib.from_numpy(rng.standard_normal((256, 784)).astype(np.float32))
-    labels = lib.from_numpy(rng.integers(0, 10, (256, 1)))
-    return params, inputs, labels
-
-
-def mlp_step(lib, params, inputs, labels):
-    w1, w2, w3 = params
-    logits = (((inputs @ w1).relu() @ w2).relu()) @ w3
-    loss = -lib.log_softmax(logits, 1).gather(1, labels).mean()
-    for p in params:
-        p.grad = None
-    loss.backward()
+from workloads import chain_step, mlp_data, mlp_params, mlp_step
 
 
 CLOCKS = {"process": time.process_time, "wall": time.perf_counter}
@@ -95,7 +68,10 @@ def measure(lib, name: str, repeats: int) -> None:
     plain, with_anomaly = best_ratio(lambda: chain_step(lib, x), anomaly, repeats, 3)
     print(f"{name:8s} chain 1000x(16,)  plain {plain * 1e3:8.2f} ms  anomaly "
           f"{with_anomaly * 1e3:8.2f} ms  ratio {with_anomaly / plain:5.2f}x")
-    params, inputs, labels = make_mlp(lib)
+    rng = np.random.default_rng(0)
+    params = mlp_params(lib, rng)
+    x_data, y_data = mlp_data(rng, 256)
+    inputs, labels = lib.tensor(x_data), lib.tensor(y_data)
     plain, with_anomaly = best_ratio(lambda: mlp_step(lib, params, inputs, labels), anomaly,
                                      repeats, 1)
     print(f"{name:8s} MLP step          plain {plain * 1e3:8.2f} ms  anomaly "

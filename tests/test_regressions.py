@@ -120,6 +120,27 @@ def test_logsumexp_gradient_of_complex_input_is_conjugated():
     _assert_agree(program)
 
 
+
+def test_flip_returns_a_copy_not_a_view():
+    # was: NumPy's flip is a view, so writing to the result wrote to the input
+    def program(lib):
+        x = lib.tensor(np.array([1.0, 2.0, 3.0]))
+        y = lib.flip(x, [0])
+        y.mul_(10)
+        return x, y
+    _assert_agree(program)
+
+
+def test_einsum_gradient_of_an_operand_the_other_one_broadcasts_against():
+    # was: "EinsumBackward0 returned an invalid gradient": y's grad kept x's size-1 letter
+    def program(lib):
+        x = lib.tensor(np.array([[0.5]]), requires_grad=True)
+        y = lib.tensor(np.linspace(0.1, 0.9, 9).reshape(1, 3, 3), requires_grad=True)
+        out = lib.einsum("...i,...i->...", x, y)
+        (out * lib.tensor(np.arange(3.0))).sum().backward()
+        return out, x.grad, y.grad
+    _assert_agree(program)
+
 # -- known differences found by fuzzing, reported and not fixed here (tests/fuzz/programs.py) ----
 
 @pytest.mark.xfail(reason="Tensor.real is not an autograd view: writes through it are missed")

@@ -91,6 +91,8 @@ def _operand_grad(g, operands, i, subscripts, output):
     squash = tuple(k for k, c in enumerate(present) if size[c] == 1 and grad.shape[k] != 1)
     if squash:  # operand i was broadcast along a size-1 dim
         grad = _sum(grad, squash, True)
+    if any(grad.shape[k] == 1 and size[c] != 1 for k, c in enumerate(present)):
+        grad = expand(grad, tuple(size[c] for c in present))  # another operand was broadcast
     if present != unique:  # letters only operand i has: summed in forward, broadcast back
         grad = reshape(grad, tuple(size[c] if c in present else 1 for c in unique))
         grad = expand(grad, tuple(size[c] for c in unique))

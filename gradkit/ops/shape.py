@@ -318,7 +318,8 @@ def unbind(x, dim: int = 0):
 @op(linear=True)
 def flip(xp, x, *, dims):
     axes = tuple(_normalize_dim(d, x.ndim) for d in dims)
-    return xp.flip(x, axis=axes) if x.ndim else x.copy()
+    # a copy, as torch's flip: writing to the result must not write to x
+    return (xp.flip(x, axis=axes) if x.ndim else x).copy()
 
 
 flip.defvjp(lambda g, dims: flip(g, dims))

@@ -50,6 +50,26 @@ def _var_dim(draw, shapes):
     return p if p and shapes[0][p["dim"]] > 1 else None
 
 
+def _perm(draw, shapes):
+    dims = list(range(len(shapes[0])))
+    for i in range(len(dims) - 1, 0, -1):  # Fisher-Yates with drawn indices
+        j = draw.integer(0, i)
+        dims[i], dims[j] = dims[j], dims[i]
+    return {"dims": tuple(dims)}
+
+
+def _index_select(draw, shapes):
+    p = _dim(draw, shapes)
+    if p is None:
+        return None
+    n = shapes[0][p["dim"]]
+    return {**p, "index": [draw.integer(0, n - 1) for _ in range(draw.integer(1, 3))]}
+
+
+def _repeat(draw, shapes):
+    return {"sizes": tuple(draw.integer(1, 2) for _ in shapes[0]) or (2,)}
+
+
 def _two_dims(draw, shapes):
     nd = len(shapes[0])
     return {"d0": draw.integer(0, nd - 1), "d1": draw.integer(0, nd - 1)} if nd >= 2 else None
@@ -174,7 +194,37 @@ OPS: dict[str, OpSpec] = {
     "setitem": OpSpec(2, lambda lib, x, y, **k: x.__setitem__(_slice_key(x, **k), y[..., :1]),
                       _set_slice, inplace=True),
     "clone": OpSpec(1, lambda lib, x: x.clone()),
+    # more views, shape ops, reductions and indexing
+    "permute": OpSpec(1, lambda lib, x, dims: x.permute(*dims), _perm),
+    "flip": OpSpec(1, lambda lib, x, dim: lib.flip(x, [dim]), _dim),
+    "view_flat": OpSpec(1, lambda lib, x: x.view(-1)),   # torch refuses non-contiguous input
+    "t": OpSpec(1, lambda lib, x: x.t()),
+    "split0": OpSpec(1, lambda lib, x, dim: lib.split(x, 1, dim)[0], _dim),
+    "chunk_last": OpSpec(1, lambda lib, x, dim: x.chunk(2, dim)[-1], _dim),
+    "unbind0": OpSpec(1, lambda lib, x: x.unbind(0)[-1]),
+    "repeat": OpSpec(1, lambda lib, x, sizes: x.repeat(*sizes), _repeat),
+    "index_select": OpSpec(1, lambda lib, x, dim, index:
+                           lib.index_select(x, dim, lib.tensor(index)), _index_select),
+    "masked_fill": OpSpec(1, lambda lib, x: x.masked_fill(x.real > 0.2, 0.5)),
+    "std": OpSpec(1, lambda lib, x, dim, keepdim: x.std(dim, keepdim=keepdim), _var_dim),
+    "mean": OpSpec(1, lambda lib, x: x.mean()),
+    "dot_last": OpSpec(2, lambda lib, x, y: lib.einsum("...i,...i->...", x, y)),
+    "matvec": OpSpec(2, lambda lib, x, y: x @ y[(0,) * (y.dim() - 1)] if y.dim() else x @ y),
+    "detach": OpSpec(1, lambda lib, x: x.detach() * 1.0),
+    "no_grad_mul": OpSpec(2, lambda lib, x, y: _no_grad(lib, lambda: x * y)),
+    # more in-place ops
+    "div_": OpSpec(2, lambda lib, x, y: x.div_(y.abs() + 0.5), inplace=True),
+    "exp_": OpSpec(1, lambda lib, x: x.mul_(0.5).exp_(), inplace=True),
+    "clamp_": OpSpec(1, lambda lib, x: x.clamp_(-0.5, 0.6), inplace=True),
+    "neg_": OpSpec(1, lambda lib, x: x.neg_(), inplace=True),
+    "zero_": OpSpec(1, lambda lib, x: x.zero_(), inplace=True),
+    "copy_": OpSpec(2, lambda lib, x, y: x.copy_(y), inplace=True),
 }
+
+
+def _no_grad(lib, compute):
+    with lib.no_grad():
+        return compute()
 
 
 # -- drawing choices --------------------------------------------------------------------------

@@ -328,7 +328,8 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
             grad_inputs = _run_observed(node, grads, create_graph)
         else:
             grad_inputs = node.op.backward(node, grads, create_graph)
-        grad_inputs = _validate(node, grad_inputs)
+        if not node.op.checks_grads:
+            grad_inputs = _validate(node, grad_inputs)
         if node._extras is not None and node._extras.post_hooks:
             grad_inputs = _call_post_hooks(node, grad_inputs, grads, create_graph)
         if not retain_graph:
@@ -462,20 +463,12 @@ def _validate(node, grad_inputs) -> tuple:
                 f"{list(data.shape)} but expected shape compatible with {list(shape)}")
         if data.dtype != dtype:
             fixed = list(grad_inputs) if fixed is None else fixed
-            fixed[i] = _cast(g, dtype)
+            from gradkit.ops._op import cast_grad  # ops sit above the engine's imports
+            fixed[i] = cast_grad(g, dtype)
     return grad_inputs if fixed is None else tuple(fixed)
 
 
 _TensorType = [None]  # the Tensor class, bound by _Tensor() before any backward runs
-
-
-def _cast(g, dtype):
-    data = getattr(g, "_data", g)
-    if data.dtype.kind == "c" and dtype.kind != "c":
-        from gradkit.ops.complex import real
-        g = real(g)
-    from gradkit.ops.conversion import astype
-    return astype(g, dtype=dtype)
 
 
 # -- hooks -----------------------------------------------------------------------------

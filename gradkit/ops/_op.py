@@ -42,6 +42,8 @@ def _to_node_name(name: str) -> str:
 class Op:
     """A differentiable operation; calling it dispatches on Tensors or raw arrays."""
 
+    checks_grads = True  # backward() returns gradients of its inputs' shapes and dtypes
+
     def __init__(self, forward, name=None, save=(), broadcast=False, linear=False,
                  view=False, outputs=1, differentiable_outputs=None, node_name=None,
                  elementwise=False):
@@ -158,19 +160,28 @@ class Op:
         params = node.params
         edges = node._next
         if self.vjp_all is not None:
-            result = self.vjp_all(g, *values, **params)
-            if type(result) is not tuple:
-                result = tuple(result)
+            result = list(self.vjp_all(g, *values, **params))
         else:
             rules = self.vjps
-            result = tuple(
-                rules[i](g, *values, **params) if edges[i] is not None else None
-                for i in range(len(edges)))
-        if self.broadcast:
-            meta = node.input_meta
-            result = tuple(
-                sum_to_shape(r, meta[i][0]) if r is not None and r.shape != meta[i][0] else r
-                for i, r in enumerate(result))
+            result = [rules[i](g, *values, **params) if edge is not None else None
+                      for i, edge in enumerate(edges)]
+        # each gradient takes its input's shape (unbroadcast) and dtype, as the engine expects
+        meta = node.input_meta
+        for i, r in enumerate(result):
+            if r is None or edges[i] is None:
+                continue
+            shape, dtype = meta[i]
+            data = getattr(r, "_data", r)
+            if data.shape != shape:
+                if not self.broadcast:
+                    raise RuntimeError(
+                        f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                        f"{list(data.shape)} but expected shape compatible with {list(shape)}")
+                r = sum_to_shape(r, shape)
+                data = getattr(r, "_data", r)
+            if data.dtype != dtype:
+                r = cast_grad(r, dtype)
+            result[i] = r
         return result
 
 
@@ -453,6 +464,16 @@ def replay_view(chain, tensor):
         if index is not None:
             tensor = tensor[index]
     return tensor
+
+
+def cast_grad(g, dtype):
+    """A gradient in its input's dtype: the real part for real inputs, then a cast (torch)."""
+    data = getattr(g, "_data", g)
+    if data.dtype.kind == "c" and dtype.kind != "c":
+        from gradkit.ops.complex import real
+        g = real(g)
+    from gradkit.ops.conversion import astype
+    return astype(g, dtype=dtype)
 
 
 def sum_to_shape(g, shape):

@@ -5,7 +5,6 @@ import numpy as np
 
 from gradkit.backend import get_default_dtype
 
-_PY_FLOATS = (float, complex)
 
 
 def promote(xp, x, y, true_division: bool = False):
@@ -18,19 +17,34 @@ def promote(xp, x, y, true_division: bool = False):
     - a 0-d tensor does not widen a dimensioned one of the same or a higher category
       (float32 vector + float64 0-d tensor is float32).
     """
-    x_dtype = getattr(x, "dtype", None)
-    y_dtype = getattr(y, "dtype", None)
-    if x_dtype is not None and y_dtype is not None and x_dtype != y_dtype:
-        x, y = _promote_arrays(xp, x, y, x_dtype, y_dtype)
-    x_int = _is_integral(x)
-    y_int = _is_integral(y)
+    x_kind, y_kind = _kind(x), _kind(y)
+    if x_kind in _ARRAY_KINDS and y_kind in _ARRAY_KINDS and x.dtype != y.dtype:
+        x, y = _promote_arrays(xp, x, y, x.dtype, y.dtype)
+        x_kind, y_kind = x.dtype.kind, y.dtype.kind
+    x_int = x_kind in _INTEGRAL
+    y_int = y_kind in _INTEGRAL
     if not (x_int or y_int):  # the common case: nothing to do
         return x, y
-    if x_int and (type(y) in _PY_FLOATS or true_division and y_int):
+    if x_int and (y_kind in _PY_FLOAT_KINDS or true_division and y_int):
         x = _to_default_float(xp, x, y)
-    if y_int and (type(x) in _PY_FLOATS or true_division and x_int):
+    if y_int and (x_kind in _PY_FLOAT_KINDS or true_division and x_int):
         y = _to_default_float(xp, y, x)
     return x, y
+
+
+# dtype kinds of arrays, plus our codes for Python scalars: F float, C complex, I int/bool
+_ARRAY_KINDS = frozenset("biufc")
+_INTEGRAL = frozenset("biuI")
+_PY_FLOAT_KINDS = frozenset("FC")
+_PY_KINDS = {float: "F", complex: "C", int: "I", bool: "I"}
+
+
+def _kind(v) -> str:
+    kind = _PY_KINDS.get(type(v))
+    if kind is not None:
+        return kind
+    dtype = getattr(v, "dtype", None)
+    return dtype.kind if dtype is not None else "O"
 
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
@@ -47,16 +61,6 @@ def _promote_arrays(xp, x, y, x_dtype, y_dtype):
     if y_cat < 2 <= x_cat:
         return x, y.astype(x_dtype)
     return x, y
-
-
-def _is_integral(v) -> bool:
-    kind = type(v)
-    if kind is float or kind is complex:
-        return False
-    if kind is int or kind is bool:
-        return True
-    dtype = getattr(v, "dtype", None)
-    return dtype is not None and dtype.kind in "iub"
 
 
 def _to_default_float(xp, v, other):

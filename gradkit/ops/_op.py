@@ -226,8 +226,12 @@ def dispatch(op: Op, args: tuple, params: dict):
             datas.append(a)
     if not tensors:  # raw arrays: a derivative rule running in a plain backward
         xp = _xp_of(datas)
-        return op.forward(xp, *datas, **params) if xp is np else _forward_on_device(op, xp, datas,
-                                                                                     params)
+        try:
+            return op.forward(xp, *datas, **params) if xp is np else \
+                _forward_on_device(op, xp, datas, params)
+        except (AttributeError, TypeError):
+            _check_argument_types(op, args)
+            raise
     if observers.active:
         return _dispatch_observed(op, args, datas, params, needs_grad)
     return _apply(op, args, datas, params, needs_grad)
@@ -243,6 +247,9 @@ def _apply(op, args, datas, params, needs_grad):
         if op.broadcast and "could not be broadcast" in str(e):
             raise RuntimeError(_broadcast_message(datas)) from None
         raise
+    except TypeError:
+        _check_argument_types(op, args)
+        raise
     if needs_grad and grad_state.grad_enabled and op.differentiable and _floating(out):
         result = _record(op, args, datas, params, out)
     elif op.outputs == 1:
@@ -254,6 +261,15 @@ def _apply(op, args, datas, params, needs_grad):
     if _forward_ad is not None and _forward_ad.has_tangents(args):
         _forward_ad.propagate(op, args, params, result)
     return result
+
+
+def _check_argument_types(op, args) -> None:
+    """torch's TypeError for an argument that is neither a tensor, an array nor a number."""
+    for i, a in enumerate(args):
+        if isinstance(a, (str, bytes, dict, set)) or callable(a):
+            name = "input" if i == 0 else "other" if i == 1 else op.input_names[i]
+            raise TypeError(f"{op.name}(): argument '{name}' (position {i + 1}) must be Tensor, "
+                            f"not {type(a).__name__}")
 
 
 def _broadcast_message(datas) -> str:
@@ -385,7 +401,7 @@ def _record(op: Op, args, datas, params, out):
         else:
             edges.append(None)
             meta.append(None)
-    node_params = {**op.defaults, **params} if op.defaults else params
+    node_params = {**op.defaults, **params} if params and op.defaults else params or op.defaults
     node = Node(op, tuple(edges), None, node_params, tuple(meta))
     if op.outputs == 1:
         result = Tensor._make(out if type(out) is np.ndarray else _as_array(_xp_of(datas), out),

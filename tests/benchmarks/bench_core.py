@@ -1,4 +1,4 @@
-"""Core engine benchmarks (issue: core engine). Run: python tests/benchmarks/bench_core.py
+"""Core engine benchmarks. Run: OPENBLAS_NUM_THREADS=1 python tests/benchmarks/bench_core.py
 
 Prints, in one run: (a) MLP step time vs hand-written NumPy and PyTorch CPU, (b) µs per op on a
 1000-op chain vs PyTorch, (c) peak memory of the MLP step at batch 4096 vs hand-written NumPy
@@ -76,7 +76,7 @@ def main() -> None:
     args = parser.parse_args()
     torch = try_import_torch()
     if torch is not None:
-        torch.set_num_threads(max(1, torch.get_num_threads()))
+        torch.set_num_threads(1)  # the same single thread as NumPy's BLAS (see the docstring)
     bench_mlp(torch, 256, args.repeat)
     bench_chain(torch, args.repeat)
     bench_memory(4096)

@@ -59,7 +59,10 @@ div.defjvp(lambda t, x, y: t / y,
 @op(save=("x", "y", "result"), broadcast=True)
 def pow(xp, x, y):  # noqa: A001 - torch's name
     x, y = promote(xp, x, y)
-    return x ** y
+    try:
+        return x ** y
+    except ValueError as e:  # NumPy: integers to negative integer powers; torch's type
+        raise RuntimeError(str(e)) from None
 
 
 def _pow_grad_base(x, y, out):

@@ -254,6 +254,7 @@ def min(x, dim=None, keepdim: bool = False):  # noqa: A001
 @op()
 def argmax(xp, x, dim=None, keepdim=False):
     if dim is None:
+        _check_nonempty("argmax", x, dim)  # NumPy's own error is a ValueError
         out = xp.argmax(x)
         return xp.reshape(out, (1,) * x.ndim) if keepdim else out
     return xp.argmax(x, axis=_normalize_dim(dim, x.ndim), keepdims=keepdim)
@@ -262,6 +263,7 @@ def argmax(xp, x, dim=None, keepdim=False):
 @op()
 def argmin(xp, x, dim=None, keepdim=False):
     if dim is None:
+        _check_nonempty("argmin", x, dim)  # NumPy's own error is a ValueError
         out = xp.argmin(x)
         return xp.reshape(out, (1,) * x.ndim) if keepdim else out
     return xp.argmin(x, axis=_normalize_dim(dim, x.ndim), keepdims=keepdim)

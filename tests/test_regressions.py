@@ -141,6 +141,17 @@ def test_einsum_gradient_of_an_operand_the_other_one_broadcasts_against():
         return out, x.grad, y.grad
     _assert_agree(program)
 
+
+def test_std_of_equal_values_has_zero_gradient():
+    # was: sqrt'(0) = inf times 0 gave nan (torch masks the gradient to 0 where std == 0)
+    def program(lib):
+        x = lib.tensor(np.array([0.5, 0.5]), requires_grad=True)
+        z = lib.tensor(np.array([0.5 + 1j, 0.5 + 1j]), requires_grad=True)
+        gx, gz = lib.autograd.grad(x.std(0) + z.std(0), (x, z), create_graph=True)
+        return gx, gz, lib.autograd.grad((gx * gx).sum() + gz.abs().sum(), x,
+                                         allow_unused=True, materialize_grads=True)[0]
+    _assert_agree(program)
+
 # -- known differences found by fuzzing, reported and not fixed here (tests/fuzz/programs.py) ----
 
 @pytest.mark.xfail(reason="Tensor.real is not an autograd view: writes through it are missed")

@@ -99,9 +99,15 @@ var.defjvp(_var_jvp)
 
 
 def std(x, dim=None, unbiased=None, keepdim=False, correction=None):
-    """Standard deviation: sqrt of var (so its gradient is the chain rule through both)."""
+    """Standard deviation: sqrt of var (so its gradient is the chain rule through both).
+
+    Where the variance is exactly 0 the gradient is 0, as in torch (not 0 * inf = nan): the
+    sqrt there runs on 1 and is not selected.
+    """
     from gradkit.ops.elementwise import sqrt
-    return sqrt(var(x, dim, unbiased, keepdim, correction))
+    v = var(x, dim, unbiased, keepdim, correction)
+    zero = v == 0
+    return where(zero, v * 0, sqrt(where(zero, 1.0, v)))
 
 
 def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):

@@ -98,16 +98,23 @@ def _var_jvp(t, x, dim, unbiased, keepdim, correction):
 var.defjvp(_var_jvp)
 
 
-def std(x, dim=None, unbiased=None, keepdim=False, correction=None):
-    """Standard deviation: sqrt of var (so its gradient is the chain rule through both).
+@op(save=("x", "result"))
+def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
+    """Standard deviation; saves its result for backward, as torch's StdBackward0."""
+    c = _correction(correction, unbiased)
+    return xp.sqrt(xp.var(x, axis=axes(dim, x.ndim), ddof=c, keepdims=keepdim))
 
-    Where the variance is exactly 0 the gradient is 0, as in torch (not 0 * inf = nan): the
-    sqrt there runs on 1 and is not selected.
-    """
-    from gradkit.ops.elementwise import sqrt
-    v = var(x, dim, unbiased, keepdim, correction)
-    zero = v == 0
-    return where(zero, v * 0, sqrt(where(zero, 1.0, v)))
+
+def _over_twice_std(g, out):
+    # torch: 0 where std is 0 (not 0 * inf = nan); the division never sees that 0
+    zero = out == 0
+    return where(zero, 0.0, g / (2 * where(zero, 1.0, out)))
+
+
+std.defvjp(lambda g, x, out, dim, unbiased, keepdim, correction:
+           _var_grad(_over_twice_std(g, out), x, dim, unbiased, keepdim, correction))
+std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
+           _over_twice_std(_var_jvp(t, x, dim, unbiased, keepdim, correction), out))
 
 
 def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):

@@ -152,6 +152,27 @@ def test_std_of_equal_values_has_zero_gradient():
                                          allow_unused=True, materialize_grads=True)[0]
     _assert_agree(program)
 
+
+def test_view_taken_before_an_in_place_write_to_its_base_sees_the_write():
+    # was: the view kept its old grad_fn, so its gradient missed the write (silently wrong)
+    def program(lib):
+        a = lib.tensor(np.array([2.0, 3.0]), requires_grad=True)
+        b = lib.tensor(np.array([1.0, 1.0])) * 1
+        first, rest = b[0], b[1:]
+        b.mul_(a)                     # first now holds a[0] * 1: it depends on a
+        return lib.autograd.grad(first + rest.sum(), a)
+    _assert_agree(program)
+
+
+def test_sibling_view_sees_an_in_place_write_through_another_view():
+    def program(lib):
+        a = lib.tensor(np.array([2.0, 3.0]), requires_grad=True)
+        c = lib.tensor(np.array([1.0, 2.0]), requires_grad=True) * 1
+        v1, v2 = c[0], c[1:]
+        v2.mul_(a[1:] * 1)
+        return lib.autograd.grad(v1 * 2 + c.sum() + v2.sum(), a)
+    _assert_agree(program)
+
 # -- known differences found by fuzzing, reported and not fixed here (tests/fuzz/programs.py) ----
 
 @pytest.mark.xfail(reason="Tensor.real is not an autograd view: writes through it are missed")
@@ -174,16 +195,4 @@ def test_result_of_pow_with_scalar_exponent_may_be_modified_in_place():
         y.add_(1)
         y.sum().backward()
         return y, x.grad
-    _assert_agree(program)
-
-
-@pytest.mark.xfail(reason="a view taken before an in-place write to its base keeps its old "
-                          "grad_fn (torch regenerates it); gradkit/_tensor.py + ops/inplace.py")
-def test_view_taken_before_an_in_place_write_to_its_base_sees_the_write():
-    def program(lib):
-        a = lib.tensor(np.array([2.0, 3.0]), requires_grad=True)
-        b = lib.tensor(np.array([1.0, 1.0])) * 1
-        first = b[0]
-        b.mul_(a)                     # first now holds a[0] * 1: it depends on a
-        return lib.autograd.grad(first, a)
     _assert_agree(program)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 from sys import modules as _modules
+from weakref import ref as _weakref
 
 import numpy as np
 
@@ -462,7 +463,8 @@ def _unpack_all(saved, node, create_graph):
 
 def _mark_view(op, base, result, params):
     """Views share their base's version counter and remember how to rebuild themselves."""
-    outputs = result if isinstance(result, tuple) else (result,)
+    several = isinstance(result, tuple)  # even of one: replay must then pick element 0
+    outputs = result if several else (result,)
     root = base
     chain = ()
     view = getattr(base, "_view", None)
@@ -470,7 +472,18 @@ def _mark_view(op, base, result, params):
         root, chain = view
     for i, out in enumerate(outputs):
         out._vc = base._vc
-        out._view = (root, chain + ((op, params, i if len(outputs) > 1 else None),))
+        out._view = (root, chain + ((op, params, i if several else None),))
+        _register_view(out)
+
+
+def _register_view(view) -> None:
+    """Keep a weak reference to ``view`` after the version it shares with its base: an in-place
+    write to the base or to another view must give it a fresh history (ops/inplace.py)."""
+    refs = view._vc
+    refs.append(_weakref(view))
+    n = len(refs) - 1
+    if n >= 32 and n & (n - 1) == 0:  # at each power of two: drop dead views (amortized O(1))
+        refs[1:] = [r for r in refs[1:] if r() is not None]
 
 
 def replay_view(chain, tensor):

@@ -61,7 +61,24 @@ def inplace(tensor, out_of_place, *args, **kwargs):
             tensor._output_nr = result._output_nr
             tensor._requires_grad = result._requires_grad
         _resave_output(result, tensor)
+        _refresh_views(tensor, view)
     return tensor
+
+
+def _refresh_views(tensor, view) -> None:
+    """The other live views of the written memory get a history starting at the new one
+    (torch regenerates a view's grad_fn when its base changed under it)."""
+    root = tensor if view is None else view[0]
+    for ref in tensor._vc[1:]:
+        other = ref()
+        if other is None or other is tensor:
+            continue
+        other_view = getattr(other, "_view", None)
+        if other_view is None or other_view[0] is not root:
+            continue
+        fresh = replay_view(other_view[1], root)
+        other.grad_fn, other._output_nr = fresh.grad_fn, fresh._output_nr
+        other._requires_grad = fresh._requires_grad
 
 
 def _resave_output(result, tensor) -> None:

@@ -485,10 +485,6 @@ KNOWN_DIFFERENCES = (
      "counter or history), so an in-place write through them is missed by backward: no error "
      "where torch raises, or a wrong gradient",
      lambda program, mine, theirs: _writes_through_real(program)),
-    ("a view taken before an in-place write to its base (or to another view of it) keeps its "
-     "old history: torch regenerates the view's grad_fn, gradkit does not, so gradients through "
-     "that view miss the write",
-     lambda program, mine, theirs: mine.error is None and _stale_view(program)),
     ("a write into an expanded (self-overlapping) tensor is refused at the write by gradkit "
      "(NumPy's read-only broadcast); torch may accept it and fail later or not at all",
      lambda program, mine, theirs: mine.error is not None and mine.error[0].startswith("step")
@@ -496,31 +492,7 @@ KNOWN_DIFFERENCES = (
 )
 
 
-VIEW_OPS = {"transpose", "flatten", "unsqueeze", "squeeze", "expand", "slice", "select0", "real",
-            "permute", "view_flat", "t", "split0", "chunk_last", "unbind0"}
-
-
 _REPEATING = {"expand", "repeat", "stack", "cat", "index_select", "index_rows", "gather"}
-
-
-def _stale_view(program: Program) -> bool:
-    """A view taken before an in-place write to its base or to another view of that base."""
-    root = {}  # slot -> the slot it is a view of (itself when not a view)
-    views_before = []
-    first = len(program.leaves)
-    for k, step in enumerate(program.steps):
-        slot = first + k
-        source = root.get(step.inputs[0], step.inputs[0]) if step.inputs else None
-        if step.op in VIEW_OPS:
-            root[slot] = source
-            views_before.append((source, slot))
-        elif OPS[step.op].inplace:
-            root[slot] = source  # the same tensor as its first input
-            target = step.inputs[0]
-            if any(r == source and root.get(v) is not None and v != target
-                   for r, v in views_before):
-                return True
-    return False
 
 
 def _writes_through_real(program: Program) -> bool:

@@ -240,28 +240,24 @@ _min_dim.defvjp_all(lambda g, x_shape, idx, dim, keepdim: (_select_grad(g, x_sha
                                                                         keepdim),))
 
 
-def max(x, dim=None, keepdim: bool = False):  # noqa: A001
-    """max(x) -> tensor; max(x, dim) -> (values, indices); max(x, other) -> maximum."""
-    from gradkit._tensor import Tensor
-    if isinstance(dim, Tensor):
-        from gradkit.ops.elementwise import maximum
-        return maximum(x, dim)
-    if dim is None:
-        return amax(x)
-    values, indices = _max_dim(x, _normalize_dim(dim, x.ndim), keepdim)
-    return values_indices(values, indices)
+def _extreme(pairwise_name: str, whole, along):
+    """torch.max/min: ``f(x)`` a tensor, ``f(x, dim)`` (values, indices), ``f(x, other)``."""
+    def extreme(x, dim=None, keepdim: bool = False):
+        from gradkit._tensor import Tensor
+        if isinstance(dim, Tensor):
+            from gradkit.ops import elementwise
+            return getattr(elementwise, pairwise_name)(x, dim)
+        if dim is None:
+            return whole(x)
+        values, indices = along(x, _normalize_dim(dim, x.ndim), keepdim)
+        return values_indices(values, indices)
+    return extreme
 
 
-def min(x, dim=None, keepdim: bool = False):  # noqa: A001
-    """min(x) -> tensor; min(x, dim) -> (values, indices); min(x, other) -> minimum."""
-    from gradkit._tensor import Tensor
-    if isinstance(dim, Tensor):
-        from gradkit.ops.elementwise import minimum
-        return minimum(x, dim)
-    if dim is None:
-        return amin(x)
-    values, indices = _min_dim(x, _normalize_dim(dim, x.ndim), keepdim)
-    return values_indices(values, indices)
+max = _extreme("maximum", amax, _max_dim)  # noqa: A001
+max.__doc__ = "max(x) -> tensor; max(x, dim) -> (values, indices); max(x, other) -> maximum."
+min = _extreme("minimum", amin, _min_dim)  # noqa: A001
+min.__doc__ = "min(x) -> tensor; min(x, dim) -> (values, indices); min(x, other) -> minimum."
 
 
 @op()

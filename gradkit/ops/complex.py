@@ -52,6 +52,7 @@ def _to_complex_op(xp, x):
 
 
 _to_complex_op.defvjp(lambda g: real(g))
+_to_complex_op.defjvp(lambda t: _to_complex_op(t))
 
 
 def _to_complex(g):

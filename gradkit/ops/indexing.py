@@ -183,7 +183,7 @@ scatter_add.defjvp(lambda t, dim, index, src_shape, x_shape: t, None, None,
                        _normalize_dim(dim, len(x_shape))))
 
 
-@op(save=("dim", "index", "src.shape"))
+@op(save=("dim", "index", "src.shape", "x.shape"))
 def scatter(xp, x, dim, index, src):
     dim = _normalize_dim(dim, x.ndim)
     out = x.copy()
@@ -191,8 +191,18 @@ def scatter(xp, x, dim, index, src):
     return out
 
 
-scatter.defvjp(lambda g, dim, index, src_shape: scatter(g, dim, index, 0.0), None, None,
+def _scatter_jvp(tangents, dim, index, src_shape, x_shape):
+    """scatter is linear in (x, src): its tangent scatters src's tangent into x's."""
+    t_x, _, _, t_src = tangents
+    if t_x is None:
+        from gradkit.creation import zeros
+        t_x = zeros(tuple(x_shape), dtype=t_src.dtype, device=t_src.device)
+    return scatter(t_x, dim, index, 0.0 if t_src is None else t_src)
+
+
+scatter.defvjp(lambda g, dim, index, src_shape, x_shape: scatter(g, dim, index, 0.0), None, None,
                _src_grad)
+scatter.defjvp_all(_scatter_jvp)
 
 
 @op(save=("dim", "index", "x.shape"))
@@ -226,6 +236,12 @@ def _masked_value_grad(g, mask):
 
 
 masked_fill.defvjp(lambda g, mask: masked_fill(g, mask, 0.0), None, _masked_value_grad)
+def _masked_value_jvp(t, mask):
+    from gradkit.ops.elementwise import where
+    return where(mask, t, 0.0)
+
+
+masked_fill.defjvp(lambda t, mask: masked_fill(t, mask, 0.0), None, _masked_value_jvp)
 
 
 _PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",

@@ -182,7 +182,15 @@ def amax(xp, x, dim=None, keepdim=False):
     return xp.amax(x, axis=axes(dim, x.ndim), keepdims=keepdim)
 
 
+def _evenly_jvp(t, x, out, dim, keepdim):
+    """Tangent of amax/amin: the mean of the tangents at the elements equal to the extreme."""
+    mask = x == expand_back(out, tuple(x.shape), dim, keepdim)
+    reduced = axes(dim, x.ndim)
+    return sum(where(mask, t, 0.0), reduced, keepdim) / sum(mask, reduced, keepdim)
+
+
 amax.defvjp(_evenly)
+amax.defjvp(_evenly_jvp)
 
 
 @op(save=("x", "result"))
@@ -192,6 +200,7 @@ def amin(xp, x, dim=None, keepdim=False):
 
 
 amin.defvjp(_evenly)
+amin.defjvp(_evenly_jvp)
 
 
 def _check_nonempty(name, x, dim):
@@ -234,10 +243,24 @@ def _select_grad(g, x_shape, indices, dim, keepdim):
     return scatter_into_zeros(g, indices, x_shape, dim)
 
 
+def _select_jvp(tangents, x_shape, indices, dim, keepdim):
+    """Tangent of max/min along a dim: the tangent at the selected index (indices get none)."""
+    from gradkit.ops.indexing import gather
+    from gradkit.ops.shape import squeeze, unsqueeze
+    t = tangents[0]
+    if not x_shape:
+        return t, None
+    if keepdim:
+        return gather(t, dim, indices), None
+    return squeeze(gather(t, dim, unsqueeze(indices, dim)), dim), None
+
+
 _max_dim.defvjp_all(lambda g, x_shape, idx, dim, keepdim: (_select_grad(g, x_shape, idx, dim,
                                                                         keepdim),))
 _min_dim.defvjp_all(lambda g, x_shape, idx, dim, keepdim: (_select_grad(g, x_shape, idx, dim,
                                                                         keepdim),))
+_max_dim.defjvp_all(_select_jvp)
+_min_dim.defjvp_all(_select_jvp)
 
 
 def _extreme(pairwise_name: str, whole, along):

@@ -277,6 +277,8 @@ def _split_vjp(grads, x_shape, sections, dim):
 
 
 _split.defvjp_all(_split_vjp)
+_split.defjvp_all(lambda tangents, x_shape, sections, dim:
+                  _split(tangents[0], sections=sections, dim=dim))
 
 
 def split(x, split_size_or_sections, dim: int = 0):

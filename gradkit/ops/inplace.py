@@ -38,6 +38,8 @@ def inplace(tensor, out_of_place, *args, **kwargs):
     if recording and view is not None and view[0].grad_fn is None and view[0]._requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
+    if recording and view is not None:
+        _refuse_multi_output_view(tensor, view[1])
     if recording:
         # the op may save its input for backward: give it the old values, not our buffer
         with device_context(tensor._data):
@@ -63,6 +65,24 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         _resave_output(result, tensor)
         _refresh_views(tensor, view)
     return tensor
+
+
+def _refuse_multi_output_view(tensor, chain) -> None:
+    """torch: outputs of split/chunk/unbind (and views of them) are not written in place while
+    recording, since one node produced them all."""
+    made = [(view_op, index) for view_op, _, index in chain if index is not None]
+    if not made:
+        return
+    view_op, index = made[-1]
+    tail = ("This view is the output of a function that returns multiple views. Such functions "
+            "do not allow the output views to be modified inplace. You should replace the "
+            "inplace operation by an out-of-place one.")
+    if tensor._requires_grad:
+        name = view_op.node_name.removesuffix("Backward0")
+        raise RuntimeError(f"Output {index} of {name} is a view and is being modified inplace. "
+                           + tail)
+    raise RuntimeError("A view was created in no_grad mode and is being modified inplace with "
+                       "grad mode enabled. " + tail)
 
 
 def _refresh_views(tensor, view) -> None:

@@ -476,6 +476,10 @@ KNOWN_DIFFERENCES = (
      "and where it is 0 torch's second derivative is NaN, gradkit's 0",
      lambda program, mine, theirs: "std" in {s.op for s in program.steps}
      and bool({s.op for s in program.steps} & _REPEATING)),
+    ("a base modified in place after split/chunk/unbind took views of it: torch refuses to "
+     "backward through those views, gradkit gives them a fresh history (and the right gradient)",
+     lambda program, mine, theirs: mine.error is None and theirs.error is not None
+     and _multi_view_then_write(program)),
     ("gather saves only its input's shape (torch saves the input), so an in-place write to that "
      "input fails backward in torch only",
      lambda program, mine, theirs: mine.error is None
@@ -493,6 +497,13 @@ KNOWN_DIFFERENCES = (
 
 
 _REPEATING = {"expand", "repeat", "stack", "cat", "index_select", "index_rows", "gather"}
+
+
+def _multi_view_then_write(program: Program) -> bool:
+    steps = [s.op for s in program.steps]
+    first = next((k for k, op in enumerate(steps) if op in ("split0", "chunk_last", "unbind0")),
+                 None)
+    return first is not None and any(OPS[op].inplace for op in steps[first + 1:])
 
 
 def _writes_through_real(program: Program) -> bool:

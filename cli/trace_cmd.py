@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import click
 
-from gradkit.cli import render, trace_analysis
+from gradkit.cli import render
 from gradkit.cli.options import no_color_option, table_options
 from gradkit.profiler import load_trace
+from gradkit.profiler.analysis import category_totals, slowest_backward
 
 
 @click.group()
@@ -30,7 +31,7 @@ def summary(trace_file: str, sort_by: str, row_limit: int, top: int, no_color: b
         loaded = load_trace(trace_file)
     except OSError as exc:
         raise _one_line_error("cannot read trace", trace_file, exc.strerror or exc) from None
-    except (ValueError, TypeError, AttributeError, KeyError) as exc:  # the content, not the file
+    except ValueError as exc:  # the content, not the file
         raise _one_line_error("malformed trace", trace_file, exc) from None
     console = render.make_console(no_color)
     events = loaded.events()
@@ -39,8 +40,8 @@ def summary(trace_file: str, sort_by: str, row_limit: int, top: int, no_color: b
         return
     table = events.key_averages().table(sort_by=sort_by, row_limit=row_limit)
     render.averages_table(console, table, f"gradkit trace summary {trace_file}")
-    render.category_totals(console, trace_analysis.category_totals(events))
-    render.slowest_backward(console, trace_analysis.slowest_backward(events, top))
+    render.category_totals(console, category_totals(events))
+    render.slowest_backward(console, slowest_backward(events, top))
 
 
 def _one_line_error(what: str, path: str, reason) -> click.ClickException:

@@ -4,12 +4,14 @@ from __future__ import annotations
 import gzip
 import json
 import os
+from bisect import bisect_left, bisect_right
 
 from gradkit.profiler.events import EventList, FunctionEvent, nest
 
 # device-side and Python-tracer events are not host ops: torch's table leaves them out too
 _SKIPPED_CATS = {"python_function", "kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation",
                  "ac2g", "Trace", "overhead"}
+_FLOW_CAT = "fwdbwd"  # forward op -> backward node arrows, in torch's traces and ours
 
 
 def _read_json(path: str):
@@ -23,12 +25,74 @@ def _read_json(path: str):
         raise ValueError(f"{path} is not a readable Chrome trace (JSON): {e}") from e
 
 
+def _json_kind(value) -> str:
+    """How JSON calls the type of ``value`` (for error messages)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    kinds = {str: "a string", list: "a list", dict: "an object"}
+    return kinds.get(type(value), type(value).__name__)
+
+
+def _trace_events(path: str, data) -> list:
+    """The event list of either form the format allows: ``{"traceEvents": [...]}`` or ``[...]``."""
+    if isinstance(data, list):
+        return data
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: not a Chrome trace: the top-level JSON value is "
+                         f"{_json_kind(data)}, expected an object with 'traceEvents' or a list "
+                         "of events")
+    raw = data.get("traceEvents", [])
+    if not isinstance(raw, list):
+        raise ValueError(f"{path}: not a Chrome trace: 'traceEvents' must be a list, "
+                         f"got {_json_kind(raw)}")
+    return raw
+
+
 def _ns(value) -> int:
     return round(float(value) * 1000)
 
 
+def _args(item: dict) -> dict:
+    args = item.get("args")
+    if args is None:
+        return {}
+    if not isinstance(args, dict):
+        raise ValueError(f"'args' must be an object, got {_json_kind(args)}")
+    return args
+
+
+def _thread(item: dict) -> tuple:
+    pid, tid = item.get("pid", 0), item.get("tid", 0)
+    for name, value in (("pid", pid), ("tid", tid)):
+        if not isinstance(value, (int, str)) or isinstance(value, bool):
+            raise ValueError(f"'{name}' must be a number or a string, got {_json_kind(value)}")
+    return (pid, tid)
+
+
+def _function_event(item: dict, thread: tuple) -> FunctionEvent:
+    start = _ns(item.get("ts", 0))
+    event = FunctionEvent(str(item.get("name", "")), item.get("cat", ""), thread,
+                          start, start + max(_ns(item.get("dur", 0)), 0))
+    args = _args(item)
+    event.sequence_nr = int(args.get("Sequence number", -1))
+    event.fwd_thread = args.get("Fwd thread id", 0)
+    if "Input Dims" in args:
+        event.input_shapes = args["Input Dims"]
+        event.input_types = args.get("Input type")
+    event.site = args.get("Forward call site")
+    event.flops = args.get("flops", 0)
+    return event
+
+
 class TraceFile:
     """The host-side events of a trace file; ``key_averages()`` like a live profile.
+
+    Backward node events point at the forward op that created them (``event.forward``),
+    found through the trace's ``fwdbwd`` flows, else through sequence numbers.
 
     >>> trace = gradkit.profiler.load_trace("trace.json")
     >>> print(trace.key_averages().table(sort_by="self_cpu_time_total", row_limit=10))
@@ -36,40 +100,39 @@ class TraceFile:
 
     def __init__(self, path: str, data) -> None:
         self.path = path
-        raw = data.get("traceEvents", []) if isinstance(data, dict) else data
-        if not isinstance(raw, list):
-            raise ValueError(f"{path}: 'traceEvents' must be a list")
+        raw = _trace_events(path, data)
         self.metadata = {k: v for k, v in data.items() if k != "traceEvents"} \
             if isinstance(data, dict) else {}
         events, memory = [], []
-        has_shapes = has_memory = False
-        for item in raw:
+        flows: dict = {}  # flow id -> {"s": (thread, ts), "f": (thread, ts, binds_enclosing)}
+        for index, item in enumerate(raw):
             if not isinstance(item, dict):
                 continue
-            phase = item.get("ph")
-            thread = (item.get("pid", 0), item.get("tid", 0))
-            if phase == "X" and item.get("cat") not in _SKIPPED_CATS:
-                start = _ns(item.get("ts", 0))
-                event = FunctionEvent(str(item.get("name", "")), item.get("cat", ""), thread,
-                                      start, start + max(_ns(item.get("dur", 0)), 0))
-                args = item.get("args") or {}
-                event.sequence_nr = args.get("Sequence number", -1)
-                event.fwd_thread = args.get("Fwd thread id", 0)
-                if "Input Dims" in args:
-                    event.input_shapes = args["Input Dims"]
-                    event.input_types = args.get("Input type")
-                    has_shapes = True
-                event.site = args.get("Forward call site")
-                event.flops = args.get("flops", 0)
-                events.append(event)
-            elif phase == "i" and item.get("name") == "[memory]":
-                args = item.get("args") or {}
-                if args.get("Device Type", 0) == 0:  # host memory only in the CPU columns
-                    memory.append((_ns(item.get("ts", 0)), int(args.get("Bytes", 0)), thread))
-                    has_memory = True
-        _link_forward(events)
-        self._events = EventList(nest(events, memory), record_shapes=has_shapes,
-                                 profile_memory=has_memory)
+            try:
+                self._read(item, events, memory, flows)
+            except (TypeError, ValueError, OverflowError) as e:
+                raise ValueError(f"{path}: event #{index} ({item.get('name', '?')!r}): {e}") \
+                    from e
+        ordered = nest(events, memory)
+        _link_by_flows(ordered, flows)
+        _link_by_sequence(ordered)
+        has_shapes = any(e.input_shapes is not None for e in ordered)
+        self._events = EventList(ordered, record_shapes=has_shapes, profile_memory=bool(memory))
+
+    @staticmethod
+    def _read(item: dict, events: list, memory: list, flows: dict) -> None:
+        phase = item.get("ph")
+        if phase == "X" and item.get("cat") not in _SKIPPED_CATS:
+            events.append(_function_event(item, _thread(item)))
+        elif phase == "i" and item.get("name") == "[memory]":
+            args = _args(item)
+            if args.get("Device Type", 0) == 0:  # host memory only in the CPU columns
+                memory.append((_ns(item.get("ts", 0)), int(args.get("Bytes", 0)), _thread(item)))
+        elif phase in ("s", "f") and item.get("cat") == _FLOW_CAT:
+            end = (_thread(item), _ns(item.get("ts", 0)))
+            if phase == "f":
+                end += (item.get("bp") == "e",)
+            flows.setdefault(item.get("id"), {})[phase] = end
 
     def events(self) -> EventList:
         return self._events
@@ -79,22 +142,69 @@ class TraceFile:
         return self._events.key_averages(group_by_input_shape, group_by_stack_n)
 
 
-def _link_forward(events) -> None:
-    """Point each backward event at the forward op of its sequence number (same process)."""
+def _link_by_flows(events: list, flows: dict) -> None:
+    """Follow each ``fwdbwd`` arrow from the forward op slice to the backward node slice."""
+    if not flows:
+        return
+    threads: dict = {}
+    for e in events:  # nest() ordered them by thread, then start, parents first
+        starts, slices = threads.setdefault(e.thread, ([], []))
+        starts.append(e.start_ns)
+        slices.append(e)
+    for ends in flows.values():
+        if "s" not in ends or "f" not in ends:
+            continue
+        forward = _enclosing(threads, *ends["s"])
+        thread, ts, bound_enclosing = ends["f"]
+        node = _enclosing(threads, thread, ts) if bound_enclosing else _next(threads, thread, ts)
+        if forward is None or node is None or node is forward:
+            continue
+        node.forward = forward
+        node.site = node.site or forward.site
+        if not node.fwd_thread:
+            node.fwd_thread = forward.thread[1] or -1  # non-zero: marks it as a backward event
+
+
+def _enclosing(threads: dict, thread, ts: int):
+    """The innermost slice of ``thread`` open at ``ts`` (Chrome's binding of a flow point)."""
+    starts, slices = threads.get(thread, ((), ()))
+    i = bisect_right(starts, ts) - 1
+    event = slices[i] if i >= 0 else None  # among equal starts the last is the innermost
+    while event is not None and event.end_ns < ts:
+        event = event.cpu_parent
+    return event
+
+
+def _next(threads: dict, thread, ts: int):
+    """The first slice of ``thread`` starting at or after ``ts`` (a flow end without bp=e)."""
+    starts, slices = threads.get(thread, ((), ()))
+    i = bisect_left(starts, ts)
+    return slices[i] if i < len(slices) else None
+
+
+def _link_by_sequence(events: list) -> None:
+    """Backward events no flow reached: the last forward op of their sequence number (same
+    process) that started before them (torch wraps each node in an unlinked
+    ``autograd::engine::evaluate_function: ...`` event that carries the same number)."""
     creators: dict = {}
     for e in sorted(events, key=lambda e: e.start_ns):
-        if e.sequence_nr is None or e.sequence_nr < 0:
+        if e.sequence_nr < 0:
             continue
         key = (e.thread[0], e.sequence_nr)
         if not e.fwd_thread:
             creators[key] = e  # a later forward with a reused number replaces the earlier
-        elif key in creators:
+        elif e.forward is None and key in creators:
             e.forward = creators[key]
             e.site = e.site or creators[key].site
 
 
 def load_trace(path) -> TraceFile:
-    """Read a Chrome trace file written by gradkit or PyTorch (``.json`` or ``.json.gz``)."""
+    """Read a Chrome trace file written by gradkit or PyTorch (``.json`` or ``.json.gz``).
+
+    >>> trace = gradkit.profiler.load_trace("traces/train.json.gz")
+    >>> [(e.name, e.forward.name) for e in trace.events() if e.forward][:1]
+    [('SumBackward0', 'gradkit::sum')]
+    """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such trace file: {path}")

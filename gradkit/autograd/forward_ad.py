@@ -248,7 +248,11 @@ def _saved_values(op, args, outputs) -> list:
                           tuple(getattr(_data(a), attr) for a in args))
             continue
         source = args[index] if kind == "input" else outputs[index]
-        values.append(getattr(_data(source), attr) if attr else source)
+        if attr:  # metadata; a Python scalar argument has shape () (as the op's own save)
+            data = _data(source)
+            values.append(getattr(data, attr) if hasattr(data, attr) else _op._scalar_meta(attr))
+        else:
+            values.append(source)
     return values
 
 

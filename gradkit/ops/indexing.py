@@ -130,7 +130,9 @@ def gather(xp, x, dim, index):
     dim = _normalize_dim(dim, x.ndim)
     if index.ndim != x.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    return xp.take_along_axis(x, index, axis=dim)
+    # torch reads only index's extent in the other dims (NumPy would broadcast index to x)
+    block = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))
+    return xp.take_along_axis(x[block], index, axis=dim)
 
 
 gather.defvjp(lambda g, dim, index, x_shape:

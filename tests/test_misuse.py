@@ -335,7 +335,7 @@ MISUSES = [
     Misuse("trace", "summary of an event with a non-numeric timestamp",
            lambda w: _cli_summary(w, b'{"traceEvents": [{"ph": "X", "name": "a", "ts": "abc", '
                                      b'"dur": 1, "pid": 1, "tid": 1}]}'),
-           click_error, r"malformed trace .*could not convert string to float"),
+           click_error, r"bad.json: .*could not convert string to float: 'abc'"),
     Misuse("trace", "summary of a file that does not exist",
            lambda w: _cli_summary(w, None, "missing.json"), click_error, r"no such trace file"),
     # writing traces

@@ -6,6 +6,7 @@ through torch's attribute names.
 """
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict
 
 
@@ -21,7 +22,7 @@ class FunctionEvent:
     stack = ()              # "file(line): function" entries, innermost first
     flops = 0
     forward = None          # backward node events: the forward op event that made the node
-    cpu_parent = None
+    _parent = None          # a weak reference: parent and children make no reference cycle
     cpu_children = ()       # becomes a list when the first child is linked
     self_cpu_memory_usage = 0
     cpu_memory_usage = 0
@@ -35,6 +36,15 @@ class FunctionEvent:
         self.end_ns = end_ns
         if sequence_nr >= 0:
             self.sequence_nr = sequence_nr
+
+    @property
+    def cpu_parent(self) -> FunctionEvent | None:
+        """The enclosing event on the same thread (None at top level)."""
+        return self._parent() if self._parent is not None else None
+
+    @cpu_parent.setter
+    def cpu_parent(self, event: FunctionEvent | None) -> None:
+        self._parent = weakref.ref(event) if event is not None else None
 
     @property
     def key(self) -> str:

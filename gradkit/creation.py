@@ -92,12 +92,22 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(array)
 
 
+def _checked_shape(size) -> tuple:
+    """``(2, 3)`` from ``(2, 3)`` or ``((2, 3),)``; torch's error for negative sizes."""
+    shape = _varargs(size)
+    for s in shape:
+        if not isinstance(s, (int, np.integer)):
+            raise TypeError(f"expected a sequence of integers as the size, but got "
+                            f"{type(s).__name__}")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(shape)}")
+    return shape
+
+
 def _filled(fill, size, dtype, device, requires_grad, kind="f") -> Tensor:
     dev, np_dtype = _resolve(dtype, device, kind)
-    shape = _varargs(size)
-    if any(not isinstance(s, (int, np.integer)) or s < 0 for s in shape):
-        raise RuntimeError(f"Trying to create tensor with negative dimension or non-integer "
-                           f"size: {list(shape)}")
+    shape = _checked_shape(size)
     xp = backend.array_module(dev)
     if dev.type == "cpu":
         data = np.full(shape, fill, dtype=np_dtype)
@@ -236,7 +246,7 @@ def set_rng_state(state) -> None:
 
 def _random(sample, size, dtype, device, requires_grad, kind="f") -> Tensor:
     dev, np_dtype = _resolve(dtype, device, kind)
-    shape = _varargs(size)
+    shape = _checked_shape(size)
     return _finish(np.asarray(sample(_generator.rng, shape)).astype(np_dtype), dev, requires_grad)
 
 

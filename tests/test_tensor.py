@@ -52,8 +52,10 @@ def test_creation_functions():
     r = gradkit.randint(0, 5, (100,))
     assert r.dtype is gradkit.int64 and 0 <= r.min().item() and r.max().item() < 5
     assert gradkit.rand(3, 4).shape == (3, 4) and gradkit.randn(2).dtype is gradkit.float32
-    with pytest.raises(RuntimeError, match="negative dimension"):
+    with pytest.raises(RuntimeError, match="Trying to create tensor with negative dimension -1"):
         gradkit.zeros(-1)
+    with pytest.raises(RuntimeError, match="Trying to create tensor with negative dimension -2"):
+        gradkit.randn(3, -2)
 
 
 def test_manual_seed_makes_random_numbers_repeat():

@@ -133,8 +133,8 @@ def _write(tensor, values) -> None:
 
 
 def _name(dtype) -> str:
-    from gradkit.backend import from_numpy_dtype
-    return from_numpy_dtype(dtype).name.capitalize()
+    from gradkit.ops.unary_helpers import _SCALAR_TYPE_NAMES
+    return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
 
 
 def _rebase_view(tensor, view, result) -> None:

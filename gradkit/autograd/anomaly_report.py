@@ -29,6 +29,8 @@ import linecache
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from gradkit._user_frames import user_frame_count
+
 NO_FORWARD_INFO = ("No forward pass information available. Enable detect anomaly during forward "
                    "pass for more information.")
 
@@ -150,11 +152,14 @@ def _line_of(code, lasti: int) -> int:
 
 
 def source_frames(frames) -> list[SourceFrame] | None:
-    """Format a captured ``(code, lasti, ...)`` tuple (innermost first), outermost first."""
+    """Format a captured ``(code, lasti, ...)`` tuple (innermost first), outermost first.
+
+    Frames of a runner above the user's script (runpy, click, the console script) are left out.
+    """
     if frames is None:
         return None
     out = []
-    for i in range(len(frames) - 2, -1, -2):
+    for i in range(2 * user_frame_count(frames[::2]) - 2, -1, -2):
         code, lasti = frames[i], frames[i + 1]
         lineno = _line_of(code, lasti)
         line = linecache.getline(code.co_filename, lineno).strip()

@@ -299,6 +299,7 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
     heapq.heapify(ready)
     leaves = []  # (AccumulateGrad, grad): applied once everything else succeeded
     observed = observers.active
+    watched = observers.node_watchers
     watch_saved = observers.saved_watchers
     pop, push = heapq.heappop, heapq.heappush
     while ready:
@@ -324,8 +325,10 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
                 owned = getattr(leaf_grad, "base", 0) is None and sys.getrefcount(leaf_grad) == 3
                 leaves.append((node, leaf_grad, owned))
             continue
-        if observed:
+        if watched:
             grad_inputs = _run_observed(node, grads, create_graph)
+        elif observed:  # observers that do not watch nodes still hear of its errors
+            grad_inputs = _observed_hooks(node, node.op.backward, node, grads, create_graph)
         else:
             grad_inputs = node.op.backward(node, grads, create_graph)
         if not node.op.checks_grads:
@@ -423,8 +426,22 @@ def _seq(node) -> int:
 
 
 def _run_observed(node, grads, create_graph):
-    active = observers.active
-    tokens = [obs.node_enter(node, grads) for obs in active]
+    """The node's backward between node_enter and node_exit of the observers that watch nodes;
+    all observers hear of its exceptions (node_error)."""
+    watchers = observers.node_watchers
+    if len(watchers) == 1:  # the common case (a profiler or anomaly mode): no lists, no zip
+        observer = watchers[0]
+        token = observer.node_enter(node, grads)
+        try:
+            grad_inputs = node.op.backward(node, grads, create_graph)
+        except BaseException as exc:
+            if isinstance(exc, Exception):
+                observers.notify_error(node, exc)
+            observer.node_exit(token, None)
+            raise
+        observer.node_exit(token, grad_inputs)
+        return grad_inputs
+    tokens = [obs.node_enter(node, grads) for obs in watchers]
     grad_inputs = None
     try:
         grad_inputs = node.op.backward(node, grads, create_graph)
@@ -433,7 +450,7 @@ def _run_observed(node, grads, create_graph):
         observers.notify_error(node, exc)
         raise
     finally:
-        observers.exit_nodes(active, tokens, grad_inputs)
+        observers.exit_nodes(watchers, tokens, grad_inputs)
 
 
 def _observed_hooks(node, run_hooks, *args):

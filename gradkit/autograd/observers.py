@@ -18,6 +18,10 @@ import threading
 
 active: tuple = ()
 saved_watchers: tuple = ()  # the subset that accounts saved-tensor bytes (memory profiling)
+# the subsets that override op_enter/op_exit and node_enter/node_exit: the hot paths call only
+# these (usually one observer: a profiler or anomaly mode), read once per op or node
+op_watchers: tuple = ()
+node_watchers: tuple = ()
 _lock = threading.Lock()
 
 
@@ -101,15 +105,28 @@ def _watches_saved(o) -> bool:
     return bool(getattr(o, "watches_saved", default))
 
 
+def _overrides(o, names: tuple) -> bool:
+    """Whether ``o`` implements any of the points ``names`` (not the base class's no-ops)."""
+    for name in names:
+        method = getattr(o, name, None)
+        if method is not None and getattr(method, "__func__", None) is not getattr(Observer, name):
+            return True  # a method of its own, or a function bound on the instance
+    return False
+
+
+def _publish(observers: tuple) -> None:
+    global active, saved_watchers, op_watchers, node_watchers
+    saved_watchers = tuple(o for o in observers if _watches_saved(o))
+    op_watchers = tuple(o for o in observers if _overrides(o, ("op_enter", "op_exit")))
+    node_watchers = tuple(o for o in observers if _overrides(o, ("node_enter", "node_exit")))
+    active = observers
+
+
 def attach(observer: Observer) -> None:
-    global active, saved_watchers
     with _lock:
-        active = (*active, observer)
-        saved_watchers = tuple(o for o in active if _watches_saved(o))
+        _publish((*active, observer))
 
 
 def detach(observer: Observer) -> None:
-    global active, saved_watchers
     with _lock:
-        active = tuple(o for o in active if o is not observer)
-        saved_watchers = tuple(o for o in active if _watches_saved(o))
+        _publish(tuple(o for o in active if o is not observer))

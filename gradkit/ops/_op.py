@@ -27,6 +27,7 @@ from weakref import ref as _weakref
 import numpy as np
 
 from gradkit.autograd import observers
+from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import Node, SavedTensor, accumulate_node
 
@@ -47,7 +48,7 @@ class Op:
 
     def __init__(self, forward, name=None, save=(), broadcast=False, linear=False,
                  view=False, outputs=1, differentiable_outputs=None, node_name=None,
-                 elementwise=False):
+                 elementwise=False, batchable=False):
         self.forward = forward
         self.name = name or forward.__name__.strip("_")
         self.node_name = node_name or _to_node_name(self.name)
@@ -56,6 +57,7 @@ class Op:
         self.linear = linear         # jvp is the op applied to the tangents
         self.view = view             # output shares memory (and version) with input 0
         self.elementwise = elementwise
+        self.batchable = batchable  # vjp rules broadcast over a leading batch dim (batching.py)
         self.outputs = outputs       # 1, a fixed count, or -1 for "as many as forward returns"
         self.differentiable_outputs = differentiable_outputs  # indices; None = all
         sig = inspect.signature(forward)
@@ -71,6 +73,9 @@ class Op:
         self.n_inputs = -1 if self.variadic else len(self.input_names)  # -1: any number
         self.save_spec = tuple(self._parse_save(s) for s in
                                ((save,) if isinstance(save, str) else save))
+        # (is_result, index) per entry when only whole inputs/results are saved: the fast path
+        self.plain_save = tuple((kind == "result", index) for kind, index, _ in self.save_spec) \
+            if all(kind != "inputs" and not attr for kind, _, attr in self.save_spec) else None
         self.differentiable = False  # until a vjp rule is declared
         self.vjps = None      # tuple: one rule per input (None = not differentiable)
         self.vjp_all = None   # or one rule returning all input gradients
@@ -114,6 +119,7 @@ class Op:
         vjp.__qualname__ = f"{derivative.__qualname__}.vjp"
         jvp.__qualname__ = f"{derivative.__qualname__}.jvp"
         self.defvjp(vjp)
+        self.batchable = True  # g * f'(x) broadcasts over a leading batch dim
         self.defjvp(jvp)
         return derivative
 
@@ -174,7 +180,7 @@ class Op:
             shape, dtype = meta[i]
             data = getattr(r, "_data", r)
             if data.shape != shape:
-                if not self.broadcast:
+                if not self.broadcast and not batch_state.size:
                     raise RuntimeError(
                         f"Function {node.name()} returned an invalid gradient at index {i} - got "
                         f"{list(data.shape)} but expected shape compatible with {list(shape)}")
@@ -233,7 +239,7 @@ def dispatch(op: Op, args: tuple, params: dict):
         except (AttributeError, TypeError):
             _check_argument_types(op, args)
             raise
-    if observers.active:
+    if observers.op_watchers:
         return _dispatch_observed(op, args, datas, params, needs_grad)
     return _apply(op, args, datas, params, needs_grad)
 
@@ -251,8 +257,9 @@ def _apply(op, args, datas, params, needs_grad):
     except TypeError:
         _check_argument_types(op, args)
         raise
-    if needs_grad and grad_state.grad_enabled and op.differentiable and _floating(out):
-        result = _record(op, args, datas, params, out)
+    if needs_grad and op.differentiable and grad_state.grad_enabled and (
+            out.dtype.kind in "fcV" if type(out) is np.ndarray else _floating(out)):
+        result = _record(op, args, datas, params, out, xp)
     elif op.outputs == 1:
         result = Tensor._make(out if type(out) is np.ndarray else _as_array(xp, out))
     else:
@@ -288,14 +295,26 @@ def _broadcast_message(datas) -> str:
 
 def _dispatch_observed(op, args, datas, params, needs_grad):
     """``_apply`` between the observers' op_enter and op_exit."""
-    tokens = [obs.op_enter(op.profiler_name, args) for obs in observers.active]
+    watchers = observers.op_watchers
+    if len(watchers) == 1:  # the common case (a profiler or anomaly mode): no lists, no zip
+        observer = watchers[0]
+        token = observer.op_enter(op.profiler_name, args)
+        try:
+            result = _apply(op, args, datas, params, needs_grad)
+        except BaseException:
+            observer.op_exit(token, None, None)
+            raise
+        first = result[0] if type(result) is tuple and result else result
+        observer.op_exit(token, result, getattr(first, "grad_fn", None))
+        return result
+    tokens = [obs.op_enter(op.profiler_name, args) for obs in watchers]
     result = None
     try:
         result = _apply(op, args, datas, params, needs_grad)
     finally:
-        first = result[0] if type(result) is tuple else result
+        first = result[0] if type(result) is tuple and result else result
         node = getattr(first, "grad_fn", None)
-        for obs, token in zip(observers.active, tokens):
+        for obs, token in zip(watchers, tokens):
             obs.op_exit(token, result, node)
     return result
 
@@ -387,37 +406,52 @@ def _edge(a):
     return None
 
 
-def _record(op: Op, args, datas, params, out):
+def _record(op: Op, args, datas, params, out, xp):
     """Create the node for one op call and the output tensors that point at it."""
     edges = []
     meta = []  # (shape, dtype) of each tensor input: what its gradient must look like
     for a, d in zip(args, datas):
-        if type(a) is Tensor or isinstance(a, Tensor):
-            if a._requires_grad:
-                fn = a.grad_fn
-                edges.append((fn, a._output_nr) if fn is not None else (accumulate_node(a), 0))
-            else:
-                edges.append(None)
-            meta.append((d.shape, d.dtype))
-        else:
+        if d is a:  # not a Tensor: dispatch passes those through as their own data
             edges.append(None)
             meta.append(None)
+            continue
+        if a._requires_grad:
+            fn = a.grad_fn
+            edges.append((fn, a._output_nr) if fn is not None else (accumulate_node(a), 0))
+        else:
+            edges.append(None)
+        meta.append((d.shape, d.dtype))
     node_params = {**op.defaults, **params} if params and op.defaults else params or op.defaults
     node = Node(op, tuple(edges), None, node_params, tuple(meta))
     if op.outputs == 1:
-        result = Tensor._make(out if type(out) is np.ndarray else _as_array(_xp_of(datas), out),
-                              node, 0)
+        result = Tensor._make(out if type(out) is np.ndarray else _as_array(xp, out), node, 0)
         outputs = (result,)
     else:
-        xp = _xp_of(datas)
         diff = op.differentiable_outputs
         outputs = tuple(
             Tensor._make(_as_array(xp, o), node if diff is None or i in diff else None, i)
             for i, o in enumerate(out))
         node.extras().output_meta = tuple((o._data.shape, o._data.dtype, xp) for o in outputs)
         result = outputs
-    node.saved = _save(op, args, datas, outputs)
+    plain = op.plain_save
+    node.saved = _save_plain(plain, args, outputs) if plain is not None else \
+        _save(op, args, datas, outputs)
     return result
+
+
+def _save_plain(plain, args, outputs) -> tuple:
+    """``_save`` for ops that save whole inputs/results only (most ops): one short loop."""
+    saved = []
+    nbytes = 0
+    for is_result, index in plain:
+        source = outputs[index] if is_result else args[index]
+        if type(source) is Tensor or isinstance(source, Tensor):
+            source = SavedTensor(source, is_result)
+            nbytes += source.nbytes
+        saved.append(source)  # a Python scalar argument is saved as is
+    if nbytes and observers.saved_watchers:
+        observers.saved_pack(nbytes)
+    return tuple(saved)
 
 
 def _save(op, args, datas, outputs) -> tuple:
@@ -508,6 +542,8 @@ def cast_grad(g, dtype):
 def sum_to_shape(g, shape):
     """Sum a broadcast gradient back to ``shape`` (the one shared unbroadcast helper)."""
     from gradkit.ops.reduction import sum as _sum
+    if batch_state.size:  # a vectorized batched backward: the leading batch dim stays
+        shape = (batch_state.size, *shape)
     extra = g.ndim - len(shape)
     if extra:  # leading broadcast dims: summed away (a fresh array, not a view)
         g = _sum(g, tuple(range(extra)))

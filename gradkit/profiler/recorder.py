@@ -4,7 +4,8 @@ Everything expensive (names, JSON, nesting, flows) happens later in
 ``timeline.py``; here each op costs two clock reads, a thread id and a tuple.
 Records (``kind`` first, times in the clock's nanoseconds)::
 
-    (OP, name, start, end, tid, seq, inputs, site, stack)   op dispatch; seq = node created or -1
+    (OP, name, start, end, tid, seq, inputs, site, stack)   op dispatch; seq = node created or -1,
+                                                             site = (code, lasti) of the user's call
     (NODE, name, start, end, tid, seq)                       backward node execution
     (RANGE, name, start, end, tid)                           record_function / ProfilerStep#N
     (BACKWARD, name, start, end, tid)                        one engine run (backward() / grad())
@@ -91,6 +92,15 @@ class _ThreadId(threading.local):
 _this_thread = _ThreadId()
 
 
+def site_text(site: tuple) -> str:
+    """``file:line`` of a recorded call site ``(code, lasti)``: the line is looked up only now."""
+    code, lasti = site
+    for start, end, line in code.co_lines():
+        if start <= lasti < end and line is not None:
+            return f"{code.co_filename}:{line}"
+    return f"{code.co_filename}:{code.co_firstlineno}"
+
+
 def _user_stack(frame, limit: int = 64) -> tuple:
     """(code, line) pairs from ``frame`` outwards, innermost first."""
     stack = []
@@ -123,7 +133,11 @@ def _ignore(nbytes: int) -> None:
 
 
 class Recorder(observers.Observer):
-    """Collects raw records while attached; ``records`` is the list of tuples."""
+    """Collects raw records while attached; ``records`` is the list of tuples.
+
+    The observer points are closures over locals, bound per instance for its options
+    (attribute lookups are most of the per-op price); none refers to the recorder itself.
+    """
 
     def __init__(self, record_shapes: bool = False, profile_memory: bool = False,
                  with_stack: bool = False, clock=None) -> None:
@@ -139,16 +153,11 @@ class Recorder(observers.Observer):
         self.start_ns = self.end_ns = None
         self.start_epoch_ns = None
         self._live = {}   # id(array) -> _Watch on it, only with profile_memory
-        self._on_free = self._freed
         self.watches_saved = profile_memory  # saved bytes belong to the memory profile only
-        if not profile_memory:
-            self.saved_pack = self.saved_release = _ignore
-            if not record_shapes and not with_stack:
-                self._bind_plain_paths()
+        self._bind_points()
 
     # -- session ------------------------------------------------------------------------
     def start(self) -> None:
-        self._on_free = self._freed
         self.start_epoch_ns = time.time_ns()
         self.start_ns = self.clock()
         with _lock:
@@ -162,67 +171,97 @@ class Recorder(observers.Observer):
                 _recording.remove(self)
         self.end_ns = self.clock()
         self._live.clear()  # dropping the weakrefs cancels their callbacks
-        self._on_free = None  # the bound method is a cycle through self: break it once stopped
 
-    # -- op dispatch --------------------------------------------------------------------
-    def _bind_plain_paths(self) -> None:
-        """Closures over locals for the default options: the per-op cost is most of the price."""
-        clock, append, thread, user_frame = self.clock, self.records.append, _this_thread, \
-            _user_frame
+    # -- op dispatch, backward nodes, saved bytes: the hot points ------------------------
+    def _bind_points(self) -> None:
+        clock, append, thread, live = self.clock, self.records.append, _this_thread, self._live
+        shapes, memory, with_stack = self.record_shapes, self.profile_memory, self.with_stack
+        depth_of, known, getframe = _depth_of, _internal_code, sys._getframe
 
         def op_enter(name, inputs):
             return (name, clock())
 
+        def op_enter_full(name, inputs):
+            return (name, clock(), _input_meta(inputs) if shapes else None, inputs)
+
         def op_exit(token, outputs, node):
             end = clock()
-            if node is None:
-                append((OP, token[0], token[1], end, thread.tid, -1, None, None, None))
-                return
-            frame = user_frame(1, token[0])
-            site = (frame.f_code, frame.f_lineno) if frame is not None else None
-            append((OP, token[0], token[1], end, thread.tid, node._sequence_nr, None, site, None))
+            name = token[0]
+            if node is None and not with_stack:
+                append((OP, name, token[1], end, thread.tid, -1, token[2] if shapes else None,
+                        None, None))
+            else:
+                # _user_frame's probe of the depth that worked last time, inlined (one
+                # frame less: -1); its full search only when the probe misses
+                guess = depth_of.get(name, 0) - 1
+                frame = None
+                if guess > 1:
+                    try:
+                        frame = getframe(guess)
+                        if known.get(frame.f_code) is not False or \
+                                known.get(getframe(guess - 1).f_code) is not True:
+                            frame = None
+                    except ValueError:
+                        frame = None
+                if frame is None:
+                    frame = _user_frame(1, name)
+                site = stack = None
+                if frame is not None:
+                    site = (frame.f_code, frame.f_lasti)
+                    if with_stack:
+                        stack = _user_stack(frame)
+                append((OP, name, token[1], end, thread.tid,
+                        node._sequence_nr if node is not None else -1,
+                        token[2] if shapes else None, site, stack))
+            if memory and outputs is not None:
+                allocated(outputs, token[3], end)
+
+        def node_enter(node, grads):
+            return (node.op.node_name, node._sequence_nr, clock())
 
         def node_exit(token, grad_inputs):
-            append((NODE, token[0], token[2], clock(), thread.tid, token[1]))
+            end = clock()
+            append((NODE, token[0], token[2], end, thread.tid, token[1]))
+            if memory and grad_inputs:
+                allocated(grad_inputs, (), end)
 
-        self.op_enter, self.op_exit, self.node_exit = op_enter, op_exit, node_exit
+        def allocated(values, inputs, ts) -> None:
+            """Record new arrays (not views, not inputs handed back) and watch for their free."""
+            for value in values if type(values) is tuple or type(values) is list else (values,):
+                array = getattr(value, "_data", value)
+                key = id(array)
+                if array is None or key in live or getattr(array, "base", None) is not None:
+                    continue
+                for a in inputs:
+                    if getattr(a, "_data", a) is array:
+                        break
+                else:
+                    try:
+                        nbytes = int(array.nbytes)
+                        watch = _Watch(array, freed)
+                    except (AttributeError, TypeError):  # not an array, or no weak references
+                        continue
+                    watch.nbytes = nbytes
+                    watch.addr = key
+                    live[key] = watch
+                    append((MEM, ts, nbytes, key, thread.tid))
 
-    def op_enter(self, name, inputs):
-        meta = _input_meta(inputs) if self.record_shapes else None
-        ids = [id(getattr(a, "_data", a)) for a in inputs] if self.profile_memory else None
-        return (name, self.clock(), meta, ids)
+        def freed(watch) -> None:
+            if live.get(watch.addr) is watch:
+                del live[watch.addr]
+                append((MEM, clock(), -watch.nbytes, watch.addr, thread.tid))
 
-    def op_exit(self, token, outputs, node) -> None:
-        end = self.clock()
-        tid = _this_thread.tid
-        seq = -1
-        site = stack = None
-        if node is not None or self.with_stack:
-            frame = _user_frame(1, token[0])
-            if frame is not None:
-                site = (frame.f_code, frame.f_lineno)
-                if self.with_stack:
-                    stack = _user_stack(frame)
-            if node is not None:
-                seq = node._sequence_nr
-        self.records.append((OP, token[0], token[1], end, tid, seq, token[2], site, stack))
-        if self.profile_memory and outputs is not None:
-            if type(outputs) is not tuple:
-                outputs = (outputs,)
-            self._allocated([o._data for o in outputs if isinstance(o, _Tensor)], token[3],
-                            end, tid)
+        def saved_pack(nbytes: int) -> None:
+            append((SAVED, clock(), nbytes, thread.tid))
 
-    # -- backward -----------------------------------------------------------------------
-    def node_enter(self, node, grads):
-        return (node.name(), node._sequence_nr, self.clock())
+        def saved_release(nbytes: int) -> None:
+            if nbytes:
+                append((SAVED, clock(), -nbytes, thread.tid))
 
-    def node_exit(self, token, grad_inputs) -> None:
-        end = self.clock()
-        tid = _this_thread.tid
-        self.records.append((NODE, token[0], token[2], end, tid, token[1]))
-        if self.profile_memory and grad_inputs:
-            arrays = [getattr(g, "_data", g) for g in grad_inputs if g is not None]
-            self._allocated(arrays, (), end, tid)
+        self.op_enter = op_enter_full if shapes or memory else op_enter
+        self.op_exit, self.node_enter, self.node_exit = op_exit, node_enter, node_exit
+        self.saved_pack, self.saved_release = (saved_pack, saved_release) if memory else \
+            (_ignore, _ignore)
 
     def backward_enter(self):
         return self.clock()
@@ -238,37 +277,6 @@ class Recorder(observers.Observer):
     def range_exit(self, token) -> None:
         self.records.append((RANGE, token[0], token[1], self.clock(),
                              _this_thread.tid))
-
-    # -- memory -------------------------------------------------------------------------
-    def saved_pack(self, nbytes: int) -> None:
-        self.records.append((SAVED, self.clock(), nbytes, _this_thread.tid))
-
-    def saved_release(self, nbytes: int) -> None:
-        if nbytes:
-                self.records.append((SAVED, self.clock(), -nbytes, _this_thread.tid))
-
-    def _allocated(self, arrays, input_ids, ts, tid) -> None:
-        """Record new arrays (not views, not inputs handed back) and watch for their free."""
-        live = self._live
-        for array in arrays:
-            key = id(array)
-            if key in live or key in input_ids or getattr(array, "base", None) is not None:
-                continue
-            try:
-                watch = _Watch(array, self._on_free)
-            except TypeError:  # an array type without weak references: count nothing
-                continue
-            watch.nbytes = nbytes = int(array.nbytes)
-            watch.addr = key
-            live[key] = watch
-            self.records.append((MEM, ts, nbytes, key, tid))
-
-    def _freed(self, watch) -> None:
-        live = self._live
-        if live.get(watch.addr) is watch:
-            del live[watch.addr]
-            self.records.append((MEM, self.clock(), -watch.nbytes, watch.addr,
-                                 _this_thread.tid))
 
 
 class _Watch(weakref.ref):

@@ -7,7 +7,7 @@ import threading
 from gradkit._user_frames import user_frame_count
 from gradkit.profiler.events import EventList, FunctionEvent, nest
 from gradkit.profiler.flops import count_flops
-from gradkit.profiler.recorder import BACKWARD, MEM, NODE, OP, RANGE, SAVED
+from gradkit.profiler.recorder import BACKWARD, MEM, NODE, OP, RANGE, SAVED, site_text
 
 EVALUATE_PREFIX = "autograd::engine::evaluate_function: "
 
@@ -77,7 +77,7 @@ def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Ti
             if site is not None:
                 text = sites.get(site)
                 if text is None:
-                    text = sites[site] = f"{site[0].co_filename}:{site[1]}"
+                    text = sites[site] = site_text(site)
                 event.site = text
             if stack:
                 user = stack[:user_frame_count(code for code, _ in stack)]  # not runpy & above

@@ -9,7 +9,6 @@ from __future__ import annotations
 import linecache
 import os
 import sys
-from dataclasses import replace
 
 from rich import box
 from rich.console import Console, Group
@@ -18,7 +17,6 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from gradkit.cli.script_runner import script_frames
 from gradkit.profiler.table import format_time
 
 PLAIN_WIDTH = 250  # tables are wide; never fold them when output goes to a file or pipe
@@ -71,7 +69,7 @@ def slowest_backward(console: Console, costs) -> None:
     for cost in costs:
         forward = cost.forward.name if cost.forward is not None else "(not in trace)"
         table.add_row(cost.node.name, format_time(cost.node.cpu_time_total), forward,
-                      cost.node.site or (cost.forward.site if cost.forward else None) or "")
+                      cost.site or "")
     if not costs:
         table.add_row("(no backward nodes in this trace)", "", "", "")
     console.print(table)
@@ -105,7 +103,8 @@ def anomaly_report(console: Console, report) -> None:
         body.append(_stats_table(report.inputs, report.outputs))
     if report.path:
         body.append(Text.assemble(("Path from the loss: ", "bold"), " -> ".join(report.path)))
-    body.append(Text(_forward_traceback(report), style="dim"))
+    # the report's text already starts at the script (runner frames are trimmed by gradkit)
+    body.append(Text(report.traceback_text().rstrip("\n"), style="dim"))
     console.print(Panel(Group(*body), title="gradkit anomaly report", title_align="left",
                         border_style="red", expand=False))
 
@@ -135,14 +134,3 @@ def _stats_table(inputs, outputs) -> Table:
 
 def _number(value) -> str:
     return "" if value is None else f"{value:.6g}"
-
-
-def _forward_traceback(report) -> str:
-    """torch's "Traceback of forward call" text with the runner's frames (click, runpy) cut."""
-    trimmed = replace(report, stack=_user_part(report.stack),
-                      parents=[replace(p, stack=_user_part(p.stack)) for p in report.parents])
-    return trimmed.traceback_text().rstrip("\n")
-
-
-def _user_part(stack):
-    return None if stack is None else script_frames(stack)

@@ -95,13 +95,6 @@ def _trim_runner_frames(tb: TracebackType | None) -> TracebackType | None:
     return tb
 
 
-def script_frames(frames: list) -> list:
-    """Frames (outermost first, each with ``.filename``) below the runner: the script's own."""
-    last_runner = max((i for i, f in enumerate(frames) if _is_runner_frame(f.filename)),
-                      default=-1)
-    return frames[last_runner + 1:]
-
-
 def _is_runner_frame(filename: str) -> bool:
     path = os.path.abspath(filename)
     return (path == _RUNPY_FILE or path.startswith(_CLI_DIR + os.sep)

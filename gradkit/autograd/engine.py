@@ -17,7 +17,7 @@ import heapq
 import sys
 import threading
 
-from gradkit.autograd import observers
+from gradkit.autograd import batching, observers
 from gradkit.backend import device_context
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import AccumulateGrad, accumulate_lock, accumulate_node
@@ -180,7 +180,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     roots = [_root_edge(t, i) for i, t in enumerate(outs)]
     targets = [_input_edge(t, "grad") for t in ins]
     if is_grads_batched:
-        results = _batched_grad(outs, roots, targets, grad_outputs, retain_graph, create_graph)
+        results = _batched_grad(outs, ins, roots, targets, grad_outputs, retain_graph,
+                                create_graph)
     else:
         seeds = _root_grads(outs, grad_outputs, create_graph, batched=False)
         captured = run(roots, seeds, retain_graph, create_graph, targets, accumulate=False)
@@ -197,12 +198,40 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     return tuple(results)
 
 
-def _batched_grad(outs, roots, targets, grad_outputs, retain_graph, create_graph) -> list:
-    """Batched vjp: one pass per row of the batched grad_outputs, stacked (correct for any op)."""
+def _batched_grad(outs, ins, roots, targets, grad_outputs, retain_graph, create_graph) -> list:
+    """Batched vjp: one backward pass on the stacked seeds when every node that runs is
+    batchable (autograd/batching.py), otherwise one pass per row, stacked."""
+    grads = _root_grads(outs, grad_outputs, True, batched=True)
+    sizes = [g.shape[0] for g in grads]
+    if len(set(sizes)) > 1:
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    batch = sizes[0]
+    if _vectorizable(roots, targets, batch):
+        seeds = grads if create_graph else [g._data for g in grads]
+        with batching.batched(batch):
+            captured = run(roots, seeds, retain_graph, create_graph, targets, accumulate=False)
+        for t, g in zip(ins, captured):
+            expected = (batch, *t._data.shape)
+            if g is not None and tuple(g.shape) != expected:  # an op wrongly marked batchable
+                raise RuntimeError(f"vectorized is_grads_batched gave a gradient of shape "
+                                   f"{list(g.shape)}, expected {list(expected)}")
+        return [_as_tensor(g) for g in captured]
+    return _looped_grad(grads, batch, roots, targets, retain_graph, create_graph)
+
+
+def _vectorizable(roots, targets, batch: int) -> bool:
+    from gradkit.ops import _op
+    if batch == 0 or _op._forward_ad is not None:  # a jvp rule must not see batched values
+        return False
+    _, runs = _plan(roots, targets, accumulate=False)
+    return batching.vectorizable(runs | {node for node, _ in targets})
+
+
+def _looped_grad(grads, batch, roots, targets, retain_graph, create_graph) -> list:
+    """One backward pass per row of the batched seeds, stacked (correct for any graph)."""
     from gradkit.ops.shape import stack
     Tensor = _Tensor()
-    grads = _root_grads(outs, grad_outputs, True, batched=True)
-    batch = grads[0].shape[0]
     rows = []
     for b in range(batch):
         seeds = [g[b] if create_graph else g[b]._data for g in grads]

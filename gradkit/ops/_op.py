@@ -542,12 +542,11 @@ def cast_grad(g, dtype):
 def sum_to_shape(g, shape):
     """Sum a broadcast gradient back to ``shape`` (the one shared unbroadcast helper)."""
     from gradkit.ops.reduction import sum as _sum
-    if batch_state.size:  # a vectorized batched backward: the leading batch dim stays
-        shape = (batch_state.size, *shape)
-    extra = g.ndim - len(shape)
-    if extra:  # leading broadcast dims: summed away (a fresh array, not a view)
-        g = _sum(g, tuple(range(extra)))
-    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    lead = 1 if batch_state.size else 0  # a vectorized batched backward keeps its batch dim
+    extra = g.ndim - lead - len(shape)
+    if extra > 0:  # leading broadcast dims: summed away (a fresh array, not a view)
+        g = _sum(g, tuple(range(lead, lead + extra)))
+    axes = tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
     if axes:
         g = _sum(g, axes, True)
     return g

@@ -7,7 +7,7 @@ from gradkit.ops.elementwise import log, where
 from gradkit.ops.unary_helpers import promote
 
 
-@op(broadcast=True, linear=True)
+@op(broadcast=True, linear=True, batchable=True)
 def add(xp, x, y, alpha=1):
     x, y = promote(xp, x, y)
     return x + y if alpha == 1 else x + alpha * y
@@ -19,7 +19,7 @@ add.defjvp(lambda t, alpha: t,
            lambda t, alpha: t if alpha == 1 else t * alpha)
 
 
-@op(broadcast=True, linear=True)
+@op(broadcast=True, linear=True, batchable=True)
 def sub(xp, x, y, alpha=1):
     x, y = promote(xp, x, y)
     return x - y if alpha == 1 else x - alpha * y
@@ -31,7 +31,7 @@ sub.defjvp(lambda t, alpha: t,
            lambda t, alpha: -t if alpha == 1 else t * -alpha)
 
 
-@op(save=("x", "y"), broadcast=True)
+@op(save=("x", "y"), broadcast=True, batchable=True)
 def mul(xp, x, y):
     x, y = promote(xp, x, y)
     return x * y
@@ -44,7 +44,7 @@ mul.defjvp(lambda t, x, y: t * y,
 
 
 # saves its inputs, not its result, as torch does: the result may then be modified in place
-@op(save=("x", "y"), broadcast=True)
+@op(save=("x", "y"), broadcast=True, batchable=True)
 def div(xp, x, y):
     x, y = promote(xp, x, y, true_division=True)
     return x / y
@@ -56,7 +56,7 @@ div.defjvp(lambda t, x, y: t / y,
            lambda t, x, y: -t * (x / y) / y)
 
 
-@op(save=("x", "y", "result"), broadcast=True)
+@op(save=("x", "y", "result"), broadcast=True, batchable=True)
 def pow(xp, x, y):  # noqa: A001 - torch's name
     x, y = promote(xp, x, y)
     try:
@@ -81,7 +81,7 @@ pow.defjvp(lambda t, x, y, out: t * _pow_grad_base(x, y, out),
            lambda t, x, y, out: t * _pow_grad_exponent(x, y, out))
 
 
-@op(linear=True)
+@op(linear=True, batchable=True)
 def neg(xp, x):
     return -x
 
@@ -96,7 +96,7 @@ def floor_divide(xp, x, y):
     return xp.floor_divide(x, y)
 
 
-@op(save=("x", "y"), broadcast=True)
+@op(save=("x", "y"), broadcast=True, batchable=True)
 def remainder(xp, x, y):
     x, y = promote(xp, x, y)
     return xp.remainder(x, y)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from gradkit.ops._op import op
 
 
-@op(linear=True)
+@op(linear=True, batchable=True)
 def _conj(xp, x):
     return xp.conj(x)
 
@@ -26,7 +26,7 @@ def conj(x):
     return _conj(x) if _is_complex(x) else x
 
 
-@op(linear=True)
+@op(linear=True, batchable=True)
 def _real(xp, x):
     return xp.real(x)
 
@@ -36,7 +36,7 @@ _real.defjvp(lambda t: real(t))
 _real.node_name = "RealBackward0"
 
 
-@op(linear=True)
+@op(linear=True, batchable=True)
 def _imag(xp, x):
     return xp.imag(x)
 
@@ -46,7 +46,7 @@ _imag.defjvp(lambda t: imag(t))
 _imag.node_name = "ImagBackward0"
 
 
-@op()
+@op(batchable=True)
 def _to_complex_op(xp, x):
     return x.astype(xp.result_type(x.dtype, xp.complex64))
 

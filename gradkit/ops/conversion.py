@@ -5,7 +5,7 @@ from gradkit import backend
 from gradkit.ops._op import op
 
 
-@op(linear=True)
+@op(linear=True, batchable=True)
 def clone(xp, x):
     return x.copy()
 
@@ -14,7 +14,7 @@ clone.defvjp(lambda g: g)
 clone.defjvp(lambda t: t)
 
 
-@op(save="x.dtype", linear=True, node_name="ToCopyBackward0")
+@op(save="x.dtype", linear=True, node_name="ToCopyBackward0", batchable=True)
 def astype(xp, x, dtype=None):
     return x.astype(dtype)
 

@@ -297,7 +297,7 @@ def leaky_relu(xp, x, negative_slope=0.01):
 leaky_relu.defderivative(lambda x, negative_slope: where(x > 0, 1.0, negative_slope))
 
 
-@op(save="x")
+@op(save="x", batchable=True)
 def abs(xp, x):  # noqa: A001 - torch's name
     return xp.abs(x)
 
@@ -306,7 +306,7 @@ abs.defvjp(lambda g, x: g * sgn(x))
 abs.defjvp(lambda t, x: real(conj(sgn(x)) * t))
 
 
-@op(save=("x", "result"))
+@op(save=("x", "result"), batchable=True)
 def sgn(xp, x):
     """sign for real numbers, x/|x| (0 at 0) for complex ones."""
     if x.dtype.kind != "c":
@@ -425,7 +425,7 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
     return _clamp(x, min, max)
 
 
-@op(save=("cond",), broadcast=True)
+@op(save=("cond",), broadcast=True, batchable=True)
 def where(xp, cond, x, y):
     x, y = promote(xp, x, y)
     if not hasattr(x, "dtype") and not hasattr(y, "dtype"):  # two Python numbers
@@ -449,7 +449,7 @@ where.defjvp(None,
              lambda t, cond: where(cond, 0.0, t))
 
 
-@op(save=("x", "y"), broadcast=True)
+@op(save=("x", "y"), broadcast=True, batchable=True)
 def maximum(xp, x, y):
     x, y = promote(xp, x, y)
     return xp.maximum(x, y)
@@ -466,7 +466,7 @@ maximum.defjvp(lambda t, x, y: where(x >= y, _share(t, x, y), 0.0),
                lambda t, x, y: where(y >= x, _share(t, x, y), 0.0))
 
 
-@op(save=("x", "y"), broadcast=True)
+@op(save=("x", "y"), broadcast=True, batchable=True)
 def minimum(xp, x, y):
     x, y = promote(xp, x, y)
     return xp.minimum(x, y)

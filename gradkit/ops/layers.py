@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import math
 
-from gradkit.ops._op import Op, op
+from gradkit.autograd.batching import batch_shape
+from gradkit.ops._op import Op, op, sum_to_shape
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import rsqrt, where
 from gradkit.ops.linalg import matmul
@@ -19,25 +20,27 @@ def _affine(xp, x, w, b):
     return out
 
 
-def _rows(a):
-    """(..., k) -> (rows, k): batch dims flattened so the weight gradient is one matmul."""
-    return reshape(a, (-1, a.shape[-1]))
+def _rows(a, lead=()):
+    """(..., k) -> (rows, k): batch dims flattened so the weight gradient is one matmul
+    (``lead``: the leading dims that stay, a vectorized batched backward's batch dim)."""
+    return reshape(a, lead + (-1, a.shape[-1]))
 
 
 def _linear_grad_input(g, x, w):
-    return reshape(matmul(_rows(g), conj(w)), tuple(x.shape))
+    lead = batch_shape()
+    return reshape(matmul(_rows(g, lead), conj(w)), lead + tuple(x.shape))
 
 
 def _linear_grad_weight(g, x, w):
-    return matmul(transpose(_rows(g), 0, 1), conj(_rows(x)))
+    return matmul(transpose(_rows(g, batch_shape()), -1, -2), conj(_rows(x)))
 
 
 def _linear_grad_bias(g, x, w):
-    return sum(g, tuple(range(g.ndim - 1))) if g.ndim > 1 else g
+    return sum_to_shape(g, tuple(g.shape[-1:]))
 
 
 def _declare_linear(name, node_name):
-    linear_op = Op(_affine, name=name, save=("x", "w"), node_name=node_name)
+    linear_op = Op(_affine, name=name, save=("x", "w"), node_name=node_name, batchable=True)
     linear_op.defvjp(_linear_grad_input, _linear_grad_weight, _linear_grad_bias)
     linear_op.defjvp(lambda t, x, w: matmul(t, transpose(w, 0, 1)),
                      lambda t, x, w: matmul(x, transpose(t, 0, 1)),

@@ -1,12 +1,13 @@
 """Matrix products: matmul (with NumPy/torch broadcasting and 1-D promotion) and friends."""
 from __future__ import annotations
 
+from gradkit.autograd.batching import batch_shape
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.complex import conj
 from gradkit.ops.shape import reshape, transpose, unsqueeze
 
 
-@op(save=("x", "y"))
+@op(save=("x", "y"), batchable=True)
 def matmul(xp, x, y):
     if x.ndim == 0 or y.ndim == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
@@ -32,7 +33,7 @@ def _as_matrices(g, x, y):
     x2 = x if x.ndim > 1 else unsqueeze(x, 0)
     y2 = y if y.ndim > 1 else unsqueeze(y, -1)
     if x.ndim == 1 and y.ndim == 1:
-        g2 = reshape(g, (1, 1))
+        g2 = reshape(g, batch_shape() + (1, 1))
     else:
         g2 = unsqueeze(g, -2) if x.ndim == 1 else g
         g2 = unsqueeze(g2, -1) if y.ndim == 1 else g2
@@ -53,6 +54,7 @@ def _matmul_vjp_y(g, x, y):
 
 def _reshape_if_needed(g, shape):
     """Undo the 1-D promotion; a matrix gradient stays a fresh array (``.grad`` can own it)."""
+    shape = batch_shape() + shape
     return g if tuple(g.shape) == shape else reshape(g, shape)
 
 

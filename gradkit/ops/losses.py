@@ -11,7 +11,7 @@ import warnings
 
 from gradkit.ops._op import op
 from gradkit.ops.elementwise import logsigmoid, where
-from gradkit.ops.reduction import log_softmax, mean, sum
+from gradkit.ops.reduction import expand_back, log_softmax, mean, sum
 from gradkit.ops.shape import reshape, unsqueeze
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -161,7 +161,7 @@ def _soft_cross_entropy(log_p, target, weight, ignore_index, reduction, label_sm
     return _reduce(-sum(terms, class_dim), reduction)
 
 
-@op(save=("x", "y"), broadcast=True, node_name="MseLossBackward0")
+@op(save=("x", "y"), broadcast=True, node_name="MseLossBackward0", batchable=True)
 def _mse(xp, x, y, reduction="mean"):
     diff = x - y
     loss = diff * diff
@@ -174,6 +174,8 @@ def _mse_grad(g, x, y, reduction):
     diff = x - y
     scale = 2.0 / max(diff.numel() if hasattr(diff, "numel") else diff.size, 1) \
         if reduction == "mean" else 2.0
+    if reduction != "none":  # a scalar loss: its gradient (or a batch of them) meets every element
+        g = expand_back(g, tuple(diff.shape), None, False)
     return g * diff * scale
 
 

@@ -5,6 +5,7 @@ import builtins
 import math
 from collections import namedtuple
 
+from gradkit.autograd.batching import batch_dim
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.elementwise import exp, where
@@ -24,14 +25,19 @@ def axes(dim, ndim):
 
 
 def expand_back(g, x_shape, dim, keepdim):
-    """Broadcast a reduced gradient back to the input's shape (the vjp of every reduction)."""
+    """Broadcast a reduced gradient back to the input's shape (the vjp of every reduction).
+
+    Dims in front of the reduced shape (a vectorized batched backward's batch dim) stay.
+    """
     ndim = len(x_shape)
+    reduced = axes(dim, ndim)
+    lead = tuple(g.shape[:g.ndim - (ndim if keepdim else ndim - len(reduced))])
     if not keepdim and ndim:
         kept = list(x_shape)
-        for a in axes(dim, ndim):
+        for a in reduced:
             kept[a] = 1
-        g = reshape(g, tuple(kept))
-    return expand(g, tuple(x_shape))
+        g = reshape(g, lead + tuple(kept))
+    return expand(g, lead + tuple(x_shape))
 
 
 def _count(x_shape, dim):
@@ -41,7 +47,7 @@ def _count(x_shape, dim):
     return n
 
 
-@op(save="x.shape", linear=True)
+@op(save="x.shape", linear=True, batchable=True)
 def sum(xp, x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - torch's name
     if dtype is None and x.dtype.kind in "biu":
         dtype = "int64"  # torch sums integers (and bools) in int64
@@ -52,7 +58,7 @@ sum.defvjp(lambda g, x_shape, dim, keepdim, dtype: expand_back(g, x_shape, dim, 
 sum.defjvp(lambda t, x_shape, dim, keepdim, dtype: sum(t, dim, keepdim, dtype))
 
 
-@op(save="x.shape", linear=True)
+@op(save="x.shape", linear=True, batchable=True)
 def mean(xp, x, dim=None, keepdim=False, dtype=None):
     if x.dtype.kind not in "fc" and dtype is None:
         raise RuntimeError(
@@ -72,7 +78,7 @@ def _correction(correction, unbiased):
     return 1 if correction is None else correction
 
 
-@op(save="x")
+@op(save="x", batchable=True)
 def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     c = _correction(correction, unbiased)
     return xp.var(x, axis=axes(dim, x.ndim), ddof=c, keepdims=keepdim)
@@ -98,7 +104,7 @@ def _var_jvp(t, x, dim, unbiased, keepdim, correction):
 var.defjvp(_var_jvp)
 
 
-@op(save=("x", "result"))
+@op(save=("x", "result"), batchable=True)
 def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation; saves its result for backward, as torch's StdBackward0."""
     c = _correction(correction, unbiased)
@@ -125,7 +131,7 @@ def std_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
     return std(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
 
 
-@op(save=("x", "result"))
+@op(save=("x", "result"), batchable=True)
 def prod(xp, x, dim=None, keepdim=False, dtype=None):
     if dim is not None and not isinstance(dim, int):
         raise TypeError("prod(): argument 'dim' must be int")
@@ -176,7 +182,7 @@ def _evenly(g, x, out, dim, keepdim):
     return where(mask, expand_back(g, shape, dim, keepdim) / count, 0.0)
 
 
-@op(save=("x", "result"))
+@op(save=("x", "result"), batchable=True)
 def amax(xp, x, dim=None, keepdim=False):
     _check_nonempty("amax", x, dim)
     return xp.amax(x, axis=axes(dim, x.ndim), keepdims=keepdim)
@@ -193,7 +199,7 @@ amax.defvjp(_evenly)
 amax.defjvp(_evenly_jvp)
 
 
-@op(save=("x", "result"))
+@op(save=("x", "result"), batchable=True)
 def amin(xp, x, dim=None, keepdim=False):
     _check_nonempty("amin", x, dim)
     return xp.amin(x, axis=axes(dim, x.ndim), keepdims=keepdim)
@@ -301,7 +307,7 @@ def argmin(xp, x, dim=None, keepdim=False):
     return xp.argmin(x, axis=_normalize_dim(dim, x.ndim), keepdims=keepdim)
 
 
-@op(save=("x", "result"))
+@op(save=("x", "result"), batchable=True)
 def logsumexp(xp, x, *, dim, keepdim=False):
     a = axes(dim, x.ndim)
     m = xp.amax(x, axis=a, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
@@ -317,7 +323,7 @@ logsumexp.defjvp(lambda t, x, out, dim, keepdim:
                  sum(t * exp(x - expand_back(out, tuple(x.shape), dim, keepdim)), dim, keepdim))
 
 
-@op(save="result")
+@op(save="result", batchable=True)
 def softmax(xp, x, *, dim, dtype=None):
     if dtype is not None:
         x = x.astype(dtype)
@@ -326,11 +332,17 @@ def softmax(xp, x, *, dim, dtype=None):
     return z / xp.sum(z, axis=a, keepdims=True)
 
 
-softmax.defvjp(lambda g, out, dim, dtype: out * (g - sum(g * out, dim, True)))
+def _sum_along(g, out, dim):
+    """sum(g, dim, keepdim=True) for a gradient g of out (a batched one too); a 0-d out has
+    no dim to sum."""
+    return sum(g, batch_dim(dim), True) if out.ndim else g
+
+
+softmax.defvjp(lambda g, out, dim, dtype: out * (g - _sum_along(g * out, out, dim)))
 softmax.defjvp(lambda t, out, dim, dtype: out * (t - sum(t * out, dim, True)))
 
 
-@op(save="result")
+@op(save="result", batchable=True)
 def log_softmax(xp, x, *, dim, dtype=None):
     if dtype is not None:
         x = x.astype(dtype)
@@ -339,7 +351,7 @@ def log_softmax(xp, x, *, dim, dtype=None):
     return shifted - xp.log(xp.sum(xp.exp(shifted), axis=a, keepdims=True))
 
 
-log_softmax.defvjp(lambda g, out, dim, dtype: g - exp(out) * sum(g, dim, True))
+log_softmax.defvjp(lambda g, out, dim, dtype: g - exp(out) * _sum_along(g, out, dim))
 log_softmax.defjvp(lambda t, out, dim, dtype: t - sum(exp(out) * t, dim, True))
 
 

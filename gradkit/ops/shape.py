@@ -1,6 +1,7 @@
 """Shape and layout ops: views (sharing memory and version with their input) and joins."""
 from __future__ import annotations
 
+from gradkit.autograd.batching import batch_dim, batch_shape
 from gradkit.ops._op import op
 
 
@@ -29,16 +30,16 @@ def _infer_shape(shape, numel):
     return shape
 
 
-@op(save="x.shape", linear=True, view=True, node_name="ReshapeAliasBackward0")
+@op(save="x.shape", linear=True, view=True, node_name="ReshapeAliasBackward0", batchable=True)
 def reshape(xp, x, *, shape):
     return xp.reshape(x, _infer_shape(shape, x.size))
 
 
-reshape.defvjp(lambda g, x_shape, shape: reshape(g, x_shape))
+reshape.defvjp(lambda g, x_shape, shape: reshape(g, batch_shape() + tuple(x_shape)))
 reshape.defjvp(lambda t, x_shape, shape: reshape(t, shape))
 
 
-@op(save="x.shape", linear=True, view=True)
+@op(save="x.shape", linear=True, view=True, batchable=True)
 def view(xp, x, *, shape):
     shape = _infer_shape(shape, x.size)
     if not x.flags.c_contiguous and x.size > 1 and shape != x.shape:
@@ -54,11 +55,11 @@ def view(xp, x, *, shape):
     return xp.reshape(x, shape)
 
 
-view.defvjp(lambda g, x_shape, shape: reshape(g, x_shape))
+view.defvjp(lambda g, x_shape, shape: reshape(g, batch_shape() + tuple(x_shape)))
 view.defjvp(lambda t, x_shape, shape: reshape(t, shape))
 
 
-@op(linear=True, view=True)
+@op(linear=True, view=True, batchable=True)
 def permute(xp, x, *, dims):
     if len(dims) != x.ndim:
         raise RuntimeError(
@@ -66,6 +67,11 @@ def permute(xp, x, *, dims):
             f"length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not "
             f"equal to len(dims) = {len(dims)}".replace("(sparse_coo)", ""))
     return xp.transpose(x, tuple(_normalize_dim(d, x.ndim) for d in dims))
+
+
+def _batch_first(dims):
+    """A vjp rule's permutation, keeping a vectorized batched backward's batch dim in front."""
+    return (0, *(d + 1 for d in dims)) if batch_shape() else dims
 
 
 def _inverse_permutation(dims):
@@ -76,18 +82,24 @@ def _inverse_permutation(dims):
     return tuple(inverse)
 
 
-permute.defvjp(lambda g, dims: permute(g, _inverse_permutation(dims)))
+permute.defvjp(lambda g, dims: permute(g, _batch_first(_inverse_permutation(dims))))
 permute.defjvp(lambda t, dims: permute(t, dims))
 
 
-@op(linear=True, view=True)
+@op(linear=True, view=True, batchable=True)
 def transpose(xp, x, *, dim0, dim1):
     if x.ndim == 0:
         return x
     return xp.swapaxes(x, _normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim))
 
 
-transpose.defvjp(lambda g, dim0, dim1: transpose(g, dim0, dim1))
+def _transpose_back(g, dim0, dim1):
+    if g.ndim == len(batch_shape()):  # a 0-d input: transpose was the identity
+        return g
+    return transpose(g, batch_dim(dim0), batch_dim(dim1))
+
+
+transpose.defvjp(_transpose_back)
 transpose.defjvp(lambda t, dim0, dim1: transpose(t, dim0, dim1))
 
 
@@ -101,7 +113,7 @@ def t(x):
 swapaxes = swapdims = transpose
 
 
-@op(save="x.shape", linear=True, view=True)
+@op(save="x.shape", linear=True, view=True, batchable=True)
 def expand(xp, x, *, sizes):
     sizes = tuple(sizes)
     if len(sizes) < x.ndim:
@@ -141,7 +153,7 @@ def broadcast_tensors(*tensors):
     return tuple(expand(t, shape) for t in tensors)
 
 
-@op(save="x.shape", linear=True, view=True)
+@op(save="x.shape", linear=True, view=True, batchable=True)
 def squeeze(xp, x, dim=None):
     if dim is None:
         return xp.squeeze(x)
@@ -153,16 +165,16 @@ def squeeze(xp, x, dim=None):
     return xp.squeeze(x, dims) if dims else x
 
 
-squeeze.defvjp(lambda g, x_shape, dim: reshape(g, x_shape))
+squeeze.defvjp(lambda g, x_shape, dim: reshape(g, batch_shape() + tuple(x_shape)))
 squeeze.defjvp(lambda t, x_shape, dim: squeeze(t, dim))
 
 
-@op(linear=True, view=True)
+@op(linear=True, view=True, batchable=True)
 def unsqueeze(xp, x, *, dim):
     return xp.expand_dims(x, _normalize_dim(dim, x.ndim + 1))
 
 
-unsqueeze.defvjp(lambda g, dim: squeeze(g, dim))
+unsqueeze.defvjp(lambda g, dim: squeeze(g, batch_dim(dim)))
 unsqueeze.defjvp(lambda t, dim: unsqueeze(t, dim))
 
 

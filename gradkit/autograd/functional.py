@@ -249,12 +249,12 @@ def _reverse_jacobian(func, inputs, create_graph, strict, vectorize):
         rows = []
         for i, out in enumerate(outputs):
             n = out.numel()
-            if vectorize and n and out.requires_grad:
+            batched = vectorize and n and out.requires_grad
+            if batched:
                 seeds = _eye(n, out).reshape(n, *out.shape)
-                per_input = _autograd_grad((out,), inputs, (seeds,), create_graph=create_graph,
-                                           retain_graph=True, is_grads_batched=True)
-                columns = [[g[k] if g is not None else None for k in range(n)]
-                           for g in per_input]
+                # each gradient is already the stacked block (n, *input shape), or None
+                blocks = _autograd_grad((out,), inputs, (seeds,), create_graph=create_graph,
+                                        retain_graph=True, is_grads_batched=True)
             else:
                 columns = [[] for _ in inputs]
                 flat = reshape(out, (-1,))
@@ -266,8 +266,11 @@ def _reverse_jacobian(func, inputs, create_graph, strict, vectorize):
                         columns[j].append(g)
             row = []
             for j, inp in enumerate(inputs):
-                entries = [g if g is not None else _zeros_like(inp) for g in columns[j]]
-                block = stack(entries) if entries else _zeros_like(inp).reshape(0, *inp.shape)
+                if batched:
+                    block = blocks[j] if blocks[j] is not None else stack([_zeros_like(inp)] * n)
+                else:
+                    entries = [g if g is not None else _zeros_like(inp) for g in columns[j]]
+                    block = stack(entries) if entries else _zeros_like(inp).reshape(0, *inp.shape)
                 row.append(reshape(block, tuple(out.shape) + tuple(inp.shape)))
             rows.append(tuple(_finish(tuple(row), create_graph)))
     return out_tuple, tuple(rows)

@@ -17,6 +17,7 @@ It all runs at the observer points of ``gradkit.autograd.observers``.
 """
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import sys
@@ -29,7 +30,7 @@ from gradkit.autograd import anomaly_report as report_mod
 from gradkit.autograd import observers
 from gradkit.autograd.anomaly_report import AnomalyReport
 from gradkit.autograd.grad_mode import _DecoratorContextManager
-from gradkit.autograd.graph import AccumulateGrad
+from gradkit.autograd.graph import AccumulateGrad, NodeExtras
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "is_anomaly_check_forward_enabled", "AnomalyReport"]
@@ -40,6 +41,7 @@ class _AnomalyState(threading.local):
     check_nan = True
     check_forward = False
     nan_checks = False  # enabled and check_nan: one read on the backward hot path
+    forward_checks = False  # enabled and check_forward: one read per op
     current = None   # the node whose backward runs on this thread (parent of new nodes)
     run = None       # [root node] of the innermost engine run on this thread
 
@@ -77,6 +79,9 @@ def _apply(enabled: bool, check_nan: bool, check_forward: bool) -> None:
     was = state.enabled
     state.enabled, state.check_nan, state.check_forward = enabled, check_nan, check_forward
     state.nan_checks = enabled and check_nan
+    state.forward_checks = enabled and check_forward
+    if not enabled:
+        _forget_frames()
     if was == enabled:
         return
     with _count_lock:
@@ -156,17 +161,64 @@ def _is_internal(filename: str) -> bool:
     return internal
 
 
-def capture_stack(skip: int = 1) -> tuple:
+_first_user_depth: dict = {}  # key (an op's name) -> depth of its first user frame last time
+# (frame, {lasti: stack}, stack of its callers) for the last first user frame captured: while
+# that frame runs its callers cannot change, so its ops share one tuple per call site. It
+# holds one frame: dropped when a backward starts or ends, and when anomaly mode ends.
+_last_capture = None
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+def capture_stack(skip: int = 1, key=None) -> tuple:
     """The user's frames of the stack, innermost first, flat: ``(code, lasti, code, lasti, ...)``.
 
     One flat tuple of objects the GC does not track (code objects and ints): the GC
     soon stops scanning it, however many nodes keep one. ``skip`` frames known to be
-    gradkit's are jumped over without materializing their frame objects (the costly part).
+    gradkit's are jumped over without materializing their frame objects (the costly part);
+    with a ``key``, so are the gradkit frames above them, by probing the depth of the first
+    user frame that the same key found last time.
     """
+    global _last_capture
+    internal = _internal_files.get
+    frame = None
+    guess = _first_user_depth.get(key, 0) if key is not None else 0
+    if guess > skip:
+        try:
+            frame = sys._getframe(guess)
+            if internal(frame.f_code.co_filename) is not False or \
+                    internal(sys._getframe(guess - 1).f_code.co_filename) is not True:
+                frame = None
+        except ValueError:
+            frame = None
+    if frame is None:
+        frame, depth = sys._getframe(skip), skip
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            flag = internal(filename)
+            if flag is False or flag is None and not _is_internal(filename):
+                break
+            frame, depth = frame.f_back, depth + 1
+        if frame is None:
+            return ()
+        if key is not None:
+            _first_user_depth[key] = depth
+    cached = _last_capture
+    if cached is None or cached[0] is not frame:
+        if frame.f_code.co_flags & _RESUMABLE:  # a generator's callers change as it resumes
+            return (frame.f_code, frame.f_lasti) + _user_frames(frame.f_back)
+        cached = _last_capture = (frame, {}, _user_frames(frame.f_back))
+    lasti = frame.f_lasti
+    stack = cached[1].get(lasti)
+    if stack is None:
+        stack = cached[1][lasti] = (frame.f_code, lasti) + cached[2]
+    return stack
+
+
+def _user_frames(frame) -> tuple:
+    """``(code, lasti, ...)`` of the user's frames from ``frame`` outwards (gradkit's dropped)."""
+    internal = _internal_files.get
     frames = []
     append = frames.append
-    frame = sys._getframe(skip)
-    internal = _internal_files.get
     while frame is not None:
         code = frame.f_code
         flag = internal(code.co_filename)
@@ -181,9 +233,15 @@ def capture_stack(skip: int = 1) -> tuple:
     return tuple(frames)
 
 
+def _forget_frames() -> None:
+    global _last_capture
+    _last_capture = None
+
+
 # -- checks --------------------------------------------------------------------------
 
 _min_reduce = np.minimum.reduce
+_ndarray = np.ndarray
 _isnan = math.isnan
 
 
@@ -196,6 +254,8 @@ def _has_nan(value) -> bool:
         return False
     if kind == "f":
         if type(data) is np.ndarray:  # skip ndarray.min's Python wrapper: this runs per node
+            if data.ndim == 1:  # a sum of squares is NaN only from a NaN (inf stays inf)
+                return _isnan(data.dot(data))
             return data.size != 0 and _isnan(_min_reduce(data, None))
         return data.size != 0 and _isnan(data.min())
     if kind == "c":
@@ -292,22 +352,22 @@ class _AnomalyObserver(observers.Observer):
     """Captures forward stacks on nodes and checks values at the engine's observer points."""
 
     def op_enter(self, name, inputs):
-        if state.enabled and state.check_forward:
-            return name, inputs
-        return None
+        return (name, inputs) if state.forward_checks else None
 
     def op_exit(self, token, outputs, node) -> None:
         s = state
         if not s.enabled:
             return
         if node is not None:
-            extras = node._extras or node.extras()
+            extras = node._extras
+            if extras is None:
+                extras = node._extras = NodeExtras()
             current = s.current
             if current is None:
-                extras.anomaly_trace = capture_stack(_SKIP)
+                extras.anomaly_trace = capture_stack(_SKIP, node.op)
             else:  # made by the backward of `current` (create_graph): remember it
                 parent = current._extras.anomaly_trace if current._extras is not None else None
-                extras.anomaly_trace = report_mod.InducedTrace(capture_stack(_SKIP),
+                extras.anomaly_trace = report_mod.InducedTrace(capture_stack(_SKIP, node.op),
                                                                current.name(), parent)
         if token is not None and outputs is not None:
             _check_forward(token, outputs, node)
@@ -316,11 +376,13 @@ class _AnomalyObserver(observers.Observer):
         s = state
         if not s.enabled:
             return None
+        _forget_frames()  # the forward that made this graph is over: hold none of its frames
         previous, s.run = s.run, [None]
         return (previous,)
 
     def backward_exit(self, token) -> None:
         if token is not None:
+            _forget_frames()
             state.run = token[0]
 
     def node_enter(self, node, grads):
@@ -349,11 +411,16 @@ class _AnomalyObserver(observers.Observer):
         if hook_nan is not None:
             raise _nan_error("hook_nan", f"Hook registered on the gradient of output {hook_nan} "
                              f"of '{node.name()}' returned nan values.", node, None, grads, None)
-        for g in grad_inputs:
-            if g is not None and _has_nan(g):
-                i = next(i for i, g in enumerate(grad_inputs) if g is not None and _has_nan(g))
-                raise _nan_error("backward_nan", f"Function '{node.name()}' returned nan values "
-                                 f"in its {i}th output.", node, i, grads, grad_inputs)
+        for i, g in enumerate(grad_inputs):
+            if g is None:
+                continue
+            if type(g) is _ndarray and g.ndim == 1 and g.dtype.kind == "f":  # _has_nan, inlined
+                if not _isnan(g.dot(g)):
+                    continue
+            elif not _has_nan(g):
+                continue
+            raise _nan_error("backward_nan", f"Function '{node.name()}' returned nan values "
+                             f"in its {i}th output.", node, i, grads, grad_inputs)
 
     def node_error(self, node, exc) -> None:
         if not state.enabled or getattr(exc, "anomaly", None) is not None:

@@ -63,13 +63,11 @@ class NodeExtras:
                  "metadata", "anomaly_trace", "forward_site", "output_meta")
 
     def __init__(self) -> None:
-        self.pre_hooks = self.post_hooks = None
-        self.tensor_pre_hooks = None       # {slot: _HookDict}
-        self.retain_grad_hooks = None      # {slot: fn}
-        self.metadata = None
-        self.anomaly_trace = None
-        self.forward_site = None
-        self.output_meta = None            # ((shape, dtype, xp), ...) of multi-output ops
+        # one chained store (anomaly mode makes one of these per node):
+        # tensor_pre_hooks {slot: _HookDict}, retain_grad_hooks {slot: fn},
+        # output_meta ((shape, dtype, xp), ...) of multi-output ops
+        self.pre_hooks = self.post_hooks = self.tensor_pre_hooks = self.retain_grad_hooks = \
+            self.metadata = self.anomaly_trace = self.forward_site = self.output_meta = None
 
 
 class Node:
@@ -166,7 +164,13 @@ class Node:
         """Free what was saved for backward (after a backward without retain_graph)."""
         saved, self.saved = self.saved, None
         if saved and observers.saved_watchers:
-            observers.saved_release(sum(s.nbytes for s in _flat_saved(saved)))
+            nbytes = 0
+            for s in saved:
+                if type(s) is SavedTensor:
+                    nbytes += s.nbytes
+                elif isinstance(s, tuple):  # all inputs of a variadic op
+                    nbytes += sum(t.nbytes for t in s if type(t) is SavedTensor)
+            observers.saved_release(nbytes)
 
 
 def _flat_saved(saved):

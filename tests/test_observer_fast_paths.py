@@ -1,0 +1,255 @@
+"""The observers' fast paths give the same events as the general ones.
+
+Observers are called only at the points they implement; one watching observer takes a
+shorter path than several; anomaly mode's stack capture probes a cached depth and shares
+the stack of callers; the profiler records the call site as (code, lasti).
+"""
+from __future__ import annotations
+
+import gc
+import inspect
+import json
+import sys
+import weakref
+
+import numpy as np
+import pytest
+
+import gradkit
+from gradkit.autograd import anomaly_mode, observers
+from gradkit.autograd.anomaly_report import source_frames
+
+
+class _Log(observers.Observer):
+    """Logs every op and node point it sees."""
+
+    def __init__(self, log: list, tag: str) -> None:
+        self.log, self.tag = log, tag
+
+    def op_enter(self, name, inputs):
+        return name
+
+    def op_exit(self, token, outputs, node):
+        self.log.append((self.tag, "op", token, outputs is not None,
+                         node.name() if node is not None else None))
+
+    def node_enter(self, node, grads):
+        return node.name()
+
+    def node_exit(self, token, grad_inputs):
+        self.log.append((self.tag, "node", token, grad_inputs is not None))
+
+
+class _ErrorsOnly(observers.Observer):
+    def __init__(self) -> None:
+        self.errors = []
+
+    def node_error(self, node, exc) -> None:
+        self.errors.append((node.name(), type(exc).__name__))
+
+
+class _Attached:
+    def __init__(self, *observed) -> None:
+        self.observed = observed
+
+    def __enter__(self):
+        for o in self.observed:
+            observers.attach(o)
+
+    def __exit__(self, *exc) -> None:
+        for o in self.observed:
+            observers.detach(o)
+
+
+def test_points_list_only_the_observers_that_implement_them():
+    quiet, errors_only, log = observers.Observer(), _ErrorsOnly(), _Log([], "a")
+
+    def closure_op_exit(token, outputs, node):
+        pass
+    bound = observers.Observer()
+    bound.op_exit = closure_op_exit  # a function set on the instance counts too
+    with _Attached(quiet, errors_only, log, bound):
+        assert observers.active == (quiet, errors_only, log, bound)
+        assert observers.op_watchers == (log, bound)
+        assert observers.node_watchers == (log,)
+    assert observers.active == observers.op_watchers == observers.node_watchers == ()
+
+
+def test_one_watching_observer_and_several_see_the_same_events():
+    def run():
+        x = gradkit.tensor([1.0, 2.0], requires_grad=True)
+        (x * 2).sin().sum().backward()
+
+    alone, together = [], []
+    with _Attached(_Log(alone, "a")):
+        run()
+    with _Attached(_Log(together, "a"), observers.Observer(), _Log(together, "b")):
+        run()
+    assert [e[1:] for e in together if e[0] == "a"] == [e[1:] for e in alone]
+    assert [e[1:] for e in together if e[0] == "b"] == [e[1:] for e in alone]
+    assert ("op", "gradkit::mul", True, "MulBackward0") in [e[1:] for e in alone]
+    assert [e[2] for e in alone if e[1] == "node"] == ["SumBackward0", "SinBackward0",
+                                                       "MulBackward0"]
+
+
+@pytest.mark.parametrize("extra", [False, True], ids=["one observer", "two observers"])
+def test_a_failing_op_or_node_still_closes_its_points(extra):
+    log = []
+    watchers = [_Log(log, "a")] + ([_Log(log, "b")] if extra else [])
+    errors = _ErrorsOnly()
+    x = gradkit.tensor([1.0, 2.0], requires_grad=True)
+    y = gradkit.tensor([1.0, 2.0, 3.0])
+    with _Attached(*watchers, errors):
+        with pytest.raises(RuntimeError, match="size of tensor a"):
+            x * y
+        assert [e[1:] for e in log] == [("op", "gradkit::mul", False, None)] * len(watchers)
+        log.clear()
+        z = x * 2
+        z.grad_fn.saved = None  # backward through a freed graph raises inside the node
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            z.sum().backward()
+    assert ("a", "node", "MulBackward0", False) in log  # node_exit(token, None) after the error
+    assert errors.errors == [("MulBackward0", "RuntimeError")]
+
+
+def test_observers_that_watch_no_node_still_hear_of_errors():
+    errors = _ErrorsOnly()
+    x = gradkit.tensor([1.0], requires_grad=True)
+    z = x * 2
+    z.grad_fn.saved = None
+    with _Attached(errors):
+        assert observers.node_watchers == ()
+        with pytest.raises(RuntimeError, match="second time"):
+            z.sum().backward()
+    assert errors.errors == [("MulBackward0", "RuntimeError")]
+
+
+# -- anomaly mode's capture ----------------------------------------------------------------
+
+def _stack_of(tensor) -> list[tuple[str, int]]:
+    frames = source_frames(tensor.grad_fn._extras.anomaly_trace)
+    return [(f.function, f.lineno) for f in frames]
+
+
+def _line(marker: str) -> int:
+    lines = inspect.getsource(sys.modules[__name__]).splitlines()
+    return next(i + 1 for i, text in enumerate(lines) if text.rstrip().endswith(marker))
+
+
+def _mul_in_helper(x):
+    return x * 3  # HELPER-MUL
+
+
+def _mul_via_method(x):
+    return x.mul(3)  # METHOD-MUL
+
+
+def test_anomaly_stacks_stay_exact_when_the_same_op_comes_by_different_paths():
+    x = gradkit.tensor([1.0, 2.0], requires_grad=True)
+    here = sys._getframe().f_code.co_name
+    with gradkit.autograd.detect_anomaly():
+        outputs = []
+        for _ in range(2):  # the second round probes the cached depths
+            outputs.append((x * 3, _line("# DIRECT-MUL"), None))  # DIRECT-MUL
+            outputs.append((_mul_via_method(x), _line("# METHOD-MUL"), "_mul_via_method"))
+            outputs.append((_mul_in_helper(x), _line("# HELPER-MUL"), "_mul_in_helper"))
+            outputs.append((gradkit.mul(x, 3), _line("# FUNCTION-MUL"), None))  # FUNCTION-MUL
+    for out, line, helper in outputs:
+        stack = _stack_of(out)
+        if helper is None:
+            assert stack[-1] == (here, line)
+        else:
+            assert stack[-1] == (helper, line)
+            assert stack[-2][0] == here
+        assert all(not fn.startswith("_dispatch") for fn, _ in stack)
+
+
+def test_ops_of_one_call_site_share_one_captured_stack():
+    x = gradkit.tensor([1.0, 2.0], requires_grad=True)
+    with gradkit.autograd.detect_anomaly():
+        outs = []
+        for _ in range(3):
+            outs.append(x * 2)
+        other = x + 1
+    traces = [o.grad_fn._extras.anomaly_trace for o in outs]
+    assert traces[0] is traces[1] is traces[2]
+    assert other.grad_fn._extras.anomaly_trace[2:] == traces[0][2:]  # same callers
+    assert other.grad_fn._extras.anomaly_trace[:2] != traces[0][:2]
+
+
+def _generator_of_products(x):
+    while True:
+        yield x * 5  # GENERATOR-MUL
+
+
+def _advance(gen):
+    return next(gen)  # ADVANCE
+
+
+def test_a_generator_resumed_from_two_callers_gets_each_callers_stack():
+    x = gradkit.tensor([1.0], requires_grad=True)
+    gen = _generator_of_products(x)
+    with gradkit.autograd.detect_anomaly():
+        first = _advance(gen)
+        second = next(gen)  # SECOND-CALLER
+    assert _stack_of(first)[-1] == ("_generator_of_products", _line("# GENERATOR-MUL"))
+    assert _stack_of(first)[-2] == ("_advance", _line("# ADVANCE"))
+    assert _stack_of(second)[-2][1] == _line("# SECOND-CALLER")
+
+
+def _forward_holding(x, marker):
+    local = marker  # noqa: F841 - a local of this frame: it dies with the frame
+    return (x * 2).sum()
+
+
+def test_anomaly_mode_holds_no_frame_once_backward_ran():
+    class Marker:
+        pass
+    x = gradkit.tensor([1.0, 2.0], requires_grad=True)
+    marker = Marker()
+    ref = weakref.ref(marker)
+    with gradkit.autograd.set_detect_anomaly(True):
+        loss = _forward_holding(x, marker)
+        del marker
+        loss.backward()
+        gc.collect()
+        assert ref() is None
+    assert anomaly_mode._last_capture is None
+
+
+@pytest.mark.parametrize("values, expected", [
+    ([1.0, 2.0], False), ([np.inf, -np.inf, 1e38, 3e38], False), ([1.0, np.nan], True),
+    ([], False), ([[1.0, np.nan], [0.0, 1.0]], True), ([[np.inf, 1.0]], False),
+])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_nan_check_sees_nan_only(values, expected, dtype):
+    data = np.array(values, dtype=dtype)
+    assert anomaly_mode._has_nan(data) is expected
+
+
+def test_backward_nan_in_a_vector_gradient_is_reported_with_its_index():
+    x = gradkit.tensor([0.0, 1.0], requires_grad=True)
+    with gradkit.autograd.detect_anomaly(), pytest.warns(UserWarning), \
+            pytest.raises(RuntimeError, match=r"Function 'SqrtBackward0' returned nan values "
+                                              r"in its 0th output"), np.errstate(all="ignore"):
+        (x.sqrt() * 0).sum().backward()
+
+
+# -- the profiler's call sites -------------------------------------------------------------
+
+def test_profiler_call_site_is_the_line_of_the_call_even_in_a_multiline_statement(tmp_path):
+    x = gradkit.tensor([1.0, 2.0], requires_grad=True)
+    with gradkit.profiler.profile() as prof:
+        y = (
+            x
+            * 2  # MULTILINE-MUL
+        )
+        y.sum().backward()
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    sites = {e["name"]: e["args"].get("Forward call site") for e in events
+             if e.get("ph") == "X" and e["name"].endswith("Backward0")}
+    assert sites["MulBackward0"] == f"{__file__}:{_line('# MULTILINE-MUL') - 1}" or \
+        sites["MulBackward0"] == f"{__file__}:{_line('# MULTILINE-MUL')}"
+    assert sites["SumBackward0"] == f"{__file__}:{_line('y.sum().backward()')}"

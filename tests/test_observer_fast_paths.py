@@ -253,3 +253,45 @@ def test_profiler_call_site_is_the_line_of_the_call_even_in_a_multiline_statemen
     assert sites["MulBackward0"] == f"{__file__}:{_line('# MULTILINE-MUL') - 1}" or \
         sites["MulBackward0"] == f"{__file__}:{_line('# MULTILINE-MUL')}"
     assert sites["SumBackward0"] == f"{__file__}:{_line('y.sum().backward()')}"
+
+
+# -- the trace writer's batch methods ------------------------------------------------------
+
+_ROWS = [  # name, cat, tid, ts_ns, dur_ns: a parent, a child that overruns it, one after
+    ("step", "user_annotation", 1, 0, 10_000), ("gradkit::mul", "cpu_op", 1, 2_500, 9_000),
+    ("gradkit::add", "cpu_op", 1, 12_345, -5), ("early", "cpu_op", 2, -700, 1_234),
+    ('quote"name', "cpu_op", 2, 1_000, 1),
+]
+
+
+def test_complete_many_and_flows_write_what_complete_and_flow_write(tmp_path):
+    from gradkit.profiler.chrome_trace import ChromeTraceWriter
+    one, many = tmp_path / "one.json", tmp_path / "many.json"
+    arrows = [(1, 1, 2_500, 2, 1_000), (2, 2, -5, 1, 12_345)]
+    with ChromeTraceWriter(str(one), base_time_ns=7) as w:
+        for i, (name, cat, tid, ts, dur) in enumerate(_ROWS):
+            w.complete(name, cat, 3, tid, ts, dur, f'{{"External id":{i}}}')
+        for flow_id, start_tid, start, end_tid, end in arrows:
+            w.flow(flow_id, 3, start_tid, start, end_tid, end)
+    with ChromeTraceWriter(str(many), base_time_ns=7) as w:
+        w.complete_many(3, [(*row, f'{{"External id":{i}}}') for i, row in enumerate(_ROWS)])
+        w.flows(3, arrows)
+    assert w.count == len(_ROWS) + 2 * len(arrows)
+    assert many.read_text().replace(str(many), "") == one.read_text().replace(str(one), "")
+    events = json.loads(many.read_text())["traceEvents"]
+    mul = next(e for e in events if e["name"] == "gradkit::mul")
+    assert (mul["ts"], mul["dur"]) == (2.5, 7.5)  # clamped into "step"
+    assert next(e for e in events if e["name"] == "early")["ts"] == 0
+    assert [e["ph"] for e in events[-4:]] == ["s", "f", "s", "f"]
+
+
+def test_a_chunked_trace_is_one_valid_json_document(tmp_path):
+    from gradkit.profiler.chrome_trace import _CHUNK, ChromeTraceWriter
+    path = tmp_path / "chunks.json"
+    n = 3 * _CHUNK + 7
+    with ChromeTraceWriter(str(path), base_time_ns=0) as w:
+        w.complete("first", "cpu_op", 1, 1, 0, 1)
+        w.complete_many(1, [("op", "cpu_op", 1, 10 * i, 5, "{}") for i in range(1, n)])
+        w.flows(1, [(i, 1, 10 * i, 1, 10 * i) for i in range(1, n)])
+    events = json.loads(path.read_text())["traceEvents"]
+    assert len(events) == w.count == n + 2 * (n - 1)

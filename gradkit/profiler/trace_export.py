@@ -10,20 +10,37 @@ SAVED_BYTES = "Saved for backward (bytes)"
 
 def _event_args(event, string) -> str:
     """The args object of an event as JSON text, with PyTorch's key names."""
-    parts = [f'"External id":{event.id},"Record function id":0']
+    text = f'{{"External id":{event.id},"Record function id":0'
     if event.sequence_nr >= 0:
-        parts.append(f'"Sequence number":{event.sequence_nr},"Fwd thread id":{event.fwd_thread}')
+        text += f',"Sequence number":{event.sequence_nr},"Fwd thread id":{event.fwd_thread}'
     if event.input_shapes is not None:
-        parts.append(f'"Input Dims":{encode_json(event.input_shapes)},'
-                     f'"Input type":{encode_json(event.input_types)},'
-                     f'"Concrete Inputs":{encode_json(event.concrete_inputs)}')
+        text += (f',"Input Dims":{encode_json(event.input_shapes)},'
+                 f'"Input type":{encode_json(event.input_types)},'
+                 f'"Concrete Inputs":{encode_json(event.concrete_inputs)}')
     if event.fwd_thread and event.site:
-        parts.append(f'"Forward call site":{string(event.site)}')
+        text += f',"Forward call site":{string(event.site)}'
     if event.stack:
-        parts.append(f'"Call stack":{string(";".join(event.stack))}')
+        text += f',"Call stack":{string(";".join(event.stack))}'
     if event.flops:
-        parts.append(f'"flops":{int(event.flops)}')
-    return "{" + ",".join(parts) + "}"
+        text += f',"flops":{int(event.flops)}'
+    return text + "}"
+
+
+def _complete_rows(events, string):
+    for event in events:
+        start = event.start_ns
+        yield (event.name, event.cat, event.thread, start, event.end_ns - start,
+               _event_args(event, string))
+
+
+def _flow_rows(events):
+    """Arrows from forward ops to the backward nodes they created (not the engine's ranges)."""
+    flow_id = 0
+    for event in events:
+        source = event.forward
+        if source is not None and not event.name.startswith("autograd::engine"):
+            flow_id += 1
+            yield flow_id, source.thread, source.start_ns, event.thread, event.start_ns
 
 
 def export_chrome_trace(timeline, path, flags: dict | None = None, gpu_timer=None) -> None:
@@ -39,16 +56,8 @@ def export_chrome_trace(timeline, path, flags: dict | None = None, gpu_timer=Non
         for index, (tid, name) in enumerate(sorted(timeline.thread_names.items())):
             writer.metadata("thread_name", pid, tid, {"name": f"thread {tid} ({name})"})
             writer.metadata("thread_sort_index", pid, tid, {"sort_index": index})
-        flow_id = 0
-        string = writer.json_string
-        for event in timeline.events:
-            writer.complete(event.name, event.cat, pid, event.thread, event.start_ns,
-                            event.end_ns - event.start_ns, _event_args(event, string))
-            source = event.forward
-            if source is not None and not event.name.startswith("autograd::engine"):
-                flow_id += 1
-                writer.flow(flow_id, pid, source.thread, source.start_ns, event.thread,
-                            event.start_ns)
+        writer.complete_many(pid, _complete_rows(timeline.events, writer.json_string))
+        writer.flows(pid, _flow_rows(timeline.events))
         _write_memory(writer, pid, timeline)
         if gpu_timer is not None:
             write_gpu_track(writer, gpu_timer, origin_ns=timeline.origin_ns)

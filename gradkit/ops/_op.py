@@ -239,9 +239,22 @@ def dispatch(op: Op, args: tuple, params: dict):
         except (AttributeError, TypeError):
             _check_argument_types(op, args)
             raise
-    if observers.op_watchers:
-        return _dispatch_observed(op, args, datas, params, needs_grad)
-    return _apply(op, args, datas, params, needs_grad)
+    watchers = observers.op_watchers
+    if not watchers:
+        return _apply(op, args, datas, params, needs_grad)
+    if len(watchers) > 1:
+        return _dispatch_observed(watchers, op, args, datas, params, needs_grad)
+    # one observer (a profiler or anomaly mode): _dispatch_observed's work, inline
+    observer = watchers[0]
+    token = observer.op_enter(op.profiler_name, args)
+    try:
+        result = _apply(op, args, datas, params, needs_grad)
+    except BaseException:
+        observer.op_exit(token, None, None)
+        raise
+    first = result[0] if type(result) is tuple and result else result
+    observer.op_exit(token, result, getattr(first, "grad_fn", None))
+    return result
 
 
 def _apply(op, args, datas, params, needs_grad):
@@ -293,20 +306,8 @@ def _broadcast_message(datas) -> str:
     return f"shapes {list(a)} and {list(b)} cannot be broadcast together"
 
 
-def _dispatch_observed(op, args, datas, params, needs_grad):
-    """``_apply`` between the observers' op_enter and op_exit."""
-    watchers = observers.op_watchers
-    if len(watchers) == 1:  # the common case (a profiler or anomaly mode): no lists, no zip
-        observer = watchers[0]
-        token = observer.op_enter(op.profiler_name, args)
-        try:
-            result = _apply(op, args, datas, params, needs_grad)
-        except BaseException:
-            observer.op_exit(token, None, None)
-            raise
-        first = result[0] if type(result) is tuple and result else result
-        observer.op_exit(token, result, getattr(first, "grad_fn", None))
-        return result
+def _dispatch_observed(watchers, op, args, datas, params, needs_grad):
+    """``_apply`` between the op_enter and op_exit of several observers."""
     tokens = [obs.op_enter(op.profiler_name, args) for obs in watchers]
     result = None
     try:

@@ -341,7 +341,7 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
         if type(node) is AccumulateGrad and getattr(node.variable, "_hooks", None):
             # a leaf's tensor hooks, before its gradient is captured or accumulated
             grads = _stage(observed, node, _call_leaf_hooks, node.variable, grads, create_graph)
-        if node in capture:
+        if capture and node in capture:
             for slot, j in capture[node]:
                 captured[j] = grads[slot] if slot < len(grads) else None
         if runs is not None and node not in runs:

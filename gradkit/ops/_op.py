@@ -151,9 +151,10 @@ class Op:
         if saved is None:
             from gradkit.autograd.graph import FREED_MESSAGE
             raise RuntimeError(FREED_MESSAGE)
-        values = [s.unpack(node, create_graph) if type(s) is SavedTensor else
-                  _unpack_all(s, node, create_graph) if type(s) is _SavedInputs else s
-                  for s in saved]
+        values = []  # a loop, not a comprehension: no function frame for one or two values
+        for s in saved:
+            values.append(s.unpack(node, create_graph) if type(s) is SavedTensor else
+                          _unpack_all(s, node, create_graph) if type(s) is _SavedInputs else s)
         if self.outputs == 1:
             g = grads[0]
             if g is None:
@@ -170,15 +171,19 @@ class Op:
             result = list(self.vjp_all(g, *values, **params))
         else:
             rules = self.vjps
-            result = [rules[i](g, *values, **params) if edge is not None else None
-                      for i, edge in enumerate(edges)]
+            result = [None] * len(edges)
+            for i, edge in enumerate(edges):
+                if edge is not None:
+                    result[i] = rules[i](g, *values, **params)
         # each gradient takes its input's shape (unbroadcast) and dtype, as the engine expects
         meta = node.input_meta
         for i, r in enumerate(result):
             if r is None or edges[i] is None:
                 continue
             shape, dtype = meta[i]
-            data = getattr(r, "_data", r)
+            data = r if type(r) is np.ndarray else getattr(r, "_data", r)
+            if data.shape == shape and data.dtype is dtype:  # the common case: nothing to fix
+                continue
             if data.shape != shape:
                 if not self.broadcast and not batch_state.size:
                     raise RuntimeError(

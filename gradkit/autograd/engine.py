@@ -329,6 +329,7 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
     leaves = []  # (AccumulateGrad, grad): applied once everything else succeeded
     observed = observers.active
     watched = observers.node_watchers
+    watcher = watched[0] if len(watched) == 1 else None
     watch_saved = observers.saved_watchers
     pop, push = heapq.heappop, heapq.heappush
     while ready:
@@ -354,8 +355,16 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
                 owned = getattr(leaf_grad, "base", 0) is None and sys.getrefcount(leaf_grad) == 3
                 leaves.append((node, leaf_grad, owned))
             continue
-        if watched:
-            grad_inputs = _run_observed(node, grads, create_graph)
+        if watcher is not None:  # one observer watches nodes (a profiler or anomaly mode)
+            token = watcher.node_enter(node, grads)
+            try:
+                grad_inputs = node.op.backward(node, grads, create_graph)
+            except BaseException as exc:
+                _node_failed(watcher, token, node, exc)
+                raise
+            watcher.node_exit(token, grad_inputs)
+        elif watched:
+            grad_inputs = _run_observed(watched, node, grads, create_graph)
         elif observed:  # observers that do not watch nodes still hear of its errors
             grad_inputs = _observed_hooks(node, node.op.backward, node, grads, create_graph)
         else:
@@ -454,22 +463,9 @@ def _seq(node) -> int:
     return -1 if type(node) is AccumulateGrad else node._sequence_nr
 
 
-def _run_observed(node, grads, create_graph):
-    """The node's backward between node_enter and node_exit of the observers that watch nodes;
-    all observers hear of its exceptions (node_error)."""
-    watchers = observers.node_watchers
-    if len(watchers) == 1:  # the common case (a profiler or anomaly mode): no lists, no zip
-        observer = watchers[0]
-        token = observer.node_enter(node, grads)
-        try:
-            grad_inputs = node.op.backward(node, grads, create_graph)
-        except BaseException as exc:
-            if isinstance(exc, Exception):
-                observers.notify_error(node, exc)
-            observer.node_exit(token, None)
-            raise
-        observer.node_exit(token, grad_inputs)
-        return grad_inputs
+def _run_observed(watchers, node, grads, create_graph):
+    """The node's backward between node_enter and node_exit of several observers; all
+    observers hear of its exceptions (node_error)."""
     tokens = [obs.node_enter(node, grads) for obs in watchers]
     grad_inputs = None
     try:
@@ -480,6 +476,13 @@ def _run_observed(node, grads, create_graph):
         raise
     finally:
         observers.exit_nodes(watchers, tokens, grad_inputs)
+
+
+def _node_failed(watcher, token, node, exc: BaseException) -> None:
+    """The one node watcher's node_exit after a failed backward; all observers hear of it."""
+    if isinstance(exc, Exception):
+        observers.notify_error(node, exc)
+    watcher.node_exit(token, None)
 
 
 def _observed_hooks(node, run_hooks, *args):

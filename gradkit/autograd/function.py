@@ -195,15 +195,10 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward, and record a ``<Name>Backward`` node when an input requires grad."""
-        if observers.active:
-            tokens = [obs.op_enter(cls._op.profiler_name, args) for obs in observers.active]
-            outputs = node = None
-            try:
-                outputs, node = _apply(cls, args, kwargs)
-                return outputs
-            finally:
-                for obs, token in zip(observers.active, tokens, strict=False):
-                    obs.op_exit(token, outputs, node)
+        watchers = observers.op_watchers
+        if watchers:  # the same op_enter/op_exit point as built-in ops
+            return observers.observe_op(watchers, cls._op.profiler_name, args,
+                                        lambda: _apply(cls, args, kwargs))
         return _apply(cls, args, kwargs)[0]
 
 

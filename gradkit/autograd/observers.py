@@ -58,6 +58,18 @@ class Observer:
         pass
 
 
+def observe_op(watchers: tuple, name: str, inputs, run):
+    """``run() -> (outputs, node)`` between the op_enter and op_exit of ``watchers``."""
+    tokens = [o.op_enter(name, inputs) for o in watchers]
+    outputs = node = None
+    try:
+        outputs, node = run()
+        return outputs
+    finally:
+        for o, token in zip(watchers, tokens, strict=True):
+            o.op_exit(token, outputs, node)
+
+
 def observe_backward(execute, *args):
     """Run one engine pass ``execute(*args)`` between backward_enter and backward_exit."""
     watching = [o for o in active if hasattr(o, "backward_enter")]

@@ -313,16 +313,11 @@ def _broadcast_message(datas) -> str:
 
 def _dispatch_observed(watchers, op, args, datas, params, needs_grad):
     """``_apply`` between the op_enter and op_exit of several observers."""
-    tokens = [obs.op_enter(op.profiler_name, args) for obs in watchers]
-    result = None
-    try:
+    def run():
         result = _apply(op, args, datas, params, needs_grad)
-    finally:
         first = result[0] if type(result) is tuple and result else result
-        node = getattr(first, "grad_fn", None)
-        for obs, token in zip(watchers, tokens):
-            obs.op_exit(token, result, node)
-    return result
+        return result, getattr(first, "grad_fn", None)
+    return observers.observe_op(watchers, op.profiler_name, args, run)
 
 
 def _floating(out) -> bool:

@@ -40,18 +40,22 @@ __version__ = "0.1.0"
 
 
 def is_tensor(obj) -> bool:
+    """True if ``obj`` is a gradkit Tensor."""
     return isinstance(obj, Tensor)
 
 
 def numel(t: Tensor) -> int:
+    """The number of elements of ``t``."""
     return t.numel()
 
 
 def is_floating_point(t: Tensor) -> bool:
+    """True if ``t`` has a floating dtype."""
     return t.is_floating_point()
 
 
 def is_complex(t: Tensor) -> bool:
+    """True if ``t`` has a complex dtype."""
     return t.is_complex()
 
 

@@ -142,10 +142,12 @@ _default_device = [CPU]
 
 
 def get_default_device() -> device:
+    """The device new tensors go to when ``device=`` is not given (cpu by default)."""
     return _default_device[0]
 
 
 def set_default_device(d) -> None:
+    """Set the device of new tensors (None: back to cpu)."""
     _default_device[0] = CPU if d is None else device(d)
 
 

@@ -77,6 +77,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """A tensor from ``data``, sharing memory with a Tensor or NumPy array when it can."""
     if isinstance(data, Tensor) and dtype is None and device is None:
         return data
     if isinstance(data, np.ndarray) and dtype is None and device is None:
@@ -126,14 +127,17 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor filled with ones: ``gradkit.ones(2, 3)`` or ``gradkit.ones((2, 3))``."""
     return _filled(1, size, dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of the given size (uninitialized in torch; here filled with zeros)."""
     return _filled(0, size, dtype, device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor filled with ``fill_value`` (dtype inferred from it: bool, int64 or float)."""
     if dtype is None:
         kind = "b" if isinstance(fill_value, bool) else \
             "i" if isinstance(fill_value, int) else "f"
@@ -161,11 +165,13 @@ def _like_of(make):
 
 
 def empty_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``empty`` shaped like ``t`` (its dtype and device unless given)."""
     return zeros_like(t, dtype, device, requires_grad)
 
 
 def full_like(t: Tensor, fill_value, dtype=None, device=None,
               requires_grad: bool = False) -> Tensor:
+    """``full`` shaped like ``t`` (its dtype and device unless given)."""
     dtype, device = _like(t, dtype, device)
     return full(tuple(t.shape), fill_value, dtype=dtype, device=device,
                 requires_grad=requires_grad)
@@ -187,6 +193,7 @@ def arange(start, end=None, step=1, dtype=None, device=None,
 
 def linspace(start, end, steps: int, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dev, np_dtype = _resolve(dtype, device)
@@ -195,12 +202,14 @@ def linspace(start, end, steps: int, dtype=None, device=None,
 
 def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
+    """``steps`` values ``base ** x`` for x evenly spaced from ``start`` to ``end``."""
     dev, np_dtype = _resolve(dtype, device)
     return _finish(np.logspace(start, end, steps, base=base).astype(np_dtype), dev, requires_grad)
 
 
 def eye(n: int, m: int | None = None, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
+    """An n x m (default n x n) identity matrix."""
     dev, np_dtype = _resolve(dtype, device)
     return _finish(np.eye(n, m, dtype=np_dtype), dev, requires_grad)
 
@@ -224,12 +233,14 @@ def manual_seed(seed: int):
 
 
 def seed() -> int:
+    """Seed the generator from fresh entropy; returns the seed used."""
     s = int(np.random.SeedSequence().entropy % (2 ** 63))
     manual_seed(s)
     return s
 
 
 def initial_seed() -> int:
+    """The seed last given to ``manual_seed`` or ``seed`` (0 if none)."""
     return _seed[0] if _seed[0] is not None else 0
 
 
@@ -239,6 +250,7 @@ def get_rng_state():
 
 
 def set_rng_state(state) -> None:
+    """Restore a generator state returned by ``get_rng_state``."""
     rng = np.random.default_rng()
     rng.bit_generator.state = state
     _generator.rng = rng
@@ -274,10 +286,12 @@ def randint(low, high=None, size=None, dtype=None, device=None,
 
 
 def randperm(n: int, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A random permutation of 0..n-1 (int64)."""
     return _random(lambda rng, s: rng.permutation(n), ((n,),), dtype, device, requires_grad, "i")
 
 
 def randint_like(t: Tensor, low, high=None, dtype=None, device=None) -> Tensor:
+    """``randint`` shaped like ``t`` (its dtype and device unless given)."""
     dtype, device = _like(t, dtype, device)
     return randint(low, high, tuple(t.shape), dtype=dtype, device=device)
 

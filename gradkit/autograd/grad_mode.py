@@ -32,6 +32,7 @@ def is_grad_enabled() -> bool:
 
 
 def is_inference_mode_enabled() -> bool:
+    """True inside an ``inference_mode()`` block (per thread)."""
     return state.inference
 
 

@@ -47,6 +47,7 @@ class RemovableHandle:
 
 
 def add_hook(hooks: OrderedDict, fn) -> RemovableHandle:
+    """Register ``fn`` in the ordered dict ``hooks``; the handle's ``remove()`` takes it out."""
     handle = RemovableHandle(hooks)
     hooks[handle.id] = fn
     return handle

@@ -137,10 +137,12 @@ def _publish(observers: tuple) -> None:
 
 
 def attach(observer: Observer) -> None:
+    """Start calling ``observer`` at the points it implements (all threads)."""
     with _lock:
         _publish((*active, observer))
 
 
 def detach(observer: Observer) -> None:
+    """Stop calling ``observer``."""
     with _lock:
         _publish(tuple(o for o in active if o is not observer))

@@ -20,11 +20,13 @@ class ReLU(Module):
 
 
 class Tanh(Module):
+    """tanh(x) elementwise."""
     def forward(self, x):
         return ops.tanh(x)
 
 
 class Sigmoid(Module):
+    """1 / (1 + exp(-x)) elementwise."""
     def forward(self, x):
         return ops.sigmoid(x)
 

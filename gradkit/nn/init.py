@@ -88,15 +88,18 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill ``tensor`` with ``val`` in place (no graph recorded)."""
     with no_grad():
         return tensor.fill_(val)
 
 
 def zeros_(tensor: Tensor) -> Tensor:
+    """Fill ``tensor`` with zeros in place."""
     return constant_(tensor, 0.0)
 
 
 def ones_(tensor: Tensor) -> Tensor:
+    """Fill ``tensor`` with ones in place."""
     return constant_(tensor, 1.0)
 
 

@@ -7,6 +7,7 @@ from gradkit.ops._op import op
 
 @op(linear=True, batchable=True)
 def clone(xp, x):
+    """A copy of x with its own memory (the gradient passes through)."""
     return x.copy()
 
 
@@ -16,6 +17,7 @@ clone.defjvp(lambda t: t)
 
 @op(save="x.dtype", linear=True, node_name="ToCopyBackward0", batchable=True)
 def astype(xp, x, dtype=None):
+    """x cast to ``dtype`` (``x.to(dtype)``); the gradient is cast back."""
     return x.astype(dtype)
 
 
@@ -35,6 +37,7 @@ astype.defjvp(lambda t, x_dtype, dtype: astype(t, dtype))
 
 @op(save="x", linear=True, node_name="ToCopyBackward0")
 def to_device(xp, x, device=None):
+    """x copied to ``device`` (``x.to(device)``); the gradient goes back to x's device."""
     return backend.to_device(x, device)
 
 
@@ -73,6 +76,7 @@ fill.defjvp(lambda t: _zeros_of(t),
 
 @op(node_name="ZeroBackward0")
 def zeros_like_op(xp, x):
+    """Zeros of x's shape and dtype: the values ``x.zero_()`` writes."""
     return xp.zeros_like(x)
 
 

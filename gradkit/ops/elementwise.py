@@ -35,6 +35,7 @@ def _on_floats(forward):
 
 @_unary(save="result", floating=True)
 def exp(xp, x):
+    """e ** x elementwise."""
     return xp.exp(x)
 
 
@@ -43,6 +44,7 @@ exp.defderivative(lambda out: out)
 
 @_unary(save="result", floating=True)
 def exp2(xp, x):
+    """2 ** x elementwise."""
     return xp.exp2(x)
 
 
@@ -51,6 +53,7 @@ exp2.defderivative(lambda out: out * math.log(2.0))
 
 @_unary(floating=True)
 def log(xp, x):
+    """Natural logarithm, elementwise."""
     return xp.log(x)
 
 
@@ -59,6 +62,7 @@ log.defderivative(lambda x: 1 / x)
 
 @_unary(floating=True)
 def log2(xp, x):
+    """Base-2 logarithm, elementwise."""
     return xp.log2(x)
 
 
@@ -67,6 +71,7 @@ log2.defderivative(lambda x: 1 / (x * math.log(2.0)))
 
 @_unary(floating=True)
 def log10(xp, x):
+    """Base-10 logarithm, elementwise."""
     return xp.log10(x)
 
 
@@ -75,6 +80,7 @@ log10.defderivative(lambda x: 1 / (x * math.log(10.0)))
 
 @_unary(floating=True)
 def log1p(xp, x):
+    """log(1 + x) elementwise, accurate near 0."""
     return xp.log1p(x)
 
 
@@ -83,6 +89,7 @@ log1p.defderivative(lambda x: 1 / (x + 1))
 
 @_unary(save="result", floating=True)
 def expm1(xp, x):
+    """exp(x) - 1 elementwise, accurate near 0."""
     return xp.expm1(x)
 
 
@@ -91,6 +98,7 @@ expm1.defderivative(lambda out: out + 1)
 
 @_unary(save="result", floating=True)
 def sqrt(xp, x):
+    """Square root, elementwise."""
     return xp.sqrt(x)
 
 
@@ -99,6 +107,7 @@ sqrt.defderivative(lambda out: 0.5 / out)
 
 @_unary(save="result", floating=True)
 def rsqrt(xp, x):
+    """1 / sqrt(x) elementwise."""
     return 1 / xp.sqrt(x)
 
 
@@ -107,6 +116,7 @@ rsqrt.defderivative(lambda out: -0.5 * out * out * out)
 
 @_unary()
 def square(xp, x):
+    """x * x elementwise."""
     return x * x
 
 
@@ -115,6 +125,7 @@ square.defderivative(lambda x: 2 * x)
 
 @_unary(save="result", floating=True)
 def reciprocal(xp, x):
+    """1 / x elementwise."""
     return 1 / x
 
 
@@ -123,6 +134,7 @@ reciprocal.defderivative(lambda out: -(out * out))
 
 @_unary(floating=True)
 def sin(xp, x):
+    """sin(x) elementwise."""
     return xp.sin(x)
 
 
@@ -131,6 +143,7 @@ sin.defderivative(lambda x: cos(x))
 
 @_unary(floating=True)
 def cos(xp, x):
+    """cos(x) elementwise."""
     return xp.cos(x)
 
 
@@ -139,6 +152,7 @@ cos.defderivative(lambda x: -sin(x))
 
 @_unary(save="result", floating=True)
 def tan(xp, x):
+    """tan(x) elementwise."""
     return xp.tan(x)
 
 
@@ -147,6 +161,7 @@ tan.defderivative(lambda out: 1 + out * out)
 
 @_unary(floating=True)
 def sinh(xp, x):
+    """sinh(x) elementwise."""
     return xp.sinh(x)
 
 
@@ -155,6 +170,7 @@ sinh.defderivative(lambda x: cosh(x))
 
 @_unary(floating=True)
 def cosh(xp, x):
+    """cosh(x) elementwise."""
     return xp.cosh(x)
 
 
@@ -163,6 +179,7 @@ cosh.defderivative(lambda x: sinh(x))
 
 @_unary(save="result", floating=True)
 def tanh(xp, x):
+    """tanh(x) elementwise."""
     return xp.tanh(x)
 
 
@@ -171,6 +188,7 @@ tanh.defderivative(lambda out: 1 - out * out)
 
 @_unary(floating=True)
 def asin(xp, x):
+    """arcsin(x) elementwise."""
     return xp.arcsin(x)
 
 
@@ -179,6 +197,7 @@ asin.defderivative(lambda x: rsqrt(1 - x * x))
 
 @_unary(floating=True)
 def acos(xp, x):
+    """arccos(x) elementwise."""
     return xp.arccos(x)
 
 
@@ -187,6 +206,7 @@ acos.defderivative(lambda x: -rsqrt(1 - x * x))
 
 @_unary(floating=True)
 def atan(xp, x):
+    """arctan(x) elementwise."""
     return xp.arctan(x)
 
 
@@ -195,6 +215,7 @@ atan.defderivative(lambda x: 1 / (1 + x * x))
 
 @_unary(save="result", floating=True)
 def sigmoid(xp, x):
+    """1 / (1 + exp(-x)) elementwise."""
     if x.dtype.kind == "c":  # complex: no sign split (comparisons would drop the imaginary part)
         return 1 / (1 + xp.exp(-x))
     e = xp.exp(-xp.abs(x))  # never overflows
@@ -206,6 +227,7 @@ sigmoid.defderivative(lambda out: out * (1 - out))
 
 @_unary(save="x", floating=True)
 def logsigmoid(xp, x):
+    """log(sigmoid(x)) elementwise, computed stably."""
     return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))  # never overflows
 
 
@@ -214,6 +236,7 @@ logsigmoid.defderivative(lambda x: sigmoid(-x))
 
 @_unary(save="result")
 def relu(xp, x):
+    """max(x, 0) elementwise."""
     return xp.maximum(x, 0)
 
 
@@ -222,6 +245,7 @@ relu.defderivative(lambda out: out > 0)
 
 @_unary(floating=True)
 def erf(xp, x):
+    """The error function, elementwise."""
     return erf_array(xp, x)
 
 
@@ -230,6 +254,7 @@ erf.defderivative(lambda x: (2 / math.sqrt(math.pi)) * exp(-(x * x)))
 
 @_unary(save="x", floating=True)
 def silu(xp, x):
+    """x * sigmoid(x) elementwise."""
     return x * sigmoid(x)
 
 
@@ -247,6 +272,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 @_unary(save="x", floating=True)
 def gelu(xp, x, approximate="none"):
+    """x * Phi(x) (Gaussian CDF); ``approximate='tanh'`` for the tanh formula."""
     if approximate == "tanh":
         return 0.5 * x * (1 + xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
     if approximate != "none":
@@ -268,6 +294,7 @@ gelu.defderivative(_gelu_derivative)
 
 @_unary(save="x", floating=True)
 def softplus(xp, x, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta * x)) / beta, linear above ``threshold``, elementwise."""
     bx = x * beta
     soft = xp.log1p(xp.exp(xp.minimum(bx, threshold))) / beta
     return xp.where(bx > threshold, x, soft).astype(x.dtype, copy=False)
@@ -283,6 +310,7 @@ softplus.defderivative(_softplus_derivative)
 
 @_unary(save="x", floating=True)
 def elu(xp, x, alpha=1.0):
+    """x if x > 0 else alpha * (exp(x) - 1), elementwise."""
     return xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, 0))).astype(x.dtype, copy=False)
 
 
@@ -291,6 +319,7 @@ elu.defderivative(lambda x, alpha: where(x > 0, 1.0, alpha * exp(minimum(x, 0.0)
 
 @_unary(save="x")
 def leaky_relu(xp, x, negative_slope=0.01):
+    """x if x > 0 else negative_slope * x, elementwise."""
     return xp.where(x > 0, x, x * negative_slope)
 
 
@@ -299,6 +328,7 @@ leaky_relu.defderivative(lambda x, negative_slope: where(x > 0, 1.0, negative_sl
 
 @op(save="x", batchable=True)
 def abs(xp, x):  # noqa: A001 - torch's name
+    """|x| elementwise (the modulus for complex x)."""
     return xp.abs(x)
 
 
@@ -337,6 +367,7 @@ def _zero_derivative(x):
 
 @_unary()
 def sign(xp, x):
+    """-1, 0 or 1 by the sign of x, elementwise (zero gradient)."""
     return xp.sign(x)
 
 
@@ -345,6 +376,7 @@ sign.defderivative(_zero_derivative)
 
 @_unary()
 def floor(xp, x):
+    """Largest integer <= x, elementwise (zero gradient)."""
     return xp.floor(x)
 
 
@@ -353,6 +385,7 @@ floor.defderivative(_zero_derivative)
 
 @_unary()
 def ceil(xp, x):
+    """Smallest integer >= x, elementwise (zero gradient)."""
     return xp.ceil(x)
 
 
@@ -361,6 +394,7 @@ ceil.defderivative(_zero_derivative)
 
 @_unary()
 def round(xp, x, decimals=0):  # noqa: A001
+    """Round half to even, to ``decimals`` places (zero gradient)."""
     return xp.round(x, decimals)
 
 
@@ -369,6 +403,7 @@ round.defderivative(lambda x, decimals: zeros_like(x))
 
 @_unary()
 def trunc(xp, x):
+    """x rounded toward zero, elementwise (zero gradient)."""
     return xp.trunc(x)
 
 
@@ -383,6 +418,7 @@ def zeros_like(xp, x):
 
 @op()
 def ones_like(xp, x):
+    """Ones of x's shape and dtype (no gradient)."""
     return xp.ones_like(x)
 
 
@@ -427,6 +463,7 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
 
 @op(save=("cond",), broadcast=True, batchable=True)
 def where(xp, cond, x, y):
+    """x where ``cond`` is true, else y (broadcasting; no gradient to cond)."""
     x, y = promote(xp, x, y)
     if not hasattr(x, "dtype") and not hasattr(y, "dtype"):  # two Python numbers
         x = xp.asarray(x, dtype=_python_scalar_dtype(x, y))
@@ -451,6 +488,7 @@ where.defjvp(None,
 
 @op(save=("x", "y"), broadcast=True, batchable=True)
 def maximum(xp, x, y):
+    """Elementwise maximum of x and y (broadcasting)."""
     x, y = promote(xp, x, y)
     return xp.maximum(x, y)
 
@@ -468,6 +506,7 @@ maximum.defjvp(lambda t, x, y: where(x >= y, _share(t, x, y), 0.0),
 
 @op(save=("x", "y"), broadcast=True, batchable=True)
 def minimum(xp, x, y):
+    """Elementwise minimum of x and y (broadcasting)."""
     x, y = promote(xp, x, y)
     return xp.minimum(x, y)
 

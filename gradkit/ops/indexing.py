@@ -127,6 +127,7 @@ def _along_axis_key(xp, index, dim):
 
 @op(save=("dim", "index", "x.shape"))
 def gather(xp, x, dim, index):
+    """Values of x at ``index`` along ``dim`` (torch.gather)."""
     dim = _normalize_dim(dim, x.ndim)
     if index.ndim != x.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
@@ -172,6 +173,7 @@ def _src_grad(g, dim, index, src_shape, x_shape=None):
 
 @op(save=("dim", "index", "src.shape", "x.shape"))
 def scatter_add(xp, x, dim, index, src):
+    """x with ``src`` added at ``index`` along ``dim`` (repeated indices accumulate)."""
     dim = _normalize_dim(dim, x.ndim)
     out = x.copy()
     xp.add.at(out, _along_axis_key(xp, index, dim), _src_block(src, index))
@@ -187,6 +189,7 @@ scatter_add.defjvp(lambda t, dim, index, src_shape, x_shape: t, None, None,
 
 @op(save=("dim", "index", "src.shape", "x.shape"))
 def scatter(xp, x, dim, index, src):
+    """x with ``src`` written at ``index`` along ``dim`` (torch.scatter)."""
     dim = _normalize_dim(dim, x.ndim)
     out = x.copy()
     out[_along_axis_key(xp, index, dim)] = _src_block(src, index)
@@ -209,6 +212,7 @@ scatter.defjvp_all(_scatter_jvp)
 
 @op(save=("dim", "index", "x.shape"))
 def index_select(xp, x, dim, index):
+    """The entries of x at the integer ``index`` along ``dim``."""
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     return xp.take(x, index.reshape(-1), axis=_normalize_dim(dim, x.ndim))
@@ -225,6 +229,7 @@ index_select.defjvp(lambda t, dim, index, x_shape: index_select(t, dim, index), 
 
 @op(save="mask", broadcast=True)
 def masked_fill(xp, x, mask, value):
+    """x with ``value`` where the bool ``mask`` (broadcasting) is true."""
     if getattr(mask, "dtype", None) is not None and mask.dtype.kind != "b":
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{mask.dtype}")

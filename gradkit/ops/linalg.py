@@ -9,6 +9,7 @@ from gradkit.ops.shape import reshape, transpose, unsqueeze
 
 @op(save=("x", "y"), batchable=True)
 def matmul(xp, x, y):
+    """Matrix product with NumPy's rules (1-D operands, batched leading dims)."""
     if x.ndim == 0 or y.ndim == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
                            f"{x.ndim}D and {y.ndim}D")
@@ -86,6 +87,7 @@ def bmm(x, y):
 
 
 def mv(x, v):
+    """Matrix-vector product of a 2-D x and a 1-D v."""
     if x.ndim != 2 or v.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {x.ndim}, {v.ndim}")
     return matmul(x, v)
@@ -104,10 +106,12 @@ def dot(x, y):
 
 
 def vdot(x, y):
+    """Dot product of two 1-D tensors, conjugating the first."""
     return dot(conj(x), y)
 
 
 def inner(x, y):
+    """Inner product over the last dims (a dot product for 1-D tensors)."""
     return matmul(x, y) if x.ndim <= 1 or y.ndim <= 1 else \
         matmul(x, transpose(y, -1, -2))
 

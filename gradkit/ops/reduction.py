@@ -49,6 +49,7 @@ def _count(x_shape, dim):
 
 @op(save="x.shape", linear=True, batchable=True)
 def sum(xp, x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - torch's name
+    """Sum along ``dim`` (all dims by default)."""
     if dtype is None and x.dtype.kind in "biu":
         dtype = "int64"  # torch sums integers (and bools) in int64
     return xp.sum(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
@@ -60,6 +61,7 @@ sum.defjvp(lambda t, x_shape, dim, keepdim, dtype: sum(t, dim, keepdim, dtype))
 
 @op(save="x.shape", linear=True, batchable=True)
 def mean(xp, x, dim=None, keepdim=False, dtype=None):
+    """Mean along ``dim`` (all dims by default)."""
     if x.dtype.kind not in "fc" and dtype is None:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
@@ -80,6 +82,7 @@ def _correction(correction, unbiased):
 
 @op(save="x", batchable=True)
 def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
+    """Variance along ``dim``, with Bessel's correction by default (``correction=1``)."""
     c = _correction(correction, unbiased)
     return xp.var(x, axis=axes(dim, x.ndim), ddof=c, keepdims=keepdim)
 
@@ -124,15 +127,18 @@ std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
 
 
 def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
+    """``(var, mean)`` of x along ``dim`` in one call."""
     return var(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
 
 
 def std_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
+    """``(std, mean)`` of x along ``dim`` in one call."""
     return std(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
 
 
 @op(save=("x", "result"), batchable=True)
 def prod(xp, x, dim=None, keepdim=False, dtype=None):
+    """Product along ``dim`` (all dims by default); zeros are handled in backward."""
     if dim is not None and not isinstance(dim, int):
         raise TypeError("prod(): argument 'dim' must be int")
     return xp.prod(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
@@ -184,6 +190,7 @@ def _evenly(g, x, out, dim, keepdim):
 
 @op(save=("x", "result"), batchable=True)
 def amax(xp, x, dim=None, keepdim=False):
+    """Maximum along ``dim`` (all dims by default); ties share the gradient."""
     _check_nonempty("amax", x, dim)
     return xp.amax(x, axis=axes(dim, x.ndim), keepdims=keepdim)
 
@@ -201,6 +208,7 @@ amax.defjvp(_evenly_jvp)
 
 @op(save=("x", "result"), batchable=True)
 def amin(xp, x, dim=None, keepdim=False):
+    """Minimum along ``dim`` (all dims by default); ties share the gradient."""
     _check_nonempty("amin", x, dim)
     return xp.amin(x, axis=axes(dim, x.ndim), keepdims=keepdim)
 
@@ -291,6 +299,7 @@ min.__doc__ = "min(x) -> tensor; min(x, dim) -> (values, indices); min(x, other)
 
 @op()
 def argmax(xp, x, dim=None, keepdim=False):
+    """Index of the maximum (of the flattened x without ``dim``); no gradient."""
     if dim is None:
         _check_nonempty("argmax", x, dim)  # NumPy's own error is a ValueError
         out = xp.argmax(x)
@@ -300,6 +309,7 @@ def argmax(xp, x, dim=None, keepdim=False):
 
 @op()
 def argmin(xp, x, dim=None, keepdim=False):
+    """Index of the minimum (of the flattened x without ``dim``); no gradient."""
     if dim is None:
         _check_nonempty("argmin", x, dim)  # NumPy's own error is a ValueError
         out = xp.argmin(x)
@@ -309,6 +319,7 @@ def argmin(xp, x, dim=None, keepdim=False):
 
 @op(save=("x", "result"), batchable=True)
 def logsumexp(xp, x, *, dim, keepdim=False):
+    """log(sum(exp(x))) along ``dim``, computed stably."""
     a = axes(dim, x.ndim)
     m = xp.amax(x, axis=a, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
     m = xp.where(xp.isfinite(m), m, 0)
@@ -325,6 +336,7 @@ logsumexp.defjvp(lambda t, x, out, dim, keepdim:
 
 @op(save="result", batchable=True)
 def softmax(xp, x, *, dim, dtype=None):
+    """exp(x) / sum(exp(x)) along ``dim``."""
     if dtype is not None:
         x = x.astype(dtype)
     a = axes(dim, x.ndim)
@@ -344,6 +356,7 @@ softmax.defjvp(lambda t, out, dim, dtype: out * (t - sum(t * out, dim, True)))
 
 @op(save="result", batchable=True)
 def log_softmax(xp, x, *, dim, dtype=None):
+    """log(softmax(x)) along ``dim``, computed stably."""
     if dtype is not None:
         x = x.astype(dtype)
     a = axes(dim, x.ndim)
@@ -357,6 +370,7 @@ log_softmax.defjvp(lambda t, out, dim, dtype: t - sum(exp(out) * t, dim, True))
 
 @op(linear=True)
 def cumsum(xp, x, *, dim, dtype=None):
+    """Cumulative sum along ``dim``."""
     if x.ndim == 0:  # NumPy would return shape (1,); torch keeps 0-d
         _normalize_dim(dim, 0)
         return x.astype(dtype or x.dtype, copy=True)
@@ -376,9 +390,11 @@ cumsum.defjvp(lambda t, dim, dtype: cumsum(t, dim))
 
 @op()
 def all(xp, x, dim=None, keepdim=False):  # noqa: A001
+    """True if every element (along ``dim``) is nonzero (no gradient)."""
     return xp.all(x, axis=None if dim is None else axes(dim, x.ndim), keepdims=keepdim)
 
 
 @op()
 def any(xp, x, dim=None, keepdim=False):  # noqa: A001
+    """True if some element (along ``dim``) is nonzero (no gradient)."""
     return xp.any(x, axis=None if dim is None else axes(dim, x.ndim), keepdims=keepdim)

@@ -32,6 +32,7 @@ def _infer_shape(shape, numel):
 
 @op(save="x.shape", linear=True, view=True, node_name="ReshapeAliasBackward0", batchable=True)
 def reshape(xp, x, *, shape):
+    """x with a new ``shape`` (one dim may be -1); a view when possible."""
     return xp.reshape(x, _infer_shape(shape, x.size))
 
 
@@ -41,6 +42,7 @@ reshape.defjvp(lambda t, x_shape, shape: reshape(t, shape))
 
 @op(save="x.shape", linear=True, view=True, batchable=True)
 def view(xp, x, *, shape):
+    """A view of x with a new ``shape``; x must be contiguous enough."""
     shape = _infer_shape(shape, x.size)
     if not x.flags.c_contiguous and x.size > 1 and shape != x.shape:
         out = x.view()
@@ -61,6 +63,7 @@ view.defjvp(lambda t, x_shape, shape: reshape(t, shape))
 
 @op(linear=True, view=True, batchable=True)
 def permute(xp, x, *, dims):
+    """A view of x with its dims reordered as ``dims``."""
     if len(dims) != x.ndim:
         raise RuntimeError(
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -88,6 +91,7 @@ permute.defjvp(lambda t, dims: permute(t, dims))
 
 @op(linear=True, view=True, batchable=True)
 def transpose(xp, x, *, dim0, dim1):
+    """A view of x with dims ``dim0`` and ``dim1`` swapped."""
     if x.ndim == 0:
         return x
     return xp.swapaxes(x, _normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim))
@@ -115,6 +119,7 @@ swapaxes = swapdims = transpose
 
 @op(save="x.shape", linear=True, view=True, batchable=True)
 def expand(xp, x, *, sizes):
+    """A view of x with size-1 dims repeated to ``sizes`` (-1 keeps a dim)."""
     sizes = tuple(sizes)
     if len(sizes) < x.ndim:
         raise RuntimeError(
@@ -144,10 +149,12 @@ expand.defjvp(lambda t, x_shape, sizes: expand(t, sizes))
 
 
 def broadcast_to(x, shape):
+    """A view of x broadcast to ``shape``."""
     return expand(x, tuple(shape))
 
 
 def broadcast_tensors(*tensors):
+    """The tensors broadcast to their common shape (views)."""
     import numpy as np
     shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
     return tuple(expand(t, shape) for t in tensors)
@@ -155,6 +162,7 @@ def broadcast_tensors(*tensors):
 
 @op(save="x.shape", linear=True, view=True, batchable=True)
 def squeeze(xp, x, dim=None):
+    """A view of x without its size-1 dims (or only ``dim``)."""
     if dim is None:
         return xp.squeeze(x)
     if x.ndim == 0:
@@ -171,6 +179,7 @@ squeeze.defjvp(lambda t, x_shape, dim: squeeze(t, dim))
 
 @op(linear=True, view=True, batchable=True)
 def unsqueeze(xp, x, *, dim):
+    """A view of x with a size-1 dim inserted at ``dim``."""
     return xp.expand_dims(x, _normalize_dim(dim, x.ndim + 1))
 
 
@@ -191,12 +200,14 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
 
 
 def unflatten(x, dim: int, sizes):
+    """Split dim ``dim`` of x into ``sizes``."""
     dim = _normalize_dim(dim, x.ndim)
     shape = tuple(x.shape)
     return reshape(x, shape[:dim] + tuple(sizes) + shape[dim + 1:])
 
 
 def ravel(x):
+    """x flattened to 1-D."""
     return reshape(x, (-1,))
 
 
@@ -331,6 +342,7 @@ def unbind(x, dim: int = 0):
 
 @op(linear=True)
 def flip(xp, x, *, dims):
+    """x reversed along ``dims``."""
     axes = tuple(_normalize_dim(d, x.ndim) for d in dims)
     # a copy, as torch's flip: writing to the result must not write to x
     return (xp.flip(x, axis=axes) if x.ndim else x).copy()
@@ -342,6 +354,7 @@ flip.defjvp(lambda t, dims: flip(t, dims))
 
 @op(save="x.shape", linear=True)
 def repeat(xp, x, *, sizes):
+    """x tiled ``sizes`` times along each dim (torch's ``repeat``)."""
     sizes = tuple(sizes)
     if len(sizes) < x.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "

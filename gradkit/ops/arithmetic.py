@@ -9,6 +9,7 @@ from gradkit.ops.unary_helpers import promote
 
 @op(broadcast=True, linear=True, batchable=True)
 def add(xp, x, y, alpha=1):
+    """x + alpha * y (broadcasting)."""
     x, y = promote(xp, x, y)
     return x + y if alpha == 1 else x + alpha * y
 
@@ -21,6 +22,7 @@ add.defjvp(lambda t, alpha: t,
 
 @op(broadcast=True, linear=True, batchable=True)
 def sub(xp, x, y, alpha=1):
+    """x - alpha * y (broadcasting)."""
     x, y = promote(xp, x, y)
     return x - y if alpha == 1 else x - alpha * y
 
@@ -33,6 +35,7 @@ sub.defjvp(lambda t, alpha: t,
 
 @op(save=("x", "y"), broadcast=True, batchable=True)
 def mul(xp, x, y):
+    """x * y (broadcasting)."""
     x, y = promote(xp, x, y)
     return x * y
 
@@ -46,6 +49,7 @@ mul.defjvp(lambda t, x, y: t * y,
 # saves its inputs, not its result, as torch does: the result may then be modified in place
 @op(save=("x", "y"), broadcast=True, batchable=True)
 def div(xp, x, y):
+    """x / y (broadcasting; true division, so integers give floats)."""
     x, y = promote(xp, x, y, true_division=True)
     return x / y
 
@@ -58,6 +62,7 @@ div.defjvp(lambda t, x, y: t / y,
 
 @op(save=("x", "y", "result"), broadcast=True, batchable=True)
 def pow(xp, x, y):  # noqa: A001 - torch's name
+    """x ** y (broadcasting; either may be a number)."""
     x, y = promote(xp, x, y)
     try:
         return x ** y
@@ -83,6 +88,7 @@ pow.defjvp(lambda t, x, y, out: t * _pow_grad_base(x, y, out),
 
 @op(linear=True, batchable=True)
 def neg(xp, x):
+    """-x elementwise."""
     return -x
 
 
@@ -92,12 +98,14 @@ neg.defjvp(lambda t: -t)
 
 @op()
 def floor_divide(xp, x, y):
+    """floor(x / y) (broadcasting; no gradient)."""
     x, y = promote(xp, x, y)
     return xp.floor_divide(x, y)
 
 
 @op(save=("x", "y"), broadcast=True, batchable=True)
 def remainder(xp, x, y):
+    """x mod y with the sign of y, as Python's % (broadcasting)."""
     x, y = promote(xp, x, y)
     return xp.remainder(x, y)
 
@@ -111,74 +119,89 @@ remainder.defjvp(lambda t, x, y: t,
 # Comparisons and logic: boolean results, never differentiable.
 @op()
 def eq(xp, x, y):
+    """x == y elementwise (bool, no gradient)."""
     return xp.asarray(x == y)
 
 
 @op()
 def ne(xp, x, y):
+    """x != y elementwise (bool, no gradient)."""
     return xp.asarray(x != y)
 
 
 @op()
 def lt(xp, x, y):
+    """x < y elementwise (bool, no gradient)."""
     return xp.asarray(x < y)
 
 
 @op()
 def le(xp, x, y):
+    """x <= y elementwise (bool, no gradient)."""
     return xp.asarray(x <= y)
 
 
 @op()
 def gt(xp, x, y):
+    """x > y elementwise (bool, no gradient)."""
     return xp.asarray(x > y)
 
 
 @op()
 def ge(xp, x, y):
+    """x >= y elementwise (bool, no gradient)."""
     return xp.asarray(x >= y)
 
 
 @op()
 def logical_and(xp, x, y):
+    """x and y elementwise, as booleans (no gradient)."""
     return xp.logical_and(x, y)
 
 
 @op()
 def logical_or(xp, x, y):
+    """x or y elementwise, as booleans (no gradient)."""
     return xp.logical_or(x, y)
 
 
 @op()
 def logical_xor(xp, x, y):
+    """x xor y elementwise, as booleans (no gradient)."""
     return xp.logical_xor(x, y)
 
 
 @op()
 def logical_not(xp, x):
+    """not x elementwise, as booleans (no gradient)."""
     return xp.logical_not(x)
 
 
 @op()
 def bitwise_not(xp, x):
+    """~x elementwise for integer and bool tensors (no gradient)."""
     return xp.invert(x)
 
 
 @op()
 def isnan(xp, x):
+    """True where x is NaN (no gradient)."""
     return xp.isnan(x)
 
 
 @op()
 def isinf(xp, x):
+    """True where x is +-inf (no gradient)."""
     return xp.isinf(x)
 
 
 @op()
 def isfinite(xp, x):
+    """True where x is neither NaN nor +-inf (no gradient)."""
     return xp.isfinite(x)
 
 
 @op()
 def isclose(xp, x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|x - y| <= atol + rtol * |y| elementwise (bool, no gradient)."""
     return xp.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)

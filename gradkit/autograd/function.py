@@ -172,15 +172,18 @@ class Function(metaclass=_FunctionMeta):
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
+        """Compute the outputs from the inputs (grad mode off); override it."""
         raise NotImplementedError("You must implement the forward function for custom "
                                   "autograd.Function.")
 
     @staticmethod
     def setup_context(ctx, inputs: tuple, output) -> None:
+        """Save what backward needs when forward takes no ctx; optional."""
         raise NotImplementedError("setup_context is not overridden")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        """One gradient per forward input from one per output; override it."""
         raise NotImplementedError("You must implement either the backward or vjp method for "
                                   "your custom autograd.Function to use it with backward mode "
                                   "AD.")
@@ -189,6 +192,7 @@ class Function(metaclass=_FunctionMeta):
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
+        """Forward mode: the output tangents from the input tangents; optional."""
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
 

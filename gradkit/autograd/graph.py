@@ -92,6 +92,7 @@ class Node:
 
     # -- torch's public Node API -------------------------------------------------
     def name(self) -> str:
+        """The node's name, as torch spells it (``MulBackward0``)."""
         return self.op.node_name
 
     def __getattr__(self, name: str):
@@ -142,6 +143,7 @@ class Node:
         return add_hook(hooks, fn)
 
     def extras(self) -> NodeExtras:
+        """The node's NodeExtras (hooks, metadata), created on first use."""
         if self._extras is None:
             self._extras = NodeExtras()
         return self._extras
@@ -213,6 +215,7 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def name(self) -> str:
+        """Always ``AccumulateGrad``."""
         return "AccumulateGrad"
 
 

@@ -41,6 +41,7 @@ class Module:
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
 
     def forward(self, *args, **kwargs):
+        """The computation of the module; subclasses override it and call the module."""
         raise NotImplementedError(
             f'Module [{type(self).__name__}] is missing the required "forward" function')
 
@@ -114,6 +115,7 @@ class Module:
         object.__delattr__(self, name)
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add ``param`` (a Parameter, or None) under ``name``."""
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
                             f"'{name}' (gradkit.nn.Parameter or None required)")
@@ -131,6 +133,7 @@ class Module:
             self.__dict__.setdefault("_non_persistent", set()).add(name)
 
     def add_module(self, name: str, module: Module | None) -> None:
+        """Add the submodule ``module`` (or None) under ``name``."""
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         _check_name(self, name, "module")
@@ -154,10 +157,12 @@ class Module:
                                                 remove_duplicate)
 
     def modules(self) -> Iterator[Module]:
+        """This module and all its submodules, depth first."""
         for _, module in self.named_modules():
             yield module
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
+        """``(name, module)`` of the direct submodules."""
         seen = set()
         for name, module in self._modules.items():
             if module is not None and module not in seen:
@@ -165,6 +170,7 @@ class Module:
                 yield name, module
 
     def children(self) -> Iterator[Module]:
+        """The direct submodules."""
         for _, module in self.named_children():
             yield module
 
@@ -182,6 +188,7 @@ class Module:
 
     def named_parameters(self, prefix: str = "", recurse: bool = True,
                          remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """``(dotted name, parameter)`` pairs, each parameter once."""
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
@@ -191,13 +198,16 @@ class Module:
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """``(dotted name, buffer)`` pairs, each buffer once."""
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """The registered buffers (of submodules too, with ``recurse``)."""
         for _, buffer in self.named_buffers(recurse=recurse):
             yield buffer
 
     def get_submodule(self, target: str) -> Module:
+        """The submodule at the dotted path ``target`` (``"0.linear"``)."""
         module = self
         for item in target.split(".") if target else ():
             if item not in module._modules:
@@ -219,6 +229,7 @@ class Module:
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Set ``requires_grad`` on every parameter; returns self."""
         for param in self.parameters():
             param.requires_grad_(requires_grad)
         return self
@@ -245,17 +256,21 @@ class Module:
         return self._apply(convert)
 
     def double(self) -> Module:
+        """Cast floating parameters and buffers to float64; returns self."""
         from gradkit import backend
         return self._apply(lambda t: t.to(backend.float64) if t.is_floating_point() else t)
 
     def float(self) -> Module:
+        """Cast floating parameters and buffers to float32; returns self."""
         from gradkit import backend
         return self._apply(lambda t: t.to(backend.float32) if t.is_floating_point() else t)
 
     def cpu(self) -> Module:
+        """Move parameters and buffers to the CPU; returns self."""
         return self.to("cpu")
 
     def cuda(self, device=None) -> Module:
+        """Move parameters and buffers to a GPU (``cuda`` or ``device``); returns self."""
         return self.to("cuda" if device is None else device)
 
     def _apply(self, convert: Callable[[Tensor], Tensor]) -> Module:

@@ -200,12 +200,14 @@ class EventList(list):
         return averages
 
     def total_average(self) -> FunctionEventAvg:
+        """One FunctionEventAvg summing every event of the list."""
         total = FunctionEventAvg("Total")
         for e in self:
             total.add(e)
         return total
 
     def self_cpu_time_total(self) -> float:
+        """Sum of the events' self CPU times, in microseconds."""
         return sum(e.self_cpu_time_total for e in self)
 
     def table(self, sort_by: str | None = None, row_limit: int = 100,

@@ -139,10 +139,12 @@ class profile:
         self.stop()
 
     def start(self) -> None:
+        """Start recording (what ``with profile(...)`` does on entry)."""
         self._transit(ProfilerAction.NONE, self.current_action)
         self._open_step()
 
     def stop(self) -> None:
+        """Stop recording (what leaving the ``with`` block does)."""
         self._close_step()
         self._transit(self.current_action, None)
 

@@ -123,7 +123,7 @@ class ChromeTraceWriter:
         ``rows``: ``(name, cat, tid, ts_ns, dur_ns, args)`` with integer times and ``args``
         the JSON text of an object, each thread's events in start order.
         """
-        names, name_of, opened, emit = self._names, self._name, self._open, self._emit_many
+        names, name_of, opened, emit = self._names, self._name, self._open, self.raw_events
         texts = []
         append = texts.append
         for name, cat, tid, ts_ns, dur_ns, args in rows:
@@ -154,11 +154,13 @@ class ChromeTraceWriter:
             texts.append(_FLOW % (flow_id, pid, start_tid, max(start_ns, 0) / 1000, name, name,
                                   flow_id, pid, end_tid, max(end_ns, 0) / 1000, name, name))
             if len(texts) >= _CHUNK:
-                self._emit_many(texts, 2)
-        self._emit_many(texts, 2)
+                self.raw_events(texts, 2)
+        self.raw_events(texts, 2)
 
-    def _emit_many(self, texts: list, events_each: int = 1) -> None:
-        """Emit ``texts`` (and empty the list) as one pending entry."""
+    def raw_events(self, texts: list, events_each: int = 1) -> None:
+        """Add events already formatted as JSON objects, ``events_each`` per text (each
+        thread's ``X`` events nested and in start order: they are not clamped here).
+        Empties ``texts``."""
         if texts:
             self._pending.append(",\n".join(texts))
             self.count += len(texts) * events_each
@@ -182,7 +184,7 @@ class ChromeTraceWriter:
              end_ns: int, cat: str = "fwdbwd") -> None:
         """An arrow from the slice open at (start_tid, start_ns) to the one at the end."""
         name = self._names.get(cat) or self._name(cat)
-        self._emit_many([_FLOW % (flow_id, pid, start_tid, max(start_ns, 0) / 1000, name, name,
+        self.raw_events([_FLOW % (flow_id, pid, start_tid, max(start_ns, 0) / 1000, name, name,
                                   flow_id, pid, end_tid, max(end_ns, 0) / 1000, name, name)], 2)
 
     def metadata(self, name: str, pid: int, tid: int, args: dict) -> None:

@@ -190,11 +190,15 @@ class profile:
             recorder.range_exit(token)
 
     # -- results -----------------------------------------------------------------------
-    def _session(self):
+    def _session_recorder(self) -> Recorder:
         recorder = self._recorder or self._finished
         if recorder is None:
             raise RuntimeError("gradkit.profiler: nothing was recorded yet; profile some steps "
                                "first (check the schedule)")
+        return recorder
+
+    def _session(self):
+        recorder = self._session_recorder()
         if recorder is self._recorder:  # still recording: build from a snapshot, do not cache
             return build(recorder, self.record_shapes, self.with_flops)
         if self._timeline is None:
@@ -222,7 +226,8 @@ class profile:
                  "profile_memory": int(self.profile_memory),
                  "with_stack": int(self.with_stack), "with_flops": int(self.with_flops)}
         gpu = self._gpu_timer if self._recorder is not None else self._finished_gpu
-        export_chrome_trace(self._session(), path, flags, gpu)
+        export_chrome_trace(self._session_recorder(), path, flags, gpu, self.record_shapes,
+                            self.with_flops)
         return path
 
     def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:

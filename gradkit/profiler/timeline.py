@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import threading
+from operator import itemgetter
 
 from gradkit._user_frames import user_frame_count
 from gradkit.profiler.events import EventList, FunctionEvent, nest
@@ -31,15 +32,32 @@ class Timeline:
         self.duration_ns = duration_ns
         self.origin_ns = origin_ns    # the session's start on the recorder's clock (time 0)
         self.pid = os.getpid()
-        names = {t.native_id: t.name for t in threading.enumerate()}
-        self.thread_names = {e.thread: names.get(e.thread, "python") for e in events}
+        self.thread_names = thread_names({e.thread for e in events})
 
 
-def _frame_text(code, line) -> str:
-    return f"{code.co_filename}({line}): {code.co_name}"
+def thread_names(tids) -> dict:
+    """{tid: name} of the threads that recorded events ("python" for one that has ended)."""
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    return {tid: names.get(tid, "python") for tid in tids}
 
 
-def _inputs(event: FunctionEvent, meta: tuple) -> None:
+def memory_series(records: list, base: int) -> tuple:
+    """The (ts, nbytes, tid, addr) allocations and (ts, nbytes, tid) saved bytes, by time."""
+    memory = [(r[1] - base, r[2], r[4], r[3]) for r in records if r[0] == MEM]
+    saved = [(r[1] - base, r[2], r[3]) for r in records if r[0] == SAVED]
+    memory.sort(key=itemgetter(0))
+    saved.sort(key=itemgetter(0))
+    return memory, saved
+
+
+def stack_frames(stack: tuple) -> tuple:
+    """"file(line): function" texts of a recorded stack, the user's frames only (not runpy)."""
+    user = stack[:user_frame_count(code for code, _ in stack)]
+    return tuple(f"{code.co_filename}({line}): {code.co_name}" for code, line in user)
+
+
+def input_lists(meta: tuple) -> tuple:
+    """(shapes, types, concrete values) of recorded input metadata, as torch lists them."""
     shapes, types, concrete = [], [], []
     for m in meta:
         if type(m) is tuple:
@@ -54,22 +72,23 @@ def _inputs(event: FunctionEvent, meta: tuple) -> None:
             shapes.append([])
             types.append(str(m))
             concrete.append("")
-    event.input_shapes, event.input_types, event.concrete_inputs = shapes, types, concrete
+    return shapes, types, concrete
 
 
 def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Timeline:
     """Turn ``recorder.records`` into a Timeline (times relative to the session start)."""
     base = recorder.start_ns
-    events, memory, saved, backward = [], [], [], []
+    records = list(recorder.records)
+    events, backward = [], []
     forward = {}   # sequence number -> the op event that created that node
     sites: dict = {}
-    for r in list(recorder.records):
+    for r in records:
         kind = r[0]
         if kind == OP:
             _, name, start, end, tid, seq, meta, site, stack = r
             event = FunctionEvent(name, "cpu_op", tid, start - base, end - base, seq)
             if meta is not None:
-                _inputs(event, meta)
+                event.input_shapes, event.input_types, event.concrete_inputs = input_lists(meta)
                 if with_flops:
                     event.flops = count_flops(name, event.input_shapes)
                 if not record_shapes:
@@ -80,8 +99,7 @@ def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Ti
                     text = sites[site] = site_text(site)
                 event.site = text
             if stack:
-                user = stack[:user_frame_count(code for code, _ in stack)]  # not runpy & above
-                event.stack = tuple(_frame_text(code, line) for code, line in user)
+                event.stack = stack_frames(stack)
             if seq >= 0:
                 forward[seq] = event
             events.append(event)
@@ -95,10 +113,6 @@ def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Ti
             _, name, start, end, tid = r
             cat = "user_annotation" if kind == RANGE else "cpu_op"
             events.append(FunctionEvent(name, cat, tid, start - base, end - base))
-        elif kind == MEM:
-            memory.append((r[1] - base, r[2], r[4], r[3]))
-        elif kind == SAVED:
-            saved.append((r[1] - base, r[2], r[3]))
     for event in backward:
         source = forward.get(event.sequence_nr)
         if source is not None:
@@ -107,8 +121,7 @@ def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Ti
             event.site = source.site
         else:  # the forward ran before profiling began: still mark it as backward
             event.fwd_thread = event.thread
-    memory.sort(key=lambda m: m[0])
-    saved.sort(key=lambda s: s[0])
+    memory, saved = memory_series(records, base)
     ordered = nest(events, memory)
     end = (recorder.end_ns if recorder.end_ns is not None else recorder.clock()) - base
     return Timeline(EventList(ordered), memory, saved, recorder.start_epoch_ns, end, base)

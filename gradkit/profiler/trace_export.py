@@ -1,77 +1,205 @@
-"""Render a Timeline as a Chrome trace, in PyTorch's vocabulary (cat, args names, flows)."""
+"""Write a Recorder's session as a Chrome trace, in PyTorch's vocabulary (cat, args names, flows).
+
+The trace is written straight from the recorder's tuples in one pass per thread:
+no FunctionEvent is built (those are for ``events()``/``key_averages()``, see
+``timeline.build``, whose order, ids and clamping this matches event for event).
+Texts that repeat (names, call sites, stacks, input metadata) are formatted once.
+"""
 from __future__ import annotations
 
-from gradkit.profiler.chrome_trace import ChromeTraceWriter, encode_json
+import os
+from operator import itemgetter
+
+from gradkit.profiler.chrome_trace import ChromeTraceWriter, encode_json, format_us
 from gradkit.profiler.cuda_timer import write_gpu_track
+from gradkit.profiler.flops import count_flops
+from gradkit.profiler.recorder import MEM, NODE, OP, RANGE, site_text
+from gradkit.profiler.timeline import (EVALUATE_PREFIX, input_lists, memory_series,
+                                       stack_frames, thread_names)
 
 LIVE_BYTES = "Memory allocated (bytes)"
 SAVED_BYTES = "Saved for backward (bytes)"
 
-
-def _event_args(event, string) -> str:
-    """The args object of an event as JSON text, with PyTorch's key names."""
-    text = f'{{"External id":{event.id},"Record function id":0'
-    if event.sequence_nr >= 0:
-        text += f',"Sequence number":{event.sequence_nr},"Fwd thread id":{event.fwd_thread}'
-    if event.input_shapes is not None:
-        text += (f',"Input Dims":{encode_json(event.input_shapes)},'
-                 f'"Input type":{encode_json(event.input_types)},'
-                 f'"Concrete Inputs":{encode_json(event.concrete_inputs)}')
-    if event.fwd_thread and event.site:
-        text += f',"Forward call site":{string(event.site)}'
-    if event.stack:
-        text += f',"Call stack":{string(";".join(event.stack))}'
-    if event.flops:
-        text += f',"flops":{int(event.flops)}'
-    return text + "}"
+# an X event from its timestamp on; the head up to '"ts":' is formatted once per (name, thread)
+_X_TAIL = '%.3f,"dur":%.3f,"args":{"External id":%d,"Record function id":0%s}}'
+_FLOW = ('{"ph":"s","id":%d,"pid":%d,"tid":%d,"ts":%.3f,"cat":"fwdbwd","name":"fwdbwd"},\n'
+         '{"ph":"f","id":%d,"pid":%d,"tid":%d,"ts":%.3f,"cat":"fwdbwd","name":"fwdbwd","bp":"e"}')
+_MEMORY = ('{"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":%d,"tid":%d,'
+           '"ts":%s,"args":{"Total Reserved":%d,"Total Allocated":%d,"Bytes":%d,"Addr":%d,'
+           '"Device Type":0,"Device Id":-1}},\n'
+           '{"ph":"C","name":' + encode_json(LIVE_BYTES) + ',"pid":%d,"tid":0,"ts":%s,'
+           '"args":{"Allocated":%d}}')
+_SAVED = '{"ph":"C","name":' + encode_json(SAVED_BYTES) + ',"pid":%d,"tid":0,"ts":%s,' \
+         '"args":{"Saved":%d}}'
 
 
-def _complete_rows(events, string):
-    for event in events:
-        start = event.start_ns
-        yield (event.name, event.cat, event.thread, start, event.end_ns - start,
-               _event_args(event, string))
+class _Texts:
+    """The args fragments that repeat, each formatted once per session."""
+
+    def __init__(self, record_shapes: bool, with_flops: bool) -> None:
+        self.record_shapes, self.with_flops = record_shapes, with_flops
+        self.sites: dict = {}    # (code, lasti) -> ',"Forward call site":"file:line"'
+        self.stacks: dict = {}   # recorded stack -> ',"Call stack":"..."'
+        self.inputs: dict = {}   # (name, meta, its types) -> (input dims text, flops text)
+
+    def call_site(self, site) -> str:
+        text = self.sites.get(site)
+        if text is None:
+            text = self.sites[site] = f',"Forward call site":{encode_json(site_text(site))}'
+        return text
+
+    def stack(self, stack) -> str:
+        text = self.stacks.get(stack)
+        if text is None:
+            frames = stack_frames(stack)  # none left when all were runpy's
+            text = self.stacks[stack] = \
+                f',"Call stack":{encode_json(";".join(frames))}' if frames else ""
+        return text
+
+    def op_inputs(self, name: str, meta) -> tuple:
+        """(',"Input Dims":...' when recording shapes, ',"flops":n' when counted) of one op."""
+        key = (name, meta, *map(type, meta))  # the types keep 1, 1.0 and True apart
+        texts = self.inputs.get(key)
+        if texts is None:
+            shapes, types, concrete = input_lists(meta)
+            dims = flops = ""
+            if self.record_shapes:
+                dims = (f',"Input Dims":{encode_json(shapes)},"Input type":{encode_json(types)},'
+                        f'"Concrete Inputs":{encode_json(concrete)}')
+            count = int(count_flops(name, shapes)) if self.with_flops else 0
+            if count:
+                flops = f',"flops":{count}'
+            texts = self.inputs[key] = (dims, flops)
+        return texts
 
 
-def _flow_rows(events):
-    """Arrows from forward ops to the backward nodes they created (not the engine's ranges)."""
-    flow_id = 0
-    for event in events:
-        source = event.forward
-        if source is not None and not event.name.startswith("autograd::engine"):
-            flow_id += 1
-            yield flow_id, source.thread, source.start_ns, event.thread, event.start_ns
+def _op_args(r, texts: _Texts) -> str:
+    """What follows "Record function id" in the args of a forward op record."""
+    _, name, _, _, _, seq, meta, _, stack = r
+    text = f',"Sequence number":{seq},"Fwd thread id":0' if seq >= 0 else ""
+    if meta is None:
+        return text + texts.stack(stack) if stack else text
+    dims, flops = texts.op_inputs(name, meta)
+    return text + dims + texts.stack(stack) + flops if stack else text + dims + flops
 
 
-def export_chrome_trace(timeline, path, flags: dict | None = None, gpu_timer=None) -> None:
-    """Write ``timeline`` to ``path`` (``.json`` or ``.json.gz``), atomically.
+def _node_args(r, source, texts: _Texts) -> str:
+    """The args tail of a backward node: its forward op's thread and call site."""
+    seq = r[5]
+    if source is None:  # the forward ran before profiling began: still marked as backward
+        return f',"Sequence number":{seq},"Fwd thread id":{r[4]}' if seq >= 0 else ""
+    text = f',"Sequence number":{seq},"Fwd thread id":{source[4]}' if seq >= 0 else ""
+    if source[4] and source[7] is not None:
+        text += texts.call_site(source[7])
+    return text
+
+
+def _heads(name: str, cat: str, pid: int, tid: int) -> tuple:
+    """%-formats of an X event: (ts, dur, id, args tail) and (ts, dur, id, sequence number)."""
+    head = (f'{{"ph":"X","cat":"{cat}","name":{encode_json(name).replace("%", "%%")},'
+            f'"pid":{pid},"tid":{tid},"ts":%.3f,"dur":%.3f,"args":{{"External id":%d,'
+            f'"Record function id":0')
+    return head + "%s}}", head + ',"Sequence number":%d,"Fwd thread id":0}}'
+
+
+def _ordered(records: list) -> list:
+    """Event records by (thread, start, longest first), ties in recording order."""
+    events = [r for r in records if r[0] < MEM]
+    events.sort(key=itemgetter(3), reverse=True)  # stable sorts: the last key is the first
+    events.sort(key=itemgetter(2))
+    events.sort(key=itemgetter(4))
+    return events
+
+
+def export_chrome_trace(recorder, path, flags: dict | None = None, gpu_timer=None,
+                        record_shapes: bool = False, with_flops: bool = False) -> None:
+    """Write the session of ``recorder`` to ``path`` (``.json`` or ``.json.gz``), atomically.
 
     ``gpu_timer`` (a cuda_timer.CudaTimer of the same session) adds the GPU tracks.
     """
-    pid = timeline.pid
-    with ChromeTraceWriter(path, timeline.base_epoch_ns, flags) as writer:
+    base = recorder.start_ns
+    records = list(recorder.records)
+    events = _ordered(records)
+    forward = {r[5]: r for r in records if r[0] == OP and r[5] >= 0}
+    pid = os.getpid()
+    with ChromeTraceWriter(path, recorder.start_epoch_ns, flags) as writer:
         writer.metadata("process_name", pid, 0, {"name": "python"})
         writer.metadata("process_labels", pid, 0, {"labels": "CPU"})
         writer.metadata("process_sort_index", pid, 0, {"sort_index": 0})
-        for index, (tid, name) in enumerate(sorted(timeline.thread_names.items())):
+        names = thread_names({r[4] for r in events})
+        for index, (tid, name) in enumerate(sorted(names.items())):
             writer.metadata("thread_name", pid, tid, {"name": f"thread {tid} ({name})"})
             writer.metadata("thread_sort_index", pid, tid, {"sort_index": index})
-        writer.complete_many(pid, _complete_rows(timeline.events, writer.json_string))
-        writer.flows(pid, _flow_rows(timeline.events))
-        _write_memory(writer, pid, timeline)
+        _write_events(writer, pid, events, base, forward, _Texts(record_shapes, with_flops))
+        memory, saved = memory_series(records, base)
+        _write_memory(writer, pid, memory, saved)
         if gpu_timer is not None:
-            write_gpu_track(writer, gpu_timer, origin_ns=timeline.origin_ns)
+            write_gpu_track(writer, gpu_timer, origin_ns=base)
 
 
-def _write_memory(writer, pid, timeline) -> None:
-    live = 0
-    for ts, nbytes, tid, addr in timeline.memory:
+def _write_events(writer, pid: int, events: list, base: int, forward: dict,
+                  texts: _Texts) -> None:
+    """X events, each clamped into its parent, then the forward -> backward flow arrows."""
+    out, flows = [], []
+    emit, flow = out.append, flows.append
+    thread, stack, number = None, [], 0
+    for r in events:
+        kind, name, start, end, tid = r[0], r[1], r[2] - base, r[3] - base, r[4]
+        if tid != thread:
+            thread, stack, heads = tid, [], ({}, {}, {}, {})  # formats by kind, then name
+        if start < 0:   # as the writer always did: no event before the session's start
+            start = 0
+        if end < start:
+            end = start
+        while stack and stack[-1] <= start:
+            stack.pop()
+        if stack and end > stack[-1]:
+            end = stack[-1]
+        stack.append(end)
+        ts, dur = start / 1000, (end - start) / 1000
+        number += 1
+        formats = heads[kind].get(name)
+        if kind == OP:
+            if formats is None:
+                formats = heads[OP][name] = _heads(name, "cpu_op", pid, tid)
+            if r[6] is None and r[8] is None and r[5] >= 0:
+                emit(formats[1] % (ts, dur, number, r[5]))
+            else:
+                emit(formats[0] % (ts, dur, number, _op_args(r, texts)))
+        elif kind == NODE:  # torch's evaluate_function wrapper, then the node inside it
+            if formats is None:
+                formats = heads[NODE][name] = (
+                    _heads(EVALUATE_PREFIX + name, "cpu_op", pid, tid)[0],
+                    _heads(name, "cpu_op", pid, tid)[0])
+            source = forward.get(r[5])
+            tail = _node_args(r, source, texts)
+            emit(formats[0] % (ts, dur, number, tail))
+            number += 1
+            emit(formats[1] % (ts, dur, number, tail))
+            stack.append(end)  # the node, inside its wrapper
+            if source is not None and not name.startswith("autograd::engine"):
+                source_start = source[2] - base
+                flow(_FLOW % (len(flows) + 1, pid, source[4],
+                              source_start / 1000 if source_start > 0 else 0.0,
+                              len(flows) + 1, pid, tid, ts))
+        else:
+            if formats is None:
+                cat = "user_annotation" if kind == RANGE else "cpu_op"
+                formats = heads[kind][name] = _heads(name, cat, pid, tid)
+            emit(formats[0] % (ts, dur, number, ""))
+    writer.raw_events(out)
+    writer.raw_events(flows, events_each=2)
+
+
+def _write_memory(writer, pid: int, memory: list, saved: list) -> None:
+    texts, live = [], 0
+    for ts, nbytes, tid, addr in memory:
         live += nbytes
-        writer.instant("[memory]", "cpu_instant_event", pid, tid, ts, {
-            "Total Reserved": live, "Total Allocated": live, "Bytes": nbytes, "Addr": addr,
-            "Device Type": 0, "Device Id": -1})
-        writer.counter(LIVE_BYTES, pid, ts, {"Allocated": live})
-    held = 0
-    for ts, nbytes, _tid in timeline.saved:
+        ts = format_us(ts)
+        texts.append(_MEMORY % (pid, tid, ts, live, live, nbytes, addr, pid, ts, live))
+    writer.raw_events(texts, events_each=2)
+    texts, held = [], 0
+    for ts, nbytes, _tid in saved:
         held += nbytes
-        writer.counter(SAVED_BYTES, pid, ts, {"Saved": held})
+        texts.append(_SAVED % (pid, format_us(ts), held))
+    writer.raw_events(texts)

@@ -187,7 +187,6 @@ def test_in_place_write_through_real_is_seen_by_backward():
     _run_both(program)
 
 
-@pytest.mark.xfail(reason="pow with a scalar exponent saves its result (torch: only the base)")
 def test_result_of_pow_with_scalar_exponent_may_be_modified_in_place():
     def program(lib):
         x = lib.tensor(np.array([0.5, 1.5]), requires_grad=True)

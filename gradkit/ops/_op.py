@@ -20,6 +20,7 @@ so every op is differentiable to any order without extra code.
 """
 from __future__ import annotations
 
+import dis
 import inspect
 from sys import modules as _modules
 from weakref import ref as _weakref
@@ -77,6 +78,8 @@ class Op:
         self.plain_save = tuple((kind == "result", index) for kind, index, _ in self.save_spec) \
             if all(kind != "inputs" and not attr for kind, _, attr in self.save_spec) else None
         self.differentiable = False  # until a vjp rule is declared
+        self.saves_read = None  # per input: the save entries its vjp rule reads (None: all)
+        self._save_masks = {}   # inputs-needing-grad bitmask -> which save entries to keep
         self.vjps = None      # tuple: one rule per input (None = not differentiable)
         self.vjp_all = None   # or one rule returning all input gradients
         self.jvps = None
@@ -98,16 +101,46 @@ class Op:
 
     # -- declaring rules -------------------------------------------------------------
     def defvjp(self, *rules):
-        """One vjp rule per input: ``rule(g, *saved, **params) -> grad of that input``."""
+        """One vjp rule per input: ``rule(g, *saved, **params) -> grad of that input``.
+
+        A node keeps only the saved values that the rules of its inputs needing a gradient
+        read (found from the rules' code), as torch saves ``other`` for ``self * other``
+        only when ``self`` needs a gradient.
+        """
         self.vjps = rules
         self.differentiable = True
+        n_saved = len(self.save_spec)
+        self.saves_read = tuple(None if rule is None else _entries_read(rule, n_saved)
+                                for rule in rules)
+        self._save_masks = {}
         return self
 
     def defvjp_all(self, rule):
         """One rule for all inputs: ``rule(g, *saved, **params) -> tuple of grads``."""
         self.vjp_all = rule
         self.differentiable = True
+        self.saves_read = None  # one rule for every input: it gets everything
+        self._save_masks = {}
         return rule
+
+    def save_mask(self, needing_grad: int) -> tuple | None:
+        """Which save entries to keep when the inputs in bitmask ``needing_grad`` need grads."""
+        mask = self._save_masks.get(needing_grad)
+        if mask is None:
+            reads = self.saves_read
+            if reads is None or any(reads[i] is None for i in range(len(reads))
+                                    if needing_grad >> i & 1):
+                mask = ()  # keep everything
+            else:
+                kept = set()
+                for i, entries in enumerate(reads):
+                    if needing_grad >> i & 1:
+                        kept |= entries
+                mask = tuple(k in kept for k in range(len(self.save_spec)))
+                if all(mask):
+                    mask = ()
+            self._save_masks[needing_grad] = mask
+        return mask
 
     def defderivative(self, derivative):
         """Elementwise ops: from f'(saved) derive vjp ``g * conj(f')`` and jvp ``t * f'``."""
@@ -195,6 +228,25 @@ class Op:
                 r = cast_grad(r, dtype)
             result[i] = r
         return result
+
+
+def _entries_read(rule, n_saved: int) -> frozenset | None:
+    """Indices of the saved values (the parameters after ``g``) that ``rule``'s code reads.
+
+    None when that cannot be told (``*args``, a non-function): then everything is kept.
+    Parameters used by nested functions or comprehensions count as read.
+    """
+    code = getattr(rule, "__code__", None)
+    if code is None or code.co_flags & inspect.CO_VARARGS or code.co_argcount < 1 + n_saved:
+        return None
+    names = code.co_varnames[1:1 + n_saved]
+    read = set(code.co_cellvars)
+    for instruction in dis.get_instructions(code):
+        if instruction.opname.startswith("LOAD_FAST") or instruction.opname in (
+                "LOAD_DEREF", "LOAD_CLOSURE"):
+            value = instruction.argval
+            read.update(value if isinstance(value, tuple) else (value,))
+    return frozenset(k for k, name in enumerate(names) if name in read)
 
 
 def _materialize(grads, node, differentiable, create_graph):
@@ -411,7 +463,8 @@ def _record(op: Op, args, datas, params, out, xp):
     """Create the node for one op call and the output tensors that point at it."""
     edges = []
     meta = []  # (shape, dtype) of each tensor input: what its gradient must look like
-    for a, d in zip(args, datas):
+    needing_grad = 0  # bitmask of the inputs with an edge
+    for i, (a, d) in enumerate(zip(args, datas)):
         if d is a:  # not a Tensor: dispatch passes those through as their own data
             edges.append(None)
             meta.append(None)
@@ -419,6 +472,7 @@ def _record(op: Op, args, datas, params, out, xp):
         if a._requires_grad:
             fn = a.grad_fn
             edges.append((fn, a._output_nr) if fn is not None else (accumulate_node(a), 0))
+            needing_grad |= 1 << i
         else:
             edges.append(None)
         meta.append((d.shape, d.dtype))
@@ -435,16 +489,20 @@ def _record(op: Op, args, datas, params, out, xp):
         node.extras().output_meta = tuple((o._data.shape, o._data.dtype, xp) for o in outputs)
         result = outputs
     plain = op.plain_save
-    node.saved = _save_plain(plain, args, outputs) if plain is not None else \
-        _save(op, args, datas, outputs)
+    keep = op.save_mask(needing_grad) if op.saves_read is not None else ()
+    node.saved = _save_plain(plain, args, outputs, keep) if plain is not None else \
+        _save(op, args, datas, outputs, keep)
     return result
 
 
-def _save_plain(plain, args, outputs) -> tuple:
+def _save_plain(plain, args, outputs, keep) -> tuple:
     """``_save`` for ops that save whole inputs/results only (most ops): one short loop."""
     saved = []
     nbytes = 0
-    for is_result, index in plain:
+    for k, (is_result, index) in enumerate(plain):
+        if keep and not keep[k]:  # no rule that will run reads it
+            saved.append(None)
+            continue
         source = outputs[index] if is_result else args[index]
         if type(source) is Tensor or isinstance(source, Tensor):
             source = SavedTensor(source, is_result)
@@ -455,10 +513,13 @@ def _save_plain(plain, args, outputs) -> tuple:
     return tuple(saved)
 
 
-def _save(op, args, datas, outputs) -> tuple:
+def _save(op, args, datas, outputs, keep) -> tuple:
     saved = []
     nbytes = 0
-    for kind, index, attr in op.save_spec:
+    for k, (kind, index, attr) in enumerate(op.save_spec):
+        if keep and not keep[k]:  # no rule that will run reads it
+            saved.append(None)
+            continue
         if kind == "inputs":
             if attr:
                 saved.append(tuple(getattr(d, attr) for d in datas))

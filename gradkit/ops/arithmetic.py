@@ -70,7 +70,7 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
         raise RuntimeError(str(e)) from None
 
 
-def _pow_grad_base(x, y, out):
+def _pow_grad_base(x, y):
     # y * x**(y-1), written so that y == 0 gives 0 even where x == 0 (torch's convention)
     return where(y == 0, 0.0, y * x ** (y - 1))
 
@@ -80,9 +80,9 @@ def _pow_grad_exponent(x, y, out):
     return where((x == 0) & (y >= 0), 0.0, out * log(x))
 
 
-pow.defvjp(lambda g, x, y, out: g * conj(_pow_grad_base(x, y, out)),
+pow.defvjp(lambda g, x, y, out: g * conj(_pow_grad_base(x, y)),
            lambda g, x, y, out: g * conj(_pow_grad_exponent(x, y, out)))
-pow.defjvp(lambda t, x, y, out: t * _pow_grad_base(x, y, out),
+pow.defjvp(lambda t, x, y, out: t * _pow_grad_base(x, y),
            lambda t, x, y, out: t * _pow_grad_exponent(x, y, out))
 
 

@@ -23,7 +23,7 @@ SAVED_BYTES = "Saved for backward (bytes)"
 # an X event from its timestamp on; the head up to '"ts":' is formatted once per (name, thread)
 _X_TAIL = '%.3f,"dur":%.3f,"args":{"External id":%d,"Record function id":0%s}}'
 _FLOW = ('{"ph":"s","id":%d,"pid":%d,"tid":%d,"ts":%.3f,"cat":"fwdbwd","name":"fwdbwd"},\n'
-         '{"ph":"f","id":%d,"pid":%d,"tid":%d,"ts":%.3f,"cat":"fwdbwd","name":"fwdbwd","bp":"e"}')
+         '{"ph":"f","id":%d,"pid":%d,"tid":%d,"ts":%s,"cat":"fwdbwd","name":"fwdbwd","bp":"e"}')
 _MEMORY = ('{"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":%d,"tid":%d,'
            '"ts":%s,"args":{"Total Reserved":%d,"Total Allocated":%d,"Bytes":%d,"Addr":%d,'
            '"Device Type":0,"Device Id":-1}},\n'
@@ -94,10 +94,11 @@ def _node_args(r, source, texts: _Texts) -> str:
     return text
 
 
-def _heads(name: str, cat: str, pid: int, tid: int) -> tuple:
-    """%-formats of an X event: (ts, dur, id, args tail) and (ts, dur, id, sequence number)."""
+def _heads(name: str, cat: str, pid: int, tid: int, times: str = "%.3f") -> tuple:
+    """%-formats of an X event: (ts, dur, id, args tail) and (ts, dur, id, sequence number);
+    ``times="%s"`` takes ts and dur already formatted."""
     head = (f'{{"ph":"X","cat":"{cat}","name":{encode_json(name).replace("%", "%%")},'
-            f'"pid":{pid},"tid":{tid},"ts":%.3f,"dur":%.3f,"args":{{"External id":%d,'
+            f'"pid":{pid},"tid":{tid},"ts":{times},"dur":{times},"args":{{"External id":%d,'
             f'"Record function id":0')
     return head + "%s}}", head + ',"Sequence number":%d,"Fwd thread id":0}}'
 
@@ -169,10 +170,11 @@ def _write_events(writer, pid: int, events: list, base: int, forward: dict,
         elif kind == NODE:  # torch's evaluate_function wrapper, then the node inside it
             if formats is None:
                 formats = heads[NODE][name] = (
-                    _heads(EVALUATE_PREFIX + name, "cpu_op", pid, tid)[0],
-                    _heads(name, "cpu_op", pid, tid)[0])
+                    _heads(EVALUATE_PREFIX + name, "cpu_op", pid, tid, "%s")[0],
+                    _heads(name, "cpu_op", pid, tid, "%s")[0])
             source = forward.get(r[5])
             tail = _node_args(r, source, texts)
+            ts, dur = f"{ts:.3f}", f"{dur:.3f}"  # written twice or three times
             emit(formats[0] % (ts, dur, number, tail))
             number += 1
             emit(formats[1] % (ts, dur, number, tail))

@@ -6,6 +6,8 @@
 >>> x.grad
 tensor([2., 4., 6.])
 """
+import types as _types
+
 from gradkit import backend
 from gradkit._tensor import Size, Tensor
 from gradkit.backend import (  # noqa: F401
@@ -59,4 +61,10 @@ def is_complex(t: Tensor) -> bool:
     return t.is_complex()
 
 
-__all__ = ["Tensor", "Size", "tensor", "autograd"]
+# ``from gradkit import *`` gives the public API (functions, classes, dtypes, submodules it
+# documents), not the implementation modules that happen to be imported
+_SUBMODULES = ("autograd", "nn", "optim", "cuda", "accelerator", "profiler", "utils")
+__all__ = sorted(
+    [name for name, value in globals().items()
+     if not name.startswith("_") and not isinstance(value, _types.ModuleType)]
+    + [name for name in _SUBMODULES if name in globals()])

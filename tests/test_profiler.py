@@ -259,3 +259,17 @@ def test_profile_does_not_change_results():
         (x.sin() * x).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), expected)
     assert json.dumps([e.name for e in prof.events()])
+
+
+def test_flops_of_linear_layers():
+    """nn.functional.linear runs as addmm/mm/linear ops: x (rows, in) @ w.T (in, out) [+ b]."""
+    import gradkit.nn.functional as F  # noqa: N812 - torch's spelling
+    x, w, b = gradkit.randn(8, 3), gradkit.randn(5, 3), gradkit.randn(5)
+    with profile(record_shapes=True, with_flops=True) as prof:
+        F.linear(x, w, b)
+        F.linear(x, w)
+        F.linear(x.reshape(2, 4, 3), w)
+    flops = {e.name: e.flops for e in prof.events() if e.name.startswith("gradkit::")
+             and e.name != "gradkit::reshape"}
+    assert flops == {"gradkit::addmm": 2 * 8 * 3 * 5 + 8 * 5, "gradkit::mm": 2 * 8 * 3 * 5,
+                     "gradkit::linear": 2 * 8 * 3 * 5}

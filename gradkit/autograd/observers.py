@@ -1,10 +1,11 @@
 """The points where observers (profiler, anomaly mode, ...) attach to the engine.
 
-There are exactly three: op dispatch (forward), node execution (backward), and
-saved-tensor pack/release. Each hot path reads one module attribute once
-(``op_watchers``, ``node_watchers``, ``saved_watchers``: the observers that
-implement that point); while it is empty that is the whole cost of
-observability, and a single observer is called directly (no token lists).
+There are three: op dispatch (forward), node execution (backward), and
+saved-tensor pack/release — plus the bracket of a whole backward() call. Each hot
+path reads one module attribute once (``op_watchers``, ``node_watchers``,
+``saved_watchers``: the observers that implement that point); while it is empty
+that is the whole cost of observability, and a single observer is called
+directly (no token lists).
 
 An observer implements any of::
 

@@ -69,3 +69,8 @@ INPLACE_METHODS = (
     "sin", "cos", "masked_fill", "scatter_add", "scatter", "floor", "ceil", "round", "reciprocal",
     "square",
 )
+
+# the ops and their aliases, not the op-family modules (``from gradkit.ops import *``)
+__all__ = sorted(name for name, value in globals().items()
+                 if not name.startswith("_") and not isinstance(value, type(warnings))
+                 and name not in ("TENSOR_METHODS", "INPLACE_METHODS"))

@@ -26,6 +26,7 @@ def _matmul(a, b) -> int:
 
 
 _ELEMENTWISE = {"add", "sub", "mul", "div", "neg", "exp", "relu"}
+_LINEAR = {"addmm", "mm", "linear"}  # nn.functional.linear's ops (see ops/layers.py)
 
 
 def count_flops(name: str, shapes: list | None) -> int:
@@ -34,8 +35,12 @@ def count_flops(name: str, shapes: list | None) -> int:
         return 0
     op = name.rpartition("::")[2]
     tensors = [s for s in shapes if s]
-    if op in ("matmul", "mm", "bmm") and len(shapes) >= 2 and shapes[0] and shapes[1]:
+    if op == "matmul" and len(shapes) >= 2 and shapes[0] and shapes[1]:
         return _matmul(shapes[0], shapes[1])
+    if op in _LINEAR and len(shapes) >= 2 and shapes[0] and shapes[1]:
+        x, w = shapes[0], shapes[1]  # x @ w.T (+ bias): w is (out, in)
+        rows = _numel(x[:-1])
+        return 2 * rows * x[-1] * w[0] + (rows * w[0] if len(shapes) > 2 and shapes[2] else 0)
     if op in _ELEMENTWISE and tensors:
         return _broadcast_numel(tensors)
     return 0

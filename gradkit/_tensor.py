@@ -208,7 +208,7 @@ class Tensor:
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
                  inputs=None) -> None:
         """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (see autograd.backward)."""
-        from gradkit.autograd.engine import backward
+        from gradkit.autograd.api import backward
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:

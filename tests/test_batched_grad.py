@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import gradkit
-from gradkit.autograd import engine
+from gradkit.autograd import api
 from gradkit.ops._op import Op
 from op_db import bind, cases, differentiable_outputs, gradkit_tensor, torch_function, torch_tensor
 
@@ -28,13 +28,13 @@ class _Spy:
 
     def __init__(self, monkeypatch, force_loop=False):
         self.paths = []
-        real = engine._vectorizable
+        real = api._vectorizable
 
         def vectorizable(*args):
             chosen = False if force_loop else real(*args)
             self.paths.append(chosen)
             return chosen
-        monkeypatch.setattr(engine, "_vectorizable", vectorizable)
+        monkeypatch.setattr(api, "_vectorizable", vectorizable)
 
 
 def _batched_grads(info, sample, batch, monkeypatch, force_loop=False):

@@ -1,6 +1,6 @@
 """gradkit.autograd: reverse-mode differentiation with torch.autograd's API."""
 from gradkit.autograd import graph  # noqa: F401
-from gradkit.autograd.engine import backward, grad  # noqa: F401
+from gradkit.autograd.api import backward, grad  # noqa: F401
 from gradkit.autograd.anomaly_mode import (  # noqa: F401
     AnomalyReport, detect_anomaly, is_anomaly_check_forward_enabled, is_anomaly_check_nan_enabled,
     is_anomaly_enabled, set_detect_anomaly)

@@ -3,7 +3,7 @@
 A batched ``grad`` asks for many vjps of one graph at once (the rows of the seed).
 When every node that runs is an op declared ``batchable`` (its vjp rules broadcast
 over a leading batch dimension), one backward pass on the stacked seeds gives all
-rows together; the engine (engine._batched_grad) falls back to one pass per row
+rows together; autograd.grad (api._batched_grad) falls back to one pass per row
 otherwise. While such a pass runs, ``state.size`` is the batch size on this thread:
 ``sum_to_shape`` keeps that leading dim, and rules that reshape a gradient prefix
 :func:`batch_shape` to the shape they ask for.

@@ -266,7 +266,7 @@ def _double_vjp(op, args, tangents, params, outputs) -> tuple:
     The primals enter as fresh leaves, so (unlike ops with jvp rules) the tangent
     does not connect back to the primal's history in reverse mode.
     """
-    from gradkit.autograd.engine import grad
+    from gradkit.autograd.api import grad
     from gradkit.autograd.grad_mode import enable_grad
     from gradkit.ops import conj, real, zeros_like
     from gradkit.ops import sum as sum_

@@ -12,7 +12,7 @@ tensor([[2., 0.],
 from __future__ import annotations
 
 from gradkit.autograd import forward_ad
-from gradkit.autograd.engine import grad as _grad
+from gradkit.autograd.api import grad as _grad
 from gradkit.autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 _STRATEGIES = ("forward-mode", "reverse-mode")

@@ -97,7 +97,7 @@ def _host(a):
 
 def _analytical_jacobian(outputs, inputs, indices, nondet_tol):
     """Rows from vjps with unit seeds; also checks they are reproducible (nondet_tol)."""
-    from gradkit.autograd.engine import grad as autograd_grad
+    from gradkit.autograd.api import grad as autograd_grad
     Tensor = _Tensor()
     diff_inputs = [inputs[i] for i in indices]
     rows = []
@@ -202,7 +202,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
 
 def _fast_check(func, inputs, indices, outputs, eps, atol, rtol, raise_exception):
     """torch's fast mode: compare u^T J v for random u, v instead of whole Jacobians."""
-    from gradkit.autograd.engine import grad as autograd_grad
+    from gradkit.autograd.api import grad as autograd_grad
     Tensor = _Tensor()
     rng = np.random.default_rng(0)
     diff = [o for o in outputs if o.requires_grad]
@@ -250,7 +250,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
                   check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
                   check_rev_over_rev: bool = True, fast_mode: bool = False, masked=None) -> bool:
     """Check second derivatives: gradcheck of ``(inputs, grad_outputs) -> vjp``."""
-    from gradkit.autograd.engine import grad as autograd_grad
+    from gradkit.autograd.api import grad as autograd_grad
     Tensor = _Tensor()
     inputs = _as_tuple(inputs)
     outputs = _outputs(func, inputs)

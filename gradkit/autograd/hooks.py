@@ -45,3 +45,82 @@ def retain_grad_hook(tensor) -> None:
     if extras.retain_grad_hooks is None:
         extras.retain_grad_hooks = {}
     extras.retain_grad_hooks[tensor._output_nr] = retain
+
+
+# -- running hooks (the engine calls these around a node) ---------------------------------
+
+def _Tensor():
+    from gradkit._tensor import Tensor
+    return Tensor
+
+
+def _wrap(g, create_graph):
+    if g is None or create_graph:
+        return g
+    return _Tensor()._make(g)
+
+
+def _unwrap(g, create_graph):
+    if g is None or create_graph:
+        return g
+    return g._data
+
+
+def _call_pre_hooks(node, grads, create_graph):
+    extras = node._extras
+    grads = list(grads)
+    if extras.tensor_pre_hooks:
+        for slot, hooks in extras.tensor_pre_hooks.items():
+            for hook in list(hooks.values()):
+                if slot >= len(grads) or grads[slot] is None:
+                    continue
+                new = hook(_wrap(grads[slot], create_graph))
+                if new is not None:
+                    _check_hook_result(new, grads[slot], "hook")
+                    grads[slot] = _unwrap(new, create_graph)
+    if extras.retain_grad_hooks:
+        for slot, hook in extras.retain_grad_hooks.items():
+            if slot < len(grads) and grads[slot] is not None:
+                hook(_wrap(grads[slot], create_graph))
+    if extras.pre_hooks:
+        for hook in list(extras.pre_hooks.values()):
+            new = hook(tuple(_wrap(g, create_graph) for g in grads))
+            if new is not None:
+                grads = [_unwrap(g, create_graph) for g in new]
+    return grads
+
+
+def _call_leaf_hooks(leaf, grads, create_graph):
+    """``leaf.register_hook`` hooks: see (and may replace) the gradient flowing into the leaf."""
+    g = grads[0]
+    if g is None:
+        return grads
+    for hook in list(leaf._hooks.values()):
+        new = hook(_wrap(g, create_graph))
+        if new is not None:
+            _check_hook_result(new, g, "hook")
+            g = _unwrap(new, create_graph)
+    return [g]
+
+
+def _call_post_hooks(node, grad_inputs, grads, create_graph):
+    wrapped_outputs = tuple(_wrap(g, create_graph) for g in grads)
+    for hook in list(node._extras.post_hooks.values()):
+        new = hook(tuple(_wrap(g, create_graph) for g in grad_inputs), wrapped_outputs)
+        if new is not None:
+            if len(new) != len(grad_inputs):
+                name = getattr(hook, "__name__", type(hook).__name__)
+                raise RuntimeError(f"hook '{name}' has returned an incorrect number of values "
+                                   f"(got {len(new)}, but expected {len(grad_inputs)})")
+            grad_inputs = tuple(_unwrap(g, create_graph) for g in new)
+    return grad_inputs
+
+
+def _check_hook_result(new, old, what):
+    Tensor = _Tensor()
+    if not isinstance(new, Tensor):
+        raise TypeError(f"{what} must return a Tensor or None, but got {type(new).__name__}")
+    old_shape = getattr(old, "_data", old).shape
+    if new._data.shape != old_shape:
+        raise RuntimeError(f"hook 'hook' has changed the size of value: expected "
+                           f"{list(old_shape)} but got {list(new._data.shape)}")

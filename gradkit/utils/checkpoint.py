@@ -108,7 +108,7 @@ class _ReentrantCheckpoint(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        from gradkit.autograd.engine import backward
+        from gradkit.autograd.api import backward
         args = list(ctx.plain_args)
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors, strict=True):
             args[i] = t.detach().requires_grad_(t.requires_grad)

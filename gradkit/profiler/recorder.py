@@ -20,6 +20,8 @@ import threading
 import time
 import weakref
 
+from numpy import ndarray
+
 from gradkit.autograd import observers
 
 OP, NODE, RANGE, BACKWARD, MEM, SAVED = range(6)
@@ -227,13 +229,17 @@ class Recorder(observers.Observer):
 
         def allocated(values, inputs, ts) -> None:
             """Record new arrays (not views, not inputs handed back) and watch for their free."""
-            for value in values if type(values) is tuple or type(values) is list else (values,):
-                array = getattr(value, "_data", value)
+            if type(values) is not tuple and type(values) is not list:
+                values = (values,)
+            for value in values:  # the type tests first: getattr on a miss is the slow path
+                array = value._data if type(value) is _Tensor else getattr(value, "_data", value)
                 key = id(array)
-                if array is None or key in live or getattr(array, "base", None) is not None:
+                if key in live or array is None or (
+                        array.base if type(array) is ndarray else getattr(array, "base", None)
+                ) is not None:
                     continue
                 for a in inputs:
-                    if getattr(a, "_data", a) is array:
+                    if (a._data if type(a) is _Tensor else getattr(a, "_data", a)) is array:
                         break
                 else:
                     try:
@@ -247,9 +253,10 @@ class Recorder(observers.Observer):
                     append((MEM, ts, nbytes, key, thread.tid))
 
         def freed(watch) -> None:
-            if live.get(watch.addr) is watch:
-                del live[watch.addr]
-                append((MEM, clock(), -watch.nbytes, watch.addr, thread.tid))
+            addr = watch.addr
+            if live.get(addr) is watch:
+                del live[addr]
+                append((MEM, clock(), -watch.nbytes, addr, thread.tid))
 
         def saved_pack(nbytes: int) -> None:
             append((SAVED, clock(), nbytes, thread.tid))

@@ -367,14 +367,8 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     tensor([ 6., 12.])
     """
     with enable_grad():
-        in_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _hessian_vector(v, inputs, in_tuple, create_graph, "vhp")
-        out_tuple, outputs = _as_tuple(func(*inputs), "outputs", "vhp")
-        _check_requires_grad(outputs, "outputs", strict)
-        _single_element_output(outputs, "vhp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict)
+        in_tuple, inputs, v, out_tuple, outputs, jac = _gradient_of_scalar(
+            func, inputs, v, create_graph, strict, "vhp")
         grads = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grads, inputs, strict, "double_back")
     return (_untuple(_finish(outputs, create_graph), out_tuple),
@@ -388,14 +382,8 @@ def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     tensor([ 6., 12.])
     """
     with enable_grad():
-        in_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _hessian_vector(v, inputs, in_tuple, create_graph, "hvp")
-        out_tuple, outputs = _as_tuple(func(*inputs), "outputs", "hvp")
-        _check_requires_grad(outputs, "outputs", strict)
-        _single_element_output(outputs, "hvp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict)
+        in_tuple, inputs, v, out_tuple, outputs, jac = _gradient_of_scalar(
+            func, inputs, v, create_graph, strict, "hvp")
         probes = tuple(_zeros_like(t, requires_grad=True) for t in inputs)
         double_back = _autograd_grad(jac, inputs, probes, create_graph=True)
         _check_requires_grad(jac, "hessian", strict)
@@ -404,6 +392,20 @@ def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
             result = _fill_in_zeros(grads, inputs, strict, "double_back_trick")
     return (_untuple(_finish(outputs, create_graph), out_tuple),
             _untuple(_finish(result, create_graph), in_tuple))
+
+
+def _gradient_of_scalar(func, inputs, v, create_graph, strict, fn_name):
+    """What vhp and hvp share: checked inputs and v, func's output, and its gradient (with a
+    graph, to differentiate again)."""
+    in_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    inputs = _prepare(inputs, create_graph, need_graph=True)
+    v = _hessian_vector(v, inputs, in_tuple, create_graph, fn_name)
+    out_tuple, outputs = _as_tuple(func(*inputs), "outputs", fn_name)
+    _check_requires_grad(outputs, "outputs", strict)
+    _single_element_output(outputs, fn_name)
+    jac = _autograd_grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(jac, "jacobian", strict)
+    return in_tuple, inputs, v, out_tuple, outputs, jac
 
 
 def _hessian_vector(v, inputs, in_tuple, create_graph, fn_name):

@@ -283,6 +283,11 @@ _DEVICE_MOVES = {"to_device"}
                          ids=lambda case: case[0])
 def test_op_table_runs_through_its_inputs_array_module(cupy, case):
     """The shared op table (tests/op_db.py), every sample on the CPU and on the stand-in GPU."""
+    compare_cpu_and_gpu(case, tolerance=1e-12)
+
+
+def compare_cpu_and_gpu(case, tolerance: float) -> None:
+    """Run an op-table case on "cpu" and "cuda:0": forward and derivatives must agree."""
     _, info, sample = case
     results = {}
     for device in ("cpu", "cuda:0"):
@@ -292,7 +297,7 @@ def test_op_table_runs_through_its_inputs_array_module(cupy, case):
         results[device] = _run(call, leaves, device)
     for cpu, gpu in zip(results["cpu"], results["cuda:0"], strict=True):
         assert cpu.dtype == gpu.dtype
-        np.testing.assert_allclose(gpu, cpu, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(gpu, cpu, rtol=tolerance, atol=tolerance)
 
 
 class _OpRecorder(observers.Observer):

@@ -8,7 +8,7 @@ import pytest
 
 import gradkit
 import op_db
-from test_op_genericity import _DEVICE_MOVES, KNOWN_BUGS, SAMPLES, _run
+from test_op_genericity import _DEVICE_MOVES, KNOWN_BUGS, SAMPLES, _run, compare_cpu_and_gpu
 
 pytestmark = pytest.mark.gpu
 
@@ -60,16 +60,7 @@ def test_op_on_gpu_matches_cpu(name):
 @pytest.mark.parametrize("case", [c for c in op_db.cases() if c[1].name not in _DEVICE_MOVES],
                          ids=lambda case: case[0])
 def test_op_table_on_gpu_matches_cpu(case):
-    _, info, sample = case
-    results = {}
-    for device in ("cpu", "cuda:0"):
-        gradkit.manual_seed(0)
-        leaves, call = op_db.bind(info.op, sample, lambda a, grad, d=device: gradkit.tensor(
-            a, device=d, requires_grad=grad))
-        results[device] = _run(call, leaves, device)
-    for cpu, gpu in zip(results["cpu"], results["cuda:0"], strict=True):
-        assert cpu.dtype == gpu.dtype
-        np.testing.assert_allclose(gpu, cpu, rtol=1e-9, atol=1e-9)
+    compare_cpu_and_gpu(case, tolerance=1e-9)
 
 
 def test_mlp_step_matches_torch_cuda():

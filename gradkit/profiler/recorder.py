@@ -1,11 +1,13 @@
 """The profiler's observer: appends one compact tuple per event, formats nothing.
 
 Everything expensive (names, JSON, nesting, flows) happens later in
-``timeline.py``; here each op costs two clock reads, a thread id and a tuple.
+``timeline.py`` and ``trace_export.py``; here each op costs two clock reads, a thread id
+and a tuple of atoms (no nested tuple: the garbage collector soon stops tracking it).
 Records (``kind`` first, times in the clock's nanoseconds)::
 
-    (OP, name, start, end, tid, seq, inputs, site, stack)   op dispatch; seq = node created or -1,
-                                                             site = (code, lasti) of the user's call
+    (OP, name, start, end, tid, seq, inputs, code, lasti, stack)
+                                                    op dispatch; seq = node created or -1,
+                                                    code, lasti: the user's call (or None, -1)
     (NODE, name, start, end, tid, seq)                       backward node execution
     (RANGE, name, start, end, tid)                           record_function / ProfilerStep#N
     (BACKWARD, name, start, end, tid)                        one engine run (backward() / grad())
@@ -191,7 +193,7 @@ class Recorder(observers.Observer):
             name = token[0]
             if node is None and not with_stack:
                 append((OP, name, token[1], end, thread.tid, -1, token[2] if shapes else None,
-                        None, None))
+                        None, -1, None))
             else:
                 # _user_frame's probe of the depth that worked last time, inlined (one
                 # frame less: -1); its full search only when the probe misses
@@ -207,14 +209,14 @@ class Recorder(observers.Observer):
                         frame = None
                 if frame is None:
                     frame = _user_frame(1, name)
-                site = stack = None
+                code, lasti, stack = None, -1, None
                 if frame is not None:
-                    site = (frame.f_code, frame.f_lasti)
+                    code, lasti = frame.f_code, frame.f_lasti
                     if with_stack:
                         stack = _user_stack(frame)
                 append((OP, name, token[1], end, thread.tid,
                         node._sequence_nr if node is not None else -1,
-                        token[2] if shapes else None, site, stack))
+                        token[2] if shapes else None, code, lasti, stack))
             if memory and outputs is not None:
                 allocated(outputs, token[3], end)
 

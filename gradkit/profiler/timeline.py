@@ -85,7 +85,7 @@ def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Ti
     for r in records:
         kind = r[0]
         if kind == OP:
-            _, name, start, end, tid, seq, meta, site, stack = r
+            _, name, start, end, tid, seq, meta, code, lasti, stack = r
             event = FunctionEvent(name, "cpu_op", tid, start - base, end - base, seq)
             if meta is not None:
                 event.input_shapes, event.input_types, event.concrete_inputs = input_lists(meta)
@@ -93,10 +93,10 @@ def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Ti
                     event.flops = count_flops(name, event.input_shapes)
                 if not record_shapes:
                     event.input_shapes = event.input_types = event.concrete_inputs = None
-            if site is not None:
-                text = sites.get(site)
+            if code is not None:
+                text = sites.get((code, lasti))
                 if text is None:
-                    text = sites[site] = site_text(site)
+                    text = sites[code, lasti] = site_text((code, lasti))
                 event.site = text
             if stack:
                 event.stack = stack_frames(stack)

@@ -42,10 +42,11 @@ class _Texts:
         self.stacks: dict = {}   # recorded stack -> ',"Call stack":"..."'
         self.inputs: dict = {}   # (name, meta, its types) -> (input dims text, flops text)
 
-    def call_site(self, site) -> str:
-        text = self.sites.get(site)
+    def call_site(self, code, lasti: int) -> str:
+        text = self.sites.get((code, lasti))
         if text is None:
-            text = self.sites[site] = f',"Forward call site":{encode_json(site_text(site))}'
+            text = self.sites[code, lasti] = \
+                f',"Forward call site":{encode_json(site_text((code, lasti)))}'
         return text
 
     def stack(self, stack) -> str:
@@ -75,7 +76,7 @@ class _Texts:
 
 def _op_args(r, texts: _Texts) -> str:
     """What follows "Record function id" in the args of a forward op record."""
-    _, name, _, _, _, seq, meta, _, stack = r
+    _, name, _, _, _, seq, meta, _, _, stack = r
     text = f',"Sequence number":{seq},"Fwd thread id":0' if seq >= 0 else ""
     if meta is None:
         return text + texts.stack(stack) if stack else text
@@ -90,7 +91,7 @@ def _node_args(r, source, texts: _Texts) -> str:
         return f',"Sequence number":{seq},"Fwd thread id":{r[4]}' if seq >= 0 else ""
     text = f',"Sequence number":{seq},"Fwd thread id":{source[4]}' if seq >= 0 else ""
     if source[4] and source[7] is not None:
-        text += texts.call_site(source[7])
+        text += texts.call_site(source[7], source[8])
     return text
 
 
@@ -163,7 +164,7 @@ def _write_events(writer, pid: int, events: list, base: int, forward: dict,
         if kind == OP:
             if formats is None:
                 formats = heads[OP][name] = _heads(name, "cpu_op", pid, tid)
-            if r[6] is None and r[8] is None and r[5] >= 0:
+            if r[6] is None and r[9] is None and r[5] >= 0:
                 emit(formats[1] % (ts, dur, number, r[5]))
             else:
                 emit(formats[0] % (ts, dur, number, _op_args(r, texts)))

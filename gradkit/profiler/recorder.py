@@ -114,6 +114,9 @@ def _user_stack(frame, limit: int = 64) -> tuple:
     return tuple(stack)
 
 
+_PLAIN_SCALARS = (int, float, complex, bool, type(None))
+
+
 def _input_meta(inputs) -> tuple:
     """Shapes/dtypes of tensor and array inputs; scalars as themselves (formatted later)."""
     meta = []
@@ -121,6 +124,9 @@ def _input_meta(inputs) -> tuple:
         if type(a) is _Tensor:
             data = a._data
             meta.append((data.shape, data.dtype))
+            continue
+        if type(a) in _PLAIN_SCALARS:  # exact types: a numpy scalar has a shape and a dtype
+            meta.append(a)
             continue
         data = a._data if isinstance(a, _Tensor) else a
         if hasattr(data, "shape") and hasattr(data, "dtype"):

@@ -7,6 +7,12 @@
 tensor([2., 4., 6.])
 """
 import types as _types
+import warnings as _warnings
+
+# NumPy warns on 0/0, log(-1), overflow...; torch silently returns nan/inf, and so do we. The
+# filter only matches RuntimeWarnings raised from gradkit's own modules, so it costs nothing per
+# op and leaves the user's own NumPy code alone.
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradkit\.")
 
 from gradkit import backend
 from gradkit._tensor import Size, Tensor

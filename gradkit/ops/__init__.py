@@ -3,7 +3,7 @@
 Files group op families; this package re-exports their public functions, which
 are also the ``gradkit.*`` functions and (listed below) the Tensor methods.
 """
-import warnings
+import types as _types
 
 from gradkit.ops._op import Op, dispatch, op, sum_to_shape  # noqa: F401
 from gradkit.ops.arithmetic import (  # noqa: F401
@@ -27,11 +27,6 @@ from gradkit.ops.shape import (  # noqa: F401
     broadcast_tensors, broadcast_to, cat, chunk, concat, expand, flatten, flip, permute, ravel,
     repeat, reshape, split, squeeze, stack, swapaxes, t, transpose, unbind, unflatten, unsqueeze,
     view)
-
-# NumPy warns on 0/0, log(-1), overflow...; torch silently returns nan/inf, and so do we. The
-# filter only matches warnings raised from gradkit's op modules, so it costs nothing per op and
-# leaves the user's own NumPy code alone.
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradkit\.ops\.")
 
 clip = clamp
 absolute = abs
@@ -72,5 +67,5 @@ INPLACE_METHODS = (
 
 # the ops and their aliases, not the op-family modules (``from gradkit.ops import *``)
 __all__ = sorted(name for name, value in globals().items()
-                 if not name.startswith("_") and not isinstance(value, type(warnings))
+                 if not name.startswith("_") and not isinstance(value, _types.ModuleType)
                  and name not in ("TENSOR_METHODS", "INPLACE_METHODS"))

@@ -46,19 +46,23 @@ class Tensor:
     # -- metadata -------------------------------------------------------------------
     @property
     def shape(self) -> Size:
+        """The dimensions, as a gradkit.Size."""
         return Size(self._data.shape)
 
     def size(self, dim: int | None = None):
+        """The shape as a ``gradkit.Size``, or the size of dimension ``dim``."""
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[ops.shape._normalize_dim(dim, self._data.ndim)]
 
     @property
     def dtype(self) -> backend.dtype:
+        """The element type (gradkit.float32, ...)."""
         return backend.from_numpy_dtype(self._data.dtype)
 
     @property
     def device(self) -> backend.device:
+        """Where the data lives: device('cpu') or device('cuda:N')."""
         return backend.device_of(self._data)
 
     @property
@@ -67,20 +71,25 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions."""
         return self._data.ndim
 
     def dim(self) -> int:
+        """Number of dimensions."""
         return self._data.ndim
 
     def ndimension(self) -> int:
+        """Number of dimensions (alias of dim())."""
         return self._data.ndim
 
     def numel(self) -> int:
+        """Number of elements."""
         return int(self._data.size)
 
     nelement = numel
 
     def element_size(self) -> int:
+        """Bytes per element."""
         return self._data.itemsize
 
     @property
@@ -92,12 +101,15 @@ class Tensor:
         return int(self._data.nbytes)
 
     def is_floating_point(self) -> bool:
+        """True for float16/32/64 (and bfloat16)."""
         return self._data.dtype.kind == "f"
 
     def is_complex(self) -> bool:
+        """True for complex64/complex128."""
         return self._data.dtype.kind == "c"
 
     def is_contiguous(self) -> bool:
+        """True when the data is C-contiguous in memory."""
         return bool(self._data.flags.c_contiguous)
 
     @property
@@ -115,6 +127,7 @@ class Tensor:
     # -- autograd state ---------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
+        """Whether ops on this tensor are recorded for backward."""
         return self._requires_grad
 
     @requires_grad.setter
@@ -140,10 +153,12 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        """True for tensors not produced by a recorded op (no grad_fn)."""
         return self.grad_fn is None
 
     @property
     def grad(self) -> Tensor | None:
+        """The accumulated gradient (leaves, and non-leaves with retain_grad())."""
         grad = getattr(self, "_grad", None)
         if grad is None and self.grad_fn is not None and not getattr(self, "_retains_grad", False):
             import warnings
@@ -176,6 +191,7 @@ class Tensor:
 
     @property
     def retains_grad(self) -> bool:
+        """True after retain_grad() on a non-leaf tensor."""
         return getattr(self, "_retains_grad", False)
 
     def retain_grad(self) -> None:
@@ -216,6 +232,7 @@ class Tensor:
         return Tensor._make(self._data, None, 0, self._vc)
 
     def detach_(self) -> Tensor:
+        """Detach this tensor from its history in place (not allowed on views)."""
         if getattr(self, "_view", None) is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
@@ -225,15 +242,18 @@ class Tensor:
 
     # -- conversion -------------------------------------------------------------------
     def item(self):
+        """The value of a one-element tensor as a Python number."""
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
         return self._data.reshape(()).item()
 
     def tolist(self):
+        """The data as (nested) Python lists."""
         return _host(self._data).tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The data as a NumPy array (shared memory; refused while requires_grad, as torch)."""
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
@@ -279,46 +299,59 @@ class Tensor:
         return out
 
     def cpu(self) -> Tensor:
+        """This tensor on the CPU (itself if already there); differentiable."""
         return self.to("cpu")
 
     def cuda(self, device=None) -> Tensor:
+        """This tensor on a GPU (``cuda:0`` by default); differentiable."""
         return self.to("cuda" if device is None else
                        (f"cuda:{device}" if isinstance(device, int) else device))
 
     def type(self, dtype=None):
+        """The type name (``gradkit.float32``) or, given a dtype, a cast to it."""
         if dtype is None:
             return f"gradkit.{self.dtype.name}"
         return self.to(dtype)
 
     def float(self) -> Tensor:
+        """Cast to float32 (differentiable)."""
         return self.to(backend.float32)
 
     def double(self) -> Tensor:
+        """Cast to float64 (differentiable)."""
         return self.to(backend.float64)
 
     def half(self) -> Tensor:
+        """Cast to float16 (differentiable)."""
         return self.to(backend.float16)
 
     def long(self) -> Tensor:
+        """Cast to int64."""
         return self.to(backend.int64)
 
     def int(self) -> Tensor:
+        """Cast to int32."""
         return self.to(backend.int32)
 
     def bool(self) -> Tensor:
+        """Cast to bool."""
         return self.to(backend.bool_)
 
     def cfloat(self) -> Tensor:
+        """Cast to complex64 (differentiable)."""
         return self.to(backend.complex64)
 
     def cdouble(self) -> Tensor:
+        """Cast to complex128 (differentiable)."""
         return self.to(backend.complex128)
 
     def clone(self) -> Tensor:
+        """A copy with its own memory; differentiable (CloneBackward0)."""
         from gradkit.ops import conversion
         return conversion.clone(self)
 
     def contiguous(self) -> Tensor:
+        """Self if C-contiguous, else a contiguous copy."""
         if self._data.flags.c_contiguous:
             return self
         return self.clone()
@@ -499,78 +532,99 @@ class Tensor:
 
     @property
     def real(self) -> Tensor:
+        """Dimensions reversed (a view)."""
         return ops.real(self)
 
     @property
     def imag(self) -> Tensor:
+        """The imaginary part (complex tensors only)."""
         return ops.imag(self)
 
     def reshape(self, *shape) -> Tensor:
+        """Same data in a new shape (a view when possible): ``x.reshape(2, -1)``."""
         return ops.reshape(self, _varargs(shape))
 
     def view(self, *shape) -> Tensor:
+        """A view with a new shape (same memory; must be compatible with the strides)."""
         if len(shape) == 1 and (isinstance(shape[0], backend.dtype) or shape[0] in (float, int)):
             raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
         return ops.view(self, _varargs(shape))
 
     def view_as(self, other: Tensor) -> Tensor:
+        """A view with the shape of ``other``."""
         return ops.view(self, other.shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
+        """Reshape to the shape of ``other``."""
         return ops.reshape(self, other.shape)
 
     def expand(self, *sizes) -> Tensor:
+        """Broadcast size-1 dims (a view, no copy): ``x.expand(4, -1)``."""
         return ops.expand(self, _varargs(sizes))
 
     def expand_as(self, other: Tensor) -> Tensor:
+        """Broadcast (without copying) to the shape of ``other``."""
         return ops.expand(self, other.shape)
 
     def permute(self, *dims) -> Tensor:
+        """Reorder the dimensions (a view): ``x.permute(2, 0, 1)``."""
         return ops.permute(self, _varargs(dims))
 
     def repeat(self, *sizes) -> Tensor:
+        """Tile the tensor ``sizes`` times along each dim (a copy)."""
         return ops.repeat(self, _varargs(sizes))
 
     def flip(self, *dims) -> Tensor:
+        """Reverse the order of elements along ``dims``."""
         return ops.flip(self, _varargs(dims))
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """A new tensor from ``data`` with this tensor's dtype and device by default."""
         from gradkit import creation
         return creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                                requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """Zeros of ``size`` with this tensor's dtype and device by default."""
         from gradkit import creation
         return creation.zeros(_varargs(size), dtype=dtype or self.dtype,
                               device=device or self.device, requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """Ones of ``size`` with this tensor's dtype and device by default."""
         from gradkit import creation
         return creation.ones(_varargs(size), dtype=dtype or self.dtype,
                              device=device or self.device, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """``fill_value`` everywhere, with this tensor's dtype and device by default."""
         from gradkit import creation
         return creation.full(size, fill_value, dtype=dtype or self.dtype,
                              device=device or self.device, requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """An uninitialised-in-torch tensor of ``size`` (zeros here)."""
         return self.new_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
     # -- in-place ops ---------------------------------------------------------------------
     def zero_(self) -> Tensor:
+        """Fill with zeros in place."""
         return ops.inplace(self, ops.zeros_like_op)
 
     def fill_(self, value) -> Tensor:
+        """Fill with ``value`` in place (a number or a 0-d tensor, differentiable)."""
         return ops.inplace(self, ops.fill, value)
 
     def copy_(self, src, non_blocking: bool = False) -> Tensor:
+        """Copy ``src`` (broadcast, cast) into this tensor in place; differentiable in src."""
         return ops.inplace(self, ops.copy_from, src)
 
     def add_(self, other, *, alpha=1) -> Tensor:
+        """``self += alpha * other`` in place."""
         return ops.inplace(self, ops.add, other, alpha=alpha)
 
     def sub_(self, other, *, alpha=1) -> Tensor:
+        """``self -= alpha * other`` in place."""
         return ops.inplace(self, ops.sub, other, alpha=alpha)
 
 
@@ -621,6 +675,7 @@ def _as_method(name):
         return getattr(ops, name)(self, *args, **kwargs)
     method.__name__ = name
     method.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = f"``gradkit.{name}(self, ...)``: " + (getattr(ops, name).__doc__ or name)
     return method
 
 
@@ -629,6 +684,7 @@ def _as_inplace_method(name):
         return ops.inplace(self, getattr(ops, name), *args, **kwargs)
     method.__name__ = name + "_"
     method.__qualname__ = f"Tensor.{name}_"
+    method.__doc__ = f"In-place ``{name}`` (bumps the version counter; see gradkit.{name})."
     return method
 
 

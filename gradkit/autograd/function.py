@@ -16,7 +16,7 @@ import weakref
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import no_grad, set_grad_enabled
 from gradkit.autograd.grad_mode import state as grad_state
-from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor, accumulate_node
+from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor
 from gradkit.backend import get_array_module
 
 
@@ -232,8 +232,8 @@ def _apply(cls, args: tuple, kwargs: dict):
 def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
     """Create the node and connect the outputs to it (dirty inputs are rebased in place)."""
     Tensor = _Tensor()  # noqa: N806 - the class, imported late
-    edges = tuple(_edge(a) if isinstance(a, Tensor) and a._requires_grad else None
-                  for a in args)
+    from gradkit.ops._op import edge_of  # ops sit above this module's imports
+    edges = tuple(edge_of(a) for a in args)
     meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in args)
     node = Node(cls._op, edges, (), ctx, meta)
     ctx._node = weakref.ref(node)
@@ -283,10 +283,6 @@ def _saved(ctx: FunctionCtx, node: Node, outputs: tuple) -> tuple:
     if nbytes and observers.saved_watchers:
         observers.saved_pack(nbytes)
     return tuple(saved)
-
-
-def _edge(t):
-    return (t.grad_fn, t._output_nr) if t.grad_fn is not None else (accumulate_node(t), 0)
 
 
 # -- once_differentiable -------------------------------------------------------------

@@ -70,9 +70,6 @@ def _numerical_jacobian(func, inputs, indices, eps):
         jacobians.append(np.stack(columns, axis=1) if columns else np.zeros((0, 0)))
     return jacobians
 
-    def _unused():  # pragma: no cover
-        return inputs
-
 
 def _perturbed(t, host, k, value):
     """The inputs with element k of tensor t set to value (t's data swapped in place)."""

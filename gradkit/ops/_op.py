@@ -451,7 +451,8 @@ def _as_array(xp, out):
     return xp.asarray(out)
 
 
-def _edge(a):
+def edge_of(a):
+    """The graph edge to ``a``'s history: (grad_fn, output_nr), its AccumulateGrad, or None."""
     if type(a) is Tensor or isinstance(a, Tensor):
         if a._requires_grad:
             fn = a.grad_fn

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Profile two training steps of a small MLP (docs/img/screenshot_program.py), render the
-# trace in speedscope (offline, served from localhost) with headless Chromium and save
-# docs/img/trace_speedscope.png. Not run by the test suite; needs
+# Render a trace (default: the committed example, traces/examples/mlp_step.json.gz, made by
+# traces/examples/make_mlp_trace.py) in speedscope (offline, served from localhost) with
+# headless Chromium and save docs/img/trace_speedscope.png. Not run by the test suite; needs
 #   apt-get install -y chromium      and      npm (speedscope is installed into a temp folder).
 # Usage: bash docs/img/make_screenshot.sh [TRACE.json|TRACE.json.gz] [OUT.png]
 set -euo pipefail
@@ -11,8 +11,7 @@ work="$(mktemp -d)"
 server=""
 cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
-trace="${1:-$work/mlp.json}"
-[ -n "${1:-}" ] || python3 "$here/screenshot_program.py" "$trace"
+trace="${1:-$here/../../traces/examples/mlp_step.json.gz}"
 
 npm install --silent --no-audit --no-fund --prefix "$work/npm" speedscope >/dev/null
 cp -r "$work/npm/node_modules/speedscope/dist/release" "$work/site"

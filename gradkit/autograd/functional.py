@@ -163,17 +163,24 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         inputs = _prepare(inputs, create_graph, need_graph=True)
         out_tuple, outputs = _as_tuple(func(*inputs), "outputs", "vjp")
         _check_requires_grad(outputs, "outputs", strict)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vjp")
-            v = _prepare(v, create_graph, need_graph=False)
-            _validate_v(v, outputs, out_tuple)
-        elif len(outputs) != 1 or outputs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the user-provided function "
-                               "returns a single Tensor with a single element.")
+        v = _checked_v(v, outputs, out_tuple, create_graph, "vjp",
+                       "the user-provided function returns")
         grads = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grads, inputs, strict, "back")
     return (_untuple(_finish(outputs, create_graph), out_tuple),
             _untuple(_finish(result, create_graph), in_tuple))
+
+
+def _checked_v(v, like, like_tuple, create_graph, fn_name, which):
+    """``v`` as a tuple matching ``like`` (None only for one single-element tensor)."""
+    if v is not None:
+        _, v = _as_tuple(v, "v", fn_name)
+        v = _prepare(v, create_graph, need_graph=False)
+        _validate_v(v, like, like_tuple)
+    elif len(like) != 1 or like[0].numel() != 1:
+        raise RuntimeError(f"The vector v can only be None if {which} a single Tensor with a "
+                           "single element.")
+    return v
 
 
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -185,13 +192,8 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     with enable_grad():
         in_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _prepare(inputs, create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _prepare(v, create_graph, need_graph=False)
-            _validate_v(v, inputs, in_tuple)
-        elif len(inputs) != 1 or inputs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the user-provided "
-                               "function is a single Tensor with a single element.")
+        v = _checked_v(v, inputs, in_tuple, create_graph, "jvp",
+                       "the input to the user-provided function is")
         out_tuple, outputs = _as_tuple(func(*inputs), "outputs", "jvp")
         _check_requires_grad(outputs, "outputs", strict)
         # u -> J^T u is linear; differentiating <J^T u, v> with respect to u gives J v
@@ -399,22 +401,11 @@ def _gradient_of_scalar(func, inputs, v, create_graph, strict, fn_name):
     graph, to differentiate again)."""
     in_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
     inputs = _prepare(inputs, create_graph, need_graph=True)
-    v = _hessian_vector(v, inputs, in_tuple, create_graph, fn_name)
+    v = _checked_v(v, inputs, in_tuple, create_graph, fn_name,
+                   "the input to the user-provided function is")
     out_tuple, outputs = _as_tuple(func(*inputs), "outputs", fn_name)
     _check_requires_grad(outputs, "outputs", strict)
     _single_element_output(outputs, fn_name)
     jac = _autograd_grad(outputs, inputs, create_graph=True)
     _check_requires_grad(jac, "jacobian", strict)
     return in_tuple, inputs, v, out_tuple, outputs, jac
-
-
-def _hessian_vector(v, inputs, in_tuple, create_graph, fn_name):
-    if v is not None:
-        _, v = _as_tuple(v, "v", fn_name)
-        v = _prepare(v, create_graph, need_graph=False)
-        _validate_v(v, inputs, in_tuple)
-        return v
-    if len(inputs) != 1 or inputs[0].numel() != 1:
-        raise RuntimeError("The vector v can only be None if the input to the user-provided "
-                           "function is a single Tensor with a single element.")
-    return None

@@ -1,4 +1,8 @@
-"""Where the user's stack ends: the frames a runner adds above a script are not the user's.
+"""The user's frames: where an op was called from, and where the user's stack ends.
+
+``first_user_frame`` finds the innermost frame outside gradkit (the profiler's call site of
+an op, the first frame of anomaly mode's traceback). It runs per op while observing, so it
+probes the depth that worked last time for the same key instead of walking every frame.
 
 ``gradkit run/profile SCRIPT`` (and ``python -m``) run the user's code through runpy, under
 the console script and click. Stacks that gradkit formats for people (anomaly tracebacks,
@@ -11,10 +15,59 @@ capturing a stack costs the same as before.
 """
 from __future__ import annotations
 
+import os
 import runpy
+import sys
 from collections.abc import Iterable
 
 _RUNPY_FILES = (runpy.__file__, "<frozen runpy>")  # the source file, or the frozen module
+
+# filename -> True when the file is gradkit's (keyed by name: a str caches its hash, a code
+# object hashes its constants on every lookup)
+internal_files: dict = {}
+_depth_of: dict = {}  # key -> depth of the first user frame last time (from the caller)
+
+
+def _internal_dirs() -> tuple:
+    dirs = [os.path.dirname(os.path.abspath(__file__)) + os.sep]
+    cli = sys.modules.get("gradkit.cli")  # installed from cli/, outside the package folder
+    if cli is not None and getattr(cli, "__file__", None):
+        dirs.append(os.path.dirname(os.path.abspath(cli.__file__)) + os.sep)
+    return tuple(dirs)
+
+
+def is_internal(filename: str) -> bool:
+    """Whether ``filename`` is part of gradkit (remembered in ``internal_files``)."""
+    internal = internal_files[filename] = filename.startswith(_internal_dirs())
+    return internal
+
+
+def first_user_frame(key, skip: int = 2):
+    """The innermost frame outside gradkit, ``skip`` frames (all gradkit's) above this call.
+
+    Probes the depth that ``key`` (an op's name) found last time: hit when the frame just
+    inside it is gradkit's and that frame's caller is not. A miss walks the frames.
+    """
+    internal = internal_files.get
+    depth = _depth_of.get(key)
+    if depth is not None:
+        try:
+            inner = sys._getframe(depth - 1)
+        except ValueError:
+            inner = None
+        if inner is not None and internal(inner.f_code.co_filename):
+            frame = inner.f_back
+            if frame is not None and internal(frame.f_code.co_filename) is False:
+                return frame
+    frame, depth = sys._getframe(skip), skip
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        flag = internal(filename)
+        if flag is False or flag is None and not is_internal(filename):
+            _depth_of[key] = depth
+            return frame
+        frame, depth = frame.f_back, depth + 1
+    return None
 
 
 def user_frame_count(codes: Iterable) -> int:

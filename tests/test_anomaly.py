@@ -362,7 +362,7 @@ def test_capture_keeps_code_objects_and_offsets_never_frames():
         assert ref() is None
     finally:
         gc.enable()
-    frames = y.grad_fn._extras.anomaly_trace  # flat (code, lasti, code, lasti, ...)
+    frames = y.grad_fn.anomaly_trace  # flat (code, lasti, code, lasti, ...)
     codes, offsets = frames[::2], frames[1::2]
     assert all(type(c).__name__ == "code" for c in codes) and all(type(i) is int for i in offsets)
     assert codes[0].co_name == "forward"  # innermost user frame first, gradkit skipped
@@ -464,7 +464,7 @@ def test_other_observers_still_see_the_failing_node_exit_and_errors():
         def node_enter(self, node, grads):
             return node.name()
 
-        def node_exit(self, token, grad_inputs):
+        def node_exit(self, token, node, grads, grad_inputs):
             self.exits.append(token)
 
         def node_error(self, node, exc):

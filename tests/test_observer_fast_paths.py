@@ -29,14 +29,14 @@ class _Log(observers.Observer):
     def op_enter(self, name, inputs):
         return name
 
-    def op_exit(self, token, outputs, node):
+    def op_exit(self, token, name, inputs, outputs, node):
         self.log.append((self.tag, "op", token, outputs is not None,
                          node.name() if node is not None else None))
 
     def node_enter(self, node, grads):
         return node.name()
 
-    def node_exit(self, token, grad_inputs):
+    def node_exit(self, token, node, grads, grad_inputs):
         self.log.append((self.tag, "node", token, grad_inputs is not None))
 
 
@@ -64,7 +64,7 @@ class _Attached:
 def test_points_list_only_the_observers_that_implement_them():
     quiet, errors_only, log = observers.Observer(), _ErrorsOnly(), _Log([], "a")
 
-    def closure_op_exit(token, outputs, node):
+    def closure_op_exit(token, name, inputs, outputs, node):
         pass
     bound = observers.Observer()
     bound.op_exit = closure_op_exit  # a function set on the instance counts too
@@ -108,7 +108,7 @@ def test_a_failing_op_or_node_still_closes_its_points(extra):
         z.grad_fn.saved = None  # backward through a freed graph raises inside the node
         with pytest.raises(RuntimeError, match="backward through the graph a second time"):
             z.sum().backward()
-    assert ("a", "node", "MulBackward0", False) in log  # node_exit(token, None) after the error
+    assert ("a", "node", "MulBackward0", False) in log  # node_exit(..., None) after the error
     assert errors.errors == [("MulBackward0", "RuntimeError")]
 
 
@@ -127,7 +127,7 @@ def test_observers_that_watch_no_node_still_hear_of_errors():
 # -- anomaly mode's capture ----------------------------------------------------------------
 
 def _stack_of(tensor) -> list[tuple[str, int]]:
-    frames = source_frames(tensor.grad_fn._extras.anomaly_trace)
+    frames = source_frames(tensor.grad_fn.anomaly_trace)
     return [(f.function, f.lineno) for f in frames]
 
 
@@ -171,10 +171,10 @@ def test_ops_of_one_call_site_share_one_captured_stack():
         for _ in range(3):
             outs.append(x * 2)
         other = x + 1
-    traces = [o.grad_fn._extras.anomaly_trace for o in outs]
+    traces = [o.grad_fn.anomaly_trace for o in outs]
     assert traces[0] is traces[1] is traces[2]
-    assert other.grad_fn._extras.anomaly_trace[2:] == traces[0][2:]  # same callers
-    assert other.grad_fn._extras.anomaly_trace[:2] != traces[0][:2]
+    assert other.grad_fn.anomaly_trace[2:] == traces[0][2:]  # same callers
+    assert other.grad_fn.anomaly_trace[:2] != traces[0][:2]
 
 
 def _generator_of_products(x):

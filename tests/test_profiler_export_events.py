@@ -96,11 +96,12 @@ def test_overlapping_records_are_clamped_into_their_parent_as_events_are(tmp_pat
     recorder = Recorder(clock=_step_clock(0))
     recorder.start()
     recorder.stop()
-    recorder.records += [  # a range 10..50; an op 20..80 sticks out of it, a node 70..90 after
-        (RANGE, "step", 10, 50, 1), (OP, "gradkit::mul", 20, 80, 1, 3, None, None, -1, None),
-        (OP, "gradkit::add", 30, 40, 1, -1, None, None, -1, None),
-        (NODE, "MulBackward0", 70, 90, 1, 3),
-        (BACKWARD, BACKWARD_NAME, 60, 95, 2), (RANGE, "empty", 95, 95, 2)]
+    for record in [  # a range 10..50; an op 20..80 sticks out of it, a node 70..90 after
+            (RANGE, "step", 10, 50, 1), (OP, "gradkit::mul", 20, 80, 1, 3, None, None, -1, None),
+            (OP, "gradkit::add", 30, 40, 1, -1, None, None, -1, None),
+            (NODE, "MulBackward0", 70, 90, 1, 3),
+            (BACKWARD, BACKWARD_NAME, 60, 95, 2), (RANGE, "empty", 95, 95, 2)]:
+        recorder.add(record)
     path = tmp_path / "t.json"
     export_chrome_trace(recorder, str(path))
     events = build(recorder).events

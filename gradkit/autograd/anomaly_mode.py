@@ -19,18 +19,18 @@ from __future__ import annotations
 
 import inspect
 import math
-import os
 import sys
 import threading
 import warnings
 
 import numpy as np
 
+from gradkit._user_frames import first_user_frame, internal_files, is_internal
 from gradkit.autograd import anomaly_report as report_mod
 from gradkit.autograd import observers
 from gradkit.autograd.anomaly_report import AnomalyReport
 from gradkit.autograd.grad_mode import _DecoratorContextManager
-from gradkit.autograd.graph import AccumulateGrad, NodeExtras
+from gradkit.autograd.graph import AccumulateGrad
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "is_anomaly_check_forward_enabled", "AnomalyReport"]
@@ -143,25 +143,6 @@ class set_detect_anomaly(_DecoratorContextManager):  # noqa: N801
 
 # -- capture (hot path: per op while enabled) -------------------------------------------
 
-def _internal_dirs() -> tuple:
-    import gradkit
-    dirs = [os.path.dirname(gradkit.__file__) + os.sep]
-    cli = sys.modules.get("gradkit.cli")
-    if cli is not None and getattr(cli, "__file__", None):
-        dirs.append(os.path.dirname(cli.__file__) + os.sep)
-    return tuple(dirs)
-
-
-_internal_files: dict = {}  # filename -> True when the file is part of gradkit
-
-
-def _is_internal(filename: str) -> bool:
-    internal = filename.startswith(_internal_dirs())
-    _internal_files[filename] = internal
-    return internal
-
-
-_first_user_depth: dict = {}  # key (an op's name) -> depth of its first user frame last time
 # (frame, {lasti: stack}, stack of its callers) for the last first user frame captured: while
 # that frame runs its callers cannot change, so its ops share one tuple per call site. It
 # holds one frame: dropped when a backward starts or ends, and when anomaly mode ends.
@@ -173,35 +154,13 @@ def capture_stack(skip: int = 1, key=None) -> tuple:
     """The user's frames of the stack, innermost first, flat: ``(code, lasti, code, lasti, ...)``.
 
     One flat tuple of objects the GC does not track (code objects and ints): the GC
-    soon stops scanning it, however many nodes keep one. ``skip`` frames known to be
-    gradkit's are jumped over without materializing their frame objects (the costly part);
-    with a ``key``, so are the gradkit frames above them, by probing the depth of the first
-    user frame that the same key found last time.
+    soon stops scanning it, however many nodes keep one. ``skip`` frames above this call are
+    gradkit's; ``key`` (an op) lets the search probe the depth it found last time.
     """
     global _last_capture
-    internal = _internal_files.get
-    frame = None
-    guess = _first_user_depth.get(key, 0) if key is not None else 0
-    if guess > skip:
-        try:
-            frame = sys._getframe(guess)
-            if internal(frame.f_code.co_filename) is not False or \
-                    internal(sys._getframe(guess - 1).f_code.co_filename) is not True:
-                frame = None
-        except ValueError:
-            frame = None
+    frame = first_user_frame(key, skip + 1)
     if frame is None:
-        frame, depth = sys._getframe(skip), skip
-        while frame is not None:
-            filename = frame.f_code.co_filename
-            flag = internal(filename)
-            if flag is False or flag is None and not _is_internal(filename):
-                break
-            frame, depth = frame.f_back, depth + 1
-        if frame is None:
-            return ()
-        if key is not None:
-            _first_user_depth[key] = depth
+        return ()
     cached = _last_capture
     if cached is None or cached[0] is not frame:
         if frame.f_code.co_flags & _RESUMABLE:  # a generator's callers change as it resumes
@@ -216,14 +175,14 @@ def capture_stack(skip: int = 1, key=None) -> tuple:
 
 def _user_frames(frame) -> tuple:
     """``(code, lasti, ...)`` of the user's frames from ``frame`` outwards (gradkit's dropped)."""
-    internal = _internal_files.get
+    internal = internal_files.get
     frames = []
     append = frames.append
     while frame is not None:
         code = frame.f_code
         flag = internal(code.co_filename)
         if not flag:
-            if flag is None and _is_internal(code.co_filename):
+            if flag is None and is_internal(code.co_filename):
                 frame = frame.f_back
                 continue
             # f_lasti, not f_lineno: the line is looked up only when a report is made
@@ -300,8 +259,7 @@ def _saved_stats(node) -> list:
 
 def _node_report(kind: str, message: str, node, output_index=None, grads=None,
                  grad_inputs=None) -> AnomalyReport:
-    extras = node._extras
-    stack, parents = report_mod.trace_parts(extras.anomaly_trace if extras else None)
+    stack, parents = report_mod.trace_parts(node.anomaly_trace)
     inputs = _saved_stats(node)
     if type(node) is AccumulateGrad:  # a leaf's hook failed: show the leaf
         inputs.append(report_mod.tensor_stats("leaf", node.variable))
@@ -333,8 +291,8 @@ def _attach(exc: BaseException, report: AnomalyReport) -> None:
 def _user_stacklevel() -> int:
     """warnings.warn's stacklevel that points at the innermost user frame (its backward call)."""
     level, frame = 1, sys._getframe(1)
-    while frame is not None and (_internal_files.get(frame.f_code.co_filename)
-                                 or _is_internal(frame.f_code.co_filename)):
+    while frame is not None and (internal_files.get(frame.f_code.co_filename)
+                                 or is_internal(frame.f_code.co_filename)):
         level, frame = level + 1, frame.f_back
     return level
 
@@ -348,29 +306,37 @@ def _nan_error(kind: str, message: str, node, index, grads, grad_inputs) -> Runt
 _SKIP = 3  # capture_stack, op_exit and the dispatcher that calls op_exit (always gradkit's)
 
 
+class _HookNan:
+    """node_enter's token when the node's own hooks put a NaN into its gradients."""
+
+    __slots__ = ("previous", "index")
+
+    def __init__(self, previous, index: int) -> None:
+        self.previous, self.index = previous, index
+
+
+_OFF = object()  # node_enter's token on a thread where anomaly mode is off
+
+
 class _AnomalyObserver(observers.Observer):
     """Captures forward stacks on nodes and checks values at the engine's observer points."""
 
     def op_enter(self, name, inputs):
-        return (name, inputs) if state.forward_checks else None
+        return None  # op_exit gets everything it needs
 
-    def op_exit(self, token, outputs, node) -> None:
+    def op_exit(self, token, name, inputs, outputs, node) -> None:
         s = state
         if not s.enabled:
             return
         if node is not None:
-            extras = node._extras
-            if extras is None:
-                extras = node._extras = NodeExtras()
             current = s.current
             if current is None:
-                extras.anomaly_trace = capture_stack(_SKIP, node.op)
+                node.anomaly_trace = capture_stack(_SKIP, node.op)
             else:  # made by the backward of `current` (create_graph): remember it
-                parent = current._extras.anomaly_trace if current._extras is not None else None
-                extras.anomaly_trace = report_mod.InducedTrace(capture_stack(_SKIP, node.op),
-                                                               current.name(), parent)
-        if token is not None and outputs is not None:
-            _check_forward(token, outputs, node)
+                node.anomaly_trace = report_mod.InducedTrace(
+                    capture_stack(_SKIP, node.op), current.name(), current.anomaly_trace)
+        if outputs is not None and s.forward_checks:
+            _check_forward(name, inputs, outputs, node)
 
     def backward_enter(self):
         s = state
@@ -386,9 +352,10 @@ class _AnomalyObserver(observers.Observer):
             state.run = token[0]
 
     def node_enter(self, node, grads):
+        """The token is the node that ran before (restored on exit), or a _HookNan."""
         s = state
         if not s.enabled:
-            return None
+            return _OFF
         run = s.run
         if run is not None and run[0] is None:
             run[0] = node  # the engine runs the loss's node first
@@ -398,19 +365,21 @@ class _AnomalyObserver(observers.Observer):
             # the gradients as the node's hooks left them: a NaN here came from a hook
             for i, g in enumerate(grads):
                 if g is not None and _has_nan(g):
-                    return node, previous, grads, i
-        return node, previous, grads, None
+                    return _HookNan(previous, i)
+        return previous
 
-    def node_exit(self, token, grad_inputs) -> None:
-        if token is None:
+    def node_exit(self, token, node, grads, grad_inputs) -> None:
+        if token is _OFF:
             return
         s = state
-        node, s.current, grads, hook_nan = token
+        hook_nan = type(token) is _HookNan
+        s.current = token.previous if hook_nan else token
         if grad_inputs is None or not s.nan_checks:
             return
-        if hook_nan is not None:
-            raise _nan_error("hook_nan", f"Hook registered on the gradient of output {hook_nan} "
-                             f"of '{node.name()}' returned nan values.", node, None, grads, None)
+        if hook_nan:
+            raise _nan_error("hook_nan", f"Hook registered on the gradient of output "
+                             f"{token.index} of '{node.name()}' returned nan values.",
+                             node, None, grads, None)
         for i, g in enumerate(grad_inputs):
             if g is None:
                 continue
@@ -429,8 +398,7 @@ class _AnomalyObserver(observers.Observer):
         _attach(exc, _node_report("backward_error", message, node))
 
 
-def _check_forward(token, outputs, node) -> None:
-    name, inputs = token
+def _check_forward(name, inputs, outputs, node) -> None:
     outs = outputs if isinstance(outputs, tuple) else (outputs,)
     for i, out in enumerate(outs):
         data = getattr(out, "_data", None)

@@ -131,9 +131,9 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
             try:
                 grad_inputs = node.op.backward(node, grads, create_graph)
             except BaseException as exc:
-                _node_failed(watcher, token, node, exc)
+                _node_failed(watcher, token, node, grads, exc)
                 raise
-            watcher.node_exit(token, grad_inputs)
+            watcher.node_exit(token, node, grads, grad_inputs)
         elif watched:
             grad_inputs = _run_observed(watched, node, grads, create_graph)
         elif observed:  # observers that do not watch nodes still hear of its errors
@@ -246,14 +246,14 @@ def _run_observed(watchers, node, grads, create_graph):
         observers.notify_error(node, exc)
         raise
     finally:
-        observers.exit_nodes(watchers, tokens, grad_inputs)
+        observers.exit_nodes(watchers, tokens, node, grads, grad_inputs)
 
 
-def _node_failed(watcher, token, node, exc: BaseException) -> None:
+def _node_failed(watcher, token, node, grads, exc: BaseException) -> None:
     """The one node watcher's node_exit after a failed backward; all observers hear of it."""
     if isinstance(exc, Exception):
         observers.notify_error(node, exc)
-    watcher.node_exit(token, None)
+    watcher.node_exit(token, node, grads, None)
 
 
 def _observed_hooks(node, run_hooks, *args):

@@ -61,14 +61,13 @@ class NodeExtras:
     """Rarely used per-node state, allocated only when something asks for it."""
 
     __slots__ = ("pre_hooks", "post_hooks", "tensor_pre_hooks", "retain_grad_hooks",
-                 "metadata", "anomaly_trace", "forward_site", "output_meta")
+                 "metadata", "output_meta")
 
     def __init__(self) -> None:
-        # one chained store (anomaly mode makes one of these per node):
         # tensor_pre_hooks {slot: _HookDict}, retain_grad_hooks {slot: fn},
         # output_meta ((shape, dtype, xp), ...) of multi-output ops
         self.pre_hooks = self.post_hooks = self.tensor_pre_hooks = self.retain_grad_hooks = \
-            self.metadata = self.anomaly_trace = self.forward_site = self.output_meta = None
+            self.metadata = self.output_meta = None
 
 
 class Node:
@@ -79,7 +78,7 @@ class Node:
     """
 
     __slots__ = ("op", "_sequence_nr", "_next", "saved", "params", "input_meta", "_extras",
-                 "__weakref__")
+                 "anomaly_trace", "__weakref__")
 
     def __init__(self, op, next_edges: tuple, saved=(), params=None, input_meta=None) -> None:
         self.op = op
@@ -89,6 +88,7 @@ class Node:
         self.params = params
         self.input_meta = input_meta     # ((shape, np dtype) | None, ...) one per input
         self._extras = None
+        self.anomaly_trace = None        # where the forward made it, under anomaly mode
 
     # -- torch's public Node API -------------------------------------------------
     def name(self) -> str:

@@ -5,12 +5,13 @@ saved-tensor pack/release — plus the bracket of a whole backward() call. Each 
 path reads one module attribute once (``op_watchers``, ``node_watchers``,
 ``saved_watchers``: the observers that implement that point); while it is empty
 that is the whole cost of observability, and a single observer is called
-directly (no token lists).
+directly (no token lists). The exit points get the enter point's arguments again, so
+a token can be a bare value (a start time) instead of a tuple built per op.
 
 An observer implements any of::
 
-    op_enter(name, inputs) -> token            op_exit(token, outputs, node)
-    node_enter(node, grads) -> token           node_exit(token, grad_inputs)
+    op_enter(name, inputs) -> token            op_exit(token, name, inputs, outputs, node)
+    node_enter(node, grads) -> token           node_exit(token, node, grads, grad_inputs)
     node_error(node, exc)   (an exception in a node's backward or hooks; node_exit may raise)
     saved_pack(nbytes)                         saved_release(nbytes)
     backward_enter() -> token                  backward_exit(token)   (one engine run)
@@ -34,13 +35,13 @@ class Observer:
     def op_enter(self, name, inputs):
         return None
 
-    def op_exit(self, token, outputs, node) -> None:
+    def op_exit(self, token, name, inputs, outputs, node) -> None:
         pass
 
     def node_enter(self, node, grads):
         return None
 
-    def node_exit(self, token, grad_inputs) -> None:
+    def node_exit(self, token, node, grads, grad_inputs) -> None:
         pass
 
     def node_error(self, node, exc) -> None:
@@ -68,7 +69,7 @@ def observe_op(watchers: tuple, name: str, inputs, run):
         return outputs
     finally:
         for o, token in zip(watchers, tokens, strict=True):
-            o.op_exit(token, outputs, node)
+            o.op_exit(token, name, inputs, outputs, node)
 
 
 def observe_backward(execute, *args):
@@ -89,12 +90,12 @@ def notify_error(node, exc: Exception) -> None:
             o.node_error(node, exc)
 
 
-def exit_nodes(watching, tokens, grad_inputs) -> None:
+def exit_nodes(watching, tokens, node, grads, grad_inputs) -> None:
     """node_exit for every observer, even when one raises (anomaly mode's NaN error)."""
     error = None
     for o, token in zip(watching, tokens, strict=True):
         try:
-            o.node_exit(token, grad_inputs)
+            o.node_exit(token, node, grads, grad_inputs)
         except Exception as exc:
             error = error or exc
     if error is not None:

@@ -302,16 +302,21 @@ def dispatch(op: Op, args: tuple, params: dict):
     if len(watchers) > 1:
         return _dispatch_observed(watchers, op, args, datas, params, needs_grad)
     # one observer (a profiler or anomaly mode): _dispatch_observed's work, inline
-    observer = watchers[0]
-    token = observer.op_enter(op.profiler_name, args)
+    observer, name = watchers[0], op.profiler_name
+    token = observer.op_enter(name, args)
     try:
         result = _apply(op, args, datas, params, needs_grad)
     except BaseException:
-        observer.op_exit(token, None, None)
+        observer.op_exit(token, name, args, None, None)
         raise
-    first = result[0] if type(result) is tuple and result else result
-    observer.op_exit(token, result, getattr(first, "grad_fn", None))
+    observer.op_exit(token, name, args, result,
+                     result.grad_fn if type(result) is Tensor else _node_of(result))
     return result
+
+
+def _node_of(result):
+    """The node that made an op's outputs (a tuple of Tensors, possibly empty), or None."""
+    return result[0].grad_fn if result else None
 
 
 def _apply(op, args, datas, params, needs_grad):
@@ -367,8 +372,7 @@ def _dispatch_observed(watchers, op, args, datas, params, needs_grad):
     """``_apply`` between the op_enter and op_exit of several observers."""
     def run():
         result = _apply(op, args, datas, params, needs_grad)
-        first = result[0] if type(result) is tuple and result else result
-        return result, getattr(first, "grad_fn", None)
+        return result, result.grad_fn if type(result) is Tensor else _node_of(result)
     return observers.observe_op(watchers, op.profiler_name, args, run)
 
 

@@ -105,13 +105,13 @@ class CudaTimer(observers.Observer):
     def op_enter(self, name, inputs):
         return self._begin(name, "op", inputs)
 
-    def op_exit(self, token, outputs, node) -> None:
+    def op_exit(self, token, name, inputs, outputs, node) -> None:
         self._end(token)
 
     def node_enter(self, node, grads):
         return self._begin(node.name(), "node", grads)
 
-    def node_exit(self, token, grad_inputs) -> None:
+    def node_exit(self, token, node, grads, grad_inputs) -> None:
         self._end(token)
 
     # -- results --------------------------------------------------------------------------

@@ -1,9 +1,10 @@
-"""The profiler's observer: appends one compact tuple per event, formats nothing.
+"""The profiler's observer: appends each event's fields to one flat list, formats nothing.
 
 Everything expensive (names, JSON, nesting, flows) happens later in
 ``timeline.py`` and ``trace_export.py``; here each op costs two clock reads, a thread id
-and a tuple of atoms (no nested tuple: the garbage collector soon stops tracking it).
-Records (``kind`` first, times in the clock's nanoseconds)::
+and one ``list.extend``. Flat, because a tuple kept per event is an object the garbage
+collector must track and scan while the session grows; ``records`` cuts the flat list
+back into one tuple per event. Records (``kind`` first, times in the clock's nanoseconds)::
 
     (OP, name, start, end, tid, seq, inputs, code, lasti, stack)
                                                     op dispatch; seq = node created or -1,
@@ -16,21 +17,19 @@ Records (``kind`` first, times in the clock's nanoseconds)::
 """
 from __future__ import annotations
 
-import os
-import sys
 import threading
 import time
 import weakref
 
 from numpy import ndarray
 
+from gradkit._user_frames import first_user_frame
 from gradkit.autograd import observers
 
 OP, NODE, RANGE, BACKWARD, MEM, SAVED = range(6)
+_FIELDS = (10, 6, 5, 5, 5, 4)  # fields per record, by kind
 BACKWARD_NAME = "autograd::engine::backward"
 
-_GRADKIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_internal_code: dict = {}   # code object -> True when it belongs to gradkit itself
 _recording: list = []       # recorders currently attached (record_function looks here)
 _lock = threading.Lock()
 _Tensor = None
@@ -39,51 +38,6 @@ _Tensor = None
 def active_recorders() -> tuple:
     """The recorders currently collecting (empty tuple when no profile is on)."""
     return tuple(_recording)
-
-
-def _is_internal(code) -> bool:
-    internal = _internal_code.get(code)
-    if internal is None:
-        internal = _internal_code[code] = code.co_filename.startswith(_GRADKIT_DIR)
-    return internal
-
-
-_depth_of: dict = {}  # op name -> how deep its caller's frame was last time
-
-
-def _user_frame(depth: int, key=None):
-    """The innermost frame outside gradkit, ``depth`` levels above the caller.
-
-    Walking ``f_back`` materializes every frame object on the way; probing the
-    depth that worked last time with ``sys._getframe(n)`` materializes two.
-    """
-    known = _internal_code
-    guess = _depth_of.get(key, 0)
-    frame = below = None
-    if guess > depth + 1:  # never probe 0 or 1: our own frame in a local is a reference cycle
-        try:
-            frame = sys._getframe(guess)
-            below = sys._getframe(guess - 1)
-        except ValueError:
-            frame = below = None
-    if frame is not None:
-        outside = known.get(frame.f_code)
-        inside = known.get(below.f_code)
-        if outside is False and inside is True:
-            return frame
-    frame = sys._getframe(depth + 1)
-    level = depth + 1
-    while frame is not None:
-        code = frame.f_code
-        internal = known.get(code)
-        if internal is None:
-            internal = _is_internal(code)
-        if not internal:
-            _depth_of[key] = level
-            return frame
-        frame = frame.f_back
-        level += 1
-    return None
 
 
 class _ThreadId(threading.local):
@@ -159,7 +113,7 @@ class Recorder(observers.Observer):
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
-        self.records: list = []
+        self._flat: list = []  # every record's fields, one after the other
         self.start_ns = self.end_ns = None
         self.start_epoch_ns = None
         self._live = {}   # id(array) -> _Watch on it, only with profile_memory
@@ -184,54 +138,40 @@ class Recorder(observers.Observer):
 
     # -- op dispatch, backward nodes, saved bytes: the hot points ------------------------
     def _bind_points(self) -> None:
-        clock, append, thread, live = self.clock, self.records.append, _this_thread, self._live
+        clock, emit, thread, live = self.clock, self._flat.extend, _this_thread, self._live
         shapes, memory, with_stack = self.record_shapes, self.profile_memory, self.with_stack
-        depth_of, known, getframe = _depth_of, _internal_code, sys._getframe
 
         def op_enter(name, inputs):
-            return (name, clock())
+            return clock()
 
-        def op_enter_full(name, inputs):
-            return (name, clock(), _input_meta(inputs) if shapes else None, inputs)
+        def op_enter_shapes(name, inputs):  # shapes before the op: an in-place op may change them
+            return (clock(), _input_meta(inputs))
 
-        def op_exit(token, outputs, node):
+        def op_exit(start, name, inputs, outputs, node):
             end = clock()
-            name = token[0]
+            meta = None
+            if shapes:
+                start, meta = start
             if node is None and not with_stack:
-                append((OP, name, token[1], end, thread.tid, -1, token[2] if shapes else None,
-                        None, -1, None))
-            else:
-                # _user_frame's probe of the depth that worked last time, inlined (one
-                # frame less: -1); its full search only when the probe misses
-                guess = depth_of.get(name, 0) - 1
-                frame = None
-                if guess > 1:
-                    try:
-                        frame = getframe(guess)
-                        if known.get(frame.f_code) is not False or \
-                                known.get(getframe(guess - 1).f_code) is not True:
-                            frame = None
-                    except ValueError:
-                        frame = None
+                emit((OP, name, start, end, thread.tid, -1, meta, None, -1, None))
+            else:  # the user's line that called the op (op_exit <- dispatch <- ... <- user)
+                frame = first_user_frame(name)
                 if frame is None:
-                    frame = _user_frame(1, name)
-                code, lasti, stack = None, -1, None
-                if frame is not None:
-                    code, lasti = frame.f_code, frame.f_lasti
-                    if with_stack:
-                        stack = _user_stack(frame)
-                append((OP, name, token[1], end, thread.tid,
-                        node._sequence_nr if node is not None else -1,
-                        token[2] if shapes else None, code, lasti, stack))
+                    emit((OP, name, start, end, thread.tid, -1 if node is None else
+                            node._sequence_nr, meta, None, -1, None))
+                else:
+                    emit((OP, name, start, end, thread.tid, -1 if node is None else
+                            node._sequence_nr, meta, frame.f_code, frame.f_lasti,
+                            _user_stack(frame) if with_stack else None))
             if memory and outputs is not None:
-                allocated(outputs, token[3], end)
+                allocated(outputs, inputs, end)
 
         def node_enter(node, grads):
-            return (node.op.node_name, node._sequence_nr, clock())
+            return clock()
 
-        def node_exit(token, grad_inputs):
+        def node_exit(start, node, grads, grad_inputs):
             end = clock()
-            append((NODE, token[0], token[2], end, thread.tid, token[1]))
+            emit((NODE, node.op.node_name, start, end, thread.tid, node._sequence_nr))
             if memory and grad_inputs:
                 allocated(grad_inputs, (), end)
 
@@ -258,22 +198,22 @@ class Recorder(observers.Observer):
                     watch.nbytes = nbytes
                     watch.addr = key
                     live[key] = watch
-                    append((MEM, ts, nbytes, key, thread.tid))
+                    emit((MEM, ts, nbytes, key, thread.tid))
 
         def freed(watch) -> None:
             addr = watch.addr
             if live.get(addr) is watch:
                 del live[addr]
-                append((MEM, clock(), -watch.nbytes, addr, thread.tid))
+                emit((MEM, clock(), -watch.nbytes, addr, thread.tid))
 
         def saved_pack(nbytes: int) -> None:
-            append((SAVED, clock(), nbytes, thread.tid))
+            emit((SAVED, clock(), nbytes, thread.tid))
 
         def saved_release(nbytes: int) -> None:
             if nbytes:
-                append((SAVED, clock(), -nbytes, thread.tid))
+                emit((SAVED, clock(), -nbytes, thread.tid))
 
-        self.op_enter = op_enter_full if shapes or memory else op_enter
+        self.op_enter = op_enter_shapes if shapes else op_enter
         self.op_exit, self.node_enter, self.node_exit = op_exit, node_enter, node_exit
         self.saved_pack, self.saved_release = (saved_pack, saved_release) if memory else \
             (_ignore, _ignore)
@@ -282,16 +222,30 @@ class Recorder(observers.Observer):
         return self.clock()
 
     def backward_exit(self, token) -> None:
-        self.records.append((BACKWARD, BACKWARD_NAME, token, self.clock(),
-                             _this_thread.tid))
+        self._flat.extend((BACKWARD, BACKWARD_NAME, token, self.clock(), _this_thread.tid))
 
     # -- ranges (record_function, ProfilerStep#N) --------------------------------------
     def range_enter(self, name: str):
         return (name, self.clock())
 
     def range_exit(self, token) -> None:
-        self.records.append((RANGE, token[0], token[1], self.clock(),
-                             _this_thread.tid))
+        self._flat.extend((RANGE, token[0], token[1], self.clock(), _this_thread.tid))
+
+    # -- reading ---------------------------------------------------------------------------
+    @property
+    def records(self) -> list:
+        """One tuple per event recorded so far, in the order they were appended."""
+        flat = self._flat[:]  # other threads may still append
+        records, i, n = [], 0, len(flat)
+        while i < n:
+            size = _FIELDS[flat[i]]
+            records.append(tuple(flat[i:i + size]))
+            i += size
+        return records
+
+    def add(self, record: tuple) -> None:
+        """Append one record (tests build sessions by hand with it)."""
+        self._flat.extend(record)
 
 
 class _Watch(weakref.ref):

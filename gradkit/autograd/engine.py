@@ -145,7 +145,7 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
         if node._extras is not None and node._extras.post_hooks:
             grad_inputs = _call_post_hooks(node, grad_inputs, grads, create_graph)
         if not retain_graph:
-            if watch_saved:
+            if watch_saved and node.saved:
                 node.release()
             else:
                 node.saved = None

@@ -173,7 +173,8 @@ class Node:
                     nbytes += s.nbytes
                 elif isinstance(s, tuple):  # all inputs of a variadic op
                     nbytes += sum(t.nbytes for t in s if type(t) is SavedTensor)
-            observers.saved_release(nbytes)
+            if nbytes:
+                observers.saved_release(nbytes)
 
 
 def _flat_saved(saved):

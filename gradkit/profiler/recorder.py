@@ -1,10 +1,11 @@
-"""The profiler's observer: appends each event's fields to one flat list, formats nothing.
+"""The profiler's observer: appends each event's fields to a flat list, formats nothing.
 
 Everything expensive (names, JSON, nesting, flows) happens later in
 ``timeline.py`` and ``trace_export.py``; here each op costs two clock reads, a thread id
 and one ``list.extend``. Flat, because a tuple kept per event is an object the garbage
-collector must track and scan while the session grows; ``records`` cuts the flat list
-back into one tuple per event. Records (``kind`` first, times in the clock's nanoseconds)::
+collector must track and scan while the session grows; one list per kind of record, so
+that ``records`` cuts them back into tuples at C speed. Records (``kind`` first, times in
+the clock's nanoseconds)::
 
     (OP, name, start, end, tid, seq, inputs, code, lasti, stack)
                                                     op dispatch; seq = node created or -1,
@@ -113,7 +114,7 @@ class Recorder(observers.Observer):
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
-        self._flat: list = []  # every record's fields, one after the other
+        self._flat = tuple([] for _ in _FIELDS)  # per kind: its records' fields in a row
         self.start_ns = self.end_ns = None
         self.start_epoch_ns = None
         self._live = {}   # id(array) -> _Watch on it, only with profile_memory
@@ -138,14 +139,18 @@ class Recorder(observers.Observer):
 
     # -- op dispatch, backward nodes, saved bytes: the hot points ------------------------
     def _bind_points(self) -> None:
-        clock, emit, thread, live = self.clock, self._flat.extend, _this_thread, self._live
+        clock, thread, live, metas = self.clock, _this_thread, self._live, {}
+        emit_op, emit_node, emit_mem, emit_saved = (self._flat[kind].extend
+                                                    for kind in (OP, NODE, MEM, SAVED))
         shapes, memory, with_stack = self.record_shapes, self.profile_memory, self.with_stack
 
         def op_enter(name, inputs):
             return clock()
 
         def op_enter_shapes(name, inputs):  # shapes before the op: an in-place op may change them
-            return (clock(), _input_meta(inputs))
+            meta = _input_meta(inputs)
+            # one tuple per distinct signature is kept, not one per op: fewer objects for the GC
+            return (clock(), metas.setdefault(meta, meta))
 
         def op_exit(start, name, inputs, outputs, node):
             end = clock()
@@ -153,27 +158,41 @@ class Recorder(observers.Observer):
             if shapes:
                 start, meta = start
             if node is None and not with_stack:
-                emit((OP, name, start, end, thread.tid, -1, meta, None, -1, None))
+                emit_op((OP, name, start, end, thread.tid, -1, meta, None, -1, None))
             else:  # the user's line that called the op (op_exit <- dispatch <- ... <- user)
                 frame = first_user_frame(name)
                 if frame is None:
-                    emit((OP, name, start, end, thread.tid, -1 if node is None else
+                    emit_op((OP, name, start, end, thread.tid, -1 if node is None else
                             node._sequence_nr, meta, None, -1, None))
                 else:
-                    emit((OP, name, start, end, thread.tid, -1 if node is None else
+                    emit_op((OP, name, start, end, thread.tid, -1 if node is None else
                             node._sequence_nr, meta, frame.f_code, frame.f_lasti,
                             _user_stack(frame) if with_stack else None))
             if memory and outputs is not None:
-                allocated(outputs, inputs, end)
+                if type(outputs) is _Tensor:  # one new tensor: allocated's work, inlined
+                    array = outputs._data
+                    if id(array) not in live and array.base is None:
+                        for a in inputs:
+                            if type(a) is _Tensor and a._data is array:
+                                break  # an in-place op hands its input back
+                        else:
+                            watch(array, end)
+                else:
+                    allocated(outputs, inputs, end)
 
         def node_enter(node, grads):
             return clock()
 
         def node_exit(start, node, grads, grad_inputs):
             end = clock()
-            emit((NODE, node.op.node_name, start, end, thread.tid, node._sequence_nr))
+            emit_node((NODE, node.op.node_name, start, end, thread.tid, node._sequence_nr))
             if memory and grad_inputs:
-                allocated(grad_inputs, (), end)
+                for g in grad_inputs:  # arrays, in a plain backward: allocated's work, inlined
+                    if type(g) is ndarray:
+                        if id(g) not in live and g.base is None:
+                            watch(g, end)
+                    elif g is not None:
+                        allocated(g, (), end)
 
         def allocated(values, inputs, ts) -> None:
             """Record new arrays (not views, not inputs handed back) and watch for their free."""
@@ -190,28 +209,32 @@ class Recorder(observers.Observer):
                     if (a._data if type(a) is _Tensor else getattr(a, "_data", a)) is array:
                         break
                 else:
-                    try:
-                        nbytes = int(array.nbytes)
-                        watch = _Watch(array, freed)
-                    except (AttributeError, TypeError):  # not an array, or no weak references
-                        continue
-                    watch.nbytes = nbytes
-                    watch.addr = key
-                    live[key] = watch
-                    emit((MEM, ts, nbytes, key, thread.tid))
+                    watch(array, ts)
+
+        def watch(array, ts) -> None:
+            """Record the allocation of ``array`` and watch for its free."""
+            try:
+                nbytes = int(array.nbytes)
+                watched = _Watch(array, freed)
+            except (AttributeError, TypeError):  # not an array, or no weak references
+                return
+            watched.nbytes = nbytes
+            watched.addr = key = id(array)
+            live[key] = watched
+            emit_mem((MEM, ts, nbytes, key, thread.tid))
 
         def freed(watch) -> None:
             addr = watch.addr
             if live.get(addr) is watch:
                 del live[addr]
-                emit((MEM, clock(), -watch.nbytes, addr, thread.tid))
+                emit_mem((MEM, clock(), -watch.nbytes, addr, thread.tid))
 
         def saved_pack(nbytes: int) -> None:
-            emit((SAVED, clock(), nbytes, thread.tid))
+            emit_saved((SAVED, clock(), nbytes, thread.tid))
 
         def saved_release(nbytes: int) -> None:
             if nbytes:
-                emit((SAVED, clock(), -nbytes, thread.tid))
+                emit_saved((SAVED, clock(), -nbytes, thread.tid))
 
         self.op_enter = op_enter_shapes if shapes else op_enter
         self.op_exit, self.node_enter, self.node_exit = op_exit, node_enter, node_exit
@@ -222,30 +245,28 @@ class Recorder(observers.Observer):
         return self.clock()
 
     def backward_exit(self, token) -> None:
-        self._flat.extend((BACKWARD, BACKWARD_NAME, token, self.clock(), _this_thread.tid))
+        self._flat[BACKWARD].extend((BACKWARD, BACKWARD_NAME, token, self.clock(),
+                                     _this_thread.tid))
 
     # -- ranges (record_function, ProfilerStep#N) --------------------------------------
     def range_enter(self, name: str):
         return (name, self.clock())
 
     def range_exit(self, token) -> None:
-        self._flat.extend((RANGE, token[0], token[1], self.clock(), _this_thread.tid))
+        self._flat[RANGE].extend((RANGE, token[0], token[1], self.clock(), _this_thread.tid))
 
     # -- reading ---------------------------------------------------------------------------
     @property
     def records(self) -> list:
-        """One tuple per event recorded so far, in the order they were appended."""
-        flat = self._flat[:]  # other threads may still append
-        records, i, n = [], 0, len(flat)
-        while i < n:
-            size = _FIELDS[flat[i]]
-            records.append(tuple(flat[i:i + size]))
-            i += size
+        """One tuple per event recorded so far: by kind, each kind in the order recorded."""
+        records = []
+        for size, flat in zip(_FIELDS, self._flat):
+            records += zip(*[iter(flat[:])] * size)  # a copy: other threads may still append
         return records
 
     def add(self, record: tuple) -> None:
         """Append one record (tests build sessions by hand with it)."""
-        self._flat.extend(record)
+        self._flat[record[0]].extend(record)
 
 
 class _Watch(weakref.ref):

@@ -166,6 +166,40 @@ def test_zero_over_zero_in_custom_function_backward():
     assert _line_of("FORWARD-CUSTOM") in warning
 
 
+def test_nan_written_into_a_checked_gradient_by_a_custom_backward_is_caught():
+    # anomaly mode does not recheck a gradient a built-in node hands on unchanged: the same
+    # array object, already found clean. A custom backward may write into it: rechecked.
+    function = _function_module()
+
+    class PoisonInPlace(function.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            g.numpy()[0] = np.nan  # writes into the very array MulBackward0 returned (checked)
+            return g
+
+    x = gradkit.tensor([1.0, 2.0], requires_grad=True)
+    with AD.detect_anomaly():
+        y = PoisonInPlace.apply(x + 0)  # FORWARD-POISON
+        err, warning = _backward_error((y * 3).sum())
+    assert str(err) == "Function 'PoisonInPlaceBackward' returned nan values in its 0th output."
+    assert _line_of("FORWARD-POISON") in warning
+
+
+def test_nan_reaching_a_pass_through_node_by_summed_gradients_is_blamed_on_it():
+    # AddBackward0 hands its gradient on as is; here that gradient is a fresh sum of two
+    # (inf + -inf = nan), never checked before: AddBackward0 reports it, as in torch
+    x = gradkit.tensor([1.0], requires_grad=True)
+    with AD.detect_anomaly(), np.errstate(invalid="ignore", over="ignore"):
+        h = x + 1  # FORWARD-ADD
+        loss = (h * 1e308 * 10).sum() + (h * -1e308 * 10).sum()
+        err, _ = _backward_error(loss)
+    assert str(err) == "Function 'AddBackward0' returned nan values in its 0th output."
+
+
 def test_exception_in_backward_keeps_its_type_and_gets_the_report():
     function = _function_module()
 

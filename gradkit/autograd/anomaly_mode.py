@@ -36,32 +36,42 @@ __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "is_anomaly_check_forward_enabled", "AnomalyReport"]
 
 
-class _AnomalyState(threading.local):
-    enabled = False
-    check_nan = True
-    check_forward = False
-    nan_checks = False  # enabled and check_nan: one read on the backward hot path
-    forward_checks = False  # enabled and check_forward: one read per op
-    current = None   # the node whose backward runs on this thread (parent of new nodes)
-    run = None       # [root node] of the innermost engine run on this thread
+class _AnomalyState:
+    """One thread's settings and place in backward: plain attributes, read on every op/node."""
+
+    __slots__ = ("enabled", "check_nan", "check_forward", "nan_checks", "forward_checks",
+                 "current", "run", "clean")
+
+    def __init__(self) -> None:
+        self.enabled, self.check_nan, self.check_forward = False, True, False
+        self.nan_checks = False      # enabled and check_nan: one read on the backward hot path
+        self.forward_checks = False  # enabled and check_forward: one read per op
+        self.current = None  # the node whose backward runs on this thread (parent of new nodes)
+        self.run = None      # [root node] of the innermost engine run on this thread
+        self.clean = None    # the gradient last found free of NaN (passed on as is: no recheck)
 
 
-state = _AnomalyState()
+class _PerThread(threading.local):
+    def __init__(self) -> None:
+        self.state = _AnomalyState()
+
+
+_thread = _PerThread()  # one threading.local read per observer point, then plain attributes
 
 
 def is_anomaly_enabled() -> bool:
     """True while anomaly mode is on in this thread."""
-    return state.enabled
+    return _thread.state.enabled
 
 
 def is_anomaly_check_nan_enabled() -> bool:
     """True when anomaly mode checks backward outputs for NaN (``check_nan``)."""
-    return state.check_nan
+    return _thread.state.check_nan
 
 
 def is_anomaly_check_forward_enabled() -> bool:
     """True when anomaly mode checks forward outputs for NaN/Inf (``check_forward``)."""
-    return state.check_forward
+    return _thread.state.check_forward
 
 
 # -- switching on and off: one observer, attached while any thread has the mode on ----
@@ -71,11 +81,13 @@ _count_lock = threading.Lock()
 
 
 def _settings() -> tuple:
+    state = _thread.state
     return state.enabled, state.check_nan, state.check_forward
 
 
 def _apply(enabled: bool, check_nan: bool, check_forward: bool) -> None:
     global _threads_enabled
+    state = _thread.state
     was = state.enabled
     state.enabled, state.check_nan, state.check_forward = enabled, check_nan, check_forward
     state.nan_checks = enabled and check_nan
@@ -271,7 +283,7 @@ def _node_report(kind: str, message: str, node, output_index=None, grads=None,
     if output_index is not None and grad_inputs is not None:
         item = report_mod.tensor_stats(f"grad_input {output_index}", grad_inputs[output_index])
         outputs = [item] if item else []
-    run = state.run
+    run = _thread.state.run
     path = report_mod.path_between(run[0], node) if run else None
     op_name = getattr(node.op, "profiler_name", None)
     return AnomalyReport(kind, message, node.name(), op_name, output_index, stack, parents,
@@ -321,11 +333,8 @@ _OFF = object()  # node_enter's token on a thread where anomaly mode is off
 class _AnomalyObserver(observers.Observer):
     """Captures forward stacks on nodes and checks values at the engine's observer points."""
 
-    def op_enter(self, name, inputs):
-        return None  # op_exit gets everything it needs
-
     def op_exit(self, token, name, inputs, outputs, node) -> None:
-        s = state
+        s = _thread.state
         if not s.enabled:
             return
         if node is not None:
@@ -339,21 +348,22 @@ class _AnomalyObserver(observers.Observer):
             _check_forward(name, inputs, outputs, node)
 
     def backward_enter(self):
-        s = state
+        s = _thread.state
         if not s.enabled:
             return None
         _forget_frames()  # the forward that made this graph is over: hold none of its frames
-        previous, s.run = s.run, [None]
+        previous, s.run, s.clean = s.run, [None], None
         return (previous,)
 
     def backward_exit(self, token) -> None:
         if token is not None:
             _forget_frames()
-            state.run = token[0]
+            s = _thread.state
+            s.run, s.clean = token[0], None
 
     def node_enter(self, node, grads):
         """The token is the node that ran before (restored on exit), or a _HookNan."""
-        s = state
+        s = _thread.state
         if not s.enabled:
             return _OFF
         run = s.run
@@ -371,7 +381,7 @@ class _AnomalyObserver(observers.Observer):
     def node_exit(self, token, node, grads, grad_inputs) -> None:
         if token is _OFF:
             return
-        s = state
+        s = _thread.state
         hook_nan = type(token) is _HookNan
         s.current = token.previous if hook_nan else token
         if grad_inputs is None or not s.nan_checks:
@@ -380,19 +390,25 @@ class _AnomalyObserver(observers.Observer):
             raise _nan_error("hook_nan", f"Hook registered on the gradient of output "
                              f"{token.index} of '{node.name()}' returned nan values.",
                              node, None, grads, None)
+        clean = s.clean
         for i, g in enumerate(grad_inputs):
             if g is None:
                 continue
+            if g is clean and node.op.checks_grads:
+                continue  # handed on unchanged by a built-in node (their rules never write into g)
             if type(g) is _ndarray and g.ndim == 1 and g.dtype.kind == "f":  # _has_nan, inlined
                 if not _isnan(g.dot(g)):
+                    clean = g
                     continue
             elif not _has_nan(g):
+                clean = g
                 continue
             raise _nan_error("backward_nan", f"Function '{node.name()}' returned nan values "
                              f"in its {i}th output.", node, i, grads, grad_inputs)
+        s.clean = clean
 
     def node_error(self, node, exc) -> None:
-        if not state.enabled or getattr(exc, "anomaly", None) is not None:
+        if not _thread.state.enabled or getattr(exc, "anomaly", None) is not None:
             return  # an inner engine run (or a node nearer the error) already reported it
         message = f"{type(exc).__name__}: {exc}"
         _attach(exc, _node_report("backward_error", message, node))

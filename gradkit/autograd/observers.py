@@ -6,7 +6,8 @@ path reads one module attribute once (``op_watchers``, ``node_watchers``,
 ``saved_watchers``: the observers that implement that point); while it is empty
 that is the whole cost of observability, and a single observer is called
 directly (no token lists). The exit points get the enter point's arguments again, so
-a token can be a bare value (a start time) instead of a tuple built per op.
+a token can be a bare value (a start time) instead of a tuple built per op, and an
+observer that needs nothing before an op runs leaves op_enter out (its token is None).
 
 An observer implements any of::
 
@@ -26,6 +27,7 @@ saved_watchers: tuple = ()  # the subset that accounts saved-tensor bytes (memor
 # these (usually one observer: a profiler or anomaly mode), read once per op or node
 op_watchers: tuple = ()
 node_watchers: tuple = ()
+op_entering = False  # whether an op watcher overrides op_enter (else its token is None)
 _lock = threading.Lock()
 
 
@@ -131,9 +133,10 @@ def _overrides(o, names: tuple) -> bool:
 
 
 def _publish(observers: tuple) -> None:
-    global active, saved_watchers, op_watchers, node_watchers
+    global active, saved_watchers, op_watchers, node_watchers, op_entering
     saved_watchers = tuple(o for o in observers if _watches_saved(o))
     op_watchers = tuple(o for o in observers if _overrides(o, ("op_enter", "op_exit")))
+    op_entering = any(_overrides(o, ("op_enter",)) for o in op_watchers)
     node_watchers = tuple(o for o in observers if _overrides(o, ("node_enter", "node_exit")))
     active = observers
 

@@ -303,7 +303,7 @@ def dispatch(op: Op, args: tuple, params: dict):
         return _dispatch_observed(watchers, op, args, datas, params, needs_grad)
     # one observer (a profiler or anomaly mode): _dispatch_observed's work, inline
     observer, name = watchers[0], op.profiler_name
-    token = observer.op_enter(name, args)
+    token = observer.op_enter(name, args) if observers.op_entering else None
     try:
         result = _apply(op, args, datas, params, needs_grad)
     except BaseException:

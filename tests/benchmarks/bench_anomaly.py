@@ -51,16 +51,13 @@ class _NoOpObserver:
         from gradkit.autograd import observers
 
         class Watching(observers.Observer):
-            def op_enter(self, name, inputs):
-                return None
-
-            def op_exit(self, token, outputs, node) -> None:
+            def op_exit(self, token, name, inputs, outputs, node) -> None:
                 pass
 
             def node_enter(self, node, grads):
                 return None
 
-            def node_exit(self, token, grad_inputs) -> None:
+            def node_exit(self, token, node, grads, grad_inputs) -> None:
                 pass
 
         self.observer = Watching()

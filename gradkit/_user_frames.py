@@ -43,22 +43,24 @@ def is_internal(filename: str) -> bool:
 
 
 def first_user_frame(key, skip: int = 2):
-    """The innermost frame outside gradkit, ``skip`` frames (all gradkit's) above this call.
+    """The innermost frame outside gradkit; the ``skip - 1`` frames above this call (its
+    caller, and so on) must be gradkit's.
 
-    Probes the depth that ``key`` (an op's name) found last time: hit when the frame just
-    inside it is gradkit's and that frame's caller is not. A miss walks the frames.
+    Probes the depth that ``key`` (an op's name) found last time: a hit when the frame there
+    is the user's and the frame just inside it is gradkit's, which needs no look when it is
+    one of the ``skip - 1`` (then only the user's frame object is made, and while that frame
+    runs it is the same object every time). A miss walks the frames.
     """
     internal = internal_files.get
     depth = _depth_of.get(key)
     if depth is not None:
         try:
-            inner = sys._getframe(depth - 1)
+            frame = sys._getframe(depth)
         except ValueError:
-            inner = None
-        if inner is not None and internal(inner.f_code.co_filename):
-            frame = inner.f_back
-            if frame is not None and internal(frame.f_code.co_filename) is False:
-                return frame
+            frame = None
+        if frame is not None and internal(frame.f_code.co_filename) is False and (
+                depth == skip or internal(sys._getframe(depth - 1).f_code.co_filename)):
+            return frame
     frame, depth = sys._getframe(skip), skip
     while frame is not None:
         filename = frame.f_code.co_filename

@@ -169,8 +169,12 @@ def capture_stack(skip: int = 1, key=None) -> tuple:
     soon stops scanning it, however many nodes keep one. ``skip`` frames above this call are
     gradkit's; ``key`` (an op) lets the search probe the depth it found last time.
     """
+    return _stack_from(first_user_frame(key, skip + 1))
+
+
+def _stack_from(frame) -> tuple:
+    """capture_stack from the first user frame: one tuple per call site while ``frame`` runs."""
     global _last_capture
-    frame = first_user_frame(key, skip + 1)
     if frame is None:
         return ()
     cached = _last_capture
@@ -315,7 +319,7 @@ def _nan_error(kind: str, message: str, node, index, grads, grad_inputs) -> Runt
     return error
 
 
-_SKIP = 3  # capture_stack, op_exit and the dispatcher that calls op_exit (always gradkit's)
+_SKIP = 4  # first_user_frame looks past op_exit, the dispatcher and its caller (gradkit's)
 
 
 class _HookNan:
@@ -338,12 +342,16 @@ class _AnomalyObserver(observers.Observer):
         if not s.enabled:
             return
         if node is not None:
+            frame = first_user_frame(node.op, _SKIP)
+            cached = _last_capture  # _stack_from's fast path, inlined: this runs per op
+            trace = cached[1].get(frame.f_lasti) if cached is not None and \
+                cached[0] is frame else None
+            if trace is None:
+                trace = _stack_from(frame)
             current = s.current
-            if current is None:
-                node.anomaly_trace = capture_stack(_SKIP, node.op)
-            else:  # made by the backward of `current` (create_graph): remember it
-                node.anomaly_trace = report_mod.InducedTrace(
-                    capture_stack(_SKIP, node.op), current.name(), current.anomaly_trace)
+            if current is not None:  # made by the backward of `current` (create_graph)
+                trace = report_mod.InducedTrace(trace, current.name(), current.anomaly_trace)
+            node.anomaly_trace = trace
         if outputs is not None and s.forward_checks:
             _check_forward(name, inputs, outputs, node)
 

@@ -160,7 +160,7 @@ class Recorder(observers.Observer):
             if node is None and not with_stack:
                 emit_op((OP, name, start, end, thread.tid, -1, meta, None, -1, None))
             else:  # the user's line that called the op (op_exit <- dispatch <- ... <- user)
-                frame = first_user_frame(name)
+                frame = first_user_frame(name, 4)  # past op_exit, the dispatcher and its caller
                 if frame is None:
                     emit_op((OP, name, start, end, thread.tid, -1 if node is None else
                             node._sequence_nr, meta, None, -1, None))

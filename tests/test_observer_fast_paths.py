@@ -10,6 +10,7 @@ import gc
 import inspect
 import json
 import sys
+import time
 import weakref
 
 import numpy as np
@@ -90,6 +91,35 @@ def test_one_watching_observer_and_several_see_the_same_events():
     assert ("op", "gradkit::mul", True, "MulBackward0") in [e[1:] for e in alone]
     assert [e[2] for e in alone if e[1] == "node"] == ["SumBackward0", "SinBackward0",
                                                        "MulBackward0"]
+
+
+class _ExitsOnly(observers.Observer):
+    """No enter points: its tokens are the start times the caller read."""
+
+    def __init__(self) -> None:
+        self.starts = []
+
+    def op_exit(self, token, name, inputs, outputs, node):
+        self.starts.append(("op", token, time.perf_counter_ns()))
+
+    def node_exit(self, token, node, grads, grad_inputs):
+        self.starts.append(("node", token, time.perf_counter_ns()))
+
+
+@pytest.mark.parametrize("extra", [False, True], ids=["one observer", "two observers"])
+def test_an_observer_without_enter_points_gets_the_start_time_as_token(extra):
+    exits = _ExitsOnly()
+    watchers = [exits] + ([_Log([], "b")] if extra else [])
+    x = gradkit.tensor([1.0, 2.0], requires_grad=True)
+    before = time.perf_counter_ns()
+    with _Attached(*watchers):
+        assert observers.op_entering is observers.node_entering is extra
+        (x * 2).sum().backward()
+    assert [kind for kind, _, _ in exits.starts] == ["op", "op", "node", "node"]
+    previous_end = before
+    for _, start, end in exits.starts:  # each start lies between the last exit and its own
+        assert type(start) is int and previous_end <= start <= end
+        previous_end = end
 
 
 @pytest.mark.parametrize("extra", [False, True], ids=["one observer", "two observers"])

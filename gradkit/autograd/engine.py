@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 import sys
 import threading
+from time import perf_counter_ns
 
 from gradkit.autograd import observers
 from gradkit.backend import get_array_module
@@ -127,7 +128,8 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
                 leaves.append((node, leaf_grad, owned))
             continue
         if watcher is not None:  # one observer watches nodes (a profiler or anomaly mode)
-            token = watcher.node_enter(node, grads)
+            token = watcher.node_enter(node, grads) if observers.node_entering else \
+                perf_counter_ns()
             try:
                 grad_inputs = node.op.backward(node, grads, create_graph)
             except BaseException as exc:
@@ -237,7 +239,7 @@ def _seq(node) -> int:
 def _run_observed(watchers, node, grads, create_graph):
     """The node's backward between node_enter and node_exit of several observers; all
     observers hear of its exceptions (node_error)."""
-    tokens = [obs.node_enter(node, grads) for obs in watchers]
+    tokens = observers.enter_nodes(watchers, node, grads)
     grad_inputs = None
     try:
         grad_inputs = node.op.backward(node, grads, create_graph)

@@ -6,8 +6,10 @@ path reads one module attribute once (``op_watchers``, ``node_watchers``,
 ``saved_watchers``: the observers that implement that point); while it is empty
 that is the whole cost of observability, and a single observer is called
 directly (no token lists). The exit points get the enter point's arguments again, so
-a token can be a bare value (a start time) instead of a tuple built per op, and an
-observer that needs nothing before an op runs leaves op_enter out (its token is None).
+a token can be a bare value instead of a tuple built per op. An observer that leaves
+op_enter (node_enter) out gets as token the time the op (node) started, on
+``time.perf_counter_ns``: most observers want only that, and the caller reads the clock
+for less than a Python call to an enter point would cost.
 
 An observer implements any of::
 
@@ -20,6 +22,7 @@ An observer implements any of::
 from __future__ import annotations
 
 import threading
+from time import perf_counter_ns
 
 active: tuple = ()
 saved_watchers: tuple = ()  # the subset that accounts saved-tensor bytes (memory profiling)
@@ -27,7 +30,8 @@ saved_watchers: tuple = ()  # the subset that accounts saved-tensor bytes (memor
 # these (usually one observer: a profiler or anomaly mode), read once per op or node
 op_watchers: tuple = ()
 node_watchers: tuple = ()
-op_entering = False  # whether an op watcher overrides op_enter (else its token is None)
+op_entering = False  # whether an op watcher overrides op_enter (else its token is the start)
+node_entering = False  # the same for node watchers and node_enter
 _lock = threading.Lock()
 
 
@@ -64,7 +68,9 @@ class Observer:
 
 def observe_op(watchers: tuple, name: str, inputs, run):
     """``run() -> (outputs, node)`` between the op_enter and op_exit of ``watchers``."""
-    tokens = [o.op_enter(name, inputs) for o in watchers]
+    start = perf_counter_ns()
+    tokens = [o.op_enter(name, inputs) if _overrides(o, ("op_enter",)) else start
+              for o in watchers]
     outputs = node = None
     try:
         outputs, node = run()
@@ -83,6 +89,13 @@ def observe_backward(execute, *args):
     finally:
         for o, token in zip(watching, tokens, strict=True):
             o.backward_exit(token)
+
+
+def enter_nodes(watching, node, grads) -> list:
+    """node_enter's tokens, for several observers (the start time for those without it)."""
+    start = perf_counter_ns()
+    return [o.node_enter(node, grads) if _overrides(o, ("node_enter",)) else start
+            for o in watching]
 
 
 def notify_error(node, exc: Exception) -> None:
@@ -133,11 +146,12 @@ def _overrides(o, names: tuple) -> bool:
 
 
 def _publish(observers: tuple) -> None:
-    global active, saved_watchers, op_watchers, node_watchers, op_entering
+    global active, saved_watchers, op_watchers, node_watchers, op_entering, node_entering
     saved_watchers = tuple(o for o in observers if _watches_saved(o))
     op_watchers = tuple(o for o in observers if _overrides(o, ("op_enter", "op_exit")))
     op_entering = any(_overrides(o, ("op_enter",)) for o in op_watchers)
     node_watchers = tuple(o for o in observers if _overrides(o, ("node_enter", "node_exit")))
+    node_entering = any(_overrides(o, ("node_enter",)) for o in node_watchers)
     active = observers
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dis
 import inspect
 from sys import modules as _modules
+from time import perf_counter_ns
 from weakref import ref as _weakref
 
 import numpy as np
@@ -303,7 +304,7 @@ def dispatch(op: Op, args: tuple, params: dict):
         return _dispatch_observed(watchers, op, args, datas, params, needs_grad)
     # one observer (a profiler or anomaly mode): _dispatch_observed's work, inline
     observer, name = watchers[0], op.profiler_name
-    token = observer.op_enter(name, args) if observers.op_entering else None
+    token = observer.op_enter(name, args) if observers.op_entering else perf_counter_ns()
     try:
         result = _apply(op, args, datas, params, needs_grad)
     except BaseException:

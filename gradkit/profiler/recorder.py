@@ -236,8 +236,14 @@ class Recorder(observers.Observer):
             if nbytes:
                 emit_saved((SAVED, clock(), -nbytes, thread.tid))
 
-        self.op_enter = op_enter_shapes if shapes else op_enter
-        self.op_exit, self.node_enter, self.node_exit = op_exit, node_enter, node_exit
+        # with the default clock the caller's start time is the token (observers.py): no
+        # enter point to call, unless input shapes must be read before the op runs
+        own_clock = clock is not time.perf_counter_ns
+        if shapes or own_clock:
+            self.op_enter = op_enter_shapes if shapes else op_enter
+        if own_clock:
+            self.node_enter = node_enter
+        self.op_exit, self.node_exit = op_exit, node_exit
         self.saved_pack, self.saved_release = (saved_pack, saved_release) if memory else \
             (_ignore, _ignore)
 

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from workloads import chain_step, mlp_data, mlp_params, mlp_step
+from workloads import chain_step, interleaved_best, mlp_data, mlp_params, mlp_step
 
 
 CLOCKS = {"process": time.process_time, "wall": time.perf_counter}
@@ -25,22 +25,8 @@ clock = time.process_time
 
 def best_ratio(step, anomaly, repeats: int, inner: int) -> tuple[float, float]:
     """min seconds per step (plain, anomaly), interleaving the two to share the noise."""
-    plain_best = anomaly_best = float("inf")
-    for _ in range(2):  # warm-up
-        step()
-        with anomaly():
-            step()
-    for _ in range(repeats):
-        start = clock()
-        for _ in range(inner):
-            step()
-        plain_best = min(plain_best, (clock() - start) / inner)
-        with anomaly():
-            start = clock()
-            for _ in range(inner):
-                step()
-            anomaly_best = min(anomaly_best, (clock() - start) / inner)
-    return plain_best, anomaly_best
+    best = interleaved_best(step, {"anomaly": anomaly}, repeats, inner, clock)
+    return best["plain"], best["anomaly"]
 
 
 class _NoOpObserver:

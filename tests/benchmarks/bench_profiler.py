@@ -2,9 +2,10 @@
 
 Workloads (tests/benchmarks/workloads.py): ``chain`` = 1000 tiny ops on shape (16,) with
 backward; ``mlp`` = one MLP step 784-1024-1024-10, batch 256, relu + cross-entropy.
-Ratios against the plain step, measured in one run (best of repeats, in CPU time of
-this process so that other load on a shared machine does not count; BLAS and torch
-run on one thread so that CPU time is the work of one core):
+Ratios against the plain step, measured in one run (plain and profiled rounds
+interleaved, best of repeats, in CPU time of this process so that other load on a
+shared machine does not count; BLAS and torch run on one thread so that CPU time is
+the work of one core):
 
 - in-session: a step inside an open profile (off = profile in a schedule's wait phase,
   defaults, record_shapes+profile_memory);
@@ -31,7 +32,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
-from workloads import chain_step, mlp_data, mlp_params, mlp_step, try_import_torch  # noqa: E402
+from workloads import (  # noqa: E402
+    chain_step, interleaved_best, mlp_data, mlp_params, mlp_step, try_import_torch)
 
 
 def _workloads(lib):
@@ -42,20 +44,6 @@ def _workloads(lib):
     chain_x = lib.tensor(rng.standard_normal(16).astype("float32"), requires_grad=True)
     return {"chain": lambda: chain_step(lib, chain_x),
             "mlp": lambda: mlp_step(lib, params, x, y)}
-
-
-def _timed(fn) -> float:
-    """CPU seconds of this process: the machine is shared, wall time is not ours alone."""
-    start = time.process_time()
-    fn()
-    return time.process_time() - start
-
-
-def _in_session(make_profile, step, repeats: int, inner: int) -> float:
-    """Best per-step time of steps run inside one open profile."""
-    with make_profile():
-        step()  # warm the session
-        return min(sum(_timed(step) for _ in range(inner)) / inner for _ in range(repeats))
 
 
 def _end_to_end(make_profile, step, path: str) -> float:
@@ -77,22 +65,14 @@ def measure(lib, profiler, repeats: int, inner: dict, configs: dict) -> dict:
     results = {}
     tmp = tempfile.mkdtemp()
     for name, step in _workloads(lib).items():
-        step()
-        plain = min(sum(_timed(step) for _ in range(inner[name])) / inner[name]
-                    for _ in range(repeats))
-        row = {"plain_ms": plain * 1e3}
-        for label, make in configs.items():
-            session = _in_session(make, step, repeats, inner[name])
-            row[label] = session / plain
+        best = interleaved_best(step, configs, repeats, inner[name])
+        plain = best.pop("plain")
+        row = {"plain_ms": plain * 1e3, **{label: t / plain for label, t in best.items()}}
         path = os.path.join(tmp, f"{name}.json")
         end = min(_end_to_end(configs["defaults"], step, path) for _ in range(repeats))
         row["end_to_end"] = end / plain
         row["events"], row["bytes_per_event"] = _trace_stats(path)
         results[name] = row
-        # plain again: drift of the machine during the run shows as a ratio far from 1
-        again = min(sum(_timed(step) for _ in range(inner[name])) / inner[name]
-                    for _ in range(repeats))
-        row["plain_again"] = again / plain
     return results
 
 

@@ -93,6 +93,33 @@ def best_of(fn, repeat: int = 5, number: int = 1, clock=time.process_time) -> fl
     return best
 
 
+def interleaved_best(step, contexts: dict, repeats: int, inner: int,
+                     clock=time.process_time) -> dict:
+    """Best seconds per step, plain and inside each context, interleaving them round by round.
+
+    Each round times ``inner`` plain steps, then, for every context, opens it, runs one untimed
+    step (the session's warm-up) and times ``inner`` steps inside it: drift of a shared machine
+    then hits plain and observed runs alike, and the ratios of the minima are stable.
+    Returns ``{"plain": s, name: s, ...}``.
+    """
+    best = dict.fromkeys(["plain", *contexts], float("inf"))
+
+    def timed(label):
+        start = clock()
+        for _ in range(inner):
+            step()
+        best[label] = min(best[label], (clock() - start) / inner)
+
+    step()
+    for _ in range(repeats):
+        timed("plain")
+        for label, context in contexts.items():
+            with context():
+                step()
+                timed(label)
+    return best
+
+
 def try_import_torch():
     try:
         import torch

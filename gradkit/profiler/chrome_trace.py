@@ -161,10 +161,14 @@ class ChromeTraceWriter:
         """Add events already formatted as JSON objects, ``events_each`` per text (each
         thread's ``X`` events nested and in start order: they are not clamped here).
         Empties ``texts``."""
+        self.raw_chunk(texts, len(texts) * events_each)
+
+    def raw_chunk(self, texts: list, events: int) -> None:
+        """:meth:`raw_events` for texts holding ``events`` events in all. Empties ``texts``."""
         if texts:
             self._pending.append(",\n".join(texts))
-            self.count += len(texts) * events_each
-            self._held += len(texts) * events_each
+            self.count += events
+            self._held += events
             texts.clear()
             if self._held >= _CHUNK:
                 self._flush()

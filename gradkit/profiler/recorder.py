@@ -265,9 +265,13 @@ class Recorder(observers.Observer):
     @property
     def records(self) -> list:
         """One tuple per event recorded so far: by kind, each kind in the order recorded."""
+        return self.records_of(*range(len(_FIELDS)))
+
+    def records_of(self, *kinds: int) -> list:
+        """The records of these kinds, kind by kind."""
         records = []
-        for size, flat in zip(_FIELDS, self._flat):
-            records += zip(*[iter(flat[:])] * size)  # a copy: other threads may still append
+        for kind in kinds:  # a copy of each list: other threads may still append
+            records += zip(*[iter(self._flat[kind][:])] * _FIELDS[kind])
         return records
 
     def add(self, record: tuple) -> None:

@@ -13,17 +13,14 @@ from operator import itemgetter
 from gradkit.profiler.chrome_trace import ChromeTraceWriter, encode_json, format_us
 from gradkit.profiler.cuda_timer import write_gpu_track
 from gradkit.profiler.flops import count_flops
-from gradkit.profiler.recorder import MEM, NODE, OP, RANGE, site_text
+from gradkit.profiler.recorder import BACKWARD, MEM, NODE, OP, RANGE, SAVED, site_text
 from gradkit.profiler.timeline import (EVALUATE_PREFIX, input_lists, memory_series,
                                        stack_frames, thread_names)
 
 LIVE_BYTES = "Memory allocated (bytes)"
 SAVED_BYTES = "Saved for backward (bytes)"
 
-# an X event from its timestamp on; the head up to '"ts":' is formatted once per (name, thread)
-_X_TAIL = '%.3f,"dur":%.3f,"args":{"External id":%d,"Record function id":0%s}}'
-_FLOW = ('{"ph":"s","id":%d,"pid":%d,"tid":%d,"ts":%.3f,"cat":"fwdbwd","name":"fwdbwd"},\n'
-         '{"ph":"f","id":%d,"pid":%d,"tid":%d,"ts":%s,"cat":"fwdbwd","name":"fwdbwd","bp":"e"}')
+_CHUNK_RECORDS = 1024  # records formatted before their text goes to the writer
 _MEMORY = ('{"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":%d,"tid":%d,'
            '"ts":%s,"args":{"Total Reserved":%d,"Total Allocated":%d,"Bytes":%d,"Addr":%d,'
            '"Device Type":0,"Device Id":-1}},\n'
@@ -95,18 +92,13 @@ def _node_args(r, source, texts: _Texts) -> str:
     return text
 
 
-def _heads(name: str, cat: str, pid: int, tid: int, times: str = "%.3f") -> tuple:
-    """%-formats of an X event: (ts, dur, id, args tail) and (ts, dur, id, sequence number);
-    ``times="%s"`` takes ts and dur already formatted."""
-    head = (f'{{"ph":"X","cat":"{cat}","name":{encode_json(name).replace("%", "%%")},'
-            f'"pid":{pid},"tid":{tid},"ts":{times},"dur":{times},"args":{{"External id":%d,'
-            f'"Record function id":0')
-    return head + "%s}}", head + ',"Sequence number":%d,"Fwd thread id":0}}'
+def _head(name: str, cat: str, pid: int, tid: int) -> str:
+    """An X event's text up to its timestamp (the rest is an f-string in _write_events)."""
+    return f'{{"ph":"X","cat":"{cat}","name":{encode_json(name)},"pid":{pid},"tid":{tid},"ts":'
 
 
-def _ordered(records: list) -> list:
+def _ordered(events: list) -> list:
     """Event records by (thread, start, longest first), ties in recording order."""
-    events = [r for r in records if r[0] < MEM]
     events.sort(key=itemgetter(3), reverse=True)  # stable sorts: the last key is the first
     events.sort(key=itemgetter(2))
     events.sort(key=itemgetter(4))
@@ -120,9 +112,8 @@ def export_chrome_trace(recorder, path, flags: dict | None = None, gpu_timer=Non
     ``gpu_timer`` (a cuda_timer.CudaTimer of the same session) adds the GPU tracks.
     """
     base = recorder.start_ns
-    records = list(recorder.records)
-    events = _ordered(records)
-    forward = {r[5]: r for r in records if r[0] == OP and r[5] >= 0}
+    events = _ordered(recorder.records_of(OP, NODE, RANGE, BACKWARD))
+    forward = {r[5]: r for r in events if r[0] == OP and r[5] >= 0}
     pid = os.getpid()
     with ChromeTraceWriter(path, recorder.start_epoch_ns, flags) as writer:
         writer.metadata("process_name", pid, 0, {"name": "python"})
@@ -133,7 +124,7 @@ def export_chrome_trace(recorder, path, flags: dict | None = None, gpu_timer=Non
             writer.metadata("thread_name", pid, tid, {"name": f"thread {tid} ({name})"})
             writer.metadata("thread_sort_index", pid, tid, {"sort_index": index})
         _write_events(writer, pid, events, base, forward, _Texts(record_shapes, with_flops))
-        memory, saved = memory_series(records, base)
+        memory, saved = memory_series(recorder.records_of(MEM, SAVED), base)
         _write_memory(writer, pid, memory, saved)
         if gpu_timer is not None:
             write_gpu_track(writer, gpu_timer, origin_ns=base)
@@ -141,57 +132,68 @@ def export_chrome_trace(recorder, path, flags: dict | None = None, gpu_timer=Non
 
 def _write_events(writer, pid: int, events: list, base: int, forward: dict,
                   texts: _Texts) -> None:
-    """X events, each clamped into its parent, then the forward -> backward flow arrows."""
-    out, flows = [], []
-    emit, flow = out.append, flows.append
-    thread, stack, number = None, [], 0
-    for r in events:
-        kind, name, start, end, tid = r[0], r[1], r[2] - base, r[3] - base, r[4]
-        if tid != thread:
-            thread, stack, heads = tid, [], ({}, {}, {}, {})  # formats by kind, then name
-        if start < 0:   # as the writer always did: no event before the session's start
-            start = 0
-        if end < start:
-            end = start
-        while stack and stack[-1] <= start:
-            stack.pop()
-        if stack and end > stack[-1]:
-            end = stack[-1]
-        stack.append(end)
-        ts, dur = start / 1000, (end - start) / 1000
-        number += 1
-        formats = heads[kind].get(name)
-        if kind == OP:
-            if formats is None:
-                formats = heads[OP][name] = _heads(name, "cpu_op", pid, tid)
-            if r[6] is None and r[9] is None and r[5] >= 0:
-                emit(formats[1] % (ts, dur, number, r[5]))
-            else:
-                emit(formats[0] % (ts, dur, number, _op_args(r, texts)))
-        elif kind == NODE:  # torch's evaluate_function wrapper, then the node inside it
-            if formats is None:
-                formats = heads[NODE][name] = (
-                    _heads(EVALUATE_PREFIX + name, "cpu_op", pid, tid, "%s")[0],
-                    _heads(name, "cpu_op", pid, tid, "%s")[0])
-            source = forward.get(r[5])
-            tail = _node_args(r, source, texts)
-            ts, dur = f"{ts:.3f}", f"{dur:.3f}"  # written twice or three times
-            emit(formats[0] % (ts, dur, number, tail))
+    """X events, each clamped into its parent; a backward node's flow arrow from its forward
+    op follows it. Handed to the writer in chunks: the text of a whole trace is never held."""
+    out, extra, sites, flow_id = [], 0, texts.sites, 0  # extra: events beyond one per text
+    emit = out.append
+    thread, stack, number, node_heads = None, [], 0, {}
+    for first in range(0, len(events), _CHUNK_RECORDS):
+        for r in events[first:first + _CHUNK_RECORDS]:
+            kind, name, start, end, tid = r[0], r[1], r[2] - base, r[3] - base, r[4]
+            if tid != thread:
+                # X event heads by kind, then name; of the nodes inside their wrappers by name
+                thread, stack, heads, node_heads = tid, [], ({}, {}, {}, {}), {}
+            if start < 0:   # as the writer always did: no event before the session's start
+                start = 0
+            if end < start:
+                end = start
+            while stack and stack[-1] <= start:
+                stack.pop()
+            if stack and end > stack[-1]:
+                end = stack[-1]
+            stack.append(end)
+            ts, dur = start / 1000, (end - start) / 1000
             number += 1
-            emit(formats[1] % (ts, dur, number, tail))
-            stack.append(end)  # the node, inside its wrapper
-            if source is not None and not name.startswith("autograd::engine"):
-                source_start = source[2] - base
-                flow(_FLOW % (len(flows) + 1, pid, source[4],
-                              source_start / 1000 if source_start > 0 else 0.0,
-                              len(flows) + 1, pid, tid, ts))
-        else:
-            if formats is None:
-                cat = "user_annotation" if kind == RANGE else "cpu_op"
-                formats = heads[kind][name] = _heads(name, cat, pid, tid)
-            emit(formats[0] % (ts, dur, number, ""))
-    writer.raw_events(out)
-    writer.raw_events(flows, events_each=2)
+            head = heads[kind].get(name)
+            if head is None:
+                head = heads[kind][name] = _head(
+                    EVALUATE_PREFIX + name if kind == NODE else name,
+                    "user_annotation" if kind == RANGE else "cpu_op", pid, tid)
+            if kind == NODE:  # torch's evaluate_function wrapper, then the node inside it
+                seq = r[5]
+                source = forward.get(seq)
+                node = node_heads.get(name) or node_heads.setdefault(
+                    name, _head(name, "cpu_op", pid, tid))
+                t, d = f"{ts:.3f}", f"{dur:.3f}"
+                if source is not None and not name.startswith("autograd::engine"):
+                    fwd_tid, code = source[4], source[7]
+                    site = "" if not fwd_tid or code is None else \
+                        sites.get((code, source[8])) or texts.call_site(code, source[8])
+                    tail = f',"Sequence number":{seq},"Fwd thread id":{fwd_tid}{site}'
+                    flow_id += 1
+                    fwd_ts = (source[2] - base) / 1000 if source[2] > base else 0.0
+                    flow = (f',\n{{"ph":"s","id":{flow_id},"pid":{pid},"tid":{fwd_tid},'
+                            f'"ts":{fwd_ts:.3f},"cat":"fwdbwd","name":"fwdbwd"}},\n'
+                            f'{{"ph":"f","id":{flow_id},"pid":{pid},"tid":{tid},"ts":{t},'
+                            f'"cat":"fwdbwd","name":"fwdbwd","bp":"e"}}')
+                    extra += 3
+                else:
+                    tail, flow = _node_args(r, source, texts), ""
+                    extra += 1
+                emit(f'{head}{t},"dur":{d},"args":{{"External id":{number},'
+                     f'"Record function id":0{tail}}}}},\n'
+                     f'{node}{t},"dur":{d},"args":{{"External id":{number + 1},'
+                     f'"Record function id":0{tail}}}}}{flow}')
+                number += 1
+                stack.append(end)  # the node, inside its wrapper
+            else:
+                tail = "" if kind != OP else \
+                    f',"Sequence number":{r[5]},"Fwd thread id":0' \
+                    if r[6] is None and r[9] is None and r[5] >= 0 else _op_args(r, texts)
+                emit(f'{head}{ts:.3f},"dur":{dur:.3f},"args":{{"External id":{number},'
+                     f'"Record function id":0{tail}}}}}')
+        writer.raw_chunk(out, len(out) + extra)
+        extra = 0
 
 
 def _write_memory(writer, pid: int, memory: list, saved: list) -> None:

@@ -16,7 +16,7 @@ import weakref
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import no_grad, set_grad_enabled
 from gradkit.autograd.grad_mode import state as grad_state
-from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor
+from gradkit.autograd.graph import FREED_MESSAGE, FunctionNode, Node, SavedTensor
 from gradkit.backend import get_array_module
 
 
@@ -235,7 +235,7 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
     from gradkit.ops._op import edge_of  # ops sit above this module's imports
     edges = tuple(edge_of(a) for a in args)
     meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in args)
-    node = Node(cls._op, edges, (), ctx, meta)
+    node = FunctionNode(cls._op, edges, (), ctx, meta)
     ctx._node = weakref.ref(node)
     dirty = {id(t) for t in ctx._dirty}
     non_diff = {id(t) for t in ctx._non_differentiable}

@@ -95,18 +95,6 @@ class Node:
         """The node's name, as torch spells it (``MulBackward0``)."""
         return self.op.node_name
 
-    def __getattr__(self, name: str):
-        """torch-style introspection, reached only for names that are not slots:
-        ``_saved_<name>`` of built-in nodes, the ``ctx`` fields of a Function's node."""
-        if name.startswith("__") or name == "op":
-            raise AttributeError(name)
-        lookup = getattr(self.op, "node_attribute", None)
-        if lookup is not None:
-            return lookup(self, name)
-        if name.startswith("_saved_"):
-            return _saved_attribute(self, name[len("_saved_"):])
-        raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
-
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
 
@@ -186,20 +174,51 @@ def _flat_saved(saved):
             yield from (t for t in s if type(t) is SavedTensor)
 
 
-def _saved_attribute(node: Node, key: str):
-    """``node._saved_x`` / ``_saved_result`` / ``_saved_x_shape`` (``self`` = first input)."""
-    spec = getattr(node.op, "save_spec", ())
-    names = getattr(node.op, "input_names", ())
-    for entry_index, (kind, index, attr) in enumerate(spec):
+def _saved_keys(op) -> dict:
+    """``_saved_<key>`` names of an op's save entries -> entry index (torch's names:
+    ``self`` for the first input, ``result``, ``<input>_<attr>`` for metadata)."""
+    keys = {}
+    names = getattr(op, "input_names", ())
+    for entry_index, (kind, index, attr) in enumerate(getattr(op, "save_spec", ())):
         base = (names[index] if kind == "input" else
                 "inputs" if kind == "inputs" else "result" + (str(index) if index else ""))
-        aliases = {base, "self"} if kind == "input" and index == 0 else {base}
-        if key in {a + ("_" + attr if attr else "") for a in aliases}:
-            if node.saved is None:
-                raise RuntimeError(FREED_MESSAGE)
-            value = node.saved[entry_index]
-            return value.unpack(node, True) if type(value) is SavedTensor else value
-    raise AttributeError(f"'{node.name()}' object has no attribute '_saved_{key}'")
+        for alias in ({base, "self"} if kind == "input" and index == 0 else {base}):
+            keys[alias + ("_" + attr if attr else "")] = entry_index
+    return keys
+
+
+def _saved_attribute(node: Node, key: str):
+    """``node._saved_<key>``: what the node's op saved under that name."""
+    entry_index = _saved_keys(node.op).get(key)
+    if entry_index is None:
+        raise AttributeError(f"'{node.name()}' object has no attribute '_saved_{key}'")
+    if node.saved is None:
+        raise RuntimeError(FREED_MESSAGE)
+    value = node.saved[entry_index]
+    return value.unpack(node, True) if type(value) is SavedTensor else value
+
+
+def declare_saved_names(op) -> None:
+    """Make ``node._saved_<key>`` readable for the save entries of ``op`` (torch's
+    introspection). Properties on Node, not a ``__getattr__``: with one, CPython 3.11 cannot
+    specialise any attribute read of a Node, and the engine reads them all the time."""
+    for key in _saved_keys(op):
+        name = "_saved_" + key
+        if name not in Node.__dict__:
+            setattr(Node, name, property(lambda node, key=key: _saved_attribute(node, key),
+                                         doc=f"What the node's op saved as ``{key}``."))
+
+
+class FunctionNode(Node):
+    """The node of a custom Function: shows its ctx's fields, as torch's do."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str):
+        """``grad_fn.saved_tensors`` and other ctx fields (only names that are not slots)."""
+        if name.startswith("__") or name == "op":
+            raise AttributeError(name)
+        return self.op.node_attribute(self, name)
 
 
 class _AccumulateOp:

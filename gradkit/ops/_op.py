@@ -31,7 +31,7 @@ import numpy as np
 from gradkit.autograd import observers
 from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.grad_mode import state as grad_state
-from gradkit.autograd.graph import Node, SavedTensor, accumulate_node
+from gradkit.autograd.graph import Node, SavedTensor, accumulate_node, declare_saved_names
 
 Tensor = None  # bound by gradkit._tensor once the class exists (it imports us)
 _forward_ad = None  # bound by gradkit.autograd.forward_ad when a dual level opens
@@ -75,6 +75,7 @@ class Op:
         self.n_inputs = -1 if self.variadic else len(self.input_names)  # -1: any number
         self.save_spec = tuple(self._parse_save(s) for s in
                                ((save,) if isinstance(save, str) else save))
+        declare_saved_names(self)
         # (is_result, index) per entry when only whole inputs/results are saved: the fast path
         self.plain_save = tuple((kind == "result", index) for kind, index, _ in self.save_spec) \
             if all(kind != "inputs" and not attr for kind, _, attr in self.save_spec) else None

@@ -214,7 +214,7 @@ class Recorder(observers.Observer):
         def watch(array, ts) -> None:
             """Record the allocation of ``array`` and watch for its free."""
             try:
-                nbytes = int(array.nbytes)
+                nbytes = array.nbytes if type(array) is ndarray else int(array.nbytes)
                 watched = _Watch(array, freed)
             except (AttributeError, TypeError):  # not an array, or no weak references
                 return
@@ -224,10 +224,11 @@ class Recorder(observers.Observer):
             emit_mem((MEM, ts, nbytes, key, thread.tid))
 
         def freed(watch) -> None:
+            # live holds the only reference to a watch (stop() drops them all, which cancels
+            # their callbacks) and an address is one live array's: the entry is this watch's
             addr = watch.addr
-            if live.get(addr) is watch:
-                del live[addr]
-                emit_mem((MEM, clock(), -watch.nbytes, addr, thread.tid))
+            del live[addr]
+            emit_mem((MEM, clock(), -watch.nbytes, addr, thread.tid))
 
         def saved_pack(nbytes: int) -> None:
             emit_saved((SAVED, clock(), nbytes, thread.tid))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+from sys import _getframe
 from collections.abc import Iterable
 
 _RUNPY_FILES = (runpy.__file__, "<frozen runpy>")  # the source file, or the frozen module
@@ -51,17 +52,17 @@ def first_user_frame(key, skip: int = 2):
     one of the ``skip - 1`` (then only the user's frame object is made, and while that frame
     runs it is the same object every time). A miss walks the frames.
     """
-    internal = internal_files.get
     depth = _depth_of.get(key)
     if depth is not None:
         try:
-            frame = sys._getframe(depth)
+            frame = _getframe(depth)
         except ValueError:
             frame = None
-        if frame is not None and internal(frame.f_code.co_filename) is False and (
-                depth == skip or internal(sys._getframe(depth - 1).f_code.co_filename)):
+        if frame is not None and internal_files.get(frame.f_code.co_filename) is False and (
+                depth == skip or internal_files.get(_getframe(depth - 1).f_code.co_filename)):
             return frame
-    frame, depth = sys._getframe(skip), skip
+    internal = internal_files.get
+    frame, depth = _getframe(skip), skip
     while frame is not None:
         filename = frame.f_code.co_filename
         flag = internal(filename)

@@ -1,8 +1,9 @@
 """The profiler's observer: appends each event's fields to a flat list, formats nothing.
 
 Everything expensive (names, JSON, nesting, flows) happens later in
-``timeline.py`` and ``trace_export.py``; here each op costs two clock reads, a thread id
-and one ``list.extend``. Flat, because a tuple kept per event is an object the garbage
+``timeline.py`` and ``trace_export.py``; here each op costs one Python call (the caller
+reads the start time), a clock read, a thread id, finding the user's call site when the op
+made a node, and one ``list.extend``. Flat, because a tuple kept per event is an object the garbage
 collector must track and scan while the session grows; one list per kind of record, so
 that ``records`` cuts them back into tuples at C speed. Records (``kind`` first, times in
 the clock's nanoseconds)::
@@ -147,16 +148,13 @@ class Recorder(observers.Observer):
         def op_enter(name, inputs):
             return clock()
 
-        def op_enter_shapes(name, inputs):  # shapes before the op: an in-place op may change them
-            meta = _input_meta(inputs)
-            # one tuple per distinct signature is kept, not one per op: fewer objects for the GC
-            return (clock(), metas.setdefault(meta, meta))
-
         def op_exit(start, name, inputs, outputs, node):
             end = clock()
             meta = None
-            if shapes:
-                start, meta = start
+            if shapes:  # read as the op returns: ops write into their inputs only after that
+                meta = _input_meta(inputs)
+                # one tuple per distinct signature is kept, not one per op: fewer objects
+                meta = metas.setdefault(meta, meta)
             if node is None and not with_stack:
                 emit_op((OP, name, start, end, thread.tid, -1, meta, None, -1, None))
             else:  # the user's line that called the op (op_exit <- dispatch <- ... <- user)
@@ -238,12 +236,9 @@ class Recorder(observers.Observer):
                 emit_saved((SAVED, clock(), -nbytes, thread.tid))
 
         # with the default clock the caller's start time is the token (observers.py): no
-        # enter point to call, unless input shapes must be read before the op runs
-        own_clock = clock is not time.perf_counter_ns
-        if shapes or own_clock:
-            self.op_enter = op_enter_shapes if shapes else op_enter
-        if own_clock:
-            self.node_enter = node_enter
+        # enter point to call
+        if clock is not time.perf_counter_ns:
+            self.op_enter, self.node_enter = op_enter, node_enter
         self.op_exit, self.node_exit = op_exit, node_exit
         self.saved_pack, self.saved_release = (saved_pack, saved_release) if memory else \
             (_ignore, _ignore)

@@ -149,21 +149,21 @@ class Recorder(observers.Observer):
             return clock()
 
         def op_exit(start, name, inputs, outputs, node):
-            end = clock()
+            end, tid = clock(), thread.tid
             meta = None
             if shapes:  # read as the op returns: ops write into their inputs only after that
                 meta = _input_meta(inputs)
                 # one tuple per distinct signature is kept, not one per op: fewer objects
                 meta = metas.setdefault(meta, meta)
             if node is None and not with_stack:
-                emit_op((OP, name, start, end, thread.tid, -1, meta, None, -1, None))
+                emit_op((OP, name, start, end, tid, -1, meta, None, -1, None))
             else:  # the user's line that called the op (op_exit <- dispatch <- ... <- user)
                 frame = first_user_frame(name, 4)  # past op_exit, the dispatcher and its caller
                 if frame is None:
-                    emit_op((OP, name, start, end, thread.tid, -1 if node is None else
+                    emit_op((OP, name, start, end, tid, -1 if node is None else
                             node._sequence_nr, meta, None, -1, None))
                 else:
-                    emit_op((OP, name, start, end, thread.tid, -1 if node is None else
+                    emit_op((OP, name, start, end, tid, -1 if node is None else
                             node._sequence_nr, meta, frame.f_code, frame.f_lasti,
                             _user_stack(frame) if with_stack else None))
             if memory and outputs is not None:
@@ -174,25 +174,25 @@ class Recorder(observers.Observer):
                             if type(a) is _Tensor and a._data is array:
                                 break  # an in-place op hands its input back
                         else:
-                            watch(array, end)
+                            watch(array, end, tid)
                 else:
-                    allocated(outputs, inputs, end)
+                    allocated(outputs, inputs, end, tid)
 
         def node_enter(node, grads):
             return clock()
 
         def node_exit(start, node, grads, grad_inputs):
-            end = clock()
-            emit_node((NODE, node.op.node_name, start, end, thread.tid, node._sequence_nr))
+            end, tid = clock(), thread.tid
+            emit_node((NODE, node.op.node_name, start, end, tid, node._sequence_nr))
             if memory and grad_inputs:
                 for g in grad_inputs:  # arrays, in a plain backward: allocated's work, inlined
                     if type(g) is ndarray:
                         if id(g) not in live and g.base is None:
-                            watch(g, end)
+                            watch(g, end, tid)
                     elif g is not None:
-                        allocated(g, (), end)
+                        allocated(g, (), end, tid)
 
-        def allocated(values, inputs, ts) -> None:
+        def allocated(values, inputs, ts, tid) -> None:
             """Record new arrays (not views, not inputs handed back) and watch for their free."""
             if type(values) is not tuple and type(values) is not list:
                 values = (values,)
@@ -207,10 +207,11 @@ class Recorder(observers.Observer):
                     if (a._data if type(a) is _Tensor else getattr(a, "_data", a)) is array:
                         break
                 else:
-                    watch(array, ts)
+                    watch(array, ts, tid)
 
-        def watch(array, ts) -> None:
-            """Record the allocation of ``array`` and watch for its free."""
+        def watch(array, ts, tid) -> None:
+            """Record the allocation of ``array`` (at ``ts`` on thread ``tid``) and watch for
+            its free."""
             try:
                 nbytes = array.nbytes if type(array) is ndarray else int(array.nbytes)
                 watched = _Watch(array, freed)
@@ -219,7 +220,7 @@ class Recorder(observers.Observer):
             watched.nbytes = nbytes
             watched.addr = key = id(array)
             live[key] = watched
-            emit_mem((MEM, ts, nbytes, key, thread.tid))
+            emit_mem((MEM, ts, nbytes, key, tid))
 
         def freed(watch) -> None:
             # live holds the only reference to a watch (stop() drops them all, which cancels

@@ -3,10 +3,10 @@
 Everything expensive (names, JSON, nesting, flows) happens later in
 ``timeline.py`` and ``trace_export.py``; here each op costs one Python call (the caller
 reads the start time), a clock read, a thread id, finding the user's call site when the op
-made a node, and one ``list.extend``. Flat, because a tuple kept per event is an object the garbage
-collector must track and scan while the session grows; one list per kind of record, so
-that ``records`` cuts them back into tuples at C speed. Records (``kind`` first, times in
-the clock's nanoseconds)::
+made a node, and one ``list.extend``. Flat, because a tuple kept per event is an object
+the garbage collector must track and scan while the session grows; one list per kind of
+record, so that ``records`` cuts them back into tuples at C speed (the kind is not stored:
+its list says it). Records (``kind`` first, times in the clock's nanoseconds)::
 
     (OP, name, start, end, tid, seq, inputs, code, lasti, stack)
                                                     op dispatch; seq = node created or -1,
@@ -22,6 +22,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
+from itertools import repeat
 
 from numpy import ndarray
 
@@ -29,7 +30,7 @@ from gradkit._user_frames import first_user_frame
 from gradkit.autograd import observers
 
 OP, NODE, RANGE, BACKWARD, MEM, SAVED = range(6)
-_FIELDS = (10, 6, 5, 5, 5, 4)  # fields per record, by kind
+_FIELDS = (9, 5, 4, 4, 4, 3)  # fields per record after its kind, by kind
 BACKWARD_NAME = "autograd::engine::backward"
 
 _recording: list = []       # recorders currently attached (record_function looks here)
@@ -156,14 +157,14 @@ class Recorder(observers.Observer):
                 # one tuple per distinct signature is kept, not one per op: fewer objects
                 meta = metas.setdefault(meta, meta)
             if node is None and not with_stack:
-                emit_op((OP, name, start, end, tid, -1, meta, None, -1, None))
+                emit_op((name, start, end, tid, -1, meta, None, -1, None))
             else:  # the user's line that called the op (op_exit <- dispatch <- ... <- user)
                 frame = first_user_frame(name, 4)  # past op_exit, the dispatcher and its caller
                 if frame is None:
-                    emit_op((OP, name, start, end, tid, -1 if node is None else
+                    emit_op((name, start, end, tid, -1 if node is None else
                             node._sequence_nr, meta, None, -1, None))
                 else:
-                    emit_op((OP, name, start, end, tid, -1 if node is None else
+                    emit_op((name, start, end, tid, -1 if node is None else
                             node._sequence_nr, meta, frame.f_code, frame.f_lasti,
                             _user_stack(frame) if with_stack else None))
             if memory and outputs is not None:
@@ -183,7 +184,7 @@ class Recorder(observers.Observer):
 
         def node_exit(start, node, grads, grad_inputs):
             end, tid = clock(), thread.tid
-            emit_node((NODE, node.op.node_name, start, end, tid, node._sequence_nr))
+            emit_node((node.op.node_name, start, end, tid, node._sequence_nr))
             if memory and grad_inputs:
                 for g in grad_inputs:  # arrays, in a plain backward: allocated's work, inlined
                     if type(g) is ndarray:
@@ -220,21 +221,21 @@ class Recorder(observers.Observer):
             watched.nbytes = nbytes
             watched.addr = key = id(array)
             live[key] = watched
-            emit_mem((MEM, ts, nbytes, key, tid))
+            emit_mem((ts, nbytes, key, tid))
 
         def freed(watch) -> None:
             # live holds the only reference to a watch (stop() drops them all, which cancels
             # their callbacks) and an address is one live array's: the entry is this watch's
             addr = watch.addr
             del live[addr]
-            emit_mem((MEM, clock(), -watch.nbytes, addr, thread.tid))
+            emit_mem((clock(), -watch.nbytes, addr, thread.tid))
 
         def saved_pack(nbytes: int) -> None:
-            emit_saved((SAVED, clock(), nbytes, thread.tid))
+            emit_saved((clock(), nbytes, thread.tid))
 
         def saved_release(nbytes: int) -> None:
             if nbytes:
-                emit_saved((SAVED, clock(), -nbytes, thread.tid))
+                emit_saved((clock(), -nbytes, thread.tid))
 
         # with the default clock the caller's start time is the token (observers.py): no
         # enter point to call
@@ -248,7 +249,7 @@ class Recorder(observers.Observer):
         return self.clock()
 
     def backward_exit(self, token) -> None:
-        self._flat[BACKWARD].extend((BACKWARD, BACKWARD_NAME, token, self.clock(),
+        self._flat[BACKWARD].extend((BACKWARD_NAME, token, self.clock(),
                                      _this_thread.tid))
 
     # -- ranges (record_function, ProfilerStep#N) --------------------------------------
@@ -256,7 +257,7 @@ class Recorder(observers.Observer):
         return (name, self.clock())
 
     def range_exit(self, token) -> None:
-        self._flat[RANGE].extend((RANGE, token[0], token[1], self.clock(), _this_thread.tid))
+        self._flat[RANGE].extend((token[0], token[1], self.clock(), _this_thread.tid))
 
     # -- reading ---------------------------------------------------------------------------
     @property
@@ -268,12 +269,12 @@ class Recorder(observers.Observer):
         """The records of these kinds, kind by kind."""
         records = []
         for kind in kinds:  # a copy of each list: other threads may still append
-            records += zip(*[iter(self._flat[kind][:])] * _FIELDS[kind])
+            records += zip(repeat(kind), *[iter(self._flat[kind][:])] * _FIELDS[kind])
         return records
 
     def add(self, record: tuple) -> None:
         """Append one record (tests build sessions by hand with it)."""
-        self._flat[record[0]].extend(record)
+        self._flat[record[0]].extend(record[1:])
 
 
 class _Watch(weakref.ref):

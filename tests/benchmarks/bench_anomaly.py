@@ -6,7 +6,7 @@ one MLP step (784-1024-1024-10, batch 256, relu + cross-entropy). Targets for gr
 the minimum of many repeats is kept; the default clock is this process's CPU time
 (all its threads), which other processes sharing the cores barely disturb.
 
-    python tests/benchmarks/bench_anomaly.py [--repeats 15] [--clock process|wall]
+    python tests/benchmarks/bench_anomaly.py [--repeats 40] [--clock process|wall]
 """
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def measure(lib, name: str, repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--repeats", type=int, default=40)
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="process")
     args = parser.parse_args()
     global clock

@@ -15,7 +15,7 @@ the work of one core):
 Targets for gradkit: off <= 1.02x (MLP); defaults <= 1.2x (chain), <= 1.02x (MLP);
 shapes+memory <= 1.5x (chain); end-to-end <= 2x (chain); bytes/event below PyTorch's.
 
-    python tests/benchmarks/bench_profiler.py [--repeats 7]
+    python tests/benchmarks/bench_profiler.py [--repeats 20]
 """
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def measure(lib, profiler, repeats: int, inner: dict, configs: dict) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args()
     inner = {"chain": 3, "mlp": 3}
 

@@ -136,13 +136,13 @@ def _write_events(writer, pid: int, events: list, base: int, forward: dict,
     op follows it. Handed to the writer in chunks: the text of a whole trace is never held."""
     out, extra, sites, flow_id = [], 0, texts.sites, 0  # extra: events beyond one per text
     emit = out.append
-    thread, stack, number, node_heads = None, [], 0, {}
+    thread, stack, number = None, [], 0
     for first in range(0, len(events), _CHUNK_RECORDS):
         for r in events[first:first + _CHUNK_RECORDS]:
             kind, name, start, end, tid = r[0], r[1], r[2] - base, r[3] - base, r[4]
             if tid != thread:
-                # X event heads by kind, then name; of the nodes inside their wrappers by name
-                thread, stack, heads, node_heads = tid, [], ({}, {}, {}, {}), {}
+                # X event heads by kind, then name (for a node: its wrapper's and its own)
+                thread, stack, heads = tid, [], ({}, {}, {}, {})
             if start < 0:   # as the writer always did: no event before the session's start
                 start = 0
             if end < start:
@@ -156,16 +156,17 @@ def _write_events(writer, pid: int, events: list, base: int, forward: dict,
             number += 1
             head = heads[kind].get(name)
             if head is None:
-                head = heads[kind][name] = _head(
-                    EVALUATE_PREFIX + name if kind == NODE else name,
-                    "user_annotation" if kind == RANGE else "cpu_op", pid, tid)
+                head = heads[kind][name] = (
+                    _head(EVALUATE_PREFIX + name, "cpu_op", pid, tid),
+                    _head(name, "cpu_op", pid, tid), not name.startswith("autograd::engine")
+                ) if kind == NODE else _head(name, "user_annotation" if kind == RANGE
+                                             else "cpu_op", pid, tid)
             if kind == NODE:  # torch's evaluate_function wrapper, then the node inside it
+                head, node, linkable = head
                 seq = r[5]
                 source = forward.get(seq)
-                node = node_heads.get(name) or node_heads.setdefault(
-                    name, _head(name, "cpu_op", pid, tid))
                 t, d = f"{ts:.3f}", f"{dur:.3f}"
-                if source is not None and not name.startswith("autograd::engine"):
+                if source is not None and linkable:
                     fwd_tid, code = source[4], source[7]
                     site = "" if not fwd_tid or code is None else \
                         sites.get((code, source[8])) or texts.call_site(code, source[8])

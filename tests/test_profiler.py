@@ -226,6 +226,27 @@ def test_record_shapes_and_flops():
     assert plain.events()[0].input_shapes is None
 
 
+def test_record_shapes_of_in_place_ops_and_custom_functions_are_what_went_in():
+    class Flatten(gradkit.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.reshape(-1)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.reshape(2, 3)
+
+    x = gradkit.ones(2, 3, dtype=gradkit.float64)
+    with profile(record_shapes=True) as prof:
+        x.mul_(2)
+        x[0] = 5.0
+        Flatten.apply(x)
+    shapes = {e.name: (e.input_shapes, e.input_types) for e in prof.events()}
+    assert shapes["gradkit::mul"] == ([[2, 3], []], ["double", "Scalar"])
+    assert shapes["gradkit::index_put"][0][0] == [2, 3]
+    assert shapes["Flatten"] == ([[2, 3]], ["double"])
+
+
 def test_with_stack_records_the_python_stack():
     x = gradkit.ones(2, requires_grad=True)
 

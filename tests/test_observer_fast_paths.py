@@ -325,3 +325,29 @@ def test_a_chunked_trace_is_one_valid_json_document(tmp_path):
         w.flows(1, [(i, 1, 10 * i, 1, 10 * i) for i in range(1, n)])
     events = json.loads(path.read_text())["traceEvents"]
     assert len(events) == w.count == n + 2 * (n - 1)
+
+
+def test_a_long_session_is_exported_in_chunks_with_every_event_counted(tmp_path, monkeypatch):
+    from gradkit.profiler import trace_export
+    from gradkit.profiler.chrome_trace import ChromeTraceWriter
+    monkeypatch.setattr(trace_export, "_CHUNK_RECORDS", 64)
+    chunks = []
+    raw_chunk = ChromeTraceWriter.raw_chunk
+
+    def spy(self, texts, events):
+        chunks.append((len(texts), events))
+        raw_chunk(self, texts, events)
+    monkeypatch.setattr(ChromeTraceWriter, "raw_chunk", spy)
+    x = gradkit.tensor([1.0, 2.0], requires_grad=True)
+    with gradkit.profiler.profile() as prof:
+        y = x
+        for _ in range(300):
+            y = y * 1.5
+        y.sum().backward()
+    path = tmp_path / "long.json"
+    prof.export_chrome_trace(str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    assert len(chunks) > 9 and max(texts for texts, _ in chunks) <= 64  # never the whole text
+    # a linked backward node is one text of four events: two X events and its flow's two ends
+    assert sum(n for _, n in chunks) == sum(e["ph"] in "Xsf" for e in events)
+    assert sum(e["ph"] == "s" for e in events) == 301  # the muls and the sum

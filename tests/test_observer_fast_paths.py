@@ -351,3 +351,31 @@ def test_a_long_session_is_exported_in_chunks_with_every_event_counted(tmp_path,
     # a linked backward node is one text of four events: two X events and its flow's two ends
     assert sum(n for _, n in chunks) == sum(e["ph"] in "Xsf" for e in events)
     assert sum(e["ph"] == "s" for e in events) == 301  # the muls and the sum
+
+
+def test_saved_bytes_reach_one_watcher_directly_and_several_in_turn():
+    class Saved(observers.Observer):
+        def __init__(self) -> None:
+            self.held = 0
+
+        def saved_pack(self, nbytes):
+            self.held += nbytes
+
+        def saved_release(self, nbytes):
+            self.held -= nbytes
+
+    def run(*watchers):
+        x = gradkit.tensor([1.0, 2.0], dtype=gradkit.float64, requires_grad=True)
+        with _Attached(*watchers):
+            y = x.sin()  # saves x: 16 bytes
+            peaks = [w.held for w in watchers]
+            y.sum().backward()
+        return peaks, [w.held for w in watchers]
+
+    one = Saved()
+    with _Attached(one):
+        assert observers.saved_pack == one.saved_pack  # no loop in between
+    assert run(one) == ([16], [0])
+    a, b = Saved(), Saved()
+    assert run(a, b) == ([16, 16], [0, 0])
+    assert observers.saved_pack is observers._saved_pack_all  # nothing attached: a no-op loop

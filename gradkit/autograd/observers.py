@@ -117,16 +117,20 @@ def exit_nodes(watching, tokens, node, grads, grad_inputs) -> None:
         raise error
 
 
-def saved_pack(nbytes: int) -> None:
-    """``nbytes`` more are held for backward (a node saved tensors)."""
+def _saved_pack_all(nbytes: int) -> None:
     for o in saved_watchers:
         o.saved_pack(nbytes)
 
 
-def saved_release(nbytes: int) -> None:
-    """``nbytes`` held for backward were freed."""
+def _saved_release_all(nbytes: int) -> None:
     for o in saved_watchers:
         o.saved_release(nbytes)
+
+
+# ``saved_pack(nbytes)``: nbytes more are held for backward (a node saved tensors);
+# ``saved_release(nbytes)``: nbytes held for backward were freed. Callers check
+# ``saved_watchers`` first; with one watcher (a memory profile) these are its own methods.
+saved_pack, saved_release = _saved_pack_all, _saved_release_all
 
 
 def _watches_saved(o) -> bool:
@@ -147,7 +151,10 @@ def _overrides(o, names: tuple) -> bool:
 
 def _publish(observers: tuple) -> None:
     global active, saved_watchers, op_watchers, node_watchers, op_entering, node_entering
+    global saved_pack, saved_release
     saved_watchers = tuple(o for o in observers if _watches_saved(o))
+    saved_pack, saved_release = (saved_watchers[0].saved_pack, saved_watchers[0].saved_release) \
+        if len(saved_watchers) == 1 else (_saved_pack_all, _saved_release_all)
     op_watchers = tuple(o for o in observers if _overrides(o, ("op_enter", "op_exit")))
     op_entering = any(_overrides(o, ("op_enter",)) for o in op_watchers)
     node_watchers = tuple(o for o in observers if _overrides(o, ("node_enter", "node_exit")))

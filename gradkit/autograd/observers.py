@@ -32,6 +32,8 @@ op_watchers: tuple = ()
 node_watchers: tuple = ()
 op_entering = False  # whether an op watcher overrides op_enter (else its token is the start)
 node_entering = False  # the same for node watchers and node_enter
+_op_enterers: tuple = ()    # those watchers, for the paths with several observers
+_node_enterers: tuple = ()
 _lock = threading.Lock()
 
 
@@ -69,8 +71,7 @@ class Observer:
 def observe_op(watchers: tuple, name: str, inputs, run):
     """``run() -> (outputs, node)`` between the op_enter and op_exit of ``watchers``."""
     start = perf_counter_ns()
-    tokens = [o.op_enter(name, inputs) if _overrides(o, ("op_enter",)) else start
-              for o in watchers]
+    tokens = [o.op_enter(name, inputs) if o in _op_enterers else start for o in watchers]
     outputs = node = None
     try:
         outputs, node = run()
@@ -94,8 +95,7 @@ def observe_backward(execute, *args):
 def enter_nodes(watching, node, grads) -> list:
     """node_enter's tokens, for several observers (the start time for those without it)."""
     start = perf_counter_ns()
-    return [o.node_enter(node, grads) if _overrides(o, ("node_enter",)) else start
-            for o in watching]
+    return [o.node_enter(node, grads) if o in _node_enterers else start for o in watching]
 
 
 def notify_error(node, exc: Exception) -> None:
@@ -151,14 +151,16 @@ def _overrides(o, names: tuple) -> bool:
 
 def _publish(observers: tuple) -> None:
     global active, saved_watchers, op_watchers, node_watchers, op_entering, node_entering
-    global saved_pack, saved_release
+    global saved_pack, saved_release, _op_enterers, _node_enterers
     saved_watchers = tuple(o for o in observers if _watches_saved(o))
     saved_pack, saved_release = (saved_watchers[0].saved_pack, saved_watchers[0].saved_release) \
         if len(saved_watchers) == 1 else (_saved_pack_all, _saved_release_all)
     op_watchers = tuple(o for o in observers if _overrides(o, ("op_enter", "op_exit")))
-    op_entering = any(_overrides(o, ("op_enter",)) for o in op_watchers)
+    _op_enterers = tuple(o for o in op_watchers if _overrides(o, ("op_enter",)))
+    op_entering = bool(_op_enterers)
     node_watchers = tuple(o for o in observers if _overrides(o, ("node_enter", "node_exit")))
-    node_entering = any(_overrides(o, ("node_enter",)) for o in node_watchers)
+    _node_enterers = tuple(o for o in node_watchers if _overrides(o, ("node_enter",)))
+    node_entering = bool(_node_enterers)
     active = observers
 
 

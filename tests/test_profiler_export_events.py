@@ -124,3 +124,17 @@ def test_export_before_anything_was_recorded_says_so(tmp_path):
     prof = profile()
     with pytest.raises(RuntimeError, match="nothing was recorded yet"):
         prof.export_chrome_trace(str(tmp_path / "t.json"))
+
+
+def test_backward_of_a_forward_run_before_profiling_has_no_flow(tmp_path):
+    x = gradkit.randn(3, dtype=gradkit.float64, requires_grad=True)
+    loss = (x * 2).sin().sum()  # recorded before the profile: no forward op to link to
+    with profile() as prof:
+        loss.backward()
+    path = tmp_path / "t.json"
+    prof.export_chrome_trace(str(path))
+    trace = _assert_trace_matches(path, prof.events())
+    nodes = [e for e in trace if e["ph"] == "X" and e["name"] == "MulBackward0"]
+    assert len(nodes) == 1 and nodes[0]["args"]["Fwd thread id"] == nodes[0]["tid"]
+    assert "Forward call site" not in nodes[0]["args"]
+    assert not [e for e in trace if e["ph"] in "sf"]

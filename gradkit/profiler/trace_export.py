@@ -81,17 +81,6 @@ def _op_args(r, texts: _Texts) -> str:
     return text + dims + texts.stack(stack) + flops if stack else text + dims + flops
 
 
-def _node_args(r, source, texts: _Texts) -> str:
-    """The args tail of a backward node: its forward op's thread and call site."""
-    seq = r[5]
-    if source is None:  # the forward ran before profiling began: still marked as backward
-        return f',"Sequence number":{seq},"Fwd thread id":{r[4]}' if seq >= 0 else ""
-    text = f',"Sequence number":{seq},"Fwd thread id":{source[4]}' if seq >= 0 else ""
-    if source[4] and source[7] is not None:
-        text += texts.call_site(source[7], source[8])
-    return text
-
-
 def _head(name: str, cat: str, pid: int, tid: int) -> str:
     """An X event's text up to its timestamp (the rest is an f-string in _write_events)."""
     return f'{{"ph":"X","cat":"{cat}","name":{encode_json(name)},"pid":{pid},"tid":{tid},"ts":'
@@ -166,21 +155,23 @@ def _write_events(writer, pid: int, events: list, base: int, forward: dict,
                 seq = r[5]
                 source = forward.get(seq)
                 t, d = f"{ts:.3f}", f"{dur:.3f}"
-                if source is not None and linkable:
+                flow = ""
+                if source is None:  # its forward ran before profiling began: still backward
+                    tail = f',"Sequence number":{seq},"Fwd thread id":{tid}' if seq >= 0 else ""
+                else:  # the forward op's thread and call site, and an arrow from it
                     fwd_tid, code = source[4], source[7]
                     site = "" if not fwd_tid or code is None else \
                         sites.get((code, source[8])) or texts.call_site(code, source[8])
                     tail = f',"Sequence number":{seq},"Fwd thread id":{fwd_tid}{site}'
-                    flow_id += 1
-                    fwd_ts = (source[2] - base) / 1000 if source[2] > base else 0.0
-                    flow = (f',\n{{"ph":"s","id":{flow_id},"pid":{pid},"tid":{fwd_tid},'
-                            f'"ts":{fwd_ts:.3f},"cat":"fwdbwd","name":"fwdbwd"}},\n'
-                            f'{{"ph":"f","id":{flow_id},"pid":{pid},"tid":{tid},"ts":{t},'
-                            f'"cat":"fwdbwd","name":"fwdbwd","bp":"e"}}')
-                    extra += 3
-                else:
-                    tail, flow = _node_args(r, source, texts), ""
-                    extra += 1
+                    if linkable:
+                        flow_id += 1
+                        fwd_ts = (source[2] - base) / 1000 if source[2] > base else 0.0
+                        flow = (f',\n{{"ph":"s","id":{flow_id},"pid":{pid},"tid":{fwd_tid},'
+                                f'"ts":{fwd_ts:.3f},"cat":"fwdbwd","name":"fwdbwd"}},\n'
+                                f'{{"ph":"f","id":{flow_id},"pid":{pid},"tid":{tid},"ts":{t},'
+                                f'"cat":"fwdbwd","name":"fwdbwd","bp":"e"}}')
+                        extra += 2
+                extra += 1  # the wrapper and the node are one text
                 emit(f'{head}{t},"dur":{d},"args":{{"External id":{number},'
                      f'"Record function id":0{tail}}}}},\n'
                      f'{node}{t},"dur":{d},"args":{{"External id":{number + 1},'

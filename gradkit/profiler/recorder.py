@@ -15,7 +15,10 @@ its list says it). Records (``kind`` first, times in the clock's nanoseconds)::
     (RANGE, name, start, end, tid)                           record_function / ProfilerStep#N
     (BACKWARD, name, start, end, tid)                        one engine run (backward() / grad())
     (MEM, ts, nbytes, addr, tid)                             allocation (+) or free (-)
-    (SAVED, ts, nbytes, tid)                                 saved for backward (+) or released (-)
+    (SAVED, ts, nbytes)                                      saved for backward (+) or released (-)
+
+Frees are kept apart from allocations, their size positive (negating it makes an int per
+free); ``records`` hands them back as MEM records.
 """
 from __future__ import annotations
 
@@ -30,7 +33,8 @@ from gradkit._user_frames import first_user_frame
 from gradkit.autograd import observers
 
 OP, NODE, RANGE, BACKWARD, MEM, SAVED = range(6)
-_FIELDS = (9, 5, 4, 4, 4, 3)  # fields per record after its kind, by kind
+_FIELDS = (9, 5, 4, 4, 4, 2)  # fields per record after its kind, by kind
+_FREED = len(_FIELDS)  # the list of frees, after the kinds' lists: (ts, nbytes, addr, tid)
 BACKWARD_NAME = "autograd::engine::backward"
 
 _recording: list = []       # recorders currently attached (record_function looks here)
@@ -71,7 +75,7 @@ def _user_stack(frame, limit: int = 64) -> tuple:
     return tuple(stack)
 
 
-_PLAIN_SCALARS = (int, float, complex, bool, type(None))
+_PLAIN_SCALARS = frozenset((int, float, complex, bool, type(None)))
 
 
 def _input_meta(inputs) -> tuple:
@@ -116,7 +120,7 @@ class Recorder(observers.Observer):
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
-        self._flat = tuple([] for _ in _FIELDS)  # per kind: its records' fields in a row
+        self._flat = tuple([] for _ in range(_FREED + 1))  # per kind, its fields in a row
         self.start_ns = self.end_ns = None
         self.start_epoch_ns = None
         self._live = {}   # id(array) -> _Watch on it, only with profile_memory
@@ -142,8 +146,8 @@ class Recorder(observers.Observer):
     # -- op dispatch, backward nodes, saved bytes: the hot points ------------------------
     def _bind_points(self) -> None:
         clock, thread, live, metas = self.clock, _this_thread, self._live, {}
-        emit_op, emit_node, emit_mem, emit_saved = (self._flat[kind].extend
-                                                    for kind in (OP, NODE, MEM, SAVED))
+        emit_op, emit_node, emit_mem, emit_saved, emit_free = (
+            self._flat[kind].extend for kind in (OP, NODE, MEM, SAVED, _FREED))
         shapes, memory, with_stack = self.record_shapes, self.profile_memory, self.with_stack
 
         def op_enter(name, inputs):
@@ -170,12 +174,13 @@ class Recorder(observers.Observer):
             if memory and outputs is not None:
                 if type(outputs) is _Tensor:  # one new tensor: allocated's work, inlined
                     array = outputs._data
-                    if id(array) not in live and array.base is None:
+                    key = id(array)
+                    if key not in live and array.base is None:
                         for a in inputs:
                             if type(a) is _Tensor and a._data is array:
                                 break  # an in-place op hands its input back
                         else:
-                            watch(array, end, tid)
+                            watch(array, key, end, tid)
                 else:
                     allocated(outputs, inputs, end, tid)
 
@@ -188,8 +193,9 @@ class Recorder(observers.Observer):
             if memory and grad_inputs:
                 for g in grad_inputs:  # arrays, in a plain backward: allocated's work, inlined
                     if type(g) is ndarray:
-                        if id(g) not in live and g.base is None:
-                            watch(g, end, tid)
+                        key = id(g)
+                        if key not in live and g.base is None:
+                            watch(g, key, end, tid)
                     elif g is not None:
                         allocated(g, (), end, tid)
 
@@ -208,18 +214,18 @@ class Recorder(observers.Observer):
                     if (a._data if type(a) is _Tensor else getattr(a, "_data", a)) is array:
                         break
                 else:
-                    watch(array, ts, tid)
+                    watch(array, key, ts, tid)
 
-        def watch(array, ts, tid) -> None:
-            """Record the allocation of ``array`` (at ``ts`` on thread ``tid``) and watch for
-            its free."""
+        def watch(array, key, ts, tid) -> None:
+            """Record the allocation of ``array`` (``id`` key, at ``ts`` on thread ``tid``)
+            and watch for its free."""
             try:
                 nbytes = array.nbytes if type(array) is ndarray else int(array.nbytes)
                 watched = _Watch(array, freed)
             except (AttributeError, TypeError):  # not an array, or no weak references
                 return
             watched.nbytes = nbytes
-            watched.addr = key = id(array)
+            watched.addr = key
             live[key] = watched
             emit_mem((ts, nbytes, key, tid))
 
@@ -228,14 +234,15 @@ class Recorder(observers.Observer):
             # their callbacks) and an address is one live array's: the entry is this watch's
             addr = watch.addr
             del live[addr]
-            emit_mem((clock(), -watch.nbytes, addr, thread.tid))
+            emit_free((clock(), watch.nbytes, addr, thread.tid))
 
+        # saved bytes are one process-wide counter: no thread id
         def saved_pack(nbytes: int) -> None:
-            emit_saved((clock(), nbytes, thread.tid))
+            emit_saved((clock(), nbytes))
 
         def saved_release(nbytes: int) -> None:
             if nbytes:
-                emit_saved((clock(), -nbytes, thread.tid))
+                emit_saved((clock(), -nbytes))
 
         # with the default clock the caller's start time is the token (observers.py): no
         # enter point to call
@@ -270,6 +277,9 @@ class Recorder(observers.Observer):
         records = []
         for kind in kinds:  # a copy of each list: other threads may still append
             records += zip(repeat(kind), *[iter(self._flat[kind][:])] * _FIELDS[kind])
+            if kind == MEM:
+                records += ((MEM, ts, -nbytes, addr, tid) for ts, nbytes, addr, tid
+                            in zip(*[iter(self._flat[_FREED][:])] * 4))
         return records
 
     def add(self, record: tuple) -> None:

@@ -196,7 +196,7 @@ def _write_memory(writer, pid: int, memory: list, saved: list) -> None:
         texts.append(_MEMORY % (pid, tid, ts, live, live, nbytes, addr, pid, ts, live))
     writer.raw_events(texts, events_each=2)
     texts, held = [], 0
-    for ts, nbytes, _tid in saved:
+    for ts, nbytes in saved:
         held += nbytes
         texts.append(_SAVED % (pid, format_us(ts), held))
     writer.raw_events(texts)

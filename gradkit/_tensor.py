@@ -671,11 +671,18 @@ def _host(array):
 # Simple method forms of ops: Tensor.exp(), x.sum(dim), x.mul_(y)... declared as names only.
 # ops/__init__.py lists them; the method is the op with self as its first argument.
 def _as_method(name):
-    def method(self, *args, **kwargs):
-        return getattr(ops, name)(self, *args, **kwargs)
+    op = getattr(ops, name)
+    if isinstance(op, _op.Op):
+        def method(self, *args, **kwargs):
+            if args or kwargs:
+                return op(self, *args, **kwargs)
+            return _dispatch(op, (self,), _NO_PARAMS)  # x.exp(): no Op.__call__ frame between
+    else:
+        def method(self, *args, **kwargs):
+            return op(self, *args, **kwargs)
     method.__name__ = name
     method.__qualname__ = f"Tensor.{name}"
-    method.__doc__ = f"``gradkit.{name}(self, ...)``: " + (getattr(ops, name).__doc__ or name)
+    method.__doc__ = f"``gradkit.{name}(self, ...)``: " + (op.__doc__ or name)
     return method
 
 

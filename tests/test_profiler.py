@@ -226,6 +226,19 @@ def test_record_shapes_and_flops():
     assert plain.events()[0].input_shapes is None
 
 
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_record_shapes_read_from_the_node_match_those_read_from_the_inputs(requires_grad):
+    # an op that made a node takes its inputs' shapes from it; one that did not reads them
+    a = gradkit.randn(3, 4, dtype=gradkit.float64, requires_grad=requires_grad)
+    b = gradkit.randn(4, 2, dtype=gradkit.float32)
+    with profile(record_shapes=True) as prof:
+        (a @ b.double()).sin()
+    shapes = {e.name: (e.input_shapes, e.input_types) for e in prof.events()}
+    assert shapes["gradkit::matmul"] == ([[3, 4], [4, 2]], ["double", "double"])
+    assert shapes["gradkit::sin"] == ([[3, 2]], ["double"])
+    assert shapes["gradkit::astype"][0] == [[4, 2]]
+
+
 def test_record_shapes_of_in_place_ops_and_custom_functions_are_what_went_in():
     class Flatten(gradkit.autograd.Function):
         @staticmethod

@@ -156,8 +156,10 @@ class Recorder(observers.Observer):
         def op_exit(start, name, inputs, outputs, node):
             end, tid = clock(), thread.tid
             meta = None
-            if shapes:  # read as the op returns: ops write into their inputs only after that
-                meta = _input_meta(inputs)
+            if shapes:  # what went in: ops write into their inputs only after this point
+                meta = None if node is None else node.input_meta  # its node read them already
+                if not meta or None in meta:  # no node, or not all inputs are tensors
+                    meta = _input_meta(inputs)
                 # one tuple per distinct signature is kept, not one per op: fewer objects
                 meta = metas.setdefault(meta, meta)
             if node is None and not with_stack:

@@ -34,7 +34,7 @@ from gradkit.autograd import observers
 
 OP, NODE, RANGE, BACKWARD, MEM, SAVED = range(6)
 _FIELDS = (9, 5, 4, 4, 4, 2)  # fields per record after its kind, by kind
-_FREED = len(_FIELDS)  # the list of frees, after the kinds' lists: (ts, nbytes, addr, tid)
+_FREED = len(_FIELDS)  # the list of frees, after the kinds' lists: MEM's fields
 BACKWARD_NAME = "autograd::engine::backward"
 
 _recording: list = []       # recorders currently attached (record_function looks here)
@@ -278,15 +278,20 @@ class Recorder(observers.Observer):
         """The records of these kinds, kind by kind."""
         records = []
         for kind in kinds:  # a copy of each list: other threads may still append
-            records += zip(repeat(kind), *[iter(self._flat[kind][:])] * _FIELDS[kind])
-            if kind == MEM:
+            records += zip(repeat(kind), *_columns(self._flat[kind][:], _FIELDS[kind]))
+            if kind == MEM:  # frees have MEM's fields, their size stored positive
                 records += ((MEM, ts, -nbytes, addr, tid) for ts, nbytes, addr, tid
-                            in zip(*[iter(self._flat[_FREED][:])] * 4))
+                            in zip(*_columns(self._flat[_FREED][:], _FIELDS[MEM])))
         return records
 
     def add(self, record: tuple) -> None:
         """Append one record (tests build sessions by hand with it)."""
         self._flat[record[0]].extend(record[1:])
+
+
+def _columns(flat: list, width: int) -> list:
+    """``width`` copies of one iterator over ``flat``: zipped, they cut it into records."""
+    return [iter(flat)] * width
 
 
 class _Watch(weakref.ref):

@@ -16,7 +16,8 @@ import time
 
 import numpy as np
 
-from workloads import chain_step, interleaved_best, mlp_data, mlp_params, mlp_step
+from workloads import (
+    NoOpObserver, chain_step, interleaved_best, mlp_data, mlp_params, mlp_step)
 
 
 CLOCKS = {"process": time.process_time, "wall": time.perf_counter}
@@ -29,38 +30,13 @@ def best_ratio(step, anomaly, repeats: int, inner: int) -> tuple[float, float]:
     return best["plain"], best["anomaly"]
 
 
-class _NoOpObserver:
-    """An observer watching ops and nodes that does nothing there: the floor that any observer
-    of those points pays on gradkit's observed path (one that watches none pays nothing)."""
-
-    def __enter__(self):
-        from gradkit.autograd import observers
-
-        class Watching(observers.Observer):
-            def op_exit(self, token, name, inputs, outputs, node) -> None:
-                pass
-
-            def node_enter(self, node, grads):
-                return None
-
-            def node_exit(self, token, node, grads, grad_inputs) -> None:
-                pass
-
-        self.observer = Watching()
-        observers.attach(self.observer)
-
-    def __exit__(self, *exc):
-        from gradkit.autograd import observers
-        observers.detach(self.observer)
-
-
 def measure(lib, name: str, repeats: int) -> None:
     import warnings
     warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")
     anomaly = lib.autograd.detect_anomaly
     x = lib.randn(16, requires_grad=True)
     if name == "gradkit":
-        plain, floor = best_ratio(lambda: chain_step(lib, x), _NoOpObserver, repeats, 3)
+        plain, floor = best_ratio(lambda: chain_step(lib, x), NoOpObserver, repeats, 3)
         print(f"{name:8s} chain, no-op observer (floor)                 ratio "
               f"{floor / plain:5.2f}x")
     plain, with_anomaly = best_ratio(lambda: chain_step(lib, x), anomaly, repeats, 3)

@@ -24,25 +24,10 @@ sys.path.insert(0, os.path.dirname(__file__))
 def _contexts() -> dict:
     import gradkit
     from gradkit import profiler
-    from gradkit.autograd import observers
-
-    @contextlib.contextmanager
-    def noop():  # the observed path itself: an observer whose points do nothing
-        class Noop(observers.Observer):
-            def op_exit(self, token, name, inputs, outputs, node):
-                pass
-
-            def node_exit(self, token, node, grads, grad_inputs):
-                pass
-        watcher = Noop()
-        observers.attach(watcher)
-        try:
-            yield
-        finally:
-            observers.detach(watcher)
+    from workloads import NoOpObserver
 
     return {"plain": contextlib.nullcontext,
-            "noop": noop,
+            "noop": NoOpObserver,
             "defaults": profiler.profile,
             "shapes": lambda: profiler.profile(record_shapes=True),
             "memory": lambda: profiler.profile(profile_memory=True),

@@ -13,9 +13,25 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import tempfile
 
-encode_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode
+# UTF-8 text, not \u escapes: the Perfetto UI shows escapes of non-ASCII letters literally
+_encode_plain = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False,
+                                 allow_nan=False).encode
+# a string that ends in an escaped backslash (an even run of backslashes before a closing quote)
+_FINAL_BACKSLASH = re.compile(r'(?<!\\)((?:\\\\)+)"')
+
+
+def encode_json(value) -> str:
+    r"""``value`` as compact JSON that every viewer parses: UTF-8, and a string's final backslash
+    written ``\u005c`` (the Perfetto UI's parser fails on ``\\"``)."""
+    text = _encode_plain(value)
+    if '\\"' in text:
+        text = _FINAL_BACKSLASH.sub(lambda m: m.group(1)[:-2] + '\\u005c"', text)
+    return text
+
+
 _encode = encode_json
 
 
@@ -51,9 +67,12 @@ class ChromeTraceWriter:
         self._raw = None
         if self.path.endswith(".gz"):
             self._raw = os.fdopen(fd, "wb")
-            self._file = gzip.open(self._raw, "wt", encoding="ascii", compresslevel=6)
+            self._file = gzip.open(self._raw, "wt", encoding="utf-8", errors="backslashreplace",
+                                   compresslevel=6)
         else:
-            self._file = os.fdopen(fd, "w", encoding="ascii", buffering=1 << 16)
+            # a lone surrogate (an undecodable file name) is written as its JSON escape
+            self._file = os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace",
+                                   buffering=1 << 16)
         self._names: dict = {}
         self._open: dict = {}    # tid -> stack of end times (ns) of its open X events
         self._pending: list = []  # event texts not written yet (one write per chunk)

@@ -47,11 +47,17 @@ def active_recorders() -> tuple:
     return tuple(_recording)
 
 
+# {native tid: Python thread name} of every thread that recorded: a worker that has ended
+# by export time still gets its own name on its track
+thread_names_seen: dict = {}
+
+
 class _ThreadId(threading.local):
     """The OS thread id (PyTorch's tid), read once per thread: get_native_id is a syscall."""
 
     def __init__(self) -> None:
         self.tid = threading.get_native_id()
+        thread_names_seen[self.tid] = threading.current_thread().name
 
 
 _this_thread = _ThreadId()

@@ -17,7 +17,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from gradkit.profiler.table import format_time
+from gradkit.profiler.table import format_time, printable
 
 PLAIN_WIDTH = 250  # tables are wide; never fold them when output goes to a file or pipe
 VIEWER_HINT = "Open it in the Perfetto UI (https://ui.perfetto.dev) or in chrome://tracing."
@@ -56,7 +56,8 @@ def category_totals(console: Console, totals) -> None:
         table.add_column(column, justify="left" if column == "Category" else "right")
     for t in totals:
         share = f"{100 * t.self_time_us / grand_total:.2f}%" if grand_total else "-"
-        table.add_row(t.category or "(none)", str(t.count), format_time(t.self_time_us), share)
+        table.add_row(_cell(t.category or "(none)"), str(t.count), format_time(t.self_time_us),
+                      share)
     console.print(table)
 
 
@@ -68,16 +69,21 @@ def slowest_backward(console: Console, costs) -> None:
         table.add_column(column, justify="right" if column == "Time" else "left")
     for cost in costs:
         forward = cost.forward.name if cost.forward is not None else "(not in trace)"
-        table.add_row(cost.node.name, format_time(cost.node.cpu_time_total), forward,
-                      cost.site or "")
+        table.add_row(_cell(cost.node.name), format_time(cost.node.cpu_time_total),
+                      _cell(forward), _cell(cost.site or ""))
     if not costs:
         table.add_row("(no backward nodes in this trace)", "", "", "")
     console.print(table)
 
 
+def _cell(text: str) -> Text:
+    """A name from a trace as a table cell: control characters escaped, no rich markup."""
+    return Text(printable(text))
+
+
 def trace_written(console: Console, path: str) -> None:
     """Tell where the trace is and how to look at it."""
-    console.print(Text.assemble(("Trace written to ", ""), (path, "bold green")))
+    console.print(Text.assemble(("Trace written to ", ""), (printable(path), "bold green")))
     console.print(VIEWER_HINT)
 
 

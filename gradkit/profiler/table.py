@@ -7,6 +7,17 @@ SORT_KEYS = ("cpu_time_total", "self_cpu_time_total", "cpu_time", "count",
              "cpu_memory_usage", "self_cpu_memory_usage", "flops")
 
 
+# control characters (C0, DEL, C1) and bidi overrides, written as escapes: a name must not move
+# the cursor, colour the terminal or reorder the line it is printed on
+_UNPRINTABLE = {c: ascii(chr(c))[1:-1] for c in (*range(0x20), *range(0x7F, 0xA0),
+                                                 *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped (``"a\\nb"`` for a newline), safe to print."""
+    return text.translate(_UNPRINTABLE)
+
+
 def format_time(us: float) -> str:
     """Microseconds as torch prints them: ``1.234s``, ``1.234ms`` or ``1.234us``."""
     if us >= 1e6:
@@ -56,7 +67,7 @@ def format_table(events, sort_by=None, row_limit: int = 100, max_name_column_wid
     shapes = getattr(events, "record_shapes", False) and any(e.input_shapes for e in rows)
     stacks = getattr(events, "with_stack", False) and any(e.stack for e in rows)
     flops = getattr(events, "with_flops", False) and any(e.flops for e in rows)
-    name_width = min(max(len(e.key) for e in events) + 4, max_name_column_width)
+    name_width = min(max(len(printable(e.key)) for e in events) + 4, max_name_column_width)
     columns = [("Name", name_width), ("Self CPU %", 12), ("Self CPU", 12), ("CPU total %", 12),
                ("CPU total", 12), ("CPU time avg", 12)]
     if memory:
@@ -98,4 +109,5 @@ def format_table(events, sort_by=None, row_limit: int = 100, max_name_column_wid
 
 
 def _fit(text: str, width: int) -> str:
+    text = printable(text)
     return text if len(text) <= width else text[:width - 3] + "..."

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import time
 from pathlib import Path
@@ -11,6 +12,7 @@ import click
 from gradkit import profiler
 from gradkit.cli import render
 from gradkit.cli.options import no_color_option, table_options
+from gradkit.profiler.chrome_trace import trace_destination
 from gradkit.cli.script_command import (
     SCRIPT_CONTEXT, anomaly_mode, report_script_failure, require_script, run_user_script,
     script_arguments)
@@ -108,9 +110,15 @@ def _prepare_output(path: Path) -> None:
     except OSError as exc:
         raise click.ClickException(f"cannot create trace folder {path.parent}: "
                                    f"{exc.strerror or exc}") from None
-    if path.is_dir():
-        raise click.ClickException(f"trace output {path} is a directory")
-    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    try:
+        target, atomic = trace_destination(path)
+        if os.pathconf(os.path.dirname(target), "PC_NAME_MAX") < len(os.path.basename(target)):
+            raise OSError(errno.ENAMETOOLONG, "file name too long")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write trace to {path}: {exc.strerror or exc}") \
+            from None
+    folder_ok = os.access(os.path.dirname(target), os.W_OK) or not atomic
+    if not folder_ok or (os.path.exists(target) and not os.access(target, os.W_OK)):
         raise click.ClickException(f"cannot write trace to {path}: permission denied")
 
 

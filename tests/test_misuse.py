@@ -340,7 +340,7 @@ MISUSES = [
            lambda w: _cli_summary(w, None, "missing.json"), click_error, r"no such trace file"),
     # writing traces
     Misuse("trace", "export_chrome_trace to a path that is a directory",
-           lambda w: _export(w, w.dir), IsADirectoryError, r"Is a directory"),
+           lambda w: _export(w, w.dir), IsADirectoryError, r"is a directory; give a file name"),
     Misuse("trace", "export_chrome_trace under a path that is a regular file",
            _export_under_a_file, OSError, r"Not a directory|File exists"),
     Misuse("trace", "the disk fills while the trace is written (ENOSPC)",

@@ -44,6 +44,16 @@ for batch in loader:
         profiler.step()
 ```
 
+Where the trace goes: `-o` names a file. A new path or a regular file is written
+atomically (a temporary file beside it, renamed into place: an interrupted write
+leaves neither half a trace nor a `.tmp`). A symlink is followed as editors do:
+its target gets the trace and the link stays a link. A character device or FIFO
+(`-o /dev/null`, a named pipe) is written through and stays what it was; a FIFO
+nobody reads is an error, not a hang. A directory, a name longer than the file
+system allows, or a full disk is one `Error:` line, before the script runs where
+that can be known. `export_chrome_trace` and `tensorboard_trace_handler` follow
+the same rules.
+
 This reference is generated from `--help` (see `tests/test_cli_docs.py`).
 """
 

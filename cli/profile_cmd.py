@@ -14,8 +14,9 @@ from gradkit.cli import render
 from gradkit.cli.options import no_color_option, table_options
 from gradkit.profiler.chrome_trace import trace_destination
 from gradkit.cli.script_command import (
-    SCRIPT_CONTEXT, anomaly_mode, report_script_failure, require_script, run_user_script,
-    script_arguments)
+    SCRIPT_CONTEXT, anomaly_mode, exit_if_forked_child, report_script_failure, require_script,
+    run_user_script, script_arguments)
+from gradkit.cli.signals import DeferredSignals, exit_code_of_signal
 
 PROFILER_GLOBAL = "__profiler__"  # how a script reaches the running profile (for step())
 
@@ -68,8 +69,8 @@ def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_sha
     """Run SCRIPT as __main__ (with ARGS as its argv) under the profiler.
 
     Writes a Chrome trace and prints the ops' time table. The script's exit
-    code becomes gradkit's; a script that fails or is interrupted (Ctrl-C)
-    still leaves a trace of what ran.
+    code becomes gradkit's; a script that fails or is interrupted (Ctrl-C,
+    SIGTERM) still leaves a trace of what ran.
 
     \b
     Example:
@@ -85,18 +86,25 @@ def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_sha
                             with_flops=with_flops, schedule=schedule)
     with _running(console, script), anomaly_mode(detect_anomaly), prof:
         result = run_user_script(script, args, {PROFILER_GLOBAL: prof})
+    exit_if_forked_child(result)
     report_script_failure(result, no_color)
+    console = render.make_console(no_color)  # the script may have closed or replaced stdout
     if result.interrupted:
         render.status_line(console, "Interrupted: writing the trace of what ran.")
     try:
-        table = prof.key_averages(group_by_input_shape=group_by_input_shape).table(
-            sort_by=sort_by, row_limit=row_limit)
-    except RuntimeError as exc:  # a schedule that never reached an active step
-        raise click.ClickException(f"no trace written: {exc}") from None
-    _export(prof, target)
+        with DeferredSignals() as late:  # the trace is written whole, or not at all
+            try:
+                table = prof.key_averages(group_by_input_shape=group_by_input_shape).table(
+                    sort_by=sort_by, row_limit=row_limit)
+            except RuntimeError as exc:  # a schedule that never reached an active step
+                raise click.ClickException(f"no trace written: {exc}") from None
+            _export(prof, target)
+    except KeyboardInterrupt:  # a second signal while writing: abandoned, no temporary file
+        render.status_line(console, "Interrupted again: no trace written.")
+        raise SystemExit(exit_code_of_signal(late.received)) from None
     render.averages_table(console, table, f"gradkit profile {script}")
     render.trace_written(console, str(trace_path))
-    raise SystemExit(result.exit_code)
+    raise SystemExit(exit_code_of_signal(late.received) if late.received else result.exit_code)
 
 
 def _default_trace_path(script: str) -> Path:

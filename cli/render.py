@@ -24,8 +24,12 @@ VIEWER_HINT = "Open it in the Perfetto UI (https://ui.perfetto.dev) or in chrome
 
 
 def make_console(no_color: bool = False, stderr: bool = False) -> Console:
-    """A console on stdout (or stderr) that honours --no-color, NO_COLOR and pipes."""
-    stream = sys.stderr if stderr else sys.stdout
+    """A console on stdout (or stderr) that honours --no-color, NO_COLOR and pipes.
+
+    A script may close stdout: then stderr is used, and if that is closed too, nothing.
+    """
+    stream = next((s for s in ((sys.stderr,) if stderr else (sys.stdout, sys.stderr))
+                   if s is not None and not s.closed), None) or open(os.devnull, "w")  # noqa: SIM115
     plain = no_color or bool(os.environ.get("NO_COLOR"))  # no-color.org: set and not empty
     return Console(file=stream, highlight=False, soft_wrap=False,
                    width=None if stream.isatty() else PLAIN_WIDTH,

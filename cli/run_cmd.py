@@ -5,7 +5,8 @@ import click
 
 from gradkit.cli.options import no_color_option
 from gradkit.cli.script_command import (
-    SCRIPT_CONTEXT, anomaly_mode, report_script_failure, run_user_script, script_arguments)
+    SCRIPT_CONTEXT, anomaly_mode, exit_if_forked_child, report_script_failure, run_user_script,
+    script_arguments)
 
 
 @click.command(context_settings=SCRIPT_CONTEXT,
@@ -27,6 +28,7 @@ def run(detect_anomaly: bool, check_forward: bool, no_color: bool, script: str,
     """
     with anomaly_mode(detect_anomaly or check_forward, check_forward):
         result = run_user_script(script, args)
+    exit_if_forked_child(result)
     report_script_failure(result, no_color)
     raise SystemExit(result.exit_code)
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import os
 import runpy
+import signal
 import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-EXIT_INTERRUPTED = 130  # what a shell reports for SIGINT (128 + 2)
+from gradkit.cli.signals import Terminated, exit_code_of_signal
+
+EXIT_INTERRUPTED = exit_code_of_signal(signal.SIGINT)  # 130, what a shell reports
 
 # Frames from these places sit between the user and their script; a traceback
 # should start at the script, as with ``python SCRIPT``.
@@ -34,6 +37,7 @@ class ScriptResult:
     exit_code: int
     exception: BaseException | None = None
     interrupted: bool = False
+    forked_child: bool = False  # the run ended in a process the script forked
 
 
 def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (),
@@ -56,8 +60,10 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (),
         return ScriptResult(exit_code=_exit_code_of(exc))
     except KeyboardInterrupt as exc:
         return ScriptResult(EXIT_INTERRUPTED, exception=exc, interrupted=True)
-    except Exception as exc:  # the script's own error: report it as the script's
-        return ScriptResult(exit_code=1, exception=exc)
+    except Terminated as exc:
+        return ScriptResult(exit_code_of_signal(signal.SIGTERM), exception=exc, interrupted=True)
+    except BaseException as exc:  # the script's own error (GeneratorExit included): as Python,
+        return ScriptResult(exit_code=1, exception=exc)  # its traceback and exit code 1
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path

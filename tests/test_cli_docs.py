@@ -16,8 +16,12 @@ INTRO = """# gradkit command line
 `gradkit` (or `python -m gradkit`) profiles scripts, runs them under anomaly
 mode and summarizes Chrome traces. Every command runs SCRIPT as `__main__`
 with its own argv, like `python SCRIPT ARGS...`, and exits with the script's
-exit code (an uncaught exception gives 1, Ctrl-C gives 130). A failing or
-interrupted script still leaves a trace of what ran. Errors about gradkit's
+exit code (an uncaught exception gives 1, Ctrl-C gives 130, SIGTERM 143). A
+failing or interrupted script still leaves a trace of what ran; a signal that
+arrives after the script has ended waits until the trace is complete (a second
+one abandons it, leaving no file). A script that ends with `os._exit()` skips
+gradkit too: no table and no trace, as no code runs after it. A child the
+script forks ends with the script, without a second table or trace. Errors about gradkit's
 own inputs (missing script, unreadable trace, unwritable output) are one line
 starting with `Error:`.
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from gradkit import profiler
-from gradkit.cli import render
+from gradkit.cli import advice, render
 from gradkit.cli.options import no_color_option, table_options
 from gradkit.profiler.chrome_trace import trace_destination
 from gradkit.cli.script_command import (
@@ -50,6 +50,9 @@ def _parse_schedule(ctx: click.Context, param: click.Parameter, value: str | Non
 @table_options
 @click.option("--group-by-input-shape", is_flag=True,
               help="One row per (op, input shapes); implies --record-shapes.")
+@click.option("--group-by-stack-n", type=click.IntRange(min=0), default=0, metavar="N",
+              help="One row per (op, its N innermost source frames), as torch's "
+                   "key_averages(group_by_stack_n=N); implies --with-stack.")
 @click.option("--record-shapes", is_flag=True, help="Record input shapes and dtypes of each op.")
 @click.option("--profile-memory", is_flag=True,
               help="Record allocations, frees and bytes saved for backward.")
@@ -63,9 +66,9 @@ def _parse_schedule(ctx: click.Context, param: click.Parameter, value: str | Non
 @no_color_option
 @script_arguments
 def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_shape: bool,
-            record_shapes: bool, profile_memory: bool, with_stack: bool, with_flops: bool,
-            schedule, detect_anomaly: bool, no_color: bool, script: str,
-            args: tuple[str, ...]) -> None:
+            group_by_stack_n: int, record_shapes: bool, profile_memory: bool, with_stack: bool,
+            with_flops: bool, schedule, detect_anomaly: bool, no_color: bool, module: bool,
+            script: str, args: tuple[str, ...]) -> None:
     """Run SCRIPT as __main__ (with ARGS as its argv) under the profiler.
 
     Writes a Chrome trace and prints the ops' time table. The script's exit
@@ -76,16 +79,17 @@ def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_sha
     Example:
       gradkit profile --record-shapes -o traces/mlp.json.gz train.py --epochs 1
     """
-    require_script(script)
-    trace_path = Path(output) if output else _default_trace_path(script)
+    require_script(script, module)
+    trace_path = Path(output) if output else _default_trace_path(script, module)
     target = trace_path.absolute()  # the script may chdir; the trace goes where asked
     _prepare_output(target)
     console = render.make_console(no_color)
     prof = profiler.profile(record_shapes=record_shapes or group_by_input_shape,
-                            profile_memory=profile_memory, with_stack=with_stack,
+                            profile_memory=profile_memory,
+                            with_stack=with_stack or group_by_stack_n > 0,
                             with_flops=with_flops, schedule=schedule)
     with _running(console, script), anomaly_mode(detect_anomaly), prof:
-        result = run_user_script(script, args, {PROFILER_GLOBAL: prof})
+        result = run_user_script(script, args, {PROFILER_GLOBAL: prof}, module)
     exit_if_forked_child(result)
     report_script_failure(result, no_color)
     console = render.make_console(no_color)  # the script may have closed or replaced stdout
@@ -94,7 +98,8 @@ def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_sha
     try:
         with DeferredSignals() as late:  # the trace is written whole, or not at all
             try:
-                table = prof.key_averages(group_by_input_shape=group_by_input_shape).table(
+                table = prof.key_averages(group_by_input_shape=group_by_input_shape,
+                                          group_by_stack_n=group_by_stack_n).table(
                     sort_by=sort_by, row_limit=row_limit)
             except RuntimeError as exc:  # a schedule that never reached an active step
                 raise click.ClickException(f"no trace written: {exc}") from None
@@ -104,11 +109,13 @@ def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_sha
         raise SystemExit(exit_code_of_signal(late.received)) from None
     render.averages_table(console, table, f"gradkit profile {script}")
     render.trace_written(console, str(trace_path))
+    _advise(console, prof)
     raise SystemExit(exit_code_of_signal(late.received) if late.received else result.exit_code)
 
 
-def _default_trace_path(script: str) -> Path:
-    return Path("traces") / f"{Path(script).stem}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+def _default_trace_path(script: str, module: bool) -> Path:
+    stem = script.rpartition(".")[2] if module else Path(script).stem
+    return Path("traces") / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}.json"
 
 
 def _prepare_output(path: Path) -> None:
@@ -135,6 +142,15 @@ def _export(prof, path: Path) -> None:
         prof.export_chrome_trace(str(path))
     except OSError as exc:
         raise click.ClickException(f"cannot write trace to {path}: {exc.strerror or exc}") from None
+
+
+def _advise(console, prof) -> None:
+    """Causes of slowness the table does not show (several BLAS threads on a small machine)."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    share = advice.matrix_product_share(prof.key_averages())
+    warning = advice.blas_thread_advice(share, advice.blas_threads(), advice.usable_cores(), load)
+    if warning:
+        render.status_line(console, f"Warning: {warning}")
 
 
 def _running(console, script: str) -> contextlib.AbstractContextManager:

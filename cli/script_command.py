@@ -11,7 +11,8 @@ import click
 from gradkit.autograd.anomaly_mode import AnomalyReport, detect_anomaly
 from gradkit.cli import render
 from gradkit.cli.script_runner import (
-    ScriptNotFoundError, ScriptResult, check_script, format_script_traceback, run_script)
+    ScriptNotFoundError, ScriptResult, check_module, check_script, format_script_traceback,
+    run_script)
 from gradkit.cli.signals import terminate_raises
 
 # After SCRIPT every token belongs to the script, even ``--help`` or ``-o``.
@@ -19,27 +20,30 @@ SCRIPT_CONTEXT = {"ignore_unknown_options": True, "allow_interspersed_args": Fal
 
 
 def script_arguments(command: Callable) -> Callable:
-    """Add ``SCRIPT [ARGS]...`` (passed through untouched) to a command."""
+    """Add ``[-m] SCRIPT [ARGS]...`` (ARGS passed through untouched) to a command."""
     command = click.argument("args", nargs=-1, type=click.UNPROCESSED)(command)
-    return click.argument("script", type=click.Path())(command)
+    command = click.argument("script", type=click.Path())(command)
+    return click.option("-m", "--module", is_flag=True,
+                        help="SCRIPT is a module name, run as `python -m SCRIPT` runs it.")(
+        command)
 
 
-def require_script(script: str) -> None:
-    """A missing script is a one-line ``Error: ...``, never a traceback."""
+def require_script(script: str, module: bool = False) -> None:
+    """A missing script or module is a one-line ``Error: ...``, never a traceback."""
     try:
-        check_script(script)
+        check_module(script) if module else check_script(script)
     except ScriptNotFoundError as exc:
         raise click.ClickException(str(exc)) from None
 
 
-def run_user_script(script: str, args: tuple[str, ...],
-                    init_globals: dict | None = None) -> ScriptResult:
+def run_user_script(script: str, args: tuple[str, ...], init_globals: dict | None = None,
+                    module: bool = False) -> ScriptResult:
     """Run the script (checked first with :func:`require_script`); SIGTERM ends it as
     Ctrl-C does (exit code 143), so what ran is still reported."""
-    require_script(script)
+    require_script(script, module)
     parent = os.getpid()
     with terminate_raises():
-        result = run_script(script, args, init_globals)
+        result = run_script(script, args, init_globals, module)
     result.forked_child = os.getpid() != parent
     return result
 

@@ -7,6 +7,7 @@ calls ``sys.exit``, raises, is interrupted with Ctrl-C) comes back as a
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import runpy
 import signal
@@ -41,20 +42,30 @@ class ScriptResult:
 
 
 def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (),
-               init_globals: dict | None = None) -> ScriptResult:
+               init_globals: dict | None = None, module: bool = False) -> ScriptResult:
     """Run ``path`` as ``__main__`` with ``sys.argv = [path, *args]``; never raises for the script.
 
-    ``init_globals`` are extra names the script finds in its globals.
+    With ``module``, ``path`` is a module name run as ``python -m`` runs it (the current folder
+    first on ``sys.path``). ``init_globals`` are extra names the script finds in its globals.
 
     >>> run_script("train.py", ["--epochs", "1"]).exit_code  # doctest: +SKIP
     0
     """
-    script = check_script(path)
+    name = os.fspath(path)
+    if module:
+        check_module(name)
+        folder = os.getcwd()
+    else:
+        folder = str(check_script(path).resolve().parent)
     saved_argv, saved_path = sys.argv, list(sys.path)
-    sys.argv = [str(path), *args]
-    sys.path.insert(0, str(script.resolve().parent))
+    sys.argv = [name, *args]
+    sys.path.insert(0, folder)
     try:
-        runpy.run_path(str(path), init_globals, run_name="__main__")
+        if module:
+            runpy.run_module(name, init_globals, run_name="__main__", alter_sys=True)
+        else:
+            # __file__ absolute, as ``python SCRIPT`` sets it; argv[0] as given
+            runpy.run_path(os.path.abspath(name), init_globals, run_name="__main__")
         return ScriptResult(exit_code=0)
     except SystemExit as exc:
         return ScriptResult(exit_code=_exit_code_of(exc))
@@ -68,6 +79,19 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (),
         sys.argv = saved_argv
         sys.path[:] = saved_path
         _flush_std_streams()
+
+
+def check_module(name: str) -> None:
+    """ScriptNotFoundError unless ``name`` is a module ``python -m`` could run."""
+    sys.path.insert(0, os.getcwd())
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    finally:
+        sys.path.pop(0)
+    if spec is None:
+        raise ScriptNotFoundError(f"No module named {name!r}")
 
 
 def check_script(path: str | os.PathLike) -> Path:

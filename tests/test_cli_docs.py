@@ -25,6 +25,12 @@ script forks ends with the script, without a second table or trace. Errors about
 own inputs (missing script, unreadable trace, unwritable output) are one line
 starting with `Error:`.
 
+After a profile, gradkit warns when NumPy's BLAS may run several threads on a
+small (4 cores or fewer) or busy machine while matrix products take a tenth of
+the time or more: there, one thread is often several times faster
+(`OPENBLAS_NUM_THREADS=1`). The thread count is threadpoolctl's where it is
+installed, else the `*_NUM_THREADS` variables, else one per core.
+
 Output is coloured on a terminal and plain text when piped, with `--no-color`
 or when the `NO_COLOR` environment variable is set.
 
@@ -32,6 +38,8 @@ Typical sessions:
 
 ```text
 gradkit profile --record-shapes -o traces/mlp.json.gz train.py --epochs 1
+gradkit profile --group-by-stack-n 1 train.py  # one row per op and source line
+gradkit profile -m mypackage.train --epochs 1  # a module, as `python -m` runs it
 gradkit run --detect-anomaly train.py        # which forward line made backward NaN?
 gradkit run --check-forward train.py         # first op whose output is NaN/Inf
 gradkit trace summary traces/mlp.json.gz     # also reads PyTorch's traces

@@ -46,8 +46,8 @@ def _flops_unit(events) -> tuple[str, float]:
     return names[power], 10.0 ** (3 * power)
 
 
-def format_table(events, sort_by=None, row_limit: int = 100, max_name_column_width: int = 55,
-                 max_shapes_column_width: int = 80, header=None,
+def format_table(events, sort_by=None, row_limit: int = 100, max_src_column_width: int = 75,
+                 max_name_column_width: int = 55, max_shapes_column_width: int = 80, header=None,
                  top_level_events_only: bool = False) -> str:
     """Render averaged (or raw) events as torch's profiler table."""
     if sort_by is not None and sort_by not in SORT_KEYS:
@@ -77,7 +77,9 @@ def format_table(events, sort_by=None, row_limit: int = 100, max_name_column_wid
         width = min(max(len(str(e.input_shapes)) for e in rows) + 4, max_shapes_column_width)
         columns.append(("Input Shapes", width))
     if stacks:
-        columns.append(("Source Location", name_width))
+        src_width = min(max(len(printable(e.stack[0])) for e in rows if e.stack) + 4,
+                        max_src_column_width)
+        columns.append(("Source Location", src_width))
     if flops:
         flops_name, flops_scale = _flops_unit(rows)
         columns.append((f"Total {flops_name}", 14))
@@ -99,7 +101,9 @@ def format_table(events, sort_by=None, row_limit: int = 100, max_name_column_wid
         if shapes:
             cells.append(e.input_shapes if e.input_shapes is not None else [])
         if stacks:
-            cells.append(e.stack[0] if e.stack else "")
+            # cut at the start: the file's end, line and function are what tells sites apart
+            site = printable(e.stack[0]) if e.stack else ""
+            cells.append(site if len(site) <= src_width else "..." + site[3 - src_width:])
         if flops:
             cells.append(f"{e.flops / flops_scale:.3f}" if e.flops else "--")
         out.append(line(cells))

@@ -12,6 +12,7 @@ import click
 from gradkit import profiler
 from gradkit.cli import advice, render
 from gradkit.cli.options import no_color_option, table_options
+from gradkit.profiler.analysis import line_costs
 from gradkit.profiler.chrome_trace import trace_destination
 from gradkit.cli.script_command import (
     SCRIPT_CONTEXT, anomaly_mode, exit_if_forked_child, report_script_failure, require_script,
@@ -108,6 +109,7 @@ def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_sha
         render.status_line(console, "Interrupted again: no trace written.")
         raise SystemExit(exit_code_of_signal(late.received)) from None
     render.averages_table(console, table, f"gradkit profile {script}")
+    render.line_table(console, line_costs(prof.events()), row_limit)
     render.trace_written(console, str(trace_path))
     _advise(console, prof)
     raise SystemExit(exit_code_of_signal(late.received) if late.received else result.exit_code)

@@ -80,6 +80,32 @@ def slowest_backward(console: Console, costs) -> None:
     console.print(table)
 
 
+def line_table(console: Console, costs, row_limit: int) -> None:
+    """Time per line of the user's source (forward, and backward by the forward line)."""
+    total = sum(c.total_us for c in costs)
+    console.print()
+    table = Table(title="Time per source line (self; backward by the forward line)",
+                  title_justify="left", box=box.SIMPLE)
+    for column in ("Source line", "Code", "Forward", "Backward", "Total", "%", "Calls"):
+        table.add_column(column, justify="left" if column in ("Source line", "Code")
+                         else "right")
+    for cost in costs if row_limit < 0 else costs[:row_limit]:
+        table.add_row(_cell(cost.site), _cell(_source_text(cost.site)),
+                      format_time(cost.forward_us), format_time(cost.backward_us),
+                      format_time(cost.total_us),
+                      f"{100 * cost.total_us / total:.2f}%" if total else "-", str(cost.calls))
+    if not costs:
+        table.add_row("(no ops recorded)", "", "", "", "", "", "")
+    console.print(table)
+
+
+def _source_text(site: str, width: int = 48) -> str:
+    """The stripped text of ``file:line`` (empty when the file cannot be read)."""
+    filename, _, line = site.rpartition(":")
+    text = linecache.getline(filename, int(line)).strip() if line.isdigit() else ""
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 def _cell(text: str) -> Text:
     """A name from a trace as a table cell: control characters escaped, no rich markup."""
     return Text(printable(text))

@@ -31,6 +31,10 @@ the time or more: there, one thread is often several times faster
 (`OPENBLAS_NUM_THREADS=1`). The thread count is threadpoolctl's where it is
 installed, else the `*_NUM_THREADS` variables, else one per core.
 
+Under the op table, `gradkit profile` and `gradkit trace summary` print the time
+per line of the user's source: forward ops by the line that called them, and
+backward nodes by the forward line that created them.
+
 Output is coloured on a terminal and plain text when piped, with `--no-color`
 or when the `NO_COLOR` environment variable is set.
 
@@ -38,7 +42,7 @@ Typical sessions:
 
 ```text
 gradkit profile --record-shapes -o traces/mlp.json.gz train.py --epochs 1
-gradkit profile --group-by-stack-n 1 train.py  # one row per op and source line
+gradkit profile --group-by-stack-n 1 train.py  # one op-table row per op and line
 gradkit profile -m mypackage.train --epochs 1  # a module, as `python -m` runs it
 gradkit run --detect-anomaly train.py        # which forward line made backward NaN?
 gradkit run --check-forward train.py         # first op whose output is NaN/Inf

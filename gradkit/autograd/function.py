@@ -280,8 +280,8 @@ def _saved(ctx: FunctionCtx, node: Node, outputs: tuple) -> tuple:
         nbytes += s.nbytes
         saved.append(s)
     ctx._to_save = ()
-    if nbytes and observers.saved_watchers:
-        observers.saved_pack(nbytes)
+    if nbytes and observers.saved_watchers:  # released when the SavedTensors die
+        observers.saved_pack_held_by(s, nbytes)
     return tuple(saved)
 
 

@@ -12,7 +12,6 @@ import threading
 import weakref
 from collections import OrderedDict
 
-from gradkit.autograd import observers
 
 _sequence = itertools.count()  # next() on a count is atomic under the GIL
 accumulate_lock = threading.Lock()  # guards .grad of leaves shared across threads
@@ -152,17 +151,9 @@ class Node:
         return len(tensors), sum(s.nbytes for s in tensors)
 
     def release(self) -> None:
-        """Free what was saved for backward (after a backward without retain_graph)."""
-        saved, self.saved = self.saved, None
-        if saved and observers.saved_watchers:
-            nbytes = 0
-            for s in saved:
-                if type(s) is SavedTensor:
-                    nbytes += s.nbytes
-                elif isinstance(s, tuple):  # all inputs of a variadic op
-                    nbytes += sum(t.nbytes for t in s if type(t) is SavedTensor)
-            if nbytes:
-                observers.saved_release(nbytes)
+        """Free what was saved for backward (after a backward without retain_graph); a
+        memory profile sees the bytes go as the SavedTensors die (observers.saved_pack_held_by)."""
+        self.saved = None
 
 
 def _flat_saved(saved):
@@ -279,7 +270,7 @@ class SavedTensor:
     """
 
     __slots__ = ("tensor", "data", "version_counter", "version", "output_nr", "packed",
-                 "unpack_hook", "nbytes")
+                 "unpack_hook", "nbytes", "__weakref__")
 
     def __init__(self, tensor, is_output: bool) -> None:
         self.version_counter = tensor._vc

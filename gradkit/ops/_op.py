@@ -506,23 +506,25 @@ def _save_plain(plain, args, outputs, keep) -> tuple:
     """``_save`` for ops that save whole inputs/results only (most ops): one short loop."""
     saved = []
     nbytes = 0
+    held = None  # a SavedTensor of this pack: its death releases the pack's bytes
     for k, (is_result, index) in enumerate(plain):
         if keep and not keep[k]:  # no rule that will run reads it
             saved.append(None)
             continue
         source = outputs[index] if is_result else args[index]
         if type(source) is Tensor or isinstance(source, Tensor):
-            source = SavedTensor(source, is_result)
+            source = held = SavedTensor(source, is_result)
             nbytes += source.nbytes
         saved.append(source)  # a Python scalar argument is saved as is
     if nbytes and observers.saved_watchers:
-        observers.saved_pack(nbytes)
+        observers.saved_pack_held_by(held, nbytes)
     return tuple(saved)
 
 
 def _save(op, args, datas, outputs, keep) -> tuple:
     saved = []
     nbytes = 0
+    held = None  # a SavedTensor of this pack: its death releases the pack's bytes
     for k, (kind, index, attr) in enumerate(op.save_spec):
         if keep and not keep[k]:  # no rule that will run reads it
             saved.append(None)
@@ -533,7 +535,9 @@ def _save(op, args, datas, outputs, keep) -> tuple:
                 continue
             packed = _SavedInputs(SavedTensor(a, False) if isinstance(a, Tensor) else a
                                   for a in args)
-            nbytes += sum(p.nbytes for p in packed if type(p) is SavedTensor)
+            tensors = [p for p in packed if type(p) is SavedTensor]
+            nbytes += sum(p.nbytes for p in tensors)
+            held = tensors[-1] if tensors else held
             saved.append(packed)
             continue
         source = args[index] if kind == "input" else outputs[index]
@@ -541,13 +545,13 @@ def _save(op, args, datas, outputs, keep) -> tuple:
             value = datas[index] if kind == "input" else source._data
             saved.append(getattr(value, attr) if hasattr(value, attr) else _scalar_meta(attr))
         elif isinstance(source, Tensor):
-            s = SavedTensor(source, kind == "result")
-            nbytes += s.nbytes
-            saved.append(s)
+            held = SavedTensor(source, kind == "result")
+            nbytes += held.nbytes
+            saved.append(held)
         else:
             saved.append(source)  # a Python scalar argument: saved as is
     if nbytes and observers.saved_watchers:
-        observers.saved_pack(nbytes)
+        observers.saved_pack_held_by(held, nbytes)
     return tuple(saved)
 
 

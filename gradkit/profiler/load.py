@@ -243,6 +243,7 @@ def _link_by_flows(events: list, flows: dict) -> None:
             continue
         node.forward = forward
         node.site = node.site or forward.site
+        forward.site = forward.site or node.site  # gradkit writes the site on the node only
         if not node.fwd_thread:
             node.fwd_thread = forward.thread[1] or -1  # non-zero: marks it as a backward event
 

@@ -173,8 +173,7 @@ def generate(draw, klass: str | None = None, exclude: frozenset = frozenset(),
             inputs = tuple(len(env) - 1 if draw.boolean() else draw.integer(0, len(env) - 1)
                            for _ in range(spec.arity))
             args = [env[i] for i in inputs]
-            params = spec.params(draw, args if spec.wants_tensors else
-                                 [tuple(a.shape) for a in args]) if spec.params else {}
+            params = _params(draw, spec, args)
             if params is None:
                 continue
             out = try_step(torch, spec, args, params)
@@ -189,6 +188,15 @@ def generate(draw, klass: str | None = None, exclude: frozenset = frozenset(),
             env.append(out)
             break
     return _finish(draw, name, spec_of_class, leaves, steps)
+
+
+def _params(draw, spec: OpSpec, args: list) -> dict | None:
+    if not spec.params:
+        return {}
+    try:
+        return spec.params(draw, args if spec.wants_tensors else [tuple(a.shape) for a in args])
+    except ValueError:  # an empty range to draw from (a 0-size dim): the op does not apply
+        return None
 
 
 def _finish(draw, name, klass: ProgramClass, leaves, steps) -> Program:

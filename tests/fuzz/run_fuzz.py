@@ -44,9 +44,14 @@ def main(argv: list[str] | None = None) -> int:
     for seed in range(args.start, args.start + args.programs):
         if class_of(seed) not in wanted:
             continue
-        program = generate(RandomDrawer(seed))
+        try:
+            program = generate(RandomDrawer(seed))
+            problems, known_as = diff_program(program)
+        except Exception as e:  # noqa: BLE001 - a harness bug must not end the long run
+            print(f"--- harness error, seed {seed}: {type(e).__name__}: {e}", flush=True)
+            ran["harness error"] += 1
+            continue
         ran[program.klass] += 1
-        problems, known_as = diff_program(program)
         if known_as:
             known[known_as] += 1
         if known_as or not problems:
@@ -67,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - began
     total = sum(mismatches.values())
     print(f"\n{sum(ran.values())} programs in {elapsed:.1f} s; {total} mismatching programs")
-    for klass in CLASS_NAMES:
+    for klass in CLASS_NAMES + ("harness error",):
         if ran[klass]:
             bad = sum(n for (c, _), n in mismatches.items() if c == klass)
             print(f"  {klass:9s} {ran[klass]:7d} programs, {bad:6d} mismatching")

@@ -1,4 +1,4 @@
-"""Where a program's random choices come from: a seeded RNG (long run) or hypothesis (shrinking)."""
+"""Where a program's random choices come from: a seeded RNG, so a seed replays its program."""
 from __future__ import annotations
 
 import random
@@ -24,18 +24,3 @@ class RandomDrawer:
 
     def choice(self, items: Sequence):
         return items[self.integer(0, len(items) - 1)]
-
-
-class HypothesisDrawer(RandomDrawer):
-    """Choices from hypothesis's ``data`` object, so failing programs shrink."""
-
-    def __init__(self, data, seed: int | None = None) -> None:
-        from hypothesis import strategies as st
-        self.data, self.st = data, st
-        self.seed = data.draw(st.integers(0, 2**16), label="seed") if seed is None else seed
-
-    def integer(self, lo: int, hi: int) -> int:
-        return self.data.draw(self.st.integers(lo, hi))
-
-    def boolean(self) -> bool:
-        return self.data.draw(self.st.booleans())

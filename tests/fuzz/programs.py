@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .drawers import HypothesisDrawer, RandomDrawer
+from .drawers import RandomDrawer
 from .ops_core import OPS as CORE_OPS, OpSpec
 from .ops_dtypes import DTYPE_NAMES, DTYPE_OPS
 from .ops_indexing import INDEXING_OPS
@@ -27,7 +27,7 @@ from .ops_values import VALUE_OPS
 from .ops_views import VIEW_OPS
 
 __all__ = ["OPS", "CLASSES", "CLASS_NAMES", "Leaf", "Step", "Program", "generate",
-           "class_of", "RandomDrawer", "HypothesisDrawer"]
+           "class_of", "RandomDrawer"]
 
 OPS: dict[str, OpSpec] = {**CORE_OPS, **VIEW_OPS, **INDEXING_OPS, **DTYPE_OPS, **VALUE_OPS}
 

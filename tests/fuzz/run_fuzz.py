@@ -7,7 +7,9 @@ Program k is generated from seed ``start + k`` (its class is ``seed % number of 
 see ``programs.CLASSES``); a mismatch prints its seed and source, so ``--start SEED
 --programs 1`` replays it (``--shrink`` drops steps that do not matter). Mismatches are
 counted by class and kind (values, grads, missing error, ...). Exits 1 when any program
-disagrees with torch.
+disagrees with torch. torch itself can crash the interpreter on a rare program (a segfault in
+``register_hook`` was seen): rerun with ``--log-seeds`` to see the seed, then go on from the
+next one with ``--start``.
 """
 from __future__ import annotations
 
@@ -36,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="print the source of at most this many mismatching programs")
     parser.add_argument("--shrink", action="store_true", help="shrink reported programs")
     parser.add_argument("--jsonl", help="append one JSON line per mismatching program here")
+    parser.add_argument("--log-seeds", action="store_true",
+                        help="print each seed before running it (finds a seed that crashes "
+                             "the interpreter: torch itself segfaults on some programs)")
     args = parser.parse_args(argv)
     wanted = set(args.classes.split(","))
     began = time.perf_counter()
@@ -44,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     for seed in range(args.start, args.start + args.programs):
         if class_of(seed) not in wanted:
             continue
+        if args.log_seeds:
+            print(f"seed {seed}", flush=True)
         try:
             program = generate(RandomDrawer(seed))
             problems, known_as = diff_program(program)

@@ -27,6 +27,9 @@ from gradkit.creation import (  # noqa: F401
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, get_rng_state,
     initial_seed, linspace, logspace, manual_seed, ones, ones_like, rand, rand_like, randint,
     randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
+from gradkit.legacy_tensor import (  # noqa: F401
+    BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+    LongTensor, ShortTensor)
 from gradkit import autograd  # noqa: E402
 from gradkit import nn, optim  # noqa: E402,F401
 from gradkit import accelerator, cuda  # noqa: E402,F401

@@ -8,7 +8,6 @@ from gradkit.ops._op import op
 from gradkit.ops.arithmetic import isclose
 from gradkit.ops.complex import _is_complex, conj, real
 from gradkit.ops.elementwise import where
-from gradkit.ops.unary_helpers import scalar_type_name
 
 
 @op(save=("x",), batchable=True)
@@ -39,7 +38,4 @@ def allclose(x, y, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = F
     if not isinstance(y, Tensor):
         raise TypeError(f"allclose(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(y).__name__}")
-    if x.dtype != y.dtype:
-        raise RuntimeError(f"{scalar_type_name(x._data)} did not match "
-                           f"{scalar_type_name(y._data)}")
     return bool(isclose(x, y, rtol, atol, equal_nan).all())

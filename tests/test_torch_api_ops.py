@@ -1,0 +1,287 @@
+"""torch's spellings and constructors, and the errors of the ops in ops/slicing.py, sorting.py,
+triangular.py, polar.py: the same program under torch and gradkit gives the same result.
+
+Gradients of these ops are checked through their rows in tests/op_db.py.
+"""
+import numpy as np
+import pytest
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+VALUES = np.arange(12.0).reshape(3, 4) * 0.37 - 1.5
+
+
+def _run(lib, program):
+    """``program(lib, x)`` on x = VALUES as a float32 tensor of that library."""
+    return program(lib, lib.tensor(VALUES, dtype=lib.float32))
+
+
+def _same(got, expected):
+    if isinstance(expected, (tuple, list)):
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected, strict=True):
+            _same(g, e)
+        return
+    if not isinstance(expected, torch.Tensor):
+        assert got == expected
+        return
+    assert tuple(got.shape) == tuple(expected.shape)
+    assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), rtol=1e-6)
+
+
+NUMPY_KEYWORD_PROGRAMS = {
+    "sum_axis_keepdims": lambda lib, x: x.sum(axis=1, keepdims=True),
+    "sum_axis_tuple": lambda lib, x: lib.sum(x, axis=(0, 1)),
+    "sum_dtype": lambda lib, x: x.sum(dtype=lib.float64),
+    "sum_axis_dtype": lambda lib, x: lib.sum(x, axis=1, dtype=lib.float64),
+    "mean_axis_dtype": lambda lib, x: x.mean(axis=0, dtype=lib.float64),
+    "cumsum_axis_dtype": lambda lib, x: x.cumsum(axis=0, dtype=lib.float64),
+    "softmax_dtype": lambda lib, x: lib.softmax(x, dim=1, dtype=lib.float64),
+    "std_axis_keepdims": lambda lib, x: x.std(axis=0, keepdims=True),
+    "var_axis": lambda lib, x: lib.var(x, axis=1),
+    "amax_axis": lambda lib, x: x.amax(axis=0),
+    "amin_axis_keepdims": lambda lib, x: lib.amin(x, axis=1, keepdims=True),
+    "prod_axis_keepdims": lambda lib, x: x.prod(axis=0, keepdims=True),
+    "argmax_axis_keepdims": lambda lib, x: lib.argmax(x, axis=1, keepdims=True),
+    "argmin_axis": lambda lib, x: x.argmin(axis=0),
+    "logsumexp_axis": lambda lib, x: lib.logsumexp(x, axis=1),
+    "max_axis": lambda lib, x: tuple(lib.max(x, axis=0)),
+    "min_method_axis_keepdims": lambda lib, x: tuple(x.min(axis=1, keepdims=True)),
+    "var_mean_axis": lambda lib, x: lib.var_mean(x, axis=1),
+    "std_mean_axis": lambda lib, x: lib.std_mean(x, axis=0, keepdims=True),
+    "unbind_axis": lambda lib, x: x.unbind(axis=1),
+    "sort_axis": lambda lib, x: tuple(x.sort(axis=0, descending=True)),
+    "all_axis": lambda lib, x: lib.all(x > 0, axis=1),
+}
+
+
+@pytest.mark.parametrize("name", NUMPY_KEYWORD_PROGRAMS)
+def test_numpy_keywords_as_torch(name):
+    program = NUMPY_KEYWORD_PROGRAMS[name]
+    _same(_run(gradkit, program), _run(torch, program))
+
+
+def test_numpy_keyword_and_torch_keyword_together_is_refused_as_in_torch():
+    x = gradkit.ones(2, 3)
+    with pytest.raises(TypeError, match="sum\\(\\) got an unexpected keyword argument 'axis'"):
+        x.sum(axis=1, dim=1)
+    with pytest.raises(TypeError, match="max\\(\\) got an unexpected keyword argument 'axis'"):
+        gradkit.max(x, axis=1, dim=1)
+
+
+def test_sum_with_dtype_keeps_its_gradient_in_the_input_dtype():
+    x = gradkit.ones(2, 3, requires_grad=True)
+    x.sum(dtype=gradkit.float64).backward()
+    assert x.grad.dtype is gradkit.float32
+    assert x.grad.tolist() == [[1.0] * 3] * 2
+
+
+CONSTRUCTOR_PROGRAMS = {
+    "list_of_ints": lambda lib: lib.Tensor([1, 2]),
+    "list_of_bools": lambda lib: lib.Tensor([True, False]),
+    "nested_list": lambda lib: lib.Tensor([[1, 2], [3, 4]]),
+    "tuple_is_data": lambda lib: lib.Tensor((2, 3)),
+    "numpy_int_array": lambda lib: lib.Tensor(np.array([1, 2])),
+    "list_of_0d_tensors": lambda lib: lib.Tensor([lib.tensor(1.0), lib.tensor(2.0)]),
+    "empty": lambda lib: lib.Tensor(),
+    "empty_list": lambda lib: lib.Tensor([]),
+    "size_shape": lambda lib: lib.Tensor(2, 3).shape,
+    "size_object": lambda lib: lib.Tensor(lib.Size([2, 3])).shape,
+    "int_tensor_is_aliased_as_is": lambda lib: lib.Tensor(lib.tensor([1, 2])),
+    "FloatTensor": lambda lib: lib.FloatTensor([1, 2]),
+    "DoubleTensor_shape": lambda lib: lib.DoubleTensor(2).shape,
+    "DoubleTensor_dtype": lambda lib: lib.DoubleTensor(2).dtype is lib.float64,
+    "LongTensor_truncates": lambda lib: lib.LongTensor([1.5, 2]),
+    "IntTensor": lambda lib: lib.IntTensor([1, 2]),
+    "BoolTensor": lambda lib: lib.BoolTensor([1, 0]),
+    "HalfTensor": lambda lib: lib.HalfTensor([1, 2]),
+    "ByteTensor": lambda lib: lib.ByteTensor([1, 2]),
+    "isinstance_same_dtype": lambda lib: isinstance(lib.ones(1), lib.FloatTensor),
+    "isinstance_other_dtype": lambda lib: isinstance(lib.ones(1), lib.DoubleTensor),
+    "isinstance_long": lambda lib: isinstance(lib.tensor([1]), lib.LongTensor),
+    "isinstance_not_a_tensor": lambda lib: isinstance([1.0], lib.FloatTensor),
+    "typed_result_is_a_tensor": lambda lib: type(lib.FloatTensor([1])) is lib.Tensor,
+    "parameter_keeps_dtype": lambda lib: lib.nn.Parameter(lib.zeros(2, dtype=lib.float64)),
+}
+
+
+@pytest.mark.parametrize("name", CONSTRUCTOR_PROGRAMS)
+def test_legacy_constructors_as_torch(name):
+    program = CONSTRUCTOR_PROGRAMS[name]
+    _same(program(gradkit), program(torch))
+
+
+def test_tensor_follows_the_default_dtype():
+    gradkit.set_default_dtype(gradkit.float64)
+    try:
+        assert gradkit.Tensor([1]).dtype is gradkit.float64
+    finally:
+        gradkit.set_default_dtype(gradkit.float32)
+
+
+def test_tensor_of_a_tensor_is_an_alias_with_its_history():
+    x = gradkit.arange(3.0).requires_grad_()
+    y = gradkit.Tensor(x)
+    assert y.grad_fn.name() == "AliasBackward0" and y.requires_grad and not y.is_leaf
+    with gradkit.no_grad():
+        x.add_(1)
+    assert y._version == 1 and y.tolist() == [1.0, 2.0, 3.0]
+    (y * y).sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0, 6.0]
+
+
+@pytest.mark.parametrize("args,kwargs,error,message", [
+    ((2, 3.0), {}, TypeError,
+     "new\\(\\): argument 'size' failed to unpack the object at pos 2 with error \"type must be "
+     "tuple of ints,but got float\""),
+    (("a",), {}, TypeError, "new\\(\\): invalid data type 'str'"),
+    ((3.5,), {}, TypeError, "new\\(\\): data must be a sequence \\(got float\\)"),
+    ((-1,), {}, RuntimeError, "Trying to create tensor with negative dimension -1: \\[-1\\]"),
+    (([1, 2],), {"requires_grad": True}, TypeError,
+     "new\\(\\) received an invalid combination of arguments - got \\(list, requires_grad=bool\\)"),
+    (([1, 2],), {"dtype": gradkit.float64}, TypeError,
+     "new\\(\\) received an invalid combination of arguments - got \\(list, dtype=dtype\\)"),
+])
+def test_legacy_constructor_errors(args, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        gradkit.Tensor(*args, **kwargs)
+    with pytest.raises(error):  # torch raises the same type
+        torch.Tensor(*[torch.float64 if a is gradkit.float64 else a for a in args],
+                     **{k: torch.float64 if v is gradkit.float64 else v
+                        for k, v in kwargs.items()})
+
+
+def test_typed_constructor_refuses_a_tensor_of_another_dtype():
+    with pytest.raises(TypeError, match="expected gradkit.float32 tensor \\(got gradkit.int64"):
+        gradkit.FloatTensor(gradkit.tensor([1, 2]))
+    with pytest.raises(TypeError, match="expected TensorOptions\\(dtype=float"):
+        torch.FloatTensor(torch.tensor([1, 2]))
+
+
+OP_PROGRAMS = {
+    "diagonal_write_through": lambda lib, x: (x.diagonal().fill_(7.0), x)[1],
+    "diagonal_offset_write_through": lambda lib, x: (x.diagonal(-1).mul_(2.0), x)[1],
+    "narrow_negative_start": lambda lib, x: lib.narrow(x, 1, -2, 2),
+    "narrow_tensor_start": lambda lib, x: x.narrow(0, lib.tensor(1), 2),
+    "narrow_write_through": lambda lib, x: (x.narrow(1, 1, 2).zero_(), x)[1],
+    "select_negative_index": lambda lib, x: x.select(1, -1),
+    "select_write_through": lambda lib, x: (x.select(0, 1).fill_(3.0), x)[1],
+    "roll_flattened": lambda lib, x: lib.roll(x, 5),
+    "roll_negative_dim": lambda lib, x: x.roll(-1, -1),
+    "sort_ties_stable": lambda lib, x: tuple(lib.sort(lib.tensor([2.0, 1.0, 2.0, 1.0]))),
+    "sort_descending_ties": lambda lib, x: tuple(
+        lib.sort(lib.tensor([2.0, 1.0, 2.0, 1.0]), descending=True, stable=True)),
+    "sort_nan_last": lambda lib, x: tuple(lib.sort(lib.tensor([2.0, float("nan"), 1.0]))),
+    "sort_nan_first_descending": lambda lib, x: tuple(
+        lib.sort(lib.tensor([2.0, float("nan"), 1.0]), descending=True)),
+    "sort_ints": lambda lib, x: tuple(lib.sort(lib.tensor([3, 1, 2]))),
+    "argsort_descending": lambda lib, x: lib.argsort(x, dim=0, descending=True),
+    "topk_smallest": lambda lib, x: tuple(x.topk(2, largest=False)),
+    "topk_0d": lambda lib, x: tuple(lib.topk(lib.tensor(3.0), 1)),
+    "topk_k0": lambda lib, x: tuple(lib.topk(x, 0)),
+    "angle_ints": lambda lib, x: lib.angle(lib.tensor([1, -2, 0])),
+    "angle_nan_and_negative_zero": lambda lib, x: lib.angle(
+        lib.tensor([-1.0, float("nan"), -0.0, 2.0])),
+    "angle_complex": lambda lib, x: lib.angle(lib.tensor([1 + 1j, -2j, 0j])),
+    "tril_batched": lambda lib, x: lib.tril(x.reshape(2, 2, 3), 1),
+    "triu_method": lambda lib, x: x.triu(-1),
+    "diag_method": lambda lib, x: x.diag(1),
+    "diag_embed_dims": lambda lib, x: lib.diag_embed(x, 1, 0, 2),
+    "allclose_broadcast": lambda lib, x: lib.allclose(x, x[:1]),
+    "allclose_equal_nan": lambda lib, x: lib.allclose(
+        lib.tensor([float("nan")]), lib.tensor([float("nan")]), equal_nan=True),
+    "allclose_method": lambda lib, x: x.allclose(x + 1e-7),
+}
+
+
+@pytest.mark.parametrize("name", OP_PROGRAMS)
+def test_ops_as_torch(name):
+    program = OP_PROGRAMS[name]
+    _same(_run(gradkit, program), _run(torch, program))
+
+
+OP_ERRORS = {
+    "tril_1d": (lambda lib, x: lib.tril(x[0]), RuntimeError,
+                "tril: input tensor must have at least 2 dimensions"),
+    "triu_1d": (lambda lib, x: lib.triu(x[0]), RuntimeError,
+                "triu: input tensor must have at least 2 dimensions"),
+    "diag_3d": (lambda lib, x: lib.diag(x[None]), RuntimeError,
+                "diag\\(\\): Supports 1D or 2D tensors. Got 3D"),
+    "diag_0d": (lambda lib, x: lib.diag(x[0, 0]), RuntimeError,
+                "diag\\(\\): Supports 1D or 2D tensors. Got 0D"),
+    "diagonal_same_dims": (lambda lib, x: lib.diagonal(x, 0, 1, 1), RuntimeError,
+                           "diagonal dimensions cannot be identical 1, 1"),
+    "diagonal_dim_out_of_range": (lambda lib, x: lib.diagonal(x, 0, 0, 2), IndexError,
+                                  "Dimension out of range \\(expected to be in range of "
+                                  "\\[-2, 1\\], but got 2\\)"),
+    "narrow_too_long": (lambda lib, x: lib.narrow(x, 1, 3, 2), RuntimeError,
+                        "start \\(3\\) \\+ length \\(2\\) exceeds dimension size \\(4\\)."),
+    "narrow_start_out_of_range": (lambda lib, x: lib.narrow(x, 1, 5, 1), IndexError,
+                                  "start out of range \\(expected to be in range of \\[-4, 4\\], "
+                                  "but got 5\\)"),
+    "narrow_negative_length": (lambda lib, x: lib.narrow(x, 1, 0, -1), RuntimeError,
+                               "narrow\\(\\): length must be non-negative."),
+    "select_index_out_of_range": (lambda lib, x: lib.select(x, 1, 4), IndexError,
+                                  "select\\(\\): index 4 out of range for tensor of size "
+                                  "\\[3, 4\\] at dimension 1"),
+    "select_negative_out_of_range": (lambda lib, x: lib.select(x, 1, -5), IndexError,
+                                     "select\\(\\): index -5 out of range"),
+    "select_0d": (lambda lib, x: lib.select(x[0, 0], 0, 0), IndexError,
+                  "select\\(\\) cannot be applied to a 0-dim tensor."),
+    "roll_misaligned": (lambda lib, x: lib.roll(x, (1, 2), 0), RuntimeError,
+                        "shifts and dimensions must align. shifts: 2, dims:1"),
+    "roll_dim_out_of_range": (lambda lib, x: lib.roll(x, 1, 2), IndexError,
+                              "Dimension out of range"),
+    "topk_k_too_large": (lambda lib, x: lib.topk(x, 5), RuntimeError,
+                         "selected index k out of range"),
+    "topk_negative_k": (lambda lib, x: lib.topk(x, -1), RuntimeError,
+                        "selected index k out of range"),
+    "sort_dim_out_of_range": (lambda lib, x: lib.sort(x, dim=2), IndexError,
+                              "Dimension out of range \\(expected to be in range of \\[-2, 1\\], "
+                              "but got 2\\)"),
+    "allclose_dtypes": (lambda lib, x: lib.allclose(x, x.double()), RuntimeError,
+                        "Float did not match Double"),
+    "allclose_shapes": (lambda lib, x: lib.allclose(x, x[:, :2]), RuntimeError,
+                        "The size of tensor a \\(4\\) must match the size of tensor b \\(2\\) at "
+                        "non-singleton dimension 1"),
+    "allclose_number": (lambda lib, x: lib.allclose(x, 1.0), TypeError,
+                        "allclose\\(\\): argument 'other' \\(position 2\\) must be Tensor, not "
+                        "float"),
+}
+
+
+@pytest.mark.parametrize("name", OP_ERRORS)
+def test_op_errors_as_torch(name):
+    program, error, message = OP_ERRORS[name]
+    with pytest.raises(error, match=message):
+        _run(gradkit, program)
+    with pytest.raises(error, match=message):
+        _run(torch, program)
+
+
+@pytest.mark.parametrize("build,node", [
+    (lambda lib, x: lib.narrow(x, 1, 1, 2), "SliceBackward0"),
+    (lambda lib, x: lib.select(x, 1, 2), "SelectBackward0"),
+    (lambda lib, x: lib.roll(x, 1), "RollBackward0"),
+    (lambda lib, x: lib.tril(x), "TrilBackward0"),
+    (lambda lib, x: lib.triu(x), "TriuBackward0"),
+    (lambda lib, x: lib.diagonal(x), "DiagonalBackward0"),
+    (lambda lib, x: lib.diag(x[0]), "DiagEmbedBackward0"),
+    (lambda lib, x: lib.sort(x).values, "SortBackward0"),
+    (lambda lib, x: lib.topk(x, 2).values, "TopkBackward0"),
+    (lambda lib, x: lib.angle(x), "AngleBackward0"),
+])
+def test_node_names_as_torch(build, node):
+    for lib in (gradkit, torch):
+        x = lib.tensor(VALUES, requires_grad=True)
+        assert type(build(lib, x).grad_fn).__name__ == node or build(lib, x).grad_fn.name() == node
+
+
+def test_indices_carry_no_gradient():
+    x = gradkit.tensor(VALUES, requires_grad=True)
+    values, indices = gradkit.sort(x)
+    assert values.requires_grad and not indices.requires_grad and indices.dtype is gradkit.int64
+    assert gradkit.argsort(x).grad_fn is None

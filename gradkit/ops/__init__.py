@@ -23,6 +23,8 @@ from gradkit.ops.linalg import bmm, dot, inner, matmul, mm, mv, outer, vdot  # n
 from gradkit.ops.reduction import (  # noqa: F401
     all, amax, amin, any, argmax, argmin, cumsum, log_softmax, logsumexp, max, mean, min, prod,
     softmax, std, std_mean, sum, var, var_mean)
+from gradkit.ops.linalg_norms import norm  # noqa: F401
+from gradkit.ops.linalg_solvers import det, inv as inverse, slogdet  # noqa: F401
 from gradkit.ops.polar import allclose, angle  # noqa: F401
 from gradkit.ops.shape import (  # noqa: F401
     broadcast_tensors, broadcast_to, cat, chunk, concat, expand, flatten, flip, permute, ravel,
@@ -62,7 +64,7 @@ TENSOR_METHODS = (
     "ravel", "broadcast_to", "swapaxes",
     "gather", "index_select", "masked_fill", "scatter_add", "scatter", "where",
     "tril", "triu", "diag", "diag_embed", "diagonal", "narrow", "select", "roll", "sort",
-    "argsort", "topk", "angle", "allclose",
+    "argsort", "topk", "angle", "allclose", "norm", "det", "inverse", "slogdet",
 )
 # In-place forms x.name_(...) derived from the out-of-place op.
 INPLACE_METHODS = (

@@ -25,15 +25,16 @@ def _data(x):
     return getattr(x, "_data", x)
 
 
-def _check_gauge(name: str, phase, what: str) -> None:
+def _check_gauge(phase, message: str) -> None:
     """torch refuses losses that depend on the arbitrary phase of complex singular/eigen
     vectors; so do we (``phase`` is the imaginary part of that dependence)."""
     values = _data(phase)
     values = values.get() if hasattr(values, "get") else values
     if np.abs(np.asarray(values)).max(initial=0.0) > 1e-6:
-        raise RuntimeError(f"{name}: The {what} in the complex case are specified up to "
-                           "multiplication by e^{i phi}. The specified loss function depends on "
-                           "this quantity, so it is ill-defined.")
+        raise RuntimeError(message)
+
+
+_PHASE = "are specified up to multiplication by e^{i phi}. The specified loss function depends on"
 
 
 def _differences(values):
@@ -67,8 +68,9 @@ def _svd_vjp(grads, u, s, vh, full_matrices):
     m, n = u.shape[-2], v.shape[-2]
     uh_gu, vh_gv = matmul(mH(u), g_u), matmul(mH(v), g_v)
     if _is_complex(u):
-        _check_gauge("linalg_svd_backward", imag(diagonal(uh_gu + vh_gv, 0, -2, -1)),
-                     "singular vectors")
+        _check_gauge(imag(diagonal(uh_gu + vh_gv, 0, -2, -1)),
+                     f"svd_backward: The singular vectors in the complex case {_PHASE} this phase "
+                     "term, making it ill-defined.")
     uh_gu, vh_gv = uh_gu - mH(uh_gu), vh_gv - mH(vh_gv)
     core = (uh_gu * unsqueeze(s, -2) + unsqueeze(s, -1) * vh_gv) / _differences(s * s)
     core = _off_diagonal(core) + diag_embed(g_s)
@@ -114,7 +116,9 @@ def _eigh_vjp(grads, values, vectors, UPLO):  # noqa: N803
     g_values, g_vectors = grads
     vh_gv = matmul(mH(vectors), g_vectors)
     if _is_complex(vectors):
-        _check_gauge("linalg_eigh_backward", imag(diagonal(vh_gv, 0, -2, -1)), "eigenvectors")
+        _check_gauge(imag(diagonal(vh_gv, 0, -2, -1)),
+                     f"linalg_eigh_backward: The eigenvectors in the complex case {_PHASE} this "
+                     "quantity, so it is ill-defined.")
     inner = _off_diagonal(vh_gv / _differences(values)) + diag_embed(g_values)
     return (matmul(vectors, matmul(inner, mH(vectors))),)
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, conj, imag, real
+from gradkit.ops.elementwise import where
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import sum
 from gradkit.ops.shape import squeeze, transpose, unsqueeze
@@ -92,8 +93,24 @@ def det(xp, x):
 
 
 def _det_grad(x, out):
-    """d det / dA for the gradient convention: conj(det * A^{-T}) = conj(det) A^{-H}."""
+    """d det / dA for the gradient convention: conj(det * A^{-T}) = conj(det) A^{-H}; through
+    the SVD when some matrix is singular (then A^{-1} does not exist, the cofactors do)."""
+    if (getattr(out, "_data", out) == 0).any():
+        return conj(_cofactors(x))
     return _unsqueeze2(conj(out)) * mH(inv(x))
+
+
+def _cofactors(x):
+    """det(A) A^{-T} for any A = U S Vh: det(U) det(Vh) U diag(prod_{j != i} s_j) Vh."""
+    from gradkit.backend import get_array_module
+    from gradkit.ops.linalg_decompositions import svd
+    from gradkit.ops.reduction import prod
+    u, s, vh = svd(x)
+    n = s.shape[-1]
+    others = prod(where(get_array_module(getattr(s, "_data", s)).eye(n, dtype=bool), 1.0,
+                        unsqueeze(s, -2)), -1)
+    phase = _unsqueeze2(det(u) * det(vh))
+    return phase * matmul(u * unsqueeze(others, -2), vh)
 
 
 det.defvjp(lambda g, x, out: _unsqueeze2(g) * _det_grad(x, out))

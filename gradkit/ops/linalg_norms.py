@@ -133,11 +133,10 @@ def linalg_norm(x, ord=None, dim=None, keepdim: bool = False, *, dtype=None):  #
     return vector_norm(x, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
-@numpy_keywords
 def norm(x, p="fro", dim=None, keepdim: bool = False, dtype=None):
     """``torch.norm`` (deprecated in torch for ``linalg.*_norm``, which it calls): a vector
     norm of order ``p`` over ``dim`` (all dims by default); ``p='fro'`` is the 2-norm,
-    ``p='nuc'`` the nuclear norm of matrices."""
+    ``p='nuc'`` the nuclear norm of matrices. A Python function in torch: no ``axis=``."""
     if isinstance(p, str):
         if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
             return vector_norm(x, 2, dim, keepdim, dtype=dtype)

@@ -193,8 +193,10 @@ def _eigh_invariants(lib):
 
 def _cholesky_of_gram(upper):
     def make(lib):
-        return lambda a: lib.linalg.cholesky(a @ a.mH + lib.eye(a.shape[-1], dtype=a.dtype),
-                                             upper=upper)
+        def cholesky(a):
+            identity = lib.eye(a.shape[-1], dtype=a.dtype, device=a.device)
+            return lib.linalg.cholesky(a @ a.mH + identity, upper=upper)
+        return cholesky
     return _in_both(make)
 
 

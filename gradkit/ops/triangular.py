@@ -64,7 +64,8 @@ def diagonal_backward(xp, g, shape=None, offset=0, dim1=0, dim2=1):
     """Zeros of ``shape`` with ``g`` on the diagonal that ``diagonal`` reads (its vjp)."""
     out = xp.zeros(shape, dtype=g.dtype)
     d1, d2 = _normalize_dim(dim1, len(shape)), _normalize_dim(dim2, len(shape))
-    _diagonal_view(xp, out, offset, d1, d2)[...] = g
+    steps = xp.arange(g.shape[-1])  # written by index, not through a (read-only) diagonal view
+    xp.moveaxis(out, (d1, d2), (-2, -1))[..., steps + max(-offset, 0), steps + max(offset, 0)] = g
     return out
 
 

@@ -1,7 +1,7 @@
 """Decompositions: svd (and svdvals), eigh (and eigvalsh), qr, with torch's derivatives.
 
-Forward-mode tangents come from the vjp rules (forward_ad's double-vjp), which are written
-with gradkit ops and therefore differentiable again.
+Each has a vjp and a jvp rule written with gradkit ops (so both differentiate again). The
+gradients assume distinct singular values / eigenvalues, as torch's do.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections import namedtuple
 import numpy as np
 
 from gradkit.ops._op import op
-from gradkit.ops.complex import _is_complex, imag
+from gradkit.ops.complex import _is_complex, imag, real
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_solvers import check_matrices, mH, solve
 from gradkit.ops.shape import cat, unsqueeze
@@ -87,7 +87,42 @@ def _svd_vjp(grads, u, s, vh, full_matrices):
     return (matmul(u, matmul(core, vh)),)
 
 
+def _svd_jvp(tangents, u, s, vh, full_matrices):
+    """With dP = U^H dA V: dS = Re diag(dP), dU = U (dP S + S dP^H) / E, dV = V (S dP + dP^H S)
+    / E (E_ij = s_j² - s_i²), plus dA's parts outside the spans of U, V for rectangular A.
+    With full_matrices, the columns beyond min(m, n) get no tangent (their gradient is
+    ignored too)."""
+    t = tangents[0]
+    k = s.shape[-1]
+    u_k, vh_k = (u[..., :k], vh[..., :k, :]) if full_matrices else (u, vh)
+    v = mH(vh_k)
+    m, n = u_k.shape[-2], v.shape[-2]
+    dp = matmul(mH(u_k), matmul(t, v))
+    diag_dp = diagonal(dp, 0, -2, -1)
+    d_s = real(diag_dp)
+    e = _differences(s * s)
+    s_row, s_col = unsqueeze(s, -2), unsqueeze(s, -1)
+    omega_u = _off_diagonal((dp * s_row + s_col * mH(dp)) / e)
+    omega_v = _off_diagonal((s_col * dp + mH(dp) * s_row) / e)
+    if _is_complex(u):  # the phase of each pair: split evenly between U and V, as the vjp does
+        half = diag_embed(1j * imag(diag_dp) / (2 * s))
+        omega_u, omega_v = omega_u + half, omega_v - half
+    d_u, d_v = matmul(u_k, omega_u), matmul(v, omega_v)
+    if m > n:
+        t_v_sinv = matmul(t, v) / s_row
+        d_u = d_u + t_v_sinv - matmul(u_k, matmul(mH(u_k), t_v_sinv))
+    elif m < n:
+        t_u_sinv = matmul(mH(t), u_k) / s_row
+        d_v = d_v + t_u_sinv - matmul(v, matmul(mH(v), t_u_sinv))
+    d_vh = mH(d_v)
+    if full_matrices and m != n:  # no tangent for the undetermined columns / rows
+        d_u = cat([d_u, u[..., k:] * 0.0], -1)
+        d_vh = cat([d_vh, vh[..., k:, :] * 0.0], -2)
+    return d_u, d_s, d_vh
+
+
 _svd.defvjp_all(_svd_vjp)
+_svd.defjvp_all(_svd_jvp)
 _svd.name, _svd.profiler_name = "linalg_svd", "gradkit::linalg_svd"
 
 
@@ -123,7 +158,15 @@ def _eigh_vjp(grads, values, vectors, UPLO):  # noqa: N803
     return (matmul(vectors, matmul(inner, mH(vectors))),)
 
 
+def _eigh_jvp(tangents, values, vectors, UPLO):  # noqa: N803
+    """With dP = V^H dA V: dL = Re diag(dP), dV = V offdiag(dP) / E (E_ij = L_j - L_i)."""
+    dp = matmul(mH(vectors), matmul(tangents[0], vectors))
+    d_values = real(diagonal(dp, 0, -2, -1))
+    return d_values, matmul(vectors, _off_diagonal(dp / _differences(values)))
+
+
 _eigh.defvjp_all(_eigh_vjp)
+_eigh.defjvp_all(_eigh_jvp)
 _eigh.name, _eigh.profiler_name = "linalg_eigh", "gradkit::linalg_eigh"
 
 
@@ -156,8 +199,7 @@ def _qr_square_vjp(g_q, g_r, q, r):
     return mH(solve(r, mH(b)))
 
 
-def _qr_vjp(grads, q, r, mode):
-    g_q, g_r = grads
+def _check_qr_differentiable(q, r, mode):
     if mode == "r":
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
                            "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to "
@@ -169,6 +211,12 @@ def _qr_vjp(grads, q, r, mode):
     if _is_complex(q):
         raise RuntimeError("gradkit: the gradient of linalg.qr is implemented for real matrices "
                            "only")
+
+
+def _qr_vjp(grads, q, r, mode):
+    g_q, g_r = grads
+    _check_qr_differentiable(q, r, mode)
+    rows, cols = q.shape[-2], r.shape[-1]
     if rows >= cols:
         return (_qr_square_vjp(g_q, g_r, q, r),)
     # A = [X | Y] with X square: X = Q R_X gets the gradient of its own QR, Y = Q R_Y a product
@@ -178,7 +226,29 @@ def _qr_vjp(grads, q, r, mode):
     return (cat([g_x, matmul(q, g_r_y)], -1),)
 
 
+def _qr_square_jvp(t, q, r):
+    """B = Q^H dA R^{-1} = Q^H dQ + dR R^{-1}: its strictly lower part makes the skew Q^H dQ,
+    the rest is dR R^{-1} (upper triangular); then dQ = dA R^{-1} - Q dR R^{-1}."""
+    t_rinv = solve(r, t, left=False)
+    b = matmul(mH(q), t_rinv)
+    lower = tril(b, -1)
+    dr_rinv = b - (lower - mH(lower))
+    return t_rinv - matmul(q, dr_rinv), matmul(dr_rinv, r)
+
+
+def _qr_jvp(tangents, q, r, mode):
+    _check_qr_differentiable(q, r, mode)
+    t = tangents[0]
+    rows = q.shape[-2]
+    if rows >= r.shape[-1]:
+        return _qr_square_jvp(t, q, r)
+    d_q, d_r_x = _qr_square_jvp(t[..., :rows], q, r[..., :rows])
+    d_r_y = matmul(mH(q), t[..., rows:] - matmul(d_q, r[..., rows:]))
+    return d_q, cat([d_r_x, d_r_y], -1)
+
+
 _qr.defvjp_all(_qr_vjp)
+_qr.defjvp_all(_qr_jvp)
 _qr.name, _qr.profiler_name = "linalg_qr", "gradkit::linalg_qr"
 
 

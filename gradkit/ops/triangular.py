@@ -77,7 +77,7 @@ diagonal_backward.defjvp(lambda t, shape, offset, dim1, dim2:
                          diagonal_backward(t, shape, offset, dim1, dim2))
 
 
-@op(save="x.shape", linear=True, batchable=True)
+@op(save="x.shape", linear=True)
 def diag_embed(xp, x, offset=0, dim1=-2, dim2=-1):
     """Matrices (in dims ``dim1``, ``dim2``) with the last dim of x on their ``offset`` diagonal."""
     n = x.shape[-1] + abs(offset) if x.ndim else 1

@@ -44,26 +44,27 @@ def _batch_prefix(x, index) -> str:
     return f"(Batch element {index}): " if x.ndim > 2 else ""
 
 
-def _first_zero_pivot(matrix) -> int:
-    """1-based index of the first zero pivot of LU with partial pivoting (LAPACK's getrf info)."""
+def _first_zero_pivot(matrix) -> int | None:
+    """1-based index of the first zero pivot of LU with partial pivoting (LAPACK's getrf info),
+    None when there is none."""
     a = np.array(matrix, dtype=np.result_type(matrix.dtype, np.float64))
-    n = a.shape[-1]
-    for k in range(n):
+    for k in range(a.shape[-1]):
         p = k + int(np.argmax(np.abs(a[k:, k])))
         if a[p, k] == 0:
             return k + 1
         a[[k, p]] = a[[p, k]]
         a[k + 1:] -= np.outer(a[k + 1:, k] / a[k, k], a[k])
-    return n
+    return None
 
 
 def _singular_inverse_error(x) -> LinAlgError:
     host = np.asarray(x.get() if hasattr(x, "get") else x)
     batch = host.reshape((-1,) + host.shape[-2:])
-    index = next((i for i, m in enumerate(batch) if np.linalg.matrix_rank(m) < m.shape[-1]), 0)
-    return LinAlgError(f"linalg.inv: {_batch_prefix(x, index)}The diagonal element "
-                       f"{_first_zero_pivot(batch[index])} is zero, the inversion could not be "
-                       "completed because the input matrix is singular.")
+    index, pivot = next(((i, p) for i, p in enumerate(map(_first_zero_pivot, batch))
+                         if p is not None), (0, batch.shape[-1]))
+    return LinAlgError(f"linalg.inv: {_batch_prefix(x, index)}The diagonal element {pivot} is "
+                       "zero, the inversion could not be completed because the input matrix is "
+                       "singular.")
 
 
 @op(save="result", node_name="LinalgInvExBackward0")

@@ -489,3 +489,23 @@ def test_numpy_keywords_reach_plain_function_ops_and_ops_alike():
         {"dim": 1, "keepdim": True}
     assert torch_keywords("f", ("x",), {"axis": 1}) == {"axis": 1}  # no dim: left for the op
     assert torch_keywords("sum", ("dtype",), {"dtype": gradkit.float64})["dtype"] == np.float64
+
+
+INPLACE_ON_VIEW_PROGRAMS = {
+    "diagonal": lambda y: y.diagonal(1).mul_(3.0),
+    "narrow": lambda y: y.narrow(1, 1, 2).mul_(3.0),
+    "select": lambda y: y.select(0, -1).mul_(-1.5),
+}
+
+
+@pytest.mark.parametrize("name", INPLACE_ON_VIEW_PROGRAMS)
+def test_inplace_through_new_views_rebases_the_history_as_torch(name):
+    """An in-place write to a diagonal/narrow/select view of y changes its gradient as in torch."""
+    grads = []
+    for lib in (gradkit, torch):
+        x = lib.tensor(VALUES, dtype=lib.float64, requires_grad=True)
+        y = x * 2.0
+        INPLACE_ON_VIEW_PROGRAMS[name](y)
+        (y * y).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)

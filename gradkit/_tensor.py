@@ -319,10 +319,12 @@ class Tensor:
                        (f"cuda:{device}" if isinstance(device, int) else device))
 
     def type(self, dtype=None):
-        """The type name (``gradkit.float32``) or, given a dtype, a cast to it."""
+        """torch's type name (``gradkit.FloatTensor``) or, given a dtype or a tensor type
+        (``DoubleTensor``, ``"torch.LongTensor"``), a cast to it."""
+        from gradkit import legacy_tensor
         if dtype is None:
-            return f"gradkit.{self.dtype.name}"
-        return self.to(dtype)
+            return legacy_tensor.type_name(self)
+        return legacy_tensor.cast_to_type(self, dtype)
 
     def float(self) -> Tensor:
         """Cast to float32 (differentiable)."""

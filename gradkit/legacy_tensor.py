@@ -86,3 +86,29 @@ ShortTensor = LegacyTensorType("ShortTensor", backend.int16)
 CharTensor = LegacyTensorType("CharTensor", backend.int8)
 ByteTensor = LegacyTensorType("ByteTensor", backend.uint8)
 BoolTensor = LegacyTensorType("BoolTensor", backend.bool_)
+
+LEGACY_TYPES = (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor,
+                CharTensor, ByteTensor, BoolTensor)
+_BY_DTYPE = {t.dtype: t for t in LEGACY_TYPES}
+_BY_NAME = {t.__name__: t for t in LEGACY_TYPES}
+
+
+def type_name(tensor: Tensor) -> str:
+    """``x.type()``: ``gradkit.FloatTensor``, ``gradkit.cuda.DoubleTensor``, ... (torch's names)."""
+    legacy = _BY_DTYPE.get(tensor.dtype)
+    name = legacy.__name__ if legacy else tensor.dtype.name
+    return "gradkit." + ("cuda." if tensor.device.type == "cuda" else "") + name
+
+
+def cast_to_type(tensor: Tensor, spec) -> Tensor:
+    """``x.type(spec)`` for a dtype, a tensor type (``FloatTensor``) or its name as a string
+    (``"torch.cuda.DoubleTensor"``, ``"gradkit.LongTensor"``)."""
+    if isinstance(spec, LegacyTensorType):
+        return tensor.to(spec.dtype)
+    if isinstance(spec, str):
+        parts = spec.split(".")
+        legacy = _BY_NAME.get(parts[-1])
+        if legacy is None or parts[0] not in ("torch", "gradkit"):
+            raise ValueError(f"invalid type: '{spec}'")
+        return tensor.to("cuda" if "cuda" in parts[1:-1] else tensor.device, legacy.dtype)
+    return tensor.to(spec)

@@ -509,3 +509,27 @@ def test_inplace_through_new_views_rebases_the_history_as_torch(name):
         (y * y).sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("make,spec", [
+    (lambda lib: lib.ones(2), None), (lambda lib: lib.tensor([1]), None),
+    (lambda lib: lib.tensor([True]), None), (lambda lib: lib.ones(2).half(), None),
+    (lambda lib: lib.ones(2), "DoubleTensor"), (lambda lib: lib.ones(2), "torch.LongTensor"),
+    (lambda lib: lib.ones(2), "float64"),
+])
+def test_type_names_and_casts_as_torch(make, spec):
+    results = []
+    for lib in (gradkit, torch):
+        x = make(lib)
+        if spec is None:
+            results.append(x.type().split(".", 1)[1])  # gradkit.FloatTensor ~ torch.FloatTensor
+            continue
+        target = spec if spec.startswith("torch.") else getattr(lib, spec)
+        results.append(str(x.type(target).dtype).split(".")[1])
+    assert results[0] == results[1]
+
+
+def test_type_refuses_an_unknown_name_as_torch():
+    for lib in (gradkit, torch):
+        with pytest.raises(ValueError, match="invalid type: 'torch.Foo'"):
+            lib.ones(2).type("torch.Foo")

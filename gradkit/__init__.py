@@ -27,8 +27,11 @@ from gradkit.creation import (  # noqa: F401
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, get_rng_state,
     initial_seed, linspace, logspace, manual_seed, ones, ones_like, rand, rand_like, randint,
     randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
+from gradkit.legacy_tensor import (  # noqa: F401
+    BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+    LongTensor, ShortTensor)
 from gradkit import autograd  # noqa: E402
-from gradkit import nn, optim  # noqa: E402,F401
+from gradkit import linalg, nn, optim  # noqa: E402,F401
 from gradkit import accelerator, cuda  # noqa: E402,F401
 from gradkit.autograd import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
@@ -69,7 +72,7 @@ def is_complex(t: Tensor) -> bool:
 
 # ``from gradkit import *`` gives the public API (functions, classes, dtypes, submodules it
 # documents), not the implementation modules that happen to be imported
-_SUBMODULES = ("autograd", "nn", "optim", "cuda", "accelerator", "profiler", "utils")
+_SUBMODULES = ("autograd", "linalg", "nn", "optim", "cuda", "accelerator", "profiler", "utils")
 __all__ = sorted(
     [name for name, value in globals().items()
      if not name.startswith("_") and not isinstance(value, _types.ModuleType)]

@@ -22,15 +22,26 @@ class Tensor:
                  "_hooks", "_post_acc_hooks", "_retains_grad", "_accum", "_fw", "__weakref__")
     __array_ufunc__ = None  # make `ndarray * tensor` call Tensor.__rmul__
 
-    def __init__(self, data, requires_grad: bool = False) -> None:
-        self._data = data if hasattr(data, "__array_namespace__") or isinstance(data, np.ndarray) \
-            else np.asarray(data)
+    def __new__(cls, *args, **kwargs):
+        """torch's legacy constructor: ``Tensor([1, 2])`` (default dtype), ``Tensor(2, 3)``
+        (uninitialised), ``Tensor()`` (empty), ``Tensor(t)`` (an alias of t)."""
+        if cls is Tensor:
+            from gradkit.legacy_tensor import legacy_new
+            return legacy_new(args, kwargs)
+        return _new(cls)
+
+    def __init__(self, *args, **kwargs) -> None:
+        if type(self) is Tensor:  # __new__ made it
+            return
+        # a subclass (nn.Parameter): the memory and version of what Tensor(*args) would alias
+        from gradkit.legacy_tensor import legacy_new
+        source = args[0] if len(args) == 1 and isinstance(args[0], Tensor) and not kwargs \
+            else legacy_new(args, kwargs)
+        self._data = source._data
         self.grad_fn = None
         self._output_nr = 0
-        self._vc = [0]
+        self._vc = source._vc
         self._requires_grad = False
-        if requires_grad:
-            self.requires_grad_(True)
 
     @staticmethod
     def _make(data, grad_fn=None, output_nr: int = 0, version_counter=None) -> Tensor:
@@ -308,10 +319,12 @@ class Tensor:
                        (f"cuda:{device}" if isinstance(device, int) else device))
 
     def type(self, dtype=None):
-        """The type name (``gradkit.float32``) or, given a dtype, a cast to it."""
+        """torch's type name (``gradkit.FloatTensor``) or, given a dtype or a tensor type
+        (``DoubleTensor``, ``"torch.LongTensor"``), a cast to it."""
+        from gradkit import legacy_tensor
         if dtype is None:
-            return f"gradkit.{self.dtype.name}"
-        return self.to(dtype)
+            return legacy_tensor.type_name(self)
+        return legacy_tensor.cast_to_type(self, dtype)
 
     def float(self) -> Tensor:
         """Cast to float32 (differentiable)."""

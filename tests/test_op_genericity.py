@@ -63,6 +63,14 @@ def _setitem(x, v):
 
 
 G = gradkit
+def _identity(a):
+    return gradkit.eye(a.shape[-1], dtype=a.dtype, device=a.device)
+
+
+def _well_conditioned(a):
+    return a + 3 * _identity(a)
+
+
 SAMPLES = {
     # elementwise
     **{name: (getattr(G, name), lambda: (R(2, 3),)) for name in (
@@ -130,6 +138,27 @@ SAMPLES = {
     "outer": (G.outer, lambda: (R(3), R(2))),
     "einsum": (lambda a, b: G.einsum("bij,jk->bik", a, b), lambda: (R(2, 3, 4), R(4, 2))),
     "einsum_trace": (lambda a: G.einsum("ii", a), lambda: (R(3, 3),)),
+    "norms": (lambda x: (x.norm(), G.linalg.vector_norm(x, 3, 1), x.norm(float("inf")),
+                         G.linalg.matrix_norm(x, "nuc")), lambda: (R(3, 3),)),
+    "inv_det_slogdet": (lambda a: (G.linalg.inv(_well_conditioned(a)), G.det(_well_conditioned(a)),
+                                   G.slogdet(_well_conditioned(a)).logabsdet), lambda: (R(3, 3),)),
+    "det_singular": (lambda a, m: G.linalg.det(a * m), lambda: (R(3, 3), M([[True], [True],
+                                                                            [False]]))),
+    "solve": (lambda a, b: G.linalg.solve(_well_conditioned(a), b), lambda: (R(3, 3), R(3, 2))),
+    "cholesky": (lambda a: G.linalg.cholesky(a @ a.mT + _identity(a)), lambda: (R(3, 3),)),
+    "decompositions": (lambda a: (G.linalg.qr(a).R, G.linalg.svdvals(a),
+                                  G.linalg.eigh(a + a.mT).eigenvalues), lambda: (R(3, 3),)),
+    # triangles, diagonals, slices, sorting
+    "tril_triu": (lambda x: G.tril(x, 1) + G.triu(x, -1), lambda: (R(3, 3),)),
+    "diagonal": (lambda x: x.diagonal(1) * 2, lambda: (R(3, 4),)),
+    "diag": (lambda v, m: (G.diag(v, 1), G.diag(m), G.diag_embed(m, -1)),
+             lambda: (R(3), R(3, 3))),
+    "narrow_select_roll": (lambda x: x.narrow(1, 1, 2).roll(1, 0) + x.select(1, 0).unsqueeze(1),
+                           lambda: (R(3, 4),)),
+    "sort_topk": (lambda x: (x.sort(1, descending=True).values, x.topk(2, 0).values,
+                             x.argsort(0)), lambda: (R(3, 4),)),
+    "angle": (lambda z, x: (G.angle(z), G.angle(x)), lambda: (C(3), R(3))),
+    "alias": (lambda x: gradkit.Tensor(x) * 2, lambda: (R(2, 3),)),
     # shapes
     "reshape": (lambda x: x.reshape(3, -1), lambda: (R(2, 3),)),
     "view": (lambda x: x.view(6), lambda: (R(2, 3),)),

@@ -23,10 +23,16 @@ from gradkit.ops.linalg import bmm, dot, inner, matmul, mm, mv, outer, vdot  # n
 from gradkit.ops.reduction import (  # noqa: F401
     all, amax, amin, any, argmax, argmin, cumsum, log_softmax, logsumexp, max, mean, min, prod,
     softmax, std, std_mean, sum, var, var_mean)
+from gradkit.ops.linalg_norms import norm  # noqa: F401
+from gradkit.ops.linalg_solvers import det, inv as inverse, slogdet  # noqa: F401
+from gradkit.ops.polar import allclose, angle  # noqa: F401
 from gradkit.ops.shape import (  # noqa: F401
     broadcast_tensors, broadcast_to, cat, chunk, concat, expand, flatten, flip, permute, ravel,
     repeat, reshape, split, squeeze, stack, swapaxes, t, transpose, unbind, unflatten, unsqueeze,
     view)
+from gradkit.ops.slicing import narrow, roll, select  # noqa: F401
+from gradkit.ops.sorting import argsort, sort, topk  # noqa: F401
+from gradkit.ops.triangular import diag, diag_embed, diagonal, tril, triu  # noqa: F401
 
 clip = clamp
 absolute = abs
@@ -57,6 +63,8 @@ TENSOR_METHODS = (
     "transpose", "t", "flatten", "unflatten", "squeeze", "unsqueeze", "split", "chunk", "unbind",
     "ravel", "broadcast_to", "swapaxes",
     "gather", "index_select", "masked_fill", "scatter_add", "scatter", "where",
+    "tril", "triu", "diag", "diag_embed", "diagonal", "narrow", "select", "roll", "sort",
+    "argsort", "topk", "angle", "allclose", "norm", "det", "inverse", "slogdet",
 )
 # In-place forms x.name_(...) derived from the out-of-place op.
 INPLACE_METHODS = (

@@ -32,6 +32,7 @@ from gradkit.autograd import observers
 from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import Node, SavedTensor, accumulate_node, declare_saved_names
+from gradkit.ops.keywords import SPECIAL_KEYWORDS, torch_keywords
 
 Tensor = None  # bound by gradkit._tensor once the class exists (it imports us)
 _forward_ad = None  # bound by gradkit.autograd.forward_ad when a dual level opens
@@ -174,6 +175,8 @@ class Op:
         if n >= 0 and len(args) > n:  # extra positionals are parameters, in declaration order
             kwargs.update(zip(self.param_names, args[n:]))
             args = args[:n]
+        if kwargs and not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
+            kwargs = torch_keywords(self.name, self.param_names, kwargs)
         return dispatch(self, args, kwargs)
 
     def __repr__(self) -> str:

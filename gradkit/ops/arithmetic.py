@@ -4,7 +4,7 @@ from __future__ import annotations
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import log, where
-from gradkit.ops.unary_helpers import promote
+from gradkit.ops.unary_helpers import promote, scalar_type_name
 
 
 @op(broadcast=True, linear=True, batchable=True)
@@ -201,7 +201,9 @@ def isfinite(xp, x):
     return xp.isfinite(x)
 
 
-@op()
+@op(broadcast=True)  # broadcast: NumPy's broadcast error in torch's words
 def isclose(xp, x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """|x - y| <= atol + rtol * |y| elementwise (bool, no gradient)."""
+    """|x - y| <= atol + rtol * |y| elementwise (bool, no gradient); x, y of one dtype."""
+    if hasattr(x, "dtype") and hasattr(y, "dtype") and x.dtype != y.dtype:
+        raise RuntimeError(f"{scalar_type_name(x)} did not match {scalar_type_name(y)}")
     return xp.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)

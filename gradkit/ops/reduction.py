@@ -9,6 +9,7 @@ from gradkit.autograd.batching import batch_dim
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.elementwise import exp, where
+from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.shape import _normalize_dim, expand, reshape
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
@@ -126,11 +127,13 @@ std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
            _over_twice_std(_var_jvp(t, x, dim, unbiased, keepdim, correction), out))
 
 
+@numpy_keywords
 def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
     """``(var, mean)`` of x along ``dim`` in one call."""
     return var(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
 
 
+@numpy_keywords
 def std_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
     """``(std, mean)`` of x along ``dim`` in one call."""
     return std(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
@@ -288,7 +291,8 @@ def _extreme(pairwise_name: str, whole, along):
             return whole(x)
         values, indices = along(x, _normalize_dim(dim, x.ndim), keepdim)
         return values_indices(values, indices)
-    return extreme
+    extreme.__name__ = pairwise_name[:3]  # max, min
+    return numpy_keywords(extreme)
 
 
 max = _extreme("maximum", amax, _max_dim)  # noqa: A001

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from gradkit.autograd.batching import batch_dim, batch_shape
 from gradkit.ops._op import op
+from gradkit.ops.keywords import numpy_keywords
 
 
 def _normalize_dim(dim: int, ndim: int) -> int:
@@ -334,6 +335,7 @@ def chunk(x, chunks: int, dim: int = 0):
     return split(x, step, dim)
 
 
+@numpy_keywords
 def unbind(x, dim: int = 0):
     """Tuple of slices along ``dim`` with that dim removed."""
     dim = _normalize_dim(dim, x.ndim)

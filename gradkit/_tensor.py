@@ -119,7 +119,7 @@ class Tensor:
     @property
     def _base(self):
         view = getattr(self, "_view", None)
-        return view[0] if view is not None else None
+        return view.base if view is not None else None
 
     def _is_view(self) -> bool:
         return getattr(self, "_view", None) is not None

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from gradkit.autograd.batching import batch_dim, batch_shape
-from gradkit.ops._op import op
+from gradkit.ops._op import Op, op
 
 
 def _normalize_dim(dim: int, ndim: int) -> int:
@@ -280,7 +280,7 @@ def _check_sequence(name, tensors):
     return tuple(tensors)
 
 
-@op(save="x.shape", view=True, outputs=-1)
+@op(save="x.shape", view=True, outputs=-1, node_name="SplitWithSizesBackward0")
 def _split(xp, x, *, sections, dim=0):
     bounds = []
     total = 0
@@ -290,18 +290,30 @@ def _split(xp, x, *, sections, dim=0):
     return tuple(xp.split(x, bounds, axis=dim))
 
 
-_split.name = "split"
-_split.profiler_name = "gradkit::split"
-_split.node_name = "SplitWithSizesBackward0"
+# split(x, int) is the same op under torch's other name (SplitBackward0), which its errors
+# about in-place writes into the outputs quote
+_split_equal = Op(_split.forward, name="split", save="x.shape", view=True, outputs=-1)
 
 
 def _split_vjp(grads, x_shape, sections, dim):
     return (_cat(*grads, dim=dim),)
 
 
-_split.defvjp_all(_split_vjp)
-_split.defjvp_all(lambda tangents, x_shape, sections, dim:
-                  _split(tangents[0], sections=sections, dim=dim))
+for _op_form in (_split, _split_equal):
+    _op_form.name, _op_form.profiler_name = "split", "gradkit::split"
+    _op_form.defvjp_all(_split_vjp)
+    _op_form.defjvp_all(lambda tangents, x_shape, sections, dim:
+                        _split(tangents[0], sections=sections, dim=dim))
+
+
+@op(view=True, outputs=-1)
+def _unbind(xp, x, *, dim=0):
+    lead = (slice(None),) * dim
+    return tuple(x[lead + (i, Ellipsis)] for i in range(x.shape[dim]))  # views, even 0-d
+
+
+_unbind.defvjp_all(lambda grads, dim: (_stack(*grads, dim=dim),))
+_unbind.defjvp_all(lambda tangents, dim: _unbind(tangents[0], dim=dim))
 
 
 def split(x, split_size_or_sections, dim: int = 0):
@@ -316,12 +328,12 @@ def split(x, split_size_or_sections, dim: int = 0):
                                "split expects split_size be non-negative, but got split_size="
                                f"{step}")
         sections = [min(step, length - i) for i in range(0, length, step)] or [0]
-    else:
-        sections = [int(s) for s in split_size_or_sections]
-        if sum(sections) != length:
-            raise RuntimeError(
-                f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's "
-                f"size at dimension {dim}), but got split_sizes={sections}")
+        return _split_equal(x, sections=tuple(sections), dim=dim)
+    sections = [int(s) for s in split_size_or_sections]
+    if sum(sections) != length:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's "
+            f"size at dimension {dim}), but got split_sizes={sections}")
     return _split(x, tuple(sections), dim)
 
 
@@ -337,7 +349,7 @@ def chunk(x, chunks: int, dim: int = 0):
 def unbind(x, dim: int = 0):
     """Tuple of slices along ``dim`` with that dim removed."""
     dim = _normalize_dim(dim, x.ndim)
-    return tuple(squeeze(p, dim) for p in split(x, 1, dim)) if x.shape[dim] else ()
+    return _unbind(x, dim=dim) if x.shape[dim] else ()
 
 
 @op(linear=True)

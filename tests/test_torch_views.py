@@ -28,11 +28,21 @@ def _outcome(program, lib):
             return ("RuntimeError", str(error))
 
 
+def _close(got, expected) -> bool:
+    """Equal, numbers within float64 rounding (NumPy and torch order sums differently)."""
+    if isinstance(got, (list, tuple)) and isinstance(expected, (list, tuple)):
+        return len(got) == len(expected) and all(map(_close, got, expected))
+    if isinstance(got, (int, float, complex)) and isinstance(expected, (int, float, complex)) \
+            and not isinstance(got, bool) and not isinstance(expected, bool):
+        return bool(np.isclose(got, expected, rtol=1e-12, atol=1e-14, equal_nan=True))
+    return got == expected
+
+
 def same_as_torch(program):
     """Run ``program(lib)`` with lib = torch and gradkit; assert both outcomes are equal."""
     expected = _outcome(program, torch)
     got = _outcome(program, gradkit)
-    assert got == expected
+    assert _close(got, expected), (got, expected)
     return got
 
 
@@ -287,3 +297,73 @@ def test_a_long_view_chain_stores_one_step_per_view():
     t.mul_(2)  # replays the whole chain once
     t.sum().backward()
     assert x.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+# -- 3. conj(), real and imag are views -------------------------------------------------------
+
+def _complex_leaf(lib):
+    return lib.tensor([1 + 2j, 3 - 1j], dtype=lib.complex128, requires_grad=True)
+
+
+def _complex_weights(lib):
+    return lib.tensor([2 - 1j, 1 + 1j], dtype=lib.complex128)
+
+
+def _loss(lib, *tensors):
+    total = 0
+    for t in tensors:
+        total = total + (t * _complex_weights(lib)).abs().sum()
+    return total
+
+
+def _part_written(part, method, value):
+    """z.real / z.imag (or of z.conj()) written in place; gradients of z's leaf and the value."""
+    def program(lib):
+        leaf = _complex_leaf(lib)
+        w = lib.tensor([1.5, -2.0], dtype=lib.float64, requires_grad=True)
+        z = leaf * 1
+        view = part(z)
+        getattr(view, method)(w if value == "w" else value)
+        _loss(lib, z).backward()
+        return z, leaf.grad, w.grad, view._version, z._version, view._base is z
+    return program
+
+
+@pytest.mark.parametrize("program", [
+    _part_written(lambda z: z.real, "add_", 1.0), _part_written(lambda z: z.imag, "mul_", "w"),
+    _part_written(lambda z: z.real[1:], "copy_", 5.0),
+    _part_written(lambda z: z.conj(), "mul_", 1j),
+    _part_written(lambda z: z.conj()[0], "add_", 2j),
+    _part_written(lambda z: z.conj().imag, "mul_", "w"),
+    _part_written(lambda z: z.conj().conj(), "mul_", 3.0)])
+def test_complex_views_write_through_to_their_base(program):
+    same_as_torch(program)
+
+
+def _base_written_under_view(view_of):
+    def program(lib):
+        leaf = _complex_leaf(lib)
+        v = lib.tensor([1j, 2.0], dtype=lib.complex128, requires_grad=True)
+        z = leaf * 1
+        view = view_of(z)
+        z.mul_(v)
+        _loss(lib, view).backward()
+        return view, leaf.grad, v.grad, view._version
+    return program
+
+
+@pytest.mark.parametrize("view_of", [lambda z: z.conj(), lambda z: z.real,
+                                     lambda z: z.conj()[1:], lambda z: z.imag])
+def test_complex_views_see_writes_into_their_base(view_of):
+    same_as_torch(_base_written_under_view(view_of))
+
+
+def test_is_conj_and_resolve_conj():
+    def program(lib):
+        z = lib.tensor([1 + 2j, 3 - 1j], requires_grad=True) * 1
+        c = z.conj()
+        resolved = c.resolve_conj()
+        return (c.is_conj(), c[0].is_conj(), c.conj().is_conj(), (c * 1).is_conj(),
+                resolved.is_conj(), resolved._base is None, resolved.grad_fn.name(),
+                z.resolve_conj() is z, c.conj()._base is z, lib.ones(2).is_conj())
+    assert same_as_torch(program)[:3] == (True, True, False)

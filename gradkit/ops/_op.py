@@ -46,6 +46,7 @@ class Op:
     """A differentiable operation; calling it dispatches on Tensors or raw arrays."""
 
     checks_grads = True  # backward() returns gradients of its inputs' shapes and dtypes
+    view_inverse = None  # a view op whose output is computed (conj): the op that maps back
 
     def __init__(self, forward, name=None, save=(), broadcast=False, linear=False,
                  view=False, outputs=1, differentiable_outputs=None, node_name=None,

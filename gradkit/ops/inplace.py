@@ -14,7 +14,7 @@ from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor
 from gradkit.backend import device_context
 from gradkit.ops._op import op
-from gradkit.ops.views import DEFAULT, live_views, replay_view
+from gradkit.ops.views import DEFAULT, live_views, refresh_computed, replay_view, write_through
 
 
 def _tensor_type():
@@ -53,6 +53,8 @@ def inplace(tensor, out_of_place, *args, **kwargs):
     else:
         result = out_of_place(tensor, *args, **kwargs)
     _write(tensor, result._data)
+    if view is not None and view.computed:  # the view holds computed values (conj): write back
+        write_through(view.steps(), view.base._data, tensor._data)
     if getattr(tensor, "_fw", None) is not None or getattr(result, "_fw", None) is not None:
         tensor._fw = getattr(result, "_fw", None)  # forward AD: the written values' tangent
     tensor._vc[0] += 1
@@ -92,6 +94,8 @@ def _update_views(tensor, view, recording: bool) -> None:
     root = tensor if view is None else view.base
     for other in live_views(tensor):
         info = other._view
+        if info.computed:
+            refresh_computed(other)
         if info.creation != DEFAULT:
             if other._requires_grad or info.base._requires_grad:
                 other.__class__ = _stale_view_type()
@@ -187,7 +191,7 @@ def copy_slices(xp, base, values, chain=()):
 def zero_view_region(xp, g, chain=()):
     """``g`` with zeros where the view described by ``chain`` lies (a projection)."""
     out = xp.array(g)  # a copy, and a 0-d array where a plain backward passes a NumPy scalar
-    replay_view(chain, out)[...] = 0
+    write_through(chain, out, 0)
     return out
 
 

@@ -33,7 +33,7 @@ class ViewInfo:
     """How one view was made: ``op(parent view or base, **params)[index]``."""
 
     __slots__ = ("base", "parent", "op", "params", "index", "creation", "made_recording",
-                 "label")
+                 "label", "computed")
 
     def __init__(self, base, parent, op, params, index, creation, made_recording) -> None:
         self.base = base              # the tensor (not a view) whose memory this is
@@ -42,6 +42,8 @@ class ViewInfo:
         self.creation = creation      # DEFAULT, MULTI_OUTPUT, NO_GRAD or INFERENCE
         self.made_recording = made_recording  # grad mode was on: the view got a grad_fn
         self.label = None             # the name torch gives the view in errors, if not op's
+        # a step of the chain computes its values (conj): they are kept in step by writes
+        self.computed = op.view_inverse is not None or (parent is not None and parent.computed)
 
     def steps(self) -> tuple:
         """The chain ``((op, params, index), ...)`` that rebuilds this view from its base."""
@@ -112,6 +114,26 @@ def live_views(tensor):
         other = ref()
         if other is not None and other is not tensor:
             yield other
+
+
+def write_through(chain, array, values) -> None:
+    """Write ``values`` into the region of the raw ``array`` that the view ``chain`` describes;
+    a step that computes its values (conj) is written back through its inverse."""
+    for k, (view_op, params, _) in enumerate(chain):
+        if view_op.view_inverse is not None:
+            region = replay_view(chain[:k], array)
+            computed = view_op(region, **params)
+            write_through(chain[k + 1:], computed, values)
+            region[...] = view_op.view_inverse(computed, **params)
+            return
+    replay_view(chain, array)[...] = values
+
+
+def refresh_computed(view) -> None:
+    """Recompute the values of a view with a computed step (conj) from its base's memory."""
+    if view._data.flags.writeable:
+        info = view._view
+        view._data[...] = replay_view(info.steps(), info.base._data)
 
 
 def replay_view(chain, tensor):

@@ -367,3 +367,62 @@ def test_is_conj_and_resolve_conj():
                 resolved.is_conj(), resolved._base is None, resolved.grad_fn.name(),
                 z.resolve_conj() is z, c.conj()._base is z, lib.ones(2).is_conj())
     assert same_as_torch(program)[:3] == (True, True, False)
+
+
+# -- 6. forward AD: an in-place write into a view gives its base a tangent --------------------
+
+def _tangent(lib, x):
+    return lib.autograd.forward_ad.unpack_dual(x).tangent
+
+
+def _dual_written_into_view(method, base_is_dual, view_of=lambda b: b[1:]):
+    def program(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            base = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)
+            if base_is_dual:
+                base = fw.make_dual(base, lib.tensor([10.0, 20.0, 30.0], dtype=lib.float64))
+            view = view_of(base)
+            value = fw.make_dual(lib.tensor([4.0, 5.0], dtype=lib.float64),
+                                 lib.tensor([1.0, 2.0], dtype=lib.float64))
+            getattr(view, method)(value)
+            later_view = base[:2]
+            return base, _tangent(lib, base), _tangent(lib, view), _tangent(lib, later_view)
+    return program
+
+
+@pytest.mark.parametrize("method", ["add_", "mul_", "copy_"])
+@pytest.mark.parametrize("base_is_dual", [False, True])
+def test_forward_ad_write_into_a_view_updates_the_base_tangent(method, base_is_dual):
+    same_as_torch(_dual_written_into_view(method, base_is_dual))
+
+
+def test_forward_ad_nested_view_and_constant_writes():
+    def program(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            plain = lib.zeros(2, 3, dtype=lib.float64)
+            row = plain[1]
+            row[1:].add_(fw.make_dual(lib.ones(2, dtype=lib.float64),
+                                      lib.tensor([1.0, 2.0], dtype=lib.float64)))
+            dual = fw.make_dual(lib.ones(3, dtype=lib.float64),
+                                lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64))
+            sibling = dual[:2]
+            dual[1:].copy_(lib.tensor([7.0, 8.0], dtype=lib.float64))  # no tangent: zeros there
+            dual.mul_(2)
+            return (_tangent(lib, plain), _tangent(lib, row), _tangent(lib, dual),
+                    _tangent(lib, sibling))
+    same_as_torch(program)
+
+
+def test_forward_over_reverse_through_a_write_into_a_view():
+    def program(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+
+        def f(x):
+            y = x * 1
+            y[1:].mul_(x[:2] ** 2)
+            return (y * y).sum()
+        return lib.autograd.functional.hvp(f, x, lib.tensor([1.0, -1.0, 0.5],
+                                                             dtype=lib.float64))
+    same_as_torch(program)

@@ -13,6 +13,7 @@ import numpy as np
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor
 from gradkit.backend import device_context
+from gradkit.ops import _op
 from gradkit.ops._op import op
 from gradkit.ops.views import DEFAULT, live_views, refresh_computed, replay_view, write_through
 
@@ -66,6 +67,9 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         _resave_output(result, tensor)
     if len(tensor._vc) > 1:
         _update_views(tensor, view, recording)
+    forward_ad = _op._forward_ad
+    if forward_ad is not None and (view is not None or len(tensor._vc) > 1):
+        forward_ad.after_inplace(tensor, view)
     return tensor
 
 
@@ -181,10 +185,27 @@ def Tensor_alias(t):  # noqa: N802
     return alias
 
 
-@op(node_name="CopySlices")
-def copy_slices(xp, base, values, chain=()):
-    """The base after its view (described by ``chain``) was overwritten with ``values``."""
-    return base  # the write already happened in place; this op records the graph
+@op(save="base.shape", node_name="CopySlices")
+def copy_slices(xp, base, values, chain=(), written=True):
+    """The base after its view (described by ``chain``) was overwritten with ``values``.
+    ``written``: the write already happened in place, and the op only records the graph."""
+    if written:
+        return base
+    out = xp.array(base)
+    write_through(chain, out, values)
+    return out
+
+
+def _copy_slices_jvp(tangents, base_shape, chain, written):
+    """The base's tangent takes the values' tangent in the view's region (missing: zeros)."""
+    from gradkit.ops.elementwise import zeros_like
+    t_base, t_values = tangents
+    if t_base is None:
+        from gradkit.creation import zeros
+        t_base = zeros(tuple(base_shape), dtype=t_values.dtype, device=t_values.device)
+    if t_values is None:
+        t_values = zeros_like(replay_view(chain, t_base))
+    return copy_slices(t_base, t_values, chain=chain, written=False)
 
 
 @op(linear=True)
@@ -197,5 +218,6 @@ def zero_view_region(xp, g, chain=()):
 
 zero_view_region.defvjp(lambda g, chain: zero_view_region(g, chain))
 zero_view_region.defjvp(lambda t, chain: zero_view_region(t, chain))
-copy_slices.defvjp(lambda g, chain: zero_view_region(g, chain),
-                   lambda g, chain: replay_view(chain, g))
+copy_slices.defvjp(lambda g, base_shape, chain, written: zero_view_region(g, chain),
+                   lambda g, base_shape, chain, written: replay_view(chain, g))
+copy_slices.defjvp_all(_copy_slices_jvp)

@@ -33,7 +33,7 @@ class ViewInfo:
     """How one view was made: ``op(parent view or base, **params)[index]``."""
 
     __slots__ = ("base", "parent", "op", "params", "index", "creation", "made_recording",
-                 "label", "computed")
+                 "label", "computed", "forward_base")
 
     def __init__(self, base, parent, op, params, index, creation, made_recording) -> None:
         self.base = base              # the tensor (not a view) whose memory this is
@@ -44,6 +44,7 @@ class ViewInfo:
         self.label = None             # the name torch gives the view in errors, if not op's
         # a step of the chain computes its values (conj): they are kept in step by writes
         self.computed = op.view_inverse is not None or (parent is not None and parent.computed)
+        self.forward_base = None  # make_dual's output: a weak reference to it (forward_ad.py)
 
     def steps(self) -> tuple:
         """The chain ``((op, params, index), ...)`` that rebuilds this view from its base."""

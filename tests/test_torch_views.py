@@ -426,3 +426,16 @@ def test_forward_over_reverse_through_a_write_into_a_view():
         return lib.autograd.functional.hvp(f, x, lib.tensor([1.0, -1.0, 0.5],
                                                              dtype=lib.float64))
     same_as_torch(program)
+
+
+def test_reshape_that_must_copy_is_no_view():
+    def program(lib):
+        x = lib.arange(6.0, dtype=lib.float64).reshape(2, 3).requires_grad_()
+        base = x * 1
+        copied, aliased = base.t().reshape(6), base.reshape(3, 2)
+        copied.mul_(2)
+        aliased[0].mul_(3)
+        (base * base).sum().backward()
+        return (copied, base, x.grad, copied._base is None, aliased._base is base,
+                base.t().flatten()._base is None)
+    assert same_as_torch(program)[3:] == (True, True, True)

@@ -31,13 +31,33 @@ def _infer_shape(shape, numel):
 
 
 @op(save="x.shape", linear=True, view=True, node_name="ReshapeAliasBackward0", batchable=True)
-def reshape(xp, x, *, shape):
-    """x with a new ``shape`` (one dim may be -1); a view when possible."""
+def _reshape(xp, x, *, shape):
     return xp.reshape(x, _infer_shape(shape, x.size))
 
 
-reshape.defvjp(lambda g, x_shape, shape: reshape(g, batch_shape() + tuple(x_shape)))
-reshape.defjvp(lambda t, x_shape, shape: reshape(t, shape))
+# when the memory does not allow a view, torch's reshape copies, and the result is no view
+_reshape_copy = Op(_reshape.forward, name="reshape", save="x.shape", linear=True,
+                   node_name="UnsafeViewBackward0", batchable=True)
+for _form in (_reshape, _reshape_copy):
+    _form.defvjp(lambda g, x_shape, shape: reshape(g, batch_shape() + tuple(x_shape)))
+    _form.defjvp(lambda t, x_shape, shape: reshape(t, shape))
+
+
+def reshape(x, shape):
+    """x with a new ``shape`` (one dim may be -1): a view when its memory allows, else a copy."""
+    data = getattr(x, "_data", None)
+    if data is None or data.flags.c_contiguous or _reshapes_in_place(data, shape):
+        return _reshape(x, shape=shape)
+    return _reshape_copy(x, shape=shape)
+
+
+def _reshapes_in_place(data, shape) -> bool:
+    out = data.view()
+    try:
+        out.shape = _infer_shape(shape, data.size)  # succeeds only when no copy is needed
+    except (AttributeError, ValueError):
+        return False
+    return True
 
 
 @op(save="x.shape", linear=True, view=True, batchable=True)

@@ -33,7 +33,7 @@ class ViewInfo:
     """How one view was made: ``op(parent view or base, **params)[index]``."""
 
     __slots__ = ("base", "parent", "op", "params", "index", "creation", "made_recording",
-                 "label", "computed", "forward_base")
+                 "computed", "forward_base")
 
     def __init__(self, base, parent, op, params, index, creation, made_recording) -> None:
         self.base = base              # the tensor (not a view) whose memory this is
@@ -41,7 +41,6 @@ class ViewInfo:
         self.op, self.params, self.index = op, params, index
         self.creation = creation      # DEFAULT, MULTI_OUTPUT, NO_GRAD or INFERENCE
         self.made_recording = made_recording  # grad mode was on: the view got a grad_fn
-        self.label = None             # the name torch gives the view in errors, if not op's
         # a step of the chain computes its values (conj): they are kept in step by writes
         self.computed = op.view_inverse is not None or (parent is not None and parent.computed)
         self.forward_base = None  # make_dual's output: a weak reference to it (forward_ad.py)
@@ -64,7 +63,7 @@ class ViewInfo:
             return None
         has_grad_fn = self.made_recording and self.base._requires_grad
         what = ("its base or another view of its base has been" if indirect else "is being")
-        name = self.label or self.op.node_name.removesuffix("Backward0")
+        name = self.op.node_name.removesuffix("Backward0")
         output = f"Output {self.index or 0} of {name}"
         if kind == MULTI_OUTPUT:
             head = (f"{output} is a view and {what} modified inplace." if has_grad_fn else

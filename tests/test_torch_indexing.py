@@ -1,4 +1,5 @@
 """Indexing against torch: the same keys give the same shapes, values, views and gradients."""
+import numpy as np
 import pytest
 from test_torch_views import same_as_torch
 
@@ -38,6 +39,10 @@ KEYS = {
     "false": lambda lib: False,
     "zero_d_true": lambda lib: lib.tensor(True),
     "zero_d_false": lambda lib: lib.tensor(False),
+    "int_slice_true": lambda lib: (0, slice(1, None), True),
+    "ints_ellipsis_true": lambda lib: (0, 1, Ellipsis, True),
+    "list_false_list": lambda lib: ([0, 1], False, [1, 2]),
+    "numpy_int_slice_list": lambda lib: (np.int64(1), slice(None), [0, 2]),
 }
 
 
@@ -120,7 +125,7 @@ def _write(key_of, value_shape):
 @pytest.mark.parametrize("name,value_shape", [
     ("int_slice_list", (3, 1)), ("int_slice_2d_list", (3, 2, 1)),
     ("list_int_list", (2,)), ("zero_d_tensors", (4,)), ("int_bool_mask", (1,)),
-    ("zero_d_tensor", (3, 4))])
+    ("zero_d_tensor", (3, 4)), ("int_slice_true", (2, 1, 4)), ("numpy_int_slice_list", (3, 2))])
 def test_setitem_with_a_gradient_matches_torch(name, value_shape):
     same_as_torch(_write(KEYS[name], value_shape))
 

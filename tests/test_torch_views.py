@@ -24,8 +24,8 @@ def _outcome(program, lib):
         warnings.simplefilter("ignore")  # non-leaf .grad access: both warn the same way
         try:
             return _plain(program(lib))
-        except RuntimeError as error:
-            return ("RuntimeError", str(error))
+        except (RuntimeError, IndexError) as error:
+            return (type(error).__name__, str(error))
 
 
 def _close(got, expected) -> bool:

@@ -47,14 +47,14 @@ def _sequence_as_tuple(key: list, tensor_type) -> bool:
 
 
 def _split_key(key, ndim: int):
-    """torch applies integer indices before advanced ones, NumPy counts them among the advanced
-    ones (which moves the advanced dims first when a slice separates them): ``(basic,
-    advanced)`` keys whose successive application is torch's ``key``, else None (NumPy agrees).
-    """
+    """torch applies integers (and boolean scalars, as new dims) before the advanced indices,
+    NumPy counts them among the advanced ones (which moves the advanced dims first when a slice
+    separates them): ``(basic, advanced)`` keys whose successive application is torch's
+    ``key``, else None (NumPy agrees)."""
     if not isinstance(key, tuple):
         return None
-    arrays = [k for k in key if _is_array_index(k)]
-    if not arrays or not any(type(k) is int for k in key):
+    if not any(map(_is_bool_scalar, key)) and not (
+            any(map(_is_array_index, key)) and any(map(_is_int, key))):
         return None
     consumed = sum(_dims_consumed(k) for k in key if k is not Ellipsis)
     basic, advanced = [], []
@@ -62,17 +62,27 @@ def _split_key(key, ndim: int):
         if k is Ellipsis:
             basic.append(k)
             advanced += [slice(None)] * (ndim - consumed)
-        elif type(k) is int:
+        elif _is_int(k):
             basic.append(k)
+        elif _is_bool_scalar(k):  # torch: a new dim, then a mask on it (empty when False)
+            basic.append(None)
+            advanced.append([bool(k)])
         elif _is_array_index(k):
             basic += [slice(None)] * _dims_consumed(k)
             advanced.append(k)
-        elif k is None or isinstance(k, slice):
+        else:  # None or a slice
             basic.append(k)
             advanced.append(slice(None))
-        else:  # a boolean scalar: an advanced index of no dimension
-            advanced.append(k)
     return tuple(basic), tuple(advanced)
+
+
+def _is_int(k) -> bool:
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+
+
+def _is_bool_scalar(k) -> bool:
+    return isinstance(k, (bool, np.bool_)) or (
+        getattr(k, "ndim", None) == 0 and k.dtype.kind == "b")
 
 
 def _is_array_index(k) -> bool:
@@ -80,7 +90,7 @@ def _is_array_index(k) -> bool:
 
 
 def _dims_consumed(k) -> int:
-    if type(k) is int or isinstance(k, slice) or k is Ellipsis:
+    if _is_int(k) or isinstance(k, slice) or k is Ellipsis:
         return 1
     if _is_array_index(k):
         k = np.asarray(k) if isinstance(k, list) else k
@@ -145,7 +155,7 @@ def _check_bounds(x, key):
         if k is Ellipsis:
             dim = x.ndim - sum(_dims_consumed(j) for j in keys if j is not Ellipsis) + dim
             continue
-        if isinstance(k, int) and not isinstance(k, bool):
+        if _is_int(k):
             if dim >= x.ndim:
                 raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
             size = x.shape[dim]

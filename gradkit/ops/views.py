@@ -131,7 +131,7 @@ def write_through(chain, array, values) -> None:
 
 def refresh_computed(view) -> None:
     """Recompute the values of a view with a computed step (conj) from its base's memory."""
-    if view._data.flags.writeable:
+    if getattr(view._data.flags, "writeable", True):  # CuPy arrays have no such flag
         info = view._view
         view._data[...] = replay_view(info.steps(), info.base._data)
 

@@ -1,6 +1,7 @@
 """Indexing: ``x[key]``, ``x[key] = v``, gather/scatter, index_select, masked_fill, pad."""
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -121,7 +122,24 @@ def _select(xp, x, *, key):
 
 @op(save="x.shape", linear=True, node_name="IndexBackward0")
 def _index(xp, x, *, key):
-    return x[key]
+    try:
+        return x[key]
+    except IndexError as error:
+        raise _in_torch_words(error) from None
+
+
+_NUMPY_SHAPES = re.compile(r"\(([\d, ]*)\)")
+
+
+def _in_torch_words(error: IndexError) -> IndexError:
+    """NumPy's "indexing arrays could not be broadcast" in torch's words; others unchanged."""
+    message = str(error)
+    if not message.startswith("shape mismatch: indexing arrays could not be broadcast"):
+        return error
+    shapes = ", ".join(str([int(n) for n in found.replace(",", " ").split()])
+                       for found in _NUMPY_SHAPES.findall(message))
+    return IndexError("shape mismatch: indexing tensors could not be broadcast together with "
+                      f"shapes {shapes}")
 
 
 def _getitem_vjp(g, x_shape, key):
@@ -186,7 +204,10 @@ def index_put(xp, x, value, key=None):
     """Out-of-place ``x[key] = value`` (the in-place form is ``x[key] = value``)."""
     out = xp.array(x)  # a copy, and a 0-d array where a plain backward passes a NumPy scalar
     target, key = _located(out, key)
-    target[key] = value
+    try:
+        target[key] = value
+    except IndexError as error:
+        raise _in_torch_words(error) from None
     return out
 
 

@@ -69,6 +69,7 @@ def test_a_list_holding_tensors_is_a_tuple_of_indices(name):
 def test_zero_d_integer_tensor_index_is_a_view():
     def program(lib):
         x = lib.arange(12.0).reshape(3, 4).clone()
+        assert x[np.int64(2)]._base is x
         y = x[lib.tensor(1)]
         x.add_(1)
         y.mul_(2)

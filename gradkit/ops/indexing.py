@@ -31,6 +31,8 @@ def _raw_index(k, tensor_type):
         return int(data) if data.ndim == 0 and data.dtype.kind in "iu" else data
     if isinstance(k, list) and any(isinstance(i, tensor_type) for i in k):
         return [_raw_index(i, tensor_type) for i in k]
+    if isinstance(k, np.integer):  # an integer like any other (x[np.int64(1)] is a view)
+        return int(k)
     return k
 
 

@@ -130,7 +130,7 @@ class Tensor:
     @property
     def _base(self):
         view = getattr(self, "_view", None)
-        return view[0] if view is not None else None
+        return view.base if view is not None else None
 
     def _is_view(self) -> bool:
         return getattr(self, "_view", None) is not None
@@ -545,13 +545,21 @@ class Tensor:
 
     @property
     def real(self) -> Tensor:
-        """Dimensions reversed (a view)."""
+        """The real part (a view for complex tensors; the tensor itself when real)."""
         return ops.real(self)
 
     @property
     def imag(self) -> Tensor:
-        """The imaginary part (complex tensors only)."""
+        """The imaginary part, a view (complex tensors only)."""
         return ops.imag(self)
+
+    def is_conj(self) -> bool:
+        """Whether this is a conjugated view of a complex tensor (``z.conj()``)."""
+        return ops.complex.is_conjugated_view(self)
+
+    def resolve_conj(self) -> Tensor:
+        """A conjugated view's values in memory of their own (a clone); else self."""
+        return self.clone() if self.is_conj() else self
 
     def reshape(self, *shape) -> Tensor:
         """Same data in a new shape (a view when possible): ``x.reshape(2, -1)``."""

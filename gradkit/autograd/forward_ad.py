@@ -17,6 +17,7 @@ reverse gives Hessian-vector products).
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import NamedTuple
 
 from gradkit.autograd.graph import SavedTensor
@@ -119,6 +120,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
         tangent = tangent.to(tensor.dtype)
     dual = _alias(tensor)
     dual._fw = (_current, tangent)
+    dual._view.forward_base = weakref.ref(dual)  # views of the dual take their tangents from it
     return dual
 
 
@@ -295,6 +297,51 @@ def _double_vjp(op, args, tangents, params, outputs) -> tuple:
     for i, c in zip(diff, columns, strict=False):
         result[i] = c if c is not None else zeros_like(outs[i])
     return tuple(result)
+
+
+def after_inplace(tensor, view) -> None:
+    """Tangents after an in-place write into ``tensor`` (a view when ``view`` is its ViewInfo),
+    kept as torch keeps them: a view's tangent is its region of its base's tangent. A write
+    into a view writes the view's new tangent (zeros if none) into the base's tangent, and
+    every live view of that memory then reads its region of the base's new tangent."""
+    from gradkit.ops.elementwise import zeros_like
+    from gradkit.ops.inplace import copy_slices
+    from gradkit.ops.views import live_views, replay_view
+    base, chain = (tensor, ()) if view is None else _forward_base(view)
+    with suspended():
+        t_base = _tangent(base)
+        if chain:
+            t_view = _tangent(tensor)
+            if t_view is None and t_base is None:
+                return
+            t_base = copy_slices(zeros_like(base) if t_base is None else t_base,
+                                 zeros_like(tensor) if t_view is None else t_view,
+                                 chain=chain, written=False)
+            base._fw = (_current, t_base)
+        if t_base is None:
+            return
+        for other in (tensor, *live_views(tensor)):
+            if other is base or other._view is None:
+                continue
+            other_base, other_chain = _forward_base(other._view)
+            if other_base is base:
+                other._fw = (_current, replay_view(other_chain, t_base))
+
+
+def _forward_base(view) -> tuple:
+    """The tensor whose tangent a view's tangent is a region of, and the view chain from it:
+    the nearest dual made by make_dual above the view (a base for tangents, as in torch), else
+    the view's base."""
+    steps = []
+    info = view
+    while info is not None:
+        dual = info.forward_base() if info.forward_base is not None else None
+        if dual is not None:
+            break
+        steps.append((info.op, info.params, info.index))
+        info = info.parent
+    steps.reverse()
+    return (view.base if dual is None else dual), tuple(steps)
 
 
 # -- custom Functions -----------------------------------------------------------------

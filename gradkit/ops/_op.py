@@ -24,8 +24,6 @@ import dis
 import inspect
 from sys import modules as _modules
 from time import perf_counter_ns
-from weakref import ref as _weakref
-
 import numpy as np
 
 from gradkit.autograd import observers
@@ -33,6 +31,7 @@ from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import Node, SavedTensor, accumulate_node, declare_saved_names
 from gradkit.ops.keywords import SPECIAL_KEYWORDS, torch_keywords
+from gradkit.ops.views import mark_view
 
 Tensor = None  # bound by gradkit._tensor once the class exists (it imports us)
 _forward_ad = None  # bound by gradkit.autograd.forward_ad when a dual level opens
@@ -48,6 +47,7 @@ class Op:
     """A differentiable operation; calling it dispatches on Tensors or raw arrays."""
 
     checks_grads = True  # backward() returns gradients of its inputs' shapes and dtypes
+    view_inverse = None  # a view op whose output is computed (conj): the op that maps back
 
     def __init__(self, forward, name=None, save=(), broadcast=False, linear=False,
                  view=False, outputs=1, differentiable_outputs=None, node_name=None,
@@ -345,7 +345,7 @@ def _apply(op, args, datas, params, needs_grad):
     else:
         result = tuple(Tensor._make(_as_array(xp, o)) for o in out)
     if op.view:
-        _mark_view(op, args[0], result, params)
+        mark_view(op, args[0], result, params)
     if _forward_ad is not None and _forward_ad.has_tangents(args):
         _forward_ad.propagate(op, args, params, result)
     return result
@@ -569,40 +569,6 @@ class _SavedInputs(tuple):
 
 def _unpack_all(saved, node, create_graph):
     return tuple(s.unpack(node, create_graph) if type(s) is SavedTensor else s for s in saved)
-
-
-def _mark_view(op, base, result, params):
-    """Views share their base's version counter and remember how to rebuild themselves."""
-    several = isinstance(result, tuple)  # even of one: replay must then pick element 0
-    outputs = result if several else (result,)
-    root = base
-    chain = ()
-    view = getattr(base, "_view", None)
-    if view is not None:
-        root, chain = view
-    for i, out in enumerate(outputs):
-        out._vc = base._vc
-        out._view = (root, chain + ((op, params, i if several else None),))
-        _register_view(out)
-
-
-def _register_view(view) -> None:
-    """Keep a weak reference to ``view`` after the version it shares with its base: an in-place
-    write to the base or to another view must give it a fresh history (ops/inplace.py)."""
-    refs = view._vc
-    refs.append(_weakref(view))
-    n = len(refs) - 1
-    if n >= 32 and n & (n - 1) == 0:  # at each power of two: drop dead views (amortized O(1))
-        refs[1:] = [r for r in refs[1:] if r() is not None]
-
-
-def replay_view(chain, tensor):
-    """Apply a view chain (as recorded by _mark_view) to ``tensor``."""
-    for view_op, params, index in chain:
-        tensor = view_op(tensor, **params)
-        if index is not None:
-            tensor = tensor[index]
-    return tensor
 
 
 def cast_grad(g, dtype):

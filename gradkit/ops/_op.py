@@ -32,6 +32,7 @@ from gradkit.autograd import observers
 from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import Node, SavedTensor, accumulate_node, declare_saved_names
+from gradkit.ops.promotion import NumpyOperand
 
 Tensor = None  # bound by gradkit._tensor once the class exists (it imports us)
 _forward_ad = None  # bound by gradkit.autograd.forward_ad when a dual level opens
@@ -282,6 +283,7 @@ def dispatch(op: Op, args: tuple, params: dict):
     datas = []
     tensors = False
     needs_grad = False
+    numpy_0d = False
     for a in args:
         if type(a) is Tensor or isinstance(a, Tensor):
             datas.append(a._data)
@@ -290,6 +292,10 @@ def dispatch(op: Op, args: tuple, params: dict):
                 needs_grad = True
         else:
             datas.append(a)
+            if type(a) is np.ndarray and not a.ndim:
+                numpy_0d = True
+    if numpy_0d and tensors:
+        args, datas = _mark_numpy_operands(args, datas)
     if not tensors:  # raw arrays: a derivative rule running in a plain backward
         xp = _xp_of(datas)
         try:
@@ -314,6 +320,13 @@ def dispatch(op: Op, args: tuple, params: dict):
     observer.op_exit(token, name, args, result,
                      result.grad_fn if type(result) is Tensor else _node_of(result))
     return result
+
+
+def _mark_numpy_operands(args, datas):
+    """0-d NumPy arrays given with tensors rank as dimensioned operands in promotion."""
+    marked = [d.view(NumpyOperand) if type(d) is np.ndarray and not d.ndim and d is a else d
+              for a, d in zip(args, datas)]
+    return tuple(m if d is a else a for a, d, m in zip(args, datas, marked)), marked
 
 
 def _node_of(result):

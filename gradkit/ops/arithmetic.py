@@ -4,7 +4,7 @@ from __future__ import annotations
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import log, where
-from gradkit.ops.unary_helpers import promote
+from gradkit.ops.promotion import promote
 
 
 @op(broadcast=True, linear=True, batchable=True)

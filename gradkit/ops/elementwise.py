@@ -13,15 +13,27 @@ from gradkit.backend import get_default_dtype
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.special import erf_array
-from gradkit.ops.unary_helpers import promote
+from gradkit.ops.promotion import promote
+from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, kernel_error, reject_complex
 
 
-def _unary(save="x", floating=False, **options):
-    """Declare an elementwise op; ``floating`` ops compute integer inputs in the default dtype."""
+def _unary(save="x", floating=False, complex_error=None, **options):
+    """Declare an elementwise op; ``floating`` ops compute integer inputs in the default dtype;
+    ``complex_error(x)`` is the error torch raises for complex inputs (None: they are fine)."""
     def declare(forward):
+        if complex_error is not None:
+            forward = _no_complex(forward, complex_error)
         return op(save=save, elementwise=True, **options)(
             _on_floats(forward) if floating else forward)
     return declare
+
+
+def _no_complex(forward, error):
+    @functools.wraps(forward)
+    def real_only(xp, x, *args, **kwargs):
+        reject_complex(x, error)
+        return forward(xp, x, *args, **kwargs)
+    return real_only
 
 
 def _on_floats(forward):
@@ -116,7 +128,8 @@ rsqrt.defderivative(lambda out: -0.5 * out * out * out)
 
 @_unary()
 def square(xp, x):
-    """x * x elementwise."""
+    """x * x elementwise (pow(x, 2): bools square to int64, as in torch)."""
+    x, _ = promote(xp, x, 2)
     return x * x
 
 
@@ -225,7 +238,7 @@ def sigmoid(xp, x):
 sigmoid.defderivative(lambda out: out * (1 - out))
 
 
-@_unary(save="x", floating=True)
+@_unary(save="x", floating=True, complex_error=kernel_error("log_sigmoid_cpu"))
 def logsigmoid(xp, x):
     """log(sigmoid(x)) elementwise, computed stably."""
     return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))  # never overflows
@@ -234,7 +247,7 @@ def logsigmoid(xp, x):
 logsigmoid.defderivative(lambda x: sigmoid(-x))
 
 
-@_unary(save="result")
+@_unary(save="result", complex_error=CLAMP_COMPLEX)
 def relu(xp, x):
     """max(x, 0) elementwise."""
     return xp.maximum(x, 0)
@@ -270,7 +283,7 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-@_unary(save="x", floating=True)
+@_unary(save="x", floating=True, complex_error=kernel_error("GeluKernelImpl"))
 def gelu(xp, x, approximate="none"):
     """x * Phi(x) (Gaussian CDF); ``approximate='tanh'`` for the tanh formula."""
     if approximate == "tanh":
@@ -292,7 +305,7 @@ def _gelu_derivative(x, approximate):
 gelu.defderivative(_gelu_derivative)
 
 
-@_unary(save="x", floating=True)
+@_unary(save="x", floating=True, complex_error=kernel_error("softplus_cpu"))
 def softplus(xp, x, beta=1.0, threshold=20.0):
     """log(1 + exp(beta * x)) / beta, linear above ``threshold``, elementwise."""
     bx = x * beta
@@ -308,7 +321,7 @@ def _softplus_derivative(x, beta, threshold):
 softplus.defderivative(_softplus_derivative)
 
 
-@_unary(save="x", floating=True)
+@_unary(save="x", floating=True, complex_error=kernel_error("elu_cpu"))
 def elu(xp, x, alpha=1.0):
     """x if x > 0 else alpha * (exp(x) - 1), elementwise."""
     return xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, 0))).astype(x.dtype, copy=False)
@@ -317,7 +330,7 @@ def elu(xp, x, alpha=1.0):
 elu.defderivative(lambda x, alpha: where(x > 0, 1.0, alpha * exp(minimum(x, 0.0))))
 
 
-@_unary(save="x")
+@_unary(save="x", complex_error=kernel_error("leaky_relu_cpu"))
 def leaky_relu(xp, x, negative_slope=0.01):
     """x if x > 0 else negative_slope * x, elementwise."""
     return xp.where(x > 0, x, x * negative_slope)
@@ -365,16 +378,22 @@ def _zero_derivative(x):
     return zeros_like(x)
 
 
-@_unary()
+_ROUNDING_COMPLEX = {name: fixed_error(NotImplementedError, f"{name} is not supported for "
+                                                              "complex inputs")
+                     for name in ("floor", "ceil", "trunc")}
+
+
+@_unary(complex_error=fixed_error(NotImplementedError, "Unlike NumPy, torch.sign is not intended "
+                                  "to support complex numbers. Please use torch.sgn instead."))
 def sign(xp, x):
-    """-1, 0 or 1 by the sign of x, elementwise (zero gradient)."""
-    return xp.sign(x)
+    """-1, 0 or 1 by the sign of x, elementwise (zero gradient); bools stay as they are."""
+    return x.copy() if x.dtype.kind == "b" else xp.sign(x)
 
 
 sign.defderivative(_zero_derivative)
 
 
-@_unary()
+@_unary(complex_error=_ROUNDING_COMPLEX["floor"])
 def floor(xp, x):
     """Largest integer <= x, elementwise (zero gradient)."""
     return xp.floor(x)
@@ -383,7 +402,7 @@ def floor(xp, x):
 floor.defderivative(_zero_derivative)
 
 
-@_unary()
+@_unary(complex_error=_ROUNDING_COMPLEX["ceil"])
 def ceil(xp, x):
     """Smallest integer >= x, elementwise (zero gradient)."""
     return xp.ceil(x)
@@ -392,7 +411,7 @@ def ceil(xp, x):
 ceil.defderivative(_zero_derivative)
 
 
-@_unary()
+@_unary(complex_error=kernel_error("round_vml_cpu"))
 def round(xp, x, decimals=0):  # noqa: A001
     """Round half to even, to ``decimals`` places (zero gradient)."""
     return xp.round(x, decimals)
@@ -401,7 +420,7 @@ def round(xp, x, decimals=0):  # noqa: A001
 round.defderivative(lambda x, decimals: zeros_like(x))
 
 
-@_unary()
+@_unary(complex_error=_ROUNDING_COMPLEX["trunc"])
 def trunc(xp, x):
     """x rounded toward zero, elementwise (zero gradient)."""
     return xp.trunc(x)
@@ -422,7 +441,7 @@ def ones_like(xp, x):
     return xp.ones_like(x)
 
 
-@_unary(save="x", name="clamp")
+@_unary(save="x", name="clamp", complex_error=CLAMP_COMPLEX)
 def _clamp(xp, x, min=None, max=None):  # noqa: A002 - torch's names
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -486,10 +505,15 @@ where.defjvp(None,
              lambda t, cond: where(cond, 0.0, t))
 
 
+_PAIRWISE_COMPLEX = {name: fixed_error(RuntimeError, f"{name} not implemented for complex tensors.")
+                     for name in ("maximum", "minimum")}
+
+
 @op(save=("x", "y"), broadcast=True, batchable=True)
 def maximum(xp, x, y):
     """Elementwise maximum of x and y (broadcasting)."""
     x, y = promote(xp, x, y)
+    reject_complex(x, _PAIRWISE_COMPLEX["maximum"])
     return xp.maximum(x, y)
 
 
@@ -508,6 +532,7 @@ maximum.defjvp(lambda t, x, y: where(x >= y, _share(t, x, y), 0.0),
 def minimum(xp, x, y):
     """Elementwise minimum of x and y (broadcasting)."""
     x, y = promote(xp, x, y)
+    reject_complex(x, _PAIRWISE_COMPLEX["minimum"])
     return xp.minimum(x, y)
 
 

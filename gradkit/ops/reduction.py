@@ -6,10 +6,12 @@ import math
 from collections import namedtuple
 
 from gradkit.autograd.batching import batch_dim
+from gradkit.backend import get_default_dtype, to_numpy_dtype
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.elementwise import exp, where
 from gradkit.ops.shape import _normalize_dim, expand, reshape
+from gradkit.ops.unary_helpers import fixed_error, kernel_error, reject_complex
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
@@ -47,12 +49,26 @@ def _count(x_shape, dim):
     return n
 
 
+def _np_dtype(dtype):
+    """A reduction's ``dtype=`` (gradkit, NumPy or Python type) as a NumPy dtype; None stays."""
+    return None if dtype is None else to_numpy_dtype(dtype)
+
+
+def _accumulation_dtype(x, dtype):
+    """``dtype=`` of sum/prod/cumsum: integers and bools accumulate in int64, as in torch."""
+    if dtype is None and x.dtype.kind in "biu":
+        return _INT64
+    return _np_dtype(dtype)
+
+
+_INT64 = to_numpy_dtype(int)
+
+
 @op(save="x.shape", linear=True, batchable=True)
 def sum(xp, x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - torch's name
-    """Sum along ``dim`` (all dims by default)."""
-    if dtype is None and x.dtype.kind in "biu":
-        dtype = "int64"  # torch sums integers (and bools) in int64
-    return xp.sum(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
+    """Sum along ``dim`` (all dims by default), in ``dtype`` when given."""
+    return xp.sum(x, axis=axes(dim, x.ndim), keepdims=keepdim,
+                  dtype=_accumulation_dtype(x, dtype))
 
 
 sum.defvjp(lambda g, x_shape, dim, keepdim, dtype: expand_back(g, x_shape, dim, keepdim))
@@ -62,6 +78,7 @@ sum.defjvp(lambda t, x_shape, dim, keepdim, dtype: sum(t, dim, keepdim, dtype))
 @op(save="x.shape", linear=True, batchable=True)
 def mean(xp, x, dim=None, keepdim=False, dtype=None):
     """Mean along ``dim`` (all dims by default)."""
+    dtype = _np_dtype(dtype)
     if x.dtype.kind not in "fc" and dtype is None:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
@@ -141,7 +158,8 @@ def prod(xp, x, dim=None, keepdim=False, dtype=None):
     """Product along ``dim`` (all dims by default); zeros are handled in backward."""
     if dim is not None and not isinstance(dim, int):
         raise TypeError("prod(): argument 'dim' must be int")
-    return xp.prod(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
+    return xp.prod(x, axis=axes(dim, x.ndim), keepdims=keepdim,
+                   dtype=_accumulation_dtype(x, dtype))
 
 
 def _prod_others(x, out, dim, keepdim):
@@ -191,6 +209,7 @@ def _evenly(g, x, out, dim, keepdim):
 @op(save=("x", "result"), batchable=True)
 def amax(xp, x, dim=None, keepdim=False):
     """Maximum along ``dim`` (all dims by default); ties share the gradient."""
+    reject_complex(x, kernel_error("max_values_cpu"))
     _check_nonempty("amax", x, dim)
     return xp.amax(x, axis=axes(dim, x.ndim), keepdims=keepdim)
 
@@ -209,6 +228,7 @@ amax.defjvp(_evenly_jvp)
 @op(save=("x", "result"), batchable=True)
 def amin(xp, x, dim=None, keepdim=False):
     """Minimum along ``dim`` (all dims by default); ties share the gradient."""
+    reject_complex(x, kernel_error("min_values_cpu"))
     _check_nonempty("amin", x, dim)
     return xp.amin(x, axis=axes(dim, x.ndim), keepdims=keepdim)
 
@@ -225,6 +245,7 @@ def _check_nonempty(name, x, dim):
 
 def _extreme_along(xp, x, dim, keepdim, name, arg_extreme):
     """(values, indices) of the max/min along ``dim``: the forward of max(x, dim)/min(x, dim)."""
+    reject_complex(x, fixed_error(RuntimeError, f"{name}(): does not support complex input"))
     _check_nonempty(name, x, dim)
     if x.ndim == 0:
         return x.copy(), xp.zeros((), dtype=xp.int64)
@@ -285,6 +306,7 @@ def _extreme(pairwise_name: str, whole, along):
             from gradkit.ops import elementwise
             return getattr(elementwise, pairwise_name)(x, dim)
         if dim is None:
+            reject_complex(x._data, kernel_error(pairwise_name[:3] + "_all"))
             return whole(x)
         values, indices = along(x, _normalize_dim(dim, x.ndim), keepdim)
         return values_indices(values, indices)
@@ -300,6 +322,7 @@ min.__doc__ = "min(x) -> tensor; min(x, dim) -> (values, indices); min(x, other)
 @op()
 def argmax(xp, x, dim=None, keepdim=False):
     """Index of the maximum (of the flattened x without ``dim``); no gradient."""
+    reject_complex(x, fixed_error(RuntimeError, "argmax(): does not support complex input"))
     if dim is None:
         _check_nonempty("argmax", x, dim)  # NumPy's own error is a ValueError
         out = xp.argmax(x)
@@ -310,6 +333,7 @@ def argmax(xp, x, dim=None, keepdim=False):
 @op()
 def argmin(xp, x, dim=None, keepdim=False):
     """Index of the minimum (of the flattened x without ``dim``); no gradient."""
+    reject_complex(x, fixed_error(RuntimeError, "argmin(): does not support complex input"))
     if dim is None:
         _check_nonempty("argmin", x, dim)  # NumPy's own error is a ValueError
         out = xp.argmin(x)
@@ -319,7 +343,9 @@ def argmin(xp, x, dim=None, keepdim=False):
 
 @op(save=("x", "result"), batchable=True)
 def logsumexp(xp, x, *, dim, keepdim=False):
-    """log(sum(exp(x))) along ``dim``, computed stably."""
+    """log(sum(exp(x))) along ``dim``, computed stably (integers in the default dtype)."""
+    if x.dtype.kind in "biu":
+        x = x.astype(get_default_dtype().np)
     a = axes(dim, x.ndim)
     m = xp.amax(x, axis=a, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
     m = xp.where(xp.isfinite(m), m, 0)
@@ -337,11 +363,22 @@ logsumexp.defjvp(lambda t, x, out, dim, keepdim:
 @op(save="result", batchable=True)
 def softmax(xp, x, *, dim, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``."""
-    if dtype is not None:
-        x = x.astype(dtype)
+    x = _softmax_input(x, dim, dtype, "softmax")
     a = axes(dim, x.ndim)
+    if x.size == 0:
+        return x.copy()
     z = xp.exp(x - xp.amax(x, axis=a, keepdims=True))
     return z / xp.sum(z, axis=a, keepdims=True)
+
+
+def _softmax_input(x, dim, dtype, name):
+    """x in ``dtype``; torch's kernels take floating inputs only."""
+    if dtype is not None:
+        x = x.astype(to_numpy_dtype(dtype))
+    if x.dtype.kind not in "fV":
+        last = x.ndim == 0 or _normalize_dim(dim, x.ndim) == x.ndim - 1
+        raise kernel_error(f"{name}_{'lastdim_' if last else ''}kernel_impl")(x)
+    return x
 
 
 def _sum_along(g, out, dim):
@@ -357,9 +394,10 @@ softmax.defjvp(lambda t, out, dim, dtype: out * (t - sum(t * out, dim, True)))
 @op(save="result", batchable=True)
 def log_softmax(xp, x, *, dim, dtype=None):
     """log(softmax(x)) along ``dim``, computed stably."""
-    if dtype is not None:
-        x = x.astype(dtype)
+    x = _softmax_input(x, dim, dtype, "log_softmax")
     a = axes(dim, x.ndim)
+    if x.size == 0:
+        return x.copy()
     shifted = x - xp.amax(x, axis=a, keepdims=True)
     return shifted - xp.log(xp.sum(xp.exp(shifted), axis=a, keepdims=True))
 
@@ -370,7 +408,8 @@ log_softmax.defjvp(lambda t, out, dim, dtype: t - sum(exp(out) * t, dim, True))
 
 @op(linear=True)
 def cumsum(xp, x, *, dim, dtype=None):
-    """Cumulative sum along ``dim``."""
+    """Cumulative sum along ``dim`` (integers and bools in int64, as torch)."""
+    dtype = _accumulation_dtype(x, dtype)
     if x.ndim == 0:  # NumPy would return shape (1,); torch keeps 0-d
         _normalize_dim(dim, 0)
         return x.astype(dtype or x.dtype, copy=True)
@@ -390,11 +429,18 @@ cumsum.defjvp(lambda t, dim, dtype: cumsum(t, dim))
 
 @op()
 def all(xp, x, dim=None, keepdim=False):  # noqa: A001
-    """True if every element (along ``dim``) is nonzero (no gradient)."""
-    return xp.all(x, axis=None if dim is None else axes(dim, x.ndim), keepdims=keepdim)
+    """True if every element (along ``dim``) is nonzero (no gradient; uint8 for uint8 x)."""
+    return _logical_result(x, xp.all(x, axis=None if dim is None else axes(dim, x.ndim),
+                                      keepdims=keepdim))
 
 
 @op()
 def any(xp, x, dim=None, keepdim=False):  # noqa: A001
-    """True if some element (along ``dim``) is nonzero (no gradient)."""
-    return xp.any(x, axis=None if dim is None else axes(dim, x.ndim), keepdims=keepdim)
+    """True if some element (along ``dim``) is nonzero (no gradient; uint8 for uint8 x)."""
+    return _logical_result(x, xp.any(x, axis=None if dim is None else axes(dim, x.ndim),
+                                      keepdims=keepdim))
+
+
+def _logical_result(x, out):
+    """torch's all/any answer in uint8 for uint8 inputs (a legacy it keeps), else bool."""
+    return out.astype(x.dtype) if x.dtype.kind == "u" else out

@@ -469,13 +469,22 @@ class Tensor:
             ops.bitwise_not(self)
 
     def __and__(self, other):
-        return ops.logical_and(self, other)
+        return ops.bitwise_and(self, other)
+
+    def __rand__(self, other):
+        return ops.bitwise_and(other, self)
 
     def __or__(self, other):
-        return ops.logical_or(self, other)
+        return ops.bitwise_or(self, other)
+
+    def __ror__(self, other):
+        return ops.bitwise_or(other, self)
 
     def __xor__(self, other):
-        return ops.logical_xor(self, other)
+        return ops.bitwise_xor(self, other)
+
+    def __rxor__(self, other):
+        return ops.bitwise_xor(other, self)
 
     def __eq__(self, other):
         return ops.eq(self, other)

@@ -443,7 +443,8 @@ OPS: list[OpInfo] = [
 NON_DIFFERENTIABLE = {
     **{name: "comparison: bool result" for name in ("eq", "ne", "lt", "le", "gt", "ge", "isclose")},
     **{name: "logic/bit op: bool or integer result" for name in (
-        "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_not", "all", "any")},
+        "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_not", "bitwise_and",
+        "bitwise_or", "bitwise_xor", "all", "any")},
     **{name: "predicate: bool result" for name in ("isnan", "isinf", "isfinite")},
     "argmax": "integer result", "argmin": "integer result",
     "floor_divide": "piecewise constant, no grad_fn in torch either",

@@ -410,8 +410,8 @@ class Tensor:
     def __add__(self, other):
         return _dispatch(ops.add, (self, other), _NO_PARAMS)
 
-    def __radd__(self, other):
-        return _dispatch(ops.add, (other, self), _NO_PARAMS)
+    def __radd__(self, other):  # self first, as torch: it is self + 1 * other
+        return _dispatch(ops.add, (self, other), _NO_PARAMS)
 
     def __sub__(self, other):
         return _dispatch(ops.sub, (self, other), _NO_PARAMS)

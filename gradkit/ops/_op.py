@@ -283,7 +283,7 @@ def dispatch(op: Op, args: tuple, params: dict):
     datas = []
     tensors = False
     needs_grad = False
-    numpy_0d = False
+    others = False  # arguments besides tensors and Python numbers (NumPy values, lists, ...)
     for a in args:
         if type(a) is Tensor or isinstance(a, Tensor):
             datas.append(a._data)
@@ -292,10 +292,10 @@ def dispatch(op: Op, args: tuple, params: dict):
                 needs_grad = True
         else:
             datas.append(a)
-            if type(a) is np.ndarray and not a.ndim:
-                numpy_0d = True
-    if numpy_0d and tensors:
-        args, datas = _mark_numpy_operands(args, datas)
+            if type(a) not in _PLAIN_ARGUMENTS:
+                others = True
+    if others and tensors:
+        args, datas = _numpy_operands(args, datas)
     if not tensors:  # raw arrays: a derivative rule running in a plain backward
         xp = _xp_of(datas)
         try:
@@ -322,11 +322,18 @@ def dispatch(op: Op, args: tuple, params: dict):
     return result
 
 
-def _mark_numpy_operands(args, datas):
-    """0-d NumPy arrays given with tensors rank as dimensioned operands in promotion."""
-    marked = [d.view(NumpyOperand) if type(d) is np.ndarray and not d.ndim and d is a else d
-              for a, d in zip(args, datas)]
-    return tuple(m if d is a else a for a, d, m in zip(args, datas, marked)), marked
+_PLAIN_ARGUMENTS = frozenset({int, float, bool, complex, type(None)})
+
+
+def _numpy_operands(args, datas):
+    """NumPy values given with tensors, read as torch reads them: a 0-d array ranks as a
+    dimensioned operand in promotion (NumPy computes it in torch), a NumPy scalar is a
+    Python number. (Derivative rules on raw arrays keep NumPy scalars as 0-d values.)"""
+    read = [a if d is not a else
+            a.view(NumpyOperand) if type(a) is np.ndarray and not a.ndim else
+            a.item() if isinstance(a, np.generic) else a
+            for a, d in zip(args, datas)]
+    return tuple(read), [d if d is not a else r for a, d, r in zip(args, datas, read)]
 
 
 def _node_of(result):

@@ -17,7 +17,7 @@ from gradkit.ops.unary_helpers import kernel_error
 def add(xp, x, y, alpha=1):
     """x + alpha * y (broadcasting)."""
     x, y = promote(xp, x, y)
-    return x + y if _is_one(alpha) else x + _alpha_times(xp, alpha, y)
+    return x + y if _is_one(alpha, x, y) else x + _alpha_times(xp, alpha, x, y)
 
 
 add.defvjp(lambda g, alpha: g,
@@ -31,16 +31,19 @@ def sub(xp, x, y, alpha=1):
     """x - alpha * y (broadcasting); torch refuses bool operands."""
     _check_not_bool(x, y)
     x, y = promote(xp, x, y)
-    return x - y if _is_one(alpha) else x - _alpha_times(xp, alpha, y)
+    return x - y if _is_one(alpha, x, y) else x - _alpha_times(xp, alpha, x, y)
 
 
-def _is_one(alpha) -> bool:
-    return type(alpha) is int and alpha == 1
+def _is_one(alpha, x, y) -> bool:
+    """Whether alpha * y is y. Not for complex y: torch multiplies by alpha = 1 + 0j there,
+    which turns a real NaN or inf into NaN + NaN j (and we give torch's numbers)."""
+    return type(alpha) is int and alpha == 1 and _result_kind(x, y) != "c"
 
 
-def _alpha_times(xp, alpha, y):
-    """alpha * y in y's (the result's) dtype, after torch's checks of alpha."""
-    dtype = y.dtype
+def _alpha_times(xp, alpha, x, y):
+    """alpha * y in the result's dtype, after torch's checks of alpha."""
+    dtype = _array_of(x, y).dtype
+    y = as_dtype(xp, y, dtype)
     if isinstance(alpha, bool) and dtype.kind != "b":
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if dtype.kind in "biu" and not isinstance(alpha, (int, np.integer)):

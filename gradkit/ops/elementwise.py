@@ -249,11 +249,11 @@ logsigmoid.defderivative(lambda x: sigmoid(-x))
 
 @_unary(save="result", complex_error=CLAMP_COMPLEX)
 def relu(xp, x):
-    """max(x, 0) elementwise."""
-    return xp.maximum(x, 0)
+    """max(x, 0) elementwise; NaN and -0.0 pass through, as torch."""
+    return xp.where(x < 0, 0, x)
 
 
-relu.defderivative(lambda out: out > 0)
+relu.defderivative(lambda out: where(out <= 0, 0.0, 1.0))  # torch: 1 at NaN
 
 
 @_unary(floating=True)
@@ -324,10 +324,16 @@ softplus.defderivative(_softplus_derivative)
 @_unary(save="x", floating=True, complex_error=kernel_error("elu_cpu"))
 def elu(xp, x, alpha=1.0):
     """x if x > 0 else alpha * (exp(x) - 1), elementwise."""
-    return xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, 0))).astype(x.dtype, copy=False)
+    return xp.where(x > 0, x, alpha * xp.expm1(xp.where(x > 0, 0, x))).astype(x.dtype, copy=False)
 
 
-elu.defderivative(lambda x, alpha: where(x > 0, 1.0, alpha * exp(minimum(x, 0.0))))
+def _elu_derivative(x, alpha):
+    # torch: alpha at 0, 1 at NaN, and a second derivative of 0 at 0 (where(x < 0, x, 0)
+    # is flat there); exp never sees a positive argument
+    return where(x <= 0, alpha * exp(where(x < 0, x, 0.0)), 1.0)
+
+
+elu.defderivative(_elu_derivative)
 
 
 @_unary(save="x", complex_error=kernel_error("leaky_relu_cpu"))
@@ -353,7 +359,7 @@ abs.defjvp(lambda t, x: real(conj(sgn(x)) * t))
 def sgn(xp, x):
     """sign for real numbers, x/|x| (0 at 0) for complex ones."""
     if x.dtype.kind != "c":
-        return xp.sign(x)
+        return _real_sign(xp, x)
     mag = xp.abs(x)
     return xp.where(mag == 0, 0, x / xp.where(mag == 0, 1, mag))
 
@@ -374,8 +380,22 @@ sgn.defvjp(_sgn_derivative)
 sgn.defjvp(_sgn_derivative)
 
 
-def _zero_derivative(x):
-    return zeros_like(x)
+def _real_sign(xp, x):
+    """-1, 0 or 1; 0 at NaN, as torch ((0 < x) - (x < 0)); bools stay as they are."""
+    if x.dtype.kind == "b":
+        return x.copy()
+    return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
+
+
+def _zero_gradient(g, x, **params):
+    """Piecewise-constant ops: zeros, even for an inf or NaN upstream gradient (not g * 0)."""
+    return zeros_like(g)
+
+
+def _piecewise_constant(op_):
+    op_.defvjp(_zero_gradient)
+    op_.defjvp(_zero_gradient)
+    op_.batchable = True
 
 
 _ROUNDING_COMPLEX = {name: fixed_error(NotImplementedError, f"{name} is not supported for "
@@ -386,11 +406,11 @@ _ROUNDING_COMPLEX = {name: fixed_error(NotImplementedError, f"{name} is not supp
 @_unary(complex_error=fixed_error(NotImplementedError, "Unlike NumPy, torch.sign is not intended "
                                   "to support complex numbers. Please use torch.sgn instead."))
 def sign(xp, x):
-    """-1, 0 or 1 by the sign of x, elementwise (zero gradient); bools stay as they are."""
-    return x.copy() if x.dtype.kind == "b" else xp.sign(x)
+    """-1, 0 or 1 by the sign of x, elementwise (zero gradient; 0 at NaN, as torch)."""
+    return _real_sign(xp, x)
 
 
-sign.defderivative(_zero_derivative)
+_piecewise_constant(sign)
 
 
 @_unary(complex_error=_ROUNDING_COMPLEX["floor"])
@@ -399,7 +419,7 @@ def floor(xp, x):
     return xp.floor(x)
 
 
-floor.defderivative(_zero_derivative)
+_piecewise_constant(floor)
 
 
 @_unary(complex_error=_ROUNDING_COMPLEX["ceil"])
@@ -408,7 +428,7 @@ def ceil(xp, x):
     return xp.ceil(x)
 
 
-ceil.defderivative(_zero_derivative)
+_piecewise_constant(ceil)
 
 
 @_unary(complex_error=kernel_error("round_vml_cpu"))
@@ -417,7 +437,7 @@ def round(xp, x, decimals=0):  # noqa: A001
     return xp.round(x, decimals)
 
 
-round.defderivative(lambda x, decimals: zeros_like(x))
+_piecewise_constant(round)
 
 
 @_unary(complex_error=_ROUNDING_COMPLEX["trunc"])
@@ -426,7 +446,7 @@ def trunc(xp, x):
     return xp.trunc(x)
 
 
-trunc.defderivative(_zero_derivative)
+_piecewise_constant(trunc)
 
 
 @op()
@@ -439,45 +459,6 @@ def zeros_like(xp, x):
 def ones_like(xp, x):
     """Ones of x's shape and dtype (no gradient)."""
     return xp.ones_like(x)
-
-
-@_unary(save="x", name="clamp", complex_error=CLAMP_COMPLEX)
-def _clamp(xp, x, min=None, max=None):  # noqa: A002 - torch's names
-    if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    for bound in (min, max):
-        if bound is not None:
-            x, _ = promote(xp, x, bound)  # an int tensor with a float bound becomes float
-    out = x
-    if min is not None:
-        out = xp.maximum(out, min)
-    if max is not None:
-        out = xp.minimum(out, max)
-    return out.astype(x.dtype, copy=False) if hasattr(out, "astype") else out
-
-
-def _clamp_derivative(x, min, max):  # noqa: A002
-    inside = True
-    if min is not None:
-        inside = x >= min
-    if max is not None:
-        inside = inside & (x <= max) if min is not None else x <= max
-    return inside
-
-
-_clamp.defderivative(_clamp_derivative)
-
-
-def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
-    """Limit x to [min, max]; the bounds may be numbers or (broadcasting) tensors."""
-    if hasattr(min, "_data") or hasattr(max, "_data"):
-        out = x
-        if min is not None:
-            out = where(out >= min, out, min)  # gradient to x where x >= min, as torch
-        if max is not None:
-            out = where(out <= max, out, max)
-        return out
-    return _clamp(x, min, max)
 
 
 @op(save=("cond",), broadcast=True, batchable=True)
@@ -522,10 +503,11 @@ def _share(g, x, y):
     return where(x == y, g * 0.5, g)
 
 
-maximum.defvjp(lambda g, x, y: where(x >= y, _share(g, x, y), 0.0),
-               lambda g, x, y: where(y >= x, _share(g, x, y), 0.0))
-maximum.defjvp(lambda t, x, y: where(x >= y, _share(t, x, y), 0.0),
-               lambda t, x, y: where(y >= x, _share(t, x, y), 0.0))
+# torch's rules: the loser gets 0, ties share, and both get the gradient where one is NaN
+maximum.defvjp(lambda g, x, y: where(x < y, 0.0, _share(g, x, y)),
+               lambda g, x, y: where(y < x, 0.0, _share(g, x, y)))
+maximum.defjvp(lambda t, x, y: where(x < y, 0.0, _share(t, x, y)),
+               lambda t, x, y: where(y < x, 0.0, _share(t, x, y)))
 
 
 @op(save=("x", "y"), broadcast=True, batchable=True)
@@ -536,7 +518,7 @@ def minimum(xp, x, y):
     return xp.minimum(x, y)
 
 
-minimum.defvjp(lambda g, x, y: where(x <= y, _share(g, x, y), 0.0),
-               lambda g, x, y: where(y <= x, _share(g, x, y), 0.0))
-minimum.defjvp(lambda t, x, y: where(x <= y, _share(t, x, y), 0.0),
-               lambda t, x, y: where(y <= x, _share(t, x, y), 0.0))
+minimum.defvjp(lambda g, x, y: where(x > y, 0.0, _share(g, x, y)),
+               lambda g, x, y: where(y > x, 0.0, _share(g, x, y)))
+minimum.defjvp(lambda t, x, y: where(x > y, 0.0, _share(t, x, y)),
+               lambda t, x, y: where(y > x, 0.0, _share(t, x, y)))

@@ -5,8 +5,9 @@ numbers. The result dtype is that of the highest tier, unless a lower tier bring
 *category* (bool < integer < floating < complex); a lower tier never widens within a
 category (float32 vector * float64 0-d tensor is float32; uint8 + 300 stays uint8 and wraps).
 Python floats count as the default dtype, Python complex numbers as its complex twin, ints
-as int64. A NumPy array (even 0-d) is a dimensioned operand, as NumPy computes it in torch;
-NumPy scalars (``np.float64(2.0)``) count as Python numbers, as torch reads them.
+as int64. Dispatch makes a user's 0-d NumPy array a dimensioned operand (NumPy computes it in
+torch) and a NumPy scalar a Python number (torch reads it so); here, NumPy scalars are 0-d
+arrays, as NumPy returns them from 0-d arithmetic inside derivative rules.
 """
 from __future__ import annotations
 
@@ -49,14 +50,13 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
 
 
 def _scalar_dtype(v) -> np.dtype:
-    """The dtype a Python number (or NumPy scalar) stands for in promotion."""
-    if isinstance(v, (bool, np.bool_)):
-        return _BOOL
-    if isinstance(v, (complex, np.complexfloating)):
-        return get_default_dtype().to_complex().np
-    if isinstance(v, (float, np.floating)):
+    """The dtype a Python number stands for in promotion."""
+    kind = type(v)
+    if kind is float:
         return get_default_dtype().np
-    return _INT64
+    if kind is complex:
+        return get_default_dtype().to_complex().np
+    return _BOOL if kind is bool else _INT64
 
 
 def _combine(higher, lower):
@@ -82,7 +82,7 @@ def result_type(*operands) -> np.dtype:
     for v in operands:
         if v is None:
             continue
-        if type(v) in _PY_SCALARS or isinstance(v, np.generic):
+        if type(v) in _PY_SCALARS:
             dt = _scalar_dtype(v)
             scalars = dt if scalars is None else promote_types(scalars, dt)
         elif v.ndim or type(v) is NumpyOperand:
@@ -95,7 +95,7 @@ def result_type(*operands) -> np.dtype:
 def as_dtype(xp, v, dt: np.dtype):
     """``v`` (array or Python number) as an array of dtype ``dt``; integers wrap like torch's
     casts (uint8 + 300 is uint8 44), where NumPy would raise."""
-    if type(v) in _PY_SCALARS or isinstance(v, np.generic):
+    if type(v) in _PY_SCALARS:
         if dt.kind in "biu" and type(v) is int:
             return xp.asarray(v).astype(dt)  # a C cast wraps; asarray(300, uint8) raises
         return xp.asarray(v, dtype=dt)

@@ -8,6 +8,7 @@ from collections import namedtuple
 from gradkit.autograd.batching import batch_dim
 from gradkit.backend import get_default_dtype, to_numpy_dtype
 from gradkit.ops._op import op
+from gradkit.ops.arithmetic import isnan
 from gradkit.ops.complex import conj, real
 from gradkit.ops.elementwise import exp, where
 from gradkit.ops.shape import _normalize_dim, expand, reshape
@@ -104,21 +105,32 @@ def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     return xp.var(x, axis=axes(dim, x.ndim), ddof=c, keepdims=keepdim)
 
 
-def _var_grad(g, x, dim, unbiased, keepdim, correction):
+def _var_slope(x, dim, unbiased, correction):
+    """d var / d x: 2 (x - mean) / (n - correction), as torch's var_backward.
+
+    Over all elements with n <= correction torch answers NaN where x equals the mean and inf
+    elsewhere; along a dim it divides by n - correction as is (0 * inf = NaN there).
+    """
     c = _correction(correction, unbiased)
     n = _count(tuple(x.shape), dim)
     centered = x - mean(x, axes(dim, x.ndim), True)
-    scale = 2.0 / (n - c) if n != c else math.inf  # torch: no dof clamp, 0 * inf = nan
-    return expand_back(g, tuple(x.shape), dim, keepdim) * scale * centered
+    if (dim is None or x.ndim == 0) and n <= c:
+        return where(centered == 0, math.nan, math.inf)
+    return centered * (2.0 / (n - c) if n != c else math.inf)
+
+
+def _var_grad(g, x, dim, unbiased, keepdim, correction):
+    return expand_back(g, tuple(x.shape), dim, keepdim) * _var_slope(x, dim, unbiased,
+                                                                      correction)
 
 
 var.defvjp(lambda g, x, dim, unbiased, keepdim, correction:
            _var_grad(g, x, dim, unbiased, keepdim, correction))
+
+
 def _var_jvp(t, x, dim, unbiased, keepdim, correction):
-    n = _count(tuple(x.shape), dim)
-    scale = 2.0 / builtins.max(n - _correction(correction, unbiased), 0)
-    centered = x - mean(x, axes(dim, x.ndim), True)
-    return sum(real(conj(centered) * t), axes(dim, x.ndim), keepdim) * scale
+    slope = _var_slope(x, dim, unbiased, correction)
+    return sum(real(conj(slope) * t), axes(dim, x.ndim), keepdim)
 
 
 var.defjvp(_var_jvp)
@@ -199,11 +211,50 @@ prod.defjvp(lambda t, x, out, dim, keepdim, dtype:
 
 
 def _evenly(g, x, out, dim, keepdim):
-    """Gradient of amax/amin: shared evenly among the elements equal to the extreme."""
+    """Gradient of amax/amin: shared evenly among the elements equal to the extreme.
+
+    As torch, ``g / count * mask``: a NaN extreme (equal to nothing) gives NaN gradients.
+    """
     shape = tuple(x.shape)
     mask = x == expand_back(out, shape, dim, keepdim)
     count = sum(mask, axes(dim, x.ndim), True)
-    return where(mask, expand_back(g, shape, dim, keepdim) / count, 0.0)
+    return expand_back(g, shape, dim, keepdim) / count * mask
+
+
+def _nan_aware_mask(x, out):
+    """The elements a max()/min() over all elements picked: the NaNs when the result is NaN."""
+    return (x == out) | (isnan(x) & isnan(out))
+
+
+def _evenly_all(g, x, out):
+    """Gradient of max()/min() without dim: shared among the picked elements (torch's
+    evenly_distribute_backward, which finds NaNs)."""
+    mask = _nan_aware_mask(x, out)
+    return where(mask, expand_back(g, tuple(x.shape), None, False) / sum(mask), 0.0)
+
+
+def _evenly_all_jvp(t, x, out):
+    mask = _nan_aware_mask(x, out)
+    return sum(where(mask, t, 0.0)) / sum(mask)
+
+
+@op(save=("x", "result"), batchable=True, node_name="MaxBackward1")
+def _max_all(xp, x):
+    reject_complex(x, kernel_error("max_all"))
+    _check_nonempty("max", x, None)
+    return xp.max(x)
+
+
+@op(save=("x", "result"), batchable=True, node_name="MinBackward1")
+def _min_all(xp, x):
+    reject_complex(x, kernel_error("min_all"))
+    _check_nonempty("min", x, None)
+    return xp.min(x)
+
+
+for _extreme_all in (_max_all, _min_all):
+    _extreme_all.defvjp(_evenly_all)
+    _extreme_all.defjvp(_evenly_all_jvp)
 
 
 @op(save=("x", "result"), batchable=True)
@@ -306,16 +357,15 @@ def _extreme(pairwise_name: str, whole, along):
             from gradkit.ops import elementwise
             return getattr(elementwise, pairwise_name)(x, dim)
         if dim is None:
-            reject_complex(x._data, kernel_error(pairwise_name[:3] + "_all"))
             return whole(x)
         values, indices = along(x, _normalize_dim(dim, x.ndim), keepdim)
         return values_indices(values, indices)
     return extreme
 
 
-max = _extreme("maximum", amax, _max_dim)  # noqa: A001
+max = _extreme("maximum", _max_all, _max_dim)  # noqa: A001
 max.__doc__ = "max(x) -> tensor; max(x, dim) -> (values, indices); max(x, other) -> maximum."
-min = _extreme("minimum", amin, _min_dim)  # noqa: A001
+min = _extreme("minimum", _min_all, _min_dim)  # noqa: A001
 min.__doc__ = "min(x) -> tensor; min(x, dim) -> (values, indices); min(x, other) -> minimum."
 
 

@@ -85,6 +85,8 @@ def result_type(*operands) -> np.dtype:
         if type(v) in _PY_SCALARS:
             dt = _scalar_dtype(v)
             scalars = dt if scalars is None else promote_types(scalars, dt)
+        elif not hasattr(v, "dtype"):  # dispatch turns this into torch's argument error
+            raise TypeError(f"cannot promote an operand of type {type(v).__name__}")
         elif v.ndim or type(v) is NumpyOperand:
             dims = v.dtype if dims is None else promote_types(dims, v.dtype)
         else:

@@ -8,6 +8,7 @@ import numpy as np
 
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
+from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log, where
 from gradkit.ops.promotion import as_dtype, promote
 from gradkit.ops.unary_helpers import kernel_error
@@ -113,10 +114,10 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
     out = x ** y
     if kind == "c" and not number_exponent:
         # torch's complex pow with a tensor exponent is exp(y log x): 0 ** 0 is nan there
-        zero = x == 0
-        if zero.any():
+        zero = x == 0  # x may be a number (0 ** t)
+        if xp.any(zero):
             with np.errstate(all="ignore"):
-                out = xp.where(zero, xp.exp(y * xp.log(x)), out)
+                out = xp.where(zero, xp.exp(y * xp.log(as_dtype(xp, x, out.dtype))), out)
     return out
 
 
@@ -155,17 +156,22 @@ def _pow_grad_base(x, y):
 
 
 def _pow_grad_exponent(x, y, out):
-    # out * log(x), taken as 0 where x == 0 and y >= 0, like torch
+    # out * log(x), taken as 0 where x == 0 and y >= 0, like torch; a real base of a complex
+    # power is differentiated as the complex number it was promoted to (log(-2) is finite)
+    complex_out = _array_dtype(out).kind == "c"
     if type(x) in _NUMBERS:  # a number base (2 ** t): its log is a number too
-        return out * _log_number(x) if x != 0 else where(y >= 0, 0.0, out * -math.inf)
+        if x == 0:
+            return where(y >= 0, 0.0, out * -math.inf)
+        if complex_out or isinstance(x, complex):
+            return out * cmath.log(x)
+        return out * (math.log(x) if x > 0 else math.nan)
+    if complex_out and _array_dtype(x).kind != "c":
+        x = astype(x, dtype=_array_dtype(out))
     return where((x == 0) & (y >= 0), 0.0, out * log(x))
 
 
-def _log_number(x):
-    """log of a Python number as torch's real log: nan below 0 for a real base."""
-    if isinstance(x, complex):
-        return cmath.log(x)
-    return math.log(x) if x > 0 else math.nan
+def _array_dtype(v):
+    return getattr(v, "_data", v).dtype
 
 
 pow.defvjp(lambda g, x, y, out: g * conj(_pow_grad_base(x, y)),

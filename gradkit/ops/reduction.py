@@ -1,7 +1,6 @@
 """Reductions (sum, mean, var, max, ...) and the softmax family."""
 from __future__ import annotations
 
-import builtins
 import math
 from collections import namedtuple
 
@@ -289,9 +288,18 @@ amin.defjvp(_evenly_jvp)
 
 
 def _check_nonempty(name, x, dim):
-    if x.size == 0 and (dim is None or builtins.any(x.shape[a] == 0 for a in axes(dim, x.ndim))):
-        raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
-                         " Specify the reduction dim with the 'dim' argument.")
+    """torch's errors for a max/min-like reduction with nothing to pick from."""
+    if x.size:
+        return
+    if dim is None:
+        if name.startswith("arg"):
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                           "== 0. Specify the reduction dim with the 'dim' argument.")
+    for a in axes(dim, x.ndim):
+        if x.shape[a] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
 
 
 def _extreme_along(xp, x, dim, keepdim, name, arg_extreme):
@@ -369,26 +377,26 @@ min = _extreme("minimum", _min_all, _min_dim)  # noqa: A001
 min.__doc__ = "min(x) -> tensor; min(x, dim) -> (values, indices); min(x, other) -> minimum."
 
 
+def _arg_extreme(xp, x, dim, keepdim, name, arg_extreme):
+    """Index of the max/min (of the flattened x without ``dim``): argmax's and argmin's forward."""
+    reject_complex(x, fixed_error(RuntimeError, f"{name}(): does not support complex input"))
+    _check_nonempty(name, x, dim)  # NumPy's own error is a ValueError
+    if dim is None:
+        out = arg_extreme(x)
+        return xp.reshape(out, (1,) * x.ndim) if keepdim else out
+    return arg_extreme(x, axis=_normalize_dim(dim, x.ndim), keepdims=keepdim)
+
+
 @op()
 def argmax(xp, x, dim=None, keepdim=False):
     """Index of the maximum (of the flattened x without ``dim``); no gradient."""
-    reject_complex(x, fixed_error(RuntimeError, "argmax(): does not support complex input"))
-    if dim is None:
-        _check_nonempty("argmax", x, dim)  # NumPy's own error is a ValueError
-        out = xp.argmax(x)
-        return xp.reshape(out, (1,) * x.ndim) if keepdim else out
-    return xp.argmax(x, axis=_normalize_dim(dim, x.ndim), keepdims=keepdim)
+    return _arg_extreme(xp, x, dim, keepdim, "argmax", xp.argmax)
 
 
 @op()
 def argmin(xp, x, dim=None, keepdim=False):
     """Index of the minimum (of the flattened x without ``dim``); no gradient."""
-    reject_complex(x, fixed_error(RuntimeError, "argmin(): does not support complex input"))
-    if dim is None:
-        _check_nonempty("argmin", x, dim)  # NumPy's own error is a ValueError
-        out = xp.argmin(x)
-        return xp.reshape(out, (1,) * x.ndim) if keepdim else out
-    return xp.argmin(x, axis=_normalize_dim(dim, x.ndim), keepdims=keepdim)
+    return _arg_extreme(xp, x, dim, keepdim, "argmin", xp.argmin)
 
 
 @op(save=("x", "result"), batchable=True)

@@ -247,6 +247,7 @@ PRODUCTS = [
     ("add_complex_alpha", lambda m: m.add(m.ones(1), m.tensor([1j]), alpha=1j)),
     ("sub_bools_raises", lambda m: m.tensor([True]) - m.tensor([True])),
     ("sub_bool_and_int_raises", lambda m: m.tensor([True]) - m.tensor([1])),
+    ("neg_bool_raises", lambda m: -m.tensor([True])),
 ]
 
 

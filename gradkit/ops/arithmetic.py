@@ -182,7 +182,11 @@ pow.defjvp(lambda t, x, y, out: t * _pow_grad_base(x, y),
 
 @op(linear=True, batchable=True)
 def neg(xp, x):
-    """-x elementwise."""
+    """-x elementwise (not for bools, as torch)."""
+    if x.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
+                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                           "instead.")
     return -x
 
 

@@ -464,18 +464,8 @@ def ones_like(xp, x):
 @op(save=("cond",), broadcast=True, batchable=True)
 def where(xp, cond, x, y):
     """x where ``cond`` is true, else y (broadcasting; no gradient to cond)."""
-    x, y = promote(xp, x, y)
-    if not hasattr(x, "dtype") and not hasattr(y, "dtype"):  # two Python numbers
-        x = xp.asarray(x, dtype=_python_scalar_dtype(x, y))
+    x, y = promote(xp, x, y)  # two Python numbers become arrays of their promoted dtype
     return xp.where(cond, x, y)
-
-
-def _python_scalar_dtype(x, y):
-    if isinstance(x, complex) or isinstance(y, complex):
-        return get_default_dtype().to_complex().np
-    if isinstance(x, float) or isinstance(y, float):
-        return get_default_dtype().np
-    return bool if isinstance(x, bool) and isinstance(y, bool) else "int64"
 
 
 where.defvjp(None,

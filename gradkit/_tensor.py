@@ -423,8 +423,8 @@ class Tensor:
     def __add__(self, other):
         return _dispatch(ops.add, (self, other), _NO_PARAMS)
 
-    def __radd__(self, other):
-        return _dispatch(ops.add, (other, self), _NO_PARAMS)
+    def __radd__(self, other):  # self first, as torch: it is self + 1 * other
+        return _dispatch(ops.add, (self, other), _NO_PARAMS)
 
     def __sub__(self, other):
         return _dispatch(ops.sub, (self, other), _NO_PARAMS)
@@ -482,13 +482,22 @@ class Tensor:
             ops.bitwise_not(self)
 
     def __and__(self, other):
-        return ops.logical_and(self, other)
+        return ops.bitwise_and(self, other)
+
+    def __rand__(self, other):
+        return ops.bitwise_and(other, self)
 
     def __or__(self, other):
-        return ops.logical_or(self, other)
+        return ops.bitwise_or(self, other)
+
+    def __ror__(self, other):
+        return ops.bitwise_or(other, self)
 
     def __xor__(self, other):
-        return ops.logical_xor(self, other)
+        return ops.bitwise_xor(self, other)
+
+    def __rxor__(self, other):
+        return ops.bitwise_xor(other, self)
 
     def __eq__(self, other):
         return ops.eq(self, other)

@@ -283,7 +283,9 @@ OPS: list[OpInfo] = [
     OpInfo("mul", G.mul, binary_samples(complex_=True), covers=("multiply",)),
     OpInfo("div", G.div, binary_samples(make_y=P, complex_=True),
            covers=("divide", "true_divide")),
-    OpInfo("pow", G.pow, binary_samples(make_x=P, complex_=True)),
+    OpInfo("pow", G.pow, lambda: binary_samples(make_x=P, complex_=True)() + [
+        Sample((2.5, N(3)), name="number_base"), Sample((1j, N(3)), name="imaginary_base"),
+        Sample((-P(3), Z(3)), name="negative_real_base_complex_exponent")]),
     OpInfo("remainder", G.remainder, binary_samples(make_x=P, make_y=lambda *s: P(*s) + 0.5,
                                                     scalar=False)),
     OpInfo("maximum", G.maximum, binary_samples(scalar=False)),
@@ -302,7 +304,8 @@ OPS: list[OpInfo] = [
     OpInfo("var", G.var, S(Sample((N(2, 3),)), Sample((N(2, 3),), {"dim": 1}),
                            Sample((N(2, 3),), {"dim": 0, "keepdim": True}),
                            Sample((N(2, 3),), {"dim": (0, 1), "correction": 0}),
-                           Sample((N(4),), {"dim": -1, "unbiased": False}))),
+                           Sample((N(4),), {"dim": -1, "unbiased": False}),
+                           Sample((N(3),), {"correction": 2}, name="correction_2"))),
     OpInfo("std", G.std, S(Sample((N(2, 3),)), Sample((N(2, 3),), {"dim": 1, "keepdim": True}),
                            Sample((N(2, 3),), {"dim": 0, "correction": 0}))),
     OpInfo("var_mean", G.var_mean, S(Sample((N(2, 3),), {"dim": 1}))),
@@ -342,7 +345,9 @@ OPS: list[OpInfo] = [
     OpInfo("mv", G.mv, S(Sample((N(2, 3), N(3))),)),
     OpInfo("dot", G.dot, S(Sample((N(3), N(3))), Sample((Z(3), Z(3))))),
     OpInfo("vdot", G.vdot, S(Sample((Z(3), Z(3))),)),
-    OpInfo("inner", G.inner, S(Sample((N(3), N(3))), Sample((N(2, 3), N(2, 3))))),
+    OpInfo("inner", G.inner, S(Sample((N(3), N(3))), Sample((N(2, 3), N(2, 3))),
+                               Sample((N(2, 3), N(5, 4, 3)), name="all_leading_dims"),
+                               Sample((Z(3, 1), Z(3, 1, 1)), name="complex_trailing_1"))),
     OpInfo("outer", G.outer, S(Sample((N(3), N(2))), Sample((Z(2), Z(2))))),
     OpInfo("einsum", G.einsum, S(
         Sample(("ij,jk->ik", N(2, 3), N(3, 2))),
@@ -572,7 +577,8 @@ _rng = _table_rng
 NON_DIFFERENTIABLE = {
     **{name: "comparison: bool result" for name in ("eq", "ne", "lt", "le", "gt", "ge", "isclose")},
     **{name: "logic/bit op: bool or integer result" for name in (
-        "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_not", "all", "any")},
+        "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_not", "bitwise_and",
+        "bitwise_or", "bitwise_xor", "all", "any")},
     **{name: "predicate: bool result" for name in ("isnan", "isinf", "isfinite")},
     "argmax": "integer result", "argmin": "integer result", "argsort": "integer result",
     "allclose": "Python bool result (forward checked in tests/test_torch_api_ops.py)",

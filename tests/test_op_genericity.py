@@ -85,6 +85,7 @@ SAMPLES = {
     "gelu_tanh": (lambda x: G.gelu(x, approximate="tanh"), lambda: (R(2, 3),)),
     "clamp": (lambda x: G.clamp(x, -0.5, 0.5), lambda: (R(2, 3),)),
     "clamp_tensor": (lambda x, lo: G.clamp(x, min=lo), lambda: (R(2, 3), R(3))),
+    "clamp_tensors": (lambda x, lo, hi: G.clamp(x, lo, hi), lambda: (R(2, 3), R(3), R(2, 1))),
     # binary, broadcasting
     **{name: (getattr(G, name), lambda: (R(2, 3), R(3))) for name in (
         "add", "sub", "mul", "div", "maximum", "minimum", "remainder", "eq", "ne", "lt", "le",
@@ -100,6 +101,11 @@ SAMPLES = {
         "logical_and", "logical_or", "logical_xor")},
     "logical_not": (G.logical_not, lambda: (M([True, False]),)),
     "bitwise_not": (G.bitwise_not, lambda: (I([1, -2, 3]),)),
+    **{name: (getattr(G, name), lambda: (I([3, 6, -2]), I([5]))) for name in (
+        "bitwise_and", "bitwise_or", "bitwise_xor")},
+    "int_pow_negative": (lambda a, b: a ** b, lambda: (I([2, 1, -1]), I([-1, -2, -3]))),
+    "number_pow": (lambda x: 2.0 ** x + 1j ** x, lambda: (R(2, 3),)),
+    "complex_zero_pow": (lambda z, w: (z * 0) ** w, lambda: (C(3), C(3))),
     # complex
     "conj_real_imag": (lambda z: G.real(z) * 2 + G.imag(z.conj()), lambda: (C(2, 3),)),
     "complex_mul": (lambda z, w: (z * w).abs(), lambda: (C(3), C(3))),
@@ -118,6 +124,7 @@ SAMPLES = {
     "max_dim": (lambda x: x.max(1), lambda: (R(2, 3),)),
     "min_dim": (lambda x: x.min(0, keepdim=True), lambda: (R(2, 3),)),
     "max": (lambda x: x.max(), lambda: (R(2, 3),)),
+    "min": (lambda x: x.min(), lambda: (R(2, 3),)),
     "max_binary": (lambda x, y: G.max(x, y), lambda: (R(2, 3), R(3))),
     "argmax": (lambda x: x.argmax(1), lambda: (R(2, 3),)),
     "argmin": (lambda x: x.argmin(), lambda: (R(2, 3),)),
@@ -159,6 +166,7 @@ SAMPLES = {
                              x.argsort(0)), lambda: (R(3, 4),)),
     "angle": (lambda z, x: (G.angle(z), G.angle(x)), lambda: (C(3), R(3))),
     "alias": (lambda x: gradkit.Tensor(x) * 2, lambda: (R(2, 3),)),
+    "einsum_int_sum": (lambda a: G.einsum("ij->j", a), lambda: (I([[1, 2], [3, 4]]),)),
     # shapes
     "reshape": (lambda x: x.reshape(3, -1), lambda: (R(2, 3),)),
     "view": (lambda x: x.view(6), lambda: (R(2, 3),)),

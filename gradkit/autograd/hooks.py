@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 from gradkit.autograd.graph import RemovableHandle, _HookDict, add_hook
 
 
@@ -76,7 +78,7 @@ def _call_pre_hooks(node, grads, create_graph):
                     continue
                 new = hook(_wrap(grads[slot], create_graph))
                 if new is not None:
-                    _check_hook_result(new, grads[slot], "hook")
+                    _check_hook_result(new, grads[slot], "hook", hook)
                     grads[slot] = _unwrap(new, create_graph)
     if extras.retain_grad_hooks:
         for slot, hook in extras.retain_grad_hooks.items():
@@ -98,7 +100,7 @@ def _call_leaf_hooks(leaf, grads, create_graph):
     for hook in list(leaf._hooks.values()):
         new = hook(_wrap(g, create_graph))
         if new is not None:
-            _check_hook_result(new, g, "hook")
+            _check_hook_result(new, g, "hook", hook)
             g = _unwrap(new, create_graph)
     return [g]
 
@@ -116,11 +118,22 @@ def _call_post_hooks(node, grad_inputs, grads, create_graph):
     return grad_inputs
 
 
-def _check_hook_result(new, old, what):
+def _check_hook_result(new, old, what, hook):
     Tensor = _Tensor()
     if not isinstance(new, Tensor):
         raise TypeError(f"{what} must return a Tensor or None, but got {type(new).__name__}")
-    old_shape = getattr(old, "_data", old).shape
-    if new._data.shape != old_shape:
+    old = getattr(old, "_data", old)
+    if new._data.shape != old.shape:
         raise RuntimeError(f"hook 'hook' has changed the size of value: expected "
-                           f"{list(old_shape)} but got {list(new._data.shape)}")
+                           f"{list(old.shape)} but got {list(new._data.shape)}")
+    if new._data.dtype != old.dtype:  # torch's check, naming the hook and its legacy types
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was "
+                           f"{_legacy_type_name(old)} got {_legacy_type_name(new._data)})")
+
+
+def _legacy_type_name(array) -> str:
+    """torch's legacy tensor type name: ``torch.FloatTensor``, ``torch.cuda.LongTensor``."""
+    from gradkit.ops.unary_helpers import scalar_type_name
+    where = "" if isinstance(array, np.ndarray) else "cuda."
+    return f"torch.{where}{scalar_type_name(array)}Tensor"

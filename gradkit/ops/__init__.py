@@ -7,12 +7,14 @@ import types as _types
 
 from gradkit.ops._op import Op, dispatch, op, sum_to_shape  # noqa: F401
 from gradkit.ops.arithmetic import (  # noqa: F401
-    add, bitwise_not, div, eq, floor_divide, ge, gt, isclose, isfinite, isinf, isnan, le,
-    logical_and, logical_not, logical_or, logical_xor, lt, mul, ne, neg, pow, remainder, sub)
+    add, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, div, eq, floor_divide, ge, gt,
+    isclose, isfinite, isinf, isnan, le, logical_and, logical_not, logical_or, logical_xor, lt,
+    mul, ne, neg, pow, remainder, sub)
+from gradkit.ops.clamp import clamp  # noqa: F401
 from gradkit.ops.complex import conj, imag, real  # noqa: F401
 from gradkit.ops.conversion import astype, clone, copy_from, fill, to_device, zeros_like_op  # noqa: F401
 from gradkit.ops.elementwise import (  # noqa: F401
-    abs, acos, asin, atan, ceil, clamp, cos, cosh, elu, erf, exp, exp2, expm1, floor, gelu,
+    abs, acos, asin, atan, ceil, cos, cosh, elu, erf, exp, exp2, expm1, floor, gelu,
     leaky_relu, log, log1p, log2, log10, maximum, minimum, ones_like, reciprocal, relu, round,
     rsqrt, sgn, sigmoid, sign, silu, sin, sinh, softplus, sqrt, square, tan, tanh, trunc, where,
     zeros_like)
@@ -56,7 +58,7 @@ TENSOR_METHODS = (
     "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "erf",
     "add", "sub", "mul", "div", "pow", "neg", "remainder", "floor_divide", "maximum", "minimum",
     "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not",
-    "logical_and", "logical_or", "conj",
+    "logical_and", "logical_or", "bitwise_and", "bitwise_or", "bitwise_xor", "conj",
     "sum", "mean", "var", "std", "prod", "amax", "amin", "max", "min", "argmax", "argmin",
     "logsumexp", "softmax", "log_softmax", "cumsum", "all", "any",
     "matmul", "mm", "bmm", "dot", "outer", "mv", "inner",

@@ -31,6 +31,7 @@ from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import Node, SavedTensor, accumulate_node, declare_saved_names
 from gradkit.ops.keywords import SPECIAL_KEYWORDS, torch_keywords
+from gradkit.ops.promotion import NumpyOperand
 from gradkit.ops.views import mark_view
 
 Tensor = None  # bound by gradkit._tensor once the class exists (it imports us)
@@ -285,6 +286,7 @@ def dispatch(op: Op, args: tuple, params: dict):
     datas = []
     tensors = False
     needs_grad = False
+    others = False  # arguments besides tensors and Python numbers (NumPy values, lists, ...)
     for a in args:
         if type(a) is Tensor or isinstance(a, Tensor):
             datas.append(a._data)
@@ -293,6 +295,10 @@ def dispatch(op: Op, args: tuple, params: dict):
                 needs_grad = True
         else:
             datas.append(a)
+            if type(a) not in _PLAIN_ARGUMENTS:
+                others = True
+    if others and tensors:
+        args, datas = _numpy_operands(args, datas)
     if not tensors:  # raw arrays: a derivative rule running in a plain backward
         xp = _xp_of(datas)
         try:
@@ -317,6 +323,20 @@ def dispatch(op: Op, args: tuple, params: dict):
     observer.op_exit(token, name, args, result,
                      result.grad_fn if type(result) is Tensor else _node_of(result))
     return result
+
+
+_PLAIN_ARGUMENTS = frozenset({int, float, bool, complex, type(None)})
+
+
+def _numpy_operands(args, datas):
+    """NumPy values given with tensors, read as torch reads them: a 0-d array ranks as a
+    dimensioned operand in promotion (NumPy computes it in torch), a NumPy scalar is a
+    Python number. (Derivative rules on raw arrays keep NumPy scalars as 0-d values.)"""
+    read = [a if d is not a else
+            a.view(NumpyOperand) if type(a) is np.ndarray and not a.ndim else
+            a.item() if isinstance(a, np.generic) else a
+            for a, d in zip(args, datas)]
+    return tuple(read), [d if d is not a else r for a, d, r in zip(args, datas, read)]
 
 
 def _node_of(result):

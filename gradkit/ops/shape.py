@@ -1,9 +1,12 @@
 """Shape and layout ops: views (sharing memory and version with their input) and joins."""
 from __future__ import annotations
 
+import functools
+
 from gradkit.autograd.batching import batch_dim, batch_shape
 from gradkit.ops._op import Op, op
 from gradkit.ops.keywords import numpy_keywords
+from gradkit.ops.promotion import promote_types
 
 
 def _normalize_dim(dim: int, ndim: int) -> int:
@@ -234,7 +237,7 @@ def ravel(x):
 
 @op(save="inputs.shape", linear=True)
 def _cat(xp, *xs, dim=0):
-    return xp.concatenate(xs, axis=dim)
+    return xp.concatenate(xs, axis=dim, dtype=_common_dtype(xs))
 
 
 def _split_grads(g, shapes, dim):
@@ -272,7 +275,12 @@ concat = concatenate = cat
 
 @op(save="inputs.shape", linear=True)
 def _stack(xp, *xs, dim=0):
-    return xp.stack(xs, axis=dim)
+    return xp.stack(xs, axis=dim, dtype=_common_dtype(xs))
+
+
+def _common_dtype(arrays):
+    """torch.promote_types over all inputs of cat/stack (int64 with float16 is float16)."""
+    return functools.reduce(promote_types, (a.dtype for a in arrays))
 
 
 _stack.defvjp_all(lambda g, shapes, dim: unbind(g, dim))

@@ -33,6 +33,12 @@ class dtype:  # noqa: N801 - torch's spelling
     def __repr__(self) -> str:
         return f"gradkit.{self.name}"
 
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype: ``np.dtype(gradkit.float64)`` reads it, so a gradkit dtype can be
+        passed straight to an op's ``dtype=`` (``x.sum(dtype=gradkit.float64)``)."""
+        return self.np
+
     def to_real(self) -> dtype:
         return _BY_NP[np.dtype(np.finfo(self.np).dtype)] if self.is_complex else self
 

@@ -1,5 +1,5 @@
 """gradkit.nn: layers (Modules), Parameter, init and functional, with torch.nn's names."""
-from gradkit.nn import functional, init
+from gradkit.nn import functional, init, utils
 from gradkit.nn.activation import GELU, Flatten, ReLU, Sigmoid, Tanh
 from gradkit.nn.container import ModuleList, Sequential
 from gradkit.nn.layers import Conv2d, Dropout, Embedding, LayerNorm, Linear, MaxPool2d
@@ -9,4 +9,5 @@ from gradkit.nn.parameter import Parameter
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d", "Embedding",
            "LayerNorm", "Dropout", "MaxPool2d", "ReLU", "Tanh", "Sigmoid", "GELU", "Flatten",
-           "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss", "functional", "init"]
+           "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss", "functional", "init",
+           "utils"]

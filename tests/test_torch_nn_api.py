@@ -215,3 +215,229 @@ def test_parameters_to_vector_round_trip_matches_torch():
         lib.nn.utils.vector_to_parameters(vec * 2, params)
         return [vec, *params]
     assert_same(program)
+
+# -- module hooks -------------------------------------------------------------------------
+
+
+def _two_layer(lib):
+    model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.Tanh(), lib.nn.Linear(2, 1))
+    with lib.no_grad():
+        for i, p in enumerate(model.parameters()):
+            p.copy_(lib.linspace(-1.0, 1.0, p.numel()).reshape(p.shape) * (i + 1))
+    return model
+
+
+def _inputs(lib, requires_grad=True):
+    return lib.tensor([[1.0, -2.0, 0.5], [0.3, 0.2, -1.0]], requires_grad=requires_grad)
+
+
+def _logged(log, name):
+    def hook(module, *tensors):
+        log.append([name, type(module).__name__, *[_host(t) for t in tensors]])
+    return hook
+
+
+def test_forward_hooks_order_prepend_kwargs_and_replacement_match_torch():
+    def program(lib):
+        log = []
+        model = _two_layer(lib)
+        first = model[0]
+        first.register_forward_pre_hook(_logged(log, "pre"))
+        first.register_forward_pre_hook(_logged(log, "pre-first"), prepend=True)
+        first.register_forward_pre_hook(lambda m, args, kwargs: ((args[0] * 2,), kwargs),
+                                        with_kwargs=True)
+        first.register_forward_hook(_logged(log, "post"))
+        first.register_forward_hook(lambda m, args, kwargs, out: out + 1, with_kwargs=True)
+        model[1].register_forward_hook(lambda m, args, out: out * 3)
+        removed = model[2].register_forward_hook(lambda m, args, out: out * 100)
+        removed.remove()
+        out = model(_inputs(lib))
+        return [log, out]
+    assert_same(program)
+
+
+def test_forward_pre_hook_single_value_is_wrapped_and_bad_kwargs_result_raises():
+    def program(lib):
+        layer = _two_layer(lib)[0]
+        layer.register_forward_pre_hook(lambda m, args: args[0] + 1)
+        return layer(_inputs(lib))
+    assert_same(program)
+
+    def bad(lib):
+        layer = _two_layer(lib)[0]
+        layer.register_forward_pre_hook(lambda m, args, kwargs: 5, with_kwargs=True)
+        return layer(_inputs(lib))
+    same_error(bad)
+
+
+def test_always_called_forward_hook_runs_when_forward_raises():
+    for lib in (gradkit, torch):
+        log = []
+
+        class Failing(lib.nn.Module):
+            def forward(self, x):
+                raise ValueError("broken forward")
+
+        module = Failing()
+        module.register_forward_hook(_logged(log, "always"), always_call=True)
+        module.register_forward_hook(_logged(log, "normal"))
+        with pytest.raises(ValueError, match="broken forward"):
+            module(lib.ones(1))
+        assert log == [["always", "Failing", [np.ones(1, np.float32)], None]]
+
+
+@pytest.mark.parametrize("input_requires_grad", [True, False])
+def test_full_backward_hooks_see_and_replace_gradients_as_torch(input_requires_grad):
+    def program(lib):
+        log = []
+        model = _two_layer(lib)
+        for index in (0, 2):
+            model[index].register_full_backward_pre_hook(_logged(log, f"pre{index}"))
+            model[index].register_full_backward_hook(_logged(log, f"hook{index}"))
+        model[1].register_full_backward_pre_hook(lambda m, grad_output: (grad_output[0] * 10,))
+        if input_requires_grad:
+            model[0].register_full_backward_hook(lambda m, gi, go: (gi[0] * -1,))
+        x = _inputs(lib, input_requires_grad)
+        if input_requires_grad:
+            model(x).sum().backward()
+        else:
+            with pytest.warns(UserWarning, match="Full backward hook is firing when gradients"):
+                model(x).sum().backward()
+        return [log, x.grad, [p.grad for p in model.parameters()]]
+    assert_same(program)
+
+
+def test_full_backward_hook_with_several_inputs_and_outputs_matches_torch():
+    def program(lib):
+        log = []
+
+        class Mix(lib.nn.Module):
+            def forward(self, a, scale, b):
+                return a * b * scale, a - b
+
+        module = Mix()
+        module.register_full_backward_hook(_logged(log, "hook"))
+        module.register_full_backward_pre_hook(_logged(log, "pre"))
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0, -1.0])
+        prod, diff = module(a, 2.0, b)
+        (prod.sum() + 3 * diff.sum()).backward()
+        return [log, a.grad]
+    assert_same(program)
+
+
+def test_backward_hook_errors_match_torch():
+    def wrong_count(lib):
+        layer = _two_layer(lib)[0]
+        layer.register_full_backward_hook(lambda m, gi, go: (gi[0], gi[0]))
+        layer(_inputs(lib)).sum().backward()
+    same_error(wrong_count)
+
+    def wrong_pre_count(lib):
+        layer = _two_layer(lib)[0]
+        layer.register_full_backward_pre_hook(lambda m, go: (go[0], go[0]))
+        layer(_inputs(lib)).sum().backward()
+    same_error(wrong_pre_count)
+
+    def returns_grads_without_inputs(lib):
+        layer = _two_layer(lib)[0]
+        layer.register_full_backward_hook(lambda m, gi, go: (go[0],))
+        with pytest.warns(UserWarning, match="Full backward hook is firing"):
+            layer(_inputs(lib, requires_grad=False)).sum().backward()
+    same_error(returns_grads_without_inputs)
+
+
+def test_backward_hook_node_name_and_handles_match_torch():
+    def program(lib):
+        log = []
+        layer = _two_layer(lib)[0]
+        handle = layer.register_full_backward_hook(_logged(log, "hook"))
+        out = layer(_inputs(lib))
+        name = out.grad_fn.name()
+        handle.remove()
+        layer(_inputs(lib)).sum().backward()
+        with lib.no_grad():
+            unhooked = layer(_inputs(lib)).grad_fn
+        return [name, log, unhooked]
+    assert_same(program)
+
+
+def test_named_modules_matches_torch():
+    def program(lib):
+        model = lib.nn.Sequential(_two_layer(lib), lib.nn.ReLU())
+        model.add_module("shared", model[0][0])
+        return [[name, type(m).__name__] for name, m in model.named_modules()] + \
+            [[name for name, _ in model.named_modules(prefix="root", remove_duplicate=False)]]
+    assert_same(program)
+
+# -- state dicts ----------------------------------------------------------------------------
+
+
+class _WithBuffer:
+    """A model with a persistent and a non-persistent buffer, built for either library."""
+
+    @staticmethod
+    def make(lib):
+        model = _two_layer(lib)
+        model[0].register_buffer("running", lib.tensor([1.0, 2.0]))
+        model[0].register_buffer("scratch", lib.zeros(2), persistent=False)
+        return model
+
+
+def test_state_dict_round_trip_matches_torch():
+    def program(lib):
+        source = _WithBuffer.make(lib)
+        state = source.state_dict()
+        target = _WithBuffer.make(lib)
+        with lib.no_grad():
+            for p in target.parameters():
+                p.zero_()
+        result = target.load_state_dict(state)
+        return [list(state), dict(state), [result.missing_keys, result.unexpected_keys],
+                dict(target.state_dict()), [p.requires_grad for p in target.parameters()]]
+    assert_same(program)
+
+
+def test_load_state_dict_not_strict_reports_keys_as_torch():
+    def program(lib):
+        state = _WithBuffer.make(lib).state_dict()
+        del state["0.weight"]
+        state["extra.bias"] = lib.ones(1)
+        result = _WithBuffer.make(lib).load_state_dict(state, strict=False)
+        return [result.missing_keys, result.unexpected_keys, str(result),
+                str(_WithBuffer.make(lib).load_state_dict(_WithBuffer.make(lib).state_dict()))]
+    assert_same(program)
+
+
+@pytest.mark.parametrize("damage", ["missing", "unexpected", "both", "shape", "not-tensor"])
+def test_load_state_dict_errors_match_torch(damage):
+    def program(lib):
+        state = _WithBuffer.make(lib).state_dict()
+        if damage in ("missing", "both"):
+            del state["2.bias"]
+        if damage in ("unexpected", "both"):
+            state["head.weight"] = lib.ones(1)
+        if damage == "shape":
+            state["0.running"] = lib.ones(3)
+        if damage == "not-tensor":
+            state["0.running"] = [1.0, 2.0]
+        _WithBuffer.make(lib).load_state_dict(state)
+
+    with pytest.raises(RuntimeError) as expected:
+        program(torch)
+    with pytest.raises(RuntimeError) as got:
+        program(gradkit)
+    assert str(got.value).replace("gradkit", "torch") == str(expected.value)
+
+
+def test_load_state_dict_assign_takes_the_tensors_as_torch():
+    def program(lib):
+        model = _WithBuffer.make(lib)
+        model[2].requires_grad_(False)
+        state = {k: v * 2 for k, v in _WithBuffer.make(lib).state_dict().items()}
+        model.load_state_dict(state, assign=True)
+        params = dict(model.named_parameters())
+        return [dict(model.state_dict()), [type(p).__name__ for p in params.values()],
+                [p.requires_grad for p in params.values()],
+                model[0].running is state["0.running"]]
+    assert_same(program)

@@ -441,3 +441,136 @@ def test_load_state_dict_assign_takes_the_tensors_as_torch():
                 [p.requires_grad for p in params.values()],
                 model[0].running is state["0.running"]]
     assert_same(program)
+
+# -- save / load ----------------------------------------------------------------------------
+
+
+def _checkpoint(lib):
+    """A training checkpoint as torch tutorials write it: model, optimizer, numbers, a tensor
+    stored twice."""
+    model = _two_layer(lib)
+    optimizer = lib.optim.Adam(model.parameters(), lr=0.1)
+    model(_inputs(lib)).sum().backward()
+    optimizer.step()
+    shared = lib.arange(4.0).reshape(2, 2)
+    return model, optimizer, {
+        "epoch": 3, "loss": 0.25, "best": float("inf"), "name": "run-1", "note": None,
+        "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+        "pair": (shared, shared), "history": [1.5, -2, True], "weight": model[0].weight,
+        "ints": lib.tensor([[1, -2]]), "flags": lib.tensor([True, False]),
+        "leaf": lib.tensor([1.0, 2.0], requires_grad=True)}
+
+
+def _describe(loaded, lib):
+    """What must survive a round trip: values, types, requires_grad, shared identity."""
+    pair = loaded["pair"]
+    groups = loaded["optimizer"].pop("param_groups")  # torch's groups hold more options
+    return [_host(loaded), [[g["lr"], g["betas"], g["params"]] for g in groups],
+            type(loaded["model"]).__name__,
+            type(loaded["weight"]).__name__, loaded["weight"].requires_grad,
+            loaded["leaf"].requires_grad, loaded["leaf"].is_leaf, pair[0] is pair[1],
+            isinstance(loaded["pair"], tuple), sorted(loaded["optimizer"]["state"])]
+
+
+@pytest.mark.parametrize("to_file", [True, False], ids=["path", "buffer"])
+def test_save_load_round_trip_matches_torch(tmp_path, to_file):
+    import io
+
+    def program(lib):
+        _, _, checkpoint = _checkpoint(lib)
+        target = tmp_path / f"{lib.__name__}.pt" if to_file else io.BytesIO()
+        lib.save(checkpoint, target)
+        if not to_file:
+            target.seek(0)
+        return _describe(lib.load(target, weights_only=True), lib)
+    assert_same(program)
+
+
+def test_resuming_from_a_checkpoint_trains_on_as_torch(tmp_path):
+    def program(lib):
+        _, _, checkpoint = _checkpoint(lib)
+        lib.save(checkpoint, tmp_path / "ckpt.pt")
+        loaded = lib.load(tmp_path / "ckpt.pt", map_location="cpu")
+        model = _two_layer(lib)
+        optimizer = lib.optim.Adam(model.parameters(), lr=0.1)
+        model.load_state_dict(loaded["model"])
+        optimizer.load_state_dict(loaded["optimizer"])
+        losses = []
+        for _ in range(3):
+            optimizer.zero_grad()
+            loss = model(_inputs(lib)).pow(2).sum()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        return [losses, dict(model.state_dict())]
+    assert_same(program)
+
+
+def test_save_refuses_objects_it_cannot_store_safely(tmp_path):
+    class Opaque:
+        pass
+    with pytest.raises(TypeError, match=r"cannot store obj\['layers'\]\[1\], an object of type "
+                                        r".*Opaque.*pickles nothing; see docs/serialization.md"):
+        gradkit.save({"layers": [gradkit.ones(1), Opaque()]}, tmp_path / "x.pt")
+    with pytest.raises(TypeError, match="an object of type Linear"):
+        gradkit.save(gradkit.nn.Linear(2, 2), tmp_path / "model.pt")
+    with pytest.raises(TypeError, match="does not pickle"):
+        import pickle
+        gradkit.save(gradkit.ones(1), tmp_path / "x.pt", pickle_module=pickle)
+
+
+def test_load_refuses_torch_pickles_and_foreign_files(tmp_path):
+    torch.save({"w": torch.ones(2)}, tmp_path / "torch.pt")
+    with pytest.raises(RuntimeError, match="a torch.save \\(pickle\\) checkpoint; gradkit reads "
+                                           "only the files gradkit.save writes"):
+        gradkit.load(tmp_path / "torch.pt")
+    (tmp_path / "text.pt").write_text("hello")
+    with pytest.raises(RuntimeError, match="not a gradkit save file"):
+        gradkit.load(tmp_path / "text.pt")
+    with pytest.raises(TypeError, match="does not unpickle"):
+        gradkit.load(tmp_path / "text.pt", encoding="latin1")
+
+
+def test_load_refuses_an_unknown_entry_in_a_crafted_manifest(tmp_path):
+    import json
+    import zipfile
+    path = tmp_path / "crafted.pt"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("manifest.json", json.dumps({
+            "format": "gradkit-save", "version": 1,
+            "root": {"type": "dict", "items": [["x", {"type": "pickle", "data": "..."}]]}}))
+    with pytest.raises(RuntimeError, match="unknown entry type 'pickle'"):
+        gradkit.load(path)
+
+
+def test_load_to_cuda_without_a_gpu_says_so_as_torch(tmp_path):
+    if gradkit.cuda.is_available():
+        pytest.skip("a GPU is present")
+    gradkit.save(gradkit.ones(1), tmp_path / "x.pt")
+    torch.save(torch.ones(1), tmp_path / "t.pt")
+    with pytest.raises(RuntimeError) as expected:
+        torch.load(tmp_path / "t.pt", map_location="cuda")
+    with pytest.raises(RuntimeError, match=_escaped(str(expected.value))):
+        gradkit.load(tmp_path / "x.pt", map_location="cuda")
+    assert gradkit.load(tmp_path / "x.pt", map_location={"cuda:0": "cpu"}).device.type == "cpu"
+
+
+def test_save_load_keeps_dtypes_devices_and_sizes(tmp_path):
+    values = [gradkit.float64, gradkit.device("cpu"), gradkit.Size([2, 3]), 1 + 2j,
+              gradkit.zeros(2, dtype=gradkit.complex64), np.arange(3), float("-inf")]
+    gradkit.save(values, tmp_path / "x.pt")
+    loaded = gradkit.load(tmp_path / "x.pt")
+    assert loaded[:4] == values[:4] and type(loaded[2]) is gradkit.Size
+    assert loaded[4].dtype == gradkit.complex64
+    np.testing.assert_array_equal(loaded[5], values[5])
+    assert loaded[6] == float("-inf")
+
+
+@pytest.mark.parametrize("module", ["gradkit.serialization", "gradkit.nn.utils.clip_grad",
+                                    "gradkit.nn.functional"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(module),
+                             extraglobs={"gradkit": gradkit, "F": gradkit.nn.functional})
+    assert result.attempted > 0 and result.failed == 0

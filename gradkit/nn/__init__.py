@@ -1,4 +1,5 @@
 """gradkit.nn: layers (Modules), Parameter, init and functional, with torch.nn's names."""
+from gradkit._not_implemented import module_getattr
 from gradkit.nn import functional, init, utils
 from gradkit.nn.activation import GELU, Flatten, ReLU, Sigmoid, Tanh
 from gradkit.nn.container import ModuleList, Sequential
@@ -11,3 +12,5 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            "LayerNorm", "Dropout", "MaxPool2d", "ReLU", "Tanh", "Sigmoid", "GELU", "Flatten",
            "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss", "functional", "init",
            "utils"]
+
+__getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 
 from gradkit import ops
+from gradkit._not_implemented import module_getattr
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.ops.conv import conv2d
@@ -105,3 +106,6 @@ def _np_dtype(dtype):
 def pad(input, pad, mode: str = "constant", value=None):
     """Pad the last dims: ``pad`` = (left, right, top, bottom, ...), negative values crop."""
     return ops.pad(input, tuple(pad), mode, 0.0 if value is None else value)
+
+
+__getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

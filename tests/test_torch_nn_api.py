@@ -574,3 +574,47 @@ def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module),
                              extraglobs={"gradkit": gradkit, "F": gradkit.nn.functional})
     assert result.attempted > 0 and result.failed == 0
+
+# -- binary_cross_entropy_with_logits: one node, as torch ---------------------------------
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_bce_with_logits_node_values_and_gradients_match_torch(reduction, weighted):
+    def program(lib):
+        x = lib.tensor([[0.5, -1.0, 2.0], [3.0, -20.0, 0.0]], requires_grad=True)
+        target = lib.tensor([[1.0, 0.0, 0.5], [0.2, 1.0, 0.0]], requires_grad=True)
+        extra = {"weight": lib.tensor([1.0, 2.0, 0.5]),
+                 "pos_weight": lib.tensor([3.0, 1.0, 0.25])} if weighted else {}
+        loss = lib.nn.functional.binary_cross_entropy_with_logits(x, target, reduction=reduction,
+                                                                  **extra)
+        (loss * lib.arange(1.0, loss.numel() + 1).reshape(loss.shape)).sum().backward()
+        return [loss.grad_fn.name(), loss, x.grad, target.grad]
+    assert_same(program)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_bce_with_logits_gradgradcheck_and_forward_mode(weighted):
+    from gradkit.autograd import forward_ad
+    F = gradkit.nn.functional
+    extra = {"weight": gradkit.tensor([1.0, 2.0, 0.5], dtype=gradkit.float64),
+             "pos_weight": gradkit.tensor([3.0, 1.0, 0.25], dtype=gradkit.float64)} \
+        if weighted else {}
+    x = gradkit.tensor([0.5, -1.0, 2.0], dtype=gradkit.float64, requires_grad=True)
+    target = gradkit.tensor([1.0, 0.0, 0.5], dtype=gradkit.float64, requires_grad=True)
+
+    def f(a, b):
+        return F.binary_cross_entropy_with_logits(a, b, **extra)
+    assert gradcheck(f, (x, target))
+    assert gradgradcheck(f, (x, target))
+    tangent = gradkit.tensor([1.0, -0.5, 2.0], dtype=gradkit.float64)
+    with forward_ad.dual_level():
+        out = f(forward_ad.make_dual(x.detach(), tangent), target.detach())
+        jvp = forward_ad.unpack_dual(out).tangent
+    (grad,) = gradkit.autograd.grad(f(x, target), x)
+    np.testing.assert_allclose(jvp.item(), (grad * tangent).sum().item())
+
+
+def test_bce_with_logits_weight_requiring_grad_is_refused_as_torch():
+    same_error(lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(
+        lib.zeros(2), lib.ones(2), weight=lib.ones(2, requires_grad=True)))

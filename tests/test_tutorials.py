@@ -53,7 +53,7 @@ def test_there_are_ten_tutorials_at_least():
     for program in PROGRAMS + list(OUT_OF_SCOPE):
         source = (TUTORIALS / program).read_text(encoding="utf-8")
         assert source.startswith('"""'), f"{program} needs a docstring saying what it shows"
-        assert "\nimport torch\n" in source and "gradkit" not in source, program
+        assert "\nimport torch\n" in source and "import gradkit" not in source, program
 
 
 @pytest.mark.parametrize("program", PROGRAMS)
@@ -77,3 +77,42 @@ def test_out_of_scope_tutorial_stops_with_a_clear_message(program, tmp_path):
 def test_split_numbers_compares_words_and_numbers():
     assert split_numbers("loss 1.5e-3, tensor([ 2., -3.]) gradkit.float64 inf") == (
         "loss#,tensor([#,#])torch.float##", [1.5e-3, 2.0, -3.0, 64.0, math.inf])
+
+
+def run_code(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    script = tmp_path / "program.py"
+    script.write_text(code, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-m", "gradkit.utils.as_torch", str(script)],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+
+
+def test_as_torch_maps_torch_submodules_to_gradkits(tmp_path):
+    got = run_code(
+        "import sys\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+        "from torch.autograd.functional import jacobian\nimport torch.utils.checkpoint\n"
+        "import gradkit\n"
+        "print(torch is gradkit, nn is gradkit.nn, F is gradkit.nn.functional,\n"
+        "      jacobian is gradkit.autograd.functional.jacobian,\n"
+        "      torch.utils.checkpoint is gradkit.utils.checkpoint, sys.argv[1:])\n"
+        "", tmp_path)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.split() == ["True"] * 5 + ["[]"]
+
+
+@pytest.mark.parametrize("statement,feature", [
+    ("import torch.utils.data", "torch.utils.data (Dataset, DataLoader)"),
+    ("from torch.utils.data import DataLoader", "torch.utils.data (Dataset, DataLoader)"),
+    ("import torch\ntorch.utils.data.DataLoader", "torch.utils.data (Dataset, DataLoader)"),
+    ("from torch.func import vmap", "torch.func (functorch transforms"),
+    ("import torch\ntorch.func.grad", "torch.func (functorch transforms"),
+    ("import torchvision", "torchvision (datasets, models, transforms)"),
+    ("import torch\ntorch.compile(lambda x: x)", "torch.compile"),
+    ("import torch\ntorch.nn.LSTM(2, 2)", "torch.nn.LSTM"),
+    ("import torch.nn.quantized", "torch.nn.quantized"),
+])
+def test_out_of_scope_torch_features_fail_naming_the_feature(statement, feature, tmp_path):
+    got = run_code(statement + "\n", tmp_path)
+    assert got.returncode != 0
+    assert f"gradkit does not implement {feature}" in got.stderr, got.stderr
+    assert "see docs/torch_coverage.md" in got.stderr

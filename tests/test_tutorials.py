@@ -21,13 +21,17 @@ PROGRAMS = sorted(p.name for p in TUTORIALS.glob("*.py") if p.name not in OUT_OF
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan")
 
 
-def run(program: str, on_gradkit: bool, tmp_path: Path) -> subprocess.CompletedProcess:
+def run_script(script: Path, on_gradkit: bool, tmp_path: Path) -> subprocess.CompletedProcess:
     # one BLAS thread (a small shared machine); the worktree's gradkit, not an installed one
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     runner = ["-m", "gradkit.utils.as_torch"] if on_gradkit else []
-    return subprocess.run([sys.executable, *runner, str(TUTORIALS / program)],
+    return subprocess.run([sys.executable, *runner, str(script)],
                           capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+
+
+def run(program: str, on_gradkit: bool, tmp_path: Path) -> subprocess.CompletedProcess:
+    return run_script(TUTORIALS / program, on_gradkit, tmp_path)
 
 
 def split_numbers(text: str) -> tuple[str, list[float]]:
@@ -82,9 +86,7 @@ def test_split_numbers_compares_words_and_numbers():
 def run_code(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
     script = tmp_path / "program.py"
     script.write_text(code, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "gradkit.utils.as_torch", str(script)],
-                          capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    return run_script(script, on_gradkit=True, tmp_path=tmp_path)
 
 
 def test_as_torch_maps_torch_submodules_to_gradkits(tmp_path):

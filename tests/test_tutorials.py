@@ -118,3 +118,59 @@ def test_out_of_scope_torch_features_fail_naming_the_feature(statement, feature,
     assert got.returncode != 0
     assert f"gradkit does not implement {feature}" in got.stderr, got.stderr
     assert "see docs/torch_coverage.md" in got.stderr
+
+# -- docs/torch_coverage.md ---------------------------------------------------------------
+
+COVERAGE_PAGE = ROOT / "docs" / "torch_coverage.md"
+
+
+def _coverage_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_torch_coverage",
+                                                  ROOT / "docs" / "make_torch_coverage.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _not_covered_by_section(page: str) -> dict[str, list[str]]:
+    """``{torch module: names}`` from each section's "Not covered:" paragraph."""
+    found = {}
+    for section in re.split(r"^#+ ", page, flags=re.M)[1:]:
+        title = section.split("\n", 1)[0].strip()
+        match = re.search(r"^Not covered:(.*?)(?:\n\n|\Z)", section, re.M | re.S)
+        if match and re.fullmatch(r"torch[\w.]*", title):
+            found[title] = re.findall(r"`([\w.]+)`", match.group(1))
+    return found
+
+
+def _torch_object(torch, name):
+    obj = torch
+    for part in name.split(".")[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
+def test_coverage_page_lists_what_gradkit_has():
+    coverage = _coverage_module()
+    page = COVERAGE_PAGE.read_text(encoding="utf-8")
+    assert coverage.regenerate(page) == page, "run: python docs/make_torch_coverage.py"
+    assert [m.group("name") for m in coverage.BLOCK.finditer(page)] == list(coverage.SECTIONS)
+
+
+def test_coverage_page_names_agree_with_torch():
+    torch = pytest.importorskip("torch")
+    import gradkit  # noqa: F401 - the sections resolve gradkit's modules
+    coverage = _coverage_module()
+    for section in coverage.SECTIONS:
+        torch_obj = _torch_object(torch, section)
+        covered, own = coverage.split(section)
+        assert [n for n in covered if not hasattr(torch_obj, n)] == [], section
+        assert [n for n in own if hasattr(torch_obj, n)] == [], f"{section}: torch has these"
+    not_covered = _not_covered_by_section(COVERAGE_PAGE.read_text(encoding="utf-8"))
+    assert len(not_covered) >= 12
+    for section, names in not_covered.items():
+        torch_obj = _torch_object(torch, section)
+        gradkit_obj = coverage._resolve("gradkit" + section[len("torch"):])
+        assert [n for n in names if not hasattr(torch_obj, n)] == [], f"{section}: not torch's"
+        assert [n for n in names if hasattr(gradkit_obj, n)] == [], f"{section}: gradkit has"

@@ -77,7 +77,8 @@ def public_names(gradkit_path: str) -> list[str]:
     if names is None:
         names = [n for n, value in vars(obj).items()
                  if not n.startswith("_") and _belongs_to(value, obj)]
-    return sorted(set(names) - {"module_getattr"})
+    # bfloat16 exists only with the optional ml_dtypes: the page speaks of it in prose
+    return sorted(set(names) - {"module_getattr", "bfloat16"})
 
 
 def _belongs_to(value, module) -> bool:

@@ -26,6 +26,8 @@ NOT_IMPLEMENTED = {
     "torch.amp": "torch.amp (automatic mixed precision)",
     "torch.autocast": "torch.autocast (automatic mixed precision)",
     "torch.sparse": "torch.sparse (sparse tensors)",
+    "torch.bfloat16": "torch.bfloat16 (the dtype needs the ml_dtypes package, and bfloat16 "
+                      "tensors are refused even then)",
     "torch.quantization": "torch.quantization",
     "torch.hub": "torch.hub",
     "torchvision": "torchvision (datasets, models, transforms)",

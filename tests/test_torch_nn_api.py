@@ -618,3 +618,43 @@ def test_bce_with_logits_gradgradcheck_and_forward_mode(weighted):
 def test_bce_with_logits_weight_requiring_grad_is_refused_as_torch():
     same_error(lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(
         lib.zeros(2), lib.ones(2), weight=lib.ones(2, requires_grad=True)))
+
+# -- bfloat16: refused with a clear error -------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [
+    lambda g, np_bf16: g.tensor([1.5], dtype=g.bfloat16),
+    lambda g, np_bf16: g.zeros(2, dtype=g.bfloat16),
+    lambda g, np_bf16: g.randn(2, dtype=g.bfloat16),
+    lambda g, np_bf16: g.ones(2).to(g.bfloat16),
+    lambda g, np_bf16: g.ones(2).to(dtype=g.bfloat16),
+    lambda g, np_bf16: g.nn.Linear(2, 2).to(g.bfloat16),
+    lambda g, np_bf16: g.from_numpy(np.ones(2, np_bf16)),
+    lambda g, np_bf16: g.tensor(np.ones(2, np_bf16)),
+    lambda g, np_bf16: g.ones(2).sum(dtype=g.bfloat16),
+    lambda g, np_bf16: g.ones(2, 2).softmax(1, g.bfloat16),
+], ids=["tensor", "zeros", "randn", "to", "to-kw", "module-to", "from_numpy", "tensor-array",
+        "sum-dtype", "softmax-dtype"])
+def test_bfloat16_tensors_are_refused_naming_the_reasons(make):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    with pytest.raises(TypeError, match="gradkit does not support bfloat16 tensors: .*float32"
+                                        ".*float64.* use float32 or float16"):
+        make(gradkit, ml_dtypes.bfloat16)
+
+
+def test_bfloat16_dtype_can_be_named_and_saved(tmp_path):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    assert repr(gradkit.bfloat16) == "gradkit.bfloat16" and gradkit.bfloat16.is_floating_point
+    assert gradkit.ones(1).dtype != gradkit.bfloat16
+    array = np.array([1.5, -2.25], dtype=ml_dtypes.bfloat16)  # a NumPy array may be bfloat16
+    gradkit.save({"dtype": gradkit.bfloat16, "array": array}, tmp_path / "x.pt")
+    loaded = gradkit.load(tmp_path / "x.pt")
+    assert loaded["dtype"] is gradkit.bfloat16
+    assert loaded["array"].dtype == array.dtype and loaded["array"].tolist() == [1.5, -2.25]
+
+
+def test_without_ml_dtypes_bfloat16_is_named_as_missing():
+    from gradkit._not_implemented import module_getattr
+    with pytest.raises(AttributeError, match="gradkit does not implement torch.bfloat16 "
+                                             r"\(the dtype needs the ml_dtypes package"):
+        module_getattr("gradkit")("bfloat16")

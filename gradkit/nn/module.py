@@ -23,8 +23,6 @@ class _IncompatibleKeys(NamedTuple):
         return (f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
                 f"unexpected_keys={self.unexpected_keys})")
 
-    __str__ = __repr__
-
 
 
 class Module(ModuleHooks):

@@ -33,6 +33,11 @@ from gradkit.legacy_tensor import (  # noqa: F401
 from gradkit import autograd  # noqa: E402
 from gradkit import linalg, nn, optim  # noqa: E402,F401
 from gradkit import accelerator, cuda  # noqa: E402,F401
+from gradkit.serialization import load, save  # noqa: E402,F401
+from gradkit import profiler, utils  # noqa: E402,F401
+from gradkit._not_implemented import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # torch features gradkit lacks: a clear AttributeError
 from gradkit.autograd import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
     set_grad_enabled)

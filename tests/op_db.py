@@ -485,6 +485,10 @@ OPS: list[OpInfo] = [
     OpInfo("F.relu", F.relu, unary_samples()),
     OpInfo("F.softmax", F.softmax, S(Sample((N(2, 3), 1)), Sample((N(2, 3), 0)))),
     OpInfo("F.log_softmax", F.log_softmax, S(Sample((N(2, 3), -1)),)),
+    OpInfo("F.softmin", F.softmin, S(Sample((N(2, 3), 1)), Sample((N(2, 3),), {"dim": 0}))),
+    OpInfo("F.normalize", F.normalize, S(
+        Sample((N(2, 3),)), Sample((N(3, 2),), {"p": 1.0, "dim": 0}),
+        Sample((N(2, 3),), {"p": 3.0, "dim": -1}), Sample((N(2, 3),), {"p": float("inf")}))),
 ]
 
 # Rows added later draw from their own generator, so the rows above keep their sample values.
@@ -575,6 +579,7 @@ _rng = _table_rng
 
 # Exported names that are not differentiable, each with its reason (the coverage test reads it).
 NON_DIFFERENTIABLE = {
+    "F.one_hot": "integer result (an encoding of class indices)",
     **{name: "comparison: bool result" for name in ("eq", "ne", "lt", "le", "gt", "ge", "isclose")},
     **{name: "logic/bit op: bool or integer result" for name in (
         "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_not", "bitwise_and",

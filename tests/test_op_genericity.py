@@ -234,6 +234,8 @@ SAMPLES = {
     "nll_loss": (lambda x, t: F.nll_loss(x.log_softmax(1), t), lambda: (R(4, 3), I([0, 2, 1, 2]))),
     "mse_loss": (F.mse_loss, lambda: (R(4, 3), R(4, 3))),
     "bce_with_logits": (F.binary_cross_entropy_with_logits, lambda: (R(4, 3), R(4, 3, low=0.0))),
+    "normalize": (F.normalize, lambda: (R(4, 3),)),
+    "normalize_inf": (lambda x: F.normalize(x, p=float("inf"), dim=0), lambda: (R(4, 3),)),
 }
 
 # Ops that no sample reaches directly, and why.

@@ -27,7 +27,7 @@ class Tensor:
             else np.asarray(data)
         self.grad_fn = None
         self._output_nr = 0
-        self._vc = [0]
+        self._vc = inference.new_version_counter()
         self._requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -40,7 +40,9 @@ class Tensor:
         t.grad_fn = grad_fn
         t._requires_grad = grad_fn is not None
         t._output_nr = output_nr
-        t._vc = [0] if version_counter is None else version_counter
+        if version_counter is None:  # inference_mode makes inference tensors (inference.py)
+            version_counter = _InferenceVersion((0,)) if _grad_state.inference else [0]
+        t._vc = version_counter
         return t
 
     # -- metadata -------------------------------------------------------------------
@@ -114,7 +116,13 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if type(self._vc) is _InferenceVersion:
+            raise RuntimeError(inference.VERSION_MESSAGE)
         return self._vc[0]
+
+    def is_inference(self) -> bool:
+        """True for a tensor made in ``inference_mode()`` (or a view or detach() of one)."""
+        return type(self._vc) is _InferenceVersion
 
     @property
     def _base(self):
@@ -143,6 +151,8 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
+        if requires_grad and type(self._vc) is _InferenceVersion and not _grad_state.inference:
+            raise RuntimeError(inference.REQUIRES_GRAD_MESSAGE)
         if requires_grad and self._data.dtype.kind not in "fc" and \
                 str(self._data.dtype) != "bfloat16":
             raise RuntimeError(
@@ -696,9 +706,12 @@ def _as_inplace_method(name):
 
 
 from gradkit import ops  # noqa: E402  (ops import Tensor; bind after the class exists)
+from gradkit.autograd import inference  # noqa: E402
+from gradkit.autograd.grad_mode import state as _grad_state  # noqa: E402
 from gradkit.ops import _op  # noqa: E402
 
 _op.Tensor = Tensor
+_InferenceVersion = inference.InferenceVersion
 _dispatch = _op.dispatch
 _NO_PARAMS: dict = {}  # shared, never mutated: ops without parameters
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 from typing import NamedTuple
 
+from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor
 from gradkit.ops import _op
 
@@ -158,7 +159,7 @@ def _tangent(a):
 
 def has_tangents(args) -> bool:
     """True when an argument carries a tangent of the open level (dispatch's cheap check)."""
-    if _current is None or _busy.busy:
+    if _current is None or _busy.busy or grad_state.inference:  # inference mode: no tangents
         return False
     Tensor = _Tensor()  # noqa: N806 - the class, imported late
     return any(isinstance(a, Tensor) and _tangent(a) is not None for a in args)

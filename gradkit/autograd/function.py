@@ -14,8 +14,7 @@ import functools
 import weakref
 
 from gradkit.autograd import observers
-from gradkit.autograd.grad_mode import no_grad, set_grad_enabled
-from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd.grad_mode import no_grad, records_graph, set_grad_enabled
 from gradkit.autograd.graph import FREED_MESSAGE, FunctionNode, Node, SavedTensor
 from gradkit.backend import get_array_module
 
@@ -210,7 +209,7 @@ def _apply(cls, args: tuple, kwargs: dict):
     Tensor = _Tensor()  # noqa: N806 - the class, imported late
     ctx = FunctionCtx()
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-    recording = grad_state.grad_enabled and any(ctx.needs_input_grad)
+    recording = records_graph() and any(ctx.needs_input_grad)
     from gradkit.autograd import forward_ad
     dual = forward_ad.has_tangents(args)  # then jvp gives the tangents, not forward's ops
     with no_grad(), (forward_ad.suspended() if dual else contextlib.nullcontext()):
@@ -315,7 +314,7 @@ def once_differentiable(backward):
         with no_grad():
             result = backward(ctx, *grad_outputs)
         Tensor = _Tensor()  # noqa: N806 - the class, imported late
-        needs_graph = grad_state.grad_enabled and any(
+        needs_graph = records_graph() and any(
             isinstance(g, Tensor) and g._requires_grad for g in grad_outputs)
         if not needs_graph:
             return result

@@ -13,6 +13,7 @@ import weakref
 from collections import OrderedDict
 
 from gradkit.autograd import observers
+from gradkit.autograd.inference import check_saveable
 
 _sequence = itertools.count()  # next() on a count is atomic under the GIL
 accumulate_lock = threading.Lock()  # guards .grad of leaves shared across threads
@@ -282,6 +283,7 @@ class SavedTensor:
                  "unpack_hook", "nbytes")
 
     def __init__(self, tensor, is_output: bool) -> None:
+        check_saveable(tensor)
         self.version_counter = tensor._vc
         self.version = tensor._vc[0]
         self.nbytes = tensor._data.nbytes

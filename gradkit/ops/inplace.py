@@ -12,7 +12,8 @@ import math
 
 import numpy as np
 
-from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd.grad_mode import records_graph
+from gradkit.autograd.inference import check_inplace
 from gradkit.autograd.graph import SavedTensor
 from gradkit.backend import device_context
 from gradkit.ops._op import op, replay_view
@@ -28,8 +29,9 @@ LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place 
 
 def inplace(tensor, out_of_place, *args, **kwargs):
     """Run ``out_of_place(tensor, *args)`` and write the result into ``tensor``."""
+    check_inplace(tensor)
     tensor_type = _tensor_type()
-    recording = grad_state.grad_enabled and (
+    recording = records_graph() and (
         tensor._requires_grad or any(isinstance(a, tensor_type) and a._requires_grad
                                      for a in args))
     view = getattr(tensor, "_view", None)

@@ -153,13 +153,35 @@ class Tensor:
                 "var_no_grad = var.detach().")
         if requires_grad and type(self._vc) is _InferenceVersion and not _grad_state.inference:
             raise RuntimeError(inference.REQUIRES_GRAD_MESSAGE)
-        if requires_grad and self._data.dtype.kind not in "fc" and \
-                str(self._data.dtype) != "bfloat16":
+        if requires_grad and not _differentiable_dtype(self._data):
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients, "
                 f"got {self.dtype}")
         self._requires_grad = bool(requires_grad)
         return self
+
+    @property
+    def data(self) -> Tensor:
+        """The values without history: shares memory, not the version counter (as torch).
+
+        Assigning a tensor replaces the values (any shape or dtype) and keeps the history.
+        """
+        fresh = _InferenceVersion((0,)) if type(self._vc) is _InferenceVersion else [0]
+        return Tensor._make(self._data, None, 0, fresh)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._requires_grad and not _differentiable_dtype(value._data):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
+        self._data = value._data
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for leaves)."""
+        return self._output_nr if self.grad_fn is not None else 0
 
     @property
     def is_leaf(self) -> bool:
@@ -652,6 +674,11 @@ class Size(tuple):
 
     def __repr__(self) -> str:
         return f"gradkit.Size({list(self)})"
+
+
+def _differentiable_dtype(array) -> bool:
+    """Only floating and complex tensors can require gradients."""
+    return array.dtype.kind in "fc" or str(array.dtype) == "bfloat16"
 
 
 def _varargs(args):

@@ -9,22 +9,9 @@ import warnings
 import pytest
 
 import gradkit
+from torch_oracle import outcome, same_as_torch
 
 torch = pytest.importorskip("torch")
-
-
-def outcome(program, lib):
-    """What ``program(lib)`` returned, or the type and message of what it raised."""
-    try:
-        return ("returned", program(lib))
-    except Exception as e:  # noqa: BLE001 - the error is the observation
-        return ("raised", type(e).__name__, str(e).replace("torch.", "gradkit."))
-
-
-def same_as_torch(program):
-    expected = outcome(program, torch)
-    assert outcome(program, gradkit) == expected
-    return expected
 
 
 # -- decorators ---------------------------------------------------------------------

@@ -318,8 +318,8 @@ class SavedTensor:
                 owner = (f", which is output {self.tensor._output_nr} of "
                          f"{self.tensor.grad_fn.name()}")
             raise _version_error(desc, owner, self.version_counter[0], self.version)
-        if not as_tensor:
-            return self.data
+        if not as_tensor:  # an input's current array: ``input.data = ...`` reaches it (torch)
+            return self.data if self.tensor is None else self.tensor._data
         if self.tensor is not None:
             return self.tensor
         from gradkit._tensor import Tensor

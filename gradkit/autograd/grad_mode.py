@@ -55,6 +55,11 @@ _CLASS_WARNING = (
 class _DecoratorContextManager:
     """Base of every mode: ``with mode():`` and ``@mode()``; each call gets a fresh ``clone()``."""
 
+    def __new__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs and callable(args[0]):  # bare ``@mode`` (defaults)
+            return _decorate(cls, args[0], stacklevel=3)
+        return super().__new__(cls)
+
     def __call__(self, func):
         return _decorate(self.clone, func, stacklevel=3)
 
@@ -114,8 +119,8 @@ class _NoArgumentMode(_DecoratorContextManager):
 
     def __new__(cls, func=None):
         if func is None:
-            return super().__new__(cls)
-        return _decorate(cls, func, stacklevel=3)
+            return object.__new__(cls)
+        return _decorate(cls, func, stacklevel=3)  # refuses what is not callable
 
 
 class _GradSwitch(_NoArgumentMode):
@@ -199,7 +204,7 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801
 
     def __new__(cls, mode=True):
         if isinstance(mode, bool):
-            return super().__new__(cls)
+            return object.__new__(cls)
         return _decorate(cls, mode, stacklevel=3)  # bare ``@inference_mode``
 
     def __init__(self, mode: bool = True) -> None:

@@ -30,7 +30,7 @@ from gradkit.creation import (  # noqa: F401
 from gradkit import autograd  # noqa: E402
 from gradkit import nn, optim  # noqa: E402,F401
 from gradkit import accelerator, cuda  # noqa: E402,F401
-from gradkit.ops import allclose  # noqa: F401,E402
+from gradkit.ops.arithmetic import allclose  # noqa: F401,E402 - a bool, not an op
 from gradkit.autograd import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
     set_grad_enabled)

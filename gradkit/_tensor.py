@@ -120,6 +120,11 @@ class Tensor:
             raise RuntimeError(inference.VERSION_MESSAGE)
         return self._vc[0]
 
+    def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+                 equal_nan: bool = False) -> bool:
+        """``gradkit.allclose(self, other, ...)``: isclose everywhere, as a Python bool."""
+        return ops.arithmetic.allclose(self, other, rtol, atol, equal_nan)
+
     def is_inference(self) -> bool:
         """True for a tensor made in ``inference_mode()`` (or a view or detach() of one)."""
         return type(self._vc) is _InferenceVersion

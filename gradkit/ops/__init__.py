@@ -7,7 +7,7 @@ import types as _types
 
 from gradkit.ops._op import Op, dispatch, op, sum_to_shape  # noqa: F401
 from gradkit.ops.arithmetic import (  # noqa: F401
-    add, allclose, bitwise_not, div, eq, floor_divide, ge, gt, isclose, isfinite, isinf, isnan, le,
+    add, bitwise_not, div, eq, floor_divide, ge, gt, isclose, isfinite, isinf, isnan, le,
     logical_and, logical_not, logical_or, logical_xor, lt, mul, ne, neg, pow, remainder, sub)
 from gradkit.ops.complex import conj, imag, real  # noqa: F401
 from gradkit.ops.conversion import astype, clone, copy_from, fill, to_device, zeros_like_op  # noqa: F401
@@ -49,7 +49,7 @@ TENSOR_METHODS = (
     "floor", "log", "log1p", "log2", "log10", "reciprocal", "relu", "round", "rsqrt", "sgn",
     "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "erf",
     "add", "sub", "mul", "div", "pow", "neg", "remainder", "floor_divide", "maximum", "minimum",
-    "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "isclose", "allclose",
+    "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "isclose",
     "logical_not",
     "logical_and", "logical_or", "conj",
     "sum", "mean", "var", "std", "prod", "amax", "amin", "max", "min", "argmax", "argmin",

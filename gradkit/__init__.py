@@ -60,6 +60,14 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
+def is_inference(input: Tensor) -> bool:  # noqa: A002 - torch's argument name
+    """True if ``input`` is an inference tensor (made in ``inference_mode()``)."""
+    if not isinstance(input, Tensor):
+        raise TypeError("is_inference(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_inference()
+
+
 def numel(t: Tensor) -> int:
     """The number of elements of ``t``."""
     return t.numel()

@@ -51,7 +51,9 @@ class Tensor:
         t.grad_fn = grad_fn
         t._requires_grad = grad_fn is not None
         t._output_nr = output_nr
-        t._vc = [0] if version_counter is None else version_counter
+        if version_counter is None:  # inference_mode makes inference tensors (inference.py)
+            version_counter = _InferenceVersion((0,)) if _grad_state.inference else [0]
+        t._vc = version_counter
         return t
 
     # -- metadata -------------------------------------------------------------------
@@ -125,7 +127,18 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if type(self._vc) is _InferenceVersion:
+            raise RuntimeError(inference.VERSION_MESSAGE)
         return self._vc[0]
+
+    def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+                 equal_nan: bool = False) -> bool:
+        """``gradkit.allclose(self, other, ...)``: isclose everywhere, as a Python bool."""
+        return ops.arithmetic.allclose(self, other, rtol, atol, equal_nan)
+
+    def is_inference(self) -> bool:
+        """True for a tensor made in ``inference_mode()`` (or a view or detach() of one)."""
+        return type(self._vc) is _InferenceVersion
 
     @property
     def _base(self):
@@ -154,13 +167,37 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind not in "fc" and \
-                str(self._data.dtype) != "bfloat16":
+        if requires_grad and type(self._vc) is _InferenceVersion and not _grad_state.inference:
+            raise RuntimeError(inference.REQUIRES_GRAD_MESSAGE)
+        if requires_grad and not _differentiable_dtype(self._data):
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients, "
                 f"got {self.dtype}")
         self._requires_grad = bool(requires_grad)
         return self
+
+    @property
+    def data(self) -> Tensor:
+        """The values without history: shares memory, not the version counter (as torch).
+
+        Assigning a tensor replaces the values (any shape or dtype) and keeps the history.
+        """
+        fresh = _InferenceVersion((0,)) if type(self._vc) is _InferenceVersion else [0]
+        return Tensor._make(self._data, None, 0, fresh)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._requires_grad and not _differentiable_dtype(value._data):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
+        self._data = value._data
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for leaves)."""
+        return self._output_nr if self.grad_fn is not None else 0
 
     @property
     def is_leaf(self) -> bool:
@@ -674,6 +711,11 @@ class Size(tuple):
         return f"gradkit.Size({list(self)})"
 
 
+def _differentiable_dtype(array) -> bool:
+    """Only floating and complex tensors can require gradients."""
+    return array.dtype.kind in "fc" or str(array.dtype) == "bfloat16"
+
+
 def _varargs(args):
     """Accept both f(2, 3) and f((2, 3)) as torch does."""
     if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
@@ -726,9 +768,12 @@ def _as_inplace_method(name):
 
 
 from gradkit import ops  # noqa: E402  (ops import Tensor; bind after the class exists)
+from gradkit.autograd import inference  # noqa: E402
+from gradkit.autograd.grad_mode import state as _grad_state  # noqa: E402
 from gradkit.ops import _op  # noqa: E402
 
 _op.Tensor = Tensor
+_InferenceVersion = inference.InferenceVersion
 _dispatch = _op.dispatch
 _NO_PARAMS: dict = {}  # shared, never mutated: ops without parameters
 

@@ -20,6 +20,7 @@ import threading
 import weakref
 from typing import NamedTuple
 
+from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor
 from gradkit.ops import _op
 
@@ -111,17 +112,21 @@ def make_dual(tensor, tangent, *, level: int | None = None):
         if t._data.dtype.kind not in "fc":
             raise ValueError(f"Expected {what} to be floating point or complex, but got: "
                              f"{t.dtype}")
-    if tangent._data.shape != tensor._data.shape:
-        raise RuntimeError(
-            "Trying to set a forward gradient that has a different size than that of the "
-            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
-            f"while the given forward gradient is of size {list(tangent.shape)}.")
+    _check_tangent_size(tensor, tangent)
     if tangent._data.dtype != tensor._data.dtype:
         tangent = tangent.to(tensor.dtype)
     dual = _alias(tensor)
     dual._fw = (_current, tangent)
     dual._view.forward_base = weakref.ref(dual)  # views of the dual take their tangents from it
     return dual
+
+
+def _check_tangent_size(tensor, tangent) -> None:
+    if tangent._data.shape != tensor._data.shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
+            f"while the given forward gradient is of size {list(tangent.shape)}.")
 
 
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
@@ -160,7 +165,7 @@ def _tangent(a):
 
 def has_tangents(args) -> bool:
     """True when an argument carries a tangent of the open level (dispatch's cheap check)."""
-    if _current is None or _busy.busy:
+    if _current is None or _busy.busy or grad_state.inference:  # inference mode: no tangents
         return False
     Tensor = _Tensor()  # noqa: N806 - the class, imported late
     return any(isinstance(a, Tensor) and _tangent(a) is not None for a in args)
@@ -363,7 +368,29 @@ def propagate_function(cls, ctx, args, outputs) -> None:
             out = cls.jvp(ctx, *tangents)
     finally:
         ctx._in_jvp = False
-    _attach(outputs, out if isinstance(out, tuple) else (out,))
+    _attach(outputs, _checked_function_tangents(outputs, out))
+
+
+def _checked_function_tangents(outputs, out) -> tuple:
+    """torch's checks on what a Function's jvp returned: one tangent per output, each None or
+    a floating Tensor of its output's size (no broadcasting)."""
+    Tensor = _Tensor()  # noqa: N806 - the class, imported late
+    tangents = out if isinstance(out, tuple) else (out,)
+    if len(tangents) != len(outputs):
+        raise RuntimeError("Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(outputs)} but got {len(tangents)})")
+    for i, (output, tangent) in enumerate(zip(outputs, tangents, strict=True)):
+        if tangent is None:
+            continue
+        if not isinstance(tangent, Tensor):
+            raise RuntimeError(f"expected Variable or None (got {type(tangent).__name__}) for "
+                               f"grad output {i}.")
+        if isinstance(output, Tensor):
+            _check_tangent_size(output, tangent)
+            if tangent._data.dtype.kind not in "fc":
+                raise RuntimeError("Expected both tensor and its forward grad to be floating "
+                                   "point or complex")
+    return tangents
 
 
 def _this_module():

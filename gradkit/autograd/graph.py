@@ -12,6 +12,7 @@ import threading
 import weakref
 from collections import OrderedDict
 
+from gradkit.autograd.inference import check_saveable
 
 _sequence = itertools.count()  # next() on a count is atomic under the GIL
 accumulate_lock = threading.Lock()  # guards .grad of leaves shared across threads
@@ -273,6 +274,7 @@ class SavedTensor:
                  "unpack_hook", "nbytes", "__weakref__")
 
     def __init__(self, tensor, is_output: bool) -> None:
+        check_saveable(tensor)
         self.version_counter = tensor._vc
         self.version = tensor._vc[0]
         self.nbytes = tensor._data.nbytes
@@ -307,8 +309,8 @@ class SavedTensor:
                 owner = (f", which is output {self.tensor._output_nr} of "
                          f"{self.tensor.grad_fn.name()}")
             raise _version_error(desc, owner, self.version_counter[0], self.version)
-        if not as_tensor:
-            return self.data
+        if not as_tensor:  # an input's current array: ``input.data = ...`` reaches it (torch)
+            return self.data if self.tensor is None else self.tensor._data
         if self.tensor is not None:
             return self.tensor
         from gradkit._tensor import Tensor

@@ -7,9 +7,9 @@ import types as _types
 
 from gradkit.ops._op import Op, dispatch, op, sum_to_shape  # noqa: F401
 from gradkit.ops.arithmetic import (  # noqa: F401
-    add, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, div, eq, floor_divide, ge, gt,
-    isclose, isfinite, isinf, isnan, le, logical_and, logical_not, logical_or, logical_xor, lt,
-    mul, ne, neg, pow, remainder, sub)
+    add, allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, div, eq, floor_divide, ge,
+    gt, isclose, isfinite, isinf, isnan, le, logical_and, logical_not, logical_or, logical_xor,
+    lt, mul, ne, neg, pow, remainder, sub)
 from gradkit.ops.clamp import clamp  # noqa: F401
 from gradkit.ops.complex import conj, imag, real  # noqa: F401
 from gradkit.ops.conversion import astype, clone, copy_from, fill, to_device, zeros_like_op  # noqa: F401
@@ -27,7 +27,7 @@ from gradkit.ops.reduction import (  # noqa: F401
     softmax, std, std_mean, sum, var, var_mean)
 from gradkit.ops.linalg_norms import norm  # noqa: F401
 from gradkit.ops.linalg_solvers import det, inv as inverse, slogdet  # noqa: F401
-from gradkit.ops.polar import allclose, angle  # noqa: F401
+from gradkit.ops.polar import angle  # noqa: F401
 from gradkit.ops.shape import (  # noqa: F401
     broadcast_tensors, broadcast_to, cat, chunk, concat, expand, flatten, flip, permute, ravel,
     repeat, reshape, split, squeeze, stack, swapaxes, t, transpose, unbind, unflatten, unsqueeze,
@@ -57,7 +57,7 @@ TENSOR_METHODS = (
     "floor", "log", "log1p", "log2", "log10", "reciprocal", "relu", "round", "rsqrt", "sgn",
     "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "erf",
     "add", "sub", "mul", "div", "pow", "neg", "remainder", "floor_divide", "maximum", "minimum",
-    "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not",
+    "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "isclose", "logical_not",
     "logical_and", "logical_or", "bitwise_and", "bitwise_or", "bitwise_xor", "conj",
     "sum", "mean", "var", "std", "prod", "amax", "amin", "max", "min", "argmax", "argmin",
     "logsumexp", "softmax", "log_softmax", "cumsum", "all", "any",

@@ -357,7 +357,8 @@ def _apply(op, args, datas, params, needs_grad):
     except TypeError:
         _check_argument_types(op, args)
         raise
-    if needs_grad and op.differentiable and grad_state.grad_enabled and (
+    if needs_grad and op.differentiable and grad_state.grad_enabled \
+            and not grad_state.inference and (
             out.dtype.kind in "fcV" if type(out) is np.ndarray else _floating(out)):
         result = _record(op, args, datas, params, out, xp)
     elif op.outputs == 1:

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from gradkit.ops import _op
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.conversion import astype
@@ -339,7 +340,25 @@ def isfinite(xp, x):
 
 @op(broadcast=True)  # broadcast: NumPy's broadcast error in torch's words
 def isclose(xp, x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """|x - y| <= atol + rtol * |y| elementwise (bool, no gradient); x, y of one dtype."""
-    if hasattr(x, "dtype") and hasattr(y, "dtype") and x.dtype != y.dtype:
+    """|x - y| <= atol + rtol * |y| elementwise (bool, no gradient); same dtypes, as torch."""
+    x_dtype, y_dtype = getattr(x, "dtype", None), getattr(y, "dtype", None)
+    if x_dtype is not None and y_dtype is not None and x_dtype != y_dtype:
         raise RuntimeError(f"{scalar_type_name(x)} did not match {scalar_type_name(y)}")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if value < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value:g}")
     return xp.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A002
+             equal_nan: bool = False) -> bool:
+    """True when ``isclose(input, other)`` holds everywhere (NaNs equal only with equal_nan).
+
+    >>> gradkit.allclose(gradkit.tensor([1.0]), gradkit.tensor([1.0 + 1e-7]))
+    True
+    """
+    for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, _op.Tensor):
+            raise TypeError(f"allclose(): argument '{name}' (position {position}) must be "
+                            f"Tensor, not {type(value).__name__}")
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd.grad_mode import records_graph
+from gradkit.autograd.inference import check_inplace
 from gradkit.autograd.graph import SavedTensor
 from gradkit.backend import device_context
 from gradkit.ops import _op
@@ -28,9 +29,10 @@ LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place 
 
 def inplace(tensor, out_of_place, *args, **kwargs):
     """Run ``out_of_place(tensor, *args)`` and write the result into ``tensor``."""
+    check_inplace(tensor)
     tensor_type = _tensor_type()
     view = getattr(tensor, "_view", None)
-    recording = grad_state.grad_enabled and (
+    recording = records_graph() and (
         tensor._requires_grad or (view is not None and view.base._requires_grad)
         or any(isinstance(a, tensor_type) and a._requires_grad for a in args))
     if recording and view is not None:

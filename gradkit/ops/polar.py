@@ -1,11 +1,10 @@
-"""The argument of complex numbers (``angle``), and ``allclose``."""
+"""The argument of complex numbers (``angle``)."""
 from __future__ import annotations
 
 import math
 
 from gradkit.backend import get_default_dtype
 from gradkit.ops._op import op
-from gradkit.ops.arithmetic import isclose
 from gradkit.ops.complex import _is_complex, conj, real
 from gradkit.ops.elementwise import where
 
@@ -30,12 +29,3 @@ def _angle_slope(x):
 
 angle.defvjp(lambda g, x: g * _angle_slope(x))
 angle.defjvp(lambda t, x: real(conj(_angle_slope(x)) * t))
-
-
-def allclose(x, y, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
-    """True if ``isclose(x, y)`` everywhere (broadcasting); x and y must share their dtype."""
-    from gradkit._tensor import Tensor
-    if not isinstance(y, Tensor):
-        raise TypeError(f"allclose(): argument 'other' (position 2) must be Tensor, not "
-                        f"{type(y).__name__}")
-    return bool(isclose(x, y, rtol, atol, equal_nan).all())

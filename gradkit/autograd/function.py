@@ -282,7 +282,7 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
             if out.grad_fn is None and out._requires_grad:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an "
                                    "in-place operation.")
-            if view is not None and view[0].grad_fn is None and view[0]._requires_grad:
+            if view is not None and view.base.grad_fn is None and view.base._requires_grad:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used "
                                    "in an in-place operation.")
             out._vc[0] += 1

@@ -1,0 +1,182 @@
+"""Engine behaviour compared with torch on the same program: the order in which tensor
+hooks, retain_grad, node pre/post hooks and post-accumulate-grad hooks run, seen through
+hooks that change the gradient (so a different order gives different numbers)."""
+import itertools
+
+import pytest
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+
+def _values(gs):
+    return [None if g is None else g.tolist() for g in gs]
+
+
+def _register_leaf_hook(lib, kind, x, node, log):
+    """One hook of ``kind`` on leaf ``x`` or on its AccumulateGrad ``node``; each logs what it
+    sees and most change the gradient."""
+    if kind == "double":
+        x.register_hook(lambda g: (log.append(("double", g.tolist())), g * 2)[1])
+    elif kind == "plus_one":
+        x.register_hook(lambda g: (log.append(("plus_one", g.tolist())), g + 1)[1])
+    elif kind == "node_prehook":
+        node.register_prehook(lambda gs: (log.append(("pre", _values(gs))), (gs[0] * 3,))[1])
+    elif kind == "node_posthook":
+        node.register_hook(lambda gi, go: log.append(("post", _values(gi), _values(go),
+                                                      x.grad.tolist())))
+    elif kind == "post_accumulate":
+        def scale_grad(t):
+            log.append(("post_accumulate", t.grad.tolist()))
+            with lib.no_grad():
+                t.grad.mul_(10)
+        x.register_post_accumulate_grad_hook(scale_grad)
+
+
+def _leaf_program(lib, kinds, how):
+    log = []
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    y = x * x
+    node = y.grad_fn.next_functions[0][0]
+    assert type(node).__name__ == "AccumulateGrad"
+    for kind in kinds:
+        _register_leaf_hook(lib, kind, x, node, log)
+    if how == "backward":
+        y.sum().backward()
+    elif how == "create_graph":
+        y.sum().backward(create_graph=True)
+        log.append(("requires_grad", x.grad.requires_grad))
+    elif how == "inputs":
+        y.sum().backward(inputs=[x])
+    else:
+        log.append(("grad", lib.autograd.grad(y.sum(), x)[0].tolist()))
+    log.append(("x.grad", None if x.grad is None else x.grad.tolist()))
+    return log
+
+
+LEAF_HOOKS = ("double", "plus_one", "node_prehook", "node_posthook", "post_accumulate")
+
+
+@pytest.mark.parametrize("how", ["backward", "create_graph", "inputs", "autograd.grad"])
+@pytest.mark.parametrize("kinds", list(itertools.permutations(LEAF_HOOKS, 4)),
+                         ids="-".join)
+def test_leaf_hook_order_matches_torch(kinds, how):
+    assert _leaf_program(gradkit, kinds, how) == _leaf_program(torch, kinds, how)
+
+
+def _register_non_leaf_hook(kind, y, log):
+    if kind == "double":
+        y.register_hook(lambda g: (log.append(("double", g.tolist())), g * 2)[1])
+    elif kind == "plus_one":
+        y.register_hook(lambda g: (log.append(("plus_one", g.tolist())), g + 1)[1])
+    elif kind == "retain_grad":
+        y.retain_grad()
+    elif kind == "node_prehook":
+        y.grad_fn.register_prehook(lambda gs: (log.append(("pre", _values(gs))),
+                                               (gs[0] * 3,))[1])
+    elif kind == "node_posthook":
+        y.grad_fn.register_hook(lambda gi, go: (log.append(("post", _values(gi), _values(go))),
+                                                tuple(None if g is None else g * 5 for g in gi))[1])
+
+
+def _non_leaf_program(lib, kinds, how):
+    log = []
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    y = x * 3
+    for kind in kinds:
+        _register_non_leaf_hook(kind, y, log)
+    z = (y * y).sum()
+    if how == "backward":
+        z.backward()
+    elif how == "grad_y":
+        log.append(("grad", _values(lib.autograd.grad(z, y))))
+    else:  # the node of y runs and y's gradient is captured as well
+        log.append(("grad", _values(lib.autograd.grad(z, [x, y]))))
+    log.append(("y.grad", None if y.grad is None else y.grad.tolist()))
+    log.append(("x.grad", None if x.grad is None else x.grad.tolist()))
+    return log
+
+
+NON_LEAF_HOOKS = ("double", "plus_one", "retain_grad", "node_prehook", "node_posthook")
+
+
+@pytest.mark.parametrize("how", ["backward", "grad_y", "grad_x_y"])
+@pytest.mark.parametrize("kinds", list(itertools.permutations(NON_LEAF_HOOKS)), ids="-".join)
+def test_non_leaf_hook_order_matches_torch(kinds, how):
+    assert _non_leaf_program(gradkit, kinds, how) == _non_leaf_program(torch, kinds, how)
+
+
+def _two_outputs_program(lib):
+    """Hooks on two outputs of one node run per tensor in order of first registration."""
+    log = []
+    x = lib.tensor([1.0, 2.0, 3.0, 4.0], dtype=lib.float64, requires_grad=True)
+    a, b = x.split(2)
+    b.register_hook(lambda g: (log.append(("b", g.tolist())), g * 2)[1])
+    a.retain_grad()
+    a.register_hook(lambda g: (log.append(("a", g.tolist())), g + 1)[1])
+    b.register_hook(lambda g: (log.append(("b2", g.tolist())), g + 1)[1])
+    a.grad_fn.register_prehook(lambda gs: (log.append(("pre", _values(gs))), None)[1])
+    (a * 2 + b * 3).sum().backward()
+    return log, a.grad.tolist(), x.grad.tolist()
+
+
+def test_hooks_on_outputs_of_one_node_match_torch():
+    assert _two_outputs_program(gradkit) == _two_outputs_program(torch)
+
+
+def _no_grad_function(lib):
+    """A Function (x * 2) whose backward gives its input no gradient (None)."""
+    class NoGrad(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+    return NoGrad
+
+
+def _undefined_leaf_grad_program(lib):
+    """A Function that returns None for its input: the leaf's AccumulateGrad still runs its
+    node hooks (with a None gradient) but accumulates nothing."""
+    log = []
+
+    NoGrad = _no_grad_function(lib)
+
+    x = lib.tensor([1.0], requires_grad=True)
+    y = NoGrad.apply(x)
+    node = y.grad_fn.next_functions[0][0]
+    x.register_hook(lambda g: log.append(("tensor hook", _values([g]))))
+    node.register_prehook(lambda gs: log.append(("pre", _values(gs))))
+    node.register_hook(lambda gi, go: log.append(("post", _values(gi), _values(go))))
+    x.register_post_accumulate_grad_hook(lambda t: log.append("post_accumulate"))
+    y.sum().backward()
+    return log, x.grad
+
+
+def test_leaf_hooks_without_a_gradient_match_torch():
+    assert _undefined_leaf_grad_program(gradkit) == _undefined_leaf_grad_program(torch)
+
+
+def _none_gradient_hook_program(lib, leaf):
+    """Tensor hooks see None where no gradient arrived, and may not replace it."""
+    log = []
+
+    NoGrad = _no_grad_function(lib)
+
+    x = lib.tensor([1.0], requires_grad=True)
+    y = x if leaf else x * 3
+    y.register_hook(lambda g: log.append(g))
+    (NoGrad.apply(y).sum() + (x * 2).sum()).backward()
+    log.append(x.grad.tolist())
+    y.register_hook(lambda g: lib.ones(1))
+    with pytest.raises(RuntimeError, match="can't replace a None gradient with a non-None"):
+        NoGrad.apply(y).sum().backward()
+    return log
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+def test_tensor_hooks_see_none_gradients_like_torch(leaf):
+    assert _none_gradient_hook_program(gradkit, leaf) == _none_gradient_hook_program(torch, leaf)

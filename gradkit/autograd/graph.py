@@ -93,7 +93,7 @@ class Node:
     # -- torch's public Node API -------------------------------------------------
     def name(self) -> str:
         """The node's name, as torch spells it (``MulBackward0``)."""
-        return self.op.node_name
+        return type(self).__name__
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
@@ -165,6 +165,18 @@ class Node:
                 observers.saved_release(nbytes)
 
 
+_node_types: dict = {}
+
+
+def node_type(name: str) -> type:
+    """The Node subclass named ``name`` (torch's node classes: ``type(y.grad_fn).__name__``
+    is ``MulBackward0``), made once per name."""
+    cls = _node_types.get(name)
+    if cls is None:
+        cls = _node_types[name] = type(name, (Node,), {"__slots__": (), "__module__": __name__})
+    return cls
+
+
 def _flat_saved(saved):
     """The SavedTensors of a node, including those a variadic op saved in a tuple."""
     for s in saved:
@@ -174,24 +186,37 @@ def _flat_saved(saved):
             yield from (t for t in s if type(t) is SavedTensor)
 
 
+_TORCH_INPUT_NAMES = ("self", "other")  # torch's names of the first two inputs of most ops
+_TORCH_ATTR_NAMES = {"shape": ("shape", "sym_sizes")}  # x.shape is torch's _saved_self_sym_sizes
+
+
 def _saved_keys(op) -> dict:
     """``_saved_<key>`` names of an op's save entries -> entry index (torch's names:
-    ``self`` for the first input, ``result``, ``<input>_<attr>`` for metadata)."""
-    keys = {}
+    ``self``, ``other`` (or the op's ``torch_input_names``) for inputs, ``result``,
+    ``<input>_<attr>`` for metadata), and of its parameters (``dim``, ``keepdim``) -> None."""
+    keys = dict.fromkeys(getattr(op, "param_names", ()))
     names = getattr(op, "input_names", ())
+    torch_names = getattr(op, "torch_input_names", _TORCH_INPUT_NAMES)
     for entry_index, (kind, index, attr) in enumerate(getattr(op, "save_spec", ())):
         base = (names[index] if kind == "input" else
                 "inputs" if kind == "inputs" else "result" + (str(index) if index else ""))
-        for alias in ({base, "self"} if kind == "input" and index == 0 else {base}):
-            keys[alias + ("_" + attr if attr else "")] = entry_index
+        aliases = {base}
+        if kind == "input" and index < len(torch_names):
+            aliases.add(torch_names[index])
+        for alias in aliases:
+            for attr_alias in _TORCH_ATTR_NAMES.get(attr, (attr,)):
+                keys[alias + ("_" + attr_alias if attr_alias else "")] = entry_index
     return keys
 
 
 def _saved_attribute(node: Node, key: str):
-    """``node._saved_<key>``: what the node's op saved under that name."""
-    entry_index = _saved_keys(node.op).get(key)
-    if entry_index is None:
+    """``node._saved_<key>``: what the node's op saved under that name, or a parameter."""
+    keys = _saved_keys(node.op)
+    if key not in keys:
         raise AttributeError(f"'{node.name()}' object has no attribute '_saved_{key}'")
+    entry_index = keys[key]
+    if entry_index is None:  # a parameter: plain values stay readable after backward
+        return (node.params or {}).get(key)
     if node.saved is None:
         raise RuntimeError(FREED_MESSAGE)
     value = node.saved[entry_index]
@@ -213,6 +238,10 @@ class FunctionNode(Node):
     """The node of a custom Function: shows its ctx's fields, as torch's do."""
 
     __slots__ = ()
+
+    def name(self) -> str:
+        """The Function's class name + ``Backward``, as torch."""
+        return self.op.node_name
 
     def __getattr__(self, name: str):
         """``grad_fn.saved_tensors`` and other ctx fields (only names that are not slots)."""
@@ -279,7 +308,7 @@ class SavedTensor:
     """
 
     __slots__ = ("tensor", "data", "version_counter", "version", "output_nr", "packed",
-                 "unpack_hook", "nbytes")
+                 "unpack_hook", "grad_edge", "nbytes")
 
     def __init__(self, tensor, is_output: bool) -> None:
         self.version_counter = tensor._vc
@@ -291,6 +320,7 @@ class SavedTensor:
         if stack:
             pack, self.unpack_hook = stack[-1]
             self.tensor = self.data = None
+            self.grad_edge = _history_edge(tensor, is_output)
             self.packed = pack(tensor)
         elif is_output and tensor.grad_fn is not None:  # non-differentiable outputs: constants
             self.tensor, self.data = None, tensor._data
@@ -305,7 +335,7 @@ class SavedTensor:
             if not isinstance(tensor, Tensor):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                                 f"got result of type {type(tensor).__name__}")
-            return tensor if as_tensor else tensor._data
+            return self._attach(tensor._data, node) if as_tensor else tensor._data
         if self.version_counter[0] != self.version:
             from gradkit.backend import from_numpy_dtype
             desc = f"gradkit.{from_numpy_dtype(self.data.dtype).name} {list(self.data.shape)}"
@@ -322,6 +352,39 @@ class SavedTensor:
             return self.tensor
         from gradkit._tensor import Tensor
         return Tensor._make(self.data, node, self.output_nr, self.version_counter)
+
+    def _attach(self, data, node):
+        """The unpack hook's values with the saved tensor's place in the graph (torch's
+        SavedVariable): double backward differentiates through the original tensor, never
+        through what the hooks computed."""
+        from gradkit._tensor import Tensor
+        edge = self.grad_edge
+        if edge is _OWN_OUTPUT:
+            return Tensor._make(data, node, self.output_nr)
+        if edge is None:
+            return Tensor._make(data)
+        if type(edge[0]) is AccumulateGrad:  # a leaf: gradients go to its accumulator
+            t = Tensor._make(data)
+            t._requires_grad = True
+            t._accum = weakref.ref(edge[0])
+            return t
+        return Tensor._make(data, *edge)
+
+
+_OWN_OUTPUT = "output"  # a SavedTensor's grad_edge: an output of the node that saved it
+
+
+def _history_edge(tensor, is_output: bool):
+    """Where gradients of a saved tensor flow: _OWN_OUTPUT, its (node, output_nr), or None.
+
+    Held strongly, as torch's SavedVariable holds grad_fn and grad accumulator."""
+    if is_output and tensor.grad_fn is not None:
+        return _OWN_OUTPUT  # not the node itself: node -> saved -> node would be a cycle
+    if not tensor._requires_grad:
+        return None
+    if tensor.grad_fn is not None:
+        return (tensor.grad_fn, tensor._output_nr)
+    return (accumulate_node(tensor), 0)
 
 
 # the user-facing hooks live in their own files; torch users find them here

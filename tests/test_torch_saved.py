@@ -1,0 +1,135 @@
+"""Saved tensors compared with torch on the same program: saved-tensor hooks in double
+backward, in-place changes of saved tensors, ``_saved_<name>`` attributes and node names."""
+import pytest
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+HOOKS = {
+    "unpack_doubles": (lambda t: t, lambda t: t * 2),
+    "pack_doubles": (lambda t: t * 2, lambda t: t),
+    "pack_detaches": (lambda t: t.detach(), lambda t: t),
+    "pack_clones": (lambda t: t.clone(), lambda t: t),
+}
+
+FUNCTIONS = {
+    "mul": lambda x: x * x,
+    "exp": lambda x: x.exp(),
+    "sin_times_x": lambda x: x.sin() * x,
+    "pow": lambda x: x ** 3,
+    "non_leaf_input": lambda x: (x * 1).tanh() * (x + 1),
+}
+
+
+def _double_backward_under_hooks(lib, hooks, f):
+    pack, unpack = hooks
+    x = lib.tensor([0.5, 2.0], dtype=lib.float64, requires_grad=True)
+    with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = f(x)
+    g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+    gg, = lib.autograd.grad(g.sum(), x)
+    return g.tolist(), gg.tolist()
+
+
+@pytest.mark.parametrize("f", FUNCTIONS.values(), ids=FUNCTIONS.keys())
+@pytest.mark.parametrize("hooks", HOOKS.values(), ids=HOOKS.keys())
+def test_double_backward_through_saved_tensor_hooks_matches_torch(hooks, f):
+    """The unpacked values are used, but differentiated as the original tensor (torch)."""
+    assert _double_backward_under_hooks(gradkit, hooks, f) == \
+        _double_backward_under_hooks(torch, hooks, f)
+
+
+def _custom_function_under_hooks(lib):
+    class ExpTimesInput(lib.autograd.Function):  # saves an input and its own output
+        @staticmethod
+        def forward(ctx, x):
+            out = x.exp() * x
+            ctx.save_for_backward(x, out)
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            x, out = ctx.saved_tensors
+            return g * (out + out / x)
+
+    x = lib.tensor([0.5, 2.0], dtype=lib.float64, requires_grad=True)
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t.detach() * 2, lambda t: t):
+        y = ExpTimesInput.apply(x * 1)
+    g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+    gg, = lib.autograd.grad(g.sum(), x)
+    return g.tolist(), gg.tolist()
+
+
+def test_custom_function_saved_tensors_under_hooks_match_torch():
+    assert _custom_function_under_hooks(gradkit) == _custom_function_under_hooks(torch)
+
+
+def _saved_attribute_under_hooks(lib):
+    x = lib.tensor([0.5, 2.0], dtype=lib.float64, requires_grad=True)
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t.detach(), lambda t: t * 2):
+        y = x * (x + 1)
+    self_, other = y.grad_fn._saved_self, y.grad_fn._saved_other
+    return (self_.tolist(), self_.requires_grad, self_.is_leaf, other.tolist(),
+            other.requires_grad, other.is_leaf, type(other.grad_fn).__name__)
+
+
+def test_saved_attributes_under_hooks_match_torch():
+    assert _saved_attribute_under_hooks(gradkit) == _saved_attribute_under_hooks(torch)
+
+
+# -- node names and _saved_<name> attributes, walking the op table ---------------------------
+
+# where torch's op is a composite whose last step is another op (einsum ends in a view,
+# linear in a view, pad modes are separate ops, imag/real of a real view are selects, ...),
+# or where gradkit has one op for several torch ops (bmm, vdot, chunk, split by an int)
+DIFFERENT_LAST_NODE = {
+    "binary_cross_entropy_with_logits-0", "binary_cross_entropy_with_logits-1",
+    "binary_cross_entropy_with_logits-2", "bmm-0", "chunk-0", "chunk-1", "clamp-tensor_bounds",
+    "conv2d-complex", "cross_entropy-probabilities", "cross_entropy-probabilities_grad",
+    "einsum-0", "einsum-batched", "einsum-broadcast", "einsum-complex", "einsum-diagonal",
+    "einsum-diagonal_contract", "einsum-ellipsis", "einsum-implicit", "einsum-summed_away",
+    "einsum-trace", "getitem_basic-1", "getitem_basic-2", "imag-0", "imag-1", "inner-0",
+    "inner-1", "linear-1d", "linear-3d", "matmul-1d@2d", "matmul-batched_broadcast", "max-0",
+    "max_pool2d-2", "min-0", "nll_loss-2", "pad-0", "pad-1", "pad-3", "pad-4", "pad-5", "pad-6",
+    "pad-negative", "real-0", "split-0", "std_mean-0", "t-0", "unbind-0", "unbind-1",
+    "var_mean-0", "vdot-0"}
+
+# the _saved_ names checked against torch: inputs, results and the usual parameters
+SAVED_NAMES = {"_saved_self", "_saved_other", "_saved_exponent", "_saved_result",
+               "_saved_dim", "_saved_keepdim", "_saved_condition"}
+# ops whose gradkit rule needs other values than torch's (shapes or indices, not the input)
+SAVES_OTHER_VALUES = {"getitem_basic", "gather", "max_pool2d", "cross_entropy", "nll_loss"}
+
+
+def _first_nodes(info, sample):
+    from op_db import bind, differentiable_outputs, gradkit_tensor, torch_function, torch_tensor
+    leaves, call = bind(info.op, sample, gradkit_tensor)
+    t_leaves, t_call = bind(torch_function(info), sample, torch_tensor)
+    nodes = [[o.grad_fn for o in differentiable_outputs(out) if o.grad_fn is not None]
+             for out in (call(*leaves), t_call(*t_leaves))]
+    return nodes[0][0] if nodes[0] else None, nodes[1][0] if nodes[1] else None
+
+
+def _node_cases():
+    from op_db import cases, torch_function
+    return [c for c in cases() if torch_function(c[1]) is not None]
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("case", _node_cases(), ids=lambda c: c[0])
+def test_node_names_and_saved_attributes_match_torch(case):
+    case_id, info, sample = case
+    node, t_node = _first_nodes(info, sample)
+    if node is None or t_node is None:
+        return
+    if case_id in DIFFERENT_LAST_NODE:
+        assert node.name() != t_node.name()  # a composite in torch: listed, not silently
+        return
+    assert (type(node).__name__, node.name()) == (type(t_node).__name__, t_node.name())
+    if info.name in SAVES_OTHER_VALUES:
+        return
+    for name in sorted(SAVED_NAMES & set(dir(t_node))):
+        if name == "_saved_exponent" and info.name == "square":
+            continue  # torch's square saves the constant 2, gradkit's square has none
+        getattr(node, name)  # AttributeError where gradkit lacks torch's name

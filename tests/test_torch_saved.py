@@ -133,3 +133,113 @@ def test_node_names_and_saved_attributes_match_torch(case):
         if name == "_saved_exponent" and info.name == "square":
             continue  # torch's square saves the constant 2, gradkit's square has none
         getattr(node, name)  # AttributeError where gradkit lacks torch's name
+
+
+# -- freeing, detach_() and in-place changes of saved tensors ----------------------------------
+
+def _outcome(program, lib):
+    """What ``program(lib)`` returns (rounded lists), or its exception's type and message."""
+    try:
+        return program(lib)
+    except Exception as exc:  # noqa: BLE001 - the error is the result compared with torch
+        return type(exc).__name__, str(exc)
+
+
+def _leaf(lib):
+    return lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+
+
+def _second_backward_nothing_saved(lib):
+    x = _leaf(lib)
+    y = (x + 1).sum()  # AddBackward0 and SumBackward0 save no tensor
+    y.backward()
+    y.backward()
+    return x.grad.tolist()
+
+
+def _second_backward_number_saved(lib):
+    x = _leaf(lib)
+    y = (x * 2).sum()  # torch saves the 2 as a tensor: a second backward is refused
+    y.backward()
+    y.backward()
+    return x.grad.tolist()
+
+
+def _second_backward_shape_saved(lib):
+    x = _leaf(lib)
+    y = x.reshape(2, 1).expand(2, 3).sum(0).mean()
+    y.backward()
+    y.backward()
+    return x.grad.tolist()
+
+
+def _detached_saved_input(lib):
+    x = _leaf(lib)
+    a = x * 1
+    y = (a * a).sum()
+    a.detach_()
+    y.backward()
+    return x.grad.tolist()
+
+
+def _detached_input_not_saved(lib):
+    x = _leaf(lib)
+    a = x * 1
+    y = a.exp().sum()  # exp saves its result, not a
+    a.detach_()
+    y.backward()
+    return [round(v, 12) for v in x.grad.tolist()]
+
+
+def _mutated_saved_input(lib):
+    x = _leaf(lib)
+    with lib.autograd.graph.allow_mutation_on_saved_tensors():
+        a = x * 1
+        y = (a * a * a).sum()
+        a.mul_(10)
+        y.backward()
+    return x.grad.tolist(), a.tolist()
+
+
+def _mutated_saved_output_through_view(lib):
+    x = _leaf(lib)
+    with lib.autograd.graph.allow_mutation_on_saved_tensors():
+        a = x.exp()
+        a[0] = 7.0
+        a.sum().backward()
+    return [round(v, 12) for v in x.grad.tolist()], [round(v, 12) for v in a.tolist()]
+
+
+def _mutated_double_backward(lib):
+    x = _leaf(lib)
+    with lib.autograd.graph.allow_mutation_on_saved_tensors():
+        a = x * 1
+        y = (a * a * a).sum()
+        a.add_(1)
+        g, = lib.autograd.grad(y, x, create_graph=True)
+        g.sum().backward()
+    return g.tolist(), x.grad.tolist()
+
+
+def _backward_outside_the_mutation_block(lib):
+    x = _leaf(lib)
+    with lib.autograd.graph.allow_mutation_on_saved_tensors():
+        y = (x * x).sum()
+    y.backward()
+    return x.grad.tolist()
+
+
+SAVED_PROGRAMS = [_second_backward_nothing_saved, _second_backward_number_saved,
+                  _second_backward_shape_saved, _detached_saved_input, _detached_input_not_saved,
+                  _mutated_saved_input, _mutated_saved_output_through_view,
+                  _mutated_double_backward, _backward_outside_the_mutation_block]
+
+
+@pytest.mark.parametrize("program", SAVED_PROGRAMS, ids=lambda p: p.__name__.strip("_"))
+def test_saved_tensor_lifetimes_match_torch(program):
+    assert _outcome(program, gradkit) == _outcome(program, torch)
+
+
+def test_detach_message_names_the_out_of_place_fix():
+    with pytest.raises(RuntimeError, match=r"detached in-place, i.e. with .detach_\(\)"):
+        _detached_saved_input(gradkit)

@@ -22,7 +22,7 @@ from time import perf_counter_ns
 from gradkit.autograd import observers
 from gradkit.backend import get_array_module
 from gradkit.autograd.grad_mode import state as grad_state
-from gradkit.autograd.graph import AccumulateGrad, accumulate_lock
+from gradkit.autograd.graph import AccumulateGrad, accumulate_lock, holds_saved_variables
 from gradkit.autograd.hooks import (
     _call_node_pre_hooks, _call_post_hooks, _call_tensor_pre_hooks)
 
@@ -146,8 +146,8 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
             grad_inputs = _validate(node, grad_inputs)
         if node._extras is not None and node._extras.post_hooks:
             grad_inputs = _call_post_hooks(node, grad_inputs, grads, create_graph)
-        if not retain_graph:
-            if watch_saved and node.saved:
+        if not retain_graph and node.saved and holds_saved_variables(node):
+            if watch_saved:
                 node.release()
             else:
                 node.saved = None

@@ -24,6 +24,10 @@ FREED_MESSAGE = (
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward.")
 
+DETACHED_MESSAGE = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+    "This is not supported, please use out-of-place `.detach()` instead")
+
 
 class RemovableHandle:
     """Returned by every ``register_*hook``; ``.remove()`` unregisters the hook."""
@@ -177,6 +181,19 @@ def node_type(name: str) -> type:
     return cls
 
 
+def holds_saved_variables(node: Node) -> bool:
+    """Whether ``node`` saved a tensor or a number input for backward (torch's SavedVariables;
+    shapes, dtypes and parameters are not): only such a node refuses a second backward once
+    its saved values are freed."""
+    saved = node.saved
+    if not saved:
+        return False
+    spec = getattr(node.op, "save_spec", None)
+    if spec is None:  # a custom Function: what it gave save_for_backward
+        return any(s is not None for s in saved)
+    return any(s is not None and not attr for s, (_, _, attr) in zip(saved, spec))
+
+
 def _flat_saved(saved):
     """The SavedTensors of a node, including those a variadic op saved in a tuple."""
     for s in saved:
@@ -308,7 +325,7 @@ class SavedTensor:
     """
 
     __slots__ = ("tensor", "data", "version_counter", "version", "output_nr", "packed",
-                 "unpack_hook", "grad_edge", "nbytes")
+                 "unpack_hook", "grad_edge", "had_history", "nbytes")
 
     def __init__(self, tensor, is_output: bool) -> None:
         self.version_counter = tensor._vc
@@ -316,6 +333,7 @@ class SavedTensor:
         self.nbytes = tensor._data.nbytes
         self.output_nr = tensor._output_nr if is_output else -1
         self.packed = self.unpack_hook = None
+        self.had_history = tensor.grad_fn is not None  # to tell an in-place detach_() later
         stack = saved_hooks_state.stack
         if stack:
             pack, self.unpack_hook = stack[-1]
@@ -346,10 +364,13 @@ class SavedTensor:
                 owner = (f", which is output {self.tensor._output_nr} of "
                          f"{self.tensor.grad_fn.name()}")
             raise _version_error(desc, owner, self.version_counter[0], self.version)
+        tensor = self.tensor
+        if tensor is not None and tensor.grad_fn is None and self.had_history:
+            raise RuntimeError(DETACHED_MESSAGE)
         if not as_tensor:
             return self.data
-        if self.tensor is not None:
-            return self.tensor
+        if tensor is not None:
+            return tensor
         from gradkit._tensor import Tensor
         return Tensor._make(self.data, node, self.output_nr, self.version_counter)
 
@@ -391,3 +412,4 @@ def _history_edge(tensor, is_output: bool):
 from gradkit.autograd.multi_grad_hook import register_multi_grad_hook  # noqa: E402,F401
 from gradkit.autograd.saved_hooks import (  # noqa: E402,F401
     disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks)
+from gradkit.autograd.saved_mutation import allow_mutation_on_saved_tensors  # noqa: E402,F401

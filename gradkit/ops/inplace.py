@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from gradkit.autograd import saved_mutation
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor
 from gradkit.backend import device_context
@@ -51,6 +52,8 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         result = out_of_place(source, *args, **kwargs)
     else:
         result = out_of_place(tensor, *args, **kwargs)
+    if saved_mutation.state.active:  # allow_mutation_on_saved_tensors: copy what is saved
+        saved_mutation.before_write(tensor)
     _write(tensor, result._data)
     if getattr(tensor, "_fw", None) is not None or getattr(result, "_fw", None) is not None:
         tensor._fw = getattr(result, "_fw", None)  # forward AD: the written values' tangent

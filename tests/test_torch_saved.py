@@ -149,28 +149,24 @@ def _leaf(lib):
     return lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
 
 
-def _second_backward_nothing_saved(lib):
-    x = _leaf(lib)
-    y = (x + 1).sum()  # AddBackward0 and SumBackward0 save no tensor
-    y.backward()
-    y.backward()
-    return x.grad.tolist()
+def _backward_twice(name, loss_of):
+    """A program that runs backward twice without retain_graph through ``loss_of(x)``."""
+    def program(lib):
+        x = _leaf(lib)
+        y = loss_of(x)
+        y.backward()
+        y.backward()
+        return x.grad.tolist()
+    program.__name__ = name
+    return program
 
 
-def _second_backward_number_saved(lib):
-    x = _leaf(lib)
-    y = (x * 2).sum()  # torch saves the 2 as a tensor: a second backward is refused
-    y.backward()
-    y.backward()
-    return x.grad.tolist()
-
-
-def _second_backward_shape_saved(lib):
-    x = _leaf(lib)
-    y = x.reshape(2, 1).expand(2, 3).sum(0).mean()
-    y.backward()
-    y.backward()
-    return x.grad.tolist()
+_second_backward_nothing_saved = _backward_twice(  # AddBackward0, SumBackward0 save no tensor
+    "second_backward_nothing_saved", lambda x: (x + 1).sum())
+_second_backward_number_saved = _backward_twice(  # torch saves the 2 as a tensor: refused
+    "second_backward_number_saved", lambda x: (x * 2).sum())
+_second_backward_shape_saved = _backward_twice(
+    "second_backward_shape_saved", lambda x: x.reshape(2, 1).expand(2, 3).sum(0).mean())
 
 
 def _detached_saved_input(lib):

@@ -180,3 +180,57 @@ def _none_gradient_hook_program(lib, leaf):
 @pytest.mark.parametrize("leaf", [True, False])
 def test_tensor_hooks_see_none_gradients_like_torch(leaf):
     assert _none_gradient_hook_program(gradkit, leaf) == _none_gradient_hook_program(torch, leaf)
+
+
+# -- functional: shapes of Jacobians and Hessians with size-1 output dims ----------------------
+
+FUNCTIONAL_OUTPUTS = {
+    "scalar": lambda t: (t * t * t).sum(),
+    "shape_1": lambda t: (t * t * t).sum().reshape(1),
+    "shape_1_1_1": lambda t: (t * t * t).sum().reshape(1, 1, 1),
+    "shape_2_1": lambda t: (t * t * t).sum(1, keepdim=True),
+}
+
+
+def _functional_results(lib, name, what):
+    """Shapes and values of one functional transform, or its error."""
+    functional = lib.autograd.functional
+    x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64)
+    f = FUNCTIONAL_OUTPUTS[name]
+    v = lib.ones(2, 2, dtype=lib.float64)
+    calls = {
+        "jacobian": lambda: functional.jacobian(f, x),
+        "jacobian_vectorized": lambda: functional.jacobian(f, x, vectorize=True),
+        "hessian": lambda: functional.hessian(f, x),
+        "hessian_tuple": lambda: functional.hessian(lambda a, b: f(a * b), (x, x)),
+        "hessian_forward": lambda: functional.hessian(f, x, outer_jacobian_strategy="forward-mode",
+                                                      vectorize=True),
+        "vhp": lambda: functional.vhp(f, x, v),
+        "hvp": lambda: functional.hvp(f, x, v),
+    }
+    try:
+        result = calls[what]()
+    except RuntimeError as exc:
+        return str(exc)
+    flat = []
+    stack = [result]
+    while stack:  # nested tuples of tensors, in order
+        item = stack.pop(0)
+        if isinstance(item, (tuple, list)):
+            stack[:0] = list(item)
+        else:
+            flat.append((tuple(item.shape), item.tolist()))
+    return flat
+
+
+@pytest.mark.parametrize("what", ["jacobian", "jacobian_vectorized", "hessian", "hessian_tuple",
+                                  "hessian_forward", "vhp", "hvp"])
+@pytest.mark.parametrize("name", FUNCTIONAL_OUTPUTS)
+def test_functional_shapes_match_torch(name, what):
+    assert _functional_results(gradkit, name, what) == _functional_results(torch, name, what)
+
+
+def test_hessian_of_a_tuple_output_is_refused_like_torch():
+    x = gradkit.ones(2, dtype=gradkit.float64)
+    with pytest.raises(RuntimeError, match="should return a single Tensor"):
+        gradkit.autograd.functional.hessian(lambda t: ((t * t).sum(),), x)

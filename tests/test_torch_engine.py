@@ -234,3 +234,54 @@ def test_hessian_of_a_tuple_output_is_refused_like_torch():
     x = gradkit.ones(2, dtype=gradkit.float64)
     with pytest.raises(RuntimeError, match="should return a single Tensor"):
         gradkit.autograd.functional.hessian(lambda t: ((t * t).sum(),), x)
+
+
+# -- checkpoint: double backward and early stop ------------------------------------------------
+
+def _checkpoint_module(lib):
+    import importlib
+    return importlib.import_module(lib.__name__ + ".utils.checkpoint")
+
+
+CHECKPOINTED = {"exp": lambda a: a.exp(), "sin_times_a": lambda a: a.sin() * a,
+                "chain": lambda a: (a * a).tanh().exp() / (a + 2)}
+
+
+def _checkpoint_double_backward(lib, f):
+    x = lib.tensor([0.5, 1.5], dtype=lib.float64, requires_grad=True)
+    y = _checkpoint_module(lib).checkpoint(f, x, use_reentrant=False)
+    g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+    g.sum().backward()
+    return [round(v, 12) for v in g.tolist()], [round(v, 12) for v in x.grad.tolist()]
+
+
+@pytest.mark.parametrize("f", CHECKPOINTED.values(), ids=CHECKPOINTED.keys())
+def test_checkpoint_double_backward_matches_torch(f):
+    assert _checkpoint_double_backward(gradkit, f) == _checkpoint_double_backward(torch, f)
+
+
+def _early_stop_program(lib, enable):
+    """What the recomputation runs: with early stop it ends once exp's result is back."""
+    checkpoint_module = _checkpoint_module(lib)
+    log = []
+
+    def f(a):
+        log.append("start")
+        b = a.exp()  # the one tensor backward needs
+        log.append("after exp")
+        return b + 1
+
+    x = lib.tensor([0.5, 1.5], dtype=lib.float64, requires_grad=True)
+    if enable is None:
+        y = checkpoint_module.checkpoint(f, x, use_reentrant=False)
+    else:
+        with checkpoint_module.set_checkpoint_early_stop(enable):
+            y = checkpoint_module.checkpoint(f, x, use_reentrant=False)
+    with checkpoint_module.set_checkpoint_early_stop(not enable):  # read in forward only
+        y.sum().backward()
+    return log, x.grad.tolist()
+
+
+@pytest.mark.parametrize("enable", [None, True, False])
+def test_checkpoint_early_stop_matches_torch(enable):
+    assert _early_stop_program(gradkit, enable) == _early_stop_program(torch, enable)

@@ -62,7 +62,7 @@ def set_checkpoint_early_stop(enable: bool):
         _early_stop[0] = previous
 
 
-class _StopRecomputation(Exception):
+class _StopRecomputationError(Exception):
     """Raised by the recomputation's pack hook once it holds every tensor backward needs."""
 
 
@@ -108,7 +108,7 @@ class _Recomputation:
         def keep(tensor) -> None:
             values[len(values)] = tensor
             if self.early_stop and len(values) == self.count:
-                raise _StopRecomputation
+                raise _StopRecomputationError
 
         def never_unpacked(packed):  # the recomputed graph is only read, never run
             raise RuntimeError("checkpoint: the recomputed graph cannot be backpropagated")
@@ -117,7 +117,7 @@ class _Recomputation:
                                                                               never_unpacked):
             try:
                 self.function(*self.args, **self.kwargs)
-            except _StopRecomputation:
+            except _StopRecomputationError:
                 pass
         if len(values) != self.count:
             raise RuntimeError(

@@ -285,3 +285,31 @@ def _early_stop_program(lib, enable):
 @pytest.mark.parametrize("enable", [None, True, False])
 def test_checkpoint_early_stop_matches_torch(enable):
     assert _early_stop_program(gradkit, enable) == _early_stop_program(torch, enable)
+
+
+# -- anomaly mode: one warning per link of a double-backward chain -----------------------------
+
+def _anomaly_warnings(lib, order):
+    """The anomaly warnings of a NaN in the ``order``-th backward of x ** (order - 0.5) at 0:
+    (0 * inf in the last backward) per
+    warning, its first line and the lines of this file in its traceback."""
+    import warnings
+    x = lib.tensor([0.0, 1.0], requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with lib.autograd.detect_anomaly():
+            g = (x ** (order - 0.5)).sum()
+            for _ in range(order - 1):
+                g, = lib.autograd.grad(g.sum(), x, create_graph=True)
+            with pytest.raises(RuntimeError, match="returned nan values") as info:
+                lib.autograd.grad((g * 0).sum(), x)
+    texts = [str(w.message) for w in caught
+             if w.category is UserWarning and "has been enabled" not in str(w.message)]
+    return str(info.value), [[line.strip() for line in text.strip("\n").splitlines()
+                              if line == text.strip("\n").splitlines()[0] or __file__ in line]
+                             for text in texts]
+
+
+@pytest.mark.parametrize("order", [2, 3])
+def test_anomaly_warnings_of_higher_order_backward_match_torch(order):
+    assert _anomaly_warnings(gradkit, order) == _anomaly_warnings(torch, order)

@@ -299,7 +299,9 @@ def _attach(exc: BaseException, report: AnomalyReport) -> None:
     exc.anomaly = report
     exc.add_note(report.render())
     try:
-        warnings.warn(report.traceback_text(), stacklevel=_user_stacklevel())
+        level = _user_stacklevel()
+        for text in report.warning_texts():  # as torch: one warning per link of the chain
+            warnings.warn(text, stacklevel=level)
     except Warning:  # warnings raised as errors: the report is on the exception already
         pass
 

@@ -313,3 +313,18 @@ def _anomaly_warnings(lib, order):
 @pytest.mark.parametrize("order", [2, 3])
 def test_anomaly_warnings_of_higher_order_backward_match_torch(order):
     assert _anomaly_warnings(gradkit, order) == _anomaly_warnings(torch, order)
+
+
+def _unreached_output_program(lib):
+    """The hooks of an output that no gradient reached run too, with None."""
+    log = []
+    x = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    a, b = x.split(2)
+    b.register_hook(lambda g: log.append(("b", _values([g]))))
+    a.register_hook(lambda g: log.append(("a", _values([g]))))
+    (a * 2).sum().backward()
+    return log, x.grad.tolist()
+
+
+def test_hooks_of_an_unreached_output_match_torch():
+    assert _unreached_output_program(gradkit) == _unreached_output_program(torch)

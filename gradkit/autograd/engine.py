@@ -317,7 +317,7 @@ def _accumulate_into(t, g, create_graph: bool, owned: bool = False) -> None:
     Tensor = _Tensor()
     with accumulate_lock:
         current = getattr(t, "_grad", None)
-        if g is None:
+        if g is None:  # no gradient arrived (torch still runs the post-accumulate hooks)
             pass
         elif isinstance(g, Tensor):  # create_graph: keep the graph of the gradient
             # a copy, as torch: in-place changes of .grad never reach the graph's gradient

@@ -81,8 +81,9 @@ def _call_tensor_pre_hooks(node, grads, create_graph):
     extras = node._extras
     if extras.tensor_pre_hooks:
         for slot, hooks in extras.tensor_pre_hooks.items():
-            if slot < len(grads):
-                grads[slot] = _run_tensor_hooks(hooks, grads[slot], create_graph)
+            if slot >= len(grads):  # an output no gradient reached: its hooks see None
+                grads.extend([None] * (slot + 1 - len(grads)))
+            grads[slot] = _run_tensor_hooks(hooks, grads[slot], create_graph)
     if extras.retain_grad_hooks:
         for slot, hook in extras.retain_grad_hooks.items():
             if slot < len(grads) and grads[slot] is not None:

@@ -188,10 +188,14 @@ def holds_saved_variables(node: Node) -> bool:
     saved = node.saved
     if not saved:
         return False
-    spec = getattr(node.op, "save_spec", None)
-    if spec is None:  # a custom Function: what it gave save_for_backward
-        return any(s is not None for s in saved)
-    return any(s is not None and not attr for s, (_, _, attr) in zip(saved, spec))
+    op = node.op
+    if getattr(op, "plain_save", None) is not None or not hasattr(op, "save_spec"):
+        # only whole inputs/results (most ops), or what a Function gave save_for_backward
+        for s in saved:
+            if s is not None:
+                return True
+        return False
+    return any(s is not None and not attr for s, (_, _, attr) in zip(saved, op.save_spec))
 
 
 def _flat_saved(saved):

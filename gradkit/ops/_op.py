@@ -32,7 +32,8 @@ from gradkit.autograd import observers
 from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import (
-    Node, SavedTensor, accumulate_node, declare_saved_names, node_type)
+    Node, SavedTensor, accumulate_node, node_type)
+from gradkit.autograd.saved_names import declare_saved_names
 
 Tensor = None  # bound by gradkit._tensor once the class exists (it imports us)
 _forward_ad = None  # bound by gradkit.autograd.forward_ad when a dual level opens

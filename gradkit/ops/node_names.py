@@ -4,7 +4,7 @@ otherwise than our op's name: ``type(y.grad_fn).__name__`` and ``y.grad_fn.name(
 what torch says. Every other op's node is named from the op (``mul`` -> ``MulBackward0``)."""
 from __future__ import annotations
 
-from gradkit.autograd.graph import declare_saved_names
+from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops.arithmetic import pow, remainder
 from gradkit.ops.elementwise import _clamp, log1p, logsigmoid, square, where
 from gradkit.ops.indexing import masked_fill

@@ -91,7 +91,7 @@ def test_summary_of_a_gradkit_trace_names_the_forward_line(tmp_path):
     rows = section(proc.stdout, "Slowest backward nodes")
     assert {row[0]: row[2] for row in rows} == {
         "SumBackward0": "gradkit::sum", "ReluBackward0": "gradkit::relu",
-        "MatmulBackward0": "gradkit::matmul"}
+        "MmBackward0": "gradkit::matmul"}
     assert all(row[3] == f"{script}:10" for row in rows)  # loss = (x @ w).relu().sum()
 
 

@@ -143,7 +143,7 @@ def test_load_trace_reproduces_our_key_averages(tmp_path):
         assert loaded[key].self_cpu_time_total == pytest.approx(e.self_cpu_time_total, abs=1e-3)
         assert loaded[key].self_cpu_memory_usage == e.self_cpu_memory_usage
     for e in load_trace(path).events():
-        if e.name == "MatmulBackward0":
+        if e.name == "MmBackward0":
             assert e.forward.name == "gradkit::matmul" and e.is_backward
             assert e.site == e.forward.site or e.site.startswith(__file__)
     table = load_trace(path).key_averages().table(sort_by="cpu_time_total")

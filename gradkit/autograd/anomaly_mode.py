@@ -300,7 +300,9 @@ def _attach(exc: BaseException, report: AnomalyReport) -> None:
     exc.anomaly = report
     _compat.add_note(exc, report.render())
     try:
-        warnings.warn(report.traceback_text(), stacklevel=_user_stacklevel())
+        level = _user_stacklevel()
+        for text in report.warning_texts():  # as torch: one warning per link of the chain
+            warnings.warn(text, stacklevel=level)
     except Warning:  # warnings raised as errors: the report is on the exception already
         pass
 

@@ -79,3 +79,5 @@ INPLACE_METHODS = (
 __all__ = sorted(name for name, value in globals().items()
                  if not name.startswith("_") and not isinstance(value, _types.ModuleType)
                  and name not in ("TENSOR_METHODS", "INPLACE_METHODS"))
+
+from gradkit.ops import node_names as _node_names  # noqa: E402,F401 - torch's node names

@@ -29,7 +29,8 @@ import numpy as np
 from gradkit.autograd import observers
 from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.grad_mode import state as grad_state
-from gradkit.autograd.graph import Node, SavedTensor, accumulate_node, declare_saved_names
+from gradkit.autograd.graph import Node, SavedTensor, accumulate_node, node_type
+from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops.keywords import SPECIAL_KEYWORDS, torch_keywords
 from gradkit.ops.promotion import NumpyOperand
 from gradkit.ops.views import mark_view
@@ -56,6 +57,7 @@ class Op:
         self.forward = forward
         self.name = name or forward.__name__.strip("_")
         self.node_name = node_name or _to_node_name(self.name)
+        self.node_name_rule = None  # or fn(params, input arrays) -> name of torch's overload
         self.profiler_name = "gradkit::" + self.name
         self.broadcast = broadcast   # reduce each input's gradient back to its shape
         self.linear = linear         # jvp is the op applied to the tangents
@@ -90,6 +92,15 @@ class Op:
         self.jvp_all = None
         self.__doc__ = forward.__doc__
         self.__name__ = self.name
+
+    @property
+    def node_name(self) -> str:
+        """The name of this op's backward nodes (torch's, e.g. ``MulBackward0``)."""
+        return self.node_class.__name__
+
+    @node_name.setter
+    def node_name(self, name: str) -> None:
+        self.node_class = node_type(name)
 
     def _parse_save(self, entry: str):
         name, _, attr = entry.partition(".")
@@ -508,7 +519,9 @@ def _record(op: Op, args, datas, params, out, xp):
             edges.append(None)
         meta.append((d.shape, d.dtype))
     node_params = {**op.defaults, **params} if params and op.defaults else params or op.defaults
-    node = Node(op, tuple(edges), None, node_params, tuple(meta))
+    node_class = op.node_class if op.node_name_rule is None else \
+        node_type(op.node_name_rule(node_params, datas))
+    node = node_class(op, tuple(edges), None, node_params, tuple(meta))
     if op.outputs == 1:
         result = Tensor._make(out if type(out) is np.ndarray else _as_array(xp, out), node, 0)
         outputs = (result,)

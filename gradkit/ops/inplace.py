@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit.autograd import saved_mutation
 from gradkit.autograd.grad_mode import records_graph
 from gradkit.autograd.inference import check_inplace
 from gradkit.autograd.graph import SavedTensor
@@ -55,6 +56,8 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         result = out_of_place(source, *args, **kwargs)
     else:
         result = out_of_place(tensor, *args, **kwargs)
+    if saved_mutation.state.active:  # allow_mutation_on_saved_tensors: copy what is saved
+        saved_mutation.before_write(tensor)
     _write(tensor, result._data)
     if view is not None and view.computed:  # the view holds computed values (conj): write back
         write_through(view.steps(), view.base._data, tensor._data)

@@ -197,7 +197,7 @@ class Recorder(observers.Observer):
 
         def node_exit(start, node, grads, grad_inputs):
             end, tid = clock(), thread.tid
-            emit_node((node.op.node_name, start, end, tid, node._sequence_nr))
+            emit_node((node.name(), start, end, tid, node._sequence_nr))
             if memory and grad_inputs:
                 for g in grad_inputs:  # arrays, in a plain backward: allocated's work, inlined
                     if type(g) is ndarray:

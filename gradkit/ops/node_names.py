@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops.arithmetic import pow, remainder
-from gradkit.ops.elementwise import _clamp, log1p, logsigmoid, square, where
+from gradkit.ops.elementwise import log1p, logsigmoid, square, where
 from gradkit.ops.indexing import masked_fill
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import mean, prod, sum
@@ -58,7 +58,6 @@ masked_fill.node_name_rule = _scalar_or_tensor("MaskedFill", 2)
 squeeze.node_name_rule = _squeeze_name
 matmul.node_name_rule = _matmul_name
 square.node_name = "PowBackward0"
-_clamp.node_name = "ClampBackward1"  # scalar bounds (tensor bounds go through where)
 log1p.node_name = "Log1PBackward0"
 logsigmoid.node_name = "LogSigmoidBackward0"
 reshape.node_name = "ViewBackward0"

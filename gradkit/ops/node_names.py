@@ -10,7 +10,7 @@ from gradkit.ops.elementwise import log1p, logsigmoid, square, where
 from gradkit.ops.indexing import masked_fill
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import mean, prod, sum
-from gradkit.ops.shape import reshape, squeeze
+from gradkit.ops.shape import squeeze
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 
@@ -60,7 +60,6 @@ matmul.node_name_rule = _matmul_name
 square.node_name = "PowBackward0"
 log1p.node_name = "Log1PBackward0"
 logsigmoid.node_name = "LogSigmoidBackward0"
-reshape.node_name = "ViewBackward0"
 
 # torch's names of saved inputs where the second is not ``other`` (``_saved_exponent``)
 pow.torch_input_names = ("self", "exponent")

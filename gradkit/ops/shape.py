@@ -34,7 +34,8 @@ def _infer_shape(shape, numel):
     return shape
 
 
-@op(save="x.shape", linear=True, view=True, node_name="ReshapeAliasBackward0", batchable=True)
+# torch names a viewing reshape's node ViewBackward0 (reshape is view or clone+_unsafe_view)
+@op(save="x.shape", linear=True, view=True, node_name="ViewBackward0", batchable=True)
 def _reshape(xp, x, *, shape):
     return xp.reshape(x, _infer_shape(shape, x.size))
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from gradkit.ops._op import op
-from gradkit.ops.indexing import getitem, index_put_into_zeros
+from gradkit.ops.indexing import index_put_into_zeros
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.shape import _normalize_dim
 
@@ -27,16 +27,38 @@ def narrow(x, dim: int, start, length: int):
     start %= size if size else 1
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return getitem(x, (slice(None),) * dim + (slice(start, start + length),))
+    return _slice(x, dim=dim, start=start, end=start + length, step=1)
 
 
+def _slice_key(dim, start, end, step):
+    return (slice(None),) * dim + (slice(start, end, step),)
+
+
+# parameters under torch's names: node._saved_dim, _saved_start, _saved_end, _saved_step
+@op(save="x.shape", linear=True, view=True, name="narrow", node_name="SliceBackward0")
+def _slice(xp, x, *, dim, start, end, step):
+    return x[_slice_key(dim, start, end, step)]
+
+
+_slice.defvjp(lambda g, x_shape, dim, start, end, step:
+              index_put_into_zeros(g, x_shape, _slice_key(dim, start, end, step)))
+_slice.defjvp(lambda t, x_shape, dim, start, end, step:
+              _slice(t, dim=dim, start=start, end=end, step=step))
+
+
+def _select_key(dim, index):
+    return (slice(None),) * dim + (index, Ellipsis)  # Ellipsis: a view, never a NumPy scalar
+
+
+# parameters under torch's names: node._saved_dim, _saved_index
 @op(save="x.shape", linear=True, view=True, name="select", node_name="SelectBackward0")
-def _select_index(xp, x, *, key):
-    return x[key]  # the key ends with an Ellipsis: always a view, never a NumPy scalar
+def _select_index(xp, x, *, dim, index):
+    return x[_select_key(dim, index)]
 
 
-_select_index.defvjp(lambda g, x_shape, key: index_put_into_zeros(g, x_shape, key))
-_select_index.defjvp(lambda t, x_shape, key: _select_index(t, key=key))
+_select_index.defvjp(lambda g, x_shape, dim, index:
+                     index_put_into_zeros(g, x_shape, _select_key(dim, index)))
+_select_index.defjvp(lambda t, x_shape, dim, index: _select_index(t, dim=dim, index=index))
 
 
 @numpy_keywords
@@ -49,7 +71,7 @@ def select(x, dim: int, index):
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(x.shape)} at dimension {dim}")
-    return _select_index(x, key=(slice(None),) * dim + (index % size, Ellipsis))
+    return _select_index(x, dim=dim, index=index % size)
 
 
 def _as_tuple(value) -> tuple:

@@ -1,7 +1,7 @@
 """Sorting along a dim: sort, argsort, topk (values carry gradients, indices do not)."""
 from __future__ import annotations
 
-from gradkit.ops._op import op
+from gradkit.ops._op import Op, op
 from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.reduction import values_indices
@@ -33,6 +33,11 @@ def _sort(xp, x, *, dim, descending):
     return _sorted(xp, x, dim, descending)
 
 
+# torch's sort.stable overload (``stable=`` given, any value) names its node SortBackward1
+_sort_stable = Op(_sort.forward, name="sort", save=("x.shape", "result1"), outputs=2,
+                  differentiable_outputs=(0,), node_name="SortBackward1")
+
+
 @op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,), name="topk")
 def _topk(xp, x, *, k, dim, largest):
     return _sorted(xp, x, dim, largest, k)
@@ -50,15 +55,16 @@ def _gather_tangent(tangents, x_shape, indices, dim, **_):
     return (t if not x_shape else gather(t, dim, indices)), None
 
 
-for _op in (_sort, _topk):
+for _op in (_sort, _sort_stable, _topk):
     _op.defvjp_all(_scatter_back)
     _op.defjvp_all(_gather_tangent)
 
 
 @numpy_keywords
-def sort(x, dim: int = -1, descending: bool = False, *, stable: bool = False):
+def sort(x, dim: int = -1, descending: bool = False, *, stable: bool | None = None):
     """(values, indices) of x sorted along ``dim``; equal elements keep their order."""
-    return values_indices(*_sort(x, dim=_normalize_dim(dim, x.ndim), descending=descending))
+    form = _sort if stable is None else _sort_stable
+    return values_indices(*form(x, dim=_normalize_dim(dim, x.ndim), descending=descending))
 
 
 @op()

@@ -95,7 +95,7 @@ diag_embed.defvjp(lambda g, x_shape, offset, dim1, dim2: diagonal(g, offset, dim
 diag_embed.defjvp(lambda t, x_shape, offset, dim1, dim2: diag_embed(t, offset, dim1, dim2))
 
 
-@op(save="x.shape", linear=True, node_name="DiagonalBackward0")
+@op(save="x.shape", linear=True, node_name="DiagonalBackward0_copy")  # torch's diagonal_copy
 def _diagonal_copy(xp, x, *, offset):
     return xp.diagonal(x, offset).copy()
 

@@ -190,6 +190,12 @@ class profile:
             recorder.range_exit(token)
 
     # -- results -----------------------------------------------------------------------
+    def recorded_events(self) -> int:
+        """How many events the current (or last finished) recording holds so far: cheap
+        enough to poll while a long profile runs. 0 before anything was recorded."""
+        recorder = self._recorder or self._finished
+        return 0 if recorder is None else recorder.event_count()
+
     def _session_recorder(self) -> Recorder:
         recorder = self._recorder or self._finished
         if recorder is None:

@@ -59,6 +59,9 @@ def _parse_schedule(ctx: click.Context, param: click.Parameter, value: str | Non
               help="Record allocations, frees and bytes saved for backward.")
 @click.option("--with-stack", is_flag=True, help="Record the Python stack of each op.")
 @click.option("--with-flops", is_flag=True, help="Estimate FLOPs of matmul-like ops.")
+@click.option("--with-modules", is_flag=True,
+              help="Record each nn.Module call as a range named by its path (CNN.conv1 "
+                   "(Conv2d)); the line table then tells layers called from one line apart.")
 @click.option("--schedule", callback=_parse_schedule, metavar="WAIT,WARMUP,ACTIVE[,REPEAT]",
               help=f"Record only some steps. The script marks each step's end with "
                    f"{PROFILER_GLOBAL}.step() (the running profile, in its globals). REPEAT "
@@ -71,8 +74,9 @@ def _parse_schedule(ctx: click.Context, param: click.Parameter, value: str | Non
 @script_arguments
 def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_shape: bool,
             group_by_stack_n: int, record_shapes: bool, profile_memory: bool, with_stack: bool,
-            with_flops: bool, schedule, detect_anomaly: bool, warn_trace_mb: float,
-            no_color: bool, module: bool, script: str, args: tuple[str, ...]) -> None:
+            with_flops: bool, with_modules: bool, schedule, detect_anomaly: bool,
+            warn_trace_mb: float, no_color: bool, module: bool, script: str,
+            args: tuple[str, ...]) -> None:
     """Run SCRIPT as __main__ (with ARGS as its argv) under the profiler.
 
     Writes a Chrome trace and prints the ops' time table. The script's exit
@@ -91,7 +95,8 @@ def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_sha
     prof = profiler.profile(record_shapes=record_shapes or group_by_input_shape,
                             profile_memory=profile_memory,
                             with_stack=with_stack or group_by_stack_n > 0,
-                            with_flops=with_flops, schedule=schedule)
+                            with_flops=with_flops, with_modules=with_modules,
+                            schedule=schedule)
     with live_progress(console, script, prof), anomaly_mode(detect_anomaly), prof:
         result = run_user_script(script, args, {PROFILER_GLOBAL: prof}, module)
     exit_if_forked_child(result)

@@ -1,7 +1,6 @@
 """``gradkit profile``: run a script under the profiler, write a Chrome trace, print the table."""
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import time
@@ -12,6 +11,7 @@ import click
 from gradkit import profiler
 from gradkit.cli import advice, render
 from gradkit.cli.options import no_color_option, table_options
+from gradkit.cli.progress import DEFAULT_WARN_MB, live_progress, size_warning
 from gradkit.profiler.analysis import line_costs
 from gradkit.profiler.chrome_trace import trace_destination
 from gradkit.cli.script_command import (
@@ -59,17 +59,24 @@ def _parse_schedule(ctx: click.Context, param: click.Parameter, value: str | Non
               help="Record allocations, frees and bytes saved for backward.")
 @click.option("--with-stack", is_flag=True, help="Record the Python stack of each op.")
 @click.option("--with-flops", is_flag=True, help="Estimate FLOPs of matmul-like ops.")
+@click.option("--with-modules", is_flag=True,
+              help="Record each nn.Module call as a range named by its path (CNN.conv1 "
+                   "(Conv2d)); the line table then tells layers called from one line apart.")
 @click.option("--schedule", callback=_parse_schedule, metavar="WAIT,WARMUP,ACTIVE[,REPEAT]",
               help=f"Record only some steps. The script marks each step's end with "
                    f"{PROFILER_GLOBAL}.step() (the running profile, in its globals). REPEAT "
                    f"defaults to 1; with more cycles the trace holds the last one.")
 @click.option("--detect-anomaly", is_flag=True, help="Also run under anomaly mode.")
+@click.option("--warn-trace-mb", type=click.FloatRange(min=0), default=DEFAULT_WARN_MB,
+              show_default=True, metavar="MB",
+              help="Warn (and suggest --schedule) before writing a trace larger than this.")
 @no_color_option
 @script_arguments
 def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_shape: bool,
             group_by_stack_n: int, record_shapes: bool, profile_memory: bool, with_stack: bool,
-            with_flops: bool, schedule, detect_anomaly: bool, no_color: bool, module: bool,
-            script: str, args: tuple[str, ...]) -> None:
+            with_flops: bool, with_modules: bool, schedule, detect_anomaly: bool,
+            warn_trace_mb: float, no_color: bool, module: bool, script: str,
+            args: tuple[str, ...]) -> None:
     """Run SCRIPT as __main__ (with ARGS as its argv) under the profiler.
 
     Writes a Chrome trace and prints the ops' time table. The script's exit
@@ -88,14 +95,18 @@ def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_sha
     prof = profiler.profile(record_shapes=record_shapes or group_by_input_shape,
                             profile_memory=profile_memory,
                             with_stack=with_stack or group_by_stack_n > 0,
-                            with_flops=with_flops, schedule=schedule)
-    with _running(console, script), anomaly_mode(detect_anomaly), prof:
+                            with_flops=with_flops, with_modules=with_modules,
+                            schedule=schedule)
+    with live_progress(console, script, prof), anomaly_mode(detect_anomaly), prof:
         result = run_user_script(script, args, {PROFILER_GLOBAL: prof}, module)
     exit_if_forked_child(result)
     report_script_failure(result, no_color)
     console = render.make_console(no_color)  # the script may have closed or replaced stdout
     if result.interrupted:
         render.status_line(console, "Interrupted: writing the trace of what ran.")
+    too_large = size_warning(prof.recorded_events(), warn_trace_mb)
+    if too_large:
+        render.status_line(console, f"Warning: {too_large}")
     try:
         with DeferredSignals() as late:  # the trace is written whole, or not at all
             try:
@@ -155,8 +166,3 @@ def _advise(console, prof) -> None:
         render.status_line(console, f"Warning: {warning}")
 
 
-def _running(console, script: str) -> contextlib.AbstractContextManager:
-    """A spinner while the script runs, only when a person is watching a terminal."""
-    if console.is_terminal and console.color_system is not None:  # not with --no-color
-        return console.status(f"Profiling {script}...")
-    return contextlib.nullcontext()

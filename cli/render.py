@@ -83,19 +83,23 @@ def slowest_backward(console: Console, costs) -> None:
 def line_table(console: Console, costs, row_limit: int) -> None:
     """Time per line of the user's source (forward, and backward by the forward line)."""
     total = sum(c.total_us for c in costs)
+    modules = any(c.module for c in costs)  # profiled with_modules: a Module column
     console.print()
     table = Table(title="Time per source line (self; backward by the forward line)",
                   title_justify="left", box=box.SIMPLE)
-    for column in ("Source line", "Code", "Forward", "Backward", "Total", "%", "Calls"):
-        table.add_column(column, justify="left" if column in ("Source line", "Code")
+    columns = ("Source line", "Code", *(("Module",) if modules else ()), "Forward",
+               "Backward", "Total", "%", "Calls")
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("Source line", "Code", "Module")
                          else "right")
     for cost in costs if row_limit < 0 else costs[:row_limit]:
         table.add_row(_cell(cost.site), _cell(_source_text(cost.site)),
+                      *((_cell(cost.module),) if modules else ()),
                       format_time(cost.forward_us), format_time(cost.backward_us),
                       format_time(cost.total_us),
                       f"{100 * cost.total_us / total:.2f}%" if total else "-", str(cost.calls))
     if not costs:
-        table.add_row("(no ops recorded)", "", "", "", "", "", "")
+        table.add_row("(no ops recorded)", *[""] * (len(columns) - 1))
     console.print(table)
 
 

@@ -35,6 +35,10 @@ Under the op table, `gradkit profile` and `gradkit trace summary` print the time
 per line of the user's source: forward ops by the line that called them, and
 backward nodes by the forward line that created them.
 
+On a terminal, `gradkit profile` counts the events recorded so far and the trace's
+size to come; before writing a trace larger than `--warn-trace-mb` (100 MB) it
+warns and suggests `--schedule`.
+
 Output is coloured on a terminal and plain text when piped, with `--no-color`
 or when the `NO_COLOR` environment variable is set.
 

@@ -57,10 +57,16 @@ def test_shell_completion_comes_from_click():
 @pytest.mark.parametrize("stream, no_color, spinner", [
     (FakeTerminal(), False, True), (FakeTerminal(), True, False), (io.StringIO(), False, False)])
 def test_spinner_only_on_a_colour_terminal(monkeypatch, stream, no_color, spinner):
-    from rich.status import Status
+    from rich.console import Console
 
-    from gradkit.cli.profile_cmd import _running
+    from gradkit.cli.progress import live_progress
+    shown = []
+    real_status = Console.status
+    monkeypatch.setattr(Console, "status",
+                        lambda self, *a, **k: shown.append(a) or real_status(self, *a, **k))
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("TERM", "xterm-256color")
     monkeypatch.setattr(sys, "stdout", stream)
-    assert isinstance(_running(render.make_console(no_color), "x.py"), Status) == spinner
+    with live_progress(render.make_console(no_color), "x.py", None):
+        pass
+    assert bool(shown) == spinner

@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_profiler import fake_clock  # noqa: E402
 
 
-def _line_of(marker: str) -> str:
-    source, first = inspect.getsourcelines(_model)
+def _line_of(marker: str, function=None) -> str:
+    source, first = inspect.getsourcelines(function or _model)
     index = next(i for i, text in enumerate(source) if marker in text)
     return f"{__file__}:{first + index}"
 
@@ -76,3 +76,56 @@ def test_trace_summary_prints_the_line_table(tmp_path):
 
 def test_no_ops_gives_an_empty_list():
     assert line_costs([]) == []
+
+
+class _Net(gradkit.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = gradkit.nn.Linear(4, 4)
+        self.head = gradkit.nn.Sequential(gradkit.nn.Linear(4, 2), gradkit.nn.Tanh())
+
+    def forward(self, x):
+        return self.head(self.fc1(x).relu())
+
+
+def _step(net, x):
+    net(x).sum().backward()
+
+
+def test_with_modules_names_each_call_by_its_path_and_splits_a_line_by_module():
+    net, x = _Net(), gradkit.ones(3, 4)
+    with profile(with_modules=True) as prof:
+        _step(net, x)
+    ranges = [e.name for e in prof.events() if e.name.startswith("nn.Module: ")]
+    assert ranges == ["nn.Module: _Net (_Net)", "nn.Module: _Net.fc1 (Linear)",
+                      "nn.Module: _Net.head (Sequential)", "nn.Module: _Net.head.0 (Linear)",
+                      "nn.Module: _Net.head.1 (Tanh)"]
+    costs = line_costs(prof.events())
+    here = _line_of("return self.head", _Net.forward)  # one line calls all the layers
+    modules = {c.module: c for c in costs if c.site == here}
+    assert set(modules) == {"_Net.fc1 (Linear)", "_Net (_Net)", "_Net.head.0 (Linear)",
+                            "_Net.head.1 (Tanh)"}  # relu runs in _Net itself
+    assert modules["_Net.fc1 (Linear)"].calls == 1  # its addmm
+    assert modules["_Net.fc1 (Linear)"].backward_us > 0  # AddmmBackward0, by its forward op
+    events = prof.events()
+    expected = sum(e.self_cpu_time_total for e in events if e.cat == "cpu_op")
+    assert sum(c.total_us for c in costs) == pytest.approx(expected)
+
+
+def test_without_with_modules_no_module_ranges_are_recorded():
+    with profile() as prof:
+        _Net()(gradkit.ones(3, 4))
+    assert not any(e.name.startswith("nn.Module: ") for e in prof.events())
+    assert {c.module for c in line_costs(prof.events())} == {""}
+
+
+def test_a_module_called_by_a_module_that_does_not_hold_it_is_named_by_its_class():
+    shared = gradkit.nn.Tanh()
+
+    class Caller(gradkit.nn.Module):
+        def forward(self, x):
+            return shared(x)
+    with profile(with_modules=True) as prof:
+        Caller()(gradkit.ones(2))
+    names = [e.name for e in prof.events() if e.name.startswith("nn.Module: ")]
+    assert names == ["nn.Module: Caller (Caller)", "nn.Module: Caller.Tanh (Tanh)"]

@@ -18,6 +18,7 @@ An observer implements any of::
     node_error(node, exc)   (an exception in a node's backward or hooks; node_exit may raise)
     saved_pack(nbytes)                         saved_release(nbytes)
     backward_enter() -> token                  backward_exit(token)   (one engine run)
+    module_enter(label) -> token               module_exit(token)     (an nn.Module call)
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ saved_watchers: tuple = ()  # the subset that accounts saved-tensor bytes (memor
 # these (usually one observer: a profiler or anomaly mode), read once per op or node
 op_watchers: tuple = ()
 node_watchers: tuple = ()
+module_watchers: tuple = ()  # those that see nn.Module calls (profile(with_modules=True))
 op_entering = False  # whether an op watcher overrides op_enter (else its token is the start)
 node_entering = False  # the same for node watchers and node_enter
 _op_enterers: tuple = ()    # those watchers, for the paths with several observers
@@ -65,6 +67,12 @@ class Observer:
     def backward_enter(self):
         return None
 
+    def module_enter(self, label: str):
+        return None
+
+    def module_exit(self, token) -> None:
+        pass
+
     def backward_exit(self, token) -> None:
         pass
 
@@ -80,6 +88,17 @@ def observe_op(watchers: tuple, name: str, inputs, run):
     finally:
         for o, token in zip(watchers, tokens, strict=True):
             o.op_exit(token, name, inputs, outputs, node)
+
+
+def observe_module(label: str, call):
+    """``call()`` between the module_enter and module_exit of the module watchers."""
+    watching = module_watchers
+    tokens = [o.module_enter(label) for o in watching]
+    try:
+        return call()
+    finally:
+        for o, token in zip(reversed(watching), reversed(tokens), strict=True):
+            o.module_exit(token)
 
 
 def observe_backward(execute, *args):
@@ -170,7 +189,8 @@ def _overrides(o, names: tuple) -> bool:
 
 def _publish(observers: tuple) -> None:
     global active, saved_watchers, op_watchers, node_watchers, op_entering, node_entering
-    global saved_pack, saved_release, _op_enterers, _node_enterers
+    global saved_pack, saved_release, _op_enterers, _node_enterers, module_watchers
+    module_watchers = tuple(o for o in observers if _overrides(o, ("module_enter",)))
     saved_watchers = tuple(o for o in observers if _watches_saved(o))
     saved_pack, saved_release = (saved_watchers[0].saved_pack, saved_watchers[0].saved_release) \
         if len(saved_watchers) == 1 else (_saved_pack_all, _saved_release_all)

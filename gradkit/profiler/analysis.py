@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gradkit.nn.module_paths import MODULE_PREFIX
 from gradkit.profiler.timeline import EVALUATE_PREFIX  # torch's wrapper event around each node
 
 
@@ -71,6 +72,7 @@ class LineCost:
     the nodes they created, and how many op calls it made (times in µs, self times)."""
 
     site: str
+    module: str = ""  # with profile(with_modules=True): the nn.Module path the ops ran in
     calls: int = 0
     forward_us: float = 0.0
     backward_us: float = 0.0
@@ -85,18 +87,32 @@ def line_costs(events) -> list[LineCost]:
     called it, each backward node's (and its wrapper's) to the forward line that created the
     node. Other ``cpu_op`` time (the engine's own, ops without a recorded site) is the row
     ``UNATTRIBUTED``; so the rows add up to the ``cpu_op`` self time of the op table.
-    ``record_function`` ranges are not ops and are left out."""
-    lines: dict[str, LineCost] = {}
+    ``record_function`` ranges are not ops and are left out. With module ranges in the events
+    (``profile(with_modules=True)``) a line is split by the module its ops ran in, so layers
+    called from one line are told apart."""
+    lines: dict[tuple, LineCost] = {}
     for event in events:
         if event.cat != "cpu_op":
             continue
         site = event.site or UNATTRIBUTED
-        line = lines.get(site)
+        forward = event.forward if event.is_backward else event
+        key = (site, _module_of(forward) if forward is not None else "")
+        line = lines.get(key)
         if line is None:
-            line = lines[site] = LineCost(site)
+            line = lines[key] = LineCost(*key)
         if event.is_backward:
             line.backward_us += event.self_cpu_time_total
         else:
             line.forward_us += event.self_cpu_time_total
             line.calls += site != UNATTRIBUTED
     return sorted(lines.values(), key=lambda line: line.total_us, reverse=True)
+
+
+def _module_of(event) -> str:
+    """The path of the innermost nn.Module range around ``event`` ("" outside any)."""
+    parent = event.cpu_parent
+    while parent is not None:
+        if parent.name.startswith(MODULE_PREFIX):
+            return parent.name[len(MODULE_PREFIX):]
+        parent = parent.cpu_parent
+    return ""

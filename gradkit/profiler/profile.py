@@ -101,6 +101,7 @@ class profile:
                  with_stack: bool = False, with_flops: bool = False,
                  schedule: Callable[[int], ProfilerAction] | None = None,
                  on_trace_ready: Callable[[profile], None] | None = None, *,
+                 with_modules: bool = False,
                  clock: Callable[[], int] | None = None) -> None:
         self.activities = set(activities) if activities is not None else {ProfilerActivity.CPU}
         for activity in self.activities:
@@ -117,6 +118,7 @@ class profile:
         self.profile_memory = profile_memory
         self.with_stack = with_stack
         self.with_flops = with_flops
+        self.with_modules = with_modules
         self.schedule = schedule or _always_record
         self.record_steps = schedule is not None
         self.on_trace_ready = on_trace_ready
@@ -165,7 +167,7 @@ class profile:
                 self.on_trace_ready(self)
         if current in _RECORDING and self._recorder is None:
             self._recorder = Recorder(self.record_shapes or self.with_flops, self.profile_memory,
-                                      self.with_stack, self.clock)
+                                      self.with_stack, self.clock, self.with_modules)
             self._recorder.start()
             if self._trace_gpu:
                 self._gpu_timer = cuda_timer.CudaTimer(clock=self._recorder.clock,
@@ -190,6 +192,12 @@ class profile:
             recorder.range_exit(token)
 
     # -- results -----------------------------------------------------------------------
+    def recorded_events(self) -> int:
+        """How many events the current (or last finished) recording holds so far: cheap
+        enough to poll while a long profile runs. 0 before anything was recorded."""
+        recorder = self._recorder or self._finished
+        return 0 if recorder is None else recorder.event_count()
+
     def _session_recorder(self) -> Recorder:
         recorder = self._recorder or self._finished
         if recorder is None:

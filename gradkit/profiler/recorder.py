@@ -117,7 +117,7 @@ class Recorder(observers.Observer):
     """
 
     def __init__(self, record_shapes: bool = False, profile_memory: bool = False,
-                 with_stack: bool = False, clock=None) -> None:
+                 with_stack: bool = False, clock=None, with_modules: bool = False) -> None:
         global _Tensor
         if _Tensor is None:
             from gradkit._tensor import Tensor
@@ -131,6 +131,8 @@ class Recorder(observers.Observer):
         self.start_epoch_ns = None
         self._live = {}   # id(array) -> _Watch on it, only with profile_memory
         self.watches_saved = profile_memory  # saved bytes belong to the memory profile only
+        if with_modules:  # each nn.Module call is a range named by its module path
+            self.module_enter, self.module_exit = self.range_enter, self.range_exit
         self._bind_points()
 
     # -- session ------------------------------------------------------------------------
@@ -289,6 +291,11 @@ class Recorder(observers.Observer):
                 records += ((MEM, ts, -nbytes, addr, tid) for ts, nbytes, addr, tid
                             in zip(*_columns(self._flat[_FREED][:], _FIELDS[MEM])))
         return records
+
+    def event_count(self) -> int:
+        """Events recorded so far (cheap: list lengths), each kind's records counted once."""
+        widths = (*_FIELDS, _FIELDS[MEM])
+        return sum(len(flat) // width for flat, width in zip(self._flat, widths, strict=True))
 
     def add(self, record: tuple) -> None:
         """Append one record (tests build sessions by hand with it)."""

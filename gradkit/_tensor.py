@@ -253,8 +253,9 @@ class Tensor:
         return _host(self._data).tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The data as a NumPy array (shared memory; refused while requires_grad, as torch)."""
-        if self._requires_grad and not force:
+        """The data as a NumPy array (shared memory; refused while it would leave the graph
+        unnoticed: requires_grad with grad mode on, as torch)."""
+        if self._requires_grad and not force and _op.grad_state.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         if not isinstance(self._data, (np.ndarray, np.generic)):

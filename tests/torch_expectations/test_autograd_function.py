@@ -3,6 +3,7 @@ import pytest
 
 import gradkit
 
+from .functions import failing_function, identity_function
 from .twin import leaf, like_torch, raises_like_torch
 
 
@@ -73,14 +74,7 @@ def test_once_differentiable_runs_backward_without_grad_and_errors_on_double_bac
 def test_function_returning_its_input_unchanged(shape):
     # torch: test_function_returns_input
     def program(lib):
-        class Identity(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x
-
-            @staticmethod
-            def backward(ctx, g):
-                return g * 2
+        Identity = identity_function(lib, scale=2)
 
         v = lib.ones(shape, dtype=lib.float64, requires_grad=True)
         Identity.apply(v).backward()
@@ -150,15 +144,7 @@ def test_dont_materialize_grads_passes_none():
 def test_error_raised_in_backward_propagates():
     # torch: test_custom_function_exception
     def program(lib):
-        class Fails(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x.clone()
-
-            @staticmethod
-            def backward(ctx, g):
-                raise RuntimeError("Simulate error on backward pass")
-
+        Fails = failing_function(lib)
         t1, t2 = leaf(lib, 3, 3), leaf(lib, 3, 3, seed=1)
         Fails.apply((t1 + t2) * (t1 + t2)).sum().backward()
 

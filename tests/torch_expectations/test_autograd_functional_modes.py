@@ -115,12 +115,17 @@ JACOBIAN_CASES = [_simple, _multi_input, _multi_output, _unrelated, _zero_dim_ou
 def test_vectorized_and_forward_mode_jacobians_equal_the_plain_one(case):
     # torch: test_jacobian_vectorize_correctness_{simple,multi_input,
     #        multi_input_multi_output,unrelated_outputs,zero_dim}
+    _three_ways_agree(case, "jacobian", "strategy")
+
+
+def _three_ways_agree(case, api: str, strategy_argument: str) -> None:
+    """Plain, vectorized and vectorized forward-mode results are the same (and torch's)."""
     def program(lib):
         fn, inputs = case(lib)
-        inputs = inputs[0] if len(inputs) == 1 else inputs
-        jac = F(lib).jacobian
-        return (jac(fn, inputs, vectorize=False), jac(fn, inputs, vectorize=True),
-                jac(fn, inputs, vectorize=True, strategy="forward-mode"))
+        inputs = inputs[0] if isinstance(inputs, tuple) and len(inputs) == 1 else inputs
+        compute = getattr(F(lib), api)
+        return (compute(fn, inputs, vectorize=False), compute(fn, inputs, vectorize=True),
+                compute(fn, inputs, vectorize=True, **{strategy_argument: "forward-mode"}))
 
     plain, vectorized, forward = like_torch(program)
     assert_same(vectorized, plain)
@@ -151,15 +156,7 @@ def _hessian_constant(lib):
                                   _hessian_constant], ids=lambda c: c.__name__.strip("_"))
 def test_vectorized_and_forward_over_reverse_hessians_equal_the_plain_one(case):
     # torch: test_hessian_vectorize_correctness_{simple,multi_input,unrelated_outputs}
-    def program(lib):
-        fn, inputs = case(lib)
-        hes = F(lib).hessian
-        return (hes(fn, inputs, vectorize=False), hes(fn, inputs, vectorize=True),
-                hes(fn, inputs, vectorize=True, outer_jacobian_strategy="forward-mode"))
-
-    plain, vectorized, forward = like_torch(program)
-    assert_same(vectorized, plain)
-    assert_same(forward, plain)
+    _three_ways_agree(case, "hessian", "outer_jacobian_strategy")
 
 
 @pytest.mark.parametrize("vectorize", [False, True])

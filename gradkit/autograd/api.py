@@ -151,7 +151,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     outs = _tensors(outputs, "outputs")
     ins = _tensors(inputs, "inputs")
     if not ins:
-        raise RuntimeError("grad requires non-empty inputs.")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if retain_graph is None:
         retain_graph = create_graph
     roots = [_root_edge(t, i) for i, t in enumerate(outs)]
@@ -167,7 +167,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
         if g is None:
             if materialize_grads:
                 from gradkit.creation import zeros_like
-                results[i] = zeros_like(ins[i])
+                # as torch: a zero that is part of the new graph when one is being built
+                results[i] = zeros_like(ins[i], requires_grad=create_graph)
             elif not allow_unused:
                 raise RuntimeError(
                     "One of the differentiated Tensors appears to not have been used in the graph. "

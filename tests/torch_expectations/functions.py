@@ -30,3 +30,18 @@ def failing_function(lib):
             raise RuntimeError("Simulate error on backward pass")
 
     return SimulateBackwardError
+
+
+def mul2(lib, custom: bool):
+    """x * 2 as the built-in op or as a custom Function."""
+
+    class Mul2(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    return Mul2.apply if custom else (lambda t: t * 2)

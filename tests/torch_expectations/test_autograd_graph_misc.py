@@ -1,6 +1,5 @@
 """torch's expectations of detach, reentrant backward, ctx lifetime and small graph stories."""
 import gc
-import pickle
 
 import pytest
 
@@ -133,17 +132,6 @@ def test_detaching_the_base_leaves_its_view_tracked():
     assert like_torch(program) == (False, True, True, True)
 
 
-@pytest.mark.parametrize("src,dst", [("float32", "double"), ("float64", "float")])
-def test_dtype_conversion_backward_returns_grad_in_the_leaf_dtype(src, dst):
-    # torch: test_type_conversions (_test_type_conversion_backward)
-    def program(lib):
-        x = lib.tensor(data(5, 5), dtype=getattr(lib, src), requires_grad=True)
-        getattr(x, dst)().sum().backward()
-        return x.grad, str(x.grad.dtype).split(".")[-1]
-
-    assert like_torch(program)[1] == src
-
-
 def test_integer_branch_of_the_graph_is_isolated():
     # torch: test_isolated_node
     def program(lib):
@@ -154,20 +142,6 @@ def test_integer_branch_of_the_graph_is_isolated():
         return x.grad, y.grad
 
     like_torch(program)
-
-
-def test_numpy_of_a_tensor_that_requires_grad_is_an_error():
-    # torch: test_numpy_requires_grad
-    raises_like_torch(lambda lib: leaf(lib, 2, 2).numpy(), RuntimeError,
-                      r"Can't call numpy\(\) on Tensor that requires grad\. "
-                      r"Use tensor\.detach\(\)\.numpy\(\) instead\.")
-
-    def allowed(lib):
-        with lib.no_grad():
-            with_grad = leaf(lib, 2, 2).numpy().shape
-        return with_grad, leaf(lib, 2, 2, requires_grad=False).numpy().shape
-
-    like_torch(allowed)
 
 
 def test_function_returning_its_input_as_output_hooks_see_only_its_use():
@@ -315,23 +289,6 @@ def test_extra_none_grads_from_backward_are_ignored():
     assert (like_torch(program).numpy() == 1).all()
 
 
-OLD_PICKLE = pytest.mark.xfail(strict=True, reason="api-nn: pickle protocols 0 and 1 need "
-                               "Tensor.__getstate__ (a class with __slots__)")
-
-
-@pytest.mark.parametrize("protocol", [pytest.param(0, marks=OLD_PICKLE),
-                                      pytest.param(1, marks=OLD_PICKLE), 2,
-                                      pickle.HIGHEST_PROTOCOL])
-def test_pickle_keeps_values_and_requires_grad(protocol):
-    # torch: test_pickle
-    def program(lib):
-        x, y = leaf(lib, 4, 4), leaf(lib, 4, 4, seed=1, requires_grad=False)
-        xc, yc = pickle.loads(pickle.dumps([x, y], protocol=protocol))
-        return xc, yc, xc.requires_grad, yc.requires_grad
-
-    assert like_torch(program)[2:] == (True, False)
-
-
 def test_non_differentiable_output_feeding_another_function():
     # torch: test_dep_nograd
     def program(lib):
@@ -365,23 +322,6 @@ def test_non_differentiable_output_feeding_another_function():
 
     flags, x_grad = like_torch(program)
     assert flags == (True, False) and (x_grad.numpy() == 1).all()
-
-
-def test_set_grad_enabled_as_context_and_as_function():
-    # torch: test_set_grad_enabled
-    def program(lib):
-        x = lib.tensor([1.], dtype=lib.float64, requires_grad=True)
-        flags = []
-        with lib.set_grad_enabled(False):
-            flags.append((x * 2).requires_grad)
-        with lib.set_grad_enabled(True):
-            flags.append((x * 2).requires_grad)
-        with lib.set_grad_enabled(False):
-            lib.set_grad_enabled(True)
-            flags.append((x * 2).requires_grad)
-        return flags
-
-    assert like_torch(program) == [False, True, True]
 
 
 def test_backward_inside_a_function_backward():

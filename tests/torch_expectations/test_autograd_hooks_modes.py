@@ -112,38 +112,6 @@ def test_no_grad_context_and_decorator():
     assert like_torch(program) == (False, None, False, None, False, False)
 
 
-@pytest.mark.xfail(strict=True, reason="autograd-api: a grad-mode decorator on a generator "
-                   "function must switch the mode only while the generator runs, not across yields")
-def test_grad_mode_decorators_on_generators():
-    # torch: test_set_grad_generator_functions
-    def program(lib):
-        seen = []
-
-        @lib.no_grad()
-        def without_grad():
-            for i in range(3):
-                seen.append(("inside", lib.is_grad_enabled()))
-                yield i
-
-        @lib.enable_grad()
-        def with_grad():
-            for i in range(3):
-                seen.append(("inside", lib.is_grad_enabled()))
-                yield i
-
-        with lib.enable_grad():
-            for _ in without_grad():
-                seen.append(("caller", lib.is_grad_enabled()))
-        with lib.no_grad():
-            for _ in with_grad():
-                seen.append(("caller", lib.is_grad_enabled()))
-        return seen
-
-    seen = like_torch(program)
-    assert seen[:2] == [("inside", False), ("caller", True)]
-    assert seen[6:8] == [("inside", True), ("caller", False)]
-
-
 def test_requires_grad_propagates_and_backward_skips_constants():
     # torch: test_requires_grad
     def program(lib):
@@ -245,23 +213,3 @@ def test_deleting_data_or_requires_grad_is_refused():
 
     raises_like_torch(delete("requires_grad"), RuntimeError, "requires_grad must be a bool")
     raises_like_torch(delete("data"), RuntimeError, "Deleting tensor data is not allowed")
-
-
-@pytest.mark.parametrize("mode", ["no_grad", "enable_grad"])
-def test_grad_mode_objects_are_context_managers_and_decorators(mode):
-    # torch: test_no_grad, test_set_grad_generator_functions (the plain-function form)
-    def program(lib):
-        manager = getattr(lib, mode)
-
-        @manager()
-        def state():
-            return lib.is_grad_enabled()
-
-        with lib.set_grad_enabled(mode == "no_grad"):
-            decorated = state()
-            with manager():
-                managed = lib.is_grad_enabled()
-            after = lib.is_grad_enabled()
-        return decorated, managed, after
-
-    assert like_torch(program) == ((mode != "no_grad"),) * 2 + ((mode == "no_grad"),)

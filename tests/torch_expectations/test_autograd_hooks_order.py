@@ -5,6 +5,7 @@ import weakref
 
 import pytest
 
+from .functions import mul2
 from .twin import data, leaf, like_torch, raises_like_torch
 
 
@@ -229,18 +230,8 @@ def test_which_hooks_grad_and_backward_run(call, counts):
 def test_node_prehooks_and_posthooks_see_and_change_gradients(custom):
     # torch: test_grad_fn_prehooks
     def program(lib):
-        class Mul2(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x * 2
-
-            @staticmethod
-            def backward(ctx, g):
-                return g * 2
-
-        mul2 = Mul2.apply if custom else (lambda t: t * 2)
         a = lib.tensor([1.0], dtype=lib.float64, requires_grad=True)
-        b = mul2(a)
+        b = mul2(lib, custom)(a)
         seen = []
 
         def prehook(grad_output):

@@ -7,6 +7,8 @@ the way is batchable (autograd/batching.py), else one pass per row.
 """
 from __future__ import annotations
 
+import warnings
+
 from gradkit.autograd import batching
 from gradkit.autograd.engine import _accumulate_into, _plan, _Tensor, run
 from gradkit.autograd.graph import accumulate_node
@@ -92,6 +94,14 @@ def _root_grads(outputs, grads, create_graph: bool, batched: bool) -> list:
         seeds.append(g if create_graph else g._data)
     return seeds
 
+# torch's words: a .grad that requires grad refers back to its own leaf through the graph
+CREATE_GRAPH_CYCLE_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using "
+    "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+    "make sure to reset the .grad fields of your parameters to None after use to break the "
+    "cycle and avoid the leak.")
+
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
              create_graph: bool = False, grad_variables=None, inputs=None) -> None:
@@ -114,6 +124,8 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=2)
     roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
     seeds = _root_grads(outputs, grad_tensors, create_graph, batched=False)
     targets = None

@@ -6,7 +6,7 @@ import weakref
 
 import pytest
 
-from .twin import data, leaf, like_torch
+from .twin import data, leaf, like_torch, raises_like_torch
 
 
 def test_backward_with_create_graph_warns_but_grad_does_not():
@@ -102,3 +102,53 @@ def test_non_reentrant_checkpoint_frees_what_the_function_saved():
             gc.enable()
 
     assert all(like_torch(program))
+
+
+def test_in_place_on_a_detached_alias_breaks_the_saved_tensor():
+    # torch: test_detach_then_inplace_raises_in_autograd
+    def program(lib):
+        x = leaf(lib)
+        y = x ** 2
+        x.detach().zero_()
+        y.backward()
+
+    raises_like_torch(program, RuntimeError, "has been modified by an inplace")
+
+
+@pytest.mark.xfail(strict=True, reason="autograd-api: set_grad_enabled(False) used as a "
+                   "decorator must give the caller its mode back (torch restores it on __call__)")
+def test_set_grad_enabled_as_a_decorator_leaves_the_caller_mode_alone():
+    # torch: test_set_grad_enabled_wraps
+    def program(lib):
+        seen = []
+        with lib.enable_grad():
+            @lib.set_grad_enabled(False)
+            def decorated(t):
+                return t.sin()
+
+            seen.append(lib.is_grad_enabled())
+            obj = lib.set_grad_enabled(False)  # the non-idiomatic form: switches at once
+            seen.append(lib.is_grad_enabled())
+
+            def plain(t):
+                return t.sin()
+
+            wrapped = obj(plain)  # ... and wrapping restores the caller's mode
+            seen.append(lib.is_grad_enabled())
+            x = lib.zeros(1, dtype=lib.float64, requires_grad=True)
+            seen += [decorated(x).requires_grad, wrapped(x).requires_grad]
+        return seen
+
+    assert like_torch(program) == [True, False, True, False, False]
+
+
+@pytest.mark.parametrize("exponent", ["zeros", 0])
+def test_zero_to_the_power_zero_has_zero_gradient(exponent):
+    # torch: test_pow_zero_tensor_gradient
+    def program(lib):
+        x = lib.zeros(10, dtype=lib.float64, requires_grad=True)
+        e = lib.zeros(10, dtype=lib.float64) if exponent == "zeros" else 0
+        x.pow(e).sum().backward()
+        return x.grad
+
+    assert float(like_torch(program).abs().sum()) == 0.0

@@ -45,3 +45,20 @@ def mul2(lib, custom: bool):
             return g * 2
 
     return Mul2.apply if custom else (lambda t: t * 2)
+
+
+def add_one_in_place(lib):
+    """Adds one to its input in place and marks it dirty."""
+
+    class AddOne(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    return AddOne

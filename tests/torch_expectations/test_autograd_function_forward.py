@@ -1,6 +1,7 @@
 """torch's expectations of custom Functions under forward-mode AD and of mark_dirty misuse."""
 import pytest
 
+from .functions import add_one_in_place
 from .twin import leaf, like_torch, raises_like_torch
 
 
@@ -84,28 +85,13 @@ def test_jvp_gets_none_tangents_for_non_tensor_arguments():
     assert seen == [(True, True)] and float(tangent) == 2.0
 
 
-def _add_one_in_place(lib):
-    class AddOne(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            x.add_(1)
-            ctx.mark_dirty(x)
-            return x
-
-        @staticmethod
-        def backward(ctx, g):
-            return g
-
-    return AddOne
-
-
 @pytest.mark.xfail(strict=True, reason="autograd-api: mark_dirty of a view of a leaf that "
                    "requires grad must raise, as the in-place op itself would outside forward")
 def test_dirty_view_of_a_leaf_is_refused():
     # torch: test_custom_function_inplace_on_view_of_leaf
     def program(lib):
         a = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
-        _add_one_in_place(lib).apply(a.view_as(a))
+        add_one_in_place(lib).apply(a.view_as(a))
 
     raises_like_torch(program, RuntimeError, "a view of a leaf Variable that requires grad")
 

@@ -1,4 +1,5 @@
 """torch's expectations of custom Function outputs: non-differentiable, duplicated, dirty."""
+from .functions import add_one_in_place
 from .twin import leaf, like_torch, raises_like_torch
 
 def test_mark_non_differentiable_output():
@@ -123,17 +124,6 @@ def test_returning_a_dirty_input_twice():
 def test_mark_dirty_on_a_leaf_that_requires_grad_is_an_error():
     # torch: test_return_duplicate_inplace (the InplaceFunction-on-leaf part)
     def program(lib):
-        class AddOneInPlace(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                x.add_(1)
-                ctx.mark_dirty(x)
-                return x
-
-            @staticmethod
-            def backward(ctx, g):
-                return g
-
-        AddOneInPlace.apply(leaf(lib, 3))
+        add_one_in_place(lib).apply(leaf(lib, 3))
 
     raises_like_torch(program, RuntimeError, "a leaf Variable that requires grad")

@@ -238,6 +238,7 @@ class Tensor:
         self.grad_fn = None
         self._requires_grad = False
         self._output_nr = 0
+        self._fw = None  # as detach(): no forward-mode tangent either
         return self
 
     # -- conversion -------------------------------------------------------------------
@@ -372,6 +373,9 @@ class Tensor:
             extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self._requires_grad:
             extras.append("requires_grad=True")
+        fw = getattr(self, "_fw", None)
+        if fw is not None and fw[0].open:  # a dual tensor of the open forward-AD level
+            extras.append(f"tangent={fw[1]!r}")
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"
 
     def __len__(self) -> int:

@@ -59,6 +59,7 @@ def _compare(got, expected, rtol, atol, where):
         for k in expected:
             _compare(got[k], expected[k], rtol, atol, f"{where}[{k!r}]")
     else:
+        assert not isinstance(got, (np.ndarray, list, dict)), f"{where}: {got!r} != {expected!r}"
         assert got == expected, f"{where}: {got!r} != {expected!r}"
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import time
 from pathlib import Path
@@ -9,11 +10,14 @@ from pathlib import Path
 import click
 
 from gradkit import profiler
-from gradkit.cli import render
+from gradkit.cli import advice, render
 from gradkit.cli.options import no_color_option, table_options
+from gradkit.profiler.analysis import line_costs
+from gradkit.profiler.chrome_trace import trace_destination
 from gradkit.cli.script_command import (
-    SCRIPT_CONTEXT, anomaly_mode, report_script_failure, require_script, run_user_script,
-    script_arguments)
+    SCRIPT_CONTEXT, anomaly_mode, exit_if_forked_child, report_script_failure, require_script,
+    run_user_script, script_arguments)
+from gradkit.cli.signals import DeferredSignals, exit_code_of_signal
 
 PROFILER_GLOBAL = "__profiler__"  # how a script reaches the running profile (for step())
 
@@ -47,6 +51,9 @@ def _parse_schedule(ctx: click.Context, param: click.Parameter, value: str | Non
 @table_options
 @click.option("--group-by-input-shape", is_flag=True,
               help="One row per (op, input shapes); implies --record-shapes.")
+@click.option("--group-by-stack-n", type=click.IntRange(min=0), default=0, metavar="N",
+              help="One row per (op, its N innermost source frames), as torch's "
+                   "key_averages(group_by_stack_n=N); implies --with-stack.")
 @click.option("--record-shapes", is_flag=True, help="Record input shapes and dtypes of each op.")
 @click.option("--profile-memory", is_flag=True,
               help="Record allocations, frees and bytes saved for backward.")
@@ -60,45 +67,57 @@ def _parse_schedule(ctx: click.Context, param: click.Parameter, value: str | Non
 @no_color_option
 @script_arguments
 def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_shape: bool,
-            record_shapes: bool, profile_memory: bool, with_stack: bool, with_flops: bool,
-            schedule, detect_anomaly: bool, no_color: bool, script: str,
-            args: tuple[str, ...]) -> None:
+            group_by_stack_n: int, record_shapes: bool, profile_memory: bool, with_stack: bool,
+            with_flops: bool, schedule, detect_anomaly: bool, no_color: bool, module: bool,
+            script: str, args: tuple[str, ...]) -> None:
     """Run SCRIPT as __main__ (with ARGS as its argv) under the profiler.
 
     Writes a Chrome trace and prints the ops' time table. The script's exit
-    code becomes gradkit's; a script that fails or is interrupted (Ctrl-C)
-    still leaves a trace of what ran.
+    code becomes gradkit's; a script that fails or is interrupted (Ctrl-C,
+    SIGTERM) still leaves a trace of what ran.
 
     \b
     Example:
       gradkit profile --record-shapes -o traces/mlp.json.gz train.py --epochs 1
     """
-    require_script(script)
-    trace_path = Path(output) if output else _default_trace_path(script)
+    require_script(script, module)
+    trace_path = Path(output) if output else _default_trace_path(script, module)
     target = trace_path.absolute()  # the script may chdir; the trace goes where asked
     _prepare_output(target)
     console = render.make_console(no_color)
     prof = profiler.profile(record_shapes=record_shapes or group_by_input_shape,
-                            profile_memory=profile_memory, with_stack=with_stack,
+                            profile_memory=profile_memory,
+                            with_stack=with_stack or group_by_stack_n > 0,
                             with_flops=with_flops, schedule=schedule)
     with _running(console, script), anomaly_mode(detect_anomaly), prof:
-        result = run_user_script(script, args, {PROFILER_GLOBAL: prof})
+        result = run_user_script(script, args, {PROFILER_GLOBAL: prof}, module)
+    exit_if_forked_child(result)
     report_script_failure(result, no_color)
+    console = render.make_console(no_color)  # the script may have closed or replaced stdout
     if result.interrupted:
         render.status_line(console, "Interrupted: writing the trace of what ran.")
     try:
-        table = prof.key_averages(group_by_input_shape=group_by_input_shape).table(
-            sort_by=sort_by, row_limit=row_limit)
-    except RuntimeError as exc:  # a schedule that never reached an active step
-        raise click.ClickException(f"no trace written: {exc}") from None
-    _export(prof, target)
+        with DeferredSignals() as late:  # the trace is written whole, or not at all
+            try:
+                table = prof.key_averages(group_by_input_shape=group_by_input_shape,
+                                          group_by_stack_n=group_by_stack_n).table(
+                    sort_by=sort_by, row_limit=row_limit)
+            except RuntimeError as exc:  # a schedule that never reached an active step
+                raise click.ClickException(f"no trace written: {exc}") from None
+            _export(prof, target)
+    except KeyboardInterrupt:  # a second signal while writing: abandoned, no temporary file
+        render.status_line(console, "Interrupted again: no trace written.")
+        raise SystemExit(exit_code_of_signal(late.received)) from None
     render.averages_table(console, table, f"gradkit profile {script}")
+    render.line_table(console, line_costs(prof.events()), row_limit)
     render.trace_written(console, str(trace_path))
-    raise SystemExit(result.exit_code)
+    _advise(console, prof)
+    raise SystemExit(exit_code_of_signal(late.received) if late.received else result.exit_code)
 
 
-def _default_trace_path(script: str) -> Path:
-    return Path("traces") / f"{Path(script).stem}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+def _default_trace_path(script: str, module: bool) -> Path:
+    stem = script.rpartition(".")[2] if module else Path(script).stem
+    return Path("traces") / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}.json"
 
 
 def _prepare_output(path: Path) -> None:
@@ -108,9 +127,15 @@ def _prepare_output(path: Path) -> None:
     except OSError as exc:
         raise click.ClickException(f"cannot create trace folder {path.parent}: "
                                    f"{exc.strerror or exc}") from None
-    if path.is_dir():
-        raise click.ClickException(f"trace output {path} is a directory")
-    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    try:
+        target, atomic = trace_destination(path)
+        if os.pathconf(os.path.dirname(target), "PC_NAME_MAX") < len(os.path.basename(target)):
+            raise OSError(errno.ENAMETOOLONG, "file name too long")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write trace to {path}: {exc.strerror or exc}") \
+            from None
+    folder_ok = os.access(os.path.dirname(target), os.W_OK) or not atomic
+    if not folder_ok or (os.path.exists(target) and not os.access(target, os.W_OK)):
         raise click.ClickException(f"cannot write trace to {path}: permission denied")
 
 
@@ -119,6 +144,15 @@ def _export(prof, path: Path) -> None:
         prof.export_chrome_trace(str(path))
     except OSError as exc:
         raise click.ClickException(f"cannot write trace to {path}: {exc.strerror or exc}") from None
+
+
+def _advise(console, prof) -> None:
+    """Causes of slowness the table does not show (several BLAS threads on a small machine)."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    share = advice.matrix_product_share(prof.key_averages())
+    warning = advice.blas_thread_advice(share, advice.blas_threads(), advice.usable_cores(), load)
+    if warning:
+        render.status_line(console, f"Warning: {warning}")
 
 
 def _running(console, script: str) -> contextlib.AbstractContextManager:

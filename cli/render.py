@@ -17,15 +17,19 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from gradkit.profiler.table import format_time
+from gradkit.profiler.table import format_time, printable
 
 PLAIN_WIDTH = 250  # tables are wide; never fold them when output goes to a file or pipe
 VIEWER_HINT = "Open it in the Perfetto UI (https://ui.perfetto.dev) or in chrome://tracing."
 
 
 def make_console(no_color: bool = False, stderr: bool = False) -> Console:
-    """A console on stdout (or stderr) that honours --no-color, NO_COLOR and pipes."""
-    stream = sys.stderr if stderr else sys.stdout
+    """A console on stdout (or stderr) that honours --no-color, NO_COLOR and pipes.
+
+    A script may close stdout: then stderr is used, and if that is closed too, nothing.
+    """
+    stream = next((s for s in ((sys.stderr,) if stderr else (sys.stdout, sys.stderr))
+                   if s is not None and not s.closed), None) or open(os.devnull, "w")  # noqa: SIM115
     plain = no_color or bool(os.environ.get("NO_COLOR"))  # no-color.org: set and not empty
     return Console(file=stream, highlight=False, soft_wrap=False,
                    width=None if stream.isatty() else PLAIN_WIDTH,
@@ -56,7 +60,8 @@ def category_totals(console: Console, totals) -> None:
         table.add_column(column, justify="left" if column == "Category" else "right")
     for t in totals:
         share = f"{100 * t.self_time_us / grand_total:.2f}%" if grand_total else "-"
-        table.add_row(t.category or "(none)", str(t.count), format_time(t.self_time_us), share)
+        table.add_row(_cell(t.category or "(none)"), str(t.count), format_time(t.self_time_us),
+                      share)
     console.print(table)
 
 
@@ -68,16 +73,47 @@ def slowest_backward(console: Console, costs) -> None:
         table.add_column(column, justify="right" if column == "Time" else "left")
     for cost in costs:
         forward = cost.forward.name if cost.forward is not None else "(not in trace)"
-        table.add_row(cost.node.name, format_time(cost.node.cpu_time_total), forward,
-                      cost.site or "")
+        table.add_row(_cell(cost.node.name), format_time(cost.node.cpu_time_total),
+                      _cell(forward), _cell(cost.site or ""))
     if not costs:
         table.add_row("(no backward nodes in this trace)", "", "", "")
     console.print(table)
 
 
+def line_table(console: Console, costs, row_limit: int) -> None:
+    """Time per line of the user's source (forward, and backward by the forward line)."""
+    total = sum(c.total_us for c in costs)
+    console.print()
+    table = Table(title="Time per source line (self; backward by the forward line)",
+                  title_justify="left", box=box.SIMPLE)
+    for column in ("Source line", "Code", "Forward", "Backward", "Total", "%", "Calls"):
+        table.add_column(column, justify="left" if column in ("Source line", "Code")
+                         else "right")
+    for cost in costs if row_limit < 0 else costs[:row_limit]:
+        table.add_row(_cell(cost.site), _cell(_source_text(cost.site)),
+                      format_time(cost.forward_us), format_time(cost.backward_us),
+                      format_time(cost.total_us),
+                      f"{100 * cost.total_us / total:.2f}%" if total else "-", str(cost.calls))
+    if not costs:
+        table.add_row("(no ops recorded)", "", "", "", "", "", "")
+    console.print(table)
+
+
+def _source_text(site: str, width: int = 48) -> str:
+    """The stripped text of ``file:line`` (empty when the file cannot be read)."""
+    filename, _, line = site.rpartition(":")
+    text = linecache.getline(filename, int(line)).strip() if line.isdigit() else ""
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def _cell(text: str) -> Text:
+    """A name from a trace as a table cell: control characters escaped, no rich markup."""
+    return Text(printable(text))
+
+
 def trace_written(console: Console, path: str) -> None:
     """Tell where the trace is and how to look at it."""
-    console.print(Text.assemble(("Trace written to ", ""), (path, "bold green")))
+    console.print(Text.assemble(("Trace written to ", ""), (printable(path), "bold green")))
     console.print(VIEWER_HINT)
 
 

@@ -5,7 +5,8 @@ import click
 
 from gradkit.cli.options import no_color_option
 from gradkit.cli.script_command import (
-    SCRIPT_CONTEXT, anomaly_mode, report_script_failure, run_user_script, script_arguments)
+    SCRIPT_CONTEXT, anomaly_mode, exit_if_forked_child, report_script_failure, run_user_script,
+    script_arguments)
 
 
 @click.command(context_settings=SCRIPT_CONTEXT,
@@ -17,7 +18,7 @@ from gradkit.cli.script_command import (
                    "--detect-anomaly).")
 @no_color_option
 @script_arguments
-def run(detect_anomaly: bool, check_forward: bool, no_color: bool, script: str,
+def run(detect_anomaly: bool, check_forward: bool, no_color: bool, module: bool, script: str,
         args: tuple[str, ...]) -> None:
     """Run SCRIPT as __main__ (with ARGS as its argv) under anomaly mode.
 
@@ -26,7 +27,8 @@ def run(detect_anomaly: bool, check_forward: bool, no_color: bool, script: str,
       gradkit run --detect-anomaly train.py --epochs 1
     """
     with anomaly_mode(detect_anomaly or check_forward, check_forward):
-        result = run_user_script(script, args)
+        result = run_user_script(script, args, module=module)
+    exit_if_forked_child(result)
     report_script_failure(result, no_color)
     raise SystemExit(result.exit_code)
 

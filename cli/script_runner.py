@@ -7,15 +7,19 @@ calls ``sys.exit``, raises, is interrupted with Ctrl-C) comes back as a
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import runpy
+import signal
 import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-EXIT_INTERRUPTED = 130  # what a shell reports for SIGINT (128 + 2)
+from gradkit.cli.signals import Terminated, exit_code_of_signal
+
+EXIT_INTERRUPTED = exit_code_of_signal(signal.SIGINT)  # 130, what a shell reports
 
 # Frames from these places sit between the user and their script; a traceback
 # should start at the script, as with ``python SCRIPT``.
@@ -34,34 +38,60 @@ class ScriptResult:
     exit_code: int
     exception: BaseException | None = None
     interrupted: bool = False
+    forked_child: bool = False  # the run ended in a process the script forked
 
 
 def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (),
-               init_globals: dict | None = None) -> ScriptResult:
+               init_globals: dict | None = None, module: bool = False) -> ScriptResult:
     """Run ``path`` as ``__main__`` with ``sys.argv = [path, *args]``; never raises for the script.
 
-    ``init_globals`` are extra names the script finds in its globals.
+    With ``module``, ``path`` is a module name run as ``python -m`` runs it (the current folder
+    first on ``sys.path``). ``init_globals`` are extra names the script finds in its globals.
 
     >>> run_script("train.py", ["--epochs", "1"]).exit_code  # doctest: +SKIP
     0
     """
-    script = check_script(path)
+    name = os.fspath(path)
+    if module:
+        check_module(name)
+        folder = os.getcwd()
+    else:
+        folder = str(check_script(path).resolve().parent)
     saved_argv, saved_path = sys.argv, list(sys.path)
-    sys.argv = [str(path), *args]
-    sys.path.insert(0, str(script.resolve().parent))
+    sys.argv = [name, *args]
+    sys.path.insert(0, folder)
     try:
-        runpy.run_path(str(path), init_globals, run_name="__main__")
+        if module:
+            runpy.run_module(name, init_globals, run_name="__main__", alter_sys=True)
+        else:
+            # __file__ absolute, as ``python SCRIPT`` sets it; argv[0] as given
+            runpy.run_path(os.path.abspath(name), init_globals, run_name="__main__")
         return ScriptResult(exit_code=0)
     except SystemExit as exc:
         return ScriptResult(exit_code=_exit_code_of(exc))
     except KeyboardInterrupt as exc:
         return ScriptResult(EXIT_INTERRUPTED, exception=exc, interrupted=True)
-    except Exception as exc:  # the script's own error: report it as the script's
-        return ScriptResult(exit_code=1, exception=exc)
+    except Terminated as exc:
+        return ScriptResult(exit_code_of_signal(signal.SIGTERM), exception=exc, interrupted=True)
+    except BaseException as exc:  # the script's own error (GeneratorExit included): as Python,
+        return ScriptResult(exit_code=1, exception=exc)  # its traceback and exit code 1
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
         _flush_std_streams()
+
+
+def check_module(name: str) -> None:
+    """ScriptNotFoundError unless ``name`` is a module ``python -m`` could run."""
+    sys.path.insert(0, os.getcwd())
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    finally:
+        sys.path.pop(0)
+    if spec is None:
+        raise ScriptNotFoundError(f"No module named {name!r}")
 
 
 def check_script(path: str | os.PathLike) -> Path:

@@ -6,7 +6,7 @@ import click
 from gradkit.cli import render
 from gradkit.cli.options import no_color_option, table_options
 from gradkit.profiler import load_trace
-from gradkit.profiler.analysis import category_totals, slowest_backward
+from gradkit.profiler.analysis import category_totals, line_costs, slowest_backward
 
 
 @click.group()
@@ -33,13 +33,17 @@ def summary(trace_file: str, sort_by: str, row_limit: int, top: int, no_color: b
         raise _one_line_error("cannot read trace", trace_file, exc.strerror or exc) from None
     except ValueError as exc:  # the content, not the file
         raise _one_line_error("malformed trace", trace_file, exc) from None
-    console = render.make_console(no_color)
     events = loaded.events()
-    if not events:  # valid, just empty (e.g. a profile whose schedule never recorded)
-        render.status_line(console, f"No host events in {trace_file}.")
-        return
+    if not events:  # nothing to summarize: say what the file did hold
+        raise click.ClickException(f"no host op events in {trace_file}: " + (
+            "; ".join(loaded.notes) if loaded.notes else "its event list is empty"))
+    console = render.make_console(no_color)
+    warnings = render.make_console(no_color, stderr=True)
+    for note in loaded.notes:
+        render.status_line(warnings, f"Note: {note}.")
     table = events.key_averages().table(sort_by=sort_by, row_limit=row_limit)
     render.averages_table(console, table, f"gradkit trace summary {trace_file}")
+    render.line_table(console, line_costs(events), row_limit)
     render.category_totals(console, category_totals(events))
     render.slowest_backward(console, slowest_backward(events, top))
 

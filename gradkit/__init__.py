@@ -27,9 +27,17 @@ from gradkit.creation import (  # noqa: F401
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, get_rng_state,
     initial_seed, linspace, logspace, manual_seed, ones, ones_like, rand, rand_like, randint,
     randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
+from gradkit.legacy_tensor import (  # noqa: F401
+    BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+    LongTensor, ShortTensor)
 from gradkit import autograd  # noqa: E402
-from gradkit import nn, optim  # noqa: E402,F401
+from gradkit import linalg, nn, optim  # noqa: E402,F401
 from gradkit import accelerator, cuda  # noqa: E402,F401
+from gradkit.serialization import load, save  # noqa: E402,F401
+from gradkit import profiler, utils  # noqa: E402,F401
+from gradkit._not_implemented import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # torch features gradkit lacks: a clear AttributeError
 from gradkit.autograd import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
     set_grad_enabled)
@@ -52,6 +60,14 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
+def is_inference(input: Tensor) -> bool:  # noqa: A002 - torch's argument name
+    """True if ``input`` is an inference tensor (made in ``inference_mode()``)."""
+    if not isinstance(input, Tensor):
+        raise TypeError("is_inference(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_inference()
+
+
 def numel(t: Tensor) -> int:
     """The number of elements of ``t``."""
     return t.numel()
@@ -69,7 +85,7 @@ def is_complex(t: Tensor) -> bool:
 
 # ``from gradkit import *`` gives the public API (functions, classes, dtypes, submodules it
 # documents), not the implementation modules that happen to be imported
-_SUBMODULES = ("autograd", "nn", "optim", "cuda", "accelerator", "profiler", "utils")
+_SUBMODULES = ("autograd", "linalg", "nn", "optim", "cuda", "accelerator", "profiler", "utils")
 __all__ = sorted(
     [name for name, value in globals().items()
      if not name.startswith("_") and not isinstance(value, _types.ModuleType)]

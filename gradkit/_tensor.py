@@ -22,15 +22,26 @@ class Tensor:
                  "_hooks", "_post_acc_hooks", "_retains_grad", "_accum", "_fw", "__weakref__")
     __array_ufunc__ = None  # make `ndarray * tensor` call Tensor.__rmul__
 
-    def __init__(self, data, requires_grad: bool = False) -> None:
-        self._data = data if hasattr(data, "__array_namespace__") or isinstance(data, np.ndarray) \
-            else np.asarray(data)
+    def __new__(cls, *args, **kwargs):
+        """torch's legacy constructor: ``Tensor([1, 2])`` (default dtype), ``Tensor(2, 3)``
+        (uninitialised), ``Tensor()`` (empty), ``Tensor(t)`` (an alias of t)."""
+        if cls is Tensor:
+            from gradkit.legacy_tensor import legacy_new
+            return legacy_new(args, kwargs)
+        return _new(cls)
+
+    def __init__(self, *args, **kwargs) -> None:
+        if type(self) is Tensor:  # __new__ made it
+            return
+        # a subclass (nn.Parameter): the memory and version of what Tensor(*args) would alias
+        from gradkit.legacy_tensor import legacy_new
+        source = args[0] if len(args) == 1 and isinstance(args[0], Tensor) and not kwargs \
+            else legacy_new(args, kwargs)
+        self._data = source._data
         self.grad_fn = None
         self._output_nr = 0
-        self._vc = [0]
+        self._vc = source._vc
         self._requires_grad = False
-        if requires_grad:
-            self.requires_grad_(True)
 
     @staticmethod
     def _make(data, grad_fn=None, output_nr: int = 0, version_counter=None) -> Tensor:
@@ -40,7 +51,9 @@ class Tensor:
         t.grad_fn = grad_fn
         t._requires_grad = grad_fn is not None
         t._output_nr = output_nr
-        t._vc = [0] if version_counter is None else version_counter
+        if version_counter is None:  # inference_mode makes inference tensors (inference.py)
+            version_counter = _InferenceVersion((0,)) if _grad_state.inference else [0]
+        t._vc = version_counter
         return t
 
     # -- metadata -------------------------------------------------------------------
@@ -114,12 +127,23 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if type(self._vc) is _InferenceVersion:
+            raise RuntimeError(inference.VERSION_MESSAGE)
         return self._vc[0]
+
+    def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+                 equal_nan: bool = False) -> bool:
+        """``gradkit.allclose(self, other, ...)``: isclose everywhere, as a Python bool."""
+        return ops.arithmetic.allclose(self, other, rtol, atol, equal_nan)
+
+    def is_inference(self) -> bool:
+        """True for a tensor made in ``inference_mode()`` (or a view or detach() of one)."""
+        return type(self._vc) is _InferenceVersion
 
     @property
     def _base(self):
         view = getattr(self, "_view", None)
-        return view[0] if view is not None else None
+        return view.base if view is not None else None
 
     def _is_view(self) -> bool:
         return getattr(self, "_view", None) is not None
@@ -143,13 +167,37 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind not in "fc" and \
-                str(self._data.dtype) != "bfloat16":
+        if requires_grad and type(self._vc) is _InferenceVersion and not _grad_state.inference:
+            raise RuntimeError(inference.REQUIRES_GRAD_MESSAGE)
+        if requires_grad and not _differentiable_dtype(self._data):
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients, "
                 f"got {self.dtype}")
         self._requires_grad = bool(requires_grad)
         return self
+
+    @property
+    def data(self) -> Tensor:
+        """The values without history: shares memory, not the version counter (as torch).
+
+        Assigning a tensor replaces the values (any shape or dtype) and keeps the history.
+        """
+        fresh = _InferenceVersion((0,)) if type(self._vc) is _InferenceVersion else [0]
+        return Tensor._make(self._data, None, 0, fresh)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._requires_grad and not _differentiable_dtype(value._data):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
+        self._data = value._data
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for leaves)."""
+        return self._output_nr if self.grad_fn is not None else 0
 
     @property
     def is_leaf(self) -> bool:
@@ -310,10 +358,12 @@ class Tensor:
                        (f"cuda:{device}" if isinstance(device, int) else device))
 
     def type(self, dtype=None):
-        """The type name (``gradkit.float32``) or, given a dtype, a cast to it."""
+        """torch's type name (``gradkit.FloatTensor``) or, given a dtype or a tensor type
+        (``DoubleTensor``, ``"torch.LongTensor"``), a cast to it."""
+        from gradkit import legacy_tensor
         if dtype is None:
-            return f"gradkit.{self.dtype.name}"
-        return self.to(dtype)
+            return legacy_tensor.type_name(self)
+        return legacy_tensor.cast_to_type(self, dtype)
 
     def float(self) -> Tensor:
         """Cast to float32 (differentiable)."""
@@ -415,8 +465,8 @@ class Tensor:
     def __add__(self, other):
         return _dispatch(ops.add, (self, other), _NO_PARAMS)
 
-    def __radd__(self, other):
-        return _dispatch(ops.add, (other, self), _NO_PARAMS)
+    def __radd__(self, other):  # self first, as torch: it is self + 1 * other
+        return _dispatch(ops.add, (self, other), _NO_PARAMS)
 
     def __sub__(self, other):
         return _dispatch(ops.sub, (self, other), _NO_PARAMS)
@@ -474,13 +524,22 @@ class Tensor:
             ops.bitwise_not(self)
 
     def __and__(self, other):
-        return ops.logical_and(self, other)
+        return ops.bitwise_and(self, other)
+
+    def __rand__(self, other):
+        return ops.bitwise_and(other, self)
 
     def __or__(self, other):
-        return ops.logical_or(self, other)
+        return ops.bitwise_or(self, other)
+
+    def __ror__(self, other):
+        return ops.bitwise_or(other, self)
 
     def __xor__(self, other):
-        return ops.logical_xor(self, other)
+        return ops.bitwise_xor(self, other)
+
+    def __rxor__(self, other):
+        return ops.bitwise_xor(other, self)
 
     def __eq__(self, other):
         return ops.eq(self, other)
@@ -537,13 +596,21 @@ class Tensor:
 
     @property
     def real(self) -> Tensor:
-        """Dimensions reversed (a view)."""
+        """The real part (a view for complex tensors; the tensor itself when real)."""
         return ops.real(self)
 
     @property
     def imag(self) -> Tensor:
-        """The imaginary part (complex tensors only)."""
+        """The imaginary part, a view (complex tensors only)."""
         return ops.imag(self)
+
+    def is_conj(self) -> bool:
+        """Whether this is a conjugated view of a complex tensor (``z.conj()``)."""
+        return ops.complex.is_conjugated_view(self)
+
+    def resolve_conj(self) -> Tensor:
+        """A conjugated view's values in memory of their own (a clone); else self."""
+        return self.clone() if self.is_conj() else self
 
     def reshape(self, *shape) -> Tensor:
         """Same data in a new shape (a view when possible): ``x.reshape(2, -1)``."""
@@ -649,6 +716,11 @@ class Size(tuple):
         return f"gradkit.Size({list(self)})"
 
 
+def _differentiable_dtype(array) -> bool:
+    """Only floating and complex tensors can require gradients."""
+    return array.dtype.kind in "fc" or str(array.dtype) == "bfloat16"
+
+
 def _varargs(args):
     """Accept both f(2, 3) and f((2, 3)) as torch does."""
     if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
@@ -701,9 +773,12 @@ def _as_inplace_method(name):
 
 
 from gradkit import ops  # noqa: E402  (ops import Tensor; bind after the class exists)
+from gradkit.autograd import inference  # noqa: E402
+from gradkit.autograd.grad_mode import state as _grad_state  # noqa: E402
 from gradkit.ops import _op  # noqa: E402
 
 _op.Tensor = Tensor
+_InferenceVersion = inference.InferenceVersion
 _dispatch = _op.dispatch
 _NO_PARAMS: dict = {}  # shared, never mutated: ops without parameters
 

@@ -33,6 +33,14 @@ class dtype:  # noqa: N801 - torch's spelling
     def __repr__(self) -> str:
         return f"gradkit.{self.name}"
 
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype: ``np.dtype(gradkit.float64)`` reads it, so a gradkit dtype can be
+        passed straight to an op's ``dtype=`` (``x.sum(dtype=gradkit.float64)``)."""
+        if self.name == "bfloat16":
+            raise TypeError(BFLOAT16_REFUSED)
+        return self.np
+
     def to_real(self) -> dtype:
         return _BY_NP[np.dtype(np.finfo(self.np).dtype)] if self.is_complex else self
 
@@ -68,9 +76,28 @@ def from_numpy_dtype(np_dtype) -> dtype:
         raise TypeError(f"gradkit does not support arrays of dtype {np_dtype}") from None
 
 
+BFLOAT16_REFUSED = (
+    "gradkit does not support bfloat16 tensors: NumPy (with ml_dtypes) would compute "
+    "bfloat16 @ bfloat16 in float32, promote int with bfloat16 to float64, print it like an "
+    "int tensor, and autograd does not handle it; use float32 or float16 (gradkit.bfloat16 "
+    "exists only to be named; see docs/torch_coverage.md)")
+
+
+def tensor_dtype(np_dtype) -> dtype:
+    """The gradkit dtype a new tensor of NumPy dtype ``np_dtype`` gets (TypeError for dtypes
+    tensors cannot have: bfloat16, and any NumPy dtype gradkit lacks)."""
+    found = from_numpy_dtype(np_dtype)
+    if found.name == "bfloat16":
+        raise TypeError(BFLOAT16_REFUSED)
+    return found
+
+
 def to_numpy_dtype(d) -> np.dtype:
-    """Accept a gradkit dtype, a NumPy dtype or a Python type and return the NumPy dtype."""
+    """Accept a gradkit dtype, a NumPy dtype or a Python type and return the NumPy dtype
+    (for a tensor: bfloat16 is refused)."""
     if isinstance(d, dtype):
+        if d.name == "bfloat16":
+            raise TypeError(BFLOAT16_REFUSED)
         return d.np
     if d is float:
         return get_default_dtype().np
@@ -80,7 +107,7 @@ def to_numpy_dtype(d) -> np.dtype:
         return np.dtype(np.bool_)
     if d is complex:
         return get_default_dtype().to_complex().np
-    return from_numpy_dtype(d).np
+    return tensor_dtype(d).np
 
 
 _defaults = threading.local()

@@ -68,7 +68,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         data = data.get()
     if isinstance(data, (np.ndarray, np.generic)) and dtype is None:
         array = np.array(data, copy=True)
-        backend.from_numpy_dtype(array.dtype)
+        backend.tensor_dtype(array.dtype)
     elif dtype is None:
         array = _infer_dtype(_to_nested(data)).copy()
     else:
@@ -89,7 +89,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing memory with a NumPy array."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    backend.from_numpy_dtype(array.dtype)
+    backend.tensor_dtype(array.dtype)
     return Tensor._make(array)
 
 

@@ -165,6 +165,49 @@ def _torch(path: str):
     return call
 
 
+def _in_both(make):
+    """(gradkit version, torch version) of a function ``make(lib)`` written for either."""
+    def torch_version(*args, **kwargs):
+        import torch
+        return make(torch)(*args, **kwargs)
+    return make(gradkit), torch_version
+
+
+def _svd_invariants(full_matrices):
+    """S and U_k Vh_k: what a loss may depend on (each singular pair's sign/phase is free)."""
+    def make(lib):
+        def svd(a):
+            u, s, vh = lib.linalg.svd(a, full_matrices=full_matrices)
+            k = s.shape[-1]
+            return s, u[..., :k] @ vh[..., :k, :]
+        return svd
+    return _in_both(make)
+
+
+def _eigh_invariants(lib):
+    def eigh(a):
+        values, vectors = lib.linalg.eigh(a + a.mH)  # Hermitian, perturbed in both triangles
+        return values, vectors * vectors.conj()  # free of each eigenvector's sign/phase
+    return eigh
+
+
+def _cholesky_of_gram(upper):
+    def make(lib):
+        def cholesky(a):
+            identity = lib.eye(a.shape[-1], dtype=a.dtype, device=a.device)
+            return lib.linalg.cholesky(a @ a.mH + identity, upper=upper)
+        return cholesky
+    return _in_both(make)
+
+
+INF = float("inf")
+
+
+def W(*shape):
+    """Well-conditioned square matrices: N + 3 I."""
+    return N(*shape) + 3 * np.eye(shape[-1])
+
+
 def _torch_index_put(x, v):
     import torch
     return x.index_put((torch.arange(1, 3), torch.tensor([0, 0])), v)
@@ -240,7 +283,9 @@ OPS: list[OpInfo] = [
     OpInfo("mul", G.mul, binary_samples(complex_=True), covers=("multiply",)),
     OpInfo("div", G.div, binary_samples(make_y=P, complex_=True),
            covers=("divide", "true_divide")),
-    OpInfo("pow", G.pow, binary_samples(make_x=P, complex_=True)),
+    OpInfo("pow", G.pow, lambda: binary_samples(make_x=P, complex_=True)() + [
+        Sample((2.5, N(3)), name="number_base"), Sample((1j, N(3)), name="imaginary_base"),
+        Sample((-P(3), Z(3)), name="negative_real_base_complex_exponent")]),
     OpInfo("remainder", G.remainder, binary_samples(make_x=P, make_y=lambda *s: P(*s) + 0.5,
                                                     scalar=False)),
     OpInfo("maximum", G.maximum, binary_samples(scalar=False)),
@@ -259,7 +304,8 @@ OPS: list[OpInfo] = [
     OpInfo("var", G.var, S(Sample((N(2, 3),)), Sample((N(2, 3),), {"dim": 1}),
                            Sample((N(2, 3),), {"dim": 0, "keepdim": True}),
                            Sample((N(2, 3),), {"dim": (0, 1), "correction": 0}),
-                           Sample((N(4),), {"dim": -1, "unbiased": False}))),
+                           Sample((N(4),), {"dim": -1, "unbiased": False}),
+                           Sample((N(3),), {"correction": 2}, name="correction_2"))),
     OpInfo("std", G.std, S(Sample((N(2, 3),)), Sample((N(2, 3),), {"dim": 1, "keepdim": True}),
                            Sample((N(2, 3),), {"dim": 0, "correction": 0}))),
     OpInfo("var_mean", G.var_mean, S(Sample((N(2, 3),), {"dim": 1}))),
@@ -299,7 +345,9 @@ OPS: list[OpInfo] = [
     OpInfo("mv", G.mv, S(Sample((N(2, 3), N(3))),)),
     OpInfo("dot", G.dot, S(Sample((N(3), N(3))), Sample((Z(3), Z(3))))),
     OpInfo("vdot", G.vdot, S(Sample((Z(3), Z(3))),)),
-    OpInfo("inner", G.inner, S(Sample((N(3), N(3))), Sample((N(2, 3), N(2, 3))))),
+    OpInfo("inner", G.inner, S(Sample((N(3), N(3))), Sample((N(2, 3), N(2, 3))),
+                               Sample((N(2, 3), N(5, 4, 3)), name="all_leading_dims"),
+                               Sample((Z(3, 1), Z(3, 1, 1)), name="complex_trailing_1"))),
     OpInfo("outer", G.outer, S(Sample((N(3), N(2))), Sample((Z(2), Z(2))))),
     OpInfo("einsum", G.einsum, S(
         Sample(("ij,jk->ik", N(2, 3), N(3, 2))),
@@ -437,15 +485,108 @@ OPS: list[OpInfo] = [
     OpInfo("F.relu", F.relu, unary_samples()),
     OpInfo("F.softmax", F.softmax, S(Sample((N(2, 3), 1)), Sample((N(2, 3), 0)))),
     OpInfo("F.log_softmax", F.log_softmax, S(Sample((N(2, 3), -1)),)),
+    OpInfo("F.softmin", F.softmin, S(Sample((N(2, 3), 1)), Sample((N(2, 3),), {"dim": 0}))),
+    OpInfo("F.normalize", F.normalize, S(
+        Sample((N(2, 3),)), Sample((N(3, 2),), {"p": 1.0, "dim": 0}),
+        Sample((N(2, 3),), {"p": 3.0, "dim": -1}), Sample((N(2, 3),), {"p": float("inf")}))),
 ]
+
+# Rows added later draw from their own generator, so the rows above keep their sample values.
+_table_rng, _rng = _rng, np.random.default_rng(2026)
+OPS += [
+    # slices, triangles, diagonals, sorting (gradkit/ops/slicing.py, triangular.py, sorting.py)
+    OpInfo("narrow", G.narrow, S(Sample((N(3, 4), 1, 1, 2)), Sample((N(3, 4), 0, -2, 2)),
+                                 Sample((N(3, 4), -1, 0, 0), name="empty"))),
+    OpInfo("select", G.select, S(Sample((N(3, 4), 1, 2)), Sample((N(3, 4), 0, -1)),
+                                 Sample((N(2, 3, 2), -1, 1)))),
+    OpInfo("roll", G.roll, S(Sample((N(3, 4), 1)), Sample((N(3, 4), (1, -2), (0, 1))),
+                             Sample((N(3, 4), 5, -1)), Sample((N(3, 4), -1), {"dims": 0}))),
+    OpInfo("tril", G.tril, S(Sample((N(3, 3),)), Sample((N(2, 3, 4), 1)), Sample((N(3, 2), -1)),
+                             Sample((Z(2, 2),), name="complex"))),
+    OpInfo("triu", G.triu, S(Sample((N(3, 3),)), Sample((N(2, 3, 4), -1)), Sample((N(3, 2), 1)))),
+    OpInfo("diag", G.diag, S(Sample((N(3),)), Sample((N(3), 1)), Sample((N(3, 4),)),
+                             Sample((N(3, 4), -1)), Sample((Z(2, 2),), name="complex"))),
+    OpInfo("diagonal", G.diagonal, S(Sample((N(3, 4),)), Sample((N(3, 4), 1)),
+                                     Sample((N(2, 3, 4), -1, 0, 2)),
+                                     Sample((N(2, 3, 4), 0, -1, 1)),
+                                     Sample((N(2, 3), 5), name="empty"))),
+    OpInfo("diag_embed", G.diag_embed, S(Sample((N(3),)), Sample((N(2, 3), 1)),
+                                         Sample((N(2, 3), -1, 0, 2)))),
+    OpInfo("sort", G.sort, S(Sample((Distinct(3, 4),)), Sample((Distinct(3, 4), 0, True)),
+                             Sample((Distinct(4),), {"stable": True}), Sample((N(),)))),
+    OpInfo("topk", G.topk, S(Sample((Distinct(3, 4), 2)), Sample((Distinct(3, 4), 3, 0, False)),
+                             Sample((Distinct(5),), {"k": 5}), Sample((N(), 1)))),
+    OpInfo("angle", G.angle, S(Sample((Z(2, 3),)), Sample((N(3),)))),
+    # norms and linear algebra (gradkit/ops/linalg_norms.py, linalg_solvers.py, ...)
+    OpInfo("linalg.vector_norm", G.linalg.vector_norm, S(
+        Sample((N(2, 3),)), Sample((N(2, 3), 1, 1)), Sample((Distinct(2, 3), INF, 0, True)),
+        Sample((Distinct(2, 3), -INF, 1)), Sample((N(2, 3), 3, (0, 1))), Sample((N(4), 0.5)),
+        Sample((N(4), 1.5)), Sample((N(3), 0)), Sample((N(),), name="0d"),
+        Sample((Z(2, 2),), name="complex"), Sample((Z(3), 3), name="complex_p3")),
+           torch=_torch("linalg.vector_norm")),
+    OpInfo("linalg.matrix_norm", G.linalg.matrix_norm, S(
+        Sample((N(2, 3),)), Sample((N(3, 3), "nuc")), Sample((N(2, 3), 2)), Sample((N(3, 2), -2)),
+        Sample((N(2, 3, 3), 1)), Sample((N(2, 3), -1), {"keepdim": True}),
+        Sample((N(2, 3), INF)), Sample((N(3, 2, 2), -INF, (0, 2))),
+        Sample((N(2, 2, 3), "fro", (2, 0), True)), Sample((N(2, 2, 3), "nuc", (0, 2), True)),
+        Sample((Z(2, 2), "nuc"), name="complex")), torch=_torch("linalg.matrix_norm")),
+    OpInfo("linalg.norm", G.linalg.norm, S(
+        Sample((N(2, 3),)), Sample((N(4), 3)), Sample((N(2, 3), 1)), Sample((N(2, 3), "nuc")),
+        Sample((N(2, 3), None, 1)), Sample((N(2, 2, 3), INF, (0, 1)))),
+           torch=_torch("linalg.norm")),
+    OpInfo("norm", G.norm, S(
+        Sample((N(2, 3),)), Sample((N(2, 3), 1, 1)), Sample((N(2, 3), "fro", (0, 1))),
+        Sample((N(3, 3), "nuc")), Sample((N(2, 3), 3), {"keepdim": True, "dim": 0}),
+        Sample((N(2, 3), INF)), Sample((Z(2, 2),), name="complex"))),
+    OpInfo("linalg.inv", G.linalg.inv, S(Sample((W(3, 3),)), Sample((W(2, 2, 2),)),
+                                          Sample((Z(2, 2) + 3 * np.eye(2),), name="complex")),
+           torch=_torch("linalg.inv"), covers=("inverse",)),
+    OpInfo("linalg.det", G.linalg.det, S(Sample((W(3, 3),)), Sample((N(2, 2, 2),)),
+                                          Sample((Z(2, 2),), name="complex")),
+           torch=_torch("linalg.det"), covers=("det",)),
+    OpInfo("linalg.slogdet", G.linalg.slogdet, S(
+        Sample((W(3, 3),)), Sample((N(2, 2, 2),)), Sample((Z(2, 2),), name="complex")),
+           torch=_torch("linalg.slogdet"), covers=("slogdet",)),
+    OpInfo("linalg.solve", G.linalg.solve, S(
+        Sample((W(3, 3), N(3, 2))), Sample((W(3, 3), N(3)), name="vector"),
+        Sample((W(2, 3, 3), N(2, 3)), name="batch_of_vectors"),
+        Sample((W(2, 3, 3), N(3, 1)), name="broadcast"),
+        Sample((W(3, 3), N(2, 3)), {"left": False}, name="right"),
+        Sample((Z(2, 2) + 3 * np.eye(2), Z(2)), name="complex")), torch=_torch("linalg.solve")),
+    OpInfo("linalg.cholesky", _cholesky_of_gram(False)[0], S(
+        Sample((N(3, 3),)), Sample((N(2, 2, 2),)), Sample((Z(2, 2),), name="complex")),
+           torch=_cholesky_of_gram(False)[1]),
+    OpInfo("linalg.cholesky_upper", _cholesky_of_gram(True)[0], S(Sample((N(3, 3),)),),
+           torch=_cholesky_of_gram(True)[1]),
+    OpInfo("linalg.qr", lambda a, *mode: tuple(G.linalg.qr(a, *mode)), S(
+        Sample((N(3, 3),)), Sample((N(4, 2),)), Sample((N(2, 4),)), Sample((N(2, 3, 2),)),
+        Sample((N(3, 3), "complete"), name="complete_square")),
+           torch=lambda a, *mode: tuple(_torch("linalg.qr")(a, *mode))),
+    OpInfo("linalg.svd", _svd_invariants(False)[0], S(
+        Sample((N(3, 3),)), Sample((N(4, 2),)), Sample((N(2, 4),)), Sample((N(2, 3, 2),)),
+        Sample((Z(3, 2),), name="complex")), torch=_svd_invariants(False)[1]),
+    OpInfo("linalg.svd_full_matrices", _svd_invariants(True)[0], S(
+        Sample((N(4, 2),)), Sample((N(2, 3),))), torch=_svd_invariants(True)[1]),
+    OpInfo("linalg.svdvals", G.linalg.svdvals, S(Sample((N(3, 2),)), Sample((Z(2, 3),))),
+           torch=_torch("linalg.svdvals")),
+    OpInfo("linalg.eigh", _in_both(_eigh_invariants)[0], S(
+        Sample((N(3, 3),)), Sample((N(2, 2, 2),)), Sample((Z(2, 2),), name="complex")),
+           torch=_in_both(_eigh_invariants)[1]),
+    OpInfo("linalg.eigvalsh", lambda a: G.linalg.eigvalsh(a + a.mH), S(Sample((N(3, 3),)),),
+           torch=lambda a: _torch("linalg.eigvalsh")(a + a.mH)),
+]
+_rng = _table_rng
 
 # Exported names that are not differentiable, each with its reason (the coverage test reads it).
 NON_DIFFERENTIABLE = {
+    "F.one_hot": "integer result (an encoding of class indices)",
     **{name: "comparison: bool result" for name in ("eq", "ne", "lt", "le", "gt", "ge", "isclose")},
     **{name: "logic/bit op: bool or integer result" for name in (
-        "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_not", "all", "any")},
+        "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_not", "bitwise_and",
+        "bitwise_or", "bitwise_xor", "all", "any")},
     **{name: "predicate: bool result" for name in ("isnan", "isinf", "isfinite")},
-    "argmax": "integer result", "argmin": "integer result",
+    "argmax": "integer result", "argmin": "integer result", "argsort": "integer result",
+    "allclose": "Python bool result (forward checked in tests/test_torch_api_ops.py)",
     "floor_divide": "piecewise constant, no grad_fn in torch either",
     "zeros_like": "constant output", "ones_like": "constant output",
     "setitem_": "in-place write; graph rebasing is tested in tests/test_inplace.py",

@@ -46,6 +46,8 @@ square squeeze stack std subtract sum swapaxes take take_along_axis tan tanh ten
 transpose tril triu true_divide trunc unique unravel_index var vdot vsplit vstack where zeros
 zeros_like can_cast promote_types finfo iinfo dtype
 """.split())
+# cupy.linalg's functions (it has no LinAlgError of its own to raise by default)
+LINALG = ("cholesky", "det", "eigh", "eigvalsh", "inv", "norm", "qr", "slogdet", "solve", "svd")
 # Attributes that are plain values (dtypes, constants), passed through unchanged.
 VALUES = frozenset("""
 bool_ int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 complex64
@@ -228,8 +230,8 @@ StrictArray.__hash__ = None
 def _wrap(value, device_id):
     if isinstance(value, (np.ndarray, np.generic)):  # reductions give 0-d arrays, as CuPy
         return StrictArray(np.asarray(value), device_id)
-    if isinstance(value, (tuple, list)):
-        return type(value)(_wrap(v, device_id) for v in value)
+    if isinstance(value, (tuple, list)):  # NumPy's named tuples (svd, qr) are plain in CuPy
+        return (list if isinstance(value, list) else tuple)(_wrap(v, device_id) for v in value)
     return value
 
 
@@ -385,6 +387,8 @@ def make_module() -> StrictModule:
     module.get_array_module = lambda *arrays: np if _first_device(arrays) is None else module
     module.asnumpy = lambda a, stream=None: a.get() if isinstance(a, StrictArray) \
         else np.asarray(a)
+    module.linalg = types.SimpleNamespace(**{
+        name: _function(f"linalg.{name}", getattr(np.linalg, name)) for name in LINALG})
     pool = _MemoryPool()
     module.get_default_memory_pool = lambda: pool
     runtime = types.SimpleNamespace(getDeviceCount=lambda: DEVICE_COUNT,

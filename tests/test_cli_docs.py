@@ -16,10 +16,24 @@ INTRO = """# gradkit command line
 `gradkit` (or `python -m gradkit`) profiles scripts, runs them under anomaly
 mode and summarizes Chrome traces. Every command runs SCRIPT as `__main__`
 with its own argv, like `python SCRIPT ARGS...`, and exits with the script's
-exit code (an uncaught exception gives 1, Ctrl-C gives 130). A failing or
-interrupted script still leaves a trace of what ran. Errors about gradkit's
+exit code (an uncaught exception gives 1, Ctrl-C gives 130, SIGTERM 143). A
+failing or interrupted script still leaves a trace of what ran; a signal that
+arrives after the script has ended waits until the trace is complete (a second
+one abandons it, leaving no file). A script that ends with `os._exit()` skips
+gradkit too: no table and no trace, as no code runs after it. A child the
+script forks ends with the script, without a second table or trace. Errors about gradkit's
 own inputs (missing script, unreadable trace, unwritable output) are one line
 starting with `Error:`.
+
+After a profile, gradkit warns when NumPy's BLAS may run several threads on a
+small (4 cores or fewer) or busy machine while matrix products take a tenth of
+the time or more: there, one thread is often several times faster
+(`OPENBLAS_NUM_THREADS=1`). The thread count is threadpoolctl's where it is
+installed, else the `*_NUM_THREADS` variables, else one per core.
+
+Under the op table, `gradkit profile` and `gradkit trace summary` print the time
+per line of the user's source: forward ops by the line that called them, and
+backward nodes by the forward line that created them.
 
 Output is coloured on a terminal and plain text when piped, with `--no-color`
 or when the `NO_COLOR` environment variable is set.
@@ -28,6 +42,8 @@ Typical sessions:
 
 ```text
 gradkit profile --record-shapes -o traces/mlp.json.gz train.py --epochs 1
+gradkit profile --group-by-stack-n 1 train.py  # one op-table row per op and line
+gradkit profile -m mypackage.train --epochs 1  # a module, as `python -m` runs it
 gradkit run --detect-anomaly train.py        # which forward line made backward NaN?
 gradkit run --check-forward train.py         # first op whose output is NaN/Inf
 gradkit trace summary traces/mlp.json.gz     # also reads PyTorch's traces
@@ -43,6 +59,16 @@ for batch in loader:
     if profiler is not None:
         profiler.step()
 ```
+
+Where the trace goes: `-o` names a file. A new path or a regular file is written
+atomically (a temporary file beside it, renamed into place: an interrupted write
+leaves neither half a trace nor a `.tmp`). A symlink is followed as editors do:
+its target gets the trace and the link stays a link. A character device or FIFO
+(`-o /dev/null`, a named pipe) is written through and stays what it was; a FIFO
+nobody reads is an error, not a hang. A directory, a name longer than the file
+system allows, or a full disk is one `Error:` line, before the script runs where
+that can be known. `export_chrome_trace` and `tensorboard_trace_handler` follow
+the same rules.
 
 This reference is generated from `--help` (see `tests/test_cli_docs.py`).
 """

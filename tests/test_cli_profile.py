@@ -180,3 +180,31 @@ def test_relative_output_is_relative_to_where_gradkit_started(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "gradkit::mul" in op_names(trace_events(tmp_path / "start" / "out" / "t.json"))
     assert not (tmp_path / "elsewhere" / "out").exists()
+
+
+def test_names_with_control_characters_reach_the_terminal_escaped(tmp_path):
+    """Newlines, NUL, ANSI escapes and bidi overrides in a range name are printed as escapes:
+    one table row, nothing that moves the cursor or colours the terminal."""
+    script = tmp_path / "weird.py"
+    script.write_text("import gradkit\nfrom gradkit.profiler import record_function\n"
+                      "with record_function('two\\nlines\\x00\\x1b[31mred\\u202e'):\n"
+                      "    gradkit.ones(2) * 2\n")
+    out = tmp_path / "t.json"
+    result = invoke("profile", "--no-color", "-o", out, script)
+    assert result.exit_code == 0, result.output
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f\u202e]", result.output)
+    assert "two\\nlines\\x00\\x1b[31mred\\u202e" in result.output
+    rows = table_rows(result.output)
+    assert any(row[0].startswith("two\\nlines") for row in rows[1:])
+
+
+def test_trace_summary_escapes_names_and_reads_no_markup(tmp_path):
+    trace = tmp_path / "t.json"
+    names = ["[bold]marked[/bold]\x1b[2J", "node\nBackward0"]
+    events = [{"ph": "X", "cat": "cpu_op", "name": n, "pid": 1, "tid": 1, "ts": 10.0 * i,
+               "dur": 5.0} for i, n in enumerate(names)]
+    trace.write_text(json.dumps({"traceEvents": events}))
+    result = invoke("trace", "summary", "--no-color", trace)
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "[bold]marked[/bold]\\x1b[2J" in result.output
+    assert "node\\nBackward0" in result.output

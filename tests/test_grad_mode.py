@@ -65,7 +65,7 @@ def test_set_grad_enabled_as_function_and_context():
     with set_grad_enabled(False):
         assert not is_grad_enabled()
     assert is_grad_enabled()
-    with pytest.raises(TypeError, match="expects a bool"):
+    with pytest.raises(TypeError, match="must be bool, not str"):
         set_grad_enabled("yes")
 
 

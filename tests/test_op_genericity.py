@@ -63,6 +63,14 @@ def _setitem(x, v):
 
 
 G = gradkit
+def _identity(a):
+    return gradkit.eye(a.shape[-1], dtype=a.dtype, device=a.device)
+
+
+def _well_conditioned(a):
+    return a + 3 * _identity(a)
+
+
 SAMPLES = {
     # elementwise
     **{name: (getattr(G, name), lambda: (R(2, 3),)) for name in (
@@ -77,6 +85,7 @@ SAMPLES = {
     "gelu_tanh": (lambda x: G.gelu(x, approximate="tanh"), lambda: (R(2, 3),)),
     "clamp": (lambda x: G.clamp(x, -0.5, 0.5), lambda: (R(2, 3),)),
     "clamp_tensor": (lambda x, lo: G.clamp(x, min=lo), lambda: (R(2, 3), R(3))),
+    "clamp_tensors": (lambda x, lo, hi: G.clamp(x, lo, hi), lambda: (R(2, 3), R(3), R(2, 1))),
     # binary, broadcasting
     **{name: (getattr(G, name), lambda: (R(2, 3), R(3))) for name in (
         "add", "sub", "mul", "div", "maximum", "minimum", "remainder", "eq", "ne", "lt", "le",
@@ -92,6 +101,11 @@ SAMPLES = {
         "logical_and", "logical_or", "logical_xor")},
     "logical_not": (G.logical_not, lambda: (M([True, False]),)),
     "bitwise_not": (G.bitwise_not, lambda: (I([1, -2, 3]),)),
+    **{name: (getattr(G, name), lambda: (I([3, 6, -2]), I([5]))) for name in (
+        "bitwise_and", "bitwise_or", "bitwise_xor")},
+    "int_pow_negative": (lambda a, b: a ** b, lambda: (I([2, 1, -1]), I([-1, -2, -3]))),
+    "number_pow": (lambda x: 2.0 ** x + 1j ** x, lambda: (R(2, 3),)),
+    "complex_zero_pow": (lambda z, w: (z * 0) ** w, lambda: (C(3), C(3))),
     # complex
     "conj_real_imag": (lambda z: G.real(z) * 2 + G.imag(z.conj()), lambda: (C(2, 3),)),
     "complex_mul": (lambda z, w: (z * w).abs(), lambda: (C(3), C(3))),
@@ -110,6 +124,7 @@ SAMPLES = {
     "max_dim": (lambda x: x.max(1), lambda: (R(2, 3),)),
     "min_dim": (lambda x: x.min(0, keepdim=True), lambda: (R(2, 3),)),
     "max": (lambda x: x.max(), lambda: (R(2, 3),)),
+    "min": (lambda x: x.min(), lambda: (R(2, 3),)),
     "max_binary": (lambda x, y: G.max(x, y), lambda: (R(2, 3), R(3))),
     "argmax": (lambda x: x.argmax(1), lambda: (R(2, 3),)),
     "argmin": (lambda x: x.argmin(), lambda: (R(2, 3),)),
@@ -130,6 +145,28 @@ SAMPLES = {
     "outer": (G.outer, lambda: (R(3), R(2))),
     "einsum": (lambda a, b: G.einsum("bij,jk->bik", a, b), lambda: (R(2, 3, 4), R(4, 2))),
     "einsum_trace": (lambda a: G.einsum("ii", a), lambda: (R(3, 3),)),
+    "norms": (lambda x: (x.norm(), G.linalg.vector_norm(x, 3, 1), x.norm(float("inf")),
+                         G.linalg.matrix_norm(x, "nuc")), lambda: (R(3, 3),)),
+    "inv_det_slogdet": (lambda a: (G.linalg.inv(_well_conditioned(a)), G.det(_well_conditioned(a)),
+                                   G.slogdet(_well_conditioned(a)).logabsdet), lambda: (R(3, 3),)),
+    "det_singular": (lambda a, m: G.linalg.det(a * m), lambda: (R(3, 3), M([[True], [True],
+                                                                            [False]]))),
+    "solve": (lambda a, b: G.linalg.solve(_well_conditioned(a), b), lambda: (R(3, 3), R(3, 2))),
+    "cholesky": (lambda a: G.linalg.cholesky(a @ a.mT + _identity(a)), lambda: (R(3, 3),)),
+    "decompositions": (lambda a: (G.linalg.qr(a).R, G.linalg.svdvals(a),
+                                  G.linalg.eigh(a + a.mT).eigenvalues), lambda: (R(3, 3),)),
+    # triangles, diagonals, slices, sorting
+    "tril_triu": (lambda x: G.tril(x, 1) + G.triu(x, -1), lambda: (R(3, 3),)),
+    "diagonal": (lambda x: x.diagonal(1) * 2, lambda: (R(3, 4),)),
+    "diag": (lambda v, m: (G.diag(v, 1), G.diag(m), G.diag_embed(m, -1)),
+             lambda: (R(3), R(3, 3))),
+    "narrow_select_roll": (lambda x: x.narrow(1, 1, 2).roll(1, 0) + x.select(1, 0).unsqueeze(1),
+                           lambda: (R(3, 4),)),
+    "sort_topk": (lambda x: (x.sort(1, descending=True).values, x.topk(2, 0).values,
+                             x.argsort(0)), lambda: (R(3, 4),)),
+    "angle": (lambda z, x: (G.angle(z), G.angle(x)), lambda: (C(3), R(3))),
+    "alias": (lambda x: gradkit.Tensor(x) * 2, lambda: (R(2, 3),)),
+    "einsum_int_sum": (lambda a: G.einsum("ij->j", a), lambda: (I([[1, 2], [3, 4]]),)),
     # shapes
     "reshape": (lambda x: x.reshape(3, -1), lambda: (R(2, 3),)),
     "view": (lambda x: x.view(6), lambda: (R(2, 3),)),
@@ -197,6 +234,8 @@ SAMPLES = {
     "nll_loss": (lambda x, t: F.nll_loss(x.log_softmax(1), t), lambda: (R(4, 3), I([0, 2, 1, 2]))),
     "mse_loss": (F.mse_loss, lambda: (R(4, 3), R(4, 3))),
     "bce_with_logits": (F.binary_cross_entropy_with_logits, lambda: (R(4, 3), R(4, 3, low=0.0))),
+    "normalize": (F.normalize, lambda: (R(4, 3),)),
+    "normalize_inf": (lambda x: F.normalize(x, p=float("inf"), dim=0), lambda: (R(4, 3),)),
 }
 
 # Ops that no sample reaches directly, and why.

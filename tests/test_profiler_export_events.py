@@ -25,7 +25,7 @@ def _program():
     x = gradkit.randn(4, 3, dtype=gradkit.float64, requires_grad=True)
     w = gradkit.randn(3, 2, dtype=gradkit.float64, requires_grad=True)
     with record_function("model"):
-        loss = ((x @ w).relu() * 2 + 1.5 - True).sum()
+        loss = ((x @ w).relu() * 2 + 1.5 + True).sum()  # torch refuses `- True`
     loss.backward()
 
     def other_thread():

@@ -43,6 +43,35 @@ def test_saved_bytes_rise_in_forward_and_return_to_zero_after_backward():
     assert running[-1] == 0      # and released by backward
 
 
+@pytest.mark.parametrize("drop", ["del", "retain_graph then del", "custom Function"])
+def test_saved_bytes_return_to_zero_when_a_graph_is_dropped_without_backward(tmp_path, drop):
+    """Deleting the last reference to an unrun graph frees what it saved: the counter says so."""
+    class Square(gradkit.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+    x, w1, w2 = _params()
+    with profile(profile_memory=True) as prof:
+        loss = Square.apply(mlp_loss(x, w1, w2)) if drop == "custom Function" else \
+            mlp_loss(x, w1, w2)
+        if drop == "retain_graph then del":
+            loss.backward(retain_graph=True)
+        del loss
+    running = _running(prof._session().saved)
+    assert max(running) > 0 and running[-1] == 0
+    path = tmp_path / "t.json"
+    prof.export_chrome_trace(str(path))
+    counter = [e["args"] for e in validate_trace(path)["traceEvents"]
+               if e["ph"] == "C" and e["name"] == SAVED_BYTES]
+    assert list(counter[-1].values()) == [0]
+
+
 def test_live_bytes_return_to_the_start_once_the_graph_is_freed(tmp_path):
     x, w1, w2 = _params()
     with profile(profile_memory=True) as prof:

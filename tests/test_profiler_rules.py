@@ -12,6 +12,8 @@ _PHASES = {"X", "B", "E", "i", "I", "C", "M", "s", "t", "f"}
 _METADATA = {"process_name", "process_labels", "process_sort_index", "thread_name",
              "thread_sort_index"}
 _TS_TEXT = re.compile(rb'"(?:ts|dur)":\s*(-?[0-9.eE+-]+)')
+_FINAL_BACKSLASH = re.compile(rb'(?<!\\)(?:\\\\)+"')
+_UNICODE_ESCAPE = re.compile(rb'(?<!\\)(?:\\\\)*\\u([0-9a-fA-F]{4})')
 
 
 def read_trace_text(path) -> bytes:
@@ -28,6 +30,12 @@ def validate_trace(path, three_decimals: bool = True) -> dict:
     text = read_trace_text(path)
     assert not re.search(rb"[\x00-\x1f]", text.replace(b"\n", b"")), "raw control character"
     data = json.loads(text)  # strict: raw control characters inside strings fail here too
+    # the Perfetto UI fails on a string whose last character is a backslash written \\
+    assert not _FINAL_BACKSLASH.search(text), "a string ends in an escaped backslash"
+    # and shows \u escapes of non-ASCII letters literally (lone surrogates have no UTF-8 form)
+    escaped = [m for m in _UNICODE_ESCAPE.findall(text)
+               if int(m, 16) >= 0x80 and not 0xD800 <= int(m, 16) <= 0xDFFF]
+    assert not escaped, f"non-ASCII written as \\u escapes: {escaped[:3]}"
     for match in _TS_TEXT.finditer(text) if three_decimals else ():
         assert re.fullmatch(rb"[0-9]+\.[0-9]{3}", match.group(1)), \
             f"time not in us with 3 decimals: {match.group(0)!r}"
@@ -61,12 +69,15 @@ def validate_trace(path, three_decimals: bool = True) -> dict:
 
 
 def _check_nesting(slices) -> None:
-    """X events of one thread nest strictly: no partial overlap (in integer ns)."""
+    """X events of one thread nest strictly: no partial overlap (in integer ns), and no two
+    non-empty slices with the same span (HTA nests the events after such a pair wrongly)."""
     for events in slices.values():
         events.sort(key=lambda e: (_ns(e["ts"]), -_ns(e["dur"])))
-        open_ends = []
+        open_ends, previous = [], None
         for e in events:
             start, end = _ns(e["ts"]), _ns(e["ts"]) + _ns(e["dur"])
+            assert end == start or (start, end) != previous, f"two slices with one span: {e}"
+            previous = (start, end)
             while open_ends and open_ends[-1] <= start:
                 open_ends.pop()
             assert not open_ends or end <= open_ends[-1], f"partial overlap: {e}"

@@ -133,3 +133,19 @@ def test_profiler_events_of_each_thread_land_on_its_own_track(tmp_path):
     for track in by_tid.values():  # events on one track never overlap partially
         spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in track)
         assert all(end <= nxt for (_, end), (nxt, _) in zip(spans, spans[1:]))
+
+
+def test_a_worker_that_ended_before_export_keeps_its_name_on_its_track(tmp_path):
+    """Its Python name is read when it first records, not looked up at export."""
+    def worker():
+        (gradkit.ones(2, requires_grad=True) * 2).sum().backward()
+    thread = threading.Thread(target=worker, name="data-loader-3")
+    with profile() as prof:
+        thread.start()
+        thread.join()
+    path = tmp_path / "threads.json"
+    prof.export_chrome_trace(str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e["name"] == "thread_name"}
+    assert f"thread {thread.native_id} (data-loader-3)" in names.values()

@@ -1,4 +1,5 @@
 """gradkit.autograd: reverse-mode differentiation with torch.autograd's API."""
+from gradkit._not_implemented import module_getattr
 from gradkit.autograd import graph  # noqa: F401
 from gradkit.autograd.api import backward, grad  # noqa: F401
 from gradkit.autograd.anomaly_mode import (  # noqa: F401
@@ -10,3 +11,7 @@ from gradkit.autograd.grad_mode import (  # noqa: F401
 from gradkit.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from gradkit.autograd.function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from gradkit.autograd import forward_ad, functional  # noqa: F401,E402
+from gradkit.autograd.variable import Variable  # noqa: F401,E402
+
+
+__getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

@@ -25,6 +25,7 @@ import warnings
 
 import numpy as np
 
+from gradkit import _compat
 from gradkit._user_frames import first_user_frame, internal_files, is_internal
 from gradkit.autograd import anomaly_report as report_mod
 from gradkit.autograd import observers
@@ -297,9 +298,11 @@ def _node_report(kind: str, message: str, node, output_index=None, grads=None,
 def _attach(exc: BaseException, report: AnomalyReport) -> None:
     """Put the report on the exception (and its text in a note), then warn like torch."""
     exc.anomaly = report
-    exc.add_note(report.render())
+    _compat.add_note(exc, report.render())
     try:
-        warnings.warn(report.traceback_text(), stacklevel=_user_stacklevel())
+        level = _user_stacklevel()
+        for text in report.warning_texts():  # as torch: one warning per link of the chain
+            warnings.warn(text, stacklevel=level)
     except Warning:  # warnings raised as errors: the report is on the exception already
         pass
 

@@ -102,18 +102,24 @@ class AnomalyReport:
         return self.stack[-1] if self.stack else None
 
     def traceback_text(self) -> str:
-        """PyTorch's anomaly warning: the forward traceback, then the chain of parents."""
+        """PyTorch's anomaly warnings as one text: the forward traceback, then the chain of
+        parents."""
+        return "".join(self.warning_texts())
+
+    def warning_texts(self) -> list[str]:
+        """PyTorch's anomaly warnings, one per entry: the forward traceback, then one per
+        parent of a double backward ("Previous calculation was induced by ...")."""
         where = self.node_name or self.op_name
         if self.kind == "forward_nonfinite":
             text = f"Error detected in {where}. Traceback of the forward call:\n"
         else:
             text = f"Error detected in {where}. Traceback of forward call that caused the error:\n"
-        text += _stack_text(self.stack)
+        texts = [text + _stack_text(self.stack)]
         for parent in self.parents:
-            text += (f"\n\nPrevious calculation was induced by {parent.node_name}. Traceback of "
-                     "forward call that induced the previous calculation:\n")
-            text += _stack_text(parent.stack)
-        return text
+            texts.append(f"\n\nPrevious calculation was induced by {parent.node_name}. Traceback "
+                         "of forward call that induced the previous calculation:\n"
+                         + _stack_text(parent.stack))
+        return texts
 
     def render(self) -> str:
         """The full report as text: message, source line, statistics, traceback, path."""

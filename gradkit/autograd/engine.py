@@ -22,9 +22,9 @@ from time import perf_counter_ns
 from gradkit.autograd import observers
 from gradkit.backend import get_array_module
 from gradkit.autograd.grad_mode import state as grad_state
-from gradkit.autograd.graph import AccumulateGrad, accumulate_lock
+from gradkit.autograd.graph import AccumulateGrad, accumulate_lock, holds_saved_variables
 from gradkit.autograd.hooks import (
-    _call_leaf_hooks, _call_post_hooks, _call_pre_hooks)
+    _call_node_pre_hooks, _call_post_hooks, _call_tensor_pre_hooks)
 
 _LEAF_PRIORITY = float("inf")  # leaves accumulate after every other node has run
 
@@ -107,25 +107,25 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
     while ready:
         node = pop(ready)[2]
         grads = buffers.pop(node, None) or [None]
+        needed = runs is None or node in runs
+        if capture and needed and node in capture:
+            _capture(capture[node], grads, captured)  # torch: a node that runs is captured
         extras = node._extras  # also set for metadata or anomaly traces: look for hooks
-        if extras is not None and (extras.tensor_pre_hooks or extras.retain_grad_hooks
-                                   or extras.pre_hooks):
-            grads = _stage(observed, node, _call_pre_hooks, node, grads, create_graph)
-        if type(node) is AccumulateGrad and getattr(node.variable, "_hooks", None):
-            # a leaf's tensor hooks, before its gradient is captured or accumulated
-            grads = _stage(observed, node, _call_leaf_hooks, node.variable, grads, create_graph)
-        if capture and node in capture:
-            for slot, j in capture[node]:
-                captured[j] = grads[slot] if slot < len(grads) else None
-        if runs is not None and node not in runs:
+        if extras is not None and (extras.tensor_pre_hooks or extras.retain_grad_hooks) or \
+                type(node) is AccumulateGrad and getattr(node.variable, "_hooks", None):
+            grads = _stage(observed, node, _call_tensor_pre_hooks, node, grads, create_graph)
+        if not needed:  # ... before its tensor hooks; one that does not, after them
+            if capture and node in capture:
+                _capture(capture[node], grads, captured)
             continue
+        if extras is not None and extras.pre_hooks:
+            grads = _stage(observed, node, _call_node_pre_hooks, node, grads, create_graph)
         if type(node) is AccumulateGrad:
             leaf_grad = grads[0]
-            if leaf_grad is not None:
-                # like torch, steal a gradient nobody else holds instead of copying it into
-                # .grad: 3 references = `grads`, `leaf_grad` and getrefcount's argument
-                owned = getattr(leaf_grad, "base", 0) is None and sys.getrefcount(leaf_grad) == 3
-                leaves.append((node, leaf_grad, owned))
+            # like torch, steal a gradient nobody else holds instead of copying it into
+            # .grad: 3 references = `grads`, `leaf_grad` and getrefcount's argument
+            owned = getattr(leaf_grad, "base", 0) is None and sys.getrefcount(leaf_grad) == 3
+            leaves.append((node, leaf_grad, owned))
             continue
         if watcher is not None:  # one observer watches nodes (a profiler or anomaly mode)
             token = watcher.node_enter(node, grads) if observers.node_entering else \
@@ -146,8 +146,8 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
             grad_inputs = _validate(node, grad_inputs)
         if node._extras is not None and node._extras.post_hooks:
             grad_inputs = _call_post_hooks(node, grad_inputs, grads, create_graph)
-        if not retain_graph:
-            if watch_saved and node.saved:
+        if not retain_graph and node.saved and holds_saved_variables(node):
+            if watch_saved:
                 node.release()
             else:
                 node.saved = None
@@ -171,8 +171,22 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
                 order += 1
         g = grad_inputs = None  # drop references: gradients may be stolen by .grad
     for node, g, owned in leaves:
-        _stage(observed, node, _accumulate_into, node.variable, g, create_graph, owned)
+        _stage(observed, node, _accumulate_leaf, node, g, create_graph, owned)
     return captured
+
+
+def _capture(slots, grads, captured) -> None:
+    """Record the gradients autograd.grad returns: ``slots`` is ((slot, result index), ...)."""
+    for slot, j in slots:
+        captured[j] = grads[slot] if slot < len(grads) else None
+
+
+def _accumulate_leaf(node, g, create_graph: bool, owned: bool) -> None:
+    """Run a leaf's AccumulateGrad: accumulate, post-accumulate hooks (even when no gradient
+    arrived, as torch), then the node's post hooks with ``grad_inputs=()``."""
+    _accumulate_into(node.variable, g, create_graph, owned)
+    if node._extras is not None and node._extras.post_hooks:
+        _call_post_hooks(node, (), (g,), create_graph)
 
 
 def _stage(observed, node, run, *args):
@@ -303,8 +317,11 @@ def _accumulate_into(t, g, create_graph: bool, owned: bool = False) -> None:
     Tensor = _Tensor()
     with accumulate_lock:
         current = getattr(t, "_grad", None)
-        if isinstance(g, Tensor):  # create_graph: keep the graph of the gradient
-            t._grad = g if current is None else current + g
+        if g is None:  # no gradient arrived (torch still runs the post-accumulate hooks)
+            pass
+        elif isinstance(g, Tensor):  # create_graph: keep the graph of the gradient
+            # a copy, as torch: in-place changes of .grad never reach the graph's gradient
+            t._grad = _copy_with_graph(g) if current is None else current + g
         elif current is None:
             t._grad = Tensor._make(g if owned else get_array_module(g).array(g, copy=True))
         elif current._requires_grad or current._data.shape != g.shape:
@@ -315,3 +332,9 @@ def _accumulate_into(t, g, create_graph: bool, owned: bool = False) -> None:
     if post_hooks:
         for hook in list(post_hooks.values()):
             hook(t)
+
+
+def _copy_with_graph(g):
+    """A copy of ``g`` that keeps its graph (torch's CopyBackwards)."""
+    from gradkit.creation import empty_like  # creation sits above the engine's imports
+    return empty_like(g).copy_(g)

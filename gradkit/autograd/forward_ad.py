@@ -17,8 +17,10 @@ reverse gives Hessian-vector products).
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import NamedTuple
 
+from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor
 from gradkit.ops import _op
 
@@ -114,16 +116,21 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     if tangent_fw is not None and tangent_fw[0] is _current:
         raise RuntimeError("Setting a forward grad that itself has a forward gradient at the "
                            f"same level{_current.index} is not supported.")
+    _check_tangent_size(tensor, tangent)
+    if tangent._data.dtype != tensor._data.dtype:
+        tangent = tangent.to(tensor.dtype)
+    dual = _alias(tensor)
+    dual._fw = (_current, tangent)
+    dual._view.forward_base = weakref.ref(dual)  # views of the dual take their tangents from it
+    return dual
+
+
+def _check_tangent_size(tensor, tangent) -> None:
     if tangent._data.shape != tensor._data.shape:
         raise RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the "
             f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
             f"while the given forward gradient is of size {list(tangent.shape)}.")
-    if tangent._data.dtype != tensor._data.dtype:
-        tangent = tangent.to(tensor.dtype)
-    dual = _alias(tensor)
-    dual._fw = (_current, tangent)
-    return dual
 
 
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
@@ -162,7 +169,7 @@ def _tangent(a):
 
 def has_tangents(args) -> bool:
     """True when an argument carries a tangent of the open level (dispatch's cheap check)."""
-    if _current is None or _busy.busy:
+    if _current is None or _busy.busy or grad_state.inference:  # inference mode: no tangents
         return False
     Tensor = _Tensor()  # noqa: N806 - the class, imported late
     return any(isinstance(a, Tensor) and _tangent(a) is not None for a in args)
@@ -301,6 +308,51 @@ def _double_vjp(op, args, tangents, params, outputs) -> tuple:
     return tuple(result)
 
 
+def after_inplace(tensor, view) -> None:
+    """Tangents after an in-place write into ``tensor`` (a view when ``view`` is its ViewInfo),
+    kept as torch keeps them: a view's tangent is its region of its base's tangent. A write
+    into a view writes the view's new tangent (zeros if none) into the base's tangent, and
+    every live view of that memory then reads its region of the base's new tangent."""
+    from gradkit.ops.elementwise import zeros_like
+    from gradkit.ops.inplace import copy_slices
+    from gradkit.ops.views import live_views, replay_view
+    base, chain = (tensor, ()) if view is None else _forward_base(view)
+    with suspended():
+        t_base = _tangent(base)
+        if chain:
+            t_view = _tangent(tensor)
+            if t_view is None and t_base is None:
+                return
+            t_base = copy_slices(zeros_like(base) if t_base is None else t_base,
+                                 zeros_like(tensor) if t_view is None else t_view,
+                                 chain=chain, written=False)
+            base._fw = (_current, t_base)
+        if t_base is None:
+            return
+        for other in (tensor, *live_views(tensor)):
+            if other is base or other._view is None:
+                continue
+            other_base, other_chain = _forward_base(other._view)
+            if other_base is base:
+                other._fw = (_current, replay_view(other_chain, t_base))
+
+
+def _forward_base(view) -> tuple:
+    """The tensor whose tangent a view's tangent is a region of, and the view chain from it:
+    the nearest dual made by make_dual above the view (a base for tangents, as in torch), else
+    the view's base."""
+    steps = []
+    info = view
+    while info is not None:
+        dual = info.forward_base() if info.forward_base is not None else None
+        if dual is not None:
+            break
+        steps.append((info.op, info.params, info.index))
+        info = info.parent
+    steps.reverse()
+    return (view.base if dual is None else dual), tuple(steps)
+
+
 # -- custom Functions -----------------------------------------------------------------
 
 def propagate_function(cls, ctx, args, outputs) -> None:
@@ -320,7 +372,29 @@ def propagate_function(cls, ctx, args, outputs) -> None:
             out = cls.jvp(ctx, *tangents)
     finally:
         ctx._in_jvp = False
-    _attach(outputs, out if isinstance(out, tuple) else (out,))
+    _attach(outputs, _checked_function_tangents(outputs, out))
+
+
+def _checked_function_tangents(outputs, out) -> tuple:
+    """torch's checks on what a Function's jvp returned: one tangent per output, each None or
+    a floating Tensor of its output's size (no broadcasting)."""
+    Tensor = _Tensor()  # noqa: N806 - the class, imported late
+    tangents = out if isinstance(out, tuple) else (out,)
+    if len(tangents) != len(outputs):
+        raise RuntimeError("Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(outputs)} but got {len(tangents)})")
+    for i, (output, tangent) in enumerate(zip(outputs, tangents, strict=True)):
+        if tangent is None:
+            continue
+        if not isinstance(tangent, Tensor):
+            raise RuntimeError(f"expected Variable or None (got {type(tangent).__name__}) for "
+                               f"grad output {i}.")
+        if isinstance(output, Tensor):
+            _check_tangent_size(output, tangent)
+            if tangent._data.dtype.kind not in "fc":
+                raise RuntimeError("Expected both tensor and its forward grad to be floating "
+                                   "point or complex")
+    return tangents
 
 
 def _this_module():

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import warnings
 import weakref
 
 from gradkit.autograd import observers
-from gradkit.autograd.grad_mode import no_grad, set_grad_enabled
-from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd.grad_mode import no_grad, records_graph, set_grad_enabled
 from gradkit.autograd.graph import FREED_MESSAGE, FunctionNode, Node, SavedTensor
 from gradkit.backend import get_array_module
 
@@ -103,12 +103,22 @@ class FunctionOp:
             if g is not None and not isinstance(g, Tensor):
                 g = Tensor._make(g)
             grad_outputs.append(g)
+        backward = _user_backward(self.function_class)
         with set_grad_enabled(create_graph):
-            result = self.function_class.backward(ctx, *grad_outputs)
+            result = backward(ctx, *grad_outputs)
         result = _check_grads(node, result if isinstance(result, tuple) else (result,))
         if create_graph:
             return result
         return tuple(g._data if g is not None else None for g in result)
+
+
+def _user_backward(function_class):
+    """The Function's backward rule: its ``backward`` or its ``vjp`` (torch's alias), not both."""
+    backward, vjp = function_class.backward, function_class.vjp
+    if backward is not Function.backward and vjp is not Function.vjp:
+        raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not "
+                           "allowed. You should only implement one of them.")
+    return vjp if vjp is not Function.vjp else backward
 
 
 def _check_grads(node: Node, grads: tuple) -> tuple:
@@ -141,9 +151,11 @@ class _FunctionMeta(type):
 
     def __init__(cls, name, bases, namespace) -> None:
         super().__init__(name, bases, namespace)
-        if "vjp" in namespace and "backward" not in namespace:  # torch's alias, either name
-            cls.backward = namespace["vjp"]
         cls._op = FunctionOp(cls)
+        # the type of its nodes, named as torch names it: type(y.grad_fn).__name__ == "MyFnBackward"
+        cls._backward_cls = type(cls._op.node_name, (FunctionNode,),
+                                 {"__slots__": (), "__module__": __name__,
+                                  "__qualname__": cls._op.node_name})
         # forward(*args) + setup_context(ctx, ...) instead of forward(ctx, *args)
         cls._setup_context_style = any(
             "setup_context" in vars(k) for k in cls.__mro__
@@ -210,7 +222,7 @@ def _apply(cls, args: tuple, kwargs: dict):
     Tensor = _Tensor()  # noqa: N806 - the class, imported late
     ctx = FunctionCtx()
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-    recording = grad_state.grad_enabled and any(ctx.needs_input_grad)
+    recording = records_graph() and any(ctx.needs_input_grad)
     from gradkit.autograd import forward_ad
     dual = forward_ad.has_tangents(args)  # then jvp gives the tangents, not forward's ops
     with no_grad(), (forward_ad.suspended() if dual else contextlib.nullcontext()):
@@ -221,6 +233,7 @@ def _apply(cls, args: tuple, kwargs: dict):
             raw = cls.forward(ctx, *args, **kwargs)
     single = not isinstance(raw, tuple)
     outputs = (raw,) if single else raw
+    _check_dirty(ctx, args, outputs)
     node = None
     if recording:
         outputs, node = _record(cls, ctx, args, outputs)
@@ -229,13 +242,29 @@ def _apply(cls, args: tuple, kwargs: dict):
     return (outputs[0] if single else outputs), node
 
 
+def _check_dirty(ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
+    """torch's rules for ``ctx.mark_dirty``: dirty tensors are inputs, returned as outputs."""
+    if not ctx._dirty:
+        return
+    output_ids = {id(o) for o in outputs}
+    if any(id(t) not in output_ids for t in ctx._dirty):
+        raise RuntimeError("Some elements marked as dirty during the forward method were not "
+                           "returned as output. The inputs that are modified inplace must all be "
+                           "outputs of the Function.")
+    input_ids = {id(a) for a in args}
+    if any(id(t) not in input_ids for t in ctx._dirty):
+        warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input "
+                      "Tensors that have been mutated should be passed to ctx.mark_dirty().",
+                      UserWarning, stacklevel=4)
+
+
 def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
     """Create the node and connect the outputs to it (dirty inputs are rebased in place)."""
     Tensor = _Tensor()  # noqa: N806 - the class, imported late
     from gradkit.ops._op import edge_of  # ops sit above this module's imports
     edges = tuple(edge_of(a) for a in args)
     meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in args)
-    node = FunctionNode(cls._op, edges, (), ctx, meta)
+    node = cls._backward_cls(cls._op, edges, (), ctx, meta)
     ctx._node = weakref.ref(node)
     dirty = {id(t) for t in ctx._dirty}
     non_diff = {id(t) for t in ctx._non_differentiable}
@@ -248,10 +277,14 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
             output_meta.append(None)
             continue
         output_meta.append((out._data.shape, out._data.dtype, get_array_module(out._data)))
+        view = getattr(out, "_view", None) if id(out) in dirty else None
         if id(out) in dirty:
             if out.grad_fn is None and out._requires_grad:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an "
                                    "in-place operation.")
+            if view is not None and view.base.grad_fn is None and view.base._requires_grad:
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used "
+                                   "in an in-place operation.")
             out._vc[0] += 1
         elif id(out) in input_ids:  # an input returned as is: an alias sharing its version
             out = Tensor._make(out._data, None, 0, out._vc)
@@ -260,6 +293,9 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
                 out.grad_fn, out._requires_grad = None, False
         else:
             out.grad_fn, out._output_nr, out._requires_grad = node, i, True
+            if view is not None:  # a view written in place: its base's history changes too
+                from gradkit.ops.inplace import _rebase_view
+                _rebase_view(out, view, Tensor._make(out._data, node, i))
         wrapped.append(out)
     ctx._output_meta = tuple(output_meta)
     node.saved = _saved(ctx, node, wrapped)
@@ -280,8 +316,8 @@ def _saved(ctx: FunctionCtx, node: Node, outputs: tuple) -> tuple:
         nbytes += s.nbytes
         saved.append(s)
     ctx._to_save = ()
-    if nbytes and observers.saved_watchers:
-        observers.saved_pack(nbytes)
+    if nbytes and observers.saved_watchers:  # released when the SavedTensors die
+        observers.saved_pack_held_by(s, nbytes)
     return tuple(saved)
 
 
@@ -315,7 +351,7 @@ def once_differentiable(backward):
         with no_grad():
             result = backward(ctx, *grad_outputs)
         Tensor = _Tensor()  # noqa: N806 - the class, imported late
-        needs_graph = grad_state.grad_enabled and any(
+        needs_graph = records_graph() and any(
             isinstance(g, Tensor) and g._requires_grad for g in grad_outputs)
         if not needs_graph:
             return result

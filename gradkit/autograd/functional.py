@@ -347,8 +347,8 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
 
     def scalar_func(*inp):
         out_tuple, out = _as_tuple(func(*inp), "outputs", "hessian")
-        _single_element_output(out, "hessian")
-        return out[0]
+        _single_element_output(() if out_tuple else out, "hessian")
+        return out[0].squeeze()  # as torch: an output of shape (1, 1, 1) is a scalar
 
     def jacobian_func(*inp):
         if outer_jacobian_strategy == "forward-mode":  # forward-over-reverse

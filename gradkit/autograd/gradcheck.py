@@ -165,31 +165,16 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                           "point or complex. This check will likely fail if all the inputs are "
                           "not of double precision floating point or complex. ", stacklevel=2)
     outputs = _outputs(func, inputs)
-    if fast_mode:
-        return _fast_check(func, inputs, indices, outputs, eps, atol, rtol, raise_exception)
+    from gradkit.autograd import gradcheck_modes
     try:
-        analytical, reentrant = _analytical_jacobian(outputs, inputs, indices, nondet_tol)
-        _CURRENT_INPUTS[0] = inputs
-        saved = [inputs[i]._data.copy() for i in indices]
-        try:
-            numerical = _numerical_jacobian(func, inputs, indices, eps)
-        finally:
-            for i, data in zip(indices, saved):
-                inputs[i]._data[...] = data
-            _CURRENT_INPUTS[0] = None
-        for j, i in enumerate(indices):
-            a, n = analytical[j], numerical[j]
-            if a.shape != n.shape:
-                a = np.zeros_like(n) if a.size == 0 else a
-            if not np.allclose(a, n, rtol=rtol, atol=atol):
-                raise GradcheckError(
-                    f"Jacobian mismatch for output 0 with respect to input {i},\n"
-                    f"numerical:{n}\nanalytical:{a}\n")
-        if not reentrant:
-            raise GradcheckError(
-                "Backward is not reentrant, i.e., running backward with same input and "
-                "grad_output multiple times gives different values, although analytical gradient "
-                f"matches numerical gradient.The tolerance for nondeterminism was {nondet_tol}.")
+        if fast_mode:
+            _fast_check(func, inputs, indices, outputs, eps, atol, rtol, check_backward_ad,
+                        check_forward_ad)
+        else:
+            _slow_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol,
+                        check_backward_ad, check_forward_ad)
+        if check_backward_ad and check_undefined_grad:
+            gradcheck_modes.check_undefined_grad(func, inputs, indices, GradcheckError)
     except GradcheckError:
         if raise_exception:
             raise
@@ -197,36 +182,91 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     return True
 
 
-def _fast_check(func, inputs, indices, outputs, eps, atol, rtol, raise_exception):
-    """torch's fast mode: compare u^T J v for random u, v instead of whole Jacobians."""
-    from gradkit.autograd.api import grad as autograd_grad
-    Tensor = _Tensor()
-    rng = np.random.default_rng(0)
-    diff = [o for o in outputs if o.requires_grad]
-    seeds = [Tensor._make(_rand_like(rng, _host(o._data))) for o in diff]
-    vs = [_rand_like(rng, _host(inputs[i]._data)) for i in indices]
-    grads = autograd_grad(diff, [inputs[i] for i in indices], seeds, retain_graph=True,
-                          allow_unused=True)
-    analytical = sum(_real_dot(_host(g._data), v) for g, v in zip(grads, vs) if g is not None)
+def _slow_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol, check_backward_ad,
+                check_forward_ad) -> None:
+    """Whole Jacobians: analytical (vjps, jvps) against central differences."""
+    from gradkit.autograd.gradcheck_modes import forward_jacobian
+    analytical, reentrant = _analytical_jacobian(outputs, inputs, indices, nondet_tol)
+    _CURRENT_INPUTS[0] = inputs
     saved = [inputs[i]._data.copy() for i in indices]
     try:
-        for i, v in zip(indices, vs):
-            inputs[i]._data[...] = saved[indices.index(i)] + eps * v
-        plus = [_host(o._data) for o in _outputs(func, inputs) if o.requires_grad or True]
-        for i, v in zip(indices, vs):
-            inputs[i]._data[...] = saved[indices.index(i)] - eps * v
-        minus = [_host(o._data) for o in _outputs(func, inputs)]
+        numerical = _numerical_jacobian(func, inputs, indices, eps)
     finally:
         for i, data in zip(indices, saved):
             inputs[i]._data[...] = data
-    numerical = sum(_real_dot(_host(s._data), (p - m) / (2 * eps))
-                    for s, p, m in zip(seeds, plus, minus))
+        _CURRENT_INPUTS[0] = None
+    for j, i in enumerate(indices):
+        n = numerical[j]
+        if check_backward_ad:
+            _compare(analytical[j], n, i, rtol, atol, "")
+        if check_forward_ad:
+            _compare(forward_jacobian(func, inputs, i), n, i, rtol, atol, " computed with "
+                     "forward mode")
+    if check_backward_ad and not reentrant:
+        raise GradcheckError(
+            "Backward is not reentrant, i.e., running backward with same input and "
+            "grad_output multiple times gives different values, although analytical gradient "
+            f"matches numerical gradient.The tolerance for nondeterminism was {nondet_tol}.")
+
+
+def _compare(a, n, i, rtol, atol, how: str) -> None:
+    if a.shape != n.shape:
+        a = np.zeros_like(n) if a.size == 0 else a
+    if not np.allclose(a, n, rtol=rtol, atol=atol):
+        raise GradcheckError(f"Jacobian{how} mismatch for output 0 with respect to input {i},\n"
+                             f"numerical:{n}\nanalytical:{a}\n")
+
+
+def _fast_check(func, inputs, indices, outputs, eps, atol, rtol, check_backward_ad,
+                check_forward_ad) -> None:
+    """torch's fast mode: for each output o and input i, compare u_o^T J_oi v_i for random
+    u, v instead of whole Jacobians."""
+    from gradkit.autograd.api import grad as autograd_grad
+    from gradkit.autograd.gradcheck_modes import jvp_outputs
+    Tensor = _Tensor()
+    rng = np.random.default_rng(0)
+    diff = [k for k, o in enumerate(outputs) if o.requires_grad]
+    seeds = {k: Tensor._make(_rand_like(rng, _host(outputs[k]._data))) for k in diff}
+    vs = {i: _rand_like(rng, _host(inputs[i]._data)) for i in indices}
+    backward = {k: autograd_grad(outputs[k], [inputs[i] for i in indices], seeds[k],
+                                 retain_graph=True, allow_unused=True)
+                for k in diff} if check_backward_ad else {}
+    for j, i in enumerate(indices):
+        numerical = _numerical_jv(func, inputs, i, vs[i], eps)
+        forward = jvp_outputs(func, inputs, {i: vs[i]}) if check_forward_ad else None
+        for k in diff:
+            u = _host(seeds[k]._data)
+            expected = _real_dot(u, numerical[k])
+            if check_backward_ad:
+                g = backward[k][j]
+                _compare_fast(0.0 if g is None else _real_dot(_host(g._data), vs[i]), expected,
+                              k, i, rtol, atol, "")
+            if check_forward_ad:
+                _compare_fast(_real_dot(u, forward[k]), expected, k, i, rtol, atol,
+                              " computed with forward mode")
+
+
+def _numerical_jv(func, inputs, i, v, eps) -> list:
+    """(f(x + eps v) - f(x - eps v)) / 2 eps per output, moving input ``i`` only."""
+    t = inputs[i]
+    original = t._data.copy()
+    try:
+        t._data[...] = original + eps * v
+        # copies: an output may alias the input, which the -eps pass overwrites
+        plus = [np.array(_host(o._data)) for o in _outputs(func, inputs)]
+        t._data[...] = original - eps * v
+        minus = [np.array(_host(o._data)) for o in _outputs(func, inputs)]
+    finally:
+        t._data[...] = original
+    return [(p - m) / (2 * eps) for p, m in zip(plus, minus)]
+
+
+def _compare_fast(analytical, numerical, output, i, rtol, atol, how: str) -> None:
     if not np.isclose(analytical, numerical, rtol=rtol, atol=atol):
-        if raise_exception:
-            raise GradcheckError(f"Jacobian mismatch (fast mode): numerical {numerical} vs "
-                                 f"analytical {analytical}")
-        return False
-    return True
+        raise GradcheckError(
+            f"Jacobian{how} mismatch for output {output} with respect to input {i},\n"
+            f"numerical:{numerical}\nanalytical:{analytical}\n\nThe above quantities relating "
+            "the numerical and analytical jacobians are computed \nin fast mode.")
 
 
 def _rand_like(rng, array):

@@ -12,7 +12,7 @@ import threading
 import weakref
 from collections import OrderedDict
 
-from gradkit.autograd import observers
+from gradkit.autograd.inference import check_saveable
 
 _sequence = itertools.count()  # next() on a count is atomic under the GIL
 accumulate_lock = threading.Lock()  # guards .grad of leaves shared across threads
@@ -23,6 +23,10 @@ FREED_MESSAGE = (
     "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward.")
+
+DETACHED_MESSAGE = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+    "This is not supported, please use out-of-place `.detach()` instead")
 
 
 class RemovableHandle:
@@ -93,7 +97,7 @@ class Node:
     # -- torch's public Node API -------------------------------------------------
     def name(self) -> str:
         """The node's name, as torch spells it (``MulBackward0``)."""
-        return self.op.node_name
+        return type(self).__name__
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
@@ -152,17 +156,38 @@ class Node:
         return len(tensors), sum(s.nbytes for s in tensors)
 
     def release(self) -> None:
-        """Free what was saved for backward (after a backward without retain_graph)."""
-        saved, self.saved = self.saved, None
-        if saved and observers.saved_watchers:
-            nbytes = 0
-            for s in saved:
-                if type(s) is SavedTensor:
-                    nbytes += s.nbytes
-                elif isinstance(s, tuple):  # all inputs of a variadic op
-                    nbytes += sum(t.nbytes for t in s if type(t) is SavedTensor)
-            if nbytes:
-                observers.saved_release(nbytes)
+        """Free what was saved for backward (after a backward without retain_graph); a
+        memory profile sees the bytes go as the SavedTensors die (observers.saved_pack_held_by)."""
+        self.saved = None
+
+
+_node_types: dict = {}
+
+
+def node_type(name: str) -> type:
+    """The Node subclass named ``name`` (torch's node classes: ``type(y.grad_fn).__name__``
+    is ``MulBackward0``), made once per name."""
+    cls = _node_types.get(name)
+    if cls is None:
+        cls = _node_types[name] = type(name, (Node,), {"__slots__": (), "__module__": __name__})
+    return cls
+
+
+def holds_saved_variables(node: Node) -> bool:
+    """Whether ``node`` saved a tensor or a number input for backward (torch's SavedVariables;
+    shapes, dtypes and parameters are not): only such a node refuses a second backward once
+    its saved values are freed."""
+    saved = node.saved
+    if not saved:
+        return False
+    op = node.op
+    if getattr(op, "plain_save", None) is not None or not hasattr(op, "save_spec"):
+        # only whole inputs/results (most ops), or what a Function gave save_for_backward
+        for s in saved:
+            if s is not None:
+                return True
+        return False
+    return any(s is not None and not attr for s, (_, _, attr) in zip(saved, op.save_spec))
 
 
 def _flat_saved(saved):
@@ -174,45 +199,14 @@ def _flat_saved(saved):
             yield from (t for t in s if type(t) is SavedTensor)
 
 
-def _saved_keys(op) -> dict:
-    """``_saved_<key>`` names of an op's save entries -> entry index (torch's names:
-    ``self`` for the first input, ``result``, ``<input>_<attr>`` for metadata)."""
-    keys = {}
-    names = getattr(op, "input_names", ())
-    for entry_index, (kind, index, attr) in enumerate(getattr(op, "save_spec", ())):
-        base = (names[index] if kind == "input" else
-                "inputs" if kind == "inputs" else "result" + (str(index) if index else ""))
-        for alias in ({base, "self"} if kind == "input" and index == 0 else {base}):
-            keys[alias + ("_" + attr if attr else "")] = entry_index
-    return keys
-
-
-def _saved_attribute(node: Node, key: str):
-    """``node._saved_<key>``: what the node's op saved under that name."""
-    entry_index = _saved_keys(node.op).get(key)
-    if entry_index is None:
-        raise AttributeError(f"'{node.name()}' object has no attribute '_saved_{key}'")
-    if node.saved is None:
-        raise RuntimeError(FREED_MESSAGE)
-    value = node.saved[entry_index]
-    return value.unpack(node, True) if type(value) is SavedTensor else value
-
-
-def declare_saved_names(op) -> None:
-    """Make ``node._saved_<key>`` readable for the save entries of ``op`` (torch's
-    introspection). Properties on Node, not a ``__getattr__``: with one, CPython 3.11 cannot
-    specialise any attribute read of a Node, and the engine reads them all the time."""
-    for key in _saved_keys(op):
-        name = "_saved_" + key
-        if name not in Node.__dict__:
-            setattr(Node, name, property(lambda node, key=key: _saved_attribute(node, key),
-                                         doc=f"What the node's op saved as ``{key}``."))
-
-
 class FunctionNode(Node):
     """The node of a custom Function: shows its ctx's fields, as torch's do."""
 
     __slots__ = ()
+
+    def name(self) -> str:
+        """The Function's class name + ``Backward``, as torch."""
+        return self.op.node_name
 
     def __getattr__(self, name: str):
         """``grad_fn.saved_tensors`` and other ctx fields (only names that are not slots)."""
@@ -279,18 +273,21 @@ class SavedTensor:
     """
 
     __slots__ = ("tensor", "data", "version_counter", "version", "output_nr", "packed",
-                 "unpack_hook", "nbytes")
+                 "unpack_hook", "grad_edge", "had_history", "nbytes", "__weakref__")
 
     def __init__(self, tensor, is_output: bool) -> None:
+        check_saveable(tensor)
         self.version_counter = tensor._vc
         self.version = tensor._vc[0]
         self.nbytes = tensor._data.nbytes
         self.output_nr = tensor._output_nr if is_output else -1
         self.packed = self.unpack_hook = None
+        self.had_history = tensor.grad_fn is not None  # to tell an in-place detach_() later
         stack = saved_hooks_state.stack
         if stack:
             pack, self.unpack_hook = stack[-1]
             self.tensor = self.data = None
+            self.grad_edge = _history_edge(tensor, is_output)
             self.packed = pack(tensor)
         elif is_output and tensor.grad_fn is not None:  # non-differentiable outputs: constants
             self.tensor, self.data = None, tensor._data
@@ -305,7 +302,7 @@ class SavedTensor:
             if not isinstance(tensor, Tensor):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                                 f"got result of type {type(tensor).__name__}")
-            return tensor if as_tensor else tensor._data
+            return self._attach(tensor._data, node) if as_tensor else tensor._data
         if self.version_counter[0] != self.version:
             from gradkit.backend import from_numpy_dtype
             desc = f"gradkit.{from_numpy_dtype(self.data.dtype).name} {list(self.data.shape)}"
@@ -316,15 +313,52 @@ class SavedTensor:
                 owner = (f", which is output {self.tensor._output_nr} of "
                          f"{self.tensor.grad_fn.name()}")
             raise _version_error(desc, owner, self.version_counter[0], self.version)
-        if not as_tensor:
-            return self.data
-        if self.tensor is not None:
-            return self.tensor
+        tensor = self.tensor
+        if tensor is not None and tensor.grad_fn is None and self.had_history:
+            raise RuntimeError(DETACHED_MESSAGE)
+        if not as_tensor:  # an input's current array: ``input.data = ...`` reaches it (torch)
+            return self.data if tensor is None else tensor._data
+        if tensor is not None:
+            return tensor
         from gradkit._tensor import Tensor
         return Tensor._make(self.data, node, self.output_nr, self.version_counter)
+
+    def _attach(self, data, node):
+        """The unpack hook's values with the saved tensor's place in the graph (torch's
+        SavedVariable): double backward differentiates through the original tensor, never
+        through what the hooks computed."""
+        from gradkit._tensor import Tensor
+        edge = self.grad_edge
+        if edge is _OWN_OUTPUT:
+            return Tensor._make(data, node, self.output_nr)
+        if edge is None:
+            return Tensor._make(data)
+        if type(edge[0]) is AccumulateGrad:  # a leaf: gradients go to its accumulator
+            t = Tensor._make(data)
+            t._requires_grad = True
+            t._accum = weakref.ref(edge[0])
+            return t
+        return Tensor._make(data, *edge)
+
+
+_OWN_OUTPUT = "output"  # a SavedTensor's grad_edge: an output of the node that saved it
+
+
+def _history_edge(tensor, is_output: bool):
+    """Where gradients of a saved tensor flow: _OWN_OUTPUT, its (node, output_nr), or None.
+
+    Held strongly, as torch's SavedVariable holds grad_fn and grad accumulator."""
+    if is_output and tensor.grad_fn is not None:
+        return _OWN_OUTPUT  # not the node itself: node -> saved -> node would be a cycle
+    if not tensor._requires_grad:
+        return None
+    if tensor.grad_fn is not None:
+        return (tensor.grad_fn, tensor._output_nr)
+    return (accumulate_node(tensor), 0)
 
 
 # the user-facing hooks live in their own files; torch users find them here
 from gradkit.autograd.multi_grad_hook import register_multi_grad_hook  # noqa: E402,F401
 from gradkit.autograd.saved_hooks import (  # noqa: E402,F401
     disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks)
+from gradkit.autograd.saved_mutation import allow_mutation_on_saved_tensors  # noqa: E402,F401

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import weakref
 
-from gradkit.autograd.graph import RemovableHandle, _HookDict, add_hook
+import numpy as np
+
+from gradkit.autograd.graph import AccumulateGrad, RemovableHandle, _HookDict, add_hook
 
 
 def register_tensor_hook(tensor, hook) -> RemovableHandle:
@@ -66,41 +68,50 @@ def _unwrap(g, create_graph):
     return g._data
 
 
-def _call_pre_hooks(node, grads, create_graph):
-    extras = node._extras
+def _call_tensor_pre_hooks(node, grads, create_graph):
+    """The hooks of the tensors whose gradients ``node`` receives, as torch orders them:
+    ``register_hook`` hooks (per tensor, in registration order), then ``retain_grad``.
+
+    A leaf's hooks live on the leaf and act as the tensor pre-hooks of its AccumulateGrad.
+    """
     grads = list(grads)
+    if type(node) is AccumulateGrad:
+        hooks = getattr(node.variable, "_hooks", None)
+        if hooks:
+            grads[0] = _run_tensor_hooks(hooks, grads[0], create_graph)
+        return grads
+    extras = node._extras
     if extras.tensor_pre_hooks:
         for slot, hooks in extras.tensor_pre_hooks.items():
-            for hook in list(hooks.values()):
-                if slot >= len(grads) or grads[slot] is None:
-                    continue
-                new = hook(_wrap(grads[slot], create_graph))
-                if new is not None:
-                    _check_hook_result(new, grads[slot], "hook")
-                    grads[slot] = _unwrap(new, create_graph)
+            if slot >= len(grads):  # an output no gradient reached: its hooks see None
+                grads.extend([None] * (slot + 1 - len(grads)))
+            grads[slot] = _run_tensor_hooks(hooks, grads[slot], create_graph)
     if extras.retain_grad_hooks:
         for slot, hook in extras.retain_grad_hooks.items():
             if slot < len(grads) and grads[slot] is not None:
                 hook(_wrap(grads[slot], create_graph))
-    if extras.pre_hooks:
-        for hook in list(extras.pre_hooks.values()):
-            new = hook(tuple(_wrap(g, create_graph) for g in grads))
-            if new is not None:
-                grads = [_unwrap(g, create_graph) for g in new]
     return grads
 
 
-def _call_leaf_hooks(leaf, grads, create_graph):
-    """``leaf.register_hook`` hooks: see (and may replace) the gradient flowing into the leaf."""
-    g = grads[0]
-    if g is None:
-        return grads
-    for hook in list(leaf._hooks.values()):
+def _run_tensor_hooks(hooks, g, create_graph):
+    """``g`` through one tensor's hooks; each may return a replacement of the same size.
+
+    As in torch the hooks run even when no gradient reached the tensor (they see None)."""
+    for hook in list(hooks.values()):
         new = hook(_wrap(g, create_graph))
         if new is not None:
-            _check_hook_result(new, g, "hook")
+            _check_hook_result(new, g, "hook", hook)
             g = _unwrap(new, create_graph)
-    return [g]
+    return g
+
+
+def _call_node_pre_hooks(node, grads, create_graph):
+    """``node.register_prehook`` hooks: they see the gradients after the tensor hooks."""
+    for hook in list(node._extras.pre_hooks.values()):
+        new = hook(tuple(_wrap(g, create_graph) for g in grads))
+        if new is not None:
+            grads = [_unwrap(g, create_graph) for g in new]
+    return grads
 
 
 def _call_post_hooks(node, grad_inputs, grads, create_graph):
@@ -116,11 +127,24 @@ def _call_post_hooks(node, grad_inputs, grads, create_graph):
     return grad_inputs
 
 
-def _check_hook_result(new, old, what):
+def _check_hook_result(new, old, what, hook):
     Tensor = _Tensor()
+    if old is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
     if not isinstance(new, Tensor):
         raise TypeError(f"{what} must return a Tensor or None, but got {type(new).__name__}")
-    old_shape = getattr(old, "_data", old).shape
-    if new._data.shape != old_shape:
+    old = getattr(old, "_data", old)
+    if new._data.shape != old.shape:
         raise RuntimeError(f"hook 'hook' has changed the size of value: expected "
-                           f"{list(old_shape)} but got {list(new._data.shape)}")
+                           f"{list(old.shape)} but got {list(new._data.shape)}")
+    if new._data.dtype != old.dtype:  # torch's check, naming the hook and its legacy types
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was "
+                           f"{_legacy_type_name(old)} got {_legacy_type_name(new._data)})")
+
+
+def _legacy_type_name(array) -> str:
+    """torch's legacy tensor type name: ``torch.FloatTensor``, ``torch.cuda.LongTensor``."""
+    from gradkit.ops.unary_helpers import scalar_type_name
+    where = "" if isinstance(array, np.ndarray) else "cuda."
+    return f"torch.{where}{scalar_type_name(array)}Tensor"

@@ -22,6 +22,7 @@ An observer implements any of::
 from __future__ import annotations
 
 import threading
+import weakref
 from time import perf_counter_ns
 
 active: tuple = ()
@@ -131,6 +132,24 @@ def _saved_release_all(nbytes: int) -> None:
 # ``saved_release(nbytes)``: nbytes held for backward were freed. Callers check
 # ``saved_watchers`` first; with one watcher (a memory profile) these are its own methods.
 saved_pack, saved_release = _saved_pack_all, _saved_release_all
+
+
+# weak reference to one SavedTensor of each watched pack -> the pack's bytes: they are released
+# when the SavedTensors die, after a backward freed them or with a graph dropped unrun
+_held_packs: dict = {}
+
+
+def saved_pack_held_by(owner, nbytes: int) -> None:
+    """``saved_pack(nbytes)``, and ``saved_release(nbytes)`` once ``owner`` (one of the pack's
+    SavedTensors, which all die together with their node's saved values) is gone."""
+    saved_pack(nbytes)
+    _held_packs[weakref.ref(owner, _pack_dropped)] = nbytes
+
+
+def _pack_dropped(ref) -> None:
+    nbytes = _held_packs.pop(ref, 0)
+    if nbytes and saved_watchers:
+        saved_release(nbytes)
 
 
 def _watches_saved(o) -> bool:

@@ -1,6 +1,8 @@
 """gradkit.nn: layers (Modules), Parameter, init and functional, with torch.nn's names."""
-from gradkit.nn import functional, init
-from gradkit.nn.activation import GELU, Flatten, ReLU, Sigmoid, Tanh
+from gradkit._not_implemented import module_getattr
+from gradkit.nn import functional, init, utils
+from gradkit.nn.activation import (
+    GELU, Flatten, LogSoftmax, ReLU, Sigmoid, Softmax, Softmin, Tanh)
 from gradkit.nn.container import ModuleList, Sequential
 from gradkit.nn.layers import Conv2d, Dropout, Embedding, LayerNorm, Linear, MaxPool2d
 from gradkit.nn.loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
@@ -9,4 +11,8 @@ from gradkit.nn.parameter import Parameter
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d", "Embedding",
            "LayerNorm", "Dropout", "MaxPool2d", "ReLU", "Tanh", "Sigmoid", "GELU", "Flatten",
-           "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss", "functional", "init"]
+           "Softmax", "LogSoftmax", "Softmin",
+           "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss", "functional", "init",
+           "utils"]
+
+__getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

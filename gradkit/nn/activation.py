@@ -61,3 +61,35 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class _SoftmaxFamily(Module):
+    """Softmax-like layers: the function of ``nn.functional`` along ``dim``."""
+
+    function_name = ""
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        from gradkit.nn import functional
+        return getattr(functional, self.function_name)(x, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmax(_SoftmaxFamily):
+    """exp(x) / sum(exp(x)) along ``dim``."""
+    function_name = "softmax"
+
+
+class LogSoftmax(_SoftmaxFamily):
+    """log(softmax(x)) along ``dim``."""
+    function_name = "log_softmax"
+
+
+class Softmin(_SoftmaxFamily):
+    """softmax(-x) along ``dim``."""
+    function_name = "softmin"

@@ -12,6 +12,9 @@ from __future__ import annotations
 import warnings
 
 from gradkit import ops
+from gradkit._not_implemented import module_getattr
+from gradkit._tensor import Tensor
+from gradkit.backend import get_array_module
 from gradkit.ops.conv import conv2d
 from gradkit.ops.elementwise import elu, gelu, leaky_relu, logsigmoid, sigmoid, silu, softplus, tanh
 from gradkit.ops.layers import dropout, embedding, layer_norm, linear
@@ -22,7 +25,8 @@ from gradkit.ops.pooling import max_pool2d
 __all__ = [
     "binary_cross_entropy_with_logits", "conv2d", "cross_entropy", "dropout", "elu", "embedding",
     "gelu", "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid", "max_pool2d",
-    "mse_loss", "nll_loss", "pad", "relu", "sigmoid", "silu", "softmax", "softplus", "tanh",
+    "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu", "sigmoid", "silu", "softmax",
+    "softmin", "softplus", "tanh",
 ]
 
 
@@ -54,6 +58,44 @@ def log_softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None)
     return ops.log_softmax(input, dim, _np_dtype(dtype))
 
 
+def softmin(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
+    """softmax(-x) along ``dim``."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim)
+    return ops.softmax(ops.neg(input), dim, _np_dtype(dtype))
+
+
+def one_hot(tensor, num_classes: int = -1):
+    """int64 tensor with a trailing dim of ``num_classes``: 1 at each index, 0 elsewhere.
+
+    >>> F.one_hot(gradkit.tensor([0, 2]), 3)
+    tensor([[1, 0, 0],
+            [0, 0, 1]])
+    """
+    data = tensor._data
+    if data.dtype != "int64":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if data.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(data.max()) + 1
+    if data.size and data.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if data.size and data.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    xp = get_array_module(data)
+    return Tensor._make((xp.arange(num_classes) == data[..., None]).astype(data.dtype))
+
+
+def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
+    """input / max(‖input‖_p along ``dim``, eps): unit vectors along ``dim``."""
+    if out is not None:
+        raise TypeError("gradkit's normalize does not take out=")
+    from gradkit.ops.norms import vector_norm
+    norm = ops.clamp(vector_norm(input, p, dim, True), min=eps)
+    return ops.div(input, norm.expand_as(input))
+
+
 def _np_dtype(dtype):
     if dtype is None:
         return None
@@ -64,3 +106,6 @@ def _np_dtype(dtype):
 def pad(input, pad, mode: str = "constant", value=None):
     """Pad the last dims: ``pad`` = (left, right, top, bottom, ...), negative values crop."""
     return ops.pad(input, tuple(pad), mode, 0.0 if value is None else value)
+
+
+__getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

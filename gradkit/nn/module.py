@@ -7,16 +7,25 @@ from typing import Any, NamedTuple
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import no_grad
-from gradkit.autograd.graph import RemovableHandle, add_hook
+from gradkit.nn.module_hooks import ModuleHooks
 from gradkit.nn.parameter import Parameter
 
 
-class IncompatibleKeys(NamedTuple):
+class _IncompatibleKeys(NamedTuple):
+    """What ``load_state_dict`` returns: the keys it did not find and the ones it did not use."""
+
     missing_keys: list[str]
     unexpected_keys: list[str]
 
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
+                f"unexpected_keys={self.unexpected_keys})")
 
-class Module:
+
+
+class Module(ModuleHooks):
     """Base class of every layer: assign Parameters and Modules as attributes.
 
     >>> class Affine(gradkit.nn.Module):
@@ -37,8 +46,7 @@ class Module:
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
-        object.__setattr__(self, "_forward_hooks", OrderedDict())
-        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        self._init_hooks()
 
     def forward(self, *args, **kwargs):
         """The computation of the module; subclasses override it and call the module."""
@@ -46,24 +54,10 @@ class Module:
             f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        for hook in tuple(self._forward_pre_hooks.values()):
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
-        output = self.forward(*args, **kwargs)
-        for hook in tuple(self._forward_hooks.values()):
-            result = hook(self, args, output)
-            if result is not None:
-                output = result
-        return output
-
-    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
-        """``hook(module, args, output)`` after forward; a non-None result replaces output."""
-        return add_hook(self._forward_hooks, hook)
-
-    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """``hook(module, args)`` before forward; a non-None result replaces args."""
-        return add_hook(self._forward_pre_hooks, hook)
+        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks \
+                or self._backward_pre_hooks:
+            return self._call_with_hooks(args, kwargs)
+        return self.forward(*args, **kwargs)
 
     # -- attribute registration --------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
@@ -306,7 +300,7 @@ class Module:
         return destination
 
     def load_state_dict(self, state_dict: dict, strict: bool = True,
-                        assign: bool = False) -> IncompatibleKeys:
+                        assign: bool = False) -> _IncompatibleKeys:
         """Copy values from ``state_dict`` into parameters and buffers, in place."""
         if not isinstance(state_dict, dict):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
@@ -339,8 +333,19 @@ class Module:
         with no_grad():
             for key, target in own.items():
                 if key in state_dict:
-                    target.copy_(state_dict[key])
-        return IncompatibleKeys(missing, unexpected)
+                    if assign:  # take the checkpoint's tensor itself (keeping requires_grad)
+                        owner, _, name = key.rpartition(".")
+                        self.get_submodule(owner)._assign(name, target, state_dict[key])
+                    else:
+                        target.copy_(state_dict[key])
+        return _IncompatibleKeys(missing, unexpected)
+
+    def _assign(self, name: str, target: Tensor, value: Tensor) -> None:
+        if name in self._parameters:
+            value = value if isinstance(value, Parameter) else Parameter(value)
+            self._parameters[name] = value.requires_grad_(target.requires_grad)
+        else:
+            self._buffers[name] = value
 
     # -- printing ----------------------------------------------------------------------
     def extra_repr(self) -> str:

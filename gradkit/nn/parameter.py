@@ -23,7 +23,7 @@ class Parameter(Tensor):
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter data must be a Tensor, got {type(data).__name__}")
         # shares memory and version counter with ``data``, like torch's Parameter
-        super().__init__(data._data)
+        super().__init__(data)
         self._vc = data._vc
         self.requires_grad_(requires_grad)
 

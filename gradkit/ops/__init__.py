@@ -7,12 +7,14 @@ import types as _types
 
 from gradkit.ops._op import Op, dispatch, op, sum_to_shape  # noqa: F401
 from gradkit.ops.arithmetic import (  # noqa: F401
-    add, bitwise_not, div, eq, floor_divide, ge, gt, isclose, isfinite, isinf, isnan, le,
-    logical_and, logical_not, logical_or, logical_xor, lt, mul, ne, neg, pow, remainder, sub)
+    add, allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, div, eq, floor_divide, ge,
+    gt, isclose, isfinite, isinf, isnan, le, logical_and, logical_not, logical_or, logical_xor,
+    lt, mul, ne, neg, pow, remainder, sub)
+from gradkit.ops.clamp import clamp  # noqa: F401
 from gradkit.ops.complex import conj, imag, real  # noqa: F401
 from gradkit.ops.conversion import astype, clone, copy_from, fill, to_device, zeros_like_op  # noqa: F401
 from gradkit.ops.elementwise import (  # noqa: F401
-    abs, acos, asin, atan, ceil, clamp, cos, cosh, elu, erf, exp, exp2, expm1, floor, gelu,
+    abs, acos, asin, atan, ceil, cos, cosh, elu, erf, exp, exp2, expm1, floor, gelu,
     leaky_relu, log, log1p, log2, log10, maximum, minimum, ones_like, reciprocal, relu, round,
     rsqrt, sgn, sigmoid, sign, silu, sin, sinh, softplus, sqrt, square, tan, tanh, trunc, where,
     zeros_like)
@@ -23,10 +25,16 @@ from gradkit.ops.linalg import bmm, dot, inner, matmul, mm, mv, outer, vdot  # n
 from gradkit.ops.reduction import (  # noqa: F401
     all, amax, amin, any, argmax, argmin, cumsum, log_softmax, logsumexp, max, mean, min, prod,
     softmax, std, std_mean, sum, var, var_mean)
+from gradkit.ops.linalg_norms import norm  # noqa: F401
+from gradkit.ops.linalg_solvers import det, inv as inverse, slogdet  # noqa: F401
+from gradkit.ops.polar import angle  # noqa: F401
 from gradkit.ops.shape import (  # noqa: F401
     broadcast_tensors, broadcast_to, cat, chunk, concat, expand, flatten, flip, permute, ravel,
     repeat, reshape, split, squeeze, stack, swapaxes, t, transpose, unbind, unflatten, unsqueeze,
     view)
+from gradkit.ops.slicing import narrow, roll, select  # noqa: F401
+from gradkit.ops.sorting import argsort, sort, topk  # noqa: F401
+from gradkit.ops.triangular import diag, diag_embed, diagonal, tril, triu  # noqa: F401
 
 clip = clamp
 absolute = abs
@@ -49,14 +57,16 @@ TENSOR_METHODS = (
     "floor", "log", "log1p", "log2", "log10", "reciprocal", "relu", "round", "rsqrt", "sgn",
     "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "erf",
     "add", "sub", "mul", "div", "pow", "neg", "remainder", "floor_divide", "maximum", "minimum",
-    "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not",
-    "logical_and", "logical_or", "conj",
+    "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "isclose", "logical_not",
+    "logical_and", "logical_or", "bitwise_and", "bitwise_or", "bitwise_xor", "conj",
     "sum", "mean", "var", "std", "prod", "amax", "amin", "max", "min", "argmax", "argmin",
     "logsumexp", "softmax", "log_softmax", "cumsum", "all", "any",
     "matmul", "mm", "bmm", "dot", "outer", "mv", "inner",
     "transpose", "t", "flatten", "unflatten", "squeeze", "unsqueeze", "split", "chunk", "unbind",
     "ravel", "broadcast_to", "swapaxes",
     "gather", "index_select", "masked_fill", "scatter_add", "scatter", "where",
+    "tril", "triu", "diag", "diag_embed", "diagonal", "narrow", "select", "roll", "sort",
+    "argsort", "topk", "angle", "allclose", "norm", "det", "inverse", "slogdet",
 )
 # In-place forms x.name_(...) derived from the out-of-place op.
 INPLACE_METHODS = (
@@ -69,3 +79,5 @@ INPLACE_METHODS = (
 __all__ = sorted(name for name, value in globals().items()
                  if not name.startswith("_") and not isinstance(value, _types.ModuleType)
                  and name not in ("TENSOR_METHODS", "INPLACE_METHODS"))
+
+from gradkit.ops import node_names as _node_names  # noqa: E402,F401 - torch's node names

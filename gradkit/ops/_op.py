@@ -24,14 +24,16 @@ import dis
 import inspect
 from sys import modules as _modules
 from time import perf_counter_ns
-from weakref import ref as _weakref
-
 import numpy as np
 
 from gradkit.autograd import observers
 from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.grad_mode import state as grad_state
-from gradkit.autograd.graph import Node, SavedTensor, accumulate_node, declare_saved_names
+from gradkit.autograd.graph import Node, SavedTensor, accumulate_node, node_type
+from gradkit.autograd.saved_names import declare_saved_names
+from gradkit.ops.keywords import SPECIAL_KEYWORDS, torch_keywords
+from gradkit.ops.promotion import NumpyOperand
+from gradkit.ops.views import mark_view
 
 Tensor = None  # bound by gradkit._tensor once the class exists (it imports us)
 _forward_ad = None  # bound by gradkit.autograd.forward_ad when a dual level opens
@@ -47,6 +49,7 @@ class Op:
     """A differentiable operation; calling it dispatches on Tensors or raw arrays."""
 
     checks_grads = True  # backward() returns gradients of its inputs' shapes and dtypes
+    view_inverse = None  # a view op whose output is computed (conj): the op that maps back
 
     def __init__(self, forward, name=None, save=(), broadcast=False, linear=False,
                  view=False, outputs=1, differentiable_outputs=None, node_name=None,
@@ -54,6 +57,7 @@ class Op:
         self.forward = forward
         self.name = name or forward.__name__.strip("_")
         self.node_name = node_name or _to_node_name(self.name)
+        self.node_name_rule = None  # or fn(params, input arrays) -> name of torch's overload
         self.profiler_name = "gradkit::" + self.name
         self.broadcast = broadcast   # reduce each input's gradient back to its shape
         self.linear = linear         # jvp is the op applied to the tangents
@@ -88,6 +92,15 @@ class Op:
         self.jvp_all = None
         self.__doc__ = forward.__doc__
         self.__name__ = self.name
+
+    @property
+    def node_name(self) -> str:
+        """The name of this op's backward nodes (torch's, e.g. ``MulBackward0``)."""
+        return self.node_class.__name__
+
+    @node_name.setter
+    def node_name(self, name: str) -> None:
+        self.node_class = node_type(name)
 
     def _parse_save(self, entry: str):
         name, _, attr = entry.partition(".")
@@ -174,6 +187,8 @@ class Op:
         if n >= 0 and len(args) > n:  # extra positionals are parameters, in declaration order
             kwargs.update(zip(self.param_names, args[n:]))
             args = args[:n]
+        if kwargs and not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
+            kwargs = torch_keywords(self.name, self.param_names, kwargs)
         return dispatch(self, args, kwargs)
 
     def __repr__(self) -> str:
@@ -282,6 +297,7 @@ def dispatch(op: Op, args: tuple, params: dict):
     datas = []
     tensors = False
     needs_grad = False
+    others = False  # arguments besides tensors and Python numbers (NumPy values, lists, ...)
     for a in args:
         if type(a) is Tensor or isinstance(a, Tensor):
             datas.append(a._data)
@@ -290,6 +306,10 @@ def dispatch(op: Op, args: tuple, params: dict):
                 needs_grad = True
         else:
             datas.append(a)
+            if type(a) not in _PLAIN_ARGUMENTS:
+                others = True
+    if others and tensors:
+        args, datas = _numpy_operands(args, datas)
     if not tensors:  # raw arrays: a derivative rule running in a plain backward
         xp = _xp_of(datas)
         try:
@@ -316,6 +336,20 @@ def dispatch(op: Op, args: tuple, params: dict):
     return result
 
 
+_PLAIN_ARGUMENTS = frozenset({int, float, bool, complex, type(None)})
+
+
+def _numpy_operands(args, datas):
+    """NumPy values given with tensors, read as torch reads them: a 0-d array ranks as a
+    dimensioned operand in promotion (NumPy computes it in torch), a NumPy scalar is a
+    Python number. (Derivative rules on raw arrays keep NumPy scalars as 0-d values.)"""
+    read = [a if d is not a else
+            a.view(NumpyOperand) if type(a) is np.ndarray and not a.ndim else
+            a.item() if isinstance(a, np.generic) else a
+            for a, d in zip(args, datas)]
+    return tuple(read), [d if d is not a else r for a, d, r in zip(args, datas, read)]
+
+
 def _node_of(result):
     """The node that made an op's outputs (a tuple of Tensors, possibly empty), or None."""
     return result[0].grad_fn if result else None
@@ -334,7 +368,8 @@ def _apply(op, args, datas, params, needs_grad):
     except TypeError:
         _check_argument_types(op, args)
         raise
-    if needs_grad and op.differentiable and grad_state.grad_enabled and (
+    if needs_grad and op.differentiable and grad_state.grad_enabled \
+            and not grad_state.inference and (
             out.dtype.kind in "fcV" if type(out) is np.ndarray else _floating(out)):
         result = _record(op, args, datas, params, out, xp)
     elif op.outputs == 1:
@@ -342,7 +377,7 @@ def _apply(op, args, datas, params, needs_grad):
     else:
         result = tuple(Tensor._make(_as_array(xp, o)) for o in out)
     if op.view:
-        _mark_view(op, args[0], result, params)
+        mark_view(op, args[0], result, params)
     if _forward_ad is not None and _forward_ad.has_tangents(args):
         _forward_ad.propagate(op, args, params, result)
     return result
@@ -484,7 +519,9 @@ def _record(op: Op, args, datas, params, out, xp):
             edges.append(None)
         meta.append((d.shape, d.dtype))
     node_params = {**op.defaults, **params} if params and op.defaults else params or op.defaults
-    node = Node(op, tuple(edges), None, node_params, tuple(meta))
+    node_class = op.node_class if op.node_name_rule is None else \
+        node_type(op.node_name_rule(node_params, datas))
+    node = node_class(op, tuple(edges), None, node_params, tuple(meta))
     if op.outputs == 1:
         result = Tensor._make(out if type(out) is np.ndarray else _as_array(xp, out), node, 0)
         outputs = (result,)
@@ -506,23 +543,25 @@ def _save_plain(plain, args, outputs, keep) -> tuple:
     """``_save`` for ops that save whole inputs/results only (most ops): one short loop."""
     saved = []
     nbytes = 0
+    held = None  # a SavedTensor of this pack: its death releases the pack's bytes
     for k, (is_result, index) in enumerate(plain):
         if keep and not keep[k]:  # no rule that will run reads it
             saved.append(None)
             continue
         source = outputs[index] if is_result else args[index]
         if type(source) is Tensor or isinstance(source, Tensor):
-            source = SavedTensor(source, is_result)
+            source = held = SavedTensor(source, is_result)
             nbytes += source.nbytes
         saved.append(source)  # a Python scalar argument is saved as is
     if nbytes and observers.saved_watchers:
-        observers.saved_pack(nbytes)
+        observers.saved_pack_held_by(held, nbytes)
     return tuple(saved)
 
 
 def _save(op, args, datas, outputs, keep) -> tuple:
     saved = []
     nbytes = 0
+    held = None  # a SavedTensor of this pack: its death releases the pack's bytes
     for k, (kind, index, attr) in enumerate(op.save_spec):
         if keep and not keep[k]:  # no rule that will run reads it
             saved.append(None)
@@ -533,7 +572,9 @@ def _save(op, args, datas, outputs, keep) -> tuple:
                 continue
             packed = _SavedInputs(SavedTensor(a, False) if isinstance(a, Tensor) else a
                                   for a in args)
-            nbytes += sum(p.nbytes for p in packed if type(p) is SavedTensor)
+            tensors = [p for p in packed if type(p) is SavedTensor]
+            nbytes += sum(p.nbytes for p in tensors)
+            held = tensors[-1] if tensors else held
             saved.append(packed)
             continue
         source = args[index] if kind == "input" else outputs[index]
@@ -541,13 +582,13 @@ def _save(op, args, datas, outputs, keep) -> tuple:
             value = datas[index] if kind == "input" else source._data
             saved.append(getattr(value, attr) if hasattr(value, attr) else _scalar_meta(attr))
         elif isinstance(source, Tensor):
-            s = SavedTensor(source, kind == "result")
-            nbytes += s.nbytes
-            saved.append(s)
+            held = SavedTensor(source, kind == "result")
+            nbytes += held.nbytes
+            saved.append(held)
         else:
             saved.append(source)  # a Python scalar argument: saved as is
     if nbytes and observers.saved_watchers:
-        observers.saved_pack(nbytes)
+        observers.saved_pack_held_by(held, nbytes)
     return tuple(saved)
 
 
@@ -562,40 +603,6 @@ class _SavedInputs(tuple):
 
 def _unpack_all(saved, node, create_graph):
     return tuple(s.unpack(node, create_graph) if type(s) is SavedTensor else s for s in saved)
-
-
-def _mark_view(op, base, result, params):
-    """Views share their base's version counter and remember how to rebuild themselves."""
-    several = isinstance(result, tuple)  # even of one: replay must then pick element 0
-    outputs = result if several else (result,)
-    root = base
-    chain = ()
-    view = getattr(base, "_view", None)
-    if view is not None:
-        root, chain = view
-    for i, out in enumerate(outputs):
-        out._vc = base._vc
-        out._view = (root, chain + ((op, params, i if several else None),))
-        _register_view(out)
-
-
-def _register_view(view) -> None:
-    """Keep a weak reference to ``view`` after the version it shares with its base: an in-place
-    write to the base or to another view must give it a fresh history (ops/inplace.py)."""
-    refs = view._vc
-    refs.append(_weakref(view))
-    n = len(refs) - 1
-    if n >= 32 and n & (n - 1) == 0:  # at each power of two: drop dead views (amortized O(1))
-        refs[1:] = [r for r in refs[1:] if r() is not None]
-
-
-def replay_view(chain, tensor):
-    """Apply a view chain (as recorded by _mark_view) to ``tensor``."""
-    for view_op, params, index in chain:
-        tensor = view_op(tensor, **params)
-        if index is not None:
-            tensor = tensor[index]
-    return tensor
 
 
 def cast_grad(g, dtype):

@@ -1,17 +1,25 @@
 """Binary arithmetic (broadcasting like NumPy) and comparisons."""
 from __future__ import annotations
 
+import cmath
+import math
+
+import numpy as np
+
+from gradkit.ops import _op
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
+from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log, where
-from gradkit.ops.unary_helpers import promote
+from gradkit.ops.promotion import as_dtype, promote
+from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
 
 
 @op(broadcast=True, linear=True, batchable=True)
 def add(xp, x, y, alpha=1):
     """x + alpha * y (broadcasting)."""
     x, y = promote(xp, x, y)
-    return x + y if alpha == 1 else x + alpha * y
+    return x + y if _is_one(alpha, x, y) else x + _alpha_times(xp, alpha, x, y)
 
 
 add.defvjp(lambda g, alpha: g,
@@ -22,9 +30,45 @@ add.defjvp(lambda t, alpha: t,
 
 @op(broadcast=True, linear=True, batchable=True)
 def sub(xp, x, y, alpha=1):
-    """x - alpha * y (broadcasting)."""
+    """x - alpha * y (broadcasting); torch refuses bool operands."""
+    _check_not_bool(x, y)
     x, y = promote(xp, x, y)
-    return x - y if alpha == 1 else x - alpha * y
+    return x - y if _is_one(alpha, x, y) else x - _alpha_times(xp, alpha, x, y)
+
+
+def _is_one(alpha, x, y) -> bool:
+    """Whether alpha * y is y. Not for complex y: torch multiplies by alpha = 1 + 0j there,
+    which turns a real NaN or inf into NaN + NaN j (and we give torch's numbers)."""
+    return type(alpha) is int and alpha == 1 and _result_kind(x, y) != "c"
+
+
+def _alpha_times(xp, alpha, x, y):
+    """alpha * y in the result's dtype, after torch's checks of alpha."""
+    dtype = _array_of(x, y).dtype
+    y = as_dtype(xp, y, dtype)
+    if isinstance(alpha, bool) and dtype.kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if dtype.kind in "biu" and not isinstance(alpha, (int, np.integer)):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number.")
+    if dtype.kind != "c" and isinstance(alpha, (complex, np.complexfloating)):
+        raise RuntimeError(
+            "For non-complex input tensors, argument alpha must not be a complex number.")
+    return y * as_dtype(xp, alpha, dtype)  # a bool result takes alpha as a bool, like torch
+
+
+def _check_not_bool(x, y):
+    if _is_bool(x) and _is_bool(y):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if _is_bool(x) or _is_bool(y):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
+def _is_bool(v) -> bool:
+    return isinstance(v, (bool, np.bool_)) or getattr(getattr(v, "dtype", None), "kind", "") == "b"
 
 
 sub.defvjp(lambda g, alpha: g,
@@ -63,11 +107,48 @@ div.defjvp(lambda t, x, y: t / y,
 @op(save=("x", "y", "result"), broadcast=True, batchable=True)
 def pow(xp, x, y):  # noqa: A001 - torch's name
     """x ** y (broadcasting; either may be a number)."""
+    number_exponent = type(y) in _NUMBERS
     x, y = promote(xp, x, y)
-    try:
+    kind = _result_kind(x, y)
+    if kind in "biu":
+        return _integer_pow(xp, x, y, number_exponent)
+    out = x ** y
+    if kind == "c" and not number_exponent:
+        # torch's complex pow with a tensor exponent is exp(y log x): 0 ** 0 is nan there
+        zero = x == 0  # x may be a number (0 ** t)
+        if xp.any(zero):
+            with np.errstate(all="ignore"):
+                out = xp.where(zero, xp.exp(y * xp.log(as_dtype(xp, x, out.dtype))), out)
+    return out
+
+
+_NUMBERS = frozenset({int, float, complex, bool})
+
+
+def _array_of(x, y):
+    """The array among promoted operands (promote leaves at most one Python number)."""
+    return y if type(x) in _NUMBERS else x
+
+
+def _result_kind(x, y) -> str:
+    """The dtype kind of a binary op's result, from its promoted operands."""
+    return _array_of(x, y).dtype.kind
+
+
+def _integer_pow(xp, x, y, number_exponent):
+    """Integer powers as torch computes them: a negative tensor exponent gives 1 ** -k = 1,
+    (-1) ** -k = +-1 and 0 otherwise; a negative number exponent is an error."""
+    if x.dtype.kind == "b":
+        x = x.astype(np.int64)  # torch: bool ** bool is integer arithmetic... in int64
+        y = y.astype(np.int64)
+    negative = y < 0
+    if not negative.any():
         return x ** y
-    except ValueError as e:  # NumPy: integers to negative integer powers; torch's type
-        raise RuntimeError(str(e)) from None
+    if number_exponent:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    odd = (y % 2) != 0
+    inverse = xp.where(x == 1, 1, xp.where(x == -1, xp.where(odd, -1, 1), 0)).astype(x.dtype)
+    return xp.where(negative, inverse, x ** xp.where(negative, 0, y))
 
 
 def _pow_grad_base(x, y):
@@ -76,8 +157,22 @@ def _pow_grad_base(x, y):
 
 
 def _pow_grad_exponent(x, y, out):
-    # out * log(x), taken as 0 where x == 0 and y >= 0, like torch
+    # out * log(x), taken as 0 where x == 0 and y >= 0, like torch; a real base of a complex
+    # power is differentiated as the complex number it was promoted to (log(-2) is finite)
+    complex_out = _array_dtype(out).kind == "c"
+    if type(x) in _NUMBERS:  # a number base (2 ** t): its log is a number too
+        if x == 0:
+            return where(y >= 0, 0.0, out * -math.inf)
+        if complex_out or isinstance(x, complex):
+            return out * cmath.log(x)
+        return out * (math.log(x) if x > 0 else math.nan)
+    if complex_out and _array_dtype(x).kind != "c":
+        x = astype(x, dtype=_array_dtype(out))
     return where((x == 0) & (y >= 0), 0.0, out * log(x))
+
+
+def _array_dtype(v):
+    return getattr(v, "_data", v).dtype
 
 
 pow.defvjp(lambda g, x, y, out: g * conj(_pow_grad_base(x, y)),
@@ -88,7 +183,11 @@ pow.defjvp(lambda t, x, y, out: t * _pow_grad_base(x, y),
 
 @op(linear=True, batchable=True)
 def neg(xp, x):
-    """-x elementwise."""
+    """-x elementwise (not for bools, as torch)."""
+    if x.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
+                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                           "instead.")
     return -x
 
 
@@ -100,18 +199,36 @@ neg.defjvp(lambda t: -t)
 def floor_divide(xp, x, y):
     """floor(x / y) (broadcasting; no gradient)."""
     x, y = promote(xp, x, y)
+    _check_integer_divisor(y)
     return xp.floor_divide(x, y)
+
+
+def _check_integer_divisor(y) -> None:
+    """torch's error for an integer division by zero (NumPy answers 0 with a warning)."""
+    if getattr(getattr(y, "dtype", None), "kind", "f") in "biu" and not y.all():
+        raise RuntimeError("ZeroDivisionError")
 
 
 @op(save=("x", "y"), broadcast=True, batchable=True)
 def remainder(xp, x, y):
-    """x mod y with the sign of y, as Python's % (broadcasting)."""
+    """x mod y with the sign of y, as Python's % (broadcasting); a zero result keeps x's sign,
+    as torch's fmod-based kernel gives it."""
     x, y = promote(xp, x, y)
-    return xp.remainder(x, y)
+    _check_integer_divisor(y)
+    if _result_kind(x, y) in "biu":
+        return xp.remainder(x, y)
+    with np.errstate(invalid="ignore"):
+        out = xp.fmod(x, y)
+    return xp.where((out != 0) & ((out < 0) != (y < 0)), out + y, out)
 
 
-remainder.defvjp(lambda g, x, y: g,
-                 lambda g, x, y: -g * floor_divide(x, y))
+def _remainder_grad_divisor(g, x, y):
+    if type(x) in _NUMBERS:  # torch's remainder(Scalar, Tensor) has no derivative
+        raise RuntimeError("derivative for aten::remainder is not implemented")
+    return -g * floor_divide(x, y)
+
+
+remainder.defvjp(lambda g, x, y: g, _remainder_grad_divisor)
 remainder.defjvp(lambda t, x, y: t,
                  lambda t, x, y: -t * floor_divide(x, y))
 
@@ -180,7 +297,27 @@ def logical_not(xp, x):
 @op()
 def bitwise_not(xp, x):
     """~x elementwise for integer and bool tensors (no gradient)."""
+    if x.dtype.kind not in "biu":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
     return xp.invert(x)
+
+
+def _bitwise(name: str, ufunc: str):
+    """A bitwise op on integer and bool tensors (``&``, ``|``, ``^``), promoting like torch."""
+    def forward(xp, x, y):
+        x, y = promote(xp, x, y)
+        if _result_kind(x, y) not in "biu":
+            raise kernel_error(f"{name}_cpu")(_array_of(x, y))
+        return getattr(xp, ufunc)(x, y)
+    forward.__name__ = name
+    forward.__doc__ = f"x {ufunc.split('_')[1]} y bit by bit, for integer and bool tensors."
+    return op(broadcast=True)(forward)
+
+
+bitwise_and = _bitwise("bitwise_and", "bitwise_and")
+bitwise_or = _bitwise("bitwise_or", "bitwise_or")
+bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor")
 
 
 @op()
@@ -201,7 +338,27 @@ def isfinite(xp, x):
     return xp.isfinite(x)
 
 
-@op()
+@op(broadcast=True)  # broadcast: NumPy's broadcast error in torch's words
 def isclose(xp, x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """|x - y| <= atol + rtol * |y| elementwise (bool, no gradient)."""
+    """|x - y| <= atol + rtol * |y| elementwise (bool, no gradient); same dtypes, as torch."""
+    x_dtype, y_dtype = getattr(x, "dtype", None), getattr(y, "dtype", None)
+    if x_dtype is not None and y_dtype is not None and x_dtype != y_dtype:
+        raise RuntimeError(f"{scalar_type_name(x)} did not match {scalar_type_name(y)}")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if value < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value:g}")
     return xp.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A002
+             equal_nan: bool = False) -> bool:
+    """True when ``isclose(input, other)`` holds everywhere (NaNs equal only with equal_nan).
+
+    >>> gradkit.allclose(gradkit.tensor([1.0]), gradkit.tensor([1.0 + 1e-7]))
+    True
+    """
+    for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, _op.Tensor):
+            raise TypeError(f"allclose(): argument '{name}' (position {position}) must be "
+                            f"Tensor, not {type(value).__name__}")
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())

@@ -9,9 +9,14 @@ from __future__ import annotations
 from gradkit.ops._op import op
 
 
-@op(linear=True, batchable=True)
+@op(linear=True, batchable=True, view=True)
 def _conj(xp, x):
     return xp.conj(x)
+
+
+# a view as in torch (same memory, version and base; writes go both ways), though NumPy has no
+# lazy conjugate: the values are computed, and in-place writes keep them in step (views.py)
+_conj.view_inverse = _conj
 
 
 _conj.defvjp(lambda g: conj(g))
@@ -22,11 +27,21 @@ _conj.node_name = "ConjBackward0"
 
 
 def conj(x):
-    """Complex conjugate (the tensor itself, without a node, when it is real)."""
+    """Complex conjugate, a view of x (x itself, without a node, when it is real)."""
     return _conj(x) if _is_complex(x) else x
 
 
-@op(linear=True, batchable=True)
+def is_conjugated_view(x) -> bool:
+    """torch's ``is_conj()``: x is a view through an odd number of conj steps."""
+    info = getattr(x, "_view", None)
+    flips = 0
+    while info is not None:
+        flips += info.op is _conj
+        info = info.parent
+    return flips % 2 == 1
+
+
+@op(linear=True, batchable=True, view=True)
 def _real(xp, x):
     return xp.real(x)
 
@@ -36,7 +51,7 @@ _real.defjvp(lambda t: real(t))
 _real.node_name = "RealBackward0"
 
 
-@op(linear=True, batchable=True)
+@op(linear=True, batchable=True, view=True)
 def _imag(xp, x):
     return xp.imag(x)
 

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import string
 
+import numpy as np
+
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
+from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
 
 
 def _parse(equation: str, ndims) -> tuple[list[str], str]:
@@ -152,7 +155,47 @@ def einsum(equation: str, *operands):
         raise RuntimeError("einsum(): must provide at least one operand")
     subscripts, output = _parse(equation, [o.ndim for o in operands])
     _check_sizes(operands, subscripts)
+    operands, subscripts = _sum_integer_letters(operands, subscripts, output)
+    _check_contraction_dtypes(operands, subscripts, output)
     return _einsum(*operands, equation=",".join(subscripts) + "->" + output)
+
+
+def _sum_integer_letters(operands, subscripts, output):
+    """torch first sums each operand over the letters only it has, with torch.sum: integers
+    and bools are then summed in int64 (a bool count, not a logical or)."""
+    operands, subscripts = list(operands), list(subscripts)
+    for i, (o, term) in enumerate(zip(operands, subscripts, strict=True)):
+        if _data(o).dtype.kind not in "biu":
+            continue
+        others = output + "".join(t for j, t in enumerate(subscripts) if j != i)
+        kept = "".join(c for c in dict.fromkeys(term) if c in others)
+        if set(kept) != set(term):  # some letter is summed away (a diagonal alone is not)
+            from gradkit.ops.conversion import astype
+            operands[i] = _einsum(astype(o, dtype=_INT64), equation=f"{term}->{kept}")
+            subscripts[i] = kept
+    return operands, subscripts
+
+
+_INT64 = np.dtype(np.int64)
+
+
+def _check_contraction_dtypes(operands, subscripts, output):
+    """torch contracts operands with bmm: one dtype for all, and none for bool."""
+    shared = [c for c in set("".join(subscripts)) - set(output)
+              if sum(c in term for term in subscripts) > 1]
+    if not shared:
+        return
+    first = _data(operands[0])
+    for o in operands[1:]:
+        if _data(o).dtype != first.dtype:
+            raise RuntimeError(f"expected scalar type {scalar_type_name(first)} but found "
+                               f"{scalar_type_name(_data(o))}")
+    if first.dtype.kind == "b":
+        raise kernel_error("bmm")(first)
+
+
+def _data(o):
+    return getattr(o, "_data", o)
 
 
 def _check_sizes(operands, subscripts):

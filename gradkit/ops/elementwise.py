@@ -13,15 +13,27 @@ from gradkit.backend import get_default_dtype
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.special import erf_array
-from gradkit.ops.unary_helpers import promote
+from gradkit.ops.promotion import promote
+from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, kernel_error, reject_complex
 
 
-def _unary(save="x", floating=False, **options):
-    """Declare an elementwise op; ``floating`` ops compute integer inputs in the default dtype."""
+def _unary(save="x", floating=False, complex_error=None, **options):
+    """Declare an elementwise op; ``floating`` ops compute integer inputs in the default dtype;
+    ``complex_error(x)`` is the error torch raises for complex inputs (None: they are fine)."""
     def declare(forward):
+        if complex_error is not None:
+            forward = _no_complex(forward, complex_error)
         return op(save=save, elementwise=True, **options)(
             _on_floats(forward) if floating else forward)
     return declare
+
+
+def _no_complex(forward, error):
+    @functools.wraps(forward)
+    def real_only(xp, x, *args, **kwargs):
+        reject_complex(x, error)
+        return forward(xp, x, *args, **kwargs)
+    return real_only
 
 
 def _on_floats(forward):
@@ -116,7 +128,8 @@ rsqrt.defderivative(lambda out: -0.5 * out * out * out)
 
 @_unary()
 def square(xp, x):
-    """x * x elementwise."""
+    """x * x elementwise (pow(x, 2): bools square to int64, as in torch)."""
+    x, _ = promote(xp, x, 2)
     return x * x
 
 
@@ -225,7 +238,7 @@ def sigmoid(xp, x):
 sigmoid.defderivative(lambda out: out * (1 - out))
 
 
-@_unary(save="x", floating=True)
+@_unary(save="x", floating=True, complex_error=kernel_error("log_sigmoid_cpu"))
 def logsigmoid(xp, x):
     """log(sigmoid(x)) elementwise, computed stably."""
     return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))  # never overflows
@@ -234,13 +247,13 @@ def logsigmoid(xp, x):
 logsigmoid.defderivative(lambda x: sigmoid(-x))
 
 
-@_unary(save="result")
+@_unary(save="result", complex_error=CLAMP_COMPLEX)
 def relu(xp, x):
-    """max(x, 0) elementwise."""
-    return xp.maximum(x, 0)
+    """max(x, 0) elementwise; NaN and -0.0 pass through, as torch."""
+    return xp.where(x < 0, 0, x)
 
 
-relu.defderivative(lambda out: out > 0)
+relu.defderivative(lambda out: where(out <= 0, 0.0, 1.0))  # torch: 1 at NaN
 
 
 @_unary(floating=True)
@@ -270,7 +283,7 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-@_unary(save="x", floating=True)
+@_unary(save="x", floating=True, complex_error=kernel_error("GeluKernelImpl"))
 def gelu(xp, x, approximate="none"):
     """x * Phi(x) (Gaussian CDF); ``approximate='tanh'`` for the tanh formula."""
     if approximate == "tanh":
@@ -292,7 +305,7 @@ def _gelu_derivative(x, approximate):
 gelu.defderivative(_gelu_derivative)
 
 
-@_unary(save="x", floating=True)
+@_unary(save="x", floating=True, complex_error=kernel_error("softplus_cpu"))
 def softplus(xp, x, beta=1.0, threshold=20.0):
     """log(1 + exp(beta * x)) / beta, linear above ``threshold``, elementwise."""
     bx = x * beta
@@ -308,16 +321,22 @@ def _softplus_derivative(x, beta, threshold):
 softplus.defderivative(_softplus_derivative)
 
 
-@_unary(save="x", floating=True)
+@_unary(save="x", floating=True, complex_error=kernel_error("elu_cpu"))
 def elu(xp, x, alpha=1.0):
     """x if x > 0 else alpha * (exp(x) - 1), elementwise."""
-    return xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, 0))).astype(x.dtype, copy=False)
+    return xp.where(x > 0, x, alpha * xp.expm1(xp.where(x > 0, 0, x))).astype(x.dtype, copy=False)
 
 
-elu.defderivative(lambda x, alpha: where(x > 0, 1.0, alpha * exp(minimum(x, 0.0))))
+def _elu_derivative(x, alpha):
+    # torch: alpha at 0, 1 at NaN, and a second derivative of 0 at 0 (where(x < 0, x, 0)
+    # is flat there); exp never sees a positive argument
+    return where(x <= 0, alpha * exp(where(x < 0, x, 0.0)), 1.0)
 
 
-@_unary(save="x")
+elu.defderivative(_elu_derivative)
+
+
+@_unary(save="x", complex_error=kernel_error("leaky_relu_cpu"))
 def leaky_relu(xp, x, negative_slope=0.01):
     """x if x > 0 else negative_slope * x, elementwise."""
     return xp.where(x > 0, x, x * negative_slope)
@@ -340,7 +359,7 @@ abs.defjvp(lambda t, x: real(conj(sgn(x)) * t))
 def sgn(xp, x):
     """sign for real numbers, x/|x| (0 at 0) for complex ones."""
     if x.dtype.kind != "c":
-        return xp.sign(x)
+        return _real_sign(xp, x)
     mag = xp.abs(x)
     return xp.where(mag == 0, 0, x / xp.where(mag == 0, 1, mag))
 
@@ -361,53 +380,73 @@ sgn.defvjp(_sgn_derivative)
 sgn.defjvp(_sgn_derivative)
 
 
-def _zero_derivative(x):
-    return zeros_like(x)
+def _real_sign(xp, x):
+    """-1, 0 or 1; 0 at NaN, as torch ((0 < x) - (x < 0)); bools stay as they are."""
+    if x.dtype.kind == "b":
+        return x.copy()
+    return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
 
 
-@_unary()
+def _zero_gradient(g, x, **params):
+    """Piecewise-constant ops: zeros, even for an inf or NaN upstream gradient (not g * 0)."""
+    return zeros_like(g)
+
+
+def _piecewise_constant(op_):
+    op_.defvjp(_zero_gradient)
+    op_.defjvp(_zero_gradient)
+    op_.batchable = True
+
+
+_ROUNDING_COMPLEX = {name: fixed_error(NotImplementedError, f"{name} is not supported for "
+                                                              "complex inputs")
+                     for name in ("floor", "ceil", "trunc")}
+
+
+@_unary(complex_error=fixed_error(NotImplementedError, "Unlike NumPy, torch.sign is not intended "
+                                  "to support complex numbers. Please use torch.sgn instead."))
 def sign(xp, x):
-    """-1, 0 or 1 by the sign of x, elementwise (zero gradient)."""
-    return xp.sign(x)
+    """-1, 0 or 1 by the sign of x, elementwise (zero gradient; 0 at NaN, as torch)."""
+    return _real_sign(xp, x)
 
 
-sign.defderivative(_zero_derivative)
+_piecewise_constant(sign)
 
 
-@_unary()
+@_unary(complex_error=_ROUNDING_COMPLEX["floor"])
 def floor(xp, x):
     """Largest integer <= x, elementwise (zero gradient)."""
     return xp.floor(x)
 
 
-floor.defderivative(_zero_derivative)
+_piecewise_constant(floor)
 
 
-@_unary()
+@_unary(complex_error=_ROUNDING_COMPLEX["ceil"])
 def ceil(xp, x):
     """Smallest integer >= x, elementwise (zero gradient)."""
     return xp.ceil(x)
 
 
-ceil.defderivative(_zero_derivative)
+_piecewise_constant(ceil)
 
 
-@_unary()
+@_unary(complex_error=kernel_error("round_vml_cpu"))
 def round(xp, x, decimals=0):  # noqa: A001
     """Round half to even, to ``decimals`` places (zero gradient)."""
     return xp.round(x, decimals)
 
 
-round.defderivative(lambda x, decimals: zeros_like(x))
+_piecewise_constant(round)
 
 
-@_unary()
+@_unary(complex_error=_ROUNDING_COMPLEX["trunc"])
 def trunc(xp, x):
     """x rounded toward zero, elementwise (zero gradient)."""
     return xp.trunc(x)
 
 
-trunc.defderivative(_zero_derivative)
+_piecewise_constant(trunc)
 
 
 @op()
@@ -422,60 +461,11 @@ def ones_like(xp, x):
     return xp.ones_like(x)
 
 
-@_unary(save="x", name="clamp")
-def _clamp(xp, x, min=None, max=None):  # noqa: A002 - torch's names
-    if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    for bound in (min, max):
-        if bound is not None:
-            x, _ = promote(xp, x, bound)  # an int tensor with a float bound becomes float
-    out = x
-    if min is not None:
-        out = xp.maximum(out, min)
-    if max is not None:
-        out = xp.minimum(out, max)
-    return out.astype(x.dtype, copy=False) if hasattr(out, "astype") else out
-
-
-def _clamp_derivative(x, min, max):  # noqa: A002
-    inside = True
-    if min is not None:
-        inside = x >= min
-    if max is not None:
-        inside = inside & (x <= max) if min is not None else x <= max
-    return inside
-
-
-_clamp.defderivative(_clamp_derivative)
-
-
-def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
-    """Limit x to [min, max]; the bounds may be numbers or (broadcasting) tensors."""
-    if hasattr(min, "_data") or hasattr(max, "_data"):
-        out = x
-        if min is not None:
-            out = where(out >= min, out, min)  # gradient to x where x >= min, as torch
-        if max is not None:
-            out = where(out <= max, out, max)
-        return out
-    return _clamp(x, min, max)
-
-
 @op(save=("cond",), broadcast=True, batchable=True)
 def where(xp, cond, x, y):
     """x where ``cond`` is true, else y (broadcasting; no gradient to cond)."""
-    x, y = promote(xp, x, y)
-    if not hasattr(x, "dtype") and not hasattr(y, "dtype"):  # two Python numbers
-        x = xp.asarray(x, dtype=_python_scalar_dtype(x, y))
+    x, y = promote(xp, x, y)  # two Python numbers become arrays of their promoted dtype
     return xp.where(cond, x, y)
-
-
-def _python_scalar_dtype(x, y):
-    if isinstance(x, complex) or isinstance(y, complex):
-        return get_default_dtype().to_complex().np
-    if isinstance(x, float) or isinstance(y, float):
-        return get_default_dtype().np
-    return bool if isinstance(x, bool) and isinstance(y, bool) else "int64"
 
 
 where.defvjp(None,
@@ -486,10 +476,15 @@ where.defjvp(None,
              lambda t, cond: where(cond, 0.0, t))
 
 
+_PAIRWISE_COMPLEX = {name: fixed_error(RuntimeError, f"{name} not implemented for complex tensors.")
+                     for name in ("maximum", "minimum")}
+
+
 @op(save=("x", "y"), broadcast=True, batchable=True)
 def maximum(xp, x, y):
     """Elementwise maximum of x and y (broadcasting)."""
     x, y = promote(xp, x, y)
+    reject_complex(x, _PAIRWISE_COMPLEX["maximum"])
     return xp.maximum(x, y)
 
 
@@ -498,20 +493,22 @@ def _share(g, x, y):
     return where(x == y, g * 0.5, g)
 
 
-maximum.defvjp(lambda g, x, y: where(x >= y, _share(g, x, y), 0.0),
-               lambda g, x, y: where(y >= x, _share(g, x, y), 0.0))
-maximum.defjvp(lambda t, x, y: where(x >= y, _share(t, x, y), 0.0),
-               lambda t, x, y: where(y >= x, _share(t, x, y), 0.0))
+# torch's rules: the loser gets 0, ties share, and both get the gradient where one is NaN
+maximum.defvjp(lambda g, x, y: where(x < y, 0.0, _share(g, x, y)),
+               lambda g, x, y: where(y < x, 0.0, _share(g, x, y)))
+maximum.defjvp(lambda t, x, y: where(x < y, 0.0, _share(t, x, y)),
+               lambda t, x, y: where(y < x, 0.0, _share(t, x, y)))
 
 
 @op(save=("x", "y"), broadcast=True, batchable=True)
 def minimum(xp, x, y):
     """Elementwise minimum of x and y (broadcasting)."""
     x, y = promote(xp, x, y)
+    reject_complex(x, _PAIRWISE_COMPLEX["minimum"])
     return xp.minimum(x, y)
 
 
-minimum.defvjp(lambda g, x, y: where(x <= y, _share(g, x, y), 0.0),
-               lambda g, x, y: where(y <= x, _share(g, x, y), 0.0))
-minimum.defjvp(lambda t, x, y: where(x <= y, _share(t, x, y), 0.0),
-               lambda t, x, y: where(y <= x, _share(t, x, y), 0.0))
+minimum.defvjp(lambda g, x, y: where(x > y, 0.0, _share(g, x, y)),
+               lambda g, x, y: where(y > x, 0.0, _share(g, x, y)))
+minimum.defjvp(lambda t, x, y: where(x > y, 0.0, _share(t, x, y)),
+               lambda t, x, y: where(y > x, 0.0, _share(t, x, y)))

@@ -1,6 +1,11 @@
 """Indexing: ``x[key]``, ``x[key] = v``, gather/scatter, index_select, masked_fill, pad."""
 from __future__ import annotations
 
+import re
+import warnings
+
+import numpy as np
+
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.shape import _normalize_dim, reshape
 
@@ -8,15 +13,99 @@ _BASIC = (int, slice, type(None), type(Ellipsis))
 
 
 def _raw_key(key):
-    """Tensors inside an index become their arrays; bool/int tensors act as NumPy's do."""
+    """Tensors inside an index become their arrays, as torch reads them: a 0-d integer tensor
+    is an integer (so ``x[t]`` is a view), a short list holding tensors, sequences, slices,
+    ``...`` or None is a tuple of indices (torch's deprecated reading, with its warning)."""
     from gradkit._tensor import Tensor
-    if isinstance(key, Tensor):
-        return key._data
+    if isinstance(key, list) and _sequence_as_tuple(key, Tensor):
+        warnings.warn(_SEQUENCE_WARNING, UserWarning, stacklevel=4)
+        key = tuple(key)
     if isinstance(key, tuple):
-        return tuple(_raw_key(k) for k in key)
-    if isinstance(key, list) and any(isinstance(k, Tensor) for k in key):
-        return [_raw_key(k) for k in key]
-    return key
+        return tuple(_raw_index(k, Tensor) for k in key)
+    return _raw_index(key, Tensor)
+
+
+def _raw_index(k, tensor_type):
+    if isinstance(k, tensor_type):
+        data = k._data
+        return int(data) if data.ndim == 0 and data.dtype.kind in "iu" else data
+    if isinstance(k, list) and any(isinstance(i, tensor_type) for i in k):
+        return [_raw_index(i, tensor_type) for i in k]
+    if isinstance(k, np.integer):  # an integer like any other (x[np.int64(1)] is a view)
+        return int(k)
+    return k
+
+
+_SEQUENCE_WARNING = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
+    "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
+    "interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error "
+    "or a different result")
+
+
+def _sequence_as_tuple(key: list, tensor_type) -> bool:
+    return len(key) < 32 and any(
+        isinstance(k, (tensor_type, list, tuple, slice, np.ndarray)) or k is None
+        or k is Ellipsis for k in key)
+
+
+def _split_key(key, ndim: int):
+    """torch applies integers (and boolean scalars, as new dims) before the advanced indices,
+    NumPy counts them among the advanced ones (which moves the advanced dims first when a slice
+    separates them): ``(basic, advanced)`` keys whose successive application is torch's
+    ``key``, else None (NumPy agrees)."""
+    if not isinstance(key, tuple):
+        return None
+    if not any(map(_is_bool_scalar, key)) and not (
+            any(map(_is_array_index, key)) and any(map(_is_int, key))):
+        return None
+    consumed = sum(_dims_consumed(k) for k in key if k is not Ellipsis)
+    basic, advanced = [], []
+    for k in key:
+        if k is Ellipsis:
+            basic.append(k)
+            advanced += [slice(None)] * (ndim - consumed)
+        elif _is_int(k):
+            basic.append(k)
+        elif _is_bool_scalar(k):  # torch: a new dim, then a mask on it (empty when False)
+            basic.append(None)
+            advanced.append([bool(k)])
+        elif _is_array_index(k):
+            basic += [slice(None)] * _dims_consumed(k)
+            advanced.append(k)
+        else:  # None or a slice
+            basic.append(k)
+            advanced.append(slice(None))
+    return tuple(basic), tuple(advanced)
+
+
+def _is_int(k) -> bool:
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+
+
+def _is_bool_scalar(k) -> bool:
+    return isinstance(k, (bool, np.bool_)) or (
+        getattr(k, "ndim", None) == 0 and k.dtype.kind == "b")
+
+
+def _is_array_index(k) -> bool:
+    return isinstance(k, list) or getattr(k, "ndim", 0) > 0
+
+
+def _dims_consumed(k) -> int:
+    if _is_int(k) or isinstance(k, slice) or k is Ellipsis:
+        return 1
+    if _is_array_index(k):
+        k = np.asarray(k) if isinstance(k, list) else k
+        return k.ndim if k.dtype.kind == "b" else 1
+    return 0  # None and boolean scalars add a dim instead
+
+
+def _located(array, key):
+    """``array[key]`` with torch's meaning of ``key``, for writing into (a view, or the
+    (array, key) pair to write through when the key is advanced)."""
+    parts = _split_key(key, array.ndim)
+    return (array, key) if parts is None else (array[parts[0]], parts[1])
 
 
 def _is_basic(key) -> bool:
@@ -35,7 +124,24 @@ def _select(xp, x, *, key):
 
 @op(save="x.shape", linear=True, node_name="IndexBackward0")
 def _index(xp, x, *, key):
-    return x[key]
+    try:
+        return x[key]
+    except IndexError as error:
+        raise _in_torch_words(error) from None
+
+
+_NUMPY_SHAPES = re.compile(r"\(([\d, ]*)\)")
+
+
+def _in_torch_words(error: IndexError) -> IndexError:
+    """NumPy's "indexing arrays could not be broadcast" in torch's words; others unchanged."""
+    message = str(error)
+    if not message.startswith("shape mismatch: indexing arrays could not be broadcast"):
+        return error
+    shapes = ", ".join(str([int(n) for n in found.replace(",", " ").split()])
+                       for found in _NUMPY_SHAPES.findall(message))
+    return IndexError("shape mismatch: indexing tensors could not be broadcast together with "
+                      f"shapes {shapes}")
 
 
 def _getitem_vjp(g, x_shape, key):
@@ -49,28 +155,33 @@ _index.defjvp(lambda t, x_shape, key: _index(t, key))
 
 
 def getitem(x, key):
-    """``x[key]`` with NumPy's basic (a view) and advanced (a copy) indexing."""
+    """``x[key]`` with torch's basic (a view) and advanced (a copy) indexing."""
     key = _raw_key(key)
     _check_bounds(x, key)
-    return _select(x, key) if _is_basic(key) else _index(x, key)
+    if _is_basic(key):
+        return _select(x, key)
+    parts = _split_key(key, x.ndim)
+    if parts is not None:  # integers first, as torch: x[0, :, [0, 1]] is x[0][:, [0, 1]]
+        return _index(_select(x, parts[0]), parts[1])
+    return _index(x, key)
 
 
 def _check_bounds(x, key):
     keys = key if isinstance(key, tuple) else (key,)
     dim = 0
     for k in keys:
-        if k is None:
+        if k is None or _dims_consumed(k) == 0:  # None and boolean scalars add a dim
             continue
         if k is Ellipsis:
-            dim = x.ndim - sum(1 for j in keys if j is not None and j is not Ellipsis) + dim
+            dim = x.ndim - sum(_dims_consumed(j) for j in keys if j is not Ellipsis) + dim
             continue
-        if isinstance(k, int) and not isinstance(k, bool):
+        if _is_int(k):
             if dim >= x.ndim:
                 raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
             size = x.shape[dim]
             if not -size <= k < size:
                 raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
-        dim += 1
+        dim += _dims_consumed(k)
     if dim > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
 
@@ -82,7 +193,7 @@ def index_put_into_zeros(xp, g, shape=None, key=None):
     if _is_basic(key):
         out[key] = g
     else:
-        xp.add.at(out, key, g)
+        xp.add.at(*_located(out, key), g)
     return out
 
 
@@ -93,8 +204,12 @@ index_put_into_zeros.defjvp(lambda t, shape, key: index_put_into_zeros(t, shape,
 @op(save=("x.shape", "value.shape"), node_name="IndexPutBackward0")
 def index_put(xp, x, value, key=None):
     """Out-of-place ``x[key] = value`` (the in-place form is ``x[key] = value``)."""
-    out = x.copy()
-    out[key] = value
+    out = xp.array(x)  # a copy, and a 0-d array where a plain backward passes a NumPy scalar
+    target, key = _located(out, key)
+    try:
+        target[key] = value
+    except IndexError as error:
+        raise _in_torch_words(error) from None
     return out
 
 
@@ -115,6 +230,8 @@ index_put.defjvp(lambda t, x_shape, value_shape, key: index_put(t, 0.0, key),
 def setitem_(x, key, value):
     """``x[key] = value`` in place (bumps the version; rebases x's history when recording)."""
     from gradkit.ops.inplace import inplace
+    if key is False:  # torch writes nothing (and bumps no version) for x[False] = v
+        return x
     return inplace(x, index_put, value, _raw_key(key))
 
 

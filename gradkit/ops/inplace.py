@@ -8,14 +8,16 @@ later gradients flow through the op. Writing into a view also rebases its base
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd import saved_mutation
+from gradkit.autograd.grad_mode import records_graph
+from gradkit.autograd.inference import check_inplace
 from gradkit.autograd.graph import SavedTensor
 from gradkit.backend import device_context
-from gradkit.ops._op import op, replay_view
+from gradkit.ops import _op
+from gradkit.ops._op import op
+from gradkit.ops.views import DEFAULT, live_views, refresh_computed, replay_view, write_through
 
 
 def _tensor_type():
@@ -28,18 +30,21 @@ LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place 
 
 def inplace(tensor, out_of_place, *args, **kwargs):
     """Run ``out_of_place(tensor, *args)`` and write the result into ``tensor``."""
+    check_inplace(tensor)
     tensor_type = _tensor_type()
-    recording = grad_state.grad_enabled and (
-        tensor._requires_grad or any(isinstance(a, tensor_type) and a._requires_grad
-                                     for a in args))
     view = getattr(tensor, "_view", None)
+    recording = records_graph() and (
+        tensor._requires_grad or (view is not None and view.base._requires_grad)
+        or any(isinstance(a, tensor_type) and a._requires_grad for a in args))
+    if recording and view is not None:
+        refusal = view.refusal(indirect=False)
+        if refusal is not None:
+            raise RuntimeError(refusal)
+        if view.base.grad_fn is None and view.base._requires_grad:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
     if recording and tensor.grad_fn is None and tensor._requires_grad:
         raise RuntimeError(LEAF_MESSAGE)
-    if recording and view is not None and view[0].grad_fn is None and view[0]._requires_grad:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
-    if recording and view is not None:
-        _refuse_multi_output_view(tensor, view[1])
     if recording:
         # the op may save its input for backward: give it the old values, not our buffer
         with device_context(tensor._data):
@@ -51,7 +56,11 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         result = out_of_place(source, *args, **kwargs)
     else:
         result = out_of_place(tensor, *args, **kwargs)
+    if saved_mutation.state.active:  # allow_mutation_on_saved_tensors: copy what is saved
+        saved_mutation.before_write(tensor)
     _write(tensor, result._data)
+    if view is not None and view.computed:  # the view holds computed values (conj): write back
+        write_through(view.steps(), view.base._data, tensor._data)
     if getattr(tensor, "_fw", None) is not None or getattr(result, "_fw", None) is not None:
         tensor._fw = getattr(result, "_fw", None)  # forward AD: the written values' tangent
     tensor._vc[0] += 1
@@ -59,46 +68,73 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         if view is not None:
             _rebase_view(tensor, view, result)
         else:
-            tensor.grad_fn = result.grad_fn
-            tensor._output_nr = result._output_nr
-            tensor._requires_grad = result._requires_grad
+            set_history(tensor, result.grad_fn, result._output_nr)
         _resave_output(result, tensor)
-        _refresh_views(tensor, view)
+    if len(tensor._vc) > 1:
+        _update_views(tensor, view, recording)
+    forward_ad = _op._forward_ad
+    if forward_ad is not None and (view is not None or len(tensor._vc) > 1):
+        forward_ad.after_inplace(tensor, view)
     return tensor
 
 
-def _refuse_multi_output_view(tensor, chain) -> None:
-    """torch: outputs of split/chunk/unbind (and views of them) are not written in place while
-    recording, since one node produced them all."""
-    made = [(view_op, index) for view_op, _, index in chain if index is not None]
-    if not made:
-        return
-    view_op, index = made[-1]
-    tail = ("This view is the output of a function that returns multiple views. Such functions "
-            "do not allow the output views to be modified inplace. You should replace the "
-            "inplace operation by an out-of-place one.")
-    if tensor._requires_grad:
-        name = view_op.node_name.removesuffix("Backward0")
-        raise RuntimeError(f"Output {index} of {name} is a view and is being modified inplace. "
-                           + tail)
-    raise RuntimeError("A view was created in no_grad mode and is being modified inplace with "
-                       "grad mode enabled. " + tail)
+def set_history(tensor, grad_fn, output_nr: int) -> None:
+    """Point ``tensor`` at a new history; its retain_grad() moves along (torch: ``.grad`` is
+    then the gradient of the tensor's current value, not of the value it had before)."""
+    old = tensor.grad_fn
+    if getattr(tensor, "_retains_grad", False) and old is not None and old._extras is not None:
+        hooks = old._extras.retain_grad_hooks
+        hook = hooks.pop(tensor._output_nr, None) if hooks else None
+        if hook is not None and grad_fn is not None:
+            extras = grad_fn.extras()
+            if extras.retain_grad_hooks is None:
+                extras.retain_grad_hooks = {}
+            extras.retain_grad_hooks[output_nr] = hook
+    tensor.grad_fn = grad_fn
+    tensor._output_nr = output_nr
+    tensor._requires_grad = grad_fn is not None or tensor._requires_grad
 
 
-def _refresh_views(tensor, view) -> None:
-    """The other live views of the written memory get a history starting at the new one
-    (torch regenerates a view's grad_fn when its base changed under it)."""
-    root = tensor if view is None else view[0]
-    for ref in tensor._vc[1:]:
-        other = ref()
-        if other is None or other is tensor:
-            continue
-        other_view = getattr(other, "_view", None)
-        if other_view is None or other_view[0] is not root:
-            continue
-        fresh = replay_view(other_view[1], root)
-        other.grad_fn, other._output_nr = fresh.grad_fn, fresh._output_nr
-        other._requires_grad = fresh._requires_grad
+def _update_views(tensor, view, recording: bool) -> None:
+    """After a write into ``tensor``, the other live views of its memory are updated as torch
+    does when it next reads them: a view that refuses in-place writes (split outputs, views
+    made under no_grad) becomes unusable for autograd; while recording, the others get a
+    history starting at the new values of their base."""
+    root = tensor if view is None else view.base
+    for other in live_views(tensor):
+        info = other._view
+        if info.computed:
+            refresh_computed(other)
+        if info.creation != DEFAULT:
+            if other._requires_grad or info.base._requires_grad:
+                other.__class__ = _stale_view_type()
+                other._requires_grad = True  # as torch's view of a base that requires grad
+        elif recording and info.base is root:
+            fresh = replay_view(info.steps(), root)
+            set_history(other, fresh.grad_fn, fresh._output_nr)
+
+
+_stale_view_class = None
+
+
+def _stale_view_type():
+    """The class a view takes once an in-place write elsewhere made it unusable for autograd:
+    reading its ``grad_fn`` (any recorded op, backward) raises torch's error."""
+    global _stale_view_class
+    if _stale_view_class is None:
+        class StaleView(_tensor_type()):
+            __slots__ = ()
+
+            @property
+            def grad_fn(self):
+                raise RuntimeError(self._view.refusal(indirect=True))
+
+            @grad_fn.setter
+            def grad_fn(self, value):
+                raise RuntimeError(self._view.refusal(indirect=True))
+
+        _stale_view_class = StaleView
+    return _stale_view_class
 
 
 def _resave_output(result, tensor) -> None:
@@ -139,17 +175,13 @@ def _name(dtype) -> str:
 
 def _rebase_view(tensor, view, result) -> None:
     """The base now holds the written values: its history becomes CopySlices(base, result)."""
-    base, chain = view
-    old_base = Tensor_alias(base)
-    new_base = copy_slices(old_base, result, chain=chain)
-    base.grad_fn = new_base.grad_fn
-    base._output_nr = 0
-    base._requires_grad = True
+    base = view.base
+    chain = view.steps()
+    new_base = copy_slices(Tensor_alias(base), result, chain=chain)
+    set_history(base, new_base.grad_fn, 0)
     # the view itself is now that region of the new base
     regenerated = replay_view(chain, new_base)
-    tensor.grad_fn = regenerated.grad_fn
-    tensor._output_nr = regenerated._output_nr
-    tensor._requires_grad = True
+    set_history(tensor, regenerated.grad_fn, regenerated._output_nr)
 
 
 def Tensor_alias(t):  # noqa: N802
@@ -159,30 +191,38 @@ def Tensor_alias(t):  # noqa: N802
 
 
 @op(save="base.shape", node_name="CopySlices")
-def copy_slices(xp, base, values, chain=()):
-    """The base after its view (described by ``chain``) was overwritten with ``values``."""
-    return base  # the write already happened in place; this op records the graph
+def copy_slices(xp, base, values, chain=(), written=True):
+    """The base after its view (described by ``chain``) was overwritten with ``values``.
+    ``written``: the write already happened in place, and the op only records the graph."""
+    if written:
+        return base
+    out = xp.array(base)
+    write_through(chain, out, values)
+    return out
 
 
-def _region_mask(shape, chain, dtype):
-    # replayed on element numbers, not on the mask: a view down to one element is a NumPy
-    # scalar, which cannot be written through
-    region = np.asarray(replay_view(chain, np.arange(math.prod(shape)).reshape(shape)))
-    mask = np.ones(math.prod(shape), dtype=dtype)
-    mask[region.ravel()] = 0
-    return mask.reshape(shape)
+def _copy_slices_jvp(tangents, base_shape, chain, written):
+    """The base's tangent takes the values' tangent in the view's region (missing: zeros)."""
+    from gradkit.ops.elementwise import zeros_like
+    t_base, t_values = tangents
+    if t_base is None:
+        from gradkit.creation import zeros
+        t_base = zeros(tuple(base_shape), dtype=t_values.dtype, device=t_values.device)
+    if t_values is None:
+        t_values = zeros_like(replay_view(chain, t_base))
+    return copy_slices(t_base, t_values, chain=chain, written=False)
 
 
-copy_slices.defvjp(
-    lambda g, base_shape, chain: g * _as_like(g, _region_mask(base_shape, chain, _dt(g))),
-    lambda g, base_shape, chain: replay_view(chain, g))
+@op(linear=True)
+def zero_view_region(xp, g, chain=()):
+    """``g`` with zeros where the view described by ``chain`` lies (a projection)."""
+    out = xp.array(g)  # a copy, and a 0-d array where a plain backward passes a NumPy scalar
+    write_through(chain, out, 0)
+    return out
 
 
-def _dt(g):
-    return getattr(g, "_data", g).dtype
-
-
-def _as_like(g, mask):
-    from gradkit.backend import get_array_module
-    xp = get_array_module(getattr(g, "_data", g))
-    return mask if xp is np else xp.asarray(mask)
+zero_view_region.defvjp(lambda g, chain: zero_view_region(g, chain))
+zero_view_region.defjvp(lambda t, chain: zero_view_region(t, chain))
+copy_slices.defvjp(lambda g, base_shape, chain, written: zero_view_region(g, chain),
+                   lambda g, base_shape, chain, written: replay_view(chain, g))
+copy_slices.defjvp_all(_copy_slices_jvp)

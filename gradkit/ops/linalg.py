@@ -111,9 +111,15 @@ def vdot(x, y):
 
 
 def inner(x, y):
-    """Inner product over the last dims (a dot product for 1-D tensors)."""
-    return matmul(x, y) if x.ndim <= 1 or y.ndim <= 1 else \
-        matmul(x, transpose(y, -1, -2))
+    """Inner product over the last dims: shape ``x.shape[:-1] + y.shape[:-1]`` (no conjugate)."""
+    if x.ndim == 0 or y.ndim == 0:
+        return x * y
+    if x.shape[-1] != y.shape[-1]:
+        raise RuntimeError("inner() the last dimension must match on both input tensors but got "
+                           f"shapes {list(x.shape)} and {list(y.shape)}")
+    k = x.shape[-1]
+    rows = matmul(reshape(x, (-1, k)), transpose(reshape(y, (-1, k)), 0, 1))
+    return reshape(rows, tuple(x.shape[:-1]) + tuple(y.shape[:-1]))
 
 
 def outer(x, y):

@@ -1,7 +1,8 @@
 """Loss functions of gradkit.nn.functional.
 
-nll_loss and mse_loss are fused ops (nodes ``NllLossBackward0``, ``MseLossBackward0``, as
-torch names them); cross_entropy is log_softmax + nll_loss as in torch; the rest is
+nll_loss, mse_loss and binary_cross_entropy_with_logits are fused ops (nodes
+``NllLossBackward0``, ``MseLossBackward0``, ``BinaryCrossEntropyWithLogitsBackward0``, as torch
+names them); cross_entropy is log_softmax + nll_loss as in torch; the rest is
 composed from differentiable ops. Every vjp is written with gradkit ops, so all losses
 are differentiable to any order.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 import warnings
 
 from gradkit.ops._op import op
-from gradkit.ops.elementwise import logsigmoid, where
+from gradkit.ops.elementwise import logsigmoid, sigmoid, where
 from gradkit.ops.reduction import expand_back, log_softmax, mean, sum
 from gradkit.ops.shape import reshape, unsqueeze
 
@@ -210,8 +211,65 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
+    for name, value in (("weight", weight), ("pos_weight", pos_weight)):
+        if getattr(value, "requires_grad", False):
+            raise RuntimeError("The function 'binary_cross_entropy_with_logits' is not "
+                               f"differentiable with respect to argument '{name}'. This input "
+                               "cannot have requires_grad True.")
+    return _bce_logits(input, target, weight, pos_weight, reduction=reduction)
+
+
+def _bce_terms(x, target, weight, pos_weight):
+    """The per-element loss (1 - t) x - (1 + (p - 1) t) log sigmoid(x), weighted."""
     log_weight = 1 if pos_weight is None else 1 + (pos_weight - 1) * target
-    loss = (1 - target) * input - log_weight * logsigmoid(input)
+    loss = (1 - target) * x - log_weight * logsigmoid(x)
+    return loss if weight is None else loss * weight
+
+
+@op(save=("x", "target", "weight", "pos_weight"), node_name="BinaryCrossEntropyWithLogitsBackward0")
+def _bce_logits(xp, x, target, weight, pos_weight, reduction="mean"):
+    loss = _bce_terms(x, target, weight, pos_weight)
+    if reduction == "mean":
+        return xp.asarray(loss.mean(dtype=loss.dtype))
+    return xp.asarray(loss.sum(dtype=loss.dtype)) if reduction == "sum" else loss
+
+
+def _bce_slopes(x, target, weight, pos_weight):
+    """d loss / d x and d loss / d target per element (before the reduction)."""
+    sig_neg = sigmoid(-x)
+    if pos_weight is None:
+        d_x, d_target = (1 - target) - sig_neg, -x
+    else:
+        d_x = (1 - target) - (1 + (pos_weight - 1) * target) * sig_neg
+        d_target = -x - (pos_weight - 1) * logsigmoid(x)
     if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+        d_x, d_target = d_x * weight, d_target * weight
+    return d_x, d_target
+
+
+def _bce_spread(g, shape, reduction):
+    """The loss gradient met by every element: g (divided by the count for a mean)."""
+    if reduction == "none":
+        return g
+    n = 1
+    for size in shape:
+        n *= size
+    g = expand_back(g, shape, None, False)
+    return g / max(n, 1) if reduction == "mean" else g
+
+
+def _bce_vjp(g, x, target, weight, pos_weight, reduction):
+    d_x, d_target = _bce_slopes(x, target, weight, pos_weight)
+    spread = _bce_spread(g, tuple(x.shape), reduction)
+    return spread * d_x, spread * d_target, None, None
+
+
+def _bce_jvp(tangents, x, target, weight, pos_weight, reduction):
+    d_x, d_target = _bce_slopes(x, target, weight, pos_weight)
+    t_x, t_target = tangents[0], tangents[1]
+    change = (0 if t_x is None else t_x * d_x) + (0 if t_target is None else t_target * d_target)
+    return _reduce(change, reduction)
+
+
+_bce_logits.defvjp_all(_bce_vjp)
+_bce_logits.defjvp_all(_bce_jvp)

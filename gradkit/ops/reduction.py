@@ -1,15 +1,18 @@
 """Reductions (sum, mean, var, max, ...) and the softmax family."""
 from __future__ import annotations
 
-import builtins
 import math
 from collections import namedtuple
 
 from gradkit.autograd.batching import batch_dim
+from gradkit.backend import get_default_dtype, to_numpy_dtype
 from gradkit.ops._op import op
+from gradkit.ops.arithmetic import isnan
 from gradkit.ops.complex import conj, real
 from gradkit.ops.elementwise import exp, where
+from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.shape import _normalize_dim, expand, reshape
+from gradkit.ops.unary_helpers import fixed_error, kernel_error, reject_complex
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
@@ -47,12 +50,26 @@ def _count(x_shape, dim):
     return n
 
 
+def _np_dtype(dtype):
+    """A reduction's ``dtype=`` (gradkit, NumPy or Python type) as a NumPy dtype; None stays."""
+    return None if dtype is None else to_numpy_dtype(dtype)
+
+
+def _accumulation_dtype(x, dtype):
+    """``dtype=`` of sum/prod/cumsum: integers and bools accumulate in int64, as in torch."""
+    if dtype is None and x.dtype.kind in "biu":
+        return _INT64
+    return _np_dtype(dtype)
+
+
+_INT64 = to_numpy_dtype(int)
+
+
 @op(save="x.shape", linear=True, batchable=True)
 def sum(xp, x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - torch's name
-    """Sum along ``dim`` (all dims by default)."""
-    if dtype is None and x.dtype.kind in "biu":
-        dtype = "int64"  # torch sums integers (and bools) in int64
-    return xp.sum(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
+    """Sum along ``dim`` (all dims by default), in ``dtype`` when given."""
+    return xp.sum(x, axis=axes(dim, x.ndim), keepdims=keepdim,
+                  dtype=_accumulation_dtype(x, dtype))
 
 
 sum.defvjp(lambda g, x_shape, dim, keepdim, dtype: expand_back(g, x_shape, dim, keepdim))
@@ -62,6 +79,7 @@ sum.defjvp(lambda t, x_shape, dim, keepdim, dtype: sum(t, dim, keepdim, dtype))
 @op(save="x.shape", linear=True, batchable=True)
 def mean(xp, x, dim=None, keepdim=False, dtype=None):
     """Mean along ``dim`` (all dims by default)."""
+    dtype = _np_dtype(dtype)
     if x.dtype.kind not in "fc" and dtype is None:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
@@ -87,21 +105,32 @@ def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     return xp.var(x, axis=axes(dim, x.ndim), ddof=c, keepdims=keepdim)
 
 
-def _var_grad(g, x, dim, unbiased, keepdim, correction):
+def _var_slope(x, dim, unbiased, correction):
+    """d var / d x: 2 (x - mean) / (n - correction), as torch's var_backward.
+
+    Over all elements with n <= correction torch answers NaN where x equals the mean and inf
+    elsewhere; along a dim it divides by n - correction as is (0 * inf = NaN there).
+    """
     c = _correction(correction, unbiased)
     n = _count(tuple(x.shape), dim)
     centered = x - mean(x, axes(dim, x.ndim), True)
-    scale = 2.0 / (n - c) if n != c else math.inf  # torch: no dof clamp, 0 * inf = nan
-    return expand_back(g, tuple(x.shape), dim, keepdim) * scale * centered
+    if (dim is None or x.ndim == 0) and n <= c:
+        return where(centered == 0, math.nan, math.inf)
+    return centered * (2.0 / (n - c) if n != c else math.inf)
+
+
+def _var_grad(g, x, dim, unbiased, keepdim, correction):
+    return expand_back(g, tuple(x.shape), dim, keepdim) * _var_slope(x, dim, unbiased,
+                                                                      correction)
 
 
 var.defvjp(lambda g, x, dim, unbiased, keepdim, correction:
            _var_grad(g, x, dim, unbiased, keepdim, correction))
+
+
 def _var_jvp(t, x, dim, unbiased, keepdim, correction):
-    n = _count(tuple(x.shape), dim)
-    scale = 2.0 / builtins.max(n - _correction(correction, unbiased), 0)
-    centered = x - mean(x, axes(dim, x.ndim), True)
-    return sum(real(conj(centered) * t), axes(dim, x.ndim), keepdim) * scale
+    slope = _var_slope(x, dim, unbiased, correction)
+    return sum(real(conj(slope) * t), axes(dim, x.ndim), keepdim)
 
 
 var.defjvp(_var_jvp)
@@ -126,11 +155,13 @@ std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
            _over_twice_std(_var_jvp(t, x, dim, unbiased, keepdim, correction), out))
 
 
+@numpy_keywords
 def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
     """``(var, mean)`` of x along ``dim`` in one call."""
     return var(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
 
 
+@numpy_keywords
 def std_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
     """``(std, mean)`` of x along ``dim`` in one call."""
     return std(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
@@ -141,7 +172,8 @@ def prod(xp, x, dim=None, keepdim=False, dtype=None):
     """Product along ``dim`` (all dims by default); zeros are handled in backward."""
     if dim is not None and not isinstance(dim, int):
         raise TypeError("prod(): argument 'dim' must be int")
-    return xp.prod(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
+    return xp.prod(x, axis=axes(dim, x.ndim), keepdims=keepdim,
+                   dtype=_accumulation_dtype(x, dtype))
 
 
 def _prod_others(x, out, dim, keepdim):
@@ -181,16 +213,56 @@ prod.defjvp(lambda t, x, out, dim, keepdim, dtype:
 
 
 def _evenly(g, x, out, dim, keepdim):
-    """Gradient of amax/amin: shared evenly among the elements equal to the extreme."""
+    """Gradient of amax/amin: shared evenly among the elements equal to the extreme.
+
+    As torch, ``g / count * mask``: a NaN extreme (equal to nothing) gives NaN gradients.
+    """
     shape = tuple(x.shape)
     mask = x == expand_back(out, shape, dim, keepdim)
     count = sum(mask, axes(dim, x.ndim), True)
-    return where(mask, expand_back(g, shape, dim, keepdim) / count, 0.0)
+    return expand_back(g, shape, dim, keepdim) / count * mask
+
+
+def _nan_aware_mask(x, out):
+    """The elements a max()/min() over all elements picked: the NaNs when the result is NaN."""
+    return (x == out) | (isnan(x) & isnan(out))
+
+
+def _evenly_all(g, x, out):
+    """Gradient of max()/min() without dim: shared among the picked elements (torch's
+    evenly_distribute_backward, which finds NaNs)."""
+    mask = _nan_aware_mask(x, out)
+    return where(mask, expand_back(g, tuple(x.shape), None, False) / sum(mask), 0.0)
+
+
+def _evenly_all_jvp(t, x, out):
+    mask = _nan_aware_mask(x, out)
+    return sum(where(mask, t, 0.0)) / sum(mask)
+
+
+@op(save=("x", "result"), batchable=True, node_name="MaxBackward1")
+def _max_all(xp, x):
+    reject_complex(x, kernel_error("max_all"))
+    _check_nonempty("max", x, None)
+    return xp.max(x)
+
+
+@op(save=("x", "result"), batchable=True, node_name="MinBackward1")
+def _min_all(xp, x):
+    reject_complex(x, kernel_error("min_all"))
+    _check_nonempty("min", x, None)
+    return xp.min(x)
+
+
+for _extreme_all in (_max_all, _min_all):
+    _extreme_all.defvjp(_evenly_all)
+    _extreme_all.defjvp(_evenly_all_jvp)
 
 
 @op(save=("x", "result"), batchable=True)
 def amax(xp, x, dim=None, keepdim=False):
     """Maximum along ``dim`` (all dims by default); ties share the gradient."""
+    reject_complex(x, kernel_error("max_values_cpu"))
     _check_nonempty("amax", x, dim)
     return xp.amax(x, axis=axes(dim, x.ndim), keepdims=keepdim)
 
@@ -209,6 +281,7 @@ amax.defjvp(_evenly_jvp)
 @op(save=("x", "result"), batchable=True)
 def amin(xp, x, dim=None, keepdim=False):
     """Minimum along ``dim`` (all dims by default); ties share the gradient."""
+    reject_complex(x, kernel_error("min_values_cpu"))
     _check_nonempty("amin", x, dim)
     return xp.amin(x, axis=axes(dim, x.ndim), keepdims=keepdim)
 
@@ -218,13 +291,23 @@ amin.defjvp(_evenly_jvp)
 
 
 def _check_nonempty(name, x, dim):
-    if x.size == 0 and (dim is None or builtins.any(x.shape[a] == 0 for a in axes(dim, x.ndim))):
-        raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
-                         " Specify the reduction dim with the 'dim' argument.")
+    """torch's errors for a max/min-like reduction with nothing to pick from."""
+    if x.size:
+        return
+    if dim is None:
+        if name.startswith("arg"):
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                           "== 0. Specify the reduction dim with the 'dim' argument.")
+    for a in axes(dim, x.ndim):
+        if x.shape[a] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
 
 
 def _extreme_along(xp, x, dim, keepdim, name, arg_extreme):
     """(values, indices) of the max/min along ``dim``: the forward of max(x, dim)/min(x, dim)."""
+    reject_complex(x, fixed_error(RuntimeError, f"{name}(): does not support complex input"))
     _check_nonempty(name, x, dim)
     if x.ndim == 0:
         return x.copy(), xp.zeros((), dtype=xp.int64)
@@ -288,38 +371,43 @@ def _extreme(pairwise_name: str, whole, along):
             return whole(x)
         values, indices = along(x, _normalize_dim(dim, x.ndim), keepdim)
         return values_indices(values, indices)
-    return extreme
+    extreme.__name__ = pairwise_name[:3]  # max, min
+    return numpy_keywords(extreme)
 
 
-max = _extreme("maximum", amax, _max_dim)  # noqa: A001
+max = _extreme("maximum", _max_all, _max_dim)  # noqa: A001
 max.__doc__ = "max(x) -> tensor; max(x, dim) -> (values, indices); max(x, other) -> maximum."
-min = _extreme("minimum", amin, _min_dim)  # noqa: A001
+min = _extreme("minimum", _min_all, _min_dim)  # noqa: A001
 min.__doc__ = "min(x) -> tensor; min(x, dim) -> (values, indices); min(x, other) -> minimum."
+
+
+def _arg_extreme(xp, x, dim, keepdim, name, arg_extreme):
+    """Index of the max/min (of the flattened x without ``dim``): argmax's and argmin's forward."""
+    reject_complex(x, fixed_error(RuntimeError, f"{name}(): does not support complex input"))
+    _check_nonempty(name, x, dim)  # NumPy's own error is a ValueError
+    if dim is None:
+        out = arg_extreme(x)
+        return xp.reshape(out, (1,) * x.ndim) if keepdim else out
+    return arg_extreme(x, axis=_normalize_dim(dim, x.ndim), keepdims=keepdim)
 
 
 @op()
 def argmax(xp, x, dim=None, keepdim=False):
     """Index of the maximum (of the flattened x without ``dim``); no gradient."""
-    if dim is None:
-        _check_nonempty("argmax", x, dim)  # NumPy's own error is a ValueError
-        out = xp.argmax(x)
-        return xp.reshape(out, (1,) * x.ndim) if keepdim else out
-    return xp.argmax(x, axis=_normalize_dim(dim, x.ndim), keepdims=keepdim)
+    return _arg_extreme(xp, x, dim, keepdim, "argmax", xp.argmax)
 
 
 @op()
 def argmin(xp, x, dim=None, keepdim=False):
     """Index of the minimum (of the flattened x without ``dim``); no gradient."""
-    if dim is None:
-        _check_nonempty("argmin", x, dim)  # NumPy's own error is a ValueError
-        out = xp.argmin(x)
-        return xp.reshape(out, (1,) * x.ndim) if keepdim else out
-    return xp.argmin(x, axis=_normalize_dim(dim, x.ndim), keepdims=keepdim)
+    return _arg_extreme(xp, x, dim, keepdim, "argmin", xp.argmin)
 
 
 @op(save=("x", "result"), batchable=True)
 def logsumexp(xp, x, *, dim, keepdim=False):
-    """log(sum(exp(x))) along ``dim``, computed stably."""
+    """log(sum(exp(x))) along ``dim``, computed stably (integers in the default dtype)."""
+    if x.dtype.kind in "biu":
+        x = x.astype(get_default_dtype().np)
     a = axes(dim, x.ndim)
     m = xp.amax(x, axis=a, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
     m = xp.where(xp.isfinite(m), m, 0)
@@ -337,11 +425,22 @@ logsumexp.defjvp(lambda t, x, out, dim, keepdim:
 @op(save="result", batchable=True)
 def softmax(xp, x, *, dim, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``."""
-    if dtype is not None:
-        x = x.astype(dtype)
+    x = _softmax_input(x, dim, dtype, "softmax")
     a = axes(dim, x.ndim)
+    if x.size == 0:
+        return x.copy()
     z = xp.exp(x - xp.amax(x, axis=a, keepdims=True))
     return z / xp.sum(z, axis=a, keepdims=True)
+
+
+def _softmax_input(x, dim, dtype, name):
+    """x in ``dtype``; torch's kernels take floating inputs only."""
+    if dtype is not None:
+        x = x.astype(to_numpy_dtype(dtype))
+    if x.dtype.kind not in "fV":
+        last = x.ndim == 0 or _normalize_dim(dim, x.ndim) == x.ndim - 1
+        raise kernel_error(f"{name}_{'lastdim_' if last else ''}kernel_impl")(x)
+    return x
 
 
 def _sum_along(g, out, dim):
@@ -357,9 +456,10 @@ softmax.defjvp(lambda t, out, dim, dtype: out * (t - sum(t * out, dim, True)))
 @op(save="result", batchable=True)
 def log_softmax(xp, x, *, dim, dtype=None):
     """log(softmax(x)) along ``dim``, computed stably."""
-    if dtype is not None:
-        x = x.astype(dtype)
+    x = _softmax_input(x, dim, dtype, "log_softmax")
     a = axes(dim, x.ndim)
+    if x.size == 0:
+        return x.copy()
     shifted = x - xp.amax(x, axis=a, keepdims=True)
     return shifted - xp.log(xp.sum(xp.exp(shifted), axis=a, keepdims=True))
 
@@ -370,7 +470,8 @@ log_softmax.defjvp(lambda t, out, dim, dtype: t - sum(exp(out) * t, dim, True))
 
 @op(linear=True)
 def cumsum(xp, x, *, dim, dtype=None):
-    """Cumulative sum along ``dim``."""
+    """Cumulative sum along ``dim`` (integers and bools in int64, as torch)."""
+    dtype = _accumulation_dtype(x, dtype)
     if x.ndim == 0:  # NumPy would return shape (1,); torch keeps 0-d
         _normalize_dim(dim, 0)
         return x.astype(dtype or x.dtype, copy=True)
@@ -390,11 +491,18 @@ cumsum.defjvp(lambda t, dim, dtype: cumsum(t, dim))
 
 @op()
 def all(xp, x, dim=None, keepdim=False):  # noqa: A001
-    """True if every element (along ``dim``) is nonzero (no gradient)."""
-    return xp.all(x, axis=None if dim is None else axes(dim, x.ndim), keepdims=keepdim)
+    """True if every element (along ``dim``) is nonzero (no gradient; uint8 for uint8 x)."""
+    return _logical_result(x, xp.all(x, axis=None if dim is None else axes(dim, x.ndim),
+                                      keepdims=keepdim))
 
 
 @op()
 def any(xp, x, dim=None, keepdim=False):  # noqa: A001
-    """True if some element (along ``dim``) is nonzero (no gradient)."""
-    return xp.any(x, axis=None if dim is None else axes(dim, x.ndim), keepdims=keepdim)
+    """True if some element (along ``dim``) is nonzero (no gradient; uint8 for uint8 x)."""
+    return _logical_result(x, xp.any(x, axis=None if dim is None else axes(dim, x.ndim),
+                                      keepdims=keepdim))
+
+
+def _logical_result(x, out):
+    """torch's all/any answer in uint8 for uint8 inputs (a legacy it keeps), else bool."""
+    return out.astype(x.dtype) if x.dtype.kind == "u" else out

@@ -1,8 +1,12 @@
 """Shape and layout ops: views (sharing memory and version with their input) and joins."""
 from __future__ import annotations
 
+import functools
+
 from gradkit.autograd.batching import batch_dim, batch_shape
-from gradkit.ops._op import op
+from gradkit.ops._op import Op, op
+from gradkit.ops.keywords import numpy_keywords
+from gradkit.ops.promotion import promote_types
 
 
 def _normalize_dim(dim: int, ndim: int) -> int:
@@ -31,13 +35,33 @@ def _infer_shape(shape, numel):
 
 
 @op(save="x.shape", linear=True, view=True, node_name="ReshapeAliasBackward0", batchable=True)
-def reshape(xp, x, *, shape):
-    """x with a new ``shape`` (one dim may be -1); a view when possible."""
+def _reshape(xp, x, *, shape):
     return xp.reshape(x, _infer_shape(shape, x.size))
 
 
-reshape.defvjp(lambda g, x_shape, shape: reshape(g, batch_shape() + tuple(x_shape)))
-reshape.defjvp(lambda t, x_shape, shape: reshape(t, shape))
+# when the memory does not allow a view, torch's reshape copies, and the result is no view
+_reshape_copy = Op(_reshape.forward, name="reshape", save="x.shape", linear=True,
+                   node_name="UnsafeViewBackward0", batchable=True)
+for _form in (_reshape, _reshape_copy):
+    _form.defvjp(lambda g, x_shape, shape: reshape(g, batch_shape() + tuple(x_shape)))
+    _form.defjvp(lambda t, x_shape, shape: reshape(t, shape))
+
+
+def reshape(x, shape):
+    """x with a new ``shape`` (one dim may be -1): a view when its memory allows, else a copy."""
+    data = getattr(x, "_data", None)
+    if data is None or data.flags.c_contiguous or _reshapes_in_place(data, shape):
+        return _reshape(x, shape=shape)
+    return _reshape_copy(x, shape=shape)
+
+
+def _reshapes_in_place(data, shape) -> bool:
+    out = data.view()
+    try:
+        out.shape = _infer_shape(shape, data.size)  # succeeds only when no copy is needed
+    except (AttributeError, ValueError):
+        return False
+    return True
 
 
 @op(save="x.shape", linear=True, view=True, batchable=True)
@@ -213,7 +237,7 @@ def ravel(x):
 
 @op(save="inputs.shape", linear=True)
 def _cat(xp, *xs, dim=0):
-    return xp.concatenate(xs, axis=dim)
+    return xp.concatenate(xs, axis=dim, dtype=_common_dtype(xs))
 
 
 def _split_grads(g, shapes, dim):
@@ -251,7 +275,12 @@ concat = concatenate = cat
 
 @op(save="inputs.shape", linear=True)
 def _stack(xp, *xs, dim=0):
-    return xp.stack(xs, axis=dim)
+    return xp.stack(xs, axis=dim, dtype=_common_dtype(xs))
+
+
+def _common_dtype(arrays):
+    """torch.promote_types over all inputs of cat/stack (int64 with float16 is float16)."""
+    return functools.reduce(promote_types, (a.dtype for a in arrays))
 
 
 _stack.defvjp_all(lambda g, shapes, dim: unbind(g, dim))
@@ -280,7 +309,7 @@ def _check_sequence(name, tensors):
     return tuple(tensors)
 
 
-@op(save="x.shape", view=True, outputs=-1)
+@op(save="x.shape", view=True, outputs=-1, node_name="SplitWithSizesBackward0")
 def _split(xp, x, *, sections, dim=0):
     bounds = []
     total = 0
@@ -290,18 +319,30 @@ def _split(xp, x, *, sections, dim=0):
     return tuple(xp.split(x, bounds, axis=dim))
 
 
-_split.name = "split"
-_split.profiler_name = "gradkit::split"
-_split.node_name = "SplitWithSizesBackward0"
+# split(x, int) is the same op under torch's other name (SplitBackward0), which its errors
+# about in-place writes into the outputs quote
+_split_equal = Op(_split.forward, name="split", save="x.shape", view=True, outputs=-1)
 
 
 def _split_vjp(grads, x_shape, sections, dim):
     return (_cat(*grads, dim=dim),)
 
 
-_split.defvjp_all(_split_vjp)
-_split.defjvp_all(lambda tangents, x_shape, sections, dim:
-                  _split(tangents[0], sections=sections, dim=dim))
+for _op_form in (_split, _split_equal):
+    _op_form.name, _op_form.profiler_name = "split", "gradkit::split"
+    _op_form.defvjp_all(_split_vjp)
+    _op_form.defjvp_all(lambda tangents, x_shape, sections, dim:
+                        _split(tangents[0], sections=sections, dim=dim))
+
+
+@op(view=True, outputs=-1)
+def _unbind(xp, x, *, dim=0):
+    lead = (slice(None),) * dim
+    return tuple(x[lead + (i, Ellipsis)] for i in range(x.shape[dim]))  # views, even 0-d
+
+
+_unbind.defvjp_all(lambda grads, dim: (_stack(*grads, dim=dim),))
+_unbind.defjvp_all(lambda tangents, dim: _unbind(tangents[0], dim=dim))
 
 
 def split(x, split_size_or_sections, dim: int = 0):
@@ -316,12 +357,12 @@ def split(x, split_size_or_sections, dim: int = 0):
                                "split expects split_size be non-negative, but got split_size="
                                f"{step}")
         sections = [min(step, length - i) for i in range(0, length, step)] or [0]
-    else:
-        sections = [int(s) for s in split_size_or_sections]
-        if sum(sections) != length:
-            raise RuntimeError(
-                f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's "
-                f"size at dimension {dim}), but got split_sizes={sections}")
+        return _split_equal(x, sections=tuple(sections), dim=dim)
+    sections = [int(s) for s in split_size_or_sections]
+    if sum(sections) != length:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's "
+            f"size at dimension {dim}), but got split_sizes={sections}")
     return _split(x, tuple(sections), dim)
 
 
@@ -334,10 +375,11 @@ def chunk(x, chunks: int, dim: int = 0):
     return split(x, step, dim)
 
 
+@numpy_keywords
 def unbind(x, dim: int = 0):
     """Tuple of slices along ``dim`` with that dim removed."""
     dim = _normalize_dim(dim, x.ndim)
-    return tuple(squeeze(p, dim) for p in split(x, 1, dim)) if x.shape[dim] else ()
+    return _unbind(x, dim=dim) if x.shape[dim] else ()
 
 
 @op(linear=True)

@@ -1,7 +1,10 @@
 """gradkit.optim: optimizers with torch.optim's names, defaults and state dicts."""
+from gradkit._not_implemented import module_getattr
 from gradkit.optim.adam import Adam, AdamW
 from gradkit.optim.optimizer import Optimizer
 from gradkit.optim.rmsprop import RMSprop
 from gradkit.optim.sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop"]
+
+__getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

@@ -1,5 +1,6 @@
-"""Two summaries of profiled events that key_averages() does not give: self time per trace
-category, and the slowest backward nodes with the forward op (and call site) behind each.
+"""Summaries of profiled events that key_averages() does not give: self time per trace
+category, the slowest backward nodes with the forward op (and call site) behind each, and
+time per line of the user's source.
 
 They work on any EventList: ``prof.events()`` of a live profile or
 ``load_trace(path).events()`` of a file, gradkit's or PyTorch's.
@@ -59,3 +60,43 @@ def slowest_backward(events, limit: int) -> list[BackwardCost]:
     nodes = [e for e in events if e.is_backward and not e.name.startswith(EVALUATE_PREFIX)]
     nodes.sort(key=lambda e: e.cpu_time_total, reverse=True)
     return [BackwardCost(node, node.forward) for node in nodes[:limit]]
+
+
+UNATTRIBUTED = "(no source line)"  # engine work and ops whose call site was not recorded
+
+
+@dataclass
+class LineCost:
+    """What one line of the user's source cost: its ops' forward time, the backward time of
+    the nodes they created, and how many op calls it made (times in µs, self times)."""
+
+    site: str
+    calls: int = 0
+    forward_us: float = 0.0
+    backward_us: float = 0.0
+
+    @property
+    def total_us(self) -> float:
+        return self.forward_us + self.backward_us
+
+
+def line_costs(events) -> list[LineCost]:
+    """Time per source line, largest total first: each op's self time goes to the line that
+    called it, each backward node's (and its wrapper's) to the forward line that created the
+    node. Other ``cpu_op`` time (the engine's own, ops without a recorded site) is the row
+    ``UNATTRIBUTED``; so the rows add up to the ``cpu_op`` self time of the op table.
+    ``record_function`` ranges are not ops and are left out."""
+    lines: dict[str, LineCost] = {}
+    for event in events:
+        if event.cat != "cpu_op":
+            continue
+        site = event.site or UNATTRIBUTED
+        line = lines.get(site)
+        if line is None:
+            line = lines[site] = LineCost(site)
+        if event.is_backward:
+            line.backward_us += event.self_cpu_time_total
+        else:
+            line.forward_us += event.self_cpu_time_total
+            line.calls += site != UNATTRIBUTED
+    return sorted(lines.values(), key=lambda line: line.total_us, reverse=True)

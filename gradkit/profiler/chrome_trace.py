@@ -10,12 +10,30 @@ parent, so every thread's events nest strictly as Perfetto requires.
 """
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import os
+import re
+import stat
 import tempfile
 
-encode_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode
+# UTF-8 text, not \u escapes: the Perfetto UI shows escapes of non-ASCII letters literally
+_encode_plain = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False,
+                                 allow_nan=False).encode
+# a string that ends in an escaped backslash (an even run of backslashes before a closing quote)
+_FINAL_BACKSLASH = re.compile(r'(?<!\\)((?:\\\\)+)"')
+
+
+def encode_json(value) -> str:
+    r"""``value`` as compact JSON that every viewer parses: UTF-8, and a string's final backslash
+    written ``\u005c`` (the Perfetto UI's parser fails on ``\\"``)."""
+    text = _encode_plain(value)
+    if '\\"' in text:
+        text = _FINAL_BACKSLASH.sub(lambda m: m.group(1)[:-2] + '\\u005c"', text)
+    return text
+
+
 _encode = encode_json
 
 
@@ -34,6 +52,40 @@ def format_us(ns: int) -> str:
     return f"{ns / 1000:.3f}" if ns > 0 else "0.000"
 
 
+def trace_destination(path) -> tuple[str, bool]:
+    """Where a trace named ``path`` is written, and whether atomically (temp file + rename).
+
+    As editors and ``install`` do: a symlink is followed (its target gets the trace, the link
+    stays), a regular file or a new path is replaced atomically, and a character device or FIFO
+    (``/dev/null``, a pipe) is written through, never replaced by a file. Anything else (a
+    directory, a socket, a block device) raises ``OSError`` with the reason.
+    """
+    real = os.path.realpath(os.fspath(path))
+    try:
+        mode = os.stat(real).st_mode
+    except FileNotFoundError:
+        return real, True
+    if stat.S_ISREG(mode):
+        return real, True
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return real, False
+    kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file, device or FIFO"
+    raise OSError(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
+                  f"{path} is {kind}; give a file name", os.fspath(path))
+
+
+def _open_through(path: str) -> int:
+    """A descriptor writing into a device or FIFO; a FIFO nobody reads is an error, not a hang."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise OSError(errno.ENXIO, f"no process is reading the FIFO {path}", path) from None
+        raise
+    os.set_blocking(fd, True)
+    return fd
+
+
 class ChromeTraceWriter:
     """Write a Chrome/Perfetto trace event by event.
 
@@ -43,17 +95,27 @@ class ChromeTraceWriter:
 
     def __init__(self, path, base_time_ns: int, metadata: dict | None = None) -> None:
         self.path = os.fspath(path)
-        directory = os.path.dirname(os.path.abspath(self.path))
-        os.makedirs(directory, exist_ok=True)
-        fd, self._tmp = tempfile.mkstemp(dir=directory, prefix=os.path.basename(self.path) + ".",
-                                         suffix=".tmp")
-        os.chmod(self._tmp, 0o644)  # mkstemp's 0600 would make the trace private
+        target, atomic = trace_destination(self.path)
+        self._tmp = None
+        if atomic:
+            directory = os.path.dirname(target)
+            os.makedirs(directory, exist_ok=True)
+            # a short prefix: the temp name must fit where the target's name just fits
+            fd, self._tmp = tempfile.mkstemp(dir=directory, suffix=".tmp",
+                                             prefix=os.path.basename(target)[:64] + ".")
+            os.chmod(self._tmp, 0o644)  # mkstemp's 0600 would make the trace private
+        else:
+            fd = _open_through(target)
+        self._target = target
         self._raw = None
         if self.path.endswith(".gz"):
             self._raw = os.fdopen(fd, "wb")
-            self._file = gzip.open(self._raw, "wt", encoding="ascii", compresslevel=6)
+            self._file = gzip.open(self._raw, "wt", encoding="utf-8", errors="backslashreplace",
+                                   compresslevel=6)
         else:
-            self._file = os.fdopen(fd, "w", encoding="ascii", buffering=1 << 16)
+            # a lone surrogate (an undecodable file name) is written as its JSON escape
+            self._file = os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace",
+                                   buffering=1 << 16)
         self._names: dict = {}
         self._open: dict = {}    # tid -> stack of end times (ns) of its open X events
         self._pending: list = []  # event texts not written yet (one write per chunk)
@@ -198,16 +260,23 @@ class ChromeTraceWriter:
 
     # -- closing --------------------------------------------------------------------------
     def close(self) -> None:
-        """Finish the JSON and move it into place."""
-        self._flush()
-        self._file.write(f'\n],"traceName":{_encode(self.path)}}}\n')
-        self._file.close()
-        if self._raw is not None:
-            self._raw.close()
-        os.replace(self._tmp, self.path)
+        """Finish the JSON and move it into place; on any failure (disk full, the target
+        turned into a directory) no temporary file is left behind."""
+        try:
+            self._flush()
+            self._file.write(f'\n],"traceName":{_encode(self.path)}}}\n')
+            self._file.close()
+            if self._raw is not None:
+                self._raw.close()
+            if self._tmp is not None:
+                os.replace(self._tmp, self._target)
+        except BaseException:
+            self.abort()
+            raise
 
     def abort(self) -> None:
-        """Drop the temporary file; the target path is left untouched."""
+        """Drop the temporary file; the target path is left untouched (a device or FIFO
+        written through keeps what it was sent)."""
         for f in (self._file, self._raw):
             if f is None:
                 continue
@@ -215,7 +284,7 @@ class ChromeTraceWriter:
                 f.close()
             except Exception:  # noqa: BLE001 - closing a broken stream must not mask the error
                 pass
-        if os.path.exists(self._tmp):
+        if self._tmp is not None and os.path.exists(self._tmp):
             os.remove(self._tmp)
 
     def __enter__(self) -> ChromeTraceWriter:

@@ -211,11 +211,13 @@ class EventList(list):
         return sum(e.self_cpu_time_total for e in self)
 
     def table(self, sort_by: str | None = None, row_limit: int = 100,
-              max_name_column_width: int = 55, max_shapes_column_width: int = 80,
-              header: str | None = None, top_level_events_only: bool = False) -> str:
+              max_src_column_width: int = 75, max_name_column_width: int = 55,
+              max_shapes_column_width: int = 80, header: str | None = None,
+              top_level_events_only: bool = False) -> str:
         """The text table torch prints (see gradkit.profiler.table.format_table)."""
         from gradkit.profiler.table import format_table
         return format_table(self, sort_by=sort_by, row_limit=row_limit,
+                            max_src_column_width=max_src_column_width,
                             max_name_column_width=max_name_column_width,
                             max_shapes_column_width=max_shapes_column_width, header=header,
                             top_level_events_only=top_level_events_only)

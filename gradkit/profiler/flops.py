@@ -39,8 +39,7 @@ def count_flops(name: str, shapes: list | None) -> int:
         return _matmul(shapes[0], shapes[1])
     if op in _LINEAR and len(shapes) >= 2 and shapes[0] and shapes[1]:
         x, w = shapes[0], shapes[1]  # x @ w.T (+ bias): w is (out, in)
-        rows = _numel(x[:-1])
-        return 2 * rows * x[-1] * w[0] + (rows * w[0] if len(shapes) > 2 and shapes[2] else 0)
+        return 2 * _numel(x[:-1]) * x[-1] * w[0]  # the bias add is not counted, as in torch
     if op in _ELEMENTWISE and tensors:
         return _broadcast_numel(tensors)
     return 0

@@ -1,10 +1,15 @@
 """load_trace: read a Chrome trace (gradkit's or PyTorch's, .json or .json.gz) back into events."""
 from __future__ import annotations
 
+import collections
+import contextlib
 import gzip
-import json
 import os
+import stat
+import zlib
 from bisect import bisect_left, bisect_right
+
+import ijson
 
 from gradkit.profiler.events import EventList, FunctionEvent, nest
 
@@ -14,15 +19,84 @@ _SKIPPED_CATS = {"python_function", "kernel", "gpu_memcpy", "gpu_memset", "gpu_u
 _FLOW_CAT = "fwdbwd"  # forward op -> backward node arrows, in torch's traces and ours
 
 
-def _read_json(path: str):
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    opener = gzip.open if magic == b"\x1f\x8b" else open
+_GZIP_MAX_RATIO = 100    # traces inflate 5-20x; far beyond that a .gz is a bomb
+_GZIP_FREE_BYTES = 1 << 28  # a small file may inflate to 256 MiB whatever its ratio
+_JSON_KINDS = {"number": "a number", "string": "a string", "null": "null",
+               "boolean": "a boolean", "start_map": "an object", "start_array": "a list"}
+
+
+class _CappedReader:
+    """A gzip stream that refuses to inflate past ``limit`` bytes (a bomb, not a trace)."""
+
+    def __init__(self, stream, limit: int, path: str) -> None:
+        self._stream, self._left, self._limit, self._path = stream, limit, limit, path
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._stream.read(size if 0 <= size <= self._left + 1 else self._left + 1)
+        self._left -= len(chunk)
+        if self._left < 0:
+            raise ValueError(f"{self._path} inflates past {self._limit >> 20} MiB, over "
+                             f"{_GZIP_MAX_RATIO}x its size: refused as a gzip bomb")
+        return chunk
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+def _open_trace(path: str):
+    """The file's bytes, inflated if gzip; only regular files (a device or FIFO would never
+    end, or block)."""
+    mode = os.stat(path).st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a directory: open() says so
+        raise ValueError(f"{path} is not a regular file (a device, FIFO or socket); give a "
+                         "trace file")
+    f = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    if f.read(2) != b"\x1f\x8b":
+        f.seek(0)
+        return f
+    f.seek(0)
+    limit = max(_GZIP_FREE_BYTES, os.fstat(f.fileno()).st_size * _GZIP_MAX_RATIO)
+    return _CappedReader(gzip.GzipFile(fileobj=f, mode="rb"), limit, path)
+
+
+def _events_prefix(path: str) -> str:
+    """Where the events sit: ``"item"`` (a top-level list) or ``"traceEvents.item"``; reads
+    only as far as the first token of ``traceEvents``."""
+    with contextlib.closing(_open_trace(path)) as f:
+        tokens = ijson.parse(f)
+        _, first, _ = next(tokens)
+        if first == "start_array":
+            return "item"
+        if first != "start_map":
+            raise ValueError(f"{path}: not a Chrome trace: the top-level JSON value is "
+                             f"{_JSON_KINDS.get(first, first)}, expected an object with "
+                             "'traceEvents' or a list of events")
+        for prefix, event, _ in tokens:
+            if prefix == "traceEvents" and event != "map_key":
+                if event != "start_array":
+                    raise ValueError(f"{path}: not a Chrome trace: 'traceEvents' must be a "
+                                     f"list, got {_JSON_KINDS.get(event, event)}")
+                break
+        return "traceEvents.item"
+
+
+def _read_events(path: str, notes: list):
+    """The trace's events one by one, streamed: the file is never held whole. A list that
+    ends without its ``]`` (the format allows it: a tracer may die) ends there, noted."""
     try:
-        with opener(path, "rt", encoding="utf-8") as f:
-            return json.load(f)
-    except (json.JSONDecodeError, UnicodeDecodeError, EOFError, OSError) as e:
-        raise ValueError(f"{path} is not a readable Chrome trace (JSON): {e}") from e
+        prefix = _events_prefix(path)
+        with contextlib.closing(_open_trace(path)) as f:
+            try:
+                yield from ijson.items(f, prefix, use_float=True)
+            except ijson.IncompleteJSONError:
+                if prefix != "item":
+                    raise
+                notes.append("the event list ends without its closing ']' (allowed: the "
+                             "events read up to there are summarized)")
+    except (ijson.JSONError, UnicodeDecodeError, EOFError, zlib.error, gzip.BadGzipFile,
+            StopIteration) as e:
+        reason = str(e).splitlines()[0] if str(e) else "empty file"
+        raise ValueError(f"{path} is not a readable Chrome trace (JSON): {reason}") from None
 
 
 def _json_kind(value) -> str:
@@ -35,21 +109,6 @@ def _json_kind(value) -> str:
         return "a number"
     kinds = {str: "a string", list: "a list", dict: "an object"}
     return kinds.get(type(value), type(value).__name__)
-
-
-def _trace_events(path: str, data) -> list:
-    """The event list of either form the format allows: ``{"traceEvents": [...]}`` or ``[...]``."""
-    if isinstance(data, list):
-        return data
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: not a Chrome trace: the top-level JSON value is "
-                         f"{_json_kind(data)}, expected an object with 'traceEvents' or a list "
-                         "of events")
-    raw = data.get("traceEvents", [])
-    if not isinstance(raw, list):
-        raise ValueError(f"{path}: not a Chrome trace: 'traceEvents' must be a list, "
-                         f"got {_json_kind(raw)}")
-    return raw
 
 
 def _ns(value) -> int:
@@ -73,9 +132,16 @@ def _thread(item: dict) -> tuple:
     return (pid, tid)
 
 
+def _number(args: dict, key: str, default):
+    value = args.get(key, default)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise ValueError(f"'args.{key}' must be a number, got {_json_kind(value)}")
+    return value
+
+
 def _function_event(item: dict, thread: tuple) -> FunctionEvent:
     start = _ns(item.get("ts", 0))
-    event = FunctionEvent(str(item.get("name", "")), item.get("cat", ""), thread,
+    event = FunctionEvent(str(item.get("name", "")), str(item.get("cat", "")), thread,
                           start, start + max(_ns(item.get("dur", 0)), 0))
     args = _args(item)
     event.sequence_nr = int(args.get("Sequence number", -1))
@@ -84,7 +150,7 @@ def _function_event(item: dict, thread: tuple) -> FunctionEvent:
         event.input_shapes = args["Input Dims"]
         event.input_types = args.get("Input type")
     event.site = args.get("Forward call site")
-    event.flops = args.get("flops", 0)
+    event.flops = _number(args, "flops", 0)
     return event
 
 
@@ -98,32 +164,48 @@ class TraceFile:
     >>> print(trace.key_averages().table(sort_by="self_cpu_time_total", row_limit=10))
     """
 
-    def __init__(self, path: str, data) -> None:
+    def __init__(self, path: str) -> None:
         self.path = path
-        raw = _trace_events(path, data)
-        self.metadata = {k: v for k, v in data.items() if k != "traceEvents"} \
-            if isinstance(data, dict) else {}
-        events, memory = [], []
+        self.notes: list = []  # what was read but is not in the tables, and why
+        events, memory, skipped = [], [], collections.Counter()
         flows: dict = {}  # flow id -> {"s": (thread, ts), "f": (thread, ts, binds_enclosing)}
-        for index, item in enumerate(raw):
+        negative = 0
+        for index, item in enumerate(_read_events(path, self.notes)):
             if not isinstance(item, dict):
+                skipped["not an object"] += 1
                 continue
             try:
-                self._read(item, events, memory, flows)
+                self._read(item, events, memory, flows, skipped)
+                negative += item.get("ph") == "X" and _ns(item.get("dur", 0)) < 0
             except (TypeError, ValueError, OverflowError) as e:
                 raise ValueError(f"{path}: event #{index} ({item.get('name', '?')!r}): {e}") \
                     from e
+        ends = [e.end_ns for e in events]
         ordered = nest(events, memory)
+        clamped = sum(e.end_ns != end for e, end in zip(events, ends))
         _link_by_flows(ordered, flows)
         _link_by_sequence(ordered)
         has_shapes = any(e.input_shapes is not None for e in ordered)
         self._events = EventList(ordered, record_shapes=has_shapes, profile_memory=bool(memory))
+        self.notes += [f"{count} {what} events are not host ops: left out of the tables"
+                       for what, count in sorted(skipped.items()) if what != "not an object"]
+        if skipped["not an object"]:
+            self.notes.append(f"{skipped['not an object']} entries of the event list are not "
+                              "objects: ignored")
+        if negative:
+            self.notes.append(f"{negative} events have a negative duration: counted as 0")
+        if clamped:
+            self.notes.append(f"{clamped} events overlap the event they start in: cut at its "
+                              "end (Perfetto drops such slices)")
 
     @staticmethod
-    def _read(item: dict, events: list, memory: list, flows: dict) -> None:
+    def _read(item: dict, events: list, memory: list, flows: dict, skipped) -> None:
         phase = item.get("ph")
-        if phase == "X" and item.get("cat") not in _SKIPPED_CATS:
-            events.append(_function_event(item, _thread(item)))
+        if phase == "X":
+            if item.get("cat") in _SKIPPED_CATS:
+                skipped[item["cat"]] += 1
+            else:
+                events.append(_function_event(item, _thread(item)))
         elif phase == "i" and item.get("name") == "[memory]":
             args = _args(item)
             if args.get("Device Type", 0) == 0:  # host memory only in the CPU columns
@@ -161,6 +243,7 @@ def _link_by_flows(events: list, flows: dict) -> None:
             continue
         node.forward = forward
         node.site = node.site or forward.site
+        forward.site = forward.site or node.site  # gradkit writes the site on the node only
         if not node.fwd_thread:
             node.fwd_thread = forward.thread[1] or -1  # non-zero: marks it as a backward event
 
@@ -208,4 +291,4 @@ def load_trace(path) -> TraceFile:
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such trace file: {path}")
-    return TraceFile(path, _read_json(path))
+    return TraceFile(path)

@@ -47,11 +47,17 @@ def active_recorders() -> tuple:
     return tuple(_recording)
 
 
+# {native tid: Python thread name} of every thread that recorded: a worker that has ended
+# by export time still gets its own name on its track
+thread_names_seen: dict = {}
+
+
 class _ThreadId(threading.local):
     """The OS thread id (PyTorch's tid), read once per thread: get_native_id is a syscall."""
 
     def __init__(self) -> None:
         self.tid = threading.get_native_id()
+        thread_names_seen[self.tid] = threading.current_thread().name
 
 
 _this_thread = _ThreadId()
@@ -191,7 +197,7 @@ class Recorder(observers.Observer):
 
         def node_exit(start, node, grads, grad_inputs):
             end, tid = clock(), thread.tid
-            emit_node((node.op.node_name, start, end, tid, node._sequence_nr))
+            emit_node((node.name(), start, end, tid, node._sequence_nr))
             if memory and grad_inputs:
                 for g in grad_inputs:  # arrays, in a plain backward: allocated's work, inlined
                     if type(g) is ndarray:

@@ -7,6 +7,17 @@ SORT_KEYS = ("cpu_time_total", "self_cpu_time_total", "cpu_time", "count",
              "cpu_memory_usage", "self_cpu_memory_usage", "flops")
 
 
+# control characters (C0, DEL, C1) and bidi overrides, written as escapes: a name must not move
+# the cursor, colour the terminal or reorder the line it is printed on
+_UNPRINTABLE = {c: ascii(chr(c))[1:-1] for c in (*range(0x20), *range(0x7F, 0xA0),
+                                                 *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped (``"a\\nb"`` for a newline), safe to print."""
+    return text.translate(_UNPRINTABLE)
+
+
 def format_time(us: float) -> str:
     """Microseconds as torch prints them: ``1.234s``, ``1.234ms`` or ``1.234us``."""
     if us >= 1e6:
@@ -35,8 +46,8 @@ def _flops_unit(events) -> tuple[str, float]:
     return names[power], 10.0 ** (3 * power)
 
 
-def format_table(events, sort_by=None, row_limit: int = 100, max_name_column_width: int = 55,
-                 max_shapes_column_width: int = 80, header=None,
+def format_table(events, sort_by=None, row_limit: int = 100, max_src_column_width: int = 75,
+                 max_name_column_width: int = 55, max_shapes_column_width: int = 80, header=None,
                  top_level_events_only: bool = False) -> str:
     """Render averaged (or raw) events as torch's profiler table."""
     if sort_by is not None and sort_by not in SORT_KEYS:
@@ -56,7 +67,7 @@ def format_table(events, sort_by=None, row_limit: int = 100, max_name_column_wid
     shapes = getattr(events, "record_shapes", False) and any(e.input_shapes for e in rows)
     stacks = getattr(events, "with_stack", False) and any(e.stack for e in rows)
     flops = getattr(events, "with_flops", False) and any(e.flops for e in rows)
-    name_width = min(max(len(e.key) for e in events) + 4, max_name_column_width)
+    name_width = min(max(len(printable(e.key)) for e in events) + 4, max_name_column_width)
     columns = [("Name", name_width), ("Self CPU %", 12), ("Self CPU", 12), ("CPU total %", 12),
                ("CPU total", 12), ("CPU time avg", 12)]
     if memory:
@@ -66,7 +77,9 @@ def format_table(events, sort_by=None, row_limit: int = 100, max_name_column_wid
         width = min(max(len(str(e.input_shapes)) for e in rows) + 4, max_shapes_column_width)
         columns.append(("Input Shapes", width))
     if stacks:
-        columns.append(("Source Location", name_width))
+        src_width = min(max(len(printable(e.stack[0])) for e in rows if e.stack) + 4,
+                        max_src_column_width)
+        columns.append(("Source Location", src_width))
     if flops:
         flops_name, flops_scale = _flops_unit(rows)
         columns.append((f"Total {flops_name}", 14))
@@ -88,7 +101,9 @@ def format_table(events, sort_by=None, row_limit: int = 100, max_name_column_wid
         if shapes:
             cells.append(e.input_shapes if e.input_shapes is not None else [])
         if stacks:
-            cells.append(e.stack[0] if e.stack else "")
+            # cut at the start: the file's end, line and function are what tells sites apart
+            site = printable(e.stack[0]) if e.stack else ""
+            cells.append(site if len(site) <= src_width else "..." + site[3 - src_width:])
         if flops:
             cells.append(f"{e.flops / flops_scale:.3f}" if e.flops else "--")
         out.append(line(cells))
@@ -98,4 +113,5 @@ def format_table(events, sort_by=None, row_limit: int = 100, max_name_column_wid
 
 
 def _fit(text: str, width: int) -> str:
+    text = printable(text)
     return text if len(text) <= width else text[:width - 3] + "..."

@@ -8,9 +8,16 @@ from operator import itemgetter
 from gradkit._user_frames import user_frame_count
 from gradkit.profiler.events import EventList, FunctionEvent, nest
 from gradkit.profiler.flops import count_flops
-from gradkit.profiler.recorder import BACKWARD, MEM, NODE, OP, RANGE, SAVED, site_text
+from gradkit.profiler.recorder import (BACKWARD, MEM, NODE, OP, RANGE, SAVED, site_text,
+                                       thread_names_seen)
 
 EVALUATE_PREFIX = "autograd::engine::evaluate_function: "
+
+
+def node_inside_wrapper(start: int, end: int) -> tuple:
+    """A backward node's span, 1 ns inside its evaluate_function wrapper's ``(start, end)`` on
+    both sides: HTA nests the events after two slices of one span wrongly."""
+    return (start + 1, end - 1) if end - start >= 2 else (start, end)
 
 # numpy dtype name -> the C++ type name torch writes in "Input type"
 _TORCH_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half",
@@ -36,9 +43,10 @@ class Timeline:
 
 
 def thread_names(tids) -> dict:
-    """{tid: name} of the threads that recorded events ("python" for one that has ended)."""
+    """{tid: name} of the threads that recorded events: the live thread's name, else the one it
+    had when it first recorded ("python" for a tid never seen)."""
     names = {t.native_id: t.name for t in threading.enumerate()}
-    return {tid: names.get(tid, "python") for tid in tids}
+    return {tid: names.get(tid) or thread_names_seen.get(tid, "python") for tid in tids}
 
 
 def memory_series(records: list, base: int) -> tuple:
@@ -105,8 +113,10 @@ def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Ti
             events.append(event)
         elif kind == NODE:
             _, name, start, end, tid, seq = r
-            for label in (EVALUATE_PREFIX + name, name):
-                event = FunctionEvent(label, "cpu_op", tid, start - base, end - base, seq)
+            start, end = start - base, end - base
+            for label, span in ((EVALUATE_PREFIX + name, (start, end)),
+                                (name, node_inside_wrapper(start, end))):
+                event = FunctionEvent(label, "cpu_op", tid, *span, seq)
                 events.append(event)
                 backward.append(event)
         elif kind == RANGE or kind == BACKWARD:

@@ -15,6 +15,7 @@ from gradkit.profiler.cuda_timer import write_gpu_track
 from gradkit.profiler.flops import count_flops
 from gradkit.profiler.recorder import BACKWARD, MEM, NODE, OP, RANGE, SAVED, site_text
 from gradkit.profiler.timeline import (EVALUATE_PREFIX, input_lists, memory_series,
+                                       node_inside_wrapper,
                                        stack_frames, thread_names)
 
 LIVE_BYTES = "Memory allocated (bytes)"
@@ -155,6 +156,8 @@ def _write_events(writer, pid: int, events: list, base: int, forward: dict,
                 seq = r[5]
                 source = forward.get(seq)
                 t, d = f"{ts:.3f}", f"{dur:.3f}"
+                inner = node_inside_wrapper(start, end)
+                node_t, node_d = f"{inner[0] / 1000:.3f}", f"{(inner[1] - inner[0]) / 1000:.3f}"
                 flow = ""
                 if source is None:  # its forward ran before profiling began: still backward
                     tail = f',"Sequence number":{seq},"Fwd thread id":{tid}' if seq >= 0 else ""
@@ -168,16 +171,16 @@ def _write_events(writer, pid: int, events: list, base: int, forward: dict,
                         fwd_ts = (source[2] - base) / 1000 if source[2] > base else 0.0
                         flow = (f',\n{{"ph":"s","id":{flow_id},"pid":{pid},"tid":{fwd_tid},'
                                 f'"ts":{fwd_ts:.3f},"cat":"fwdbwd","name":"fwdbwd"}},\n'
-                                f'{{"ph":"f","id":{flow_id},"pid":{pid},"tid":{tid},"ts":{t},'
+                                f'{{"ph":"f","id":{flow_id},"pid":{pid},"tid":{tid},"ts":{node_t},'
                                 f'"cat":"fwdbwd","name":"fwdbwd","bp":"e"}}')
                         extra += 2
                 extra += 1  # the wrapper and the node are one text
                 emit(f'{head}{t},"dur":{d},"args":{{"External id":{number},'
                      f'"Record function id":0{tail}}}}},\n'
-                     f'{node}{t},"dur":{d},"args":{{"External id":{number + 1},'
+                     f'{node}{node_t},"dur":{node_d},"args":{{"External id":{number + 1},'
                      f'"Record function id":0{tail}}}}}{flow}')
                 number += 1
-                stack.append(end)  # the node, inside its wrapper
+                stack.append(inner[1])  # the node, inside its wrapper
             else:
                 tail = "" if kind != OP else \
                     f',"Sequence number":{r[5]},"Fwd thread id":0' \

@@ -1,0 +1,5 @@
+"""gradkit.utils: activation checkpointing (``gradkit.utils.checkpoint``) and ``as_torch``."""
+from gradkit._not_implemented import module_getattr
+from gradkit.utils import checkpoint  # noqa: F401 - torch.utils.checkpoint without an import
+
+__getattr__ = module_getattr(__name__)

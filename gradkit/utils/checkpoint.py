@@ -34,9 +34,36 @@ def checkpoint(function, *args, use_reentrant: bool = False, preserve_rng_state:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
         return _ReentrantCheckpoint.apply(function, preserve_rng_state, *args)
     recomputation = _Recomputation(function, args, kwargs,
-                                   get_rng_state() if preserve_rng_state else None)
+                                   get_rng_state() if preserve_rng_state else None,
+                                   _early_stop[0])
     with saved_tensors_hooks(recomputation.pack, recomputation.unpack):
         return function(*args, **kwargs)
+
+
+_early_stop = [True]  # as torch: one setting for the process, read when forward runs
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Whether non-reentrant checkpoints made in this block stop their recomputation as soon
+    as every tensor backward needs is recomputed (the default) or rerun the whole function.
+
+    Only forward needs to run inside the block.
+
+    >>> with set_checkpoint_early_stop(False):
+    ...     out = checkpoint(fn, x, use_reentrant=False)
+    >>> out.sum().backward()    # reruns all of fn
+    """
+    previous = _early_stop[0]
+    _early_stop[0] = enable
+    try:
+        yield
+    finally:
+        _early_stop[0] = previous
+
+
+class _StopRecomputationError(Exception):
+    """Raised by the recomputation's pack hook once it holds every tensor backward needs."""
 
 
 @contextlib.contextmanager
@@ -56,11 +83,12 @@ def _rng_replayed(state):
 class _Recomputation:
     """The forward of one checkpoint call: saved tensors are indices into a rerun of it."""
 
-    def __init__(self, function, args, kwargs, rng_state) -> None:
+    def __init__(self, function, args, kwargs, rng_state, early_stop: bool) -> None:
         self.function = function
         self.args = args
         self.kwargs = kwargs
         self.rng_state = rng_state
+        self.early_stop = early_stop
         self.count = 0
         self.values = {}   # index -> recomputed tensor, dropped as backward unpacks it
 
@@ -79,13 +107,18 @@ class _Recomputation:
 
         def keep(tensor) -> None:
             values[len(values)] = tensor
+            if self.early_stop and len(values) == self.count:
+                raise _StopRecomputationError
 
         def never_unpacked(packed):  # the recomputed graph is only read, never run
             raise RuntimeError("checkpoint: the recomputed graph cannot be backpropagated")
 
         with enable_grad(), _rng_replayed(self.rng_state), saved_tensors_hooks(keep,
                                                                               never_unpacked):
-            self.function(*self.args, **self.kwargs)
+            try:
+                self.function(*self.args, **self.kwargs)
+            except _StopRecomputationError:
+                pass
         if len(values) != self.count:
             raise RuntimeError(
                 "torch.utils.checkpoint: A different number of tensors was saved during the "

@@ -1,55 +1,91 @@
 """Long differential fuzz run: random programs in gradkit and PyTorch, every mismatch reported.
 
-    python tests/fuzz/run_fuzz.py --programs 20000 [--start 0] [--max-report 20]
+    python tests/fuzz/run_fuzz.py --programs 20000 [--start 0] [--classes views,dtypes]
+                                  [--max-report 20] [--shrink] [--jsonl mismatches.jsonl]
 
-Program k is generated from seed ``start + k``; a mismatch prints its seed and
-source, so ``--start SEED --programs 1`` replays it. Exits 1 when any program
-disagrees with torch.
+Program k is generated from seed ``start + k`` (its class is ``seed % number of classes``,
+see ``programs.CLASSES``); a mismatch prints its seed and source, so ``--start SEED
+--programs 1`` replays it (``--shrink`` drops steps that do not matter). Mismatches are
+counted by class and kind (values, grads, missing error, ...). Exits 1 when any program
+disagrees with torch. torch itself can crash the interpreter on a rare program (a segfault in
+``register_hook`` was seen): rerun with ``--log-seeds`` to see the seed, then go on from the
+next one with ``--start``.
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import json
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fuzz.programs import RandomDrawer, diff_program, generate  # noqa: E402
+from fuzz.known import diff_program  # noqa: E402
+from fuzz.programs import CLASS_NAMES, RandomDrawer, class_of, generate  # noqa: E402
+from fuzz.runner import problem_kind  # noqa: E402
+from fuzz.shrink import shrink  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", type=int, default=20000)
     parser.add_argument("--start", type=int, default=0)
+    parser.add_argument("--classes", default=",".join(CLASS_NAMES),
+                        help="comma-separated program classes to run (others are skipped)")
     parser.add_argument("--max-report", type=int, default=20,
                         help="print the source of at most this many mismatching programs")
+    parser.add_argument("--shrink", action="store_true", help="shrink reported programs")
+    parser.add_argument("--jsonl", help="append one JSON line per mismatching program here")
+    parser.add_argument("--log-seeds", action="store_true",
+                        help="print each seed before running it (finds a seed that crashes "
+                             "the interpreter: torch itself segfaults on some programs)")
     args = parser.parse_args(argv)
+    wanted = set(args.classes.split(","))
     began = time.perf_counter()
-    mismatches = collections.Counter()
-    reported = 0
-    ops = collections.Counter()
-    known = collections.Counter()
+    ran, mismatches, known = collections.Counter(), collections.Counter(), collections.Counter()
+    first_seed, reported = {}, 0
     for seed in range(args.start, args.start + args.programs):
-        program = generate(RandomDrawer(seed))
-        ops.update(step.op for step in program.steps)
-        problems, known_as = diff_program(program)
+        if class_of(seed) not in wanted:
+            continue
+        if args.log_seeds:
+            print(f"seed {seed}", flush=True)
+        try:
+            program = generate(RandomDrawer(seed))
+            problems, known_as = diff_program(program)
+        except Exception as e:  # noqa: BLE001 - a harness bug must not end the long run
+            print(f"--- harness error, seed {seed}: {type(e).__name__}: {e}", flush=True)
+            ran["harness error"] += 1
+            continue
+        ran[program.klass] += 1
         if known_as:
             known[known_as] += 1
-        elif problems:
-            mismatches[problems[0].split(":")[0] + " | " + " ".join(
-                sorted({s.op for s in program.steps}))] += 1
-            if reported < args.max_report:
-                reported += 1
-                print(f"--- mismatch, seed {seed}\n{program.source()}")
-                print("\n".join(problems), flush=True)
+        if known_as or not problems:
+            continue
+        key = (program.klass, problem_kind(problems[0]))
+        mismatches[key] += 1
+        first_seed.setdefault(key, seed)
+        if args.jsonl:
+            with open(args.jsonl, "a") as out:
+                out.write(json.dumps({"seed": seed, "class": key[0], "kind": key[1],
+                                      "problem": problems[0][:400],
+                                      "ops": sorted({s.op for s in program.steps})}) + "\n")
+        if reported < args.max_report:
+            reported += 1
+            shown = shrink(program) if args.shrink else program
+            print(f"--- mismatch, seed {seed}\n{shown.source()}")
+            print("\n".join(diff_program(shown)[0])[:2000], flush=True)
     elapsed = time.perf_counter() - began
-    print(f"\n{args.programs} programs, {sum(ops.values())} steps over {len(ops)} ops "
-          f"in {elapsed:.1f} s; {sum(mismatches.values())} mismatching programs")
-    for key, count in mismatches.most_common():
-        print(f"  {count:6d}  {key}")
-    print(f"{sum(known.values())} programs hit known, reported differences:")
+    total = sum(mismatches.values())
+    print(f"\n{sum(ran.values())} programs in {elapsed:.1f} s; {total} mismatching programs")
+    for klass in CLASS_NAMES + ("harness error",):
+        if ran[klass]:
+            bad = sum(n for (c, _), n in mismatches.items() if c == klass)
+            print(f"  {klass:9s} {ran[klass]:7d} programs, {bad:6d} mismatching")
+    for (klass, kind), count in sorted(mismatches.items()):
+        print(f"  {count:6d}  {klass:9s} {kind:15s} first seed {first_seed[klass, kind]}")
+    print(f"{sum(known.values())} programs hit known, documented differences:")
     for key, count in known.most_common():
         print(f"  {count:6d}  {key}")
     return 1 if mismatches else 0

@@ -1,0 +1,100 @@
+"""The checks gradcheck makes besides the backward Jacobian, as torch makes them: the
+forward-mode Jacobian (``check_forward_ad``) and backward with undefined output gradients
+(``check_undefined_grad``)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from gradkit.autograd.function import Function
+from gradkit.autograd.gradcheck import _device_like, _host, _outputs, _real_components
+
+UNDEFINED_NOTE = 'Please look at "Notes about undefined output gradients" in ' \
+    '"tools/autograd/derivatives.yaml"'
+
+
+def jvp_outputs(func, inputs, tangents: dict) -> list:
+    """The output tangents of ``func`` at ``inputs`` for ``tangents`` {input index: array};
+    outputs without a tangent get zeros."""
+    from gradkit._tensor import Tensor
+    from gradkit.autograd import forward_ad
+    with forward_ad.dual_level():
+        duals = [forward_ad.make_dual(t.detach(), Tensor._make(tangents[i]))
+                 if i in tangents else t for i, t in enumerate(inputs)]
+        out = func(*duals)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        result = []
+        for o in outs:
+            if not isinstance(o, Tensor):
+                continue
+            tangent = forward_ad.unpack_dual(o).tangent
+            data = _host(o._data)
+            result.append(np.zeros_like(data) if tangent is None else _host(tangent._data))
+        return result
+
+
+def forward_jacobian(func, inputs, index: int) -> np.ndarray:
+    """J[r, c]: d(real output component r) / d(real component c of input ``index``), one jvp
+    per column (a unit tangent; 1j for the imaginary part of a complex input)."""
+    host = _host(inputs[index]._data)
+    parts = (1, 1j) if host.dtype.kind == "c" else (1,)
+    columns = []
+    for part in parts:
+        for k in range(host.size):
+            tangent = np.zeros(host.size, dtype=host.dtype)
+            tangent[k] = part
+            tangent = tangent.reshape(host.shape)
+            if not isinstance(inputs[index]._data, np.ndarray):
+                tangent = _device_like(inputs[index]._data, tangent)
+            outs = jvp_outputs(func, inputs, {index: tangent})
+            columns.append(np.concatenate([_real_components(o) for o in outs] or [np.zeros(0)]))
+    return np.stack(columns, axis=1) if columns else np.zeros((0, 0))
+
+
+class _UndefinedGrad(Function):
+    """Identity whose backward gives no gradient (torch's ``UndefinedGrad``)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None
+
+
+def check_undefined_grad(func, inputs, indices, error) -> None:
+    """Backward must cope with undefined (None) output gradients, for all outputs at once and,
+    with several outputs, one at a time; input gradients must then be None or zero."""
+    from gradkit.autograd.api import grad as autograd_grad
+    from gradkit.creation import zeros_like
+    diff_inputs = [inputs[i] for i in indices]
+
+    def differentiable():
+        return [o for o in _outputs(func, inputs) if o.requires_grad]
+
+    checks = [[_UndefinedGrad.apply(o) for o in differentiable()]]
+    if len(checks[0]) > 1:
+        for undefined in range(len(checks[0])):
+            checks.append([_UndefinedGrad.apply(o) if k == undefined else o
+                           for k, o in enumerate(differentiable())])
+    for outputs in checks:
+        try:
+            grads = autograd_grad(outputs, diff_inputs, [zeros_like(o) for o in outputs],
+                                  allow_unused=True)
+        except RuntimeError as exc:
+            _warn_new_check()
+            raise error("Expected backward function to handle undefined output grads. "
+                        + UNDEFINED_NOTE) from exc
+        if any(g is not None and np.any(_host(g._data) != 0) for g in grads):
+            _warn_new_check()
+            raise error("Expected all input grads to be undefined or zero when all output grads "
+                        "are undefined or zero. " + UNDEFINED_NOTE)
+
+
+def _warn_new_check() -> None:
+    warnings.warn("Backwards compatibility: New undefined gradient support checking feature is "
+                  "enabled by default, but it may break existing callers of this function. If "
+                  "this is true for you, you can call this function with "
+                  '"check_undefined_grad=False" to disable the feature', stacklevel=3)

@@ -1,0 +1,57 @@
+"""``node._saved_<name>``: what a built-in op's node saved, under torch's names.
+
+The names come from the op's declaration (``save=("x", "y", "result", "x.shape")``) plus
+torch's spellings: ``self``/``other`` for the first inputs (or the op's
+``torch_input_names``), ``self_sym_sizes`` for a saved shape, and the op's parameters
+(``dim``, ``keepdim``). They are properties on Node, declared once per name.
+"""
+from __future__ import annotations
+
+from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor
+
+_TORCH_INPUT_NAMES = ("self", "other")  # torch's names of the first two inputs of most ops
+_TORCH_ATTR_NAMES = {"shape": ("shape", "sym_sizes")}  # x.shape is torch's _saved_self_sym_sizes
+
+
+def _saved_keys(op) -> dict:
+    """``_saved_<key>`` names of an op's save entries -> entry index (torch's names:
+    ``self``, ``other`` (or the op's ``torch_input_names``) for inputs, ``result``,
+    ``<input>_<attr>`` for metadata), and of its parameters (``dim``, ``keepdim``) -> None."""
+    keys = dict.fromkeys(getattr(op, "param_names", ()))
+    names = getattr(op, "input_names", ())
+    torch_names = getattr(op, "torch_input_names", _TORCH_INPUT_NAMES)
+    for entry_index, (kind, index, attr) in enumerate(getattr(op, "save_spec", ())):
+        base = (names[index] if kind == "input" else
+                "inputs" if kind == "inputs" else "result" + (str(index) if index else ""))
+        aliases = {base}
+        if kind == "input" and index < len(torch_names):
+            aliases.add(torch_names[index])
+        for alias in aliases:
+            for attr_alias in _TORCH_ATTR_NAMES.get(attr, (attr,)):
+                keys[alias + ("_" + attr_alias if attr_alias else "")] = entry_index
+    return keys
+
+
+def _saved_attribute(node: Node, key: str):
+    """``node._saved_<key>``: what the node's op saved under that name, or a parameter."""
+    keys = _saved_keys(node.op)
+    if key not in keys:
+        raise AttributeError(f"'{node.name()}' object has no attribute '_saved_{key}'")
+    entry_index = keys[key]
+    if entry_index is None:  # a parameter: plain values stay readable after backward
+        return (node.params or {}).get(key)
+    if node.saved is None:
+        raise RuntimeError(FREED_MESSAGE)
+    value = node.saved[entry_index]
+    return value.unpack(node, True) if type(value) is SavedTensor else value
+
+
+def declare_saved_names(op) -> None:
+    """Make ``node._saved_<key>`` readable for the save entries of ``op`` (torch's
+    introspection). Properties on Node, not a ``__getattr__``: with one, CPython 3.11 cannot
+    specialise any attribute read of a Node, and the engine reads them all the time."""
+    for key in _saved_keys(op):
+        name = "_saved_" + key
+        if name not in Node.__dict__:
+            setattr(Node, name, property(lambda node, key=key: _saved_attribute(node, key),
+                                         doc=f"What the node's op saved as ``{key}``."))

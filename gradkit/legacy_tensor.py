@@ -1,0 +1,114 @@
+"""torch's legacy constructors: ``Tensor(data)``, ``Tensor(*size)``, ``FloatTensor(...)`` & co.
+
+``gradkit.Tensor([1, 2])`` is a float tensor of the default dtype (unlike
+``gradkit.tensor``, which infers int64), ``Tensor(2, 3)`` an uninitialised one of
+shape (2, 3) (zeros here), ``Tensor()`` an empty one, and ``Tensor(t)`` an alias of
+the tensor ``t`` (same memory and version counter, ``AliasBackward0``).
+``FloatTensor`` and the other typed names build tensors of their dtype and answer
+``isinstance(t, FloatTensor)`` by dtype, as torch's do.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gradkit import backend
+from gradkit._tensor import Size, Tensor
+
+
+def _describe(args, kwargs) -> str:
+    parts = [type(a).__name__ for a in args]
+    parts += [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    return ", ".join(parts)
+
+
+def _is_size(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def legacy_new(args: tuple, kwargs: dict, dtype: backend.dtype | None = None,
+               name: str = "new") -> Tensor:
+    """The tensor ``Tensor(*args, **kwargs)`` makes (``dtype=None``: the default dtype)."""
+    from gradkit import creation
+    kwargs = dict(kwargs)
+    device = kwargs.pop("device", None)
+    if kwargs:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({_describe(args, kwargs)}), but expected one of: (*, device), "
+                        "(Tensor other), (tuple of ints size, *, device), "
+                        "(object data, *, device)")
+    target = dtype or backend.get_default_dtype()
+    if not args:
+        return creation.empty(0, dtype=target, device=device)
+    first = args[0]
+    if len(args) == 1 and isinstance(first, Tensor):
+        if dtype is not None and first.dtype is not dtype:
+            raise TypeError(f"expected {dtype} tensor (got {first.dtype} tensor)")
+        from gradkit.ops.slicing import _alias
+        return _alias(first)
+    if len(args) == 1 and isinstance(first, Size) or all(_is_size(a) for a in args):
+        return creation.empty(*args, dtype=target, device=device)
+    if len(args) > 1:
+        bad = next(i for i, a in enumerate(args) if not _is_size(a))
+        raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                        f"{bad + 1} with error \"type must be tuple of ints,but got "
+                        f"{type(args[bad]).__name__}\"")
+    if isinstance(first, (str, bytes)):
+        raise TypeError(f"{name}(): invalid data type '{type(first).__name__}'")
+    if not isinstance(first, (list, tuple, np.ndarray)) and \
+            not hasattr(first, "__cuda_array_interface__"):
+        raise TypeError(f"{name}(): data must be a sequence (got {type(first).__name__})")
+    return creation.tensor(first, dtype=target, device=device)
+
+
+class LegacyTensorType:
+    """``gradkit.FloatTensor`` & co.: a constructor of one dtype and an isinstance test."""
+
+    def __init__(self, name: str, dtype: backend.dtype) -> None:
+        self.__name__ = self.__qualname__ = name
+        self.dtype = dtype
+
+    def __call__(self, *args, **kwargs) -> Tensor:
+        return legacy_new(args, kwargs, self.dtype)
+
+    def __instancecheck__(self, obj) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype is self.dtype and obj.device.type == "cpu"
+
+    def __repr__(self) -> str:
+        return f"<class 'gradkit.{self.__name__}'>"
+
+
+FloatTensor = LegacyTensorType("FloatTensor", backend.float32)
+DoubleTensor = LegacyTensorType("DoubleTensor", backend.float64)
+HalfTensor = LegacyTensorType("HalfTensor", backend.float16)
+LongTensor = LegacyTensorType("LongTensor", backend.int64)
+IntTensor = LegacyTensorType("IntTensor", backend.int32)
+ShortTensor = LegacyTensorType("ShortTensor", backend.int16)
+CharTensor = LegacyTensorType("CharTensor", backend.int8)
+ByteTensor = LegacyTensorType("ByteTensor", backend.uint8)
+BoolTensor = LegacyTensorType("BoolTensor", backend.bool_)
+
+LEGACY_TYPES = (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor,
+                CharTensor, ByteTensor, BoolTensor)
+_BY_DTYPE = {t.dtype: t for t in LEGACY_TYPES}
+_BY_NAME = {t.__name__: t for t in LEGACY_TYPES}
+
+
+def type_name(tensor: Tensor) -> str:
+    """``x.type()``: ``gradkit.FloatTensor``, ``gradkit.cuda.DoubleTensor``, ... (torch's names)."""
+    legacy = _BY_DTYPE.get(tensor.dtype)
+    name = legacy.__name__ if legacy else tensor.dtype.name
+    return "gradkit." + ("cuda." if tensor.device.type == "cuda" else "") + name
+
+
+def cast_to_type(tensor: Tensor, spec) -> Tensor:
+    """``x.type(spec)`` for a dtype, a tensor type (``FloatTensor``) or its name as a string
+    (``"torch.cuda.DoubleTensor"``, ``"gradkit.LongTensor"``)."""
+    if isinstance(spec, LegacyTensorType):
+        return tensor.to(spec.dtype)
+    if isinstance(spec, str):
+        parts = spec.split(".")
+        legacy = _BY_NAME.get(parts[-1])
+        if legacy is None or parts[0] not in ("torch", "gradkit"):
+            raise ValueError(f"invalid type: '{spec}'")
+        return tensor.to("cuda" if "cuda" in parts[1:-1] else tensor.device, legacy.dtype)
+    return tensor.to(spec)

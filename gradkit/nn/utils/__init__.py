@@ -1,0 +1,7 @@
+"""gradkit.nn.utils: gradient clipping and parameter/vector conversion, as torch.nn.utils."""
+from gradkit.nn.utils.clip_grad import (
+    clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm)
+from gradkit.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
+           "parameters_to_vector", "vector_to_parameters"]

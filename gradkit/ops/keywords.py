@@ -1,0 +1,44 @@
+"""torch's keyword spellings that gradkit accepts at the op boundary, in one place.
+
+torch's argument parser takes NumPy's names for two parameters of every op
+(``axis`` for ``dim``, ``keepdims`` for ``keepdim``): ``x.sum(axis=1, keepdims=True)``.
+A ``dtype=`` keyword may be a gradkit dtype, which forwards (written on NumPy/CuPy
+arrays) receive as the NumPy dtype it wraps.
+"""
+from __future__ import annotations
+
+import functools
+
+from gradkit import backend
+
+NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
+# any of these among an op call's keywords sends the call through ``torch_keywords``
+SPECIAL_KEYWORDS = frozenset(("axis", "keepdims", "dtype"))
+
+
+def torch_keywords(name: str, params, kwargs: dict) -> dict:
+    """``kwargs`` with NumPy's names renamed to torch's (when ``params`` has them) and a
+    gradkit ``dtype`` made a NumPy dtype; torch's TypeError when both spellings are given."""
+    kwargs = dict(kwargs)
+    for numpy_name, torch_name in NUMPY_NAMES.items():
+        if numpy_name in kwargs and torch_name in params:
+            if torch_name in kwargs:
+                raise TypeError(f"{name}() got an unexpected keyword argument '{numpy_name}'")
+            kwargs[torch_name] = kwargs.pop(numpy_name)
+    dtype = kwargs.get("dtype")
+    if isinstance(dtype, backend.dtype):
+        kwargs["dtype"] = dtype.np
+    return kwargs
+
+
+def numpy_keywords(function):
+    """Decorator: a plain-function op (not an ``Op``) that also takes ``axis=``/``keepdims=``."""
+    import inspect
+    params = frozenset(inspect.signature(function).parameters)
+
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        if kwargs and not SPECIAL_KEYWORDS.isdisjoint(kwargs):
+            kwargs = torch_keywords(function.__name__, params, kwargs)
+        return function(*args, **kwargs)
+    return call

@@ -1,0 +1,259 @@
+"""Decompositions: svd (and svdvals), eigh (and eigvalsh), qr, with torch's derivatives.
+
+Each has a vjp and a jvp rule written with gradkit ops (so both differentiate again). The
+gradients assume distinct singular values / eigenvalues, as torch's do.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from gradkit.ops._op import op
+from gradkit.ops.complex import _is_complex, imag, real
+from gradkit.ops.linalg import matmul
+from gradkit.ops.linalg_solvers import check_matrices, mH, solve
+from gradkit.ops.shape import cat, unsqueeze
+from gradkit.ops.triangular import diag_embed, diagonal, tril
+
+SvdResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
+EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+QrResult = namedtuple("linalg_qr", ["Q", "R"])
+
+
+def _data(x):
+    return getattr(x, "_data", x)
+
+
+def _check_gauge(phase, message: str) -> None:
+    """torch refuses losses that depend on the arbitrary phase of complex singular/eigen
+    vectors; so do we (``phase`` is the imaginary part of that dependence)."""
+    values = _data(phase)
+    values = values.get() if hasattr(values, "get") else values
+    if np.abs(np.asarray(values)).max(initial=0.0) > 1e-6:
+        raise RuntimeError(message)
+
+
+_PHASE = "are specified up to multiplication by e^{i phi}. The specified loss function depends on"
+
+
+def _differences(values):
+    """E[..., i, j] = values[j] - values[i], with ones on the diagonal (a safe divisor)."""
+    e = unsqueeze(values, -2) - unsqueeze(values, -1)
+    return e + diag_embed(values * 0.0 + 1.0)
+
+
+def _off_diagonal(m):
+    return m - diag_embed(diagonal(m, 0, -2, -1))
+
+
+@op(save=("result0", "result1", "result2"), outputs=3, differentiable_outputs=(0, 1, 2),
+    node_name="LinalgSvdBackward0")
+def _svd(xp, x, *, full_matrices=True):
+    check_matrices("linalg.svd", x, square=False)
+    u, s, vh = xp.linalg.svd(x, full_matrices=full_matrices)
+    return u, s.astype(np.finfo(x.dtype).dtype), vh
+
+
+def _svd_vjp(grads, u, s, vh, full_matrices):
+    """torch's svd_backward: with E_ij = s_j² - s_i², skew(X) = X - X^H,
+    gA = U [(skew(U^H gU) S + S skew(V^H gV)) / E + diag(gS)] V^H plus the parts of gU, gV
+    outside the spans of U, V (rectangular A)."""
+    g_u, g_s, g_vh = grads
+    k = s.shape[-1]
+    if full_matrices:  # only the first k singular vectors are determined by A
+        u, g_u = u[..., :k], g_u[..., :k]
+        vh, g_vh = vh[..., :k, :], g_vh[..., :k, :]
+    v, g_v = mH(vh), mH(g_vh)
+    m, n = u.shape[-2], v.shape[-2]
+    uh_gu, vh_gv = matmul(mH(u), g_u), matmul(mH(v), g_v)
+    if _is_complex(u):
+        _check_gauge(imag(diagonal(uh_gu + vh_gv, 0, -2, -1)),
+                     f"svd_backward: The singular vectors in the complex case {_PHASE} this phase "
+                     "term, making it ill-defined.")
+    uh_gu, vh_gv = uh_gu - mH(uh_gu), vh_gv - mH(vh_gv)
+    core = (uh_gu * unsqueeze(s, -2) + unsqueeze(s, -1) * vh_gv) / _differences(s * s)
+    core = _off_diagonal(core) + diag_embed(g_s)
+    if _is_complex(u):
+        core = core + diag_embed(diagonal(uh_gu, 0, -2, -1) / (2 * s))
+    if m > n:
+        g_u_sinv = g_u / unsqueeze(s, -2)
+        outside = g_u_sinv - matmul(u, matmul(mH(u), g_u_sinv))
+        return (matmul(matmul(u, core) + outside, vh),)
+    if m < n:
+        g_v_sinv = g_v / unsqueeze(s, -2)
+        outside = mH(g_v_sinv) - matmul(matmul(mH(g_v_sinv), v), vh)
+        return (matmul(u, matmul(core, vh) + outside),)
+    return (matmul(u, matmul(core, vh)),)
+
+
+def _svd_jvp(tangents, u, s, vh, full_matrices):
+    """With dP = U^H dA V: dS = Re diag(dP), dU = U (dP S + S dP^H) / E, dV = V (S dP + dP^H S)
+    / E (E_ij = s_j² - s_i²), plus dA's parts outside the spans of U, V for rectangular A.
+    With full_matrices, the columns beyond min(m, n) get no tangent (their gradient is
+    ignored too)."""
+    t = tangents[0]
+    k = s.shape[-1]
+    u_k, vh_k = (u[..., :k], vh[..., :k, :]) if full_matrices else (u, vh)
+    v = mH(vh_k)
+    m, n = u_k.shape[-2], v.shape[-2]
+    dp = matmul(mH(u_k), matmul(t, v))
+    diag_dp = diagonal(dp, 0, -2, -1)
+    d_s = real(diag_dp)
+    e = _differences(s * s)
+    s_row, s_col = unsqueeze(s, -2), unsqueeze(s, -1)
+    omega_u = _off_diagonal((dp * s_row + s_col * mH(dp)) / e)
+    omega_v = _off_diagonal((s_col * dp + mH(dp) * s_row) / e)
+    if _is_complex(u):  # the phase of each pair: split evenly between U and V, as the vjp does
+        half = diag_embed(1j * imag(diag_dp) / (2 * s))
+        omega_u, omega_v = omega_u + half, omega_v - half
+    d_u, d_v = matmul(u_k, omega_u), matmul(v, omega_v)
+    if m > n:
+        t_v_sinv = matmul(t, v) / s_row
+        d_u = d_u + t_v_sinv - matmul(u_k, matmul(mH(u_k), t_v_sinv))
+    elif m < n:
+        t_u_sinv = matmul(mH(t), u_k) / s_row
+        d_v = d_v + t_u_sinv - matmul(v, matmul(mH(v), t_u_sinv))
+    d_vh = mH(d_v)
+    if full_matrices and m != n:  # no tangent for the undetermined columns / rows
+        d_u = cat([d_u, u[..., k:] * 0.0], -1)
+        d_vh = cat([d_vh, vh[..., k:, :] * 0.0], -2)
+    return d_u, d_s, d_vh
+
+
+_svd.defvjp_all(_svd_vjp)
+_svd.defjvp_all(_svd_jvp)
+_svd.name, _svd.profiler_name = "linalg_svd", "gradkit::linalg_svd"
+
+
+def svd(x, full_matrices: bool = True):
+    """(U, S, Vh) with x = U diag(S) Vh; ``full_matrices=False``: the reduced factors."""
+    return SvdResult(*_svd(x, full_matrices=full_matrices))
+
+
+def svdvals(x):
+    """The singular values of x, in descending order."""
+    return _svd(x, full_matrices=False)[1]
+
+
+@op(save=("result0", "result1"), outputs=2, node_name="LinalgEighBackward0")
+def _eigh(xp, x, *, UPLO="L"):  # noqa: N803 - torch's name
+    check_matrices("linalg.eigh", x)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    values, vectors = xp.linalg.eigh(x, UPLO=UPLO)
+    return values, vectors
+
+
+def _eigh_vjp(grads, values, vectors, UPLO):  # noqa: N803
+    """gA = V (diag(gL) + offdiag(V^H gV) / E) V^H with E_ij = L_j - L_i (torch's
+    linalg_eig_backward for Hermitian A)."""
+    g_values, g_vectors = grads
+    vh_gv = matmul(mH(vectors), g_vectors)
+    if _is_complex(vectors):
+        _check_gauge(imag(diagonal(vh_gv, 0, -2, -1)),
+                     f"linalg_eigh_backward: The eigenvectors in the complex case {_PHASE} this "
+                     "quantity, so it is ill-defined.")
+    inner = _off_diagonal(vh_gv / _differences(values)) + diag_embed(g_values)
+    return (matmul(vectors, matmul(inner, mH(vectors))),)
+
+
+def _eigh_jvp(tangents, values, vectors, UPLO):  # noqa: N803
+    """With dP = V^H dA V: dL = Re diag(dP), dV = V offdiag(dP) / E (E_ij = L_j - L_i)."""
+    dp = matmul(mH(vectors), matmul(tangents[0], vectors))
+    d_values = real(diagonal(dp, 0, -2, -1))
+    return d_values, matmul(vectors, _off_diagonal(dp / _differences(values)))
+
+
+_eigh.defvjp_all(_eigh_vjp)
+_eigh.defjvp_all(_eigh_jvp)
+_eigh.name, _eigh.profiler_name = "linalg_eigh", "gradkit::linalg_eigh"
+
+
+def eigh(x, UPLO: str = "L"):  # noqa: N803
+    """(eigenvalues ascending, eigenvectors) of Hermitian x, read from its ``UPLO`` triangle."""
+    return EighResult(*_eigh(x, UPLO=UPLO))
+
+
+def eigvalsh(x, UPLO: str = "L"):  # noqa: N803
+    """The eigenvalues of Hermitian x, ascending."""
+    return _eigh(x, UPLO=UPLO)[0]
+
+
+@op(save=("result0", "result1"), outputs=2, node_name="LinalgQrBackward0")
+def _qr(xp, x, *, mode="reduced"):
+    check_matrices("linalg.qr", x, square=False)
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    if mode == "r":
+        return xp.zeros((0,), x.dtype), xp.linalg.qr(x, mode="r")
+    return tuple(xp.linalg.qr(x, mode=mode))
+
+
+def _qr_square_vjp(g_q, g_r, q, r):
+    """gA = (gQ + Q copyltu(M)) R^{-H}, M = R gR^H - gQ^H Q (A with at least as many rows)."""
+    m = matmul(r, mH(g_r)) - matmul(mH(g_q), q)
+    lower = tril(m, -1)
+    b = g_q + matmul(q, lower + mH(lower) + diag_embed(diagonal(m, 0, -2, -1)))
+    return mH(solve(r, mH(b)))
+
+
+def _check_qr_differentiable(q, r, mode):
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
+                           "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to "
+                           "differentiate through linalg.qr.")
+    rows, cols = q.shape[-2], r.shape[-1]
+    if mode == "complete" and rows > cols:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
+                           "nrows > ncols.")
+    if _is_complex(q):
+        raise RuntimeError("gradkit: the gradient of linalg.qr is implemented for real matrices "
+                           "only")
+
+
+def _qr_vjp(grads, q, r, mode):
+    g_q, g_r = grads
+    _check_qr_differentiable(q, r, mode)
+    rows, cols = q.shape[-2], r.shape[-1]
+    if rows >= cols:
+        return (_qr_square_vjp(g_q, g_r, q, r),)
+    # A = [X | Y] with X square: X = Q R_X gets the gradient of its own QR, Y = Q R_Y a product
+    r_x, r_y, g_r_x, g_r_y = r[..., :rows], r[..., rows:], g_r[..., :rows], g_r[..., rows:]
+    y = matmul(q, r_y)
+    g_x = _qr_square_vjp(g_q + matmul(y, mH(g_r_y)), g_r_x, q, r_x)
+    return (cat([g_x, matmul(q, g_r_y)], -1),)
+
+
+def _qr_square_jvp(t, q, r):
+    """B = Q^H dA R^{-1} = Q^H dQ + dR R^{-1}: its strictly lower part makes the skew Q^H dQ,
+    the rest is dR R^{-1} (upper triangular); then dQ = dA R^{-1} - Q dR R^{-1}."""
+    t_rinv = solve(r, t, left=False)
+    b = matmul(mH(q), t_rinv)
+    lower = tril(b, -1)
+    dr_rinv = b - (lower - mH(lower))
+    return t_rinv - matmul(q, dr_rinv), matmul(dr_rinv, r)
+
+
+def _qr_jvp(tangents, q, r, mode):
+    _check_qr_differentiable(q, r, mode)
+    t = tangents[0]
+    rows = q.shape[-2]
+    if rows >= r.shape[-1]:
+        return _qr_square_jvp(t, q, r)
+    d_q, d_r_x = _qr_square_jvp(t[..., :rows], q, r[..., :rows])
+    d_r_y = matmul(mH(q), t[..., rows:] - matmul(d_q, r[..., rows:]))
+    return d_q, cat([d_r_x, d_r_y], -1)
+
+
+_qr.defvjp_all(_qr_vjp)
+_qr.defjvp_all(_qr_jvp)
+_qr.name, _qr.profiler_name = "linalg_qr", "gradkit::linalg_qr"
+
+
+def qr(x, mode: str = "reduced"):
+    """(Q, R) with x = Q R, Q orthonormal columns, R upper triangular (``mode='r'``: Q empty)."""
+    return QrResult(*_qr(x, mode=mode))
+
+

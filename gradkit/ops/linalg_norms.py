@@ -1,0 +1,145 @@
+"""Norms: ``linalg.vector_norm`` (one op with torch's derivatives), ``linalg.matrix_norm``,
+``linalg.norm`` and ``torch.norm`` (compositions, as torch composes them)."""
+from __future__ import annotations
+
+import math
+
+from gradkit.ops._op import op
+
+from gradkit.ops.complex import conj, real
+from gradkit.ops.arithmetic import isnan, pow
+from gradkit.ops.elementwise import abs, sgn, where
+from gradkit.ops.keywords import numpy_keywords
+from gradkit.ops.reduction import amax, amin, axes, expand_back, sum
+from gradkit.ops.conversion import astype
+from gradkit.ops.shape import _normalize_dim, permute, unsqueeze
+from gradkit.ops.unary_helpers import scalar_type_name
+
+
+@op(save=("x", "result"))
+def vector_norm(xp, x, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
+    """The ``ord``-norm of x over ``dim`` (all dims by default), x seen as a vector."""
+    if isinstance(ord, str):
+        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
+                        "str")
+    if x.dtype.kind not in "fc":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {scalar_type_name(x)}")
+    if dtype is not None:
+        x = x.astype(dtype)
+    a = xp.abs(x)
+    reduced = axes(dim, x.ndim)
+    if ord in (math.inf, -math.inf):
+        if x.size == 0:
+            raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty "
+                               "tensor because the operation does not have an identity")
+        extreme = xp.amax if ord > 0 else xp.amin
+        return extreme(a, axis=reduced, keepdims=keepdim)
+    if ord == 0:
+        return xp.sum(a != 0, axis=reduced, keepdims=keepdim).astype(a.dtype)
+    if ord == 1:
+        return xp.sum(a, axis=reduced, keepdims=keepdim)
+    if ord == 2:
+        return xp.sqrt(xp.sum(a * a, axis=reduced, keepdims=keepdim))
+    return xp.sum(a ** ord, axis=reduced, keepdims=keepdim) ** (1.0 / ord)
+
+
+def _norm_slope(x, norm, ord, dim, keepdim):  # noqa: A002
+    """The gradient of the norm for a gradient of 1 (torch's norm_backward): the vjp is
+    ``g * slope``, the jvp ``sum(real(conj(slope) * t))``. Zero where the norm is 0."""
+    norm = expand_back(norm, tuple(x.shape), dim, keepdim)
+    if ord == 0:
+        return real(x) * 0.0
+    if ord == 1:
+        return sgn(x)
+    if ord in (math.inf, -math.inf):
+        a = abs(x)
+        hit = (a == norm) | isnan(a)  # the elements at the extreme (NaN propagates)
+        return sgn(x) * where(hit, 1.0, 0.0) / sum(hit, axes(dim, x.ndim), True)
+    zero = norm == 0
+    safe = where(zero, 1.0, norm)
+    if ord == 2:
+        return where(zero, 0.0, x / safe)
+    if ord < 1:
+        scaled = sgn(x) * where(x == 0, 0.0, pow(abs(x), ord - 1))
+        return scaled * pow(norm, 1 - ord)
+    if ord < 2:
+        return where(zero, 0.0, sgn(x) * pow(abs(x), ord - 1) / pow(safe, ord - 1))
+    return where(zero, 0.0, x * pow(abs(x), ord - 2) / pow(safe, ord - 1))
+
+
+vector_norm.defvjp(lambda g, x, norm, ord, dim, keepdim, dtype:
+                   expand_back(g, tuple(x.shape), dim, keepdim)
+                   * _norm_slope(x, norm, ord, dim, keepdim))
+vector_norm.defjvp(lambda t, x, norm, ord, dim, keepdim, dtype:
+                   sum(real(conj(_norm_slope(x, norm, ord, dim, keepdim)) * t),
+                       axes(dim, x.ndim), keepdim))
+vector_norm.node_name = "LinalgVectorNormBackward0"
+vector_norm.name, vector_norm.profiler_name = "linalg_vector_norm", "gradkit::linalg_vector_norm"
+
+
+def _matrix_dims(name, x, dim):
+    if x.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    if len(dims) != 2:
+        raise RuntimeError(f"{name}: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
+    d0, d1 = (_normalize_dim(d, x.ndim) for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"{name}: dims must be different. Got ({dims[0]}, {dims[1]})")
+    return d0, d1
+
+
+@numpy_keywords
+def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):  # noqa: A002
+    """The ``ord`` norm ('fro', 'nuc', ±1, ±2, ±inf) of the matrices in dims ``dim`` of x."""
+    d0, d1 = _matrix_dims("linalg.matrix_norm", x, dim)
+    if ord == "fro":
+        return vector_norm(x, 2, (d0, d1), keepdim, dtype=dtype)
+    if ord in ("nuc", 2, -2):
+        from gradkit.ops.linalg_decompositions import svdvals
+        if dtype is not None:
+            x = astype(x, dtype=dtype)
+        others = tuple(d for d in range(x.ndim) if d not in (d0, d1))
+        values = svdvals(permute(x, others + (d0, d1)))
+        out = sum(values, -1) if ord == "nuc" else (amax if ord == 2 else amin)(values, -1)
+        for d in sorted((d0, d1)) if keepdim else ():
+            out = unsqueeze(out, d)
+        return out
+    if ord in (1, -1, math.inf, -math.inf):
+        summed, extreme = (d0, d1) if ord in (1, -1) else (d1, d0)
+        sums = vector_norm(x, 1, summed, keepdim, dtype=dtype)
+        extreme -= 1 if summed < extreme and not keepdim else 0  # the summed dim is gone
+        return (amax if ord > 0 else amin)(sums, extreme, keepdim)
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+@numpy_keywords
+def linalg_norm(x, ord=None, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A002
+    """``linalg.norm``: a vector norm over one dim (or all of them), a matrix norm over two."""
+    if dim is not None:
+        dim = (dim,) if isinstance(dim, int) else tuple(dim)
+    elif ord is not None:
+        if x.ndim not in (1, 2):
+            raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must "
+                               f"be 1D or 2D. Got {x.ndim}D.")
+        dim = tuple(range(x.ndim))
+    if dim is not None and len(dim) == 2:
+        return matrix_norm(x, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
+                           f"Got {list(dim or ())}" if dim is not None and len(dim) > 2 else
+                           f"linalg.vector_norm: Order {ord} not supported.")
+    return vector_norm(x, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def norm(x, p="fro", dim=None, keepdim: bool = False, dtype=None):
+    """``torch.norm`` (deprecated in torch for ``linalg.*_norm``, which it calls): a vector
+    norm of order ``p`` over ``dim`` (all dims by default); ``p='fro'`` is the 2-norm,
+    ``p='nuc'`` the nuclear norm of matrices. A Python function in torch: no ``axis=``."""
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
+            return vector_norm(x, 2, dim, keepdim, dtype=dtype)
+        return matrix_norm(x, p, tuple(range(x.ndim)) if dim is None else dim, keepdim,
+                           dtype=dtype)
+    return vector_norm(x, 2.0 if p is None else p, dim, keepdim, dtype=dtype)

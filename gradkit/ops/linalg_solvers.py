@@ -1,0 +1,279 @@
+"""Square-matrix linear algebra: inv, det, slogdet, solve, cholesky (torch's derivatives).
+
+Forwards call ``xp.linalg`` (NumPy or CuPy); rules are written with gradkit ops, so they run
+on arrays in a plain backward and record themselves under ``create_graph=True``.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from gradkit.ops._op import op
+from gradkit.ops.complex import _is_complex, conj, imag, real
+from gradkit.ops.elementwise import where
+from gradkit.ops.linalg import matmul
+from gradkit.ops.reduction import sum
+from gradkit.ops.shape import squeeze, transpose, unsqueeze
+from gradkit.ops.triangular import diagonal, tril
+from gradkit.ops.unary_helpers import scalar_type_name
+
+
+class LinAlgError(RuntimeError):
+    """A matrix that the factorization or solver cannot handle (torch.linalg.LinAlgError)."""
+
+
+def mH(x):  # noqa: N802 - torch's name
+    """The conjugate transpose of the last two dims."""
+    return conj(transpose(x, -1, -2))
+
+
+def check_matrices(name: str, x, square: bool = True) -> None:
+    """torch's errors for inputs that are not (batches of square) floating matrices."""
+    if x.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_type_name(x)}")
+    if square and x.shape[-1] != x.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{x.shape[-2]} by {x.shape[-1]} matrices")
+
+
+def _batch_prefix(x, index) -> str:
+    return f"(Batch element {index}): " if x.ndim > 2 else ""
+
+
+def _first_zero_pivot(matrix) -> int | None:
+    """1-based index of the first zero pivot of LU with partial pivoting (LAPACK's getrf info),
+    None when there is none."""
+    a = np.array(matrix, dtype=np.result_type(matrix.dtype, np.float64))
+    for k in range(a.shape[-1]):
+        p = k + int(np.argmax(np.abs(a[k:, k])))
+        if a[p, k] == 0:
+            return k + 1
+        a[[k, p]] = a[[p, k]]
+        a[k + 1:] -= np.outer(a[k + 1:, k] / a[k, k], a[k])
+    return None
+
+
+def _singular_inverse_error(x) -> LinAlgError:
+    host = np.asarray(x.get() if hasattr(x, "get") else x)
+    batch = host.reshape((-1,) + host.shape[-2:])
+    index, pivot = next(((i, p) for i, p in enumerate(map(_first_zero_pivot, batch))
+                         if p is not None), (0, batch.shape[-1]))
+    return LinAlgError(f"linalg.inv: {_batch_prefix(x, index)}The diagonal element {pivot} is "
+                       "zero, the inversion could not be completed because the input matrix is "
+                       "singular.")
+
+
+@op(save="result", node_name="LinalgInvExBackward0")
+def inv(xp, x):
+    """The inverse of each square matrix in the last two dims of x."""
+    check_matrices("linalg.inv", x)
+    try:
+        return xp.linalg.inv(x)
+    except np.linalg.LinAlgError:
+        raise _singular_inverse_error(x) from None
+
+
+inv.defvjp(lambda g, out: -matmul(mH(out), matmul(g, mH(out))))
+inv.defjvp(lambda t, out: -matmul(out, matmul(t, out)))
+inv.name, inv.profiler_name = "linalg_inv", "gradkit::linalg_inv"
+
+
+def _unsqueeze2(x):
+    return unsqueeze(unsqueeze(x, -1), -1)
+
+
+@op(save=("x", "result"), node_name="LinalgDetBackward0")
+def det(xp, x):
+    """The determinant of each square matrix in the last two dims of x."""
+    check_matrices("linalg.det", x)
+    return xp.linalg.det(x)
+
+
+def _det_grad(x, out):
+    """d det / dA for the gradient convention: conj(det * A^{-T}) = conj(det) A^{-H}; through
+    the SVD when some matrix is singular (then A^{-1} does not exist, the cofactors do)."""
+    if (getattr(out, "_data", out) == 0).any():
+        return conj(_cofactors(x))
+    return _unsqueeze2(conj(out)) * mH(inv(x))
+
+
+def _cofactors(x):
+    """det(A) A^{-T} for any A = U S Vh: det(U) det(Vh) U diag(prod_{j != i} s_j) Vh."""
+    from gradkit.backend import get_array_module
+    from gradkit.ops.linalg_decompositions import svd
+    from gradkit.ops.reduction import prod
+    u, s, vh = svd(x)
+    n = s.shape[-1]
+    others = prod(where(get_array_module(getattr(s, "_data", s)).eye(n, dtype=bool), 1.0,
+                        unsqueeze(s, -2)), -1)
+    phase = _unsqueeze2(det(u) * det(vh))
+    return phase * matmul(u * unsqueeze(others, -2), vh)
+
+
+det.defvjp(lambda g, x, out: _unsqueeze2(g) * _det_grad(x, out))
+det.defjvp(lambda t, x, out: out * _trace(matmul(inv(x), t)))
+det.name, det.profiler_name = "linalg_det", "gradkit::linalg_det"
+
+
+def _trace(m):
+    return sum(diagonal(m, 0, -2, -1), -1)
+
+
+@op(save=("x", "result0"), outputs=2, node_name="LinalgSlogdetBackward0")
+def _slogdet(xp, x):
+    check_matrices("linalg.slogdet", x)
+    sign, logabsdet = xp.linalg.slogdet(x)
+    return xp.asarray(sign), xp.asarray(logabsdet)
+
+
+def _slogdet_vjp(grads, x, sign):
+    """d log det A = tr(A^{-1} dA) = d logabsdet + i d arg(sign): the gradient of
+    logabsdet, plus (complex A) that of the sign's phase, times A^{-H}."""
+    g_sign, g_logabsdet = grads
+    h = g_logabsdet
+    if _is_complex(x):
+        h = h + 1j * imag(conj(sign) * g_sign)
+    return (_unsqueeze2(h) * mH(inv(x)),)
+
+
+def _slogdet_jvp(tangents, x, sign):
+    d_log = _trace(matmul(inv(x), tangents[0]))  # tr(A^{-1} dA)
+    if _is_complex(x):
+        return sign * 1j * imag(d_log), real(d_log)
+    return sign * 0.0, d_log
+
+
+_slogdet.defvjp_all(_slogdet_vjp)
+_slogdet.defjvp_all(_slogdet_jvp)
+_slogdet.name, _slogdet.profiler_name = "linalg_slogdet", "gradkit::linalg_slogdet"
+
+
+def _is_vector_rhs(a, b) -> bool:
+    """torch: B is a (batch of) vector(s) when 1-D or of A's shape without its last dim."""
+    return b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
+
+
+@op(save=("a", "result"), broadcast=True, node_name="LinalgSolveExBackward0")
+def _solve(xp, a, b):
+    check_matrices("linalg.solve", a)
+    if a.dtype != b.dtype:
+        raise RuntimeError("linalg.solve: Expected A and B to have the same dtype, but found A "
+                           f"of type {scalar_type_name(a)} and B of type {scalar_type_name(b)} "
+                           "instead")
+    vector = _is_vector_rhs(a, b)
+    rows = b.shape[-1] if vector else b.shape[-2]
+    if rows != a.shape[-1]:
+        cols = 1 if vector else b.shape[-1]
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"AX = B ({a.shape[-2]}x{a.shape[-1]} and {rows}x{cols})")
+    try:
+        return xp.linalg.solve(a, b[..., None])[..., 0] if vector else xp.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is "
+                          "singular.") from None
+
+
+def _as_columns(a, m):
+    """A right-hand side or solution as matrices (vectors become one-column matrices)."""
+    return unsqueeze(m, -1) if _is_vector_rhs(a, m) else m
+
+
+def _solve_vjp_b(g, a, x):
+    return solve(mH(a), g)
+
+
+def _solve_vjp_a(g, a, x):
+    gb = _as_columns(a, _solve_vjp_b(g, a, x))
+    return -matmul(gb, mH(_as_columns(a, x)))
+
+
+def _solve_jvp(tangent_a, tangent_b, a, x):
+    rhs = (0.0 if tangent_b is None else _as_columns(a, tangent_b))
+    if tangent_a is not None:
+        rhs = rhs - matmul(tangent_a, _as_columns(a, x))
+    out = solve(a, rhs)
+    return squeeze(out, -1) if _is_vector_rhs(a, x) else out
+
+
+_solve.defvjp(_solve_vjp_a, _solve_vjp_b)
+_solve.defjvp_all(lambda tangents, a, x: _solve_jvp(tangents[0], tangents[1], a, x))
+_solve.name, _solve.profiler_name = "linalg_solve", "gradkit::linalg_solve"
+
+
+def solve(a, b, *, left: bool = True):
+    """X with ``A X = B`` (``left=False``: ``X A = B``); B may be a (batch of) vector(s)."""
+    if left:
+        return _solve(a, b)
+    return transpose(_solve(transpose(a, -1, -2), transpose(b, -1, -2)), -1, -2)
+
+
+def _not_positive_definite(x) -> LinAlgError:
+    host = np.asarray(x.get() if hasattr(x, "get") else x)
+    batch = host.reshape((-1,) + host.shape[-2:])
+    for index, matrix in enumerate(batch):
+        for order in range(1, matrix.shape[-1] + 1):
+            try:
+                np.linalg.cholesky(matrix[:order, :order])
+            except np.linalg.LinAlgError:
+                return LinAlgError(
+                    f"linalg.cholesky: {_batch_prefix(x, index)}The factorization could not be "
+                    "completed because the input is not positive-definite (the leading minor of "
+                    f"order {order} is not positive-definite).")
+    return LinAlgError("linalg.cholesky: The factorization could not be completed because the "
+                       "input is not positive-definite.")
+
+
+@op(save="result", node_name="LinalgCholeskyExBackward0")
+def _cholesky(xp, x, *, upper=False):
+    check_matrices("linalg.cholesky", x)
+    try:
+        lower = xp.linalg.cholesky(x)
+    except np.linalg.LinAlgError:
+        raise _not_positive_definite(x) from None
+    return xp.conj(xp.swapaxes(lower, -1, -2)) if upper else lower
+
+
+def _cholesky_vjp(g, out, upper):
+    """torch's cholesky_backward (Murray 2016): L^{-H} Φ(L^H gL) L^{-1}, Φ taking the lower
+    triangle with its diagonal halved, made Hermitian."""
+    lower, g_lower = (mH(out), mH(g)) if upper else (out, g)
+    phi = tril(matmul(mH(lower), g_lower))
+    phi = 0.5 * (phi + mH(tril(phi, -1)))
+    return solve(mH(lower), solve(lower, phi, left=False))
+
+
+def _cholesky_jvp(t, out, upper):
+    """dL = L Φ(L^{-1} dA L^{-H}) with Φ the lower triangle, its diagonal halved."""
+    lower = mH(out) if upper else out
+    inverse = inv(lower)
+    middle = matmul(inverse, matmul(t, mH(inverse)))
+    phi = tril(middle, -1) + 0.5 * _diagonal_part(middle)
+    d_lower = matmul(lower, phi)
+    return mH(d_lower) if upper else d_lower
+
+
+def _diagonal_part(m):
+    from gradkit.ops.triangular import diag_embed
+    return diag_embed(diagonal(m, 0, -2, -1))
+
+
+_cholesky.defvjp(_cholesky_vjp)
+_cholesky.defjvp(_cholesky_jvp)
+_cholesky.name, _cholesky.profiler_name = "linalg_cholesky", "gradkit::linalg_cholesky"
+
+
+def cholesky(x, upper: bool = False):
+    """The lower (``upper=True``: upper) Cholesky factor of Hermitian positive-definite x."""
+    return _cholesky(x, upper=upper)
+
+
+SlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
+
+
+def slogdet(x):
+    """(sign, logabsdet) of the determinant of each square matrix of x."""
+    return SlogdetResult(*_slogdet(x))

@@ -1,0 +1,70 @@
+"""Torch's names for the backward nodes of ops whose torch counterpart is one of several
+overloads (``sum`` -> ``SumBackward0`` without a dim, ``SumBackward1`` with one) or is spelt
+otherwise than our op's name: ``type(y.grad_fn).__name__`` and ``y.grad_fn.name()`` say
+what torch says. Every other op's node is named from the op (``mul`` -> ``MulBackward0``)."""
+from __future__ import annotations
+
+from gradkit.autograd.saved_names import declare_saved_names
+from gradkit.ops.arithmetic import pow, remainder
+from gradkit.ops.elementwise import log1p, logsigmoid, square, where
+from gradkit.ops.indexing import masked_fill
+from gradkit.ops.linalg import matmul
+from gradkit.ops.reduction import mean, prod, sum
+from gradkit.ops.shape import reshape, squeeze
+
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+
+def _by_dim(base: str):
+    """``<base>Backward1`` for a reduction over ``dim``, ``<base>Backward0`` over everything."""
+    def name(params, inputs) -> str:
+        return f"{base}Backward{0 if params is None or params.get('dim') is None else 1}"
+    return name
+
+
+def _pow_name(params, inputs) -> str:
+    base, exponent = inputs
+    if type(base) in _PYTHON_SCALARS:
+        return "PowBackward2"  # number ** tensor
+    return "PowBackward0" if type(exponent) in _PYTHON_SCALARS else "PowBackward1"
+
+
+def _scalar_or_tensor(base: str, index: int):
+    """``<base>Backward0`` when input ``index`` is a number, ``<base>Backward1`` for a tensor."""
+    def name(params, inputs) -> str:
+        return f"{base}Backward{0 if type(inputs[index]) in _PYTHON_SCALARS else 1}"
+    return name
+
+
+def _squeeze_name(params, inputs) -> str:
+    dim = None if params is None else params.get("dim")
+    return "SqueezeBackward0" if dim is None else \
+        "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2"
+
+
+_MATMUL_NAMES = {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0"}
+
+
+def _matmul_name(params, inputs) -> str:
+    return _MATMUL_NAMES.get((inputs[0].ndim, inputs[1].ndim), "MatmulBackward0")
+
+
+sum.node_name_rule = _by_dim("Sum")
+mean.node_name_rule = _by_dim("Mean")
+prod.node_name_rule = _by_dim("Prod")
+pow.node_name_rule = _pow_name
+remainder.node_name_rule = _scalar_or_tensor("Remainder", 1)
+masked_fill.node_name_rule = _scalar_or_tensor("MaskedFill", 2)
+squeeze.node_name_rule = _squeeze_name
+matmul.node_name_rule = _matmul_name
+square.node_name = "PowBackward0"
+log1p.node_name = "Log1PBackward0"
+logsigmoid.node_name = "LogSigmoidBackward0"
+reshape.node_name = "ViewBackward0"
+
+# torch's names of saved inputs where the second is not ``other`` (``_saved_exponent``)
+pow.torch_input_names = ("self", "exponent")
+matmul.torch_input_names = ("self", "mat2")
+where.torch_input_names = ("condition", "self", "other")
+for _op in (pow, matmul, where):
+    declare_saved_names(_op)

@@ -1,0 +1,31 @@
+"""The argument of complex numbers (``angle``)."""
+from __future__ import annotations
+
+import math
+
+from gradkit.backend import get_default_dtype
+from gradkit.ops._op import op
+from gradkit.ops.complex import _is_complex, conj, real
+from gradkit.ops.elementwise import where
+
+
+@op(save=("x",), batchable=True)
+def angle(xp, x):
+    """The argument of each element in radians (real x: pi where negative, else 0; NaN stays)."""
+    if x.dtype.kind == "c":
+        return xp.angle(x)
+    dtype = x.dtype if x.dtype.kind == "f" else get_default_dtype().np
+    out = xp.where(x < 0, math.pi, 0.0).astype(dtype)
+    return xp.where(xp.isnan(x), math.nan, out).astype(dtype) if x.dtype.kind == "f" else out
+
+
+def _angle_slope(x):
+    """d angle as torch's gradient convention has it: i z / |z|^2 (0 at z = 0); 0 for real x."""
+    if not _is_complex(x):
+        return x * 0.0
+    zero = x == 0
+    return where(zero, 0.0, 1j * x / where(zero, 1.0, x * conj(x)))
+
+
+angle.defvjp(lambda g, x: g * _angle_slope(x))
+angle.defjvp(lambda t, x: real(conj(_angle_slope(x)) * t))

@@ -1,0 +1,124 @@
+"""torch's type promotion, on NumPy dtypes: the one helper every op's forward uses.
+
+torch ranks operands in three tiers: tensors with dimensions, 0-d tensors, and Python
+numbers. The result dtype is that of the highest tier, unless a lower tier brings a higher
+*category* (bool < integer < floating < complex); a lower tier never widens within a
+category (float32 vector * float64 0-d tensor is float32; uint8 + 300 stays uint8 and wraps).
+Python floats count as the default dtype, Python complex numbers as its complex twin, ints
+as int64. Dispatch makes a user's 0-d NumPy array a dimensioned operand (NumPy computes it in
+torch) and a NumPy scalar a Python number (torch reads it so); here, NumPy scalars are 0-d
+arrays, as NumPy returns them from 0-d arithmetic inside derivative rules.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gradkit.backend import get_default_dtype
+
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # V: bfloat16 (ml_dtypes)
+_PY_SCALARS = frozenset({bool, int, float, complex})
+_FLOAT32 = np.dtype(np.float32)
+_INT64 = np.dtype(np.int64)
+_BOOL = np.dtype(np.bool_)
+
+
+class NumpyOperand(np.ndarray):
+    """A 0-d NumPy array given to a Tensor op: dispatch marks it so promotion ranks it with
+    the dimensioned operands (a 0-d tensor's data would rank lower)."""
+
+
+def category(dt: np.dtype) -> int:
+    """0 bool, 1 integer, 2 floating, 3 complex."""
+    return _CATEGORY[dt.kind]
+
+
+def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
+    """``torch.promote_types``: NumPy's lattice, except that an integer meeting a floating
+    type takes that floating type (int64 + float16 is float16) and float16 + bfloat16 is
+    float32."""
+    if a == b:
+        return a
+    ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
+    if ca != cb and min(ca, cb) <= 1:  # bool/integer meets a higher category: it wins
+        return a if ca > cb else b
+    if a.kind == "V" or b.kind == "V":  # bfloat16: not in NumPy's own lattice
+        other = b if a.kind == "V" else a
+        if other.kind == "c" or other.itemsize > 2:
+            return other
+        return _FLOAT32  # float16 and bfloat16 meet in float32
+    return np.result_type(a, b)
+
+
+def _scalar_dtype(v) -> np.dtype:
+    """The dtype a Python number stands for in promotion."""
+    kind = type(v)
+    if kind is float:
+        return get_default_dtype().np
+    if kind is complex:
+        return get_default_dtype().to_complex().np
+    return _BOOL if kind is bool else _INT64
+
+
+def _combine(higher, lower):
+    """The dtype of a higher tier met by a lower one (c10's combine_categories)."""
+    if higher is None:
+        return lower
+    if lower is None or higher.kind == "c":
+        return higher
+    if lower.kind == "c":
+        if higher.kind in "fV":  # keep the floating precision: float64 + 1j is complex128
+            return np.result_type(_FLOAT32 if higher.kind == "V" else higher, np.complex64)
+        return lower
+    if higher.kind in "fV":
+        return higher
+    if higher.kind == "b" or lower.kind in "fV":
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands) -> np.dtype:
+    """The dtype torch gives an elementwise op on these arrays and numbers (None ignored)."""
+    dims = zero = scalars = None
+    for v in operands:
+        if v is None:
+            continue
+        if type(v) in _PY_SCALARS:
+            dt = _scalar_dtype(v)
+            scalars = dt if scalars is None else promote_types(scalars, dt)
+        elif not hasattr(v, "dtype"):  # dispatch turns this into torch's argument error
+            raise TypeError(f"cannot promote an operand of type {type(v).__name__}")
+        elif v.ndim or type(v) is NumpyOperand:
+            dims = v.dtype if dims is None else promote_types(dims, v.dtype)
+        else:
+            zero = v.dtype if zero is None else promote_types(zero, v.dtype)
+    return _combine(dims, _combine(zero, scalars))
+
+
+def as_dtype(xp, v, dt: np.dtype):
+    """``v`` (array or Python number) as an array of dtype ``dt``; integers wrap like torch's
+    casts (uint8 + 300 is uint8 44), where NumPy would raise."""
+    if type(v) in _PY_SCALARS:
+        if dt.kind in "biu" and type(v) is int:
+            return xp.asarray(v).astype(dt)  # a C cast wraps; asarray(300, uint8) raises
+        return xp.asarray(v, dtype=dt)
+    if v.dtype == dt and type(v) is not NumpyOperand:
+        return v
+    return v.astype(dt) if type(v) is not NumpyOperand else np.asarray(v, dtype=dt)
+
+
+def promote(xp, x, y, true_division: bool = False):
+    """``x`` and ``y`` in their torch result dtype (the default float for integer true
+    division). Same-dtype arrays and a float array with a real number pass untouched."""
+    tx, ty = type(x), type(y)
+    if tx is np.ndarray:  # the common cases first: nothing to do
+        if ty is np.ndarray:
+            if x.dtype == y.dtype and (not true_division or x.dtype.kind in "fcV"):
+                return x, y
+        elif (ty is float or ty is int) and x.dtype.kind in "fcV":
+            return x, y  # NumPy keeps the array's dtype, as torch does
+    elif ty is np.ndarray and (tx is float or tx is int) and y.dtype.kind in "fcV":
+        return x, y
+    dt = result_type(x, y)
+    if true_division and dt.kind in "biu":
+        dt = get_default_dtype().np
+    return as_dtype(xp, x, dt), as_dtype(xp, y, dt)

@@ -1,0 +1,85 @@
+"""Sorting along a dim: sort, argsort, topk (values carry gradients, indices do not)."""
+from __future__ import annotations
+
+from gradkit.ops._op import op
+from gradkit.ops.indexing import gather, scatter_into_zeros
+from gradkit.ops.keywords import numpy_keywords
+from gradkit.ops.reduction import values_indices
+from gradkit.ops.shape import _normalize_dim
+
+
+def _order(xp, x, dim, descending):
+    """Stable sorting indices along ``dim``; descending keeps equal elements in their order and
+    puts NaN first, as torch (a stable ascending sort of the reversed x, reversed back)."""
+    if not descending:
+        return xp.argsort(x, axis=dim, kind="stable")
+    n = x.shape[dim]
+    reversed_order = xp.argsort(xp.flip(x, dim), axis=dim, kind="stable")
+    return xp.flip(n - 1 - reversed_order, dim)
+
+
+def _sorted(xp, x, dim, descending, k=None):
+    """(values, indices) of x sorted along ``dim``, the first ``k`` of them when given."""
+    if x.ndim == 0:
+        return x.copy(), xp.zeros((), dtype=xp.int64)
+    indices = _order(xp, x, dim, descending)
+    if k is not None:
+        indices = xp.take(indices, xp.arange(k), axis=dim)
+    return xp.take_along_axis(x, indices, axis=dim), indices.astype(xp.int64)
+
+
+@op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,), name="sort")
+def _sort(xp, x, *, dim, descending):
+    return _sorted(xp, x, dim, descending)
+
+
+@op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,), name="topk")
+def _topk(xp, x, *, k, dim, largest):
+    return _sorted(xp, x, dim, largest, k)
+
+
+def _scatter_back(g, x_shape, indices, dim, **_):
+    """The values' gradient put back where they came from (zeros for dropped elements)."""
+    if not x_shape:
+        return (g,)
+    return (scatter_into_zeros(g, indices, x_shape, dim),)
+
+
+def _gather_tangent(tangents, x_shape, indices, dim, **_):
+    t = tangents[0]
+    return (t if not x_shape else gather(t, dim, indices)), None
+
+
+for _op in (_sort, _topk):
+    _op.defvjp_all(_scatter_back)
+    _op.defjvp_all(_gather_tangent)
+
+
+@numpy_keywords
+def sort(x, dim: int = -1, descending: bool = False, *, stable: bool = False):
+    """(values, indices) of x sorted along ``dim``; equal elements keep their order."""
+    return values_indices(*_sort(x, dim=_normalize_dim(dim, x.ndim), descending=descending))
+
+
+@op()
+def _argsort(xp, x, *, dim, descending):
+    return _sorted(xp, x, dim, descending)[1]
+
+
+_argsort.name, _argsort.profiler_name = "argsort", "gradkit::argsort"
+
+
+@numpy_keywords
+def argsort(x, dim: int = -1, descending: bool = False, *, stable: bool = False):
+    """The indices that sort x along ``dim`` (no gradient)."""
+    return _argsort(x, dim=_normalize_dim(dim, x.ndim), descending=descending)
+
+
+@numpy_keywords
+def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
+    """(values, indices) of the ``k`` largest (``largest=False``: smallest) elements along dim."""
+    dim = _normalize_dim(dim, x.ndim)
+    size = x.shape[dim] if x.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    return values_indices(*_topk(x, k=k, dim=dim, largest=largest))

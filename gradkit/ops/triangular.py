@@ -1,0 +1,113 @@
+"""Triangles and diagonals of matrices: tril, triu, diagonal (a view), diag, diag_embed."""
+from __future__ import annotations
+
+import numpy as np
+
+from gradkit.ops._op import op
+from gradkit.ops.shape import _normalize_dim
+
+
+def _check_matrix(name, x):
+    if x.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+
+
+@op(linear=True, batchable=True)
+def tril(xp, x, diagonal=0):
+    """The lower triangle of the last two dims of x (below and on ``diagonal``), zeros above."""
+    _check_matrix("tril", x)
+    return xp.tril(x, diagonal)
+
+
+@op(linear=True, batchable=True)
+def triu(xp, x, diagonal=0):
+    """The upper triangle of the last two dims of x (above and on ``diagonal``), zeros below."""
+    _check_matrix("triu", x)
+    return xp.triu(x, diagonal)
+
+
+tril.defvjp(lambda g, diagonal: tril(g, diagonal))
+tril.defjvp(lambda t, diagonal: tril(t, diagonal))
+triu.defvjp(lambda g, diagonal: triu(g, diagonal))
+triu.defjvp(lambda t, diagonal: triu(t, diagonal))
+
+
+def _diagonal_view(xp, x, offset, dim1, dim2):
+    """A writable view of a diagonal (NumPy's own is read-only; torch's may be written)."""
+    if xp is not np:
+        return xp.diagonal(x, offset, dim1, dim2)  # CuPy's is a writable view
+    # start the array at the diagonal's first element, then walk it with the diagonal's strides
+    start = [slice(None)] * x.ndim
+    start[dim2 if offset >= 0 else dim1] = slice(abs(offset), None)
+    shifted = x[tuple(start)]
+    d = np.diagonal(shifted, 0, dim1, dim2)
+    return np.lib.stride_tricks.as_strided(shifted, d.shape, d.strides,
+                                           writeable=x.flags.writeable)
+
+
+def _diagonal_dims(x, dim1, dim2):
+    d1, d2 = _normalize_dim(dim1, x.ndim), _normalize_dim(dim2, x.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+@op(save="x.shape", linear=True, view=True)
+def diagonal(xp, x, offset=0, dim1=0, dim2=1):
+    """A view of the ``offset`` diagonal of the dims ``dim1`` and ``dim2`` of x, moved last."""
+    d1, d2 = _diagonal_dims(x, dim1, dim2)
+    return _diagonal_view(xp, x, offset, d1, d2)
+
+
+@op(linear=True)
+def diagonal_backward(xp, g, shape=None, offset=0, dim1=0, dim2=1):
+    """Zeros of ``shape`` with ``g`` on the diagonal that ``diagonal`` reads (its vjp)."""
+    out = xp.zeros(shape, dtype=g.dtype)
+    d1, d2 = _normalize_dim(dim1, len(shape)), _normalize_dim(dim2, len(shape))
+    steps = xp.arange(g.shape[-1])  # written by index, not through a (read-only) diagonal view
+    xp.moveaxis(out, (d1, d2), (-2, -1))[..., steps + max(-offset, 0), steps + max(offset, 0)] = g
+    return out
+
+
+diagonal.defvjp(lambda g, x_shape, offset, dim1, dim2:
+                diagonal_backward(g, x_shape, offset, dim1, dim2))
+diagonal.defjvp(lambda t, x_shape, offset, dim1, dim2: diagonal(t, offset, dim1, dim2))
+diagonal_backward.defvjp(lambda g, shape, offset, dim1, dim2: diagonal(g, offset, dim1, dim2))
+diagonal_backward.defjvp(lambda t, shape, offset, dim1, dim2:
+                         diagonal_backward(t, shape, offset, dim1, dim2))
+
+
+@op(save="x.shape", linear=True)
+def diag_embed(xp, x, offset=0, dim1=-2, dim2=-1):
+    """Matrices (in dims ``dim1``, ``dim2``) with the last dim of x on their ``offset`` diagonal."""
+    n = x.shape[-1] + abs(offset) if x.ndim else 1
+    ndim = x.ndim + 1
+    d1, d2 = _normalize_dim(dim1, ndim), _normalize_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    shape = [*x.shape[:-1]]
+    for d in sorted((d1, d2)):
+        shape.insert(d, n)
+    return diagonal_backward.forward(xp, x, tuple(shape), offset, d1, d2)
+
+
+diag_embed.defvjp(lambda g, x_shape, offset, dim1, dim2: diagonal(g, offset, dim1, dim2))
+diag_embed.defjvp(lambda t, x_shape, offset, dim1, dim2: diag_embed(t, offset, dim1, dim2))
+
+
+@op(save="x.shape", linear=True, node_name="DiagonalBackward0")
+def _diagonal_copy(xp, x, *, offset):
+    return xp.diagonal(x, offset).copy()
+
+
+_diagonal_copy.defvjp(lambda g, x_shape, offset: diagonal_backward(g, x_shape, offset))
+_diagonal_copy.defjvp(lambda t, x_shape, offset: _diagonal_copy(t, offset=offset))
+
+
+def diag(x, diagonal: int = 0):
+    """A 1-D x on the ``diagonal`` of a new square matrix; a 2-D x's diagonal (a copy)."""
+    if x.ndim == 1:
+        return diag_embed(x, diagonal, 0, 1)
+    if x.ndim == 2:
+        return _diagonal_copy(x, offset=diagonal)
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")

@@ -1,0 +1,145 @@
+"""Views: what a view remembers about how it was made, in O(1) per view.
+
+A view op's output (``@op(view=True)``) shares its base's array and version
+counter and keeps a :class:`ViewInfo`: the base it ultimately views, the last
+view op applied, and a link to the ViewInfo of the view it was made from. A
+chain of n views therefore costs O(n) in total, not O(n^2); the chain is
+rebuilt, base first, only when an in-place write must replay it
+(ops/inplace.py). The ViewInfo also says how the view was created (torch's
+CreationMeta): outputs of multi-output views (split, unbind) and views made
+under no_grad or inference_mode refuse in-place writes that would be recorded.
+"""
+from __future__ import annotations
+
+from weakref import ref as _weakref
+
+from gradkit.autograd.grad_mode import state as grad_state
+
+DEFAULT, MULTI_OUTPUT, NO_GRAD, INFERENCE = "default", "multi_output", "no_grad", "inference"
+
+_TAILS = {
+    MULTI_OUTPUT: " This view is the output of a function that returns multiple views. Such "
+                  "functions do not allow the output views to be modified inplace. You should "
+                  "replace the inplace operation by an out-of-place one.",
+    NO_GRAD: " Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+             "clarify your code by moving both the view and the inplace either both inside the "
+             "no_grad block (if you don't want the inplace to be tracked) or both outside (if "
+             "you want the inplace to be tracked).",
+}
+_TAILS[INFERENCE] = _TAILS[NO_GRAD].replace("no_grad block", "inference_mode block")
+
+
+class ViewInfo:
+    """How one view was made: ``op(parent view or base, **params)[index]``."""
+
+    __slots__ = ("base", "parent", "op", "params", "index", "creation", "made_recording",
+                 "computed", "forward_base")
+
+    def __init__(self, base, parent, op, params, index, creation, made_recording) -> None:
+        self.base = base              # the tensor (not a view) whose memory this is
+        self.parent = parent          # ViewInfo of the view this was made from, or None
+        self.op, self.params, self.index = op, params, index
+        self.creation = creation      # DEFAULT, MULTI_OUTPUT, NO_GRAD or INFERENCE
+        self.made_recording = made_recording  # grad mode was on: the view got a grad_fn
+        # a step of the chain computes its values (conj): they are kept in step by writes
+        self.computed = op.view_inverse is not None or (parent is not None and parent.computed)
+        self.forward_base = None  # make_dual's output: a weak reference to it (forward_ad.py)
+
+    def steps(self) -> tuple:
+        """The chain ``((op, params, index), ...)`` that rebuilds this view from its base."""
+        steps = []
+        info = self
+        while info is not None:
+            steps.append((info.op, info.params, info.index))
+            info = info.parent
+        steps.reverse()
+        return tuple(steps)
+
+    def refusal(self, indirect: bool) -> str | None:
+        """torch's error for a recorded in-place write that this view does not allow (None:
+        allowed); ``indirect``: the write went through its base or another view."""
+        kind = self.creation
+        if kind == DEFAULT:
+            return None
+        has_grad_fn = self.made_recording and self.base._requires_grad
+        what = ("its base or another view of its base has been" if indirect else "is being")
+        name = self.op.node_name.removesuffix("Backward0")
+        output = f"Output {self.index or 0} of {name}"
+        if kind == MULTI_OUTPUT:
+            head = (f"{output} is a view and {what} modified inplace." if has_grad_fn else
+                    f"A view was created in no_grad mode and {what} modified inplace with grad "
+                    "mode enabled.")
+        else:
+            where = "no_grad mode" if kind == NO_GRAD else "inference mode"
+            prefix = (f"{output} is a view of a view which was created in" if has_grad_fn
+                      else "A view was created in")
+            head = (f"{prefix} {where} and {what} modified inplace " +
+                    ("with grad mode enabled." if kind == NO_GRAD else "in normal mode."))
+        return head + _TAILS[kind]
+
+
+def mark_view(op, base, result, params) -> None:
+    """Views share their base's version counter and remember how they were made."""
+    several = isinstance(result, tuple)  # even of one: replay must then pick element 0
+    outputs = result if several else (result,)
+    parent = getattr(base, "_view", None)
+    root = base if parent is None else parent.base
+    recording = grad_state.grad_enabled
+    if not recording:
+        creation = INFERENCE if grad_state.inference else NO_GRAD
+    elif several:
+        creation = MULTI_OUTPUT
+    else:
+        creation = DEFAULT if parent is None else parent.creation
+    for i, out in enumerate(outputs):
+        out._vc = base._vc
+        out._view = ViewInfo(root, parent, op, params, i if several else None, creation,
+                             recording)
+        _register_view(out)
+
+
+def _register_view(view) -> None:
+    """Keep a weak reference to ``view`` after the version it shares with its base: an in-place
+    write to the base or to another view must give it a fresh history (ops/inplace.py)."""
+    refs = view._vc
+    refs.append(_weakref(view))
+    n = len(refs) - 1
+    if n >= 32 and n & (n - 1) == 0:  # at each power of two: drop dead views (amortized O(1))
+        refs[1:] = [r for r in refs[1:] if r() is not None]
+
+
+def live_views(tensor):
+    """The live views sharing ``tensor``'s memory (version counter), ``tensor`` excluded."""
+    for ref in tensor._vc[1:]:
+        other = ref()
+        if other is not None and other is not tensor:
+            yield other
+
+
+def write_through(chain, array, values) -> None:
+    """Write ``values`` into the region of the raw ``array`` that the view ``chain`` describes;
+    a step that computes its values (conj) is written back through its inverse."""
+    for k, (view_op, params, _) in enumerate(chain):
+        if view_op.view_inverse is not None:
+            region = replay_view(chain[:k], array)
+            computed = view_op(region, **params)
+            write_through(chain[k + 1:], computed, values)
+            region[...] = view_op.view_inverse(computed, **params)
+            return
+    replay_view(chain, array)[...] = values
+
+
+def refresh_computed(view) -> None:
+    """Recompute the values of a view with a computed step (conj) from its base's memory."""
+    if getattr(view._data.flags, "writeable", True):  # CuPy arrays have no such flag
+        info = view._view
+        view._data[...] = replay_view(info.steps(), info.base._data)
+
+
+def replay_view(chain, tensor):
+    """Apply a view chain (``ViewInfo.steps()``) to ``tensor`` (a Tensor or a raw array)."""
+    for view_op, params, index in chain:
+        tensor = view_op(tensor, **params)
+        if index is not None:
+            tensor = tensor[index]
+    return tensor

@@ -1,0 +1,49 @@
+"""Known, reported differences from torch, and the one-call diff of a program.
+
+Only behaviour that docs/ documents as a deliberate departure from torch belongs in
+``KNOWN_DIFFERENCES``: each entry names the docs page and a phrase on it (checked by
+tests/test_fuzz_vs_torch.py), so an undocumented difference can never be silenced here.
+Everything else a program shows is a mismatch.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from .runner import Result, TorchInternalError, compare, run
+
+
+class Known(NamedTuple):
+    what: str
+    doc: str                      # docs page, relative to the repository root
+    phrase: str                   # text on that page that documents the difference
+    applies: Callable             # (program, mine, theirs) -> bool
+
+
+# No deliberate difference that these programs can observe is documented yet.
+KNOWN_DIFFERENCES: tuple[Known, ...] = ()
+
+
+def known_difference(program, mine: Result, theirs: Result) -> str | None:
+    """The documented difference this mismatch is an instance of, if any."""
+    return next((k.what for k in KNOWN_DIFFERENCES if k.applies(program, mine, theirs)), None)
+
+
+def diff_program(program) -> tuple:
+    """Run ``program`` in gradkit and torch: (differences, known difference they are or None)."""
+    import torch
+
+    import gradkit
+    try:
+        theirs = run(program, torch)
+    except TorchInternalError:
+        return [], None
+    mine = run(program, gradkit)
+    problems = compare(mine, theirs)
+    return problems, (known_difference(program, mine, theirs) if problems else None)
+
+
+def check(program) -> list:
+    """The differences between gradkit and torch on ``program``, known differences excepted."""
+    problems, known = diff_program(program)
+    return [] if known else problems

@@ -1,0 +1,140 @@
+"""Hostile inputs to `gradkit trace summary` / load_trace: each is one clear line or a
+summary with notes, in bounded memory, never a traceback or a hang.
+
+| input                                   | outcome                                        |
+|-----------------------------------------|------------------------------------------------|
+| /dev/zero, a FIFO with no writer        | refused: not a regular file                     |
+| a gzip bomb                             | refused once it inflates past its cap          |
+| JSON nested 3,000 deep in args          | read (the parser is iterative)                 |
+| args.flops as a string                  | one error line naming the event                |
+| an event list without its closing ]     | summarized, with a note                        |
+| negative durations, partial overlaps    | summarized, with a note for each kind          |
+| python_function (Python tracer) events  | left out of the tables, with a note            |
+| an empty event list                     | one error line: nothing to summarize           |
+"""
+import gzip
+import json
+import os
+import threading
+import tracemalloc
+
+import pytest
+from click.testing import CliRunner
+
+import gradkit.profiler.load as load_module
+from gradkit.cli.main import main
+from gradkit.profiler import load_trace
+
+
+def summary(path):
+    return CliRunner().invoke(main, ["trace", "summary", "--no-color", str(path)])
+
+
+def _x(name, ts, dur, **extra):
+    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur,
+            **extra}
+
+
+def _one_error_line(result, message):
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("Error: ") and len(result.output.splitlines()) == 1
+    assert message in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_a_device_is_refused_at_once():
+    _one_error_line(summary("/dev/zero"), "is not a regular file")
+
+
+def test_a_fifo_without_a_writer_is_refused_not_waited_on(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    done = []
+    worker = threading.Thread(target=lambda: done.append(summary(fifo)), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert done, "trace summary blocked on a FIFO"
+    _one_error_line(done[0], "is not a regular file")
+
+
+def test_a_gzip_bomb_is_refused_in_bounded_memory(tmp_path, monkeypatch):
+    monkeypatch.setattr(load_module, "_GZIP_FREE_BYTES", 1 << 20)  # the cap, scaled down
+    bomb = tmp_path / "bomb.json.gz"
+    with gzip.open(bomb, "wb") as f:  # valid JSON so far: only the size gives it away
+        f.write(b"[" + b" " * (64 << 20))
+    assert bomb.stat().st_size < (1 << 20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="refused as a gzip bomb"):
+            load_trace(bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20
+    _one_error_line(summary(bomb), "refused as a gzip bomb")
+
+
+def test_deep_nesting_is_read_without_recursion(tmp_path):
+    deep = {"v": 1}
+    for _ in range(3000):
+        deep = {"v": deep}
+    path = tmp_path / "deep.json"
+    # json.dumps itself recurses: write the nesting by hand
+    path.write_text('{"traceEvents": [' + json.dumps(_x("a", 0, 5))[:-1] + ', "args": '
+                    + '{"v": ' * 3000 + "1" + "}" * 3000 + "}]}")
+    assert [e.name for e in load_trace(path).events()] == ["a"]
+
+
+def test_a_flops_field_of_the_wrong_type_is_one_error_line(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [_x("mm", 0, 5, args={"flops": "many"})]}))
+    _one_error_line(summary(path), "event #0 ('mm'): 'args.flops' must be a number, got a string")
+
+
+def test_a_list_without_its_closing_bracket_is_summarized_with_a_note(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text("[" + json.dumps(_x("a", 0, 5)) + ",\n" + json.dumps(_x("b", 10, 5)) + ",\n")
+    trace = load_trace(path)
+    assert [e.name for e in trace.events()] == ["a", "b"]
+    assert any("without its closing ']'" in note for note in trace.notes)
+    result = summary(path)
+    assert result.exit_code == 0 and "Note: the event list ends without" in result.output
+
+
+def test_an_unclosed_object_is_an_error(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text('{"traceEvents": [' + json.dumps(_x("a", 0, 5)))
+    _one_error_line(summary(path), "is not a readable Chrome trace (JSON)")
+
+
+def test_malformed_events_are_reported_not_silently_mended(tmp_path):
+    path = tmp_path / "t.json"
+    events = [_x("parent", 0, 10), _x("overlapping", 5, 10), _x("backwards", 30, -4),
+              {**_x("f", 40, 2), "cat": "python_function"}, 7]
+    path.write_text(json.dumps({"traceEvents": events}))
+    result = summary(path)
+    assert result.exit_code == 0, result.output
+    for note in ("1 events have a negative duration: counted as 0",
+                 "1 events overlap the event they start in: cut at its end",
+                 "1 python_function events are not host ops: left out of the tables",
+                 "1 entries of the event list are not objects: ignored"):
+        assert f"Note: {note}" in result.output
+
+
+def test_a_trace_of_only_python_function_events_says_what_it_holds(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([{**_x("f", 0, 2), "cat": "python_function"}]))
+    _one_error_line(summary(path), "no host op events in")
+    assert "1 python_function events are not host ops" in summary(path).output
+
+
+def test_events_are_streamed_not_parsed_as_one_document(tmp_path, monkeypatch):
+    """The whole-document parser is never used: a trace's text is never held whole."""
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [_x("a", 0, 5)]}))
+
+    def whole_document(*args, **kwargs):
+        raise AssertionError("json.load on a trace")
+    monkeypatch.setattr(json, "load", whole_document)
+    monkeypatch.setattr(json, "loads", whole_document)
+    assert [e.name for e in load_trace(path).events()] == ["a"]

@@ -201,8 +201,6 @@ def test_views_share_the_version_counter():
     assert like_torch(program) == (True, [True, True])
 
 
-@pytest.mark.xfail(strict=True, reason="autograd-api: Tensor.data (get and set, keeping the "
-                   "version counter and the Python object)")
 def test_setting_data_keeps_version_counter_and_identity():
     # torch: test_version_counter (the .data part), test_set_data_preserve_pyobj
     def program(lib):

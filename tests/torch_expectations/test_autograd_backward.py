@@ -260,7 +260,6 @@ def test_second_backward_works_with_retain_graph():
     like_torch(program)
 
 
-@SAVED_NOTHING
 def test_second_backward_works_without_saved_values():
     # torch: test_backward_twice_without_saved_values
     def program(lib):

@@ -137,8 +137,6 @@ def test_detach_drops_the_tangent_and_no_grad_keeps_it():
     assert detached is None and dropped is None and (p_req, t_req) == (False, False)
 
 
-@pytest.mark.xfail(strict=True, reason="views: an in-place op on a view of a dual tensor must "
-                   "update the base's tangent (forward AD through view + in-place)")
 def test_in_place_on_a_view_of_a_dual_updates_the_tangent():
     # torch: test_view_inplace_differentiable_views
     def program(lib):

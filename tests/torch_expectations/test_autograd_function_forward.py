@@ -32,8 +32,6 @@ def test_gradcheck_checks_a_function_jvp():
     assert like_torch(right) is True
 
 
-@pytest.mark.xfail(strict=True, reason="engine-hooks: gradcheck(check_forward_ad=True) must "
-                   "compare a custom Function's jvp with the numerical jacobian")
 def test_gradcheck_catches_a_wrong_function_jvp():
     # torch: test_custom_function_forward_mode_wrong_formula (the failing half)
     def wrong(lib):
@@ -85,8 +83,6 @@ def test_jvp_gets_none_tangents_for_non_tensor_arguments():
     assert seen == [(True, True)] and float(tangent) == 2.0
 
 
-@pytest.mark.xfail(strict=True, reason="autograd-api: mark_dirty of a view of a leaf that "
-                   "requires grad must raise, as the in-place op itself would outside forward")
 def test_dirty_view_of_a_leaf_is_refused():
     # torch: test_custom_function_inplace_on_view_of_leaf
     def program(lib):

@@ -232,9 +232,7 @@ def test_vjp_jvp_values_shapes_and_no_graph(name, fn):
     assert all(no_graph)
 
 
-@pytest.mark.parametrize("name", ["vjp", "jvp", "hvp", "vhp", "jacobian", pytest.param(
-    "hessian", marks=_xfail("hessian of a one-element output shaped (1, 1, 1) must have the "
-                            "shape inputs x inputs, not (1, 1, 1) + inputs x inputs"))])
+@pytest.mark.parametrize("name", ["vjp", "jvp", "hvp", "vhp", "jacobian", "hessian"])
 def test_scalar_inputs_and_outputs(name):
     # torch: test_{vjp,jvp,jacobian,hessian,vhp,hvp}_scalar
     def program(lib):

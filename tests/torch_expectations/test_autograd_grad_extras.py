@@ -120,8 +120,6 @@ def test_in_place_on_a_detached_alias_breaks_the_saved_tensor():
     raises_like_torch(program, RuntimeError, "has been modified by an inplace")
 
 
-@pytest.mark.xfail(strict=True, reason="autograd-api: set_grad_enabled(False) used as a "
-                   "decorator must give the caller its mode back (torch restores it on __call__)")
 def test_set_grad_enabled_as_a_decorator_leaves_the_caller_mode_alone():
     # torch: test_set_grad_enabled_wraps
     def program(lib):

@@ -48,12 +48,6 @@ def test_grad_mode_decorators_nest_recursively():
     assert seen[-1] is False and seen[0] is True
 
 
-GENERATORS = pytest.mark.xfail(strict=True, reason="autograd-api: grad-mode decorators on "
-                               "generators must switch the mode only while the generator runs "
-                               "(send, throw and close included)")
-
-
-@GENERATORS
 def test_grad_mode_decorated_coroutine_with_send():
     # torch: test_set_grad_coroutines
     def program(lib):
@@ -80,7 +74,6 @@ def test_grad_mode_decorated_coroutine_with_send():
     assert ("caller", True) in seen and ("inside", False) in seen
 
 
-@GENERATORS
 def test_grad_mode_decorated_generator_close_and_throw():
     # torch: test_set_grad_coroutines_exit, ..._benign_exceptions, ..._critical_exceptions
     def program(lib):
@@ -111,8 +104,6 @@ def test_grad_mode_decorated_generator_close_and_throw():
     assert like_torch(program) == [("throw", False), ("caller", True), ("close", False)]
 
 
-@pytest.mark.xfail(strict=True, reason="autograd-api: a grad-mode decorator on a generator "
-                   "function must switch the mode only while the generator runs, not across yields")
 def test_grad_mode_decorators_on_generators():
     # torch: test_set_grad_generator_functions
     def program(lib):

@@ -121,12 +121,6 @@ def test_removing_prehooks_before_and_during_backward(custom):
     assert like_torch(program)[0] == [1, 1]
 
 
-RETAIN_AFTER_IN_PLACE = pytest.mark.xfail(
-    strict=True, reason="engine-hooks: retain_grad must follow the tensor to its newest version "
-    "after an in-place op (torch gives the grad of the latest version)")
-
-
-@RETAIN_AFTER_IN_PLACE
 def test_retain_grad_follows_in_place_updates():
     # torch: test_retain_grad_inplace, test_retain_grad_inplace_over_view
     def program(lib):
@@ -165,7 +159,6 @@ def _double_mul(lib):
     return DoubleMul.apply
 
 
-@RETAIN_AFTER_IN_PLACE
 @pytest.mark.parametrize("fn", ["custom", "var_mean"])
 def test_retain_grad_of_multi_output_node_after_in_place(fn):
     # torch: test_retains_grad_inplace_multiple_outputs

@@ -178,8 +178,6 @@ def test_in_place_before_requires_grad_is_fine_after_is_an_error():
     raises_like_torch(leaf_in_place, RuntimeError, "a leaf Variable that requires grad")
 
 
-@pytest.mark.xfail(strict=True, reason="views: in-place on a view taken before its base was made "
-                   "to require grad must raise, as on the leaf itself")
 def test_in_place_on_an_older_view_of_a_leaf_that_requires_grad_is_an_error():
     # torch: test_no_requires_grad_inplace (the view part)
     def view_of_leaf_in_place(lib):

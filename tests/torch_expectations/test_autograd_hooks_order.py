@@ -81,8 +81,6 @@ def test_post_accumulate_grad_hook_lives_as_long_as_its_tensor():
     assert like_torch(program) == (True, True)
 
 
-@_hooks("order around AccumulateGrad: tensor hook, node prehook, post-accumulate hook, "
-        "node posthook")
 def test_hooks_around_accumulate_grad_run_in_torch_order():
     # torch: test_post_accumulate_grad_hook_ordering
     def program(lib):
@@ -160,8 +158,6 @@ def test_retained_grad_sees_tensor_hooks_registered_before_and_after(hook_before
     assert float(like_torch(program)) == (4.0 if hook_before_retain else 2.0)
 
 
-@_hooks("AccumulateGrad node pre/post hooks see the leaf's tensor-hook result; the posthook "
-        "runs")
 def test_accumulate_grad_node_hooks_see_the_tensor_hook_result():
     # torch: test_accumulate_grad_posthooks_can_observe_tensor_prehook
     def program(lib):
@@ -194,8 +190,6 @@ def test_hooks_of_a_leaf_outside_inputs_do_not_run():
     like_torch(program)
 
 
-@_hooks("grad() runs tensor hooks of captured inputs but not their node hooks; backward "
-        "runs AccumulateGrad node hooks")
 @pytest.mark.parametrize("call,counts", [
     ("grad b", (1, 0, 0)), ("grad a b", (2, 1, 1)), ("backward", (2, 2, 2)),
     ("backward a b", (2, 2, 2))])
@@ -342,8 +336,6 @@ def test_grad_of_a_non_leaf_warns_unless_retained():
     assert like_torch(program) == [0, 1, 1]
 
 
-@pytest.mark.xfail(strict=True, reason="autograd-api: a grad mode decorating a class warns "
-                   "(FutureWarning) and applies to __init__, not TypeError")
 def test_grad_mode_decorating_a_class_is_deprecated():
     # torch: test_grad_mode_class_decoration
     def program(lib):

@@ -103,11 +103,8 @@ def test_next_functions_of_add():
     assert like_torch(program) == (2, "AccumulateGrad", 0, "AccumulateGrad", 0, 2, True, None)
 
 
-NESTED_LIST = pytest.mark.xfail(strict=True, reason="views: torch reads a nested-list index "
-                                "[[0, 4], [2, 2]] as the tuple ([0, 4], [2, 2]); gradkit as one "
-                                "2-D index array (NumPy >= 1.23)")
 SETITEM_INDEXES = [((5, 5), 1), ((5,), 1), ((1,), 0), ((10,), [[0, 4, 2]]),
-                   pytest.param((5, 5), [[0, 4], [2, 2]], marks=NESTED_LIST),
+                   ((5, 5), [[0, 4], [2, 2]]),
                    ((5, 5, 5), (slice(None), slice(None), [1, 3])),
                    ((5, 5, 5), (slice(None), [1, 3], slice(None))),
                    ((5, 5, 5), ([1, 3], slice(None), slice(None))),
@@ -137,7 +134,7 @@ def test_setitem_of_a_constant_blocks_its_gradient(shape, index):
 
 
 @pytest.mark.parametrize("shape,index", SETITEM_INDEXES[:3] + SETITEM_INDEXES[4:]
-                         + [((5, 5), 3), pytest.param((5,), [[0, 1, 2, 3]], marks=NESTED_LIST)],
+                         + [((5, 5), 3), ((5,), [[0, 1, 2, 3]])],
                          ids=str)
 def test_setitem_of_a_tracked_value_sends_it_the_gradient(shape, index):
     # torch: test_setitem, test_setitem_mask (_test_setitem_tensor)
@@ -245,7 +242,6 @@ def test_stack_and_unbind_route_slices_of_the_gradient():
     like_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="api-ops: Tensor.select(dim, index)")
 def test_select_then_sum_gradcheck():
     # torch: test_select_sum
     def program(lib):

@@ -286,6 +286,7 @@ class Tensor:
         self.grad_fn = None
         self._requires_grad = False
         self._output_nr = 0
+        self._fw = None  # as detach(): no forward-mode tangent either
         return self
 
     # -- conversion -------------------------------------------------------------------
@@ -301,8 +302,9 @@ class Tensor:
         return _host(self._data).tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The data as a NumPy array (shared memory; refused while requires_grad, as torch)."""
-        if self._requires_grad and not force:
+        """The data as a NumPy array (shared memory; refused while it would leave the graph
+        unnoticed: requires_grad with grad mode on, as torch)."""
+        if self._requires_grad and not force and _op.grad_state.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         if not isinstance(self._data, (np.ndarray, np.generic)):
@@ -421,6 +423,9 @@ class Tensor:
             extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self._requires_grad:
             extras.append("requires_grad=True")
+        fw = getattr(self, "_fw", None)
+        if fw is not None and fw[0].open:  # a dual tensor of the open forward-AD level
+            extras.append(f"tangent={fw[1]!r}")
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"
 
     def __len__(self) -> int:

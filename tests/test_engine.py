@@ -226,7 +226,7 @@ def test_empty_inputs():
     x = leaf(1.0)
     with pytest.raises(RuntimeError, match="'inputs' argument to backward\\(\\) cannot be empty"):
         (x * 2).backward(inputs=[])
-    with pytest.raises(RuntimeError, match="grad requires non-empty inputs"):
+    with pytest.raises(RuntimeError, match="`inputs` argument to `grad\\(\\)` cannot be empty"):
         grad(x * 2, [])
 
 

@@ -7,6 +7,8 @@ the way is batchable (autograd/batching.py), else one pass per row.
 """
 from __future__ import annotations
 
+import warnings
+
 from gradkit.autograd import batching
 from gradkit.autograd.engine import _accumulate_into, _plan, _Tensor, run
 from gradkit.autograd.graph import accumulate_node
@@ -92,6 +94,14 @@ def _root_grads(outputs, grads, create_graph: bool, batched: bool) -> list:
         seeds.append(g if create_graph else g._data)
     return seeds
 
+# torch's words: a .grad that requires grad refers back to its own leaf through the graph
+CREATE_GRAPH_CYCLE_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using "
+    "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+    "make sure to reset the .grad fields of your parameters to None after use to break the "
+    "cycle and avoid the leak.")
+
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
              create_graph: bool = False, grad_variables=None, inputs=None) -> None:
@@ -114,6 +124,8 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=2)
     roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
     seeds = _root_grads(outputs, grad_tensors, create_graph, batched=False)
     targets = None
@@ -151,7 +163,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     outs = _tensors(outputs, "outputs")
     ins = _tensors(inputs, "inputs")
     if not ins:
-        raise RuntimeError("grad requires non-empty inputs.")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if retain_graph is None:
         retain_graph = create_graph
     roots = [_root_edge(t, i) for i, t in enumerate(outs)]
@@ -167,7 +179,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
         if g is None:
             if materialize_grads:
                 from gradkit.creation import zeros_like
-                results[i] = zeros_like(ins[i])
+                # as torch: a zero that is part of the new graph when one is being built
+                results[i] = zeros_like(ins[i], requires_grad=create_graph)
             elif not allow_unused:
                 raise RuntimeError(
                     "One of the differentiated Tensors appears to not have been used in the graph. "

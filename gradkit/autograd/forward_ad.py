@@ -112,6 +112,10 @@ def make_dual(tensor, tangent, *, level: int | None = None):
         if t._data.dtype.kind not in "fc":
             raise ValueError(f"Expected {what} to be floating point or complex, but got: "
                              f"{t.dtype}")
+    tangent_fw = getattr(tangent, "_fw", None)
+    if tangent_fw is not None and tangent_fw[0] is _current:
+        raise RuntimeError("Setting a forward grad that itself has a forward gradient at the "
+                           f"same level{_current.index} is not supported.")
     _check_tangent_size(tensor, tangent)
     if tangent._data.dtype != tensor._data.dtype:
         tangent = tangent.to(tensor.dtype)

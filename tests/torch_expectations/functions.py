@@ -1,0 +1,64 @@
+"""Small custom Functions several torch expectations share, built for either library."""
+
+
+def identity_function(lib, extra_grads: tuple = (), scale: float = 1):
+    """Identity whose backward passes ``scale`` * the gradient on (then ``extra_grads``)."""
+
+    class Identity(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            g = g * scale if scale != 1 else g
+            return (g, *extra_grads) if extra_grads else g
+
+    return Identity
+
+
+def failing_function(lib):
+    """A clone whose backward raises torch's test message."""
+
+    class SimulateBackwardError(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            raise RuntimeError("Simulate error on backward pass")
+
+    return SimulateBackwardError
+
+
+def mul2(lib, custom: bool):
+    """x * 2 as the built-in op or as a custom Function."""
+
+    class Mul2(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    return Mul2.apply if custom else (lambda t: t * 2)
+
+
+def add_one_in_place(lib):
+    """Adds one to its input in place and marks it dirty."""
+
+    class AddOne(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    return AddOne

@@ -145,7 +145,7 @@ def test_normalize_gradgradcheck(p):
 
 def test_vector_norm_forward_mode_matches_its_gradient():
     from gradkit.autograd import forward_ad
-    from gradkit.ops.norms import vector_norm
+    from gradkit.ops.linalg_norms import vector_norm
     x = gradkit.tensor([[0.3, -1.2, 2.0], [1.5, 0.7, -0.4]], dtype=gradkit.float64)
     tangent = gradkit.tensor([[1.0, 0.5, -2.0], [0.1, 0.2, 0.3]], dtype=gradkit.float64)
     for p in (1.0, 2.0, 3.0, math.inf):

@@ -18,6 +18,7 @@ from gradkit.backend import get_array_module
 from gradkit.ops.conv import conv2d
 from gradkit.ops.elementwise import elu, gelu, leaky_relu, logsigmoid, sigmoid, silu, softplus, tanh
 from gradkit.ops.layers import dropout, embedding, layer_norm, linear
+from gradkit.ops.linalg_norms import vector_norm
 from gradkit.ops.losses import (
     binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss)
 from gradkit.ops.pooling import max_pool2d
@@ -91,7 +92,6 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
     """input / max(‖input‖_p along ``dim``, eps): unit vectors along ``dim``."""
     if out is not None:
         raise TypeError("gradkit's normalize does not take out=")
-    from gradkit.ops.norms import vector_norm
     norm = ops.clamp(vector_norm(input, p, dim, True), min=eps)
     return ops.div(input, norm.expand_as(input))
 

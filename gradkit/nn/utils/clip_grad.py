@@ -17,7 +17,7 @@ from gradkit import ops
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.creation import tensor
-from gradkit.ops.norms import vector_norm
+from gradkit.ops.linalg_norms import vector_norm
 
 TensorOrTensors = Tensor | Iterable[Tensor]
 

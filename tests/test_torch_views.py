@@ -439,3 +439,15 @@ def test_reshape_that_must_copy_is_no_view():
         return (copied, base, x.grad, copied._base is None, aliased._base is base,
                 base.t().flatten()._base is None)
     assert same_as_torch(program)[3:] == (True, True, True)
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_t_is_a_new_view_even_of_0d_and_1d_tensors(shape):
+    """A hook on x.t() changes the gradient that flows through t() only, as in torch."""
+    def program(lib):
+        x = lib.ones(shape, requires_grad=True)
+        y = x.t()
+        y.register_hook(lambda g: g * 2)
+        (y * 3).sum().backward()
+        return y is x, y._base is x, type(y.grad_fn).__name__, x.grad.tolist()
+    assert program(gradkit) == program(torch)

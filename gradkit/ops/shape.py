@@ -132,11 +132,23 @@ transpose.defvjp(_transpose_back)
 transpose.defjvp(lambda t, dim0, dim1: transpose(t, dim0, dim1))
 
 
-def t(x):
-    """Transpose of a tensor with at most 2 dimensions."""
+@op(linear=True, view=True, batchable=True, node_name="TBackward0")
+def t(xp, x):
+    """Transpose of a tensor with at most 2 dimensions: a view, even of a 0-d or 1-d tensor
+    (then the identity, but a new tensor, as in torch: a hook on it is not one on x)."""
     if x.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
-    return transpose(x, 0, 1) if x.ndim == 2 else x
+    return x.T if x.ndim == 2 else x[...]
+
+
+def _t_back(g):
+    if g.ndim - len(batch_shape()) < 2:  # t() of a 0-d or 1-d tensor is the identity
+        return g
+    return transpose(g, batch_dim(0), batch_dim(1))
+
+
+t.defvjp(_t_back)
+t.defjvp(lambda tangent: t(tangent))
 
 
 swapaxes = swapdims = transpose

@@ -788,4 +788,9 @@ for _name in ops.TENSOR_METHODS:
 for _name in ops.INPLACE_METHODS:
     if not hasattr(Tensor, _name + "_"):
         setattr(Tensor, _name + "_", _as_inplace_method(_name))
-del _name
+# x op= y writes into x (its views see it), as torch's in-place operators do
+for _dunder, _name in (("__ipow__", "pow_"), ("__imod__", "remainder_"),
+                       ("__ifloordiv__", "floor_divide_"), ("__iand__", "bitwise_and_"),
+                       ("__ior__", "bitwise_or_"), ("__ixor__", "bitwise_xor_")):
+    setattr(Tensor, _dunder, getattr(Tensor, _name))
+del _name, _dunder

@@ -72,7 +72,7 @@ TENSOR_METHODS = (
 INPLACE_METHODS = (
     "mul", "div", "pow", "neg", "exp", "log", "sqrt", "clamp", "abs", "sigmoid", "tanh", "relu",
     "sin", "cos", "masked_fill", "scatter_add", "scatter", "floor", "ceil", "round", "reciprocal",
-    "square",
+    "square", "remainder", "floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor",
 )
 
 # the ops and their aliases, not the op-family modules (``from gradkit.ops import *``)

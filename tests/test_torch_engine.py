@@ -9,6 +9,8 @@ import gradkit
 
 torch = pytest.importorskip("torch")
 
+from torch_expectations.functions import no_grad_function  # noqa: E402 - one definition
+
 
 def _values(gs):
     return [None if g is None else g.tolist() for g in gs]
@@ -125,25 +127,12 @@ def test_hooks_on_outputs_of_one_node_match_torch():
     assert _two_outputs_program(gradkit) == _two_outputs_program(torch)
 
 
-def _no_grad_function(lib):
-    """A Function (x * 2) whose backward gives its input no gradient (None)."""
-    class NoGrad(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return None
-    return NoGrad
-
-
 def _undefined_leaf_grad_program(lib):
     """A Function that returns None for its input: the leaf's AccumulateGrad still runs its
     node hooks (with a None gradient) but accumulates nothing."""
     log = []
 
-    NoGrad = _no_grad_function(lib)
+    NoGrad = no_grad_function(lib)
 
     x = lib.tensor([1.0], requires_grad=True)
     y = NoGrad.apply(x)
@@ -164,7 +153,7 @@ def _none_gradient_hook_program(lib, leaf):
     """Tensor hooks see None where no gradient arrived, and may not replace it."""
     log = []
 
-    NoGrad = _no_grad_function(lib)
+    NoGrad = no_grad_function(lib)
 
     x = lib.tensor([1.0], requires_grad=True)
     y = x if leaf else x * 3

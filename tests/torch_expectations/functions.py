@@ -62,3 +62,18 @@ def add_one_in_place(lib):
             return g
 
     return AddOne
+
+
+def no_grad_function(lib):
+    """A Function (x * 2) whose backward gives its input no gradient (None)."""
+
+    class NoGrad(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    return NoGrad

@@ -3,7 +3,7 @@ import pytest
 
 import gradkit
 
-from .functions import failing_function, identity_function
+from .functions import failing_function, identity_function, no_grad_function
 from .twin import leaf, like_torch, raises_like_torch
 
 
@@ -90,15 +90,7 @@ def test_function_returning_its_input_unchanged(shape):
 def test_backward_returning_none_leaves_grad_undefined():
     # torch: test_function_returns_undefined_tensor
     def program(lib):
-        class NoGrad(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x * 2
-
-            @staticmethod
-            def backward(ctx, g):
-                return None
-
+        NoGrad = no_grad_function(lib)  # noqa: N806 - a class
         x = lib.ones(1, dtype=lib.float64, requires_grad=True)
         NoGrad.apply(x).backward()
         NoGrad.apply(x ** 2).backward()

@@ -745,10 +745,9 @@ def _host(array):
     return array if isinstance(array, (np.ndarray, np.generic)) else array.get()
 
 
-# Simple method forms of ops: Tensor.exp(), x.sum(dim), x.mul_(y)... declared as names only.
-# ops/__init__.py lists them; the method is the op with self as its first argument.
-def _as_method(name):
-    op = getattr(ops, name)
+# Simple method forms of ops: Tensor.exp(), x.sum(dim), x.mul_(y)... declared on the op
+# (``@op(method=True, inplace=True)``, ops/methods.py): the op with self as its first argument.
+def _as_method(name, op):
     if isinstance(op, _op.Op):
         def method(self, *args, **kwargs):
             if args or kwargs:
@@ -763,9 +762,9 @@ def _as_method(name):
     return method
 
 
-def _as_inplace_method(name):
+def _as_inplace_method(name, op):
     def method(self, *args, **kwargs):
-        return ops.inplace(self, getattr(ops, name), *args, **kwargs)
+        return ops.inplace(self, op, *args, **kwargs)
     method.__name__ = name + "_"
     method.__qualname__ = f"Tensor.{name}_"
     method.__doc__ = f"In-place ``{name}`` (bumps the version counter; see gradkit.{name})."
@@ -776,18 +775,23 @@ from gradkit import ops  # noqa: E402  (ops import Tensor; bind after the class 
 from gradkit.autograd import inference  # noqa: E402
 from gradkit.autograd.grad_mode import state as _grad_state  # noqa: E402
 from gradkit.ops import _op  # noqa: E402
+from gradkit.ops import methods as method_table  # noqa: E402
 
 _op.Tensor = Tensor
 _InferenceVersion = inference.InferenceVersion
 _dispatch = _op.dispatch
 _NO_PARAMS: dict = {}  # shared, never mutated: ops without parameters
 
-for _name in ops.TENSOR_METHODS:
-    if not hasattr(Tensor, _name):
-        setattr(Tensor, _name, _as_method(_name))
-for _name in ops.INPLACE_METHODS:
-    if not hasattr(Tensor, _name + "_"):
-        setattr(Tensor, _name + "_", _as_inplace_method(_name))
+
+def _install_method(name, op, inplace: bool) -> None:
+    """Tensor.name (or name_ for ``inplace``) from a declaration; the class's own methods win."""
+    attribute = name + "_" if inplace else name
+    if attribute not in _OWN_METHODS:
+        setattr(Tensor, attribute, (_as_inplace_method if inplace else _as_method)(name, op))
+
+
+_OWN_METHODS = frozenset(dir(Tensor))
+method_table.install_with(_install_method)
 # x op= y writes into x (its views see it), as torch's in-place operators do
 for _dunder, _name in (("__ipow__", "pow_"), ("__imod__", "remainder_"),
                        ("__ifloordiv__", "floor_divide_"), ("__iand__", "bitwise_and_"),

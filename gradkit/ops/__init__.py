@@ -1,7 +1,8 @@
 """Every differentiable op, declared once (see ``_op.py`` for the mechanism).
 
 Files group op families; this package re-exports their public functions, which
-are also the ``gradkit.*`` functions and (listed below) the Tensor methods.
+are also the ``gradkit.*`` functions and, where their declaration says
+``method=True`` / ``inplace=True`` (``ops/methods.py``), Tensor methods.
 """
 import types as _types
 
@@ -51,33 +52,8 @@ def einsum(equation, *operands):
     return _einsum(equation, *operands)
 
 
-# Tensor methods that are simply the op with self first (x.exp(), x.sum(1), ...).
-TENSOR_METHODS = (
-    "abs", "acos", "asin", "atan", "ceil", "clamp", "clip", "cos", "cosh", "exp", "exp2", "expm1",
-    "floor", "log", "log1p", "log2", "log10", "reciprocal", "relu", "round", "rsqrt", "sgn",
-    "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "erf",
-    "add", "sub", "mul", "div", "pow", "neg", "remainder", "floor_divide", "maximum", "minimum",
-    "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "isclose", "logical_not",
-    "logical_and", "logical_or", "bitwise_and", "bitwise_or", "bitwise_xor", "conj",
-    "sum", "mean", "var", "std", "prod", "amax", "amin", "max", "min", "argmax", "argmin",
-    "logsumexp", "softmax", "log_softmax", "cumsum", "all", "any",
-    "matmul", "mm", "bmm", "dot", "outer", "mv", "inner",
-    "transpose", "t", "flatten", "unflatten", "squeeze", "unsqueeze", "split", "chunk", "unbind",
-    "ravel", "broadcast_to", "swapaxes",
-    "gather", "index_select", "masked_fill", "scatter_add", "scatter", "where",
-    "tril", "triu", "diag", "diag_embed", "diagonal", "narrow", "select", "roll", "sort",
-    "argsort", "topk", "angle", "allclose", "norm", "det", "inverse", "slogdet",
-)
-# In-place forms x.name_(...) derived from the out-of-place op.
-INPLACE_METHODS = (
-    "mul", "div", "pow", "neg", "exp", "log", "sqrt", "clamp", "abs", "sigmoid", "tanh", "relu",
-    "sin", "cos", "masked_fill", "scatter_add", "scatter", "floor", "ceil", "round", "reciprocal",
-    "square", "remainder", "floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor",
-)
-
 # the ops and their aliases, not the op-family modules (``from gradkit.ops import *``)
 __all__ = sorted(name for name, value in globals().items()
-                 if not name.startswith("_") and not isinstance(value, _types.ModuleType)
-                 and name not in ("TENSOR_METHODS", "INPLACE_METHODS"))
+                 if not name.startswith("_") and not isinstance(value, _types.ModuleType))
 
 from gradkit.ops import node_names as _node_names  # noqa: E402,F401 - torch's node names

@@ -32,6 +32,7 @@ from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import Node, SavedTensor, accumulate_node, node_type
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops.keywords import SPECIAL_KEYWORDS, torch_keywords
+from gradkit.ops.methods import register as register_method
 from gradkit.ops.promotion import NumpyOperand
 from gradkit.ops.views import mark_view
 
@@ -53,7 +54,7 @@ class Op:
 
     def __init__(self, forward, name=None, save=(), broadcast=False, linear=False,
                  view=False, outputs=1, differentiable_outputs=None, node_name=None,
-                 elementwise=False, batchable=False):
+                 elementwise=False, batchable=False, method=False, inplace=False):
         self.forward = forward
         self.name = name or forward.__name__.strip("_")
         self.node_name = node_name or _to_node_name(self.name)
@@ -92,6 +93,8 @@ class Op:
         self.jvp_all = None
         self.__doc__ = forward.__doc__
         self.__name__ = self.name
+        # method=True (or a name, or names): also x.name(...); inplace=True: also x.name_(...)
+        register_method(self, self.name, method, inplace)
 
     @property
     def node_name(self) -> str:

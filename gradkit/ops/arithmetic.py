@@ -11,11 +11,12 @@ from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log, where
+from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype, promote
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
 
 
-@op(broadcast=True, linear=True, batchable=True)
+@op(broadcast=True, linear=True, batchable=True, method=True)
 def add(xp, x, y, alpha=1):
     """x + alpha * y (broadcasting)."""
     x, y = promote(xp, x, y)
@@ -28,7 +29,7 @@ add.defjvp(lambda t, alpha: t,
            lambda t, alpha: t if alpha == 1 else t * alpha)
 
 
-@op(broadcast=True, linear=True, batchable=True)
+@op(broadcast=True, linear=True, batchable=True, method=True)
 def sub(xp, x, y, alpha=1):
     """x - alpha * y (broadcasting); torch refuses bool operands."""
     _check_not_bool(x, y)
@@ -77,7 +78,7 @@ sub.defjvp(lambda t, alpha: t,
            lambda t, alpha: -t if alpha == 1 else t * -alpha)
 
 
-@op(save=("x", "y"), broadcast=True, batchable=True)
+@op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
 def mul(xp, x, y):
     """x * y (broadcasting)."""
     x, y = promote(xp, x, y)
@@ -91,7 +92,7 @@ mul.defjvp(lambda t, x, y: t * y,
 
 
 # saves its inputs, not its result, as torch does: the result may then be modified in place
-@op(save=("x", "y"), broadcast=True, batchable=True)
+@op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
 def div(xp, x, y):
     """x / y (broadcasting; true division, so integers give floats)."""
     x, y = promote(xp, x, y, true_division=True)
@@ -104,7 +105,7 @@ div.defjvp(lambda t, x, y: t / y,
            lambda t, x, y: -t * (x / y) / y)
 
 
-@op(save=("x", "y", "result"), broadcast=True, batchable=True)
+@op(save=("x", "y", "result"), broadcast=True, batchable=True, method=True, inplace=True)
 def pow(xp, x, y):  # noqa: A001 - torch's name
     """x ** y (broadcasting; either may be a number)."""
     number_exponent = type(y) in _NUMBERS
@@ -181,7 +182,7 @@ pow.defjvp(lambda t, x, y, out: t * _pow_grad_base(x, y),
            lambda t, x, y, out: t * _pow_grad_exponent(x, y, out))
 
 
-@op(linear=True, batchable=True)
+@op(linear=True, batchable=True, method=True, inplace=True)
 def neg(xp, x):
     """-x elementwise (not for bools, as torch)."""
     if x.dtype.kind == "b":
@@ -195,7 +196,7 @@ neg.defvjp(lambda g: -g)
 neg.defjvp(lambda t: -t)
 
 
-@op()
+@op(method=True, inplace=True)
 def floor_divide(xp, x, y):
     """floor(x / y) (broadcasting; no gradient)."""
     x, y = promote(xp, x, y)
@@ -209,7 +210,7 @@ def _check_integer_divisor(y) -> None:
         raise RuntimeError("ZeroDivisionError")
 
 
-@op(save=("x", "y"), broadcast=True, batchable=True)
+@op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
 def remainder(xp, x, y):
     """x mod y with the sign of y, as Python's % (broadcasting); a zero result keeps x's sign,
     as torch's fmod-based kernel gives it."""
@@ -234,49 +235,49 @@ remainder.defjvp(lambda t, x, y: t,
 
 
 # Comparisons and logic: boolean results, never differentiable.
-@op()
+@op(method=True)
 def eq(xp, x, y):
     """x == y elementwise (bool, no gradient)."""
     return xp.asarray(x == y)
 
 
-@op()
+@op(method=True)
 def ne(xp, x, y):
     """x != y elementwise (bool, no gradient)."""
     return xp.asarray(x != y)
 
 
-@op()
+@op(method=True)
 def lt(xp, x, y):
     """x < y elementwise (bool, no gradient)."""
     return xp.asarray(x < y)
 
 
-@op()
+@op(method=True)
 def le(xp, x, y):
     """x <= y elementwise (bool, no gradient)."""
     return xp.asarray(x <= y)
 
 
-@op()
+@op(method=True)
 def gt(xp, x, y):
     """x > y elementwise (bool, no gradient)."""
     return xp.asarray(x > y)
 
 
-@op()
+@op(method=True)
 def ge(xp, x, y):
     """x >= y elementwise (bool, no gradient)."""
     return xp.asarray(x >= y)
 
 
-@op()
+@op(method=True)
 def logical_and(xp, x, y):
     """x and y elementwise, as booleans (no gradient)."""
     return xp.logical_and(x, y)
 
 
-@op()
+@op(method=True)
 def logical_or(xp, x, y):
     """x or y elementwise, as booleans (no gradient)."""
     return xp.logical_or(x, y)
@@ -288,7 +289,7 @@ def logical_xor(xp, x, y):
     return xp.logical_xor(x, y)
 
 
-@op()
+@op(method=True)
 def logical_not(xp, x):
     """not x elementwise, as booleans (no gradient)."""
     return xp.logical_not(x)
@@ -312,7 +313,7 @@ def _bitwise(name: str, ufunc: str):
         return getattr(xp, ufunc)(x, y)
     forward.__name__ = name
     forward.__doc__ = f"x {ufunc.split('_')[1]} y bit by bit, for integer and bool tensors."
-    return op(broadcast=True)(forward)
+    return op(broadcast=True, method=True, inplace=True)(forward)
 
 
 bitwise_and = _bitwise("bitwise_and", "bitwise_and")
@@ -320,25 +321,25 @@ bitwise_or = _bitwise("bitwise_or", "bitwise_or")
 bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor")
 
 
-@op()
+@op(method=True)
 def isnan(xp, x):
     """True where x is NaN (no gradient)."""
     return xp.isnan(x)
 
 
-@op()
+@op(method=True)
 def isinf(xp, x):
     """True where x is +-inf (no gradient)."""
     return xp.isinf(x)
 
 
-@op()
+@op(method=True)
 def isfinite(xp, x):
     """True where x is neither NaN nor +-inf (no gradient)."""
     return xp.isfinite(x)
 
 
-@op(broadcast=True)  # broadcast: NumPy's broadcast error in torch's words
+@op(broadcast=True, method=True)  # broadcast: NumPy's broadcast error in torch's words
 def isclose(xp, x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|x - y| <= atol + rtol * |y| elementwise (bool, no gradient); same dtypes, as torch."""
     x_dtype, y_dtype = getattr(x, "dtype", None), getattr(y, "dtype", None)
@@ -350,6 +351,7 @@ def isclose(xp, x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
     return xp.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
+@tensor_method()
 def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A002
              equal_nan: bool = False) -> bool:
     """True when ``isclose(input, other)`` holds everywhere (NaNs equal only with equal_nan).

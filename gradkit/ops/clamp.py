@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from gradkit.ops._op import op
 from gradkit.ops.elementwise import _unary, where
+from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype, result_type
 from gradkit.ops.unary_helpers import CLAMP_COMPLEX, reject_complex
 
@@ -73,6 +74,7 @@ _clamp_tensors.defjvp(lambda t, x, lo, hi: where(_inside(x, lo, hi), t, 0.0),
                       lambda t, x, lo, hi: where(_above_max(x, lo, hi), t, 0.0))
 
 
+@tensor_method(("clamp", "clip"), inplace=True)
 def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
     """Limit x to [min, max]; the bounds may be numbers or (broadcasting) tensors."""
     if hasattr(min, "_data") or hasattr(max, "_data"):

@@ -7,6 +7,7 @@ tensor are the tensor itself / zeros, as in torch.
 from __future__ import annotations
 
 from gradkit.ops._op import op
+from gradkit.ops.methods import tensor_method
 
 
 @op(linear=True, batchable=True, view=True)
@@ -26,6 +27,7 @@ _conj.profiler_name = "gradkit::conj"
 _conj.node_name = "ConjBackward0"
 
 
+@tensor_method()
 def conj(x):
     """Complex conjugate, a view of x (x itself, without a node, when it is real)."""
     return _conj(x) if _is_complex(x) else x

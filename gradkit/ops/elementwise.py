@@ -45,7 +45,7 @@ def _on_floats(forward):
     return on_floats
 
 
-@_unary(save="result", floating=True)
+@_unary(save="result", floating=True, method=True, inplace=True)
 def exp(xp, x):
     """e ** x elementwise."""
     return xp.exp(x)
@@ -54,7 +54,7 @@ def exp(xp, x):
 exp.defderivative(lambda out: out)
 
 
-@_unary(save="result", floating=True)
+@_unary(save="result", floating=True, method=True)
 def exp2(xp, x):
     """2 ** x elementwise."""
     return xp.exp2(x)
@@ -63,7 +63,7 @@ def exp2(xp, x):
 exp2.defderivative(lambda out: out * math.log(2.0))
 
 
-@_unary(floating=True)
+@_unary(floating=True, method=True, inplace=True)
 def log(xp, x):
     """Natural logarithm, elementwise."""
     return xp.log(x)
@@ -72,7 +72,7 @@ def log(xp, x):
 log.defderivative(lambda x: 1 / x)
 
 
-@_unary(floating=True)
+@_unary(floating=True, method=True)
 def log2(xp, x):
     """Base-2 logarithm, elementwise."""
     return xp.log2(x)
@@ -81,7 +81,7 @@ def log2(xp, x):
 log2.defderivative(lambda x: 1 / (x * math.log(2.0)))
 
 
-@_unary(floating=True)
+@_unary(floating=True, method=True)
 def log10(xp, x):
     """Base-10 logarithm, elementwise."""
     return xp.log10(x)
@@ -90,7 +90,7 @@ def log10(xp, x):
 log10.defderivative(lambda x: 1 / (x * math.log(10.0)))
 
 
-@_unary(floating=True)
+@_unary(floating=True, method=True)
 def log1p(xp, x):
     """log(1 + x) elementwise, accurate near 0."""
     return xp.log1p(x)
@@ -99,7 +99,7 @@ def log1p(xp, x):
 log1p.defderivative(lambda x: 1 / (x + 1))
 
 
-@_unary(save="result", floating=True)
+@_unary(save="result", floating=True, method=True)
 def expm1(xp, x):
     """exp(x) - 1 elementwise, accurate near 0."""
     return xp.expm1(x)
@@ -108,7 +108,7 @@ def expm1(xp, x):
 expm1.defderivative(lambda out: out + 1)
 
 
-@_unary(save="result", floating=True)
+@_unary(save="result", floating=True, method=True, inplace=True)
 def sqrt(xp, x):
     """Square root, elementwise."""
     return xp.sqrt(x)
@@ -117,7 +117,7 @@ def sqrt(xp, x):
 sqrt.defderivative(lambda out: 0.5 / out)
 
 
-@_unary(save="result", floating=True)
+@_unary(save="result", floating=True, method=True)
 def rsqrt(xp, x):
     """1 / sqrt(x) elementwise."""
     return 1 / xp.sqrt(x)
@@ -126,7 +126,7 @@ def rsqrt(xp, x):
 rsqrt.defderivative(lambda out: -0.5 * out * out * out)
 
 
-@_unary()
+@_unary(method=True, inplace=True)
 def square(xp, x):
     """x * x elementwise (pow(x, 2): bools square to int64, as in torch)."""
     x, _ = promote(xp, x, 2)
@@ -136,7 +136,7 @@ def square(xp, x):
 square.defderivative(lambda x: 2 * x)
 
 
-@_unary(save="result", floating=True)
+@_unary(save="result", floating=True, method=True, inplace=True)
 def reciprocal(xp, x):
     """1 / x elementwise."""
     return 1 / x
@@ -145,7 +145,7 @@ def reciprocal(xp, x):
 reciprocal.defderivative(lambda out: -(out * out))
 
 
-@_unary(floating=True)
+@_unary(floating=True, method=True, inplace=True)
 def sin(xp, x):
     """sin(x) elementwise."""
     return xp.sin(x)
@@ -154,7 +154,7 @@ def sin(xp, x):
 sin.defderivative(lambda x: cos(x))
 
 
-@_unary(floating=True)
+@_unary(floating=True, method=True, inplace=True)
 def cos(xp, x):
     """cos(x) elementwise."""
     return xp.cos(x)
@@ -163,7 +163,7 @@ def cos(xp, x):
 cos.defderivative(lambda x: -sin(x))
 
 
-@_unary(save="result", floating=True)
+@_unary(save="result", floating=True, method=True)
 def tan(xp, x):
     """tan(x) elementwise."""
     return xp.tan(x)
@@ -172,7 +172,7 @@ def tan(xp, x):
 tan.defderivative(lambda out: 1 + out * out)
 
 
-@_unary(floating=True)
+@_unary(floating=True, method=True)
 def sinh(xp, x):
     """sinh(x) elementwise."""
     return xp.sinh(x)
@@ -181,7 +181,7 @@ def sinh(xp, x):
 sinh.defderivative(lambda x: cosh(x))
 
 
-@_unary(floating=True)
+@_unary(floating=True, method=True)
 def cosh(xp, x):
     """cosh(x) elementwise."""
     return xp.cosh(x)
@@ -190,7 +190,7 @@ def cosh(xp, x):
 cosh.defderivative(lambda x: sinh(x))
 
 
-@_unary(save="result", floating=True)
+@_unary(save="result", floating=True, method=True, inplace=True)
 def tanh(xp, x):
     """tanh(x) elementwise."""
     return xp.tanh(x)
@@ -199,7 +199,7 @@ def tanh(xp, x):
 tanh.defderivative(lambda out: 1 - out * out)
 
 
-@_unary(floating=True)
+@_unary(floating=True, method=True)
 def asin(xp, x):
     """arcsin(x) elementwise."""
     return xp.arcsin(x)
@@ -208,7 +208,7 @@ def asin(xp, x):
 asin.defderivative(lambda x: rsqrt(1 - x * x))
 
 
-@_unary(floating=True)
+@_unary(floating=True, method=True)
 def acos(xp, x):
     """arccos(x) elementwise."""
     return xp.arccos(x)
@@ -217,7 +217,7 @@ def acos(xp, x):
 acos.defderivative(lambda x: -rsqrt(1 - x * x))
 
 
-@_unary(floating=True)
+@_unary(floating=True, method=True)
 def atan(xp, x):
     """arctan(x) elementwise."""
     return xp.arctan(x)
@@ -226,7 +226,7 @@ def atan(xp, x):
 atan.defderivative(lambda x: 1 / (1 + x * x))
 
 
-@_unary(save="result", floating=True)
+@_unary(save="result", floating=True, method=True, inplace=True)
 def sigmoid(xp, x):
     """1 / (1 + exp(-x)) elementwise."""
     if x.dtype.kind == "c":  # complex: no sign split (comparisons would drop the imaginary part)
@@ -247,7 +247,7 @@ def logsigmoid(xp, x):
 logsigmoid.defderivative(lambda x: sigmoid(-x))
 
 
-@_unary(save="result", complex_error=CLAMP_COMPLEX)
+@_unary(save="result", complex_error=CLAMP_COMPLEX, method=True, inplace=True)
 def relu(xp, x):
     """max(x, 0) elementwise; NaN and -0.0 pass through, as torch."""
     return xp.where(x < 0, 0, x)
@@ -256,7 +256,7 @@ def relu(xp, x):
 relu.defderivative(lambda out: where(out <= 0, 0.0, 1.0))  # torch: 1 at NaN
 
 
-@_unary(floating=True)
+@_unary(floating=True, method=True)
 def erf(xp, x):
     """The error function, elementwise."""
     return erf_array(xp, x)
@@ -345,7 +345,7 @@ def leaky_relu(xp, x, negative_slope=0.01):
 leaky_relu.defderivative(lambda x, negative_slope: where(x > 0, 1.0, negative_slope))
 
 
-@op(save="x", batchable=True)
+@op(save="x", batchable=True, method=True, inplace=True)
 def abs(xp, x):  # noqa: A001 - torch's name
     """|x| elementwise (the modulus for complex x)."""
     return xp.abs(x)
@@ -355,7 +355,7 @@ abs.defvjp(lambda g, x: g * sgn(x))
 abs.defjvp(lambda t, x: real(conj(sgn(x)) * t))
 
 
-@op(save=("x", "result"), batchable=True)
+@op(save=("x", "result"), batchable=True, method=True)
 def sgn(xp, x):
     """sign for real numbers, x/|x| (0 at 0) for complex ones."""
     if x.dtype.kind != "c":
@@ -404,7 +404,8 @@ _ROUNDING_COMPLEX = {name: fixed_error(NotImplementedError, f"{name} is not supp
 
 
 @_unary(complex_error=fixed_error(NotImplementedError, "Unlike NumPy, torch.sign is not intended "
-                                  "to support complex numbers. Please use torch.sgn instead."))
+                                  "to support complex numbers. Please use torch.sgn instead."),
+        method=True)
 def sign(xp, x):
     """-1, 0 or 1 by the sign of x, elementwise (zero gradient; 0 at NaN, as torch)."""
     return _real_sign(xp, x)
@@ -413,7 +414,7 @@ def sign(xp, x):
 _piecewise_constant(sign)
 
 
-@_unary(complex_error=_ROUNDING_COMPLEX["floor"])
+@_unary(complex_error=_ROUNDING_COMPLEX["floor"], method=True, inplace=True)
 def floor(xp, x):
     """Largest integer <= x, elementwise (zero gradient)."""
     return xp.floor(x)
@@ -422,7 +423,7 @@ def floor(xp, x):
 _piecewise_constant(floor)
 
 
-@_unary(complex_error=_ROUNDING_COMPLEX["ceil"])
+@_unary(complex_error=_ROUNDING_COMPLEX["ceil"], method=True, inplace=True)
 def ceil(xp, x):
     """Smallest integer >= x, elementwise (zero gradient)."""
     return xp.ceil(x)
@@ -431,7 +432,7 @@ def ceil(xp, x):
 _piecewise_constant(ceil)
 
 
-@_unary(complex_error=kernel_error("round_vml_cpu"))
+@_unary(complex_error=kernel_error("round_vml_cpu"), method=True, inplace=True)
 def round(xp, x, decimals=0):  # noqa: A001
     """Round half to even, to ``decimals`` places (zero gradient)."""
     return xp.round(x, decimals)
@@ -440,7 +441,7 @@ def round(xp, x, decimals=0):  # noqa: A001
 _piecewise_constant(round)
 
 
-@_unary(complex_error=_ROUNDING_COMPLEX["trunc"])
+@_unary(complex_error=_ROUNDING_COMPLEX["trunc"], method=True)
 def trunc(xp, x):
     """x rounded toward zero, elementwise (zero gradient)."""
     return xp.trunc(x)
@@ -461,7 +462,7 @@ def ones_like(xp, x):
     return xp.ones_like(x)
 
 
-@op(save=("cond",), broadcast=True, batchable=True)
+@op(save=("cond",), broadcast=True, batchable=True, method=True)
 def where(xp, cond, x, y):
     """x where ``cond`` is true, else y (broadcasting; no gradient to cond)."""
     x, y = promote(xp, x, y)  # two Python numbers become arrays of their promoted dtype
@@ -480,7 +481,7 @@ _PAIRWISE_COMPLEX = {name: fixed_error(RuntimeError, f"{name} not implemented fo
                      for name in ("maximum", "minimum")}
 
 
-@op(save=("x", "y"), broadcast=True, batchable=True)
+@op(save=("x", "y"), broadcast=True, batchable=True, method=True)
 def maximum(xp, x, y):
     """Elementwise maximum of x and y (broadcasting)."""
     x, y = promote(xp, x, y)
@@ -500,7 +501,7 @@ maximum.defjvp(lambda t, x, y: where(x < y, 0.0, _share(t, x, y)),
                lambda t, x, y: where(y < x, 0.0, _share(t, x, y)))
 
 
-@op(save=("x", "y"), broadcast=True, batchable=True)
+@op(save=("x", "y"), broadcast=True, batchable=True, method=True)
 def minimum(xp, x, y):
     """Elementwise minimum of x and y (broadcasting)."""
     x, y = promote(xp, x, y)

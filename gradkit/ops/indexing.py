@@ -242,7 +242,7 @@ def _along_axis_key(xp, index, dim):
     return tuple(grids)
 
 
-@op(save=("dim", "index", "x.shape"))
+@op(save=("dim", "index", "x.shape"), method=True)
 def gather(xp, x, dim, index):
     """Values of x at ``index`` along ``dim`` (torch.gather)."""
     dim = _normalize_dim(dim, x.ndim)
@@ -288,7 +288,7 @@ def _src_grad(g, dim, index, src_shape, x_shape=None):
     return index_put_into_zeros(picked, tuple(src_shape), block)
 
 
-@op(save=("dim", "index", "src.shape", "x.shape"))
+@op(save=("dim", "index", "src.shape", "x.shape"), method=True, inplace=True)
 def scatter_add(xp, x, dim, index, src):
     """x with ``src`` added at ``index`` along ``dim`` (repeated indices accumulate)."""
     dim = _normalize_dim(dim, x.ndim)
@@ -304,7 +304,7 @@ scatter_add.defjvp(lambda t, dim, index, src_shape, x_shape: t, None, None,
                        _normalize_dim(dim, len(x_shape))))
 
 
-@op(save=("dim", "index", "src.shape", "x.shape"))
+@op(save=("dim", "index", "src.shape", "x.shape"), method=True, inplace=True)
 def scatter(xp, x, dim, index, src):
     """x with ``src`` written at ``index`` along ``dim`` (torch.scatter)."""
     dim = _normalize_dim(dim, x.ndim)
@@ -327,7 +327,7 @@ scatter.defvjp(lambda g, dim, index, src_shape, x_shape: scatter(g, dim, index, 
 scatter.defjvp_all(_scatter_jvp)
 
 
-@op(save=("dim", "index", "x.shape"))
+@op(save=("dim", "index", "x.shape"), method=True)
 def index_select(xp, x, dim, index):
     """The entries of x at the integer ``index`` along ``dim``."""
     if index.ndim > 1:
@@ -344,7 +344,7 @@ index_select.defvjp(lambda g, dim, index, x_shape: index_put_into_zeros(
 index_select.defjvp(lambda t, dim, index, x_shape: index_select(t, dim, index), None, None)
 
 
-@op(save="mask", broadcast=True)
+@op(save="mask", broadcast=True, method=True, inplace=True)
 def masked_fill(xp, x, mask, value):
     """x with ``value`` where the bool ``mask`` (broadcasting) is true."""
     if getattr(mask, "dtype", None) is not None and mask.dtype.kind != "b":

@@ -4,10 +4,11 @@ from __future__ import annotations
 from gradkit.autograd.batching import batch_shape
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.complex import conj
+from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import reshape, transpose, unsqueeze
 
 
-@op(save=("x", "y"), batchable=True)
+@op(save=("x", "y"), batchable=True, method=True)
 def matmul(xp, x, y):
     """Matrix product with NumPy's rules (1-D operands, batched leading dims)."""
     if x.ndim == 0 or y.ndim == 0:
@@ -64,6 +65,7 @@ matmul.defjvp(lambda t, x, y: matmul(t, y),
               lambda t, x, y: matmul(x, t))
 
 
+@tensor_method()
 def mm(x, y):
     """Matrix product of two 2-D tensors."""
     if x.ndim != 2:
@@ -73,6 +75,7 @@ def mm(x, y):
     return matmul(x, y)
 
 
+@tensor_method()
 def bmm(x, y):
     """Batched matrix product of two 3-D tensors with the same batch size."""
     if x.ndim != 3:
@@ -86,6 +89,7 @@ def bmm(x, y):
     return matmul(x, y)
 
 
+@tensor_method()
 def mv(x, v):
     """Matrix-vector product of a 2-D x and a 1-D v."""
     if x.ndim != 2 or v.ndim != 1:
@@ -93,6 +97,7 @@ def mv(x, v):
     return matmul(x, v)
 
 
+@tensor_method()
 def dot(x, y):
     """Inner product of two 1-D tensors (no conjugation, as torch.dot)."""
     if x.ndim != 1 or y.ndim != 1:
@@ -110,6 +115,7 @@ def vdot(x, y):
     return dot(conj(x), y)
 
 
+@tensor_method()
 def inner(x, y):
     """Inner product over the last dims: shape ``x.shape[:-1] + y.shape[:-1]`` (no conjugate)."""
     if x.ndim == 0 or y.ndim == 0:
@@ -122,6 +128,7 @@ def inner(x, y):
     return reshape(rows, tuple(x.shape[:-1]) + tuple(y.shape[:-1]))
 
 
+@tensor_method()
 def outer(x, y):
     """Outer product of two 1-D tensors."""
     if x.ndim != 1 or y.ndim != 1:

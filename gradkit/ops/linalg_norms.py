@@ -12,6 +12,7 @@ from gradkit.ops.elementwise import abs, sgn, where
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.reduction import amax, amin, axes, expand_back, sum
 from gradkit.ops.conversion import astype
+from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim, permute, unsqueeze
 from gradkit.ops.unary_helpers import scalar_type_name
 
@@ -133,6 +134,7 @@ def linalg_norm(x, ord=None, dim=None, keepdim: bool = False, *, dtype=None):  #
     return vector_norm(x, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
+@tensor_method()
 def norm(x, p="fro", dim=None, keepdim: bool = False, dtype=None):
     """``torch.norm`` (deprecated in torch for ``linalg.*_norm``, which it calls): a vector
     norm of order ``p`` over ``dim`` (all dims by default); ``p='fro'`` is the 2-norm,

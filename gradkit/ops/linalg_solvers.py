@@ -13,6 +13,7 @@ from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, conj, imag, real
 from gradkit.ops.elementwise import where
 from gradkit.ops.linalg import matmul
+from gradkit.ops.methods import tensor_method
 from gradkit.ops.reduction import sum
 from gradkit.ops.shape import squeeze, transpose, unsqueeze
 from gradkit.ops.triangular import diagonal, tril
@@ -67,7 +68,7 @@ def _singular_inverse_error(x) -> LinAlgError:
                        "singular.")
 
 
-@op(save="result", node_name="LinalgInvExBackward0")
+@op(save="result", node_name="LinalgInvExBackward0", method="inverse")
 def inv(xp, x):
     """The inverse of each square matrix in the last two dims of x."""
     check_matrices("linalg.inv", x)
@@ -86,7 +87,7 @@ def _unsqueeze2(x):
     return unsqueeze(unsqueeze(x, -1), -1)
 
 
-@op(save=("x", "result"), node_name="LinalgDetBackward0")
+@op(save=("x", "result"), node_name="LinalgDetBackward0", method=True)
 def det(xp, x):
     """The determinant of each square matrix in the last two dims of x."""
     check_matrices("linalg.det", x)
@@ -274,6 +275,7 @@ def cholesky(x, upper: bool = False):
 SlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 
 
+@tensor_method()
 def slogdet(x):
     """(sign, logabsdet) of the determinant of each square matrix of x."""
     return SlogdetResult(*_slogdet(x))

@@ -9,7 +9,7 @@ from gradkit.ops.complex import _is_complex, conj, real
 from gradkit.ops.elementwise import where
 
 
-@op(save=("x",), batchable=True)
+@op(save=("x",), batchable=True, method=True)
 def angle(xp, x):
     """The argument of each element in radians (real x: pi where negative, else 0; NaN stays)."""
     if x.dtype.kind == "c":

@@ -11,6 +11,7 @@ from gradkit.ops.arithmetic import isnan
 from gradkit.ops.complex import conj, real
 from gradkit.ops.elementwise import exp, where
 from gradkit.ops.keywords import numpy_keywords
+from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim, expand, reshape
 from gradkit.ops.unary_helpers import fixed_error, kernel_error, reject_complex
 
@@ -65,7 +66,7 @@ def _accumulation_dtype(x, dtype):
 _INT64 = to_numpy_dtype(int)
 
 
-@op(save="x.shape", linear=True, batchable=True)
+@op(save="x.shape", linear=True, batchable=True, method=True)
 def sum(xp, x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - torch's name
     """Sum along ``dim`` (all dims by default), in ``dtype`` when given."""
     return xp.sum(x, axis=axes(dim, x.ndim), keepdims=keepdim,
@@ -76,7 +77,7 @@ sum.defvjp(lambda g, x_shape, dim, keepdim, dtype: expand_back(g, x_shape, dim, 
 sum.defjvp(lambda t, x_shape, dim, keepdim, dtype: sum(t, dim, keepdim, dtype))
 
 
-@op(save="x.shape", linear=True, batchable=True)
+@op(save="x.shape", linear=True, batchable=True, method=True)
 def mean(xp, x, dim=None, keepdim=False, dtype=None):
     """Mean along ``dim`` (all dims by default)."""
     dtype = _np_dtype(dtype)
@@ -98,7 +99,7 @@ def _correction(correction, unbiased):
     return 1 if correction is None else correction
 
 
-@op(save="x", batchable=True)
+@op(save="x", batchable=True, method=True)
 def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance along ``dim``, with Bessel's correction by default (``correction=1``)."""
     c = _correction(correction, unbiased)
@@ -136,7 +137,7 @@ def _var_jvp(t, x, dim, unbiased, keepdim, correction):
 var.defjvp(_var_jvp)
 
 
-@op(save=("x", "result"), batchable=True)
+@op(save=("x", "result"), batchable=True, method=True)
 def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation; saves its result for backward, as torch's StdBackward0."""
     c = _correction(correction, unbiased)
@@ -167,7 +168,7 @@ def std_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
     return std(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
 
 
-@op(save=("x", "result"), batchable=True)
+@op(save=("x", "result"), batchable=True, method=True)
 def prod(xp, x, dim=None, keepdim=False, dtype=None):
     """Product along ``dim`` (all dims by default); zeros are handled in backward."""
     if dim is not None and not isinstance(dim, int):
@@ -259,7 +260,7 @@ for _extreme_all in (_max_all, _min_all):
     _extreme_all.defjvp(_evenly_all_jvp)
 
 
-@op(save=("x", "result"), batchable=True)
+@op(save=("x", "result"), batchable=True, method=True)
 def amax(xp, x, dim=None, keepdim=False):
     """Maximum along ``dim`` (all dims by default); ties share the gradient."""
     reject_complex(x, kernel_error("max_values_cpu"))
@@ -278,7 +279,7 @@ amax.defvjp(_evenly)
 amax.defjvp(_evenly_jvp)
 
 
-@op(save=("x", "result"), batchable=True)
+@op(save=("x", "result"), batchable=True, method=True)
 def amin(xp, x, dim=None, keepdim=False):
     """Minimum along ``dim`` (all dims by default); ties share the gradient."""
     reject_complex(x, kernel_error("min_values_cpu"))
@@ -375,9 +376,9 @@ def _extreme(pairwise_name: str, whole, along):
     return numpy_keywords(extreme)
 
 
-max = _extreme("maximum", _max_all, _max_dim)  # noqa: A001
+max = tensor_method()(_extreme("maximum", _max_all, _max_dim))  # noqa: A001
 max.__doc__ = "max(x) -> tensor; max(x, dim) -> (values, indices); max(x, other) -> maximum."
-min = _extreme("minimum", _min_all, _min_dim)  # noqa: A001
+min = tensor_method()(_extreme("minimum", _min_all, _min_dim))  # noqa: A001
 min.__doc__ = "min(x) -> tensor; min(x, dim) -> (values, indices); min(x, other) -> minimum."
 
 
@@ -391,19 +392,19 @@ def _arg_extreme(xp, x, dim, keepdim, name, arg_extreme):
     return arg_extreme(x, axis=_normalize_dim(dim, x.ndim), keepdims=keepdim)
 
 
-@op()
+@op(method=True)
 def argmax(xp, x, dim=None, keepdim=False):
     """Index of the maximum (of the flattened x without ``dim``); no gradient."""
     return _arg_extreme(xp, x, dim, keepdim, "argmax", xp.argmax)
 
 
-@op()
+@op(method=True)
 def argmin(xp, x, dim=None, keepdim=False):
     """Index of the minimum (of the flattened x without ``dim``); no gradient."""
     return _arg_extreme(xp, x, dim, keepdim, "argmin", xp.argmin)
 
 
-@op(save=("x", "result"), batchable=True)
+@op(save=("x", "result"), batchable=True, method=True)
 def logsumexp(xp, x, *, dim, keepdim=False):
     """log(sum(exp(x))) along ``dim``, computed stably (integers in the default dtype)."""
     if x.dtype.kind in "biu":
@@ -422,7 +423,7 @@ logsumexp.defjvp(lambda t, x, out, dim, keepdim:
                  sum(t * exp(x - expand_back(out, tuple(x.shape), dim, keepdim)), dim, keepdim))
 
 
-@op(save="result", batchable=True)
+@op(save="result", batchable=True, method=True)
 def softmax(xp, x, *, dim, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``."""
     x = _softmax_input(x, dim, dtype, "softmax")
@@ -453,7 +454,7 @@ softmax.defvjp(lambda g, out, dim, dtype: out * (g - _sum_along(g * out, out, di
 softmax.defjvp(lambda t, out, dim, dtype: out * (t - sum(t * out, dim, True)))
 
 
-@op(save="result", batchable=True)
+@op(save="result", batchable=True, method=True)
 def log_softmax(xp, x, *, dim, dtype=None):
     """log(softmax(x)) along ``dim``, computed stably."""
     x = _softmax_input(x, dim, dtype, "log_softmax")
@@ -468,7 +469,7 @@ log_softmax.defvjp(lambda g, out, dim, dtype: g - exp(out) * _sum_along(g, out, 
 log_softmax.defjvp(lambda t, out, dim, dtype: t - sum(exp(out) * t, dim, True))
 
 
-@op(linear=True)
+@op(linear=True, method=True)
 def cumsum(xp, x, *, dim, dtype=None):
     """Cumulative sum along ``dim`` (integers and bools in int64, as torch)."""
     dtype = _accumulation_dtype(x, dtype)
@@ -489,14 +490,14 @@ cumsum.defvjp(lambda g, dim, dtype: _reverse_cumsum(g, dim))
 cumsum.defjvp(lambda t, dim, dtype: cumsum(t, dim))
 
 
-@op()
+@op(method=True)
 def all(xp, x, dim=None, keepdim=False):  # noqa: A001
     """True if every element (along ``dim``) is nonzero (no gradient; uint8 for uint8 x)."""
     return _logical_result(x, xp.all(x, axis=None if dim is None else axes(dim, x.ndim),
                                       keepdims=keepdim))
 
 
-@op()
+@op(method=True)
 def any(xp, x, dim=None, keepdim=False):  # noqa: A001
     """True if some element (along ``dim``) is nonzero (no gradient; uint8 for uint8 x)."""
     return _logical_result(x, xp.any(x, axis=None if dim is None else axes(dim, x.ndim),

@@ -6,6 +6,7 @@ import functools
 from gradkit.autograd.batching import batch_dim, batch_shape
 from gradkit.ops._op import Op, op
 from gradkit.ops.keywords import numpy_keywords
+from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import promote_types
 
 
@@ -114,7 +115,7 @@ permute.defvjp(lambda g, dims: permute(g, _batch_first(_inverse_permutation(dims
 permute.defjvp(lambda t, dims: permute(t, dims))
 
 
-@op(linear=True, view=True, batchable=True)
+@op(linear=True, view=True, batchable=True, method=("transpose", "swapaxes"))
 def transpose(xp, x, *, dim0, dim1):
     """A view of x with dims ``dim0`` and ``dim1`` swapped."""
     if x.ndim == 0:
@@ -132,7 +133,7 @@ transpose.defvjp(_transpose_back)
 transpose.defjvp(lambda t, dim0, dim1: transpose(t, dim0, dim1))
 
 
-@op(linear=True, view=True, batchable=True, node_name="TBackward0")
+@op(linear=True, view=True, batchable=True, node_name="TBackward0", method=True)
 def t(xp, x):
     """Transpose of a tensor with at most 2 dimensions: a view, even of a 0-d or 1-d tensor
     (then the identity, but a new tensor, as in torch: a hook on it is not one on x)."""
@@ -185,6 +186,7 @@ expand.defvjp(lambda g, x_shape, sizes: _sum_to(g, x_shape))
 expand.defjvp(lambda t, x_shape, sizes: expand(t, sizes))
 
 
+@tensor_method()
 def broadcast_to(x, shape):
     """A view of x broadcast to ``shape``."""
     return expand(x, tuple(shape))
@@ -197,7 +199,7 @@ def broadcast_tensors(*tensors):
     return tuple(expand(t, shape) for t in tensors)
 
 
-@op(save="x.shape", linear=True, view=True, batchable=True)
+@op(save="x.shape", linear=True, view=True, batchable=True, method=True)
 def squeeze(xp, x, dim=None):
     """A view of x without its size-1 dims (or only ``dim``)."""
     if dim is None:
@@ -214,7 +216,7 @@ squeeze.defvjp(lambda g, x_shape, dim: reshape(g, batch_shape() + tuple(x_shape)
 squeeze.defjvp(lambda t, x_shape, dim: squeeze(t, dim))
 
 
-@op(linear=True, view=True, batchable=True)
+@op(linear=True, view=True, batchable=True, method=True)
 def unsqueeze(xp, x, *, dim):
     """A view of x with a size-1 dim inserted at ``dim``."""
     return xp.expand_dims(x, _normalize_dim(dim, x.ndim + 1))
@@ -224,6 +226,7 @@ unsqueeze.defvjp(lambda g, dim: squeeze(g, batch_dim(dim)))
 unsqueeze.defjvp(lambda t, dim: unsqueeze(t, dim))
 
 
+@tensor_method()
 def flatten(x, start_dim: int = 0, end_dim: int = -1):
     """Merge dims start_dim..end_dim into one (a view when possible)."""
     if x.ndim == 0:
@@ -236,6 +239,7 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
     return reshape(x, shape[:start] + (-1,) + shape[end + 1:])
 
 
+@tensor_method()
 def unflatten(x, dim: int, sizes):
     """Split dim ``dim`` of x into ``sizes``."""
     dim = _normalize_dim(dim, x.ndim)
@@ -243,6 +247,7 @@ def unflatten(x, dim: int, sizes):
     return reshape(x, shape[:dim] + tuple(sizes) + shape[dim + 1:])
 
 
+@tensor_method()
 def ravel(x):
     """x flattened to 1-D."""
     return reshape(x, (-1,))
@@ -358,6 +363,7 @@ _unbind.defvjp_all(lambda grads, dim: (_stack(*grads, dim=dim),))
 _unbind.defjvp_all(lambda tangents, dim: _unbind(tangents[0], dim=dim))
 
 
+@tensor_method()
 def split(x, split_size_or_sections, dim: int = 0):
     """Split into chunks of a given size (last may be smaller) or of the given sizes."""
     dim = _normalize_dim(dim, x.ndim)
@@ -379,6 +385,7 @@ def split(x, split_size_or_sections, dim: int = 0):
     return _split(x, tuple(sections), dim)
 
 
+@tensor_method()
 def chunk(x, chunks: int, dim: int = 0):
     """Split into ``chunks`` pieces of (nearly) equal size, as torch.chunk."""
     if chunks <= 0:
@@ -388,6 +395,7 @@ def chunk(x, chunks: int, dim: int = 0):
     return split(x, step, dim)
 
 
+@tensor_method()
 @numpy_keywords
 def unbind(x, dim: int = 0):
     """Tuple of slices along ``dim`` with that dim removed."""

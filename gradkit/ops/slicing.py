@@ -4,6 +4,7 @@ from __future__ import annotations
 from gradkit.ops._op import op
 from gradkit.ops.indexing import index_put_into_zeros
 from gradkit.ops.keywords import numpy_keywords
+from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim
 
 
@@ -12,6 +13,7 @@ def _int_of(value) -> int:
     return int(value.item()) if hasattr(value, "item") and hasattr(value, "shape") else int(value)
 
 
+@tensor_method()
 @numpy_keywords
 def narrow(x, dim: int, start, length: int):
     """A view of ``length`` elements of x along ``dim`` from ``start`` (SliceBackward0)."""
@@ -61,6 +63,7 @@ _select_index.defvjp(lambda g, x_shape, dim, index:
 _select_index.defjvp(lambda t, x_shape, dim, index: _select_index(t, dim=dim, index=index))
 
 
+@tensor_method()
 @numpy_keywords
 def select(x, dim: int, index):
     """A view of x at ``index`` along ``dim``, that dim removed (``x[:, index]`` for dim 1)."""
@@ -89,6 +92,7 @@ _roll.defjvp(lambda t, shifts, dims: _roll(t, shifts=shifts, dims=dims))
 _roll.name, _roll.node_name, _roll.profiler_name = "roll", "RollBackward0", "gradkit::roll"
 
 
+@tensor_method()
 @numpy_keywords
 def roll(x, shifts, dims=None):
     """x with its elements shifted by ``shifts`` along ``dims`` (the flattened x without dims)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 from gradkit.ops._op import Op, op
 from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.keywords import numpy_keywords
+from gradkit.ops.methods import tensor_method
 from gradkit.ops.reduction import values_indices
 from gradkit.ops.shape import _normalize_dim
 
@@ -60,6 +61,7 @@ for _op in (_sort, _sort_stable, _topk):
     _op.defjvp_all(_gather_tangent)
 
 
+@tensor_method()
 @numpy_keywords
 def sort(x, dim: int = -1, descending: bool = False, *, stable: bool | None = None):
     """(values, indices) of x sorted along ``dim``; equal elements keep their order."""
@@ -75,12 +77,14 @@ def _argsort(xp, x, *, dim, descending):
 _argsort.name, _argsort.profiler_name = "argsort", "gradkit::argsort"
 
 
+@tensor_method()
 @numpy_keywords
 def argsort(x, dim: int = -1, descending: bool = False, *, stable: bool = False):
     """The indices that sort x along ``dim`` (no gradient)."""
     return _argsort(x, dim=_normalize_dim(dim, x.ndim), descending=descending)
 
 
+@tensor_method()
 @numpy_keywords
 def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
     """(values, indices) of the ``k`` largest (``largest=False``: smallest) elements along dim."""

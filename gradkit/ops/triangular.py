@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit.ops._op import op
+from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim
 
 
@@ -12,14 +13,14 @@ def _check_matrix(name, x):
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
 
 
-@op(linear=True, batchable=True)
+@op(linear=True, batchable=True, method=True)
 def tril(xp, x, diagonal=0):
     """The lower triangle of the last two dims of x (below and on ``diagonal``), zeros above."""
     _check_matrix("tril", x)
     return xp.tril(x, diagonal)
 
 
-@op(linear=True, batchable=True)
+@op(linear=True, batchable=True, method=True)
 def triu(xp, x, diagonal=0):
     """The upper triangle of the last two dims of x (above and on ``diagonal``), zeros below."""
     _check_matrix("triu", x)
@@ -52,7 +53,7 @@ def _diagonal_dims(x, dim1, dim2):
     return d1, d2
 
 
-@op(save="x.shape", linear=True, view=True)
+@op(save="x.shape", linear=True, view=True, method=True)
 def diagonal(xp, x, offset=0, dim1=0, dim2=1):
     """A view of the ``offset`` diagonal of the dims ``dim1`` and ``dim2`` of x, moved last."""
     d1, d2 = _diagonal_dims(x, dim1, dim2)
@@ -77,7 +78,7 @@ diagonal_backward.defjvp(lambda t, shape, offset, dim1, dim2:
                          diagonal_backward(t, shape, offset, dim1, dim2))
 
 
-@op(save="x.shape", linear=True)
+@op(save="x.shape", linear=True, method=True)
 def diag_embed(xp, x, offset=0, dim1=-2, dim2=-1):
     """Matrices (in dims ``dim1``, ``dim2``) with the last dim of x on their ``offset`` diagonal."""
     n = x.shape[-1] + abs(offset) if x.ndim else 1
@@ -104,6 +105,7 @@ _diagonal_copy.defvjp(lambda g, x_shape, offset: diagonal_backward(g, x_shape, o
 _diagonal_copy.defjvp(lambda t, x_shape, offset: _diagonal_copy(t, offset=offset))
 
 
+@tensor_method()
 def diag(x, diagonal: int = 0):
     """A 1-D x on the ``diagonal`` of a new square matrix; a 2-D x's diagonal (a copy)."""
     if x.ndim == 1:

@@ -15,6 +15,10 @@ import warnings as _warnings
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradkit\.")
 
 from gradkit import backend
+# The layers import one way (docs/architecture.md). The autograd package's __init__ gathers its
+# public API, which sits above the Tensor core and the ops, while the core imports two of its
+# low modules (grad_mode, inference): so the package is entered first and loads them in order.
+from gradkit import autograd
 from gradkit._tensor import Size, Tensor
 from gradkit.backend import (  # noqa: F401
     bool_ as bool, complex64, complex128, device, dtype, float16, float32, float64,
@@ -22,6 +26,7 @@ from gradkit.backend import (  # noqa: F401
     set_default_dtype, uint8)
 from gradkit.ops import *  # noqa: F401,F403
 from gradkit.ops import einsum  # noqa: F401
+from gradkit import _tensor_methods, _tensor_operators  # noqa: F401 - Tensor's methods layer
 # after the ops: gradkit.zeros_like & co. are the creation functions (dtype=, device=, ...)
 from gradkit.creation import (  # noqa: F401
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, get_rng_state,
@@ -30,7 +35,6 @@ from gradkit.creation import (  # noqa: F401
 from gradkit.legacy_tensor import (  # noqa: F401
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
     LongTensor, ShortTensor)
-from gradkit import autograd  # noqa: E402
 from gradkit import linalg, nn, optim  # noqa: E402,F401
 from gradkit import accelerator, cuda  # noqa: E402,F401
 from gradkit.serialization import load, save  # noqa: E402,F401

@@ -1,9 +1,21 @@
-"""Tensor: an array (NumPy or CuPy) plus what autograd needs to know about it."""
+"""The Tensor core: an array (NumPy or CuPy) plus what autograd needs to know about it.
+
+This is the lowest layer that knows Tensors: the op mechanism (``ops/_op.py``) and the graph
+build on it, so it imports no op. The methods that need ops (``x.to()``, ``x.reshape(2, -1)``,
+``x + y``, ``x.exp()``...) are added by the layers above: ``_tensor_methods.py`` and
+``_tensor_operators.py`` (see docs/architecture.md).
+"""
 from __future__ import annotations
+
+import warnings
+from types import FunctionType
 
 import numpy as np
 
 from gradkit import backend
+from gradkit.autograd import inference
+from gradkit.autograd.grad_mode import state as _grad_state
+from gradkit.autograd.inference import InferenceVersion as _InferenceVersion
 
 
 class Tensor:
@@ -21,27 +33,6 @@ class Tensor:
     __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_vc", "_grad", "_view",
                  "_hooks", "_post_acc_hooks", "_retains_grad", "_accum", "_fw", "__weakref__")
     __array_ufunc__ = None  # make `ndarray * tensor` call Tensor.__rmul__
-
-    def __new__(cls, *args, **kwargs):
-        """torch's legacy constructor: ``Tensor([1, 2])`` (default dtype), ``Tensor(2, 3)``
-        (uninitialised), ``Tensor()`` (empty), ``Tensor(t)`` (an alias of t)."""
-        if cls is Tensor:
-            from gradkit.legacy_tensor import legacy_new
-            return legacy_new(args, kwargs)
-        return _new(cls)
-
-    def __init__(self, *args, **kwargs) -> None:
-        if type(self) is Tensor:  # __new__ made it
-            return
-        # a subclass (nn.Parameter): the memory and version of what Tensor(*args) would alias
-        from gradkit.legacy_tensor import legacy_new
-        source = args[0] if len(args) == 1 and isinstance(args[0], Tensor) and not kwargs \
-            else legacy_new(args, kwargs)
-        self._data = source._data
-        self.grad_fn = None
-        self._output_nr = 0
-        self._vc = source._vc
-        self._requires_grad = False
 
     @staticmethod
     def _make(data, grad_fn=None, output_nr: int = 0, version_counter=None) -> Tensor:
@@ -61,12 +52,6 @@ class Tensor:
     def shape(self) -> Size:
         """The dimensions, as a gradkit.Size."""
         return Size(self._data.shape)
-
-    def size(self, dim: int | None = None):
-        """The shape as a ``gradkit.Size``, or the size of dimension ``dim``."""
-        if dim is None:
-            return Size(self._data.shape)
-        return self._data.shape[ops.shape._normalize_dim(dim, self._data.ndim)]
 
     @property
     def dtype(self) -> backend.dtype:
@@ -130,11 +115,6 @@ class Tensor:
         if type(self._vc) is _InferenceVersion:
             raise RuntimeError(inference.VERSION_MESSAGE)
         return self._vc[0]
-
-    def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-                 equal_nan: bool = False) -> bool:
-        """``gradkit.allclose(self, other, ...)``: isclose everywhere, as a Python bool."""
-        return ops.arithmetic.allclose(self, other, rtol, atol, equal_nan)
 
     def is_inference(self) -> bool:
         """True for a tensor made in ``inference_mode()`` (or a view or detach() of one)."""
@@ -209,7 +189,6 @@ class Tensor:
         """The accumulated gradient (leaves, and non-leaves with retain_grad())."""
         grad = getattr(self, "_grad", None)
         if grad is None and self.grad_fn is not None and not getattr(self, "_retains_grad", False):
-            import warnings
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
                 "Its .grad attribute won't be populated during autograd.backward(). If you "
@@ -242,39 +221,6 @@ class Tensor:
         """True after retain_grad() on a non-leaf tensor."""
         return getattr(self, "_retains_grad", False)
 
-    def retain_grad(self) -> None:
-        """Keep ``.grad`` for this non-leaf tensor after backward (no-op for leaves)."""
-        if self.grad_fn is None:
-            if not self._requires_grad:
-                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-            return
-        if getattr(self, "_retains_grad", False):
-            return
-        self._retains_grad = True
-        from gradkit.autograd.hooks import retain_grad_hook
-        retain_grad_hook(self)
-
-    def register_hook(self, hook):
-        """``hook(grad)`` runs when this tensor's gradient is computed; may return a new grad."""
-        if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        from gradkit.autograd.hooks import register_tensor_hook
-        return register_tensor_hook(self, hook)
-
-    def register_post_accumulate_grad_hook(self, hook):
-        """``hook(tensor)`` after ``.grad`` of this leaf has been accumulated."""
-        if self.grad_fn is not None:
-            raise RuntimeError(
-                "post accumulate grad hooks cannot be registered on non-leaf tensors")
-        from gradkit.autograd.hooks import register_post_accumulate_hook
-        return register_post_accumulate_hook(self, hook)
-
-    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
-                 inputs=None) -> None:
-        """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (see autograd.backward)."""
-        from gradkit.autograd.api import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
     def detach(self) -> Tensor:
         """A tensor sharing this data (and version counter) with no history."""
         return Tensor._make(self._data, None, 0, self._vc)
@@ -304,7 +250,7 @@ class Tensor:
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array (shared memory; refused while it would leave the graph
         unnoticed: requires_grad with grad mode on, as torch)."""
-        if self._requires_grad and not force and _op.grad_state.grad_enabled:
+        if self._requires_grad and not force and _grad_state.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         if not isinstance(self._data, (np.ndarray, np.generic)):
@@ -320,93 +266,6 @@ class Tensor:
 
     def __dlpack__(self, *args, **kwargs):
         return self._data.__dlpack__(*args, **kwargs)
-
-    def to(self, *args, **kwargs) -> Tensor:
-        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; differentiable."""
-        dev = kwargs.pop("device", None)
-        dtype = kwargs.pop("dtype", None)
-        kwargs.pop("non_blocking", None)
-        copy = kwargs.pop("copy", False)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                dev, dtype = a.device, a.dtype
-            elif isinstance(a, backend.dtype) or a in (float, int, bool, complex):
-                dtype = a
-            elif isinstance(a, (str, backend.device)):
-                dev = a
-            elif a is not None:
-                raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-        from gradkit.ops import conversion
-        out = self
-        if dtype is not None and backend.to_numpy_dtype(dtype) != self._data.dtype:
-            out = conversion.astype(out, dtype=backend.to_numpy_dtype(dtype))
-        if dev is not None and backend.device(dev) != self.device:
-            out = conversion.to_device(out, device=backend.device(dev))
-        if copy and out is self:
-            out = self.clone()
-        return out
-
-    def cpu(self) -> Tensor:
-        """This tensor on the CPU (itself if already there); differentiable."""
-        return self.to("cpu")
-
-    def cuda(self, device=None) -> Tensor:
-        """This tensor on a GPU (``cuda:0`` by default); differentiable."""
-        return self.to("cuda" if device is None else
-                       (f"cuda:{device}" if isinstance(device, int) else device))
-
-    def type(self, dtype=None):
-        """torch's type name (``gradkit.FloatTensor``) or, given a dtype or a tensor type
-        (``DoubleTensor``, ``"torch.LongTensor"``), a cast to it."""
-        from gradkit import legacy_tensor
-        if dtype is None:
-            return legacy_tensor.type_name(self)
-        return legacy_tensor.cast_to_type(self, dtype)
-
-    def float(self) -> Tensor:
-        """Cast to float32 (differentiable)."""
-        return self.to(backend.float32)
-
-    def double(self) -> Tensor:
-        """Cast to float64 (differentiable)."""
-        return self.to(backend.float64)
-
-    def half(self) -> Tensor:
-        """Cast to float16 (differentiable)."""
-        return self.to(backend.float16)
-
-    def long(self) -> Tensor:
-        """Cast to int64."""
-        return self.to(backend.int64)
-
-    def int(self) -> Tensor:
-        """Cast to int32."""
-        return self.to(backend.int32)
-
-    def bool(self) -> Tensor:
-        """Cast to bool."""
-        return self.to(backend.bool_)
-
-    def cfloat(self) -> Tensor:
-        """Cast to complex64 (differentiable)."""
-        return self.to(backend.complex64)
-
-    def cdouble(self) -> Tensor:
-        """Cast to complex128 (differentiable)."""
-        return self.to(backend.complex128)
-
-    def clone(self) -> Tensor:
-        """A copy with its own memory; differentiable (CloneBackward0)."""
-        from gradkit.ops import conversion
-        return conversion.clone(self)
-
-    def contiguous(self) -> Tensor:
-        """Self if C-contiguous, else a contiguous copy."""
-        if self._data.flags.c_contiguous:
-            return self
-        return self.clone()
 
     # -- Python protocol ----------------------------------------------------------------
     def __repr__(self) -> str:
@@ -433,12 +292,6 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
-    def __iter__(self):
-        if self._data.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
-        from gradkit.ops.shape import unbind
-        return iter(unbind(self, 0))
-
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
@@ -458,247 +311,6 @@ class Tensor:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
         return int(self.item())
-
-    __hash__ = object.__hash__
-
-    # -- operators ----------------------------------------------------------------------
-    def __add__(self, other):
-        return _dispatch(ops.add, (self, other), _NO_PARAMS)
-
-    def __radd__(self, other):  # self first, as torch: it is self + 1 * other
-        return _dispatch(ops.add, (self, other), _NO_PARAMS)
-
-    def __sub__(self, other):
-        return _dispatch(ops.sub, (self, other), _NO_PARAMS)
-
-    def __rsub__(self, other):
-        return _dispatch(ops.sub, (other, self), _NO_PARAMS)
-
-    def __mul__(self, other):
-        return _dispatch(ops.mul, (self, other), _NO_PARAMS)
-
-    def __rmul__(self, other):
-        return _dispatch(ops.mul, (other, self), _NO_PARAMS)
-
-    def __truediv__(self, other):
-        return _dispatch(ops.div, (self, other), _NO_PARAMS)
-
-    def __rtruediv__(self, other):
-        return _dispatch(ops.div, (other, self), _NO_PARAMS)
-
-    def __floordiv__(self, other):
-        return ops.floor_divide(self, other)
-
-    def __rfloordiv__(self, other):
-        return ops.floor_divide(other, self)
-
-    def __mod__(self, other):
-        return ops.remainder(self, other)
-
-    def __rmod__(self, other):
-        return ops.remainder(other, self)
-
-    def __pow__(self, other):
-        return _dispatch(ops.pow, (self, other), _NO_PARAMS)
-
-    def __rpow__(self, other):
-        return _dispatch(ops.pow, (other, self), _NO_PARAMS)
-
-    def __matmul__(self, other):
-        return _dispatch(ops.matmul, (self, other), _NO_PARAMS)
-
-    def __rmatmul__(self, other):
-        return _dispatch(ops.matmul, (other, self), _NO_PARAMS)
-
-    def __neg__(self):
-        return _dispatch(ops.neg, (self,), _NO_PARAMS)
-
-    def __pos__(self):
-        return self
-
-    def __abs__(self):
-        return ops.abs(self)
-
-    def __invert__(self):
-        return ops.logical_not(self) if self._data.dtype == np.bool_ else \
-            ops.bitwise_not(self)
-
-    def __and__(self, other):
-        return ops.bitwise_and(self, other)
-
-    def __rand__(self, other):
-        return ops.bitwise_and(other, self)
-
-    def __or__(self, other):
-        return ops.bitwise_or(self, other)
-
-    def __ror__(self, other):
-        return ops.bitwise_or(other, self)
-
-    def __xor__(self, other):
-        return ops.bitwise_xor(self, other)
-
-    def __rxor__(self, other):
-        return ops.bitwise_xor(other, self)
-
-    def __eq__(self, other):
-        return ops.eq(self, other)
-
-    def __ne__(self, other):
-        return ops.ne(self, other)
-
-    def __lt__(self, other):
-        return ops.lt(self, other)
-
-    def __le__(self, other):
-        return ops.le(self, other)
-
-    def __gt__(self, other):
-        return ops.gt(self, other)
-
-    def __ge__(self, other):
-        return ops.ge(self, other)
-
-    def __getitem__(self, key):
-        return ops.getitem(self, key)
-
-    def __setitem__(self, key, value) -> None:
-        ops.setitem_(self, key, value)
-
-    def __iadd__(self, other):
-        return self.add_(other)
-
-    def __isub__(self, other):
-        return self.sub_(other)
-
-    def __imul__(self, other):
-        return self.mul_(other)
-
-    def __itruediv__(self, other):
-        return self.div_(other)
-
-    # -- shape helpers with torch's varargs signatures ------------------------------------
-    @property
-    def T(self) -> Tensor:  # noqa: N802 - torch's name
-        return ops.permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
-
-    @property
-    def mT(self) -> Tensor:  # noqa: N802
-        return ops.transpose(self, -2, -1)
-
-    @property
-    def H(self) -> Tensor:  # noqa: N802
-        return ops.conj(self.T)
-
-    @property
-    def mH(self) -> Tensor:  # noqa: N802
-        return ops.conj(self.mT)
-
-    @property
-    def real(self) -> Tensor:
-        """The real part (a view for complex tensors; the tensor itself when real)."""
-        return ops.real(self)
-
-    @property
-    def imag(self) -> Tensor:
-        """The imaginary part, a view (complex tensors only)."""
-        return ops.imag(self)
-
-    def is_conj(self) -> bool:
-        """Whether this is a conjugated view of a complex tensor (``z.conj()``)."""
-        return ops.complex.is_conjugated_view(self)
-
-    def resolve_conj(self) -> Tensor:
-        """A conjugated view's values in memory of their own (a clone); else self."""
-        return self.clone() if self.is_conj() else self
-
-    def reshape(self, *shape) -> Tensor:
-        """Same data in a new shape (a view when possible): ``x.reshape(2, -1)``."""
-        return ops.reshape(self, _varargs(shape))
-
-    def view(self, *shape) -> Tensor:
-        """A view with a new shape (same memory; must be compatible with the strides)."""
-        if len(shape) == 1 and (isinstance(shape[0], backend.dtype) or shape[0] in (float, int)):
-            raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
-        return ops.view(self, _varargs(shape))
-
-    def view_as(self, other: Tensor) -> Tensor:
-        """A view with the shape of ``other``."""
-        return ops.view(self, other.shape)
-
-    def reshape_as(self, other: Tensor) -> Tensor:
-        """Reshape to the shape of ``other``."""
-        return ops.reshape(self, other.shape)
-
-    def expand(self, *sizes) -> Tensor:
-        """Broadcast size-1 dims (a view, no copy): ``x.expand(4, -1)``."""
-        return ops.expand(self, _varargs(sizes))
-
-    def expand_as(self, other: Tensor) -> Tensor:
-        """Broadcast (without copying) to the shape of ``other``."""
-        return ops.expand(self, other.shape)
-
-    def permute(self, *dims) -> Tensor:
-        """Reorder the dimensions (a view): ``x.permute(2, 0, 1)``."""
-        return ops.permute(self, _varargs(dims))
-
-    def repeat(self, *sizes) -> Tensor:
-        """Tile the tensor ``sizes`` times along each dim (a copy)."""
-        return ops.repeat(self, _varargs(sizes))
-
-    def flip(self, *dims) -> Tensor:
-        """Reverse the order of elements along ``dims``."""
-        return ops.flip(self, _varargs(dims))
-
-    def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
-        """A new tensor from ``data`` with this tensor's dtype and device by default."""
-        from gradkit import creation
-        return creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
-                               requires_grad=requires_grad)
-
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
-        """Zeros of ``size`` with this tensor's dtype and device by default."""
-        from gradkit import creation
-        return creation.zeros(_varargs(size), dtype=dtype or self.dtype,
-                              device=device or self.device, requires_grad=requires_grad)
-
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
-        """Ones of ``size`` with this tensor's dtype and device by default."""
-        from gradkit import creation
-        return creation.ones(_varargs(size), dtype=dtype or self.dtype,
-                             device=device or self.device, requires_grad=requires_grad)
-
-    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
-        """``fill_value`` everywhere, with this tensor's dtype and device by default."""
-        from gradkit import creation
-        return creation.full(size, fill_value, dtype=dtype or self.dtype,
-                             device=device or self.device, requires_grad=requires_grad)
-
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
-        """An uninitialised-in-torch tensor of ``size`` (zeros here)."""
-        return self.new_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
-
-    # -- in-place ops ---------------------------------------------------------------------
-    def zero_(self) -> Tensor:
-        """Fill with zeros in place."""
-        return ops.inplace(self, ops.zeros_like_op)
-
-    def fill_(self, value) -> Tensor:
-        """Fill with ``value`` in place (a number or a 0-d tensor, differentiable)."""
-        return ops.inplace(self, ops.fill, value)
-
-    def copy_(self, src, non_blocking: bool = False) -> Tensor:
-        """Copy ``src`` (broadcast, cast) into this tensor in place; differentiable in src."""
-        return ops.inplace(self, ops.copy_from, src)
-
-    def add_(self, other, *, alpha=1) -> Tensor:
-        """``self += alpha * other`` in place."""
-        return ops.inplace(self, ops.add, other, alpha=alpha)
-
-    def sub_(self, other, *, alpha=1) -> Tensor:
-        """``self -= alpha * other`` in place."""
-        return ops.inplace(self, ops.sub, other, alpha=alpha)
-
 
 _new = object.__new__
 
@@ -745,56 +357,16 @@ def _host(array):
     return array if isinstance(array, (np.ndarray, np.generic)) else array.get()
 
 
-# Simple method forms of ops: Tensor.exp(), x.sum(dim), x.mul_(y)... declared on the op
-# (``@op(method=True, inplace=True)``, ops/methods.py): the op with self as its first argument.
-def _as_method(name, op):
-    if isinstance(op, _op.Op):
-        def method(self, *args, **kwargs):
-            if args or kwargs:
-                return op(self, *args, **kwargs)
-            return _dispatch(op, (self,), _NO_PARAMS)  # x.exp(): no Op.__call__ frame between
-    else:
-        def method(self, *args, **kwargs):
-            return op(self, *args, **kwargs)
-    method.__name__ = name
-    method.__qualname__ = f"Tensor.{name}"
-    method.__doc__ = f"``gradkit.{name}(self, ...)``: " + (op.__doc__ or name)
-    return method
+_SKIPPED = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__"})
 
 
-def _as_inplace_method(name, op):
-    def method(self, *args, **kwargs):
-        return ops.inplace(self, op, *args, **kwargs)
-    method.__name__ = name + "_"
-    method.__qualname__ = f"Tensor.{name}_"
-    method.__doc__ = f"In-place ``{name}`` (bumps the version counter; see gradkit.{name})."
-    return method
-
-
-from gradkit import ops  # noqa: E402  (ops import Tensor; bind after the class exists)
-from gradkit.autograd import inference  # noqa: E402
-from gradkit.autograd.grad_mode import state as _grad_state  # noqa: E402
-from gradkit.ops import _op  # noqa: E402
-from gradkit.ops import methods as method_table  # noqa: E402
-
-_op.Tensor = Tensor
-_InferenceVersion = inference.InferenceVersion
-_dispatch = _op.dispatch
-_NO_PARAMS: dict = {}  # shared, never mutated: ops without parameters
-
-
-def _install_method(name, op, inplace: bool) -> None:
-    """Tensor.name (or name_ for ``inplace``) from a declaration; the class's own methods win."""
-    attribute = name + "_" if inplace else name
-    if attribute not in _OWN_METHODS:
-        setattr(Tensor, attribute, (_as_inplace_method if inplace else _as_method)(name, op))
-
-
-_OWN_METHODS = frozenset(dir(Tensor))
-method_table.install_with(_install_method)
-# x op= y writes into x (its views see it), as torch's in-place operators do
-for _dunder, _name in (("__ipow__", "pow_"), ("__imod__", "remainder_"),
-                       ("__ifloordiv__", "floor_divide_"), ("__iand__", "bitwise_and_"),
-                       ("__ior__", "bitwise_or_"), ("__ixor__", "bitwise_xor_")):
-    setattr(Tensor, _dunder, getattr(Tensor, _name))
-del _name, _dunder
+def extend(methods: type) -> None:
+    """Give Tensor the methods and properties of the class body ``methods``: how the layers
+    above the core add what needs ops, once those are loaded."""
+    for name, value in vars(methods).items():
+        if name in _SKIPPED:
+            continue
+        function = getattr(value, "fget", None) or getattr(value, "__func__", value)
+        if isinstance(function, FunctionType):
+            function.__qualname__ = f"Tensor.{name}"
+        setattr(Tensor, name, value)

@@ -6,6 +6,7 @@ are also the ``gradkit.*`` functions and, where their declaration says
 """
 import types as _types
 
+from gradkit.ops import _op
 from gradkit.ops._op import Op, dispatch, op, sum_to_shape  # noqa: F401
 from gradkit.ops.arithmetic import (  # noqa: F401
     add, allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, div, eq, floor_divide, ge,
@@ -14,6 +15,7 @@ from gradkit.ops.arithmetic import (  # noqa: F401
 from gradkit.ops.clamp import clamp  # noqa: F401
 from gradkit.ops.complex import conj, imag, real  # noqa: F401
 from gradkit.ops.conversion import astype, clone, copy_from, fill, to_device, zeros_like_op  # noqa: F401
+from gradkit.ops.einsum import einsum  # noqa: F401 - the function, not the module
 from gradkit.ops.elementwise import (  # noqa: F401
     abs, acos, asin, atan, ceil, cos, cosh, elu, erf, exp, exp2, expm1, floor, gelu,
     leaky_relu, log, log1p, log2, log10, maximum, minimum, ones_like, reciprocal, relu, round,
@@ -46,10 +48,8 @@ subtract = sub
 arcsin, arccos, arctan = asin, acos, atan
 
 
-def einsum(equation, *operands):
-    """Einstein summation (see ``gradkit.ops.einsum``)."""
-    from gradkit.ops.einsum import einsum as _einsum
-    return _einsum(equation, *operands)
+# the seam (ops/_op.py): the ops the mechanism uses, declared above it
+_op.seam.conj, _op.seam.real, _op.seam.sum, _op.seam.astype = conj, real, sum, astype
 
 
 # the ops and their aliases, not the op-family modules (``from gradkit.ops import *``)

@@ -26,18 +26,30 @@ from sys import modules as _modules
 from time import perf_counter_ns
 import numpy as np
 
+from gradkit._tensor import Tensor
 from gradkit.autograd import observers
 from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.grad_mode import state as grad_state
-from gradkit.autograd.graph import Node, SavedTensor, accumulate_node, node_type
+from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor, accumulate_node, node_type
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops.keywords import SPECIAL_KEYWORDS, torch_keywords
 from gradkit.ops.methods import register as register_method
 from gradkit.ops.promotion import NumpyOperand
+from gradkit.backend import get_array_module
 from gradkit.ops.views import mark_view
 
-Tensor = None  # bound by gradkit._tensor once the class exists (it imports us)
-_forward_ad = None  # bound by gradkit.autograd.forward_ad when a dual level opens
+_forward_ad = None  # the forward_ad module while a dual level is open (set by forward_ad)
+
+
+class _Seam:
+    """The ops the mechanism itself uses (gradient casts and sums, derived rules): declared
+    with ``op`` in the files above this one, so ``gradkit/ops/__init__.py`` binds them once they
+    are loaded. The one place where a lower layer reaches up."""
+
+    conj = sum = real = astype = None
+
+
+seam = _Seam()
 
 _ARRAY_TYPES = (np.ndarray, np.generic)
 
@@ -163,7 +175,7 @@ class Op:
     def defderivative(self, derivative):
         """Elementwise ops: from f'(saved) derive vjp ``g * conj(f')`` and jvp ``t * f'``."""
         def vjp(g, *saved, **params):
-            return g * conj(derivative(*saved, **params))
+            return g * seam.conj(derivative(*saved, **params))
 
         def jvp(t, *saved, **params):
             return t * derivative(*saved, **params)
@@ -202,7 +214,6 @@ class Op:
         """Input gradients of ``node`` from its output gradients (None = zero)."""
         saved = node.saved
         if saved is None:
-            from gradkit.autograd.graph import FREED_MESSAGE
             raise RuntimeError(FREED_MESSAGE)
         values = []  # a loop, not a comprehension: no function frame for one or two values
         for s in saved:
@@ -431,7 +442,6 @@ def _xp_of(datas):
             return np
         if hasattr(d, "__cuda_array_interface__"):
             _check_same_device(datas)
-            from gradkit.backend import get_array_module
             return get_array_module(d)
         if isinstance(d, (list, tuple)) and d:
             return _xp_of(d)
@@ -612,15 +622,13 @@ def cast_grad(g, dtype):
     """A gradient in its input's dtype: the real part for real inputs, then a cast (torch)."""
     data = getattr(g, "_data", g)
     if data.dtype.kind == "c" and dtype.kind != "c":
-        from gradkit.ops.complex import real
-        g = real(g)
-    from gradkit.ops.conversion import astype
-    return astype(g, dtype=dtype)
+        g = seam.real(g)
+    return seam.astype(g, dtype=dtype)
 
 
 def sum_to_shape(g, shape):
     """Sum a broadcast gradient back to ``shape`` (the one shared unbroadcast helper)."""
-    from gradkit.ops.reduction import sum as _sum
+    _sum = seam.sum
     lead = 1 if batch_state.size else 0  # a vectorized batched backward keeps its batch dim
     extra = g.ndim - lead - len(shape)
     if extra > 0:  # leading broadcast dims: summed away (a fresh array, not a view)
@@ -629,7 +637,3 @@ def sum_to_shape(g, shape):
     if axes:
         g = _sum(g, axes, True)
     return g
-
-
-
-from gradkit.ops.complex import conj  # noqa: E402  (complex.py declares ops with `op`)

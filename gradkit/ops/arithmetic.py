@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from gradkit.ops import _op
+from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.conversion import astype
@@ -360,7 +360,7 @@ def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A0
     True
     """
     for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
-        if not isinstance(value, _op.Tensor):
+        if not isinstance(value, Tensor):
             raise TypeError(f"allclose(): argument '{name}' (position {position}) must be "
                             f"Tensor, not {type(value).__name__}")
     return bool(isclose(input, other, rtol, atol, equal_nan).all())

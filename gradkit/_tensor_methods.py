@@ -1,0 +1,266 @@
+"""Tensor methods that need ops: conversions, hooks and ``backward``, varargs shape helpers.
+
+The methods layer above the Tensor core (``_tensor.py``) and the ops: ``gradkit/__init__.py``
+imports it once every op is loaded, and ``extend`` adds these methods to Tensor.
+"""
+from __future__ import annotations
+
+from gradkit import backend, creation, legacy_tensor
+from gradkit._tensor import Size, Tensor, _varargs, extend
+from gradkit.autograd.api import backward as autograd_backward
+from gradkit.autograd.hooks import (
+    register_post_accumulate_hook, register_tensor_hook, retain_grad_hook)
+from gradkit.legacy_tensor import legacy_new
+from gradkit.ops import arithmetic, conversion
+from gradkit.ops import shape as shape_ops
+from gradkit.ops import complex as complex_ops
+
+_new = object.__new__
+
+
+class _TensorMethods:
+    def __new__(cls, *args, **kwargs):
+        """torch's legacy constructor: ``Tensor([1, 2])`` (default dtype), ``Tensor(2, 3)``
+        (uninitialised), ``Tensor()`` (empty), ``Tensor(t)`` (an alias of t)."""
+        if cls is Tensor:
+            return legacy_new(args, kwargs)
+        return _new(cls)
+
+    def __init__(self, *args, **kwargs) -> None:
+        if type(self) is Tensor:  # __new__ made it
+            return
+        # a subclass (nn.Parameter): the memory and version of what Tensor(*args) would alias
+        source = args[0] if len(args) == 1 and isinstance(args[0], Tensor) and not kwargs \
+            else legacy_new(args, kwargs)
+        self._data = source._data
+        self.grad_fn = None
+        self._output_nr = 0
+        self._vc = source._vc
+        self._requires_grad = False
+
+    # -- metadata -------------------------------------------------------------------
+    def size(self, dim: int | None = None):
+        """The shape as a ``gradkit.Size``, or the size of dimension ``dim``."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[shape_ops._normalize_dim(dim, self._data.ndim)]
+
+    def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+                 equal_nan: bool = False) -> bool:
+        """``gradkit.allclose(self, other, ...)``: isclose everywhere, as a Python bool."""
+        return arithmetic.allclose(self, other, rtol, atol, equal_nan)
+
+    # -- autograd state ---------------------------------------------------------------
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward (no-op for leaves)."""
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if getattr(self, "_retains_grad", False):
+            return
+        self._retains_grad = True
+        retain_grad_hook(self)
+
+    def register_hook(self, hook):
+        """``hook(grad)`` runs when this tensor's gradient is computed; may return a new grad."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        return register_tensor_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` after ``.grad`` of this leaf has been accumulated."""
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors")
+        return register_post_accumulate_hook(self, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
+                 inputs=None) -> None:
+        """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (see autograd.backward)."""
+        autograd_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # -- conversion -------------------------------------------------------------------
+    def to(self, *args, **kwargs) -> Tensor:
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; differentiable."""
+        dev = kwargs.pop("device", None)
+        dtype = kwargs.pop("dtype", None)
+        kwargs.pop("non_blocking", None)
+        copy = kwargs.pop("copy", False)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dev, dtype = a.device, a.dtype
+            elif isinstance(a, backend.dtype) or a in (float, int, bool, complex):
+                dtype = a
+            elif isinstance(a, (str, backend.device)):
+                dev = a
+            elif a is not None:
+                raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+        out = self
+        if dtype is not None and backend.to_numpy_dtype(dtype) != self._data.dtype:
+            out = conversion.astype(out, dtype=backend.to_numpy_dtype(dtype))
+        if dev is not None and backend.device(dev) != self.device:
+            out = conversion.to_device(out, device=backend.device(dev))
+        if copy and out is self:
+            out = self.clone()
+        return out
+
+    def cpu(self) -> Tensor:
+        """This tensor on the CPU (itself if already there); differentiable."""
+        return self.to("cpu")
+
+    def cuda(self, device=None) -> Tensor:
+        """This tensor on a GPU (``cuda:0`` by default); differentiable."""
+        return self.to("cuda" if device is None else
+                       (f"cuda:{device}" if isinstance(device, int) else device))
+
+    def type(self, dtype=None):
+        """torch's type name (``gradkit.FloatTensor``) or, given a dtype or a tensor type
+        (``DoubleTensor``, ``"torch.LongTensor"``), a cast to it."""
+        if dtype is None:
+            return legacy_tensor.type_name(self)
+        return legacy_tensor.cast_to_type(self, dtype)
+
+    def float(self) -> Tensor:
+        """Cast to float32 (differentiable)."""
+        return self.to(backend.float32)
+
+    def double(self) -> Tensor:
+        """Cast to float64 (differentiable)."""
+        return self.to(backend.float64)
+
+    def half(self) -> Tensor:
+        """Cast to float16 (differentiable)."""
+        return self.to(backend.float16)
+
+    def long(self) -> Tensor:
+        """Cast to int64."""
+        return self.to(backend.int64)
+
+    def int(self) -> Tensor:
+        """Cast to int32."""
+        return self.to(backend.int32)
+
+    def bool(self) -> Tensor:
+        """Cast to bool."""
+        return self.to(backend.bool_)
+
+    def cfloat(self) -> Tensor:
+        """Cast to complex64 (differentiable)."""
+        return self.to(backend.complex64)
+
+    def cdouble(self) -> Tensor:
+        """Cast to complex128 (differentiable)."""
+        return self.to(backend.complex128)
+
+    def clone(self) -> Tensor:
+        """A copy with its own memory; differentiable (CloneBackward0)."""
+        return conversion.clone(self)
+
+    def contiguous(self) -> Tensor:
+        """Self if C-contiguous, else a contiguous copy."""
+        if self._data.flags.c_contiguous:
+            return self
+        return self.clone()
+
+    # -- shape helpers with torch's varargs signatures ------------------------------------
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - torch's name
+        return shape_ops.permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802
+        return shape_ops.transpose(self, -2, -1)
+
+    @property
+    def H(self) -> Tensor:  # noqa: N802
+        return complex_ops.conj(self.T)
+
+    @property
+    def mH(self) -> Tensor:  # noqa: N802
+        return complex_ops.conj(self.mT)
+
+    @property
+    def real(self) -> Tensor:
+        """The real part (a view for complex tensors; the tensor itself when real)."""
+        return complex_ops.real(self)
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part, a view (complex tensors only)."""
+        return complex_ops.imag(self)
+
+    def is_conj(self) -> bool:
+        """Whether this is a conjugated view of a complex tensor (``z.conj()``)."""
+        return complex_ops.is_conjugated_view(self)
+
+    def resolve_conj(self) -> Tensor:
+        """A conjugated view's values in memory of their own (a clone); else self."""
+        return self.clone() if self.is_conj() else self
+
+    def reshape(self, *shape) -> Tensor:
+        """Same data in a new shape (a view when possible): ``x.reshape(2, -1)``."""
+        return shape_ops.reshape(self, _varargs(shape))
+
+    def view(self, *shape) -> Tensor:
+        """A view with a new shape (same memory; must be compatible with the strides)."""
+        if len(shape) == 1 and (isinstance(shape[0], backend.dtype) or shape[0] in (float, int)):
+            raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
+        return shape_ops.view(self, _varargs(shape))
+
+    def view_as(self, other: Tensor) -> Tensor:
+        """A view with the shape of ``other``."""
+        return shape_ops.view(self, other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        """Reshape to the shape of ``other``."""
+        return shape_ops.reshape(self, other.shape)
+
+    def expand(self, *sizes) -> Tensor:
+        """Broadcast size-1 dims (a view, no copy): ``x.expand(4, -1)``."""
+        return shape_ops.expand(self, _varargs(sizes))
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        """Broadcast (without copying) to the shape of ``other``."""
+        return shape_ops.expand(self, other.shape)
+
+    def permute(self, *dims) -> Tensor:
+        """Reorder the dimensions (a view): ``x.permute(2, 0, 1)``."""
+        return shape_ops.permute(self, _varargs(dims))
+
+    def repeat(self, *sizes) -> Tensor:
+        """Tile the tensor ``sizes`` times along each dim (a copy)."""
+        return shape_ops.repeat(self, _varargs(sizes))
+
+    def flip(self, *dims) -> Tensor:
+        """Reverse the order of elements along ``dims``."""
+        return shape_ops.flip(self, _varargs(dims))
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """A new tensor from ``data`` with this tensor's dtype and device by default."""
+        return creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                               requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """Zeros of ``size`` with this tensor's dtype and device by default."""
+        return creation.zeros(_varargs(size), dtype=dtype or self.dtype,
+                              device=device or self.device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """Ones of ``size`` with this tensor's dtype and device by default."""
+        return creation.ones(_varargs(size), dtype=dtype or self.dtype,
+                             device=device or self.device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """``fill_value`` everywhere, with this tensor's dtype and device by default."""
+        return creation.full(size, fill_value, dtype=dtype or self.dtype,
+                             device=device or self.device, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """An uninitialised-in-torch tensor of ``size`` (zeros here)."""
+        return self.new_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+extend(_TensorMethods)

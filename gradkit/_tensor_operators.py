@@ -1,0 +1,213 @@
+"""Tensor's Python operators (``x + y``, ``x[i] = v``, ``x += y``) and in-place methods.
+
+A layer above the Tensor core (``_tensor.py``) and the ops, imported by ``gradkit/__init__.py``:
+it adds the operators to Tensor, and the methods the op declarations ask for
+(``@op(method=True, inplace=True)``, ops/methods.py): ``x.exp()`` is the op with self first.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gradkit._tensor import Tensor, extend
+from gradkit.ops import arithmetic, conversion, elementwise, indexing
+from gradkit.ops import methods as method_table
+from gradkit.ops._op import Op
+from gradkit.ops._op import dispatch as _dispatch
+from gradkit.ops.inplace import inplace
+from gradkit.ops.linalg import matmul
+from gradkit.ops.shape import unbind
+
+_NO_PARAMS: dict = {}  # shared, never mutated: ops without parameters
+
+
+class _TensorOperators:
+    # -- Python protocol ----------------------------------------------------------------
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(unbind(self, 0))
+
+    __hash__ = object.__hash__
+
+    # -- operators ----------------------------------------------------------------------
+    def __add__(self, other):
+        return _dispatch(arithmetic.add, (self, other), _NO_PARAMS)
+
+    def __radd__(self, other):  # self first, as torch: it is self + 1 * other
+        return _dispatch(arithmetic.add, (self, other), _NO_PARAMS)
+
+    def __sub__(self, other):
+        return _dispatch(arithmetic.sub, (self, other), _NO_PARAMS)
+
+    def __rsub__(self, other):
+        return _dispatch(arithmetic.sub, (other, self), _NO_PARAMS)
+
+    def __mul__(self, other):
+        return _dispatch(arithmetic.mul, (self, other), _NO_PARAMS)
+
+    def __rmul__(self, other):
+        return _dispatch(arithmetic.mul, (other, self), _NO_PARAMS)
+
+    def __truediv__(self, other):
+        return _dispatch(arithmetic.div, (self, other), _NO_PARAMS)
+
+    def __rtruediv__(self, other):
+        return _dispatch(arithmetic.div, (other, self), _NO_PARAMS)
+
+    def __floordiv__(self, other):
+        return arithmetic.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return arithmetic.floor_divide(other, self)
+
+    def __mod__(self, other):
+        return arithmetic.remainder(self, other)
+
+    def __rmod__(self, other):
+        return arithmetic.remainder(other, self)
+
+    def __pow__(self, other):
+        return _dispatch(arithmetic.pow, (self, other), _NO_PARAMS)
+
+    def __rpow__(self, other):
+        return _dispatch(arithmetic.pow, (other, self), _NO_PARAMS)
+
+    def __matmul__(self, other):
+        return _dispatch(matmul, (self, other), _NO_PARAMS)
+
+    def __rmatmul__(self, other):
+        return _dispatch(matmul, (other, self), _NO_PARAMS)
+
+    def __neg__(self):
+        return _dispatch(arithmetic.neg, (self,), _NO_PARAMS)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return elementwise.abs(self)
+
+    def __invert__(self):
+        return arithmetic.logical_not(self) if self._data.dtype == np.bool_ else \
+            arithmetic.bitwise_not(self)
+
+    def __and__(self, other):
+        return arithmetic.bitwise_and(self, other)
+
+    def __rand__(self, other):
+        return arithmetic.bitwise_and(other, self)
+
+    def __or__(self, other):
+        return arithmetic.bitwise_or(self, other)
+
+    def __ror__(self, other):
+        return arithmetic.bitwise_or(other, self)
+
+    def __xor__(self, other):
+        return arithmetic.bitwise_xor(self, other)
+
+    def __rxor__(self, other):
+        return arithmetic.bitwise_xor(other, self)
+
+    def __eq__(self, other):
+        return arithmetic.eq(self, other)
+
+    def __ne__(self, other):
+        return arithmetic.ne(self, other)
+
+    def __lt__(self, other):
+        return arithmetic.lt(self, other)
+
+    def __le__(self, other):
+        return arithmetic.le(self, other)
+
+    def __gt__(self, other):
+        return arithmetic.gt(self, other)
+
+    def __ge__(self, other):
+        return arithmetic.ge(self, other)
+
+    def __getitem__(self, key):
+        return indexing.getitem(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        indexing.setitem_(self, key, value)
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    # -- in-place ops ---------------------------------------------------------------------
+    def zero_(self) -> Tensor:
+        """Fill with zeros in place."""
+        return inplace(self, conversion.zeros_like_op)
+
+    def fill_(self, value) -> Tensor:
+        """Fill with ``value`` in place (a number or a 0-d tensor, differentiable)."""
+        return inplace(self, conversion.fill, value)
+
+    def copy_(self, src, non_blocking: bool = False) -> Tensor:
+        """Copy ``src`` (broadcast, cast) into this tensor in place; differentiable in src."""
+        return inplace(self, conversion.copy_from, src)
+
+    def add_(self, other, *, alpha=1) -> Tensor:
+        """``self += alpha * other`` in place."""
+        return inplace(self, arithmetic.add, other, alpha=alpha)
+
+    def sub_(self, other, *, alpha=1) -> Tensor:
+        """``self -= alpha * other`` in place."""
+        return inplace(self, arithmetic.sub, other, alpha=alpha)
+
+
+extend(_TensorOperators)
+
+
+# Simple method forms of ops: Tensor.exp(), x.sum(dim), x.mul_(y)... declared on the op
+# (``@op(method=True, inplace=True)``, ops/methods.py): the op with self as its first argument.
+def _as_method(name, op):
+    if isinstance(op, Op):
+        def method(self, *args, **kwargs):
+            if args or kwargs:
+                return op(self, *args, **kwargs)
+            return _dispatch(op, (self,), _NO_PARAMS)  # x.exp(): no Op.__call__ frame between
+    else:
+        def method(self, *args, **kwargs):
+            return op(self, *args, **kwargs)
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = f"``gradkit.{name}(self, ...)``: " + (op.__doc__ or name)
+    return method
+
+
+def _as_inplace_method(name, op):
+    def method(self, *args, **kwargs):
+        return inplace(self, op, *args, **kwargs)
+    method.__name__ = name + "_"
+    method.__qualname__ = f"Tensor.{name}_"
+    method.__doc__ = f"In-place ``{name}`` (bumps the version counter; see gradkit.{name})."
+    return method
+
+
+def _install_method(name, op, inplace: bool) -> None:
+    """Tensor.name (or name_ for ``inplace``) from a declaration; the class's own methods win."""
+    attribute = name + "_" if inplace else name
+    if attribute not in _OWN_METHODS:
+        setattr(Tensor, attribute, (_as_inplace_method if inplace else _as_method)(name, op))
+
+
+_OWN_METHODS = frozenset(dir(Tensor))
+method_table.install_with(_install_method)
+# x op= y writes into x (its views see it), as torch's in-place operators do
+for _dunder, _name in (("__ipow__", "pow_"), ("__imod__", "remainder_"),
+                       ("__ifloordiv__", "floor_divide_"), ("__iand__", "bitwise_and_"),
+                       ("__ior__", "bitwise_or_"), ("__ixor__", "bitwise_xor_")):
+    setattr(Tensor, _dunder, getattr(Tensor, _name))
+del _name, _dunder

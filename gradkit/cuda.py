@@ -6,6 +6,7 @@ False
 from __future__ import annotations
 
 from gradkit import backend
+from gradkit.creation import manual_seed as _seed
 
 
 def is_available() -> bool:
@@ -80,7 +81,6 @@ def empty_cache() -> None:
 
 def manual_seed(seed: int) -> None:
     """Accepted for torch compatibility: gradkit draws every random number from one generator."""
-    from gradkit.creation import manual_seed as _seed
     _seed(seed)
 
 

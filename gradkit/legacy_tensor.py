@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit import backend
+from gradkit import backend, creation
 from gradkit._tensor import Size, Tensor
+from gradkit.ops.slicing import _alias
 
 
 def _describe(args, kwargs) -> str:
@@ -28,7 +29,6 @@ def _is_size(value) -> bool:
 def legacy_new(args: tuple, kwargs: dict, dtype: backend.dtype | None = None,
                name: str = "new") -> Tensor:
     """The tensor ``Tensor(*args, **kwargs)`` makes (``dtype=None``: the default dtype)."""
-    from gradkit import creation
     kwargs = dict(kwargs)
     device = kwargs.pop("device", None)
     if kwargs:
@@ -43,7 +43,6 @@ def legacy_new(args: tuple, kwargs: dict, dtype: backend.dtype | None = None,
     if len(args) == 1 and isinstance(first, Tensor):
         if dtype is not None and first.dtype is not dtype:
             raise TypeError(f"expected {dtype} tensor (got {first.dtype} tensor)")
-        from gradkit.ops.slicing import _alias
         return _alias(first)
     if len(args) == 1 and isinstance(first, Size) or all(_is_size(a) for a in args):
         return creation.empty(*args, dtype=target, device=device)

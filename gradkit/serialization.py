@@ -22,6 +22,7 @@ import numpy as np
 
 from gradkit import backend
 from gradkit._tensor import Size, Tensor
+from gradkit.nn.parameter import Parameter
 
 FORMAT = "gradkit-save"
 VERSION = 1
@@ -125,7 +126,6 @@ class _Encoder:
             f"dicts/lists/tuples of them, and pickles nothing; {_DOC}")
 
     def _tensor(self, t: Tensor) -> dict:
-        from gradkit.nn.parameter import Parameter
         index = self.tensor_index.get(id(t))
         if index is None:
             self.keep_alive.append(t)
@@ -184,7 +184,6 @@ class _Decoder:
     def _tensor(self, node: dict) -> Tensor:
         index = node["index"]
         if index not in self.tensors:
-            from gradkit.nn.parameter import Parameter
             array = self._array(index, node["dtype"])
             device = self._device(node["device"])
             t = Tensor._make(backend.to_device(array, device) if device.type != "cpu" else array)

@@ -32,6 +32,7 @@ from gradkit.autograd import observers
 from gradkit.autograd.anomaly_report import AnomalyReport
 from gradkit.autograd.grad_mode import _DecoratorContextManager
 from gradkit.autograd.graph import AccumulateGrad
+from gradkit.backend import get_array_module
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "is_anomaly_check_forward_enabled", "AnomalyReport"]
@@ -235,7 +236,6 @@ def _has_nan(value) -> bool:
             return data.size != 0 and _isnan(_min_reduce(data, None))
         return data.size != 0 and _isnan(data.min())
     if kind == "c":
-        from gradkit.backend import get_array_module
         return bool(get_array_module(data).isnan(data).any())
     return False
 
@@ -244,7 +244,6 @@ def _non_finite(data) -> str | None:
     """"nan", "inf" or "nan and inf" when the array has such values, else None."""
     if data.dtype.kind not in "fc" or data.size == 0:
         return None
-    from gradkit.backend import get_array_module
     xp = get_array_module(data)
     if bool(xp.isfinite(data).all()):
         return None

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from gradkit._user_frames import user_frame_count
+from gradkit.backend import get_array_module
 
 NO_FORWARD_INFO = ("No forward pass information available. Enable detect anomaly during forward "
                    "pass for more information.")
@@ -178,7 +179,6 @@ def tensor_stats(label: str, value) -> TensorStats | None:
     data = getattr(value, "_data", value)
     if not hasattr(data, "dtype") or not hasattr(data, "shape"):
         return None
-    from gradkit.backend import get_array_module
     xp = get_array_module(data)
     stats = TensorStats(label, tuple(data.shape), str(data.dtype), int(data.size))
     if data.dtype.kind not in "fciub":

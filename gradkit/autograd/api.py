@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import warnings
 
+from gradkit._tensor import Tensor
 from gradkit.autograd import batching
-from gradkit.autograd.engine import _accumulate_into, _plan, _Tensor, run
+from gradkit.autograd.engine import _accumulate_into, _plan, run
 from gradkit.autograd.graph import accumulate_node
 from gradkit.backend import device_context, get_array_module
+from gradkit.creation import zeros_like
+from gradkit.ops import _op
+from gradkit.ops.shape import stack
 
 
 def _tensors(value, what: str) -> tuple:
-    Tensor = _Tensor()
     if isinstance(value, Tensor):
         return (value,)
     if isinstance(value, (list, tuple)):
@@ -43,7 +46,6 @@ def _shape_str(shape) -> str:
 
 def _root_grads(outputs, grads, create_graph: bool, batched: bool) -> list:
     """Check or create the seed gradient of every output (torch's _make_grads)."""
-    Tensor = _Tensor()
     if grads is None:
         grads = (None,) * len(outputs)
     elif not isinstance(grads, (list, tuple)):  # a Tensor, or a wrong type reported below
@@ -178,7 +180,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     for i, g in enumerate(results):
         if g is None:
             if materialize_grads:
-                from gradkit.creation import zeros_like
                 # as torch: a zero that is part of the new graph when one is being built
                 results[i] = zeros_like(ins[i], requires_grad=create_graph)
             elif not allow_unused:
@@ -211,7 +212,6 @@ def _batched_grad(outs, ins, roots, targets, grad_outputs, retain_graph, create_
 
 
 def _vectorizable(roots, targets, batch: int) -> bool:
-    from gradkit.ops import _op
     if batch == 0 or _op._forward_ad is not None:  # a jvp rule must not see batched values
         return False
     _, runs = _plan(roots, targets, accumulate=False)
@@ -220,8 +220,6 @@ def _vectorizable(roots, targets, batch: int) -> bool:
 
 def _looped_grad(grads, batch, roots, targets, retain_graph, create_graph) -> list:
     """One backward pass per row of the batched seeds, stacked (correct for any graph)."""
-    from gradkit.ops.shape import stack
-    Tensor = _Tensor()
     rows = []
     for b in range(batch):
         seeds = [g[b] if create_graph else g[b]._data for g in grads]
@@ -247,5 +245,4 @@ def _zeros_like(g):
 def _as_tensor(g):
     if g is None:
         return None
-    Tensor = _Tensor()
     return g if isinstance(g, Tensor) else Tensor._make(g)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import threading
 
+from gradkit.autograd.graph import AccumulateGrad
+
 
 class _State(threading.local):
     size = 0  # the batch size while a vectorized batched backward runs on this thread, else 0
@@ -42,7 +44,6 @@ def vectorizable(running_nodes) -> bool:
     Custom Functions, ops not declared ``batchable`` and nodes or leaves with hooks
     (which would see batched gradients) need one pass per row.
     """
-    from gradkit.autograd.graph import AccumulateGrad
     for node in running_nodes:
         if type(node) is AccumulateGrad:
             if getattr(node.variable, "_hooks", None):

@@ -19,20 +19,16 @@ import sys
 import threading
 from time import perf_counter_ns
 
+from gradkit._tensor import Tensor
 from gradkit.autograd import observers
-from gradkit.backend import get_array_module
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import AccumulateGrad, accumulate_lock, holds_saved_variables
-from gradkit.autograd.hooks import (
-    _call_node_pre_hooks, _call_post_hooks, _call_tensor_pre_hooks)
+from gradkit.autograd.hooks import _call_node_pre_hooks, _call_post_hooks, _call_tensor_pre_hooks
+from gradkit.backend import get_array_module
+from gradkit.creation import empty_like
+from gradkit.ops._op import cast_grad
 
 _LEAF_PRIORITY = float("inf")  # leaves accumulate after every other node has run
-
-
-def _Tensor():
-    from gradkit._tensor import Tensor
-    _TensorType[0] = Tensor
-    return Tensor
 
 
 def run(roots, seeds, retain_graph: bool, create_graph: bool, targets=None,
@@ -292,19 +288,15 @@ def _validate(node, grad_inputs) -> tuple:
         if g is None or edges[i] is None:
             continue
         shape, dtype = node.input_meta[i]
-        data = g._data if type(g) is _TensorType[0] else getattr(g, "_data", g)
+        data = g._data if type(g) is Tensor else getattr(g, "_data", g)
         if data.shape != shape:
             raise RuntimeError(
                 f"Function {node.name()} returned an invalid gradient at index {i} - got "
                 f"{list(data.shape)} but expected shape compatible with {list(shape)}")
         if data.dtype != dtype:
             fixed = list(grad_inputs) if fixed is None else fixed
-            from gradkit.ops._op import cast_grad  # ops sit above the engine's imports
             fixed[i] = cast_grad(g, dtype)
     return grad_inputs if fixed is None else tuple(fixed)
-
-
-_TensorType = [None]  # the Tensor class, bound by _Tensor() before any backward runs
 
 
 # -- hooks -----------------------------------------------------------------------------
@@ -314,7 +306,6 @@ def _accumulate_into(t, g, create_graph: bool, owned: bool = False) -> None:
 
     ``owned``: no one else refers to the array ``g``, so it may become ``.grad`` uncopied.
     """
-    Tensor = _Tensor()
     with accumulate_lock:
         current = getattr(t, "_grad", None)
         if g is None:  # no gradient arrived (torch still runs the post-accumulate hooks)
@@ -336,5 +327,4 @@ def _accumulate_into(t, g, create_graph: bool, owned: bool = False) -> None:
 
 def _copy_with_graph(g):
     """A copy of ``g`` that keeps its graph (torch's CopyBackwards)."""
-    from gradkit.creation import empty_like  # creation sits above the engine's imports
     return empty_like(g).copy_(g)

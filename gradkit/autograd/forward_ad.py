@@ -16,18 +16,23 @@ reverse gives Hessian-vector products).
 """
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from typing import NamedTuple
 
+from gradkit._tensor import Tensor
+from gradkit.autograd.api import grad
+from gradkit.autograd.grad_mode import enable_grad
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor
 from gradkit.ops import _op
-
-
-def _Tensor():
-    from gradkit._tensor import Tensor
-    return Tensor
+from gradkit.ops.complex import conj, real
+from gradkit.ops.elementwise import zeros_like
+from gradkit.ops.inplace import copy_slices
+from gradkit.ops.reduction import sum as sum_
+from gradkit.ops.shape import broadcast_to, view
+from gradkit.ops.views import live_views, replay_view
 
 
 class _Level:
@@ -106,7 +111,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
                            "make sure to enter_dual_level() first.")
     for what, t in (("primal", tensor), ("tangent", tangent)):
-        if not isinstance(t, _Tensor()):
+        if not isinstance(t, Tensor):
             raise TypeError(f"make_dual(): expected {what} to be a Tensor, got "
                             f"{type(t).__name__}")
         if t._data.dtype.kind not in "fc":
@@ -152,7 +157,6 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
 
 def _alias(tensor):
     """A differentiable view of ``tensor`` (sharing data and version) without its tangent."""
-    from gradkit.ops import view
     _busy.busy, previous = True, _busy.busy
     try:
         return view(tensor, tuple(tensor._data.shape))
@@ -171,7 +175,6 @@ def has_tangents(args) -> bool:
     """True when an argument carries a tangent of the open level (dispatch's cheap check)."""
     if _current is None or _busy.busy or grad_state.inference:  # inference mode: no tangents
         return False
-    Tensor = _Tensor()  # noqa: N806 - the class, imported late
     return any(isinstance(a, Tensor) and _tangent(a) is not None for a in args)
 
 
@@ -196,14 +199,12 @@ def propagate(op, args, params, result) -> None:
 
 
 def _attach(outputs, out_tangents) -> None:
-    Tensor = _Tensor()  # noqa: N806 - the class, imported late
     for out, t in zip(outputs, out_tangents, strict=False):
         if t is None or not isinstance(out, Tensor) or out._data.dtype.kind not in "fc":
             continue
         if not isinstance(t, Tensor):
             t = Tensor._make(t)
         if t._data.shape != out._data.shape:
-            from gradkit.ops import broadcast_to
             t = broadcast_to(t, tuple(out._data.shape))
         if t._data.dtype != out._data.dtype:
             t = t.to(out.dtype)
@@ -242,8 +243,6 @@ def _output_tangents(op, args, tangents, params, outputs) -> tuple:
         out = op.jvp_all(tuple(tangents), *saved, **params)
         return (out,) if op.outputs == 1 else tuple(out)
     if op.linear and op.outputs == 1:
-        from gradkit.ops import zeros_like
-        Tensor = _Tensor()  # noqa: N806 - the class, imported late
         filled = [t if t is not None else (zeros_like(a) if isinstance(a, Tensor) else 0 * a)
                   for a, t in zip(args, tangents, strict=False)]
         return (op(*filled, **params),)
@@ -277,11 +276,6 @@ def _double_vjp(op, args, tangents, params, outputs) -> tuple:
     The primals enter as fresh leaves, so (unlike ops with jvp rules) the tangent
     does not connect back to the primal's history in reverse mode.
     """
-    from gradkit.autograd.api import grad
-    from gradkit.autograd.grad_mode import enable_grad
-    from gradkit.ops import conj, real, zeros_like
-    from gradkit.ops import sum as sum_
-    Tensor = _Tensor()  # noqa: N806 - the class, imported late
     primals = [Tensor._make(a._data).requires_grad_(True) if t is not None else a
                for a, t in zip(args, tangents, strict=False)]
     wrt = [p for p, t in zip(primals, tangents, strict=False) if t is not None]
@@ -313,9 +307,6 @@ def after_inplace(tensor, view) -> None:
     kept as torch keeps them: a view's tangent is its region of its base's tangent. A write
     into a view writes the view's new tangent (zeros if none) into the base's tangent, and
     every live view of that memory then reads its region of the base's new tangent."""
-    from gradkit.ops.elementwise import zeros_like
-    from gradkit.ops.inplace import copy_slices
-    from gradkit.ops.views import live_views, replay_view
     base, chain = (tensor, ()) if view is None else _forward_base(view)
     with suspended():
         t_base = _tangent(base)
@@ -357,13 +348,11 @@ def _forward_base(view) -> tuple:
 
 def propagate_function(cls, ctx, args, outputs) -> None:
     """Output tangents of a custom Function from its ``jvp`` staticmethod."""
-    Tensor = _Tensor()  # noqa: N806 - the class, imported late
     tangents = []
     for a in args:
         t = _tangent(a) if isinstance(a, Tensor) else None
         if t is None and ctx.materialize_grads and isinstance(a, Tensor) \
                 and a._data.dtype.kind in "fc":
-            from gradkit.ops import zeros_like
             t = zeros_like(a)
         tangents.append(t)
     ctx._in_jvp = True
@@ -378,7 +367,6 @@ def propagate_function(cls, ctx, args, outputs) -> None:
 def _checked_function_tangents(outputs, out) -> tuple:
     """torch's checks on what a Function's jvp returned: one tangent per output, each None or
     a floating Tensor of its output's size (no broadcasting)."""
-    Tensor = _Tensor()  # noqa: N806 - the class, imported late
     tangents = out if isinstance(out, tuple) else (out,)
     if len(tangents) != len(outputs):
         raise RuntimeError("Function's jvp returned an invalid number of forward gradients "
@@ -398,5 +386,4 @@ def _checked_function_tangents(outputs, out) -> tuple:
 
 
 def _this_module():
-    import sys
     return sys.modules[__name__]

@@ -14,15 +14,13 @@ import functools
 import warnings
 import weakref
 
-from gradkit.autograd import observers
+from gradkit._tensor import Tensor
+from gradkit.autograd import forward_ad, observers
 from gradkit.autograd.grad_mode import no_grad, records_graph, set_grad_enabled
 from gradkit.autograd.graph import FREED_MESSAGE, FunctionNode, Node, SavedTensor
 from gradkit.backend import get_array_module
-
-
-def _Tensor():
-    from gradkit._tensor import Tensor
-    return Tensor
+from gradkit.ops._op import edge_of
+from gradkit.ops.inplace import _rebase_view
 
 
 class FunctionCtx:
@@ -41,7 +39,6 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors (or None) for backward; read them back with ``ctx.saved_tensors``."""
-        Tensor = _Tensor()  # noqa: N806 - the class, imported late
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError("save_for_backward can only save variables, but argument "
@@ -93,7 +90,6 @@ class FunctionOp:
 
     def backward(self, node: Node, grads: tuple, create_graph: bool) -> tuple:
         ctx = node.params
-        Tensor = _Tensor()  # noqa: N806 - the class, imported late
         grad_outputs = []
         for i, meta in enumerate(ctx._output_meta):
             g = grads[i] if i < len(grads) else None
@@ -123,7 +119,6 @@ def _user_backward(function_class):
 
 def _check_grads(node: Node, grads: tuple) -> tuple:
     """torch's checks on what a custom backward returned (shapes are checked by the engine)."""
-    Tensor = _Tensor()  # noqa: N806 - the class, imported late
     expected = len(node._next)
     if len(grads) > expected and all(g is None for g in grads[expected:]):
         grads = grads[:expected]  # trailing Nones are allowed, as in torch
@@ -219,11 +214,9 @@ class Function(metaclass=_FunctionMeta):
 
 
 def _apply(cls, args: tuple, kwargs: dict):
-    Tensor = _Tensor()  # noqa: N806 - the class, imported late
     ctx = FunctionCtx()
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     recording = records_graph() and any(ctx.needs_input_grad)
-    from gradkit.autograd import forward_ad
     dual = forward_ad.has_tangents(args)  # then jvp gives the tangents, not forward's ops
     with no_grad(), (forward_ad.suspended() if dual else contextlib.nullcontext()):
         if cls._setup_context_style:
@@ -260,8 +253,6 @@ def _check_dirty(ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
 
 def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
     """Create the node and connect the outputs to it (dirty inputs are rebased in place)."""
-    Tensor = _Tensor()  # noqa: N806 - the class, imported late
-    from gradkit.ops._op import edge_of  # ops sit above this module's imports
     edges = tuple(edge_of(a) for a in args)
     meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in args)
     node = cls._backward_cls(cls._op, edges, (), ctx, meta)
@@ -294,7 +285,6 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
         else:
             out.grad_fn, out._output_nr, out._requires_grad = node, i, True
             if view is not None:  # a view written in place: its base's history changes too
-                from gradkit.ops.inplace import _rebase_view
                 _rebase_view(out, view, Tensor._make(out._data, node, i))
         wrapped.append(out)
     ctx._output_meta = tuple(output_meta)
@@ -304,7 +294,6 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
 
 def _saved(ctx: FunctionCtx, node: Node, outputs: tuple) -> tuple:
     """save_for_backward's tensors as SavedTensors; our own outputs keep no back-reference."""
-    Tensor = _Tensor()  # noqa: N806 - the class, imported late
     owned = {id(o) for o in outputs if isinstance(o, Tensor) and o.grad_fn is node}
     saved = []
     nbytes = 0
@@ -350,7 +339,6 @@ def once_differentiable(backward):
     def wrapper(ctx, *grad_outputs):
         with no_grad():
             result = backward(ctx, *grad_outputs)
-        Tensor = _Tensor()  # noqa: N806 - the class, imported late
         needs_graph = records_graph() and any(
             isinstance(g, Tensor) and g._requires_grad for g in grad_outputs)
         if not needs_graph:

@@ -11,27 +11,23 @@ tensor([[2., 0.],
 """
 from __future__ import annotations
 
+from gradkit._tensor import Tensor
 from gradkit.autograd import forward_ad
 from gradkit.autograd.api import grad as _grad
 from gradkit.autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from gradkit.creation import eye, zeros, zeros_like
+from gradkit.ops.shape import reshape, stack
 
 _STRATEGIES = ("forward-mode", "reverse-mode")
 
 
-def _Tensor():
-    from gradkit._tensor import Tensor
-    return Tensor
-
-
 def _zeros_like(t, requires_grad: bool = False):
-    from gradkit.creation import zeros_like
     return zeros_like(t, requires_grad=requires_grad)
 
 
 # -- argument and result plumbing -------------------------------------------------------
 
 def _as_tuple(value, what: str, fn_name: str) -> tuple[bool, tuple]:
-    Tensor = _Tensor()  # noqa: N806 - the class, imported late
     if isinstance(value, Tensor):
         return False, (value,)
     if isinstance(value, (tuple, list)) and all(isinstance(v, Tensor) for v in value):
@@ -243,7 +239,6 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
 
 def _reverse_jacobian(func, inputs, create_graph, strict, vectorize):
     """One vjp per output element (batched through is_grads_batched when vectorize)."""
-    from gradkit.ops import reshape, stack
     with enable_grad():
         inputs = _prepare(inputs, create_graph, need_graph=True)
         out_tuple, outputs = _as_tuple(func(*inputs), "outputs", "jacobian")
@@ -291,13 +286,11 @@ def _check_jacobian_entry(g, i, j, strict, create_graph) -> None:
 
 
 def _eye(n: int, like):
-    from gradkit.creation import eye
     return eye(n, dtype=like.dtype, device=like.device)
 
 
 def _forward_jacobian(func, inputs):
     """One forward-mode pass per input element: each gives a column of every output."""
-    from gradkit.ops import reshape, stack
     columns = None
     out_tuple = False
     shapes = None
@@ -324,7 +317,6 @@ def _forward_jacobian(func, inputs):
         row = []
         for j, inp in enumerate(inputs):
             if not columns[i][j]:
-                from gradkit.creation import zeros
                 row.append(zeros(shape + tuple(inp.shape), dtype=inp.dtype))
                 continue
             block = stack(columns[i][j], dim=-1)  # out.shape + (in.numel,)

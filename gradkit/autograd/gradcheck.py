@@ -7,46 +7,28 @@ from one vjp seeded with 1 (real part) or 1j (imaginary part) at that element.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+
+from gradkit._tensor import Tensor
+from gradkit.autograd.api import grad as autograd_grad
+from gradkit.autograd.grad_mode import no_grad
+from gradkit.autograd import gradcheck_modes
+from gradkit.autograd.gradcheck_modes import (
+    _as_tuple, _device_like, _host, _outputs, _real_components, forward_jacobian, jvp_outputs)
 
 
 class GradcheckError(RuntimeError):
     """Raised by gradcheck when analytical and numerical gradients disagree."""
 
 
-def _Tensor():
-    from gradkit._tensor import Tensor
-    return Tensor
-
-
-def _as_tuple(x):
-    return x if isinstance(x, tuple) else (tuple(x) if isinstance(x, list) else (x,))
-
-
 def _diff_inputs(inputs):
-    Tensor = _Tensor()
     return [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
-
-
-def _outputs(func, inputs):
-    from gradkit.autograd.grad_mode import enable_grad
-    with enable_grad():
-        out = _as_tuple(func(*inputs))
-    Tensor = _Tensor()
-    return [o for o in out if isinstance(o, Tensor)]
-
-
-def _real_components(array):
-    """The real numbers a tensor's value is made of: [re] or [re, im] per element."""
-    flat = np.asarray(array).reshape(-1)
-    if flat.dtype.kind == "c":
-        return np.concatenate([flat.real, flat.imag])
-    return flat.astype(np.float64)
 
 
 def _numerical_jacobian(func, inputs, indices, eps):
     """J[input][r, c]: d(real output component r) / d(real input component c)."""
-    from gradkit.autograd.grad_mode import no_grad
     jacobians = []
     for i in indices:
         t = inputs[i]
@@ -83,19 +65,8 @@ def _perturbed(t, host, k, value):
 _CURRENT_INPUTS = [None]
 
 
-def _device_like(like, host):
-    from gradkit.backend import get_array_module
-    return get_array_module(like).asarray(host)
-
-
-def _host(a):
-    return a if isinstance(a, (np.ndarray, np.generic)) else a.get()
-
-
 def _analytical_jacobian(outputs, inputs, indices, nondet_tol):
     """Rows from vjps with unit seeds; also checks they are reproducible (nondet_tol)."""
-    from gradkit.autograd.api import grad as autograd_grad
-    Tensor = _Tensor()
     diff_inputs = [inputs[i] for i in indices]
     rows = []
     reentrant_ok = True
@@ -160,12 +131,10 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                          "none of the them have requires_grad=True.")
     for i in indices:
         if inputs[i].dtype.name not in ("float64", "complex128"):
-            import warnings
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
                           "point or complex. This check will likely fail if all the inputs are "
                           "not of double precision floating point or complex. ", stacklevel=2)
     outputs = _outputs(func, inputs)
-    from gradkit.autograd import gradcheck_modes
     try:
         if fast_mode:
             _fast_check(func, inputs, indices, outputs, eps, atol, rtol, check_backward_ad,
@@ -185,7 +154,6 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
 def _slow_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol, check_backward_ad,
                 check_forward_ad) -> None:
     """Whole Jacobians: analytical (vjps, jvps) against central differences."""
-    from gradkit.autograd.gradcheck_modes import forward_jacobian
     analytical, reentrant = _analytical_jacobian(outputs, inputs, indices, nondet_tol)
     _CURRENT_INPUTS[0] = inputs
     saved = [inputs[i]._data.copy() for i in indices]
@@ -221,9 +189,7 @@ def _fast_check(func, inputs, indices, outputs, eps, atol, rtol, check_backward_
                 check_forward_ad) -> None:
     """torch's fast mode: for each output o and input i, compare u_o^T J_oi v_i for random
     u, v instead of whole Jacobians."""
-    from gradkit.autograd.api import grad as autograd_grad
-    from gradkit.autograd.gradcheck_modes import jvp_outputs
-    Tensor = _Tensor()
+
     rng = np.random.default_rng(0)
     diff = [k for k, o in enumerate(outputs) if o.requires_grad]
     seeds = {k: Tensor._make(_rand_like(rng, _host(outputs[k]._data))) for k in diff}
@@ -287,8 +253,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
                   check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
                   check_rev_over_rev: bool = True, fast_mode: bool = False, masked=None) -> bool:
     """Check second derivatives: gradcheck of ``(inputs, grad_outputs) -> vjp``."""
-    from gradkit.autograd.api import grad as autograd_grad
-    Tensor = _Tensor()
     inputs = _as_tuple(inputs)
     outputs = _outputs(func, inputs)
     diff_outputs = [o for o in outputs if o.requires_grad]

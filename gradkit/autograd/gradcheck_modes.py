@@ -7,18 +7,48 @@ import warnings
 
 import numpy as np
 
+from gradkit._tensor import Tensor
+from gradkit.autograd import forward_ad
+from gradkit.autograd.api import grad as autograd_grad
 from gradkit.autograd.function import Function
-from gradkit.autograd.gradcheck import _device_like, _host, _outputs, _real_components
+from gradkit.autograd.grad_mode import enable_grad
+from gradkit.backend import get_array_module
+from gradkit.creation import zeros_like
 
 UNDEFINED_NOTE = 'Please look at "Notes about undefined output gradients" in ' \
     '"tools/autograd/derivatives.yaml"'
 
 
+# helpers gradcheck.py shares
+def _as_tuple(x):
+    return x if isinstance(x, tuple) else (tuple(x) if isinstance(x, list) else (x,))
+
+
+def _outputs(func, inputs):
+    with enable_grad():
+        out = _as_tuple(func(*inputs))
+    return [o for o in out if isinstance(o, Tensor)]
+
+
+def _real_components(array):
+    """The real numbers a tensor's value is made of: [re] or [re, im] per element."""
+    flat = np.asarray(array).reshape(-1)
+    if flat.dtype.kind == "c":
+        return np.concatenate([flat.real, flat.imag])
+    return flat.astype(np.float64)
+
+
+def _host(a):
+    return a if isinstance(a, (np.ndarray, np.generic)) else a.get()
+
+
+def _device_like(like, host):
+    return get_array_module(like).asarray(host)
+
+
 def jvp_outputs(func, inputs, tangents: dict) -> list:
     """The output tangents of ``func`` at ``inputs`` for ``tangents`` {input index: array};
     outputs without a tangent get zeros."""
-    from gradkit._tensor import Tensor
-    from gradkit.autograd import forward_ad
     with forward_ad.dual_level():
         duals = [forward_ad.make_dual(t.detach(), Tensor._make(tangents[i]))
                  if i in tangents else t for i, t in enumerate(inputs)]
@@ -67,8 +97,6 @@ class _UndefinedGrad(Function):
 def check_undefined_grad(func, inputs, indices, error) -> None:
     """Backward must cope with undefined (None) output gradients, for all outputs at once and,
     with several outputs, one at a time; input gradients must then be None or zero."""
-    from gradkit.autograd.api import grad as autograd_grad
-    from gradkit.creation import zeros_like
     diff_inputs = [inputs[i] for i in indices]
 
     def differentiable():

@@ -12,7 +12,19 @@ import threading
 import weakref
 from collections import OrderedDict
 
+from gradkit._tensor import Tensor
 from gradkit.autograd.inference import check_saveable
+
+# the user-facing hooks live in their own files; torch users find them here
+from gradkit.autograd.multi_grad_hook import register_multi_grad_hook  # noqa: F401
+from gradkit.autograd.saved_hooks import (  # noqa: F401
+    disable_saved_tensors_hooks,
+    save_on_cpu,
+    saved_hooks_state,
+    saved_tensors_hooks,
+)
+from gradkit.autograd.saved_mutation import allow_mutation_on_saved_tensors  # noqa: F401
+from gradkit.backend import from_numpy_dtype
 
 _sequence = itertools.count()  # next() on a count is atomic under the GIL
 accumulate_lock = threading.Lock()  # guards .grad of leaves shared across threads
@@ -248,14 +260,6 @@ def accumulate_node(leaf) -> AccumulateGrad:
 
 # -- saved tensors ----------------------------------------------------------------
 
-class _SavedHooksState(threading.local):
-    stack: tuple = ()       # (pack, unpack) pairs, innermost last; rebound, never mutated
-    disabled: str | None = None
-
-
-saved_hooks_state = _SavedHooksState()
-
-
 def _version_error(tensor_desc: str, owner: str, now: int, expected: int) -> RuntimeError:
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an "
@@ -298,13 +302,11 @@ class SavedTensor:
         """The saved value: its array, or a Tensor when double backward needs a graph."""
         if self.unpack_hook is not None:
             tensor = self.unpack_hook(self.packed)
-            from gradkit._tensor import Tensor
             if not isinstance(tensor, Tensor):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                                 f"got result of type {type(tensor).__name__}")
             return self._attach(tensor._data, node) if as_tensor else tensor._data
         if self.version_counter[0] != self.version:
-            from gradkit.backend import from_numpy_dtype
             desc = f"gradkit.{from_numpy_dtype(self.data.dtype).name} {list(self.data.shape)}"
             owner = ""
             if self.output_nr >= 0:
@@ -320,14 +322,12 @@ class SavedTensor:
             return self.data if tensor is None else tensor._data
         if tensor is not None:
             return tensor
-        from gradkit._tensor import Tensor
         return Tensor._make(self.data, node, self.output_nr, self.version_counter)
 
     def _attach(self, data, node):
         """The unpack hook's values with the saved tensor's place in the graph (torch's
         SavedVariable): double backward differentiates through the original tensor, never
         through what the hooks computed."""
-        from gradkit._tensor import Tensor
         edge = self.grad_edge
         if edge is _OWN_OUTPUT:
             return Tensor._make(data, node, self.output_nr)
@@ -355,10 +355,3 @@ def _history_edge(tensor, is_output: bool):
     if tensor.grad_fn is not None:
         return (tensor.grad_fn, tensor._output_nr)
     return (accumulate_node(tensor), 0)
-
-
-# the user-facing hooks live in their own files; torch users find them here
-from gradkit.autograd.multi_grad_hook import register_multi_grad_hook  # noqa: E402,F401
-from gradkit.autograd.saved_hooks import (  # noqa: E402,F401
-    disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks)
-from gradkit.autograd.saved_mutation import allow_mutation_on_saved_tensors  # noqa: E402,F401

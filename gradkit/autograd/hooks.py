@@ -10,7 +10,9 @@ import weakref
 
 import numpy as np
 
+from gradkit._tensor import Tensor
 from gradkit.autograd.graph import AccumulateGrad, RemovableHandle, _HookDict, add_hook
+from gradkit.ops.unary_helpers import scalar_type_name
 
 
 def register_tensor_hook(tensor, hook) -> RemovableHandle:
@@ -51,15 +53,11 @@ def retain_grad_hook(tensor) -> None:
 
 # -- running hooks (the engine calls these around a node) ---------------------------------
 
-def _Tensor():
-    from gradkit._tensor import Tensor
-    return Tensor
-
 
 def _wrap(g, create_graph):
     if g is None or create_graph:
         return g
-    return _Tensor()._make(g)
+    return Tensor._make(g)
 
 
 def _unwrap(g, create_graph):
@@ -128,7 +126,6 @@ def _call_post_hooks(node, grad_inputs, grads, create_graph):
 
 
 def _check_hook_result(new, old, what, hook):
-    Tensor = _Tensor()
     if old is None:
         raise RuntimeError("can't replace a None gradient with a non-None value")
     if not isinstance(new, Tensor):
@@ -145,6 +142,5 @@ def _check_hook_result(new, old, what, hook):
 
 def _legacy_type_name(array) -> str:
     """torch's legacy tensor type name: ``torch.FloatTensor``, ``torch.cuda.LongTensor``."""
-    from gradkit.ops.unary_helpers import scalar_type_name
     where = "" if isinstance(array, np.ndarray) else "cuda."
     return f"torch.{where}{scalar_type_name(array)}Tensor"

@@ -6,7 +6,15 @@ when a node saves a tensor; the innermost pair wins.
 """
 from __future__ import annotations
 
-from gradkit.autograd.graph import saved_hooks_state
+import threading
+
+
+class _SavedHooksState(threading.local):
+    stack: tuple = ()       # (pack, unpack) pairs, innermost last; rebound, never mutated
+    disabled: str | None = None
+
+
+saved_hooks_state = _SavedHooksState()  # read by graph.SavedTensor when a node saves a tensor
 
 
 class saved_tensors_hooks:  # noqa: N801 - torch's spelling

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 
+from gradkit._tensor import Tensor
 from gradkit.autograd.saved_hooks import saved_tensors_hooks
 
 OUTSIDE_MESSAGE = ("Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
@@ -79,7 +80,6 @@ class allow_mutation_on_saved_tensors(saved_tensors_hooks):  # noqa: N801 - torc
             raise AssertionError(OUTSIDE_MESSAGE)
         if saved.copy is None:
             return saved.tensor
-        from gradkit._tensor import Tensor
         return Tensor._make(saved.copy)
 
     def before_write(self, tensor) -> None:

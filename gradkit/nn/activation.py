@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from gradkit import ops
+from gradkit.nn import functional
 from gradkit.nn.module import Module
 
 
@@ -73,7 +74,6 @@ class _SoftmaxFamily(Module):
         self.dim = dim
 
     def forward(self, x):
-        from gradkit.nn import functional
         return getattr(functional, self.function_name)(x, self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:

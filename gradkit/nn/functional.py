@@ -14,13 +14,13 @@ import warnings
 from gradkit import ops
 from gradkit._not_implemented import module_getattr
 from gradkit._tensor import Tensor
-from gradkit.backend import get_array_module
+from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.ops.conv import conv2d
 from gradkit.ops.elementwise import elu, gelu, leaky_relu, logsigmoid, sigmoid, silu, softplus, tanh
+from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.layers import dropout, embedding, layer_norm, linear
 from gradkit.ops.linalg_norms import vector_norm
-from gradkit.ops.losses import (
-    binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss)
+from gradkit.ops.losses import binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss
 from gradkit.ops.pooling import max_pool2d
 
 __all__ = [
@@ -34,7 +34,6 @@ __all__ = [
 def relu(input, inplace: bool = False):
     """max(input, 0); ``inplace=True`` overwrites input (like ``input.relu_()``)."""
     if inplace:
-        from gradkit.ops.inplace import inplace as write_inplace
         return write_inplace(input, ops.relu)
     return ops.relu(input)
 
@@ -99,7 +98,6 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
 def _np_dtype(dtype):
     if dtype is None:
         return None
-    from gradkit.backend import to_numpy_dtype
     return to_numpy_dtype(dtype)
 
 

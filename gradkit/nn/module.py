@@ -5,6 +5,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import no_grad
@@ -245,12 +246,10 @@ class Module(ModuleHooks, ModuleState):
 
     def double(self) -> Module:
         """Cast floating parameters and buffers to float64; returns self."""
-        from gradkit import backend
         return self._apply(lambda t: t.to(backend.float64) if t.is_floating_point() else t)
 
     def float(self) -> Module:
         """Cast floating parameters and buffers to float32; returns self."""
-        from gradkit import backend
         return self._apply(lambda t: t.to(backend.float32) if t.is_floating_point() else t)
 
     def cpu(self) -> Module:
@@ -315,7 +314,6 @@ def _check_name(module: Module, name: str, kind: str) -> None:
 
 
 def _is_dtype(arg) -> bool:
-    from gradkit import backend
     return isinstance(arg, backend.dtype)
 
 

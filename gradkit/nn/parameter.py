@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from gradkit._tensor import Tensor
+from gradkit.creation import empty
 
 
 class Parameter(Tensor):
@@ -18,7 +19,6 @@ class Parameter(Tensor):
 
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
         if data is None:
-            from gradkit.creation import empty
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter data must be a Tensor, got {type(data).__name__}")

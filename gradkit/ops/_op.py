@@ -44,7 +44,8 @@ _forward_ad = None  # the forward_ad module while a dual level is open (set by f
 class _Seam:
     """The ops the mechanism itself uses (gradient casts and sums, derived rules): declared
     with ``op`` in the files above this one, so ``gradkit/ops/__init__.py`` binds them once they
-    are loaded. The one place where a lower layer reaches up."""
+    are loaded. The one place where a lower layer reaches up (also used by the backward rules
+    of shape.py and indexing.py, which reduction.py imports)."""
 
     conj = sum = real = astype = None
 

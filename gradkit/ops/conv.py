@@ -11,7 +11,8 @@ from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.einsum import _einsum
 from gradkit.ops.indexing import pad
-from gradkit.ops.shape import reshape
+from gradkit.ops.reduction import sum as _sum
+from gradkit.ops.shape import expand, reshape, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
 
 
@@ -100,12 +101,10 @@ def _grad_weight(g, x, w, padding, geometry, groups):
 
 
 def _grad_bias(g, x, w, padding, geometry, groups):
-    from gradkit.ops.reduction import sum as _sum
     return _sum(g, (0, 2, 3))
 
 
 def _tangent_bias(t, x, w, padding, geometry, groups):
-    from gradkit.ops.shape import expand
     return expand(reshape(t, (1, -1, 1, 1)), (x.shape[0], w.shape[0]) + tuple(geometry[2]))
 
 
@@ -157,7 +156,6 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
         raise RuntimeError("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got "
                            f"input of size: {list(input.shape)}")
     if input.ndim == 3:
-        from gradkit.ops.shape import squeeze, unsqueeze
         return squeeze(conv2d(unsqueeze(input, 0), weight, bias, stride, padding, dilation,
                               groups), 0)
     if weight.ndim != 4:

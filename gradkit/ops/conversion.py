@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from gradkit import backend
 from gradkit.ops._op import op
+from gradkit.ops.complex import real
+from gradkit.ops.elementwise import zeros_like
 
 
 @op(linear=True, batchable=True)
@@ -26,7 +28,6 @@ def _cast_back(g, x_dtype):
     if g_dtype == x_dtype:
         return g
     if g_dtype.kind == "c" and x_dtype.kind != "c":
-        from gradkit.ops.complex import real
         g = real(g)
     return astype(g, x_dtype)
 
@@ -52,7 +53,6 @@ def copy_from(xp, x, src):
 
 
 def _zeros_of(g):
-    from gradkit.ops.elementwise import zeros_like
     return zeros_like(g)
 
 

@@ -15,6 +15,9 @@ import numpy as np
 
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
+from gradkit.ops.conversion import astype
+from gradkit.ops.reduction import sum as _sum
+from gradkit.ops.shape import expand, reshape
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
 
 
@@ -89,8 +92,6 @@ def _operand_grad(g, operands, i, subscripts, output):
     args = [g] + [conj(o) for j, o in enumerate(operands) if j != i]
     grad = _einsum(*args, equation=",".join(terms) + "->" + present)
     size = {c: shape[mine.index(c)] for c in unique}
-    from gradkit.ops.reduction import sum as _sum
-    from gradkit.ops.shape import expand, reshape
     squash = tuple(k for k, c in enumerate(present) if size[c] == 1 and grad.shape[k] != 1)
     if squash:  # operand i was broadcast along a size-1 dim
         grad = _sum(grad, squash, True)
@@ -170,7 +171,6 @@ def _sum_integer_letters(operands, subscripts, output):
         others = output + "".join(t for j, t in enumerate(subscripts) if j != i)
         kept = "".join(c for c in dict.fromkeys(term) if c in others)
         if set(kept) != set(term):  # some letter is summed away (a diagonal alone is not)
-            from gradkit.ops.conversion import astype
             operands[i] = _einsum(astype(o, dtype=_INT64), equation=f"{term}->{kept}")
             subscripts[i] = kept
     return operands, subscripts

@@ -6,7 +6,11 @@ import warnings
 
 import numpy as np
 
-from gradkit.ops._op import op, sum_to_shape
+from gradkit._tensor import Tensor
+from gradkit.creation import zeros
+from gradkit.ops._op import op, seam, sum_to_shape
+from gradkit.ops.elementwise import where
+from gradkit.ops.inplace import inplace
 from gradkit.ops.shape import _normalize_dim, reshape
 
 _BASIC = (int, slice, type(None), type(Ellipsis))
@@ -16,7 +20,6 @@ def _raw_key(key):
     """Tensors inside an index become their arrays, as torch reads them: a 0-d integer tensor
     is an integer (so ``x[t]`` is a view), a short list holding tensors, sequences, slices,
     ``...`` or None is a tuple of indices (torch's deprecated reading, with its warning)."""
-    from gradkit._tensor import Tensor
     if isinstance(key, list) and _sequence_as_tuple(key, Tensor):
         warnings.warn(_SEQUENCE_WARNING, UserWarning, stacklevel=4)
         key = tuple(key)
@@ -229,7 +232,6 @@ index_put.defjvp(lambda t, x_shape, value_shape, key: index_put(t, 0.0, key),
 
 def setitem_(x, key, value):
     """``x[key] = value`` in place (bumps the version; rebases x's history when recording)."""
-    from gradkit.ops.inplace import inplace
     if key is False:  # torch writes nothing (and bumps no version) for x[False] = v
         return x
     return inplace(x, index_put, value, _raw_key(key))
@@ -317,7 +319,6 @@ def _scatter_jvp(tangents, dim, index, src_shape, x_shape):
     """scatter is linear in (x, src): its tangent scatters src's tangent into x's."""
     t_x, _, _, t_src = tangents
     if t_x is None:
-        from gradkit.creation import zeros
         t_x = zeros(tuple(x_shape), dtype=t_src.dtype, device=t_src.device)
     return scatter(t_x, dim, index, 0.0 if t_src is None else t_src)
 
@@ -354,14 +355,11 @@ def masked_fill(xp, x, mask, value):
 
 
 def _masked_value_grad(g, mask):
-    from gradkit.ops.elementwise import where
-    from gradkit.ops.reduction import sum as _sum
-    return _sum(where(mask, g, 0.0))
+    return seam.sum(where(mask, g, 0.0))  # reduction.py imports this file
 
 
 masked_fill.defvjp(lambda g, mask: masked_fill(g, mask, 0.0), None, _masked_value_grad)
 def _masked_value_jvp(t, mask):
-    from gradkit.ops.elementwise import where
     return where(mask, t, 0.0)
 
 

@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit._tensor import Tensor
 from gradkit.autograd import saved_mutation
 from gradkit.autograd.grad_mode import records_graph
-from gradkit.autograd.inference import check_inplace
 from gradkit.autograd.graph import SavedTensor
+from gradkit.autograd.inference import check_inplace
 from gradkit.backend import device_context
+from gradkit.creation import zeros
 from gradkit.ops import _op
 from gradkit.ops._op import op
+from gradkit.ops.elementwise import zeros_like
+from gradkit.ops.unary_helpers import _SCALAR_TYPE_NAMES
 from gradkit.ops.views import DEFAULT, live_views, refresh_computed, replay_view, write_through
 
 
 def _tensor_type():
-    from gradkit._tensor import Tensor
     return Tensor
 
 
@@ -169,7 +172,6 @@ def _write(tensor, values) -> None:
 
 
 def _name(dtype) -> str:
-    from gradkit.ops.unary_helpers import _SCALAR_TYPE_NAMES
     return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
 
 
@@ -203,10 +205,8 @@ def copy_slices(xp, base, values, chain=(), written=True):
 
 def _copy_slices_jvp(tangents, base_shape, chain, written):
     """The base's tangent takes the values' tangent in the view's region (missing: zeros)."""
-    from gradkit.ops.elementwise import zeros_like
     t_base, t_values = tangents
     if t_base is None:
-        from gradkit.creation import zeros
         t_base = zeros(tuple(base_shape), dtype=t_values.dtype, device=t_values.device)
     if t_values is None:
         t_values = zeros_like(replay_view(chain, t_base))

@@ -8,6 +8,7 @@ arrays) receive as the NumPy dtype it wraps.
 from __future__ import annotations
 
 import functools
+import inspect
 
 from gradkit import backend
 
@@ -33,7 +34,6 @@ def torch_keywords(name: str, params, kwargs: dict) -> dict:
 
 def numpy_keywords(function):
     """Decorator: a plain-function op (not an ``Op``) that also takes ``axis=``/``keepdims=``."""
-    import inspect
     params = frozenset(inspect.signature(function).parameters)
 
     @functools.wraps(function)

@@ -4,9 +4,14 @@ from __future__ import annotations
 import math
 
 from gradkit.autograd.batching import batch_shape
+from gradkit.backend import get_array_module
+from gradkit.creation import bernoulli_mask
 from gradkit.ops._op import Op, op, sum_to_shape
+from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import rsqrt, where
+from gradkit.ops.indexing import index_put_into_zeros
+from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import reshape, transpose
@@ -153,7 +158,6 @@ def _embedding(xp, indices, weight, padding_idx=None):
 
 
 def _embedding_grad_weight(g, indices, weight_shape, padding_idx):
-    from gradkit.ops.indexing import index_put_into_zeros
     keys = getattr(indices, "_data", indices)
     if padding_idx is not None:  # the padding row never learns
         g = where(reshape(indices == padding_idx, tuple(indices.shape) + (1,)), 0.0, g)
@@ -203,14 +207,10 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
-    from gradkit.backend import get_array_module
-    from gradkit.creation import bernoulli_mask
     data = input._data
     xp = get_array_module(data)
     keep = xp.asarray(bernoulli_mask(data.shape, p))
     scale = xp.asarray(keep * (1.0 / (1.0 - p)) if p < 1.0 else keep * 0.0, dtype=data.dtype)
     if inplace:
-        from gradkit.ops.arithmetic import mul
-        from gradkit.ops.inplace import inplace as write_inplace
         return write_inplace(input, mul, scale)
     return input * scale

@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 
 from gradkit.ops._op import op
-
-from gradkit.ops.complex import conj, real
 from gradkit.ops.arithmetic import isnan, pow
+from gradkit.ops.complex import conj, real
+from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import abs, sgn, where
 from gradkit.ops.keywords import numpy_keywords
-from gradkit.ops.reduction import amax, amin, axes, expand_back, sum
-from gradkit.ops.conversion import astype
+from gradkit.ops.linalg_decompositions import svdvals
 from gradkit.ops.methods import tensor_method
+from gradkit.ops.reduction import amax, amin, axes, expand_back, sum
 from gradkit.ops.shape import _normalize_dim, permute, unsqueeze
 from gradkit.ops.unary_helpers import scalar_type_name
 
@@ -98,7 +98,6 @@ def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
     if ord == "fro":
         return vector_norm(x, 2, (d0, d1), keepdim, dtype=dtype)
     if ord in ("nuc", 2, -2):
-        from gradkit.ops.linalg_decompositions import svdvals
         if dtype is not None:
             x = astype(x, dtype=dtype)
         others = tuple(d for d in range(x.ndim) if d not in (d0, d1))

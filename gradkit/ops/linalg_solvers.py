@@ -9,14 +9,15 @@ from collections import namedtuple
 
 import numpy as np
 
+from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, conj, imag, real
 from gradkit.ops.elementwise import where
 from gradkit.ops.linalg import matmul
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.reduction import sum
+from gradkit.ops.reduction import prod, sum
 from gradkit.ops.shape import squeeze, transpose, unsqueeze
-from gradkit.ops.triangular import diagonal, tril
+from gradkit.ops.triangular import diag_embed, diagonal, tril
 from gradkit.ops.unary_helpers import scalar_type_name
 
 
@@ -104,9 +105,7 @@ def _det_grad(x, out):
 
 def _cofactors(x):
     """det(A) A^{-T} for any A = U S Vh: det(U) det(Vh) U diag(prod_{j != i} s_j) Vh."""
-    from gradkit.backend import get_array_module
     from gradkit.ops.linalg_decompositions import svd
-    from gradkit.ops.reduction import prod
     u, s, vh = svd(x)
     n = s.shape[-1]
     others = prod(where(get_array_module(getattr(s, "_data", s)).eye(n, dtype=bool), 1.0,
@@ -258,7 +257,6 @@ def _cholesky_jvp(t, out, upper):
 
 
 def _diagonal_part(m):
-    from gradkit.ops.triangular import diag_embed
     return diag_embed(diagonal(m, 0, -2, -1))
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import warnings
 
+from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.elementwise import logsigmoid, sigmoid, where
+from gradkit.ops.indexing import scatter_into_zeros
 from gradkit.ops.reduction import expand_back, log_softmax, mean, sum
 from gradkit.ops.shape import reshape, unsqueeze
 
@@ -74,8 +76,6 @@ def _target_weights(xp, target, weight, ignore_index, dtype):
 
 
 def _nll_vjp(g, target, weight, x_shape, class_dim, reduction, ignore_index):
-    from gradkit.backend import get_array_module
-    from gradkit.ops.indexing import scatter_into_zeros
     target, weight = getattr(target, "_data", target), getattr(weight, "_data", weight)
     xp = get_array_module(target)
     weights, safe = _target_weights(xp, target, weight, ignore_index,

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from gradkit.ops._op import op
 from gradkit.ops.conv import _pair, unfold
-from gradkit.ops.indexing import scatter_into_zeros
-from gradkit.ops.shape import reshape
+from gradkit.ops.indexing import gather, scatter_into_zeros
+from gradkit.ops.shape import reshape, squeeze, unsqueeze
 
 
 @op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,),
@@ -34,7 +34,6 @@ def _max_pool_vjp(g, x_shape, indices, padding, geometry):
 
 
 def _max_pool_jvp(tangents, x_shape, indices, padding, geometry):
-    from gradkit.ops.indexing import gather
     n, c = x_shape[:2]
     flat = gather(reshape(tangents[0], (n, c, -1)), 2, reshape(indices, (n, c, -1)))
     return reshape(flat, tuple(indices.shape)), None
@@ -61,7 +60,6 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if input.ndim not in (3, 4) or input.numel() == 0:
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     if input.ndim == 3:
-        from gradkit.ops.shape import squeeze, unsqueeze
         out = max_pool2d(unsqueeze(input, 0), kernel_size, stride, padding, dilation, ceil_mode,
                          return_indices)
         return tuple(squeeze(o, 0) for o in out) if return_indices else squeeze(out, 0)

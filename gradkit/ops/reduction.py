@@ -4,15 +4,18 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
+from gradkit._tensor import Tensor
 from gradkit.autograd.batching import batch_dim
-from gradkit.backend import get_default_dtype, to_numpy_dtype
+from gradkit.backend import get_array_module, get_default_dtype, to_numpy_dtype
+from gradkit.ops import elementwise
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import isnan
 from gradkit.ops.complex import conj, real
 from gradkit.ops.elementwise import exp, where
+from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.shape import _normalize_dim, expand, reshape
+from gradkit.ops.shape import _normalize_dim, expand, flip, permute, reshape, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import fixed_error, kernel_error, reject_complex
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
@@ -188,7 +191,6 @@ def _prod_others(x, out, dim, keepdim):
     data = getattr(x, "_data", x)
     if not (data == 0).any():
         return expand_back(out, shape, dim, keepdim) / x
-    from gradkit.ops.shape import permute, unsqueeze
     reduced = axes(dim, x.ndim)
     kept = tuple(a for a in range(x.ndim) if a not in reduced)
     order = kept + reduced
@@ -197,7 +199,6 @@ def _prod_others(x, out, dim, keepdim):
     for a in reduced:
         n *= shape[a]
     rows = reshape(moved, tuple(shape[a] for a in kept) + (n,))
-    from gradkit.backend import get_array_module
     diagonal = get_array_module(data).eye(n, dtype=bool)
     others = prod(where(diagonal, 1.0, unsqueeze(rows, -2)), -1)
     others = reshape(others, tuple(shape[a] for a in order))
@@ -332,8 +333,6 @@ def _min_dim(xp, x, *, dim, keepdim=False):
 
 
 def _select_grad(g, x_shape, indices, dim, keepdim):
-    from gradkit.ops.indexing import scatter_into_zeros
-    from gradkit.ops.shape import unsqueeze
     if not x_shape:  # 0-d input: the value itself was selected
         return g
     if not keepdim:
@@ -343,8 +342,6 @@ def _select_grad(g, x_shape, indices, dim, keepdim):
 
 def _select_jvp(tangents, x_shape, indices, dim, keepdim):
     """Tangent of max/min along a dim: the tangent at the selected index (indices get none)."""
-    from gradkit.ops.indexing import gather
-    from gradkit.ops.shape import squeeze, unsqueeze
     t = tangents[0]
     if not x_shape:
         return t, None
@@ -364,9 +361,7 @@ _min_dim.defjvp_all(_select_jvp)
 def _extreme(pairwise_name: str, whole, along):
     """torch.max/min: ``f(x)`` a tensor, ``f(x, dim)`` (values, indices), ``f(x, other)``."""
     def extreme(x, dim=None, keepdim: bool = False):
-        from gradkit._tensor import Tensor
         if isinstance(dim, Tensor):
-            from gradkit.ops import elementwise
             return getattr(elementwise, pairwise_name)(x, dim)
         if dim is None:
             return whole(x)
@@ -480,7 +475,6 @@ def cumsum(xp, x, *, dim, dtype=None):
 
 
 def _reverse_cumsum(g, dim):
-    from gradkit.ops.shape import flip
     if g.ndim == 0:
         return g
     return flip(cumsum(flip(g, (dim,)), dim), (dim,))

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from gradkit.autograd.batching import batch_dim, batch_shape
-from gradkit.ops._op import Op, op
+from gradkit.ops._op import Op, op, seam, sum_to_shape
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import promote_types
@@ -178,7 +180,6 @@ def expand(xp, x, *, sizes):
 
 
 def _sum_to(g, shape):
-    from gradkit.ops._op import sum_to_shape
     return sum_to_shape(g, shape)
 
 
@@ -194,7 +195,6 @@ def broadcast_to(x, shape):
 
 def broadcast_tensors(*tensors):
     """The tensors broadcast to their common shape (views)."""
-    import numpy as np
     shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
     return tuple(expand(t, shape) for t in tensors)
 
@@ -433,8 +433,8 @@ def _repeat_vjp(g, x_shape, sizes):
     interleaved = []
     for r, s in zip(sizes, full, strict=True):
         interleaved += [r, s]
-    from gradkit.ops.reduction import sum as _sum
-    summed = _sum(reshape(g, tuple(interleaved)), tuple(range(0, 2 * len(sizes), 2)))
+    # reduction.py imports this file: its sum through the seam
+    summed = seam.sum(reshape(g, tuple(interleaved)), tuple(range(0, 2 * len(sizes), 2)))
     return reshape(summed, x_shape)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import enable_grad, no_grad
+from gradkit.nn.module import _reset_grad
 from gradkit.profiler.record_function import record_function
 
 _REQUIRED = object()  # marks a hyper-parameter with no default (none of ours today)
@@ -59,7 +60,6 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of every optimized parameter (to None by default)."""
-        from gradkit.nn.module import _reset_grad
         with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):
             for group in self.param_groups:
                 for param in group["params"]:

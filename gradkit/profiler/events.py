@@ -9,6 +9,8 @@ from __future__ import annotations
 import weakref
 from collections import defaultdict
 
+from gradkit.profiler.table import format_table
+
 
 class FunctionEvent:
     """One profiled range: an op, a backward node, a record_function or ProfilerStep range."""
@@ -215,7 +217,6 @@ class EventList(list):
               max_shapes_column_width: int = 80, header: str | None = None,
               top_level_events_only: bool = False) -> str:
         """The text table torch prints (see gradkit.profiler.table.format_table)."""
-        from gradkit.profiler.table import format_table
         return format_table(self, sort_by=sort_by, row_limit=row_limit,
                             max_src_column_width=max_src_column_width,
                             max_name_column_width=max_name_column_width,

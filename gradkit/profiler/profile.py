@@ -12,7 +12,9 @@ from gradkit import backend
 from gradkit.profiler import cuda_timer
 from gradkit.profiler.events import EventList
 from gradkit.profiler.recorder import Recorder
+from gradkit.profiler.stacks import export_stacks
 from gradkit.profiler.timeline import build
+from gradkit.profiler.trace_export import export_chrome_trace
 
 
 class ProfilerActivity(enum.Enum):
@@ -229,7 +231,6 @@ class profile:
 
     def export_chrome_trace(self, path: str) -> str:
         """Write a Chrome/Perfetto trace (``.json`` or compressed ``.json.gz``)."""
-        from gradkit.profiler.trace_export import export_chrome_trace
         flags = {"record_shapes": int(self.record_shapes),
                  "profile_memory": int(self.profile_memory),
                  "with_stack": int(self.with_stack), "with_flops": int(self.with_flops)}
@@ -240,7 +241,6 @@ class profile:
 
     def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
         """Folded stacks (``frame;frame;op value``) for flamegraph.pl / speedscope."""
-        from gradkit.profiler.stacks import export_stacks
         if not self.with_stack:
             raise RuntimeError("export_stacks() requires profile(with_stack=True)")
         export_stacks(self.events(), path, metric)

@@ -29,6 +29,7 @@ from itertools import repeat
 
 from numpy import ndarray
 
+from gradkit._tensor import Tensor
 from gradkit._user_frames import first_user_frame
 from gradkit.autograd import observers
 
@@ -39,7 +40,6 @@ BACKWARD_NAME = "autograd::engine::backward"
 
 _recording: list = []       # recorders currently attached (record_function looks here)
 _lock = threading.Lock()
-_Tensor = None
 
 
 def active_recorders() -> tuple:
@@ -88,14 +88,14 @@ def _input_meta(inputs) -> tuple:
     """Shapes/dtypes of tensor and array inputs; scalars as themselves (formatted later)."""
     meta = []
     for a in inputs:
-        if type(a) is _Tensor:
+        if type(a) is Tensor:
             data = a._data
             meta.append((data.shape, data.dtype))
             continue
         if type(a) in _PLAIN_SCALARS:  # exact types: a numpy scalar has a shape and a dtype
             meta.append(a)
             continue
-        data = a._data if isinstance(a, _Tensor) else a
+        data = a._data if isinstance(a, Tensor) else a
         if hasattr(data, "shape") and hasattr(data, "dtype"):
             meta.append((tuple(data.shape), data.dtype))
         elif isinstance(a, (int, float, complex, bool)) or a is None:
@@ -118,10 +118,6 @@ class Recorder(observers.Observer):
 
     def __init__(self, record_shapes: bool = False, profile_memory: bool = False,
                  with_stack: bool = False, clock=None, with_modules: bool = False) -> None:
-        global _Tensor
-        if _Tensor is None:
-            from gradkit._tensor import Tensor
-            _Tensor = Tensor
         self.clock = clock or time.perf_counter_ns
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
@@ -182,12 +178,12 @@ class Recorder(observers.Observer):
                             node._sequence_nr, meta, frame.f_code, frame.f_lasti,
                             _user_stack(frame) if with_stack else None))
             if memory and outputs is not None:
-                if type(outputs) is _Tensor:  # one new tensor: allocated's work, inlined
+                if type(outputs) is Tensor:  # one new tensor: allocated's work, inlined
                     array = outputs._data
                     key = id(array)
                     if key not in live and array.base is None:
                         for a in inputs:
-                            if type(a) is _Tensor and a._data is array:
+                            if type(a) is Tensor and a._data is array:
                                 break  # an in-place op hands its input back
                         else:
                             watch(array, key, end, tid)
@@ -214,14 +210,14 @@ class Recorder(observers.Observer):
             if type(values) is not tuple and type(values) is not list:
                 values = (values,)
             for value in values:  # the type tests first: getattr on a miss is the slow path
-                array = value._data if type(value) is _Tensor else getattr(value, "_data", value)
+                array = value._data if type(value) is Tensor else getattr(value, "_data", value)
                 key = id(array)
                 if key in live or array is None or (
                         array.base if type(array) is ndarray else getattr(array, "base", None)
                 ) is not None:
                     continue
                 for a in inputs:
-                    if (a._data if type(a) is _Tensor else getattr(a, "_data", a)) is array:
+                    if (a._data if type(a) is Tensor else getattr(a, "_data", a)) is array:
                         break
                 else:
                     watch(array, key, ts, tid)

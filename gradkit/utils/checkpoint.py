@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 
+from gradkit._tensor import Tensor
+from gradkit.autograd.api import backward
 from gradkit.autograd.function import Function
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.autograd.graph import saved_tensors_hooks
@@ -141,7 +143,6 @@ class _ReentrantCheckpoint(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        from gradkit.autograd.api import backward
         args = list(ctx.plain_args)
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors, strict=True):
             args[i] = t.detach().requires_grad_(t.requires_grad)
@@ -158,5 +159,4 @@ class _ReentrantCheckpoint(Function):
 
 
 def _is_tensor(value) -> bool:
-    from gradkit._tensor import Tensor
     return isinstance(value, Tensor)

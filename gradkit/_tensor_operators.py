@@ -15,7 +15,7 @@ from gradkit.ops._op import Op
 from gradkit.ops._op import dispatch as _dispatch
 from gradkit.ops.inplace import inplace
 from gradkit.ops.linalg import matmul
-from gradkit.ops.shape import unbind
+from gradkit.ops.joining import unbind
 
 _NO_PARAMS: dict = {}  # shared, never mutated: ops without parameters
 

@@ -16,7 +16,7 @@ from gradkit.autograd.graph import accumulate_node
 from gradkit.backend import device_context, get_array_module
 from gradkit.creation import zeros_like
 from gradkit.ops import _op
-from gradkit.ops.shape import stack
+from gradkit.ops.joining import stack
 
 
 def _tensors(value, what: str) -> tuple:

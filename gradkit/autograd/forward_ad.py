@@ -28,11 +28,12 @@ from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor
 from gradkit.ops import _op
 from gradkit.ops.complex import conj, real
-from gradkit.ops.elementwise import zeros_like
-from gradkit.ops.inplace import copy_slices
+from gradkit.ops.elementwise import zeros_like as _zeros_like
+from gradkit.ops.inplace import copy_slices as _copy_slices
 from gradkit.ops.reduction import sum as sum_
 from gradkit.ops.shape import broadcast_to, view
-from gradkit.ops.views import live_views, replay_view
+from gradkit.ops.views import live_views as _live_views
+from gradkit.ops.views import replay_view as _replay_view
 
 
 class _Level:
@@ -243,7 +244,7 @@ def _output_tangents(op, args, tangents, params, outputs) -> tuple:
         out = op.jvp_all(tuple(tangents), *saved, **params)
         return (out,) if op.outputs == 1 else tuple(out)
     if op.linear and op.outputs == 1:
-        filled = [t if t is not None else (zeros_like(a) if isinstance(a, Tensor) else 0 * a)
+        filled = [t if t is not None else (_zeros_like(a) if isinstance(a, Tensor) else 0 * a)
                   for a, t in zip(args, tangents, strict=False)]
         return (op(*filled, **params),)
     return _double_vjp(op, args, tangents, params, outputs)
@@ -285,7 +286,7 @@ def _double_vjp(op, args, tangents, params, outputs) -> tuple:
         diff = [i for i, o in enumerate(outs) if o._requires_grad]
         if not diff:
             return (None,) * len(outputs)
-        probes = [zeros_like(outs[i]).requires_grad_(True) for i in diff]
+        probes = [_zeros_like(outs[i]).requires_grad_(True) for i in diff]
         vjps = grad([outs[i] for i in diff], wrt, probes, create_graph=True, allow_unused=True)
         inner = None  # Re<vjp(u), t> = Re<u, J t>: its gradient in u is J t (complex too)
         for g, t in zip(vjps, [t for t in tangents if t is not None], strict=False):
@@ -293,12 +294,12 @@ def _double_vjp(op, args, tangents, params, outputs) -> tuple:
                 term = real(sum_(conj(g) * t))
                 inner = term if inner is None else inner + term
         if inner is None:
-            return tuple(zeros_like(outs[i]) if i in diff else None for i in range(len(outputs)))
+            return tuple(_zeros_like(outs[i]) if i in diff else None for i in range(len(outputs)))
         keep = any(t._requires_grad for t in tangents if t is not None)
         columns = grad(inner, probes, create_graph=keep, allow_unused=True)
     result = [None] * len(outputs)
     for i, c in zip(diff, columns, strict=False):
-        result[i] = c if c is not None else zeros_like(outs[i])
+        result[i] = c if c is not None else _zeros_like(outs[i])
     return tuple(result)
 
 
@@ -314,18 +315,18 @@ def after_inplace(tensor, view) -> None:
             t_view = _tangent(tensor)
             if t_view is None and t_base is None:
                 return
-            t_base = copy_slices(zeros_like(base) if t_base is None else t_base,
-                                 zeros_like(tensor) if t_view is None else t_view,
+            t_base = _copy_slices(_zeros_like(base) if t_base is None else t_base,
+                                 _zeros_like(tensor) if t_view is None else t_view,
                                  chain=chain, written=False)
             base._fw = (_current, t_base)
         if t_base is None:
             return
-        for other in (tensor, *live_views(tensor)):
+        for other in (tensor, *_live_views(tensor)):
             if other is base or other._view is None:
                 continue
             other_base, other_chain = _forward_base(other._view)
             if other_base is base:
-                other._fw = (_current, replay_view(other_chain, t_base))
+                other._fw = (_current, _replay_view(other_chain, t_base))
 
 
 def _forward_base(view) -> tuple:
@@ -353,7 +354,7 @@ def propagate_function(cls, ctx, args, outputs) -> None:
         t = _tangent(a) if isinstance(a, Tensor) else None
         if t is None and ctx.materialize_grads and isinstance(a, Tensor) \
                 and a._data.dtype.kind in "fc":
-            t = zeros_like(a)
+            t = _zeros_like(a)
         tangents.append(t)
     ctx._in_jvp = True
     try:

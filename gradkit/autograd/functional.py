@@ -16,7 +16,8 @@ from gradkit.autograd import forward_ad
 from gradkit.autograd.api import grad as _grad
 from gradkit.autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from gradkit.creation import eye, zeros, zeros_like
-from gradkit.ops.shape import reshape, stack
+from gradkit.ops.joining import stack
+from gradkit.ops.shape import reshape
 
 _STRATEGIES = ("forward-mode", "reverse-mode")
 

@@ -24,6 +24,7 @@ from gradkit.ops.elementwise import (  # noqa: F401
 from gradkit.ops.indexing import (  # noqa: F401
     gather, getitem, index_put, index_select, masked_fill, pad, scatter, scatter_add, setitem_)
 from gradkit.ops.inplace import inplace  # noqa: F401
+from gradkit.ops.joining import cat, chunk, concat, split, stack, unbind  # noqa: F401
 from gradkit.ops.linalg import bmm, dot, inner, matmul, mm, mv, outer, vdot  # noqa: F401
 from gradkit.ops.reduction import (  # noqa: F401
     all, amax, amin, any, argmax, argmin, cumsum, log_softmax, logsumexp, max, mean, min, prod,
@@ -32,9 +33,8 @@ from gradkit.ops.linalg_norms import norm  # noqa: F401
 from gradkit.ops.linalg_solvers import det, inv as inverse, slogdet  # noqa: F401
 from gradkit.ops.polar import angle  # noqa: F401
 from gradkit.ops.shape import (  # noqa: F401
-    broadcast_tensors, broadcast_to, cat, chunk, concat, expand, flatten, flip, permute, ravel,
-    repeat, reshape, split, squeeze, stack, swapaxes, t, transpose, unbind, unflatten, unsqueeze,
-    view)
+    broadcast_tensors, broadcast_to, expand, flatten, flip, permute, ravel, repeat, reshape,
+    squeeze, swapaxes, t, transpose, unflatten, unsqueeze, view)
 from gradkit.ops.slicing import narrow, roll, select  # noqa: F401
 from gradkit.ops.sorting import argsort, sort, topk  # noqa: F401
 from gradkit.ops.triangular import diag, diag_embed, diagonal, tril, triu  # noqa: F401

@@ -13,7 +13,8 @@ from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, imag, real
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_solvers import check_matrices, mH, solve
-from gradkit.ops.shape import cat, unsqueeze
+from gradkit.ops.joining import cat
+from gradkit.ops.shape import unsqueeze
 from gradkit.ops.triangular import diag_embed, diagonal, tril
 
 SvdResult = namedtuple("linalg_svd", ["U", "S", "Vh"])

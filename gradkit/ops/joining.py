@@ -1,0 +1,160 @@
+"""Joining and splitting ops: cat, stack, split, chunk, unbind (the split outputs are views)."""
+from __future__ import annotations
+
+import functools
+
+from gradkit.ops._op import Op, op
+from gradkit.ops.keywords import numpy_keywords
+from gradkit.ops.methods import tensor_method
+from gradkit.ops.promotion import promote_types
+from gradkit.ops.shape import _normalize_dim
+
+
+@op(save="inputs.shape", linear=True)
+def _cat(xp, *xs, dim=0):
+    return xp.concatenate(xs, axis=dim, dtype=_common_dtype(xs))
+
+
+def _split_grads(g, shapes, dim):
+    sizes = [s[dim] for s in shapes]
+    return tuple(split(g, sizes, dim))
+
+
+_cat.defvjp_all(lambda g, shapes, dim: _split_grads(g, shapes, _normalize_dim(dim, len(shapes[0]))))
+_cat.name = "cat"
+_cat.profiler_name = "gradkit::cat"
+_cat.node_name = "CatBackward0"
+
+
+def cat(tensors, dim: int = 0):
+    """Concatenate a sequence of tensors along an existing dim."""
+    tensors = _check_sequence("cat", tensors)
+    ref = tensors[0]
+    ndim = ref.ndim
+    for i, other in enumerate(tensors[1:], 1):
+        if other.ndim != ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ndim} and "
+                               f"{other.ndim}")
+        d = _normalize_dim(dim, ndim)
+        for axis in range(ndim):
+            if axis != d and other.shape[axis] != ref.shape[axis]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{ref.shape[axis]} but got size {other.shape[axis]} for tensor number {i} "
+                    "in the list.")
+    return _cat(*tensors, dim=_normalize_dim(dim, ndim))
+
+
+concat = concatenate = cat
+
+
+@op(save="inputs.shape", linear=True)
+def _stack(xp, *xs, dim=0):
+    return xp.stack(xs, axis=dim, dtype=_common_dtype(xs))
+
+
+def _common_dtype(arrays):
+    """torch.promote_types over all inputs of cat/stack (int64 with float16 is float16)."""
+    return functools.reduce(promote_types, (a.dtype for a in arrays))
+
+
+_stack.defvjp_all(lambda g, shapes, dim: unbind(g, dim))
+_stack.name = "stack"
+_stack.profiler_name = "gradkit::stack"
+_stack.node_name = "StackBackward0"
+
+
+def stack(tensors, dim: int = 0):
+    """Stack tensors of equal shape along a new dim."""
+    tensors = _check_sequence("stack", tensors)
+    for i, other in enumerate(tensors[1:], 1):
+        if tuple(other.shape) != tuple(tensors[0].shape):
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
+                f"entry 0 and {list(other.shape)} at entry {i}")
+    return _stack(*tensors, dim=_normalize_dim(dim, tensors[0].ndim + 1))
+
+
+def _check_sequence(name, tensors):
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    if not tensors:
+        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+    return tuple(tensors)
+
+
+@op(save="x.shape", view=True, outputs=-1, node_name="SplitWithSizesBackward0")
+def _split(xp, x, *, sections, dim=0):
+    bounds = []
+    total = 0
+    for s in sections[:-1]:
+        total += s
+        bounds.append(total)
+    return tuple(xp.split(x, bounds, axis=dim))
+
+
+# split(x, int) is the same op under torch's other name (SplitBackward0), which its errors
+# about in-place writes into the outputs quote
+_split_equal = Op(_split.forward, name="split", save="x.shape", view=True, outputs=-1)
+
+
+def _split_vjp(grads, x_shape, sections, dim):
+    return (_cat(*grads, dim=dim),)
+
+
+for _op_form in (_split, _split_equal):
+    _op_form.name, _op_form.profiler_name = "split", "gradkit::split"
+    _op_form.defvjp_all(_split_vjp)
+    _op_form.defjvp_all(lambda tangents, x_shape, sections, dim:
+                        _split(tangents[0], sections=sections, dim=dim))
+
+
+@op(view=True, outputs=-1)
+def _unbind(xp, x, *, dim=0):
+    lead = (slice(None),) * dim
+    return tuple(x[lead + (i, Ellipsis)] for i in range(x.shape[dim]))  # views, even 0-d
+
+
+_unbind.defvjp_all(lambda grads, dim: (_stack(*grads, dim=dim),))
+_unbind.defjvp_all(lambda tangents, dim: _unbind(tangents[0], dim=dim))
+
+
+@tensor_method()
+def split(x, split_size_or_sections, dim: int = 0):
+    """Split into chunks of a given size (last may be smaller) or of the given sizes."""
+    dim = _normalize_dim(dim, x.ndim)
+    length = x.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {length}" if step == 0 else
+                               "split expects split_size be non-negative, but got split_size="
+                               f"{step}")
+        sections = [min(step, length - i) for i in range(0, length, step)] or [0]
+        return _split_equal(x, sections=tuple(sections), dim=dim)
+    sections = [int(s) for s in split_size_or_sections]
+    if sum(sections) != length:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's "
+            f"size at dimension {dim}), but got split_sizes={sections}")
+    return _split(x, tuple(sections), dim)
+
+
+@tensor_method()
+def chunk(x, chunks: int, dim: int = 0):
+    """Split into ``chunks`` pieces of (nearly) equal size, as torch.chunk."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    length = x.shape[_normalize_dim(dim, x.ndim)]
+    step = -(-length // chunks) if length else 1
+    return split(x, step, dim)
+
+
+@tensor_method()
+@numpy_keywords
+def unbind(x, dim: int = 0):
+    """Tuple of slices along ``dim`` with that dim removed."""
+    dim = _normalize_dim(dim, x.ndim)
+    return _unbind(x, dim=dim) if x.shape[dim] else ()

@@ -17,7 +17,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from gradkit.profiler.table import format_time, printable
+from gradkit.profiler.table import format_memory, format_time, printable
 
 PLAIN_WIDTH = 250  # tables are wide; never fold them when output goes to a file or pipe
 VIEWER_HINT = "Open it in the Perfetto UI (https://ui.perfetto.dev) or in chrome://tracing."
@@ -81,14 +81,17 @@ def slowest_backward(console: Console, costs) -> None:
 
 
 def line_table(console: Console, costs, row_limit: int) -> None:
-    """Time per line of the user's source (forward, and backward by the forward line)."""
+    """Time per line of the user's source (forward, and backward by the forward line), and
+    with a memory profile the bytes each line held for backward at the peak."""
     total = sum(c.total_us for c in costs)
     modules = any(c.module for c in costs)  # profiled with_modules: a Module column
+    saved = any(c.saved_bytes is not None for c in costs)  # profiled memory: a Saved column
     console.print()
-    table = Table(title="Time per source line (self; backward by the forward line)",
-                  title_justify="left", box=box.SIMPLE)
+    table = Table(title="Time per source line (self; backward by the forward line)" + (
+        "; bytes saved for backward held at the peak" if saved else ""),
+        title_justify="left", box=box.SIMPLE)
     columns = ("Source line", "Code", *(("Module",) if modules else ()), "Forward",
-               "Backward", "Total", "%", "Calls")
+               "Backward", "Total", "%", "Calls", *(("Saved at peak",) if saved else ()))
     for column in columns:
         table.add_column(column, justify="left" if column in ("Source line", "Code", "Module")
                          else "right")
@@ -97,7 +100,8 @@ def line_table(console: Console, costs, row_limit: int) -> None:
                       *((_cell(cost.module),) if modules else ()),
                       format_time(cost.forward_us), format_time(cost.backward_us),
                       format_time(cost.total_us),
-                      f"{100 * cost.total_us / total:.2f}%" if total else "-", str(cost.calls))
+                      f"{100 * cost.total_us / total:.2f}%" if total else "-", str(cost.calls),
+                      *((format_memory(cost.saved_bytes or 0),) if saved else ()))
     if not costs:
         table.add_row("(no ops recorded)", *[""] * (len(columns) - 1))
     console.print(table)

@@ -6,7 +6,8 @@ import click
 from gradkit.cli import render
 from gradkit.cli.options import no_color_option, table_options
 from gradkit.profiler import load_trace
-from gradkit.profiler.analysis import category_totals, line_costs, slowest_backward
+from gradkit.profiler.analysis import category_totals, slowest_backward
+from gradkit.profiler.saved_lines import costs_per_line
 
 
 @click.group()
@@ -43,7 +44,7 @@ def summary(trace_file: str, sort_by: str, row_limit: int, top: int, no_color: b
         render.status_line(warnings, f"Note: {note}.")
     table = events.key_averages().table(sort_by=sort_by, row_limit=row_limit)
     render.averages_table(console, table, f"gradkit trace summary {trace_file}")
-    render.line_table(console, line_costs(events), row_limit)
+    render.line_table(console, costs_per_line(events), row_limit)
     render.category_totals(console, category_totals(events))
     render.slowest_backward(console, slowest_backward(events, top))
 

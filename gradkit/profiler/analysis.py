@@ -76,6 +76,7 @@ class LineCost:
     calls: int = 0
     forward_us: float = 0.0
     backward_us: float = 0.0
+    saved_bytes: int | None = None  # held for backward at the peak (saved_lines, with memory)
 
     @property
     def total_us(self) -> float:

@@ -107,6 +107,29 @@ def line_table(console: Console, costs, row_limit: int) -> None:
     console.print(table)
 
 
+def changes(console: Console, title: str, what: str, rows, row_limit: int) -> None:
+    """A diff table (``gradkit.profiler.diff.Change`` rows): time in A and B, the change."""
+    modules = any(c.module for c in rows)
+    console.print()
+    table = Table(title=title, title_justify="left", box=box.SIMPLE)
+    columns = (what, *(("Module",) if modules else ()), "A", "B", "Change", "B/A", "Calls A",
+               "Calls B", "")
+    for column in columns:
+        table.add_column(column, justify="left" if column in (what, "Module", "") else "right")
+    for c in rows if row_limit < 0 else rows[:row_limit]:
+        sign = "+" if c.change_us > 0 else "-" if c.change_us < 0 else ""
+        style = {"slower": "red", "new": "red", "faster": "green", "gone": "green"}.get(
+            c.verdict, "")
+        table.add_row(_cell(c.key), *((_cell(c.module),) if modules else ()),
+                      format_time(c.before_us), format_time(c.after_us),
+                      sign + format_time(abs(c.change_us)),
+                      f"{c.ratio:.2f}x" if c.ratio is not None else "-", str(c.before_calls),
+                      str(c.after_calls), Text(c.verdict, style=style))
+    if not rows:
+        table.add_row("(nothing recorded)", *[""] * (len(columns) - 1))
+    console.print(table)
+
+
 def _source_text(site: str, width: int = 48) -> str:
     """The stripped text of ``file:line`` (empty when the file cannot be read)."""
     filename, _, line = site.rpartition(":")

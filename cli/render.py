@@ -17,6 +17,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from gradkit.profiler.analysis import source_text
 from gradkit.profiler.table import format_memory, format_time, printable
 
 PLAIN_WIDTH = 250  # tables are wide; never fold them when output goes to a file or pipe
@@ -96,7 +97,7 @@ def line_table(console: Console, costs, row_limit: int) -> None:
         table.add_column(column, justify="left" if column in ("Source line", "Code", "Module")
                          else "right")
     for cost in costs if row_limit < 0 else costs[:row_limit]:
-        table.add_row(_cell(cost.site), _cell(_source_text(cost.site)),
+        table.add_row(_cell(cost.site), _cell(source_text(cost.site)),
                       *((_cell(cost.module),) if modules else ()),
                       format_time(cost.forward_us), format_time(cost.backward_us),
                       format_time(cost.total_us),
@@ -128,13 +129,6 @@ def changes(console: Console, title: str, what: str, rows, row_limit: int) -> No
     if not rows:
         table.add_row("(nothing recorded)", *[""] * (len(columns) - 1))
     console.print(table)
-
-
-def _source_text(site: str, width: int = 48) -> str:
-    """The stripped text of ``file:line`` (empty when the file cannot be read)."""
-    filename, _, line = site.rpartition(":")
-    text = linecache.getline(filename, int(line)).strip() if line.isdigit() else ""
-    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def _cell(text: str) -> Text:

@@ -10,6 +10,7 @@ from gradkit.cli.options import no_color_option, table_options
 from gradkit.profiler import load_trace
 from gradkit.profiler.analysis import category_totals, slowest_backward
 from gradkit.profiler.diff import line_changes, op_changes
+from gradkit.profiler.html_report import write_html_report
 from gradkit.profiler.saved_lines import costs_per_line
 
 
@@ -78,6 +79,47 @@ def diff(before: str, after: str, row_limit: int, no_color: bool) -> None:
     render.changes(console, "Self time per op, A -> B", "Op", ops, row_limit)
     render.changes(console, "Time per source line (self; backward by the forward line), A -> B",
                    "Source line", line_changes(a, b), row_limit)
+
+
+@trace.command(short_help="Write a self-contained HTML report (tables, memory plot).")
+@click.argument("trace_file", metavar="TRACE", type=click.Path())
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="HTML file to write.  [default: TRACE with .html for .json/.json.gz]")
+@click.option("--row-limit", default=50, show_default=True, type=click.IntRange(min=-1),
+              help="Rows in each table (-1: all).")
+@no_color_option
+def report(trace_file: str, output: str | None, row_limit: int, no_color: bool) -> None:
+    """Write an HTML report of TRACE: the op table, time and saved bytes per
+    source line, and memory over time as a plot.
+
+    One file with no script and nothing fetched: it opens offline in any
+    browser. For the timeline itself, open TRACE in the Perfetto UI.
+
+    \b
+    Example:
+      gradkit trace report traces/train.json -o report.html
+    """
+    events, notes = _load(trace_file)
+    path = output or _html_path(trace_file)
+    try:
+        write_html_report(events, path, os.path.basename(trace_file), row_limit)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write report to {path}: "
+                                   f"{exc.strerror or exc}") from None
+    console = render.make_console(no_color)
+    warnings = render.make_console(no_color, stderr=True)
+    for note in notes:
+        render.status_line(warnings, f"Note: {note}.")
+    render.status_line(console, f"Report written to {path} (open it in any browser).",
+                       style="bold green")
+
+
+def _html_path(trace_file: str) -> str:
+    """``x.json``/``x.json.gz`` -> ``x.html`` (anything else: ``+ .html``)."""
+    for suffix in (".json.gz", ".json"):
+        if trace_file.endswith(suffix):
+            return trace_file[:-len(suffix)] + ".html"
+    return trace_file + ".html"
 
 
 def _load(trace_file: str) -> tuple:

@@ -22,6 +22,7 @@ h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 2em; }
 table { border-collapse: collapse; font-size: 0.9em; }
 th, td { padding: 2px 10px; border-bottom: 1px solid #e4e4e4; text-align: right; }
 th { background: #f0f0f0; } td.text, th.text { text-align: left; }
+td { white-space: nowrap; }
 code { font-family: monospace; white-space: pre; }
 td.bar { text-align: left; min-width: 120px; }
 td.bar span { display: inline-block; height: 0.8em; background: #1f77b4; }
@@ -65,6 +66,13 @@ def _table(headers: list, rows: list, text_columns: int = 1) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>"
 
 
+def _site(site: str) -> str:
+    """``file.py:line`` in the cell, the whole path when the pointer rests on it."""
+    short = os.path.basename(site.rpartition(":")[0]) + ":" + site.rpartition(":")[2] \
+        if site.rpartition(":")[2].isdigit() else site
+    return f'<span title="{_text(site)}">{_text(short)}</span>'
+
+
 def _bar(share: float) -> str:
     return f'<td class="bar"><span style="width:{max(share, 0) * 120:.0f}px"></span></td>'
 
@@ -105,7 +113,7 @@ def _line_table(events, row_limit: int) -> str:
     rows = []
     for c in costs[:row_limit]:
         share = c.total_us / total
-        rows.append([_text(c.site), f"<code>{_text(source_text(c.site, 70))}</code>",
+        rows.append([_site(c.site), f"<code>{_text(source_text(c.site, 60))}</code>",
                      *([_text(c.module)] if modules else []), format_time(c.forward_us),
                      format_time(c.backward_us), format_time(c.total_us),
                      f"{100 * share:.2f}%", _bar(share), str(c.calls),

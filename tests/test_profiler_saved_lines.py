@@ -119,3 +119,13 @@ def test_cli_summary_prints_the_saved_column_for_ours_not_for_torchs(tmp_path):
     torch_trace = "tests/fixtures/torch_trace_small.json"
     theirs = CliRunner().invoke(main, ["trace", "summary", "--no-color", torch_trace])
     assert theirs.exit_code == 0 and "Saved at peak" not in theirs.output
+
+
+def test_a_saved_event_with_a_pack_that_is_not_a_number_is_refused_by_name(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text('{"traceEvents": [{"ph": "X", "name": "aten::mm", "cat": "cpu_op", '
+                    '"pid": 1, "tid": 1, "ts": 0, "dur": 5}, {"ph": "i", "name": "[saved]", '
+                    '"pid": 1, "tid": 1, "ts": 1, "args": {"Bytes": 8, "Pack": [1]}}]}')
+    with pytest.raises(ValueError, match=r"event #1 \('\[saved\]'\): 'args.Pack' must be a "
+                                         r"number, got a list"):
+        load_trace(path)

@@ -218,7 +218,7 @@ class TraceFile:
         elif phase == "i" and item.get("name") == SAVED_EVENT:  # gradkit's, saved_lines reads
             args = _args(item)
             saved.append((_ns(item.get("ts", 0)), int(_number(args, "Bytes", 0)), _thread(item),
-                          args.get("Pack")))
+                          _number(args, "Pack", 0)))
         elif phase in ("s", "f") and item.get("cat") == _FLOW_CAT:
             end = (_thread(item), _ns(item.get("ts", 0)))
             if phase == "f":

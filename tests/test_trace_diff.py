@@ -124,3 +124,10 @@ def test_traces_with_no_op_in_common_get_a_note(tmp_path):
     result = diff(a, other)
     assert result.exit_code == 0
     assert "A and B have no op in common" in result.stderr
+
+
+def test_the_engine_row_has_no_calls_and_is_compared_by_time(tmp_path):
+    before, after = _trace(tmp_path / "a.json", 1), _trace(tmp_path / "b.json", 2)
+    engine = next(c for c in line_changes(before, after) if c.key == "(no source line)")
+    assert (engine.before_calls, engine.after_calls) == (0, 0)
+    assert engine.after_us == pytest.approx(2 * engine.before_us) and engine.verdict == "slower"

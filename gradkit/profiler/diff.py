@@ -37,9 +37,11 @@ class Change:
     @property
     def verdict(self) -> str:
         """``new``/``gone`` (in one profile only), else ``slower``/``faster``/``same``."""
-        if not self.before_calls and self.after_calls:
+        before = bool(self.before_calls or self.before_us)  # the engine's row counts no call
+        after = bool(self.after_calls or self.after_us)
+        if after and not before:
             return "new"
-        if self.before_calls and not self.after_calls:
+        if before and not after:
             return "gone"
         return "slower" if self.change_us > 0 else "faster" if self.change_us < 0 else "same"
 
@@ -74,8 +76,7 @@ def line_changes(before, after) -> list[Change]:
     for side, events in (("before", before), ("after", after)):
         for cost in line_costs(events):
             row = rows.setdefault((cost.site, cost.module), Change(cost.site, cost.module))
-            # a line's backward nodes count as its calls when it made no op call of its own
-            _add(row, side, cost.total_us, cost.calls or (cost.total_us > 0))
+            _add(row, side, cost.total_us, cost.calls)
     return _largest_first(rows)
 
 

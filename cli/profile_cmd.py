@@ -12,7 +12,7 @@ from gradkit import profiler
 from gradkit.cli import advice, render
 from gradkit.cli.options import no_color_option, table_options
 from gradkit.cli.progress import DEFAULT_WARN_MB, live_progress, size_warning
-from gradkit.profiler.analysis import line_costs
+from gradkit.profiler.saved_lines import costs_per_line
 from gradkit.profiler.chrome_trace import trace_destination
 from gradkit.cli.script_command import (
     SCRIPT_CONTEXT, anomaly_mode, exit_if_forked_child, report_script_failure, require_script,
@@ -120,7 +120,7 @@ def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_sha
         render.status_line(console, "Interrupted again: no trace written.")
         raise SystemExit(exit_code_of_signal(late.received)) from None
     render.averages_table(console, table, f"gradkit profile {script}")
-    render.line_table(console, line_costs(prof.events()), row_limit)
+    render.line_table(console, costs_per_line(prof.events()), row_limit)
     render.trace_written(console, str(trace_path))
     _advise(console, prof)
     raise SystemExit(exit_code_of_signal(late.received) if late.received else result.exit_code)

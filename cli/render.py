@@ -17,7 +17,8 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from gradkit.profiler.table import format_time, printable
+from gradkit.profiler.analysis import source_text
+from gradkit.profiler.table import format_memory, format_time, printable
 
 PLAIN_WIDTH = 250  # tables are wide; never fold them when output goes to a file or pipe
 VIEWER_HINT = "Open it in the Perfetto UI (https://ui.perfetto.dev) or in chrome://tracing."
@@ -81,33 +82,53 @@ def slowest_backward(console: Console, costs) -> None:
 
 
 def line_table(console: Console, costs, row_limit: int) -> None:
-    """Time per line of the user's source (forward, and backward by the forward line)."""
+    """Time per line of the user's source (forward, and backward by the forward line), and
+    with a memory profile the bytes each line held for backward at the peak."""
     total = sum(c.total_us for c in costs)
     modules = any(c.module for c in costs)  # profiled with_modules: a Module column
+    saved = any(c.saved_bytes is not None for c in costs)  # profiled memory: a Saved column
     console.print()
-    table = Table(title="Time per source line (self; backward by the forward line)",
-                  title_justify="left", box=box.SIMPLE)
+    table = Table(title="Time per source line (self; backward by the forward line)" + (
+        "; bytes saved for backward held at the peak" if saved else ""),
+        title_justify="left", box=box.SIMPLE)
     columns = ("Source line", "Code", *(("Module",) if modules else ()), "Forward",
-               "Backward", "Total", "%", "Calls")
+               "Backward", "Total", "%", "Calls", *(("Saved at peak",) if saved else ()))
     for column in columns:
         table.add_column(column, justify="left" if column in ("Source line", "Code", "Module")
                          else "right")
     for cost in costs if row_limit < 0 else costs[:row_limit]:
-        table.add_row(_cell(cost.site), _cell(_source_text(cost.site)),
+        table.add_row(_cell(cost.site), _cell(source_text(cost.site)),
                       *((_cell(cost.module),) if modules else ()),
                       format_time(cost.forward_us), format_time(cost.backward_us),
                       format_time(cost.total_us),
-                      f"{100 * cost.total_us / total:.2f}%" if total else "-", str(cost.calls))
+                      f"{100 * cost.total_us / total:.2f}%" if total else "-", str(cost.calls),
+                      *((format_memory(cost.saved_bytes or 0),) if saved else ()))
     if not costs:
         table.add_row("(no ops recorded)", *[""] * (len(columns) - 1))
     console.print(table)
 
 
-def _source_text(site: str, width: int = 48) -> str:
-    """The stripped text of ``file:line`` (empty when the file cannot be read)."""
-    filename, _, line = site.rpartition(":")
-    text = linecache.getline(filename, int(line)).strip() if line.isdigit() else ""
-    return text if len(text) <= width else text[:width - 3] + "..."
+def changes(console: Console, title: str, what: str, rows, row_limit: int) -> None:
+    """A diff table (``gradkit.profiler.diff.Change`` rows): time in A and B, the change."""
+    modules = any(c.module for c in rows)
+    console.print()
+    table = Table(title=title, title_justify="left", box=box.SIMPLE)
+    columns = (what, *(("Module",) if modules else ()), "A", "B", "Change", "B/A", "Calls A",
+               "Calls B", "")
+    for column in columns:
+        table.add_column(column, justify="left" if column in (what, "Module", "") else "right")
+    for c in rows if row_limit < 0 else rows[:row_limit]:
+        sign = "+" if c.change_us > 0 else "-" if c.change_us < 0 else ""
+        style = {"slower": "red", "new": "red", "faster": "green", "gone": "green"}.get(
+            c.verdict, "")
+        table.add_row(_cell(c.key), *((_cell(c.module),) if modules else ()),
+                      format_time(c.before_us), format_time(c.after_us),
+                      sign + format_time(abs(c.change_us)),
+                      f"{c.ratio:.2f}x" if c.ratio is not None else "-", str(c.before_calls),
+                      str(c.after_calls), Text(c.verdict, style=style))
+    if not rows:
+        table.add_row("(nothing recorded)", *[""] * (len(columns) - 1))
+    console.print(table)
 
 
 def _cell(text: str) -> Text:

@@ -1,12 +1,17 @@
-"""``gradkit trace summary``: summarize a Chrome trace written by gradkit or PyTorch."""
+"""``gradkit trace summary|diff|report``: read Chrome traces written by gradkit or PyTorch."""
 from __future__ import annotations
+
+import os
 
 import click
 
 from gradkit.cli import render
 from gradkit.cli.options import no_color_option, table_options
 from gradkit.profiler import load_trace
-from gradkit.profiler.analysis import category_totals, line_costs, slowest_backward
+from gradkit.profiler.analysis import category_totals, slowest_backward
+from gradkit.profiler.diff import line_changes, op_changes
+from gradkit.profiler.html_report import write_html_report
+from gradkit.profiler.saved_lines import costs_per_line
 
 
 @click.group()
@@ -27,6 +32,98 @@ def summary(trace_file: str, sort_by: str, row_limit: int, top: int, no_color: b
     Example:
       gradkit trace summary traces/train-20250101-120000.json.gz
     """
+    events, notes = _load(trace_file)
+    console = render.make_console(no_color)
+    warnings = render.make_console(no_color, stderr=True)
+    for note in notes:
+        render.status_line(warnings, f"Note: {note}.")
+    table = events.key_averages().table(sort_by=sort_by, row_limit=row_limit)
+    render.averages_table(console, table, f"gradkit trace summary {trace_file}")
+    render.line_table(console, costs_per_line(events), row_limit)
+    render.category_totals(console, category_totals(events))
+    render.slowest_backward(console, slowest_backward(events, top))
+
+
+@trace.command(short_help="What got faster or slower from trace A to trace B.")
+@click.argument("before", metavar="A", type=click.Path())
+@click.argument("after", metavar="B", type=click.Path())
+@click.option("--row-limit", default=20, show_default=True, type=click.IntRange(min=-1),
+              help="Rows in each table (-1: all).")
+@no_color_option
+def diff(before: str, after: str, row_limit: int, no_color: bool) -> None:
+    """Compare self time per op and per source line from trace A to trace B.
+
+    Rows are ordered by the size of the change. Op names are compared without
+    their aten::/gradkit:: namespace, so a gradkit trace can be set against
+    PyTorch's; source lines are compared by file:line, so both traces should
+    come from the same script.
+
+    \b
+    Example:
+      gradkit trace diff traces/before.json traces/after.json
+    """
+    if os.path.exists(before) and os.path.exists(after) and os.path.samefile(before, after):
+        raise click.ClickException(f"A and B are the same file ({before}): give two traces "
+                                   "to compare, e.g. before and after a change")
+    (a, a_notes), (b, b_notes) = _load(before), _load(after)
+    warnings = render.make_console(no_color, stderr=True)
+    for name, notes in (("A", a_notes), ("B", b_notes)):
+        for note in notes:
+            render.status_line(warnings, f"Note ({name}): {note}.")
+    ops = op_changes(a, b)
+    if not any(c.before_calls and c.after_calls for c in ops):
+        render.status_line(warnings, "Note: A and B have no op in common: are they traces of "
+                                     "the same program?")
+    console = render.make_console(no_color)
+    render.status_line(console, f"gradkit trace diff {before} {after}", style="bold cyan")
+    render.changes(console, "Self time per op, A -> B", "Op", ops, row_limit)
+    render.changes(console, "Time per source line (self; backward by the forward line), A -> B",
+                   "Source line", line_changes(a, b), row_limit)
+
+
+@trace.command(short_help="Write a self-contained HTML report (tables, memory plot).")
+@click.argument("trace_file", metavar="TRACE", type=click.Path())
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="HTML file to write.  [default: TRACE with .html for .json/.json.gz]")
+@click.option("--row-limit", default=50, show_default=True, type=click.IntRange(min=-1),
+              help="Rows in each table (-1: all).")
+@no_color_option
+def report(trace_file: str, output: str | None, row_limit: int, no_color: bool) -> None:
+    """Write an HTML report of TRACE: the op table, time and saved bytes per
+    source line, and memory over time as a plot.
+
+    One file with no script and nothing fetched: it opens offline in any
+    browser. For the timeline itself, open TRACE in the Perfetto UI.
+
+    \b
+    Example:
+      gradkit trace report traces/train.json -o report.html
+    """
+    events, notes = _load(trace_file)
+    path = output or _html_path(trace_file)
+    try:
+        write_html_report(events, path, os.path.basename(trace_file), row_limit)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write report to {path}: "
+                                   f"{exc.strerror or exc}") from None
+    console = render.make_console(no_color)
+    warnings = render.make_console(no_color, stderr=True)
+    for note in notes:
+        render.status_line(warnings, f"Note: {note}.")
+    render.status_line(console, f"Report written to {path} (open it in any browser).",
+                       style="bold green")
+
+
+def _html_path(trace_file: str) -> str:
+    """``x.json``/``x.json.gz`` -> ``x.html`` (anything else: ``+ .html``)."""
+    for suffix in (".json.gz", ".json"):
+        if trace_file.endswith(suffix):
+            return trace_file[:-len(suffix)] + ".html"
+    return trace_file + ".html"
+
+
+def _load(trace_file: str) -> tuple:
+    """(events, notes) of ``trace_file``; a one-line error when it cannot be summarized."""
     try:
         loaded = load_trace(trace_file)
     except OSError as exc:
@@ -37,15 +134,7 @@ def summary(trace_file: str, sort_by: str, row_limit: int, top: int, no_color: b
     if not events:  # nothing to summarize: say what the file did hold
         raise click.ClickException(f"no host op events in {trace_file}: " + (
             "; ".join(loaded.notes) if loaded.notes else "its event list is empty"))
-    console = render.make_console(no_color)
-    warnings = render.make_console(no_color, stderr=True)
-    for note in loaded.notes:
-        render.status_line(warnings, f"Note: {note}.")
-    table = events.key_averages().table(sort_by=sort_by, row_limit=row_limit)
-    render.averages_table(console, table, f"gradkit trace summary {trace_file}")
-    render.line_table(console, line_costs(events), row_limit)
-    render.category_totals(console, category_totals(events))
-    render.slowest_backward(console, slowest_backward(events, top))
+    return events, loaded.notes
 
 
 def _one_line_error(what: str, path: str, reason) -> click.ClickException:

@@ -1,8 +1,8 @@
 """The user's frames: where an op was called from, and where the user's stack ends.
 
 ``first_user_frame`` finds the innermost frame outside gradkit (the profiler's call site of
-an op, the first frame of anomaly mode's traceback). It runs per op while observing, so it
-probes the depth that worked last time for the same key instead of walking every frame.
+an op, the first frame of anomaly mode's traceback). It runs per op that makes a node while
+observing, walking out from the caller through gradkit's frames.
 
 ``gradkit run/profile SCRIPT`` (and ``python -m``) run the user's code through runpy, under
 the console script and click. Stacks that gradkit formats for people (anomaly tracebacks,
@@ -26,7 +26,6 @@ _RUNPY_FILES = (runpy.__file__, "<frozen runpy>")  # the source file, or the fro
 # filename -> True when the file is gradkit's (keyed by name: a str caches its hash, a code
 # object hashes its constants on every lookup)
 internal_files: dict = {}
-_depth_of: dict = {}  # key -> depth of the first user frame last time (from the caller)
 
 
 def _internal_dirs() -> tuple:
@@ -45,31 +44,21 @@ def is_internal(filename: str) -> bool:
 
 def first_user_frame(key, skip: int = 2):
     """The innermost frame outside gradkit; the ``skip - 1`` frames above this call (its
-    caller, and so on) must be gradkit's.
+    caller, and so on) must be gradkit's. ``key`` (an op's name) is unused: kept for callers.
 
-    Probes the depth that ``key`` (an op's name) found last time: a hit when the frame there
-    is the user's and the frame just inside it is gradkit's, which needs no look when it is
-    one of the ``skip - 1`` (then only the user's frame object is made, and while that frame
-    runs it is the same object every time). A miss walks the frames.
+    Every frame from ``skip`` outwards is looked at: a probe at the depth one op name found
+    last time returned wrong lines, since an op (``linear``) is called from user frames at
+    several depths (a layer called in one module's forward is found in the forward that
+    called that module).
     """
-    depth = _depth_of.get(key)
-    if depth is not None:
-        try:
-            frame = _getframe(depth)
-        except ValueError:
-            frame = None
-        if frame is not None and internal_files.get(frame.f_code.co_filename) is False and (
-                depth == skip or internal_files.get(_getframe(depth - 1).f_code.co_filename)):
-            return frame
     internal = internal_files.get
-    frame, depth = _getframe(skip), skip
+    frame = _getframe(skip)
     while frame is not None:
         filename = frame.f_code.co_filename
         flag = internal(filename)
         if flag is False or flag is None and not is_internal(filename):
-            _depth_of[key] = depth
             return frame
-        frame, depth = frame.f_back, depth + 1
+        frame = frame.f_back
     return None
 
 

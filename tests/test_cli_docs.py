@@ -107,7 +107,8 @@ def test_docs_match_help_output():
 
 
 def test_reference_covers_every_command():
-    assert command_paths() == [(), ("profile",), ("run",), ("trace",), ("trace", "summary")]
+    assert command_paths() == [(), ("profile",), ("run",), ("trace",), ("trace", "diff"),
+                              ("trace", "report"), ("trace", "summary")]
 
 
 if __name__ == "__main__":

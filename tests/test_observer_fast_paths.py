@@ -358,10 +358,10 @@ def test_saved_bytes_reach_one_watcher_directly_and_several_in_turn():
         def __init__(self) -> None:
             self.held = 0
 
-        def saved_pack(self, nbytes):
+        def saved_pack(self, nbytes, pack):
             self.held += nbytes
 
-        def saved_release(self, nbytes):
+        def saved_release(self, nbytes, pack):
             self.held -= nbytes
 
     def run(*watchers):

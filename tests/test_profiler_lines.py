@@ -129,3 +129,36 @@ def test_a_module_called_by_a_module_that_does_not_hold_it_is_named_by_its_class
         Caller()(gradkit.ones(2))
     names = [e.name for e in prof.events() if e.name.startswith("nn.Module: ")]
     assert names == ["nn.Module: Caller (Caller)", "nn.Module: Caller.Tanh (Tanh)"]
+
+
+class _Inner(gradkit.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = gradkit.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x)  # line I
+
+
+class _Outer(gradkit.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.seq = gradkit.nn.Sequential(gradkit.nn.Linear(4, 4))
+        self.inner = _Inner()
+
+    def forward(self, x):
+        a = self.seq(x)     # line S
+        b = self.inner(x)   # line O
+        return a + b
+
+
+def test_one_op_called_from_user_frames_at_several_depths_gets_each_its_own_line():
+    """linear through Sequential from line S, then from _Inner's line I (itself called from
+    line O, as deep as S's call): each linear goes to its own innermost user line."""
+    model, x = _Outer(), gradkit.randn(2, 4, requires_grad=True)
+    with profile() as prof:
+        for _ in range(2):
+            model(x).sum().backward()
+    sites = [e.site for e in prof.events() if e.name in ("gradkit::addmm", "gradkit::linear")]
+    line_s, line_i = _line_of("line S", _Outer.forward), _line_of("line I", _Inner.forward)
+    assert sites == [line_s, line_i] * 2

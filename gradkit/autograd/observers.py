@@ -16,12 +16,14 @@ An observer implements any of::
     op_enter(name, inputs) -> token            op_exit(token, name, inputs, outputs, node)
     node_enter(node, grads) -> token           node_exit(token, node, grads, grad_inputs)
     node_error(node, exc)   (an exception in a node's backward or hooks; node_exit may raise)
-    saved_pack(nbytes)                         saved_release(nbytes)
+    saved_pack(nbytes, pack)                   saved_release(nbytes, pack)
+                                        (pack: an int naming the pack, to pair the two)
     backward_enter() -> token                  backward_exit(token)   (one engine run)
     module_enter(label) -> token               module_exit(token)     (an nn.Module call)
 """
 from __future__ import annotations
 
+import itertools
 import threading
 import weakref
 from time import perf_counter_ns
@@ -58,10 +60,10 @@ class Observer:
     def node_error(self, node, exc) -> None:
         pass
 
-    def saved_pack(self, nbytes: int) -> None:
+    def saved_pack(self, nbytes: int, pack: int) -> None:
         pass
 
-    def saved_release(self, nbytes: int) -> None:
+    def saved_release(self, nbytes: int, pack: int) -> None:
         pass
 
     def backward_enter(self):
@@ -137,38 +139,41 @@ def exit_nodes(watching, tokens, node, grads, grad_inputs) -> None:
         raise error
 
 
-def _saved_pack_all(nbytes: int) -> None:
+def _saved_pack_all(nbytes: int, pack: int) -> None:
     for o in saved_watchers:
-        o.saved_pack(nbytes)
+        o.saved_pack(nbytes, pack)
 
 
-def _saved_release_all(nbytes: int) -> None:
+def _saved_release_all(nbytes: int, pack: int) -> None:
     for o in saved_watchers:
-        o.saved_release(nbytes)
+        o.saved_release(nbytes, pack)
 
 
-# ``saved_pack(nbytes)``: nbytes more are held for backward (a node saved tensors);
-# ``saved_release(nbytes)``: nbytes held for backward were freed. Callers check
+# ``saved_pack(nbytes, pack)``: nbytes more are held for backward (a node saved tensors);
+# ``saved_release(nbytes, pack)``: the bytes of that pack were freed (the memory profile
+# pairs them to charge the bytes to the line that saved them). Callers check
 # ``saved_watchers`` first; with one watcher (a memory profile) these are its own methods.
 saved_pack, saved_release = _saved_pack_all, _saved_release_all
 
 
-# weak reference to one SavedTensor of each watched pack -> the pack's bytes: they are released
-# when the SavedTensors die, after a backward freed them or with a graph dropped unrun
+# weak reference to one SavedTensor of each watched pack -> (the pack's bytes, its number): they
+# are released when the SavedTensors die, after a backward freed them or with a graph dropped unrun
 _held_packs: dict = {}
+_pack_numbers = itertools.count(1)
 
 
 def saved_pack_held_by(owner, nbytes: int) -> None:
     """``saved_pack(nbytes)``, and ``saved_release(nbytes)`` once ``owner`` (one of the pack's
     SavedTensors, which all die together with their node's saved values) is gone."""
-    saved_pack(nbytes)
-    _held_packs[weakref.ref(owner, _pack_dropped)] = nbytes
+    pack = next(_pack_numbers)
+    saved_pack(nbytes, pack)
+    _held_packs[weakref.ref(owner, _pack_dropped)] = (nbytes, pack)
 
 
 def _pack_dropped(ref) -> None:
-    nbytes = _held_packs.pop(ref, 0)
+    nbytes, pack = _held_packs.pop(ref, (0, 0))
     if nbytes and saved_watchers:
-        saved_release(nbytes)
+        saved_release(nbytes, pack)
 
 
 def _watches_saved(o) -> bool:

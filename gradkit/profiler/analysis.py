@@ -13,6 +13,7 @@ They work on any EventList: ``prof.events()`` of a live profile or
 """
 from __future__ import annotations
 
+import linecache
 from dataclasses import dataclass
 
 from gradkit.nn.module_paths import MODULE_PREFIX
@@ -76,6 +77,7 @@ class LineCost:
     calls: int = 0
     forward_us: float = 0.0
     backward_us: float = 0.0
+    saved_bytes: int | None = None  # held for backward at the peak (saved_lines, with memory)
 
     @property
     def total_us(self) -> float:
@@ -116,3 +118,11 @@ def _module_of(event) -> str:
             return parent.name[len(MODULE_PREFIX):]
         parent = parent.cpu_parent
     return ""
+
+
+def source_text(site: str, width: int = 48) -> str:
+    """The stripped text of the line ``file:line`` names (empty when the file cannot be read),
+    cut to ``width`` characters."""
+    filename, _, line = site.rpartition(":")
+    text = linecache.getline(filename, int(line)).strip() if line.isdigit() else ""
+    return text if len(text) <= width else text[:width - 3] + "..."

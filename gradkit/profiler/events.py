@@ -170,6 +170,11 @@ class EventList(list):
     >>> print(prof.events().key_averages().table(sort_by="cpu_time_total", row_limit=5))
     """
 
+    # with profile_memory, in time order: (ts_ns, nbytes, thread) allocations (+) and frees (-),
+    # and (ts_ns, nbytes, thread, pack) bytes saved for backward (+) and released (-)
+    memory: list = ()
+    saved: list = ()
+
     def __init__(self, events=(), *, record_shapes: bool = False, profile_memory: bool = False,
                  with_stack: bool = False, with_flops: bool = False) -> None:
         super().__init__(events)

@@ -8,10 +8,12 @@ import os
 import stat
 import zlib
 from bisect import bisect_left, bisect_right
+from operator import itemgetter
 
 import ijson
 
 from gradkit.profiler.events import EventList, FunctionEvent, nest
+from gradkit.profiler.trace_export import SAVED_EVENT
 
 # device-side and Python-tracer events are not host ops: torch's table leaves them out too
 _SKIPPED_CATS = {"python_function", "kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation",
@@ -167,7 +169,7 @@ class TraceFile:
     def __init__(self, path: str) -> None:
         self.path = path
         self.notes: list = []  # what was read but is not in the tables, and why
-        events, memory, skipped = [], [], collections.Counter()
+        events, memory, saved, skipped = [], [], [], collections.Counter()
         flows: dict = {}  # flow id -> {"s": (thread, ts), "f": (thread, ts, binds_enclosing)}
         negative = 0
         for index, item in enumerate(_read_events(path, self.notes)):
@@ -175,7 +177,7 @@ class TraceFile:
                 skipped["not an object"] += 1
                 continue
             try:
-                self._read(item, events, memory, flows, skipped)
+                self._read(item, events, memory, flows, skipped, saved)
                 negative += item.get("ph") == "X" and _ns(item.get("dur", 0)) < 0
             except (TypeError, ValueError, OverflowError) as e:
                 raise ValueError(f"{path}: event #{index} ({item.get('name', '?')!r}): {e}") \
@@ -187,6 +189,9 @@ class TraceFile:
         _link_by_sequence(ordered)
         has_shapes = any(e.input_shapes is not None for e in ordered)
         self._events = EventList(ordered, record_shapes=has_shapes, profile_memory=bool(memory))
+        memory.sort(key=itemgetter(0))
+        saved.sort(key=itemgetter(0))
+        self._events.memory, self._events.saved = memory, saved  # series in time order
         self.notes += [f"{count} {what} events are not host ops: left out of the tables"
                        for what, count in sorted(skipped.items()) if what != "not an object"]
         if skipped["not an object"]:
@@ -199,7 +204,7 @@ class TraceFile:
                               "end (Perfetto drops such slices)")
 
     @staticmethod
-    def _read(item: dict, events: list, memory: list, flows: dict, skipped) -> None:
+    def _read(item: dict, events: list, memory: list, flows: dict, skipped, saved: list) -> None:
         phase = item.get("ph")
         if phase == "X":
             if item.get("cat") in _SKIPPED_CATS:
@@ -210,6 +215,10 @@ class TraceFile:
             args = _args(item)
             if args.get("Device Type", 0) == 0:  # host memory only in the CPU columns
                 memory.append((_ns(item.get("ts", 0)), int(args.get("Bytes", 0)), _thread(item)))
+        elif phase == "i" and item.get("name") == SAVED_EVENT:  # gradkit's, saved_lines reads
+            args = _args(item)
+            saved.append((_ns(item.get("ts", 0)), int(_number(args, "Bytes", 0)), _thread(item),
+                          _number(args, "Pack", 0)))
         elif phase in ("s", "f") and item.get("cat") == _FLOW_CAT:
             end = (_thread(item), _ns(item.get("ts", 0)))
             if phase == "f":

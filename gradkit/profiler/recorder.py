@@ -15,7 +15,8 @@ its list says it). Records (``kind`` first, times in the clock's nanoseconds)::
     (RANGE, name, start, end, tid)                           record_function / ProfilerStep#N
     (BACKWARD, name, start, end, tid)                        one engine run (backward() / grad())
     (MEM, ts, nbytes, addr, tid)                             allocation (+) or free (-)
-    (SAVED, ts, nbytes)                                      saved for backward (+) or released (-)
+    (SAVED, ts, nbytes, tid, pack)                saved for backward (+) or released (-); pack
+                                                    pairs a release with its pack
 
 Frees are kept apart from allocations, their size positive (negating it makes an int per
 free); ``records`` hands them back as MEM records.
@@ -34,7 +35,7 @@ from gradkit._user_frames import first_user_frame
 from gradkit.autograd import observers
 
 OP, NODE, RANGE, BACKWARD, MEM, SAVED = range(6)
-_FIELDS = (9, 5, 4, 4, 4, 2)  # fields per record after its kind, by kind
+_FIELDS = (9, 5, 4, 4, 4, 4)  # fields per record after its kind, by kind
 _FREED = len(_FIELDS)  # the list of frees, after the kinds' lists: MEM's fields
 BACKWARD_NAME = "autograd::engine::backward"
 
@@ -105,7 +106,7 @@ def _input_meta(inputs) -> tuple:
     return tuple(meta)
 
 
-def _ignore(nbytes: int) -> None:
+def _ignore(nbytes: int, pack: int) -> None:
     pass
 
 
@@ -242,13 +243,14 @@ class Recorder(observers.Observer):
             del live[addr]
             emit_free((clock(), watch.nbytes, addr, thread.tid))
 
-        # saved bytes are one process-wide counter: no thread id
-        def saved_pack(nbytes: int) -> None:
-            emit_saved((clock(), nbytes))
+        # the thread of a pack finds the op that saved (and so its line); a release is paired
+        # with its pack by number, whatever thread freed it
+        def saved_pack(nbytes: int, pack: int) -> None:
+            emit_saved((clock(), nbytes, thread.tid, pack))
 
-        def saved_release(nbytes: int) -> None:
+        def saved_release(nbytes: int, pack: int) -> None:
             if nbytes:
-                emit_saved((clock(), -nbytes))
+                emit_saved((clock(), -nbytes, thread.tid, pack))
 
         # with the default clock the caller's start time is the token (observers.py): no
         # enter point to call

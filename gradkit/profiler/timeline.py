@@ -34,7 +34,7 @@ class Timeline:
                  duration_ns: int, origin_ns: int = 0) -> None:
         self.events = events          # nested, ordered by (thread, start, longest first)
         self.memory = memory          # (ts_ns, nbytes, tid, addr) by time; nbytes < 0 = free
-        self.saved = saved            # (ts_ns, nbytes) by time; nbytes < 0 = released
+        self.saved = saved            # (ts_ns, nbytes, tid, pack) by time; nbytes < 0 = released
         self.base_epoch_ns = base_epoch_ns
         self.duration_ns = duration_ns
         self.origin_ns = origin_ns    # the session's start on the recorder's clock (time 0)
@@ -50,9 +50,10 @@ def thread_names(tids) -> dict:
 
 
 def memory_series(records: list, base: int) -> tuple:
-    """The (ts, nbytes, tid, addr) allocations and (ts, nbytes) saved bytes, by time."""
+    """The (ts, nbytes, tid, addr) allocations and (ts, nbytes, tid, pack) saved bytes, by
+    time."""
     memory = [(r[1] - base, r[2], r[4], r[3]) for r in records if r[0] == MEM]
-    saved = [(r[1] - base, r[2]) for r in records if r[0] == SAVED]
+    saved = [(r[1] - base, r[2], r[3], r[4]) for r in records if r[0] == SAVED]
     memory.sort(key=itemgetter(0))
     saved.sort(key=itemgetter(0))
     return memory, saved
@@ -134,4 +135,6 @@ def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Ti
     memory, saved = memory_series(records, base)
     ordered = nest(events, memory)
     end = (recorder.end_ns if recorder.end_ns is not None else recorder.clock()) - base
-    return Timeline(EventList(ordered), memory, saved, recorder.start_epoch_ns, end, base)
+    events = EventList(ordered)
+    events.memory, events.saved = [m[:3] for m in memory], saved
+    return Timeline(events, memory, saved, recorder.start_epoch_ns, end, base)

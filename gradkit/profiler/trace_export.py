@@ -27,8 +27,13 @@ _MEMORY = ('{"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":
            '"Device Type":0,"Device Id":-1}},\n'
            '{"ph":"C","name":' + encode_json(LIVE_BYTES) + ',"pid":%d,"tid":0,"ts":%s,'
            '"args":{"Allocated":%d}}')
-_SAVED = '{"ph":"C","name":' + encode_json(SAVED_BYTES) + ',"pid":%d,"tid":0,"ts":%s,' \
-         '"args":{"Saved":%d}}'
+SAVED_EVENT = "[saved]"  # one pack (+) or release (-), on the thread that did it
+# the counter, and an instant event that tells who saved (the op open on the thread at a pack)
+# and pairs a release with its pack (gradkit.profiler.saved_lines reads them)
+_SAVED = ('{"ph":"C","name":' + encode_json(SAVED_BYTES) + ',"pid":%d,"tid":0,"ts":%s,'
+          '"args":{"Saved":%d}},\n'
+          '{"ph":"i","cat":"cpu_instant_event","s":"t","name":"' + SAVED_EVENT + '","pid":%d,'
+          '"tid":%d,"ts":%s,"args":{"Bytes":%d,"Pack":%d}}')
 
 
 class _Texts:
@@ -199,7 +204,8 @@ def _write_memory(writer, pid: int, memory: list, saved: list) -> None:
         texts.append(_MEMORY % (pid, tid, ts, live, live, nbytes, addr, pid, ts, live))
     writer.raw_events(texts, events_each=2)
     texts, held = [], 0
-    for ts, nbytes in saved:
+    for ts, nbytes, tid, pack in saved:
         held += nbytes
-        texts.append(_SAVED % (pid, format_us(ts), held))
-    writer.raw_events(texts)
+        ts = format_us(ts)
+        texts.append(_SAVED % (pid, ts, held, pid, tid, ts, nbytes, pack))
+    writer.raw_events(texts, events_each=2)

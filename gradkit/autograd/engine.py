@@ -205,7 +205,16 @@ def _add_to_buffer(buffers, node, slot, g) -> None:
     elif len(buffer) <= slot:
         buffer.extend([None] * (slot + 1 - len(buffer)))
     current = buffer[slot]
-    buffer[slot] = g if current is None else current + g
+    buffer[slot] = g if current is None else current + _times_alpha(g)
+
+
+def _times_alpha(g):
+    """``g`` as torch's ``current.add_(g)`` adds it when accumulating gradients: a complex
+    array times alpha = 1 + 0j, so an infinite part becomes NaN + NaN j as in torch.
+    Tensors (create_graph) go through ``add``, which does the same itself."""
+    if type(g) is not _TensorType[0] and g.dtype.kind == "c":
+        return g.dtype.type(1) * g
+    return g
 
 
 def _plan(roots, targets, accumulate):
@@ -327,7 +336,7 @@ def _accumulate_into(t, g, create_graph: bool, owned: bool = False) -> None:
         elif current._requires_grad or current._data.shape != g.shape:
             t._grad = current + Tensor._make(g)
         else:
-            current._data += g  # in place, as torch does when no graph is built
+            current._data += _times_alpha(g)  # in place, as torch does when no graph is built
     post_hooks = getattr(t, "_post_acc_hooks", None)
     if post_hooks:
         for hook in list(post_hooks.values()):

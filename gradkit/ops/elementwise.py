@@ -45,6 +45,15 @@ def _on_floats(forward):
     return on_floats
 
 
+def defmask(op, passes) -> None:
+    """An elementwise op whose derivative is 1 where ``passes(*saved)`` holds, else 0: vjp and
+    jvp select rather than multiply, so a NaN or inf gradient stays out where the derivative
+    is 0, as torch's threshold and clamp backward kernels."""
+    op.defvjp(lambda g, *saved, **params: where(passes(*saved, **params), g, 0.0))
+    op.defjvp(lambda t, *saved, **params: where(passes(*saved, **params), t, 0.0))
+    op.batchable = True  # where(mask, g, 0) broadcasts over a leading batch dim
+
+
 @_unary(save="result", floating=True)
 def exp(xp, x):
     """e ** x elementwise."""
@@ -253,7 +262,7 @@ def relu(xp, x):
     return xp.where(x < 0, 0, x)
 
 
-relu.defderivative(lambda out: where(out <= 0, 0.0, 1.0))  # torch: 1 at NaN
+defmask(relu, lambda out: ~(out <= 0))  # torch: NaN passes
 
 
 @_unary(floating=True)

@@ -9,7 +9,7 @@ from gradkit.backend import get_default_dtype, to_numpy_dtype
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import isnan
 from gradkit.ops.complex import conj, real
-from gradkit.ops.elementwise import exp, where
+from gradkit.ops.elementwise import exp, ones_like, where
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.shape import _normalize_dim, expand, reshape
 from gradkit.ops.unary_helpers import fixed_error, kernel_error, reject_complex
@@ -113,10 +113,10 @@ def _var_slope(x, dim, unbiased, correction):
     """
     c = _correction(correction, unbiased)
     n = _count(tuple(x.shape), dim)
-    centered = x - mean(x, axes(dim, x.ndim), True)
-    if (dim is None or x.ndim == 0) and n <= c:
-        return where(centered == 0, math.nan, math.inf)
-    return centered * (2.0 / (n - c) if n != c else math.inf)
+    average = mean(x, axes(dim, x.ndim), True)
+    if (dim is None or x.ndim == 0) and n <= c:  # x == mean, not x - mean == 0: inf - inf
+        return where(x == average, math.nan, math.inf)
+    return (x - average) * (2.0 / (n - c) if n != c else math.inf)
 
 
 def _var_grad(g, x, dim, unbiased, keepdim, correction):
@@ -184,6 +184,8 @@ def _prod_others(x, out, dim, keepdim):
     stays exact, and differentiable, to any order.
     """
     shape = tuple(x.shape)
+    if not shape:  # torch passes a 0-d input's gradient through (out / x is NaN at inf)
+        return ones_like(x)
     data = getattr(x, "_data", x)
     if not (data == 0).any():
         return expand_back(out, shape, dim, keepdim) / x

@@ -111,6 +111,10 @@ SPECIAL_VALUE_PROGRAMS = [
     ("zero_to_real_power", with_grads(lambda m, x: 0.0 ** x, [0.5, 0.0, -0.5])),
     ("pow_zero_exponent_has_no_graph", _pow_zero_exponent_has_no_graph),
     ("pow_zero_exponent_forward_ad", _pow_zero_exponent_forward_ad),
+    ("cumsum_of_negative_zeros", lambda m: (
+        m.cumsum(m.tensor([-0.0, -0.0, 1.0]), 0), m.cumsum(m.tensor(-0.0), 0),
+        m.cumsum(m.tensor([[-0.0], [-0.0]]), 1),
+        m.cumsum(m.tensor([complex(-0.0, -0.0)] * 2), 0).imag)),
 ]
 
 

@@ -183,8 +183,10 @@ def _capture(slots, grads, captured) -> None:
 
 def _accumulate_leaf(node, g, create_graph: bool, owned: bool) -> None:
     """Run a leaf's AccumulateGrad: accumulate, post-accumulate hooks (even when no gradient
-    arrived, as torch), then the node's post hooks with ``grad_inputs=()``."""
-    _accumulate_into(node.variable, g, create_graph, owned)
+    arrived, as torch), then the node's post hooks with ``grad_inputs=()``. A leaf that no
+    longer requires grad (``detach_()`` since the graph was built) is left alone, as torch."""
+    if node.variable._requires_grad:
+        _accumulate_into(node.variable, g, create_graph, owned)
     if node._extras is not None and node._extras.post_hooks:
         _call_post_hooks(node, (), (g,), create_graph)
 

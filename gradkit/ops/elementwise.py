@@ -262,7 +262,19 @@ def relu(xp, x):
     return xp.where(x < 0, 0, x)
 
 
-defmask(relu, lambda out: ~(out <= 0))  # torch: NaN passes
+@op(save="out", elementwise=True, node_name="ThresholdBackwardBackward0")
+def _relu_backward(xp, g, out):
+    """relu's gradient, torch's threshold_backward: g where out > 0 or is NaN, else 0 (a
+    selection: NaN/inf in g stay out). Its derivative in ``out`` is zero but, as torch's,
+    a graph edge: a second backward reaches relu's node (and the hooks of its output)."""
+    return xp.where(out <= 0, 0, g)
+
+
+_relu_backward.defvjp(lambda gg, out: _relu_backward(gg, out), lambda gg, out: zeros_like(gg))
+_relu_backward.defjvp(lambda t, out: _relu_backward(t, out), None)
+relu.defvjp(lambda g, out: _relu_backward(g, out))
+relu.defjvp(lambda t, out: _relu_backward(t, out))
+relu.batchable = True
 
 
 @_unary(floating=True)

@@ -477,7 +477,10 @@ def cumsum(xp, x, *, dim, dtype=None):
     if x.ndim == 0:  # NumPy would return shape (1,); torch keeps 0-d
         _normalize_dim(dim, 0)
         return x.astype(dtype or x.dtype, copy=True)
-    return xp.cumsum(x, axis=_normalize_dim(dim, x.ndim), dtype=dtype)
+    out = xp.cumsum(x, axis=_normalize_dim(dim, x.ndim), dtype=dtype)
+    if out.dtype.kind in "fc":  # torch's sums start from 0.0: a -0.0 prefix sums to 0.0
+        out += out.dtype.type(0)
+    return out
 
 
 def _reverse_cumsum(g, dim):

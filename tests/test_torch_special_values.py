@@ -79,6 +79,10 @@ def _pow_zero_exponent_forward_ad(m):
         return fw.unpack_dual(x ** 0).tangent, fw.unpack_dual(x ** 2).tangent
 
 
+def _complex(m):
+    return m.tensor([1 + 1j, complex(-INF, 0.0)], dtype=m.complex128)
+
+
 SPECIAL_VALUE_PROGRAMS = [
     ("floor_divide_backward_refuses", _floor_divide_backward),
     ("floor_divide_forward_ad_refuses", _floor_divide_forward_ad),
@@ -111,6 +115,14 @@ SPECIAL_VALUE_PROGRAMS = [
     ("zero_to_real_power", with_grads(lambda m, x: 0.0 ** x, [0.5, 0.0, -0.5])),
     ("pow_zero_exponent_has_no_graph", _pow_zero_exponent_has_no_graph),
     ("pow_zero_exponent_forward_ad", _pow_zero_exponent_forward_ad),
+    # no complex kernels: torch's NotImplementedError and message (NumPy raised TypeError)
+    ("remainder_of_complex", lambda m: m.remainder(_complex(m), _complex(m))),
+    ("complex_modulo_number", lambda m: _complex(m) % 2),
+    ("number_modulo_complex", lambda m: 2 % _complex(m)),
+    ("real_modulo_complex", lambda m: m.tensor([1.0]) % _complex(m)),
+    ("floor_divide_of_complex", lambda m: m.floor_divide(_complex(m), _complex(m))),
+    ("complex_floor_divided_by_number", lambda m: _complex(m) // 2),
+    ("number_floor_divided_by_complex", lambda m: 2 // _complex(m)),
     ("cumsum_of_negative_zeros", lambda m: (
         m.cumsum(m.tensor([-0.0, -0.0, 1.0]), 0), m.cumsum(m.tensor(-0.0), 0),
         m.cumsum(m.tensor([[-0.0], [-0.0]]), 1),

@@ -12,7 +12,7 @@ from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log, where, zeros_like
 from gradkit.ops.promotion import as_dtype, promote
-from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.ops.unary_helpers import kernel_error, reject_complex, scalar_type_name
 
 
 @op(broadcast=True, linear=True, batchable=True)
@@ -207,6 +207,7 @@ neg.defjvp(lambda t: -t)
 def floor_divide(xp, x, y):
     """floor(x / y) (broadcasting; backward refuses it, as torch's)."""
     x, y = promote(xp, x, y)
+    reject_complex(_array_of(x, y), kernel_error("div_floor_cpu"))
     _check_integer_divisor(y)
     return xp.floor_divide(x, y)
 
@@ -238,6 +239,7 @@ def remainder(xp, x, y):
     """x mod y with the sign of y, as Python's % (broadcasting); a zero result keeps x's sign,
     as torch's fmod-based kernel gives it."""
     x, y = promote(xp, x, y)
+    reject_complex(_array_of(x, y), kernel_error("remainder_cpu"))
     _check_integer_divisor(y)
     if _result_kind(x, y) in "biu":
         return xp.remainder(x, y)

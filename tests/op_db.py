@@ -587,7 +587,7 @@ NON_DIFFERENTIABLE = {
     **{name: "predicate: bool result" for name in ("isnan", "isinf", "isfinite")},
     "argmax": "integer result", "argmin": "integer result", "argsort": "integer result",
     "allclose": "Python bool result (forward checked in tests/test_torch_api_ops.py)",
-    "floor_divide": "piecewise constant, no grad_fn in torch either",
+    "floor_divide": "piecewise constant: backward refuses it (NotImplemented node), as torch",
     "zeros_like": "constant output", "ones_like": "constant output",
     "setitem_": "in-place write; graph rebasing is tested in tests/test_inplace.py",
     "inplace": "the in-place mechanism itself (tests/test_inplace.py)",

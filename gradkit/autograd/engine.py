@@ -179,8 +179,10 @@ def _capture(slots, grads, captured) -> None:
 
 def _accumulate_leaf(node, g, create_graph: bool, owned: bool) -> None:
     """Run a leaf's AccumulateGrad: accumulate, post-accumulate hooks (even when no gradient
-    arrived, as torch), then the node's post hooks with ``grad_inputs=()``."""
-    _accumulate_into(node.variable, g, create_graph, owned)
+    arrived, as torch), then the node's post hooks with ``grad_inputs=()``. A leaf that no
+    longer requires grad (``detach_()`` since the graph was built) is left alone, as torch."""
+    if node.variable._requires_grad:
+        _accumulate_into(node.variable, g, create_graph, owned)
     if node._extras is not None and node._extras.post_hooks:
         _call_post_hooks(node, (), (g,), create_graph)
 
@@ -201,7 +203,16 @@ def _add_to_buffer(buffers, node, slot, g) -> None:
     elif len(buffer) <= slot:
         buffer.extend([None] * (slot + 1 - len(buffer)))
     current = buffer[slot]
-    buffer[slot] = g if current is None else current + g
+    buffer[slot] = g if current is None else current + _times_alpha(g)
+
+
+def _times_alpha(g):
+    """``g`` as torch's ``current.add_(g)`` adds it when accumulating gradients: a complex
+    array times alpha = 1 + 0j, so an infinite part becomes NaN + NaN j as in torch.
+    Tensors (create_graph) go through ``add``, which does the same itself."""
+    if type(g) is not Tensor and g.dtype.kind == "c":
+        return g.dtype.type(1) * g
+    return g
 
 
 def _plan(roots, targets, accumulate):
@@ -318,7 +329,7 @@ def _accumulate_into(t, g, create_graph: bool, owned: bool = False) -> None:
         elif current._requires_grad or current._data.shape != g.shape:
             t._grad = current + Tensor._make(g)
         else:
-            current._data += g  # in place, as torch does when no graph is built
+            current._data += _times_alpha(g)  # in place, as torch does when no graph is built
     post_hooks = getattr(t, "_post_acc_hooks", None)
     if post_hooks:
         for hook in list(post_hooks.values()):

@@ -8,12 +8,12 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
-from gradkit.ops.complex import conj
+from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
-from gradkit.ops.elementwise import log, where
+from gradkit.ops.elementwise import log, where, zeros_like
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype, promote
-from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.ops.unary_helpers import kernel_error, reject_complex, scalar_type_name
 
 
 @op(broadcast=True, linear=True, batchable=True, method=True)
@@ -162,7 +162,9 @@ def _pow_grad_exponent(x, y, out):
     # power is differentiated as the complex number it was promoted to (log(-2) is finite)
     complex_out = _array_dtype(out).kind == "c"
     if type(x) in _NUMBERS:  # a number base (2 ** t): its log is a number too
-        if x == 0:
+        if x == 0:  # torch: 0 where y is real and >= 0, else out * log(0)
+            if _array_dtype(y).kind == "c":
+                return where((imag(y) == 0) & (real(y) >= 0), 0.0, out * complex(-math.inf, 0))
             return where(y >= 0, 0.0, out * -math.inf)
         if complex_out or isinstance(x, complex):
             return out * cmath.log(x)
@@ -176,9 +178,15 @@ def _array_dtype(v):
     return getattr(v, "_data", v).dtype
 
 
-pow.defvjp(lambda g, x, y, out: g * conj(_pow_grad_base(x, y)),
+def _pow_vjp_base(g, x, y, out):
+    if type(y) in _NUMBERS and y == 0:  # torch: zeros whatever g holds, and no graph
+        return zeros_like(x)
+    return g * conj(_pow_grad_base(x, y))
+
+
+pow.defvjp(_pow_vjp_base,
            lambda g, x, y, out: g * conj(_pow_grad_exponent(x, y, out)))
-pow.defjvp(lambda t, x, y, out: t * _pow_grad_base(x, y),
+pow.defjvp(lambda t, x, y, out: conj(_pow_vjp_base(conj(t), x, y, out)),
            lambda t, x, y, out: t * _pow_grad_exponent(x, y, out))
 
 
@@ -198,10 +206,27 @@ neg.defjvp(lambda t: -t)
 
 @op(method=True, inplace=True)
 def floor_divide(xp, x, y):
-    """floor(x / y) (broadcasting; no gradient)."""
+    """floor(x / y) (broadcasting; backward refuses it, as torch's)."""
     x, y = promote(xp, x, y)
+    reject_complex(_array_of(x, y), kernel_error("div_floor_cpu"))
     _check_integer_divisor(y)
     return xp.floor_divide(x, y)
+
+
+def _floor_divide_has_no_vjp(g, *_):
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+def _floor_divide_has_no_jvp(t, *_):
+    raise NotImplementedError("Trying to use forward AD with aten::floor_divide that does not "
+                              "support it.")
+
+
+# as torch: the result of floating inputs requires grad, but its node (named NotImplemented)
+# refuses backward; a zero gradient would hide that floor's derivative is no gradient at all
+floor_divide.defvjp(_floor_divide_has_no_vjp, _floor_divide_has_no_vjp)
+floor_divide.defjvp(_floor_divide_has_no_jvp, _floor_divide_has_no_jvp)
+floor_divide.node_name = "NotImplemented"
 
 
 def _check_integer_divisor(y) -> None:
@@ -215,6 +240,7 @@ def remainder(xp, x, y):
     """x mod y with the sign of y, as Python's % (broadcasting); a zero result keeps x's sign,
     as torch's fmod-based kernel gives it."""
     x, y = promote(xp, x, y)
+    reject_complex(_array_of(x, y), kernel_error("remainder_cpu"))
     _check_integer_divisor(y)
     if _result_kind(x, y) in "biu":
         return xp.remainder(x, y)
@@ -226,12 +252,18 @@ def remainder(xp, x, y):
 def _remainder_grad_divisor(g, x, y):
     if type(x) in _NUMBERS:  # torch's remainder(Scalar, Tensor) has no derivative
         raise RuntimeError("derivative for aten::remainder is not implemented")
-    return -g * floor_divide(x, y)
+    return -g * _floor_quotient(x, y)
+
+
+def _floor_quotient(x, y):
+    """floor(x / y) as a constant: torch's rule uses div(rounding_mode="floor"), whose
+    derivative is zero (floor_divide's node would refuse a second derivative)."""
+    return floor_divide(*(a.detach() if hasattr(a, "detach") else a for a in (x, y)))
 
 
 remainder.defvjp(lambda g, x, y: g, _remainder_grad_divisor)
 remainder.defjvp(lambda t, x, y: t,
-                 lambda t, x, y: -t * floor_divide(x, y))
+                 lambda t, x, y: -t * _floor_quotient(x, y))
 
 
 # Comparisons and logic: boolean results, never differentiable.

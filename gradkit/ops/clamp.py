@@ -7,7 +7,7 @@ lies beyond it (with min > max, everything is max's).
 from __future__ import annotations
 
 from gradkit.ops._op import op
-from gradkit.ops.elementwise import _unary, where
+from gradkit.ops.elementwise import _unary, defmask, where
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype, result_type
 from gradkit.ops.unary_helpers import CLAMP_COMPLEX, reject_complex
@@ -37,7 +37,7 @@ def _clamp_numbers(xp, x, min=None, max=None):  # noqa: A002
     return _limit(xp, x, *(None if b is None else as_dtype(xp, b, dtype) for b in (min, max)))
 
 
-_clamp_numbers.defderivative(_inside)
+defmask(_clamp_numbers, _inside)
 
 
 def _check_bounds(min, max):  # noqa: A002

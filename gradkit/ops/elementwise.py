@@ -45,6 +45,15 @@ def _on_floats(forward):
     return on_floats
 
 
+def defmask(op, passes) -> None:
+    """An elementwise op whose derivative is 1 where ``passes(*saved)`` holds, else 0: vjp and
+    jvp select rather than multiply, so a NaN or inf gradient stays out where the derivative
+    is 0, as torch's threshold and clamp backward kernels."""
+    op.defvjp(lambda g, *saved, **params: where(passes(*saved, **params), g, 0.0))
+    op.defjvp(lambda t, *saved, **params: where(passes(*saved, **params), t, 0.0))
+    op.batchable = True  # where(mask, g, 0) broadcasts over a leading batch dim
+
+
 @_unary(save="result", floating=True, method=True, inplace=True)
 def exp(xp, x):
     """e ** x elementwise."""
@@ -253,7 +262,19 @@ def relu(xp, x):
     return xp.where(x < 0, 0, x)
 
 
-relu.defderivative(lambda out: where(out <= 0, 0.0, 1.0))  # torch: 1 at NaN
+@op(save="out", elementwise=True, node_name="ThresholdBackwardBackward0")
+def _relu_backward(xp, g, out):
+    """relu's gradient, torch's threshold_backward: g where out > 0 or is NaN, else 0 (a
+    selection: NaN/inf in g stay out). Its derivative in ``out`` is zero but, as torch's,
+    a graph edge: a second backward reaches relu's node (and the hooks of its output)."""
+    return xp.where(out <= 0, 0, g)
+
+
+_relu_backward.defvjp(lambda gg, out: _relu_backward(gg, out), lambda gg, out: zeros_like(gg))
+_relu_backward.defjvp(lambda t, out: _relu_backward(t, out), None)
+relu.defvjp(lambda g, out: _relu_backward(g, out))
+relu.defjvp(lambda t, out: _relu_backward(t, out))
+relu.batchable = True
 
 
 @_unary(floating=True, method=True)

@@ -181,6 +181,11 @@ def _rebase_view(tensor, view, result) -> None:
     chain = view.steps()
     new_base = copy_slices(Tensor_alias(base), result, chain=chain)
     set_history(base, new_base.grad_fn, 0)
+    # torch's CopySlices bypasses the view's old node (ours still passes the written values'
+    # gradient through it): the hooks registered on the view before the write never run
+    old_extras = tensor.grad_fn._extras if tensor.grad_fn is not None else None
+    if old_extras is not None and old_extras.tensor_pre_hooks:
+        old_extras.tensor_pre_hooks.pop(tensor._output_nr, None)
     # the view itself is now that region of the new base
     regenerated = replay_view(chain, new_base)
     set_history(tensor, regenerated.grad_fn, regenerated._output_nr)

@@ -11,7 +11,7 @@ from gradkit.ops import elementwise
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import isnan
 from gradkit.ops.complex import conj, real
-from gradkit.ops.elementwise import exp, where
+from gradkit.ops.elementwise import exp, ones_like, where
 from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
@@ -117,10 +117,10 @@ def _var_slope(x, dim, unbiased, correction):
     """
     c = _correction(correction, unbiased)
     n = _count(tuple(x.shape), dim)
-    centered = x - mean(x, axes(dim, x.ndim), True)
-    if (dim is None or x.ndim == 0) and n <= c:
-        return where(centered == 0, math.nan, math.inf)
-    return centered * (2.0 / (n - c) if n != c else math.inf)
+    average = mean(x, axes(dim, x.ndim), True)
+    if (dim is None or x.ndim == 0) and n <= c:  # x == mean, not x - mean == 0: inf - inf
+        return where(x == average, math.nan, math.inf)
+    return (x - average) * (2.0 / (n - c) if n != c else math.inf)
 
 
 def _var_grad(g, x, dim, unbiased, keepdim, correction):
@@ -188,6 +188,8 @@ def _prod_others(x, out, dim, keepdim):
     stays exact, and differentiable, to any order.
     """
     shape = tuple(x.shape)
+    if not shape:  # torch passes a 0-d input's gradient through (out / x is NaN at inf)
+        return ones_like(x)
     data = getattr(x, "_data", x)
     if not (data == 0).any():
         return expand_back(out, shape, dim, keepdim) / x
@@ -471,7 +473,10 @@ def cumsum(xp, x, *, dim, dtype=None):
     if x.ndim == 0:  # NumPy would return shape (1,); torch keeps 0-d
         _normalize_dim(dim, 0)
         return x.astype(dtype or x.dtype, copy=True)
-    return xp.cumsum(x, axis=_normalize_dim(dim, x.ndim), dtype=dtype)
+    out = xp.cumsum(x, axis=_normalize_dim(dim, x.ndim), dtype=dtype)
+    if out.dtype.kind in "fc":  # torch's sums start from 0.0: a -0.0 prefix sums to 0.0
+        out += out.dtype.type(0)
+    return out
 
 
 def _reverse_cumsum(g, dim):

@@ -1,0 +1,70 @@
+"""Hooks and graph edges against torch, on the programs the differential fuzzer (tests/fuzz,
+classes ``hooks`` and ``mixed``) found wrong: each program runs in torch and in gradkit and
+must give the same values, gradients and errors (see ``assert_same_as_torch``)."""
+import math
+
+import pytest
+
+from test_torch_numerics import assert_same_as_torch
+
+torch = pytest.importorskip("torch")
+
+
+def _relu_second_backward_reaches_output_hook(m):
+    # relu's gradient keeps torch's (zero) edge to relu's output: the second backward reaches
+    # relu's node, whose output hook turns the zero into one
+    x = m.tensor([-0.79], requires_grad=True)
+    y = m.relu(x @ x)
+    y.register_hook(lambda g: g + 1)
+    g, = m.autograd.grad(y * 0.5, x, create_graph=True)
+    return (g,) + m.autograd.grad(g.sum(), x)
+
+
+def _relu_second_backward_reaches_leaf_hook(m):
+    x = m.tensor(1.1, dtype=m.float64, requires_grad=True)
+    x.register_hook(lambda g: g + 1)
+    g, = m.autograd.grad(m.relu(x) * 0.3, x, create_graph=True)
+    assert g.requires_grad
+    return (g,) + m.autograd.grad(g, x)
+
+
+def _relu_second_derivative_through_nan(m):
+    x = m.tensor(0.8, dtype=m.float64, requires_grad=True)
+    g, = m.autograd.grad(m.relu(math.nan * x), x, create_graph=True)
+    return (g,) + m.autograd.grad(g, x)
+
+
+def _detached_leaf_gets_no_grad(m):
+    x = m.tensor(0.5, dtype=m.float64, requires_grad=True)
+    y = x.clone()
+    x.detach_()
+    (y * 2).backward()
+    assert x.grad is None and not x.requires_grad
+    return y
+
+
+def _view_hook_before_write(m, write):
+    a = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = a.clone()
+    v = b[1:]
+    v.register_hook(lambda g: g * 10)  # torch's CopySlices bypasses it: it never runs
+    write(v)
+    (b * m.tensor([1.0, 2.0, 3.0])).sum().backward(retain_graph=True)
+    first = a.grad.clone()
+    (v * m.tensor([1.0, 2.0])).sum().backward()
+    return first, a.grad
+
+
+PROGRAMS = [
+    ("relu_second_backward_reaches_output_hook", _relu_second_backward_reaches_output_hook),
+    ("relu_second_backward_reaches_leaf_hook", _relu_second_backward_reaches_leaf_hook),
+    ("relu_second_derivative_through_nan", _relu_second_derivative_through_nan),
+    ("detached_leaf_gets_no_grad", _detached_leaf_gets_no_grad),
+    ("view_hook_before_add_", lambda m: _view_hook_before_write(m, lambda v: v.add_(2))),
+    ("view_hook_before_mul_", lambda m: _view_hook_before_write(m, lambda v: v.mul_(2))),
+]
+
+
+@pytest.mark.parametrize("program", [p for _, p in PROGRAMS], ids=[n for n, _ in PROGRAMS])
+def test_hooks_and_graph_edges_match_torch(program):
+    assert_same_as_torch(program, rtol=1e-6)

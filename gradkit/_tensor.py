@@ -614,12 +614,15 @@ class Tensor:
 
     def reshape(self, *shape) -> Tensor:
         """Same data in a new shape (a view when possible): ``x.reshape(2, -1)``."""
-        return ops.reshape(self, _varargs(shape))
+        return ops.reshape(self, _varargs(shape, "reshape", "shape"))
 
     def view(self, *shape) -> Tensor:
         """A view with a new shape (same memory; must be compatible with the strides)."""
         if len(shape) == 1 and (isinstance(shape[0], backend.dtype) or shape[0] in (float, int)):
             raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
+        if not shape:
+            raise TypeError("view() received an invalid combination of arguments - got (), but "
+                            "expected one of: (torch.dtype dtype), (tuple of ints size)")
         return ops.view(self, _varargs(shape))
 
     def view_as(self, other: Tensor) -> Tensor:
@@ -632,7 +635,7 @@ class Tensor:
 
     def expand(self, *sizes) -> Tensor:
         """Broadcast size-1 dims (a view, no copy): ``x.expand(4, -1)``."""
-        return ops.expand(self, _varargs(sizes))
+        return ops.expand(self, _varargs(sizes, "expand", "size"))
 
     def expand_as(self, other: Tensor) -> Tensor:
         """Broadcast (without copying) to the shape of ``other``."""
@@ -640,15 +643,15 @@ class Tensor:
 
     def permute(self, *dims) -> Tensor:
         """Reorder the dimensions (a view): ``x.permute(2, 0, 1)``."""
-        return ops.permute(self, _varargs(dims))
+        return ops.permute(self, _varargs(dims, "permute", "dims"))
 
     def repeat(self, *sizes) -> Tensor:
         """Tile the tensor ``sizes`` times along each dim (a copy)."""
-        return ops.repeat(self, _varargs(sizes))
+        return ops.repeat(self, _varargs(sizes, "repeat", "repeats"))
 
     def flip(self, *dims) -> Tensor:
         """Reverse the order of elements along ``dims``."""
-        return ops.flip(self, _varargs(dims))
+        return ops.flip(self, _varargs(dims, "flip", "dims"))
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
         """A new tensor from ``data`` with this tensor's dtype and device by default."""
@@ -721,8 +724,11 @@ def _differentiable_dtype(array) -> bool:
     return array.dtype.kind in "fc" or str(array.dtype) == "bfloat16"
 
 
-def _varargs(args):
-    """Accept both f(2, 3) and f((2, 3)) as torch does."""
+def _varargs(args, method: str | None = None, name: str | None = None):
+    """Accept both f(2, 3) and f((2, 3)) as torch does; ``x.method()`` with no ``name`` at all
+    is torch's TypeError (an empty tuple, ``x.reshape(())``, is a valid argument)."""
+    if not args and method is not None:
+        raise TypeError(f'{method}() missing 1 required positional arguments: "{name}"')
     if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
         return tuple(args[0])
     return tuple(args)

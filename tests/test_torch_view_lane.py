@@ -36,3 +36,74 @@ def test_shape_methods_need_their_sizes(method, shape):
 def test_an_empty_size_tuple_is_a_0d_tensors_sizes(method):
     x = gradkit.tensor(2.0)
     assert getattr(x, method)(()).shape == getattr(torch.tensor(2.0), method)(()).shape == ()
+
+
+def _write(key_of, value_shape, value_dtype, x_dtype="float32"):
+    """``x[key] = value`` on a non-leaf x, then a weighted backward into x and the value."""
+    def program(lib):
+        x0 = lib.arange(1.0, 13.0, dtype=getattr(lib, x_dtype)).reshape(4, 3).requires_grad_()
+        n = 1
+        for s in value_shape:
+            n *= s
+        v = lib.arange(1.0, n + 1.0, dtype=getattr(lib, value_dtype)).reshape(value_shape)
+        v.requires_grad_()
+        x = x0 * 1
+        x[key_of(lib)] = v * 2
+        (x * lib.arange(12.0, dtype=getattr(lib, x_dtype)).reshape(4, 3)).sum().backward()
+        return x.tolist(), x0.grad.tolist(), v.grad.tolist(), str(v.grad.dtype).split(".")[-1]
+    return program
+
+
+ROWS = [True, False, True, False]
+
+# one element under one boolean mask is masked_fill_: it casts, and takes a (1, 1) value
+MASKED_FILL_WRITES = {
+    "mask_0d_double": (lambda lib: lib.tensor(ROWS), (), "float64"),
+    "mask_1x1_double": (lambda lib: lib.tensor(ROWS), (1, 1), "float64"),
+    "slice_then_mask": (lambda lib: (slice(None), lib.tensor([True, False, True])), (1,),
+                        "float64"),
+    "mask_and_int": (lambda lib: (lib.tensor(ROWS), 1), (), "float64"),
+    "list_of_bools": (lambda lib: ROWS, (), "float64"),
+    "mask_rows_same_dtype": (lambda lib: lib.tensor(ROWS), (1, 3), "float32"),
+}
+
+
+@pytest.mark.parametrize("name", MASKED_FILL_WRITES)
+def test_one_element_under_a_mask_is_cast(name):
+    program = _write(*MASKED_FILL_WRITES[name])
+    assert program(gradkit) == program(torch)
+
+
+# index_put_ refuses a value of another dtype (torch checks the key's shape first)
+INDEX_PUT_REFUSALS = {
+    "int_index": (lambda lib: lib.tensor([0, 2]), (), "float64"),
+    "mask_rows": (lambda lib: lib.tensor(ROWS), (2, 3), "float64"),
+    "zero_d_true": (lambda lib: lib.tensor(True), (), "float64"),
+    "true_and_mask": (lambda lib: (True, lib.tensor(ROWS)), (), "float64"),
+    "two_masks": (lambda lib: (lib.tensor(ROWS), lib.tensor([True, False, False])), (),
+                  "float64"),
+    "out_of_bounds": (lambda lib: lib.tensor([0, 9]), (), "float64"),
+    "unbroadcastable_keys": (lambda lib: (lib.tensor([0, 1]), lib.tensor([0, 1, 0])), (),
+                             "float64"),
+    "value_of_wrong_shape": (lambda lib: lib.tensor([0, 1]), (4,), "float64"),
+    "uint8_mask_one_element": (lambda lib: lib.tensor([1, 0, 1, 0], dtype=lib.uint8), (),
+                               "float32"),
+}
+
+
+@pytest.mark.filterwarnings("ignore:indexing with dtype torch.uint8")
+@pytest.mark.parametrize("name", INDEX_PUT_REFUSALS)
+def test_index_put_refuses_another_dtype(name):
+    same_error_as_torch(_write(*INDEX_PUT_REFUSALS[name]))
+
+
+def test_uint8_tensors_in_a_key_are_masks():
+    def program(lib):
+        x = lib.arange(6.0, dtype=lib.float64).reshape(3, 2, 1).requires_grad_()
+        with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
+            y = x[True, 0, lib.tensor([[1], [1]], dtype=lib.uint8)]
+            z = x[lib.tensor([1, 0, 1], dtype=lib.uint8), lib.tensor([0, 1])]
+            w = x[lib.tensor(1, dtype=lib.uint8)]
+        (y.sum() + (z * 2).sum() + (w * 3).sum()).backward()
+        return tuple(y.shape), y.tolist(), z.tolist(), tuple(w.shape), x.grad.tolist()
+    assert program(gradkit) == program(torch)

@@ -107,3 +107,27 @@ def test_uint8_tensors_in_a_key_are_masks():
         (y.sum() + (z * 2).sum() + (w * 3).sum()).backward()
         return tuple(y.shape), y.tolist(), z.tolist(), tuple(w.shape), x.grad.tolist()
     assert program(gradkit) == program(torch)
+
+
+def _grads_after_detach_(write: bool):
+    """A leaf, and a clone with a live view, are ``detach_()``ed after the graph was built."""
+    def program(lib):
+        leaf = lib.tensor([2.0, -1.0], dtype=lib.float64, requires_grad=True)
+        other = lib.tensor([1.0, 3.0], dtype=lib.float64, requires_grad=True)
+        copy = other.clone()
+        view = copy.expand_as(other)
+        used = leaf * 3
+        leaf.detach_()
+        copy.detach_()
+        if write:  # the view's history is regenerated from its base, which passes nothing on
+            copy.mul_(2)
+        (used.sum() + (view * 5).sum()).backward()
+        grad = None if other.grad is None else other.grad.tolist()
+        return leaf.grad, grad, view.requires_grad, view.is_leaf, view.tolist()
+    return program
+
+
+@pytest.mark.parametrize("write", [False, True])
+def test_detach__leaves_get_no_gradient(write):
+    program = _grads_after_detach_(write)
+    assert program(gradkit) == program(torch)

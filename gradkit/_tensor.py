@@ -151,8 +151,12 @@ class Tensor:
     # -- autograd state ---------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
-        """Whether ops on this tensor are recorded for backward."""
-        return self._requires_grad
+        """Whether ops on this tensor are recorded for backward (torch: also a view whose base
+        requires grad, even one made before the base's ``requires_grad_()``)."""
+        if self._requires_grad:
+            return True
+        view = getattr(self, "_view", None)
+        return view is not None and view.base._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:

@@ -131,3 +131,15 @@ def _grads_after_detach_(write: bool):
 def test_detach__leaves_get_no_gradient(write):
     program = _grads_after_detach_(write)
     assert program(gradkit) == program(torch)
+
+
+def test_a_view_requires_grad_with_its_base():
+    def program(lib):
+        base = lib.ones(2, 3)
+        view = base[0]
+        inner = view.unsqueeze(0)[:, 1:]
+        base.requires_grad_()
+        with lib.no_grad():
+            quiet = base[1]
+        return [(t.requires_grad, t.is_leaf) for t in (view, inner, quiet, base.detach())]
+    assert program(gradkit) == program(torch)

@@ -143,3 +143,13 @@ def test_a_view_requires_grad_with_its_base():
             quiet = base[1]
         return [(t.requires_grad, t.is_leaf) for t in (view, inner, quiet, base.detach())]
     assert program(gradkit) == program(torch)
+
+
+def test_an_integer_tensor_written_with_a_value_that_requires_grad():
+    """A deliberate difference (docs/numerics.md): torch marks the integer tensor."""
+    def program(lib):
+        counts = lib.zeros(2, 2, dtype=lib.int64)
+        counts[0] = lib.ones(2, requires_grad=True).sum()
+        return counts.tolist(), counts.requires_grad
+    assert program(gradkit) == (program(torch)[0], False)
+    assert program(torch)[1]

@@ -153,3 +153,13 @@ def test_an_integer_tensor_written_with_a_value_that_requires_grad():
         return counts.tolist(), counts.requires_grad
     assert program(gradkit) == (program(torch)[0], False)
     assert program(torch)[1]
+
+
+def test_silu_refuses_complex_autograd():
+    same_error_as_torch(lambda lib: lib.nn.functional.silu(
+        lib.ones(2, dtype=lib.complex64, requires_grad=True)))
+
+    def quiet(lib):
+        with lib.no_grad():
+            return lib.nn.functional.silu(lib.tensor([1 + 1j], requires_grad=True)).tolist()
+    assert quiet(gradkit) == pytest.approx(quiet(torch))

@@ -1,6 +1,8 @@
 """Tensor: an array (NumPy or CuPy) plus what autograd needs to know about it."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from gradkit import backend
@@ -588,15 +590,15 @@ class Tensor:
 
     @property
     def mT(self) -> Tensor:  # noqa: N802
-        return ops.transpose(self, -2, -1)
+        return self if _is_0d_for(self, "mT", 1) else ops.transpose(self, -2, -1)
 
     @property
     def H(self) -> Tensor:  # noqa: N802
-        return ops.conj(self.T)
+        return ops.conj(self if _is_0d_for(self, "H", 2) else self.T)
 
     @property
     def mH(self) -> Tensor:  # noqa: N802
-        return ops.conj(self.mT)
+        return ops.conj(self if _is_0d_for(self, "mH", 1) else ops.transpose(self, -2, -1))
 
     @property
     def real(self) -> Tensor:
@@ -726,6 +728,26 @@ class Size(tuple):
 def _differentiable_dtype(array) -> bool:
     """Only floating and complex tensors can require gradients."""
     return array.dtype.kind in "fc" or str(array.dtype) == "bfloat16"
+
+
+def _is_0d_for(t, name: str, least: int) -> bool:
+    """torch's checks for ``x.mT``/``x.mH`` (``least`` 1: not 1-d) and ``x.H`` (2: 2-d only):
+    a 0-d tensor passes with a deprecation warning (the property is then the identity/conj)."""
+    ndim = t._data.ndim
+    if ndim == 0:
+        advice = "This function is the identity in these cases." if name == "mT" else \
+            "Consider using x.conj()."
+        warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. {advice}", UserWarning,
+                      stacklevel=3)
+        return True
+    if least == 1 and ndim == 1:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
+                           "Got 1-D tensor.")
+    if least == 2 and ndim != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {ndim}-D "
+                           "tensor." + (" For batches of matrices, consider using tensor.mH"
+                                        if ndim > 2 else ""))
+    return False
 
 
 def _varargs(args, method: str | None = None, name: str | None = None):

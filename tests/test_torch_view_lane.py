@@ -163,3 +163,29 @@ def test_silu_refuses_complex_autograd():
         with lib.no_grad():
             return lib.nn.functional.silu(lib.tensor([1 + 1j], requires_grad=True)).tolist()
     assert quiet(gradkit) == pytest.approx(quiet(torch))
+
+
+@pytest.mark.parametrize("dims", [(0, 1), (-1, -2), (1, 0)])
+def test_transpose_of_a_0d_tensor_checks_its_dims(dims):
+    same_error_as_torch(lambda lib: lib.ones(()).transpose(*dims))
+    assert gradkit.ones(()).transpose(0, -1).shape == ()
+
+
+@pytest.mark.parametrize("name", ["mT", "mH", "H"])
+@pytest.mark.parametrize("shape", [(3,), (2, 2, 2)])
+def test_matrix_transposes_need_matrices(name, shape):
+    if name != "H" and len(shape) == 3:
+        got, expected = getattr(gradkit.ones(shape), name), getattr(torch.ones(shape), name)
+        assert got.shape == expected.shape
+    else:
+        same_error_as_torch(lambda lib: getattr(lib.ones(shape, dtype=lib.complex64), name))
+
+
+@pytest.mark.filterwarnings("ignore:Tensor.*is deprecated on 0-D tensors")
+@pytest.mark.parametrize("name", ["mT", "mH", "H"])
+def test_matrix_transposes_of_a_0d_tensor(name):
+    def program(lib):
+        x = lib.tensor(1 + 2j, requires_grad=True)
+        y = getattr(x, name)
+        return y is x, y.tolist()
+    assert program(gradkit) == program(torch)

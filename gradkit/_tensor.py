@@ -131,8 +131,12 @@ class Tensor:
     # -- autograd state ---------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
-        """Whether ops on this tensor are recorded for backward."""
-        return self._requires_grad
+        """Whether ops on this tensor are recorded for backward (torch: also a view whose base
+        requires grad, even one made before the base's ``requires_grad_()``)."""
+        if self._requires_grad:
+            return True
+        view = getattr(self, "_view", None)
+        return view is not None and view.base._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -333,8 +337,12 @@ def _differentiable_dtype(array) -> bool:
     return array.dtype.kind in "fc" or str(array.dtype) == "bfloat16"
 
 
-def _varargs(args):
-    """Accept both f(2, 3) and f((2, 3)) as torch does."""
+
+def _varargs(args, method: str | None = None, name: str | None = None):
+    """Accept both f(2, 3) and f((2, 3)) as torch does; ``x.method()`` with no ``name`` at all
+    is torch's TypeError (an empty tuple, ``x.reshape(())``, is a valid argument)."""
+    if not args and method is not None:
+        raise TypeError(f'{method}() missing 1 required positional arguments: "{name}"')
     if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
         return tuple(args[0])
     return tuple(args)

@@ -5,6 +5,8 @@ imports it once every op is loaded, and ``extend`` adds these methods to Tensor.
 """
 from __future__ import annotations
 
+import warnings
+
 from gradkit import backend, creation, legacy_tensor
 from gradkit._tensor import Size, Tensor, _varargs, extend
 from gradkit.autograd.api import backward as autograd_backward
@@ -172,15 +174,16 @@ class _TensorMethods:
 
     @property
     def mT(self) -> Tensor:  # noqa: N802
-        return shape_ops.transpose(self, -2, -1)
+        return self if _is_0d_for(self, "mT", 1) else shape_ops.transpose(self, -2, -1)
 
     @property
     def H(self) -> Tensor:  # noqa: N802
-        return complex_ops.conj(self.T)
+        return complex_ops.conj(self if _is_0d_for(self, "H", 2) else self.T)
 
     @property
     def mH(self) -> Tensor:  # noqa: N802
-        return complex_ops.conj(self.mT)
+        return complex_ops.conj(self if _is_0d_for(self, "mH", 1)
+                                else shape_ops.transpose(self, -2, -1))
 
     @property
     def real(self) -> Tensor:
@@ -202,12 +205,15 @@ class _TensorMethods:
 
     def reshape(self, *shape) -> Tensor:
         """Same data in a new shape (a view when possible): ``x.reshape(2, -1)``."""
-        return shape_ops.reshape(self, _varargs(shape))
+        return shape_ops.reshape(self, _varargs(shape, "reshape", "shape"))
 
     def view(self, *shape) -> Tensor:
         """A view with a new shape (same memory; must be compatible with the strides)."""
         if len(shape) == 1 and (isinstance(shape[0], backend.dtype) or shape[0] in (float, int)):
             raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
+        if not shape:
+            raise TypeError("view() received an invalid combination of arguments - got (), but "
+                            "expected one of: (torch.dtype dtype), (tuple of ints size)")
         return shape_ops.view(self, _varargs(shape))
 
     def view_as(self, other: Tensor) -> Tensor:
@@ -220,7 +226,7 @@ class _TensorMethods:
 
     def expand(self, *sizes) -> Tensor:
         """Broadcast size-1 dims (a view, no copy): ``x.expand(4, -1)``."""
-        return shape_ops.expand(self, _varargs(sizes))
+        return shape_ops.expand(self, _varargs(sizes, "expand", "size"))
 
     def expand_as(self, other: Tensor) -> Tensor:
         """Broadcast (without copying) to the shape of ``other``."""
@@ -228,15 +234,15 @@ class _TensorMethods:
 
     def permute(self, *dims) -> Tensor:
         """Reorder the dimensions (a view): ``x.permute(2, 0, 1)``."""
-        return shape_ops.permute(self, _varargs(dims))
+        return shape_ops.permute(self, _varargs(dims, "permute", "dims"))
 
     def repeat(self, *sizes) -> Tensor:
         """Tile the tensor ``sizes`` times along each dim (a copy)."""
-        return shape_ops.repeat(self, _varargs(sizes))
+        return shape_ops.repeat(self, _varargs(sizes, "repeat", "repeats"))
 
     def flip(self, *dims) -> Tensor:
         """Reverse the order of elements along ``dims``."""
-        return shape_ops.flip(self, _varargs(dims))
+        return shape_ops.flip(self, _varargs(dims, "flip", "dims"))
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
         """A new tensor from ``data`` with this tensor's dtype and device by default."""
@@ -264,3 +270,22 @@ class _TensorMethods:
 
 
 extend(_TensorMethods)
+
+def _is_0d_for(t, name: str, least: int) -> bool:
+    """torch's checks for ``x.mT``/``x.mH`` (``least`` 1: not 1-d) and ``x.H`` (2: 2-d only):
+    a 0-d tensor passes with a deprecation warning (the property is then the identity/conj)."""
+    ndim = t._data.ndim
+    if ndim == 0:
+        advice = "This function is the identity in these cases." if name == "mT" else \
+            "Consider using x.conj()."
+        warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. {advice}", UserWarning,
+                      stacklevel=3)
+        return True
+    if least == 1 and ndim == 1:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
+                           "Got 1-D tensor.")
+    if least == 2 and ndim != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {ndim}-D "
+                           "tensor." + (" For batches of matrices, consider using tensor.mH"
+                                        if ndim > 2 else ""))
+    return False

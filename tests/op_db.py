@@ -655,6 +655,8 @@ def torch_function(info: OpInfo):
         return getattr(torch.nn.functional, name)
     if getattr(torch, name, None) is not None:
         return getattr(torch, name)
+    if getattr(torch.nn.functional, name, None) is not None:  # F.silu wraps the op G.silu
+        return getattr(torch.nn.functional, name)
     return info.op  # a lambda written with operators: the same code runs on torch tensors
 
 

@@ -27,15 +27,7 @@ def _key_has(step, kind) -> bool:
 
 # steps the fast run leaves out while their mismatches are open (run_fuzz.py still runs them):
 # (open bug, test on the drawn step and its torch inputs); drop an entry when its fix lands
-OPEN = (
-    ("a 0-d tensor's expand()/reshape()/view()/permute() with no sizes is accepted where torch "
-     "raises TypeError",
-     lambda step, args: step.op in ("expand", "v_reshape", "v_view", "permute")
-     and args[0].dim() == 0),
-    ("x[advanced key] = v casts v to x's dtype, where torch's index_put refuses another dtype",
-     lambda step, args: step.op == "setitem_adv" and step.params["value"] in ("sum", "full")
-     and args[1].sum().dtype != args[0].dtype),
-)
+OPEN: tuple = ()
 
 
 def _open_bug(step, args) -> bool:

@@ -317,6 +317,8 @@ def _accumulate_into(t, g, create_graph: bool, owned: bool = False) -> None:
 
     ``owned``: no one else refers to the array ``g``, so it may become ``.grad`` uncopied.
     """
+    if not t._requires_grad:  # detach_()ed since the graph was built: torch adds nothing
+        return
     with accumulate_lock:
         current = getattr(t, "_grad", None)
         if g is None:  # no gradient arrived (torch still runs the post-accumulate hooks)

@@ -14,9 +14,10 @@ import warnings
 from gradkit import ops
 from gradkit._not_implemented import module_getattr
 from gradkit._tensor import Tensor
+from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.ops.conv import conv2d
-from gradkit.ops.elementwise import elu, gelu, leaky_relu, logsigmoid, sigmoid, silu, softplus, tanh
+from gradkit.ops.elementwise import elu, gelu, leaky_relu, logsigmoid, sigmoid, softplus, tanh
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.layers import dropout, embedding, layer_norm, linear
 from gradkit.ops.linalg_norms import vector_norm
@@ -36,6 +37,17 @@ def relu(input, inplace: bool = False):
     if inplace:
         return write_inplace(input, ops.relu)
     return ops.relu(input)
+
+
+def silu(input, inplace: bool = False):
+    """x * sigmoid(x); torch has no complex derivative for it, so a complex input that
+    requires grad is refused while grad mode records."""
+    if input.is_complex() and input.requires_grad and is_grad_enabled():
+        raise RuntimeError("silu does not support automatic differentiation for outputs with "
+                           "complex dtype.")
+    if inplace:
+        return write_inplace(input, ops.silu)
+    return ops.silu(input)
 
 
 def _softmax_dim(name: str, ndim: int) -> int:

@@ -2,119 +2,14 @@
 from __future__ import annotations
 
 import re
-import warnings
 
-import numpy as np
-
-from gradkit._tensor import Tensor
 from gradkit.creation import zeros
 from gradkit.ops._op import op, seam, sum_to_shape
 from gradkit.ops.elementwise import where
+from gradkit.ops.index_keys import (
+    _dims_consumed, _is_basic, _is_int, _located, _raw_key, _split_key, check_index_put)
 from gradkit.ops.inplace import inplace
 from gradkit.ops.shape import _normalize_dim, reshape
-
-_BASIC = (int, slice, type(None), type(Ellipsis))
-
-
-def _raw_key(key):
-    """Tensors inside an index become their arrays, as torch reads them: a 0-d integer tensor
-    is an integer (so ``x[t]`` is a view), a short list holding tensors, sequences, slices,
-    ``...`` or None is a tuple of indices (torch's deprecated reading, with its warning)."""
-    if isinstance(key, list) and _sequence_as_tuple(key, Tensor):
-        warnings.warn(_SEQUENCE_WARNING, UserWarning, stacklevel=4)
-        key = tuple(key)
-    if isinstance(key, tuple):
-        return tuple(_raw_index(k, Tensor) for k in key)
-    return _raw_index(key, Tensor)
-
-
-def _raw_index(k, tensor_type):
-    if isinstance(k, tensor_type):
-        data = k._data
-        return int(data) if data.ndim == 0 and data.dtype.kind in "iu" else data
-    if isinstance(k, list) and any(isinstance(i, tensor_type) for i in k):
-        return [_raw_index(i, tensor_type) for i in k]
-    if isinstance(k, np.integer):  # an integer like any other (x[np.int64(1)] is a view)
-        return int(k)
-    return k
-
-
-_SEQUENCE_WARNING = (
-    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
-    "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
-    "interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error "
-    "or a different result")
-
-
-def _sequence_as_tuple(key: list, tensor_type) -> bool:
-    return len(key) < 32 and any(
-        isinstance(k, (tensor_type, list, tuple, slice, np.ndarray)) or k is None
-        or k is Ellipsis for k in key)
-
-
-def _split_key(key, ndim: int):
-    """torch applies integers (and boolean scalars, as new dims) before the advanced indices,
-    NumPy counts them among the advanced ones (which moves the advanced dims first when a slice
-    separates them): ``(basic, advanced)`` keys whose successive application is torch's
-    ``key``, else None (NumPy agrees)."""
-    if not isinstance(key, tuple):
-        return None
-    if not any(map(_is_bool_scalar, key)) and not (
-            any(map(_is_array_index, key)) and any(map(_is_int, key))):
-        return None
-    consumed = sum(_dims_consumed(k) for k in key if k is not Ellipsis)
-    basic, advanced = [], []
-    for k in key:
-        if k is Ellipsis:
-            basic.append(k)
-            advanced += [slice(None)] * (ndim - consumed)
-        elif _is_int(k):
-            basic.append(k)
-        elif _is_bool_scalar(k):  # torch: a new dim, then a mask on it (empty when False)
-            basic.append(None)
-            advanced.append([bool(k)])
-        elif _is_array_index(k):
-            basic += [slice(None)] * _dims_consumed(k)
-            advanced.append(k)
-        else:  # None or a slice
-            basic.append(k)
-            advanced.append(slice(None))
-    return tuple(basic), tuple(advanced)
-
-
-def _is_int(k) -> bool:
-    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
-
-
-def _is_bool_scalar(k) -> bool:
-    return isinstance(k, (bool, np.bool_)) or (
-        getattr(k, "ndim", None) == 0 and k.dtype.kind == "b")
-
-
-def _is_array_index(k) -> bool:
-    return isinstance(k, list) or getattr(k, "ndim", 0) > 0
-
-
-def _dims_consumed(k) -> int:
-    if _is_int(k) or isinstance(k, slice) or k is Ellipsis:
-        return 1
-    if _is_array_index(k):
-        k = np.asarray(k) if isinstance(k, list) else k
-        return k.ndim if k.dtype.kind == "b" else 1
-    return 0  # None and boolean scalars add a dim instead
-
-
-def _located(array, key):
-    """``array[key]`` with torch's meaning of ``key``, for writing into (a view, or the
-    (array, key) pair to write through when the key is advanced)."""
-    parts = _split_key(key, array.ndim)
-    return (array, key) if parts is None else (array[parts[0]], parts[1])
-
-
-def _is_basic(key) -> bool:
-    if isinstance(key, tuple):
-        return all(type(k) in _BASIC for k in key)
-    return type(key) in _BASIC
 
 
 @op(save="x.shape", linear=True, view=True, node_name="SliceBackward0")
@@ -137,8 +32,11 @@ _NUMPY_SHAPES = re.compile(r"\(([\d, ]*)\)")
 
 
 def _in_torch_words(error: IndexError) -> IndexError:
-    """NumPy's "indexing arrays could not be broadcast" in torch's words; others unchanged."""
+    """NumPy's "indexing arrays could not be broadcast" and "out of bounds for axis" in torch's
+    words; others unchanged."""
     message = str(error)
+    if " is out of bounds for axis " in message:
+        return IndexError(message.replace(" for axis ", " for dimension "))
     if not message.startswith("shape mismatch: indexing arrays could not be broadcast"):
         return error
     shapes = ", ".join(str([int(n) for n in found.replace(",", " ").split()])
@@ -209,10 +107,20 @@ def index_put(xp, x, value, key=None):
     """Out-of-place ``x[key] = value`` (the in-place form is ``x[key] = value``)."""
     out = xp.array(x)  # a copy, and a 0-d array where a plain backward passes a NumPy scalar
     target, key = _located(out, key)
+    shape = getattr(value, "shape", ())
+    while shape and shape[0] == 1:  # torch drops a value's leading size-1 dims (NumPy's masks
+        shape = shape[1:]           # take no 2-d value of one element)
     try:
-        target[key] = value
+        target[key] = value.reshape(shape) if shape != getattr(value, "shape", ()) else value
     except IndexError as error:
         raise _in_torch_words(error) from None
+    except ValueError as error:  # NumPy's "value array of shape (4,) could not be broadcast"
+        shapes = [str([int(n) for n in found.replace(",", " ").split()])
+                  for found in _NUMPY_SHAPES.findall(str(error))]
+        if len(shapes) != 2:
+            raise
+        raise RuntimeError(f"shape mismatch: value tensor of shape {shapes[0]} cannot be "
+                           f"broadcast to indexing result of shape {shapes[1]}") from None
     return out
 
 
@@ -234,7 +142,9 @@ def setitem_(x, key, value):
     """``x[key] = value`` in place (bumps the version; rebases x's history when recording)."""
     if key is False:  # torch writes nothing (and bumps no version) for x[False] = v
         return x
-    return inplace(x, index_put, value, _raw_key(key))
+    raw = _raw_key(key)
+    check_index_put(x, raw, value, key)
+    return inplace(x, index_put, value, raw)
 
 
 def _along_axis_key(xp, index, dim):

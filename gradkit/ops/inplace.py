@@ -12,7 +12,7 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.autograd import saved_mutation
-from gradkit.autograd.grad_mode import records_graph
+from gradkit.autograd.grad_mode import enable_grad, records_graph
 from gradkit.autograd.graph import SavedTensor
 from gradkit.autograd.inference import check_inplace
 from gradkit.backend import device_context
@@ -115,6 +115,19 @@ def _update_views(tensor, view, recording: bool) -> None:
         elif recording and info.base is root:
             fresh = replay_view(info.steps(), root)
             set_history(other, fresh.grad_fn, fresh._output_nr)
+        elif info.base is root and not root._requires_grad and other.grad_fn is not None:
+            _cut_from_base(other, info, root)
+
+
+def _cut_from_base(view, info, root) -> None:
+    """A write into a base whose history was cut (``detach_()``): torch regenerates the view's
+    history from the base, which now passes no gradient on (the view still requires grad)."""
+    alias = Tensor_alias(root)
+    alias._requires_grad = True
+    with enable_grad():
+        fresh = replay_view(info.steps(), alias)
+    alias._requires_grad = False  # its AccumulateGrad adds nothing (as torch's missing edge)
+    set_history(view, fresh.grad_fn, fresh._output_nr)
 
 
 _stale_view_class = None

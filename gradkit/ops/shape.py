@@ -119,7 +119,8 @@ permute.defjvp(lambda t, dims: permute(t, dims))
 @op(linear=True, view=True, batchable=True, method=("transpose", "swapaxes"))
 def transpose(xp, x, *, dim0, dim1):
     """A view of x with dims ``dim0`` and ``dim1`` swapped."""
-    if x.ndim == 0:
+    if x.ndim == 0:  # dims 0 and -1 only, as torch
+        _normalize_dim(dim0, 0), _normalize_dim(dim1, 0)
         return x
     return xp.swapaxes(x, _normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim))
 

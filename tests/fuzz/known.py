@@ -20,8 +20,21 @@ class Known(NamedTuple):
     applies: Callable             # (program, mine, theirs) -> bool
 
 
-# No deliberate difference that these programs can observe is documented yet.
-KNOWN_DIFFERENCES: tuple[Known, ...] = ()
+def _integer_tensor_requires_grad(program, mine: Result, theirs: Result) -> bool:
+    """Only requires_grad differs, on integer/bool tensors torch marks and gradkit does not."""
+    if len(mine.flags) != len(theirs.flags):
+        return False
+    differ = [i for i, (a, b) in enumerate(zip(mine.flags, theirs.flags)) if a != b]
+    return bool(differ) and all(
+        theirs.flags[i] and mine.values[i].dtype.kind in "biu" for i in differ) and not compare(
+        mine, theirs._replace(flags=mine.flags))
+
+
+KNOWN_DIFFERENCES: tuple[Known, ...] = (
+    Known("an integer tensor written with a value that requires grad does not require grad",
+          "docs/numerics.md", "leaves the integer tensor not requiring grad",
+          _integer_tensor_requires_grad),
+)
 
 
 def known_difference(program, mine: Result, theirs: Result) -> str | None:

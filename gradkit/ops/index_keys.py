@@ -1,0 +1,159 @@
+"""Reading torch's index keys (``x[key]``): tensors in a key become arrays, integer and boolean
+scalars apply before the advanced indices as torch applies them, uint8 tensors are masks."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from gradkit._tensor import Tensor
+from gradkit.backend import get_array_module
+from gradkit.ops.unary_helpers import scalar_type_name
+
+_BASIC = (int, slice, type(None), type(Ellipsis))
+
+
+def _raw_key(key):
+    """Tensors inside an index become their arrays, as torch reads them: a 0-d integer tensor
+    is an integer (so ``x[t]`` is a view), a short list holding tensors, sequences, slices,
+    ``...`` or None is a tuple of indices (torch's deprecated reading, with its warning)."""
+    if isinstance(key, list) and _sequence_as_tuple(key, Tensor):
+        warnings.warn(_SEQUENCE_WARNING, UserWarning, stacklevel=4)
+        key = tuple(key)
+    if isinstance(key, tuple):
+        return tuple(_raw_index(k, Tensor) for k in key)
+    return _raw_index(key, Tensor)
+
+
+def _raw_index(k, tensor_type):
+    if isinstance(k, tensor_type):
+        data = k._data
+        if data.dtype == np.uint8:  # torch's deprecated reading: a uint8 tensor is a mask
+            warnings.warn(_UINT8_WARNING, UserWarning, stacklevel=5)
+            return data != 0
+        return int(data) if data.ndim == 0 and data.dtype.kind in "iu" else data
+    if isinstance(k, list) and any(isinstance(i, tensor_type) for i in k):
+        return [_raw_index(i, tensor_type) for i in k]
+    if isinstance(k, np.integer):  # an integer like any other (x[np.int64(1)] is a view)
+        return int(k)
+    return k
+
+
+_UINT8_WARNING = ("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                  "torch.bool instead.")
+_SEQUENCE_WARNING = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
+    "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
+    "interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error "
+    "or a different result")
+
+
+def _sequence_as_tuple(key: list, tensor_type) -> bool:
+    return len(key) < 32 and any(
+        isinstance(k, (tensor_type, list, tuple, slice, np.ndarray)) or k is None
+        or k is Ellipsis for k in key)
+
+
+def _split_key(key, ndim: int):
+    """torch applies integers (and boolean scalars, as new dims) before the advanced indices,
+    NumPy counts them among the advanced ones (which moves the advanced dims first when a slice
+    separates them): ``(basic, advanced)`` keys whose successive application is torch's
+    ``key``, else None (NumPy agrees)."""
+    if not isinstance(key, tuple):
+        return None
+    if not any(map(_is_bool_scalar, key)) and not (
+            any(map(_is_array_index, key)) and any(map(_is_int, key))):
+        return None
+    consumed = sum(_dims_consumed(k) for k in key if k is not Ellipsis)
+    basic, advanced = [], []
+    for k in key:
+        if k is Ellipsis:
+            basic.append(k)
+            advanced += [slice(None)] * (ndim - consumed)
+        elif _is_int(k):
+            basic.append(k)
+        elif _is_bool_scalar(k):  # torch: a new dim, then a mask on it (empty when False)
+            basic.append(None)
+            advanced.append([bool(k)])
+        elif _is_array_index(k):
+            basic += [slice(None)] * _dims_consumed(k)
+            advanced.append(k)
+        else:  # None or a slice
+            basic.append(k)
+            advanced.append(slice(None))
+    return tuple(basic), tuple(advanced)
+
+
+def _is_int(k) -> bool:
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+
+
+def _is_bool_scalar(k) -> bool:
+    return isinstance(k, (bool, np.bool_)) or (
+        getattr(k, "ndim", None) == 0 and k.dtype.kind == "b")
+
+
+def _is_array_index(k) -> bool:
+    return isinstance(k, list) or getattr(k, "ndim", 0) > 0
+
+
+def _dims_consumed(k) -> int:
+    if _is_int(k) or isinstance(k, slice) or k is Ellipsis:
+        return 1
+    if _is_array_index(k):
+        k = np.asarray(k) if isinstance(k, list) else k
+        return k.ndim if k.dtype.kind == "b" else 1
+    return 0  # None and boolean scalars add a dim instead
+
+
+def _located(array, key):
+    """``array[key]`` with torch's meaning of ``key``, for writing into (a view, or the
+    (array, key) pair to write through when the key is advanced)."""
+    parts = _split_key(key, array.ndim)
+    return (array, key) if parts is None else (array[parts[0]], parts[1])
+
+
+def _is_basic(key) -> bool:
+    if isinstance(key, tuple):
+        return all(type(k) in _BASIC for k in key)
+    return type(key) in _BASIC
+
+
+def check_index_put(x, raw_key, value, key) -> None:
+    """torch writes ``x[advanced key] = value`` with index_put_, which refuses a value of another
+    dtype, except for one element under a single mask (masked_fill_, which casts and refuses
+    uint8 masks). Keys without tensors or lists copy, casting as copy_ does."""
+    keys = raw_key if isinstance(raw_key, tuple) else (raw_key,)
+    indices = [k for k in keys if _is_array_index(k) or _is_bool_scalar(k)]
+    if not indices:
+        return
+    if (not isinstance(value, Tensor) or value.numel() == 1) and len(indices) == 1 \
+            and not _is_bool_scalar(indices[0]) and np.asarray(indices[0]).dtype == bool:
+        if any(isinstance(k, Tensor) and k.dtype.name == "uint8" and k.ndim
+               for k in (key if isinstance(key, (tuple, list)) else (key,))):
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with "
+                               "dtype unsigned char")
+        return
+    if not isinstance(value, Tensor) or value._data.dtype == x._data.dtype:
+        return
+    try:  # torch reports a wrong key, or a value of the wrong shape, before the dtype
+        xp = get_array_module(x._data)
+        target, inner = _located(xp.broadcast_to(xp.zeros((), bool), x.shape), raw_key)
+        if not _broadcasts_to(value.shape, target[inner].shape):
+            return
+    except IndexError as error:  # torch checks the bounds later, in its kernel
+        if "out of bounds" not in str(error):
+            return
+    raise RuntimeError(
+        "Index put requires the source and destination dtypes match, got "
+        f"{scalar_type_name(x._data)} for the destination and {scalar_type_name(value._data)} "
+        "for the source.")
+
+
+def _broadcasts_to(shape, target) -> bool:
+    """Whether a value of ``shape`` fills ``target`` (leading size-1 dims dropped, as torch)."""
+    shape = tuple(shape)
+    while shape and shape[0] == 1:
+        shape = shape[1:]
+    return len(shape) <= len(target) and all(
+        s in (1, t) for s, t in zip(reversed(shape), reversed(tuple(target))))

@@ -158,6 +158,10 @@ class Tensor:
     def requires_grad(self, value: bool) -> None:
         self.requires_grad_(value)
 
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("requires_grad must be a bool")  # torch: `del t.requires_grad`
+
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set requires_grad on a leaf (in place); returns self."""
         if self.grad_fn is not None:
@@ -193,6 +197,10 @@ class Tensor:
             raise RuntimeError("data set to a tensor that requires gradients must be floating "
                                "point or complex dtype")
         self._data = value._data
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
 
     @property
     def output_nr(self) -> int:

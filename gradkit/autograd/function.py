@@ -64,6 +64,13 @@ class FunctionCtx:
             raise RuntimeError(FREED_MESSAGE)
         return tuple(s.unpack(node, True) if type(s) is SavedTensor else s for s in node.saved)
 
+    @property
+    def saved_variables(self) -> tuple:
+        """Deprecated spelling of :attr:`saved_tensors` (warns, as torch does)."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
+                      stacklevel=2)
+        return self.saved_tensors
+
     def mark_dirty(self, *tensors) -> None:
         """Declare inputs that forward modified in place (they must also be returned)."""
         self._dirty = tensors
@@ -179,8 +186,17 @@ class Function(metaclass=_FunctionMeta):
     """
 
     def __init__(self, *args, **kwargs) -> None:
-        raise RuntimeError("Function instances are not used: call the staticmethods through "
-                           f"{type(self).__name__}.apply(...)")
+        # torch only warns (its own tests instantiate Functions); calling the instance raises
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd "
+                      "functions are all static, so you should invoke them on the class itself. "
+                      "Instantiating an autograd function will raise an error in a future "
+                      "version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is "
+                           "deprecated. Please use new-style autograd function with static "
+                           "forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -252,7 +268,11 @@ def _check_dirty(ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
                            "returned as output. The inputs that are modified inplace must all be "
                            "outputs of the Function.")
     input_ids = {id(a) for a in args}
-    if any(id(t) not in input_ids for t in ctx._dirty):
+    not_inputs = [t for t in ctx._dirty if id(t) not in input_ids]
+    if any(getattr(t, "_view", None) is not None for t in not_inputs):  # torch: an error for views
+        raise RuntimeError("ctx.mark_dirty() received a tensor that was not an input. Only input "
+                           "Tensors that have been mutated should be passed to ctx.mark_dirty().")
+    if not_inputs:
         warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input "
                       "Tensors that have been mutated should be passed to ctx.mark_dirty().",
                       UserWarning, stacklevel=4)

@@ -280,8 +280,6 @@ def test_backward_with_non_leaf_inputs_and_an_unused_one():
     assert abs(grads[0].numpy() - (2 * x + y)).max() < 1e-12
 
 
-@pytest.mark.xfail(strict=True, reason="autograd-api: ctx.saved_variables (deprecated alias of "
-                   "saved_tensors, with a warning)")
 def test_saved_variables_is_deprecated():
     # torch: test_saved_variables_deprecated
     def program(lib):

@@ -109,8 +109,6 @@ def test_anomaly_mode_reports_the_parent_forward_during_double_backward():
     assert flags == (True, True, True)
 
 
-@pytest.mark.xfail(strict=True, reason="engine-hooks: entering detect_anomaly() gives no "
-                   "'Anomaly Detection has been enabled' warning (torch warns once per entry)")
 def test_anomaly_mode_warns_then_raises_the_version_error():
     # torch: test_anomaly_grad_warnings
     def program(lib):

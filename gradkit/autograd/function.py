@@ -16,6 +16,7 @@ import weakref
 
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import no_grad, records_graph, set_grad_enabled
+from gradkit.autograd.function_checks import DIRTY_VIEW_OF_SEVERAL, check_dirty, check_grads
 from gradkit.autograd.graph import FREED_MESSAGE, FunctionNode, Node, SavedTensor
 from gradkit.backend import get_array_module
 
@@ -113,7 +114,7 @@ class FunctionOp:
         backward = _user_backward(self.function_class)
         with set_grad_enabled(create_graph):
             result = backward(ctx, *grad_outputs)
-        result = _check_grads(node, result if isinstance(result, tuple) else (result,))
+        result = check_grads(node, result if isinstance(result, tuple) else (result,))
         if create_graph:
             return result
         return tuple(g._data if g is not None else None for g in result)
@@ -126,31 +127,6 @@ def _user_backward(function_class):
         raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not "
                            "allowed. You should only implement one of them.")
     return vjp if vjp is not Function.vjp else backward
-
-
-def _check_grads(node: Node, grads: tuple) -> tuple:
-    """torch's checks on what a custom backward returned (shapes are checked by the engine)."""
-    Tensor = _Tensor()  # noqa: N806 - the class, imported late
-    expected = len(node._next)
-    if len(grads) > expected and all(g is None for g in grads[expected:]):
-        grads = grads[:expected]  # trailing Nones are allowed, as in torch
-    if len(grads) != expected:
-        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
-                           f"(expected {expected}, got {len(grads)})")
-    for i, g in enumerate(grads):
-        if g is None:
-            continue
-        if not isinstance(g, Tensor):
-            raise RuntimeError(f"function {node.name()} returned a gradient of type "
-                               f"{type(g).__name__} at position {i}; expected a Tensor or None")
-        if node.input_meta[i] is None:
-            raise RuntimeError(f"function {node.name()} returned a gradient different than None "
-                               f"at position {i + 1}, but the corresponding forward input was "
-                               "not a Variable")
-        if g._data.dtype.kind == "c" and node.input_meta[i][1].kind != "c":
-            raise RuntimeError(f"function {node.name()} returned a complex gradient at index {i} "
-                               f"for a real input of dtype {node.input_meta[i][1]}")
-    return grads
 
 
 class _FunctionMeta(type):
@@ -249,33 +225,13 @@ def _apply(cls, args: tuple, kwargs: dict):
             raw = cls.forward(ctx, *args, **kwargs)
     single = not isinstance(raw, tuple)
     outputs = (raw,) if single else raw
-    _check_dirty(ctx, args, outputs)
+    check_dirty(ctx, args, outputs)
     node = None
     if recording:
         outputs, node = _record(cls, ctx, args, outputs)
     if dual:
         forward_ad.propagate_function(cls, ctx, args, outputs)
     return (outputs[0] if single else outputs), node
-
-
-def _check_dirty(ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
-    """torch's rules for ``ctx.mark_dirty``: dirty tensors are inputs, returned as outputs."""
-    if not ctx._dirty:
-        return
-    output_ids = {id(o) for o in outputs}
-    if any(id(t) not in output_ids for t in ctx._dirty):
-        raise RuntimeError("Some elements marked as dirty during the forward method were not "
-                           "returned as output. The inputs that are modified inplace must all be "
-                           "outputs of the Function.")
-    input_ids = {id(a) for a in args}
-    not_inputs = [t for t in ctx._dirty if id(t) not in input_ids]
-    if any(getattr(t, "_view", None) is not None for t in not_inputs):  # torch: an error for views
-        raise RuntimeError("ctx.mark_dirty() received a tensor that was not an input. Only input "
-                           "Tensors that have been mutated should be passed to ctx.mark_dirty().")
-    if not_inputs:
-        warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input "
-                      "Tensors that have been mutated should be passed to ctx.mark_dirty().",
-                      UserWarning, stacklevel=4)
 
 
 def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
@@ -302,6 +258,8 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
             if out.grad_fn is None and out._requires_grad:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an "
                                    "in-place operation.")
+            if view is not None and len(outputs) > 1:
+                raise RuntimeError(DIRTY_VIEW_OF_SEVERAL)
             if view is not None and view.base.grad_fn is None and view.base._requires_grad:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used "
                                    "in an in-place operation.")
@@ -316,6 +274,9 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
             if view is not None:  # a view written in place: its base's history changes too
                 from gradkit.ops.inplace import _rebase_view
                 _rebase_view(out, view, Tensor._make(out._data, node, i))
+            elif getattr(out, "_view", None) is not None and id(out) not in dirty:
+                from gradkit.ops.views import mark_function_output
+                mark_function_output(out, cls.__name__, i, len(outputs))
         wrapped.append(out)
     ctx._output_meta = tuple(output_meta)
     node.saved = _saved(ctx, node, wrapped)

@@ -1,6 +1,7 @@
 """The checks gradcheck makes besides the backward Jacobian, as torch makes them: the
-forward-mode Jacobian (``check_forward_ad``) and backward with undefined output gradients
-(``check_undefined_grad``)."""
+forward-mode Jacobian (``check_forward_ad``), backward with undefined output gradients
+(``check_undefined_grad``), backward multiplied by grad_output, and a function without
+differentiable outputs."""
 from __future__ import annotations
 
 import warnings
@@ -8,7 +9,9 @@ import warnings
 import numpy as np
 
 from gradkit.autograd.function import Function
-from gradkit.autograd.gradcheck import _device_like, _host, _outputs, _real_components
+from gradkit.autograd.gradcheck import (
+    _CURRENT_INPUTS, _device_like, _host, _numerical_jacobian, _outputs, _real_components,
+)
 
 UNDEFINED_NOTE = 'Please look at "Notes about undefined output gradients" in ' \
     '"tools/autograd/derivatives.yaml"'
@@ -98,3 +101,32 @@ def _warn_new_check() -> None:
                   "enabled by default, but it may break existing callers of this function. If "
                   "this is true for you, you can call this function with "
                   '"check_undefined_grad=False" to disable the feature', stacklevel=3)
+
+
+def check_no_differentiable_outputs(func, inputs, indices, eps, error) -> None:
+    """No output requires grad: then the numerical gradient must be zero everywhere."""
+    _CURRENT_INPUTS[0] = inputs
+    saved = [inputs[i]._data.copy() for i in indices]
+    try:
+        jacobians = _numerical_jacobian(func, inputs, indices, eps)
+    finally:
+        for i, data in zip(indices, saved, strict=True):
+            inputs[i]._data[...] = data
+        _CURRENT_INPUTS[0] = None
+    if any(np.any(j != 0) for j in jacobians):
+        raise error("Numerical gradient for function expected to be zero")
+
+
+def check_backward_mul_by_grad_output(outputs, inputs, indices, error) -> None:
+    """Zero output gradients must give zero input gradients (a backward that adds a constant
+    passes a loose Jacobian check but not this one)."""
+    from gradkit.autograd.api import grad as autograd_grad
+    from gradkit.creation import zeros_like
+    diff = [o for o in outputs if o.requires_grad]
+    if not diff:
+        return
+    grads = autograd_grad(diff, [inputs[i] for i in indices], [zeros_like(o) for o in diff],
+                          retain_graph=True, allow_unused=True)
+    for g in grads:
+        if g is not None and np.any(_host(g._data) != 0):
+            raise error("backward not multiplied by grad_output")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import warnings
 import weakref
 
@@ -39,6 +40,7 @@ class FunctionCtx:
         self.saved_for_forward = ()  # ctx.save_for_forward: what jvp reads
         self._in_jvp = False
         self._output_meta = ()
+        self._kept_node = None       # the node, once it outlived its graph (_keep_if_stashed)
 
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors (or None) for backward; read them back with ``ctx.saved_tensors``."""
@@ -58,10 +60,10 @@ class FunctionCtx:
         """The tensors given to save_for_backward (checked against in-place changes)."""
         if self._in_jvp and self.saved_for_forward:
             return tuple(self.saved_for_forward)
-        node = self._node() if self._node is not None else None
-        if node is None:  # forward ran without recording: nothing was packed
+        if self._node is None:  # forward ran without recording: nothing was packed
             return tuple(self._to_save)
-        if node.saved is None:
+        node = self._kept_node or self._node()
+        if node is None or node.saved is None:  # freed by backward, then the node died
             raise RuntimeError(FREED_MESSAGE)
         return tuple(s.unpack(node, True) if type(s) is SavedTensor else s for s in node.saved)
 
@@ -129,6 +131,15 @@ def _user_backward(function_class):
     return vjp if vjp is not Function.vjp else backward
 
 
+def _keep_if_stashed(node) -> None:
+    """A node dying while its ctx lives on elsewhere (stashed by the user) stays alive through
+    that ctx, as torch's ctx is its node: ``ctx.saved_tensors`` keeps working."""
+    ctx = node.params
+    # references: node.params, this local and getrefcount's argument
+    if isinstance(ctx, FunctionCtx) and node.saved is not None and sys.getrefcount(ctx) > 3:
+        ctx._kept_node = node
+
+
 class _FunctionMeta(type):
     """Gives every Function subclass its own node adapter (``_op``)."""
 
@@ -138,7 +149,7 @@ class _FunctionMeta(type):
         # the type of its nodes, named as torch names it: type(y.grad_fn).__name__ == "MyFnBackward"
         cls._backward_cls = type(cls._op.node_name, (FunctionNode,),
                                  {"__slots__": (), "__module__": __name__,
-                                  "__qualname__": cls._op.node_name})
+                                  "__qualname__": cls._op.node_name, "__del__": _keep_if_stashed})
         # forward(*args) + setup_context(ctx, ...) instead of forward(ctx, *args)
         cls._setup_context_style = any(
             "setup_context" in vars(k) for k in cls.__mro__

@@ -27,8 +27,12 @@ def _Tensor():
     return Tensor
 
 
-class FunctionCtx:
-    """The ``ctx`` of a custom Function: what forward leaves for backward (and jvp)."""
+class FunctionCtx(Node):
+    """The ``ctx`` of a custom Function: what forward leaves for backward (and jvp).
+
+    A graph Node by type, as torch's ctx is its node (``isinstance(ctx, graph.Node)``); the
+    node proper is a separate object here, so the Node fields are left unset on the ctx.
+    """
 
     def __init__(self) -> None:
         self._to_save = ()
@@ -41,6 +45,9 @@ class FunctionCtx:
         self._in_jvp = False
         self._output_meta = ()
         self._kept_node = None       # the node, once it outlived its graph (_keep_if_stashed)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {id(self):#x}>"
 
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors (or None) for backward; read them back with ``ctx.saved_tensors``."""

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import click
 
-from gradkit.autograd.anomaly_mode import AnomalyReport, detect_anomaly
+from gradkit.autograd.anomaly_mode import AnomalyReport, set_detect_anomaly
 from gradkit.cli import render
 from gradkit.cli.script_runner import (
     ScriptNotFoundError, ScriptResult, check_module, check_script, format_script_traceback,
@@ -58,10 +58,11 @@ def exit_if_forked_child(result: ScriptResult) -> None:
 
 
 def anomaly_mode(enabled: bool, check_forward: bool = False) -> contextlib.AbstractContextManager:
-    """``detect_anomaly(check_forward=...)`` when enabled, else nothing."""
+    """Anomaly mode (with check_forward) when enabled, else nothing; set_detect_anomaly, as
+    detect_anomaly() would warn on stderr that the mode the user asked for is on."""
     if not enabled:
         return contextlib.nullcontext()
-    return detect_anomaly(check_forward=check_forward)
+    return set_detect_anomaly(True, check_forward=check_forward)
 
 
 def report_script_failure(result: ScriptResult, no_color: bool) -> None:

@@ -131,16 +131,16 @@ class Tensor:
     # -- autograd state ---------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
-        """Whether ops on this tensor are recorded for backward (torch: also a view whose base
-        requires grad, even one made before the base's ``requires_grad_()``)."""
-        if self._requires_grad:
-            return True
-        view = getattr(self, "_view", None)
-        return view is not None and view.base._requires_grad
+        """Whether ops on this tensor are recorded for backward."""
+        return self._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         self.requires_grad_(value)
+
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("requires_grad must be a bool")  # torch: `del t.requires_grad`
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set requires_grad on a leaf (in place); returns self."""
@@ -177,6 +177,10 @@ class Tensor:
             raise RuntimeError("data set to a tensor that requires gradients must be floating "
                                "point or complex dtype")
         self._data = value._data
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
 
     @property
     def output_nr(self) -> int:

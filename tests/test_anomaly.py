@@ -370,9 +370,11 @@ def test_mode_is_thread_local():
 @pytest.mark.parametrize("action", ["ignore", "error"])
 def test_filtered_warnings_do_not_lose_the_report(action):
     x = gradkit.zeros(2, requires_grad=True)
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        mode = AD.detect_anomaly()  # as torch, it warns when made (an error under "error")
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter(action)
-        with AD.detect_anomaly(), pytest.raises(RuntimeError) as info:
+        with mode, pytest.raises(RuntimeError) as info:
             (x.sqrt() * 0).sum().backward()  # FORWARD-FILTERED
     rendered = info.value.anomaly.render()
     assert "SqrtBackward0" in rendered and _line_of("FORWARD-FILTERED") in rendered

@@ -358,9 +358,11 @@ def test_saved_tensors_after_free_and_after_inplace():
         y.sum().backward()
 
 
-def test_instantiating_a_function_is_an_error():
-    with pytest.raises(RuntimeError, match=r"Cube.apply"):
-        Cube()
+def test_instantiating_a_function_warns_and_calling_it_is_an_error():
+    with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+        instance = Cube()
+    with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward"):
+        instance(gradkit.ones(1))
 
 
 # -- against torch ----------------------------------------------------------------------

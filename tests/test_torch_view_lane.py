@@ -133,16 +133,24 @@ def test_detach__leaves_get_no_gradient(write):
     assert program(gradkit) == program(torch)
 
 
-def test_a_view_requires_grad_with_its_base():
+def test_a_view_made_before_requires_grad_or_under_no_grad_does_not_require_grad():
+    """A deliberate difference (docs/autograd.md): torch says such views require grad, yet
+    gradients through them reach nothing; gradkit says False, so backward raises."""
     def program(lib):
         base = lib.ones(2, 3)
         view = base[0]
-        inner = view.unsqueeze(0)[:, 1:]
         base.requires_grad_()
         with lib.no_grad():
             quiet = base[1]
-        return [(t.requires_grad, t.is_leaf) for t in (view, inner, quiet, base.detach())]
-    assert program(gradkit) == program(torch)
+        flags = [t.requires_grad for t in (view, quiet)]
+        try:
+            (view * 2).sum().backward()
+        except RuntimeError as error:
+            return flags, str(error)
+        return flags, base.grad
+    assert program(torch) == ([True, True], None)
+    flags, error = program(gradkit)
+    assert flags == [False, False] and "does not require grad" in error
 
 
 def test_an_integer_tensor_written_with_a_value_that_requires_grad():

@@ -117,6 +117,8 @@ class detect_anomaly(_DecoratorContextManager):  # noqa: N801 - torch's spelling
     def __init__(self, check_nan: bool = True, check_forward: bool = False) -> None:
         self.check_nan = check_nan
         self.check_forward = check_forward
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
+                      "and should only be enabled for debugging.", stacklevel=2)  # as torch
 
     def __enter__(self) -> None:
         self.prev = _settings()

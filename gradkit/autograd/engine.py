@@ -335,7 +335,8 @@ def _accumulate_into(t, g, create_graph: bool, owned: bool = False) -> None:
     post_hooks = getattr(t, "_post_acc_hooks", None)
     if post_hooks:
         for hook in list(post_hooks.values()):
-            hook(t)
+            if hook(t) is not None:  # torch: they may only act on t, not return a gradient
+                raise RuntimeError("hooks should return None.")
 
 
 def _copy_with_graph(g):

@@ -11,20 +11,27 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import warnings
 import weakref
 
 from gradkit._tensor import Tensor
 from gradkit.autograd import forward_ad, observers
 from gradkit.autograd.grad_mode import no_grad, records_graph, set_grad_enabled
+from gradkit.autograd.function_checks import DIRTY_VIEW_OF_SEVERAL, check_dirty, check_grads
 from gradkit.autograd.graph import FREED_MESSAGE, FunctionNode, Node, SavedTensor
 from gradkit.backend import get_array_module
 from gradkit.ops._op import edge_of
 from gradkit.ops.inplace import _rebase_view
+from gradkit.ops.views import mark_function_output
 
 
-class FunctionCtx:
-    """The ``ctx`` of a custom Function: what forward leaves for backward (and jvp)."""
+class FunctionCtx(Node):
+    """The ``ctx`` of a custom Function: what forward leaves for backward (and jvp).
+
+    A graph Node by type, as torch's ctx is its node (``isinstance(ctx, graph.Node)``); the
+    node proper is a separate object here, so the Node fields are left unset on the ctx.
+    """
 
     def __init__(self) -> None:
         self._to_save = ()
@@ -36,6 +43,10 @@ class FunctionCtx:
         self.saved_for_forward = ()  # ctx.save_for_forward: what jvp reads
         self._in_jvp = False
         self._output_meta = ()
+        self._kept_node = None       # the node, once it outlived its graph (_keep_if_stashed)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {id(self):#x}>"
 
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors (or None) for backward; read them back with ``ctx.saved_tensors``."""
@@ -54,12 +65,19 @@ class FunctionCtx:
         """The tensors given to save_for_backward (checked against in-place changes)."""
         if self._in_jvp and self.saved_for_forward:
             return tuple(self.saved_for_forward)
-        node = self._node() if self._node is not None else None
-        if node is None:  # forward ran without recording: nothing was packed
+        if self._node is None:  # forward ran without recording: nothing was packed
             return tuple(self._to_save)
-        if node.saved is None:
+        node = self._kept_node or self._node()
+        if node is None or node.saved is None:  # freed by backward, then the node died
             raise RuntimeError(FREED_MESSAGE)
         return tuple(s.unpack(node, True) if type(s) is SavedTensor else s for s in node.saved)
+
+    @property
+    def saved_variables(self) -> tuple:
+        """Deprecated spelling of :attr:`saved_tensors` (warns, as torch does)."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
+                      stacklevel=2)
+        return self.saved_tensors
 
     def mark_dirty(self, *tensors) -> None:
         """Declare inputs that forward modified in place (they must also be returned)."""
@@ -102,7 +120,7 @@ class FunctionOp:
         backward = _user_backward(self.function_class)
         with set_grad_enabled(create_graph):
             result = backward(ctx, *grad_outputs)
-        result = _check_grads(node, result if isinstance(result, tuple) else (result,))
+        result = check_grads(node, result if isinstance(result, tuple) else (result,))
         if create_graph:
             return result
         return tuple(g._data if g is not None else None for g in result)
@@ -117,28 +135,14 @@ def _user_backward(function_class):
     return vjp if vjp is not Function.vjp else backward
 
 
-def _check_grads(node: Node, grads: tuple) -> tuple:
-    """torch's checks on what a custom backward returned (shapes are checked by the engine)."""
-    expected = len(node._next)
-    if len(grads) > expected and all(g is None for g in grads[expected:]):
-        grads = grads[:expected]  # trailing Nones are allowed, as in torch
-    if len(grads) != expected:
-        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
-                           f"(expected {expected}, got {len(grads)})")
-    for i, g in enumerate(grads):
-        if g is None:
-            continue
-        if not isinstance(g, Tensor):
-            raise RuntimeError(f"function {node.name()} returned a gradient of type "
-                               f"{type(g).__name__} at position {i}; expected a Tensor or None")
-        if node.input_meta[i] is None:
-            raise RuntimeError(f"function {node.name()} returned a gradient different than None "
-                               f"at position {i + 1}, but the corresponding forward input was "
-                               "not a Variable")
-        if g._data.dtype.kind == "c" and node.input_meta[i][1].kind != "c":
-            raise RuntimeError(f"function {node.name()} returned a complex gradient at index {i} "
-                               f"for a real input of dtype {node.input_meta[i][1]}")
-    return grads
+
+def _keep_if_stashed(node) -> None:
+    """A node dying while its ctx lives on elsewhere (stashed by the user) stays alive through
+    that ctx, as torch's ctx is its node: ``ctx.saved_tensors`` keeps working."""
+    ctx = node.params
+    # references: node.params, this local and getrefcount's argument
+    if isinstance(ctx, FunctionCtx) and node.saved is not None and sys.getrefcount(ctx) > 3:
+        ctx._kept_node = node
 
 
 class _FunctionMeta(type):
@@ -150,7 +154,7 @@ class _FunctionMeta(type):
         # the type of its nodes, named as torch names it: type(y.grad_fn).__name__ == "MyFnBackward"
         cls._backward_cls = type(cls._op.node_name, (FunctionNode,),
                                  {"__slots__": (), "__module__": __name__,
-                                  "__qualname__": cls._op.node_name})
+                                  "__qualname__": cls._op.node_name, "__del__": _keep_if_stashed})
         # forward(*args) + setup_context(ctx, ...) instead of forward(ctx, *args)
         cls._setup_context_style = any(
             "setup_context" in vars(k) for k in cls.__mro__
@@ -174,8 +178,17 @@ class Function(metaclass=_FunctionMeta):
     """
 
     def __init__(self, *args, **kwargs) -> None:
-        raise RuntimeError("Function instances are not used: call the staticmethods through "
-                           f"{type(self).__name__}.apply(...)")
+        # torch only warns (its own tests instantiate Functions); calling the instance raises
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd "
+                      "functions are all static, so you should invoke them on the class itself. "
+                      "Instantiating an autograd function will raise an error in a future "
+                      "version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is "
+                           "deprecated. Please use new-style autograd function with static "
+                           "forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -226,29 +239,13 @@ def _apply(cls, args: tuple, kwargs: dict):
             raw = cls.forward(ctx, *args, **kwargs)
     single = not isinstance(raw, tuple)
     outputs = (raw,) if single else raw
-    _check_dirty(ctx, args, outputs)
+    check_dirty(ctx, args, outputs)
     node = None
     if recording:
         outputs, node = _record(cls, ctx, args, outputs)
     if dual:
         forward_ad.propagate_function(cls, ctx, args, outputs)
     return (outputs[0] if single else outputs), node
-
-
-def _check_dirty(ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
-    """torch's rules for ``ctx.mark_dirty``: dirty tensors are inputs, returned as outputs."""
-    if not ctx._dirty:
-        return
-    output_ids = {id(o) for o in outputs}
-    if any(id(t) not in output_ids for t in ctx._dirty):
-        raise RuntimeError("Some elements marked as dirty during the forward method were not "
-                           "returned as output. The inputs that are modified inplace must all be "
-                           "outputs of the Function.")
-    input_ids = {id(a) for a in args}
-    if any(id(t) not in input_ids for t in ctx._dirty):
-        warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input "
-                      "Tensors that have been mutated should be passed to ctx.mark_dirty().",
-                      UserWarning, stacklevel=4)
 
 
 def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
@@ -273,6 +270,8 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
             if out.grad_fn is None and out._requires_grad:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an "
                                    "in-place operation.")
+            if view is not None and len(outputs) > 1:
+                raise RuntimeError(DIRTY_VIEW_OF_SEVERAL)
             if view is not None and view.base.grad_fn is None and view.base._requires_grad:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used "
                                    "in an in-place operation.")
@@ -286,6 +285,8 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
             out.grad_fn, out._output_nr, out._requires_grad = node, i, True
             if view is not None:  # a view written in place: its base's history changes too
                 _rebase_view(out, view, Tensor._make(out._data, node, i))
+            elif getattr(out, "_view", None) is not None and id(out) not in dirty:
+                mark_function_output(out, cls.__name__, i, len(outputs))
         wrapped.append(out)
     ctx._output_meta = tuple(output_meta)
     node.saved = _saved(ctx, node, wrapped)

@@ -109,18 +109,26 @@ def _check_requires_grad(values: tuple, kind: str, strict: bool) -> None:
     if not strict:
         return
     for i, v in enumerate(values):
-        if v is None or not v.requires_grad:
+        if v is None:  # as torch: an unreachable input, whatever the stage
+            raise RuntimeError(_INDEPENDENT_MESSAGES["back"].format(i=i))
+        if not v.requires_grad:
             raise RuntimeError(_REQUIRES_GRAD_MESSAGES[kind].format(i=i))
 
 
-def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, stage: str) -> tuple:
-    """None gradients become zeros (or, in strict mode, an error naming the input)."""
+def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, stage: str,
+                   create_graph: bool = False) -> tuple:
+    """None gradients become zeros (or, in strict mode, an error naming the input); strict
+    with create_graph also refuses a gradient without graph (its derivative would be zero)."""
     out = []
     for i, (g, ref) in enumerate(zip(grads, refs, strict=False)):
         if g is None:
             if strict:
                 raise RuntimeError(_INDEPENDENT_MESSAGES[stage].format(i=i))
             g = _zeros_like(ref)
+        elif strict and create_graph and not g.requires_grad:
+            raise RuntimeError(f"The {'hessian' if 'double' in stage else 'jacobian'} of the "
+                               f"user-provided function is independent of input {i}. This is "
+                               "not allowed in strict mode when create_graph=True.")
         out.append(g)
     return tuple(out)
 
@@ -163,7 +171,7 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         v = _checked_v(v, outputs, out_tuple, create_graph, "vjp",
                        "the user-provided function returns")
         grads = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grads, inputs, strict, "back")
+        result = _fill_in_zeros(grads, inputs, strict, "back", create_graph)
     return (_untuple(_finish(outputs, create_graph), out_tuple),
             _untuple(_finish(result, create_graph), in_tuple))
 
@@ -198,7 +206,7 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         grad_inputs = _autograd_grad(outputs, inputs, probes, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
         grads = _autograd_grad(grad_inputs, probes, v, create_graph=create_graph)
-        result = _fill_in_zeros(grads, outputs, strict, "back_trick")
+        result = _fill_in_zeros(grads, outputs, strict, "back_trick", create_graph)
     return (_untuple(_finish(outputs, create_graph), out_tuple),
             _untuple(_finish(result, create_graph), out_tuple))
 
@@ -281,9 +289,8 @@ def _check_jacobian_entry(g, i, j, strict, create_graph) -> None:
         raise RuntimeError(f"Output {i} of the user-provided function is independent of input "
                            f"{j}. This is not allowed in strict mode.")
     if create_graph and not g.requires_grad:
-        raise RuntimeError(f"The jacobian of the user-provided function is not differentiable "
-                           f"with respect to input {j}. This is not allowed in strict mode when "
-                           "create_graph=True.")
+        raise RuntimeError(f"The jacobian of the user-provided function is independent of input "
+                           f"{j}. This is not allowed in strict mode when create_graph=True.")
 
 
 def _eye(n: int, like):
@@ -340,6 +347,7 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
 
     def scalar_func(*inp):
         out_tuple, out = _as_tuple(func(*inp), "outputs", "hessian")
+        _check_requires_grad(out, "outputs", strict)
         _single_element_output(() if out_tuple else out, "hessian")
         return out[0].squeeze()  # as torch: an output of shape (1, 1, 1) is a scalar
 
@@ -365,7 +373,7 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         in_tuple, inputs, v, out_tuple, outputs, jac = _gradient_of_scalar(
             func, inputs, v, create_graph, strict, "vhp")
         grads = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grads, inputs, strict, "double_back")
+        result = _fill_in_zeros(grads, inputs, strict, "double_back", create_graph)
     return (_untuple(_finish(outputs, create_graph), out_tuple),
             _untuple(_finish(result, create_graph), in_tuple))
 
@@ -384,7 +392,8 @@ def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         _check_requires_grad(jac, "hessian", strict)
         with set_grad_enabled(True if create_graph else is_grad_enabled()):
             grads = _autograd_grad(double_back, probes, v, create_graph=create_graph)
-            result = _fill_in_zeros(grads, inputs, strict, "double_back_trick")
+            result = _fill_in_zeros(grads, inputs, strict, "double_back_trick",
+                                    create_graph)
     return (_untuple(_finish(outputs, create_graph), out_tuple),
             _untuple(_finish(result, create_graph), in_tuple))
 

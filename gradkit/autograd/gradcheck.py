@@ -136,12 +136,19 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                           "not of double precision floating point or complex. ", stacklevel=2)
     outputs = _outputs(func, inputs)
     try:
+        if not any(o.requires_grad for o in outputs):
+            _check_no_differentiable_outputs(func, inputs, indices, eps,
+                                                            GradcheckError)
+            return True
         if fast_mode:
             _fast_check(func, inputs, indices, outputs, eps, atol, rtol, check_backward_ad,
                         check_forward_ad)
         else:
             _slow_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol,
                         check_backward_ad, check_forward_ad)
+        if check_backward_ad:
+            gradcheck_modes.check_backward_mul_by_grad_output(outputs, inputs, indices,
+                                                              GradcheckError)
         if check_backward_ad and check_undefined_grad:
             gradcheck_modes.check_undefined_grad(func, inputs, indices, GradcheckError)
     except GradcheckError:
@@ -163,18 +170,48 @@ def _slow_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol, che
         for i, data in zip(indices, saved):
             inputs[i]._data[...] = data
         _CURRENT_INPUTS[0] = None
+    if check_backward_ad:
+        _compare_by_output(analytical, numerical, outputs, indices, rtol, atol)
     for j, i in enumerate(indices):
-        n = numerical[j]
-        if check_backward_ad:
-            _compare(analytical[j], n, i, rtol, atol, "")
         if check_forward_ad:
-            _compare(forward_jacobian(func, inputs, i), n, i, rtol, atol, " computed with "
-                     "forward mode")
+            _compare(forward_jacobian(func, inputs, i), numerical[j], i, rtol, atol,
+                     " computed with forward mode")
     if check_backward_ad and not reentrant:
         raise GradcheckError(
             "Backward is not reentrant, i.e., running backward with same input and "
             "grad_output multiple times gives different values, although analytical gradient "
             f"matches numerical gradient.The tolerance for nondeterminism was {nondet_tol}.")
+
+
+def _compare_by_output(analytical, numerical, outputs, indices, rtol, atol) -> None:
+    """torch's order and words: per differentiable output, then input; with complex outputs,
+    the imaginary parts of all outputs first, then the real parts, each named."""
+    blocks, start = [], 0  # (pass, output, rows): a complex output's rows are re then im
+    for o in outputs:
+        n = o.numel()
+        if o.is_complex():
+            blocks += [("real", o, slice(start, start + n)),
+                       ("imaginary", o, slice(start + n, start + 2 * n))]
+            start += 2 * n
+        else:
+            blocks.append((None, o, slice(start, start + n)))
+            start += n
+    passes = ("imaginary", "real") if any(part for part, _, _ in blocks) else (None,)
+    number = {id(o): k for k, o in enumerate(o for o in outputs if o.requires_grad)}
+    for current in passes:
+        for part, o, rows in blocks:
+            if part not in (None, current) or not o.requires_grad:
+                continue
+            prefix = f"While considering the {part} part of complex outputs only, " if part \
+                else ""
+            for j, i in enumerate(indices):
+                a, n = analytical[j][rows], numerical[j][rows]
+                if a.size == 0 and n.size == 0:  # an empty input or output: nothing to compare
+                    continue
+                if not np.allclose(a, n, rtol=rtol, atol=atol):
+                    raise GradcheckError(f"{prefix}Jacobian mismatch for output {number[id(o)]} "
+                                         f"with respect to input {i},\nnumerical:{n}\n"
+                                         f"analytical:{a}\n")
 
 
 def _compare(a, n, i, rtol, atol, how: str) -> None:
@@ -274,3 +311,17 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
 
     return gradcheck(vjp, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol, fast_mode=fast_mode)
+
+
+def _check_no_differentiable_outputs(func, inputs, indices, eps, error) -> None:
+    """No output requires grad: then the numerical gradient must be zero everywhere."""
+    _CURRENT_INPUTS[0] = inputs
+    saved = [inputs[i]._data.copy() for i in indices]
+    try:
+        jacobians = _numerical_jacobian(func, inputs, indices, eps)
+    finally:
+        for i, data in zip(indices, saved, strict=True):
+            inputs[i]._data[...] = data
+        _CURRENT_INPUTS[0] = None
+    if any(np.any(j != 0) for j in jacobians):
+        raise error("Numerical gradient for function expected to be zero")

@@ -1,6 +1,7 @@
 """The checks gradcheck makes besides the backward Jacobian, as torch makes them: the
-forward-mode Jacobian (``check_forward_ad``) and backward with undefined output gradients
-(``check_undefined_grad``)."""
+forward-mode Jacobian (``check_forward_ad``), backward with undefined output gradients
+(``check_undefined_grad``), backward multiplied by grad_output, and a function without
+differentiable outputs."""
 from __future__ import annotations
 
 import warnings
@@ -126,3 +127,16 @@ def _warn_new_check() -> None:
                   "enabled by default, but it may break existing callers of this function. If "
                   "this is true for you, you can call this function with "
                   '"check_undefined_grad=False" to disable the feature', stacklevel=3)
+
+
+def check_backward_mul_by_grad_output(outputs, inputs, indices, error) -> None:
+    """Zero output gradients must give zero input gradients (a backward that adds a constant
+    passes a loose Jacobian check but not this one)."""
+    diff = [o for o in outputs if o.requires_grad]
+    if not diff:
+        return
+    grads = autograd_grad(diff, [inputs[i] for i in indices], [zeros_like(o) for o in diff],
+                          retain_graph=True, allow_unused=True)
+    for g in grads:
+        if g is not None and np.any(_host(g._data) != 0):
+            raise error("backward not multiplied by grad_output")

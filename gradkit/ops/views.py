@@ -16,6 +16,7 @@ from weakref import ref as _weakref
 from gradkit.autograd.grad_mode import state as grad_state
 
 DEFAULT, MULTI_OUTPUT, NO_GRAD, INFERENCE = "default", "multi_output", "no_grad", "inference"
+IN_CUSTOM_FUNCTION = "in_custom_function"
 
 _TAILS = {
     MULTI_OUTPUT: " This view is the output of a function that returns multiple views. Such "
@@ -25,6 +26,11 @@ _TAILS = {
              "clarify your code by moving both the view and the inplace either both inside the "
              "no_grad block (if you don't want the inplace to be tracked) or both outside (if "
              "you want the inplace to be tracked).",
+    IN_CUSTOM_FUNCTION: " This view was created inside a custom Function (or because an input "
+                        "was returned as-is) and the autograd logic to handle view+inplace would "
+                        "override the custom backward associated with the custom Function, "
+                        "leading to incorrect gradients. This behavior is forbidden. You can fix "
+                        "this by cloning the output of the custom Function.",
 }
 _TAILS[INFERENCE] = _TAILS[NO_GRAD].replace("no_grad block", "inference_mode block")
 
@@ -33,7 +39,7 @@ class ViewInfo:
     """How one view was made: ``op(parent view or base, **params)[index]``."""
 
     __slots__ = ("base", "parent", "op", "params", "index", "creation", "made_recording",
-                 "computed", "forward_base")
+                 "computed", "forward_base", "function_output")
 
     def __init__(self, base, parent, op, params, index, creation, made_recording) -> None:
         self.base = base              # the tensor (not a view) whose memory this is
@@ -44,6 +50,7 @@ class ViewInfo:
         # a step of the chain computes its values (conj): they are kept in step by writes
         self.computed = op.view_inverse is not None or (parent is not None and parent.computed)
         self.forward_base = None  # make_dual's output: a weak reference to it (forward_ad.py)
+        self.function_output = None  # (Function name, output index): a custom Function's view
 
     def steps(self) -> tuple:
         """The chain ``((op, params, index), ...)`` that rebuilds this view from its base."""
@@ -65,6 +72,9 @@ class ViewInfo:
         what = ("its base or another view of its base has been" if indirect else "is being")
         name = self.op.node_name.removesuffix("Backward0")
         output = f"Output {self.index or 0} of {name}"
+        if self.function_output is not None:  # torch names the Function and its output
+            output = "Output {1} of {0}".format(*self.function_output)
+            return f"{output} is a view and {what} modified inplace." + _TAILS[kind]
         if kind == MULTI_OUTPUT:
             head = (f"{output} is a view and {what} modified inplace." if has_grad_fn else
                     f"A view was created in no_grad mode and {what} modified inplace with grad "
@@ -76,6 +86,16 @@ class ViewInfo:
             head = (f"{prefix} {where} and {what} modified inplace " +
                     ("with grad mode enabled." if kind == NO_GRAD else "in normal mode."))
         return head + _TAILS[kind]
+
+
+def mark_function_output(view, name: str, index: int, n_outputs: int) -> None:
+    """A view a custom Function returned (not marked dirty): as in torch, in-place on it is
+    refused, naming the Function (its custom backward would be overridden)."""
+    info = view._view
+    fresh = ViewInfo(info.base, info.parent, info.op, info.params, info.index,
+                     MULTI_OUTPUT if n_outputs > 1 else IN_CUSTOM_FUNCTION, True)
+    fresh.function_output, fresh.forward_base = (name, index), info.forward_base
+    view._view = fresh
 
 
 def mark_view(op, base, result, params) -> None:

@@ -5,12 +5,14 @@ backward; when backward first needs one of those tensors, ``fn`` runs again
 (same inputs, same random numbers) and the recomputed values are used.
 
 >>> from gradkit.utils.checkpoint import checkpoint
->>> y = checkpoint(lambda x: x.sin().exp(), gradkit.randn(3, requires_grad=True))
+>>> y = checkpoint(lambda x: x.sin().exp(), gradkit.randn(3, requires_grad=True),
+...                use_reentrant=False)
 >>> y.sum().backward()     # sin and exp run again here
 """
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.api import backward
@@ -20,17 +22,23 @@ from gradkit.autograd.graph import saved_tensors_hooks
 from gradkit.creation import get_rng_state, set_rng_state
 
 
-def checkpoint(function, *args, use_reentrant: bool = False, preserve_rng_state: bool = True,
-               **kwargs):
+def checkpoint(function, *args, use_reentrant: bool | None = None,
+               preserve_rng_state: bool = True, **kwargs):
     """``function(*args, **kwargs)``, recomputed during backward instead of stored.
 
-    ``use_reentrant=False`` (default) packs saved tensors as indices through
+    ``use_reentrant=False`` (the default; not passing it warns, as torch, whose default is
+    True) packs saved tensors as indices through
     saved_tensors_hooks; ``True`` uses a Function whose backward reruns
     ``function`` and calls backward on it (tensor args only, no kwargs).
     ``preserve_rng_state`` replays the random stream, so dropout masks match.
 
     >>> out = checkpoint(block, x, use_reentrant=False)
     """
+    if use_reentrant is None:
+        warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed "
+                      "explicitly. gradkit uses use_reentrant=False when it is not passed "
+                      "(torch: True, and an error in a future version); pass it to silence "
+                      "this warning.", UserWarning, stacklevel=2)
     if use_reentrant:
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
@@ -92,11 +100,13 @@ class _Recomputation:
         self.rng_state = rng_state
         self.early_stop = early_stop
         self.count = 0
+        self.metadata = []  # of each packed tensor, to check the recomputed ones against
         self.values = {}   # index -> recomputed tensor, dropped as backward unpacks it
 
     def pack(self, tensor) -> int:
         index = self.count
         self.count += 1
+        self.metadata.append(_metadata(tensor))
         return index
 
     def unpack(self, index: int):
@@ -126,7 +136,20 @@ class _Recomputation:
                 "torch.utils.checkpoint: A different number of tensors was saved during the "
                 f"original forward and recomputation.\nNumber of tensors saved during forward: "
                 f"{self.count}\nNumber of tensors saved during recomputation: {len(values)}")
+        different = "".join(
+            f"tensor at position {i}:\nsaved metadata: {saved}\nrecomputed metadata: "
+            f"{_metadata(values[i])}\n" for i, saved in enumerate(self.metadata)
+            if saved != _metadata(values[i]))
+        if different:
+            raise RuntimeError("torch.utils.checkpoint: Recomputed values for the following "
+                               "tensors have different metadata than during the forward pass."
+                               f"\n{different}")
         self.values = values
+
+
+def _metadata(tensor) -> dict:
+    """What a recomputed saved tensor must share with the original (torch's three fields)."""
+    return {"shape": tuple(tensor.shape), "dtype": tensor.dtype, "device": tensor.device}
 
 
 class _ReentrantCheckpoint(Function):

@@ -109,8 +109,6 @@ def test_anomaly_mode_reports_the_parent_forward_during_double_backward():
     assert flags == (True, True, True)
 
 
-@pytest.mark.xfail(strict=True, reason="engine-hooks: entering detect_anomaly() gives no "
-                   "'Anomaly Detection has been enabled' warning (torch warns once per entry)")
 def test_anomaly_mode_warns_then_raises_the_version_error():
     # torch: test_anomaly_grad_warnings
     def program(lib):
@@ -142,9 +140,6 @@ def test_gradcheck_of_a_single_tensor_input():
     assert like_torch(program) == (True, True)
 
 
-@pytest.mark.xfail(strict=True, reason="engine-hooks: gradcheck of an output without grad "
-                   "says 'Jacobian mismatch', torch 'Numerical gradient for function expected to "
-                   "be zero'")
 def test_gradcheck_fails_for_a_detached_output_with_nonzero_numerical_grad():
     # torch: test_gradcheck_fail_when_no_differentiable_outputs_and_num_grad_not_zero
     raises_like_torch(lambda lib: lib.autograd.gradcheck(lambda x: x.detach(), leaf(lib, 3, 3)),

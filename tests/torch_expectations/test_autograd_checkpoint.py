@@ -11,8 +11,6 @@ def checkpoint_of(lib):
     return __import__(lib.__name__ + ".utils.checkpoint", fromlist=["checkpoint"]).checkpoint
 
 
-@pytest.mark.xfail(strict=True, reason="engine-hooks: torch warns when checkpoint is called "
-                   "without use_reentrant (gradkit defaults to False per DESIGN.md, silently)")
 def test_checkpoint_warns_unless_use_reentrant_is_explicit():
     # torch: test_checkpoint_warns_if_use_reentrant_not_passed_explcitly
     def program(lib):
@@ -41,9 +39,7 @@ def _changes_on_recompute(first, then):
 
 @pytest.mark.parametrize("case,match", [
     ("fewer", "A different number of tensors was saved"),
-    pytest.param("other metadata", "tensors have different metadata", marks=pytest.mark.xfail(
-        strict=True, reason="engine-hooks: checkpoint must compare the recomputed tensors' "
-        "metadata (gradkit fails later with a node's invalid-gradient error)"))])
+    ("other metadata", "tensors have different metadata")])
 def test_checkpoint_detects_a_recomputation_that_saves_differently(case, match):
     # torch: test_checkpoint_detects_non_determinism
     def program(lib):

@@ -255,8 +255,6 @@ def test_deep_chain_of_functions_is_freed_without_recursion():
     scope()  # dropping the chain must not overflow the C stack
 
 
-@pytest.mark.xfail(strict=True, reason="autograd-api: torch's message for a legacy "
-                   "(non-static) Function")
 def test_legacy_non_static_forward_is_rejected():
     # torch: test_legacy_function_deprecation_exception
     def program(lib):

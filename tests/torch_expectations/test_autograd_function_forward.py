@@ -1,5 +1,4 @@
 """torch's expectations of custom Functions under forward-mode AD and of mark_dirty misuse."""
-import pytest
 
 from .functions import add_one_in_place
 from .twin import leaf, like_torch, raises_like_torch
@@ -92,8 +91,6 @@ def test_dirty_view_of_a_leaf_is_refused():
     raises_like_torch(program, RuntimeError, "a view of a leaf Variable that requires grad")
 
 
-@pytest.mark.xfail(strict=True, reason="autograd-api: mark_dirty of a tensor that is not an "
-                   "input must raise 'received a tensor that was not an input.'")
 def test_marking_a_non_input_dirty_is_refused():
     # torch: test_custom_function_mark_output_view_of_intermediate
     def program(lib):

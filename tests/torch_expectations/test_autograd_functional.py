@@ -127,17 +127,7 @@ def _disconnected(a):
 STRICT_NO_GRAD = "Output 0 of the user-provided function does not require gradients."
 
 
-def _xfail(reason):
-    return pytest.mark.xfail(strict=True, reason="engine-hooks: " + reason)
-
-
-INDEPENDENT_MESSAGE = _xfail("strict mode says 'The output of the user-provided function is "
-                             "independent of input 0' in torch; gradkit words it otherwise")
-
-
-@pytest.mark.parametrize("name", ALL_FUNCS[:5] + [pytest.param("hessian", marks=_xfail(
-    "hessian(strict=True) of an output without grad must say torch's 'does not require "
-    "gradients', not the jacobian-independent message"))])
+@pytest.mark.parametrize("name", ALL_FUNCS)
 def test_strict_refuses_an_output_without_grad_and_lax_gives_zeros(name):
     # torch: test_*_err_check_strict (foo)
     fn = _detached if name in ("vjp", "jvp", "jacobian") else (lambda a: a.detach().sum())
@@ -158,14 +148,11 @@ def test_strict_refuses_an_output_without_grad_and_lax_gives_zeros(name):
 
 @pytest.mark.parametrize("name,match", [
     ("vjp", "The output of the user-provided function is independent of input 0"),
-    pytest.param("jvp", "The output of the user-provided function is independent of input 0",
-                 marks=INDEPENDENT_MESSAGE),
+    ("jvp", "The output of the user-provided function is independent of input 0"),
     ("jacobian", "Output 0 of the user-provided function is independent of input 0."),
     ("hessian", "jacobian of the user-provided function with respect to input 0"),
-    pytest.param("hvp", "The output of the user-provided function is independent of input 0",
-                 marks=INDEPENDENT_MESSAGE),
-    pytest.param("vhp", "The output of the user-provided function is independent of input 0",
-                 marks=INDEPENDENT_MESSAGE)])
+    ("hvp", "The output of the user-provided function is independent of input 0"),
+    ("vhp", "The output of the user-provided function is independent of input 0")])
 def test_strict_refuses_an_output_independent_of_the_input(name, match):
     # torch: test_*_err_check_strict (bar)
     fn = _disconnected if name in ("vjp", "jvp", "jacobian") else (
@@ -178,8 +165,6 @@ def test_strict_refuses_an_output_independent_of_the_input(name, match):
     raises_like_torch(strict, RuntimeError, match)
 
 
-@_xfail("strict=True with create_graph=True must refuse a function whose jacobian is "
-        "independent of the input: vjp/jvp do not check, jacobian says 'not differentiable'")
 @pytest.mark.parametrize("name", ["vjp", "jvp", "jacobian"])
 def test_strict_with_create_graph_refuses_a_jacobian_independent_of_the_input(name):
     # torch: test_{vjp,jvp,jacobian}_err_check_strict (linear foo with create_graph)

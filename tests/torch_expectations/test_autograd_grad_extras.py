@@ -46,8 +46,6 @@ def test_grad_outputs_may_be_expanded_tensors():
     assert (selected.numpy()[1:] == 0).all() and (sliced.numpy()[:3] == 0).all()
 
 
-@pytest.mark.xfail(strict=True, reason="autograd-api: instantiating a Function warns "
-                   "(DeprecationWarning 'should not be instantiated') instead of raising")
 def test_instantiating_a_function_warns_and_apply_still_works():
     # torch: test_naughty_autograd_function_attribute_access (the parts that are not C++)
     def program(lib):

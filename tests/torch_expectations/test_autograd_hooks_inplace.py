@@ -223,9 +223,6 @@ def test_tensor_hooks_on_multi_output_node_after_in_place(fn):
     assert [name for name, _ in seen] == ["out1 new", "out1 old", "out2"]
 
 
-@pytest.mark.xfail(strict=True, reason="views: after in-place on a view, torch no longer fires "
-                   "hooks registered on it before (its own test calls this UX debatable); gradkit "
-                   "fires the view's old hook")
 def test_tensor_hooks_on_views_after_in_place_on_a_sibling_view():
     # torch: test_tensor_hooks_inplace_over_view
     def program(lib):
@@ -280,8 +277,6 @@ def test_backward_with_non_leaf_inputs_and_an_unused_one():
     assert abs(grads[0].numpy() - (2 * x + y)).max() < 1e-12
 
 
-@pytest.mark.xfail(strict=True, reason="autograd-api: ctx.saved_variables (deprecated alias of "
-                   "saved_tensors, with a warning)")
 def test_saved_variables_is_deprecated():
     # torch: test_saved_variables_deprecated
     def program(lib):

@@ -1,5 +1,4 @@
 """torch's expectations of graph nodes: Node isinstance, saved tensors read from a node."""
-import pytest
 
 from .twin import leaf, like_torch, raises_like_torch
 
@@ -63,8 +62,6 @@ def test_every_grad_fn_is_a_graph_node():
     assert like_torch(program) == (True, True, True, False, False)
 
 
-@pytest.mark.xfail(strict=True, reason="autograd-api: a custom Function's ctx is its graph Node "
-                   "in torch (isinstance(ctx, autograd.graph.Node)); gradkit's FunctionCtx is not")
 def test_function_ctx_is_a_graph_node():
     # torch: test_autograd_node_isinstance (the ctx part)
     def program(lib):

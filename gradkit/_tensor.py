@@ -584,7 +584,7 @@ class Tensor:
 
     @property
     def mT(self) -> Tensor:  # noqa: N802
-        return ops.transpose(self, -2, -1)
+        return self if _not_a_matrix(self, "mT") else ops.transpose(self, -2, -1)
 
     @property
     def H(self) -> Tensor:  # noqa: N802
@@ -592,7 +592,7 @@ class Tensor:
 
     @property
     def mH(self) -> Tensor:  # noqa: N802
-        return ops.conj(self.mT)
+        return self if _not_a_matrix(self, "mH") else ops.conj(self.mT)
 
     @property
     def real(self) -> Tensor:
@@ -739,6 +739,18 @@ def _float_formatter(data):
     if finite.max() >= 1e8 or (nonzero.size and nonzero.min() < 1e-4):
         return {"float_kind": lambda v: f"{v:.4e}"}
     return {"float_kind": lambda v: f"{v:.4f}" if np.isfinite(v) else str(v)}
+
+
+def _not_a_matrix(t, name: str) -> bool:
+    """torch: ``mT``/``mH`` refuse a 1-d tensor; a 0-d one is its own (deprecated) transpose."""
+    if t._data.ndim == 1:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of "
+                           "matrices. Got 1-D tensor.")
+    if t._data.ndim == 0:
+        import warnings
+        warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. This function is the "
+                      "identity in these cases.", UserWarning, stacklevel=3)
+    return t._data.ndim == 0
 
 
 def _host(array):

@@ -117,9 +117,8 @@ permute.defjvp(lambda t, dims: permute(t, dims))
 @op(linear=True, view=True, batchable=True)
 def transpose(xp, x, *, dim0, dim1):
     """A view of x with dims ``dim0`` and ``dim1`` swapped."""
-    if x.ndim == 0:
-        return x
-    return xp.swapaxes(x, _normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim))
+    dim0, dim1 = _normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim)  # 0-d: -1 and 0
+    return x if x.ndim == 0 else xp.swapaxes(x, dim0, dim1)
 
 
 def _transpose_back(g, dim0, dim1):

@@ -365,6 +365,7 @@ def _float_formatter(data):
     return {"float_kind": lambda v: f"{v:.4f}" if np.isfinite(v) else str(v)}
 
 
+
 def _host(array):
     return array if isinstance(array, (np.ndarray, np.generic)) else array.get()
 

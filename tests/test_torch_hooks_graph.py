@@ -1,6 +1,6 @@
-"""Hooks and graph edges against torch, on the programs the differential fuzzer (tests/fuzz,
-classes ``hooks`` and ``mixed``) found wrong: each program runs in torch and in gradkit and
-must give the same values, gradients and errors (see ``assert_same_as_torch``)."""
+"""Hooks, graph edges and transposes against torch, on the programs the differential fuzzer
+(tests/fuzz, classes ``hooks`` and ``mixed``) found wrong: each program runs in torch and in
+gradkit and must give the same values, gradients and errors (see ``assert_same_as_torch``)."""
 import math
 
 import pytest
@@ -55,7 +55,24 @@ def _view_hook_before_write(m, write):
     return first, a.grad
 
 
+def _scalar(m):
+    return m.tensor(2.0, requires_grad=True)
+
+
+def _transposed_0d_grad(m):
+    x = _scalar(m)
+    return m.autograd.grad(x.transpose(-1, 0) * 3, x)
+
+
 PROGRAMS = [
+    # the fuzzer's gram(x) = x @ x.transpose(-1, -2): a 0-d x has dims -1 and 0 only
+    ("gram_of_0d", lambda m: _scalar(m) @ _scalar(m).transpose(-1, -2)),
+    ("transpose_0d_dim_1", lambda m: _scalar(m).transpose(0, 1)),
+    ("transpose_0d_in_range", lambda m: _transposed_0d_grad(m)),
+    ("mT_of_1d", lambda m: m.ones(2).mT),
+    ("mH_of_1d", lambda m: m.ones(2).mH),
+    ("mT_of_0d", lambda m: _scalar(m).mT * 3),
+    ("grad_of_an_unused_input", lambda m: m.autograd.grad(_scalar(m) * 2, _scalar(m))),
     ("relu_second_backward_reaches_output_hook", _relu_second_backward_reaches_output_hook),
     ("relu_second_backward_reaches_leaf_hook", _relu_second_backward_reaches_leaf_hook),
     ("relu_second_derivative_through_nan", _relu_second_derivative_through_nan),

@@ -123,6 +123,13 @@ SPECIAL_VALUE_PROGRAMS = [
     ("floor_divide_of_complex", lambda m: m.floor_divide(_complex(m), _complex(m))),
     ("complex_floor_divided_by_number", lambda m: _complex(m) // 2),
     ("number_floor_divided_by_complex", lambda m: 2 // _complex(m)),
+    # an empty reduction is refused before the dtype; amax/amin name the dim as given
+    ("amax_of_empty_complex", lambda m: m.zeros(0, dtype=m.complex128).amax(-1)),
+    ("amin_of_empty_rows", lambda m: m.zeros(2, 0).amin((0, -1))),
+    ("amax_of_empty_all", lambda m: m.zeros(0).amax(())),
+    ("max_dim_of_empty_complex", lambda m: m.zeros(0, dtype=m.complex128).max(-1)),
+    ("max_of_empty_complex", lambda m: m.zeros(0, dtype=m.complex128).max()),
+    ("argmax_of_empty_complex", lambda m: m.zeros(0, dtype=m.complex128).argmax(-1)),
     ("cumsum_of_negative_zeros", lambda m: (
         m.cumsum(m.tensor([-0.0, -0.0, 1.0]), 0), m.cumsum(m.tensor(-0.0), 0),
         m.cumsum(m.tensor([[-0.0], [-0.0]]), 1),

@@ -184,8 +184,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
                 results[i] = zeros_like(ins[i], requires_grad=create_graph)
             elif not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. "
-                    "Set allow_unused=True if this is the desired behavior.")
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior.")
     return tuple(results)
 
 

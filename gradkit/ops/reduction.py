@@ -246,15 +246,15 @@ def _evenly_all_jvp(t, x, out):
 
 @op(save=("x", "result"), batchable=True, node_name="MaxBackward1")
 def _max_all(xp, x):
-    reject_complex(x, kernel_error("max_all"))
     _check_nonempty("max", x, None)
+    reject_complex(x, kernel_error("max_all"))
     return xp.max(x)
 
 
 @op(save=("x", "result"), batchable=True, node_name="MinBackward1")
 def _min_all(xp, x):
-    reject_complex(x, kernel_error("min_all"))
     _check_nonempty("min", x, None)
+    reject_complex(x, kernel_error("min_all"))
     return xp.min(x)
 
 
@@ -266,8 +266,8 @@ for _extreme_all in (_max_all, _min_all):
 @op(save=("x", "result"), batchable=True, method=True)
 def amax(xp, x, dim=None, keepdim=False):
     """Maximum along ``dim`` (all dims by default); ties share the gradient."""
+    _check_nonempty("amax", x, dim, as_given=True)  # before the dtype, as torch
     reject_complex(x, kernel_error("max_values_cpu"))
-    _check_nonempty("amax", x, dim)
     return xp.amax(x, axis=axes(dim, x.ndim), keepdims=keepdim)
 
 
@@ -285,8 +285,8 @@ amax.defjvp(_evenly_jvp)
 @op(save=("x", "result"), batchable=True, method=True)
 def amin(xp, x, dim=None, keepdim=False):
     """Minimum along ``dim`` (all dims by default); ties share the gradient."""
+    _check_nonempty("amin", x, dim, as_given=True)  # before the dtype, as torch
     reject_complex(x, kernel_error("min_values_cpu"))
-    _check_nonempty("amin", x, dim)
     return xp.amin(x, axis=axes(dim, x.ndim), keepdims=keepdim)
 
 
@@ -294,25 +294,28 @@ amin.defvjp(_evenly)
 amin.defjvp(_evenly_jvp)
 
 
-def _check_nonempty(name, x, dim):
-    """torch's errors for a max/min-like reduction with nothing to pick from."""
+def _check_nonempty(name, x, dim, as_given=False):
+    """torch's errors for a max/min-like reduction with nothing to pick from (naming the dim
+    as given, -1, for amax/amin; normalized for the others)."""
     if x.size:
         return
-    if dim is None:
+    if dim is None or dim == () or dim == []:  # torch: an empty dim list reduces everything
         if name.startswith("arg"):
             raise IndexError(f"{name}(): Expected reduction dim to be specified for "
                              "input.numel() == 0.")
         raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
                            "== 0. Specify the reduction dim with the 'dim' argument.")
-    for a in axes(dim, x.ndim):
+    for d in (dim,) if isinstance(dim, int) else tuple(dim):
+        a = _normalize_dim(d, x.ndim)
         if x.shape[a] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
+            raise IndexError(f"{name}(): Expected reduction dim {d if as_given else a} to have "
+                             "non-zero size.")
 
 
 def _extreme_along(xp, x, dim, keepdim, name, arg_extreme):
     """(values, indices) of the max/min along ``dim``: the forward of max(x, dim)/min(x, dim)."""
-    reject_complex(x, fixed_error(RuntimeError, f"{name}(): does not support complex input"))
     _check_nonempty(name, x, dim)
+    reject_complex(x, fixed_error(RuntimeError, f"{name}(): does not support complex input"))
     if x.ndim == 0:
         return x.copy(), xp.zeros((), dtype=xp.int64)
     idx = arg_extreme(x, axis=dim, keepdims=True)

@@ -156,6 +156,8 @@ def _along_axis_key(xp, index, dim):
 def gather(xp, x, dim, index):
     """Values of x at ``index`` along ``dim`` (torch.gather)."""
     dim = _normalize_dim(dim, x.ndim)
+    if index.size == 0:  # torch checks nothing more: an empty result of index's shape
+        return xp.zeros(index.shape, dtype=x.dtype)
     if index.ndim != x.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     index = _integer_index(index, "gather")
@@ -165,9 +167,7 @@ def gather(xp, x, dim, index):
 
 
 def _integer_index(index, name: str):
-    """torch takes int32/int64 indices, or an empty index of any dtype."""
-    if index.size == 0:
-        return index.astype("int64")
+    """torch takes int32/int64 indices (an empty index of any dtype is read as no index)."""
     if index.dtype.name not in ("int32", "int64"):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     return index

@@ -197,3 +197,15 @@ def test_matrix_transposes_of_a_0d_tensor(name):
         y = getattr(x, name)
         return y is x, y.tolist()
     assert program(gradkit) == program(torch)
+
+
+def test_gather_takes_int_indices_or_an_empty_index_of_any_dtype():
+    def program(lib):
+        x = lib.ones(2, 2, requires_grad=True)
+        y = lib.gather(x, 0, lib.tensor([[], [], []])) + lib.gather(x, -1, lib.tensor([]))
+        y.sum().backward()
+        return tuple(y.shape), x.grad.tolist()
+    assert program(gradkit) == program(torch)
+    for dtype in ("float32", "int16"):
+        same_error_as_torch(lambda lib, dtype=dtype: lib.gather(
+            lib.ones(2, 2), 0, lib.tensor([[0]], dtype=getattr(lib, dtype))))

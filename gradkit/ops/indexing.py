@@ -158,11 +158,21 @@ def _along_axis_key(xp, index, dim):
 def gather(xp, x, dim, index):
     """Values of x at ``index`` along ``dim`` (torch.gather)."""
     dim = _normalize_dim(dim, x.ndim)
+    if index.size == 0:  # torch checks nothing more: an empty result of index's shape
+        return xp.zeros(index.shape, dtype=x.dtype)
     if index.ndim != x.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    index = _integer_index(index, "gather")
     # torch reads only index's extent in the other dims (NumPy would broadcast index to x)
     block = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))
     return xp.take_along_axis(x[block], index, axis=dim)
+
+
+def _integer_index(index, name: str):
+    """torch takes int32/int64 indices (an empty index of any dtype is read as no index)."""
+    if index.dtype.name not in ("int32", "int64"):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    return index
 
 
 gather.defvjp(lambda g, dim, index, x_shape:
@@ -175,6 +185,8 @@ gather.defjvp(lambda t, dim, index, x_shape: gather(t, dim, index), None, None)
 def scatter_into_zeros(xp, g, index, shape=None, dim=None):
     """Zeros of ``shape`` with g scatter-added at ``index`` along ``dim`` (gather's vjp)."""
     out = xp.zeros(shape, dtype=g.dtype)
+    if index.size == 0:  # gather took an empty index of any dtype: nothing to add
+        return out
     xp.add.at(out, _along_axis_key(xp, index, dim), g)
     return out
 

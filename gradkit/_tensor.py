@@ -417,6 +417,15 @@ class Tensor:
         return self.clone()
 
     # -- Python protocol ----------------------------------------------------------------
+    def __reduce_ex__(self, protocol):
+        """Pickle as torch does (every protocol): the values and requires_grad of a fresh
+        leaf; no ``.grad``, history or view relation."""
+        return _rebuild_tensor, (type(self), self._data, self._requires_grad)
+
+    def __deepcopy__(self, memo):
+        import copy  # deepcopy keeps what it kept before pickling was defined (.grad, graph)
+        return copy._reconstruct(self, memo, *object.__reduce_ex__(self, 4))
+
     def __repr__(self) -> str:
         data = _host(self._data)
         body = np.array2string(data, separator=", ", prefix="tensor(", max_line_width=80,
@@ -778,6 +787,15 @@ def _as_inplace_method(name):
     method.__qualname__ = f"Tensor.{name}_"
     method.__doc__ = f"In-place ``{name}`` (bumps the version counter; see gradkit.{name})."
     return method
+
+
+def _rebuild_tensor(cls, data, requires_grad: bool) -> Tensor:
+    """Unpickle a Tensor (or subclass) made by ``Tensor.__reduce_ex__``."""
+    t = Tensor._make(data)
+    if cls is not Tensor:
+        t.__class__ = cls
+    t._requires_grad = requires_grad
+    return t
 
 
 from gradkit import ops  # noqa: E402  (ops import Tensor; bind after the class exists)

@@ -7,6 +7,7 @@ build on it, so it imports no op. The methods that need ops (``x.to()``, ``x.res
 """
 from __future__ import annotations
 
+import copy
 import warnings
 from types import FunctionType
 
@@ -276,6 +277,15 @@ class Tensor:
         return self._data.__dlpack__(*args, **kwargs)
 
     # -- Python protocol ----------------------------------------------------------------
+    def __reduce_ex__(self, protocol):
+        """Pickle as torch does (every protocol): the values and requires_grad of a fresh
+        leaf; no ``.grad``, history or view relation."""
+        return _rebuild_tensor, (type(self), self._data, self._requires_grad)
+
+    def __deepcopy__(self, memo):
+        # deepcopy keeps what it kept before pickling was defined (.grad, graph)
+        return copy._reconstruct(self, memo, *object.__reduce_ex__(self, 4))
+
     def __repr__(self) -> str:
         data = _host(self._data)
         body = np.array2string(data, separator=", ", prefix="tensor(", max_line_width=80,
@@ -383,3 +393,12 @@ def extend(methods: type) -> None:
         if isinstance(function, FunctionType):
             function.__qualname__ = f"Tensor.{name}"
         setattr(Tensor, name, value)
+
+
+def _rebuild_tensor(cls, data, requires_grad: bool) -> Tensor:
+    """Unpickle a Tensor (or subclass) made by ``Tensor.__reduce_ex__``."""
+    t = Tensor._make(data)
+    if cls is not Tensor:
+        t.__class__ = cls
+    t._requires_grad = requires_grad
+    return t

@@ -30,13 +30,7 @@ def test_numpy_of_a_tensor_that_requires_grad_is_an_error():
     like_torch(allowed)
 
 
-OLD_PICKLE = pytest.mark.xfail(strict=True, reason="api-nn: pickle protocols 0 and 1 need "
-                               "Tensor.__getstate__ (a class with __slots__)")
-
-
-@pytest.mark.parametrize("protocol", [pytest.param(0, marks=OLD_PICKLE),
-                                      pytest.param(1, marks=OLD_PICKLE), 2,
-                                      pickle.HIGHEST_PROTOCOL])
+@pytest.mark.parametrize("protocol", [0, 1, 2, pickle.HIGHEST_PROTOCOL])
 def test_pickle_keeps_values_and_requires_grad(protocol):
     # torch: test_pickle
     def program(lib):
@@ -45,3 +39,17 @@ def test_pickle_keeps_values_and_requires_grad(protocol):
         return xc, yc, xc.requires_grad, yc.requires_grad
 
     assert like_torch(program)[2:] == (True, False)
+
+
+def test_pickle_makes_fresh_leaves_of_views_non_leaves_and_grads():
+    # torch: test_pickle (what is not kept: .grad, history, the view relation)
+    def program(lib):
+        x = leaf(lib, 4)
+        x.grad = lib.ones(4, dtype=lib.float64)
+        base = leaf(lib, 4, seed=1, requires_grad=False)
+        view, nonleaf = base[1:3], x * 2
+        xc, vc, nc = pickle.loads(pickle.dumps([x, view, nonleaf], protocol=0))
+        return (xc.grad, vc, vc._base, nc, nc.requires_grad, nc.is_leaf)
+
+    got = like_torch(program)
+    assert got[0] is None and got[2] is None and got[4:] == (True, True)

@@ -53,3 +53,19 @@ def test_pickle_makes_fresh_leaves_of_views_non_leaves_and_grads():
 
     got = like_torch(program)
     assert got[0] is None and got[2] is None and got[4:] == (True, True)
+
+
+@pytest.mark.parametrize("convert", [int, float, bool, complex])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), 2.5, -0.0,
+                                   1 + 2j, 2.5 + 0j, "two elements"])
+def test_python_scalar_conversions(convert, value):
+    # torch: test_pyscalar_conversions (one-element tensors, nan/inf, complex, several elements)
+    def program(lib):
+        t = lib.ones(2) if value == "two elements" else lib.tensor([value])
+        try:
+            result = convert(t)
+        except (RuntimeError, TypeError, ValueError, OverflowError) as error:
+            return type(error).__name__, str(error)
+        return ("nan" if result != result else result), type(result).__name__
+
+    like_torch(program)

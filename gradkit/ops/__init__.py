@@ -7,9 +7,9 @@ import types as _types
 
 from gradkit.ops._op import Op, dispatch, op, sum_to_shape  # noqa: F401
 from gradkit.ops.arithmetic import (  # noqa: F401
-    add, allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, div, eq, floor_divide, ge,
-    gt, isclose, isfinite, isinf, isnan, le, logical_and, logical_not, logical_or, logical_xor,
-    lt, mul, ne, neg, pow, remainder, sub)
+    add, allclose, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
+    bitwise_xor, div, eq, floor_divide, ge, gt, isclose, isfinite, isinf, isnan, le, logical_and,
+    logical_not, logical_or, logical_xor, lt, mul, ne, neg, pow, remainder, sub)
 from gradkit.ops.clamp import clamp  # noqa: F401
 from gradkit.ops.complex import conj, imag, real  # noqa: F401
 from gradkit.ops.conversion import astype, clone, copy_from, fill, to_device, zeros_like_op  # noqa: F401
@@ -58,7 +58,8 @@ TENSOR_METHODS = (
     "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "erf",
     "add", "sub", "mul", "div", "pow", "neg", "remainder", "floor_divide", "maximum", "minimum",
     "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "isclose", "logical_not",
-    "logical_and", "logical_or", "bitwise_and", "bitwise_or", "bitwise_xor", "conj",
+    "logical_and", "logical_or", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+    "bitwise_right_shift", "conj",
     "sum", "mean", "var", "std", "prod", "amax", "amin", "max", "min", "argmax", "argmin",
     "logsumexp", "softmax", "log_softmax", "cumsum", "all", "any",
     "matmul", "mm", "bmm", "dot", "outer", "mv", "inner",
@@ -73,6 +74,7 @@ INPLACE_METHODS = (
     "mul", "div", "pow", "neg", "exp", "log", "sqrt", "clamp", "abs", "sigmoid", "tanh", "relu",
     "sin", "cos", "masked_fill", "scatter_add", "scatter", "floor", "ceil", "round", "reciprocal",
     "square", "remainder", "floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_left_shift", "bitwise_right_shift",
 )
 
 # the ops and their aliases, not the op-family modules (``from gradkit.ops import *``)

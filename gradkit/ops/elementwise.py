@@ -13,27 +13,30 @@ from gradkit.backend import get_default_dtype
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.special import erf_array
-from gradkit.ops.promotion import promote
+from gradkit.ops.promotion import check_fits, promote, result_type
 from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, kernel_error, reject_complex
 
 
-def _unary(save="x", floating=False, complex_error=None, **options):
+def _unary(save="x", floating=False, complex_error=None, bool_error=None, **options):
     """Declare an elementwise op; ``floating`` ops compute integer inputs in the default dtype;
-    ``complex_error(x)`` is the error torch raises for complex inputs (None: they are fine)."""
+    ``complex_error(x)`` (``bool_error(x)``) is the error torch raises for complex (bool)
+    inputs (None: they are fine)."""
     def declare(forward):
-        if complex_error is not None:
-            forward = _no_complex(forward, complex_error)
+        for kind, error in (("c", complex_error), ("b", bool_error)):
+            if error is not None:
+                forward = _refusing(forward, kind, error)
         return op(save=save, elementwise=True, **options)(
             _on_floats(forward) if floating else forward)
     return declare
 
 
-def _no_complex(forward, error):
+def _refusing(forward, kind: str, error):
     @functools.wraps(forward)
-    def real_only(xp, x, *args, **kwargs):
-        reject_complex(x, error)
+    def checked(xp, x, *args, **kwargs):
+        if x.dtype.kind == kind:
+            raise error(x)
         return forward(xp, x, *args, **kwargs)
-    return real_only
+    return checked
 
 
 def _on_floats(forward):
@@ -247,13 +250,17 @@ def logsigmoid(xp, x):
 logsigmoid.defderivative(lambda x: sigmoid(-x))
 
 
-@_unary(save="result", complex_error=CLAMP_COMPLEX)
+@_unary(save="result", complex_error=CLAMP_COMPLEX, batchable=True,
+        bool_error=fixed_error(RuntimeError, "Boolean inputs not supported for relu"))
 def relu(xp, x):
     """max(x, 0) elementwise; NaN and -0.0 pass through, as torch."""
     return xp.where(x < 0, 0, x)
 
 
-relu.defderivative(lambda out: where(out <= 0, 0.0, 1.0))  # torch: 1 at NaN
+# torch's threshold_backward selects rather than multiplies: a NaN or inf gradient where the
+# output is <= 0 becomes 0 (not NaN), and a NaN output passes the gradient through
+relu.defvjp(lambda g, out: where(out <= 0, 0.0, g))
+relu.defjvp(lambda t, out: where(out <= 0, 0.0, t))
 
 
 @_unary(floating=True)
@@ -348,6 +355,8 @@ leaky_relu.defderivative(lambda x, negative_slope: where(x > 0, 1.0, negative_sl
 @op(save="x", batchable=True)
 def abs(xp, x):  # noqa: A001 - torch's name
     """|x| elementwise (the modulus for complex x)."""
+    if x.dtype.kind == "b":
+        raise kernel_error("abs_cpu")(x)
     return xp.abs(x)
 
 
@@ -413,7 +422,7 @@ def sign(xp, x):
 _piecewise_constant(sign)
 
 
-@_unary(complex_error=_ROUNDING_COMPLEX["floor"])
+@_unary(complex_error=_ROUNDING_COMPLEX["floor"], bool_error=kernel_error("floor_vml_cpu"))
 def floor(xp, x):
     """Largest integer <= x, elementwise (zero gradient)."""
     return xp.floor(x)
@@ -422,7 +431,7 @@ def floor(xp, x):
 _piecewise_constant(floor)
 
 
-@_unary(complex_error=_ROUNDING_COMPLEX["ceil"])
+@_unary(complex_error=_ROUNDING_COMPLEX["ceil"], bool_error=kernel_error("ceil_vml_cpu"))
 def ceil(xp, x):
     """Smallest integer >= x, elementwise (zero gradient)."""
     return xp.ceil(x)
@@ -431,7 +440,7 @@ def ceil(xp, x):
 _piecewise_constant(ceil)
 
 
-@_unary(complex_error=kernel_error("round_vml_cpu"))
+@_unary(complex_error=kernel_error("round_vml_cpu"), bool_error=kernel_error("round_vml_cpu"))
 def round(xp, x, decimals=0):  # noqa: A001
     """Round half to even, to ``decimals`` places (zero gradient)."""
     return xp.round(x, decimals)
@@ -440,7 +449,7 @@ def round(xp, x, decimals=0):  # noqa: A001
 _piecewise_constant(round)
 
 
-@_unary(complex_error=_ROUNDING_COMPLEX["trunc"])
+@_unary(complex_error=_ROUNDING_COMPLEX["trunc"], bool_error=kernel_error("trunc_vml_cpu"))
 def trunc(xp, x):
     """x rounded toward zero, elementwise (zero gradient)."""
     return xp.trunc(x)
@@ -464,6 +473,8 @@ def ones_like(xp, x):
 @op(save=("cond",), broadcast=True, batchable=True)
 def where(xp, cond, x, y):
     """x where ``cond`` is true, else y (broadcasting; no gradient to cond)."""
+    for number, other in ((x, y), (y, x)):
+        check_fits(number, result_type(other, number))
     x, y = promote(xp, x, y)  # two Python numbers become arrays of their promoted dtype
     return xp.where(cond, x, y)
 

@@ -5,6 +5,7 @@ from gradkit.autograd.batching import batch_shape
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.complex import conj
 from gradkit.ops.shape import reshape, transpose, unsqueeze
+from gradkit.ops.unary_helpers import kernel_error
 
 
 @op(save=("x", "y"), batchable=True)
@@ -26,7 +27,17 @@ def matmul(xp, x, y):
     if x.dtype != y.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {x.dtype} != "
                            f"{y.dtype}")
+    if x.dtype.kind == "b":  # torch has no bool kernel; its name depends on the shapes
+        raise kernel_error(_bool_kernel(x.ndim, y.ndim))(x)
     return xp.matmul(x, y)
+
+
+def _bool_kernel(x_ndim: int, y_ndim: int) -> str:
+    if y_ndim >= 3:
+        return "bmm"
+    if y_ndim == 1:
+        return "dot" if x_ndim == 1 else "addmv_impl_cpu"
+    return "addmm_impl_cpu_"
 
 
 def _as_matrices(g, x, y):

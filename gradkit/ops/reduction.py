@@ -383,7 +383,9 @@ min.__doc__ = "min(x) -> tensor; min(x, dim) -> (values, indices); min(x, other)
 
 def _arg_extreme(xp, x, dim, keepdim, name, arg_extreme):
     """Index of the max/min (of the flattened x without ``dim``): argmax's and argmin's forward."""
-    reject_complex(x, fixed_error(RuntimeError, f"{name}(): does not support complex input"))
+    for kind, words in (("c", "complex"), ("b", "bool")):
+        if x.dtype.kind == kind:
+            raise RuntimeError(f"{name}(): does not support {words} input")
     _check_nonempty(name, x, dim)  # NumPy's own error is a ValueError
     if dim is None:
         out = arg_extreme(x)

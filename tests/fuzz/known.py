@@ -20,8 +20,20 @@ class Known(NamedTuple):
     applies: Callable             # (program, mine, theirs) -> bool
 
 
-# No deliberate difference that these programs can observe is documented yet.
-KNOWN_DIFFERENCES: tuple[Known, ...] = ()
+_BOOL_SUBTRACTION = "Subtraction, the `-` operator, with a bool tensor is not supported"
+
+
+def _pow_by_bool_backward(program, mine: Result, theirs: Result) -> bool:
+    """torch's pow backward computes ``exponent - 1``, which it refuses for a bool exponent."""
+    return (mine.error is None and theirs.error is not None and theirs.error[0] == "backward"
+            and theirs.message.startswith(_BOOL_SUBTRACTION)
+            and any(s.params.get("op") == "**" for s in program.steps))
+
+
+KNOWN_DIFFERENCES: tuple[Known, ...] = (
+    Known("x ** bool tensor differentiates (torch's backward raises)", "docs/numerics.md",
+          "raises computing `exponent - 1`", _pow_by_bool_backward),
+)
 
 
 def known_difference(program, mine: Result, theirs: Result) -> str | None:

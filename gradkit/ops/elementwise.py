@@ -17,23 +17,24 @@ from gradkit.ops.promotion import check_fits, promote, result_type
 from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, kernel_error, reject_complex
 
 
-def _unary(save="x", floating=False, complex_error=None, bool_error=None, **options):
+def _unary(save="x", floating=False, complex_error=None, bool_error=None, integer_error=None,
+           **options):
     """Declare an elementwise op; ``floating`` ops compute integer inputs in the default dtype;
-    ``complex_error(x)`` (``bool_error(x)``) is the error torch raises for complex (bool)
-    inputs (None: they are fine)."""
+    ``complex_error(x)`` (``bool_error(x)``, ``integer_error(x)``) is the error torch raises
+    for complex (bool, integer or bool) inputs (None: they are fine)."""
     def declare(forward):
-        for kind, error in (("c", complex_error), ("b", bool_error)):
+        for kinds, error in (("c", complex_error), ("b", bool_error), ("biu", integer_error)):
             if error is not None:
-                forward = _refusing(forward, kind, error)
+                forward = _refusing(forward, kinds, error)
         return op(save=save, elementwise=True, **options)(
             _on_floats(forward) if floating else forward)
     return declare
 
 
-def _refusing(forward, kind: str, error):
+def _refusing(forward, kinds: str, error):
     @functools.wraps(forward)
     def checked(xp, x, *args, **kwargs):
-        if x.dtype.kind == kind:
+        if x.dtype.kind in kinds:
             raise error(x)
         return forward(xp, x, *args, **kwargs)
     return checked
@@ -241,7 +242,8 @@ def sigmoid(xp, x):
 sigmoid.defderivative(lambda out: out * (1 - out))
 
 
-@_unary(save="x", floating=True, complex_error=kernel_error("log_sigmoid_cpu"))
+@_unary(save="x", complex_error=kernel_error("log_sigmoid_cpu"),
+        integer_error=kernel_error("log_sigmoid_cpu"))
 def logsigmoid(xp, x):
     """log(sigmoid(x)) elementwise, computed stably."""
     return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))  # never overflows
@@ -272,7 +274,7 @@ def erf(xp, x):
 erf.defderivative(lambda x: (2 / math.sqrt(math.pi)) * exp(-(x * x)))
 
 
-@_unary(save="x", floating=True)
+@_unary(save="x", integer_error=kernel_error("silu_cpu"))
 def silu(xp, x):
     """x * sigmoid(x) elementwise."""
     return x * sigmoid(x)
@@ -290,7 +292,8 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-@_unary(save="x", floating=True, complex_error=kernel_error("GeluKernelImpl"))
+@_unary(save="x", complex_error=kernel_error("GeluKernelImpl"),
+        integer_error=kernel_error("GeluKernelImpl"))
 def gelu(xp, x, approximate="none"):
     """x * Phi(x) (Gaussian CDF); ``approximate='tanh'`` for the tanh formula."""
     if approximate == "tanh":
@@ -312,7 +315,8 @@ def _gelu_derivative(x, approximate):
 gelu.defderivative(_gelu_derivative)
 
 
-@_unary(save="x", floating=True, complex_error=kernel_error("softplus_cpu"))
+@_unary(save="x", complex_error=kernel_error("softplus_cpu"),
+        integer_error=kernel_error("softplus_cpu"))
 def softplus(xp, x, beta=1.0, threshold=20.0):
     """log(1 + exp(beta * x)) / beta, linear above ``threshold``, elementwise."""
     bx = x * beta
@@ -328,7 +332,7 @@ def _softplus_derivative(x, beta, threshold):
 softplus.defderivative(_softplus_derivative)
 
 
-@_unary(save="x", floating=True, complex_error=kernel_error("elu_cpu"))
+@_unary(save="x", complex_error=kernel_error("elu_cpu"), integer_error=kernel_error("elu_cpu"))
 def elu(xp, x, alpha=1.0):
     """x if x > 0 else alpha * (exp(x) - 1), elementwise."""
     return xp.where(x > 0, x, alpha * xp.expm1(xp.where(x > 0, 0, x))).astype(x.dtype, copy=False)
@@ -343,7 +347,8 @@ def _elu_derivative(x, alpha):
 elu.defderivative(_elu_derivative)
 
 
-@_unary(save="x", complex_error=kernel_error("leaky_relu_cpu"))
+@_unary(save="x", complex_error=kernel_error("leaky_relu_cpu"),
+        integer_error=kernel_error("leaky_relu_cpu"))
 def leaky_relu(xp, x, negative_slope=0.01):
     """x if x > 0 else negative_slope * x, elementwise."""
     return xp.where(x > 0, x, x * negative_slope)

@@ -92,6 +92,11 @@ mean.defvjp(lambda g, x_shape, dim, keepdim, dtype:
 mean.defjvp(lambda t, x_shape, dim, keepdim, dtype: mean(t, dim, keepdim))
 
 
+def _only_floating(x, name: str) -> None:
+    if getattr(x, "_data", x).dtype.kind in "biu":
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+
+
 def _correction(correction, unbiased):
     if unbiased is not None:
         return 1 if unbiased else 0
@@ -101,6 +106,7 @@ def _correction(correction, unbiased):
 @op(save="x", batchable=True)
 def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance along ``dim``, with Bessel's correction by default (``correction=1``)."""
+    _only_floating(x, "std and var")
     c = _correction(correction, unbiased)
     return xp.var(x, axis=axes(dim, x.ndim), ddof=c, keepdims=keepdim)
 
@@ -139,6 +145,7 @@ var.defjvp(_var_jvp)
 @op(save=("x", "result"), batchable=True)
 def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation; saves its result for backward, as torch's StdBackward0."""
+    _only_floating(x, "std and var")
     c = _correction(correction, unbiased)
     return xp.sqrt(xp.var(x, axis=axes(dim, x.ndim), ddof=c, keepdims=keepdim))
 
@@ -158,12 +165,14 @@ std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
 @numpy_keywords
 def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
     """``(var, mean)`` of x along ``dim`` in one call."""
+    _only_floating(x, "var_mean")
     return var(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
 
 
 @numpy_keywords
 def std_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
     """``(std, mean)`` of x along ``dim`` in one call."""
+    _only_floating(x, "std_mean")
     return std(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
 
 

@@ -173,3 +173,16 @@ def test_in_place_floor_divide_backward_raises_too():
     for lib in (torch, gradkit):
         with pytest.raises(RuntimeError, match="^derivative for aten::floor_divide_? is not"):
             _floor_divide_backward(lib, in_place=True)
+
+
+def _complex_grads_meeting_inf(m):
+    x = m.tensor([-0.25 + 0.25j, 0.75 - 0.5j], dtype=m.complex128, requires_grad=True)
+    y = x / False  # made first, so its infinite gradient reaches x last (torch's order)
+    infinite = (y * m.tensor([0.5 + 0.5j, -0.1 + 0.2j])).sum().real
+    finite = (x * m.tensor([0.2 - 0.1j, 0.3 + 0.4j])).sum().real
+    return m.autograd.grad(finite + infinite, x)[0]
+
+
+def test_complex_gradients_sum_as_torch_does():
+    """torch sums gradients as a + 1 * b with a complex 1: an infinite b gives NaN + NaN j."""
+    assert_same_as_torch(_complex_grads_meeting_inf)

@@ -205,7 +205,14 @@ def _add_to_buffer(buffers, node, slot, g) -> None:
     elif len(buffer) <= slot:
         buffer.extend([None] * (slot + 1 - len(buffer)))
     current = buffer[slot]
-    buffer[slot] = g if current is None else current + g
+    if current is None:
+        buffer[slot] = g
+    elif getattr(getattr(g, "dtype", None), "kind", "") == "c":  # an array, not a Tensor
+        # torch sums gradients as current + 1 * g, its complex 1 being 1 + 0j: an infinite
+        # part of g then gives NaN + NaN j, as in torch (Tensors' add does this already)
+        buffer[slot] = current + g * (1 + 0j)
+    else:
+        buffer[slot] = current + g
 
 
 def _plan(roots, targets, accumulate):

@@ -264,8 +264,7 @@ def _comparison(name: str, symbol: str, compare, ordered: bool):
     """A comparison in the operands' promoted dtype (uint8 < -2 compares with 254, as torch);
     ``ordered`` ones have no complex kernel in torch."""
     def forward(xp, x, y):
-        if (type(x) in _NUMBERS or hasattr(x, "dtype")) and \
-                (type(y) in _NUMBERS or hasattr(y, "dtype")):
+        if _promotable(x) and _promotable(y):  # not e.g. None, or another library's tensor
             x, y = promote(xp, x, y)
             if ordered and _result_kind(x, y) == "c":
                 raise kernel_error(f"{name}_cpu")(_array_of(x, y))
@@ -273,6 +272,10 @@ def _comparison(name: str, symbol: str, compare, ordered: bool):
     forward.__name__ = name
     forward.__doc__ = f"x {symbol} y elementwise (bool, no gradient)."
     return op()(forward)
+
+
+def _promotable(v) -> bool:
+    return type(v) in _NUMBERS or isinstance(getattr(v, "dtype", None), np.dtype)
 
 
 eq = _comparison("eq", "==", operator.eq, ordered=False)

@@ -186,3 +186,14 @@ def _complex_grads_meeting_inf(m):
 def test_complex_gradients_sum_as_torch_does():
     """torch sums gradients as a + 1 * b with a complex 1: an infinite b gives NaN + NaN j."""
     assert_same_as_torch(_complex_grads_meeting_inf)
+
+
+def _prod_0d_gradient(m):
+    x = m.tensor(0.3 - 0.7j, dtype=m.complex64, requires_grad=True)
+    g, = m.autograd.grad(x.prod(), x, m.tensor(1 + 1j), create_graph=True)
+    return g, m.tensor(g.requires_grad)
+
+
+def test_prod_of_a_0d_tensor_passes_the_gradient_through():
+    """torch's prod_backward returns grad for a 0-d input: exact, and no graph through x."""
+    assert_same_as_torch(_prod_0d_gradient, rtol=0.0)

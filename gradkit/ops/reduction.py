@@ -215,9 +215,15 @@ def _prod_others(x, out, dim, keepdim):
     return permute(others, tuple(inverse))
 
 
-prod.defvjp(lambda g, x, out, dim, keepdim, dtype:
-            expand_back(g, tuple(x.shape), dim, keepdim) * conj(_prod_others(x, out, dim, keepdim)))
+def _prod_vjp(g, x, out, dim, keepdim, dtype):
+    if x.ndim == 0:  # torch: the gradient itself (not g * x / x, which rounds for complex x)
+        return g
+    return expand_back(g, tuple(x.shape), dim, keepdim) * conj(_prod_others(x, out, dim, keepdim))
+
+
+prod.defvjp(_prod_vjp)
 prod.defjvp(lambda t, x, out, dim, keepdim, dtype:
+            t if x.ndim == 0 else
             sum(t * _prod_others(x, out, dim, keepdim), axes(dim, x.ndim), keepdim))
 
 

@@ -221,6 +221,7 @@ def _no_floor_divide_derivative(g, *saved):
 
 floor_divide = op(broadcast=True)(_floor_divide)
 floor_divide.defvjp(_no_floor_divide_derivative, _no_floor_divide_derivative)
+floor_divide.defjvp(_no_floor_divide_derivative, _no_floor_divide_derivative)  # forward AD too
 # the quotient inside remainder's derivative: constant there (torch's div(rounding_mode=floor))
 _floor_quotient = op(name="floor_divide")(_floor_divide)
 

@@ -109,6 +109,18 @@ class _TensorOperators:
     def __rxor__(self, other):
         return arithmetic.bitwise_xor(other, self)
 
+    def __lshift__(self, other):
+        return arithmetic.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other):
+        return arithmetic.bitwise_left_shift(other, self)
+
+    def __rshift__(self, other):
+        return arithmetic.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other):
+        return arithmetic.bitwise_right_shift(other, self)
+
     def __eq__(self, other):
         return arithmetic.eq(self, other)
 
@@ -208,6 +220,8 @@ method_table.install_with(_install_method)
 # x op= y writes into x (its views see it), as torch's in-place operators do
 for _dunder, _name in (("__ipow__", "pow_"), ("__imod__", "remainder_"),
                        ("__ifloordiv__", "floor_divide_"), ("__iand__", "bitwise_and_"),
-                       ("__ior__", "bitwise_or_"), ("__ixor__", "bitwise_xor_")):
+                       ("__ior__", "bitwise_or_"), ("__ixor__", "bitwise_xor_"),
+                       ("__ilshift__", "bitwise_left_shift_"),
+                       ("__irshift__", "bitwise_right_shift_")):
     setattr(Tensor, _dunder, getattr(Tensor, _name))
 del _name, _dunder

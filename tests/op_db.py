@@ -583,7 +583,8 @@ NON_DIFFERENTIABLE = {
     **{name: "comparison: bool result" for name in ("eq", "ne", "lt", "le", "gt", "ge", "isclose")},
     **{name: "logic/bit op: bool or integer result" for name in (
         "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_not", "bitwise_and",
-        "bitwise_or", "bitwise_xor", "all", "any")},
+        "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "all",
+        "any")},
     **{name: "predicate: bool result" for name in ("isnan", "isinf", "isfinite")},
     "argmax": "integer result", "argmin": "integer result", "argsort": "integer result",
     "allclose": "Python bool result (forward checked in tests/test_torch_api_ops.py)",

@@ -103,7 +103,7 @@ SAMPLES = {
     "logical_not": (G.logical_not, lambda: (M([True, False]),)),
     "bitwise_not": (G.bitwise_not, lambda: (I([1, -2, 3]),)),
     **{name: (getattr(G, name), lambda: (I([3, 6, -2]), I([5]))) for name in (
-        "bitwise_and", "bitwise_or", "bitwise_xor")},
+        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift")},
     "int_pow_negative": (lambda a, b: a ** b, lambda: (I([2, 1, -1]), I([-1, -2, -3]))),
     "number_pow": (lambda x: 2.0 ** x + 1j ** x, lambda: (R(2, 3),)),
     "complex_zero_pow": (lambda z, w: (z * 0) ** w, lambda: (C(3), C(3))),

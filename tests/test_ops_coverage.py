@@ -75,6 +75,7 @@ NON_DIFFERENTIABLE_SAMPLES = [
     ("isnan", ([1.0, float("nan")],)), ("isinf", ([1.0, float("inf")],)),
     ("isfinite", ([1.0, float("inf")],)), ("argmax", ([[1.0, 3.0], [4.0, 2.0]],)),
     ("argmin", ([[1.0, 3.0], [4.0, 2.0]],)), ("argsort", ([[1.0, 3.0], [4.0, 2.0]],)),
+    ("bitwise_left_shift", ([3, -6], [1, 2])), ("bitwise_right_shift", ([3, -6], [1, 2])),
     ("zeros_like", ([1.0, 2.0],)), ("ones_like", ([1.0, 2.0],)),
     ("F.one_hot", ([2, 0, 1],)),
 ]

@@ -9,9 +9,9 @@ import types as _types
 from gradkit.ops import _op
 from gradkit.ops._op import Op, dispatch, op, sum_to_shape  # noqa: F401
 from gradkit.ops.arithmetic import (  # noqa: F401
-    add, allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, div, eq, floor_divide, ge,
-    gt, isclose, isfinite, isinf, isnan, le, logical_and, logical_not, logical_or, logical_xor,
-    lt, mul, ne, neg, pow, remainder, sub)
+    add, allclose, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
+    bitwise_xor, div, eq, floor_divide, ge, gt, isclose, isfinite, isinf, isnan, le, logical_and,
+    logical_not, logical_or, logical_xor, lt, mul, ne, neg, pow, remainder, sub)
 from gradkit.ops.clamp import clamp  # noqa: F401
 from gradkit.ops.complex import conj, imag, real  # noqa: F401
 from gradkit.ops.conversion import astype, clone, copy_from, fill, to_device, zeros_like_op  # noqa: F401

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import cmath
 import math
+import operator
 
 import numpy as np
 
@@ -12,8 +13,8 @@ from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log, where, zeros_like
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.promotion import as_dtype, promote
-from gradkit.ops.unary_helpers import kernel_error, reject_complex, scalar_type_name
+from gradkit.ops.promotion import as_dtype, check_fits, promote
+from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
 
 
 @op(broadcast=True, linear=True, batchable=True, method=True)
@@ -108,11 +109,19 @@ div.defjvp(lambda t, x, y: t / y,
 @op(save=("x", "y", "result"), broadcast=True, batchable=True, method=True, inplace=True)
 def pow(xp, x, y):  # noqa: A001 - torch's name
     """x ** y (broadcasting; either may be a number)."""
-    number_exponent = type(y) in _NUMBERS
+    number_exponent, exponent = type(y) in _NUMBERS, y
+    negative_int = type(y) is int and y < 0  # checked before uint8 ** -2 wraps it to 254
     x, y = promote(xp, x, y)
     kind = _result_kind(x, y)
-    if kind in "biu":
-        return _integer_pow(xp, x, y, number_exponent)
+    if kind == "b":  # torch: bool ** True is bool; a bool tensor exponent has no kernel
+        if not number_exponent:
+            raise kernel_error("pow")(y)
+        return x | ~y  # x ** 1 is x, x ** 0 is True
+    if kind in "iu":
+        if negative_int:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        check_fits(exponent, x.dtype)  # uint8 ** 300 raises; 300 ** uint8 wraps the base
+        return _integer_pow(xp, x, y)
     out = x ** y
     if kind == "c" and not number_exponent:
         # torch's complex pow with a tensor exponent is exp(y log x): 0 ** 0 is nan there
@@ -136,17 +145,12 @@ def _result_kind(x, y) -> str:
     return _array_of(x, y).dtype.kind
 
 
-def _integer_pow(xp, x, y, number_exponent):
+def _integer_pow(xp, x, y):
     """Integer powers as torch computes them: a negative tensor exponent gives 1 ** -k = 1,
-    (-1) ** -k = +-1 and 0 otherwise; a negative number exponent is an error."""
-    if x.dtype.kind == "b":
-        x = x.astype(np.int64)  # torch: bool ** bool is integer arithmetic... in int64
-        y = y.astype(np.int64)
+    (-1) ** -k = +-1 and 0 otherwise."""
     negative = y < 0
     if not negative.any():
         return x ** y
-    if number_exponent:
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
     odd = (y % 2) != 0
     inverse = xp.where(x == 1, 1, xp.where(x == -1, xp.where(odd, -1, 1), 0)).astype(x.dtype)
     return xp.where(negative, inverse, x ** xp.where(negative, 0, y))
@@ -162,16 +166,23 @@ def _pow_grad_exponent(x, y, out):
     # power is differentiated as the complex number it was promoted to (log(-2) is finite)
     complex_out = _array_dtype(out).kind == "c"
     if type(x) in _NUMBERS:  # a number base (2 ** t): its log is a number too
-        if x == 0:  # torch: 0 where y is real and >= 0, else out * log(0)
-            if _array_dtype(y).kind == "c":
-                return where((imag(y) == 0) & (real(y) >= 0), 0.0, out * complex(-math.inf, 0))
-            return where(y >= 0, 0.0, out * -math.inf)
+        if x == 0:
+            return where(_real_nonnegative(y), 0.0, out * -math.inf)
         if complex_out or isinstance(x, complex):
             return out * cmath.log(x)
         return out * (math.log(x) if x > 0 else math.nan)
     if complex_out and _array_dtype(x).kind != "c":
         x = astype(x, dtype=_array_dtype(out))
-    return where((x == 0) & (y >= 0), 0.0, out * log(x))
+    return where((x == 0) & _real_nonnegative(y), 0.0, out * log(x))
+
+
+def _real_nonnegative(y):
+    """y >= 0; for a complex y torch asks for a real number >= 0 (no complex ordering)."""
+    if type(y) in _NUMBERS:
+        return complex(y).imag == 0 and complex(y).real >= 0
+    if _array_dtype(y).kind == "c":
+        return (imag(y) == 0) & (real(y) >= 0)
+    return y >= 0
 
 
 def _array_dtype(v):
@@ -204,34 +215,37 @@ neg.defvjp(lambda g: -g)
 neg.defjvp(lambda t: -t)
 
 
-@op(method=True, inplace=True)
-def floor_divide(xp, x, y):
-    """floor(x / y) (broadcasting; backward refuses it, as torch's)."""
+def _floor_divide(xp, x, y):
+    """floor(x / y) (broadcasting); its result requires grad, but backward raises, as torch."""
     x, y = promote(xp, x, y)
-    reject_complex(_array_of(x, y), kernel_error("div_floor_cpu"))
-    _check_integer_divisor(y)
+    _check_divisor(x, y, "div_floor_cpu")
     return xp.floor_divide(x, y)
 
 
-def _floor_divide_has_no_vjp(g, *_):
+def _no_floor_divide_derivative(g, *saved):
     raise RuntimeError("derivative for aten::floor_divide is not implemented")
 
 
-def _floor_divide_has_no_jvp(t, *_):
+def _no_floor_divide_jvp(t, *saved):
     raise NotImplementedError("Trying to use forward AD with aten::floor_divide that does not "
                               "support it.")
 
 
-# as torch: the result of floating inputs requires grad, but its node (named NotImplemented)
-# refuses backward; a zero gradient would hide that floor's derivative is no gradient at all
-floor_divide.defvjp(_floor_divide_has_no_vjp, _floor_divide_has_no_vjp)
-floor_divide.defjvp(_floor_divide_has_no_jvp, _floor_divide_has_no_jvp)
-floor_divide.node_name = "NotImplemented"
+floor_divide = op(broadcast=True, method=True, inplace=True,
+                  node_name="NotImplemented")(_floor_divide)
+floor_divide.defvjp(_no_floor_divide_derivative, _no_floor_divide_derivative)
+floor_divide.defjvp(_no_floor_divide_jvp, _no_floor_divide_jvp)
+# the quotient inside remainder's derivative: constant there (torch's div(rounding_mode=floor))
+_floor_quotient = op(name="floor_divide")(_floor_divide)
 
 
-def _check_integer_divisor(y) -> None:
-    """torch's error for an integer division by zero (NumPy answers 0 with a warning)."""
-    if getattr(getattr(y, "dtype", None), "kind", "f") in "biu" and not y.all():
+def _check_divisor(x, y, kernel: str) -> None:
+    """torch's errors for operands of ``//`` and ``%``: no bool or complex kernel, and an
+    integer division by zero raises (NumPy answers 0 with a warning)."""
+    kind = _result_kind(x, y)
+    if kind in "bc":
+        raise kernel_error(kernel)(_array_of(x, y))
+    if kind in "iu" and not y.all():
         raise RuntimeError("ZeroDivisionError")
 
 
@@ -240,8 +254,7 @@ def remainder(xp, x, y):
     """x mod y with the sign of y, as Python's % (broadcasting); a zero result keeps x's sign,
     as torch's fmod-based kernel gives it."""
     x, y = promote(xp, x, y)
-    reject_complex(_array_of(x, y), kernel_error("remainder_cpu"))
-    _check_integer_divisor(y)
+    _check_divisor(x, y, "remainder_cpu")
     if _result_kind(x, y) in "biu":
         return xp.remainder(x, y)
     with np.errstate(invalid="ignore"):
@@ -255,52 +268,36 @@ def _remainder_grad_divisor(g, x, y):
     return -g * _floor_quotient(x, y)
 
 
-def _floor_quotient(x, y):
-    """floor(x / y) as a constant: torch's rule uses div(rounding_mode="floor"), whose
-    derivative is zero (floor_divide's node would refuse a second derivative)."""
-    return floor_divide(*(a.detach() if hasattr(a, "detach") else a for a in (x, y)))
-
-
 remainder.defvjp(lambda g, x, y: g, _remainder_grad_divisor)
 remainder.defjvp(lambda t, x, y: t,
                  lambda t, x, y: -t * _floor_quotient(x, y))
 
 
 # Comparisons and logic: boolean results, never differentiable.
-@op(method=True)
-def eq(xp, x, y):
-    """x == y elementwise (bool, no gradient)."""
-    return xp.asarray(x == y)
+def _comparison(name: str, symbol: str, compare, ordered: bool):
+    """A comparison in the operands' promoted dtype (uint8 < -2 compares with 254, as torch);
+    ``ordered`` ones have no complex kernel in torch."""
+    def forward(xp, x, y):
+        if _promotable(x) and _promotable(y):  # not e.g. None, or another library's tensor
+            x, y = promote(xp, x, y)
+            if ordered and _result_kind(x, y) == "c":
+                raise kernel_error(f"{name}_cpu")(_array_of(x, y))
+        return xp.asarray(compare(x, y))
+    forward.__name__ = name
+    forward.__doc__ = f"x {symbol} y elementwise (bool, no gradient)."
+    return op(method=True)(forward)
 
 
-@op(method=True)
-def ne(xp, x, y):
-    """x != y elementwise (bool, no gradient)."""
-    return xp.asarray(x != y)
+def _promotable(v) -> bool:
+    return type(v) in _NUMBERS or isinstance(getattr(v, "dtype", None), np.dtype)
 
 
-@op(method=True)
-def lt(xp, x, y):
-    """x < y elementwise (bool, no gradient)."""
-    return xp.asarray(x < y)
-
-
-@op(method=True)
-def le(xp, x, y):
-    """x <= y elementwise (bool, no gradient)."""
-    return xp.asarray(x <= y)
-
-
-@op(method=True)
-def gt(xp, x, y):
-    """x > y elementwise (bool, no gradient)."""
-    return xp.asarray(x > y)
-
-
-@op(method=True)
-def ge(xp, x, y):
-    """x >= y elementwise (bool, no gradient)."""
-    return xp.asarray(x >= y)
+eq = _comparison("eq", "==", operator.eq, ordered=False)
+ne = _comparison("ne", "!=", operator.ne, ordered=False)
+lt = _comparison("lt", "<", operator.lt, ordered=True)
+le = _comparison("le", "<=", operator.le, ordered=True)
+gt = _comparison("gt", ">", operator.gt, ordered=True)
+ge = _comparison("ge", ">=", operator.ge, ordered=True)
 
 
 @op(method=True)
@@ -351,6 +348,29 @@ def _bitwise(name: str, ufunc: str):
 bitwise_and = _bitwise("bitwise_and", "bitwise_and")
 bitwise_or = _bitwise("bitwise_or", "bitwise_or")
 bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor")
+
+
+def _shift(name: str, kernel: str, left: bool):
+    """``<<`` or ``>>`` on integer tensors, as torch's kernels: a shift by a negative count or
+    by the width or more gives 0 (left) or the sign fill (right), not C's undefined result."""
+    def forward(xp, x, y):
+        x, y = promote(xp, x, y)
+        if _result_kind(x, y) not in "iu":
+            raise kernel_error(kernel)(_array_of(x, y))
+        x, y = xp.asarray(x), xp.asarray(y)
+        bits = x.dtype.itemsize * 8
+        outside = (y < 0) | (y >= bits)
+        count = xp.where(outside, 0, y).astype(x.dtype)
+        fill = 0 if left else xp.where(x < 0, -1, 0)  # right: the sign fill
+        shifted = x << count if left else x >> count
+        return xp.where(outside, fill, shifted).astype(x.dtype)
+    forward.__name__ = name
+    forward.__doc__ = f"x {'<<' if left else '>>'} y for integer tensors (as torch)."
+    return op(broadcast=True, method=True, inplace=True)(forward)
+
+
+bitwise_left_shift = _shift("bitwise_left_shift", "lshift_cpu", left=True)
+bitwise_right_shift = _shift("bitwise_right_shift", "rshift_cpu", left=False)
 
 
 @op(method=True)

@@ -9,6 +9,7 @@ letter repeated within operand i (a diagonal) is scattered back onto it.
 """
 from __future__ import annotations
 
+import functools
 import string
 
 import numpy as np
@@ -18,6 +19,7 @@ from gradkit.ops.complex import conj
 from gradkit.ops.conversion import astype
 from gradkit.ops.reduction import sum as _sum
 from gradkit.ops.shape import expand, reshape
+from gradkit.ops.promotion import as_dtype, promote_types
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
 
 
@@ -72,6 +74,9 @@ def _parse(equation: str, ndims) -> tuple[list[str], str]:
 
 @op(save="inputs")
 def _einsum(xp, *operands, equation):
+    if len(operands) > 1:  # mixed dtypes meet in torch's mul: its promotion, not NumPy's
+        dtype = functools.reduce(promote_types, [o.dtype for o in operands])
+        operands = [as_dtype(xp, o, dtype) for o in operands]
     return xp.einsum(equation, *operands, optimize=len(operands) > 1)  # BLAS when it helps
 
 
@@ -162,14 +167,18 @@ def einsum(equation: str, *operands):
 
 
 def _sum_integer_letters(operands, subscripts, output):
-    """torch first sums each operand over the letters only it has, with torch.sum: integers
-    and bools are then summed in int64 (a bool count, not a logical or)."""
+    """torch first sums each operand over the letters only it has (or that the others have
+    with size 1), with torch.sum: integers and bools are then summed in int64 (a bool count,
+    not a logical or)."""
     operands, subscripts = list(operands), list(subscripts)
     for i, (o, term) in enumerate(zip(operands, subscripts, strict=True)):
         if _data(o).dtype.kind not in "biu":
             continue
-        others = output + "".join(t for j, t in enumerate(subscripts) if j != i)
-        kept = "".join(c for c in dict.fromkeys(term) if c in others)
+        everywhere = output + "".join(t for j, t in enumerate(subscripts) if j != i)
+        sized = output + "".join(c for j, t in enumerate(subscripts) if j != i
+                                 for c, n in zip(t, _data(operands[j]).shape) if n != 1)
+        kept = "".join(c for c, n in dict(zip(term, _data(o).shape)).items()
+                       if c in sized or (c in everywhere and n == 1))
         if set(kept) != set(term):  # some letter is summed away (a diagonal alone is not)
             operands[i] = _einsum(astype(o, dtype=_INT64), equation=f"{term}->{kept}")
             subscripts[i] = kept
@@ -180,18 +189,20 @@ _INT64 = np.dtype(np.int64)
 
 
 def _check_contraction_dtypes(operands, subscripts, output):
-    """torch contracts operands with bmm: one dtype for all, and none for bool."""
+    """torch contracts operands with bmm: one dtype for all, and none for bool; a letter of
+    size 1 in all operands but one is summed before (no bmm, no check)."""
     shared = [c for c in set("".join(subscripts)) - set(output)
-              if sum(c in term for term in subscripts) > 1]
+              if sum(c in term and _data(o).shape[term.index(c)] != 1
+                     for o, term in zip(operands, subscripts)) > 1]
     if not shared:
         return
     first = _data(operands[0])
+    if first.dtype.kind == "b":  # bmm's kernel is chosen by its first operand's dtype
+        raise kernel_error("bmm")(first)
     for o in operands[1:]:
         if _data(o).dtype != first.dtype:
             raise RuntimeError(f"expected scalar type {scalar_type_name(first)} but found "
                                f"{scalar_type_name(_data(o))}")
-    if first.dtype.kind == "b":
-        raise kernel_error("bmm")(first)
 
 
 def _data(o):

@@ -13,27 +13,31 @@ from gradkit.backend import get_default_dtype
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.special import erf_array
-from gradkit.ops.promotion import promote
+from gradkit.ops.promotion import check_fits, promote, result_type
 from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, kernel_error, reject_complex
 
 
-def _unary(save="x", floating=False, complex_error=None, **options):
+def _unary(save="x", floating=False, complex_error=None, bool_error=None, integer_error=None,
+           **options):
     """Declare an elementwise op; ``floating`` ops compute integer inputs in the default dtype;
-    ``complex_error(x)`` is the error torch raises for complex inputs (None: they are fine)."""
+    ``complex_error(x)`` (``bool_error(x)``, ``integer_error(x)``) is the error torch raises
+    for complex (bool, integer or bool) inputs (None: they are fine)."""
     def declare(forward):
-        if complex_error is not None:
-            forward = _no_complex(forward, complex_error)
+        for kinds, error in (("c", complex_error), ("b", bool_error), ("biu", integer_error)):
+            if error is not None:
+                forward = _refusing(forward, kinds, error)
         return op(save=save, elementwise=True, **options)(
             _on_floats(forward) if floating else forward)
     return declare
 
 
-def _no_complex(forward, error):
+def _refusing(forward, kinds: str, error):
     @functools.wraps(forward)
-    def real_only(xp, x, *args, **kwargs):
-        reject_complex(x, error)
+    def checked(xp, x, *args, **kwargs):
+        if x.dtype.kind in kinds:
+            raise error(x)
         return forward(xp, x, *args, **kwargs)
-    return real_only
+    return checked
 
 
 def _on_floats(forward):
@@ -247,7 +251,8 @@ def sigmoid(xp, x):
 sigmoid.defderivative(lambda out: out * (1 - out))
 
 
-@_unary(save="x", floating=True, complex_error=kernel_error("log_sigmoid_cpu"))
+@_unary(save="x", complex_error=kernel_error("log_sigmoid_cpu"),
+        integer_error=kernel_error("log_sigmoid_cpu"))
 def logsigmoid(xp, x):
     """log(sigmoid(x)) elementwise, computed stably."""
     return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))  # never overflows
@@ -256,7 +261,8 @@ def logsigmoid(xp, x):
 logsigmoid.defderivative(lambda x: sigmoid(-x))
 
 
-@_unary(save="result", complex_error=CLAMP_COMPLEX, method=True, inplace=True)
+@_unary(save="result", complex_error=CLAMP_COMPLEX, method=True, inplace=True,
+        bool_error=fixed_error(RuntimeError, "Boolean inputs not supported for relu"))
 def relu(xp, x):
     """max(x, 0) elementwise; NaN and -0.0 pass through, as torch."""
     return xp.where(x < 0, 0, x)
@@ -286,7 +292,7 @@ def erf(xp, x):
 erf.defderivative(lambda x: (2 / math.sqrt(math.pi)) * exp(-(x * x)))
 
 
-@_unary(save="x", floating=True)
+@_unary(save="x", integer_error=kernel_error("silu_cpu"))
 def silu(xp, x):
     """x * sigmoid(x) elementwise."""
     return x * sigmoid(x)
@@ -304,7 +310,8 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-@_unary(save="x", floating=True, complex_error=kernel_error("GeluKernelImpl"))
+@_unary(save="x", complex_error=kernel_error("GeluKernelImpl"),
+        integer_error=kernel_error("GeluKernelImpl"))
 def gelu(xp, x, approximate="none"):
     """x * Phi(x) (Gaussian CDF); ``approximate='tanh'`` for the tanh formula."""
     if approximate == "tanh":
@@ -326,7 +333,8 @@ def _gelu_derivative(x, approximate):
 gelu.defderivative(_gelu_derivative)
 
 
-@_unary(save="x", floating=True, complex_error=kernel_error("softplus_cpu"))
+@_unary(save="x", complex_error=kernel_error("softplus_cpu"),
+        integer_error=kernel_error("softplus_cpu"))
 def softplus(xp, x, beta=1.0, threshold=20.0):
     """log(1 + exp(beta * x)) / beta, linear above ``threshold``, elementwise."""
     bx = x * beta
@@ -342,7 +350,7 @@ def _softplus_derivative(x, beta, threshold):
 softplus.defderivative(_softplus_derivative)
 
 
-@_unary(save="x", floating=True, complex_error=kernel_error("elu_cpu"))
+@_unary(save="x", complex_error=kernel_error("elu_cpu"), integer_error=kernel_error("elu_cpu"))
 def elu(xp, x, alpha=1.0):
     """x if x > 0 else alpha * (exp(x) - 1), elementwise."""
     return xp.where(x > 0, x, alpha * xp.expm1(xp.where(x > 0, 0, x))).astype(x.dtype, copy=False)
@@ -357,7 +365,8 @@ def _elu_derivative(x, alpha):
 elu.defderivative(_elu_derivative)
 
 
-@_unary(save="x", complex_error=kernel_error("leaky_relu_cpu"))
+@_unary(save="x", complex_error=kernel_error("leaky_relu_cpu"),
+        integer_error=kernel_error("leaky_relu_cpu"))
 def leaky_relu(xp, x, negative_slope=0.01):
     """x if x > 0 else negative_slope * x, elementwise."""
     return xp.where(x > 0, x, x * negative_slope)
@@ -369,6 +378,8 @@ leaky_relu.defderivative(lambda x, negative_slope: where(x > 0, 1.0, negative_sl
 @op(save="x", batchable=True, method=True, inplace=True)
 def abs(xp, x):  # noqa: A001 - torch's name
     """|x| elementwise (the modulus for complex x)."""
+    if x.dtype.kind == "b":
+        raise kernel_error("abs_cpu")(x)
     return xp.abs(x)
 
 
@@ -435,7 +446,8 @@ def sign(xp, x):
 _piecewise_constant(sign)
 
 
-@_unary(complex_error=_ROUNDING_COMPLEX["floor"], method=True, inplace=True)
+@_unary(complex_error=_ROUNDING_COMPLEX["floor"], bool_error=kernel_error("floor_vml_cpu"),
+        method=True, inplace=True)
 def floor(xp, x):
     """Largest integer <= x, elementwise (zero gradient)."""
     return xp.floor(x)
@@ -444,7 +456,8 @@ def floor(xp, x):
 _piecewise_constant(floor)
 
 
-@_unary(complex_error=_ROUNDING_COMPLEX["ceil"], method=True, inplace=True)
+@_unary(complex_error=_ROUNDING_COMPLEX["ceil"], bool_error=kernel_error("ceil_vml_cpu"),
+        method=True, inplace=True)
 def ceil(xp, x):
     """Smallest integer >= x, elementwise (zero gradient)."""
     return xp.ceil(x)
@@ -453,7 +466,8 @@ def ceil(xp, x):
 _piecewise_constant(ceil)
 
 
-@_unary(complex_error=kernel_error("round_vml_cpu"), method=True, inplace=True)
+@_unary(complex_error=kernel_error("round_vml_cpu"), bool_error=kernel_error("round_vml_cpu"),
+        method=True, inplace=True)
 def round(xp, x, decimals=0):  # noqa: A001
     """Round half to even, to ``decimals`` places (zero gradient)."""
     return xp.round(x, decimals)
@@ -462,7 +476,8 @@ def round(xp, x, decimals=0):  # noqa: A001
 _piecewise_constant(round)
 
 
-@_unary(complex_error=_ROUNDING_COMPLEX["trunc"], method=True)
+@_unary(complex_error=_ROUNDING_COMPLEX["trunc"], bool_error=kernel_error("trunc_vml_cpu"),
+        method=True)
 def trunc(xp, x):
     """x rounded toward zero, elementwise (zero gradient)."""
     return xp.trunc(x)
@@ -486,6 +501,8 @@ def ones_like(xp, x):
 @op(save=("cond",), broadcast=True, batchable=True, method=True)
 def where(xp, cond, x, y):
     """x where ``cond`` is true, else y (broadcasting; no gradient to cond)."""
+    for number, other in ((x, y), (y, x)):
+        check_fits(number, result_type(other, number))
     x, y = promote(xp, x, y)  # two Python numbers become arrays of their promoted dtype
     return xp.where(cond, x, y)
 

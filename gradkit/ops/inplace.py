@@ -20,6 +20,7 @@ from gradkit.creation import zeros
 from gradkit.ops import _op
 from gradkit.ops._op import op
 from gradkit.ops.elementwise import zeros_like
+from gradkit.ops.promotion import category
 from gradkit.ops.unary_helpers import _SCALAR_TYPE_NAMES
 from gradkit.ops.views import DEFAULT, live_views, refresh_computed, replay_view, write_through
 
@@ -164,8 +165,9 @@ def _resave_output(result, tensor) -> None:
 
 def _write(tensor, values) -> None:
     target = tensor._data
-    if values.dtype != target.dtype and not np.can_cast(values.dtype, target.dtype,
-                                                         casting="same_kind"):
+    # torch's canCast: never down a category (complex, floating, integer, bool); within one,
+    # any width or sign (uint8 += int16 wraps)
+    if values.dtype != target.dtype and category(values.dtype) > category(target.dtype):
         raise RuntimeError(f"result type {_name(values.dtype)} can't be cast to the desired "
                            f"output type {_name(target.dtype)}")
     if values.shape != target.shape:

@@ -6,6 +6,7 @@ from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.complex import conj
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import reshape, transpose, unsqueeze
+from gradkit.ops.unary_helpers import kernel_error
 
 
 @op(save=("x", "y"), batchable=True, method=True)
@@ -27,7 +28,18 @@ def matmul(xp, x, y):
     if x.dtype != y.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {x.dtype} != "
                            f"{y.dtype}")
+    # torch has no bool kernel (named by the shapes) but answers empty products before it
+    if x.dtype.kind == "b" and ((x.size and y.size) or x.ndim == y.ndim == 1):
+        raise kernel_error(_bool_kernel(x.ndim, y.ndim))(x)
     return xp.matmul(x, y)
+
+
+def _bool_kernel(x_ndim: int, y_ndim: int) -> str:
+    if y_ndim >= 3:
+        return "bmm"
+    if y_ndim == 1:
+        return "dot" if x_ndim == 1 else "addmv_impl_cpu"
+    return "addmm_impl_cpu_"
 
 
 def _as_matrices(g, x, y):

@@ -5,7 +5,7 @@ what torch says. Every other op's node is named from the op (``mul`` -> ``MulBac
 from __future__ import annotations
 
 from gradkit.autograd.saved_names import declare_saved_names
-from gradkit.ops.arithmetic import pow, remainder
+from gradkit.ops.arithmetic import floor_divide, pow, remainder
 from gradkit.ops.elementwise import log1p, logsigmoid, square, where
 from gradkit.ops.indexing import masked_fill
 from gradkit.ops.linalg import matmul
@@ -60,6 +60,7 @@ matmul.node_name_rule = _matmul_name
 square.node_name = "PowBackward0"
 log1p.node_name = "Log1PBackward0"
 logsigmoid.node_name = "LogSigmoidBackward0"
+floor_divide.node_name = "NotImplemented"  # torch has no derivative: backward raises
 
 # torch's names of saved inputs where the second is not ``other`` (``_saved_exponent``)
 pow.torch_input_names = ("self", "exponent")

@@ -122,3 +122,14 @@ def promote(xp, x, y, true_division: bool = False):
     if true_division and dt.kind in "biu":
         dt = get_default_dtype().np
     return as_dtype(xp, x, dt), as_dtype(xp, y, dt)
+
+
+def check_fits(value, dt: np.dtype) -> None:
+    """torch's check that a Python int fits an integer dtype where it is not wrapped (``where``'s
+    scalar); unsigned types take negatives down to -max, as two's complement."""
+    if type(value) is not int or dt.kind not in "iu":
+        return
+    info = np.iinfo(dt)
+    low = -int(info.max) if dt.kind == "u" else int(info.min)
+    if not low <= value <= info.max:
+        raise RuntimeError(f"value cannot be converted to type {dt.name}_t without overflow")

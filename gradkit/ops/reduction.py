@@ -96,6 +96,11 @@ mean.defvjp(lambda g, x_shape, dim, keepdim, dtype:
 mean.defjvp(lambda t, x_shape, dim, keepdim, dtype: mean(t, dim, keepdim))
 
 
+def _only_floating(x, name: str) -> None:
+    if getattr(x, "_data", x).dtype.kind in "biu":
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+
+
 def _correction(correction, unbiased):
     if unbiased is not None:
         return 1 if unbiased else 0
@@ -105,6 +110,7 @@ def _correction(correction, unbiased):
 @op(save="x", batchable=True, method=True)
 def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance along ``dim``, with Bessel's correction by default (``correction=1``)."""
+    _only_floating(x, "std and var")
     c = _correction(correction, unbiased)
     return xp.var(x, axis=axes(dim, x.ndim), ddof=c, keepdims=keepdim)
 
@@ -143,6 +149,7 @@ var.defjvp(_var_jvp)
 @op(save=("x", "result"), batchable=True, method=True)
 def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation; saves its result for backward, as torch's StdBackward0."""
+    _only_floating(x, "std and var")
     c = _correction(correction, unbiased)
     return xp.sqrt(xp.var(x, axis=axes(dim, x.ndim), ddof=c, keepdims=keepdim))
 
@@ -162,12 +169,14 @@ std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
 @numpy_keywords
 def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
     """``(var, mean)`` of x along ``dim`` in one call."""
+    _only_floating(x, "var_mean")
     return var(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
 
 
 @numpy_keywords
 def std_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
     """``(std, mean)`` of x along ``dim`` in one call."""
+    _only_floating(x, "std_mean")
     return std(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
 
 
@@ -210,9 +219,15 @@ def _prod_others(x, out, dim, keepdim):
     return permute(others, tuple(inverse))
 
 
-prod.defvjp(lambda g, x, out, dim, keepdim, dtype:
-            expand_back(g, tuple(x.shape), dim, keepdim) * conj(_prod_others(x, out, dim, keepdim)))
+def _prod_vjp(g, x, out, dim, keepdim, dtype):
+    if x.ndim == 0:  # torch: the gradient itself (not g * x / x, which rounds for complex x)
+        return g
+    return expand_back(g, tuple(x.shape), dim, keepdim) * conj(_prod_others(x, out, dim, keepdim))
+
+
+prod.defvjp(_prod_vjp)
 prod.defjvp(lambda t, x, out, dim, keepdim, dtype:
+            t if x.ndim == 0 else
             sum(t * _prod_others(x, out, dim, keepdim), axes(dim, x.ndim), keepdim))
 
 
@@ -384,7 +399,9 @@ min.__doc__ = "min(x) -> tensor; min(x, dim) -> (values, indices); min(x, other)
 
 def _arg_extreme(xp, x, dim, keepdim, name, arg_extreme):
     """Index of the max/min (of the flattened x without ``dim``): argmax's and argmin's forward."""
-    reject_complex(x, fixed_error(RuntimeError, f"{name}(): does not support complex input"))
+    for kind, words in (("c", "complex"), ("b", "bool")):
+        if x.dtype.kind == kind:
+            raise RuntimeError(f"{name}(): does not support {words} input")
     _check_nonempty(name, x, dim)  # NumPy's own error is a ValueError
     if dim is None:
         out = arg_extreme(x)

@@ -30,10 +30,24 @@ def _integer_tensor_requires_grad(program, mine: Result, theirs: Result) -> bool
         mine, theirs._replace(flags=mine.flags))
 
 
+
+_BOOL_SUBTRACTION = "Subtraction, the `-` operator, with a bool tensor is not supported"
+
+
+def _pow_by_bool_backward(program, mine: Result, theirs: Result) -> bool:
+    """torch's pow backward computes ``exponent - 1``, which it refuses for a bool exponent."""
+    return (mine.error is None and theirs.error is not None and theirs.error[0] == "backward"
+            and theirs.message.startswith(_BOOL_SUBTRACTION)
+            and any(s.params.get("op") == "**" for s in program.steps))
+
+
+
 KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("an integer tensor written with a value that requires grad does not require grad",
           "docs/numerics.md", "leaves the integer tensor not requiring grad",
           _integer_tensor_requires_grad),
+    Known("x ** bool tensor differentiates (torch's backward raises)", "docs/numerics.md",
+          "raises computing `exponent - 1`", _pow_by_bool_backward),
 )
 
 

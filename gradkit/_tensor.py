@@ -304,7 +304,7 @@ class Tensor:
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array (shared memory; refused while it would leave the graph
         unnoticed: requires_grad with grad mode on, as torch)."""
-        if self._requires_grad and not force and _op.grad_state.grad_enabled:
+        if self._requires_grad and not force and _grad_state.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         if not isinstance(self._data, (np.ndarray, np.generic)):
@@ -775,11 +775,12 @@ def _as_inplace_method(name):
 from gradkit import ops  # noqa: E402  (ops import Tensor; bind after the class exists)
 from gradkit.autograd import inference  # noqa: E402
 from gradkit.autograd.grad_mode import state as _grad_state  # noqa: E402
+from gradkit.ops import _dispatch as _dispatch_module  # noqa: E402
 from gradkit.ops import _op  # noqa: E402
 
-_op.Tensor = Tensor
+_dispatch_module.Tensor = Tensor
 _InferenceVersion = inference.InferenceVersion
-_dispatch = _op.dispatch
+_dispatch = _dispatch_module.dispatch
 _NO_PARAMS: dict = {}  # shared, never mutated: ops without parameters
 
 for _name in ops.TENSOR_METHODS:

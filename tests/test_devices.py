@@ -225,14 +225,14 @@ def test_cpu_only_programs_pay_no_device_check():
     """Without CuPy loaded, dispatch never looks past the first NumPy input."""
     if "cupy" in sys.modules:
         pytest.skip("CuPy is loaded")
-    from gradkit.ops import _op
+    from gradkit.ops import _dispatch_general
     calls = []
-    original = _op._check_same_device
-    _op._check_same_device = lambda datas: calls.append(datas)
+    original = _dispatch_general._check_same_device
+    _dispatch_general._check_same_device = lambda datas: calls.append(datas)
     try:
         gradkit.ones(2) + gradkit.ones(2)
     finally:
-        _op._check_same_device = original
+        _dispatch_general._check_same_device = original
     assert calls == []
 
 

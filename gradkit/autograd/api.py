@@ -15,7 +15,7 @@ from gradkit.autograd.engine import _accumulate_into, _plan, run
 from gradkit.autograd.graph import accumulate_node
 from gradkit.backend import device_context, get_array_module
 from gradkit.creation import zeros_like
-from gradkit.ops import _op
+from gradkit.ops import _dispatch
 from gradkit.ops.joining import stack
 
 
@@ -212,7 +212,7 @@ def _batched_grad(outs, ins, roots, targets, grad_outputs, retain_graph, create_
 
 
 def _vectorizable(roots, targets, batch: int) -> bool:
-    if batch == 0 or _op._forward_ad is not None:  # a jvp rule must not see batched values
+    if batch == 0 or _dispatch._forward_ad is not None:  # a jvp rule must not see batched values
         return False
     _, runs = _plan(roots, targets, accumulate=False)
     return batching.vectorizable(runs | {node for node, _ in targets})

@@ -6,7 +6,7 @@
 ...     fwAD.unpack_dual(x.exp()).tangent       # d/dt exp(x + t v) = exp(x) * v
 tensor([2.7183, 0.0000])
 
-While a level is open, op dispatch (ops/_op.py) calls :func:`propagate` for any
+While a level is open, op dispatch (ops/_dispatch.py) calls :func:`propagate` for any
 op with a dual input. The output tangent comes from the op's jvp rules (one per
 input, summed), its ``jvp_all`` rule, the op itself applied to the tangents for
 linear ops, and otherwise from the op's vjp rules by the double-vjp trick
@@ -26,7 +26,7 @@ from gradkit.autograd.api import grad
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor
-from gradkit.ops import _op
+from gradkit.ops import _dispatch, _op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.elementwise import zeros_like as _zeros_like
 from gradkit.ops.inplace import copy_slices as _copy_slices
@@ -64,7 +64,7 @@ def enter_dual_level() -> int:
         if _current is not None:
             raise RuntimeError("Nested forward mode AD is not supported at the moment")
         _current = _Level(0)
-        _op._forward_ad = _this_module()
+        _dispatch._forward_ad = _this_module()
     return _current.index
 
 
@@ -77,7 +77,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
                                "that was created. This is not supported.")
         _current.open = False
         _current = None
-        _op._forward_ad = None
+        _dispatch._forward_ad = None
 
 
 class dual_level:  # noqa: N801 - torch's spelling

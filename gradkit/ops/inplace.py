@@ -17,7 +17,7 @@ from gradkit.autograd.graph import SavedTensor
 from gradkit.autograd.inference import check_inplace
 from gradkit.backend import device_context
 from gradkit.creation import zeros
-from gradkit.ops import _op
+from gradkit.ops import _dispatch
 from gradkit.ops._op import op
 from gradkit.ops.elementwise import zeros_like
 from gradkit.ops.promotion import category
@@ -76,7 +76,7 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         _resave_output(result, tensor)
     if len(tensor._vc) > 1:
         _update_views(tensor, view, recording)
-    forward_ad = _op._forward_ad
+    forward_ad = _dispatch._forward_ad
     if forward_ad is not None and (view is not None or len(tensor._vc) > 1):
         forward_ad.after_inplace(tensor, view)
     return tensor

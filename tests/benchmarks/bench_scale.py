@@ -1,11 +1,14 @@
-"""Scale benchmark: backward over 10^6 nodes and a profile of 10^6 events. Run:
-python tests/benchmarks/bench_scale.py [--nodes 1000000] [--events 1000000]
+"""Scale benchmark: backward over 10^6 nodes, a profile of 10^6 events, chains with gc on. Run:
+python tests/benchmarks/bench_scale.py [--nodes 1000000] [--events 1000000] [--chains 1000,...]
 
 (a) a chain of N multiplications (every node saves a tensor): time to build, time of backward,
     peak RSS growth, and the gradient checked against its closed form;
 (b) a profile of >= N events (forward ops + backward nodes): recording time, export time of the
     Chrome trace, its size, and the peak Python memory *during export* (tracemalloc) against the
-    size of the JSON: the writer streams, so the peak stays far below the file size.
+    size of the JSON: the writer streams, so the peak stays far below the file size;
+(c) chains of 10^3, 10^4 and 10^5 mul/add/sin ops on (16,) with the cyclic GC on (the user's
+    setting, untouched), gradkit and PyTorch interleaved in one run: forward and backward µs per
+    op, and each length's forward against the 10^3 one (GC-flat graphs keep it near 1.0x).
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import numpy as np
 
 import gradkit
 from gradkit.profiler import profile
+from workloads import try_import_torch
 
 
 def peak_rss_mib() -> float:
@@ -107,13 +111,59 @@ def bench_profile(events: int) -> None:
           f"{peak / 2**20:.1f} MiB = {peak / size:.3f} x the file size (streamed)")
 
 
+def _chain_us_per_op(lib, n_ops: int, repeat: int) -> tuple[float, float]:
+    """Best forward and backward CPU µs per op of an n_ops chain (mul/add/sin) of lib."""
+    x = lib.tensor(np.full(16, 0.5, dtype="float32"), requires_grad=True)
+    best_forward = best_backward = float("inf")
+    for _ in range(repeat):
+        began = time.process_time()
+        h = x
+        for _ in range(n_ops // 3):
+            h = (h * 0.999 + 0.001).sin()
+        built = time.process_time()
+        h.sum().backward()
+        done = time.process_time()
+        del h
+        x.grad = None
+        best_forward, best_backward = min(best_forward, built - began), min(best_backward,
+                                                                             done - built)
+    per_op = 1e6 / (n_ops // 3 * 3)
+    return best_forward * per_op, best_backward * per_op
+
+
+def bench_gc_chains(lengths, repeat: int) -> None:
+    torch = try_import_torch()
+    if torch is not None:
+        torch.set_num_threads(1)
+    print(f"(c) chains with the cyclic GC {'on' if gc.isenabled() else 'OFF'} "
+          f"(forward / backward µs per op; best of {repeat}):")
+    first = {}
+    for n in lengths:
+        line = f"    {n:>7,} ops:"
+        for name, lib in (("gradkit", gradkit), ("torch", torch)):
+            if lib is None:
+                continue
+            forward, backward = _chain_us_per_op(lib, n, repeat)
+            first.setdefault(name, forward)
+            line += (f"  {name} {forward:.2f} / {backward:.2f}"
+                     f" (forward {forward / first[name]:.2f}x the {lengths[0]:,}-op one)")
+        print(line)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=1_000_000)
     parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--chains", default="1000,10000,100000",
+                        help="chain lengths for (c), comma-separated (empty: no (c))")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only-chains", action="store_true", help="run (c) alone")
     args = parser.parse_args()
-    bench_backward(args.nodes)
-    bench_profile(args.events)
+    if not args.only_chains:
+        bench_backward(args.nodes)
+        bench_profile(args.events)
+    if args.chains:
+        bench_gc_chains([int(n) for n in args.chains.split(",")], args.repeat)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,288 @@
+"""Op dispatch, the hot path: run an op's forward on arrays and record its node.
+
+``dispatch`` has a fast path for the common case (CPU Tensors, NumPy arrays and Python
+numbers, no observer, no dual level; docs/performance.md) and falls back to
+``_dispatch_general`` for everything else. Ops are declared in ops/_op.py.
+"""
+from __future__ import annotations
+
+from time import perf_counter_ns
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gradkit._tensor import Tensor
+from gradkit.autograd import observers
+from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd.graph import SavedTensor, accumulate_node, node_type
+from gradkit.ops._dispatch_general import (
+    _as_array, _broadcast_message, _check_argument_types, _floating, _forward_on_device,
+    _numpy_operands, _save, _xp_of)
+from gradkit.ops.views import mark_view
+
+if TYPE_CHECKING:
+    from gradkit.ops._op import Op
+
+_forward_ad = None  # bound by gradkit.autograd.forward_ad when a dual level opens
+
+
+def _materialize(grads, node, differentiable, create_graph):
+    """Zeros for the outputs that received no gradient (multi-output ops)."""
+    out = []
+    for i in differentiable:
+        g = grads[i] if i < len(grads) else None  # engine buffers stop at the last slot fed
+        if g is None:
+            shape, dtype, xp = node._extras.output_meta[i]
+            g = xp.zeros(shape, dtype)
+            if create_graph:
+                g = Tensor._make(g)
+        out.append(g)
+    return tuple(out)
+
+
+def dispatch(op: Op, args: tuple, params: dict):
+    """Run ``op`` on ``args``: Tensors give a Tensor (and a node); raw arrays an array.
+
+    The fast path (docs/performance.md): every argument a CPU Tensor, a NumPy array or a
+    Python float/int, no op observer and no dual level. Anything else, and any error (the
+    forward is pure, so running it again is safe), takes ``_dispatch_general``.
+    """
+    datas = []
+    tensors = arrays = needs_grad = False
+    for a in args:
+        t = type(a)
+        if t is Tensor or t is not np.ndarray and isinstance(a, Tensor):
+            d = a._data
+            if type(d) is not np.ndarray:
+                return _dispatch_general(op, args, params)
+            datas.append(d)
+            tensors = True
+            if a._requires_grad:
+                needs_grad = True
+        elif t is float or t is int:
+            datas.append(a)
+        elif t is np.ndarray:
+            datas.append(a)
+            arrays = True
+        else:
+            return _dispatch_general(op, args, params)
+    if not tensors:  # raw arrays: a derivative rule running in a plain backward
+        try:
+            return op.forward(np, *datas, **params)
+        except Exception:
+            return _dispatch_general(op, args, params)
+    if arrays or op.plain_dispatch is False or observers.op_watchers or \
+            _forward_ad is not None:  # NumPy arrays with tensors: read as torch reads them
+        return _dispatch_general(op, args, params)
+    try:
+        out = op.forward(np, *datas, **params)
+    except Exception:
+        return _dispatch_general(op, args, params)
+    if type(out) is not np.ndarray or grad_state.inference:  # a NumPy scalar; inference
+        return _finish(op, args, datas, params, needs_grad, np, out)
+    if needs_grad and op.differentiable and grad_state.grad_enabled and out.dtype.kind in "fcV":
+        if op.plain_save is not None and op.node_name_rule is None:
+            return _record_fast(op, args, datas, params, out)
+        return _record(op, args, datas, params, out, np)
+    result = _new_tensor(Tensor)  # Tensor._make(out), inline
+    result._data, result.grad_fn, result._requires_grad = out, None, False
+    result._output_nr, result._vc = 0, [0]
+    return result
+
+
+_new_tensor = object.__new__
+
+
+def _record_fast(op, args, datas, params, out):
+    """``_record`` for one NumPy output, whole inputs/results saved, the node's fixed name."""
+    edges = []
+    meta = []  # (shape, dtype) of each tensor input: what its gradient must look like
+    needing_grad = i = 0  # bitmask of the inputs with an edge
+    for a in args:
+        d = datas[i]
+        if d is a:  # a number or array: no edge
+            edges.append(None)
+            meta.append(None)
+        else:
+            if a._requires_grad:
+                fn = a.grad_fn
+                edges.append((fn, a._output_nr) if fn is not None else (accumulate_node(a), 0))
+                needing_grad |= 1 << i
+            else:
+                edges.append(None)
+            meta.append((d.shape, d.dtype))
+        i += 1
+    node = op.node_class(op, tuple(edges), None,
+                         {**op.defaults, **params} if params and op.defaults else
+                         params or op.defaults, tuple(meta))
+    result = _new_tensor(Tensor)  # Tensor._make(out, node, 0), inline
+    result._data, result.grad_fn, result._requires_grad = out, node, True
+    result._output_nr, result._vc = 0, [0]
+    plain = op.plain_save
+    if plain:
+        keep = () if op.saves_read is None else op._save_masks.get(needing_grad)
+        if keep is None:
+            keep = op.save_mask(needing_grad)
+        node.saved = _save_plain(plain, args, (result,), keep)
+    else:
+        node.saved = ()
+    return result
+
+
+def _dispatch_general(op: Op, args: tuple, params: dict):
+    """Dispatch for any arguments: devices, NumPy values, observers, dual numbers, errors."""
+    datas = []
+    tensors = False
+    needs_grad = False
+    others = False  # arguments besides tensors and Python numbers (NumPy values, lists, ...)
+    for a in args:
+        if type(a) is Tensor or isinstance(a, Tensor):
+            datas.append(a._data)
+            tensors = True
+            if a._requires_grad:
+                needs_grad = True
+        else:
+            datas.append(a)
+            if type(a) not in _PLAIN_ARGUMENTS:
+                others = True
+    if others and tensors:
+        args, datas = _numpy_operands(args, datas)
+    if not tensors:  # raw arrays: a derivative rule running in a plain backward
+        xp = _xp_of(datas)
+        try:
+            return op.forward(xp, *datas, **params) if xp is np else \
+                _forward_on_device(op, xp, datas, params)
+        except (AttributeError, TypeError):
+            _check_argument_types(op, args)
+            raise
+    watchers = observers.op_watchers
+    if not watchers:
+        return _apply(op, args, datas, params, needs_grad)
+    if len(watchers) > 1:
+        return _dispatch_observed(watchers, op, args, datas, params, needs_grad)
+    # one observer (a profiler or anomaly mode): _dispatch_observed's work, inline
+    observer, name = watchers[0], op.profiler_name
+    token = observer.op_enter(name, args) if observers.op_entering else perf_counter_ns()
+    try:
+        result = _apply(op, args, datas, params, needs_grad)
+    except BaseException:
+        observer.op_exit(token, name, args, None, None)
+        raise
+    observer.op_exit(token, name, args, result,
+                     result.grad_fn if type(result) is Tensor else _node_of(result))
+    return result
+
+
+_PLAIN_ARGUMENTS = frozenset({int, float, bool, complex, type(None)})
+
+
+def _node_of(result):
+    """The node that made an op's outputs (a tuple of Tensors, possibly empty), or None."""
+    return result[0].grad_fn if result else None
+
+
+def _apply(op, args, datas, params, needs_grad):
+    """The op proper: forward on arrays, then the output tensors (and node when recording)."""
+    xp = _xp_of(datas)
+    try:
+        out = (op.forward(xp, *datas, **params) if xp is np
+               else _forward_on_device(op, xp, datas, params))
+    except ValueError as e:  # NumPy's broadcast error, in torch's words and type
+        if op.broadcast and "could not be broadcast" in str(e):
+            raise RuntimeError(_broadcast_message(datas)) from None
+        raise
+    except TypeError:
+        _check_argument_types(op, args)
+        raise
+    return _finish(op, args, datas, params, needs_grad, xp, out)
+
+
+def _finish(op, args, datas, params, needs_grad, xp, out):
+    """The output tensors of a forward's result ``out`` (and the node when recording)."""
+    if needs_grad and op.differentiable and grad_state.grad_enabled \
+            and not grad_state.inference and (
+            out.dtype.kind in "fcV" if type(out) is np.ndarray else _floating(out)):
+        result = _record(op, args, datas, params, out, xp)
+    elif op.outputs == 1:
+        result = Tensor._make(out if type(out) is np.ndarray else _as_array(xp, out))
+    else:
+        result = tuple(Tensor._make(_as_array(xp, o)) for o in out)
+    if op.view:
+        mark_view(op, args[0], result, params)
+    if _forward_ad is not None and _forward_ad.has_tangents(args):
+        _forward_ad.propagate(op, args, params, result)
+    return result
+
+
+def _dispatch_observed(watchers, op, args, datas, params, needs_grad):
+    """``_apply`` between the op_enter and op_exit of several observers."""
+    def run():
+        result = _apply(op, args, datas, params, needs_grad)
+        return result, result.grad_fn if type(result) is Tensor else _node_of(result)
+    return observers.observe_op(watchers, op.profiler_name, args, run)
+
+
+def edge_of(a):
+    """The graph edge to ``a``'s history: (grad_fn, output_nr), its AccumulateGrad, or None."""
+    if type(a) is Tensor or isinstance(a, Tensor):
+        if a._requires_grad:
+            fn = a.grad_fn
+            return (fn, a._output_nr) if fn is not None else (accumulate_node(a), 0)
+    return None
+
+
+def _record(op: Op, args, datas, params, out, xp):
+    """Create the node for one op call and the output tensors that point at it."""
+    edges = []
+    meta = []  # (shape, dtype) of each tensor input: what its gradient must look like
+    needing_grad = 0  # bitmask of the inputs with an edge
+    for i, (a, d) in enumerate(zip(args, datas)):
+        if d is a:  # not a Tensor: dispatch passes those through as their own data
+            edges.append(None)
+            meta.append(None)
+            continue
+        if a._requires_grad:
+            fn = a.grad_fn
+            edges.append((fn, a._output_nr) if fn is not None else (accumulate_node(a), 0))
+            needing_grad |= 1 << i
+        else:
+            edges.append(None)
+        meta.append((d.shape, d.dtype))
+    node_params = {**op.defaults, **params} if params and op.defaults else params or op.defaults
+    node_class = op.node_class if op.node_name_rule is None else \
+        node_type(op.node_name_rule(node_params, datas))
+    node = node_class(op, tuple(edges), None, node_params, tuple(meta))
+    if op.outputs == 1:
+        result = Tensor._make(out if type(out) is np.ndarray else _as_array(xp, out), node, 0)
+        outputs = (result,)
+    else:
+        diff = op.differentiable_outputs
+        outputs = tuple(
+            Tensor._make(_as_array(xp, o), node if diff is None or i in diff else None, i)
+            for i, o in enumerate(out))
+        node.extras().output_meta = tuple((o._data.shape, o._data.dtype, xp) for o in outputs)
+        result = outputs
+    plain = op.plain_save
+    keep = op.save_mask(needing_grad) if op.saves_read is not None else ()
+    node.saved = _save_plain(plain, args, outputs, keep) if plain is not None else \
+        _save(op, args, datas, outputs, keep)
+    return result
+
+
+def _save_plain(plain, args, outputs, keep) -> tuple:
+    """``_save`` for ops that save whole inputs/results only (most ops): one short loop."""
+    saved = []
+    nbytes = 0
+    held = None  # a SavedTensor of this pack: its death releases the pack's bytes
+    for k, (is_result, index) in enumerate(plain):
+        if keep and not keep[k]:  # no rule that will run reads it
+            saved.append(None)
+            continue
+        source = outputs[index] if is_result else args[index]
+        if type(source) is Tensor or isinstance(source, Tensor):
+            source = held = SavedTensor(source, is_result)
+            nbytes += source.nbytes
+        saved.append(source)  # a Python scalar argument is saved as is
+    if nbytes and observers.saved_watchers:
+        observers.saved_pack_held_by(held, nbytes)
+    return tuple(saved)

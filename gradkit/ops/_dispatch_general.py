@@ -1,0 +1,235 @@
+"""The general paths around dispatch: devices, NumPy operands, argument errors, saving
+any ``save`` spec, and the derivative helpers shared with the engine.
+
+``ops/_op.py`` keeps the hot path (the fast path and recording); what it falls back to for
+inputs off the common case (GPU arrays, NumPy values, lists, errors) lives here.
+"""
+from __future__ import annotations
+
+import dis
+import inspect
+from sys import modules as _modules
+
+import numpy as np
+
+from gradkit.autograd import observers
+from gradkit.autograd.batching import state as batch_state
+from gradkit.autograd.graph import SavedTensor
+from gradkit.backend import get_array_module
+from gradkit.ops.promotion import NumpyOperand
+
+
+class _Seam:
+    """The ops the mechanism itself uses (gradient casts and sums, derived rules): declared
+    with ``op`` in the files above this one, so ``gradkit/ops/__init__.py`` binds them once they
+    are loaded. The one place where a lower layer reaches up (also used by the backward rules
+    of shape.py and indexing.py, which reduction.py imports)."""
+
+    conj = sum = real = astype = None
+
+
+seam = _Seam()
+
+_ARRAY_TYPES = (np.ndarray, np.generic)
+
+
+def _entries_read(rule, n_saved: int) -> frozenset | None:
+    """Indices of the saved values (the parameters after ``g``) that ``rule``'s code reads.
+
+    None when that cannot be told (``*args``, a non-function): then everything is kept.
+    Parameters used by nested functions or comprehensions count as read.
+    """
+    code = getattr(rule, "__code__", None)
+    if code is None or code.co_flags & inspect.CO_VARARGS or code.co_argcount < 1 + n_saved:
+        return None
+    names = code.co_varnames[1:1 + n_saved]
+    read = set(code.co_cellvars)
+    for instruction in dis.get_instructions(code):
+        if instruction.opname.startswith("LOAD_FAST") or instruction.opname in (
+                "LOAD_DEREF", "LOAD_CLOSURE"):
+            value = instruction.argval
+            read.update(value if isinstance(value, tuple) else (value,))
+    return frozenset(k for k, name in enumerate(names) if name in read)
+
+
+
+def _numpy_operands(args, datas):
+    """NumPy values given with tensors, read as torch reads them: a 0-d array ranks as a
+    dimensioned operand in promotion (NumPy computes it in torch), a NumPy scalar is a
+    Python number. (Derivative rules on raw arrays keep NumPy scalars as 0-d values.)"""
+    read = [a if d is not a else
+            a.view(NumpyOperand) if type(a) is np.ndarray and not a.ndim else
+            a.item() if isinstance(a, np.generic) else a
+            for a, d in zip(args, datas)]
+    return tuple(read), [d if d is not a else r for a, d, r in zip(args, datas, read)]
+
+
+
+def _check_argument_types(op, args) -> None:
+    """torch's TypeError for an argument that is neither a tensor, an array nor a number."""
+    for i, a in enumerate(args):
+        if isinstance(a, (str, bytes, dict, set)) or callable(a):
+            name = "input" if i == 0 else "other" if i == 1 else op.input_names[i]
+            raise TypeError(f"{op.name}(): argument '{name}' (position {i + 1}) must be Tensor, "
+                            f"not {type(a).__name__}")
+
+
+def _broadcast_message(datas) -> str:
+    shapes = [tuple(d.shape) for d in datas if hasattr(d, "shape")]
+    a, b = shapes[0], shapes[1] if len(shapes) > 1 else ()
+    ndim = max(len(a), len(b))
+    for dim in range(ndim - 1, -1, -1):
+        i, j = dim - ndim + len(a), dim - ndim + len(b)
+        n, m = (a[i] if i >= 0 else 1), (b[j] if j >= 0 else 1)
+        if n != m and n != 1 and m != 1:
+            return (f"The size of tensor a ({n}) must match the size of tensor b ({m}) at "
+                    f"non-singleton dimension {dim}")
+    return f"shapes {list(a)} and {list(b)} cannot be broadcast together"
+
+
+
+def _floating(out) -> bool:
+    """Only floating/complex results carry gradients (torch: integer outputs never do)."""
+    first = out[0] if type(out) is tuple else out
+    kind = getattr(getattr(first, "dtype", None), "kind", "f")
+    return kind in "fcV"
+
+
+def _xp_of(datas):
+    for d in datas:
+        if isinstance(d, _ARRAY_TYPES):
+            if "cupy" in _modules and _maybe_gpu(datas):  # GPU arrays may exist: check
+                _check_same_device(datas)
+            return np
+        if hasattr(d, "__cuda_array_interface__"):
+            _check_same_device(datas)
+            return get_array_module(d)
+        if isinstance(d, (list, tuple)) and d:
+            return _xp_of(d)
+    return np
+
+
+def _forward_on_device(op, xp, datas, params):
+    """GPU forwards run with their inputs' device current: CuPy allocates on the current one."""
+    with _first_gpu_array(datas).device:
+        return op.forward(xp, *datas, **params)
+
+
+def _first_gpu_array(datas):
+    for d in datas:
+        if hasattr(d, "__cuda_array_interface__"):
+            return d
+        if isinstance(d, (list, tuple)):
+            found = _first_gpu_array(d)
+            if found is not None:
+                return found
+    return None
+
+
+def _maybe_gpu(datas) -> bool:
+    """Whether anything besides NumPy arrays and scalars is among the inputs (cheap test)."""
+    for d in datas:
+        if type(d) not in _HOST_TYPES and not isinstance(d, np.generic):
+            return True
+    return False
+
+
+_HOST_TYPES = frozenset({np.ndarray, int, float, complex, bool, str, type(None)})
+
+
+def _check_same_device(datas) -> None:
+    """torch's error when one op meets arrays of two devices (NumPy scalars have none)."""
+    seen = _device_indices(datas, set())
+    if len(seen) > 1:
+        a, b = (f"cuda:{i}" if i >= 0 else "cpu"
+                for i in sorted(seen, key=lambda i: (i < 0, i))[:2])
+        raise RuntimeError("Expected all tensors to be on the same device, but found at least "
+                           f"two devices, {a} and {b}!")
+
+
+def _device_indices(datas, seen: set) -> set:
+    """-1 for NumPy arrays, the CUDA device index for GPU arrays, looking into lists."""
+    for d in datas:
+        if type(d) is np.ndarray:
+            seen.add(-1)
+        elif hasattr(d, "__cuda_array_interface__"):
+            seen.add(d.device.id)
+        elif isinstance(d, (list, tuple)):
+            _device_indices(d, seen)
+    return seen
+
+
+def _as_array(xp, out):
+    """Scalars (NumPy reductions) become 0-d arrays; arrays of any device stay as they are."""
+    if type(out) is np.ndarray or hasattr(out, "__cuda_array_interface__"):
+        return out
+    return xp.asarray(out)
+
+
+
+def _save(op, args, datas, outputs, keep) -> tuple:
+    saved = []
+    nbytes = 0
+    held = None  # a SavedTensor of this pack: its death releases the pack's bytes
+    for k, (kind, index, attr) in enumerate(op.save_spec):
+        if keep and not keep[k]:  # no rule that will run reads it
+            saved.append(None)
+            continue
+        if kind == "inputs":
+            if attr:
+                saved.append(tuple(getattr(d, attr) for d in datas))
+                continue
+            packed = _SavedInputs(SavedTensor(a, False) if d is not a else a
+                                  for a, d in zip(args, datas))
+            tensors = [p for p in packed if type(p) is SavedTensor]
+            nbytes += sum(p.nbytes for p in tensors)
+            held = tensors[-1] if tensors else held
+            saved.append(packed)
+            continue
+        source = args[index] if kind == "input" else outputs[index]
+        if attr:
+            value = datas[index] if kind == "input" else source._data
+            saved.append(getattr(value, attr) if hasattr(value, attr) else _scalar_meta(attr))
+        elif kind == "result" or datas[index] is not source:  # a Tensor
+            held = SavedTensor(source, kind == "result")
+            nbytes += held.nbytes
+            saved.append(held)
+        else:
+            saved.append(source)  # a Python scalar argument: saved as is
+    if nbytes and observers.saved_watchers:
+        observers.saved_pack_held_by(held, nbytes)
+    return tuple(saved)
+
+
+def _scalar_meta(attr):
+    """Metadata of a Python scalar argument: shape () and no dtype of its own."""
+    return () if attr == "shape" else None
+
+
+class _SavedInputs(tuple):
+    """All inputs of a variadic op saved for backward (``save="inputs"``)."""
+
+
+def _unpack_all(saved, node, create_graph):
+    return tuple(s.unpack(node, create_graph) if type(s) is SavedTensor else s for s in saved)
+
+
+def cast_grad(g, dtype):
+    """A gradient in its input's dtype: the real part for real inputs, then a cast (torch)."""
+    data = getattr(g, "_data", g)
+    if data.dtype.kind == "c" and dtype.kind != "c":
+        g = seam.real(g)
+    return seam.astype(g, dtype=dtype)
+
+
+def sum_to_shape(g, shape):
+    """Sum a broadcast gradient back to ``shape`` (the one shared unbroadcast helper)."""
+    _sum = seam.sum
+    lead = 1 if batch_state.size else 0  # a vectorized batched backward keeps its batch dim
+    extra = g.ndim - lead - len(shape)
+    if extra > 0:  # leading broadcast dims: summed away (a fresh array, not a view)
+        g = _sum(g, tuple(range(lead, lead + extra)))
+    axes = tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    if axes:
+        g = _sum(g, axes, True)
+    return g

@@ -44,11 +44,6 @@ def test_in_place_on_an_unbind_output_is_an_error():
     raises_like_torch(program, RuntimeError, "Output 1 of UnbindBackward0 " + MULTI_VIEW)
 
 
-NO_GRAD_VIEWS = pytest.mark.xfail(
-    strict=True, reason="views: a view made under no_grad of a tensor that requires grad must "
-    "itself require grad and refuse in-place ops ('A view was created in no_grad mode')")
-
-
 @pytest.mark.parametrize("make", ["view_as", "unbind"])
 def test_in_place_on_a_no_grad_view_of_a_tracked_tensor_is_an_error(make):
     # torch: test_autograd_views_codegen (grad mode off, requires grad)
@@ -179,7 +174,6 @@ def test_dirty_input_not_returned_is_an_error():
                       "method were not returned as output.")
 
 
-@NO_GRAD_VIEWS
 def test_function_returning_a_view_under_no_grad_acts_like_the_op():
     # torch: test_custom_function_return_view_in_nograd
     def program(lib):

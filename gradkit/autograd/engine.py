@@ -23,6 +23,7 @@ from gradkit._tensor import Tensor
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import AccumulateGrad, accumulate_lock, holds_saved_variables
+from gradkit.autograd.reentrant import PASSES_PER_THREAD, on_fresh_thread
 from gradkit.autograd.hooks import _call_node_pre_hooks, _call_post_hooks, _call_tensor_pre_hooks
 from gradkit.backend import get_array_module
 from gradkit.creation import empty_like
@@ -39,6 +40,9 @@ def run(roots, seeds, retain_graph: bool, create_graph: bool, targets=None,
     ``accumulate=False`` the targets' gradients are captured instead of
     accumulated into leaves (autograd.grad).
     """
+    if len(_callbacks.stack) >= PASSES_PER_THREAD:  # deep reentrant backward
+        return on_fresh_thread(run, roots, seeds, retain_graph, create_graph, targets,
+                               accumulate)
     previous_mode = grad_state.grad_enabled
     grad_state.grad_enabled = create_graph
     _callbacks.stack = (*_callbacks.stack, [])

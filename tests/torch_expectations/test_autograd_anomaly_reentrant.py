@@ -244,9 +244,6 @@ def test_nested_reentrant_backward():
     like_torch(lambda lib: _countdown_from(lib, 50.0))
 
 
-@pytest.mark.xfail(strict=True, reason="engine-hooks: reentrant backward recurses on the "
-                   "caller's stack (RecursionError near depth 200); torch moves deep reentrant "
-                   "calls to a fresh thread")
 def test_deep_reentrant_backward_does_not_overflow():
     # torch: test_deep_reentrant
     like_torch(lambda lib: _countdown_from(lib, 2000.0))

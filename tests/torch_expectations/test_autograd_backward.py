@@ -99,12 +99,6 @@ def test_grad_wrt_two_chunks_calls_no_hook_of_their_base():
     assert called == [] and x_grad is None and (gb.numpy() == 2 * ga.numpy()).all()
 
 
-SAVED_NOTHING = pytest.mark.xfail(
-    strict=True, reason="engine-hooks: a node that saved no tensor (add, unbind) must run "
-    "again without retain_graph; gradkit frees every node's saved tuple and refuses")
-
-
-@SAVED_NOTHING
 def test_hook_on_one_unbind_output():
     # torch: test_grad_nonleaf_register_hook
     def program(lib):
@@ -119,7 +113,9 @@ def test_hook_on_one_unbind_output():
         return seen, grads, [p.grad for p in parts]
 
     seen, grads, part_grads = like_torch(program)
-    assert len(seen) == 1 and float(seen[0]) == 1.0 and part_grads == [None] * 5
+    # torch 2.13 runs the hook on every backward through unbind's node: with an undefined
+    # gradient (None) when another output was the root
+    assert float(seen[0]) == 1.0 and seen[1:] == [None] * 4 and part_grads == [None] * 5
 
 
 def test_hook_object_without_a_name():

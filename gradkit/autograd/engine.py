@@ -27,7 +27,7 @@ from gradkit.autograd.reentrant import PASSES_PER_THREAD, on_fresh_thread
 from gradkit.autograd.hooks import _call_node_pre_hooks, _call_post_hooks, _call_tensor_pre_hooks
 from gradkit.backend import get_array_module
 from gradkit.creation import empty_like
-from gradkit.ops._op import cast_grad
+from gradkit.ops._dispatch_general import fit_grad
 
 _LEAF_PRIORITY = float("inf")  # leaves accumulate after every other node has run
 
@@ -303,14 +303,10 @@ def _validate(node, grad_inputs) -> tuple:
         if g is None or edges[i] is None:
             continue
         shape, dtype = node.input_meta[i]
-        data = g._data if type(g) is Tensor else getattr(g, "_data", g)
-        if data.shape != shape:
-            raise RuntimeError(
-                f"Function {node.name()} returned an invalid gradient at index {i} - got "
-                f"{list(data.shape)} but expected shape compatible with {list(shape)}")
-        if data.dtype != dtype:
+        fitted = fit_grad(node, i, g, shape, dtype, reducible=False)
+        if fitted is not g:
             fixed = list(grad_inputs) if fixed is None else fixed
-            fixed[i] = cast_grad(g, dtype)
+            fixed[i] = fitted
     return grad_inputs if fixed is None else tuple(fixed)
 
 

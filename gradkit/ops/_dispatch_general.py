@@ -222,6 +222,23 @@ def cast_grad(g, dtype):
     return seam.astype(g, dtype=dtype)
 
 
+def fit_grad(node, index: int, g, shape, dtype, reducible):
+    """``g`` as the gradient of input ``index`` of ``node``, in its shape and dtype as torch's
+    engine validates it: a broadcast gradient is summed back when ``reducible``, any other
+    shape is an error; another dtype is cast (the one check for ops and custom Functions)."""
+    data = g if type(g) is np.ndarray else getattr(g, "_data", g)
+    if data.shape != shape:
+        if not reducible:
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {index} - got "
+                f"{list(data.shape)} but expected shape compatible with {list(shape)}")
+        g = sum_to_shape(g, shape)
+        data = getattr(g, "_data", g)
+    if data.dtype != dtype:
+        g = cast_grad(g, dtype)
+    return g
+
+
 def sum_to_shape(g, shape):
     """Sum a broadcast gradient back to ``shape`` (the one shared unbroadcast helper)."""
     _sum = seam.sum

@@ -30,7 +30,8 @@ from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops._dispatch import (  # noqa: F401  (edge_of: for function.py)
     _materialize, dispatch, edge_of)
 from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the ops, forward_ad)
-    _SavedInputs, _entries_read, _scalar_meta, _unpack_all, cast_grad, seam, sum_to_shape)
+    _SavedInputs, _entries_read, _scalar_meta, _unpack_all, cast_grad, fit_grad, seam,
+    sum_to_shape)
 from gradkit.ops.keywords import SPECIAL_KEYWORDS, torch_keywords
 from gradkit.ops.methods import register as register_method
 
@@ -230,18 +231,8 @@ class Op:
                 continue
             shape, dtype = meta[i]
             data = r if type(r) is np.ndarray else getattr(r, "_data", r)
-            if data.shape == shape and data.dtype is dtype:  # the common case: nothing to fix
-                continue
-            if data.shape != shape:
-                if not self.broadcast and not batch_state.size:
-                    raise RuntimeError(
-                        f"Function {node.name()} returned an invalid gradient at index {i} - got "
-                        f"{list(data.shape)} but expected shape compatible with {list(shape)}")
-                r = sum_to_shape(r, shape)
-                data = getattr(r, "_data", r)
-            if data.dtype != dtype:
-                r = cast_grad(r, dtype)
-            result[i] = r
+            if data.shape != shape or data.dtype is not dtype:  # else nothing to fix
+                result[i] = fit_grad(node, i, r, shape, dtype, self.broadcast or batch_state.size)
         return result
 
 

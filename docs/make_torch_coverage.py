@@ -49,7 +49,7 @@ OWN_NAMES = {
                        "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_grad_enabled",
                        "is_inference_mode_enabled", "multi_grad_hook", "observers",
                        "once_differentiable", "saved_hooks", "inference", "saved_mutation",
-                       "gradcheck_modes",
+                       "gradcheck_modes", "anomaly_errors", "function_checks", "functional_strict",
                        "saved_names"},
     "torch.autograd.graph": {"AccumulateGrad", "FunctionNode", "NodeExtras", "SavedTensor",
                              "accumulate_node", "add_hook", "declare_saved_names",

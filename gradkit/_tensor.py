@@ -14,6 +14,7 @@ from types import FunctionType
 import numpy as np
 
 from gradkit import backend
+from gradkit._tensor_repr import host_array, tensor_repr
 from gradkit.autograd import inference
 from gradkit.autograd.grad_mode import state as _grad_state
 from gradkit.autograd.inference import InferenceVersion as _InferenceVersion
@@ -254,7 +255,7 @@ class Tensor:
 
     def tolist(self):
         """The data as (nested) Python lists."""
-        return _host(self._data).tolist()
+        return host_array(self._data).tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array (shared memory; refused while it would leave the graph
@@ -266,7 +267,7 @@ class Tensor:
             if not force:
                 raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                                 "Tensor.cpu() to copy the tensor to host memory first.")
-            return _host(self._data)
+            return host_array(self._data)
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -287,23 +288,7 @@ class Tensor:
         return copy._reconstruct(self, memo, *object.__reduce_ex__(self, 4))
 
     def __repr__(self) -> str:
-        data = _host(self._data)
-        body = np.array2string(data, separator=", ", prefix="tensor(", max_line_width=80,
-                               formatter=_float_formatter(data), threshold=1000, edgeitems=3)
-        extras = []
-        if str(self.device) != "cpu":
-            extras.append(f"device='{self.device}'")
-        default_float = backend.get_default_dtype().np
-        if data.dtype not in (default_float, np.int64, np.bool_, np.complex64) or data.size == 0:
-            extras.append(f"dtype={self.dtype}")
-        if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
-        elif self._requires_grad:
-            extras.append("requires_grad=True")
-        fw = getattr(self, "_fw", None)
-        if fw is not None and fw[0].open:  # a dual tensor of the open forward-AD level
-            extras.append(f"tangent={fw[1]!r}")
-        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+        return tensor_repr(self)
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
@@ -372,24 +357,6 @@ def _varargs(args, method: str | None = None, name: str | None = None):
     if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
         return tuple(args[0])
     return tuple(args)
-
-
-def _float_formatter(data):
-    """torch's float style: ``1.`` for whole numbers, else 4 decimals (scientific if extreme)."""
-    if data.dtype.kind != "f" or data.size == 0:
-        return None
-    finite = np.abs(data[np.isfinite(data)].astype(np.float64))
-    if finite.size == 0 or np.all(finite == np.round(finite)) and finite.max() < 1e8:
-        return {"float_kind": lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)}
-    nonzero = finite[finite > 0]
-    if finite.max() >= 1e8 or (nonzero.size and nonzero.min() < 1e-4):
-        return {"float_kind": lambda v: f"{v:.4e}"}
-    return {"float_kind": lambda v: f"{v:.4f}" if np.isfinite(v) else str(v)}
-
-
-
-def _host(array):
-    return array if isinstance(array, (np.ndarray, np.generic)) else array.get()
 
 
 _SKIPPED = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__"})

@@ -13,7 +13,7 @@ from gradkit.autograd.api import backward as autograd_backward
 from gradkit.autograd.hooks import (
     register_post_accumulate_hook, register_tensor_hook, retain_grad_hook)
 from gradkit.legacy_tensor import legacy_new
-from gradkit.ops import arithmetic, conversion
+from gradkit.ops import comparison, conversion
 from gradkit.ops import shape as shape_ops
 from gradkit.ops import complex as complex_ops
 
@@ -50,7 +50,7 @@ class _TensorMethods:
     def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
                  equal_nan: bool = False) -> bool:
         """``gradkit.allclose(self, other, ...)``: isclose everywhere, as a Python bool."""
-        return arithmetic.allclose(self, other, rtol, atol, equal_nan)
+        return comparison.allclose(self, other, rtol, atol, equal_nan)
 
     # -- autograd state ---------------------------------------------------------------
     def retain_grad(self) -> None:

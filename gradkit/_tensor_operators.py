@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit._tensor import Tensor, extend
-from gradkit.ops import arithmetic, conversion, elementwise, indexing
+from gradkit.ops import arithmetic, comparison, conversion, indexing, piecewise
 from gradkit.ops import methods as method_table
 from gradkit.ops._op import Op
 from gradkit.ops._op import dispatch as _dispatch
@@ -85,59 +85,59 @@ class _TensorOperators:
         return self
 
     def __abs__(self):
-        return elementwise.abs(self)
+        return piecewise.abs(self)
 
     def __invert__(self):
-        return arithmetic.logical_not(self) if self._data.dtype == np.bool_ else \
-            arithmetic.bitwise_not(self)
+        return comparison.logical_not(self) if self._data.dtype == np.bool_ else \
+            comparison.bitwise_not(self)
 
     def __and__(self, other):
-        return arithmetic.bitwise_and(self, other)
+        return comparison.bitwise_and(self, other)
 
     def __rand__(self, other):
-        return arithmetic.bitwise_and(other, self)
+        return comparison.bitwise_and(other, self)
 
     def __or__(self, other):
-        return arithmetic.bitwise_or(self, other)
+        return comparison.bitwise_or(self, other)
 
     def __ror__(self, other):
-        return arithmetic.bitwise_or(other, self)
+        return comparison.bitwise_or(other, self)
 
     def __xor__(self, other):
-        return arithmetic.bitwise_xor(self, other)
+        return comparison.bitwise_xor(self, other)
 
     def __rxor__(self, other):
-        return arithmetic.bitwise_xor(other, self)
+        return comparison.bitwise_xor(other, self)
 
     def __lshift__(self, other):
-        return arithmetic.bitwise_left_shift(self, other)
+        return comparison.bitwise_left_shift(self, other)
 
     def __rlshift__(self, other):
-        return arithmetic.bitwise_left_shift(other, self)
+        return comparison.bitwise_left_shift(other, self)
 
     def __rshift__(self, other):
-        return arithmetic.bitwise_right_shift(self, other)
+        return comparison.bitwise_right_shift(self, other)
 
     def __rrshift__(self, other):
-        return arithmetic.bitwise_right_shift(other, self)
+        return comparison.bitwise_right_shift(other, self)
 
     def __eq__(self, other):
-        return arithmetic.eq(self, other)
+        return comparison.eq(self, other)
 
     def __ne__(self, other):
-        return arithmetic.ne(self, other)
+        return comparison.ne(self, other)
 
     def __lt__(self, other):
-        return arithmetic.lt(self, other)
+        return comparison.lt(self, other)
 
     def __le__(self, other):
-        return arithmetic.le(self, other)
+        return comparison.le(self, other)
 
     def __gt__(self, other):
-        return arithmetic.gt(self, other)
+        return comparison.gt(self, other)
 
     def __ge__(self, other):
-        return arithmetic.ge(self, other)
+        return comparison.ge(self, other)
 
     def __getitem__(self, key):
         return indexing.getitem(self, key)

@@ -19,19 +19,17 @@ from __future__ import annotations
 
 import inspect
 import math
-import sys
 import threading
 import warnings
 
 import numpy as np
 
-from gradkit import _compat
 from gradkit._user_frames import first_user_frame, internal_files, is_internal
 from gradkit.autograd import anomaly_report as report_mod
+from gradkit.autograd.anomaly_errors import attach_report, nan_error, node_report
 from gradkit.autograd import observers
 from gradkit.autograd.anomaly_report import AnomalyReport
 from gradkit.autograd.grad_mode import _DecoratorContextManager
-from gradkit.autograd.graph import AccumulateGrad
 from gradkit.backend import get_array_module
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
@@ -254,75 +252,6 @@ def _non_finite(data) -> str | None:
     return " and ".join(w for w, present in (("nan", nan), ("inf", inf)) if present)
 
 
-# -- reports -------------------------------------------------------------------------
-
-def _saved_stats(node) -> list:
-    """Statistics of what the node saved from its forward inputs/outputs, by name."""
-    saved = node.saved
-    spec = getattr(node.op, "save_spec", None)
-    if not saved or spec is None:
-        return []
-    stats = []
-    names = getattr(node.op, "input_names", [])
-    for (kind, index, attr), value in zip(spec, saved, strict=False):
-        if attr or kind == "inputs":
-            continue
-        name = names[index] if kind == "input" and index < len(names) else f"result{index or ''}"
-        data = getattr(value, "data", value)
-        item = report_mod.tensor_stats(f"saved {name}", data)
-        if item is not None:
-            stats.append(item)
-    return stats
-
-
-def _node_report(kind: str, message: str, node, output_index=None, grads=None,
-                 grad_inputs=None) -> AnomalyReport:
-    stack, parents = report_mod.trace_parts(node.anomaly_trace)
-    inputs = _saved_stats(node)
-    if type(node) is AccumulateGrad:  # a leaf's hook failed: show the leaf
-        inputs.append(report_mod.tensor_stats("leaf", node.variable))
-    for i, g in enumerate(grads or ()):
-        item = g is not None and report_mod.tensor_stats(f"grad_output {i}", g)
-        if item:
-            inputs.append(item)
-    outputs = []
-    if output_index is not None and grad_inputs is not None:
-        item = report_mod.tensor_stats(f"grad_input {output_index}", grad_inputs[output_index])
-        outputs = [item] if item else []
-    run = _thread.state.run
-    path = report_mod.path_between(run[0], node) if run else None
-    op_name = getattr(node.op, "profiler_name", None)
-    return AnomalyReport(kind, message, node.name(), op_name, output_index, stack, parents,
-                         inputs, outputs, path)
-
-
-def _attach(exc: BaseException, report: AnomalyReport) -> None:
-    """Put the report on the exception (and its text in a note), then warn like torch."""
-    exc.anomaly = report
-    _compat.add_note(exc, report.render())
-    try:
-        level = _user_stacklevel()
-        for text in report.warning_texts():  # as torch: one warning per link of the chain
-            warnings.warn(text, stacklevel=level)
-    except Warning:  # warnings raised as errors: the report is on the exception already
-        pass
-
-
-def _user_stacklevel() -> int:
-    """warnings.warn's stacklevel that points at the innermost user frame (its backward call)."""
-    level, frame = 1, sys._getframe(1)
-    while frame is not None and (internal_files.get(frame.f_code.co_filename)
-                                 or is_internal(frame.f_code.co_filename)):
-        level, frame = level + 1, frame.f_back
-    return level
-
-
-def _nan_error(kind: str, message: str, node, index, grads, grad_inputs) -> RuntimeError:
-    error = RuntimeError(message)
-    _attach(error, _node_report(kind, message, node, index, grads, grad_inputs))
-    return error
-
-
 _SKIP = 4  # first_user_frame looks past op_exit, the dispatcher and its caller (gradkit's)
 
 
@@ -399,9 +328,9 @@ class _AnomalyObserver(observers.Observer):
         if grad_inputs is None or not s.nan_checks:
             return
         if hook_nan:
-            raise _nan_error("hook_nan", f"Hook registered on the gradient of output "
-                             f"{token.index} of '{node.name()}' returned nan values.",
-                             node, None, grads, None)
+            raise nan_error("hook_nan", f"Hook registered on the gradient of output "
+                            f"{token.index} of '{node.name()}' returned nan values.",
+                            node, s.run, None, grads, None)
         clean = s.clean
         for i, g in enumerate(grad_inputs):
             if g is None:
@@ -415,15 +344,15 @@ class _AnomalyObserver(observers.Observer):
             elif not _has_nan(g):
                 clean = g
                 continue
-            raise _nan_error("backward_nan", f"Function '{node.name()}' returned nan values "
-                             f"in its {i}th output.", node, i, grads, grad_inputs)
+            raise nan_error("backward_nan", f"Function '{node.name()}' returned nan values "
+                            f"in its {i}th output.", node, s.run, i, grads, grad_inputs)
         s.clean = clean
 
     def node_error(self, node, exc) -> None:
         if not _thread.state.enabled or getattr(exc, "anomaly", None) is not None:
             return  # an inner engine run (or a node nearer the error) already reported it
         message = f"{type(exc).__name__}: {exc}"
-        _attach(exc, _node_report("backward_error", message, node))
+        attach_report(exc, node_report("backward_error", message, node, _thread.state.run))
 
 
 def _check_forward(name, inputs, outputs, node) -> None:
@@ -441,7 +370,7 @@ def _check_forward(name, inputs, outputs, node) -> None:
             stack, [], [s for s in stats if s is not None],
             [report_mod.tensor_stats(f"output {i}", data)], None)
         error = RuntimeError(message)
-        _attach(error, report)
+        attach_report(error, report)
         raise error
 
 

@@ -28,7 +28,7 @@ from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor
 from gradkit.ops import _dispatch, _op
 from gradkit.ops.complex import conj, real
-from gradkit.ops.elementwise import zeros_like as _zeros_like
+from gradkit.ops.piecewise import zeros_like as _zeros_like
 from gradkit.ops.inplace import copy_slices as _copy_slices
 from gradkit.ops.reduction import sum as sum_
 from gradkit.ops.shape import broadcast_to, view

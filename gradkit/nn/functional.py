@@ -17,7 +17,8 @@ from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.ops.conv import conv2d
-from gradkit.ops.elementwise import elu, gelu, leaky_relu, logsigmoid, sigmoid, softplus, tanh
+from gradkit.ops.elementwise import tanh
+from gradkit.ops.activations import elu, gelu, leaky_relu, logsigmoid, sigmoid, softplus
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.layers import dropout, embedding, layer_norm, linear
 from gradkit.ops.linalg_norms import vector_norm

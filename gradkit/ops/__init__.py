@@ -9,26 +9,31 @@ import types as _types
 from gradkit.ops import _op
 from gradkit.ops._op import Op, dispatch, op, sum_to_shape  # noqa: F401
 from gradkit.ops.arithmetic import (  # noqa: F401
-    add, allclose, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
-    bitwise_xor, div, eq, floor_divide, ge, gt, isclose, isfinite, isinf, isnan, le, logical_and,
-    logical_not, logical_or, logical_xor, lt, mul, ne, neg, pow, remainder, sub)
+    add, div, floor_divide, mul, neg, pow, remainder, sub)
+from gradkit.ops.comparison import (  # noqa: F401
+    allclose, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
+    bitwise_xor, eq, ge, gt, isclose, isfinite, isinf, isnan, le, logical_and, logical_not,
+    logical_or, logical_xor, lt, ne)
 from gradkit.ops.clamp import clamp  # noqa: F401
 from gradkit.ops.complex import conj, imag, real  # noqa: F401
 from gradkit.ops.conversion import astype, clone, copy_from, fill, to_device, zeros_like_op  # noqa: F401
 from gradkit.ops.einsum import einsum  # noqa: F401 - the function, not the module
+from gradkit.ops.activations import (  # noqa: F401
+    elu, gelu, leaky_relu, relu, sigmoid, silu, softplus)
 from gradkit.ops.elementwise import (  # noqa: F401
-    abs, acos, asin, atan, ceil, cos, cosh, elu, erf, exp, exp2, expm1, floor, gelu,
-    leaky_relu, log, log1p, log2, log10, maximum, minimum, ones_like, reciprocal, relu, round,
-    rsqrt, sgn, sigmoid, sign, silu, sin, sinh, softplus, sqrt, square, tan, tanh, trunc, where,
-    zeros_like)
+    acos, asin, atan, cos, cosh, erf, exp, exp2, expm1, log, log1p, log2, log10, reciprocal,
+    rsqrt, sin, sinh, sqrt, square, tan, tanh)
+from gradkit.ops.piecewise import (  # noqa: F401
+    abs, ceil, floor, maximum, minimum, ones_like, round, sgn, sign, trunc, where, zeros_like)
 from gradkit.ops.indexing import (  # noqa: F401
     gather, getitem, index_put, index_select, masked_fill, pad, scatter, scatter_add, setitem_)
 from gradkit.ops.inplace import inplace  # noqa: F401
 from gradkit.ops.joining import cat, chunk, concat, split, stack, unbind  # noqa: F401
 from gradkit.ops.linalg import bmm, dot, inner, matmul, mm, mv, outer, vdot  # noqa: F401
+from gradkit.ops.extremes import amax, amin, argmax, argmin, max, min  # noqa: F401
 from gradkit.ops.reduction import (  # noqa: F401
-    all, amax, amin, any, argmax, argmin, cumsum, log_softmax, logsumexp, max, mean, min, prod,
-    softmax, std, std_mean, sum, var, var_mean)
+    all, any, cumsum, log_softmax, logsumexp, mean, prod, softmax, sum)
+from gradkit.ops.variance import std, std_mean, var, var_mean  # noqa: F401
 from gradkit.ops.linalg_norms import norm  # noqa: F401
 from gradkit.ops.linalg_solvers import det, inv as inverse, slogdet  # noqa: F401
 from gradkit.ops.polar import angle  # noqa: F401

@@ -3,18 +3,16 @@ from __future__ import annotations
 
 import cmath
 import math
-import operator
 
 import numpy as np
 
-from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
-from gradkit.ops.elementwise import log, where, zeros_like
-from gradkit.ops.methods import tensor_method
-from gradkit.ops.promotion import as_dtype, check_fits, promote
-from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.ops.elementwise import log
+from gradkit.ops.piecewise import where, zeros_like
+from gradkit.ops.promotion import PY_SCALARS, array_of, as_dtype, check_fits, promote, result_kind
+from gradkit.ops.unary_helpers import kernel_error
 
 
 @op(broadcast=True, linear=True, batchable=True, method=True)
@@ -41,12 +39,12 @@ def sub(xp, x, y, alpha=1):
 def _is_one(alpha, x, y) -> bool:
     """Whether alpha * y is y. Not for complex y: torch multiplies by alpha = 1 + 0j there,
     which turns a real NaN or inf into NaN + NaN j (and we give torch's numbers)."""
-    return type(alpha) is int and alpha == 1 and _result_kind(x, y) != "c"
+    return type(alpha) is int and alpha == 1 and result_kind(x, y) != "c"
 
 
 def _alpha_times(xp, alpha, x, y):
     """alpha * y in the result's dtype, after torch's checks of alpha."""
-    dtype = _array_of(x, y).dtype
+    dtype = array_of(x, y).dtype
     y = as_dtype(xp, y, dtype)
     if isinstance(alpha, bool) and dtype.kind != "b":
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
@@ -109,10 +107,10 @@ div.defjvp(lambda t, x, y: t / y,
 @op(save=("x", "y", "result"), broadcast=True, batchable=True, method=True, inplace=True)
 def pow(xp, x, y):  # noqa: A001 - torch's name
     """x ** y (broadcasting; either may be a number)."""
-    number_exponent, exponent = type(y) in _NUMBERS, y
+    number_exponent, exponent = type(y) in PY_SCALARS, y
     negative_int = type(y) is int and y < 0  # checked before uint8 ** -2 wraps it to 254
     x, y = promote(xp, x, y)
-    kind = _result_kind(x, y)
+    kind = result_kind(x, y)
     if kind == "b":  # torch: bool ** True is bool; a bool tensor exponent has no kernel
         if not number_exponent:
             raise kernel_error("pow")(y)
@@ -130,19 +128,6 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
             with np.errstate(all="ignore"):
                 out = xp.where(zero, xp.exp(y * xp.log(as_dtype(xp, x, out.dtype))), out)
     return out
-
-
-_NUMBERS = frozenset({int, float, complex, bool})
-
-
-def _array_of(x, y):
-    """The array among promoted operands (promote leaves at most one Python number)."""
-    return y if type(x) in _NUMBERS else x
-
-
-def _result_kind(x, y) -> str:
-    """The dtype kind of a binary op's result, from its promoted operands."""
-    return _array_of(x, y).dtype.kind
 
 
 def _integer_pow(xp, x, y):
@@ -165,7 +150,7 @@ def _pow_grad_exponent(x, y, out):
     # out * log(x), taken as 0 where x == 0 and y >= 0, like torch; a real base of a complex
     # power is differentiated as the complex number it was promoted to (log(-2) is finite)
     complex_out = _array_dtype(out).kind == "c"
-    if type(x) in _NUMBERS:  # a number base (2 ** t): its log is a number too
+    if type(x) in PY_SCALARS:  # a number base (2 ** t): its log is a number too
         if x == 0:
             return where(_real_nonnegative(y), 0.0, out * -math.inf)
         if complex_out or isinstance(x, complex):
@@ -178,7 +163,7 @@ def _pow_grad_exponent(x, y, out):
 
 def _real_nonnegative(y):
     """y >= 0; for a complex y torch asks for a real number >= 0 (no complex ordering)."""
-    if type(y) in _NUMBERS:
+    if type(y) in PY_SCALARS:
         return complex(y).imag == 0 and complex(y).real >= 0
     if _array_dtype(y).kind == "c":
         return (imag(y) == 0) & (real(y) >= 0)
@@ -190,7 +175,7 @@ def _array_dtype(v):
 
 
 def _pow_vjp_base(g, x, y, out):
-    if type(y) in _NUMBERS and y == 0:  # torch: zeros whatever g holds, and no graph
+    if type(y) in PY_SCALARS and y == 0:  # torch: zeros whatever g holds, and no graph
         return zeros_like(x)
     return g * conj(_pow_grad_base(x, y))
 
@@ -242,9 +227,9 @@ _floor_quotient = op(name="floor_divide")(_floor_divide)
 def _check_divisor(x, y, kernel: str) -> None:
     """torch's errors for operands of ``//`` and ``%``: no bool or complex kernel, and an
     integer division by zero raises (NumPy answers 0 with a warning)."""
-    kind = _result_kind(x, y)
+    kind = result_kind(x, y)
     if kind in "bc":
-        raise kernel_error(kernel)(_array_of(x, y))
+        raise kernel_error(kernel)(array_of(x, y))
     if kind in "iu" and not y.all():
         raise RuntimeError("ZeroDivisionError")
 
@@ -255,7 +240,7 @@ def remainder(xp, x, y):
     as torch's fmod-based kernel gives it."""
     x, y = promote(xp, x, y)
     _check_divisor(x, y, "remainder_cpu")
-    if _result_kind(x, y) in "biu":
+    if result_kind(x, y) in "biu":
         return xp.remainder(x, y)
     with np.errstate(invalid="ignore"):
         out = xp.fmod(x, y)
@@ -263,7 +248,7 @@ def remainder(xp, x, y):
 
 
 def _remainder_grad_divisor(g, x, y):
-    if type(x) in _NUMBERS:  # torch's remainder(Scalar, Tensor) has no derivative
+    if type(x) in PY_SCALARS:  # torch's remainder(Scalar, Tensor) has no derivative
         raise RuntimeError("derivative for aten::remainder is not implemented")
     return -g * _floor_quotient(x, y)
 
@@ -271,148 +256,3 @@ def _remainder_grad_divisor(g, x, y):
 remainder.defvjp(lambda g, x, y: g, _remainder_grad_divisor)
 remainder.defjvp(lambda t, x, y: t,
                  lambda t, x, y: -t * _floor_quotient(x, y))
-
-
-# Comparisons and logic: boolean results, never differentiable.
-def _comparison(name: str, symbol: str, compare, ordered: bool):
-    """A comparison in the operands' promoted dtype (uint8 < -2 compares with 254, as torch);
-    ``ordered`` ones have no complex kernel in torch."""
-    def forward(xp, x, y):
-        if _promotable(x) and _promotable(y):  # not e.g. None, or another library's tensor
-            x, y = promote(xp, x, y)
-            if ordered and _result_kind(x, y) == "c":
-                raise kernel_error(f"{name}_cpu")(_array_of(x, y))
-        return xp.asarray(compare(x, y))
-    forward.__name__ = name
-    forward.__doc__ = f"x {symbol} y elementwise (bool, no gradient)."
-    return op(method=True)(forward)
-
-
-def _promotable(v) -> bool:
-    return type(v) in _NUMBERS or isinstance(getattr(v, "dtype", None), np.dtype)
-
-
-eq = _comparison("eq", "==", operator.eq, ordered=False)
-ne = _comparison("ne", "!=", operator.ne, ordered=False)
-lt = _comparison("lt", "<", operator.lt, ordered=True)
-le = _comparison("le", "<=", operator.le, ordered=True)
-gt = _comparison("gt", ">", operator.gt, ordered=True)
-ge = _comparison("ge", ">=", operator.ge, ordered=True)
-
-
-@op(method=True)
-def logical_and(xp, x, y):
-    """x and y elementwise, as booleans (no gradient)."""
-    return xp.logical_and(x, y)
-
-
-@op(method=True)
-def logical_or(xp, x, y):
-    """x or y elementwise, as booleans (no gradient)."""
-    return xp.logical_or(x, y)
-
-
-@op()
-def logical_xor(xp, x, y):
-    """x xor y elementwise, as booleans (no gradient)."""
-    return xp.logical_xor(x, y)
-
-
-@op(method=True)
-def logical_not(xp, x):
-    """not x elementwise, as booleans (no gradient)."""
-    return xp.logical_not(x)
-
-
-@op()
-def bitwise_not(xp, x):
-    """~x elementwise for integer and bool tensors (no gradient)."""
-    if x.dtype.kind not in "biu":
-        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
-                        "tensors")
-    return xp.invert(x)
-
-
-def _bitwise(name: str, ufunc: str):
-    """A bitwise op on integer and bool tensors (``&``, ``|``, ``^``), promoting like torch."""
-    def forward(xp, x, y):
-        x, y = promote(xp, x, y)
-        if _result_kind(x, y) not in "biu":
-            raise kernel_error(f"{name}_cpu")(_array_of(x, y))
-        return getattr(xp, ufunc)(x, y)
-    forward.__name__ = name
-    forward.__doc__ = f"x {ufunc.split('_')[1]} y bit by bit, for integer and bool tensors."
-    return op(broadcast=True, method=True, inplace=True)(forward)
-
-
-bitwise_and = _bitwise("bitwise_and", "bitwise_and")
-bitwise_or = _bitwise("bitwise_or", "bitwise_or")
-bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor")
-
-
-def _shift(name: str, kernel: str, left: bool):
-    """``<<`` or ``>>`` on integer tensors, as torch's kernels: a shift by a negative count or
-    by the width or more gives 0 (left) or the sign fill (right), not C's undefined result."""
-    def forward(xp, x, y):
-        x, y = promote(xp, x, y)
-        if _result_kind(x, y) not in "iu":
-            raise kernel_error(kernel)(_array_of(x, y))
-        x, y = xp.asarray(x), xp.asarray(y)
-        bits = x.dtype.itemsize * 8
-        outside = (y < 0) | (y >= bits)
-        count = xp.where(outside, 0, y).astype(x.dtype)
-        fill = 0 if left else xp.where(x < 0, -1, 0)  # right: the sign fill
-        shifted = x << count if left else x >> count
-        return xp.where(outside, fill, shifted).astype(x.dtype)
-    forward.__name__ = name
-    forward.__doc__ = f"x {'<<' if left else '>>'} y for integer tensors (as torch)."
-    return op(broadcast=True, method=True, inplace=True)(forward)
-
-
-bitwise_left_shift = _shift("bitwise_left_shift", "lshift_cpu", left=True)
-bitwise_right_shift = _shift("bitwise_right_shift", "rshift_cpu", left=False)
-
-
-@op(method=True)
-def isnan(xp, x):
-    """True where x is NaN (no gradient)."""
-    return xp.isnan(x)
-
-
-@op(method=True)
-def isinf(xp, x):
-    """True where x is +-inf (no gradient)."""
-    return xp.isinf(x)
-
-
-@op(method=True)
-def isfinite(xp, x):
-    """True where x is neither NaN nor +-inf (no gradient)."""
-    return xp.isfinite(x)
-
-
-@op(broadcast=True, method=True)  # broadcast: NumPy's broadcast error in torch's words
-def isclose(xp, x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """|x - y| <= atol + rtol * |y| elementwise (bool, no gradient); same dtypes, as torch."""
-    x_dtype, y_dtype = getattr(x, "dtype", None), getattr(y, "dtype", None)
-    if x_dtype is not None and y_dtype is not None and x_dtype != y_dtype:
-        raise RuntimeError(f"{scalar_type_name(x)} did not match {scalar_type_name(y)}")
-    for name, value in (("rtol", rtol), ("atol", atol)):
-        if value < 0:
-            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value:g}")
-    return xp.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
-
-
-@tensor_method()
-def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A002
-             equal_nan: bool = False) -> bool:
-    """True when ``isclose(input, other)`` holds everywhere (NaNs equal only with equal_nan).
-
-    >>> gradkit.allclose(gradkit.tensor([1.0]), gradkit.tensor([1.0 + 1e-7]))
-    True
-    """
-    for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
-        if not isinstance(value, Tensor):
-            raise TypeError(f"allclose(): argument '{name}' (position {position}) must be "
-                            f"Tensor, not {type(value).__name__}")
-    return bool(isclose(input, other, rtol, atol, equal_nan).all())

@@ -7,7 +7,8 @@ lies beyond it (with min > max, everything is max's).
 from __future__ import annotations
 
 from gradkit.ops._op import op
-from gradkit.ops.elementwise import _unary, defmask, where
+from gradkit.ops.piecewise import defmask, where
+from gradkit.ops.unary import unary
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype, result_type
 from gradkit.ops.unary_helpers import CLAMP_COMPLEX, reject_complex
@@ -29,7 +30,7 @@ def _inside(x, min, max):  # noqa: A002
     return x >= min if max is None else (x >= min) & (x <= max)
 
 
-@_unary(save="x", name="clamp", node_name="ClampBackward1", complex_error=CLAMP_COMPLEX)
+@unary(save="x", name="clamp", node_name="ClampBackward1", complex_error=CLAMP_COMPLEX)
 def _clamp_numbers(xp, x, min=None, max=None):  # noqa: A002
     _check_bounds(min, max)
     dtype = result_type(x, min, max)  # an int tensor with a float bound becomes float

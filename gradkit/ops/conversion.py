@@ -4,7 +4,7 @@ from __future__ import annotations
 from gradkit import backend
 from gradkit.ops._op import op
 from gradkit.ops.complex import real
-from gradkit.ops.elementwise import zeros_like
+from gradkit.ops.piecewise import zeros_like
 
 
 @op(linear=True, batchable=True)

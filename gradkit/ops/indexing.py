@@ -5,7 +5,7 @@ import re
 
 from gradkit.creation import zeros
 from gradkit.ops._op import op, seam, sum_to_shape
-from gradkit.ops.elementwise import where
+from gradkit.ops.piecewise import where
 from gradkit.ops.index_keys import (
     _dims_consumed, _is_basic, _is_int, _located, _raw_key, _split_key, check_index_put)
 from gradkit.ops.inplace import inplace

@@ -19,7 +19,7 @@ from gradkit.backend import device_context
 from gradkit.creation import zeros
 from gradkit.ops import _dispatch
 from gradkit.ops._op import op
-from gradkit.ops.elementwise import zeros_like
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.promotion import category
 from gradkit.ops.unary_helpers import _SCALAR_TYPE_NAMES
 from gradkit.ops.views import DEFAULT, live_views, refresh_computed, replay_view, write_through

@@ -9,7 +9,8 @@ from gradkit.creation import bernoulli_mask
 from gradkit.ops._op import Op, op, sum_to_shape
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
-from gradkit.ops.elementwise import rsqrt, where
+from gradkit.ops.elementwise import rsqrt
+from gradkit.ops.piecewise import where
 from gradkit.ops.indexing import index_put_into_zeros
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.linalg import matmul

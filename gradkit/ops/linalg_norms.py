@@ -5,14 +5,16 @@ from __future__ import annotations
 import math
 
 from gradkit.ops._op import op
-from gradkit.ops.arithmetic import isnan, pow
+from gradkit.ops.arithmetic import pow
+from gradkit.ops.comparison import isnan
 from gradkit.ops.complex import conj, real
 from gradkit.ops.conversion import astype
-from gradkit.ops.elementwise import abs, sgn, where
+from gradkit.ops.piecewise import abs, sgn, where
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.linalg_decompositions import svdvals
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.reduction import amax, amin, axes, expand_back, sum
+from gradkit.ops.reduction import axes, expand_back, sum
+from gradkit.ops.extremes import amax, amin
 from gradkit.ops.shape import _normalize_dim, permute, unsqueeze
 from gradkit.ops.unary_helpers import scalar_type_name
 

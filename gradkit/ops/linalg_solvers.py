@@ -12,7 +12,7 @@ import numpy as np
 from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, conj, imag, real
-from gradkit.ops.elementwise import where
+from gradkit.ops.piecewise import where
 from gradkit.ops.linalg import matmul
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.reduction import prod, sum

@@ -12,7 +12,8 @@ import warnings
 
 from gradkit.backend import get_array_module
 from gradkit.ops._op import op
-from gradkit.ops.elementwise import logsigmoid, sigmoid, where
+from gradkit.ops.activations import logsigmoid, sigmoid
+from gradkit.ops.piecewise import where
 from gradkit.ops.indexing import scatter_into_zeros
 from gradkit.ops.reduction import expand_back, log_softmax, mean, sum
 from gradkit.ops.shape import reshape, unsqueeze

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops.arithmetic import floor_divide, pow, remainder
-from gradkit.ops.elementwise import log1p, logsigmoid, square, where
+from gradkit.ops.elementwise import log1p, square
+from gradkit.ops.activations import logsigmoid
+from gradkit.ops.piecewise import where
 from gradkit.ops.indexing import masked_fill
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import mean, prod, sum

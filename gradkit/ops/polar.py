@@ -6,7 +6,7 @@ import math
 from gradkit.backend import get_default_dtype
 from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, conj, real
-from gradkit.ops.elementwise import where
+from gradkit.ops.piecewise import where
 
 
 @op(save=("x",), batchable=True, method=True)

@@ -16,7 +16,7 @@ import numpy as np
 from gradkit.backend import get_default_dtype
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # V: bfloat16 (ml_dtypes)
-_PY_SCALARS = frozenset({bool, int, float, complex})
+PY_SCALARS = frozenset({bool, int, float, complex})
 _FLOAT32 = np.dtype(np.float32)
 _INT64 = np.dtype(np.int64)
 _BOOL = np.dtype(np.bool_)
@@ -82,7 +82,7 @@ def result_type(*operands) -> np.dtype:
     for v in operands:
         if v is None:
             continue
-        if type(v) in _PY_SCALARS:
+        if type(v) in PY_SCALARS:
             dt = _scalar_dtype(v)
             scalars = dt if scalars is None else promote_types(scalars, dt)
         elif not hasattr(v, "dtype"):  # dispatch turns this into torch's argument error
@@ -97,7 +97,7 @@ def result_type(*operands) -> np.dtype:
 def as_dtype(xp, v, dt: np.dtype):
     """``v`` (array or Python number) as an array of dtype ``dt``; integers wrap like torch's
     casts (uint8 + 300 is uint8 44), where NumPy would raise."""
-    if type(v) in _PY_SCALARS:
+    if type(v) in PY_SCALARS:
         if dt.kind in "biu" and type(v) is int:
             return xp.asarray(v).astype(dt)  # a C cast wraps; asarray(300, uint8) raises
         return xp.asarray(v, dtype=dt)
@@ -133,3 +133,13 @@ def check_fits(value, dt: np.dtype) -> None:
     low = -int(info.max) if dt.kind == "u" else int(info.min)
     if not low <= value <= info.max:
         raise RuntimeError(f"value cannot be converted to type {dt.name}_t without overflow")
+
+
+def array_of(x, y):
+    """The array among promoted operands (promote leaves at most one Python number)."""
+    return y if type(x) in PY_SCALARS else x
+
+
+def result_kind(x, y) -> str:
+    """The dtype kind of a binary op's result, from its promoted operands."""
+    return array_of(x, y).dtype.kind

@@ -1,24 +1,16 @@
-"""Reductions (sum, mean, var, max, ...) and the softmax family."""
+"""Reductions: sum, mean, prod, cumsum, all/any, and the softmax family (var and std:
+``variance.py``; max, min and their arg forms: ``extremes.py``)."""
 from __future__ import annotations
 
-import math
-from collections import namedtuple
 
-from gradkit._tensor import Tensor
 from gradkit.autograd.batching import batch_dim
 from gradkit.backend import get_array_module, get_default_dtype, to_numpy_dtype
-from gradkit.ops import elementwise
 from gradkit.ops._op import op
-from gradkit.ops.arithmetic import isnan
-from gradkit.ops.complex import conj, real
-from gradkit.ops.elementwise import exp, ones_like, where
-from gradkit.ops.indexing import gather, scatter_into_zeros
-from gradkit.ops.keywords import numpy_keywords
-from gradkit.ops.methods import tensor_method
-from gradkit.ops.shape import _normalize_dim, expand, flip, permute, reshape, squeeze, unsqueeze
-from gradkit.ops.unary_helpers import fixed_error, kernel_error, reject_complex
-
-values_indices = namedtuple("values_indices", ["values", "indices"])
+from gradkit.ops.complex import conj
+from gradkit.ops.elementwise import exp
+from gradkit.ops.piecewise import ones_like, where
+from gradkit.ops.shape import _normalize_dim, expand, flip, permute, reshape, unsqueeze
+from gradkit.ops.unary_helpers import kernel_error
 
 
 def axes(dim, ndim):
@@ -47,7 +39,7 @@ def expand_back(g, x_shape, dim, keepdim):
     return expand(g, lead + tuple(x_shape))
 
 
-def _count(x_shape, dim):
+def reduced_count(x_shape, dim):
     n = 1
     for a in axes(dim, len(x_shape)):
         n *= x_shape[a]
@@ -92,92 +84,9 @@ def mean(xp, x, dim=None, keepdim=False, dtype=None):
 
 
 mean.defvjp(lambda g, x_shape, dim, keepdim, dtype:
-            expand_back(g, x_shape, dim, keepdim) / _count(x_shape, dim))
+            expand_back(g, x_shape, dim, keepdim) / reduced_count(x_shape, dim))
 mean.defjvp(lambda t, x_shape, dim, keepdim, dtype: mean(t, dim, keepdim))
 
-
-def _only_floating(x, name: str) -> None:
-    if getattr(x, "_data", x).dtype.kind in "biu":
-        raise RuntimeError(f"{name} only support floating point and complex dtypes")
-
-
-def _correction(correction, unbiased):
-    if unbiased is not None:
-        return 1 if unbiased else 0
-    return 1 if correction is None else correction
-
-
-@op(save="x", batchable=True, method=True)
-def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
-    """Variance along ``dim``, with Bessel's correction by default (``correction=1``)."""
-    _only_floating(x, "std and var")
-    c = _correction(correction, unbiased)
-    return xp.var(x, axis=axes(dim, x.ndim), ddof=c, keepdims=keepdim)
-
-
-def _var_slope(x, dim, unbiased, correction):
-    """d var / d x: 2 (x - mean) / (n - correction), as torch's var_backward.
-
-    Over all elements with n <= correction torch answers NaN where x equals the mean and inf
-    elsewhere; along a dim it divides by n - correction as is (0 * inf = NaN there).
-    """
-    c = _correction(correction, unbiased)
-    n = _count(tuple(x.shape), dim)
-    average = mean(x, axes(dim, x.ndim), True)
-    if (dim is None or x.ndim == 0) and n <= c:  # x == mean, not x - mean == 0: inf - inf
-        return where(x == average, math.nan, math.inf)
-    return (x - average) * (2.0 / (n - c) if n != c else math.inf)
-
-
-def _var_grad(g, x, dim, unbiased, keepdim, correction):
-    return expand_back(g, tuple(x.shape), dim, keepdim) * _var_slope(x, dim, unbiased,
-                                                                      correction)
-
-
-var.defvjp(lambda g, x, dim, unbiased, keepdim, correction:
-           _var_grad(g, x, dim, unbiased, keepdim, correction))
-
-
-def _var_jvp(t, x, dim, unbiased, keepdim, correction):
-    slope = _var_slope(x, dim, unbiased, correction)
-    return sum(real(conj(slope) * t), axes(dim, x.ndim), keepdim)
-
-
-var.defjvp(_var_jvp)
-
-
-@op(save=("x", "result"), batchable=True, method=True)
-def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
-    """Standard deviation; saves its result for backward, as torch's StdBackward0."""
-    _only_floating(x, "std and var")
-    c = _correction(correction, unbiased)
-    return xp.sqrt(xp.var(x, axis=axes(dim, x.ndim), ddof=c, keepdims=keepdim))
-
-
-def _over_twice_std(g, out):
-    # torch: 0 where std is 0 (not 0 * inf = nan); the division never sees that 0
-    zero = out == 0
-    return where(zero, 0.0, g / (2 * where(zero, 1.0, out)))
-
-
-std.defvjp(lambda g, x, out, dim, unbiased, keepdim, correction:
-           _var_grad(_over_twice_std(g, out), x, dim, unbiased, keepdim, correction))
-std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
-           _over_twice_std(_var_jvp(t, x, dim, unbiased, keepdim, correction), out))
-
-
-@numpy_keywords
-def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
-    """``(var, mean)`` of x along ``dim`` in one call."""
-    _only_floating(x, "var_mean")
-    return var(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
-
-
-@numpy_keywords
-def std_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
-    """``(std, mean)`` of x along ``dim`` in one call."""
-    _only_floating(x, "std_mean")
-    return std(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
 
 
 @op(save=("x", "result"), batchable=True, method=True)
@@ -229,196 +138,6 @@ prod.defvjp(_prod_vjp)
 prod.defjvp(lambda t, x, out, dim, keepdim, dtype:
             t if x.ndim == 0 else
             sum(t * _prod_others(x, out, dim, keepdim), axes(dim, x.ndim), keepdim))
-
-
-def _evenly(g, x, out, dim, keepdim):
-    """Gradient of amax/amin: shared evenly among the elements equal to the extreme.
-
-    As torch, ``g / count * mask``: a NaN extreme (equal to nothing) gives NaN gradients.
-    """
-    shape = tuple(x.shape)
-    mask = x == expand_back(out, shape, dim, keepdim)
-    count = sum(mask, axes(dim, x.ndim), True)
-    return expand_back(g, shape, dim, keepdim) / count * mask
-
-
-def _nan_aware_mask(x, out):
-    """The elements a max()/min() over all elements picked: the NaNs when the result is NaN."""
-    return (x == out) | (isnan(x) & isnan(out))
-
-
-def _evenly_all(g, x, out):
-    """Gradient of max()/min() without dim: shared among the picked elements (torch's
-    evenly_distribute_backward, which finds NaNs)."""
-    mask = _nan_aware_mask(x, out)
-    return where(mask, expand_back(g, tuple(x.shape), None, False) / sum(mask), 0.0)
-
-
-def _evenly_all_jvp(t, x, out):
-    mask = _nan_aware_mask(x, out)
-    return sum(where(mask, t, 0.0)) / sum(mask)
-
-
-@op(save=("x", "result"), batchable=True, node_name="MaxBackward1")
-def _max_all(xp, x):
-    _check_nonempty("max", x, None)
-    reject_complex(x, kernel_error("max_all"))
-    return xp.max(x)
-
-
-@op(save=("x", "result"), batchable=True, node_name="MinBackward1")
-def _min_all(xp, x):
-    _check_nonempty("min", x, None)
-    reject_complex(x, kernel_error("min_all"))
-    return xp.min(x)
-
-
-for _extreme_all in (_max_all, _min_all):
-    _extreme_all.defvjp(_evenly_all)
-    _extreme_all.defjvp(_evenly_all_jvp)
-
-
-@op(save=("x", "result"), batchable=True, method=True)
-def amax(xp, x, dim=None, keepdim=False):
-    """Maximum along ``dim`` (all dims by default); ties share the gradient."""
-    _check_nonempty("amax", x, dim, as_given=True)  # before the dtype, as torch
-    reject_complex(x, kernel_error("max_values_cpu"))
-    return xp.amax(x, axis=axes(dim, x.ndim), keepdims=keepdim)
-
-
-def _evenly_jvp(t, x, out, dim, keepdim):
-    """Tangent of amax/amin: the mean of the tangents at the elements equal to the extreme."""
-    mask = x == expand_back(out, tuple(x.shape), dim, keepdim)
-    reduced = axes(dim, x.ndim)
-    return sum(where(mask, t, 0.0), reduced, keepdim) / sum(mask, reduced, keepdim)
-
-
-amax.defvjp(_evenly)
-amax.defjvp(_evenly_jvp)
-
-
-@op(save=("x", "result"), batchable=True, method=True)
-def amin(xp, x, dim=None, keepdim=False):
-    """Minimum along ``dim`` (all dims by default); ties share the gradient."""
-    _check_nonempty("amin", x, dim, as_given=True)  # before the dtype, as torch
-    reject_complex(x, kernel_error("min_values_cpu"))
-    return xp.amin(x, axis=axes(dim, x.ndim), keepdims=keepdim)
-
-
-amin.defvjp(_evenly)
-amin.defjvp(_evenly_jvp)
-
-
-def _check_nonempty(name, x, dim, as_given=False):
-    """torch's errors for a max/min-like reduction with nothing to pick from (naming the dim
-    as given, -1, for amax/amin; normalized for the others)."""
-    if x.size:
-        return
-    if dim is None or dim == () or dim == []:  # torch: an empty dim list reduces everything
-        if name.startswith("arg"):
-            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
-                             "input.numel() == 0.")
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
-                           "== 0. Specify the reduction dim with the 'dim' argument.")
-    for d in (dim,) if isinstance(dim, int) else tuple(dim):
-        a = _normalize_dim(d, x.ndim)
-        if x.shape[a] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {d if as_given else a} to have "
-                             "non-zero size.")
-
-
-def _extreme_along(xp, x, dim, keepdim, name, arg_extreme):
-    """(values, indices) of the max/min along ``dim``: the forward of max(x, dim)/min(x, dim)."""
-    _check_nonempty(name, x, dim)
-    reject_complex(x, fixed_error(RuntimeError, f"{name}(): does not support complex input"))
-    if x.ndim == 0:
-        return x.copy(), xp.zeros((), dtype=xp.int64)
-    idx = arg_extreme(x, axis=dim, keepdims=True)
-    values = xp.take_along_axis(x, idx, axis=dim)
-    if not keepdim:
-        idx, values = xp.squeeze(idx, dim), xp.squeeze(values, dim)
-    return values, idx
-
-
-@op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,),
-    node_name="MaxBackward0")
-def _max_dim(xp, x, *, dim, keepdim=False):
-    return _extreme_along(xp, x, dim, keepdim, "max", xp.argmax)
-
-
-@op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,),
-    node_name="MinBackward0")
-def _min_dim(xp, x, *, dim, keepdim=False):
-    return _extreme_along(xp, x, dim, keepdim, "min", xp.argmin)
-
-
-def _select_grad(g, x_shape, indices, dim, keepdim):
-    if not x_shape:  # 0-d input: the value itself was selected
-        return g
-    if not keepdim:
-        g, indices = unsqueeze(g, dim), unsqueeze(indices, dim)
-    return scatter_into_zeros(g, indices, x_shape, dim)
-
-
-def _select_jvp(tangents, x_shape, indices, dim, keepdim):
-    """Tangent of max/min along a dim: the tangent at the selected index (indices get none)."""
-    t = tangents[0]
-    if not x_shape:
-        return t, None
-    if keepdim:
-        return gather(t, dim, indices), None
-    return squeeze(gather(t, dim, unsqueeze(indices, dim)), dim), None
-
-
-_max_dim.defvjp_all(lambda g, x_shape, idx, dim, keepdim: (_select_grad(g, x_shape, idx, dim,
-                                                                        keepdim),))
-_min_dim.defvjp_all(lambda g, x_shape, idx, dim, keepdim: (_select_grad(g, x_shape, idx, dim,
-                                                                        keepdim),))
-_max_dim.defjvp_all(_select_jvp)
-_min_dim.defjvp_all(_select_jvp)
-
-
-def _extreme(pairwise_name: str, whole, along):
-    """torch.max/min: ``f(x)`` a tensor, ``f(x, dim)`` (values, indices), ``f(x, other)``."""
-    def extreme(x, dim=None, keepdim: bool = False):
-        if isinstance(dim, Tensor):
-            return getattr(elementwise, pairwise_name)(x, dim)
-        if dim is None:
-            return whole(x)
-        values, indices = along(x, _normalize_dim(dim, x.ndim), keepdim)
-        return values_indices(values, indices)
-    extreme.__name__ = pairwise_name[:3]  # max, min
-    return numpy_keywords(extreme)
-
-
-max = tensor_method()(_extreme("maximum", _max_all, _max_dim))  # noqa: A001
-max.__doc__ = "max(x) -> tensor; max(x, dim) -> (values, indices); max(x, other) -> maximum."
-min = tensor_method()(_extreme("minimum", _min_all, _min_dim))  # noqa: A001
-min.__doc__ = "min(x) -> tensor; min(x, dim) -> (values, indices); min(x, other) -> minimum."
-
-
-def _arg_extreme(xp, x, dim, keepdim, name, arg_extreme):
-    """Index of the max/min (of the flattened x without ``dim``): argmax's and argmin's forward."""
-    for kind, words in (("c", "complex"), ("b", "bool")):
-        if x.dtype.kind == kind:
-            raise RuntimeError(f"{name}(): does not support {words} input")
-    _check_nonempty(name, x, dim)  # NumPy's own error is a ValueError
-    if dim is None:
-        out = arg_extreme(x)
-        return xp.reshape(out, (1,) * x.ndim) if keepdim else out
-    return arg_extreme(x, axis=_normalize_dim(dim, x.ndim), keepdims=keepdim)
-
-
-@op(method=True)
-def argmax(xp, x, dim=None, keepdim=False):
-    """Index of the maximum (of the flattened x without ``dim``); no gradient."""
-    return _arg_extreme(xp, x, dim, keepdim, "argmax", xp.argmax)
-
-
-@op(method=True)
-def argmin(xp, x, dim=None, keepdim=False):
-    """Index of the minimum (of the flattened x without ``dim``); no gradient."""
-    return _arg_extreme(xp, x, dim, keepdim, "argmin", xp.argmin)
 
 
 @op(save=("x", "result"), batchable=True, method=True)

@@ -5,7 +5,7 @@ from gradkit.ops._op import Op, op
 from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.reduction import values_indices
+from gradkit.ops.extremes import values_indices
 from gradkit.ops.shape import _normalize_dim
 
 

@@ -1,0 +1,141 @@
+"""Activations, elementwise: sigmoid, logsigmoid, relu, silu, gelu, softplus, elu,
+leaky_relu (their derivatives as in ``elementwise.py``)."""
+from __future__ import annotations
+
+import math
+
+from gradkit.ops._op import op
+from gradkit.ops.elementwise import erf, exp, tanh
+from gradkit.ops.piecewise import where, zeros_like
+from gradkit.ops.special import erf_array
+from gradkit.ops.unary import unary
+from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, kernel_error
+
+
+@unary(save="result", floating=True, method=True, inplace=True)
+def sigmoid(xp, x):
+    """1 / (1 + exp(-x)) elementwise."""
+    if x.dtype.kind == "c":  # complex: no sign split (comparisons would drop the imaginary part)
+        return 1 / (1 + xp.exp(-x))
+    e = xp.exp(-xp.abs(x))  # never overflows
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+sigmoid.defderivative(lambda out: out * (1 - out))
+
+
+@unary(save="x", complex_error=kernel_error("log_sigmoid_cpu"),
+        integer_error=kernel_error("log_sigmoid_cpu"))
+def logsigmoid(xp, x):
+    """log(sigmoid(x)) elementwise, computed stably."""
+    return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))  # never overflows
+
+
+logsigmoid.defderivative(lambda x: sigmoid(-x))
+
+
+@unary(save="result", complex_error=CLAMP_COMPLEX, method=True, inplace=True,
+        bool_error=fixed_error(RuntimeError, "Boolean inputs not supported for relu"))
+def relu(xp, x):
+    """max(x, 0) elementwise; NaN and -0.0 pass through, as torch."""
+    return xp.where(x < 0, 0, x)
+
+
+@op(save="out", elementwise=True, node_name="ThresholdBackwardBackward0")
+def _relu_backward(xp, g, out):
+    """relu's gradient, torch's threshold_backward: g where out > 0 or is NaN, else 0 (a
+    selection: NaN/inf in g stay out). Its derivative in ``out`` is zero but, as torch's,
+    a graph edge: a second backward reaches relu's node (and the hooks of its output)."""
+    return xp.where(out <= 0, 0, g)
+
+
+_relu_backward.defvjp(lambda gg, out: _relu_backward(gg, out), lambda gg, out: zeros_like(gg))
+_relu_backward.defjvp(lambda t, out: _relu_backward(t, out), None)
+relu.defvjp(lambda g, out: _relu_backward(g, out))
+relu.defjvp(lambda t, out: _relu_backward(t, out))
+relu.batchable = True
+
+
+
+@unary(save="x", integer_error=kernel_error("silu_cpu"))
+def silu(xp, x):
+    """x * sigmoid(x) elementwise."""
+    return x * sigmoid(x)
+
+
+def _silu_derivative(x):
+    s = sigmoid(x)
+    return s * (1 + x * (1 - s))
+
+
+silu.defderivative(_silu_derivative)
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+@unary(save="x", complex_error=kernel_error("GeluKernelImpl"),
+        integer_error=kernel_error("GeluKernelImpl"))
+def gelu(xp, x, approximate="none"):
+    """x * Phi(x) (Gaussian CDF); ``approximate='tanh'`` for the tanh formula."""
+    if approximate == "tanh":
+        return 0.5 * x * (1 + xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
+    if approximate != "none":
+        raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    return 0.5 * x * (1 + erf_array(xp, x * _INV_SQRT_2))
+
+
+def _gelu_derivative(x, approximate):
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
+        t = tanh(inner)
+        d_inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner
+    return 0.5 * (1 + erf(x * _INV_SQRT_2)) + x * _INV_SQRT_2PI * exp(-0.5 * x * x)
+
+
+gelu.defderivative(_gelu_derivative)
+
+
+@unary(save="x", complex_error=kernel_error("softplus_cpu"),
+        integer_error=kernel_error("softplus_cpu"))
+def softplus(xp, x, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta * x)) / beta, linear above ``threshold``, elementwise."""
+    bx = x * beta
+    soft = xp.log1p(xp.exp(xp.minimum(bx, threshold))) / beta
+    return xp.where(bx > threshold, x, soft).astype(x.dtype, copy=False)
+
+
+def _softplus_derivative(x, beta, threshold):
+    bx = x * beta
+    return where(bx > threshold, 1.0, sigmoid(bx))
+
+
+softplus.defderivative(_softplus_derivative)
+
+
+@unary(save="x", complex_error=kernel_error("elu_cpu"), integer_error=kernel_error("elu_cpu"))
+def elu(xp, x, alpha=1.0):
+    """x if x > 0 else alpha * (exp(x) - 1), elementwise."""
+    return xp.where(x > 0, x, alpha * xp.expm1(xp.where(x > 0, 0, x))).astype(x.dtype, copy=False)
+
+
+def _elu_derivative(x, alpha):
+    # torch: alpha at 0, 1 at NaN, and a second derivative of 0 at 0 (where(x < 0, x, 0)
+    # is flat there); exp never sees a positive argument
+    return where(x <= 0, alpha * exp(where(x < 0, x, 0.0)), 1.0)
+
+
+elu.defderivative(_elu_derivative)
+
+
+@unary(save="x", complex_error=kernel_error("leaky_relu_cpu"),
+        integer_error=kernel_error("leaky_relu_cpu"))
+def leaky_relu(xp, x, negative_slope=0.01):
+    """x if x > 0 else negative_slope * x, elementwise."""
+    return xp.where(x > 0, x, x * negative_slope)
+
+
+leaky_relu.defderivative(lambda x, negative_slope: where(x > 0, 1.0, negative_slope))
+

@@ -1,0 +1,203 @@
+"""Max and min: amax/amin, max/min (whole, along a dim, or pairwise), argmax/argmin."""
+from __future__ import annotations
+
+from collections import namedtuple
+
+from gradkit._tensor import Tensor
+from gradkit.ops import piecewise
+from gradkit.ops._op import op
+from gradkit.ops.comparison import isnan
+from gradkit.ops.piecewise import where
+from gradkit.ops.indexing import gather, scatter_into_zeros
+from gradkit.ops.keywords import numpy_keywords
+from gradkit.ops.methods import tensor_method
+from gradkit.ops.shape import _normalize_dim, squeeze, unsqueeze
+from gradkit.ops.unary_helpers import fixed_error, kernel_error, reject_complex
+from gradkit.ops.reduction import axes, expand_back, sum
+
+values_indices = namedtuple("values_indices", ["values", "indices"])
+
+
+def _evenly(g, x, out, dim, keepdim):
+    """Gradient of amax/amin: shared evenly among the elements equal to the extreme.
+
+    As torch, ``g / count * mask``: a NaN extreme (equal to nothing) gives NaN gradients.
+    """
+    shape = tuple(x.shape)
+    mask = x == expand_back(out, shape, dim, keepdim)
+    count = sum(mask, axes(dim, x.ndim), True)
+    return expand_back(g, shape, dim, keepdim) / count * mask
+
+
+def _nan_aware_mask(x, out):
+    """The elements a max()/min() over all elements picked: the NaNs when the result is NaN."""
+    return (x == out) | (isnan(x) & isnan(out))
+
+
+def _evenly_all(g, x, out):
+    """Gradient of max()/min() without dim: shared among the picked elements (torch's
+    evenly_distribute_backward, which finds NaNs)."""
+    mask = _nan_aware_mask(x, out)
+    return where(mask, expand_back(g, tuple(x.shape), None, False) / sum(mask), 0.0)
+
+
+def _evenly_all_jvp(t, x, out):
+    mask = _nan_aware_mask(x, out)
+    return sum(where(mask, t, 0.0)) / sum(mask)
+
+
+@op(save=("x", "result"), batchable=True, node_name="MaxBackward1")
+def _max_all(xp, x):
+    _check_nonempty("max", x, None)
+    reject_complex(x, kernel_error("max_all"))
+    return xp.max(x)
+
+
+@op(save=("x", "result"), batchable=True, node_name="MinBackward1")
+def _min_all(xp, x):
+    _check_nonempty("min", x, None)
+    reject_complex(x, kernel_error("min_all"))
+    return xp.min(x)
+
+
+for _extreme_all in (_max_all, _min_all):
+    _extreme_all.defvjp(_evenly_all)
+    _extreme_all.defjvp(_evenly_all_jvp)
+
+
+def _evenly_jvp(t, x, out, dim, keepdim):
+    """Tangent of amax/amin: the mean of the tangents at the elements equal to the extreme."""
+    mask = x == expand_back(out, tuple(x.shape), dim, keepdim)
+    reduced = axes(dim, x.ndim)
+    return sum(where(mask, t, 0.0), reduced, keepdim) / sum(mask, reduced, keepdim)
+
+
+def _extreme_values(name: str, kernel: str, what: str):
+    """Declare amax or amin (``name`` is NumPy's function too; torch's CPU ``kernel`` has
+    no complex version)."""
+    def forward(xp, x, dim=None, keepdim=False):
+        _check_nonempty(name, x, dim, as_given=True)  # before the dtype, as torch
+        reject_complex(x, kernel_error(kernel))
+        return getattr(xp, name)(x, axis=axes(dim, x.ndim), keepdims=keepdim)
+    forward.__name__ = name
+    forward.__doc__ = f"{what} along ``dim`` (all dims by default); ties share the gradient."
+    declared = op(save=("x", "result"), batchable=True, method=True)(forward)
+    declared.defvjp(_evenly)
+    declared.defjvp(_evenly_jvp)
+    return declared
+
+
+amax = _extreme_values("amax", "max_values_cpu", "Maximum")
+amin = _extreme_values("amin", "min_values_cpu", "Minimum")
+
+
+def _check_nonempty(name, x, dim, as_given=False):
+    """torch's errors for a max/min-like reduction with nothing to pick from (naming the dim
+    as given, -1, for amax/amin; normalized for the others)."""
+    if x.size:
+        return
+    if dim is None or dim == () or dim == []:  # torch: an empty dim list reduces everything
+        if name.startswith("arg"):
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                           "== 0. Specify the reduction dim with the 'dim' argument.")
+    for d in (dim,) if isinstance(dim, int) else tuple(dim):
+        a = _normalize_dim(d, x.ndim)
+        if x.shape[a] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d if as_given else a} to have "
+                             "non-zero size.")
+
+
+def _extreme_along(xp, x, dim, keepdim, name, arg_extreme):
+    """(values, indices) of the max/min along ``dim``: the forward of max(x, dim)/min(x, dim)."""
+    _check_nonempty(name, x, dim)
+    reject_complex(x, fixed_error(RuntimeError, f"{name}(): does not support complex input"))
+    if x.ndim == 0:
+        return x.copy(), xp.zeros((), dtype=xp.int64)
+    idx = arg_extreme(x, axis=dim, keepdims=True)
+    values = xp.take_along_axis(x, idx, axis=dim)
+    if not keepdim:
+        idx, values = xp.squeeze(idx, dim), xp.squeeze(values, dim)
+    return values, idx
+
+
+@op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,),
+    node_name="MaxBackward0")
+def _max_dim(xp, x, *, dim, keepdim=False):
+    return _extreme_along(xp, x, dim, keepdim, "max", xp.argmax)
+
+
+@op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,),
+    node_name="MinBackward0")
+def _min_dim(xp, x, *, dim, keepdim=False):
+    return _extreme_along(xp, x, dim, keepdim, "min", xp.argmin)
+
+
+def _select_grad(g, x_shape, indices, dim, keepdim):
+    if not x_shape:  # 0-d input: the value itself was selected
+        return g
+    if not keepdim:
+        g, indices = unsqueeze(g, dim), unsqueeze(indices, dim)
+    return scatter_into_zeros(g, indices, x_shape, dim)
+
+
+def _select_jvp(tangents, x_shape, indices, dim, keepdim):
+    """Tangent of max/min along a dim: the tangent at the selected index (indices get none)."""
+    t = tangents[0]
+    if not x_shape:
+        return t, None
+    if keepdim:
+        return gather(t, dim, indices), None
+    return squeeze(gather(t, dim, unsqueeze(indices, dim)), dim), None
+
+
+_max_dim.defvjp_all(lambda g, x_shape, idx, dim, keepdim: (_select_grad(g, x_shape, idx, dim,
+                                                                        keepdim),))
+_min_dim.defvjp_all(lambda g, x_shape, idx, dim, keepdim: (_select_grad(g, x_shape, idx, dim,
+                                                                        keepdim),))
+_max_dim.defjvp_all(_select_jvp)
+_min_dim.defjvp_all(_select_jvp)
+
+
+def _extreme(pairwise_name: str, whole, along):
+    """torch.max/min: ``f(x)`` a tensor, ``f(x, dim)`` (values, indices), ``f(x, other)``."""
+    def extreme(x, dim=None, keepdim: bool = False):
+        if isinstance(dim, Tensor):
+            return getattr(piecewise, pairwise_name)(x, dim)
+        if dim is None:
+            return whole(x)
+        values, indices = along(x, _normalize_dim(dim, x.ndim), keepdim)
+        return values_indices(values, indices)
+    extreme.__name__ = pairwise_name[:3]  # max, min
+    return numpy_keywords(extreme)
+
+
+max = tensor_method()(_extreme("maximum", _max_all, _max_dim))  # noqa: A001
+max.__doc__ = "max(x) -> tensor; max(x, dim) -> (values, indices); max(x, other) -> maximum."
+min = tensor_method()(_extreme("minimum", _min_all, _min_dim))  # noqa: A001
+min.__doc__ = "min(x) -> tensor; min(x, dim) -> (values, indices); min(x, other) -> minimum."
+
+
+def _arg_extreme(xp, x, dim, keepdim, name, arg_extreme):
+    """Index of the max/min (of the flattened x without ``dim``): argmax's and argmin's forward."""
+    for kind, words in (("c", "complex"), ("b", "bool")):
+        if x.dtype.kind == kind:
+            raise RuntimeError(f"{name}(): does not support {words} input")
+    _check_nonempty(name, x, dim)  # NumPy's own error is a ValueError
+    if dim is None:
+        out = arg_extreme(x)
+        return xp.reshape(out, (1,) * x.ndim) if keepdim else out
+    return arg_extreme(x, axis=_normalize_dim(dim, x.ndim), keepdims=keepdim)
+
+
+@op(method=True)
+def argmax(xp, x, dim=None, keepdim=False):
+    """Index of the maximum (of the flattened x without ``dim``); no gradient."""
+    return _arg_extreme(xp, x, dim, keepdim, "argmax", xp.argmax)
+
+
+@op(method=True)
+def argmin(xp, x, dim=None, keepdim=False):
+    """Index of the minimum (of the flattened x without ``dim``); no gradient."""
+    return _arg_extreme(xp, x, dim, keepdim, "argmin", xp.argmin)

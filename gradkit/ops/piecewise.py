@@ -1,0 +1,196 @@
+"""Piecewise elementwise ops: abs and sign, rounding (zero gradient), where, maximum and
+minimum, and zeros_like/ones_like."""
+from __future__ import annotations
+
+from gradkit.ops._op import op
+from gradkit.ops.complex import conj, real
+from gradkit.ops.promotion import check_fits, promote, result_type
+from gradkit.ops.unary import unary
+from gradkit.ops.unary_helpers import fixed_error, kernel_error, reject_complex
+
+
+def defmask(op, passes) -> None:
+    """An elementwise op whose derivative is 1 where ``passes(*saved)`` holds, else 0: vjp and
+    jvp select rather than multiply, so a NaN or inf gradient stays out where the derivative
+    is 0, as torch's threshold and clamp backward kernels."""
+    op.defvjp(lambda g, *saved, **params: where(passes(*saved, **params), g, 0.0))
+    op.defjvp(lambda t, *saved, **params: where(passes(*saved, **params), t, 0.0))
+    op.batchable = True  # where(mask, g, 0) broadcasts over a leading batch dim
+
+
+@op(save="x", batchable=True, method=True, inplace=True)
+def abs(xp, x):  # noqa: A001 - torch's name
+    """|x| elementwise (the modulus for complex x)."""
+    if x.dtype.kind == "b":
+        raise kernel_error("abs_cpu")(x)
+    return xp.abs(x)
+
+
+abs.defvjp(lambda g, x: g * sgn(x))
+abs.defjvp(lambda t, x: real(conj(sgn(x)) * t))
+
+
+@op(save=("x", "result"), batchable=True, method=True)
+def sgn(xp, x):
+    """sign for real numbers, x/|x| (0 at 0) for complex ones."""
+    if x.dtype.kind != "c":
+        return _real_sign(xp, x)
+    mag = xp.abs(x)
+    return xp.where(mag == 0, 0, x / xp.where(mag == 0, 1, mag))
+
+
+def _sgn_derivative(g, x, out):
+    """d(z/|z|) applied to g: (g - Re(g conj(s)) s) / |z| (0 at 0); zero for real inputs.
+
+    The same expression is the vjp and the jvp: the map is self-adjoint.
+    """
+    if getattr(x, "_data", x).dtype.kind != "c":
+        return zeros_like(g)
+    mag = abs(x)
+    safe = where(mag == 0, 1.0, mag)
+    return where(mag == 0, 0.0, (g - real(g * conj(out)) * out) / safe)
+
+
+sgn.defvjp(_sgn_derivative)
+sgn.defjvp(_sgn_derivative)
+
+
+def _real_sign(xp, x):
+    """-1, 0 or 1; 0 at NaN, as torch ((0 < x) - (x < 0)); bools stay as they are."""
+    if x.dtype.kind == "b":
+        return x.copy()
+    return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
+
+
+def _zero_gradient(g, x, **params):
+    """Piecewise-constant ops: zeros, even for an inf or NaN upstream gradient (not g * 0)."""
+    return zeros_like(g)
+
+
+def _piecewise_constant(op_):
+    op_.defvjp(_zero_gradient)
+    op_.defjvp(_zero_gradient)
+    op_.batchable = True
+
+
+_ROUNDING_COMPLEX = {name: fixed_error(NotImplementedError, f"{name} is not supported for "
+                                                              "complex inputs")
+                     for name in ("floor", "ceil", "trunc")}
+
+
+@unary(complex_error=fixed_error(NotImplementedError, "Unlike NumPy, torch.sign is not intended "
+                                  "to support complex numbers. Please use torch.sgn instead."),
+        method=True)
+def sign(xp, x):
+    """-1, 0 or 1 by the sign of x, elementwise (zero gradient; 0 at NaN, as torch)."""
+    return _real_sign(xp, x)
+
+
+_piecewise_constant(sign)
+
+
+@unary(complex_error=_ROUNDING_COMPLEX["floor"], bool_error=kernel_error("floor_vml_cpu"),
+        method=True, inplace=True)
+def floor(xp, x):
+    """Largest integer <= x, elementwise (zero gradient)."""
+    return xp.floor(x)
+
+
+_piecewise_constant(floor)
+
+
+@unary(complex_error=_ROUNDING_COMPLEX["ceil"], bool_error=kernel_error("ceil_vml_cpu"),
+        method=True, inplace=True)
+def ceil(xp, x):
+    """Smallest integer >= x, elementwise (zero gradient)."""
+    return xp.ceil(x)
+
+
+_piecewise_constant(ceil)
+
+
+@unary(complex_error=kernel_error("round_vml_cpu"), bool_error=kernel_error("round_vml_cpu"),
+        method=True, inplace=True)
+def round(xp, x, decimals=0):  # noqa: A001
+    """Round half to even, to ``decimals`` places (zero gradient)."""
+    return xp.round(x, decimals)
+
+
+_piecewise_constant(round)
+
+
+@unary(complex_error=_ROUNDING_COMPLEX["trunc"], bool_error=kernel_error("trunc_vml_cpu"),
+        method=True)
+def trunc(xp, x):
+    """x rounded toward zero, elementwise (zero gradient)."""
+    return xp.trunc(x)
+
+
+_piecewise_constant(trunc)
+
+
+@op()
+def zeros_like(xp, x):
+    """Zeros of x's shape and dtype (never differentiable: its output is constant)."""
+    return xp.zeros_like(x)
+
+
+@op()
+def ones_like(xp, x):
+    """Ones of x's shape and dtype (no gradient)."""
+    return xp.ones_like(x)
+
+
+@op(save=("cond",), broadcast=True, batchable=True, method=True)
+def where(xp, cond, x, y):
+    """x where ``cond`` is true, else y (broadcasting; no gradient to cond)."""
+    for number, other in ((x, y), (y, x)):
+        check_fits(number, result_type(other, number))
+    x, y = promote(xp, x, y)  # two Python numbers become arrays of their promoted dtype
+    return xp.where(cond, x, y)
+
+
+where.defvjp(None,
+             lambda g, cond: where(cond, g, 0.0),
+             lambda g, cond: where(cond, 0.0, g))
+where.defjvp(None,
+             lambda t, cond: where(cond, t, 0.0),
+             lambda t, cond: where(cond, 0.0, t))
+
+
+_PAIRWISE_COMPLEX = {name: fixed_error(RuntimeError, f"{name} not implemented for complex tensors.")
+                     for name in ("maximum", "minimum")}
+
+
+@op(save=("x", "y"), broadcast=True, batchable=True, method=True)
+def maximum(xp, x, y):
+    """Elementwise maximum of x and y (broadcasting)."""
+    x, y = promote(xp, x, y)
+    reject_complex(x, _PAIRWISE_COMPLEX["maximum"])
+    return xp.maximum(x, y)
+
+
+def _share(g, x, y):
+    """Gradient share of x in max/min: 1 where x wins, 1/2 at ties, like torch."""
+    return where(x == y, g * 0.5, g)
+
+
+# torch's rules: the loser gets 0, ties share, and both get the gradient where one is NaN
+maximum.defvjp(lambda g, x, y: where(x < y, 0.0, _share(g, x, y)),
+               lambda g, x, y: where(y < x, 0.0, _share(g, x, y)))
+maximum.defjvp(lambda t, x, y: where(x < y, 0.0, _share(t, x, y)),
+               lambda t, x, y: where(y < x, 0.0, _share(t, x, y)))
+
+
+@op(save=("x", "y"), broadcast=True, batchable=True, method=True)
+def minimum(xp, x, y):
+    """Elementwise minimum of x and y (broadcasting)."""
+    x, y = promote(xp, x, y)
+    reject_complex(x, _PAIRWISE_COMPLEX["minimum"])
+    return xp.minimum(x, y)
+
+
+minimum.defvjp(lambda g, x, y: where(x > y, 0.0, _share(g, x, y)),
+               lambda g, x, y: where(y > x, 0.0, _share(g, x, y)))
+minimum.defjvp(lambda t, x, y: where(x > y, 0.0, _share(t, x, y)),
+               lambda t, x, y: where(y > x, 0.0, _share(t, x, y)))

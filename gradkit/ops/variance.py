@@ -1,0 +1,94 @@
+"""Variance and standard deviation (var, std, var_mean, std_mean)."""
+from __future__ import annotations
+
+import math
+
+from gradkit.ops._op import op
+from gradkit.ops.complex import conj, real
+from gradkit.ops.piecewise import where
+from gradkit.ops.keywords import numpy_keywords
+from gradkit.ops.reduction import axes, expand_back, mean, reduced_count, sum
+
+
+def _only_floating(x, name: str) -> None:
+    if getattr(x, "_data", x).dtype.kind in "biu":
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+
+
+def _correction(correction, unbiased):
+    if unbiased is not None:
+        return 1 if unbiased else 0
+    return 1 if correction is None else correction
+
+
+@op(save="x", batchable=True, method=True)
+def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
+    """Variance along ``dim``, with Bessel's correction by default (``correction=1``)."""
+    _only_floating(x, "std and var")
+    c = _correction(correction, unbiased)
+    return xp.var(x, axis=axes(dim, x.ndim), ddof=c, keepdims=keepdim)
+
+
+def _var_slope(x, dim, unbiased, correction):
+    """d var / d x: 2 (x - mean) / (n - correction), as torch's var_backward.
+
+    Over all elements with n <= correction torch answers NaN where x equals the mean and inf
+    elsewhere; along a dim it divides by n - correction as is (0 * inf = NaN there).
+    """
+    c = _correction(correction, unbiased)
+    n = reduced_count(tuple(x.shape), dim)
+    average = mean(x, axes(dim, x.ndim), True)
+    if (dim is None or x.ndim == 0) and n <= c:  # x == mean, not x - mean == 0: inf - inf
+        return where(x == average, math.nan, math.inf)
+    return (x - average) * (2.0 / (n - c) if n != c else math.inf)
+
+
+def _var_grad(g, x, dim, unbiased, keepdim, correction):
+    return expand_back(g, tuple(x.shape), dim, keepdim) * _var_slope(x, dim, unbiased,
+                                                                      correction)
+
+
+var.defvjp(lambda g, x, dim, unbiased, keepdim, correction:
+           _var_grad(g, x, dim, unbiased, keepdim, correction))
+
+
+def _var_jvp(t, x, dim, unbiased, keepdim, correction):
+    slope = _var_slope(x, dim, unbiased, correction)
+    return sum(real(conj(slope) * t), axes(dim, x.ndim), keepdim)
+
+
+var.defjvp(_var_jvp)
+
+
+@op(save=("x", "result"), batchable=True, method=True)
+def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
+    """Standard deviation; saves its result for backward, as torch's StdBackward0."""
+    _only_floating(x, "std and var")
+    c = _correction(correction, unbiased)
+    return xp.sqrt(xp.var(x, axis=axes(dim, x.ndim), ddof=c, keepdims=keepdim))
+
+
+def _over_twice_std(g, out):
+    # torch: 0 where std is 0 (not 0 * inf = nan); the division never sees that 0
+    zero = out == 0
+    return where(zero, 0.0, g / (2 * where(zero, 1.0, out)))
+
+
+std.defvjp(lambda g, x, out, dim, unbiased, keepdim, correction:
+           _var_grad(_over_twice_std(g, out), x, dim, unbiased, keepdim, correction))
+std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
+           _over_twice_std(_var_jvp(t, x, dim, unbiased, keepdim, correction), out))
+
+
+@numpy_keywords
+def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
+    """``(var, mean)`` of x along ``dim`` in one call."""
+    _only_floating(x, "var_mean")
+    return var(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
+
+
+@numpy_keywords
+def std_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
+    """``(std, mean)`` of x along ``dim`` in one call."""
+    _only_floating(x, "std_mean")
+    return std(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)

@@ -5,8 +5,7 @@ import click
 
 from gradkit.cli import render
 from gradkit.cli.options import no_color_option, table_options
-from gradkit.profiler import load_trace
-from gradkit.profiler.analysis import category_totals, line_costs, slowest_backward
+from gradkit.profiler.trace_summary import summarize_trace
 
 
 @click.group()
@@ -27,25 +26,24 @@ def summary(trace_file: str, sort_by: str, row_limit: int, top: int, no_color: b
     Example:
       gradkit trace summary traces/train-20250101-120000.json.gz
     """
-    try:
-        loaded = load_trace(trace_file)
+    try:  # compact columns, not an object per event: a GB of trace in bounded memory
+        loaded = summarize_trace(trace_file, top)
     except OSError as exc:
         raise _one_line_error("cannot read trace", trace_file, exc.strerror or exc) from None
     except ValueError as exc:  # the content, not the file
         raise _one_line_error("malformed trace", trace_file, exc) from None
-    events = loaded.events()
-    if not events:  # nothing to summarize: say what the file did hold
+    if not loaded.event_count:  # nothing to summarize: say what the file did hold
         raise click.ClickException(f"no host op events in {trace_file}: " + (
             "; ".join(loaded.notes) if loaded.notes else "its event list is empty"))
     console = render.make_console(no_color)
     warnings = render.make_console(no_color, stderr=True)
     for note in loaded.notes:
         render.status_line(warnings, f"Note: {note}.")
-    table = events.key_averages().table(sort_by=sort_by, row_limit=row_limit)
+    table = loaded.averages.table(sort_by=sort_by, row_limit=row_limit)
     render.averages_table(console, table, f"gradkit trace summary {trace_file}")
-    render.line_table(console, line_costs(events), row_limit)
-    render.category_totals(console, category_totals(events))
-    render.slowest_backward(console, slowest_backward(events, top))
+    render.line_table(console, loaded.lines, row_limit)
+    render.category_totals(console, loaded.categories)
+    render.slowest_backward(console, loaded.slowest_backward)
 
 
 def _one_line_error(what: str, path: str, reason) -> click.ClickException:

@@ -3,8 +3,8 @@ an object per event: the same tables as load_trace's events give, in bounded mem
 
 Sameness is checked on real traces (gradkit's with modules and memory, PyTorch's), the
 hand-written ones of the load tests and random traces that mix threads, equal timestamps,
-overlaps, flows with odd ids, colliding sequence numbers and memory events; memory on a trace
-of ours of 20 MB in a child process.
+overlaps, flows with odd ids, colliding sequence numbers and memory events; memory on traces
+of ours of 8 and 32 MB, each in a child process.
 """
 import json
 import os
@@ -164,26 +164,37 @@ import sys, time
 def mib(key):
     with open("/proc/self/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith(key)) / 1024
+from gradkit.profiler import trace_columns
 from gradkit.profiler.trace_summary import summarize_trace
+# small slices: their fixed cost (a few MB) would blur what grows with the trace here
+trace_columns._CHUNK, trace_columns._QUERIES = 1 << 10, 1 << 12
 before = mib("VmRSS:")
 summary = summarize_trace(sys.argv[1])
 print(mib("VmHWM:") - before, summary.event_count)
 """
 
 
-@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc (Linux)")
-def test_a_20_mb_trace_is_summarized_in_a_fraction_of_its_size(tmp_path):
-    """Peak memory growth (RSS) while summarizing a trace of ours: under a quarter of the file's
-    size. Through load_trace's objects the same trace takes about 2.7x its size (55 MB)."""
-    sys.path.insert(0, str(BENCH.parent))
-    import bench_trace_summary
-    path = tmp_path / "trace.json"
-    bench_trace_summary.write_trace(str(path), 20_000_000)
-    size_mib = path.stat().st_size / (1 << 20)
+def _growth(path) -> float:
+    """Peak RSS growth (MiB) of a child process summarizing ``path``."""
     env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
     out = subprocess.run([sys.executable, "-c", _PEAK, str(path)], capture_output=True,
                          text=True, check=True, env=env).stdout.split()
-    growth, events = float(out[0]), int(out[1])
-    assert events > 5_000
-    print(f"{growth:.1f} MiB to summarize {size_mib:.1f} MiB ({events} events)")
-    assert growth < size_mib / 4, f"{growth:.1f} MiB to summarize {size_mib:.1f} MiB"
+    assert int(out[1]) > 1000  # host events were summarized
+    return float(out[0])
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc (Linux)")
+def test_memory_grows_by_a_fraction_of_the_trace_size(tmp_path):
+    """Peak memory (RSS) summarizing traces of ours of 8 and 32 MB: each MB more of trace costs
+    under 0.3 MiB more (0.18 measured). Through load_trace's objects it costs 2.8 MiB (3 GiB
+    for 1 GB); tests/benchmarks/bench_trace_summary.py measures the 1 GB case."""
+    sys.path.insert(0, str(BENCH.parent))
+    import bench_trace_summary
+    sizes, growths = [], []
+    for mb in (8, 32):
+        path = tmp_path / f"trace{mb}.json"
+        bench_trace_summary.write_trace(str(path), mb * 1_000_000)
+        sizes.append(path.stat().st_size / (1 << 20))
+        growths.append(_growth(path))
+    per_mb = (growths[1] - growths[0]) / (sizes[1] - sizes[0])
+    assert per_mb < 0.3, f"{growths} MiB to summarize {sizes} MiB"

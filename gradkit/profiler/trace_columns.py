@@ -14,6 +14,7 @@ from gradkit.profiler.load import (_FLOW_CAT, _SKIPPED_CATS, _args, _notes, _ns,
                                    _read_events, _site, _thread)
 
 _CHUNK = 1 << 14  # events per step of the Python loops: their lists stay small
+_CODES = ("name", "cat", "thread", "site", "seq")  # compared, never added: may be narrowed
 _QUERIES = 1 << 17  # (thread, time) lookups per vectorized step
 _FORWARD, _FALSY_NONZERO, _BACKWARD = 0, 1, 2  # "Fwd thread id": 0; "" or null; a thread id
 
@@ -109,7 +110,8 @@ class TraceColumns:
 
     # -- nesting ---------------------------------------------------------------------------
     def _nest(self) -> None:
-        """nest()'s sort and stack, over arrays: parents, cut ends, module of each event."""
+        """nest()'s sort and stack, over arrays: parents, cut ends, self times, the module
+        each event runs in."""
         c = self._columns
         # threads sort as nest() sorts them: by str() of their (pid, tid)
         labels = [str(t) for t in self.threads]
@@ -117,50 +119,53 @@ class TraceColumns:
         self.thread_rank = np.array([rank_of[label] for label in labels], dtype=np.int32)
         order = np.lexsort((-c["end"], c["start"], self.thread_rank[c["thread"]]))
         for key in list(c):
-            setattr(self, key, c.pop(key)[order])
+            column = c.pop(key)[order]
+            setattr(self, key, _narrowest(column) if key in _CODES else column)
         del order, self._columns
         n = len(self.start)
+        event_ranks = self.thread_rank[self.thread]  # each thread's events are one run
+        self.thread_runs = np.searchsorted(event_ranks, np.arange(len(self.threads) + 1))
         index = np.int32 if n < (1 << 31) - 1 else np.int64
         self.parent = np.full(n, -1, dtype=index)
-        self.last = np.arange(n, dtype=index)  # the last event of each one's subtree
         self.module = np.full(n, -1, dtype=index)  # innermost nn.Module range around it
+        self.last = np.empty(n, dtype=index)  # the last event of each one's subtree
+        self.self_time = np.empty(n, dtype=np.int64)
         from gradkit.nn.module_paths import MODULE_PREFIX
         is_module = [name.startswith(MODULE_PREFIX) for name in self.names]
-        self.event_rank = self.thread_rank[self.thread]
-        stack: list = []  # (position, end) of the open events, innermost last
+        stack: list = []  # [position, start, end, children's time] of the open events
         current, self.clamped = None, 0
         for lo in range(0, n, _CHUNK):
             hi = min(lo + _CHUNK, n)
             starts, ends = self.start[lo:hi].tolist(), self.end[lo:hi].tolist()
-            names, ranks = self.name[lo:hi].tolist(), self.event_rank[lo:hi].tolist()
-            parents, modules = [-1] * (hi - lo), [-1] * (hi - lo)
+            names, ranks = self.name[lo:hi].tolist(), event_ranks[lo:hi].tolist()
+            parents, modules, closed = [-1] * (hi - lo), [-1] * (hi - lo), []
             for i in range(hi - lo):
                 if ranks[i] != current:
                     current = ranks[i]
-                    self._close(stack, lo + i - 1)
-                self._close(stack, lo + i - 1, starts[i])
+                    _close(stack, lo + i - 1, closed)
+                _close(stack, lo + i - 1, closed, starts[i])
                 if stack:
-                    p, p_end = stack[-1]
-                    if ends[i] > p_end:
-                        ends[i] = p_end
+                    parent = stack[-1]
+                    if ends[i] > parent[2]:
+                        ends[i] = parent[2]
                         self.clamped += 1
-                    parents[i] = p
+                    parent[3] += ends[i] - starts[i]
+                    p = parents[i] = parent[0]
                     q = p - lo
                     p_name = names[q] if q >= 0 else int(self.name[p])
                     modules[i] = p_name if is_module[p_name] else (
                         modules[q] if q >= 0 else int(self.module[p]))
-                stack.append((lo + i, ends[i]))
+                stack.append([lo + i, starts[i], ends[i], 0])
             self.end[lo:hi], self.parent[lo:hi], self.module[lo:hi] = ends, parents, modules
-        self._close(stack, n - 1)
-        self.self_time = self.end - self.start
-        nested = np.flatnonzero(self.parent >= 0)
-        np.subtract.at(self.self_time, self.parent[nested], (self.end - self.start)[nested])
+            self._write_closed(closed)
+        closed = []
+        _close(stack, n - 1, closed)
+        self._write_closed(closed)
 
-    def _close(self, stack: list, last: int, start: int | None = None) -> None:
-        """Pop the open events that end by ``start`` (all of them for None: a new thread);
-        their subtrees end at position ``last``."""
-        while stack and (start is None or stack[-1][1] <= start):
-            self.last[stack.pop()[0]] = last
+    def _write_closed(self, closed: list) -> None:
+        if closed:
+            position, self_time, last = np.array(closed, dtype=np.int64).T
+            self.self_time[position], self.last[position] = self_time, last
 
     # -- lookups by (thread, time) ---------------------------------------------------------
     def _find(self, threads: np.ndarray, ts: np.ndarray, side: str, before: bool) -> np.ndarray:
@@ -174,8 +179,7 @@ class TraceColumns:
             for group in np.split(by_thread, np.flatnonzero(np.diff(ranks[by_thread])) + 1):
                 if not len(group):
                     continue
-                a, b = (np.searchsorted(self.event_rank, ranks[group[0]], edge)
-                        for edge in ("left", "right"))
+                a, b = self.thread_runs[ranks[group[0]]], self.thread_runs[ranks[group[0]] + 1]
                 at = np.searchsorted(self.start[a:b], times[group], side)
                 found[lo + group] = (np.where(at > 0, a + at - 1, -1) if before
                                      else np.where(at < b - a, a + at, -1))
@@ -202,11 +206,13 @@ class TraceColumns:
         each event's subtree total (``memory``)."""
         n, m = len(self.start), self._memory
         del self._memory
+        self.self_memory = self.memory = None  # no memory events: no memory columns
+        if not self.profile_memory:
+            return
         self.self_memory = np.zeros(n, dtype=np.int64)
-        if len(m["ts"]):
-            target = self._enclosing(m["thread"], m["ts"], "left")
-            hit = target >= 0
-            np.add.at(self.self_memory, target[hit], m["bytes"][hit])
+        target = self._enclosing(m["thread"], m["ts"], "left")
+        hit = target >= 0
+        np.add.at(self.self_memory, target[hit], m["bytes"][hit])
         sums = np.concatenate(([0], np.cumsum(self.self_memory)))
         self.memory = sums[self.last + 1] - sums[:n]  # a subtree is a run of nest order
 
@@ -278,6 +284,26 @@ class TraceColumns:
     def reading_notes(self) -> list:
         """load_trace's notes, in its order."""
         return self.notes + _notes(self._skipped, self._negative, self.clamped)
+
+
+def _close(stack: list, last: int, closed: list, start: int | None = None) -> None:
+    """Pop the open events that end by ``start`` (all of them for None: a new thread),
+    noting (position, self time, last position of its subtree) of each."""
+    while stack and (start is None or stack[-1][2] <= start):
+        position, begin, end, children = stack.pop()
+        closed.append((position, end - begin - children, last))
+
+
+def _narrowest(values: np.ndarray) -> np.ndarray:
+    """Integer codes in the smallest type that holds them (names, threads: few)."""
+    if not len(values):
+        return values
+    for kind in (np.int8, np.int16, np.int32):
+        info = np.iinfo(kind)
+        if values.dtype.itemsize > info.bits // 8 and info.min <= values.min() \
+                and values.max() <= info.max:
+            return values.astype(kind)
+    return values
 
 
 def _as_numpy(columns: dict) -> dict:

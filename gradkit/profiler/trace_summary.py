@@ -70,8 +70,10 @@ def _averages(c: TraceColumns) -> EventList:
     count = np.bincount(group, minlength=len(codes))
     total = _sums(group, (c.end - c.start) / 1000, len(codes))
     self_total = _sums(group, c.self_time / 1000, len(codes))
-    memory = _int_sums(group, c.memory, len(codes))
-    self_memory = _int_sums(group, c.self_memory, len(codes))
+    memory = self_memory = np.zeros(len(codes), dtype=np.int64)
+    if c.profile_memory:
+        memory = _int_sums(group, c.memory, len(codes))
+        self_memory = _int_sums(group, c.self_memory, len(codes))
     averages = []
     for i, code in enumerate(codes.tolist()):
         avg = FunctionEventAvg(names[code])

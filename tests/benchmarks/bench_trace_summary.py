@@ -22,8 +22,9 @@ import time
 TEMPLATE_STEPS = 8
 
 
-def _template_events() -> tuple[dict, list]:
-    """The header fields and the events of a short profiled training run."""
+def _template_events(plain: bool = False) -> tuple[dict, list]:
+    """The header fields and the events of a short profiled training run (``plain``: with
+    ``gradkit profile``'s default options, so nearly all events are ops)."""
     import gradkit
     from gradkit import nn
     from gradkit.profiler import profile
@@ -31,8 +32,9 @@ def _template_events() -> tuple[dict, list]:
     model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
     optimizer = gradkit.optim.SGD(model.parameters(), lr=0.01)
     x, y = gradkit.randn(4, 8), gradkit.randn(4, 1)
-    with profile(record_shapes=True, profile_memory=True, with_modules=True,
-                 with_stack=True) as prof:
+    options = {} if plain else {"record_shapes": True, "profile_memory": True,
+                                "with_modules": True, "with_stack": True}
+    with profile(**options) as prof:
         for _ in range(TEMPLATE_STEPS):
             optimizer.zero_grad()
             loss = ((model(x) - y) ** 2).mean()
@@ -58,10 +60,10 @@ def _shifted(event: dict, shift_us: float, step: int, flows: int, sequences: int
     return event
 
 
-def write_trace(path: str, target_bytes: int) -> int:
+def write_trace(path: str, target_bytes: int, plain: bool = False) -> int:
     """Write a trace of ours of about ``target_bytes``; returns its number of events."""
     template: list = []  # recorded in a thread: its call stacks are short wherever we run
-    worker = threading.Thread(target=lambda: template.append(_template_events()))
+    worker = threading.Thread(target=lambda: template.append(_template_events(plain)))
     worker.start()
     worker.join()
     header, events = template[0]
@@ -99,13 +101,15 @@ def run_summary(path: str) -> tuple[float, float, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=1024, help="size of the trace, MB")
+    parser.add_argument("--plain", action="store_true",
+                        help="profile with the default options (ops only, no memory events)")
     parser.add_argument("--keep", metavar="DIR", help="write the trace here and keep it")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(args.keep or tmp, "big_trace.json")
         if not os.path.exists(path):
             began = time.perf_counter()
-            events = write_trace(path, int(args.mb * 1e6))
+            events = write_trace(path, int(args.mb * 1e6), args.plain)
             print(f"wrote {events:,} events in {time.perf_counter() - began:.1f} s")
         size = os.path.getsize(path) / 1e6
         peak, seconds, _ = run_summary(path)

@@ -44,7 +44,8 @@ def _by_columns(path, top):
 
 
 def _backward(costs):
-    return [(c.node.name, c.node.thread, c.node.cpu_time_total, c.site,
+    # an empty call site is no site for the columns (None): the CLI prints both as ""
+    return [(c.node.name, c.node.thread, c.node.cpu_time_total, c.site or None,
              None if c.forward is None else (c.forward.name, c.forward.start_ns)) for c in costs]
 
 

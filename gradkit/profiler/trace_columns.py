@@ -87,7 +87,7 @@ class TraceColumns:
         self._columns, self._memory, self._flows = (_as_numpy(x), _as_numpy(mem),
                                                     _as_numpy(flow))
         self.profile_memory = len(mem["ts"]) > 0
-        self.pid_of_thread = np.array([pids.code(t[0]) for t in self.threads], dtype=np.int64)
+        self.pid_of_thread = np.array([pids.code(t[0]) for t in self.threads], dtype=np.int32)
         self._skipped, self._negative = skipped, negative
 
     def _read_op(self, item: dict, x: dict) -> None:
@@ -117,7 +117,11 @@ class TraceColumns:
         labels = [str(t) for t in self.threads]
         rank_of = {label: r for r, label in enumerate(sorted(set(labels)))}
         self.thread_rank = np.array([rank_of[label] for label in labels], dtype=np.int32)
-        order = np.lexsort((-c["end"], c["start"], self.thread_rank[c["thread"]]))
+        np.negative(c["end"], out=c["end"])  # longest first, without a copy
+        ranks = self.thread_rank[c["thread"]]
+        order = np.lexsort((c["end"], c["start"], ranks) if ranks.any() else (c["end"], c["start"]))
+        np.negative(c["end"], out=c["end"])
+        del ranks
         for key in list(c):
             column = c.pop(key)[order]
             setattr(self, key, _narrowest(column) if key in _CODES else column)
@@ -221,26 +225,10 @@ class TraceColumns:
         in order of its id's first appearance, links a backward node to its forward op."""
         f = self._flows
         del self._flows
-        self.forward = np.full(len(self.start), -1, dtype=np.int64)
+        self.forward = np.full(len(self.start), -1, dtype=self.parent.dtype)
         if not len(f["key"]):
             return
-        order = np.lexsort((np.arange(len(f["key"])), f["f"], f["key"], f["kind"]))
-        kind, key, is_end = f["kind"][order], f["key"][order], f["f"][order]
-        new_id = np.ones(len(order), dtype=bool)
-        new_id[1:] = (kind[1:] != kind[:-1]) | (key[1:] != key[:-1])
-        flow_of = np.cumsum(new_id) - 1
-        first = np.full(flow_of[-1] + 1, len(order))
-        np.minimum.at(first, flow_of, order)
-        last_of_phase = np.ones(len(order), dtype=bool)  # a later point replaces an earlier
-        last_of_phase[:-1] = new_id[1:] | (is_end[1:] != is_end[:-1])
-        ends = {}
-        for phase in (0, 1):
-            ends[phase] = np.full(len(first), -1)
-            pick = last_of_phase & (is_end == phase)
-            ends[phase][flow_of[pick]] = order[pick]
-        complete = np.flatnonzero((ends[0] >= 0) & (ends[1] >= 0))
-        complete = complete[np.argsort(first[complete], kind="stable")]
-        s, e = ends[0][complete], ends[1][complete]
+        s, e = _pair_flows(f, self.parent.dtype)
         forwards = self._enclosing(f["thread"][s], f["ts"][s], "right")
         nodes = np.where(f["bound"][e] == 1, self._enclosing(f["thread"][e], f["ts"][e], "right"),
                          self._next(f["thread"][e], f["ts"][e]))
@@ -263,9 +251,10 @@ class TraceColumns:
         events = np.flatnonzero(self.seq >= 0)
         events = events[np.argsort(self.start[events], kind="stable")]
         pid, seq = self.pid_of_thread[self.thread[events]], self.seq[events]
-        grouped = np.lexsort((np.arange(len(events)), seq, pid))
+        grouped = np.lexsort((seq, pid))  # stable: start order within a group
         events, pid, seq = events[grouped], pid[grouped], seq[grouped]
-        steps = np.arange(len(events))
+        del grouped
+        steps = np.arange(len(events), dtype=self.parent.dtype)
         new_group = np.ones(len(events), dtype=bool)
         new_group[1:] = (pid[1:] != pid[:-1]) | (seq[1:] != seq[:-1])
         group_start = np.maximum.accumulate(np.where(new_group, steps, 0))
@@ -284,6 +273,34 @@ class TraceColumns:
     def reading_notes(self) -> list:
         """load_trace's notes, in its order."""
         return self.notes + _notes(self._skipped, self._negative, self.clamped)
+
+
+def _pair_flows(f: dict, index) -> tuple:
+    """The last start and the last end (entry numbers) of each flow id that has both, in
+    order of the id's first appearance."""
+    order = np.lexsort((f["f"], f["key"], f["kind"]))  # stable: file order within an id
+    key = f["key"][order]
+    new_id = np.ones(len(order), dtype=bool)
+    new_id[1:] = key[1:] != key[:-1]
+    del key
+    kind = f["kind"][order]
+    new_id[1:] |= kind[1:] != kind[:-1]
+    del kind
+    flow_of = np.cumsum(new_id, dtype=index) - 1
+    first = np.full(flow_of[-1] + 1, len(order), dtype=index)
+    np.minimum.at(first, flow_of, order)
+    is_end = f["f"][order]
+    last_of_phase = np.ones(len(order), dtype=bool)  # a later point replaces an earlier
+    last_of_phase[:-1] = new_id[1:] | (is_end[1:] != is_end[:-1])
+    del new_id
+    ends = []
+    for phase in (0, 1):
+        ends.append(np.full(len(first), -1, dtype=index))
+        pick = last_of_phase & (is_end == phase)
+        ends[phase][flow_of[pick]] = order[pick]
+    complete = np.flatnonzero((ends[0] >= 0) & (ends[1] >= 0))
+    complete = complete[np.argsort(first[complete], kind="stable")]
+    return ends[0][complete], ends[1][complete]
 
 
 def _close(stack: list, last: int, closed: list, start: int | None = None) -> None:

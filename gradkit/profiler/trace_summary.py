@@ -43,79 +43,90 @@ def summarize_trace(path, top: int = 10) -> TraceSummary:
     return TraceSummary(trace_path(path), top)
 
 
-def _in_first_appearance(codes: np.ndarray) -> tuple:
-    """The distinct codes in order of first appearance, and each code's group (0, 1, ...)."""
-    distinct, first, group = np.unique(codes, return_index=True, return_inverse=True)
-    order = np.argsort(first)
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    return distinct[order], rank[group.reshape(-1)]
+_SLICE = 1 << 18  # events per vectorized step: the temporaries stay a few MB
 
 
-def _sums(group: np.ndarray, values: np.ndarray, groups: int) -> np.ndarray:
-    """Per group, the values added one by one in order (float), as a Python loop would."""
-    return np.bincount(group, weights=values, minlength=groups)
+class _Rows:
+    """Table rows keyed by integer codes, in order of first appearance, with sums added one
+    by one in event order (``np.add.at`` is unbuffered): the floats of analysis.py's loops."""
+
+    def __init__(self, **columns) -> None:
+        self.row_of: dict = {}  # code -> row
+        self.sums = {name: np.zeros(0, dtype) for name, dtype in columns.items()}
+
+    def add(self, codes: np.ndarray, **values) -> None:
+        distinct, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        for code in distinct[np.argsort(first)].tolist():
+            self.row_of.setdefault(code, len(self.row_of))
+        rows = np.array([self.row_of[code] for code in distinct.tolist()],
+                        dtype=np.int64)[inverse.reshape(-1)]
+        for name, value in values.items():
+            total = self.sums[name]
+            if len(total) < len(self.row_of):
+                total = self.sums[name] = np.concatenate(
+                    (total, np.zeros(len(self.row_of) - len(total), total.dtype)))
+            np.add.at(total, rows, value)
+
+    def __iter__(self):
+        """(code, {column: sum}) per row, first seen first."""
+        for code, row in self.row_of.items():
+            yield code, {name: total[row].item() for name, total in self.sums.items()}
 
 
-def _int_sums(group: np.ndarray, values: np.ndarray, groups: int) -> np.ndarray:
-    total = np.zeros(groups, dtype=np.int64)
-    np.add.at(total, group, values)
-    return total
+def _slices(c: TraceColumns):
+    for lo in range(0, len(c.start), _SLICE):
+        yield slice(lo, lo + _SLICE)
 
 
 def _averages(c: TraceColumns) -> EventList:
     """``events.key_averages()``: one FunctionEventAvg per name, first seen first."""
-    names = list(c.names)
-    codes, group = _in_first_appearance(c.name)
-    count = np.bincount(group, minlength=len(codes))
-    total = _sums(group, (c.end - c.start) / 1000, len(codes))
-    self_total = _sums(group, c.self_time / 1000, len(codes))
-    memory = self_memory = np.zeros(len(codes), dtype=np.int64)
-    if c.profile_memory:
-        memory = _int_sums(group, c.memory, len(codes))
-        self_memory = _int_sums(group, c.self_memory, len(codes))
-    averages = []
-    for i, code in enumerate(codes.tolist()):
+    memory = ("memory", "self_memory") if c.profile_memory else ()
+    rows = _Rows(count=np.int64, total=np.float64, self_total=np.float64,
+                 **dict.fromkeys(memory, np.int64))
+    for s in _slices(c):
+        rows.add(c.name[s], count=1, total=(c.end[s] - c.start[s]) / 1000,
+                 self_total=c.self_time[s] / 1000, **{k: getattr(c, k)[s] for k in memory})
+    names, averages = list(c.names), []
+    for code, row in rows:
         avg = FunctionEventAvg(names[code])
-        avg.count, avg.cpu_time_total = int(count[i]), float(total[i])
-        avg.self_cpu_time_total = float(self_total[i])
-        avg.cpu_memory_usage, avg.self_cpu_memory_usage = int(memory[i]), int(self_memory[i])
+        avg.count, avg.cpu_time_total, avg.self_cpu_time_total = (
+            row["count"], row["total"], row["self_total"])
+        avg.cpu_memory_usage = row.get("memory", 0)
+        avg.self_cpu_memory_usage = row.get("self_memory", 0)
         averages.append(avg)
     return EventList(averages, profile_memory=c.profile_memory)
 
 
 def _category_totals(c: TraceColumns) -> list[CategoryTotal]:
     """analysis.category_totals."""
+    rows = _Rows(count=np.int64, self_total=np.float64)
+    for s in _slices(c):
+        rows.add(c.cat[s], count=1, self_total=c.self_time[s] / 1000)
     cats = list(c.cats)
-    codes, group = _in_first_appearance(c.cat)
-    count = np.bincount(group, minlength=len(codes))
-    self_total = _sums(group, c.self_time / 1000, len(codes))
-    totals = [CategoryTotal(cats[code], int(count[i]), float(self_total[i]))
-              for i, code in enumerate(codes.tolist())]
+    totals = [CategoryTotal(cats[code], row["count"], row["self_total"]) for code, row in rows]
     return sorted(totals, key=lambda t: t.self_time_us, reverse=True)
 
 
 def _line_costs(c: TraceColumns) -> list[LineCost]:
     """analysis.line_costs: ``cpu_op`` self time per (source line, nn.Module)."""
     names, sites = list(c.names), list(c.sites)
-    ops = np.flatnonzero(c.cat == c.cats["cpu_op"]) if "cpu_op" in c.cats else np.zeros(0, int)
-    backward = c.is_backward[ops]
-    forward = np.where(backward, c.forward[ops], ops)
-    module = np.where(forward >= 0, c.module[np.maximum(forward, 0)], -1)
-    site = c.site[ops].astype(np.int64)
-    codes, group = _in_first_appearance((site + 1) * (len(names) + 1) + module + 1)
-    self_us = c.self_time[ops] / 1000
-    forward_us = _sums(group[~backward], self_us[~backward], len(codes))
-    backward_us = _sums(group[backward], self_us[backward], len(codes))
-    calls = np.bincount(group[~backward], minlength=len(codes))
+    rows = _Rows(calls=np.int64, forward=np.float64, backward=np.float64)
+    for s in _slices(c) if "cpu_op" in c.cats else ():
+        ops = s.start + np.flatnonzero(c.cat[s] == c.cats["cpu_op"])
+        backward = c.is_backward[ops]
+        forward = np.where(backward, c.forward[ops], ops)
+        module = np.where(forward >= 0, c.module[np.maximum(forward, 0)], -1)
+        self_us = c.self_time[ops] / 1000  # adding 0.0 leaves a sum of these as it is
+        rows.add((c.site[ops].astype(np.int64) + 1) * (len(names) + 1) + module + 1,
+                 calls=~backward, forward=np.where(backward, 0.0, self_us),
+                 backward=np.where(backward, self_us, 0.0))
     lines = []
-    for i, code in enumerate(codes.tolist()):
+    for code, row in rows:
         site_code, module_code = divmod(code, len(names) + 1)
-        line_site = sites[site_code - 1] if site_code else UNATTRIBUTED
-        line_module = names[module_code - 1][len(MODULE_PREFIX):] if module_code else ""
-        lines.append(LineCost(line_site, line_module,
-                              int(calls[i]) if line_site != UNATTRIBUTED else 0,
-                              float(forward_us[i]), float(backward_us[i])))
+        site = sites[site_code - 1] if site_code else UNATTRIBUTED
+        lines.append(LineCost(site, names[module_code - 1][len(MODULE_PREFIX):]
+                              if module_code else "", row["calls"] if site != UNATTRIBUTED
+                              else 0, row["forward"], row["backward"]))
     return sorted(lines, key=lambda line: line.total_us, reverse=True)
 
 

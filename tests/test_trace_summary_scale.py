@@ -145,6 +145,16 @@ def test_the_link_cases_of_the_load_tests(tmp_path):
         assert _same(path)[4], "no backward node was summarized"
 
 
+def test_codes_widen_past_16_and_32_bits(tmp_path):
+    """40,000 names and threads, sequence numbers past 2**31: the narrow columns widen."""
+    events = [{"ph": "X", "cat": "cpu_op", "name": f"op{i}", "pid": 1, "tid": i % 40_000,
+               "ts": i, "dur": 3, "args": {"Sequence number": 2**40 + i % 7,
+                                           "Fwd thread id": i % 2}} for i in range(40_000)]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(events))
+    assert len(_same(path, top=3)[1][0].splitlines()) == 40_000 + 5
+
+
 def test_errors_are_those_of_load_trace(tmp_path):
     path = tmp_path / "t.json"
     for content in ('[{"ph": "X", "name": "a", "args": {"flops": "many"}}]',

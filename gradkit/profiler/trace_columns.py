@@ -48,11 +48,11 @@ class TraceColumns:
     def _read(self, path: str) -> None:
         self.names, self.cats, self.sites = _Interned(), _Interned(), _Interned()
         self.threads, pids, flow_ids = _Interned(), _Interned(), _Interned()
-        x = {k: array("q") for k in ("start", "end", "seq")}
-        x.update({k: array("i") for k in ("name", "cat", "thread", "site")})
-        x["state"] = array("b")
-        mem = {"ts": array("q"), "bytes": array("q"), "thread": array("i")}
-        flow = {"kind": array("b"), "key": array("q"), "f": array("b"), "thread": array("i"),
+        # codes start as 16-bit and widen when one needs it (_append): few names, threads
+        x = {"start": array("q"), "end": array("q"), "seq": array("i"), "state": array("b")}
+        x.update({k: array("h") for k in ("name", "cat", "thread", "site")})
+        mem = {"ts": array("q"), "bytes": array("q"), "thread": array("h")}
+        flow = {"kind": array("b"), "key": array("q"), "f": array("b"), "thread": array("h"),
                 "ts": array("q"), "bound": array("b")}
         skipped, negative = collections.Counter(), 0
         for index, item in enumerate(_read_events(path, self.notes)):
@@ -72,12 +72,12 @@ class TraceColumns:
                     if args.get("Device Type", 0) == 0:  # host memory only in the CPU columns
                         mem["ts"].append(_ns(item.get("ts", 0)))
                         mem["bytes"].append(int(args.get("Bytes", 0)))
-                        mem["thread"].append(self.threads.code(_thread(item)))
+                        _append(mem, "thread", self.threads.code(_thread(item)))
                 elif phase in ("s", "f") and item.get("cat") == _FLOW_CAT:
                     kind, key = _flow_key(item.get("id"), flow_ids)
                     flow["kind"].append(kind)
                     flow["key"].append(key)
-                    flow["thread"].append(self.threads.code(_thread(item)))
+                    _append(flow, "thread", self.threads.code(_thread(item)))
                     flow["ts"].append(_ns(item.get("ts", 0)))
                     flow["f"].append(phase == "f")
                     flow["bound"].append(item.get("bp") == "e")
@@ -101,11 +101,11 @@ class TraceColumns:
         _number(args, "flops", 0)  # not in the summary's tables, but checked as load_trace does
         x["start"].append(start)
         x["end"].append(end)
-        x["seq"].append(seq)
-        x["name"].append(self.names.code(str(item.get("name", ""))))
-        x["cat"].append(self.cats.code(str(item.get("cat", ""))))
-        x["thread"].append(self.threads.code(thread))
-        x["site"].append(self.sites.code(site) if site else -1)
+        _append(x, "seq", seq)
+        _append(x, "name", self.names.code(str(item.get("name", ""))))
+        _append(x, "cat", self.cats.code(str(item.get("cat", ""))))
+        _append(x, "thread", self.threads.code(thread))
+        _append(x, "site", self.sites.code(site) if site else -1)
         x["state"].append(_BACKWARD if fwd else _FORWARD if fwd == 0 else _FALSY_NONZERO)
 
     # -- nesting ---------------------------------------------------------------------------
@@ -131,11 +131,13 @@ class TraceColumns:
         self.thread_runs = np.searchsorted(event_ranks, np.arange(len(self.threads) + 1))
         index = np.int32 if n < (1 << 31) - 1 else np.int64
         self.parent = np.full(n, -1, dtype=index)
-        self.module = np.full(n, -1, dtype=index)  # innermost nn.Module range around it
-        self.last = np.empty(n, dtype=index)  # the last event of each one's subtree
         self.self_time = np.empty(n, dtype=np.int64)
         from gradkit.nn.module_paths import MODULE_PREFIX
         is_module = [name.startswith(MODULE_PREFIX) for name in self.names]
+        # innermost nn.Module range around each event; the last event of each one's subtree
+        has_modules = any(is_module)
+        self.module = np.full(n, -1, dtype=index) if has_modules else None
+        self.last = np.empty(n, dtype=index) if self.profile_memory else None
         stack: list = []  # [position, start, end, children's time] of the open events
         current, self.clamped = None, 0
         for lo in range(0, n, _CHUNK):
@@ -155,12 +157,15 @@ class TraceColumns:
                         self.clamped += 1
                     parent[3] += ends[i] - starts[i]
                     p = parents[i] = parent[0]
-                    q = p - lo
-                    p_name = names[q] if q >= 0 else int(self.name[p])
-                    modules[i] = p_name if is_module[p_name] else (
-                        modules[q] if q >= 0 else int(self.module[p]))
+                    if has_modules:
+                        q = p - lo
+                        p_name = names[q] if q >= 0 else int(self.name[p])
+                        modules[i] = p_name if is_module[p_name] else (
+                            modules[q] if q >= 0 else int(self.module[p]))
                 stack.append([lo + i, starts[i], ends[i], 0])
-            self.end[lo:hi], self.parent[lo:hi], self.module[lo:hi] = ends, parents, modules
+            self.end[lo:hi], self.parent[lo:hi] = ends, parents
+            if self.module is not None:
+                self.module[lo:hi] = modules
             self._write_closed(closed)
         closed = []
         _close(stack, n - 1, closed)
@@ -169,7 +174,9 @@ class TraceColumns:
     def _write_closed(self, closed: list) -> None:
         if closed:
             position, self_time, last = np.array(closed, dtype=np.int64).T
-            self.self_time[position], self.last[position] = self_time, last
+            self.self_time[position] = self_time
+            if self.last is not None:
+                self.last[position] = last
 
     # -- lookups by (thread, time) ---------------------------------------------------------
     def _find(self, threads: np.ndarray, ts: np.ndarray, side: str, before: bool) -> np.ndarray:
@@ -273,6 +280,17 @@ class TraceColumns:
     def reading_notes(self) -> list:
         """load_trace's notes, in its order."""
         return self.notes + _notes(self._skipped, self._negative, self.clamped)
+
+
+def _append(columns: dict, key: str, value: int) -> None:
+    """Append to an integer column, widening it (16 -> 32 -> 64 bits) when ``value`` needs it."""
+    try:
+        columns[key].append(value)
+    except OverflowError:
+        if columns[key].typecode == "q":
+            raise
+        columns[key] = array({"h": "i", "i": "q"}[columns[key].typecode], columns[key])
+        _append(columns, key, value)
 
 
 def _pair_flows(f: dict, index) -> tuple:

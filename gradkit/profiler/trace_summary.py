@@ -115,7 +115,8 @@ def _line_costs(c: TraceColumns) -> list[LineCost]:
         ops = s.start + np.flatnonzero(c.cat[s] == c.cats["cpu_op"])
         backward = c.is_backward[ops]
         forward = np.where(backward, c.forward[ops], ops)
-        module = np.where(forward >= 0, c.module[np.maximum(forward, 0)], -1)
+        module = (np.where(forward >= 0, c.module[np.maximum(forward, 0)], -1)
+                  if c.module is not None else -1)
         self_us = c.self_time[ops] / 1000  # adding 0.0 leaves a sum of these as it is
         rows.add((c.site[ops].astype(np.int64) + 1) * (len(names) + 1) + module + 1,
                  calls=~backward, forward=np.where(backward, 0.0, self_us),

@@ -31,9 +31,11 @@ class _Interned(dict):
 
 class TraceColumns:
     """Host events of a trace, one array per field, in nest order (thread, start, longest
-    first). ``end`` is cut at the enclosing event's end; ``parent``, ``forward`` (backward
-    nodes: their forward op) and ``site`` are -1 where absent; ``names``/``cats``/``sites``
-    turn codes back into strings."""
+    first). ``end`` is cut at the enclosing event's end; ``self_time`` is in ns; ``parent``,
+    ``forward`` (backward nodes: their forward op) and ``site`` are -1 where absent (an
+    empty call site is none); ``names``/``cats``/``sites``/``threads`` turn codes back into
+    values. ``module`` (the innermost nn.Module range's name code) exists only when the
+    trace has module ranges, ``memory``/``self_memory`` only when it has memory events."""
 
     def __init__(self, path: str) -> None:
         self.path = path

@@ -2,8 +2,8 @@
 python tests/benchmarks/bench_trace_summary.py [--mb 1024] [--keep DIR]
 
 A few training steps of a small MLP are profiled as ``gradkit profile`` records them (shapes,
-memory, modules, stacks), and their events are repeated, shifted in time with fresh flow ids
-and sequence numbers, into a trace of about ``--mb`` MB in a temporary directory. The summary
+memory, modules, stacks), and their events are repeated, shifted in time with fresh flow ids,
+sequence and pack numbers, into a trace of about ``--mb`` MB in a temporary directory. The summary
 then runs in a child process; its peak RSS (``getrusage(RUSAGE_CHILDREN).ru_maxrss``) and wall
 time are printed.
 """
@@ -48,15 +48,16 @@ def _template_events(plain: bool = False) -> tuple[dict, list]:
     return {k: v for k, v in trace.items() if k != "traceEvents"}, trace["traceEvents"]
 
 
-def _shifted(event: dict, shift_us: float, step: int, flows: int, sequences: int) -> dict:
-    """``event`` of copy ``step``: later by ``step * shift_us``, with its own ids."""
+def _shifted(event: dict, shift_us: float, step: int, ids: dict) -> dict:
+    """``event`` of copy ``step``: later by ``step * shift_us``, with its own ids (flow ids,
+    sequence and pack numbers: ``ids`` holds the template's count of each)."""
     event = dict(event, ts=round(event.get("ts", 0) + step * shift_us, 3))
     if event.get("cat") == "fwdbwd":
-        event["id"] = event["id"] + step * flows
+        event["id"] = event["id"] + step * ids["flows"]
     args = event.get("args")
-    if isinstance(args, dict) and "Sequence number" in args:
-        event["args"] = dict(args, **{"Sequence number": args["Sequence number"]
-                                      + step * sequences})
+    for key in ("Sequence number", "Pack"):
+        if isinstance(args, dict) and key in args:
+            event["args"] = args = dict(args, **{key: args[key] + step * ids[key]})
     return event
 
 
@@ -70,15 +71,16 @@ def write_trace(path: str, target_bytes: int, plain: bool = False) -> int:
     metadata = [e for e in events if e.get("ph") == "M"]
     body = [e for e in events if e.get("ph") != "M"]
     span = max(e.get("ts", 0) + e.get("dur", 0) for e in body) + 10.0
-    flows = max((e["id"] for e in body if e.get("cat") == "fwdbwd"), default=0) + 1
-    sequences = max((e.get("args", {}).get("Sequence number", -1) for e in body), default=0) + 1
+    ids = {"flows": max((e["id"] for e in body if e.get("cat") == "fwdbwd"), default=0) + 1}
+    for key in ("Sequence number", "Pack"):
+        ids[key] = max((e.get("args", {}).get(key, -1) for e in body), default=0) + 1
     count = 0
     with open(path, "w") as f:
         f.write(json.dumps(header)[:-1] + ', "traceEvents": [\n')
         f.write(",\n".join(json.dumps(e) for e in metadata))
         step = 0
         while f.tell() < target_bytes:
-            f.write("".join(",\n" + json.dumps(_shifted(e, span, step, flows, sequences))
+            f.write("".join(",\n" + json.dumps(_shifted(e, span, step, ids))
                             for e in body))
             count += len(body)
             step += 1

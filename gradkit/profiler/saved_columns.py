@@ -39,12 +39,13 @@ def saved_at_peak(c: TraceColumns) -> tuple[int, dict]:
     del ops, found, module
     # a release takes its pack's line: the event before it of the same pack number, when
     # that one is a pack (a release in between has used it up)
-    steps = np.arange(len(order))
-    by_pack = np.lexsort((steps, saved["pack"][order], saved["kind"][order]))
-    same = (saved["pack"][order][by_pack][1:] == saved["pack"][order][by_pack][:-1]) & (
-        saved["kind"][order][by_pack][1:] == saved["kind"][order][by_pack][:-1])
+    pack, kind = saved["pack"][order], saved["kind"][order]
+    by_pack = np.lexsort((np.arange(len(order)), pack, kind))  # each pack number in time order
+    pack, kind = pack[by_pack], kind[by_pack]
     after_pack = np.zeros(len(order), dtype=bool)
-    after_pack[1:] = same & (nbytes[by_pack][:-1] > 0)
+    after_pack[1:] = (pack[1:] == pack[:-1]) & (kind[1:] == kind[:-1]) & (
+        nbytes[by_pack][:-1] > 0)
+    del pack, kind
     releases = np.flatnonzero(nbytes[by_pack] <= 0)
     codes[by_pack[releases]] = np.where(after_pack[releases], codes[by_pack[releases - 1]], 0)
     return int(held[peak_at]), _by_line(c, codes, nbytes)
@@ -78,11 +79,13 @@ def _open_forward_ops(c: TraceColumns, threads: np.ndarray, ts: np.ndarray) -> n
                            np.arange(len(c.threads) + 1))
     found = np.full(len(ts), -1, dtype=np.int64)
     ranks = c.thread_rank[threads]
-    for rank in np.unique(ranks).tolist():
-        queries = np.flatnonzero(ranks == rank)
-        run = candidates[runs[rank]:runs[rank + 1]]
-        at = np.searchsorted(c.start[run], ts[queries], "right") - 1
-        found[queries] = np.where(at >= 0, run[np.maximum(at, 0)] if len(run) else -1, -1)
+    by_thread = np.argsort(ranks, kind="stable")  # one searchsorted per thread
+    for queries in np.split(by_thread, np.flatnonzero(np.diff(ranks[by_thread])) + 1):
+        run = candidates[runs[ranks[queries[0]]]:runs[ranks[queries[0]] + 1]] \
+            if len(queries) else ()
+        if len(run):
+            at = np.searchsorted(c.start[run], ts[queries], "right") - 1
+            found[queries] = np.where(at >= 0, run[np.maximum(at, 0)], -1)
     while True:  # out of the ops that ended before ts, and what is not a forward op
         up = found >= 0
         up[up] = (c.end[found[up]] < ts[up]) | ~forward[found[up]]

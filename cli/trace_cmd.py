@@ -2,16 +2,17 @@
 from __future__ import annotations
 
 import os
+import signal
 
 import click
 
 from gradkit.cli import render
 from gradkit.cli.options import no_color_option, table_options
+from gradkit.cli.signals import exit_code_of_signal
 from gradkit.profiler import load_trace
-from gradkit.profiler.analysis import category_totals, slowest_backward
 from gradkit.profiler.diff import line_changes, op_changes
 from gradkit.profiler.html_report import write_html_report
-from gradkit.profiler.saved_lines import costs_per_line
+from gradkit.profiler.trace_summary import summarize_trace
 
 
 @click.group()
@@ -32,16 +33,29 @@ def summary(trace_file: str, sort_by: str, row_limit: int, top: int, no_color: b
     Example:
       gradkit trace summary traces/train-20250101-120000.json.gz
     """
-    events, notes = _load(trace_file)
+    try:
+        _print_summary(trace_file, sort_by, row_limit, top, no_color)
+    except KeyboardInterrupt:  # Ctrl-C: one line and the shell's code, as `gradkit profile`
+        render.status_line(render.make_console(no_color, stderr=True),
+                           "Interrupted: trace summary stopped.")
+        raise SystemExit(exit_code_of_signal(signal.SIGINT)) from None
+
+
+def _print_summary(trace_file: str, sort_by: str, row_limit: int, top: int,
+                   no_color: bool) -> None:
+    # compact columns, not an object per event: a GB of trace in bounded memory
+    loaded = _read(summarize_trace, trace_file, top)
+    if not loaded.event_count:
+        raise _nothing_to_summarize(trace_file, loaded.notes)
     console = render.make_console(no_color)
     warnings = render.make_console(no_color, stderr=True)
-    for note in notes:
+    for note in loaded.notes:
         render.status_line(warnings, f"Note: {note}.")
-    table = events.key_averages().table(sort_by=sort_by, row_limit=row_limit)
+    table = loaded.averages.table(sort_by=sort_by, row_limit=row_limit)
     render.averages_table(console, table, f"gradkit trace summary {trace_file}")
-    render.line_table(console, costs_per_line(events), row_limit)
-    render.category_totals(console, category_totals(events))
-    render.slowest_backward(console, slowest_backward(events, top))
+    render.line_table(console, loaded.lines, row_limit)
+    render.category_totals(console, loaded.categories)
+    render.slowest_backward(console, loaded.slowest_backward)
 
 
 @trace.command(short_help="What got faster or slower from trace A to trace B.")
@@ -124,17 +138,27 @@ def _html_path(trace_file: str) -> str:
 
 def _load(trace_file: str) -> tuple:
     """(events, notes) of ``trace_file``; a one-line error when it cannot be summarized."""
+    loaded = _read(load_trace, trace_file)
+    events = loaded.events()
+    if not events:
+        raise _nothing_to_summarize(trace_file, loaded.notes)
+    return events, loaded.notes
+
+
+def _read(reader, trace_file: str, *args):
+    """``reader(trace_file, *args)``; a one-line error when the file cannot be read."""
     try:
-        loaded = load_trace(trace_file)
+        return reader(trace_file, *args)
     except OSError as exc:
         raise _one_line_error("cannot read trace", trace_file, exc.strerror or exc) from None
     except ValueError as exc:  # the content, not the file
         raise _one_line_error("malformed trace", trace_file, exc) from None
-    events = loaded.events()
-    if not events:  # nothing to summarize: say what the file did hold
-        raise click.ClickException(f"no host op events in {trace_file}: " + (
-            "; ".join(loaded.notes) if loaded.notes else "its event list is empty"))
-    return events, loaded.notes
+
+
+def _nothing_to_summarize(trace_file: str, notes: list) -> click.ClickException:
+    """No host op events: say what the file did hold."""
+    return click.ClickException(f"no host op events in {trace_file}: " + (
+        "; ".join(notes) if notes else "its event list is empty"))
 
 
 def _one_line_error(what: str, path: str, reason) -> click.ClickException:

@@ -11,10 +11,24 @@ summary with notes, in bounded memory, never a traceback or a hang.
 | negative durations, partial overlaps    | summarized, with a note for each kind          |
 | python_function (Python tracer) events  | left out of the tables, with a note            |
 | an empty event list                     | one error line: nothing to summarize           |
+| a symlink to a trace / to a device      | followed: summarized / refused as the device   |
+| a dangling symlink, a directory         | one error line                                 |
+| 20,000 events each inside the previous  | summarized (nesting is a loop, not recursion)  |
+| a field of the wrong type (ts, dur, pid, | one error line naming the event and the field  |
+|   args, sequence number, call site,     |                                                |
+|   memory bytes, flops)                  |                                                |
+| a 20 MB trace (1 GB: the benchmark)     | summarized in under a quarter of its size      |
+|                                         | (test_trace_summary_scale.py)                  |
+| SIGINT while reading, aggregating or    | "Interrupted: ..." (one line), exit 130 as     |
+|   printing; SIGTERM at the same points  | `gradkit profile`, no traceback; SIGTERM:      |
+|                                         | killed by the signal; nothing written          |
 """
 import gzip
 import json
 import os
+import signal
+import subprocess
+import sys
 import threading
 import tracemalloc
 
@@ -138,3 +152,80 @@ def test_events_are_streamed_not_parsed_as_one_document(tmp_path, monkeypatch):
     monkeypatch.setattr(json, "load", whole_document)
     monkeypatch.setattr(json, "loads", whole_document)
     assert [e.name for e in load_trace(path).events()] == ["a"]
+
+
+def test_symlinks_are_followed_to_what_they_name(tmp_path):
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps([_x("a", 0, 5)]))
+    (tmp_path / "to_trace.json").symlink_to(trace)
+    result = summary(tmp_path / "to_trace.json")
+    assert result.exit_code == 0 and "a" in result.output
+    if os.path.exists("/dev/zero"):
+        (tmp_path / "to_device.json").symlink_to("/dev/zero")
+        _one_error_line(summary(tmp_path / "to_device.json"), "is not a regular file")
+    (tmp_path / "dangling.json").symlink_to(tmp_path / "gone.json")
+    _one_error_line(summary(tmp_path / "dangling.json"), "no such trace file")
+    _one_error_line(summary(tmp_path), "Is a directory")
+
+
+def test_deeply_nested_events_are_summarized_without_recursion(tmp_path):
+    depth = 20_000
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([_x(f"op{i % 3}", i, 2 * (depth - i)) for i in range(depth)]))
+    result = summary(path)
+    assert result.exit_code == 0, result.output
+    assert "op0" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("event, message", [
+    (_x("a", "soon", 5), "event #0 ('a'): could not convert string to float: 'soon'"),
+    (_x("a", 0, [5]), "event #0 ('a'): float() argument must be"),
+    ({**_x("a", 0, 5), "pid": True}, "'pid' must be a number or a string, got a boolean"),
+    (_x("a", 0, 5, args=[1]), "'args' must be an object, got a list"),
+    (_x("a", 0, 5, args={"Sequence number": "first"}), "invalid literal for int()"),
+    (_x("a", 0, 5, args={"Forward call site": 12}),
+     "'args.Forward call site' must be a string, got a number"),
+    (_x("a", 0, 5, args={"flops": [1]}), "'args.flops' must be a number, got a list"),
+    ({"ph": "i", "name": "[memory]", "ts": 1, "args": {"Bytes": "many"}},
+     "event #0 ('[memory]'): invalid literal for int()"),
+])
+def test_a_field_of_the_wrong_type_is_one_error_line_naming_it(tmp_path, event, message):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([event]))
+    _one_error_line(summary(path), message)
+
+
+_INTERRUPTED = """
+import os, signal, sys
+from gradkit.cli import render
+from gradkit.cli.main import main
+from gradkit.profiler import trace_columns
+phase, signum = sys.argv[2], getattr(signal, sys.argv[3])
+owner, name = {"reading": (trace_columns.TraceColumns, "_read_op"),
+               "aggregating": (trace_columns.TraceColumns, "_link_by_flows"),
+               "printing": (render, "line_table")}[phase]
+original = getattr(owner, name)
+def interrupted(*args, **kwargs):
+    os.kill(os.getpid(), signum)
+    return original(*args, **kwargs)
+setattr(owner, name, interrupted)
+main(["trace", "summary", "--no-color", sys.argv[1]], prog_name="gradkit")
+"""
+
+
+@pytest.mark.parametrize("phase", ["reading", "aggregating", "printing"])
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_a_signal_at_each_phase_of_the_summary(tmp_path, phase, signame):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([_x("a", 0, 5)]))
+    before = sorted(os.listdir(tmp_path))
+    result = subprocess.run([sys.executable, "-c", _INTERRUPTED, str(path), phase, signame],
+                            capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in result.stderr
+    if signame == "SIGINT":
+        # as `gradkit profile`: the shell's code for SIGINT and one line, not click's Abort
+        assert (result.returncode, result.stderr.strip()) == (130, "Interrupted: trace summary "
+                                                                   "stopped.")
+    else:
+        assert result.returncode == -signal.SIGTERM
+    assert sorted(os.listdir(tmp_path)) == before

@@ -141,6 +141,14 @@ def _number(args: dict, key: str, default):
     return value
 
 
+def _site(args: dict) -> str | None:
+    """``file:line`` of the user's forward call, if the event has one."""
+    site = args.get("Forward call site")
+    if site is not None and not isinstance(site, str):
+        raise ValueError(f"'args.Forward call site' must be a string, got {_json_kind(site)}")
+    return site
+
+
 def _function_event(item: dict, thread: tuple) -> FunctionEvent:
     start = _ns(item.get("ts", 0))
     event = FunctionEvent(str(item.get("name", "")), str(item.get("cat", "")), thread,
@@ -151,7 +159,7 @@ def _function_event(item: dict, thread: tuple) -> FunctionEvent:
     if "Input Dims" in args:
         event.input_shapes = args["Input Dims"]
         event.input_types = args.get("Input type")
-    event.site = args.get("Forward call site")
+    event.site = _site(args)
     event.flops = _number(args, "flops", 0)
     return event
 
@@ -192,16 +200,7 @@ class TraceFile:
         memory.sort(key=itemgetter(0))
         saved.sort(key=itemgetter(0))
         self._events.memory, self._events.saved = memory, saved  # series in time order
-        self.notes += [f"{count} {what} events are not host ops: left out of the tables"
-                       for what, count in sorted(skipped.items()) if what != "not an object"]
-        if skipped["not an object"]:
-            self.notes.append(f"{skipped['not an object']} entries of the event list are not "
-                              "objects: ignored")
-        if negative:
-            self.notes.append(f"{negative} events have a negative duration: counted as 0")
-        if clamped:
-            self.notes.append(f"{clamped} events overlap the event they start in: cut at its "
-                              "end (Perfetto drops such slices)")
+        self.notes += _notes(skipped, negative, clamped)
 
     @staticmethod
     def _read(item: dict, events: list, memory: list, flows: dict, skipped, saved: list) -> None:
@@ -231,6 +230,21 @@ class TraceFile:
     def key_averages(self, group_by_input_shape: bool = False,
                      group_by_stack_n: int = 0) -> EventList:
         return self._events.key_averages(group_by_input_shape, group_by_stack_n)
+
+
+def _notes(skipped: collections.Counter, negative: int, clamped: int) -> list:
+    """What was read but is not in the tables as it stood in the file, and why."""
+    notes = [f"{count} {what} events are not host ops: left out of the tables"
+             for what, count in sorted(skipped.items()) if what != "not an object"]
+    if skipped["not an object"]:
+        notes.append(f"{skipped['not an object']} entries of the event list are not objects: "
+                     "ignored")
+    if negative:
+        notes.append(f"{negative} events have a negative duration: counted as 0")
+    if clamped:
+        notes.append(f"{clamped} events overlap the event they start in: cut at its end "
+                     "(Perfetto drops such slices)")
+    return notes
 
 
 def _link_by_flows(events: list, flows: dict) -> None:
@@ -297,7 +311,12 @@ def load_trace(path) -> TraceFile:
     >>> [(e.name, e.forward.name) for e in trace.events() if e.forward][:1]
     [('SumBackward0', 'gradkit::sum')]
     """
+    return TraceFile(trace_path(path))
+
+
+def trace_path(path) -> str:
+    """``path`` as a string, or FileNotFoundError naming it."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such trace file: {path}")
-    return TraceFile(path)
+    return path

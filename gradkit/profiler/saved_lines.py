@@ -44,15 +44,22 @@ def add_saved_at_peak(costs: list, events) -> int:
     each line's bytes held at the peak; a line that held bytes but ran no op gets a row.
     Returns the peak (0 when the events carry no saved-bytes records: nothing is filled)."""
     peak, by_line = saved_at_peak(events)
+    fill_saved_bytes(costs, by_line)
+    return peak
+
+
+def fill_saved_bytes(costs: list, by_line: dict) -> None:
+    """Set ``saved_bytes`` of each row of ``costs`` from ``{(site, module): bytes}`` (as
+    ``saved_at_peak`` gives it), appending a row per line that held bytes but ran no op;
+    nothing when ``by_line`` is empty (no saved-bytes records: no Saved column)."""
     if not by_line:
-        return peak
+        return
     rows = {(c.site, c.module): c for c in costs}
     for cost in costs:
         cost.saved_bytes = by_line.get((cost.site, cost.module), 0)
     for key, nbytes in by_line.items():
         if key not in rows:
             costs.append(LineCost(*key, saved_bytes=nbytes))
-    return peak
 
 
 def costs_per_line(events) -> list:

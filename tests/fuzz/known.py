@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
+from .programs import OPS
 from .runner import Result, TorchInternalError, compare, run
 
 
@@ -30,6 +31,28 @@ def _integer_tensor_requires_grad(program, mine: Result, theirs: Result) -> bool
         mine, theirs._replace(flags=mine.flags))
 
 
+def _view_before_requires_grad(program, mine: Result, theirs: Result) -> bool:
+    """Only requires_grad differs, on float views made before their base's requires_grad_():
+    torch says True for a view with no history whose gradients go nowhere."""
+    if len(mine.flags) != len(theirs.flags) or not any(
+            s.op == "i_requires_grad_" for s in program.steps):
+        return False
+    differ = [i for i, (a, b) in enumerate(zip(mine.flags, theirs.flags)) if a != b]
+    return bool(differ) and all(
+        theirs.flags[i] and mine.values[i].dtype.kind in "fc" for i in differ) and not compare(
+        mine, theirs._replace(flags=mine.flags))
+
+def _view_of_detached_base(program, mine: Result, theirs: Result) -> bool:
+    """Only gradients differ, and a base was written in place and then detach_()ed: torch's
+    view (rebuilt lazily from the detached base) passes no gradient, gradkit's keeps its path."""
+    ops = [s.op for s in program.steps]
+    if "i_detach_" not in ops or mine.error is not None or theirs.error is not None:
+        return False
+    last_detach = len(ops) - 1 - ops[::-1].index("i_detach_")
+    written = any(OPS[o].inplace and o not in ("i_detach_", "i_requires_grad_")
+                  for o in ops[:last_detach])
+    return written and not compare(mine, theirs._replace(grads=mine.grads, grads2=mine.grads2))
+
 
 _BOOL_SUBTRACTION = "Subtraction, the `-` operator, with a bool tensor is not supported"
 
@@ -46,6 +69,12 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("an integer tensor written with a value that requires grad does not require grad",
           "docs/numerics.md", "leaves the integer tensor not requiring grad",
           _integer_tensor_requires_grad),
+    Known("a view made before its base's requires_grad_() does not require grad",
+          "docs/autograd.md", "made before its base's `requires_grad_()`) has",
+          _view_before_requires_grad),
+    Known("a view of a base written in place, then detach_()ed, keeps its history",
+          "docs/autograd.md", "gradkit keeps the view's history as of the write",
+          _view_of_detached_base),
     Known("x ** bool tensor differentiates (torch's backward raises)", "docs/numerics.md",
           "raises computing `exponent - 1`", _pow_by_bool_backward),
 )

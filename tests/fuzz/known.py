@@ -21,26 +21,27 @@ class Known(NamedTuple):
     applies: Callable             # (program, mine, theirs) -> bool
 
 
-def _integer_tensor_requires_grad(program, mine: Result, theirs: Result) -> bool:
-    """Only requires_grad differs, on integer/bool tensors torch marks and gradkit does not."""
+def _only_flags_differ(mine: Result, theirs: Result, dtype_kinds: str) -> bool:
+    """Only requires_grad differs, on tensors of ``dtype_kinds`` torch marks and gradkit not."""
     if len(mine.flags) != len(theirs.flags):
         return False
     differ = [i for i, (a, b) in enumerate(zip(mine.flags, theirs.flags)) if a != b]
     return bool(differ) and all(
-        theirs.flags[i] and mine.values[i].dtype.kind in "biu" for i in differ) and not compare(
-        mine, theirs._replace(flags=mine.flags))
+        theirs.flags[i] and mine.values[i].dtype.kind in dtype_kinds for i in differ) and not \
+        compare(mine, theirs._replace(flags=mine.flags))
+
+
+def _integer_tensor_requires_grad(program, mine: Result, theirs: Result) -> bool:
+    """Integer/bool tensors torch marks as requiring grad and gradkit does not."""
+    return _only_flags_differ(mine, theirs, "biu")
 
 
 def _view_before_requires_grad(program, mine: Result, theirs: Result) -> bool:
-    """Only requires_grad differs, on float views made before their base's requires_grad_():
-    torch says True for a view with no history whose gradients go nowhere."""
-    if len(mine.flags) != len(theirs.flags) or not any(
-            s.op == "i_requires_grad_" for s in program.steps):
-        return False
-    differ = [i for i, (a, b) in enumerate(zip(mine.flags, theirs.flags)) if a != b]
-    return bool(differ) and all(
-        theirs.flags[i] and mine.values[i].dtype.kind in "fc" for i in differ) and not compare(
-        mine, theirs._replace(flags=mine.flags))
+    """Float views made before their base's requires_grad_(): torch says True for a view with
+    no history whose gradients go nowhere."""
+    return any(s.op == "i_requires_grad_" for s in program.steps) and _only_flags_differ(
+        mine, theirs, "fc")
+
 
 def _view_of_detached_base(program, mine: Result, theirs: Result) -> bool:
     """Only gradients differ, and a base was written in place and then detach_()ed: torch's

@@ -112,6 +112,10 @@ SPECIAL_VALUE_PROGRAMS = [
     ("zero_to_complex_power", with_grads(
         lambda m, x: 0.0 ** x, [0.5 + 0.7j, 0.5 + 0j, -0.5 + 0j, -0.5 + 0.1j, 0j],
         dtype="complex128")),
+    ("complex_sqrt_at_inf", with_grads(
+        lambda m, x: x.sqrt(), [complex(INF, 0), 4 + 0j, complex(0, INF), complex(-INF, 0),
+                                complex(NAN, 1), 0.25 - 1j], dtype="complex128",
+        seed=[0.3 - 0.2j] * 6)),
     ("zero_to_real_power", with_grads(lambda m, x: 0.0 ** x, [0.5, 0.0, -0.5])),
     ("pow_zero_exponent_has_no_graph", _pow_zero_exponent_has_no_graph),
     ("pow_zero_exponent_forward_ad", _pow_zero_exponent_forward_ad),

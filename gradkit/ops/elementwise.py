@@ -127,7 +127,9 @@ def sqrt(xp, x):
     return xp.sqrt(x)
 
 
-sqrt.defderivative(lambda out: 0.5 / out)
+# complex: torch divides by 2 * out as a complex product, so inf + 0j gives inf + nanj and a NaN
+# gradient (0.5 / out would give the limit 0)
+sqrt.defderivative(lambda out: 1 / (2 * out) if out.dtype.kind == "c" else 0.5 / out)
 
 
 @_unary(save="result", floating=True, method=True)

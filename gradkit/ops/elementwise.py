@@ -127,9 +127,9 @@ def sqrt(xp, x):
     return xp.sqrt(x)
 
 
-# complex: torch divides by 2 * out as a complex product, so inf + 0j gives inf + nanj and a NaN
-# gradient (0.5 / out would give the limit 0)
-sqrt.defderivative(lambda out: 1 / (2 * out) if out.dtype.kind == "c" else 0.5 / out)
+# as torch, 1 / (2 * out): for complex, 2 * (inf + 0j) is inf + nanj, so the gradient is NaN
+# there (0.5 / out gives the limit 0); for real, the same numbers as 0.5 / out (2 * out is exact)
+sqrt.defderivative(lambda out: 1 / (2 * out))
 
 
 @_unary(save="result", floating=True, method=True)

@@ -52,7 +52,8 @@ class _TensorOperators:
         return _dispatch(arithmetic.div, (self, other), _NO_PARAMS)
 
     def __rtruediv__(self, other):
-        return _dispatch(arithmetic.div, (other, self), _NO_PARAMS)
+        # torch: ``self.reciprocal() * other`` (so 1j / -0.0 is -inf - infj, the grad_fn Mul)
+        return _dispatch(arithmetic.mul, (elementwise.reciprocal(self), other), _NO_PARAMS)
 
     def __floordiv__(self, other):
         return arithmetic.floor_divide(self, other)

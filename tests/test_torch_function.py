@@ -359,3 +359,39 @@ def test_allclose_matches_torch(a, b, kwargs):
         "a number", "isclose dtypes"])
 def test_allclose_dtypes_and_arguments_match_torch(program):
     same_as_torch(program)
+
+
+# -- an input returned as-is ----------------------------------------------------------------
+
+def returned_input_then_base_written(lib):
+    a = lib.tensor([1., 2.], requires_grad=True)
+    x = a * 1
+    y = function(lib, lambda ctx, t: t, lambda ctx, g: g * 3, name="Id").apply(x)
+    x.mul_(2)  # y is a view of x made by a Function: using it now must fail, not give [3, 3]
+    (y * 1).sum().backward()
+    return a.grad.tolist()
+
+
+def returned_input_written(lib, index=False):
+    x = lib.tensor([1., 2.], requires_grad=True) * 1
+    y = function(lib, lambda ctx, t: t, lambda ctx, g: g * 3, name="Id").apply(
+        x[0] if index else x)
+    y.add_(1)
+    return y.tolist()
+
+
+def returned_input_used(lib):
+    a = lib.tensor([1., 2.], requires_grad=True)
+    x = a * 1
+    y = function(lib, lambda ctx, t: t, lambda ctx, g: g * 3, name="Id").apply(x)
+    (y * y).sum().backward()
+    return a.grad.tolist(), y._base is x, y._is_view()
+
+
+@pytest.mark.parametrize("program", [
+    returned_input_then_base_written, returned_input_written,
+    lambda lib: returned_input_written(lib, index=True), returned_input_used])
+def test_an_input_returned_as_is_is_a_view_that_refuses_in_place_as_torch(program):
+    observed = same_as_torch(program)
+    assert observed[0] == "returned" or "created inside a custom Function" in observed[2] \
+        or "its base or another view of its base has been modified" in observed[2]

@@ -112,6 +112,15 @@ SPECIAL_VALUE_PROGRAMS = [
     ("zero_to_complex_power", with_grads(
         lambda m, x: 0.0 ** x, [0.5 + 0.7j, 0.5 + 0j, -0.5 + 0j, -0.5 + 0.1j, 0j],
         dtype="complex128")),
+    ("complex_sqrt_at_inf", with_grads(
+        lambda m, x: x.sqrt(), [complex(INF, 0), 4 + 0j, complex(0, INF), complex(-INF, 0),
+                                complex(NAN, 1), 0.25 - 1j], dtype="complex128",
+        seed=[0.3 - 0.2j] * 6)),
+    # number / tensor is torch's reciprocal() * number: 1j / -0.0 is -inf - infj (fuzz 24575)
+    ("complex_number_over_signed_zeros", with_grads(
+        lambda m, x: (1 + 2j) / x, [-0.0, 0.0, 2.0, -INF])),
+    ("number_over_integer_and_bool", lambda m: (
+        2 / m.tensor([0, -1]), True / m.tensor([-0.0], dtype=m.float32), 1j / m.tensor([True]))),
     ("zero_to_real_power", with_grads(lambda m, x: 0.0 ** x, [0.5, 0.0, -0.5])),
     ("pow_zero_exponent_has_no_graph", _pow_zero_exponent_has_no_graph),
     ("pow_zero_exponent_forward_ad", _pow_zero_exponent_forward_ad),
@@ -154,3 +163,9 @@ def test_floor_divide_in_place_backward_refuses(m):
     # torch names the in-place op (floor_divide_); gradkit's node is the out-of-place op's
     with pytest.raises(RuntimeError, match="aten::floor_divide_? is not implemented"):
         _floor_divide_inplace_backward(m)
+
+
+def test_number_over_tensor_records_torch_nodes():
+    names = [type((3 / m.tensor([-0.5, 2.0], requires_grad=True)).grad_fn).__name__
+             for m in (torch, gradkit)]
+    assert names[0] == names[1] == "MulBackward0"

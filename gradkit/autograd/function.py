@@ -23,7 +23,8 @@ from gradkit.autograd.graph import FREED_MESSAGE, FunctionNode, Node, SavedTenso
 from gradkit.backend import get_array_module
 from gradkit.ops._op import edge_of
 from gradkit.ops.inplace import _rebase_view
-from gradkit.ops.views import mark_function_output
+from gradkit.ops.slicing import _alias
+from gradkit.ops.views import mark_function_output, mark_view
 
 
 class FunctionCtx(Node):
@@ -260,6 +261,7 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
     wrapped = []
     output_meta = []
     for i, out in enumerate(outputs):
+        returned_input = None
         if not isinstance(out, Tensor):
             wrapped.append(out)
             output_meta.append(None)
@@ -277,11 +279,13 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
                                    "in an in-place operation.")
             out._vc[0] += 1
         elif id(out) in input_ids:  # an input returned as is: an alias sharing its version
-            out = Tensor._make(out._data, None, 0, out._vc)
+            returned_input, out = out, Tensor._make(out._data, None, 0, out._vc)
         if id(outputs[i]) in non_diff or out._data.dtype.kind not in "fc":
             if id(out) not in dirty:
                 out.grad_fn, out._requires_grad = None, False
         else:
+            if returned_input is not None:  # torch: a view of the input (``_base`` is it)
+                mark_view(_alias, returned_input, out, {})
             out.grad_fn, out._output_nr, out._requires_grad = node, i, True
             if view is not None:  # a view written in place: its base's history changes too
                 _rebase_view(out, view, Tensor._make(out._data, node, i))

@@ -84,7 +84,9 @@ def sqrt(xp, x):
     return xp.sqrt(x)
 
 
-sqrt.defderivative(lambda out: 0.5 / out)
+# as torch, 1 / (2 * out): for complex, 2 * (inf + 0j) is inf + nanj, so the gradient is NaN
+# there (0.5 / out gives the limit 0); for real, the same numbers as 0.5 / out (2 * out is exact)
+sqrt.defderivative(lambda out: 1 / (2 * out))
 
 
 @unary(save="result", floating=True, method=True)

@@ -146,8 +146,10 @@ def run(program, lib) -> Result:
             outputs = [t for t in env if _differentiable(t)]   # per slot, as values
             if not outputs or not leaves:
                 return Result(None, values, flags, slots, [], [])
-            loss = _weighted_sum(lib, outputs, _weights([_numpy(t) for t in outputs],
-                                                        program.seed))
+            # a weight per slot, so they do not depend on which tensors require grad
+            weights = _weights(values, program.seed)
+            loss = _weighted_sum(lib, outputs, [w for t, w in zip(env, weights)
+                                                if _differentiable(t)])
             if program.backward:
                 loss.backward(create_graph=program.create_graph)
                 got = [t.grad for t in leaves]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit._tensor import Tensor, extend
-from gradkit.ops import arithmetic, comparison, conversion, indexing, piecewise
+from gradkit.ops import arithmetic, comparison, conversion, elementwise, indexing, piecewise
 from gradkit.ops import methods as method_table
 from gradkit.ops._op import Op
 from gradkit.ops._op import dispatch as _dispatch

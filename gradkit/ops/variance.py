@@ -80,11 +80,30 @@ std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
            _over_twice_std(_var_jvp(t, x, dim, unbiased, keepdim, correction), out))
 
 
+@op(save="x", outputs=2, name="var_mean")
+def _var_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
+    """(var, mean) in one node with two outputs, as torch's VarMeanBackward0."""
+    ax, c = axes(dim, x.ndim), _correction(correction, unbiased)
+    return xp.var(x, axis=ax, ddof=c, keepdims=keepdim), xp.mean(x, axis=ax, keepdims=keepdim)
+
+
+def _var_mean_vjp(grads, x, dim, unbiased, keepdim, correction):
+    g_var, g_mean = grads
+    shape = tuple(x.shape)
+    return (_var_grad(g_var, x, dim, unbiased, keepdim, correction)
+            + expand_back(g_mean, shape, dim, keepdim) / reduced_count(shape, dim),)
+
+
+_var_mean.defvjp_all(_var_mean_vjp)
+_var_mean.defjvp_all(lambda tangents, x, dim, unbiased, keepdim, correction: (
+    _var_jvp(tangents[0], x, dim, unbiased, keepdim, correction), mean(tangents[0], dim, keepdim)))
+
+
 @numpy_keywords
 def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
-    """``(var, mean)`` of x along ``dim`` in one call."""
+    """``(var, mean)`` of x along ``dim`` in one call (one node, as torch)."""
     _only_floating(x, "var_mean")
-    return var(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
+    return _var_mean(x, dim, unbiased, keepdim, correction)
 
 
 @numpy_keywords

@@ -67,8 +67,6 @@ def test_prehook_of_a_multi_output_function_sees_all_its_grads():
     assert seen == [True] and (a_grad.numpy() == 12).all() and (b_grad.numpy() == 12).all()
 
 
-@pytest.mark.xfail(strict=True, reason="api-ops: var_mean records two nodes; torch records one "
-                   "VarMeanBackward0 with two outputs, whose prehook sees both grads")
 def test_var_mean_prehook_doubles_both_grads():
     # torch: test_grad_fn_prehooks_multiple_outputs (the var_mean part)
     def program(lib):

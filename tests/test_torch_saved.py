@@ -90,7 +90,7 @@ DIFFERENT_LAST_NODE = {
     "einsum-trace", "getitem_basic-1", "getitem_basic-2", "imag-0", "imag-1", "linear-1d",
     "linear-3d", "matmul-1d@2d", "matmul-batched_broadcast", "max_pool2d-2", "nll_loss-2",
     "pad-0", "pad-1", "pad-3", "pad-4", "pad-5", "pad-6", "pad-negative", "real-0",
-    "std_mean-0", "vdot-0",
+    "vdot-0",
     # gradkit's keepdim nuclear norm over dims (0, 2) ends in unsqueeze, torch's in a permute
     "linalg.matrix_norm-9",
     # gradkit solves left=False as the transpose of a left solve; torch has one solve node

@@ -87,11 +87,15 @@ def _var_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     return xp.var(x, axis=ax, ddof=c, keepdims=keepdim), xp.mean(x, axis=ax, keepdims=keepdim)
 
 
+def _mean_grad(g, x, dim, keepdim):
+    shape = tuple(x.shape)
+    return expand_back(g, shape, dim, keepdim) / reduced_count(shape, dim)
+
+
 def _var_mean_vjp(grads, x, dim, unbiased, keepdim, correction):
     g_var, g_mean = grads
-    shape = tuple(x.shape)
     return (_var_grad(g_var, x, dim, unbiased, keepdim, correction)
-            + expand_back(g_mean, shape, dim, keepdim) / reduced_count(shape, dim),)
+            + _mean_grad(g_mean, x, dim, keepdim),)
 
 
 _var_mean.defvjp_all(_var_mean_vjp)
@@ -106,8 +110,28 @@ def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
     return _var_mean(x, dim, unbiased, keepdim, correction)
 
 
+@op(save=("x", "result0"), outputs=2, name="std_mean")
+def _std_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
+    """(std, mean) in one node with two outputs, as torch's StdMeanBackward0."""
+    ax, c = axes(dim, x.ndim), _correction(correction, unbiased)
+    return (xp.sqrt(xp.var(x, axis=ax, ddof=c, keepdims=keepdim)),
+            xp.mean(x, axis=ax, keepdims=keepdim))
+
+
+def _std_mean_vjp(grads, x, out, dim, unbiased, keepdim, correction):
+    g_std, g_mean = grads
+    return (_var_grad(_over_twice_std(g_std, out), x, dim, unbiased, keepdim, correction)
+            + _mean_grad(g_mean, x, dim, keepdim),)
+
+
+_std_mean.defvjp_all(_std_mean_vjp)
+_std_mean.defjvp_all(lambda tangents, x, out, dim, unbiased, keepdim, correction: (
+    _over_twice_std(_var_jvp(tangents[0], x, dim, unbiased, keepdim, correction), out),
+    mean(tangents[0], dim, keepdim)))
+
+
 @numpy_keywords
 def std_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
-    """``(std, mean)`` of x along ``dim`` in one call."""
+    """``(std, mean)`` of x along ``dim`` in one call (one node, as torch)."""
     _only_floating(x, "std_mean")
-    return std(x, dim, unbiased, keepdim, correction), mean(x, dim, keepdim)
+    return _std_mean(x, dim, unbiased, keepdim, correction)

@@ -93,14 +93,15 @@ def dispatch(op: Op, args: tuple, params: dict):
 _new_tensor = object.__new__
 
 
-def _record_fast(op, args, datas, params, out):
-    """``_record`` for one NumPy output, whole inputs/results saved, the node's fixed name."""
+def _edges(args, datas) -> tuple:
+    """(edges, input meta, bitmask of the inputs with an edge) of one op call: an edge to the
+    node of each input that requires grad, the (shape, dtype) its gradient must have."""
     edges = []
-    meta = []  # (shape, dtype) of each tensor input: what its gradient must look like
-    needing_grad = i = 0  # bitmask of the inputs with an edge
+    meta = []
+    needing_grad = i = 0
     for a in args:
         d = datas[i]
-        if d is a:  # a number or array: no edge
+        if d is a:  # a number or array (dispatch passes those through as their data): no edge
             edges.append(None)
             meta.append(None)
         else:
@@ -112,9 +113,15 @@ def _record_fast(op, args, datas, params, out):
                 edges.append(None)
             meta.append((d.shape, d.dtype))
         i += 1
-    node = op.node_class(op, tuple(edges), None,
+    return tuple(edges), tuple(meta), needing_grad
+
+
+def _record_fast(op, args, datas, params, out):
+    """``_record`` for one NumPy output, whole inputs/results saved, the node's fixed name."""
+    edges, meta, needing_grad = _edges(args, datas)
+    node = op.node_class(op, edges, None,
                          {**op.defaults, **params} if params and op.defaults else
-                         params or op.defaults, tuple(meta))
+                         params or op.defaults, meta)
     result = _new_tensor(Tensor)  # Tensor._make(out, node, 0), inline
     result._data, result.grad_fn, result._requires_grad = out, node, True
     result._output_nr, result._vc = 0, [0]
@@ -233,25 +240,11 @@ def edge_of(a):
 
 def _record(op: Op, args, datas, params, out, xp):
     """Create the node for one op call and the output tensors that point at it."""
-    edges = []
-    meta = []  # (shape, dtype) of each tensor input: what its gradient must look like
-    needing_grad = 0  # bitmask of the inputs with an edge
-    for i, (a, d) in enumerate(zip(args, datas)):
-        if d is a:  # not a Tensor: dispatch passes those through as their own data
-            edges.append(None)
-            meta.append(None)
-            continue
-        if a._requires_grad:
-            fn = a.grad_fn
-            edges.append((fn, a._output_nr) if fn is not None else (accumulate_node(a), 0))
-            needing_grad |= 1 << i
-        else:
-            edges.append(None)
-        meta.append((d.shape, d.dtype))
+    edges, meta, needing_grad = _edges(args, datas)
     node_params = {**op.defaults, **params} if params and op.defaults else params or op.defaults
     node_class = op.node_class if op.node_name_rule is None else \
         node_type(op.node_name_rule(node_params, datas))
-    node = node_class(op, tuple(edges), None, node_params, tuple(meta))
+    node = node_class(op, edges, None, node_params, meta)
     if op.outputs == 1:
         result = Tensor._make(out if type(out) is np.ndarray else _as_array(xp, out), node, 0)
         outputs = (result,)

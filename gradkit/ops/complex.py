@@ -6,6 +6,8 @@ tensor are the tensor itself / zeros, as in torch.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from gradkit.ops._op import op
 from gradkit.ops.methods import tensor_method
 
@@ -89,6 +91,11 @@ def imag(x):
 
 
 def _is_complex(x) -> bool:
+    t = type(x)
+    if t is float or t is int:  # the common cases first: a backward's real scalars, arrays
+        return False
+    if t is np.ndarray:
+        return x.dtype.kind == "c"
     data = getattr(x, "_data", x)
     dtype = getattr(data, "dtype", None)
     if dtype is None:

@@ -226,10 +226,10 @@ def path_between(root, node) -> list[str] | None:
     while frontier and node not in came_from:
         following = []
         for current in frontier:
-            for edge in current._next:
-                if edge is not None and edge[0] not in came_from:
-                    came_from[edge[0]] = current
-                    following.append(edge[0])
+            for child in current._next:
+                if child is not None and child not in came_from:
+                    came_from[child] = current
+                    following.append(child)
         frontier = following
     if node not in came_from:
         return None

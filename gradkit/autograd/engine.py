@@ -151,10 +151,9 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
                 node.release()
             else:
                 node.saved = None
-        for edge, g in zip(node._next, grad_inputs):
-            if edge is None:
+        for child, slot, g in zip(node._next, node._next_nr, grad_inputs):
+            if child is None:
                 continue
-            child, slot = edge
             if runs is not None and child not in runs and child not in capture:
                 continue
             if g is not None:
@@ -228,10 +227,10 @@ def _plan(roots, targets, accumulate):
     while stack:
         node = stack.pop()
         order.append(node)
-        for edge in node._next:
-            if edge is not None and edge[0] not in seen:
-                seen.add(edge[0])
-                stack.append(edge[0])
+        for child in node._next:
+            if child is not None and child not in seen:
+                seen.add(child)
+                stack.append(child)
     runs = None
     if targets is not None:
         target_nodes = {node for node, _ in targets}
@@ -239,9 +238,8 @@ def _plan(roots, targets, accumulate):
         # children have smaller sequence numbers: ascending order visits them first
         for node in sorted(order, key=_seq):
             leads[node] = node in target_nodes or any(
-                edge is not None and leads.get(edge[0], False) for edge in node._next)
-        runs = {node for node in order
-                if any(edge is not None and leads.get(edge[0], False) for edge in node._next)}
+                leads.get(child, False) for child in node._next)
+        runs = {node for node in order if any(leads.get(child, False) for child in node._next)}
         if accumulate:  # backward(inputs=...): the targeted leaves do accumulate
             runs |= {n for n in target_nodes if type(n) is AccumulateGrad}
         scheduled = runs | target_nodes
@@ -251,9 +249,9 @@ def _plan(roots, targets, accumulate):
     for node in order:
         if runs is not None and node not in runs:
             continue
-        for edge in node._next:
-            if edge is not None and edge[0] in scheduled:
-                dependencies[edge[0]] = dependencies.get(edge[0], 0) + 1
+        for child in node._next:
+            if child is not None and child in scheduled:
+                dependencies[child] = dependencies.get(child, 0) + 1
     return dependencies, runs
 
 

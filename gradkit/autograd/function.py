@@ -21,7 +21,7 @@ from gradkit.autograd.grad_mode import no_grad, records_graph, set_grad_enabled
 from gradkit.autograd.function_checks import DIRTY_VIEW_OF_SEVERAL, check_dirty, check_grads
 from gradkit.autograd.graph import FREED_MESSAGE, FunctionNode, Node, SavedTensor
 from gradkit.backend import get_array_module
-from gradkit.ops._op import edge_of
+from gradkit.ops._dispatch import edges_and_meta
 from gradkit.ops.inplace import _rebase_view
 from gradkit.ops.slicing import _alias
 from gradkit.ops.views import mark_function_output, mark_view
@@ -251,9 +251,9 @@ def _apply(cls, args: tuple, kwargs: dict):
 
 def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
     """Create the node and connect the outputs to it (dirty inputs are rebased in place)."""
-    edges = tuple(edge_of(a) for a in args)
-    meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in args)
-    node = cls._backward_cls(cls._op, edges, (), ctx, meta)
+    nodes, slots, meta, _ = edges_and_meta(
+        args, [a._data if isinstance(a, Tensor) else a for a in args])
+    node = cls._backward_cls(cls._op, nodes, slots, (), ctx, meta)
     ctx._node = weakref.ref(node)
     dirty = {id(t) for t in ctx._dirty}
     non_diff = {id(t) for t in ctx._non_differentiable}

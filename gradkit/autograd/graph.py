@@ -93,13 +93,17 @@ class Node:
     ``next_functions``; ``saved`` holds what the op saved (SavedTensor or plain values).
     """
 
-    __slots__ = ("op", "_sequence_nr", "_next", "saved", "params", "input_meta", "_extras",
-                 "anomaly_trace", "__weakref__")
+    __slots__ = ("op", "_sequence_nr", "_next", "_next_nr", "saved", "params", "input_meta",
+                 "_extras", "anomaly_trace", "__weakref__")
 
-    def __init__(self, op, next_edges: tuple, saved=(), params=None, input_meta=None) -> None:
+    def __init__(self, op, next_nodes: tuple, next_nr: tuple, saved=(), params=None,
+                 input_meta=None) -> None:
         self.op = op
         self._sequence_nr = next(_sequence)
-        self._next = next_edges          # ((node, slot) | None, ...) one per input
+        # the edges, one per input, in two flat tuples rather than a (node, slot) pair each:
+        # fewer objects for the cyclic GC to scan in a large graph (docs/performance.md)
+        self._next = next_nodes          # (node | None, ...): where each input's gradient goes
+        self._next_nr = next_nr          # (int, ...): the input slot of that node
         self.saved = saved
         self.params = params
         self.input_meta = input_meta     # ((shape, np dtype) | None, ...) one per input
@@ -116,7 +120,7 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
-        return tuple(e if e is not None else (None, 0) for e in self._next)
+        return tuple(zip(self._next, self._next_nr))
 
     @property
     def metadata(self) -> dict:
@@ -237,7 +241,7 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable) -> None:
-        super().__init__(_ACCUMULATE_OP, ())
+        super().__init__(_ACCUMULATE_OP, (), ())
         self.variable = variable
 
     def name(self) -> str:

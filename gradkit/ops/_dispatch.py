@@ -93,33 +93,42 @@ def dispatch(op: Op, args: tuple, params: dict):
 _new_tensor = object.__new__
 
 
-def _edges(args, datas) -> tuple:
-    """(edges, input meta, bitmask of the inputs with an edge) of one op call: an edge to the
-    node of each input that requires grad, the (shape, dtype) its gradient must have."""
-    edges = []
+def edges_and_meta(args, datas) -> tuple:
+    """(next nodes, their input slots, input meta, bitmask of the inputs with an edge) of one
+    op call: an edge to the node of each input that requires grad, the (shape, dtype) its
+    gradient must have."""
+    nodes = []
+    slots = []
     meta = []
     needing_grad = i = 0
     for a in args:
         d = datas[i]
         if d is a:  # a number or array (dispatch passes those through as their data): no edge
-            edges.append(None)
+            nodes.append(None)
+            slots.append(0)
             meta.append(None)
         else:
             if a._requires_grad:
                 fn = a.grad_fn
-                edges.append((fn, a._output_nr) if fn is not None else (accumulate_node(a), 0))
+                if fn is None:
+                    nodes.append(accumulate_node(a))
+                    slots.append(0)
+                else:
+                    nodes.append(fn)
+                    slots.append(a._output_nr)
                 needing_grad |= 1 << i
             else:
-                edges.append(None)
+                nodes.append(None)
+                slots.append(0)
             meta.append((d.shape, d.dtype))
         i += 1
-    return tuple(edges), tuple(meta), needing_grad
+    return tuple(nodes), tuple(slots), tuple(meta), needing_grad
 
 
 def _record_fast(op, args, datas, params, out):
     """``_record`` for one NumPy output, whole inputs/results saved, the node's fixed name."""
-    edges, meta, needing_grad = _edges(args, datas)
-    node = op.node_class(op, edges, None,
+    nodes, slots, meta, needing_grad = edges_and_meta(args, datas)
+    node = op.node_class(op, nodes, slots, None,
                          {**op.defaults, **params} if params and op.defaults else
                          params or op.defaults, meta)
     result = _new_tensor(Tensor)  # Tensor._make(out, node, 0), inline
@@ -229,22 +238,13 @@ def _dispatch_observed(watchers, op, args, datas, params, needs_grad):
     return observers.observe_op(watchers, op.profiler_name, args, run)
 
 
-def edge_of(a):
-    """The graph edge to ``a``'s history: (grad_fn, output_nr), its AccumulateGrad, or None."""
-    if type(a) is Tensor or isinstance(a, Tensor):
-        if a._requires_grad:
-            fn = a.grad_fn
-            return (fn, a._output_nr) if fn is not None else (accumulate_node(a), 0)
-    return None
-
-
 def _record(op: Op, args, datas, params, out, xp):
     """Create the node for one op call and the output tensors that point at it."""
-    edges, meta, needing_grad = _edges(args, datas)
+    nodes, slots, meta, needing_grad = edges_and_meta(args, datas)
     node_params = {**op.defaults, **params} if params and op.defaults else params or op.defaults
     node_class = op.node_class if op.node_name_rule is None else \
         node_type(op.node_name_rule(node_params, datas))
-    node = node_class(op, edges, None, node_params, meta)
+    node = node_class(op, nodes, slots, None, node_params, meta)
     if op.outputs == 1:
         result = Tensor._make(out if type(out) is np.ndarray else _as_array(xp, out), node, 0)
         outputs = (result,)

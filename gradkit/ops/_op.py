@@ -27,8 +27,7 @@ import numpy as np
 from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor, node_type
 from gradkit.autograd.saved_names import declare_saved_names
-from gradkit.ops._dispatch import (  # noqa: F401  (edge_of: for function.py)
-    _materialize, dispatch, edge_of)
+from gradkit.ops._dispatch import _materialize, dispatch
 from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the ops, forward_ad)
     _SavedInputs, _entries_read, _scalar_meta, _unpack_all, cast_grad, fit_grad, seam,
     sum_to_shape)
@@ -221,8 +220,8 @@ class Op:
         else:
             rules = self.vjps
             result = [None] * len(edges)
-            for i, edge in enumerate(edges):
-                if edge is not None:
+            for i, child in enumerate(edges):
+                if child is not None:
                     result[i] = rules[i](g, *values, **params)
         # each gradient takes its input's shape (unbroadcast) and dtype, as the engine expects
         meta = node.input_meta

@@ -2,7 +2,8 @@
 
 Prints, in one run: (a) MLP step time vs hand-written NumPy and PyTorch CPU, (b) µs per op on a
 1000-op chain vs PyTorch, (c) peak memory of the MLP step at batch 4096 vs hand-written NumPy
-(tracemalloc, which sees NumPy's allocations).
+(tracemalloc, which sees NumPy's allocations), (d) a 2-layer tanh RNN step (T=50, h=256,
+b=64) vs hand-written NumPy and PyTorch.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 
 import gradkit
 from workloads import (best_of, chain_step, mlp_data, mlp_params, mlp_step, mlp_step_numpy,
-                       try_import_torch)
+                       rnn_data, rnn_params, rnn_step, rnn_step_numpy, try_import_torch)
 
 
 def bench_mlp(torch, batch: int, repeat: int):
@@ -31,6 +32,22 @@ def bench_mlp(torch, batch: int, repeat: int):
         theirs = [torch.tensor(p, requires_grad=True) for p in raw]
         tx, ty = torch.tensor(x), torch.tensor(y)
         t_torch = best_of(lambda: mlp_step(torch, theirs, tx, ty), repeat)
+        print(f"    torch {t_torch * 1e3:.2f} ms -> gradkit/torch {t_ours / t_torch:.3f}x")
+
+
+def bench_rnn(torch, repeat: int):
+    rng = np.random.default_rng(0)
+    raw = rnn_params(None, rng)
+    xs = rnn_data(rng)
+    ours = [gradkit.tensor(p, requires_grad=True) for p in raw]
+    gxs = gradkit.tensor(xs)
+    t_numpy = best_of(lambda: rnn_step_numpy(raw, xs), repeat)
+    t_ours = best_of(lambda: rnn_step(gradkit, ours, gxs), repeat)
+    print(f"(d) RNN step: numpy {t_numpy * 1e3:.2f} ms, gradkit {t_ours * 1e3:.2f} ms"
+          f" -> {t_ours / t_numpy:.3f}x numpy")
+    if torch is not None:
+        theirs = [torch.tensor(p, requires_grad=True) for p in raw]
+        t_torch = best_of(lambda: rnn_step(torch, theirs, torch.tensor(xs)), repeat)
         print(f"    torch {t_torch * 1e3:.2f} ms -> gradkit/torch {t_ours / t_torch:.3f}x")
 
 
@@ -80,6 +97,7 @@ def main() -> None:
     bench_mlp(torch, 256, args.repeat)
     bench_chain(torch, args.repeat)
     bench_memory(4096)
+    bench_rnn(torch, args.repeat)
 
 
 if __name__ == "__main__":

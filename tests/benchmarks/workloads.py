@@ -2,6 +2,8 @@
 
 - ``mlp_step``: MLP 784-1024-1024-10, float32, relu + cross-entropy, forward+backward;
 - ``chain``: 1000 tiny elementwise ops on shape (16,), forward+backward;
+- ``rnn_step``: a 2-layer tanh RNN, T=50 steps, hidden 256, batch 64, float32, forward+backward
+  through time (issue 17's RNN);
 each written for gradkit, for PyTorch (when installed) and, for the MLP, by hand in NumPy.
 """
 from __future__ import annotations
@@ -66,6 +68,76 @@ def mlp_step_numpy(params, x, y):
     g = (g @ w2.T) * (z1 > 0)
     gw1, gb1 = x.T @ g, g.sum(0)
     return loss, (gw1, gb1, gw2, gb2, gw3, gb3)
+
+
+RNN_T, RNN_HIDDEN, RNN_BATCH = 50, 256, 64
+
+
+def rnn_params(lib, rng, layers: int = 2, dtype="float32"):
+    """Per layer: input weights, recurrent weights, bias (inputs have the hidden size)."""
+    params = []
+    for _ in range(layers):
+        for shape in ((RNN_HIDDEN, RNN_HIDDEN), (RNN_HIDDEN, RNN_HIDDEN), (RNN_HIDDEN,)):
+            scale = 1 / np.sqrt(RNN_HIDDEN) if len(shape) == 2 else 0.0
+            params.append((rng.standard_normal(shape) * scale).astype(dtype))
+    if lib is None:
+        return params
+    return [lib.tensor(p, requires_grad=True) for p in params]
+
+
+def rnn_data(rng):
+    return rng.standard_normal((RNN_T, RNN_BATCH, RNN_HIDDEN)).astype("float32")
+
+
+def rnn_step(lib, params, xs):
+    """h_l = tanh(h_{l-1} @ W_l + h_l @ U_l + b_l) for each layer over T steps; loss = the mean
+    of the last hidden state squared; backward through time (the torch API: same code)."""
+    hidden = [lib.zeros(RNN_BATCH, RNN_HIDDEN) for _ in range(len(params) // 3)]
+    for t in range(RNN_T):
+        h = xs[t]
+        for layer in range(len(hidden)):
+            w, u, b = params[3 * layer: 3 * layer + 3]
+            h = hidden[layer] = (h @ w + hidden[layer] @ u + b).tanh()
+    loss = (h * h).mean()
+    for p in params:
+        p.grad = None
+    loss.backward()
+    return loss
+
+
+def rnn_step_numpy(params, xs):
+    """The same step by hand in NumPy: forward keeping each layer's states, then BPTT."""
+    layers = len(params) // 3
+    states = [[np.zeros((RNN_BATCH, RNN_HIDDEN), np.float32)] for _ in range(layers)]
+    inputs = [[] for _ in range(layers)]
+    for t in range(RNN_T):
+        h = xs[t]
+        for layer in range(layers):
+            w, u, b = params[3 * layer: 3 * layer + 3]
+            inputs[layer].append(h)
+            h = np.tanh(h @ w + states[layer][-1] @ u + b)
+            states[layer].append(h)
+    loss = (h * h).mean()
+    grads = [np.zeros_like(p) for p in params]
+    g_top = [None] * RNN_T  # gradient reaching each step's output of the layer above
+    g_top[-1] = 2 * h / h.size
+    for layer in reversed(range(layers)):
+        w, u, _ = params[3 * layer: 3 * layer + 3]
+        gw, gu, gb = grads[3 * layer: 3 * layer + 3]
+        g_next = None  # gradient from step t+1 through U
+        g_below = [None] * RNN_T
+        for t in reversed(range(RNN_T)):
+            g = g_top[t] if g_next is None else g_next if g_top[t] is None else g_top[t] + g_next
+            if g is None:
+                continue
+            g = g * (1 - states[layer][t + 1] ** 2)
+            gw += inputs[layer][t].T @ g
+            gu += states[layer][t].T @ g
+            gb += g.sum(0)
+            g_next = g @ u.T
+            g_below[t] = g @ w.T
+        g_top = g_below
+    return loss, grads
 
 
 def chain_step(lib, x, n_ops: int = 1000):

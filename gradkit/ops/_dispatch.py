@@ -97,6 +97,14 @@ def edges_and_meta(args, datas) -> tuple:
     """(next nodes, their input slots, input meta, bitmask of the inputs with an edge) of one
     op call: an edge to the node of each input that requires grad, the (shape, dtype) its
     gradient must have."""
+    if len(args) == 1:  # unary ops, the commonest: no loop, no lists
+        a = args[0]
+        d = datas[0]
+        if d is not a and a._requires_grad:
+            fn = a.grad_fn
+            if fn is None:
+                return (accumulate_node(a),), _NO_SLOT, ((d.shape, d.dtype),), 1
+            return (fn,), (a._output_nr,), ((d.shape, d.dtype),), 1
     nodes = []
     slots = []
     meta = []
@@ -123,6 +131,9 @@ def edges_and_meta(args, datas) -> tuple:
             meta.append((d.shape, d.dtype))
         i += 1
     return tuple(nodes), tuple(slots), tuple(meta), needing_grad
+
+
+_NO_SLOT = (0,)
 
 
 def _record_fast(op, args, datas, params, out):

@@ -80,20 +80,22 @@ matmul.defjvp(lambda t, x, y: matmul(t, y),
 @tensor_method()
 def mm(x, y):
     """Matrix product of two 2-D tensors."""
-    if x.ndim != 2:
-        raise RuntimeError(f"self must be a matrix, got {x.ndim}-D tensor")
-    if y.ndim != 2:
-        raise RuntimeError(f"mat2 must be a matrix, got {y.ndim}-D tensor")
+    _check_ndim(x, 2, "self must be a matrix")
+    _check_ndim(y, 2, "mat2 must be a matrix")
     return matmul(x, y)
+
+
+def _check_ndim(t, ndim: int, expected: str) -> None:
+    """torch's error for an operand of the wrong rank: ``<expected>, got 1-D tensor``."""
+    if t.ndim != ndim:
+        raise RuntimeError(f"{expected}, got {t.ndim}-D tensor")
 
 
 @tensor_method()
 def bmm(x, y):
     """Batched matrix product of two 3-D tensors with the same batch size."""
-    if x.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor, got {x.ndim}-D tensor")
-    if y.ndim != 3:
-        raise RuntimeError(f"batch2 must be a 3D tensor, got {y.ndim}-D tensor")
+    _check_ndim(x, 3, "batch1 must be a 3D tensor")
+    _check_ndim(y, 3, "batch2 must be a 3D tensor")
     if x.shape[0] != y.shape[0] or x.shape[2] != y.shape[1]:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: [{x.shape[0]}, "

@@ -1,8 +1,10 @@
 """``gradkit trace summary|diff|report``: read Chrome traces written by gradkit or PyTorch."""
 from __future__ import annotations
 
+import functools
 import os
 import signal
+from collections.abc import Callable
 
 import click
 
@@ -20,12 +22,27 @@ def trace() -> None:
     """Read Chrome traces (gradkit's or PyTorch's, .json or .json.gz)."""
 
 
+def _stopped_in_one_line(command: Callable[..., None]) -> Callable[..., None]:
+    """Ctrl-C during a trace command: ``Interrupted: trace <command> stopped.`` and the
+    shell's code for SIGINT (130), as `gradkit profile`, not click's "Aborted!" and 1."""
+    @functools.wraps(command)
+    def stoppable(*args, no_color: bool, **kwargs) -> None:
+        try:
+            command(*args, no_color=no_color, **kwargs)
+        except KeyboardInterrupt:
+            render.status_line(render.make_console(no_color, stderr=True),
+                               f"Interrupted: trace {command.__name__} stopped.")
+            raise SystemExit(exit_code_of_signal(signal.SIGINT)) from None
+    return stoppable
+
+
 @trace.command(short_help="Op table, time per category, slowest backward nodes.")
 @click.argument("trace_file", metavar="TRACE", type=click.Path())
 @table_options
 @click.option("--top", default=10, show_default=True, type=click.IntRange(min=0),
               help="How many of the slowest backward nodes to list.")
 @no_color_option
+@_stopped_in_one_line
 def summary(trace_file: str, sort_by: str, row_limit: int, top: int, no_color: bool) -> None:
     """Print the op table of TRACE, time per category and the slowest backward nodes.
 
@@ -33,16 +50,6 @@ def summary(trace_file: str, sort_by: str, row_limit: int, top: int, no_color: b
     Example:
       gradkit trace summary traces/train-20250101-120000.json.gz
     """
-    try:
-        _print_summary(trace_file, sort_by, row_limit, top, no_color)
-    except KeyboardInterrupt:  # Ctrl-C: one line and the shell's code, as `gradkit profile`
-        render.status_line(render.make_console(no_color, stderr=True),
-                           "Interrupted: trace summary stopped.")
-        raise SystemExit(exit_code_of_signal(signal.SIGINT)) from None
-
-
-def _print_summary(trace_file: str, sort_by: str, row_limit: int, top: int,
-                   no_color: bool) -> None:
     # compact columns, not an object per event: a GB of trace in bounded memory
     loaded = _read(summarize_trace, trace_file, top)
     if not loaded.event_count:
@@ -64,6 +71,7 @@ def _print_summary(trace_file: str, sort_by: str, row_limit: int, top: int,
 @click.option("--row-limit", default=20, show_default=True, type=click.IntRange(min=-1),
               help="Rows in each table (-1: all).")
 @no_color_option
+@_stopped_in_one_line
 def diff(before: str, after: str, row_limit: int, no_color: bool) -> None:
     """Compare self time per op and per source line from trace A to trace B.
 
@@ -102,6 +110,7 @@ def diff(before: str, after: str, row_limit: int, no_color: bool) -> None:
 @click.option("--row-limit", default=50, show_default=True, type=click.IntRange(min=-1),
               help="Rows in each table (-1: all).")
 @no_color_option
+@_stopped_in_one_line
 def report(trace_file: str, output: str | None, row_limit: int, no_color: bool) -> None:
     """Write an HTML report of TRACE: the op table, time and saved bytes per
     source line, and memory over time as a plot.

@@ -20,6 +20,22 @@ from gradkit.ops import complex as complex_ops
 _new = object.__new__
 
 
+def _cast_method(name: str, dtype):
+    """Tensor.<name>(): ``self.to(dtype)``, differentiable to a floating or complex dtype."""
+    def method(self) -> Tensor:
+        return self.to(dtype)
+    differentiable = " (differentiable)" if dtype.np.kind in "fc" else ""
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = f"Cast to {dtype.np.name}{differentiable}."
+    return method
+
+
+_CASTS = {"float": backend.float32, "double": backend.float64, "half": backend.float16,
+          "long": backend.int64, "int": backend.int32, "bool": backend.bool_,
+          "cfloat": backend.complex64, "cdouble": backend.complex128}
+
+
 class _TensorMethods:
     def __new__(cls, *args, **kwargs):
         """torch's legacy constructor: ``Tensor([1, 2])`` (default dtype), ``Tensor(2, 3)``
@@ -125,37 +141,7 @@ class _TensorMethods:
             return legacy_tensor.type_name(self)
         return legacy_tensor.cast_to_type(self, dtype)
 
-    def float(self) -> Tensor:
-        """Cast to float32 (differentiable)."""
-        return self.to(backend.float32)
-
-    def double(self) -> Tensor:
-        """Cast to float64 (differentiable)."""
-        return self.to(backend.float64)
-
-    def half(self) -> Tensor:
-        """Cast to float16 (differentiable)."""
-        return self.to(backend.float16)
-
-    def long(self) -> Tensor:
-        """Cast to int64."""
-        return self.to(backend.int64)
-
-    def int(self) -> Tensor:
-        """Cast to int32."""
-        return self.to(backend.int32)
-
-    def bool(self) -> Tensor:
-        """Cast to bool."""
-        return self.to(backend.bool_)
-
-    def cfloat(self) -> Tensor:
-        """Cast to complex64 (differentiable)."""
-        return self.to(backend.complex64)
-
-    def cdouble(self) -> Tensor:
-        """Cast to complex128 (differentiable)."""
-        return self.to(backend.complex128)
+    # x.float(), x.long()...: the casts by name are built from _CASTS below
 
     def clone(self) -> Tensor:
         """A copy with its own memory; differentiable (CloneBackward0)."""
@@ -270,6 +256,10 @@ class _TensorMethods:
 
 
 extend(_TensorMethods)
+for _name, _dtype in _CASTS.items():
+    setattr(Tensor, _name, _cast_method(_name, _dtype))
+del _name, _dtype
+
 
 def _is_0d_for(t, name: str, least: int) -> bool:
     """torch's checks for ``x.mT``/``x.mH`` (``least`` 1: not 1-d) and ``x.H`` (2: 2-d only):

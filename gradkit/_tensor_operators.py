@@ -29,28 +29,7 @@ class _TensorOperators:
 
     __hash__ = object.__hash__
 
-    # -- operators ----------------------------------------------------------------------
-    def __add__(self, other):
-        return _dispatch(arithmetic.add, (self, other), _NO_PARAMS)
-
-    def __radd__(self, other):  # self first, as torch: it is self + 1 * other
-        return _dispatch(arithmetic.add, (self, other), _NO_PARAMS)
-
-    def __sub__(self, other):
-        return _dispatch(arithmetic.sub, (self, other), _NO_PARAMS)
-
-    def __rsub__(self, other):
-        return _dispatch(arithmetic.sub, (other, self), _NO_PARAMS)
-
-    def __mul__(self, other):
-        return _dispatch(arithmetic.mul, (self, other), _NO_PARAMS)
-
-    def __rmul__(self, other):
-        return _dispatch(arithmetic.mul, (other, self), _NO_PARAMS)
-
-    def __truediv__(self, other):
-        return _dispatch(arithmetic.div, (self, other), _NO_PARAMS)
-
+    # -- operators (x + y, x * y... are in _BINARY_OPERATORS below) ------------------------
     def __rtruediv__(self, other):
         # torch: ``self.reciprocal() * other`` (so 1j / -0.0 is -inf - infj, the grad_fn Mul)
         return _dispatch(arithmetic.mul, (elementwise.reciprocal(self), other), _NO_PARAMS)
@@ -66,18 +45,6 @@ class _TensorOperators:
 
     def __rmod__(self, other):
         return arithmetic.remainder(other, self)
-
-    def __pow__(self, other):
-        return _dispatch(arithmetic.pow, (self, other), _NO_PARAMS)
-
-    def __rpow__(self, other):
-        return _dispatch(arithmetic.pow, (other, self), _NO_PARAMS)
-
-    def __matmul__(self, other):
-        return _dispatch(matmul, (self, other), _NO_PARAMS)
-
-    def __rmatmul__(self, other):
-        return _dispatch(matmul, (other, self), _NO_PARAMS)
 
     def __neg__(self):
         return _dispatch(arithmetic.neg, (self,), _NO_PARAMS)
@@ -181,6 +148,33 @@ class _TensorOperators:
 
 
 extend(_TensorOperators)
+
+
+def _binary_operator(name: str, op: Op, reflected: bool):
+    """``x + y`` (or reflected, ``2 + x``) straight to the dispatcher: no Op.__call__ frame on
+    the hottest path."""
+    if reflected:
+        def method(self, other):
+            return _dispatch(op, (other, self), _NO_PARAMS)
+    else:
+        def method(self, other):
+            return _dispatch(op, (self, other), _NO_PARAMS)
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    return method
+
+
+_BINARY_OPERATORS = (  # (dunder, op, reflected: the other operand comes first)
+    ("__add__", arithmetic.add, False),
+    ("__radd__", arithmetic.add, False),  # self first, as torch: it is self + 1 * other
+    ("__sub__", arithmetic.sub, False), ("__rsub__", arithmetic.sub, True),
+    ("__mul__", arithmetic.mul, False), ("__rmul__", arithmetic.mul, True),
+    ("__truediv__", arithmetic.div, False),  # __rtruediv__ is reciprocal(self) * other
+    ("__pow__", arithmetic.pow, False), ("__rpow__", arithmetic.pow, True),
+    ("__matmul__", matmul, False), ("__rmatmul__", matmul, True))
+for _dunder, _op, _reflected in _BINARY_OPERATORS:
+    setattr(Tensor, _dunder, _binary_operator(_dunder, _op, _reflected))
+del _dunder, _op, _reflected
 
 
 # Simple method forms of ops: Tensor.exp(), x.sum(dim), x.mul_(y)... declared on the op

@@ -41,8 +41,15 @@ a 1 GB trace of ours is summarized in under 300 MB of memory (194 MiB with shape
 and memory events, 288 MiB for ops only; 3 GB before). Its tables are those of
 `load_trace(path).events()` through `key_averages()`, `costs_per_line` (with the
 `Saved at peak` column for a trace with memory) and the other analyses, row for
-row. Ctrl-C stops it with one line, `Interrupted: trace summary stopped.`, and
-exit code 130.
+row.
+
+The `gradkit trace` commands (`summary`, `diff`, `report`) exit with 0 when done,
+1 after an `Error:` line (an unreadable or malformed trace, an unwritable report),
+2 for a wrong option or argument, and 130 on Ctrl-C, which stops any of them with
+one line, e.g. `Interrupted: trace diff stopped.`, not click's `Aborted!`. SIGTERM
+ends them as it ends any program (143 in a shell). `trace report` builds its HTML
+in memory and writes it at the end: stopped while reading or aggregating, it
+leaves no file.
 
 On a terminal, `gradkit profile` counts the events recorded so far and the trace's
 size to come; before writing a trace larger than `--warn-trace-mb` (100 MB) it

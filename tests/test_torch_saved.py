@@ -1,5 +1,6 @@
 """Saved tensors compared with torch on the same program: saved-tensor hooks in double
 backward, in-place changes of saved tensors, ``_saved_<name>`` attributes and node names."""
+import numpy as np
 import pytest
 
 import gradkit
@@ -240,3 +241,39 @@ def test_saved_tensor_lifetimes_match_torch(program):
 def test_detach_message_names_the_out_of_place_fix():
     with pytest.raises(RuntimeError, match=r"detached in-place, i.e. with .detach_\(\)"):
         _detached_saved_input(gradkit)
+
+
+MATMUL_SHAPES = [((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)), ((4,), (4, 5)),
+                 ((3, 4), (4,)), ((4,), (4,)), ((2, 3, 4), (4,))]
+
+
+def _matmul_saved_sizes(lib, x_shape, y_shape, needing_grad):
+    """The sizes of the tensors x @ y saves, and the gradients it gives."""
+    sizes = []
+
+    def operand(shape, name):
+        n = 1
+        for s in shape:
+            n *= s
+        values = lib.arange(n, dtype=lib.float64).reshape(shape) / 7 - 1
+        return values.requires_grad_(name in needing_grad)
+
+    x, y = operand(x_shape, "x"), operand(y_shape, "y")
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: sizes.append(t.numel()) or t,
+                                                lambda t: t):
+        out = x @ y
+    grads = lib.autograd.grad(out.sum(), [t for t in (x, y) if t.requires_grad])
+    return sorted(sizes), [g.detach().numpy() for g in grads]
+
+
+@pytest.mark.parametrize("needing_grad", ["x", "y", "xy"])
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=str)
+def test_a_matmul_saves_only_the_operands_the_needed_gradients_read(shapes, needing_grad):
+    """torch keeps x for y's gradient and y for x's: an operand needing no gradient costs the
+    other's memory only."""
+    sizes, grads = _matmul_saved_sizes(gradkit, *shapes, needing_grad)
+    expected_sizes, expected_grads = _matmul_saved_sizes(torch, *shapes, needing_grad)
+    assert sizes == expected_sizes
+    assert len(grads) == len(expected_grads) == len(needing_grad)
+    for grad, expected in zip(grads, expected_grads):  # BLAS may sum in another order
+        np.testing.assert_allclose(grad, expected, rtol=1e-12, atol=1e-12)

@@ -1,5 +1,5 @@
-"""Hostile inputs to `gradkit trace summary` / load_trace: each is one clear line or a
-summary with notes, in bounded memory, never a traceback or a hang.
+"""Hostile inputs to `gradkit trace summary` / load_trace (signals: to diff and report too):
+each is one clear line or a summary with notes, in bounded memory, never a traceback or a hang.
 
 | input                                   | outcome                                        |
 |-----------------------------------------|------------------------------------------------|
@@ -21,7 +21,8 @@ summary with notes, in bounded memory, never a traceback or a hang.
 |                                         | (test_trace_summary_scale.py)                  |
 | SIGINT while reading, aggregating or    | "Interrupted: ..." (one line), exit 130 as     |
 |   printing; SIGTERM at the same points  | `gradkit profile`, no traceback; SIGTERM:      |
-|                                         | killed by the signal; nothing written          |
+|   (summary, diff and report alike)      | killed by the signal; nothing written (report: |
+|                                         | its file once whole, before the last line)     |
 """
 import gzip
 import json
@@ -199,33 +200,51 @@ _INTERRUPTED = """
 import os, signal, sys
 from gradkit.cli import render
 from gradkit.cli.main import main
-from gradkit.profiler import trace_columns
-phase, signum = sys.argv[2], getattr(signal, sys.argv[3])
-owner, name = {"reading": (trace_columns.TraceColumns, "_read_op"),
-               "aggregating": (trace_columns.TraceColumns, "_link_by_flows"),
-               "printing": (render, "line_table")}[phase]
-original = getattr(owner, name)
+from gradkit.profiler import diff, html_report, load, trace_columns
+command, phase, signum = sys.argv[1], sys.argv[2], getattr(signal, sys.argv[3])
+owner, name = {
+    ("summary", "reading"): (trace_columns.TraceColumns, "_read_op"),
+    ("summary", "aggregating"): (trace_columns.TraceColumns, "_link_by_flows"),
+    ("summary", "printing"): (render, "line_table"),
+    ("diff", "reading"): (load, "_function_event"),
+    ("diff", "aggregating"): (diff, "_add"),
+    ("diff", "printing"): (render, "changes"),
+    ("report", "reading"): (load, "_function_event"),
+    ("report", "aggregating"): (html_report, "_op_table"),
+    ("report", "printing"): (render, "status_line"),  # the line after the report is written
+}[command, phase]
+original, sent = getattr(owner, name), []
 def interrupted(*args, **kwargs):
-    os.kill(os.getpid(), signum)
+    if not sent:  # once: the interruption's own line goes through status_line too
+        sent.append(signum)
+        os.kill(os.getpid(), signum)
     return original(*args, **kwargs)
 setattr(owner, name, interrupted)
-main(["trace", "summary", "--no-color", sys.argv[1]], prog_name="gradkit")
+main(["trace", command, "--no-color", *sys.argv[4:]], prog_name="gradkit")
 """
 
 
 @pytest.mark.parametrize("phase", ["reading", "aggregating", "printing"])
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
-def test_a_signal_at_each_phase_of_the_summary(tmp_path, phase, signame):
-    path = tmp_path / "t.json"
+@pytest.mark.parametrize("command", ["summary", "diff", "report"])
+def test_a_signal_at_each_phase_of_a_trace_command(tmp_path, command, phase, signame):
+    path, other = tmp_path / "t.json", tmp_path / "u.json"
     path.write_text(json.dumps([_x("a", 0, 5)]))
+    other.write_text(json.dumps([_x("a", 0, 7)]))
+    arguments = {"summary": [path], "diff": [path, other], "report": [path]}[command]
     before = sorted(os.listdir(tmp_path))
-    result = subprocess.run([sys.executable, "-c", _INTERRUPTED, str(path), phase, signame],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", _INTERRUPTED, command, phase, signame,
+                             *map(str, arguments)], capture_output=True, text=True, timeout=120)
     assert "Traceback" not in result.stderr
     if signame == "SIGINT":
         # as `gradkit profile`: the shell's code for SIGINT and one line, not click's Abort
-        assert (result.returncode, result.stderr.strip()) == (130, "Interrupted: trace summary "
-                                                                   "stopped.")
+        assert (result.returncode, result.stderr.strip()) == (
+            130, f"Interrupted: trace {command} stopped.")
     else:
         assert result.returncode == -signal.SIGTERM
-    assert sorted(os.listdir(tmp_path)) == before
+    written = sorted(set(os.listdir(tmp_path)) - set(before))
+    if command == "report" and phase == "printing":  # stopped after writing the report
+        assert written == ["t.html"]
+        assert (tmp_path / "t.html").read_text().rstrip().endswith("</html>")
+    else:
+        assert written == []

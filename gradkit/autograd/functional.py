@@ -107,16 +107,32 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     tensor([2., 6.])
     """
     with enable_grad():
-        in_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        out_tuple, outputs = _as_tuple(func(*inputs), "outputs", "vjp")
-        _check_requires_grad(outputs, "outputs", strict)
+        in_tuple, inputs = _prepared_inputs(inputs, create_graph, "vjp")
+        out_tuple, outputs = _call(func, inputs, strict, "vjp")
         v = _checked_v(v, outputs, out_tuple, create_graph, "vjp",
                        "the user-provided function returns")
         grads = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grads, inputs, strict, "back", create_graph)
+    return _output_and_product(outputs, out_tuple, result, in_tuple, create_graph)
+
+
+def _prepared_inputs(inputs, create_graph: bool, fn_name: str) -> tuple[bool, tuple]:
+    """Whether ``inputs`` was a tuple, and its tensors ready to differentiate func at."""
+    in_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    return in_tuple, _prepare(inputs, create_graph, need_graph=True)
+
+
+def _call(func, inputs: tuple, strict: bool, fn_name: str) -> tuple[bool, tuple]:
+    """Whether func returned a tuple, and its outputs (under ``strict``, each needs a graph)."""
+    out_tuple, outputs = _as_tuple(func(*inputs), "outputs", fn_name)
+    _check_requires_grad(outputs, "outputs", strict)
+    return out_tuple, outputs
+
+
+def _output_and_product(outputs, out_tuple, product, product_tuple, create_graph):
+    """vjp/jvp/vhp/hvp's ``(func(*inputs), product)``, each a tuple only if given as one."""
     return (_untuple(_finish(outputs, create_graph), out_tuple),
-            _untuple(_finish(result, create_graph), in_tuple))
+            _untuple(_finish(product, create_graph), product_tuple))
 
 
 def _checked_v(v, like, like_tuple, create_graph, fn_name, which):
@@ -138,20 +154,17 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     tensor([2., 6.])
     """
     with enable_grad():
-        in_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
+        in_tuple, inputs = _prepared_inputs(inputs, create_graph, "jvp")
         v = _checked_v(v, inputs, in_tuple, create_graph, "jvp",
                        "the input to the user-provided function is")
-        out_tuple, outputs = _as_tuple(func(*inputs), "outputs", "jvp")
-        _check_requires_grad(outputs, "outputs", strict)
+        out_tuple, outputs = _call(func, inputs, strict, "jvp")
         # u -> J^T u is linear; differentiating <J^T u, v> with respect to u gives J v
         probes = tuple(_zeros_like(o, requires_grad=True) for o in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, probes, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
         grads = _autograd_grad(grad_inputs, probes, v, create_graph=create_graph)
         result = _fill_in_zeros(grads, outputs, strict, "back_trick", create_graph)
-    return (_untuple(_finish(outputs, create_graph), out_tuple),
-            _untuple(_finish(result, create_graph), out_tuple))
+    return _output_and_product(outputs, out_tuple, result, out_tuple, create_graph)
 
 
 # -- jacobian / hessian --------------------------------------------------------------------
@@ -193,8 +206,7 @@ def _reverse_jacobian(func, inputs, create_graph, strict, vectorize):
     """One vjp per output element (batched through is_grads_batched when vectorize)."""
     with enable_grad():
         inputs = _prepare(inputs, create_graph, need_graph=True)
-        out_tuple, outputs = _as_tuple(func(*inputs), "outputs", "jacobian")
-        _check_requires_grad(outputs, "outputs", strict)
+        out_tuple, outputs = _call(func, inputs, strict, "jacobian")
         rows = []
         for i, out in enumerate(outputs):
             n = out.numel()
@@ -278,8 +290,7 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def scalar_func(*inp):
-        out_tuple, out = _as_tuple(func(*inp), "outputs", "hessian")
-        _check_requires_grad(out, "outputs", strict)
+        out_tuple, out = _call(func, inp, strict, "hessian")
         _single_element_output(() if out_tuple else out, "hessian")
         return out[0].squeeze()  # as torch: an output of shape (1, 1, 1) is a scalar
 
@@ -301,13 +312,7 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     >>> vhp(lambda x: (x ** 3).sum(), gradkit.tensor([1.0, 2.0]), gradkit.ones(2))[1]
     tensor([ 6., 12.])
     """
-    with enable_grad():
-        in_tuple, inputs, v, out_tuple, outputs, jac = _gradient_of_scalar(
-            func, inputs, v, create_graph, strict, "vhp")
-        grads = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grads, inputs, strict, "double_back", create_graph)
-    return (_untuple(_finish(outputs, create_graph), out_tuple),
-            _untuple(_finish(result, create_graph), in_tuple))
+    return _hessian_product(func, inputs, v, create_graph, strict, "vhp")
 
 
 def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -316,30 +321,29 @@ def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     >>> hvp(lambda x: (x ** 3).sum(), gradkit.tensor([1.0, 2.0]), gradkit.ones(2))[1]
     tensor([ 6., 12.])
     """
+    return _hessian_product(func, inputs, v, create_graph, strict, "hvp")
+
+
+def _hessian_product(func, inputs, v, create_graph, strict, fn_name):
+    """vhp or hvp (``fn_name``): both differentiate func's gradient (taken with a graph)
+    once more, vhp directly, hvp through the double-vjp trick as torch does."""
     with enable_grad():
-        in_tuple, inputs, v, out_tuple, outputs, jac = _gradient_of_scalar(
-            func, inputs, v, create_graph, strict, "hvp")
-        probes = tuple(_zeros_like(t, requires_grad=True) for t in inputs)
-        double_back = _autograd_grad(jac, inputs, probes, create_graph=True)
-        _check_requires_grad(jac, "hessian", strict)
-        with set_grad_enabled(True if create_graph else is_grad_enabled()):
-            grads = _autograd_grad(double_back, probes, v, create_graph=create_graph)
-            result = _fill_in_zeros(grads, inputs, strict, "double_back_trick",
-                                    create_graph)
-    return (_untuple(_finish(outputs, create_graph), out_tuple),
-            _untuple(_finish(result, create_graph), in_tuple))
-
-
-def _gradient_of_scalar(func, inputs, v, create_graph, strict, fn_name):
-    """What vhp and hvp share: checked inputs and v, func's output, and its gradient (with a
-    graph, to differentiate again)."""
-    in_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
-    inputs = _prepare(inputs, create_graph, need_graph=True)
-    v = _checked_v(v, inputs, in_tuple, create_graph, fn_name,
-                   "the input to the user-provided function is")
-    out_tuple, outputs = _as_tuple(func(*inputs), "outputs", fn_name)
-    _check_requires_grad(outputs, "outputs", strict)
-    _single_element_output(outputs, fn_name)
-    jac = _autograd_grad(outputs, inputs, create_graph=True)
-    _check_requires_grad(jac, "jacobian", strict)
-    return in_tuple, inputs, v, out_tuple, outputs, jac
+        in_tuple, inputs = _prepared_inputs(inputs, create_graph, fn_name)
+        v = _checked_v(v, inputs, in_tuple, create_graph, fn_name,
+                       "the input to the user-provided function is")
+        out_tuple, outputs = _call(func, inputs, strict, fn_name)
+        _single_element_output(outputs, fn_name)
+        jac = _autograd_grad(outputs, inputs, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict)
+        if fn_name == "vhp":
+            grads = _autograd_grad(jac, inputs, v, create_graph=create_graph)
+            result = _fill_in_zeros(grads, inputs, strict, "double_back", create_graph)
+        else:
+            probes = tuple(_zeros_like(t, requires_grad=True) for t in inputs)
+            double_back = _autograd_grad(jac, inputs, probes, create_graph=True)
+            _check_requires_grad(jac, "hessian", strict)
+            with set_grad_enabled(True if create_graph else is_grad_enabled()):
+                grads = _autograd_grad(double_back, probes, v, create_graph=create_graph)
+                result = _fill_in_zeros(grads, inputs, strict, "double_back_trick",
+                                        create_graph)
+    return _output_and_product(outputs, out_tuple, result, in_tuple, create_graph)

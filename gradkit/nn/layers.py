@@ -18,16 +18,26 @@ def _pair(value) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
 
 
-def _init_weight_and_bias(weight: Parameter, bias: Parameter | None) -> None:
-    """torch's default for Linear/Conv: kaiming_uniform_(a=√5), bias U(±1/√fan_in)."""
-    init.kaiming_uniform_(weight, a=math.sqrt(5))
-    if bias is not None:
-        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
-        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-        init.uniform_(bias, -bound, bound)
+class _WeightAndBias(Module):
+    """What Linear and Conv2d share: a weight with one row per output feature, an optional
+    bias per output feature, and torch's initialisation of both."""
+
+    def _create_parameters(self, weight_shape: tuple, bias: bool, device, dtype) -> None:
+        self.weight = Parameter(creation.empty(*weight_shape, device=device, dtype=dtype))
+        self.bias = Parameter(creation.empty(weight_shape[0], device=device, dtype=dtype)) \
+            if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """torch's default for Linear/Conv: kaiming_uniform_(a=√5), bias U(±1/√fan_in)."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
 
 
-class Linear(Module):
+class Linear(_WeightAndBias):
     """y = x Wᵀ + b, with W of shape (out_features, in_features).
 
     >>> gradkit.nn.Linear(3, 2)(gradkit.ones(5, 3)).shape
@@ -39,14 +49,7 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(creation.empty(out_features, in_features, device=device,
-                                               dtype=dtype))
-        self.bias = Parameter(creation.empty(out_features, device=device, dtype=dtype)) \
-            if bias else None
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        _init_weight_and_bias(self.weight, self.bias)
+        self._create_parameters((out_features, in_features), bias, device, dtype)
 
     def forward(self, x):
         return F.linear(x, self.weight, self.bias)
@@ -56,7 +59,7 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
-class Conv2d(Module):
+class Conv2d(_WeightAndBias):
     """2-D convolution over (N, C, H, W) inputs; weight (out, in/groups, kH, kW).
 
     >>> gradkit.nn.Conv2d(1, 4, 3, padding=1)(gradkit.ones(2, 1, 8, 8)).shape
@@ -82,14 +85,8 @@ class Conv2d(Module):
         self.dilation = _pair(dilation)
         self.groups = groups
         self.padding_mode = padding_mode
-        self.weight = Parameter(creation.empty(out_channels, in_channels // groups,
-                                               *self.kernel_size, device=device, dtype=dtype))
-        self.bias = Parameter(creation.empty(out_channels, device=device, dtype=dtype)) \
-            if bias else None
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        _init_weight_and_bias(self.weight, self.bias)
+        self._create_parameters((out_channels, in_channels // groups, *self.kernel_size), bias,
+                                device, dtype)
 
     def forward(self, x):
         return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,

@@ -58,24 +58,20 @@ class Module(ModuleHooks, ModuleState):
     def __setattr__(self, name: str, value: Any) -> None:
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign to a Module before Module.__init__() call")
-        params, buffers, modules = self._parameters, self._buffers, self._modules
-        if isinstance(value, Parameter):
-            self._forget(name)
-            params[name] = value
-        elif name in params:
-            if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter "
-                                f"'{name}' (gradkit.nn.Parameter or None expected)")
-            params[name] = None
-        elif isinstance(value, Module):
-            self._forget(name)
-            modules[name] = value
-        elif name in modules:
-            if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
-                                f"'{name}' (gradkit.nn.Module or None expected)")
-            modules[name] = None
-        elif name in buffers:
+        for registry, kind, what in ((self._parameters, Parameter, "parameter"),
+                                     (self._modules, Module, "child module")):
+            if isinstance(value, kind):  # it replaces whatever had the name
+                self._forget(name)
+                registry[name] = value
+                return
+            if name in registry:  # only None may replace a registered one
+                if value is not None:
+                    raise TypeError(f"cannot assign '{type(value).__name__}' as {what} '{name}' "
+                                    f"(gradkit.nn.{kind.__name__} or None expected)")
+                registry[name] = None
+                return
+        buffers = self._buffers
+        if name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                 "(gradkit.Tensor or None expected)")
@@ -147,8 +143,7 @@ class Module(ModuleHooks, ModuleState):
 
     def modules(self) -> Iterator[Module]:
         """This module and all its submodules, depth first."""
-        for _, module in self.named_modules():
-            yield module
+        return _values(self.named_modules())
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
         """``(name, module)`` of the direct submodules."""
@@ -160,8 +155,7 @@ class Module(ModuleHooks, ModuleState):
 
     def children(self) -> Iterator[Module]:
         """The direct submodules."""
-        for _, module in self.named_children():
-            yield module
+        return _values(self.named_children())
 
     def _named_members(self, registry: str, prefix: str, recurse: bool,
                        remove_duplicate: bool = True):
@@ -180,20 +174,18 @@ class Module(ModuleHooks, ModuleState):
         """``(dotted name, parameter)`` pairs, each parameter once."""
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
-    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
-        """Every learnable Parameter (each once, even if shared): what optimizers take."""
-        for _, param in self.named_parameters(recurse=recurse):
-            yield param
-
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
         """``(dotted name, buffer)`` pairs, each buffer once."""
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every learnable Parameter (each once, even if shared): what optimizers take."""
+        return _values(self.named_parameters(recurse=recurse))
+
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         """The registered buffers (of submodules too, with ``recurse``)."""
-        for _, buffer in self.named_buffers(recurse=recurse):
-            yield buffer
+        return _values(self.named_buffers(recurse=recurse))
 
     def get_submodule(self, target: str) -> Module:
         """The submodule at the dotted path ``target`` (``"0.linear"``)."""
@@ -331,3 +323,8 @@ def _reset_grad(param: Tensor, set_to_none: bool) -> None:
         grad.requires_grad_(False)
     with no_grad():
         grad.zero_()
+
+
+def _values(named: Iterator[tuple[str, Any]]) -> Iterator:
+    """The values of ``(name, value)`` pairs: parameters() of named_parameters() and so on."""
+    return (value for _, value in named)

@@ -9,7 +9,9 @@ from gradkit.ops.shape import reshape, transpose, unsqueeze
 from gradkit.ops.unary_helpers import kernel_error
 
 
-@op(save=("x", "y"), batchable=True, method=True)
+# each gradient reads the other operand and both shapes, so a node keeps x only when y needs a
+# gradient (and y only when x does), as torch's MmBackward0 saves self and mat2
+@op(save=("x", "y", "x.shape", "y.shape"), batchable=True, method=True)
 def matmul(xp, x, y):
     """Matrix product with NumPy's rules (1-D operands, batched leading dims)."""
     if x.ndim == 0 or y.ndim == 0:
@@ -42,28 +44,29 @@ def _bool_kernel(x_ndim: int, y_ndim: int) -> str:
     return "addmm_impl_cpu_"
 
 
-def _as_matrices(g, x, y):
-    """Promote 1-D operands (and g accordingly) to matrices, as matmul does."""
-    x2 = x if x.ndim > 1 else unsqueeze(x, 0)
-    y2 = y if y.ndim > 1 else unsqueeze(y, -1)
-    if x.ndim == 1 and y.ndim == 1:
-        g2 = reshape(g, batch_shape() + (1, 1))
-    else:
-        g2 = unsqueeze(g, -2) if x.ndim == 1 else g
-        g2 = unsqueeze(g2, -1) if y.ndim == 1 else g2
-    return g2, x2, y2
+def _as_matrix_grad(g, x_ndim: int, y_ndim: int):
+    """g shaped as the product of the operands promoted to matrices (1-D ones, as matmul
+    promotes them)."""
+    if x_ndim == 1 and y_ndim == 1:
+        return reshape(g, batch_shape() + (1, 1))
+    g = unsqueeze(g, -2) if x_ndim == 1 else g
+    return unsqueeze(g, -1) if y_ndim == 1 else g
 
 
-def _matmul_vjp_x(g, x, y):
-    g2, x2, y2 = _as_matrices(g, x, y)
+def _matmul_vjp_x(g, x, y, x_shape, y_shape):
+    g2 = _as_matrix_grad(g, len(x_shape), len(y_shape))
+    y2 = y if len(y_shape) > 1 else unsqueeze(y, -1)
     gx = matmul(g2, conj(transpose(y2, -1, -2)))
-    return _reshape_if_needed(sum_to_shape(gx, tuple(x2.shape)), tuple(x.shape))
+    x2_shape = x_shape if len(x_shape) > 1 else (1, *x_shape)
+    return _reshape_if_needed(sum_to_shape(gx, x2_shape), x_shape)
 
 
-def _matmul_vjp_y(g, x, y):
-    g2, x2, y2 = _as_matrices(g, x, y)
+def _matmul_vjp_y(g, x, y, x_shape, y_shape):
+    g2 = _as_matrix_grad(g, len(x_shape), len(y_shape))
+    x2 = x if len(x_shape) > 1 else unsqueeze(x, 0)
     gy = matmul(conj(transpose(x2, -1, -2)), g2)
-    return _reshape_if_needed(sum_to_shape(gy, tuple(y2.shape)), tuple(y.shape))
+    y2_shape = y_shape if len(y_shape) > 1 else (*y_shape, 1)
+    return _reshape_if_needed(sum_to_shape(gy, y2_shape), y_shape)
 
 
 def _reshape_if_needed(g, shape):
@@ -73,27 +76,29 @@ def _reshape_if_needed(g, shape):
 
 
 matmul.defvjp(_matmul_vjp_x, _matmul_vjp_y)
-matmul.defjvp(lambda t, x, y: matmul(t, y),
-              lambda t, x, y: matmul(x, t))
+matmul.defjvp(lambda t, x, y, x_shape, y_shape: matmul(t, y),
+              lambda t, x, y, x_shape, y_shape: matmul(x, t))
 
 
 @tensor_method()
 def mm(x, y):
     """Matrix product of two 2-D tensors."""
-    if x.ndim != 2:
-        raise RuntimeError(f"self must be a matrix, got {x.ndim}-D tensor")
-    if y.ndim != 2:
-        raise RuntimeError(f"mat2 must be a matrix, got {y.ndim}-D tensor")
+    _check_ndim(x, 2, "self must be a matrix")
+    _check_ndim(y, 2, "mat2 must be a matrix")
     return matmul(x, y)
+
+
+def _check_ndim(t, ndim: int, expected: str) -> None:
+    """torch's error for an operand of the wrong rank: ``<expected>, got 1-D tensor``."""
+    if t.ndim != ndim:
+        raise RuntimeError(f"{expected}, got {t.ndim}-D tensor")
 
 
 @tensor_method()
 def bmm(x, y):
     """Batched matrix product of two 3-D tensors with the same batch size."""
-    if x.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor, got {x.ndim}-D tensor")
-    if y.ndim != 3:
-        raise RuntimeError(f"batch2 must be a 3D tensor, got {y.ndim}-D tensor")
+    _check_ndim(x, 3, "batch1 must be a 3D tensor")
+    _check_ndim(y, 3, "batch2 must be a 3D tensor")
     if x.shape[0] != y.shape[0] or x.shape[2] != y.shape[1]:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: [{x.shape[0]}, "

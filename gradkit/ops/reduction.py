@@ -162,22 +162,25 @@ logsumexp.defjvp(lambda t, x, out, dim, keepdim:
 @op(save="result", batchable=True, method=True)
 def softmax(xp, x, *, dim, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``."""
-    x = _softmax_input(x, dim, dtype, "softmax")
-    a = axes(dim, x.ndim)
-    if x.size == 0:
-        return x.copy()
-    z = xp.exp(x - xp.amax(x, axis=a, keepdims=True))
-    return z / xp.sum(z, axis=a, keepdims=True)
+    return _softmax_kernel(xp, x, dim, dtype, "softmax")
 
 
-def _softmax_input(x, dim, dtype, name):
-    """x in ``dtype``; torch's kernels take floating inputs only."""
+def _softmax_kernel(xp, x, dim, dtype, name):
+    """softmax or log_softmax (by ``name``) of x in ``dtype``, shifted by the max along dim so
+    that exp cannot overflow; torch's kernels take floating inputs only."""
     if dtype is not None:
         x = x.astype(to_numpy_dtype(dtype))
     if x.dtype.kind not in "fV":
         last = x.ndim == 0 or _normalize_dim(dim, x.ndim) == x.ndim - 1
         raise kernel_error(f"{name}_{'lastdim_' if last else ''}kernel_impl")(x)
-    return x
+    a = axes(dim, x.ndim)
+    if x.size == 0:
+        return x.copy()
+    shifted = x - xp.amax(x, axis=a, keepdims=True)
+    if name == "log_softmax":
+        return shifted - xp.log(xp.sum(xp.exp(shifted), axis=a, keepdims=True))
+    z = xp.exp(shifted)
+    return z / xp.sum(z, axis=a, keepdims=True)
 
 
 def _sum_along(g, out, dim):
@@ -193,12 +196,7 @@ softmax.defjvp(lambda t, out, dim, dtype: out * (t - sum(t * out, dim, True)))
 @op(save="result", batchable=True, method=True)
 def log_softmax(xp, x, *, dim, dtype=None):
     """log(softmax(x)) along ``dim``, computed stably."""
-    x = _softmax_input(x, dim, dtype, "log_softmax")
-    a = axes(dim, x.ndim)
-    if x.size == 0:
-        return x.copy()
-    shifted = x - xp.amax(x, axis=a, keepdims=True)
-    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=a, keepdims=True))
+    return _softmax_kernel(xp, x, dim, dtype, "log_softmax")
 
 
 log_softmax.defvjp(lambda g, out, dim, dtype: g - exp(out) * _sum_along(g, out, dim))

@@ -9,11 +9,15 @@ from gradkit.optim.optimizer import Optimizer, check_nonnegative
 class SGD(Optimizer):
     """torch.optim.SGD: ``p -= lr * (g + momentum terms)``, in place.
 
+    With momentum the second step (0.8 -> 0.46) is longer than the first (1 -> 0.8): the
+    buffer keeps 0.9 of the first gradient, 2.0, on top of the second, 1.6.
+
     >>> w = gradkit.tensor([1.0], requires_grad=True)
-    >>> opt = gradkit.optim.SGD([w], lr=0.1)
-    >>> (w * w).sum().backward(); opt.step()
+    >>> opt = gradkit.optim.SGD([w], lr=0.1, momentum=0.9)
+    >>> for _ in range(2):
+    ...     opt.zero_grad(); (w * w).sum().backward(); opt.step()
     >>> w
-    tensor([0.8000], requires_grad=True)
+    tensor([0.4600], requires_grad=True)
     """
 
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0.0,

@@ -7,6 +7,7 @@ import math
 from gradkit.ops._op import op
 from gradkit.ops.elementwise import erf, exp, tanh
 from gradkit.ops.piecewise import where, zeros_like
+from gradkit.ops.selection import zero_where
 from gradkit.ops.special import erf_array
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, kernel_error
@@ -38,7 +39,7 @@ logsigmoid.defderivative(lambda x: sigmoid(-x))
         bool_error=fixed_error(RuntimeError, "Boolean inputs not supported for relu"))
 def relu(xp, x):
     """max(x, 0) elementwise; NaN and -0.0 pass through, as torch."""
-    return xp.where(x < 0, 0, x)
+    return zero_where(xp, x < 0, x)
 
 
 @op(save="out", elementwise=True, node_name="ThresholdBackwardBackward0")
@@ -46,7 +47,7 @@ def _relu_backward(xp, g, out):
     """relu's gradient, torch's threshold_backward: g where out > 0 or is NaN, else 0 (a
     selection: NaN/inf in g stay out). Its derivative in ``out`` is zero but, as torch's,
     a graph edge: a second backward reaches relu's node (and the hooks of its output)."""
-    return xp.where(out <= 0, 0, g)
+    return zero_where(xp, out <= 0, g)
 
 
 _relu_backward.defvjp(lambda gg, out: _relu_backward(gg, out), lambda gg, out: zeros_like(gg))

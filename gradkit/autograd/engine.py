@@ -19,6 +19,8 @@ import sys
 import threading
 from time import perf_counter_ns
 
+import numpy as np
+
 from gradkit._tensor import Tensor
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import state as grad_state
@@ -206,7 +208,17 @@ def _add_to_buffer(buffers, node, slot, g) -> None:
     elif len(buffer) <= slot:
         buffer.extend([None] * (slot + 1 - len(buffer)))
     current = buffer[slot]
-    buffer[slot] = g if current is None else current + _times_alpha(g)
+    if current is None:
+        buffer[slot] = g
+    elif type(current) is np.ndarray and type(g) is np.ndarray and current.base is None \
+            and current.shape == g.shape and current.dtype == g.dtype \
+            and current.flags.writeable and sys.getrefcount(current) == 3:
+        # 3 references: the buffer, `current` and getrefcount's argument. Nothing else sees
+        # this array (a view or an alias would hold a reference): add in place, as torch's
+        # InputBuffer does, instead of allocating a new sum (the same bits)
+        current += _times_alpha(g)
+    else:
+        buffer[slot] = current + _times_alpha(g)
 
 
 def _times_alpha(g):

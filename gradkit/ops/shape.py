@@ -207,8 +207,10 @@ def squeeze(xp, x, dim=None):
     if x.ndim == 0:
         _normalize_dim(dim if isinstance(dim, int) else 0, 0)
         return x
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    dims = tuple(d for d in (_normalize_dim(d, x.ndim) for d in dims) if x.shape[d] == 1)
+    if isinstance(dim, int):
+        dim = _normalize_dim(dim, x.ndim)
+        return x.squeeze(dim) if x.shape[dim] == 1 else x
+    dims = tuple(d for d in (_normalize_dim(d, x.ndim) for d in dim) if x.shape[d] == 1)
     return xp.squeeze(x, dims) if dims else x
 
 
@@ -219,7 +221,9 @@ squeeze.defjvp(lambda t, x_shape, dim: squeeze(t, dim))
 @op(linear=True, view=True, batchable=True, method=True)
 def unsqueeze(xp, x, *, dim):
     """A view of x with a size-1 dim inserted at ``dim``."""
-    return xp.expand_dims(x, _normalize_dim(dim, x.ndim + 1))
+    dim = _normalize_dim(dim, x.ndim + 1)
+    shape = x.shape  # reshape that inserts a 1 never copies (NumPy's expand_dims, faster)
+    return x.reshape(shape[:dim] + (1,) + shape[dim:])
 
 
 unsqueeze.defvjp(lambda g, dim: squeeze(g, batch_dim(dim)))

@@ -57,6 +57,9 @@ _index.defjvp(lambda t, x_shape, key: _index(t, key))
 
 def getitem(x, key):
     """``x[key]`` with torch's basic (a view) and advanced (a copy) indexing."""
+    if type(key) is int:  # x[i], the commonest key: nothing in it to read, a view
+        _check_bounds(x, key)
+        return _select(x, key)
     key = _raw_key(key)
     _check_bounds(x, key)
     if _is_basic(key):

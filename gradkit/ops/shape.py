@@ -20,7 +20,7 @@ def _normalize_dim(dim: int, ndim: int) -> int:
 
 
 def _infer_shape(shape, numel):
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(map(int, shape))
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
@@ -39,7 +39,7 @@ def _infer_shape(shape, numel):
 # torch names a viewing reshape's node ViewBackward0 (reshape is view or clone+_unsafe_view)
 @op(save="x.shape", linear=True, view=True, node_name="ViewBackward0", batchable=True)
 def _reshape(xp, x, *, shape):
-    return xp.reshape(x, _infer_shape(shape, x.size))
+    return x.reshape(_infer_shape(shape, x.size))
 
 
 # when the memory does not allow a view, torch's reshape copies, and the result is no view
@@ -81,7 +81,7 @@ def view(xp, x, *, shape):
                 "dimension spans across two contiguous subspaces). Use .reshape(...) "
                 "instead.") from None
         return out
-    return xp.reshape(x, shape)
+    return x.reshape(shape)
 
 
 view.defvjp(lambda g, x_shape, shape: reshape(g, batch_shape() + tuple(x_shape)))
@@ -96,7 +96,7 @@ def permute(xp, x, *, dims):
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
             f"length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not "
             f"equal to len(dims) = {len(dims)}".replace("(sparse_coo)", ""))
-    return xp.transpose(x, tuple(_normalize_dim(d, x.ndim) for d in dims))
+    return x.transpose(tuple(_normalize_dim(d, x.ndim) for d in dims))
 
 
 def _batch_first(dims):
@@ -122,7 +122,7 @@ def transpose(xp, x, *, dim0, dim1):
     if x.ndim == 0:  # dims 0 and -1 only, as torch
         _normalize_dim(dim0, 0), _normalize_dim(dim1, 0)
         return x
-    return xp.swapaxes(x, _normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim))
+    return x.swapaxes(_normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim))
 
 
 def _transpose_back(g, dim0, dim1):

@@ -114,7 +114,10 @@ def mark_view(op, base, result, params) -> None:
 def mark_one_view(op, base, view, params, index) -> None:
     """``mark_view`` for one output ``view`` of ``op(base, **params)``, at ``index`` of a
     multi-output view op's outputs (None: its only output)."""
-    parent = getattr(base, "_view", None)
+    refs = base._vc
+    # a view's version counter holds a weak reference to it, so a counter without any is no
+    # view's: this spares the costly getattr miss on the commonest base, a tensor not a view
+    parent = getattr(base, "_view", None) if len(refs) > 1 else None
     recording = grad_state.grad_enabled
     if not recording:
         creation = INFERENCE if grad_state.inference else NO_GRAD
@@ -122,7 +125,7 @@ def mark_one_view(op, base, view, params, index) -> None:
         creation = MULTI_OUTPUT
     else:
         creation = DEFAULT if parent is None else parent.creation
-    view._vc = refs = base._vc
+    view._vc = refs
     view._view = ViewInfo(base if parent is None else parent.base, parent, op, params, index,
                           creation, recording)
     # a weak reference after the version: an in-place write to the base or to another view

@@ -3,6 +3,8 @@ torch gives: values, gradients, node names, bases, shared versions, in-place reb
 torch's errors for views that refuse in-place writes."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -124,3 +126,19 @@ def test_views_refusing_writes_give_torchs_errors():
     assert ours[0] is not None and ours[0].startswith("A view was created in no_grad mode")
     assert ours[-1] is None
     assert ours == _refusals(torch)
+
+
+def test_a_chain_of_views_keeps_only_its_records_alive():
+    """Each view links to its parent's record, not to the parent tensor: along a chain of views
+    the tensors die, and the version counter drops their weak references as it grows."""
+    leaf = gradkit.ones(4, requires_grad=True)
+    x = leaf.clone()
+    y, made = x, []
+    for _ in range(500):
+        y = y.unsqueeze(0).squeeze(0)
+        made.append(weakref.ref(y))
+    assert [r() is not None for r in made].count(True) == 1  # only the last view
+    assert len(x._vc) <= 64
+    assert y._base is x and len(y._view.steps()) == 1000
+    y.sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), np.ones(4))

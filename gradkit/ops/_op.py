@@ -31,6 +31,7 @@ from gradkit.ops._dispatch import _materialize, dispatch
 from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the ops, forward_ad)
     _SavedInputs, _entries_read, _scalar_meta, _unpack_all, cast_grad, fit_grad, seam,
     sum_to_shape)
+from gradkit.ops._dispatch_views import dispatch_view
 from gradkit.ops.keywords import SPECIAL_KEYWORDS, torch_keywords
 from gradkit.ops.methods import register as register_method
 
@@ -62,6 +63,8 @@ class Op:
         self.batchable = batchable  # vjp rules broadcast over a leading batch dim (batching.py)
         self.outputs = outputs       # 1, a fixed count, or -1 for "as many as forward returns"
         self.plain_dispatch = outputs == 1 and not view  # may take dispatch's fast path
+        # a view with one output: dispatch hands it to the views' own fast path
+        self.view_dispatch = dispatch_view if view and outputs == 1 else None
         self.differentiable_outputs = differentiable_outputs  # indices; None = all
         sig = inspect.signature(forward)
         params = list(sig.parameters.values())[1:]  # drop xp

@@ -57,7 +57,8 @@ _index.defjvp(lambda t, x_shape, key: _index(t, key))
 
 def getitem(x, key):
     """``x[key]`` with torch's basic (a view) and advanced (a copy) indexing."""
-    key = _raw_key(key)
+    if type(key) is not int and not (type(key) is tuple and _is_basic(key)):
+        key = _raw_key(key)  # (x[i], x[:, i]...: ints, slices, None and ... need no reading)
     _check_bounds(x, key)
     if _is_basic(key):
         return _select(x, key)
@@ -71,6 +72,9 @@ def _check_bounds(x, key):
     keys = key if isinstance(key, tuple) else (key,)
     dim = 0
     for k in keys:
+        if type(k) is slice:  # the commonest: one dim, nothing to check
+            dim += 1
+            continue
         if k is None or _dims_consumed(k) == 0:  # None and boolean scalars add a dim
             continue
         if k is Ellipsis:

@@ -20,7 +20,7 @@ def _normalize_dim(dim: int, ndim: int) -> int:
 
 
 def _infer_shape(shape, numel):
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(map(int, shape))
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
@@ -39,7 +39,7 @@ def _infer_shape(shape, numel):
 # torch names a viewing reshape's node ViewBackward0 (reshape is view or clone+_unsafe_view)
 @op(save="x.shape", linear=True, view=True, node_name="ViewBackward0", batchable=True)
 def _reshape(xp, x, *, shape):
-    return xp.reshape(x, _infer_shape(shape, x.size))
+    return x.reshape(_infer_shape(shape, x.size))
 
 
 # when the memory does not allow a view, torch's reshape copies, and the result is no view
@@ -81,7 +81,7 @@ def view(xp, x, *, shape):
                 "dimension spans across two contiguous subspaces). Use .reshape(...) "
                 "instead.") from None
         return out
-    return xp.reshape(x, shape)
+    return x.reshape(shape)
 
 
 view.defvjp(lambda g, x_shape, shape: reshape(g, batch_shape() + tuple(x_shape)))
@@ -96,7 +96,7 @@ def permute(xp, x, *, dims):
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
             f"length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not "
             f"equal to len(dims) = {len(dims)}".replace("(sparse_coo)", ""))
-    return xp.transpose(x, tuple(_normalize_dim(d, x.ndim) for d in dims))
+    return x.transpose(tuple(_normalize_dim(d, x.ndim) for d in dims))
 
 
 def _batch_first(dims):
@@ -122,7 +122,7 @@ def transpose(xp, x, *, dim0, dim1):
     if x.ndim == 0:  # dims 0 and -1 only, as torch
         _normalize_dim(dim0, 0), _normalize_dim(dim1, 0)
         return x
-    return xp.swapaxes(x, _normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim))
+    return x.swapaxes(_normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim))
 
 
 def _transpose_back(g, dim0, dim1):
@@ -207,8 +207,10 @@ def squeeze(xp, x, dim=None):
     if x.ndim == 0:
         _normalize_dim(dim if isinstance(dim, int) else 0, 0)
         return x
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    dims = tuple(d for d in (_normalize_dim(d, x.ndim) for d in dims) if x.shape[d] == 1)
+    if isinstance(dim, int):
+        dim = _normalize_dim(dim, x.ndim)
+        return x.squeeze(dim) if x.shape[dim] == 1 else x
+    dims = tuple(d for d in (_normalize_dim(d, x.ndim) for d in dim) if x.shape[d] == 1)
     return xp.squeeze(x, dims) if dims else x
 
 
@@ -219,7 +221,9 @@ squeeze.defjvp(lambda t, x_shape, dim: squeeze(t, dim))
 @op(linear=True, view=True, batchable=True, method=True)
 def unsqueeze(xp, x, *, dim):
     """A view of x with a size-1 dim inserted at ``dim``."""
-    return xp.expand_dims(x, _normalize_dim(dim, x.ndim + 1))
+    dim = _normalize_dim(dim, x.ndim + 1)
+    shape = x.shape  # reshape that inserts a 1 never copies (NumPy's expand_dims, faster)
+    return x.reshape(shape[:dim] + (1,) + shape[dim:])
 
 
 unsqueeze.defvjp(lambda g, dim: squeeze(g, batch_dim(dim)))

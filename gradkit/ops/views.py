@@ -70,7 +70,10 @@ class ViewInfo:
             return None
         has_grad_fn = self.made_recording and self.base._requires_grad
         what = ("its base or another view of its base has been" if indirect else "is being")
-        name = self.op.node_name.removesuffix("Backward0")
+        op = self.op  # torch names the view's overload: Squeeze, Squeeze1 (a dim), Squeeze2
+        node_name = op.node_name if op.node_name_rule is None else \
+            op.node_name_rule(self.params, ())
+        name = node_name.removesuffix("Backward0").replace("Backward", "")
         output = f"Output {self.index or 0} of {name}"
         if self.function_output is not None:  # torch names the Function and its output
             output = "Output {1} of {0}".format(*self.function_output)
@@ -100,28 +103,33 @@ def mark_function_output(view, name: str, index: int, n_outputs: int) -> None:
 
 def mark_view(op, base, result, params) -> None:
     """Views share their base's version counter and remember how they were made."""
-    several = isinstance(result, tuple)  # even of one: replay must then pick element 0
-    outputs = result if several else (result,)
-    parent = getattr(base, "_view", None)
-    root = base if parent is None else parent.base
+    if not isinstance(result, tuple):
+        mark_one_view(op, base, result, params, None)
+        return
+    # even a tuple of one: replay must then pick element 0
+    for i, out in enumerate(result):
+        mark_one_view(op, base, out, params, i)
+
+
+def mark_one_view(op, base, view, params, index) -> None:
+    """``mark_view`` for one output ``view`` of ``op(base, **params)``, at ``index`` of a
+    multi-output view op's outputs (None: its only output)."""
+    refs = base._vc
+    # a view's version counter holds a weak reference to it, so a counter without any is no
+    # view's: this spares the costly getattr miss on the commonest base, a tensor not a view
+    parent = getattr(base, "_view", None) if len(refs) > 1 else None
     recording = grad_state.grad_enabled
     if not recording:
         creation = INFERENCE if grad_state.inference else NO_GRAD
-    elif several:
+    elif index is not None:
         creation = MULTI_OUTPUT
     else:
         creation = DEFAULT if parent is None else parent.creation
-    for i, out in enumerate(outputs):
-        out._vc = base._vc
-        out._view = ViewInfo(root, parent, op, params, i if several else None, creation,
-                             recording)
-        _register_view(out)
-
-
-def _register_view(view) -> None:
-    """Keep a weak reference to ``view`` after the version it shares with its base: an in-place
-    write to the base or to another view must give it a fresh history (ops/inplace.py)."""
-    refs = view._vc
+    view._vc = refs
+    view._view = ViewInfo(base if parent is None else parent.base, parent, op, params, index,
+                          creation, recording)
+    # a weak reference after the version: an in-place write to the base or to another view
+    # must give this one a fresh history (ops/inplace.py)
     refs.append(_weakref(view))
     n = len(refs) - 1
     if n >= 32 and n & (n - 1) == 0:  # at each power of two: drop dead views (amortized O(1))

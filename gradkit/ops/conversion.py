@@ -80,5 +80,14 @@ def zeros_like_op(xp, x):
     return xp.zeros_like(x)
 
 
+def _writes_one_value(target, *args) -> bool:
+    """fill_ and zero_ write one value everywhere: torch allows them on an expanded tensor
+    (its backward then refuses, ops/inplace.py's CopySlices)."""
+    return True
+
+
+fill.check_overlap = zeros_like_op.check_overlap = _writes_one_value
+
+
 zeros_like_op.defvjp(lambda g: _zeros_of(g))
 zeros_like_op.defjvp(lambda t: _zeros_of(t))

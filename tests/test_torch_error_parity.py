@@ -1,0 +1,116 @@
+"""Errors against torch: a program that torch runs must run in gradkit with the same numbers,
+and one that torch refuses must be refused at the same step, with the same exception and
+message (fuzz programs of issue 15, reduced)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a "
+           "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def _outcome(program, lib):
+    """("ok", numbers) or (step that raised, exception type, message in gradkit's words)."""
+    steps = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            result = program(lib, steps.append)
+        except Exception as error:  # noqa: BLE001 - the error is what is compared
+            message = str(error).replace("torch.", "gradkit.").split(" Hint:")[0]
+            return (steps[-1] if steps else "start", type(error).__name__, message)
+    return "ok", [np.asarray(t.detach().tolist()).tolist() for t in result]
+
+
+def _same_as_torch(program):
+    mine, theirs = _outcome(program, gradkit), _outcome(program, torch)
+    if mine[0] == "ok" and theirs[0] == "ok":
+        assert len(mine[1]) == len(theirs[1])
+        for got, expected in zip(mine[1], theirs[1]):
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+    else:
+        assert mine == theirs
+    return theirs
+
+
+# -- writes into an expanded tensor (elements sharing memory) --------------------------------
+
+def _fill_expanded(lib, step):
+    a = lib.tensor([0.5, -1.0], dtype=lib.float64, requires_grad=True)
+    x = a.clone().expand(3, 2)
+    step("fill_")
+    x.fill_(0.25)
+    step("backward")
+    return [*lib.autograd.grad((x * lib.tensor([1.0, 2.0], dtype=lib.float64)).sum(), a), x]
+
+
+def _zero_expanded_without_grad(lib, step):
+    a = lib.tensor([0.5, -1.0], dtype=lib.float64, requires_grad=True)
+    x = a.detach().clone().expand(3, 2)
+    step("zero_")
+    x.zero_()
+    step("backward")
+    return [*lib.autograd.grad((a * 3).sum(), a), x]
+
+
+def _add_into_expanded(lib, step):
+    x = lib.tensor([0.5], dtype=lib.float64).expand(3)
+    step("add_")
+    return [x.add_(1)]
+
+
+def _write_one_element_of_expanded(lib, step):
+    a = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+    base = a.clone()
+    x = base.expand(2)
+    step("setitem")
+    x[0:1] = x[0:1] * 3
+    step("backward")
+    loss = (x * lib.tensor([1.0, 10.0], dtype=lib.float64)).sum() + base * 100
+    return [*lib.autograd.grad(loss, a), x, base]
+
+
+def _write_all_of_expanded(lib, step):
+    x = lib.tensor([0.5], dtype=lib.float64).expand(3)
+    step("setitem")
+    x[:] = 2.0
+    return [x]
+
+
+def _masked_fill_expanded(lib, step):
+    a = lib.tensor([[1.0], [2.0]], dtype=lib.float64)
+    x = a.expand(2, 3)
+    step("masked_fill_")
+    x.masked_fill_(lib.tensor([[True, False, False], [False, False, False]]), 7.0)
+    step("setitem")
+    x[lib.tensor([1]), lib.tensor([2])] = 9.0
+    x[0, 1] = 5.0
+    return [x, a]
+
+
+@pytest.mark.parametrize("program, torch_outcome", [
+    (_fill_expanded, ("backward", "RuntimeError", OVERLAP)),
+    (_zero_expanded_without_grad, "ok"),
+    (_add_into_expanded, ("add_", "RuntimeError", OVERLAP)),
+    (_write_one_element_of_expanded, "ok"),
+    (_write_all_of_expanded, ("setitem", "RuntimeError", OVERLAP)),
+    (_masked_fill_expanded, "ok"),
+])
+def test_writes_into_an_expanded_tensor_as_torch(program, torch_outcome):
+    theirs = _same_as_torch(program)
+    assert (theirs[0] if torch_outcome == "ok" else theirs) == torch_outcome
+
+
+@pytest.mark.parametrize("name, write", [
+    ("masked_fill_", lambda lib, x: x.masked_fill_(x > 0, 1.0)),
+    ("index_put_", lambda lib, x: x.__setitem__(lib.tensor([0]), 1.0)),
+])
+def test_writes_into_an_expanded_tensor_warn_as_torch(name, write):
+    x = gradkit.tensor([0.5]).expand(3)
+    with pytest.warns(UserWarning, match=f"Use of {name} on expanded tensors is deprecated"):
+        write(gradkit, x)

@@ -114,3 +114,50 @@ def test_writes_into_an_expanded_tensor_warn_as_torch(name, write):
     x = gradkit.tensor([0.5]).expand(3)
     with pytest.warns(UserWarning, match=f"Use of {name} on expanded tensors is deprecated"):
         write(gradkit, x)
+
+
+# -- an input sharing part of the written-to tensor's memory ---------------------------------
+
+PARTIAL = ("unsupported operation: some elements of the input tensor and the written-to tensor "
+           "refer to a single memory location. Please clone() the tensor before performing the "
+           "operation.")
+
+
+def _in_place_with(write, make=lambda lib: lib.arange(4.0, dtype=lib.float64)):
+    def program(lib, step):
+        x = make(lib)
+        step("write")
+        write(x)
+        return [x]
+    return program
+
+
+@pytest.mark.parametrize("write, make, torch_outcome", [
+    (lambda x: x.unsqueeze(-1).mul_(x), lambda lib: lib.tensor(2.0), PARTIAL),
+    (lambda x: x.sub_(x[0]), None, PARTIAL),
+    (lambda x: x[0:2].add_(x[1:3]), None, PARTIAL),
+    (lambda x: x.copy_(x.unbind(0)[0]), lambda lib: lib.ones(3, 2), PARTIAL),
+    (lambda x: x.mul_(x.real), lambda lib: lib.ones(1, dtype=lib.complex64), PARTIAL),
+    (lambda x: x.__setitem__(slice(0, 2), x[1:3]), None, PARTIAL),
+    (lambda x: x.add_(x), None, "ok"),                               # the same elements
+    (lambda x: x.__setitem__(slice(0, 2), x[0:2]), None, "ok"),
+    (lambda x: x[:, 0].add_(x[0, :]), lambda lib: lib.ones(2, 2), "ok"),  # not dense: allowed
+])
+def test_inputs_overlapping_the_written_tensor_as_torch(write, make, torch_outcome):
+    program = _in_place_with(write, *(() if make is None else (make,)))
+    theirs = _same_as_torch(program)
+    assert (theirs[0] if torch_outcome == "ok" else theirs) == (
+        torch_outcome if torch_outcome == "ok" else ("write", "RuntimeError", torch_outcome))
+
+
+def _copy_expanded_onto_itself(lib, step):
+    a = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+    x = a.cos().expand(2)
+    step("copy_")
+    x.copy_(x)
+    step("backward")
+    return [*lib.autograd.grad(x.sum(), a)]
+
+
+def test_copy_onto_itself_does_nothing_then_backward_refuses_as_torch():
+    assert _same_as_torch(_copy_expanded_onto_itself) == ("backward", "RuntimeError", OVERLAP)

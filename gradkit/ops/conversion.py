@@ -4,6 +4,7 @@ from __future__ import annotations
 from gradkit import backend
 from gradkit.ops._op import op
 from gradkit.ops.complex import real
+from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, same_data
 from gradkit.ops.piecewise import zeros_like
 
 
@@ -56,6 +57,16 @@ def _zeros_of(g):
     return zeros_like(g)
 
 
+def _copy_onto_itself(target, src) -> bool:
+    """copy_ from the same elements in the same layout does nothing, as torch (which returns
+    before refusing an expanded target): its recorded write still overlaps."""
+    data = getattr(src, "_data", None)
+    if data is None or not same_data(target, data):
+        raise RuntimeError(OVERLAP_MESSAGE)
+    return True
+
+
+copy_from.check_overlap = _copy_onto_itself
 copy_from.defvjp(lambda g, x_shape: _zeros_of(g),
                  lambda g, x_shape: g)
 copy_from.defjvp(lambda t, x_shape: _zeros_of(t),

@@ -10,7 +10,8 @@ from gradkit.ops.piecewise import where
 from gradkit.ops.index_keys import (
     _dims_consumed, _is_basic, _is_int, _located, _raw_key, _split_key, check_index_put)
 from gradkit.ops.conversion import copy_from
-from gradkit.ops.inplace import has_internal_overlap, inplace
+from gradkit.ops.inplace import inplace
+from gradkit.ops.memory_overlap import has_internal_overlap, share_memory
 from gradkit.ops.shape import _normalize_dim, reshape
 
 
@@ -161,9 +162,10 @@ def setitem_(x, key, value):
         return x
     raw = _raw_key(key)
     check_index_put(x, raw, value, key)
-    if _is_basic(raw) and has_internal_overlap(x._data):
-        # an expanded tensor: torch copies into the region's view, whose own elements may not
-        # share memory (x[0] = v is fine, x[:] = v is refused)
+    if _is_basic(raw) and (has_internal_overlap(x._data) or (
+            hasattr(value, "_data") and share_memory(x._data, value._data))):
+        # as torch, copy into the region's view: its own elements may not share memory (for
+        # an expanded x, x[0] = v is fine, x[:] = v is refused), nor only part of v's
         inplace(getitem(x, key), copy_from, value)
         return x
     return inplace(x, index_put, value, raw)

@@ -19,6 +19,8 @@ from gradkit.backend import device_context
 from gradkit.creation import zeros
 from gradkit.ops import _dispatch
 from gradkit.ops._op import op
+from gradkit.ops.memory_overlap import (
+    OVERLAP_MESSAGE, PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, partially_overlap)
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.promotion import category
 from gradkit.ops.unary_helpers import _SCALAR_TYPE_NAMES
@@ -41,6 +43,8 @@ def inplace(tensor, out_of_place, *args, **kwargs):
     overlapping = has_internal_overlap(tensor._data) and bool(
         getattr(out_of_place, "check_overlap", _refuse_overlap)(tensor._data, *args))
     tensor_type = _tensor_type()
+    if any(isinstance(a, tensor_type) and partially_overlap(tensor._data, a._data) for a in args):
+        raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)
     view = getattr(tensor, "_view", None)
     recording = records_graph() and (
         tensor._requires_grad or (view is not None and view.base._requires_grad)
@@ -191,16 +195,6 @@ def _write(tensor, values) -> None:
         _write_changed(alias, values)
         return
     target[...] = values
-
-
-OVERLAP_MESSAGE = ("unsupported operation: more than one element of the written-to tensor "
-                   "refers to a single memory location. Please clone() the tensor before "
-                   "performing the operation.")
-
-
-def has_internal_overlap(array) -> bool:
-    """torch's MemOverlap::Yes: a dim of more than one element with stride 0 (expanded)."""
-    return any(stride == 0 and n > 1 for n, stride in zip(array.shape, array.strides))
 
 
 def _refuse_overlap(target, *args) -> bool:

@@ -161,3 +161,18 @@ def _copy_expanded_onto_itself(lib, step):
 
 def test_copy_onto_itself_does_nothing_then_backward_refuses_as_torch():
     assert _same_as_torch(_copy_expanded_onto_itself) == ("backward", "RuntimeError", OVERLAP)
+
+
+# -- indexing errors come before the in-place checks ------------------------------------------
+
+@pytest.mark.parametrize("key, message", [
+    (lambda lib: lib.tensor(-4), "index -4 is out of bounds for dimension 0 with size 3"),
+    (lambda lib: (0, 0), "too many indices for tensor of dimension 1"),
+])
+def test_setitem_out_of_range_on_a_leaf_is_an_index_error_as_torch(key, message):
+    def program(lib, step):
+        x = lib.zeros(3, requires_grad=True)
+        step("setitem")
+        x[key(lib)] = 1.0
+        return [x]
+    assert _same_as_torch(program) == ("setitem", "IndexError", message)

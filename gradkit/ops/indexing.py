@@ -161,6 +161,7 @@ def setitem_(x, key, value):
     if key is False:  # torch writes nothing (and bumps no version) for x[False] = v
         return x
     raw = _raw_key(key)
+    _check_bounds(x, raw)  # torch's slicing checks integers first, before the in-place checks
     check_index_put(x, raw, value, key)
     if _is_basic(raw) and (has_internal_overlap(x._data) or (
             hasattr(value, "_data") and share_memory(x._data, value._data))):

@@ -176,3 +176,32 @@ def test_setitem_out_of_range_on_a_leaf_is_an_index_error_as_torch(key, message)
         x[key(lib)] = 1.0
         return [x]
     assert _same_as_torch(program) == ("setitem", "IndexError", message)
+
+
+# -- cat skips 1-d empty tensors --------------------------------------------------------------
+
+@pytest.mark.parametrize("shapes, dtypes, dim", [
+    (((0,), (1, 2)), ("float64", "float64"), -1),
+    (((1, 2), (0,)), ("float64", "float64"), 0),
+    (((0,), (0,)), ("float64", "float64"), 0),
+    (((0,), (1, 2)), ("complex128", "float64"), 1),   # the skipped tensor's dtype still counts
+    (((0,), (0, 0)), ("float64", "float64"), 0),
+])
+def test_cat_skips_one_dimensional_empty_tensors_as_torch(shapes, dtypes, dim):
+    def program(lib, step):
+        xs = [lib.ones(s, dtype=getattr(lib, d), requires_grad=True)
+              for s, d in zip(shapes, dtypes)]
+        step("cat")
+        out = lib.cat(xs, dim)
+        step("backward")
+        grads = lib.autograd.grad((out * out).sum().real, xs)
+        return [out, *grads, lib.tensor([*out.shape, *(n for g in grads for n in g.shape)])]
+    assert _same_as_torch(program)[0] == "ok"
+
+
+def test_cat_checks_dims_against_the_first_tensor_not_skipped():
+    def program(lib, step):
+        step("cat")
+        return [lib.cat([lib.zeros(0), lib.zeros(1, 2), lib.zeros(3)])]
+    assert _same_as_torch(program) == (
+        "cat", "RuntimeError", "Tensors must have same number of dimensions: got 2 and 1")

@@ -16,12 +16,15 @@ PARTIAL_OVERLAP_MESSAGE = (
 
 def has_internal_overlap(array) -> bool:
     """torch's MemOverlap::Yes: a dim of more than one element with stride 0 (expanded)."""
-    return any(stride == 0 and n > 1 for n, stride in zip(array.shape, array.strides))
+    return array.size > 1 and any(
+        stride == 0 and n > 1 for n, stride in zip(array.shape, array.strides))
 
 
 def _address(array) -> int:
     interface = getattr(array, "__array_interface__", None)
-    return interface["data"][0] if interface is not None else array.data.ptr  # CuPy
+    if interface is None:  # CuPy
+        interface = array.__cuda_array_interface__
+    return interface["data"][0]
 
 
 def _dense(array) -> bool:

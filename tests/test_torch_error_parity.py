@@ -205,3 +205,19 @@ def test_cat_checks_dims_against_the_first_tensor_not_skipped():
         return [lib.cat([lib.zeros(0), lib.zeros(1, 2), lib.zeros(3)])]
     assert _same_as_torch(program) == (
         "cat", "RuntimeError", "Tensors must have same number of dimensions: got 2 and 1")
+
+
+# -- kernels that never run on empty tensors ---------------------------------------------------
+
+@pytest.mark.parametrize("function", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype, shape", [
+    ("complex64", (1, 0)), ("bool", (0,)), ("int16", (0,)), ("complex64", (2,)), ("int16", (2,)),
+])
+def test_softmax_of_other_dtypes_is_refused_only_when_not_empty_as_torch(function, dtype, shape):
+    def program(lib, step):
+        x = lib.zeros(shape, dtype=getattr(lib, dtype))
+        step(function)
+        out = getattr(lib, function)(x, -1)
+        return [out, lib.tensor(list(out.shape)), lib.tensor(out.dtype == x.dtype)]
+    theirs = _same_as_torch(program)
+    assert (theirs[0] == "ok") == (0 in shape)

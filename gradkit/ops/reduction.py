@@ -171,10 +171,10 @@ def softmax(xp, x, *, dim, dtype=None):
 
 
 def _softmax_input(x, dim, dtype, name):
-    """x in ``dtype``; torch's kernels take floating inputs only."""
+    """x in ``dtype``; torch's kernels take floating inputs only (none runs on an empty x)."""
     if dtype is not None:
         x = x.astype(to_numpy_dtype(dtype))
-    if x.dtype.kind not in "fV":
+    if x.dtype.kind not in "fV" and x.size:
         last = x.ndim == 0 or _normalize_dim(dim, x.ndim) == x.ndim - 1
         raise kernel_error(f"{name}_{'lastdim_' if last else ''}kernel_impl")(x)
     return x

@@ -221,3 +221,20 @@ def test_softmax_of_other_dtypes_is_refused_only_when_not_empty_as_torch(functio
         return [out, lib.tensor(list(out.shape)), lib.tensor(out.dtype == x.dtype)]
     theirs = _same_as_torch(program)
     assert (theirs[0] == "ok") == (0 in shape)
+
+
+# -- a leaf detached in place, then written with a graph -------------------------------------
+
+def _leaf_moved_into_the_graph(lib, step):
+    a = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+    b = a.clone()
+    a.detach_()
+    a.add_(b)                       # a now has a history: it is no leaf any more
+    step("backward")
+    (b * 2).backward()
+    return [a]
+
+
+def test_backward_into_a_leaf_moved_into_the_graph_is_refused_as_torch():
+    assert _same_as_torch(_leaf_moved_into_the_graph) == (
+        "backward", "RuntimeError", "leaf variable has been moved into the graph interior")

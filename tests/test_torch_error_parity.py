@@ -238,3 +238,39 @@ def _leaf_moved_into_the_graph(lib, step):
 def test_backward_into_a_leaf_moved_into_the_graph_is_refused_as_torch():
     assert _same_as_torch(_leaf_moved_into_the_graph) == (
         "backward", "RuntimeError", "leaf variable has been moved into the graph interior")
+
+
+# -- a number out of an integer dtype's range --------------------------------------------------
+
+@pytest.mark.parametrize("dtype, value", [
+    ("uint8", -1.5), ("uint8", 300), ("uint8", -1), ("uint8", -255), ("uint8", -256),
+    ("int8", -1.5), ("int8", 300), ("int16", float("nan")), ("int32", 1e10), ("int64", 1e30),
+    ("int64", float("inf")), ("bool", -1.5),
+])
+def test_fill_with_a_number_out_of_range_as_torch(dtype, value):
+    def program(lib, step):
+        x = lib.zeros(2, dtype=getattr(lib, dtype))
+        step("fill_")
+        return [x.fill_(value)]
+    _same_as_torch(program)
+
+
+def test_fill_out_of_range_names_the_c_type():
+    with pytest.raises(RuntimeError, match="^value cannot be converted to type uint8_t without "
+                                           "overflow$"):
+        gradkit.zeros(2, dtype=gradkit.uint8).fill_(-1.5)
+
+
+# -- x ** tensor, written in place afterwards (a deliberate difference) ------------------------
+
+def test_pow_result_written_in_place_differentiates_where_torch_refuses():
+    def program(lib, clone_first):
+        x = lib.tensor([0.5, 2.0], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([1.5, -0.5], dtype=lib.float64)   # gradkit saves z only for y's gradient
+        z = x ** y
+        (z.clone() if clone_first else z).neg_().sum().backward()
+        return x.grad.tolist()
+    with pytest.raises(RuntimeError, match="which is output 0 of Pow1, is at version 1"):
+        program(torch, clone_first=False)
+    expected = program(torch, clone_first=True)
+    np.testing.assert_allclose(program(gradkit, clone_first=False), expected, rtol=1e-12)

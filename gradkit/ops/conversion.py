@@ -1,6 +1,8 @@
 """Copies and conversions: clone, dtype casts, device moves, fill and copy_ sources."""
 from __future__ import annotations
 
+import numpy as np
+
 from gradkit import backend
 from gradkit.ops._op import op
 from gradkit.ops.complex import real
@@ -76,7 +78,30 @@ copy_from.defjvp(lambda t, x_shape: _zeros_of(t),
 @op(broadcast=True, node_name="FillBackward0")
 def fill(xp, x, value):
     """The value ``x.fill_(value)`` writes (value may be a 0-d tensor)."""
-    return xp.full(x.shape, value, dtype=x.dtype)
+    return xp.full(x.shape, fitted(value, x.dtype), dtype=x.dtype)
+
+
+_C_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                 "int64": "int64_t"}
+
+
+def fitted(value, dtype):
+    """A Python number written into an integer dtype, as torch: refused out of the dtype's range
+    (c10's overflows: a negative integer wraps into an unsigned type, a float never does; nan
+    and inf never fit)."""
+    if dtype.kind not in "iu" or type(value) not in (int, float):
+        return value
+    info = np.iinfo(dtype)
+    if type(value) is float:
+        fits = info.min <= value <= info.max
+    else:
+        lowest = -info.max if dtype.kind == "u" else info.min
+        fits = lowest <= value <= info.max
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPE_NAMES[dtype.name]} "
+                           "without overflow")
+    wraps = dtype.kind == "u" and type(value) is int and value < 0
+    return value + info.max + 1 if wraps else value
 
 
 fill.defvjp(lambda g: _zeros_of(g),

@@ -166,8 +166,15 @@ def setitem_(x, key, value):
     if _is_basic(raw) and (has_internal_overlap(x._data) or (
             hasattr(value, "_data") and share_memory(x._data, value._data))):
         # as torch, copy into the region's view: its own elements may not share memory (for
-        # an expanded x, x[0] = v is fine, x[:] = v is refused), nor only part of v's
-        inplace(getitem(x, key), copy_from, value)
+        # an expanded x, x[0] = v is fine, x[:] = v is refused), nor only part of v's once v
+        # is broadcast to the region (torch's copy_to in its setitem)
+        region = getitem(x, key)
+        if hasattr(value, "_data"):
+            shape = tuple(value.shape)
+            while shape and shape[0] == 1:
+                shape = shape[1:]
+            value = reshape(value, shape).expand(*region.shape)
+        inplace(region, copy_from, value)
         return x
     return inplace(x, index_put, value, raw)
 

@@ -145,6 +145,7 @@ def _in_place_with(write, make=lambda lib: lib.arange(4.0, dtype=lib.float64)):
     (lambda x: x.__setitem__((slice(None), slice(0, 2)), x[..., :1]),
      lambda lib: lib.tensor([[1.0, 2.0]]), "ok"),
     (lambda x: x.__setitem__(slice(0, 2), x[None, None, 2:3]), None, "ok"),
+    (lambda x: x[0:1:2].__setitem__(slice(0, 1), x[0:1:2][..., :1]), None, "ok"),
     (lambda x: x[:, 0].add_(x[0, :]), lambda lib: lib.ones(2, 2), "ok"),  # not dense: allowed
 ])
 def test_inputs_overlapping_the_written_tensor_as_torch(write, make, torch_outcome):

@@ -169,7 +169,7 @@ def setitem_(x, key, value):
         # an expanded x, x[0] = v is fine, x[:] = v is refused), nor only part of v's once v
         # is broadcast to the region (torch's copy_to in its setitem)
         region = getitem(x, key)
-        if hasattr(value, "_data"):
+        if hasattr(value, "_data") and value.shape != region.shape:
             shape = tuple(value.shape)
             while shape and shape[0] == 1:
                 shape = shape[1:]

@@ -244,8 +244,8 @@ def _plan(roots, targets, accumulate):
                 edge is not None and leads.get(edge[0], False) for edge in node._next)
         runs = {node for node in order
                 if any(edge is not None and leads.get(edge[0], False) for edge in node._next)}
-        if accumulate:  # backward(inputs=...): the targeted leaves do accumulate
-            runs |= {n for n in target_nodes if type(n) is AccumulateGrad}
+        if accumulate:  # backward(inputs=...): the targeted nodes run, as torch (leaves
+            runs |= target_nodes  # accumulate; a non-leaf's node runs its hooks, no further)
         scheduled = runs | target_nodes
     else:
         scheduled = seen

@@ -317,3 +317,23 @@ def _unreached_output_program(lib):
 
 def test_hooks_of_an_unreached_output_match_torch():
     assert _unreached_output_program(gradkit) == _unreached_output_program(torch)
+
+
+@pytest.mark.parametrize("retained_before", [True, False])
+def test_backward_into_a_non_leaf_input_retains_its_gradient_once_like_torch(retained_before):
+    """backward(inputs=(d,)) of a non-leaf d: d retains its gradient (after its tensor hooks),
+    d's node runs (its prehooks and post hooks), and a d that already retained its gradient
+    does not get it twice."""
+    def program(lib):
+        log = []
+        a = lib.tensor([1.0, -2.0], dtype=lib.float64, requires_grad=True)
+        d = a.clone()
+        if retained_before:
+            d.retain_grad()
+        d.register_hook(lambda g: (log.append("tensor"), g * 3)[1])
+        d.grad_fn.register_prehook(lambda gs: (log.append("pre"), None)[1])
+        d.grad_fn.register_hook(lambda gi, go: log.append("post"))
+        (d * 2).sum().backward(inputs=(d,))
+        return log, d.grad.tolist(), d.retains_grad, a.grad
+
+    assert program(gradkit) == program(torch)

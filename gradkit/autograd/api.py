@@ -11,7 +11,7 @@ import warnings
 
 from gradkit._tensor import Tensor
 from gradkit.autograd import batching
-from gradkit.autograd.engine import _accumulate_into, _plan, run
+from gradkit.autograd.engine import _plan, run
 from gradkit.autograd.graph import accumulate_node
 from gradkit.backend import device_context, get_array_module
 from gradkit.creation import zeros_like
@@ -133,11 +133,10 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     targets = None
     if inputs is not None:
         targets = [_input_edge(t, "backward") for t in inputs]
-    captured = run(roots, seeds, retain_graph, create_graph, targets, accumulate=True)
-    if inputs is not None:  # non-leaf inputs: their gradient goes into their .grad
-        for t, g in zip(inputs, captured):
-            if t.grad_fn is not None and g is not None:
-                _accumulate_into(t, g, create_graph)
+        for t in inputs:  # as torch: a non-leaf input retains its gradient (after its hooks)
+            if t.grad_fn is not None:
+                t.retain_grad()
+    run(roots, seeds, retain_graph, create_graph, targets, accumulate=True)
 
 
 def _input_edge(t, caller: str):

@@ -186,6 +186,8 @@ def _accumulate_leaf(node, g, create_graph: bool, owned: bool) -> None:
     """Run a leaf's AccumulateGrad: accumulate, post-accumulate hooks (even when no gradient
     arrived, as torch), then the node's post hooks with ``grad_inputs=()``. A leaf that no
     longer requires grad (``detach_()`` since the graph was built) is left alone, as torch."""
+    if g is not None and node.variable.grad_fn is not None:  # detach_(), then written in place
+        raise RuntimeError("leaf variable has been moved into the graph interior")
     if node.variable._requires_grad:
         _accumulate_into(node.variable, g, create_graph, owned)
     if node._extras is not None and node._extras.post_hooks:
@@ -252,8 +254,8 @@ def _plan(roots, targets, accumulate):
             leads[node] = node in target_nodes or any(
                 leads.get(child, False) for child in node._next)
         runs = {node for node in order if any(leads.get(child, False) for child in node._next)}
-        if accumulate:  # backward(inputs=...): the targeted leaves do accumulate
-            runs |= {n for n in target_nodes if type(n) is AccumulateGrad}
+        if accumulate:  # backward(inputs=...): the targeted nodes run, as torch (leaves
+            runs |= target_nodes  # accumulate; a non-leaf's node runs its hooks, no further)
         scheduled = runs | target_nodes
     else:
         scheduled = seen

@@ -1,9 +1,12 @@
 """Copies and conversions: clone, dtype casts, device moves, fill and copy_ sources."""
 from __future__ import annotations
 
+import numpy as np
+
 from gradkit import backend
 from gradkit.ops._op import op
 from gradkit.ops.complex import real
+from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, same_data
 from gradkit.ops.piecewise import zeros_like
 
 
@@ -56,6 +59,16 @@ def _zeros_of(g):
     return zeros_like(g)
 
 
+def _copy_onto_itself(target, src) -> bool:
+    """copy_ from the same elements in the same layout does nothing, as torch (which returns
+    before refusing an expanded target): its recorded write still overlaps."""
+    data = getattr(src, "_data", None)
+    if data is None or not same_data(target, data):
+        raise RuntimeError(OVERLAP_MESSAGE)
+    return True
+
+
+copy_from.check_overlap = _copy_onto_itself
 copy_from.defvjp(lambda g, x_shape: _zeros_of(g),
                  lambda g, x_shape: g)
 copy_from.defjvp(lambda t, x_shape: _zeros_of(t),
@@ -65,7 +78,30 @@ copy_from.defjvp(lambda t, x_shape: _zeros_of(t),
 @op(broadcast=True, node_name="FillBackward0")
 def fill(xp, x, value):
     """The value ``x.fill_(value)`` writes (value may be a 0-d tensor)."""
-    return xp.full(x.shape, value, dtype=x.dtype)
+    return xp.full(x.shape, fitted(value, x.dtype), dtype=x.dtype)
+
+
+_C_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                 "int64": "int64_t"}
+
+
+def fitted(value, dtype):
+    """A Python number written into an integer dtype, as torch: refused out of the dtype's range
+    (c10's overflows: a negative integer wraps into an unsigned type, a float never does; nan
+    and inf never fit)."""
+    if dtype.kind not in "iu" or type(value) not in (int, float):
+        return value
+    info = np.iinfo(dtype)
+    if type(value) is float:
+        fits = info.min <= value <= info.max
+    else:
+        lowest = -info.max if dtype.kind == "u" else info.min
+        fits = lowest <= value <= info.max
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPE_NAMES[dtype.name]} "
+                           "without overflow")
+    wraps = dtype.kind == "u" and type(value) is int and value < 0
+    return value + info.max + 1 if wraps else value
 
 
 fill.defvjp(lambda g: _zeros_of(g),
@@ -78,6 +114,15 @@ fill.defjvp(lambda t: _zeros_of(t),
 def zeros_like_op(xp, x):
     """Zeros of x's shape and dtype: the values ``x.zero_()`` writes."""
     return xp.zeros_like(x)
+
+
+def _writes_one_value(target, *args) -> bool:
+    """fill_ and zero_ write one value everywhere: torch allows them on an expanded tensor
+    (its backward then refuses, ops/inplace.py's CopySlices)."""
+    return True
+
+
+fill.check_overlap = zeros_like_op.check_overlap = _writes_one_value
 
 
 zeros_like_op.defvjp(lambda g: _zeros_of(g))

@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import re
+import warnings
 
 from gradkit.creation import zeros
 from gradkit.ops._op import op, seam, sum_to_shape
 from gradkit.ops.piecewise import where
 from gradkit.ops.index_keys import (
     _dims_consumed, _is_basic, _is_int, _located, _raw_key, _split_key, check_index_put)
+from gradkit.ops.conversion import copy_from
 from gradkit.ops.inplace import inplace
+from gradkit.ops.memory_overlap import has_internal_overlap, share_memory
 from gradkit.ops.shape import _normalize_dim, reshape
 
 
@@ -142,12 +145,41 @@ index_put.defjvp(lambda t, x_shape, value_shape, key: index_put(t, 0.0, key),
                  lambda t, x_shape, value_shape, key: index_put_into_zeros(t, x_shape, key))
 
 
+def _expanded_warning(name: str, example: str) -> str:
+    return (f"Use of {name} on expanded tensors is deprecated. Please clone() the tensor before "
+            f"performing this operation. This also applies to advanced indexing e.g. {example}")
+
+
+def _index_put_overlap(target, value, key=None) -> bool:
+    """``x[advanced key] = v`` into an expanded tensor warns, as torch (basic keys: setitem_)."""
+    warnings.warn(_expanded_warning("index_put_", "tensor[indices] = tensor"), UserWarning,
+                  stacklevel=5)
+    return True
+
+
+index_put.check_overlap = _index_put_overlap
+
+
 def setitem_(x, key, value):
     """``x[key] = value`` in place (bumps the version; rebases x's history when recording)."""
     if key is False:  # torch writes nothing (and bumps no version) for x[False] = v
         return x
     raw = _raw_key(key)
+    _check_bounds(x, raw)  # torch's slicing checks integers first, before the in-place checks
     check_index_put(x, raw, value, key)
+    if _is_basic(raw) and (has_internal_overlap(x._data) or (
+            hasattr(value, "_data") and share_memory(x._data, value._data))):
+        # as torch, copy into the region's view: its own elements may not share memory (for
+        # an expanded x, x[0] = v is fine, x[:] = v is refused), nor only part of v's once v
+        # is broadcast to the region (torch's copy_to in its setitem)
+        region = getitem(x, key)
+        if hasattr(value, "_data") and value.shape != region.shape:
+            shape = tuple(value.shape)
+            while shape and shape[0] == 1:
+                shape = shape[1:]
+            value = reshape(value, shape).expand(*region.shape)
+        inplace(region, copy_from, value)
+        return x
     return inplace(x, index_put, value, raw)
 
 
@@ -278,6 +310,15 @@ def masked_fill(xp, x, mask, value):
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{mask.dtype}")
     return xp.where(mask, xp.asarray(value, dtype=x.dtype), x)
+
+
+def _masked_fill_overlap(target, mask, value) -> bool:
+    warnings.warn(_expanded_warning("masked_fill_", "tensor[mask] = scalar"), UserWarning,
+                  stacklevel=5)
+    return True
+
+
+masked_fill.check_overlap = _masked_fill_overlap
 
 
 def _masked_value_grad(g, mask):

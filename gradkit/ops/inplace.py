@@ -19,10 +19,13 @@ from gradkit.backend import device_context
 from gradkit.creation import zeros
 from gradkit.ops import _dispatch
 from gradkit.ops._op import op
+from gradkit.ops.memory_overlap import (
+    OVERLAP_MESSAGE, PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, partially_overlap)
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.promotion import category
 from gradkit.ops.unary_helpers import _SCALAR_TYPE_NAMES
-from gradkit.ops.views import DEFAULT, live_views, refresh_computed, replay_view, write_through
+from gradkit.ops.views import (
+    DEFAULT, live_views, refresh_computed, replay_view, writable_alias, write_through)
 
 
 def _tensor_type():
@@ -35,7 +38,13 @@ LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place 
 def inplace(tensor, out_of_place, *args, **kwargs):
     """Run ``out_of_place(tensor, *args)`` and write the result into ``tensor``."""
     check_inplace(tensor)
+    # elements sharing memory (an expanded tensor): most ops refuse; the ones torch lets write
+    # into such a region (fill_) leave a CopySlices whose backward refuses, as torch's
+    overlapping = has_internal_overlap(tensor._data) and bool(
+        getattr(out_of_place, "check_overlap", _refuse_overlap)(tensor._data, *args))
     tensor_type = _tensor_type()
+    if any(isinstance(a, tensor_type) and partially_overlap(tensor._data, a._data) for a in args):
+        raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)
     view = getattr(tensor, "_view", None)
     recording = records_graph() and (
         tensor._requires_grad or (view is not None and view.base._requires_grad)
@@ -70,7 +79,7 @@ def inplace(tensor, out_of_place, *args, **kwargs):
     tensor._vc[0] += 1
     if recording:
         if view is not None:
-            _rebase_view(tensor, view, result)
+            _rebase_view(tensor, view, result, overlapping)
         else:
             set_history(tensor, result.grad_fn, result._output_nr)
         _resave_output(result, tensor)
@@ -179,22 +188,47 @@ def _write(tensor, values) -> None:
         if not ok:
             raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the "
                                f"broadcast shape {list(values.shape)}")
-    if not target.flags.writeable:
-        raise RuntimeError("unsupported operation: more than one element of the written-to "
-                           "tensor refers to a single memory location. Please clone() the "
-                           "tensor before performing the operation.")
+    if not getattr(target.flags, "writeable", True):  # an expanded tensor (CuPy: no flag)
+        alias = writable_alias(target)
+        if alias is None:
+            raise RuntimeError(OVERLAP_MESSAGE)
+        _write_changed(alias, values)
+        return
     target[...] = values
+
+
+def _refuse_overlap(target, *args) -> bool:
+    """Most in-place ops refuse a target whose elements share memory, as torch's
+    assert_no_internal_overlap. fill_, zero_, masked_fill_ and x[i] = v declare their own
+    ``check_overlap``: it warns or raises, and says whether the region written overlaps."""
+    raise RuntimeError(OVERLAP_MESSAGE)
+
+
+def _write_changed(alias, values) -> None:
+    """Write only the elements whose bits change: where several elements share one location,
+    a write that torch allows (into a region of distinct locations, or one value everywhere)
+    then lands whatever the other elements sharing it held."""
+    if not has_internal_overlap(alias):
+        alias[...] = values
+        return
+    new = np.ascontiguousarray(np.broadcast_to(values, alias.shape), dtype=alias.dtype)
+    old = np.ascontiguousarray(alias)
+    width = alias.dtype.itemsize
+    changed = (new.reshape(-1).view(np.uint8).reshape(-1, width) !=
+               old.reshape(-1).view(np.uint8).reshape(-1, width)).any(axis=1)
+    where = np.nonzero(changed.reshape(alias.shape))
+    alias[where] = new[where]
 
 
 def _name(dtype) -> str:
     return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
 
 
-def _rebase_view(tensor, view, result) -> None:
+def _rebase_view(tensor, view, result, overlapping: bool = False) -> None:
     """The base now holds the written values: its history becomes CopySlices(base, result)."""
     base = view.base
     chain = view.steps()
-    new_base = copy_slices(Tensor_alias(base), result, chain=chain)
+    new_base = copy_slices(Tensor_alias(base), result, chain=chain, overlapping=overlapping)
     set_history(base, new_base.grad_fn, 0)
     # torch's CopySlices bypasses the view's old node (ours still passes the written values'
     # gradient through it): the hooks registered on the view before the write never run
@@ -213,7 +247,7 @@ def Tensor_alias(t):  # noqa: N802
 
 
 @op(save="base.shape", node_name="CopySlices")
-def copy_slices(xp, base, values, chain=(), written=True):
+def copy_slices(xp, base, values, chain=(), written=True, overlapping=False):
     """The base after its view (described by ``chain``) was overwritten with ``values``.
     ``written``: the write already happened in place, and the op only records the graph."""
     if written:
@@ -223,7 +257,7 @@ def copy_slices(xp, base, values, chain=(), written=True):
     return out
 
 
-def _copy_slices_jvp(tangents, base_shape, chain, written):
+def _copy_slices_jvp(tangents, base_shape, chain, written, overlapping):
     """The base's tangent takes the values' tangent in the view's region (missing: zeros)."""
     t_base, t_values = tangents
     if t_base is None:
@@ -243,6 +277,15 @@ def zero_view_region(xp, g, chain=()):
 
 zero_view_region.defvjp(lambda g, chain: zero_view_region(g, chain))
 zero_view_region.defjvp(lambda t, chain: zero_view_region(t, chain))
-copy_slices.defvjp(lambda g, base_shape, chain, written: zero_view_region(g, chain),
-                   lambda g, base_shape, chain, written: replay_view(chain, g))
+def _copy_slices_base_grad(g, base_shape, chain, written, overlapping):
+    # torch's CopySlices copies the gradient into the written region of a base-shaped buffer:
+    # refused, as any write, where that region's elements share memory (fill_ of an expanded
+    # view)
+    if overlapping:
+        raise RuntimeError(OVERLAP_MESSAGE)
+    return zero_view_region(g, chain)
+
+
+copy_slices.defvjp(_copy_slices_base_grad,
+                   lambda g, base_shape, chain, written, overlapping: replay_view(chain, g))
 copy_slices.defjvp_all(_copy_slices_jvp)

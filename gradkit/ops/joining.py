@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 
+from gradkit.creation import zeros
 from gradkit.ops._op import Op, op
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
@@ -10,17 +11,33 @@ from gradkit.ops.promotion import promote_types
 from gradkit.ops.shape import _normalize_dim
 
 
+def _skipped(shape) -> bool:
+    """torch's cat skips 1-d empty tensors (its legacy "empty tensor"), whatever the other
+    tensors' dims, but promotes their dtype."""
+    return tuple(shape) == (0,)
+
+
 @op(save="inputs.shape", linear=True)
 def _cat(xp, *xs, dim=0):
-    return xp.concatenate(xs, axis=dim, dtype=_common_dtype(xs))
+    joined = [x for x in xs if not _skipped(x.shape)] or xs
+    return xp.concatenate(joined, axis=dim, dtype=_common_dtype(xs))
 
 
 def _split_grads(g, shapes, dim):
-    sizes = [s[dim] for s in shapes]
-    return tuple(split(g, sizes, dim))
+    kept = [s for s in shapes if not _skipped(s)] or shapes
+    parts = iter(split(g, [s[dim] for s in kept], dim))
+    if len(kept) == len(shapes):
+        return tuple(parts)
+    return tuple(next(parts) if not _skipped(s) else zeros(0, dtype=g.dtype, device=g.device)
+                 for s in shapes)
 
 
-_cat.defvjp_all(lambda g, shapes, dim: _split_grads(g, shapes, _normalize_dim(dim, len(shapes[0]))))
+def _cat_grads(g, shapes, dim):
+    kept = [s for s in shapes if not _skipped(s)] or shapes
+    return _split_grads(g, shapes, _normalize_dim(dim, len(kept[0])))
+
+
+_cat.defvjp_all(_cat_grads)
 _cat.name = "cat"
 _cat.profiler_name = "gradkit::cat"
 _cat.node_name = "CatBackward0"
@@ -29,9 +46,11 @@ _cat.node_name = "CatBackward0"
 def cat(tensors, dim: int = 0):
     """Concatenate a sequence of tensors along an existing dim."""
     tensors = _check_sequence("cat", tensors)
-    ref = tensors[0]
+    ref = next((t for t in tensors if not _skipped(t.shape)), tensors[0])
     ndim = ref.ndim
-    for i, other in enumerate(tensors[1:], 1):
+    for i, other in enumerate(tensors):
+        if _skipped(other.shape) or other is ref:
+            continue
         if other.ndim != ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ndim} and "
                                f"{other.ndim}")

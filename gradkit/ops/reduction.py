@@ -167,10 +167,12 @@ def softmax(xp, x, *, dim, dtype=None):
 
 def _softmax_kernel(xp, x, dim, dtype, name):
     """softmax or log_softmax (by ``name``) of x in ``dtype``, shifted by the max along dim so
-    that exp cannot overflow; torch's kernels take floating inputs only."""
+    that exp cannot overflow. torch's kernels take floating inputs only (none runs on an empty
+    x, but torch's autograd then refuses a complex one that requires grad: the op cannot tell,
+    so an empty complex x is refused too, as the kernel would)."""
     if dtype is not None:
         x = x.astype(to_numpy_dtype(dtype))
-    if x.dtype.kind not in "fV":
+    if x.dtype.kind not in "fV" and (x.size or x.dtype.kind == "c"):
         last = x.ndim == 0 or _normalize_dim(dim, x.ndim) == x.ndim - 1
         raise kernel_error(f"{name}_{'lastdim_' if last else ''}kernel_impl")(x)
     a = axes(dim, x.ndim)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from weakref import ref as _weakref
 
+import numpy as np
+
 from gradkit.autograd.grad_mode import state as grad_state
 
 DEFAULT, MULTI_OUTPUT, NO_GRAD, INFERENCE = "default", "multi_output", "no_grad", "inference"
@@ -154,7 +156,29 @@ def write_through(chain, array, values) -> None:
             write_through(chain[k + 1:], computed, values)
             region[...] = view_op.view_inverse(computed, **params)
             return
-    replay_view(chain, array)[...] = values
+    region = replay_view(chain, array)
+    if not getattr(region.flags, "writeable", True):  # a zero-stride (expanded) region
+        alias = writable_alias(region)
+        region = region if alias is None else alias
+    region[...] = values
+
+
+class _ArrayInterface:
+    def __init__(self, interface: dict, base) -> None:
+        self.__array_interface__, self.base = interface, base
+
+
+def writable_alias(target):
+    """A writable array over ``target``'s memory (NumPy marks broadcast views read-only), or
+    None when that memory itself is read-only."""
+    root = target
+    while not root.flags.writeable and isinstance(root.base, np.ndarray):
+        root = root.base
+    if not root.flags.writeable:
+        return None
+    interface = dict(target.__array_interface__)
+    interface["data"] = (interface["data"][0], False)
+    return np.asarray(_ArrayInterface(interface, root))
 
 
 def refresh_computed(view) -> None:

@@ -65,6 +65,15 @@ def _pow_by_bool_backward(program, mine: Result, theirs: Result) -> bool:
             and any(s.params.get("op") == "**" for s in program.steps))
 
 
+def _pow_result_written(program, mine: Result, theirs: Result) -> bool:
+    """torch's pow(tensor, tensor) always saves its result, so a later in-place write of it
+    fails torch's backward; gradkit saves it only for the exponent's gradient (all else must
+    agree)."""
+    return (mine.error is None and theirs.error is not None and theirs.error[0] == "backward"
+            and "which is output 0 of Pow1, is at version" in theirs.message
+            and not compare(mine._replace(grads=[], grads2=[]),
+                            theirs._replace(error=None, grads=[], grads2=[])))
+
 
 KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("an integer tensor written with a value that requires grad does not require grad",
@@ -78,6 +87,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           _view_of_detached_base),
     Known("x ** bool tensor differentiates (torch's backward raises)", "docs/numerics.md",
           "raises computing `exponent - 1`", _pow_by_bool_backward),
+    Known("x ** tensor written in place afterwards differentiates (torch saved its result)",
+          "docs/autograd.md", "saves its result only when `y` requires grad", _pow_result_written),
 )
 
 

@@ -40,10 +40,6 @@ def test_post_accumulate_grad_hooks_run_in_order_on_each_tensor():
     assert abs(t.detach().numpy() - 4 * (data(3) - 1)).max() < 1e-12
 
 
-def _hooks(reason):
-    return pytest.mark.xfail(strict=True, reason="engine-hooks: " + reason)
-
-
 def test_post_accumulate_grad_hook_returning_a_value_is_an_error():
     # torch: test_post_accumulate_grad_hook_returns_not_None
     def program(lib):
@@ -102,9 +98,6 @@ def test_hooks_around_accumulate_grad_run_in_torch_order():
     assert (like_torch(program).numpy() == 3.0).all()  # ((1 - 2) / 5 + 0.5) * 10
 
 
-@_hooks("backward(inputs=(b,)) of a non-leaf b: torch runs b.grad_fn (its node prehooks "
-        "too), gradkit only b's tensor hooks; making the node run changes when its gradient "
-        "is retained and the post-hook order elsewhere, left for the engine lane")
 def test_tensor_hooks_run_before_node_prehooks():
     # torch: test_prehook_ordering
     def program(lib):

@@ -1,0 +1,63 @@
+"""torch's memory-overlap rules for in-place writes (ATen's MemOverlap.cpp), on raw arrays.
+
+An in-place op refuses a target whose elements share memory (an expanded tensor), and an input
+that shares part, but not all, of the target's memory (``x.add_(x[0])``): it would read values
+it has already overwritten. An input laid out exactly as the target (``x.add_(x)``) is fine.
+"""
+from __future__ import annotations
+
+OVERLAP_MESSAGE = ("unsupported operation: more than one element of the written-to tensor "
+                   "refers to a single memory location. Please clone() the tensor before "
+                   "performing the operation.")
+PARTIAL_OVERLAP_MESSAGE = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer "
+    "to a single memory location. Please clone() the tensor before performing the operation.")
+
+
+def has_internal_overlap(array) -> bool:
+    """torch's MemOverlap::Yes: a dim of more than one element with stride 0 (expanded)."""
+    return array.size > 1 and any(
+        stride == 0 and n > 1 for n, stride in zip(array.shape, array.strides))
+
+
+def _address(array) -> int:
+    interface = getattr(array, "__array_interface__", None)
+    if interface is None:  # CuPy
+        interface = array.__cuda_array_interface__
+    return interface["data"][0]
+
+
+def _dense(array) -> bool:
+    """torch's is_non_overlapping_and_dense: some order of the dims is contiguous."""
+    dims = sorted((stride, n) for n, stride in zip(array.shape, array.strides) if n != 1)
+    expected = array.itemsize
+    for stride, n in dims:
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def share_memory(a, b) -> bool:
+    """Whether the memory ranges of ``a`` and ``b`` intersect."""
+    a_begin, b_begin = _address(a), _address(b)
+    return a.size > 0 and b.size > 0 and a_begin < b_begin + b.nbytes and \
+        b_begin < a_begin + a.nbytes
+
+
+def partially_overlap(a, b) -> bool:
+    """torch's MemOverlapStatus::Partial: dense arrays whose memory ranges intersect, other
+    than the same range with the same strides (when unsure, torch lets it pass: so do we)."""
+    if a is b or a.size == 0 or b.size == 0 or not (_dense(a) and _dense(b)):
+        return False
+    a_begin, b_begin = _address(a), _address(b)
+    a_end, b_end = a_begin + a.nbytes, b_begin + b.nbytes
+    if a_begin == b_begin and a_end == b_end:
+        return a.strides != b.strides
+    return a_begin < b_end and b_begin < a_end
+
+
+def same_data(a, b) -> bool:
+    """The same elements in the same layout (torch's copy_ then does nothing)."""
+    return a is b or (_address(a) == _address(b) and a.shape == b.shape
+                      and a.strides == b.strides and a.dtype == b.dtype)

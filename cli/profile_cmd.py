@@ -13,11 +13,11 @@ from gradkit.cli import advice, render
 from gradkit.cli.options import no_color_option, table_options
 from gradkit.cli.progress import DEFAULT_WARN_MB, live_progress, size_warning
 from gradkit.profiler.saved_lines import costs_per_line
-from gradkit.profiler.chrome_trace import trace_destination
+from gradkit.profiler.output_file import output_destination
 from gradkit.cli.script_command import (
     SCRIPT_CONTEXT, anomaly_mode, exit_if_forked_child, report_script_failure, require_script,
     run_user_script, script_arguments)
-from gradkit.cli.signals import DeferredSignals, exit_code_of_signal
+from gradkit.cli.signals import exit_code_of_signal, written_whole
 
 PROFILER_GLOBAL = "__profiler__"  # how a script reaches the running profile (for step())
 
@@ -107,18 +107,14 @@ def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_sha
     too_large = size_warning(prof.recorded_events(), warn_trace_mb)
     if too_large:
         render.status_line(console, f"Warning: {too_large}")
-    try:
-        with DeferredSignals() as late:  # the trace is written whole, or not at all
-            try:
-                table = prof.key_averages(group_by_input_shape=group_by_input_shape,
-                                          group_by_stack_n=group_by_stack_n).table(
-                    sort_by=sort_by, row_limit=row_limit)
-            except RuntimeError as exc:  # a schedule that never reached an active step
-                raise click.ClickException(f"no trace written: {exc}") from None
-            _export(prof, target)
-    except KeyboardInterrupt:  # a second signal while writing: abandoned, no temporary file
-        render.status_line(console, "Interrupted again: no trace written.")
-        raise SystemExit(exit_code_of_signal(late.received)) from None
+    with written_whole(console, "trace") as late:
+        try:
+            table = prof.key_averages(group_by_input_shape=group_by_input_shape,
+                                      group_by_stack_n=group_by_stack_n).table(
+                sort_by=sort_by, row_limit=row_limit)
+        except RuntimeError as exc:  # a schedule that never reached an active step
+            raise click.ClickException(f"no trace written: {exc}") from None
+        _export(prof, target)
     render.averages_table(console, table, f"gradkit profile {script}")
     render.line_table(console, costs_per_line(prof.events()), row_limit)
     render.trace_written(console, str(trace_path))
@@ -139,7 +135,7 @@ def _prepare_output(path: Path) -> None:
         raise click.ClickException(f"cannot create trace folder {path.parent}: "
                                    f"{exc.strerror or exc}") from None
     try:
-        target, atomic = trace_destination(path)
+        target, atomic = output_destination(path)
         if os.pathconf(os.path.dirname(target), "PC_NAME_MAX") < len(os.path.basename(target)):
             raise OSError(errno.ENAMETOOLONG, "file name too long")
     except OSError as exc:

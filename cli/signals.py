@@ -12,6 +12,8 @@ import signal
 import threading
 from collections.abc import Iterator
 
+from gradkit.cli import render
+
 
 class Terminated(BaseException):
     """SIGTERM, raised in the running script where Ctrl-C raises KeyboardInterrupt."""
@@ -65,3 +67,19 @@ class DeferredSignals:
 
     def __exit__(self, *exc) -> None:
         self._handlers.__exit__(*exc)
+
+
+@contextlib.contextmanager
+def written_whole(console, what: str) -> Iterator[DeferredSignals]:
+    """Write ``what`` (a trace, a report) inside the block with SIGINT/SIGTERM deferred, so
+    the file is complete or absent; a second signal abandons it (the writer removes its
+    temporary file): ``Interrupted again: no <what> written.`` on ``console`` and the exit
+    code of the first signal. Once the block is done, ``received`` says what arrived meanwhile.
+    """
+    late = DeferredSignals()
+    try:
+        with late:
+            yield late
+    except KeyboardInterrupt:
+        render.status_line(console, f"Interrupted again: no {what} written.")
+        raise SystemExit(exit_code_of_signal(late.received or signal.SIGINT)) from None

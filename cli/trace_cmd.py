@@ -10,10 +10,11 @@ import click
 
 from gradkit.cli import render
 from gradkit.cli.options import no_color_option, table_options
-from gradkit.cli.signals import exit_code_of_signal
+from gradkit.cli.signals import exit_code_of_signal, written_whole
 from gradkit.profiler import load_trace
 from gradkit.profiler.diff import line_changes, op_changes
-from gradkit.profiler.html_report import write_html_report
+from gradkit.profiler.html_report import html_report
+from gradkit.profiler.output_file import write_text_file
 from gradkit.profiler.trace_summary import summarize_trace
 
 
@@ -124,17 +125,21 @@ def report(trace_file: str, output: str | None, row_limit: int, no_color: bool) 
     """
     events, notes = _load(trace_file)
     path = output or _html_path(trace_file)
-    try:
-        write_html_report(events, path, os.path.basename(trace_file), row_limit)
-    except OSError as exc:
-        raise click.ClickException(f"cannot write report to {path}: "
-                                   f"{exc.strerror or exc}") from None
-    console = render.make_console(no_color)
+    text = html_report(events, os.path.basename(trace_file), row_limit)
     warnings = render.make_console(no_color, stderr=True)
+    with written_whole(warnings, "report") as late:  # never a partial file at PATH
+        try:
+            write_text_file(path, text)
+        except OSError as exc:
+            raise click.ClickException(f"cannot write report to {path}: "
+                                       f"{exc.strerror or exc}") from None
+    console = render.make_console(no_color)
     for note in notes:
         render.status_line(warnings, f"Note: {note}.")
     render.status_line(console, f"Report written to {path} (open it in any browser).",
                        style="bold green")
+    if late.received:  # a signal during the write: handled now that the report is whole
+        raise SystemExit(exit_code_of_signal(late.received))
 
 
 def _html_path(trace_file: str) -> str:

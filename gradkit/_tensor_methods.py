@@ -156,7 +156,10 @@ class _TensorMethods:
     # -- shape helpers with torch's varargs signatures ------------------------------------
     @property
     def T(self) -> Tensor:  # noqa: N802 - torch's name
-        return shape_ops.permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
+        ndim = self._data.ndim
+        if ndim != 2:
+            _warn_reversing_t(ndim)
+        return shape_ops.permute(self, tuple(range(ndim - 1, -1, -1)))
 
     @property
     def mT(self) -> Tensor:  # noqa: N802
@@ -259,6 +262,18 @@ extend(_TensorMethods)
 for _name, _dtype in _CASTS.items():
     setattr(Tensor, _name, _cast_method(_name, _dtype))
 del _name, _dtype
+
+
+def _warn_reversing_t(ndim: int) -> None:
+    """torch's deprecation warnings for ``x.T`` of a tensor that is not 2-d (the result stays
+    the reversed view)."""
+    text = ("Tensor.T is deprecated on 0-D tensors. This function is the identity in these "
+            "cases." if ndim == 0 else
+            "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+            "deprecated and it will throw an error in a future release. Consider `x.mT` to "
+            "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` "
+            "to reverse the dimensions of a tensor.")
+    warnings.warn(text, UserWarning, stacklevel=3)
 
 
 def _is_0d_for(t, name: str, least: int) -> bool:

@@ -11,6 +11,7 @@ import gradkit
 from gradkit.cli.main import main
 from gradkit.profiler import load_trace, profile
 from gradkit.profiler.analysis import UNATTRIBUTED, line_costs
+from gradkit.profiler.trace_summary import summarize_trace
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_profiler import fake_clock  # noqa: E402
@@ -162,3 +163,31 @@ def test_one_op_called_from_user_frames_at_several_depths_gets_each_its_own_line
     sites = [e.site for e in prof.events() if e.name in ("gradkit::addmm", "gradkit::linear")]
     line_s, line_i = _line_of("line S", _Outer.forward), _line_of("line I", _Inner.forward)
     assert sites == [line_s, line_i] * 2
+
+
+def _updated(x, opt):
+    with gradkit.no_grad():
+        y = x * 3  # line C
+    opt.step()  # line D
+    return y
+
+
+def test_ops_that_make_no_node_get_their_line_without_with_stack(tmp_path):
+    """no_grad ops and an optimizer's update are attributed to their line as any op, in the
+    live profile and in its trace; nothing is left to the unattributed row but the engine."""
+    x = gradkit.randn(5, requires_grad=True)
+    x.grad = gradkit.ones(5)
+    opt = gradkit.optim.SGD([x], lr=0.1, momentum=0.9)
+    with profile(clock=fake_clock(1000)) as prof:
+        _updated(x, opt)
+    path = tmp_path / "t.json"
+    prof.export_chrome_trace(str(path))
+    line_c, line_d = _line_of("line C", _updated), _line_of("line D", _updated)
+    ops = [e for e in prof.events() if e.cat == "cpu_op"]
+    step_ops = sum(1 for e in ops if e.site == line_d)
+    assert step_ops >= 1 and {e.site for e in ops} == {line_c, line_d}
+    for lines in (line_costs(prof.events()), line_costs(load_trace(path).events()),
+                  summarize_trace(path, 1).lines):  # live, loaded, `gradkit trace summary`
+        costs = {c.site: c.calls for c in lines}
+        assert costs[line_c] == 1 and costs[line_d] == step_ops
+        assert costs.get(UNATTRIBUTED, 0) == 0

@@ -1,5 +1,8 @@
 """Cases the differential fuzzer found in views, indexing and in-place writes, each run under
 torch and gradkit: the same values, gradients and errors (type and message)."""
+import math
+import warnings
+
 import pytest
 
 import gradkit
@@ -209,3 +212,30 @@ def test_gather_takes_int_indices_or_an_empty_index_of_any_dtype():
     for dtype in ("float32", "int16"):
         same_error_as_torch(lambda lib, dtype=dtype: lib.gather(
             lib.ones(2, 2), 0, lib.tensor([[0]], dtype=getattr(lib, dtype))))
+
+
+def _reversed_by_t(lib, shape):
+    """``x.T`` of a tensor of ``shape``: the warnings it gives (category, text without torch's
+    C++ location), the result and the gradient through it."""
+    leaf = lib.arange(float(math.prod(shape)), requires_grad=True)
+    x = leaf.reshape(shape)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = x.T
+    (y * lib.arange(float(y.numel())).reshape(y.shape)).sum().backward()
+    seen = [(w.category, str(w.message).split(" (Triggered internally at")[0], w.filename)
+            for w in caught]
+    return seen, tuple(y.shape), y.tolist(), leaf.grad.tolist()
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 4)])
+def test_t_of_a_tensor_that_is_not_2d_warns_as_torch(shape):
+    previous = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)  # torch warns once per process: every case must see it
+    try:
+        expected = _reversed_by_t(torch, shape)
+    finally:
+        torch.set_warn_always(previous)
+    got = _reversed_by_t(gradkit, shape)
+    assert got == expected
+    assert len(got[0]) == (shape != (2, 3)) and all(w[2] == __file__ for w in got[0])

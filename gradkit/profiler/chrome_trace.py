@@ -2,7 +2,8 @@
 
 Events go to a temporary file next to the target as they are added (in chunks
 of a few thousand events: only those are held as text) and the file is renamed
-into place on a clean close, so a crash never leaves half a trace. ``.json.gz`` paths are
+into place on a clean close, so a crash never leaves half a trace (:class:`OutputFile`:
+symlinks followed, devices and FIFOs written through). ``.json.gz`` paths are
 gzip-compressed. Timestamps are microseconds with 3 decimals relative to
 ``baseTimeNanoseconds``, as PyTorch writes them; complete (``X``) events of a
 thread must arrive in start order (parents first) and are clamped into their
@@ -10,13 +11,12 @@ parent, so every thread's events nest strictly as Perfetto requires.
 """
 from __future__ import annotations
 
-import errno
 import gzip
 import json
 import os
 import re
-import stat
-import tempfile
+
+from gradkit.profiler.output_file import OutputFile
 
 # UTF-8 text, not \u escapes: the Perfetto UI shows escapes of non-ASCII letters literally
 _encode_plain = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False,
@@ -52,40 +52,6 @@ def format_us(ns: int) -> str:
     return f"{ns / 1000:.3f}" if ns > 0 else "0.000"
 
 
-def trace_destination(path) -> tuple[str, bool]:
-    """Where a trace named ``path`` is written, and whether atomically (temp file + rename).
-
-    As editors and ``install`` do: a symlink is followed (its target gets the trace, the link
-    stays), a regular file or a new path is replaced atomically, and a character device or FIFO
-    (``/dev/null``, a pipe) is written through, never replaced by a file. Anything else (a
-    directory, a socket, a block device) raises ``OSError`` with the reason.
-    """
-    real = os.path.realpath(os.fspath(path))
-    try:
-        mode = os.stat(real).st_mode
-    except FileNotFoundError:
-        return real, True
-    if stat.S_ISREG(mode):
-        return real, True
-    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
-        return real, False
-    kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file, device or FIFO"
-    raise OSError(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
-                  f"{path} is {kind}; give a file name", os.fspath(path))
-
-
-def _open_through(path: str) -> int:
-    """A descriptor writing into a device or FIFO; a FIFO nobody reads is an error, not a hang."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        if exc.errno == errno.ENXIO:
-            raise OSError(errno.ENXIO, f"no process is reading the FIFO {path}", path) from None
-        raise
-    os.set_blocking(fd, True)
-    return fd
-
-
 class ChromeTraceWriter:
     """Write a Chrome/Perfetto trace event by event.
 
@@ -95,18 +61,8 @@ class ChromeTraceWriter:
 
     def __init__(self, path, base_time_ns: int, metadata: dict | None = None) -> None:
         self.path = os.fspath(path)
-        target, atomic = trace_destination(self.path)
-        self._tmp = None
-        if atomic:
-            directory = os.path.dirname(target)
-            os.makedirs(directory, exist_ok=True)
-            # a short prefix: the temp name must fit where the target's name just fits
-            fd, self._tmp = tempfile.mkstemp(dir=directory, suffix=".tmp",
-                                             prefix=os.path.basename(target)[:64] + ".")
-            os.chmod(self._tmp, 0o644)  # mkstemp's 0600 would make the trace private
-        else:
-            fd = _open_through(target)
-        self._target = target
+        self._output = OutputFile(self.path, make_folders=True)
+        fd = self._output.fd
         self._raw = None
         if self.path.endswith(".gz"):
             self._raw = os.fdopen(fd, "wb")
@@ -268,8 +224,7 @@ class ChromeTraceWriter:
             self._file.close()
             if self._raw is not None:
                 self._raw.close()
-            if self._tmp is not None:
-                os.replace(self._tmp, self._target)
+            self._output.commit()
         except BaseException:
             self.abort()
             raise
@@ -284,8 +239,7 @@ class ChromeTraceWriter:
                 f.close()
             except Exception:  # noqa: BLE001 - closing a broken stream must not mask the error
                 pass
-        if self._tmp is not None and os.path.exists(self._tmp):
-            os.remove(self._tmp)
+        self._output.discard()
 
     def __enter__(self) -> ChromeTraceWriter:
         return self

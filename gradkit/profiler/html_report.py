@@ -11,6 +11,7 @@ import os
 from html import escape
 
 from gradkit.profiler.analysis import category_totals, source_text
+from gradkit.profiler.output_file import write_text_file
 from gradkit.profiler.saved_lines import costs_per_line
 from gradkit.profiler.svg_plot import memory_plot, running_totals
 from gradkit.profiler.table import format_memory, format_time, printable
@@ -42,11 +43,9 @@ def html_report(events, title: str, row_limit: int = 50) -> str:
 
 
 def write_html_report(events, path, title: str, row_limit: int = 50) -> str:
-    """Write :func:`html_report` to ``path`` (UTF-8); returns the path."""
-    text = html_report(events, title, row_limit)
-    with open(os.fspath(path), "w", encoding="utf-8") as f:
-        f.write(text)
-    return os.fspath(path)
+    """Write :func:`html_report` to ``path`` (UTF-8) as traces are written (never a partial
+    file; a symlink followed, a device or FIFO written through); returns the path."""
+    return write_text_file(path, html_report(events, title, row_limit))
 
 
 def _text(value) -> str:

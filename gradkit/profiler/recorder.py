@@ -2,8 +2,8 @@
 
 Everything expensive (names, JSON, nesting, flows) happens later in
 ``timeline.py`` and ``trace_export.py``; here each op costs one Python call (the caller
-reads the start time), a clock read, a thread id, finding the user's call site when the op
-made a node, and one ``list.extend``. Flat, because a tuple kept per event is an object
+reads the start time), a clock read, a thread id, finding the user's call site, and one
+``list.extend``. Flat, because a tuple kept per event is an object
 the garbage collector must track and scan while the session grows; one list per kind of
 record, so that ``records`` cuts them back into tuples at C speed (the kind is not stored:
 its list says it). Records (``kind`` first, times in the clock's nanoseconds)::
@@ -167,17 +167,17 @@ class Recorder(observers.Observer):
                     meta = _input_meta(inputs)
                 # one tuple per distinct signature is kept, not one per op: fewer objects
                 meta = metas.setdefault(meta, meta)
-            if node is None and not with_stack:
-                emit_op((name, start, end, tid, -1, meta, None, -1, None))
-            else:  # the user's line that called the op (op_exit <- dispatch <- ... <- user)
-                frame = first_user_frame(name, 4)  # past op_exit, the dispatcher and its caller
-                if frame is None:
-                    emit_op((name, start, end, tid, -1 if node is None else
-                            node._sequence_nr, meta, None, -1, None))
-                else:
-                    emit_op((name, start, end, tid, -1 if node is None else
-                            node._sequence_nr, meta, frame.f_code, frame.f_lasti,
-                            _user_stack(frame) if with_stack else None))
+            # the user's line that called the op (op_exit <- dispatch <- ... <- user), also
+            # of an op that made no node (no_grad, an optimizer's update): the line table
+            # attributes its time as any other op's
+            frame = first_user_frame(name, 4)  # past op_exit, the dispatcher and its caller
+            if frame is None:
+                emit_op((name, start, end, tid, -1 if node is None else node._sequence_nr,
+                         meta, None, -1, None))
+            else:
+                emit_op((name, start, end, tid, -1 if node is None else node._sequence_nr,
+                         meta, frame.f_code, frame.f_lasti,
+                         _user_stack(frame) if with_stack else None))
             if memory and outputs is not None:
                 if type(outputs) is Tensor:  # one new tensor: allocated's work, inlined
                     array = outputs._data

@@ -79,8 +79,11 @@ class _Texts:
 
 def _op_args(r, texts: _Texts) -> str:
     """What follows "Record function id" in the args of a forward op record."""
-    _, name, _, _, _, seq, meta, _, _, stack = r
-    text = f',"Sequence number":{seq},"Fwd thread id":0' if seq >= 0 else ""
+    _, name, _, _, _, seq, meta, code, lasti, stack = r
+    if seq >= 0:  # its node carries its call site
+        text = f',"Sequence number":{seq},"Fwd thread id":0'
+    else:  # no node (no_grad, an optimizer's update): the op carries it
+        text = "" if code is None else texts.call_site(code, lasti)
     if meta is None:
         return text + texts.stack(stack) if stack else text
     dims, flops = texts.op_inputs(name, meta)

@@ -1,0 +1,51 @@
+"""NaN, infinity and signed-zero conventions against torch, on the value and gradient
+differences the differential fuzzer (tests/fuzz, class ``special``) found.
+
+Each program runs in torch and in gradkit and must give the same values (the sign of zero
+included), gradients and errors (see ``assert_same_as_torch``). Sizes stay below torch's
+vector width where its kernels' ties depend on it (docs/numerics.md).
+"""
+import math
+
+import pytest
+
+from test_torch_numerics import assert_same_as_torch, with_grads
+
+torch = pytest.importorskip("torch")
+
+NAN, INF = math.nan, math.inf
+TIES = [[0.0, -0.0], [-0.0, 0.0], [1.0, 0.0, -0.0], [-0.0, -1.0, 0.0], [NAN, -0.0, 0.0]]
+
+
+def _rows(m, dtype="float32"):
+    return m.tensor([[0.0, -0.0, -0.0], [-0.0, 0.0, -2.0], [-0.0, -0.0, 0.0]],
+                    dtype=getattr(m, dtype))
+
+
+NAN_CONVENTION_PROGRAMS = [
+    # a tie of 0.0 and -0.0 keeps the first zero along the reduced elements (fuzz 549, 4981)
+    *[(f"amax_amin_ties_{i}", lambda m, v=v: (m.tensor(v).amax(0), m.tensor(v).amin(0),
+                                              m.tensor(v).amax(), m.tensor(v).amin()))
+      for i, v in enumerate(TIES)],
+    *[(f"max_min_dim_ties_{i}", lambda m, v=v: (m.tensor(v).max(0)[0], m.tensor(v).min(0)[0]))
+      for i, v in enumerate(TIES)],
+    ("amax_amin_ties_of_rows", lambda m: tuple(
+        getattr(_rows(m, dt), f)(d) for dt in ("float32", "float64") for f in ("amax", "amin")
+        for d in (0, 1, (0, 1), -1))),
+    ("amax_ties_keepdim", lambda m: (_rows(m).amax(0, keepdim=True),
+                                     _rows(m).amin((0, 1), keepdim=True))),
+    # max()/min() of all elements keep the last zero (torch's all-element kernel)
+    *[(f"max_min_all_ties_{i}", lambda m, v=v: (m.tensor(v).max(), m.tensor(v).min()))
+      for i, v in enumerate(TIES)],
+    # maximum/minimum keep their first operand at a tie (fuzz 2573, 25709, 40813)
+    ("maximum_minimum_ties", lambda m: tuple(
+        f(m.tensor(a), m.tensor(b)) for f in (m.maximum, m.minimum)
+        for a, b in (([0.0, -0.0, NAN], [-0.0, 0.0, -0.0]), ([-0.0], [0.0, -0.0])))),
+    ("maximum_ties_gradient", with_grads(lambda m, x: m.maximum(x, -x), [0.0, -0.0, 1.0])),
+]
+
+
+@pytest.mark.parametrize("program", [p for _, p in NAN_CONVENTION_PROGRAMS],
+                         ids=[n for n, _ in NAN_CONVENTION_PROGRAMS])
+def test_nan_conventions_match_torch(program):
+    assert_same_as_torch(program, rtol=1e-12)

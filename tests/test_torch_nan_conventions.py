@@ -42,7 +42,24 @@ NAN_CONVENTION_PROGRAMS = [
         f(m.tensor(a), m.tensor(b)) for f in (m.maximum, m.minimum)
         for a, b in (([0.0, -0.0, NAN], [-0.0, 0.0, -0.0]), ([-0.0], [0.0, -0.0])))),
     ("maximum_ties_gradient", with_grads(lambda m, x: m.maximum(x, -x), [0.0, -0.0, 1.0])),
+    # x ** -0.5 is rsqrt in torch (-inf at -0.0, NaN at -inf), also in x ** 0.5's gradient
+    # (fuzz 18653, 29573, 42045); complex x ** -1 / -2 / -0.5 divide (inf + nanj at 0, 31885)
+    ("pow_minus_half_at_signed_zeros", with_grads(
+        lambda m, x: x ** -0.5, [-0.0, 0.0, -INF, INF, NAN, 4.0], dtype="float32")),
+    ("pow_half_gradient_at_signed_zeros", with_grads(
+        lambda m, x: x ** 0.5, [-0.0, 0.0, -INF, INF, NAN, 4.0], seed=[-0.5] * 6)),
+    ("pow_half_second_derivative", lambda m: _second_derivative(
+        m, lambda x: x ** 0.5, [-0.0, 0.0, -INF, 4.0])),
+    *[(f"complex_pow_{e}_at_zero_and_inf", with_grads(
+        lambda m, x, e=e: x ** e, [-0.0 + 0j, 0j, complex(0, INF), complex(INF, NAN), 1 + 1j],
+        dtype="complex128")) for e in (-1, -0.5)],
 ]
+
+
+def _second_derivative(m, fn, values):
+    x = m.tensor(values, dtype=m.float64, requires_grad=True)
+    g, = m.autograd.grad(fn(x).sum(), x, create_graph=True)
+    return (g,) + m.autograd.grad(g.sum(), x)
 
 
 @pytest.mark.parametrize("program", [p for _, p in NAN_CONVENTION_PROGRAMS],

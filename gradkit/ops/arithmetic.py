@@ -120,6 +120,9 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         check_fits(exponent, x.dtype)  # uint8 ** 300 raises; 300 ** uint8 wraps the base
         return _integer_pow(xp, x, y)
+    if number_exponent and exponent in _RECIPROCAL_POWERS[kind]:
+        with np.errstate(all="ignore"):
+            return _RECIPROCAL_POWERS[kind][exponent](xp, x)
     out = x ** y
     if kind == "c" and not number_exponent:
         # torch's complex pow with a tensor exponent is exp(y log x): 0 ** 0 is nan there
@@ -128,6 +131,15 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
             with np.errstate(all="ignore"):
                 out = xp.where(zero, xp.exp(y * xp.log(as_dtype(xp, x, out.dtype))), out)
     return out
+
+
+# torch computes these powers by a number as rsqrt/reciprocal kernels, not pow: x ** -0.5 is
+# -inf at -0.0 and NaN at -inf (pow: inf, 0), complex 0 ** -1 is inf + nanj (pow: nan + nanj)
+_RECIPROCAL_POWERS = {
+    "f": {-0.5: lambda xp, x: 1 / xp.sqrt(x)},
+    "c": {-0.5: lambda xp, x: 1 / xp.sqrt(x), -1: lambda xp, x: 1 / x,
+          -2: lambda xp, x: 1 / (x * x)},
+}
 
 
 def _integer_pow(xp, x, y):
@@ -143,7 +155,7 @@ def _integer_pow(xp, x, y):
 
 def _pow_grad_base(x, y):
     # y * x**(y-1), written so that y == 0 gives 0 even where x == 0 (torch's convention)
-    return where(y == 0, 0.0, y * x ** (y - 1))
+    return where(y == 0, 0.0, y * pow(x, y - 1))  # pow: x ** -0.5 is torch's rsqrt
 
 
 def _pow_grad_exponent(x, y, out):

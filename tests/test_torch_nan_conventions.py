@@ -53,6 +53,12 @@ NAN_CONVENTION_PROGRAMS = [
     *[(f"complex_pow_{e}_at_zero_and_inf", with_grads(
         lambda m, x, e=e: x ** e, [-0.0 + 0j, 0j, complex(0, INF), complex(INF, NAN), 1 + 1j],
         dtype="complex128")) for e in (-1, -0.5)],
+    # pow's base gradient is 0 where the exponent is 0, even for a NaN upstream gradient
+    # (torch selects after multiplying; fuzz 25509, 27597)
+    ("pow_by_zero_tensor_second_derivative", lambda m: _second_derivative(
+        m, lambda x: x ** m.relu(x), [-0.02, 0.5, -0.0])),
+    ("pow_at_inf_base_and_zero_exponent", with_grads(
+        lambda m, x: x.sum(0) * x.sum(0) ** x, [-0.0, INF], seed=[0.5, -0.25])),
 ]
 
 

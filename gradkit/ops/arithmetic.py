@@ -153,11 +153,6 @@ def _integer_pow(xp, x, y):
     return xp.where(negative, inverse, x ** xp.where(negative, 0, y))
 
 
-def _pow_grad_base(x, y):
-    # y * x**(y-1), written so that y == 0 gives 0 even where x == 0 (torch's convention)
-    return where(y == 0, 0.0, y * pow(x, y - 1))  # pow: x ** -0.5 is torch's rsqrt
-
-
 def _pow_grad_exponent(x, y, out):
     # out * log(x), taken as 0 where x == 0 and y >= 0, like torch; a real base of a complex
     # power is differentiated as the complex number it was promoted to (log(-2) is finite)
@@ -189,7 +184,9 @@ def _array_dtype(v):
 def _pow_vjp_base(g, x, y, out):
     if type(y) in PY_SCALARS and y == 0:  # torch: zeros whatever g holds, and no graph
         return zeros_like(x)
-    return g * conj(_pow_grad_base(x, y))
+    # g * y x**(y-1), 0 where y == 0 even at x == 0 or a NaN g: torch's pow_backward_self
+    # selects after multiplying (pow: x ** -0.5 is torch's rsqrt)
+    return where(y == 0, 0.0, g * conj(y * pow(x, y - 1)))
 
 
 pow.defvjp(_pow_vjp_base,

@@ -59,6 +59,11 @@ NAN_CONVENTION_PROGRAMS = [
         m, lambda x: x ** m.relu(x), [-0.02, 0.5, -0.0])),
     ("pow_at_inf_base_and_zero_exponent", with_grads(
         lambda m, x: x.sum(0) * x.sum(0) ** x, [-0.0, INF], seed=[0.5, -0.25])),
+    # prod() of two zeros or more: all gradients 0, also beside inf/NaN (fuzz 21437)
+    ("prod_of_two_zeros_and_inf", with_grads(lambda m, x: x.prod(), [0.0, -0.0, INF, 2.0])),
+    ("complex_prod_of_zeros_and_inf", with_grads(
+        lambda m, x: x.prod(), [0j, complex(-INF, 0), -0.0 + 0j, 1 + 1j], dtype="complex128")),
+    ("prod_dim_of_two_zeros_and_inf", with_grads(lambda m, x: x.prod(0), [0.0, -0.0, INF])),
 ]
 
 

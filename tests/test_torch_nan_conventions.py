@@ -64,7 +64,17 @@ NAN_CONVENTION_PROGRAMS = [
     ("complex_prod_of_zeros_and_inf", with_grads(
         lambda m, x: x.prod(), [0j, complex(-INF, 0), -0.0 + 0j, 1 + 1j], dtype="complex128")),
     ("prod_dim_of_two_zeros_and_inf", with_grads(lambda m, x: x.prod(0), [0.0, -0.0, INF])),
+    # complex pow by a tensor is C's cpow, exp(y log x) with C99's product (fuzz 8453, 26181)
+    ("complex_pow_by_tensor_at_special_values", lambda m: _complex_power(m, [
+        (-0.0 + 0j, complex(INF, NAN)), (complex(NAN, NAN), -0.0 + 0j), (0j, 0j),
+        (complex(INF, 0), 0.5 + 0j), (complex(-INF, 0), -1 + 0.5j), (0j, -1 + 0j),
+        (1 + 1j, complex(INF, 0)), (0.5 + 0j, complex(-INF, 1.0)), (2 - 1j, 0.5 + 2j)])),
 ]
+
+
+def _complex_power(m, pairs):
+    x, y = (m.tensor([p[i] for p in pairs], dtype=m.complex128) for i in (0, 1))
+    return (x ** y).real, (x ** y).imag, (x[:1] ** y[:1]).real
 
 
 def _second_derivative(m, fn, values):

@@ -125,11 +125,44 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
             return _RECIPROCAL_POWERS[kind][exponent](xp, x)
     out = x ** y
     if kind == "c" and not number_exponent:
-        # torch's complex pow with a tensor exponent is exp(y log x): 0 ** 0 is nan there
-        zero = x == 0  # x may be a number (0 ** t)
-        if xp.any(zero):
+        # torch's complex pow with a tensor exponent is C's cpow, exp(y log x) with C99's
+        # product: 0 ** 0 and nan ** 0 are NaN there, 0 ** (inf + nanj) is 0
+        special = (x == 0) | ~xp.isfinite(x) | ~xp.isfinite(y)  # x may be a number (0 ** t)
+        if xp.any(special):
             with np.errstate(all="ignore"):
-                out = xp.where(zero, xp.exp(y * xp.log(as_dtype(xp, x, out.dtype))), out)
+                log_x = xp.log(as_dtype(xp, x, out.dtype))
+                out = xp.where(special, xp.exp(_c99_multiply(xp, y, log_x)), out)
+    return out
+
+
+def _c99_multiply(xp, z, w):
+    """z * w as C99's complex product (Annex G, __muldc3): an infinite factor gives an
+    infinite product where the schoolbook formula gives NaN + NaN j."""
+    z, w = xp.asarray(z), xp.asarray(w)
+    a, b, c, d = z.real, z.imag, w.real, w.imag
+    re, im = a * c - b * d, a * d + b * c
+    lost = xp.isnan(re) & xp.isnan(im)
+    if not xp.any(lost):
+        return z * w
+
+    def box(v, infinite):  # an infinite part becomes +-1, a finite one +-0, NaN stays
+        return xp.where(infinite, xp.copysign(xp.isinf(v).astype(v.dtype), v), v)
+
+    def zero_nan(v, where):  # NaN beside an infinity becomes +-0
+        return xp.where(where & xp.isnan(v), xp.copysign(xp.zeros_like(v), v), v)
+    z_inf = lost & (xp.isinf(a) | xp.isinf(b))
+    a, b = box(a, z_inf), box(b, z_inf)
+    c, d = zero_nan(c, z_inf), zero_nan(d, z_inf)
+    w_inf = lost & (xp.isinf(c) | xp.isinf(d))
+    c, d = box(c, w_inf), box(d, w_inf)
+    a, b = zero_nan(a, w_inf), zero_nan(b, w_inf)
+    overflow = lost & ~z_inf & ~w_inf & (xp.isinf(a * c) | xp.isinf(b * d) | xp.isinf(a * d)
+                                         | xp.isinf(b * c))
+    a, b, c, d = (zero_nan(v, overflow) for v in (a, b, c, d))
+    redo = z_inf | w_inf | overflow
+    out = xp.empty(re.shape, dtype=xp.result_type(z, w))  # re + 1j * im: NaN + NaN j at inf
+    out.real = xp.where(redo, math.inf * (a * c - b * d), re)
+    out.imag = xp.where(redo, math.inf * (a * d + b * c), im)
     return out
 
 

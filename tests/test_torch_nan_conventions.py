@@ -64,6 +64,11 @@ NAN_CONVENTION_PROGRAMS = [
     ("complex_prod_of_zeros_and_inf", with_grads(
         lambda m, x: x.prod(), [0j, complex(-INF, 0), -0.0 + 0j, 1 + 1j], dtype="complex128")),
     ("prod_dim_of_two_zeros_and_inf", with_grads(lambda m, x: x.prod(0), [0.0, -0.0, INF])),
+    # remainder's divisor gradient -g * floor(x / y) differentiates, as zero (fuzz 61429)
+    ("remainder_second_derivative_at_nan", lambda m: _second_derivative(
+        m, lambda x: m.remainder(x.amax(), x.amax()), NAN)),
+    ("remainder_second_derivative", lambda m: _second_derivative(
+        m, lambda x: m.remainder(x, x.flip(0)), [5.0, -3.0, 2.5])),
     # complex pow by a tensor is C's cpow, exp(y log x) with C99's product (fuzz 8453, 26181)
     ("complex_pow_by_tensor_at_special_values", lambda m: _complex_power(m, [
         (-0.0 + 0j, complex(INF, NAN)), (complex(NAN, NAN), -0.0 + 0j), (0j, 0j),

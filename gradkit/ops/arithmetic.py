@@ -262,8 +262,10 @@ floor_divide = op(broadcast=True, method=True, inplace=True,
                   node_name="NotImplemented")(_floor_divide)
 floor_divide.defvjp(_no_floor_divide_derivative, _no_floor_divide_derivative)
 floor_divide.defjvp(_no_floor_divide_jvp, _no_floor_divide_jvp)
-# the quotient inside remainder's derivative: constant there (torch's div(rounding_mode=floor))
-_floor_quotient = op(name="floor_divide")(_floor_divide)
+# the quotient inside remainder's derivative: torch's div(rounding_mode=floor), which is
+# differentiable with zero gradients (a second derivative through it is 0, or NaN beside one)
+_floor_quotient = op(name="floor_divide", broadcast=True)(_floor_divide)
+_floor_quotient.defvjp(lambda g: zeros_like(g), lambda g: zeros_like(g))
 
 
 def _check_divisor(x, y, kernel: str) -> None:

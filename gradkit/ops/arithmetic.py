@@ -266,6 +266,7 @@ floor_divide.defjvp(_no_floor_divide_jvp, _no_floor_divide_jvp)
 # differentiable with zero gradients (a second derivative through it is 0, or NaN beside one)
 _floor_quotient = op(name="floor_divide", broadcast=True)(_floor_divide)
 _floor_quotient.defvjp(lambda g: zeros_like(g), lambda g: zeros_like(g))
+_floor_quotient.defjvp(lambda t: zeros_like(t), lambda t: zeros_like(t))
 
 
 def _check_divisor(x, y, kernel: str) -> None:

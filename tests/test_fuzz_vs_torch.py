@@ -27,30 +27,15 @@ def _key_has(step, kind) -> bool:
 
 # steps the fast run leaves out while their mismatches are open (run_fuzz.py still runs them):
 # (open bug, test on the drawn step and its torch inputs); drop an entry when its fix lands
-OPEN = (
-    ("max/min at a tie of 0.0 and -0.0 may give the other zero than torch",
-     lambda step, args: (step.op in ("amax_dim_raw", "max_dim_raw")
-                         or step.params.get("fn") in ("maximum", "minimum", "amax", "amin0",
-                                                      "max", "min"))
-     and _zeros_of_both_signs(args)),
-)
-
-
-def _zeros_of_both_signs(args) -> bool:
-    """Some input holds both 0.0 and -0.0 (torch's max/min kernels pick either at such a tie,
-    by code path; NumPy always the last)."""
-    real = [a for a in args if a.is_floating_point()]
-    return any(bool(((a == 0) & a.signbit()).any() and ((a == 0) & ~a.signbit()).any())
-               for a in real)
+OPEN: tuple = ()
 
 
 def _open_bug(step, args) -> bool:
     return any(test(step, args) for _, test in OPEN)
 
 
-# classes left out while some of their first programs hit open bugs: mixed (a few of all
-# of these)
-FAST_CLASSES = ("core", "views", "indexing", "hooks", "edge", "special", "dtypes")
+# classes left out while some of their first programs hit open bugs: none today
+FAST_CLASSES = ("core", "views", "indexing", "hooks", "edge", "special", "dtypes", "mixed")
 SEEDS = range(0, 8 * 75)
 
 

@@ -281,7 +281,8 @@ class SavedTensor:
     """
 
     __slots__ = ("tensor", "data", "version_counter", "version", "output_nr", "packed",
-                 "unpack_hook", "grad_edge", "had_history", "nbytes", "__weakref__")
+                 "unpack_hook", "grad_edge", "had_history", "nbytes", "view_edge",
+                 "__weakref__")
 
     def __init__(self, tensor, is_output: bool) -> None:
         check_saveable(tensor)
@@ -289,7 +290,7 @@ class SavedTensor:
         self.version = tensor._vc[0]
         self.nbytes = tensor._data.nbytes
         self.output_nr = tensor._output_nr if is_output else -1
-        self.packed = self.unpack_hook = None
+        self.packed = self.unpack_hook = self.view_edge = None
         self.had_history = tensor.grad_fn is not None  # to tell an in-place detach_() later
         stack = saved_hooks_state.stack
         if stack:
@@ -326,6 +327,11 @@ class SavedTensor:
             return self.data if tensor is None else tensor._data
         if tensor is not None:
             return tensor
+        if self.view_edge is not None:  # an output written into a view: the view's own node
+            view_node = self.view_edge[0]()  # (torch's weak_grad_fn_; the saver once it dies)
+            if view_node is not None:
+                return Tensor._make(self.data, view_node, self.view_edge[1],
+                                    self.version_counter)
         return Tensor._make(self.data, node, self.output_nr, self.version_counter)
 
     def _attach(self, data, node):

@@ -120,14 +120,59 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         check_fits(exponent, x.dtype)  # uint8 ** 300 raises; 300 ** uint8 wraps the base
         return _integer_pow(xp, x, y)
+    if number_exponent and exponent in _RECIPROCAL_POWERS[kind]:
+        with np.errstate(all="ignore"):
+            return _RECIPROCAL_POWERS[kind][exponent](xp, x)
     out = x ** y
     if kind == "c" and not number_exponent:
-        # torch's complex pow with a tensor exponent is exp(y log x): 0 ** 0 is nan there
-        zero = x == 0  # x may be a number (0 ** t)
-        if xp.any(zero):
+        # torch's complex pow with a tensor exponent is C's cpow, exp(y log x) with C99's
+        # product: 0 ** 0 and nan ** 0 are NaN there, 0 ** (inf + nanj) is 0
+        special = (x == 0) | ~xp.isfinite(x) | ~xp.isfinite(y)  # x may be a number (0 ** t)
+        if xp.any(special):
             with np.errstate(all="ignore"):
-                out = xp.where(zero, xp.exp(y * xp.log(as_dtype(xp, x, out.dtype))), out)
+                log_x = xp.log(as_dtype(xp, x, out.dtype))
+                out = xp.where(special, xp.exp(_c99_multiply(xp, y, log_x)), out)
     return out
+
+
+def _c99_multiply(xp, z, w):
+    """z * w as C99's complex product (Annex G, __muldc3): an infinite factor gives an
+    infinite product where the schoolbook formula gives NaN + NaN j."""
+    z, w = xp.asarray(z), xp.asarray(w)
+    a, b, c, d = z.real, z.imag, w.real, w.imag
+    re, im = a * c - b * d, a * d + b * c
+    lost = xp.isnan(re) & xp.isnan(im)
+    if not xp.any(lost):
+        return z * w
+
+    def box(v, infinite):  # an infinite part becomes +-1, a finite one +-0, NaN stays
+        return xp.where(infinite, xp.copysign(xp.isinf(v).astype(v.dtype), v), v)
+
+    def zero_nan(v, where):  # NaN beside an infinity becomes +-0
+        return xp.where(where & xp.isnan(v), xp.copysign(xp.zeros_like(v), v), v)
+    z_inf = lost & (xp.isinf(a) | xp.isinf(b))
+    a, b = box(a, z_inf), box(b, z_inf)
+    c, d = zero_nan(c, z_inf), zero_nan(d, z_inf)
+    w_inf = lost & (xp.isinf(c) | xp.isinf(d))
+    c, d = box(c, w_inf), box(d, w_inf)
+    a, b = zero_nan(a, w_inf), zero_nan(b, w_inf)
+    overflow = lost & ~z_inf & ~w_inf & (xp.isinf(a * c) | xp.isinf(b * d) | xp.isinf(a * d)
+                                         | xp.isinf(b * c))
+    a, b, c, d = (zero_nan(v, overflow) for v in (a, b, c, d))
+    redo = z_inf | w_inf | overflow
+    out = xp.empty(re.shape, dtype=xp.result_type(z, w))  # re + 1j * im: NaN + NaN j at inf
+    out.real = xp.where(redo, math.inf * (a * c - b * d), re)
+    out.imag = xp.where(redo, math.inf * (a * d + b * c), im)
+    return out
+
+
+# torch computes these powers by a number as rsqrt/reciprocal kernels, not pow: x ** -0.5 is
+# -inf at -0.0 and NaN at -inf (pow: inf, 0), complex 0 ** -1 is inf + nanj (pow: nan + nanj)
+_RECIPROCAL_POWERS = {
+    "f": {-0.5: lambda xp, x: 1 / xp.sqrt(x)},
+    "c": {-0.5: lambda xp, x: 1 / xp.sqrt(x), -1: lambda xp, x: 1 / x,
+          -2: lambda xp, x: 1 / (x * x)},
+}
 
 
 def _integer_pow(xp, x, y):
@@ -139,11 +184,6 @@ def _integer_pow(xp, x, y):
     odd = (y % 2) != 0
     inverse = xp.where(x == 1, 1, xp.where(x == -1, xp.where(odd, -1, 1), 0)).astype(x.dtype)
     return xp.where(negative, inverse, x ** xp.where(negative, 0, y))
-
-
-def _pow_grad_base(x, y):
-    # y * x**(y-1), written so that y == 0 gives 0 even where x == 0 (torch's convention)
-    return where(y == 0, 0.0, y * x ** (y - 1))
 
 
 def _pow_grad_exponent(x, y, out):
@@ -177,7 +217,9 @@ def _array_dtype(v):
 def _pow_vjp_base(g, x, y, out):
     if type(y) in PY_SCALARS and y == 0:  # torch: zeros whatever g holds, and no graph
         return zeros_like(x)
-    return g * conj(_pow_grad_base(x, y))
+    # g * y x**(y-1), 0 where y == 0 even at x == 0 or a NaN g: torch's pow_backward_self
+    # selects after multiplying (pow: x ** -0.5 is torch's rsqrt)
+    return where(y == 0, 0.0, g * conj(y * pow(x, y - 1)))
 
 
 pow.defvjp(_pow_vjp_base,
@@ -220,8 +262,11 @@ floor_divide = op(broadcast=True, method=True, inplace=True,
                   node_name="NotImplemented")(_floor_divide)
 floor_divide.defvjp(_no_floor_divide_derivative, _no_floor_divide_derivative)
 floor_divide.defjvp(_no_floor_divide_jvp, _no_floor_divide_jvp)
-# the quotient inside remainder's derivative: constant there (torch's div(rounding_mode=floor))
-_floor_quotient = op(name="floor_divide")(_floor_divide)
+# the quotient inside remainder's derivative: torch's div(rounding_mode=floor), which is
+# differentiable with zero gradients (a second derivative through it is 0, or NaN beside one)
+_floor_quotient = op(name="floor_divide", broadcast=True)(_floor_divide)
+_floor_quotient.defvjp(lambda g: zeros_like(g), lambda g: zeros_like(g))
+_floor_quotient.defjvp(lambda t: zeros_like(t), lambda t: zeros_like(t))
 
 
 def _check_divisor(x, y, kernel: str) -> None:

@@ -46,18 +46,38 @@ def _evenly_all_jvp(t, x, out):
     return sum(where(mask, t, 0.0)) / sum(mask)
 
 
+def _first_tied_zero(xp, x, out, reduced: tuple):
+    """``out`` with each zero signed as the first zero (C order) among the reduced elements.
+
+    NumPy picks either of a tie of 0.0 and -0.0; torch's amax/amin and max/min along a dim
+    keep the first (see docs/numerics.md)."""
+    zero = out == 0
+    if x.dtype.kind != "f" or not zero.any():
+        return out
+    kept = [d for d in range(x.ndim) if d not in reduced]
+    rows = xp.reshape(xp.transpose(x, kept + list(reduced)),
+                      tuple(x.shape[d] for d in kept) + (-1,))
+    first = xp.take_along_axis(rows, xp.argmax(rows == 0, axis=-1)[..., None], -1)
+    return xp.where(zero, xp.reshape(first, out.shape), out)
+
+
+def _last_tied_zero(xp, x, out):
+    """max()/min() of all elements: the sign of the last zero (torch's all-element kernel)."""
+    return _first_tied_zero(xp, xp.reshape(x, -1)[::-1], out, (0,))
+
+
 @op(save=("x", "result"), batchable=True, node_name="MaxBackward1")
 def _max_all(xp, x):
     _check_nonempty("max", x, None)
     reject_complex(x, kernel_error("max_all"))
-    return xp.max(x)
+    return _last_tied_zero(xp, x, xp.max(x))
 
 
 @op(save=("x", "result"), batchable=True, node_name="MinBackward1")
 def _min_all(xp, x):
     _check_nonempty("min", x, None)
     reject_complex(x, kernel_error("min_all"))
-    return xp.min(x)
+    return _last_tied_zero(xp, x, xp.min(x))
 
 
 for _extreme_all in (_max_all, _min_all):
@@ -78,7 +98,9 @@ def _extreme_values(name: str, kernel: str, what: str):
     def forward(xp, x, dim=None, keepdim=False):
         _check_nonempty(name, x, dim, as_given=True)  # before the dtype, as torch
         reject_complex(x, kernel_error(kernel))
-        return getattr(xp, name)(x, axis=axes(dim, x.ndim), keepdims=keepdim)
+        reduced = axes(dim, x.ndim)
+        out = getattr(xp, name)(x, axis=reduced, keepdims=keepdim)
+        return _first_tied_zero(xp, x, out, reduced)
     forward.__name__ = name
     forward.__doc__ = f"{what} along ``dim`` (all dims by default); ties share the gradient."
     declared = op(save=("x", "result"), batchable=True, method=True)(forward)

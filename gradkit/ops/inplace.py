@@ -8,6 +8,8 @@ later gradients flow through the op. Writing into a view also rebases its base
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from gradkit._tensor import Tensor
@@ -82,7 +84,7 @@ def inplace(tensor, out_of_place, *args, **kwargs):
             _rebase_view(tensor, view, result, overlapping)
         else:
             set_history(tensor, result.grad_fn, result._output_nr)
-        _resave_output(result, tensor)
+        _resave_output(result, tensor, view is not None)
     if len(tensor._vc) > 1:
         _update_views(tensor, view, recording)
     forward_ad = _dispatch._forward_ad
@@ -163,13 +165,18 @@ def _stale_view_type():
     return _stale_view_class
 
 
-def _resave_output(result, tensor) -> None:
-    """A node that saved its output now saves ``tensor`` (the output lives there, as in torch)."""
+def _resave_output(result, tensor, into_view: bool) -> None:
+    """A node that saved its output now saves ``tensor`` (the output lives there, as in torch).
+
+    Written into a view, the output unpacks with the view's node (torch's SavedVariable
+    ``is_inplace_on_view``): double backward passes the view's hooks again."""
     node = result.grad_fn
     for saved in (node.saved or ()) if node is not None else ():
         if type(saved) is SavedTensor and saved.output_nr >= 0 and saved.data is result._data:
             saved.data, saved.version_counter = tensor._data, tensor._vc
             saved.version = tensor._vc[0]
+            if into_view:  # weak: the view's node leads back to this node
+                saved.view_edge = (weakref.ref(tensor.grad_fn), tensor._output_nr)
 
 
 def _write(tensor, values) -> None:

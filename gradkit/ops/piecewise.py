@@ -162,12 +162,18 @@ _PAIRWISE_COMPLEX = {name: fixed_error(RuntimeError, f"{name} not implemented fo
                      for name in ("maximum", "minimum")}
 
 
+def _first_at_ties(xp, x, y, out):
+    """x where x == y: torch's maximum/minimum keep the first of 0.0 and -0.0, NumPy the
+    second (see docs/numerics.md)."""
+    return xp.where(x == y, x, out) if out.dtype.kind == "f" else out
+
+
 @op(save=("x", "y"), broadcast=True, batchable=True, method=True)
 def maximum(xp, x, y):
     """Elementwise maximum of x and y (broadcasting)."""
     x, y = promote(xp, x, y)
     reject_complex(x, _PAIRWISE_COMPLEX["maximum"])
-    return xp.maximum(x, y)
+    return _first_at_ties(xp, x, y, xp.maximum(x, y))
 
 
 def _share(g, x, y):
@@ -187,7 +193,7 @@ def minimum(xp, x, y):
     """Elementwise minimum of x and y (broadcasting)."""
     x, y = promote(xp, x, y)
     reject_complex(x, _PAIRWISE_COMPLEX["minimum"])
-    return xp.minimum(x, y)
+    return _first_at_ties(xp, x, y, xp.minimum(x, y))
 
 
 minimum.defvjp(lambda g, x, y: where(x > y, 0.0, _share(g, x, y)),

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 
 from gradkit.autograd.batching import batch_dim
+from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, get_default_dtype, to_numpy_dtype
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import exp
-from gradkit.ops.piecewise import ones_like, where
+from gradkit.ops.piecewise import ones_like, where, zeros_like
 from gradkit.ops.shape import _normalize_dim, expand, flip, permute, reshape, unsqueeze
 from gradkit.ops.unary_helpers import kernel_error
 
@@ -131,7 +132,10 @@ def _prod_others(x, out, dim, keepdim):
 def _prod_vjp(g, x, out, dim, keepdim, dtype):
     if x.ndim == 0:  # torch: the gradient itself (not g * x / x, which rounds for complex x)
         return g
-    return expand_back(g, tuple(x.shape), dim, keepdim) * conj(_prod_others(x, out, dim, keepdim))
+    g = expand_back(g, tuple(x.shape), dim, keepdim)
+    if dim is None and not is_grad_enabled() and (getattr(x, "_data", x) == 0).sum() > 1:
+        return zeros_like(g)  # torch: two zeros, all gradients 0 (NaN or inf beside them too)
+    return g * conj(_prod_others(x, out, dim, keepdim))
 
 
 prod.defvjp(_prod_vjp)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
+import numpy as np
+
 from .programs import OPS
 from .runner import Result, TorchInternalError, compare, run
 
@@ -75,6 +77,77 @@ def _pow_result_written(program, mine: Result, theirs: Result) -> bool:
                             theirs._replace(error=None, grads=[], grads2=[])))
 
 
+def _first_signed_zero_step(program, mine: Result, theirs: Result):
+    """The step whose output is the first slot where only the sign of a zero differs, when
+    nothing but signed zeros differs; else None."""
+    problems = compare(mine, theirs)
+    if not problems or not all(p.startswith("signed zero") for p in problems):
+        return None
+    first = min(int(p.split("[", 1)[1].split("]", 1)[0]) for p in problems)
+    k = first - len(program.leaves)
+    return program.steps[k] if 0 <= k < len(program.steps) else None
+
+
+_TIE_PICKERS = {"maximum", "minimum", "max", "min", "amax", "amin0", "amax_dim_raw",
+                "max_dim_raw"}
+
+
+def _vectorized_tie(program, mine: Result, theirs: Result) -> bool:
+    """A tie of 0.0 and -0.0 in max/min/maximum/minimum, where torch's vectorized loop picked
+    by lane (tensors of 16 float32 / 8 float64 elements or more)."""
+    step = _first_signed_zero_step(program, mine, theirs)
+    return step is not None and (step.op in _TIE_PICKERS or step.params.get("fn") in _TIE_PICKERS)
+
+
+def _onednn_gelu_zero(program, mine: Result, theirs: Result) -> bool:
+    """float32 gelu of more than one element: torch's oneDNN kernel gives 0.0 for -0.0 and
+    underflowing negatives, its own kernel (float64, one element) -0.0, as gradkit."""
+    step = _first_signed_zero_step(program, mine, theirs)
+    return step is not None and "gelu" in (step.op, step.params.get("fn"))
+
+
+def _std_of_equal_values(program, mine: Result, theirs: Result) -> bool:
+    """Only gradients differ, and a std is rounding noise (elements equal but for rounding):
+    its gradient there is noise over noise on both sides."""
+    if mine.error or theirs.error or not theirs.values or any(
+            p.split("[")[0] in ("values", "signed zero in values") for p in compare(mine, theirs)):
+        return False
+    for k, step in enumerate(program.steps):
+        out = theirs.values[len(program.leaves) + k]
+        source = theirs.values[step.inputs[0]]
+        if step.op == "std" and out.size and source.size and np.isfinite(source).all():
+            scale = max(1.0, float(np.abs(source).max()))
+            if (np.abs(out) <= 1e-12 * scale).any():
+                return True
+    return False
+
+
+def _only_non_finite_differ(mine: Result, theirs: Result) -> bool:
+    """Values and gradients agree wherever both sides are finite numbers."""
+    for kind in ("values", "grads", "grads2"):
+        for a, b in zip(getattr(mine, kind), getattr(theirs, kind)):
+            if a is None or b is None or a.shape != b.shape or a.dtype != b.dtype:
+                if a is not b:
+                    return False
+                continue
+            both = np.isfinite(a) & np.isfinite(b)
+            if not np.allclose(a[both], b[both], rtol=1e-4, atol=1e-6):
+                return False
+    return True
+
+
+def _complex_matmul_at_inf(program, mine: Result, theirs: Result) -> bool:
+    """A complex matmul with an infinite operand, and only non-finite entries differ: which
+    come out inf and which NaN is up to the BLAS kernel (torch's gemv scales x by 1 + 0j)."""
+    if mine.error or theirs.error or not theirs.values:
+        return False
+    infinite = any(step.op == "matmul" and any(
+        theirs.values[i].dtype.kind == "c" and np.isinf(theirs.values[i]).any()
+        for i in step.inputs) for step in program.steps)
+    return infinite and mine.flags == theirs.flags and mine.slots == theirs.slots and \
+        _only_non_finite_differ(mine, theirs)
+
+
 KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("an integer tensor written with a value that requires grad does not require grad",
           "docs/numerics.md", "leaves the integer tensor not requiring grad",
@@ -89,6 +162,14 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "raises computing `exponent - 1`", _pow_by_bool_backward),
     Known("x ** tensor written in place afterwards differentiates (torch saved its result)",
           "docs/autograd.md", "saves its result only when `y` requires grad", _pow_result_written),
+    Known("max/min tie of 0.0 and -0.0 picked by lane in torch's vectorized loop",
+          "docs/numerics.md", "vectorized loops pick by lane", _vectorized_tie),
+    Known("float32 gelu gives 0.0 in torch's oneDNN kernel where gradkit gives -0.0",
+          "docs/numerics.md", "oneDNN kernel", _onednn_gelu_zero),
+    Known("the gradient of std at elements equal but for rounding is noise over noise",
+          "docs/numerics.md", "noise divided by rounding noise", _std_of_equal_values),
+    Known("complex matmul with infinite entries: inf or NaN as the BLAS kernel computes",
+          "docs/numerics.md", "BLAS kernel computes", _complex_matmul_at_inf),
 )
 
 

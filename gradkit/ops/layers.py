@@ -15,7 +15,7 @@ from gradkit.ops.indexing import index_put_into_zeros
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import mean, sum
-from gradkit.ops.shape import reshape, transpose
+from gradkit.ops.shape import reshape, squeeze, transpose, unsqueeze
 from gradkit.ops.unary_helpers import c_type_name
 
 
@@ -28,8 +28,9 @@ def _affine(xp, x, w, b):
 
 def _rows(a, lead=()):
     """(..., k) -> (rows, k): batch dims flattened so the weight gradient is one matmul
-    (``lead``: the leading dims that stay, a vectorized batched backward's batch dim)."""
-    return reshape(a, lead + (-1, a.shape[-1]))
+    (``lead``: the leading dims that stay, a vectorized batched backward's batch dim); the
+    row count is explicit, as -1 is ambiguous for 0-size ``a``."""
+    return reshape(a, lead + (math.prod(a.shape[len(lead):-1]), a.shape[-1]))
 
 
 def _linear_grad_input(g, x, w):
@@ -79,6 +80,10 @@ def linear(input, weight, bias=None):
                            f"{max(input.ndim - 1, 0)}.  Target sizes: "
                            f"{list(input.shape[:-1]) + [weight.shape[0]]}.  Tensor sizes: "
                            f"{list(bias.shape)}")
+    if weight.ndim == 1:  # y = input @ weight: one output feature, its dim dropped
+        if bias is not None:
+            raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
+        return squeeze(linear(input, unsqueeze(weight, 0)), -1)
     if input.ndim == 2:
         return addmm(input, weight, bias) if bias is not None else mm_linear(input, weight, None)
     return linear_op(input, weight, bias)

@@ -55,8 +55,10 @@ def _dims(draw, shapes):
 
 
 def _var(draw, shapes):
+    """dim=() is drawn as None: torch's var/std backward reads () as "no dim reduced" (it
+    divides by N - correction with N = 1, inf for correction 1) while the value is over all."""
     p = _dims(draw, shapes)
-    return {**p, "correction": draw.choice((0, 1, 2))}
+    return {**p, "dim": p["dim"] or None, "correction": draw.choice((0, 1, 2))}
 
 
 def _sort(draw, shapes):

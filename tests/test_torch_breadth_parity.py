@@ -6,6 +6,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import gradkit  # noqa: E402
+from gradkit.autograd import forward_ad  # noqa: E402
 
 
 def _run(lib, fn, arrays):
@@ -52,3 +53,36 @@ def test_det_of_1x1_matrices_is_the_entry_with_gradient_one(entry):
     dtype = "complex128" if isinstance(entry, complex) else "float64"
     batch = np.array([[[entry]], [[2.0]]], dtype=dtype)
     _assert_same(lambda lib, x: lib.linalg.det(x), batch)
+
+
+def _complex(shape):
+    rng = np.random.default_rng(sum(shape))
+    return rng.normal(size=shape) + 1j * rng.normal(size=shape)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4), (2, 3, 3), (1, 1)])
+def test_complex_qr_gradients_and_second_derivatives(shape):
+    """Complex QR's gradient takes M's real diagonal in copyltu (R's diagonal is real)."""
+    def grads(lib):
+        x = lib.tensor(_complex(shape), requires_grad=True)
+        q, r = lib.linalg.qr(x)
+        w_q = lib.tensor(np.cos(np.arange(q.numel())).reshape(tuple(q.shape)) * (1 + 0.5j))
+        w_r = lib.tensor(np.sin(np.arange(r.numel())).reshape(tuple(r.shape)) * (0.3 - 1j))
+        g, = lib.autograd.grad(((q * w_q).sum() + (r * w_r).sum()).real, x, create_graph=True)
+        gg, = lib.autograd.grad((g * g.conj()).real.sum(), x)
+        return q.detach().numpy(), g.detach().numpy(), gg.numpy()
+    for mine, theirs in zip(grads(gradkit), grads(torch)):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4)])
+def test_complex_qr_forward_mode_tangents(shape):
+    """dR R^{-1} has a real diagonal: Q^H dQ takes the imaginary part of B's diagonal."""
+    a = _complex(shape)
+    t = np.roll(a, 1) * (0.5 - 0.2j)
+    _, theirs = torch.func.jvp(torch.linalg.qr, (torch.tensor(a),), (torch.tensor(t),))
+    with forward_ad.dual_level():
+        q, r = gradkit.linalg.qr(forward_ad.make_dual(gradkit.tensor(a), gradkit.tensor(t)))
+        mine = [forward_ad.unpack_dual(out).tangent.numpy() for out in (q, r)]
+    for m, th in zip(mine, theirs):
+        np.testing.assert_allclose(m, th.numpy(), rtol=1e-9, atol=1e-10)

@@ -86,3 +86,48 @@ def test_complex_qr_forward_mode_tangents(shape):
         mine = [forward_ad.unpack_dual(out).tangent.numpy() for out in (q, r)]
     for m, th in zip(mine, theirs):
         np.testing.assert_allclose(m, th.numpy(), rtol=1e-9, atol=1e-10)
+
+
+def _raises_as_torch(fn):
+    """torch and gradkit raise the same type with the same message."""
+    errors = []
+    for lib in (torch, gradkit):
+        with pytest.raises(Exception) as info:
+            fn(lib)
+        errors.append((info.type, str(info.value)))
+    assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("name, call", [
+    ("sort complex", lambda lib: lib.sort(lib.ones(2, dtype=lib.complex64))),
+    ("sort complex stable", lambda lib: lib.ones(2, dtype=lib.complex128).sort(stable=True)),
+    ("argsort complex", lambda lib: lib.argsort(lib.ones((), dtype=lib.complex64))),
+    ("topk complex", lambda lib: lib.topk(lib.ones(2, dtype=lib.complex64), 1)),
+    ("topk bool", lambda lib: lib.topk(lib.ones(2, dtype=lib.bool), 1)),
+    ("mse complex", lambda lib: lib.nn.functional.mse_loss(
+        lib.ones(2), lib.ones(2, dtype=lib.complex64))),
+    ("mse long", lambda lib: lib.nn.functional.mse_loss(
+        lib.ones(2, dtype=lib.long), lib.ones(2, dtype=lib.long))),
+    ("mse bool", lambda lib: lib.nn.functional.mse_loss(
+        lib.ones(2, dtype=lib.bool), lib.ones(2, dtype=lib.bool))),
+    ("layer_norm long", lambda lib: lib.nn.functional.layer_norm(
+        lib.ones(0, 2, dtype=lib.long), (2,))),
+    ("layer_norm complex", lambda lib: lib.nn.functional.layer_norm(
+        lib.ones(2, dtype=lib.complex64), (2,))),
+    ("nll_loss bool", lambda lib: lib.nn.functional.nll_loss(
+        lib.ones(2, 2, dtype=lib.bool), lib.tensor([0, 1]))),
+    ("nll_loss complex", lambda lib: lib.nn.functional.nll_loss(
+        lib.ones(2, dtype=lib.complex64), lib.tensor(0))),
+    ("linear 0-d input", lambda lib: lib.nn.functional.linear(lib.ones(()), lib.ones(3))),
+    ("linear 0-d weight", lambda lib: lib.nn.functional.linear(lib.ones(3), lib.ones(()))),
+    ("mv 0-d matrix", lambda lib: lib.mv(lib.ones(()), lib.ones(3))),
+    ("mv 0-d vector", lambda lib: lib.mv(lib.ones(2, 2), lib.ones(()))),
+    ("mv 3-d matrix", lambda lib: lib.mv(lib.ones(2, 2, 2), lib.ones(2))),
+])
+def test_dtype_and_rank_errors_as_torch(name, call):
+    _raises_as_torch(call)
+
+
+def test_mse_loss_of_float32_and_int64_is_float32_as_torch():
+    _assert_same(lambda lib, x: lib.nn.functional.mse_loss(
+        x, lib.tensor([1, 0, 2])), np.array([0.5, 1.5, -1.0], dtype="float32"))

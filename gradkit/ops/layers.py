@@ -16,7 +16,7 @@ from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import reshape, squeeze, transpose, unsqueeze
-from gradkit.ops.unary_helpers import c_type_name
+from gradkit.ops.unary_helpers import c_type_name, require_real_floating
 
 
 def _affine(xp, x, w, b):
@@ -67,6 +67,9 @@ def linear(input, weight, bias=None):
     >>> linear(gradkit.randn(2, 3), gradkit.randn(4, 3), gradkit.zeros(4)).shape
     gradkit.Size([2, 4])
     """
+    if not input.ndim or not weight.ndim:
+        raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
+                           f"{input.ndim}D and {weight.ndim}D")
     if input.shape[-1] != weight.shape[-1]:
         rows = math.prod(input.shape[:-1]) if input.ndim > 1 else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
@@ -152,6 +155,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
                                f"{name} of shape {list(param.shape)} and normalized_shape = "
                                f"{list(shape)}")
+    require_real_floating("LayerNormKernelImpl", input._data)
     axes = tuple(range(input.ndim - k, input.ndim))
     return _layer_norm(input, weight, bias, axes=axes, eps=eps)
 

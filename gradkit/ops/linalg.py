@@ -109,8 +109,10 @@ def bmm(x, y):
 @tensor_method()
 def mv(x, v):
     """Matrix-vector product of a 2-D x and a 1-D v."""
-    if x.ndim != 2 or v.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got {x.ndim}, {v.ndim}")
+    if x.ndim == 0:  # torch reads x's size(0) first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if x.ndim != 2 or v.ndim != 1:  # addmv's message: the result (1-D), the matrix, the vector
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {x.ndim}, {v.ndim}")
     return matmul(x, v)
 
 

@@ -15,8 +15,10 @@ from gradkit.ops._op import op
 from gradkit.ops.activations import logsigmoid, sigmoid
 from gradkit.ops.piecewise import where
 from gradkit.ops.indexing import scatter_into_zeros
+from gradkit.ops.promotion import promote
 from gradkit.ops.reduction import expand_back, log_softmax, mean, sum
 from gradkit.ops.shape import reshape, unsqueeze
+from gradkit.ops.unary_helpers import require_real_floating
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -111,6 +113,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
         raise IndexError(f"Target {int(labels[wrong].reshape(-1)[0])} is out of bounds.")
     if weight is not None:
         _class_weight(weight, classes, 0, 1)
+    require_real_floating("nll_loss_out_frame", input._data)
     return _nll(input, target, weight, class_dim=class_dim, reduction=reduction,
                 ignore_index=ignore_index)
 
@@ -165,7 +168,7 @@ def _soft_cross_entropy(log_p, target, weight, ignore_index, reduction, label_sm
 
 @op(save=("x", "y"), broadcast=True, node_name="MseLossBackward0", batchable=True)
 def _mse(xp, x, y, reduction="mean"):
-    diff = x - y
+    diff = xp.subtract(*promote(xp, x, y))  # float32 - int64 is float32, as torch
     loss = diff * diff
     if reduction == "mean":
         return loss.mean()
@@ -194,6 +197,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
     1.0
     """
     _check_reduction(reduction)
+    require_real_floating("mse_cpu", input._data, target._data)
     if tuple(target.shape) != tuple(input.shape):
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
                       f"({input.shape}). This will likely lead to incorrect results due to "

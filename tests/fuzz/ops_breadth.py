@@ -237,7 +237,7 @@ BREADTH_OPS: dict[str, OpSpec] = {
     "b_norm": OpSpec(1, lambda lib, x: x.norm()),
     # sorting
     "b_sort": OpSpec(1, lambda lib, x, dim, descending: lib.sort(
-        x, dim, descending=descending, stable=True)[0], _sort),
+        x, dim=dim, descending=descending, stable=True)[0], _sort),
     "b_argsort": OpSpec(1, lambda lib, x, dim, descending: lib.argsort(
         x, dim=dim, descending=descending, stable=True), _sort),
     "b_topk": OpSpec(1, lambda lib, x, dim, k, largest: lib.topk(

@@ -131,3 +131,28 @@ def test_dtype_and_rank_errors_as_torch(name, call):
 def test_mse_loss_of_float32_and_int64_is_float32_as_torch():
     _assert_same(lambda lib, x: lib.nn.functional.mse_loss(
         x, lib.tensor([1, 0, 2])), np.array([0.5, 1.5, -1.0], dtype="float32"))
+
+
+@pytest.mark.parametrize("x_shape, t_shape, x_dtype, t_dtype", [
+    ((2,), (), "float32", "float64"), ((), (2,), "float32", "float64"),
+    ((3,), (3,), "float32", "float64"), ((3,), (3,), "float64", "float32")])
+def test_mse_loss_result_dtype_of_mixed_floats_as_torch(x_shape, t_shape, x_dtype, t_dtype):
+    """mse_loss promotes by dtype alone (a 0-d float64 target gives float64)."""
+    target = _values(t_shape, t_dtype) * 0.3
+    _assert_close(lambda lib, x: lib.nn.functional.mse_loss(x, lib.tensor(target)),
+                  _values(x_shape, x_dtype))
+
+
+@pytest.mark.parametrize("x_dtype, t_dtype", [("float32", "float64"), ("float64", "float32")])
+def test_bce_with_logits_takes_the_target_dtype_as_torch(x_dtype, t_dtype):
+    target = np.array([0.2, 0.9, 0.5], dtype=t_dtype)
+    _assert_close(lambda lib, x: lib.nn.functional.binary_cross_entropy_with_logits(
+        x, lib.tensor(target)), _values((3,), x_dtype))
+
+
+def _assert_close(fn, *arrays):
+    """As _assert_same, to single precision (the dtypes are compared exactly)."""
+    mine, theirs = _run(gradkit, fn, arrays), _run(torch, fn, arrays)
+    for a, b in zip(mine, theirs):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)

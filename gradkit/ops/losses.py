@@ -15,7 +15,7 @@ from gradkit.ops._op import op
 from gradkit.ops.activations import logsigmoid, sigmoid
 from gradkit.ops.piecewise import where
 from gradkit.ops.indexing import scatter_into_zeros
-from gradkit.ops.promotion import promote
+from gradkit.ops.promotion import promote_types
 from gradkit.ops.reduction import expand_back, log_softmax, mean, sum
 from gradkit.ops.shape import reshape, unsqueeze
 from gradkit.ops.unary_helpers import require_real_floating
@@ -168,7 +168,8 @@ def _soft_cross_entropy(log_p, target, weight, ignore_index, reduction, label_sm
 
 @op(save=("x", "y"), broadcast=True, node_name="MseLossBackward0", batchable=True)
 def _mse(xp, x, y, reduction="mean"):
-    diff = xp.subtract(*promote(xp, x, y))  # float32 - int64 is float32, as torch
+    dtype = promote_types(x.dtype, y.dtype)  # as torch: float32 and int64 give float32, and
+    diff = x.astype(dtype) - y.astype(dtype)  # a 0-d float64 target makes it float64
     loss = diff * diff
     if reduction == "mean":
         return loss.mean()
@@ -234,6 +235,8 @@ def _bce_terms(x, target, weight, pos_weight):
 @op(save=("x", "target", "weight", "pos_weight"), node_name="BinaryCrossEntropyWithLogitsBackward0")
 def _bce_logits(xp, x, target, weight, pos_weight, reduction="mean"):
     loss = _bce_terms(x, target, weight, pos_weight)
+    if target.dtype.kind == "f":  # torch works in place on terms of the target: its dtype
+        loss = loss.astype(target.dtype, copy=False)
     if reduction == "mean":
         return xp.asarray(loss.mean(dtype=loss.dtype))
     return xp.asarray(loss.sum(dtype=loss.dtype)) if reduction == "sum" else loss

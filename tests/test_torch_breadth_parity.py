@@ -156,3 +156,35 @@ def _assert_close(fn, *arrays):
     for a, b in zip(mine, theirs):
         assert a.shape == b.shape and a.dtype == b.dtype
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0), (0, 2), (3, 0, 0), (2, 3, 0)])
+@pytest.mark.parametrize("ord", ["fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])
+def test_matrix_norm_of_empty_matrices_as_torch(shape, ord):
+    """Max-norms over an empty dim are new zeros (no graph) in torch; min-norms raise."""
+    results = []
+    for lib in (torch, gradkit):
+        x = lib.zeros(shape, dtype=lib.float64, requires_grad=True)
+        try:
+            norm = lib.linalg.matrix_norm(x, ord)
+            results.append((norm.tolist(), norm.requires_grad))
+        except Exception as e:  # noqa: BLE001 - the error itself is compared
+            results.append((type(e), str(e)))
+    assert results[0] == results[1]
+
+
+def test_vector_norm_0_has_zero_gradient_at_inf_and_nan():
+    _assert_same(lambda lib, x: lib.linalg.vector_norm(x, 0) + x.sum(),
+                 np.array([[1.0, np.inf], [np.nan, -0.0]]))
+
+
+@pytest.mark.parametrize("size, start, length", [(3, 3, 1), (1, 1, 1), (3, 3, 0), (0, 0, 0),
+                                                 (3, -3, 3), (3, -1, 2), (3, 2, 1)])
+def test_narrow_at_start_equal_to_size_is_not_a_wrap_to_0(size, start, length):
+    results = []
+    for lib in (torch, gradkit):
+        try:
+            results.append(list(lib.arange(size).narrow(0, start, length).tolist()))
+        except Exception as e:  # noqa: BLE001 - the error itself is compared
+            results.append((type(e), str(e)))
+    assert results[0] == results[1]

@@ -188,3 +188,9 @@ def test_narrow_at_start_equal_to_size_is_not_a_wrap_to_0(size, start, length):
         except Exception as e:  # noqa: BLE001 - the error itself is compared
             results.append((type(e), str(e)))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("x_shape, y_shape", [((2, 0), (3, 0)), ((0,), (0,)), ((0, 2), (3, 2)),
+                                              ((2, 3, 0), (0,)), ((2, 3), (3,))])
+def test_inner_of_0_size_inputs(x_shape, y_shape):
+    _assert_same(lambda lib, x, y: lib.inner(x, y), _values(x_shape), _values(y_shape))

@@ -194,3 +194,13 @@ def test_narrow_at_start_equal_to_size_is_not_a_wrap_to_0(size, start, length):
                                               ((2, 3, 0), (0,)), ((2, 3), (3,))])
 def test_inner_of_0_size_inputs(x_shape, y_shape):
     _assert_same(lambda lib, x, y: lib.inner(x, y), _values(x_shape), _values(y_shape))
+
+
+@pytest.mark.parametrize("x_shape, index", [((3,), []), ((2, 2), [[]]), ((), []), ((3,), [[]])])
+def test_scatter_with_an_empty_float_index_writes_nothing(x_shape, index):
+    """torch.tensor([]) is float32: torch skips the int64 check for an empty index."""
+    def fn(lib, x, src):
+        empty = lib.tensor(index)
+        return x.scatter(0, empty, src[:0].reshape(empty.shape)) * 2 + \
+            x.scatter_add(0, empty, src[:0].reshape(empty.shape)) + x.scatter(0, empty, 0.5)
+    _assert_same(fn, _values(x_shape), _values((2,)))

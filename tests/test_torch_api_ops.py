@@ -472,16 +472,6 @@ def test_det_gradient_at_a_singular_matrix_is_the_cofactor_matrix():
     assert gradgradcheck(gradkit.linalg.det, (_leaf(gradkit, [[1.0, 0.0], [0.0, 0.0]]),))
 
 
-def test_complex_qr_gradient_is_refused_clearly():
-    """torch differentiates complex QR; gradkit says it does not, rather than give a number."""
-    a = gradkit.tensor(VALUES[:3, :3] + 1j * VALUES[:3, 1:], requires_grad=True)
-    q, r = gradkit.linalg.qr(a)
-    assert np.allclose((q @ r).detach().numpy(), a.detach().numpy())
-    with pytest.raises(RuntimeError, match="gradient of linalg.qr is implemented for real "
-                                           "matrices only"):
-        r.abs().sum().backward()
-
-
 def test_numpy_keywords_reach_plain_function_ops_and_ops_alike():
     """axis=/keepdims= are renamed once, at the op boundary (ops/keywords.py)."""
     from gradkit.ops.keywords import torch_keywords

@@ -253,7 +253,8 @@ def scatter_add(xp, x, dim, index, src):
     """x with ``src`` added at ``index`` along ``dim`` (repeated indices accumulate)."""
     dim = _normalize_dim(dim, x.ndim)
     out = x.copy()
-    xp.add.at(out, _along_axis_key(xp, index, dim), _src_block(src, index))
+    if index.size:  # an empty index, of any dtype, writes nothing (torch)
+        xp.add.at(out, _along_axis_key(xp, index, dim), _src_block(src, index))
     return out
 
 
@@ -269,7 +270,8 @@ def scatter(xp, x, dim, index, src):
     """x with ``src`` written at ``index`` along ``dim`` (torch.scatter)."""
     dim = _normalize_dim(dim, x.ndim)
     out = x.copy()
-    out[_along_axis_key(xp, index, dim)] = _src_block(src, index)
+    if index.size:  # an empty index, of any dtype, writes nothing (torch)
+        out[_along_axis_key(xp, index, dim)] = _src_block(src, index)
     return out
 
 

@@ -15,8 +15,8 @@ from gradkit.ops.indexing import index_put_into_zeros
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import mean, sum
-from gradkit.ops.shape import reshape, transpose
-from gradkit.ops.unary_helpers import c_type_name
+from gradkit.ops.shape import reshape, squeeze, transpose, unsqueeze
+from gradkit.ops.unary_helpers import c_type_name, require_real_floating
 
 
 def _affine(xp, x, w, b):
@@ -28,8 +28,9 @@ def _affine(xp, x, w, b):
 
 def _rows(a, lead=()):
     """(..., k) -> (rows, k): batch dims flattened so the weight gradient is one matmul
-    (``lead``: the leading dims that stay, a vectorized batched backward's batch dim)."""
-    return reshape(a, lead + (-1, a.shape[-1]))
+    (``lead``: the leading dims that stay, a vectorized batched backward's batch dim); the
+    row count is explicit, as -1 is ambiguous for 0-size ``a``."""
+    return reshape(a, lead + (math.prod(a.shape[len(lead):-1]), a.shape[-1]))
 
 
 def _linear_grad_input(g, x, w):
@@ -66,6 +67,9 @@ def linear(input, weight, bias=None):
     >>> linear(gradkit.randn(2, 3), gradkit.randn(4, 3), gradkit.zeros(4)).shape
     gradkit.Size([2, 4])
     """
+    if not input.ndim or not weight.ndim:
+        raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
+                           f"{input.ndim}D and {weight.ndim}D")
     if input.shape[-1] != weight.shape[-1]:
         rows = math.prod(input.shape[:-1]) if input.ndim > 1 else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
@@ -79,6 +83,10 @@ def linear(input, weight, bias=None):
                            f"{max(input.ndim - 1, 0)}.  Target sizes: "
                            f"{list(input.shape[:-1]) + [weight.shape[0]]}.  Tensor sizes: "
                            f"{list(bias.shape)}")
+    if weight.ndim == 1:  # y = input @ weight: one output feature, its dim dropped
+        if bias is not None:
+            raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
+        return squeeze(linear(input, unsqueeze(weight, 0)), -1)
     if input.ndim == 2:
         return addmm(input, weight, bias) if bias is not None else mm_linear(input, weight, None)
     return linear_op(input, weight, bias)
@@ -147,6 +155,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
                                f"{name} of shape {list(param.shape)} and normalized_shape = "
                                f"{list(shape)}")
+    require_real_floating("LayerNormKernelImpl", input._data)
     axes = tuple(range(input.ndim - k, input.ndim))
     return _layer_norm(input, weight, bias, axes=axes, eps=eps)
 

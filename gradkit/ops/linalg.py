@@ -1,6 +1,8 @@
 """Matrix products: matmul (with NumPy/torch broadcasting and 1-D promotion) and friends."""
 from __future__ import annotations
 
+import math
+
 from gradkit.autograd.batching import batch_shape
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.complex import conj
@@ -109,8 +111,10 @@ def bmm(x, y):
 @tensor_method()
 def mv(x, v):
     """Matrix-vector product of a 2-D x and a 1-D v."""
-    if x.ndim != 2 or v.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got {x.ndim}, {v.ndim}")
+    if x.ndim == 0:  # torch reads x's size(0) first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if x.ndim != 2 or v.ndim != 1:  # addmv's message: the result (1-D), the matrix, the vector
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {x.ndim}, {v.ndim}")
     return matmul(x, v)
 
 
@@ -140,8 +144,9 @@ def inner(x, y):
     if x.shape[-1] != y.shape[-1]:
         raise RuntimeError("inner() the last dimension must match on both input tensors but got "
                            f"shapes {list(x.shape)} and {list(y.shape)}")
-    k = x.shape[-1]
-    rows = matmul(reshape(x, (-1, k)), transpose(reshape(y, (-1, k)), 0, 1))
+    k = x.shape[-1]  # explicit row counts: -1 is ambiguous when k is 0
+    rows = matmul(reshape(x, (math.prod(x.shape[:-1]), k)),
+                  transpose(reshape(y, (math.prod(y.shape[:-1]), k)), 0, 1))
     return reshape(rows, tuple(x.shape[:-1]) + tuple(y.shape[:-1]))
 
 

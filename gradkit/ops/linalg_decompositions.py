@@ -193,10 +193,11 @@ def _qr(xp, x, *, mode="reduced"):
 
 
 def _qr_square_vjp(g_q, g_r, q, r):
-    """gA = (gQ + Q copyltu(M)) R^{-H}, M = R gR^H - gQ^H Q (A with at least as many rows)."""
+    """gA = (gQ + Q copyltu(M)) R^{-H}, M = R gR^H - gQ^H Q (A with at least as many rows);
+    copyltu takes M's real diagonal, as R's diagonal is real (LAPACK) for complex A too."""
     m = matmul(r, mH(g_r)) - matmul(mH(g_q), q)
     lower = tril(m, -1)
-    b = g_q + matmul(q, lower + mH(lower) + diag_embed(diagonal(m, 0, -2, -1)))
+    b = g_q + matmul(q, lower + mH(lower) + diag_embed(real(diagonal(m, 0, -2, -1))))
     return mH(solve(r, mH(b)))
 
 
@@ -209,9 +210,6 @@ def _check_qr_differentiable(q, r, mode):
     if mode == "complete" and rows > cols:
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
                            "nrows > ncols.")
-    if _is_complex(q):
-        raise RuntimeError("gradkit: the gradient of linalg.qr is implemented for real matrices "
-                           "only")
 
 
 def _qr_vjp(grads, q, r, mode):
@@ -229,11 +227,14 @@ def _qr_vjp(grads, q, r, mode):
 
 def _qr_square_jvp(t, q, r):
     """B = Q^H dA R^{-1} = Q^H dQ + dR R^{-1}: its strictly lower part makes the skew Q^H dQ,
-    the rest is dR R^{-1} (upper triangular); then dQ = dA R^{-1} - Q dR R^{-1}."""
+    the rest is dR R^{-1} (upper triangular, with a real diagonal as R's); then
+    dQ = dA R^{-1} - Q dR R^{-1}."""
     t_rinv = solve(r, t, left=False)
     b = matmul(mH(q), t_rinv)
     lower = tril(b, -1)
     dr_rinv = b - (lower - mH(lower))
+    if _is_complex(b):  # Q^H dQ's imaginary diagonal
+        dr_rinv = dr_rinv - diag_embed(imag(diagonal(b, 0, -2, -1))) * 1j
     return t_rinv - matmul(q, dr_rinv), matmul(dr_rinv, r)
 
 

@@ -51,8 +51,9 @@ def _norm_slope(x, norm, ord, dim, keepdim):  # noqa: A002
     """The gradient of the norm for a gradient of 1 (torch's norm_backward): the vjp is
     ``g * slope``, the jvp ``sum(real(conj(slope) * t))``. Zero where the norm is 0."""
     norm = expand_back(norm, tuple(x.shape), dim, keepdim)
-    if ord == 0:
-        return real(x) * 0.0
+    if ord == 0:  # a count: zero slope, also at inf/NaN entries (where x * 0 is NaN)
+        zeros = real(x) * 0.0
+        return where(isnan(zeros), 0.0, zeros)
     if ord == 1:
         return sgn(x)
     if ord in (math.inf, -math.inf):
@@ -93,6 +94,14 @@ def _matrix_dims(name, x, dim):
     return d0, d1
 
 
+def _max_or_zero(values, dim, keepdim):
+    """The largest of these norms (all >= 0), 0 over an empty dim, as torch (amax raises):
+    new zeros there, without a graph, as torch's."""
+    if values.shape[dim] == 0:
+        return sum(values, dim, keepdim).detach()
+    return amax(values, dim, keepdim)
+
+
 @numpy_keywords
 def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):  # noqa: A002
     """The ``ord`` norm ('fro', 'nuc', ±1, ±2, ±inf) of the matrices in dims ``dim`` of x."""
@@ -104,7 +113,8 @@ def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
             x = astype(x, dtype=dtype)
         others = tuple(d for d in range(x.ndim) if d not in (d0, d1))
         values = svdvals(permute(x, others + (d0, d1)))
-        out = sum(values, -1) if ord == "nuc" else (amax if ord == 2 else amin)(values, -1)
+        out = sum(values, -1) if ord == "nuc" else \
+            _max_or_zero(values, -1, False) if ord == 2 else amin(values, -1)
         for d in sorted((d0, d1)) if keepdim else ():
             out = unsqueeze(out, d)
         return out
@@ -112,7 +122,7 @@ def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
         summed, extreme = (d0, d1) if ord in (1, -1) else (d1, d0)
         sums = vector_norm(x, 1, summed, keepdim, dtype=dtype)
         extreme -= 1 if summed < extreme and not keepdim else 0  # the summed dim is gone
-        return (amax if ord > 0 else amin)(sums, extreme, keepdim)
+        return _max_or_zero(sums, extreme, keepdim) if ord > 0 else amin(sums, extreme, keepdim)
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 

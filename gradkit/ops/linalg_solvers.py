@@ -92,6 +92,8 @@ def _unsqueeze2(x):
 def det(xp, x):
     """The determinant of each square matrix in the last two dims of x."""
     check_matrices("linalg.det", x)
+    if x.shape[-1] == 1:  # the entry itself, as torch: keeps -0.0 (LAPACK's LU gives +0.0)
+        return x[..., 0, 0].copy()
     return xp.linalg.det(x)
 
 
@@ -114,7 +116,9 @@ def _cofactors(x):
     return phase * matmul(u * unsqueeze(others, -2), vh)
 
 
-det.defvjp(lambda g, x, out: _unsqueeze2(g) * _det_grad(x, out))
+# a 1x1 det's derivative is 1, also where the entry is inf/NaN (det * A^{-1} would be NaN)
+det.defvjp(lambda g, x, out: _unsqueeze2(g) if x.shape[-1] == 1 else
+           _unsqueeze2(g) * _det_grad(x, out))
 det.defjvp(lambda t, x, out: out * _trace(matmul(inv(x), t)))
 det.name, det.profiler_name = "linalg_det", "gradkit::linalg_det"
 

@@ -15,8 +15,10 @@ from gradkit.ops._op import op
 from gradkit.ops.activations import logsigmoid, sigmoid
 from gradkit.ops.piecewise import where
 from gradkit.ops.indexing import scatter_into_zeros
+from gradkit.ops.promotion import promote_types
 from gradkit.ops.reduction import expand_back, log_softmax, mean, sum
 from gradkit.ops.shape import reshape, unsqueeze
+from gradkit.ops.unary_helpers import require_real_floating
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -111,6 +113,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
         raise IndexError(f"Target {int(labels[wrong].reshape(-1)[0])} is out of bounds.")
     if weight is not None:
         _class_weight(weight, classes, 0, 1)
+    require_real_floating("nll_loss_out_frame", input._data)
     return _nll(input, target, weight, class_dim=class_dim, reduction=reduction,
                 ignore_index=ignore_index)
 
@@ -165,7 +168,8 @@ def _soft_cross_entropy(log_p, target, weight, ignore_index, reduction, label_sm
 
 @op(save=("x", "y"), broadcast=True, node_name="MseLossBackward0", batchable=True)
 def _mse(xp, x, y, reduction="mean"):
-    diff = x - y
+    dtype = promote_types(x.dtype, y.dtype)  # as torch: float32 and int64 give float32, and
+    diff = x.astype(dtype) - y.astype(dtype)  # a 0-d float64 target makes it float64
     loss = diff * diff
     if reduction == "mean":
         return loss.mean()
@@ -194,6 +198,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
     1.0
     """
     _check_reduction(reduction)
+    require_real_floating("mse_cpu", input._data, target._data)
     if tuple(target.shape) != tuple(input.shape):
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
                       f"({input.shape}). This will likely lead to incorrect results due to "
@@ -230,6 +235,8 @@ def _bce_terms(x, target, weight, pos_weight):
 @op(save=("x", "target", "weight", "pos_weight"), node_name="BinaryCrossEntropyWithLogitsBackward0")
 def _bce_logits(xp, x, target, weight, pos_weight, reduction="mean"):
     loss = _bce_terms(x, target, weight, pos_weight)
+    if target.dtype.kind == "f":  # torch works in place on terms of the target: its dtype
+        loss = loss.astype(target.dtype, copy=False)
     if reduction == "mean":
         return xp.asarray(loss.mean(dtype=loss.dtype))
     return xp.asarray(loss.sum(dtype=loss.dtype)) if reduction == "sum" else loss

@@ -26,7 +26,8 @@ def narrow(x, dim: int, start, length: int):
     if not -size <= start <= size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but "
                          f"got {start})")
-    start %= size if size else 1
+    if start < 0:  # (start == size is in range: an empty narrow at the end, not a wrap to 0)
+        start += size
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return _slice(x, dim=dim, start=start, end=start + length, step=1)

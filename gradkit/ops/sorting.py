@@ -29,6 +29,14 @@ def _sorted(xp, x, dim, descending, k=None):
     return xp.take_along_axis(x, indices, axis=dim), indices.astype(xp.int64)
 
 
+def _check_sortable(x, name: str) -> None:
+    """torch's CPU sort and topk have no complex kernel (topk none for bool either)."""
+    if x.is_complex():
+        raise RuntimeError(f" {name} does not support complex dtypes on CPU")
+    if name == "topk" and x._data.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+
+
 @op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,), name="sort")
 def _sort(xp, x, *, dim, descending):
     return _sorted(xp, x, dim, descending)
@@ -65,6 +73,7 @@ for _op in (_sort, _sort_stable, _topk):
 @numpy_keywords
 def sort(x, dim: int = -1, descending: bool = False, *, stable: bool | None = None):
     """(values, indices) of x sorted along ``dim``; equal elements keep their order."""
+    _check_sortable(x, "Sort")
     form = _sort if stable is None else _sort_stable
     return values_indices(*form(x, dim=_normalize_dim(dim, x.ndim), descending=descending))
 
@@ -81,6 +90,7 @@ _argsort.name, _argsort.profiler_name = "argsort", "gradkit::argsort"
 @numpy_keywords
 def argsort(x, dim: int = -1, descending: bool = False, *, stable: bool = False):
     """The indices that sort x along ``dim`` (no gradient)."""
+    _check_sortable(x, "Sort")
     return _argsort(x, dim=_normalize_dim(dim, x.ndim), descending=descending)
 
 
@@ -88,6 +98,7 @@ def argsort(x, dim: int = -1, descending: bool = False, *, stable: bool = False)
 @numpy_keywords
 def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
     """(values, indices) of the ``k`` largest (``largest=False``: smallest) elements along dim."""
+    _check_sortable(x, "topk")
     dim = _normalize_dim(dim, x.ndim)
     size = x.shape[dim] if x.ndim else 1
     if not 0 <= k <= size:

@@ -1,6 +1,8 @@
 """Small helpers shared by op forwards: torch's names of dtypes."""
 from __future__ import annotations
 
+from gradkit.ops.promotion import result_type
+
 _SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
                       "complex64": "ComplexFloat", "complex128": "ComplexDouble",
                       "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
@@ -20,6 +22,15 @@ def c_type_name(array) -> str:
     """The C type torch names in some messages (``float``, ``double``, ...)."""
     name = array.dtype.name
     return _C_TYPE_NAMES.get(name, name)
+
+
+def require_real_floating(kernel: str, *arrays) -> None:
+    """torch's NotImplementedError when the arrays' common dtype is not a real floating one
+    (``kernel`` has no bool, integer or complex CPU kernel)."""
+    dtype = result_type(*arrays)
+    if dtype.kind != "f":
+        name = _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
 
 
 def kernel_error(kernel: str):

@@ -20,16 +20,21 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from .drawers import RandomDrawer
+from .ops_breadth import BREADTH_OPS
 from .ops_core import OPS as CORE_OPS, OpSpec
 from .ops_dtypes import DTYPE_NAMES, DTYPE_OPS
 from .ops_indexing import INDEXING_OPS
 from .ops_values import VALUE_OPS
 from .ops_views import VIEW_OPS
 
-__all__ = ["OPS", "CLASSES", "CLASS_NAMES", "Leaf", "Step", "Program", "generate",
-           "class_of", "RandomDrawer"]
+__all__ = ["OPS", "CLASSES", "CLASS_NAMES", "SEEDED_CLASSES", "Leaf", "Step", "Program",
+           "generate", "class_of", "RandomDrawer"]
 
-OPS: dict[str, OpSpec] = {**CORE_OPS, **VIEW_OPS, **INDEXING_OPS, **DTYPE_OPS, **VALUE_OPS}
+# the ops of the round-robin classes ("mixed" draws all of them: keep it to these, so old
+# seeds still draw what they drew)
+_ROUND_ROBIN_OPS = (*CORE_OPS, *VIEW_OPS, *INDEXING_OPS, *DTYPE_OPS, *VALUE_OPS)
+OPS: dict[str, OpSpec] = {**CORE_OPS, **VIEW_OPS, **INDEXING_OPS, **DTYPE_OPS, **VALUE_OPS,
+                          **BREADTH_OPS}
 
 FLOATS = ("float32", "float64", "complex64", "complex128")
 _CORE_VIEWS = ("slice", "transpose", "t", "unsqueeze", "select0", "expand", "view_flat",
@@ -74,15 +79,26 @@ CLASSES: dict[str, ProgramClass] = {
     "hooks": ProgramClass(("hook",) * 4 + ("retain_grad",) * 2 + _ELEMENTWISE + _CORE_VIEWS
                           + _CORE_INPLACE + ("tanh", "sigmoid", "pow", "div", "gram"),
                           backward=0.6, create_graph=0.7, clone_first=0.3, keep_error=0.2),
-    "mixed": ProgramClass(tuple(OPS), dtypes=FLOATS + ("float64",) * 2,
+    "mixed": ProgramClass(_ROUND_ROBIN_OPS, dtypes=FLOATS + ("float64",) * 2,
                           other_dtypes=DTYPE_NAMES, zero_size=0.1, special=0.2,
                           keep_error=0.3, backward=0.5, create_graph=0.5, clone_first=0.3),
 }
 CLASS_NAMES = tuple(CLASSES)
+# classes added later draw every seed of their own (``run_fuzz.py --classes breadth``): a
+# place in the round robin would move every earlier seed to another class
+SEEDED_CLASSES: dict[str, ProgramClass] = {
+    "breadth": ProgramClass(tuple(BREADTH_OPS) * 3 + _ELEMENTWISE + ("clone", "transpose",
+                                                                      "unsqueeze", "cast"),
+                            dtypes=("float64", "float32", "float64", "complex128", "complex64"),
+                            other_dtypes=("int64", "bool", "float32"), zero_size=0.15,
+                            special=0.15, keep_error=0.25, backward=0.4, create_graph=0.4,
+                            clone_first=0.2),
+}
+CLASSES.update(SEEDED_CLASSES)
 
 
 def class_of(seed: int) -> str:
-    """The class program ``seed`` belongs to."""
+    """The round-robin class program ``seed`` belongs to (seeded classes draw every seed)."""
     return CLASS_NAMES[seed % len(CLASS_NAMES)]
 
 

@@ -4,12 +4,13 @@
                                   [--max-report 20] [--shrink] [--jsonl mismatches.jsonl]
 
 Program k is generated from seed ``start + k`` (its class is ``seed % number of classes``,
-see ``programs.CLASSES``); a mismatch prints its seed and source, so ``--start SEED
---programs 1`` replays it (``--shrink`` drops steps that do not matter). Mismatches are
-counted by class and kind (values, grads, missing error, ...). Exits 1 when any program
-disagrees with torch. torch itself can crash the interpreter on a rare program (a segfault in
-``register_hook`` was seen): rerun with ``--log-seeds`` to see the seed, then go on from the
-next one with ``--start``.
+see ``programs.CLASSES``); a class of ``programs.SEEDED_CLASSES`` (``--classes breadth``)
+draws a program from every seed of the range instead. A mismatch prints its seed and source,
+so ``--start SEED --programs 1`` (with its ``--classes``) replays it (``--shrink`` drops
+steps that do not matter). Mismatches are counted by class and kind (values, grads, missing
+error, ...). Exits 1 when any program disagrees with torch. torch itself can crash the
+interpreter on a rare program (a segfault in ``register_hook`` was seen): rerun with
+``--log-seeds`` to see the seed, then go on from the next one with ``--start``.
 """
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fuzz.known import diff_program  # noqa: E402
-from fuzz.programs import CLASS_NAMES, RandomDrawer, class_of, generate  # noqa: E402
+from fuzz.programs import (  # noqa: E402
+    CLASS_NAMES, SEEDED_CLASSES, RandomDrawer, class_of, generate)
 from fuzz.runner import problem_kind  # noqa: E402
 from fuzz.shrink import shrink  # noqa: E402
 
@@ -33,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--programs", type=int, default=20000)
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--classes", default=",".join(CLASS_NAMES),
-                        help="comma-separated program classes to run (others are skipped)")
+                        help="comma-separated program classes to run (others are skipped; "
+                             f"also: {', '.join(SEEDED_CLASSES)})")
     parser.add_argument("--max-report", type=int, default=20,
                         help="print the source of at most this many mismatching programs")
     parser.add_argument("--shrink", action="store_true", help="shrink reported programs")
@@ -46,13 +49,13 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     ran, mismatches, known = collections.Counter(), collections.Counter(), collections.Counter()
     first_seed, reported = {}, 0
-    for seed in range(args.start, args.start + args.programs):
-        if class_of(seed) not in wanted:
-            continue
+    seeded = [name for name in SEEDED_CLASSES if name in wanted]
+    seeds = range(args.start, args.start + args.programs)
+    for seed, klass in ((s, k) for s in seeds for k in [class_of(s)] + seeded if k in wanted):
         if args.log_seeds:
             print(f"seed {seed}", flush=True)
         try:
-            program = generate(RandomDrawer(seed))
+            program = generate(RandomDrawer(seed), klass)
             problems, known_as = diff_program(program)
         except Exception as e:  # noqa: BLE001 - a harness bug must not end the long run
             print(f"--- harness error, seed {seed}: {type(e).__name__}: {e}", flush=True)
@@ -79,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - began
     total = sum(mismatches.values())
     print(f"\n{sum(ran.values())} programs in {elapsed:.1f} s; {total} mismatching programs")
-    for klass in CLASS_NAMES + ("harness error",):
+    for klass in CLASS_NAMES + tuple(SEEDED_CLASSES) + ("harness error",):
         if ran[klass]:
             bad = sum(n for (c, _), n in mismatches.items() if c == klass)
             print(f"  {klass:9s} {ran[klass]:7d} programs, {bad:6d} mismatching")

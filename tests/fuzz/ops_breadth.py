@@ -1,0 +1,344 @@
+"""The breadth op table: the public ops the other tables never draw (linear algebra, sorting,
+reductions over dim tuples and with dtype=, the softmax family, triangular/diagonal views,
+products, scatter, nn.functional; gradkit has no index_put), with Python scalars in
+parameter positions.
+
+Linear algebra builds its matrices from the input's first ``n * n`` values, shifted by ``2 I``
+(well conditioned) or made Hermitian positive definite, so random inputs stay in the domain;
+only gauge-free results are compared (eigenvalues, ``U S Vh``, ``|Q|``), as LAPACK builds may
+choose other signs/phases of singular and eigen vectors.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .ops_core import OpSpec, _dim, _gather
+
+_SCALARS = (0.5, -1.0, 2, 0, -0.0, math.inf, -2.5)
+
+
+def _square(lib, x, n):
+    return x.reshape(-1)[:n * n].reshape(n, n)
+
+
+def _shifted(lib, x, n):
+    return _square(lib, x, n) + 2 * lib.eye(n, dtype=x.dtype)
+
+
+def _hermitian_pd(lib, x, n):
+    m = _square(lib, x, n)
+    return m @ m.mT.conj() + lib.eye(n, dtype=x.dtype)
+
+
+def _n(draw, shapes):
+    numel = int(np.prod(shapes[0]))
+    top = math.isqrt(numel)
+    return {"n": draw.integer(0 if draw.chance(0.1) else 1, top)} if top else None
+
+
+def _n_rhs(draw, shapes):
+    p = _n(draw, shapes)
+    return p if p and int(np.prod(shapes[1])) >= p["n"] else None
+
+
+def _rhs(x, y, n):
+    return y.reshape(-1)[:n].to(x.dtype)
+
+
+def _dims(draw, shapes):
+    """A tuple of distinct dims (possibly empty: torch reduces over all then) and keepdim."""
+    nd = len(shapes[0])
+    dims = tuple(d - nd if draw.boolean() else d for d in range(nd) if draw.boolean())
+    return {"dim": dims, "keepdim": draw.boolean()}
+
+
+def _var(draw, shapes):
+    """dim=() is drawn as None: torch's var/std backward reads () as "no dim reduced" (it
+    divides by N - correction with N = 1, inf for correction 1) while the value is over all."""
+    p = _dims(draw, shapes)
+    return {**p, "dim": p["dim"] or None, "correction": draw.choice((0, 1, 2))}
+
+
+def _sort(draw, shapes):
+    p = _dim(draw, shapes) or {"dim": 0}
+    return {**p, "descending": draw.boolean()}
+
+
+def _topk(draw, shapes):
+    p = _dim(draw, shapes)
+    if p is None:
+        return None
+    return {**p, "k": draw.integer(0, shapes[0][p["dim"]]), "largest": draw.boolean()}
+
+
+def _offset(draw, shapes):
+    return {"k": draw.integer(-2, 2)}
+
+
+def _diagonal(draw, shapes):
+    nd = len(shapes[0])
+    if nd < 2:
+        return None
+    d1 = draw.integer(-nd, nd - 1)
+    d2 = draw.integer(-nd, nd - 1)
+    return {"offset": draw.integer(-2, 2), "dim1": d1, "dim2": d2}
+
+
+def _narrow(draw, shapes):
+    p = _dim(draw, shapes)
+    if p is None:
+        return None
+    n = shapes[0][p["dim"]]
+    start = draw.integer(-n, n) if n else 0
+    return {**p, "start": start, "length": draw.integer(0, n - start % max(n, 1))}
+
+
+def _select(draw, shapes):
+    p = _dim(draw, shapes)
+    if p is None or not shapes[0][p["dim"]]:
+        return None
+    n = shapes[0][p["dim"]]
+    return {**p, "index": draw.integer(-n, n - 1)}
+
+
+def _roll(draw, shapes):
+    nd = len(shapes[0])
+    shifts = draw.integer(-3, 3)
+    if not nd or draw.boolean():
+        return {"shifts": shifts, "dims": None}
+    return {"shifts": (shifts,), "dims": (draw.integer(-nd, nd - 1),)}
+
+
+def _scalar(draw, shapes):
+    return {"s": draw.choice(_SCALARS)}
+
+
+def _clamp_t(draw, shapes):
+    return {"which": draw.choice(("min", "max", "both"))}
+
+
+def _softmax(draw, shapes):
+    p = _dim(draw, shapes) or {"dim": 0}
+    return {**p, "dtype": draw.choice((None, "float64"))}
+
+
+def _scatter(draw, shapes):
+    p = _gather(draw, shapes)
+    return p and {**p, "value": draw.choice((None, 0.5))}
+
+
+def _split(draw, shapes):
+    p = _dim(draw, shapes)
+    if p is None:
+        return None
+    n = shapes[0][p["dim"]]
+    first = draw.integer(0, n)
+    return {**p, "sizes": [first, n - first] if draw.boolean() else draw.integer(1, 2)}
+
+
+def _act(draw, shapes):
+    return {"fn": draw.choice(tuple(ACTIVATIONS))}
+
+
+def _loss(draw, shapes):
+    nd = len(shapes[0])
+    if nd not in (1, 2) or not shapes[0][-1]:
+        return None
+    classes, batch = shapes[0][-1], shapes[0][0] if nd == 2 else None
+    target = [draw.integer(0, classes - 1) for _ in range(batch or 1)]
+    return {"target": target if batch is not None else target[0],
+            "reduction": draw.choice(("mean", "sum", "none")),
+            "smoothing": draw.choice((0.0, 0.0, 0.2))}
+
+
+def _reduction(draw, shapes):
+    return {"reduction": draw.choice(("mean", "sum", "none"))}
+
+
+def _vnorm(draw, shapes):
+    return {**_dims(draw, shapes), "ord": draw.choice((2, 1, math.inf, -math.inf, 0, 3, 0.5))}
+
+
+def _mnorm(draw, shapes):
+    p = _n(draw, shapes)
+    return p and {**p, "ord": draw.choice(("fro", "nuc", 1, -1, 2, -2, math.inf))}
+
+
+def _einsum(draw, shapes):
+    return {"eq": draw.choice(("i,i->", "i,j->ij", "ij,j->i", "ij,jk->ik", "ii->i", "ii->",
+                               "ij->ji", "bij,bjk->bik", "...i,...i->..."))}
+
+
+def _einsum_fn(lib, x, y, eq):
+    """``eq`` over the inputs' first values, shaped as the equation needs (2 wide)."""
+    ins = eq.split("->")[0].split(",")
+    ops = []
+    for term, t in zip(ins, (x, y)):
+        dims = len(term.replace("...", "a"))
+        ops.append(t.reshape(-1)[:2 ** dims].reshape((2,) * dims))
+    return lib.einsum(eq, *ops)
+
+
+def _einsum_ok(draw, shapes):
+    p = _einsum(draw, shapes)
+    need = [2 ** len(t.replace("...", "a")) for t in p["eq"].split("->")[0].split(",")]
+    got = [int(np.prod(s)) for s in shapes] + [int(np.prod(shapes[0]))]
+    return p if all(g >= n for g, n in zip(got, need)) else None
+
+
+ACTIVATIONS = {
+    "leaky_relu": lambda lib, x: lib.nn.functional.leaky_relu(x, 0.2),
+    "elu": lambda lib, x: lib.nn.functional.elu(x, alpha=0.7),
+    "gelu_tanh": lambda lib, x: lib.nn.functional.gelu(x, approximate="tanh"),
+    "softplus_beta": lambda lib, x: lib.nn.functional.softplus(x, beta=2, threshold=1),
+    "logsigmoid": lambda lib, x: lib.nn.functional.logsigmoid(x),
+    "silu": lambda lib, x: lib.nn.functional.silu(x),
+    "softmin": lambda lib, x: lib.nn.functional.softmin(x, dim=-1),
+    "normalize": lambda lib, x: lib.nn.functional.normalize(x, dim=-1),
+    "sgn": lambda lib, x: x.sgn(),
+    "angle": lambda lib, x: x.angle(),
+    "expm1": lambda lib, x: x.expm1(),
+    "erf": lambda lib, x: lib.erf(x),
+    "log2": lambda lib, x: x.log2(),
+    "sinh": lambda lib, x: x.sinh(),
+    "acos": lambda lib, x: x.acos(),
+}
+
+
+def _cross_entropy(lib, x, target, reduction, smoothing):
+    return lib.nn.functional.cross_entropy(x, lib.tensor(target), reduction=reduction,
+                                           label_smoothing=smoothing)
+
+
+BREADTH_OPS: dict[str, OpSpec] = {
+    # linear algebra
+    "b_solve": OpSpec(2, lambda lib, x, y, n: lib.linalg.solve(_shifted(lib, x, n),
+                                                                _rhs(x, y, n)), _n_rhs),
+    "b_inv": OpSpec(1, lambda lib, x, n: lib.linalg.inv(_shifted(lib, x, n)), _n),
+    "b_det": OpSpec(1, lambda lib, x, n: lib.linalg.det(_square(lib, x, n)), _n),
+    "b_slogdet": OpSpec(1, lambda lib, x, n: lib.linalg.slogdet(_shifted(lib, x, n))[1], _n),
+    "b_cholesky": OpSpec(1, lambda lib, x, n: lib.linalg.cholesky(_hermitian_pd(lib, x, n)),
+                         _n),
+    "b_qr_abs": OpSpec(1, lambda lib, x, n: lib.linalg.qr(_shifted(lib, x, n))[0].abs(), _n),
+    "b_qr_prod": OpSpec(1, lambda lib, x, n: _matmul(*lib.linalg.qr(_shifted(lib, x, n))), _n),
+    "b_svdvals": OpSpec(1, lambda lib, x, n: lib.linalg.svdvals(_shifted(lib, x, n)), _n),
+    "b_svd_prod": OpSpec(1, lambda lib, x, n: _usv(lib.linalg.svd(_shifted(lib, x, n),
+                                                                  full_matrices=False)), _n),
+    "b_eigvalsh": OpSpec(1, lambda lib, x, n: lib.linalg.eigvalsh(_hermitian_pd(lib, x, n)),
+                         _n),
+    "b_eigh_prod": OpSpec(1, lambda lib, x, n: _vwv(lib.linalg.eigh(_hermitian_pd(lib, x, n))),
+                          _n),
+    "b_vector_norm": OpSpec(1, lambda lib, x, dim, keepdim, ord: lib.linalg.vector_norm(
+        x, ord, dim=dim or None, keepdim=keepdim), _vnorm),
+    "b_matrix_norm": OpSpec(1, lambda lib, x, n, ord: lib.linalg.matrix_norm(
+        _shifted(lib, x, n), ord), _mnorm),
+    "b_norm": OpSpec(1, lambda lib, x: x.norm()),
+    # sorting
+    "b_sort": OpSpec(1, lambda lib, x, dim, descending: lib.sort(
+        x, dim=dim, descending=descending, stable=True)[0], _sort),
+    "b_argsort": OpSpec(1, lambda lib, x, dim, descending: lib.argsort(
+        x, dim=dim, descending=descending, stable=True), _sort),
+    "b_topk": OpSpec(1, lambda lib, x, dim, k, largest: lib.topk(
+        x, k, dim, largest=largest)[0], _topk),
+    # reductions
+    "b_sum_dims": OpSpec(1, lambda lib, x, dim, keepdim: x.sum(dim, keepdim=keepdim), _dims),
+    "b_sum_dtype": OpSpec(1, lambda lib, x: x.sum(dtype=lib.float64)
+                          if not x.is_complex() else x.sum(dtype=lib.complex128)),
+    "b_mean_dims": OpSpec(1, lambda lib, x, dim, keepdim: x.mean(dim, keepdim=keepdim), _dims),
+    "b_prod": OpSpec(1, lambda lib, x: x.prod()),
+    "b_amax_dims": OpSpec(1, lambda lib, x, dim, keepdim: x.amax(dim, keepdim=keepdim), _dims),
+    "b_amin_dims": OpSpec(1, lambda lib, x, dim, keepdim: x.amin(dim, keepdim=keepdim), _dims),
+    "b_logsumexp_dims": OpSpec(1, lambda lib, x, dim, keepdim: lib.logsumexp(
+        x, dim, keepdim=keepdim), _dims),
+    "b_var": OpSpec(1, lambda lib, x, dim, keepdim, correction: x.var(
+        dim, correction=correction, keepdim=keepdim), _var),
+    "b_std": OpSpec(1, lambda lib, x, dim, keepdim, correction: x.std(
+        dim, correction=correction, keepdim=keepdim), _var),
+    "b_var_mean": OpSpec(1, lambda lib, x, dim, keepdim, correction: _times(*lib.var_mean(
+        x, dim, correction=correction, keepdim=keepdim)), _var),
+    "b_std_mean": OpSpec(1, lambda lib, x, dim, keepdim, correction: _times(*lib.std_mean(
+        x, dim, correction=correction, keepdim=keepdim)), _var),
+    "b_cumsum_dtype": OpSpec(1, lambda lib, x, dim: lib.cumsum(x, dim, dtype=lib.float64)
+                             if not x.is_complex() else lib.cumsum(x, dim), _dim),
+    "b_softmax": OpSpec(1, lambda lib, x, dim, dtype: lib.softmax(
+        x, dim, dtype=dtype and getattr(lib, dtype)), _softmax),
+    "b_log_softmax": OpSpec(1, lambda lib, x, dim, dtype: lib.nn.functional.log_softmax(
+        x, dim, dtype=dtype and getattr(lib, dtype)), _softmax),
+    # elementwise with Python scalars and tensor bounds
+    "b_where_scalar": OpSpec(1, lambda lib, x, s: lib.where(x.real > 0, x, s), _scalar),
+    "b_where_scalar_first": OpSpec(1, lambda lib, x, s: lib.where(x.real < 0, s, x), _scalar),
+    "b_clamp_scalar": OpSpec(1, lambda lib, x, s: x.clamp(min=s), _scalar),
+    "b_clamp_tensor": OpSpec(2, lambda lib, x, y, which: x.clamp(
+        **({"min": y} if which == "min" else {"max": y} if which == "max" else
+           {"min": y, "max": y * 0.5})), _clamp_t),
+    "b_add_alpha": OpSpec(2, lambda lib, x, y, s: lib.add(x, y, alpha=s), _scalar),
+    "b_pow_scalar": OpSpec(1, lambda lib, x, s: x.abs() ** s, _scalar),
+    "b_act": OpSpec(1, lambda lib, x, fn: ACTIVATIONS[fn](lib, x), _act),
+    # triangular, diagonal and other views
+    "b_tril": OpSpec(1, lambda lib, x, k: lib.tril(x, k), _offset),
+    "b_triu": OpSpec(1, lambda lib, x, k: x.triu(k), _offset),
+    "b_diag": OpSpec(1, lambda lib, x, k: lib.diag(x, k), _offset),
+    "b_diagonal": OpSpec(1, lambda lib, x, offset, dim1, dim2: lib.diagonal(
+        x, offset, dim1, dim2), _diagonal),
+    "b_diag_embed": OpSpec(1, lambda lib, x, k: lib.diag_embed(x, k), _offset),
+    "b_narrow": OpSpec(1, lambda lib, x, dim, start, length: x.narrow(dim, start, length),
+                       _narrow),
+    "b_select": OpSpec(1, lambda lib, x, dim, index: x.select(dim, index), _select),
+    "b_roll": OpSpec(1, lambda lib, x, shifts, dims: lib.roll(x, shifts, dims), _roll),
+    "b_flip_all": OpSpec(1, lambda lib, x: x.flip(tuple(range(x.dim())))),
+    # products
+    "b_einsum": OpSpec(2, _einsum_fn, _einsum_ok),
+    "b_bmm": OpSpec(2, lambda lib, x, y: lib.bmm(x, y.to(x.dtype).transpose(1, 2))),
+    "b_mm": OpSpec(2, lambda lib, x, y: lib.mm(x, y.mT)),
+    "b_inner": OpSpec(2, lambda lib, x, y: lib.inner(x, y)),
+    "b_outer": OpSpec(2, lambda lib, x, y: lib.outer(x.reshape(-1), y.reshape(-1))),
+    "b_dot": OpSpec(2, lambda lib, x, y: lib.dot(x, y)),
+    "b_mv": OpSpec(2, lambda lib, x, y: lib.mv(x, y)),
+    "b_matmul_bcast": OpSpec(2, lambda lib, x, y: lib.matmul(x.unsqueeze(0), y)),
+    # scatter and index_put
+    "b_scatter": OpSpec(2, lambda lib, x, y, dim, index, value: x.scatter(
+        dim, lib.tensor(index), value if value is not None else
+        y.reshape(-1)[:1].expand(lib.tensor(index).shape).to(x.dtype)), _scatter),
+    "b_scatter_add": OpSpec(1, lambda lib, x, dim, index: x.scatter_add(
+        dim, lib.tensor(index), lib.ones(lib.tensor(index).shape, dtype=x.dtype)), _gather),
+    "b_masked_fill_t": OpSpec(2, lambda lib, x, y: x.masked_fill(x.real > 0, y.sum().to(
+        x.dtype))),
+    # joining and splitting
+    "b_cat3": OpSpec(2, lambda lib, x, y, dim: lib.cat([x, y, x], dim), _dim),
+    "b_stack_dim": OpSpec(2, lambda lib, x, y, dim: lib.stack([x, y], dim), _dim),
+    "b_split_sizes": OpSpec(1, lambda lib, x, dim, sizes: lib.split(x, sizes, dim)[-1],
+                            _split),
+    "b_chunk": OpSpec(1, lambda lib, x, dim: lib.chunk(x, 3, dim)[0], _dim),
+    "b_unbind": OpSpec(1, lambda lib, x, dim: lib.unbind(x, dim)[0], _dim),
+    # nn.functional losses
+    "b_cross_entropy": OpSpec(1, _cross_entropy, _loss),
+    "b_nll_loss": OpSpec(1, lambda lib, x, target, reduction, smoothing: lib.nn.functional
+                         .nll_loss(x, lib.tensor(target), reduction=reduction), _loss),
+    "b_mse": OpSpec(2, lambda lib, x, y, reduction: lib.nn.functional.mse_loss(
+        x, y, reduction=reduction), _reduction),
+    "b_bce_logits": OpSpec(2, lambda lib, x, y, reduction: lib.nn.functional
+                           .binary_cross_entropy_with_logits(x, y.sigmoid(),
+                                                             reduction=reduction), _reduction),
+    "b_layer_norm": OpSpec(1, lambda lib, x: lib.nn.functional.layer_norm(x, x.shape[-1:])),
+    "b_linear": OpSpec(2, lambda lib, x, y: lib.nn.functional.linear(x, y)),
+}
+
+
+def _matmul(a, b):
+    return a @ b
+
+
+def _times(a, b):
+    return a * b
+
+
+def _usv(usv):
+    u, s, vh = usv
+    return (u * s.unsqueeze(-2).to(u.dtype)) @ vh
+
+
+def _vwv(wv):
+    w, v = wv
+    return (v * w.unsqueeze(-2).to(v.dtype)) @ v.mT.conj()

@@ -1,0 +1,58 @@
+"""Value differences the fuzzer's breadth class found (second derivatives at a zero std or
+norm, ...), each compared with torch on the same program, NaNs included."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import gradkit  # noqa: E402
+
+
+def _grads_to_second_order(lib, fn, values):
+    """fn's gradient (kept in the graph) and the gradient of a function of that gradient."""
+    x = lib.tensor(values, requires_grad=True)
+    out = fn(lib, x)
+    (grad,) = lib.autograd.grad(out.sum(), x, create_graph=True)
+    (grad2,) = lib.autograd.grad((grad * grad).sum() + grad.sum(), x)
+    return grad.detach().numpy(), grad2.numpy()
+
+
+# one row whose std and norm are 0, one of equal values (std 0, norm not), one of others
+ROWS = np.array([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [1.0, 2.0, 4.0]])
+
+
+@pytest.mark.parametrize("name, fn", [
+    ("std", lambda lib, x: x.std(1) * x.sum()),
+    ("std keepdim", lambda lib, x: x.std(1, keepdim=True) * x),
+    ("std_mean", lambda lib, x: lib.std_mean(x, 1)[0] * lib.std_mean(x, 1)[1]),
+    ("std of all", lambda lib, x: x[0].std() * x),
+    ("norm", lambda lib, x: x[0].norm() * x),
+] + [(f"vector_norm {p}", lambda lib, x, p=p: lib.linalg.vector_norm(x, p, dim=1) * x.sum())
+     for p in (2, 3, 1.5, 0.5, 1, float("inf"))])
+def test_second_derivative_at_a_zero_std_or_norm_is_torchs(name, fn):
+    """torch's backward divides by the zero std/norm, then masks the result: a second
+    derivative through it is 0 * inf = NaN where torch's is, the first one 0."""
+    mine = _grads_to_second_order(gradkit, fn, ROWS)
+    theirs = _grads_to_second_order(torch, fn, ROWS)
+    for a, b in zip(mine, theirs):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_the_zero_std_case_does_give_nan_second_derivatives():
+    """The regression above must be able to fail: the NaNs are there (torch gives them)."""
+    _, grad2 = _grads_to_second_order(gradkit, lambda lib, x: x.std(1) * x.sum(), ROWS)
+    assert np.isnan(grad2).all() and np.isfinite(_grads_to_second_order(
+        gradkit, lambda lib, x: x.std(1), ROWS)[0]).all()
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x.std(1), lambda x: gradkit.std_mean(x, 1)[0],
+    lambda x: gradkit.linalg.vector_norm(x, 3, dim=1), lambda x: x.norm(),
+    lambda x: gradkit.linalg.vector_norm(x, 1.5, dim=0),
+])
+def test_std_and_norm_pass_gradgradcheck_away_from_zero(fn):
+    x = gradkit.tensor([[1.3, -0.7, 5.1], [0.2, 0.9, -0.4]], dtype=gradkit.float64,
+                       requires_grad=True)
+    assert gradkit.autograd.gradcheck(fn, (x,))
+    assert gradkit.autograd.gradgradcheck(fn, (x,))

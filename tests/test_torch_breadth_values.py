@@ -56,3 +56,26 @@ def test_std_and_norm_pass_gradgradcheck_away_from_zero(fn):
                        requires_grad=True)
     assert gradkit.autograd.gradcheck(fn, (x,))
     assert gradkit.autograd.gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("shape, target", [((3,), 1), ((1,), 0), ((2, 3), [1, 0])])
+@pytest.mark.parametrize("zero", [0.0, -0.0])
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_nll_loss_of_a_zero_log_probability_has_torchs_sign(shape, target, zero, reduction):
+    """torch's unbatched kernel computes 0 - x[t] * w (+0 at x = +0), its batched one
+    -x[t] * w per sample (-0)."""
+    weight = np.array([1.0, 2.0, 0.5])[:shape[-1]]
+    for w in (None, weight):
+        got = [lib.nn.functional.nll_loss(
+            lib.tensor(np.full(shape, zero)), lib.tensor(target), reduction=reduction,
+            weight=None if w is None else lib.tensor(w)).numpy() for lib in (gradkit, torch)]
+        np.testing.assert_array_equal(np.signbit(got[0]), np.signbit(got[1]))
+        np.testing.assert_array_equal(got[0], got[1])
+
+
+def test_cross_entropy_of_one_class_with_label_smoothing_is_plus_zero_as_torchs():
+    """One class: log_softmax is 0; torch's 0 - 0 plus the smoothing's -0 gives +0."""
+    got = [lib.nn.functional.cross_entropy(lib.tensor([-0.7]), lib.tensor(0), reduction="none",
+                                           label_smoothing=0.2).numpy()
+           for lib in (gradkit, torch)]
+    assert got[0] == 0.0 and np.signbit(got[0]) == np.signbit(got[1])

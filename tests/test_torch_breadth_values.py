@@ -79,3 +79,20 @@ def test_cross_entropy_of_one_class_with_label_smoothing_is_plus_zero_as_torchs(
                                            label_smoothing=0.2).numpy()
            for lib in (gradkit, torch)]
     assert got[0] == 0.0 and np.signbit(got[0]) == np.signbit(got[1])
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float64"])
+def test_det_of_1x1_matrices_at_inf_and_nan_is_torchs(dtype):
+    """torch multiplies the entry by 1 twice (product, pivots' sign): a complex inf entry
+    gives NaN+NaNj there (inf * 0 in the imaginary part), a real one stays itself."""
+    special = [0.0, -0.0, 1.5, np.inf, -np.inf, np.nan]
+    entries = np.array([complex(r, i) for r in special for i in special]) \
+        if dtype.startswith("complex") else np.array(special)
+    batch = entries.astype(dtype).reshape(-1, 1, 1)
+    mine = gradkit.linalg.det(gradkit.tensor(batch)).numpy()
+    theirs = torch.linalg.det(torch.tensor(batch)).numpy()
+    assert mine.dtype == theirs.dtype
+    np.testing.assert_array_equal(mine, theirs)
+    for part in (np.real, np.imag):  # the signs of zeros (NaN's sign bit is noise)
+        np.testing.assert_array_equal(np.signbit(part(mine)) & (part(mine) == 0),
+                                      np.signbit(part(theirs)) & (part(theirs) == 0))

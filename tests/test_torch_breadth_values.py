@@ -96,3 +96,18 @@ def test_det_of_1x1_matrices_at_inf_and_nan_is_torchs(dtype):
     for part in (np.real, np.imag):  # the signs of zeros (NaN's sign bit is noise)
         np.testing.assert_array_equal(np.signbit(part(mine)) & (part(mine) == 0),
                                       np.signbit(part(theirs)) & (part(theirs) == 0))
+
+
+def test_the_zero_norm_gives_no_gradient_as_torchs():
+    """torch's backward of the 0-"norm" (a count) is undefined, not zeros: a NaN upstream
+    stays out of the gradient, ``backward`` leaves ``.grad`` None and ``grad`` raises."""
+    values = np.array([1.0, 0.0, np.nan, np.inf])
+    for lib in (gradkit, torch):
+        x = lib.tensor(values, requires_grad=True)
+        lib.linalg.vector_norm(x, 0).backward()
+        assert x.grad is None
+        with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+            lib.autograd.grad(lib.linalg.vector_norm(x, 0), x)
+    got = [lib.autograd.grad(lib.linalg.vector_norm(x, 0) * np.nan + x.sum(), x)[0].numpy()
+           for lib in (gradkit, torch) for x in [lib.tensor(values, requires_grad=True)]]
+    np.testing.assert_array_equal(got[0], got[1])

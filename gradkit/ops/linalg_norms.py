@@ -9,7 +9,7 @@ from gradkit.ops.arithmetic import pow
 from gradkit.ops.comparison import isnan
 from gradkit.ops.complex import conj, real
 from gradkit.ops.conversion import astype
-from gradkit.ops.piecewise import abs, sgn, where
+from gradkit.ops.piecewise import abs, sgn, where, zeros_like
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.linalg_decompositions import svdvals
 from gradkit.ops.methods import tensor_method
@@ -52,9 +52,6 @@ def _norm_grad(g, x, norm, ord, dim, keepdim):  # noqa: A002
     uses), in torch's norm_backward form: its divisions see a zero norm before the mask
     hides it, so a second derivative there is 0 * inf = NaN, as torch's."""
     norm = expand_back(norm, tuple(x.shape), dim, keepdim)
-    if ord == 0:  # a count: zero slope, also at inf/NaN entries (where x * 0 is NaN)
-        zeros = real(x) * 0.0
-        return g * where(isnan(zeros), 0.0, zeros)
     if ord == 1:
         return sgn(x) * g
     if ord in (math.inf, -math.inf):
@@ -70,12 +67,14 @@ def _norm_grad(g, x, norm, ord, dim, keepdim):  # noqa: A002
     return scaled * where(zero, 0.0, g / pow(norm, ord - 1))
 
 
-vector_norm.defvjp(lambda g, x, norm, ord, dim, keepdim, dtype:
+# the 0-"norm" counts: torch's backward gives no gradient at all (not zeros that a NaN
+# upstream would turn into NaN), its jvp zeros
+vector_norm.defvjp(lambda g, x, norm, ord, dim, keepdim, dtype: None if ord == 0 else
                    _norm_grad(expand_back(g, tuple(x.shape), dim, keepdim), x, norm, ord, dim,
                               keepdim))
-vector_norm.defjvp(lambda t, x, norm, ord, dim, keepdim, dtype:
-                   sum(real(conj(_norm_grad(1.0, x, norm, ord, dim, keepdim)) * t),
-                       axes(dim, x.ndim), keepdim))
+vector_norm.defjvp(lambda t, x, norm, ord, dim, keepdim, dtype: zeros_like(norm) if ord == 0
+                   else sum(real(conj(_norm_grad(1.0, x, norm, ord, dim, keepdim)) * t),
+                            axes(dim, x.ndim), keepdim))
 vector_norm.node_name = "LinalgVectorNormBackward0"
 vector_norm.name, vector_norm.profiler_name = "linalg_vector_norm", "gradkit::linalg_vector_norm"
 

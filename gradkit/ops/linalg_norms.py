@@ -9,7 +9,7 @@ from gradkit.ops.arithmetic import pow
 from gradkit.ops.comparison import isnan
 from gradkit.ops.complex import conj, real
 from gradkit.ops.conversion import astype
-from gradkit.ops.piecewise import abs, sgn, where
+from gradkit.ops.piecewise import abs, sgn, where, zeros_like
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.linalg_decompositions import svdvals
 from gradkit.ops.methods import tensor_method
@@ -47,37 +47,34 @@ def vector_norm(xp, x, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A00
     return xp.sum(a ** ord, axis=reduced, keepdims=keepdim) ** (1.0 / ord)
 
 
-def _norm_slope(x, norm, ord, dim, keepdim):  # noqa: A002
-    """The gradient of the norm for a gradient of 1 (torch's norm_backward): the vjp is
-    ``g * slope``, the jvp ``sum(real(conj(slope) * t))``. Zero where the norm is 0."""
+def _norm_grad(g, x, norm, ord, dim, keepdim):  # noqa: A002
+    """The vjp of the norm for a gradient g expanded to x's shape (1 for the slope the jvp
+    uses), in torch's norm_backward form: its divisions see a zero norm before the mask
+    hides it, so a second derivative there is 0 * inf = NaN, as torch's."""
     norm = expand_back(norm, tuple(x.shape), dim, keepdim)
-    if ord == 0:  # a count: zero slope, also at inf/NaN entries (where x * 0 is NaN)
-        zeros = real(x) * 0.0
-        return where(isnan(zeros), 0.0, zeros)
     if ord == 1:
-        return sgn(x)
+        return sgn(x) * g
     if ord in (math.inf, -math.inf):
         a = abs(x)
         hit = (a == norm) | isnan(a)  # the elements at the extreme (NaN propagates)
-        return sgn(x) * where(hit, 1.0, 0.0) / sum(hit, axes(dim, x.ndim), True)
+        return sgn(x) * (g / sum(hit, axes(dim, x.ndim), True) * where(hit, 1.0, 0.0))
     zero = norm == 0
-    safe = where(zero, 1.0, norm)
     if ord == 2:
-        return where(zero, 0.0, x / safe)
+        return g * where(zero, 0.0, x / norm)
     if ord < 1:
-        scaled = sgn(x) * where(x == 0, 0.0, pow(abs(x), ord - 1))
-        return scaled * pow(norm, 1 - ord)
-    if ord < 2:
-        return where(zero, 0.0, sgn(x) * pow(abs(x), ord - 1) / pow(safe, ord - 1))
-    return where(zero, 0.0, x * pow(abs(x), ord - 2) / pow(safe, ord - 1))
+        return sgn(x) * where(x == 0, 0.0, pow(abs(x), ord - 1)) * g * pow(norm, 1 - ord)
+    scaled = sgn(x) * pow(abs(x), ord - 1) if ord < 2 else x * pow(abs(x), ord - 2)
+    return scaled * where(zero, 0.0, g / pow(norm, ord - 1))
 
 
-vector_norm.defvjp(lambda g, x, norm, ord, dim, keepdim, dtype:
-                   expand_back(g, tuple(x.shape), dim, keepdim)
-                   * _norm_slope(x, norm, ord, dim, keepdim))
-vector_norm.defjvp(lambda t, x, norm, ord, dim, keepdim, dtype:
-                   sum(real(conj(_norm_slope(x, norm, ord, dim, keepdim)) * t),
-                       axes(dim, x.ndim), keepdim))
+# the 0-"norm" counts: torch's backward gives no gradient at all (not zeros that a NaN
+# upstream would turn into NaN), its jvp zeros
+vector_norm.defvjp(lambda g, x, norm, ord, dim, keepdim, dtype: None if ord == 0 else
+                   _norm_grad(expand_back(g, tuple(x.shape), dim, keepdim), x, norm, ord, dim,
+                              keepdim))
+vector_norm.defjvp(lambda t, x, norm, ord, dim, keepdim, dtype: zeros_like(norm) if ord == 0
+                   else sum(real(conj(_norm_grad(1.0, x, norm, ord, dim, keepdim)) * t),
+                            axes(dim, x.ndim), keepdim))
 vector_norm.node_name = "LinalgVectorNormBackward0"
 vector_norm.name, vector_norm.profiler_name = "linalg_vector_norm", "gradkit::linalg_vector_norm"
 

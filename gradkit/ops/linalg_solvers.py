@@ -92,8 +92,11 @@ def _unsqueeze2(x):
 def det(xp, x):
     """The determinant of each square matrix in the last two dims of x."""
     check_matrices("linalg.det", x)
-    if x.shape[-1] == 1:  # the entry itself, as torch: keeps -0.0 (LAPACK's LU gives +0.0)
-        return x[..., 0, 0].copy()
+    if x.shape[-1] == 1:  # the entry, as torch: keeps -0.0 (LAPACK's LU gives +0.0); torch
+        # multiplies it by the product's 1 and the pivots' sign 1: complex inf turns NaN
+        one = xp.ones_like(x[..., 0, 0])
+        with np.errstate(invalid="ignore"):
+            return (one * x[..., 0, 0]) * one
     return xp.linalg.det(x)
 
 

@@ -62,7 +62,9 @@ def _nll(xp, x, target, weight, class_dim=1, reduction="mean", ignore_index=-100
     """-x[target] per sample (weighted; ignored targets count 0), then reduced."""
     weights, safe = _target_weights(xp, target, weight, ignore_index, x.dtype)
     picked = xp.take_along_axis(x, xp.expand_dims(safe, class_dim), class_dim)
-    loss = -xp.squeeze(picked, class_dim) * weights
+    picked = xp.squeeze(picked, class_dim) * weights
+    # torch's unbatched kernel accumulates 0 - x[t] * w: +0, not -0, at a zero log-probability
+    loss = 0.0 - picked if x.ndim == 1 else -picked
     if reduction == "mean":
         return loss.sum() / weights.sum()
     return loss.sum() if reduction == "sum" else loss

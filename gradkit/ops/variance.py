@@ -69,9 +69,9 @@ def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
 
 
 def _over_twice_std(g, out):
-    # torch: 0 where std is 0 (not 0 * inf = nan); the division never sees that 0
-    zero = out == 0
-    return where(zero, 0.0, g / (2 * where(zero, 1.0, out)))
+    # torch's std_backward: (g / (2 std)).masked_fill_(std == 0, 0). The division does see
+    # the 0, so a second derivative through it is 0 * inf = NaN there, as torch's
+    return where(out == 0, 0.0, g / (2 * out))
 
 
 std.defvjp(lambda g, x, out, dim, unbiased, keepdim, correction:

@@ -264,7 +264,7 @@ def _plan(roots, targets, accumulate):
         if runs is not None and node not in runs:
             continue
         for child in node._next:
-            if child is not None and child in scheduled:
+            if child in scheduled:  # never None: scheduled holds nodes
                 dependencies[child] = dependencies.get(child, 0) + 1
     return dependencies, runs
 

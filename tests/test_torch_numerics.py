@@ -253,6 +253,13 @@ PRODUCTS = [
     ("sub_bools_raises", lambda m: m.tensor([True]) - m.tensor([True])),
     ("sub_bool_and_int_raises", lambda m: m.tensor([True]) - m.tensor([1])),
     ("neg_bool_raises", lambda m: -m.tensor([True])),
+    # a contraction of length 1: torch's gemm keeps the product's -0.0 (its gemv/dot/bmm do not)
+    ("mm_k1_signed_zero", lambda m: m.tensor([[-0.0], [1.0], [0.0]]) @ m.tensor([[2.0, -0.0]])),
+    ("mm_k1_signed_zero_float32", lambda m: m.full((3, 1), -0.0) @ m.ones(1, 4)),
+    ("mm_k1_complex", lambda m: m.tensor([[-0.0 + 0j], [1j]]) @ m.tensor([[1.0 + 0j, -1j]])),
+    ("mv_k1_signed_zero", lambda m: m.full((3, 1), -0.0) @ m.ones(1, 1)),
+    ("bmm_k1_signed_zero", lambda m: m.full((2, 3, 1), -0.0) @ m.ones(2, 1, 3)),
+    ("mm_k1_nan_inf", lambda m: m.tensor([[math.inf], [math.nan]]) @ m.tensor([[0.0, -1.0]])),
 ]
 
 

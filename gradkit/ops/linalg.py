@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from gradkit.autograd.batching import batch_shape
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.complex import conj
@@ -35,6 +37,11 @@ def matmul(xp, x, y):
     # torch has no bool kernel (named by the shapes) but answers empty products before it
     if x.dtype.kind == "b" and ((x.size and y.size) or x.ndim == y.ndim == 1):
         raise kernel_error(_bool_kernel(x.ndim, y.ndim))(x)
+    if k_x == 1 and x.ndim == y.ndim == 2 and x.shape[0] > 1 and y.shape[1] > 1 \
+            and x.dtype.kind in "fc":
+        # torch's gemm keeps each single product's sign (-0.0); NumPy's BLAS adds it to +0.0
+        with np.errstate(invalid="ignore", over="ignore"):  # silent, as matmul is
+            return x * y
     return xp.matmul(x, y)
 
 

@@ -55,6 +55,16 @@ def _view_hook_before_write(m, write):
     return first, a.grad
 
 
+def _transposed_view_hook_copy_of_itself(m):
+    # fuzz edge seed 93044: the hook negates the gradient on the source's path only
+    a = m.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=m.float64, requires_grad=True)
+    v = a.clone().t()
+    v.register_hook(lambda g: -g)
+    v.copy_(v)
+    (v * m.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=m.float64)).sum().backward()
+    return a.grad
+
+
 def _scalar(m):
     return m.tensor(2.0, requires_grad=True)
 
@@ -79,6 +89,12 @@ PROGRAMS = [
     ("detached_leaf_gets_no_grad", _detached_leaf_gets_no_grad),
     ("view_hook_before_add_", lambda m: _view_hook_before_write(m, lambda v: v.add_(2))),
     ("view_hook_before_mul_", lambda m: _view_hook_before_write(m, lambda v: v.mul_(2))),
+    # the view's old value read by the write itself still goes through the view's hook
+    ("view_hook_before_copy_of_itself", lambda m: _view_hook_before_write(m, lambda v: v.copy_(v))),
+    ("view_hook_before_add_of_itself", lambda m: _view_hook_before_write(m, lambda v: v.add_(v))),
+    ("view_hook_before_use_then_write", lambda m: _view_hook_before_write(
+        m, lambda v: (v.mul(3).sum().backward(retain_graph=True), v.mul_(2)))),
+    ("transposed_view_hook_copy_of_itself", _transposed_view_hook_copy_of_itself),
 ]
 
 

@@ -64,7 +64,8 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         # the op may save its input for backward: give it the old values, not our buffer
         with device_context(tensor._data):
             old_values = tensor._data.copy()
-        source = tensor_type._make(old_values, tensor.grad_fn, tensor._output_nr)
+        grad_fn, output_nr = _history_of_written(tensor, view)
+        source = tensor_type._make(old_values, grad_fn, output_nr)
         source._requires_grad = tensor._requires_grad
         if getattr(tensor, "_fw", None) is not None:  # forward AD: the old tangent goes in too
             source._fw = tensor._fw
@@ -237,14 +238,25 @@ def _rebase_view(tensor, view, result, overlapping: bool = False) -> None:
     chain = view.steps()
     new_base = copy_slices(Tensor_alias(base), result, chain=chain, overlapping=overlapping)
     set_history(base, new_base.grad_fn, 0)
-    # torch's CopySlices bypasses the view's old node (ours still passes the written values'
-    # gradient through it): the hooks registered on the view before the write never run
-    old_extras = tensor.grad_fn._extras if tensor.grad_fn is not None else None
-    if old_extras is not None and old_extras.tensor_pre_hooks:
-        old_extras.tensor_pre_hooks.pop(tensor._output_nr, None)
     # the view itself is now that region of the new base
     regenerated = replay_view(chain, new_base)
     set_history(tensor, regenerated.grad_fn, regenerated._output_nr)
+
+
+def _history_of_written(tensor, view) -> tuple:
+    """(grad_fn, output_nr) through which the op that writes ``tensor`` differentiates its
+    old values. torch's CopySlices sends that gradient straight to the base, bypassing the
+    view's node, so the hooks registered on the view never see it; other uses of the view's
+    old value (``v.copy_(v)``, an op recorded before the write) still go through that node and
+    its hooks. When the node has hooks, the write gets a hook-free replay of the view."""
+    old = tensor.grad_fn
+    extras = old._extras if old is not None and view is not None else None
+    if extras is None or not extras.tensor_pre_hooks or \
+            tensor._output_nr not in extras.tensor_pre_hooks:
+        return old, tensor._output_nr
+    with enable_grad():
+        fresh = replay_view(view.steps(), Tensor_alias(view.base))
+    return fresh.grad_fn, fresh._output_nr
 
 
 def Tensor_alias(t):  # noqa: N802

@@ -33,6 +33,7 @@ SECTIONS = {
     "torch.nn.init": "gradkit.nn.init",
     "torch.nn.utils": "gradkit.nn.utils",
     "torch.optim": "gradkit.optim",
+    "torch.linalg": "gradkit.linalg",
     "torch.utils": "gradkit.utils",
     "torch.utils.checkpoint": "gradkit.utils.checkpoint",
     "torch.profiler": "gradkit.profiler",

@@ -37,8 +37,9 @@ def _double_backward_under_hooks(lib, hooks, f):
 @pytest.mark.parametrize("hooks", HOOKS.values(), ids=HOOKS.keys())
 def test_double_backward_through_saved_tensor_hooks_matches_torch(hooks, f):
     """The unpacked values are used, but differentiated as the original tensor (torch)."""
-    assert _double_backward_under_hooks(gradkit, hooks, f) == \
-        _double_backward_under_hooks(torch, hooks, f)
+    # to rounding: NumPy's tanh and torch's differ by an ulp on some CPUs
+    np.testing.assert_allclose(_double_backward_under_hooks(gradkit, hooks, f),
+                               _double_backward_under_hooks(torch, hooks, f), rtol=1e-13)
 
 
 def _custom_function_under_hooks(lib):

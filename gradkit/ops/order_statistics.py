@@ -137,7 +137,8 @@ def _median_value(xp, x, ignore_nan):
     nan = flat != flat
     numbers = flat.size - int(nan.sum())
     if not flat.size or numbers == 0 or (nan.any() and not ignore_nan):
-        return xp.asarray(np.nan).astype(x.dtype)
+        with np.errstate(invalid="ignore"):  # NaN cast to an integer dtype: its minimum, as torch
+            return xp.asarray(np.nan).astype(x.dtype)
     value = xp.sort(flat)[(numbers - 1) // 2]
     if value == 0 and x.dtype.kind == "f":
         values = _host(flat).tolist()

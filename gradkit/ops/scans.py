@@ -111,8 +111,8 @@ def logcumsumexp(xp, x, *, dim):
     if x.dtype.kind not in "fc":
         raise kernel_error("logcumsumexp_out_cpu")(x)
     d = _scan_dim(x, dim)
-    if x.ndim == 0:
-        return x + x.dtype.type(0)
+    if x.ndim == 0:  # torch copies a 0-d x (its -0.0 too)
+        return x.copy()
     out = xp.moveaxis(x.copy(), d, 0)  # a view: filled row by row along d, as torch's loop
     add = xp.logaddexp if x.dtype.kind == "f" else _complex_log_add_exp
     with np.errstate(all="ignore"):  # infinite cases are picked after the fact

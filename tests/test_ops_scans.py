@@ -60,6 +60,9 @@ ERRORS = [
     ("aminmax_positional_dim", lambda m: m.aminmax(_t(m, [[1.0]]), 0)),
     ("count_nonzero_twice", lambda m: m.count_nonzero(_t(m, [[1.0]]), (0, -2))),
     ("count_nonzero_dim", lambda m: m.count_nonzero(_t(m, [1.0]), 1)),
+    *((f"{name}_complex_grad", lambda m, name=name, args=args: getattr(m, name)(
+        _t(m, 1j, "complex64").requires_grad_(True), *args))
+      for name, args in (("kthvalue", (1,)), ("mode", ()), ("cummax", (0,)), ("cummin", (0,)))),
     ("equal_number", lambda m: m.equal(_t(m, [1.0]), 1)),
     ("equal_number_first", lambda m: m.equal(1.0, _t(m, [1.0]))),
 ]
@@ -92,6 +95,9 @@ ORDER_STATISTICS = [
     ("kthvalue_int", lambda m: m.kthvalue(_t(m, [3, 1, 1, 2], "int32"), 2)),
     ("kthvalue_0d", lambda m: m.kthvalue(_t(m, 2.5), 1, 0, True)),
     ("kthvalue_empty_rows", lambda m: m.kthvalue(_t(m, E), 1, 0)),
+    ("0d_of_any_dtype", lambda m: (*m.kthvalue(_t(m, True, "bool"), 1),
+                                   *m.mode(_t(m, 1j, "complex64")),
+                                   *m.cummax(_t(m, 2j, "complex128"), 0))),
     ("median", lambda m: m.median(_t(m, TIES))),
     ("median_nan", lambda m: m.median(_t(m, TIES_NAN))),
     ("median_rows", lambda m: m.median(_rows(m, TIES, 6), 1)),
@@ -104,6 +110,8 @@ ORDER_STATISTICS = [
     ("median_empty", lambda m: m.median(_t(m, E))),
     ("median_empty_int", lambda m: m.median(_t(m, E, "int64"))),
     ("median_empty_rows", lambda m: m.median(_t(m, E), 0)),
+    ("median_empty_bool_complex", lambda m: (m.median(_t(m, [], "bool")),
+                                             m.nanmedian(_t(m, [], "complex64")))),
     ("median_0d", lambda m: m.median(_t(m, 1.5), 0)),
     ("nanmedian", lambda m: m.nanmedian(_t(m, TIES_NAN))),
     ("nanmedian_rows", lambda m: m.nanmedian(_rows(m, TIES_NAN, 5), 1)),
@@ -161,6 +169,8 @@ SCANS = [
                                  m.cumprod(_t(m, [1.5, 2.5], "float32"), 0, dtype=m.float64))),
     ("cumprod_0d_empty", lambda m: (m.cumprod(_t(m, 3.0), 0), m.cumprod(_t(m, E), 1))),
     ("cumprod_special", lambda m: m.cumprod(_t(m, [2.0, -0.0, INF, NAN, 3.0]), 0)),
+    ("cumprod_complex_special", lambda m: m.cumprod(
+        _t(m, [[INF + 0j, 1 + 1j, 2j], [1j, -INF + 0j, 0.5 + 0j]], "complex128"), 1)),
     ("logcumsumexp_special", lambda m: m.logcumsumexp(
         _t(m, [[-INF, -INF, 1.0, INF, 2.0], [INF, 1.0, NAN, 2.0, -0.0]]), 1)),
     ("logcumsumexp_first_zero", lambda m: m.logcumsumexp(_t(m, [-0.0, -1.0]), 0)),

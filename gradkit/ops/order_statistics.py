@@ -12,6 +12,7 @@ from collections import namedtuple
 import numpy as np
 
 from gradkit._tensor import Tensor
+from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.ops import cpu_order
 from gradkit.ops._op import op
 from gradkit.ops.extremes import (
@@ -29,6 +30,15 @@ median_result = namedtuple("median", ["values", "indices"])
 nanmedian_result = namedtuple("nanmedian", ["values", "indices"])
 mode_result = namedtuple("mode", ["values", "indices"])
 aminmax_result = namedtuple("aminmax", ["min", "max"])
+
+
+def refuse_complex_grad(name: str, x, result: tuple) -> tuple:
+    """``result``, unless its values are complex and x records a gradient: torch has no complex
+    derivative for these ops (only a 0-d complex x gets past their kernels' dtype checks)."""
+    if result[0].is_complex() and x.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"{name} does not support automatic differentiation for outputs with "
+                           "complex dtype.")
+    return result
 
 
 def _reject(x, kernel: str) -> None:
@@ -82,7 +92,8 @@ def _kthvalue(xp, x, *, k, dim, keepdim):
     _check_nonempty("kthvalue", x, dim)
     if not 1 <= k <= (x.shape[dim] if x.ndim else 1):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
-    _reject(x, "kthvalue_cpu")
+    if x.ndim:  # torch copies a 0-d x of any dtype
+        _reject(x, "kthvalue_cpu")
     return _along(xp, x, dim, keepdim, lambda rows: _kth_picks(rows, k - 1))
 
 
@@ -132,7 +143,8 @@ def _median_value(xp, x, ignore_nan):
     """The lower median of all elements (NaN for an empty x, in x's dtype as torch casts it;
     median: NaN if any; nanmedian: of the numbers). A zero median takes the sign of the zero
     std::nth_element leaves there."""
-    _reject(x, "median_cpu")
+    if x.size:  # torch casts an empty x's NaN to any dtype, bool and complex too
+        _reject(x, "median_cpu")
     flat = x.reshape(-1)
     nan = flat != flat
     numbers = flat.size - int(nan.sum())
@@ -187,7 +199,8 @@ def _mode_picks(rows):
 @op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,), name="mode")
 def _mode(xp, x, *, dim, keepdim):
     _check_nonempty("mode", x, dim)
-    reject_complex(x, kernel_error("mode_cpu"))
+    if x.ndim:  # torch copies a 0-d x of any dtype
+        reject_complex(x, kernel_error("mode_cpu"))
     return _along(xp, x, dim, keepdim, _mode_picks)
 
 
@@ -201,7 +214,8 @@ for _picking in (_kthvalue, _mode):
 def kthvalue(x, k: int, dim: int = -1, keepdim: bool = False):
     """(values, indices) of the k-th smallest element along ``dim`` (NaN counts as largest)."""
     dim = _normalize_dim(dim, x.ndim)
-    return kthvalue_result(*_kthvalue(x, k=k, dim=dim, keepdim=keepdim))
+    return kthvalue_result(*refuse_complex_grad("kthvalue", x, _kthvalue(x, k=k, dim=dim,
+                                                                        keepdim=keepdim)))
 
 
 def _median_function(name: str, whole, along, result):
@@ -225,7 +239,8 @@ nanmedian.__doc__ = "median that ignores NaN (NaN only where every element is Na
 def mode(x, dim: int = -1, keepdim: bool = False):
     """(values, indices) of the most frequent value along ``dim`` (the smallest among equally
     frequent ones)."""
-    return mode_result(*_mode(x, dim=_normalize_dim(dim, x.ndim), keepdim=keepdim))
+    dim = _normalize_dim(dim, x.ndim)
+    return mode_result(*refuse_complex_grad("mode", x, _mode(x, dim=dim, keepdim=keepdim)))
 
 
 @tensor_method()

@@ -16,6 +16,7 @@ from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
 from gradkit.ops import piecewise
+from gradkit.ops.order_statistics import refuse_complex_grad
 from gradkit.ops.piecewise import where
 from gradkit.ops.reduction import _accumulation_dtype, cumsum, prod, sum
 from gradkit.ops.shape import _normalize_dim, flip, transpose, unsqueeze
@@ -41,7 +42,11 @@ def cumprod(xp, x, *, dim, dtype=None):
     d = _scan_dim(x, dim)
     if x.ndim == 0:
         return x.astype(dtype or x.dtype, copy=True)
-    return xp.cumprod(x, axis=d, dtype=dtype)
+    x = x.astype(dtype or x.dtype, copy=True)
+    if x.dtype.kind == "c":  # torch multiplies the first element by 1 too: inf+0j -> inf+nanj
+        first = xp.moveaxis(x, d, 0)[:1]
+        first *= x.dtype.type(1)
+    return xp.cumprod(x, axis=d, dtype=x.dtype)  # NumPy would widen int32 to int64
 
 
 def _reverse_cumsum(g, d):
@@ -174,10 +179,10 @@ def _running_extreme(xp, x, dim, name, takes_over):
     """(values, indices) of the running max/min along ``dim``, by torch's CPU loop: an element
     takes over when ``takes_over(element, extreme)`` (>= or <=: the last index among equals)
     or when it is NaN (the index moves on to each later NaN)."""
-    reject_complex(x, kernel_error(f"{name}_cpu"))
     d = _normalize_dim(dim, x.ndim)
-    if x.ndim == 0:
+    if x.ndim == 0:  # before the dtype check, as torch's
         return x.copy(), xp.zeros((), dtype=xp.int64)
+    reject_complex(x, kernel_error(f"{name}_cpu"))
     values = xp.moveaxis(x.copy(), d, 0)  # views, filled along d
     indices = xp.zeros(values.shape, dtype=xp.int64)
     for i in range(1, values.shape[0]):
@@ -221,11 +226,11 @@ for _scan in (_cummax, _cummin):
 def cummax(x, dim: int):
     """(values, indices) of the running maximum along ``dim``; ties and NaN take the later
     index, as torch; the gradient goes to the indices."""
-    return cummax_result(*_cummax(x, dim=dim))
+    return cummax_result(*refuse_complex_grad("cummax", x, _cummax(x, dim=dim)))
 
 
 @tensor_method()
 @numpy_keywords
 def cummin(x, dim: int):
     """(values, indices) of the running minimum along ``dim`` (see ``cummax``)."""
-    return cummin_result(*_cummin(x, dim=dim))
+    return cummin_result(*refuse_complex_grad("cummin", x, _cummin(x, dim=dim)))

@@ -63,6 +63,9 @@ ERRORS = [
     *((f"{name}_complex_grad", lambda m, name=name, args=args: getattr(m, name)(
         _t(m, 1j, "complex64").requires_grad_(True), *args))
       for name, args in (("kthvalue", (1,)), ("mode", ()), ("cummax", (0,)), ("cummin", (0,)))),
+    *((f"cumprod_in_place_dtype_{dtype}", lambda m, dtype=dtype: _t(
+        m, [1.0, 2.0], "float32").cumprod_(0, dtype=getattr(m, dtype)))
+      for dtype in ("float64", "int32", "float16", "complex64")),
     ("equal_number", lambda m: m.equal(_t(m, [1.0]), 1)),
     ("equal_number_first", lambda m: m.equal(1.0, _t(m, [1.0]))),
 ]
@@ -167,6 +170,8 @@ SCANS = [
     ("cumprod_dtype", lambda m: (m.cumprod(_t(m, [2, 3], "int64"), 0, dtype=m.float32),
                                  m.cumprod(_t(m, [1.5, 2.5], "float32"), 0, dtype=m.int32),
                                  m.cumprod(_t(m, [1.5, 2.5], "float32"), 0, dtype=m.float64))),
+    ("cumprod_in_place", lambda m: (_t(m, [2, 3], "int32").cumprod_(0),
+                                    _t(m, [1.5, 2.0]).cumprod_(-1, dtype=m.float64))),
     ("cumprod_0d_empty", lambda m: (m.cumprod(_t(m, 3.0), 0), m.cumprod(_t(m, E), 1))),
     ("cumprod_special", lambda m: m.cumprod(_t(m, [2.0, -0.0, INF, NAN, 3.0]), 0)),
     ("cumprod_complex_special", lambda m: m.cumprod(

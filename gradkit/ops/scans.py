@@ -7,20 +7,20 @@ from collections import namedtuple
 import numpy as np
 
 from gradkit.autograd.grad_mode import is_grad_enabled
-from gradkit.backend import get_array_module
+from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.elementwise import exp, log
 from gradkit.ops.extremes import amax
 from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.keywords import numpy_keywords
-from gradkit.ops.methods import tensor_method
+from gradkit.ops.methods import register as register_method, tensor_method
 from gradkit.ops import piecewise
 from gradkit.ops.order_statistics import refuse_complex_grad
 from gradkit.ops.piecewise import where
 from gradkit.ops.reduction import _accumulation_dtype, cumsum, prod, sum
 from gradkit.ops.shape import _normalize_dim, flip, transpose, unsqueeze
-from gradkit.ops.unary_helpers import kernel_error, reject_complex
+from gradkit.ops.unary_helpers import c_type_name, kernel_error, reject_complex
 
 cummax_result = namedtuple("cummax", ["values", "indices"])
 cummin_result = namedtuple("cummin", ["values", "indices"])
@@ -35,7 +35,7 @@ def _data(x):
     return getattr(x, "_data", x)
 
 
-@op(save=("x", "result"), method=True, inplace=True)
+@op(save=("x", "result"), method=True)
 def cumprod(xp, x, *, dim, dtype=None):
     """Cumulative product along ``dim`` (integers and bools in int64, as torch)."""
     dtype = _accumulation_dtype(x, dtype)
@@ -108,6 +108,18 @@ def _cumprod_jvp(t, x, out, dim, dtype):
 
 cumprod.defvjp(_cumprod_vjp)
 cumprod.defjvp(_cumprod_jvp)
+
+
+def _cumprod_in_place(x, dim: int, *, dtype=None):
+    """The values ``x.cumprod_(dim)`` writes: torch refuses a ``dtype=`` other than x's."""
+    if dtype is not None and to_numpy_dtype(dtype) != _data(x).dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {c_type_name(_data(x))} and "
+                           f"output tensor dtype {c_type_name(np.empty(0, to_numpy_dtype(dtype)))}"
+                           " should match")
+    return cumprod(x, dim, dtype=dtype)
+
+
+register_method(_cumprod_in_place, "cumprod", method=False, inplace=True)
 
 
 @op(save=("x", "result"), method=True)

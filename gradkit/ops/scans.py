@@ -206,26 +206,27 @@ def _running_extreme(xp, x, dim, name, takes_over):
     return xp.moveaxis(values, 0, d), xp.moveaxis(indices, 0, d)
 
 
-@op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,), name="cummax")
+@op(save=("x", "result1"), outputs=2, differentiable_outputs=(0,), name="cummax")
 def _cummax(xp, x, *, dim):
     return _running_extreme(xp, x, dim, "cummax", operator.ge)
 
 
-@op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,), name="cummin")
+@op(save=("x", "result1"), outputs=2, differentiable_outputs=(0,), name="cummin")
 def _cummin(xp, x, *, dim):
     return _running_extreme(xp, x, dim, "cummin", operator.le)
 
 
-def _to_arg_positions(g, x_shape, indices, dim):
-    """Each value's gradient added at the position it came from (torch's scatter_add)."""
-    if not x_shape:
+def _to_arg_positions(g, x, indices, dim):
+    """Each value's gradient added at the position it came from (torch's scatter_add; x is
+    saved as torch saves it, its shape is what the rule reads)."""
+    if not x.ndim:
         return (g,)
-    return (scatter_into_zeros(g, indices, x_shape, _normalize_dim(dim, len(x_shape))),)
+    return (scatter_into_zeros(g, indices, tuple(x.shape), _normalize_dim(dim, x.ndim)),)
 
 
-def _from_arg_positions(tangents, x_shape, indices, dim):
+def _from_arg_positions(tangents, x, indices, dim):
     t = tangents[0]
-    return (t if not x_shape else gather(t, _normalize_dim(dim, len(x_shape)), indices)), None
+    return (t if not x.ndim else gather(t, _normalize_dim(dim, x.ndim), indices)), None
 
 
 for _scan in (_cummax, _cummin):

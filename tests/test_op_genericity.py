@@ -133,6 +133,13 @@ SAMPLES = {
     "softmax": (lambda x: x.softmax(1), lambda: (R(2, 3),)),
     "log_softmax": (lambda x: x.log_softmax(0), lambda: (R(2, 3),)),
     "cumsum": (lambda x: x.cumsum(1), lambda: (R(2, 3),)),
+    "cumprod_logcumsumexp": (lambda x: (x.cumprod(1), x.logcumsumexp(0)), lambda: (R(2, 3),)),
+    "cumprod_zeros": (lambda x: x.cumprod(1), lambda: (gradkit.tensor(
+        [[2.0, 0.0, 3.0], [0.5, 1.5, 0.0]], dtype=F64, requires_grad=True),)),
+    "cummax_cummin": (lambda x: (x.cummax(1).values, x.cummin(0).values), lambda: (R(2, 3),)),
+    "order_statistics": (lambda x: (x.kthvalue(2, 1).values, x.mode(0).values, x.median(),
+                                    x.median(1).values, x.nanmedian(), x.nanmedian(0).values,
+                                    *x.aminmax(dim=1), x.count_nonzero(0)), lambda: (R(2, 3),)),
     "all_any": (lambda m: (m.all(), m.any(0)), lambda: (M([[True, False], [True, True]]),)),
     # linear algebra
     "matmul": (G.matmul, lambda: (R(2, 3, 4), R(4, 2))),

@@ -13,6 +13,7 @@ from op_db import NON_DIFFERENTIABLE, OPS
 
 _MECHANISM = {"op", "dispatch", "inplace", "sum_to_shape", "setitem_"}
 _CHECKED_ELSEWHERE = {"allclose",      # returns a Python bool: tests/test_torch_api_ops.py
+                      "equal",         # returns a Python bool: tests/test_ops_scans.py
                       "floor_divide"}  # a refusing node: tests/test_torch_special_values.py
 
 
@@ -78,6 +79,7 @@ NON_DIFFERENTIABLE_SAMPLES = [
     ("bitwise_left_shift", ([3, -6], [1, 2])), ("bitwise_right_shift", ([3, -6], [1, 2])),
     ("zeros_like", ([1.0, 2.0],)), ("ones_like", ([1.0, 2.0],)),
     ("F.one_hot", ([2, 0, 1],)),
+    ("count_nonzero", ([[0.0, -0.0, 2.5], [float("nan"), 0.0, 1.0]],)),
 ]
 
 

@@ -42,6 +42,9 @@ from gradkit.ops.shape import (  # noqa: F401
     squeeze, swapaxes, t, transpose, unflatten, unsqueeze, view)
 from gradkit.ops.slicing import narrow, roll, select  # noqa: F401
 from gradkit.ops.sorting import argsort, sort, topk  # noqa: F401
+from gradkit.ops.scans import cummax, cummin, cumprod, logcumsumexp  # noqa: F401
+from gradkit.ops.order_statistics import (  # noqa: F401
+    aminmax, count_nonzero, equal, kthvalue, median, mode, msort, nanmedian)
 from gradkit.ops.triangular import diag, diag_embed, diagonal, tril, triu  # noqa: F401
 
 clip = clamp

@@ -342,3 +342,48 @@ def _usv(usv):
 def _vwv(wv):
     w, v = wv
     return (v * w.unsqueeze(-2).to(v.dtype)) @ v.mT.conj()
+
+
+# lane scans: scans and order statistics (values and indices compared through one tensor)
+def _values_indices(result):
+    return result[0] * 1 + result[1]
+
+
+def _kth(draw, shapes):
+    p = _dim(draw, shapes)
+    if p is None:
+        return {"dim": 0, "k": 1, "keepdim": draw.boolean()}
+    return {**p, "k": draw.integer(1, max(shapes[0][p["dim"]], 1)), "keepdim": draw.boolean()}
+
+
+def _dim_keep_or_all(draw, shapes):
+    p = _dim(draw, shapes)
+    return {"dim": None if p is None or draw.chance(0.3) else p["dim"], "keepdim": draw.boolean()}
+
+
+def _median_fn(name):
+    def median(lib, x, dim, keepdim):
+        fn = getattr(lib, name)
+        return fn(x) if dim is None else _values_indices(fn(x, dim, keepdim))
+    return median
+
+
+BREADTH_OPS.update({
+    "b_cumprod": OpSpec(1, lambda lib, x, dim: lib.cumprod(x, dim), _dim),
+    "b_cumprod_dtype": OpSpec(1, lambda lib, x, dim: lib.cumprod(x, dim, dtype=lib.float64)
+                              if not x.is_complex() else x.cumprod(dim), _dim),
+    "b_logcumsumexp": OpSpec(1, lambda lib, x, dim: lib.logcumsumexp(x, dim), _dim),
+    "b_cummax": OpSpec(1, lambda lib, x, dim: _values_indices(lib.cummax(x, dim)), _dim),
+    "b_cummin": OpSpec(1, lambda lib, x, dim: _values_indices(x.cummin(dim)), _dim),
+    "b_kthvalue": OpSpec(1, lambda lib, x, dim, k, keepdim: _values_indices(lib.kthvalue(
+        x, k, dim, keepdim)), _kth),
+    "b_median": OpSpec(1, _median_fn("median"), _dim_keep_or_all),
+    "b_nanmedian": OpSpec(1, _median_fn("nanmedian"), _dim_keep_or_all),
+    "b_mode": OpSpec(1, lambda lib, x, dim, keepdim: _values_indices(lib.mode(
+        x, dim if dim is not None else -1, keepdim)), _dim_keep_or_all),
+    "b_msort": OpSpec(1, lambda lib, x: lib.msort(x)),
+    "b_aminmax": OpSpec(1, lambda lib, x, dim, keepdim: _times(*lib.aminmax(
+        x, dim=dim, keepdim=keepdim)), _dim_keep_or_all),
+    "b_count_nonzero": OpSpec(1, lambda lib, x, dim, keepdim: x * lib.count_nonzero(
+        x, dim if dim is not None else ()).sum(), _dim_keep_or_all),
+})

@@ -1,0 +1,249 @@
+"""Scans along a dim: cumprod, logcumsumexp, cummax and cummin (cumsum: ``reduction.py``)."""
+from __future__ import annotations
+
+import operator
+from collections import namedtuple
+
+import numpy as np
+
+from gradkit.autograd.grad_mode import is_grad_enabled
+from gradkit.backend import get_array_module, to_numpy_dtype
+from gradkit.ops._op import op
+from gradkit.ops.complex import conj, real
+from gradkit.ops.elementwise import exp, log
+from gradkit.ops.extremes import amax
+from gradkit.ops.indexing import gather, scatter_into_zeros
+from gradkit.ops.keywords import numpy_keywords
+from gradkit.ops.methods import register as register_method, tensor_method
+from gradkit.ops import piecewise
+from gradkit.ops.order_statistics import refuse_complex_grad
+from gradkit.ops.piecewise import where
+from gradkit.ops.reduction import _accumulation_dtype, cumsum, prod, sum
+from gradkit.ops.shape import _normalize_dim, flip, transpose, unsqueeze
+from gradkit.ops.unary_helpers import c_type_name, kernel_error, reject_complex
+
+cummax_result = namedtuple("cummax", ["values", "indices"])
+cummin_result = namedtuple("cummin", ["values", "indices"])
+
+
+def _scan_dim(x, dim) -> int:
+    """``dim`` normalized for x (a 0-d x accepts 0 and -1, as torch)."""
+    return _normalize_dim(dim, len(x.shape))
+
+
+def _data(x):
+    return getattr(x, "_data", x)
+
+
+@op(save=("x", "result"), method=True)
+def cumprod(xp, x, *, dim, dtype=None):
+    """Cumulative product along ``dim`` (integers and bools in int64, as torch)."""
+    dtype = _accumulation_dtype(x, dtype)
+    d = _scan_dim(x, dim)
+    if x.ndim == 0:
+        return x.astype(dtype or x.dtype, copy=True)
+    x = x.astype(dtype or x.dtype, copy=True)
+    if x.dtype.kind == "c":  # torch multiplies the first element by 1 too: inf+0j -> inf+nanj
+        first = xp.moveaxis(x, d, 0)[:1]
+        first *= x.dtype.type(1)
+    return xp.cumprod(x, axis=d, dtype=x.dtype)  # NumPy would widen int32 to int64
+
+
+def _reverse_cumsum(g, d):
+    return flip(cumsum(flip(g, (d,)), d), (d,))
+
+
+def _cumprod_vjp(g, x, out, dim, dtype):
+    """torch's cumprod_backward: sum over j >= i of g_j times the product of x_k, k <= j, k != i.
+
+    Without zeros that is reversed_cumsum(g * out) / x. With zeros, a plain backward takes
+    torch's O(n) form (only the elements up to the first zero get a gradient); a graph-recording
+    one the O(n^2) products of the others, which stay differentiable where x is 0."""
+    if x.ndim == 0 or x.shape[_scan_dim(x, dim)] <= 1:
+        return g
+    d = _scan_dim(x, dim)
+    if not (_data(x) == 0).any():
+        return _reverse_cumsum(g * conj(out), d) / conj(x)
+    if not is_grad_enabled():
+        return _up_to_first_zero(g, x, out, d)
+    return _omitted_products(g, x, d)
+
+
+def _up_to_first_zero(g, x, out, d):
+    zero = x == 0
+    zeros_so_far = cumsum(zero, d)
+    before = zeros_so_far == 0
+    between = (zeros_so_far == 1) & ~zero  # after the first zero, before the second
+    first = zero & (zeros_so_far == 1)
+    grad_before = _reverse_cumsum(where(before, g * conj(out), 0), d) / conj(where(before, x, 1))
+    head = prod(where(before, x, 1), d, True)  # the product before the first zero
+    tail = sum(where(zeros_so_far == 1, g, 0) * conj(cumprod(where(between, x, 1), d)), d, True)
+    return where(before, grad_before, where(first, conj(head) * tail, 0))
+
+
+def _omitted_products(g, x, d):
+    """Row i of an n x n matrix holds x with x_i replaced by 1; its cumprod along the row
+    gives, at j >= i, the product of x_k for k <= j, k != i."""
+    n = x.shape[d]
+    xp = get_array_module(_data(x))
+    rows = unsqueeze(transpose(x, d, -1), -2)
+    others = cumprod(where(xp.eye(n, dtype=bool), 1, rows), -1)
+    upper = xp.triu(xp.ones((n, n), dtype=bool))
+    grad = sum(where(upper, unsqueeze(transpose(g, d, -1), -2) * conj(others), 0), -1)
+    return transpose(grad, d, -1)
+
+
+def _cumprod_jvp(t, x, out, dim, dtype):
+    """torch's cumprod_jvp: cumsum(t / x) * out up to the first zero, then the cumprod of x
+    with the first zero replaced by its tangent."""
+    if x.ndim == 0:
+        return t
+    d = _scan_dim(x, dim)
+    zero = x == 0
+    first = zero & (cumsum(zero, d) == 1)
+    from_first = cumsum(first, d) > 0
+    before = cumsum(t / where(from_first, 1, x), d) * out  # x is nonzero before the first 0
+    return where(from_first, cumprod(where(first, t, x), d), before)
+
+
+cumprod.defvjp(_cumprod_vjp)
+cumprod.defjvp(_cumprod_jvp)
+
+
+def _cumprod_in_place(x, dim: int, *, dtype=None):
+    """The values ``x.cumprod_(dim)`` writes: torch refuses a ``dtype=`` other than x's."""
+    if dtype is not None and to_numpy_dtype(dtype) != _data(x).dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {c_type_name(_data(x))} and "
+                           f"output tensor dtype {c_type_name(np.empty(0, to_numpy_dtype(dtype)))}"
+                           " should match")
+    return cumprod(x, dim, dtype=dtype)
+
+
+register_method(_cumprod_in_place, "cumprod", method=False, inplace=True)
+
+
+@op(save=("x", "result"), method=True)
+def logcumsumexp(xp, x, *, dim):
+    """log(cumsum(exp(x))) along ``dim``, computed stably (floating and complex x only)."""
+    if x.dtype.kind not in "fc":
+        raise kernel_error("logcumsumexp_out_cpu")(x)
+    d = _scan_dim(x, dim)
+    if x.ndim == 0:  # torch copies a 0-d x (its -0.0 too)
+        return x.copy()
+    out = xp.moveaxis(x.copy(), d, 0)  # a view: filled row by row along d, as torch's loop
+    add = xp.logaddexp if x.dtype.kind == "f" else _complex_log_add_exp
+    with np.errstate(all="ignore"):  # infinite cases are picked after the fact
+        for i in range(1, out.shape[0]):
+            out[i] = add(out[i - 1], out[i])
+    out = xp.moveaxis(out, 0, d)
+    out += out.dtype.type(0)  # torch starts from log(0) = -inf: a first -0.0 becomes 0.0
+    return out
+
+
+def _complex_log_add_exp(a, b):
+    """torch's complex log(exp(a) + exp(b)): around the one of larger real part; NaN in
+    either gives NaN; infinite real parts of one sign stay (-inf) or add exactly (+inf)."""
+    xp = get_array_module(a)
+    b_larger = b.real > a.real
+    high, low = xp.where(b_larger, b, a), xp.where(b_larger, a, b)
+    out = xp.log1p(xp.exp(low - high)) + high
+    same_inf = ~xp.isfinite(low.real) & (low.real == high.real)
+    out = xp.where(same_inf & (low.real < 0), low, out)
+    out = xp.where(same_inf & (low.real > 0), xp.log(xp.exp(low) + xp.exp(high)), out)
+    return xp.where(xp.isnan(a) | xp.isnan(b), complex(np.nan, np.nan), out)
+
+
+def _reverse_logcumsumexp(v, d):
+    return flip(logcumsumexp(flip(v, (d,)), d), (d,))
+
+
+def _logcumsumexp_vjp(g, x, out, dim):
+    """torch's logcumsumexp_backward: sum over j >= i of g_j exp(x_i - out_j), by the
+    logcumsumexp of log|g| - out, positive and negative parts apart (real x)."""
+    if x.ndim == 0 or 0 in x.shape:
+        return g
+    d = _scan_dim(x, dim)
+    if _data(x).dtype.kind == "c":
+        with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf: exp gives 0
+            return conj(exp(_reverse_logcumsumexp(log(conj(g)) - out, d) + x))
+    lowest = float(np.finfo(_data(g).dtype).min)
+    with np.errstate(divide="ignore", over="ignore"):  # log|0| = -inf (masked), lowest - out
+        log_abs = log(piecewise.abs(g))
+        positive = exp(_reverse_logcumsumexp(where(g > 0, log_abs, lowest) - out, d) + x)
+        negative = exp(_reverse_logcumsumexp(where(g < 0, log_abs, lowest) - out, d) + x)
+    return positive - negative
+
+
+def _logcumsumexp_jvp(t, x, out, dim):
+    """The softmax-weighted cumulative tangent: cumsum(e * t) / cumsum(e), e = exp(x - max)."""
+    if x.ndim == 0 or 0 in x.shape:
+        return t
+    d = _scan_dim(x, dim)
+    e = exp(x - amax(real(x), d, True))
+    return cumsum(e * t, d) / cumsum(e, d)
+
+
+logcumsumexp.defvjp(_logcumsumexp_vjp)
+logcumsumexp.defjvp(_logcumsumexp_jvp)
+
+
+def _running_extreme(xp, x, dim, name, takes_over):
+    """(values, indices) of the running max/min along ``dim``, by torch's CPU loop: an element
+    takes over when ``takes_over(element, extreme)`` (>= or <=: the last index among equals)
+    or when it is NaN (the index moves on to each later NaN)."""
+    d = _normalize_dim(dim, x.ndim)
+    if x.ndim == 0:  # before the dtype check, as torch's
+        return x.copy(), xp.zeros((), dtype=xp.int64)
+    reject_complex(x, kernel_error(f"{name}_cpu"))
+    values = xp.moveaxis(x.copy(), d, 0)  # views, filled along d
+    indices = xp.zeros(values.shape, dtype=xp.int64)
+    for i in range(1, values.shape[0]):
+        takes = takes_over(values[i], values[i - 1])
+        if x.dtype.kind == "f":
+            takes |= xp.isnan(values[i])
+        values[i] = xp.where(takes, values[i], values[i - 1])
+        indices[i] = xp.where(takes, i, indices[i - 1])
+    return xp.moveaxis(values, 0, d), xp.moveaxis(indices, 0, d)
+
+
+@op(save=("x", "result1"), outputs=2, differentiable_outputs=(0,), name="cummax")
+def _cummax(xp, x, *, dim):
+    return _running_extreme(xp, x, dim, "cummax", operator.ge)
+
+
+@op(save=("x", "result1"), outputs=2, differentiable_outputs=(0,), name="cummin")
+def _cummin(xp, x, *, dim):
+    return _running_extreme(xp, x, dim, "cummin", operator.le)
+
+
+def _to_arg_positions(g, x, indices, dim):
+    """Each value's gradient added at the position it came from (torch's scatter_add; x is
+    saved as torch saves it, its shape is what the rule reads)."""
+    if not x.ndim:
+        return (g,)
+    return (scatter_into_zeros(g, indices, tuple(x.shape), _normalize_dim(dim, x.ndim)),)
+
+
+def _from_arg_positions(tangents, x, indices, dim):
+    t = tangents[0]
+    return (t if not x.ndim else gather(t, _normalize_dim(dim, x.ndim), indices)), None
+
+
+for _scan in (_cummax, _cummin):
+    _scan.defvjp_all(_to_arg_positions)
+    _scan.defjvp_all(_from_arg_positions)
+
+
+@tensor_method()
+@numpy_keywords
+def cummax(x, dim: int):
+    """(values, indices) of the running maximum along ``dim``; ties and NaN take the later
+    index, as torch; the gradient goes to the indices."""
+    return cummax_result(*refuse_complex_grad("cummax", x, _cummax(x, dim=dim)))
+
+
+@tensor_method()
+@numpy_keywords
+def cummin(x, dim: int):
+    """(values, indices) of the running minimum along ``dim`` (see ``cummax``)."""
+    return cummin_result(*refuse_complex_grad("cummin", x, _cummin(x, dim=dim)))

@@ -101,7 +101,7 @@ DIFFERENT_LAST_NODE = {
 SAVED_NAMES = {"_saved_self", "_saved_other", "_saved_exponent", "_saved_result",
                "_saved_dim", "_saved_keepdim", "_saved_condition"}
 # ops whose gradkit rule needs other values than torch's (shapes or indices, not the input)
-SAVES_OTHER_VALUES = {"getitem_basic", "gather", "max_pool2d", "cross_entropy", "nll_loss"}
+SAVES_OTHER_VALUES = {"getitem_basic", "max_pool2d", "cross_entropy", "nll_loss"}
 
 
 def _first_nodes(info, sample):

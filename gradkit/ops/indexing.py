@@ -190,7 +190,7 @@ def _along_axis_key(xp, index, dim):
     return tuple(grids)
 
 
-@op(save=("dim", "index", "x.shape"), method=True)
+@op(save=("dim", "index", "x"), method=True)  # x itself, as torch: writing it fails backward
 def gather(xp, x, dim, index):
     """Values of x at ``index`` along ``dim`` (torch.gather)."""
     dim = _normalize_dim(dim, x.ndim)
@@ -211,10 +211,10 @@ def _integer_index(index, name: str):
     return index
 
 
-gather.defvjp(lambda g, dim, index, x_shape:
-              scatter_into_zeros(g, index, x_shape, _normalize_dim(dim, len(x_shape))),
+gather.defvjp(lambda g, dim, index, x:
+              scatter_into_zeros(g, index, tuple(x.shape), _normalize_dim(dim, x.ndim)),
               None, None)
-gather.defjvp(lambda t, dim, index, x_shape: gather(t, dim, index), None, None)
+gather.defjvp(lambda t, dim, index, x: gather(t, dim, index), None, None)
 
 
 @op(save="index", linear=True)

@@ -73,3 +73,50 @@ def test_empty_complex_under_no_grad_computes():
         with m.no_grad():
             return m.softmax(x, -1), m.amax(x, 1)
     assert_same_as_torch(program)
+
+
+def _write(key, value_of):
+    """``x[key] = value_of(x)`` on a clone of a leaf that requires grad, then x's gradient."""
+    def program(m):
+        leaf = m.arange(1.0, 5.0, dtype=m.float64).reshape(2, 2).requires_grad_()
+        x = leaf * 1
+        x[key] = value_of(x)
+        return (x,) + m.autograd.grad((x * x).sum(), leaf)
+    return program
+
+
+_SETITEM_FROM_ITSELF = [
+    # torch's setitem strips v's leading 1-dims and expands it to the region: one element of
+    # x, expanded with strides 0, overlaps the region partially (fuzz views 60409 70337 93369)
+    ("one_element_with_more_dims", (0, slice(0, 1)), lambda x: x[0, 0].view(1, 1)),
+    ("one_element_unbound", (slice(0, 1), 0), lambda x: x.unbind(1)[0][0:1].view(1, 1)),
+    ("one_element_same_shape", (0, slice(0, 1)), lambda x: x[0, 0:1]),
+    ("one_element_other_element", (0, slice(0, 1)), lambda x: x[1, 1].view(1, 1)),
+    ("row_broadcast_to_rows", slice(0, 2), lambda x: x[0]),
+    ("row_with_more_dims", slice(0, 1), lambda x: x[0].view(1, 1, 2)),
+    ("zero_dim_is_filled_in", (0, slice(0, 1)), lambda x: x[0, 0]),
+    ("region_zero_dim", (0, 0), lambda x: x[0, 0].view(1, 1)),
+]
+
+
+@pytest.mark.parametrize("key,value_of", [c[1:] for c in _SETITEM_FROM_ITSELF],
+                         ids=[c[0] for c in _SETITEM_FROM_ITSELF])
+def test_setitem_from_a_view_of_itself(key, value_of):
+    assert_same_as_torch(_write(key, value_of))
+
+
+def test_fill_from_a_view_of_itself_reads_the_value_first():
+    def program(m):
+        w = m.tensor(2.0, dtype=m.float64, requires_grad=True) * 1
+        w.view(1).fill_(w)
+        return w
+    assert_same_as_torch(program)
+
+
+def test_fill_of_an_expanded_tensor_takes_a_number_not_a_tensor():
+    def program(m, value):
+        x = m.zeros(1).expand(3)
+        x.fill_(value(m))
+        return x
+    assert_same_as_torch(lambda m: program(m, lambda m: 1.0))
+    assert_same_as_torch(lambda m: program(m, lambda m: m.tensor(1.0)))

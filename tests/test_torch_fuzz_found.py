@@ -212,3 +212,17 @@ def test_bmm_of_mixed_dtypes(x_dtype, y_dtype, k):
         return m.bmm(m.ones((1, 1, k), dtype=getattr(m, x_dtype)),
                      m.ones((1, k, 1), dtype=getattr(m, y_dtype)))
     assert_same_as_torch(program)
+
+
+def test_version_error_of_a_saved_tensor_no_node_made():
+    """A saved tensor that no node made (y below): "[<tensor>] is at version", no comma."""
+    messages = []
+    for m in (torch, gradkit):
+        x = m.ones(2, dtype=m.float64, requires_grad=True)
+        y = m.ones(2, dtype=m.float64)
+        z = x * y
+        y.mul_(2)
+        with pytest.raises(RuntimeError) as caught:
+            z.sum().backward()
+        messages.append(str(caught.value).split(" Hint:")[0])
+    assert messages[1] == messages[0].replace("torch.DoubleTensor", "gradkit.float64")

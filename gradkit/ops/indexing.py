@@ -178,14 +178,11 @@ def setitem_(x, key, value):
             if value.ndim == 0:
                 inplace(region, fill, value)
                 return x
-            shape = tuple(value.shape)
-            while shape and shape[0] == 1:
-                shape = shape[1:]
+            first = next((k for k, n in enumerate(value.shape) if n != 1), value.ndim)
+            shape = tuple(value.shape[first:])  # v without its leading 1-dims, as torch
             if not shape and region.ndim and region.numel() == 1 and \
-                    share_memory(region._data, value._data):
-                # torch expands a v of one element with strides 0: the same element laid out
-                # unlike the region, which copy_ refuses as a partial overlap
-                raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)
+                    share_memory(region._data, value._data):  # one element, strides 0 in torch:
+                raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)  # laid out unlike the region's
             value = reshape(value, shape).expand(tuple(region.shape))
         inplace(region, copy_from, value)
         return x

@@ -19,6 +19,7 @@ import op_db
 import strict_xp
 from gradkit.autograd import observers
 from gradkit.ops._op import Op
+from gradkit.ops.einsum import _einsum
 
 F64 = gradkit.float64
 
@@ -153,6 +154,9 @@ SAMPLES = {
     "outer": (G.outer, lambda: (R(3), R(2))),
     "einsum": (lambda a, b: G.einsum("bij,jk->bik", a, b), lambda: (R(2, 3, 4), R(4, 2))),
     "einsum_trace": (lambda a: G.einsum("ii", a), lambda: (R(3, 3),)),
+    # conv's one-op einsum kernel, with a repeated letter (its vjp scatters onto a diagonal)
+    "einsum_kernel_diagonal": (lambda a, b: _einsum(a, b, equation="iij,jk->ki"),
+                               lambda: (R(2, 2, 3), R(3, 2))),
     "norms": (lambda x: (x.norm(), G.linalg.vector_norm(x, 3, 1), x.norm(float("inf")),
                          G.linalg.matrix_norm(x, "nuc")), lambda: (R(3, 3),)),
     "inv_det_slogdet": (lambda a: (G.linalg.inv(_well_conditioned(a)), G.det(_well_conditioned(a)),

@@ -52,9 +52,15 @@ def test_einsum_trace_gradient_is_the_identity():
     assert x.grad.shape == (3, 3)
 
 
-def test_einsum_node_is_named_einsum_backward():
+def test_einsum_nodes_are_torchs():
+    """torch computes einsum with other ops: a sum, a permute view, a view of a bmm (gradkit's
+    bmm node is matmul's, as for bmm itself)."""
     x = T(np.ones((2, 2)), requires_grad=True)
-    assert gradkit.einsum("ij->j", x).grad_fn.name() == "EinsumBackward0"
+    assert gradkit.einsum("ij->j", x).grad_fn.name() == "SumBackward1"
+    assert gradkit.einsum("ij->ji", x).grad_fn.name() == "PermuteBackward0"
+    product = gradkit.einsum("ij,jk->ik", x, x)
+    assert product.grad_fn.name() == "ViewBackward0"
+    assert product._is_view() and product._base.shape == (1, 2, 2)
 
 
 # -- erf ---------------------------------------------------------------------------------------

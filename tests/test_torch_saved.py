@@ -82,14 +82,12 @@ def test_saved_attributes_under_hooks_match_torch():
 
 # -- node names and _saved_<name> attributes, walking the op table ---------------------------
 
-# where torch's op is a composite whose last step is another op (einsum ends in a view,
-# linear in a view, pad modes are separate ops, imag/real of a real view are selects, ...),
+# where torch's op is a composite whose last step is another op (linear ends in a view,
+# pad modes are separate ops, imag/real of a real view are selects, ...),
 # or where gradkit has one op for several torch ops (bmm, vdot)
 DIFFERENT_LAST_NODE = {
     "bmm-0", "conv2d-complex", "cross_entropy-probabilities", "cross_entropy-probabilities_grad",
-    "einsum-0", "einsum-batched", "einsum-broadcast", "einsum-complex", "einsum-diagonal",
-    "einsum-diagonal_contract", "einsum-ellipsis", "einsum-implicit", "einsum-summed_away",
-    "einsum-trace", "getitem_basic-1", "getitem_basic-2", "imag-0", "imag-1", "linear-1d",
+    "getitem_basic-1", "getitem_basic-2", "imag-0", "imag-1", "linear-1d",
     "linear-3d", "matmul-1d@2d", "matmul-batched_broadcast", "max_pool2d-2", "nll_loss-2",
     "pad-0", "pad-1", "pad-3", "pad-4", "pad-5", "pad-6", "pad-negative", "real-0",
     "vdot-0",
@@ -102,7 +100,7 @@ DIFFERENT_LAST_NODE = {
 SAVED_NAMES = {"_saved_self", "_saved_other", "_saved_exponent", "_saved_result",
                "_saved_dim", "_saved_keepdim", "_saved_condition"}
 # ops whose gradkit rule needs other values than torch's (shapes or indices, not the input)
-SAVES_OTHER_VALUES = {"getitem_basic", "gather", "max_pool2d", "cross_entropy", "nll_loss"}
+SAVES_OTHER_VALUES = {"getitem_basic", "max_pool2d", "cross_entropy", "nll_loss"}
 
 
 def _first_nodes(info, sample):

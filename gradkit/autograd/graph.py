@@ -267,7 +267,8 @@ def accumulate_node(leaf) -> AccumulateGrad:
 def _version_error(tensor_desc: str, owner: str, now: int, expected: int) -> RuntimeError:
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: [{tensor_desc}]{owner}, is at version {now}; expected version "
+        f"inplace operation: [{tensor_desc}]{owner + ',' if owner else ''} is at version {now}; "
+        f"expected version "
         f"{expected} instead. Hint: enable anomaly detection to find the operation that "
         "failed to compute its gradient, with gradkit.autograd.set_detect_anomaly(True).")
 

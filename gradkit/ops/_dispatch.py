@@ -140,6 +140,8 @@ _NO_SLOT = (0,)
 
 def _record_fast(op, args, datas, params, out):
     """``_record`` for one NumPy output, whole inputs/results saved, the node's fixed name."""
+    if op.no_complex_grad is not None and out.dtype.kind == "c":
+        _refuse_complex_grad(op)
     nodes, slots, meta, needing_grad = edges_and_meta(args, datas)
     node = op.node_class(op, nodes, slots, None,
                          {**op.defaults, **params} if params and op.defaults else
@@ -253,6 +255,9 @@ def _dispatch_observed(watchers, op, args, datas, params, needs_grad):
 
 def _record(op: Op, args, datas, params, out, xp):
     """Create the node for one op call and the output tensors that point at it."""
+    if op.no_complex_grad is not None and any(
+            o.dtype.kind == "c" for o in ((out,) if op.outputs == 1 else out)):
+        _refuse_complex_grad(op)
     nodes, slots, meta, needing_grad = edges_and_meta(args, datas)
     node_params = {**op.defaults, **params} if params and op.defaults else params or op.defaults
     node_class = op.node_class if op.node_name_rule is None else \
@@ -273,6 +278,11 @@ def _record(op: Op, args, datas, params, out, xp):
     node.saved = _save_plain(plain, args, outputs, keep) if plain is not None else \
         _save(op, args, datas, outputs, keep)
     return result
+
+
+def _refuse_complex_grad(op):
+    raise RuntimeError(f"{op.no_complex_grad} does not support automatic differentiation for "
+                       "outputs with complex dtype.")
 
 
 def _save_plain(plain, args, outputs, keep) -> tuple:

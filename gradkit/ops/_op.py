@@ -47,6 +47,9 @@ class Op:
 
     checks_grads = True  # backward() returns gradients of its inputs' shapes and dtypes
     view_inverse = None  # a view op whose output is computed (conj): the op that maps back
+    # torch's name of an op whose autograd has no complex formula: recording a node for a
+    # complex output (an empty input passes the kernel) raises, as torch's autograd does
+    no_complex_grad: str | None = None
 
     def __init__(self, forward, name=None, save=(), broadcast=False, linear=False,
                  view=False, outputs=1, differentiable_outputs=None, node_name=None,

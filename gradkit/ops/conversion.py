@@ -118,11 +118,14 @@ def zeros_like_op(xp, x):
 
 def _writes_one_value(target, *args) -> bool:
     """fill_ and zero_ write one value everywhere: torch allows them on an expanded tensor
-    (its backward then refuses, ops/inplace.py's CopySlices)."""
+    (its backward then refuses, ops/inplace.py's CopySlices), but not fill_ of a tensor."""
+    if args and hasattr(args[0], "_data"):
+        raise RuntimeError(OVERLAP_MESSAGE)
     return True
 
 
 fill.check_overlap = zeros_like_op.check_overlap = _writes_one_value
+fill.reads_value_first = True  # torch's fill_ reads a 0-d tensor's value: no overlap check
 
 
 zeros_like_op.defvjp(lambda g: _zeros_of(g))

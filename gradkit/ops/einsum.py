@@ -2,29 +2,33 @@
 
 The equation is first normalized to an explicit one with single letters only
 (``...`` becomes unused capital letters, an implicit output is made explicit,
-as torch does). The vjp of operand i is another einsum: the output gradient
-contracted with the other operands (conjugated: einsum is multilinear) into
-operand i's letters; letters that only operand i has are broadcast back, and a
-letter repeated within operand i (a diagonal) is scattered back onto it.
+as torch does). ``einsum`` then computes it as torch does, with other ops
+(diagonal, permute, sum, mul, bmm, view), so that its graph, views and saved
+tensors are torch's. ``_einsum`` is one op over NumPy's einsum (conv's kernel):
+the vjp of operand i is another einsum, the output gradient contracted with the
+other operands (conjugated: einsum is multilinear) into operand i's letters;
+letters that only operand i has are broadcast back, and a letter repeated within
+operand i (a diagonal) is scattered back onto it.
 """
 from __future__ import annotations
 
 import functools
+import math
 import string
 
-import numpy as np
-
 from gradkit.ops._op import op
+from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
-from gradkit.ops.conversion import astype
-from gradkit.ops.reduction import sum as _sum
-from gradkit.ops.shape import expand, reshape
+from gradkit.ops.linalg import bmm
 from gradkit.ops.promotion import as_dtype, promote_types
-from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.ops.reduction import sum as _sum
+from gradkit.ops.shape import expand, permute, reshape, unsqueeze, view
+from gradkit.ops.triangular import diagonal
 
 
-def _parse(equation: str, ndims) -> tuple[list[str], str]:
-    """Operand subscripts and output subscripts, explicit and without ``...``."""
+def _parse(equation: str, ndims) -> tuple[list[str], str, str]:
+    """Operand subscripts and output subscripts, explicit and without ``...``, and the letters
+    that stand for the ``...`` dims."""
     equation = equation.replace(" ", "")
     lhs, arrow, rhs = equation.partition("->")
     terms = lhs.split(",")
@@ -69,7 +73,7 @@ def _parse(equation: str, ndims) -> tuple[list[str], str]:
         joined = "".join(subscripts)
         singles = sorted(c for c in set(joined) if joined.count(c) == 1 and c not in fill)
         output = fill + "".join(singles)
-    return subscripts, output
+    return subscripts, output, fill
 
 
 @op(save="inputs")
@@ -151,6 +155,12 @@ _einsum.defjvp_all(_einsum_jvp)
 def einsum(equation: str, *operands):
     """Sum of products over the indices of ``equation``, as torch.einsum.
 
+    Computed as torch computes it, so that the graph, the views and the saved tensors are
+    torch's: each operand aligned to the output letters then the summed ones (diagonals,
+    size-1 dims, a permute), then contracted with the next one, left to right (a letter only
+    one of them has is summed first; the product is a ``mul``, or a ``bmm`` when letters are
+    summed); with several operands the result is a view dropping the summed dims.
+
     >>> a, b = gradkit.randn(2, 3), gradkit.randn(3, 4)
     >>> gradkit.einsum("ij,jk->ik", a, b).shape
     gradkit.Size([2, 4])
@@ -159,54 +169,104 @@ def einsum(equation: str, *operands):
         operands = tuple(operands[0])
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
-    subscripts, output = _parse(equation, [o.ndim for o in operands])
+    subscripts, output, fill = _parse(equation, [o.ndim for o in operands])
     _check_sizes(operands, subscripts)
-    operands, subscripts = _sum_integer_letters(operands, subscripts, output)
-    _check_contraction_dtypes(operands, subscripts, output)
-    return _einsum(*operands, equation=",".join(subscripts) + "->" + output)
+    # torch's order of the summed dims: the ``...`` ones, then the letters A-Z, a-z
+    summed = [c for c in fill if c not in output] + sorted(
+        set("".join(subscripts)) - set(output) - set(fill))
+    letters = output + "".join(summed)
+    aligned = [_aligned(o, term, letters) for o, term in zip(operands, subscripts, strict=True)]
+    # per dim: how many operands not yet contracted have it with a size other than 1
+    counts = [sum(o.shape[d] != 1 for o in aligned) for d in range(len(letters))]
+    kept = len(output)
+    while len(aligned) > 1:
+        a, b = aligned.pop(0), aligned.pop(0)
+        aligned.insert(0, _contract(a, b, counts, kept))
+    result = aligned[0]
+    if len(letters) == kept:
+        return result
+    if len(operands) > 1:  # the summed dims are size 1 by now: torch views them away
+        return view(result, shape=tuple(result.shape[:kept]))
+    return _sum(result, tuple(range(kept, len(letters))))
 
 
-def _sum_integer_letters(operands, subscripts, output):
-    """torch first sums each operand over the letters only it has (or that the others have
-    with size 1), with torch.sum: integers and bools are then summed in int64 (a bool count,
-    not a logical or)."""
-    operands, subscripts = list(operands), list(subscripts)
-    for i, (o, term) in enumerate(zip(operands, subscripts, strict=True)):
-        if _data(o).dtype.kind not in "biu":
-            continue
-        everywhere = output + "".join(t for j, t in enumerate(subscripts) if j != i)
-        sized = output + "".join(c for j, t in enumerate(subscripts) if j != i
-                                 for c, n in zip(t, _data(operands[j]).shape) if n != 1)
-        kept = "".join(c for c, n in dict(zip(term, _data(o).shape)).items()
-                       if c in sized or (c in everywhere and n == 1))
-        if set(kept) != set(term):  # some letter is summed away (a diagonal alone is not)
-            operands[i] = _einsum(astype(o, dtype=_INT64), equation=f"{term}->{kept}")
-            subscripts[i] = kept
-    return operands, subscripts
+def _aligned(operand, term: str, letters: str):
+    """``operand`` with one dim per letter of ``letters``, in that order: the diagonal of a
+    repeated letter, a size-1 dim for a letter it lacks (torch's diagonal, unsqueeze,
+    permute)."""
+    own = ""
+    for c in term:
+        if c in own:  # torch: diagonal(0, first, this).movedim(-1, first)
+            first = own.index(c)
+            operand = diagonal(operand, 0, first, len(own))
+            order = list(range(operand.ndim - 1))
+            order.insert(first, operand.ndim - 1)
+            operand = permute(operand, dims=tuple(order))
+        else:
+            own += c
+    missing = "".join(c for c in letters if c not in own)
+    for _ in missing:
+        operand = unsqueeze(operand, dim=operand.ndim)
+    order = own + missing
+    return permute(operand, dims=tuple(order.index(c) for c in letters))
 
 
-_INT64 = np.dtype(np.int64)
+def _contract(a, b, counts: list, kept: int):
+    """a and b (aligned) multiplied, summed over the dims no later operand has (kept as size
+    1): a dim only one of them has is summed on its own first, as torch."""
+    both, a_only, b_only = [], [], []
+    for d in range(kept, a.ndim):
+        if a.shape[d] != 1 and b.shape[d] != 1:
+            counts[d] -= 1
+            if counts[d] == 1:
+                both.append(d)
+                counts[d] = 0
+        elif counts[d] == 1:
+            if a.shape[d] != 1:
+                a_only.append(d)
+                counts[d] = 0
+            elif b.shape[d] != 1:
+                b_only.append(d)
+                counts[d] = 0
+    if a_only:
+        a = _sum(a, tuple(a_only), True)
+    if b_only:
+        b = _sum(b, tuple(b_only), True)
+    return _sum_product(a, b, both)
 
 
-def _check_contraction_dtypes(operands, subscripts, output):
-    """torch contracts operands with bmm: one dtype for all, and none for bool; a letter of
-    size 1 in all operands but one is summed before (no bmm, no check)."""
-    shared = [c for c in set("".join(subscripts)) - set(output)
-              if sum(c in term and _data(o).shape[term.index(c)] != 1
-                     for o, term in zip(operands, subscripts)) > 1]
-    if not shared:
-        return
-    first = _data(operands[0])
-    if first.dtype.kind == "b":  # bmm's kernel is chosen by its first operand's dtype
-        raise kernel_error("bmm")(first)
-    for o in operands[1:]:
-        if _data(o).dtype != first.dtype:
-            raise RuntimeError(f"expected scalar type {scalar_type_name(first)} but found "
-                               f"{scalar_type_name(_data(o))}")
+def _sum_product(left, right, summed: list):
+    """torch's sumproduct_pair: ``(left * right)`` summed over ``summed`` (kept as size 1),
+    as a bmm of (shared, left's own, summed) by (shared, summed, right's own) dims."""
+    if not summed:
+        return mul(left, right)
+    shared, left_own, right_own = [], [], []
+    for d in range(left.ndim):
+        in_left, in_right = left.shape[d] != 1, right.shape[d] != 1
+        if d in summed:
+            if in_left and not in_right:
+                left = _sum(left, (d,), True)
+            elif in_right and not in_left:
+                right = _sum(right, (d,), True)
+        elif in_left and in_right:
+            shared.append(d)
+        elif in_left:
+            left_own.append(d)
+        else:
+            right_own.append(d)
 
+    def size(t, dims):
+        return math.prod(t.shape[d] for d in dims)
 
-def _data(o):
-    return getattr(o, "_data", o)
+    out_shape = tuple([left.shape[d] for d in shared + left_own] + [1] * len(summed)
+                      + [right.shape[d] for d in right_own])
+    left = reshape(permute(left, dims=tuple(shared + left_own + summed + right_own)),
+                   (size(left, shared), size(left, left_own), size(left, summed)))
+    right = reshape(permute(right, dims=tuple(shared + summed + right_own + left_own)),
+                    (size(right, shared), size(right, summed), size(right, right_own)))
+    order = shared + left_own + summed + right_own
+    product = view(bmm(left, right), shape=out_shape)
+    return permute(product, dims=tuple(order.index(d) for d in range(len(order))))
 
 
 def _check_sizes(operands, subscripts):

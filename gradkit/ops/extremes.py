@@ -97,7 +97,8 @@ def _extreme_values(name: str, kernel: str, what: str):
     no complex version)."""
     def forward(xp, x, dim=None, keepdim=False):
         _check_nonempty(name, x, dim, as_given=True)  # before the dtype, as torch
-        reject_complex(x, kernel_error(kernel))
+        if x.size:  # no kernel runs on an empty x: torch reduces an empty complex one too
+            reject_complex(x, kernel_error(kernel))
         reduced = axes(dim, x.ndim)
         out = getattr(xp, name)(x, axis=reduced, keepdims=keepdim)
         return _first_tied_zero(xp, x, out, reduced)
@@ -106,6 +107,7 @@ def _extreme_values(name: str, kernel: str, what: str):
     declared = op(save=("x", "result"), batchable=True, method=True)(forward)
     declared.defvjp(_evenly)
     declared.defjvp(_evenly_jvp)
+    declared.no_complex_grad = name
     return declared
 
 

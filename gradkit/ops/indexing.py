@@ -9,9 +9,10 @@ from gradkit.ops._op import op, seam, sum_to_shape
 from gradkit.ops.piecewise import where
 from gradkit.ops.index_keys import (
     _dims_consumed, _is_basic, _is_int, _located, _raw_key, _split_key, check_index_put)
-from gradkit.ops.conversion import copy_from
+from gradkit.ops.conversion import copy_from, fill
 from gradkit.ops.inplace import inplace
-from gradkit.ops.memory_overlap import has_internal_overlap, share_memory
+from gradkit.ops.memory_overlap import (
+    PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, share_memory)
 from gradkit.ops.shape import _normalize_dim, reshape
 
 
@@ -171,13 +172,18 @@ def setitem_(x, key, value):
             hasattr(value, "_data") and share_memory(x._data, value._data))):
         # as torch, copy into the region's view: its own elements may not share memory (for
         # an expanded x, x[0] = v is fine, x[:] = v is refused), nor only part of v's once v
-        # is broadcast to the region (torch's copy_to in its setitem)
+        # is broadcast to the region (torch's copy_to in its setitem; a 0-d v is filled in)
         region = getitem(x, key)
         if hasattr(value, "_data") and value.shape != region.shape:
-            shape = tuple(value.shape)
-            while shape and shape[0] == 1:
-                shape = shape[1:]
-            value = reshape(value, shape).expand(*region.shape)
+            if value.ndim == 0:
+                inplace(region, fill, value)
+                return x
+            first = next((k for k, n in enumerate(value.shape) if n != 1), value.ndim)
+            shape = tuple(value.shape[first:])  # v without its leading 1-dims, as torch
+            if not shape and region.ndim and region.numel() == 1 and \
+                    share_memory(region._data, value._data):  # one element, strides 0 in torch:
+                raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)  # laid out unlike the region's
+            value = reshape(value, shape).expand(tuple(region.shape))
         inplace(region, copy_from, value)
         return x
     return inplace(x, index_put, value, raw)
@@ -190,7 +196,7 @@ def _along_axis_key(xp, index, dim):
     return tuple(grids)
 
 
-@op(save=("dim", "index", "x.shape"), method=True)
+@op(save=("dim", "index", "x"), method=True)  # x itself, as torch: writing it fails backward
 def gather(xp, x, dim, index):
     """Values of x at ``index`` along ``dim`` (torch.gather)."""
     dim = _normalize_dim(dim, x.ndim)
@@ -211,10 +217,10 @@ def _integer_index(index, name: str):
     return index
 
 
-gather.defvjp(lambda g, dim, index, x_shape:
-              scatter_into_zeros(g, index, x_shape, _normalize_dim(dim, len(x_shape))),
+gather.defvjp(lambda g, dim, index, x:
+              scatter_into_zeros(g, index, tuple(x.shape), _normalize_dim(dim, x.ndim)),
               None, None)
-gather.defjvp(lambda t, dim, index, x_shape: gather(t, dim, index), None, None)
+gather.defjvp(lambda t, dim, index, x: gather(t, dim, index), None, None)
 
 
 @op(save="index", linear=True)

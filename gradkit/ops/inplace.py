@@ -45,7 +45,8 @@ def inplace(tensor, out_of_place, *args, **kwargs):
     overlapping = has_internal_overlap(tensor._data) and bool(
         getattr(out_of_place, "check_overlap", _refuse_overlap)(tensor._data, *args))
     tensor_type = _tensor_type()
-    if any(isinstance(a, tensor_type) and partially_overlap(tensor._data, a._data) for a in args):
+    if not getattr(out_of_place, "reads_value_first", False) and any(
+            isinstance(a, tensor_type) and partially_overlap(tensor._data, a._data) for a in args):
         raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)
     view = getattr(tensor, "_view", None)
     recording = records_graph() and (

@@ -10,7 +10,8 @@ from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.complex import conj
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import reshape, transpose, unsqueeze
-from gradkit.ops.unary_helpers import kernel_error
+from gradkit.ops.conversion import astype
+from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
 
 
 # each gradient reads the other operand and both shapes, so a node keeps x only when y needs a
@@ -112,6 +113,14 @@ def bmm(x, y):
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: [{x.shape[0]}, "
             f"{x.shape[2]}] but got: [{y.shape[0]}, {y.shape[1]}].")
+    x_data, y_data = getattr(x, "_data", x), getattr(y, "_data", y)
+    if x_data.dtype != y_data.dtype:
+        if x_data.dtype.kind == "b" and x_data.size and y_data.size:  # torch's kernel check first
+            raise kernel_error("bmm")(x_data)
+        if not (x_data.size and y_data.size):  # torch answers an empty product first, as mat2
+            return matmul(astype(x, dtype=y_data.dtype), y)
+        raise RuntimeError(f"expected scalar type {scalar_type_name(x_data)} but found "
+                           f"{scalar_type_name(y_data)}")
     return matmul(x, y)
 
 

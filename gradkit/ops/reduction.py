@@ -172,11 +172,10 @@ def softmax(xp, x, *, dim, dtype=None):
 def _softmax_kernel(xp, x, dim, dtype, name):
     """softmax or log_softmax (by ``name``) of x in ``dtype``, shifted by the max along dim so
     that exp cannot overflow. torch's kernels take floating inputs only (none runs on an empty
-    x, but torch's autograd then refuses a complex one that requires grad: the op cannot tell,
-    so an empty complex x is refused too, as the kernel would)."""
+    x; torch's autograd then refuses a complex one that requires grad: ``no_complex_grad``)."""
     if dtype is not None:
         x = x.astype(to_numpy_dtype(dtype))
-    if x.dtype.kind not in "fV" and (x.size or x.dtype.kind == "c"):
+    if x.dtype.kind not in "fV" and x.size:
         last = x.ndim == 0 or _normalize_dim(dim, x.ndim) == x.ndim - 1
         raise kernel_error(f"{name}_{'lastdim_' if last else ''}kernel_impl")(x)
     a = axes(dim, x.ndim)
@@ -197,6 +196,7 @@ def _sum_along(g, out, dim):
 
 softmax.defvjp(lambda g, out, dim, dtype: out * (g - _sum_along(g * out, out, dim)))
 softmax.defjvp(lambda t, out, dim, dtype: out * (t - sum(t * out, dim, True)))
+softmax.no_complex_grad = "_softmax"
 
 
 @op(save="result", batchable=True, method=True)
@@ -207,6 +207,7 @@ def log_softmax(xp, x, *, dim, dtype=None):
 
 log_softmax.defvjp(lambda g, out, dim, dtype: g - exp(out) * _sum_along(g, out, dim))
 log_softmax.defjvp(lambda t, out, dim, dtype: t - sum(exp(out) * t, dim, True))
+log_softmax.no_complex_grad = "_log_softmax"
 
 
 @op(linear=True, method=True)

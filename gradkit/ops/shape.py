@@ -71,7 +71,8 @@ def _reshapes_in_place(data, shape) -> bool:
 def view(xp, x, *, shape):
     """A view of x with a new ``shape``; x must be contiguous enough."""
     shape = _infer_shape(shape, x.size)
-    if not x.flags.c_contiguous and x.size > 1 and shape != x.shape:
+    # only size-1 dims added or dropped: always a view (reshape makes it on any array module)
+    if not x.flags.c_contiguous and x.size > 1 and _non_one(shape) != _non_one(x.shape):
         out = x.view()
         try:
             out.shape = shape  # succeeds only when no copy is needed, like torch.view
@@ -82,6 +83,10 @@ def view(xp, x, *, shape):
                 "instead.") from None
         return out
     return x.reshape(shape)
+
+
+def _non_one(shape) -> tuple:
+    return tuple(n for n in shape if n != 1)
 
 
 view.defvjp(lambda g, x_shape, shape: reshape(g, batch_shape() + tuple(x_shape)))

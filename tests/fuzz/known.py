@@ -38,23 +38,42 @@ def _integer_tensor_requires_grad(program, mine: Result, theirs: Result) -> bool
     return _only_flags_differ(mine, theirs, "biu")
 
 
+_LAZY_VIEW_ERROR = "A view was created in no_grad mode and its base or another view of its base"
+
+
 def _view_before_requires_grad(program, mine: Result, theirs: Result) -> bool:
     """Float views made before their base's requires_grad_(): torch says True for a view with
-    no history whose gradients go nowhere."""
-    return any(s.op == "i_requires_grad_" for s in program.steps) and _only_flags_differ(
-        mine, theirs, "fc")
+    no history whose gradients go nowhere (and when such a view of unbind was written in place,
+    torch's backward raises rebuilding its history, where gradkit's view has none)."""
+    if not any(s.op == "i_requires_grad_" for s in program.steps):
+        return False
+    if mine.error is None and theirs.error is not None and theirs.error[0] == "backward" and \
+            theirs.message.startswith(_LAZY_VIEW_ERROR):
+        theirs = theirs._replace(error=None, grads=mine.grads, grads2=mine.grads2)
+    return _only_flags_differ(mine, theirs, "fc")
+
+
+_SAVED_WRITTEN = "one of the variables needed for gradient computation has been modified by"
 
 
 def _view_of_detached_base(program, mine: Result, theirs: Result) -> bool:
-    """Only gradients differ, and a base was written in place and then detach_()ed: torch's
-    view (rebuilt lazily from the detached base) passes no gradient, gradkit's keeps its path."""
+    """A base was written in place and then detach_()ed: torch's view (rebuilt lazily from the
+    detached base) passes no gradient, gradkit's keeps its path. Only gradients differ, or
+    that kept path reaches a node whose saved tensor the write changed (gradkit's backward
+    raises), or gradkit's view still requires grad where torch's rebuilt one does not."""
     ops = [s.op for s in program.steps]
-    if "i_detach_" not in ops or mine.error is not None or theirs.error is not None:
+    if "i_detach_" not in ops or theirs.error is not None:
+        return False
+    if mine.error is not None and not (
+            mine.error[0] == "backward" and mine.message.startswith(_SAVED_WRITTEN)):
         return False
     last_detach = len(ops) - 1 - ops[::-1].index("i_detach_")
     written = any(OPS[o].inplace and o not in ("i_detach_", "i_requires_grad_")
                   for o in ops[:last_detach])
-    return written and not compare(mine, theirs._replace(grads=mine.grads, grads2=mine.grads2))
+    stale = len(mine.flags) == len(theirs.flags) and all(
+        a == b or (a and not b) for a, b in zip(mine.flags, theirs.flags))
+    return written and stale and not compare(mine, theirs._replace(
+        grads=mine.grads, grads2=mine.grads2, error=mine.error, flags=mine.flags))
 
 
 _BOOL_SUBTRACTION = "Subtraction, the `-` operator, with a bool tensor is not supported"
@@ -70,10 +89,11 @@ def _pow_by_bool_backward(program, mine: Result, theirs: Result) -> bool:
 def _pow_result_written(program, mine: Result, theirs: Result) -> bool:
     """torch's pow(tensor, tensor) always saves its result, so a later in-place write of it
     fails torch's backward; gradkit saves it only for the exponent's gradient (all else must
-    agree)."""
-    return (mine.error is None and theirs.error is not None and theirs.error[0] == "backward"
+    agree; gradkit may then raise later, at the double backward torch never reaches)."""
+    return ((mine.error is None or mine.error[0] == "double backward")
+            and theirs.error is not None and theirs.error[0] == "backward"
             and "which is output 0 of Pow1, is at version" in theirs.message
-            and not compare(mine._replace(grads=[], grads2=[]),
+            and not compare(mine._replace(error=None, grads=[], grads2=[]),
                             theirs._replace(error=None, grads=[], grads2=[])))
 
 

@@ -1,0 +1,228 @@
+"""Programs the differential fuzzer (tests/fuzz) found gradkit and torch to disagree on, each
+run in both (the seed that found it in the test's comment)."""
+import math
+
+import numpy as np
+import pytest
+from test_torch_numerics import _outcome, assert_same_as_torch
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+
+def _gather_after_input_written(m):
+    x = m.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=m.float64, requires_grad=True)
+    y = x * 1
+    picked = m.gather(y, 1, m.tensor([[0, 0], [1, 0]]))
+    y.mul_(2)
+    return m.autograd.grad(picked.sum(), x)
+
+
+def test_gather_saves_its_input_so_writing_it_fails_backward():
+    """torch's GatherBackward0 saves ``self``: writing it in place fails backward."""
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            _gather_after_input_written(m)
+    node = gradkit.gather(gradkit.ones(2, 2, requires_grad=True), 0,
+                          gradkit.tensor([[0, 1]])).grad_fn
+    assert tuple(node._saved_self.shape) == (2, 2)
+
+
+def test_gather_gradient_unchanged():
+    def program(m):
+        x = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=m.float64, requires_grad=True)
+        picked = m.gather(x, 1, m.tensor([[0, 0], [2, 1]]))
+        return (picked,) + m.autograd.grad((picked * picked).sum(), x)
+    assert_same_as_torch(program)
+
+
+_EMPTY_COMPLEX = [("softmax", (-1,)), ("log_softmax", (-1,)), ("softmax", (0,)),
+                  ("amax", (1,)), ("amin", (0,)), ("amax", (-1, True))]
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (0, 3)])
+@pytest.mark.parametrize("name,args", _EMPTY_COMPLEX)
+def test_empty_complex_reduces_without_grad(name, args, shape):
+    """No kernel runs on an empty tensor: torch computes softmax/amax of an empty complex one
+    (fuzz edge 71820) or raises its empty-dim error, as gradkit."""
+    def program(m):
+        return getattr(m, name)(m.zeros(shape, dtype=m.complex64), *args)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (0, 3)])
+@pytest.mark.parametrize("name,args", _EMPTY_COMPLEX)
+def test_empty_complex_that_requires_grad_is_refused_by_autograd(name, args, shape):
+    """torch's autograd has no complex formula for them: '<op> does not support automatic
+    differentiation for outputs with complex dtype.' (or the empty-dim error first)."""
+    def program(m):
+        return getattr(m, name)(m.zeros(shape, dtype=m.complex64, requires_grad=True), *args)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("name,args", _EMPTY_COMPLEX)
+def test_nonempty_complex_is_refused_by_the_kernel(name, args):
+    def program(m):
+        x = m.zeros((2, 3), dtype=m.complex64, requires_grad=True)
+        with m.no_grad():
+            return getattr(m, name)(x, *args)
+    assert_same_as_torch(program)
+
+
+def test_empty_complex_under_no_grad_computes():
+    def program(m):
+        x = m.zeros((0, 3), dtype=m.complex128, requires_grad=True)
+        with m.no_grad():
+            return m.softmax(x, -1), m.amax(x, 1)
+    assert_same_as_torch(program)
+
+
+def _write(key, value_of):
+    """``x[key] = value_of(x)`` on a clone of a leaf that requires grad, then x's gradient."""
+    def program(m):
+        leaf = m.arange(1.0, 5.0, dtype=m.float64).reshape(2, 2).requires_grad_()
+        x = leaf * 1
+        x[key] = value_of(x)
+        return (x,) + m.autograd.grad((x * x).sum(), leaf)
+    return program
+
+
+_SETITEM_FROM_ITSELF = [
+    # torch's setitem strips v's leading 1-dims and expands it to the region: one element of
+    # x, expanded with strides 0, overlaps the region partially (fuzz views 60409 70337 93369)
+    ("one_element_with_more_dims", (0, slice(0, 1)), lambda x: x[0, 0].view(1, 1)),
+    ("one_element_unbound", (slice(0, 1), 0), lambda x: x.unbind(1)[0][0:1].view(1, 1)),
+    ("one_element_same_shape", (0, slice(0, 1)), lambda x: x[0, 0:1]),
+    ("one_element_other_element", (0, slice(0, 1)), lambda x: x[1, 1].view(1, 1)),
+    ("row_broadcast_to_rows", slice(0, 2), lambda x: x[0]),
+    ("row_with_more_dims", slice(0, 1), lambda x: x[0].view(1, 1, 2)),
+    ("zero_dim_is_filled_in", (0, slice(0, 1)), lambda x: x[0, 0]),
+    ("region_zero_dim", (0, 0), lambda x: x[0, 0].view(1, 1)),
+]
+
+
+@pytest.mark.parametrize("key,value_of", [c[1:] for c in _SETITEM_FROM_ITSELF],
+                         ids=[c[0] for c in _SETITEM_FROM_ITSELF])
+def test_setitem_from_a_view_of_itself(key, value_of):
+    assert_same_as_torch(_write(key, value_of))
+
+
+def test_fill_from_a_view_of_itself_reads_the_value_first():
+    def program(m):
+        w = m.tensor(2.0, dtype=m.float64, requires_grad=True) * 1
+        w.view(1).fill_(w)
+        return w
+    assert_same_as_torch(program)
+
+
+def test_fill_of_an_expanded_tensor_takes_a_number_not_a_tensor():
+    def program(m, value):
+        x = m.zeros(1).expand(3)
+        x.fill_(value(m))
+        return x
+    assert_same_as_torch(lambda m: program(m, lambda m: 1.0))
+    assert_same_as_torch(lambda m: program(m, lambda m: m.tensor(1.0)))
+
+
+def _dot_last(m, x_shape, y_shape, x_grad, y_grad, then):
+    """The fuzzer's ``dot_last`` (einsum "...i,...i->...") of two non-leaf operands, ``then``
+    applied to (result, x, y), and the gradients of the leaves that require grad."""
+    x = m.arange(1.0, 1 + math.prod(x_shape), dtype=m.float64).reshape(x_shape)
+    y = m.arange(2.0, 2 + math.prod(y_shape), dtype=m.float64).reshape(y_shape) / 4
+    leaves = [t.requires_grad_() for t, wanted in ((x, x_grad), (y, y_grad)) if wanted]
+    x, y = x * 1, y * 1
+    result = m.einsum("...i,...i->...", x, y)
+    then(result, x, y)
+    return (result,) + m.autograd.grad(result.sum(), leaves)
+
+
+_AFTER_DOT_LAST = {
+    "nothing": lambda r, x, y: None,
+    "write_result": lambda r, x, y: r.mul_(3),
+    "write_x": lambda r, x, y: x.mul_(2),  # fails backward where torch's bmm saved x's view
+    "write_y": lambda r, x, y: y.mul_(2),
+}
+
+
+@pytest.mark.parametrize("then", list(_AFTER_DOT_LAST))
+@pytest.mark.parametrize("grads", [(True, True), (True, False), (False, True)])
+@pytest.mark.parametrize("shapes", [((3, 2), (3, 2)), ((3, 2), (2,)), ((3, 1), (3, 2)),
+                                    ((2, 1, 2), (1, 3, 2)), ((2,), (2,))])
+def test_einsum_result_is_torchs_view_and_saves_what_torchs_saves(shapes, grads, then):
+    """torch's einsum is a bmm (or a mul, after summing a letter only one operand has) then a
+    view: the result is a view, and which operand a write breaks backward for follows the
+    bmm's saved tensors (fuzz core/views/mixed/edge dot_last)."""
+    program = lambda m: _dot_last(m, *shapes, *grads, _AFTER_DOT_LAST[then])  # noqa: E731
+    if _outcome(program, torch)[0] == "ok":
+        assert_same_as_torch(program)
+        return
+    # torch names the saved view by the node it rebuilds for it (AsStrided), gradkit by its own
+    expected, got = _outcome(program, torch), _outcome(program, gradkit)
+    assert got[1] == expected[1]
+    assert got[2].split(" [")[0] == expected[2].split(" [")[0]
+
+
+@pytest.mark.parametrize("shapes", [((3, 2), (3, 2)), ((3, 1), (3, 2)), ((2,), (2,))])
+def test_einsum_result_is_a_view_detach_in_place_refuses(shapes):
+    """torch's message goes on about DistributedDataParallel, which gradkit does not have."""
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="^Can't detach views in-place. Use detach"):
+            _dot_last(m, *shapes, True, True, lambda r, x, y: r.detach_())
+
+
+@pytest.mark.parametrize("x_dtype,y_dtype", [("float64", "complex128"), ("complex128", "float64"),
+                                             ("int64", "float64"), ("bool", "bool"),
+                                             ("float32", "float64")])
+@pytest.mark.parametrize("x_shape,y_shape", [((0, 2), (0, 2)), ((2, 0), (2, 0)),
+                                             ((0, 2), (0, 1)), ((2, 3), (2, 3))])
+def test_einsum_of_mixed_dtypes_with_an_empty_operand(x_dtype, y_dtype, x_shape, y_shape):
+    """torch's bmm answers an empty product in the second operand's dtype before checking
+    dtypes (fuzz mixed 92255); non-empty ones are refused."""
+    def program(m):
+        x = m.zeros(x_shape, dtype=getattr(m, x_dtype))
+        y = m.ones(y_shape, dtype=getattr(m, y_dtype))
+        return m.einsum("...i,...i->...", x, y)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("equation,shapes", [
+    ("ij->ji", [(2, 3)]), ("ii->i", [(3, 3)]), ("ij->", [(2, 3)]),
+    ("iij,jk->ki", [(2, 2, 3), (3, 2)]), ("abc,cd,de->be", [(2, 3, 4), (4, 5), (5, 2)]),
+    ("a...,...b->ab", [(2, 3, 4), (3, 4, 2)]), ("ijk,ikl->ijl", [(2, 1, 3), (1, 3, 4)]),
+    ("i,j->ij", [(2,), (3,)]), ("ij,kl->", [(2, 2), (1, 2)])])
+def test_einsum_graph_matches_torchs(equation, shapes):
+    """Values, gradients, the result's node and whether it is a view, as torch's."""
+    def run(m):
+        operands = [m.arange(1.0, 1 + math.prod(s), dtype=m.float64).reshape(s).requires_grad_()
+                    for s in shapes]
+        out = m.einsum(equation, *operands)
+        return out, out.grad_fn.name(), out._is_view(), m.autograd.grad(out.sum(), operands)
+    (out, name, is_view, grads), (t_out, t_name, t_is_view, t_grads) = run(gradkit), run(torch)
+    assert (name, is_view) == (t_name, t_is_view)
+    for mine, theirs in zip((out,) + grads, (t_out,) + t_grads, strict=True):
+        np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("x_dtype,y_dtype", [("float64", "complex128"), ("bool", "float32"),
+                                             ("float32", "bool")])
+@pytest.mark.parametrize("k", [0, 2])
+def test_bmm_of_mixed_dtypes(x_dtype, y_dtype, k):
+    def program(m):
+        return m.bmm(m.ones((1, 1, k), dtype=getattr(m, x_dtype)),
+                     m.ones((1, k, 1), dtype=getattr(m, y_dtype)))
+    assert_same_as_torch(program)
+
+
+def test_version_error_of_a_saved_tensor_no_node_made():
+    """A saved tensor that no node made (y below): "[<tensor>] is at version", no comma."""
+    messages = []
+    for m in (torch, gradkit):
+        x = m.ones(2, dtype=m.float64, requires_grad=True)
+        y = m.ones(2, dtype=m.float64)
+        z = x * y
+        y.mul_(2)
+        with pytest.raises(RuntimeError) as caught:
+            z.sum().backward()
+        messages.append(str(caught.value).split(" Hint:")[0])
+    assert messages[1] == messages[0].replace("torch.DoubleTensor", "gradkit.float64")

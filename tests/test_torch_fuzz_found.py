@@ -226,3 +226,23 @@ def test_version_error_of_a_saved_tensor_no_node_made():
             z.sum().backward()
         messages.append(str(caught.value).split(" Hint:")[0])
     assert messages[1] == messages[0].replace("torch.DoubleTensor", "gradkit.float64")
+
+
+@pytest.mark.parametrize("dtype,n", [("float64", 3), ("float32", 1)])
+def test_gelu_at_infinities_matches_torchs_own_kernel(dtype, n):
+    """special seeds 71285, 72445: gelu(inf) = inf, gelu(-inf) = NaN (-inf times 0), as
+    torch's own kernel, with gradients."""
+    def program(m):
+        x = m.tensor([math.inf, -math.inf, 1.0][:n], dtype=getattr(m, dtype),
+                     requires_grad=True)
+        y = m.nn.functional.gelu(x)
+        return (y,) + m.autograd.grad(y.sum(), x)
+    assert_same_as_torch(program)
+
+
+def test_gelu_of_inf_in_float32_differs_from_torchs_onednn_kernel():
+    """The documented difference (docs/numerics.md): torch's oneDNN kernel, which takes
+    float32 tensors of more than one element, gives NaN at +inf; gradkit keeps inf."""
+    x = [math.inf, 1.0]
+    assert math.isnan(torch.nn.functional.gelu(torch.tensor(x))[0].item())
+    assert gradkit.nn.functional.gelu(gradkit.tensor(x))[0].item() == math.inf

@@ -31,14 +31,12 @@ def _floating_pair(xp, x, y, kernel: str, integers_to_float: bool = True,
                    complex_ok: bool = False):
     """x and y in their result dtype: integers and bools computed in the default float dtype
     (or refused, as ``kernel`` has no integer kernel), complex refused unless ``complex_ok``."""
-    x, y = promote(xp, x, y)
     dtype = result_type(x, y)
     if dtype.kind in "biu" and integers_to_float:
         dtype = get_default_dtype().np
-        return as_dtype(xp, x, dtype), as_dtype(xp, y, dtype)
-    if dtype.kind in "biu" or (dtype.kind == "c" and not complex_ok):
+    elif dtype.kind in "biu" or (dtype.kind == "c" and not complex_ok):
         raise kernel_error(kernel)(np.empty(0, dtype))
-    return x, y
+    return as_dtype(xp, x, dtype), as_dtype(xp, y, dtype)  # numbers too: NumPy would widen
 
 
 @op(save=("x", "y"), broadcast=True, batchable=True, method=("atan2", "arctan2"), inplace=True)
@@ -97,11 +95,36 @@ xlogy.defvjp(_xlogy_grad_x, lambda g, x, y: g * x / y)
 xlogy.defjvp(_xlogy_grad_x, lambda t, x, y: t * x / y)
 
 
-def _log_add_exp(xp, x, y, exp_fn, log1p_scaled):
-    """max + log1p(exp(-|x - y|)) with torch's rule that equal infinities give themselves."""
-    with np.errstate(invalid="ignore"):
-        out = xp.maximum(x, y) + log1p_scaled(exp_fn(-xp.abs(x - y)))
+def _log_add_exp(xp, x, y, exp_fn, log1p, scale=None):
+    """max + log1p(exp(-|x - y|)) * scale with torch's rule that equal infinities give
+    themselves; the product and sum rounded once, as torch's fused multiply-add."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        term = log1p(exp_fn(-xp.abs(x - y)))
+        high = xp.maximum(x, y)
+        out = high + term if scale is None else _fused_multiply_add(xp, term, scale, high)
     return xp.where(xp.isinf(x) & (x == y), x, out)
+
+
+_SPLIT = {np.dtype(np.float64): 134217729.0}  # 2**27 + 1: Dekker's split of a double
+
+
+def _fused_multiply_add(xp, a, b: float, c):
+    """a * b + c with one rounding (C's fma, which torch's kernels use): narrower floats in
+    float64, where a * b is exact; float64 with Dekker's exact product error."""
+    if a.dtype not in _SPLIT:
+        return (a.astype(np.float64) * b + c).astype(a.dtype)
+    product = a * b
+    t = _SPLIT[a.dtype] * a
+    a_high = t - (t - a)
+    a_low = a - a_high
+    t = _SPLIT[a.dtype] * b
+    b_high = t - (t - b)
+    b_low = b - b_high
+    error = ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
+    rounded = product + c
+    back = rounded - product  # Knuth's two-sum: the exact error of product + c
+    sum_error = (product - (rounded - back)) + (c - back)
+    return xp.where(xp.isfinite(error), rounded + (sum_error + error), rounded)
 
 
 def _complex_log_add_exp(xp, x, y):
@@ -139,7 +162,7 @@ def logaddexp2(xp, x, y):
     """log2(2**x + 2**y) without overflow."""
     _require_tensors("logaddexp2", x, y)
     x, y = _floating_pair(xp, x, y, "logaddexp2_cpu", integers_to_float=False)
-    return _log_add_exp(xp, x, y, xp.exp2, lambda v: xp.log1p(v) * (1 / _LOG2))
+    return _log_add_exp(xp, x, y, xp.exp2, xp.log1p, 1 / _LOG2)
 
 
 logaddexp2.defvjp(lambda g, x, y: g / (1 + 2 ** (y - x)), lambda g, x, y: g / (1 + 2 ** (x - y)))

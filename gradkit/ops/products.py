@@ -11,7 +11,8 @@ from gradkit.ops.linalg import matmul
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype
 from gradkit.ops.reduction import sum
-from gradkit.ops.shape import _normalize_dim, permute, reshape, transpose, unsqueeze
+from gradkit.ops.shape import (
+    _normalize_dim, _reshape_copy, permute, reshape, transpose, unsqueeze)
 from gradkit.ops.triangular import diagonal
 from gradkit.ops.unary_helpers import c_type_name, kernel_error, scalar_type_name
 
@@ -203,10 +204,12 @@ def tensordot(a, b, dims=2):
     dims_a = _distinct([_normalize_dim(d, a.ndim) for d in dims_a])
     dims_b = _distinct([_normalize_dim(d, b.ndim) for d in dims_b])
     for da, db in zip(dims_a, dims_b):
-        if b.shape[db] == 1:  # torch sums a broadcast partner right away
-            a = sum(a, da, keepdim=True)
+        if a.shape[da] == b.shape[db]:
+            continue
+        if b.shape[db] == 1:  # torch sums a broadcast partner right away, in its dtype
+            a = sum(a, da, keepdim=True, dtype=a.dtype)
         elif a.shape[da] == 1:
-            b = sum(b, db, keepdim=True)
+            b = sum(b, db, keepdim=True, dtype=b.dtype)
         elif a.shape[da] != b.shape[db]:
             raise RuntimeError(
                 f"contracted dimensions need to match, but first has size {a.shape[da]} in dim "
@@ -239,7 +242,8 @@ def kron(a, b):
     shape_b = (1,) * (ndim - b.ndim) + tuple(b.shape)
     blocks = reshape(a, tuple(v for n in shape_a for v in (n, 1))) * \
         reshape(b, tuple(v for n in shape_b for v in (1, n)))
-    return reshape(blocks, tuple(n * m for n, m in zip(shape_a, shape_b)))
+    # torch's _unsafe_view: the result is no view of the product
+    return _reshape_copy(blocks, shape=tuple(n * m for n, m in zip(shape_a, shape_b)))
 
 
 @op(save=("x", "y"), broadcast=True, batchable=True)

@@ -25,6 +25,21 @@ def _cases(table):
     return pytest.mark.parametrize("program", [p for _, p in table], ids=[n for n, _ in table])
 
 
+def _bool_operand_backward(m, function):
+    """torch's derivative subtracts the operands: a bool one fails there, not in forward."""
+    y = _t(m, [0.5, -1.0]).requires_grad_()
+    out = function(_t(m, [True, False], "bool"), y)
+    return (out,) + m.autograd.grad(out.sum(), y)
+
+
+def _fmod_second_derivative(m):
+    """d/dx of fmod's divisor gradient -g * trunc(x / y): 0, also at y = 0 (torch's trunc
+    division has zero gradients; one through x / y would be 0 * inf)."""
+    x, y = _t(m, [5.5, 2.0]).requires_grad_(), _t(m, [0.0, 1.5]).requires_grad_()
+    (gy,) = m.autograd.grad(m.fmod(x, y).sum(), y, create_graph=True)
+    return (gy,) + m.autograd.grad(gy.sum(), x, allow_unused=True, materialize_grads=True)
+
+
 SIGNED_ZEROS = ([0.0, 0.0, -0.0, -0.0], [0.0, -0.0, 0.0, -0.0])
 
 EDGE_VALUES = [
@@ -39,6 +54,10 @@ EDGE_VALUES = [
                                         [INF, -INF, INF, 1000.0, NAN], [INF, -INF, 1.0, 0.0, 1.0])),
     ("logaddexp2_infinities", with_grads(lambda m, x, y: m.logaddexp2(x, y),
                                          [INF, -INF, 1000.0, -0.0], [INF, -INF, 0.0, 0.0])),
+    ("logaddexp_bool_operand_fails_in_backward",
+     lambda m: _bool_operand_backward(m, m.logaddexp)),
+    ("logaddexp2_bool_operand_fails_in_backward",
+     lambda m: _bool_operand_backward(m, m.logaddexp2)),
     ("logaddexp_complex", lambda m: m.logaddexp(
         _t(m, [1 + 2j, complex(INF, 1), complex(-INF, 1), complex(NAN, 0), 3j], "complex128"),
         _t(m, [-1 + 0.5j, complex(INF, 2), complex(-INF, 3), 1j, complex(2, NAN)], "complex128"))),
@@ -71,6 +90,13 @@ EDGE_VALUES = [
     ("lerp_far_ends", lambda m: m.lerp(_t(m, [1e20, 1e20, 1e20], "float32"),
                                        _t(m, [1.0, 1.0, 1.0], "float32"),
                                        _t(m, [0.5, 0.7, 1.0], "float32"))),
+    ("blas_alpha_0_skips_the_product", lambda m: tuple(
+        f(_t(m, [[1.0, -1.0], [-0.0, 2.0]]), _t(m, [[NAN, -1.0], [1.0, -2.0]]),
+          _t(m, [[1.0, 2.0], [3.0, 4.0]]), alpha=0, beta=beta)
+        for beta in (1, 0, 2) for f in (m.addmm, lambda x, a, b, **k: m.addmv(x[0], a, b[0], **k),
+                                        lambda x, a, b, **k: m.addbmm(x, a[None], b[None], **k),
+                                        lambda x, a, b, **k: m.baddbmm(x, a[None], b[None], **k)))),
+    ("fmod_second_derivative_at_zero_divisor", lambda m: _fmod_second_derivative(m)),
     ("addmm_beta_0_ignores_nan", with_grads(lambda m, x, a, b: m.addmm(x, a, b, beta=0),
                                             [[NAN, INF]], [[1.0], [2.0]], [[3.0, -1.0]])),
 ]
@@ -276,6 +302,12 @@ ERRORS = [
     ("addmv_dtypes", lambda m: m.addmv(_f32(m, 2), _t(m, np.ones((2, 3))), _f32(m, 3))),
     ("baddbmm_batches", lambda m: m.baddbmm(_f32(m, 1), _f32(m, 2, 2, 3), _f32(m, 3, 3, 4))),
     ("baddbmm_2d", lambda m: m.baddbmm(_f32(m, 1), _f32(m, 2, 3), _f32(m, 2, 3, 4))),
+    ("baddbmm_0d", lambda m: m.baddbmm(_f32(m, 1), _t(m, 1.0), _f32(m, 2, 3, 4))),
+    ("baddbmm_0d_batch2", lambda m: m.baddbmm(_f32(m, 1), _f32(m, 2, 3, 4), _t(m, 1.0))),
+    ("baddbmm_1d", lambda m: m.baddbmm(_f32(m, 1), _f32(m, 2), _f32(m, 2, 3, 4))),
+    ("addbmm_0d", lambda m: m.addbmm(_f32(m, 1), _t(m, 1.0), _f32(m, 2, 3, 4))),
+    ("addbmm_2d_batch2", lambda m: m.addbmm(_f32(m, 1), _f32(m, 2, 3, 4), _f32(m, 2, 4))),
+    ("addbmm_2d_batch1", lambda m: m.addbmm(_f32(m, 1), _f32(m, 2, 4), _f32(m, 2, 4, 4))),
     ("baddbmm_self_shape", lambda m: m.baddbmm(_f32(m, 3, 1, 4), _f32(m, 2, 2, 3),
                                                _f32(m, 2, 3, 4))),
     ("baddbmm_dtypes", lambda m: m.baddbmm(_f32(m, 1), _f32(m, 2, 2, 3),

@@ -8,11 +8,12 @@ import numpy as np
 
 from gradkit.backend import get_default_dtype
 from gradkit.ops._op import op
+from gradkit.ops.arithmetic import sub
 from gradkit.ops.comparison import isinf
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import exp
 from gradkit.ops.methods import register
-from gradkit.ops.piecewise import trunc, where
+from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.promotion import PY_SCALARS, as_dtype, promote, result_type
 from gradkit.ops.unary_helpers import c_type_name, kernel_error
 
@@ -101,14 +102,14 @@ def _log_add_exp(xp, x, y, exp_fn, log1p, scale=None):
     with np.errstate(invalid="ignore", over="ignore"):
         term = log1p(exp_fn(-xp.abs(x - y)))
         high = xp.maximum(x, y)
-        out = high + term if scale is None else _fused_multiply_add(xp, term, scale, high)
+        out = high + term if scale is None else fused_multiply_add(xp, term, scale, high)
     return xp.where(xp.isinf(x) & (x == y), x, out)
 
 
 _SPLIT = {np.dtype(np.float64): 134217729.0}  # 2**27 + 1: Dekker's split of a double
 
 
-def _fused_multiply_add(xp, a, b: float, c):
+def fused_multiply_add(xp, a, b, c):
     """a * b + c with one rounding (C's fma, which torch's kernels use): narrower floats in
     float64, where a * b is exact; float64 with Dekker's exact product error."""
     if a.dtype not in _SPLIT:
@@ -152,9 +153,12 @@ def logaddexp(xp, x, y):
     return _log_add_exp(xp, x, y, xp.exp, xp.log1p)
 
 
-logaddexp.defvjp(lambda g, x, y: g / conj(1 + exp(y - x)),
-                 lambda g, x, y: g / conj(1 + exp(x - y)))
-logaddexp.defjvp(lambda t, x, y: t / (1 + exp(y - x)), lambda t, x, y: t / (1 + exp(x - y)))
+# torch's formulas subtract the operands as they are, so a bool operand fails in backward
+# ("Subtraction, the `-` operator, with a bool tensor is not supported"), as sub says
+logaddexp.defvjp(lambda g, x, y: g / conj(1 + exp(sub(y, x))),
+                 lambda g, x, y: g / conj(1 + exp(sub(x, y))))
+logaddexp.defjvp(lambda t, x, y: t / (1 + exp(sub(y, x))),
+                 lambda t, x, y: t / (1 + exp(sub(x, y))))
 
 
 @op(save=("x", "y"), broadcast=True, batchable=True, method=True)
@@ -165,8 +169,10 @@ def logaddexp2(xp, x, y):
     return _log_add_exp(xp, x, y, xp.exp2, xp.log1p, 1 / _LOG2)
 
 
-logaddexp2.defvjp(lambda g, x, y: g / (1 + 2 ** (y - x)), lambda g, x, y: g / (1 + 2 ** (x - y)))
-logaddexp2.defjvp(lambda t, x, y: t / (1 + 2 ** (y - x)), lambda t, x, y: t / (1 + 2 ** (x - y)))
+logaddexp2.defvjp(lambda g, x, y: g / (1 + 2 ** sub(y, x)),
+                  lambda g, x, y: g / (1 + 2 ** sub(x, y)))
+logaddexp2.defjvp(lambda t, x, y: t / (1 + 2 ** sub(y, x)),
+                  lambda t, x, y: t / (1 + 2 ** sub(x, y)))
 
 
 @op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
@@ -185,8 +191,18 @@ def fmod(xp, x, y):
         return xp.fmod(x, y)
 
 
-fmod.defvjp(lambda g, x, y: g, lambda g, x, y: -g * trunc(x / y))
-fmod.defjvp(lambda t, x, y: t, lambda t, x, y: -t * trunc(x / y))
+# torch's div(x, y, rounding_mode="trunc"): differentiable with zero gradients (its second
+# derivative is 0 where one through x / y would be 0 * inf = NaN at y = 0)
+@op(name="div", broadcast=True)
+def _trunc_quotient(xp, x, y):
+    with np.errstate(all="ignore"):
+        return xp.trunc(x / y)
+
+
+_trunc_quotient.defvjp(lambda g: zeros_like(g), lambda g: zeros_like(g))
+_trunc_quotient.defjvp(lambda t: zeros_like(t), lambda t: zeros_like(t))
+fmod.defvjp(lambda g, x, y: g, lambda g, x, y: -g * _trunc_quotient(x, y))
+fmod.defjvp(lambda t, x, y: t, lambda t, x, y: -t * _trunc_quotient(x, y))
 
 
 def _check_same_dtype(expected, name: str, value) -> None:

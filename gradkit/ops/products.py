@@ -6,6 +6,7 @@ import math
 import warnings
 
 from gradkit.ops._op import op
+from gradkit.ops.binary_math import fused_multiply_add
 from gradkit.ops.complex import conj
 from gradkit.ops.linalg import matmul
 from gradkit.ops.methods import tensor_method
@@ -46,7 +47,8 @@ def _ndim(array, ndim: int, message: str) -> None:
 
 def _scaled_sum(xp, x, product, beta, alpha, kernel: str):
     """beta * x + alpha * product in the product's dtype; beta == 0 ignores x (its NaN and
-    inf too), as torch; an integer result truncates float scalars, a real one refuses complex."""
+    inf too), as torch; an integer result truncates float scalars, a real one refuses complex.
+    BLAS kernels (all but baddbmm's) skip the product when alpha is 0: its NaN stays out."""
     dtype = product.dtype
     if dtype.kind == "b":
         raise kernel_error(kernel)(product)
@@ -57,10 +59,14 @@ def _scaled_sum(xp, x, product, beta, alpha, kernel: str):
                                "without overflow")
     if dtype.kind in "iu":
         beta, alpha = int(beta), int(alpha)
+    scaled_x = x if beta == 1 else x * as_dtype(xp, beta, dtype)
+    if alpha == 0 and kernel != "baddbmm_cpu":
+        out = xp.zeros(product.shape, dtype) if beta == 0 else scaled_x
+        return xp.array(xp.broadcast_to(out, product.shape))
     out = product if alpha == 1 else product * as_dtype(xp, alpha, dtype)
     if beta == 0:
         return xp.array(xp.broadcast_to(out, product.shape))
-    return out + (x if beta == 1 else x * as_dtype(xp, beta, dtype))
+    return out + scaled_x
 
 
 def _mH(a):
@@ -107,7 +113,17 @@ def _check_addmv(x, a, b):
     _same_dtype("addmv input tensors must have the same dtype, but got {}, {}, and {}", x, a, b)
 
 
+def _size(array, dim: int) -> int:
+    """array.size(dim) as torch reads it, with its IndexError for a missing dim."""
+    if array.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return array.shape[_normalize_dim(dim, array.ndim)]
+
+
 def _check_batches(a, b, name: str):
+    # torch reads these sizes before it checks the ranks
+    for array, dim in ((a, 0), (a, 1), (b, 2)) if name == "baddbmm" else ((a, 1), (b, 2)):
+        _size(array, dim)
     _ndim(a, 3, "batch1 must be a 3D tensor")
     _ndim(b, 3, "batch2 must be a 3D tensor")
     if name == "addbmm":
@@ -261,7 +277,13 @@ def linalg_cross(xp, x, y, *, dim=-1):
     if x.dtype.kind == "b":
         raise kernel_error("cross")(x)
     x, y = xp.broadcast_arrays(x, y)
-    return xp.cross(x, y, axis=axis) if x.size else xp.zeros(x.shape, x.dtype)
+    if x.dtype.kind != "f":
+        return xp.cross(x, y, axis=axis) if x.size else xp.zeros(x.shape, x.dtype)
+    # torch's kernel: a_j b_k - a_k b_j as one fused multiply-add (the cross of a vector
+    # with itself is then a rounding error, not 0)
+    a, b = [xp.take(x, i, axis) for i in range(3)], [xp.take(y, i, axis) for i in range(3)]
+    return xp.stack([fused_multiply_add(xp, a[j], b[k], -(a[k] * b[j]))
+                     for j, k in ((1, 2), (2, 0), (0, 1))], axis)
 
 
 linalg_cross.defvjp(lambda g, x, y, dim: linalg_cross(conj(y), g, dim=dim),

@@ -114,10 +114,10 @@ def diff(x, n: int = 1, dim: int = -1, prepend=None, append=None):
                     "diff expects the shape of tensor to prepend or append to match that of "
                     f"input except along the differencing dimension; input.size({axis}) = "
                     f"{x.shape[axis]}, but got tensor.size({axis}) = {t.shape[axis]}")
+    if n == 0:  # torch: the input's copy, prepend and append ignored
+        return clone(x)
     if len(joined) > 1:
         x = cat(joined, dim)
-    if n == 0:
-        return clone(x)
     difference = logical_xor if x.dtype == bool_ else sub
     for _ in range(min(n, x.shape[dim])):
         length = x.shape[dim] - 1

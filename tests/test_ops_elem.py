@@ -96,6 +96,14 @@ EDGE_VALUES = [
         for beta in (1, 0, 2) for f in (m.addmm, lambda x, a, b, **k: m.addmv(x[0], a, b[0], **k),
                                         lambda x, a, b, **k: m.addbmm(x, a[None], b[None], **k),
                                         lambda x, a, b, **k: m.baddbmm(x, a[None], b[None], **k)))),
+    ("empty_products_add_no_negative_zero", lambda m: tuple(
+        f(-m.zeros(2, 1, dtype=m.float64), m.zeros(2, 0, dtype=m.float64),
+          m.zeros(0, 1, dtype=m.float64), alpha=-1, beta=beta)
+        for beta in (0, 1, 2) for f in (
+            m.addmm, lambda x, a, b, **k: m.addmv(x[:, 0], a, b[:, 0], **k),
+            lambda x, a, b, **k: m.baddbmm(x[None], a[None], b[None], **k),
+            lambda x, a, b, **k: m.addbmm(x, a[None], b[None], **k),
+            lambda x, a, b, **k: m.addbmm(x, a.reshape(0, 2, 1), b.reshape(0, 1, 1), **k)))),
     ("fmod_second_derivative_at_zero_divisor", lambda m: _fmod_second_derivative(m)),
     ("addmm_beta_0_ignores_nan", with_grads(lambda m, x, a, b: m.addmm(x, a, b, beta=0),
                                             [[NAN, INF]], [[1.0], [2.0]], [[3.0, -1.0]])),

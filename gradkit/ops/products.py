@@ -45,10 +45,11 @@ def _ndim(array, ndim: int, message: str) -> None:
         raise RuntimeError(message.format(array.ndim))
 
 
-def _scaled_sum(xp, x, product, beta, alpha, kernel: str):
+def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool):
     """beta * x + alpha * product in the product's dtype; beta == 0 ignores x (its NaN and
     inf too), as torch; an integer result truncates float scalars, a real one refuses complex.
-    BLAS kernels (all but baddbmm's) skip the product when alpha is 0: its NaN stays out."""
+    An ``empty`` product (nothing summed) is skipped, and so is the product at alpha == 0 in
+    BLAS kernels (all but baddbmm's): its NaN stays out, -alpha * 0 gives no -0.0."""
     dtype = product.dtype
     if dtype.kind == "b":
         raise kernel_error(kernel)(product)
@@ -60,7 +61,7 @@ def _scaled_sum(xp, x, product, beta, alpha, kernel: str):
     if dtype.kind in "iu":
         beta, alpha = int(beta), int(alpha)
     scaled_x = x if beta == 1 else x * as_dtype(xp, beta, dtype)
-    if alpha == 0 and kernel != "baddbmm_cpu":
+    if empty or (alpha == 0 and kernel != "baddbmm_cpu"):
         out = xp.zeros(product.shape, dtype) if beta == 0 else scaled_x
         return xp.array(xp.broadcast_to(out, product.shape))
     out = product if alpha == 1 else product * as_dtype(xp, alpha, dtype)
@@ -81,8 +82,9 @@ def _declare(name: str, product, vjp_a, vjp_b):
     """A scaled-sum op: ``product(a, b)`` (gradkit ops), its input gradients from ``g`` and
     the two factors, each times conj(alpha); the input's gradient is g * conj(beta)."""
     def forward(xp, x, a, b, *, beta=1, alpha=1):
-        return _scaled_sum(xp, x, _CHECKS[name](x, a, b) or product(a, b), beta, alpha,
-                           _KERNELS[name])
+        _CHECKS[name](x, a, b)
+        empty = a.shape[-1] == 0 or (name == "addbmm" and a.shape[0] == 0)
+        return _scaled_sum(xp, x, product(a, b), beta, alpha, _KERNELS[name], empty)
     forward.__doc__ = f"beta * input + alpha * {_FORMULAS[name]} (torch.{name})."
     declared = op(name=name, save=("a", "b"), broadcast=True, method=True, inplace=True)(forward)
     declared.defvjp(lambda g, a, b, beta, alpha: _scale(g, beta.conjugate()),

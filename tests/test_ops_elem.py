@@ -104,6 +104,14 @@ EDGE_VALUES = [
             lambda x, a, b, **k: m.baddbmm(x[None], a[None], b[None], **k),
             lambda x, a, b, **k: m.addbmm(x, a[None], b[None], **k),
             lambda x, a, b, **k: m.addbmm(x, a.reshape(0, 2, 1), b.reshape(0, 1, 1), **k)))),
+    ("diff_order_0_ignores_prepend_and_append", lambda m: m.diff(
+        _t(m, [1.0, 4.0]), n=0, prepend=_t(m, [0.5]), append=_t(m, [2.0, 3.0]))),
+    ("cross_rounds_as_a_fused_multiply_add", lambda m: tuple(  # v x v: a rounding error, not 0
+        m.linalg.cross(v, v * w) for w in (1.0, 3.0) for v in (
+            _t(m, [[0.1, 0.7, 1.3], [-2.9, 0.3, 1.7]]),
+            _t(m, [[0.1, 0.7, 1.3], [-2.9, 0.3, 1.7]], "float32")))),
+    ("logaddexp2_of_equal_operands", lambda m: m.logaddexp2(
+        _t(m, [-1.0, 0.3, 2.5, -7.25]), _t(m, [-1.0, 0.3, 2.5, -7.25]))),
     ("fmod_second_derivative_at_zero_divisor", lambda m: _fmod_second_derivative(m)),
     ("addmm_beta_0_ignores_nan", with_grads(lambda m, x, a, b: m.addmm(x, a, b, beta=0),
                                             [[NAN, INF]], [[1.0], [2.0]], [[3.0, -1.0]])),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import warnings
 
+import numpy as np
+
 from gradkit.ops._op import op
 from gradkit.ops.binary_math import fused_multiply_add
 from gradkit.ops.complex import conj
@@ -13,8 +15,8 @@ from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype
 from gradkit.ops.reduction import sum
 from gradkit.ops.shape import (
-    _normalize_dim, _reshape_copy, permute, reshape, transpose, unsqueeze)
-from gradkit.ops.triangular import diagonal
+    _normalize_dim, _reshape_copy, expand, permute, reshape, transpose, unsqueeze)
+from gradkit.ops.triangular import diagonal_backward
 from gradkit.ops.unary_helpers import c_type_name, kernel_error, scalar_type_name
 
 
@@ -185,14 +187,18 @@ def _array(t):
     return getattr(t, "_data", t)
 
 
-@tensor_method()
-def trace(x):
+@op(save="x.shape", linear=True, method=True)
+def trace(xp, x):
     """The sum of a matrix's diagonal (integers summed as int64)."""
     if x.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
-    if _array(x).dtype.kind == "b":
-        raise kernel_error("trace")(_array(x))
-    return sum(diagonal(x))
+    if x.dtype.kind == "b":
+        raise kernel_error("trace")(x)
+    return xp.asarray(xp.trace(x, dtype=np.int64 if x.dtype.kind in "iu" else x.dtype))
+
+
+trace.defvjp(lambda g, x_shape: diagonal_backward(expand(g, (min(x_shape),)), x_shape))
+trace.defjvp(lambda t, x_shape: trace(t))
 
 
 def _dim_list(dims, name: str) -> list:
@@ -264,7 +270,7 @@ def kron(a, b):
     return _reshape_copy(blocks, shape=tuple(n * m for n, m in zip(shape_a, shape_b)))
 
 
-@op(save=("x", "y"), broadcast=True, batchable=True)
+@op(save=("x", "y"), broadcast=True)
 def linalg_cross(xp, x, y, *, dim=-1):
     """The cross product of 3-vectors along ``dim`` (other dims broadcast)."""
     if x.ndim != y.ndim:
@@ -279,13 +285,11 @@ def linalg_cross(xp, x, y, *, dim=-1):
     if x.dtype.kind == "b":
         raise kernel_error("cross")(x)
     x, y = xp.broadcast_arrays(x, y)
-    if x.dtype.kind != "f":
-        return xp.cross(x, y, axis=axis) if x.size else xp.zeros(x.shape, x.dtype)
-    # torch's kernel: a_j b_k - a_k b_j as one fused multiply-add (the cross of a vector
-    # with itself is then a rounding error, not 0)
     a, b = [xp.take(x, i, axis) for i in range(3)], [xp.take(y, i, axis) for i in range(3)]
-    return xp.stack([fused_multiply_add(xp, a[j], b[k], -(a[k] * b[j]))
-                     for j, k in ((1, 2), (2, 0), (0, 1))], axis)
+    # torch's kernel: a_j b_k - a_k b_j, for floats as one fused multiply-add (the cross of a
+    # vector with itself is then a rounding error, not 0)
+    return xp.stack([fused_multiply_add(xp, a[j], b[k], -(a[k] * b[j])) if x.dtype.kind == "f"
+                     else a[j] * b[k] - a[k] * b[j] for j, k in ((1, 2), (2, 0), (0, 1))], axis)
 
 
 linalg_cross.defvjp(lambda g, x, y, dim: linalg_cross(conj(y), g, dim=dim),

@@ -9,9 +9,9 @@ from gradkit.backend import bool_
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import sub
 from gradkit.ops.comparison import logical_xor
-from gradkit.ops.conversion import clone
 from gradkit.ops.joining import cat
 from gradkit.ops.methods import tensor_method
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.shape import _normalize_dim, expand, permute, repeat, reshape
 from gradkit.ops.slicing import narrow
 
@@ -114,8 +114,8 @@ def diff(x, n: int = 1, dim: int = -1, prepend=None, append=None):
                     "diff expects the shape of tensor to prepend or append to match that of "
                     f"input except along the differencing dimension; input.size({axis}) = "
                     f"{x.shape[axis]}, but got tensor.size({axis}) = {t.shape[axis]}")
-    if n == 0:  # torch: the input's copy, prepend and append ignored
-        return clone(x)
+    if n == 0:  # torch: the input copied into zeros (CopyBackwards), prepend/append ignored
+        return zeros_like(x).copy_(x)
     if len(joined) > 1:
         x = cat(joined, dim)
     difference = logical_xor if x.dtype == bool_ else sub

@@ -42,7 +42,7 @@ erfinv.defderivative(lambda x: _HALF_SQRT_PI * exp(erfinv(x) ** 2))
 def logit(xp, x, eps=None):
     """log(x / (1 - x)), with x first clamped to [eps, 1 - eps] when eps >= 0 is given."""
     if eps is not None and eps >= 0:  # torch's kernel: a negative eps clamps nothing
-        low, high = np.asarray(eps, x.dtype), np.asarray(1 - eps, x.dtype)
+        low, high = xp.asarray(eps, dtype=x.dtype), xp.asarray(1 - eps, dtype=x.dtype)
         x = xp.where(x < low, low, xp.where(x > high, high, x))
     with np.errstate(all="ignore"):
         return xp.log(x / (1 - x))

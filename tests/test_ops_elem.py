@@ -153,6 +153,10 @@ PROMOTION = [
     ("diff_bools_integers_and_prepend", lambda m: (
         m.diff(_t(m, [True, False, False], "bool")), m.diff(_t(m, [1, 4, 9], "int64")),
         m.diff(_t(m, [[1.0, 2.0]], "float32"), prepend=_t(m, [[0.5]])))),
+    ("lerp_0d_weight_promotes", lambda m: (
+        m.lerp(_t(m, [1, 2], "int64"), _t(m, [3, 4], "int64"), _t(m, 0.25, "float32")),
+        m.lerp(_t(m, [1.0], "float32"), _t(m, [3.0], "float32"), _t(m, 0.25)),
+        m.lerp(_t(m, [1.0], "float32"), _t(m, [3.0], "float32"), _t(m, 0.5j, "complex64")))),
     ("linalg_cross_integers", lambda m: m.linalg.cross(_t(m, [1, 0, 0], "int64"),
                                                         _t(m, [0, 1, 0], "int64"))),
 ]
@@ -279,6 +283,11 @@ ERRORS = [
     # lerp, addcmul, addcdiv
     ("lerp_end_dtype", lambda m: m.lerp(_f32(m, 2), _t(m, [1.0, 2.0]), 0.5)),
     ("lerp_weight_dtype", lambda m: m.lerp(_f32(m, 2), _f32(m, 2), _t(m, [0.5, 0.5]))),
+    ("lerp_end_dtype_names", lambda m: m.lerp(_t(m, [1], "uint8"), _t(m, [1], "int8"), 0.5)),
+    ("lerp_end_dtype_names_short", lambda m: m.lerp(_t(m, [1], "int16"), _t(m, [1], "bool"),
+                                                    0.5)),
+    ("lerp_bools_0d_integer_weight", lambda m: m.lerp(_t(m, [True], "bool"),
+                                                      _t(m, [True], "bool"), _t(m, 1, "int64"))),
     ("lerp_integers", lambda m: m.lerp(_t(m, [1], "int64"), _t(m, [2], "int64"), 0.5)),
     ("lerp_integers_tensor_weight", lambda m: m.lerp(_t(m, [1], "int64"), _t(m, [2], "int64"),
                                                      _t(m, [1], "int64"))),
@@ -340,6 +349,10 @@ ERRORS = [
     ("linalg_cross_dtypes", lambda m: m.linalg.cross(_f32(m, 3), _t(m, np.ones(3)))),
     ("linalg_cross_dim_range", lambda m: m.linalg.cross(_f32(m, 2, 3), _f32(m, 2, 3), dim=2)),
     ("linalg_cross_bools", lambda m: m.linalg.cross(*(_t(m, [True] * 3, "bool"),) * 2)),
+    ("linalg_cross_bool_and_float", lambda m: m.linalg.cross(_t(m, [True] * 3, "bool"),
+                                                             _f32(m, 3))),
+    ("linalg_cross_float_and_bool", lambda m: m.linalg.cross(_f32(m, 3),
+                                                             _t(m, [True] * 3, "bool"))),
     # rearranging
     ("meshgrid_dtypes", lambda m: m.meshgrid(_f32(m, 2), _t(m, [1.0]), indexing="ij")),
     ("meshgrid_empty", lambda m: m.meshgrid(indexing="ij")),

@@ -221,17 +221,20 @@ def _scalar_fits(value, dtype) -> None:
 @op(save=("x", "y", "weight"), broadcast=True, batchable=True, method=True, inplace=True)
 def lerp(xp, x, y, weight):
     """x + weight * (y - x), computed from y's side when |weight| >= 0.5, as torch (exact
-    at weight 1); x, y and a tensor weight share one dtype."""
+    at weight 1); x, y and a weight with dims share one dtype (a 0-d weight is promoted)."""
     _require_tensors("lerp", x, y, names=("input", "end"))
     _check_same_dtype(x, "end", y)
     number = type(weight) in PY_SCALARS
-    if not number and weight.ndim:  # a 0-d weight is read as a number, as torch's parser does
+    if not number and weight.ndim:
         _check_same_dtype(x, "weight", weight)
-    if x.dtype.kind not in "fc":
-        raise kernel_error("lerp_kernel_scalar" if number else "lerp_kernel_tensor")(x)
+    # a 0-d weight tensor takes part in type promotion (as a 0-d operand), a number does not
+    dtype = x.dtype if number else result_type(x, y, weight)
+    if dtype.kind not in "fc":
+        raise kernel_error("lerp_kernel_scalar" if number else "lerp_kernel_tensor")(
+            np.empty(0, dtype))
     if number:
-        _scalar_fits(weight, x.dtype)
-    w = as_dtype(xp, weight, x.dtype) if number else weight.astype(x.dtype, copy=False)
+        _scalar_fits(weight, dtype)
+    x, y, w = as_dtype(xp, x, dtype), as_dtype(xp, y, dtype), as_dtype(xp, weight, dtype)
     diff = y - x
     return xp.where(xp.abs(w) < 0.5, x + w * diff, y - diff * (1 - w))
 

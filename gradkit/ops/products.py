@@ -279,11 +279,11 @@ def linalg_cross(xp, x, y, *, dim=-1):
     if x.shape[axis] != 3 or y.shape[axis] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{x.shape[axis]} and {y.shape[axis]}")
+    if x.dtype.kind == "b":
+        raise kernel_error("cross")(x)
     if x.dtype != y.dtype:
         raise RuntimeError(f"expected scalar type {scalar_type_name(x)} but found "
                            f"{scalar_type_name(y)}")
-    if x.dtype.kind == "b":
-        raise kernel_error("cross")(x)
     x, y = xp.broadcast_arrays(x, y)
     a, b = [xp.take(x, i, axis) for i in range(3)], [xp.take(y, i, axis) for i in range(3)]
     # torch's kernel: a_j b_k - a_k b_j, for floats as one fused multiply-add (the cross of a

@@ -347,6 +347,7 @@ ERRORS = [
     ("linalg_cross_ndim", lambda m: m.linalg.cross(_f32(m, 2, 3), _f32(m, 3))),
     ("linalg_cross_lengths", lambda m: m.linalg.cross(_f32(m, 2, 3), _f32(m, 3, 2))),
     ("linalg_cross_dtypes", lambda m: m.linalg.cross(_f32(m, 3), _t(m, np.ones(3)))),
+    ("linalg_cross_broadcast", lambda m: m.linalg.cross(_f32(m, 3, 3, 3), _f32(m, 3, 2, 3))),
     ("linalg_cross_dim_range", lambda m: m.linalg.cross(_f32(m, 2, 3), _f32(m, 2, 3), dim=2)),
     ("linalg_cross_bools", lambda m: m.linalg.cross(*(_t(m, [True] * 3, "bool"),) * 2)),
     ("linalg_cross_bool_and_float", lambda m: m.linalg.cross(_t(m, [True] * 3, "bool"),

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.binary_math import fused_multiply_add
 from gradkit.ops.complex import conj
@@ -284,7 +285,10 @@ def linalg_cross(xp, x, y, *, dim=-1):
     if x.dtype != y.dtype:
         raise RuntimeError(f"expected scalar type {scalar_type_name(x)} but found "
                            f"{scalar_type_name(y)}")
-    x, y = xp.broadcast_arrays(x, y)
+    try:
+        x, y = xp.broadcast_arrays(x, y)
+    except ValueError:  # torch's message for shapes that do not broadcast
+        raise RuntimeError(_broadcast_message([x, y])) from None
     a, b = [xp.take(x, i, axis) for i in range(3)], [xp.take(y, i, axis) for i in range(3)]
     # torch's kernel: a_j b_k - a_k b_j, for floats as one fused multiply-add (the cross of a
     # vector with itself is then a rounding error, not 0)

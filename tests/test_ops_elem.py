@@ -283,6 +283,10 @@ ERRORS = [
     # lerp, addcmul, addcdiv
     ("lerp_end_dtype", lambda m: m.lerp(_f32(m, 2), _t(m, [1.0, 2.0]), 0.5)),
     ("lerp_weight_dtype", lambda m: m.lerp(_f32(m, 2), _f32(m, 2), _t(m, [0.5, 0.5]))),
+    ("lerp_broadcast_weight", lambda m: m.lerp(_f32(m, 3), _f32(m, 3), _f32(m, 2))),
+    ("addcdiv_broadcast_third", lambda m: m.addcdiv(_f32(m, 3), _f32(m, 3), _f32(m, 2, 1, 2))),
+    ("addcmul_broadcast_second", lambda m: m.addcmul(_f32(m, 2, 3), _f32(m, 4, 1, 1),
+                                                     _f32(m, 5, 1, 1, 1))),
     ("lerp_end_dtype_names", lambda m: m.lerp(_t(m, [1], "uint8"), _t(m, [1], "int8"), 0.5)),
     ("lerp_end_dtype_names_short", lambda m: m.lerp(_t(m, [1], "int16"), _t(m, [1], "bool"),
                                                     0.5)),

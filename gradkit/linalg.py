@@ -9,9 +9,10 @@ tensor([[3., -1.],
 """
 from gradkit.ops.linalg_decompositions import eigh, eigvalsh, qr, svd, svdvals  # noqa: F401
 from gradkit.ops.linalg_norms import linalg_norm as norm  # noqa: F401
+from gradkit.ops.products import linalg_cross as cross  # noqa: F401
 from gradkit.ops.linalg_norms import matrix_norm, vector_norm  # noqa: F401
 from gradkit.ops.linalg_solvers import (  # noqa: F401
     LinAlgError, cholesky, det, inv, slogdet, solve)
 
-__all__ = ["LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "matrix_norm", "norm",
-           "qr", "slogdet", "solve", "svd", "svdvals", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "matrix_norm",
+           "norm", "qr", "slogdet", "solve", "svd", "svdvals", "vector_norm"]

@@ -725,3 +725,99 @@ def cases():
     """(id, OpInfo, Sample) for every sample of every entry: the tests' parameters."""
     return [(f"{info.name}-{sample.name or i}", info, sample)
             for info in OPS for i, sample in enumerate(samples_of(info))]
+
+# lane elem: torch API breadth (gradkit/ops/binary_math.py, elementwise_special.py, products.py,
+# rearrange.py), drawing from their own generator so the rows above keep their values
+_table_rng, _rng = _rng, np.random.default_rng(1515)
+
+
+def _away_from_integers(*shape):
+    """Values whose truncation is constant nearby (frac, fmod's quotient)."""
+    return np.asarray(np.round(N(*shape) * 3) + 0.25 + 0.5 * _rng.random(shape))
+
+
+OPS += [
+    OpInfo("atan2", G.atan2, binary_samples(scalar=False), covers=("arctan2",)),
+    OpInfo("hypot", G.hypot, binary_samples(scalar=False)),
+    OpInfo("xlogy", G.xlogy, lambda: binary_samples(make_y=P)() + [
+        Sample((2.5, P(3)), name="number_x"),
+        Sample((np.array([0.0, 1.5]), np.array([0.5, 2.0])), name="zero_x")]),
+    OpInfo("logaddexp", G.logaddexp, binary_samples(complex_=True, scalar=False)),
+    OpInfo("logaddexp2", G.logaddexp2, binary_samples(scalar=False)),
+    OpInfo("fmod", G.fmod, lambda: binary_samples(
+        make_x=_away_from_integers, make_y=lambda *s: P(*s) + 0.5, scalar=False)() + [
+        Sample((_away_from_integers(2, 2), 1.5), name="python_scalar")]),
+    OpInfo("lerp", G.lerp, S(Sample((N(2, 3), N(2, 3), 0.3), name="scalar_weight"),
+                             Sample((N(2, 3), N(3), 0.75), name="scalar_weight_high"),
+                             Sample((N(2, 3), N(2, 3), U(2, 3)), name="tensor_weight"),
+                             Sample((N(2, 1), N(3), U(4, 1, 1)), name="broadcast"),
+                             Sample((Z(2), Z(2), Z(2) * 0.3), name="complex"),
+                             Sample((Z(2), Z(2), 0.6), name="complex_scalar_weight"))),
+    OpInfo("addcmul", G.addcmul, S(Sample((N(2, 3), N(2, 3), N(2, 3))),
+                                   Sample((N(3), N(2, 1), N(3)), {"value": -0.5}),
+                                   Sample((N(), N(2), N(2)), {"value": 2}, name="0d_input"),
+                                   Sample((Z(2), Z(2), Z(2)), {"value": 1j}, name="complex"))),
+    OpInfo("addcdiv", G.addcdiv, S(Sample((N(2, 3), N(2, 3), P(2, 3))),
+                                   Sample((N(3), N(2, 1), -P(3)), {"value": 0.5}),
+                                   Sample((Z(2), Z(2), Z(2)), {"value": 2 - 1j}, name="complex"))),
+    OpInfo("erfc", G.erfc, unary_samples()),
+    OpInfo("erfinv", G.erfinv, unary_samples(U)),
+    OpInfo("logit", G.logit, lambda: unary_samples(lambda *s: P(*s, low=0.05) * 0.85)() + [
+        Sample((np.array([0.02, 0.5, 0.97]), 0.1), name="eps_clamps"),
+        Sample((P(3, low=0.1) * 0.8, -0.5), name="negative_eps")]),
+    OpInfo("sinc", G.sinc, unary_samples(complex_=True)),
+    OpInfo("frac", G.frac, unary_samples(_away_from_integers)),
+    OpInfo("nan_to_num", G.nan_to_num, S(
+        Sample((N(2, 3),)), Sample((np.array([np.nan, np.inf, -np.inf, 1.5]),), name="special"),
+        Sample((np.array([np.nan, np.inf, -np.inf, 1.5]), 1.0, 2.0, -2.0), name="replacements"))),
+    OpInfo("trace", G.trace, S(Sample((N(3, 3),)), Sample((N(2, 4),)), Sample((Z(2, 2),)),
+                               Sample((np.zeros((0, 2)),), name="empty"))),
+    OpInfo("tensordot", G.tensordot, S(
+        Sample((N(2, 3), N(3, 2), 1)), Sample((N(2, 3, 2), N(3, 2, 2))),
+        Sample((N(2, 3), N(2, 2), 0), name="outer"),
+        Sample((N(2, 3, 2), N(2, 3), ([0, 1], [0, 1])), name="lists"),
+        Sample((N(2, 1), N(3, 2), ([1], [0])), name="size_1_partner"),
+        Sample((Z(2, 2), Z(2, 2), ([1, 0], [0, 1])), name="complex"))),
+    OpInfo("addmm", G.addmm, S(Sample((N(2, 4), N(2, 3), N(3, 4))),
+                               Sample((N(4), N(2, 3), N(3, 4)), {"beta": 0.5, "alpha": 2}),
+                               Sample((N(2, 1), N(2, 3), N(3, 4)), {"beta": 0}, name="beta_0"),
+                               Sample((Z(2, 2), Z(2, 2), Z(2, 2)), {"alpha": 1j},
+                                      name="complex"))),
+    OpInfo("addmv", G.addmv, S(Sample((N(2), N(2, 3), N(3))),
+                               Sample((N(1), N(2, 3), N(3)), {"beta": -1.5, "alpha": 0.5}),
+                               Sample((Z(2), Z(2, 2), Z(2)), {"beta": 1j}, name="complex"))),
+    OpInfo("baddbmm", G.baddbmm, S(Sample((N(2, 2, 4), N(2, 2, 3), N(2, 3, 4))),
+                                   Sample((N(1, 4), N(2, 2, 3), N(2, 3, 4)),
+                                          {"beta": 0.5, "alpha": -2}))),
+    OpInfo("addbmm", G.addbmm, S(Sample((N(2, 4), N(3, 2, 3), N(3, 3, 4))),
+                                 Sample((N(4), N(2, 2, 3), N(2, 3, 4)), {"beta": 2, "alpha": 0.5}),
+                                 Sample((N(2, 4), N(0, 2, 3), N(0, 3, 4)), name="no_batches"))),
+    OpInfo("kron", G.kron, S(Sample((N(2, 3), N(2, 2))), Sample((N(2, 3), N(2))),
+                             Sample((N(), N(3)), name="0d"), Sample((Z(2), Z(2)), name="complex"))),
+    OpInfo("linalg.cross", G.linalg.cross, S(
+        Sample((N(2, 3), N(2, 3))), Sample((N(3, 2), N(3, 2)), {"dim": 0}),
+        Sample((N(1, 3), N(2, 3)), name="broadcast"), Sample((Z(3), Z(3)), name="complex")),
+           torch=_torch("linalg.cross")),
+    OpInfo("cross", G.cross, S(Sample((N(3, 2), N(3, 2)), {"dim": 0}),
+                               Sample((N(2, 3), N(2, 3)), {"dim": -1}))),
+    OpInfo("meshgrid", lambda *t: G.meshgrid(*t, indexing="ij"), S(
+        Sample((N(2), N(3))), Sample((N(2), N(), N(3)), name="0d")),
+           torch=lambda *t: _torch("meshgrid")(*t, indexing="ij")),
+    OpInfo("meshgrid_xy", lambda *t: G.meshgrid(*t, indexing="xy"), S(
+        Sample((N(2), N(3), N(4))), Sample((N(3),), name="one")),
+           torch=lambda *t: _torch("meshgrid")(*t, indexing="xy")),
+    OpInfo("tile", G.tile, S(Sample((N(2, 3), (2,))), Sample((N(2, 3), (2, 1, 2))),
+                             Sample((N(3), ()), name="no_dims"))),
+    OpInfo("movedim", G.movedim, S(Sample((N(2, 3, 4), 0, 2)),
+                                   Sample((N(2, 3, 4), (0, 1), (2, 0))),
+                                   Sample((N(2, 3), -1, 0))), covers=("moveaxis",)),
+    OpInfo("diff", G.diff, S(Sample((N(2, 4),)), Sample((N(3, 2),), {"n": 2, "dim": 0}),
+                             Sample((N(2, 3),), {"prepend": N(2, 1), "append": N(2, 2)}),
+                             Sample((N(3),), {"n": 5}, name="n_past_size"),
+                             Sample((N(2, 3),), {"n": 0}, name="n_0"),
+                             Sample((Z(3),), name="complex"))),
+    OpInfo("rot90", G.rot90, S(Sample((N(2, 3),)), Sample((N(2, 3), 2)), Sample((N(2, 3), -1)),
+                               Sample((N(2, 3, 2), 3, (2, 0))), Sample((N(2, 3), 4)),
+                               Sample((Z(2, 2),), name="complex"))),
+]
+_rng = _table_rng

@@ -250,6 +250,31 @@ SAMPLES = {
     "normalize_inf": (lambda x: F.normalize(x, p=float("inf"), dim=0), lambda: (R(4, 3),)),
 }
 
+# lane elem: torch API breadth (gradkit/ops/binary_math.py, elementwise_special.py, products.py,
+# rearrange.py)
+SAMPLES.update({
+    "binary_math": (lambda x, y: (
+        G.atan2(x, y), G.hypot(x, y), G.xlogy(x, y.abs() + 0.5), G.logaddexp(x, y),
+        G.logaddexp2(x, y), G.fmod(x, y + 3.0), G.lerp(x, y, 0.7), G.lerp(x, y, y.sigmoid()),
+        G.addcmul(x, x, y, value=0.5), G.addcdiv(x, x, y.abs() + 1.0, value=-2)),
+        lambda: (R(2, 3), R(3))),
+    "logaddexp_complex": (G.logaddexp, lambda: (C(3), C(3))),
+    "special_unary": (lambda x: (
+        G.erfc(x), G.erfinv(x.tanh()), G.logit(x.sigmoid()), G.logit(x, eps=0.2), G.sinc(x),
+        G.frac(x * 2.5), G.nan_to_num(x.log())), lambda: (R(2, 3),)),
+    "sinc_complex": (G.sinc, lambda: (C(3),)),
+    "products": (lambda m, v, b: (
+        G.addmm(v[:2], m, m.mT, beta=0.5), G.addmv(v[:3], m.mT, v[:2], alpha=2),
+        G.baddbmm(b[:, :, :1], b, b.mT, alpha=-1), G.addbmm(m[0], b, b.mT),
+        G.trace(m), G.tensordot(b, m, ([0], [0])), G.kron(m, v[:2]),
+        G.linalg.cross(m[:, :3], v[None, :3]), G.cross(b[0], b[1], dim=0)),
+        lambda: (R(2, 3), R(3), R(2, 3, 3))),
+    "cross_complex": (lambda z, w: G.linalg.cross(z, w), lambda: (C(2, 3), C(2, 3))),
+    "rearrange": (lambda x, v: (
+        G.meshgrid(v, v[:2], indexing="xy"), G.tile(x, (2, 1, 1)), x.movedim(0, 1),
+        G.diff(x, 2, 0, prepend=x[:1]), G.rot90(x, -1, (1, 0))), lambda: (R(3, 3), R(3))),
+})
+
 # Ops that no sample reaches directly, and why.
 NOT_SAMPLED = {}
 # Samples that fail on the CPU as well: bugs of the op, not of its genericity (reported; drop

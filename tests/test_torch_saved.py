@@ -94,7 +94,10 @@ DIFFERENT_LAST_NODE = {
     # gradkit's keepdim nuclear norm over dims (0, 2) ends in unsqueeze, torch's in a permute
     "linalg.matrix_norm-9",
     # gradkit solves left=False as the transpose of a left solve; torch has one solve node
-    "linalg.solve-right"}
+    "linalg.solve-right",
+    # diff(n=0) is zeros_like(x).copy_(x) in both: torch's copy_ node says its name() is
+    # "torch::autograd::CopyBackwards", gradkit's "CopyBackwards" (the class names agree)
+    "diff-n_0"}
 
 # the _saved_ names checked against torch: inputs, results and the usual parameters
 SAVED_NAMES = {"_saved_self", "_saved_other", "_saved_exponent", "_saved_result",

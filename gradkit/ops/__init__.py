@@ -14,6 +14,8 @@ from gradkit.ops.comparison import (  # noqa: F401
     allclose, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
     bitwise_xor, eq, ge, gt, isclose, isfinite, isinf, isnan, le, logical_and, logical_not,
     logical_or, logical_xor, lt, ne)
+from gradkit.ops.binary_math import (  # noqa: F401
+    addcdiv, addcmul, arctan2, atan2, fmod, hypot, lerp, logaddexp, logaddexp2, xlogy)
 from gradkit.ops.clamp import clamp  # noqa: F401
 from gradkit.ops.complex import conj, imag, real  # noqa: F401
 from gradkit.ops.conversion import astype, clone, copy_from, fill, to_device, zeros_like_op  # noqa: F401
@@ -23,6 +25,8 @@ from gradkit.ops.activations import (  # noqa: F401
 from gradkit.ops.elementwise import (  # noqa: F401
     acos, asin, atan, cos, cosh, erf, exp, exp2, expm1, log, log1p, log2, log10, reciprocal,
     rsqrt, sin, sinh, sqrt, square, tan, tanh)
+from gradkit.ops.elementwise_special import (  # noqa: F401
+    erfc, erfinv, frac, logit, nan_to_num, sinc)
 from gradkit.ops.piecewise import (  # noqa: F401
     abs, ceil, floor, maximum, minimum, ones_like, round, sgn, sign, trunc, where, zeros_like)
 from gradkit.ops.indexing import (  # noqa: F401
@@ -37,6 +41,9 @@ from gradkit.ops.variance import std, std_mean, var, var_mean  # noqa: F401
 from gradkit.ops.linalg_norms import norm  # noqa: F401
 from gradkit.ops.linalg_solvers import det, inv as inverse, slogdet  # noqa: F401
 from gradkit.ops.polar import angle  # noqa: F401
+from gradkit.ops.products import (  # noqa: F401
+    addbmm, addmm, addmv, baddbmm, cross, kron, tensordot, trace)
+from gradkit.ops.rearrange import diff, meshgrid, moveaxis, movedim, rot90, tile  # noqa: F401
 from gradkit.ops.shape import (  # noqa: F401
     broadcast_tensors, broadcast_to, expand, flatten, flip, permute, ravel, repeat, reshape,
     squeeze, swapaxes, t, transpose, unflatten, unsqueeze, view)

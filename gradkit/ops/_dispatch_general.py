@@ -75,16 +75,20 @@ def _check_argument_types(op, args) -> None:
 
 
 def _broadcast_message(datas) -> str:
+    """torch's infer_size message: the operands' shapes folded left to right, the first one
+    that does not broadcast with the shape so far is ``b`` (its last mismatching dim)."""
     shapes = [tuple(d.shape) for d in datas if hasattr(d, "shape")]
-    a, b = shapes[0], shapes[1] if len(shapes) > 1 else ()
-    ndim = max(len(a), len(b))
-    for dim in range(ndim - 1, -1, -1):
-        i, j = dim - ndim + len(a), dim - ndim + len(b)
-        n, m = (a[i] if i >= 0 else 1), (b[j] if j >= 0 else 1)
-        if n != m and n != 1 and m != 1:
-            return (f"The size of tensor a ({n}) must match the size of tensor b ({m}) at "
-                    f"non-singleton dimension {dim}")
-    return f"shapes {list(a)} and {list(b)} cannot be broadcast together"
+    a = shapes[0]
+    for b in shapes[1:] or [()]:
+        ndim = max(len(a), len(b))
+        for dim in range(ndim - 1, -1, -1):
+            i, j = dim - ndim + len(a), dim - ndim + len(b)
+            n, m = (a[i] if i >= 0 else 1), (b[j] if j >= 0 else 1)
+            if n != m and n != 1 and m != 1:
+                return (f"The size of tensor a ({n}) must match the size of tensor b ({m}) at "
+                        f"non-singleton dimension {dim}")
+        a = np.broadcast_shapes(a, b)
+    return f"shapes {' and '.join(str(list(s)) for s in shapes)} cannot be broadcast together"
 
 
 

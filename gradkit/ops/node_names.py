@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops.arithmetic import floor_divide, pow, remainder
+from gradkit.ops.binary_math import addcdiv, addcmul, fmod, lerp, xlogy
 from gradkit.ops.elementwise import log1p, square
 from gradkit.ops.activations import logsigmoid
 from gradkit.ops.piecewise import where
 from gradkit.ops.indexing import masked_fill
 from gradkit.ops.linalg import matmul
+from gradkit.ops.products import addbmm, addmm, addmv, baddbmm
 from gradkit.ops.reduction import mean, prod, sum
 from gradkit.ops.shape import squeeze
 
@@ -38,6 +40,13 @@ def _scalar_or_tensor(base: str, index: int):
     return name
 
 
+def _xlogy_name(params, inputs) -> str:
+    """xlogy.Tensor, xlogy.Scalar_Self (a number x), xlogy.Scalar_Other (a number y)."""
+    x, y = inputs
+    overload = 1 if type(x) in _PYTHON_SCALARS else 2 if type(y) in _PYTHON_SCALARS else 0
+    return f"XlogyBackward{overload}"
+
+
 def _squeeze_name(params, inputs) -> str:
     dim = None if params is None else params.get("dim")
     return "SqueezeBackward0" if dim is None else \
@@ -59,6 +68,9 @@ remainder.node_name_rule = _scalar_or_tensor("Remainder", 1)
 masked_fill.node_name_rule = _scalar_or_tensor("MaskedFill", 2)
 squeeze.node_name_rule = _squeeze_name
 matmul.node_name_rule = _matmul_name
+fmod.node_name_rule = _scalar_or_tensor("Fmod", 1)
+lerp.node_name_rule = _scalar_or_tensor("Lerp", 2)
+xlogy.node_name_rule = _xlogy_name
 square.node_name = "PowBackward0"
 log1p.node_name = "Log1PBackward0"
 logsigmoid.node_name = "LogSigmoidBackward0"
@@ -68,5 +80,10 @@ floor_divide.node_name = "NotImplemented"  # torch has no derivative: backward r
 pow.torch_input_names = ("self", "exponent")
 matmul.torch_input_names = ("self", "mat2")
 where.torch_input_names = ("condition", "self", "other")
-for _op in (pow, matmul, where):
+lerp.torch_input_names = ("self", "end", "weight")
+addcmul.torch_input_names = addcdiv.torch_input_names = ("self", "tensor1", "tensor2")
+addmm.torch_input_names = ("self", "mat1", "mat2")
+addmv.torch_input_names = ("self", "mat", "vec")
+baddbmm.torch_input_names = addbmm.torch_input_names = ("self", "batch1", "batch2")
+for _op in (pow, matmul, where, lerp, addcmul, addcdiv, addmm, addmv, baddbmm, addbmm):
     declare_saved_names(_op)

@@ -9,7 +9,8 @@ _SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"
                       "uint8": "Byte", "bool": "Bool"}
 _C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
                  "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
-                 "int64": "long int", "int32": "int", "bool": "bool"}
+                 "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+                 "uint8": "unsigned char", "bool": "bool"}
 
 
 def scalar_type_name(array) -> str:

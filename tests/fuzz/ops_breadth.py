@@ -387,3 +387,114 @@ BREADTH_OPS.update({
     "b_count_nonzero": OpSpec(1, lambda lib, x, dim, keepdim: x * lib.count_nonzero(
         x, dim if dim is not None else ()).sum(), _dim_keep_or_all),
 })
+
+# lane elem: torch API breadth (gradkit/ops/binary_math.py, elementwise_special.py,
+# products.py, rearrange.py), drawn on the class's inputs as they come (other dtypes and
+# shapes than an op takes give torch's errors, compared too)
+_WEIGHTS = (0.3, 0.5, 0.75, 1.0, -0.5, 1.5, 0)
+
+
+def _weight(draw, shapes):
+    return {"w": draw.choice(_WEIGHTS)}
+
+
+def _beta_alpha(draw, shapes):
+    return {"beta": draw.choice((1, 0, 0.5, -2)), "alpha": draw.choice((1, 2.5, -1, 0))}
+
+
+def _special_unary(draw, shapes):
+    return {"fn": draw.choice(tuple(SPECIAL_UNARY))}
+
+
+def _tensordot(draw, shapes):
+    return {"dims": draw.integer(0, min(len(shapes[0]), len(shapes[1]), 2))}
+
+
+def _tile(draw, shapes):
+    return {"dims": tuple(draw.integer(0 if draw.chance(0.1) else 1, 2)
+                          for _ in range(draw.integer(0, 3)))}
+
+
+def _movedim(draw, shapes):
+    nd = len(shapes[0])
+    if not nd:
+        return None
+    count = draw.integer(1, nd)
+    return {"source": tuple(draw.integer(-nd, nd - 1) for _ in range(count)),
+            "destination": tuple(draw.integer(-nd, nd - 1) for _ in range(count))}
+
+
+def _diff(draw, shapes):
+    p = _dim(draw, shapes)
+    return p and {**p, "n": draw.integer(0, 3)}
+
+
+def _rot90(draw, shapes):
+    nd = len(shapes[0])
+    if nd < 2:
+        return None
+    return {"k": draw.integer(-2, 5), "dims": (draw.integer(-nd, nd - 1),
+                                               draw.integer(-nd, nd - 1))}
+
+
+def _indexing(draw, shapes):
+    return {"indexing": draw.choice(("ij", "xy"))}
+
+
+SPECIAL_UNARY = {
+    "erfc": lambda lib, x: lib.erfc(x),
+    "erfinv": lambda lib, x: lib.erfinv(x.tanh()),
+    "logit": lambda lib, x: x.sigmoid().logit(),
+    "logit_eps": lambda lib, x: lib.logit(x, eps=0.2),
+    "sinc": lambda lib, x: lib.sinc(x),
+    "frac": lambda lib, x: (x * 2.5).frac(),
+    "nan_to_num": lambda lib, x: (x / x.abs().detach().amax()).nan_to_num(),
+    "nan_to_num_given": lambda lib, x: lib.nan_to_num(x.log(), nan=0.5, posinf=2.0,
+                                                      neginf=-3.0),
+}
+
+
+def _first(x, n):
+    return x.reshape(-1)[:n]
+
+
+ELEM_OPS: dict[str, OpSpec] = {
+    "e_atan2": OpSpec(2, lambda lib, x, y: lib.atan2(x, y)),
+    "e_hypot": OpSpec(2, lambda lib, x, y: lib.hypot(x, y)),
+    "e_xlogy": OpSpec(2, lambda lib, x, y: lib.xlogy(x, y.abs())),
+    "e_xlogy_scalar": OpSpec(1, lambda lib, x, s: lib.xlogy(x, abs(s) + 0.5), _scalar),
+    "e_logaddexp": OpSpec(2, lambda lib, x, y: lib.logaddexp(x, y)),
+    "e_logaddexp2": OpSpec(2, lambda lib, x, y: x.logaddexp2(y)),
+    "e_fmod": OpSpec(2, lambda lib, x, y: lib.fmod(x, y)),
+    "e_fmod_scalar": OpSpec(1, lambda lib, x, s: x.fmod(s), _scalar),
+    "e_lerp": OpSpec(2, lambda lib, x, y, w: lib.lerp(x, y, w), _weight),
+    "e_lerp_tensor": OpSpec(2, lambda lib, x, y: x.lerp(y, y)),
+    "e_addcmul": OpSpec(2, lambda lib, x, y, s: lib.addcmul(x, y, x, value=s), _scalar),
+    "e_addcdiv": OpSpec(2, lambda lib, x, y, w: lib.addcdiv(y, x, y.abs() + 0.5, value=w),
+                        _weight),
+    "e_special_unary": OpSpec(1, lambda lib, x, fn: SPECIAL_UNARY[fn](lib, x), _special_unary),
+    "e_trace": OpSpec(1, lambda lib, x: lib.trace(x)),
+    "e_tensordot": OpSpec(2, lambda lib, x, y, dims: lib.tensordot(x, y, dims), _tensordot),
+    "e_addmm": OpSpec(2, lambda lib, x, y, beta, alpha: lib.addmm(
+        x.sum(-1, keepdim=True), x, y.mT, beta=beta, alpha=alpha), _beta_alpha),
+    "e_addmv": OpSpec(2, lambda lib, x, y, beta, alpha: lib.addmv(
+        x[:, 0], x, y[0], beta=beta, alpha=alpha), _beta_alpha),
+    "e_baddbmm": OpSpec(2, lambda lib, x, y, beta, alpha: lib.baddbmm(
+        x.sum(-1, keepdim=True), x, y.mT, beta=beta, alpha=alpha), _beta_alpha),
+    "e_addbmm": OpSpec(2, lambda lib, x, y, beta, alpha: lib.addbmm(
+        x.sum(0).sum(-1, keepdim=True), x, y.mT, beta=beta, alpha=alpha), _beta_alpha),
+    "e_kron": OpSpec(2, lambda lib, x, y: lib.kron(x, y)),
+    "e_cross": OpSpec(2, lambda lib, x, y: lib.linalg.cross(_first(x, 3), _first(y, 3))),
+    "e_cross_broadcast": OpSpec(2, lambda lib, x, y: lib.cross(
+        _first(x, 3).unsqueeze(0), _first(y, 6).reshape(2, 3), dim=1)),
+    "e_meshgrid": OpSpec(2, lambda lib, x, y, indexing: _times(*lib.meshgrid(
+        x.reshape(-1), y.reshape(-1), indexing=indexing)), _indexing),
+    "e_tile": OpSpec(1, lambda lib, x, dims: lib.tile(x, dims), _tile),
+    "e_movedim": OpSpec(1, lambda lib, x, source, destination: x.movedim(source, destination),
+                        _movedim),
+    "e_diff": OpSpec(1, lambda lib, x, dim, n: lib.diff(x, n, dim), _diff),
+    "e_diff_prepend": OpSpec(2, lambda lib, x, y, dim, n: x.diff(n, dim, prepend=y,
+                                                                  append=x), _diff),
+    "e_rot90": OpSpec(1, lambda lib, x, k, dims: lib.rot90(x, k, dims), _rot90),
+}
+BREADTH_OPS.update(ELEM_OPS)

@@ -1,0 +1,303 @@
+"""Elementwise math of two operands: atan2, hypot, xlogy, logaddexp(2), fmod, and the fused
+lerp, addcmul and addcdiv (torch's dtype rules, errors and derivative formulas)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gradkit.backend import get_default_dtype
+from gradkit.ops._op import op
+from gradkit.ops.arithmetic import sub
+from gradkit.ops.comparison import isinf
+from gradkit.ops.complex import conj
+from gradkit.ops.elementwise import exp
+from gradkit.ops.methods import register
+from gradkit.ops.piecewise import where, zeros_like
+from gradkit.ops.promotion import PY_SCALARS, as_dtype, promote, result_type
+from gradkit.ops.unary_helpers import c_type_name, kernel_error
+
+_LOG2 = math.log(2.0)
+
+
+def _require_tensors(name: str, *operands, names=("input", "other")) -> None:
+    """torch's TypeError for a Python number where the op takes only Tensors."""
+    for position, (argument, value) in enumerate(zip(names, operands), 1):
+        if type(value) in PY_SCALARS:
+            raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be "
+                            f"Tensor, not {type(value).__name__}")
+
+
+def _floating_pair(xp, x, y, kernel: str, integers_to_float: bool = True,
+                   complex_ok: bool = False):
+    """x and y in their result dtype: integers and bools computed in the default float dtype
+    (or refused, as ``kernel`` has no integer kernel), complex refused unless ``complex_ok``."""
+    dtype = result_type(x, y)
+    if dtype.kind in "biu" and integers_to_float:
+        dtype = get_default_dtype().np
+    elif dtype.kind in "biu" or (dtype.kind == "c" and not complex_ok):
+        raise kernel_error(kernel)(np.empty(0, dtype))
+    return as_dtype(xp, x, dtype), as_dtype(xp, y, dtype)  # numbers too: NumPy would widen
+
+
+@op(save=("x", "y"), broadcast=True, batchable=True, method=("atan2", "arctan2"), inplace=True)
+def atan2(xp, x, y):
+    """The angle of the point (y, x) (``x`` is the numerator, as torch's ``input``)."""
+    _require_tensors("atan2", x, y)
+    x, y = _floating_pair(xp, x, y, "atan2_cpu")
+    return xp.arctan2(x, y)
+
+
+def _atan2_scale(x, y):
+    # torch's atan2_backward: 1 / (x² + y²), with the infinity at the origin (or an underflow)
+    # replaced by 0, so the gradient there is 0, not NaN
+    recip = 1 / (x * x + y * y)
+    return where(isinf(recip), 0.0, recip)
+
+
+atan2.defvjp(lambda g, x, y: g * y * _atan2_scale(x, y),
+             lambda g, x, y: g * -x * _atan2_scale(x, y))
+atan2.defjvp(lambda t, x, y: t * y * _atan2_scale(x, y),
+             lambda t, x, y: t * -x * _atan2_scale(x, y))
+register(atan2, "arctan2", False, inplace=True)  # x.arctan2_(y), torch's alias
+arctan2 = atan2
+
+
+@op(save=("x", "y", "result"), broadcast=True, batchable=True, method=True, inplace=True)
+def hypot(xp, x, y):
+    """sqrt(x² + y²) without overflow; real floating tensors only."""
+    _require_tensors("hypot", x, y)
+    x, y = _floating_pair(xp, x, y, "hypot_cpu", integers_to_float=False)
+    return xp.hypot(x, y)
+
+
+hypot.defvjp(lambda g, x, y, out: g * x / out, lambda g, x, y, out: g * y / out)
+hypot.defjvp(lambda t, x, y, out: t * x / out, lambda t, x, y, out: t * y / out)
+
+
+@op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
+def xlogy(xp, x, y):
+    """x * log(y), 0 where x is 0 (unless y is NaN); either operand may be a number."""
+    if type(x) in PY_SCALARS and type(y) in PY_SCALARS:
+        raise TypeError("xlogy() received an invalid combination of arguments - got "
+                        f"({type(x).__name__}, {type(y).__name__})")
+    x, y = _floating_pair(xp, x, y, "xlogy_cpu")
+    out = xp.asarray(x * xp.log(y))
+    return xp.where((x == 0) & ~xp.isnan(y), xp.zeros((), out.dtype), out)
+
+
+def _xlogy_grad_x(g, x, y):
+    # torch: xlogy(g, y), zeroed where x == 0 and y <= 0 (the limit of x log y there)
+    grad = xlogy(g, y)
+    return where((x == 0) & (y <= 0), 0.0, grad)
+
+
+xlogy.defvjp(_xlogy_grad_x, lambda g, x, y: g * x / y)
+xlogy.defjvp(_xlogy_grad_x, lambda t, x, y: t * x / y)
+
+
+def _log_add_exp(xp, x, y, exp_fn, log1p, scale=None):
+    """max + log1p(exp(-|x - y|)) * scale with torch's rule that equal infinities give
+    themselves; the product and sum rounded once, as torch's fused multiply-add."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        term = log1p(exp_fn(-xp.abs(x - y)))
+        high = xp.maximum(x, y)
+        out = high + term if scale is None else fused_multiply_add(xp, term, scale, high)
+    return xp.where(xp.isinf(x) & (x == y), x, out)
+
+
+_SPLIT = {np.dtype(np.float64): 134217729.0}  # 2**27 + 1: Dekker's split of a double
+
+
+def fused_multiply_add(xp, a, b, c):
+    """a * b + c with one rounding (C's fma, which torch's kernels use): narrower floats in
+    float64, where a * b is exact; float64 with Dekker's exact product error."""
+    if a.dtype not in _SPLIT:
+        return (a.astype(np.float64) * b + c).astype(a.dtype)
+    product = a * b
+    t = _SPLIT[a.dtype] * a
+    a_high = t - (t - a)
+    a_low = a - a_high
+    t = _SPLIT[a.dtype] * b
+    b_high = t - (t - b)
+    b_low = b - b_high
+    error = ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
+    rounded = product + c
+    back = rounded - product  # Knuth's two-sum: the exact error of product + c
+    sum_error = (product - (rounded - back)) + (c - back)
+    return xp.where(xp.isfinite(error), rounded + (sum_error + error), rounded)
+
+
+def _complex_log_add_exp(xp, x, y):
+    """torch's complex logaddexp: the operand of larger real part factored out; NaN spreads;
+    equal infinite real parts give -inf's operand or log(exp(x) + exp(y))."""
+    x, y = xp.broadcast_arrays(x, y)
+    nan = xp.isnan(x) | xp.isnan(y)
+    low = xp.where(x.real < y.real, x, y)
+    high = xp.where(x.real < y.real, y, x)
+    with np.errstate(all="ignore"):
+        out = xp.log1p(xp.exp(low - high)) + high
+        both_infinite = xp.isinf(low.real) & (low.real == high.real)
+        out = xp.where(both_infinite, xp.where(low.real < 0, low,
+                                                xp.log(xp.exp(low) + xp.exp(high))), out)
+    return xp.where(nan, xp.asarray(complex(math.nan, math.nan), out.dtype), out)
+
+
+@op(save=("x", "y"), broadcast=True, batchable=True, method=True)
+def logaddexp(xp, x, y):
+    """log(exp(x) + exp(y)) without overflow."""
+    _require_tensors("logaddexp", x, y)
+    x, y = _floating_pair(xp, x, y, "logaddexp_cpu", integers_to_float=False, complex_ok=True)
+    if x.dtype.kind == "c":
+        return _complex_log_add_exp(xp, x, y)
+    return _log_add_exp(xp, x, y, xp.exp, xp.log1p)
+
+
+# torch's formulas subtract the operands as they are, so a bool operand fails in backward
+# ("Subtraction, the `-` operator, with a bool tensor is not supported"), as sub says
+logaddexp.defvjp(lambda g, x, y: g / conj(1 + exp(sub(y, x))),
+                 lambda g, x, y: g / conj(1 + exp(sub(x, y))))
+logaddexp.defjvp(lambda t, x, y: t / (1 + exp(sub(y, x))),
+                 lambda t, x, y: t / (1 + exp(sub(x, y))))
+
+
+@op(save=("x", "y"), broadcast=True, batchable=True, method=True)
+def logaddexp2(xp, x, y):
+    """log2(2**x + 2**y) without overflow."""
+    _require_tensors("logaddexp2", x, y)
+    x, y = _floating_pair(xp, x, y, "logaddexp2_cpu", integers_to_float=False)
+    return _log_add_exp(xp, x, y, xp.exp2, xp.log1p, 1 / _LOG2)
+
+
+logaddexp2.defvjp(lambda g, x, y: g / (1 + 2 ** sub(y, x)),
+                  lambda g, x, y: g / (1 + 2 ** sub(x, y)))
+logaddexp2.defjvp(lambda t, x, y: t / (1 + 2 ** sub(y, x)),
+                  lambda t, x, y: t / (1 + 2 ** sub(x, y)))
+
+
+@op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
+def fmod(xp, x, y):
+    """The C remainder x - trunc(x / y) * y: the sign of x (``remainder`` takes y's)."""
+    if type(x) in PY_SCALARS:
+        raise TypeError("fmod() received an invalid combination of arguments - got "
+                        f"({type(x).__name__}, Tensor)")
+    x, y = promote(xp, x, y)
+    kind = result_type(x, y).kind
+    if kind in "bc":
+        raise kernel_error("fmod_cpu")(np.empty(0, result_type(x, y)))
+    if kind in "iu" and not xp.all(y):
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(invalid="ignore"):
+        return xp.fmod(x, y)
+
+
+# torch's div(x, y, rounding_mode="trunc"): differentiable with zero gradients (its second
+# derivative is 0 where one through x / y would be 0 * inf = NaN at y = 0)
+@op(name="div", broadcast=True)
+def _trunc_quotient(xp, x, y):
+    with np.errstate(all="ignore"):
+        return xp.trunc(x / y)
+
+
+_trunc_quotient.defvjp(lambda g: zeros_like(g), lambda g: zeros_like(g))
+_trunc_quotient.defjvp(lambda t: zeros_like(t), lambda t: zeros_like(t))
+fmod.defvjp(lambda g, x, y: g, lambda g, x, y: -g * _trunc_quotient(x, y))
+fmod.defjvp(lambda t, x, y: t, lambda t, x, y: -t * _trunc_quotient(x, y))
+
+
+def _check_same_dtype(expected, name: str, value) -> None:
+    if value.dtype != expected.dtype:
+        raise RuntimeError(f"expected dtype {c_type_name(expected)} for `{name}` but got dtype "
+                           f"{c_type_name(value)}")
+
+
+def _scalar_fits(value, dtype) -> None:
+    """torch's refusal of a complex scalar for a real result."""
+    if isinstance(value, complex) and dtype.kind != "c":
+        raise RuntimeError(f"value cannot be converted to type {c_type_name(np.empty(0, dtype))} "
+                           "without overflow")
+
+
+@op(save=("x", "y", "weight"), broadcast=True, batchable=True, method=True, inplace=True)
+def lerp(xp, x, y, weight):
+    """x + weight * (y - x), computed from y's side when |weight| >= 0.5, as torch (exact
+    at weight 1); x, y and a weight with dims share one dtype (a 0-d weight is promoted)."""
+    _require_tensors("lerp", x, y, names=("input", "end"))
+    _check_same_dtype(x, "end", y)
+    number = type(weight) in PY_SCALARS
+    if not number and weight.ndim:
+        _check_same_dtype(x, "weight", weight)
+    # a 0-d weight tensor takes part in type promotion (as a 0-d operand), a number does not
+    dtype = x.dtype if number else result_type(x, y, weight)
+    if dtype.kind not in "fc":
+        raise kernel_error("lerp_kernel_scalar" if number else "lerp_kernel_tensor")(
+            np.empty(0, dtype))
+    if number:
+        _scalar_fits(weight, dtype)
+    x, y, w = as_dtype(xp, x, dtype), as_dtype(xp, y, dtype), as_dtype(xp, weight, dtype)
+    diff = y - x
+    return xp.where(xp.abs(w) < 0.5, x + w * diff, y - diff * (1 - w))
+
+
+def _conj_value(v):
+    return v.conjugate() if type(v) in PY_SCALARS else conj(v)
+
+
+lerp.defvjp(lambda g, x, y, weight: g * _conj_value(1 - weight),
+            lambda g, x, y, weight: g * _conj_value(weight),
+            lambda g, x, y, weight: g * conj(y - x))
+lerp.defjvp(lambda t, x, y, weight: t * (1 - weight), lambda t, x, y, weight: t * weight,
+            lambda t, x, y, weight: t * (y - x))
+
+
+def _fused_operands(xp, kernel: str, x, t1, t2, value):
+    """The three operands of addcmul/addcdiv in their result dtype, and value in it (an
+    integer result truncates a float value, as torch)."""
+    _require_tensors(kernel.split("_")[0], x, t1, t2, names=("input", "tensor1", "tensor2"))
+    dtype = result_type(x, t1, t2)
+    if dtype.kind == "b":
+        raise kernel_error(kernel)(np.empty(0, dtype))
+    _scalar_fits(value, dtype)
+    if dtype.kind in "iu":
+        value = int(value)
+    return (as_dtype(xp, x, dtype), as_dtype(xp, t1, dtype), as_dtype(xp, t2, dtype),
+            as_dtype(xp, value, dtype))
+
+
+@op(save=("t1", "t2"), broadcast=True, batchable=True, method=True, inplace=True)
+def addcmul(xp, x, t1, t2, *, value=1):
+    """x + value * t1 * t2 (broadcasting)."""
+    x, t1, t2, v = _fused_operands(xp, "addcmul_cpu_out", x, t1, t2, value)
+    return x + v * t1 * t2
+
+
+addcmul.defvjp(lambda g, t1, t2, value: g,
+               lambda g, t1, t2, value: g * conj(t2 * value),
+               lambda g, t1, t2, value: g * conj(t1 * value))
+addcmul.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: t * t2 * value,
+               lambda t, t1, t2, value: t1 * t * value)
+
+ADDCDIV_INTEGER_MESSAGE = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+    "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+    "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+    "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+    "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+    "for all dtypes.")
+
+
+@op(save=("t1", "t2"), broadcast=True, batchable=True, method=True, inplace=True)
+def addcdiv(xp, x, t1, t2, *, value=1):
+    """x + value * t1 / t2 (broadcasting); two integer (or bool) divisor tensors are refused."""
+    _require_tensors("addcdiv", x, t1, t2, names=("input", "tensor1", "tensor2"))
+    if t1.dtype.kind in "biu" and t2.dtype.kind in "biu":
+        raise RuntimeError(ADDCDIV_INTEGER_MESSAGE)
+    x, t1, t2, v = _fused_operands(xp, "addcdiv_cpu_out", x, t1, t2, value)
+    return x + v * t1 / t2
+
+
+addcdiv.defvjp(lambda g, t1, t2, value: g,
+               lambda g, t1, t2, value: g * conj(value / t2),
+               lambda g, t1, t2, value: -g * conj(value * t1 / (t2 * t2)))
+addcdiv.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: t * value / t2,
+               lambda t, t1, t2, value: -t * value * t1 / (t2 * t2))

@@ -1,0 +1,123 @@
+"""Special elementwise functions of one input: erfc, erfinv, logit, sinc, frac, nan_to_num
+(the common ones, exp ... erf, are in ``elementwise.py``)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gradkit.autograd.grad_mode import is_grad_enabled
+from gradkit.ops.comparison import isfinite
+from gradkit.ops.elementwise import cos, exp, sin
+from gradkit.ops.methods import tensor_method
+from gradkit.ops.piecewise import where
+from gradkit.ops.special import erfc_array, erfinv_array
+from gradkit.ops.unary import unary
+from gradkit.ops.unary_helpers import kernel_error
+
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+_HALF_SQRT_PI = math.sqrt(math.pi) / 2
+
+
+@unary(floating=True, method=True, inplace=True, complex_error=kernel_error("erfc_vml_cpu"))
+def erfc(xp, x):
+    """1 - erf(x) elementwise, accurate where erf(x) is near 1."""
+    return erfc_array(xp, x)
+
+
+erfc.defderivative(lambda x: -_TWO_OVER_SQRT_PI * exp(-(x * x)))
+
+
+@unary(floating=True, method=True, inplace=True, complex_error=kernel_error("erfinv_vml_cpu"))
+def erfinv(xp, x):
+    """The inverse of erf on [-1, 1] (+-inf at +-1, NaN outside)."""
+    return erfinv_array(xp, x)
+
+
+# torch: sqrt(pi) / 2 * exp(erfinv(x) ** 2), recomputed from x
+erfinv.defderivative(lambda x: _HALF_SQRT_PI * exp(erfinv(x) ** 2))
+
+
+@unary(floating=True, method=True, inplace=True, complex_error=kernel_error("logit_cpu"))
+def logit(xp, x, eps=None):
+    """log(x / (1 - x)), with x first clamped to [eps, 1 - eps] when eps >= 0 is given."""
+    if eps is not None and eps >= 0:  # torch's kernel: a negative eps clamps nothing
+        low, high = xp.asarray(eps, dtype=x.dtype), xp.asarray(1 - eps, dtype=x.dtype)
+        x = xp.where(x < low, low, xp.where(x > high, high, x))
+    with np.errstate(all="ignore"):
+        return xp.log(x / (1 - x))
+
+
+def _logit_derivative_times(v, x, eps=None):
+    """v / (x (1 - x)) as torch's logit_backward kernel: outside [0, 1] NaN without eps, and 0
+    outside [eps, 1 - eps] with it (the clamp's flat part)."""
+    scaled = v / (x * (1 - x))
+    if eps is None or eps < 0:
+        return where((x < 0) | (x > 1), math.nan, scaled)
+    return where((x < eps) | (x > 1 - eps), 0.0, scaled)
+
+
+logit.defvjp(_logit_derivative_times)
+logit.defjvp(_logit_derivative_times)
+logit.batchable = True
+
+
+@unary(floating=True, method=True, inplace=True)
+def sinc(xp, x):
+    """sin(pi x) / (pi x), 1 at 0 (complex x too)."""
+    with np.errstate(all="ignore"):
+        product = x * math.pi
+        out = xp.asarray(xp.sin(product) / product)
+    return xp.where(x == 0, xp.ones((), out.dtype), out)
+
+
+def _sinc_derivative(x):
+    # torch's sinc_backward: (pi x cos(pi x) - sin(pi x)) / (pi x²), 0 where pi x² is 0
+    product = x * math.pi
+    squared = x * x * math.pi
+    safe = where(squared == 0, 1.0, squared)
+    return where(squared == 0, 0.0, (product * cos(product) - sin(product)) / safe)
+
+
+sinc.defderivative(_sinc_derivative)
+
+
+@unary(save=(), method=True, inplace=True, integer_error=kernel_error("frac_cpu"),
+       complex_error=kernel_error("frac_cpu"))
+def frac(xp, x):
+    """x - trunc(x): the fractional part, with x's sign (NaN at +-inf)."""
+    with np.errstate(invalid="ignore"):
+        return x - xp.trunc(x)
+
+
+frac.defvjp(lambda g: g)
+frac.defjvp(lambda t: t)
+frac.batchable = True
+
+
+@unary(name="nan_to_num")
+def _nan_to_num(xp, x, nan=0.0, posinf=None, neginf=None):
+    if x.dtype.kind in "biu":
+        return x.copy()
+    info = np.finfo(x.dtype)
+    with np.errstate(over="ignore"):  # a replacement out of range becomes inf, as torch
+        return xp.nan_to_num(x, nan=nan, posinf=info.max if posinf is None else posinf,
+                             neginf=info.min if neginf is None else neginf)
+
+
+# torch: grad * isfinite(x), a product (a NaN gradient stays NaN where x is not finite)
+_nan_to_num.defvjp(lambda g, x, **params: g * isfinite(x))
+_nan_to_num.defjvp(lambda t, x, **params: t * isfinite(x))
+_nan_to_num.batchable = True
+
+
+@tensor_method(inplace=True)
+def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None):
+    """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: the dtype's
+    largest and lowest finite values); integers unchanged. As torch, no gradient through
+    complex values (their parts are replaced one by one)."""
+    if x.is_complex() and x.requires_grad and is_grad_enabled():
+        raise RuntimeError("nan_to_num does not support automatic differentiation for outputs "
+                           "with complex dtype.")
+    return _nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+

@@ -1,0 +1,318 @@
+"""Products beyond matmul: the scaled sums addmm, addmv, baddbmm and addbmm
+(``beta * input + alpha * product``), trace, tensordot, kron and cross."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from gradkit.ops._dispatch_general import _broadcast_message
+from gradkit.ops._op import op
+from gradkit.ops.binary_math import fused_multiply_add
+from gradkit.ops.complex import conj
+from gradkit.ops.linalg import matmul
+from gradkit.ops.methods import tensor_method
+from gradkit.ops.promotion import as_dtype
+from gradkit.ops.reduction import sum
+from gradkit.ops.shape import (
+    _normalize_dim, _reshape_copy, expand, permute, reshape, transpose, unsqueeze)
+from gradkit.ops.triangular import diagonal_backward
+from gradkit.ops.unary_helpers import c_type_name, kernel_error, scalar_type_name
+
+
+def _check_expandable(shape, target) -> None:
+    """torch's errors for an ``input`` that does not expand to the product's shape."""
+    if len(shape) > len(target):
+        raise RuntimeError(
+            f"expand(gradkit.Tensor{{{list(shape)}}}, size={list(target)}): the number of sizes "
+            f"provided ({len(target)}) must be greater or equal to the number of dimensions in "
+            f"the tensor ({len(shape)})")
+    for i in range(1, len(shape) + 1):
+        if shape[-i] not in (1, target[-i]):
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target[-i]}) must match the existing size "
+                f"({shape[-i]}) at non-singleton dimension {len(target) - i}.  Target sizes: "
+                f"{list(target)}.  Tensor sizes: {list(shape)}")
+
+
+def _same_dtype(message: str, *arrays) -> None:
+    """``message`` formatted with the dtype names when the arrays' dtypes differ."""
+    if len({a.dtype for a in arrays}) > 1:
+        raise RuntimeError(message.format(*(scalar_type_name(a) for a in arrays),
+                                          *(c_type_name(a) for a in arrays)))
+
+
+def _ndim(array, ndim: int, message: str) -> None:
+    if array.ndim != ndim:
+        raise RuntimeError(message.format(array.ndim))
+
+
+def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool):
+    """beta * x + alpha * product in the product's dtype; beta == 0 ignores x (its NaN and
+    inf too), as torch; an integer result truncates float scalars, a real one refuses complex.
+    An ``empty`` product (nothing summed) is skipped, and so is the product at alpha == 0 in
+    BLAS kernels (all but baddbmm's): its NaN stays out, -alpha * 0 gives no -0.0."""
+    dtype = product.dtype
+    if dtype.kind == "b":
+        raise kernel_error(kernel)(product)
+    _check_expandable(x.shape, product.shape)
+    for value in (beta, alpha):
+        if isinstance(value, complex) and dtype.kind != "c":
+            raise RuntimeError(f"value cannot be converted to type {c_type_name(product)} "
+                               "without overflow")
+    if dtype.kind in "iu":
+        beta, alpha = int(beta), int(alpha)
+    scaled_x = x if beta == 1 else x * as_dtype(xp, beta, dtype)
+    if empty or (alpha == 0 and kernel != "baddbmm_cpu"):
+        out = xp.zeros(product.shape, dtype) if beta == 0 else scaled_x
+        return xp.array(xp.broadcast_to(out, product.shape))
+    out = product if alpha == 1 else product * as_dtype(xp, alpha, dtype)
+    if beta == 0:
+        return xp.array(xp.broadcast_to(out, product.shape))
+    return out + scaled_x
+
+
+def _mH(a):
+    return conj(transpose(a, -1, -2))
+
+
+def _scale(v, factor):
+    return v if factor == 1 else v * factor
+
+
+def _declare(name: str, product, vjp_a, vjp_b):
+    """A scaled-sum op: ``product(a, b)`` (gradkit ops), its input gradients from ``g`` and
+    the two factors, each times conj(alpha); the input's gradient is g * conj(beta)."""
+    def forward(xp, x, a, b, *, beta=1, alpha=1):
+        _CHECKS[name](x, a, b)
+        empty = a.shape[-1] == 0 or (name == "addbmm" and a.shape[0] == 0)
+        return _scaled_sum(xp, x, product(a, b), beta, alpha, _KERNELS[name], empty)
+    forward.__doc__ = f"beta * input + alpha * {_FORMULAS[name]} (torch.{name})."
+    declared = op(name=name, save=("a", "b"), broadcast=True, method=True, inplace=True)(forward)
+    declared.defvjp(lambda g, a, b, beta, alpha: _scale(g, beta.conjugate()),
+                    lambda g, a, b, beta, alpha: _scale(vjp_a(g, a, b), alpha.conjugate()),
+                    lambda g, a, b, beta, alpha: _scale(vjp_b(g, a, b), alpha.conjugate()))
+    declared.defjvp(lambda t, a, b, beta, alpha: _scale(t, beta),
+                    lambda t, a, b, beta, alpha: _scale(product(t, b), alpha),
+                    lambda t, a, b, beta, alpha: _scale(product(a, t), alpha))
+    return declared
+
+
+def _check_addmm(x, a, b):
+    _ndim(a, 2, "mat1 must be a matrix, got {}-D tensor")
+    _ndim(b, 2, "mat2 must be a matrix, got {}-D tensor")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]}"
+                           f" and {b.shape[0]}x{b.shape[1]})")
+    _same_dtype("self and mat2 must have the same dtype, but got {} and {}", x, b)
+    _same_dtype("mat1 and mat2 must have the same dtype, but got {} and {}", a, b)
+
+
+def _check_addmv(x, a, b):
+    if a.ndim != 2 or b.ndim != 1 or x.ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {x.ndim}, {a.ndim}, {b.ndim}")
+    if a.shape[1] != b.shape[0] or x.size not in (1, a.shape[0]):
+        raise RuntimeError(f"size mismatch, got input ({x.size}), mat ({a.shape[0]}x{a.shape[1]}),"
+                           f" vec ({b.shape[0]})")
+    _same_dtype("addmv input tensors must have the same dtype, but got {}, {}, and {}", x, a, b)
+
+
+def _size(array, dim: int) -> int:
+    """array.size(dim) as torch reads it, with its IndexError for a missing dim."""
+    if array.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return array.shape[_normalize_dim(dim, array.ndim)]
+
+
+def _check_batches(a, b, name: str):
+    # torch reads these sizes before it checks the ranks
+    for array, dim in ((a, 0), (a, 1), (b, 2)) if name == "baddbmm" else ((a, 1), (b, 2)):
+        _size(array, dim)
+    _ndim(a, 3, "batch1 must be a 3D tensor")
+    _ndim(b, 3, "batch2 must be a 3D tensor")
+    if name == "addbmm":
+        if a.shape[0] != b.shape[0]:
+            raise RuntimeError("batch1 and batch2 must have same number of batches, got "
+                               f"{a.shape[0]} and {b.shape[0]}")
+        if a.shape[2] != b.shape[1]:
+            raise RuntimeError(f"Incompatible matrix sizes for bmm ({a.shape[1]}x{a.shape[2]} "
+                               f"and {b.shape[1]}x{b.shape[2]})")
+    elif a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+
+
+def _check_baddbmm(x, a, b):
+    _check_batches(a, b, "baddbmm")
+    if x.dtype != a.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {c_type_name(x)}, batch1: "
+                           f"{c_type_name(a)}, batch2: {c_type_name(b)}")
+    _same_dtype("expected scalar type {} but found {}", a, b)
+
+
+def _check_addbmm(x, a, b):
+    _check_batches(a, b, "addbmm")
+    _same_dtype("self and mat2 must have the same dtype, but got {} and {}", x, b)
+    _same_dtype("mat1 and mat2 must have the same dtype, but got {} and {}", a, b)
+
+
+_CHECKS = {"addmm": _check_addmm, "addmv": _check_addmv, "baddbmm": _check_baddbmm,
+           "addbmm": _check_addbmm}
+_KERNELS = {"addmm": "addmm_impl_cpu_", "addmv": "addmv_impl_cpu", "baddbmm": "baddbmm_cpu",
+            "addbmm": "addmm_impl_cpu_"}
+_FORMULAS = {"addmm": "mat1 @ mat2", "addmv": "mat @ vec", "baddbmm": "batch1 @ batch2",
+             "addbmm": "(batch1 @ batch2).sum(0)"}
+
+
+def _matrix_product(a, b):
+    return matmul(a, b)
+
+
+def _batch_sum_product(a, b):
+    return sum(matmul(a, b), 0)
+
+
+addmm = _declare("addmm", _matrix_product, lambda g, a, b: matmul(g, _mH(b)),
+                 lambda g, a, b: matmul(_mH(a), g))
+addmv = _declare("addmv", _matrix_product,
+                 lambda g, a, b: matmul(unsqueeze(g, -1), unsqueeze(conj(b), 0)),
+                 lambda g, a, b: matmul(_mH(a), g))
+baddbmm = _declare("baddbmm", _matrix_product, lambda g, a, b: matmul(g, _mH(b)),
+                   lambda g, a, b: matmul(_mH(a), g))
+addbmm = _declare("addbmm", _batch_sum_product, lambda g, a, b: matmul(unsqueeze(g, 0), _mH(b)),
+                  lambda g, a, b: matmul(_mH(a), unsqueeze(g, 0)))
+
+
+def _array(t):
+    return getattr(t, "_data", t)
+
+
+@op(save="x.shape", linear=True, method=True)
+def trace(xp, x):
+    """The sum of a matrix's diagonal (integers summed as int64)."""
+    if x.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
+    if x.dtype.kind == "b":
+        raise kernel_error("trace")(x)
+    return xp.asarray(xp.trace(x, dtype=np.int64 if x.dtype.kind in "iu" else x.dtype))
+
+
+trace.defvjp(lambda g, x_shape: diagonal_backward(expand(g, (min(x_shape),)), x_shape))
+trace.defjvp(lambda t, x_shape: trace(t))
+
+
+def _dim_list(dims, name: str) -> list:
+    if isinstance(dims, int):
+        raise TypeError(f"tensordot(): argument '{name}' (position 3) must be tuple of ints, "
+                        "not int")
+    return [int(d) for d in dims]
+
+
+def tensordot(a, b, dims=2):
+    """The sum of a * b over paired dims: the last ``dims`` of a with the first ``dims`` of b,
+    or ``(dims_a, dims_b)`` lists; a size-1 dim pairs with any size (its partner is summed)."""
+    if hasattr(dims, "tolist"):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.ndim or dims > b.ndim:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        dims_a, dims_b = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        dims_a, dims_b = _dim_list(dims[0], "dims_self"), _dim_list(dims[1], "dims_other")
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError("both dimension lists should have same length")
+    if _array(a).dtype != _array(b).dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    dims_a = _distinct([_normalize_dim(d, a.ndim) for d in dims_a])
+    dims_b = _distinct([_normalize_dim(d, b.ndim) for d in dims_b])
+    for da, db in zip(dims_a, dims_b):
+        if a.shape[da] == b.shape[db]:
+            continue
+        if b.shape[db] == 1:  # torch sums a broadcast partner right away, in its dtype
+            a = sum(a, da, keepdim=True, dtype=a.dtype)
+        elif a.shape[da] == 1:
+            b = sum(b, db, keepdim=True, dtype=b.dtype)
+        elif a.shape[da] != b.shape[db]:
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size {a.shape[da]} in dim "
+                f"{da} and second has size {b.shape[db]} in dim {db}")
+    free_a = [d for d in range(a.ndim) if d not in dims_a]
+    free_b = [d for d in range(b.ndim) if d not in dims_b]
+    size = math.prod(a.shape[d] for d in dims_a)
+    left = reshape(permute(a, free_a + dims_a), (math.prod(a.shape[d] for d in free_a), size))
+    right = reshape(permute(b, dims_b + free_b), (size, math.prod(b.shape[d] for d in free_b)))
+    shape = tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b)
+    return reshape(matmul(left, right), shape)
+
+
+def _distinct(dims: list) -> list:
+    for d in dims:
+        if dims.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return dims
+
+
+@tensor_method()
+def kron(a, b):
+    """The Kronecker product: every element of a times the whole of b, as blocks."""
+    for position, (name, value) in enumerate((("input", a), ("other", b)), 1):
+        if not hasattr(value, "shape"):
+            raise TypeError(f"kron(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
+    ndim = max(a.ndim, b.ndim)
+    shape_a = (1,) * (ndim - a.ndim) + tuple(a.shape)
+    shape_b = (1,) * (ndim - b.ndim) + tuple(b.shape)
+    blocks = reshape(a, tuple(v for n in shape_a for v in (n, 1))) * \
+        reshape(b, tuple(v for n in shape_b for v in (1, n)))
+    # torch's _unsafe_view: the result is no view of the product
+    return _reshape_copy(blocks, shape=tuple(n * m for n, m in zip(shape_a, shape_b)))
+
+
+@op(save=("x", "y"), broadcast=True)
+def linalg_cross(xp, x, y, *, dim=-1):
+    """The cross product of 3-vectors along ``dim`` (other dims broadcast)."""
+    if x.ndim != y.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    axis = _normalize_dim(dim, x.ndim)
+    if x.shape[axis] != 3 or y.shape[axis] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{x.shape[axis]} and {y.shape[axis]}")
+    if x.dtype.kind == "b":
+        raise kernel_error("cross")(x)
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(x)} but found "
+                           f"{scalar_type_name(y)}")
+    try:
+        x, y = xp.broadcast_arrays(x, y)
+    except ValueError:  # torch's message for shapes that do not broadcast
+        raise RuntimeError(_broadcast_message([x, y])) from None
+    a, b = [xp.take(x, i, axis) for i in range(3)], [xp.take(y, i, axis) for i in range(3)]
+    # torch's kernel: a_j b_k - a_k b_j, for floats as one fused multiply-add (the cross of a
+    # vector with itself is then a rounding error, not 0)
+    return xp.stack([fused_multiply_add(xp, a[j], b[k], -(a[k] * b[j])) if x.dtype.kind == "f"
+                     else a[j] * b[k] - a[k] * b[j] for j, k in ((1, 2), (2, 0), (0, 1))], axis)
+
+
+linalg_cross.defvjp(lambda g, x, y, dim: linalg_cross(conj(y), g, dim=dim),
+                    lambda g, x, y, dim: linalg_cross(g, conj(x), dim=dim))
+linalg_cross.defjvp(lambda t, x, y, dim: linalg_cross(t, y, dim=dim),
+                    lambda t, x, y, dim: linalg_cross(x, t, dim=dim))
+
+
+@tensor_method()
+def cross(x, y, dim: int | None = None):
+    """linalg.cross along ``dim``; without it (deprecated, with torch's warning) along the
+    first dim of size 3."""
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
+                      "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
+                      "default value of dim will change to agree with that of linalg.cross in a "
+                      "future release.", UserWarning, stacklevel=2)
+        dim = next((d for d, n in enumerate(x.shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return linalg_cross(x, y, dim=dim)
+

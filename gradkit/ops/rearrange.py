@@ -1,0 +1,144 @@
+"""Rearranging ops composed of the shape ops, with torch's views and gradients: meshgrid
+(expanded views), tile (repeat), movedim (a permuted view), diff (slices subtracted), and
+rot90 (a rotated copy)."""
+from __future__ import annotations
+
+import warnings
+
+from gradkit.backend import bool_
+from gradkit.ops._op import op
+from gradkit.ops.arithmetic import sub
+from gradkit.ops.comparison import logical_xor
+from gradkit.ops.joining import cat
+from gradkit.ops.methods import tensor_method
+from gradkit.ops.piecewise import zeros_like
+from gradkit.ops.shape import _normalize_dim, expand, permute, repeat, reshape
+from gradkit.ops.slicing import narrow
+
+
+def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    """Coordinate grids of 0-d/1-d tensors, expanded views: ``indexing="ij"`` (the default,
+    with torch's warning when not given) takes the grid's dims in order, ``"xy"`` swaps the
+    first two."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                               f"got: {t}")
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError('torch.meshgrid: indexing must be one of "xy" or "ij", but received: '
+                           f"{indexing}")
+    swap = indexing == "xy" and len(tensors) >= 2  # torch: "xy" is "ij" of the first two swapped
+    order = (1, 0, *range(2, len(tensors))) if swap else tuple(range(len(tensors)))
+    shape = tuple(tensors[i].numel() for i in order)
+    grids = []
+    for position, i in enumerate(order):
+        line = tuple(-1 if d == position else 1 for d in range(len(order)))
+        grids.append(expand(reshape(tensors[i], line), shape))
+    return tuple(grids[order.index(i)] for i in range(len(tensors)))
+
+
+@tensor_method()
+def tile(x, *dims):
+    """x repeated ``dims`` times along each dim; fewer dims than x has are padded with 1s in
+    front (``repeat`` otherwise). ``x.tile(2, 2)`` and ``tile(x, (2, 2))`` are the same."""
+    if len(dims) == 1 and not isinstance(dims[0], int):
+        dims = dims[0]
+    dims = tuple(int(d) for d in dims)
+    dims = (1,) * (x.ndim - len(dims)) + dims
+    negative = next((d for d in dims if d < 0), None)
+    if negative is not None:
+        shape = (1,) * (len(dims) - x.ndim) + tuple(x.shape)
+        sizes = [n * d for n, d in zip(shape, dims)]
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(sizes)}: {sizes}")
+    return repeat(x, dims)
+
+
+def _dim_sequence(dims) -> list:
+    return [dims] if isinstance(dims, int) else [int(d) for d in dims]
+
+
+@tensor_method(("movedim", "moveaxis"))
+def movedim(x, source, destination):
+    """A view of x with the dims ``source`` moved to ``destination`` (the others keep their
+    order)."""
+    source, destination = _dim_sequence(source), _dim_sequence(destination)
+    if len(source) != len(destination):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({source} dims) "
+                           f"should contain the same number of dims as destination "
+                           f"({destination} dims)")
+    ndim = x.ndim
+    if ndim == 0:  # dims 0 and -1 name the one "dim" of a 0-d tensor
+        return permute(x, ())
+    moved = [_normalize_dim(d, ndim) for d in source]
+    target = [_normalize_dim(d, ndim) for d in destination]
+    for name, dims, given in (("source", moved, source), ("destination", target, destination)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({given})")
+    order = [None] * ndim
+    for s, d in zip(moved, target):
+        order[d] = s
+    rest = iter(d for d in range(ndim) if d not in moved)
+    return permute(x, tuple(d if d is not None else next(rest) for d in order))
+
+
+moveaxis = movedim
+
+
+@tensor_method()
+def diff(x, n: int = 1, dim: int = -1, prepend=None, append=None):
+    """The n-th forward difference along ``dim`` (``xor`` for bools), after joining
+    ``prepend`` and ``append`` to x along it."""
+    if x.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    dim = _normalize_dim(dim, x.ndim)
+    joined = [t for t in (prepend, x, append) if t is not None]
+    for t in joined:
+        if t.ndim != x.ndim:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+        for axis in range(x.ndim):
+            if axis != dim and t.shape[axis] != x.shape[axis]:
+                raise RuntimeError(
+                    "diff expects the shape of tensor to prepend or append to match that of "
+                    f"input except along the differencing dimension; input.size({axis}) = "
+                    f"{x.shape[axis]}, but got tensor.size({axis}) = {t.shape[axis]}")
+    if n == 0:  # torch: the input copied into zeros (CopyBackwards), prepend/append ignored
+        return zeros_like(x).copy_(x)
+    if len(joined) > 1:
+        x = cat(joined, dim)
+    difference = logical_xor if x.dtype == bool_ else sub
+    for _ in range(min(n, x.shape[dim])):
+        length = x.shape[dim] - 1
+        x = difference(narrow(x, dim, 1, length), narrow(x, dim, 0, length))
+    return x
+
+
+@op(linear=True, method=True)
+def rot90(xp, x, k=1, dims=(0, 1)):
+    """x rotated by k quarter turns from dim ``dims[0]`` towards ``dims[1]`` (a copy)."""
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if x.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {x.ndim}")
+    axes = tuple(_normalize_dim(d, x.ndim) for d in dims)
+    if axes[0] == axes[1]:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
+                           f"and dim1 = {dims[1]}")
+    return xp.rot90(x, k % 4, axes).copy()
+
+
+rot90.defvjp(lambda g, k, dims: rot90(g, -k, dims))
+rot90.defjvp(lambda t, k, dims: rot90(t, k, dims))

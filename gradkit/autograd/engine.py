@@ -47,7 +47,7 @@ def run(roots, seeds, retain_graph: bool, create_graph: bool, targets=None,
                                accumulate)
     previous_mode = grad_state.grad_enabled
     grad_state.grad_enabled = create_graph
-    _callbacks.stack = (*_callbacks.stack, [])
+    _callbacks.stack = (*_callbacks.stack, BackwardPass(targets is not None))
     try:
         if observers.active:
             captured = observers.observe_backward(_execute, roots, seeds, retain_graph,
@@ -63,8 +63,20 @@ def run(roots, seeds, retain_graph: bool, create_graph: bool, targets=None,
     return captured
 
 
+class BackwardPass(list):
+    """One running engine pass: the callbacks queued for its end, and whether it runs only
+    towards given inputs (``autograd.grad``, ``backward(inputs=...)``; torch's graph task
+    with exec_info), which reentrant checkpoints refuse."""
+
+    __slots__ = ("targeted",)
+
+    def __init__(self, targeted: bool) -> None:
+        super().__init__()
+        self.targeted = targeted
+
+
 class _Callbacks(threading.local):
-    stack: tuple = ()  # one list per engine pass running on this thread (innermost last)
+    stack: tuple = ()  # one BackwardPass per engine pass running on this thread (innermost last)
 
 
 _callbacks = _Callbacks()
@@ -77,8 +89,8 @@ def queue_callback(callback) -> None:
     _callbacks.stack[-1].append(callback)
 
 
-def current_pass():
-    """An object that identifies this thread's innermost running backward pass (or None)."""
+def current_pass() -> BackwardPass | None:
+    """This thread's innermost running backward pass (torch's current graph task), or None."""
     return _callbacks.stack[-1] if _callbacks.stack else None
 
 

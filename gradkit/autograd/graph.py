@@ -310,7 +310,7 @@ class SavedTensor:
             if not isinstance(tensor, Tensor):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                                 f"got result of type {type(tensor).__name__}")
-            return self._attach(tensor._data, node) if as_tensor else tensor._data
+            return self._attach(tensor, node) if as_tensor else tensor._data
         if self.version_counter[0] != self.version:
             desc = f"gradkit.{from_numpy_dtype(self.data.dtype).name} {list(self.data.shape)}"
             owner = ""
@@ -334,11 +334,13 @@ class SavedTensor:
                                     self.version_counter)
         return Tensor._make(self.data, node, self.output_nr, self.version_counter)
 
-    def _attach(self, data, node):
+    def _attach(self, unpacked, node):
         """The unpack hook's values with the saved tensor's place in the graph (torch's
         SavedVariable): double backward differentiates through the original tensor, never
         through what the hooks computed."""
-        edge = self.grad_edge
+        edge, data = self.grad_edge, unpacked._data
+        if edge is None and not unpacked.requires_grad:  # nothing to attach: torch gives the
+            return unpacked                                # hook's tensor itself
         if edge is _OWN_OUTPUT:
             return Tensor._make(data, node, self.output_nr)
         if edge is None:

@@ -16,6 +16,7 @@ import warnings
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.api import backward
+from gradkit.autograd.engine import current_pass
 from gradkit.autograd.function import Function
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.autograd.graph import saved_tensors_hooks
@@ -102,6 +103,7 @@ class _Recomputation:
         self.count = 0
         self.metadata = []  # of each packed tensor, to check the recomputed ones against
         self.values = {}   # index -> recomputed tensor, dropped as backward unpacks it
+        self.recomputed_for = None  # the backward pass self.values were recomputed for
 
     def pack(self, tensor) -> int:
         index = self.count
@@ -110,8 +112,17 @@ class _Recomputation:
         return index
 
     def unpack(self, index: int):
-        if index not in self.values:  # first use, or a second backward (retain_graph)
+        backward_pass = current_pass()
+        # as torch: one recomputation per backward pass (a second backward with retain_graph
+        # recomputes), and one per read outside backward (``node._saved_result``)
+        if backward_pass is None or backward_pass is not self.recomputed_for:
             self.recompute()
+            self.recomputed_for = backward_pass
+        if index not in self.values:
+            raise RuntimeError(
+                "torch.utils.checkpoint: Unpack is being triggered for a tensor that was already "
+                "unpacked once. If you are calling ctx.saved_tensors in backward, make sure to do "
+                "so only once. Otherwise please open an issue with details on your use case.")
         return self.values.pop(index)
 
     def recompute(self) -> None:
@@ -166,6 +177,12 @@ class _ReentrantCheckpoint(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        if current_pass().targeted:  # its inner backward would accumulate into .grad instead
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
+                "passing an `inputs` parameter to .backward(). To resolve this error, you can "
+                "either set use_reentrant=False, or call .backward() without passing the "
+                "`inputs` argument.")
         args = list(ctx.plain_args)
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors, strict=True):
             args[i] = t.detach().requires_grad_(t.requires_grad)

@@ -23,6 +23,8 @@ from typing import NamedTuple
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.api import grad
+from gradkit.autograd.function_checks import (
+    check_function_tangents, check_tangent_size, checked_function_tangents)
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor
@@ -122,21 +124,13 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     if tangent_fw is not None and tangent_fw[0] is _current:
         raise RuntimeError("Setting a forward grad that itself has a forward gradient at the "
                            f"same level{_current.index} is not supported.")
-    _check_tangent_size(tensor, tangent)
+    check_tangent_size(tensor, tangent)
     if tangent._data.dtype != tensor._data.dtype:
         tangent = tangent.to(tensor.dtype)
     dual = _alias(tensor)
     dual._fw = (_current, tangent)
     dual._view.forward_base = weakref.ref(dual)  # views of the dual take their tangents from it
     return dual
-
-
-def _check_tangent_size(tensor, tangent) -> None:
-    if tangent._data.shape != tensor._data.shape:
-        raise RuntimeError(
-            "Trying to set a forward gradient that has a different size than that of the "
-            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
-            f"while the given forward gradient is of size {list(tangent.shape)}.")
 
 
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
@@ -347,43 +341,35 @@ def _forward_base(view) -> tuple:
 
 # -- custom Functions -----------------------------------------------------------------
 
-def propagate_function(cls, ctx, args, outputs) -> None:
-    """Output tangents of a custom Function from its ``jvp`` staticmethod."""
-    tangents = []
-    for a in args:
-        t = _tangent(a) if isinstance(a, Tensor) else None
-        if t is None and ctx.materialize_grads and isinstance(a, Tensor) \
-                and a._data.dtype.kind in "fc":
-            t = _zeros_like(a)
-        tangents.append(t)
+def input_tangents(args) -> list:
+    """The tangents a custom Function's inputs carry (None for a non-dual), read before its
+    forward runs."""
+    return [_tangent(a) if isinstance(a, Tensor) else None for a in args]
+
+
+def propagate_function(cls, ctx, args, outputs, given: list, raw_outputs: tuple) -> None:
+    """Output tangents of a custom Function from its ``jvp`` staticmethod, given the inputs'
+    tangents ``given`` (:func:`input_tangents`) and what forward returned (``raw_outputs``,
+    before outputs that are inputs became views of them)."""
+    versions = [None if t is None else t._vc[0] for t in given]
+    tangents = [_zeros_like(a) if t is None and ctx.materialize_grads and isinstance(a, Tensor)
+                and a._data.dtype.kind in "fc" else t for a, t in zip(args, given)]
     ctx._in_jvp = True
     try:
         with suspended():
             out = cls.jvp(ctx, *tangents)
     finally:
         ctx._in_jvp = False
-    _attach(outputs, _checked_function_tangents(outputs, out))
+    returned = checked_function_tangents(outputs, out)
+    check_function_tangents(ctx, args, raw_outputs, outputs, given, versions, returned,
+                            _base_for_tangents)
+    _attach(outputs, returned)
 
 
-def _checked_function_tangents(outputs, out) -> tuple:
-    """torch's checks on what a Function's jvp returned: one tangent per output, each None or
-    a floating Tensor of its output's size (no broadcasting)."""
-    tangents = out if isinstance(out, tuple) else (out,)
-    if len(tangents) != len(outputs):
-        raise RuntimeError("Function's jvp returned an invalid number of forward gradients "
-                           f"(expected {len(outputs)} but got {len(tangents)})")
-    for i, (output, tangent) in enumerate(zip(outputs, tangents, strict=True)):
-        if tangent is None:
-            continue
-        if not isinstance(tangent, Tensor):
-            raise RuntimeError(f"expected Variable or None (got {type(tangent).__name__}) for "
-                               f"grad output {i}.")
-        if isinstance(output, Tensor):
-            _check_tangent_size(output, tangent)
-            if tangent._data.dtype.kind not in "fc":
-                raise RuntimeError("Expected both tensor and its forward grad to be floating "
-                                   "point or complex")
-    return tangents
+def _base_for_tangents(tensor):
+    """The tensor whose tangent ``tensor``'s tangent is a view of: its forward base."""
+    view = getattr(tensor, "_view", None)
+    return tensor if view is None else _forward_base(view)[0]
 
 
 def _this_module():

@@ -64,7 +64,7 @@ class FunctionCtx(Node):
     @property
     def saved_tensors(self) -> tuple:
         """The tensors given to save_for_backward (checked against in-place changes)."""
-        if self._in_jvp and self.saved_for_forward:
+        if self._in_jvp:  # jvp sees save_for_forward's tensors only, as torch
             return tuple(self.saved_for_forward)
         if self._node is None:  # forward ran without recording: nothing was packed
             return tuple(self._to_save)
@@ -232,6 +232,8 @@ def _apply(cls, args: tuple, kwargs: dict):
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     recording = records_graph() and any(ctx.needs_input_grad)
     dual = forward_ad.has_tangents(args)  # then jvp gives the tangents, not forward's ops
+    # read before forward: an in-place write there (a dirty input) drops the input's tangent
+    tangents = forward_ad.input_tangents(args) if dual else None
     with no_grad(), (forward_ad.suspended() if dual else contextlib.nullcontext()):
         if cls._setup_context_style:
             raw = cls.forward(*args, **kwargs)
@@ -241,12 +243,31 @@ def _apply(cls, args: tuple, kwargs: dict):
     single = not isinstance(raw, tuple)
     outputs = (raw,) if single else raw
     check_dirty(ctx, args, outputs)
+    raw_outputs = outputs
     node = None
     if recording:
         outputs, node = _record(cls, ctx, args, outputs)
+    else:
+        outputs = _alias_returned_inputs(ctx, args, outputs)
     if dual:
-        forward_ad.propagate_function(cls, ctx, args, outputs)
+        forward_ad.propagate_function(cls, ctx, args, outputs, tangents, raw_outputs)
     return (outputs[0] if single else outputs), node
+
+
+def _alias_returned_inputs(ctx: FunctionCtx, args: tuple, outputs: tuple) -> tuple:
+    """As torch, an input returned as-is (and not dirty) comes back as a view of itself
+    (its ``_base`` is the input), even when no graph is recorded."""
+    input_ids = {id(a) for a in args if isinstance(a, Tensor)}
+    dirty = {id(t) for t in ctx._dirty}
+    if not any(id(o) in input_ids and id(o) not in dirty for o in outputs):
+        return outputs
+    aliased = []
+    for out in outputs:
+        if id(out) in input_ids and id(out) not in dirty:
+            returned_input, out = out, Tensor._make(out._data, None, 0, out._vc)
+            mark_view(_alias, returned_input, out, {})
+        aliased.append(out)
+    return tuple(aliased)
 
 
 def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
@@ -274,6 +295,9 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
                                    "in-place operation.")
             if view is not None and len(outputs) > 1:
                 raise RuntimeError(DIRTY_VIEW_OF_SEVERAL)
+            refusal = None if view is None else view.refusal(indirect=False)
+            if refusal is not None:  # a split output, a no_grad view: as an in-place op
+                raise RuntimeError(refusal)
             if view is not None and view.base.grad_fn is None and view.base._requires_grad:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used "
                                    "in an in-place operation.")

@@ -127,6 +127,10 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     check_tangent_size(tensor, tangent)
     if tangent._data.dtype != tensor._data.dtype:
         tangent = tangent.to(tensor.dtype)
+    if grad_state.inference:  # as torch: inference tensors track no views, so no view here
+        dual = Tensor._make(tensor._data, None, 0, tensor._vc)
+        dual._fw = (_current, tangent)
+        return dual
     dual = _alias(tensor)
     dual._fw = (_current, tangent)
     dual._view.forward_base = weakref.ref(dual)  # views of the dual take their tangents from it
@@ -147,7 +151,11 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
             f"unpack_dual(): this tensor was made dual in forward AD level {fw[0].index}, which "
             "has already exited, so its tangent is gone. Call unpack_dual() inside the "
             "`with dual_level():` block that created it.")
-    return UnpackedDualTensor(_alias(tensor), fw[1])
+    primal = _alias(tensor)
+    # as torch, the primal is a view for backward only: writing into it (or its views) leaves
+    # the dual's tangent alone, so it is its own base for tangents
+    primal._view.forward_base = weakref.ref(primal)
+    return UnpackedDualTensor(primal, fw[1])
 
 
 def _alias(tensor):

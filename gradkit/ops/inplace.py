@@ -97,11 +97,13 @@ def inplace(tensor, out_of_place, *args, **kwargs):
 
 def _tangent_after_write(old, new):
     """Forward AD: the tangent of the written values (``new``; ``(level, tangent)`` pairs).
-    As torch, it goes into the tensor's own tangent of that level when it has one, so
-    ``dual *= 2`` doubles the tensor given to make_dual; a tangent in a graph, of another shape
-    or dtype, or read-only (broadcast) is replaced instead."""
-    if old is None or new is None or old[0] is not new[0]:
-        return new
+    As torch, it goes into the tensor's own tangent of that level when it has one (else into a
+    copy), so ``dual *= 2`` doubles the tensor given to make_dual; a tangent in a graph, of
+    another shape or dtype, or read-only (broadcast) is replaced instead."""
+    if new is None:
+        return None
+    if old is None or old[0] is not new[0]:  # a copy: never another tensor's tangent (copy_)
+        return new[0], new[1].clone()
     kept, written = old[1], new[1]
     if kept._requires_grad or written._requires_grad or kept._data.shape != \
             written._data.shape or kept._data.dtype != written._data.dtype or \

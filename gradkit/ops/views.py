@@ -16,6 +16,7 @@ from weakref import ref as _weakref
 import numpy as np
 
 from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd.inference import InferenceVersion
 
 DEFAULT, MULTI_OUTPUT, NO_GRAD, INFERENCE = "default", "multi_output", "no_grad", "inference"
 IN_CUSTOM_FUNCTION = "in_custom_function"
@@ -117,6 +118,9 @@ def mark_one_view(op, base, view, params, index) -> None:
     """``mark_view`` for one output ``view`` of ``op(base, **params)``, at ``index`` of a
     multi-output view op's outputs (None: its only output)."""
     refs = base._vc
+    if type(refs) is InferenceVersion and not grad_state.inference:
+        view._vc = refs  # as torch: outside the mode, a view of an inference tensor is none
+        return
     # a view's version counter holds a weak reference to it, so a counter without any is no
     # view's: this spares the costly getattr miss on the commonest base, a tensor not a view
     parent = getattr(base, "_view", None) if len(refs) > 1 else None

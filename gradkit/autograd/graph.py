@@ -272,6 +272,13 @@ def _version_error(tensor_desc: str, owner: str, now: int, expected: int) -> Run
         "failed to compute its gradient, with gradkit.autograd.set_detect_anomaly(True).")
 
 
+PACK_HOOK_WRITES = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack "
+    "hook cannot be modified by in-place operations as this can lead to unexpected "
+    "side-effects. Please open an issue if you need to perform in-place operations on the input "
+    "to a pack hook.")
+
+
 class SavedTensor:
     """A tensor saved for backward, with its version at save time.
 
@@ -298,6 +305,8 @@ class SavedTensor:
             self.tensor = self.data = None
             self.grad_edge = _history_edge(tensor, is_output)
             self.packed = pack(tensor)
+            if tensor._vc[0] != self.version:
+                raise RuntimeError(PACK_HOOK_WRITES)
         elif is_output and tensor.grad_fn is not None:  # non-differentiable outputs: constants
             self.tensor, self.data = None, tensor._data
         else:

@@ -145,6 +145,14 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
                           "point or complex. This check will likely fail if all the inputs are "
                           "not of double precision floating point or complex. ", stacklevel=2)
+        data = inputs[i]._data
+        if data.size and any(stride == 0 and size > 1  # (NumPy gives empty arrays 0 strides)
+                             for stride, size in zip(data.strides, data.shape)):
+            raise RuntimeError(  # the perturbation would move every element sharing memory
+                f"The {i}th input has a dimension with stride 0. gradcheck only supports inputs "
+                "that are non-overlapping to be able to compute the numerical gradients "
+                "correctly. You should call .contiguous on the input before passing it to "
+                "gradcheck.")
     outputs = _outputs(func, inputs)
     try:
         if not any(o.requires_grad for o in outputs):

@@ -213,3 +213,12 @@ def test_gradcheck_of_complex_and_real_outputs_together():
                 lib.autograd.gradcheck(lambda z: (z, z.real), (c,)))
 
     assert like_torch(program) == (True, True)
+
+
+@MODES
+def test_an_input_with_a_stride_0_dimension_is_refused(fast_mode):
+    # torch: test_gradcheck_validates_inputs (stride 0: raised even with raise_exception=False)
+    raises_like_torch(lambda lib: lib.autograd.gradcheck(
+        lambda x: x, (lib.ones(1, dtype=lib.float64, requires_grad=True).expand((2, 2)),),
+        raise_exception=False, fast_mode=fast_mode), RuntimeError,
+        "The 0th input has a dimension with stride 0")

@@ -32,6 +32,7 @@ from gradkit.ops import _dispatch, _op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.piecewise import zeros_like as _zeros_like
 from gradkit.ops.inplace import copy_slices as _copy_slices
+from gradkit.ops.memory_overlap import same_layout
 from gradkit.ops.reduction import sum as sum_
 from gradkit.ops.shape import broadcast_to, view
 from gradkit.ops.views import live_views as _live_views
@@ -127,6 +128,8 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     check_tangent_size(tensor, tangent)
     if tangent._data.dtype != tensor._data.dtype:
         tangent = tangent.to(tensor.dtype)
+    elif not same_layout(tensor._data, tangent._data):  # as torch: a tangent laid out otherwise
+        tangent = tangent.clone()                       # (a slice of more memory) is copied
     if grad_state.inference:  # as torch: inference tensors track no views, so no view here
         dual = Tensor._make(tensor._data, None, 0, tensor._vc)
         dual._fw = (_current, tangent)

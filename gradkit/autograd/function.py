@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import sys
 import warnings
 import weakref
@@ -229,6 +230,10 @@ class Function(metaclass=_FunctionMeta):
 
 def _apply(cls, args: tuple, kwargs: dict):
     ctx = FunctionCtx()
+    if cls._setup_context_style:  # as torch: setup_context sees forward's defaults too
+        bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+        bound.apply_defaults()
+        args, kwargs = bound.args, bound.kwargs
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     recording = records_graph() and any(ctx.needs_input_grad)
     dual = forward_ad.has_tangents(args)  # then jvp gives the tangents, not forward's ops

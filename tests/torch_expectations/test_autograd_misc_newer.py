@@ -1,0 +1,208 @@
+"""torch's expectations from the newer test file not covered elsewhere: setup_context with
+default forward arguments, `.grad` read from several threads, what a dual keeps alive, tangent
+sizes and storage, and anomaly mode's NaN check switch and metadata cleanup."""
+import threading
+import warnings
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from .twin import like_torch, raises_like_torch
+
+
+@pytest.mark.parametrize("kind", ["staticmethod", "classmethod"])
+def test_setup_context_sees_forward_default_arguments(kind):
+    # torch: test_setup_context_when_forward_has_default_args
+    def program(lib):
+        def forward(x, y=3):
+            return lib.pow(x, y)
+
+        def setup_context(ctx, inputs, output):
+            x, y = inputs
+            ctx.save_for_backward(x)
+            ctx.y = y
+
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * ctx.y * lib.pow(x, ctx.y - 1), None
+
+        if kind == "staticmethod":
+            members = {"forward": staticmethod(forward),
+                       "setup_context": staticmethod(setup_context),
+                       "backward": staticmethod(backward)}
+        else:
+            members = {"forward": classmethod(lambda cls, x, y=3: forward(x, y)),
+                       "setup_context": classmethod(lambda cls, *a: setup_context(*a)),
+                       "backward": classmethod(lambda cls, *a: backward(*a))}
+        cube = type("PowFunction", (lib.autograd.Function,), members)
+        x = lib.tensor(2.0, requires_grad=True)
+        y = cube.apply(x)
+        return y, lib.autograd.grad(y, x)[0]
+
+    y, grad = like_torch(program)
+    assert float(y) == 8 and float(grad) == 12
+
+
+def test_grad_read_from_threads_is_one_tensor():
+    # torch: test_grad_thread_safety
+    def program(lib):
+        same = []
+        for _ in range(5):
+            t = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+            (t ** 2).sum().backward()
+            barrier = threading.Barrier(4)
+
+            def read(t=t, barrier=barrier):
+                barrier.wait()
+                return t.grad
+
+            with ThreadPoolExecutor(max_workers=4) as pool:
+                futures = [pool.submit(read) for _ in range(4)]
+                same.append(all(f.result() is t.grad for f in futures))
+        return same
+
+    assert like_torch(program) == [True] * 5
+
+
+def test_a_dual_keeps_its_tangent_alive_and_nothing_else_does():
+    # torch: test_forward_level_cleanup
+    def program(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            tangent = lib.ones(2, requires_grad=True)
+            ref = weakref.ref(tangent)
+            dual = fw.make_dual(lib.zeros(2), tangent)
+            reused = fw.unpack_dual(dual).tangent is tangent
+            del tangent
+            alive_with_dual = ref() is not None
+            del dual
+            return reused, alive_with_dual, ref() is None
+
+    assert like_torch(program) == (True, True, True)
+
+
+def test_tangent_size_must_match_and_a_slice_of_a_larger_tangent_does():
+    # torch: test_size_check
+    def program(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            fw.make_dual(lib.zeros(2), lib.ones(3))
+
+    raises_like_torch(program, RuntimeError,
+                      "Trying to set a forward gradient that has a different size")
+
+    def sliced(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            return fw.unpack_dual(fw.make_dual(lib.zeros(2), lib.arange(3.0)[1:])).tangent
+
+    assert like_torch(sliced).tolist() == [1.0, 2.0]
+
+
+def test_tangent_of_a_primal_that_views_a_larger_storage_is_a_copy():
+    # torch: test_metadata_check_checks_storage_numel (its storage-length and as_strided checks
+    # need storage APIs gradkit does not expose)
+    def program(lib):
+        fw = lib.autograd.forward_ad
+        primal = lib.arange(5.0)[:4].detach()
+        tangent = lib.ones(4)
+        with fw.dual_level():
+            unpacked = fw.unpack_dual(fw.make_dual(primal, tangent)).tangent
+            unpacked *= 2
+            return tangent, unpacked
+
+    tangent, unpacked = like_torch(program)
+    assert tangent.tolist() == [1.0] * 4 and unpacked.tolist() == [2.0] * 4
+
+
+def _nan_function(lib):
+    class NaNGrad(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return lib.tensor(float("nan")).expand(3, 3)
+
+    return NaNGrad
+
+
+def test_anomaly_mode_without_the_nan_check():
+    # torch: test_anomaly_mode_no_check_nan
+    def program(lib):
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            with lib.autograd.detect_anomaly(check_nan=False):
+                inp = lib.ones(3, 3, requires_grad=True)
+                out = _nan_function(lib).apply(inp).sum()
+                out.backward(retain_graph=True)
+                with lib.autograd.detect_anomaly(check_nan=True):
+                    try:
+                        out.backward(retain_graph=True)
+                    except RuntimeError as error:
+                        message = str(error)
+                out.backward()
+        return message
+
+    assert "Function 'NaNGradBackward' returned nan values in its 0th output." in \
+        like_torch(program)
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_anomaly_mode_keeps_no_node_alive(nested):
+    # torch: test_anomaly_assign_parent_cleanup, test_nested_anomaly_printstack_cleanup
+    def program(lib):
+        class Tag:
+            pass
+
+        def scope():
+            if not nested:
+                x = lib.ones(2, 2, requires_grad=True)
+                t = x.exp()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    with lib.autograd.detect_anomaly():
+                        lib.autograd.grad(t, x, lib.ones_like(t), create_graph=True)
+            else:
+                class Keeps(lib.autograd.Function):
+                    @staticmethod
+                    def forward(ctx, x):
+                        ctx.save_for_backward(x)
+                        return x
+
+                    @staticmethod
+                    def backward(ctx, g):
+                        x, = ctx.saved_tensors
+                        return Poisons.apply(x)
+
+                class Poisons(lib.autograd.Function):
+                    @staticmethod
+                    def forward(ctx, x):
+                        return x
+
+                    @staticmethod
+                    def backward(ctx, g):
+                        return g + float("nan")
+
+                inp = lib.ones(1, requires_grad=True)
+                t = Keeps.apply(inp)
+                ginp, = lib.autograd.grad(t, (inp,), create_graph=True)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    try:
+                        with lib.autograd.detect_anomaly():
+                            ginp.backward()
+                    except RuntimeError:
+                        pass
+            tag = Tag()
+            t.grad_fn.metadata[0] = tag
+            return t, weakref.ref(tag)
+
+        t, ref = scope()
+        alive = ref() is not None
+        del t
+        return alive, ref() is None
+
+    assert like_torch(program) == (True, True)

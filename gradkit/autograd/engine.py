@@ -26,6 +26,7 @@ from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import AccumulateGrad, accumulate_lock, holds_saved_variables
 from gradkit.autograd.reentrant import PASSES_PER_THREAD, on_fresh_thread
+from gradkit.autograd.saved_hooks import saved_hooks_state
 from gradkit.autograd.hooks import _call_node_pre_hooks, _call_post_hooks, _call_tensor_pre_hooks
 from gradkit.backend import get_array_module
 from gradkit.creation import empty_like
@@ -48,6 +49,9 @@ def run(roots, seeds, retain_graph: bool, create_graph: bool, targets=None,
     previous_mode = grad_state.grad_enabled
     grad_state.grad_enabled = create_graph
     _callbacks.stack = (*_callbacks.stack, BackwardPass(targets is not None))
+    # as torch restores its thread-local state after a graph task: saved-tensor hooks entered
+    # or left (unbalanced) by a hook during backward do not outlive it
+    hooks_before = saved_hooks_state.stack
     try:
         if observers.active:
             captured = observers.observe_backward(_execute, roots, seeds, retain_graph,
@@ -56,6 +60,7 @@ def run(roots, seeds, retain_graph: bool, create_graph: bool, targets=None,
             captured = _execute(roots, seeds, retain_graph, create_graph, targets, accumulate)
     finally:
         grad_state.grad_enabled = previous_mode
+        saved_hooks_state.stack = hooks_before
         queued = _callbacks.stack[-1]
         _callbacks.stack = _callbacks.stack[:-1]
     for callback in queued:  # after leaves accumulated: multi-grad hooks see every gradient

@@ -1,5 +1,6 @@
 """torch's expectations of multi-grad hooks ("all" and "any"), a module's full backward hook in
 double backward, and gradients handed to backward staying untouched."""
+import copy
 import functools
 
 import pytest
@@ -126,3 +127,42 @@ def test_gradients_given_to_backward_are_not_written(second):
 
     change, _ = like_torch(program)
     assert not change.numpy().any()
+
+
+def test_optimizer_steps_in_post_accumulate_grad_hooks_match_a_plain_loop():
+    # torch: test_post_accumulate_grad_hook_e2e
+    def program(lib):
+        lib.manual_seed(0)
+        model = lib.nn.Linear(3, 2)
+        twin_model = copy.deepcopy(model)
+        optims = {}
+        def step_in_backward(param):
+            optims[param].step()
+            optims[param].zero_grad()
+
+        for p in model.parameters():
+            optims[p] = lib.optim.Adam([p])
+            p.register_post_accumulate_grad_hook(step_in_backward)
+        plain = lib.optim.Adam(twin_model.parameters())
+        inp = lib.tensor(data(2, 3, seed=4), dtype=lib.float32)
+        for _ in range(5):
+            model(inp).sum().backward()
+            twin_model(inp).sum().backward()
+            plain.step()
+            plain.zero_grad()
+        return [p.detach() - q.detach()
+                for p, q in zip(model.parameters(), twin_model.parameters())]
+
+    assert all(not d.numpy().any() for d in like_torch(program))
+
+
+def test_an_empty_leaf_gets_an_empty_zero_gradient():
+    # torch: test_accumulate_grad_with_zero_numel_grad
+    def program(lib):
+        a, b = lib.zeros(4, 0, requires_grad=True), lib.ones(4, 1, requires_grad=True)
+        c = a + b
+        c.sum().backward()
+        return tuple(c.shape), a.grad, b.grad
+
+    shape, a_grad, b_grad = like_torch(program)
+    assert shape == (4, 0) and a_grad.shape == (4, 0) and not b_grad.numpy().any()

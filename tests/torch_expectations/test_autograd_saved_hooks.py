@@ -1,10 +1,12 @@
 """torch's expectations of saved tensors and saved-tensor hooks: what a node saved (and which
 tensor objects it gives back), default hooks (nesting, disabling, errors, double backward,
 wrapped numbers), save_on_cpu with checkpoint, and a pack hook that writes its input."""
+import gc
 import os
 import tempfile
 import uuid
 import warnings
+import weakref
 
 import pytest
 
@@ -387,3 +389,52 @@ def test_save_on_cpu_keeps_values_and_dtype(dtype, pin_memory):
 
     (dtype_name, d1, d2), grad_diff = like_torch(program)
     assert dtype_name == dtype and not d1.numpy().any() and not grad_diff.numpy().any()
+
+
+def test_leaving_a_hooks_block_from_unpack_does_not_break_the_stack():
+    # torch: test_saved_tensor_hooks_extra_exit_during_bw_no_crash (misuse that must not crash)
+    def program(lib):
+        def unpack(x):
+            inner.__exit__()
+            return x
+
+        inner = hooks(lib, lambda x: x, unpack)
+        outer = hooks(lib, lambda x: x, lambda x: x)
+        grads = []
+        for _ in range(3):
+            with outer:
+                inner.__enter__()
+                x = _leaf(lib, 3, 3)
+                x.sin().sum().backward()
+                grads.append(x.grad)
+        for _ in range(3):
+            inner.__exit__()
+        a = lib.tensor(1.0, requires_grad=True)
+        a.exp().backward()  # no hooks are left on the stack
+        return grads, a.grad
+
+    like_torch(program)
+
+
+def test_entering_a_hooks_block_from_unpack_keeps_nothing_alive():
+    # torch: test_saved_tensor_hooks_extra_enter_during_bw_no_leak
+    def program(lib):
+        def scope():
+            def unpack(x):
+                weak_block().__enter__()
+                return x
+
+            block = hooks(lib, lambda x: x, unpack)
+            weak_block = weakref.ref(block)
+            x = _leaf(lib, 3, 3)
+            with block:
+                x.sin().sum().backward()
+            return weakref.ref(unpack)
+
+        gc.disable()
+        try:
+            return scope()() is None
+        finally:
+            gc.enable()
+
+    assert like_torch(program) is True

@@ -206,3 +206,77 @@ def test_anomaly_mode_keeps_no_node_alive(nested):
         return alive, ref() is None
 
     assert like_torch(program) == (True, True)
+
+
+def test_a_dual_with_a_tangent_that_requires_grad_leaves_its_level_cleanly():
+    # torch: test_backward_graph_destruction (a cycle dual -> tangent -> node -> dual)
+    def program(lib):
+        fw = lib.autograd.forward_ad
+        a = lib.ones(10, requires_grad=True)
+        with fw.dual_level():
+            da = fw.make_dual(lib.ones_like(a) * 0.5, a)
+            db = da.exp()
+            tangent = fw.unpack_dual(db).tangent
+            needs_grad = tangent.requires_grad
+        return needs_grad, tangent
+
+    needs_grad, tangent = like_torch(program)
+    assert needs_grad is True
+
+
+def test_gradcheck_of_a_number_to_a_tensor_power():
+    # torch: test_pow_scalar_base
+    def program(lib):
+        a = lib.arange(1, 13, dtype=lib.float64).view(3, 4).requires_grad_()
+        return lib.autograd.gradcheck(lambda t: lib.pow(2, t), (a,))
+
+    assert like_torch(program) is True
+
+
+def test_grad_fn_of_a_real_view_first_read_under_no_grad():
+    # torch: test_first_grad_fn_access_in_no_grad_mode
+    def program(lib):
+        a = lib.tensor([1 + 1j], requires_grad=True).clone()
+        v = a.real
+        a.add_(1)
+        with lib.no_grad():
+            has_grad_fn = v.grad_fn is not None
+        v.sum().backward()
+        return has_grad_fn, v
+
+    assert like_torch(program)[0] is True
+
+
+def test_saved_second_output_keeps_its_output_number():
+    # torch: test_save_output_nr
+    def program(lib):
+        seen = []
+
+        class Halves(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x[:5], x[5:]
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return lib.cat(grads)
+
+        class Doubles(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, b):
+                ctx.save_for_backward(b)
+                return b * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                b, = ctx.saved_tensors
+                seen.append(b.output_nr)
+                return g * 2
+
+        x = lib.tensor([float(i) for i in range(10)], requires_grad=True)
+        _, b = Halves.apply(x)
+        Doubles.apply(b).sum().backward()
+        return b.output_nr, seen, x.grad
+
+    output_nr, seen, _ = like_torch(program)
+    assert output_nr == 1 and seen == [1]

@@ -253,26 +253,30 @@ def _apply(cls, args: tuple, kwargs: dict):
     if recording:
         outputs, node = _record(cls, ctx, args, outputs)
     else:
-        outputs = _alias_returned_inputs(ctx, args, outputs)
+        outputs = _unrecorded_outputs(cls, ctx, args, outputs)
     if dual:
         forward_ad.propagate_function(cls, ctx, args, outputs, tangents, raw_outputs)
     return (outputs[0] if single else outputs), node
 
 
-def _alias_returned_inputs(ctx: FunctionCtx, args: tuple, outputs: tuple) -> tuple:
-    """As torch, an input returned as-is (and not dirty) comes back as a view of itself
-    (its ``_base`` is the input), even when no graph is recorded."""
+def _unrecorded_outputs(cls, ctx: FunctionCtx, args: tuple, outputs: tuple) -> tuple:
+    """Outputs when no graph is recorded, as torch makes them: an input returned as-is (and
+    not dirty) comes back as a view of itself (its ``_base`` is the input), and with grad
+    mode on, a view refuses in-place writes that would be recorded, naming the Function."""
     input_ids = {id(a) for a in args if isinstance(a, Tensor)}
     dirty = {id(t) for t in ctx._dirty}
-    if not any(id(o) in input_ids and id(o) not in dirty for o in outputs):
-        return outputs
-    aliased = []
-    for out in outputs:
-        if id(out) in input_ids and id(out) not in dirty:
+    result = []
+    for i, out in enumerate(outputs):
+        if not isinstance(out, Tensor) or id(out) in dirty:
+            result.append(out)
+            continue
+        if id(out) in input_ids:
             returned_input, out = out, Tensor._make(out._data, None, 0, out._vc)
             mark_view(_alias, returned_input, out, {})
-        aliased.append(out)
-    return tuple(aliased)
+        if getattr(out, "_view", None) is not None and records_graph():
+            mark_function_output(out, cls.__name__, i, len(outputs))
+        result.append(out)
+    return tuple(result)
 
 
 def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):

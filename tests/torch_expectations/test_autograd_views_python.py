@@ -184,3 +184,43 @@ def test_two_output_function_writing_a_view_input_and_a_non_input_dirty():
         return len(caught)
 
     assert like_torch(non_input) == 1
+
+
+@pytest.mark.parametrize("write", ["add", "copy_"])
+def test_writing_a_tracked_value_into_a_function_view_of_an_untracked_tensor(write):
+    # torch: test_inplace_not_requires_grad
+    def program(lib):
+        class ViewAs(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, inp):
+                return inp.view_as(inp)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        view = ViewAs.apply(lib.ones(1, 2))
+        b = lib.ones(1, requires_grad=True)
+        if write == "add":
+            view += b
+        else:
+            view.copy_(b)
+
+    raises_like_torch(program, RuntimeError, "This view was created inside a custom Function")
+
+
+def test_writing_a_tracked_value_into_views_of_an_untracked_tensor():
+    # torch: test_inplace_not_requires_grad (unbind refuses, select works)
+    def unbound(lib):
+        lib.ones(1, 2).unbind()[0].copy_(lib.ones(1, requires_grad=True))
+
+    raises_like_torch(unbound, RuntimeError,
+                      "This view is the output of a function that returns multiple views.")
+
+    def selected(lib):
+        a, b = lib.ones(1, 2), lib.tensor([3.0], requires_grad=True)
+        a.select(1, 0).copy_(b)
+        a.sum().backward()
+        return a, b.grad
+
+    like_torch(selected)

@@ -6,6 +6,7 @@ import weakref
 
 import pytest
 
+from .functions import add_one_in_place
 from .twin import like_torch, raises_like_torch
 
 
@@ -236,19 +237,28 @@ def test_jvp_reads_what_forward_saved_for_forward_only():
     assert float(tangent) == 8 and float(b_grad) == 4 and seen == [0, 1] and ok == (True, True)
 
 
+def _marked_second_output(lib, with_tangent: bool):
+    """(x, y) -> (x, y) copies, the second marked non-differentiable; its jvp gives the second
+    a tangent only ``with_tangent`` (which torch refuses)."""
+
+    class Marked(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            out = y.clone()
+            ctx.mark_non_differentiable(out)
+            return x.clone(), out
+
+        @staticmethod
+        def jvp(ctx, x_t, y_t):
+            return x_t, (x_t.clone() if with_tangent else None)
+
+    return Marked
+
+
 def test_non_differentiable_outputs_get_no_tangent():
     # torch: test_custom_function_forward_mode_non_differentiable
     def program(lib):
-        class Marked(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x, y):
-                out = y.clone()
-                ctx.mark_non_differentiable(out)
-                return x.clone(), out
-
-            @staticmethod
-            def jvp(ctx, x_t, y_t):
-                return x_t, None
+        Marked = _marked_second_output(lib, with_tangent=False)  # noqa: N806 - a class
 
         class IntegerOutput(lib.autograd.Function):
             @staticmethod
@@ -283,38 +293,11 @@ def test_non_differentiable_outputs_get_no_tangent():
     assert marked is None and integer is None and seen == [None] and float(first) == 1
 
     def wrong(lib):
-        class MarkedWithTangent(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x, y):
-                out = y.clone()
-                ctx.mark_non_differentiable(out)
-                return x.clone(), out
-
-            @staticmethod
-            def jvp(ctx, x_t, y_t):
-                return x_t, x_t.clone()
-
         with fw(lib).dual_level():
-            MarkedWithTangent.apply(fw(lib).make_dual(_double(lib, 2.0, False),
-                                                      _double(lib, 1.0, False)),
-                                    _double(lib, 3.0, False))
+            dual = fw(lib).make_dual(_double(lib, 2.0, False), _double(lib, 1.0, False))
+            _marked_second_output(lib, with_tangent=True).apply(dual, _double(lib, 3.0, False))
 
     raises_like_torch(wrong, RuntimeError, "You should return None at that position instead")
-
-
-def _add_one_dirty(lib):
-    class AddOne(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            x.add_(1)
-            ctx.mark_dirty(x)
-            return x
-
-        @staticmethod
-        def backward(ctx, g):
-            pass
-
-    return AddOne
 
 
 def test_dirty_output_of_split_is_refused():
@@ -322,7 +305,7 @@ def test_dirty_output_of_split_is_refused():
     def program(lib):
         a = lib.tensor([1.0, 2.0], requires_grad=True)
         b, _ = a.clone().split([1, 1], dim=0)
-        _add_one_dirty(lib).apply(b)
+        add_one_in_place(lib).apply(b)
 
     raises_like_torch(program, RuntimeError, "output of a function that returns multiple view")
 

@@ -23,8 +23,9 @@ from typing import NamedTuple
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.api import grad
-from gradkit.autograd.function_checks import (
-    check_function_tangents, check_tangent_size, checked_function_tangents)
+from gradkit.autograd.function_checks import check_function_tangents as _check_function_tangents
+from gradkit.autograd.function_checks import check_tangent_size as _check_tangent_size
+from gradkit.autograd.function_checks import checked_function_tangents as _checked_tangents
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor
@@ -32,7 +33,7 @@ from gradkit.ops import _dispatch, _op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.piecewise import zeros_like as _zeros_like
 from gradkit.ops.inplace import copy_slices as _copy_slices
-from gradkit.ops.memory_overlap import same_layout
+from gradkit.ops.memory_overlap import same_layout as _same_layout
 from gradkit.ops.reduction import sum as sum_
 from gradkit.ops.shape import broadcast_to, view
 from gradkit.ops.views import live_views as _live_views
@@ -125,10 +126,10 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     if tangent_fw is not None and tangent_fw[0] is _current:
         raise RuntimeError("Setting a forward grad that itself has a forward gradient at the "
                            f"same level{_current.index} is not supported.")
-    check_tangent_size(tensor, tangent)
+    _check_tangent_size(tensor, tangent)
     if tangent._data.dtype != tensor._data.dtype:
         tangent = tangent.to(tensor.dtype)
-    elif not same_layout(tensor._data, tangent._data):  # as torch: a tangent laid out otherwise
+    elif not _same_layout(tensor._data, tangent._data):  # as torch: a tangent laid out otherwise
         tangent = tangent.clone()                       # (a slice of more memory) is copied
     if grad_state.inference:  # as torch: inference tensors track no views, so no view here
         dual = Tensor._make(tensor._data, None, 0, tensor._vc)
@@ -371,8 +372,8 @@ def propagate_function(cls, ctx, args, outputs, given: list, raw_outputs: tuple)
             out = cls.jvp(ctx, *tangents)
     finally:
         ctx._in_jvp = False
-    returned = checked_function_tangents(outputs, out)
-    check_function_tangents(ctx, args, raw_outputs, outputs, given, versions, returned,
+    returned = _checked_tangents(outputs, out)
+    _check_function_tangents(ctx, args, raw_outputs, outputs, given, versions, returned,
                             _base_for_tangents)
     _attach(outputs, returned)
 

@@ -16,7 +16,7 @@ import warnings
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.api import backward
-from gradkit.autograd.engine import current_pass
+from gradkit.autograd.engine import current_pass as _current_pass
 from gradkit.autograd.function import Function
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.autograd.graph import saved_tensors_hooks
@@ -123,7 +123,7 @@ class _Recomputation:
     def unpack(self, index: int):
         if self.held is not None:  # a grad() inside the checkpointed function
             return self.held[index]
-        backward_pass = current_pass()
+        backward_pass = _current_pass()
         # as torch: one recomputation per backward pass (a second backward with retain_graph
         # recomputes), and one per read outside backward (``node._saved_result``)
         if backward_pass is None or backward_pass is not self.recomputed_for:
@@ -197,7 +197,7 @@ class _ReentrantCheckpoint(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        if current_pass().targeted:  # its inner backward would accumulate into .grad instead
+        if _current_pass().targeted:  # its inner backward would accumulate into .grad instead
             raise RuntimeError(
                 "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
                 "passing an `inputs` parameter to .backward(). To resolve this error, you can "

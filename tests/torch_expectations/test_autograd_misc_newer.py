@@ -280,3 +280,35 @@ def test_saved_second_output_keeps_its_output_number():
 
     output_nr, seen, _ = like_torch(program)
     assert output_nr == 1 and seen == [1]
+
+
+def test_data_of_a_tensor_that_requires_grad_must_stay_floating():
+    # torch: test_set_data_self_requires_grad
+    def program(lib):
+        a = lib.tensor(1.0, requires_grad=True)
+        a.data = lib.tensor(2.0)
+        a.data = lib.tensor(3, dtype=lib.int64)
+
+    raises_like_torch(program, RuntimeError, "must be floating point or complex dtype")
+
+
+def test_set_multithreading_enabled_as_context_and_function():
+    # torch: test_set_multithreading_enabled_as_context_manager_and_function
+    def program(lib):
+        switch, enabled = lib.autograd.set_multithreading_enabled, \
+            lib.autograd.is_multithreading_enabled
+        seen = []
+        for value in (False, True):
+            with switch(value):
+                seen.append(enabled())
+            seen.append(enabled())
+        with switch(False):
+            switch(True)
+            seen.append(enabled())
+        seen.append(enabled())
+        switch(False)
+        seen.append(enabled())
+        switch(True)
+        return seen + [enabled()]
+
+    assert like_torch(program) == [False, True, True, True, True, True, False, True]

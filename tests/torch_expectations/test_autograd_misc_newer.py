@@ -1,6 +1,7 @@
 """torch's expectations from the newer test file not covered elsewhere: setup_context with
 default forward arguments, `.grad` read from several threads, what a dual keeps alive, tangent
 sizes and storage, and anomaly mode's NaN check switch and metadata cleanup."""
+import gc
 import threading
 import warnings
 import weakref
@@ -8,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from .functions import identity_function
 from .twin import like_torch, raises_like_torch
 
 
@@ -312,3 +314,130 @@ def test_set_multithreading_enabled_as_context_and_function():
         return seen + [enabled()]
 
     assert like_torch(program) == [False, True, True, True, True, True, False, True]
+
+
+@pytest.mark.parametrize("with_backward", [False, True])
+def test_a_ctx_attribute_referring_to_the_output_is_collected(with_backward):
+    # torch: test_custom_function_cycle (a cycle output -> node -> ctx -> dict -> output)
+    def program(lib):
+        class Scaled(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, metadata):
+                x = x.clone()
+                ctx.meta = metadata
+                ctx.save_for_backward(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return g * x, None
+
+        def scope():
+            a = lib.tensor(3.14, requires_grad=True)
+            metadata = {}
+            out = Scaled.apply(a, metadata)
+            metadata["foo"] = out
+            if with_backward:
+                out.sum().backward()
+            return weakref.ref(out)
+
+        gc.disable()
+        try:
+            ref = scope()
+            alive = ref() is not None
+        finally:
+            gc.enable()
+        gc.collect()
+        return alive, ref() is None
+
+    assert like_torch(program) == (True, True)
+
+
+@pytest.mark.parametrize("custom", [True, False])
+@pytest.mark.parametrize("tensor_hook", [True, False])
+def test_a_hook_holding_its_node_stays_alive_with_the_graph(custom, tensor_hook):
+    # torch: test_hook_closure_cycle
+    def program(lib):
+        count = [0]
+
+        class Tag:
+            pass
+
+        def scope():
+            a = lib.tensor(1.0, requires_grad=True)
+            b = identity_function(lib).apply(a) if custom else a.clone()
+            grad_fn_b = b.grad_fn
+            tag = Tag()
+
+            def hook(*args):
+                grad_fn_b, tag  # noqa: B018 - the closure holds them
+                count[0] += 1
+
+            if tensor_hook:
+                b.register_hook(hook)
+            else:
+                b.grad_fn.register_hook(hook)
+            return b.clone(), weakref.ref(tag)
+
+        gc.disable()
+        try:
+            out, ref = scope()
+            out.backward(retain_graph=True)
+            gc.collect()
+            out.backward(retain_graph=True)
+            alive = ref() is not None
+            del out
+            gc.collect()
+            return count[0], alive, ref() is None
+        finally:
+            gc.enable()
+
+    assert like_torch(program) == (2, True, True)
+
+
+@pytest.mark.parametrize("hooks", [1, 3])
+@pytest.mark.parametrize("input_requires_grad", [True, False])
+def test_full_backward_hooks_with_create_graph_leave_no_cycle(hooks, input_requires_grad):
+    # torch: test_create_graph_and_full_backward_hook_cycle
+    def program(lib):
+        class Tag:
+            pass
+
+        a = lib.tensor(1.0, requires_grad=True)
+
+        class Square(lib.nn.Module):
+            def forward(self, x):
+                return x ** 2 * a ** 2
+
+        def scope():
+            t = lib.tensor([0.5, 1.5], requires_grad=input_requires_grad)
+            module = Square()
+            for _ in range(hooks):
+                module.register_full_backward_hook(lambda m, grad_in, grad_out: None)
+            tmp = module(t)
+            tag = Tag()
+            tmp.grad_fn.metadata["a"] = tag
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                tmp.exp().sum().backward(create_graph=True)
+            found = sum("Using backward() with create_graph=True" in str(w.message)
+                        for w in caught)
+            a.grad = t.grad = None
+            return found, weakref.ref(tag)
+
+        # torch warns once per process unless told to always warn (its test does the same);
+        # gradkit warns every time
+        always = getattr(lib, "set_warn_always", None)
+        before = lib.is_warn_always_enabled() if always else None
+        if always:
+            always(True)
+        try:
+            found, ref = scope()
+        finally:
+            if always:
+                always(before)
+        gc.collect()
+        return found, ref() is None
+
+    assert like_torch(program) == (1, True)

@@ -228,10 +228,13 @@ class Function(metaclass=_FunctionMeta):
         return _apply(cls, args, kwargs)[0]
 
 
+_signature = functools.lru_cache(maxsize=256)(inspect.signature)  # per forward, not per call
+
+
 def _apply(cls, args: tuple, kwargs: dict):
     ctx = FunctionCtx()
     if cls._setup_context_style:  # as torch: setup_context sees forward's defaults too
-        bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+        bound = _signature(cls.forward).bind(*args, **kwargs)
         bound.apply_defaults()
         args, kwargs = bound.args, bound.kwargs
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
@@ -248,8 +251,7 @@ def _apply(cls, args: tuple, kwargs: dict):
     single = not isinstance(raw, tuple)
     outputs = (raw,) if single else raw
     check_dirty(ctx, args, outputs)
-    raw_outputs = outputs
-    node = None
+    raw_outputs, node = outputs, None
     if recording:
         outputs, node = _record(cls, ctx, args, outputs)
     else:

@@ -57,7 +57,7 @@ OWN_NAMES = {
                              "saved_hooks_state", "holds_saved_variables", "node_type"},
     "torch.autograd.forward_ad": {"SavedTensor", "has_tangents", "propagate",
                                   "propagate_function", "suspended", "after_inplace",
-                                  "grad_state"},
+                                  "grad_state", "input_tangents"},
     "torch.profiler": {"ChromeTraceWriter", "EventList", "FunctionEvent", "FunctionEventAvg",
                        "TraceFile", "load_trace"},
 }

@@ -214,6 +214,8 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
             if value._data.shape != self._data.shape:
                 raise RuntimeError("assigned grad has data of a different size")
             if value._data.dtype != self._data.dtype:

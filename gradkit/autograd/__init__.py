@@ -7,7 +7,7 @@ from gradkit.autograd.anomaly_mode import (  # noqa: F401
     is_anomaly_enabled, set_detect_anomaly)
 from gradkit.autograd.grad_mode import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
-    set_grad_enabled, set_multithreading_enabled)
+    is_multithreading_enabled, set_grad_enabled, set_multithreading_enabled)
 from gradkit.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from gradkit.autograd import gradcheck_modes  # noqa: F401,E402 - always there: its name too
 from gradkit.autograd.function import Function, FunctionCtx, once_differentiable  # noqa: F401

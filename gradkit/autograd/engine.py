@@ -26,6 +26,7 @@ from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import AccumulateGrad, accumulate_lock, holds_saved_variables
 from gradkit.autograd.reentrant import PASSES_PER_THREAD, on_fresh_thread
+from gradkit.autograd.saved_hooks import saved_hooks_state
 from gradkit.autograd.hooks import _call_node_pre_hooks, _call_post_hooks, _call_tensor_pre_hooks
 from gradkit.backend import get_array_module
 from gradkit.creation import empty_like
@@ -47,7 +48,10 @@ def run(roots, seeds, retain_graph: bool, create_graph: bool, targets=None,
                                accumulate)
     previous_mode = grad_state.grad_enabled
     grad_state.grad_enabled = create_graph
-    _callbacks.stack = (*_callbacks.stack, [])
+    _callbacks.stack = (*_callbacks.stack, BackwardPass(targets is not None))
+    # as torch restores its thread-local state after a graph task: saved-tensor hooks entered
+    # or left (unbalanced) by a hook during backward do not outlive it
+    hooks_before = saved_hooks_state.stack
     try:
         if observers.active:
             captured = observers.observe_backward(_execute, roots, seeds, retain_graph,
@@ -56,6 +60,7 @@ def run(roots, seeds, retain_graph: bool, create_graph: bool, targets=None,
             captured = _execute(roots, seeds, retain_graph, create_graph, targets, accumulate)
     finally:
         grad_state.grad_enabled = previous_mode
+        saved_hooks_state.stack = hooks_before
         queued = _callbacks.stack[-1]
         _callbacks.stack = _callbacks.stack[:-1]
     for callback in queued:  # after leaves accumulated: multi-grad hooks see every gradient
@@ -63,8 +68,20 @@ def run(roots, seeds, retain_graph: bool, create_graph: bool, targets=None,
     return captured
 
 
+class BackwardPass(list):
+    """One running engine pass: the callbacks queued for its end, and whether it runs only
+    towards given inputs (``autograd.grad``, ``backward(inputs=...)``; torch's graph task
+    with exec_info), which reentrant checkpoints refuse."""
+
+    __slots__ = ("targeted",)
+
+    def __init__(self, targeted: bool) -> None:
+        super().__init__()
+        self.targeted = targeted
+
+
 class _Callbacks(threading.local):
-    stack: tuple = ()  # one list per engine pass running on this thread (innermost last)
+    stack: tuple = ()  # one BackwardPass per engine pass running on this thread (innermost last)
 
 
 _callbacks = _Callbacks()
@@ -77,8 +94,8 @@ def queue_callback(callback) -> None:
     _callbacks.stack[-1].append(callback)
 
 
-def current_pass():
-    """An object that identifies this thread's innermost running backward pass (or None)."""
+def current_pass() -> BackwardPass | None:
+    """This thread's innermost running backward pass (torch's current graph task), or None."""
     return _callbacks.stack[-1] if _callbacks.stack else None
 
 

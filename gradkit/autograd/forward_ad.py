@@ -23,6 +23,9 @@ from typing import NamedTuple
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.api import grad
+from gradkit.autograd.function_checks import check_function_tangents as _check_function_tangents
+from gradkit.autograd.function_checks import check_tangent_size as _check_tangent_size
+from gradkit.autograd.function_checks import checked_function_tangents as _checked_tangents
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor
@@ -30,6 +33,7 @@ from gradkit.ops import _dispatch, _op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.piecewise import zeros_like as _zeros_like
 from gradkit.ops.inplace import copy_slices as _copy_slices
+from gradkit.ops.memory_overlap import same_layout as _same_layout
 from gradkit.ops.reduction import sum as sum_
 from gradkit.ops.shape import broadcast_to, view
 from gradkit.ops.views import live_views as _live_views
@@ -125,18 +129,16 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     _check_tangent_size(tensor, tangent)
     if tangent._data.dtype != tensor._data.dtype:
         tangent = tangent.to(tensor.dtype)
+    elif not _same_layout(tensor._data, tangent._data):  # as torch: a tangent laid out otherwise
+        tangent = tangent.clone()                       # (a slice of more memory) is copied
+    if grad_state.inference:  # as torch: inference tensors track no views, so no view here
+        dual = Tensor._make(tensor._data, None, 0, tensor._vc)
+        dual._fw = (_current, tangent)
+        return dual
     dual = _alias(tensor)
     dual._fw = (_current, tangent)
     dual._view.forward_base = weakref.ref(dual)  # views of the dual take their tangents from it
     return dual
-
-
-def _check_tangent_size(tensor, tangent) -> None:
-    if tangent._data.shape != tensor._data.shape:
-        raise RuntimeError(
-            "Trying to set a forward gradient that has a different size than that of the "
-            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
-            f"while the given forward gradient is of size {list(tangent.shape)}.")
 
 
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
@@ -153,7 +155,11 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
             f"unpack_dual(): this tensor was made dual in forward AD level {fw[0].index}, which "
             "has already exited, so its tangent is gone. Call unpack_dual() inside the "
             "`with dual_level():` block that created it.")
-    return UnpackedDualTensor(_alias(tensor), fw[1])
+    primal = _alias(tensor)
+    # as torch, the primal is a view for backward only: writing into it (or its views) leaves
+    # the dual's tangent alone, so it is its own base for tangents
+    primal._view.forward_base = weakref.ref(primal)
+    return UnpackedDualTensor(primal, fw[1])
 
 
 def _alias(tensor):
@@ -347,43 +353,35 @@ def _forward_base(view) -> tuple:
 
 # -- custom Functions -----------------------------------------------------------------
 
-def propagate_function(cls, ctx, args, outputs) -> None:
-    """Output tangents of a custom Function from its ``jvp`` staticmethod."""
-    tangents = []
-    for a in args:
-        t = _tangent(a) if isinstance(a, Tensor) else None
-        if t is None and ctx.materialize_grads and isinstance(a, Tensor) \
-                and a._data.dtype.kind in "fc":
-            t = _zeros_like(a)
-        tangents.append(t)
+def input_tangents(args) -> list:
+    """The tangents a custom Function's inputs carry (None for a non-dual), read before its
+    forward runs."""
+    return [_tangent(a) if isinstance(a, Tensor) else None for a in args]
+
+
+def propagate_function(cls, ctx, args, outputs, given: list, raw_outputs: tuple) -> None:
+    """Output tangents of a custom Function from its ``jvp`` staticmethod, given the inputs'
+    tangents ``given`` (:func:`input_tangents`) and what forward returned (``raw_outputs``,
+    before outputs that are inputs became views of them)."""
+    versions = [None if t is None else t._vc[0] for t in given]
+    tangents = [_zeros_like(a) if t is None and ctx.materialize_grads and isinstance(a, Tensor)
+                and a._data.dtype.kind in "fc" else t for a, t in zip(args, given)]
     ctx._in_jvp = True
     try:
         with suspended():
             out = cls.jvp(ctx, *tangents)
     finally:
         ctx._in_jvp = False
-    _attach(outputs, _checked_function_tangents(outputs, out))
+    returned = _checked_tangents(outputs, out)
+    _check_function_tangents(ctx, args, raw_outputs, outputs, given, versions, returned,
+                            _base_for_tangents)
+    _attach(outputs, returned)
 
 
-def _checked_function_tangents(outputs, out) -> tuple:
-    """torch's checks on what a Function's jvp returned: one tangent per output, each None or
-    a floating Tensor of its output's size (no broadcasting)."""
-    tangents = out if isinstance(out, tuple) else (out,)
-    if len(tangents) != len(outputs):
-        raise RuntimeError("Function's jvp returned an invalid number of forward gradients "
-                           f"(expected {len(outputs)} but got {len(tangents)})")
-    for i, (output, tangent) in enumerate(zip(outputs, tangents, strict=True)):
-        if tangent is None:
-            continue
-        if not isinstance(tangent, Tensor):
-            raise RuntimeError(f"expected Variable or None (got {type(tangent).__name__}) for "
-                               f"grad output {i}.")
-        if isinstance(output, Tensor):
-            _check_tangent_size(output, tangent)
-            if tangent._data.dtype.kind not in "fc":
-                raise RuntimeError("Expected both tensor and its forward grad to be floating "
-                                   "point or complex")
-    return tangents
+def _base_for_tangents(tensor):
+    """The tensor whose tangent ``tensor``'s tangent is a view of: its forward base."""
+    view = getattr(tensor, "_view", None)
+    return tensor if view is None else _forward_base(view)[0]
 
 
 def _this_module():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import sys
 import warnings
 import weakref
@@ -64,7 +65,7 @@ class FunctionCtx(Node):
     @property
     def saved_tensors(self) -> tuple:
         """The tensors given to save_for_backward (checked against in-place changes)."""
-        if self._in_jvp and self.saved_for_forward:
+        if self._in_jvp:  # jvp sees save_for_forward's tensors only, as torch
             return tuple(self.saved_for_forward)
         if self._node is None:  # forward ran without recording: nothing was packed
             return tuple(self._to_save)
@@ -227,11 +228,20 @@ class Function(metaclass=_FunctionMeta):
         return _apply(cls, args, kwargs)[0]
 
 
+_signature = functools.lru_cache(maxsize=256)(inspect.signature)  # per forward, not per call
+
+
 def _apply(cls, args: tuple, kwargs: dict):
     ctx = FunctionCtx()
+    if cls._setup_context_style:  # as torch: setup_context sees forward's defaults too
+        bound = _signature(cls.forward).bind(*args, **kwargs)
+        bound.apply_defaults()
+        args, kwargs = bound.args, bound.kwargs
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     recording = records_graph() and any(ctx.needs_input_grad)
     dual = forward_ad.has_tangents(args)  # then jvp gives the tangents, not forward's ops
+    # read before forward: an in-place write there (a dirty input) drops the input's tangent
+    tangents = forward_ad.input_tangents(args) if dual else None
     with no_grad(), (forward_ad.suspended() if dual else contextlib.nullcontext()):
         if cls._setup_context_style:
             raw = cls.forward(*args, **kwargs)
@@ -241,12 +251,34 @@ def _apply(cls, args: tuple, kwargs: dict):
     single = not isinstance(raw, tuple)
     outputs = (raw,) if single else raw
     check_dirty(ctx, args, outputs)
-    node = None
+    raw_outputs, node = outputs, None
     if recording:
         outputs, node = _record(cls, ctx, args, outputs)
+    else:
+        outputs = _unrecorded_outputs(cls, ctx, args, outputs)
     if dual:
-        forward_ad.propagate_function(cls, ctx, args, outputs)
+        forward_ad.propagate_function(cls, ctx, args, outputs, tangents, raw_outputs)
     return (outputs[0] if single else outputs), node
+
+
+def _unrecorded_outputs(cls, ctx: FunctionCtx, args: tuple, outputs: tuple) -> tuple:
+    """Outputs when no graph is recorded, as torch makes them: an input returned as-is (and
+    not dirty) comes back as a view of itself (its ``_base`` is the input), and with grad
+    mode on, a view refuses in-place writes that would be recorded, naming the Function."""
+    input_ids = {id(a) for a in args if isinstance(a, Tensor)}
+    dirty = {id(t) for t in ctx._dirty}
+    result = []
+    for i, out in enumerate(outputs):
+        if not isinstance(out, Tensor) or id(out) in dirty:
+            result.append(out)
+            continue
+        if id(out) in input_ids:
+            returned_input, out = out, Tensor._make(out._data, None, 0, out._vc)
+            mark_view(_alias, returned_input, out, {})
+        if getattr(out, "_view", None) is not None and records_graph():
+            mark_function_output(out, cls.__name__, i, len(outputs))
+        result.append(out)
+    return tuple(result)
 
 
 def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
@@ -274,6 +306,9 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
                                    "in-place operation.")
             if view is not None and len(outputs) > 1:
                 raise RuntimeError(DIRTY_VIEW_OF_SEVERAL)
+            refusal = None if view is None else view.refusal(indirect=False)
+            if refusal is not None:  # a split output, a no_grad view: as an in-place op
+                raise RuntimeError(refusal)
             if view is not None and view.base.grad_fn is None and view.base._requires_grad:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used "
                                    "in an in-place operation.")

@@ -1,4 +1,4 @@
-"""The checks torch makes on what a custom Function's forward and backward return (split
+"""The checks torch makes on what a custom Function's forward, backward and jvp return (split
 from function.py)."""
 from __future__ import annotations
 
@@ -59,3 +59,90 @@ DIRTY_VIEW_OF_SEVERAL = (
     "doing the inplace that returns a single Tensor and a second one that does the other "
     "operations). You can ask on the forum https://discuss.pytorch.org/ if you need help to do "
     "this change.")
+
+
+def check_function_tangents(ctx, args: tuple, raw_outputs: tuple, outputs: tuple, given: list,
+                            versions: list, returned: tuple, base_of) -> None:
+    """torch's checks on the tangents a custom Function's jvp returned (``returned``) for its
+    inputs' tangents ``given`` (their versions before jvp: ``versions``): none for an output
+    that is not differentiable; a dirty input's tangent changed in place and returned as-is;
+    for an output that is a view of an input (or an input returned), a view of that input's
+    tangent. ``base_of(t)``: the tensor whose tangent t's tangent is a view of."""
+    dirty = {id(t) for t in ctx._dirty}
+    non_differentiable = {id(t) for t in ctx._non_differentiable}
+    positions = {id(a): j for j, a in enumerate(args) if isinstance(a, Tensor)}
+    input_bases = {id(base_of(a)): j for j, a in enumerate(args) if isinstance(a, Tensor)}
+    for i, (raw, out, tangent) in enumerate(zip(raw_outputs, outputs, returned)):
+        if not isinstance(raw, Tensor) or id(raw) in non_differentiable \
+                or raw._data.dtype.kind not in "fc":
+            if tangent is not None:
+                raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the "
+                                   "corresponding forward output is not a differentiable Tensor."
+                                   "You should return None at that position instead.")
+            continue
+        if id(raw) in dirty:
+            j = positions[id(raw)]
+            if given[j] is not None:
+                _check_dirty_tangent(tangent, given[j], versions[j])
+        elif tangent is not None and getattr(out, "_view", None) is not None:
+            j = input_bases.get(id(base_of(out)))
+            if j is not None and given[j] is not None:
+                _check_view_tangent(tangent, given[j])
+
+
+def _check_dirty_tangent(tangent, given, version) -> None:
+    if tangent is None or tangent._vc[0] == version:
+        raise RuntimeError("An inplace custom Function is not modifying the forward mode "
+                           "gradients inplace. If the forward is modifying an input inplace, "
+                           "then the jvp function must modify the corresponding gradient "
+                           "inplace.")
+    if tangent is not given:
+        raise RuntimeError("An inplace custom Function is not returning the forward mode "
+                           "gradients as-is. If the forward is modifying an input inplace, then "
+                           "the jvp function must modify the gradient inplace and return it "
+                           "as-is.")
+
+
+def _check_view_tangent(tangent, given) -> None:
+    view = getattr(tangent, "_view", None)
+    if view is None:
+        raise RuntimeError("A custom Function's forward is returning a view (or an input as-is) "
+                           "but the jvp is not returning a view.")
+    given_view = getattr(given, "_view", None)
+    if given_view is not None:
+        if given_view.base is not view.base:
+            raise RuntimeError("A custom Function is returning a view but the jvp is not "
+                               "returning a view of the same base as the given grad input.")
+    elif given is not view.base:
+        raise RuntimeError("A custom Function is returning a view but the jvp is not returning "
+                           "a view of the given grad input.")
+
+
+def check_tangent_size(tensor, tangent) -> None:
+    """torch's refusal of a tangent whose shape is not its tensor's."""
+    if tangent._data.shape != tensor._data.shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
+            f"while the given forward gradient is of size {list(tangent.shape)}.")
+
+
+def checked_function_tangents(outputs, out) -> tuple:
+    """torch's checks on what a Function's jvp returned: one tangent per output, each None or
+    a floating Tensor of its output's size (no broadcasting)."""
+    tangents = out if isinstance(out, tuple) else (out,)
+    if len(tangents) != len(outputs):
+        raise RuntimeError("Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(outputs)} but got {len(tangents)})")
+    for i, (output, tangent) in enumerate(zip(outputs, tangents, strict=True)):
+        if tangent is None:
+            continue
+        if not isinstance(tangent, Tensor):
+            raise RuntimeError(f"expected Variable or None (got {type(tangent).__name__}) for "
+                               f"grad output {i}.")
+        if isinstance(output, Tensor):
+            check_tangent_size(output, tangent)
+            if tangent._data.dtype.kind not in "fc":
+                raise RuntimeError("Expected both tensor and its forward grad to be floating "
+                                   "point or complex")
+    return tangents

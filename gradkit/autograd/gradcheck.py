@@ -16,7 +16,8 @@ from gradkit.autograd.api import grad as autograd_grad
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.autograd import gradcheck_modes
 from gradkit.autograd.gradcheck_modes import (
-    _as_tuple, _device_like, _host, _outputs, _real_components, forward_jacobian, jvp_outputs)
+    _as_tuple, _device_like, _host, _outputs, _real_components, check_same_outputs,
+    forward_jacobian, jvp_outputs)
 
 
 class GradcheckError(RuntimeError):
@@ -42,10 +43,14 @@ def _numerical_jacobian(func, inputs, indices, eps):
                 orig = flat[k]
                 plus = _perturbed(t, host, k, orig + eps * part)
                 with no_grad():
-                    out_plus = [_real_components(_host(o._data)) for o in _outputs(func, plus)]
+                    outs_plus = _outputs(func, plus)
+                    out_plus = [_real_components(_host(o._data)) for o in outs_plus]
                 minus = _perturbed(t, host, k, orig - eps * part)
                 with no_grad():
-                    out_minus = [_real_components(_host(o._data)) for o in _outputs(func, minus)]
+                    outs_minus = _outputs(func, minus)
+                    out_minus = [_real_components(_host(o._data)) for o in outs_minus]
+                check_same_outputs(outs_minus, outs_plus, eps,
+                                   f"on index {tuple(map(int, np.unravel_index(k, host.shape)))} ")
                 columns.append(np.concatenate(
                     [(p - m) / (2 * eps) for p, m in zip(out_plus, out_minus)]
                     or [np.zeros(0)]))
@@ -124,6 +129,12 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
         >>> gradcheck(gradkit.sin, (x,))
         True
     """
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
+                             "to be True")
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be "
+                             "True")
     inputs = _as_tuple(inputs)
     indices = _diff_inputs(inputs)
     if not indices:
@@ -134,6 +145,14 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
                           "point or complex. This check will likely fail if all the inputs are "
                           "not of double precision floating point or complex. ", stacklevel=2)
+        data = inputs[i]._data
+        if data.size and any(stride == 0 and size > 1  # (NumPy gives empty arrays 0 strides)
+                             for stride, size in zip(data.strides, data.shape)):
+            raise RuntimeError(  # the perturbation would move every element sharing memory
+                f"The {i}th input has a dimension with stride 0. gradcheck only supports inputs "
+                "that are non-overlapping to be able to compute the numerical gradients "
+                "correctly. You should call .contiguous on the input before passing it to "
+                "gradcheck.")
     outputs = _outputs(func, inputs)
     try:
         if not any(o.requires_grad for o in outputs):
@@ -146,6 +165,8 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
         else:
             _slow_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol,
                         check_backward_ad, check_forward_ad)
+        if check_forward_ad and check_undefined_grad:
+            gradcheck_modes.check_undefined_tangents(func, inputs, indices, GradcheckError)
         if check_backward_ad:
             gradcheck_modes.check_backward_mul_by_grad_output(outputs, inputs, indices,
                                                               GradcheckError)
@@ -161,7 +182,8 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
 def _slow_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol, check_backward_ad,
                 check_forward_ad) -> None:
     """Whole Jacobians: analytical (vjps, jvps) against central differences."""
-    analytical, reentrant = _analytical_jacobian(outputs, inputs, indices, nondet_tol)
+    analytical, reentrant = _analytical_jacobian(outputs, inputs, indices, nondet_tol) \
+        if check_backward_ad else (None, True)  # backward alone may be broken: not called
     _CURRENT_INPUTS[0] = inputs
     saved = [inputs[i]._data.copy() for i in indices]
     try:
@@ -229,8 +251,9 @@ def _fast_check(func, inputs, indices, outputs, eps, atol, rtol, check_backward_
 
     rng = np.random.default_rng(0)
     diff = [k for k, o in enumerate(outputs) if o.requires_grad]
-    seeds = {k: Tensor._make(_rand_like(rng, _host(outputs[k]._data))) for k in diff}
-    vs = {i: _rand_like(rng, _host(inputs[i]._data)) for i in indices}
+    seeds = {k: Tensor._make(_rand_like(rng, _host(outputs[k]._data), uniform=True))
+             for k in diff}
+    vs = {i: _rand_like(rng, _host(inputs[i]._data), uniform=True) for i in indices}
     backward = {k: autograd_grad(outputs[k], [inputs[i] for i in indices], seeds[k],
                                  retain_graph=True, allow_unused=True)
                 for k in diff} if check_backward_ad else {}
@@ -256,11 +279,14 @@ def _numerical_jv(func, inputs, i, v, eps) -> list:
     try:
         t._data[...] = original + eps * v
         # copies: an output may alias the input, which the -eps pass overwrites
-        plus = [np.array(_host(o._data)) for o in _outputs(func, inputs)]
+        outs_plus = _outputs(func, inputs)
+        plus = [np.array(_host(o._data)) for o in outs_plus]
         t._data[...] = original - eps * v
-        minus = [np.array(_host(o._data)) for o in _outputs(func, inputs)]
+        outs_minus = _outputs(func, inputs)
+        minus = [np.array(_host(o._data)) for o in outs_minus]
     finally:
         t._data[...] = original
+    check_same_outputs(outs_minus, outs_plus, eps, "")
     return [(p - m) / (2 * eps) for p, m in zip(plus, minus)]
 
 
@@ -272,10 +298,12 @@ def _compare_fast(analytical, numerical, output, i, rtol, atol, how: str) -> Non
             "the numerical and analytical jacobians are computed \nin fast mode.")
 
 
-def _rand_like(rng, array):
-    v = rng.standard_normal(array.shape)
+def _rand_like(rng, array, uniform: bool = False):
+    """Random values shaped as ``array``: normal, or in [0, 1) as torch's fast mode draws."""
+    draw = rng.random if uniform else rng.standard_normal
+    v = draw(array.shape)
     if array.dtype.kind == "c":
-        v = v + 1j * rng.standard_normal(array.shape)
+        v = v + 1j * draw(array.shape)
     return np.asarray(v.astype(array.dtype))  # 0-d: an array, not a NumPy scalar
 
 

@@ -47,12 +47,28 @@ def _device_like(like, host):
     return get_array_module(like).asarray(host)
 
 
+def check_same_outputs(first, second, eps: float, on_index: str) -> None:
+    """torch's check that moving an input by ``eps`` changes no output's shape or dtype."""
+    for a, b in zip(first, second):
+        for what, x, y in (("shape", a.shape, b.shape), ("dtype", a.dtype, b.dtype)):
+            if x != y:
+                raise AssertionError(f"Expected `func` to return outputs with the same {what} "
+                                     f"when inputs are perturbed {on_index}by {eps}, but got: "
+                                     f"{what}s {x} and {y}.")
+
+
+def _differentiable(t) -> bool:
+    return isinstance(t, Tensor) and t.requires_grad
+
+
 def jvp_outputs(func, inputs, tangents: dict) -> list:
     """The output tangents of ``func`` at ``inputs`` for ``tangents`` {input index: array};
-    outputs without a tangent get zeros."""
+    outputs without a tangent get zeros. As torch, every input that requires grad goes in
+    detached, as a dual (a zero tangent when ``tangents`` has none for it)."""
     with forward_ad.dual_level():
-        duals = [forward_ad.make_dual(t.detach(), Tensor._make(tangents[i]))
-                 if i in tangents else t for i, t in enumerate(inputs)]
+        duals = [forward_ad.make_dual(t.detach(), Tensor._make(tangents[i]) if i in tangents
+                                      else zeros_like(t.detach()))
+                 if i in tangents or _differentiable(t) else t for i, t in enumerate(inputs)]
         out = func(*duals)
         outs = out if isinstance(out, (tuple, list)) else (out,)
         result = []
@@ -81,6 +97,32 @@ def forward_jacobian(func, inputs, index: int) -> np.ndarray:
             outs = jvp_outputs(func, inputs, {index: tangent})
             columns.append(np.concatenate([_real_components(o) for o in outs] or [np.zeros(0)]))
     return np.stack(columns, axis=1) if columns else np.zeros((0, 0))
+
+
+def check_undefined_tangents(func, inputs, indices, error) -> None:
+    """torch's _test_undefined_forward_mode: with every differentiable input dual, giving one
+    of them a zero tangent or no tangent at all (a plain tensor) gives the same tangents."""
+    rng = np.random.default_rng(0)
+    with forward_ad.dual_level():
+        duals = list(inputs)
+        for i in indices:
+            duals[i] = forward_ad.make_dual(inputs[i].detach(), Tensor._make(
+                _device_like(inputs[i]._data, rng.standard_normal(inputs[i].shape)
+                             .astype(_host(inputs[i]._data).dtype))))
+        for i in indices:
+            kept = duals[i]
+            duals[i] = forward_ad.make_dual(inputs[i].detach(), zeros_like(inputs[i].detach()))
+            with_zeros = _outputs(func, duals)
+            duals[i] = inputs[i].detach()
+            without = _outputs(func, duals)
+            duals[i] = kept
+            for k, (a, b) in enumerate(zip(with_zeros, without)):
+                ta, tb = forward_ad.unpack_dual(a).tangent, forward_ad.unpack_dual(b).tangent
+                if ta is not None and tb is not None and not np.allclose(
+                        _host(ta._data), _host(tb._data), rtol=1e-05, atol=1e-08):
+                    raise error(f"Mismatch in tangent values for output with index: {k} when "
+                                f"input: {inputs[i]} has an undefined tangent value. "
+                                f" Got: {ta} but expected: {tb}")
 
 
 class _UndefinedGrad(Function):

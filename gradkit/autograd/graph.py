@@ -273,6 +273,13 @@ def _version_error(tensor_desc: str, owner: str, now: int, expected: int) -> Run
         "failed to compute its gradient, with gradkit.autograd.set_detect_anomaly(True).")
 
 
+PACK_HOOK_WRITES = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack "
+    "hook cannot be modified by in-place operations as this can lead to unexpected "
+    "side-effects. Please open an issue if you need to perform in-place operations on the input "
+    "to a pack hook.")
+
+
 class SavedTensor:
     """A tensor saved for backward, with its version at save time.
 
@@ -299,6 +306,8 @@ class SavedTensor:
             self.tensor = self.data = None
             self.grad_edge = _history_edge(tensor, is_output)
             self.packed = pack(tensor)
+            if tensor._vc[0] != self.version:
+                raise RuntimeError(PACK_HOOK_WRITES)
         elif is_output and tensor.grad_fn is not None:  # non-differentiable outputs: constants
             self.tensor, self.data = None, tensor._data
         else:
@@ -311,7 +320,7 @@ class SavedTensor:
             if not isinstance(tensor, Tensor):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                                 f"got result of type {type(tensor).__name__}")
-            return self._attach(tensor._data, node) if as_tensor else tensor._data
+            return self._attach(tensor, node) if as_tensor else tensor._data
         if self.version_counter[0] != self.version:
             desc = f"gradkit.{from_numpy_dtype(self.data.dtype).name} {list(self.data.shape)}"
             owner = ""
@@ -335,11 +344,13 @@ class SavedTensor:
                                     self.version_counter)
         return Tensor._make(self.data, node, self.output_nr, self.version_counter)
 
-    def _attach(self, data, node):
+    def _attach(self, unpacked, node):
         """The unpack hook's values with the saved tensor's place in the graph (torch's
         SavedVariable): double backward differentiates through the original tensor, never
         through what the hooks computed."""
-        edge = self.grad_edge
+        edge, data = self.grad_edge, unpacked._data
+        if edge is None and not unpacked.requires_grad:  # nothing to attach: torch gives the
+            return unpacked                                # hook's tensor itself
         if edge is _OWN_OUTPUT:
             return Tensor._make(data, node, self.output_nr)
         if edge is None:

@@ -31,6 +31,13 @@ def _root(array):
     return array
 
 
+def _memory_of(tensor) -> int:
+    """The id of the array that owns ``tensor``'s memory. A view holding computed values (conj)
+    has an array of its own, kept in step with its base's: it counts as its base's memory."""
+    view = getattr(tensor, "_view", None)
+    return id(_root(view.base._data if view is not None and view.computed else tensor._data))
+
+
 class _Saved:
     """A tensor saved inside the block, and its copy once something wrote into it."""
 
@@ -59,6 +66,8 @@ class allow_mutation_on_saved_tensors(saved_tensors_hooks):  # noqa: N801 - torc
         super().__init__(self._pack, self._unpack)
 
     def __enter__(self):
+        if state.active:
+            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
         super().__enter__()
         self._open = True
         state.active = (*state.active, self)
@@ -72,7 +81,7 @@ class allow_mutation_on_saved_tensors(saved_tensors_hooks):  # noqa: N801 - torc
 
     def _pack(self, tensor) -> _Saved:
         saved = _Saved(tensor)
-        self._by_buffer.setdefault(id(_root(tensor._data)), []).append(saved)
+        self._by_buffer.setdefault(_memory_of(tensor), []).append(saved)
         return saved
 
     def _unpack(self, saved: _Saved):
@@ -84,7 +93,7 @@ class allow_mutation_on_saved_tensors(saved_tensors_hooks):  # noqa: N801 - torc
 
     def before_write(self, tensor) -> None:
         """Copy the saved tensors that share ``tensor``'s memory, before it is written."""
-        for saved in self._by_buffer.get(id(_root(tensor._data)), ()):
+        for saved in self._by_buffer.get(_memory_of(tensor), ()):
             if saved.copy is None:
                 saved.copy = saved.tensor._data.copy()
 

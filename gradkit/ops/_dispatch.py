@@ -15,6 +15,7 @@ from gradkit._tensor import Tensor
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor, accumulate_node, node_type
+from gradkit.autograd.inference import InferenceVersion
 from gradkit.ops._dispatch_general import (
     _as_array, _broadcast_message, _check_argument_types, _floating, _forward_on_device,
     _numpy_operands, _save, _xp_of)
@@ -232,8 +233,9 @@ def _finish(op, args, datas, params, needs_grad, xp, out):
     """The output tensors of a forward's result ``out`` (and the node when recording)."""
     if needs_grad and op.differentiable and grad_state.grad_enabled \
             and not grad_state.inference and (
-            out.dtype.kind in "fcV" if type(out) is np.ndarray else _floating(out)):
-        result = _record(op, args, datas, params, out, xp)
+            out.dtype.kind in "fcV" if type(out) is np.ndarray else _floating(out)) and not (
+            op.view and type(getattr(args[0], "_vc", None)) is InferenceVersion):  # torch: views
+        result = _record(op, args, datas, params, out, xp)  # of inference tensors: no history
     elif op.outputs == 1:
         result = Tensor._make(out if type(out) is np.ndarray else _as_array(xp, out))
     else:

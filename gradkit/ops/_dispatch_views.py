@@ -15,6 +15,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd.inference import InferenceVersion
 from gradkit.ops import _dispatch
 from gradkit.ops._dispatch import _dispatch_general, _record, _record_fast
 from gradkit.ops.views import mark_one_view
@@ -42,8 +43,9 @@ def dispatch_view(op, args: tuple, params: dict):
         return _dispatch_general(op, args, params)
     if type(out) is not np.ndarray:  # a NumPy scalar: _finish makes it a 0-d array
         return _dispatch_general(op, args, params)
+    # a view of an inference tensor (outside the mode) is a plain alias, without history
     if x._requires_grad and op.differentiable and grad_state.grad_enabled and \
-            out.dtype.kind in "fcV":
+            out.dtype.kind in "fcV" and type(x._vc) is not InferenceVersion:
         if op.plain_save is not None and op.node_name_rule is None:
             result = _record_fast(op, args, [data], params, out)
         else:

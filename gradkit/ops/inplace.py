@@ -79,7 +79,8 @@ def inplace(tensor, out_of_place, *args, **kwargs):
     if view is not None and view.computed:  # the view holds computed values (conj): write back
         write_through(view.steps(), view.base._data, tensor._data)
     if getattr(tensor, "_fw", None) is not None or getattr(result, "_fw", None) is not None:
-        tensor._fw = getattr(result, "_fw", None)  # forward AD: the written values' tangent
+        tensor._fw = _tangent_after_write(getattr(tensor, "_fw", None),
+                                          getattr(result, "_fw", None))
     tensor._vc[0] += 1
     if recording:
         if view is not None:
@@ -93,6 +94,25 @@ def inplace(tensor, out_of_place, *args, **kwargs):
     if forward_ad is not None and (view is not None or len(tensor._vc) > 1):
         forward_ad.after_inplace(tensor, view)
     return tensor
+
+
+def _tangent_after_write(old, new):
+    """Forward AD: the tangent of the written values (``new``; ``(level, tangent)`` pairs).
+    As torch, it goes into the tensor's own tangent of that level when it has one (else into a
+    copy), so ``dual *= 2`` doubles the tensor given to make_dual; a tangent in a graph, of
+    another shape or dtype, or read-only (broadcast) is replaced instead."""
+    if new is None:
+        return None
+    if old is None or old[0] is not new[0]:  # a copy: never another tensor's tangent (copy_)
+        return new[0], new[1].clone()
+    kept, written = old[1], new[1]
+    if kept._requires_grad or written._requires_grad or kept._data.shape != \
+            written._data.shape or kept._data.dtype != written._data.dtype or \
+            not getattr(getattr(kept._data, "flags", None), "writeable", True):
+        return new
+    kept._data[...] = written._data
+    kept._vc[0] += 1
+    return old
 
 
 def set_history(tensor, grad_fn, output_nr: int) -> None:

@@ -16,6 +16,7 @@ from weakref import ref as _weakref
 import numpy as np
 
 from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd.inference import InferenceVersion
 
 DEFAULT, MULTI_OUTPUT, NO_GRAD, INFERENCE = "default", "multi_output", "no_grad", "inference"
 IN_CUSTOM_FUNCTION = "in_custom_function"
@@ -41,14 +42,18 @@ class ViewInfo:
     """How one view was made: ``op(parent view or base, **params)[index]``."""
 
     __slots__ = ("base", "parent", "op", "params", "index", "creation", "made_recording",
-                 "computed", "forward_base", "function_output")
+                 "computed", "forward_base", "function_output", "of_tracked")
 
-    def __init__(self, base, parent, op, params, index, creation, made_recording) -> None:
+    def __init__(self, base, parent, op, params, index, creation, made_recording,
+                 of_tracked: bool = False) -> None:
         self.base = base              # the tensor (not a view) whose memory this is
         self.parent = parent          # ViewInfo of the view this was made from, or None
         self.op, self.params, self.index = op, params, index
         self.creation = creation      # DEFAULT, MULTI_OUTPUT, NO_GRAD or INFERENCE
         self.made_recording = made_recording  # grad mode was on: the view got a grad_fn
+        # made from a tensor that required grad (a no_grad view given requires_grad_() later,
+        # whose root base does not): it got a grad_fn too
+        self.of_tracked = of_tracked
         # a step of the chain computes its values (conj): they are kept in step by writes
         self.computed = op.view_inverse is not None or (parent is not None and parent.computed)
         self.forward_base = None  # make_dual's output: a weak reference to it (forward_ad.py)
@@ -70,7 +75,7 @@ class ViewInfo:
         kind = self.creation
         if kind == DEFAULT:
             return None
-        has_grad_fn = self.made_recording and self.base._requires_grad
+        has_grad_fn = self.made_recording and (self.base._requires_grad or self.of_tracked)
         what = ("its base or another view of its base has been" if indirect else "is being")
         op = self.op  # torch names the view's overload: Squeeze, Squeeze1 (a dim), Squeeze2
         node_name = op.node_name if op.node_name_rule is None else \
@@ -117,6 +122,9 @@ def mark_one_view(op, base, view, params, index) -> None:
     """``mark_view`` for one output ``view`` of ``op(base, **params)``, at ``index`` of a
     multi-output view op's outputs (None: its only output)."""
     refs = base._vc
+    if type(refs) is InferenceVersion and not grad_state.inference:
+        view._vc = refs  # as torch: outside the mode, a view of an inference tensor is none
+        return
     # a view's version counter holds a weak reference to it, so a counter without any is no
     # view's: this spares the costly getattr miss on the commonest base, a tensor not a view
     parent = getattr(base, "_view", None) if len(refs) > 1 else None
@@ -129,7 +137,7 @@ def mark_one_view(op, base, view, params, index) -> None:
         creation = DEFAULT if parent is None else parent.creation
     view._vc = refs
     view._view = ViewInfo(base if parent is None else parent.base, parent, op, params, index,
-                          creation, recording)
+                          creation, recording, base._requires_grad)
     # a weak reference after the version: an in-place write to the base or to another view
     # must give this one a fresh history (ops/inplace.py)
     refs.append(_weakref(view))

@@ -16,6 +16,7 @@ import warnings
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.api import backward
+from gradkit.autograd.engine import current_pass as _current_pass
 from gradkit.autograd.function import Function
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.autograd.graph import saved_tensors_hooks
@@ -23,7 +24,7 @@ from gradkit.creation import get_rng_state, set_rng_state
 
 
 def checkpoint(function, *args, use_reentrant: bool | None = None,
-               preserve_rng_state: bool = True, **kwargs):
+               preserve_rng_state: bool = True, early_stop: bool = True, **kwargs):
     """``function(*args, **kwargs)``, recomputed during backward instead of stored.
 
     ``use_reentrant=False`` (the default; not passing it warns, as torch, whose default is
@@ -31,6 +32,8 @@ def checkpoint(function, *args, use_reentrant: bool | None = None,
     saved_tensors_hooks; ``True`` uses a Function whose backward reruns
     ``function`` and calls backward on it (tensor args only, no kwargs).
     ``preserve_rng_state`` replays the random stream, so dropout masks match.
+    ``early_stop`` (non-reentrant): stop the recomputation once every saved tensor is back;
+    a :func:`set_checkpoint_early_stop` block around forward overrides it.
 
     >>> out = checkpoint(block, x, use_reentrant=False)
     """
@@ -45,12 +48,15 @@ def checkpoint(function, *args, use_reentrant: bool | None = None,
         return _ReentrantCheckpoint.apply(function, preserve_rng_state, *args)
     recomputation = _Recomputation(function, args, kwargs,
                                    get_rng_state() if preserve_rng_state else None,
-                                   _early_stop[0])
+                                   early_stop if _early_stop[0] is None else _early_stop[0])
     with saved_tensors_hooks(recomputation.pack, recomputation.unpack):
-        return function(*args, **kwargs)
+        result = function(*args, **kwargs)
+    recomputation.held = None  # from now on, saved tensors come from recomputations
+    return result
 
 
-_early_stop = [True]  # as torch: one setting for the process, read when forward runs
+_early_stop = [None]  # as torch: one setting for the process (None: each checkpoint's own),
+# read when forward runs
 
 
 @contextlib.contextmanager
@@ -102,31 +108,52 @@ class _Recomputation:
         self.count = 0
         self.metadata = []  # of each packed tensor, to check the recomputed ones against
         self.values = {}   # index -> recomputed tensor, dropped as backward unpacks it
+        self.recomputed_for = None  # the backward pass self.values were recomputed for
+        # while forward runs, what it saves is kept: a grad() inside the function reads it
+        self.held = {}
 
     def pack(self, tensor) -> int:
         index = self.count
         self.count += 1
         self.metadata.append(_metadata(tensor))
+        if self.held is not None:
+            self.held[index] = tensor
         return index
 
     def unpack(self, index: int):
-        if index not in self.values:  # first use, or a second backward (retain_graph)
+        if self.held is not None:  # a grad() inside the checkpointed function
+            return self.held[index]
+        backward_pass = _current_pass()
+        # as torch: one recomputation per backward pass (a second backward with retain_graph
+        # recomputes), and one per read outside backward (``node._saved_result``)
+        if backward_pass is None or backward_pass is not self.recomputed_for:
             self.recompute()
+            self.recomputed_for = backward_pass
+        if index not in self.values:
+            raise RuntimeError(
+                "torch.utils.checkpoint: Unpack is being triggered for a tensor that was already "
+                "unpacked once. If you are calling ctx.saved_tensors in backward, make sure to do "
+                "so only once. Otherwise please open an issue with details on your use case.")
         return self.values.pop(index)
 
     def recompute(self) -> None:
         values = {}
 
-        def keep(tensor) -> None:
+        def keep(tensor):
+            # detached, as torch: a saved output held with its own node would form a cycle
+            tensor = tensor.detach() if tensor.requires_grad else tensor
+            if len(values) == self.count:  # only without early stop: it stops at the count
+                raise RuntimeError(
+                    "torch.utils.checkpoint: trying to save more tensors during recomputation "
+                    "than during the original forward pass.")
             values[len(values)] = tensor
             if self.early_stop and len(values) == self.count:
                 raise _StopRecomputationError
+            return tensor
 
-        def never_unpacked(packed):  # the recomputed graph is only read, never run
-            raise RuntimeError("checkpoint: the recomputed graph cannot be backpropagated")
-
-        with enable_grad(), _rng_replayed(self.rng_state), saved_tensors_hooks(keep,
-                                                                              never_unpacked):
+        # the recomputed graph keeps its tensors as they are: a checkpointed function that
+        # itself calls grad() (nested checkpoints, double backward) backpropagates through it
+        with enable_grad(), _rng_replayed(self.rng_state), saved_tensors_hooks(keep, _as_is):
             try:
                 self.function(*self.args, **self.kwargs)
             except _StopRecomputationError:
@@ -145,6 +172,10 @@ class _Recomputation:
                                "tensors have different metadata than during the forward pass."
                                f"\n{different}")
         self.values = values
+
+
+def _as_is(tensor):
+    return tensor
 
 
 def _metadata(tensor) -> dict:
@@ -166,6 +197,12 @@ class _ReentrantCheckpoint(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        if _current_pass().targeted:  # its inner backward would accumulate into .grad instead
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
+                "passing an `inputs` parameter to .backward(). To resolve this error, you can "
+                "either set use_reentrant=False, or call .backward() without passing the "
+                "`inputs` argument.")
         args = list(ctx.plain_args)
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors, strict=True):
             args[i] = t.detach().requires_grad_(t.requires_grad)

@@ -77,3 +77,21 @@ def no_grad_function(lib):
             return None
 
     return NoGrad
+
+
+def adder_and_sum(lib, calls: list):
+    """Adds b to a in place (dirty) and returns (a, a + b); each backward appends to calls."""
+
+    class AddInPlaceAndSum(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            a.add_(b)
+            ctx.mark_dirty(a)
+            return a, a + b
+
+        @staticmethod
+        def backward(ctx, ga, gab):
+            calls.append(1)
+            return ga + gab, ga + gab
+
+    return AddInPlaceAndSum

@@ -6,6 +6,7 @@ import pytest
 
 import gradkit
 
+from .functions import adder_and_sum
 from .twin import leaf, like_torch, raises_like_torch, torch
 
 MULTI_VIEW = "is a view and is being modified inplace. This view is the output of a function " \
@@ -138,16 +139,7 @@ def test_dirty_input_function_backward_runs_once_in_each_setting():
 def test_two_output_dirty_function_on_a_view_input_is_an_error():
     # torch: test_autograd_inplace_views_python (II: multiple outputs, input is a view)
     def program(lib):
-        class AddTwo(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, a, b):
-                a.add_(b)
-                ctx.mark_dirty(a)
-                return a, a + b
-
-            @staticmethod
-            def backward(ctx, ga, gab):
-                return ga + gab, ga + gab
+        AddTwo = adder_and_sum(lib, [])  # noqa: N806 - a class
 
         a, b = leaf(lib, 2), leaf(lib, 2, seed=1)
         AddTwo.apply(a.clone().view_as(a), b)

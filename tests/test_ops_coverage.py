@@ -78,6 +78,9 @@ NON_DIFFERENTIABLE_SAMPLES = [
     ("bitwise_left_shift", ([3, -6], [1, 2])), ("bitwise_right_shift", ([3, -6], [1, 2])),
     ("zeros_like", ([1.0, 2.0],)), ("ones_like", ([1.0, 2.0],)),
     ("F.one_hot", ([2, 0, 1],)),
+    ("nonzero", ([[0.0, 1.5], [2.0, 0.0]],)), ("argwhere", ([[0.0, 1.5], [2.0, 0.0]],)),
+    ("bucketize", ([0.5, 1.0, 3.0], [1.0, 2.0])), ("searchsorted", ([1.0, 2.0], [0.5, 2.0])),
+    ("histc", ([1.0, 2.0, 2.5, 4.0],)), ("unique", ([3, 1, 3, 2],)),
 ]
 
 

@@ -1,0 +1,150 @@
+"""scatter_reduce: src reduced (sum, prod, mean, amax, amin) into x at ``index`` along ``dim``.
+
+The gradients are torch's (``scatter_reduce_backward`` in its FunctionsManual.cpp), written with
+gradkit ops so they differentiate again: prod divides out each factor (with care for zeros),
+mean divides by the number of values reduced, and amax/amin share the gradient evenly among
+the values equal to the result (ties included).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gradkit.ops._op import op
+from gradkit.ops.comparison import eq
+from gradkit.ops.conversion import astype
+from gradkit.ops.indexing import (
+    _along_axis_key, _src_block, gather, index_put_into_zeros, scatter, scatter_add)
+from gradkit.ops.piecewise import ones_like, where, zeros_like
+from gradkit.ops.shape import _normalize_dim
+
+REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+_UFUNCS = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
+
+
+def _check(x, dim: int, index, src, reduce: str) -> None:
+    """torch's checks, in its order."""
+    if reduce not in REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    if index.dtype.name not in ("int32", "int64"):
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    if src.dtype != x.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if index.size == 0:
+        return
+    if index.ndim != x.ndim or src.ndim != x.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if any(i > n for d, (i, n) in enumerate(zip(index.shape, x.shape)) if d != dim) or any(
+            i > n for i, n in zip(index.shape, src.shape)):
+        raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
+                           f"{list(x.shape)} apart from dimension {dim} and to be no larger size "
+                           f"than src {list(src.shape)}")
+    size = x.shape[dim] if x.ndim else 1
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        raise RuntimeError(f"index {int(index[bad][0])} is out of bounds for dimension {dim} "
+                           f"with size {size}")
+
+
+def _identity(xp, dtype, reduce: str):
+    """The value a reduction starts from when x's own value is left out."""
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    info = xp.finfo(dtype) if dtype.kind in "fc" else xp.iinfo(dtype) if dtype.kind in "iu" \
+        else None
+    if info is None:  # bool
+        return reduce == "amin"
+    if dtype.kind == "f":
+        return -np.inf if reduce == "amax" else np.inf
+    return info.min if reduce == "amax" else info.max
+
+
+@op(save=("x", "dim", "index", "src", "result"), method=True, inplace=True)
+def scatter_reduce(xp, x, dim, index, src, reduce=None, *, include_self=True):
+    """x with ``src`` reduced into it at ``index`` along ``dim`` (torch.scatter_reduce)."""
+    dim = _normalize_dim(dim, x.ndim)
+    _check(x, dim, index, src, reduce)
+    out = xp.array(x)
+    if index.size == 0:
+        return out
+    key = _along_axis_key(xp, index, dim)
+    values = _src_block(src, index)
+    if not include_self:
+        out[key] = _identity(xp, x.dtype, reduce)
+    getattr(xp, _UFUNCS[reduce]).at(out, key, values)
+    if reduce == "mean":
+        counts = xp.full(x.shape, 1 if include_self else 0, dtype=xp.int64)
+        xp.add.at(counts, key, 1)
+        counts = xp.maximum(counts, 1)
+        out = out // counts if x.dtype.kind in "iu" else (out / counts).astype(x.dtype)
+    return out
+
+
+def _coefficients(x, d, index, src, result, reduce, include_self):
+    """(cx, terms): the op's derivative as ``grad_x = g * cx`` and ``grad_src = sum over
+    terms (cg, cs) of gather(g * cg) * cs`` (None: 1), which gives the vjp and the jvp alike."""
+    if reduce == "sum":
+        cx, terms = None, [(None, None)]
+    elif reduce == "mean":
+        counts = ones_like(x) if include_self else zeros_like(x)
+        counts = scatter_add(counts, d, index, ones_like(src))
+        cx = 1.0 / where(eq(counts, 0), 1.0, counts)
+        terms = [(cx, None)]
+    elif reduce == "prod":  # the product without each factor, found again where that is 0
+        x_safe = where(eq(x, 0), 1.0, x)
+        cx = scatter_reduce(x_safe, d, index, src, "prod", include_self=include_self) / x_safe
+        src_zero = eq(src, 0)
+        zeros_at = gather(scatter_add(zeros_like(x), d, index, astype(src_zero, x.dtype)), d,
+                          index)
+        single_zero = src_zero & eq(zeros_at, 1)
+        without_zero = scatter_reduce(x, d, index, where(single_zero, 1.0, src), "prod",
+                                      include_self=include_self)
+        terms = [(without_zero, astype(single_zero, x.dtype)),
+                 (result, 1.0 / where(src_zero, 1.0, src))]
+    else:  # amax / amin: split evenly among the values equal to the result (ties included)
+        x_is_result = astype(eq(x, result), x.dtype)
+        src_is_result = astype(eq(src, gather(result, d, index)), x.dtype)
+        split = 1.0 / scatter_add(x_is_result, d, index, src_is_result)
+        cx, terms = x_is_result * split, [(split, src_is_result)]
+    if not include_self:
+        cx = scatter(ones_like(x) if cx is None else cx, d, index, 0.0)
+    return cx, terms
+
+
+def _times(a, b):
+    return a if b is None else a * b
+
+
+def _vjp(g, x, dim, index, src, result, reduce, include_self):
+    d = _normalize_dim(dim, x.ndim)
+    block = _src_block(src, index)  # src larger than index: the rest gets zeros
+    cx, terms = _coefficients(x, d, index, block, result, reduce, include_self)
+    grad_src = None
+    for cg, cs in terms:
+        term = _times(gather(_times(g, cg), d, index), cs)
+        grad_src = term if grad_src is None else grad_src + term
+    if tuple(grad_src.shape) != tuple(src.shape):
+        corner = tuple(slice(0, n) for n in grad_src.shape)
+        grad_src = index_put_into_zeros(grad_src, tuple(src.shape), corner)
+    return _times(g, cx), None, None, grad_src
+
+
+def _jvp(tangents, x, dim, index, src, result, reduce, include_self):
+    """The transpose of the vjp: x's tangent scaled, src's scattered in, each by its share."""
+    t_x, _, _, t_src = tangents
+    d = _normalize_dim(dim, x.ndim)
+    block = _src_block(src, index)
+    cx, terms = _coefficients(x, d, index, block, result, reduce, include_self)
+    out = None if t_x is None else _times(t_x, cx)
+    if t_src is not None:
+        t_block = _src_block(t_src, index)
+        for cg, cs in terms:
+            spread = _times(scatter_add(zeros_like(x), d, index, _times(t_block, cs)), cg)
+            out = spread if out is None else out + spread
+    return out
+
+
+scatter_reduce.defvjp_all(_vjp)
+scatter_reduce.defjvp_all(_jvp)

@@ -1,11 +1,10 @@
 """Complex tensors built from their real and imaginary parts: ``complex(real, imag)``."""
 from __future__ import annotations
 
-import numpy as np
-
 from gradkit.creation import zeros
 from gradkit.ops._op import op
 from gradkit.ops.complex import imag, real
+from gradkit.ops.index_ops import broadcast_shape
 from gradkit.ops.unary_helpers import scalar_type_name
 
 _FLOATS = ("float16", "float32", "float64")
@@ -27,7 +26,7 @@ def check_parts(xp, a, b):
 def from_parts(xp, real_part, imag_part, dtype):
     """A complex array of ``dtype`` with these parts, bit for bit (``re + 1j * im`` would make
     NaN of an infinite imaginary part's real product)."""
-    shape = np.broadcast_shapes(real_part.shape, imag_part.shape)
+    shape = broadcast_shape(real_part.shape, imag_part.shape)
     out = xp.empty(shape, dtype=dtype)
     xp.real(out)[...] = real_part
     xp.imag(out)[...] = imag_part

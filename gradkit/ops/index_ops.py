@@ -23,7 +23,7 @@ def _raw(a):
     return getattr(a, "_data", a)
 
 
-def _broadcast_shape(*shapes) -> tuple:
+def broadcast_shape(*shapes) -> tuple:
     """The shape the arrays of ``shapes`` broadcast to, or torch's error."""
     try:
         return tuple(np.broadcast_shapes(*shapes))
@@ -42,7 +42,7 @@ def _require_bool_mask(mask, message: str) -> None:
 def masked_select(xp, x, mask):
     """The elements of x where the bool ``mask`` (broadcasting with x) is true, as a 1-D tensor."""
     _require_bool_mask(mask, "masked_select: expected BoolTensor for mask")
-    shape = _broadcast_shape(x.shape, mask.shape)
+    shape = broadcast_shape(mask.shape, x.shape)  # torch names the mask "tensor a"
     return xp.broadcast_to(x, shape)[xp.broadcast_to(mask, shape)]
 
 
@@ -59,7 +59,7 @@ masked_spread.defjvp(lambda t, mask, shape: masked_spread(t, mask, shape), None)
 
 
 def _spread_shape(x_shape, mask) -> tuple:
-    return _broadcast_shape(tuple(x_shape), tuple(mask.shape))
+    return broadcast_shape(tuple(x_shape), tuple(mask.shape))
 
 
 masked_select.defvjp(lambda g, x_shape, mask: masked_spread(g, mask, _spread_shape(x_shape, mask)),
@@ -75,7 +75,7 @@ def masked_scatter(xp, x, mask, source):
     if source.dtype != x.dtype:  # torch's message has no space after "got"
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
                            f"got{scalar_type_name(x)} and {scalar_type_name(source)}")
-    shape = _broadcast_shape(x.shape, mask.shape)
+    shape = broadcast_shape(mask.shape, x.shape)
     out = xp.array(xp.broadcast_to(x, shape))
     where = xp.broadcast_to(mask, shape)
     count = int(where.sum())
@@ -190,7 +190,7 @@ def take_along_dim(x, indices, dim: int | None = None):
                            f"number of dimensions, but got {x.ndim} dimensions for input, and "
                            f"{indices.ndim} dimensions for indices")
     dim = _normalize_dim(dim, x.ndim)
-    common = list(_broadcast_shape(*(tuple(1 if d == dim else n for d, n in enumerate(t.shape))
+    common = list(broadcast_shape(*(tuple(1 if d == dim else n for d, n in enumerate(t.shape))
                                      for t in (x, indices))))
     x = expand(x, (*common[:dim], x.shape[dim], *common[dim + 1:])) if x.ndim else x
     indices = expand(indices, (*common[:dim], indices.shape[dim], *common[dim + 1:])) \

@@ -19,6 +19,7 @@ from gradkit.ops.shape import _normalize_dim
 
 REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 _UFUNCS = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
+_ALIASES = {"max": "amax", "min": "amin"}  # torch takes these older spellings too, unlisted
 
 
 def _check(x, dim: int, index, src, reduce: str) -> None:
@@ -65,6 +66,7 @@ def _identity(xp, dtype, reduce: str):
 def scatter_reduce(xp, x, dim, index, src, reduce=None, *, include_self=True):
     """x with ``src`` reduced into it at ``index`` along ``dim`` (torch.scatter_reduce)."""
     dim = _normalize_dim(dim, x.ndim)
+    reduce = _ALIASES.get(reduce, reduce)
     _check(x, dim, index, src, reduce)
     out = xp.array(x)
     if index.size == 0:
@@ -117,7 +119,15 @@ def _times(a, b):
     return a if b is None else a * b
 
 
+def _check_derivative(reduce: str) -> None:
+    """torch's forward takes "max"/"min"; its derivative formulas do not."""
+    if reduce not in REDUCTIONS:
+        raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', "
+                           f"'amin' but got {reduce}.")
+
+
 def _vjp(g, x, dim, index, src, result, reduce, include_self):
+    _check_derivative(reduce)
     d = _normalize_dim(dim, x.ndim)
     block = _src_block(src, index)  # src larger than index: the rest gets zeros
     cx, terms = _coefficients(x, d, index, block, result, reduce, include_self)
@@ -133,6 +143,7 @@ def _vjp(g, x, dim, index, src, result, reduce, include_self):
 
 def _jvp(tangents, x, dim, index, src, result, reduce, include_self):
     """The transpose of the vjp: x's tangent scaled, src's scattered in, each by its share."""
+    _check_derivative(reduce)
     t_x, _, _, t_src = tangents
     d = _normalize_dim(dim, x.ndim)
     block = _src_block(src, index)

@@ -114,7 +114,7 @@ def bucketize(input: Tensor | float, boundaries: Tensor, *,  # noqa: A002 - torc
 def _unique(xp, x, *, dim=None):
     """(sorted unique values, inverse, counts); NaNs stay distinct, as torch's."""
     if x.dtype.kind == "c":
-        raise NotImplementedError(f'"unique_cpu_sorted" not implemented for '
+        raise NotImplementedError(f'"unique" not implemented for '
                                   f"'{scalar_type_name(x)}'")
     if dim is None:
         values, inverse, counts = xp.unique(x.reshape(-1), return_inverse=True,

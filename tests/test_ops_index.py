@@ -27,6 +27,9 @@ ERRORS = {
     "take_float_index": lambda m: m.take(_x(m), m.tensor([1.0])),
     "take_along_dim_float": lambda m: m.take_along_dim(_x(m), m.tensor([[0.0]]), 1),
     "take_along_dim_ndim": lambda m: m.take_along_dim(_x(m), _i(m, [0]), 1),
+    "take_along_dim_flat_negative": lambda m: m.take_along_dim(_x(m), _i(m, [3, -1])),
+    "take_along_dim_flat_out_of_range": lambda m: m.take_along_dim(_x(m), _i(m, [12])),
+    "gather_negative": lambda m: m.gather(_x(m), 1, _i(m, [[0, -1]])),
     "index_add_float_index": lambda m: _x(m).index_add(0, m.tensor([0.0]), _x(m)[:1]),
     "index_add_2d_index": lambda m: _x(m).index_add(0, _i(m, [[0]]), _x(m)[:1]),
     "index_add_out_of_range": lambda m: _x(m).index_add(0, _i(m, [3]), _x(m)[:1]),
@@ -70,6 +73,10 @@ ERRORS = {
                                                          sorter=_i(m, [1])),
     "searchsorted_sorter_range": lambda m: m.searchsorted(_x(m, (2,)), _x(m, (1,)),
                                                           sorter=_i(m, [1, 2])),
+    "bucketize_bools": lambda m: m.bucketize(_x(m) > 0, m.tensor([True, False])),
+    "searchsorted_complex": lambda m: m.searchsorted(_x(m, (2,)), m.tensor([1 + 1j])),
+    "scatter_reduce_complex_autograd": lambda m: m.zeros(2, dtype=m.complex64).scatter_reduce(
+        0, _i(m, [1]), m.ones(1, dtype=m.complex64, requires_grad=True), "sum"),
     "histc_int": lambda m: m.histc(_i(m, [1, 2]), 3),
     "histc_no_bins": lambda m: m.histc(_x(m), 0),
     "histc_min_above_max": lambda m: m.histc(_x(m), 3, 2, 1),
@@ -116,6 +123,8 @@ VALUES_AND_GRADIENTS = {
                                           X3, [1.0, 2.0, 3.0]),
     "masked_scatter_short_mask": with_grads(lambda m, x, s: x.masked_scatter(x > 5, s),
                                             X3, [1.0, 2.0, 3.0, 4.0, 5.0]),
+    "take_along_dim_wraps_along_dim": with_grads(lambda m, x: m.take_along_dim(
+        x, _i(m, [[5, -1], [-7, 100], [3, 0]]), 1), X3),
     "take_along_dim_broadcast": with_grads(lambda m, x: m.take_along_dim(
         x[:1], _i(m, [[2], [0], [2]]), 1), X3),
     "polar_at_zero_abs": with_grads(lambda m, a, t: m.polar(a, t).abs() + m.polar(a, t).real,
@@ -148,7 +157,13 @@ def _dtypes(dtype):
 def test_other_dtypes(dtype):
     if dtype == "complex64":  # torch has no complex unique, amax: their errors are compared
         assert_same_as_torch(lambda m: m.unique(_x(m).to(m.complex64)))
+        for reduce in ("amax", "amin"):
+            assert_same_as_torch(lambda m, reduce=reduce: _x(m).to(m.complex64).scatter_reduce(
+                0, _i(m, [[1]]), _x(m).to(m.complex64), reduce))
         return
+    if dtype == "bool":
+        assert_same_as_torch(lambda m: (_x(m) > 0).scatter_reduce(0, _i(m, [[1]]), _x(m) > 0,
+                                                                  "mean"))
     assert_same_as_torch(_dtypes(dtype))
 
 
@@ -168,6 +183,10 @@ EMPTY = {
     "put": lambda m: m.zeros(2).put(_i(m, []), m.ones(0)),
     "masked_scatter": lambda m: m.zeros(2).masked_scatter(m.zeros(2, dtype=m.bool), m.ones(0)),
     "scatter_reduce": lambda m: m.zeros(2).scatter_reduce(0, _i(m, []), m.ones(0), "prod"),
+    "scatter_reduce_float_index": lambda m: m.zeros(2, 3).scatter_reduce(
+        0, m.tensor([[]]), m.ones(5), "amax", include_self=False),
+    "scatter_reduce_src_dtype": lambda m: m.zeros(2, dtype=m.float64).scatter_reduce(
+        0, m.tensor([]), m.ones(1), "sum"),
     "nonzero": lambda m: (m.nonzero(m.zeros(0, 3)), *m.nonzero(m.zeros(2, 0), as_tuple=True)),
     "nonzero_0d": lambda m: (m.nonzero(m.tensor(2.0)), m.nonzero(m.tensor(0.0)),
                              *m.nonzero(m.tensor(1.0), as_tuple=True), m.argwhere(m.tensor(3))),
@@ -189,6 +208,13 @@ FINDING = {
     "bucketize": lambda m: (m.bucketize(_x(m) / 2, m.tensor([-2.0, 0.0, 0.5, 3.0])),
                             m.bucketize(_x(m), m.tensor([-2, 0, 3]), right=True, out_int32=True),
                             m.bucketize(0.5, m.tensor([0.0, 0.5]))),
+    "searchsorted_nan_in_sequence": lambda m: (
+        m.searchsorted(m.tensor([1.0, float("nan"), 3.0]), m.tensor([0.0, 2.0, 4.0, float("nan")])),
+        m.searchsorted(m.tensor([[float("nan"), 1.0, 2.0, 3.0, 5.0]]), m.tensor([[2.0, 6.0]]),
+                       right=True)),
+    "searchsorted_empty_bools": lambda m: (m.searchsorted(m.tensor([True]),
+                                                          m.zeros(0, dtype=m.bool)),
+                                           m.searchsorted(m.zeros(0), m.tensor([2, 3]))),
     "searchsorted": lambda m: (m.searchsorted(m.tensor([[0.0, 1, 2], [1, 1, 5]]),
                                               m.tensor([[1.0], [1.0]]), side="right"),
                                m.searchsorted(m.tensor([0.0, 1, 1, 2]), m.tensor([1, 3]),
@@ -196,6 +222,8 @@ FINDING = {
                                m.searchsorted(m.tensor([3.0, 1, 2]), 2.5,
                                               sorter=_i(m, [1, 2, 0])),
                                m.searchsorted(m.tensor([0.0, 1, 1, 2]), _x(m), right=True)),
+    "scatter_reduce_complex_without_grad": lambda m: m.ones(2, dtype=m.complex64).scatter_reduce(
+        0, _i(m, [1, 1]), m.ones(2, dtype=m.complex64) * 2j, "prod"),
     "unique": lambda m: m.unique(m.tensor([3.0, 1, float("nan"), 3, float("nan"), -0.0, 0.0]),
                                  sorted=False, return_inverse=True, return_counts=True),
     "unique_dim": lambda m: m.unique(m.tensor([[1, 2], [0, 5], [1, 2]]), dim=0,
@@ -267,3 +295,15 @@ def test_inplace_on_a_leaf_that_requires_grad_is_refused():
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in "
                                            "an in-place operation."):
         x.index_fill_(0, gradkit.tensor([0]), 2.0)
+
+
+def test_scatter_reduce_prod_refuses_double_backward_through_two_zeros_as_torch():
+    def program(m):
+        x = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        src = m.tensor([0.0, 0.0, 3.0], dtype=m.float64, requires_grad=True)
+        out = x.scatter_reduce(0, _i(m, [1, 1, 0]), src, "prod")
+        grads = m.autograd.grad(out.sum(), (x, src), create_graph=True)
+        assert type(grads[1].grad_fn).__name__ == "Error"
+        return (*grads, *m.autograd.grad(grads[0].sum(), (x, src)),
+                *m.autograd.grad(grads[1].sum(), (x, src)))
+    assert_same_as_torch(program)

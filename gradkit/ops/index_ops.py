@@ -11,6 +11,7 @@ from gradkit.backend import get_array_module
 from gradkit.creation import zeros
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
+from gradkit.ops.arithmetic import remainder
 from gradkit.ops.indexing import (
     gather, getitem, index_put, index_put_into_zeros, masked_fill, pad)
 from gradkit.ops.methods import tensor_method
@@ -190,6 +191,9 @@ def take_along_dim(x, indices, dim: int | None = None):
                            f"number of dimensions, but got {x.ndim} dimensions for input, and "
                            f"{indices.ndim} dimensions for indices")
     dim = _normalize_dim(dim, x.ndim)
+    size = x.shape[dim] if x.ndim else 1
+    if size:  # torch's take_along_dim (not its gather) reads every index modulo the size
+        indices = remainder(indices, size)
     common = list(broadcast_shape(*(tuple(1 if d == dim else n for d, n in enumerate(t.shape))
                                      for t in (x, indices))))
     x = expand(x, (*common[:dim], x.shape[dim], *common[dim + 1:])) if x.ndim else x

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit._tensor import Tensor
+from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.ops._op import op
+from gradkit.ops.methods import tensor_method
 from gradkit.ops.comparison import eq
 from gradkit.ops.conversion import astype
 from gradkit.ops.indexing import (
     _along_axis_key, _src_block, gather, index_put_into_zeros, scatter, scatter_add)
 from gradkit.ops.piecewise import ones_like, where, zeros_like
 from gradkit.ops.shape import _normalize_dim
+from gradkit.ops.unary_helpers import scalar_type_name
 
 REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 _UFUNCS = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
@@ -27,12 +31,16 @@ def _check(x, dim: int, index, src, reduce: str) -> None:
     if reduce not in REDUCTIONS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
-    if index.dtype.name not in ("int32", "int64"):
-        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
     if src.dtype != x.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    if index.size == 0:
+    if index.size == 0:  # nothing to write: torch checks no more (an index of any dtype)
         return
+    if index.dtype.name not in ("int32", "int64"):
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    if (x.dtype.kind == "c" and reduce in ("amax", "amin")) or (
+            x.dtype.kind == "b" and reduce == "mean"):  # torch's CPU kernels lack these
+        raise NotImplementedError(f'"scatter_gather_tensor_cpu_reduce_{reduce}" not implemented '
+                                  f"for '{scalar_type_name(x)}'")
     if index.ndim != x.ndim or src.ndim != x.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     if any(i > n for d, (i, n) in enumerate(zip(index.shape, x.shape)) if d != dim) or any(
@@ -62,9 +70,9 @@ def _identity(xp, dtype, reduce: str):
     return info.min if reduce == "amax" else info.max
 
 
-@op(save=("x", "dim", "index", "src", "result"), method=True, inplace=True)
-def scatter_reduce(xp, x, dim, index, src, reduce=None, *, include_self=True):
-    """x with ``src`` reduced into it at ``index`` along ``dim`` (torch.scatter_reduce)."""
+@op(save=("x", "dim", "index", "src", "result"), name="scatter_reduce")
+def _scatter_reduce(xp, x, dim, index, src, reduce=None, *, include_self=True):
+    """x with ``src`` reduced into it at ``index`` along ``dim``."""
     dim = _normalize_dim(dim, x.ndim)
     reduce = _ALIASES.get(reduce, reduce)
     _check(x, dim, index, src, reduce)
@@ -96,12 +104,12 @@ def _coefficients(x, d, index, src, result, reduce, include_self):
         terms = [(cx, None)]
     elif reduce == "prod":  # the product without each factor, found again where that is 0
         x_safe = where(eq(x, 0), 1.0, x)
-        cx = scatter_reduce(x_safe, d, index, src, "prod", include_self=include_self) / x_safe
+        cx = _scatter_reduce(x_safe, d, index, src, "prod", include_self=include_self) / x_safe
         src_zero = eq(src, 0)
         zeros_at = gather(scatter_add(zeros_like(x), d, index, astype(src_zero, x.dtype)), d,
                           index)
         single_zero = src_zero & eq(zeros_at, 1)
-        without_zero = scatter_reduce(x, d, index, where(single_zero, 1.0, src), "prod",
+        without_zero = _scatter_reduce(x, d, index, where(single_zero, 1.0, src), "prod",
                                       include_self=include_self)
         terms = [(without_zero, astype(single_zero, x.dtype)),
                  (result, 1.0 / where(src_zero, 1.0, src))]
@@ -113,6 +121,28 @@ def _coefficients(x, d, index, src, result, reduce, include_self):
     if not include_self:
         cx = scatter(ones_like(x) if cx is None else cx, d, index, 0.0)
     return cx, terms
+
+
+@op(node_name="Error")
+def _no_double_backward(xp, grad):
+    """grad itself; differentiating it raises (torch's Error node for prod with 2+ zeros)."""
+    return grad
+
+
+def _refuse(g, **_):
+    raise RuntimeError("scatter_reduce(): Double backward is unsupported for src when >1 zeros "
+                       "in src are scattered to the same position in self")
+
+
+_no_double_backward.defvjp(_refuse)
+_no_double_backward.defjvp(lambda t: t)
+
+
+def _several_zeros(x, d, index, src) -> bool:
+    """Does some place of x receive two or more zeros of src?"""
+    zero = astype(eq(src, 0), x.dtype)
+    counts = scatter_add(zeros_like(x), d, index, zero)
+    return bool(getattr(counts, "_data", counts).max(initial=0) > 1)
 
 
 def _times(a, b):
@@ -135,6 +165,8 @@ def _vjp(g, x, dim, index, src, result, reduce, include_self):
     for cg, cs in terms:
         term = _times(gather(_times(g, cg), d, index), cs)
         grad_src = term if grad_src is None else grad_src + term
+    if reduce == "prod" and _several_zeros(x, d, index, block):
+        grad_src = _no_double_backward(grad_src)
     if tuple(grad_src.shape) != tuple(src.shape):
         corner = tuple(slice(0, n) for n in grad_src.shape)
         grad_src = index_put_into_zeros(grad_src, tuple(src.shape), corner)
@@ -157,5 +189,16 @@ def _jvp(tangents, x, dim, index, src, result, reduce, include_self):
     return out
 
 
-scatter_reduce.defvjp_all(_vjp)
-scatter_reduce.defjvp_all(_jvp)
+_scatter_reduce.defvjp_all(_vjp)
+_scatter_reduce.defjvp_all(_jvp)
+
+
+@tensor_method(inplace=True)
+def scatter_reduce(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    """x with ``src`` reduced into it at ``index`` along ``dim``: ``reduce`` is "sum", "prod",
+    "mean", "amax" or "amin"; ``include_self=False`` leaves x's own values out where written."""
+    if x.is_complex() and is_grad_enabled() and (x.requires_grad or src.requires_grad):
+        raise RuntimeError("scatter_reduce does not support automatic differentiation for "
+                           "outputs with complex dtype.")
+    return _scatter_reduce(x, dim, index, src, reduce, include_self=include_self)

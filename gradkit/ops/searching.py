@@ -67,10 +67,12 @@ def _search(xp, sequence, values, sorter=None, *, side="left", int32=False):
         if ((sorter < 0) | (sorter >= sequence.shape[-1])).any():
             raise RuntimeError("torch.searchsorted(): sorter index out of range")
         sequence = xp.take_along_axis(sequence, sorter, axis=-1)
-    dtype = xp.int32 if int32 else xp.int64
-    if sequence.ndim == 1:
-        return xp.searchsorted(sequence, values, side=side).astype(dtype)
-    if values.ndim == 0 or sequence.shape[:-1] != values.shape[:-1]:
+    common = xp.result_type(sequence, values) if hasattr(values, "dtype") else sequence.dtype
+    if common.kind in "bc" and getattr(values, "size", 1):  # torch's kernel has no such form
+        name = scalar_type_name(xp.empty(0, dtype=common))
+        raise NotImplementedError(f'"searchsorted_out_cpu" not implemented for \'{name}\'')
+    values = xp.asarray(values)
+    if sequence.ndim > 1 and (values.ndim == 0 or sequence.shape[:-1] != values.shape[:-1]):
         raise RuntimeError(
             f"torch.searchsorted(): input value can be a scalar only when boundaries tensor "
             f"dimension is 1, but we got boundaries tensor dim({sequence.ndim}) and input value's "
@@ -79,10 +81,26 @@ def _search(xp, sequence, values, sorter=None, *, side="left", int32=False):
             f"dimensions of boundaries tensor and input value tensor must match, but we got "
             f"boundaries tensor {list(sequence.shape)} and input value tensor "
             f"{list(values.shape)}")
-    out = xp.empty(values.shape, dtype=dtype)
-    for row in np.ndindex(*values.shape[:-1]):
-        out[row] = xp.searchsorted(sequence[row], values[row], side=side)
-    return out
+    found = _binary_search(xp, sequence, values, side == "right")
+    return found.astype(xp.int32 if int32 else xp.int64)
+
+
+def _binary_search(xp, sequence, values, right: bool):
+    """torch's binary search, step for step, on every value at once: its comparisons decide
+    where a NaN in the sequence sends a value (NumPy's searchsorted sorts NaN last instead)."""
+    n = sequence.shape[-1]
+    rows = sequence.reshape(-1, n) if sequence.ndim > 1 else sequence.reshape(1, n)
+    wanted = values.reshape(rows.shape[0], -1)
+    start = xp.zeros(wanted.shape, dtype=xp.int64)
+    end = xp.full(wanted.shape, n, dtype=xp.int64)
+    for _ in range(n.bit_length() + 1):
+        open_ = start < end
+        mid = (start + end) // 2
+        at_mid = xp.take_along_axis(rows, xp.minimum(mid, max(n - 1, 0)), axis=1) if n else mid
+        after = ~(at_mid > wanted) if right else ~(at_mid >= wanted)  # go past mid
+        start = xp.where(open_ & after, mid + 1, start)
+        end = xp.where(open_ & ~after, mid, end)
+    return start.reshape(values.shape)
 
 
 _search.name, _search.profiler_name = "searchsorted", "gradkit::searchsorted"

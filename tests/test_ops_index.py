@@ -77,6 +77,16 @@ ERRORS = {
     "searchsorted_complex": lambda m: m.searchsorted(_x(m, (2,)), m.tensor([1 + 1j])),
     "scatter_reduce_complex_autograd": lambda m: m.zeros(2, dtype=m.complex64).scatter_reduce(
         0, _i(m, [1]), m.ones(1, dtype=m.complex64, requires_grad=True), "sum"),
+    "index_add_vector_negative": lambda m: m.zeros(3).index_add(0, _i(m, [-1]), m.ones(1)),
+    "index_add_matrix_negative": lambda m: m.zeros(3, 2).index_add(1, _i(m, [-1]), m.ones(3, 1)),
+    "index_add_0d_source": lambda m: m.zeros(3).index_add(0, _i(m, [0]), m.tensor(2.0)),
+    "index_add_source_dim": lambda m: m.zeros(3, 2).index_add(1, _i(m, [0]), m.ones(3)),
+    "index_copy_negative": lambda m: m.zeros(3).index_copy(0, _i(m, [-1]), m.ones(1)),
+    "index_copy_dimensionality": lambda m: _x(m).index_copy(0, _i(m, [0]), m.ones(4)),
+    "index_copy_slices": lambda m: m.zeros(2, 3, 4).index_copy(1, _i(m, [0]), m.ones(2, 1, 5)),
+    "index_copy_scalar_source": lambda m: m.zeros(3).index_copy(0, _i(m, [0, 1]), m.tensor(1.0)),
+    "take_along_dim_0d_dim": lambda m: m.take_along_dim(m.tensor(3.0), _i(m, 0), 0),
+    "unique_dim_out_of_range": lambda m: m.unique(_i(m, [[1, 2]]), dim=2),
     "histc_int": lambda m: m.histc(_i(m, [1, 2]), 3),
     "histc_no_bins": lambda m: m.histc(_x(m), 0),
     "histc_min_above_max": lambda m: m.histc(_x(m), 3, 2, 1),
@@ -127,6 +137,13 @@ VALUES_AND_GRADIENTS = {
         x, _i(m, [[5, -1], [-7, 100], [3, 0]]), 1), X3),
     "take_along_dim_broadcast": with_grads(lambda m, x: m.take_along_dim(
         x[:1], _i(m, [[2], [0], [2]]), 1), X3),
+    **{f"scatter_reduce_0d_{r}": with_grads(lambda m, x, s, r=r: x.scatter_reduce(
+        0, _i(m, 0), s, r, include_self=r != "mean"), 2.0, -3.0) for r in ("sum", "prod", "mean",
+                                                                          "amax", "amin")},
+    "put_into_transposed": with_grads(lambda m, x, s: x.t().put(_i(m, [1, 4]), s), X3[:2],
+                                      [9.0, 8.0]),
+    "index_copy_0d": with_grads(lambda m, x, s: x.index_copy(0, _i(m, 0), s[0] * 3)
+                                + s.index_copy(0, _i(m, [0]), x[None]).sum(), 1.0, [2.0]),
     "polar_at_zero_abs": with_grads(lambda m, a, t: m.polar(a, t).abs() + m.polar(a, t).real,
                                     [0.0, 1.0], [0.5, -2.0]),
     "complex_parts": with_grads(lambda m, r, i: (m.complex(r, i) * (2 - 1j)).real,

@@ -154,8 +154,8 @@ def put(xp, x, index, source, accumulate=False):
                          f"elements, but got source.numel() = {source.size}, index.numel() = "
                          f"{index.size}")
     _check_flat_range(index, x.size)
-    out = xp.array(x)
-    flat = out.reshape(-1)  # a view: out is a fresh contiguous copy
+    out = xp.array(x, order="C")
+    flat = out.reshape(-1)  # a view: out is a fresh C-ordered copy
     if accumulate:
         xp.add.at(flat, index.reshape(-1), source.reshape(-1))
     else:
@@ -190,15 +190,16 @@ def take_along_dim(x, indices, dim: int | None = None):
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
                            f"number of dimensions, but got {x.ndim} dimensions for input, and "
                            f"{indices.ndim} dimensions for indices")
+    if x.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = _normalize_dim(dim, x.ndim)
-    size = x.shape[dim] if x.ndim else 1
+    size = x.shape[dim]
     if size:  # torch's take_along_dim (not its gather) reads every index modulo the size
         indices = remainder(indices, size)
     common = list(broadcast_shape(*(tuple(1 if d == dim else n for d, n in enumerate(t.shape))
                                      for t in (x, indices))))
-    x = expand(x, (*common[:dim], x.shape[dim], *common[dim + 1:])) if x.ndim else x
-    indices = expand(indices, (*common[:dim], indices.shape[dim], *common[dim + 1:])) \
-        if indices.ndim else indices
+    x = expand(x, (*common[:dim], x.shape[dim], *common[dim + 1:]))
+    indices = expand(indices, (*common[:dim], indices.shape[dim], *common[dim + 1:]))
     return gather(x, dim, indices)
 
 
@@ -208,34 +209,79 @@ def _dim_key(dim: int, index, ndim: int) -> tuple:
     return (slice(None),) * _normalize_dim(dim, ndim) + (_raw(index).reshape(-1),)
 
 
-def _check_source(name, x, dim, index, source) -> None:
-    """torch's index_add_/index_copy_ checks of source's dtype and shape."""
+def _check_index_add(x, dim: int, index, source) -> None:
+    """torch's index_add_ checks, in its order (index_func_meta_impl)."""
+    if index.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
+                         f"{index.ndim} with type: {scalar_type_name(index)} and size: "
+                         f"{list(index.shape)}")
+    if index.dtype.name not in ("int32", "int64"):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
+                           f"{scalar_type_name(index)}")
     if source.dtype != x.dtype:
-        raise RuntimeError(
-            f"index_add_(): self ({scalar_type_name(x)}) and source ({scalar_type_name(source)}) "
-            f"must have the same scalar type" if name == "index_add_" else
-            f"index_copy_(): self and source expected to have the same dtype, but got (self) "
-            f"{scalar_type_name(x)} and (source) {scalar_type_name(source)}")
+        raise RuntimeError(f"index_add_(): self ({scalar_type_name(x)}) and source "
+                           f"({scalar_type_name(source)}) must have the same scalar type")
+    if dim and dim >= source.ndim:
+        raise RuntimeError(f"index_add_(): Indexing dim {dim} is out of bounds of the source "
+                           f"tensor with dim {source.ndim}")
     count = source.shape[dim] if source.ndim else 1
     if count != index.size:
-        raise (RuntimeError(f"index_add_(): Number of indices ({index.size}) should be equal to "
-                            f"source.size(dim): ({count}), for dim: {dim}")
-               if name == "index_add_" else
-               IndexError(f"index_copy_(): Number of indices ({index.size}) should be equal to "
-                          f"source.size(dim) ({count})"))
-    others = [n for d, n in enumerate(x.shape) if d != dim]
-    if source.ndim and [n for d, n in enumerate(source.shape) if d != dim] != others:
+        raise RuntimeError(f"index_add_(): Number of indices ({index.size}) should be equal to "
+                           f"source.size(dim): ({count}), for dim: {dim}")
+    if _sliced(x, dim, x.ndim and source.ndim) != _sliced(source, dim, x.ndim and source.ndim):
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = {list(x.shape)} source.shape "
                            f"= {list(source.shape)}")
+    size = x.shape[dim] if x.ndim else 1
+    outside = (index < 0) | (index >= size)
+    if outside.any():  # a vector x goes through torch's index_select-like kernel
+        raise IndexError("index out of range in self") if x.ndim <= 1 else RuntimeError(
+            f"index {int(index[outside][0])} is out of bounds for dimension {dim} with size "
+            f"{size}")
 
 
-def _check_along(index, size: int, dim: int, error=IndexError, prefix: str = "") -> None:
+def _sliced(a, dim: int, drop: bool) -> list:
+    """a's sizes without ``dim`` (when ``drop``)."""
+    return [n for d, n in enumerate(a.shape) if not (drop and d == dim)]
+
+
+def _check_index_copy(x, dim: int, index, source) -> None:
+    """torch's index_copy_ checks, in its order."""
+    if index.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    if source.ndim == 0 and index.size != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element "
+                         f"(got {index.size})")
+    if source.ndim != x.ndim and source.ndim and x.ndim:
+        raise IndexError(f"index_copy_(): When source and destination are not scalars, their "
+                         f"dimensionality must match. Source dimensionality ({source.ndim}), "
+                         f"destination dimensionality ({x.ndim})")
+    _check_long(index, "index_copy_")
+    if source.dtype != x.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but "
+                           f"got (self) {scalar_type_name(x)} and (source) "
+                           f"{scalar_type_name(source)}")
+    mine, theirs = _sliced(x, dim, x.ndim > 0), _sliced(source, dim, source.ndim > 0)
+    if mine != theirs:
+        raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice "
+                           f"shapes. Destination slice shape: {' '.join(map(str, mine))} at "
+                           f"dimension {dim} and source slice shape: "
+                           f"{' '.join(map(str, theirs))} at dimension 0.")
+    if source.ndim and index.size != source.shape[dim]:
+        raise IndexError(f"index_copy_(): Number of indices ({index.size}) should be equal to "
+                         f"source.size(dim) ({source.shape[dim]})")
+    size = x.shape[dim] if x.ndim else 1
+    outside = (index < 0) | (index >= size)
+    if outside.any():
+        raise IndexError(f"index_copy_(): index {int(index[outside][0])} is out of bounds for "
+                         f"dimension {dim} with size {size}")
+
+
+def _check_along(index, size: int, dim: int) -> None:
     bad = (index < -size) | (index >= size)
     if bad.any():
-        raise error(
-            f"{prefix}index {int(index[bad][0])} is out of bounds for dimension {dim} with size "
-            f"{size}")
+        raise IndexError(f"index {int(index[bad][0])} is out of bounds for dimension {dim} with "
+                         f"size {size}")
 
 
 def _as_vector(xp, x, source):
@@ -247,15 +293,7 @@ def _as_vector(xp, x, source):
 def index_add(xp, x, dim, index, source, *, alpha=1):
     """x with ``alpha * source`` added at ``index`` along ``dim`` (repeated indices add up)."""
     dim = _normalize_dim(dim, x.ndim)
-    if index.dtype.name not in ("int32", "int64"):
-        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
-                           f"{scalar_type_name(index)}")
-    if index.ndim > 1:
-        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
-                         f"{index.ndim} with type: {scalar_type_name(index)} and size: "
-                         f"{list(index.shape)}")
-    _check_source("index_add_", x, dim, index, source)
-    _check_along(index, x.shape[dim] if x.ndim else 1, dim, RuntimeError)
+    _check_index_add(x, dim, index, source)
     out, source = _as_vector(xp, xp.array(x), source)
     xp.add.at(out, _dim_key(dim, index, x.ndim), source if alpha == 1 else source * alpha)
     return out.reshape(x.shape)
@@ -284,11 +322,7 @@ index_add.defjvp(lambda t, dim, x_shape, index, source_shape, alpha: t, None, No
 def index_copy(xp, x, dim, index, source):
     """x with ``source`` written at ``index`` along ``dim``."""
     dim = _normalize_dim(dim, x.ndim)
-    _check_long(index, "index_copy_")
-    if index.ndim > 1:
-        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
-    _check_source("index_copy_", x, dim, index, source)
-    _check_along(index, x.shape[dim] if x.ndim else 1, dim, prefix="index_copy_(): ")
+    _check_index_copy(x, dim, index, source)
     out, source = _as_vector(xp, xp.array(x), source)
     out[_dim_key(dim, index, x.ndim)] = source
     return out.reshape(x.shape)

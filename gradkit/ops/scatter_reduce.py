@@ -18,7 +18,7 @@ from gradkit.ops.conversion import astype
 from gradkit.ops.indexing import (
     _along_axis_key, _src_block, gather, index_put_into_zeros, scatter, scatter_add)
 from gradkit.ops.piecewise import ones_like, where, zeros_like
-from gradkit.ops.shape import _normalize_dim
+from gradkit.ops.shape import _normalize_dim, reshape
 from gradkit.ops.unary_helpers import scalar_type_name
 
 REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
@@ -75,10 +75,13 @@ def _scatter_reduce(xp, x, dim, index, src, reduce=None, *, include_self=True):
     """x with ``src`` reduced into it at ``index`` along ``dim``."""
     dim = _normalize_dim(dim, x.ndim)
     reduce = _ALIASES.get(reduce, reduce)
+    shape = x.shape
+    if x.ndim == 0:  # torch reads 0-d tensors as one element
+        x, index, src = x.reshape(1), index.reshape(-1), src.reshape(-1)
     _check(x, dim, index, src, reduce)
     out = xp.array(x)
     if index.size == 0:
-        return out
+        return out.reshape(shape)
     key = _along_axis_key(xp, index, dim)
     values = _src_block(src, index)
     if not include_self:
@@ -89,7 +92,7 @@ def _scatter_reduce(xp, x, dim, index, src, reduce=None, *, include_self=True):
         xp.add.at(counts, key, 1)
         counts = xp.maximum(counts, 1)
         out = out // counts if x.dtype.kind in "iu" else (out / counts).astype(x.dtype)
-    return out
+    return out.reshape(shape)
 
 
 def _coefficients(x, d, index, src, result, reduce, include_self):
@@ -189,8 +192,25 @@ def _jvp(tangents, x, dim, index, src, result, reduce, include_self):
     return out
 
 
-_scatter_reduce.defvjp_all(_vjp)
-_scatter_reduce.defjvp_all(_jvp)
+def _one_element_dims(rule):
+    """The rule with a 0-d x (its index, src, result and gradient too) read as one element
+    along dim 0, as the forward reads it."""
+    def flat(a):
+        return None if a is None else reshape(a, (-1,))
+
+    def rule_any_dims(first, x, dim, index, src, result, reduce, include_self):
+        if x.ndim:
+            return rule(first, x, dim, index, src, result, reduce, include_self)
+        first = tuple(map(flat, first)) if isinstance(first, tuple) else flat(first)
+        out = rule(first, flat(x), 0, flat(index), flat(src), flat(result), reduce, include_self)
+        if isinstance(out, tuple):  # the vjp: (grad_x, None, None, grad_src)
+            return reshape(out[0], ()), None, None, reshape(out[3], tuple(src.shape))
+        return reshape(out, ())
+    return rule_any_dims
+
+
+_scatter_reduce.defvjp_all(_one_element_dims(_vjp))
+_scatter_reduce.defjvp_all(_one_element_dims(_jvp))
 
 
 @tensor_method(inplace=True)

@@ -10,6 +10,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.methods import tensor_method
+from gradkit.ops.shape import _normalize_dim
 from gradkit.ops.unary_helpers import scalar_type_name
 
 
@@ -165,7 +166,7 @@ def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa
     """The distinct elements of x, sorted (torch sorts on CPU whatever ``sorted`` says), and
     on request the inverse (where each element of x went) and the counts."""
     if dim is not None:
-        dim = dim % max(x.ndim, 1) if -max(x.ndim, 1) <= dim < max(x.ndim, 1) else dim
+        dim = _normalize_dim(dim, x.ndim)
     values, inverse, counts = _unique(x, dim=dim)
     extra = ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
     return (values, *extra) if extra else values

@@ -324,3 +324,25 @@ def test_scatter_reduce_prod_refuses_double_backward_through_two_zeros_as_torch(
         return (*grads, *m.autograd.grad(grads[0].sum(), (x, src)),
                 *m.autograd.grad(grads[1].sum(), (x, src)))
     assert_same_as_torch(program)
+
+
+def test_node_names_are_torchs():
+    def names(m):
+        x = m.tensor([[1.0, -2.0], [3.0, 0.5], [-1.0, 2.0]], dtype=m.float64, requires_grad=True)
+        value = m.tensor(1.5, dtype=m.float64, requires_grad=True)
+        i = _i(m, [0, 2])
+        outs = [x.index_add(0, i, x[:2]), x.index_copy(0, i, x[:2]), x.index_fill(0, i, 1.0),
+                x.index_fill(0, i, value), x.put(i, x[0]), x.masked_scatter(x > 0, x),
+                x.masked_select(x > 0), x.take(i), m.take_along_dim(x, i[:, None], 0),
+                x.scatter_reduce(0, i[:, None].expand(2, 2), x[:2], "amin"),
+                m.complex(x, x), m.polar(x, x)]
+        return [type(out.grad_fn).__name__ for out in outs]
+    assert names(gradkit) == names(torch)
+
+
+def test_index_fill_value_gradient_refuses_negative_indices_as_torch():
+    def program(m):
+        x = m.ones(3, 2, dtype=m.float64, requires_grad=True)
+        value = m.tensor(2.0, dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(x.index_fill(0, _i(m, [-1]), value).sum(), (x, value))
+    assert_same_as_torch(program)

@@ -356,6 +356,8 @@ def index_fill(xp, x, dim, index, value):
 def _value_grad(g, dim, x_shape, index):
     """Every filled place once (torch reads the unique indices)."""
     index = _raw(index)
+    if (index < 0).any():  # torch reads the places with index_select, which refuses these
+        raise IndexError("index out of range in self")
     size = x_shape[_normalize_dim(dim, len(x_shape))] if x_shape else 1
     places = get_array_module(index).unique(index.reshape(-1) % max(size, 1))
     return sum_(getitem(reshape(g, (1,)) if not x_shape else g,

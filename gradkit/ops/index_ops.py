@@ -233,11 +233,9 @@ def _check_index_add(x, dim: int, index, source) -> None:
                            f"specified dimension. Got self.shape = {list(x.shape)} source.shape "
                            f"= {list(source.shape)}")
     size = x.shape[dim] if x.ndim else 1
-    outside = (index < 0) | (index >= size)
-    if outside.any():  # a vector x goes through torch's index_select-like kernel
-        raise IndexError("index out of range in self") if x.ndim <= 1 else RuntimeError(
-            f"index {int(index[outside][0])} is out of bounds for dimension {dim} with size "
-            f"{size}")
+    if x.ndim <= 1 and ((index < 0) | (index >= size)).any():  # torch's kernel for vectors
+        raise IndexError("index out of range in self")
+    refuse_outside(index, size, dim)
 
 
 def _sliced(a, dim: int, drop: bool) -> list:
@@ -270,18 +268,17 @@ def _check_index_copy(x, dim: int, index, source) -> None:
     if source.ndim and index.size != source.shape[dim]:
         raise IndexError(f"index_copy_(): Number of indices ({index.size}) should be equal to "
                          f"source.size(dim) ({source.shape[dim]})")
-    size = x.shape[dim] if x.ndim else 1
-    outside = (index < 0) | (index >= size)
+    refuse_outside(index, x.shape[dim] if x.ndim else 1, dim, IndexError, "index_copy_(): ")
+
+
+def refuse_outside(index, size: int, dim: int, error: type = RuntimeError, prefix: str = "",
+                   negative_ok: bool = False) -> None:
+    """torch's "index i is out of bounds for dimension d with size n", for the first index
+    outside [0, size) ([-size, size) when ``negative_ok``)."""
+    outside = (index < (-size if negative_ok else 0)) | (index >= size)
     if outside.any():
-        raise IndexError(f"index_copy_(): index {int(index[outside][0])} is out of bounds for "
-                         f"dimension {dim} with size {size}")
-
-
-def _check_along(index, size: int, dim: int) -> None:
-    bad = (index < -size) | (index >= size)
-    if bad.any():
-        raise IndexError(f"index {int(index[bad][0])} is out of bounds for dimension {dim} with "
-                         f"size {size}")
+        raise error(f"{prefix}index {int(index[outside][0])} is out of bounds for dimension "
+                    f"{dim} with size {size}")
 
 
 def _as_vector(xp, x, source):
@@ -347,7 +344,7 @@ def index_fill(xp, x, dim, index, value):
     if getattr(value, "ndim", 0):
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s).")
-    _check_along(index, x.shape[dim] if x.ndim else 1, dim)
+    refuse_outside(index, x.shape[dim] if x.ndim else 1, dim, IndexError, negative_ok=True)
     out = xp.array(x).reshape(x.shape or (1,))
     out[_dim_key(dim, index, x.ndim)] = value
     return out.reshape(x.shape)

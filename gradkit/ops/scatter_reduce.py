@@ -15,6 +15,7 @@ from gradkit.ops._op import op
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.comparison import eq
 from gradkit.ops.conversion import astype
+from gradkit.ops.index_ops import refuse_outside
 from gradkit.ops.indexing import (
     _along_axis_key, _src_block, gather, index_put_into_zeros, scatter, scatter_add)
 from gradkit.ops.piecewise import ones_like, where, zeros_like
@@ -48,11 +49,7 @@ def _check(x, dim: int, index, src, reduce: str) -> None:
         raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
                            f"{list(x.shape)} apart from dimension {dim} and to be no larger size "
                            f"than src {list(src.shape)}")
-    size = x.shape[dim] if x.ndim else 1
-    bad = (index < 0) | (index >= size)
-    if bad.any():
-        raise RuntimeError(f"index {int(index[bad][0])} is out of bounds for dimension {dim} "
-                           f"with size {size}")
+    refuse_outside(index, x.shape[dim] if x.ndim else 1, dim)
 
 
 def _identity(xp, dtype, reduce: str):

@@ -2,6 +2,7 @@
 against torch: errors and their messages, repeated indices, empty and 0-d inputs, bool/int
 dtypes, outputs without gradients, in-place forms on views, and scatter_reduce's gradients at
 ties and zeros. Gradients of the differentiable ops on regular samples: tests/op_db.py."""
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -87,6 +88,9 @@ ERRORS = {
     "index_copy_scalar_source": lambda m: m.zeros(3).index_copy(0, _i(m, [0, 1]), m.tensor(1.0)),
     "take_along_dim_0d_dim": lambda m: m.take_along_dim(m.tensor(3.0), _i(m, 0), 0),
     "unique_dim_out_of_range": lambda m: m.unique(_i(m, [[1, 2]]), dim=2),
+    "histc_nan_in_data": lambda m: m.histc(m.tensor([1.0, float("nan"), 2.0]), 3),
+    "histc_one_nan": lambda m: m.histc(m.tensor([float("nan")]), 3),
+    "histc_nan_min": lambda m: m.histc(m.tensor([1.0]), 3, -float("nan"), 2),
     "histc_int": lambda m: m.histc(_i(m, [1, 2]), 3),
     "histc_no_bins": lambda m: m.histc(_x(m), 0),
     "histc_min_above_max": lambda m: m.histc(_x(m), 3, 2, 1),
@@ -346,3 +350,27 @@ def test_index_fill_value_gradient_refuses_negative_indices_as_torch():
         value = m.tensor(2.0, dtype=m.float64, requires_grad=True)
         return m.autograd.grad(x.index_fill(0, _i(m, [-1]), value).sum(), (x, value))
     assert_same_as_torch(program)
+
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_histc_searchsorted_unique_on_random_inputs(seed):
+    """Bins computed in x's dtype as torch's kernel does; torch's binary search with NaN and
+    repeats in the sequence; unique along dims."""
+    rng = np.random.default_rng(seed)
+    dtype = str(rng.choice(["float32", "float64"]))
+    values = (rng.standard_normal(int(rng.integers(0, 40))) * rng.choice([1, 10, 1e-3]))
+    values = values.astype(dtype)
+    low, high = (0, 0) if rng.random() < 0.4 else sorted(rng.standard_normal(2).round(2))
+    bins = int(rng.integers(1, 20))
+    assert_same_as_torch(lambda m: m.histc(m.tensor(values), bins, low, high))
+    sequence = np.sort(rng.integers(-3, 4, int(rng.integers(0, 8)))).astype(dtype)
+    if sequence.size and rng.random() < 0.3:
+        sequence[rng.integers(0, sequence.size)] = np.nan
+    wanted = rng.integers(-4, 5, 6).astype(dtype)
+    assert_same_as_torch(lambda m: tuple(m.searchsorted(m.tensor(sequence), m.tensor(wanted),
+                                                        right=right) for right in (False, True)))
+    table = rng.integers(-3, 3, (4, 3))
+    assert_same_as_torch(lambda m: tuple(
+        out for dim in (None, 0, 1) for out in m.unique(m.tensor(table), return_inverse=True,
+                                                        return_counts=True, dim=dim)))

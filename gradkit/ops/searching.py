@@ -5,7 +5,7 @@ grad (as torch's) but their backward raises, as torch has no derivative for it.
 """
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
@@ -178,13 +178,23 @@ def _edges(x, low: float, high: float) -> tuple[float, float]:
     """torch's outer bin edges: min/max of x when min == max, widened by 1 when still equal."""
     if low == high and x.size:
         low, high = float(x.min()), float(x.max())
+        if x.size > 1 and math.isnan(low):  # torch's vectorized min/max give the default NaN
+            low = high = -math.nan
     if low == high:
         low, high = low - 1, high + 1
-    if not (np.isfinite(low) and np.isfinite(high)):
-        raise RuntimeError(f"torch.histc: range of [{low:g}, {high:g}] is not finite")
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise RuntimeError(f"torch.histc: range of [{_printed(low)}, {_printed(high)}] is not "
+                           f"finite")
     if not low < high:
         raise RuntimeError("torch.histc: max must be larger than min")
     return low, high
+
+
+def _printed(number: float) -> str:
+    """A number as C++ streams print it (a NaN with its sign)."""
+    if math.isnan(number):
+        return "-nan" if math.copysign(1.0, number) < 0 else "nan"
+    return f"{number:g}"
 
 
 @op()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.creation import zeros
 from gradkit.ops._dispatch_general import _broadcast_message
@@ -94,9 +95,11 @@ def _source_grad(g, x_shape, mask, source_shape):
 
 
 def _source_tangent(t, x_shape, mask, source_shape):
-    count = int(np.broadcast_to(np.asarray(_raw(mask)), _spread_shape(x_shape, mask)).sum())
-    return masked_spread(getitem(reshape(t, (-1,)), slice(0, count)), mask,
-                         _spread_shape(x_shape, mask))
+    """The tangents of the source elements written, spread to where they were written."""
+    shape = _spread_shape(x_shape, mask)
+    places = _raw(mask)
+    count = int(get_array_module(places).broadcast_to(places, shape).sum())
+    return masked_spread(getitem(reshape(t, (-1,)), slice(0, count)), mask, shape)
 
 
 masked_scatter.defvjp(lambda g, x_shape, mask, source_shape: masked_fill(g, mask, 0.0), None,
@@ -178,7 +181,7 @@ put.defjvp(_put_kept, None,
 
 
 @tensor_method()
-def take_along_dim(x, indices, dim: int | None = None):
+def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """x's values at ``indices`` along ``dim`` (the two broadcast in the other dims); with
     ``dim=None`` both are read flat."""
     if indices.dtype.name != "int64":

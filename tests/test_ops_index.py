@@ -374,3 +374,14 @@ def test_histc_searchsorted_unique_on_random_inputs(seed):
     assert_same_as_torch(lambda m: tuple(
         out for dim in (None, 0, 1) for out in m.unique(m.tensor(table), return_inverse=True,
                                                         return_counts=True, dim=dim)))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_scatter_reduce_rounds_as_torch_in_low_precision(dtype):
+    """torch accumulates float16 in float32 (rounding once) and divides a mean in x's dtype."""
+    rng = np.random.default_rng(5)
+    x, src = (rng.standard_normal(n).astype(dtype) * 3 for n in (5, 40))
+    index = rng.integers(0, 5, 40)
+    assert_same_as_torch(lambda m: tuple(
+        m.tensor(x).scatter_reduce(0, m.tensor(index), m.tensor(src), reduce, include_self=s)
+        for reduce in ("sum", "mean", "prod", "amax") for s in (True, False)), rtol=0)

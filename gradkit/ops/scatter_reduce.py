@@ -58,13 +58,12 @@ def _identity(xp, dtype, reduce: str):
         return 0
     if reduce == "prod":
         return 1
-    info = xp.finfo(dtype) if dtype.kind in "fc" else xp.iinfo(dtype) if dtype.kind in "iu" \
-        else None
-    if info is None:  # bool
-        return reduce == "amin"
+    lowest = reduce == "amax"  # amax starts from the lowest value, amin from the highest
+    if dtype.kind == "b":
+        return not lowest
     if dtype.kind == "f":
-        return -np.inf if reduce == "amax" else np.inf
-    return info.min if reduce == "amax" else info.max
+        return -np.inf if lowest else np.inf
+    return xp.iinfo(dtype).min if lowest else xp.iinfo(dtype).max
 
 
 @op(save=("x", "dim", "index", "src", "result"), name="scatter_reduce")
@@ -76,11 +75,13 @@ def _scatter_reduce(xp, x, dim, index, src, reduce=None, *, include_self=True):
     if x.ndim == 0:  # torch reads 0-d tensors as one element
         x, index, src = x.reshape(1), index.reshape(-1), src.reshape(-1)
     _check(x, dim, index, src, reduce)
-    out = xp.array(x)
     if index.size == 0:
-        return out.reshape(shape)
+        return xp.array(x).reshape(shape)
+    # torch accumulates half precision in float32 and rounds once at the end
+    work = xp.float32 if x.dtype == xp.float16 else x.dtype
+    out = x.astype(work)  # a copy
     key = _along_axis_key(xp, index, dim)
-    values = _src_block(src, index)
+    values = _src_block(src, index).astype(work)
     if not include_self:
         out[key] = _identity(xp, x.dtype, reduce)
     getattr(xp, _UFUNCS[reduce]).at(out, key, values)
@@ -88,8 +89,10 @@ def _scatter_reduce(xp, x, dim, index, src, reduce=None, *, include_self=True):
         counts = xp.full(x.shape, 1 if include_self else 0, dtype=xp.int64)
         xp.add.at(counts, key, 1)
         counts = xp.maximum(counts, 1)
-        out = out // counts if x.dtype.kind in "iu" else (out / counts).astype(x.dtype)
-    return out.reshape(shape)
+        # the sum rounded to x's dtype, divided in it (as torch: no double rounding)
+        out = out.astype(x.dtype, copy=False)
+        out = out // counts if x.dtype.kind in "iu" else out / counts.astype(x.dtype)
+    return out.astype(x.dtype, copy=False).reshape(shape)
 
 
 def _coefficients(x, d, index, src, result, reduce, include_self):

@@ -378,10 +378,17 @@ def test_histc_searchsorted_unique_on_random_inputs(seed):
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
 def test_scatter_reduce_rounds_as_torch_in_low_precision(dtype):
-    """torch accumulates float16 in float32 (rounding once) and divides a mean in x's dtype."""
+    """torch's scatter_reduce and index_add (alpha 1) accumulate float16 in float32, rounding
+    once, and a mean divides in x's dtype; put adds step by step."""
     rng = np.random.default_rng(5)
     x, src = (rng.standard_normal(n).astype(dtype) * 3 for n in (5, 40))
     index = rng.integers(0, 5, 40)
     assert_same_as_torch(lambda m: tuple(
         m.tensor(x).scatter_reduce(0, m.tensor(index), m.tensor(src), reduce, include_self=s)
         for reduce in ("sum", "mean", "prod", "amax") for s in (True, False)), rtol=0)
+    matrix, rows = x.reshape(5, 1).repeat(2, 1), src.reshape(40, 1).repeat(2, 1)
+    assert_same_as_torch(lambda m: tuple(
+        m.tensor(a).index_add(0, m.tensor(index), m.tensor(b), alpha=alpha)
+        for alpha in (1, 1.5) for a, b in ((x, src), (matrix, rows)))
+        + (m.tensor(x).put(m.tensor(index), m.tensor(src), True),),
+        rtol=0 if dtype == "float16" else 1e-6)  # float32 index_add may sum in another order

@@ -294,9 +294,13 @@ def index_add(xp, x, dim, index, source, *, alpha=1):
     """x with ``alpha * source`` added at ``index`` along ``dim`` (repeated indices add up)."""
     dim = _normalize_dim(dim, x.ndim)
     _check_index_add(x, dim, index, source)
-    out, source = _as_vector(xp, xp.array(x), source)
+    # torch adds float16 along the first or last of 2+ dims in float32, rounding once, when
+    # alpha is 1 (measured); its other kernels round each step
+    work = xp.float32 if x.dtype == xp.float16 and alpha == 1 and x.ndim > 1 and \
+        dim in (0, x.ndim - 1) else x.dtype
+    out, source = _as_vector(xp, x.astype(work), source.astype(work, copy=False))
     xp.add.at(out, _dim_key(dim, index, x.ndim), source if alpha == 1 else source * alpha)
-    return out.reshape(x.shape)
+    return out.astype(x.dtype, copy=False).reshape(x.shape)
 
 
 def _source_part(g, dim, x_shape, index, source_shape, alpha=1):

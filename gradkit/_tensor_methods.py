@@ -15,7 +15,8 @@ from gradkit.autograd.hooks import (
 from gradkit.legacy_tensor import legacy_new
 from gradkit.ops import comparison, conversion
 from gradkit.ops import shape as shape_ops
-from gradkit.ops import complex as complex_ops
+# not ``from gradkit.ops import complex``: that name is the op torch.complex
+from gradkit.ops.complex import conj as _conj, imag as _imag, is_conjugated_view, real as _real
 
 _new = object.__new__
 
@@ -167,26 +168,26 @@ class _TensorMethods:
 
     @property
     def H(self) -> Tensor:  # noqa: N802
-        return complex_ops.conj(self if _is_0d_for(self, "H", 2) else self.T)
+        return _conj(self if _is_0d_for(self, "H", 2) else self.T)
 
     @property
     def mH(self) -> Tensor:  # noqa: N802
-        return complex_ops.conj(self if _is_0d_for(self, "mH", 1)
+        return _conj(self if _is_0d_for(self, "mH", 1)
                                 else shape_ops.transpose(self, -2, -1))
 
     @property
     def real(self) -> Tensor:
         """The real part (a view for complex tensors; the tensor itself when real)."""
-        return complex_ops.real(self)
+        return _real(self)
 
     @property
     def imag(self) -> Tensor:
         """The imaginary part, a view (complex tensors only)."""
-        return complex_ops.imag(self)
+        return _imag(self)
 
     def is_conj(self) -> bool:
         """Whether this is a conjugated view of a complex tensor (``z.conj()``)."""
-        return complex_ops.is_conjugated_view(self)
+        return is_conjugated_view(self)
 
     def resolve_conj(self) -> Tensor:
         """A conjugated view's values in memory of their own (a clone); else self."""

@@ -609,6 +609,51 @@ OPS += [
 ]
 _rng = _table_rng
 
+# lane index: masked/flat/indexed selection and writes, scatter_reduce, complex/polar
+# (gradkit/ops/index_ops.py, scatter_reduce.py, complex_build.py, polar.py)
+_table_rng, _rng = _rng, np.random.default_rng(2027)
+_MASK = B([[True, False, True], [False, False, True]])
+OPS += [
+    OpInfo("masked_select", G.masked_select, S(
+        Sample((N(2, 3), _MASK)), Sample((N(2, 3), B([True, False, True])), name="broadcast"),
+        Sample((N(3), _MASK), name="mask_wider"), Sample((N(2, 3), B(False)), name="none"))),
+    OpInfo("masked_scatter", G.masked_scatter, S(
+        Sample((N(2, 3), _MASK, N(2, 2))), Sample((N(3), _MASK, N(4)), name="broadcast"),
+        Sample((N(2, 3), B([False, True, True]), N(5)), name="mask_broadcast"))),
+    OpInfo("take", G.take, S(Sample((N(2, 3), I([0, 5, -1, 5]))),
+                             Sample((N(2, 3), I([[1], [4]])), name="2d"),
+                             Sample((N(), I([0, 0])), name="0d"))),
+    OpInfo("take_along_dim", G.take_along_dim, S(
+        Sample((N(3, 4), I([[0], [2], [1]]), 1)), Sample((N(2, 3), I([0, 5, 5])), name="flat"),
+        Sample((N(3, 4), I([[0], [2]]), 0), name="broadcast"),
+        Sample((N(1, 3), I([[2], [0]]), -1), name="broadcast_input"))),
+    OpInfo("index_add", G.index_add, S(
+        Sample((N(3, 2), 0, I([0, 2, 0]), N(3, 2)), name="repeated"),
+        Sample((N(3, 2), -1, I([1]), N(3, 1)), {"alpha": 2.5}, name="alpha"),
+        Sample((N(), 0, I(0), N()), name="0d"))),
+    OpInfo("index_copy", G.index_copy, S(Sample((N(3, 2), 0, I([2, 0]), N(2, 2))),
+                                         Sample((N(2, 3), 1, I([1]), N(2, 1)))),
+           extra={"unique_indices": "torch's result is undefined for repeated indices"}),
+    OpInfo("index_fill", G.index_fill, S(
+        Sample((N(3, 2), 1, I([1]), 0.5)),
+        Sample((N(3, 2), 0, I([0, 2, 0]), np.array(1.5)), name="tensor_value_repeated"),
+        Sample((N(3, 2), -2, I(1), np.array(-1.0)), name="0d_index"))),
+    OpInfo("put", G.put, S(Sample((N(2, 3), I([0, 4]), N(2))),
+                           Sample((N(2, 3), I([1, 1, -1]), N(3), True), name="accumulate"),
+                           Sample((N(2, 3), I([[5], [2]]), N(1, 2)), name="shapes"))),
+    OpInfo("scatter_reduce", G.scatter_reduce, S(
+        *(Sample((Distinct(3, 2), 0, I([[0, 1], [0, 0], [2, 0]]), Distinct(3, 2) + 0.01, reduce),
+                 {"include_self": include_self}, name=f"{reduce}_{include_self}")
+          for reduce in ("sum", "prod", "mean", "amax", "amin")
+          for include_self in (True, False)),
+        Sample((N(2, 3), 1, I([[2], [0]]), N(2, 1), "prod"), name="dim1"))),
+    OpInfo("complex", G.complex, S(Sample((N(2, 3), N(2, 3))),
+                                   Sample((N(3), N(2, 3)), name="broadcast"))),
+    OpInfo("polar", G.polar, S(Sample((P(2, 3), N(2, 3))), Sample((P(3), N(2, 1)),
+                                                                    name="broadcast"))),
+]
+_rng = _table_rng
+
 # Exported names that are not differentiable, each with its reason (the coverage test reads it).
 NON_DIFFERENTIABLE = {
     "F.one_hot": "integer result (an encoding of class indices)",
@@ -624,6 +669,10 @@ NON_DIFFERENTIABLE = {
     "allclose": "Python bool result (forward checked in tests/test_torch_api_ops.py)",
     "floor_divide": "piecewise constant: backward refuses it (NotImplemented node), as torch",
     "zeros_like": "constant output", "ones_like": "constant output",
+    "nonzero": "integer result", "argwhere": "integer result",
+    "bucketize": "integer result", "searchsorted": "integer result",
+    "histc": "counts: torch's has no gradient either",
+    "unique": "torch has no derivative (its backward raises; tests/test_ops_index.py)",
     "setitem_": "in-place write; graph rebasing is tested in tests/test_inplace.py",
     "inplace": "the in-place mechanism itself (tests/test_inplace.py)",
     "op": "op declaration decorator, not an op", "dispatch": "op dispatch, not an op",

@@ -220,6 +220,26 @@ SAMPLES = {
     "index_put": (lambda x, v: G.ops.index_put(x, v, key=(slice(1, None),)),
                   lambda: (R(3, 2), R(2))),
     "setitem": (_setitem, lambda: (R(3, 4), R(2, 2))),
+    # index ops (gradkit/ops/index_ops.py, scatter_reduce.py, searching.py, complex_build.py)
+    "masked_select": (lambda x: x.masked_select(x > 0), lambda: (R(2, 3),)),
+    "masked_scatter": (lambda x, m, s: x.masked_scatter(m, s),
+                       lambda: (R(2, 3), M([True, False, True]), R(5))),
+    "take_put": (lambda x, i, j, s: x.take(i) * x.put(j, s, accumulate=True).sum(),
+                 lambda: (R(2, 3), I([4, 0, 4]), I([1, -1]), R(2))),
+    "index_add_copy_fill": (lambda x, i, j, s, v: x.index_add(1, i, s, alpha=2)
+                            + x.index_copy(1, j, s[:, :2]) + x.index_fill(0, j[1:], v),
+                            lambda: (R(2, 3), I([2, 0, 2]), I([2, 0]), R(2, 3), R())),
+    "scatter_reduce": (lambda x, i, s: sum(x.scatter_reduce(1, i, s, reduce,
+                                                            include_self=reduce != "mean")
+                                           for reduce in ("sum", "prod", "mean", "amax", "amin")),
+                       lambda: (R(2, 3), I([[0, 0], [2, 0]]), R(2, 2))),
+    "finding_counting": (lambda x, b, u: x * (x.nonzero().sum() + G.bucketize(x, b).sum()
+                                              + G.histc(x.detach(), 4).sum()
+                                              + G.searchsorted(b, x).sum()
+                                              + G.unique(u, return_counts=True)[1].sum()),
+                         lambda: (R(2, 3), I([0, 1]) * 0.5, I([3, 1, 3]))),
+    "complex_polar": (lambda r, i: G.complex(r, i) * G.polar(r.abs() + 0.5, i),
+                      lambda: (R(2, 3), R(2, 3))),
     # conversions and in-place
     "astype": (lambda x: x.to(gradkit.float32).to(F64), lambda: (R(2, 3),)),
     "to_device": (lambda x: x.cpu() * 2, lambda: (R(2, 3),)),
@@ -276,7 +296,10 @@ SAMPLES.update({
 })
 
 # Ops that no sample reaches directly, and why.
-NOT_SAMPLED = {}
+NOT_SAMPLED = {
+    "gradkit::no_double_backward": "its backward only raises, as torch's Error node "
+                                   "(scatter_reduce prod, 2+ zeros: tests/test_ops_index.py)",
+}
 # Samples that fail on the CPU as well: bugs of the op, not of its genericity (reported; drop
 # the entry once the op is fixed and the sample XPASSes).
 KNOWN_BUGS = {

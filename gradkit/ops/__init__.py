@@ -32,6 +32,12 @@ from gradkit.ops.piecewise import (  # noqa: F401
 from gradkit.ops.indexing import (  # noqa: F401
     gather, getitem, index_put, index_select, masked_fill, pad, scatter, scatter_add, setitem_)
 from gradkit.ops.inplace import inplace  # noqa: F401
+from gradkit.ops.index_ops import (  # noqa: F401
+    index_add, index_copy, index_fill, masked_scatter, masked_select, put, take, take_along_dim)
+from gradkit.ops.scatter_reduce import scatter_reduce  # noqa: F401
+from gradkit.ops.searching import (  # noqa: F401
+    argwhere, bucketize, histc, nonzero, searchsorted, unique)
+from gradkit.ops.complex_build import complex_ as complex  # noqa: F401
 from gradkit.ops.joining import cat, chunk, concat, split, stack, unbind  # noqa: F401
 from gradkit.ops.linalg import bmm, dot, inner, matmul, mm, mv, outer, vdot  # noqa: F401
 from gradkit.ops.extremes import amax, amin, argmax, argmin, max, min  # noqa: F401
@@ -40,7 +46,7 @@ from gradkit.ops.reduction import (  # noqa: F401
 from gradkit.ops.variance import std, std_mean, var, var_mean  # noqa: F401
 from gradkit.ops.linalg_norms import norm  # noqa: F401
 from gradkit.ops.linalg_solvers import det, inv as inverse, slogdet  # noqa: F401
-from gradkit.ops.polar import angle  # noqa: F401
+from gradkit.ops.polar import angle, polar  # noqa: F401
 from gradkit.ops.products import (  # noqa: F401
     addbmm, addmm, addmv, baddbmm, cross, kron, tensordot, trace)
 from gradkit.ops.rearrange import diff, meshgrid, moveaxis, movedim, rot90, tile  # noqa: F401

@@ -205,6 +205,10 @@ def gather(xp, x, dim, index):
     if index.ndim != x.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     index = _integer_index(index, "gather")
+    outside = (index < 0) | (index >= x.shape[dim])
+    if outside.any():  # NumPy would read a negative index from the end
+        raise RuntimeError(f"index {int(index[outside][0])} is out of bounds for dimension {dim} "
+                           f"with size {x.shape[dim]}")
     # torch reads only index's extent in the other dims (NumPy would broadcast index to x)
     block = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))
     return xp.take_along_axis(x[block], index, axis=dim)

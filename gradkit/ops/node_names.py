@@ -11,6 +11,7 @@ from gradkit.ops.elementwise import log1p, square
 from gradkit.ops.activations import logsigmoid
 from gradkit.ops.piecewise import where
 from gradkit.ops.indexing import masked_fill
+from gradkit.ops.index_ops import index_fill
 from gradkit.ops.linalg import matmul
 from gradkit.ops.products import addbmm, addmm, addmv, baddbmm
 from gradkit.ops.reduction import mean, prod, sum
@@ -66,6 +67,7 @@ prod.node_name_rule = _by_dim("Prod")
 pow.node_name_rule = _pow_name
 remainder.node_name_rule = _scalar_or_tensor("Remainder", 1)
 masked_fill.node_name_rule = _scalar_or_tensor("MaskedFill", 2)
+index_fill.node_name_rule = _scalar_or_tensor("IndexFill", 3)
 squeeze.node_name_rule = _squeeze_name
 matmul.node_name_rule = _matmul_name
 fmod.node_name_rule = _scalar_or_tensor("Fmod", 1)

@@ -1,4 +1,4 @@
-"""The argument of complex numbers (``angle``)."""
+"""Complex numbers in polar form: their argument (``angle``), and ``polar(abs, angle)``."""
 from __future__ import annotations
 
 import math
@@ -6,7 +6,9 @@ import math
 from gradkit.backend import get_default_dtype
 from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, conj, real
-from gradkit.ops.piecewise import where
+from gradkit.ops.complex_build import check_parts, complex_, from_parts
+from gradkit.ops.elementwise import cos, sin
+from gradkit.ops.piecewise import sgn, where
 
 
 @op(save=("x",), batchable=True, method=True)
@@ -29,3 +31,17 @@ def _angle_slope(x):
 
 angle.defvjp(lambda g, x: g * _angle_slope(x))
 angle.defjvp(lambda t, x: real(conj(_angle_slope(x)) * t))
+
+
+@op(save=("abs", "angle", "result"), broadcast=True)
+def polar(xp, abs, angle):  # noqa: A002 - torch's argument names
+    """The complex tensor ``abs * (cos(angle) + i sin(angle))``."""
+    dtype = check_parts(xp, abs, angle)
+    return from_parts(xp, abs * xp.cos(angle), abs * xp.sin(angle), dtype)
+
+
+# torch's polar_backward: d result / d abs is its phase, d result / d angle is i result
+polar.defvjp(lambda g, abs, angle, result: real(conj(g) * sgn(result)),
+             lambda g, abs, angle, result: real(conj(g) * (result * 1j)))
+polar.defjvp(lambda t, abs, angle, result: complex_(t * cos(angle), t * sin(angle)),
+             lambda t, abs, angle, result: complex_(-t * abs * sin(angle), t * abs * cos(angle)))

@@ -212,6 +212,80 @@ def _cross_entropy(lib, x, target, reduction, smoothing):
                                            label_smoothing=smoothing)
 
 
+def _flat_index(draw, shapes, unique=False):
+    """Up to 4 flat indices into x (negative ones too); distinct when ``unique``."""
+    numel = int(np.prod(shapes[0]))
+    if not numel:
+        return None
+    index = [draw.integer(-numel, numel - 1) for _ in range(draw.integer(1, 4))]
+    if unique:
+        index = list({i % numel: i for i in index}.values())
+    return {"index": index}
+
+
+def _put(draw, shapes):
+    accumulate = draw.boolean()
+    p = _flat_index(draw, shapes, unique=not accumulate)
+    return p and {**p, "accumulate": accumulate}
+
+
+def _along(draw, shapes, unique=False):
+    """A dim of x and a 1-D index along it (repeats unless ``unique``)."""
+    p = _dim(draw, shapes)
+    if p is None or not shapes[0][p["dim"]]:
+        return None
+    n = shapes[0][p["dim"]]
+    index = [draw.integer(-n if not unique else 0, n - 1) for _ in range(draw.integer(0, 3))]
+    return {**p, "index": sorted(set(index)) if unique else index}
+
+
+def _index_add(draw, shapes):
+    p = _along(draw, shapes)
+    return p and {**p, "alpha": draw.choice((1, -1.5, 2))}
+
+
+def _index_fill(draw, shapes):
+    p = _along(draw, shapes)
+    return p and {**p, "value": draw.choice((0.5, -1.0, None))}
+
+
+def _scatter_reduce(draw, shapes):
+    p = _gather(draw, shapes)
+    return p and {**p, "reduce": draw.choice(("sum", "prod", "mean", "amax", "amin")),
+                  "include_self": draw.boolean(), "s": draw.choice((1.0, 0.5, -1.0))}
+
+
+def _histc(draw, shapes):
+    return {"bins": draw.integer(1, 5), "low": draw.choice((0, -1.0)),
+            "high": draw.choice((0, 1.5))}
+
+
+def _scalar_of(lib, x, y):
+    """A 0-d value of x's dtype that depends on y (any dtype: its real part's sum)."""
+    return (y.real.sum() * 0.5).to(x.dtype)
+
+
+def _source(lib, x, y, index, dim):
+    """index_add/index_copy sources: x's slices at index, changed by a value of y."""
+    return x.index_select(dim, lib.tensor(index, dtype=lib.int64)) * -0.5 + _scalar_of(lib, x, y)
+
+
+def _put_fn(lib, x, y, index, accumulate):
+    source = lib.ones(len(index), dtype=x.dtype) * _scalar_of(lib, x, y)
+    return x.put(lib.tensor(index), source, accumulate=accumulate)
+
+
+def _unique_fn(lib, x):
+    values, inverse, counts = lib.unique(x.real.detach(), return_inverse=True,
+                                         return_counts=True)
+    return x + inverse + counts.sum() + values.sum()
+
+
+def _searchsorted_fn(lib, x):
+    sequence = lib.sort(x.real.detach().reshape(-1))[0]
+    return x + lib.searchsorted(sequence, x.real, right=True)
+
+
 BREADTH_OPS: dict[str, OpSpec] = {
     # linear algebra
     "b_solve": OpSpec(2, lambda lib, x, y, n: lib.linalg.solve(_shifted(lib, x, n),
@@ -323,6 +397,42 @@ BREADTH_OPS: dict[str, OpSpec] = {
                                                              reduction=reduction), _reduction),
     "b_layer_norm": OpSpec(1, lambda lib, x: lib.nn.functional.layer_norm(x, x.shape[-1:])),
     "b_linear": OpSpec(2, lambda lib, x, y: lib.nn.functional.linear(x, y)),
+    # lane index: masked/flat/indexed selection and writes, scatter_reduce, searching, complex
+    "b_masked_select": OpSpec(1, lambda lib, x: lib.masked_select(x, x.real > 0)),
+    "b_masked_scatter": OpSpec(2, lambda lib, x, y: x.masked_scatter(
+        x.real > 0, lib.cat([y.real.reshape(-1).to(x.dtype), x.reshape(-1)]))),
+    "b_take": OpSpec(1, lambda lib, x, index: x.take(lib.tensor(index)), _flat_index),
+    "b_take_along_dim": OpSpec(1, lambda lib, x, dim, index: lib.take_along_dim(
+        x, lib.tensor(index), dim), _gather),
+    "b_take_along_flat": OpSpec(1, lambda lib, x, index: lib.take_along_dim(
+        x, lib.tensor(index)), _flat_index),
+    "b_put": OpSpec(2, _put_fn, _put),
+    "b_index_add": OpSpec(2, lambda lib, x, y, dim, index, alpha: x.index_add(
+        dim, lib.tensor(index, dtype=lib.int64), _source(lib, x, y, index, dim), alpha=alpha),
+                          _index_add),
+    "b_index_copy": OpSpec(2, lambda lib, x, y, dim, index: x.index_copy(
+        dim, lib.tensor(index, dtype=lib.int64), _source(lib, x, y, index, dim)),
+                           lambda draw, shapes: _along(draw, shapes, unique=True)),
+    "b_index_fill": OpSpec(2, lambda lib, x, y, dim, index, value: x.index_fill(
+        dim, lib.tensor(index, dtype=lib.int64), _scalar_of(lib, x, y) if value is None
+        else value), _index_fill),
+    "b_scatter_reduce": OpSpec(1, lambda lib, x, dim, index, reduce, include_self, s:
+                               x.scatter_reduce(dim, lib.tensor(index), x.gather(
+                                   dim, lib.tensor(index)) * s, reduce,
+                                   include_self=include_self), _scatter_reduce),
+    "b_nonzero": OpSpec(1, lambda lib, x: x + lib.nonzero(x.real > 0).sum()
+                        + lib.nonzero(x, as_tuple=True)[0].sum()),
+    "b_argwhere": OpSpec(1, lambda lib, x: x + lib.argwhere(x.real < 0).sum()),
+    "b_bucketize": OpSpec(1, lambda lib, x: x + lib.bucketize(
+        x.real, lib.tensor([-1.0, 0.0, 0.5], dtype=x.real.dtype))),
+    "b_searchsorted": OpSpec(1, _searchsorted_fn),
+    "b_unique": OpSpec(1, _unique_fn),
+    "b_histc": OpSpec(1, lambda lib, x, bins, low, high: x.sum() + lib.histc(
+        x.real.detach(), bins, low, high), _histc),
+    "b_complex": OpSpec(2, lambda lib, x, y: lib.complex(
+        x.real, x.real * 0.5 + _scalar_of(lib, x.real, y))),
+    "b_polar": OpSpec(2, lambda lib, x, y: lib.polar(
+        x.real.abs(), x.real * 2 + _scalar_of(lib, x.real, y))),
 }
 
 

@@ -1,0 +1,226 @@
+"""Finding and counting: nonzero/argwhere, bucketize/searchsorted, unique, histc.
+
+Their results are indices or counts, so none carries a gradient; unique's values do require
+grad (as torch's) but their backward raises, as torch has no derivative for it.
+"""
+from __future__ import annotations
+
+import math
+
+from gradkit._tensor import Tensor
+from gradkit.ops._op import op
+from gradkit.ops.methods import tensor_method
+from gradkit.ops.shape import _normalize_dim
+from gradkit.ops.unary_helpers import scalar_type_name
+
+
+# -- nonzero ----------------------------------------------------------------------------------
+
+@op()
+def _nonzero(xp, x):
+    return xp.argwhere(x.reshape(1) if x.ndim == 0 else x).astype(xp.int64)
+
+
+_nonzero.name, _nonzero.profiler_name = "nonzero", "gradkit::nonzero"
+
+
+@tensor_method()
+def nonzero(x: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+    """The indices of x's nonzero elements: an (n, ndim) int64 tensor, or (as_tuple) one 1-D
+    tensor per dim (a 0-d x is read as one element)."""
+    found = _nonzero(x)
+    if not as_tuple:
+        return found if x.ndim else found[:, :0]
+    return tuple(found[:, d] for d in range(max(x.ndim, 1)))
+
+
+@tensor_method()
+def argwhere(x: Tensor) -> Tensor:
+    """``nonzero(x)``: the (n, ndim) indices of x's nonzero elements."""
+    return nonzero(x)
+
+
+# -- bucketize / searchsorted ------------------------------------------------------------------
+
+def _side(right: bool, side: str | None) -> str:
+    if side is None:
+        return "right" if right else "left"
+    if side not in ("left", "right"):
+        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got "
+                           f"{side}")
+    if right and side == "left":
+        raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got "
+                           "side of left while right was True")
+    return side
+
+
+@op()
+def _search(xp, sequence, values, sorter=None, *, side="left", int32=False):
+    """Insertion points of ``values`` in the rows of ``sequence`` (sorted, or via ``sorter``)."""
+    if sequence.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
+                           "dimension, but got 0 dimension")
+    if sorter is not None:
+        if sorter.shape != sequence.shape:
+            raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same "
+                               f"size, but got boundary tensor {list(sequence.shape)}and got "
+                               f"sorter tensor {list(sorter.shape)}")
+        if ((sorter < 0) | (sorter >= sequence.shape[-1])).any():
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+        sequence = xp.take_along_axis(sequence, sorter, axis=-1)
+    common = xp.result_type(sequence, values) if hasattr(values, "dtype") else sequence.dtype
+    if common.kind in "bc" and getattr(values, "size", 1):  # torch's kernel has no such form
+        name = scalar_type_name(xp.empty(0, dtype=common))
+        raise NotImplementedError(f'"searchsorted_out_cpu" not implemented for \'{name}\'')
+    values = xp.asarray(values)
+    if sequence.ndim > 1 and (values.ndim == 0 or sequence.shape[:-1] != values.shape[:-1]):
+        raise RuntimeError(
+            f"torch.searchsorted(): input value can be a scalar only when boundaries tensor "
+            f"dimension is 1, but we got boundaries tensor dim({sequence.ndim}) and input value's "
+            f"dim({values.ndim}) numel({values.size})" if values.ndim == 0 else
+            f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            f"dimensions of boundaries tensor and input value tensor must match, but we got "
+            f"boundaries tensor {list(sequence.shape)} and input value tensor "
+            f"{list(values.shape)}")
+    found = _binary_search(xp, sequence, values, side == "right")
+    return found.astype(xp.int32 if int32 else xp.int64)
+
+
+def _binary_search(xp, sequence, values, right: bool):
+    """torch's binary search, step for step, on every value at once: its comparisons decide
+    where a NaN in the sequence sends a value (NumPy's searchsorted sorts NaN last instead)."""
+    n = sequence.shape[-1]
+    rows = sequence.reshape(-1, n) if sequence.ndim > 1 else sequence.reshape(1, n)
+    wanted = values.reshape(rows.shape[0], -1)
+    start = xp.zeros(wanted.shape, dtype=xp.int64)
+    end = xp.full(wanted.shape, n, dtype=xp.int64)
+    for _ in range(n.bit_length() + 1):
+        open_ = start < end
+        mid = (start + end) // 2
+        at_mid = xp.take_along_axis(rows, xp.minimum(mid, max(n - 1, 0)), axis=1) if n else mid
+        after = ~(at_mid > wanted) if right else ~(at_mid >= wanted)  # go past mid
+        start = xp.where(open_ & after, mid + 1, start)
+        end = xp.where(open_ & ~after, mid, end)
+    return start.reshape(values.shape)
+
+
+_search.name, _search.profiler_name = "searchsorted", "gradkit::searchsorted"
+
+
+def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *,  # noqa: A002 - torch's
+                 out_int32: bool = False, right: bool = False, side: str | None = None,
+                 sorter: Tensor | None = None) -> Tensor:
+    """Where ``input``'s values would go in the last dim of ``sorted_sequence`` to keep it
+    sorted (``right``/``side="right"``: after equal values); int64 (``out_int32``: int32)."""
+    side = _side(right, side)
+    if sorter is None:
+        return _search(sorted_sequence, input, side=side, int32=out_int32)
+    return _search(sorted_sequence, input, sorter, side=side, int32=out_int32)
+
+
+def bucketize(input: Tensor | float, boundaries: Tensor, *,  # noqa: A002 - torch's name
+              out_int32: bool = False, right: bool = False) -> Tensor:
+    """The bucket of each value among the sorted 1-D ``boundaries``: i with
+    boundaries[i-1] < v <= boundaries[i] (``right=True``: boundaries[i-1] <= v < boundaries[i])."""
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return _search(boundaries, input, side="right" if right else "left", int32=out_int32)
+
+
+# -- unique -----------------------------------------------------------------------------------
+
+@op(outputs=3, differentiable_outputs=(0,), node_name="Unique2Backward0")
+def _unique(xp, x, *, dim=None):
+    """(sorted unique values, inverse, counts); NaNs stay distinct, as torch's."""
+    if x.dtype.kind == "c":
+        raise NotImplementedError(f'"unique" not implemented for '
+                                  f"'{scalar_type_name(x)}'")
+    if dim is None:
+        values, inverse, counts = xp.unique(x.reshape(-1), return_inverse=True,
+                                            return_counts=True, equal_nan=False)
+        return values, inverse.reshape(x.shape).astype(xp.int64), counts.astype(xp.int64)
+    values, inverse, counts = xp.unique(x, return_inverse=True, return_counts=True, axis=dim)
+    return values, inverse.reshape(-1).astype(xp.int64), counts.astype(xp.int64)
+
+
+def _no_unique_derivative(*_, **__):
+    raise NotImplementedError("the derivative for '_unique2' is not implemented.")
+
+
+def _no_unique_tangent(*_, **__):
+    raise NotImplementedError(
+        "Trying to use forward AD with _unique2 that does not support it because it has not been "
+        "implemented yet.\nPlease file an issue to PyTorch at https://github.com/pytorch/pytorch/"
+        "issues/new?template=feature-request.yml so that we can prioritize its implementation or "
+        "submit a PR adding the implementation to derivatives.yaml")
+
+
+_unique.name, _unique.profiler_name = "unique", "gradkit::unique"
+_unique.defvjp_all(_no_unique_derivative)
+_unique.defjvp_all(_no_unique_tangent)
+
+
+@tensor_method()
+def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+           return_counts: bool = False, dim: int | None = None):
+    """The distinct elements of x, sorted (torch sorts on CPU whatever ``sorted`` says), and
+    on request the inverse (where each element of x went) and the counts."""
+    if dim is not None:
+        dim = _normalize_dim(dim, x.ndim)
+    values, inverse, counts = _unique(x, dim=dim)
+    extra = ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
+    return (values, *extra) if extra else values
+
+
+# -- histc ------------------------------------------------------------------------------------
+
+def _edges(x, low: float, high: float) -> tuple[float, float]:
+    """torch's outer bin edges: min/max of x when min == max, widened by 1 when still equal."""
+    if low == high and x.size:
+        low, high = float(x.min()), float(x.max())
+        if x.size > 1 and math.isnan(low):  # torch's vectorized min/max give the default NaN
+            low = high = -math.nan
+    if low == high:
+        low, high = low - 1, high + 1
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise RuntimeError(f"torch.histc: range of [{_printed(low)}, {_printed(high)}] is not "
+                           f"finite")
+    if not low < high:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    return low, high
+
+
+def _printed(number: float) -> str:
+    """A number as C++ streams print it (a NaN with its sign)."""
+    if math.isnan(number):
+        return "-nan" if math.copysign(1.0, number) < 0 else "nan"
+    return f"{number:g}"
+
+
+@op()
+def _histc(xp, x, *, bins=100, low=0, high=0):
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f'"histogram_cpu" not implemented for '
+                                  f"'{scalar_type_name(x)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    low, high = _edges(x, float(low), float(high))
+    edges = xp.linspace(low, high, bins + 1).astype(x.dtype)
+    values = x.reshape(-1)
+    values = values[(values >= edges[0]) & (values <= edges[-1])]  # NaN fails both
+    # torch's kernel for even bins: the bin computed directly, in x's dtype
+    where = ((values - edges[0]) * x.dtype.type(bins) / (edges[-1] - edges[0])).astype(xp.int64)
+    where = xp.minimum(where, bins - 1)  # the last bin is closed on the right
+    counts = xp.zeros(bins, dtype=x.dtype)
+    xp.add.at(counts, where, 1)
+    return counts
+
+
+_histc.name, _histc.profiler_name = "histc", "gradkit::histc"
+
+
+@tensor_method()
+def histc(x: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
+    """A histogram of x's values in ``bins`` equal bins over [min, max] (both 0: x's range);
+    values outside are left out. Not differentiable, as torch's."""
+    return _histc(x, bins=bins, low=min, high=max)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.einsum import _einsum
-from gradkit.ops.indexing import pad
+from gradkit.ops.padding import pad
 from gradkit.ops.reduction import sum as _sum
 from gradkit.ops.shape import expand, reshape, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import c_type_name, scalar_type_name

@@ -13,9 +13,9 @@ from gradkit.creation import zeros
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import remainder
-from gradkit.ops.indexing import (
-    gather, getitem, index_put, index_put_into_zeros, masked_fill, pad)
+from gradkit.ops.indexing import gather, getitem, index_put, index_put_into_zeros, masked_fill
 from gradkit.ops.methods import tensor_method
+from gradkit.ops.padding import pad
 from gradkit.ops.reduction import sum as sum_
 from gradkit.ops.shape import _normalize_dim, expand, reshape
 from gradkit.ops.unary_helpers import scalar_type_name

@@ -1,4 +1,4 @@
-"""Indexing: ``x[key]``, ``x[key] = v``, gather/scatter, index_select, masked_fill, pad."""
+"""Indexing: ``x[key]``, ``x[key] = v``, gather/scatter, index_select, masked_fill."""
 from __future__ import annotations
 
 import re
@@ -343,60 +343,3 @@ def _masked_value_jvp(t, mask):
 
 
 masked_fill.defjvp(lambda t, mask: masked_fill(t, mask, 0.0), None, _masked_value_jvp)
-
-
-_PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
-              "circular": "wrap"}
-
-
-def _pad_widths(xp, x, pad):
-    """NumPy pad widths plus the crop that negative pads ask for."""
-    if len(pad) % 2 or len(pad) // 2 > x.ndim:
-        raise RuntimeError(f"Padding length must be divisible by 2 and at most twice the number "
-                           f"of dimensions of the input, got {len(pad)} for {x.ndim}-D input")
-    widths = [(0, 0)] * x.ndim
-    crop = [slice(None)] * x.ndim
-    for i in range(len(pad) // 2):
-        dim = x.ndim - 1 - i
-        left, right = int(pad[2 * i]), int(pad[2 * i + 1])
-        widths[dim] = (max(left, 0), max(right, 0))
-        crop[dim] = slice(max(-left, 0), x.shape[dim] - max(-right, 0))
-    return widths, tuple(crop)
-
-
-@op(save="x.shape", linear=True)
-def pad(xp, x, pad=(), mode="constant", value=0.0):
-    """torch.nn.functional.pad: ``pad`` lists (left, right) pairs from the last dim back."""
-    value = 0.0 if value is None else value
-    if mode not in _PAD_MODES:
-        raise NotImplementedError(f"Unsupported padding mode: {mode}")
-    widths, crop = _pad_widths(xp, x, pad)
-    x = x[crop]
-    if mode == "constant":
-        return xp.pad(x, widths, mode="constant", constant_values=value)
-    return xp.pad(x, widths, mode=_PAD_MODES[mode])
-
-
-@op(linear=True)
-def _pad_backward(xp, g, x_shape=None, pad=None, mode="constant"):
-    """Adjoint of pad: every padded element sends its gradient to the input it copies."""
-    n = 1
-    for s in x_shape:
-        n *= s
-    source = xp.arange(n).reshape(x_shape)
-    widths, crop = _pad_widths(xp, source, pad)
-    source = source[crop]
-    if mode == "constant":
-        source = xp.pad(source, widths, mode="constant", constant_values=-1)
-    else:
-        source = xp.pad(source, widths, mode=_PAD_MODES[mode])
-    keep = source >= 0
-    out = xp.zeros(n, dtype=g.dtype)
-    xp.add.at(out, source[keep], g[keep])
-    return out.reshape(x_shape)
-
-
-pad_op = pad  # the rules below take a parameter named `pad`
-_pad_backward.defvjp(lambda g, x_shape, pad, mode: pad_op(g, pad, mode))
-pad.defvjp(lambda g, x_shape, pad, mode, value: _pad_backward(g, x_shape, pad, mode))
-pad.defjvp(lambda t, x_shape, pad, mode, value: pad_op(t, pad, mode))

@@ -246,3 +246,29 @@ def test_gelu_of_inf_in_float32_differs_from_torchs_onednn_kernel():
     x = [math.inf, 1.0]
     assert math.isnan(torch.nn.functional.gelu(torch.tensor(x))[0].item())
     assert gradkit.nn.functional.gelu(gradkit.tensor(x))[0].item() == math.inf
+
+
+def _svdvals_of(m, batch, fill):
+    a = m.ones(*batch, 2, 2)
+    for index, value in fill:
+        a[index] = value
+    return m.linalg.svdvals(a)
+
+
+@pytest.mark.parametrize("batch,fill", [
+    ((), [((0, 0), math.nan)]),
+    ((3,), [((1, 0, 0), math.nan), ((2, 1, 1), math.nan)]),
+])
+def test_svd_refuses_nan_input_as_torch(batch, fill):
+    """breadth seed 1552: NumPy's float32 gesdd never returned on a NaN input; torch checks for
+    NaN first and names the batch element."""
+    with pytest.raises(torch.linalg.LinAlgError) as expected:
+        _svdvals_of(torch, batch, fill)
+    with pytest.raises(gradkit.linalg.LinAlgError) as got:
+        _svdvals_of(gradkit, batch, fill)
+    assert str(got.value) == str(expected.value)
+
+
+def test_svd_of_inf_input_computes_as_torch():
+    """inf is not refused: LAPACK gives NaN singular values for that matrix."""
+    assert_same_as_torch(lambda m: _svdvals_of(m, (3,), [((1, 0, 0), math.inf)]), atol=1e-6)

@@ -12,7 +12,7 @@ import numpy as np
 from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, imag, real
 from gradkit.ops.linalg import matmul
-from gradkit.ops.linalg_solvers import check_matrices, mH, solve
+from gradkit.ops.linalg_solvers import LinAlgError, _batch_prefix, check_matrices, mH, solve
 from gradkit.ops.joining import cat
 from gradkit.ops.shape import unsqueeze
 from gradkit.ops.triangular import diag_embed, diagonal, tril
@@ -48,10 +48,21 @@ def _off_diagonal(m):
     return m - diag_embed(diagonal(m, 0, -2, -1))
 
 
+def _refuse_nan(name: str, xp, x) -> None:
+    """torch refuses NaN before its SVD (inf gives NaN values); LAPACK's gesdd may never return
+    on NaN input."""
+    nan = xp.isnan(x).any(axis=(-2, -1)).reshape(-1)
+    if nan.any():
+        index = int(xp.argmax(nan))
+        raise LinAlgError(f"{name}: {_batch_prefix(x, index)}The algorithm failed to converge "
+                          "because the input matrix contained non-finite values.")
+
+
 @op(save=("result0", "result1", "result2"), outputs=3, differentiable_outputs=(0, 1, 2),
     node_name="LinalgSvdBackward0")
 def _svd(xp, x, *, full_matrices=True):
     check_matrices("linalg.svd", x, square=False)
+    _refuse_nan("linalg.svd", xp, x)
     u, s, vh = xp.linalg.svd(x, full_matrices=full_matrices)
     return u, s.astype(np.finfo(x.dtype).dtype), vh
 

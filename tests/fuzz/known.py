@@ -34,7 +34,11 @@ def _only_flags_differ(mine: Result, theirs: Result, dtype_kinds: str) -> bool:
 
 
 def _integer_tensor_requires_grad(program, mine: Result, theirs: Result) -> bool:
-    """Integer/bool tensors torch marks as requiring grad and gradkit does not."""
+    """Integer/bool tensors torch marks as requiring grad and gradkit does not (and torch's
+    later refusal to record an op on such a tensor: "Autograd not support dtype")."""
+    if mine.error is None and theirs.error is not None and \
+            theirs.message.startswith("Autograd not support dtype"):
+        return True
     return _only_flags_differ(mine, theirs, "biu")
 
 

@@ -272,3 +272,27 @@ def test_svd_refuses_nan_input_as_torch(batch, fill):
 def test_svd_of_inf_input_computes_as_torch():
     """inf is not refused: LAPACK gives NaN singular values for that matrix."""
     assert_same_as_torch(lambda m: _svdvals_of(m, (3,), [((1, 0, 0), math.inf)]), atol=1e-6)
+
+
+@pytest.mark.parametrize("equation,a,b", [
+    ("...i,...i->...", ((1, 2, 0), "complex128"), ((0,), "float64")),  # mixed seed 29535
+    ("...i,...i->...", ((1, 2, 0), "float64"), ((0,), "complex128")),
+    ("ij,jk->ki", ((2, 0), "float32"), ((0, 4), "float64")),
+    ("ij,jk->ki", ((2, 3), "float32"), ((3, 4), "float64")),  # the error names them swapped
+    ("aij,j->ai", ((1, 2, 3), "int64"), ((3,), "float64")),
+    ("ij,jk->ki", ((2, 3), "float64"), ((3, 4), "float64")),
+    ("bij,bjk->bik", ((1, 2, 3), "float32"), ((1, 3, 4), "float64")),  # not swapped
+])
+def test_einsum_multiplies_in_torchs_operand_order(equation, a, b):
+    """torch's pairwise product is right @ left when all of right's own dims come before
+    left's: that decides an empty product's dtype and the dtype error's text."""
+    def program(m):
+        (shape_a, dtype_a), (shape_b, dtype_b) = a, b
+        x = m.ones(shape_a, dtype=getattr(m, dtype_a))
+        y = m.arange(math.prod(shape_b)).reshape(shape_b).to(getattr(m, dtype_b))
+        if x.dtype == y.dtype:
+            x.requires_grad_()
+            out = m.einsum(equation, x, y)
+            return (out,) + m.autograd.grad(out.sum(), x)
+        return m.einsum(equation, x, y)
+    assert_same_as_torch(program)

@@ -254,6 +254,11 @@ def _sum_product(left, right, summed: list):
             left_own.append(d)
         else:
             right_own.append(d)
+    if left_own and right_own and right_own[-1] < left_own[0]:
+        # every dim of right's own comes before left's: torch multiplies right by left then, so
+        # the product comes out in order; that decides the dtype of an empty product of mixed
+        # dtypes and the text of the dtype error
+        left, right, left_own, right_own = right, left, right_own, left_own
 
     def size(t, dims):
         return math.prod(t.shape[d] for d in dims)

@@ -27,6 +27,7 @@ from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import AccumulateGrad, accumulate_lock, holds_saved_variables
 from gradkit.autograd.reentrant import PASSES_PER_THREAD, on_fresh_thread
 from gradkit.autograd.saved_hooks import saved_hooks_state
+from gradkit.autograd.zero_grads import is_known_zero, plain
 from gradkit.autograd.hooks import _call_node_pre_hooks, _call_post_hooks, _call_tensor_pre_hooks
 from gradkit.backend import get_array_module
 from gradkit.creation import empty_like
@@ -196,7 +197,7 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
 def _capture(slots, grads, captured) -> None:
     """Record the gradients autograd.grad returns: ``slots`` is ((slot, result index), ...)."""
     for slot, j in slots:
-        captured[j] = grads[slot] if slot < len(grads) else None
+        captured[j] = plain(grads[slot]) if slot < len(grads) else None
 
 
 def _accumulate_leaf(node, g, create_graph: bool, owned: bool) -> None:
@@ -206,7 +207,7 @@ def _accumulate_leaf(node, g, create_graph: bool, owned: bool) -> None:
     if g is not None and node.variable.grad_fn is not None:  # detach_(), then written in place
         raise RuntimeError("leaf variable has been moved into the graph interior")
     if node.variable._requires_grad:
-        _accumulate_into(node.variable, g, create_graph, owned)
+        _accumulate_into(node.variable, plain(g), create_graph, owned)
     if node._extras is not None and node._extras.post_hooks:
         _call_post_hooks(node, (), (g,), create_graph)
 
@@ -227,8 +228,10 @@ def _add_to_buffer(buffers, node, slot, g) -> None:
     elif len(buffer) <= slot:
         buffer.extend([None] * (slot + 1 - len(buffer)))
     current = buffer[slot]
-    if current is None:
-        buffer[slot] = g
+    if current is None or is_known_zero(current):  # a known zero adds nothing (torch's
+        buffer[slot] = g                           # zero tensors)
+    elif is_known_zero(g):
+        return
     elif type(current) is np.ndarray and type(g) is np.ndarray and current.base is None \
             and current.shape == g.shape and current.dtype == g.dtype \
             and current.flags.writeable and sys.getrefcount(current) == 3:

@@ -21,6 +21,7 @@ from gradkit.autograd import forward_ad, observers
 from gradkit.autograd.grad_mode import no_grad, records_graph, set_grad_enabled
 from gradkit.autograd.function_checks import DIRTY_VIEW_OF_SEVERAL, check_dirty, check_grads
 from gradkit.autograd.graph import FREED_MESSAGE, FunctionNode, Node, SavedTensor
+from gradkit.autograd.zero_grads import plain
 from gradkit.backend import get_array_module
 from gradkit.ops._dispatch import edges_and_meta
 from gradkit.ops.inplace import _rebase_view
@@ -118,7 +119,7 @@ class FunctionOp:
                 g = xp.zeros(shape, dtype)
             if g is not None and not isinstance(g, Tensor):
                 g = Tensor._make(g)
-            grad_outputs.append(g)
+            grad_outputs.append(plain(g))  # the user's backward may write into it
         backward = _user_backward(self.function_class)
         with set_grad_enabled(create_graph):
             result = backward(ctx, *grad_outputs)

@@ -12,6 +12,7 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.graph import AccumulateGrad, RemovableHandle, _HookDict, add_hook
+from gradkit.autograd.zero_grads import plain
 from gradkit.ops.unary_helpers import scalar_type_name
 
 
@@ -72,7 +73,7 @@ def _call_tensor_pre_hooks(node, grads, create_graph):
 
     A leaf's hooks live on the leaf and act as the tensor pre-hooks of its AccumulateGrad.
     """
-    grads = list(grads)
+    grads = [plain(g) for g in grads]  # hooks may write into them
     if type(node) is AccumulateGrad:
         hooks = getattr(node.variable, "_hooks", None)
         if hooks:
@@ -105,6 +106,7 @@ def _run_tensor_hooks(hooks, g, create_graph):
 
 def _call_node_pre_hooks(node, grads, create_graph):
     """``node.register_prehook`` hooks: they see the gradients after the tensor hooks."""
+    grads = [plain(g) for g in grads]
     for hook in list(node._extras.pre_hooks.values()):
         new = hook(tuple(_wrap(g, create_graph) for g in grads))
         if new is not None:
@@ -113,6 +115,7 @@ def _call_node_pre_hooks(node, grads, create_graph):
 
 
 def _call_post_hooks(node, grad_inputs, grads, create_graph):
+    grad_inputs, grads = tuple(map(plain, grad_inputs)), tuple(map(plain, grads))
     wrapped_outputs = tuple(_wrap(g, create_graph) for g in grads)
     for hook in list(node._extras.post_hooks.values()):
         new = hook(tuple(_wrap(g, create_graph) for g in grad_inputs), wrapped_outputs)

@@ -27,6 +27,8 @@ import numpy as np
 from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor, node_type
 from gradkit.autograd.saved_names import declare_saved_names
+from gradkit.autograd.zero_grads import (
+    PASSES_KNOWN_ZERO, KnownZero, is_known_zero, known_zeros_like, plain)
 from gradkit.ops._dispatch import _materialize, dispatch
 from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the ops, forward_ad)
     _SavedInputs, _entries_read, _scalar_meta, _unpack_all, cast_grad, fit_grad, seam,
@@ -213,7 +215,13 @@ class Op:
             g = grads[0]
             if g is None:
                 return (None,) * len(node._next)
+            if type(g) is KnownZero or type(getattr(g, "_data", None)) is KnownZero:
+                if node.name() in PASSES_KNOWN_ZERO:
+                    return _known_zeros(g, node, self.broadcast)
+                g = plain(g)
         else:
+            if any(map(is_known_zero, grads)):
+                grads = [plain(g) for g in grads]
             diff = self.differentiable_outputs
             every = range(len(node._extras.output_meta))
             g = _materialize(grads, node, every if diff is None else diff, create_graph)
@@ -239,6 +247,15 @@ class Op:
             if data.shape != shape or data.dtype is not dtype:  # else nothing to fix
                 result[i] = fit_grad(node, i, r, shape, dtype, self.broadcast or batch_state.size)
         return result
+
+
+def _known_zeros(g, node, broadcast: bool) -> tuple:
+    """What a node that keeps torch's zero tensors zero passes on for one: known zeros, plain
+    ones for an input it broadcast (torch's ``sum_to_size`` materializes them)."""
+    shape = getattr(g, "shape", None)
+    return tuple(None if child is None else known_zeros_like(
+        g, *meta, known=not broadcast or tuple(meta[0]) == tuple(shape))
+        for child, meta in zip(node._next, node.input_meta))
 
 
 def op(name=None, **options):

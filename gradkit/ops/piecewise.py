@@ -2,6 +2,7 @@
 minimum, and zeros_like/ones_like."""
 from __future__ import annotations
 
+from gradkit.autograd.zero_grads import marked
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.promotion import check_fits, promote, result_type
@@ -51,7 +52,13 @@ def _sgn_derivative(g, x, out):
     return where(mag == 0, 0.0, (g - real(g * conj(out)) * out) / safe)
 
 
-sgn.defvjp(_sgn_derivative)
+def _sgn_vjp(g, x, out):
+    """As the jvp; for real x, zeros known to be zero (torch's efficient zero tensor)."""
+    grad = _sgn_derivative(g, x, out)
+    return marked(grad) if getattr(x, "_data", x).dtype.kind != "c" else grad
+
+
+sgn.defvjp(_sgn_vjp)
 sgn.defjvp(_sgn_derivative)
 
 

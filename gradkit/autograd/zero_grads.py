@@ -1,0 +1,73 @@
+"""Gradients known to be zero: torch's "efficient zero tensors".
+
+torch's backward of ``sgn`` for real inputs returns a zero tensor that many backward formulas
+(those made of mul, div, add and views: ``MulBackward0``, ``ExpBackward0``, ...) pass on as
+zero without computing, so in a double backward through ``abs`` a NaN or inf they would have
+multiplied it by stays out. gradkit marks such a gradient (``KnownZero``, an ndarray holding
+zeros): a node named in ``PASSES_KNOWN_ZERO`` that receives one passes known zeros on without
+running its formula (plain zeros to an input it broadcast: torch's ``sum_to_size``
+materializes the zero tensor). Other nodes, hooks, leaves and ``autograd.grad``'s results get
+plain zeros, as torch's other kernels materialize it. A known zero adds nothing to a sum.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class KnownZero(np.ndarray):
+    """Zeros standing for a gradient known to be zero. Computing with it gives plain arrays:
+    only the engine passes the mark on."""
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        array = array.view(np.ndarray)
+        return array[()] if return_scalar else array
+
+
+# torch's backward nodes whose formula keeps an efficient zero tensor zero (checked on torch
+# 2.13: ``sgn(f(x))`` at x = inf gives a zero tensor, not NaN, through each of these)
+PASSES_KNOWN_ZERO = frozenset({
+    "AbsBackward0", "AddBackward0", "AddBackward1", "AddcmulBackward0", "AmaxBackward0",
+    "AsinBackward0", "Atan2Backward0", "AtanBackward0", "CatBackward0", "CloneBackward0",
+    "ConjBackward0", "CopyBackwards", "CosBackward0", "CoshBackward0", "DiagEmbedBackward0",
+    "DivBackward0", "DivBackward1", "DotBackward0", "ErfBackward0", "Exp2Backward0",
+    "ExpBackward0", "Expm1Backward0", "FmodBackward0", "HypotBackward0", "LerpBackward0",
+    "LinalgVectorNormBackward0", "Log1PBackward0", "Log2Backward0", "LogBackward0",
+    "LogsumexpBackward0", "MulBackward0", "MulBackward1", "PermuteBackward0", "PowBackward0",
+    "PowBackward2", "ProdBackward0", "RemainderBackward0", "ReshapeAliasBackward0",
+    "RsqrtBackward0", "SgnBackward0", "SinBackward0", "SinhBackward0", "SqrtBackward0",
+    "SqueezeBackward0", "SqueezeBackward1", "StackBackward0", "SubBackward0", "SubBackward1",
+    "SumBackward0", "SumBackward1", "TBackward0", "TanBackward0", "TransposeBackward0",
+    "UnsqueezeBackward0", "VarBackward0", "ViewAsRealBackward0", "ViewBackward0",
+})
+
+
+def is_known_zero(g) -> bool:
+    return type(g) is KnownZero or type(getattr(g, "_data", None)) is KnownZero
+
+
+def marked(g):
+    """``g`` (zeros: an array or a Tensor without history) marked as known zero."""
+    data = getattr(g, "_data", g)
+    if type(data) is not np.ndarray:  # other array modules (CuPy) are not marked
+        return g
+    if data is g:
+        return data.view(KnownZero)
+    g._data = data.view(KnownZero)
+    return g
+
+
+def plain(g):
+    """``g`` without the mark: zeros anyone may write into."""
+    if type(g) is KnownZero:
+        return g.view(np.ndarray)
+    if type(getattr(g, "_data", None)) is KnownZero:
+        return type(g)._make(g._data.view(np.ndarray))
+    return g
+
+
+def known_zeros_like(g, shape, dtype, known: bool = True):
+    """Zeros of ``shape`` and ``dtype``, of g's kind (array or Tensor), known zero or not."""
+    zeros = np.zeros(shape, dtype)
+    if known:
+        zeros = zeros.view(KnownZero)
+    return zeros if getattr(g, "_data", None) is None else type(g)._make(zeros)

@@ -1,0 +1,93 @@
+"""torch's efficient zero tensors: ``sgn``'s backward of a real input is a zero tensor that the
+backward formulas made of mul, div, add and views keep zero, so an inf or NaN they would have
+multiplied it by stays out (``gradkit/autograd/zero_grads.py``). Compared with torch at
+x = inf, where a plain zero would turn into NaN."""
+import math
+
+import numpy as np
+import pytest
+
+import gradkit
+from gradkit.autograd.zero_grads import KnownZero
+
+torch = pytest.importorskip("torch")
+
+# f(m, x): the tensor whose sgn is differentiated; torch keeps the zero tensor through the
+# first group, materializes it (then 0 * inf = NaN) in the second
+KEEPS_ZERO = {
+    "mul": lambda m, x: x * x, "square": lambda m, x: x.square(), "pow": lambda m, x: x ** 3,
+    "exp": lambda m, x: x.exp(), "sin": lambda m, x: x.sin(), "cos": lambda m, x: x.cos(),
+    "log": lambda m, x: (x * x).log(), "log1p": lambda m, x: (x * x).log1p(),
+    "sqrt": lambda m, x: (x * x).sqrt(), "abs": lambda m, x: (x * x).abs(),
+    "add": lambda m, x: x * x + x, "sub": lambda m, x: x * x - 1,
+    "div_scalar": lambda m, x: (x * x) / 2, "scalar_base_pow": lambda m, x: 2 ** (x * x),
+    "sum": lambda m, x: (x * x).sum(), "cat": lambda m, x: m.cat([x * x, x]),
+    "stack": lambda m, x: m.stack([x * x, x]), "clone": lambda m, x: (x * x).clone(),
+    "reshape": lambda m, x: (x * x).reshape(2, 1), "permute": lambda m, x: (x * x).reshape(
+        1, 2).permute(1, 0), "unsqueeze": lambda m, x: (x * x).unsqueeze(0),
+    "diag": lambda m, x: m.diag(x * x), "prod": lambda m, x: (x * x).prod(),
+    "amax": lambda m, x: (x * x).amax(), "logsumexp": lambda m, x: (x * x).logsumexp(0),
+    "copy_": lambda m, x: m.zeros(2, dtype=x.dtype).copy_(x * x),
+}
+MATERIALIZES = {
+    "neg": lambda m, x: -(x * x), "reciprocal": lambda m, x: (x * x).reciprocal(),
+    "relu": lambda m, x: (x * x).relu(), "tanh": lambda m, x: (x * x).tanh(),
+    "sigmoid": lambda m, x: (x * x).sigmoid(), "slice": lambda m, x: (x * x)[0:1],
+    "index": lambda m, x: (x * x)[[0, 1]], "mean": lambda m, x: (x * x).mean(),
+    "cumsum": lambda m, x: (x * x).cumsum(0), "flip": lambda m, x: (x * x).flip(0),
+    "expand": lambda m, x: (x * x).sum().expand(2), "where": lambda m, x: m.where(
+        x > 0, x * x, x), "matmul": lambda m, x: (x * x).unsqueeze(0) @ m.ones(
+        2, 2, dtype=x.dtype), "softmax": lambda m, x: (x * x).softmax(0),
+}
+
+
+def _host(t):
+    return t.detach().numpy(force=True) if isinstance(t, torch.Tensor) else t.detach().numpy()
+
+
+def _grad_through_sgn(m, f):
+    x = m.tensor([math.inf, 2.0], dtype=m.float64, requires_grad=True)
+    g, = m.autograd.grad(m.sgn(f(m, x)).sum(), x)
+    return _host(g)
+
+
+@pytest.mark.parametrize("name", list(KEEPS_ZERO) + list(MATERIALIZES))
+def test_sgn_gradient_through_other_nodes_matches_torch(name):
+    f = KEEPS_ZERO.get(name) or MATERIALIZES[name]
+    expected = _grad_through_sgn(torch, f)
+    got = _grad_through_sgn(gradkit, f)
+    np.testing.assert_array_equal(got, expected)
+    assert np.isnan(got).any() == (name in MATERIALIZES)  # the table is torch's
+
+
+@pytest.mark.parametrize("f", [
+    lambda m, x: (x * x).abs(),  # fuzz special 83301
+    lambda m, x: x.var().abs() if x.ndim else (x * 1).abs(),
+    lambda m, x: (x.sin() * x).abs() + x,  # 99269
+], ids=["abs_of_square", "abs_of_var", "abs_of_sin_times_x"])
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan, 2.0])
+def test_abs_double_backward_matches_torch(f, value):
+    """The second derivative of abs: its first derivative's ``sgn`` contributes torch's zero
+    tensor, not 0 * (an inf or NaN upstream)."""
+    def second(m):
+        x = m.tensor(value, dtype=m.float64, requires_grad=True)
+        g, = m.autograd.grad(f(m, x), x, create_graph=True)
+        gg, = m.autograd.grad(g, x, allow_unused=True)
+        return _host(g), None if gg is None else _host(gg)
+    expected, got = second(torch), second(gradkit)
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])
+
+
+def test_known_zeros_leave_the_engine_as_plain_writable_zeros():
+    """Hooks, ``.grad`` and ``autograd.grad`` see ordinary zeros: writing into them in a hook
+    cannot turn a known zero into a wrong value."""
+    x = gradkit.tensor([2.0, -3.0], requires_grad=True)
+    y = x * 1
+    y.register_hook(lambda g: g.add_(5.0))  # the sgn gradient arrives here as zeros
+    gradkit.sgn(y).sum().backward()
+    assert type(x.grad.numpy()) is np.ndarray
+    assert x.grad.tolist() == [5.0, 5.0]
+    g, = gradkit.autograd.grad(gradkit.sgn(x * 2).sum(), x)
+    assert type(g.numpy()) is np.ndarray and type(g.numpy()) is not KnownZero
+    assert g.tolist() == [0.0, 0.0]

@@ -35,10 +35,15 @@ def _only_flags_differ(mine: Result, theirs: Result, dtype_kinds: str) -> bool:
 
 def _integer_tensor_requires_grad(program, mine: Result, theirs: Result) -> bool:
     """Integer/bool tensors torch marks as requiring grad and gradkit does not (and torch's
-    later refusal to record an op on such a tensor: "Autograd not support dtype")."""
+    later refusal to record an op on such a tensor: "Autograd not support dtype"; gradkit's
+    refusal of its ``retain_grad()``)."""
     if mine.error is None and theirs.error is not None and \
             theirs.message.startswith("Autograd not support dtype"):
         return True
+    if theirs.error is None and mine.error is not None and mine.error[0].endswith(
+            "(retain_grad)") and theirs.values and mine.message.startswith("can't retain_grad"):
+        step = program.steps[int(mine.error[0].split()[1])]
+        return theirs.values[step.inputs[0]].dtype.kind in "biu"
     return _only_flags_differ(mine, theirs, "biu")
 
 

@@ -254,6 +254,9 @@ ERRORS = [
     # Tensor-only operands
     ("atan2_number", lambda m: m.atan2(_f32(m, 2), 2.5)),
     ("atan2_number_first", lambda m: m.atan2(2.5, _f32(m, 2))),
+    # the gradient of a float y by a bool x negates x: torch's bool negation error (breadth 1007)
+    ("atan2_bool_x_backward", lambda m: m.atan2(_t(m, [True, False], "bool"), m.ones(
+        2, dtype=m.float64, requires_grad=True)).sum().backward()),
     ("hypot_number", lambda m: m.hypot(_f32(m, 2), 2)),
     ("logaddexp_number", lambda m: m.logaddexp(_f32(m, 2), 1.0)),
     ("logaddexp2_number", lambda m: m.logaddexp2(1.0, _f32(m, 2))),

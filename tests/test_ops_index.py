@@ -34,6 +34,10 @@ ERRORS = {
     "index_add_float_index": lambda m: _x(m).index_add(0, m.tensor([0.0]), _x(m)[:1]),
     "index_add_2d_index": lambda m: _x(m).index_add(0, _i(m, [[0]]), _x(m)[:1]),
     "index_add_out_of_range": lambda m: _x(m).index_add(0, _i(m, [3]), _x(m)[:1]),
+    # alpha != 1, or a middle dim: torch's other kernel, an IndexError (breadth seed 1210)
+    "index_add_alpha_negative": lambda m: _x(m).index_add(0, _i(m, [-1]), _x(m)[:1], alpha=2),
+    "index_add_middle_dim": lambda m: _x(m, (2, 3, 2)).index_add(1, _i(m, [3]),
+                                                                  _x(m, (2, 1, 2))),
     "index_add_dtype": lambda m: _x(m).index_add(0, _i(m, [0]), _x(m, (1, 4), "float32")),
     "index_add_count": lambda m: _x(m).index_add(0, _i(m, [0]), _x(m)[:2]),
     "index_add_shape": lambda m: _x(m).index_add(0, _i(m, [0]), _x(m)[:1, :2]),

@@ -26,6 +26,11 @@ def _t(m, values, dtype="float64"):
 E = [[]] * 2  # shape (2, 0)
 ERRORS = [
     ("cumprod_dim", lambda m: m.cumprod(_t(m, [1.0, 2.0]), 1)),
+    # an empty complex x passes the kernel; autograd refuses it (breadth seed 2383)
+    ("median_of_empty_complex_with_grad", lambda m: m.median(m.zeros(
+        0, dtype=m.complex128, requires_grad=True))),
+    ("nanmedian_of_empty_complex_with_grad", lambda m: m.nanmedian(m.zeros(
+        0, dtype=m.complex128, requires_grad=True))),
     ("cumprod_0d_dim", lambda m: m.cumprod(_t(m, 3.0), 1)),
     ("logcumsumexp_long", lambda m: m.logcumsumexp(_t(m, [1, 2], "int64"), 0)),
     ("logcumsumexp_bool", lambda m: m.logcumsumexp(_t(m, [True], "bool"), 0)),

@@ -8,7 +8,7 @@ import numpy as np
 
 from gradkit.backend import get_default_dtype
 from gradkit.ops._op import op
-from gradkit.ops.arithmetic import sub
+from gradkit.ops.arithmetic import neg, sub
 from gradkit.ops.comparison import isinf
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import exp
@@ -55,10 +55,11 @@ def _atan2_scale(x, y):
     return where(isinf(recip), 0.0, recip)
 
 
+# neg: torch's error for a bool x ("Negation, the `-` operator, on a bool tensor ...")
 atan2.defvjp(lambda g, x, y: g * y * _atan2_scale(x, y),
-             lambda g, x, y: g * -x * _atan2_scale(x, y))
+             lambda g, x, y: g * neg(x) * _atan2_scale(x, y))
 atan2.defjvp(lambda t, x, y: t * y * _atan2_scale(x, y),
-             lambda t, x, y: t * -x * _atan2_scale(x, y))
+             lambda t, x, y: t * neg(x) * _atan2_scale(x, y))
 register(atan2, "arctan2", False, inplace=True)  # x.arctan2_(y), torch's alias
 arctan2 = atan2
 

@@ -212,7 +212,14 @@ def _dim_key(dim: int, index, ndim: int) -> tuple:
     return (slice(None),) * _normalize_dim(dim, ndim) + (_raw(index).reshape(-1),)
 
 
-def _check_index_add(x, dim: int, index, source) -> None:
+def _first_or_last_dim_kernel(x, dim: int, alpha) -> bool:
+    """Whether torch's index_add takes its kernel for the first or last of 2+ dims at alpha 1
+    (measured): it adds float16 in float32, rounding once, and names an index out of bounds;
+    its other kernels round each step and say "index out of range in self"."""
+    return alpha == 1 and x.ndim > 1 and dim in (0, x.ndim - 1)
+
+
+def _check_index_add(x, dim: int, index, source, alpha=1) -> None:
     """torch's index_add_ checks, in its order (index_func_meta_impl)."""
     if index.ndim > 1:
         raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
@@ -236,7 +243,7 @@ def _check_index_add(x, dim: int, index, source) -> None:
                            f"specified dimension. Got self.shape = {list(x.shape)} source.shape "
                            f"= {list(source.shape)}")
     size = x.shape[dim] if x.ndim else 1
-    if x.ndim <= 1 and ((index < 0) | (index >= size)).any():  # torch's kernel for vectors
+    if not _first_or_last_dim_kernel(x, dim, alpha) and ((index < 0) | (index >= size)).any():
         raise IndexError("index out of range in self")
     refuse_outside(index, size, dim)
 
@@ -293,11 +300,9 @@ def _as_vector(xp, x, source):
 def index_add(xp, x, dim, index, source, *, alpha=1):
     """x with ``alpha * source`` added at ``index`` along ``dim`` (repeated indices add up)."""
     dim = _normalize_dim(dim, x.ndim)
-    _check_index_add(x, dim, index, source)
-    # torch adds float16 along the first or last of 2+ dims in float32, rounding once, when
-    # alpha is 1 (measured); its other kernels round each step
-    work = xp.float32 if x.dtype == xp.float16 and alpha == 1 and x.ndim > 1 and \
-        dim in (0, x.ndim - 1) else x.dtype
+    _check_index_add(x, dim, index, source, alpha)
+    work = xp.float32 if x.dtype == xp.float16 and _first_or_last_dim_kernel(x, dim, alpha) \
+        else x.dtype
     out, source = _as_vector(xp, x.astype(work), source.astype(work, copy=False))
     xp.add.at(out, _dim_key(dim, index, x.ndim), source if alpha == 1 else source * alpha)
     return out.astype(x.dtype, copy=False).reshape(x.shape)

@@ -262,11 +262,23 @@ def _svdvals_of(m, batch, fill):
 def test_svd_refuses_nan_input_as_torch(batch, fill):
     """breadth seed 1552: NumPy's float32 gesdd never returned on a NaN input; torch checks for
     NaN first and names the batch element."""
+    _same_linalg_error(lambda m: _svdvals_of(m, batch, fill))
+
+
+def _same_linalg_error(program):
     with pytest.raises(torch.linalg.LinAlgError) as expected:
-        _svdvals_of(torch, batch, fill)
+        program(torch)
     with pytest.raises(gradkit.linalg.LinAlgError) as got:
-        _svdvals_of(gradkit, batch, fill)
+        program(gradkit)
     assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("matrix", [
+    [[math.nan]], [[1.0, 0.0], [math.nan, 2.0]], [[1, 0, 0], [0, 1, 0], [0, math.nan, 1.0]]])
+def test_cholesky_refuses_a_nan_pivot_as_torch(matrix):
+    """breadth seeds 1097, 2449, 2551: LAPACK's potrf stops at a NaN pivot; NumPy's factor
+    carried the NaN on."""
+    _same_linalg_error(lambda m: m.linalg.cholesky(m.tensor(matrix)))
 
 
 def test_svd_of_inf_input_computes_as_torch():

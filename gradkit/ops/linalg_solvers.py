@@ -223,9 +223,11 @@ def _not_positive_definite(x) -> LinAlgError:
     batch = host.reshape((-1,) + host.shape[-2:])
     for index, matrix in enumerate(batch):
         for order in range(1, matrix.shape[-1] + 1):
-            try:
-                np.linalg.cholesky(matrix[:order, :order])
+            try:  # LAPACK's potrf fails at a NaN pivot too; NumPy's returns the NaN
+                failed = np.isnan(np.linalg.cholesky(matrix[:order, :order])).any()
             except np.linalg.LinAlgError:
+                failed = True
+            if failed:
                 return LinAlgError(
                     f"linalg.cholesky: {_batch_prefix(x, index)}The factorization could not be "
                     "completed because the input is not positive-definite (the leading minor of "
@@ -241,6 +243,8 @@ def _cholesky(xp, x, *, upper=False):
         lower = xp.linalg.cholesky(x)
     except np.linalg.LinAlgError:
         raise _not_positive_definite(x) from None
+    if xp.isnan(lower).any():  # a NaN pivot (any NaN in the factor makes a later pivot NaN)
+        raise _not_positive_definite(x)
     return xp.conj(xp.swapaxes(lower, -1, -2)) if upper else lower
 
 

@@ -308,3 +308,14 @@ def test_einsum_multiplies_in_torchs_operand_order(equation, a, b):
             return (out,) + m.autograd.grad(out.sum(), x)
         return m.einsum(equation, x, y)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("shape,dim", [
+    ((2, 0, 2), (0,)), ((2, 0, 2), (1,)), ((2, 0, 2), None), ((2, 0, 2), (0, 2)),
+    ((2, 0, 2), -2), ((0,), (1, 0)), ((0,), ()), ((), None)])
+@pytest.mark.parametrize("ord_", [math.inf, -math.inf])
+def test_max_norm_over_an_empty_dim_only_is_refused(shape, dim, ord_):
+    """breadth seeds 1757, 2700: the inf norm has no identity, so torch refuses an empty
+    reduced dim (naming it) but computes when only a kept dim is empty."""
+    assert_same_as_torch(lambda m: m.linalg.vector_norm(
+        m.zeros(shape, dtype=m.complex64, requires_grad=True), ord=ord_, dim=dim))

@@ -30,12 +30,11 @@ def vector_norm(xp, x, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A00
                            f"input. Got {scalar_type_name(x)}")
     if dtype is not None:
         x = x.astype(dtype)
+    if ord in (math.inf, -math.inf):
+        _refuse_empty_extreme(x, ord, dim)
     a = xp.abs(x)
     reduced = axes(dim, x.ndim)
     if ord in (math.inf, -math.inf):
-        if x.size == 0:
-            raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty "
-                               "tensor because the operation does not have an identity")
         extreme = xp.amax if ord > 0 else xp.amin
         return extreme(a, axis=reduced, keepdims=keepdim)
     if ord == 0:
@@ -45,6 +44,21 @@ def vector_norm(xp, x, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A00
     if ord == 2:
         return xp.sqrt(xp.sum(a * a, axis=reduced, keepdims=keepdim))
     return xp.sum(a ** ord, axis=reduced, keepdims=keepdim) ** (1.0 / ord)
+
+
+def _refuse_empty_extreme(x, ord, dim) -> None:  # noqa: A002
+    """torch's errors for a max/min norm over an empty dim (it has no identity); the dims
+    that are kept may be empty."""
+    name = f"linalg.vector_norm cannot compute the {'inf' if ord > 0 else '-inf'} norm on"
+    if dim is None or dim == () or dim == [] or not x.ndim:
+        if x.size == 0:
+            raise RuntimeError(f"{name} an empty tensor because the operation does not have an "
+                               "identity")
+        return
+    for d in (dim,) if isinstance(dim, int) else dim:
+        if x.shape[_normalize_dim(d, x.ndim)] == 0:  # torch's text, its missing space too
+            raise RuntimeError(f"{name} the dimension {d}because this dimension is empty and the "
+                               "operation does not have an identity")
 
 
 def _norm_grad(g, x, norm, ord, dim, keepdim):  # noqa: A002

@@ -51,7 +51,7 @@ OWN_NAMES = {
                        "is_inference_mode_enabled", "multi_grad_hook", "observers",
                        "once_differentiable", "saved_hooks", "inference", "saved_mutation",
                        "gradcheck_modes", "anomaly_errors", "reentrant", "function_checks",
-                       "functional_strict", "saved_names"},
+                       "functional_strict", "saved_names", "zero_grads"},
     "torch.autograd.graph": {"AccumulateGrad", "FunctionNode", "NodeExtras", "SavedTensor",
                              "accumulate_node", "add_hook", "declare_saved_names",
                              "saved_hooks_state", "holds_saved_variables", "node_type"},

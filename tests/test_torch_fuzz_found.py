@@ -19,6 +19,20 @@ def _gather_after_input_written(m):
     return m.autograd.grad(picked.sum(), x)
 
 
+@pytest.mark.parametrize("pick", [
+    lambda m, y: m.take(y, m.tensor([0, 3])),
+    lambda m, y: m.masked_select(y, m.tensor([[True, False], [False, True]])),
+], ids=["take", "masked_select"])
+def test_take_and_masked_select_save_their_input(pick):
+    for m in (torch, gradkit):
+        x = m.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=m.float64, requires_grad=True)
+        y = x * 1
+        picked = pick(m, y)
+        y.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            picked.sum().backward()
+
+
 def test_gather_saves_its_input_so_writing_it_fails_backward():
     """torch's GatherBackward0 saves ``self``: writing it in place fails backward."""
     for m in (torch, gradkit):

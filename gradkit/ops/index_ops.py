@@ -40,7 +40,8 @@ def _require_bool_mask(mask, message: str) -> None:
 
 # -- masked_select / masked_scatter --------------------------------------------------------------
 
-@op(save=("x.shape", "mask"), broadcast=True, method=True)
+# masked_select and take save x itself, as torch: writing x in place then fails backward
+@op(save=("x", "mask"), broadcast=True, method=True)
 def masked_select(xp, x, mask):
     """The elements of x where the bool ``mask`` (broadcasting with x) is true, as a 1-D tensor."""
     _require_bool_mask(mask, "masked_select: expected BoolTensor for mask")
@@ -64,9 +65,9 @@ def _spread_shape(x_shape, mask) -> tuple:
     return broadcast_shape(tuple(x_shape), tuple(mask.shape))
 
 
-masked_select.defvjp(lambda g, x_shape, mask: masked_spread(g, mask, _spread_shape(x_shape, mask)),
+masked_select.defvjp(lambda g, x, mask: masked_spread(g, mask, _spread_shape(x.shape, mask)),
                      None)
-masked_select.defjvp(lambda t, x_shape, mask: masked_select(t, mask), None)
+masked_select.defjvp(lambda t, x, mask: masked_select(t, mask), None)
 
 
 @op(save=("x.shape", "mask", "source.shape"), broadcast=True, method=True, inplace=True)
@@ -123,7 +124,7 @@ def _check_flat_range(index, numel: int) -> None:
                          f"of {numel} elements.")
 
 
-@op(save=("x.shape", "index"), method=True)
+@op(save=("x", "index"), method=True)
 def take(xp, x, index):
     """The elements of x read as a flat tensor at ``index`` (result shaped as index)."""
     _check_long(index, "take")
@@ -140,8 +141,8 @@ def _into_flat_zeros(g, x_shape, index):
     return reshape(flat, tuple(x_shape))
 
 
-take.defvjp(_into_flat_zeros, None)
-take.defjvp(lambda t, x_shape, index: take(t, index), None)
+take.defvjp(lambda g, x, index: _into_flat_zeros(g, x.shape, index), None)
+take.defjvp(lambda t, x, index: take(t, index), None)
 
 
 @op(save=("x.shape", "index", "source.shape"), method=True, inplace=True)

@@ -333,3 +333,12 @@ def test_max_norm_over_an_empty_dim_only_is_refused(shape, dim, ord_):
     reduced dim (naming it) but computes when only a kept dim is empty."""
     assert_same_as_torch(lambda m: m.linalg.vector_norm(
         m.zeros(shape, dtype=m.complex64, requires_grad=True), ord=ord_, dim=dim))
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (1,), (3, 1, 2), ()])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_logsumexp_over_no_dims_as_torch(shape, keepdim):
+    """breadth seeds 84, 1292, 1369: torch's logsumexp(dim=()) fails adding its max back
+    unless keepdim (or x is 0-d or empty)."""
+    assert_same_as_torch(lambda m: m.logsumexp(
+        m.arange(math.prod(shape), dtype=m.float64).reshape(shape), dim=(), keepdim=keepdim))

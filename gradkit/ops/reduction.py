@@ -149,6 +149,10 @@ def logsumexp(xp, x, *, dim, keepdim=False):
     """log(sum(exp(x))) along ``dim``, computed stably (integers in the default dtype)."""
     if x.dtype.kind in "biu":
         x = x.astype(get_default_dtype().np)
+    if dim in ((), []) and not keepdim and x.ndim and x.size:
+        # torch's kernel reads dim=() as all dims for the max, then fails adding it back
+        raise RuntimeError("output with shape [] doesn't match the broadcast shape "
+                           f"[{', '.join('1' * x.ndim)}]")
     a = axes(dim, x.ndim)
     m = xp.amax(x, axis=a, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
     m = xp.where(xp.isfinite(m), m, 0)

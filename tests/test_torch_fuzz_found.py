@@ -342,3 +342,12 @@ def test_logsumexp_over_no_dims_as_torch(shape, keepdim):
     unless keepdim (or x is 0-d or empty)."""
     assert_same_as_torch(lambda m: m.logsumexp(
         m.arange(math.prod(shape), dtype=m.float64).reshape(shape), dim=(), keepdim=keepdim))
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("first,then", [(-0.0, 0.0), (0.0, -0.0)])
+def test_scatter_reduce_extremes_keep_the_first_of_tied_zeros(reduce, include_self, first, then):
+    """breadth seed 2750: torch's kernel keeps self (then the earlier src) on a tie."""
+    assert_same_as_torch(lambda m: m.tensor([first, 1.0]).scatter_reduce(
+        0, m.tensor([0, 0, 1]), m.tensor([then, first, -1.0]), reduce, include_self=include_self))

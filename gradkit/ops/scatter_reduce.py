@@ -82,9 +82,12 @@ def _scatter_reduce(xp, x, dim, index, src, reduce=None, *, include_self=True):
     out = x.astype(work)  # a copy
     key = _along_axis_key(xp, index, dim)
     values = _src_block(src, index).astype(work)
-    if not include_self:
-        out[key] = _identity(xp, x.dtype, reduce)
-    getattr(xp, _UFUNCS[reduce]).at(out, key, values)
+    if reduce in ("amax", "amin"):
+        out = _extremes_first_wins(xp, out, key, values, reduce, include_self)
+    else:
+        if not include_self:
+            out[key] = _identity(xp, x.dtype, reduce)
+        getattr(xp, _UFUNCS[reduce]).at(out, key, values)
     if reduce == "mean":
         counts = xp.full(x.shape, 1 if include_self else 0, dtype=xp.int64)
         xp.add.at(counts, key, 1)
@@ -93,6 +96,21 @@ def _scatter_reduce(xp, x, dim, index, src, reduce=None, *, include_self=True):
         out = out.astype(x.dtype, copy=False)
         out = out // counts if x.dtype.kind in "iu" else out / counts.astype(x.dtype)
     return out.astype(x.dtype, copy=False).reshape(shape)
+
+
+def _extremes_first_wins(xp, out, key, values, reduce, include_self):
+    """amax/amin into ``out`` where, among equal values (0.0 and -0.0), the first in torch's
+    order (self, then src in order) wins, as its kernel's ``std::max(self, src)``. NumPy's
+    maximum/minimum return their second operand on a tie, so the src values are folded in
+    reverse order, then self comes last."""
+    ufunc = getattr(xp, _UFUNCS[reduce])
+    key = xp.broadcast_arrays(*key)
+    folded = xp.full(out.shape, _identity(xp, out.dtype, reduce), dtype=out.dtype)
+    ufunc.at(folded, tuple(k.reshape(-1)[::-1] for k in key), values.reshape(-1)[::-1])
+    if include_self:
+        return ufunc(folded, out)
+    out[tuple(key)] = folded[tuple(key)]
+    return out
 
 
 def _coefficients(x, d, index, src, result, reduce, include_self):

@@ -138,7 +138,6 @@ def _user_backward(function_class):
     return vjp if vjp is not Function.vjp else backward
 
 
-
 def _keep_if_stashed(node) -> None:
     """A node dying while its ctx lives on elsewhere (stashed by the user) stays alive through
     that ctx, as torch's ctx is its node: ``ctx.saved_tensors`` keeps working."""
@@ -338,14 +337,15 @@ def _saved(ctx: FunctionCtx, node: Node, outputs: tuple) -> tuple:
     owned = {id(o) for o in outputs if isinstance(o, Tensor) and o.grad_fn is node}
     saved = []
     nbytes = 0
-    for t in ctx._to_save:
+    # taken first: a pack hook may raise (checkpoint's early stop) and leave ctx -> output cycles
+    to_save, ctx._to_save = ctx._to_save, ()
+    for t in to_save:
         if t is None:
             saved.append(None)
             continue
         s = SavedTensor(t, id(t) in owned)
         nbytes += s.nbytes
         saved.append(s)
-    ctx._to_save = ()
     if nbytes and observers.saved_watchers:  # released when the SavedTensors die
         observers.saved_pack_held_by(s, nbytes)
     return tuple(saved)

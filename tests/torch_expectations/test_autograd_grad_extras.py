@@ -6,6 +6,8 @@ import weakref
 
 import pytest
 
+import gradkit
+
 from .twin import data, leaf, like_torch, raises_like_torch
 
 
@@ -68,10 +70,9 @@ def test_instantiating_a_function_warns_and_apply_still_works():
     assert like_torch(program) == (True, True, "IdBackward")
 
 
-@pytest.mark.xfail(strict=False, reason="engine-hooks: non-reentrant checkpoint keeps a tensor a "
-                   "Function saved alive after backward (torch frees it: early stop); not strict: "
-                   "in a full run of this folder it passes, alone it fails (order-dependent)")
 def test_non_reentrant_checkpoint_frees_what_the_function_saved():
+    # the early stop raises inside the pack hook: the ctx must not keep holding the output it
+    # was saving (a cycle through the output's node, which gc.disable() below leaves alive)
     # torch: test_custom_autograd_ac_early_stop
     def program(lib):
         refs = []
@@ -104,7 +105,10 @@ def test_non_reentrant_checkpoint_frees_what_the_function_saved():
         finally:
             gc.enable()
 
-    assert all(like_torch(program))
+    # torch's test expects both freed; torch itself frees the first only after a collection
+    # (its Python checkpoint leaves a cycle; with the cyclic GC off it depends on what ran
+    # before), so gradkit is held to the expectation, not to that run's outcome
+    assert program(gradkit) == [True, True]
 
 
 def test_in_place_on_a_detached_alias_breaks_the_saved_tensor():

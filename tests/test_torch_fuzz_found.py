@@ -351,3 +351,16 @@ def test_scatter_reduce_extremes_keep_the_first_of_tied_zeros(reduce, include_se
     """breadth seed 2750: torch's kernel keeps self (then the earlier src) on a tie."""
     assert_same_as_torch(lambda m: m.tensor([first, 1.0]).scatter_reduce(
         0, m.tensor([0, 0, 1]), m.tensor([then, first, -1.0]), reduce, include_self=include_self))
+
+
+@pytest.mark.parametrize("shape,dim,index", [
+    ((2, 3), 0, [-1]), ((2, 3), 0, [5]), ((2, 3), 1, [0, 7, -2]), ((2, 3, 4), 1, [-1]),
+    ((3,), 0, [-1]), ((), 0, [1]), ((), 0, [0, 0]), ((), 0, [0]), ((2, 3), -1, [2, 0])])
+def test_index_select_refuses_indices_numpy_would_wrap(shape, dim, index):
+    """breadth seeds 2710, 2913, 2960: a negative index read from the end in gradkit (NumPy's
+    take); torch refuses it, in two kernels' words. A 0-d x takes one index."""
+    def program(m):
+        x = m.arange(math.prod(shape), dtype=m.float64).reshape(shape).requires_grad_()
+        out = x.index_select(dim, m.tensor(index))
+        return (out,) + m.autograd.grad((out * out).sum(), x)
+    assert_same_as_torch(program)

@@ -303,10 +303,24 @@ def index_select(xp, x, dim, index):
     """The entries of x at the integer ``index`` along ``dim``."""
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    return xp.take(x, index.reshape(-1), axis=_normalize_dim(dim, x.ndim))
+    dim = _normalize_dim(dim, x.ndim)
+    index = index.reshape(-1)
+    if x.ndim == 0 and index.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{index.size} value(s)")
+    size = x.shape[dim] if x.ndim else 1
+    outside = (index < 0) | (index >= size)  # NumPy would wrap a negative index
+    if outside.any():  # torch's two kernels: along dim 0, and along the others
+        if dim == 0:
+            raise IndexError("index out of range in self")
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(index[outside][0])} "
+                           f"axis_dim={size}")
+    return x.copy() if x.ndim == 0 else xp.take(x, index, axis=dim)
 
 
 def _index_select_key(dim, index, ndim):
+    if ndim == 0:  # the one element of a 0-d x
+        return ()
     return (slice(None),) * _normalize_dim(dim, ndim) + (index.reshape(-1),)
 
 

@@ -364,3 +364,29 @@ def test_index_select_refuses_indices_numpy_would_wrap(shape, dim, index):
         out = x.index_select(dim, m.tensor(index))
         return (out,) + m.autograd.grad((out * out).sum(), x)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("name", ["scatter", "scatter_add", "gather"])
+@pytest.mark.parametrize("index", [[[-1]], [[3]], [[0], [2]]])
+def test_scatter_and_gather_refuse_indices_numpy_would_wrap(name, index):
+    """A negative index was read from the end (NumPy): a silent wrong value; torch refuses."""
+    def program(m):
+        x = m.zeros(3, 2, dtype=m.float64, requires_grad=True)
+        i = m.tensor(index)
+        out = x.gather(0, i) if name == "gather" else getattr(x, name)(0, i, m.ones(
+            2, 1, dtype=m.float64))
+        return (out,) + m.autograd.grad((out * out).sum(), x)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("name", ["scatter", "scatter_add"])
+@pytest.mark.parametrize("index,src", [
+    ([[0.0]], (1, 1)), ([[0, 0, 0]], (1, 3)), ([0], (1,)), ([[0]], (1,)), ([[0]], "float32")],
+    ids=["float_index", "index_wider_than_self", "index_of_other_ndim", "src_of_fewer_dims",
+         "src_of_other_dtype"])
+def test_scatter_checks_its_arguments_as_torch(name, index, src):
+    """gradkit wrote through NumPy's indexing rules (or cast src); torch refuses, in order."""
+    def program(m):
+        source = m.ones(1, 1) if src == "float32" else m.ones(src, dtype=m.float64)
+        return getattr(m.zeros(3, 2, dtype=m.float64), name)(0, m.tensor(index), source)
+    assert_same_as_torch(program)

@@ -13,7 +13,8 @@ from gradkit.creation import zeros
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import remainder
-from gradkit.ops.indexing import gather, getitem, index_put, index_put_into_zeros, masked_fill
+from gradkit.ops.indexing import (
+    gather, getitem, index_put, index_put_into_zeros, masked_fill, refuse_outside)
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.padding import pad
 from gradkit.ops.reduction import sum as sum_
@@ -280,16 +281,6 @@ def _check_index_copy(x, dim: int, index, source) -> None:
         raise IndexError(f"index_copy_(): Number of indices ({index.size}) should be equal to "
                          f"source.size(dim) ({source.shape[dim]})")
     refuse_outside(index, x.shape[dim] if x.ndim else 1, dim, IndexError, "index_copy_(): ")
-
-
-def refuse_outside(index, size: int, dim: int, error: type = RuntimeError, prefix: str = "",
-                   negative_ok: bool = False) -> None:
-    """torch's "index i is out of bounds for dimension d with size n", for the first index
-    outside [0, size) ([-size, size) when ``negative_ok``)."""
-    outside = (index < (-size if negative_ok else 0)) | (index >= size)
-    if outside.any():
-        raise error(f"{prefix}index {int(index[outside][0])} is out of bounds for dimension "
-                    f"{dim} with size {size}")
 
 
 def _as_vector(xp, x, source):

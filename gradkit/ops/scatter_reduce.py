@@ -15,9 +15,9 @@ from gradkit.ops._op import op
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.comparison import eq
 from gradkit.ops.conversion import astype
-from gradkit.ops.index_ops import refuse_outside
 from gradkit.ops.indexing import (
-    _along_axis_key, _src_block, gather, index_put_into_zeros, scatter, scatter_add)
+    _along_axis_key, _src_block, check_scatter, gather, index_put_into_zeros, scatter,
+    scatter_add)
 from gradkit.ops.piecewise import ones_like, where, zeros_like
 from gradkit.ops.shape import _normalize_dim, reshape
 from gradkit.ops.unary_helpers import scalar_type_name
@@ -32,24 +32,16 @@ def _check(x, dim: int, index, src, reduce: str) -> None:
     if reduce not in REDUCTIONS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
-    if src.dtype != x.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    if index.size == 0:  # nothing to write: torch checks no more (an index of any dtype)
-        return
-    if index.dtype.name not in ("int32", "int64"):
-        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
-    if (x.dtype.kind == "c" and reduce in ("amax", "amin")) or (
-            x.dtype.kind == "b" and reduce == "mean"):  # torch's CPU kernels lack these
-        raise NotImplementedError(f'"scatter_gather_tensor_cpu_reduce_{reduce}" not implemented '
-                                  f"for '{scalar_type_name(x)}'")
-    if index.ndim != x.ndim or src.ndim != x.ndim:
-        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    if any(i > n for d, (i, n) in enumerate(zip(index.shape, x.shape)) if d != dim) or any(
-            i > n for i, n in zip(index.shape, src.shape)):
-        raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
-                           f"{list(x.shape)} apart from dimension {dim} and to be no larger size "
-                           f"than src {list(src.shape)}")
-    refuse_outside(index, x.shape[dim] if x.ndim else 1, dim)
+
+    def kernel_check():
+        if (x.dtype.kind == "c" and reduce in ("amax", "amin")) or (
+                x.dtype.kind == "b" and reduce == "mean"):  # torch's CPU kernels lack these
+            raise NotImplementedError(f'"scatter_gather_tensor_cpu_reduce_{reduce}" not '
+                                      f"implemented for '{scalar_type_name(x)}'")
+        if src.ndim != x.ndim:  # scatter_reduce's own message for src
+            raise RuntimeError("Index tensor must have the same number of dimensions as self "
+                               "tensor")
+    check_scatter(x, dim, index, src, kernel_check)
 
 
 def _identity(xp, dtype, reduce: str):

@@ -208,9 +208,13 @@ def W(*shape):
     return N(*shape) + 3 * np.eye(shape[-1])
 
 
-def _torch_index_put(x, v):
-    import torch
-    return x.index_put((torch.arange(1, 3), torch.tensor([0, 0])), v)
+def _index_put(lib, accumulate=False):
+    """index_put at rows 1, 2 of column 0 (row 2 twice with ``accumulate``), as torch calls it."""
+    def index_put(x, v):
+        rows = [1, 2, 2] if accumulate else [1, 2]
+        indices = (lib.tensor(rows), lib.tensor([0] * len(rows)))
+        return lib.index_put(x, indices, v, accumulate=accumulate)
+    return index_put
 
 
 # -- the table ----------------------------------------------------------------------------------
@@ -402,9 +406,11 @@ OPS: list[OpInfo] = [
         Sample((N(3, 4), I([0, 2, 0])), name="int_repeated"),
         Sample((N(3, 4), B([True, False, True])), name="bool_mask"),
         Sample((N(3, 4), (I([0, 1]), I([3, 3]))), name="pairs"))),
-    OpInfo("index_put", lambda x, v: G.index_put(x, v, (slice(1, None), 0)),
-           S(Sample((N(3, 2), N(2))), Sample((N(3, 2), N(1)))),
-           torch=_torch_index_put),
+    OpInfo("index_put", _index_put(G), S(Sample((N(3, 2), N(2))), Sample((N(3, 2), N(1)))),
+           torch=_in_both(_index_put)[1]),
+    OpInfo("index_put_accumulate", _index_put(G, accumulate=True),
+           S(Sample((N(3, 2), N(3))), Sample((N(3, 2), N(1)))),
+           torch=_in_both(lambda lib: _index_put(lib, accumulate=True))[1]),
     OpInfo("index_select", G.index_select, S(Sample((N(3, 2), 0, I([2, 0, 2]))),
                                              Sample((N(3, 2), -1, I([1]))),
                                              Sample((N(3, 2), 0, I(1)), name="0d_index"))),

@@ -217,7 +217,7 @@ SAMPLES = {
                     lambda: (R(2, 3), I([[0, 1, 0], [0, 0, 1]]), R(2, 3))),
     "pad": (lambda x: G.ops.pad(x, (1, 2)), lambda: (R(2, 3),)),
     "pad_reflect": (lambda x: G.ops.pad(x, (1, 1), mode="reflect"), lambda: (R(2, 4),)),
-    "index_put": (lambda x, v: G.ops.index_put(x, v, key=(slice(1, None),)),
+    "index_put": (lambda x, v: G.ops.indexing.index_put_key(x, v, key=(slice(1, None),)),
                   lambda: (R(3, 2), R(2))),
     "setitem": (_setitem, lambda: (R(3, 4), R(2, 2))),
     # index ops (gradkit/ops/index_ops.py, scatter_reduce.py, searching.py, complex_build.py)

@@ -14,7 +14,7 @@ from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import remainder
 from gradkit.ops.indexing import (
-    gather, getitem, index_put, index_put_into_zeros, masked_fill, refuse_outside)
+    gather, getitem, index_put_into_zeros, index_put_key, masked_fill, refuse_outside)
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.padding import pad
 from gradkit.ops.reduction import sum as sum_
@@ -172,7 +172,7 @@ def _put_kept(g, x_shape, index, source_shape, accumulate):
     """x's gradient: all of g when adding, else g with the overwritten places zeroed."""
     if accumulate:
         return g
-    return reshape(index_put(reshape(g, (-1,)), 0.0, _flat_key(index)), tuple(x_shape))
+    return reshape(index_put_key(reshape(g, (-1,)), 0.0, _flat_key(index)), tuple(x_shape))
 
 
 put.defvjp(_put_kept, None,

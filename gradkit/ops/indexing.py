@@ -110,9 +110,10 @@ index_put_into_zeros.defvjp(lambda g, shape, key: getitem(g, key))
 index_put_into_zeros.defjvp(lambda t, shape, key: index_put_into_zeros(t, shape, key))
 
 
-@op(save=("x.shape", "value.shape"), node_name="IndexPutBackward0")
-def index_put(xp, x, value, key=None):
-    """Out-of-place ``x[key] = value`` (the in-place form is ``x[key] = value``)."""
+@op(save=("x.shape", "value.shape"), name="index_put", node_name="IndexPutBackward0")
+def index_put_key(xp, x, value, key=None):
+    """Out-of-place ``x[key] = value`` for any indexing key (the in-place form is
+    ``x[key] = value``)."""
     out = xp.array(x)  # a copy, and a 0-d array where a plain backward passes a NumPy scalar
     target, key = _located(out, key)
     shape = getattr(value, "shape", ())
@@ -140,10 +141,10 @@ def _value_grad(g, value_shape, key):
     return sum_to_shape(region, value_shape)
 
 
-index_put.defvjp(lambda g, x_shape, value_shape, key: index_put(g, 0.0, key),
-                 lambda g, x_shape, value_shape, key: _value_grad(g, value_shape, key))
-index_put.defjvp(lambda t, x_shape, value_shape, key: index_put(t, 0.0, key),
-                 lambda t, x_shape, value_shape, key: index_put_into_zeros(t, x_shape, key))
+index_put_key.defvjp(lambda g, x_shape, value_shape, key: index_put_key(g, 0.0, key),
+                     lambda g, x_shape, value_shape, key: _value_grad(g, value_shape, key))
+index_put_key.defjvp(lambda t, x_shape, value_shape, key: index_put_key(t, 0.0, key),
+                     lambda t, x_shape, value_shape, key: index_put_into_zeros(t, x_shape, key))
 
 
 def _expanded_warning(name: str, example: str) -> str:
@@ -158,7 +159,7 @@ def _index_put_overlap(target, value, key=None) -> bool:
     return True
 
 
-index_put.check_overlap = _index_put_overlap
+index_put_key.check_overlap = _index_put_overlap
 
 
 def setitem_(x, key, value):
@@ -186,7 +187,7 @@ def setitem_(x, key, value):
             value = reshape(value, shape).expand(tuple(region.shape))
         inplace(region, copy_from, value)
         return x
-    return inplace(x, index_put, value, raw)
+    return inplace(x, index_put_key, value, raw)
 
 
 def _along_axis_key(xp, index, dim):

@@ -200,7 +200,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= rows
     data = input._data
-    if data.size and (int(data.min()) < -rows or int(data.max()) >= rows):
+    if data.size and (int(data.min()) < 0 or int(data.max()) >= rows):  # torch: no -1
         raise IndexError("index out of range in self")
     return _embedding(input, weight, padding_idx=padding_idx)
 

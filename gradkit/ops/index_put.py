@@ -1,0 +1,28 @@
+"""torch.index_put and ``Tensor.index_put(_)``: values written (or added) at a tuple of index
+tensors, as ``input[indices] = values`` (``x[key] = v`` itself is ``indexing.setitem_``)."""
+from __future__ import annotations
+
+from gradkit.ops.index_keys import _raw_key
+from gradkit.ops.indexing import getitem, index_put_into_zeros, index_put_key
+from gradkit.ops.methods import tensor_method
+from gradkit.ops.shape import expand
+from gradkit.ops.unary_helpers import scalar_type_name
+
+
+@tensor_method(inplace=True)
+def index_put(input, indices, values, accumulate: bool = False):  # noqa: A002 - torch's name
+    """``input`` with ``values`` written at ``indices`` (a tuple of index tensors, read as
+    ``input[indices]``); ``accumulate=True`` adds them (repeated indices add up)."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put(): argument 'indices' (position 1) must be tuple of Tensors, "
+                        f"not {type(indices).__name__}")
+    if values.dtype != input.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{scalar_type_name(input)} for the destination and "
+                           f"{scalar_type_name(values)} for the source.")
+    key = _raw_key(tuple(indices))
+    if not accumulate:
+        return index_put_key(input, values, key=key)
+    region = getitem(input, tuple(indices))
+    return input + index_put_into_zeros(expand(values, tuple(region.shape)),
+                                        shape=tuple(input.shape), key=key)

@@ -390,3 +390,10 @@ def test_scatter_checks_its_arguments_as_torch(name, index, src):
         source = m.ones(1, 1) if src == "float32" else m.ones(src, dtype=m.float64)
         return getattr(m.zeros(3, 2, dtype=m.float64), name)(0, m.tensor(index), source)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("index", [[-1], [3], [0, 2]])
+def test_embedding_refuses_negative_indices_as_torch(index):
+    """gradkit read row -1 from the end (a silent wrong value); torch refuses it."""
+    assert_same_as_torch(lambda m: m.nn.functional.embedding(
+        m.tensor(index), m.arange(6, dtype=m.float64).reshape(3, 2)))

@@ -51,7 +51,8 @@ def _index_select(draw, shapes):
     if p is None:
         return None
     n = shapes[0][p["dim"]]
-    return {**p, "index": [draw.integer(0, n - 1) for _ in range(draw.integer(1, 3))]}
+    low, high = (-1, n) if draw.chance(0.05) else (0, n - 1)  # out of range now and then
+    return {**p, "index": [draw.integer(low, high) for _ in range(draw.integer(1, 3))]}
 
 
 def _repeat(draw, shapes):
@@ -89,7 +90,9 @@ def _gather(draw, shapes):
     shape = list(shapes[0])
     n = shape[p["dim"]]
     shape[p["dim"]] = draw.integer(1, 3)
-    index = np.array([draw.integer(0, n - 1) for _ in range(int(np.prod(shape)))])
+    # now and then an index out of range (-1 or n): torch refuses it, NumPy would wrap -1
+    low, high = (-1, n) if draw.chance(0.05) else (0, n - 1)
+    index = np.array([draw.integer(low, high) for _ in range(int(np.prod(shape)))])
     return {**p, "index": index.reshape(shape).tolist()}
 
 

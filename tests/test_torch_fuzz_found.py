@@ -355,7 +355,8 @@ def test_scatter_reduce_extremes_keep_the_first_of_tied_zeros(reduce, include_se
 
 @pytest.mark.parametrize("shape,dim,index", [
     ((2, 3), 0, [-1]), ((2, 3), 0, [5]), ((2, 3), 1, [0, 7, -2]), ((2, 3, 4), 1, [-1]),
-    ((3,), 0, [-1]), ((), 0, [1]), ((), 0, [0, 0]), ((), 0, [0]), ((2, 3), -1, [2, 0])])
+    ((3,), 0, [-1]), ((), 0, [1]), ((), 0, [0, 0]), ((), 0, [0]), ((2, 3), -1, [2, 0]),
+    ((0, 2, 0), 0, [-1, 0]), ((2, 0), 1, [0]), ((0,), 0, [0]), ((0, 3), 1, [-1])])  # edge 56564
 def test_index_select_refuses_indices_numpy_would_wrap(shape, dim, index):
     """breadth seeds 2710, 2913, 2960: a negative index read from the end in gradkit (NumPy's
     take); torch refuses it, in two kernels' words. A 0-d x takes one index."""
@@ -397,3 +398,13 @@ def test_embedding_refuses_negative_indices_as_torch(index):
     """gradkit read row -1 from the end (a silent wrong value); torch refuses it."""
     assert_same_as_torch(lambda m: m.nn.functional.embedding(
         m.tensor(index), m.arange(6, dtype=m.float64).reshape(3, 2)))
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_index_fill_value_gradient_at_a_negative_index_fails_as_torch(dim):
+    """breadth seeds 3664, 7864: torch reads the filled places with index_select."""
+    def program(m):
+        x = m.ones(2, 3, dtype=m.float64, requires_grad=True)
+        value = m.tensor(2.0, dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(x.index_fill(dim, m.tensor([-1]), value).sum(), (x, value))
+    assert_same_as_torch(program)

@@ -14,7 +14,8 @@ from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import remainder
 from gradkit.ops.indexing import (
-    gather, getitem, index_put_into_zeros, index_put_key, masked_fill, refuse_outside)
+    gather, getitem, index_put_into_zeros, index_put_key, index_select, masked_fill,
+    refuse_outside)
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.padding import pad
 from gradkit.ops.reduction import sum as sum_
@@ -357,8 +358,8 @@ def index_fill(xp, x, dim, index, value):
 def _value_grad(g, dim, x_shape, index):
     """Every filled place once (torch reads the unique indices)."""
     index = _raw(index)
-    if (index < 0).any():  # torch reads the places with index_select, which refuses these
-        raise IndexError("index out of range in self")
+    if (index < 0).any():  # torch reads the places with index_select: its error for these
+        index_select(g, dim, index)
     size = x_shape[_normalize_dim(dim, len(x_shape))] if x_shape else 1
     places = get_array_module(index).unique(index.reshape(-1) % max(size, 1))
     return sum_(getitem(reshape(g, (1,)) if not x_shape else g,

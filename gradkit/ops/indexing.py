@@ -343,6 +343,8 @@ def index_select(xp, x, dim, index):
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
                            f"{index.size} value(s)")
     size = x.shape[dim] if x.ndim else 1
+    if x.ndim > 1 and not size and index.size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     outside = (index < 0) | (index >= size)  # NumPy would wrap a negative index
     if outside.any():  # torch's two kernels: along dim 0, and along the others
         if dim == 0:

@@ -304,3 +304,14 @@ def test_large_tied_rows_take_torchs_indices():
     all_nan = np.full((2, 40), NAN)
     assert gradkit.tensor(all_nan).nanmedian(1).indices.tolist() == \
         torch.tensor(all_nan).nanmedian(1).indices.tolist()
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin", "kthvalue", "mode"])
+@pytest.mark.parametrize("shape", [(1, 0), (0,), (2,), (0, 3), ()])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_complex_inputs_pass_the_kernel_only_when_empty_or_0d(name, shape, requires_grad):
+    """breadth seeds 3573, 5209, 5785: torch's kernels refuse complex x, except an empty or 0-d
+    one (then autograd refuses it when it requires grad)."""
+    args = (1, 0) if name == "kthvalue" else (0,)
+    assert_same_as_torch(lambda m: getattr(m, name)(m.zeros(
+        shape, dtype=m.complex64, requires_grad=requires_grad), *args)[0])

@@ -34,7 +34,8 @@ aminmax_result = namedtuple("aminmax", ["min", "max"])
 
 def refuse_complex_grad(name: str, x, result: tuple) -> tuple:
     """``result``, unless its values are complex and x records a gradient: torch has no complex
-    derivative for these ops (only a 0-d complex x gets past their kernels' dtype checks)."""
+    derivative for these ops (only a 0-d or empty complex x gets past their kernels' dtype
+    checks)."""
     if result[0].is_complex() and x.requires_grad and is_grad_enabled():
         raise RuntimeError(f"{name} does not support automatic differentiation for outputs with "
                            "complex dtype.")
@@ -200,7 +201,7 @@ def _mode_picks(rows):
 @op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,), name="mode")
 def _mode(xp, x, *, dim, keepdim):
     _check_nonempty("mode", x, dim)
-    if x.ndim:  # torch copies a 0-d x of any dtype
+    if x.ndim and x.size:  # torch copies a 0-d x, passes an empty one, of any dtype
         reject_complex(x, kernel_error("mode_cpu"))
     return _along(xp, x, dim, keepdim, _mode_picks)
 

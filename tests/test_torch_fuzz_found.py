@@ -408,3 +408,18 @@ def test_index_fill_value_gradient_at_a_negative_index_fails_as_torch(dim):
         value = m.tensor(2.0, dtype=m.float64, requires_grad=True)
         return m.autograd.grad(x.index_fill(dim, m.tensor([-1]), value).sum(), (x, value))
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("input_grad,target_grad", [(True, True), (False, True), (True, False),
+                                                    (False, False)])
+def test_bce_with_logits_of_a_complex_target_refuses_autograd(input_grad, target_grad):
+    """breadth seed 3584: torch computes a complex loss, and refuses to record it."""
+    assert_same_as_torch(lambda m: m.nn.functional.binary_cross_entropy_with_logits(
+        m.tensor(0.5, requires_grad=input_grad),
+        m.tensor(1 + 0j, dtype=m.complex128, requires_grad=target_grad)))
+
+
+@pytest.mark.parametrize("shape", [(), (2,), (0,)])
+def test_erf_of_complex_is_refused_as_torch(shape):
+    """breadth seed 5665: torch has no complex erf kernel (NumPy's math.erf path has none)."""
+    assert_same_as_torch(lambda m: m.erf(m.zeros(shape, dtype=m.complex64)))

@@ -13,6 +13,7 @@ import math
 from gradkit.ops.special import erf_array
 from gradkit.ops.promotion import promote
 from gradkit.ops.unary import unary
+from gradkit.ops.unary_helpers import kernel_error
 
 
 @unary(save="result", floating=True, method=True, inplace=True)
@@ -199,7 +200,7 @@ atan.defderivative(lambda x: 1 / (1 + x * x))
 
 
 
-@unary(floating=True, method=True)
+@unary(floating=True, method=True, complex_error=kernel_error("erf_vml_cpu"))
 def erf(xp, x):
     """The error function, elementwise."""
     return erf_array(xp, x)

@@ -290,15 +290,25 @@ def _src_grad(g, dim, index, src_shape, x_shape=None):
     return index_put_into_zeros(picked, tuple(src_shape), block)
 
 
+def _scattered(xp, x, dim, index, src, write):
+    """A copy of x with src's block written at ``index`` along ``dim`` by
+    ``write(out, key, values)``, after torch's checks."""
+    dim = _normalize_dim(dim, x.ndim)
+    check_scatter(x, dim, index, src)
+    out = x.copy()
+    if index.size:  # an empty index, of any dtype, writes nothing (torch)
+        write(out, _along_axis_key(xp, index, dim), _src_block(src, index))
+    return out
+
+
+def _assign(out, key, values) -> None:
+    out[key] = values
+
+
 @op(save=("dim", "index", "src.shape", "x.shape"), method=True, inplace=True)
 def scatter_add(xp, x, dim, index, src):
     """x with ``src`` added at ``index`` along ``dim`` (repeated indices accumulate)."""
-    dim = _normalize_dim(dim, x.ndim)
-    out = x.copy()
-    check_scatter(x, dim, index, src)
-    if index.size:  # an empty index, of any dtype, writes nothing (torch)
-        xp.add.at(out, _along_axis_key(xp, index, dim), _src_block(src, index))
-    return out
+    return _scattered(xp, x, dim, index, src, xp.add.at)
 
 
 scatter_add.defvjp(lambda g, dim, index, src_shape, x_shape: g, None, None, _src_grad)
@@ -311,12 +321,7 @@ scatter_add.defjvp(lambda t, dim, index, src_shape, x_shape: t, None, None,
 @op(save=("dim", "index", "src.shape", "x.shape"), method=True, inplace=True)
 def scatter(xp, x, dim, index, src):
     """x with ``src`` written at ``index`` along ``dim`` (torch.scatter)."""
-    dim = _normalize_dim(dim, x.ndim)
-    out = x.copy()
-    check_scatter(x, dim, index, src)
-    if index.size:  # an empty index, of any dtype, writes nothing (torch)
-        out[_along_axis_key(xp, index, dim)] = _src_block(src, index)
-    return out
+    return _scattered(xp, x, dim, index, src, _assign)
 
 
 def _scatter_jvp(tangents, dim, index, src_shape, x_shape):

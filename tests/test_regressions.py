@@ -173,9 +173,8 @@ def test_sibling_view_sees_an_in_place_write_through_another_view():
         return lib.autograd.grad(v1 * 2 + c.sum() + v2.sum(), a)
     _assert_agree(program)
 
-# -- known differences found by fuzzing, reported and not fixed here (tests/fuzz/programs.py) ----
+# -- differences found by fuzzing (tests/fuzz/programs.py), fixed since --------------------------
 
-@pytest.mark.xfail(reason="Tensor.real is not an autograd view: writes through it are missed")
 def test_in_place_write_through_real_is_seen_by_backward():
     def program(lib):
         z = lib.tensor(np.array([0.3 + 0.4j]), requires_grad=True)

@@ -423,3 +423,24 @@ def test_bce_with_logits_of_a_complex_target_refuses_autograd(input_grad, target
 def test_erf_of_complex_is_refused_as_torch(shape):
     """breadth seed 5665: torch has no complex erf kernel (NumPy's math.erf path has none)."""
     assert_same_as_torch(lambda m: m.erf(m.zeros(shape, dtype=m.complex64)))
+
+
+_GAUGE_RNG = np.random.default_rng(0)
+_GAUGE_A = _GAUGE_RNG.standard_normal((3, 3)) + 1j * _GAUGE_RNG.standard_normal((3, 3))
+_GAUGE_W = _GAUGE_RNG.standard_normal((3, 3)) + 1j * _GAUGE_RNG.standard_normal((3, 3))
+_VECTORS = {"eigh": lambda m, x: m.linalg.eigh(x)[1], "svd_U": lambda m, x: m.linalg.svd(x)[0],
+            "svd_Vh": lambda m, x: m.linalg.svd(x)[2],
+            "svd_both": lambda m, x: m.linalg.svd(x)[0] + m.linalg.svd(x)[2].mH}
+
+
+@pytest.mark.parametrize("vectors", list(_VECTORS.values()), ids=list(_VECTORS))
+@pytest.mark.parametrize("scale", [1e-4, 3e-3, 6e-3, 1e-2, 1e-1, math.nan])
+def test_phase_dependent_losses_are_refused_at_torchs_tolerance(vectors, scale):
+    """breadth seeds 133, 3840, 4042, ...: torch's check is allclose(.., rtol=1e-2, atol=1e-2)
+    of the skew parts' imaginary diagonals, and a NaN fails it; gradkit's was 1e-6, NaN passed."""
+    def program(m):
+        x = m.tensor(_GAUGE_A @ _GAUGE_A.conj().T + np.eye(3)).requires_grad_()
+        loss = (m.tensor(_GAUGE_W * scale).conj() * vectors(m, x)).real.sum()
+        m.autograd.grad(loss, x)  # values depend on LAPACK's phases: only the outcome compared
+        return m.tensor(True)
+    assert_same_as_torch(program)

@@ -444,3 +444,17 @@ def test_phase_dependent_losses_are_refused_at_torchs_tolerance(vectors, scale):
         m.autograd.grad(loss, x)  # values depend on LAPACK's phases: only the outcome compared
         return m.tensor(True)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("name", ["eigh", "eigvalsh", "matrix_norm", "svdvals", "inv", "det"])
+@pytest.mark.parametrize("dtype", ["bool", "int64"])
+@pytest.mark.parametrize("n", [0, 2])
+def test_linalg_of_integer_matrices_fails_as_torch(name, dtype, n):
+    """breadth seed 5908: torch's eigh has no dtype check (an empty x computes; its kernel
+    refuses a non-empty one); matrix_norm names itself."""
+    def program(m):
+        out = getattr(m.linalg, name)(m.ones((n, n), dtype=getattr(m, dtype)))
+        return out[0] if isinstance(out, tuple) else out
+    expected = _outcome(program, torch)
+    got = _outcome(program, gradkit)
+    assert got[0] == expected[0] and (got[1:] == expected[1:] if got[0] == "raises" else True)

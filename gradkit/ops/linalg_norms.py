@@ -117,6 +117,9 @@ def _max_or_zero(values, dim, keepdim):
 def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):  # noqa: A002
     """The ``ord`` norm ('fro', 'nuc', ±1, ±2, ±inf) of the matrices in dims ``dim`` of x."""
     d0, d1 = _matrix_dims("linalg.matrix_norm", x, dim)
+    if not (x.is_floating_point() or x.is_complex()):
+        raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {scalar_type_name(x)}")
     if ord == "fro":
         return vector_norm(x, 2, (d0, d1), keepdim, dtype=dtype)
     if ord in ("nuc", 2, -2):

@@ -30,11 +30,11 @@ def mH(x):  # noqa: N802 - torch's name
     return conj(transpose(x, -1, -2))
 
 
-def check_matrices(name: str, x, square: bool = True) -> None:
+def check_matrices(name: str, x, square: bool = True, floating: bool = True) -> None:
     """torch's errors for inputs that are not (batches of square) floating matrices."""
     if x.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if x.dtype.kind not in "fc":
+    if floating and x.dtype.kind not in "fc":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(x)}")
     if square and x.shape[-1] != x.shape[-2]:

@@ -32,6 +32,14 @@ def _host(t) -> np.ndarray:
     return np.asarray(values.get() if hasattr(values, "get") else values)
 
 
+def _phase_terms(vh_gv, g_v):
+    """Im diag(V^H gV); zeros when no gradient reached the vectors (torch's undefined gV: its
+    check then skips them, NaN vectors included)."""
+    if not _host(g_v).any():
+        return np.zeros(_host(vh_gv).shape[:-1])
+    return _host(imag(diagonal(vh_gv, 0, -2, -1)))
+
+
 def _check_gauge(phase, message: str, reference=None) -> None:
     """torch refuses losses that depend on the arbitrary phase of complex singular/eigen
     vectors; so do we, with its lax test ``allclose(phase + reference, reference, 1e-2, 1e-2)``
@@ -88,9 +96,9 @@ def _svd_vjp(grads, u, s, vh, full_matrices):
     uh_gu, vh_gv = matmul(mH(u), g_u), matmul(mH(v), g_v)
     if _is_complex(u):
         # torch compares Im diag of the skew parts, 2 Im(U^H gU)_ii against -2 Im(V^H gV)_ii
-        _check_gauge(2 * imag(diagonal(uh_gu + vh_gv, 0, -2, -1)),
-                     f"svd_backward: The singular vectors in the complex case {_PHASE} this phase "
-                     "term, making it ill-defined.", -2 * imag(diagonal(vh_gv, 0, -2, -1)))
+        im_u, im_v = _phase_terms(uh_gu, g_u), _phase_terms(vh_gv, g_v)
+        _check_gauge(2 * (im_u + im_v), f"svd_backward: The singular vectors in the complex case "
+                     f"{_PHASE} this phase term, making it ill-defined.", -2 * im_v)
     uh_gu, vh_gv = uh_gu - mH(uh_gu), vh_gv - mH(vh_gv)
     core = (uh_gu * unsqueeze(s, -2) + unsqueeze(s, -1) * vh_gv) / _differences(s * s)
     core = _off_diagonal(core) + diag_embed(g_s)
@@ -173,7 +181,7 @@ def _eigh_vjp(grads, values, vectors, UPLO):  # noqa: N803
     g_values, g_vectors = grads
     vh_gv = matmul(mH(vectors), g_vectors)
     if _is_complex(vectors):
-        _check_gauge(imag(diagonal(vh_gv, 0, -2, -1)),
+        _check_gauge(_phase_terms(vh_gv, g_vectors),
                      f"linalg_eigh_backward: The eigenvectors in the complex case {_PHASE} this "
                      "quantity, so it is ill-defined.")
     inner = _off_diagonal(vh_gv / _differences(values)) + diag_embed(g_values)

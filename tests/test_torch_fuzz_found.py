@@ -356,7 +356,8 @@ def test_scatter_reduce_extremes_keep_the_first_of_tied_zeros(reduce, include_se
 @pytest.mark.parametrize("shape,dim,index", [
     ((2, 3), 0, [-1]), ((2, 3), 0, [5]), ((2, 3), 1, [0, 7, -2]), ((2, 3, 4), 1, [-1]),
     ((3,), 0, [-1]), ((), 0, [1]), ((), 0, [0, 0]), ((), 0, [0]), ((2, 3), -1, [2, 0]),
-    ((0, 2, 0), 0, [-1, 0]), ((2, 0), 1, [0]), ((0,), 0, [0]), ((0, 3), 1, [-1])])  # edge 56564
+    ((0, 2, 0), 0, [-1, 0]), ((2, 0), 1, [0]), ((0,), 0, [0]), ((0, 3), 1, [-1]),  # edge 56564
+    ((3, 2, 1), 2, [-1]), ((2, 3, 4, 5), 2, [-1])])  # breadth 2241: only dim 1 says "INDICES"
 def test_index_select_refuses_indices_numpy_would_wrap(shape, dim, index):
     """breadth seeds 2710, 2913, 2960: a negative index read from the end in gradkit (NumPy's
     take); torch refuses it, in two kernels' words. A 0-d x takes one index."""

@@ -467,3 +467,15 @@ def test_phase_check_skips_vectors_no_gradient_reached():
         m.autograd.grad(m.linalg.svdvals(x).sum(), x)  # NaNs laid out as each LAPACK gives
         return m.tensor(True)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_logaddexp_at_infinities_as_torch(name, dtype):
+    """breadth seed 6499: float64 logaddexp2(x, inf) was NaN (the fused multiply-add's error
+    terms of an infinite sum are inf - inf)."""
+    pairs = [(0.3, math.inf), (math.inf, 0.3), (math.inf, math.inf), (-math.inf, -math.inf),
+             (-math.inf, 0.3), (math.inf, -math.inf), (math.nan, math.inf), (1e308, 1e308)]
+    assert_same_as_torch(lambda m: getattr(m, name)(
+        m.tensor([a for a, _ in pairs], dtype=getattr(m, dtype)),
+        m.tensor([b for _, b in pairs], dtype=getattr(m, dtype))))

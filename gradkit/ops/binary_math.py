@@ -126,7 +126,9 @@ def fused_multiply_add(xp, a, b, c):
     rounded = product + c
     back = rounded - product  # Knuth's two-sum: the exact error of product + c
     sum_error = (product - (rounded - back)) + (c - back)
-    return xp.where(xp.isfinite(error), rounded + (sum_error + error), rounded)
+    # an infinite product or sum is its own result (its "errors" are inf - inf = NaN)
+    return xp.where(xp.isfinite(error) & xp.isfinite(rounded), rounded + (sum_error + error),
+                    rounded)
 
 
 def _complex_log_add_exp(xp, x, y):

@@ -479,3 +479,17 @@ def test_logaddexp_at_infinities_as_torch(name, dtype):
     assert_same_as_torch(lambda m: getattr(m, name)(
         m.tensor([a for a, _ in pairs], dtype=getattr(m, dtype)),
         m.tensor([b for _, b in pairs], dtype=getattr(m, dtype))))
+
+
+@pytest.mark.parametrize("bool_first", [True, False])
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+def test_mse_with_a_bool_operand_differentiates_twice_as_torch(bool_first, reduction):
+    """breadth seed 7750: the create_graph gradient subtracted a bool tensor (refused)."""
+    def program(m):
+        x = m.tensor([0.7, 0.2], dtype=m.float64, requires_grad=True)
+        flags = m.tensor([True, False])
+        a, b = (flags, x) if bool_first else (x, flags)
+        g, = m.autograd.grad(m.nn.functional.mse_loss(a, b, reduction=reduction).sum(), x,
+                             create_graph=True)
+        return (g,) + m.autograd.grad(g.sum(), x)
+    assert_same_as_torch(program)

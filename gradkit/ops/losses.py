@@ -13,6 +13,7 @@ import warnings
 from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.activations import logsigmoid, sigmoid
+from gradkit.ops.conversion import astype
 from gradkit.ops.piecewise import where
 from gradkit.ops.indexing import scatter_into_zeros
 from gradkit.ops.promotion import promote_types
@@ -178,8 +179,14 @@ def _mse(xp, x, y, reduction="mean"):
     return loss.sum() if reduction == "sum" else loss
 
 
+def _difference(x, y):
+    """x - y in the loss's dtype (a bool operand has no ``-``, as in torch's own backward)."""
+    dtype = promote_types(getattr(x, "_data", x).dtype, getattr(y, "_data", y).dtype)
+    return astype(x, dtype=dtype) - astype(y, dtype=dtype)
+
+
 def _mse_grad(g, x, y, reduction):
-    diff = x - y
+    diff = _difference(x, y)
     scale = 2.0 / max(diff.numel() if hasattr(diff, "numel") else diff.size, 1) \
         if reduction == "mean" else 2.0
     if reduction != "none":  # a scalar loss: its gradient (or a batch of them) meets every element
@@ -189,8 +196,8 @@ def _mse_grad(g, x, y, reduction):
 
 _mse.defvjp(lambda g, x, y, reduction: _mse_grad(g, x, y, reduction),
             lambda g, x, y, reduction: -_mse_grad(g, x, y, reduction))
-_mse.defjvp(lambda t, x, y, reduction: _reduce(2.0 * (x - y) * t, reduction),
-            lambda t, x, y, reduction: _reduce(-2.0 * (x - y) * t, reduction))
+_mse.defjvp(lambda t, x, y, reduction: _reduce(2.0 * _difference(x, y) * t, reduction),
+            lambda t, x, y, reduction: _reduce(-2.0 * _difference(x, y) * t, reduction))
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):

@@ -493,3 +493,31 @@ def test_mse_with_a_bool_operand_differentiates_twice_as_torch(bool_first, reduc
                              create_graph=True)
         return (g,) + m.autograd.grad(g.sum(), x)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, -2.0, 0.5])
+def test_qr_gradient_at_infinite_or_singular_r_as_torch(value):
+    """breadth seeds 469, 774, 1119, 5135: torch solves with R by substitution (no singularity
+    check: R = 0 gives NaN, R = inf gives 0) and adds no R gR^H when only Q is used."""
+    def program(m):
+        x = m.tensor(value, dtype=m.float64, requires_grad=True)
+        q, _ = m.linalg.qr(x.reshape(1, 1) + 2 * m.eye(1, dtype=x.dtype))
+        return m.autograd.grad((q.abs() * 0.37).sum(), x)
+    assert_same_as_torch(program)
+
+
+def test_solve_triangular_gradients():
+    """The substitution op behind qr's gradient, to second order, both triangles, complex."""
+    from gradkit.ops.linalg_triangular_solve import solve_triangular
+    rng = np.random.default_rng(0)
+    for upper in (True, False):
+        a = rng.standard_normal((2, 3, 3)) + 1j * rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)
+        a = gradkit.tensor(np.triu(a) if upper else np.tril(a), requires_grad=True)
+        b = gradkit.tensor(rng.standard_normal((2, 3, 2)) + 0j, requires_grad=True)
+        np.testing.assert_allclose(solve_triangular(a, b, upper=upper).detach().numpy(),
+                                   np.linalg.solve(a.detach().numpy(), b.detach().numpy()))
+
+        def solve(a, b, upper=upper):
+            return solve_triangular(gradkit.triu(a) if upper else gradkit.tril(a), b, upper=upper)
+        assert gradkit.autograd.gradcheck(solve, (a, b), check_forward_ad=True)
+        assert gradkit.autograd.gradgradcheck(solve, (a, b))

@@ -12,7 +12,8 @@ import numpy as np
 from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, imag, real
 from gradkit.ops.linalg import matmul
-from gradkit.ops.linalg_solvers import LinAlgError, _batch_prefix, check_matrices, mH, solve
+from gradkit.ops.linalg_solvers import LinAlgError, _batch_prefix, check_matrices, mH
+from gradkit.ops.linalg_triangular_solve import solve_triangular
 from gradkit.ops.joining import cat
 from gradkit.ops.shape import unsqueeze
 from gradkit.ops.triangular import diag_embed, diagonal, tril
@@ -226,10 +227,14 @@ def _qr(xp, x, *, mode="reduced"):
 def _qr_square_vjp(g_q, g_r, q, r):
     """gA = (gQ + Q copyltu(M)) R^{-H}, M = R gR^H - gQ^H Q (A with at least as many rows);
     copyltu takes M's real diagonal, as R's diagonal is real (LAPACK) for complex A too."""
-    m = matmul(r, mH(g_r)) - matmul(mH(g_q), q)
+    m = -matmul(mH(g_q), q)
+    # torch's undefined gR adds no R gR^H (an infinite R would give NaN): a zero gR without a
+    # graph of its own stands for it
+    if getattr(g_r, "requires_grad", False) or _host(g_r).any():
+        m = matmul(r, mH(g_r)) + m
     lower = tril(m, -1)
     b = g_q + matmul(q, lower + mH(lower) + diag_embed(real(diagonal(m, 0, -2, -1))))
-    return mH(solve(r, mH(b)))
+    return mH(solve_triangular(r, mH(b)))  # as torch's trsm: a zero pivot gives inf/NaN
 
 
 def _check_qr_differentiable(q, r, mode):
@@ -260,7 +265,7 @@ def _qr_square_jvp(t, q, r):
     """B = Q^H dA R^{-1} = Q^H dQ + dR R^{-1}: its strictly lower part makes the skew Q^H dQ,
     the rest is dR R^{-1} (upper triangular, with a real diagonal as R's); then
     dQ = dA R^{-1} - Q dR R^{-1}."""
-    t_rinv = solve(r, t, left=False)
+    t_rinv = mH(solve_triangular(mH(r), mH(t), upper=False))
     b = matmul(mH(q), t_rinv)
     lower = tril(b, -1)
     dr_rinv = b - (lower - mH(lower))

@@ -12,7 +12,7 @@ import numpy as np
 from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, imag, real
 from gradkit.ops.linalg import matmul
-from gradkit.ops.linalg_solvers import LinAlgError, _batch_prefix, check_matrices, mH
+from gradkit.ops.linalg_solvers import LinAlgError, _batch_prefix, check_matrices, host, mH
 from gradkit.ops.linalg_triangular_solve import solve_triangular
 from gradkit.ops.joining import cat
 from gradkit.ops.shape import unsqueeze
@@ -24,29 +24,26 @@ EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
 QrResult = namedtuple("linalg_qr", ["Q", "R"])
 
 
-def _data(x):
-    return getattr(x, "_data", x)
-
-
-def _host(t) -> np.ndarray:
-    values = _data(t)
-    return np.asarray(values.get() if hasattr(values, "get") else values)
+def _undefined(g) -> bool:
+    """Whether no gradient reached this output: torch's undefined gradient, which the engine
+    materializes as zeros without a graph. torch's formulas skip such terms (with an infinite
+    or NaN factor, computing them would give NaN)."""
+    return not getattr(g, "requires_grad", False) and not host(g).any()
 
 
 def _phase_terms(vh_gv, g_v):
-    """Im diag(V^H gV); zeros when no gradient reached the vectors (torch's undefined gV: its
-    check then skips them, NaN vectors included)."""
-    if not _host(g_v).any():
-        return np.zeros(_host(vh_gv).shape[:-1])
-    return _host(imag(diagonal(vh_gv, 0, -2, -1)))
+    """Im diag(V^H gV); zeros for vectors no gradient reached (torch's check skips them)."""
+    if _undefined(g_v):
+        return np.zeros(host(vh_gv).shape[:-1])
+    return host(imag(diagonal(vh_gv, 0, -2, -1)))
 
 
 def _check_gauge(phase, message: str, reference=None) -> None:
     """torch refuses losses that depend on the arbitrary phase of complex singular/eigen
     vectors; so do we, with its lax test ``allclose(phase + reference, reference, 1e-2, 1e-2)``
     (``phase`` is the imaginary part of that dependence; a NaN in it fails too)."""
-    phase = _host(phase)
-    bound = 1e-2 + (1e-2 * np.abs(_host(reference)) if reference is not None else 0.0)
+    phase = host(phase)
+    bound = 1e-2 + (1e-2 * np.abs(host(reference)) if reference is not None else 0.0)
     if not (np.abs(phase) <= bound).all():
         raise RuntimeError(message)
 
@@ -228,9 +225,7 @@ def _qr_square_vjp(g_q, g_r, q, r):
     """gA = (gQ + Q copyltu(M)) R^{-H}, M = R gR^H - gQ^H Q (A with at least as many rows);
     copyltu takes M's real diagonal, as R's diagonal is real (LAPACK) for complex A too."""
     m = -matmul(mH(g_q), q)
-    # torch's undefined gR adds no R gR^H (an infinite R would give NaN): a zero gR without a
-    # graph of its own stands for it
-    if getattr(g_r, "requires_grad", False) or _host(g_r).any():
+    if not _undefined(g_r):  # torch adds no R gR^H for an undefined gR
         m = matmul(r, mH(g_r)) + m
     lower = tril(m, -1)
     b = g_q + matmul(q, lower + mH(lower) + diag_embed(real(diagonal(m, 0, -2, -1))))

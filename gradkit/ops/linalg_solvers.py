@@ -59,9 +59,15 @@ def _first_zero_pivot(matrix) -> int | None:
     return None
 
 
+def host(t) -> np.ndarray:
+    """A tensor's or array's values as a NumPy array (copied from the device for CuPy)."""
+    values = getattr(t, "_data", t)
+    return np.asarray(values.get() if hasattr(values, "get") else values)
+
+
 def _singular_inverse_error(x) -> LinAlgError:
-    host = np.asarray(x.get() if hasattr(x, "get") else x)
-    batch = host.reshape((-1,) + host.shape[-2:])
+    host_x = host(x)
+    batch = host_x.reshape((-1,) + host_x.shape[-2:])
     index, pivot = next(((i, p) for i, p in enumerate(map(_first_zero_pivot, batch))
                          if p is not None), (0, batch.shape[-1]))
     return LinAlgError(f"linalg.inv: {_batch_prefix(x, index)}The diagonal element {pivot} is "
@@ -219,8 +225,8 @@ def solve(a, b, *, left: bool = True):
 
 
 def _not_positive_definite(x) -> LinAlgError:
-    host = np.asarray(x.get() if hasattr(x, "get") else x)
-    batch = host.reshape((-1,) + host.shape[-2:])
+    host_x = host(x)
+    batch = host_x.reshape((-1,) + host_x.shape[-2:])
     for index, matrix in enumerate(batch):
         for order in range(1, matrix.shape[-1] + 1):
             try:  # LAPACK's potrf fails at a NaN pivot too; NumPy's returns the NaN

@@ -228,10 +228,8 @@ def _add_to_buffer(buffers, node, slot, g) -> None:
     elif len(buffer) <= slot:
         buffer.extend([None] * (slot + 1 - len(buffer)))
     current = buffer[slot]
-    if current is None or is_known_zero(current):  # a known zero adds nothing (torch's
-        buffer[slot] = g                           # zero tensors)
-    elif is_known_zero(g):
-        return
+    if current is None:
+        buffer[slot] = g
     elif type(current) is np.ndarray and type(g) is np.ndarray and current.base is None \
             and current.shape == g.shape and current.dtype == g.dtype \
             and current.flags.writeable and sys.getrefcount(current) == 3:
@@ -239,6 +237,10 @@ def _add_to_buffer(buffers, node, slot, g) -> None:
         # this array (a view or an alias would hold a reference): add in place, as torch's
         # InputBuffer does, instead of allocating a new sum (the same bits)
         current += _times_alpha(g)
+    elif is_known_zero(g):  # a known zero adds nothing (torch's zero tensors); the in-place
+        return              # branch above never sees one (its type is not np.ndarray)
+    elif is_known_zero(current):
+        buffer[slot] = g
     else:
         buffer[slot] = current + _times_alpha(g)
 

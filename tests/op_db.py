@@ -657,6 +657,10 @@ OPS += [
                                    Sample((N(3), N(2, 3)), name="broadcast"))),
     OpInfo("polar", G.polar, S(Sample((P(2, 3), N(2, 3))), Sample((P(3), N(2, 1)),
                                                                     name="broadcast"))),
+    # complex views (gradkit/ops/complex_views.py)
+    OpInfo("view_as_real", G.view_as_real, S(Sample((Z(2, 3),)), Sample((Z(),), name="0-d"))),
+    OpInfo("view_as_complex", G.view_as_complex, S(Sample((N(2, 3, 2),)),
+                                                   Sample((N(2),), name="0-d"))),
 ]
 _rng = _table_rng
 

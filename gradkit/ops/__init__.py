@@ -40,6 +40,7 @@ from gradkit.ops.scatter_reduce import scatter_reduce  # noqa: F401
 from gradkit.ops.searching import (  # noqa: F401
     argwhere, bucketize, histc, nonzero, searchsorted, unique)
 from gradkit.ops.complex_build import complex_ as complex  # noqa: F401
+from gradkit.ops.complex_views import view_as_complex, view_as_real  # noqa: F401
 from gradkit.ops.joining import cat, chunk, concat, split, stack, unbind  # noqa: F401
 from gradkit.ops.linalg import bmm, dot, inner, matmul, mm, mv, outer, vdot  # noqa: F401
 from gradkit.ops.extremes import amax, amin, argmax, argmin, max, min  # noqa: F401

@@ -27,7 +27,8 @@ from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.promotion import category
 from gradkit.ops.unary_helpers import _SCALAR_TYPE_NAMES
 from gradkit.ops.views import (
-    DEFAULT, live_views, refresh_computed, replay_view, writable_alias, write_through)
+    DEFAULT, copy_in_layout, layout_of, live_views, refresh_computed, replay_view, writable_alias,
+    write_through)
 
 
 def _tensor_type():
@@ -257,7 +258,8 @@ def _rebase_view(tensor, view, result, overlapping: bool = False) -> None:
     """The base now holds the written values: its history becomes CopySlices(base, result)."""
     base = view.base
     chain = view.steps()
-    new_base = copy_slices(Tensor_alias(base), result, chain=chain, overlapping=overlapping)
+    new_base = copy_slices(Tensor_alias(base), result, chain=chain, overlapping=overlapping,
+                           layout=layout_of(base._data))
     set_history(base, new_base.grad_fn, 0)
     # the view itself is now that region of the new base
     regenerated = replay_view(chain, new_base)
@@ -287,45 +289,69 @@ def Tensor_alias(t):  # noqa: N802
 
 
 @op(save="base.shape", node_name="CopySlices")
-def copy_slices(xp, base, values, chain=(), written=True, overlapping=False):
+def copy_slices(xp, base, values, chain=(), written=True, overlapping=False, layout=None):
     """The base after its view (described by ``chain``) was overwritten with ``values``.
-    ``written``: the write already happened in place, and the op only records the graph."""
+    ``written``: the write already happened in place, and the op only records the graph.
+    ``layout``: the base's memory order (views.layout_of), which the chain's replay needs."""
     if written:
         return base
-    out = xp.array(base)
+    out = copy_in_layout(xp, base, layout)
     write_through(chain, out, values)
     return out
 
 
-def _copy_slices_jvp(tangents, base_shape, chain, written, overlapping):
+def _copy_slices_jvp(tangents, base_shape, chain, written, overlapping, layout):
     """The base's tangent takes the values' tangent in the view's region (missing: zeros)."""
     t_base, t_values = tangents
     if t_base is None:
         t_base = zeros(tuple(base_shape), dtype=t_values.dtype, device=t_values.device)
     if t_values is None:
-        t_values = zeros_like(replay_view(chain, t_base))
-    return copy_slices(t_base, t_values, chain=chain, written=False)
+        t_values = zeros_like(replay_view(chain, in_layout(t_base, layout)))
+    return copy_slices(t_base, t_values, chain=chain, written=False, layout=layout)
 
 
 @op(linear=True)
-def zero_view_region(xp, g, chain=()):
+def zero_view_region(xp, g, chain=(), layout=None):
     """``g`` with zeros where the view described by ``chain`` lies (a projection)."""
-    out = xp.array(g)  # a copy, and a 0-d array where a plain backward passes a NumPy scalar
+    out = copy_in_layout(xp, g, layout)
     write_through(chain, out, 0)
     return out
 
 
-zero_view_region.defvjp(lambda g, chain: zero_view_region(g, chain))
-zero_view_region.defjvp(lambda t, chain: zero_view_region(t, chain))
-def _copy_slices_base_grad(g, base_shape, chain, written, overlapping):
+zero_view_region.defvjp(lambda g, chain, layout: zero_view_region(g, chain, layout))
+zero_view_region.defjvp(lambda t, chain, layout: zero_view_region(t, chain, layout))
+
+
+@op(linear=True)
+def relayout(xp, g, layout=None):
+    """A copy of ``g`` laid out in memory as ``layout`` says (same values)."""
+    return copy_in_layout(xp, g, layout)
+
+
+relayout.defvjp(lambda g, layout: g)
+relayout.defjvp(lambda t, layout: t)
+
+
+def in_layout(g, layout):
+    """``g`` itself when its memory follows ``layout`` already, else a copy that does."""
+    data = getattr(g, "_data", g)
+    if not hasattr(data, "strides") or layout_of(data) == layout:
+        return g
+    return relayout(g, layout)
+
+
+def _copy_slices_base_grad(g, base_shape, chain, written, overlapping, layout):
     # torch's CopySlices copies the gradient into the written region of a base-shaped buffer:
     # refused, as any write, where that region's elements share memory (fill_ of an expanded
     # view)
     if overlapping:
         raise RuntimeError(OVERLAP_MESSAGE)
-    return zero_view_region(g, chain)
+    return zero_view_region(g, chain, layout)
 
 
-copy_slices.defvjp(_copy_slices_base_grad,
-                   lambda g, base_shape, chain, written, overlapping: replay_view(chain, g))
+def _copy_slices_values_grad(g, base_shape, chain, written, overlapping, layout):
+    return replay_view(chain, in_layout(g, layout))
+
+
+copy_slices.defvjp(_copy_slices_base_grad, _copy_slices_values_grad)
 copy_slices.defjvp_all(_copy_slices_jvp)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import pow
 from gradkit.ops.comparison import isnan
@@ -64,7 +66,13 @@ def _refuse_empty_extreme(x, ord, dim) -> None:  # noqa: A002
 def _norm_grad(g, x, norm, ord, dim, keepdim):  # noqa: A002
     """The vjp of the norm for a gradient g expanded to x's shape (1 for the slope the jvp
     uses), in torch's norm_backward form: its divisions see a zero norm before the mask
-    hides it, so a second derivative there is 0 * inf = NaN, as torch's."""
+    hides it, so a second derivative there is 0 * inf = NaN, as torch's (which, unlike
+    NumPy, does not warn about those divisions)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _norm_grad_terms(g, x, norm, ord, dim, keepdim)
+
+
+def _norm_grad_terms(g, x, norm, ord, dim, keepdim):  # noqa: A002
     norm = expand_back(norm, tuple(x.shape), dim, keepdim)
     if ord == 1:
         return sgn(x) * g

@@ -203,3 +203,23 @@ def replay_view(chain, tensor):
         if index is not None:
             tensor = tensor[index]
     return tensor
+
+
+def layout_of(array) -> tuple | None:
+    """The order of ``array``'s axes in memory, outermost first (None: C order). A buffer that
+    replays a view chain is laid out as the chain's base, as torch's CopySlices allocates one
+    with the base's strides: ``view`` and ``view_as_complex`` depend on that layout."""
+    if array.flags.c_contiguous:
+        return None
+    strides = array.strides
+    return tuple(sorted(range(array.ndim), key=lambda axis: -abs(strides[axis])))
+
+
+def copy_in_layout(xp, array, layout: tuple | None):
+    """A copy of ``array`` (a 0-d array for a NumPy scalar) whose memory follows ``layout``."""
+    if layout is None:
+        return xp.array(array, order="C")
+    out = xp.empty([array.shape[axis] for axis in layout], dtype=array.dtype)
+    out = out.transpose(np.argsort(layout))
+    out[...] = array
+    return out

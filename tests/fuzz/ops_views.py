@@ -103,6 +103,12 @@ def _copy_from(lib, x, y, reduce):
     return x.copy_(y.sum() if reduce else y)
 
 
+def _as_complex(lib, x):
+    """A complex view of x's memory: of its (re, im) pairs when complex, else of its last dim
+    (torch refuses one not of size 2, stride 1)."""
+    return lib.view_as_complex(lib.view_as_real(x) if x.is_complex() else x)
+
+
 def _clamp_(x, lo, hi):
     return x.clamp_(lo, hi)
 
@@ -114,6 +120,8 @@ VIEW_OPS: dict[str, OpSpec] = {
     "v_squeeze_all": OpSpec(1, lambda lib, x: x.squeeze()),
     "v_view_as": OpSpec(2, lambda lib, x, y: x.view_as(y)),
     "v_expand_as": OpSpec(2, lambda lib, x, y: x.expand_as(y)),
+    "v_view_as_real": OpSpec(1, lambda lib, x: lib.view_as_real(x)),
+    "v_view_as_complex": OpSpec(1, _as_complex),
     "i_add_scalar_": OpSpec(1, lambda lib, x, value: x.add_(value), _scalar, inplace=True),
     "i_mul_scalar_": OpSpec(1, lambda lib, x, value: x.mul_(value), _scalar, inplace=True),
     "i_sub_": OpSpec(2, lambda lib, x, y: x.sub_(y, alpha=2), inplace=True),

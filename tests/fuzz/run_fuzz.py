@@ -10,7 +10,7 @@ so ``--start SEED --programs 1`` (with its ``--classes``) replays it (``--shrink
 steps that do not matter). Mismatches are counted by class and kind (values, grads, missing
 error, ...). Exits 1 when any program disagrees with torch. torch itself can crash the
 interpreter on a rare program (a segfault in ``register_hook`` was seen): rerun with
-``--log-seeds`` to see the seed, then go on from the next one with ``--start``.
+``--log-seeds`` to see the seed, then rerun the range with ``--skip SEED``.
 """
 from __future__ import annotations
 
@@ -44,13 +44,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-seeds", action="store_true",
                         help="print each seed before running it (finds a seed that crashes "
                              "the interpreter: torch itself segfaults on some programs)")
+    parser.add_argument("--skip", default="",
+                        help="comma-separated seeds not to run (seeds that crash torch)")
     args = parser.parse_args(argv)
+    skipped = {int(seed) for seed in args.skip.split(",") if seed}
     wanted = set(args.classes.split(","))
     began = time.perf_counter()
     ran, mismatches, known = collections.Counter(), collections.Counter(), collections.Counter()
     first_seed, reported = {}, 0
     seeded = [name for name in SEEDED_CLASSES if name in wanted]
-    seeds = range(args.start, args.start + args.programs)
+    seeds = [s for s in range(args.start, args.start + args.programs) if s not in skipped]
     for seed, klass in ((s, k) for s in seeds for k in [class_of(s)] + seeded if k in wanted):
         if args.log_seeds:
             print(f"seed {seed}", flush=True)

@@ -1,0 +1,88 @@
+"""``view_as_real`` and ``view_as_complex``: the same memory seen as (re, im) pairs or as
+complex numbers, views in torch's sense (writes through either show in the other)."""
+from __future__ import annotations
+
+from gradkit.ops._op import op
+from gradkit.ops.complex import is_conjugated_view
+from gradkit.ops.conversion import clone
+from gradkit.ops.unary_helpers import scalar_type_name
+
+_REAL_OF = {"complex64": "float32", "complex128": "float64"}
+_COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}
+
+
+@op(linear=True, view=True, batchable=True)
+def _view_as_real(xp, x):
+    if x.dtype.kind != "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    # a trailing size-1 axis is contiguous whatever x's strides: NumPy may split its items
+    return x[..., None].view(_REAL_OF[x.dtype.name])
+
+
+@op(linear=True, view=True, batchable=True)
+def _view_as_complex(xp, x):
+    name = x.dtype.name
+    if name not in _COMPLEX_OF and name != "float16":
+        raise RuntimeError("view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: {scalar_type_name(x)}")
+    if x.ndim == 0 or x.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if x.size:  # an empty tensor has no memory to reinterpret (NumPy's strides are free)
+        _check_complex_layout(x)
+    if name == "float16":
+        raise TypeError("complex32 (ComplexHalf) tensors are not supported by gradkit")
+    if x.size == 0:
+        return xp.empty(x.shape[:-1], dtype=_COMPLEX_OF[name])
+    return x.view(_COMPLEX_OF[name])[..., 0]
+
+
+def _check_complex_layout(x) -> None:
+    if x.strides[-1] != x.itemsize:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(stride % (2 * x.itemsize) for stride in x.strides[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if _element_offset(x) % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+
+
+def _element_offset(array) -> int:
+    """torch's storage_offset: how many items into its memory ``array`` starts."""
+    root = array
+    while getattr(root, "base", None) is not None:
+        root = root.base
+    return (_address(array) - _address(root)) // array.itemsize
+
+
+def _address(array) -> int:
+    pointer = getattr(array.data, "ptr", None)  # CuPy; NumPy's .data is a memoryview
+    return array.__array_interface__["data"][0] if pointer is None else pointer
+
+
+def _complex_of_grad(g):
+    """torch's ``view_as_complex(grad.contiguous())``: an expanded gradient has stride 0."""
+    data = getattr(g, "_data", g)
+    return _view_as_complex(g if data.flags.c_contiguous else clone(g))
+
+
+_view_as_real.defvjp(_complex_of_grad)
+_view_as_real.defjvp(lambda t: view_as_real(t))
+_view_as_complex.defvjp(lambda g: _view_as_real(g))
+_view_as_complex.defjvp(lambda t: view_as_complex(t))
+_view_as_real.name, _view_as_complex.name = "view_as_real", "view_as_complex"
+_view_as_real.profiler_name = "gradkit::view_as_real"
+_view_as_complex.profiler_name = "gradkit::view_as_complex"
+
+
+def view_as_real(input):
+    """A real view of complex ``input`` with a last dimension of size 2: (real, imag)."""
+    if is_conjugated_view(input):
+        raise RuntimeError(
+            "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the "
+            "conjugate tensor so you can view it as real, use self.resolve_conj(); however, be "
+            "warned that the resulting tensor will NOT alias the original.")
+    return _view_as_real(input)
+
+
+def view_as_complex(input):
+    """A complex view of ``input``, whose last dimension (size 2, stride 1) holds (real, imag)."""
+    return _view_as_complex(input)

@@ -521,3 +521,39 @@ def test_solve_triangular_gradients():
             return solve_triangular(gradkit.triu(a) if upper else gradkit.tril(a), b, upper=upper)
         assert gradkit.autograd.gradcheck(solve, (a, b), check_forward_ad=True)
         assert gradkit.autograd.gradgradcheck(solve, (a, b))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("values", [[-0.0], [0.0, -0.0], [-0.0, -0.0, 1.5]])
+def test_layer_norm_signed_zeros_as_torch(values, weighted):
+    """breadth seeds 4179, 8987: torch's kernel adds a bias of 0 when none is given, so a
+    normalized -0.0 comes out 0.0."""
+    def program(m):
+        x = m.tensor([values], dtype=m.float32)
+        weight = m.ones(len(values)) if weighted else None
+        return m.nn.functional.layer_norm(x, (len(values),), weight)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_linear_refuses_a_weight_of_more_than_two_dims_as_torch(dtype):
+    """breadth seed 9004: gradkit computed it, then failed in backward."""
+    def program(m):
+        x = m.ones(1, 1, 1, dtype=getattr(m, dtype))
+        return m.nn.functional.linear(x, x)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+@pytest.mark.parametrize("value", [math.inf, -math.inf, 0.5])
+def test_qr_gradients_at_an_infinite_r_to_second_order_as_torch(value, dtype):
+    """breadth seeds 2341, 2425, 9414. A gradient computed as zeros is defined: the double
+    backward's R gR^H is then inf * 0 = NaN in torch; only a gradient that never reached an
+    output is skipped (its zeros carry gradkit's Undefined mark). trsm divides a complex
+    value by an infinite pivot through its reciprocal, NaN."""
+    def program(m):
+        x = m.tensor([value], dtype=getattr(m, dtype), requires_grad=True)
+        q, _ = m.linalg.qr(x.reshape(1, 1) + 2 * m.eye(1, dtype=x.dtype))
+        g, = m.autograd.grad((q.abs() * 0.3).sum(), x, create_graph=True)
+        return (g,) + m.autograd.grad((g.abs() * 0.7).sum(), x, allow_unused=True)
+    assert_same_as_torch(program)

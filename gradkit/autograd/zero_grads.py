@@ -23,6 +23,22 @@ class KnownZero(np.ndarray):
         return array[()] if return_scalar else array
 
 
+class Undefined(KnownZero):
+    """The zeros a multi-output node gets for an output no gradient reached: torch's undefined
+    gradient, whose terms its formulas skip (see ``is_undefined``). Not a known zero."""
+
+
+def is_undefined(g) -> bool:
+    """Whether no gradient reached this output of a multi-output node. NumPy gradients carry
+    the mark; for other array modules, zeros that carry no graph count as undefined."""
+    data = getattr(g, "_data", g)
+    if type(data) is Undefined:
+        return True
+    if isinstance(data, np.ndarray) or isinstance(data, (int, float, complex)):
+        return False
+    return not getattr(g, "requires_grad", False) and not data.any()
+
+
 # torch's backward nodes whose formula keeps an efficient zero tensor zero (checked on torch
 # 2.13: ``sgn(f(x))`` at x = inf gives a zero tensor, not NaN, through each of these)
 PASSES_KNOWN_ZERO = frozenset({

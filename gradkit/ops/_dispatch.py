@@ -16,6 +16,7 @@ from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor, accumulate_node, node_type
 from gradkit.autograd.inference import InferenceVersion
+from gradkit.autograd.zero_grads import Undefined
 from gradkit.ops._dispatch_general import (
     _as_array, _broadcast_message, _check_argument_types, _floating, _forward_on_device,
     _numpy_operands, _save, _xp_of)
@@ -35,6 +36,8 @@ def _materialize(grads, node, differentiable, create_graph):
         if g is None:
             shape, dtype, xp = node._extras.output_meta[i]
             g = xp.zeros(shape, dtype)
+            if xp is np:  # torch's undefined gradient, which some formulas check for
+                g = g.view(Undefined)
             if create_graph:
                 g = Tensor._make(g)
         out.append(g)

@@ -70,6 +70,8 @@ def linear(input, weight, bias=None):
     if not input.ndim or not weight.ndim:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
+    if weight.ndim > 2:  # torch transposes the weight first
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D")
     if input.shape[-1] != weight.shape[-1]:
         rows = math.prod(input.shape[:-1]) if input.ndim > 1 else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
@@ -102,8 +104,8 @@ def _layer_norm(xp, x, w, b, axes=(), eps=1e-5):
     out = centered / xp.sqrt(var + eps)
     if w is not None:
         out = out * w
-    if b is not None:
-        out = out + b
+    # torch's kernel adds a bias of 0 when none is given, which makes -0.0 0.0
+    out = out + (0.0 if b is None else b)
     return out.astype(x.dtype, copy=False)
 
 

@@ -9,6 +9,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from gradkit.autograd.zero_grads import is_undefined
 from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, imag, real
 from gradkit.ops.linalg import matmul
@@ -24,16 +25,9 @@ EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
 QrResult = namedtuple("linalg_qr", ["Q", "R"])
 
 
-def _undefined(g) -> bool:
-    """Whether no gradient reached this output: torch's undefined gradient, which the engine
-    materializes as zeros without a graph. torch's formulas skip such terms (with an infinite
-    or NaN factor, computing them would give NaN)."""
-    return not getattr(g, "requires_grad", False) and not host(g).any()
-
-
 def _phase_terms(vh_gv, g_v):
     """Im diag(V^H gV); zeros for vectors no gradient reached (torch's check skips them)."""
-    if _undefined(g_v):
+    if is_undefined(g_v):
         return np.zeros(host(vh_gv).shape[:-1])
     return host(imag(diagonal(vh_gv, 0, -2, -1)))
 
@@ -225,7 +219,7 @@ def _qr_square_vjp(g_q, g_r, q, r):
     """gA = (gQ + Q copyltu(M)) R^{-H}, M = R gR^H - gQ^H Q (A with at least as many rows);
     copyltu takes M's real diagonal, as R's diagonal is real (LAPACK) for complex A too."""
     m = -matmul(mH(g_q), q)
-    if not _undefined(g_r):  # torch adds no R gR^H for an undefined gR
+    if not is_undefined(g_r):  # torch adds no R gR^H for an undefined gR
         m = matmul(r, mH(g_r)) + m
     lower = tril(m, -1)
     b = g_q + matmul(q, lower + mH(lower) + diag_embed(real(diagonal(m, 0, -2, -1))))

@@ -22,8 +22,18 @@ def solve_triangular(xp, a, b, *, upper=True):
         for i in reversed(range(n)) if upper else range(n):
             known = slice(i + 1, n) if upper else slice(0, i)
             rest = (a[..., i, known, None] * x[..., known, :]).sum(-2)
-            x[..., i, :] = (b[..., i, :] - rest) / a[..., i, i, None]
+            x[..., i, :] = _divide(xp, b[..., i, :] - rest, a[..., i, i, None])
     return x
+
+
+def _divide(xp, numerator, pivot):
+    """trsm's division by a pivot: a complex one multiplies by its reciprocal, which is NaN for
+    an infinite pivot (conj(p) / |p|^2 is inf / inf), where NumPy's division gives 0."""
+    quotient = numerator / pivot
+    if quotient.dtype.kind == "c":
+        quotient = xp.where(xp.isinf(pivot), xp.asarray(complex("nan+nanj"), quotient.dtype),
+                            quotient)
+    return quotient
 
 
 def _solve_triangular_vjp(g, a, x, upper):

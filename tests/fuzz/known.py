@@ -190,6 +190,23 @@ def _complex_matmul_at_inf(program, mine: Result, theirs: Result) -> bool:
         _only_non_finite_differ(mine, theirs)
 
 
+# the breadth class's ops that run a LAPACK routine (NumPy's OpenBLAS here, MKL in torch)
+LAPACK_OPS = frozenset({"b_solve", "b_inv", "b_det", "b_slogdet", "b_cholesky", "b_qr_abs",
+                        "b_qr_prod", "b_svdvals", "b_svd_prod", "b_eigvalsh", "b_eigh_prod"})
+
+
+def _lapack_at_non_finite(program, mine: Result, theirs: Result) -> bool:
+    """A LAPACK routine got a matrix with an infinite or NaN entry, and only entries that are
+    not finite on one side differ: OpenBLAS and MKL propagate them differently."""
+    if mine.error or theirs.error or not theirs.values:
+        return False
+    non_finite = any(step.op in LAPACK_OPS and any(
+        not np.isfinite(theirs.values[i]).all() for i in step.inputs if i < len(theirs.values))
+        for step in program.steps)
+    return non_finite and mine.flags == theirs.flags and mine.slots == theirs.slots and \
+        _only_non_finite_differ(mine, theirs)
+
+
 KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("an integer tensor written with a value that requires grad does not require grad",
           "docs/numerics.md", "leaves the integer tensor not requiring grad",
@@ -212,6 +229,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "noise divided by rounding noise", _std_of_equal_values),
     Known("complex matmul with infinite entries: inf or NaN as the BLAS kernel computes",
           "docs/numerics.md", "BLAS kernel computes", _complex_matmul_at_inf),
+    Known("a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's",
+          "docs/numerics.md", "OpenBLAS and torch's MKL propagate", _lapack_at_non_finite),
 )
 
 

@@ -557,3 +557,55 @@ def test_qr_gradients_at_an_infinite_r_to_second_order_as_torch(value, dtype):
         g, = m.autograd.grad((q.abs() * 0.3).sum(), x, create_graph=True)
         return (g,) + m.autograd.grad((g.abs() * 0.7).sum(), x, allow_unused=True)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("write", ["zero_", "mul_"])
+def test_a_write_through_a_view_of_a_hooked_view_bypasses_its_hook(write):
+    """hooks seed 185750: torch's CopySlices sends the written view's old-value gradient
+    straight to the base, past the hook of the view it was made from."""
+    def program(m):
+        x = m.tensor([0.5, 1.5], dtype=m.float64, requires_grad=True)
+        flat = x.clone().view(-1)
+        flat.register_hook(lambda g: g + 1)
+        getattr(flat.select(0, 0), write)(*(() if write == "zero_" else (2,)))
+        return m.autograd.grad((flat * 3).sum(), x)
+    assert_same_as_torch(program)
+
+
+def _write(m, dtype, how, value):
+    x = m.zeros(2, 3, dtype=getattr(m, dtype))
+    mask = m.tensor([True, False])
+    if how == "mask_setitem":
+        x[mask] = value
+    elif how == "mask_int_setitem":
+        x[mask, 1] = value
+    elif how == "int_setitem":
+        x[0] = value
+    elif how == "list_setitem":
+        x[[0, 1]] = value
+    elif how == "masked_fill":
+        x = x.masked_fill(mask.reshape(2, 1), value)
+    elif how == "index_fill":
+        x = x.index_fill(0, m.tensor([0]), value)
+    else:
+        x.fill_(value)
+    return x
+
+
+@pytest.mark.parametrize("how", ["mask_setitem", "mask_int_setitem", "int_setitem", "list_setitem",
+                                 "masked_fill", "index_fill", "fill_"])
+@pytest.mark.parametrize(("dtype", "value"), [
+    ("int64", 1e30), ("int64", 1 + 2j), ("int64", 1 + 0j), ("uint8", 300), ("uint8", -1),
+    ("uint8", -1.0), ("int8", 127.9), ("float32", 1e300), ("float32", 2 + 1j),
+    ("float32", math.inf), ("bool", 2 + 1j), ("float16", 1e10), ("int32", math.nan)])
+@pytest.mark.parametrize("as_tensor", [False, True], ids=["number", "tensor"])
+def test_values_written_are_converted_or_refused_as_torch(how, dtype, value, as_tensor):
+    """indexing seeds 139090, 191498: x[mask] = v with one element goes through torch's
+    masked_fill_, which reads v.item() with a checked conversion (so do Python numbers written
+    anywhere); gradkit wrote a wrapped or truncated value."""
+    def program(m):
+        if not as_tensor:
+            return _write(m, dtype, how, value)
+        wide = m.complex128 if isinstance(value, complex) else m.float64
+        return _write(m, dtype, how, m.tensor(value, dtype=wide))
+    assert_same_as_torch(program)

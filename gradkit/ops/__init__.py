@@ -30,7 +30,8 @@ from gradkit.ops.elementwise_special import (  # noqa: F401
 from gradkit.ops.piecewise import (  # noqa: F401
     abs, ceil, floor, maximum, minimum, ones_like, round, sgn, sign, trunc, where, zeros_like)
 from gradkit.ops.indexing import (  # noqa: F401
-    gather, getitem, index_select, masked_fill, scatter, scatter_add, setitem_)
+    gather, getitem, index_select, scatter, scatter_add, setitem_)
+from gradkit.ops.masked_fill import masked_fill  # noqa: F401
 from gradkit.ops.index_put import index_put  # noqa: F401
 from gradkit.ops.padding import pad  # noqa: F401
 from gradkit.ops.inplace import inplace  # noqa: F401

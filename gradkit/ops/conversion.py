@@ -78,30 +78,67 @@ copy_from.defjvp(lambda t, x_shape: _zeros_of(t),
 @op(broadcast=True, node_name="FillBackward0")
 def fill(xp, x, value):
     """The value ``x.fill_(value)`` writes (value may be a 0-d tensor)."""
-    return xp.full(x.shape, fitted(value, x.dtype), dtype=x.dtype)
+    return xp.full(x.shape, fitted(value, x.dtype, x.size == 1), dtype=x.dtype)
 
 
-_C_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-                 "int64": "int64_t"}
+# c10's names in "value cannot be converted to type T without overflow"
+_OVERFLOW_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                   "int64": "int64_t", "float32": "float", "float64": "double",
+                   "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+                   "float16": "c10::Half"}
+# the largest finite value of the narrow floating dtypes (a finite number beyond it is refused)
+_FLOAT_MAX = {name: float(np.finfo(name).max) for name in ("float16", "float32")}
+_FLOAT_MAX["complex64"] = _FLOAT_MAX["float32"]
 
 
-def fitted(value, dtype):
-    """A Python number written into an integer dtype, as torch: refused out of the dtype's range
-    (c10's overflows: a negative integer wraps into an unsigned type, a float never does; nan
-    and inf never fit)."""
-    if dtype.kind not in "iu" or type(value) not in (int, float):
+def fitted(value, dtype, one_element: bool = False):
+    """A Python number written into ``dtype``, as torch's checked conversion: refused out of
+    the dtype's range (c10's overflows: a negative integer wraps into an unsigned type, a float
+    never does; nan and inf never fit an integer type, a complex number with an imaginary part
+    no real one). bool takes anything. ``one_element``: torch's fill of one element (a number
+    made a tensor), which does not check float16."""
+    kind = dtype.kind
+    if kind == "b" or type(value) not in (int, float, complex) or \
+            one_element and dtype.name == "float16":
+        return value
+    if type(value) is complex and kind != "c":
+        if value.imag != 0:  # NaN too
+            _overflow(dtype)
+        value = value.real
+    if kind in "fc":
+        largest = _FLOAT_MAX.get(dtype.name)
+        if largest is not None and _beyond(value, largest):
+            _overflow(dtype)
         return value
     info = np.iinfo(dtype)
     if type(value) is float:
         fits = info.min <= value <= info.max
     else:
-        lowest = -info.max if dtype.kind == "u" else info.min
+        lowest = -info.max if kind == "u" else info.min
         fits = lowest <= value <= info.max
     if not fits:
-        raise RuntimeError(f"value cannot be converted to type {_C_TYPE_NAMES[dtype.name]} "
-                           "without overflow")
-    wraps = dtype.kind == "u" and type(value) is int and value < 0
+        _overflow(dtype)
+    wraps = kind == "u" and type(value) is int and value < 0
     return value + info.max + 1 if wraps else value
+
+
+def fitted_item(value, dtype):
+    """``fitted`` for a value torch reads with ``.item()`` (masked_fill, index_fill): a number,
+    or a one-element array checked and returned as it is."""
+    if getattr(value, "size", None) == 1 and hasattr(value, "item"):
+        fitted(value.item(), dtype)
+        return value
+    return fitted(value, dtype)
+
+
+def _beyond(value, largest: float) -> bool:
+    parts = (value.real, value.imag) if type(value) is complex else (value,)
+    return any(np.isfinite(part) and abs(part) > largest for part in parts)
+
+
+def _overflow(dtype):
+    raise RuntimeError(f"value cannot be converted to type {_OVERFLOW_NAMES[dtype.name]} "
+                       "without overflow")
 
 
 fill.defvjp(lambda g: _zeros_of(g),

@@ -9,6 +9,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.ops.conversion import fitted_item
 
 _BASIC = (int, slice, type(None), type(Ellipsis))
 
@@ -133,6 +134,8 @@ def check_index_put(x, raw_key, value, key) -> None:
                for k in (key if isinstance(key, (tuple, list)) else (key,))):
             raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with "
                                "dtype unsigned char")
+        if isinstance(value, Tensor):  # masked_fill_ reads it with .item() (a number: setitem_)
+            fitted_item(value._data, x._data.dtype)
         return
     if not isinstance(value, Tensor) or value._data.dtype == x._data.dtype:
         return

@@ -13,9 +13,11 @@ from gradkit.creation import zeros
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import remainder
+from gradkit.ops.complex import _is_complex
+from gradkit.ops.conversion import fitted_item
 from gradkit.ops.indexing import (
-    gather, getitem, index_put_into_zeros, index_put_key, index_select, masked_fill,
-    refuse_outside)
+    gather, getitem, index_put_into_zeros, index_put_key, index_select, refuse_outside)
+from gradkit.ops.masked_fill import masked_fill
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.padding import pad
 from gradkit.ops.reduction import sum as sum_
@@ -351,7 +353,10 @@ def index_fill(xp, x, dim, index, value):
                            f"tensor with {value.ndim} dimension(s).")
     refuse_outside(index, x.shape[dim] if x.ndim else 1, dim, IndexError, negative_ok=True)
     out = xp.array(x).reshape(x.shape or (1,))
-    out[_dim_key(dim, index, x.ndim)] = value
+    if x.dtype.kind != "c" and _is_complex(value):
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not "
+                           "supported")
+    out[_dim_key(dim, index, x.ndim)] = fitted_item(value, x.dtype)
     return out.reshape(x.shape)
 
 

@@ -1,16 +1,16 @@
-"""Indexing: ``x[key]``, ``x[key] = v``, gather/scatter, index_select, masked_fill."""
+"""Indexing: ``x[key]``, ``x[key] = v``, gather/scatter, index_select."""
 from __future__ import annotations
 
 import re
 import warnings
 
 from gradkit.creation import zeros
-from gradkit.ops._op import op, seam, sum_to_shape
-from gradkit.ops.piecewise import where
+from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.index_keys import (
     _dims_consumed, _is_basic, _is_int, _located, _raw_key, _split_key, check_index_put)
-from gradkit.ops.conversion import copy_from, fill
+from gradkit.ops.conversion import copy_from, fill, fitted
 from gradkit.ops.inplace import inplace
+from gradkit.ops.masked_fill import expanded_warning
 from gradkit.ops.memory_overlap import (
     PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, share_memory)
 from gradkit.ops.shape import _normalize_dim, reshape
@@ -147,14 +147,9 @@ index_put_key.defjvp(lambda t, x_shape, value_shape, key: index_put_key(t, 0.0, 
                      lambda t, x_shape, value_shape, key: index_put_into_zeros(t, x_shape, key))
 
 
-def _expanded_warning(name: str, example: str) -> str:
-    return (f"Use of {name} on expanded tensors is deprecated. Please clone() the tensor before "
-            f"performing this operation. This also applies to advanced indexing e.g. {example}")
-
-
 def _index_put_overlap(target, value, key=None) -> bool:
     """``x[advanced key] = v`` into an expanded tensor warns, as torch (basic keys: setitem_)."""
-    warnings.warn(_expanded_warning("index_put_", "tensor[indices] = tensor"), UserWarning,
+    warnings.warn(expanded_warning("index_put_", "tensor[indices] = tensor"), UserWarning,
                   stacklevel=5)
     return True
 
@@ -166,6 +161,7 @@ def setitem_(x, key, value):
     """``x[key] = value`` in place (bumps the version; rebases x's history when recording)."""
     if key is False:  # torch writes nothing (and bumps no version) for x[False] = v
         return x
+    value = fitted(value, x._data.dtype, one_element=True)  # torch makes a number a tensor
     raw = _raw_key(key)
     _check_bounds(x, raw)  # torch's slicing checks integers first, before the in-place checks
     check_index_put(x, raw, value, key)
@@ -368,33 +364,3 @@ def _index_select_key(dim, index, ndim):
 index_select.defvjp(lambda g, dim, index, x_shape: index_put_into_zeros(
     g, x_shape, _index_select_key(dim, getattr(index, "_data", index), len(x_shape))), None, None)
 index_select.defjvp(lambda t, dim, index, x_shape: index_select(t, dim, index), None, None)
-
-
-@op(save="mask", broadcast=True, method=True, inplace=True)
-def masked_fill(xp, x, mask, value):
-    """x with ``value`` where the bool ``mask`` (broadcasting) is true."""
-    if getattr(mask, "dtype", None) is not None and mask.dtype.kind != "b":
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{mask.dtype}")
-    return xp.where(mask, xp.asarray(value, dtype=x.dtype), x)
-
-
-def _masked_fill_overlap(target, mask, value) -> bool:
-    warnings.warn(_expanded_warning("masked_fill_", "tensor[mask] = scalar"), UserWarning,
-                  stacklevel=5)
-    return True
-
-
-masked_fill.check_overlap = _masked_fill_overlap
-
-
-def _masked_value_grad(g, mask):
-    return seam.sum(where(mask, g, 0.0))  # reduction.py imports this file
-
-
-masked_fill.defvjp(lambda g, mask: masked_fill(g, mask, 0.0), None, _masked_value_grad)
-def _masked_value_jvp(t, mask):
-    return where(mask, t, 0.0)
-
-
-masked_fill.defjvp(lambda t, mask: masked_fill(t, mask, 0.0), None, _masked_value_jvp)

@@ -269,17 +269,29 @@ def _rebase_view(tensor, view, result, overlapping: bool = False) -> None:
 def _history_of_written(tensor, view) -> tuple:
     """(grad_fn, output_nr) through which the op that writes ``tensor`` differentiates its
     old values. torch's CopySlices sends that gradient straight to the base, bypassing the
-    view's node, so the hooks registered on the view never see it; other uses of the view's
-    old value (``v.copy_(v)``, an op recorded before the write) still go through that node and
-    its hooks. When the node has hooks, the write gets a hook-free replay of the view."""
+    nodes of the view and of the views it was made from, so hooks registered on any of them
+    never see it; other uses of the view's old value (``v.copy_(v)``, an op recorded before the
+    write) still go through those nodes and their hooks. When one of them has hooks, the write
+    gets a hook-free replay of the view."""
     old = tensor.grad_fn
-    extras = old._extras if old is not None and view is not None else None
-    if extras is None or not extras.tensor_pre_hooks or \
-            tensor._output_nr not in extras.tensor_pre_hooks:
+    if view is None or old is None or not _chain_has_hooks(old, tensor._output_nr, view):
         return old, tensor._output_nr
     with enable_grad():
         fresh = replay_view(view.steps(), Tensor_alias(view.base))
     return fresh.grad_fn, fresh._output_nr
+
+
+def _chain_has_hooks(node, output_nr: int, view) -> bool:
+    """Whether a tensor hook sits on the view's node or on a node of the views it came from."""
+    info = view
+    while info is not None and node is not None:
+        extras = node._extras
+        if extras is not None and extras.tensor_pre_hooks and \
+                output_nr in extras.tensor_pre_hooks:
+            return True
+        node, output_nr = node._next[0], node._next_nr[0]
+        info = info.parent
+    return False
 
 
 def Tensor_alias(t):  # noqa: N802

@@ -10,7 +10,7 @@ from gradkit.ops.binary_math import addcdiv, addcmul, fmod, lerp, xlogy
 from gradkit.ops.elementwise import log1p, square
 from gradkit.ops.activations import logsigmoid
 from gradkit.ops.piecewise import where
-from gradkit.ops.indexing import masked_fill
+from gradkit.ops.masked_fill import masked_fill
 from gradkit.ops.index_ops import index_fill
 from gradkit.ops.linalg import matmul
 from gradkit.ops.products import addbmm, addmm, addmv, baddbmm

@@ -572,7 +572,7 @@ def test_a_write_through_a_view_of_a_hooked_view_bypasses_its_hook(write):
     assert_same_as_torch(program)
 
 
-def _write(m, dtype, how, value):
+def _write_number(m, dtype, how, value):
     x = m.zeros(2, 3, dtype=getattr(m, dtype))
     mask = m.tensor([True, False])
     if how == "mask_setitem":
@@ -605,7 +605,32 @@ def test_values_written_are_converted_or_refused_as_torch(how, dtype, value, as_
     anywhere); gradkit wrote a wrapped or truncated value."""
     def program(m):
         if not as_tensor:
-            return _write(m, dtype, how, value)
+            return _write_number(m, dtype, how, value)
         wide = m.complex128 if isinstance(value, complex) else m.float64
-        return _write(m, dtype, how, m.tensor(value, dtype=wide))
+        return _write_number(m, dtype, how, m.tensor(value, dtype=wide))
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_prod_second_derivative_at_zeros_and_nan_as_torch(dim):
+    """special seed 144589: with zeros, torch's prod gradient is made of exclusive cumprods
+    (prod_safe_zeros_backward), whose second derivative is cumprod's; gradkit formed the
+    products of the others in an n x n matrix, NaN where torch has 0."""
+    def program(m):
+        x = m.tensor([[math.nan, -0.0, -0.9], [-0.97, -math.inf, -0.94]], dtype=m.float64,
+                     requires_grad=True)
+        scale = m.tensor([0.0, math.nan, -0.0], dtype=m.float64)
+        y = (scale * x).prod() if dim is None else (scale * x).prod(dim)
+        g, = m.autograd.grad(y.sum(), x, create_graph=True)
+        return (g,) + m.autograd.grad((g * m.tensor([0.3, -0.7, 1.1])).sum(), x)
+    assert_same_as_torch(program)
+
+
+def test_prod_gradients_with_zeros_are_products_of_the_others():
+    """closed form: d/dx_i prod(x) = prod of the x_j, j != i (zeros included)."""
+    values = np.array([2.0, 0.0, 3.0, 0.5])
+    x = gradkit.tensor(values, requires_grad=True)
+    g, = gradkit.autograd.grad(x.prod(), x, create_graph=True)
+    expected = [np.prod(np.delete(values, i)) for i in range(4)]
+    np.testing.assert_allclose(g.detach().numpy(), expected)
+    assert gradkit.autograd.gradgradcheck(lambda t: t.prod(), (x,))

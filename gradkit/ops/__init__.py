@@ -46,7 +46,7 @@ from gradkit.ops.joining import cat, chunk, concat, split, stack, unbind  # noqa
 from gradkit.ops.linalg import bmm, dot, inner, matmul, mm, mv, outer, vdot  # noqa: F401
 from gradkit.ops.extremes import amax, amin, argmax, argmin, max, min  # noqa: F401
 from gradkit.ops.reduction import (  # noqa: F401
-    all, any, cumsum, log_softmax, logsumexp, mean, prod, softmax, sum)
+    all, any, cumsum, log_softmax, logsumexp, mean, softmax, sum)
 from gradkit.ops.variance import std, std_mean, var, var_mean  # noqa: F401
 from gradkit.ops.linalg_norms import norm  # noqa: F401
 from gradkit.ops.linalg_solvers import det, inv as inverse, slogdet  # noqa: F401
@@ -59,7 +59,7 @@ from gradkit.ops.shape import (  # noqa: F401
     squeeze, swapaxes, t, transpose, unflatten, unsqueeze, view)
 from gradkit.ops.slicing import narrow, roll, select  # noqa: F401
 from gradkit.ops.sorting import argsort, sort, topk  # noqa: F401
-from gradkit.ops.scans import cummax, cummin, cumprod, logcumsumexp  # noqa: F401
+from gradkit.ops.scans import cummax, cummin, cumprod, logcumsumexp, prod  # noqa: F401
 from gradkit.ops.order_statistics import (  # noqa: F401
     aminmax, count_nonzero, equal, kthvalue, median, mode, msort, nanmedian)
 from gradkit.ops.triangular import diag, diag_embed, diagonal, tril, triu  # noqa: F401

@@ -15,7 +15,8 @@ from gradkit.ops.complex import _is_complex, conj, imag, real
 from gradkit.ops.piecewise import where
 from gradkit.ops.linalg import matmul
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.reduction import prod, sum
+from gradkit.ops.reduction import sum
+from gradkit.ops.scans import prod
 from gradkit.ops.shape import squeeze, transpose, unsqueeze
 from gradkit.ops.triangular import diag_embed, diagonal, tril
 from gradkit.ops.unary_helpers import scalar_type_name

@@ -14,7 +14,8 @@ from gradkit.ops.masked_fill import masked_fill
 from gradkit.ops.index_ops import index_fill
 from gradkit.ops.linalg import matmul
 from gradkit.ops.products import addbmm, addmm, addmv, baddbmm
-from gradkit.ops.reduction import mean, prod, sum
+from gradkit.ops.reduction import mean, sum
+from gradkit.ops.scans import prod
 from gradkit.ops.shape import squeeze
 
 _PYTHON_SCALARS = (bool, int, float, complex)

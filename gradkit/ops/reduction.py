@@ -1,16 +1,14 @@
-"""Reductions: sum, mean, prod, cumsum, all/any, and the softmax family (var and std:
-``variance.py``; max, min and their arg forms: ``extremes.py``)."""
+"""Reductions: sum, mean, cumsum, all/any, and the softmax family (prod: ``scans.py``; var
+and std: ``variance.py``; max, min and their arg forms: ``extremes.py``)."""
 from __future__ import annotations
 
 
 from gradkit.autograd.batching import batch_dim
-from gradkit.autograd.grad_mode import is_grad_enabled
-from gradkit.backend import get_array_module, get_default_dtype, to_numpy_dtype
+from gradkit.backend import get_default_dtype, to_numpy_dtype
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import exp
-from gradkit.ops.piecewise import ones_like, where, zeros_like
-from gradkit.ops.shape import _normalize_dim, expand, flip, permute, reshape, unsqueeze
+from gradkit.ops.shape import _normalize_dim, expand, flip, reshape
 from gradkit.ops.unary_helpers import kernel_error
 
 
@@ -88,60 +86,6 @@ mean.defvjp(lambda g, x_shape, dim, keepdim, dtype:
             expand_back(g, x_shape, dim, keepdim) / reduced_count(x_shape, dim))
 mean.defjvp(lambda t, x_shape, dim, keepdim, dtype: mean(t, dim, keepdim))
 
-
-
-@op(save=("x", "result"), batchable=True, method=True)
-def prod(xp, x, dim=None, keepdim=False, dtype=None):
-    """Product along ``dim`` (all dims by default); zeros are handled in backward."""
-    if dim is not None and not isinstance(dim, int):
-        raise TypeError("prod(): argument 'dim' must be int")
-    return xp.prod(x, axis=axes(dim, x.ndim), keepdims=keepdim,
-                   dtype=_accumulation_dtype(x, dtype))
-
-
-def _prod_others(x, out, dim, keepdim):
-    """d prod / d x_i = product of the other elements.
-
-    Without zeros that is out / x_i. With zeros, the products of the others are
-    formed explicitly (an n x n matrix per reduced row, x_i replaced by 1), which
-    stays exact, and differentiable, to any order.
-    """
-    shape = tuple(x.shape)
-    if not shape:  # torch passes a 0-d input's gradient through (out / x is NaN at inf)
-        return ones_like(x)
-    data = getattr(x, "_data", x)
-    if not (data == 0).any():
-        return expand_back(out, shape, dim, keepdim) / x
-    reduced = axes(dim, x.ndim)
-    kept = tuple(a for a in range(x.ndim) if a not in reduced)
-    order = kept + reduced
-    moved = permute(x, order)
-    n = 1
-    for a in reduced:
-        n *= shape[a]
-    rows = reshape(moved, tuple(shape[a] for a in kept) + (n,))
-    diagonal = get_array_module(data).eye(n, dtype=bool)
-    others = prod(where(diagonal, 1.0, unsqueeze(rows, -2)), -1)
-    others = reshape(others, tuple(shape[a] for a in order))
-    inverse = [0] * x.ndim
-    for i, a in enumerate(order):
-        inverse[a] = i
-    return permute(others, tuple(inverse))
-
-
-def _prod_vjp(g, x, out, dim, keepdim, dtype):
-    if x.ndim == 0:  # torch: the gradient itself (not g * x / x, which rounds for complex x)
-        return g
-    g = expand_back(g, tuple(x.shape), dim, keepdim)
-    if dim is None and not is_grad_enabled() and (getattr(x, "_data", x) == 0).sum() > 1:
-        return zeros_like(g)  # torch: two zeros, all gradients 0 (NaN or inf beside them too)
-    return g * conj(_prod_others(x, out, dim, keepdim))
-
-
-prod.defvjp(_prod_vjp)
-prod.defjvp(lambda t, x, out, dim, keepdim, dtype:
-            t if x.ndim == 0 else
-            sum(t * _prod_others(x, out, dim, keepdim), axes(dim, x.ndim), keepdim))
 
 
 @op(save=("x", "result"), batchable=True, method=True)

@@ -1,4 +1,5 @@
-"""Scans along a dim: cumprod, logcumsumexp, cummax and cummin (cumsum: ``reduction.py``)."""
+"""Scans along a dim: cumprod, logcumsumexp, cummax and cummin (cumsum: ``reduction.py``), and
+prod, whose gradient at zeros is made of cumprods."""
 from __future__ import annotations
 
 import operator
@@ -17,9 +18,11 @@ from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import register as register_method, tensor_method
 from gradkit.ops import piecewise
 from gradkit.ops.order_statistics import refuse_complex_grad
-from gradkit.ops.piecewise import where
-from gradkit.ops.reduction import _accumulation_dtype, cumsum, prod, sum
-from gradkit.ops.shape import _normalize_dim, flip, transpose, unsqueeze
+from gradkit.ops.piecewise import ones_like, where, zeros_like
+from gradkit.ops.joining import cat
+from gradkit.ops.reduction import _accumulation_dtype, axes, cumsum, expand_back, sum
+from gradkit.ops.slicing import narrow
+from gradkit.ops.shape import _normalize_dim, flip, reshape, transpose, unsqueeze
 from gradkit.ops.unary_helpers import c_type_name, kernel_error, reject_complex
 
 cummax_result = namedtuple("cummax", ["values", "indices"])
@@ -108,6 +111,48 @@ def _cumprod_jvp(t, x, out, dim, dtype):
 
 cumprod.defvjp(_cumprod_vjp)
 cumprod.defjvp(_cumprod_jvp)
+
+
+@op(save=("x", "result"), batchable=True, method=True)
+def prod(xp, x, dim=None, keepdim=False, dtype=None):
+    """Product along ``dim`` (all dims by default); zeros are handled in backward."""
+    if dim is not None and not isinstance(dim, int):
+        raise TypeError("prod(): argument 'dim' must be int")
+    return xp.prod(x, axis=axes(dim, x.ndim), keepdims=keepdim,
+                   dtype=_accumulation_dtype(x, dtype))
+
+
+def _prod_others(x, out, dim, keepdim):
+    """d prod / d x_i, the product of the other elements: out / x_i without zeros, else torch's
+    prod_safe_zeros_backward, the products left of x_i times those right of it (exclusive
+    cumprods, so a second derivative is cumprod's, as in torch)."""
+    shape = tuple(x.shape)
+    if not shape:  # torch passes a 0-d input's gradient through (out / x is NaN at inf)
+        return ones_like(x)
+    if not (_data(x) == 0).any():
+        return expand_back(out, shape, dim, keepdim) / x
+    rows = reshape(x, (-1,)) if dim is None else x  # torch: a flat view for a full product
+    d = 0 if dim is None else _normalize_dim(dim, x.ndim)
+    n = rows.shape[d]
+    ones = ones_like(narrow(rows, d, 0, 1))
+    left = cumprod(cat([ones, narrow(rows, d, 0, n - 1)], d), d)
+    right = flip(cumprod(cat([ones, flip(narrow(rows, d, 1, n - 1), (d,))], d), d), (d,))
+    return reshape(left * right, shape)
+
+
+def _prod_vjp(g, x, out, dim, keepdim, dtype):
+    if x.ndim == 0:  # torch: the gradient itself (not g * x / x, which rounds for complex x)
+        return g
+    g = expand_back(g, tuple(x.shape), dim, keepdim)
+    if dim is None and not is_grad_enabled() and (_data(x) == 0).sum() > 1:
+        return zeros_like(g)  # torch: two zeros, all gradients 0 (NaN or inf beside them too)
+    return g * conj(_prod_others(x, out, dim, keepdim))
+
+
+prod.defvjp(_prod_vjp)
+prod.defjvp(lambda t, x, out, dim, keepdim, dtype:
+            t if x.ndim == 0 else
+            sum(t * _prod_others(x, out, dim, keepdim), axes(dim, x.ndim), keepdim))
 
 
 def _cumprod_in_place(x, dim: int, *, dtype=None):

@@ -61,6 +61,14 @@ from gradkit.ops.scans import cummax, cummin, cumprod, logcumsumexp  # noqa: F40
 from gradkit.ops.order_statistics import (  # noqa: F401
     aminmax, count_nonzero, equal, kthvalue, median, mode, msort, nanmedian)
 from gradkit.ops.triangular import diag, diag_embed, diagonal, tril, triu  # noqa: F401
+from gradkit.ops.stacking import (  # noqa: F401
+    atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod, column_stack, combinations,
+    dsplit, dstack, fliplr, flipud, hsplit, hstack, row_stack, tensor_split, vsplit, vstack)
+from gradkit.ops.view_scatter import (  # noqa: F401
+    diagonal_scatter, narrow_copy, select_scatter, slice_scatter)
+from gradkit.ops.patterns import (  # noqa: F401
+    diagflat, repeat_interleave, tril_indices, triu_indices, vander)
+from gradkit.ops.distances import cdist, dist, renorm  # noqa: F401
 
 clip = clamp
 absolute = abs

@@ -1,0 +1,213 @@
+"""Distances and norm-scaling: cdist (pairwise p-norm distances, CdistBackward0, or for large
+Euclidean problems torch's matmul form, EuclideanDistBackward0), dist (the p-norm of a
+difference, DistBackward0) and renorm (sub-tensors scaled down to a maximum norm,
+RenormBackward0), each with torch's derivative formulas, zero distances included."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gradkit._tensor import Tensor
+from gradkit.ops._dispatch_general import _broadcast_message
+from gradkit.ops._op import op
+from gradkit.ops.arithmetic import pow
+from gradkit.ops.complex import conj, real
+from gradkit.ops.linalg import matmul
+from gradkit.ops.linalg_norms import _norm_grad, vector_norm
+from gradkit.ops.piecewise import abs, sign, where, zeros_like
+from gradkit.ops.reduction import expand_back, sum
+from gradkit.ops.shape import _normalize_dim, transpose, unsqueeze, view
+from gradkit.ops.unary_helpers import scalar_type_name
+
+_COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
+                  "donot_use_mm_for_euclid_dist": 2}
+
+
+# -- cdist ----------------------------------------------------------------------------------------
+
+def _pairs(xp, x1, x2):
+    """|x1_i - x2_j| for every pair of rows, batch dims broadcast: shape (..., P, R, M)."""
+    return xp.abs(x1[..., :, None, :] - x2[..., None, :, :])
+
+
+@op(save=("x1", "x2", "result"), broadcast=True, node_name="CdistBackward0")
+def _cdist(xp, x1, x2, *, p):
+    diff = _pairs(xp, x1, x2)
+    if diff.shape[-1] == 0 or diff.size == 0:
+        return xp.zeros(diff.shape[:-1], dtype=x1.dtype)
+    if p == 0:
+        return xp.sum(diff != 0, axis=-1).astype(x1.dtype)
+    if p == 1:
+        return xp.sum(diff, axis=-1)
+    if p == 2:
+        return xp.sqrt(xp.sum(diff * diff, axis=-1))
+    if p == math.inf:
+        return xp.max(diff, axis=-1)
+    return xp.sum(diff ** p, axis=-1) ** (1.0 / p)
+
+
+def _cdist_grad(g, a, b, dist, p):
+    """torch's _cdist_backward: the gradient for ``a`` of dist(a_i, b_j), g summed over j.
+    A zero distance gives zero, and so does a zero difference for p < 1."""
+    diff = unsqueeze(a, -2) - unsqueeze(b, -3)
+    g, dist = unsqueeze(g, -1), unsqueeze(dist, -1)
+    if p == 1:
+        part = g * sign(diff)
+    elif p == math.inf:  # only the coordinates at the maximum (every one of a tie)
+        part = where(abs(diff) == dist, g * sign(diff), 0.0)
+    else:
+        zero = dist == 0
+        safe = where(zero, 1.0, dist)  # no 1/0 in the branch that where() drops
+        if p == 2:
+            slope = diff / safe
+        elif p < 2:
+            nonzero = where(diff == 0, 1.0, abs(diff))
+            slope = sign(diff) * pow(nonzero, p - 1) / pow(safe, p - 1)
+        else:
+            slope = diff * pow(abs(diff), p - 2) / pow(safe, p - 1)
+        part = where(zero, 0.0, g * slope)
+    return sum(part, -2)
+
+
+def _mT(x):
+    return transpose(x, -1, -2)
+
+
+def _cdist_vjps(g, x1, x2, result, p):
+    if p == 0 or 0 in g.shape:
+        return zeros_like(x1), zeros_like(x2)
+    return (_cdist_grad(g, x1, x2, result, p),
+            _cdist_grad(_mT(g), x2, x1, _mT(result), p))
+
+
+_cdist.defvjp_all(_cdist_vjps)
+_cdist.name, _cdist.profiler_name = "_cdist_forward", "gradkit::_cdist_forward"
+
+
+@op(save=("x1", "x2", "result"), broadcast=True, node_name="EuclideanDistBackward0")
+def _euclidean_dist(xp, x1, x2):
+    """torch's matmul form of Euclidean distances: |a|^2 - 2 a.b + |b|^2, clamped at 1e-30."""
+    x1_norm = xp.sum(x1 * x1, axis=-1, keepdims=True)
+    x2_norm = xp.sum(x2 * x2, axis=-1, keepdims=True)
+    x1_ = xp.concatenate([-2 * x1, x1_norm, xp.ones_like(x1_norm)], axis=-1)
+    x2_ = xp.concatenate([x2, xp.ones_like(x2_norm), x2_norm], axis=-1)
+    return xp.sqrt(xp.maximum(xp.matmul(x1_, xp.swapaxes(x2_, -1, -2)), 1e-30))
+
+
+def _euclidean_vjps(g, x1, x2, result):
+    ratio = where(result == 0, 0.0, g / result)
+    return (x1 * sum(ratio, -1, True) - matmul(ratio, x2),
+            x2 * unsqueeze(sum(ratio, -2), -1) - matmul(_mT(ratio), x1))
+
+
+_euclidean_dist.defvjp_all(_euclidean_vjps)
+
+
+def _check_cdist(x1: Tensor, x2: Tensor, p: float) -> tuple:
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    batch1, batch2 = tuple(x1.shape[:-2]), tuple(x2.shape[:-2])
+    try:
+        batch = np.broadcast_shapes(batch1, batch2)
+    except ValueError:
+        raise RuntimeError(_broadcast_message([np.empty(batch1), np.empty(batch2)])) from None
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{scalar_type_name(x.dtype.np)}")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(x1.dtype.np)} but found "
+                           f"{scalar_type_name(x2.dtype.np)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    return batch + (x1.shape[-2], x2.shape[-2])
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The p-norm distance of every row of x1 to every row of x2 (batch dims broadcast).
+    For p=2 with more than 25 rows (or ``compute_mode="use_mm_for_euclid_dist"``) it is
+    computed through a matrix product, as torch, which is faster and less exact."""
+    if compute_mode not in _COMPUTE_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    mode = _COMPUTE_MODES[compute_mode]
+    shape = _check_cdist(x1, x2, p)
+    rows1, rows2 = x1.shape[-2], x2.shape[-2]
+    use_mm = p == 2 and (mode == 1 or (mode == 0 and (rows1 > 25 or rows2 > 25)))
+    if not use_mm or x1.numel() == 0 or x2.numel() == 0:
+        return _cdist(x1, x2, p=float(p))
+    return view(_euclidean_dist(x1, x2), shape=shape)
+
+
+# -- dist ----------------------------------------------------------------------------------------
+
+@op(save=("x", "y", "result"), broadcast=True, method=True, node_name="DistBackward0")
+def dist(xp, x, y, p=2):
+    """The p-norm of ``x - y`` (broadcasting), as a 0-d tensor."""
+    if x.dtype.kind not in "fc" or y.dtype.kind not in "fc":
+        bad = x if x.dtype.kind not in "fc" else y
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {scalar_type_name(bad)} instead.")
+    try:
+        diff = xp.subtract(x, y)
+    except ValueError:
+        raise RuntimeError(_broadcast_message([x, y])) from None
+    return vector_norm.forward(xp, diff, p)
+
+
+def _dist_grad(g, x, y, result, p):
+    if p == 0:
+        return None
+    diff = x - y
+    return _norm_grad(expand_back(g, tuple(diff.shape), None, False), diff, result, p, None,
+                      False)
+
+
+def _dist_grad_other(g, x, y, result, p):
+    grad = _dist_grad(g, x, y, result, p)
+    return None if grad is None else -grad
+
+
+dist.defvjp(_dist_grad, _dist_grad_other)
+
+
+# -- renorm --------------------------------------------------------------------------------------
+
+def _check_renorm(x, p, dim, maxnorm) -> tuple:
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if x.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {x.ndim} dimensions")
+    dim = _normalize_dim(dim, x.ndim)
+    return tuple(d for d in range(x.ndim) if d != dim)
+
+
+@op(save="x", method=True, inplace=True)
+def renorm(xp, x, *, p, dim, maxnorm):
+    """x with each sub-tensor along ``dim`` whose p-norm exceeds ``maxnorm`` scaled down to
+    norm ``maxnorm`` (times 1 / (1 + 1e-7 / norm), as torch)."""
+    others = _check_renorm(x, p, dim, maxnorm)
+    norm = vector_norm.forward(xp, x, p, others, True)
+    factor = xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).astype(norm.dtype)
+    return x * factor
+
+
+def _renorm_grad(g, x, p, dim, maxnorm):
+    """torch's renorm_backward: the scale's own derivative where it scales, g elsewhere."""
+    others = _check_renorm(x, p, dim, maxnorm)
+    norm = vector_norm(x, p, others, True)
+    slope = _norm_grad(sum(real(conj(x) * g), others, True), x, norm, p, others, True)
+    inverse = 1 / (norm + 1e-7)
+    return where(norm > maxnorm, inverse * maxnorm * g - maxnorm * inverse * inverse * conj(slope),
+                 g)
+
+
+renorm.defvjp(_renorm_grad)
+

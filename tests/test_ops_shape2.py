@@ -1,0 +1,170 @@
+"""Shape, combination and distance functions against torch: values, dtypes, gradients, node
+names, view-ness and error messages (the gradients of the differentiable ones are also checked
+by the op table, tests/op_db.py, lane shape2)."""
+
+import numpy as np
+import pytest
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+
+def _describe(value):
+    """A tensor as (dtype, values, node name, is a view); containers walked."""
+    if isinstance(value, (gradkit.Tensor, torch.Tensor)):
+        node = value.grad_fn.name() if value.grad_fn is not None else None
+        return ("tensor", str(value.dtype).split(".")[-1], value.detach().numpy(), node,
+                value._is_view())
+    if isinstance(value, (tuple, list)):
+        return [_describe(v) for v in value]
+    return value
+
+
+def _compare(got, expected, where="result"):
+    if isinstance(expected, tuple) and expected[:1] == ("tensor",):
+        assert isinstance(got, tuple) and got[0] == "tensor", f"{where}: {got!r}"
+        assert got[1] == expected[1], f"{where}: dtype {got[1]} != {expected[1]}"
+        assert got[2].shape == expected[2].shape, f"{where}: {got[2].shape} != {expected[2].shape}"
+        np.testing.assert_allclose(got[2], expected[2], rtol=1e-7, atol=1e-10, err_msg=where)
+        assert got[3:] == expected[3:], f"{where}: (node, view) {got[3:]} != {expected[3:]}"
+    elif isinstance(expected, list):
+        assert isinstance(got, list) and len(got) == len(expected), f"{where}: {got!r}"
+        for i, (g, e) in enumerate(zip(got, expected)):
+            _compare(g, e, f"{where}[{i}]")
+    else:
+        assert got == expected, f"{where}: {got!r} != {expected!r}"
+
+
+def same(program):
+    """program(lib) gives the same tensors (dtype, values, node, view-ness) in both."""
+    _compare(_describe(program(gradkit)), _describe(program(torch)))
+
+
+def same_error(program):
+    """program(lib) raises the same error type with the same message in both."""
+    outcomes = []
+    for lib in (torch, gradkit):
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the type is compared below
+            program(lib)
+        outcomes.append((type(info.value).__name__, str(info.value).split("\n")[0]))
+    assert outcomes[1] == outcomes[0]
+
+
+def leaf(lib, *shape, seed=0, dtype="float64"):
+    values = np.random.default_rng(seed).standard_normal(shape)
+    return lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=True)
+
+
+def ints(lib, values, dtype="int64"):
+    return lib.tensor(values, dtype=getattr(lib, dtype))
+
+
+def with_grads(fn, *shapes):
+    """A program: fn of float64 leaves of ``shapes``, then their gradients for a fixed seed."""
+    def program(lib):
+        leaves = [leaf(lib, *s, seed=i) for i, s in enumerate(shapes)]
+        out = fn(lib, *leaves)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        outs = [o for o in outs if o.requires_grad]
+        seeds = [lib.tensor(np.random.default_rng(9).standard_normal(tuple(o.shape)),
+                            dtype=o.dtype) for o in outs]
+        grads = lib.autograd.grad(outs, leaves, seeds, allow_unused=True) if outs else []
+        return [out, [lib.zeros_like(x) if g is None else g.clone() for x, g in zip(leaves, grads)]]
+    return program
+
+
+def _cases(table):
+    return pytest.mark.parametrize("program", [p for _, p in table], ids=[n for n, _ in table])
+
+
+# -- values, gradients, nodes and views ------------------------------------------------------
+
+SAME = [
+    ("atleast_1d_0d", with_grads(lambda m, x: m.atleast_1d(x), ())),
+    ("atleast_1d_is_x", lambda m: (lambda x: m.atleast_1d(x) is x)(leaf(m, 3))),
+    ("atleast_2d_1d", with_grads(lambda m, x: m.atleast_2d(x), (3,))),
+    ("atleast_2d_0d", with_grads(lambda m, x: m.atleast_2d(x), ())),
+    ("atleast_3d_0d_1d_2d", with_grads(lambda m, x, y, z: m.atleast_3d(x, y, z), (), (3,),
+                                       (2, 3))),
+    ("atleast_3d_list", with_grads(lambda m, x, y: m.atleast_3d([x, y]), (2, 3, 1, 2), (2,))),
+    ("atleast_1d_none", lambda m: m.atleast_1d()),
+    ("hstack_1d", with_grads(lambda m, x, y: m.hstack([x, y]), (2,), ())),
+    ("hstack_2d", with_grads(lambda m, x, y: m.hstack((x, y)), (2, 3), (2, 1))),
+    ("vstack", with_grads(lambda m, x, y, z: m.vstack([x, y, z]), (3,), (2, 3), (3,))),
+    ("row_stack", with_grads(lambda m, x, y: m.row_stack([x, y]), (1, 3), (3,))),
+    ("dstack", with_grads(lambda m, x, y, z: m.dstack([x, y, z]), (2,), (1, 2), (1, 2, 3))),
+    ("column_stack", with_grads(lambda m, x, y, z: m.column_stack([x, y, z]), (2,), (2, 3),
+                                (2,))),
+    ("column_stack_0d", with_grads(lambda m, x, y: m.column_stack([x, y]), (), (1, 2))),
+    ("stack_dtypes", lambda m: m.hstack([ints(m, [1, 2]), m.tensor([0.5], dtype=m.float32)])),
+    ("tensor_split_sections", with_grads(lambda m, x: m.tensor_split(x, 3, dim=1), (2, 7))),
+    ("tensor_split_more_sections_than_size", with_grads(lambda m, x: m.tensor_split(x, 5),
+                                                        (3, 2))),
+    ("tensor_split_indices", with_grads(lambda m, x: x.tensor_split([-1, 1, 10], 1), (2, 4))),
+    ("tensor_split_tensor_indices",
+     with_grads(lambda m, x: m.tensor_split(x, m.tensor([1, 3]), -1), (2, 4))),
+    ("tensor_split_0d_tensor", with_grads(lambda m, x: m.tensor_split(x, m.tensor(3)), (7,))),
+    ("tensor_split_empty", with_grads(lambda m, x: m.tensor_split(x, 2, 1), (2, 0))),
+    ("hsplit", with_grads(lambda m, x: m.hsplit(x, 2), (3, 4))),
+    ("hsplit_1d_list", with_grads(lambda m, x: x.hsplit([1, 3]), (4,))),
+    ("vsplit", with_grads(lambda m, x: m.vsplit(x, [1]), (3, 2))),
+    ("dsplit", with_grads(lambda m, x: m.dsplit(x, 2), (1, 2, 4))),
+    ("flipud", with_grads(lambda m, x: m.flipud(x), (3, 2))),
+    ("fliplr", with_grads(lambda m, x: x.fliplr(), (2, 3, 2))),
+    ("cartesian_prod", with_grads(lambda m, x, y, z: m.cartesian_prod(x, y, z), (2,), (3,),
+                                  (1,))),
+    ("cartesian_prod_one", lambda m: (lambda x: m.cartesian_prod(x) is x)(leaf(m, 3))),
+    ("combinations", with_grads(lambda m, x: m.combinations(x), (4,))),
+    ("combinations_r3", with_grads(lambda m, x: m.combinations(x, 3), (5,))),
+    ("combinations_replacement", with_grads(lambda m, x: m.combinations(x, 2, True), (3,))),
+    ("combinations_r1", with_grads(lambda m, x: m.combinations(x, r=1), (3,))),
+    ("combinations_r0", with_grads(lambda m, x: m.combinations(x, 0), (3,))),
+    ("combinations_r_past_size", with_grads(lambda m, x: m.combinations(x, 4), (3,))),
+    ("combinations_int", lambda m: m.combinations(ints(m, [3, 1, 2]), with_replacement=True)),
+    ("block_diag", with_grads(lambda m, x, y, z: m.block_diag(x, y, z), (2, 3), (), (2,))),
+    ("block_diag_empty_blocks", with_grads(lambda m, x, y: m.block_diag(x, y), (0, 3), (2, 0))),
+    ("block_diag_dtypes", lambda m: m.block_diag(ints(m, [1]), m.tensor([[1.5]]))),
+    ("block_diag_complex", lambda m: m.block_diag(m.tensor([1 + 2j]), ints(m, [[3]]))),
+    ("block_diag_none", lambda m: m.block_diag()),
+    ("diagflat", with_grads(lambda m, x: m.diagflat(x), (2, 2))),
+    ("diagflat_offset", with_grads(lambda m, x: x.diagflat(-1), (3,))),
+    ("diagflat_0d", with_grads(lambda m, x: m.diagflat(x, 2), ())),
+    ("select_scatter", with_grads(lambda m, x, s: m.select_scatter(x, s, 1, -1), (2, 3), (2,))),
+    ("select_scatter_int_src", lambda m: m.select_scatter(leaf(m, 2, 2), ints(m, [7, 8]), 0, 0)),
+    ("slice_scatter", with_grads(lambda m, x, s: m.slice_scatter(x, s, 1, 0, None, 2), (2, 5),
+                                 (2, 3))),
+    ("slice_scatter_clamped", with_grads(lambda m, x, s: x.slice_scatter(s, 0, -2, 100),
+                                         (3, 2), (2, 2))),
+    ("diagonal_scatter", with_grads(lambda m, x, s: m.diagonal_scatter(x, s), (3, 4), (3,))),
+    ("diagonal_scatter_offset_dims",
+     with_grads(lambda m, x, s: m.diagonal_scatter(x, s, -1, 2, 0), (3, 2, 4), (2, 3))),
+    ("narrow_copy", with_grads(lambda m, x: m.narrow_copy(x, 1, -3, 2), (2, 4))),
+    ("narrow_copy_method", with_grads(lambda m, x: x.narrow_copy(0, 1, 0), (2, 4))),
+    ("repeat_interleave_int", with_grads(lambda m, x: m.repeat_interleave(x, 2, dim=0), (2, 3))),
+    ("repeat_interleave_flat", with_grads(lambda m, x: x.repeat_interleave(3), (2, 2))),
+    ("repeat_interleave_zero", with_grads(lambda m, x: m.repeat_interleave(x, 0, 1), (2, 2))),
+    ("repeat_interleave_0d", with_grads(lambda m, x: m.repeat_interleave(x, 2), ())),
+    ("repeat_interleave_tensor",
+     with_grads(lambda m, x: m.repeat_interleave(x, m.tensor([1, 0, 3]), -1, output_size=4),
+                (2, 3))),
+    ("repeat_interleave_one_count",
+     with_grads(lambda m, x: m.repeat_interleave(x, m.tensor([2]), 0), (3, 2))),
+    ("repeat_interleave_counts", lambda m: m.repeat_interleave(ints(m, [2, 0, 1]))),
+    ("repeat_interleave_counts_int32", lambda m: m.repeat_interleave(ints(m, [1, 2], "int32"))),
+    ("tril_indices", lambda m: [m.tril_indices(3, 4), m.tril_indices(4, 3, -1),
+                                m.tril_indices(3, 3, 5), m.tril_indices(0, 3)]),
+    ("triu_indices", lambda m: [m.triu_indices(3, 4), m.triu_indices(4, 3, 1),
+                                m.triu_indices(3, 3, dtype=m.int32), m.triu_indices(2, 2, -4)]),
+    # torch's own vander backward fails (it writes over cumprod's saved input): forward only
+    ("vander", lambda m: m.vander(leaf(m, 3))),
+    ("vander_N", lambda m: m.vander(leaf(m, 3), N=5)),
+    ("vander_N_1", with_grads(lambda m, x: m.vander(x, 1), (3,))),
+    ("vander_N_0", with_grads(lambda m, x: m.vander(x, 0, True), (3,))),
+    ("vander_ints", lambda m: [m.vander(ints(m, [2, 3], "int32")), m.vander(m.tensor([True]))]),
+]
+
+
+@_cases(SAME)
+def test_same_as_torch(program):
+    same(program)

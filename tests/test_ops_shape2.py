@@ -2,6 +2,8 @@
 names, view-ness and error messages (the gradients of the differentiable ones are also checked
 by the op table, tests/op_db.py, lane shape2)."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -167,4 +169,58 @@ SAME = [
 
 @_cases(SAME)
 def test_same_as_torch(program):
+    same(program)
+
+
+def _twins(lib, p, mode="use_mm_for_euclid_dist_if_necessary", rows=3):
+    """cdist of rows that repeat across x1 and x2 (zero distances, zero differences)."""
+    values = np.random.default_rng(3).standard_normal((rows, 2))
+    values[0, 1] = values[1, 1]
+    x1 = lib.tensor(values, requires_grad=True)
+    x2 = lib.tensor(values[::-1].copy(), requires_grad=True)
+    out = lib.cdist(x1, x2, p=p, compute_mode=mode)
+    seed = lib.tensor(np.random.default_rng(4).standard_normal(tuple(out.shape)))
+    return [out, list(lib.autograd.grad(out, (x1, x2), seed))]
+
+
+DISTANCES = [
+    *[(f"cdist_p={p}", with_grads(lambda m, x, y, p=p: m.cdist(x, y, p), (3, 2), (4, 2)))
+      for p in (0, 0.5, 1, 1.5, 2, 3, math.inf)],
+    *[(f"cdist_zero_distance_p={p}", lambda m, p=p: _twins(m, p))
+      for p in (0, 0.5, 1, 1.5, 2, 3, math.inf)],
+    # the matmul form's gradient at a zero distance is rounding noise (g / 1e-15 times the
+    # difference of two equal products), in torch as here: compared away from zero only
+    ("cdist_mm", with_grads(lambda m, x, y: m.cdist(x, y, compute_mode="use_mm_for_euclid_dist"),
+                            (3, 2), (4, 2))),
+    ("cdist_many_rows", with_grads(lambda m, x, y: m.cdist(x, y), (30, 2), (2, 2))),
+    ("cdist_many_rows_no_mm", lambda m: _twins(m, 2, "donot_use_mm_for_euclid_dist", rows=30)),
+    ("cdist_batch_broadcast", with_grads(lambda m, x, y: m.cdist(x, y), (2, 1, 3, 2), (4, 2, 2))),
+    ("cdist_batch_mm", with_grads(lambda m, x, y: m.cdist(
+        x, y, compute_mode="use_mm_for_euclid_dist"), (2, 1, 3, 2), (4, 2, 2))),
+    ("cdist_empty_rows", with_grads(lambda m, x, y: m.cdist(x, y), (0, 2), (3, 2))),
+    ("cdist_no_columns", with_grads(lambda m, x, y: m.cdist(x, y, 1), (2, 0), (3, 0))),
+    ("cdist_float32", lambda m: m.cdist(leaf(m, 2, 3, dtype="float32"),
+                                        leaf(m, 4, 3, seed=1, dtype="float32"))),
+    *[(f"dist_p={p}", with_grads(lambda m, x, y, p=p: m.dist(x, y, p), (2, 3), (3,)))
+      for p in (0.5, 1, 2, 3, math.inf, -math.inf)],
+    # torch's backward of the 0-"norm" fails for ``other`` (it negates an undefined gradient)
+    ("dist_p=0", lambda m: (lambda x, y: [m.dist(x, y, 0), m.autograd.grad(
+        m.dist(x, y.detach(), 0), x, allow_unused=True)[0] is None])(leaf(m, 3), leaf(m, 3))),
+    ("dist_method_zero", lambda m: (lambda x: [x.dist(x.detach()),
+                                               m.autograd.grad(x.dist(x.detach()), x)])(
+        leaf(m, 3))),
+    ("dist_complex", lambda m: m.dist(m.tensor([1 + 1j, 2]), m.tensor([0.5j, 1 - 1j]))),
+    ("dist_dtypes", lambda m: m.dist(leaf(m, 3), leaf(m, 3, seed=1, dtype="float32"))),
+    *[(f"renorm_p={p}", with_grads(lambda m, x, p=p: m.renorm(x, p, 0, 1.5), (3, 4)))
+      for p in (1, 2, 3.5, math.inf)],
+    ("renorm_dim", with_grads(lambda m, x: x.renorm(2, -1, 1.0), (2, 3, 2))),
+    ("renorm_below_max", with_grads(lambda m, x: m.renorm(x, 2, 1, 100.0), (2, 2))),
+    ("renorm_complex", lambda m: m.renorm(m.tensor([[3 + 4j, 1j], [0.1, 0.2j]]), 2, 0, 1)),
+    ("renorm_inplace", lambda m: (lambda x: [x.renorm_(2, 0, 1.0), x])(
+        m.tensor([[3.0, 4.0], [0.1, 0.2]]))),
+]
+
+
+@_cases(DISTANCES)
+def test_distances_as_torch(program):
     same(program)

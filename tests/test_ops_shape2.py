@@ -15,8 +15,9 @@ torch = pytest.importorskip("torch")
 def _describe(value):
     """A tensor as (dtype, values, node name, is a view); containers walked."""
     if isinstance(value, (gradkit.Tensor, torch.Tensor)):
-        node = value.grad_fn.name() if value.grad_fn is not None else None
-        return ("tensor", str(value.dtype).split(".")[-1], value.detach().numpy(), node,
+        node = value.grad_fn.name().split("::")[-1] if value.grad_fn is not None else None
+        return ("tensor", str(value.dtype).split(".")[-1], value.detach().resolve_conj().numpy(),
+                node,
                 value._is_view())
     if isinstance(value, (tuple, list)):
         return [_describe(v) for v in value]
@@ -224,3 +225,103 @@ DISTANCES = [
 @_cases(DISTANCES)
 def test_distances_as_torch(program):
     same(program)
+
+
+def _values_and_grads(program):
+    """A with_grads program whose output nodes are left out: torch's C++ compositions record
+    the Scalar overloads (MulBackward1, DivBackward1) that a Python number never selects."""
+    def run(lib):
+        out, grads = program(lib)
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        return [[o.detach() for o in outs], grads]
+    return run
+
+
+MORE = [
+    ("addr", with_grads(lambda m, x, a, b: m.addr(x, a, b), (2, 3), (2,), (3,))),
+    ("addr_scaled_broadcast", with_grads(lambda m, x, a, b: x.addr(a, b, beta=0.5, alpha=-2),
+                                         (3,), (2,), (3,))),
+    ("addr_beta_0_nan", lambda m: m.addr(m.full((2, 2), math.nan), m.tensor([1.0, 2]),
+                                         m.tensor([3.0, 4]), beta=0)),
+    ("addr_ints", lambda m: m.addr(ints(m, [[1, 2], [3, 4]]), ints(m, [1, 2]), ints(m, [3, 4]),
+                                   beta=2, alpha=3)),
+    ("addr_bool", lambda m: [m.addr(ints(m, [[1, 0], [0, 0]]) > 0, ints(m, [1, 0]) > 0,
+                                    ints(m, [1, 1]) > 0, beta=b) for b in (True, False)]),
+    ("addr_dtypes", lambda m: m.addr(m.zeros(2, 2, dtype=m.int64), m.tensor([1.5, 2]),
+                                     m.tensor([1.0, 2], dtype=m.float32))),
+    ("addr_complex", lambda m: m.addr(m.tensor([[1j, 0]]), m.tensor([2 + 1j]),
+                                      m.tensor([1.0, -1j]), alpha=1j)),
+    ("addr_inplace", lambda m: (lambda x: [x.addr_(m.tensor([1.0, 2]), m.tensor([3.0, 4])), x])(
+        m.ones(2, 2))),
+    ("chain_matmul_one", with_grads(lambda m, x: m.chain_matmul(x), (2, 3))),
+    ("chain_matmul", with_grads(lambda m, x, y, z: m.chain_matmul(x, y, z), (2, 3), (3, 4),
+                                (4, 2))),
+    ("chain_matmul_two", with_grads(lambda m, x, y: m.chain_matmul(x, y), (2, 3), (3, 1))),
+    ("trapezoid", _values_and_grads(with_grads(lambda m, y: m.trapezoid(y), (2, 4)))),
+    ("trapezoid_dx", _values_and_grads(with_grads(lambda m, y: m.trapezoid(y, dx=0.5, dim=0),
+                                                  (3, 2)))),
+    ("trapezoid_x", _values_and_grads(with_grads(lambda m, y, x: m.trapezoid(y, x), (2, 4),
+                                                 (4,)))),
+    ("trapezoid_x_dim", _values_and_grads(with_grads(lambda m, y, x: m.trapezoid(y, x, dim=0),
+                                                     (3, 2), (3,)))),
+    ("trapezoid_x_2d", _values_and_grads(with_grads(lambda m, y, x: m.trapezoid(y, x),
+                                                    (2, 3, 4), (3, 4)))),
+    ("trapezoid_ints", lambda m: [m.trapezoid(ints(m, [1, 2, 4])),
+                                  m.trapezoid(ints(m, [1, 2, 4]), ints(m, [0, 1, 3]))]),
+    ("trapezoid_empty", lambda m: [m.trapezoid(m.zeros(2, 0)),
+                                   m.trapezoid(m.zeros(2, 0, dtype=m.int64), dx=2)]),
+    ("trapezoid_one_sample", _values_and_grads(with_grads(lambda m, y: m.trapezoid(y), (2, 1)))),
+    ("trapz", _values_and_grads(with_grads(lambda m, y, x: [m.trapz(y, x), m.trapz(y, dx=2.0),
+                                                            m.trapz(y)], (2, 3), (3,)))),
+    ("cumulative_trapezoid", with_grads(lambda m, y: m.cumulative_trapezoid(y), (2, 4))),
+    ("cumulative_trapezoid_dx", with_grads(lambda m, y: m.cumulative_trapezoid(y, dx=3, dim=0),
+                                           (3, 2))),
+    ("cumulative_trapezoid_x", _values_and_grads(with_grads(
+        lambda m, y, x: m.cumulative_trapezoid(y, x), (2, 4), (4,)))),
+    ("cumulative_trapezoid_empty", lambda m: m.cumulative_trapezoid(m.zeros(2, 0))),
+    ("cumulative_trapezoid_ints", lambda m: m.cumulative_trapezoid(ints(m, [1, 2, 4]))),
+    ("bincount", lambda m: [m.bincount(ints(m, [1, 3, 1])), ints(m, [0, 2]).bincount(minlength=4),
+                            m.bincount(ints(m, [2], "int32")),
+                            m.bincount(ints(m, [], "int64"), minlength=2)]),
+    ("bincount_weights", lambda m: [
+        m.bincount(ints(m, [1, 3, 1]), m.tensor([0.5, 1.0, 2.0], dtype=m.float32)),
+        m.bincount(ints(m, [1, 1]), ints(m, [2, 3])),
+        m.bincount(ints(m, [1, 1]), m.tensor([2.0, 3.0], dtype=m.float16)),
+        m.bincount(ints(m, [], "int64"), m.tensor([]), minlength=2)]),
+    ("bincount_weights_require_grad", lambda m: m.bincount(ints(m, [0, 2]), leaf(m, 2))),
+    ("adjoint", with_grads(lambda m, x: m.adjoint(x), (2, 3, 2))),
+    ("adjoint_complex", lambda m: (lambda z: [z.adjoint(), z.adjoint().is_conj()])(
+        m.tensor([[1 + 1j, 2], [3j, 4]]))),
+    ("swapdims", with_grads(lambda m, x: [m.swapdims(x, 0, -1), x.swapdims(1, 0)], (2, 3))),
+    ("method_aliases", lambda m: (lambda x: [
+        x.absolute(), x.arccos(), x.arcsin(), x.arctan(), x.divide(2), x.true_divide(x),
+        x.multiply(3), x.subtract(1), x.negative(), x.clip(-0.2, 0.2), x.fix(), x.greater(0),
+        x.greater_equal(0), x.less(0), x.less_equal(0), x.not_equal(0), x.logical_xor(x > 0),
+        x.vdot(x), x.ger(x), list(x.split_with_sizes([1, 2]))])(
+        m.tensor([-0.5, 0.25, 0.75], dtype=m.float64))),
+    ("method_aliases_ints", lambda m: ints(m, [1, -2]).bitwise_not()),
+    ("inplace_aliases", lambda m: (lambda x: [x.absolute_(), x.negative_(), x.divide_(2),
+                                              x.true_divide_(2), x.multiply_(3),
+                                              x.subtract_(1), x.clip_(-1, 0)])(
+        m.tensor([-0.5, 0.25, 0.75]))),
+]
+
+
+@_cases(MORE)
+def test_products_integrals_aliases_as_torch(program):
+    same(program)
+
+
+def test_dtype_rules_as_torch():
+    def rules(m):
+        dtypes = [m.bool, m.uint8, m.int8, m.int16, m.int32, m.int64, m.float16, m.float32,
+                  m.float64, m.complex64, m.complex128]
+        names = [str(d).split(".")[-1] for d in dtypes]
+        promoted = [str(m.promote_types(a, b)).split(".")[-1] for a in dtypes for b in dtypes]
+        casts = [m.can_cast(a, b) for a in dtypes for b in dtypes]
+        # (float16 with a complex number is torch's complex32, a dtype gradkit lacks)
+        operands = [m.tensor([1], dtype=m.int32), m.tensor(1.0, dtype=m.float64),
+                    m.tensor([1.0], dtype=m.float32), m.tensor(True), 2, 2.5, True, 1j]
+        results = [str(m.result_type(a, b)).split(".")[-1] for a in operands for b in operands]
+        return names, promoted, casts, results
+    assert rules(gradkit) == rules(torch)

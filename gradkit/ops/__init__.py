@@ -66,9 +66,12 @@ from gradkit.ops.stacking import (  # noqa: F401
     dsplit, dstack, fliplr, flipud, hsplit, hstack, row_stack, tensor_split, vsplit, vstack)
 from gradkit.ops.view_scatter import (  # noqa: F401
     diagonal_scatter, narrow_copy, select_scatter, slice_scatter)
-from gradkit.ops.patterns import (  # noqa: F401
-    diagflat, repeat_interleave, tril_indices, triu_indices, vander)
+from gradkit.ops.patterns import diagflat, repeat_interleave, vander  # noqa: F401
 from gradkit.ops.distances import cdist, dist, renorm  # noqa: F401
+from gradkit.ops.integrals import (  # noqa: F401
+    bincount, cumulative_trapezoid, trapezoid, trapz)
+from gradkit.ops.matrix_products import addr, chain_matmul  # noqa: F401
+from gradkit.ops.aliases import adjoint, swapdims  # noqa: F401
 
 clip = clamp
 absolute = abs

@@ -134,6 +134,8 @@ SAME = [
     ("diagflat_offset", with_grads(lambda m, x: x.diagflat(-1), (3,))),
     ("diagflat_0d", with_grads(lambda m, x: m.diagflat(x, 2), ())),
     ("select_scatter", with_grads(lambda m, x, s: m.select_scatter(x, s, 1, -1), (2, 3), (2,))),
+    ("select_scatter_complex_no_grad", lambda m: m.select_scatter(
+        m.ones(2, 2, dtype=m.complex128), m.tensor([1j, 2]), 1, 0)),
     ("select_scatter_int_src", lambda m: m.select_scatter(leaf(m, 2, 2), ints(m, [7, 8]), 0, 0)),
     ("slice_scatter", with_grads(lambda m, x, s: m.slice_scatter(x, s, 1, 0, None, 2), (2, 5),
                                  (2, 3))),
@@ -436,6 +438,12 @@ ERRORS = [
     ("chain_matmul_dtypes", lambda m: m.chain_matmul(m.ones(2, 2, dtype=m.int64),
                                                      m.ones(2, 2))),
     ("adjoint_1d", lambda m: m.zeros(3).adjoint()),
+    ("select_scatter_complex_grad", lambda m: m.select_scatter(
+        m.zeros(2, 2, dtype=m.complex128, requires_grad=True), m.zeros(2, dtype=m.complex128),
+        0, 0)),
+    ("slice_scatter_complex_grad", lambda m: m.slice_scatter(
+        m.zeros(2, 2, dtype=m.complex128), m.zeros(1, 2, dtype=m.complex128,
+                                                    requires_grad=True), 0, 0, 1)),
     ("promote_types_not_dtype", lambda m: m.promote_types(m.int32, 3)),
     ("can_cast_not_dtype", lambda m: m.can_cast("float", m.int32)),
 ]

@@ -47,27 +47,31 @@ def _cdist(xp, x1, x2, *, p):
     return xp.sum(diff ** p, axis=-1) ** (1.0 / p)
 
 
-def _cdist_grad(g, a, b, dist, p):
-    """torch's _cdist_backward: the gradient for ``a`` of dist(a_i, b_j), g summed over j.
-    A zero distance gives zero, and so does a zero difference for p < 1."""
-    diff = unsqueeze(a, -2) - unsqueeze(b, -3)
-    g, dist = unsqueeze(g, -1), unsqueeze(dist, -1)
+def _cdist_slope(diff, dist, p):
+    """torch's _cdist_backward per coordinate: d dist(a_i, b_j) / d a_i for ``diff`` = a_i - b_j
+    (..., P, R, M). A zero distance gives zero, and so does a zero difference for p < 1."""
+    dist = unsqueeze(dist, -1)
     if p == 1:
-        part = g * sign(diff)
-    elif p == math.inf:  # only the coordinates at the maximum (every one of a tie)
-        part = where(abs(diff) == dist, g * sign(diff), 0.0)
+        return sign(diff)
+    if p == math.inf:  # only the coordinates at the maximum (every one of a tie)
+        return where(abs(diff) == dist, sign(diff), 0.0)
+    zero = dist == 0
+    safe = where(zero, 1.0, dist)  # no 1/0 in the branch that where() drops
+    if p == 2:
+        slope = diff / safe
+    elif p < 2:
+        nonzero = where(diff == 0, 1.0, abs(diff))
+        slope = sign(diff) * pow(nonzero, p - 1) / pow(safe, p - 1)
     else:
-        zero = dist == 0
-        safe = where(zero, 1.0, dist)  # no 1/0 in the branch that where() drops
-        if p == 2:
-            slope = diff / safe
-        elif p < 2:
-            nonzero = where(diff == 0, 1.0, abs(diff))
-            slope = sign(diff) * pow(nonzero, p - 1) / pow(safe, p - 1)
-        else:
-            slope = diff * pow(abs(diff), p - 2) / pow(safe, p - 1)
-        part = where(zero, 0.0, g * slope)
-    return sum(part, -2)
+        slope = diff * pow(abs(diff), p - 2) / pow(safe, p - 1)
+    return where(zero, 0.0, slope)
+
+
+def _cdist_grad(g, a, b, dist, p):
+    """The gradient for ``a`` of the distances of its rows to b's: the slopes times g, summed
+    over b's rows."""
+    diff = unsqueeze(a, -2) - unsqueeze(b, -3)
+    return sum(unsqueeze(g, -1) * _cdist_slope(diff, dist, p), -2)
 
 
 def _mT(x):
@@ -82,6 +86,23 @@ def _cdist_vjps(g, x1, x2, result, p):
 
 
 _cdist.defvjp_all(_cdist_vjps)
+
+
+def _pair_tangent(t1, t2):
+    """t1_i - t2_j for every pair of rows (a missing tangent is zero)."""
+    left = None if t1 is None else unsqueeze(t1, -2)
+    right = None if t2 is None else unsqueeze(t2, -3)
+    return right * -1 if left is None else left if right is None else left - right
+
+
+@_cdist.defjvp_all
+def _cdist_jvp(tangents, x1, x2, result, p):
+    if p == 0:
+        return zeros_like(result)
+    diff = unsqueeze(x1, -2) - unsqueeze(x2, -3)
+    return sum(_cdist_slope(diff, result, p) * _pair_tangent(*tangents), -1)
+
+
 _cdist.name, _cdist.profiler_name = "_cdist_forward", "gradkit::_cdist_forward"
 
 
@@ -104,6 +125,13 @@ def _euclidean_vjps(g, x1, x2, result):
 _euclidean_dist.defvjp_all(_euclidean_vjps)
 
 
+@_euclidean_dist.defjvp_all
+def _euclidean_jvp(tangents, x1, x2, result):
+    diff = unsqueeze(x1, -2) - unsqueeze(x2, -3)
+    inner = sum(diff * _pair_tangent(*tangents), -1)
+    return where(result == 0, 0.0, inner / result)
+
+
 def _check_cdist(x1: Tensor, x2: Tensor, p: float) -> tuple:
     for name, x in (("X1", x1), ("X2", x2)):
         if x.ndim < 2:
@@ -119,10 +147,10 @@ def _check_cdist(x1: Tensor, x2: Tensor, p: float) -> tuple:
     for name, x in (("X1", x1), ("X2", x2)):
         if not x.dtype.is_floating_point:
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
-                               f"{scalar_type_name(x.dtype.np)}")
+                               f"{scalar_type_name(x)}")
     if x1.dtype != x2.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(x1.dtype.np)} but found "
-                           f"{scalar_type_name(x2.dtype.np)}")
+        raise RuntimeError(f"expected scalar type {scalar_type_name(x1)} but found "
+                           f"{scalar_type_name(x2)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     return batch + (x1.shape[-2], x2.shape[-2])
@@ -176,6 +204,19 @@ def _dist_grad_other(g, x, y, result, p):
 dist.defvjp(_dist_grad, _dist_grad_other)
 
 
+@dist.defjvp_all
+def _dist_jvp(tangents, x, y, result, p):
+    if p == 0:
+        return zeros_like(result)
+    diff = x - y
+    t = _pair_difference(*tangents)
+    return sum(real(conj(_norm_grad(1.0, diff, result, p, None, False)) * t))
+
+
+def _pair_difference(tx, ty):
+    return -ty if tx is None else tx if ty is None else tx - ty
+
+
 # -- renorm --------------------------------------------------------------------------------------
 
 def _check_renorm(x, p, dim, maxnorm) -> tuple:
@@ -210,4 +251,15 @@ def _renorm_grad(g, x, p, dim, maxnorm):
 
 
 renorm.defvjp(_renorm_grad)
+
+
+@renorm.defjvp_all
+def _renorm_jvp(tangents, x, p, dim, maxnorm):
+    t = tangents[0]
+    others = _check_renorm(x, p, dim, maxnorm)
+    norm = vector_norm(x, p, others, True)
+    inverse = 1 / (norm + 1e-7)
+    norm_tangent = sum(real(conj(_norm_grad(1.0, x, norm, p, others, True)) * t), others, True)
+    return where(norm > maxnorm,
+                 maxnorm * inverse * t - x * (maxnorm * inverse * inverse * norm_tangent), t)
 

@@ -119,7 +119,13 @@ def _no_bincount_derivative(g, **params):
     raise RuntimeError("derivative for aten::bincount is not implemented")
 
 
+def _no_bincount_jvp(t, **params):
+    raise NotImplementedError("Trying to use forward AD with aten::bincount that does not "
+                              "support it.")
+
+
 _weighted_count.defvjp(None, _no_bincount_derivative)
+_weighted_count.defjvp(None, _no_bincount_jvp)
 
 
 @tensor_method()

@@ -44,7 +44,7 @@ def addr(xp, x, vec1, vec2, *, beta=1, alpha=1):
     shape = (vec1.shape[0], vec2.shape[0])
     _check_expandable(x.shape, shape)
     _check_scalars(dtype, beta, alpha)
-    product = xp.multiply.outer(vec1.astype(dtype), vec2.astype(dtype))
+    product = vec1.astype(dtype)[:, None] * vec2.astype(dtype)[None, :]
     if dtype.kind == "b":  # torch's logical form: (beta and input) or (alpha and product)
         out = product & bool(alpha)
         return out | (x.astype(bool) & bool(beta)) if beta else xp.array(out)

@@ -10,7 +10,7 @@ from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.shape import _normalize_dim
 from gradkit.ops.slicing import _select_index, _slice, _slice_key, narrow, select
-from gradkit.ops.triangular import _diagonal_view, diagonal
+from gradkit.ops.triangular import diagonal
 
 
 def _check_src(src: Tensor, part: Tensor) -> None:
@@ -20,10 +20,11 @@ def _check_src(src: Tensor, part: Tensor) -> None:
                            f"{list(src.shape)}, slice size = {list(part.shape)}")
 
 
-def _written(xp, x, src, place):
-    """A copy of x with ``src`` written where ``place(copy)`` (a writable view) reads."""
+def _written(x, src, place):
+    """A copy of x with ``src`` written at ``place(copy)``: (an array viewing it, a key)."""
     out = x.copy()
-    place(out)[...] = src
+    view, key = place(out)
+    view[key] = src
     return out
 
 
@@ -31,7 +32,7 @@ def _written(xp, x, src, place):
 
 @op(linear=True, node_name="SelectScatterBackward0")
 def _select_scatter(xp, x, src, *, dim, index):
-    return _written(xp, x, src, lambda out: out[(slice(None),) * dim + (index, Ellipsis)])
+    return _written(x, src, lambda out: (out, (slice(None),) * dim + (index, Ellipsis)))
 
 
 _select_scatter.defvjp(
@@ -39,6 +40,7 @@ _select_scatter.defvjp(
         g, zeros_like(_select_index(g, dim=dim, index=index)), dim=dim, index=index),
     lambda g, dim, index: _select_index(g, dim=dim, index=index))
 _select_scatter.name, _select_scatter.profiler_name = "select_scatter", "gradkit::select_scatter"
+_select_scatter.no_complex_grad = "select_scatter"  # torch has no complex formula for it
 
 
 @tensor_method()
@@ -64,7 +66,7 @@ def _slice_bounds(size: int, start, end, step: int) -> tuple:
 
 @op(linear=True, node_name="SliceScatterBackward0")
 def _slice_scatter(xp, x, src, *, dim, start, end, step):
-    return _written(xp, x, src, lambda out: out[_slice_key(dim, start, end, step)])
+    return _written(x, src, lambda out: (out, _slice_key(dim, start, end, step)))
 
 
 def _sliced(g, dim, start, end, step):
@@ -77,6 +79,7 @@ _slice_scatter.defvjp(
         step=step),
     lambda g, dim, start, end, step: _sliced(g, dim, start, end, step))
 _slice_scatter.name, _slice_scatter.profiler_name = "slice_scatter", "gradkit::slice_scatter"
+_slice_scatter.no_complex_grad = "slice_scatter"  # torch has no complex formula for it
 
 
 @tensor_method()
@@ -95,7 +98,10 @@ def slice_scatter(x: Tensor, src: Tensor, dim: int = 0, start=None, end=None,
 
 @op(linear=True, node_name="DiagonalScatterBackward0")
 def _diagonal_scatter(xp, x, src, *, offset, dim1, dim2):
-    return _written(xp, x, src, lambda out: _diagonal_view(xp, out, offset, dim1, dim2))
+    steps = xp.arange(src.shape[-1])  # by index: a diagonal view may be read-only
+    rows, cols = steps + max(-offset, 0), steps + max(offset, 0)
+    return _written(x, src, lambda out: (xp.moveaxis(out, (dim1, dim2), (-2, -1)),
+                                         (Ellipsis, rows, cols)))
 
 
 def _diagonal_of(g, offset, dim1, dim2):

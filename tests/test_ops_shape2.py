@@ -197,6 +197,11 @@ DISTANCES = [
                             (3, 2), (4, 2))),
     ("cdist_many_rows", with_grads(lambda m, x, y: m.cdist(x, y), (30, 2), (2, 2))),
     ("cdist_many_rows_no_mm", lambda m: _twins(m, 2, "donot_use_mm_for_euclid_dist", rows=30)),
+    *[(f"cdist_nan_p={p}", lambda m, p=p: (lambda x, y: [m.cdist(x, y, p), m.autograd.grad(
+        m.cdist(x, y, p).sum(), (x, y))])(
+        m.tensor([[math.nan, 0.0, 0.25]], requires_grad=True),
+        m.tensor([[3.0, 0.0, 0.0], [0.0, 0.0, -0.5]], requires_grad=True)))
+      for p in (0, 1, 2, 3, math.inf)],
     ("cdist_batch_broadcast", with_grads(lambda m, x, y: m.cdist(x, y), (2, 1, 3, 2), (4, 2, 2))),
     ("cdist_batch_mm", with_grads(lambda m, x, y: m.cdist(
         x, y, compute_mode="use_mm_for_euclid_dist"), (2, 1, 3, 2), (4, 2, 2))),

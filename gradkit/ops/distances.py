@@ -12,10 +12,11 @@ from gradkit._tensor import Tensor
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import pow
+from gradkit.ops.comparison import isnan
 from gradkit.ops.complex import conj, real
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_norms import _norm_grad, vector_norm
-from gradkit.ops.piecewise import abs, sign, where, zeros_like
+from gradkit.ops.piecewise import abs, ceil, minimum, sign, where, zeros_like
 from gradkit.ops.reduction import expand_back, sum
 from gradkit.ops.shape import _normalize_dim, transpose, unsqueeze, view
 from gradkit.ops.unary_helpers import scalar_type_name
@@ -36,15 +37,20 @@ def _cdist(xp, x1, x2, *, p):
     diff = _pairs(xp, x1, x2)
     if diff.shape[-1] == 0 or diff.size == 0:
         return xp.zeros(diff.shape[:-1], dtype=x1.dtype)
-    if p == 0:
-        return xp.sum(diff != 0, axis=-1).astype(x1.dtype)
+    if p == 0:  # a NaN difference counts NaN, as torch's min(ceil(|d|), 1)
+        return xp.sum(xp.minimum(xp.ceil(diff), 1), axis=-1)
     if p == 1:
         return xp.sum(diff, axis=-1)
     if p == 2:
         return xp.sqrt(xp.sum(diff * diff, axis=-1))
-    if p == math.inf:
-        return xp.max(diff, axis=-1)
+    if p == math.inf:  # torch's running max from 0 passes over a NaN difference
+        return xp.max(xp.where(xp.isnan(diff), 0, diff), axis=-1)
     return xp.sum(diff ** p, axis=-1) ** (1.0 / p)
+
+
+def _sign(diff):
+    """torch's sign in its cdist kernels, made of clamps: NaN for a NaN difference."""
+    return where(isnan(diff), diff, sign(diff))
 
 
 def _cdist_slope(diff, dist, p):
@@ -52,16 +58,16 @@ def _cdist_slope(diff, dist, p):
     (..., P, R, M). A zero distance gives zero, and so does a zero difference for p < 1."""
     dist = unsqueeze(dist, -1)
     if p == 1:
-        return sign(diff)
-    if p == math.inf:  # only the coordinates at the maximum (every one of a tie)
-        return where(abs(diff) == dist, sign(diff), 0.0)
+        return _sign(diff)
+    if p == math.inf:  # the coordinates at the maximum (every one of a tie), NaN at a NaN
+        return _sign(diff) * (1 - minimum(1.0, ceil(abs(abs(diff) - dist))))
     zero = dist == 0
     safe = where(zero, 1.0, dist)  # no 1/0 in the branch that where() drops
     if p == 2:
         slope = diff / safe
     elif p < 2:
         nonzero = where(diff == 0, 1.0, abs(diff))
-        slope = sign(diff) * pow(nonzero, p - 1) / pow(safe, p - 1)
+        slope = _sign(diff) * pow(nonzero, p - 1) / pow(safe, p - 1)
     else:
         slope = diff * pow(abs(diff), p - 2) / pow(safe, p - 1)
     return where(zero, 0.0, slope)

@@ -190,6 +190,28 @@ def _complex_matmul_at_inf(program, mine: Result, theirs: Result) -> bool:
         _only_non_finite_differ(mine, theirs)
 
 
+def _uses(program, op: str, **params) -> bool:
+    return any(s.op == op and all(s.params.get(k) == v for k, v in params.items())
+               for s in program.steps)
+
+
+def _cdist_double_backward(program, mine: Result, theirs: Result) -> bool:
+    """torch has no derivative of its cdist backward; gradkit's second derivative exists
+    (everything before it must agree)."""
+    return (mine.error is None and theirs.error is not None
+            and theirs.error[0] == "double backward" and "_cdist_backward" in theirs.message
+            and (_uses(program, "s_cdist") or _uses(program, "s_cdist_self"))
+            and not compare(mine._replace(grads2=[]),
+                            theirs._replace(error=None, grads2=[])))
+
+
+def _dist_p0_backward(program, mine: Result, theirs: Result) -> bool:
+    """torch's dist(p=0) backward negates an undefined gradient for ``other`` and raises."""
+    return (mine.error is None and theirs.error is not None and theirs.error[0] == "backward"
+            and theirs.message.startswith("Expected a proper Tensor but got None")
+            and _uses(program, "s_dist", p=0))
+
+
 KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("an integer tensor written with a value that requires grad does not require grad",
           "docs/numerics.md", "leaves the integer tensor not requiring grad",
@@ -212,6 +234,11 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "noise divided by rounding noise", _std_of_equal_values),
     Known("complex matmul with infinite entries: inf or NaN as the BLAS kernel computes",
           "docs/numerics.md", "BLAS kernel computes", _complex_matmul_at_inf),
+    Known("cdist's second derivative exists (torch's _cdist_backward has none)",
+          "docs/numerics.md", "'_cdist_backward' is not implemented",
+          _cdist_double_backward),
+    Known("dist(p=0) passes no gradient (torch's backward for `other` raises)",
+          "docs/numerics.md", "negating that missing gradient", _dist_p0_backward),
 )
 
 

@@ -458,3 +458,48 @@ ERRORS = [
 @_cases(ERRORS)
 def test_errors_as_torch(program):
     same_error(program)
+
+
+# -- where torch 2.13's own backward is wrong or raises (docs/numerics.md) ----------------------
+
+def test_vander_gradient_is_that_of_the_powers():
+    x = gradkit.tensor([0.5, -2.0, 3.0], dtype=gradkit.float64, requires_grad=True)
+    seed = np.arange(12.0).reshape(3, 4)
+    (grad,) = gradkit.autograd.grad(gradkit.vander(x, 4), x, gradkit.tensor(seed))
+    powers = 3 - np.arange(4)  # columns x^3, x^2, x, 1
+    values = x.detach().numpy()[:, None]
+    expected = (seed * powers * values ** np.maximum(powers - 1, 0)).sum(1)
+    np.testing.assert_allclose(grad.numpy(), expected)
+
+
+def test_narrow_copy_at_a_negative_start_has_narrows_gradient():
+    x = gradkit.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (grad,) = gradkit.autograd.grad(gradkit.narrow_copy(x, 0, -2, 2), x,
+                                    gradkit.tensor([5.0, 7.0]))
+    assert grad.tolist() == [0.0, 5.0, 7.0]
+    t = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    assert torch.autograd.grad(t.narrow(0, -2, 2), t, torch.tensor([5.0, 7.0]))[0].tolist() == \
+        grad.tolist()
+
+
+def test_block_diag_after_an_empty_row_block():
+    x = gradkit.tensor(1.5, requires_grad=True)
+    out = gradkit.block_diag(x.reshape(1, 1), gradkit.zeros(0), x)
+    assert out.shape == (3, 2) and out[2, 1].item() == 1.5
+    (grad,) = gradkit.autograd.grad(out, x, gradkit.arange(1.0, 7.0).reshape(3, 2))
+    assert grad.item() == 1.0 + 6.0  # x sits at [0, 0] and [2, 1]
+
+
+def test_dist_p0_passes_no_gradient():
+    x = gradkit.tensor([1.0, 2.0], requires_grad=True)
+    y = gradkit.tensor([1.0, 3.0], requires_grad=True)
+    d = gradkit.dist(x, y, 0)
+    assert d.item() == 1.0
+    assert gradkit.autograd.grad(d, (x, y), allow_unused=True) == (None, None)
+
+
+def test_cdist_second_derivative_matches_finite_differences():
+    x = gradkit.tensor(np.random.default_rng(5).standard_normal((3, 2)), requires_grad=True)
+    y = gradkit.tensor(np.random.default_rng(6).standard_normal((2, 2)), requires_grad=True)
+    for p in (1.5, 2.0, 3.0):
+        assert gradkit.autograd.gradgradcheck(lambda a, b, p=p: gradkit.cdist(a, b, p), (x, y))

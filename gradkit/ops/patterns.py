@@ -105,22 +105,22 @@ def _check_sizes(row: int, col: int) -> None:
         raise RuntimeError(f"col must be non-negative, got{col}")
 
 
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
-                 layout=None) -> Tensor:
-    """The (2, n) coordinates of the lower triangle (on and below ``offset``) of a
-    row x col matrix, row by row."""
-    _check_sizes(row, col)
-    rows, cols = np.tril_indices(row, offset, col)
-    return _triangle_indices("tril_indices", rows, cols, row, col, dtype, device)
+def _triangle(name: str, upper: bool):
+    def indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
+                layout=None) -> Tensor:
+        _check_sizes(row, col)
+        rows, cols = (np.triu_indices if upper else np.tril_indices)(row, offset, col)
+        return _triangle_indices(name, rows, cols, row, col, dtype, device)
+    side = "upper" if upper else "lower"  # one function, torch's two names
+    indices.__name__ = indices.__qualname__ = name
+    indices.__doc__ = (f"The (2, n) coordinates of the {side} triangle of a row x col matrix "
+                       f"(on and {'above' if upper else 'below'} the ``offset`` diagonal), row "
+                       "by row.")
+    return indices
 
 
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
-                 layout=None) -> Tensor:
-    """The (2, n) coordinates of the upper triangle (on and above ``offset``) of a
-    row x col matrix, row by row."""
-    _check_sizes(row, col)
-    rows, cols = np.triu_indices(row, offset, col)
-    return _triangle_indices("triu_indices", rows, cols, row, col, dtype, device)
+tril_indices = _triangle("tril_indices", upper=False)
+triu_indices = _triangle("triu_indices", upper=True)
 
 
 # -- vander --------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from gradkit.creation import empty, tensor
 from gradkit.ops._op import op
 from gradkit.ops.index_ops import masked_select
 from gradkit.ops.indexing import getitem
-from gradkit.ops.joining import _common_dtype, cat, stack
+from gradkit.ops.joining import _check_sequence, _common_dtype, cat, stack
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.rearrange import meshgrid
 from gradkit.ops.shape import _normalize_dim, flip, reshape, unsqueeze
@@ -64,24 +64,15 @@ def atleast_3d(*tensors):
 
 # -- stacking -----------------------------------------------------------------------------------
 
-def _tensor_list(name: str, tensors) -> tuple:
-    if not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
-                        f"not {type(tensors).__name__}")
-    if not tensors:
-        raise RuntimeError(f"{name} expects a non-empty TensorList")
-    return tuple(tensors)
-
-
 def hstack(tensors) -> Tensor:
     """Concatenate column-wise: along dim 1, or dim 0 when the tensors are 1-d."""
-    tensors = atleast_1d(_tensor_list("hstack", tensors))
+    tensors = atleast_1d(_check_sequence("hstack", tensors))
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors) -> Tensor:
     """Concatenate row-wise (along dim 0), 0-d and 1-d tensors taken as rows."""
-    return cat(atleast_2d(_tensor_list("vstack", tensors)), 0)
+    return cat(atleast_2d(_check_sequence("vstack", tensors)), 0)
 
 
 row_stack = vstack
@@ -89,12 +80,12 @@ row_stack = vstack
 
 def dstack(tensors) -> Tensor:
     """Concatenate depth-wise (along dim 2), each tensor taken with at least 3 dims."""
-    return cat(atleast_3d(_tensor_list("dstack", tensors)), 2)
+    return cat(atleast_3d(_check_sequence("dstack", tensors)), 2)
 
 
 def column_stack(tensors) -> Tensor:
     """Concatenate along dim 1, 0-d and 1-d tensors taken as columns."""
-    tensors = _tensor_list("column_stack", tensors)
+    tensors = _check_sequence("column_stack", tensors)
     return cat([reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors], 1)
 
 

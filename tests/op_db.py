@@ -957,5 +957,9 @@ OPS += [
         Sample((N(2, 4), N(4)), name="x"))),
     OpInfo("adjoint", G.adjoint, S(Sample((N(2, 3),)), Sample((Z(2, 2, 3),), name="complex"))),
     OpInfo("swapdims", G.swapdims, S(Sample((N(2, 3), 0, 1)), Sample((N(2, 3, 2), -1, 0)))),
+    OpInfo("expand_copy", G.expand_copy, S(Sample((N(1, 3), (2, 2, 3))),
+                                           Sample((N(2, 1), (-1, 3)), name="keep"))),
+    OpInfo("permute_copy", G.permute_copy, S(Sample((N(2, 3, 2), (2, 0, 1))),
+                                             Sample((Z(2, 3), (1, 0)), name="complex"))),
 ]
 _rng = _table_rng

@@ -307,6 +307,7 @@ SAMPLES.update({
     "shape2_scatters": (lambda x, v: (
         G.select_scatter(x, v, 0, 1), G.slice_scatter(x, x[:, :1], 1, 2),
         G.diagonal_scatter(x, v[:2], 1), G.narrow_copy(x, 1, 1, 2), G.adjoint(x),
+        G.expand_copy(v, (2, 3)), G.permute_copy(x, (1, 0)),
         G.swapdims(x, 0, 1)), lambda: (R(3, 3), R(3))),
     "shape2_distances": (lambda x, y, v: (
         G.cdist(x, y), G.cdist(x, y, 1.5), G.cdist(x, y, float("inf")), G.cdist(x, y, 0.5),

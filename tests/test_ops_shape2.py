@@ -146,6 +146,8 @@ SAME = [
      with_grads(lambda m, x, s: m.diagonal_scatter(x, s, -1, 2, 0), (3, 2, 4), (2, 3))),
     ("narrow_copy", with_grads(lambda m, x: m.narrow_copy(x, 1, -3, 2), (2, 4))),
     ("narrow_copy_method", with_grads(lambda m, x: x.narrow_copy(0, 1, 0), (2, 4))),
+    ("expand_copy", with_grads(lambda m, x: m.expand_copy(x, (2, -1, 3)), (1, 3))),
+    ("permute_copy", with_grads(lambda m, x: m.permute_copy(x, (2, 0, 1)), (2, 1, 3))),
     ("repeat_interleave_int", with_grads(lambda m, x: m.repeat_interleave(x, 2, dim=0), (2, 3))),
     ("repeat_interleave_flat", with_grads(lambda m, x: x.repeat_interleave(3), (2, 2))),
     ("repeat_interleave_zero", with_grads(lambda m, x: m.repeat_interleave(x, 0, 1), (2, 2))),
@@ -447,6 +449,7 @@ ERRORS = [
     ("chain_matmul_dtypes", lambda m: m.chain_matmul(m.ones(2, 2, dtype=m.int64),
                                                      m.ones(2, 2))),
     ("adjoint_1d", lambda m: m.zeros(3).adjoint()),
+    ("permute_copy_dims", lambda m: m.permute_copy(_x(m), (0,))),
     ("select_scatter_complex_grad", lambda m: m.select_scatter(
         m.zeros(2, 2, dtype=m.complex128, requires_grad=True), m.zeros(2, dtype=m.complex128),
         0, 0)),

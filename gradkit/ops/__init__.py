@@ -65,7 +65,7 @@ from gradkit.ops.stacking import (  # noqa: F401
     atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod, column_stack, combinations,
     dsplit, dstack, fliplr, flipud, hsplit, hstack, row_stack, tensor_split, vsplit, vstack)
 from gradkit.ops.view_scatter import (  # noqa: F401
-    diagonal_scatter, narrow_copy, select_scatter, slice_scatter)
+    diagonal_scatter, expand_copy, narrow_copy, permute_copy, select_scatter, slice_scatter)
 from gradkit.ops.patterns import diagflat, repeat_interleave, vander  # noqa: F401
 from gradkit.ops.distances import cdist, dist, renorm  # noqa: F401
 from gradkit.ops.integrals import (  # noqa: F401

@@ -1,14 +1,17 @@
 """Out-of-place writes into a view's place: select_scatter, slice_scatter, diagonal_scatter
 (each a copy of the input with ``src`` where the view reads; torch's SelectScatterBackward0 &
-co.), and narrow_copy (the narrow view, copied: NarrowCopyBackward0)."""
+co.), and views copied: narrow_copy (NarrowCopyBackward0), expand_copy and permute_copy (the
+view op's rules, torch's ``<view node>_copy`` names)."""
 from __future__ import annotations
 
+import functools
+
 from gradkit._tensor import Tensor
-from gradkit.ops._op import op
+from gradkit.ops._op import Op, op
 from gradkit.ops.indexing import index_put_into_zeros
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import zeros_like
-from gradkit.ops.shape import _normalize_dim
+from gradkit.ops.shape import _normalize_dim, expand, permute
 from gradkit.ops.slicing import _select_index, _slice, _slice_key, narrow, select
 from gradkit.ops.triangular import diagonal
 
@@ -144,3 +147,35 @@ def narrow_copy(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     dim = _normalize_dim(dim, x.ndim)
     start = int(start) + (x.shape[dim] if int(start) < 0 else 0)
     return _narrow_copy(x, dim=dim, start=start, end=start + part.shape[dim])
+
+
+# -- expand_copy / permute_copy ------------------------------------------------------------------
+
+def _copied(view: Op, save: tuple) -> Op:
+    """The op ``view`` followed by a copy: the view's rules, no view of the input."""
+    @functools.wraps(view.forward)  # the view's signature: its inputs and parameters
+    def forward(xp, *args, **kwargs):
+        return view.forward(xp, *args, **kwargs).copy()
+
+    copied = Op(forward, name=f"{view.name}_copy", save=save, linear=True,
+                node_name=f"{view.node_name}_copy")
+    copied.defvjp(*view.vjps)
+    return copied
+
+
+_expand_copy = _copied(expand, ("x.shape",))
+_permute_copy = _copied(permute, ())
+
+
+def expand_copy(x: Tensor, size) -> Tensor:
+    """A copy of ``x.expand(size)``."""
+    return _expand_copy(x, sizes=tuple(size))
+
+
+def permute_copy(x: Tensor, dims) -> Tensor:
+    """A copy of ``x.permute(dims)``."""
+    if len(dims) != x.ndim:  # torch's text from its sparse kernel, which checks first
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not "
+                           "match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {x.ndim} is not equal to len(dims) = {len(dims)}")
+    return _permute_copy(x, dims=tuple(dims))

@@ -449,6 +449,11 @@ ERRORS = [
     ("chain_matmul_dtypes", lambda m: m.chain_matmul(m.ones(2, 2, dtype=m.int64),
                                                      m.ones(2, 2))),
     ("adjoint_1d", lambda m: m.zeros(3).adjoint()),
+    ("trapezoid_x_0d_dim", lambda m: m.trapezoid(m.tensor(1.0), m.tensor(1.0), dim=-2)),
+    ("trapezoid_dx_0d_dim", lambda m: m.trapezoid(m.tensor(1.0), dx=1, dim=-2)),
+    ("cumulative_trapezoid_x_0d", lambda m: m.cumulative_trapezoid(m.tensor(1.0), m.tensor(1.0))),
+    ("dist_bool_and_int", lambda m: m.dist(m.tensor([True]), m.tensor([1]))),
+    ("dist_ints_promoted", lambda m: m.dist(m.tensor([1], dtype=m.int32), m.tensor([1]))),
     ("permute_copy_dims", lambda m: m.permute_copy(_x(m), (0,))),
     ("select_scatter_complex_grad", lambda m: m.select_scatter(
         m.zeros(2, 2, dtype=m.complex128, requires_grad=True), m.zeros(2, dtype=m.complex128),
@@ -510,3 +515,76 @@ def test_cdist_second_derivative_matches_finite_differences():
     y = gradkit.tensor(np.random.default_rng(6).standard_normal((2, 2)), requires_grad=True)
     for p in (1.5, 2.0, 3.0):
         assert gradkit.autograd.gradgradcheck(lambda a, b, p=p: gradkit.cdist(a, b, p), (x, y))
+
+
+# -- dtypes, 0-d and 0-size inputs: the same values or the same error ----------------------------
+
+def _input(lib, kind):
+    values = {"bool": [[True, False, True], [False, False, True]],
+              "int64": [[1, -2, 3], [0, 4, 2]], "int_vector": [3, 0, 2],
+              "complex128": [[1 + 2j, -1j, 0.5], [2, 1 - 1j, 3j]],
+              "vector": [0.5, -1.5, 2.0], "0d": 1.5}
+    if kind == "0-size":
+        return lib.zeros(0, 3)
+    return lib.tensor(values[kind], dtype=lib.float64) if kind in ("vector", "0d") else \
+        lib.tensor(values[kind])
+
+
+SWEEP = {
+    "atleast_3d": lambda m, x: m.atleast_3d(x),
+    "hstack": lambda m, x: m.hstack([x, x]),
+    "vstack": lambda m, x: m.vstack([x, x]),
+    "dstack": lambda m, x: m.dstack([x, x]),
+    "column_stack": lambda m, x: m.column_stack([x, x]),
+    "tensor_split": lambda m, x: m.tensor_split(x, 2, -1),
+    "hsplit": lambda m, x: m.hsplit(x, 3),
+    "vsplit": lambda m, x: m.vsplit(x, 1),
+    "flipud": lambda m, x: m.flipud(x),
+    "fliplr": lambda m, x: m.fliplr(x),
+    "cartesian_prod": lambda m, x: m.cartesian_prod(x.reshape(-1), x.reshape(-1)),
+    "combinations": lambda m, x: m.combinations(x.reshape(-1), 2),
+    "block_diag": lambda m, x: m.block_diag(x, x),
+    "diagflat": lambda m, x: m.diagflat(x, 1),
+    "select_scatter": lambda m, x: m.select_scatter(x, m.select(x, 0, 0), 0, 0),
+    "slice_scatter": lambda m, x: m.slice_scatter(x, x.narrow(0, 0, 1) if x.ndim else x, 0, 0,
+                                                  1),
+    "diagonal_scatter": lambda m, x: m.diagonal_scatter(x, x.diagonal()),
+    "narrow_copy": lambda m, x: m.narrow_copy(x, 0, 0, 1),
+    "repeat_interleave": lambda m, x: m.repeat_interleave(x, 2),
+    "vander": lambda m, x: m.vander(x),
+    "trapezoid": lambda m, x: m.trapezoid(x),
+    "trapezoid_x": lambda m, x: m.trapezoid(x, x),
+    "cumulative_trapezoid": lambda m, x: m.cumulative_trapezoid(x),
+    "cdist": lambda m, x: m.cdist(x, x),
+    "dist": lambda m, x: m.dist(x, x, 3),
+    "renorm": lambda m, x: m.renorm(x, 2, 0, 1.0),
+    "addr": lambda m, x: m.addr(x, x[:, 0], x[0]),
+    "chain_matmul": lambda m, x: m.chain_matmul(x, x.mT),
+    "adjoint": lambda m, x: m.adjoint(x),
+    "swapdims": lambda m, x: m.swapdims(x, 0, -1),
+    "expand_copy": lambda m, x: m.expand_copy(x, (2, *x.shape)),
+    "permute_copy": lambda m, x: m.permute_copy(x, tuple(range(x.ndim))[::-1]),
+    "bincount": lambda m, x: m.bincount(x),
+}
+KINDS = ("bool", "int64", "int_vector", "complex128", "vector", "0d", "0-size")
+
+
+def _outcome(lib, program):
+    try:
+        return _describe(program(lib))
+    except Exception as e:  # noqa: BLE001 - the error is the outcome compared
+        return ("raises", type(e).__name__, str(e).split("\n")[0])
+
+
+@pytest.mark.filterwarnings("ignore:torch.chain_matmul is deprecated",
+                            "ignore:adjoint\\(\\) is deprecated")
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", sorted(SWEEP))
+def test_dtypes_and_edge_shapes_as_torch(name, kind):
+    def program(lib):
+        return SWEEP[name](lib, _input(lib, kind))
+    got, expected = _outcome(gradkit, program), _outcome(torch, program)
+    if expected[:1] == ("raises",) or got[:1] == ("raises",):
+        assert got == expected
+    else:
+        _compare(got, expected)

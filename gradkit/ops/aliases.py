@@ -2,6 +2,8 @@
 gt, ...), and ``adjoint`` (the conjugate transpose of the last two dims, a view)."""
 from __future__ import annotations
 
+import warnings
+
 from gradkit._tensor import Tensor
 from gradkit.ops.arithmetic import div, mul, neg, sub
 from gradkit.ops.clamp import clamp
@@ -17,10 +19,15 @@ from gradkit.ops.shape import transpose
 
 @tensor_method()
 def adjoint(x: Tensor) -> Tensor:
-    """The conjugate transpose of the last two dims of x (a view)."""
-    if x.ndim < 2:
+    """The conjugate transpose of the last two dims of x (a view); a 0-d x conjugated, with
+    torch's deprecation warning."""
+    if x.ndim == 0:
+        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
+                      UserWarning, stacklevel=2)
+        return conj(x)
+    if x.ndim == 1:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
-                           f"matrices. Got {x.ndim}-D tensor.")
+                           "matrices. Got 1-D tensor.")
     return conj(transpose(x, -2, -1))
 
 

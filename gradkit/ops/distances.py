@@ -11,11 +11,12 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
-from gradkit.ops.arithmetic import pow
+from gradkit.ops.arithmetic import _check_not_bool, pow
 from gradkit.ops.comparison import isnan
 from gradkit.ops.complex import conj, real
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_norms import _norm_grad, vector_norm
+from gradkit.ops.promotion import result_type
 from gradkit.ops.piecewise import abs, ceil, minimum, sign, where, zeros_like
 from gradkit.ops.reduction import expand_back, sum
 from gradkit.ops.shape import _normalize_dim, transpose, unsqueeze, view
@@ -183,14 +184,15 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
 @op(save=("x", "y", "result"), broadcast=True, method=True, node_name="DistBackward0")
 def dist(xp, x, y, p=2):
     """The p-norm of ``x - y`` (broadcasting), as a 0-d tensor."""
-    if x.dtype.kind not in "fc" or y.dtype.kind not in "fc":
-        bad = x if x.dtype.kind not in "fc" else y
-        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
-                           f"Got {scalar_type_name(bad)} instead.")
+    _check_not_bool(x, y)  # torch subtracts first
+    dtype = result_type(x, y)
     try:
-        diff = xp.subtract(x, y)
+        diff = xp.subtract(x.astype(dtype), y.astype(dtype))
     except ValueError:
         raise RuntimeError(_broadcast_message([x, y])) from None
+    if dtype.kind not in "fc":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {scalar_type_name(diff)} instead.")
     return vector_norm.forward(xp, diff, p)
 
 

@@ -15,9 +15,12 @@ from gradkit.ops.slicing import _select_index, _slice
 from gradkit.ops.unary_helpers import scalar_type_name
 
 
-def _sample_dim(y: Tensor, dim: int) -> int:
+def _sample_dim(y: Tensor, dim: int, wrapped: bool) -> int:
+    """``dim`` of y; torch reads a 0-d y's size at dim as given, or (``wrapped``, with sample
+    points) after wrapping it as a scalar's dim."""
     if y.ndim == 0:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        shown = _normalize_dim(dim, 0) if wrapped else dim
+        raise IndexError(f"Dimension specified as {shown} but tensor has no dimensions")
     return _normalize_dim(dim, y.ndim)
 
 
@@ -58,7 +61,7 @@ def _spacing(name: str, y: Tensor, x, dx, dim: int):
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> Tensor:
     """The trapezoidal rule's integral of the samples ``y`` along ``dim``, spaced by the
     sample points ``x`` or by ``dx`` (1 by default)."""
-    dim = _sample_dim(y, dim)
+    dim = _sample_dim(y, dim, x is not None)
     if y.shape[dim] == 0 and (x is None or dx is None):  # no samples: 0, as NumPy
         shape = tuple(s for d, s in enumerate(y.shape) if d != dim)
         return zeros(*shape, dtype=y.dtype, device=y.device)

@@ -204,6 +204,10 @@ DISTANCES = [
         m.tensor([[math.nan, 0.0, 0.25]], requires_grad=True),
         m.tensor([[3.0, 0.0, 0.0], [0.0, 0.0, -0.5]], requires_grad=True)))
       for p in (0, 1, 2, 3, math.inf)],
+    *[(f"cdist_infinite_seed_at_zero_distance_p={p}", lambda m, p=p: (lambda x: m.autograd.grad(
+        m.cdist(x, x, p), x, m.tensor([[math.inf]], dtype=m.float64)))(
+        m.tensor([[-0.5, 1.0]], dtype=m.float64, requires_grad=True)))
+      for p in (0.5, 1, 1.5, 2, 3, math.inf)],
     ("cdist_batch_broadcast", with_grads(lambda m, x, y: m.cdist(x, y), (2, 1, 3, 2), (4, 2, 2))),
     ("cdist_batch_mm", with_grads(lambda m, x, y: m.cdist(
         x, y, compute_mode="use_mm_for_euclid_dist"), (2, 1, 3, 2), (4, 2, 2))),

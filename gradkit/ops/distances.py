@@ -54,31 +54,32 @@ def _sign(diff):
     return where(isnan(diff), diff, sign(diff))
 
 
-def _cdist_slope(diff, dist, p):
-    """torch's _cdist_backward per coordinate: d dist(a_i, b_j) / d a_i for ``diff`` = a_i - b_j
-    (..., P, R, M). A zero distance gives zero, and so does a zero difference for p < 1."""
-    dist = unsqueeze(dist, -1)
+def _cdist_part(g, diff, dist, p):
+    """torch's _cdist_backward per coordinate: ``g`` times d dist(a_i, b_j) / d a_i for
+    ``diff`` = a_i - b_j (..., P, R, M), g and dist (..., P, R, 1). After the product, a zero
+    distance gives zero, and so does a zero difference for p < 1 (an infinite g included)."""
     if p == 1:
-        return _sign(diff)
+        return g * _sign(diff)
     if p == math.inf:  # the coordinates at the maximum (every one of a tie), NaN at a NaN
-        return _sign(diff) * (1 - minimum(1.0, ceil(abs(abs(diff) - dist))))
+        return g * _sign(diff) * (1 - minimum(1.0, ceil(abs(abs(diff) - dist))))
     zero = dist == 0
     safe = where(zero, 1.0, dist)  # no 1/0 in the branch that where() drops
     if p == 2:
-        slope = diff / safe
+        part = g * diff / safe
     elif p < 2:
         nonzero = where(diff == 0, 1.0, abs(diff))
-        slope = _sign(diff) * pow(nonzero, p - 1) / pow(safe, p - 1)
+        part = _sign(diff) * pow(nonzero, p - 1) * g / pow(safe, p - 1)
+        if p < 1:
+            part = where(diff == 0, 0.0, part)
     else:
-        slope = diff * pow(abs(diff), p - 2) / pow(safe, p - 1)
-    return where(zero, 0.0, slope)
+        part = diff * pow(abs(diff), p - 2) * g / pow(safe, p - 1)
+    return where(zero, 0.0, part)
 
 
 def _cdist_grad(g, a, b, dist, p):
-    """The gradient for ``a`` of the distances of its rows to b's: the slopes times g, summed
-    over b's rows."""
+    """The gradient for ``a`` of the distances of its rows to b's, summed over b's rows."""
     diff = unsqueeze(a, -2) - unsqueeze(b, -3)
-    return sum(unsqueeze(g, -1) * _cdist_slope(diff, dist, p), -2)
+    return sum(_cdist_part(unsqueeze(g, -1), diff, unsqueeze(dist, -1), p), -2)
 
 
 def _mT(x):
@@ -107,7 +108,7 @@ def _cdist_jvp(tangents, x1, x2, result, p):
     if p == 0:
         return zeros_like(result)
     diff = unsqueeze(x1, -2) - unsqueeze(x2, -3)
-    return sum(_cdist_slope(diff, result, p) * _pair_tangent(*tangents), -1)
+    return sum(_cdist_part(_pair_tangent(*tangents), diff, unsqueeze(result, -1), p), -1)
 
 
 _cdist.name, _cdist.profiler_name = "_cdist_forward", "gradkit::_cdist_forward"

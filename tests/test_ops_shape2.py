@@ -107,6 +107,9 @@ SAME = [
     ("tensor_split_indices", with_grads(lambda m, x: x.tensor_split([-1, 1, 10], 1), (2, 4))),
     ("tensor_split_tensor_indices",
      with_grads(lambda m, x: m.tensor_split(x, m.tensor([1, 3]), -1), (2, 4))),
+    ("tensor_split_keywords", with_grads(lambda m, x: [
+        *m.tensor_split(x, sections=2), *x.tensor_split(indices=[1]),
+        *m.tensor_split(x, tensor_indices_or_sections=m.tensor([2]), dim=0)], (3, 2))),
     ("tensor_split_0d_tensor", with_grads(lambda m, x: m.tensor_split(x, m.tensor(3)), (7,))),
     ("tensor_split_empty", with_grads(lambda m, x: m.tensor_split(x, 2, 1), (2, 0))),
     ("hsplit", with_grads(lambda m, x: m.hsplit(x, 2), (3, 4))),
@@ -592,3 +595,21 @@ def test_dtypes_and_edge_shapes_as_torch(name, kind):
         assert got == expected
     else:
         _compare(got, expected)
+
+
+def test_tensor_split_needs_exactly_one_split_argument():
+    x = gradkit.zeros(4)
+    for kwargs in ({}, {"indices_or_sections": 2, "sections": 2}):
+        with pytest.raises(TypeError, match=r"tensor_split\(\) missing required argument "
+                                            "'indices_or_sections'"):
+            gradkit.tensor_split(x, **kwargs)
+    with pytest.raises(TypeError):  # torch: a TypeError of its argument parser
+        torch.tensor_split(torch.zeros(4))
+
+
+def test_deprecation_warnings_as_torch():
+    for lib in (torch, gradkit):
+        with pytest.warns(UserWarning, match="torch.chain_matmul is deprecated"):
+            lib.chain_matmul(lib.ones(2, 2))
+        with pytest.warns(UserWarning, match=r"adjoint\(\) is deprecated on 0-D tensors"):
+            lib.tensor(1.0).adjoint()

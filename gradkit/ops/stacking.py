@@ -47,17 +47,17 @@ def _at_least(x: Tensor, ndim: int) -> Tensor:
     return unsqueeze(x, 0) if x.ndim == 1 else unsqueeze(x, -1)
 
 
-def atleast_1d(*tensors):
+def atleast_1d(*tensors) -> Tensor | tuple:
     """Each tensor with at least 1 dim (a 0-d one becomes shape (1,))."""
     return _each("atleast_1d", tensors, lambda t: _at_least(t, 1))
 
 
-def atleast_2d(*tensors):
+def atleast_2d(*tensors) -> Tensor | tuple:
     """Each tensor with at least 2 dims (a 1-d one becomes a row)."""
     return _each("atleast_2d", tensors, lambda t: _at_least(t, 2))
 
 
-def atleast_3d(*tensors):
+def atleast_3d(*tensors) -> Tensor | tuple:
     """Each tensor with at least 3 dims ((n,) -> (1, n, 1), (m, n) -> (m, n, 1))."""
     return _each("atleast_3d", tensors, lambda t: _at_least(t, 3))
 
@@ -126,8 +126,16 @@ def _split_points(x: Tensor, indices_or_sections, dim: int) -> list:
 
 
 @tensor_method()
-def tensor_split(x: Tensor, indices_or_sections, dim: int = 0) -> tuple:
-    """Views of x split along ``dim`` into n near-equal sections, or at the given indices."""
+def tensor_split(x: Tensor, indices_or_sections=None, dim: int = 0, *, sections=None,
+                 indices=None, tensor_indices_or_sections=None) -> tuple:
+    """Views of x split along ``dim`` into n near-equal sections, or at the given indices
+    (positional, or under one of torch's keywords)."""
+    given = [v for v in (indices_or_sections, sections, indices, tensor_indices_or_sections)
+             if v is not None]
+    if len(given) != 1:
+        raise TypeError("tensor_split() missing required argument 'indices_or_sections' (or "
+                        "one of the keywords sections=, indices=, tensor_indices_or_sections=)")
+    indices_or_sections = given[0]
     if x.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")

@@ -941,7 +941,8 @@ OPS += [
     OpInfo("renorm", G.renorm, S(
         *[Sample((N(3, 4), p, 0, 1.5), name=f"p={p}") for p in (1, 2, 3.5)],
         Sample((N(2, 3, 2), 2, -1, 1.0), name="dim=-1"),
-        Sample((N(2, 2) * 0.1, 2, 1, 100.0), name="below_max"))),
+        Sample((N(2, 2) * 0.1, 2, 1, 100.0), name="below_max"),
+        *[Sample((Z(2, 3), p, 0, 0.5), name=f"complex_p={p}") for p in (1, 2, 3)])),
     OpInfo("addr", G.addr, S(Sample((N(2, 3), N(2), N(3))),
                              Sample((N(3), N(2), N(3)), {"beta": 0.5, "alpha": -2}),
                              Sample((N(2, 1), N(2), N(3)), {"beta": 0}, name="beta_0"),

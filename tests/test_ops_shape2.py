@@ -233,6 +233,11 @@ DISTANCES = [
     ("renorm_dim", with_grads(lambda m, x: x.renorm(2, -1, 1.0), (2, 3, 2))),
     ("renorm_below_max", with_grads(lambda m, x: m.renorm(x, 2, 1, 100.0), (2, 2))),
     ("renorm_complex", lambda m: m.renorm(m.tensor([[3 + 4j, 1j], [0.1, 0.2j]]), 2, 0, 1)),
+    *[(f"renorm_complex_grad_p={p}", lambda m, p=p: (lambda z: [m.renorm(z, p, 0, 0.5),
+                                                                m.autograd.grad(m.renorm(
+                                                                    z, p, 0, 0.5), z,
+                                                                    m.ones(2, 2) * (1 - 2j))])(
+        m.tensor([[3 + 4j, 1j], [0.1, 0.2j]], requires_grad=True))) for p in (1, 2, 3)],
     ("renorm_inplace", lambda m: (lambda x: [x.renorm_(2, 0, 1.0), x])(
         m.tensor([[3.0, 4.0], [0.1, 0.2]]))),
 ]

@@ -255,8 +255,7 @@ def _renorm_grad(g, x, p, dim, maxnorm):
     norm = vector_norm(x, p, others, True)
     slope = _norm_grad(sum(real(conj(x) * g), others, True), x, norm, p, others, True)
     inverse = 1 / (norm + 1e-7)
-    return where(norm > maxnorm, inverse * maxnorm * g - maxnorm * inverse * inverse * conj(slope),
-                 g)
+    return where(norm > maxnorm, maxnorm * inverse * (g - inverse * slope), g)
 
 
 renorm.defvjp(_renorm_grad)

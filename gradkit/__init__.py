@@ -26,6 +26,8 @@ from gradkit.backend import (  # noqa: F401
     set_default_dtype, uint8)
 from gradkit.ops import *  # noqa: F401,F403
 from gradkit.ops import einsum  # noqa: F401
+from gradkit.ops.patterns import tril_indices, triu_indices  # noqa: F401 - creation
+from gradkit.dtype_rules import can_cast, promote_types, result_type  # noqa: F401
 from gradkit import _tensor_methods, _tensor_operators  # noqa: F401 - Tensor's methods layer
 # after the ops: gradkit.zeros_like & co. are the creation functions (dtype=, device=, ...)
 from gradkit.creation import (  # noqa: F401

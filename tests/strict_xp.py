@@ -31,8 +31,9 @@ DEVICE_COUNT = 2
 FUNCTIONS = frozenset("""
 abs absolute add all allclose amax amin angle any arange arccos arccosh arcsin arcsinh arctan
 arctan2 arctanh argmax argmin argsort argwhere around array array_equal asarray ascontiguousarray
-atleast_1d atleast_2d atleast_3d bitwise_and bitwise_not bitwise_or bitwise_xor broadcast_arrays
-broadcast_to cbrt ceil clip column_stack concatenate conj conjugate copy copysign cos cosh
+atleast_1d atleast_2d atleast_3d bincount bitwise_and bitwise_not bitwise_or bitwise_xor
+broadcast_arrays broadcast_to cbrt ceil clip column_stack concatenate conj conjugate copy
+copysign cos cosh
 count_nonzero cumprod cumsum deg2rad diag diagonal diff divide dot dsplit dstack einsum empty
 empty_like equal exp exp2 expand_dims expm1 eye flatnonzero flip fliplr flipud float_power floor
 floor_divide fmax fmin fmod full full_like greater greater_equal hsplit hstack hypot identity imag

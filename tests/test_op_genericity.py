@@ -295,6 +295,31 @@ SAMPLES.update({
         G.diff(x, 2, 0, prepend=x[:1]), G.rot90(x, -1, (1, 0))), lambda: (R(3, 3), R(3))),
 })
 
+# lane shape2: shape / combination / distance functions (gradkit/ops/stacking.py,
+# view_scatter.py, patterns.py, distances.py, integrals.py, matrix_products.py)
+SAMPLES.update({
+    "shape2_joins": (lambda x, v: (
+        G.hstack([v, v[:1]]), G.vstack([x, v]), G.dstack([x, x]), G.column_stack([v, x.mT]),
+        G.tensor_split(x, 2, 1), G.hsplit(x, [1]), G.flipud(x), G.fliplr(x),
+        G.cartesian_prod(v, v[:2]), G.combinations(v, 2, True), G.block_diag(x, v[0], v),
+        G.diagflat(v, 1), G.repeat_interleave(x, 2, 0),
+        G.repeat_interleave(x, I([1, 0, 2]), 1), G.vander(v, 4)), lambda: (R(3, 3), R(3))),
+    "shape2_scatters": (lambda x, v: (
+        G.select_scatter(x, v, 0, 1), G.slice_scatter(x, x[:, :1], 1, 2),
+        G.diagonal_scatter(x, v[:2], 1), G.narrow_copy(x, 1, 1, 2), G.adjoint(x),
+        G.expand_copy(v, (2, 3)), G.permute_copy(x, (1, 0)),
+        G.swapdims(x, 0, 1)), lambda: (R(3, 3), R(3))),
+    "shape2_distances": (lambda x, y, v: (
+        G.cdist(x, y), G.cdist(x, y, 1.5), G.cdist(x, y, float("inf")), G.cdist(x, y, 0.5),
+        G.cdist(x, y, compute_mode="use_mm_for_euclid_dist"), G.dist(x, y[:1], 3),
+        G.renorm(x, 2, 0, 1.0), G.addr(x[:, :2], v, v[:2], beta=0.5),
+        G.chain_matmul(x, y.mT, y), G.trapezoid(x), G.trapezoid(x, v[:2]),
+        G.cumulative_trapezoid(x, dx=2), G.cumulative_trapezoid(x, v[:2], dim=-1),
+        G.bincount(I([0, 2, 2]).to(v.device), v.detach()),
+        G.bincount(I([1, 1]).to(v.device), minlength=3)),
+        lambda: (R(3, 2), R(4, 2), R(3))),
+})
+
 # Ops that no sample reaches directly, and why.
 NOT_SAMPLED = {
     "gradkit::no_double_backward": "its backward only raises, as torch's Error node "

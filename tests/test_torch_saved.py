@@ -98,7 +98,13 @@ DIFFERENT_LAST_NODE = {
     "linalg.solve-right",
     # diff(n=0) is zeros_like(x).copy_(x) in both: torch's copy_ node says its name() is
     # "torch::autograd::CopyBackwards", gradkit's "CopyBackwards" (the class names agree)
-    "diff-n_0"}
+    "diff-n_0",
+    # torch's C++ compositions multiply and divide by a C++ double: the Scalar overloads'
+    # MulBackward1 / DivBackward1, which a Python number (torch's or gradkit's) never records
+    "trapezoid-0", "trapezoid-1", "trapezoid-x", "trapezoid-x_2d", "trapezoid-one_sample",
+    "cumulative_trapezoid-x",
+    # vander(increasing=True): torch writes its columns in place (CopySlices), gradkit cats them
+    "vander-2"}
 
 # the _saved_ names checked against torch: inputs, results and the usual parameters
 SAVED_NAMES = {"_saved_self", "_saved_other", "_saved_exponent", "_saved_result",

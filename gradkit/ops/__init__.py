@@ -63,6 +63,17 @@ from gradkit.ops.scans import cummax, cummin, cumprod, logcumsumexp, prod  # noq
 from gradkit.ops.order_statistics import (  # noqa: F401
     aminmax, count_nonzero, equal, kthvalue, median, mode, msort, nanmedian)
 from gradkit.ops.triangular import diag, diag_embed, diagonal, tril, triu  # noqa: F401
+from gradkit.ops.stacking import (  # noqa: F401
+    atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod, column_stack, combinations,
+    dsplit, dstack, fliplr, flipud, hsplit, hstack, row_stack, tensor_split, vsplit, vstack)
+from gradkit.ops.view_scatter import (  # noqa: F401
+    diagonal_scatter, expand_copy, narrow_copy, permute_copy, select_scatter, slice_scatter)
+from gradkit.ops.patterns import diagflat, repeat_interleave, vander  # noqa: F401
+from gradkit.ops.distances import cdist, dist, renorm  # noqa: F401
+from gradkit.ops.integrals import (  # noqa: F401
+    bincount, cumulative_trapezoid, trapezoid, trapz)
+from gradkit.ops.matrix_products import addr, chain_matmul  # noqa: F401
+from gradkit.ops.aliases import adjoint, swapdims  # noqa: F401
 
 clip = clamp
 absolute = abs

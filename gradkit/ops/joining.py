@@ -95,11 +95,15 @@ def stack(tensors, dim: int = 0):
 
 
 def _check_sequence(name, tensors):
+    """The tensors of a joining function, with torch's errors for a non-list and an empty
+    list (cat's own ValueError; stack, hstack & co. share one text)."""
     if not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{name}(): argument 'tensors' must be tuple of Tensors, not "
-                        f"{type(tensors).__name__}")
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
     if not tensors:
-        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+        if name == "cat":
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
     return tuple(tensors)
 
 

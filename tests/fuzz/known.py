@@ -207,6 +207,37 @@ def _lapack_at_non_finite(program, mine: Result, theirs: Result) -> bool:
         _only_non_finite_differ(mine, theirs)
 
 
+def _uses(program, op: str, **params) -> bool:
+    return any(s.op == op and all(s.params.get(k) == v for k, v in params.items())
+               for s in program.steps)
+
+
+def _cdist_double_backward(program, mine: Result, theirs: Result) -> bool:
+    """torch has no derivative of its cdist backward; gradkit's second derivative exists
+    (everything before it must agree)."""
+    return (mine.error is None and theirs.error is not None
+            and theirs.error[0] == "double backward" and "_cdist_backward" in theirs.message
+            and (_uses(program, "s_cdist") or _uses(program, "s_cdist_self"))
+            and not compare(mine._replace(grads2=[]),
+                            theirs._replace(error=None, grads2=[])))
+
+
+def _dist_p0_backward(program, mine: Result, theirs: Result) -> bool:
+    """torch's dist(p=0) backward negates an undefined gradient for ``other`` and raises."""
+    return (mine.error is None and theirs.error is not None and theirs.error[0] == "backward"
+            and theirs.message.startswith("Expected a proper Tensor but got None")
+            and _uses(program, "s_dist", p=0))
+
+
+def _cdist_matmul_noise(program, mine: Result, theirs: Result) -> bool:
+    """cdist's matmul form differentiates g / 1e-15 at a zero distance: only gradients
+    differ (both libraries' are rounding noise there)."""
+    return (mine.error is None and theirs.error is None
+            and _uses(program, "s_cdist", mode="use_mm_for_euclid_dist")
+            and not compare(mine._replace(grads=[], grads2=[]),
+                            theirs._replace(grads=[], grads2=[])))
+
+
 KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("an integer tensor written with a value that requires grad does not require grad",
           "docs/numerics.md", "leaves the integer tensor not requiring grad",
@@ -231,6 +262,14 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "BLAS kernel computes", _complex_matmul_at_inf),
     Known("a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's",
           "docs/numerics.md", "OpenBLAS and torch's MKL propagate", _lapack_at_non_finite),
+    Known("cdist's second derivative exists (torch's _cdist_backward has none)",
+          "docs/numerics.md", "'_cdist_backward' is not implemented",
+          _cdist_double_backward),
+    Known("dist(p=0) passes no gradient (torch's backward for `other` raises)",
+          "docs/numerics.md", "negating that missing gradient", _dist_p0_backward),
+    Known("cdist's matmul form at a zero distance: the gradient is rounding noise in both",
+          "docs/numerics.md", "Euclidean matmul form at a zero distance is rounding noise",
+          _cdist_matmul_noise),
 )
 
 

@@ -608,3 +608,141 @@ ELEM_OPS: dict[str, OpSpec] = {
     "e_rot90": OpSpec(1, lambda lib, x, k, dims: lib.rot90(x, k, dims), _rot90),
 }
 BREADTH_OPS.update(ELEM_OPS)
+
+
+# lane shape2: shape / combination / distance functions; tuple results are joined into one
+# tensor (flattened and concatenated) so a program goes on with one value
+def _joined(lib, parts):
+    return lib.cat([p.reshape(-1) for p in parts])
+
+
+def _sections(draw, shapes):
+    p = _dim(draw, shapes)
+    return p and {**p, "sections": draw.integer(0 if draw.chance(0.05) else 1, 4)}
+
+
+def _split_indices(draw, shapes):
+    p = _dim(draw, shapes)
+    return p and {**p, "indices": tuple(draw.integer(-3, 5) for _ in range(draw.integer(0, 3)))}
+
+
+def _select_at(draw, shapes):
+    p = _dim(draw, shapes)
+    if not p:
+        return None
+    size = shapes[0][p["dim"]]
+    return {**p, "index": draw.integer(-size, size - 1) if size else 0}
+
+
+def _slice_at(draw, shapes):
+    p = _dim(draw, shapes)
+    bound = (lambda: None if draw.chance(0.3) else draw.integer(-4, 4))
+    return p and {**p, "start": bound(), "end": bound(), "step": draw.integer(1, 3)}
+
+
+def _diagonal_at(draw, shapes):
+    nd = len(shapes[0])
+    if nd < 2:
+        return None
+    dim1 = draw.integer(-nd, nd - 1)
+    dim2 = draw.choice([d for d in range(nd) if d != dim1 % nd])
+    return {"offset": draw.integer(-2, 2), "dim1": dim1, "dim2": dim2}
+
+
+def _repeats(draw, shapes):
+    nd = len(shapes[0])
+    dim = draw.integer(-nd, nd - 1) if nd and draw.boolean() else None
+    return {"repeats": draw.integer(0, 3), "dim": dim}
+
+
+def _combination(draw, shapes):
+    return {"r": draw.integer(0, 3), "with_replacement": draw.boolean()}
+
+
+def _p_norm(draw, shapes):
+    return {"p": draw.choice((0, 0.5, 1, 1.5, 2, 3, math.inf))}
+
+
+def _cdist_mode(draw, shapes):
+    return {"p": draw.choice((0.5, 1, 2, 2, 3, math.inf)),
+            "mode": draw.choice(("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                                 "donot_use_mm_for_euclid_dist"))}
+
+
+def _renorm(draw, shapes):
+    p = _dim(draw, shapes)
+    return p and {**p, "p": draw.choice((1, 2, 3.5, math.inf)),
+                  "maxnorm": draw.choice((0.0, 0.5, 1.0, 5.0))}
+
+
+def _at_least(draw, shapes):
+    return {"n": draw.integer(1, 3)}
+
+
+def _rows(x):
+    """x as a matrix of rows (a 0-d or 1-d x: one row)."""
+    return x.reshape(1, -1) if x.dim() < 2 else x.reshape(-1, x.shape[-1])
+
+
+SHAPE2_OPS: dict[str, OpSpec] = {
+    "s_atleast": OpSpec(1, lambda lib, x, n: (lib.atleast_1d, lib.atleast_2d,
+                                              lib.atleast_3d)[n - 1](x), _at_least),
+    "s_hstack": OpSpec(2, lambda lib, x, y: lib.hstack([x, y])),
+    "s_vstack": OpSpec(2, lambda lib, x, y: lib.vstack([x, y])),
+    "s_dstack": OpSpec(2, lambda lib, x, y: lib.dstack([x, x, y])),
+    "s_column_stack": OpSpec(2, lambda lib, x, y: lib.column_stack([x, y])),
+    "s_tensor_split": OpSpec(1, lambda lib, x, dim, sections: _joined(
+        lib, lib.tensor_split(x, sections, dim)), _sections),
+    "s_tensor_split_indices": OpSpec(1, lambda lib, x, dim, indices: _joined(
+        lib, x.tensor_split(list(indices), dim)), _split_indices),
+    "s_hsplit": OpSpec(1, lambda lib, x, dim, sections: _joined(lib, lib.hsplit(x, sections)),
+                       _sections),
+    "s_flipud": OpSpec(1, lambda lib, x: lib.flipud(x)),
+    "s_fliplr": OpSpec(1, lambda lib, x: x.fliplr()),
+    "s_cartesian_prod": OpSpec(2, lambda lib, x, y: lib.cartesian_prod(
+        x.reshape(-1)[:4], y.reshape(-1)[:3].to(x.dtype))),
+    "s_combinations": OpSpec(1, lambda lib, x, r, with_replacement: lib.combinations(
+        x.reshape(-1)[:5], r, with_replacement), _combination),
+    # no empty 1-d block: torch's backward then reads the blocks after it one row too high
+    # (docs/numerics.md), the forward puts it in a row of its own
+    "s_block_diag": OpSpec(2, lambda lib, x, y: lib.block_diag(
+        _rows(x), *([y.reshape(-1)[:3]] if y.numel() else []),
+        *([x.reshape(-1)[0]] if x.numel() else []))),
+    "s_diagflat": OpSpec(1, lambda lib, x, offset: lib.diagflat(x.reshape(-1)[:6], offset),
+                         lambda draw, shapes: {"offset": draw.integer(-2, 2)}),
+    "s_select_scatter": OpSpec(1, lambda lib, x, dim, index: lib.select_scatter(
+        x, x.select(dim, index) * 2, dim, index), _select_at),
+    "s_slice_scatter": OpSpec(1, lambda lib, x, dim, start, end, step: x.slice_scatter(
+        x.narrow_copy(dim, 0, x.shape[dim])[start:end:step] if dim % x.dim() == 0 else
+        x.movedim(dim, 0)[start:end:step].movedim(0, dim) * 3, dim, start, end, step),
+        _slice_at),
+    "s_diagonal_scatter": OpSpec(1, lambda lib, x, offset, dim1, dim2: lib.diagonal_scatter(
+        x, x.diagonal(offset, dim1, dim2).exp(), offset, dim1, dim2), _diagonal_at),
+    # a start >= 0: torch's gradient for a negative one is zero (docs/numerics.md)
+    "s_narrow_copy": OpSpec(1, lambda lib, x, dim, index: lib.narrow_copy(
+        x, dim, index % max(x.shape[dim], 1), x.shape[dim] - index % max(x.shape[dim], 1)),
+        _select_at),
+    "s_repeat_interleave": OpSpec(1, lambda lib, x, repeats, dim: x.repeat_interleave(
+        repeats, dim), _repeats),
+    "s_vander": OpSpec(1, lambda lib, x, n: lib.vander(x.reshape(-1)[:4].detach(), n),
+                       lambda draw, shapes: {"n": draw.integer(0, 4)}),
+    "s_cdist": OpSpec(2, lambda lib, x, y, p, mode: lib.cdist(
+        _rows(x), _rows(y).reshape(-1)[:2 * _rows(x).shape[-1]].reshape(-1, _rows(x).shape[-1])
+        .to(x.dtype), p, mode), _cdist_mode),
+    "s_cdist_self": OpSpec(1, lambda lib, x, p: lib.cdist(_rows(x), _rows(x), p), _p_norm),
+    "s_dist": OpSpec(2, lambda lib, x, y, p: lib.dist(x, y.to(x.dtype), p), _p_norm),
+    "s_renorm": OpSpec(1, lambda lib, x, dim, p, maxnorm: x.renorm(p, dim, maxnorm), _renorm),
+    "s_addr": OpSpec(2, lambda lib, x, y, beta, alpha: lib.addr(
+        _rows(x), _rows(x)[:, 0], y.reshape(-1)[:_rows(x).shape[1]].to(x.dtype), beta=beta,
+        alpha=alpha), _beta_alpha),
+    "s_chain_matmul": OpSpec(2, lambda lib, x, y: lib.chain_matmul(
+        _rows(x), _rows(x).mT, _rows(y).to(x.dtype)[:_rows(x).shape[0]])),
+    "s_trapezoid": OpSpec(1, lambda lib, x, dim: lib.trapezoid(x, dim=dim), _dim),
+    "s_trapezoid_x": OpSpec(2, lambda lib, x, y, dim: lib.trapezoid(
+        x, y.reshape(-1)[:x.shape[dim]].to(x.dtype), dim=dim), _dim),
+    "s_cumulative_trapezoid": OpSpec(1, lambda lib, x, dim: lib.cumulative_trapezoid(
+        x, dx=0.5, dim=dim), _dim),
+    "s_adjoint": OpSpec(1, lambda lib, x: _rows(x).adjoint()),
+    "s_swapdims": OpSpec(1, lambda lib, x, dim: x.swapdims(dim, 0), _dim),
+}
+BREADTH_OPS.update(SHAPE2_OPS)

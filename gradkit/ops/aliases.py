@@ -1,0 +1,53 @@
+"""torch's other names for ops gradkit has (``swapdims`` for transpose, ``Tensor.greater`` for
+gt, ...), and ``adjoint`` (the conjugate transpose of the last two dims, a view)."""
+from __future__ import annotations
+
+import warnings
+
+from gradkit._tensor import Tensor
+from gradkit.ops.arithmetic import div, mul, neg, sub
+from gradkit.ops.clamp import clamp
+from gradkit.ops.comparison import bitwise_not, ge, gt, le, logical_xor, lt, ne
+from gradkit.ops.complex import conj
+from gradkit.ops.elementwise import acos, asin, atan
+from gradkit.ops.joining import split
+from gradkit.ops.linalg import outer, vdot
+from gradkit.ops.methods import register, tensor_method
+from gradkit.ops.piecewise import abs, trunc
+from gradkit.ops.shape import transpose
+
+
+@tensor_method()
+def adjoint(x: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims of x (a view); a 0-d x conjugated, with
+    torch's deprecation warning."""
+    if x.ndim == 0:
+        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
+                      UserWarning, stacklevel=2)
+        return conj(x)
+    if x.ndim == 1:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                           "matrices. Got 1-D tensor.")
+    return conj(transpose(x, -2, -1))
+
+
+@tensor_method()
+def swapdims(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``transpose(x, dim0, dim1)`` under numpy's other name (a view)."""
+    return transpose(x, dim0, dim1)
+
+
+# Tensor methods torch has under a second name, with the same op behind them (and the
+# in-place form where gradkit has the original's)
+_METHOD_ALIASES = {
+    "absolute": (abs, True), "arccos": (acos, False), "arcsin": (asin, False),
+    "arctan": (atan, False), "divide": (div, True), "true_divide": (div, True),
+    "multiply": (mul, True), "subtract": (sub, True), "negative": (neg, True),
+    "clip": (clamp, True), "fix": (trunc, False), "greater": (gt, False),
+    "greater_equal": (ge, False), "less": (lt, False), "less_equal": (le, False),
+    "not_equal": (ne, False), "logical_xor": (logical_xor, False),
+    "bitwise_not": (bitwise_not, False), "vdot": (vdot, False), "ger": (outer, False),
+    "split_with_sizes": (split, False),
+}
+for _name, (_op, _inplace) in _METHOD_ALIASES.items():
+    register(_op, _name, True, _inplace)

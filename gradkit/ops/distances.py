@@ -1,0 +1,273 @@
+"""Distances and norm-scaling: cdist (pairwise p-norm distances, CdistBackward0, or for large
+Euclidean problems torch's matmul form, EuclideanDistBackward0), dist (the p-norm of a
+difference, DistBackward0) and renorm (sub-tensors scaled down to a maximum norm,
+RenormBackward0), each with torch's derivative formulas, zero distances included."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gradkit._tensor import Tensor
+from gradkit.ops._dispatch_general import _broadcast_message
+from gradkit.ops._op import op
+from gradkit.ops.arithmetic import _check_not_bool, pow
+from gradkit.ops.comparison import isnan
+from gradkit.ops.complex import conj, real
+from gradkit.ops.linalg import matmul
+from gradkit.ops.linalg_norms import _norm_grad, vector_norm
+from gradkit.ops.promotion import result_type
+from gradkit.ops.piecewise import abs, ceil, minimum, sign, where, zeros_like
+from gradkit.ops.reduction import expand_back, sum
+from gradkit.ops.shape import _normalize_dim, transpose, unsqueeze, view
+from gradkit.ops.unary_helpers import scalar_type_name
+
+_COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
+                  "donot_use_mm_for_euclid_dist": 2}
+
+
+# -- cdist ----------------------------------------------------------------------------------------
+
+def _pairs(xp, x1, x2):
+    """|x1_i - x2_j| for every pair of rows, batch dims broadcast: shape (..., P, R, M)."""
+    return xp.abs(x1[..., :, None, :] - x2[..., None, :, :])
+
+
+@op(save=("x1", "x2", "result"), broadcast=True, node_name="CdistBackward0")
+def _cdist(xp, x1, x2, *, p):
+    diff = _pairs(xp, x1, x2)
+    if diff.shape[-1] == 0 or diff.size == 0:
+        return xp.zeros(diff.shape[:-1], dtype=x1.dtype)
+    if p == 0:  # a NaN difference counts NaN, as torch's min(ceil(|d|), 1)
+        return xp.sum(xp.minimum(xp.ceil(diff), 1), axis=-1)
+    if p == 1:
+        return xp.sum(diff, axis=-1)
+    if p == 2:
+        return xp.sqrt(xp.sum(diff * diff, axis=-1))
+    if p == math.inf:  # torch's running max from 0 passes over a NaN difference
+        return xp.max(xp.where(xp.isnan(diff), 0, diff), axis=-1)
+    return xp.sum(diff ** p, axis=-1) ** (1.0 / p)
+
+
+def _sign(diff):
+    """torch's sign in its cdist kernels, made of clamps: NaN for a NaN difference."""
+    return where(isnan(diff), diff, sign(diff))
+
+
+def _cdist_part(g, diff, dist, p):
+    """torch's _cdist_backward per coordinate: ``g`` times d dist(a_i, b_j) / d a_i for
+    ``diff`` = a_i - b_j (..., P, R, M), g and dist (..., P, R, 1). After the product, a zero
+    distance gives zero, and so does a zero difference for p < 1 (an infinite g included)."""
+    if p == 1:
+        return g * _sign(diff)
+    if p == math.inf:  # the coordinates at the maximum (every one of a tie), NaN at a NaN
+        return g * _sign(diff) * (1 - minimum(1.0, ceil(abs(abs(diff) - dist))))
+    zero = dist == 0
+    safe = where(zero, 1.0, dist)  # no 1/0 in the branch that where() drops
+    if p == 2:
+        part = g * diff / safe
+    elif p < 2:
+        nonzero = where(diff == 0, 1.0, abs(diff))
+        part = _sign(diff) * pow(nonzero, p - 1) * g / pow(safe, p - 1)
+        if p < 1:
+            part = where(diff == 0, 0.0, part)
+    else:
+        part = diff * pow(abs(diff), p - 2) * g / pow(safe, p - 1)
+    return where(zero, 0.0, part)
+
+
+def _cdist_grad(g, a, b, dist, p):
+    """The gradient for ``a`` of the distances of its rows to b's, summed over b's rows."""
+    diff = unsqueeze(a, -2) - unsqueeze(b, -3)
+    return sum(_cdist_part(unsqueeze(g, -1), diff, unsqueeze(dist, -1), p), -2)
+
+
+def _mT(x):
+    return transpose(x, -1, -2)
+
+
+def _cdist_vjps(g, x1, x2, result, p):
+    if p == 0 or 0 in g.shape:
+        return zeros_like(x1), zeros_like(x2)
+    return (_cdist_grad(g, x1, x2, result, p),
+            _cdist_grad(_mT(g), x2, x1, _mT(result), p))
+
+
+_cdist.defvjp_all(_cdist_vjps)
+
+
+def _pair_tangent(t1, t2):
+    """t1_i - t2_j for every pair of rows (a missing tangent is zero)."""
+    left = None if t1 is None else unsqueeze(t1, -2)
+    right = None if t2 is None else unsqueeze(t2, -3)
+    return right * -1 if left is None else left if right is None else left - right
+
+
+@_cdist.defjvp_all
+def _cdist_jvp(tangents, x1, x2, result, p):
+    if p == 0:
+        return zeros_like(result)
+    diff = unsqueeze(x1, -2) - unsqueeze(x2, -3)
+    return sum(_cdist_part(_pair_tangent(*tangents), diff, unsqueeze(result, -1), p), -1)
+
+
+_cdist.name, _cdist.profiler_name = "_cdist_forward", "gradkit::_cdist_forward"
+
+
+@op(save=("x1", "x2", "result"), broadcast=True, node_name="EuclideanDistBackward0")
+def _euclidean_dist(xp, x1, x2):
+    """torch's matmul form of Euclidean distances: |a|^2 - 2 a.b + |b|^2, clamped at 1e-30."""
+    x1_norm = xp.sum(x1 * x1, axis=-1, keepdims=True)
+    x2_norm = xp.sum(x2 * x2, axis=-1, keepdims=True)
+    x1_ = xp.concatenate([-2 * x1, x1_norm, xp.ones_like(x1_norm)], axis=-1)
+    x2_ = xp.concatenate([x2, xp.ones_like(x2_norm), x2_norm], axis=-1)
+    return xp.sqrt(xp.maximum(xp.matmul(x1_, xp.swapaxes(x2_, -1, -2)), 1e-30))
+
+
+def _euclidean_vjps(g, x1, x2, result):
+    ratio = where(result == 0, 0.0, g / result)
+    return (x1 * sum(ratio, -1, True) - matmul(ratio, x2),
+            x2 * unsqueeze(sum(ratio, -2), -1) - matmul(_mT(ratio), x1))
+
+
+_euclidean_dist.defvjp_all(_euclidean_vjps)
+
+
+@_euclidean_dist.defjvp_all
+def _euclidean_jvp(tangents, x1, x2, result):
+    diff = unsqueeze(x1, -2) - unsqueeze(x2, -3)
+    inner = sum(diff * _pair_tangent(*tangents), -1)
+    return where(result == 0, 0.0, inner / result)
+
+
+def _check_cdist(x1: Tensor, x2: Tensor, p: float) -> tuple:
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    batch1, batch2 = tuple(x1.shape[:-2]), tuple(x2.shape[:-2])
+    try:
+        batch = np.broadcast_shapes(batch1, batch2)
+    except ValueError:
+        raise RuntimeError(_broadcast_message([np.empty(batch1), np.empty(batch2)])) from None
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{scalar_type_name(x)}")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(x1)} but found "
+                           f"{scalar_type_name(x2)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    return batch + (x1.shape[-2], x2.shape[-2])
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The p-norm distance of every row of x1 to every row of x2 (batch dims broadcast).
+    For p=2 with more than 25 rows (or ``compute_mode="use_mm_for_euclid_dist"``) it is
+    computed through a matrix product, as torch, which is faster and less exact."""
+    if compute_mode not in _COMPUTE_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    mode = _COMPUTE_MODES[compute_mode]
+    shape = _check_cdist(x1, x2, p)
+    rows1, rows2 = x1.shape[-2], x2.shape[-2]
+    use_mm = p == 2 and (mode == 1 or (mode == 0 and (rows1 > 25 or rows2 > 25)))
+    if not use_mm or x1.numel() == 0 or x2.numel() == 0:
+        return _cdist(x1, x2, p=float(p))
+    return view(_euclidean_dist(x1, x2), shape=shape)
+
+
+# -- dist ----------------------------------------------------------------------------------------
+
+@op(save=("x", "y", "result"), broadcast=True, method=True, node_name="DistBackward0")
+def dist(xp, x, y, p=2):
+    """The p-norm of ``x - y`` (broadcasting), as a 0-d tensor."""
+    _check_not_bool(x, y)  # torch subtracts first
+    dtype = result_type(x, y)
+    try:
+        diff = xp.subtract(x.astype(dtype), y.astype(dtype))
+    except ValueError:
+        raise RuntimeError(_broadcast_message([x, y])) from None
+    if dtype.kind not in "fc":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {scalar_type_name(diff)} instead.")
+    return vector_norm.forward(xp, diff, p)
+
+
+def _dist_grad(g, x, y, result, p):
+    if p == 0:
+        return None
+    diff = x - y
+    return _norm_grad(expand_back(g, tuple(diff.shape), None, False), diff, result, p, None,
+                      False)
+
+
+def _dist_grad_other(g, x, y, result, p):
+    grad = _dist_grad(g, x, y, result, p)
+    return None if grad is None else -grad
+
+
+dist.defvjp(_dist_grad, _dist_grad_other)
+
+
+@dist.defjvp_all
+def _dist_jvp(tangents, x, y, result, p):
+    if p == 0:
+        return zeros_like(result)
+    diff = x - y
+    t = _pair_difference(*tangents)
+    return sum(real(conj(_norm_grad(1.0, diff, result, p, None, False)) * t))
+
+
+def _pair_difference(tx, ty):
+    return -ty if tx is None else tx if ty is None else tx - ty
+
+
+# -- renorm --------------------------------------------------------------------------------------
+
+def _check_renorm(x, p, dim, maxnorm) -> tuple:
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if x.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {x.ndim} dimensions")
+    dim = _normalize_dim(dim, x.ndim)
+    return tuple(d for d in range(x.ndim) if d != dim)
+
+
+@op(save="x", method=True, inplace=True)
+def renorm(xp, x, *, p, dim, maxnorm):
+    """x with each sub-tensor along ``dim`` whose p-norm exceeds ``maxnorm`` scaled down to
+    norm ``maxnorm`` (times 1 / (1 + 1e-7 / norm), as torch)."""
+    others = _check_renorm(x, p, dim, maxnorm)
+    norm = vector_norm.forward(xp, x, p, others, True)
+    factor = xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).astype(norm.dtype)
+    return x * factor
+
+
+def _renorm_grad(g, x, p, dim, maxnorm):
+    """torch's renorm_backward: the scale's own derivative where it scales, g elsewhere."""
+    others = _check_renorm(x, p, dim, maxnorm)
+    norm = vector_norm(x, p, others, True)
+    slope = _norm_grad(sum(real(conj(x) * g), others, True), x, norm, p, others, True)
+    inverse = 1 / (norm + 1e-7)
+    return where(norm > maxnorm, maxnorm * inverse * (g - inverse * slope), g)
+
+
+renorm.defvjp(_renorm_grad)
+
+
+@renorm.defjvp_all
+def _renorm_jvp(tangents, x, p, dim, maxnorm):
+    t = tangents[0]
+    others = _check_renorm(x, p, dim, maxnorm)
+    norm = vector_norm(x, p, others, True)
+    inverse = 1 / (norm + 1e-7)
+    norm_tangent = sum(real(conj(_norm_grad(1.0, x, norm, p, others, True)) * t), others, True)
+    return where(norm > maxnorm,
+                 maxnorm * inverse * t - x * (maxnorm * inverse * inverse * norm_tangent), t)
+

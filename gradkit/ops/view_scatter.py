@@ -1,0 +1,181 @@
+"""Out-of-place writes into a view's place: select_scatter, slice_scatter, diagonal_scatter
+(each a copy of the input with ``src`` where the view reads; torch's SelectScatterBackward0 &
+co.), and views copied: narrow_copy (NarrowCopyBackward0), expand_copy and permute_copy (the
+view op's rules, torch's ``<view node>_copy`` names)."""
+from __future__ import annotations
+
+import functools
+
+from gradkit._tensor import Tensor
+from gradkit.ops._op import Op, op
+from gradkit.ops.indexing import index_put_into_zeros
+from gradkit.ops.methods import tensor_method
+from gradkit.ops.piecewise import zeros_like
+from gradkit.ops.shape import _normalize_dim, expand, permute
+from gradkit.ops.slicing import _select_index, _slice, _slice_key, narrow, select
+from gradkit.ops.triangular import diagonal
+
+
+def _check_src(src: Tensor, part: Tensor) -> None:
+    """torch's check that ``src`` has the shape of the view it replaces (no broadcasting)."""
+    if tuple(src.shape) != tuple(part.shape):
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(part.shape)}")
+
+
+def _written(x, src, place):
+    """A copy of x with ``src`` written at ``place(copy)``: (an array viewing it, a key)."""
+    out = x.copy()
+    view, key = place(out)
+    view[key] = src
+    return out
+
+
+# -- select_scatter ------------------------------------------------------------------------------
+
+@op(linear=True, node_name="SelectScatterBackward0")
+def _select_scatter(xp, x, src, *, dim, index):
+    return _written(x, src, lambda out: (out, (slice(None),) * dim + (index, Ellipsis)))
+
+
+_select_scatter.defvjp(
+    lambda g, dim, index: _select_scatter(
+        g, zeros_like(_select_index(g, dim=dim, index=index)), dim=dim, index=index),
+    lambda g, dim, index: _select_index(g, dim=dim, index=index))
+_select_scatter.name, _select_scatter.profiler_name = "select_scatter", "gradkit::select_scatter"
+_select_scatter.no_complex_grad = "select_scatter"  # torch has no complex formula for it
+
+
+@tensor_method()
+def select_scatter(x: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    """A copy of x with ``src`` in the place of ``x.select(dim, index)``."""
+    part = select(x.detach(), dim, index)  # torch's errors for dim and index
+    _check_src(src, part)
+    dim = _normalize_dim(dim, x.ndim)
+    return _select_scatter(x, src, dim=dim, index=int(index) % x.shape[dim])
+
+
+# -- slice_scatter -------------------------------------------------------------------------------
+
+def _slice_bounds(size: int, start, end, step: int) -> tuple:
+    """torch's slice bounds: None is the whole dim, a negative bound wraps once, then clamps."""
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    start = 0 if start is None else int(start)
+    end = size if end is None else int(end)
+    start, end = (min(max(b + size if b < 0 else b, 0), size) for b in (start, end))
+    return start, max(end, start)
+
+
+@op(linear=True, node_name="SliceScatterBackward0")
+def _slice_scatter(xp, x, src, *, dim, start, end, step):
+    return _written(x, src, lambda out: (out, _slice_key(dim, start, end, step)))
+
+
+def _sliced(g, dim, start, end, step):
+    return _slice(g, dim=dim, start=start, end=end, step=step)
+
+
+_slice_scatter.defvjp(
+    lambda g, dim, start, end, step: _slice_scatter(
+        g, zeros_like(_sliced(g, dim, start, end, step)), dim=dim, start=start, end=end,
+        step=step),
+    lambda g, dim, start, end, step: _sliced(g, dim, start, end, step))
+_slice_scatter.name, _slice_scatter.profiler_name = "slice_scatter", "gradkit::slice_scatter"
+_slice_scatter.no_complex_grad = "slice_scatter"  # torch has no complex formula for it
+
+
+@tensor_method()
+def slice_scatter(x: Tensor, src: Tensor, dim: int = 0, start=None, end=None,
+                  step: int = 1) -> Tensor:
+    """A copy of x with ``src`` in the place of ``x[start:end:step]`` along ``dim``."""
+    if x.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    dim = _normalize_dim(dim, x.ndim)
+    start, end = _slice_bounds(x.shape[dim], start, end, int(step))
+    _check_src(src, _sliced(x.detach(), dim, start, end, int(step)))
+    return _slice_scatter(x, src, dim=dim, start=start, end=end, step=int(step))
+
+
+# -- diagonal_scatter ----------------------------------------------------------------------------
+
+@op(linear=True, node_name="DiagonalScatterBackward0")
+def _diagonal_scatter(xp, x, src, *, offset, dim1, dim2):
+    steps = xp.arange(src.shape[-1])  # by index: a diagonal view may be read-only
+    rows, cols = steps + max(-offset, 0), steps + max(offset, 0)
+    return _written(x, src, lambda out: (xp.moveaxis(out, (dim1, dim2), (-2, -1)),
+                                         (Ellipsis, rows, cols)))
+
+
+def _diagonal_of(g, offset, dim1, dim2):
+    return diagonal(g, offset, dim1, dim2)
+
+
+_diagonal_scatter.defvjp(
+    lambda g, offset, dim1, dim2: _diagonal_scatter(
+        g, zeros_like(_diagonal_of(g, offset, dim1, dim2)), offset=offset, dim1=dim1, dim2=dim2),
+    lambda g, offset, dim1, dim2: _diagonal_of(g, offset, dim1, dim2))
+_diagonal_scatter.name = "diagonal_scatter"
+_diagonal_scatter.profiler_name = "gradkit::diagonal_scatter"
+
+
+@tensor_method()
+def diagonal_scatter(x: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
+                     dim2: int = 1) -> Tensor:
+    """A copy of x with ``src`` on the diagonal that ``x.diagonal(offset, dim1, dim2)`` reads."""
+    _check_src(src, diagonal(x.detach(), offset, dim1, dim2))  # torch's errors for the dims
+    return _diagonal_scatter(x, src, offset=offset, dim1=_normalize_dim(dim1, x.ndim),
+                             dim2=_normalize_dim(dim2, x.ndim))
+
+
+# -- narrow_copy ---------------------------------------------------------------------------------
+
+@op(save="x.shape", linear=True, node_name="NarrowCopyBackward0")
+def _narrow_copy(xp, x, *, dim, start, end):
+    return x[_slice_key(dim, start, end, 1)].copy()
+
+
+_narrow_copy.defvjp(lambda g, x_shape, dim, start, end:
+                    index_put_into_zeros(g, x_shape, _slice_key(dim, start, end, 1)))
+_narrow_copy.name, _narrow_copy.profiler_name = "narrow_copy", "gradkit::narrow_copy"
+
+
+@tensor_method()
+def narrow_copy(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """A copy of ``x.narrow(dim, start, length)`` (no view of x)."""
+    part = narrow(x.detach(), dim, start, length)  # torch's errors and bounds
+    dim = _normalize_dim(dim, x.ndim)
+    start = int(start) + (x.shape[dim] if int(start) < 0 else 0)
+    return _narrow_copy(x, dim=dim, start=start, end=start + part.shape[dim])
+
+
+# -- expand_copy / permute_copy ------------------------------------------------------------------
+
+def _copied(view: Op, save: tuple) -> Op:
+    """The op ``view`` followed by a copy: the view's rules, no view of the input."""
+    @functools.wraps(view.forward)  # the view's signature: its inputs and parameters
+    def forward(xp, *args, **kwargs):
+        return view.forward(xp, *args, **kwargs).copy()
+
+    copied = Op(forward, name=f"{view.name}_copy", save=save, linear=True,
+                node_name=f"{view.node_name}_copy")
+    copied.defvjp(*view.vjps)
+    return copied
+
+
+_expand_copy = _copied(expand, ("x.shape",))
+_permute_copy = _copied(permute, ())
+
+
+def expand_copy(x: Tensor, size) -> Tensor:
+    """A copy of ``x.expand(size)``."""
+    return _expand_copy(x, sizes=tuple(size))
+
+
+def permute_copy(x: Tensor, dims) -> Tensor:
+    """A copy of ``x.permute(dims)``."""
+    if len(dims) != x.ndim:  # torch's text from its sparse kernel, which checks first
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not "
+                           "match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {x.ndim} is not equal to len(dims) = {len(dims)}")
+    return _permute_copy(x, dims=tuple(dims))

@@ -5,6 +5,7 @@ on arrays in a plain backward and record themselves under ``create_graph=True``.
 """
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -12,6 +13,7 @@ import numpy as np
 from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, conj, imag, real
+from gradkit.ops.elementwise import log
 from gradkit.ops.piecewise import where
 from gradkit.ops.linalg import matmul
 from gradkit.ops.methods import tensor_method
@@ -294,3 +296,14 @@ SlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 def slogdet(x):
     """(sign, logabsdet) of the determinant of each square matrix of x."""
     return SlogdetResult(*_slogdet(x))
+
+
+@tensor_method()
+def logdet(x):
+    """log(det(x)) of each square matrix: slogdet's logabsdet where the determinant is
+    positive, NaN where it is negative (-inf where singular); log(sign) + logabsdet for
+    complex x. Composed as torch's, so its gradient is slogdet's (0 at the NaNs)."""
+    sign, logabsdet = _slogdet(x)
+    if x.dtype.np.kind == "c":
+        return log(sign) + logabsdet
+    return where(sign == -1, math.nan, logabsdet)

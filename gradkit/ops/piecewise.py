@@ -127,7 +127,7 @@ _piecewise_constant(round)
 
 
 @unary(complex_error=_ROUNDING_COMPLEX["trunc"], bool_error=kernel_error("trunc_vml_cpu"),
-        method=True)
+        method=True, inplace=True)
 def trunc(xp, x):
     """x rounded toward zero, elementwise (zero gradient)."""
     return xp.trunc(x)

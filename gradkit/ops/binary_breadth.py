@@ -13,18 +13,19 @@ from gradkit.ops.binary_math import _require_tensors
 from gradkit.ops.comparison import isnan
 from gradkit.ops.complex import conj
 from gradkit.ops.conversion import astype
-from gradkit.ops.methods import tensor_method
+from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.promotion import PY_SCALARS, as_dtype, result_type
-from gradkit.ops.unary_helpers import kernel_error
+from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
 
 _LN2 = math.log(2.0)
 _FLOAT64, _COMPLEX128 = np.dtype(np.float64), np.dtype(np.complex128)
 
 
 def _invalid_combination(name: str, x, y) -> TypeError:
+    kinds = (type(v).__name__ if type(v) in PY_SCALARS else "Tensor" for v in (x, y))
     return TypeError(f"{name}() received an invalid combination of arguments - got "
-                     f"({type(x).__name__}, {type(y).__name__})")
+                     f"({', '.join(kinds)})")
 
 
 def _in_float(xp, x, y, kernel: str, complex_ok: bool = False):
@@ -110,7 +111,7 @@ heaviside.defvjp(*(_not_implemented("heaviside")[:1] * 2))
 heaviside.defjvp(*(_not_implemented("heaviside")[1:] * 2))
 
 
-@op(broadcast=True, batchable=True, method=True, inplace=True)
+@op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
 def nextafter(xp, x, y):
     """The next floating-point value after x towards y."""
     _require_tensors("nextafter", x, y)
@@ -120,9 +121,9 @@ def nextafter(xp, x, y):
     return xp.nextafter(as_dtype(xp, x, dtype), as_dtype(xp, y, dtype))
 
 
-# torch: the step is a constant (x's gradient passes, y's is zero)
-nextafter.defvjp(lambda g: g, lambda g: zeros_like(g))
-nextafter.defjvp(lambda t: t, lambda t: zeros_like(t))
+# torch: the step is a constant: x's gradient passes except where x == y, y's is zero
+nextafter.defvjp(lambda g, x, y: where(x != y, g, 0.0), lambda g, x, y: zeros_like(g))
+nextafter.defjvp(lambda t, x, y: where(x != y, t, 0.0), lambda t, x, y: zeros_like(t))
 
 
 @op(save=("x", "other"), broadcast=True, batchable=True, method=True, inplace=True)
@@ -156,6 +157,19 @@ def float_power(input, exponent):  # noqa: A002 - torch's names
     dtype = _COMPLEX128 if is_complex else _FLOAT64
     base, power = (_as_wide(v, dtype) for v in (input, exponent))
     return pow(base, power)
+
+
+def _float_power_in_place(input, exponent):  # noqa: A002
+    """x.float_power_(exponent): torch refuses a base not already in the result's dtype."""
+    result = float_power(input, exponent)
+    if result.dtype != input.dtype:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{scalar_type_name(input._data)} but the operation's result "
+                           f"requires dtype {scalar_type_name(result._data)}")
+    return result
+
+
+register(_float_power_in_place, "float_power", False, inplace=True)
 
 
 def _as_wide(value, dtype):

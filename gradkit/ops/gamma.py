@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from gradkit.backend import get_default_dtype
 from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where
 from gradkit.ops.special_gamma import (
@@ -62,14 +63,18 @@ def polygamma(n: int, input):  # noqa: A002 - torch's names
     return _polygamma(input, n)
 
 
-@unary(floating=True, method=True, inplace=True)
+@unary(method=True, inplace=True)
 def mvlgamma(xp, x, p=1):
     """The multivariate log-gamma of dimension p: sum_j lgamma(x + (1 - j) / 2) over
     j = 1..p, plus p (p - 1) / 4 log(pi)."""
     if x.dtype.kind == "c":
         raise kernel_error("arange_cpu")(x)
+    if x.dtype.kind == "b":
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
+    if x.dtype.kind in "iu":
+        x = x.astype(get_default_dtype().np)
     shifts = np.arange(-p * 0.5 + 0.5, 0.5, 0.5)  # torch's order of the terms
     total = sum(lgamma_array(xp, x + x.dtype.type(s)) for s in shifts)
     return (total + x.dtype.type(p * (p - 1) / 4 * _LOG_PI)).astype(x.dtype)

@@ -45,10 +45,10 @@ def nansum(xp, x, dim=None, keepdim=False, dtype=None):
                      dtype=_accumulation_dtype(x, dtype))
 
 
-# torch: the gradient spread back, 0 at the NaNs
-nansum.defvjp(lambda g, x, dim, keepdim, dtype: where(
-    isnan(x), 0.0, expand_back(g, x.shape, dim, keepdim)))
-nansum.defjvp(lambda t, x, dim, keepdim, dtype: nansum(where(isnan(x), 0.0, t), dim, keepdim))
+# torch: the gradient spread back times "not NaN" (a product: an infinite gradient gives NaN)
+nansum.defvjp(lambda g, x, dim, keepdim, dtype: expand_back(g, x.shape, dim, keepdim)
+              * logical_not(isnan(x)))
+nansum.defjvp(lambda t, x, dim, keepdim, dtype: nansum(t * logical_not(isnan(x)), dim, keepdim))
 
 
 @tensor_method()
@@ -69,7 +69,7 @@ def _checked_q(x, q):
     """q as a tensor of x's dtype, after torch's checks (in torch's order)."""
     if type(q) in PY_SCALARS:
         if not 0 <= q <= 1:
-            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q:g}")
         q = full((), float(q), dtype=x.dtype, device=x.device)
     if x.numel() == 0:
         raise RuntimeError("quantile() input tensor must be non-empty")

@@ -14,26 +14,27 @@ from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import defmask, where
 from gradkit.ops.promotion import PY_SCALARS, as_dtype, result_type
 from gradkit.ops.unary import unary
-from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error
+from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, kernel_error
 
 _DEGREES = 180.0 / math.pi
 
 
-def _angle_conversion(name: str, factor: float):
+def _angle_conversion(name: str, factor: float, node_name: str):
     def forward(xp, x):
         return x * as_dtype(xp, factor, x.dtype)
     forward.__name__ = name
     forward.__doc__ = f"x times {factor!r} elementwise (integers in the default float dtype)."
-    declared = unary(save=(), floating=True, method=True, inplace=True, complex_error=fixed_error(
-        RuntimeError, f"{name} is not supported for complex tensors."))(forward)
+    declared = unary(save=(), floating=True, method=True, inplace=True, node_name=node_name,
+                     complex_error=fixed_error(
+                         RuntimeError, f"{name} is not supported for complex tensors."))(forward)
     declared.defvjp(lambda g: g * factor)
     declared.defjvp(lambda t: t * factor)
     declared.batchable = True
     return declared
 
 
-deg2rad = _angle_conversion("deg2rad", 1 / _DEGREES)
-rad2deg = _angle_conversion("rad2deg", _DEGREES)
+deg2rad = _angle_conversion("deg2rad", 1 / _DEGREES, "Deg2RadBackward0")
+rad2deg = _angle_conversion("rad2deg", _DEGREES, "Rad2DegBackward0")
 
 frexp_result = namedtuple("frexp", ["mantissa", "exponent"])
 
@@ -86,11 +87,13 @@ def _tensor_bound_op(name: str, lower: bool, node: str):
     forward.__name__ = name
     declared = op(save=("x", "bound"), broadcast=True, batchable=True,
                   node_name=f"{node}Backward1")(forward)
+    # torch: x's where x >= min (x <= max), the bound's where x < min (x > max); NaN: neither
     inside = (lambda x, b: x >= b) if lower else (lambda x, b: x <= b)
+    beyond = (lambda x, b: x < b) if lower else (lambda x, b: x > b)
     declared.defvjp(lambda g, x, b: where(inside(x, b), g, 0.0),
-                    lambda g, x, b: where(inside(x, b), 0.0, g))
+                    lambda g, x, b: where(beyond(x, b), g, 0.0))
     declared.defjvp(lambda t, x, b: where(inside(x, b), t, 0.0),
-                    lambda t, x, b: where(inside(x, b), 0.0, t))
+                    lambda t, x, b: where(beyond(x, b), t, 0.0))
     return declared
 
 
@@ -108,6 +111,9 @@ def _one_sided(name: str, lower: bool, input, bound):
         if isinstance(bound, complex) or input.is_complex():
             raise CLAMP_COMPLEX(None)
         return numbers(input, bound)
+    dtype = result_type(input._data, bound._data)
+    if dtype.kind == "c":  # torch's tensor bounds are maximum/minimum kernels
+        raise kernel_error("maximum_cpu" if lower else "minimum_cpu")(np.empty(0, dtype))
     return tensors(input, bound)
 
 

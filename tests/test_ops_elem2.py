@@ -57,6 +57,9 @@ EDGE_VALUES = [
         lambda m, x: m.ldexp(x, _t(m, [-2, 0, 3], "int64")), [1.5, 2.0, -3.0])(m)),
     ("float_power_edges", with_grads(lambda m, x, y: m.float_power(x, y), [0.0, -2.0, 0.0, INF],
                                      [0.0, 0.5, -1.0, -1.0])),
+    ("float_power_complex_special_values", lambda m: tuple(  # fuzz breadth seed 492
+        m.float_power(_t(m, [complex(0, INF), complex(-INF, 1), complex(NAN, 0), 4j], "complex64"),
+                      e) for e in (0.5, 2, -1, 0.5 + 0j, 1.5 - 1j))),
     ("deg2rad_rad2deg", with_grads(lambda m, x: (m.deg2rad(x) + m.rad2deg(x)), SIGNED)),
     ("frexp_edges", lambda m: m.frexp(_t(m, [0.0, -0.0, INF, -INF, NAN, 1e-310, -3.0]))),
     ("frexp_gradient", with_grads(lambda m, x: m.frexp(x).mantissa, [3.0, -0.1, 1e-310, 0.0])),

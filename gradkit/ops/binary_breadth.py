@@ -174,7 +174,9 @@ register(_float_power_in_place, "float_power", False, inplace=True)
 
 def _as_wide(value, dtype):
     if type(value) in PY_SCALARS:
-        return complex(value) if dtype.kind == "c" else float(value)
+        # torch's complex Scalar with a zero imaginary part takes pow's real paths (0.5: sqrt)
+        return complex(value) if isinstance(value, complex) and value.imag else float(
+            value.real)
     return value if value._data.dtype == dtype else astype(value, dtype=dtype)
 
 

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from gradkit._tensor import Tensor
 from gradkit.backend import get_default_dtype
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import pow, sub  # noqa: A004 - torch's name
@@ -147,7 +148,7 @@ ldexp.defjvp(lambda t, x, other: t * _two_to(other),
 
 
 @tensor_method()
-def float_power(input, exponent):  # noqa: A002 - torch's names
+def float_power(input: Tensor | complex, exponent: Tensor | complex) -> Tensor:  # noqa: A002
     """``input ** exponent`` computed in float64 (complex128 if either is complex); either
     may be a number. Differentiable as the cast and ``pow`` it is made of."""
     if type(input) in PY_SCALARS and type(exponent) in PY_SCALARS:
@@ -159,7 +160,7 @@ def float_power(input, exponent):  # noqa: A002 - torch's names
     return pow(base, power)
 
 
-def _float_power_in_place(input, exponent):  # noqa: A002
+def _float_power_in_place(input: Tensor, exponent: Tensor | complex) -> Tensor:  # noqa: A002
     """x.float_power_(exponent): torch refuses a base not already in the result's dtype."""
     result = float_power(input, exponent)
     if result.dtype != input.dtype:

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from gradkit._tensor import Tensor
 from gradkit.backend import get_default_dtype
 from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where
@@ -57,7 +58,7 @@ _polygamma.defderivative(lambda x, n: _polygamma(x, n + 1))
 register(_polygamma, "polygamma", True, inplace=True)
 
 
-def polygamma(n: int, input):  # noqa: A002 - torch's names
+def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002 - torch's names
     """The n-th derivative of digamma at ``input`` (n = 0 is digamma)."""
     _check_order(n)
     return _polygamma(input, n)

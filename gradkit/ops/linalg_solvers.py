@@ -10,6 +10,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, conj, imag, real
@@ -299,7 +300,7 @@ def slogdet(x):
 
 
 @tensor_method()
-def logdet(x):
+def logdet(x: Tensor) -> Tensor:
     """log(det(x)) of each square matrix: slogdet's logabsdet where the determinant is
     positive, NaN where it is negative (-inf where singular); log(sign) + logabsdet for
     complex x. Composed as torch's, so its gradient is slogdet's (0 at the NaNs)."""

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from gradkit._tensor import Tensor
 from gradkit.creation import full
 from gradkit.ops._op import op
 from gradkit.ops.binary_math import lerp
@@ -52,7 +53,8 @@ nansum.defjvp(lambda t, x, dim, keepdim, dtype: nansum(t * logical_not(isnan(x))
 
 
 @tensor_method()
-def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A002
+def nanmean(input: Tensor, dim: int | tuple | None = None, keepdim: bool = False, *,  # noqa: A002
+            dtype=None) -> Tensor:
     """The mean of the non-NaN values along ``dim``: nansum over their count (NaN where all
     are NaN)."""
     if input.dtype.np.kind not in "fc":
@@ -126,8 +128,8 @@ def _quantile(x, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool):
 
 
 @tensor_method()
-def quantile(input, q, dim=None, keepdim: bool = False, *,  # noqa: A002
-             interpolation: str = "linear"):
+def quantile(input: Tensor, q: Tensor | float, dim: int | None = None,  # noqa: A002
+             keepdim: bool = False, *, interpolation: str = "linear") -> Tensor:
     """The q-th quantiles (q a number or a 1-D tensor in [0, 1]) along ``dim`` (all values by
     default), interpolating between order statistics as ``interpolation`` says; NaN where a
     row holds a NaN. With a 1-D q the quantiles are the result's first dim."""
@@ -135,8 +137,8 @@ def quantile(input, q, dim=None, keepdim: bool = False, *,  # noqa: A002
 
 
 @tensor_method()
-def nanquantile(input, q, dim=None, keepdim: bool = False, *,  # noqa: A002
-                interpolation: str = "linear"):
+def nanquantile(input: Tensor, q: Tensor | float, dim: int | None = None,  # noqa: A002
+                keepdim: bool = False, *, interpolation: str = "linear") -> Tensor:
     """``quantile`` of the non-NaN values (NaN where a row is all NaN)."""
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=True)
 
@@ -156,7 +158,8 @@ def _check_weights(name: str, w, kinds: str, kind_name: str, observations: int) 
 
 
 @tensor_method()
-def cov(input, *, correction: int = 1, fweights=None, aweights=None):  # noqa: A002
+def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,  # noqa: A002
+        aweights: Tensor | None = None) -> Tensor:
     """The covariance matrix of the variables in the rows of ``input`` (observations in its
     columns; a 1-D input is one variable), weighted by integer frequencies ``fweights`` and
     float ``aweights``; ``correction`` 1 is Bessel's. A 0-d result for one variable."""
@@ -192,7 +195,7 @@ def cov(input, *, correction: int = 1, fweights=None, aweights=None):  # noqa: A
 
 
 @tensor_method()
-def corrcoef(input):  # noqa: A002
+def corrcoef(input: Tensor) -> Tensor:  # noqa: A002
     """The Pearson correlation coefficients of the variables in the rows of ``input``
     (``cov`` normalized by the standard deviations, clipped to [-1, 1])."""
     if input.dim() > 2:

@@ -7,6 +7,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.clamp import _clamp_numbers, _clamp_tensors
 from gradkit.ops.elementwise import exp2
@@ -53,14 +54,14 @@ _frexp.defjvp_all(lambda tangents, exponent: (tangents[0] / exp2(exponent), None
 
 
 @tensor_method()
-def frexp(input):  # noqa: A002 - torch's name
+def frexp(input: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002 - torch's name
     """(mantissa, exponent) with input = mantissa * 2 ** exponent, 0.5 <= |mantissa| < 1
     (0, inf and NaN are their own mantissa, with exponent 0); the exponent is int32."""
     return frexp_result(*_frexp(input))
 
 
 @tensor_method()
-def positive(input):  # noqa: A002 - torch's name
+def positive(input: Tensor) -> Tensor:  # noqa: A002 - torch's name
     """``+input``: the tensor itself (torch refuses bool tensors)."""
     if input.dtype.np.kind == "b":
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
@@ -118,13 +119,13 @@ def _one_sided(name: str, lower: bool, input, bound):
 
 
 @tensor_method(inplace=True)
-def clamp_min(input, min):  # noqa: A002 - torch's names
+def clamp_min(input: Tensor, min: Tensor | float) -> Tensor:  # noqa: A002
     """``clamp(input, min=min)``: the bound a number or a broadcasting tensor."""
     return _one_sided("clamp_min", True, input, min)
 
 
 @tensor_method(inplace=True)
-def clamp_max(input, max):  # noqa: A002 - torch's names
+def clamp_max(input: Tensor, max: Tensor | float) -> Tensor:  # noqa: A002
     """``clamp(input, max=max)``: the bound a number or a broadcasting tensor."""
     return _one_sided("clamp_max", False, input, max)
 
@@ -173,7 +174,8 @@ def _isin(xp, elements, test_elements, assume_unique=False, invert=False):
     return ~found if invert else found
 
 
-def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False):
+def isin(elements: Tensor | float, test_elements: Tensor | float, *,
+         assume_unique: bool = False, invert: bool = False) -> Tensor:
     """True where an element of ``elements`` is in ``test_elements`` (either may be a number,
     not both), compared in their promoted dtype; ``invert`` gives the complement."""
     if type(elements) in PY_SCALARS and type(test_elements) in PY_SCALARS:

@@ -256,6 +256,10 @@ INPLACE = [
         "acos_", "arcsin_", "arctan_", "cosh_", "erf_", "exp2_", "expm1_", "log10_", "log1p_",
         "log2_", "negative_", "rsqrt_", "sinh_", "tan_", "trunc_"))),
     ("clip_", _inplace("clip_", -0.3, 0.3)),
+    ("sgn_sign_", lambda m: (_matrix(m).sgn_(), _matrix(m).sign_(), _integers(m).sign_(),
+                             _t(m, [True, False], "bool").sign_(),
+                             _t(m, [3 + 4j, 0j], "complex128").sgn_())),
+    ("sign_complex_refused", lambda m: _t(m, [1j], "complex64").sign_()),
     ("top_level_functions", lambda m: tuple(
         getattr(m, name)(_t(m, [[0.25, 0.5], [0.75, 0.125]]), *args) for name, args in (
             ("abs_", ()), ("exp_", ()), ("clamp_", (0.3, 0.6)), ("square_", ()),

@@ -3,8 +3,8 @@
 nansum is an op (NaNs get no gradient); the others are composed of ops the way torch's
 composite kernels are (aten/native Sorting.cpp, Correlation.cpp), so their values and
 gradients are torch's: quantile sorts, gathers the two neighbouring order statistics and
-lerps between them (ties: the gradient goes where the stable sort put it; q, when it requires
-grad, gets (above - below) * (n - 1)).
+lerps between them (ties: the gradient goes where the stable sort put it, torch's place for
+rows of up to 16 values; q, when it requires grad, gets (above - below) * (n - 1)).
 """
 from __future__ import annotations
 

@@ -53,6 +53,10 @@ EDGE_VALUES = [
                                    [1.0, 1.0, 0.0, 1.0, -1.0])),
     ("ldexp_edges", with_grads(lambda m, x, y: m.ldexp(x, y), [1.5, -2.0, 0.0, INF, NAN],
                                [1024.5, -1074.0, 3.0, -1.0, 1.0])),
+    ("ldexp_integer_exponent_is_c_ldexp", lambda m: (
+        m.ldexp(_t(m, [0.5, 1e-300, 3.0, -0.0]), _t(m, [1024, 700, -1080, 5], "int64")),
+        m.ldexp(_t(m, [1e-45, 3.0], "float32"), _t(m, [200, -200], "int32")),
+        m.ldexp(_t(m, [3.0, 1.0], "float16"), _t(m, [226, 3], "uint8")))),
     ("ldexp_negative_integer_exponent_gradient", lambda m: with_grads(
         lambda m, x: m.ldexp(x, _t(m, [-2, 0, 3], "int64")), [1.5, 2.0, -3.0])(m)),
     ("float_power_edges", with_grads(lambda m, x, y: m.float_power(x, y), [0.0, -2.0, 0.0, INF],
@@ -313,6 +317,7 @@ ERRORS = [
     ("nextafter_bools", lambda m: m.nextafter(_t(m, [True], "bool"), _t(m, [True], "bool"))),
     ("nextafter_complex", lambda m: m.nextafter(_t(m, [1j], "complex64"),
                                                 _t(m, [1j], "complex64"))),
+    ("ldexp_float_and_bool", lambda m: m.ldexp(_f32(m, 2), _t(m, [True, False], "bool"))),
     ("gcd_floats", lambda m: m.gcd(_f32(m, 1), _f32(m, 1))),
     ("gcd_bools", lambda m: m.gcd(_t(m, [True], "bool"), _t(m, [True], "bool"))),
     ("lcm_float64", lambda m: m.lcm(_t(m, [1.0]), _t(m, [1], "int64"))),
@@ -375,6 +380,13 @@ ERRORS = [
     ("cov_weights_sum_to_zero", lambda m: m.cov(_f32(m, 2, 3), fweights=_t(m, [0, 0, 0],
                                                                            "int64"))),
     ("corrcoef_3d", lambda m: m.corrcoef(_f32(m, 2, 2, 2))),
+    ("logdet_integers", lambda m: m.logdet(_t(m, [[1, 2], [3, 4]], "int64"))),
+    ("logdet_float16", lambda m: m.logdet(_t(m, [[1.0, 2.0], [3.0, 4.0]], "float16"))),
+    ("isin_bool_test_elements", lambda m: m.isin(_f32(m, 2), _t(m, [True], "bool"))),
+    ("isin_complex_first", lambda m: m.isin(_t(m, [1j], "complex64"), _t(m, [1j], "complex128"))),
+    ("isin_bool_with_number", lambda m: m.isin(_t(m, [True], "bool"), 3)),
+    ("clamp_min__bool", lambda m: _t(m, [True, False], "bool").clamp_min_(0)),
+    ("clamp_max__integer_float_bound", lambda m: _t(m, [1, 5], "int64").clamp_max_(1.5)),
 ]
 
 

@@ -129,8 +129,16 @@ nextafter.defjvp(lambda t, x, y: where(x != y, t, 0.0), lambda t, x, y: zeros_li
 
 @op(save=("x", "other"), broadcast=True, batchable=True, method=True, inplace=True)
 def ldexp(xp, x, other):
-    """x * 2 ** other (integers and bools in the default float dtype)."""
+    """x * 2 ** other (integers and bools in the default float dtype). A floating x with an
+    integer other is C's ldexp, as torch's kernel (exact where 2 ** other alone would overflow;
+    the exponent read as a C int)."""
     _require_tensors("ldexp", x, other)
+    if x.dtype.kind == "f" and other.dtype.kind in "biu":
+        if other.dtype.kind == "b":
+            raise kernel_error("ldexp_cpu_exp")(other)
+        dtype = result_type(x, other)
+        with np.errstate(over="ignore", under="ignore"):
+            return xp.ldexp(as_dtype(xp, x, dtype), other.astype(np.int32))
     x, other = _in_float(xp, x, other, "ldexp", complex_ok=True)
     with np.errstate(over="ignore", invalid="ignore"):
         return x * xp.power(xp.asarray(2, x.dtype), other)

@@ -304,6 +304,12 @@ def logdet(x: Tensor) -> Tensor:
     """log(det(x)) of each square matrix: slogdet's logabsdet where the determinant is
     positive, NaN where it is negative (-inf where singular); log(sign) + logabsdet for
     complex x. Composed as torch's, so its gradient is slogdet's (0 at the NaNs)."""
+    kind, name = x.dtype.np.kind, scalar_type_name(x._data)
+    if kind not in "fc":
+        raise RuntimeError("logdet: Expected a floating point or complex tensor as input. "
+                           f"Got {name}")
+    if x.dtype.np.itemsize < 4:
+        raise RuntimeError(f"logdet: Low precision dtypes not supported. Got {name}")
     sign, logabsdet = _slogdet(x)
     if x.dtype.np.kind == "c":
         return log(sign) + logabsdet

@@ -11,11 +11,12 @@ from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.clamp import _clamp_numbers, _clamp_tensors
 from gradkit.ops.elementwise import exp2
-from gradkit.ops.methods import tensor_method
+from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import defmask, where
-from gradkit.ops.promotion import PY_SCALARS, as_dtype, result_type
+from gradkit.ops.promotion import PY_SCALARS, as_dtype, category, result_type
 from gradkit.ops.unary import unary
-from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, kernel_error
+from gradkit.ops.unary_helpers import (
+    CLAMP_COMPLEX, c_type_name, fixed_error, kernel_error, scalar_type_name)
 
 _DEGREES = 180.0 / math.pi
 
@@ -118,16 +119,32 @@ def _one_sided(name: str, lower: bool, input, bound):
     return tensors(input, bound)
 
 
-@tensor_method(inplace=True)
+@tensor_method()
 def clamp_min(input: Tensor, min: Tensor | float) -> Tensor:  # noqa: A002
     """``clamp(input, min=min)``: the bound a number or a broadcasting tensor."""
     return _one_sided("clamp_min", True, input, min)
 
 
-@tensor_method(inplace=True)
+@tensor_method()
 def clamp_max(input: Tensor, max: Tensor | float) -> Tensor:  # noqa: A002
     """``clamp(input, max=max)``: the bound a number or a broadcasting tensor."""
     return _one_sided("clamp_max", False, input, max)
+
+
+def _in_place(one_sided):
+    """x.clamp_min_(b) / x.clamp_max_(b): torch's structured kernel names the target's C type
+    when the result cannot be written into it ("... to the desired output type long int")."""
+    def checked(input, bound):  # noqa: A002
+        result = one_sided(input, bound)
+        if category(result._data.dtype) > category(input._data.dtype):
+            raise RuntimeError(f"result type {scalar_type_name(result._data)} can't be cast to "
+                               f"the desired output type {c_type_name(input._data)}")
+        return result
+    return checked
+
+
+for _function in (clamp_min, clamp_max):
+    register(_in_place(_function), _function.__name__, False, inplace=True)
 
 
 @op(method=True)
@@ -164,10 +181,11 @@ def isreal(xp, x):
 
 @op()
 def _isin(xp, elements, test_elements, assume_unique=False, invert=False):
+    for operand in (elements, test_elements):  # each tensor's own dtype, elements first
+        if getattr(operand, "dtype", np.dtype(float)).kind in "bc":
+            raise RuntimeError("Unsupported input type encountered for isin(): "
+                               f"{scalar_type_name(operand)}")
     dtype = result_type(elements, test_elements)
-    if dtype.kind in "bc":
-        name = {"b": "Bool", "c": "ComplexFloat" if dtype.itemsize == 8 else "ComplexDouble"}
-        raise RuntimeError(f"Unsupported input type encountered for isin(): {name[dtype.kind]}")
     elements = as_dtype(xp, elements, dtype)
     tests = as_dtype(xp, test_elements, dtype).ravel()
     found = xp.isin(elements, tests, assume_unique=assume_unique)

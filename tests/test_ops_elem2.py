@@ -349,6 +349,10 @@ ERRORS = [
     ("mvlgamma_complex", lambda m: m.mvlgamma(_t(m, [1j], "complex64"), 1)),
     ("mvlgamma_bools", lambda m: m.mvlgamma(_t(m, [True], "bool"), 1)),
     ("i0_complex", lambda m: m.i0(_t(m, [1j], "complex64"))),
+    ("ldexp_real_x_complex_other_backward", lambda m: m.ldexp(
+        _t(m, [1.5]).requires_grad_(), _t(m, [1 + 1j], "complex128")).abs().sum().backward()),
+    ("ldexp_complex_x_real_other_backward", lambda m: m.ldexp(
+        _t(m, [1 + 1j], "complex128"), _t(m, [0.5]).requires_grad_()).abs().sum().backward()),
     ("heaviside_backward", lambda m: m.heaviside(
         _t(m, [1.0, 0.0]).requires_grad_(), _t(m, [0.5, 0.5])).sum().backward()),
     # reductions

@@ -12,7 +12,7 @@ from gradkit.ops._op import op
 from gradkit.ops.arithmetic import pow, sub  # noqa: A004 - torch's name
 from gradkit.ops.binary_math import _require_tensors
 from gradkit.ops.comparison import isnan
-from gradkit.ops.complex import conj
+from gradkit.ops.complex import _is_complex, conj
 from gradkit.ops.conversion import astype
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import where, zeros_like
@@ -149,8 +149,22 @@ def _two_to(other):
     return pow(2, other)
 
 
-ldexp.defvjp(lambda g, x, other: g * conj(_two_to(other)),
-             lambda g, x, other: g * conj(x * _LN2 * _two_to(other)))
+_MIXED_COMPLEX_GRAD = (
+    "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to be "
+    "true, but got false.  (Could this error message be improved?  If so, please report an "
+    "enhancement request to PyTorch.)")
+
+
+def _real_input_grad(grad, input_):
+    """torch's ldexp formulas give a real input of a complex result a complex gradient, which
+    its engine's check refuses: so do we (gradkit would keep the real part)."""
+    if _is_complex(grad) and not _is_complex(input_):
+        raise RuntimeError(_MIXED_COMPLEX_GRAD)
+    return grad
+
+
+ldexp.defvjp(lambda g, x, other: _real_input_grad(g * conj(_two_to(other)), x),
+             lambda g, x, other: _real_input_grad(g * conj(x * _LN2 * _two_to(other)), other))
 ldexp.defjvp(lambda t, x, other: t * _two_to(other),
              lambda t, x, other: t * x * _LN2 * _two_to(other))
 

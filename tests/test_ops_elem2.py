@@ -205,6 +205,9 @@ SMALL_SHAPES = [
         lambda x: m.quantile(x, 0.5), m.cov, m.corrcoef))),
     ("integer_0_size", lambda m: (m.gcd(_t(m, EMPTY, "int64"), _t(m, [3], "int64")),
                                   m.isin(_t(m, EMPTY), _t(m, [1.0])))),
+    ("empty_integer_division_by_zero", lambda m: tuple(  # fuzz breadth seed 4171
+        f(m.zeros(0, dtype=m.int64), d) for f in (m.fmod, m.remainder, m.floor_divide)
+        for d in (0, m.zeros(1, dtype=m.int64)))),
     ("reductions_0_size", lambda m: (
         m.nansum(_t(m, EMPTY), 0), m.nanmean(_t(m, EMPTY), 1), m.nanmean(_t(m, EMPTY)),
         m.cov(_t(m, np.zeros((2, 0)))), m.logdet(_t(m, np.zeros((0, 2, 2)))))),

@@ -642,7 +642,8 @@ GAMMA_UNARY = {
     "mvlgamma": lambda lib, x: lib.mvlgamma(x.abs() + 1.5, 2),
     "i0": lambda lib, x: lib.i0(x),
     "deg2rad": lambda lib, x: lib.deg2rad(x) + x.rad2deg(),
-    "frexp": lambda lib, x: lib.frexp(x).mantissa,
+    # off the powers of 2 where the mantissa jumps (a last-bit difference upstream, seed 4447)
+    "frexp": lambda lib, x: lib.frexp(x * 1.7 + 0.1).mantissa,
 }
 
 ELEM2_OPS: dict[str, OpSpec] = {

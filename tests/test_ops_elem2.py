@@ -12,19 +12,12 @@ import pytest
 
 import gradkit
 from gradkit._inplace_functions import TOP_LEVEL_NAMES
+from test_ops_elem import _cases, _t  # the first batch's program helpers
 from test_torch_numerics import assert_same_as_torch, with_grads
 
 torch = pytest.importorskip("torch")
 
 NAN, INF = math.nan, math.inf
-
-
-def _t(m, values, dtype="float64"):
-    return m.tensor(values, dtype=getattr(m, dtype))
-
-
-def _cases(table):
-    return pytest.mark.parametrize("program", [p for _, p in table], ids=[n for n, _ in table])
 
 
 def _second_derivative(fn, values):

@@ -28,11 +28,7 @@ def _key_has(step, kind) -> bool:
 
 # steps the fast run leaves out while their mismatches are open (run_fuzz.py still runs them):
 # (open bug, test on the drawn step and its torch inputs); drop an entry when its fix lands
-OPEN: tuple = (
-    # drawn since the breadth-2 ops joined the class (breadth seed 8, shrunk to eigh_prod(inf))
-    ("eigh's backward at an infinite matrix: gradkit's gradient is NaN where torch's is -inf",
-     lambda step, args: step.op == "b_eigh_prod" and not bool(torch.isfinite(args[0]).all())),
-)
+OPEN: tuple = ()
 
 
 def _open_bug(step, args) -> bool:

@@ -277,7 +277,7 @@ def _check_divisor(x, y, kernel: str) -> None:
     kind = result_kind(x, y)
     if kind in "bc":
         raise kernel_error(kernel)(array_of(x, y))
-    if kind in "iu" and np.size(x) and not y.all():  # an empty result divides nothing
+    if kind in "iu" and getattr(x, "size", 1) and not y.all():  # empty: divides nothing
         raise RuntimeError("ZeroDivisionError")
 
 

@@ -98,7 +98,12 @@ DIFFERENT_LAST_NODE = {
     "linalg.solve-right",
     # diff(n=0) is zeros_like(x).copy_(x) in both: torch's copy_ node says its name() is
     # "torch::autograd::CopyBackwards", gradkit's "CopyBackwards" (the class names agree)
-    "diff-n_0"}
+    "diff-n_0",
+    # quantile's last step is torch's in-place squeeze_ (SqueezeBackward4), gradkit's a squeeze
+    # or, for a 1-D q, a movedim
+    *(f"quantile-{name}" for name in ("0", "1", "q_tensor", "q_0d", "lower", "higher",
+                                      "midpoint", "nearest", "0d")),
+    "nanquantile-0", "nanquantile-1"}
 
 # the _saved_ names checked against torch: inputs, results and the usual parameters
 SAVED_NAMES = {"_saved_self", "_saved_other", "_saved_exponent", "_saved_result",

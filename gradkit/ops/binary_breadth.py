@@ -127,7 +127,7 @@ nextafter.defvjp(lambda g, x, y: where(x != y, g, 0.0), lambda g, x, y: zeros_li
 nextafter.defjvp(lambda t, x, y: where(x != y, t, 0.0), lambda t, x, y: zeros_like(t))
 
 
-@op(save=("x", "other"), broadcast=True, batchable=True, method=True, inplace=True)
+@op(save=("x", "other", "result"), broadcast=True, batchable=True, method=True, inplace=True)
 def ldexp(xp, x, other):
     """x * 2 ** other (integers and bools in the default float dtype). A floating x with an
     integer other is C's ldexp, as torch's kernel (exact where 2 ** other alone would overflow;
@@ -163,10 +163,11 @@ def _real_input_grad(grad, input_):
     return grad
 
 
-ldexp.defvjp(lambda g, x, other: _real_input_grad(g * conj(_two_to(other)), x),
-             lambda g, x, other: _real_input_grad(g * conj(x * _LN2 * _two_to(other)), other))
-ldexp.defjvp(lambda t, x, other: t * _two_to(other),
-             lambda t, x, other: t * x * _LN2 * _two_to(other))
+# torch saves the result for other's gradient: result * ln 2
+ldexp.defvjp(lambda g, x, other, result: _real_input_grad(g * conj(_two_to(other)), x),
+             lambda g, x, other, result: _real_input_grad(g * conj(result * _LN2), other))
+ldexp.defjvp(lambda t, x, other, result: t * _two_to(other),
+             lambda t, x, other, result: t * result * _LN2)
 
 
 @tensor_method()

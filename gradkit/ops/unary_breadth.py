@@ -8,6 +8,7 @@ from collections import namedtuple
 import numpy as np
 
 from gradkit._tensor import Tensor
+from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops._op import op
 from gradkit.ops.clamp import _clamp_numbers, _clamp_tensors
 from gradkit.ops.elementwise import exp2
@@ -52,6 +53,8 @@ def _frexp(xp, x):
 # torch: grad / exponent.exp2(); the exponent has no tangent
 _frexp.defvjp(lambda g, exponent: g / exp2(exponent))
 _frexp.defjvp_all(lambda tangents, exponent: (tangents[0] / exp2(exponent), None))
+_frexp.torch_result_names = ("mantissa", "exponent")  # node._saved_exponent, as torch's
+declare_saved_names(_frexp)
 
 
 @tensor_method()

@@ -108,8 +108,9 @@ def heaviside(xp, x, values):
     return xp.where(x == 0, values, (x > 0).astype(x.dtype))
 
 
-heaviside.defvjp(*(_not_implemented("heaviside")[:1] * 2))
-heaviside.defjvp(*(_not_implemented("heaviside")[1:] * 2))
+_heaviside_vjp, _heaviside_jvp = _not_implemented("heaviside")
+heaviside.defvjp(_heaviside_vjp, _heaviside_vjp)
+heaviside.defjvp(_heaviside_jvp, _heaviside_jvp)
 
 
 @op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)

@@ -29,6 +29,7 @@ from gradkit.ops import einsum  # noqa: F401
 from gradkit.ops.patterns import tril_indices, triu_indices  # noqa: F401 - creation
 from gradkit.dtype_rules import can_cast, promote_types, result_type  # noqa: F401
 from gradkit import _tensor_methods, _tensor_operators  # noqa: F401 - Tensor's methods layer
+from gradkit._inplace_functions import FUNCTIONS as _INPLACE_FUNCTIONS
 # after the ops: gradkit.zeros_like & co. are the creation functions (dtype=, device=, ...)
 from gradkit.creation import (  # noqa: F401
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, get_rng_state,
@@ -59,6 +60,7 @@ if hasattr(backend, "bfloat16"):  # pragma: no cover - needs ml_dtypes
     bfloat16 = backend.bfloat16
 
 __version__ = "0.1.0"
+globals().update(_INPLACE_FUNCTIONS)  # torch.abs_(x) & co.: x.abs_()
 
 
 def is_tensor(obj) -> bool:

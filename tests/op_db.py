@@ -968,3 +968,79 @@ OPS += [
                                              Sample((Z(2, 3), (1, 0)), name="complex"))),
 ]
 _rng = _table_rng
+
+# lane elem2: more torch breadth (gradkit/ops/binary_breadth.py, unary_breadth.py, gamma.py,
+# statistics.py, linalg_solvers.logdet), drawing from their own generator
+_table_rng, _rng = _rng, np.random.default_rng(3131)
+_NAN = np.nan
+
+
+def _fractional(*shape):
+    """Values kept off the integers (the poles of the gamma family below 0)."""
+    return np.asarray(np.round(N(*shape) * 2) + 0.3 + 0.4 * _rng.random(shape))
+
+
+OPS += [
+    OpInfo("copysign", G.copysign, binary_samples()),
+    OpInfo("fmax", G.fmax, binary_samples(scalar=False)),
+    OpInfo("fmin", G.fmin, binary_samples(scalar=False)),
+    OpInfo("nextafter", G.nextafter, binary_samples(scalar=False)),
+    OpInfo("ldexp", G.ldexp, S(Sample((N(2, 3), N(2, 3))), Sample((N(2, 3), I([1, 2, 0]))),
+                               Sample((N(), N(3)), name="0d"),
+                               Sample((Z(2), Z(2)), name="complex"))),
+    OpInfo("float_power", G.float_power, S(
+        Sample((P(2, 3), N(2, 3))), Sample((P(3), 2.0), name="number_exponent"),
+        Sample((2.5, N(3)), name="number_base"), Sample((P(2, 1), I([1, 2])), name="int"),
+        Sample((Z(2), Z(2)), name="complex"))),
+    OpInfo("rsub", G.rsub, lambda: binary_samples(complex_=True)() + [
+        Sample((N(2, 3), N(3)), {"alpha": 2.5}, name="alpha")]),
+    OpInfo("deg2rad", G.deg2rad, unary_samples()),
+    OpInfo("rad2deg", G.rad2deg, unary_samples()),
+    OpInfo("positive", G.positive, unary_samples(complex_=True)),
+    OpInfo("frexp", G.frexp, S(Sample((N(2, 3) * 10,)), Sample((N(),), name="0d"))),
+    OpInfo("clamp_min", G.clamp_min, S(Sample((N(2, 3), -0.5)), Sample((N(), 0.3), name="0d"),
+                                       Sample((N(2, 3), N(3)), name="tensor_bound"))),
+    OpInfo("clamp_max", G.clamp_max, S(Sample((N(2, 3), 0.5)),
+                                       Sample((N(2, 3), N(2, 1)), name="tensor_bound"))),
+    OpInfo("lgamma", G.lgamma, lambda: unary_samples(P)() + [
+        Sample((_fractional(2, 3),), name="negative")]),
+    OpInfo("digamma", G.digamma, lambda: unary_samples(P)() + [
+        Sample((_fractional(2, 3),), name="negative")]),
+    OpInfo("polygamma", G.polygamma, S(
+        Sample((0, P(3))), Sample((1, P(2, 3))), Sample((2, P(3) + 1)),
+        Sample((3, _fractional(4)), name="n3_negative"))),
+    OpInfo("mvlgamma", G.mvlgamma, S(Sample((P(2, 3) + 1, 1)), Sample((P(3) + 1.5, 3)))),
+    OpInfo("i0", G.i0, lambda: unary_samples()() + [
+        Sample((np.array([-9.5, 0.0, 8.5, 20.0]),), name="both_ranges")]),
+    OpInfo("logdet", G.logdet, S(Sample((W(3, 3),)), Sample((W(2, 2, 2),), name="batched"),
+                                 Sample((Z(2, 2) + 3 * np.eye(2),), name="complex"))),
+    OpInfo("nansum", G.nansum, lambda: reduction_samples()() + [
+        Sample((np.array([[1.5, _NAN, 2.0], [_NAN, 0.5, -1.0]]), 1), name="nan"),
+        Sample((EMPTY, 0), name="empty")]),
+    OpInfo("nanmean", G.nanmean, S(
+        Sample((N(2, 3),)), Sample((N(2, 3), 1)), Sample((N(2, 3), 0, True)),
+        Sample((np.array([[1.5, _NAN, 2.0], [_NAN, 0.5, -1.0]]), 1), name="nan"))),
+    OpInfo("quantile", G.quantile, S(
+        Sample((Distinct(2, 5), 0.3), {"dim": 1}), Sample((Distinct(2, 5), 0.4)),
+        Sample((Distinct(3, 4), np.array([0.1, 0.7]), 0, True), name="q_tensor"),
+        Sample((Distinct(4, 3), np.array(0.45)), {"dim": 0}, name="q_0d"),
+        *(Sample((Distinct(2, 4), 0.3), {"dim": -1, "interpolation": mode}, name=mode)
+          for mode in ("lower", "higher", "midpoint", "nearest")),
+        Sample((N(), 0.5), {"dim": 0, "keepdim": True}, name="0d"))),
+    OpInfo("nanquantile", G.nanquantile, S(
+        Sample((np.array([[3.0, 1.0, _NAN, 2.5], [0.5, -1.0, 4.0, 2.0]]), 0.4), {"dim": 1}),
+        Sample((Distinct(2, 4), np.array([0.2, 0.9])), {"interpolation": "midpoint"}))),
+    OpInfo("cov", G.cov, S(
+        Sample((N(3, 5),)), Sample((N(5),), name="1d"), Sample((N(2, 4),), {"correction": 0}),
+        Sample((N(2, 4),), {"fweights": I([1, 2, 0, 3])}, name="fweights"),
+        Sample((N(2, 4),), {"aweights": P(4), "fweights": I([2, 1, 1, 3])}, name="both_weights"),
+        Sample((Z(2, 3),), name="complex"))),
+    OpInfo("corrcoef", G.corrcoef, S(Sample((N(3, 5),)), Sample((N(4),), name="1d"),
+                                     Sample((Z(2, 4),), name="complex"))),
+]
+_rng = _table_rng
+NON_DIFFERENTIABLE.update({
+    "gcd": "integer result", "lcm": "integer result",
+    "heaviside": "torch has no derivative: backward refuses it (NotImplemented node)",
+    **{name: "predicate: bool result" for name in (
+        "signbit", "isneginf", "isposinf", "isreal", "isin")}})

@@ -45,7 +45,7 @@ percentile power prod ptp rad2deg ravel ravel_multi_index real reciprocal remain
 result_type rint roll rollaxis rot90 round searchsorted sign signbit sin sinc sinh sort split sqrt
 square squeeze stack std subtract sum swapaxes take take_along_axis tan tanh tensordot tile trace
 transpose tril triu true_divide trunc unique unravel_index var vdot vsplit vstack where zeros
-zeros_like can_cast promote_types finfo iinfo dtype
+zeros_like can_cast promote_types finfo iinfo dtype frexp gcd lcm isin
 """.split())
 # cupy.linalg's functions (it has no LinAlgError of its own to raise by default)
 LINALG = ("cholesky", "det", "eigh", "eigvalsh", "inv", "norm", "qr", "slogdet", "solve", "svd")

@@ -320,6 +320,26 @@ SAMPLES.update({
         lambda: (R(3, 2), R(4, 2), R(3))),
 })
 
+# lane elem2: more torch breadth (gradkit/ops/binary_breadth.py, unary_breadth.py, gamma.py,
+# statistics.py, logdet)
+SAMPLES.update({
+    "breadth2_binary": (lambda x, y, i, j: (
+        G.copysign(x, y), G.copysign(x, -1.0), G.fmax(x, y), G.fmin(x, y), G.nextafter(x, y),
+        G.ldexp(x, y), G.ldexp(x, i), G.rsub(x, y, alpha=2), G.rsub(x, 2.5),
+        G.float_power(x.abs() + 0.5, y), G.clamp_min(x, y), G.clamp_max(x, 0.3),
+        x * (G.heaviside(x.detach(), y.detach()) + G.signbit(x) + G.isneginf(x) + G.isposinf(x)
+             + G.isreal(x) + G.isin(x, y) + G.gcd(i, j) + G.lcm(i, j))),
+        lambda: (R(2, 3), R(3), I([1, -2, 0]), I([4, 6, 9]))),
+    "breadth2_gamma": (lambda x: (
+        G.lgamma(x), G.digamma(x), G.polygamma(1, x), G.polygamma(3, x), G.mvlgamma(x + 1, 2),
+        G.i0(x), G.i0(x - 9.0), G.deg2rad(x), G.rad2deg(x), G.frexp(x).mantissa),
+        lambda: (R(2, 3, low=0.5),)),
+    "breadth2_statistics": (lambda x, q: (
+        G.nansum(x, 1), G.nanmean(x), G.quantile(x, q, dim=1), G.nanquantile(x, 0.3),
+        G.quantile(x, 0.6, interpolation="midpoint"), G.cov(x), G.corrcoef(x),
+        G.logdet(x[:, :2] @ x[:, :2].mT)), lambda: (R(2, 4), R(2, low=0.0))),
+})
+
 # Ops that no sample reaches directly, and why.
 NOT_SAMPLED = {
     "gradkit::no_double_backward": "its backward only raises, as torch's Error node "

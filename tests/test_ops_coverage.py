@@ -14,7 +14,8 @@ from op_db import NON_DIFFERENTIABLE, OPS
 _MECHANISM = {"op", "dispatch", "inplace", "sum_to_shape", "setitem_"}
 _CHECKED_ELSEWHERE = {"allclose",      # returns a Python bool: tests/test_torch_api_ops.py
                       "equal",         # returns a Python bool: tests/test_ops_scans.py
-                      "floor_divide"}  # a refusing node: tests/test_torch_special_values.py
+                      "floor_divide",  # a refusing node: tests/test_torch_special_values.py
+                      "heaviside"}     # a refusing node: tests/test_ops_elem2.py
 
 
 def _exported():
@@ -84,6 +85,10 @@ NON_DIFFERENTIABLE_SAMPLES = [
     ("bucketize", ([0.5, 1.0, 3.0], [1.0, 2.0])), ("searchsorted", ([1.0, 2.0], [0.5, 2.0])),
     ("histc", ([1.0, 2.0, 2.5, 4.0],)), ("unique", ([3, 1, 3, 2],)),
     ("bincount", ([1, 3, 1, 0],)),
+    ("gcd", ([12, -18, 0], [8, 27, 5])), ("lcm", ([12, -18, 0], [8, 27, 5])),
+    ("signbit", ([1.5, -0.0, -2.0],)), ("isneginf", ([1.0, float("-inf"), float("inf")],)),
+    ("isposinf", ([1.0, float("-inf"), float("inf")],)), ("isreal", ([1.0, 2.0],)),
+    ("isin", ([1.0, 2.5, 3.0], [3.0, 1.0])),
 ]
 
 

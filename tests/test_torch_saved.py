@@ -104,7 +104,12 @@ DIFFERENT_LAST_NODE = {
     "trapezoid-0", "trapezoid-1", "trapezoid-x", "trapezoid-x_2d", "trapezoid-one_sample",
     "cumulative_trapezoid-x",
     # vander(increasing=True): torch writes its columns in place (CopySlices), gradkit cats them
-    "vander-2"}
+    "vander-2",
+    # quantile's last step is torch's in-place squeeze_ (SqueezeBackward4), gradkit's a squeeze
+    # or, for a 1-D q, a movedim
+    *(f"quantile-{name}" for name in ("0", "1", "q_tensor", "q_0d", "lower", "higher",
+                                      "midpoint", "nearest", "0d")),
+    "nanquantile-0", "nanquantile-1"}
 
 # the _saved_ names checked against torch: inputs, results and the usual parameters
 SAVED_NAMES = {"_saved_self", "_saved_other", "_saved_exponent", "_saved_result",

@@ -16,16 +16,20 @@ _TORCH_ATTR_NAMES = {"shape": ("shape", "sym_sizes")}  # x.shape is torch's _sav
 def _saved_keys(op) -> dict:
     """``_saved_<key>`` names of an op's save entries -> entry index (torch's names:
     ``self``, ``other`` (or the op's ``torch_input_names``) for inputs, ``result``,
-    ``<input>_<attr>`` for metadata), and of its parameters (``dim``, ``keepdim``) -> None."""
+    ``<input>_<attr>`` for metadata, or the op's ``torch_result_names`` for results), and of its
+    parameters (``dim``, ``keepdim``) -> None."""
     keys = dict.fromkeys(getattr(op, "param_names", ()))
     names = getattr(op, "input_names", ())
     torch_names = getattr(op, "torch_input_names", _TORCH_INPUT_NAMES)
+    result_names = getattr(op, "torch_result_names", ())  # frexp's (mantissa, exponent)
     for entry_index, (kind, index, attr) in enumerate(getattr(op, "save_spec", ())):
         base = (names[index] if kind == "input" else
                 "inputs" if kind == "inputs" else "result" + (str(index) if index else ""))
         aliases = {base}
         if kind == "input" and index < len(torch_names):
             aliases.add(torch_names[index])
+        if kind == "result" and index < len(result_names):
+            aliases.add(result_names[index])
         for alias in aliases:
             for attr_alias in _TORCH_ATTR_NAMES.get(attr, (attr,)):
                 keys[alias + ("_" + attr_alias if attr_alias else "")] = entry_index

@@ -16,6 +16,8 @@ from gradkit.ops.comparison import (  # noqa: F401
     logical_or, logical_xor, lt, ne)
 from gradkit.ops.binary_math import (  # noqa: F401
     addcdiv, addcmul, arctan2, atan2, fmod, hypot, lerp, logaddexp, logaddexp2, xlogy)
+from gradkit.ops.binary_breadth import (  # noqa: F401
+    copysign, float_power, fmax, fmin, gcd, heaviside, lcm, ldexp, nextafter, rsub)
 from gradkit.ops.clamp import clamp  # noqa: F401
 from gradkit.ops.complex import conj, imag, real  # noqa: F401
 from gradkit.ops.conversion import astype, clone, copy_from, fill, to_device, zeros_like_op  # noqa: F401
@@ -27,6 +29,7 @@ from gradkit.ops.elementwise import (  # noqa: F401
     rsqrt, sin, sinh, sqrt, square, tan, tanh)
 from gradkit.ops.elementwise_special import (  # noqa: F401
     erfc, erfinv, frac, logit, nan_to_num, sinc)
+from gradkit.ops.gamma import digamma, i0, lgamma, mvlgamma, polygamma  # noqa: F401
 from gradkit.ops.piecewise import (  # noqa: F401
     abs, ceil, floor, maximum, minimum, ones_like, round, sgn, sign, trunc, where, zeros_like)
 from gradkit.ops.indexing import (  # noqa: F401
@@ -49,7 +52,7 @@ from gradkit.ops.reduction import (  # noqa: F401
     all, any, cumsum, log_softmax, logsumexp, mean, softmax, sum)
 from gradkit.ops.variance import std, std_mean, var, var_mean  # noqa: F401
 from gradkit.ops.linalg_norms import norm  # noqa: F401
-from gradkit.ops.linalg_solvers import det, inv as inverse, slogdet  # noqa: F401
+from gradkit.ops.linalg_solvers import det, inv as inverse, logdet, slogdet  # noqa: F401
 from gradkit.ops.polar import angle, polar  # noqa: F401
 from gradkit.ops.products import (  # noqa: F401
     addbmm, addmm, addmv, baddbmm, cross, kron, tensordot, trace)
@@ -62,6 +65,11 @@ from gradkit.ops.sorting import argsort, sort, topk  # noqa: F401
 from gradkit.ops.scans import cummax, cummin, cumprod, logcumsumexp, prod  # noqa: F401
 from gradkit.ops.order_statistics import (  # noqa: F401
     aminmax, count_nonzero, equal, kthvalue, median, mode, msort, nanmedian)
+from gradkit.ops.statistics import (  # noqa: F401
+    corrcoef, cov, nanmean, nanquantile, nansum, quantile)
+from gradkit.ops.unary_breadth import (  # noqa: F401
+    clamp_max, clamp_min, deg2rad, frexp, isin, isneginf, isposinf, isreal, positive, rad2deg,
+    signbit)
 from gradkit.ops.triangular import diag, diag_embed, diagonal, tril, triu  # noqa: F401
 from gradkit.ops.stacking import (  # noqa: F401
     atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod, column_stack, combinations,

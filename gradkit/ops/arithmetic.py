@@ -10,6 +10,7 @@ from gradkit.ops._op import op
 from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log
+from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.promotion import PY_SCALARS, array_of, as_dtype, check_fits, promote, result_kind
 from gradkit.ops.unary_helpers import kernel_error
@@ -228,7 +229,7 @@ pow.defjvp(lambda t, x, y, out: conj(_pow_vjp_base(conj(t), x, y, out)),
            lambda t, x, y, out: t * _pow_grad_exponent(x, y, out))
 
 
-@op(linear=True, batchable=True, method=True, inplace=True)
+@op(linear=True, batchable=True, method=("neg", "negative"), inplace=True)
 def neg(xp, x):
     """-x elementwise (not for bools, as torch)."""
     if x.dtype.kind == "b":
@@ -240,6 +241,7 @@ def neg(xp, x):
 
 neg.defvjp(lambda g: -g)
 neg.defjvp(lambda t: -t)
+register(neg, "negative", False, inplace=True)  # x.negative_()
 
 
 def _floor_divide(xp, x, y):
@@ -275,7 +277,7 @@ def _check_divisor(x, y, kernel: str) -> None:
     kind = result_kind(x, y)
     if kind in "bc":
         raise kernel_error(kernel)(array_of(x, y))
-    if kind in "iu" and not y.all():
+    if kind in "iu" and getattr(x, "size", 1) and not y.all():  # empty: divides nothing
         raise RuntimeError("ZeroDivisionError")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from gradkit.ops._op import op
 from gradkit.ops.piecewise import defmask, where
 from gradkit.ops.unary import unary
-from gradkit.ops.methods import tensor_method
+from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.promotion import as_dtype, result_type
 from gradkit.ops.unary_helpers import CLAMP_COMPLEX, reject_complex
 
@@ -82,3 +82,6 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
         _check_bounds(min, max)
         return _clamp_tensors(x, min, max)
     return _clamp_numbers(x, min, max)
+
+
+register(clamp, "clip", False, inplace=True)  # x.clip_(...)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from gradkit.ops.methods import register
 from gradkit.ops.special import erf_array
 from gradkit.ops.promotion import promote
 from gradkit.ops.unary import unary
@@ -25,7 +26,7 @@ def exp(xp, x):
 exp.defderivative(lambda out: out)
 
 
-@unary(save="result", floating=True, method=True)
+@unary(save="result", floating=True, method=True, inplace=True)
 def exp2(xp, x):
     """2 ** x elementwise."""
     return xp.exp2(x)
@@ -43,7 +44,7 @@ def log(xp, x):
 log.defderivative(lambda x: 1 / x)
 
 
-@unary(floating=True, method=True)
+@unary(floating=True, method=True, inplace=True)
 def log2(xp, x):
     """Base-2 logarithm, elementwise."""
     return xp.log2(x)
@@ -52,7 +53,7 @@ def log2(xp, x):
 log2.defderivative(lambda x: 1 / (x * math.log(2.0)))
 
 
-@unary(floating=True, method=True)
+@unary(floating=True, method=True, inplace=True)
 def log10(xp, x):
     """Base-10 logarithm, elementwise."""
     return xp.log10(x)
@@ -61,7 +62,7 @@ def log10(xp, x):
 log10.defderivative(lambda x: 1 / (x * math.log(10.0)))
 
 
-@unary(floating=True, method=True)
+@unary(floating=True, method=True, inplace=True)
 def log1p(xp, x):
     """log(1 + x) elementwise, accurate near 0."""
     return xp.log1p(x)
@@ -70,7 +71,7 @@ def log1p(xp, x):
 log1p.defderivative(lambda x: 1 / (x + 1))
 
 
-@unary(save="result", floating=True, method=True)
+@unary(save="result", floating=True, method=True, inplace=True)
 def expm1(xp, x):
     """exp(x) - 1 elementwise, accurate near 0."""
     return xp.expm1(x)
@@ -90,7 +91,7 @@ def sqrt(xp, x):
 sqrt.defderivative(lambda out: 1 / (2 * out))
 
 
-@unary(save="result", floating=True, method=True)
+@unary(save="result", floating=True, method=True, inplace=True)
 def rsqrt(xp, x):
     """1 / sqrt(x) elementwise."""
     return 1 / xp.sqrt(x)
@@ -136,7 +137,7 @@ def cos(xp, x):
 cos.defderivative(lambda x: -sin(x))
 
 
-@unary(save="result", floating=True, method=True)
+@unary(save="result", floating=True, method=True, inplace=True)
 def tan(xp, x):
     """tan(x) elementwise."""
     return xp.tan(x)
@@ -145,7 +146,7 @@ def tan(xp, x):
 tan.defderivative(lambda out: 1 + out * out)
 
 
-@unary(floating=True, method=True)
+@unary(floating=True, method=True, inplace=True)
 def sinh(xp, x):
     """sinh(x) elementwise."""
     return xp.sinh(x)
@@ -154,7 +155,7 @@ def sinh(xp, x):
 sinh.defderivative(lambda x: cosh(x))
 
 
-@unary(floating=True, method=True)
+@unary(floating=True, method=True, inplace=True)
 def cosh(xp, x):
     """cosh(x) elementwise."""
     return xp.cosh(x)
@@ -172,7 +173,7 @@ def tanh(xp, x):
 tanh.defderivative(lambda out: 1 - out * out)
 
 
-@unary(floating=True, method=True)
+@unary(floating=True, method=True, inplace=True)
 def asin(xp, x):
     """arcsin(x) elementwise."""
     return xp.arcsin(x)
@@ -181,7 +182,7 @@ def asin(xp, x):
 asin.defderivative(lambda x: rsqrt(1 - x * x))
 
 
-@unary(floating=True, method=True)
+@unary(floating=True, method=True, inplace=True)
 def acos(xp, x):
     """arccos(x) elementwise."""
     return xp.arccos(x)
@@ -190,7 +191,7 @@ def acos(xp, x):
 acos.defderivative(lambda x: -rsqrt(1 - x * x))
 
 
-@unary(floating=True, method=True)
+@unary(floating=True, method=True, inplace=True)
 def atan(xp, x):
     """arctan(x) elementwise."""
     return xp.arctan(x)
@@ -200,7 +201,7 @@ atan.defderivative(lambda x: 1 / (1 + x * x))
 
 
 
-@unary(floating=True, method=True, complex_error=kernel_error("erf_vml_cpu"))
+@unary(floating=True, method=True, inplace=True, complex_error=kernel_error("erf_vml_cpu"))
 def erf(xp, x):
     """The error function, elementwise."""
     return erf_array(xp, x)
@@ -208,3 +209,7 @@ def erf(xp, x):
 
 erf.defderivative(lambda x: (2 / math.sqrt(math.pi)) * exp(-(x * x)))
 
+
+# NumPy's spellings, as torch's methods (x.arcsin(), x.arcsin_())
+for _op, _alias in ((asin, "arcsin"), (acos, "arccos"), (atan, "arctan")):
+    register(_op, _alias, inplace=True)

@@ -15,6 +15,7 @@ from gradkit.ops.complex import _is_complex, imag, real
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_solvers import LinAlgError, _batch_prefix, check_matrices, host, mH
 from gradkit.ops.linalg_triangular_solve import solve_triangular
+from gradkit.ops.piecewise import where
 from gradkit.ops.joining import cat
 from gradkit.ops.shape import unsqueeze
 from gradkit.ops.triangular import diag_embed, diagonal, tril
@@ -45,14 +46,22 @@ def _check_gauge(phase, message: str, reference=None) -> None:
 _PHASE = "are specified up to multiplication by e^{i phi}. The specified loss function depends on"
 
 
+def _diagonal_mask(values):
+    """True on the diagonal of the (..., n, n) matrices of ``values`` (..., n) (values * 0 + 1
+    is 1 or NaN, never 0)."""
+    return diag_embed(values * 0.0 + 1.0) != 0
+
+
 def _differences(values):
     """E[..., i, j] = values[j] - values[i], with ones on the diagonal (a safe divisor)."""
     e = unsqueeze(values, -2) - unsqueeze(values, -1)
-    return e + diag_embed(values * 0.0 + 1.0)
+    return where(_diagonal_mask(values), 1.0, e)
 
 
 def _off_diagonal(m):
-    return m - diag_embed(diagonal(m, 0, -2, -1))
+    """m with a zero diagonal, selected as torch's ``diagonal().zero_()`` (an infinite diagonal
+    entry would give inf - inf = NaN by subtraction)."""
+    return where(_diagonal_mask(diagonal(m, 0, -2, -1)), 0.0, m)
 
 
 def _refuse_nan(name: str, xp, x) -> None:

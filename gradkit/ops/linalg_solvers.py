@@ -5,13 +5,16 @@ on arrays in a plain backward and record themselves under ``create_graph=True``.
 """
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 import numpy as np
 
+from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, conj, imag, real
+from gradkit.ops.elementwise import log
 from gradkit.ops.piecewise import where
 from gradkit.ops.linalg import matmul
 from gradkit.ops.methods import tensor_method
@@ -295,3 +298,20 @@ SlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 def slogdet(x):
     """(sign, logabsdet) of the determinant of each square matrix of x."""
     return SlogdetResult(*_slogdet(x))
+
+
+@tensor_method()
+def logdet(x: Tensor) -> Tensor:
+    """log(det(x)) of each square matrix: slogdet's logabsdet where the determinant is
+    positive, NaN where it is negative (-inf where singular); log(sign) + logabsdet for
+    complex x. Composed as torch's, so its gradient is slogdet's (0 at the NaNs)."""
+    kind, name = x.dtype.np.kind, scalar_type_name(x._data)
+    if kind not in "fc":
+        raise RuntimeError("logdet: Expected a floating point or complex tensor as input. "
+                           f"Got {name}")
+    if x.dtype.np.itemsize < 4:
+        raise RuntimeError(f"logdet: Low precision dtypes not supported. Got {name}")
+    sign, logabsdet = _slogdet(x)
+    if x.dtype.np.kind == "c":
+        return log(sign) + logabsdet
+    return where(sign == -1, math.nan, logabsdet)

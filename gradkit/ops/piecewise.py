@@ -31,7 +31,7 @@ abs.defvjp(lambda g, x: g * sgn(x))
 abs.defjvp(lambda t, x: real(conj(sgn(x)) * t))
 
 
-@op(save=("x", "result"), batchable=True, method=True)
+@op(save=("x", "result"), batchable=True, method=True, inplace=True)
 def sgn(xp, x):
     """sign for real numbers, x/|x| (0 at 0) for complex ones."""
     if x.dtype.kind != "c":
@@ -87,7 +87,7 @@ _ROUNDING_COMPLEX = {name: fixed_error(NotImplementedError, f"{name} is not supp
 
 @unary(complex_error=fixed_error(NotImplementedError, "Unlike NumPy, torch.sign is not intended "
                                   "to support complex numbers. Please use torch.sgn instead."),
-        method=True)
+        method=True, inplace=True)
 def sign(xp, x):
     """-1, 0 or 1 by the sign of x, elementwise (zero gradient; 0 at NaN, as torch)."""
     return _real_sign(xp, x)
@@ -127,7 +127,7 @@ _piecewise_constant(round)
 
 
 @unary(complex_error=_ROUNDING_COMPLEX["trunc"], bool_error=kernel_error("trunc_vml_cpu"),
-        method=True)
+        method=True, inplace=True)
 def trunc(xp, x):
     """x rounded toward zero, elementwise (zero gradient)."""
     return xp.trunc(x)

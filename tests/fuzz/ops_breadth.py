@@ -746,3 +746,70 @@ SHAPE2_OPS: dict[str, OpSpec] = {
     "s_swapdims": OpSpec(1, lambda lib, x, dim: x.swapdims(dim, 0), _dim),
 }
 BREADTH_OPS.update(SHAPE2_OPS)
+
+
+# lane elem2: more torch breadth (gradkit/ops/binary_breadth.py, unary_breadth.py, gamma.py,
+# statistics.py, logdet), drawn on the class's inputs as they come
+_QUANTILE_MODES = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _gamma_unary(draw, shapes):
+    return {"fn": draw.choice(tuple(GAMMA_UNARY))}
+
+
+def _quantile(draw, shapes):
+    p = _dim_keep_or_all(draw, shapes)
+    return {**p, "q": draw.choice((0.0, 0.25, 0.5, 0.9, 1.0, (0.1, 0.6))),
+            "interpolation": draw.choice(_QUANTILE_MODES)}
+
+
+def _correction(draw, shapes):
+    return {"correction": draw.choice((0, 1, 2))}
+
+
+def _q_of(lib, x, q):
+    """q as the draw says: a number, or a 1-D tensor of x's dtype."""
+    return lib.tensor(q, dtype=x.dtype) if isinstance(q, tuple) else q
+
+
+GAMMA_UNARY = {
+    "lgamma": lambda lib, x: lib.lgamma(x),
+    "digamma": lambda lib, x: lib.digamma(x),
+    "trigamma": lambda lib, x: lib.polygamma(1, x),
+    "polygamma3": lambda lib, x: x.polygamma(3),
+    "mvlgamma": lambda lib, x: lib.mvlgamma(x.abs() + 1.5, 2),
+    "i0": lambda lib, x: lib.i0(x),
+    "deg2rad": lambda lib, x: lib.deg2rad(x) + x.rad2deg(),
+    # off the powers of 2 where the mantissa jumps (a last-bit difference upstream, seed 4447)
+    "frexp": lambda lib, x: lib.frexp(x * 1.7 + 0.1).mantissa,
+}
+
+ELEM2_OPS: dict[str, OpSpec] = {
+    "e2_copysign": OpSpec(2, lambda lib, x, y: lib.copysign(x, y)),
+    "e2_copysign_scalar": OpSpec(1, lambda lib, x, s: x.copysign(s), _scalar),
+    "e2_fmax": OpSpec(2, lambda lib, x, y: lib.fmax(x, y)),
+    "e2_fmin": OpSpec(2, lambda lib, x, y: x.fmin(y)),
+    "e2_nextafter": OpSpec(2, lambda lib, x, y: lib.nextafter(x, y)),
+    "e2_ldexp": OpSpec(2, lambda lib, x, y: lib.ldexp(x, y)),
+    "e2_float_power": OpSpec(2, lambda lib, x, y: lib.float_power(x.abs(), y)),
+    "e2_float_power_scalar": OpSpec(1, lambda lib, x, s: lib.float_power(x, s), _scalar),
+    "e2_rsub": OpSpec(2, lambda lib, x, y, s: lib.rsub(x, y, alpha=s), _scalar),
+    "e2_rsub_scalar": OpSpec(1, lambda lib, x, s: lib.rsub(x, s), _scalar),
+    "e2_clamp_min": OpSpec(2, lambda lib, x, y: lib.clamp_min(x, y)),
+    "e2_clamp_max_scalar": OpSpec(1, lambda lib, x, s: x.clamp_max(s), _scalar),
+    "e2_gamma_unary": OpSpec(1, lambda lib, x, fn: GAMMA_UNARY[fn](lib, x), _gamma_unary),
+    "e2_nansum": OpSpec(1, lambda lib, x, dim, keepdim: lib.nansum(
+        (x.log() if x.is_floating_point() else x), dim, keepdim), _dims),
+    "e2_nanmean": OpSpec(1, lambda lib, x, dim, keepdim: lib.nanmean(x.log(), dim, keepdim),
+                         _dims),
+    "e2_quantile": OpSpec(1, lambda lib, x, q, dim, keepdim, interpolation: lib.quantile(
+        x, _q_of(lib, x, q), dim, keepdim, interpolation=interpolation), _quantile),
+    "e2_nanquantile": OpSpec(1, lambda lib, x, q, dim, keepdim, interpolation: lib.nanquantile(
+        x.log(), _q_of(lib, x, q), dim, keepdim, interpolation=interpolation), _quantile),
+    "e2_cov": OpSpec(1, lambda lib, x, correction: lib.cov(
+        x.reshape(x.shape[0], -1) if x.dim() > 2 else x, correction=correction), _correction),
+    "e2_corrcoef": OpSpec(1, lambda lib, x: lib.corrcoef(x.reshape(x.shape[0], -1)
+                                                         if x.dim() > 2 else x)),
+    "e2_logdet": OpSpec(1, lambda lib, x, n: lib.logdet(_shifted(lib, x, n)), _n),
+}
+BREADTH_OPS.update(ELEM2_OPS)

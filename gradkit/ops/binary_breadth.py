@@ -1,0 +1,237 @@
+"""More elementwise ops of two operands: copysign, fmax/fmin, heaviside, nextafter, ldexp,
+float_power, rsub, gcd and lcm (torch's dtype rules, errors and derivative formulas)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gradkit._tensor import Tensor
+from gradkit.backend import get_default_dtype
+from gradkit.ops._op import op
+from gradkit.ops.arithmetic import pow, sub  # noqa: A004 - torch's name
+from gradkit.ops.binary_math import _require_tensors
+from gradkit.ops.comparison import isnan
+from gradkit.ops.complex import _is_complex, conj
+from gradkit.ops.conversion import astype
+from gradkit.ops.methods import register, tensor_method
+from gradkit.ops.piecewise import where, zeros_like
+from gradkit.ops.promotion import PY_SCALARS, as_dtype, result_type
+from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+
+_LN2 = math.log(2.0)
+_FLOAT64, _COMPLEX128 = np.dtype(np.float64), np.dtype(np.complex128)
+
+
+def _invalid_combination(name: str, x, y) -> TypeError:
+    kinds = (type(v).__name__ if type(v) in PY_SCALARS else "Tensor" for v in (x, y))
+    return TypeError(f"{name}() received an invalid combination of arguments - got "
+                     f"({', '.join(kinds)})")
+
+
+def _in_float(xp, x, y, kernel: str, complex_ok: bool = False):
+    """x and y in their result dtype, integers and bools in the default float dtype."""
+    dtype = result_type(x, y)
+    if dtype.kind in "biu":
+        dtype = get_default_dtype().np
+    elif dtype.kind == "c" and not complex_ok:
+        raise kernel_error(kernel)(np.empty(0, dtype))
+    return as_dtype(xp, x, dtype), as_dtype(xp, y, dtype)
+
+
+@op(save=("x", "result"), broadcast=True, batchable=True, method=True, inplace=True)
+def copysign(xp, x, y):
+    """|x| with the sign of y (of -0.0 too); y may be a number."""
+    if type(x) in PY_SCALARS:
+        raise _invalid_combination("copysign", x, y)
+    x, y = _in_float(xp, x, y, "copysign_cpu")
+    return xp.copysign(x, y)
+
+
+def _copysign_ratio(x, result):
+    # torch's copysign_tensor_self_backward: result / x, 0 where x is 0
+    return where(x == 0, 0.0, result / x)
+
+
+copysign.defvjp(lambda g, x, result: g * _copysign_ratio(x, result),
+                lambda g, x, result: zeros_like(g))
+copysign.defjvp(lambda t, x, result: t * _copysign_ratio(x, result),
+                lambda t, x, result: zeros_like(t))
+copysign.node_name_rule = lambda params, inputs: (
+    f"CopysignBackward{1 if type(inputs[1]) in PY_SCALARS else 0}")
+
+
+def _nan_ignoring(name: str, pick, wins):
+    """fmax/fmin: the NaN-ignoring pick of x and y; x wins at ties (0.0 and -0.0 too) and
+    where y is NaN, and takes the whole gradient there (torch's masks)."""
+    def forward(xp, x, y):
+        _require_tensors(name, x, y)
+        dtype = result_type(x, y)
+        if dtype.kind == "c":
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
+        x, y = as_dtype(xp, x, dtype), as_dtype(xp, y, dtype)
+        out = getattr(xp, name)(x, y)
+        return xp.where(x == y, x, out) if dtype.kind == "f" else out
+    forward.__name__ = name
+    forward.__doc__ = f"Elementwise {pick} of x and y, ignoring a NaN operand (NaN if both are)."
+    declared = op(save=("x", "y"), broadcast=True, batchable=True, method=True)(forward)
+    declared.defvjp(lambda g, x, y: where(wins(x, y) | isnan(y), g, 0.0),
+                    lambda g, x, y: where(wins(x, y) | isnan(y), 0.0, g))
+    declared.defjvp(lambda t, x, y: where(wins(x, y) | isnan(y), t, 0.0),
+                    lambda t, x, y: where(wins(x, y) | isnan(y), 0.0, t))
+    return declared
+
+
+fmax = _nan_ignoring("fmax", "maximum", lambda x, y: x >= y)
+fmin = _nan_ignoring("fmin", "minimum", lambda x, y: x <= y)
+
+
+def _not_implemented(name: str):
+    def vjp(g, *saved):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+    def jvp(t, *saved):
+        raise NotImplementedError(f"Trying to use forward AD with aten::{name} that does not "
+                                  "support it.")
+    return vjp, jvp
+
+
+@op(broadcast=True, method=True, inplace=True, node_name="NotImplemented")
+def heaviside(xp, x, values):
+    """The step function: 0 for x < 0 (and NaN), ``values`` at 0, 1 for x > 0; x and values
+    share one dtype. As torch, it has no derivative: backward through it raises."""
+    _require_tensors("heaviside", x, values, names=("input", "values"))
+    if x.dtype.kind == "c" or values.dtype.kind == "c":
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if x.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return xp.where(x == 0, values, (x > 0).astype(x.dtype))
+
+
+_heaviside_vjp, _heaviside_jvp = _not_implemented("heaviside")
+heaviside.defvjp(_heaviside_vjp, _heaviside_vjp)
+heaviside.defjvp(_heaviside_jvp, _heaviside_jvp)
+
+
+@op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
+def nextafter(xp, x, y):
+    """The next floating-point value after x towards y."""
+    _require_tensors("nextafter", x, y)
+    dtype = result_type(x, y)
+    if dtype.kind != "f":
+        raise kernel_error("nextafter_cpu")(np.empty(0, dtype))
+    return xp.nextafter(as_dtype(xp, x, dtype), as_dtype(xp, y, dtype))
+
+
+# torch: the step is a constant: x's gradient passes except where x == y, y's is zero
+nextafter.defvjp(lambda g, x, y: where(x != y, g, 0.0), lambda g, x, y: zeros_like(g))
+nextafter.defjvp(lambda t, x, y: where(x != y, t, 0.0), lambda t, x, y: zeros_like(t))
+
+
+@op(save=("x", "other", "result"), broadcast=True, batchable=True, method=True, inplace=True)
+def ldexp(xp, x, other):
+    """x * 2 ** other (integers and bools in the default float dtype). A floating x with an
+    integer other is C's ldexp, as torch's kernel (exact where 2 ** other alone would overflow;
+    the exponent read as a C int)."""
+    _require_tensors("ldexp", x, other)
+    if x.dtype.kind == "f" and other.dtype.kind in "biu":
+        if other.dtype.kind == "b":
+            raise kernel_error("ldexp_cpu_exp")(other)
+        dtype = result_type(x, other)
+        with np.errstate(over="ignore", under="ignore"):
+            return xp.ldexp(as_dtype(xp, x, dtype), other.astype(np.int32))
+    x, other = _in_float(xp, x, other, "ldexp", complex_ok=True)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return x * xp.power(xp.asarray(2, x.dtype), other)
+
+
+def _two_to(other):
+    # torch's pow(2, other): for an integer other an integer power, 0 at negative ones
+    return pow(2, other)
+
+
+_MIXED_COMPLEX_GRAD = (
+    "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to be "
+    "true, but got false.  (Could this error message be improved?  If so, please report an "
+    "enhancement request to PyTorch.)")
+
+
+def _real_input_grad(grad, input_):
+    """torch's ldexp formulas give a real input of a complex result a complex gradient, which
+    its engine's check refuses: so do we (gradkit would keep the real part)."""
+    if _is_complex(grad) and not _is_complex(input_):
+        raise RuntimeError(_MIXED_COMPLEX_GRAD)
+    return grad
+
+
+# torch saves the result for other's gradient: result * ln 2
+ldexp.defvjp(lambda g, x, other, result: _real_input_grad(g * conj(_two_to(other)), x),
+             lambda g, x, other, result: _real_input_grad(g * conj(result * _LN2), other))
+ldexp.defjvp(lambda t, x, other, result: t * _two_to(other),
+             lambda t, x, other, result: t * result * _LN2)
+
+
+@tensor_method()
+def float_power(input: Tensor | complex, exponent: Tensor | complex) -> Tensor:  # noqa: A002
+    """``input ** exponent`` computed in float64 (complex128 if either is complex); either
+    may be a number. Differentiable as the cast and ``pow`` it is made of."""
+    if type(input) in PY_SCALARS and type(exponent) in PY_SCALARS:
+        raise _invalid_combination("float_power", input, exponent)
+    is_complex = any(isinstance(v, complex) if type(v) in PY_SCALARS else v.is_complex()
+                     for v in (input, exponent))
+    dtype = _COMPLEX128 if is_complex else _FLOAT64
+    base, power = (_as_wide(v, dtype) for v in (input, exponent))
+    return pow(base, power)
+
+
+def _float_power_in_place(input: Tensor, exponent: Tensor | complex) -> Tensor:  # noqa: A002
+    """x.float_power_(exponent): torch refuses a base not already in the result's dtype."""
+    result = float_power(input, exponent)
+    if result.dtype != input.dtype:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{scalar_type_name(input._data)} but the operation's result "
+                           f"requires dtype {scalar_type_name(result._data)}")
+    return result
+
+
+register(_float_power_in_place, "float_power", False, inplace=True)
+
+
+def _as_wide(value, dtype):
+    if type(value) in PY_SCALARS:
+        # torch's complex Scalar with a zero imaginary part takes pow's real paths (0.5: sqrt)
+        return complex(value) if isinstance(value, complex) and value.imag else float(
+            value.real)
+    return value if value._data.dtype == dtype else astype(value, dtype=dtype)
+
+
+@op(broadcast=True, linear=True, batchable=True)
+def rsub(xp, x, other, alpha=1):
+    """other - alpha * x: ``sub`` with its operands swapped (x must be a Tensor)."""
+    if type(x) in PY_SCALARS:
+        raise _invalid_combination("rsub", x, other)
+    return sub.forward(xp, other, x, alpha)
+
+
+rsub.defvjp(lambda g, alpha: -g if alpha == 1 else g * -conj(alpha), lambda g, alpha: g)
+rsub.defjvp(lambda t, alpha: -t if alpha == 1 else t * -alpha, lambda t, alpha: t)
+# torch: rsub.Tensor is RsubBackward0, rsub.Scalar RsubBackward1
+rsub.node_name_rule = lambda params, inputs: (
+    f"RsubBackward{1 if type(inputs[1]) in PY_SCALARS else 0}")
+
+
+def _integer_pair(name: str, ufunc: str):
+    def forward(xp, x, y):
+        _require_tensors(name, x, y)
+        dtype = result_type(x, y)
+        if dtype.kind not in "iu":
+            raise kernel_error(f"{name}_cpu")(np.empty(0, dtype))
+        return getattr(xp, ufunc)(as_dtype(xp, x, dtype), as_dtype(xp, y, dtype))
+    forward.__name__ = name
+    return forward
+
+
+gcd = op(method=True, inplace=True)(_integer_pair("gcd", "gcd"))
+gcd.__doc__ = "The greatest common divisor of integers x and y (non-negative)."
+lcm = op(method=True, inplace=True)(_integer_pair("lcm", "lcm"))
+lcm.__doc__ = "The least common multiple of integers x and y (non-negative)."

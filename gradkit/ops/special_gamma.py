@@ -1,0 +1,191 @@
+"""The gamma family and modified Bessel functions on raw arrays of module xp (no SciPy):
+lgamma, digamma, trigamma, the Hurwitz zeta function (for polygamma), i0 and i1.
+
+The algorithms are those of torch's CPU kernels (ATen/native/Math.h, derived from the Cephes
+Math Library), written elementwise with masks instead of branches, so their values at the
+edges are torch's: digamma(+-0) = -+inf, NaN at negative integers; trigamma by reflection
+below 0.5 (finite, huge, at negative integers, as torch); zeta by Euler-Maclaurin.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+_PI = math.pi
+_PSI_10 = 2.25175258906672110764
+_DIGAMMA_A = (8.33333333333333333333E-2, -2.10927960927960927961E-2, 7.57575757575757575758E-3,
+              -4.16666666666666666667E-3, 3.96825396825396825397E-3, -8.33333333333333333333E-3,
+              8.33333333333333333333E-2)
+_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+           7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+           -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
+_MACHEP = 1.11022302462515654042E-16
+_ZETA_MAX_TERMS = 100_000  # the direct sum's length for q far below 0 (torch loops on)
+
+
+def _work_dtype(x) -> np.dtype:
+    """torch computes these in float64 for double, else in float (half is widened)."""
+    return np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
+
+
+def _lgamma_scalar(v: float) -> float:
+    try:
+        return math.lgamma(v)
+    except ValueError:  # a pole: 0 or a negative integer
+        return math.inf
+
+
+_lgamma_numpy = np.frompyfunc(_lgamma_scalar, 1, 1)
+
+
+def lgamma_array(xp, x):
+    """log|gamma(x)|: C's lgamma elementwise (inf at the poles, inf at -inf)."""
+    host = x.get() if hasattr(x, "get") else x  # CuPy: computed on the host
+    out = np.asarray(_lgamma_numpy(np.asarray(host, dtype=np.float64)), dtype=np.float64)
+    return xp.asarray(out.astype(x.dtype))
+
+
+def digamma_array(xp, x):
+    """The digamma function psi(x) = d/dx lgamma(x)."""
+    dtype, work = x.dtype, _work_dtype(x)
+    x = x.astype(work)
+    with np.errstate(all="ignore"):
+        negative = x < 0
+        # reflection psi(x) = psi(1 - x) - pi / tan(pi r), r the fractional part, in double
+        fraction = xp.fmod(x.astype(np.float64), 1.0)
+        reflection = (_PI / xp.tan(_PI * fraction)).astype(work)
+        y = xp.where(negative, 1 - x, x)
+        shifted = xp.zeros_like(y)
+        for _ in range(10):  # push y to >= 10: psi(y) = psi(y + 1) - 1 / y
+            small = y < 10
+            shifted = xp.where(small, shifted - 1 / y, shifted)
+            y = xp.where(small, y + 1, y)
+        z = 1 / (y * y)
+        poly = xp.zeros_like(y)
+        for coefficient in _DIGAMMA_A:
+            poly = poly * z + work.type(coefficient)
+        tail = xp.where(y < 1e17, z * poly, 0)
+        value = shifted + xp.log(y) - work.type(0.5) / y - tail
+        value = xp.where(y == 10, shifted + work.type(_PSI_10), value)
+        value = xp.where(negative, value - reflection, value)
+        value = xp.where(x == 0, xp.copysign(work.type(math.inf), -x), value)
+        value = xp.where(negative & (x == xp.trunc(x)), work.type(math.nan), value)
+    return value.astype(dtype)
+
+
+def trigamma_array(xp, x):
+    """psi'(x), by reflection below 0.5, six recurrence steps and the asymptotic series."""
+    dtype, work = x.dtype, _work_dtype(x)
+    x = x.astype(work)
+    pi = work.type(_PI)
+    with np.errstate(all="ignore"):
+        reflect = x < 0.5
+        sine = xp.sin(pi * x)
+        result = xp.where(reflect, -(pi * pi) / (sine * sine), work.type(0))
+        y = xp.where(reflect, 1 - x, x)
+        for _ in range(6):
+            result = result + 1 / (y * y)
+            y = y + 1
+        ixx = 1 / (y * y)
+        one = work.type(1)
+        result = result + (one + one / (2 * y) + ixx * (one / 6 - ixx * (
+            one / 30 - ixx * (one / 42)))) / y
+        value = xp.where(reflect, -result, result)
+    return value.astype(dtype)
+
+
+def zeta_array(xp, order: float, q):
+    """The Hurwitz zeta function sum_k (q + k) ** -order, for a number order > 1 (float64)."""
+    q = q.astype(np.float64)
+    with np.errstate(all="ignore"):
+        pole = (q <= 0) & (q == xp.floor(q))
+        total = q ** -order
+        a = q.copy()
+        term = xp.zeros_like(q)
+        done = pole | xp.isnan(q)
+        i = 0
+        while i < _ZETA_MAX_TERMS and not bool(xp.all(done)):  # the direct sum, to a > 9
+            i += 1
+            active = ~done & ((i <= 9) | (a <= 9))
+            a = xp.where(active, a + 1, a)
+            term = xp.where(active, a ** -order, term)
+            total = xp.where(active, total + term, total)
+            converged = active & (xp.abs(term) < _MACHEP * xp.abs(total))
+            done = done | converged | ~active
+        summed = _euler_maclaurin(xp, order, total, a, term)
+        converged_early = xp.abs(term) < _MACHEP * xp.abs(total)
+        value = xp.where(converged_early, total, summed)
+        return xp.where(pole, math.inf, value)
+
+
+def _euler_maclaurin(xp, order: float, total, a, term):
+    """The tail of the zeta sum after the direct terms, as Cephes (stops where a term is
+    below MACHEP of the sum)."""
+    w = a
+    total = total + term * w / (order - 1) - 0.5 * term
+    factor = 1.0
+    k = 0.0
+    b = term
+    stopped = xp.zeros(total.shape, bool)
+    for coefficient in _ZETA_A:
+        factor *= order + k
+        b = b / w
+        t = factor * b / coefficient
+        total = xp.where(stopped, total, total + t)
+        stopped = stopped | (xp.abs(t / total) < _MACHEP)
+        k += 1
+        factor *= order + k
+        b = b / w
+        k += 1
+    return total
+
+
+def polygamma_array(xp, n: int, x):
+    """The n-th derivative of digamma, n >= 2: (-1)^(n+1) n! zeta(n + 1, x)."""
+    scale = (1.0 if n % 2 else -1.0) * math.exp(math.lgamma(n + 1.0))
+    with np.errstate(all="ignore"):
+        return (scale * zeta_array(xp, float(n + 1), x)).astype(x.dtype)
+
+
+_SERIES_END = 30.0  # below: the power series; above: the asymptotic expansion
+_SERIES_TERMS = 80
+_ASYMPTOTIC_TERMS = 30
+
+
+def _bessel(xp, x, order: int):
+    """I_order(|x|) for order 0 or 1, in float64: the power series
+    sum (x/2)^(2k+order) / (k! (k+order)!) (positive terms) up to 30, then
+    e^x / sqrt(2 pi x) sum_k (-1)^k prod_j (4 order^2 - (2j-1)^2) / (k! (8x)^k); NaN at +-inf,
+    as torch's (inf * 0 / inf)."""
+    a = xp.abs(x.astype(np.float64))
+    with np.errstate(all="ignore"):
+        small = xp.minimum(a, _SERIES_END)
+        quarter = small * small / 4
+        term = (small / 2) ** order
+        total = term
+        for k in range(1, _SERIES_TERMS):
+            term = term * quarter / (k * (k + order))
+            total = total + term
+        large = xp.maximum(a, _SERIES_END)
+        term = xp.ones_like(large)
+        expansion = term
+        for k in range(1, _ASYMPTOTIC_TERMS):
+            term = -term * (4 * order * order - (2 * k - 1) ** 2) / (8 * k * large)
+            expansion = expansion + term
+        # e^x split in two so that e^x / sqrt(x) stays finite where it should
+        half = xp.exp(large / 2)
+        tail = half * (expansion / xp.sqrt(2 * _PI * large)) * half
+        out = xp.where(a <= _SERIES_END, total, tail)
+    return xp.where(xp.isinf(a), math.nan, out)
+
+
+def i0_array(xp, x):
+    """The modified Bessel function of the first kind, order 0."""
+    return _bessel(xp, x, 0).astype(x.dtype)
+
+
+def i1_array(xp, x):
+    """The modified Bessel function of the first kind, order 1 (odd in x)."""
+    out = _bessel(xp, x, 1)
+    return xp.where(x < 0, -out, out).astype(x.dtype)

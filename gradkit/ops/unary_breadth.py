@@ -1,0 +1,205 @@
+"""More elementwise ops of one input: deg2rad, rad2deg, frexp, positive, the one-sided clamps
+clamp_min/clamp_max, and the predicates signbit, isneginf, isposinf, isreal and isin."""
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from gradkit._tensor import Tensor
+from gradkit.autograd.saved_names import declare_saved_names
+from gradkit.ops._op import op
+from gradkit.ops.clamp import _clamp_numbers, _clamp_tensors
+from gradkit.ops.elementwise import exp2
+from gradkit.ops.methods import register, tensor_method
+from gradkit.ops.piecewise import defmask, where
+from gradkit.ops.promotion import PY_SCALARS, as_dtype, category, result_type
+from gradkit.ops.unary import unary
+from gradkit.ops.unary_helpers import (
+    CLAMP_COMPLEX, c_type_name, fixed_error, kernel_error, scalar_type_name)
+
+_DEGREES = 180.0 / math.pi
+
+
+def _angle_conversion(name: str, factor: float, node_name: str):
+    def forward(xp, x):
+        return x * as_dtype(xp, factor, x.dtype)
+    forward.__name__ = name
+    forward.__doc__ = f"x times {factor!r} elementwise (integers in the default float dtype)."
+    declared = unary(save=(), floating=True, method=True, inplace=True, node_name=node_name,
+                     complex_error=fixed_error(
+                         RuntimeError, f"{name} is not supported for complex tensors."))(forward)
+    declared.defvjp(lambda g: g * factor)
+    declared.defjvp(lambda t: t * factor)
+    declared.batchable = True
+    return declared
+
+
+deg2rad = _angle_conversion("deg2rad", 1 / _DEGREES, "Deg2RadBackward0")
+rad2deg = _angle_conversion("rad2deg", _DEGREES, "Rad2DegBackward0")
+
+frexp_result = namedtuple("frexp", ["mantissa", "exponent"])
+
+
+@op(save="result1", outputs=2, differentiable_outputs=(0,), name="frexp")
+def _frexp(xp, x):
+    if x.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = xp.frexp(x)
+    return mantissa, exponent.astype(np.int32)
+
+
+# torch: grad / exponent.exp2(); the exponent has no tangent
+_frexp.defvjp(lambda g, exponent: g / exp2(exponent))
+_frexp.defjvp_all(lambda tangents, exponent: (tangents[0] / exp2(exponent), None))
+_frexp.torch_result_names = ("mantissa", "exponent")  # node._saved_exponent, as torch's
+declare_saved_names(_frexp)
+
+
+@tensor_method()
+def frexp(input: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002 - torch's name
+    """(mantissa, exponent) with input = mantissa * 2 ** exponent, 0.5 <= |mantissa| < 1
+    (0, inf and NaN are their own mantissa, with exponent 0); the exponent is int32."""
+    return frexp_result(*_frexp(input))
+
+
+@tensor_method()
+def positive(input: Tensor) -> Tensor:  # noqa: A002 - torch's name
+    """``+input``: the tensor itself (torch refuses bool tensors)."""
+    if input.dtype.np.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def _bound_op(name: str, lower: bool, node: str):
+    """clamp_min (``lower``) or clamp_max with a number: clamp's forward, torch's node name."""
+    key = "min" if lower else "max"
+
+    def forward(xp, x, bound=None):
+        return _clamp_numbers.forward(xp, x, **{key: bound})
+    forward.__name__ = name
+    declared = unary(save="x", node_name=f"{node}Backward0")(forward)
+    defmask(declared, (lambda x, bound: x >= bound) if lower else (lambda x, bound: x <= bound))
+    return declared
+
+
+def _tensor_bound_op(name: str, lower: bool, node: str):
+    """clamp_min (``lower``) or clamp_max with a tensor bound; the bound gets the gradient
+    where x lies beyond it (torch's formulas)."""
+    def forward(xp, x, bound):
+        return _clamp_tensors.forward(xp, x, *((bound, None) if lower else (None, bound)))
+    forward.__name__ = name
+    declared = op(save=("x", "bound"), broadcast=True, batchable=True,
+                  node_name=f"{node}Backward1")(forward)
+    # torch: x's where x >= min (x <= max), the bound's where x < min (x > max); NaN: neither
+    inside = (lambda x, b: x >= b) if lower else (lambda x, b: x <= b)
+    beyond = (lambda x, b: x < b) if lower else (lambda x, b: x > b)
+    declared.defvjp(lambda g, x, b: where(inside(x, b), g, 0.0),
+                    lambda g, x, b: where(beyond(x, b), g, 0.0))
+    declared.defjvp(lambda t, x, b: where(inside(x, b), t, 0.0),
+                    lambda t, x, b: where(beyond(x, b), t, 0.0))
+    return declared
+
+
+_BOUNDS = {(name, lower): (_bound_op(name, lower, node), _tensor_bound_op(name, lower, node))
+           for name, lower, node in (("clamp_min", True, "ClampMin"),
+                                     ("clamp_max", False, "ClampMax"))}
+
+
+def _one_sided(name: str, lower: bool, input, bound):
+    if bound is None or not (type(bound) in PY_SCALARS or hasattr(bound, "_data")):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"(Tensor, {type(bound).__name__})")
+    numbers, tensors = _BOUNDS[name, lower]
+    if type(bound) in PY_SCALARS:
+        if isinstance(bound, complex) or input.is_complex():
+            raise CLAMP_COMPLEX(None)
+        return numbers(input, bound)
+    dtype = result_type(input._data, bound._data)
+    if dtype.kind == "c":  # torch's tensor bounds are maximum/minimum kernels
+        raise kernel_error("maximum_cpu" if lower else "minimum_cpu")(np.empty(0, dtype))
+    return tensors(input, bound)
+
+
+@tensor_method()
+def clamp_min(input: Tensor, min: Tensor | float) -> Tensor:  # noqa: A002
+    """``clamp(input, min=min)``: the bound a number or a broadcasting tensor."""
+    return _one_sided("clamp_min", True, input, min)
+
+
+@tensor_method()
+def clamp_max(input: Tensor, max: Tensor | float) -> Tensor:  # noqa: A002
+    """``clamp(input, max=max)``: the bound a number or a broadcasting tensor."""
+    return _one_sided("clamp_max", False, input, max)
+
+
+def _in_place(one_sided):
+    """x.clamp_min_(b) / x.clamp_max_(b): torch's structured kernel names the target's C type
+    when the result cannot be written into it ("... to the desired output type long int")."""
+    def checked(input, bound):  # noqa: A002
+        result = one_sided(input, bound)
+        if category(result._data.dtype) > category(input._data.dtype):
+            raise RuntimeError(f"result type {scalar_type_name(result._data)} can't be cast to "
+                               f"the desired output type {c_type_name(input._data)}")
+        return result
+    return checked
+
+
+for _function in (clamp_min, clamp_max):
+    register(_in_place(_function), _function.__name__, False, inplace=True)
+
+
+@op(method=True)
+def signbit(xp, x):
+    """True where the sign bit is set (-0.0, negative numbers, NaN with the bit)."""
+    if x.dtype.kind == "c":
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
+    return xp.signbit(x) if x.dtype.kind != "b" else xp.zeros(x.shape, bool)
+
+
+def _infinity_test(name: str, sign: float):
+    def forward(xp, x):
+        if x.dtype.kind == "c":
+            raise RuntimeError(f"{name} does not support complex inputs.")
+        if x.dtype.kind != "f":
+            return xp.zeros(x.shape, bool)
+        return x == sign * math.inf
+    forward.__name__ = name
+    forward.__doc__ = f"True where x is {'-' if sign < 0 else '+'}inf."
+    return op(method=True)(forward)
+
+
+isneginf = _infinity_test("isneginf", -1.0)
+isposinf = _infinity_test("isposinf", 1.0)
+
+
+@op(method=True)
+def isreal(xp, x):
+    """True where x has no imaginary part (everywhere for real dtypes)."""
+    if x.dtype.kind == "c":
+        return x.imag == 0
+    return xp.ones(x.shape, bool)
+
+
+@op()
+def _isin(xp, elements, test_elements, assume_unique=False, invert=False):
+    for operand in (elements, test_elements):  # each tensor's own dtype, elements first
+        if getattr(operand, "dtype", np.dtype(float)).kind in "bc":
+            raise RuntimeError("Unsupported input type encountered for isin(): "
+                               f"{scalar_type_name(operand)}")
+    dtype = result_type(elements, test_elements)
+    elements = as_dtype(xp, elements, dtype)
+    tests = as_dtype(xp, test_elements, dtype).ravel()
+    found = xp.isin(elements, tests, assume_unique=assume_unique)
+    return ~found if invert else found
+
+
+def isin(elements: Tensor | float, test_elements: Tensor | float, *,
+         assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """True where an element of ``elements`` is in ``test_elements`` (either may be a number,
+    not both), compared in their promoted dtype; ``invert`` gives the complement."""
+    if type(elements) in PY_SCALARS and type(test_elements) in PY_SCALARS:
+        raise TypeError("isin() received an invalid combination of arguments - got "
+                        f"({type(elements).__name__}, {type(test_elements).__name__})")
+    return _isin(elements, test_elements, assume_unique=assume_unique, invert=invert)

@@ -16,12 +16,15 @@ from gradkit.ops.comparison import (  # noqa: F401
     logical_or, logical_xor, lt, ne)
 from gradkit.ops.binary_math import (  # noqa: F401
     addcdiv, addcmul, arctan2, atan2, fmod, hypot, lerp, logaddexp, logaddexp2, xlogy)
-from gradkit.ops.clamp import clamp  # noqa: F401
+from gradkit.ops.clamp import clamp, clamp_min  # noqa: F401
 from gradkit.ops.complex import conj, imag, real  # noqa: F401
 from gradkit.ops.conversion import astype, clone, copy_from, fill, to_device, zeros_like_op  # noqa: F401
 from gradkit.ops.einsum import einsum  # noqa: F401 - the function, not the module
 from gradkit.ops.activations import (  # noqa: F401
     elu, gelu, leaky_relu, relu, sigmoid, silu, softplus)
+from gradkit.ops.activations_more import (  # noqa: F401
+    celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu, selu_, threshold, threshold_)
+from gradkit.ops.losses_margin import cosine_similarity, pairwise_distance  # noqa: F401
 from gradkit.ops.elementwise import (  # noqa: F401
     acos, asin, atan, cos, cosh, erf, exp, exp2, expm1, log, log1p, log2, log10, reciprocal,
     rsqrt, sin, sinh, sqrt, square, tan, tanh)

@@ -82,3 +82,15 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
         _check_bounds(min, max)
         return _clamp_tensors(x, min, max)
     return _clamp_numbers(x, min, max)
+
+
+@unary(save="x", method=True, inplace=True, complex_error=CLAMP_COMPLEX)
+def clamp_min(xp, x, min=0.0):  # noqa: A002 - torch's name
+    """max(x, min) elementwise, a number bound (torch's ClampMinBackward0: the gradient where
+    x >= min, so none at NaN)."""
+    dtype = result_type(x, min)
+    x = as_dtype(xp, x, dtype)
+    return _limit(xp, x, as_dtype(xp, min, dtype), None)
+
+
+defmask(clamp_min, lambda x, min: x >= min)  # noqa: A002

@@ -6,7 +6,7 @@ import math
 
 from gradkit.ops._op import op
 from gradkit.ops.elementwise import erf, exp, tanh
-from gradkit.ops.piecewise import where, zeros_like
+from gradkit.ops.piecewise import ones_like, where, zeros_like
 from gradkit.ops.selection import zero_where
 from gradkit.ops.special import erf_array
 from gradkit.ops.unary import unary
@@ -147,5 +147,6 @@ def leaky_relu(xp, x, negative_slope=0.01):
     return xp.where(x > 0, x, x * negative_slope)
 
 
-leaky_relu.defderivative(lambda x, negative_slope: where(x > 0, 1.0, negative_slope))
+# ones_like(x): the slope in x's dtype (two Python numbers would make a default-dtype array)
+leaky_relu.defderivative(lambda x, negative_slope: where(x > 0, ones_like(x), negative_slope))
 

@@ -157,8 +157,9 @@ def hardsigmoid(input, inplace: bool = False):
 @unary(save="x", name="hardswish", complex_error=kernel_error("hardswish_cpu"),
         integer_error=kernel_error("hardswish_cpu"))
 def _hardswish(xp, x):
-    """x * relu6(x + 3) / 6 elementwise."""
-    return x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6
+    """x * relu6(x + 3) / 6 elementwise (NaN at -inf, as torch's)."""
+    with np.errstate(invalid="ignore"):
+        return x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6
 
 
 # torch's hardswish_backward: 0 up to -3 (included), x / 3 + 1/2 below 3, 1 from 3 (and at NaN)

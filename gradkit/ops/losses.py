@@ -29,6 +29,17 @@ def check_reduction(reduction: str) -> None:
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def legacy_reduction(size_average, reduce, reduction: str, stacklevel: int = 3) -> str:
+    """The reduction the deprecated ``size_average``/``reduce`` pair means (``reduction``
+    when both are None), with torch's warning."""
+    if size_average is None and reduce is None:
+        return reduction
+    reduction = "none" if reduce is False else "mean" if size_average is not False else "sum"
+    warnings.warn("size_average and reduce args will be deprecated, please use "
+                  f"reduction='{reduction}' instead.", stacklevel=stacklevel)
+    return reduction
+
+
 def reduce_loss(loss, reduction: str):
     if reduction == "mean":
         return mean(loss)

@@ -17,7 +17,8 @@ from gradkit.ops.clamp import clamp_min
 from gradkit.ops.conversion import astype, clone
 from gradkit.ops.elementwise import exp, sqrt
 from gradkit.ops.linalg_norms import vector_norm
-from gradkit.ops.losses import check_reduction, reduce_loss, refuse_grad, spread_loss_grad
+from gradkit.ops.losses import (
+    check_reduction, legacy_reduction, reduce_loss, refuse_grad, spread_loss_grad)
 from gradkit.ops.piecewise import minimum, where, zeros_like
 from gradkit.ops.promotion import promote_types
 from gradkit.ops.reduction import mean, sum
@@ -35,6 +36,7 @@ _norm.defjvp(*vector_norm.jvps)
 def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=None,
                         reduce=None, reduction: str = "mean"):
     """max(0, -target * (input1 - input2) + margin), reduced."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if not input1.ndim == input2.ndim == target.ndim:
         raise RuntimeError("margin_ranking_loss : All input tensors should have same dimension "
@@ -46,6 +48,7 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=
 def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean"):
     """input where target is 1, max(0, margin - input) where it is -1, reduced."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     zeros = zeros_like(input)
     beyond_margin = where(target != 1, clamp_min(margin - input, 0), zeros)
@@ -75,6 +78,7 @@ _soft_margin.defjvp(lambda t, x, target, reduction: reduce_loss(
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
     """log(1 + exp(-target * input)), reduced (target is not differentiable, as in torch)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     refuse_grad("soft_margin_loss", target=target)
     return _soft_margin(input, target, reduction=reduction)
@@ -90,6 +94,7 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
                           reduce=None, reduction: str = "mean"):
     """1 - cos where target is 1, max(0, cos - margin) where it is -1 (cos along the last
     dim, squared norms guarded by 1e-12), reduced."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     dim = target.ndim
     if dim > 1:
@@ -134,6 +139,7 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
                         reduction: str = "mean"):
     """max(0, margin + d(anchor, positive) - d(anchor, negative)) with pairwise distances
     (``swap``: the smaller of d(anchor, negative) and d(positive, negative))."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -151,6 +157,7 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction: str = "mean"):
     """The mean over classes of each class's binary logistic loss, reduced over samples."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
@@ -245,6 +252,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
                       size_average=None, reduce=None, reduction: str = "mean"):
     """The mean over classes of max(0, margin - x[target] + x[class])^p (p 1 or 2), weighted
     by weight[target]; torch cannot differentiate its gradient, nor can gradkit."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
@@ -310,6 +318,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None,
     """For each listed target class j (up to the first -1) and each other class k,
     max(0, 1 - x[j] + x[k]), summed and divided by the class count; torch cannot
     differentiate its gradient, nor can gradkit."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     _check_samples(input)
     classes = input.shape[-1] if input.ndim else 1

@@ -21,7 +21,7 @@ from gradkit.ops.elementwise_special import logit
 from gradkit.ops.binary_math import xlogy
 from gradkit.ops.indexing import masked_fill
 from gradkit.ops.losses import (
-    check_reduction, reduce_loss, refuse_grad, spread_loss_grad, warn_target_size)
+    check_reduction, legacy_reduction, reduce_loss, refuse_grad, spread_loss_grad, warn_target_size)
 from gradkit.ops.piecewise import abs, ones_like
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import broadcast_tensors, expand, unsqueeze
@@ -77,6 +77,7 @@ _huber = _declare_piecewise_quadratic(
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
             weight=None):
     """Mean (or sum) of |input - target|; with ``weight``, the mean is over sum(weight)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     input, target = _expanded(input, target)
     if weight is None:
         check_reduction(reduction)
@@ -100,6 +101,7 @@ def _weighted_reduction(weighted, reduction: str, total=None):
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
                    beta: float = 1.0):
     """Quadratic below ``beta``, linear above (l1_loss for beta 0)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     input, target = _expanded(input, target)
     if beta == 0.0:
         return l1_loss(input, target, reduction=reduction)
@@ -127,7 +129,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
            log_target: bool = False):
     """KL divergence of ``target`` from log-probabilities ``input`` (``batchmean``: sum over
     the batch size, the mathematical definition)."""
-    if reduction == "mean":
+    legacy = size_average is not None or reduce is not None
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if reduction == "mean" and not legacy:
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
                       "support size.'batchmean' divides only by the batch size, and aligns with "
                       "the KL div math definition.'mean' will be changed to behave the same as "
@@ -190,6 +194,7 @@ _binary_cross_entropy.defjvp_all(_bce_jvp)
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction: str = "mean"):
     """Binary cross entropy of probabilities ``input`` against ``target`` (same shape)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
@@ -206,6 +211,7 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
                      size_average=None, eps: float = 1e-8, reduce=None, reduction: str = "mean"):
     """Poisson negative log likelihood: exp(input) - target * input for log-rates, else
     input - target * log(input + eps); ``full`` adds Stirling's term where target > 1."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if log_input:
         loss = exp(input) - target * input

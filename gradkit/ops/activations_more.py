@@ -41,7 +41,7 @@ def _gradient_edge(xp, g, x, factor, node="ThresholdBackwardBackward0"):
     derivative is zero: a second backward reaches x and gives zeros."""
     if factor.dtype.kind == "b":
         return xp.where(factor, g, 0).astype(g.dtype, copy=False)
-    return g * factor
+    return xp.asarray(g * factor)  # an array, not a NumPy scalar, for 0-d operands
 
 
 _gradient_edge.defvjp(lambda gg, x, factor, node: _gradient_edge(gg, x, factor, node=node),
@@ -296,7 +296,7 @@ def glu(input, dim: int = -1):
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     dim = _normalize_dim(dim, input.ndim)
-    if input._data.dtype.kind in "biu":
+    if input._data.dtype.kind in "biuc":
         raise kernel_error("glu_cpu")(input._data)
     if input.shape[dim] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size "
@@ -318,6 +318,8 @@ _prelu_kernel.defjvp(lambda t, x, weight: where(x > 0, t, weight * t),
 
 def prelu(input, weight):
     """max(0, x) + weight * min(0, x), one weight per channel (dim 1) or one for all."""
+    if input._data.dtype.kind != "f":
+        raise kernel_error("prelu_cpu")(input._data)
     if input.dtype != weight.dtype:
         raise RuntimeError("prelu: Type promoting not supported. Got "
                            f"{scalar_type_name(input._data)} and {scalar_type_name(weight._data)}")
@@ -343,7 +345,7 @@ def prelu(input, weight):
 @op(save=("x", "noise"), elementwise=True, node_name="RreluWithNoiseBackward0")
 def _rrelu_with_noise(xp, x, noise):
     """x * noise, noise 1 where x passes (torch's rrelu_with_noise)."""
-    return x * noise
+    return xp.asarray(x * noise)
 
 
 _RRELU_NODE = "RreluWithNoiseBackwardBackward0"
@@ -359,7 +361,7 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     data = input._data
     if data.dtype.kind not in "f":
-        raise kernel_error("leaky_relu_cpu")(data)
+        raise kernel_error("rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu")(data)
     xp = get_array_module(data)
     if training:
         slopes = xp.asarray(uniform_draws(data.shape, lower, upper), dtype=data.dtype)

@@ -23,7 +23,7 @@ from gradkit.ops.piecewise import minimum, where, zeros_like
 from gradkit.ops.promotion import promote_types
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import broadcast_tensors, reshape
-from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
 
 _EPSILON = 1e-12  # cosine_embedding_loss's guard on squared norms, as torch's
 
@@ -42,7 +42,8 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=
         raise RuntimeError("margin_ranking_loss : All input tensors should have same dimension "
                            f"but got sizes: input1: {input1.shape}, input2: {input2.shape}, "
                            f"target: {target.shape} ")
-    return reduce_loss(clamp_min(-target * (input1 - input2) + margin, 0), reduction)
+    # margin is a double in torch's kernel: integer inputs give a float loss
+    return reduce_loss(clamp_min(-target * (input1 - input2) + float(margin), 0), reduction)
 
 
 def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
@@ -81,6 +82,14 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     refuse_grad("soft_margin_loss", target=target)
+    kind = input._data.dtype.kind
+    if kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
+                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                           "instead.")
+    if kind in "iu":
+        raise RuntimeError("result type Float can't be cast to the desired output type "
+                           f"{scalar_type_name(input._data)}")
     return _soft_margin(input, target, reduction=reduction)
 
 
@@ -259,6 +268,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     if weight is not None and weight.ndim != 1:
         raise ValueError("weight must be one-dimensional")
     _check_samples(input)
+    require_real_floating("multi_margin_loss_cpu_kernel", input._data)
     samples = input.shape[0] if input.ndim == 2 else 1
     classes = input.shape[-1] if input.ndim else 1
     if target.ndim > 1 or target.numel() != samples:
@@ -321,6 +331,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None,
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     _check_samples(input)
+    require_real_floating("multilabel_margin_loss_forward_out_frame", input._data)
     classes = input.shape[-1] if input.ndim else 1
     fits = target.ndim <= 1 and target.numel() == classes if input.ndim <= 1 else \
         target.ndim == 2 and tuple(target.shape) == tuple(input.shape)

@@ -108,6 +108,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     check_reduction(reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    require_real_floating("smooth_l1_cpu", input._data, target._data)
     return _smooth_l1(input, target, reduction=reduction, width=beta)
 
 
@@ -116,6 +117,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     input, target = _expanded(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    require_real_floating("huber_cpu", input._data, target._data)
     if weight is None:
         check_reduction(reduction)
         return _huber(input, target, reduction=reduction, width=delta)

@@ -308,6 +308,20 @@ ERRORS = {
         lib.ones(2, 3), lib.ones(2, 3), reduction="x"),
     "cosine_similarity_int": lambda lib: lib.nn.functional.cosine_similarity(
         lib.tensor([1, 2]), lib.tensor([1, 2]), dim=0),
+    "smooth_l1_complex": lambda lib: lib.nn.functional.smooth_l1_loss(lib.ones(2) * 1j,
+                                                                      lib.ones(2) * 1j),
+    "huber_int": lambda lib: lib.nn.functional.huber_loss(lib.tensor([1]), lib.tensor([2])),
+    "multi_margin_int": lambda lib: lib.nn.functional.multi_margin_loss(
+        lib.ones(2, 3, dtype=lib.int64), lib.tensor([0, 1])),
+    "multilabel_margin_complex": lambda lib: lib.nn.functional.multilabel_margin_loss(
+        lib.ones(2, 3) * 1j, lib.tensor([[0, 1, -1], [1, -1, 0]])),
+    "glu_complex": lambda lib: lib.nn.functional.glu(lib.ones(2, 4) * 1j),
+    "prelu_int": lambda lib: lib.nn.functional.prelu(lib.tensor([1, -2]), lib.tensor([1])),
+    "rrelu_training_int": lambda lib: lib.nn.functional.rrelu(lib.tensor([1]), training=True),
+    "soft_margin_int": lambda lib: lib.nn.functional.soft_margin_loss(lib.tensor([1]),
+                                                                      lib.tensor([1])),
+    "soft_margin_bool": lambda lib: lib.nn.functional.soft_margin_loss(lib.tensor([True]),
+                                                                       lib.tensor([True])),
     "hardtanh_module": lambda lib: lib.nn.Hardtanh(1.0, 1.0),
     "triplet_module": lambda lib: lib.nn.TripletMarginLoss(margin=-1),
     "multi_margin_module_p": lambda lib: lib.nn.MultiMarginLoss(p=3),
@@ -342,6 +356,13 @@ def test_margin_losses_have_no_second_derivative_nor_forward_ad_as_in_torch():
                 with pytest.raises(NotImplementedError, match="Trying to use forward AD with "
                                                               f"{name}"):
                     program(lib, dual)
+
+
+def test_margin_ranking_of_integers_is_a_float_loss_as_torchs():
+    ours, theirs = (lib.nn.functional.margin_ranking_loss(lib.tensor([1, 4]), lib.tensor([2, 2]),
+                                                          lib.tensor([1, -1]), 1)
+                    for lib in (gradkit, torch))
+    _assert_same(ours, theirs)
 
 
 def test_empty_batches():

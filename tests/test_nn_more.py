@@ -394,9 +394,24 @@ def test_in_place_forms_write_into_their_input(name, args):
         out = getattr(lib.nn.functional, name)(x, *args)
         assert out is x and x._version == 1
         out.sum().backward()
-        results.append((out, leaf.grad))
-    for mine, expected in zip(*results, strict=True):
+        results.append((out, leaf.grad, out.grad_fn.name()))
+    for mine, expected in zip(results[0][:2], results[1][:2], strict=True):
         _assert_same(mine, expected)
+    assert results[0][2] == results[1][2]  # EluBackward1 & co.: torch's in-place overloads
+
+
+@pytest.mark.parametrize("name,args,message", [
+    ("elu_", (-0.5,), "In-place elu backward"), ("celu_", (-0.5,), "In-place elu backward"),
+    ("leaky_relu_", (-0.2,), "In-place leakyReLu backward")])
+def test_in_place_forms_refuse_a_negative_slope_in_backward_as_torch(name, args, message):
+    values = []
+    for lib in (gradkit, torch):
+        leaf = _tensor(lib, [-1.0, 2.0], requires_grad=True)
+        out = getattr(lib.nn.functional, name)(leaf * 1.0, *args)
+        with pytest.raises(RuntimeError, match=message):
+            out.sum().backward()
+        values.append(out)
+    _assert_same(*values)
 
 
 def test_rrelu_training_draws_one_slope_per_element_in_the_bounds():

@@ -20,8 +20,9 @@ from gradkit.ops.conv import conv2d
 from gradkit.ops.elementwise import tanh
 from gradkit.ops.activations import gelu, logsigmoid, sigmoid, softplus
 from gradkit.ops.activations_more import (
-    celu, celu_, glu, hardshrink, hardsigmoid, hardswish, hardtanh, hardtanh_, mish, prelu,
-    relu6, rrelu, rrelu_, selu, selu_, softshrink, softsign, tanhshrink, threshold, threshold_)
+    celu, celu_, elu_in_place, glu, hardshrink, hardsigmoid, hardswish, hardtanh, hardtanh_,
+    leaky_relu_in_place, mish, prelu, relu6, rrelu, rrelu_, selu, selu_, softshrink, softsign,
+    tanhshrink, threshold, threshold_)
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.layers import dropout, embedding, layer_norm, linear
 from gradkit.ops.linalg_norms import vector_norm
@@ -64,7 +65,7 @@ def relu_(input):
 
 def elu(input, alpha: float = 1.0, inplace: bool = False):
     """x if x > 0 else alpha * (exp(x) - 1); ``inplace=True`` overwrites input."""
-    return write_inplace(input, ops.elu, alpha) if inplace else ops.elu(input, alpha)
+    return write_inplace(input, elu_in_place, alpha) if inplace else ops.elu(input, alpha)
 
 
 def elu_(input, alpha: float = 1.0):
@@ -75,7 +76,7 @@ def elu_(input, alpha: float = 1.0):
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
     """x if x > 0 else negative_slope * x; ``inplace=True`` overwrites input."""
     if inplace:
-        return write_inplace(input, ops.leaky_relu, negative_slope)
+        return write_inplace(input, leaky_relu_in_place, negative_slope)
     return ops.leaky_relu(input, negative_slope)
 
 

@@ -12,8 +12,9 @@ import numpy as np
 
 from gradkit.backend import get_array_module
 from gradkit.creation import uniform_draws
-from gradkit.ops._op import op
-from gradkit.ops.activations import elu, elu_slope, elu_values, sigmoid, softplus
+from gradkit.ops._op import Op, op
+from gradkit.ops.activations import (
+    elu, elu_slope, elu_values, leaky_relu, sigmoid, softplus)
 from gradkit.ops.elementwise import tanh
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.joining import cat
@@ -59,6 +60,37 @@ def _defmask(op_, passes) -> None:
     op_.batchable = True
 
 
+def _in_place_variant(op_, node_name: str, save="x", refuse=None):
+    """``op_`` under the node name of torch's in-place overload (``EluBackward1``: torch's
+    in-place kernels save their result; the gradients are the same). ``refuse(**params)``: the
+    message of torch's backward error for parameters its in-place formula cannot take."""
+    variant = Op(op_.forward, name=op_.name, save=save, node_name=node_name, elementwise=True)
+    rules = op_.vjps
+    if refuse is not None:
+        def refusing(rule):
+            def checked(g, *saved, **params):
+                message = refuse(**params)
+                if message:
+                    raise RuntimeError(message)
+                return rule(g, *saved, **params)
+            return checked
+        rules = tuple(refusing(rule) for rule in rules)
+    variant.defvjp(*rules)
+    variant.defjvp(*op_.jvps)
+    variant.batchable = True
+    return variant
+
+
+def _negative_slope(name: str, parameter: str, extra: str = ""):
+    def refuse(**params):
+        if params[parameter] < 0:
+            return (f"In-place {name} backward calculation is triggered with a negative slope "
+                    "which is not supported. This is caused by calling in-place forward function "
+                    f"with a negative slope, please call out-of-place version instead.{extra}")
+        return None
+    return refuse
+
+
 def _not_implemented(name: str):
     """A vjp rule for a backward torch cannot differentiate: its error, raised when reached."""
     def refuse(g, *saved, **params):
@@ -78,16 +110,25 @@ def _celu(xp, x, alpha=1.0):
 _celu.defderivative(lambda x, alpha: elu_slope(x, alpha, 1.0, 1.0 / alpha))
 
 
+_ELU_SLOPE = _negative_slope("elu", "alpha")
+elu_in_place = _in_place_variant(elu, "EluBackward1", refuse=_ELU_SLOPE)
+_celu_in_place = _in_place_variant(_celu, "CeluBackward1", refuse=_ELU_SLOPE)
+leaky_relu_in_place = _in_place_variant(
+    leaky_relu, "LeakyReluBackward1", refuse=_negative_slope(
+        "leakyReLu", "negative_slope", " File an issue at https://github.com/pytorch/pytorch if "
+        "you do require supporting in-place leakRelu backward calculation with negative slope"))
+
+
 def celu(input, alpha: float = 1.0, inplace: bool = False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) elementwise."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return _apply(input, _celu, inplace, alpha)
+    return write_inplace(input, _celu_in_place, alpha) if inplace else _celu(input, alpha)
 
 
 def selu(input, inplace: bool = False):
     """scale * elu(x, alpha) with the self-normalizing constants (torch's EluBackward0)."""
-    return _apply(input, elu, inplace, SELU_ALPHA, SELU_SCALE)
+    return _apply(input, elu_in_place if inplace else elu, inplace, SELU_ALPHA, SELU_SCALE)
 
 
 def celu_(input, alpha: float = 1.0):
@@ -250,14 +291,18 @@ def _threshold(xp, x, threshold=0.0, value=0.0):
 _defmask(_threshold, lambda x, threshold, value: ~(x <= threshold))
 
 
+_threshold_in_place = _in_place_variant(_threshold, "ThresholdBackward1")
+
+
 def threshold(input, threshold: float, value: float, inplace: bool = False):
     """``value`` where x <= threshold, x elsewhere."""
-    return _apply(input, _threshold, inplace, threshold, value)
+    return _apply(input, _threshold_in_place if inplace else _threshold, inplace, threshold,
+                  value)
 
 
 def threshold_(input, threshold: float, value: float):
     """threshold, in place."""
-    return _apply(input, _threshold, True, threshold, value)
+    return _apply(input, _threshold_in_place, True, threshold, value)
 
 
 # -- gated, parametric and randomized -----------------------------------------------------------
@@ -351,6 +396,8 @@ def _rrelu_with_noise(xp, x, noise):
 _RRELU_NODE = "RreluWithNoiseBackwardBackward0"
 _rrelu_with_noise.defvjp(lambda g, x, noise: _gradient_edge(g, x, noise, node=_RRELU_NODE), None)
 _rrelu_with_noise.defjvp(lambda t, x, noise: _gradient_edge(t, x, noise, node=_RRELU_NODE), None)
+_rrelu_in_place = _in_place_variant(_rrelu_with_noise, "RreluWithNoiseBackward1",
+                                    save=("x", "noise"))
 
 
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
@@ -368,7 +415,7 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
         noise = xp.where(data <= 0, slopes, 1).astype(data.dtype)
     else:  # torch's leaky_relu: the slope also at NaN
         noise = xp.where(data > 0, 1, (lower + upper) / 2).astype(data.dtype)
-    return _apply(input, _rrelu_with_noise, inplace, noise)
+    return _apply(input, _rrelu_in_place if inplace else _rrelu_with_noise, inplace, noise)
 
 
 def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False):

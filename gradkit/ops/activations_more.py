@@ -12,13 +12,15 @@ import numpy as np
 
 from gradkit.backend import get_array_module
 from gradkit.creation import uniform_draws
-from gradkit.ops._op import Op, op
+from gradkit.ops._op import op
 from gradkit.ops.activations import (
     elu, elu_slope, elu_values, leaky_relu, sigmoid, softplus)
 from gradkit.ops.elementwise import tanh
+from gradkit.ops.grad_edges import (
+    defmask_edge, gradient_edge, in_place_variant, negative_slope_refusal, no_derivative)
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.joining import cat
-from gradkit.ops.piecewise import abs, where, zeros_like
+from gradkit.ops.piecewise import abs, where
 from gradkit.ops.shape import _normalize_dim, reshape
 from gradkit.ops.slicing import narrow
 from gradkit.ops.unary import unary
@@ -34,70 +36,6 @@ def _apply(input, out_of_place, inplace: bool, *args):
     return write_inplace(input, out_of_place, *args) if inplace else out_of_place(input, *args)
 
 
-@op(save=("x", "factor"), elementwise=True)
-def _gradient_edge(xp, g, x, factor, node="ThresholdBackwardBackward0"):
-    """g where ``factor`` (a bool array from x), else 0; or g * factor (a float array): the
-    backward of an op whose slope does not depend on x smoothly (torch's hardtanh_backward,
-    threshold_backward, rrelu_with_noise_backward). As torch's, it keeps an edge to x whose
-    derivative is zero: a second backward reaches x and gives zeros."""
-    if factor.dtype.kind == "b":
-        return xp.where(factor, g, 0).astype(g.dtype, copy=False)
-    return xp.asarray(g * factor)  # an array, not a NumPy scalar, for 0-d operands
-
-
-_gradient_edge.defvjp(lambda gg, x, factor, node: _gradient_edge(gg, x, factor, node=node),
-                      lambda gg, x, factor, node: zeros_like(gg), None)
-_gradient_edge.defjvp(lambda t, x, factor, node: _gradient_edge(t, x, factor, node=node),
-                      None, None)
-_gradient_edge.node_name_rule = lambda params, arrays: params["node"]
-
-
-def _defmask(op_, passes) -> None:
-    """Derivative 1 where ``passes(x, **params)``, else 0, through ``_gradient_edge``."""
-    node = op_.node_name.replace("Backward0", "BackwardBackward0")
-    op_.defvjp(lambda g, x, **params: _gradient_edge(g, x, passes(x, **params), node=node))
-    op_.defjvp(lambda t, x, **params: _gradient_edge(t, x, passes(x, **params), node=node))
-    op_.batchable = True
-
-
-def _in_place_variant(op_, node_name: str, save="x", refuse=None):
-    """``op_`` under the node name of torch's in-place overload (``EluBackward1``: torch's
-    in-place kernels save their result; the gradients are the same). ``refuse(**params)``: the
-    message of torch's backward error for parameters its in-place formula cannot take."""
-    variant = Op(op_.forward, name=op_.name, save=save, node_name=node_name, elementwise=True)
-    rules = op_.vjps
-    if refuse is not None:
-        def refusing(rule):
-            def checked(g, *saved, **params):
-                message = refuse(**params)
-                if message:
-                    raise RuntimeError(message)
-                return rule(g, *saved, **params)
-            return checked
-        rules = tuple(refusing(rule) for rule in rules)
-    variant.defvjp(*rules)
-    variant.defjvp(*op_.jvps)
-    variant.batchable = True
-    return variant
-
-
-def _negative_slope(name: str, parameter: str, extra: str = ""):
-    def refuse(**params):
-        if params[parameter] < 0:
-            return (f"In-place {name} backward calculation is triggered with a negative slope "
-                    "which is not supported. This is caused by calling in-place forward function "
-                    f"with a negative slope, please call out-of-place version instead.{extra}")
-        return None
-    return refuse
-
-
-def _not_implemented(name: str):
-    """A vjp rule for a backward torch cannot differentiate: its error, raised when reached."""
-    def refuse(g, *saved, **params):
-        raise RuntimeError(f"derivative for aten::{name} is not implemented")
-    return refuse
-
-
 # -- the elu family -----------------------------------------------------------------------------
 
 @unary(save="x", name="celu", complex_error=kernel_error("elu_cpu"),
@@ -110,11 +48,11 @@ def _celu(xp, x, alpha=1.0):
 _celu.defderivative(lambda x, alpha: elu_slope(x, alpha, 1.0, 1.0 / alpha))
 
 
-_ELU_SLOPE = _negative_slope("elu", "alpha")
-elu_in_place = _in_place_variant(elu, "EluBackward1", refuse=_ELU_SLOPE)
-_celu_in_place = _in_place_variant(_celu, "CeluBackward1", refuse=_ELU_SLOPE)
-leaky_relu_in_place = _in_place_variant(
-    leaky_relu, "LeakyReluBackward1", refuse=_negative_slope(
+_ELU_SLOPE = negative_slope_refusal("elu", "alpha")
+elu_in_place = in_place_variant(elu, "EluBackward1", refuse=_ELU_SLOPE)
+_celu_in_place = in_place_variant(_celu, "CeluBackward1", refuse=_ELU_SLOPE)
+leaky_relu_in_place = in_place_variant(
+    leaky_relu, "LeakyReluBackward1", refuse=negative_slope_refusal(
         "leakyReLu", "negative_slope", " File an issue at https://github.com/pytorch/pytorch if "
         "you do require supporting in-place leakRelu backward calculation with negative slope"))
 
@@ -151,7 +89,7 @@ def _hardtanh(xp, x, min_val=-1.0, max_val=1.0):
 
 
 # torch's hardtanh_backward: zero at and beyond the edges, the gradient everywhere else (NaN too)
-_defmask(_hardtanh, lambda x, min_val, max_val: ~((x <= min_val) | (x >= max_val)))
+defmask_edge(_hardtanh, lambda x, min_val, max_val: ~((x <= min_val) | (x >= max_val)))
 
 
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
@@ -184,8 +122,8 @@ def _hardsigmoid_backward(xp, g, x):
     return xp.where((x > -3) & (x < 3), g * _ONE_SIXTH, 0).astype(g.dtype, copy=False)
 
 
-_hardsigmoid_backward.defvjp(_not_implemented("hardsigmoid_backward"),
-                             _not_implemented("hardsigmoid_backward"))
+_hardsigmoid_backward.defvjp(no_derivative("hardsigmoid_backward"),
+                             no_derivative("hardsigmoid_backward"))
 _hardsigmoid.defvjp(lambda g, x: _hardsigmoid_backward(g, x))
 _hardsigmoid.defjvp(lambda t, x: _hardsigmoid_backward(t, x))
 
@@ -259,7 +197,7 @@ def _softshrink(xp, x, lambd=0.5):
     return xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, x * 0))
 
 
-_defmask(_softshrink, _outside)
+defmask_edge(_softshrink, _outside)
 
 
 def softshrink(input, lambd: float = 0.5):
@@ -278,7 +216,7 @@ def hardshrink(xp, x, lambd=0.5):
     return xp.where((x >= -lambd) & (x <= lambd), 0, x).astype(x.dtype, copy=False)
 
 
-_defmask(hardshrink, _outside)
+defmask_edge(hardshrink, _outside)
 
 
 @unary(save="x", name="threshold", complex_error=kernel_error("threshold_cpu"),
@@ -288,10 +226,10 @@ def _threshold(xp, x, threshold=0.0, value=0.0):
     return xp.where(x <= threshold, value, x).astype(x.dtype)
 
 
-_defmask(_threshold, lambda x, threshold, value: ~(x <= threshold))
+defmask_edge(_threshold, lambda x, threshold, value: ~(x <= threshold))
 
 
-_threshold_in_place = _in_place_variant(_threshold, "ThresholdBackward1")
+_threshold_in_place = in_place_variant(_threshold, "ThresholdBackward1")
 
 
 def threshold(input, threshold: float, value: float, inplace: bool = False):
@@ -394,9 +332,9 @@ def _rrelu_with_noise(xp, x, noise):
 
 
 _RRELU_NODE = "RreluWithNoiseBackwardBackward0"
-_rrelu_with_noise.defvjp(lambda g, x, noise: _gradient_edge(g, x, noise, node=_RRELU_NODE), None)
-_rrelu_with_noise.defjvp(lambda t, x, noise: _gradient_edge(t, x, noise, node=_RRELU_NODE), None)
-_rrelu_in_place = _in_place_variant(_rrelu_with_noise, "RreluWithNoiseBackward1",
+_rrelu_with_noise.defvjp(lambda g, x, noise: gradient_edge(g, x, noise, node=_RRELU_NODE), None)
+_rrelu_with_noise.defjvp(lambda t, x, noise: gradient_edge(t, x, noise, node=_RRELU_NODE), None)
+_rrelu_in_place = in_place_variant(_rrelu_with_noise, "RreluWithNoiseBackward1",
                                     save=("x", "noise"))
 
 

@@ -40,6 +40,13 @@ def legacy_reduction(size_average, reduce, reduction: str, stacklevel: int = 3) 
     return reduction
 
 
+def reduce_array(xp, loss, reduction: str):
+    """A fused loss's per-element array reduced in its forward (an array, even 0-d)."""
+    if reduction == "mean":
+        return xp.asarray(loss.mean())
+    return xp.asarray(loss.sum()) if reduction == "sum" else loss
+
+
 def reduce_loss(loss, reduction: str):
     if reduction == "mean":
         return mean(loss)

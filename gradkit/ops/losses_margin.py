@@ -16,9 +16,10 @@ from gradkit.ops.activations import logsigmoid
 from gradkit.ops.clamp import clamp_min
 from gradkit.ops.conversion import astype, clone
 from gradkit.ops.elementwise import exp, sqrt
+from gradkit.ops.grad_edges import no_derivative, no_forward_ad
 from gradkit.ops.linalg_norms import vector_norm
 from gradkit.ops.losses import (
-    check_reduction, legacy_reduction, reduce_loss, refuse_grad, spread_loss_grad)
+    check_reduction, legacy_reduction, reduce_array, reduce_loss, refuse_grad, spread_loss_grad)
 from gradkit.ops.piecewise import minimum, where, zeros_like
 from gradkit.ops.promotion import promote_types
 from gradkit.ops.reduction import mean, sum
@@ -58,7 +59,7 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
 
 @op(save=("x", "target"), broadcast=True, node_name="SoftMarginLossBackward0")
 def _soft_margin(xp, x, target, reduction="mean"):
-    return _reduce_array(xp, xp.log1p(xp.exp(-x * target)), reduction)
+    return reduce_array(xp, xp.log1p(xp.exp(-x * target)), reduction)
 
 
 def _soft_margin_slope(x, target):
@@ -91,12 +92,6 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
         raise RuntimeError("result type Float can't be cast to the desired output type "
                            f"{scalar_type_name(input._data)}")
     return _soft_margin(input, target, reduction=reduction)
-
-
-def _reduce_array(xp, loss, reduction: str):
-    if reduction == "mean":
-        return xp.asarray(loss.mean())
-    return xp.asarray(loss.sum()) if reduction == "sum" else loss
 
 
 def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_average=None,
@@ -183,22 +178,6 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 # -- multi-class margins: fused, with torch's undifferentiable backward -------------------------
 
-def _not_differentiable(name: str):
-    def refuse(g, *saved, **params):
-        raise RuntimeError(f"derivative for aten::{name} is not implemented")
-    return refuse
-
-
-def _no_forward_ad(name: str):
-    def refuse(t, *saved, **params):
-        raise NotImplementedError(
-            f"Trying to use forward AD with {name} that does not support it because it has not "
-            "been implemented yet.\nPlease file an issue to PyTorch at https://github.com/pytorch/"
-            "pytorch/issues/new?template=feature-request.yml so that we can prioritize its "
-            "implementation or submit a PR adding the implementation to derivatives.yaml")
-    return refuse
-
-
 def _as_matrix(x):
     """Samples as rows: a vector (or number) is one sample."""
     return x.reshape(1, -1) if x.ndim < 2 else x
@@ -221,7 +200,7 @@ def _multi_margin(xp, x, target, weight, p=1, margin=1.0, reduction="mean"):
     margins, active, scale = _multi_margin_terms(xp, x, target, weight, p, margin)
     hinge = xp.where(active, margins if p == 1 else margins * margins, 0)
     loss = (hinge.sum(1) * scale).astype(x.dtype, copy=False)
-    return _reduce_array(xp, loss.reshape(target.shape), reduction)
+    return reduce_array(xp, loss.reshape(target.shape), reduction)
 
 
 @op(save=("x", "target", "weight"), node_name="NotImplemented")
@@ -235,10 +214,10 @@ def _multi_margin_backward(xp, g, x, target, weight, p=1, margin=1.0, reduction=
     return slopes.reshape(x.shape).astype(x.dtype, copy=False)
 
 
-_multi_margin_backward.defvjp(*[_not_differentiable("multi_margin_loss_backward")] * 4)
+_multi_margin_backward.defvjp(*[no_derivative("multi_margin_loss_backward")] * 4)
 _multi_margin.defvjp(lambda g, x, target, weight, **params:
                      _multi_margin_backward(g, x, target, weight, **params), None, None)
-_multi_margin.defjvp(_no_forward_ad("multi_margin_loss"), None, None)
+_multi_margin.defjvp(no_forward_ad("multi_margin_loss"), None, None)
 
 
 def _check_labels(target, lowest: int, classes: int, message: str) -> None:
@@ -302,7 +281,7 @@ def _multilabel_margin(xp, x, target, reduction="mean"):
     hinge, counts, _ = _multilabel_terms(xp, x, target)
     classes = 1 if x.ndim == 0 else x.shape[-1]
     loss = (xp.where(counts, hinge, 0).sum((1, 2)) / classes).astype(x.dtype, copy=False)
-    return _reduce_array(xp, loss.reshape(x.shape[:-1] if x.ndim else ()), reduction)
+    return reduce_array(xp, loss.reshape(x.shape[:-1] if x.ndim else ()), reduction)
 
 
 @op(save=("x", "target"), node_name="NotImplemented")
@@ -317,10 +296,10 @@ def _multilabel_margin_backward(xp, g, x, target, reduction="mean"):
     return slopes.reshape(x.shape).astype(x.dtype, copy=False)
 
 
-_multilabel_margin_backward.defvjp(*[_not_differentiable("multilabel_margin_loss_backward")] * 3)
+_multilabel_margin_backward.defvjp(*[no_derivative("multilabel_margin_loss_backward")] * 3)
 _multilabel_margin.defvjp(lambda g, x, target, **params:
                           _multilabel_margin_backward(g, x, target, **params), None)
-_multilabel_margin.defjvp(_no_forward_ad("multilabel_margin_loss_forward"), None)
+_multilabel_margin.defjvp(no_forward_ad("multilabel_margin_loss_forward"), None)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None,

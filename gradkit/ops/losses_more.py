@@ -21,19 +21,14 @@ from gradkit.ops.elementwise_special import logit
 from gradkit.ops.binary_math import xlogy
 from gradkit.ops.indexing import masked_fill
 from gradkit.ops.losses import (
-    check_reduction, legacy_reduction, reduce_loss, refuse_grad, spread_loss_grad, warn_target_size)
+    check_reduction, legacy_reduction, reduce_array, reduce_loss, refuse_grad, spread_loss_grad,
+    warn_target_size)
 from gradkit.ops.piecewise import abs, ones_like
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import broadcast_tensors, expand, unsqueeze
 from gradkit.ops.unary_helpers import require_real_floating
 
 _EPSILON = 1e-12  # torch's floor on x (1 - x) in binary_cross_entropy's gradient
-
-
-def _reduce_array(xp, loss, reduction: str):
-    if reduction == "mean":
-        return xp.asarray(loss.mean())
-    return xp.asarray(loss.sum()) if reduction == "sum" else loss
 
 
 def _expanded(input, target):
@@ -47,7 +42,7 @@ def _expanded(input, target):
 def _declare_piecewise_quadratic(name: str, terms, slope):
     """A fused loss of d = input - target whose per-element gradient is ``slope(d, width)``."""
     def forward(xp, x, y, reduction="mean", width=1.0):
-        return _reduce_array(xp, terms(xp, xp.abs(x - y), width), reduction)
+        return reduce_array(xp, terms(xp, xp.abs(x - y), width), reduction)
     forward.__name__ = name
     loss = op(save=("x", "y"), node_name=name.title().replace("_", "") + "Backward0")(forward)
 
@@ -164,7 +159,7 @@ def _binary_cross_entropy(xp, x, target, weight, reduction="mean"):
     loss = (target - 1) * with_floor(xp.log1p(-x), -100) - target * with_floor(xp.log(x), -100)
     if weight is not None:
         loss = loss * weight
-    return _reduce_array(xp, loss.astype(x.dtype, copy=False), reduction)
+    return reduce_array(xp, loss.astype(x.dtype, copy=False), reduction)
 
 
 def _bce_slopes(x, target, weight):

@@ -48,11 +48,29 @@ def _celu(xp, x, alpha=1.0):
 _celu.defderivative(lambda x, alpha: elu_slope(x, alpha, 1.0, 1.0 / alpha))
 
 
+def _elu_from_result(g, result, alpha=1.0, scale=1.0, input_scale=1.0):
+    """torch's elu_backward from the result: input_scale (result + alpha scale) where
+    result <= 0 (its derivative 0 at 0, as torch's result < 0 mask), scale elsewhere."""
+    negative = input_scale * (where(result < 0, result, 0.0) + alpha * scale)
+    return g * where(result <= 0, negative, scale)
+
+
+def _positive_factor(result, slope):
+    """1 where result > 0, ``slope`` elsewhere (NaN too), as an array of result's dtype."""
+    data = getattr(result, "_data", result)
+    return get_array_module(data).where(data > 0, 1, slope).astype(data.dtype)
+
+
 _ELU_SLOPE = negative_slope_refusal("elu", "alpha")
-elu_in_place = in_place_variant(elu, "EluBackward1", refuse=_ELU_SLOPE)
-_celu_in_place = in_place_variant(_celu, "CeluBackward1", refuse=_ELU_SLOPE)
+elu_in_place = in_place_variant(elu, "EluBackward1", "result", (_elu_from_result,), _ELU_SLOPE)
+_celu_in_place = in_place_variant(
+    _celu, "CeluBackward1", "result",
+    (lambda g, result, alpha: _elu_from_result(g, result, alpha, 1.0, 1.0 / alpha),), _ELU_SLOPE)
 leaky_relu_in_place = in_place_variant(
-    leaky_relu, "LeakyReluBackward1", refuse=negative_slope_refusal(
+    leaky_relu, "LeakyReluBackward1", "result",
+    (lambda g, result, negative_slope: gradient_edge(
+        g, result, _positive_factor(result, negative_slope), node="LeakyReluBackwardBackward0"),),
+    negative_slope_refusal(
         "leakyReLu", "negative_slope", " File an issue at https://github.com/pytorch/pytorch if "
         "you do require supporting in-place leakRelu backward calculation with negative slope"))
 
@@ -123,6 +141,8 @@ def _hardsigmoid_backward(xp, g, x):
 
 
 _hardsigmoid_backward.defvjp(no_derivative("hardsigmoid_backward"),
+                             no_derivative("hardsigmoid_backward"))
+_hardsigmoid_backward.defjvp(no_derivative("hardsigmoid_backward"),
                              no_derivative("hardsigmoid_backward"))
 _hardsigmoid.defvjp(lambda g, x: _hardsigmoid_backward(g, x))
 _hardsigmoid.defjvp(lambda t, x: _hardsigmoid_backward(t, x))
@@ -334,8 +354,9 @@ def _rrelu_with_noise(xp, x, noise):
 _RRELU_NODE = "RreluWithNoiseBackwardBackward0"
 _rrelu_with_noise.defvjp(lambda g, x, noise: gradient_edge(g, x, noise, node=_RRELU_NODE), None)
 _rrelu_with_noise.defjvp(lambda t, x, noise: gradient_edge(t, x, noise, node=_RRELU_NODE), None)
-_rrelu_in_place = in_place_variant(_rrelu_with_noise, "RreluWithNoiseBackward1",
-                                    save=("x", "noise"))
+_rrelu_in_place = in_place_variant(
+    _rrelu_with_noise, "RreluWithNoiseBackward1", ("result", "noise"),
+    (lambda g, result, noise: gradient_edge(g, result, noise, node=_RRELU_NODE), None))
 
 
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,

@@ -33,12 +33,14 @@ def defmask_edge(op_, passes) -> None:
     op_.batchable = True
 
 
-def in_place_variant(op_, node_name: str, save="x", refuse=None):
-    """``op_`` under the node name of torch's in-place overload (``EluBackward1``: torch's
-    in-place kernels save their result; the gradients are the same). ``refuse(**params)``: the
-    message of torch's backward error for parameters its in-place formula cannot take."""
+def in_place_variant(op_, node_name: str, save="x", slope=None, refuse=None):
+    """``op_`` under the node name of torch's in-place overload (``EluBackward1``). Torch's
+    in-place kernels save their result: with ``save="result"``, ``slope(g, result, **params)``
+    is the gradient of each input (a tuple) from it, torch's formula. ``refuse(**params)``:
+    the message of torch's backward error for parameters its in-place formula cannot take."""
     variant = Op(op_.forward, name=op_.name, save=save, node_name=node_name, elementwise=True)
-    rules = op_.vjps
+    vjps = op_.vjps if slope is None else slope
+    jvps = op_.jvps if slope is None else slope  # elementwise: the same map on tangents
     if refuse is not None:
         def refusing(rule):
             def checked(g, *saved, **params):
@@ -46,10 +48,10 @@ def in_place_variant(op_, node_name: str, save="x", refuse=None):
                 if message:
                     raise RuntimeError(message)
                 return rule(g, *saved, **params)
-            return checked
-        rules = tuple(refusing(rule) for rule in rules)
-    variant.defvjp(*rules)
-    variant.defjvp(*op_.jvps)
+            return None if rule is None else checked
+        vjps = tuple(refusing(rule) for rule in vjps)
+    variant.defvjp(*vjps)
+    variant.defjvp(*jvps)
     variant.batchable = True
     return variant
 
@@ -66,7 +68,8 @@ def negative_slope_refusal(name: str, parameter: str, extra: str = ""):
 
 
 def no_derivative(name: str):
-    """A vjp rule for a backward torch cannot differentiate: its error, raised when reached."""
+    """A vjp (or jvp) rule for a backward torch cannot differentiate: its error, raised when
+    reached."""
     def refuse(g, *saved, **params):
         raise RuntimeError(f"derivative for aten::{name} is not implemented")
     return refuse

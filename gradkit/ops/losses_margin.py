@@ -209,12 +209,14 @@ def _multi_margin_backward(xp, g, x, target, weight, p=1, margin=1.0, reduction=
     per_sample = xp.broadcast_to(g, target.shape).reshape(-1) if reduction == "none" else \
         xp.full(len(scale), g / (len(scale) if reduction == "mean" else 1))
     slopes = xp.where(active, 1.0 if p == 1 else 2 * margins, 0) * (scale * per_sample)[:, None]
-    labels = target.reshape(-1)
-    xp.put_along_axis(slopes, labels[:, None], -slopes.sum(1, keepdims=True), 1)
+    # the target class gets minus the others' sum (its own slope is 0 so far)
+    at_target = xp.arange(slopes.shape[1]) == target.reshape(-1)[:, None]
+    slopes = slopes - at_target * slopes.sum(1, keepdims=True)
     return slopes.reshape(x.shape).astype(x.dtype, copy=False)
 
 
 _multi_margin_backward.defvjp(*[no_derivative("multi_margin_loss_backward")] * 4)
+_multi_margin_backward.defjvp(*[no_derivative("multi_margin_loss_backward")] * 4)
 _multi_margin.defvjp(lambda g, x, target, weight, **params:
                      _multi_margin_backward(g, x, target, weight, **params), None, None)
 _multi_margin.defjvp(no_forward_ad("multi_margin_loss"), None, None)
@@ -297,6 +299,7 @@ def _multilabel_margin_backward(xp, g, x, target, reduction="mean"):
 
 
 _multilabel_margin_backward.defvjp(*[no_derivative("multilabel_margin_loss_backward")] * 3)
+_multilabel_margin_backward.defjvp(*[no_derivative("multilabel_margin_loss_backward")] * 3)
 _multilabel_margin.defvjp(lambda g, x, target, **params:
                           _multilabel_margin_backward(g, x, target, **params), None)
 _multilabel_margin.defjvp(no_forward_ad("multilabel_margin_loss_forward"), None)

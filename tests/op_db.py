@@ -945,7 +945,8 @@ OPS += [
     OpInfo("F.rrelu_", _RRELU_[0], S(Sample((N(2, 3), 0.2, 0.4))), torch=_RRELU_[1],
            covers=("rrelu_",)),
     OpInfo("clamp_min", G.clamp_min, S(Sample((_away(0.3, 0.3)(2, 3), 0.3)),
-                                       Sample((_away(0, 0)(4),), {"min": 0.0}))),
+                                       Sample((_away(0, 0)(4),), {"min": 0.0}),
+                                       Sample((N(2, 3), N(3)), name="tensor_min"))),
     # losses
     OpInfo("F.l1_loss", F.l1_loss, S(
         Sample((N(2, 3), N(2, 3))), Sample((N(3), N(3)), {"reduction": "sum"}),

@@ -6,7 +6,7 @@ lies beyond it (with min > max, everything is max's).
 """
 from __future__ import annotations
 
-from gradkit.ops._op import op
+from gradkit.ops._op import Op, op
 from gradkit.ops.piecewise import defmask, where
 from gradkit.ops.unary import unary
 from gradkit.ops.methods import tensor_method
@@ -84,8 +84,8 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
     return _clamp_numbers(x, min, max)
 
 
-@unary(save="x", method=True, inplace=True, complex_error=CLAMP_COMPLEX)
-def clamp_min(xp, x, min=0.0):  # noqa: A002 - torch's name
+@unary(save="x", name="clamp_min", complex_error=CLAMP_COMPLEX)
+def _clamp_min_number(xp, x, min=0.0):  # noqa: A002 - torch's name
     """max(x, min) elementwise, a number bound (torch's ClampMinBackward0: the gradient where
     x >= min, so none at NaN)."""
     dtype = result_type(x, min)
@@ -93,4 +93,18 @@ def clamp_min(xp, x, min=0.0):  # noqa: A002 - torch's name
     return _limit(xp, x, as_dtype(xp, min, dtype), None)
 
 
-defmask(clamp_min, lambda x, min: x >= min)  # noqa: A002
+defmask(_clamp_min_number, lambda x, min: x >= min)  # noqa: A002
+
+# a tensor bound: clamp's op with hi None, under torch's ClampMinBackward1
+_clamp_min_tensor = Op(_clamp_tensors.forward, name="clamp_min", save=("x", "lo", "hi"),
+                       broadcast=True, batchable=True, node_name="ClampMinBackward1")
+_clamp_min_tensor.defvjp(*_clamp_tensors.vjps)
+_clamp_min_tensor.defjvp(*_clamp_tensors.jvps)
+
+
+@tensor_method(inplace=True)
+def clamp_min(x, min):  # noqa: A002 - torch's name
+    """max(x, min): ``min`` a number or a (broadcasting) tensor."""
+    if hasattr(min, "_data"):
+        return _clamp_min_tensor(x, min, None)
+    return _clamp_min_number(x, min)

@@ -322,6 +322,10 @@ ERRORS = {
                                                                       lib.tensor([1])),
     "soft_margin_bool": lambda lib: lib.nn.functional.soft_margin_loss(lib.tensor([True]),
                                                                        lib.tensor([True])),
+    "bce_dtypes": lambda lib: lib.nn.functional.binary_cross_entropy(
+        lib.ones(2, dtype=lib.float64) / 2, lib.ones(2)),
+    "huber_wider_target": lambda lib: lib.nn.functional.huber_loss(
+        lib.ones(2), lib.ones(2, dtype=lib.float64)),
     "hardtanh_module": lambda lib: lib.nn.Hardtanh(1.0, 1.0),
     "triplet_module": lambda lib: lib.nn.TripletMarginLoss(margin=-1),
     "multi_margin_module_p": lambda lib: lib.nn.MultiMarginLoss(p=3),
@@ -361,6 +365,13 @@ def test_margin_losses_have_no_second_derivative_nor_forward_ad_as_in_torch():
 def test_margin_ranking_of_integers_is_a_float_loss_as_torchs():
     ours, theirs = (lib.nn.functional.margin_ranking_loss(lib.tensor([1, 4]), lib.tensor([2, 2]),
                                                           lib.tensor([1, -1]), 1)
+                    for lib in (gradkit, torch))
+    _assert_same(ours, theirs)
+
+
+def test_soft_margin_loss_keeps_the_input_dtype_as_torchs():
+    ours, theirs = (lib.nn.functional.soft_margin_loss(lib.tensor([0.5, -2.0]),
+                                                       lib.tensor([1.0, -1.0], dtype=lib.float64))
                     for lib in (gradkit, torch))
     _assert_same(ours, theirs)
 

@@ -59,7 +59,8 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
 
 @op(save=("x", "target"), broadcast=True, node_name="SoftMarginLossBackward0")
 def _soft_margin(xp, x, target, reduction="mean"):
-    return reduce_array(xp, xp.log1p(xp.exp(-x * target)), reduction)
+    # torch's kernel writes in x's dtype (a float64 target does not widen it)
+    return reduce_array(xp, xp.log1p(xp.exp(-x * target)).astype(x.dtype, copy=False), reduction)
 
 
 def _soft_margin_slope(x, target):

@@ -11,6 +11,8 @@ import builtins
 import math
 import warnings
 
+import numpy as np
+
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.ops.activations_more import hardtanh
 from gradkit.ops.clamp import clamp
@@ -26,7 +28,8 @@ from gradkit.ops.losses import (
 from gradkit.ops.piecewise import abs, ones_like
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import broadcast_tensors, expand, unsqueeze
-from gradkit.ops.unary_helpers import require_real_floating
+from gradkit.ops.promotion import promote_types
+from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
 
 _EPSILON = 1e-12  # torch's floor on x (1 - x) in binary_cross_entropy's gradient
 
@@ -67,6 +70,13 @@ _huber = _declare_piecewise_quadratic(
     "huber_loss",
     lambda xp, d, delta: xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)),
     lambda d, delta: hardtanh(d, -delta, delta))
+
+
+def _check_output_dtype(input, dtype) -> None:
+    """torch's error where a kernel writing in input's dtype meets another one."""
+    if dtype != input._data.dtype:
+        raise RuntimeError(f"Found dtype {scalar_type_name(np.empty(0, dtype))} but expected "
+                           f"{scalar_type_name(input._data)}")
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
@@ -113,6 +123,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     require_real_floating("huber_cpu", input._data, target._data)
+    _check_output_dtype(input, promote_types(input._data.dtype, target._data.dtype))
     if weight is None:
         check_reduction(reduction)
         return _huber(input, target, reduction=reduction, width=delta)
@@ -199,6 +210,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          "size.")
     refuse_grad("binary_cross_entropy", weight=weight)
     require_real_floating("binary_cross_entropy", input._data)
+    _check_output_dtype(input, target._data.dtype)
     if weight is not None and tuple(weight.shape) != tuple(target.shape):
         weight = expand(weight, tuple(target.shape))
     return _binary_cross_entropy(input, target, weight, reduction=reduction)

@@ -324,8 +324,8 @@ ERRORS = {
                                                                        lib.tensor([True])),
     "bce_dtypes": lambda lib: lib.nn.functional.binary_cross_entropy(
         lib.ones(2, dtype=lib.float64) / 2, lib.ones(2)),
-    "huber_wider_target": lambda lib: lib.nn.functional.huber_loss(
-        lib.ones(2), lib.ones(2, dtype=lib.float64)),
+    "huber_dtypes_backward": lambda lib: lib.nn.functional.huber_loss(
+        lib.ones(2, requires_grad=True), lib.ones(2, dtype=lib.float64) * 3).backward(),
     "hardtanh_module": lambda lib: lib.nn.Hardtanh(1.0, 1.0),
     "triplet_module": lambda lib: lib.nn.TripletMarginLoss(margin=-1),
     "multi_margin_module_p": lambda lib: lib.nn.MultiMarginLoss(p=3),
@@ -369,9 +369,10 @@ def test_margin_ranking_of_integers_is_a_float_loss_as_torchs():
     _assert_same(ours, theirs)
 
 
-def test_soft_margin_loss_keeps_the_input_dtype_as_torchs():
-    ours, theirs = (lib.nn.functional.soft_margin_loss(lib.tensor([0.5, -2.0]),
-                                                       lib.tensor([1.0, -1.0], dtype=lib.float64))
+@pytest.mark.parametrize("name", ["soft_margin_loss", "huber_loss"])
+def test_losses_writing_in_the_input_dtype_as_torchs(name):
+    ours, theirs = (getattr(lib.nn.functional, name)(lib.tensor([0.5, -2.0]),
+                                                     lib.tensor([1.0, -1.0], dtype=lib.float64))
                     for lib in (gradkit, torch))
     _assert_same(ours, theirs)
 

@@ -28,7 +28,6 @@ from gradkit.ops.losses import (
 from gradkit.ops.piecewise import abs, ones_like
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import broadcast_tensors, expand, unsqueeze
-from gradkit.ops.promotion import promote_types
 from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
 
 _EPSILON = 1e-12  # torch's floor on x (1 - x) in binary_cross_entropy's gradient
@@ -42,14 +41,19 @@ def _expanded(input, target):
     return broadcast_tensors(input, target)
 
 
-def _declare_piecewise_quadratic(name: str, terms, slope):
-    """A fused loss of d = input - target whose per-element gradient is ``slope(d, width)``."""
+def _declare_piecewise_quadratic(name: str, terms, slope, in_input_dtype=False):
+    """A fused loss of d = input - target whose per-element gradient is ``slope(d, width)``;
+    ``in_input_dtype``: torch's kernel writes in input's dtype, and its backward refuses a
+    target of another dtype."""
     def forward(xp, x, y, reduction="mean", width=1.0):
-        return reduce_array(xp, terms(xp, xp.abs(x - y), width), reduction)
+        loss = terms(xp, xp.abs(x - y), width)
+        return reduce_array(xp, loss.astype(x.dtype) if in_input_dtype else loss, reduction)
     forward.__name__ = name
     loss = op(save=("x", "y"), node_name=name.title().replace("_", "") + "Backward0")(forward)
 
     def vjp(g, x, y, reduction, width):
+        if in_input_dtype:
+            _check_output_dtype(x, getattr(y, "_data", y).dtype)
         slopes = spread_loss_grad(g, tuple(x.shape), reduction) * slope(x - y, width)
         return slopes, -slopes
 
@@ -69,14 +73,15 @@ _smooth_l1 = _declare_piecewise_quadratic(
 _huber = _declare_piecewise_quadratic(
     "huber_loss",
     lambda xp, d, delta: xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)),
-    lambda d, delta: hardtanh(d, -delta, delta))
+    lambda d, delta: hardtanh(d, -delta, delta), in_input_dtype=True)
 
 
 def _check_output_dtype(input, dtype) -> None:
     """torch's error where a kernel writing in input's dtype meets another one."""
-    if dtype != input._data.dtype:
+    expected = getattr(input, "_data", input).dtype
+    if dtype != expected:
         raise RuntimeError(f"Found dtype {scalar_type_name(np.empty(0, dtype))} but expected "
-                           f"{scalar_type_name(input._data)}")
+                           f"{scalar_type_name(np.empty(0, expected))}")
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
@@ -123,7 +128,6 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     require_real_floating("huber_cpu", input._data, target._data)
-    _check_output_dtype(input, promote_types(input._data.dtype, target._data.dtype))
     if weight is None:
         check_reduction(reduction)
         return _huber(input, target, reduction=reduction, width=delta)

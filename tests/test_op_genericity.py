@@ -302,8 +302,8 @@ SAMPLES.update({
         F.celu(x, 0.5), F.selu(x), F.hardtanh(x, -0.5, 0.5), F.relu6(x * 4), F.hardswish(x * 3),
         F.mish(x), F.softshrink(x, 0.3), F.hardshrink(x, 0.3), F.threshold(x, 0.1, -1.0),
         F.glu(x, 0), F.prelu(x, w), F.rrelu(x, training=True), F.rrelu(x), x.clamp_min(0.2),
-        G.clamp_min(x, w), F.elu_(x * 1.0), F.celu_(x * 1.0), F.leaky_relu_(x * 1.0), F.threshold_(x * 1.0, 0, 1),
-        F.rrelu_(x * 1.0)), lambda: (R(2, 3), R(3))),
+        G.clamp_min(x, w), F.elu_(x * 1.0), F.celu_(x * 1.0), F.leaky_relu_(x * 1.0),
+        F.threshold_(x * 1.0, 0, 1), F.rrelu_(x * 1.0)), lambda: (R(2, 3), R(3))),
     "losses_more": (lambda x, y, p: (
         F.l1_loss(x, y), F.smooth_l1_loss(x, y, beta=0.5), F.huber_loss(x, y, reduction="none"),
         F.kl_div(x, p, reduction="batchmean"), F.binary_cross_entropy(p * 0.8, p.flip(0) * 0.8),

@@ -79,7 +79,7 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) elementwise."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return write_inplace(input, _celu_in_place, alpha) if inplace else _celu(input, alpha)
+    return _apply(input, _celu_in_place if inplace else _celu, inplace, alpha)
 
 
 def selu(input, inplace: bool = False):
@@ -313,8 +313,32 @@ def _prelu_kernel(xp, x, weight):
     return xp.where(x > 0, x, weight * x)
 
 
-_prelu_kernel.defvjp(lambda g, x, weight: where(x > 0, g, weight * g),
-                     lambda g, x, weight: where(x > 0, 0.0, x * g))
+@op(save=("g", "x", "weight"), outputs=2, broadcast=True,
+    node_name="PreluKernelBackwardBackward0")
+def _prelu_kernel_backward(xp, g, x, weight):
+    """torch's _prelu_kernel_backward: x's gradient and weight's (before its sum)."""
+    negative = ~(x > 0)  # NaN too
+    return xp.where(negative, weight * g, g), xp.where(negative, x * g, 0).astype(g.dtype)
+
+
+def _prelu_double_backward(grads, g, x, weight):
+    """torch's formulas, which take x = 0 as positive (the first derivative does not)."""
+    gg_x, gg_weight = grads
+    positive = x >= 0
+    return (where(positive, gg_x, gg_x * weight + gg_weight * x),
+            where(positive, 0.0, g * gg_weight), where(positive, 0.0, g * gg_x))
+
+
+def _prelu_backward_jvp(tangents, g, x, weight):
+    t_g, t_x, t_weight = (0.0 if t is None else t for t in tangents)
+    positive = x >= 0
+    return (where(positive, t_g, t_g * weight + t_weight * g),
+            where(positive, 0.0, t_x * g + x * t_g))
+
+
+_prelu_kernel_backward.defvjp_all(_prelu_double_backward)
+_prelu_kernel_backward.defjvp_all(_prelu_backward_jvp)
+_prelu_kernel.defvjp_all(lambda g, x, weight: _prelu_kernel_backward(g, x, weight))
 _prelu_kernel.defjvp(lambda t, x, weight: where(x > 0, t, weight * t),
                      lambda t, x, weight: where(x > 0, 0.0, x * t))
 

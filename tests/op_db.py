@@ -878,7 +878,8 @@ OPS += [
 _rng = _table_rng
 
 # lane nnact: activations and losses of torch.nn.functional (gradkit/ops/activations_more.py,
-# losses_more.py, losses_margin.py); samples keep clear of the kinks (test_nn_more.py checks them)
+# activations_gated.py, losses_more.py, losses_margin.py); samples keep clear of the kinks
+# (test_nn_more.py checks them)
 _table_rng, _rng = _rng, np.random.default_rng(2615)
 
 

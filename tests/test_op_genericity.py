@@ -295,8 +295,8 @@ SAMPLES.update({
         G.diff(x, 2, 0, prepend=x[:1]), G.rot90(x, -1, (1, 0))), lambda: (R(3, 3), R(3))),
 })
 
-# lane nnact: activations and losses (gradkit/ops/activations_more.py, losses_more.py,
-# losses_margin.py, grad_edges.py)
+# lane nnact: activations and losses (gradkit/ops/activations_more.py, activations_gated.py,
+# losses_more.py, losses_margin.py, grad_edges.py)
 SAMPLES.update({
     "activations_more": (lambda x, w: (
         F.celu(x, 0.5), F.selu(x), F.hardtanh(x, -0.5, 0.5), F.relu6(x * 4), F.hardswish(x * 3),

@@ -19,10 +19,11 @@ from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.ops.conv import conv2d
 from gradkit.ops.elementwise import tanh
 from gradkit.ops.activations import gelu, logsigmoid, sigmoid, softplus
+from gradkit.ops.activations_gated import glu, prelu, rrelu, rrelu_
 from gradkit.ops.activations_more import (
-    celu, celu_, elu_in_place, glu, hardshrink, hardsigmoid, hardswish, hardtanh, hardtanh_,
-    leaky_relu_in_place, mish, prelu, relu6, rrelu, rrelu_, selu, selu_, softshrink, softsign,
-    tanhshrink, threshold, threshold_)
+    celu, celu_, elu_in_place, hardshrink, hardsigmoid, hardswish, hardtanh, hardtanh_,
+    leaky_relu_in_place, mish, relu6, selu, selu_, softshrink, softsign, tanhshrink, threshold,
+    threshold_)
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.layers import dropout, embedding, layer_norm, linear
 from gradkit.ops.linalg_norms import vector_norm

@@ -4,7 +4,13 @@ torch's errors for derivatives it does not have (second order, forward AD)."""
 from __future__ import annotations
 
 from gradkit.ops._op import Op, op
+from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.piecewise import zeros_like
+
+
+def call_or_write(input, out_of_place, inplace: bool, *args):
+    """``out_of_place(input, *args)``, written into ``input`` when ``inplace``."""
+    return write_inplace(input, out_of_place, *args) if inplace else out_of_place(input, *args)
 
 
 @op(save=("x", "factor"), elementwise=True)

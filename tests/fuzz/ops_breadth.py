@@ -609,8 +609,8 @@ ELEM_OPS: dict[str, OpSpec] = {
 }
 BREADTH_OPS.update(ELEM_OPS)
 
-# lane nnact: the activations and losses of gradkit/ops/activations_more.py, losses_more.py and
-# losses_margin.py (special values put inputs on the kinks: 0, ±inf, NaN)
+# lane nnact: the activations and losses of gradkit/ops/activations_more.py, activations_gated.py,
+# losses_more.py and losses_margin.py (special values put inputs on the kinks: 0, ±inf, NaN)
 NN_ACTIVATIONS = {
     "celu": lambda lib, x: lib.nn.functional.celu(x, 0.5),
     "selu": lambda lib, x: lib.nn.functional.selu(x),

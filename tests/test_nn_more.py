@@ -258,6 +258,8 @@ ERRORS = {
                                                            reduction="sum"),
     "bce_range": lambda lib: lib.nn.functional.binary_cross_entropy(lib.tensor([1.5]),
                                                                     lib.tensor([1.0])),
+    "bce_nan": lambda lib: lib.nn.functional.binary_cross_entropy(lib.tensor([math.nan]),
+                                                                  lib.tensor([1.0])),
     "bce_shape": lambda lib: lib.nn.functional.binary_cross_entropy(lib.ones(2, 3) / 2,
                                                                     lib.ones(3)),
     "bce_int": lambda lib: lib.nn.functional.binary_cross_entropy(lib.tensor([1, 0]),

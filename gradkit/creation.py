@@ -305,3 +305,8 @@ zeros_like = _like_of(zeros)
 ones_like = _like_of(ones)
 rand_like = _like_of(rand)
 randn_like = _like_of(randn)
+
+
+def uniform_draws(shape, low: float, high: float):
+    """Uniform samples on [low, high) from gradkit's generator (rrelu's random slopes)."""
+    return _generator.rng.uniform(low, high, shape)

@@ -1044,3 +1044,142 @@ NON_DIFFERENTIABLE.update({
     "heaviside": "torch has no derivative: backward refuses it (NotImplemented node)",
     **{name: "predicate: bool result" for name in (
         "signbit", "isneginf", "isposinf", "isreal", "isin")}})
+
+# lane nnact: activations and losses of torch.nn.functional (gradkit/ops/activations_more.py,
+# activations_gated.py, losses_more.py, losses_margin.py); samples keep clear of the kinks
+# (test_nn_more.py checks them)
+_table_rng, _rng = _rng, np.random.default_rng(2615)
+
+
+def _in_place(name):
+    """F.<name>_ on a copy of its input (a leaf cannot be written in place), in both libraries."""
+    return _in_both(lambda lib: lambda x, *a, **k: getattr(lib.nn.functional, name)(x * 1.0, *a,
+                                                                                   **k))
+
+
+def _signs(*shape):
+    return Const(np.where(_rng.random(shape) < 0.5, -1.0, 1.0))
+
+
+def _away(low, high):
+    """Standard normal values scaled by 3, kept 0.15 away from each kink in ``low``..``high``."""
+    def make(*shape):
+        v = 3 * N(*shape)
+        for kink in (low, high):
+            v = np.where(np.abs(v - kink) < 0.15, v + 0.3, v)
+        return v
+    return make
+
+
+_ELU_ = _in_place("elu_")
+_CELU_ = _in_place("celu_")
+_SELU_ = _in_place("selu_")
+_LEAKY_ = _in_place("leaky_relu_")
+_HARDTANH_ = _in_place("hardtanh_")
+_THRESHOLD_ = _in_place("threshold_")
+_RRELU_ = _in_place("rrelu_")
+_RELU_ = _in_place("relu_")
+OPS += [
+    OpInfo("F.elu", F.elu, S(Sample((N(2, 3),)), Sample((N(3), 0.5)))),
+    OpInfo("F.leaky_relu", F.leaky_relu, S(Sample((N(2, 3),)), Sample((N(3), 0.2)))),
+    OpInfo("F.elu_", _ELU_[0], S(Sample((N(2, 3), 0.7))), torch=_ELU_[1]),
+    OpInfo("F.leaky_relu_", _LEAKY_[0], S(Sample((N(2, 3), 0.2))), torch=_LEAKY_[1]),
+    OpInfo("F.relu_", _RELU_[0], S(Sample((N(2, 3),))), torch=_RELU_[1]),
+    OpInfo("F.celu", F.celu, S(Sample((N(2, 3),)), Sample((N(3), 2.0)), Sample((N(),)))),
+    OpInfo("F.celu_", _CELU_[0], S(Sample((N(2, 3), 0.5))), torch=_CELU_[1], covers=("celu_",)),
+    OpInfo("F.selu", F.selu, unary_samples()),
+    OpInfo("F.selu_", _SELU_[0], S(Sample((N(2, 3),))), torch=_SELU_[1], covers=("selu_",)),
+    OpInfo("F.hardtanh", F.hardtanh, S(Sample((_away(-1, 1)(2, 3),)),
+                                       Sample((_away(-2, 0.5)(4),), {"min_val": -2,
+                                                                   "max_val": 0.5}))),
+    OpInfo("F.hardtanh_", _HARDTANH_[0], S(Sample((_away(-1, 1)(2, 3),))), torch=_HARDTANH_[1]),
+    OpInfo("F.relu6", F.relu6, S(Sample((_away(0, 6)(2, 3),)), Sample((_away(0, 6)(),)))),
+    OpInfo("F.hardsigmoid", F.hardsigmoid, S(Sample((_away(-3, 3)(2, 3),))), gradgrad=False),
+    OpInfo("F.hardswish", F.hardswish, S(Sample((_away(-3, 3)(2, 3),)),
+                                         Sample((_away(-3, 3)(5),)))),
+    OpInfo("F.mish", F.mish, unary_samples(lambda *s: 3 * N(*s))),
+    OpInfo("F.softsign", F.softsign, unary_samples()),
+    OpInfo("F.tanhshrink", F.tanhshrink, unary_samples()),
+    OpInfo("F.softshrink", F.softshrink, S(Sample((_away(-0.5, 0.5)(2, 3),)),
+                                           Sample((_away(-1, 1)(4), 1.0)))),
+    OpInfo("F.hardshrink", F.hardshrink, S(Sample((_away(-0.5, 0.5)(2, 3),)),
+                                           Sample((_away(-1, 1)(4), 1.0)))),
+    OpInfo("F.threshold", F.threshold, S(Sample((_away(0.1, 0.1)(2, 3), 0.1, 2.0)))),
+    OpInfo("F.threshold_", _THRESHOLD_[0], S(Sample((_away(0.1, 0.1)(2, 3), 0.1, -2.0))),
+           torch=_THRESHOLD_[1], covers=("threshold_",)),
+    OpInfo("F.glu", F.glu, S(Sample((N(2, 4),)), Sample((N(4, 3), 0)), Sample((N(2, 2, 2), 1)))),
+    OpInfo("F.prelu", F.prelu, S(Sample((N(2, 3), P(3) / 4)), Sample((N(2, 3, 2), P(1) / 4)),
+                                 Sample((N(4), P(1) / 4)), Sample((N(), P(1) / 4)))),
+    OpInfo("F.rrelu", F.rrelu, S(Sample((N(2, 3),)), Sample((N(4), 0.1, 0.3)))),
+    OpInfo("F.rrelu_", _RRELU_[0], S(Sample((N(2, 3), 0.2, 0.4))), torch=_RRELU_[1],
+           covers=("rrelu_",)),
+    # losses
+    OpInfo("F.l1_loss", F.l1_loss, S(
+        Sample((N(2, 3), N(2, 3))), Sample((N(3), N(3)), {"reduction": "sum"}),
+        Sample((N(2, 3), N(2, 3)), {"reduction": "none"}),
+        Sample((N(2, 3), N(2, 3)), {"weight": Const(P(2, 3))}, name="weight"))),
+    OpInfo("F.smooth_l1_loss", F.smooth_l1_loss, S(
+        Sample((N(2, 3), N(2, 3))), Sample((N(3), N(3)), {"reduction": "sum", "beta": 0.5}),
+        Sample((N(2, 3), N(2, 3)), {"reduction": "none", "beta": 2.0}),
+        Sample((N(3), N(3)), {"beta": 0.0}, name="beta_0"))),
+    OpInfo("F.huber_loss", F.huber_loss, S(
+        Sample((N(2, 3), N(2, 3))), Sample((N(3), N(3)), {"reduction": "sum", "delta": 0.5}),
+        Sample((N(2, 3), N(2, 3)), {"reduction": "none", "delta": 2.0}),
+        Sample((N(2, 3), N(2, 3)), {"weight": Const(P(2, 3))}, name="weight"))),
+    OpInfo("F.kl_div", F.kl_div, S(
+        Sample((N(2, 3), Const(P(2, 3))), {"reduction": "batchmean"}),
+        Sample((N(2, 3), P(2, 3)), {"reduction": "sum"}),
+        Sample((N(2, 3), N(2, 3)), {"reduction": "none", "log_target": True}),
+        Sample((N(3), N(3)), {"reduction": "batchmean", "log_target": True}))),
+    OpInfo("F.binary_cross_entropy", F.binary_cross_entropy, S(
+        Sample((P(2, 3, low=0.05) * 0.9, P(2, 3, low=0.0))),
+        Sample((P(3, low=0.05) * 0.9, Const(P(3, low=0.0)), Const(P(3))), {"reduction": "sum"}),
+        Sample((P(2, 3, low=0.05) * 0.9, P(2, 3, low=0.0)), {"weight": Const(P(3)),
+                                                               "reduction": "none"}))),
+    OpInfo("F.poisson_nll_loss", F.poisson_nll_loss, S(
+        Sample((N(2, 3), P(2, 3) * 2)),
+        Sample((P(2, 3), P(2, 3) * 2), {"log_input": False, "full": True, "reduction": "sum"}),
+        Sample((N(3), P(3) * 3), {"full": True, "reduction": "none"}))),
+    OpInfo("F.gaussian_nll_loss", F.gaussian_nll_loss, S(
+        Sample((N(2, 3), N(2, 3), P(2, 3))), Sample((N(2, 3), N(2, 3), P(2)), {"full": True}),
+        Sample((N(2, 3), N(2, 3), P(2, 1)), {"reduction": "none"}),
+        Sample((N(3), N(3), 0.7), {"reduction": "sum"}, name="float_var"))),
+    OpInfo("F.margin_ranking_loss", F.margin_ranking_loss, S(
+        Sample((N(4), N(4), _signs(4))),
+        Sample((N(2, 3), N(2, 3), _signs(2, 3)), {"margin": 0.3, "reduction": "none"}))),
+    OpInfo("F.hinge_embedding_loss", F.hinge_embedding_loss, S(
+        Sample((N(4) * 0.5, _signs(4))),
+        Sample((N(2, 3), _signs(2, 3)), {"margin": 2.0, "reduction": "sum"}))),
+    OpInfo("F.soft_margin_loss", F.soft_margin_loss, S(
+        Sample((N(4), _signs(4))), Sample((N(2, 3), _signs(2, 3)), {"reduction": "none"}),
+        Sample((N(2, 3), _signs(3)), {"reduction": "sum"}, name="broadcast"))),
+    OpInfo("F.cosine_embedding_loss", F.cosine_embedding_loss, S(
+        Sample((N(3, 4), N(3, 4), Const(np.array([1.0, -1.0, 1.0])))),
+        Sample((N(4), N(4), Const(np.array(-1.0))), {"margin": -0.5, "reduction": "sum"}))),
+    OpInfo("F.triplet_margin_loss", F.triplet_margin_loss, S(
+        Sample((N(3, 4), N(3, 4), N(3, 4))),
+        Sample((N(2, 3), N(2, 3), N(2, 3)), {"swap": True, "p": 1.0, "margin": 2.0,
+                                             "reduction": "none"}))),
+    OpInfo("F.multi_margin_loss", F.multi_margin_loss, S(
+        Sample((N(3, 4), I([1, 0, 3]))),
+        Sample((N(3, 4), I([2, 2, 0])), {"p": 2, "margin": 1.5, "weight": Const(P(4)),
+                                         "reduction": "none"}),
+        Sample((N(4), I(1)), {"reduction": "sum"}, name="unbatched")), gradgrad=False,
+           extra={"no_forward_ad": "torch has none (test_nn_more.py checks the error)"}),
+    OpInfo("F.multilabel_margin_loss", F.multilabel_margin_loss, S(
+        Sample((N(2, 4), I([[1, 3, -1, 0], [0, 2, 3, -1]]))),
+        Sample((N(2, 3), I([[2, -1, 1], [-1, 0, 0]])), {"reduction": "none"}),
+        Sample((N(4), I([3, 1, -1, 2])), {"reduction": "sum"}, name="unbatched")),
+           gradgrad=False,
+           extra={"no_forward_ad": "torch has none (test_nn_more.py checks the error)"}),
+    OpInfo("F.multilabel_soft_margin_loss", F.multilabel_soft_margin_loss, S(
+        Sample((N(2, 3), Const(P(2, 3, low=0.0)))),
+        Sample((N(2, 3), P(2, 3, low=0.0), Const(P(3))), {"reduction": "none"}))),
+    OpInfo("F.cosine_similarity", F.cosine_similarity, S(
+        Sample((N(3, 4), N(3, 4))), Sample((N(2, 3), N(3)), {"dim": -1}),
+        Sample((N(2, 3), N(2, 3), 0), name="dim_0"))),
+    OpInfo("F.pairwise_distance", F.pairwise_distance, S(
+        Sample((N(3, 4), N(3, 4))), Sample((N(2, 3), N(3)), {"p": 1.0, "keepdim": True}),
+        Sample((N(4), N(4)), {"p": 3.0}))),
+]
+_rng = _table_rng

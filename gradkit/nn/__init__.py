@@ -3,9 +3,17 @@ from gradkit._not_implemented import module_getattr
 from gradkit.nn import functional, init, utils
 from gradkit.nn.activation import (
     GELU, Flatten, LogSoftmax, ReLU, Sigmoid, Softmax, Softmin, Tanh)
+from gradkit.nn.activation_more import (
+    CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,
+    Mish, PReLU, ReLU6, RReLU, SiLU, Softplus, Softshrink, Softsign, Tanhshrink, Threshold)
 from gradkit.nn.container import ModuleList, Sequential
 from gradkit.nn.layers import Conv2d, Dropout, Embedding, LayerNorm, Linear, MaxPool2d
 from gradkit.nn.loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from gradkit.nn.loss_more import (
+    BCELoss, CosineEmbeddingLoss, CosineSimilarity, GaussianNLLLoss, HingeEmbeddingLoss,
+    HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss, MultiMarginLoss, PairwiseDistance, PoissonNLLLoss, SmoothL1Loss,
+    SoftMarginLoss, TripletMarginLoss)
 from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
 
@@ -13,6 +21,14 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            "LayerNorm", "Dropout", "MaxPool2d", "ReLU", "Tanh", "Sigmoid", "GELU", "Flatten",
            "Softmax", "LogSoftmax", "Softmin",
            "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss", "functional", "init",
-           "utils"]
+           "utils",
+           # lane nnact: activations, losses and similarity layers
+           "CELU", "ELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+           "LeakyReLU", "LogSigmoid", "Mish", "PReLU", "ReLU6", "RReLU", "SiLU", "Softplus",
+           "Softshrink", "Softsign", "Tanhshrink", "Threshold", "BCELoss", "CosineEmbeddingLoss",
+           "CosineSimilarity", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss",
+           "L1Loss", "MarginRankingLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss",
+           "MultiMarginLoss", "PairwiseDistance", "PoissonNLLLoss", "SmoothL1Loss",
+           "SoftMarginLoss", "TripletMarginLoss"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

@@ -18,18 +18,37 @@ from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.ops.conv import conv2d
 from gradkit.ops.elementwise import tanh
-from gradkit.ops.activations import elu, gelu, leaky_relu, logsigmoid, sigmoid, softplus
+from gradkit.ops.activations import gelu, logsigmoid, sigmoid, softplus
+from gradkit.ops.activations_gated import glu, prelu, rrelu, rrelu_
+from gradkit.ops.activations_more import (
+    celu, celu_, elu_in_place, hardshrink, hardsigmoid, hardswish, hardtanh, hardtanh_,
+    leaky_relu_in_place, mish, relu6, selu, selu_, softshrink, softsign, tanhshrink, threshold,
+    threshold_)
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.layers import dropout, embedding, layer_norm, linear
 from gradkit.ops.linalg_norms import vector_norm
 from gradkit.ops.losses import binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss
+from gradkit.ops.losses_more import (
+    binary_cross_entropy, gaussian_nll_loss, huber_loss, kl_div, l1_loss, poisson_nll_loss,
+    smooth_l1_loss)
+from gradkit.ops.losses_margin import (
+    cosine_embedding_loss, cosine_similarity, hinge_embedding_loss, margin_ranking_loss,
+    multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss, pairwise_distance,
+    soft_margin_loss, triplet_margin_loss)
 from gradkit.ops.pooling import max_pool2d
 
 __all__ = [
-    "binary_cross_entropy_with_logits", "conv2d", "cross_entropy", "dropout", "elu", "embedding",
-    "gelu", "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid", "max_pool2d",
-    "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu", "sigmoid", "silu", "softmax",
-    "softmin", "softplus", "tanh",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "celu_", "conv2d",
+    "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "elu", "elu_",
+    "embedding", "gaussian_nll_loss", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish",
+    "hardtanh", "hardtanh_", "hinge_embedding_loss", "huber_loss", "kl_div", "l1_loss",
+    "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax", "logsigmoid",
+    "margin_ranking_loss", "max_pool2d", "mish", "mse_loss", "multi_margin_loss",
+    "multilabel_margin_loss", "multilabel_soft_margin_loss", "nll_loss", "normalize", "one_hot",
+    "pad", "pairwise_distance", "poisson_nll_loss", "prelu", "relu", "relu6", "relu_", "rrelu",
+    "rrelu_", "selu", "selu_", "sigmoid", "silu", "smooth_l1_loss", "soft_margin_loss",
+    "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold",
+    "threshold_", "triplet_margin_loss",
 ]
 
 
@@ -38,6 +57,33 @@ def relu(input, inplace: bool = False):
     if inplace:
         return write_inplace(input, ops.relu)
     return ops.relu(input)
+
+
+def relu_(input):
+    """relu, in place."""
+    return write_inplace(input, ops.relu)
+
+
+def elu(input, alpha: float = 1.0, inplace: bool = False):
+    """x if x > 0 else alpha * (exp(x) - 1); ``inplace=True`` overwrites input."""
+    return write_inplace(input, elu_in_place, alpha) if inplace else ops.elu(input, alpha)
+
+
+def elu_(input, alpha: float = 1.0):
+    """elu, in place."""
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
+    """x if x > 0 else negative_slope * x; ``inplace=True`` overwrites input."""
+    if inplace:
+        return write_inplace(input, leaky_relu_in_place, negative_slope)
+    return ops.leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input, negative_slope: float = 0.01):
+    """leaky_relu, in place."""
+    return leaky_relu(input, negative_slope, inplace=True)
 
 
 def silu(input, inplace: bool = False):

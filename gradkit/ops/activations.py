@@ -6,7 +6,7 @@ import math
 
 from gradkit.ops._op import op
 from gradkit.ops.elementwise import erf, exp, tanh
-from gradkit.ops.piecewise import where, zeros_like
+from gradkit.ops.piecewise import ones_like, where, zeros_like
 from gradkit.ops.selection import zero_where
 from gradkit.ops.special import erf_array
 from gradkit.ops.unary import unary
@@ -117,18 +117,27 @@ softplus.defderivative(_softplus_derivative)
 
 
 @unary(save="x", complex_error=kernel_error("elu_cpu"), integer_error=kernel_error("elu_cpu"))
-def elu(xp, x, alpha=1.0):
-    """x if x > 0 else alpha * (exp(x) - 1), elementwise."""
-    return xp.where(x > 0, x, alpha * xp.expm1(xp.where(x > 0, 0, x))).astype(x.dtype, copy=False)
+def elu(xp, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    """scale * x if x > 0 else alpha * scale * (exp(input_scale * x) - 1), elementwise (torch's
+    aten::elu: selu and celu are this with other coefficients)."""
+    return elu_values(xp, x, alpha, scale, input_scale)
 
 
-def _elu_derivative(x, alpha):
-    # torch: alpha at 0, 1 at NaN, and a second derivative of 0 at 0 (where(x < 0, x, 0)
-    # is flat there); exp never sees a positive argument
-    return where(x <= 0, alpha * exp(where(x < 0, x, 0.0)), 1.0)
+def elu_values(xp, x, alpha, scale, input_scale):
+    """The forward of torch's elu kernel, shared with celu."""
+    negative = (alpha * scale) * xp.expm1(xp.where(x > 0, 0, x) * input_scale)
+    positive = x if scale == 1.0 else x * scale
+    return xp.where(x > 0, positive, negative).astype(x.dtype, copy=False)
 
 
-elu.defderivative(_elu_derivative)
+def elu_slope(x, alpha, scale=1.0, input_scale=1.0):
+    """d elu / dx: torch's alpha * scale * input_scale at 0, scale at NaN, and a second
+    derivative of 0 at 0 (where(x < 0, x, 0) is flat there); exp never sees x > 0."""
+    return where(x <= 0, (alpha * scale * input_scale) * exp(where(x < 0, x, 0.0) * input_scale),
+                 scale)
+
+
+elu.defderivative(elu_slope)
 
 
 @unary(save="x", complex_error=kernel_error("leaky_relu_cpu"),
@@ -138,5 +147,6 @@ def leaky_relu(xp, x, negative_slope=0.01):
     return xp.where(x > 0, x, x * negative_slope)
 
 
-leaky_relu.defderivative(lambda x, negative_slope: where(x > 0, 1.0, negative_slope))
+# ones_like(x): the slope in x's dtype (two Python numbers would make a default-dtype array)
+leaky_relu.defderivative(lambda x, negative_slope: where(x > 0, ones_like(x), negative_slope))
 

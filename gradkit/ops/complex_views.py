@@ -2,6 +2,8 @@
 complex numbers, views in torch's sense (writes through either show in the other)."""
 from __future__ import annotations
 
+import numpy as np
+
 from gradkit.ops._op import op
 from gradkit.ops.complex import is_conjugated_view
 from gradkit.ops.conversion import clone
@@ -54,8 +56,9 @@ def _element_offset(array) -> int:
 
 
 def _address(array) -> int:
-    pointer = getattr(array.data, "ptr", None)  # CuPy; NumPy's .data is a memoryview
-    return array.__array_interface__["data"][0] if pointer is None else pointer
+    if isinstance(array, np.ndarray):
+        return array.__array_interface__["data"][0]
+    return getattr(getattr(array, "data", None), "ptr", 0)  # CuPy's memory pointer
 
 
 def _complex_of_grad(g):

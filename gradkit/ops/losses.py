@@ -24,12 +24,30 @@ from gradkit.ops.unary_helpers import require_real_floating
 _REDUCTIONS = ("none", "mean", "sum")
 
 
-def _check_reduction(reduction: str) -> None:
+def check_reduction(reduction: str) -> None:
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def _reduce(loss, reduction: str):
+def legacy_reduction(size_average, reduce, reduction: str, stacklevel: int = 3) -> str:
+    """The reduction the deprecated ``size_average``/``reduce`` pair means (``reduction``
+    when both are None), with torch's warning."""
+    if size_average is None and reduce is None:
+        return reduction
+    reduction = "none" if reduce is False else "mean" if size_average is not False else "sum"
+    warnings.warn("size_average and reduce args will be deprecated, please use "
+                  f"reduction='{reduction}' instead.", stacklevel=stacklevel)
+    return reduction
+
+
+def reduce_array(xp, loss, reduction: str):
+    """A fused loss's per-element array reduced in its forward (an array, even 0-d)."""
+    if reduction == "mean":
+        return xp.asarray(loss.mean())
+    return xp.asarray(loss.sum()) if reduction == "sum" else loss
+
+
+def reduce_loss(loss, reduction: str):
     if reduction == "mean":
         return mean(loss)
     return sum(loss) if reduction == "sum" else loss
@@ -106,7 +124,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     >>> nll_loss(gradkit.log_softmax(gradkit.randn(3, 5), 1), gradkit.tensor([1, 0, 4])).ndim
     0
     """
-    _check_reduction(reduction)
+    check_reduction(reduction)
     _check_targets(input, target)
     class_dim = 1 if input.ndim >= 2 else 0
     classes = input.shape[class_dim]
@@ -128,7 +146,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     >>> cross_entropy(gradkit.randn(3, 5), gradkit.tensor([1, 0, 4])).ndim
     0
     """
-    _check_reduction(reduction)
+    check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 1 if input.ndim >= 2 else 0
@@ -166,7 +184,7 @@ def _soft_cross_entropy(log_p, target, weight, ignore_index, reduction, label_sm
     terms = log_p * target
     if weight is not None:
         terms = terms * _class_weight(weight, classes, class_dim, log_p.ndim)
-    return _reduce(-sum(terms, class_dim), reduction)
+    return reduce_loss(-sum(terms, class_dim), reduction)
 
 
 @op(save=("x", "y"), broadcast=True, node_name="MseLossBackward0", batchable=True)
@@ -196,8 +214,8 @@ def _mse_grad(g, x, y, reduction):
 
 _mse.defvjp(lambda g, x, y, reduction: _mse_grad(g, x, y, reduction),
             lambda g, x, y, reduction: -_mse_grad(g, x, y, reduction))
-_mse.defjvp(lambda t, x, y, reduction: _reduce(2.0 * _difference(x, y) * t, reduction),
-            lambda t, x, y, reduction: _reduce(-2.0 * _difference(x, y) * t, reduction))
+_mse.defjvp(lambda t, x, y, reduction: reduce_loss(2.0 * _difference(x, y) * t, reduction),
+            lambda t, x, y, reduction: reduce_loss(-2.0 * _difference(x, y) * t, reduction))
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
@@ -206,13 +224,27 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
     >>> mse_loss(gradkit.zeros(3), gradkit.ones(3)).item()
     1.0
     """
-    _check_reduction(reduction)
+    check_reduction(reduction)
     require_real_floating("mse_cpu", input._data, target._data)
+    warn_target_size(input, target, stacklevel=3)
+    return _mse(input, target, reduction=reduction)
+
+
+def warn_target_size(input, target, stacklevel: int) -> None:
+    """torch's warning for a target that broadcasts against the input of a pointwise loss."""
     if tuple(target.shape) != tuple(input.shape):
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
                       f"({input.shape}). This will likely lead to incorrect results due to "
-                      "broadcasting. Please ensure they have the same size.", stacklevel=2)
-    return _mse(input, target, reduction=reduction)
+                      "broadcasting. Please ensure they have the same size.",
+                      stacklevel=stacklevel)
+
+
+def refuse_grad(function: str, **arguments) -> None:
+    """torch's error for a loss argument its backward has no formula for, given requires_grad."""
+    for name, value in arguments.items():
+        if getattr(value, "requires_grad", False):
+            raise RuntimeError(f"The function '{function}' is not differentiable with respect to "
+                               f"argument '{name}'. This input cannot have requires_grad True.")
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -222,15 +254,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     >>> binary_cross_entropy_with_logits(gradkit.zeros(2), gradkit.ones(2)).item()  # log 2
     0.6931471824645996
     """
-    _check_reduction(reduction)
+    check_reduction(reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    for name, value in (("weight", weight), ("pos_weight", pos_weight)):
-        if getattr(value, "requires_grad", False):
-            raise RuntimeError("The function 'binary_cross_entropy_with_logits' is not "
-                               f"differentiable with respect to argument '{name}'. This input "
-                               "cannot have requires_grad True.")
+    refuse_grad("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
     return _bce_logits(input, target, weight, pos_weight, reduction=reduction)
 
 
@@ -264,7 +292,7 @@ def _bce_slopes(x, target, weight, pos_weight):
     return d_x, d_target
 
 
-def _bce_spread(g, shape, reduction):
+def spread_loss_grad(g, shape, reduction):
     """The loss gradient met by every element: g (divided by the count for a mean)."""
     if reduction == "none":
         return g
@@ -277,7 +305,7 @@ def _bce_spread(g, shape, reduction):
 
 def _bce_vjp(g, x, target, weight, pos_weight, reduction):
     d_x, d_target = _bce_slopes(x, target, weight, pos_weight)
-    spread = _bce_spread(g, tuple(x.shape), reduction)
+    spread = spread_loss_grad(g, tuple(x.shape), reduction)
     return spread * d_x, spread * d_target, None, None
 
 
@@ -285,7 +313,7 @@ def _bce_jvp(tangents, x, target, weight, pos_weight, reduction):
     d_x, d_target = _bce_slopes(x, target, weight, pos_weight)
     t_x, t_target = tangents[0], tangents[1]
     change = (0 if t_x is None else t_x * d_x) + (0 if t_target is None else t_target * d_target)
-    return _reduce(change, reduction)
+    return reduce_loss(change, reduction)
 
 
 _bce_logits.defvjp_all(_bce_vjp)

@@ -220,6 +220,6 @@ def copy_in_layout(xp, array, layout: tuple | None):
     if layout is None:
         return xp.array(array, order="C")
     out = xp.empty([array.shape[axis] for axis in layout], dtype=array.dtype)
-    out = out.transpose(np.argsort(layout))
+    out = out.transpose(tuple(layout.index(axis) for axis in range(len(layout))))
     out[...] = array
     return out

@@ -813,3 +813,103 @@ ELEM2_OPS: dict[str, OpSpec] = {
     "e2_logdet": OpSpec(1, lambda lib, x, n: lib.logdet(_shifted(lib, x, n)), _n),
 }
 BREADTH_OPS.update(ELEM2_OPS)
+
+
+# lane nnact: the activations and losses of gradkit/ops/activations_more.py, activations_gated.py,
+# losses_more.py and losses_margin.py (special values put inputs on the kinks: 0, ±inf, NaN)
+NN_ACTIVATIONS = {
+    "celu": lambda lib, x: lib.nn.functional.celu(x, 0.5),
+    "selu": lambda lib, x: lib.nn.functional.selu(x),
+    "relu6": lambda lib, x: lib.nn.functional.relu6(x * 4),
+    "hardtanh": lambda lib, x: lib.nn.functional.hardtanh(x, -0.5, 2.0),
+    "hardsigmoid": lambda lib, x: lib.nn.functional.hardsigmoid(x * 3),
+    "hardswish": lambda lib, x: lib.nn.functional.hardswish(x * 3),
+    "mish": lambda lib, x: lib.nn.functional.mish(x),
+    "softsign": lambda lib, x: lib.nn.functional.softsign(x),
+    "tanhshrink": lambda lib, x: lib.nn.functional.tanhshrink(x),
+    "softshrink": lambda lib, x: lib.nn.functional.softshrink(x, 0.5),
+    "hardshrink": lambda lib, x: x.hardshrink(0.5),
+    "threshold": lambda lib, x: lib.nn.functional.threshold(x, 0.0, -1.5),
+    "rrelu": lambda lib, x: lib.nn.functional.rrelu(x, 0.1, 0.4),
+    "clamp_min": lambda lib, x: x.clamp_min(0.5),
+}
+_NN_POINTWISE = {
+    "l1": lambda nnf, x, y, r: nnf.l1_loss(x, y, reduction=r),
+    "smooth_l1": lambda nnf, x, y, r: nnf.smooth_l1_loss(x, y, reduction=r, beta=0.5),
+    "huber": lambda nnf, x, y, r: nnf.huber_loss(x, y, reduction=r, delta=0.5),
+    "soft_margin": lambda nnf, x, y, r: nnf.soft_margin_loss(x, y.sign().detach(), reduction=r),
+    "hinge": lambda nnf, x, y, r: nnf.hinge_embedding_loss(x, y.sign().detach(), reduction=r),
+    "bce": lambda nnf, x, y, r: nnf.binary_cross_entropy(x.sigmoid(), y.sigmoid(), reduction=r),
+    "kl_div_log": lambda nnf, x, y, r: nnf.kl_div(x, y, reduction=r, log_target=True),
+    "kl_div": lambda nnf, x, y, r: nnf.kl_div(x, y.sigmoid(), reduction=r),
+    "poisson": lambda nnf, x, y, r: nnf.poisson_nll_loss(x, y.abs(), full=True, reduction=r),
+    "gaussian": lambda nnf, x, y, r: nnf.gaussian_nll_loss(x, y, y.abs().detach() + 0.1,
+                                                       reduction=r),
+    "margin_ranking": lambda nnf, x, y, r: nnf.margin_ranking_loss(x, y, y.sign().detach(), 0.3,
+                                                               reduction=r),
+    "multilabel_soft_margin": lambda nnf, x, y, r: nnf.multilabel_soft_margin_loss(
+        x, y.sigmoid().detach(), reduction=r),
+}
+
+
+def _nn_activation(draw, shapes):
+    return {"fn": draw.choice(tuple(NN_ACTIVATIONS))}
+
+
+def _nn_pointwise(draw, shapes):
+    return {"fn": draw.choice(tuple(_NN_POINTWISE)), "reduction": draw.choice(
+        ("mean", "sum", "none", "batchmean"))}
+
+
+def _even_dim(draw, shapes):
+    p = _dim(draw, shapes)
+    return p if p and shapes[0][p["dim"]] % 2 == 0 else None
+
+
+def _margin_targets(draw, shapes):
+    """Class indices for multi_margin (one per row) and index lists for multilabel_margin."""
+    nd = len(shapes[0])
+    if nd not in (1, 2) or not shapes[0][-1]:
+        return None
+    classes, rows = shapes[0][-1], shapes[0][0] if nd == 2 else 1
+    lists = [[draw.integer(-1, classes - 1) for _ in range(classes)] for _ in range(rows)]
+    return {"labels": [draw.integer(0, classes - 1) for _ in range(rows)],
+            "lists": lists if nd == 2 else lists[0], "p": draw.choice((1, 2)),
+            "reduction": draw.choice(("mean", "sum", "none"))}
+
+
+def _distance(draw, shapes):
+    return {"p": draw.choice((2.0, 1.0, 3.0)), "keepdim": draw.boolean(),
+            "dim": draw.integer(-1, 0)}
+
+
+def _prelu(lib, x, y):
+    """prelu with one weight, a value of y's."""
+    return lib.nn.functional.prelu(x, _scalar_of(lib, x, y).reshape(1) * 0.25)
+
+
+NN_OPS: dict[str, OpSpec] = {
+    "n_activation": OpSpec(1, lambda lib, x, fn: NN_ACTIVATIONS[fn](lib, x), _nn_activation),
+    "n_glu": OpSpec(1, lambda lib, x, dim: lib.nn.functional.glu(x, dim), _even_dim),
+    "n_prelu": OpSpec(2, _prelu),
+    "n_pointwise_loss": OpSpec(2, lambda lib, x, y, fn, reduction: _NN_POINTWISE[fn](
+        lib.nn.functional, x, y, reduction), _nn_pointwise),
+    "n_multi_margin": OpSpec(1, lambda lib, x, labels, lists, p, reduction: lib.nn.functional
+                             .multi_margin_loss(x, lib.tensor(labels).reshape(-1)[:x.shape[0]]
+                                                if x.ndim == 2 else lib.tensor(labels[0]),
+                                                p=p, reduction=reduction), _margin_targets),
+    "n_multilabel_margin": OpSpec(1, lambda lib, x, labels, lists, p, reduction: lib.nn
+                                  .functional.multilabel_margin_loss(x, lib.tensor(lists),
+                                                                     reduction=reduction),
+                                  _margin_targets),
+    "n_cosine_similarity": OpSpec(2, lambda lib, x, y, p, keepdim, dim: lib.nn.functional
+                                  .cosine_similarity(x, y, dim), _distance),
+    "n_pairwise_distance": OpSpec(2, lambda lib, x, y, p, keepdim, dim: lib.nn.functional
+                                  .pairwise_distance(x, y, p, keepdim=keepdim), _distance),
+    "n_triplet": OpSpec(2, lambda lib, x, y, p, keepdim, dim: lib.nn.functional
+                        .triplet_margin_loss(x, y, x * 0.5 - y, p=p, swap=keepdim), _distance),
+    "n_cosine_embedding": OpSpec(2, lambda lib, x, y, p, keepdim, dim: lib.nn.functional
+                                 .cosine_embedding_loss(x, y, lib.ones(x.shape[:1]) * (
+                                     -1.0 if keepdim else 1.0), margin=0.2), _distance),
+}
+BREADTH_OPS.update(NN_OPS)

@@ -1,0 +1,156 @@
+"""Gated, parametric and randomized activations of torch.nn.functional: glu, prelu, rrelu,
+each one op with torch's node name and derivative formulas (``GluBackward0``,
+``PreluKernelBackward0`` and its double backward, ``RreluWithNoiseBackward0``)."""
+from __future__ import annotations
+
+from gradkit.backend import get_array_module
+from gradkit.creation import uniform_draws
+from gradkit.ops._op import op
+from gradkit.ops.activations import sigmoid
+from gradkit.ops.grad_edges import call_or_write, gradient_edge, in_place_variant
+from gradkit.ops.joining import cat
+from gradkit.ops.piecewise import where
+from gradkit.ops.shape import _normalize_dim, reshape
+from gradkit.ops.slicing import narrow
+from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+
+
+@op(save="x", node_name="GluBackward0")
+def _glu(xp, x, dim=-1):
+    """a * sigmoid(b) for the halves a, b of x along dim."""
+    a, b = xp.split(x, 2, axis=dim)
+    return a / (1 + xp.exp(-b))
+
+
+def _glu_halves(x, dim):
+    half = x.shape[dim] // 2
+    return narrow(x, dim, 0, half), narrow(x, dim, half, half)
+
+
+def _glu_vjp(g, x, dim):
+    a, b = _glu_halves(x, dim)
+    s = sigmoid(b)
+    return cat([g * s, g * a * s * (1 - s)], dim)
+
+
+def _glu_jvp(t, x, dim):
+    a, b = _glu_halves(x, dim)
+    ta, tb = _glu_halves(t, dim)
+    s = sigmoid(b)
+    return ta * s + a * s * (1 - s) * tb
+
+
+_glu.defvjp(_glu_vjp)
+_glu.defjvp(_glu_jvp)
+
+
+def glu(input, dim: int = -1):
+    """The gated linear unit: a * sigmoid(b), a and b the halves of input along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = _normalize_dim(dim, input.ndim)
+    if input._data.dtype.kind in "biuc":
+        raise kernel_error("glu_cpu")(input._data)
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size "
+                           f"{input.shape[dim]}")
+    return _glu(input, dim)
+
+
+@op(save=("x", "weight"), broadcast=True, node_name="PreluKernelBackward0")
+def _prelu_kernel(xp, x, weight):
+    """x where x > 0, weight * x elsewhere (weight broadcast against x)."""
+    return xp.where(x > 0, x, weight * x)
+
+
+@op(save=("g", "x", "weight"), outputs=2, broadcast=True,
+    node_name="PreluKernelBackwardBackward0")
+def _prelu_kernel_backward(xp, g, x, weight):
+    """torch's _prelu_kernel_backward: x's gradient and weight's (before its sum)."""
+    negative = ~(x > 0)  # NaN too
+    return xp.where(negative, weight * g, g), xp.where(negative, x * g, 0).astype(g.dtype)
+
+
+def _prelu_double_backward(grads, g, x, weight):
+    """torch's formulas, which take x = 0 as positive (the first derivative does not)."""
+    gg_x, gg_weight = grads
+    positive = x >= 0
+    return (where(positive, gg_x, gg_x * weight + gg_weight * x),
+            where(positive, 0.0, g * gg_weight), where(positive, 0.0, g * gg_x))
+
+
+def _prelu_backward_jvp(tangents, g, x, weight):
+    t_g, t_x, t_weight = (0.0 if t is None else t for t in tangents)
+    positive = x >= 0
+    return (where(positive, t_g, t_g * weight + t_weight * g),
+            where(positive, 0.0, t_x * g + x * t_g))
+
+
+_prelu_kernel_backward.defvjp_all(_prelu_double_backward)
+_prelu_kernel_backward.defjvp_all(_prelu_backward_jvp)
+_prelu_kernel.defvjp_all(lambda g, x, weight: _prelu_kernel_backward(g, x, weight))
+_prelu_kernel.defjvp(lambda t, x, weight: where(x > 0, t, weight * t),
+                     lambda t, x, weight: where(x > 0, 0.0, x * t))
+
+
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), one weight per channel (dim 1) or one for all."""
+    if input._data.dtype.kind != "f":
+        raise kernel_error("prelu_cpu")(input._data)
+    if input.dtype != weight.dtype:
+        raise RuntimeError("prelu: Type promoting not supported. Got "
+                           f"{scalar_type_name(input._data)} and {scalar_type_name(weight._data)}")
+    if weight.numel() != 1:
+        if input.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.ndim > 1 else 1
+        if channels != weight.numel():
+            raise RuntimeError("Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {weight.numel()} and channel size = "
+                               f"{channels}.")
+    if weight.ndim > 1:
+        raise RuntimeError("prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")
+    if input.ndim != weight.ndim:  # torch views weight as (1, C, 1, ...) to broadcast
+        shape = [1] * input.ndim
+        if input.ndim > 1:
+            shape[1] = weight.numel()
+        weight = reshape(weight, tuple(shape))
+    return _prelu_kernel(input, weight)
+
+
+@op(save=("x", "noise"), elementwise=True, node_name="RreluWithNoiseBackward0")
+def _rrelu_with_noise(xp, x, noise):
+    """x * noise, noise 1 where x passes (torch's rrelu_with_noise)."""
+    return xp.asarray(x * noise)
+
+
+_RRELU_NODE = "RreluWithNoiseBackwardBackward0"
+_rrelu_with_noise.defvjp(lambda g, x, noise: gradient_edge(g, x, noise, node=_RRELU_NODE), None)
+_rrelu_with_noise.defjvp(lambda t, x, noise: gradient_edge(t, x, noise, node=_RRELU_NODE), None)
+_rrelu_in_place = in_place_variant(
+    _rrelu_with_noise, "RreluWithNoiseBackward1", ("result", "noise"),
+    (lambda g, result, noise: gradient_edge(g, result, noise, node=_RRELU_NODE), None))
+
+
+def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False):
+    """Leaky relu with slope (lower + upper) / 2; when ``training``, each non-positive element
+    gets its own slope drawn uniformly from [lower, upper) (gradkit's generator, not torch's)."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    data = input._data
+    if data.dtype.kind not in "f":
+        raise kernel_error("rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu")(data)
+    xp = get_array_module(data)
+    if training:
+        slopes = xp.asarray(uniform_draws(data.shape, lower, upper), dtype=data.dtype)
+        noise = xp.where(data <= 0, slopes, 1).astype(data.dtype)
+    else:  # torch's leaky_relu: the slope also at NaN
+        noise = xp.where(data > 0, 1, (lower + upper) / 2).astype(data.dtype)
+    return call_or_write(input, _rrelu_in_place if inplace else _rrelu_with_noise, inplace, noise)
+
+
+def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False):
+    """rrelu, in place."""
+    return rrelu(input, lower, upper, training, inplace=True)

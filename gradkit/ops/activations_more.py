@@ -1,0 +1,255 @@
+"""More activations of torch.nn.functional: celu, selu, hardtanh/relu6, hardsigmoid, hardswish,
+mish, softshrink, hardshrink, threshold, softsign, tanhshrink (glu, prelu and rrelu:
+``activations_gated.py``).
+
+Each fused torch kernel is one op here with torch's node name (``HardtanhBackward0``,
+``GluBackward0``, ...) and torch's gradient at its kinks; softsign and tanhshrink are
+compositions, as torch writes them in Python. The ``inplace=`` forms overwrite the input
+through ``ops/inplace.py``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gradkit.backend import get_array_module
+from gradkit.ops._op import op
+from gradkit.ops.activations import (
+    elu, elu_slope, elu_values, leaky_relu, sigmoid, softplus)
+from gradkit.ops.elementwise import tanh
+from gradkit.ops.grad_edges import (
+    call_or_write, defmask_edge, gradient_edge, in_place_variant, negative_slope_refusal,
+    no_derivative)
+from gradkit.ops.piecewise import abs, where
+from gradkit.ops.unary import unary
+from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, kernel_error, scalar_type_name
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+_ONE_SIXTH = float(np.float32(1 / 6))  # torch's kernel scales hardsigmoid's slope by a float 1/6
+
+
+# -- the elu family -----------------------------------------------------------------------------
+
+@unary(save="x", name="celu", complex_error=kernel_error("elu_cpu"),
+        integer_error=kernel_error("elu_cpu"))
+def _celu(xp, x, alpha=1.0):
+    """elu with input_scale 1 / alpha (torch's CeluBackward0)."""
+    return elu_values(xp, x, alpha, 1.0, 1.0 / alpha)
+
+
+_celu.defderivative(lambda x, alpha: elu_slope(x, alpha, 1.0, 1.0 / alpha))
+
+
+def _elu_from_result(g, result, alpha=1.0, scale=1.0, input_scale=1.0):
+    """torch's elu_backward from the result: input_scale (result + alpha scale) where
+    result <= 0 (its derivative 0 at 0, as torch's result < 0 mask), scale elsewhere."""
+    negative = input_scale * (where(result < 0, result, 0.0) + alpha * scale)
+    return g * where(result <= 0, negative, scale)
+
+
+def _positive_factor(result, slope):
+    """1 where result > 0, ``slope`` elsewhere (NaN too), as an array of result's dtype."""
+    data = getattr(result, "_data", result)
+    return get_array_module(data).where(data > 0, 1, slope).astype(data.dtype)
+
+
+_ELU_SLOPE = negative_slope_refusal("elu", "alpha")
+elu_in_place = in_place_variant(elu, "EluBackward1", "result", (_elu_from_result,), _ELU_SLOPE)
+_celu_in_place = in_place_variant(
+    _celu, "CeluBackward1", "result",
+    (lambda g, result, alpha: _elu_from_result(g, result, alpha, 1.0, 1.0 / alpha),), _ELU_SLOPE)
+leaky_relu_in_place = in_place_variant(
+    leaky_relu, "LeakyReluBackward1", "result",
+    (lambda g, result, negative_slope: gradient_edge(
+        g, result, _positive_factor(result, negative_slope), node="LeakyReluBackwardBackward0"),),
+    negative_slope_refusal(
+        "leakyReLu", "negative_slope", " File an issue at https://github.com/pytorch/pytorch if "
+        "you do require supporting in-place leakRelu backward calculation with negative slope"))
+
+
+def celu(input, alpha: float = 1.0, inplace: bool = False):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) elementwise."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return call_or_write(input, _celu_in_place if inplace else _celu, inplace, alpha)
+
+
+def selu(input, inplace: bool = False):
+    """scale * elu(x, alpha) with the self-normalizing constants (torch's EluBackward0)."""
+    return call_or_write(input, elu_in_place if inplace else elu, inplace, SELU_ALPHA, SELU_SCALE)
+
+
+def celu_(input, alpha: float = 1.0):
+    """celu, in place."""
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input):
+    """selu, in place."""
+    return selu(input, inplace=True)
+
+
+# -- piecewise linear ---------------------------------------------------------------------------
+
+@unary(save="x", name="hardtanh", complex_error=CLAMP_COMPLEX,
+        bool_error=fixed_error(RuntimeError, "Bool inputs not supported for hardtanh"))
+def _hardtanh(xp, x, min_val=-1.0, max_val=1.0):
+    """x limited to [min_val, max_val]; NaN and -0.0 pass, integers stay integers."""
+    return xp.where(x < min_val, min_val, xp.where(x > max_val, max_val, x)).astype(x.dtype)
+
+
+# torch's hardtanh_backward: zero at and beyond the edges, the gradient everywhere else (NaN too)
+defmask_edge(_hardtanh, lambda x, min_val, max_val: ~((x <= min_val) | (x >= max_val)))
+
+
+def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    """x clipped to [min_val, max_val]; the gradient is 0 at the edges, as torch's."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return call_or_write(input, _hardtanh, inplace, min_val, max_val)
+
+
+def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
+    """hardtanh, in place."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace: bool = False):
+    """min(max(0, x), 6): hardtanh(x, 0, 6), as torch (HardtanhBackward0)."""
+    return call_or_write(input, _hardtanh, inplace, 0.0, 6.0)
+
+
+@unary(save="x", name="hardsigmoid", complex_error=kernel_error("hardsigmoid_cpu"),
+        integer_error=kernel_error("hardsigmoid_cpu"))
+def _hardsigmoid(xp, x):
+    """relu6(x + 3) / 6 elementwise."""
+    return xp.minimum(xp.maximum(x + 3, 0), 6) / 6
+
+
+@op(save="x", elementwise=True, node_name="NotImplemented")
+def _hardsigmoid_backward(xp, g, x):
+    """g / 6 strictly inside (-3, 3), else 0; torch cannot differentiate it again."""
+    return xp.where((x > -3) & (x < 3), g * _ONE_SIXTH, 0).astype(g.dtype, copy=False)
+
+
+_hardsigmoid_backward.defvjp(no_derivative("hardsigmoid_backward"),
+                             no_derivative("hardsigmoid_backward"))
+_hardsigmoid_backward.defjvp(no_derivative("hardsigmoid_backward"),
+                             no_derivative("hardsigmoid_backward"))
+_hardsigmoid.defvjp(lambda g, x: _hardsigmoid_backward(g, x))
+_hardsigmoid.defjvp(lambda t, x: _hardsigmoid_backward(t, x))
+
+
+def hardsigmoid(input, inplace: bool = False):
+    """relu6(x + 3) / 6; as torch, its gradient has no derivative of its own."""
+    return call_or_write(input, _hardsigmoid, inplace)
+
+
+@unary(save="x", name="hardswish", complex_error=kernel_error("hardswish_cpu"),
+        integer_error=kernel_error("hardswish_cpu"))
+def _hardswish(xp, x):
+    """x * relu6(x + 3) / 6 elementwise (NaN at -inf, as torch's)."""
+    with np.errstate(invalid="ignore"):
+        return x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6
+
+
+# torch's hardswish_backward: 0 up to -3 (included), x / 3 + 1/2 below 3, 1 from 3 (and at NaN)
+_hardswish.defderivative(lambda x: where(x <= -3, 0.0, where(x < 3, x / 3 + 0.5, 1.0)))
+
+
+def hardswish(input, inplace: bool = False):
+    """x * relu6(x + 3) / 6."""
+    return call_or_write(input, _hardswish, inplace)
+
+
+# -- smooth -------------------------------------------------------------------------------------
+
+@unary(save="x", name="mish", complex_error=kernel_error("mish_cpu"),
+        integer_error=kernel_error("mish_cpu"))
+def _mish(xp, x):
+    """x * tanh(softplus(x)) elementwise."""
+    return x * xp.tanh(xp.logaddexp(0, x))
+
+
+def _mish_slope(x):
+    """torch's infinitely differentiable mish_backward: tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)."""
+    t = tanh(softplus(x))
+    return t + x * sigmoid(x) * (1 - t * t)
+
+
+_mish.defderivative(_mish_slope)
+
+
+def mish(input, inplace: bool = False):
+    """x * tanh(softplus(x))."""
+    return call_or_write(input, _mish, inplace)
+
+
+def softsign(input):
+    """x / (|x| + 1), composed as torch's (DivBackward0)."""
+    return input / (abs(input) + 1)
+
+
+def tanhshrink(input):
+    """x - tanh(x), composed as torch's (SubBackward0)."""
+    return input - tanh(input)
+
+
+# -- shrinking and thresholds -------------------------------------------------------------------
+
+def _outside(x, lambd):
+    """Where the shrinks pass the gradient: |x| > lambd, and NaN (torch's kernels)."""
+    return ~((x >= -lambd) & (x <= lambd))
+
+
+@unary(save="x", name="softshrink", complex_error=kernel_error("softshrink_check"),
+        integer_error=kernel_error("softshrink_check"))
+def _softshrink(xp, x, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, else x * 0 (keeping -0.0, as torch)."""
+    return xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, x * 0))
+
+
+defmask_edge(_softshrink, _outside)
+
+
+def softshrink(input, lambd: float = 0.5):
+    """Shrink towards 0 by lambd (0 inside [-lambd, lambd])."""
+    if lambd < 0:
+        limit = np.finfo(input._data.dtype).max if input._data.dtype.kind == "f" else 0
+        raise RuntimeError(f"lambda must be in range [0, {limit:g}] for input dtype "
+                           f"{scalar_type_name(input._data)}, but found {lambd:g}")
+    return _softshrink(input, lambd)
+
+
+@unary(save="x", name="hardshrink", method=True, complex_error=kernel_error("hardshrink_cpu"),
+        integer_error=kernel_error("hardshrink_cpu"))
+def hardshrink(xp, x, lambd=0.5):
+    """x where |x| > lambd, else 0."""
+    return xp.where((x >= -lambd) & (x <= lambd), 0, x).astype(x.dtype, copy=False)
+
+
+defmask_edge(hardshrink, _outside)
+
+
+@unary(save="x", name="threshold", complex_error=kernel_error("threshold_cpu"),
+        bool_error=kernel_error("threshold_cpu"))
+def _threshold(xp, x, threshold=0.0, value=0.0):
+    """value where x <= threshold, else x (NaN stays)."""
+    return xp.where(x <= threshold, value, x).astype(x.dtype)
+
+
+defmask_edge(_threshold, lambda x, threshold, value: ~(x <= threshold))
+
+
+_threshold_in_place = in_place_variant(_threshold, "ThresholdBackward1")
+
+
+def threshold(input, threshold: float, value: float, inplace: bool = False):
+    """``value`` where x <= threshold, x elsewhere."""
+    return call_or_write(input, _threshold_in_place if inplace else _threshold, inplace, threshold,
+                  value)
+
+
+def threshold_(input, threshold: float, value: float):
+    """threshold, in place."""
+    return call_or_write(input, _threshold_in_place, True, threshold, value)

@@ -1,0 +1,92 @@
+"""Backward helpers of the nn.functional ops: an edge to x whose derivative is zero (torch's
+``threshold_backward`` & co.), in-place variants under torch's in-place node names, and
+torch's errors for derivatives it does not have (second order, forward AD)."""
+from __future__ import annotations
+
+from gradkit.ops._op import Op, op
+from gradkit.ops.inplace import inplace as write_inplace
+from gradkit.ops.piecewise import zeros_like
+
+
+def call_or_write(input, out_of_place, inplace: bool, *args):
+    """``out_of_place(input, *args)``, written into ``input`` when ``inplace``."""
+    return write_inplace(input, out_of_place, *args) if inplace else out_of_place(input, *args)
+
+
+@op(save=("x", "factor"), elementwise=True)
+def gradient_edge(xp, g, x, factor, node="ThresholdBackwardBackward0"):
+    """g where ``factor`` (a bool array from x), else 0; or g * factor (a float array): the
+    backward of an op whose slope does not depend on x smoothly (torch's hardtanh_backward,
+    threshold_backward, rrelu_with_noise_backward). As torch's, it keeps an edge to x whose
+    derivative is zero: a second backward reaches x and gives zeros."""
+    if factor.dtype.kind == "b":
+        return xp.where(factor, g, 0).astype(g.dtype, copy=False)
+    return xp.asarray(g * factor)  # an array, not a NumPy scalar, for 0-d operands
+
+
+gradient_edge.defvjp(lambda gg, x, factor, node: gradient_edge(gg, x, factor, node=node),
+                      lambda gg, x, factor, node: zeros_like(gg), None)
+gradient_edge.defjvp(lambda t, x, factor, node: gradient_edge(t, x, factor, node=node),
+                      None, None)
+gradient_edge.node_name_rule = lambda params, arrays: params["node"]
+
+
+def defmask_edge(op_, passes) -> None:
+    """Derivative 1 where ``passes(x, **params)``, else 0, through ``gradient_edge``."""
+    node = op_.node_name.replace("Backward0", "BackwardBackward0")
+    op_.defvjp(lambda g, x, **params: gradient_edge(g, x, passes(x, **params), node=node))
+    op_.defjvp(lambda t, x, **params: gradient_edge(t, x, passes(x, **params), node=node))
+    op_.batchable = True
+
+
+def in_place_variant(op_, node_name: str, save="x", slope=None, refuse=None):
+    """``op_`` under the node name of torch's in-place overload (``EluBackward1``). Torch's
+    in-place kernels save their result: with ``save="result"``, ``slope(g, result, **params)``
+    is the gradient of each input (a tuple) from it, torch's formula. ``refuse(**params)``:
+    the message of torch's backward error for parameters its in-place formula cannot take."""
+    variant = Op(op_.forward, name=op_.name, save=save, node_name=node_name, elementwise=True)
+    vjps = op_.vjps if slope is None else slope
+    jvps = op_.jvps if slope is None else slope  # elementwise: the same map on tangents
+    if refuse is not None:
+        def refusing(rule):
+            def checked(g, *saved, **params):
+                message = refuse(**params)
+                if message:
+                    raise RuntimeError(message)
+                return rule(g, *saved, **params)
+            return None if rule is None else checked
+        vjps = tuple(refusing(rule) for rule in vjps)
+    variant.defvjp(*vjps)
+    variant.defjvp(*jvps)
+    variant.batchable = True
+    return variant
+
+
+def negative_slope_refusal(name: str, parameter: str, extra: str = ""):
+    """torch's backward error for an in-place elu/leaky_relu with a negative ``parameter``."""
+    def refuse(**params):
+        if params[parameter] < 0:
+            return (f"In-place {name} backward calculation is triggered with a negative slope "
+                    "which is not supported. This is caused by calling in-place forward function "
+                    f"with a negative slope, please call out-of-place version instead.{extra}")
+        return None
+    return refuse
+
+
+def no_derivative(name: str):
+    """A vjp (or jvp) rule for a backward torch cannot differentiate: its error, raised when
+    reached."""
+    def refuse(g, *saved, **params):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return refuse
+
+
+def no_forward_ad(name: str):
+    """A jvp rule for an op torch has no forward-mode formula for: torch's error."""
+    def refuse(t, *saved, **params):
+        raise NotImplementedError(
+            f"Trying to use forward AD with {name} that does not support it because it has not "
+            "been implemented yet.\nPlease file an issue to PyTorch at https://github.com/pytorch/"
+            "pytorch/issues/new?template=feature-request.yml so that we can prioritize its "
+            "implementation or submit a PR adding the implementation to derivatives.yaml")
+    return refuse

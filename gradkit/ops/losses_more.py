@@ -1,0 +1,264 @@
+"""Regression and probabilistic losses of torch.nn.functional: l1, smooth_l1, huber, kl_div,
+binary_cross_entropy, poisson_nll and gaussian_nll.
+
+smooth_l1, huber and binary_cross_entropy are fused ops with torch's node names; their slopes
+go through hardtanh, whose zero derivative at its edges gives torch's second derivative at
+``|input - target| = beta`` (or ``delta``). The rest are composed as torch composes them.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import warnings
+
+import numpy as np
+
+from gradkit.autograd.grad_mode import no_grad
+from gradkit.ops.activations_more import hardtanh
+from gradkit.ops.clamp import clamp
+from gradkit.ops.conversion import clone
+from gradkit.ops._op import op
+from gradkit.ops.elementwise import exp, log
+from gradkit.ops.elementwise_special import logit
+from gradkit.ops.binary_math import xlogy
+from gradkit.ops.masked_fill import masked_fill
+from gradkit.ops.losses import (
+    check_reduction, legacy_reduction, reduce_array, reduce_loss, refuse_grad, spread_loss_grad,
+    warn_target_size)
+from gradkit.ops.piecewise import abs, ones_like
+from gradkit.ops.reduction import mean, sum
+from gradkit.ops.shape import broadcast_tensors, expand, unsqueeze
+from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
+
+_EPSILON = 1e-12  # torch's floor on x (1 - x) in binary_cross_entropy's gradient
+
+
+def _expanded(input, target):
+    """input and target broadcast to one shape, after torch's warning when they differ."""
+    warn_target_size(input, target, stacklevel=4)
+    if tuple(input.shape) == tuple(target.shape):
+        return input, target
+    return broadcast_tensors(input, target)
+
+
+def _declare_piecewise_quadratic(name: str, terms, slope, in_input_dtype=False):
+    """A fused loss of d = input - target whose per-element gradient is ``slope(d, width)``;
+    ``in_input_dtype``: torch's kernel writes in input's dtype, and its backward refuses a
+    target of another dtype."""
+    def forward(xp, x, y, reduction="mean", width=1.0):
+        loss = terms(xp, xp.abs(x - y), width)
+        return reduce_array(xp, loss.astype(x.dtype) if in_input_dtype else loss, reduction)
+    forward.__name__ = name
+    loss = op(save=("x", "y"), node_name=name.title().replace("_", "") + "Backward0")(forward)
+
+    def vjp(g, x, y, reduction, width):
+        if in_input_dtype:
+            _check_output_dtype(x, getattr(y, "_data", y).dtype)
+        slopes = spread_loss_grad(g, tuple(x.shape), reduction) * slope(x - y, width)
+        return slopes, -slopes
+
+    loss.defvjp_all(vjp)
+    loss.defjvp_all(lambda tangents, x, y, reduction, width: reduce_loss(
+        slope(x - y, width) * ((0 if tangents[0] is None else tangents[0])
+                               - (0 if tangents[1] is None else tangents[1])), reduction))
+    return loss
+
+
+# torch's kernels: 0.5 d^2 / beta below beta, d - beta / 2 above; slope d / beta clipped to 1
+_smooth_l1 = _declare_piecewise_quadratic(
+    "smooth_l1_loss",
+    lambda xp, d, beta: xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta),
+    lambda d, beta: hardtanh(d, -beta, beta) / beta)
+# 0.5 d^2 below delta, delta (d - delta / 2) above; slope d clipped to delta
+_huber = _declare_piecewise_quadratic(
+    "huber_loss",
+    lambda xp, d, delta: xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)),
+    lambda d, delta: hardtanh(d, -delta, delta), in_input_dtype=True)
+
+
+def _check_output_dtype(input, dtype) -> None:
+    """torch's error where a kernel writing in input's dtype meets another one."""
+    expected = getattr(input, "_data", input).dtype
+    if dtype != expected:
+        raise RuntimeError(f"Found dtype {scalar_type_name(np.empty(0, dtype))} but expected "
+                           f"{scalar_type_name(np.empty(0, expected))}")
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+            weight=None):
+    """Mean (or sum) of |input - target|; with ``weight``, the mean is over sum(weight)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    input, target = _expanded(input, target)
+    if weight is None:
+        check_reduction(reduction)
+        return reduce_loss(abs(input - target), reduction)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    weighted = abs(input - target) * weight
+    return _weighted_reduction(weighted, reduction, sum(weight))
+
+
+def _weighted_reduction(weighted, reduction: str, total=None):
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return sum(weighted)
+    if reduction == "mean":
+        return mean(weighted) if total is None else sum(weighted) / total
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0):
+    """Quadratic below ``beta``, linear above (l1_loss for beta 0)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    input, target = _expanded(input, target)
+    if beta == 0.0:
+        return l1_loss(input, target, reduction=reduction)
+    check_reduction(reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    require_real_floating("smooth_l1_cpu", input._data, target._data)
+    return _smooth_l1(input, target, reduction=reduction, width=beta)
+
+
+def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
+    """Quadratic below ``delta``, delta-scaled linear above; ``weight`` scales each term."""
+    input, target = _expanded(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    require_real_floating("huber_cpu", input._data, target._data)
+    if weight is None:
+        check_reduction(reduction)
+        return _huber(input, target, reduction=reduction, width=delta)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    return _weighted_reduction(_huber(input, target, reduction="none", width=delta) * weight,
+                               reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False):
+    """KL divergence of ``target`` from log-probabilities ``input`` (``batchmean``: sum over
+    the batch size, the mathematical definition)."""
+    legacy = size_average is not None or reduce is not None
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if reduction == "mean" and not legacy:
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns with "
+                      "the KL div math definition.'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.", stacklevel=2)
+    if reduction != "batchmean":
+        check_reduction(reduction)
+    kinds = input._data.dtype.kind + target._data.dtype.kind
+    if "c" in kinds:
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if any(kind in "biu" for kind in kinds):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
+        loss = exp(target) * (target - input)
+    else:
+        loss = xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        total = sum(loss)
+        return total / input.shape[0] if input.ndim else total
+    return reduce_loss(loss, reduction)
+
+
+@op(save=("x", "target", "weight"), node_name="BinaryCrossEntropyBackward0")
+def _binary_cross_entropy(xp, x, target, weight, reduction="mean"):
+    """-(t log x + (1 - t) log(1 - x)), each log floored at -100 as torch's kernel."""
+    if not ((x >= 0) & (x <= 1)).all():  # NaN fails it too, as torch's check
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    with_floor = xp.maximum  # log 0 = -inf becomes -100
+    loss = (target - 1) * with_floor(xp.log1p(-x), -100) - target * with_floor(xp.log(x), -100)
+    if weight is not None:
+        loss = loss * weight
+    return reduce_array(xp, loss.astype(x.dtype, copy=False), reduction)
+
+
+def _bce_slopes(x, target, weight):
+    """d loss / d x: (x - t) / max(x (1 - x), 1e-12); d loss / d t: -logit(x) (torch's)."""
+    d_x = (x - target) / clamp(x * (1 - x), min=_EPSILON)
+    d_target = -logit(x)
+    if weight is not None:
+        d_x, d_target = d_x * weight, d_target * weight
+    return d_x, d_target
+
+
+def _bce_vjp(g, x, target, weight, reduction):
+    d_x, d_target = _bce_slopes(x, target, weight)
+    spread = spread_loss_grad(g, tuple(x.shape), reduction)
+    return spread * d_x, spread * d_target, None
+
+
+def _bce_jvp(tangents, x, target, weight, reduction):
+    d_x, d_target = _bce_slopes(x, target, weight)
+    t_x, t_target = tangents[0], tangents[1]
+    change = (0 if t_x is None else t_x * d_x) + (0 if t_target is None else t_target * d_target)
+    return reduce_loss(change, reduction)
+
+
+_binary_cross_entropy.defvjp_all(_bce_vjp)
+_binary_cross_entropy.defjvp_all(_bce_jvp)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction: str = "mean"):
+    """Binary cross entropy of probabilities ``input`` against ``target`` (same shape)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
+                         f"size ({input.shape}) is deprecated. Please ensure they have the same "
+                         "size.")
+    refuse_grad("binary_cross_entropy", weight=weight)
+    require_real_floating("binary_cross_entropy", input._data)
+    _check_output_dtype(input, target._data.dtype)
+    if weight is not None and tuple(weight.shape) != tuple(target.shape):
+        weight = expand(weight, tuple(target.shape))
+    return _binary_cross_entropy(input, target, weight, reduction=reduction)
+
+
+def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
+                     size_average=None, eps: float = 1e-8, reduce=None, reduction: str = "mean"):
+    """Poisson negative log likelihood: exp(input) - target * input for log-rates, else
+    input - target * log(input + eps); ``full`` adds Stirling's term where target > 1."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if log_input:
+        loss = exp(input) - target * input
+    else:
+        loss = input - target * log(input + eps)
+    if full:
+        stirling = target * log(target) - target + 0.5 * log(2 * math.pi * target)
+        loss = loss + masked_fill(stirling, target <= 1, 0)
+    return reduce_loss(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean"):
+    """Gaussian negative log likelihood, 0.5 (log var + (input - target)^2 / var), with var
+    floored at ``eps`` (the floor is not differentiated, as torch's in-place clamp)."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * ones_like(input)
+    elif bool((var._data < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = unsqueeze(var, -1)
+        elif not (input.ndim == var.ndim and builtins.sum(
+                v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = clone(var)
+    with no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return reduce_loss(loss, reduction)
+

@@ -56,7 +56,7 @@ class _Norm(Module):
     buffers (with torch's num_batches_tracked) when ``track_running_stats``."""
 
     def __init__(self, num_features: int, eps: float, momentum: float | None, affine: bool,
-                 track_running_stats: bool, device, dtype) -> None:
+                 track_running_stats: bool, device, dtype, bias: bool) -> None:
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -66,7 +66,8 @@ class _Norm(Module):
         self.weight = self.bias = None
         if affine:
             self.weight = Parameter(creation.ones(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(creation.zeros(num_features, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(creation.zeros(num_features, device=device, dtype=dtype))
         if track_running_stats:
             self.register_buffer("running_mean",
                                  creation.zeros(num_features, device=device, dtype=dtype))
@@ -95,7 +96,8 @@ class _Norm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class _BatchNorm(_Norm):
@@ -103,8 +105,9 @@ class _BatchNorm(_Norm):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device=None,
-                 dtype=None) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+                 dtype=None, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias)
 
     def forward(self, x):
         if x.ndim not in self.ranks:
@@ -139,8 +142,9 @@ class InstanceNorm2d(_Norm):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device=None,
-                 dtype=None) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+                 dtype=None, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias)
 
     def forward(self, x):
         if x.ndim not in (3, 4):
@@ -156,22 +160,25 @@ class GroupNorm(Module):
     """Channels split into ``num_groups`` groups, each normalized with the spatial dims."""
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True, device=None, dtype=None) -> None:
+                 affine: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__()
         if num_channels % num_groups != 0:
-            raise ValueError("num_channels must be divisible by num_groups")
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
+                             f"({num_groups})")
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
         self.weight = self.bias = None
         if affine:
             self.weight = Parameter(creation.ones(num_channels, device=device, dtype=dtype))
-            self.bias = Parameter(creation.zeros(num_channels, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(creation.zeros(num_channels, device=device, dtype=dtype))
 
     def forward(self, x):
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
 
 
 class RMSNorm(Module):

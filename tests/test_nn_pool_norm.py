@@ -175,6 +175,22 @@ ERRORS = {
         _r(lib, 2, 3, 4), size=5, align_corners=True),
     "interpolate_size_rank": lambda lib: lib.nn.functional.interpolate(
         _r(lib, 2, 3, 4), size=(5, 5)),
+    # found by the fuzzer's breadth class (tests/fuzz/ops_breadth.py, lane nnpool draws)
+    "avg_bool": lambda lib: lib.nn.functional.avg_pool2d(lib.zeros(0, 1, 2, 2, dtype=lib.bool),
+                                                         (1, 2)),
+    "max_bool": lambda lib: lib.nn.functional.max_pool2d(lib.ones(1, 1, 2, 2, dtype=lib.bool), 2),
+    "adaptive_long": lambda lib: lib.nn.functional.adaptive_avg_pool2d(
+        lib.ones(1, 1, 3, 3, dtype=lib.int64), 2),
+    "avg3d_kernel_past_input": lambda lib: lib.nn.functional.avg_pool3d(
+        _r(lib, 1, 1, 2, 1, 1), 3, padding=(1, 0, 0), ceil_mode=True, count_include_pad=False,
+        divisor_override=2),
+    "gn_one_value": lambda lib: lib.nn.functional.group_norm(_r(lib, 1, 2, 1, 1), 2),
+    "interpolate_to_nothing": lambda lib: lib.nn.functional.interpolate(
+        _r(lib, 1, 1, 1), scale_factor=0.5, mode="linear", align_corners=True),
+    "interpolate_to_nothing_2d": lambda lib: lib.nn.functional.interpolate(
+        _r(lib, 1, 1, 1, 3), scale_factor=0.5),
+    "sdpa_complex": lambda lib: lib.nn.functional.scaled_dot_product_attention(
+        *[lib.ones(2, 1, dtype=lib.complex64)] * 3),
 }
 
 
@@ -267,3 +283,25 @@ def test_batch_norm_running_stats_stay_for_an_empty_batch():
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), extraglobs={"gradkit": gradkit})
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_a_window_of_padding_only_gives_minus_inf_torch_index_and_no_gradient():
+    """Dilation lets a window read padding only (fuzzer, breadth seeds 826, 1477)."""
+    x = np.array([[[[0.5]]]])
+    gx, tx = gradkit.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    args = ((2, 1), (2, 1), (1, 0), 2, True, True)
+    (out, indices), (t_out, t_indices) = gradkit.nn.functional.max_pool2d(gx, *args), \
+        torch.nn.functional.max_pool2d(tx, *args)
+    _same(out, t_out)
+    _same(indices, t_indices)
+    out.sum().backward()
+    t_out.sum().backward()
+    _same(gx.grad, tx.grad)
+
+
+def test_integer_average_pooling_truncates_as_torch():
+    x = np.array([[[[-3, 2, 5], [1, 1, -7]]]])
+    for kwargs in ({"kernel_size": 2}, {"kernel_size": 2, "padding": 1, "ceil_mode": True},
+                   {"kernel_size": (1, 2), "divisor_override": 3}):
+        _same(gradkit.nn.functional.avg_pool2d(gradkit.tensor(x), **kwargs),
+              torch.nn.functional.avg_pool2d(torch.tensor(x), **kwargs))

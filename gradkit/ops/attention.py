@@ -18,6 +18,7 @@ from gradkit.ops.padding import pad
 from gradkit.ops.piecewise import where
 from gradkit.ops.reduction import softmax
 from gradkit.ops.shape import permute, reshape, squeeze, transpose, unsqueeze
+from gradkit.ops.unary_helpers import require_real_floating
 
 
 def _constant(like, array) -> Tensor:
@@ -57,6 +58,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
+    require_real_floating("softmax_lastdim_kernel_impl", query._data)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = mul(matmul(query, transpose(key, -2, -1)), scale)
     bias = _bias(attn_mask, is_causal, query.shape[-2], key.shape[-2], query._data.dtype)

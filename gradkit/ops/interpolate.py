@@ -107,6 +107,12 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
     if antialias:
         raise NotImplementedError("gradkit's interpolate has no antialias")
     outs, scales = _output_sizes(input, size, scale_factor, input.ndim - 2)
+    if 0 in outs or 0 in tuple(input.shape[2:]):
+        names = "DHW"[3 - len(outs):]
+        shown = [", ".join(f"{n}: {s}" for n, s in zip(names, sizes, strict=True))
+                 for sizes in (input.shape[2:], outs)]
+        raise RuntimeError("Input and output sizes should be greater than 0, but got input "
+                           f"({shown[0]}){' and' if len(outs) == 1 else ''} output ({shown[1]})")
     if recompute_scale_factor:
         scales = (None,) * len(outs)  # torch then maps indices with in / out
     x = input

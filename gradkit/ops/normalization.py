@@ -131,6 +131,10 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
         raise RuntimeError("Expected number of channels in input to be divisible by num_groups, "
                            f"but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
+    rows = [n * channels // num_groups, num_groups] + list(input.shape[2:])
+    if math.prod(rows[:1] + rows[2:]) == 1:  # torch's check of the grouped batch
+        raise ValueError("Expected more than 1 value per channel when training, got input size "
+                         f"{rows}")
     for name, tensor in (("weight", weight), ("bias", bias)):
         if tensor is not None and (tensor.ndim != 1 or tensor.numel() != channels):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "

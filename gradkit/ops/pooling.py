@@ -12,8 +12,13 @@ import math
 import numpy as np
 
 from gradkit.ops._op import op
+from gradkit.ops.clamp import clamp
 from gradkit.ops.indexing import gather, scatter_into_zeros
+from gradkit.ops.joining import cat
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
+from gradkit.ops.slicing import narrow
+from gradkit.ops.unary_helpers import require_real_floating
 
 
 def window_map(dims) -> np.ndarray:
@@ -30,6 +35,22 @@ def window_map(dims) -> np.ndarray:
     out_shape = tuple(p.shape[0] for p, _, _ in dims)
     flat = np.where(valid, flat, math.prod(sizes))
     return np.broadcast_to(flat, out_shape + flat.shape[d:]).reshape(out_shape + (-1,))
+
+
+def fallback_map(dims, windows) -> np.ndarray | None:
+    """torch's index for a window that reads only padding (dilation can make one): its first
+    position at or past 0 in each dim, flattened (possibly past the plane); None if no such
+    window."""
+    plane = math.prod(size for _, _, size in dims)
+    if (windows < plane).any(-1).all():
+        return None
+    flat, sizes = 0, [size for _, _, size in dims]
+    for i, (positions, _, _) in enumerate(dims):
+        first = np.take_along_axis(positions, np.argmax(positions >= 0, 1)[:, None], 1)[:, 0]
+        shape = [1] * len(dims)
+        shape[i] = len(first)
+        flat = flat + first.reshape(shape) * math.prod(sizes[i + 1:])
+    return np.broadcast_to(flat, windows.shape[:-1])
 
 
 def fixed_windows(size, kernel, stride, pad, dilation, out):
@@ -49,7 +70,7 @@ def adaptive_windows(size, out):
 
 @op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,),
     node_name="MaxPool2DWithIndicesBackward0")
-def max_pool_with_indices(xp, x, windows=None, kind="MaxPool2DWithIndices"):
+def max_pool_with_indices(xp, x, windows=None, fallback=None, kind="MaxPool2DWithIndices"):
     """Window maxima of (N, C, *sizes) and their flat indices into each plane (as torch)."""
     n, c = x.shape[:2]
     plane = math.prod(x.shape[2:])
@@ -66,25 +87,38 @@ def max_pool_with_indices(xp, x, windows=None, kind="MaxPool2DWithIndices"):
         best = xp.where(xp.any(nans, axis=-1), last_nan, best)
     where = xp.broadcast_to(xp.asarray(windows), cols.shape)
     indices = xp.take_along_axis(where, best[..., None], axis=-1)[..., 0]
+    if fallback is not None:
+        indices = xp.where(xp.asarray(windows < plane).any(-1), indices, xp.asarray(fallback))
     return values, indices.astype(xp.int64)
 
 
 max_pool_with_indices.node_name_rule = lambda params, datas: params["kind"] + "Backward0"
 
 
-def _max_pool_vjp(g, x_shape, indices, windows, kind):
+def _max_pool_vjp(g, x_shape, indices, windows, fallback, kind):
     n, c = x_shape[:2]
+    plane = math.prod(x_shape[2:])
     outs = (n, c, math.prod(indices.shape[2:]))  # explicit: -1 is ambiguous for 0 batches
-    flat = scatter_into_zeros(reshape(g, outs), reshape(indices, outs),
-                              shape=(n, c, math.prod(x_shape[2:])), dim=2)
-    return (reshape(flat, tuple(x_shape)),)
+    if fallback is None:
+        flat = scatter_into_zeros(reshape(g, outs), reshape(indices, outs), shape=(n, c, plane),
+                                  dim=2)
+        return (reshape(flat, tuple(x_shape)),)
+    # an index past the plane (a window of padding only) sends its gradient nowhere
+    flat = scatter_into_zeros(reshape(g, outs), reshape(clamp(indices, max=plane), outs),
+                              shape=(n, c, plane + 1), dim=2)
+    return (reshape(narrow(flat, 2, 0, plane), tuple(x_shape)),)
 
 
-def _max_pool_jvp(tangents, x_shape, indices, windows, kind):
+def _max_pool_jvp(tangents, x_shape, indices, windows, fallback, kind):
     n, c = x_shape[:2]
-    flat = gather(reshape(tangents[0], (n, c, math.prod(x_shape[2:]))), 2,
-                  reshape(indices, (n, c, math.prod(indices.shape[2:]))))
-    return reshape(flat, tuple(indices.shape)), None
+    flat = reshape(tangents[0], (n, c, math.prod(x_shape[2:])))
+    outs = (n, c, math.prod(indices.shape[2:]))
+    if fallback is None:
+        return reshape(gather(flat, 2, reshape(indices, outs)), tuple(indices.shape)), None
+    flat = cat([flat, zeros_like(narrow(flat, 2, 0, 1))], 2)
+    plane = math.prod(x_shape[2:])
+    picked = gather(flat, 2, reshape(clamp(indices, max=plane), outs))
+    return reshape(picked, tuple(indices.shape)), None
 
 
 max_pool_with_indices.defvjp_all(_max_pool_vjp)
@@ -158,9 +192,13 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     batched_input, added = pool_input(input, d, name)
     kernel, stride, pads, dilation, outs = pool_geometry(
         batched_input, kernel_size, stride, padding, dilation, ceil_mode, d, name)
-    windows = window_map([fixed_windows(*args) for args in zip(
-        batched_input.shape[2:], kernel, stride, pads, dilation, outs)])
+    if batched_input._data.dtype == np.bool_:
+        require_real_floating(name, batched_input._data)
+    dims = [fixed_windows(*args) for args in zip(
+        batched_input.shape[2:], kernel, stride, pads, dilation, outs)]
+    windows = window_map(dims)
     values, indices = max_pool_with_indices(batched_input, windows=windows,
+                                            fallback=fallback_map(dims, windows),
                                             kind=f"MaxPool{d}DWithIndices")
     if added:
         values, indices = squeeze(values, 0), squeeze(indices, 0)
@@ -220,6 +258,7 @@ def _adaptive_max_pool(input, output_size, return_indices, d):
     sizes = tuple(batched_input.shape[2:])
     outs = ntuple(output_size, d, name, "output_size")
     outs = tuple(s if o is None else o for o, s in zip(outs, sizes, strict=True))
+    require_real_floating(name, batched_input._data)
     windows = window_map([adaptive_windows(s, o) for s, o in zip(sizes, outs, strict=True)])
     values, indices = max_pool_with_indices(batched_input, windows=windows,
                                             kind=f"AdaptiveMaxPool{d}D")

@@ -23,6 +23,7 @@ from gradkit.ops.pooling import (
     window_map)
 from gradkit.ops.reduction import sum as sum_
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
+from gradkit.ops.unary_helpers import require_real_floating
 
 
 def _constant(like, array) -> Tensor:
@@ -72,11 +73,22 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     sizes = tuple(x.shape[2:])
+    if d == 3 and any(s < k for s, k in zip(sizes, kernel, strict=True)):
+        raise RuntimeError(f"input image (T: {sizes[0]} H: {sizes[1]} W: {sizes[2]}) smaller "
+                           f"than kernel size (kT: {kernel[0]} kH: {kernel[1]} kW: {kernel[2]})")
+    if x._data.dtype == np.bool_ or x._data.dtype.kind == "c":
+        require_real_floating(name, x._data)
     windows = window_map([fixed_windows(*args, 1, o) for *args, o in zip(
         sizes, kernel, stride, pads, outs)])
     divisor = divisor_override if divisor_override is not None else \
         _divisor(sizes, kernel, stride, pads, outs, count_include_pad)
-    out = div(_window_sums(x, windows), _constant(x, divisor))
+    sums = _window_sums(x, windows)
+    if x._data.dtype.kind in "iu":  # torch divides integers in C++: truncated
+        xp = get_array_module(x._data)
+        out = Tensor._make(xp.trunc(sums._data / xp.asarray(np.asarray(divisor))).astype(
+            x._data.dtype))
+    else:
+        out = div(sums, _constant(x, divisor))
     return squeeze(out, 0) if added else out
 
 
@@ -117,6 +129,7 @@ def _adaptive_avg_pool(input, output_size, d: int):
         raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, but got "
                            f"{list(input.shape)}")
     x, added = (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
+    require_real_floating(name, x._data)
     sizes = tuple(x.shape[2:])
     outs = ntuple(output_size, d, name, "output_size")
     outs = tuple(s if o is None else o for o, s in zip(outs, sizes, strict=True))

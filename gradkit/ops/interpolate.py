@@ -116,7 +116,8 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
     if recompute_scale_factor:
         scales = (None,) * len(outs)  # torch then maps indices with in / out
     x = input
-    for i, (out, scale) in enumerate(zip(outs, scales, strict=True)):
+    # the last dim first: torch's kernel blends along it innermost (the same rounding)
+    for i, (out, scale) in reversed(list(enumerate(zip(outs, scales, strict=True)))):
         dim, in_size = i + 2, x.shape[i + 2]
         if mode == "nearest":
             x = index_select(x, dim, _index(x, _nearest_index(in_size, out, scale)))

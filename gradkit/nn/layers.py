@@ -14,6 +14,15 @@ from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
 
 
+def scale_and_shift(module: Module, shape, affine: bool, bias: bool, device, dtype) -> None:
+    """A norm layer's ``weight`` (ones) and ``bias`` (zeros) of ``shape``; None where absent."""
+    module.weight = module.bias = None
+    if affine:
+        module.weight = Parameter(creation.ones(shape, device=device, dtype=dtype))
+        if bias:
+            module.bias = Parameter(creation.zeros(shape, device=device, dtype=dtype))
+
+
 class _WeightAndBias(Module):
     """What Linear and Conv2d share: a weight with one row per output feature, an optional
     bias per output feature, and torch's initialisation of both."""
@@ -171,11 +180,7 @@ class LayerNorm(Module):
         self.normalized_shape = shape
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        self.weight = self.bias = None
-        if elementwise_affine:
-            self.weight = Parameter(creation.ones(shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.zeros(shape, device=device, dtype=dtype))
+        scale_and_shift(self, shape, elementwise_affine, bias, device, dtype)
 
     def forward(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)

@@ -9,7 +9,7 @@ from gradkit import creation
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.backend import int64
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
-from gradkit.nn.layers import _ConvNd
+from gradkit.nn.layers import _ConvNd, scale_and_shift
 from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
 
@@ -63,11 +63,7 @@ class _Norm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        self.weight = self.bias = None
-        if affine:
-            self.weight = Parameter(creation.ones(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.zeros(num_features, device=device, dtype=dtype))
+        scale_and_shift(self, num_features, affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean",
                                  creation.zeros(num_features, device=device, dtype=dtype))
@@ -167,11 +163,7 @@ class GroupNorm(Module):
                              f"({num_groups})")
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
-        self.weight = self.bias = None
-        if affine:
-            self.weight = Parameter(creation.ones(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.zeros(num_channels, device=device, dtype=dtype))
+        scale_and_shift(self, num_channels, affine, bias, device, dtype)
 
     def forward(self, x):
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
@@ -226,25 +218,6 @@ class MaxPool1d(Module):
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class AvgPool1d(Module):
-    """Means over windows of (N, C, L) inputs."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True) -> None:
-        super().__init__()
-        self.kernel_size = _single(kernel_size)
-        self.stride = _single(stride if stride is not None else kernel_size)
-        self.padding = _single(padding)
-        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
-
-    def forward(self, x):
-        return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
 class AvgPool2d(Module):
     """Means over windows of (N, C, H, W) inputs."""
 
@@ -262,6 +235,21 @@ class AvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(AvgPool2d):
+    """Means over windows of (N, C, L) inputs (its arguments kept as 1-tuples, as torch)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        super().__init__(_single(kernel_size),
+                         _single(stride if stride is not None else kernel_size),
+                         _single(padding), ceil_mode, count_include_pad)
+        del self.divisor_override  # torch's AvgPool1d has none
+
+    def forward(self, x):
+        return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
 
 
 class AdaptiveAvgPool2d(Module):

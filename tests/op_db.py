@@ -917,6 +917,12 @@ OPS += [
                name="unbatched"),
         Sample((Distinct(1, 2, 7), 2), {"dilation": 2, "return_indices": True},
                name="indices"))),
+    OpInfo("max_pool2d_indices", lambda x, k, **kw: F.max_pool2d(x, k, return_indices=True,
+                                                                  **kw),
+           S(Sample((Distinct(1, 2, 4, 5), 2), {"stride": 1, "padding": 1, "dilation": 2},
+                    name="dilated_padded")),
+           torch=lambda x, k, **kw: _torch("nn.functional.max_pool2d")(x, k, return_indices=True,
+                                                                       **kw)),
     OpInfo("max_pool3d", F.max_pool3d, S(
         Sample((Distinct(1, 1, 3, 4, 4), 2)),
         Sample((Distinct(1, 2, 3, 4, 3), (2, 1, 2)),

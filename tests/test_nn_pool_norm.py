@@ -6,6 +6,7 @@ The functions' values and gradients (to second order) are checked on their op_db
 """
 import doctest
 import importlib
+import inspect
 
 import numpy as np
 import pytest
@@ -305,3 +306,27 @@ def test_integer_average_pooling_truncates_as_torch():
                    {"kernel_size": (1, 2), "divisor_override": 3}):
         _same(gradkit.nn.functional.avg_pool2d(gradkit.tensor(x), **kwargs),
               torch.nn.functional.avg_pool2d(torch.tensor(x), **kwargs))
+
+
+NEW_FUNCTIONS = (
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "batch_norm", "conv1d",
+    "conv3d", "conv_transpose1d", "conv_transpose2d", "fold", "group_norm", "instance_norm",
+    "interpolate", "local_response_norm", "lp_pool1d", "lp_pool2d", "max_pool1d", "max_pool3d",
+    "pixel_shuffle", "pixel_unshuffle", "rms_norm", "scaled_dot_product_attention", "unfold")
+
+
+def _parameters(function):
+    try:
+        names = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):  # a C builtin of torch's without a signature
+        return None
+    return None if names == ["args", "kwargs"] else names
+
+
+@pytest.mark.parametrize("name", NEW_FUNCTIONS)
+def test_functions_take_torch_parameter_names(name):
+    expected = _parameters(getattr(torch.nn.functional, name))
+    if expected is None:
+        pytest.skip("torch's function has no Python signature")
+    assert _parameters(getattr(gradkit.nn.functional, name)) == expected

@@ -107,7 +107,7 @@ SAVED_NAMES = {"_saved_self", "_saved_other", "_saved_exponent", "_saved_result"
                "_saved_dim", "_saved_keepdim", "_saved_condition"}
 # ops whose gradkit rule needs other values than torch's (shapes or indices, not the input)
 SAVES_OTHER_VALUES = {"getitem_basic", "max_pool2d", "cross_entropy", "nll_loss", "max_pool3d",
-                      "adaptive_max_pool2d"}
+                      "adaptive_max_pool2d", "max_pool2d_indices"}
 # one fused torch op that gradkit composes of existing ops (gradkit/ops/pooling_avg.py,
 # normalization.py, conv_more.py, attention.py, interpolate.py): the gradients are torch's, the
 # last node is gradkit's last step

@@ -151,10 +151,6 @@ def _ntuple(value, name: str, d: int) -> tuple:
     return value
 
 
-def _pair(value, name: str) -> tuple[int, int]:
-    return _ntuple(value, name, 2)
-
-
 def _padding(padding, kernel, stride, dilation):
     """Flat (before, after) pairs per spatial dim from an int, a list, 'valid' or 'same'."""
     d = len(kernel)

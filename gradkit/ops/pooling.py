@@ -75,18 +75,25 @@ def max_pool_with_indices(xp, x, windows=None, fallback=None, kind="MaxPool2DWit
     n, c = x.shape[:2]
     plane = math.prod(x.shape[2:])
     lowest = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
-    flat = xp.concatenate([x.reshape(n, c, plane), xp.full((n, c, 1), lowest, dtype=x.dtype)],
-                          axis=2)
-    cols = flat[:, :, windows]
-    values = xp.max(cols, axis=-1) if cols.shape[-1] else xp.full(cols.shape[:-1], lowest)
-    valid = xp.asarray(windows < plane)
-    best = xp.argmax((cols == values[..., None]) & valid, axis=-1)
-    if x.dtype.kind == "f":  # a NaN wins, the last one scanned
-        nans = xp.isnan(cols)
-        last_nan = cols.shape[-1] - 1 - xp.argmax(nans[..., ::-1], axis=-1)
-        best = xp.where(xp.any(nans, axis=-1), last_nan, best)
-    where = xp.broadcast_to(xp.asarray(windows), cols.shape)
-    indices = xp.take_along_axis(where, best[..., None], axis=-1)[..., 0]
+    flat = x.reshape(n, c, plane)
+    padded = bool((windows == plane).any())
+    if padded:  # padded slots read the lowest value, from one slot past the plane
+        flat = xp.concatenate([flat, xp.full((n, c, 1), lowest, dtype=x.dtype)], axis=2)
+    by_slot = np.ascontiguousarray(np.moveaxis(windows, -1, 0))  # (K, *out): slot-major
+    cols = xp.take(flat, xp.asarray(by_slot), axis=2)  # (N, C, K, *out)
+    values = xp.max(cols, axis=2)  # NaN propagates
+    tie_with_padding = padded and bool((values == lowest).any())
+    best = xp.zeros(values.shape, dtype=xp.int64)
+    for slot in reversed(range(cols.shape[2])):  # the first maximum: the lowest slot wins
+        hit = cols[:, :, slot] == values
+        if tie_with_padding:  # a padded slot never wins
+            hit = hit & xp.asarray(by_slot[slot] < plane)
+        best = xp.where(hit, slot, best)
+    if x.dtype.kind == "f" and bool(xp.isnan(x).any()):  # a NaN wins, the last one scanned
+        for slot in range(cols.shape[2]):
+            best = xp.where(xp.isnan(cols[:, :, slot]), slot, best)
+    where = xp.broadcast_to(xp.asarray(by_slot), cols.shape)
+    indices = xp.take_along_axis(where, best[:, :, None], axis=2)[:, :, 0]
     if fallback is not None:
         indices = xp.where(xp.asarray(windows < plane).any(-1), indices, xp.asarray(fallback))
     return values, indices.astype(xp.int64)

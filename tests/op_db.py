@@ -886,7 +886,8 @@ OPS += [
     OpInfo("conv1d", F.conv1d, S(
         Sample((N(1, 2, 5), N(3, 2, 2), N(3))),
         Sample((N(2, 4, 5), N(4, 2, 3)), {"stride": 2, "padding": 1, "groups": 2}),
-        Sample((N(2, 5), N(2, 2, 2)), {"dilation": 2, "padding": "same"}, name="unbatched"))),
+        Sample((N(2, 5), N(2, 2, 2)), {"dilation": 2, "padding": "same"}, name="unbatched"),
+        Sample((Z(1, 2, 4), Z(2, 2, 2), Z(2)), name="complex"))),
     OpInfo("conv3d", F.conv3d, S(
         Sample((N(1, 2, 3, 3, 2), N(2, 2, 2, 2, 1), N(2))),
         Sample((N(1, 1, 3, 3, 3), N(1, 1, 2, 2, 2)), {"stride": 2, "padding": 1}))),
@@ -894,7 +895,8 @@ OPS += [
         Sample((N(1, 2, 3), N(2, 3, 2), N(3))),
         Sample((N(1, 4, 3), N(4, 1, 3)),
                {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2}),
-        Sample((N(2, 3), N(2, 2, 2)), {"dilation": 2}, name="unbatched"))),
+        Sample((N(2, 3), N(2, 2, 2)), {"dilation": 2}, name="unbatched"),
+        Sample((Z(1, 2, 3), Z(2, 2, 2)), {"stride": 2}, name="complex"))),
     OpInfo("conv_transpose2d", F.conv_transpose2d, S(
         Sample((N(1, 2, 2, 3), N(2, 2, 2, 2), N(2))),
         Sample((N(1, 2, 2, 2), N(2, 1, 3, 2)), {"stride": (2, 1), "padding": (1, 0),

@@ -330,3 +330,19 @@ def test_functions_take_torch_parameter_names(name):
     if expected is None:
         pytest.skip("torch's function has no Python signature")
     assert _parameters(getattr(gradkit.nn.functional, name)) == expected
+
+
+@pytest.mark.parametrize("output_size", [(7, 9), [1, 2, 8, 10], (2, 2, 8, 9)])
+def test_conv_transpose2d_output_size_picks_torch_output_padding(output_size):
+    ours, theirs = _twins(lambda lib: lib.nn.ConvTranspose2d(2, 2, 3, stride=2, padding=1))
+    x = np.random.default_rng(0).standard_normal((1, 2, 4, 5))
+    _same(ours(gradkit.tensor(x), output_size), theirs(torch.tensor(x), output_size))
+
+
+def test_conv_transpose2d_output_size_errors_as_torch():
+    def program(lib, size):
+        lib.manual_seed(0)
+        return lib.nn.ConvTranspose2d(2, 2, 3, stride=2, padding=1)(lib.ones(1, 2, 4, 5), size)
+    for size in ((9, 8), (7,)):
+        assert _call(lambda lib, s=size: program(lib, s), gradkit) == \
+            _call(lambda lib, s=size: program(lib, s), torch)

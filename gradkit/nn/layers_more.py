@@ -6,6 +6,7 @@ defaults, buffers and repr.
 from __future__ import annotations
 
 from gradkit import creation
+from gradkit._tensor import Size
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.backend import int64
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
@@ -44,11 +45,26 @@ class ConvTranspose2d(_ConvNd):
                          groups, bias, padding_mode, device, dtype, output_padding)
 
     def forward(self, x, output_size=None):
-        if output_size is not None:
-            raise NotImplementedError("gradkit's ConvTranspose2d takes no output_size; give "
-                                      "output_padding instead")
         return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
-                                  self.output_padding, self.groups, self.dilation)
+                                  self._output_padding(x, output_size), self.groups,
+                                  self.dilation)
+
+    def _output_padding(self, x, output_size) -> tuple:
+        """torch's: the output_padding that makes the output ``output_size`` (if given)."""
+        if output_size is None:
+            return self.output_padding
+        lead = 2 if x.ndim == 4 else 1
+        size = output_size[lead:] if len(output_size) == lead + 2 else output_size
+        if len(size) != 2:
+            raise ValueError(f"ConvTranspose2D: for {x.ndim}D input, output_size must have 2 or "
+                             f"{lead + 2} elements (got {len(size)})")
+        lows = [(x.shape[lead + d] - 1) * self.stride[d] - 2 * self.padding[d]
+                + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(2)]
+        highs = [low + s - 1 for low, s in zip(lows, self.stride, strict=True)]
+        if any(not low <= n <= high for n, low, high in zip(size, lows, highs, strict=True)):
+            raise ValueError(f"requested an output size of {size}, but valid sizes range from "
+                             f"{lows} to {highs} (for an input of {Size(x.shape[lead:])})")
+        return tuple(n - low for n, low in zip(size, lows, strict=True))
 
 
 class _Norm(Module):

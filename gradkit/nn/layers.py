@@ -78,7 +78,7 @@ class _ConvNd(_WeightAndBias):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device=None, dtype=None, output_padding=0) -> None:
+                 device=None, dtype=None) -> None:
         super().__init__()
         if in_channels % groups != 0:
             raise ValueError("in_channels must be divisible by groups")
@@ -94,7 +94,7 @@ class _ConvNd(_WeightAndBias):
         self.stride = _ntuple(stride, n)
         self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
         self.dilation = _ntuple(dilation, n)
-        self.output_padding = _ntuple(output_padding, n)
+        self.output_padding = (0,) * n  # a transposed layer sets its own
         self.groups = groups
         self.padding_mode = padding_mode
         shape = (in_channels, out_channels // groups) if self.transposed \

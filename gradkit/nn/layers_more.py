@@ -10,7 +10,7 @@ from gradkit._tensor import Size
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.backend import int64
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
-from gradkit.nn.layers import _ConvNd, scale_and_shift
+from gradkit.nn.layers import _ConvNd, _ntuple, scale_and_shift
 from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
 
@@ -42,7 +42,8 @@ class ConvTranspose2d(_ConvNd):
                  output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
                  padding_mode: str = "zeros", device=None, dtype=None) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, device, dtype, output_padding)
+                         groups, bias, padding_mode, device, dtype)
+        self.output_padding = _ntuple(output_padding, 2)
 
     def forward(self, x, output_size=None):
         return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,

@@ -346,3 +346,27 @@ def test_conv_transpose2d_output_size_errors_as_torch():
     for size in ((9, 8), (7,)):
         assert _call(lambda lib, s=size: program(lib, s), gradkit) == \
             _call(lambda lib, s=size: program(lib, s), torch)
+
+
+def test_instance_norm_features_mismatch_warns_or_raises_as_torch():
+    x = np.ones((1, 1, 1, 2))
+    with pytest.warns(UserWarning, match="input's size at dim=1 does not match num_features"):
+        gradkit.nn.InstanceNorm2d(2)(gradkit.tensor(x))
+    assert _call(lambda lib: lib.nn.InstanceNorm2d(2, affine=True)(lib.ones(1, 1, 1, 2)),
+                 gradkit) == _call(lambda lib: lib.nn.InstanceNorm2d(2, affine=True)(
+                     lib.ones(1, 1, 1, 2)), torch)
+
+
+@pytest.mark.filterwarnings("ignore:input's size at dim=1")
+def test_double_backward_through_instance_norm_and_inplace_relu():
+    """torch's test_inplace_view_backward (issue #10532), its first half: no error, x intact."""
+    results = []
+    for lib in (gradkit, torch):
+        net = lib.nn.Sequential(lib.nn.InstanceNorm2d(2), lib.nn.ReLU(True))
+        x = lib.tensor([[[[1.0, 1.0]]]], requires_grad=True)
+        (g,) = lib.autograd.grad(net(x).pow(2), [x], grad_outputs=x.new_ones(x.shape),
+                                 create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), [x])
+        results.append((g, gg, x))
+    for ours, theirs in zip(*results, strict=True):
+        _same(ours, theirs)

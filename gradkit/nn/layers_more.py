@@ -5,6 +5,8 @@ defaults, buffers and repr.
 """
 from __future__ import annotations
 
+import warnings
+
 from gradkit import creation
 from gradkit._tensor import Size
 from gradkit.autograd.grad_mode import no_grad
@@ -162,6 +164,15 @@ class InstanceNorm2d(_Norm):
     def forward(self, x):
         if x.ndim not in (3, 4):
             raise ValueError(f"expected 3D or 4D input (got {x.ndim}D input)")
+        feature_dim = x.ndim - 3
+        if x.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{x.shape[feature_dim]}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
+                          "can silence this warning by not passing in num_features, which is not "
+                          "used because affine=False", stacklevel=2)
         if x.ndim == 3:
             return self.forward(x.unsqueeze(0)).squeeze(0)
         return F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,

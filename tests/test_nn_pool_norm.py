@@ -370,3 +370,20 @@ def test_double_backward_through_instance_norm_and_inplace_relu():
         results.append((g, gg, x))
     for ours, theirs in zip(*results, strict=True):
         _same(ours, theirs)
+
+
+def test_hook_on_batch_norm_output():
+    """torch's test_hooks_cpp: a tensor hook on an eval BatchNorm1d's output runs once."""
+    for lib in (gradkit, torch):
+        bn = lib.nn.BatchNorm1d(5, affine=False).double().eval()
+        counter = [0]
+
+        def bw_hook(grad, counter=counter):
+            counter[0] += 1
+            return grad * 2
+        x = lib.ones(5, 5, dtype=lib.float64, requires_grad=True)
+        z = bn(x)
+        z.register_hook(bw_hook)
+        z.sum().backward()
+        assert counter[0] == 1
+        np.testing.assert_allclose(_numpy(x.grad), 2 / np.sqrt(1 + 1e-5) * np.ones((5, 5)))

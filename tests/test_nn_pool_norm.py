@@ -192,6 +192,15 @@ ERRORS = {
         _r(lib, 1, 1, 1, 3), scale_factor=0.5),
     "sdpa_complex": lambda lib: lib.nn.functional.scaled_dot_product_attention(
         *[lib.ones(2, 1, dtype=lib.complex64)] * 3),
+    # dtypes the kernels lack
+    "interpolate_linear_long": lambda lib: lib.nn.functional.interpolate(
+        lib.ones(1, 1, 3, dtype=lib.int64), size=5, mode="linear"),
+    "rms_long": lambda lib: lib.nn.functional.rms_norm(lib.ones(2, 3, dtype=lib.int64), (3,)),
+    "unfold_long": lambda lib: lib.nn.functional.unfold(lib.ones(1, 1, 3, 3, dtype=lib.int64), 2),
+    "fold_long": lambda lib: lib.nn.functional.fold(lib.ones(1, 4, 4, dtype=lib.int64), (3, 3), 2),
+    "max1d_long": lambda lib: lib.nn.functional.max_pool1d(lib.ones(1, 1, 4, dtype=lib.int64), 2),
+    "instance_long": lambda lib: lib.nn.functional.instance_norm(
+        lib.ones(2, 4, 3, dtype=lib.int64)),
 }
 
 

@@ -18,7 +18,7 @@ from gradkit.ops.padding import pad
 from gradkit.ops.piecewise import where
 from gradkit.ops.reduction import softmax
 from gradkit.ops.shape import permute, reshape, squeeze, transpose, unsqueeze
-from gradkit.ops.unary_helpers import require_real_floating
+from gradkit.ops.unary_helpers import kernel_error, require_real_floating
 
 
 def _constant(like, array) -> Tensor:
@@ -122,6 +122,8 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
                            f"and other non-zero dimensions for input, but got: "
                            f"{list(input.shape)}")
+    if input._data.dtype.kind in "biu":
+        raise kernel_error("im2col_out_cpu")(input._data)
     if input.ndim == 3:
         return squeeze(unfold(unsqueeze(input, 0), kernel_size, dilation, padding, stride), 0)
     kernel, dilation, padding, stride = _pairs(kernel_size, dilation, padding, stride)
@@ -146,6 +148,8 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError("Expected 2D or 3D (batch mode) input tensor with possibly 0 batch "
                            f"size and non-zero dimensions for input, but got: "
                            f"{list(input.shape)}")
+    if input._data.dtype.kind in "biu":
+        raise kernel_error("col2im_out_cpu")(input._data)
     if input.ndim == 2:
         return squeeze(fold(unsqueeze(input, 0), output_size, kernel_size, dilation, padding,
                             stride), 0)

@@ -19,7 +19,7 @@ from gradkit.ops.padding import pad
 from gradkit.ops.pooling_avg import avg_pool2d, avg_pool3d
 from gradkit.ops.reduction import mean
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
-from gradkit.ops.unary_helpers import require_real_floating
+from gradkit.ops.unary_helpers import kernel_error, require_real_floating
 
 
 def _channel_shape(input) -> tuple:
@@ -95,6 +95,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5):
     """torch.nn.functional.instance_norm: each (sample, channel) normalized over its * dims."""
+    require_real_floating("batch_norm", input._data)
     if use_input_stats and math.prod(input.shape[2:]) == 1:
         raise ValueError("Expected more than 1 spatial element when training, got input size "
                          f"{input.shape}")
@@ -158,6 +159,8 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
         raise RuntimeError("Expected weight to be of same shape as normalized_shape, but got "
                            f"weight of shape {list(weight.shape)} and normalized_shape = "
                            f"{list(shape)}")
+    if input._data.dtype.kind in "biu":
+        raise kernel_error("rms_norm")(input._data)
     if eps is None:
         eps = float(np.finfo(to_numpy_dtype(input.dtype)).eps)
     axes = tuple(range(input.ndim - k, input.ndim))

@@ -18,7 +18,7 @@ from gradkit.ops.joining import cat
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.slicing import narrow
-from gradkit.ops.unary_helpers import require_real_floating
+from gradkit.ops.unary_helpers import kernel_error, require_real_floating
 
 
 def window_map(dims) -> np.ndarray:
@@ -218,6 +218,8 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if input.ndim not in (2, 3):
         raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
                            f"dim batch size for input, but got:{list(input.shape)}")
+    if input._data.dtype.kind in "biu":  # torch's 1-D kernel has floating types only
+        raise kernel_error("max_pool1d_impl")(input._data)
     def one(value, what):
         value = (value,) if isinstance(value, int) else tuple(value)
         if len(value) != 1:

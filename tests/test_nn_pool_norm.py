@@ -260,6 +260,8 @@ EMPTY = {
     "instance_norm": (lambda nnf, x: nnf.instance_norm(x), (0, 2, 3)),
     "local_response_norm": (lambda nnf, x: nnf.local_response_norm(x, 2), (0, 4, 3)),
     "interpolate": (lambda nnf, x: nnf.interpolate(x, scale_factor=2, mode="linear"), (0, 2, 3)),
+    "batch_norm_eval": (lambda nnf, x: nnf.batch_norm(x, x.new_zeros(3), x.new_ones(3)),
+                        (0, 3, 2)),
     "unfold": (lambda nnf, x: nnf.unfold(x, 2), (0, 2, 3, 3)),
 }
 
@@ -396,3 +398,13 @@ def test_hook_on_batch_norm_output():
         z.sum().backward()
         assert counter[0] == 1
         np.testing.assert_allclose(_numpy(x.grad), 2 / np.sqrt(1 + 1e-5) * np.ones((5, 5)))
+
+
+def test_batch_norm_of_an_empty_integer_batch_runs_no_kernel_as_torch():
+    """fuzzer, breadth seed 2792: torch's dtype check lives in a kernel an empty input skips."""
+    for training in (False, True):
+        out = gradkit.nn.functional.batch_norm(gradkit.ones(0, 3, 2, dtype=gradkit.int64),
+                                               gradkit.zeros(3), gradkit.ones(3), training=training)
+        expected = torch.nn.functional.batch_norm(torch.ones(0, 3, 2, dtype=torch.int64),
+                                                  torch.zeros(3), torch.ones(3), training=training)
+        _same(out, expected)

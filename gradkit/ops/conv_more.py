@@ -8,7 +8,7 @@ gradients are torch's and differentiable again.
 from __future__ import annotations
 
 from gradkit.ops.conv import _ntuple, batched, check_conv_arguments, conv_nd, fold
-from gradkit.ops.einsum import einsum
+from gradkit.ops.einsum import _einsum
 from gradkit.ops.padding import pad
 from gradkit.ops.shape import reshape, squeeze
 
@@ -66,8 +66,9 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
     n, c_in = x.shape[:2]
     c_out = weight.shape[1] * groups
     k, s = _LETTERS[0][:d], _LETTERS[1][:d]
-    cols = einsum(f"ngc{s},gco{k}->ngo{k}{s}", reshape(x, (n, groups, c_in // groups) + sizes),
-                  reshape(weight, (groups, c_in // groups, c_out // groups) + kernel))
+    cols = _einsum(reshape(x, (n, groups, c_in // groups) + sizes),
+                   reshape(weight, (groups, c_in // groups, c_out // groups) + kernel),
+                   equation=f"ngc{s},gco{k}->ngo{k}{s}")
     cols = reshape(cols, (n, c_out) + kernel + sizes)
     out = fold(cols, geometry=(full, kernel, sizes, stride, dilation))
     out = pad(out, tuple(v for p, e in reversed(list(zip(pads, extra, strict=True)))

@@ -116,6 +116,13 @@ def _pairs(kernel_size, dilation, padding, stride):
                  for v in (kernel_size, dilation, padding, stride))
 
 
+def _blocks(sizes, kernel, dilation, padding, stride) -> tuple:
+    """(padded sizes, number of sliding blocks per dim) of im2col / col2im."""
+    padded = tuple(s + 2 * p for s, p in zip(sizes, padding, strict=True))
+    return padded, tuple((p - d * (k - 1) - 1) // s + 1
+                         for p, d, k, s in zip(padded, dilation, kernel, stride, strict=True))
+
+
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """torch.nn.functional.unfold (im2col): (N, C, H, W) -> (N, C kh kw, L) sliding blocks."""
     if input.ndim not in (3, 4) or 0 in tuple(input.shape)[1:]:
@@ -127,9 +134,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     if input.ndim == 3:
         return squeeze(unfold(unsqueeze(input, 0), kernel_size, dilation, padding, stride), 0)
     kernel, dilation, padding, stride = _pairs(kernel_size, dilation, padding, stride)
-    padded = tuple(s + 2 * p for s, p in zip(input.shape[2:], padding, strict=True))
-    blocks = tuple((p - d * (k - 1) - 1) // s + 1
-                   for p, d, k, s in zip(padded, dilation, kernel, stride, strict=True))
+    padded, blocks = _blocks(input.shape[2:], kernel, dilation, padding, stride)
     if min(blocks) < 1:
         raise RuntimeError(f"Given input with spatial size ({', '.join(map(str, input.shape[2:]))}"
                            f"), kernel_size={kernel}, dilation={dilation}, padding={padding}, "
@@ -148,11 +153,11 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError("Expected 2D or 3D (batch mode) input tensor with possibly 0 batch "
                            f"size and non-zero dimensions for input, but got: "
                            f"{list(input.shape)}")
-    if input._data.dtype.kind in "biu":
-        raise kernel_error("col2im_out_cpu")(input._data)
     if input.ndim == 2:
         return squeeze(fold(unsqueeze(input, 0), output_size, kernel_size, dilation, padding,
                             stride), 0)
+    if input._data.dtype.kind in "biu":
+        raise kernel_error("col2im_out_cpu")(input._data)
     out_hw = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
     kernel, dilation, padding, stride = _pairs(kernel_size, dilation, padding, stride)
     n, ckk, length = input.shape
@@ -160,9 +165,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product "
                            f"of kernel_size, but got input.size(1)={ckk} and "
                            f"kernel_size={kernel}.")
-    padded = tuple(s + 2 * p for s, p in zip(out_hw, padding, strict=True))
-    blocks = tuple((p - d * (k - 1) - 1) // s + 1
-                   for p, d, k, s in zip(padded, dilation, kernel, stride, strict=True))
+    padded, blocks = _blocks(out_hw, kernel, dilation, padding, stride)
     if blocks[0] * blocks[1] != length:
         raise RuntimeError(f"Given output_size={out_hw}, kernel_size={kernel}, "
                            f"dilation={dilation}, padding={padding}, stride={stride}, expected "

@@ -408,3 +408,25 @@ def test_batch_norm_of_an_empty_integer_batch_runs_no_kernel_as_torch():
         expected = torch.nn.functional.batch_norm(torch.ones(0, 3, 2, dtype=torch.int64),
                                                   torch.zeros(3), torch.ones(3), training=training)
         _same(out, expected)
+
+
+@pytest.mark.parametrize("name", ["BatchNorm1d_3d", "InstanceNorm2d_tracked", "ConvTranspose2d",
+                                  "MaxPool1d", "AdaptiveAvgPool2d"])
+def test_module_on_a_cuda_device_matches_the_cpu(monkeypatch, name):
+    """On the strict CuPy stand-in (tests/strict_xp.py): no NumPy-only code in the layers."""
+    import strict_xp
+    strict_xp.install(monkeypatch)
+    make, shape = MODULES[name]
+    x = np.random.default_rng(0).standard_normal(shape)
+    results = []
+    for device in ("cpu", "cuda"):
+        gradkit.manual_seed(0)
+        module = make(gradkit).double().to(device)
+        gx = gradkit.tensor(x, device=device, requires_grad=True)
+        out = module(gx)
+        out.sum().backward()
+        module.eval()
+        results.append([out.cpu(), gx.grad.cpu(), module(gx).cpu()]
+                       + [v.cpu() for v in module.state_dict().values()])
+    for cpu, gpu in zip(*results, strict=True):
+        np.testing.assert_allclose(_numpy(gpu), _numpy(cpu), rtol=1e-12, atol=1e-12)

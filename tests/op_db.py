@@ -1183,3 +1183,106 @@ OPS += [
         Sample((N(4), N(4)), {"p": 3.0}))),
 ]
 _rng = _table_rng
+
+# lane nnpool: pooling, normalization, convolution variants, attention, resampling
+# (gradkit/ops/pooling.py, pooling_avg.py, conv_more.py, normalization.py, attention.py,
+# interpolate.py), drawing from their own generator so the rows above keep their values
+_table_rng, _rng = _rng, np.random.default_rng(1516)
+_ATTEND = B([[True, False, True, True], [False, False, False, False], [True, True, False, True]])
+OPS += [
+    OpInfo("conv1d", F.conv1d, S(
+        Sample((N(1, 2, 5), N(3, 2, 2), N(3))),
+        Sample((N(2, 4, 5), N(4, 2, 3)), {"stride": 2, "padding": 1, "groups": 2}),
+        Sample((N(2, 5), N(2, 2, 2)), {"dilation": 2, "padding": "same"}, name="unbatched"),
+        Sample((Z(1, 2, 4), Z(2, 2, 2), Z(2)), name="complex"))),
+    OpInfo("conv3d", F.conv3d, S(
+        Sample((N(1, 2, 3, 3, 2), N(2, 2, 2, 2, 1), N(2))),
+        Sample((N(1, 1, 3, 3, 3), N(1, 1, 2, 2, 2)), {"stride": 2, "padding": 1}))),
+    OpInfo("conv_transpose1d", F.conv_transpose1d, S(
+        Sample((N(1, 2, 3), N(2, 3, 2), N(3))),
+        Sample((N(1, 4, 3), N(4, 1, 3)),
+               {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2}),
+        Sample((N(2, 3), N(2, 2, 2)), {"dilation": 2}, name="unbatched"),
+        Sample((Z(1, 2, 3), Z(2, 2, 2)), {"stride": 2}, name="complex"))),
+    OpInfo("conv_transpose2d", F.conv_transpose2d, S(
+        Sample((N(1, 2, 2, 3), N(2, 2, 2, 2), N(2))),
+        Sample((N(1, 2, 2, 2), N(2, 1, 3, 2)), {"stride": (2, 1), "padding": (1, 0),
+                                                 "output_padding": (1, 0), "dilation": (1, 2)}))),
+    OpInfo("avg_pool1d", F.avg_pool1d, S(
+        Sample((N(1, 2, 5), 2)),
+        Sample((N(2, 5), 3), {"stride": 2, "padding": 1, "ceil_mode": True,
+                              "count_include_pad": False}, name="unbatched"))),
+    OpInfo("avg_pool2d", F.avg_pool2d, S(
+        Sample((N(1, 2, 4, 4), 2)),
+        Sample((N(1, 1, 5, 4), 3), {"stride": 2, "padding": 1, "ceil_mode": True}),
+        Sample((N(1, 1, 4, 5), (2, 3)), {"padding": 1, "count_include_pad": False}),
+        Sample((N(1, 1, 4, 4), 2), {"divisor_override": 3}))),
+    OpInfo("avg_pool3d", F.avg_pool3d, S(
+        Sample((N(1, 1, 3, 3, 4), 2), {"stride": (1, 2, 2), "padding": (1, 0, 1),
+                                       "ceil_mode": True, "count_include_pad": False}),)),
+    OpInfo("max_pool1d", F.max_pool1d, S(
+        Sample((Distinct(1, 2, 6), 2)),
+        Sample((Distinct(2, 7), 3), {"stride": 2, "padding": 1, "ceil_mode": True},
+               name="unbatched"),
+        Sample((Distinct(1, 2, 7), 2), {"dilation": 2, "return_indices": True},
+               name="indices"))),
+    OpInfo("max_pool2d_indices", lambda x, k, **kw: F.max_pool2d(x, k, return_indices=True,
+                                                                  **kw),
+           S(Sample((Distinct(1, 2, 4, 5), 2), {"stride": 1, "padding": 1, "dilation": 2},
+                    name="dilated_padded")),
+           torch=lambda x, k, **kw: _torch("nn.functional.max_pool2d")(x, k, return_indices=True,
+                                                                       **kw)),
+    OpInfo("max_pool3d", F.max_pool3d, S(
+        Sample((Distinct(1, 1, 3, 4, 4), 2)),
+        Sample((Distinct(1, 2, 3, 4, 3), (2, 1, 2)),
+               {"padding": (1, 0, 1), "dilation": (1, 2, 1), "return_indices": True}))),
+    OpInfo("adaptive_avg_pool1d", F.adaptive_avg_pool1d, S(Sample((N(1, 2, 7), 3)),)),
+    OpInfo("adaptive_avg_pool2d", F.adaptive_avg_pool2d, S(
+        Sample((N(1, 2, 5, 4), (3, 2))), Sample((N(2, 5, 4), (2, None)), name="unbatched"))),
+    OpInfo("adaptive_avg_pool3d", F.adaptive_avg_pool3d, S(Sample((N(1, 1, 3, 4, 5), (2, 3, 2))),)),
+    OpInfo("adaptive_max_pool1d", F.adaptive_max_pool1d, S(
+        Sample((Distinct(1, 2, 7), 3)), Sample((Distinct(2, 7), 4, True), name="indices"))),
+    OpInfo("adaptive_max_pool2d", F.adaptive_max_pool2d, S(
+        Sample((Distinct(1, 2, 5, 4), (3, 2))),
+        Sample((Distinct(1, 5, 4), 2, True), name="unbatched_indices"))),
+    OpInfo("lp_pool1d", F.lp_pool1d, S(Sample((N(1, 2, 6), 2, 2)),
+                                       Sample((P(1, 2, 7), 3.0, 3, 2, True)))),
+    OpInfo("lp_pool2d", F.lp_pool2d, S(Sample((N(1, 2, 4, 4), 2, 2)),
+                                       Sample((P(1, 1, 5, 4), 1.5, (2, 3), 2)))),
+    OpInfo("batch_norm", F.batch_norm, S(
+        Sample((N(3, 2), Const(N(2)), Const(P(2)), N(2), N(2)), {"training": True}),
+        Sample((N(2, 3, 2), Const(N(3)), Const(P(3))), {"training": False}, name="eval"),
+        Sample((N(2, 2, 2, 2), None, None), {"training": True, "eps": 1e-3}, name="no_stats"))),
+    OpInfo("instance_norm", F.instance_norm, S(
+        Sample((N(2, 2, 3),)),
+        Sample((N(1, 2, 2, 2), Const(N(2)), Const(P(2)), N(2), N(2)), name="stats_affine"))),
+    OpInfo("group_norm", F.group_norm, S(Sample((N(2, 4, 2), 2, N(4), N(4))),
+                                         Sample((N(1, 2, 3), 1)))),
+    OpInfo("rms_norm", F.rms_norm, S(Sample((N(2, 3), (3,), N(3))),
+                                     Sample((N(2, 2, 2), (2, 2)), {"eps": 1e-3}))),
+    OpInfo("local_response_norm", F.local_response_norm, S(
+        Sample((N(1, 3, 2), 2)),
+        Sample((N(1, 4, 2, 2), 3), {"alpha": 0.1, "beta": 0.5, "k": 2.0}))),
+    OpInfo("scaled_dot_product_attention", F.scaled_dot_product_attention, S(
+        Sample((N(2, 3, 2), N(2, 4, 2), N(2, 4, 2))),
+        Sample((N(1, 3, 2), N(1, 3, 2), N(1, 3, 2)), {"is_causal": True, "scale": 0.7},
+               name="causal"),
+        Sample((N(3, 2), N(4, 2), N(4, 2)), {"attn_mask": _ATTEND}, name="bool_mask"),
+        Sample((N(3, 2), N(4, 2), N(4, 2)), {"attn_mask": N(3, 4)}, name="float_mask"))),
+    OpInfo("pixel_shuffle", F.pixel_shuffle, S(Sample((N(1, 4, 2, 3), 2)),)),
+    OpInfo("pixel_unshuffle", F.pixel_unshuffle, S(Sample((N(1, 1, 4, 2), 2)),)),
+    OpInfo("unfold", F.unfold, S(
+        Sample((N(1, 2, 3, 4), (2, 3)), {"padding": 1, "stride": (2, 1)}),
+        Sample((N(2, 3, 3), 2), name="unbatched"))),
+    OpInfo("fold", F.fold, S(
+        Sample((N(1, 4, 6), (3, 4), 2)),
+        Sample((N(1, 8, 4), (3, 5), 2), {"stride": (1, 3), "padding": (0, 0)}, name="strided"))),
+    OpInfo("interpolate", F.interpolate, S(
+        Sample((N(1, 2, 3), None, 2), name="nearest1d"),
+        Sample((N(1, 1, 2, 3), (3, 5)), name="nearest2d"),
+        Sample((N(1, 2, 4), 3, None, "linear"), name="linear"),
+        Sample((N(1, 1, 3, 2), (4, 5), None, "bilinear", False), name="bilinear"),
+        Sample((N(1, 1, 3, 2), None, 1.5, "bilinear", True), name="bilinear_corners"),
+        Sample((N(1, 1, 2, 2, 3), None, 2, "trilinear", False), name="trilinear"))),
+]
+_rng = _table_rng

@@ -8,6 +8,9 @@ from gradkit.nn.activation_more import (
     Mish, PReLU, ReLU6, RReLU, SiLU, Softplus, Softshrink, Softsign, Tanhshrink, Threshold)
 from gradkit.nn.container import ModuleList, Sequential
 from gradkit.nn.layers import Conv2d, Dropout, Embedding, LayerNorm, Linear, MaxPool2d
+from gradkit.nn.layers_more import (
+    AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, ConvTranspose2d,
+    GroupNorm, InstanceNorm2d, MaxPool1d, RMSNorm)
 from gradkit.nn.loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from gradkit.nn.loss_more import (
     BCELoss, CosineEmbeddingLoss, CosineSimilarity, GaussianNLLLoss, HingeEmbeddingLoss,
@@ -19,7 +22,9 @@ from gradkit.nn.parameter import Parameter
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d", "Embedding",
            "LayerNorm", "Dropout", "MaxPool2d", "ReLU", "Tanh", "Sigmoid", "GELU", "Flatten",
-           "Softmax", "LogSoftmax", "Softmin",
+           "Softmax", "LogSoftmax", "Softmin", "Conv1d", "ConvTranspose2d", "BatchNorm1d",
+           "BatchNorm2d", "InstanceNorm2d", "GroupNorm", "RMSNorm", "MaxPool1d", "AvgPool1d",
+           "AvgPool2d", "AdaptiveAvgPool2d",
            "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss", "functional", "init",
            "utils",
            # lane nnact: activations, losses and similarity layers

@@ -16,7 +16,11 @@ from gradkit._not_implemented import module_getattr
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
+from gradkit.ops.attention import (
+    fold, pixel_shuffle, pixel_unshuffle, scaled_dot_product_attention, unfold)
 from gradkit.ops.conv import conv2d
+from gradkit.ops.conv_more import conv1d, conv3d, conv_transpose1d, conv_transpose2d
+from gradkit.ops.interpolate import interpolate
 from gradkit.ops.elementwise import tanh
 from gradkit.ops.activations import gelu, logsigmoid, sigmoid, softplus
 from gradkit.ops.activations_gated import glu, prelu, rrelu, rrelu_
@@ -35,7 +39,13 @@ from gradkit.ops.losses_margin import (
     cosine_embedding_loss, cosine_similarity, hinge_embedding_loss, margin_ranking_loss,
     multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss, pairwise_distance,
     soft_margin_loss, triplet_margin_loss)
-from gradkit.ops.pooling import max_pool2d
+from gradkit.ops.normalization import (
+    batch_norm, group_norm, instance_norm, local_response_norm, rms_norm)
+from gradkit.ops.pooling import (
+    adaptive_max_pool1d, adaptive_max_pool2d, max_pool1d, max_pool2d, max_pool3d)
+from gradkit.ops.pooling_avg import (
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, avg_pool1d, avg_pool2d,
+    avg_pool3d, lp_pool1d, lp_pool2d)
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "celu_", "conv2d",
@@ -49,6 +59,12 @@ __all__ = [
     "rrelu_", "selu", "selu_", "sigmoid", "silu", "smooth_l1_loss", "soft_margin_loss",
     "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold",
     "threshold_", "triplet_margin_loss",
+    # pooling, normalization, convolution variants, attention, resampling
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "batch_norm", "conv1d",
+    "conv3d", "conv_transpose1d", "conv_transpose2d", "fold", "group_norm", "instance_norm",
+    "interpolate", "local_response_norm", "lp_pool1d", "lp_pool2d", "max_pool1d", "max_pool3d",
+    "pixel_shuffle", "pixel_unshuffle", "rms_norm", "scaled_dot_product_attention", "unfold",
 ]
 
 

@@ -14,18 +14,24 @@ from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
 
 
-def _pair(value) -> tuple:
-    return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+def scale_and_shift(module: Module, shape, affine: bool, bias: bool, device, dtype) -> None:
+    """A norm layer's ``weight`` (ones) and ``bias`` (zeros) of ``shape``; None where absent."""
+    module.weight = module.bias = None
+    if affine:
+        module.weight = Parameter(creation.ones(shape, device=device, dtype=dtype))
+        if bias:
+            module.bias = Parameter(creation.zeros(shape, device=device, dtype=dtype))
 
 
 class _WeightAndBias(Module):
     """What Linear and Conv2d share: a weight with one row per output feature, an optional
     bias per output feature, and torch's initialisation of both."""
 
-    def _create_parameters(self, weight_shape: tuple, bias: bool, device, dtype) -> None:
+    def _create_parameters(self, weight_shape: tuple, bias: bool, device, dtype,
+                           bias_size: int | None = None) -> None:
         self.weight = Parameter(creation.empty(*weight_shape, device=device, dtype=dtype))
-        self.bias = Parameter(creation.empty(weight_shape[0], device=device, dtype=dtype)) \
-            if bias else None
+        size = weight_shape[0] if bias_size is None else bias_size
+        self.bias = Parameter(creation.empty(size, device=device, dtype=dtype)) if bias else None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -59,12 +65,16 @@ class Linear(_WeightAndBias):
                 f"bias={self.bias is not None}")
 
 
-class Conv2d(_WeightAndBias):
-    """2-D convolution over (N, C, H, W) inputs; weight (out, in/groups, kH, kW).
+def _ntuple(value, n: int) -> tuple:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
 
-    >>> gradkit.nn.Conv2d(1, 4, 3, padding=1)(gradkit.ones(2, 1, 8, 8)).shape
-    gradkit.Size([2, 4, 8, 8])
-    """
+
+class _ConvNd(_WeightAndBias):
+    """What the convolution layers share: torch's arguments as ``dims``-tuples, the weight
+    (out, in/groups, *kernel) or, transposed, (in, out/groups, *kernel), and torch's repr."""
+
+    dims = 2
+    transposed = False
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
@@ -77,34 +87,48 @@ class Conv2d(_WeightAndBias):
         if padding_mode != "zeros":
             raise NotImplementedError(f"padding_mode {padding_mode!r} is not supported; "
                                       "only 'zeros'")
+        n = self.dims
         self.in_channels = in_channels
         self.out_channels = out_channels
-        self.kernel_size = _pair(kernel_size)
-        self.stride = _pair(stride)
-        self.padding = padding if isinstance(padding, str) else _pair(padding)
-        self.dilation = _pair(dilation)
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride, n)
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
+        self.dilation = _ntuple(dilation, n)
+        self.output_padding = (0,) * n  # a transposed layer sets its own
         self.groups = groups
         self.padding_mode = padding_mode
-        self._create_parameters((out_channels, in_channels // groups, *self.kernel_size), bias,
-                                device, dtype)
-
-    def forward(self, x):
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                        self.groups)
+        shape = (in_channels, out_channels // groups) if self.transposed \
+            else (out_channels, in_channels // groups)
+        self._create_parameters(shape + self.kernel_size, bias, device, dtype, out_channels)
 
     def extra_repr(self) -> str:
+        n = self.dims
         text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
                 f"stride={self.stride}")
-        if self.padding != (0, 0):
+        if self.padding != (0,) * n:
             text += f", padding={self.padding!r}" if isinstance(self.padding, str) \
                 else f", padding={self.padding}"
-        if self.dilation != (1, 1):
+        if self.dilation != (1,) * n:
             text += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * n:
+            text += f", output_padding={self.output_padding}"
         if self.groups != 1:
             text += f", groups={self.groups}"
         if self.bias is None:
             text += ", bias=False"
         return text
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution over (N, C, H, W) inputs; weight (out, in/groups, kH, kW).
+
+    >>> gradkit.nn.Conv2d(1, 4, 3, padding=1)(gradkit.ones(2, 1, 8, 8)).shape
+    gradkit.Size([2, 4, 8, 8])
+    """
+
+    def forward(self, x):
+        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
 
 
 class Embedding(Module):
@@ -156,11 +180,7 @@ class LayerNorm(Module):
         self.normalized_shape = shape
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        self.weight = self.bias = None
-        if elementwise_affine:
-            self.weight = Parameter(creation.ones(shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.zeros(shape, device=device, dtype=dtype))
+        scale_and_shift(self, shape, elementwise_affine, bias, device, dtype)
 
     def forward(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)

@@ -1,11 +1,13 @@
-"""2-D convolution: im2col by slicing once per kernel position, then one einsum.
+"""N-d convolution: im2col by slicing once per kernel position, then one einsum.
 
-``unfold`` gathers every kernel window of a padded (N, C, H, W) array into
-(N, C, kh, kw, Ho, Wo); ``fold`` is its adjoint (windows added back in place).
+``unfold`` gathers every kernel window of a padded (N, C, *sizes) array into
+(N, C, *kernel, *out); ``fold`` is its adjoint (windows added back in place).
 The two are each other's vjp, so the convolution's gradients (written with
 them, ``pad`` and ``einsum``) are differentiable again.
 """
 from __future__ import annotations
+
+import itertools
 
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
@@ -16,34 +18,37 @@ from gradkit.ops.shape import expand, reshape, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
 
 
-def _windows(i, j, geometry):
-    """Slices of the padded input that kernel position (i, j) reads for all outputs."""
-    _, _, (ho, wo), (sh, sw), (dh, dw) = geometry
-    return (slice(i * dh, i * dh + sh * (ho - 1) + 1, sh),
-            slice(j * dw, j * dw + sw * (wo - 1) + 1, sw))
+def _windows(offsets, geometry):
+    """Slices of the padded input that kernel position ``offsets`` reads for all outputs."""
+    return tuple(slice(i * d, i * d + s * (o - 1) + 1, s)
+                 for i, o, s, d in zip(offsets, *geometry[2:], strict=True))
 
 
-# geometry = (padded (H, W), kernel (kh, kw), output (Ho, Wo), stride, dilation)
+def _kernel_positions(kernel):
+    return itertools.product(*(range(k) for k in kernel))
+
+
+# geometry = (padded sizes, kernel, output sizes, stride, dilation): one entry per spatial dim
 
 @op(linear=True)
 def unfold(xp, x, geometry=None):
-    """(N, C, H, W) -> (N, C, kh, kw, Ho, Wo): the input under every kernel window."""
-    kernel, out_hw = geometry[1], geometry[2]
-    cols = xp.empty(x.shape[:2] + tuple(kernel) + tuple(out_hw), dtype=x.dtype)
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            cols[:, :, i, j] = x[(slice(None), slice(None)) + _windows(i, j, geometry)]
+    """(N, C, *sizes) -> (N, C, *kernel, *out): the input under every kernel window."""
+    kernel, out_sizes = geometry[1], geometry[2]
+    cols = xp.empty(x.shape[:2] + tuple(kernel) + tuple(out_sizes), dtype=x.dtype)
+    for offsets in _kernel_positions(kernel):
+        cols[(slice(None), slice(None)) + offsets] = \
+            x[(slice(None), slice(None)) + _windows(offsets, geometry)]
     return cols
 
 
 @op(linear=True)
 def fold(xp, cols, geometry=None):
-    """Adjoint of unfold: add every window back into a (N, C, H, W) array of zeros."""
-    in_hw, kernel = geometry[0], geometry[1]
-    out = xp.zeros(cols.shape[:2] + tuple(in_hw), dtype=cols.dtype)
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            out[(slice(None), slice(None)) + _windows(i, j, geometry)] += cols[:, :, i, j]
+    """Adjoint of unfold: add every window back into a (N, C, *sizes) array of zeros."""
+    sizes, kernel = geometry[0], geometry[1]
+    out = xp.zeros(cols.shape[:2] + tuple(sizes), dtype=cols.dtype)
+    for offsets in _kernel_positions(kernel):
+        out[(slice(None), slice(None)) + _windows(offsets, geometry)] += \
+            cols[(slice(None), slice(None)) + offsets]
     return out
 
 
@@ -53,38 +58,52 @@ fold.defvjp(lambda g, geometry: unfold(g, geometry=geometry))
 fold.defjvp(lambda t, geometry: fold(t, geometry=geometry))
 
 
+def _letters(geometry):
+    """einsum letters of the kernel dims and of the output's spatial dims."""
+    d = len(geometry[1])
+    return "ijk"[:d], "xyz"[:d]
+
+
 def _group_shapes(x_shape, w_shape, groups):
     n, c = x_shape[:2]
-    o, cg, kh, kw = w_shape
-    return (n, groups, cg) + (kh, kw), (groups, o // groups, cg, kh, kw)
+    o, cg = w_shape[:2]
+    return (n, groups, cg) + tuple(w_shape[2:]), (groups, o // groups, cg) + tuple(w_shape[2:])
+
+
+def _pad_pairs(padding):
+    """(before, after) per spatial dim from the flat (before0, after0, before1, ...) tuple."""
+    return tuple(zip(padding[::2], padding[1::2], strict=True))
 
 
 @op(save=("x", "w"), node_name="ConvolutionBackward0")
 def convolution(xp, x, w, b, padding=(0, 0, 0, 0), geometry=None, groups=1):
-    """Grouped 2-D cross-correlation of (N, C, H, W) with (O, C/groups, kh, kw), plus bias."""
-    top, bottom, left, right = padding
-    padded = xp.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    """Grouped N-d cross-correlation of (N, C, *sizes) with (O, C/groups, *kernel), plus bias.
+
+    ``padding`` lists (before, after) per spatial dim, flat: (top, bottom, left, right) in 2-D.
+    """
+    padded = xp.pad(x, ((0, 0), (0, 0)) + _pad_pairs(padding))
     cols = unfold(padded, geometry=geometry)
     cols_shape, w_groups = _group_shapes(x.shape, w.shape, groups)
     cols = cols.reshape(cols_shape + tuple(geometry[2]))
-    out = xp.einsum("ngcklhw,gockl->ngohw", cols, w.reshape(w_groups), optimize=True)
+    k, s = _letters(geometry)
+    out = xp.einsum(f"ngc{k}{s},goc{k}->ngo{s}", cols, w.reshape(w_groups), optimize=True)
     out = out.reshape((x.shape[0], w.shape[0]) + tuple(geometry[2]))
     if b is not None:
-        out += b.reshape(1, -1, 1, 1)
+        out += b.reshape((1, -1) + (1,) * len(k))
     return out
 
 
 def _torch_pad(padding):
-    """(top, bottom, left, right) as the (left, right, top, bottom) list ``pad`` takes."""
-    top, bottom, left, right = padding
-    return (left, right, top, bottom)
+    """The flat (before, after) pairs in the last-dim-first order ``pad`` takes."""
+    return tuple(p for pair in reversed(_pad_pairs(padding)) for p in pair)
 
 
 def _grad_input(g, x, w, padding, geometry, groups):
     n = x.shape[0]
     cols_shape, w_groups = _group_shapes(tuple(x.shape), tuple(w.shape), groups)
     g_groups = reshape(g, (n, groups, w.shape[0] // groups) + tuple(geometry[2]))
-    cols = _einsum(g_groups, conj(reshape(w, w_groups)), equation="ngohw,gockl->ngcklhw")
+    k, s = _letters(geometry)
+    cols = _einsum(g_groups, conj(reshape(w, w_groups)), equation=f"ngo{s},goc{k}->ngc{k}{s}")
     cols = reshape(cols, (n, x.shape[1]) + tuple(w.shape[2:]) + tuple(geometry[2]))
     padded = fold(cols, geometry=geometry)
     return pad(padded, tuple(-p for p in _torch_pad(padding)))
@@ -96,16 +115,18 @@ def _grad_weight(g, x, w, padding, geometry, groups):
     cols = unfold(pad(x, _torch_pad(padding)), geometry=geometry)
     cols = reshape(cols, cols_shape + tuple(geometry[2]))
     g_groups = reshape(g, (n, groups, w.shape[0] // groups) + tuple(geometry[2]))
-    grad = _einsum(g_groups, conj(cols), equation="ngohw,ngcklhw->gockl")
+    k, s = _letters(geometry)
+    grad = _einsum(g_groups, conj(cols), equation=f"ngo{s},ngc{k}{s}->goc{k}")
     return reshape(grad, tuple(w.shape))
 
 
 def _grad_bias(g, x, w, padding, geometry, groups):
-    return _sum(g, (0, 2, 3))
+    return _sum(g, (0,) + tuple(range(2, g.ndim)))
 
 
 def _tangent_bias(t, x, w, padding, geometry, groups):
-    return expand(reshape(t, (1, -1, 1, 1)), (x.shape[0], w.shape[0]) + tuple(geometry[2]))
+    spatial = tuple(geometry[2])
+    return expand(reshape(t, (1, -1) + (1,) * len(spatial)), (x.shape[0], w.shape[0]) + spatial)
 
 
 convolution.defvjp(_grad_input, _grad_weight, _grad_bias)
@@ -117,33 +138,109 @@ convolution.defjvp(
     _tangent_bias)
 
 
-def _pair(value, name: str) -> tuple[int, int]:
+def _ntuple(value, name: str, d: int) -> tuple:
+    """An int or a list of ``d`` ints (or of one) as a ``d``-tuple, as torch's conv reads it."""
     if isinstance(value, int):
-        return (value, value)
+        return (value,) * d
     value = tuple(value)
     if len(value) == 1:
-        return (value[0], value[0])
-    if len(value) != 2:
-        raise RuntimeError(f"expected {name} to be a single integer value or a list of 2 values "
+        return value * d
+    if len(value) != d:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {d} values "
                            f"to match the convolution dimensions, but got {name}={list(value)}")
     return value
 
 
 def _padding(padding, kernel, stride, dilation):
-    """(top, bottom, left, right) from an int, a pair, 'valid' or 'same'."""
+    """Flat (before, after) pairs per spatial dim from an int, a list, 'valid' or 'same'."""
+    d = len(kernel)
     if padding == "valid":
-        return (0, 0, 0, 0)
+        return (0,) * (2 * d)
     if padding == "same":
-        if stride != (1, 1):
+        if any(s != 1 for s in stride):
             raise RuntimeError("padding='same' is not supported for strided convolutions")
-        total = [d * (k - 1) for d, k in zip(dilation, kernel, strict=True)]
-        return (total[0] // 2, total[0] - total[0] // 2, total[1] // 2, total[1] - total[1] // 2)
+        total = [dl * (k - 1) for dl, k in zip(dilation, kernel, strict=True)]
+        return tuple(p for t in total for p in (t // 2, t - t // 2))
     if isinstance(padding, str):
         raise ValueError(f"Invalid padding string '{padding}', should be one of ['valid', 'same']")
-    ph, pw = _pair(padding, "padding")
-    if ph < 0 or pw < 0:
+    pads = _ntuple(padding, "padding", d)
+    if min(pads) < 0:
         raise RuntimeError("negative padding is not supported")
-    return (ph, ph, pw, pw)
+    return tuple(p for pad_ in pads for p in (pad_, pad_))
+
+
+def check_conv_arguments(input, weight, bias, stride, dilation, groups, d, transposed=False):
+    """torch's checks of a convolution's arguments; (stride, dilation) as ``d``-tuples."""
+    stride, dilation = _ntuple(stride, "stride", d), _ntuple(dilation, "dilation", d)
+    if min(stride) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) <= 0:
+        raise RuntimeError("dilation should be greater than zero")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if weight.ndim != d + 2 and d > 1:  # torch first checks stride's length against the weight
+        raise RuntimeError(f"expected stride to be a single integer value or a list of "
+                           f"{weight.ndim - 2} values to match the convolution dimensions, but "
+                           f"got stride={list(stride)}")
+    if weight.ndim != d + 2:
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
+                           f"dimensional weight {list(weight.shape)}, but got {input.ndim}-"
+                           f"dimensional input of size {list(input.shape)} instead")
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size [{list(weight.shape)}] "
+                           "instead")
+    channels = weight.shape[0] if transposed else weight.shape[1] * groups
+    out_channels = weight.shape[1] * groups if transposed else weight.shape[0]
+    given = "transposed=1, weight of size" if transposed else f"groups={groups}, weight of size"
+    if input.shape[1] != channels:
+        raise RuntimeError(f"Given {given} {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {channels} channels, but got "
+                           f"{input.shape[1]} channels instead")
+    if input._data.dtype != weight._data.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(input._data)} but found "
+                           f"{scalar_type_name(weight._data)}")
+    if bias is not None and bias._data.dtype != input._data.dtype:
+        raise RuntimeError(f"Input type ({c_type_name(input._data)}) and bias type "
+                           f"({c_type_name(bias._data)}) should be the same")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_channels):
+        raise RuntimeError(f"Given {given if transposed else 'weight of size'} "
+                           f"{list(weight.shape)}, expected bias to be 1-dimensional with "
+                           f"{out_channels} elements, but got bias of size {list(bias.shape)} "
+                           "instead")
+    return stride, dilation
+
+
+def batched(input, d: int, name: str):
+    """(input with a batch dim, whether one was added): torch's unbatched form of ``name``."""
+    if input.ndim not in (d + 1, d + 2):
+        raise RuntimeError(f"Expected {d + 1}D (unbatched) or {d + 2}D (batched) input to {name}, "
+                           f"but got input of size: {list(input.shape)}")
+    return (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
+
+
+def _x(sizes) -> str:
+    return " x ".join(map(str, sizes))
+
+
+def conv_nd(input, weight, bias, stride, padding, dilation, groups: int, d: int, name: str):
+    """torch's conv{d}d: (N, C, *sizes) or (C, *sizes) input, (O, C/groups, *kernel) weight."""
+    input, added = batched(input, d, name)
+    stride, dilation = check_conv_arguments(input, weight, bias, stride, dilation, groups, d)
+    kernel = tuple(weight.shape[2:])
+    pads = _padding(padding, kernel, stride, dilation)
+    padded = tuple(s + pads[2 * i] + pads[2 * i + 1] for i, s in enumerate(input.shape[2:]))
+    span = tuple(dl * (k - 1) + 1 for dl, k in zip(dilation, kernel, strict=True))
+    if any(p < s for p, s in zip(padded, span, strict=True)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({_x(padded)}). "
+                           f"Kernel size: ({_x(span)}). Kernel size "
+                           "can't be greater than actual input size")
+    out_sizes = tuple((p - s) // st + 1 for p, s, st in zip(padded, span, stride, strict=True))
+    geometry = (padded, kernel, out_sizes, stride, dilation)
+    out = convolution(input, weight, bias, padding=pads, geometry=geometry, groups=groups)
+    return squeeze(out, 0) if added else out
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
@@ -152,50 +249,4 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
     >>> conv2d(gradkit.randn(1, 3, 8, 8), gradkit.randn(4, 3, 3, 3), padding=1).shape
     gradkit.Size([1, 4, 8, 8])
     """
-    if input.ndim not in (3, 4):
-        raise RuntimeError("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got "
-                           f"input of size: {list(input.shape)}")
-    if input.ndim == 3:
-        return squeeze(conv2d(unsqueeze(input, 0), weight, bias, stride, padding, dilation,
-                              groups), 0)
-    if weight.ndim != 4:
-        raise RuntimeError("weight should have at least three dimensions" if weight.ndim < 3
-                           else f"Expected 4-dimensional weight for 4-dimensional input "
-                           f"{list(input.shape)}, but got {weight.ndim}-dimensional weight of "
-                           f"size {list(weight.shape)} instead")
-    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
-    if min(stride) <= 0:
-        raise RuntimeError("non-positive stride is not supported")
-    if min(dilation) <= 0:
-        raise RuntimeError("dilation should be greater than zero")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    out_channels, group_channels, kh, kw = weight.shape
-    if out_channels % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
-                           f"at dimension 0, but got weight of size [{list(weight.shape)}] "
-                           "instead")
-    if input.shape[1] != group_channels * groups:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
-                           f"input{list(input.shape)} to have {group_channels * groups} "
-                           f"channels, but got {input.shape[1]} channels instead")
-    if input._data.dtype != weight._data.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(input._data)} but found "
-                           f"{scalar_type_name(weight._data)}")
-    if bias is not None and bias._data.dtype != input._data.dtype:
-        raise RuntimeError(f"Input type ({c_type_name(input._data)}) and bias type "
-                           f"({c_type_name(bias._data)}) should be the same")
-    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_channels):
-        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be "
-                           f"1-dimensional with {out_channels} elements, but got bias of size "
-                           f"{list(bias.shape)} instead")
-    pads = _padding(padding, (kh, kw), stride, dilation)
-    padded = (input.shape[2] + pads[0] + pads[1], input.shape[3] + pads[2] + pads[3])
-    span = (dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1)
-    if padded[0] < span[0] or padded[1] < span[1]:
-        raise RuntimeError(f"Calculated padded input size per channel: ({padded[0]} x "
-                           f"{padded[1]}). Kernel size: ({span[0]} x {span[1]}). Kernel size "
-                           "can't be greater than actual input size")
-    out_hw = tuple((p - s) // st + 1 for p, s, st in zip(padded, span, stride, strict=True))
-    geometry = (padded, (kh, kw), out_hw, stride, dilation)
-    return convolution(input, weight, bias, padding=pads, geometry=geometry, groups=groups)
+    return conv_nd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")

@@ -1,53 +1,245 @@
-"""2-D max pooling: the windows of conv's ``unfold``, their argmax, and a scatter back."""
+"""Max pooling in 1, 2 or 3 dims, fixed or adaptive windows: one op over a map of windows.
+
+Every pooling here is described by its windows: for each output position, the flat indices
+(into the input's spatial plane) of the elements its window reads, with ``S`` (the plane's
+size) for a padded slot. ``max_pool_with_indices`` picks torch's element in each: the first
+maximum, or the last NaN, as torch's kernels scan (``val > max || isnan(val)``).
+"""
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from gradkit.ops._op import op
-from gradkit.ops.conv import _pair, unfold
+from gradkit.ops.clamp import clamp
 from gradkit.ops.indexing import gather, scatter_into_zeros
+from gradkit.ops.joining import cat
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
+from gradkit.ops.slicing import narrow
+from gradkit.ops.unary_helpers import kernel_error, require_real_floating
+
+
+def window_map(dims) -> np.ndarray:
+    """(*out, K) flat input indices from per-dim (positions (out, k), valid (out, k), size);
+    an invalid slot in any dim holds the plane's size (a padded slot)."""
+    d = len(dims)
+    sizes = [size for _, _, size in dims]
+    flat, valid = 0, True
+    for i, (positions, ok, _) in enumerate(dims):
+        shape = [1] * (2 * d)
+        shape[i], shape[d + i] = positions.shape
+        flat = flat + positions.reshape(shape) * math.prod(sizes[i + 1:])
+        valid = valid & ok.reshape(shape)
+    out_shape = tuple(p.shape[0] for p, _, _ in dims)
+    flat = np.where(valid, flat, math.prod(sizes))
+    return np.broadcast_to(flat, out_shape + flat.shape[d:]).reshape(out_shape + (-1,))
+
+
+def fallback_map(dims, windows) -> np.ndarray | None:
+    """torch's index for a window that reads only padding (dilation can make one): its first
+    position at or past 0 in each dim, flattened (possibly past the plane); None if no such
+    window."""
+    plane = math.prod(size for _, _, size in dims)
+    if (windows < plane).any(-1).all():
+        return None
+    flat, sizes = 0, [size for _, _, size in dims]
+    for i, (positions, _, _) in enumerate(dims):
+        first = np.take_along_axis(positions, np.argmax(positions >= 0, 1)[:, None], 1)[:, 0]
+        shape = [1] * len(dims)
+        shape[i] = len(first)
+        flat = flat + first.reshape(shape) * math.prod(sizes[i + 1:])
+    return np.broadcast_to(flat, windows.shape[:-1])
+
+
+def fixed_windows(size, kernel, stride, pad, dilation, out):
+    """One dim of a strided window: (positions, valid, size)."""
+    positions = (np.arange(out)[:, None] * stride - pad + np.arange(kernel)[None, :] * dilation)
+    return positions, (positions >= 0) & (positions < size), size
+
+
+def adaptive_windows(size, out):
+    """One dim of torch's adaptive windows: [floor(i L / out), ceil((i + 1) L / out))."""
+    starts = np.arange(out) * size // out
+    ends = -(-(np.arange(1, out + 1) * size) // out)
+    width = int((ends - starts).max()) if out else 1
+    positions = starts[:, None] + np.arange(width)[None, :]
+    return positions, positions < ends[:, None], size
 
 
 @op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,),
     node_name="MaxPool2DWithIndicesBackward0")
-def max_pool2d_with_indices(xp, x, padding=(0, 0, 0, 0), geometry=None):
-    """Window maxima of (N, C, H, W) and their flat indices into each H*W plane (as torch)."""
-    top, bottom, left, right = padding
+def max_pool_with_indices(xp, x, windows=None, fallback=None, kind="MaxPool2DWithIndices"):
+    """Window maxima of (N, C, *sizes) and their flat indices into each plane (as torch)."""
+    n, c = x.shape[:2]
+    plane = math.prod(x.shape[2:])
     lowest = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
-    padded = xp.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=lowest)
-    kernel, out_hw, stride, dilation = geometry[1:]
-    cols = unfold(padded, geometry=geometry)
-    cols = cols.reshape(cols.shape[:2] + (kernel[0] * kernel[1],) + tuple(out_hw))
-    best = xp.argmax(cols, axis=2)
-    values = xp.take_along_axis(cols, best[:, :, None], axis=2)[:, :, 0]
-    rows = (xp.arange(out_hw[0])[:, None] * stride[0] - top
-            + (best // kernel[1]) * dilation[0])
-    columns = (xp.arange(out_hw[1])[None, :] * stride[1] - left
-               + (best % kernel[1]) * dilation[1])
-    return values, (rows * x.shape[3] + columns).astype(xp.int64)
+    flat = x.reshape(n, c, plane)
+    padded = bool((windows == plane).any())
+    if padded:  # padded slots read the lowest value, from one slot past the plane
+        flat = xp.concatenate([flat, xp.full((n, c, 1), lowest, dtype=x.dtype)], axis=2)
+    by_slot = np.ascontiguousarray(np.moveaxis(windows, -1, 0))  # (K, *out): slot-major
+    cols = xp.take(flat, xp.asarray(by_slot), axis=2)  # (N, C, K, *out)
+    values = xp.max(cols, axis=2)  # NaN propagates
+    tie_with_padding = padded and bool((values == lowest).any())
+    best = xp.zeros(values.shape, dtype=xp.int64)
+    for slot in reversed(range(cols.shape[2])):  # the first maximum: the lowest slot wins
+        hit = cols[:, :, slot] == values
+        if tie_with_padding:  # a padded slot never wins
+            hit = hit & xp.asarray(by_slot[slot] < plane)
+        best = xp.where(hit, slot, best)
+    if x.dtype.kind == "f" and bool(xp.isnan(x).any()):  # a NaN wins, the last one scanned
+        for slot in range(cols.shape[2]):
+            best = xp.where(xp.isnan(cols[:, :, slot]), slot, best)
+    where = xp.broadcast_to(xp.asarray(by_slot), cols.shape)
+    indices = xp.take_along_axis(where, best[:, :, None], axis=2)[:, :, 0]
+    if fallback is not None:
+        indices = xp.where(xp.asarray(windows < plane).any(-1), indices, xp.asarray(fallback))
+    return values, indices.astype(xp.int64)
 
 
-def _max_pool_vjp(g, x_shape, indices, padding, geometry):
+max_pool_with_indices.node_name_rule = lambda params, datas: params["kind"] + "Backward0"
+
+
+def _max_pool_vjp(g, x_shape, indices, windows, fallback, kind):
     n, c = x_shape[:2]
-    flat = scatter_into_zeros(reshape(g, (n, c, -1)), reshape(indices, (n, c, -1)),
-                              shape=(n, c, x_shape[2] * x_shape[3]), dim=2)
-    return (reshape(flat, tuple(x_shape)),)
+    plane = math.prod(x_shape[2:])
+    outs = (n, c, math.prod(indices.shape[2:]))  # explicit: -1 is ambiguous for 0 batches
+    if fallback is None:
+        flat = scatter_into_zeros(reshape(g, outs), reshape(indices, outs), shape=(n, c, plane),
+                                  dim=2)
+        return (reshape(flat, tuple(x_shape)),)
+    # an index past the plane (a window of padding only) sends its gradient nowhere
+    flat = scatter_into_zeros(reshape(g, outs), reshape(clamp(indices, max=plane), outs),
+                              shape=(n, c, plane + 1), dim=2)
+    return (reshape(narrow(flat, 2, 0, plane), tuple(x_shape)),)
 
 
-def _max_pool_jvp(tangents, x_shape, indices, padding, geometry):
+def _max_pool_jvp(tangents, x_shape, indices, windows, fallback, kind):
     n, c = x_shape[:2]
-    flat = gather(reshape(tangents[0], (n, c, -1)), 2, reshape(indices, (n, c, -1)))
-    return reshape(flat, tuple(indices.shape)), None
+    flat = reshape(tangents[0], (n, c, math.prod(x_shape[2:])))
+    outs = (n, c, math.prod(indices.shape[2:]))
+    if fallback is None:
+        return reshape(gather(flat, 2, reshape(indices, outs)), tuple(indices.shape)), None
+    flat = cat([flat, zeros_like(narrow(flat, 2, 0, 1))], 2)
+    plane = math.prod(x_shape[2:])
+    picked = gather(flat, 2, reshape(clamp(indices, max=plane), outs))
+    return reshape(picked, tuple(indices.shape)), None
 
 
-max_pool2d_with_indices.defvjp_all(_max_pool_vjp)
-max_pool2d_with_indices.defjvp_all(_max_pool_jvp)
+max_pool_with_indices.defvjp_all(_max_pool_vjp)
+max_pool_with_indices.defjvp_all(_max_pool_jvp)
 
 
-def _out_size(size, pad, span, stride, ceil_mode):
+def pool_input(input, d: int, name: str, prefix: str = ""):
+    """(input with a batch dim, whether one was added), refused as torch refuses its rank or
+    an empty dim other than the batch."""
+    if input.ndim not in (d + 1, d + 2):
+        raise RuntimeError(f"{prefix}non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected "
+                           "for input")
+    if 0 in tuple(input.shape)[input.ndim - d - 1:]:
+        raise RuntimeError(f"{prefix}Expected {d + 1}D or {d + 2}D (batch mode) tensor with "
+                           f"optional 0 dim batch size for input, but got:{list(input.shape)}")
+    return (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
+
+
+_WORDS = {2: "two", 3: "three"}
+
+
+def ntuple(value, d: int, name: str, what: str = "kernel_size") -> tuple:
+    """An int or a list of 1 or ``d`` ints as a ``d``-tuple (torch's pooling arguments)."""
+    if isinstance(value, int):
+        return (value,) * d
+    value = tuple(value)
+    if len(value) not in (1, d):
+        raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of "
+                           f"{_WORDS.get(d, d)} ints")
+    return value * d if len(value) == 1 else value
+
+
+def out_size(size, pad, span, stride, ceil_mode):
+    """torch's pooling output size (a ceil_mode window must start inside input or left pad)."""
     out = (size + 2 * pad - span + (stride - 1 if ceil_mode else 0)) // stride + 1
     if ceil_mode and (out - 1) * stride >= size + pad:
-        out -= 1  # the last window must start inside the input or its left padding
+        out -= 1
     return out
+
+
+def _x(sizes) -> str:
+    return "x".join(map(str, sizes))
+
+
+def pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, d, name):
+    """(kernel, stride, pads, dilation, out sizes), checked as torch checks them."""
+    kernel = ntuple(kernel_size, d, name)
+    stride = kernel if stride is None or stride == [] or stride == () \
+        else ntuple(stride, d, name, "stride")
+    pads, dilation = ntuple(padding, d, name, "padding"), ntuple(dilation, d, name, "dilation")
+    if min(kernel) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel: "
+                           f"{list(kernel)}")
+    if min(stride) <= 0:
+        raise RuntimeError("stride should not be zero")
+    for p, k in zip(pads, kernel, strict=True):
+        if p < 0 or p > k // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={dilation[0]}")
+    sizes = tuple(input.shape[2:])
+    spans = tuple(dl * (k - 1) + 1 for dl, k in zip(dilation, kernel, strict=True))
+    outs = tuple(out_size(*args, ceil_mode) for args in zip(sizes, pads, spans, stride))
+    if min(outs) < 1:
+        raise RuntimeError(f"Given input size: ({_x(input.shape[1:])}). Calculated output "
+                           f"size: ({_x((input.shape[1],) + outs)}). Output size is too small")
+    return kernel, stride, pads, dilation, outs
+
+
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, d):
+    name = f"max_pool{d}d"
+    batched_input, added = pool_input(input, d, name)
+    kernel, stride, pads, dilation, outs = pool_geometry(
+        batched_input, kernel_size, stride, padding, dilation, ceil_mode, d, name)
+    if batched_input._data.dtype == np.bool_:
+        require_real_floating(name, batched_input._data)
+    dims = [fixed_windows(*args) for args in zip(
+        batched_input.shape[2:], kernel, stride, pads, dilation, outs)]
+    windows = window_map(dims)
+    values, indices = max_pool_with_indices(batched_input, windows=windows,
+                                            fallback=fallback_map(dims, windows),
+                                            kind=f"MaxPool{d}DWithIndices")
+    if added:
+        values, indices = squeeze(values, 0), squeeze(indices, 0)
+    return (values, indices) if return_indices else values
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """torch.nn.functional.max_pool1d on (N, C, L) or (C, L): max_pool2d over a unit height."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{list(input.shape)}")
+    if input._data.dtype.kind in "biu":  # torch's 1-D kernel has floating types only
+        raise kernel_error("max_pool1d_impl")(input._data)
+    def one(value, what):
+        value = (value,) if isinstance(value, int) else tuple(value)
+        if len(value) != 1:
+            raise RuntimeError(f"max_pool1d() {what} must be an int, list of ints or tuple of "
+                               f"ints of size 1 but got size {len(value)}")
+        return value[0]
+    kernel = one(kernel_size, "kernel_size")
+    step = kernel if stride is None or stride == [] else one(stride, "stride")
+    pad, spread = one(padding, "padding"), one(dilation, "dilation")
+    if step <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {step}")
+    if pad < 0 or pad > kernel // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got "
+                           f"padding={pad} and kernel_size={kernel}")
+    size = out_size(input.shape[-1], pad, spread * (kernel - 1) + 1, step, ceil_mode)
+    if size < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {size}")
+    out = max_pool2d(unsqueeze(input, -2), (1, kernel), (1, step), (0, pad), (1, spread),
+                     ceil_mode, return_indices)
+    return tuple(squeeze(o, -2) for o in out) if return_indices else squeeze(out, -2)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
@@ -57,35 +249,45 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     >>> max_pool2d(gradkit.randn(1, 1, 4, 4), 2).shape
     gradkit.Size([1, 1, 2, 2])
     """
-    if input.ndim not in (3, 4) or input.numel() == 0:
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    if input.ndim == 3:
-        out = max_pool2d(unsqueeze(input, 0), kernel_size, stride, padding, dilation, ceil_mode,
-                         return_indices)
-        return tuple(squeeze(o, 0) for o in out) if return_indices else squeeze(out, 0)
-    kernel = _pair(kernel_size, "kernel_size")
-    stride = kernel if stride is None or stride == [] else _pair(stride, "stride")
-    pads, dilation = _pair(padding, "padding"), _pair(dilation, "dilation")
-    if min(stride) <= 0:
-        raise RuntimeError(f"stride should be greater than zero, but got dH: {stride[0]} "
-                           f"dW: {stride[1]}")
-    spans = tuple(d * (k - 1) + 1 for d, k in zip(dilation, kernel, strict=True))
-    for p, k in zip(pads, kernel, strict=True):
-        if p < 0 or p > k // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                               f"pad={p}, kernel_size={k} and dilation={dilation[0]}")
-    h, w = input.shape[2:]
-    out_hw = tuple(_out_size(s, p, sp, st, ceil_mode)
-                   for s, p, sp, st in zip((h, w), pads, spans, stride, strict=True))
-    if min(out_hw) < 1:
-        raise RuntimeError(f"Given input size: ({input.shape[1]}x{h}x{w}). Calculated output "
-                           f"size: ({input.shape[1]}x{out_hw[0]}x{out_hw[1]}). Output size is "
-                           "too small")
-    # right/bottom padding: whatever the last window needs beyond the symmetric padding
-    extra = tuple(max((o - 1) * st + sp - s - p, p)
-                  for o, st, sp, s, p in zip(out_hw, stride, spans, (h, w), pads, strict=True))
-    padded = (h + pads[0] + extra[0], w + pads[1] + extra[1])
-    geometry = (padded, kernel, out_hw, stride, dilation)
-    values, indices = max_pool2d_with_indices(
-        input, padding=(pads[0], extra[0], pads[1], extra[1]), geometry=geometry)
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """torch.nn.functional.max_pool3d on (N, C, D, H, W) or (C, D, H, W)."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
+
+
+def _adaptive_max_pool(input, output_size, return_indices, d):
+    name = f"adaptive_max_pool{d}d"
+    if input.ndim not in (d + 1, d + 2):
+        raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, but got: "
+                           f"{list(input.shape)}")
+    batched_input, added = (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
+    sizes = tuple(batched_input.shape[2:])
+    outs = ntuple(output_size, d, name, "output_size")
+    outs = tuple(s if o is None else o for o, s in zip(outs, sizes, strict=True))
+    require_real_floating(name, batched_input._data)
+    windows = window_map([adaptive_windows(s, o) for s, o in zip(sizes, outs, strict=True)])
+    values, indices = max_pool_with_indices(batched_input, windows=windows,
+                                            kind=f"AdaptiveMaxPool{d}D")
+    if added:
+        values, indices = squeeze(values, 0), squeeze(indices, 0)
     return (values, indices) if return_indices else values
+
+
+def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
+    """torch.nn.functional.adaptive_max_pool1d: adaptive_max_pool2d over a unit height."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
+                           "for argument #1 'self' (while checking arguments for "
+                           "adaptive_max_pool1d)")
+    out = _adaptive_max_pool(unsqueeze(input, -2), (1,) + ntuple(
+        output_size, 1, "adaptive_max_pool1d", "output_size"), True, 2)
+    out = tuple(squeeze(o, -2) for o in out)
+    return out if return_indices else out[0]
+
+
+def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
+    """torch.nn.functional.adaptive_max_pool2d: the max of each of torch's adaptive windows."""
+    return _adaptive_max_pool(input, output_size, return_indices, 2)

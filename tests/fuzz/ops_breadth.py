@@ -913,3 +913,203 @@ NN_OPS: dict[str, OpSpec] = {
                                      -1.0 if keepdim else 1.0), margin=0.2), _distance),
 }
 BREADTH_OPS.update(NN_OPS)
+
+
+# lane nnpool: pooling, normalization, convolution variants, attention, resampling. Each
+# draws a layout for the input's values ((N, C, *spatial), N = 0 for an empty input) and
+# arguments torch accepts or refuses; complex inputs pool their real part (gradkit does not
+# repeat torch's dtype refusals of these kernels one by one).
+
+def _grid(n: int, d: int) -> tuple:
+    """``d`` sizes whose product is ``n`` (its prime factors dealt round the dims)."""
+    sizes, f, i = [1] * d, 2, 0
+    while n > 1:
+        while n % f:
+            f += 1
+        sizes[i % d] *= f
+        n //= f
+        i += 1
+    return tuple(sizes)
+
+
+def _layout(shape, d: int, channels: int = 1) -> tuple:
+    n = int(np.prod(shape))
+    if n == 0:
+        return (0, channels) + (2,) * d
+    if n % channels:
+        channels = 1
+    if d == 0:  # (N, C): the values are the batch
+        return (n // channels, channels)
+    return (1, channels) + _grid(n // channels, d)
+
+
+def _real(x):
+    return x.real if x.is_complex() else x
+
+
+def _window_params(draw, d, with_dilation=True):
+    kernel = tuple(draw.integer(1, 3) for _ in range(d))
+    return {"kernel_size": kernel if draw.boolean() else kernel[0],
+            "stride": None if draw.chance(0.3) else tuple(draw.integer(1, 3) for _ in range(d)),
+            "padding": tuple(draw.integer(0, k // 2) for k in kernel),
+            "ceil_mode": draw.boolean(),
+            **({"dilation": draw.integer(1, 2)} if with_dilation else {})}
+
+
+def _max_pool_params(draw, shapes):
+    d = draw.integer(1, 3)
+    p = _window_params(draw, d)
+    if d == 1:
+        p = {k: (v[0] if isinstance(v, tuple) else v) for k, v in p.items()}
+    return {"d": d, "shape": _layout(shapes[0], d, draw.integer(1, 2)),
+            "return_indices": draw.boolean(), **p}
+
+
+def _max_pool_fn(lib, x, d, shape, **p):
+    out = getattr(lib.nn.functional, f"max_pool{d}d")(_real(x).reshape(shape), **p)
+    return out[0] * 1 + out[1] if p["return_indices"] else out
+
+
+def _avg_pool_params(draw, shapes):
+    d = draw.integer(1, 3)
+    p = _window_params(draw, d, with_dilation=False)
+    if d == 1:
+        p = {k: (v[0] if isinstance(v, tuple) else v) for k, v in p.items()}
+    elif draw.chance(0.3):
+        p["divisor_override"] = draw.integer(1, 4)
+    return {"d": d, "shape": _layout(shapes[0], d), "count_include_pad": draw.boolean(), **p}
+
+
+def _adaptive_params(draw, shapes):
+    kind = draw.choice(("avg1", "avg2", "avg3", "max1", "max2"))
+    d = int(kind[-1])
+    return {"kind": kind, "shape": _layout(shapes[0], d),
+            "size": tuple(draw.integer(1, 4) for _ in range(d))}
+
+
+def _adaptive_fn(lib, x, kind, shape, size):
+    name = f"adaptive_{kind[:3]}_pool{kind[-1]}d"
+    return getattr(lib.nn.functional, name)(_real(x).reshape(shape), size)
+
+
+def _lp_params(draw, shapes):
+    d = draw.integer(1, 2)
+    kernel = draw.integer(1, 3)
+    return {"d": d, "shape": _layout(shapes[0], d), "kernel": kernel,
+            "norm": draw.choice((1, 2, 3.0, 1.5, math.inf)),
+            "stride": None if draw.boolean() else draw.integer(1, 2), "ceil": draw.boolean()}
+
+
+def _lp_fn(lib, x, d, shape, kernel, norm, stride, ceil):
+    fn = getattr(lib.nn.functional, f"lp_pool{d}d")
+    return fn(_real(x).reshape(shape).abs() + 0.5, norm, kernel, stride, ceil)
+
+
+def _conv_params(draw, shapes):
+    kind = draw.choice(("conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d"))
+    d = {"conv1d": 1, "conv3d": 3, "conv_transpose1d": 1, "conv_transpose2d": 2}[kind]
+    groups = draw.integer(1, 2)
+    shape = _layout(shapes[0], d, groups * draw.integer(1, 2))
+    groups = groups if shape[1] % groups == 0 else 1
+    out = groups * draw.integer(1, 2)
+    kernel = tuple(draw.integer(1, 2) for _ in range(d))
+    w = (shape[1], out // groups) + kernel if "transpose" in kind \
+        else (out, shape[1] // groups) + kernel
+    if int(np.prod(shapes[1])) < int(np.prod(w)):
+        return None
+    p = {"kind": kind, "shape": shape, "w": w, "stride": draw.integer(1, 2),
+         "padding": draw.integer(0, 1), "dilation": draw.integer(1, 2), "groups": groups}
+    if "transpose" in kind:
+        p["output_padding"] = draw.integer(0, 1)
+    return p
+
+
+def _conv_fn(lib, x, y, kind, shape, w, **p):
+    weight = y.reshape(-1)[:int(np.prod(w))].reshape(w)
+    return getattr(lib.nn.functional, kind)(x.reshape(shape), weight, **p)
+
+
+def _norm_params(draw, shapes):
+    kind = draw.choice(("batch_train", "batch_eval", "instance", "group", "rms", "lrn"))
+    return {"kind": kind, "shape": _layout(shapes[0], draw.integer(0, 2), draw.integer(1, 4)),
+            "eps": draw.choice((1e-5, 1e-2)), "momentum": draw.choice((0.1, 0.5))}
+
+
+def _norm_fn(lib, x, kind, shape, eps, momentum):
+    x = _real(x).reshape(shape)
+    nnf, c = lib.nn.functional, shape[1]
+    stats = (lib.zeros(c, dtype=x.dtype) + 0.5, lib.ones(c, dtype=x.dtype) * 2)
+    if kind in ("batch_train", "batch_eval"):
+        out = nnf.batch_norm(x, *stats, training=kind == "batch_train", momentum=momentum,
+                             eps=eps)
+        return out * 1 + stats[0].sum() + stats[1].sum()
+    if kind == "instance":
+        return nnf.instance_norm(x, *stats, momentum=momentum, eps=eps) + stats[1].sum()
+    if kind == "group":
+        return nnf.group_norm(x, 1 if c % 2 else 2, eps=eps)
+    if kind == "rms":
+        return nnf.rms_norm(x, shape[-1:], eps=eps)
+    return nnf.local_response_norm(x, 2, alpha=0.1, beta=0.75, k=1.0)
+
+
+def _sdpa_params(draw, shapes):
+    n, m = int(np.prod(shapes[0])), int(np.prod(shapes[1]))
+    if not n or not m:
+        return None
+    e = draw.integer(1, 2)
+    if n % e or m % e:
+        e = 1
+    return {"e": e, "mask": draw.choice(("none", "causal", "bool", "float")),
+            "scale": draw.choice((None, 0.5))}
+
+
+def _sdpa_fn(lib, x, y, e, mask, scale):
+    q, kv = x.reshape(-1, e), y.reshape(-1, e).to(x.dtype)
+    allowed = (lib.arange(kv.shape[0]) % 2 == 0) | (lib.arange(q.shape[0])[:, None] % 3 == 1)
+    kwargs = {"is_causal": True} if mask == "causal" else \
+        {"attn_mask": allowed} if mask == "bool" else \
+        {"attn_mask": lib.where(allowed, 0.0, -math.inf).to(x.dtype)} if mask == "float" else {}
+    return lib.nn.functional.scaled_dot_product_attention(q, kv, kv, scale=scale, **kwargs)
+
+
+def _resample_params(draw, shapes):
+    kind = draw.choice(("nearest", "linear", "bilinear", "shuffle", "unshuffle", "unfold",
+                        "fold"))
+    d = {"linear": 1, "nearest": draw.integer(1, 2)}.get(kind, 2)
+    p = {"kind": kind, "shape": _layout(shapes[0], d, 4 if kind == "shuffle" else 1)}
+    if kind in ("nearest", "linear", "bilinear"):
+        if draw.boolean():
+            p["size"] = tuple(draw.integer(1, 5) for _ in range(d))
+        else:
+            p["scale_factor"] = draw.choice((2, 0.5, 1.5, 3))
+        if kind != "nearest":
+            p["align_corners"] = draw.boolean()
+    else:
+        p["k"] = draw.integer(1, 2)
+    return p
+
+
+def _resample_fn(lib, x, kind, shape, k=1, **p):
+    x, nnf = _real(x).reshape(shape), lib.nn.functional
+    if kind in ("nearest", "linear", "bilinear"):
+        return nnf.interpolate(x, mode=kind, **p)
+    if kind == "shuffle":
+        return nnf.pixel_shuffle(x, k)
+    if kind == "unshuffle":
+        return nnf.pixel_unshuffle(x, k)
+    blocks = nnf.unfold(x, k)
+    return blocks if kind == "unfold" else nnf.fold(blocks, tuple(shape[2:]), k)
+
+
+NNPOOL_OPS: dict[str, OpSpec] = {
+    "n_max_pool": OpSpec(1, _max_pool_fn, _max_pool_params),
+    "n_avg_pool": OpSpec(1, lambda lib, x, d, shape, **p: getattr(
+        lib.nn.functional, f"avg_pool{d}d")(_real(x).reshape(shape), **p), _avg_pool_params),
+    "n_adaptive_pool": OpSpec(1, _adaptive_fn, _adaptive_params),
+    "n_lp_pool": OpSpec(1, _lp_fn, _lp_params),
+    "n_conv": OpSpec(2, _conv_fn, _conv_params),
+    "n_norm": OpSpec(1, _norm_fn, _norm_params),
+    "n_sdpa": OpSpec(2, _sdpa_fn, _sdpa_params),
+    "n_resample": OpSpec(1, _resample_fn, _resample_params),
+}
+BREADTH_OPS.update(NNPOOL_OPS)

@@ -1,0 +1,178 @@
+"""scaled_dot_product_attention, pixel_shuffle / pixel_unshuffle and F.unfold / F.fold.
+
+All composed of existing ops (matmul, softmax, reshape, permute, conv.py's window ops), so
+their gradients are torch's and differentiable again.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gradkit._tensor import Tensor
+from gradkit.backend import get_array_module
+from gradkit.ops.arithmetic import add, mul
+from gradkit.ops.conv import fold as fold_windows, unfold as unfold_windows
+from gradkit.ops.linalg import matmul
+from gradkit.ops.padding import pad
+from gradkit.ops.piecewise import where
+from gradkit.ops.reduction import softmax
+from gradkit.ops.shape import permute, reshape, squeeze, transpose, unsqueeze
+from gradkit.ops.unary_helpers import kernel_error, require_real_floating
+
+
+def _constant(like, array) -> Tensor:
+    """A constant on ``like``'s device."""
+    return Tensor._make(get_array_module(like._data).asarray(array))
+
+
+def _host(tensor) -> np.ndarray:
+    return tensor.detach().cpu().numpy()
+
+
+def _bias(attn_mask, is_causal, length, source, dtype):
+    """Host additive bias of the causal and bool masks: 0 where allowed, -inf elsewhere."""
+    bias = np.zeros((length, source), dtype=dtype)
+    if is_causal:
+        bias[~np.tril(np.ones((length, source), dtype=bool))] = -np.inf
+    if attn_mask is not None and attn_mask._data.dtype == np.bool_:
+        bias = np.where(_host(attn_mask), bias, -np.inf).astype(dtype)
+    return bias
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False):
+    """softmax(q kᵀ * scale + mask) v, as torch's math backend (a row that may attend to
+    nothing gives 0, with 0 gradients, as torch's safe softmax).
+
+    >>> q = gradkit.randn(2, 3, 4)
+    >>> scaled_dot_product_attention(q, q, q, is_causal=True).shape
+    gradkit.Size([2, 3, 4])
+    """
+    if dropout_p != 0.0:
+        raise NotImplementedError("gradkit's scaled_dot_product_attention supports dropout_p=0 "
+                                  "only")
+    if enable_gqa:
+        raise NotImplementedError("gradkit's scaled_dot_product_attention has no enable_gqa")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    require_real_floating("softmax_lastdim_kernel_impl", query._data)
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = mul(matmul(query, transpose(key, -2, -1)), scale)
+    bias = _bias(attn_mask, is_causal, query.shape[-2], key.shape[-2], query._data.dtype)
+    blocked = np.isneginf(bias)
+    if attn_mask is not None and attn_mask._data.dtype != np.bool_:
+        scores = add(scores, attn_mask)
+        blocked = blocked | np.isneginf(_host(attn_mask))
+    empty_rows = np.broadcast_to(blocked, tuple(scores.shape)).all(-1, keepdims=True)
+    if empty_rows.any():  # such rows read 0 scores: no NaN in softmax or in its gradient
+        scores = where(_constant(query, empty_rows), 0.0, scores)
+        bias = np.where(empty_rows, 0.0, bias).astype(bias.dtype)
+    weights = softmax(add(scores, _constant(query, bias)), -1)
+    if empty_rows.any():
+        weights = where(_constant(query, empty_rows), 0.0, weights)
+    return matmul(weights, value)
+
+
+def pixel_shuffle(input, upscale_factor: int):
+    """(*, C r², H, W) -> (*, C, H r, W r)."""
+    if input.ndim < 3:
+        raise RuntimeError("pixel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")
+    r = upscale_factor
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
+                           "divisible by the square of upscale_factor, but input.size(-3)="
+                           f"{c} is not divisible by {r * r}")
+    k = len(lead)
+    x = reshape(input, tuple(lead) + (c // (r * r), r, r, h, w))
+    x = permute(x, tuple(range(k)) + tuple(k + i for i in (0, 3, 1, 4, 2)))
+    return reshape(x, tuple(lead) + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor: int):
+    """(*, C, H r, W r) -> (*, C r², H, W): pixel_shuffle's inverse."""
+    if input.ndim < 3:
+        raise RuntimeError("pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.ndim} dimension(s)")
+    r = downscale_factor
+    *lead, c, h, w = input.shape
+    for name, size, dim in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
+                               f"downscale_factor, but input.size({dim})={size} is not "
+                               f"divisible by {r}")
+    k = len(lead)
+    x = reshape(input, tuple(lead) + (c, h // r, r, w // r, r))
+    x = permute(x, tuple(range(k)) + tuple(k + i for i in (0, 2, 4, 1, 3)))
+    return reshape(x, tuple(lead) + (c * r * r, h // r, w // r))
+
+
+def _pairs(kernel_size, dilation, padding, stride):
+    return tuple((v, v) if isinstance(v, int) else tuple(v)
+                 for v in (kernel_size, dilation, padding, stride))
+
+
+def _blocks(sizes, kernel, dilation, padding, stride) -> tuple:
+    """(padded sizes, number of sliding blocks per dim) of im2col / col2im."""
+    padded = tuple(s + 2 * p for s, p in zip(sizes, padding, strict=True))
+    return padded, tuple((p - d * (k - 1) - 1) // s + 1
+                         for p, d, k, s in zip(padded, dilation, kernel, stride, strict=True))
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """torch.nn.functional.unfold (im2col): (N, C, H, W) -> (N, C kh kw, L) sliding blocks."""
+    if input.ndim not in (3, 4) or 0 in tuple(input.shape)[1:]:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           f"and other non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
+    if input._data.dtype.kind in "biu":
+        raise kernel_error("im2col_out_cpu")(input._data)
+    if input.ndim == 3:
+        return squeeze(unfold(unsqueeze(input, 0), kernel_size, dilation, padding, stride), 0)
+    kernel, dilation, padding, stride = _pairs(kernel_size, dilation, padding, stride)
+    padded, blocks = _blocks(input.shape[2:], kernel, dilation, padding, stride)
+    if min(blocks) < 1:
+        raise RuntimeError(f"Given input with spatial size ({', '.join(map(str, input.shape[2:]))}"
+                           f"), kernel_size={kernel}, dilation={dilation}, padding={padding}, "
+                           f"calculated shape of the array of sliding blocks as {blocks}, but "
+                           "its components must be at least one.")
+    x = pad(input, (padding[1], padding[1], padding[0], padding[0]))
+    cols = unfold_windows(x, geometry=(padded, kernel, blocks, stride, dilation))
+    n, c = input.shape[:2]
+    return reshape(cols, (n, c * kernel[0] * kernel[1], blocks[0] * blocks[1]))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """torch.nn.functional.fold (col2im): sliding blocks (N, C kh kw, L) summed into
+    (N, C, *output_size)."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError("Expected 2D or 3D (batch mode) input tensor with possibly 0 batch "
+                           f"size and non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
+    if input.ndim == 2:
+        return squeeze(fold(unsqueeze(input, 0), output_size, kernel_size, dilation, padding,
+                            stride), 0)
+    if input._data.dtype.kind in "biu":
+        raise kernel_error("col2im_out_cpu")(input._data)
+    out_hw = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    kernel, dilation, padding, stride = _pairs(kernel_size, dilation, padding, stride)
+    n, ckk, length = input.shape
+    if ckk % (kernel[0] * kernel[1]):
+        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product "
+                           f"of kernel_size, but got input.size(1)={ckk} and "
+                           f"kernel_size={kernel}.")
+    padded, blocks = _blocks(out_hw, kernel, dilation, padding, stride)
+    if blocks[0] * blocks[1] != length:
+        raise RuntimeError(f"Given output_size={out_hw}, kernel_size={kernel}, "
+                           f"dilation={dilation}, padding={padding}, stride={stride}, expected "
+                           "size of input's dimension 2 to match the calculated number of "
+                           f"sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, "
+                           f"but got input.size(2)={length}.")
+    c = ckk // (kernel[0] * kernel[1])
+    cols = reshape(input, (n, c) + kernel + blocks)
+    out = fold_windows(cols, geometry=(padded, kernel, blocks, stride, dilation))
+    return pad(out, (-padding[1], -padding[1], -padding[0], -padding[0]))

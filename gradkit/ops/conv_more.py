@@ -1,0 +1,96 @@
+"""conv1d / conv3d (conv.py's N-d convolution op) and transposed convolutions.
+
+A transposed convolution is the adjoint of a convolution with respect to its input: one
+einsum spreads each input element over its kernel window, conv.py's ``fold`` adds the windows
+up, and ``pad`` crops ``padding`` and appends ``output_padding``. Composed of those ops, its
+gradients are torch's and differentiable again.
+"""
+from __future__ import annotations
+
+from gradkit.ops.conv import _ntuple, batched, check_conv_arguments, conv_nd, fold
+from gradkit.ops.einsum import _einsum
+from gradkit.ops.padding import pad
+from gradkit.ops.shape import reshape, squeeze
+
+_LETTERS = ("ijk", "xyz")  # kernel dims, spatial dims
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
+    """torch.nn.functional.conv1d: (N, C, L) or (C, L) input, (O, C/groups, k) weight.
+
+    >>> conv1d(gradkit.randn(1, 3, 8), gradkit.randn(4, 3, 3), padding=1).shape
+    gradkit.Size([1, 4, 8])
+    """
+    return conv_nd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
+    """torch.nn.functional.conv3d: (N, C, D, H, W) or (C, D, H, W) input."""
+    return conv_nd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def _output_padding(output_padding, stride, dilation, d):
+    """torch's check (worded for 2-D, as torch runs conv_transpose1d as a 2-D one)."""
+    pads = _ntuple(output_padding, "output_padding", d)
+    if any(p >= s and p >= dl for p, s, dl in zip(pads, stride, dilation, strict=True)):
+        shown = [((0,) + tuple(v)) if d == 1 else tuple(v) for v in (pads, stride, dilation)]
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got "
+            f"output_padding_height: {shown[0][0]} output_padding_width: {shown[0][1]} "
+            f"stride_height: {shown[1][0] if d > 1 else 1} stride_width: {shown[1][1]} "
+            f"dilation_height: {shown[2][0] if d > 1 else 1} dilation_width: {shown[2][1]}")
+    return pads
+
+
+def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                      d: int, name: str):
+    """torch's conv_transpose{d}d: input (N, C_in, *L), weight (C_in, C_out/groups, *kernel)."""
+    if isinstance(padding, str):
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+    x, added = batched(input, d, name)
+    stride, dilation = check_conv_arguments(x, weight, bias, stride, dilation, groups, d,
+                                            transposed=True)
+    pads = _ntuple(padding, "padding", d)
+    if min(pads) < 0:
+        raise RuntimeError("negative padding is not supported")
+    extra = _output_padding(output_padding, stride, dilation, d)
+    sizes, kernel = tuple(x.shape[2:]), tuple(weight.shape[2:])
+    full = tuple((n - 1) * s + dl * (k - 1) + 1
+                 for n, s, dl, k in zip(sizes, stride, dilation, kernel, strict=True))
+    outs = tuple(f + e - 2 * p for f, e, p in zip(full, extra, pads, strict=True))
+    if min(outs) < 1:
+        shown = ((1,) if d == 1 else ()) + sizes, ((1,) if d == 1 else ()) + outs
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, shown[0]))}). "
+                           f"Calculated output size per channel: "
+                           f"({' x '.join(map(str, shown[1]))}). Output size is too small")
+    n, c_in = x.shape[:2]
+    c_out = weight.shape[1] * groups
+    k, s = _LETTERS[0][:d], _LETTERS[1][:d]
+    cols = _einsum(reshape(x, (n, groups, c_in // groups) + sizes),
+                   reshape(weight, (groups, c_in // groups, c_out // groups) + kernel),
+                   equation=f"ngc{s},gco{k}->ngo{k}{s}")
+    cols = reshape(cols, (n, c_out) + kernel + sizes)
+    out = fold(cols, geometry=(full, kernel, sizes, stride, dilation))
+    out = pad(out, tuple(v for p, e in reversed(list(zip(pads, extra, strict=True)))
+                         for v in (-p, e - p)))
+    if bias is not None:
+        out = out + reshape(bias, (1, c_out) + (1,) * d)
+    return squeeze(out, 0) if added else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups: int = 1, dilation=1):
+    """torch.nn.functional.conv_transpose1d: the input-gradient of conv1d, as a layer."""
+    return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
+                             dilation, 1, "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups: int = 1, dilation=1):
+    """torch.nn.functional.conv_transpose2d: (N, C_in, H, W), weight (C_in, C_out/groups, kh, kw).
+
+    >>> conv_transpose2d(gradkit.randn(1, 2, 3, 3), gradkit.randn(2, 4, 2, 2), stride=2).shape
+    gradkit.Size([1, 4, 6, 6])
+    """
+    return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
+                             dilation, 2, "conv_transpose2d")

@@ -1,0 +1,131 @@
+"""torch.nn.functional.interpolate: modes nearest, linear, bilinear and trilinear.
+
+Resampling is separable: one spatial dim at a time, each output element reads one input
+element (nearest) or two, weighted ``(1 - t, t)`` (linear), at torch's source indices. Composed
+of ``index_select``, ``mul`` and ``add``, the gradients are torch's: every output's gradient
+goes back, weighted, to the elements it read.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gradkit._tensor import Tensor
+from gradkit.backend import get_array_module
+from gradkit.ops.arithmetic import add, mul
+from gradkit.ops.indexing import index_select
+from gradkit.ops.unary_helpers import require_real_floating
+
+_LINEAR_MODES = {"linear": 3, "bilinear": 4, "trilinear": 5}
+_ALL_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
+
+
+def _scale(in_size, out_size, scale_factor, align_corners):
+    """torch's area_pixel_compute_scale (align_corners) / compute_scales_value."""
+    if align_corners:
+        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    return 1.0 / scale_factor if scale_factor is not None else in_size / out_size
+
+
+def _nearest_index(in_size, out_size, scale_factor):
+    """torch's nearest_idx: floor(dst * scale) in float32, clamped to the input."""
+    if out_size == in_size:
+        return np.arange(out_size)
+    if out_size == 2 * in_size:
+        return np.arange(out_size) >> 1
+    scale = np.float32(_scale(in_size, out_size, scale_factor, False))
+    index = np.floor(np.arange(out_size, dtype=np.float32) * scale).astype(np.int64)
+    return np.minimum(index, in_size - 1)
+
+
+def _linear_taps(in_size, out_size, scale_factor, align_corners):
+    """(i0, i1, w0, w1): torch's area_pixel_compute_source_index and its two neighbours."""
+    scale = _scale(in_size, out_size, scale_factor, align_corners)
+    dst = np.arange(out_size, dtype=np.float64)
+    src = scale * dst if align_corners else np.maximum(scale * (dst + 0.5) - 0.5, 0.0)
+    i0 = src.astype(np.int64)
+    w1 = np.minimum(src - i0, 1.0)
+    i1 = i0 + (i0 < in_size - 1)
+    return i0, i1, 1.0 - w1, w1
+
+
+def _along(x, dim, values):
+    """A constant vector laid along ``dim`` of x, in x's dtype and on its device."""
+    shape = [1] * x.ndim
+    shape[dim] = len(values)
+    xp = get_array_module(x._data)
+    return Tensor._make(xp.asarray(np.asarray(values).reshape(shape), dtype=x._data.dtype))
+
+
+def _index(x, array) -> Tensor:
+    return Tensor._make(get_array_module(x._data).asarray(array))
+
+
+def _output_sizes(input, size, scale_factor, spatial):
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    sizes = tuple(input.shape[2:])
+    if size is not None:
+        out = (size,) * spatial if isinstance(size, int) else tuple(size)
+        if len(out) != spatial:
+            raise ValueError(
+                "Input and output must have the same number of spatial dimensions, but got input "
+                f"with spatial dimensions of {list(sizes)} and output size of {size}. Please "
+                "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                "(o1, o2, ...,oK) format.")
+        return out, (None,) * spatial
+    scales = (scale_factor,) * spatial if isinstance(scale_factor, (int, float)) \
+        else tuple(scale_factor)
+    if len(scales) != spatial:
+        raise ValueError(
+            "Input and scale_factor must have the same number of spatial dimensions, but got "
+            f"input with spatial dimensions of {list(sizes)} and scale_factor of shape "
+            f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+            "scale_factor in (s1, s2, ...,sK) format.")
+    return tuple(math.floor(s * f) for s, f in zip(sizes, scales, strict=True)), scales
+
+
+def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False):
+    """Resize the spatial dims of (N, C, *sizes) to ``size`` or by ``scale_factor``.
+
+    >>> interpolate(gradkit.ones(1, 1, 2, 2), scale_factor=2, mode="bilinear").shape
+    gradkit.Size([1, 1, 4, 4])
+    """
+    if mode == "nearest" and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    if mode not in ("nearest",) + tuple(_LINEAR_MODES) or not 3 <= input.ndim <= 5:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                                  f"{input.ndim}D) for the modes: {_ALL_MODES} (got {mode})")
+    if mode in _LINEAR_MODES and input.ndim != _LINEAR_MODES[mode]:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
+                                  f"{_LINEAR_MODES[mode]}D input")
+    if mode in _LINEAR_MODES:
+        require_real_floating("compute_indices_weights_linear", input._data)
+    if antialias:
+        raise NotImplementedError("gradkit's interpolate has no antialias")
+    outs, scales = _output_sizes(input, size, scale_factor, input.ndim - 2)
+    if 0 in outs or 0 in tuple(input.shape[2:]):
+        names = "DHW"[3 - len(outs):]
+        shown = [", ".join(f"{n}: {s}" for n, s in zip(names, sizes, strict=True))
+                 for sizes in (input.shape[2:], outs)]
+        raise RuntimeError("Input and output sizes should be greater than 0, but got input "
+                           f"({shown[0]}){' and' if len(outs) == 1 else ''} output ({shown[1]})")
+    if recompute_scale_factor:
+        scales = (None,) * len(outs)  # torch then maps indices with in / out
+    x = input
+    # the last dim first: torch's kernel blends along it innermost (the same rounding)
+    for i, (out, scale) in reversed(list(enumerate(zip(outs, scales, strict=True)))):
+        dim, in_size = i + 2, x.shape[i + 2]
+        if mode == "nearest":
+            x = index_select(x, dim, _index(x, _nearest_index(in_size, out, scale)))
+            continue
+        i0, i1, w0, w1 = _linear_taps(in_size, out, scale, bool(align_corners))
+        x = add(mul(index_select(x, dim, _index(x, i0)), _along(x, dim, w0)),
+                mul(index_select(x, dim, _index(x, i1)), _along(x, dim, w1)))
+    return x

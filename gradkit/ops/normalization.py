@@ -1,0 +1,192 @@
+"""batch_norm, instance_norm, group_norm, rms_norm and local_response_norm.
+
+Each is composed of existing ops, the same arithmetic as torch's kernels (mean, biased
+variance, ``(x - mean) * rsqrt(var + eps)``, then the per-channel affine), so its gradients are
+torch's to any order. Running statistics are updated in place, outside the graph, with
+torch's rule: ``(1 - momentum) * running + momentum * batch``, the batch variance unbiased.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gradkit.autograd.grad_mode import no_grad
+from gradkit.backend import to_numpy_dtype
+from gradkit.ops.arithmetic import add, div, mul, sub
+from gradkit.ops.elementwise import rsqrt
+from gradkit.ops.padding import pad
+from gradkit.ops.pooling_avg import avg_pool2d, avg_pool3d
+from gradkit.ops.reduction import mean
+from gradkit.ops.shape import reshape, squeeze, unsqueeze
+from gradkit.ops.unary_helpers import kernel_error, require_real_floating
+
+
+def _channel_shape(input) -> tuple:
+    """(1, C, 1, ...): a per-channel vector broadcast over input."""
+    return (1, input.shape[1]) + (1,) * (input.ndim - 2)
+
+
+def _normalize(x, axes, eps):
+    """((x - mean) * rsqrt(var + eps), mean, biased var) over ``axes`` (kept)."""
+    mu = mean(x, axes, True)
+    centered = sub(x, mu)
+    var = mean(mul(centered, centered), axes, True)
+    return mul(centered, rsqrt(add(var, eps))), mu, var
+
+
+def _affine(out, weight, bias, input):
+    if weight is not None:
+        out = mul(out, reshape(weight, _channel_shape(input)))
+    if bias is not None:
+        out = add(out, reshape(bias, _channel_shape(input)))
+    return out
+
+
+def _check_size(name: str, tensor, size: int) -> None:
+    if tensor is not None and tensor.numel() != size:
+        raise RuntimeError(f"{name} should contain {size} elements not {tensor.numel()}")
+
+
+def _update(running, batch_value, momentum) -> None:
+    """running <- (1 - momentum) running + momentum batch_value, in place, unrecorded."""
+    with no_grad():
+        running.mul_(1 - momentum).add_(batch_value.detach().reshape(running.shape),
+                                        alpha=momentum)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5):
+    """torch.nn.functional.batch_norm over (N, C, *): per-channel statistics of N and *.
+
+    >>> batch_norm(gradkit.randn(4, 3), None, None, training=True).shape
+    gradkit.Size([4, 3])
+    """
+    channels = input.shape[1] if input.ndim > 1 else 0
+    if training and input.ndim > 1 and input.shape[0] * math.prod(input.shape[2:]) == 1:
+        raise ValueError("Expected more than 1 value per channel when training, got input size "
+                         f"{input.shape}")
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    for name, tensor in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                         ("running_var", running_var)):
+        _check_size(name, tensor, channels)
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be "
+                           "defined in evaluation mode")
+    if input.numel() == 0 and input._data.dtype.kind != "f":  # torch's kernel never runs
+        return input.clone()
+    require_real_floating("batch_norm", input._data)
+    axes = (0,) + tuple(range(2, input.ndim))
+    if training:
+        out, mu, var = _normalize(input, axes, eps)
+        count = input.shape[0] * math.prod(input.shape[2:])
+        if running_mean is not None and count:
+            _update(running_mean, mu, momentum)
+        if running_var is not None and count:
+            _update(running_var, mul(var, count / (count - 1)), momentum)
+    else:
+        shape = _channel_shape(input)
+        out = mul(sub(input, reshape(running_mean, shape)),
+                  rsqrt(add(reshape(running_var, shape), eps)))
+    return _affine(out, weight, bias, input)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5):
+    """torch.nn.functional.instance_norm: each (sample, channel) normalized over its * dims."""
+    require_real_floating("batch_norm", input._data)
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError("Expected more than 1 spatial element when training, got input size "
+                         f"{input.shape}")
+    n, channels = input.shape[0], input.shape[1]
+    for name, tensor in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                         ("running_var", running_var)):
+        if tensor is not None and tensor.numel() != channels:  # torch checks its N copies
+            raise RuntimeError(f"{name} should contain {n * channels} elements not "
+                               f"{n * tensor.numel()}")
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    axes = tuple(range(2, input.ndim))
+    out, mu, var = _normalize(input, axes, eps)
+    count = math.prod(input.shape[2:])
+    if running_mean is not None:
+        _update(running_mean, mean(reshape(mu, (n, channels)), 0), momentum)
+    if running_var is not None:
+        _update(running_var, mean(reshape(var, (n, channels)), 0) * (count / (count - 1)),
+                momentum)
+    return _affine(out, weight, bias, input)
+
+
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
+    """torch.nn.functional.group_norm: channels split into groups, each normalized with its *.
+
+    >>> group_norm(gradkit.randn(2, 4, 3), 2).shape
+    gradkit.Size([2, 4, 3])
+    """
+    if input.ndim < 2:
+        raise RuntimeError("Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
+    n, channels = input.shape[:2]
+    if channels % num_groups:
+        raise RuntimeError("Expected number of channels in input to be divisible by num_groups, "
+                           f"but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    rows = [n * channels // num_groups, num_groups] + list(input.shape[2:])
+    if math.prod(rows[:1] + rows[2:]) == 1:  # torch's check of the grouped batch
+        raise ValueError("Expected more than 1 value per channel when training, got input size "
+                         f"{rows}")
+    for name, tensor in (("weight", weight), ("bias", bias)):
+        if tensor is not None and (tensor.ndim != 1 or tensor.numel() != channels):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape "
+                               f"{list(tensor.shape)} and input of shape {list(input.shape)}")
+    require_real_floating("group_norm", input._data)
+    grouped = reshape(input, (n, num_groups, math.prod(input.shape[1:]) // num_groups))
+    out, _, _ = _normalize(grouped, (2,), eps)
+    return _affine(reshape(out, tuple(input.shape)), weight, bias, input)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
+    """torch.nn.functional.rms_norm: x / sqrt(mean(x², trailing dims) + eps), times weight."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*{', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError("Expected weight to be of same shape as normalized_shape, but got "
+                           f"weight of shape {list(weight.shape)} and normalized_shape = "
+                           f"{list(shape)}")
+    if input._data.dtype.kind in "biu":
+        raise kernel_error("rms_norm")(input._data)
+    if eps is None:
+        eps = float(np.finfo(to_numpy_dtype(input.dtype)).eps)
+    axes = tuple(range(input.ndim - k, input.ndim))
+    out = mul(input, rsqrt(add(mean(mul(input, input), axes, True), eps)))
+    return mul(out, weight) if weight is not None else out
+
+
+def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0):
+    """torch.nn.functional.local_response_norm: x / (k + alpha * mean of x² over nearby
+    channels) ** beta, composed as torch composes it."""
+    dim = input.ndim
+    if dim < 3:
+        raise ValueError("Expected 3D or higher dimensionality                          input "
+                         f"(got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    squares = mul(input, input)
+    if dim == 3:
+        squares = pad(unsqueeze(squares, 1), (0, 0, size // 2, (size - 1) // 2))
+        squares = squeeze(avg_pool2d(squares, (size, 1), stride=1), 1)
+    else:
+        sizes = tuple(input.shape)
+        squares = reshape(squares, (sizes[0], 1, sizes[1], sizes[2], -1))
+        squares = pad(squares, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        squares = reshape(squeeze(avg_pool3d(squares, (size, 1, 1), stride=1), 1), sizes)
+    return div(input, (squares * alpha + k) ** beta)

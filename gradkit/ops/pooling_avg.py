@@ -1,0 +1,183 @@
+"""Average pooling (fixed and adaptive, 1-3 dims) and power-average (lp) pooling.
+
+Composed of existing ops over pooling.py's window maps: the input's planes, one zero slot
+appended for padded positions, gathered by ``index_select`` into (N, C, *out, K), summed
+over K and divided by torch's divisor. Their gradients are torch's (the adjoint of the
+gather spreads ``g / divisor`` over each window) and differentiable again.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gradkit._tensor import Tensor
+from gradkit.backend import get_array_module
+from gradkit.ops.activations import relu
+from gradkit.ops.arithmetic import div, mul, neg, pow
+from gradkit.ops.joining import cat
+from gradkit.ops.indexing import index_select
+from gradkit.ops.piecewise import abs as abs_, sign
+from gradkit.ops.pooling import (
+    adaptive_windows, fixed_windows, max_pool1d, max_pool2d, ntuple, pool_geometry, pool_input,
+    window_map)
+from gradkit.ops.reduction import sum as sum_
+from gradkit.ops.shape import reshape, squeeze, unsqueeze
+from gradkit.ops.unary_helpers import require_real_floating
+
+
+def _constant(like, array) -> Tensor:
+    """A constant of ``like``'s dtype on its device."""
+    xp = get_array_module(like._data)
+    return Tensor._make(xp.asarray(np.asarray(array), dtype=like._data.dtype))
+
+
+def _window_sums(x, windows):
+    """(N, C, *out): each window's sum, padded slots reading zero."""
+    n, c = x.shape[:2]
+    plane = math.prod(x.shape[2:])
+    flat = reshape(x, (n, c, plane))
+    flat = cat([flat, _constant(x, np.zeros((n, c, 1)))], 2)
+    key = Tensor._make(get_array_module(x._data).asarray(windows.reshape(-1)))
+    cols = index_select(flat, 2, key)
+    return sum_(reshape(cols, (n, c) + windows.shape), -1)
+
+
+def _divisor(sizes, kernel, stride, pads, outs, count_include_pad):
+    """torch's per-window divisor: the window clipped to input + padding, or to the input."""
+    total = np.ones(())
+    for size, k, s, p, o in zip(sizes, kernel, stride, pads, outs, strict=True):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, size + p)
+        count = end - start if count_include_pad else \
+            np.minimum(end, size) - np.maximum(start, 0)
+        total = np.multiply.outer(total, count)
+    return total
+
+
+def _batched(input, d: int, name: str):
+    if input.ndim not in (d + 1, d + 2):
+        raise RuntimeError(
+            f"non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected for input" if d == 3
+            else f"Expected {d + 1}D or {d + 2}D (batch mode) tensor with optional 0 dim batch "
+            f"size for input, but got:{list(input.shape)}")
+    return pool_input(input, d, name)
+
+
+def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override, d):
+    name = f"avg_pool{d}d"
+    x, added = _batched(input, d, name)
+    kernel, stride, pads, _, outs = pool_geometry(x, kernel_size, stride, padding, 1, ceil_mode,
+                                                  d, name)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    sizes = tuple(x.shape[2:])
+    if d == 3 and any(s < k for s, k in zip(sizes, kernel, strict=True)):
+        raise RuntimeError(f"input image (T: {sizes[0]} H: {sizes[1]} W: {sizes[2]}) smaller "
+                           f"than kernel size (kT: {kernel[0]} kH: {kernel[1]} kW: {kernel[2]})")
+    if x._data.dtype == np.bool_ or x._data.dtype.kind == "c":
+        require_real_floating(name, x._data)
+    windows = window_map([fixed_windows(*args, 1, o) for *args, o in zip(
+        sizes, kernel, stride, pads, outs)])
+    divisor = divisor_override if divisor_override is not None else \
+        _divisor(sizes, kernel, stride, pads, outs, count_include_pad)
+    sums = _window_sums(x, windows)
+    if x._data.dtype.kind in "iu":  # torch divides integers in C++: truncated
+        xp = get_array_module(x._data)
+        out = Tensor._make(xp.trunc(sums._data / xp.asarray(np.asarray(divisor))).astype(
+            x._data.dtype))
+    else:
+        out = div(sums, _constant(x, divisor))
+    return squeeze(out, 0) if added else out
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True):
+    """torch.nn.functional.avg_pool1d on (N, C, L) or (C, L): avg_pool2d over a unit height."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
+                           "for argument #1 'self' (while checking arguments for avg_pool1d)")
+    one = [(1,) + ntuple(v, 1, "avg_pool1d") for v in (kernel_size, padding)]
+    step = None if stride is None or stride == [] else (1,) + ntuple(stride, 1, "avg_pool1d")
+    out = avg_pool2d(unsqueeze(input, -2), one[0], step, (0,) + one[1][1:], ceil_mode,
+                     count_include_pad)
+    return squeeze(out, -2)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None):
+    """torch.nn.functional.avg_pool2d: window means of (N, C, H, W) or (C, H, W).
+
+    >>> avg_pool2d(gradkit.ones(1, 1, 4, 4), 2).tolist()
+    [[[[1.0, 1.0], [1.0, 1.0]]]]
+    """
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 2)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None):
+    """torch.nn.functional.avg_pool3d: window means of (N, C, D, H, W) or (C, D, H, W)."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 3)
+
+
+def _adaptive_avg_pool(input, output_size, d: int):
+    name = f"adaptive_avg_pool{d}d"
+    if input.ndim not in (d + 1, d + 2):
+        raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, but got "
+                           f"{list(input.shape)}")
+    x, added = (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
+    require_real_floating(name, x._data)
+    sizes = tuple(x.shape[2:])
+    outs = ntuple(output_size, d, name, "output_size")
+    outs = tuple(s if o is None else o for o, s in zip(outs, sizes, strict=True))
+    dims = [adaptive_windows(s, o) for s, o in zip(sizes, outs, strict=True)]
+    counts = np.ones(())
+    for _, valid, _ in dims:
+        counts = np.multiply.outer(counts, valid.sum(1))
+    out = div(_window_sums(x, window_map(dims)), _constant(x, counts))
+    return squeeze(out, 0) if added else out
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """torch.nn.functional.adaptive_avg_pool1d: the mean of each adaptive window."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
+                           "for argument #1 'self' (while checking arguments for "
+                           "adaptive_avg_pool1d)")
+    size = (1,) + ntuple(output_size, 1, "adaptive_avg_pool1d", "output_size")
+    return squeeze(_adaptive_avg_pool(unsqueeze(input, -2), size, 2), -2)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """torch.nn.functional.adaptive_avg_pool2d: windows [floor(i L/out), ceil((i+1) L/out))."""
+    return _adaptive_avg_pool(input, output_size, 2)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """torch.nn.functional.adaptive_avg_pool3d."""
+    return _adaptive_avg_pool(input, output_size, 3)
+
+
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, d):
+    """torch's composition: (sign(a) relu(|a|) * window size) ^ (1/p), a the mean of x^p."""
+    max_pool, avg_pool = (max_pool1d, avg_pool1d) if d == 1 else (max_pool2d, avg_pool2d)
+    if norm_type == math.inf:
+        return max_pool(abs_(input), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -math.inf:
+        return neg(max_pool(neg(abs_(input)), kernel_size, stride, 0, 1, ceil_mode))
+    out = avg_pool(pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    size = math.prod(ntuple(kernel_size, d, f"lp_pool{d}d"))
+    return pow(mul(mul(sign(out), relu(abs_(out))), size), 1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+    """torch.nn.functional.lp_pool1d: the p-norm of each window."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+    """torch.nn.functional.lp_pool2d: the p-norm of each window."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)

@@ -10,6 +10,7 @@ from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.ops import _dispatch
 from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, real
+from gradkit.ops.conversion import astype
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_decompositions import _PHASE, _check_gauge, _phase_terms, _undefined
 from gradkit.ops.linalg_solvers import check_matrices, mH, solve
@@ -81,7 +82,7 @@ def _eig_vjp(grads, x, values, vectors):
 
 def _eig_jvp(tangents, x, values, vectors):
     """dP = V^{-1} dA V: dL = diag(dP), dV = dX - V Re diag(V^H dX), dX = V offdiag(dP) / E."""
-    t = tangents[0]
+    t = astype(tangents[0], dtype=vectors.dtype)  # a real A's tangent, made complex
     d_p = solve(vectors, matmul(t, vectors))
     d_values = diagonal(d_p, 0, -2, -1)
     e = unsqueeze(values, -2) - unsqueeze(values, -1) + diag_embed(values * 0.0 + 1.0)

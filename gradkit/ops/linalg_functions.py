@@ -155,8 +155,9 @@ def cond(x, p=None):
         return matrix_norm(x, p) * matrix_norm(inv(x), p)
     inverse, info = inv_ex(x)
     inverse = where(unsqueeze(unsqueeze(info > 0, -1), -1), math.inf, inverse)
-    out = matrix_norm(x, p) * matrix_norm(inverse, p)
-    return where(out != out, math.inf, out)  # 0 * inf: infinite, as NumPy
+    with np.errstate(invalid="ignore"):  # a singular matrix's 0 * inf, silent as torch's
+        out = matrix_norm(x, p) * matrix_norm(inverse, p)
+    return where(out != out, math.inf, out)  # and infinite, as NumPy
 
 
 def _order_text(p) -> str:

@@ -30,6 +30,9 @@ def getrf(xp, a):
     pivot leaves its column unscaled and sets info to its 1-based index (the first one)."""
     m, n = a.shape[-2:]
     k = min(m, n)
+    if a.size == 0:  # nothing to factor (torch's pivots count 1..k, its info is 0)
+        pivots = xp.broadcast_to(xp.arange(1, k + 1, dtype=np.int32), a.shape[:-2] + (k,))
+        return a.copy(), pivots.copy(), xp.zeros(a.shape[:-2], np.int32)
     lu = a.reshape((-1, m, n)).copy()
     count = lu.shape[0]
     rows = xp.arange(count)
@@ -57,7 +60,7 @@ def getrf(xp, a):
 
 def _permutation(xp, pivots, m: int, dtype):
     """P with A = P L U from getrf's row swaps (row i of P^T A is row perm[i] of A)."""
-    flat = host(pivots).reshape((-1, pivots.shape[-1])) - 1
+    flat = host(pivots).reshape((int(np.prod(pivots.shape[:-1])), pivots.shape[-1])) - 1
     if flat.size and (flat.min() < 0 or flat.max() >= m):
         raise RuntimeError("torch.lu_unpack: pivots must be in [1, LU.size(-2)], as "
                            "linalg.lu_factor gives them")

@@ -90,7 +90,11 @@ def multi_dot(tensors):
             raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
                                f"{list(mats[i].shape)} and {list(mats[i + 1].shape)} cannot be "
                                "multiplied")
-    split = _chain_order([m.shape[0] for m in mats] + [mats[-1].shape[1]])
+    sizes = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
+    split = _chain_order(sizes)
+    if len(mats) == 3:  # torch's own rule for three: (AB)C unless A(BC) is cheaper
+        a, b, c, d = sizes
+        split[0][2] = 0 if (a * c) * (b + d) > (b * d) * (a + c) else 1
 
     def product(i, j):
         if i == j:
@@ -117,8 +121,10 @@ def matrix_power(x, n: int):
         raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not "
                         f"{type(n).__name__}")
     _check_square("linalg.matrix_power", x)
-    if n == 0:  # torch's identity records a (zero) gradient; ours records none
-        return diag_embed(ones_like(_diagonal(x, 0, -2, -1)))
+    if n == 0:  # the identity written over a copy, as torch (a zero gradient for x)
+        out = x.clone()
+        out.copy_(diag_embed(ones_like(_diagonal(x, 0, -2, -1))))
+        return out
     if n < 0:
         x, n = inv(x), -n
     if n == 1:

@@ -12,9 +12,11 @@ import numpy as np
 
 from gradkit.ops._op import op
 from gradkit.ops.joining import cat
+from gradkit.ops.linalg_decompositions import _undefined
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_solvers import _batch_prefix, check_matrices, host, mH
 from gradkit.ops.linalg_triangular_solve import _substitute, solve_triangular
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.triangular import tril, triu
 from gradkit.ops.unary_helpers import kernel_error
 
@@ -58,18 +60,24 @@ def getrf(xp, a):
     return lu.reshape(a.shape), pivots.reshape(batch + (k,)), info.reshape(batch)
 
 
-def _permutation(xp, pivots, m: int, dtype):
-    """P with A = P L U from getrf's row swaps (row i of P^T A is row perm[i] of A)."""
+def _row_order(pivots, m: int) -> np.ndarray:
+    """perm with (P^T A)[i] = A[perm[i]] from getrf's row swaps (host, batch flattened)."""
     flat = host(pivots).reshape((int(np.prod(pivots.shape[:-1])), pivots.shape[-1])) - 1
     if flat.size and (flat.min() < 0 or flat.max() >= m):
         raise RuntimeError("torch.lu_unpack: pivots must be in [1, LU.size(-2)], as "
                            "linalg.lu_factor gives them")
     perm = np.tile(np.arange(m), (flat.shape[0], 1))
+    rows = np.arange(flat.shape[0])
     for j in range(flat.shape[-1]):
-        rows = np.arange(flat.shape[0])
         swap = perm[rows, flat[:, j]].copy()
         perm[rows, flat[:, j]] = perm[:, j]
         perm[:, j] = swap
+    return perm
+
+
+def _permutation(xp, pivots, m: int, dtype):
+    """P with A = P L U (P[perm[i], i] = 1)."""
+    perm = _row_order(pivots, m)
     p = np.zeros(perm.shape + (m,), dtype)
     p[np.arange(perm.shape[0])[:, None], perm, np.arange(m)] = 1
     return xp.asarray(p.reshape(pivots.shape[:-1] + (m, m)))
@@ -87,8 +95,8 @@ def _check_factor(name: str, x) -> None:
     if x.ndim < 2:
         raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: "
                            f"{list(x.shape)} instead")
-    if x.dtype.kind not in "fc" or x.dtype == np.float16:
-        raise kernel_error("lu_cpu")(x)
+    if (x.dtype.kind not in "fc" or x.dtype == np.float16) and x.size:
+        raise kernel_error("lu_cpu")(x)  # (torch returns an empty input before its kernel)
 
 
 @op(save=("result0", "result1"), outputs=3, differentiable_outputs=(0,),
@@ -106,49 +114,75 @@ def _lu_factor_vjp(g, lu, pivots):
     return lu_backward(g[..., :k], g[..., :k, :], p, lower, upper), None
 
 
+def _sum_defined(*terms):
+    present = [t for t in terms if t is not None]
+    return present[0] if len(present) == 1 else present[0] + present[1]
+
+
 def lu_backward(g_l, g_u, p, lower, upper):
-    """torch's linalg_lu_backward for A = P L U (L m x k, U k x n)."""
+    """torch's linalg_lu_backward for A = P L U (L m x k, U k x n); a None gradient is torch's
+    undefined one: its terms are skipped (with an inf in L or U they would be NaN)."""
     m, n = lower.shape[-2], upper.shape[-1]
     k = min(m, n)
     if m == n:  # P L^{-H} [L^H gL o 1_L + gU U^H o 1_U] U^{-H}
-        g_a = tril(matmul(mH(lower), g_l), -1) + triu(matmul(g_u, mH(upper)))
+        g_a = _sum_defined(None if g_l is None else tril(matmul(mH(lower), g_l), -1),
+                           None if g_u is None else triu(matmul(g_u, mH(upper))))
         g_a = solve_triangular(mH(upper), g_a, upper=False, left=False)
         g_a = solve_triangular(mH(lower), g_a, upper=True, unitriangular=True)
     elif m < n:  # wide: A2's gradient is P L^{-H} gU2
         u1 = upper[..., :k]
-        g_a = matmul(mH(lower), g_l) - matmul(triu(g_u), mH(upper))
+        g_a = _sum_defined(None if g_l is None else matmul(mH(lower), g_l),
+                           None if g_u is None else -matmul(triu(g_u), mH(upper)))
         g_a = solve_triangular(mH(u1), tril(g_a, -1), upper=False, left=False)
-        g_a = cat([g_a + triu(g_u[..., :k]), g_u[..., k:]], -1)
+        if g_u is not None:
+            g_a = cat([g_a + triu(g_u[..., :k]), g_u[..., k:]], -1)
         g_a = solve_triangular(mH(lower), g_a, upper=True, unitriangular=True)
+        if g_u is None:
+            g_a = cat([g_a, zeros_like(upper[..., k:])], -1)
     else:  # tall: A2's gradient is P gL2 U^{-H}
         l1 = lower[..., :k, :]
-        g_a = matmul(g_u, mH(upper)) - matmul(mH(lower), tril(g_l, -1))
+        g_a = _sum_defined(None if g_u is None else matmul(g_u, mH(upper)),
+                           None if g_l is None else -matmul(mH(lower), tril(g_l, -1)))
         g_a = solve_triangular(mH(l1), triu(g_a), upper=True, unitriangular=True)
-        g_a = cat([g_a + tril(g_l[..., :k, :], -1), g_l[..., k:, :]], -2)
+        if g_l is not None:
+            g_a = cat([g_a + tril(g_l[..., :k, :], -1), g_l[..., k:, :]], -2)
         g_a = solve_triangular(mH(upper), g_a, upper=False, left=False)
+        if g_l is None:
+            g_a = cat([g_a, zeros_like(lower[..., k:, :])], -2)
     return matmul(p, g_a)
 
 
-def _lu_factor_jvp(tangents, lu, pivots):
-    """torch's lu_factor_ex_jvp: with dK = L1^{-1} P^T dA1 U1^{-1}, dL1 = L1 tril(dK, -1),
+def _lu_tangents(t, p, lower, upper):
+    """torch's linalg_lu_jvp: with dK = L1^{-1} P^T dA1 U1^{-1}, dL1 = L1 tril(dK, -1),
     dU1 = triu(dK) U1; the rest of L (tall) or U (wide) follows from P^T dA = dL U + L dU."""
-    p, lower, upper = lu_unpack(lu, pivots)
-    m, n = lu.shape[-2:]
+    m, n = lower.shape[-2], upper.shape[-1]
     k = min(m, n)
-    pda = matmul(mH(p), tangents[0])
+    pda = matmul(mH(p), t)
     l1, u1 = lower[..., :k, :], upper[..., :k]
     dk = solve_triangular(l1, pda[..., :k, :k], upper=False, unitriangular=True)
     dk = solve_triangular(u1, dk, upper=True, left=False)
-    d_l1, d_u1 = matmul(l1, tril(dk, -1)), matmul(triu(dk), u1)
+    d_l, d_u = matmul(l1, tril(dk, -1)), matmul(triu(dk), u1)
     if m < n:
         d_u2 = solve_triangular(l1, pda[..., k:], upper=False, unitriangular=True) - \
             matmul(tril(dk, -1), upper[..., k:])
-        return cat([d_l1 + d_u1, d_u2], -1), None, None
-    if m > n:
+        d_u = cat([d_u, d_u2], -1)
+    elif m > n:
         d_l2 = solve_triangular(u1, pda[..., k:, :], upper=True, left=False) - \
             matmul(lower[..., k:, :], triu(dk))
-        return cat([d_l1 + d_u1, d_l2], -2), None, None
-    return d_l1 + d_u1, None, None
+        d_l = cat([d_l, d_l2], -2)
+    return d_l, d_u
+
+
+def _lu_factor_jvp(tangents, lu, pivots):
+    """torch's lu_factor_ex_jvp: dL and dU packed as LU is."""
+    p, lower, upper = lu_unpack(lu, pivots)
+    d_l, d_u = _lu_tangents(tangents[0], p, lower, upper)
+    m, n = lu.shape[-2:]
+    if m == n:
+        return d_l + d_u, None, None
+    if m < n:
+        return cat([d_l + d_u[..., :m], d_u[..., m:]], -1), None, None
+    return cat([d_l[..., :n, :] + d_u, d_l[..., n:, :]], -2), None, None
 
 
 _lu_factor_ex.defvjp_all(_lu_factor_vjp)
@@ -235,12 +269,32 @@ def lu_unpack(LU, pivots, unpack_data: bool = True, unpack_pivots: bool = True):
                                       unpack_pivots=unpack_pivots))
 
 
+@op(save=("result0", "result1", "result2"), outputs=3, differentiable_outputs=(1, 2),
+    node_name="LinalgLuBackward0")
+def _lu(xp, x):
+    _check_factor("linalg.lu", x)
+    lu_data, pivots, _ = getrf(xp, x)
+    lower, upper = _unpack_arrays(xp, lu_data)
+    return _permutation(xp, pivots, x.shape[-2], x.dtype), lower, upper
+
+
+def _lu_vjp(grads, p, lower, upper):
+    g_l, g_u = (None if _undefined(g) else g for g in grads)
+    if g_l is None and g_u is None:
+        return (None,)  # torch's undefined gradient
+    return (lu_backward(g_l, g_u, p, lower, upper),)
+
+
+_lu.defvjp_all(_lu_vjp)
+_lu.defjvp_all(lambda tangents, p, lower, upper: (None, *_lu_tangents(tangents[0], p, lower,
+                                                                      upper)))
+_lu.name, _lu.profiler_name = "linalg_lu", "gradkit::linalg_lu"
+
+
 def lu(x, *, pivot: bool = True):
     """(P, L, U) with x = P L U: P a permutation, L unit lower, U upper triangular."""
-    _check_factor("linalg.lu", x)
     _refuse_no_pivoting("linalg.lu_factor", pivot)
-    lu_data, pivots, _ = _lu_factor_ex(x)
-    return LuResult(*lu_unpack(lu_data, pivots))
+    return LuResult(*_lu(x))
 
 
 def _check_lu_solve(lu_data, pivots, b, left):
@@ -269,18 +323,22 @@ def _type(a) -> str:
 
 
 def _solve_packed(xp, lu_data, pivots, b, adjoint):
-    """A^{-1} B (``adjoint``: A^{-H} B) for A = P L U by substitution, as getrs/trsm."""
+    """A^{-1} B (``adjoint``: A^{-H} B) for A = P L U by substitution, as getrs/trsm (the rows
+    are permuted by indexing, which keeps each value as it is)."""
     batch = np.broadcast_shapes(lu_data.shape[:-2], b.shape[:-2])
+    n = lu_data.shape[-1]
     lu_data = xp.broadcast_to(lu_data, batch + lu_data.shape[-2:])
     b = xp.broadcast_to(b, batch + b.shape[-2:])
-    p = _permutation(xp, xp.broadcast_to(pivots, batch + pivots.shape[-1:]), lu_data.shape[-1],
-                     lu_data.dtype)
-    if adjoint:  # A^H = U^H L^H P^T
+    order = _row_order(xp.broadcast_to(pivots, batch + pivots.shape[-1:]), n)
+    if adjoint:  # A^H = U^H L^H P^T: solve, then x[perm] = y, i.e. x = y[argsort(perm)]
         lu_h = xp.conj(xp.swapaxes(lu_data, -1, -2))
         y = _substitute(xp, lu_h, b, upper=False, unitriangular=False)
         y = _substitute(xp, lu_h, y, upper=True, unitriangular=True)
-        return p @ y
-    y = _substitute(xp, lu_data, xp.swapaxes(p, -1, -2) @ b, upper=False, unitriangular=True)
+        back = xp.asarray(np.argsort(order, axis=-1).reshape(batch + (n, 1)))
+        return xp.take_along_axis(y, xp.broadcast_to(back, y.shape), axis=-2)
+    perm = xp.asarray(order.reshape(batch + (n, 1)))
+    rows = xp.take_along_axis(b, xp.broadcast_to(perm, b.shape), axis=-2)
+    y = _substitute(xp, lu_data, rows, upper=False, unitriangular=True)
     return _substitute(xp, lu_data, y, upper=True, unitriangular=False)
 
 

@@ -11,6 +11,7 @@ from gradkit.ops.joining import cat
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_decompositions import _refuse_nan
 from gradkit.ops.linalg_solvers import check_matrices, mH
+from gradkit.ops.linalg_triangular_solve import _substitute
 from gradkit.ops.shape import unsqueeze
 from gradkit.ops.unary_helpers import scalar_type_name
 
@@ -43,8 +44,9 @@ def _pinv_array(xp, x, atol, rtol, hermitian):
         return xp.zeros(x.shape[:-2] + x.shape[-2:][::-1], x.dtype)
     finite = xp.isfinite(x).all(axis=(-2, -1))
     safe = xp.where(finite[..., None, None], x, 0)
-    if hermitian:
+    if hermitian:  # a non-finite matrix: NaN eigenvalues (none above tol) give zeros, as torch
         values, vectors = xp.linalg.eigh(safe)
+        values = xp.where(finite[..., None], values, np.nan)
         size = xp.abs(values)
         tol = xp.asarray(tolerance(atol, rtol, host_array(size.max(-1, keepdims=True))))
         with np.errstate(divide="ignore"):
@@ -57,7 +59,7 @@ def _pinv_array(xp, x, atol, rtol, hermitian):
             inverse = xp.where(s > tol, 1 / s, 0).astype(x.dtype)
         out = (xp.conj(xp.swapaxes(vh, -1, -2)) * inverse[..., None, :]) @ \
             xp.conj(xp.swapaxes(u, -1, -2))
-    return _nonfinite_to_nan(xp, x, out)
+    return out if hermitian else _nonfinite_to_nan(xp, x, out)
 
 
 def host_array(a) -> np.ndarray:
@@ -151,12 +153,14 @@ def _lstsq(xp, a, b, *, rcond=None, driver=None):
     m, n = a.shape[-2:]
     real = np.finfo(a.dtype).dtype
     rcond = np.finfo(a.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
-    pinv_a = _pinv_array(xp, a, None, rcond, False)  # NaN for non-finite matrices
-    x = pinv_a @ rhs
-    s = xp.linalg.svd(xp.where(xp.isfinite(a).all(axis=(-2, -1))[..., None, None], a, 0),
-                      compute_uv=False).astype(real)
+    finite = xp.isfinite(a).all(axis=(-2, -1))
+    s = xp.linalg.svd(xp.where(finite[..., None, None], a, 0), compute_uv=False).astype(real)
     rank = (s > rcond * s[..., :1]).sum(-1).astype(np.int64) if min(m, n) else \
         xp.zeros(a.shape[:-2], np.int64)
+    if m >= n > 0 and bool((rank == n).all()) and bool(finite.all()):
+        x = _by_qr(xp, a, rhs)
+    else:  # rank-deficient or wide: the minimum-norm solution (NaN for non-finite matrices)
+        x = _pinv_array(xp, a, None, rcond, False) @ rhs
     empty = xp.zeros((0,), real)
     residuals = empty
     if m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all())):
@@ -164,6 +168,18 @@ def _lstsq(xp, a, b, *, rcond=None, driver=None):
     return (x[..., 0] if vector else x, residuals,
             rank if driver != "gels" else xp.zeros((0,), np.int64),
             s if driver in ("gelsd", "gelss") else empty)
+
+
+def _by_qr(xp, a, rhs):
+    """R^{-1} Q^H B for a = Q R of full column rank, as LAPACK's QR-based drivers (a single
+    row's Q is 1, which LAPACK never multiplies: a -0.0 in B stays)."""
+    q, r = xp.linalg.qr(a)
+    batch = np.broadcast_shapes(a.shape[:-2], rhs.shape[:-2])
+    terms = xp.conj(q)[..., :, :, None] * rhs[..., :, None, :]
+    q_h_b = terms[..., 0, :, :] if a.shape[-2] == 1 else terms.sum(-3)
+    r = xp.broadcast_to(r, batch + r.shape[-2:])
+    return _substitute(xp, r, xp.broadcast_to(q_h_b, batch + q_h_b.shape[-2:]), upper=True,
+                       unitriangular=False)
 
 
 def _lstsq_vjp(g, a, b, rcond, driver):
@@ -221,8 +237,10 @@ def _expm(xp, a):
 def matrix_exp(xp, x):
     """exp(x) of each square matrix of x (the power series sum_k x^k / k!)."""
     check_matrices("linalg.matrix_exp", x)
-    flat = x.reshape((-1,) + x.shape[-2:])
-    out = xp.stack([_expm(xp, m) for m in flat]) if flat.shape[0] else flat.copy()
+    if x.shape[-1] == 1:  # torch's shortcut: the entry's exp
+        return xp.exp(x)
+    flat = x.reshape((int(np.prod(x.shape[:-2])),) + x.shape[-2:])
+    out = xp.stack([_expm(xp, m) for m in flat]) if flat.size else flat.copy()
     return out.reshape(x.shape)
 
 

@@ -148,6 +148,21 @@ ERRORS = {
                                                         _t(m, np.ones((2, 3)))),
     "vander_n": lambda m: m.linalg.vander(_t(m, [1.0, 2.0]), N=1),
     "vander_bool": lambda m: m.linalg.vander(_t(m, [True, False])),
+    "householder_1d": lambda m: m.linalg.householder_product(_t(m, [1.0]), _t(m, [1.0])),
+    "householder_wide": lambda m: m.linalg.householder_product(_t(m, np.ones((2, 3))),
+                                                               _t(m, [1.0])),
+    "householder_tau_long": lambda m: m.linalg.householder_product(_t(m, np.ones((3, 2))),
+                                                                   _t(m, np.ones(3))),
+    "householder_tau_ndim": lambda m: m.linalg.householder_product(_t(m, np.ones((3, 2))),
+                                                                   _t(m, np.ones((1, 2)))),
+    "householder_tau_batch": lambda m: m.linalg.householder_product(
+        _t(m, np.ones((2, 3, 2))), _t(m, np.ones((3, 2)))),
+    "householder_tau_0d": lambda m: m.linalg.householder_product(_t(m, np.ones((3, 2))),
+                                                                 _t(m, 1.0)),
+    "householder_dtype": lambda m: m.linalg.householder_product(
+        _t(m, np.ones((3, 2))), _t(m, np.ones(2, np.float32))),
+    "householder_long": lambda m: m.linalg.householder_product(
+        _t(m, np.ones((3, 2), np.int64)), _t(m, np.ones(2, np.int64))),
     "inv_ex_check": lambda m: m.linalg.inv_ex(_t(m, SINGULAR), check_errors=True),
     "cholesky_ex_check": lambda m: m.linalg.cholesky_ex(_t(m, NOT_PD), check_errors=True),
     "solve_ex_check": lambda m: m.linalg.solve_ex(_t(m, SINGULAR), _t(m, np.ones((2, 3))),
@@ -225,6 +240,10 @@ VALUES = {
            "matrix_rank": lambda m, a: m.linalg.matrix_rank(a),
            "cond": lambda m, a: m.linalg.cond(a),
        }.items()},
+    "householder_empty": lambda m: m.linalg.householder_product(_t(m, np.zeros((0, 4, 3))),
+                                                                 _t(m, np.zeros((0, 2)))),
+    "householder_no_columns": lambda m: m.linalg.householder_product(_t(m, np.zeros((4, 0))),
+                                                                     _t(m, np.zeros(0))),
     "eig_empty_matrices": lambda m: m.linalg.eig(_t(m, np.zeros((2, 0, 0)))),
     "lu_empty_matrices": lambda m: m.linalg.lu(_t(m, np.zeros((2, 0, 3)))),
 }
@@ -261,6 +280,8 @@ def test_node_names_are_torchs():
         "LinalgLstsqBackward0": gradkit.linalg.lstsq(a, b)[0],
         "LinalgLuSolveBackward0": gradkit.linalg.lu_solve(*gradkit.linalg.lu_factor(a), b),
         "LuUnpackBackward0": gradkit.lu_unpack(*gradkit.linalg.lu_factor(a))[1],
+        "LinalgLuBackward0": gradkit.linalg.lu(a)[1],
+        "LinalgHouseholderProductBackward0": gradkit.linalg.householder_product(a, b[..., 0]),
     }
     assert {name: out.grad_fn.name() for name, out in names.items()} == \
         {name: name for name in names}

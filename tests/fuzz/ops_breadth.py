@@ -681,6 +681,8 @@ LINALG2_OPS: dict[str, OpSpec] = {
         _hermitian_pd(lib, x, n))[0], _n),
     "l_solve_ex": OpSpec(2, lambda lib, x, y, n: lib.linalg.solve_ex(
         _shifted(lib, x, n), _rhs(x, y, n))[0], _n_rhs),
+    "l_householder_product": OpSpec(1, lambda lib, x, n: lib.linalg.householder_product(
+        _square(lib, x, n), _first(x, n) * 0.5), _n),
     "l_diagonal": OpSpec(1, lambda lib, x, k: lib.linalg.diagonal(x, offset=k)
                          if x.ndim >= 2 else x, _offset),
 }

@@ -244,6 +244,12 @@ VALUES = {
                                                                  _t(m, np.zeros((0, 2)))),
     "householder_no_columns": lambda m: m.linalg.householder_product(_t(m, np.zeros((4, 0))),
                                                                      _t(m, np.zeros(0))),
+    "cholesky_ex_0x0": lambda m: m.linalg.cholesky_ex(_t(m, np.zeros((0, 0)))),
+    "solve_ex_0x0": lambda m: m.linalg.solve_ex(_t(m, np.zeros((0, 0))), _t(m, np.zeros(0))),
+    "matrix_exp_0x0": lambda m: m.linalg.matrix_exp(_t(m, np.zeros((2, 0, 0)))),
+    "lu_long_0x0": lambda m: m.linalg.lu(_t(m, np.zeros((0, 0), np.int64))),
+    "lu_solve_complex_inf_pivot": lambda m: m.linalg.lu_solve(
+        *m.linalg.lu_factor(_t(m, [[complex(1.0, math.inf)]])), _t(m, [[1.0 + 0j]])),
     "eig_empty_matrices": lambda m: m.linalg.eig(_t(m, np.zeros((2, 0, 0)))),
     "lu_empty_matrices": lambda m: m.linalg.lu(_t(m, np.zeros((2, 0, 3)))),
 }

@@ -43,7 +43,7 @@ def _potf2(matrix: np.ndarray):
 
 def _cholesky_parts(x):
     """(factors, infos) of every matrix of x on the host."""
-    flat = host(x).reshape((-1,) + x.shape[-2:])
+    flat = host(x).reshape((int(np.prod(x.shape[:-2])),) + x.shape[-2:])
     parts = [_potf2(m) for m in flat]
     factors = np.stack([f for f, _ in parts]) if parts else flat.copy()
     infos = np.array([i for _, i in parts], np.int32)

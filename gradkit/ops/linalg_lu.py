@@ -332,14 +332,14 @@ def _solve_packed(xp, lu_data, pivots, b, adjoint):
     order = _row_order(xp.broadcast_to(pivots, batch + pivots.shape[-1:]), n)
     if adjoint:  # A^H = U^H L^H P^T: solve, then x[perm] = y, i.e. x = y[argsort(perm)]
         lu_h = xp.conj(xp.swapaxes(lu_data, -1, -2))
-        y = _substitute(xp, lu_h, b, upper=False, unitriangular=False)
-        y = _substitute(xp, lu_h, y, upper=True, unitriangular=True)
+        y = _substitute(xp, lu_h, b, upper=False, unitriangular=False, trsm=False)
+        y = _substitute(xp, lu_h, y, upper=True, unitriangular=True, trsm=False)
         back = xp.asarray(np.argsort(order, axis=-1).reshape(batch + (n, 1)))
         return xp.take_along_axis(y, xp.broadcast_to(back, y.shape), axis=-2)
     perm = xp.asarray(order.reshape(batch + (n, 1)))
     rows = xp.take_along_axis(b, xp.broadcast_to(perm, b.shape), axis=-2)
-    y = _substitute(xp, lu_data, rows, upper=False, unitriangular=True)
-    return _substitute(xp, lu_data, y, upper=True, unitriangular=False)
+    y = _substitute(xp, lu_data, rows, upper=False, unitriangular=True, trsm=False)
+    return _substitute(xp, lu_data, y, upper=True, unitriangular=False, trsm=False)
 
 
 @op(save=("LU", "pivots", "result"), broadcast=True, node_name="LinalgLuSolveBackward0")

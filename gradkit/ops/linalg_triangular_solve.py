@@ -30,8 +30,9 @@ def _check(a, b, left: bool) -> None:
         raise kernel_error("triangular_solve_cpu")(a)
 
 
-def _substitute(xp, a, b, upper, unitriangular):
-    """X with A X = B, row by row from the known end (A, B batched alike)."""
+def _substitute(xp, a, b, upper, unitriangular, trsm=True):
+    """X with A X = B, row by row from the known end (A, B batched alike); ``trsm``: divide
+    complex values as torch's triangular solve does (getrs-based solves divide as NumPy)."""
     x = xp.zeros(b.shape, a.dtype)
     n = a.shape[-1]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -39,8 +40,19 @@ def _substitute(xp, a, b, upper, unitriangular):
             known = slice(i + 1, n) if upper else slice(0, i)
             rest = (a[..., i, known, None] * x[..., known, :]).sum(-2)
             row = b[..., i, :] - rest
-            x[..., i, :] = row if unitriangular else row / a[..., i, i, None]
+            pivot = a[..., i, i, None]
+            x[..., i, :] = row if unitriangular else \
+                _divide(xp, row, pivot) if trsm else row / pivot
     return x
+
+
+def _divide(xp, numerator, denominator):
+    """numerator / denominator as BLAS's trsm divides: a complex one as n conj(d) / |d|^2
+    (so an infinite pivot gives NaN, where NumPy's division gives 0)."""
+    if denominator.dtype.kind != "c":
+        return numerator / denominator
+    size = denominator.real * denominator.real + denominator.imag * denominator.imag
+    return numerator * xp.conj(denominator) / size
 
 
 @op(save=("a", "result"), broadcast=True, name="linalg_solve_triangular")

@@ -42,11 +42,11 @@ def _nonfinite_to_nan(xp, x, out):
 def _pinv_array(xp, x, atol, rtol, hermitian):
     if x.size == 0:
         return xp.zeros(x.shape[:-2] + x.shape[-2:][::-1], x.dtype)
-    finite = xp.isfinite(x).all(axis=(-2, -1))
+    read = xp.tril(x) if hermitian else x  # eigh reads the lower triangle only
+    finite = xp.isfinite(read).all(axis=(-2, -1))
     safe = xp.where(finite[..., None, None], x, 0)
-    if hermitian:  # a non-finite matrix: NaN eigenvalues (none above tol) give zeros, as torch
+    if hermitian:
         values, vectors = xp.linalg.eigh(safe)
-        values = xp.where(finite[..., None], values, np.nan)
         size = xp.abs(values)
         tol = xp.asarray(tolerance(atol, rtol, host_array(size.max(-1, keepdims=True))))
         with np.errstate(divide="ignore"):
@@ -59,7 +59,12 @@ def _pinv_array(xp, x, atol, rtol, hermitian):
             inverse = xp.where(s > tol, 1 / s, 0).astype(x.dtype)
         out = (xp.conj(xp.swapaxes(vh, -1, -2)) * inverse[..., None, :]) @ \
             xp.conj(xp.swapaxes(u, -1, -2))
-    return out if hermitian else _nonfinite_to_nan(xp, x, out)
+    if x.shape[-2:] == (1, 1):  # LAPACK's 1 x 1 decompositions are exact: |a| or NaN
+        size = xp.abs(x)
+        tol = xp.asarray(tolerance(atol, rtol, host_array(size[..., 0])))[..., None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return xp.where(size > tol, 1 / xp.where(size > tol, x, 1), 0).astype(x.dtype)
+    return _nonfinite_to_nan(xp, read, out)
 
 
 def host_array(a) -> np.ndarray:

@@ -679,8 +679,10 @@ LINALG2_OPS: dict[str, OpSpec] = {
     "l_inv_ex": OpSpec(1, lambda lib, x, n: lib.linalg.inv_ex(_shifted(lib, x, n))[0], _n),
     "l_cholesky_ex": OpSpec(1, lambda lib, x, n: lib.linalg.cholesky_ex(
         _hermitian_pd(lib, x, n))[0], _n),
+    # a finite right-hand side: NumPy's LAPACK (OpenBLAS) and torch's (MKL) divide an infinite
+    # complex one differently (NaN against inf), as in b_solve
     "l_solve_ex": OpSpec(2, lambda lib, x, y, n: lib.linalg.solve_ex(
-        _shifted(lib, x, n), _rhs(x, y, n))[0], _n_rhs),
+        _shifted(lib, x, n), _rhs(x, y, n).nan_to_num())[0], _n_rhs),
     "l_householder_product": OpSpec(1, lambda lib, x, n: lib.linalg.householder_product(
         _square(lib, x, n), _first(x, n) * 0.5), _n),
     "l_diagonal": OpSpec(1, lambda lib, x, k: lib.linalg.diagonal(x, offset=k)

@@ -15,10 +15,10 @@ from gradkit.ops.joining import cat
 from gradkit.ops.linalg_decompositions import _undefined
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_solvers import _batch_prefix, check_matrices, host, mH
-from gradkit.ops.linalg_triangular_solve import _substitute, solve_triangular
+from gradkit.ops.linalg_triangular_solve import _substitute, check_solvable, solve_triangular
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.triangular import tril, triu
-from gradkit.ops.unary_helpers import kernel_error
+from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
 
 LuFactorResult = namedtuple("linalg_lu_factor", ["LU", "pivots"])
 LuFactorExResult = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
@@ -302,24 +302,16 @@ def _check_lu_solve(lu_data, pivots, b, left):
     if b.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
     check_matrices("torch.linalg.lu_solve", lu_data)
-    if (b.shape[-2] if left else b.shape[-1]) != lu_data.shape[-1]:
-        n = lu_data.shape[-1]
-        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation "
-                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
-                           f"{b.shape[-2]}x{b.shape[-1]})")
+    check_solvable(name, lu_data, b, left)
     if lu_data.dtype != b.dtype:
         raise RuntimeError(f"{name}: Expected LU and B to have the same dtype, but found LU of "
-                           f"type {_type(lu_data)} and B of type {_type(b)} instead")
+                           f"type {scalar_type_name(lu_data)} and B of type "
+                           f"{scalar_type_name(b)} instead")
     if pivots.dtype != np.int32:
         raise RuntimeError(f"{name}: pivots should be a Tensor of scalar type torch.int32")
     if tuple(pivots.shape) != tuple(lu_data.shape[:-1]):
         raise RuntimeError(f"{name}: Expected LU.shape[:-1] and pivots.shape to be the same, "
                            f"but got pivots with shape {list(pivots.shape)} instead")
-
-
-def _type(a) -> str:
-    return {"float64": "Double", "float32": "Float", "complex128": "ComplexDouble",
-            "complex64": "ComplexFloat"}.get(a.dtype.name, a.dtype.name)
 
 
 def _solve_packed(xp, lu_data, pivots, b, adjoint):

@@ -13,6 +13,14 @@ from gradkit.ops.unary_helpers import kernel_error
 _NAME = "linalg.solve_triangular"
 
 
+def check_solvable(name: str, a, b, left: bool) -> None:
+    """torch's error when B's rows (``left``) or columns do not match square A's size."""
+    if (b.shape[-2] if left else b.shape[-1]) != a.shape[-1]:
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({a.shape[-2]}x{a.shape[-1]} and "
+                           f"{b.shape[-2]}x{b.shape[-1]})")
+
+
 def _check(a, b, left: bool) -> None:
     """torch's errors, in its order."""
     for label, m in (("B", b), ("A", a)):
@@ -22,10 +30,7 @@ def _check(a, b, left: bool) -> None:
     if a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"{_NAME}: A must be batches of square matrices, but they are "
                            f"{a.shape[-2]} by {a.shape[-1]} matrices")
-    if (b.shape[-2] if left else b.shape[-1]) != a.shape[-1]:
-        raise RuntimeError(f"{_NAME}: Incompatible shapes of A and B for the equation "
-                           f"{'AX = B' if left else 'XA = B'} ({a.shape[-2]}x{a.shape[-1]} and "
-                           f"{b.shape[-2]}x{b.shape[-1]})")
+    check_solvable(_NAME, a, b, left)
     if a.dtype.kind not in "fc" or a.dtype == np.float16:
         raise kernel_error("triangular_solve_cpu")(a)
 

@@ -368,9 +368,3 @@ def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False):  # noq
     """X with ``A X = B`` for A given by ``lu_factor``'s (LU, pivots); ``adjoint``: A^H X = B;
     ``left=False``: X A = B."""
     return _lu_solve(LU, pivots, B, left=left, adjoint=adjoint)
-
-
-def zero_pivot_info(x) -> np.ndarray:
-    """getrf's info per matrix of x (host values): 0, or the first zero pivot's index."""
-    return getrf(np, host(x))[2]
-

@@ -10,7 +10,7 @@ from gradkit.ops._op import op
 from gradkit.ops.joining import cat
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_decompositions import _refuse_nan
-from gradkit.ops.linalg_solvers import check_matrices, mH
+from gradkit.ops.linalg_solvers import check_matrices, host, mH
 from gradkit.ops.linalg_triangular_solve import _substitute
 from gradkit.ops.shape import unsqueeze
 from gradkit.ops.unary_helpers import scalar_type_name
@@ -48,27 +48,23 @@ def _pinv_array(xp, x, atol, rtol, hermitian):
     if hermitian:
         values, vectors = xp.linalg.eigh(safe)
         size = xp.abs(values)
-        tol = xp.asarray(tolerance(atol, rtol, host_array(size.max(-1, keepdims=True))))
+        tol = xp.asarray(tolerance(atol, rtol, host(size.max(-1, keepdims=True))))
         with np.errstate(divide="ignore"):
             inverse = xp.where(size > tol, 1 / values, 0).astype(x.dtype)
         out = (vectors * inverse[..., None, :]) @ xp.conj(xp.swapaxes(vectors, -1, -2))
     else:
         u, s, vh = xp.linalg.svd(safe, full_matrices=False)
-        tol = xp.asarray(tolerance(atol, rtol, host_array(s[..., :1])))
+        tol = xp.asarray(tolerance(atol, rtol, host(s[..., :1])))
         with np.errstate(divide="ignore"):
             inverse = xp.where(s > tol, 1 / s, 0).astype(x.dtype)
         out = (xp.conj(xp.swapaxes(vh, -1, -2)) * inverse[..., None, :]) @ \
             xp.conj(xp.swapaxes(u, -1, -2))
     if x.shape[-2:] == (1, 1):  # LAPACK's 1 x 1 decompositions are exact: |a| or NaN
         size = xp.abs(x)
-        tol = xp.asarray(tolerance(atol, rtol, host_array(size[..., 0])))[..., None]
+        tol = xp.asarray(tolerance(atol, rtol, host(size[..., 0])))[..., None]
         with np.errstate(divide="ignore", invalid="ignore"):
             return xp.where(size > tol, 1 / xp.where(size > tol, x, 1), 0).astype(x.dtype)
     return _nonfinite_to_nan(xp, read, out)
-
-
-def host_array(a) -> np.ndarray:
-    return np.asarray(a.get() if hasattr(a, "get") else a)
 
 
 @op(save=("x", "result"), node_name="LinalgPinvBackward0")

@@ -13,7 +13,7 @@ from gradkit.ops.complex import _is_complex, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_decompositions import _PHASE, _check_gauge, _phase_terms, _undefined
-from gradkit.ops.linalg_solvers import check_matrices, mH, solve
+from gradkit.ops.linalg_solvers import check_matrices, host, mH, solve
 from gradkit.ops.shape import unsqueeze
 from gradkit.ops.triangular import diag_embed, diagonal
 from gradkit.ops.unary_helpers import kernel_error
@@ -45,11 +45,20 @@ def _decompose(xp, x, vectors: bool):
     vecs = xp.full(x.shape, np.nan, dtype) if vectors else None
     if x.size:
         safe = xp.where(finite[..., None, None], x, xp.eye(n, dtype=x.dtype))
-        w, v = xp.linalg.eig(safe)  # NumPy gives real dtypes when every eigenvalue is real
+        w, v = _general_eig(xp, safe)  # NumPy gives real dtypes when all eigenvalues are
         values = xp.where(finite[..., None], w.astype(dtype), values)
         if vectors:
             vecs = v.astype(dtype)
     return values, vecs
+
+
+def _general_eig(xp, x):
+    """xp.linalg.eig, on the host where the module has none (CuPy: torch's CUDA eig runs on
+    the CPU too), the results moved back to x's module."""
+    if hasattr(xp.linalg, "eig"):
+        return xp.linalg.eig(x)
+    w, v = np.linalg.eig(host(x))
+    return xp.asarray(w), xp.asarray(v)
 
 
 @op(save=("x", "result0", "result1"), outputs=2, node_name="LinalgEigBackward0")

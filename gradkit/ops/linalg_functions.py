@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from gradkit.ops.complex import conj
+from gradkit.ops.elementwise_special import nan_to_num
 from gradkit.ops.joining import cat
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_decompositions import eigvalsh, svdvals
@@ -19,7 +20,7 @@ from gradkit.ops.piecewise import abs, ones_like, where
 from gradkit.ops.reduction import sum
 from gradkit.ops.scans import cumprod
 from gradkit.ops.rearrange import movedim
-from gradkit.ops.shape import expand, reshape, squeeze, unsqueeze
+from gradkit.ops.shape import expand, reshape, squeeze, unsqueeze, view
 from gradkit.ops.triangular import diag_embed, diagonal as _diagonal
 from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
 
@@ -101,9 +102,8 @@ def multi_dot(tensors):
             return mats[i]
         return matmul(product(i, split[i][j]), product(split[i][j] + 1, j))
     out = product(0, len(mats) - 1)
-    if last_vector:
-        out = squeeze(out, -1)
-    return squeeze(out, 0) if first_vector else out
+    shape = tuple(out.shape)[1 if first_vector else 0:len(out.shape) - (1 if last_vector else 0)]
+    return view(out, shape)  # torch ends in a view of the product, vectors or not
 
 
 def _check_square(name: str, x) -> None:
@@ -151,8 +151,8 @@ def cond(x, p=None):
         if x.numel() == 0:  # torch's value for empty matrices: 0
             return sum(abs(x), (-2, -1)).detach() * 0.0
         values = svdvals(x)
-        high, low = values[..., 0], values[..., -1]
-        return low / high if p == -2 else high / low
+        high, low = values[..., :1], values[..., -1:]
+        return squeeze(low / high if p == -2 else high / low, -1)  # as torch computes it
     name = f"linalg.cond(ord={_order_text(p)})"
     _check_square(name, x)
     if x.numel() == 0:
@@ -163,7 +163,7 @@ def cond(x, p=None):
     inverse = where(unsqueeze(unsqueeze(info > 0, -1), -1), math.inf, inverse)
     with np.errstate(invalid="ignore"):  # a singular matrix's 0 * inf, silent as torch's
         out = matrix_norm(x, p) * matrix_norm(inverse, p)
-    return where(out != out, math.inf, out)  # and infinite, as NumPy
+    return nan_to_num(out, math.inf, math.inf, -math.inf)  # and infinite, as NumPy
 
 
 def _order_text(p) -> str:

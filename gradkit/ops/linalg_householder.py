@@ -101,7 +101,36 @@ def _householder_vjp(g, a, tau, q):
     return tril(cat(v_grads, -1), -1), cat(tau_grads, -1)
 
 
+def _householder_jvp(tangents, a, tau, q):
+    """torch's householder_product_jvp: dQ = sum_i H_1 .. H_{i-1} dH_i H_{i+1} .. H_k, the
+    right part got from Q by the inverse reflectors H(sigma_i)."""
+    t_a, t_tau = tangents
+    k = tau.shape[-1]
+    vectors = _reflectors(a)
+    d_vectors = zeros_like(a) if t_a is None else tril(t_a, -1)
+    d_tau = zeros_like(tau) if t_tau is None else t_tau
+    columns = vectors[..., :k]
+    sigma = tau / (tau * sum(columns * conj(columns), -2) - 1.0)
+    right, left = q, diag_embed(ones_like(a[..., :, 0]))
+    d_q = q * 0.0
+    for i in range(k):
+        v, dv = vectors[..., i:i + 1], d_vectors[..., i:i + 1]
+        t, dt = tau[..., i:i + 1], d_tau[..., i:i + 1]
+        right = _reflect(v, sigma[..., i:i + 1], right, True)
+        d_h = _outer_times(v, v, dt, right) + _outer_times(dv, v, t, right) + \
+            _outer_times(v, dv, t, right)
+        d_q = d_q + matmul(left, d_h)
+        left = _reflect(v, t, left, False)
+    return d_q
+
+
+def _outer_times(u, v, t, k):
+    """-t u v^H K."""
+    return -(t[..., None] * u) * matmul(mH(v), k)
+
+
 _householder_product.defvjp_all(_householder_vjp)
+_householder_product.defjvp_all(_householder_jvp)
 _householder_product.name, _householder_product.profiler_name = \
     "linalg_householder_product", "gradkit::linalg_householder_product"
 

@@ -360,7 +360,31 @@ def _lu_solve_vjp(g, lu_data, pivots, x, left, adjoint):
     return tril(g_r, -1) + g_u, None, g_b
 
 
+def _lu_solve_jvp(tangents, lu_data, pivots, x, left, adjoint):
+    """torch's linalg_lu_solve_jvp: S = lu_solve(dB) plus the term of dLU (dL = tril(dLU, -1),
+    dU = triu(dLU))."""
+    t_lu, _, t_b = tangents
+    d_x = None if t_b is None else _lu_solve(lu_data, pivots, t_b, left=left, adjoint=adjoint)
+    if t_lu is None:
+        return d_x
+    if left != adjoint:  # R = -U^{-1} (dU + L^{-1} dL U)
+        upper = triu(lu_data)
+        r = solve_triangular(lu_data, tril(t_lu, -1), upper=False, unitriangular=True)
+        r = -solve_triangular(upper, triu(t_lu) + matmul(r, upper), upper=True)
+        term = matmul(r, x) if left else matmul(x, mH(r))
+    else:  # R = -op(X)^H P (L dU U^{-1} + dL) L^{-1} P^T
+        p, lower, upper = lu_unpack(lu_data, pivots)
+        r = solve_triangular(upper, matmul(lower, triu(t_lu)), upper=True, left=False) + \
+            tril(t_lu, -1)
+        r = solve_triangular(lower, -matmul(matmul(mH(x) if left else x, p), r), upper=False,
+                             left=False, unitriangular=True)
+        r = matmul(r, mH(p))
+        term = mH(r) if left else r
+    return term if d_x is None else d_x + term
+
+
 _lu_solve.defvjp_all(_lu_solve_vjp)
+_lu_solve.defjvp_all(_lu_solve_jvp)
 _lu_solve.name, _lu_solve.profiler_name = "linalg_lu_solve", "gradkit::linalg_lu_solve"
 
 

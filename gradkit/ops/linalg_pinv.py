@@ -94,7 +94,22 @@ def pinv_backward(g, pinv_a, a):
         pinv_ah_k - matmul(matmul(pinv_ah_k, pinv_a), a)
 
 
+def pinv_jvp(a, pinv_a, t):
+    """torch's pinv_jvp (the derivative of pinv at constant rank)."""
+    m, n = a.shape[-2:]
+    th, pinv_ah = mH(t), mH(pinv_a)
+    if m <= n:
+        k = matmul(pinv_ah, th)
+        return matmul(pinv_a, k - mH(k) - matmul(k, matmul(a, pinv_a))) + \
+            matmul(th - matmul(pinv_a, matmul(a, th)), matmul(pinv_ah, pinv_a))
+    k = matmul(pinv_a, t)
+    kh = mH(k)
+    return matmul(kh - k - matmul(matmul(pinv_a, a), kh), pinv_a) + \
+        matmul(matmul(pinv_a, pinv_ah), th - matmul(matmul(th, a), pinv_a))
+
+
 _pinv.defvjp(lambda g, x, out, atol, rtol, hermitian: pinv_backward(g, out, x))
+_pinv.defjvp(lambda t, x, out, atol, rtol, hermitian: pinv_jvp(x, out, t))
 _pinv.name, _pinv.profiler_name = "linalg_pinv", "gradkit::linalg_pinv"
 
 
@@ -193,7 +208,21 @@ def _lstsq_vjp(g, a, b, rcond, driver):
     return g_a, (g_b[..., 0] if vector else g_b)
 
 
+def _lstsq_jvp(tangents, a, b, rcond, driver):
+    """torch's linalg_lstsq_jvp: dX = d(pinv(A)) B + pinv(A) dB."""
+    t_a, t_b = tangents
+    vector = _is_vector_rhs(a, b)
+    rhs = unsqueeze(b, -1) if vector else b
+    pinv_a = _pinv(a)
+    d_x = None if t_a is None else matmul(pinv_jvp(a, pinv_a, t_a), rhs)
+    if t_b is not None:
+        term = matmul(pinv_a, unsqueeze(t_b, -1) if vector else t_b)
+        d_x = term if d_x is None else d_x + term
+    return (d_x[..., 0] if vector else d_x), None, None, None
+
+
 _lstsq.defvjp_all(_lstsq_vjp)
+_lstsq.defjvp_all(_lstsq_jvp)
 _lstsq.name, _lstsq.profiler_name = "linalg_lstsq", "gradkit::linalg_lstsq"
 
 

@@ -1286,3 +1286,145 @@ OPS += [
         Sample((N(1, 1, 2, 2, 3), None, 2, "trilinear", False), name="trilinear"))),
 ]
 _rng = _table_rng
+
+# lane linalg2: torch.linalg breadth (gradkit/ops/linalg_triangular_solve.py, linalg_lu.py,
+# linalg_eig.py, linalg_pinv.py, linalg_ex.py, linalg_functions.py), drawing from their own
+# generator so the rows above keep their values
+_table_rng, _rng = _rng, np.random.default_rng(1516)
+
+
+def _zw(*shape):
+    """Well-conditioned complex square matrices: Z + 3 I."""
+    return Z(*shape) + 3 * np.eye(shape[-1])
+
+
+def _eig_invariants(lib):
+    def eig(a):
+        values, vectors = lib.linalg.eig(a)
+        return values, vectors * vectors.conj()  # free of each eigenvector's phase
+    return eig
+
+
+def _through_lu_factor(lib, name, **options):
+    """``lib.<name>`` applied to the LU factors of its first argument."""
+    def call(a, *rest):
+        target = lib.lu_unpack if name == "lu_unpack" else getattr(lib.linalg, name)
+        return target(*lib.linalg.lu_factor(a), *rest, **options)
+    return call
+
+
+def _lu_pair(name, **options):
+    return (_through_lu_factor(gradkit, name, **options),
+            lambda *args: _through_lu_factor(__import__("torch"), name, **options)(*args))
+
+
+def _factors(function):
+    """(L, U) of a (P, L, U) result: P has no gradient (tests/test_ops_linalg2.py checks it)."""
+    return lambda *args, **kwargs: tuple(function(*args, **kwargs))[1:]
+
+
+def _first(function):
+    return lambda *args, **kwargs: function(*args, **kwargs)[0]
+
+
+def _hermitian_pinv(lib):
+    return lambda a: lib.linalg.pinv(a + a.mH, hermitian=True)
+
+
+def _cholesky_ex_of_gram(lib):
+    def cholesky_ex(a):
+        identity = lib.eye(a.shape[-1], dtype=a.dtype, device=a.device)
+        return lib.linalg.cholesky_ex(a @ a.mH + identity)
+    return cholesky_ex
+
+
+def _multi_dot(lib):
+    return lambda *mats: lib.linalg.multi_dot(list(mats))
+
+
+OPS += [
+    OpInfo("linalg.solve_triangular", G.linalg.solve_triangular, S(
+        Sample((W(3, 3), N(3, 2)), {"upper": True}),
+        Sample((W(2, 3, 3), N(3, 1)), {"upper": False}, name="broadcast"),
+        Sample((W(3, 3), N(2, 3)), {"upper": True, "left": False}, name="right"),
+        Sample((N(3, 3), N(3, 2)), {"upper": False, "unitriangular": True}, name="unit"),
+        Sample((_zw(2, 2), Z(2, 2)), {"upper": True}, name="complex")),
+           torch=_torch("linalg.solve_triangular")),
+    OpInfo("linalg.lu_factor", G.linalg.lu_factor, S(
+        Sample((N(3, 3),)), Sample((N(2, 3, 2),), name="tall"), Sample((N(2, 3),), name="wide"),
+        Sample((Z(2, 2),), name="complex")), torch=_torch("linalg.lu_factor")),
+    OpInfo("linalg.lu_factor_ex", G.linalg.lu_factor_ex, S(Sample((N(2, 2, 2),)),),
+           torch=_torch("linalg.lu_factor_ex")),
+    OpInfo("linalg.lu", _factors(G.linalg.lu), S(
+        Sample((N(3, 3),)), Sample((N(3, 2),), name="tall"), Sample((N(2, 2, 3),), name="wide"),
+        Sample((Z(2, 2),), name="complex")), torch=_factors(_torch("linalg.lu"))),
+    OpInfo("lu_unpack", _factors(_lu_pair("lu_unpack")[0]), S(Sample((N(3, 3),)),
+                                                              Sample((N(2, 3),), name="wide")),
+           torch=_factors(_lu_pair("lu_unpack")[1])),
+    OpInfo("linalg.lu_solve", _lu_pair("lu_solve")[0], S(
+        Sample((W(3, 3), N(3, 2))), Sample((W(2, 2, 2), N(2, 1)), name="batched"),
+        Sample((_zw(2, 2), Z(2, 2)), name="complex")), torch=_lu_pair("lu_solve")[1]),
+    OpInfo("linalg.lu_solve_adjoint_right", _lu_pair("lu_solve", adjoint=True, left=False)[0],
+           S(Sample((W(3, 3), N(2, 3))),), torch=_lu_pair("lu_solve", adjoint=True, left=False)[1]),
+    OpInfo("linalg.eig", _in_both(_eig_invariants)[0], S(
+        Sample((N(3, 3),)), Sample((N(2, 2, 2),), name="batched"),
+        Sample((Z(2, 2),), name="complex")), torch=_in_both(_eig_invariants)[1]),
+    OpInfo("linalg.eigvals", G.linalg.eigvals, S(Sample((N(3, 3),)), Sample((Z(2, 2),))),
+           torch=_torch("linalg.eigvals")),
+    OpInfo("linalg.pinv", G.linalg.pinv, S(
+        Sample((N(3, 2),)), Sample((N(2, 2, 3),), name="wide"), Sample((Z(2, 2),), name="complex"),
+        Sample((N(3, 3),), {"rtol": 0.01, "atol": 0.001}, name="tolerances")),
+           torch=_torch("linalg.pinv")),
+    OpInfo("linalg.pinv_hermitian", _in_both(_hermitian_pinv)[0], S(Sample((N(3, 3),)),),
+           torch=_in_both(_hermitian_pinv)[1]),
+    OpInfo("linalg.lstsq", _first(G.linalg.lstsq), S(
+        Sample((N(4, 2), N(4, 2))), Sample((N(2, 3, 2), N(2, 3)), name="vectors"),
+        Sample((N(2, 3), N(2, 1)), name="wide"), Sample((Z(3, 2), Z(3, 1)), name="complex")),
+           torch=_first(_torch("linalg.lstsq"))),
+    OpInfo("linalg.matrix_exp", G.linalg.matrix_exp, S(
+        Sample((N(3, 3),)), Sample((N(2, 2, 2),), name="batched"),
+        Sample((Z(2, 2),), name="complex")), torch=_torch("linalg.matrix_exp")),
+    OpInfo("linalg.matrix_power", G.linalg.matrix_power, S(
+        Sample((N(3, 3), 3)), Sample((W(2, 2, 2), -2), name="negative"),
+        Sample((N(2, 2), 1), name="one")), torch=_torch("linalg.matrix_power")),
+    OpInfo("linalg.cond", G.linalg.cond, S(
+        Sample((N(3, 3),)), Sample((N(3, 2),), name="rectangular"), Sample((W(3, 3), -2)),
+        Sample((W(2, 3, 3), "nuc"), name="nuc"), Sample((Z(2, 2),), name="complex")),
+           torch=_torch("linalg.cond")),
+    # torch's backward refuses cond for these orders (it fills its inverse in place)
+    OpInfo("linalg.cond_inverse_norms", G.linalg.cond, S(
+        Sample((W(3, 3), 1)), Sample((W(3, 3), -INF)), Sample((W(2, 2, 2), "fro"))),
+           torch=_torch("linalg.cond"), check_torch_grad=False),
+    OpInfo("linalg.multi_dot", _multi_dot(G), S(
+        Sample((N(3), N(3, 2), N(2, 4), N(4)), name="vectors"), Sample((N(2, 3), N(3, 2))),
+        Sample((Z(2, 2), Z(2, 3), Z(3, 1)), name="complex")), torch=_in_both(_multi_dot)[1]),
+    OpInfo("linalg.vecdot", G.linalg.vecdot, S(
+        Sample((N(2, 3), N(3))), Sample((N(3, 2), N(3, 1)), {"dim": 0}),
+        Sample((Z(2, 2), Z(2, 2)), name="complex")), torch=_torch("linalg.vecdot")),
+    OpInfo("linalg.vander", G.linalg.vander, S(
+        Sample((N(3),)), Sample((N(2, 3),), {"N": 4}), Sample((Z(2),), name="complex")),
+           torch=_torch("linalg.vander")),
+    OpInfo("linalg.tensorinv", G.linalg.tensorinv, S(
+        Sample((W(6, 6).reshape(2, 3, 6),)), Sample((W(4, 4).reshape(4, 2, 2), 1), name="ind1")),
+           torch=_torch("linalg.tensorinv")),
+    OpInfo("linalg.tensorsolve", G.linalg.tensorsolve, S(
+        Sample((W(6, 6).reshape(2, 3, 6), N(2, 3))),
+        Sample((W(6, 6).reshape(2, 3, 6).transpose(2, 0, 1), N(2, 3)), {"dims": (0,)},
+               name="dims")),
+           torch=_torch("linalg.tensorsolve")),
+    OpInfo("linalg.diagonal", G.linalg.diagonal, S(
+        Sample((N(2, 3, 4),)), Sample((N(2, 3, 4),), {"offset": 1, "dim1": 0, "dim2": 2})),
+           torch=_torch("linalg.diagonal")),
+    OpInfo("linalg.matmul", G.linalg.matmul, S(Sample((N(2, 3), N(3))),),
+           torch=_torch("linalg.matmul")),
+    OpInfo("linalg.householder_product", G.linalg.householder_product, S(
+        Sample((N(4, 3), N(2))), Sample((N(2, 3, 3), N(2, 3)), name="batched"),
+        Sample((Z(3, 2), Z(2)), name="complex")), torch=_torch("linalg.householder_product")),
+    OpInfo("linalg.inv_ex", G.linalg.inv_ex, S(Sample((W(2, 3, 3),)),),
+           torch=_torch("linalg.inv_ex")),
+    OpInfo("linalg.cholesky_ex", _in_both(_cholesky_ex_of_gram)[0], S(Sample((N(2, 2, 2),)),),
+           torch=_in_both(_cholesky_ex_of_gram)[1]),
+    OpInfo("linalg.solve_ex", G.linalg.solve_ex, S(Sample((W(2, 3, 3), N(2, 3))),),
+           torch=_torch("linalg.solve_ex")),
+]
+_rng = _table_rng

@@ -290,6 +290,24 @@ SAMPLES.update({
         G.linalg.cross(m[:, :3], v[None, :3]), G.cross(b[0], b[1], dim=0)),
         lambda: (R(2, 3), R(3), R(2, 3, 3))),
     "cross_complex": (lambda z, w: G.linalg.cross(z, w), lambda: (C(2, 3), C(2, 3))),
+    # lane linalg2: LU, eig (CuPy has no eig: on the host), pinv, lstsq, matrix_exp,
+    # householder_product, the _ex forms (with a failing matrix: LAPACK's leftovers)
+    "linalg_lu": (lambda a, b: (
+        G.linalg.lu(a).U, G.linalg.lu_factor_ex(a).LU, G.lu_unpack(*G.linalg.lu_factor(a)).L,
+        G.linalg.lu_solve(*G.linalg.lu_factor(_well_conditioned(a)), b, adjoint=True),
+        G.linalg.solve_triangular(_well_conditioned(a), b, upper=True)),
+        lambda: (R(3, 3), R(3, 2))),
+    "linalg_eig": (lambda a: (G.linalg.eigvals(a), G.linalg.eigvals(a.detach()),
+                              (lambda w, v: (w, v * v.conj()))(*G.linalg.eig(a))),
+                   lambda: (R(3, 3),)),
+    "linalg_pinv_lstsq_exp": (lambda a, b: (
+        G.linalg.pinv(a), G.linalg.pinv(a + a.mT, hermitian=True), G.linalg.lstsq(a, b).solution,
+        G.linalg.matrix_exp(a), G.linalg.householder_product(a, b[:2, 0])),
+        lambda: (R(3, 3), R(3, 2))),
+    "linalg_ex": (lambda a, b, m: (
+        G.linalg.inv_ex(a * m).inverse, G.linalg.solve_ex(a * m, b).result,
+        G.linalg.cholesky_ex(a @ a.mT * m + _identity(a) * m).L),
+        lambda: (R(2, 3, 3), R(2, 3), M([[[True]], [[False]]]))),
     "rearrange": (lambda x, v: (
         G.meshgrid(v, v[:2], indexing="xy"), G.tile(x, (2, 1, 1)), x.movedim(0, 1),
         G.diff(x, 2, 0, prepend=x[:1]), G.rot90(x, -1, (1, 0))), lambda: (R(3, 3), R(3))),

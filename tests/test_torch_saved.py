@@ -99,6 +99,9 @@ DIFFERENT_LAST_NODE = {
     "linalg.solve-right",
     # torch pools an unbatched input itself; gradkit adds a batch dim and squeezes it off
     "adaptive_max_pool2d-unbatched_indices",
+    # torch's batched matmul folds the batch and ends in _unsafe_view, its reshape of an
+    # inverse in _reshape_alias; gradkit's are one matmul node and a view
+    "linalg.matrix_power-negative", "linalg.tensorinv-0", "linalg.tensorinv-ind1",
     # diff(n=0) is zeros_like(x).copy_(x) in both: torch's copy_ node says its name() is
     # "torch::autograd::CopyBackwards", gradkit's "CopyBackwards" (the class names agree)
     "diff-n_0",

@@ -57,6 +57,7 @@ from gradkit.ops.reduction import (  # noqa: F401
 from gradkit.ops.variance import std, std_mean, var, var_mean  # noqa: F401
 from gradkit.ops.linalg_norms import norm  # noqa: F401
 from gradkit.ops.linalg_solvers import det, inv as inverse, logdet, slogdet  # noqa: F401
+from gradkit.ops.linalg_lu import lu_unpack  # noqa: F401
 from gradkit.ops.polar import angle, polar  # noqa: F401
 from gradkit.ops.products import (  # noqa: F401
     addbmm, addmm, addmv, baddbmm, cross, kron, tensordot, trace)

@@ -225,6 +225,10 @@ def solve(a, b, *, left: bool = True):
     """X with ``A X = B`` (``left=False``: ``X A = B``); B may be a (batch of) vector(s)."""
     if left:
         return _solve(a, b)
+    if _is_vector_rhs(a, b):  # torch reads B as vectors first, which X A = B cannot take
+        n = a.shape[-1]
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"XA = B ({n}x{n} and {b.shape[-1]}x1)")
     return transpose(_solve(transpose(a, -1, -2), transpose(b, -1, -2)), -1, -2)
 
 

@@ -8,27 +8,53 @@ from gradkit.ops._op import op
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_solvers import mH
 from gradkit.ops.triangular import tril, triu
+from gradkit.ops.unary_helpers import kernel_error
+
+_NAME = "linalg.solve_triangular"
 
 
-@op(save=("a", "result"), name="linalg_solve_triangular")
-def solve_triangular(xp, a, b, *, upper=True):
-    """X with ``A X = B`` for triangular A (its ``upper`` or lower triangle is read)."""
-    dtype = np.result_type(a.dtype, b.dtype)
-    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:]
-    a = xp.broadcast_to(a, shape[:-2] + a.shape[-2:])
-    x = xp.zeros(shape, dtype)
+def check_solvable(name: str, a, b, left: bool) -> None:
+    """torch's error when B's rows (``left``) or columns do not match square A's size."""
+    if (b.shape[-2] if left else b.shape[-1]) != a.shape[-1]:
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({a.shape[-2]}x{a.shape[-1]} and "
+                           f"{b.shape[-2]}x{b.shape[-1]})")
+
+
+def _check(a, b, left: bool) -> None:
+    """torch's errors, in its order."""
+    for label, m in (("B", b), ("A", a)):
+        if m.ndim < 2:
+            raise RuntimeError(f"{_NAME}: The input tensor {label} must have at least 2 "
+                               "dimensions.")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"{_NAME}: A must be batches of square matrices, but they are "
+                           f"{a.shape[-2]} by {a.shape[-1]} matrices")
+    check_solvable(_NAME, a, b, left)
+    if a.dtype.kind not in "fc" or a.dtype == np.float16:
+        raise kernel_error("triangular_solve_cpu")(a)
+
+
+def _substitute(xp, a, b, upper, unitriangular, trsm=True):
+    """X with A X = B, row by row from the known end (A, B batched alike); ``trsm``: divide
+    complex values as torch's triangular solve does (getrs-based solves divide as NumPy)."""
+    x = xp.zeros(b.shape, a.dtype)
     n = a.shape[-1]
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for i in reversed(range(n)) if upper else range(n):
             known = slice(i + 1, n) if upper else slice(0, i)
             rest = (a[..., i, known, None] * x[..., known, :]).sum(-2)
-            x[..., i, :] = _divide(xp, b[..., i, :] - rest, a[..., i, i, None])
+            row = b[..., i, :] - rest
+            pivot = a[..., i, i, None]
+            x[..., i, :] = row if unitriangular else \
+                _divide(xp, row, pivot) if trsm else row / pivot
     return x
 
 
 def _divide(xp, numerator, pivot):
     """trsm's division by a pivot: a complex one multiplies by its reciprocal, which is NaN for
-    an infinite pivot (conj(p) / |p|^2 is inf / inf), where NumPy's division gives 0."""
+    an infinite pivot (conj(p) / |p|^2 is inf / inf), where NumPy's division gives 0; a large
+    finite pivot divides exactly, as torch's."""
     quotient = numerator / pivot
     if quotient.dtype.kind == "c":
         quotient = xp.where(xp.isinf(pivot), xp.asarray(complex("nan+nanj"), quotient.dtype),
@@ -36,15 +62,44 @@ def _divide(xp, numerator, pivot):
     return quotient
 
 
-def _solve_triangular_vjp(g, a, x, upper):
-    """gB = A^{-H} gX (A^H is triangular the other way), gA = -gB X^H on A's triangle."""
-    g_b = solve_triangular(mH(a), g, upper=not upper)
-    g_a = -matmul(g_b, mH(x))
-    return (triu(g_a) if upper else tril(g_a)), g_b
+@op(save=("a", "result"), broadcast=True, name="linalg_solve_triangular")
+def solve_triangular(xp, a, b, *, upper, left=True, unitriangular=False):
+    """X with ``A X = B`` (``left=False``: ``X A = B``) for triangular A: only its ``upper`` or
+    lower triangle is read (``unitriangular``: its diagonal is taken as ones)."""
+    _check(a, b, left)
+    if b.dtype != a.dtype:  # torch solves in A's dtype (B's imaginary part is dropped)
+        b = (b.real if b.dtype.kind == "c" and a.dtype.kind != "c" else b).astype(a.dtype)
+    if not left:  # X A = B is A^T X^T = B^T, A^T triangular the other way
+        a, b, upper = xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), not upper
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = xp.broadcast_to(a, batch + a.shape[-2:])
+    x = _substitute(xp, a, xp.broadcast_to(b, batch + b.shape[-2:]), upper, unitriangular)
+    return x if left else xp.swapaxes(x, -1, -2)
 
 
-solve_triangular.defvjp_all(lambda g, a, x, upper: _solve_triangular_vjp(g, a, x, upper))
-solve_triangular.defjvp(
-    lambda t, a, x, upper: solve_triangular(a, -matmul(triu(t) if upper else tril(t), x),
-                                            upper=upper),
-    lambda t, a, x, upper: solve_triangular(a, t, upper=upper))
+def _on_triangle(m, upper: bool, unitriangular: bool):
+    """The part of m in A's read triangle (strictly, when A's diagonal is taken as ones)."""
+    return triu(m, int(unitriangular)) if upper else tril(m, -int(unitriangular))
+
+
+def _solve_triangular_vjp(g, a, x, upper, left, unitriangular):
+    """torch's linalg_solve_triangular_backward: gB = A^{-H} gX (A^H is triangular the other
+    way), gA = -gB X^H (left) or -X^H gB, on A's triangle."""
+    g_b = solve_triangular(mH(a), g, upper=not upper, left=left, unitriangular=unitriangular)
+    g_a = -matmul(g_b, mH(x)) if left else -matmul(mH(x), g_b)
+    return _on_triangle(g_a, upper, unitriangular), g_b
+
+
+def _solve_triangular_jvp(tangents, a, x, upper, left, unitriangular):
+    """dX = A^{-1} (dB - dA X) (left), with dA on A's triangle."""
+    t_a, t_b = tangents
+    rhs = 0.0 if t_b is None else t_b
+    if t_a is not None:
+        t_a = _on_triangle(t_a, upper, unitriangular)
+        rhs = rhs - (matmul(t_a, x) if left else matmul(x, t_a))
+    rhs = rhs + x * 0.0  # the solution's (broadcast) shape and dtype
+    return solve_triangular(a, rhs, upper=upper, left=left, unitriangular=unitriangular)
+
+
+solve_triangular.defvjp_all(_solve_triangular_vjp)
+solve_triangular.defjvp_all(_solve_triangular_jvp)

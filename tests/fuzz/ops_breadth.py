@@ -1113,3 +1113,84 @@ NNPOOL_OPS: dict[str, OpSpec] = {
     "n_resample": OpSpec(1, _resample_fn, _resample_params),
 }
 BREADTH_OPS.update(NNPOOL_OPS)
+
+
+# lane linalg2: torch.linalg breadth (solve_triangular, LU, eig, pinv, lstsq, matrix_exp, the
+# compositions and the _ex forms), on the matrices above; gauge-free results only
+def _triangular(draw, shapes):
+    p = _n_rhs(draw, shapes)
+    return p and {**p, "upper": draw.boolean(), "left": draw.boolean(),
+                  "unitriangular": draw.boolean()}
+
+
+def _rhs_matrix(x, y, n):
+    return _rhs(x, y, n).reshape(n, 1) if n else _rhs(x, y, n).reshape(0, 1)
+
+
+def _power(draw, shapes):
+    p = _n(draw, shapes)
+    return p and {**p, "k": draw.integer(-2, 4)}
+
+
+def _cond_order(draw, shapes):
+    p = _n(draw, shapes)  # the orders torch's backward takes (it fills in place for the rest)
+    return p and {**p, "p": draw.choice((None, 2, -2, "nuc"))}
+
+
+def _vander_n(draw, shapes):
+    p = _n(draw, shapes)
+    return p and p["n"] > 0 and {**p, "size": draw.integer(2, 4)}
+
+
+def _eigenpairs(lib, values, vectors):
+    """sum_i L_i |V_i|^2: free of the pairs' order and of each eigenvector's phase."""
+    return (vectors * vectors.conj() * values.unsqueeze(-2)).sum(-1)
+
+
+LINALG2_OPS: dict[str, OpSpec] = {
+    "l_solve_triangular": OpSpec(2, lambda lib, x, y, n, upper, left, unitriangular:
+                                 lib.linalg.solve_triangular(
+                                     _shifted(lib, x, n), _rhs_matrix(x, y, n).mT if not left
+                                     else _rhs_matrix(x, y, n), upper=upper, left=left,
+                                     unitriangular=unitriangular), _triangular),
+    "l_lu_factor": OpSpec(1, lambda lib, x, n: lib.linalg.lu_factor(_shifted(lib, x, n))[0], _n),
+    "l_lu_lower": OpSpec(1, lambda lib, x, n: lib.linalg.lu(_shifted(lib, x, n))[1], _n),
+    "l_lu_upper": OpSpec(1, lambda lib, x, n: lib.linalg.lu(_shifted(lib, x, n))[2], _n),
+    "l_lu_solve": OpSpec(2, lambda lib, x, y, n: lib.linalg.lu_solve(
+        *lib.linalg.lu_factor(_shifted(lib, x, n)), _rhs_matrix(x, y, n)), _n_rhs),
+    "l_lu_unpack": OpSpec(1, lambda lib, x, n: lib.lu_unpack(
+        *lib.linalg.lu_factor(_shifted(lib, x, n)))[2], _n),
+    "l_eigvals_exp": OpSpec(1, lambda lib, x, n: lib.linalg.eigvals(
+        _shifted(lib, x, n)).exp().sum(), _n),
+    "l_eig_pairs": OpSpec(1, lambda lib, x, n: _eigenpairs(
+        lib, *lib.linalg.eig(_shifted(lib, x, n))), _n),
+    "l_pinv": OpSpec(1, lambda lib, x, n: lib.linalg.pinv(_shifted(lib, x, n)), _n),
+    "l_pinv_hermitian": OpSpec(1, lambda lib, x, n: lib.linalg.pinv(
+        _hermitian_pd(lib, x, n), hermitian=True), _n),
+    "l_lstsq": OpSpec(2, lambda lib, x, y, n: lib.linalg.lstsq(
+        _shifted(lib, x, n), _rhs_matrix(x, y, n))[0], _n_rhs),
+    "l_matrix_exp": OpSpec(1, lambda lib, x, n: lib.linalg.matrix_exp(_square(lib, x, n)), _n),
+    "l_matrix_power": OpSpec(1, lambda lib, x, n, k: lib.linalg.matrix_power(
+        _shifted(lib, x, n), k), _power),
+    "l_cond": OpSpec(1, lambda lib, x, n, p: lib.linalg.cond(_shifted(lib, x, n), p),
+                     _cond_order),
+    "l_multi_dot": OpSpec(1, lambda lib, x, n: lib.linalg.multi_dot(
+        [_square(lib, x, n), _shifted(lib, x, n), _first(x, n)]), _n),
+    "l_vecdot": OpSpec(1, lambda lib, x, dim: lib.linalg.vecdot(x, x * 2 + 1, dim=dim), _dim),
+    "l_vander": OpSpec(1, lambda lib, x, n, size: lib.linalg.vander(_first(x, n), N=size),
+                       _vander_n),
+    "l_tensorinv": OpSpec(1, lambda lib, x, n: lib.linalg.tensorinv(
+        _shifted(lib, x, n).reshape(n, 1, n), ind=1), _n),
+    "l_inv_ex": OpSpec(1, lambda lib, x, n: lib.linalg.inv_ex(_shifted(lib, x, n))[0], _n),
+    "l_cholesky_ex": OpSpec(1, lambda lib, x, n: lib.linalg.cholesky_ex(
+        _hermitian_pd(lib, x, n))[0], _n),
+    # a finite right-hand side: NumPy's LAPACK (OpenBLAS) and torch's (MKL) divide an infinite
+    # complex one differently (NaN against inf), as in b_solve
+    "l_solve_ex": OpSpec(2, lambda lib, x, y, n: lib.linalg.solve_ex(
+        _shifted(lib, x, n), _rhs(x, y, n).nan_to_num())[0], _n_rhs),
+    "l_householder_product": OpSpec(1, lambda lib, x, n: lib.linalg.householder_product(
+        _square(lib, x, n), _first(x, n) * 0.5), _n),
+    "l_diagonal": OpSpec(1, lambda lib, x, k: lib.linalg.diagonal(x, offset=k)
+                         if x.ndim >= 2 else x, _offset),
+}
+BREADTH_OPS.update(LINALG2_OPS)

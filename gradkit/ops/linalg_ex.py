@@ -1,0 +1,150 @@
+"""The ``_ex`` forms of torch.linalg's factorizations and solvers: cholesky_ex, inv_ex,
+solve_ex (lu_factor_ex lives with the LU). They return LAPACK's ``info`` (int32 per matrix:
+0, or the failing pivot / leading minor) instead of raising, unless ``check_errors=True``.
+
+Where a matrix fails, its values are what LAPACK leaves, as torch returns them: the
+partial Cholesky factor (potrf stops at the failing pivot, left in place), or the LU solve
+by substitution (a zero pivot gives inf and NaN). Gradients flow to the other matrices.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from gradkit.ops._op import op
+from gradkit.ops.linalg_lu import _solve_packed, getrf
+from gradkit.ops.linalg_solvers import (
+    LinAlgError, _batch_prefix, _is_vector_rhs, check_matrices, cholesky, host, inv, solve)
+from gradkit.ops.piecewise import where
+from gradkit.ops.shape import unsqueeze
+
+InvExResult = namedtuple("linalg_inv_ex", ["inverse", "info"])
+CholeskyExResult = namedtuple("linalg_cholesky_ex", ["L", "info"])
+SolveExResult = namedtuple("linalg_solve_ex", ["result", "info"])
+
+
+def _potf2(matrix: np.ndarray):
+    """LAPACK's unblocked lower Cholesky of one matrix: (factor, info); at a failing pivot
+    (not > 0, or NaN) the pivot's reduced value stays and the rest of A's lower triangle too."""
+    n = matrix.shape[-1]
+    factor = np.tril(matrix).astype(matrix.dtype)
+    for j in range(n):
+        row = factor[j, :j]
+        pivot = (matrix[j, j] - np.vdot(row, row)).real
+        if not pivot > 0:
+            factor[j, j] = pivot
+            return factor, j + 1
+        factor[j, j] = np.sqrt(pivot)
+        factor[j + 1:, j] = (matrix[j + 1:, j] - factor[j + 1:, :j] @ np.conj(row)) / \
+            factor[j, j]
+    return factor, 0
+
+
+def _cholesky_parts(x):
+    """(factors, infos) of every matrix of x on the host."""
+    flat = host(x).reshape((int(np.prod(x.shape[:-2])),) + x.shape[-2:])
+    parts = [_potf2(m) for m in flat]
+    factors = np.stack([f for f, _ in parts]) if parts else flat.copy()
+    infos = np.array([i for _, i in parts], np.int32)
+    return factors.reshape(x.shape), infos.reshape(x.shape[:-2])
+
+
+@op(name="linalg_ex_info")
+def _info(xp, x, *, kind):
+    """LAPACK's info per matrix ("lu": getrf's first zero pivot, "cholesky": potrf's failing
+    leading minor); a constant (no gradient)."""
+    if kind == "lu":
+        return getrf(xp, x)[2]
+    return xp.asarray(_cholesky_parts(x)[1])
+
+
+@op(name="linalg_ex_unfinished")
+def _unfinished(xp, a, b, *, kind, upper=False, left=True):
+    """What LAPACK returns for matrices it could not finish (a constant, no gradient)."""
+    if kind == "cholesky":
+        factor = xp.asarray(_cholesky_parts(a)[0])
+        return xp.conj(xp.swapaxes(factor, -1, -2)) if upper else factor
+    if not left:  # X A = B solved as A^T X^T = B^T
+        a, b = xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2)
+    lu, pivots, _ = getrf(xp, a)
+    with np.errstate(invalid="ignore", over="ignore"):
+        vector = _is_vector_rhs(a, b)
+        x = _solve_packed(xp, lu, pivots, b[..., None] if vector else b, False)
+    x = x[..., 0] if vector else x
+    return x if left else xp.swapaxes(x, -1, -2)
+
+
+def _failed(info):
+    return bool(host(info).any())
+
+
+def _with_unfinished(info, good, unfinished, matrix_dims: int = 2):
+    """The good values where info is 0, LAPACK's leftovers elsewhere."""
+    mask = info > 0
+    for _ in range(matrix_dims):
+        mask = unsqueeze(mask, -1)
+    return where(mask, unfinished, good)
+
+
+def _first_failure(info) -> tuple[int, int]:
+    flat = host(info).reshape(-1)
+    index = int(np.argmax(flat > 0))
+    return index, int(flat[index])
+
+
+def _identity_where_failed(x, info):
+    """x with its failed matrices replaced by the identity (so the regular op runs)."""
+    n = x.shape[-1]
+    eye = x.new_tensor(np.eye(n), dtype=x.dtype)
+    return _with_unfinished(info, x, eye)
+
+
+def inv_ex(x, *, check_errors: bool = False):
+    """(inverse, info): info is getrf's first zero pivot (0: x is invertible)."""
+    check_matrices("linalg.inv_ex", x._data)
+    info = _info(x, kind="lu")
+    if not _failed(info):
+        return InvExResult(inv(x), info)
+    if check_errors:
+        index, pivot = _first_failure(info)
+        raise LinAlgError(f"linalg.inv_ex: {_batch_prefix(x, index)}The diagonal element {pivot} "
+                          "is zero, the inversion could not be completed because the input matrix "
+                          "is singular.")
+    eye = x.new_tensor(np.broadcast_to(np.eye(x.shape[-1]), tuple(x.shape)), dtype=x.dtype)
+    good = inv(_identity_where_failed(x, info))
+    return InvExResult(_with_unfinished(info, good, _unfinished(x, eye, kind="lu")), info)
+
+
+def cholesky_ex(x, *, upper: bool = False, check_errors: bool = False):
+    """(L, info): info is the order of the first leading minor that is not positive-definite
+    (0: x is positive-definite)."""
+    check_matrices("linalg.cholesky_ex", x._data)
+    info = _info(x, kind="cholesky")
+    if not _failed(info):
+        return CholeskyExResult(cholesky(x, upper=upper), info)
+    if check_errors:
+        index, order = _first_failure(info)
+        raise LinAlgError(f"linalg.cholesky_ex: {_batch_prefix(x, index)}The factorization could "
+                          "not be completed because the input is not positive-definite (the "
+                          f"leading minor of order {order} is not positive-definite).")
+    good = cholesky(_identity_where_failed(x, info), upper=upper)
+    leftover = _unfinished(x, x, kind="cholesky", upper=upper)
+    return CholeskyExResult(_with_unfinished(info, good, leftover), info)
+
+
+def solve_ex(a, b, *, left: bool = True, check_errors: bool = False):
+    """(X, info) with ``A X = B`` (``left=False``: ``X A = B``); info is getrf's first zero
+    pivot of A (0: A is invertible)."""
+    check_matrices("linalg.solve", a._data)
+    info = _info(a, kind="lu")
+    if not _failed(info):
+        return SolveExResult(solve(a, b, left=left), info)
+    if check_errors:
+        index, _ = _first_failure(info)
+        raise LinAlgError(f"torch.linalg.solve_ex: {_batch_prefix(a, index)}The solver failed "
+                          "because the input matrix is singular.")
+    good = solve(_identity_where_failed(a, info), b, left=left)
+    leftover = _unfinished(a, b, kind="lu", left=left)
+    vector = left and _is_vector_rhs(a, b)
+    return SolveExResult(_with_unfinished(info, good, leftover, 1 if vector else 2), info)

@@ -36,7 +36,7 @@ from gradkit.ops.inplace import copy_slices as _copy_slices
 from gradkit.ops.memory_overlap import same_layout as _same_layout
 from gradkit.ops.reduction import sum as sum_
 from gradkit.ops.shape import broadcast_to, view
-from gradkit.ops.views import layout_of, live_views as _live_views
+from gradkit.ops.views import layout_of as _layout_of, live_views as _live_views
 from gradkit.ops.views import replay_view as _replay_view
 
 
@@ -323,7 +323,7 @@ def after_inplace(tensor, view) -> None:
                 return
             t_base = _copy_slices(_zeros_like(base) if t_base is None else t_base,
                                  _zeros_like(tensor) if t_view is None else t_view,
-                                 chain=chain, written=False, layout=layout_of(base._data))
+                                 chain=chain, written=False, layout=_layout_of(base._data))
             base._fw = (_current, t_base)
         if t_base is None:
             return

@@ -634,3 +634,56 @@ def test_prod_gradients_with_zeros_are_products_of_the_others():
     expected = [np.prod(np.delete(values, i)) for i in range(4)]
     np.testing.assert_allclose(g.detach().numpy(), expected)
     assert gradkit.autograd.gradgradcheck(lambda t: t.prod(), (x,))
+
+
+def test_one_to_a_complex_power_is_one_as_torch():
+    """mixed seed 232351: torch fills 1 ** t with ones (even at NaN or inf); NumPy's complex
+    power gives NaN there."""
+    def program(m):
+        z = m.tensor([complex(math.nan, 1), complex(1, math.inf), complex(math.inf, 0), 0j],
+                     dtype=m.complex64, requires_grad=True)
+        x = m.tensor([math.nan, 2.0], dtype=m.float64, requires_grad=True)
+        y, w = 1 ** z, 1.0 ** x
+        return (y, w) + m.autograd.grad((y.abs() * 0.3).sum() + w.sum(), (z, x))
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_complex_logsumexp_shifts_by_the_largest_real_part_as_torch(dim):
+    """core seed 209808: gradkit shifted by the lexicographic complex max, which kept an
+    imaginary part outside (-pi, pi]; torch's result is the principal value."""
+    def program(m):
+        z = m.tensor([[complex(2, -3.3), complex(0.5, 9.0)], [complex(1e3, -7), complex(-1, 40)]],
+                     dtype=m.complex128, requires_grad=True)
+        out = m.logsumexp(z, dim)
+        return (out,) + m.autograd.grad(out.abs().sum(), z)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("reduce", ["amin0", "amin", "amax0"])
+def test_amin_passes_torch_zero_tensor_on_at_nan(reduce):
+    """special seed 209677: AminBackward0 keeps torch's efficient zero tensor (from abs's
+    sgn) zero, as AmaxBackward0 does; gradkit computed NaN from a NaN minimum."""
+    def program(m):
+        x = m.tensor([[math.inf, 2.0], [-0.5, math.nan], [3.0, -1.0]], dtype=m.float64,
+                     requires_grad=True)
+        y = getattr(x, reduce[:4])(0) if reduce.endswith("0") else x.amin()
+        g, = m.autograd.grad(y.abs().sum(), x, create_graph=True)
+        return m.autograd.grad((g * m.tensor([[0.3, 0.2], [0.5, 0.1], [0.9, 0.4]],
+                                              dtype=m.float64)).sum(), x)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_second_derivative_with_an_infinite_gradient_as_torch(approximate):
+    """mixed seed 200031: gelu's second derivative is one expression (torch's gelu_backward
+    node), so an infinite upstream gradient gives inf, not inf - inf = NaN."""
+    def program(m):
+        x = m.tensor([-0.3681, 2.5, -4.0], dtype=m.float64, requires_grad=True)
+        g, = m.autograd.grad(m.nn.functional.gelu(x, approximate=approximate), x,
+                             m.tensor([-math.inf, 0.3, 0.7], dtype=m.float64), create_graph=True)
+        return (g,) + m.autograd.grad(g.sum(), x)
+    assert_same_as_torch(program, rtol=1e-9)
+    x = gradkit.tensor([-0.3681, 2.5, -4.0, 0.0], dtype=gradkit.float64, requires_grad=True)
+    assert gradkit.autograd.gradgradcheck(
+        lambda t: gradkit.nn.functional.gelu(t, approximate=approximate), (x,))

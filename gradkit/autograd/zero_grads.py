@@ -43,6 +43,7 @@ def is_undefined(g) -> bool:
 # 2.13: ``sgn(f(x))`` at x = inf gives a zero tensor, not NaN, through each of these)
 PASSES_KNOWN_ZERO = frozenset({
     "AbsBackward0", "AddBackward0", "AddBackward1", "AddcmulBackward0", "AmaxBackward0",
+    "AminBackward0",
     "AsinBackward0", "Atan2Backward0", "AtanBackward0", "CatBackward0", "CloneBackward0",
     "ConjBackward0", "CopyBackwards", "CosBackward0", "CoshBackward0", "DiagEmbedBackward0",
     "DivBackward0", "DivBackward1", "DotBackward0", "ErfBackward0", "Exp2Backward0",

@@ -87,16 +87,29 @@ def gelu(xp, x, approximate="none"):
     return 0.5 * x * (1 + erf_array(xp, x * _INV_SQRT_2))
 
 
-def _gelu_derivative(x, approximate):
+@op(save="x", batchable=True)
+def gelu_slope(xp, x, approximate="none"):
+    """gelu's derivative, an op of its own whose derivative is gelu's second one in one
+    expression, as torch's gelu_backward: an infinite upstream gradient then gives inf, not the
+    NaN of inf - inf that differentiating the first derivative's terms would give."""
     if approximate == "tanh":
-        inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
-        t = tanh(inner)
-        d_inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
-        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner
-    return 0.5 * (1 + erf(x * _INV_SQRT_2)) + x * _INV_SQRT_2PI * exp(-0.5 * x * x)
+        t = xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+        slope = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * slope
+    return 0.5 * (1 + erf_array(xp, x * _INV_SQRT_2)) + x * _INV_SQRT_2PI * xp.exp(-0.5 * x * x)
 
 
-gelu.defderivative(_gelu_derivative)
+def _gelu_second_derivative(x, approximate):
+    if approximate == "tanh":  # (1 - t^2) (u' - x t u'^2 + x u''/2), u = k (x + a x^3)
+        t = tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+        slope = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+        return (1 - t * t) * (slope - x * t * slope * slope
+                              + x * (3 * 0.044715 * _SQRT_2_OVER_PI) * x)
+    return _INV_SQRT_2PI * exp(-0.5 * x * x) * (2 - x * x)
+
+
+gelu_slope.defderivative(_gelu_second_derivative)
+gelu.defderivative(lambda x, approximate: gelu_slope(x, approximate))
 
 
 @unary(save="x", complex_error=kernel_error("softplus_cpu"),

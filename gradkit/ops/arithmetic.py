@@ -109,6 +109,7 @@ div.defjvp(lambda t, x, y: t / y,
 def pow(xp, x, y):  # noqa: A001 - torch's name
     """x ** y (broadcasting; either may be a number)."""
     number_exponent, exponent = type(y) in PY_SCALARS, y
+    base_one = type(x) in PY_SCALARS and x == 1  # torch fills 1 ** t with ones (even at NaN)
     negative_int = type(y) is int and y < 0  # checked before uint8 ** -2 wraps it to 254
     x, y = promote(xp, x, y)
     kind = result_kind(x, y)
@@ -124,6 +125,8 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
     if number_exponent and exponent in _RECIPROCAL_POWERS[kind]:
         with np.errstate(all="ignore"):
             return _RECIPROCAL_POWERS[kind][exponent](xp, x)
+    if base_one:
+        return xp.ones(y.shape, y.dtype)
     out = x ** y
     if kind == "c" and not number_exponent:
         # torch's complex pow with a tensor exponent is C's cpow, exp(y log x) with C99's

@@ -98,7 +98,10 @@ def logsumexp(xp, x, *, dim, keepdim=False):
         raise RuntimeError("output with shape [] doesn't match the broadcast shape "
                            f"[{', '.join('1' * x.ndim)}]")
     a = axes(dim, x.ndim)
-    m = xp.amax(x, axis=a, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
+    # as torch, the shift is the largest real part (a complex result's imaginary part is then
+    # the principal value of the log)
+    parts = xp.real(x) if x.dtype.kind == "c" else x
+    m = xp.amax(parts, axis=a, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, parts.dtype)
     m = xp.where(xp.isfinite(m), m, 0)
     out = xp.log(xp.sum(xp.exp(x - m), axis=a, keepdims=True)) + m
     return out if keepdim else xp.squeeze(out, a)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from gradkit.ops._op import op
-from gradkit.ops.elementwise import erf, exp, tanh
+from gradkit.ops.elementwise import exp, tanh
 from gradkit.ops.piecewise import ones_like, where, zeros_like
 from gradkit.ops.selection import zero_where
 from gradkit.ops.special import erf_array

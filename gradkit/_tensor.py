@@ -146,6 +146,8 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set requires_grad on a leaf (in place); returns self."""
+        if requires_grad and self._requires_grad:  # a no-op (a stale view's history unread)
+            return self
         if self.grad_fn is not None:
             if requires_grad:
                 return self

@@ -687,3 +687,40 @@ def test_gelu_second_derivative_with_an_infinite_gradient_as_torch(approximate):
     x = gradkit.tensor([-0.3681, 2.5, -4.0, 0.0], dtype=gradkit.float64, requires_grad=True)
     assert gradkit.autograd.gradgradcheck(
         lambda t: gradkit.nn.functional.gelu(t, approximate=approximate), (x,))
+
+
+def test_in_place_between_one_element_views_of_an_expanded_scalar_as_torch():
+    """edge seed 223244: NumPy's stride of a one-element dim is free (8 here, 16 there), so the
+    same element looked partially overlapping; torch compares the dims that matter."""
+    def program(m):
+        base = m.tensor(0.5, dtype=m.float64)
+        wide = base.expand(1)
+        part = wide[0:1:2]
+        part.mul_(wide)
+        return part, base
+    assert_same_as_torch(program)
+
+
+def test_in_place_on_an_expanded_view_of_a_view_given_requires_grad_as_torch():
+    """views seed 226865: torch refuses an in-place op on a view that requires grad whose base
+    is a leaf, even when the base itself does not require grad."""
+    def program(m):
+        flat = m.ones(3, 3, dtype=m.float64).permute(0, 1).requires_grad_()
+        return flat.expand(1, 3, 3).sigmoid_()
+    assert_same_as_torch(program)
+
+
+def test_requires_grad_on_a_stale_multi_output_view_is_a_no_op_as_torch():
+    """views seed 272081: requires_grad_() of a tensor that requires grad reads nothing; torch
+    raises only when the stale unbind output's history is used."""
+    def program(m, use):
+        x = m.ones(1, dtype=m.complex128, requires_grad=True)
+        y = x.clone()
+        first = y.unbind(0)[0]
+        y.fill_(True)
+        first.requires_grad_()
+        if use:
+            first.abs().backward()
+        return m.tensor(first.requires_grad)
+    assert_same_as_torch(lambda m: program(m, False))
+    assert_same_as_torch(lambda m: program(m, True))

@@ -2,11 +2,10 @@
 complex numbers, views in torch's sense (writes through either show in the other)."""
 from __future__ import annotations
 
-import numpy as np
-
 from gradkit.ops._op import op
 from gradkit.ops.complex import is_conjugated_view
 from gradkit.ops.conversion import clone
+from gradkit.ops.memory_overlap import storage_offset
 from gradkit.ops.unary_helpers import scalar_type_name
 
 _REAL_OF = {"complex64": "float32", "complex128": "float64"}
@@ -29,7 +28,7 @@ def _view_as_complex(xp, x):
                            f"tensors, but got a tensor of scalar type: {scalar_type_name(x)}")
     if x.ndim == 0 or x.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    if x.size:  # an empty tensor has no memory to reinterpret (NumPy's strides are free)
+    if x.size:  # NumPy does not keep torch's strides for an empty array (often all 0)
         _check_complex_layout(x)
     if name == "float16":
         raise TypeError("complex32 (ComplexHalf) tensors are not supported by gradkit")
@@ -43,28 +42,15 @@ def _check_complex_layout(x) -> None:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
     if any(stride % (2 * x.itemsize) for stride in x.strides[:-1]):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
-    if _element_offset(x) % 2:
+    if storage_offset(x) % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
 
 
-def _element_offset(array) -> int:
-    """torch's storage_offset: how many items into its memory ``array`` starts."""
-    root = array
-    while getattr(root, "base", None) is not None:
-        root = root.base
-    return (_address(array) - _address(root)) // array.itemsize
-
-
-def _address(array) -> int:
-    if isinstance(array, np.ndarray):
-        return array.__array_interface__["data"][0]
-    return getattr(getattr(array, "data", None), "ptr", 0)  # CuPy's memory pointer
-
-
 def _complex_of_grad(g):
-    """torch's ``view_as_complex(grad.contiguous())``: an expanded gradient has stride 0."""
+    """torch's ``view_as_complex(grad.contiguous())``: an expanded gradient has stride 0 (an
+    empty one too, which NumPy still flags contiguous)."""
     data = getattr(g, "_data", g)
-    return _view_as_complex(g if data.flags.c_contiguous else clone(g))
+    return _view_as_complex(g if data.flags.c_contiguous and data.size else clone(g))
 
 
 _view_as_real.defvjp(_complex_of_grad)

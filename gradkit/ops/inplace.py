@@ -57,7 +57,7 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         refusal = view.refusal(indirect=False)
         if refusal is not None:
             raise RuntimeError(refusal)
-        if view.base.grad_fn is None and view.base._requires_grad:
+        if view.base.grad_fn is None and (tensor._requires_grad or view.base._requires_grad):
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
                                "an in-place operation.")
     if recording and tensor.grad_fn is None and tensor._requires_grad:
@@ -289,6 +289,8 @@ def _chain_has_hooks(node, output_nr: int, view) -> bool:
         if extras is not None and extras.tensor_pre_hooks and \
                 output_nr in extras.tensor_pre_hooks:
             return True
+        if not node._next:  # a leaf's accumulator: the chain's root
+            return False
         node, output_nr = node._next[0], node._next_nr[0]
         info = info.parent
     return False

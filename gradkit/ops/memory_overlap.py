@@ -52,9 +52,15 @@ def partially_overlap(a, b) -> bool:
         return False
     a_begin, b_begin = _address(a), _address(b)
     a_end, b_end = a_begin + a.nbytes, b_begin + b.nbytes
-    if a_begin == b_begin and a_end == b_end:
-        return a.strides != b.strides
+    if a_begin == b_begin and a_end == b_end:  # the same elements unless laid out otherwise
+        return a.shape != b.shape or _used_strides(a) != _used_strides(b)
     return a_begin < b_end and b_begin < a_end
+
+
+def _used_strides(array) -> tuple:
+    """The strides of the dims of more than one element (NumPy's stride of a one-element dim
+    is free, torch's may differ)."""
+    return tuple(stride for n, stride in zip(array.shape, array.strides) if n != 1)
 
 
 def same_data(a, b) -> bool:
@@ -68,6 +74,11 @@ def _owner(array):
     while hasattr(getattr(array, "base", None), "strides"):
         array = array.base
     return array
+
+
+def storage_offset(array) -> int:
+    """torch's storage_offset: how many items into the memory it views ``array`` starts."""
+    return (_address(array) - _address(_owner(array))) // array.itemsize
 
 
 def same_layout(a, b) -> bool:

@@ -238,6 +238,14 @@ def _cdist_matmul_noise(program, mine: Result, theirs: Result) -> bool:
                             theirs._replace(grads=[], grads2=[])))
 
 
+def _empty_view_as_complex(program, mine: Result, theirs: Result) -> bool:
+    """torch refused view_as_complex of an empty tensor for its strides (NumPy's, often all 0
+    for an empty array); gradkit does not check an empty tensor's strides."""
+    return (mine.error is None and theirs.error is not None
+            and "Tensor must have a" in theirs.message and "stride" in theirs.message
+            and _uses(program, "v_view_as_complex"))
+
+
 KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("an integer tensor written with a value that requires grad does not require grad",
           "docs/numerics.md", "leaves the integer tensor not requiring grad",
@@ -260,6 +268,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "noise divided by rounding noise", _std_of_equal_values),
     Known("complex matmul with infinite entries: inf or NaN as the BLAS kernel computes",
           "docs/numerics.md", "BLAS kernel computes", _complex_matmul_at_inf),
+    Known("view_as_complex of an empty tensor does not check its strides",
+          "docs/api.md", "does not check the strides of an empty tensor", _empty_view_as_complex),
     Known("a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's",
           "docs/numerics.md", "OpenBLAS and torch's MKL propagate", _lapack_at_non_finite),
     Known("cdist's second derivative exists (torch's _cdist_backward has none)",

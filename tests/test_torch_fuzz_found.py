@@ -724,3 +724,15 @@ def test_requires_grad_on_a_stale_multi_output_view_is_a_no_op_as_torch():
         return m.tensor(first.requires_grad)
     assert_same_as_torch(lambda m: program(m, False))
     assert_same_as_torch(lambda m: program(m, True))
+
+
+@pytest.mark.parametrize("shapes", [((2,), (2,)), ((1, 2), (3, 2)), ((2,), (3, 2)),
+                                    ((2, 1, 2), (3, 2))])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_linear_of_bool_tensors_is_refused_as_torch(shapes, with_bias):
+    """breadth seeds 1530, 2316 (linalg2 lane): torch's matmul kernels have no bool."""
+    def program(m):
+        x, w = (m.ones(*shape, dtype=m.bool) for shape in shapes)
+        bias = m.ones(w.shape[0], dtype=m.bool) if with_bias and w.ndim == 2 else None
+        return m.nn.functional.linear(x, w, bias)
+    assert_same_as_torch(program)

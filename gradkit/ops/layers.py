@@ -16,7 +16,7 @@ from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import reshape, squeeze, transpose, unsqueeze
-from gradkit.ops.unary_helpers import c_type_name, require_real_floating
+from gradkit.ops.unary_helpers import c_type_name, kernel_error, require_real_floating
 
 
 def _affine(xp, x, w, b):
@@ -79,6 +79,9 @@ def linear(input, weight, bias=None):
     if input._data.dtype != weight._data.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{c_type_name(input._data)} != {c_type_name(weight._data)}")
+    if input._data.dtype.kind == "b":  # torch's matmul kernels have no bool
+        raise kernel_error("dot" if input.ndim == weight.ndim == 1 else "addmm_impl_cpu_")(
+            input._data)
     if bias is not None and bias.ndim and bias.shape[-1] not in (1, weight.shape[0]):
         raise RuntimeError(f"The expanded size of the tensor ({weight.shape[0]}) must match the "
                            f"existing size ({bias.shape[-1]}) at non-singleton dimension "

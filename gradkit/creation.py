@@ -72,8 +72,28 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     elif dtype is None:
         array = _infer_dtype(_to_nested(data)).copy()
     else:
-        array = np.array(_to_nested(data), dtype=backend.to_numpy_dtype(dtype))
+        array = _checked_array(_to_nested(data), backend.to_numpy_dtype(dtype))
     return _finish(array, dev, requires_grad)
+
+
+def _checked_array(nested, dtype: np.dtype) -> np.ndarray:
+    """``np.array(nested, dtype)`` with torch's checks for an integer dtype: a float out of its
+    range (NaN, inf) and an integer beyond it are refused, a negative integer wraps into an
+    unsigned type (NumPy would raise, or cast a float to garbage)."""
+    if np.dtype(dtype).kind not in "iu" or isinstance(nested, np.ndarray):
+        return np.array(nested, dtype=dtype)
+    values = np.array(nested)
+    if values.dtype == object or values.dtype == np.uint64:  # a Python int beyond int64
+        raise ValueError("Overflow when unpacking long long")
+    if values.dtype.kind in "fiu" and values.size:
+        info = np.iinfo(dtype)
+        lowest = -int(info.max) if values.dtype.kind in "iu" and info.min == 0 else info.min
+        with np.errstate(invalid="ignore"):
+            fits = (values >= lowest) & (values <= info.max)
+        if not fits.all():
+            raise RuntimeError(f"value cannot be converted to type {np.dtype(dtype).name} "
+                               "without overflow")
+    return values.astype(dtype)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:

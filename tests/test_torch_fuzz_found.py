@@ -736,3 +736,38 @@ def test_linear_of_bool_tensors_is_refused_as_torch(shapes, with_bias):
         bias = m.ones(w.shape[0], dtype=m.bool) if with_bias and w.ndim == 2 else None
         return m.nn.functional.linear(x, w, bias)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize(("values", "dtype"), [
+    ([300], "uint8"), ([-5], "uint8"), ([200], "int8"), ([2 ** 63], "int64"), ([1e30], "int64"),
+    ([300.7], "uint8"), ([1.5, -2.7], "int32"), ([math.nan], "int64"), ([[1, 2], [3, -4]], "int16"),
+    ([True, False], "int64")])
+def test_tensor_of_an_integer_dtype_checks_its_values_as_torch(values, dtype):
+    """tensor(data, dtype=int): torch refuses a value out of range (a float too), wraps a
+    negative integer into an unsigned type; NumPy raised or cast a float to garbage."""
+    assert_same_as_torch(lambda m: m.tensor(values, dtype=getattr(m, dtype)))
+
+
+@pytest.mark.parametrize("case", ["interpolate_int", "interpolate_int_1d", "soft_margin_shape",
+                                  "unfold_bool", "fold_bool", "hinge_int", "hinge_uint8"])
+def test_nn_functional_dtype_and_shape_corners_as_torch(case):
+    """breadth seeds 108, 944, 2363, 2632 of the merged tree (the nnact and nnpool lanes)."""
+    def program(m):
+        f = m.nn.functional
+        if case == "interpolate_int":
+            return f.interpolate(m.ones(1, 1, 2, 2, dtype=m.int64), size=(3, 3))
+        if case == "interpolate_int_1d":
+            return f.interpolate(m.ones(1, 1, 2, dtype=m.int32), size=3)
+        if case == "soft_margin_shape":
+            return f.soft_margin_loss(m.ones(1, dtype=m.float64), m.ones(2, dtype=m.float64))
+        if case == "unfold_bool":
+            return f.unfold(m.tensor([[[[True, False, True], [False, True, True]]]]), 2,
+                            padding=1)
+        if case == "fold_bool":
+            return f.fold(m.ones(1, 4, 4, dtype=m.bool), (3, 3), 2)
+        if case == "hinge_int":
+            return f.hinge_embedding_loss(m.tensor([0, 1, 0, 3, -5]), m.tensor([1, -1, -1, -1, -1]),
+                                          margin=-2.5, reduction="none")
+        return f.hinge_embedding_loss(m.tensor([251, 252], dtype=m.uint8), m.tensor([-1, -1]),
+                                      margin=2.5, reduction="sum")
+    assert_same_as_torch(program)

@@ -129,7 +129,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
                            f"and other non-zero dimensions for input, but got: "
                            f"{list(input.shape)}")
-    if input._data.dtype.kind in "biu":
+    if input._data.dtype.kind in "iu":  # torch's kernel takes bool, not other integers
         raise kernel_error("im2col_out_cpu")(input._data)
     if input.ndim == 3:
         return squeeze(unfold(unsqueeze(input, 0), kernel_size, dilation, padding, stride), 0)
@@ -156,7 +156,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     if input.ndim == 2:
         return squeeze(fold(unsqueeze(input, 0), output_size, kernel_size, dilation, padding,
                             stride), 0)
-    if input._data.dtype.kind in "biu":
+    if input._data.dtype.kind in "iu":
         raise kernel_error("col2im_out_cpu")(input._data)
     out_hw = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
     kernel, dilation, padding, stride = _pairs(kernel_size, dilation, padding, stride)

@@ -15,7 +15,7 @@ from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.ops.arithmetic import add, mul
 from gradkit.ops.indexing import index_select
-from gradkit.ops.unary_helpers import require_real_floating
+from gradkit.ops.unary_helpers import kernel_error, require_real_floating
 
 _LINEAR_MODES = {"linear": 3, "bilinear": 4, "trilinear": 5}
 _ALL_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
@@ -107,6 +107,9 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
                                   f"{_LINEAR_MODES[mode]}D input")
     if mode in _LINEAR_MODES:
         require_real_floating("compute_indices_weights_linear", input._data)
+    elif input._data.dtype.kind in "bi":  # torch's nearest kernels take uint8, not other ints
+        raise kernel_error("upsample_nearest2d_channels_last" if input.ndim == 4 else
+                           "compute_indices_weights_nearest")(input._data)
     if antialias:
         raise NotImplementedError("gradkit's interpolate has no antialias")
     outs, scales = _output_sizes(input, size, scale_factor, input.ndim - 2)

@@ -53,6 +53,8 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     zeros = zeros_like(input)
+    if input._data.dtype.kind in "iu":  # torch's kernel takes the margin in input's dtype
+        margin = int(margin)
     beyond_margin = where(target != 1, clamp_min(margin - input, 0), zeros)
     return reduce_loss(beyond_margin + where(target != -1, input, zeros), reduction)
 
@@ -92,6 +94,10 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     if kind in "iu":
         raise RuntimeError("result type Float can't be cast to the desired output type "
                            f"{scalar_type_name(input._data)}")
+    shape = np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+    if shape != tuple(input.shape):  # torch writes the loss into a buffer of input's shape
+        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
     return _soft_margin(input, target, reduction=reduction)
 
 

@@ -771,3 +771,14 @@ def test_nn_functional_dtype_and_shape_corners_as_torch(case):
         return f.hinge_embedding_loss(m.tensor([251, 252], dtype=m.uint8), m.tensor([-1, -1]),
                                       margin=2.5, reduction="sum")
     assert_same_as_torch(program)
+
+
+def test_hook_on_a_tensor_cat_skips_gets_a_plain_empty_gradient():
+    """edge seed 299884: cat's backward gave the skipped 1-d empty input a Tensor in a plain
+    backward, which a hook then wrapped in a second Tensor (an AttributeError)."""
+    def program(m):
+        x = m.zeros(0, 0, dtype=m.complex64, requires_grad=True)
+        empty = m.einsum("...i,...i->...", x, x)
+        empty.register_hook(lambda g: g + 1)
+        return m.autograd.grad(m.cat([x, empty], -2).sum().abs(), x)
+    assert_same_as_torch(program)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import functools
 
-from gradkit.creation import zeros
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops._op import Op, op
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
@@ -28,8 +28,8 @@ def _split_grads(g, shapes, dim):
     parts = iter(split(g, [s[dim] for s in kept], dim))
     if len(kept) == len(shapes):
         return tuple(parts)
-    return tuple(next(parts) if not _skipped(s) else zeros(0, dtype=g.dtype, device=g.device)
-                 for s in shapes)
+    empty = zeros_like(g.reshape(-1)[:0])  # g's kind (array or Tensor), dtype and device
+    return tuple(next(parts) if not _skipped(s) else empty for s in shapes)
 
 
 def _cat_grads(g, shapes, dim):

@@ -255,6 +255,18 @@ def _max_pool_padding_window(program, mine: Result, theirs: Result) -> bool:
             and not compare(mine._replace(grads2=[]), theirs._replace(error=None, grads2=[])))
 
 
+_EXPANDING = frozenset({"expand", "v_expand_as"})
+
+
+def _in_place_reads_expanded_self(program, mine: Result, theirs: Result) -> bool:
+    """An in-place op whose other operand is an expanded view that may alias the written
+    tensor: torch reads it while writing, in its loop's order; gradkit reads the old values."""
+    made_by = {len(program.leaves) + k: step.op for k, step in enumerate(program.steps)}
+    return mine.error is None and theirs.error is None and any(
+        OPS[step.op].inplace and any(made_by.get(i) in _EXPANDING for i in step.inputs[1:])
+        for step in program.steps)
+
+
 def _empty_view_as_complex(program, mine: Result, theirs: Result) -> bool:
     """torch refused view_as_complex of an empty tensor for its strides (NumPy's, often all 0
     for an empty array); gradkit does not check an empty tensor's strides."""
@@ -288,6 +300,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("max pooling over a window of padding only: torch's double backward raises",
           "docs/numerics.md", "torch's double backward through it raises",
           _max_pool_padding_window),
+    Known("an in-place op reading an expanded view of the tensor it writes",
+          "docs/numerics.md", "operand while it writes", _in_place_reads_expanded_self),
     Known("view_as_complex of an empty tensor does not check its strides",
           "docs/api.md", "does not check the strides of an empty tensor", _empty_view_as_complex),
     Known("a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's",

@@ -782,3 +782,36 @@ def test_hook_on_a_tensor_cat_skips_gets_a_plain_empty_gradient():
         empty.register_hook(lambda g: g + 1)
         return m.autograd.grad(m.cat([x, empty], -2).sum().abs(), x)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("case", range(9))
+def test_advanced_indices_out_of_range_as_torch(case):
+    """mixed seed 290015, edge seed 293020: torch checks no bound when the indexed region is
+    empty (reading, writing and the gradient), and names an index tensor by its position
+    among the index tensors, not by the dim it indexes."""
+    def program(m):
+        z = m.zeros(2, 3, 4, dtype=m.float64, requires_grad=True)
+        x = m.ones(1, 1, dtype=m.float64, requires_grad=True)
+        if case == 0:
+            out = x[True, m.tensor([[1, 1, 1], [1, 1, 1]]), 1:]
+            return (out,) + m.autograd.grad(out.sum(), x)
+        if case == 1:
+            y = m.zeros(1, 1, 0)
+            y[m.tensor([1])] = y.clone()
+            return y
+        if case == 2:
+            return z[:, m.tensor([0]), m.tensor([9])]
+        if case == 3:
+            return z[None, :, m.tensor([9])]
+        if case == 4:
+            return z[:, [9]]
+        if case == 5:
+            return m.zeros(0, 3)[m.tensor([1])]
+        if case == 6:
+            return m.zeros(2, 0)[m.tensor([5])]
+        if case == 7:
+            y = m.zeros(2, 3)
+            y[:, m.tensor([7])] = m.ones(2, 1)
+            return y
+        return z[m.tensor([[True, False, True], [True, True, True]]), m.tensor([7])]
+    assert_same_as_torch(program)

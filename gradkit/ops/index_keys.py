@@ -160,3 +160,30 @@ def _broadcasts_to(shape, target) -> bool:
         shape = shape[1:]
     return len(shape) <= len(target) and all(
         s in (1, t) for s, t in zip(reversed(shape), reversed(tuple(target))))
+
+
+def clipped_key(xp, x, key):
+    """``key`` with its out-of-range integer index arrays clipped into range, and torch's
+    message for the first index out of range (None if none is). torch gathers nothing for an
+    empty result, so it checks no bound then."""
+    keys = key if isinstance(key, tuple) else (key,)
+    consumed = sum(_dims_consumed(k) for k in keys if k is not Ellipsis)
+    dim, position, message, clipped = 0, 0, None, []
+    for k in keys:
+        k = xp.asarray(k) if isinstance(k, list) else k
+        if k is Ellipsis:
+            dim += x.ndim - consumed
+        elif getattr(k, "ndim", 0) > 0 and k.dtype.kind in "iu":
+            size = x.shape[dim]
+            outside = (k < -size) | (k >= size)
+            if message is None and outside.any():
+                message = (f"index {int(k[outside][0])} is out of bounds for dimension "
+                           f"{position} with size {size}" if size else
+                           "index is out of bounds for dimension with size 0")
+            k = xp.clip(k, -size, size - 1) if size else k
+            position += 1
+        elif getattr(k, "ndim", 0) > 0:  # a bool mask: one index tensor per dim it covers
+            position += k.ndim
+        dim += 0 if k is Ellipsis else _dims_consumed(k)
+        clipped.append(k)
+    return (tuple(clipped) if isinstance(key, tuple) else clipped[0]), message

@@ -7,7 +7,8 @@ import warnings
 from gradkit.creation import zeros
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.index_keys import (
-    _dims_consumed, _is_basic, _is_int, _located, _raw_key, _split_key, check_index_put)
+    _dims_consumed, _is_basic, _is_int, _located, _raw_key, _split_key, check_index_put,
+    clipped_key)
 from gradkit.ops.conversion import copy_from, fill, fitted
 from gradkit.ops.inplace import inplace
 from gradkit.ops.masked_fill import expanded_warning
@@ -29,7 +30,22 @@ def _index(xp, x, *, key):
     try:
         return x[key]
     except IndexError as error:
+        return _empty_region_or_raise(xp, x, key, error)
+
+
+def _empty_region_or_raise(xp, x, key, error: IndexError):
+    """An index out of range: the region ``key`` selects when it is empty (torch then reads or
+    writes nothing, so it checks no bound), else torch's IndexError."""
+    if " is out of bounds for axis " not in str(error):
         raise _in_torch_words(error) from None
+    clipped, message = clipped_key(xp, x, key)
+    try:
+        region = x[clipped]
+    except IndexError:  # a dim of size 0 cannot be clipped into
+        region = None
+    if region is not None and region.size == 0:
+        return region
+    raise IndexError(message or _in_torch_words(error)) from None
 
 
 _NUMPY_SHAPES = re.compile(r"\(([\d, ]*)\)")
@@ -101,7 +117,7 @@ def index_put_into_zeros(xp, g, shape=None, key=None):
     out = xp.zeros(shape, dtype=g.dtype)
     if _is_basic(key):
         out[key] = g
-    else:
+    elif g.size:  # an empty g adds nothing (its key may hold indices out of range)
         xp.add.at(*_located(out, key), g)
     return out
 
@@ -122,7 +138,7 @@ def index_put_key(xp, x, value, key=None):
     try:
         target[key] = value.reshape(shape) if shape != getattr(value, "shape", ()) else value
     except IndexError as error:
-        raise _in_torch_words(error) from None
+        _empty_region_or_raise(xp, target, key, error)
     except ValueError as error:  # NumPy's "value array of shape (4,) could not be broadcast"
         shapes = [str([int(n) for n in found.replace(",", " ").split()])
                   for found in _NUMPY_SHAPES.findall(str(error))]

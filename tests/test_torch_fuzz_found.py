@@ -815,3 +815,14 @@ def test_advanced_indices_out_of_range_as_torch(case):
             return y
         return z[m.tensor([[True, False, True], [True, True, True]]), m.tensor([7])]
     assert_same_as_torch(program)
+
+
+def test_power_false_differentiates_as_power_zero_unlike_torch():
+    """dtypes seed 295723, a documented difference (docs/numerics.md): d(x ** False)/dx is 0;
+    torch computes 0 * x ** -1, NaN at x = 0."""
+    x = gradkit.tensor([0.0, 2.0], requires_grad=True)
+    (x ** False).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
+    t = torch.tensor([0.0, 2.0], requires_grad=True)
+    (t ** False).sum().backward()
+    assert math.isnan(t.grad[0])  # the difference documented

@@ -267,6 +267,15 @@ def _in_place_reads_expanded_self(program, mine: Result, theirs: Result) -> bool
         for step in program.steps)
 
 
+def _pow_by_false_backward(program, mine: Result, theirs: Result) -> bool:
+    """``x ** False``: gradkit's gradient is 0, as for ``x ** 0``; torch's is 0 * x ** -1
+    (NaN at x = 0): only gradients differ."""
+    by_false = any(step.op in ("iscalar_op", "scalar_op") and step.params.get("op") == "**"
+                   and step.params.get("scalar") is False for step in program.steps)
+    return by_false and mine.error is None and theirs.error is None and not compare(
+        mine._replace(grads=[], grads2=[]), theirs._replace(grads=[], grads2=[]))
+
+
 def _empty_view_as_complex(program, mine: Result, theirs: Result) -> bool:
     """torch refused view_as_complex of an empty tensor for its strides (NumPy's, often all 0
     for an empty array); gradkit does not check an empty tensor's strides."""
@@ -302,6 +311,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           _max_pool_padding_window),
     Known("an in-place op reading an expanded view of the tensor it writes",
           "docs/numerics.md", "operand while it writes", _in_place_reads_expanded_self),
+    Known("x ** False has gradient 0 (torch's is 0 * x ** -1, NaN at 0)", "docs/numerics.md",
+          "`x ** False` differentiates as `x ** 0`", _pow_by_false_backward),
     Known("view_as_complex of an empty tensor does not check its strides",
           "docs/api.md", "does not check the strides of an empty tensor", _empty_view_as_complex),
     Known("a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's",

@@ -826,3 +826,31 @@ def test_power_false_differentiates_as_power_zero_unlike_torch():
     t = torch.tensor([0.0, 2.0], requires_grad=True)
     (t ** False).sum().backward()
     assert math.isnan(t.grad[0])  # the difference documented
+
+
+@pytest.mark.parametrize(("shape", "dim", "index"), [
+    ((0, 0, 2), -1, [-2, -2, 1]), ((0, 3), 1, [5]), ((0, 3), 0, [0]), ((2, 3), 1, [0, 2, 2]),
+    ((2, 0, 3), 0, [9])])
+def test_index_add_and_index_select_of_empty_tensors_as_torch(shape, dim, index):
+    """breadth seed 7849: torch's index_add checks no index for an empty self, and its
+    backward reads the source's gradient with index_select, whose kernel for an empty tensor
+    is the "INDICES element" one."""
+    def program(m):
+        x = m.zeros(*shape, dtype=m.float64, requires_grad=True)
+        source_shape = list(shape)
+        source_shape[dim] = len(index)
+        source = m.ones(*source_shape, dtype=m.float64, requires_grad=True)
+        out = x.index_add(dim, m.tensor(index), source, alpha=2)
+        return (out,) + m.autograd.grad(out.sum(), (x, source))
+    assert_same_as_torch(program)
+    assert_same_as_torch(lambda m: m.zeros(*shape).index_select(dim, m.tensor([9])))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "bool"])
+def test_max_pool1d_with_indices_takes_integers_as_torch(dtype):
+    """breadth seed 6599: with indices, torch's max_pool1d runs max_pool2d's kernel, which
+    takes integers (not bool)."""
+    def program(m):
+        x = m.tensor([[[3, 1, 2, 5]]]).to(getattr(m, dtype))
+        return m.nn.functional.max_pool1d(x, 2, return_indices=True)
+    assert_same_as_torch(program)

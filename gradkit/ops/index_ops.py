@@ -248,6 +248,8 @@ def _check_index_add(x, dim: int, index, source, alpha=1) -> None:
                            f"specified dimension. Got self.shape = {list(x.shape)} source.shape "
                            f"= {list(source.shape)}")
     size = x.shape[dim] if x.ndim else 1
+    if x.size == 0:  # torch's kernels add nothing to an empty self and check no index
+        return
     if not _first_or_last_dim_kernel(x, dim, alpha) and ((index < 0) | (index >= size)).any():
         raise IndexError("index out of range in self")
     refuse_outside(index, size, dim)
@@ -299,13 +301,15 @@ def index_add(xp, x, dim, index, source, *, alpha=1):
     work = xp.float32 if x.dtype == xp.float16 and _first_or_last_dim_kernel(x, dim, alpha) \
         else x.dtype
     out, source = _as_vector(xp, x.astype(work), source.astype(work, copy=False))
-    xp.add.at(out, _dim_key(dim, index, x.ndim), source if alpha == 1 else source * alpha)
+    if out.size and source.size:  # (an empty self or source: torch adds nothing, checks nothing)
+        xp.add.at(out, _dim_key(dim, index, x.ndim), source if alpha == 1 else source * alpha)
     return out.astype(x.dtype, copy=False).reshape(x.shape)
 
 
 def _source_part(g, dim, x_shape, index, source_shape, alpha=1):
-    """The gradient of source: g at the places it was written to (times alpha)."""
-    picked = getitem(reshape(g, (1,)) if not x_shape else g, _dim_key(dim, index, len(x_shape)))
+    """The gradient of source: g at the places it was written to (times alpha), read with
+    index_select as torch's backward does (its errors for an empty self, too)."""
+    picked = index_select(reshape(g, (1,)) if not x_shape else g, dim if x_shape else 0, index)
     return reshape(picked if alpha == 1 else picked * alpha, tuple(source_shape))
 
 

@@ -363,8 +363,8 @@ def index_select(xp, x, dim, index):
     if x.ndim > 1 and not size and index.size:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     outside = (index < 0) | (index >= size)  # NumPy would wrap a negative index
-    if outside.any():  # torch's two kernels: along dim 1 of 2+ dims, and the others
-        if dim != 1 or x.ndim < 2:
+    if outside.any():  # torch's two kernels: along dim 1 of 2+ dims (or of an empty tensor)
+        if x.ndim < 2 or (dim != 1 and x.size):
             raise IndexError("index out of range in self")
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(index[outside][0])} "
                            f"axis_dim={size}")

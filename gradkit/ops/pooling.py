@@ -218,7 +218,8 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if input.ndim not in (2, 3):
         raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
                            f"dim batch size for input, but got:{list(input.shape)}")
-    if input._data.dtype.kind in "biu":  # torch's 1-D kernel has floating types only
+    if input._data.dtype.kind in "biu" and not return_indices:
+        # torch's 1-D kernel has floating types only (with indices it runs max_pool2d's)
         raise kernel_error("max_pool1d_impl")(input._data)
     def one(value, what):
         value = (value,) if isinstance(value, int) else tuple(value)

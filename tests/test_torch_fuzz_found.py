@@ -854,3 +854,47 @@ def test_max_pool1d_with_indices_takes_integers_as_torch(dtype):
         x = m.tensor([[[3, 1, 2, 5]]]).to(getattr(m, dtype))
         return m.nn.functional.max_pool1d(x, 2, return_indices=True)
     assert_same_as_torch(program)
+
+
+def test_copy_from_a_view_laid_out_otherwise_is_refused_as_torch():
+    """hooks seed 109190: x[:, 0:1:2] of a (2, 1) x holds x's elements with another stride
+    (a one-element dim's): torch compares every stride and refuses the partial overlap."""
+    def program(m):
+        x = m.ones(2, 1, dtype=m.complex128, requires_grad=True).clone()
+        x.copy_(x[:, 0:1:2])
+        return x
+    assert_same_as_torch(program)
+
+
+def test_view_as_real_gradient_through_a_transposed_write_as_torch():
+    """views seed 135937: the gradient of a (1, 2) view NumPy flags contiguous with a stride
+    that is not torch's: view_as_complex needs torch's contiguous() strides."""
+    def program(m):
+        x = m.tensor([1 + 2j], dtype=m.complex64, requires_grad=True)
+        y = x.clone()
+        pairs = m.view_as_real(y)
+        pairs.t().fill_(2)
+        return m.autograd.grad(y.abs().sum() + (pairs * 0.5).sum(), x)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("value", [math.inf, 0.3, -2.0, 25.0])
+def test_softplus_second_derivative_with_an_infinite_factor_as_torch(value):
+    """mixed seed 193599: torch's softplus_double_backward is s (1 - s) beta below the
+    threshold, in one expression: an infinite upstream gradient at s = 1 gives NaN."""
+    def program(m):
+        x = m.tensor([value], dtype=m.float64, requires_grad=True)
+        y = x * m.nn.functional.softplus(x, beta=1.5)
+        g, = m.autograd.grad(y.sum(), x, create_graph=True)
+        return (g,) + m.autograd.grad(g.sum() * 0.3, x)
+    assert_same_as_torch(program, rtol=1e-9)
+
+
+def test_true_to_a_power_is_not_filled_with_ones_as_torch():
+    """mixed seed 134727: torch fills 1 ** t with ones, but not True ** t (a bool Scalar is
+    not equal to 1.0 there), so True ** nan is NaN for complex t."""
+    def program(m):
+        z = m.tensor([complex(math.nan, 1), 2 + 1j], dtype=m.complex128, requires_grad=True)
+        y = True ** z
+        return (y,) + m.autograd.grad(y.abs().sum(), z)
+    assert_same_as_torch(program)

@@ -121,12 +121,22 @@ def softplus(xp, x, beta=1.0, threshold=20.0):
     return xp.where(bx > threshold, x, soft).astype(x.dtype, copy=False)
 
 
-def _softplus_derivative(x, beta, threshold):
+@op(save="x", batchable=True)
+def softplus_slope(xp, x, beta=1.0, threshold=20.0):
+    """softplus's derivative, an op whose own derivative is torch's softplus_double_backward
+    in one expression: s (1 - s) beta below the threshold, so an infinite upstream gradient
+    at s = 1 gives NaN as in torch (a where() would have masked it)."""
     bx = x * beta
-    return where(bx > threshold, 1.0, sigmoid(bx))
+    return xp.where(bx > threshold, 1.0, 1 / (1 + xp.exp(-bx))).astype(x.dtype, copy=False)
 
 
-softplus.defderivative(_softplus_derivative)
+def _softplus_second_derivative(x, beta, threshold):
+    s = sigmoid(x * beta)
+    return s * (1 - s) * (x * beta < threshold) * beta
+
+
+softplus_slope.defderivative(_softplus_second_derivative)
+softplus.defderivative(lambda x, beta, threshold: softplus_slope(x, beta, threshold))
 
 
 @unary(save="x", complex_error=kernel_error("elu_cpu"), integer_error=kernel_error("elu_cpu"))

@@ -109,7 +109,8 @@ div.defjvp(lambda t, x, y: t / y,
 def pow(xp, x, y):  # noqa: A001 - torch's name
     """x ** y (broadcasting; either may be a number)."""
     number_exponent, exponent = type(y) in PY_SCALARS, y
-    base_one = type(x) in PY_SCALARS and x == 1  # torch fills 1 ** t with ones (even at NaN)
+    # torch fills 1 ** t with ones (even at NaN); a bool True is no 1 there (Scalar::equal)
+    base_one = type(x) in (int, float, complex) and x == 1
     negative_int = type(y) is int and y < 0  # checked before uint8 ** -2 wraps it to 254
     x, y = promote(xp, x, y)
     kind = result_kind(x, y)

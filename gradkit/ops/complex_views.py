@@ -47,10 +47,20 @@ def _check_complex_layout(x) -> None:
 
 
 def _complex_of_grad(g):
-    """torch's ``view_as_complex(grad.contiguous())``: an expanded gradient has stride 0 (an
-    empty one too, which NumPy still flags contiguous)."""
+    """torch's ``view_as_complex(grad.contiguous())``: an expanded gradient has stride 0, and
+    an empty one NumPy's arbitrary strides."""
     data = getattr(g, "_data", g)
-    return _view_as_complex(g if data.flags.c_contiguous and data.size else clone(g))
+    return _view_as_complex(g if data.size and data.strides == _c_strides(data) else clone(g))
+
+
+def _c_strides(array) -> tuple:
+    """The strides of a C-contiguous array of this shape (NumPy's contiguity flag lets a
+    one-element dim have any stride; torch's contiguous() does not)."""
+    strides, step = [], array.itemsize
+    for n in reversed(array.shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
 
 
 _view_as_real.defvjp(_complex_of_grad)

@@ -898,3 +898,11 @@ def test_true_to_a_power_is_not_filled_with_ones_as_torch():
         y = True ** z
         return (y,) + m.autograd.grad(y.abs().sum(), z)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("reduction", ["sum", "none"])
+def test_multi_margin_loss_of_an_empty_batch_takes_any_target_dtype_as_torch(reduction):
+    """breadth seeds 3551, 6273: torch's kernel reads no dtype of an empty target. (Its
+    "mean" of an empty batch is uninitialized memory: not compared.)"""
+    assert_same_as_torch(lambda m: m.nn.functional.multi_margin_loss(
+        m.ones(0, 2, dtype=m.float64), m.tensor([]), reduction=reduction))

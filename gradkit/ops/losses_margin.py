@@ -194,7 +194,7 @@ def _multi_margin_terms(xp, x, target, weight, p, margin):
     """Per (sample, class) hinge margin - x[target] + x[class] (0 at the target class) and
     its positive part; the per-sample scale weight[target] / C."""
     rows = _as_matrix(x)
-    labels = target.reshape(-1)
+    labels = target.reshape(-1).astype(xp.int64, copy=False)  # (an empty one of any dtype)
     picked = xp.take_along_axis(rows, labels[:, None], 1)
     margins = margin - picked + rows
     active = (margins > 0) & (xp.arange(rows.shape[1]) != labels[:, None])
@@ -230,8 +230,9 @@ _multi_margin.defjvp(no_forward_ad("multi_margin_loss"), None, None)
 
 
 def _check_labels(target, lowest: int, classes: int, message: str) -> None:
-    """Class indices: int64, in [lowest, classes)."""
-    if target._data.dtype != np.int64:
+    """Class indices: int64, in [lowest, classes) (torch's kernel reads no dtype of an empty
+    target)."""
+    if target._data.size and target._data.dtype != np.int64:
         raise RuntimeError(f"expected scalar type Long but found "
                            f"{scalar_type_name(target._data)}")
     labels = target._data

@@ -909,3 +909,14 @@ def test_multi_margin_loss_of_an_empty_batch_takes_any_target_dtype_as_torch():
         losses = [m.nn.functional.multi_margin_loss(m.ones(0, 2, dtype=m.float64), m.tensor([]),
                                                     reduction=reduction) for m in (torch, gradkit)]
         assert [str(t.dtype).split(".")[-1] for t in losses] == ["float64", "float64"]
+
+
+def test_pixel_unshuffle_of_an_empty_tensor_has_the_op_shape_unlike_torch():
+    """breadth seeds 2532, 6142, a documented difference (docs/numerics.md): torch 2.13
+    returns an empty input unchanged; gradkit gives the shape the op defines."""
+    x = gradkit.ones(0, 1, 2, 2, requires_grad=True)
+    out = gradkit.nn.functional.pixel_unshuffle(x, 2)
+    assert tuple(out.shape) == (0, 4, 1, 1)
+    assert tuple(gradkit.autograd.grad(out.sum(), x)[0].shape) == (0, 1, 2, 2)
+    assert tuple(torch.nn.functional.pixel_unshuffle(torch.ones(0, 1, 2, 2), 2).shape) == \
+        (0, 1, 2, 2)  # the difference documented

@@ -276,6 +276,14 @@ def _pow_by_false_backward(program, mine: Result, theirs: Result) -> bool:
         mine._replace(grads=[], grads2=[]), theirs._replace(grads=[], grads2=[]))
 
 
+def _empty_pixel_shuffle(program, mine: Result, theirs: Result) -> bool:
+    """pixel_shuffle/pixel_unshuffle of an empty tensor: torch returns the input's shape (and
+    its backward raises); gradkit gives the shape the op defines."""
+    return any(step.op == "n_resample" and step.params.get("kind") in ("shuffle", "unshuffle")
+               and any(i < len(theirs.values) and theirs.values[i].size == 0
+                       for i in step.inputs) for step in program.steps)
+
+
 def _empty_view_as_complex(program, mine: Result, theirs: Result) -> bool:
     """torch refused view_as_complex of an empty tensor for its strides (NumPy's, often all 0
     for an empty array); gradkit does not check an empty tensor's strides."""
@@ -313,6 +321,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "operand while it writes", _in_place_reads_expanded_self),
     Known("x ** False has gradient 0 (torch's is 0 * x ** -1, NaN at 0)", "docs/numerics.md",
           "`x ** False` differentiates as `x ** 0`", _pow_by_false_backward),
+    Known("pixel_(un)shuffle of an empty tensor has the op's shape (torch: the input's)",
+          "docs/numerics.md", "input unchanged, whatever the factor", _empty_pixel_shuffle),
     Known("view_as_complex of an empty tensor does not check its strides",
           "docs/api.md", "does not check the strides of an empty tensor", _empty_view_as_complex),
     Known("a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's",

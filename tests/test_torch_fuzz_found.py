@@ -856,14 +856,35 @@ def test_max_pool1d_with_indices_takes_integers_as_torch(dtype):
     assert_same_as_torch(program)
 
 
-def test_copy_from_a_view_laid_out_otherwise_is_refused_as_torch():
-    """hooks seed 109190: x[:, 0:1:2] of a (2, 1) x holds x's elements with another stride
-    (a one-element dim's): torch compares every stride and refuses the partial overlap."""
-    def program(m):
-        x = m.ones(2, 1, dtype=m.complex128, requires_grad=True).clone()
-        x.copy_(x[:, 0:1:2])
-        return x
-    assert_same_as_torch(program)
+def test_copy_from_a_view_differing_in_a_one_element_dim_stride_unlike_torch():
+    """hooks seed 109190, a documented difference (docs/numerics.md): x[:, 0:1:2] of a (2, 1)
+    x holds x's elements; torch refuses copying it into x (the one-element dim's stride
+    differs), gradkit compares the strides of the other dims only (NumPy does not keep
+    torch's one-element strides) and copies."""
+    x = gradkit.ones(2, 1, dtype=gradkit.complex128, requires_grad=True).clone()
+    x.copy_(x[:, 0:1:2])
+    np.testing.assert_array_equal(x.detach().numpy(), np.ones((2, 1)))
+    t = torch.ones(2, 1, dtype=torch.complex128, requires_grad=True).clone()
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        t.copy_(t[:, 0:1:2])
+
+
+def test_in_place_between_views_differing_in_one_element_dims_as_torch():
+    """views seeds 84993, 47089: NumPy gives x[0, None] a 0 stride where torch gives 2, and a
+    one-element slice of an expanded tensor its own stride; torch finds the same elements."""
+    def add_into_unsqueezed(m):
+        x = m.ones(1, 2, requires_grad=True).clone()
+        view = x[0, None]
+        view += x
+        return view
+    def write_expanded_into_itself(m):
+        x = m.ones(1, 1, requires_grad=True).clone()
+        wide = x.expand(1, 3)
+        flat = wide.view(-1)
+        flat[1:2] = wide[..., :1]
+        return flat
+    assert_same_as_torch(add_into_unsqueezed)
+    assert_same_as_torch(write_expanded_into_itself)
 
 
 def test_view_as_real_gradient_through_a_transposed_write_as_torch():

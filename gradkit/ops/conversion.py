@@ -6,7 +6,7 @@ import numpy as np
 from gradkit import backend
 from gradkit.ops._op import op
 from gradkit.ops.complex import real
-from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, same_data
+from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, has_internal_overlap, same_data
 from gradkit.ops.piecewise import zeros_like
 
 
@@ -22,8 +22,9 @@ clone.defjvp(lambda t: t)
 
 @op(save="x.dtype", linear=True, node_name="ToCopyBackward0", batchable=True)
 def astype(xp, x, dtype=None):
-    """x cast to ``dtype`` (``x.to(dtype)``); the gradient is cast back."""
-    return x.astype(dtype)
+    """x cast to ``dtype`` (``x.to(dtype)``); the gradient is cast back. An expanded x casts
+    into C order, as torch's copy (NumPy's K order could give Fortran strides)."""
+    return x.astype(dtype, order="C" if has_internal_overlap(x) else "K")
 
 
 def _cast_back(g, x_dtype):

@@ -193,9 +193,10 @@ def setitem_(x, key, value):
                 return x
             first = next((k for k, n in enumerate(value.shape) if n != 1), value.ndim)
             shape = tuple(value.shape[first:])  # v without its leading 1-dims, as torch
-            if not shape and region.ndim and region.numel() == 1 and \
-                    share_memory(region._data, value._data):  # one element, strides 0 in torch:
-                raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)  # laid out unlike the region's
+            if not shape and region.ndim and region.numel() == 1 and any(
+                    region._data.strides) and share_memory(region._data, value._data):
+                # one element, expanded with strides 0 in torch: laid out unlike the region's
+                raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)
             value = reshape(value, shape).expand(tuple(region.shape))
         inplace(region, copy_from, value)
         return x

@@ -52,9 +52,16 @@ def partially_overlap(a, b) -> bool:
         return False
     a_begin, b_begin = _address(a), _address(b)
     a_end, b_end = a_begin + a.nbytes, b_begin + b.nbytes
-    if a_begin == b_begin and a_end == b_end:
-        return a.strides != b.strides
+    if a_begin == b_begin and a_end == b_end:  # the same elements unless laid out otherwise
+        return a.shape != b.shape or _used_strides(a) != _used_strides(b)
     return a_begin < b_end and b_begin < a_end
+
+
+def _used_strides(array) -> tuple:
+    """The strides of the dims of more than one element. NumPy does not keep torch's stride
+    of a one-element dim (``x[0, None]`` gets 0 there, torch the next dim's extent), so
+    gradkit compares these only (docs/numerics.md)."""
+    return tuple(stride for n, stride in zip(array.shape, array.strides) if n != 1)
 
 
 def same_data(a, b) -> bool:

@@ -284,6 +284,14 @@ def _empty_pixel_shuffle(program, mine: Result, theirs: Result) -> bool:
                        for i in step.inputs) for step in program.steps)
 
 
+def _one_element_dim_strides(program, mine: Result, theirs: Result) -> bool:
+    """torch refused an in-place op as a partial overlap that gradkit ran: the operand holds
+    the same elements laid out otherwise only in a one-element dim's stride."""
+    return (mine.error is None and theirs.error is not None
+            and "refer to a single memory location" in theirs.message
+            and any(OPS[step.op].inplace for step in program.steps))
+
+
 def _empty_view_as_complex(program, mine: Result, theirs: Result) -> bool:
     """torch refused view_as_complex of an empty tensor for its strides (NumPy's, often all 0
     for an empty array); gradkit does not check an empty tensor's strides."""
@@ -323,6 +331,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "`x ** False` differentiates as `x ** 0`", _pow_by_false_backward),
     Known("pixel_(un)shuffle of an empty tensor has the op's shape (torch: the input's)",
           "docs/numerics.md", "input unchanged, whatever the factor", _empty_pixel_shuffle),
+    Known("an in-place op between views differing in a one-element dim's stride runs",
+          "docs/numerics.md", "decided on the strides of the dims with more",
+          _one_element_dim_strides),
     Known("view_as_complex of an empty tensor does not check its strides",
           "docs/api.md", "does not check the strides of an empty tensor", _empty_view_as_complex),
     Known("a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's",

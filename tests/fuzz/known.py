@@ -59,6 +59,9 @@ def _view_before_requires_grad(program, mine: Result, theirs: Result) -> bool:
     if mine.error is None and theirs.error is not None and theirs.error[0] == "backward" and \
             theirs.message.startswith(_LAZY_VIEW_ERROR):
         theirs = theirs._replace(error=None, grads=mine.grads, grads2=mine.grads2)
+    written = any(OPS[s.op].inplace for s in program.steps)  # torch rebuilt the view's history
+    if written and mine.error is None and theirs.error is None:
+        theirs = theirs._replace(grads=mine.grads, grads2=mine.grads2)
     return _only_flags_differ(mine, theirs, "fc")
 
 
@@ -260,10 +263,29 @@ _EXPANDING = frozenset({"expand", "v_expand_as"})
 
 def _in_place_reads_expanded_self(program, mine: Result, theirs: Result) -> bool:
     """An in-place op whose other operand is an expanded view that may alias the written
-    tensor: torch reads it while writing, in its loop's order; gradkit reads the old values."""
-    made_by = {len(program.leaves) + k: step.op for k, step in enumerate(program.steps)}
-    return mine.error is None and theirs.error is None and any(
-        OPS[step.op].inplace and any(made_by.get(i) in _EXPANDING for i in step.inputs[1:])
+    tensor, or a view of it that broadcasts: torch reads it while writing, in its loop's
+    order; gradkit reads the old values."""
+    first = len(program.leaves)
+    made_by = {first + k: step for k, step in enumerate(program.steps)}
+
+    def same_tensor(i):  # an in-place op's result is its target
+        step = made_by.get(i)
+        while step is not None and (OPS[step.op].inplace or OPS[step.op].same):
+            i = step.inputs[0]
+            step = made_by.get(i)
+        return i
+
+    def aliases(i, target) -> bool:
+        step = made_by.get(i)
+        if step is None:
+            return False
+        if step.op in _EXPANDING:
+            return True
+        shapes = theirs.values
+        return same_tensor(step.inputs[0]) == same_tensor(target) and i < len(shapes) and \
+            target < len(shapes) and shapes[i].shape != shapes[target].shape
+    return mine.error == theirs.error and any(
+        OPS[step.op].inplace and any(aliases(i, step.inputs[0]) for i in step.inputs[1:])
         for step in program.steps)
 
 

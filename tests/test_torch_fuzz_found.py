@@ -727,10 +727,12 @@ def test_requires_grad_on_a_stale_multi_output_view_is_a_no_op_as_torch():
 
 
 @pytest.mark.parametrize("shapes", [((2,), (2,)), ((1, 2), (3, 2)), ((2,), (3, 2)),
-                                    ((2, 1, 2), (3, 2))])
+                                    ((2, 1, 2), (3, 2)), ((1, 0), (1, 0)), ((0, 2), (3, 2)),
+                                    ((0,), (0,)), ((1, 0), (0,))])
 @pytest.mark.parametrize("with_bias", [False, True])
 def test_linear_of_bool_tensors_is_refused_as_torch(shapes, with_bias):
-    """breadth seeds 1530, 2316 (linalg2 lane): torch's matmul kernels have no bool."""
+    """breadth seeds 1530, 2316 (linalg2 lane), 14143: torch's matmul kernels have no bool,
+    but an empty product (no element, or nothing to sum) runs none (a 1-d dot still does)."""
     def program(m):
         x, w = (m.ones(*shape, dtype=m.bool) for shape in shapes)
         bias = m.ones(w.shape[0], dtype=m.bool) if with_bias and w.ndim == 2 else None

@@ -79,7 +79,9 @@ def linear(input, weight, bias=None):
     if input._data.dtype != weight._data.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{c_type_name(input._data)} != {c_type_name(weight._data)}")
-    if input._data.dtype.kind == "b":  # torch's matmul kernels have no bool
+    if input._data.dtype.kind == "b" and (input.ndim == weight.ndim == 1 or (
+            input.numel() and weight.numel())):  # torch's matmul kernels have no bool (an
+        # empty product runs none)
         raise kernel_error("dot" if input.ndim == weight.ndim == 1 else "addmm_impl_cpu_")(
             input._data)
     if bias is not None and bias.ndim and bias.shape[-1] not in (1, weight.shape[0]):

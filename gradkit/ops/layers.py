@@ -84,6 +84,10 @@ def linear(input, weight, bias=None):
         # empty product runs none)
         raise kernel_error("dot" if input.ndim == weight.ndim == 1 else "addmm_impl_cpu_")(
             input._data)
+    if input._data.dtype.kind == "b" and bias is not None and input.ndim == 2 and \
+            input.shape[0] * weight.shape[0]:
+        # torch's addmm scales the bias by an integer beta, which bool cannot hold
+        raise RuntimeError("result type Long can't be cast to the desired output type Bool")
     if bias is not None and bias.ndim and bias.shape[-1] not in (1, weight.shape[0]):
         raise RuntimeError(f"The expanded size of the tensor ({weight.shape[0]}) must match the "
                            f"existing size ({bias.shape[-1]}) at non-singleton dimension "

@@ -40,10 +40,13 @@ def _integer_tensor_requires_grad(program, mine: Result, theirs: Result) -> bool
     if mine.error is None and theirs.error is not None and \
             theirs.message.startswith("Autograd not support dtype"):
         return True
-    if theirs.error is None and mine.error is not None and mine.error[0].endswith(
-            "(retain_grad)") and theirs.values and mine.message.startswith("can't retain_grad"):
+    torch_refused_later = theirs.error is None or \
+        theirs.message.startswith("Autograd not support dtype")
+    if torch_refused_later and mine.error is not None and mine.error[0].endswith(
+            "(retain_grad)") and mine.message.startswith("can't retain_grad"):
         step = program.steps[int(mine.error[0].split()[1])]
-        return theirs.values[step.inputs[0]].dtype.kind in "biu"
+        return theirs.error is not None or (
+            bool(theirs.values) and theirs.values[step.inputs[0]].dtype.kind in "biu")
     return _only_flags_differ(mine, theirs, "biu")
 
 
@@ -316,6 +319,24 @@ def _one_element_dim_strides(program, mine: Result, theirs: Result) -> bool:
             and any(OPS[step.op].inplace for step in program.steps))
 
 
+def _complex_self_division(program, mine: Result, theirs: Result) -> bool:
+    """A complex x / x (or x / clone(x)): torch's vectorized division leaves a tiny imaginary
+    part that an infinite factor makes infinite; only non-finite entries differ."""
+    first = len(program.leaves)
+    made_by = {first + k: step for k, step in enumerate(program.steps)}
+
+    def source(i):
+        step = made_by.get(i)
+        return source(step.inputs[0]) if step is not None and step.op == "clone" else i
+    divides_self = any(
+        (step.params.get("fn") == "div" or step.params.get("op") == "/") and
+        len(step.inputs) == 2 and source(step.inputs[0]) == source(step.inputs[1]) and
+        step.inputs[0] < len(theirs.values) and theirs.values[step.inputs[0]].dtype.kind == "c"
+        for step in program.steps)
+    return divides_self and mine.error == theirs.error and mine.flags == theirs.flags and \
+        _only_non_finite_differ(mine, theirs)
+
+
 def _empty_view_as_complex(program, mine: Result, theirs: Result) -> bool:
     """torch refused view_as_complex of an empty tensor for its strides (NumPy's, often all 0
     for an empty array); gradkit does not check an empty tensor's strides."""
@@ -358,6 +379,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("an in-place op between views differing in a one-element dim's stride runs",
           "docs/numerics.md", "decided on the strides of the dims with more",
           _one_element_dim_strides),
+    Known("complex x / x is 1 + tiny j in torch, which an infinite factor makes infinite",
+          "docs/numerics.md", "rounds `x / x` to `1 + 4e-18j`", _complex_self_division),
     Known("view_as_complex of an empty tensor does not check its strides",
           "docs/api.md", "does not check the strides of an empty tensor", _empty_view_as_complex),
     Known("a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's",

@@ -943,3 +943,16 @@ def test_pixel_unshuffle_of_an_empty_tensor_has_the_op_shape_unlike_torch():
     assert tuple(gradkit.autograd.grad(out.sum(), x)[0].shape) == (0, 1, 2, 2)
     assert tuple(torch.nn.functional.pixel_unshuffle(torch.ones(0, 1, 2, 2), 2).shape) == \
         (0, 1, 2, 2)  # the difference documented
+
+
+def test_sigmoid_second_derivative_through_a_product_as_torch():
+    """mixed seed 334135: sigmoid's derivative is an op whose derivative is torch's
+    SigmoidBackwardBackward (1 - 2 out in one expression)."""
+    def program(m):
+        x = m.tensor([[-40.0, -math.inf, 0.3, math.inf]], dtype=m.float64, requires_grad=True)
+        y = x * m.sigmoid(x.t()).t()
+        g, = m.autograd.grad(y.sum(), x, create_graph=True)
+        return (g,) + m.autograd.grad((g * 0.7).sum(), x)
+    assert_same_as_torch(program, rtol=1e-9)
+    x = gradkit.tensor([0.3, -2.0, 4.0], dtype=gradkit.float64, requires_grad=True)
+    assert gradkit.autograd.gradgradcheck(gradkit.sigmoid, (x,))

@@ -12,7 +12,7 @@ _REAL_OF = {"complex64": "float32", "complex128": "float64"}
 _COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}
 
 
-@op(linear=True, view=True, batchable=True)
+@op(name="view_as_real", linear=True, view=True, batchable=True)
 def _view_as_real(xp, x):
     if x.dtype.kind != "c":
         raise RuntimeError("view_as_real is only supported for complex tensors")
@@ -20,7 +20,7 @@ def _view_as_real(xp, x):
     return x[..., None].view(_REAL_OF[x.dtype.name])
 
 
-@op(linear=True, view=True, batchable=True)
+@op(name="view_as_complex", linear=True, view=True, batchable=True)
 def _view_as_complex(xp, x):
     name = x.dtype.name
     if name not in _COMPLEX_OF and name != "float16":
@@ -67,9 +67,6 @@ _view_as_real.defvjp(_complex_of_grad)
 _view_as_real.defjvp(lambda t: view_as_real(t))
 _view_as_complex.defvjp(lambda g: _view_as_real(g))
 _view_as_complex.defjvp(lambda t: view_as_complex(t))
-_view_as_real.name, _view_as_complex.name = "view_as_real", "view_as_complex"
-_view_as_real.profiler_name = "gradkit::view_as_real"
-_view_as_complex.profiler_name = "gradkit::view_as_complex"
 
 
 def view_as_real(input):

@@ -61,6 +61,16 @@ mm_linear = _declare_linear("mm", "MmBackward0")
 linear_op = _declare_linear("linear", "LinearBackward0")
 
 
+def _refuse_bool_product(input, weight, bias) -> None:
+    """torch's matmul kernels have no bool, but an empty product runs none (a 1-d dot does);
+    its addmm then scales the bias by an integer beta, which bool cannot hold."""
+    if input.ndim == weight.ndim == 1 or (input.numel() and weight.numel()):
+        raise kernel_error("dot" if input.ndim == weight.ndim == 1 else "addmm_impl_cpu_")(
+            input._data)
+    if bias is not None and input.ndim == 2 and input.shape[0] * weight.shape[0]:
+        raise RuntimeError("result type Long can't be cast to the desired output type Bool")
+
+
 def linear(input, weight, bias=None):
     """y = input @ weight.T + bias (torch.nn.functional.linear).
 
@@ -79,15 +89,8 @@ def linear(input, weight, bias=None):
     if input._data.dtype != weight._data.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{c_type_name(input._data)} != {c_type_name(weight._data)}")
-    if input._data.dtype.kind == "b" and (input.ndim == weight.ndim == 1 or (
-            input.numel() and weight.numel())):  # torch's matmul kernels have no bool (an
-        # empty product runs none)
-        raise kernel_error("dot" if input.ndim == weight.ndim == 1 else "addmm_impl_cpu_")(
-            input._data)
-    if input._data.dtype.kind == "b" and bias is not None and input.ndim == 2 and \
-            input.shape[0] * weight.shape[0]:
-        # torch's addmm scales the bias by an integer beta, which bool cannot hold
-        raise RuntimeError("result type Long can't be cast to the desired output type Bool")
+    if input._data.dtype.kind == "b":
+        _refuse_bool_product(input, weight, bias)
     if bias is not None and bias.ndim and bias.shape[-1] not in (1, weight.shape[0]):
         raise RuntimeError(f"The expanded size of the tensor ({weight.shape[0]}) must match the "
                            f"existing size ({bias.shape[-1]}) at non-singleton dimension "

@@ -153,12 +153,13 @@ extend(_TensorOperators)
 def _binary_operator(name: str, op: Op, reflected: bool):
     """``x + y`` (or reflected, ``2 + x``) straight to the dispatcher: no Op.__call__ frame on
     the hottest path."""
+    run = op.hot_dispatch or _dispatch  # the op's own hot path: no dispatch frame between
     if reflected:
         def method(self, other):
-            return _dispatch(op, (other, self), _NO_PARAMS)
+            return run(op, (other, self), _NO_PARAMS)
     else:
         def method(self, other):
-            return _dispatch(op, (self, other), _NO_PARAMS)
+            return run(op, (self, other), _NO_PARAMS)
     method.__name__ = name
     method.__qualname__ = f"Tensor.{name}"
     return method
@@ -181,10 +182,12 @@ del _dunder, _op, _reflected
 # (``@op(method=True, inplace=True)``, ops/methods.py): the op with self as its first argument.
 def _as_method(name, op):
     if isinstance(op, Op):
+        run = op.hot_dispatch or _dispatch
+
         def method(self, *args, **kwargs):
             if args or kwargs:
                 return op(self, *args, **kwargs)
-            return _dispatch(op, (self,), _NO_PARAMS)  # x.exp(): no Op.__call__ frame between
+            return run(op, (self,), _NO_PARAMS)  # x.exp(): no Op.__call__ frame between
     else:
         def method(self, *args, **kwargs):
             return op(self, *args, **kwargs)

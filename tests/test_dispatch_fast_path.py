@@ -9,7 +9,7 @@ import pytest
 
 import gradkit
 from gradkit.autograd import observers
-from gradkit.ops import _dispatch
+from gradkit.ops import _dispatch, _dispatch_hot
 
 
 class _WatchOps(observers.Observer):
@@ -69,8 +69,9 @@ def test_fast_path_matches_torch():
 def test_cpu_tensor_ops_take_the_fast_path(monkeypatch):
     calls = []
     general = _dispatch._dispatch_general
-    monkeypatch.setattr(_dispatch, "_dispatch_general",
-                        lambda *args: calls.append(args[0].name) or general(*args))
+    for module in (_dispatch, _dispatch_hot):  # the n-ary fast path and the hot paths
+        monkeypatch.setattr(module, "_dispatch_general",
+                            lambda *args: calls.append(args[0].name) or general(*args))
     x = gradkit.randn(16, requires_grad=True)
     ((x * 0.999 + 0.001).sin() * x).sum().backward()  # forward and the rules' raw arrays
     assert calls == []  # (sum: a NumPy scalar result, made a 0-d tensor without a detour)

@@ -1,4 +1,4 @@
-"""The view ops' fast path (ops/_dispatch_views.py) gives what the general path gives, and what
+"""The view ops' fast path (ops/_dispatch_hot.py) gives what the general path gives, and what
 torch gives: values, gradients, node names, bases, shared versions, in-place rebasing and
 torch's errors for views that refuse in-place writes."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 import gradkit
 from gradkit.autograd import observers
-from gradkit.ops import _dispatch_views
+from gradkit.ops import _dispatch_hot
 from gradkit.ops.shape import unsqueeze
 
 
@@ -83,8 +83,8 @@ def test_view_fast_path_matches_torch():
 
 def test_cpu_view_ops_take_the_fast_path(monkeypatch):
     calls = []
-    general = _dispatch_views._dispatch_general
-    monkeypatch.setattr(_dispatch_views, "_dispatch_general",
+    general = _dispatch_hot._dispatch_general
+    monkeypatch.setattr(_dispatch_hot, "_dispatch_general",
                         lambda *args: calls.append(args[0].name) or general(*args))
     x = gradkit.randn(3, 4, requires_grad=True)
     x.unsqueeze(0).squeeze(0).t().t().view(12)[2:].sum().backward()  # and the rules' raw arrays

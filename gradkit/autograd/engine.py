@@ -260,30 +260,32 @@ def _plan(roots, targets, accumulate):
     seen = set(root_nodes)
     stack = list(root_nodes)
     order = []
+    dependencies = {}  # without targets every node reached runs: count its edges on the way
+    count = dependencies.get
     while stack:
         node = stack.pop()
         order.append(node)
         for child in node._next:
-            if child is not None and child not in seen:
-                seen.add(child)
-                stack.append(child)
-    runs = None
-    if targets is not None:
-        target_nodes = {node for node, _ in targets}
-        leads = {}
-        # children have smaller sequence numbers: ascending order visits them first
-        for node in sorted(order, key=_seq):
-            leads[node] = node in target_nodes or any(
-                leads.get(child, False) for child in node._next)
-        runs = {node for node in order if any(leads.get(child, False) for child in node._next)}
-        if accumulate:  # backward(inputs=...): the targeted nodes run, as torch (leaves
-            runs |= target_nodes  # accumulate; a non-leaf's node runs its hooks, no further)
-        scheduled = runs | target_nodes
-    else:
-        scheduled = seen
+            if child is not None:
+                if child not in seen:
+                    seen.add(child)
+                    stack.append(child)
+                dependencies[child] = count(child, 0) + 1
+    if targets is None:
+        return dependencies, None
+    target_nodes = {node for node, _ in targets}
+    leads = {}
+    # children have smaller sequence numbers: ascending order visits them first
+    for node in sorted(order, key=_seq):
+        leads[node] = node in target_nodes or any(
+            leads.get(child, False) for child in node._next)
+    runs = {node for node in order if any(leads.get(child, False) for child in node._next)}
+    if accumulate:  # backward(inputs=...): the targeted nodes run, as torch (leaves
+        runs |= target_nodes  # accumulate; a non-leaf's node runs its hooks, no further)
+    scheduled = runs | target_nodes
     dependencies = {}
     for node in order:
-        if runs is not None and node not in runs:
+        if node not in runs:
             continue
         for child in node._next:
             if child in scheduled:  # never None: scheduled holds nodes

@@ -13,7 +13,7 @@ import weakref
 from collections import OrderedDict
 
 from gradkit._tensor import Tensor
-from gradkit.autograd.inference import check_saveable
+from gradkit.autograd.inference import SAVE_MESSAGE, InferenceVersion
 
 # the user-facing hooks live in their own files; torch users find them here
 from gradkit.autograd.multi_grad_hook import register_multi_grad_hook  # noqa: F401
@@ -293,7 +293,8 @@ class SavedTensor:
                  "__weakref__")
 
     def __init__(self, tensor, is_output: bool) -> None:
-        check_saveable(tensor)
+        if type(tensor._vc) is InferenceVersion:  # torch refuses to save an inference tensor
+            raise RuntimeError(SAVE_MESSAGE)
         self.version_counter = tensor._vc
         self.version = tensor._vc[0]
         self.nbytes = tensor._data.nbytes

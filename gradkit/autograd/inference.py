@@ -48,8 +48,3 @@ def check_inplace(tensor) -> None:
     if type(tensor._vc) is InferenceVersion and not state.inference:
         raise RuntimeError(INPLACE_MESSAGE)
 
-
-def check_saveable(tensor) -> None:
-    """torch's error for saving an inference tensor for backward."""
-    if type(tensor._vc) is InferenceVersion:
-        raise RuntimeError(SAVE_MESSAGE)

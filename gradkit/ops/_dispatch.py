@@ -51,8 +51,8 @@ def dispatch(op: Op, args: tuple, params: dict):
     Python float/int, no op observer and no dual level. Anything else, and any error (the
     forward is pure, so running it again is safe), takes ``_dispatch_general``.
     """
-    if op.view_dispatch is not None:  # one-output view ops: ops/_dispatch_views.py
-        return op.view_dispatch(op, args, params)
+    if op.hot_dispatch is not None:  # ops of one or two inputs: ops/_dispatch_hot.py
+        return op.hot_dispatch(op, args, params)
     datas = []
     tensors = arrays = needs_grad = False
     for a in args:

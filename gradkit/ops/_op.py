@@ -33,7 +33,7 @@ from gradkit.ops._dispatch import _materialize, dispatch
 from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the ops, forward_ad)
     _SavedInputs, _entries_read, _scalar_meta, _unpack_all, cast_grad, fit_grad, seam,
     sum_to_shape)
-from gradkit.ops._dispatch_views import dispatch_view
+from gradkit.ops._dispatch_hot import dispatch_binary, dispatch_unary
 from gradkit.ops.keywords import SPECIAL_KEYWORDS, torch_keywords
 from gradkit.ops.methods import register as register_method
 
@@ -68,8 +68,6 @@ class Op:
         self.batchable = batchable  # vjp rules broadcast over a leading batch dim (batching.py)
         self.outputs = outputs       # 1, a fixed count, or -1 for "as many as forward returns"
         self.plain_dispatch = outputs == 1 and not view  # may take dispatch's fast path
-        # a view with one output: dispatch hands it to the views' own fast path
-        self.view_dispatch = dispatch_view if view and outputs == 1 else None
         self.differentiable_outputs = differentiable_outputs  # indices; None = all
         sig = inspect.signature(forward)
         params = list(sig.parameters.values())[1:]  # drop xp
@@ -82,6 +80,9 @@ class Op:
                             if p.default is not p.empty or p.kind is p.KEYWORD_ONLY]
         self.defaults = {p.name: p.default for p in params if p.default is not p.empty}
         self.n_inputs = -1 if self.variadic else len(self.input_names)  # -1: any number
+        # one output and one or two inputs (or a view): dispatch hands it to its own hot path
+        self.hot_dispatch = None if outputs != 1 else dispatch_unary if view or \
+            self.n_inputs == 1 else dispatch_binary if self.n_inputs == 2 else None
         self.save_spec = tuple(self._parse_save(s) for s in
                                ((save,) if isinstance(save, str) else save))
         declare_saved_names(self)
@@ -167,7 +168,10 @@ class Op:
     def defderivative(self, derivative):
         """Elementwise ops: from f'(saved) derive vjp ``g * conj(f')`` and jvp ``t * f'``."""
         def vjp(g, *saved, **params):
-            return g * seam.conj(derivative(*saved, **params))
+            d = derivative(*saved, **params)
+            if type(d) is np.ndarray and d.dtype.kind != "c":  # conj: d itself, without a call
+                return g * d
+            return g * seam.conj(d)
 
         def jvp(t, *saved, **params):
             return t * derivative(*saved, **params)
@@ -196,7 +200,8 @@ class Op:
             args = args[:n]
         if kwargs and not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
             kwargs = torch_keywords(self.name, self.param_names, kwargs)
-        return dispatch(self, args, kwargs)
+        hot = self.hot_dispatch  # ops of one or two inputs: their own path, no dispatch frame
+        return dispatch(self, args, kwargs) if hot is None else hot(self, args, kwargs)
 
     def __repr__(self) -> str:
         return f"<gradkit op {self.name}>"
@@ -215,8 +220,11 @@ class Op:
             g = grads[0]
             if g is None:
                 return (None,) * len(node._next)
-            # is_known_zero(g), inline: every node runs this line
-            if type(g) is KnownZero or type(getattr(g, "_data", None)) is KnownZero:
+            # is_known_zero(g), inline: every node runs this line (a plain array first: its
+            # getattr would raise and swallow an AttributeError)
+            tg = type(g)
+            if tg is KnownZero or tg is not np.ndarray and \
+                    type(getattr(g, "_data", None)) is KnownZero:
                 if node.name() in PASSES_KNOWN_ZERO:
                     return _known_zeros(g, node, self.broadcast)
                 g = plain(g)
@@ -235,18 +243,22 @@ class Op:
         else:
             rules = self.vjps
             result = [None] * len(edges)
-            for i, child in enumerate(edges):
+            i = 0
+            for child in edges:
                 if child is not None:
                     result[i] = rules[i](g, *values, **params)
+                i += 1
         # each gradient takes its input's shape (unbroadcast) and dtype, as the engine expects
         meta = node.input_meta
-        for i, r in enumerate(result):
-            if r is None or edges[i] is None:
-                continue
-            shape, dtype = meta[i]
-            data = r if type(r) is np.ndarray else getattr(r, "_data", r)
-            if data.shape != shape or data.dtype is not dtype:  # else nothing to fix
-                result[i] = fit_grad(node, i, r, shape, dtype, self.broadcast or batch_state.size)
+        i = 0
+        for r in result:
+            if r is not None and edges[i] is not None:
+                shape, dtype = meta[i]
+                data = r if type(r) is np.ndarray else getattr(r, "_data", r)
+                if data.shape != shape or data.dtype is not dtype:  # else nothing to fix
+                    result[i] = fit_grad(node, i, r, shape, dtype,
+                                         self.broadcast or batch_state.size)
+            i += 1
         return result
 
 

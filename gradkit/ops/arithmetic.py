@@ -40,7 +40,11 @@ def sub(xp, x, y, alpha=1):
 def _is_one(alpha, x, y) -> bool:
     """Whether alpha * y is y. Not for complex y: torch multiplies by alpha = 1 + 0j there,
     which turns a real NaN or inf into NaN + NaN j (and we give torch's numbers)."""
-    return type(alpha) is int and alpha == 1 and result_kind(x, y) != "c"
+    if type(alpha) is not int or alpha != 1:
+        return False
+    if type(x) is np.ndarray:  # promoted: y is a number or an array of x's dtype
+        return x.dtype.kind != "c"
+    return result_kind(x, y) != "c"
 
 
 def _alpha_times(xp, alpha, x, y):

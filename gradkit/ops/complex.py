@@ -32,6 +32,8 @@ _conj.node_name = "ConjBackward0"
 @tensor_method()
 def conj(x):
     """Complex conjugate, a view of x (x itself, without a node, when it is real)."""
+    if type(x) is float:  # a backward's real scalar: no call at all
+        return x
     return _conj(x) if _is_complex(x) else x
 
 

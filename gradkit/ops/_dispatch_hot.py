@@ -1,0 +1,157 @@
+"""The hot paths of ops with one or two inputs and one output, chosen when the op is declared.
+
+``Op`` binds ``dispatch_unary`` or ``dispatch_binary`` at declaration time (``Op.hot_dispatch``)
+and ``dispatch`` hands the op's calls to it first. Each does the work of dispatch's fast path
+for its arity with nothing generic left: no loop over arguments, the edges, input metadata and
+node built inline, the save mask of a unary op read once (docs/performance.md). Views take
+the unary path too and are marked there (``views.mark_one_view``). Anything else — a device
+array, an op observer, a dual level, NumPy operands, a forward that fails (the forward is
+pure: the general path runs it again and raises torch's message), a result that is no NumPy
+array — takes ``_dispatch_general``, the path as it always was.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gradkit._tensor import Tensor
+from gradkit.autograd import observers
+from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd.graph import accumulate_node
+from gradkit.autograd.inference import InferenceVersion
+from gradkit.ops import _dispatch
+from gradkit.ops._dispatch import (
+    _dispatch_general, _finish, _record, _refuse_complex_grad, _save_plain)
+from gradkit.ops.views import mark_one_view
+
+_new = object.__new__
+_ndarray = np.ndarray
+_SLOT_0 = (0,)
+_SLOTS_00 = (0, 0)
+
+
+def dispatch_unary(op, args: tuple, params: dict):
+    """``dispatch`` for an op with one input: the same result, node (and view record)."""
+    if len(args) != 1:
+        return _dispatch_general(op, args, params)
+    x = args[0]
+    if type(x) is _ndarray:  # a raw array: a derivative rule running in a plain backward
+        try:
+            return op.forward(np, x, **params)
+        except Exception:
+            return _dispatch_general(op, args, params)
+    if observers.op_watchers or _dispatch._forward_ad is not None or grad_state.inference or \
+            type(x) is not Tensor and not isinstance(x, Tensor):
+        return _dispatch_general(op, args, params)
+    data = x._data
+    if type(data) is not _ndarray:
+        return _dispatch_general(op, args, params)
+    try:
+        out = op.forward(np, data, **params)
+    except Exception:
+        return _dispatch_general(op, args, params)
+    if type(out) is not _ndarray:  # a NumPy scalar: _finish makes it a 0-d array
+        return _finish(op, args, (data,), params, x._requires_grad, np, out)
+    result = _new(Tensor)  # Tensor._make(out), inline (mark_one_view gives a view its base's
+    result._data, result._output_nr, result._vc = out, 0, [0]  # version counter)
+    # a view of an inference tensor (outside the mode) is a plain alias, without history
+    if x._requires_grad and op.differentiable and grad_state.grad_enabled and \
+            out.dtype.kind in "fcV" and not (op.view and type(x._vc) is InferenceVersion):
+        if op.plain_save is None or op.node_name_rule is not None:
+            result = _record(op, args, [data], params, out, np)
+        else:
+            if op.no_complex_grad is not None and out.dtype.kind == "c":
+                _refuse_complex_grad(op)
+            fn = x.grad_fn
+            if fn is None:
+                nodes, slots = (accumulate_node(x),), _SLOT_0
+            else:
+                nodes, slots = (fn,), _SLOT_0 if x._output_nr == 0 else (x._output_nr,)
+            node = op.node_class(op, nodes, slots, (), params or op.defaults if not params or
+                                 not op.defaults else {**op.defaults, **params},
+                                 ((data.shape, data.dtype),))
+            result.grad_fn, result._requires_grad = node, True
+            plain = op.plain_save
+            if plain:
+                keep = () if op.saves_read is None else op._save_masks.get(1)
+                node.saved = _save_plain(plain, args, (result,),
+                                         op.save_mask(1) if keep is None else keep)
+    else:
+        result.grad_fn, result._requires_grad = None, False
+    if op.view:
+        mark_one_view(op, x, result, params, None)
+    return result
+
+
+def dispatch_binary(op, args: tuple, params: dict):
+    """``dispatch`` for an op with two inputs (Tensors or Python numbers)."""
+    if len(args) != 2:
+        return _dispatch_general(op, args, params)
+    a, b = args
+    ta, tb = type(a), type(b)
+    if ta is Tensor:
+        da = a._data
+    elif ta is float or ta is int or ta is _ndarray:
+        da = a
+    elif isinstance(a, Tensor):
+        da = a._data
+    else:
+        return _dispatch_general(op, args, params)
+    if tb is Tensor:
+        db = b._data
+    elif tb is float or tb is int or tb is _ndarray:
+        db = b
+    elif isinstance(b, Tensor):
+        db = b._data
+    else:
+        return _dispatch_general(op, args, params)
+    if da is a and db is b:  # raw arrays and numbers: a derivative rule in a plain backward
+        try:
+            return op.forward(np, a, b, **params)
+        except Exception:
+            return _dispatch_general(op, args, params)
+    # NumPy operands with a tensor are read as torch reads them: the general path
+    if ta is _ndarray or tb is _ndarray or observers.op_watchers or \
+            _dispatch._forward_ad is not None or grad_state.inference or \
+            type(da) is not _ndarray and da is not a or type(db) is not _ndarray and db is not b:
+        return _dispatch_general(op, args, params)
+    try:
+        out = op.forward(np, da, db, **params)
+    except Exception:
+        return _dispatch_general(op, args, params)
+    ga = da is not a and a._requires_grad
+    gb = db is not b and b._requires_grad
+    if type(out) is not _ndarray:
+        return _finish(op, args, (da, db), params, ga or gb, np, out)
+    result = _new(Tensor)  # Tensor._make(out), inline
+    result._data, result._output_nr, result._vc = out, 0, [0]
+    if (ga or gb) and op.differentiable and grad_state.grad_enabled and \
+            out.dtype.kind in "fcV":
+        if op.plain_save is None or op.node_name_rule is not None:
+            return _record(op, args, [da, db], params, out, np)
+        if op.no_complex_grad is not None and out.dtype.kind == "c":
+            _refuse_complex_grad(op)
+        if ga:
+            fa = a.grad_fn
+            na, sa = (accumulate_node(a), 0) if fa is None else (fa, a._output_nr)
+        else:
+            na = sa = None
+        if gb:
+            fb = b.grad_fn
+            nb, sb = (accumulate_node(b), 0) if fb is None else (fb, b._output_nr)
+        else:
+            nb = sb = None
+        node = op.node_class(
+            op, (na, nb), _SLOTS_00 if not sa and not sb else (sa or 0, sb or 0), (),
+            params or op.defaults if not params or not op.defaults else {**op.defaults, **params},
+            (None if da is a else (da.shape, da.dtype), None if db is b else (db.shape, db.dtype)))
+        result.grad_fn, result._requires_grad = node, True
+        plain = op.plain_save
+        if plain:
+            needing = ga | gb << 1
+            keep = () if op.saves_read is None else op._save_masks.get(needing)
+            node.saved = _save_plain(plain, args, (result,),
+                                     op.save_mask(needing) if keep is None else keep)
+    else:
+        result.grad_fn, result._requires_grad = None, False
+    return result
+

@@ -257,3 +257,11 @@ def test_empty_batches_transform_where_torch_cpu_fails():
     out = gradkit.fft.irfft(gradkit.fft.rfft(x))
     (grad,) = gradkit.autograd.grad(out.sum(), x)
     assert tuple(grad.shape) == (0, 3)
+
+
+def test_module_docstring_example():
+    import doctest
+
+    import gradkit.fft
+    result = doctest.testmod(gradkit.fft, extraglobs={"gradkit": gradkit})
+    assert result.attempted > 0 and result.failed == 0

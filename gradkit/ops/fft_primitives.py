@@ -50,7 +50,8 @@ def fft_c2c(xp, x, *, dim, normalization, forward):
     return _scaled(out.astype(x.dtype, copy=False), _numel(x.shape, dim), normalization)
 
 
-@op(name="fft_r2c", save="x.shape", linear=True, node_name="FftR2CBackward0")
+# saves x, as torch does (node._saved_self), for its size along the last transformed dim
+@op(name="fft_r2c", save="x", linear=True, node_name="FftR2CBackward0")
 def fft_r2c(xp, x, *, dim, normalization, onesided):
     """The DFT of real x over ``dim``; ``onesided``: only the first n // 2 + 1 frequencies of
     the last transformed dim (the others are their conjugates)."""
@@ -88,10 +89,10 @@ def _pad_at_end(g, dim: int, amount: int):
     return pad(g, tuple(widths))
 
 
-def _r2c_backward(g, x_shape, dim, normalization, onesided):
+def _r2c_backward(g, x, dim, normalization, onesided):
     """torch's fft_r2c_backward: zero-fill the dropped half, inverse C2C, real part."""
     last = dim[-1]
-    missing = x_shape[last] - g.shape[last]
+    missing = x.shape[last] - g.shape[last]
     if onesided and missing > 0:
         g = _pad_at_end(g, last, missing)
     return real(fft_c2c(g, dim=dim, normalization=normalization, forward=False))

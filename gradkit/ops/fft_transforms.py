@@ -201,31 +201,16 @@ def hfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
     return fft_c2r(conj(x), dim=dims[-1:], normalization=mode, last_dim_size=last)
 
 
-def fft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
-    """``fftn`` over the last two dims by default."""
-    return fftn(input, s, dim, norm)
+def _in_two_dims(transform, name: str):
+    """``transform`` (an n-D one) with ``dim=(-2, -1)`` by default, as torch's ``name``."""
+    def two_dimensional(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
+        _checked_input(name, input)
+        return transform(input, s, dim, norm)
+    two_dimensional.__name__ = two_dimensional.__qualname__ = name
+    two_dimensional.__doc__ = f"``{transform.__name__}`` over the last two dims by default."
+    return two_dimensional
 
 
-def ifft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
-    """``ifftn`` over the last two dims by default."""
-    return ifftn(input, s, dim, norm)
-
-
-def rfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
-    """``rfftn`` over the last two dims by default."""
-    return rfftn(input, s, dim, norm)
-
-
-def irfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
-    """``irfftn`` over the last two dims by default."""
-    return irfftn(input, s, dim, norm)
-
-
-def hfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
-    """``hfftn`` over the last two dims by default."""
-    return hfftn(input, s, dim, norm)
-
-
-def ihfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
-    """``ihfftn`` over the last two dims by default."""
-    return ihfftn(input, s, dim, norm)
+fft2, ifft2 = _in_two_dims(fftn, "fft2"), _in_two_dims(ifftn, "ifft2")
+rfft2, irfft2 = _in_two_dims(rfftn, "rfft2"), _in_two_dims(irfftn, "irfft2")
+hfft2, ihfft2 = _in_two_dims(hfftn, "hfft2"), _in_two_dims(ihfftn, "ihfft2")

@@ -251,3 +251,38 @@ def test_module_docstring_example():
     import gradkit.fft
     result = doctest.testmod(gradkit.fft, extraglobs={"gradkit": gradkit})
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("name,value,kwargs", [
+    ("rfft", REAL, {"n": 7}), ("irfft", COMPLEX, {"norm": "ortho"}), ("hfftn", COMPLEX, {}),
+    ("ihfft2", REAL, {"s": (3, 4)}), ("fftn", COMPLEX, {"dim": (1, 0), "norm": "forward"})])
+def test_double_backward_of_a_nonlinear_loss_matches_torch(name, value, kwargs):
+    """d/dx of <grad, w> for L = sum |f(x)|^2, whose second derivative is not zero."""
+    def program(m):
+        dtype = m.complex128 if np.iscomplexobj(value) else m.float64
+        x = m.tensor(value, dtype=dtype, requires_grad=True)
+        loss = getattr(m.fft, name)(x, **kwargs).abs().pow(2).sum()
+        (grad,) = m.autograd.grad(loss, x, create_graph=True)
+        weights = m.tensor(np.cos(np.arange(grad.numel())).reshape(tuple(grad.shape)))
+        (second,) = m.autograd.grad((grad * weights).real.sum() if grad.is_complex()
+                                    else (grad * weights).sum(), x)
+        return grad, second
+    assert_same_as_torch(program, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,value,kwargs", [
+    ("rfft", REAL, {}), ("irfft", COMPLEX, {"n": 6}), ("ihfftn", REAL, {"norm": "ortho"}),
+    ("fft", REAL, {"n": 3, "dim": 0})])
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")  # torch's forward AD
+def test_forward_mode_matches_torch(name, value, kwargs):
+    def program(m):
+        dtype = m.complex128 if np.iscomplexobj(value) else m.float64
+        primal = m.tensor(value, dtype=dtype)
+        tangent = m.tensor(np.sin(np.arange(value.size)).reshape(value.shape) * (1 + 0.5j)
+                           if np.iscomplexobj(value) else np.sin(np.arange(value.size)).reshape(
+                               value.shape), dtype=dtype)
+        with m.autograd.forward_ad.dual_level():
+            out = getattr(m.fft, name)(m.autograd.forward_ad.make_dual(primal, tangent), **kwargs)
+            value_out, tangent_out = m.autograd.forward_ad.unpack_dual(out)
+        return value_out, tangent_out
+    assert_same_as_torch(program, rtol=1e-9, atol=1e-12)

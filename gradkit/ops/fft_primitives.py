@@ -30,7 +30,7 @@ _SCALAR_NAMES = {"float16": "Half", "bfloat16": "BFloat16"}
 
 
 def _scaled(out, signal_numel: int, normalization: int):
-    if normalization == NORM_NONE or signal_numel == 0:
+    if normalization == NORM_NONE:
         return out
     factor = 1 / math.sqrt(signal_numel) if normalization == NORM_BY_ROOT_N else 1 / signal_numel
     return out * out.real.dtype.type(factor)  # a scalar of out's precision keeps complex64
@@ -82,11 +82,10 @@ def fft_c2r(xp, x, *, dim, normalization, last_dim_size):
     return _scaled(out.astype(real_dtype, copy=False), math.prod(sizes), normalization)
 
 
-def _pad_at_end(g, dim: int, amount: int):
-    """g with ``amount`` zeros appended along ``dim`` (F.pad lists pads from the last dim)."""
-    widths = [0] * (2 * (g.ndim - dim))
-    widths[-1] = amount
-    return pad(g, tuple(widths))
+def _pad_along(g, dim: int, before: int, after: int):
+    """g with zeros before and after its values along ``dim`` (F.pad lists pads from the last
+    dim back, so ``dim``'s pair comes last)."""
+    return pad(g, (0, 0) * (g.ndim - 1 - dim) + (before, after))
 
 
 def _r2c_backward(g, x, dim, normalization, onesided):
@@ -94,7 +93,7 @@ def _r2c_backward(g, x, dim, normalization, onesided):
     last = dim[-1]
     missing = x.shape[last] - g.shape[last]
     if onesided and missing > 0:
-        g = _pad_at_end(g, last, missing)
+        g = _pad_along(g, last, 0, missing)
     return real(fft_c2c(g, dim=dim, normalization=normalization, forward=False))
 
 
@@ -107,9 +106,7 @@ def _c2r_backward(g, dim, normalization, last_dim_size):
     if doubled <= 0:
         return g_in
     twice = _slice(g_in, dim=last, start=1, end=1 + doubled, step=1)
-    widths = [0] * (2 * (g_in.ndim - last))
-    widths[-2], widths[-1] = 1, g_in.shape[last] - 1 - doubled
-    return add(g_in, pad(twice, tuple(widths)))
+    return add(g_in, _pad_along(twice, last, 1, g_in.shape[last] - 1 - doubled))
 
 
 fft_c2c.defvjp(lambda g, dim, normalization, forward:

@@ -1428,3 +1428,49 @@ OPS += [
            torch=_torch("linalg.solve_ex")),
 ]
 _rng = _table_rng
+
+# lane fft: torch.fft's transforms (gradkit/ops/fft_primitives.py, fft_transforms.py,
+# fft_helpers.py), drawing from their own generator so the rows above keep their values
+_table_rng, _rng = _rng, np.random.default_rng(1515_15)
+
+
+def _fft(name: str, *samples: Sample) -> OpInfo:
+    """The row of gradkit.fft.<name>, compared with torch.fft.<name>."""
+    return OpInfo(f"fft.{name}", getattr(G.fft, name), S(*samples), torch=_torch(f"fft.{name}"))
+
+
+OPS += [
+    _fft("fft", Sample((N(4),)),
+         Sample((Z(2, 3),), {"n": 4, "norm": "ortho"}, name="complex_padded"),
+         Sample((N(3, 2),), {"n": 2, "dim": 0, "norm": "forward"}, name="cropped")),
+    _fft("ifft", Sample((Z(2, 3),)), Sample((N(3),), {"n": 5}, name="real_padded")),
+    _fft("rfft", Sample((N(2, 4),)), Sample((N(5),), {"norm": "ortho"}, name="odd"),
+         Sample((N(3, 2),), {"n": 5, "dim": 0, "norm": "forward"}, name="padded")),
+    _fft("irfft", Sample((Z(2, 3),)), Sample((Z(3),), {"n": 5, "norm": "ortho"}, name="odd"),
+         Sample((Z(4, 2),), {"n": 3, "dim": 0}, name="cropped"), Sample((N(3),), name="real")),
+    _fft("hfft", Sample((Z(2, 3),)),
+         Sample((Z(3),), {"n": 7, "norm": "forward"}, name="padded")),
+    _fft("ihfft", Sample((N(2, 4),)),
+         Sample((N(5),), {"n": 3, "norm": "ortho"}, name="cropped")),
+    _fft("fftn", Sample((Z(2, 3),)),
+         Sample((N(2, 3),), {"s": (3, 2), "norm": "ortho"}, name="real"),
+         Sample((Z(2, 1, 2),), {"dim": (0, 2)}, name="dims")),
+    _fft("ifftn", Sample((Z(2, 3),), {"s": (3,), "dim": (0,)}), Sample((N(2, 2),), name="real")),
+    _fft("rfftn", Sample((N(2, 4),)),
+         Sample((N(3, 2),), {"s": (2, 3), "norm": "forward"}, name="s")),
+    _fft("ihfftn", Sample((N(2, 4),)),
+         Sample((N(3, 3),), {"dim": 0, "norm": "ortho"}, name="one_dim")),
+    _fft("irfftn", Sample((Z(2, 3),)),
+         Sample((Z(3, 2),), {"s": (2, 3), "norm": "ortho"}, name="odd")),
+    _fft("hfftn", Sample((Z(2, 3),)),
+         Sample((Z(2, 2),), {"dim": 0, "norm": "forward"}, name="one_dim")),
+    _fft("fft2", Sample((N(2, 3),))),
+    _fft("ifft2", Sample((Z(2, 2),), {"norm": "ortho"})),
+    _fft("rfft2", Sample((N(2, 3),))),
+    _fft("irfft2", Sample((Z(2, 3),), {"s": (2, 3)})),
+    _fft("hfft2", Sample((Z(2, 2),))),
+    _fft("ihfft2", Sample((N(2, 3),))),
+    _fft("fftshift", Sample((N(2, 3),)), Sample((Z(3),), {"dim": 0})),
+    _fft("ifftshift", Sample((N(3, 2),), {"dim": (1,)})),
+]
+_rng = _table_rng

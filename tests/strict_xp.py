@@ -49,6 +49,8 @@ zeros_like can_cast promote_types finfo iinfo dtype frexp gcd lcm isin
 """.split())
 # cupy.linalg's functions (it has no LinAlgError of its own to raise by default)
 LINALG = ("cholesky", "det", "eigh", "eigvalsh", "inv", "norm", "qr", "slogdet", "solve", "svd")
+# cupy.fft's n-dimensional transforms (norm="forward" since cupy 10)
+FFT = ("fftn", "ifftn", "rfftn", "irfftn")
 # Attributes that are plain values (dtypes, constants), passed through unchanged.
 VALUES = frozenset("""
 bool_ int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 complex64
@@ -390,6 +392,8 @@ def make_module() -> StrictModule:
         else np.asarray(a)
     module.linalg = types.SimpleNamespace(**{
         name: _function(f"linalg.{name}", getattr(np.linalg, name)) for name in LINALG})
+    module.fft = types.SimpleNamespace(**{
+        name: _function(f"fft.{name}", getattr(np.fft, name)) for name in FFT})
     pool = _MemoryPool()
     module.get_default_memory_pool = lambda: pool
     runtime = types.SimpleNamespace(getDeviceCount=lambda: DEVICE_COUNT,

@@ -400,6 +400,14 @@ SAMPLES.update({
         _write_into_transposed_base(x)), lambda: (R(2, 3),)),
 })
 
+# lane fft: the three FFT primitives, through cupy.fft (n and s crop and pad on the device)
+SAMPLES.update({
+    "fft": (lambda x, z: (
+        G.fft.rfft(x, n=5), G.fft.ihfft(x, norm="ortho"), G.fft.fft(z, n=2, dim=0),
+        G.fft.irfft(z, norm="forward"), G.fft.hfftn(z), G.fft.fftshift(G.fft.ifft2(z))),
+        lambda: (R(3, 4), C(3, 3))),
+})
+
 # Ops that no sample reaches directly, and why.
 NOT_SAMPLED = {
     "gradkit::no_double_backward": "its backward only raises, as torch's Error node "

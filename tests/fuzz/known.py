@@ -213,9 +213,24 @@ LAPACK_OPS = frozenset({"b_solve", "b_inv", "b_det", "b_slogdet", "b_cholesky", 
 def _lapack_at_non_finite(program, mine: Result, theirs: Result) -> bool:
     """A LAPACK routine got a matrix with an infinite or NaN entry, and only entries that are
     not finite on one side differ: OpenBLAS and MKL propagate them differently."""
+    return _non_finite_input_to(LAPACK_OPS, program, mine, theirs)
+
+
+# the breadth class's FFT ops (NumPy's pocketfft here, MKL in torch)
+FFT_OPS = frozenset(f"fft_{name}{form}" for name in ("fft", "ifft", "rfft", "irfft", "hfft",
+                                                      "ihfft") for form in ("", "n", "2"))
+
+
+def _fft_at_non_finite(program, mine: Result, theirs: Result) -> bool:
+    """An FFT of infinite or NaN values, and only entries that are not finite on one side
+    differ: pocketfft multiplies by trivial twiddle factors (inf * 0 is NaN), MKL does not."""
+    return _non_finite_input_to(FFT_OPS, program, mine, theirs)
+
+
+def _non_finite_input_to(ops, program, mine: Result, theirs: Result) -> bool:
     if mine.error or theirs.error or not theirs.values:
         return False
-    non_finite = any(step.op in LAPACK_OPS and any(
+    non_finite = any(step.op in ops and any(
         not np.isfinite(theirs.values[i]).all() for i in step.inputs if i < len(theirs.values))
         for step in program.steps)
     return non_finite and mine.flags == theirs.flags and mine.slots == theirs.slots and \
@@ -385,6 +400,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/api.md", "does not check the strides of an empty tensor", _empty_view_as_complex),
     Known("a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's",
           "docs/numerics.md", "OpenBLAS and torch's MKL propagate", _lapack_at_non_finite),
+    Known("an FFT of non-finite values: pocketfft's inf/NaN, not MKL's", "docs/numerics.md",
+          "multiplies every element by its twiddle factor", _fft_at_non_finite),
     Known("cdist's second derivative exists (torch's _cdist_backward has none)",
           "docs/numerics.md", "'_cdist_backward' is not implemented",
           _cdist_double_backward),

@@ -1194,3 +1194,60 @@ LINALG2_OPS: dict[str, OpSpec] = {
                          if x.ndim >= 2 else x, _offset),
 }
 BREADTH_OPS.update(LINALG2_OPS)
+
+
+# lane fft: torch.fft's transforms (n / s crop and pad, dims in any order, every norm) and
+# shifts. No empty input: torch 2.13's CPU (MKL) backend refuses an FFT of an empty batch,
+# gradkit returns the empty result (docs/api.md)
+_NORMS = (None, "backward", "ortho", "forward")
+
+
+def _fft_1d(draw, shapes):
+    p = _dim(draw, shapes)
+    if p is None or 0 in shapes[0]:
+        return None
+    n = None if draw.boolean() else draw.integer(0 if draw.chance(0.1) else 1, 6)
+    return {**p, "n": n, "norm": draw.choice(_NORMS)}
+
+
+def _fft_nd(draw, shapes):
+    if 0 in shapes[0]:
+        return None
+    nd = len(shapes[0])
+    dims = [d - nd if draw.boolean() else d for d in range(nd) if draw.boolean()]
+    if draw.boolean():
+        dims.reverse()
+    dim = None if draw.chance(0.3) else tuple(dims)
+    count = len(dims) if dim is not None else draw.integer(0, nd)
+    s = None if draw.boolean() else tuple(
+        -1 if draw.chance(0.2) else draw.integer(0 if draw.chance(0.05) else 1, 5)
+        for _ in range(count))
+    return {"s": s, "dim": dim, "norm": draw.choice(_NORMS)}
+
+
+def _fft_2d(draw, shapes):
+    p = _fft_nd(draw, shapes)
+    return p and {**p, "dim": (-2, -1) if p["dim"] is None or draw.boolean() else p["dim"]}
+
+
+def _shift_dims(draw, shapes):
+    nd = len(shapes[0])
+    dims = tuple(d - nd if draw.boolean() else d for d in range(nd) if draw.boolean())
+    return {"dim": None if not dims or draw.boolean() else dims}
+
+
+def _transform(name: str, params) -> OpSpec:
+    return OpSpec(1, lambda lib, x, **k: getattr(lib.fft, name)(x, **k), params)
+
+
+FFT_OPS: dict[str, OpSpec] = {
+    **{f"fft_{name}": _transform(name, _fft_1d)
+       for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")},
+    **{f"fft_{name}n": _transform(f"{name}n", _fft_nd)
+       for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")},
+    **{f"fft_{name}2": _transform(f"{name}2", _fft_2d)
+       for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")},
+    "fft_fftshift": _transform("fftshift", _shift_dims),
+    "fft_ifftshift": _transform("ifftshift", _shift_dims),
+}
+BREADTH_OPS.update(FFT_OPS)

@@ -131,8 +131,9 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
         if capture and needed and node in capture:
             _capture(capture[node], grads, captured)  # torch: a node that runs is captured
         extras = node._extras  # also set for metadata or anomaly traces: look for hooks
+        leaf = type(node) is AccumulateGrad
         if extras is not None and (extras.tensor_pre_hooks or extras.retain_grad_hooks) or \
-                type(node) is AccumulateGrad and getattr(node.variable, "_hooks", None):
+                leaf and getattr(node.variable, "_hooks", None):
             grads = _stage(observed, node, _call_tensor_pre_hooks, node, grads, create_graph)
         if not needed:  # ... before its tensor hooks; one that does not, after them
             if capture and node in capture:
@@ -140,7 +141,7 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
             continue
         if extras is not None and extras.pre_hooks:
             grads = _stage(observed, node, _call_node_pre_hooks, node, grads, create_graph)
-        if type(node) is AccumulateGrad:
+        if leaf:
             leaf_grad = grads[0]
             # like torch, steal a gradient nobody else holds instead of copying it into
             # .grad: 3 references = `grads`, `leaf_grad` and getrefcount's argument

@@ -238,26 +238,25 @@ class Op:
                 g = g[0]
         params = node.params
         edges = node._next
+        meta = node.input_meta
         if self.vjp_all is not None:
             result = list(self.vjp_all(g, *values, **params))
+            result += [None] * (len(edges) - len(result))  # a rule may stop at its last input
+            rules = None
         else:
             rules = self.vjps
             result = [None] * len(edges)
-            i = 0
-            for child in edges:
-                if child is not None:
-                    result[i] = rules[i](g, *values, **params)
-                i += 1
         # each gradient takes its input's shape (unbroadcast) and dtype, as the engine expects
-        meta = node.input_meta
         i = 0
-        for r in result:
-            if r is not None and edges[i] is not None:
-                shape, dtype = meta[i]
-                data = r if type(r) is np.ndarray else getattr(r, "_data", r)
-                if data.shape != shape or data.dtype is not dtype:  # else nothing to fix
-                    result[i] = fit_grad(node, i, r, shape, dtype,
-                                         self.broadcast or batch_state.size)
+        for child in edges:
+            if child is not None:
+                r = result[i] if rules is None else rules[i](g, *values, **params)
+                if r is not None:
+                    shape, dtype = meta[i]
+                    data = r if type(r) is np.ndarray else getattr(r, "_data", r)
+                    if data.shape != shape or data.dtype is not dtype:  # else nothing to fix
+                        r = fit_grad(node, i, r, shape, dtype, self.broadcast or batch_state.size)
+                    result[i] = r
             i += 1
         return result
 

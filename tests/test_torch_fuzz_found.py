@@ -956,3 +956,37 @@ def test_sigmoid_second_derivative_through_a_product_as_torch():
     assert_same_as_torch(program, rtol=1e-9)
     x = gradkit.tensor([0.3, -2.0, 4.0], dtype=gradkit.float64, requires_grad=True)
     assert gradkit.autograd.gradgradcheck(gradkit.sigmoid, (x,))
+
+
+_FMA_CASES = {  # torch's kernels round a * b + c once (a fused multiply-add)
+    "add_alpha": lambda m, a, b, c: m.add(a, b, alpha=0.3),
+    "sub_alpha": lambda m, a, b, c: m.sub(a, b, alpha=-1.7),
+    "sub_scalar_alpha": lambda m, a, b, c: m.sub(a, 2.5, alpha=0.1),
+    "add_inplace_step": lambda m, a, b, c: a.clone().add_(b, alpha=-0.01),
+    "addcmul": lambda m, a, b, c: m.addcmul(a, b, c, value=0.3),
+    "addcmul_one": lambda m, a, b, c: m.addcmul(a, b, c),
+    "lerp_scalar": lambda m, a, b, c: m.lerp(a, b, 0.3),
+    "lerp_high_weight": lambda m, a, b, c: m.lerp(a, b, 0.8),
+    "lerp_tensor": lambda m, a, b, c: m.lerp(a, b, c.abs() % 1),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", sorted(_FMA_CASES))
+def test_multiply_add_kernels_give_torchs_bits(case, dtype):
+    """add/sub with alpha, addcmul and lerp: every bit as torch's (found by comparing 1000
+    random elements; plain a * b + c differed in about a quarter of them)."""
+    values = np.random.default_rng(7).standard_normal((3, 257)).astype(dtype)
+    got, expected = (
+        _FMA_CASES[case](m, *(m.tensor(v) for v in values)).numpy() for m in (gradkit, torch))
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("alpha", [0, 0.0, 2])
+def test_sub_and_rsub_are_add_with_minus_alpha_at_signed_zeros(alpha):
+    """torch's sub is add(x, y, -alpha): -0.0 - 0 * -0.0 is -0.0 (breadth seed 1087)."""
+    def program(m):
+        z = m.tensor([-0.0, 0.0, -0.0], dtype=m.float32)
+        w = m.tensor([-0.0, -0.0, 0.0], dtype=m.float32)
+        return m.sub(z, w, alpha=alpha), m.rsub(z, w, alpha=alpha), m.sub(w, z, alpha=alpha)
+    assert_same_as_torch(program)

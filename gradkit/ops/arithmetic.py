@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from gradkit.ops._op import op
+from gradkit.ops.fused import multiply_add
 from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log
@@ -20,7 +21,7 @@ from gradkit.ops.unary_helpers import kernel_error
 def add(xp, x, y, alpha=1):
     """x + alpha * y (broadcasting)."""
     x, y = promote(xp, x, y)
-    return x + y if _is_one(alpha, x, y) else x + _alpha_times(xp, alpha, x, y)
+    return x + y if _is_one(alpha, x, y) else _plus_alpha_times(xp, x, y, alpha, alpha)
 
 
 add.defvjp(lambda g, alpha: g,
@@ -33,8 +34,8 @@ add.defjvp(lambda t, alpha: t,
 def sub(xp, x, y, alpha=1):
     """x - alpha * y (broadcasting); torch refuses bool operands."""
     _check_not_bool(x, y)
-    x, y = promote(xp, x, y)
-    return x - y if _is_one(alpha, x, y) else x - _alpha_times(xp, alpha, x, y)
+    x, y = promote(xp, x, y)  # torch's sub is add with -alpha (signed zeros follow from it)
+    return x - y if _is_one(alpha, x, y) else _plus_alpha_times(xp, x, y, alpha, -alpha)
 
 
 def _is_one(alpha, x, y) -> bool:
@@ -47,8 +48,9 @@ def _is_one(alpha, x, y) -> bool:
     return result_kind(x, y) != "c"
 
 
-def _alpha_times(xp, alpha, x, y):
-    """alpha * y in the result's dtype, after torch's checks of alpha."""
+def _plus_alpha_times(xp, x, y, alpha, factor):
+    """x + factor * y as torch's add kernel rounds it (``multiply_add``), after torch's checks
+    of ``alpha`` (``factor`` is alpha, or -alpha for sub)."""
     dtype = array_of(x, y).dtype
     y = as_dtype(xp, y, dtype)
     if isinstance(alpha, bool) and dtype.kind != "b":
@@ -59,7 +61,8 @@ def _alpha_times(xp, alpha, x, y):
     if dtype.kind != "c" and isinstance(alpha, (complex, np.complexfloating)):
         raise RuntimeError(
             "For non-complex input tensors, argument alpha must not be a complex number.")
-    return y * as_dtype(xp, alpha, dtype)  # a bool result takes alpha as a bool, like torch
+    # a bool result takes alpha as a bool, like torch
+    return multiply_add(xp, y, as_dtype(xp, factor, dtype), x)
 
 
 def _check_not_bool(x, y):

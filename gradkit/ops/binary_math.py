@@ -9,6 +9,7 @@ import numpy as np
 from gradkit.backend import get_default_dtype
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import neg, sub
+from gradkit.ops.fused import fused_multiply_add, multiply_add
 from gradkit.ops.comparison import isinf
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import exp
@@ -105,30 +106,6 @@ def _log_add_exp(xp, x, y, exp_fn, log1p, scale=None):
         high = xp.maximum(x, y)
         out = high + term if scale is None else fused_multiply_add(xp, term, scale, high)
     return xp.where(xp.isinf(x) & (x == y), x, out)
-
-
-_SPLIT = {np.dtype(np.float64): 134217729.0}  # 2**27 + 1: Dekker's split of a double
-
-
-def fused_multiply_add(xp, a, b, c):
-    """a * b + c with one rounding (C's fma, which torch's kernels use): narrower floats in
-    float64, where a * b is exact; float64 with Dekker's exact product error."""
-    if a.dtype not in _SPLIT:
-        return (a.astype(np.float64) * b + c).astype(a.dtype)
-    product = a * b
-    t = _SPLIT[a.dtype] * a
-    a_high = t - (t - a)
-    a_low = a - a_high
-    t = _SPLIT[a.dtype] * b
-    b_high = t - (t - b)
-    b_low = b - b_high
-    error = ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
-    rounded = product + c
-    back = rounded - product  # Knuth's two-sum: the exact error of product + c
-    sum_error = (product - (rounded - back)) + (c - back)
-    # an infinite product or sum is its own result (its "errors" are inf - inf = NaN)
-    return xp.where(xp.isfinite(error) & xp.isfinite(rounded), rounded + (sum_error + error),
-                    rounded)
 
 
 def _complex_log_add_exp(xp, x, y):
@@ -239,7 +216,8 @@ def lerp(xp, x, y, weight):
         _scalar_fits(weight, dtype)
     x, y, w = as_dtype(xp, x, dtype), as_dtype(xp, y, dtype), as_dtype(xp, weight, dtype)
     diff = y - x
-    return xp.where(xp.abs(w) < 0.5, x + w * diff, y - diff * (1 - w))
+    return xp.where(xp.abs(w) < 0.5, multiply_add(xp, diff, w, x),
+                    multiply_add(xp, -diff, 1 - w, y))
 
 
 def _conj_value(v):
@@ -271,7 +249,7 @@ def _fused_operands(xp, kernel: str, x, t1, t2, value):
 def addcmul(xp, x, t1, t2, *, value=1):
     """x + value * t1 * t2 (broadcasting)."""
     x, t1, t2, v = _fused_operands(xp, "addcmul_cpu_out", x, t1, t2, value)
-    return x + v * t1 * t2
+    return multiply_add(xp, v * t1, t2, x)
 
 
 addcmul.defvjp(lambda g, t1, t2, value: g,

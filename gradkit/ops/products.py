@@ -9,7 +9,7 @@ import numpy as np
 
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
-from gradkit.ops.binary_math import fused_multiply_add
+from gradkit.ops.fused import fused_multiply_add
 from gradkit.ops.complex import conj
 from gradkit.ops.linalg import matmul
 from gradkit.ops.methods import tensor_method

@@ -1,0 +1,38 @@
+"""C's fma on the array module: torch's CPU kernels round ``a * b + c`` once."""
+from __future__ import annotations
+
+import numpy as np
+
+_SPLIT = {np.dtype(np.float64): 134217729.0}  # 2**27 + 1: Dekker's split of a double
+
+
+def fused_multiply_add(xp, a, b, c):
+    """a * b + c with one rounding (C's fma, which torch's kernels use): narrower floats in
+    float64, where a * b is exact; float64 with Dekker's exact product error."""
+    if a.dtype not in _SPLIT:
+        return (a.astype(np.float64) * b + c).astype(a.dtype)
+    product = a * b
+    t = _SPLIT[a.dtype] * a
+    a_high = t - (t - a)
+    a_low = a - a_high
+    t = _SPLIT[a.dtype] * b
+    b_high = t - (t - b)
+    b_low = b - b_high
+    error = ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
+    rounded = product + c
+    back = rounded - product  # Knuth's two-sum: the exact error of product + c
+    sum_error = (product - (rounded - back)) + (c - back)
+    # an infinite product or sum is its own result (its "errors" are inf - inf = NaN)
+    return xp.where(xp.isfinite(error) & xp.isfinite(rounded), rounded + (sum_error + error),
+                    rounded)
+
+
+_FUSED = (np.dtype(np.float32), np.dtype(np.float64))  # float16: torch computes in float32
+
+
+def multiply_add(xp, a, b, c):
+    """a * b + c as torch's CPU kernels (add with alpha, addcmul, lerp) round it: once, a
+    fused multiply-add, in float32 and float64; twice in other dtypes (docs/numerics.md)."""
+    if a.dtype in _FUSED:
+        return fused_multiply_add(xp, a, b, c)
+    return a * b + c

@@ -88,20 +88,20 @@ def dispatch_binary(op, args: tuple, params: dict):
         return _dispatch_general(op, args, params)
     a, b = args
     ta, tb = type(a), type(b)
-    if ta is Tensor:
-        da = a._data
-    elif ta is float or ta is int or ta is _ndarray:
+    if ta is float or ta is int or ta is _ndarray:
         da = a
-    elif isinstance(a, Tensor):
+    elif ta is Tensor or isinstance(a, Tensor):
         da = a._data
+        if type(da) is not _ndarray:  # a device array
+            return _dispatch_general(op, args, params)
     else:
         return _dispatch_general(op, args, params)
-    if tb is Tensor:
-        db = b._data
-    elif tb is float or tb is int or tb is _ndarray:
+    if tb is float or tb is int or tb is _ndarray:
         db = b
-    elif isinstance(b, Tensor):
+    elif tb is Tensor or isinstance(b, Tensor):
         db = b._data
+        if type(db) is not _ndarray:
+            return _dispatch_general(op, args, params)
     else:
         return _dispatch_general(op, args, params)
     if da is a and db is b:  # raw arrays and numbers: a derivative rule in a plain backward
@@ -111,8 +111,7 @@ def dispatch_binary(op, args: tuple, params: dict):
             return _dispatch_general(op, args, params)
     # NumPy operands with a tensor are read as torch reads them: the general path
     if ta is _ndarray or tb is _ndarray or observers.op_watchers or \
-            _dispatch._forward_ad is not None or grad_state.inference or \
-            type(da) is not _ndarray and da is not a or type(db) is not _ndarray and db is not b:
+            _dispatch._forward_ad is not None or grad_state.inference:
         return _dispatch_general(op, args, params)
     try:
         out = op.forward(np, da, db, **params)

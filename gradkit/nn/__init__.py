@@ -19,6 +19,8 @@ from gradkit.nn.loss_more import (
     SoftMarginLoss, TripletMarginLoss)
 from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
+from gradkit.nn.rnn import GRU, LSTM, RNN, RNNBase
+from gradkit.nn.rnn_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d", "Embedding",
            "LayerNorm", "Dropout", "MaxPool2d", "ReLU", "Tanh", "Sigmoid", "GELU", "Flatten",
@@ -34,6 +36,8 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            "CosineSimilarity", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss",
            "L1Loss", "MarginRankingLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss",
            "MultiMarginLoss", "PairwiseDistance", "PoissonNLLLoss", "SmoothL1Loss",
-           "SoftMarginLoss", "TripletMarginLoss"]
+           "SoftMarginLoss", "TripletMarginLoss",
+           # lane rnn: recurrent layers, attention, transformer layers, small modules
+           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

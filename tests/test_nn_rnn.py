@@ -7,67 +7,17 @@ import numpy as np
 import pytest
 
 import gradkit
+from nn_twins import compare, errors, flat
 
 torch = pytest.importorskip("torch")
 
 
-def _to_torch(value):
-    return torch.tensor(value.detach().numpy(), requires_grad=value.requires_grad)
-
-
-def _twins(make):
-    """``make(lib)`` in both libraries, gradkit's holding torch's parameters (float64)."""
-    torch.manual_seed(0)
-    theirs = make(torch).double()
-    ours = make(gradkit).double()
-    assert list(ours.state_dict()) == list(theirs.state_dict())
-    assert [tuple(p.shape) for p in ours.parameters()] == \
-        [tuple(p.shape) for p in theirs.parameters()]
-    assert repr(ours) == repr(theirs)
-    ours.load_state_dict({k: gradkit.tensor(v.detach().numpy())
-                          for k, v in theirs.state_dict().items()})
-    return ours, theirs
-
-
-def _flat(result):
-    if isinstance(result, (tuple, list)):
-        return [t for item in result for t in _flat(item)]
-    return [] if result is None else [result]
-
-
-def _same(ours, theirs):
-    assert tuple(ours.shape) == tuple(theirs.shape)
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10,
-                               atol=1e-12)
-
-
 def _compare(make, inputs, training=False):
-    """Run both modules on ``inputs`` (numpy arrays or tuples of them), backpropagate the
-    same seeds, and compare every output and every gradient."""
-    ours, theirs = _twins(make)
-    ours.train(training)
-    theirs.train(training)
+    compare(torch, make, inputs, training=training)
 
-    def convert(value, lib):
-        if isinstance(value, tuple):
-            return tuple(convert(v, lib) for v in value)
-        if value is None:
-            return None
-        return lib.tensor(value, requires_grad=True)
-    g_in = [convert(v, gradkit) for v in inputs]
-    t_in = [convert(v, torch) for v in inputs]
-    g_out, t_out = _flat(ours(*g_in)), _flat(theirs(*t_in))
-    assert len(g_out) == len(t_out)
-    rng = np.random.default_rng(1)
-    seeds = [rng.standard_normal(tuple(t.shape)) for t in t_out]
-    for g, t in zip(g_out, t_out, strict=True):
-        _same(g, t)
-    gradkit.autograd.backward(g_out, [gradkit.tensor(s) for s in seeds])
-    torch.autograd.backward(t_out, [torch.tensor(s) for s in seeds])
-    for g, t in zip(ours.parameters(), theirs.parameters(), strict=True):
-        _same(g.grad, t.grad)
-    for g, t in zip(_flat(g_in), _flat(t_in), strict=True):
-        _same(g.grad, t.grad)
+
+def _errors(make, call):
+    return errors(torch, make, call)
 
 
 rng = np.random.default_rng(0)
@@ -156,7 +106,7 @@ def test_gradcheck_and_gradgradcheck_through_input_and_parameters(make):
     def run(x, *weights):
         for name, w in zip(names, weights, strict=True):
             layer._parameters[name] = w
-        return tuple(_flat(layer(x)))
+        return tuple(flat(layer(x)))
     assert gradkit.autograd.gradcheck(run, (x, *params))
     assert gradkit.autograd.gradgradcheck(run, (x, *params))
 
@@ -188,16 +138,6 @@ def test_module_attributes_and_all_weights_match_torch():
     assert gradkit.nn.RNN(2, 3, nonlinearity="relu").nonlinearity == "relu"
     assert repr(gradkit.nn.RNNCell(2, 3, False, "relu")) == \
         repr(torch.nn.RNNCell(2, 3, False, "relu"))
-
-
-def _errors(make, call):
-    """The exception type and message of ``call(make(lib), lib)`` in torch and gradkit."""
-    found = []
-    for lib in (torch, gradkit):
-        with pytest.raises(Exception) as info:
-            call(make(lib), lib)
-        found.append((type(info.value), str(info.value).replace("torch.", "gradkit.")))
-    return found
 
 
 def _x(*shape, dtype="float64"):

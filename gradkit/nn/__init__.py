@@ -6,6 +6,7 @@ from gradkit.nn.activation import (
 from gradkit.nn.activation_more import (
     CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,
     Mish, PReLU, ReLU6, RReLU, SiLU, Softplus, Softshrink, Softsign, Tanhshrink, Threshold)
+from gradkit.nn.attention import MultiheadAttention
 from gradkit.nn.container import ModuleList, Sequential
 from gradkit.nn.layers import Conv2d, Dropout, Embedding, LayerNorm, Linear, MaxPool2d
 from gradkit.nn.layers_more import (
@@ -38,6 +39,7 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            "MultiMarginLoss", "PairwiseDistance", "PoissonNLLLoss", "SmoothL1Loss",
            "SoftMarginLoss", "TripletMarginLoss",
            # lane rnn: recurrent layers, attention, transformer layers, small modules
-           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+           "MultiheadAttention"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

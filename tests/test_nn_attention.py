@@ -180,3 +180,95 @@ def test_mismatched_mask_types_warn_as_torch():
                 attn_mask=lib.zeros(4, 4, dtype=lib.float64))
         messages.append([str(w.message) for w in caught])
     assert messages[1] == messages[0]
+
+
+# -- transformer layers ------------------------------------------------------------------
+
+SRC, TGT = rng.standard_normal((5, 2, 8)), rng.standard_normal((4, 2, 8))
+SRC_PADDING = np.array([[False] * 4 + [True], [False] * 5])
+
+
+def _causal(n):
+    return np.triu(np.full((n, n), -np.inf), 1)
+
+
+TRANSFORMERS = {
+    "encoder_layer": (lambda lib: lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0),
+                      (SRC,), {}),
+    "encoder_layer_gelu_norm_first_masks": (
+        lambda lib: lib.nn.TransformerEncoderLayer(8, 2, 16, 0.0, "gelu", norm_first=True),
+        (SRC,), {"src_mask": _causal(5), "src_key_padding_mask": SRC_PADDING}),
+    "encoder_layer_batch_first_no_bias": (
+        lambda lib: lib.nn.TransformerEncoderLayer(8, 4, 12, 0.0, batch_first=True,
+                                                   bias=False, layer_norm_eps=1e-3),
+        (SRC.transpose(1, 0, 2),), {}),
+    "encoder_layer_module_activation": (
+        lambda lib: lib.nn.TransformerEncoderLayer(8, 2, 16, 0.0, lib.nn.GELU()), (SRC,), {}),
+    "encoder_causal": (lambda lib: lib.nn.TransformerEncoder(
+        lib.nn.TransformerEncoderLayer(8, 2, 16, 0.0), 2, lib.nn.LayerNorm(8)),
+        (SRC,), {"mask": _causal(5)}),
+    "encoder_unbatched_is_causal": (lambda lib: lib.nn.TransformerEncoder(
+        lib.nn.TransformerEncoderLayer(8, 2, 16, 0.0, norm_first=True), 2),
+        (SRC[:, 0],), {"mask": _causal(5), "is_causal": True}),
+    "decoder_layer": (lambda lib: lib.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0),
+                      (TGT, SRC), {"tgt_mask": _causal(4),
+                                   "memory_key_padding_mask": SRC_PADDING}),
+    "decoder_layer_norm_first_gelu": (
+        lambda lib: lib.nn.TransformerDecoderLayer(8, 2, 16, 0.0, "gelu", norm_first=True),
+        (TGT, SRC), {"tgt_mask": _causal(4), "tgt_is_causal": True}),
+    "decoder": (lambda lib: lib.nn.TransformerDecoder(
+        lib.nn.TransformerDecoderLayer(8, 2, 16, 0.0, batch_first=True), 2),
+        (TGT.transpose(1, 0, 2), SRC.transpose(1, 0, 2)), {"tgt_mask": _causal(4)}),
+    "transformer": (lambda lib: lib.nn.Transformer(8, 2, 2, 1, 16, dropout=0.0),
+                    (SRC, TGT), {"tgt_mask": _causal(4), "src_key_padding_mask": SRC_PADDING}),
+}
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")  # torch's fast-path note
+@pytest.mark.filterwarnings("ignore:Support for mismatched")  # bool padding, float mask
+@pytest.mark.parametrize("name", sorted(TRANSFORMERS))
+def test_transformer_layers_match_torch(name):
+    make, inputs, kwargs = TRANSFORMERS[name]
+    compare(torch, make, inputs, kwargs)
+
+
+def test_square_subsequent_mask_and_transformer_init_as_torch():
+    ours = gradkit.nn.Transformer.generate_square_subsequent_mask(4, dtype=gradkit.float64)
+    theirs = torch.nn.Transformer.generate_square_subsequent_mask(4, dtype=torch.float64)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    model = gradkit.nn.Transformer(8, 2, 1, 1, 16)
+    bound = (6 / (16 + 8)) ** 0.5
+    assert abs(model.encoder.layers[0].linear1.weight.detach().numpy()).max() <= bound
+    assert model.encoder.layers[0].activation_relu_or_gelu == 1
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
+@pytest.mark.parametrize("make,args", [
+    (lambda lib: lib.nn.TransformerEncoderLayer(8, 2, activation="tanh"), None),
+    (lambda lib: lib.nn.Transformer(8, 2, 1, 1, 16), lambda lib: (lib.zeros(5, 2, 8),
+                                                               lib.zeros(4, 3, 8))),
+    (lambda lib: lib.nn.Transformer(8, 2, 1, 1, 16), lambda lib: (lib.zeros(5, 2, 8),
+                                                               lib.zeros(4, 2, 6))),
+])
+def test_transformer_errors_match_torch(make, args):
+    (t_type, t_text), (g_type, g_text) = errors(
+        torch, make, lambda module, lib: args and module(*args(lib)))
+    assert g_type is t_type and g_text == t_text
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.nn.TransformerEncoderLayer(8, 2, 16, 0.0),
+    lambda lib: lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(8, 2, 16, 0.0), 1),
+])
+def test_encoder_mismatched_mask_types_warn_as_torch(make):
+    messages = []
+    for lib in (torch, gradkit):
+        layer = make(lib).double()
+        with pytest.warns(UserWarning) as caught:
+            layer(lib.zeros(5, 2, 8, dtype=lib.float64),
+                  lib.zeros(5, 5, dtype=lib.float64),
+                  src_key_padding_mask=lib.zeros(2, 5, dtype=lib.bool))
+        messages.append([str(w.message) for w in caught
+                         if "enable_nested_tensor" not in str(w.message)])
+    assert messages[1] == messages[0]

@@ -31,6 +31,9 @@ from gradkit.nn.loss_more import (
     SoftMarginLoss, TripletMarginLoss)
 from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
+from gradkit.nn.transformer import (
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+    TransformerEncoderLayer)
 from gradkit.nn.rnn import GRU, LSTM, RNN, RNNBase
 from gradkit.nn.rnn_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase
 
@@ -59,6 +62,8 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            "LPPool1d", "LPPool2d", "MaxPool3d", "PixelShuffle", "PixelUnshuffle",
            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
            "ReplicationPad2d", "ReplicationPad3d", "Softmax2d", "Unflatten", "Upsample",
-           "UpsamplingBilinear2d", "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"]
+           "UpsamplingBilinear2d", "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+           "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+           "TransformerEncoderLayer"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

@@ -1428,3 +1428,27 @@ OPS += [
            torch=_torch("linalg.solve_ex")),
 ]
 _rng = _table_rng
+
+# lane rnn: nn.functional's bilinear, embedding_bag and multi_head_attention_forward (composed
+# from other ops in gradkit/nn/functional_bags.py and functional_attention.py)
+_table_rng, _rng = _rng, np.random.default_rng(1517)
+
+OPS += [
+    OpInfo("bilinear", F.bilinear, S(
+        Sample((N(2, 3), N(2, 4), N(5, 3, 4), N(5))),
+        Sample((N(2, 2, 3), N(2, 2, 2), N(4, 3, 2)), name="no_bias_3d"))),
+    OpInfo("embedding_bag", F.embedding_bag, S(
+        Sample((I([1, 2, 4, 5, 4, 3]), N(6, 3), I([0, 2, 2, 5])), name="mean_empty_bag"),
+        Sample((I([[1, 2, 4], [4, 3, 0]]), N(6, 3)), {"mode": "sum"}, name="sum_2d"),
+        Sample((I([1, 2, 4, 5]), N(6, 3), I([0, 1])),
+               {"mode": "sum", "per_sample_weights": N(4)}, name="per_sample_weights"),
+        Sample((I([1, 2, 4, 5]), Distinct(6, 3), I([0, 1, 4])),
+               {"mode": "max", "include_last_offset": True, "padding_idx": 2}, name="max"))),
+    OpInfo("multi_head_attention_forward", F.multi_head_attention_forward, S(
+        Sample((N(3, 2, 4), N(2, 2, 4), N(2, 2, 4), 4, 2, U(12, 4), N(12), None, None, False,
+                0.0, U(4, 4), N(4)), {"training": False}),
+        Sample((N(3, 4), N(2, 4), N(2, 4), 4, 1, U(12, 4), None, N(1, 1, 4), N(1, 1, 4), True,
+                0.0, U(4, 4), None), {"average_attn_weights": False, "attn_mask": N(3, 2)},
+               name="unbatched_bias_kv_zero_attn"))),
+]
+_rng = _table_rng

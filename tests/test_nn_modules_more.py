@@ -3,6 +3,9 @@ ParameterDict), shape/resampling/padding layers, Conv3d, ConvTranspose1d, BatchN
 InstanceNorm1d/3d, LocalResponseNorm, 3-D and adaptive pooling, LPPool, Bilinear and
 EmbeddingBag (+ F.bilinear / F.embedding_bag): state_dict keys, repr, outputs and every
 gradient (float64), gradcheck of the new functions, and torch's errors."""
+import doctest
+import importlib
+
 import numpy as np
 import pytest
 
@@ -268,3 +271,12 @@ def test_reassigned_parameter_keeps_its_place_as_torch():
         layer.weight = lib.nn.Parameter(lib.zeros(3, 2))
         orders.append(list(layer.state_dict()))
     assert orders[1] == orders[0] == ["weight", "bias"]
+
+
+@pytest.mark.parametrize("module", [
+    "gradkit.nn.rnn", "gradkit.nn.rnn_cells", "gradkit.nn.attention", "gradkit.nn.transformer",
+    "gradkit.nn.layers_small", "gradkit.nn.layers_nd", "gradkit.nn.layers_bags",
+    "gradkit.nn.container_more"])
+def test_docstring_examples(module):
+    result = doctest.testmod(importlib.import_module(module), extraglobs={"gradkit": gradkit})
+    assert result.attempted > 0 and result.failed == 0

@@ -136,6 +136,7 @@ def test_module_attributes_and_all_weights_match_torch():
     assert [[tuple(w.shape) for w in ws] for ws in ours.all_weights] == \
         [[tuple(w.shape) for w in ws] for ws in theirs.all_weights]
     assert gradkit.nn.RNN(2, 3, nonlinearity="relu").nonlinearity == "relu"
+    assert ours.flatten_parameters() is None and theirs.flatten_parameters() is None
     assert repr(gradkit.nn.RNNCell(2, 3, False, "relu")) == \
         repr(torch.nn.RNNCell(2, 3, False, "relu"))
 

@@ -114,6 +114,9 @@ class RNNBase(Module):
         for weight in self.parameters():
             init.uniform_(weight, -bound, bound)
 
+    def flatten_parameters(self) -> None:
+        """A no-op, as torch's on the CPU (it packs the weights for cuDNN)."""
+
     @property
     def all_weights(self) -> list:
         """The parameters per layer and direction, in torch's order."""

@@ -48,6 +48,13 @@ _STEPS = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _rnn_step(ops.tanh),
           "RNN_RELU": _rnn_step(ops.relu)}
 
 
+def uniform_by_hidden_size(module: Module) -> None:
+    """torch's recurrent initialisation: every parameter from U(±1/√hidden_size)."""
+    bound = 1.0 / math.sqrt(module.hidden_size) if module.hidden_size > 0 else 0
+    for weight in module.parameters():
+        init.uniform_(weight, -bound, bound)
+
+
 def _check_dropout(dropout, num_layers: int) -> None:
     if not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) \
             or not 0 <= dropout <= 1:
@@ -110,9 +117,7 @@ class RNNBase(Module):
 
     def reset_parameters(self) -> None:
         """Every weight and bias from U(-1/√hidden_size, 1/√hidden_size), as torch."""
-        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -bound, bound)
+        uniform_by_hidden_size(self)
 
     def flatten_parameters(self) -> None:
         """A no-op, as torch's on the CPU (it packs the weights for cuDNN)."""

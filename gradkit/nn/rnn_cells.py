@@ -5,14 +5,11 @@ layer compute the same thing.
 """
 from __future__ import annotations
 
-import math
-
 from gradkit import creation
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
-from gradkit.nn import init
 from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
-from gradkit.nn.rnn import _STEPS
+from gradkit.nn.rnn import _STEPS, uniform_by_hidden_size
 
 
 class RNNCellBase(Module):
@@ -21,7 +18,8 @@ class RNNCellBase(Module):
 
     gates = 1
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool, device, dtype) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         size = self.gates * hidden_size
@@ -36,9 +34,7 @@ class RNNCellBase(Module):
 
     def reset_parameters(self) -> None:
         """Every weight and bias from U(-1/√hidden_size, 1/√hidden_size), as torch."""
-        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -bound, bound)
+        uniform_by_hidden_size(self)
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
@@ -122,10 +118,6 @@ class LSTMCell(RNNCellBase):
 
     gates = 4
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
-                 dtype=None) -> None:
-        super().__init__(input_size, hidden_size, bias, device, dtype)
-
     def forward(self, input, hx=None):
         """(h', c'); ``hx`` is (h, c) or None for zeros."""
         return self._forward("LSTM", input, hx, 2)
@@ -139,10 +131,6 @@ class GRUCell(RNNCellBase):
     """
 
     gates = 3
-
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
-                 dtype=None) -> None:
-        super().__init__(input_size, hidden_size, bias, device, dtype)
 
     def forward(self, input, hx=None):
         """The next hidden state (zeros when ``hx`` is None)."""

@@ -41,13 +41,19 @@ def _is_causal(mask, is_causal, size: int) -> bool:
 
 
 class _Block(Module):
-    """What the encoder and decoder layers share: attention, the feed-forward block and the
-    norms and dropouts around them, registered in torch's order."""
+    """What the encoder and decoder layers share: attention (``attentions`` names the
+    MultiheadAttention submodules), the feed-forward block and the norms and dropouts around
+    them, registered in torch's order."""
 
-    def _build(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float,
-               activation, layer_norm_eps: float, batch_first: bool, norm_first: bool,
-               bias: bool, device, dtype, attentions: tuple) -> None:
+    attentions: tuple = ()
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation="relu", layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True,
+                 device=None, dtype=None) -> None:
+        super().__init__()
         options = {"device": device, "dtype": dtype}
+        attentions = self.attentions
         for name in attentions:
             setattr(self, name, MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
                                                    batch_first=batch_first, **options))
@@ -84,13 +90,10 @@ class TransformerEncoderLayer(_Block):
     gradkit.Size([5, 3, 8])
     """
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation="relu", layer_norm_eps: float = 1e-5,
-                 batch_first: bool = False, norm_first: bool = False, bias: bool = True,
-                 device=None, dtype=None) -> None:
-        super().__init__()
-        self._build(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                    batch_first, norm_first, bias, device, dtype, ("self_attn",))
+    attentions = ("self_attn",)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
         active = self.activation
         self.activation_relu_or_gelu = 1 if active is F.relu or isinstance(active, ReLU) else \
             2 if active is F.gelu or isinstance(active, GELU) else 0
@@ -116,14 +119,7 @@ class TransformerDecoderLayer(_Block):
     gradkit.Size([4, 3, 8])
     """
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation="relu", layer_norm_eps: float = 1e-5,
-                 batch_first: bool = False, norm_first: bool = False, bias: bool = True,
-                 device=None, dtype=None) -> None:
-        super().__init__()
-        self._build(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                    batch_first, norm_first, bias, device, dtype,
-                    ("self_attn", "multihead_attn"))
+    attentions = ("self_attn", "multihead_attn")
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal: bool = False,

@@ -1444,6 +1444,8 @@ OPS += [
                {"mode": "sum", "per_sample_weights": N(4)}, name="per_sample_weights"),
         Sample((I([1, 2, 4, 5]), Distinct(6, 3), I([0, 1, 4])),
                {"mode": "max", "include_last_offset": True, "padding_idx": 2}, name="max"))),
+    OpInfo("channel_shuffle", F.channel_shuffle, S(
+        Sample((N(2, 6, 2), 3)), Sample((N(1, 4, 2, 1), 2), name="4d"))),
     OpInfo("multi_head_attention_forward", F.multi_head_attention_forward, S(
         Sample((N(3, 2, 4), N(2, 2, 4), N(2, 2, 4), 4, 2, U(12, 4), N(12), None, None, False,
                 0.0, U(4, 4), N(4)), {"training": False}),

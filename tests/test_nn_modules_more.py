@@ -34,6 +34,10 @@ MODULES = {
                              (_x(1, 1, 2, 3),), {}),
     "PixelShuffle": (lambda lib: lib.nn.PixelShuffle(2), (_x(1, 8, 2, 3),), {}),
     "PixelUnshuffle": (lambda lib: lib.nn.PixelUnshuffle(2), (_x(1, 2, 4, 6),), {}),
+    "ChannelShuffle": (lambda lib: lib.nn.ChannelShuffle(2), (_x(2, 6, 2, 1),), {}),
+    "Unfold": (lambda lib: lib.nn.Unfold((2, 3), padding=1, stride=(2, 1)), (_x(1, 2, 3, 4),),
+               {}),
+    "Fold": (lambda lib: lib.nn.Fold((3, 4), 2), (_x(1, 8, 6),), {}),
     "Softmax2d": (lambda lib: lib.nn.Softmax2d(), (_x(2, 3, 2, 2),), {}),
     "Softmax2d_unbatched": (lambda lib: lib.nn.Softmax2d(), (_x(3, 2, 2),), {}),
     "ZeroPad1d": (lambda lib: lib.nn.ZeroPad1d((1, 2)), (_x(2, 3, 4),), {}),
@@ -205,6 +209,11 @@ def test_parameter_list_and_dict_match_torch():
 
 
 ERRORS = {
+    "channel_shuffle_rank": (lambda lib: lib.nn.ChannelShuffle(2), lambda lib: (lib.zeros(2, 4),)),
+    "channel_shuffle_groups": (lambda lib: lib.nn.ChannelShuffle(0),
+                               lambda lib: (lib.zeros(1, 4, 2),)),
+    "channel_shuffle_divisible": (lambda lib: lib.nn.ChannelShuffle(3),
+                                  lambda lib: (lib.zeros(1, 4, 2),)),
     "softmax2d_rank": (lambda lib: lib.nn.Softmax2d(), lambda lib: (lib.zeros(2, 3),)),
     "instance_norm1d_rank": (lambda lib: lib.nn.InstanceNorm1d(3),
                              lambda lib: (lib.zeros(2, 3, 4, 5),)),

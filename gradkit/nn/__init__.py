@@ -14,7 +14,8 @@ from gradkit.nn.layers_nd import (
     BatchNorm3d, Conv3d, ConvTranspose1d, InstanceNorm1d, InstanceNorm3d)
 from gradkit.nn.layers_small import (
     AdaptiveAvgPool1d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool3d,
-    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
+    ChannelShuffle, CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,
+    ConstantPad3d, Fold, Unfold,
     Identity, LocalResponseNorm, LPPool1d, LPPool2d, MaxPool3d, PixelShuffle, PixelUnshuffle,
     ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
     ReplicationPad3d, Softmax2d, Unflatten, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d,
@@ -63,7 +64,7 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
            "ReplicationPad2d", "ReplicationPad3d", "Softmax2d", "Unflatten", "Upsample",
            "UpsamplingBilinear2d", "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
-           "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
-           "TransformerEncoderLayer"]
+           "ChannelShuffle", "Fold", "Unfold", "Transformer", "TransformerDecoder",
+           "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

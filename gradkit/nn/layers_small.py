@@ -1,7 +1,8 @@
 """Small parameter-free layers: Identity, Unflatten, Upsample, PixelShuffle/PixelUnshuffle,
-Softmax2d, the padding layers (ZeroPad, ConstantPad, ReflectionPad, ReplicationPad,
-CircularPad in 1-3 dims), LocalResponseNorm and the remaining pooling layers, each a thin
-Module over ``gradkit.nn.functional`` with torch's arguments and repr."""
+ChannelShuffle, Fold/Unfold, Softmax2d, the padding layers (ZeroPad, ConstantPad,
+ReflectionPad, ReplicationPad, CircularPad in 1-3 dims), LocalResponseNorm and the remaining
+pooling layers, each a thin Module over ``gradkit.nn.functional`` with torch's arguments and
+repr."""
 from __future__ import annotations
 
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
@@ -104,6 +105,51 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Shuffles the channels of (N, C, *) inputs across ``groups`` groups."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
+
+
+class Unfold(Module):
+    """Sliding ``kernel_size`` blocks of (N, C, H, W) as columns (F.unfold)."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.kernel_size, self.dilation = kernel_size, dilation
+        self.padding, self.stride = padding, stride
+
+    def forward(self, input):
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")
+
+
+class Fold(Unfold):
+    """Columns of blocks summed back into an ``output_size`` image (F.fold)."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__(kernel_size, dilation, padding, stride)
+        self.output_size = output_size
+
+    def forward(self, input):
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                      self.stride)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}, " + super().extra_repr()
 
 
 class Softmax2d(Module):

@@ -1433,7 +1433,27 @@ _rng = _table_rng
 # from other ops in gradkit/nn/functional_bags.py and functional_attention.py)
 _table_rng, _rng = _rng, np.random.default_rng(1517)
 
+def _seeded(function):
+    """``function`` drawing the same mask on every call (a fixed seed first), so finite
+    differences see one function; torch's masks differ, so these rows have no torch twin."""
+    def run(*args, **kwargs):
+        gradkit.manual_seed(7)
+        return function(*args, **kwargs)
+    return run
+
+
 OPS += [
+    OpInfo("dropout1d", _seeded(F.dropout1d), S(
+        Sample((N(2, 3, 2), 0.5, True)), Sample((N(3, 2), 0.4, True), name="unbatched")),
+           torch=None),
+    OpInfo("dropout2d", _seeded(F.dropout2d), S(Sample((N(2, 3, 2, 2), 0.5, True)),),
+           torch=None),
+    OpInfo("dropout3d", _seeded(F.dropout3d), S(Sample((N(2, 3, 1, 2, 2), 0.5, True)),),
+           torch=None),
+    OpInfo("alpha_dropout", _seeded(F.alpha_dropout), S(Sample((N(2, 3), 0.5, True)),),
+           torch=None),
+    OpInfo("feature_alpha_dropout", _seeded(F.feature_alpha_dropout), S(
+        Sample((N(2, 3, 2), 0.5, True)),), torch=None),
     OpInfo("bilinear", F.bilinear, S(
         Sample((N(2, 3), N(2, 4), N(5, 3, 4), N(5))),
         Sample((N(2, 2, 3), N(2, 2, 2), N(4, 3, 2)), name="no_bias_3d"))),

@@ -289,3 +289,76 @@ def test_reassigned_parameter_keeps_its_place_as_torch():
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), extraglobs={"gradkit": gradkit})
     assert result.attempted > 0 and result.failed == 0
+
+
+# -- channel-wise and alpha dropout: draws differ from torch's, so the checks are exact
+# where no draw matters (p = 0, p = 1, eval mode) and structural otherwise
+
+DROPOUTS = {"Dropout1d": (3,), "Dropout2d": (4,), "Dropout3d": (5, 4), "AlphaDropout": (2, 3),
+            "FeatureAlphaDropout": (3, 4)}
+
+
+@pytest.mark.parametrize("name", sorted(DROPOUTS))
+@pytest.mark.parametrize("p,training", [(0.0, True), (1.0, True), (0.5, False)])
+def test_dropout_layers_match_torch_where_no_draw_matters(name, p, training):
+    for rank in DROPOUTS[name]:
+        x = _x(*(2, 3, 2, 2, 2)[:rank])
+        compare(torch, lambda lib: getattr(lib.nn, name)(p), (x,), training=training)
+
+
+@pytest.mark.parametrize("function,rank,lead", [
+    ("dropout1d", 3, 2), ("dropout1d", 2, 1), ("dropout2d", 4, 2), ("dropout3d", 5, 2),
+    ("dropout3d", 4, 1)])
+def test_channel_dropout_draws_whole_channels(function, rank, lead):
+    gradkit.manual_seed(1)
+    x = gradkit.tensor(np.abs(_x(*(8, 6, 3, 2, 2)[:rank])) + 1, requires_grad=True)
+    out = getattr(gradkit.nn.functional, function)(x, 0.5, True)
+    ratio = (out / x).detach().numpy().reshape(*x.shape[:lead], -1)
+    assert np.allclose(ratio, ratio[..., :1])  # one factor per (sample,) channel
+    assert len(np.unique(np.round(ratio, 12))) == 2  # kept and dropped
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy().reshape(ratio.shape), ratio)
+
+
+@pytest.mark.parametrize("function,shape", [("alpha_dropout", (400,)),
+                                            ("feature_alpha_dropout", (6, 40, 3))])
+def test_alpha_dropout_takes_torch_affine_values(function, shape):
+    p, alpha = 0.3, 1.7580993408473766
+    a = 1 / np.sqrt((alpha ** 2 * p + 1) * (1 - p))
+    gradkit.manual_seed(2)
+    x = gradkit.tensor(_x(*shape))
+    out = getattr(gradkit.nn.functional, function)(x, p, True).numpy()
+    kept = np.isclose(out, a * x.numpy() + alpha * a * p)
+    dropped = np.isclose(out, alpha * a * (p - 1))
+    assert (kept | dropped).all() and kept.any() and dropped.any()
+    if len(shape) == 3:  # one draw per (sample, channel)
+        assert (kept.all(-1) | dropped.all(-1)).all()
+
+
+def test_dropout_in_place_writes_the_input():
+    gradkit.manual_seed(3)
+    x = gradkit.ones(4, 5, 3)
+    out = gradkit.nn.functional.dropout1d(x, 0.5, True, inplace=True)
+    assert out is x and set(np.unique(x.numpy())) <= {0.0, 2.0}
+
+
+@pytest.mark.parametrize("function,shape", [("dropout2d", (2, 3)), ("dropout2d", (2, 3, 4)),
+                                            ("dropout3d", (2, 3, 4))])
+def test_dropout_rank_warnings_match_torch(function, shape):
+    messages = []
+    for lib in (torch, gradkit):
+        with pytest.warns(UserWarning) as caught:
+            getattr(lib.nn.functional, function)(lib.ones(*shape), 0.5, False)
+        messages.append([str(w.message) for w in caught])
+    assert messages[1] == messages[0]
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.functional.dropout1d(lib.ones(2, 2, 2, 2)),
+    lambda lib: lib.nn.functional.dropout2d(lib.ones(2, 2, 2, 2), 1.5),
+    lambda lib: lib.nn.functional.alpha_dropout(lib.ones(2), -0.1),
+    lambda lib: lib.nn.Dropout3d(2.0),
+])
+def test_dropout_errors_match_torch(call):
+    (t_type, t_text), (g_type, g_text) = errors(torch, call, lambda value, lib: None)
+    assert g_type is t_type and g_text == t_text

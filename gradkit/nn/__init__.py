@@ -15,7 +15,8 @@ from gradkit.nn.layers_nd import (
 from gradkit.nn.layers_small import (
     AdaptiveAvgPool1d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool3d,
     ChannelShuffle, CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,
-    ConstantPad3d, Fold, Unfold,
+    ConstantPad3d, Fold, Unfold, AlphaDropout, Dropout1d, Dropout2d, Dropout3d,
+    FeatureAlphaDropout,
     Identity, LocalResponseNorm, LPPool1d, LPPool2d, MaxPool3d, PixelShuffle, PixelUnshuffle,
     ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
     ReplicationPad3d, Softmax2d, Unflatten, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d,
@@ -64,7 +65,8 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
            "ReplicationPad2d", "ReplicationPad3d", "Softmax2d", "Unflatten", "Upsample",
            "UpsamplingBilinear2d", "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
-           "ChannelShuffle", "Fold", "Unfold", "Transformer", "TransformerDecoder",
+           "ChannelShuffle", "Fold", "Unfold", "AlphaDropout", "Dropout1d", "Dropout2d",
+           "Dropout3d", "FeatureAlphaDropout", "Transformer", "TransformerDecoder",
            "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

@@ -18,6 +18,8 @@ from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.nn.functional_attention import multi_head_attention_forward
 from gradkit.nn.functional_bags import bilinear, embedding_bag
+from gradkit.nn.functional_dropout import (
+    alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout)
 from gradkit.ops.attention import (
     fold, pixel_shuffle, pixel_unshuffle, scaled_dot_product_attention, unfold)
 from gradkit.ops.conv import conv2d
@@ -68,6 +70,7 @@ __all__ = [
     "interpolate", "local_response_norm", "lp_pool1d", "lp_pool2d", "max_pool1d", "max_pool3d",
     "pixel_shuffle", "pixel_unshuffle", "rms_norm", "scaled_dot_product_attention", "unfold",
     "multi_head_attention_forward", "bilinear", "embedding_bag", "channel_shuffle",
+    "alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout",
 ]
 
 

@@ -1,12 +1,12 @@
 """Small parameter-free layers: Identity, Unflatten, Upsample, PixelShuffle/PixelUnshuffle,
-ChannelShuffle, Fold/Unfold, Softmax2d, the padding layers (ZeroPad, ConstantPad,
-ReflectionPad, ReplicationPad, CircularPad in 1-3 dims), LocalResponseNorm and the remaining
-pooling layers, each a thin Module over ``gradkit.nn.functional`` with torch's arguments and
-repr."""
+ChannelShuffle, Fold/Unfold, Softmax2d, channel and alpha dropout, the padding layers
+(ZeroPad, ConstantPad, ReflectionPad, ReplicationPad, CircularPad in 1-3 dims),
+LocalResponseNorm and the remaining pooling layers, each a thin Module over
+``gradkit.nn.functional`` with torch's arguments and repr."""
 from __future__ import annotations
 
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
-from gradkit.nn.layers import _ntuple
+from gradkit.nn.layers import Dropout, _ntuple
 from gradkit.nn.layers_more import AvgPool2d, MaxPool1d
 from gradkit.nn.module import Module
 
@@ -330,3 +330,40 @@ class LPPool2d(LPPool1d):
     """(sum of x^p over each window)^(1/p) of (N, C, H, W) inputs."""
 
     function = staticmethod(F.lp_pool2d)
+
+
+class _ChannelDropout(Dropout):
+    """Dropout whose draw ``function`` is torch's channel-wise or alpha variant."""
+
+    function = staticmethod(F.dropout1d)
+
+    def forward(self, input):
+        return self.function(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_ChannelDropout):
+    """Zeroes whole channels of (N, C, L) / (C, L) inputs while training."""
+
+
+class Dropout2d(_ChannelDropout):
+    """Zeroes whole channels of (N, C, H, W) inputs while training."""
+
+    function = staticmethod(F.dropout2d)
+
+
+class Dropout3d(_ChannelDropout):
+    """Zeroes whole channels of (N, C, D, H, W) / (C, D, H, W) inputs while training."""
+
+    function = staticmethod(F.dropout3d)
+
+
+class AlphaDropout(_ChannelDropout):
+    """Alpha dropout (for SELU networks) while training."""
+
+    function = staticmethod(F.alpha_dropout)
+
+
+class FeatureAlphaDropout(_ChannelDropout):
+    """Alpha dropout of whole channels while training."""
+
+    function = staticmethod(F.feature_alpha_dropout)

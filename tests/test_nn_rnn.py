@@ -216,3 +216,24 @@ def test_cell_unknown_nonlinearity_fails_when_called_as_torch():
         cell(lib.zeros(2, 3))
     (t_type, t_text), (g_type, g_text) = _errors(lambda lib: lib.nn.RNNCell(3, 4), call)
     assert g_type is t_type and g_text == t_text
+
+
+@pytest.mark.filterwarnings("ignore:LSTM with projections")  # torch's oneDNN note
+@pytest.mark.parametrize("make,features", [
+    (lambda lib: lib.nn.LSTM(3, 4, 2, bidirectional=True, proj_size=2), 3),
+    (lambda lib: lib.nn.GRU(3, 4, batch_first=True), 3),
+    (lambda lib: lib.nn.MultiheadAttention(4, 2), 4),
+])
+def test_float32_modules_keep_float32_and_torch_values(make, features):
+    torch.manual_seed(0)
+    theirs, ours = make(torch), make(gradkit)
+    ours.load_state_dict({k: gradkit.tensor(v.detach().numpy())
+                          for k, v in theirs.state_dict().items()})
+    x = np.random.default_rng(2).standard_normal((5, 2, features)).astype(np.float32)
+    args = (x, x, x) if isinstance(ours, gradkit.nn.MultiheadAttention) else (x,)
+    g_out = flat(ours(*(gradkit.tensor(a) for a in args)))
+    t_out = flat(theirs(*(torch.tensor(a) for a in args)))
+    for g, t in zip(g_out, t_out, strict=True):
+        assert g.dtype == gradkit.float32
+        np.testing.assert_allclose(g.detach().numpy(), t.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)

@@ -1474,3 +1474,49 @@ OPS += [
     _fft("ifftshift", Sample((N(3, 2),), {"dim": (1,)})),
 ]
 _rng = _table_rng
+
+# lane rnn: nn.functional's bilinear, embedding_bag and multi_head_attention_forward (composed
+# from other ops in gradkit/nn/functional_bags.py and functional_attention.py)
+_table_rng, _rng = _rng, np.random.default_rng(1517)
+
+def _seeded(function):
+    """``function`` drawing the same mask on every call (a fixed seed first), so finite
+    differences see one function; torch's masks differ, so these rows have no torch twin."""
+    def run(*args, **kwargs):
+        gradkit.manual_seed(7)
+        return function(*args, **kwargs)
+    return run
+
+
+OPS += [
+    OpInfo("dropout1d", _seeded(F.dropout1d), S(
+        Sample((N(2, 3, 2), 0.5, True)), Sample((N(3, 2), 0.4, True), name="unbatched")),
+           torch=None),
+    OpInfo("dropout2d", _seeded(F.dropout2d), S(Sample((N(2, 3, 2, 2), 0.5, True)),),
+           torch=None),
+    OpInfo("dropout3d", _seeded(F.dropout3d), S(Sample((N(2, 3, 1, 2, 2), 0.5, True)),),
+           torch=None),
+    OpInfo("alpha_dropout", _seeded(F.alpha_dropout), S(Sample((N(2, 3), 0.5, True)),),
+           torch=None),
+    OpInfo("feature_alpha_dropout", _seeded(F.feature_alpha_dropout), S(
+        Sample((N(2, 3, 2), 0.5, True)),), torch=None),
+    OpInfo("bilinear", F.bilinear, S(
+        Sample((N(2, 3), N(2, 4), N(5, 3, 4), N(5))),
+        Sample((N(2, 2, 3), N(2, 2, 2), N(4, 3, 2)), name="no_bias_3d"))),
+    OpInfo("embedding_bag", F.embedding_bag, S(
+        Sample((I([1, 2, 4, 5, 4, 3]), N(6, 3), I([0, 2, 2, 5])), name="mean_empty_bag"),
+        Sample((I([[1, 2, 4], [4, 3, 0]]), N(6, 3)), {"mode": "sum"}, name="sum_2d"),
+        Sample((I([1, 2, 4, 5]), N(6, 3), I([0, 1])),
+               {"mode": "sum", "per_sample_weights": N(4)}, name="per_sample_weights"),
+        Sample((I([1, 2, 4, 5]), Distinct(6, 3), I([0, 1, 4])),
+               {"mode": "max", "include_last_offset": True, "padding_idx": 2}, name="max"))),
+    OpInfo("channel_shuffle", F.channel_shuffle, S(
+        Sample((N(2, 6, 2), 3)), Sample((N(1, 4, 2, 1), 2), name="4d"))),
+    OpInfo("multi_head_attention_forward", F.multi_head_attention_forward, S(
+        Sample((N(3, 2, 4), N(2, 2, 4), N(2, 2, 4), 4, 2, U(12, 4), N(12), None, None, False,
+                0.0, U(4, 4), N(4)), {"training": False}),
+        Sample((N(3, 4), N(2, 4), N(2, 4), 4, 1, U(12, 4), None, N(1, 1, 4), N(1, 1, 4), True,
+                0.0, U(4, 4), None), {"average_attn_weights": False, "attn_mask": N(3, 2)},
+               name="unbatched_bias_kv_zero_attn"))),
+]
+_rng = _table_rng

@@ -6,7 +6,21 @@ from gradkit.nn.activation import (
 from gradkit.nn.activation_more import (
     CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,
     Mish, PReLU, ReLU6, RReLU, SiLU, Softplus, Softshrink, Softsign, Tanhshrink, Threshold)
+from gradkit.nn.attention import MultiheadAttention
 from gradkit.nn.container import ModuleList, Sequential
+from gradkit.nn.container_more import ModuleDict, ParameterDict, ParameterList
+from gradkit.nn.layers_bags import Bilinear, EmbeddingBag
+from gradkit.nn.layers_nd import (
+    BatchNorm3d, Conv3d, ConvTranspose1d, InstanceNorm1d, InstanceNorm3d)
+from gradkit.nn.layers_small import (
+    AdaptiveAvgPool1d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool3d,
+    ChannelShuffle, CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,
+    ConstantPad3d, Fold, Unfold, AlphaDropout, Dropout1d, Dropout2d, Dropout3d,
+    FeatureAlphaDropout,
+    Identity, LocalResponseNorm, LPPool1d, LPPool2d, MaxPool3d, PixelShuffle, PixelUnshuffle,
+    ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
+    ReplicationPad3d, Softmax2d, Unflatten, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d,
+    ZeroPad1d, ZeroPad2d, ZeroPad3d)
 from gradkit.nn.layers import Conv2d, Dropout, Embedding, LayerNorm, Linear, MaxPool2d
 from gradkit.nn.layers_more import (
     AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, ConvTranspose2d,
@@ -19,6 +33,11 @@ from gradkit.nn.loss_more import (
     SoftMarginLoss, TripletMarginLoss)
 from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
+from gradkit.nn.transformer import (
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+    TransformerEncoderLayer)
+from gradkit.nn.rnn import GRU, LSTM, RNN, RNNBase
+from gradkit.nn.rnn_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d", "Embedding",
            "LayerNorm", "Dropout", "MaxPool2d", "ReLU", "Tanh", "Sigmoid", "GELU", "Flatten",
@@ -34,6 +53,20 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            "CosineSimilarity", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss",
            "L1Loss", "MarginRankingLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss",
            "MultiMarginLoss", "PairwiseDistance", "PoissonNLLLoss", "SmoothL1Loss",
-           "SoftMarginLoss", "TripletMarginLoss"]
+           "SoftMarginLoss", "TripletMarginLoss",
+           # lane rnn: recurrent layers, attention, transformer layers, small modules
+           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+           "MultiheadAttention", "ModuleDict", "ParameterDict", "ParameterList", "Bilinear",
+           "EmbeddingBag", "BatchNorm3d", "Conv3d", "ConvTranspose1d", "InstanceNorm1d",
+           "InstanceNorm3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "AvgPool3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+           "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Identity", "LocalResponseNorm",
+           "LPPool1d", "LPPool2d", "MaxPool3d", "PixelShuffle", "PixelUnshuffle",
+           "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+           "ReplicationPad2d", "ReplicationPad3d", "Softmax2d", "Unflatten", "Upsample",
+           "UpsamplingBilinear2d", "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+           "ChannelShuffle", "Fold", "Unfold", "AlphaDropout", "Dropout1d", "Dropout2d",
+           "Dropout3d", "FeatureAlphaDropout", "Transformer", "TransformerDecoder",
+           "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

@@ -84,3 +84,19 @@ class ModuleList(_IndexedModules):
         for module in modules:
             self.append(module)
         return self
+
+    def __repr__(self) -> str:
+        """torch's: a run of modules with the same repr reads ``(0-2): 3 x Linear(...)``."""
+        if not len(self):
+            return self._get_name() + "()"
+        runs: list[list] = []  # [first index, last index, repr]
+        for i, module in enumerate(self):
+            text = repr(module)
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        lines = [(f"({first}): " if first == last else
+                  f"({first}-{last}): {last - first + 1} x ") + text.replace("\n", "\n  ")
+                 for first, last, text in runs]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"

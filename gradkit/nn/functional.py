@@ -16,6 +16,10 @@ from gradkit._not_implemented import module_getattr
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
+from gradkit.nn.functional_attention import multi_head_attention_forward
+from gradkit.nn.functional_bags import bilinear, embedding_bag
+from gradkit.nn.functional_dropout import (
+    alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout)
 from gradkit.ops.attention import (
     fold, pixel_shuffle, pixel_unshuffle, scaled_dot_product_attention, unfold)
 from gradkit.ops.conv import conv2d
@@ -65,6 +69,8 @@ __all__ = [
     "conv3d", "conv_transpose1d", "conv_transpose2d", "fold", "group_norm", "instance_norm",
     "interpolate", "local_response_norm", "lp_pool1d", "lp_pool2d", "max_pool1d", "max_pool3d",
     "pixel_shuffle", "pixel_unshuffle", "rms_norm", "scaled_dot_product_attention", "unfold",
+    "multi_head_attention_forward", "bilinear", "embedding_bag", "channel_shuffle",
+    "alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout",
 ]
 
 
@@ -168,6 +174,22 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
         raise TypeError("gradkit's normalize does not take out=")
     norm = ops.clamp(vector_norm(input, p, dim, True), min=eps)
     return ops.div(input, norm.expand_as(input))
+
+
+def channel_shuffle(input, groups: int):
+    """(N, C, *) with the channels, read as (groups, C/groups), transposed: torch's shuffle."""
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    batch, channels, *rest = input.shape
+    if channels % groups != 0:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {channels} "
+                           f"channels and {groups} groups.")
+    grouped = input.reshape(batch, groups, channels // groups, *rest)
+    return grouped.transpose(1, 2).reshape(batch, channels, *rest)
 
 
 def _np_dtype(dtype):

@@ -45,7 +45,7 @@ class ConvTranspose2d(_ConvNd):
                  padding_mode: str = "zeros", device=None, dtype=None) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode, device, dtype)
-        self.output_padding = _ntuple(output_padding, 2)
+        self.output_padding = _ntuple(output_padding, self.dims)
 
     def forward(self, x, output_size=None):
         return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
@@ -56,13 +56,14 @@ class ConvTranspose2d(_ConvNd):
         """torch's: the output_padding that makes the output ``output_size`` (if given)."""
         if output_size is None:
             return self.output_padding
-        lead = 2 if x.ndim == 4 else 1
-        size = output_size[lead:] if len(output_size) == lead + 2 else output_size
-        if len(size) != 2:
-            raise ValueError(f"ConvTranspose2D: for {x.ndim}D input, output_size must have 2 or "
-                             f"{lead + 2} elements (got {len(size)})")
+        n = self.dims
+        lead = 2 if x.ndim == n + 2 else 1
+        size = output_size[lead:] if len(output_size) == lead + n else output_size
+        if len(size) != n:
+            raise ValueError(f"ConvTranspose{n}D: for {x.ndim}D input, output_size must have {n} "
+                             f"or {lead + n} elements (got {len(size)})")
         lows = [(x.shape[lead + d] - 1) * self.stride[d] - 2 * self.padding[d]
-                + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(2)]
+                + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(n)]
         highs = [low + s - 1 for low, s in zip(lows, self.stride, strict=True)]
         if any(not low <= n <= high for n, low, high in zip(size, lows, highs, strict=True)):
             raise ValueError(f"requested an output size of {size}, but valid sizes range from "
@@ -155,6 +156,8 @@ class BatchNorm2d(_BatchNorm):
 class InstanceNorm2d(_Norm):
     """Each (sample, channel) plane of (N, C, H, W) or (C, H, W) normalized on its own."""
 
+    dims = 2
+
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device=None,
                  dtype=None, *, bias: bool = True) -> None:
@@ -162,9 +165,11 @@ class InstanceNorm2d(_Norm):
                          bias)
 
     def forward(self, x):
-        if x.ndim not in (3, 4):
-            raise ValueError(f"expected 3D or 4D input (got {x.ndim}D input)")
-        feature_dim = x.ndim - 3
+        batched = self.dims + 2
+        if x.ndim not in (batched - 1, batched):
+            raise ValueError(f"expected {batched - 1}D or {batched}D input (got {x.ndim}D "
+                             "input)")
+        feature_dim = x.ndim - self.dims - 1
         if x.shape[feature_dim] != self.num_features:
             if self.affine:
                 raise ValueError(f"expected input's size at dim={feature_dim} to match "
@@ -173,7 +178,7 @@ class InstanceNorm2d(_Norm):
             warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
                           "can silence this warning by not passing in num_features, which is not "
                           "used because affine=False", stacklevel=2)
-        if x.ndim == 3:
+        if x.ndim == batched - 1:
             return self.forward(x.unsqueeze(0)).squeeze(0)
         return F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                                self.training or not self.track_running_stats,

@@ -60,8 +60,8 @@ class Module(ModuleHooks, ModuleState):
             raise AttributeError("cannot assign to a Module before Module.__init__() call")
         for registry, kind, what in ((self._parameters, Parameter, "parameter"),
                                      (self._modules, Module, "child module")):
-            if isinstance(value, kind):  # it replaces whatever had the name
-                self._forget(name)
+            if isinstance(value, kind):  # it replaces whatever had the name, in its place
+                self._forget(name, keep=registry)
                 registry[name] = value
                 return
             if name in registry:  # only None may replace a registered one
@@ -79,10 +79,11 @@ class Module(ModuleHooks, ModuleState):
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
+    def _forget(self, name: str, keep=None) -> None:
         self.__dict__.pop(name, None)
         for registry in (self._parameters, self._buffers, self._modules):
-            registry.pop(name, None)
+            if registry is not keep:
+                registry.pop(name, None)
 
     def __getattr__(self, name: str) -> Any:
         # only called when normal lookup fails: look in the registries

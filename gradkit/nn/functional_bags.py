@@ -1,0 +1,121 @@
+"""torch.nn.functional.bilinear and embedding_bag, composed from ops (matmul, embedding,
+sums, maxima), with torch's checks and messages."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from gradkit import creation, ops
+from gradkit.backend import int64
+from gradkit.ops.layers import embedding
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y = x₁ᵀ A x₂ + b for each leading index: weight (out, in1, in2), bias (out,)."""
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "
+                           f"{input2.ndim}")
+    if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
+        for dim in range(input1.ndim - 1):
+            if input1.shape[dim] != input2.shape[dim]:
+                raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim "
+                                   f"{dim}: got "
+                                   f"{input1.shape[dim]} and {input2.shape[dim]}")
+    for which, x, dim in (("input1", input1, 1), ("input2", input2, 2)):
+        if x.shape[-1] != weight.shape[dim]:
+            raise RuntimeError(f"bilinear(): {which} size does not match weight size: got "
+                               f"{x.shape[-1]} but expected {weight.shape[dim]}")
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[0]} but expected {weight.shape[0]}")
+    out_features, in1, in2 = weight.shape
+    # x₁ A as one matmul: (*, in1) @ (in1, out·in2) -> (*, out, in2), then the dot with x₂
+    left = ops.matmul(input1, weight.permute(1, 0, 2).reshape(in1, out_features * in2))
+    left = left.reshape(*input1.shape[:-1], out_features, in2)
+    out = ops.sum(ops.mul(left, input2.unsqueeze(-2)), -1)
+    return out if bias is None else ops.add(out, bias)
+
+
+def _bags(input, offsets, per_sample_weights, include_last_offset: bool):
+    """(flat indices, flat weights or None, [(start, end)] of each bag), torch's checks."""
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {type(offsets)}")
+        rows, length = input.shape
+        bounds = [(b * length, (b + 1) * length) for b in range(rows)]
+        flat_weights = None if per_sample_weights is None else per_sample_weights.reshape(-1)
+        return input.reshape(-1), flat_weights, bounds
+    if input.ndim != 1:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.ndim}")
+    if offsets is None:
+        raise ValueError("offsets has to be a 1D Tensor but got None")
+    if offsets.ndim != 1:
+        raise ValueError("offsets has to be a 1D Tensor")
+    starts = [int(s) for s in offsets.detach().cpu().numpy()]
+    if starts and starts[0] != 0:
+        raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
+                           f"has to start from position 0. However, got {starts[0]}")
+    if starts and starts[-1] > input.shape[0]:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length "
+                           f"{input.shape[0]} but got offsets[-1] of {starts[-1]}")
+    ends = starts[1:] if include_last_offset else starts[1:] + [input.shape[0]]
+    return input, per_sample_weights, list(zip(starts, ends))
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float = 2,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights=None, include_last_offset: bool = False,
+                  padding_idx: int | None = None):
+    """The sum, mean or max of each bag of embeddings: bags are the rows of a 2-D ``input``, or
+    the pieces of a 1-D ``input`` starting at ``offsets``; an empty bag gives zeros and
+    ``padding_idx`` entries are left out (of the count of a mean too)."""
+    if weight.dtype == int64 and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) "
+                         f"is not None, then it must have the same shape as the input "
+                         f"({input.shape})")
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.ndim}")
+    indices, sample_weights, bounds = _bags(input, offsets, per_sample_weights,
+                                            include_last_offset)
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("gradkit's embedding_bag has no max_norm, scale_grad_by_freq "
+                                  "or sparse")
+    if sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
+                                  "per_sample_weights is only supported for mode='sum' "
+                                  f"(got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    rows = embedding(indices, weight)
+    if sample_weights is not None:
+        rows = ops.mul(rows, sample_weights.unsqueeze(-1))
+    host = indices.detach().cpu().numpy()
+    bags = []
+    for start, end in bounds:
+        kept = [p for p in range(start, end) if host[p] != padding_idx]
+        if not kept:
+            bags.append(creation.zeros(weight.shape[1], dtype=weight.dtype,
+                                       device=weight.device))
+            continue
+        members = rows[creation.tensor(np.array(kept), device=weight.device)]
+        if mode == "max":
+            bags.append(members.max(0).values)
+        else:
+            total = ops.sum(members, 0)
+            bags.append(ops.div(total, len(kept)) if mode == "mean" else total)
+    if not bags:
+        return creation.zeros((0, weight.shape[1]), dtype=weight.dtype, device=weight.device)
+    return ops.stack(bags, 0)

@@ -1,0 +1,113 @@
+"""Channel-wise and alpha dropout (torch.nn.functional's dropout1d/2d/3d, alpha_dropout,
+feature_alpha_dropout): a mask drawn from gradkit's generator multiplies the input, so the
+gradient comes from the graph. The masks differ from torch's even under one seed."""
+from __future__ import annotations
+
+import math
+import warnings
+
+from gradkit._tensor import Tensor
+from gradkit.backend import get_array_module
+from gradkit.creation import bernoulli_mask
+from gradkit.ops.arithmetic import add, mul
+from gradkit.ops.inplace import inplace as write_inplace
+
+_SELU_ALPHA = 1.7580993408473766  # torch's alpha of alpha dropout (SELU's -scale·alpha)
+
+
+def _check_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout_impl(input, p: float, training: bool, inplace: bool, feature: bool, alpha: bool,
+                  batched: bool = True):
+    """torch's _dropout_impl: one draw per element, or per (sample, channel) with ``feature``
+    (``batched=False``: the input lacks the sample dim); alpha keeps SELU's mean and variance."""
+    if p == 0.0 or not training or input.numel() == 0:
+        return input
+    data = input._data
+    xp = get_array_module(data)
+    if feature:
+        lead = 2 if batched else 1
+        if input.ndim < lead:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        shape = tuple(input.shape[:lead]) + (1,) * (input.ndim - lead)
+    else:
+        shape = tuple(input.shape)
+    if p == 1.0:
+        keep = xp.zeros(shape, dtype=data.dtype)
+        shift = None
+    else:
+        keep = xp.asarray(bernoulli_mask(shape, p), dtype=data.dtype)
+        if alpha:
+            a = 1.0 / math.sqrt((_SELU_ALPHA ** 2 * p + 1) * (1 - p))
+            shift = Tensor._make(((keep - 1) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p)
+                                 .astype(data.dtype))
+            keep = keep * a
+        else:
+            shift = None
+            keep = keep / (1.0 - p)
+    scale = Tensor._make(xp.asarray(keep, dtype=data.dtype))
+    out = write_inplace(input, mul, scale) if inplace else mul(input, scale)
+    if shift is None:
+        return out
+    return write_inplace(out, add, shift) if inplace else add(out, shift)
+
+
+def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero whole channels of (N, C, L) or (C, L) inputs with probability p (while training)."""
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout on "
+                           "inputs with 1 spatial dimension, a channel dimension, and an "
+                           "optional batch dimension (i.e. 2D or 3D inputs).")
+    return _dropout_impl(input, p, training, inplace, True, False, input.ndim == 3)
+
+
+def _warn_rank(name: str, ndim: int, spatial: int) -> None:
+    warnings.warn(f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will "
+                  "result in an error in a future release. To retain the behavior and silence "
+                  f"this warning, please use dropout instead. Note that {name} exists to provide "
+                  f"channel-wise dropout on inputs with {spatial} spatial dimensions, a channel "
+                  "dimension, and an optional batch dimension (i.e. "
+                  f"{spatial + 1}D or {spatial + 2}D inputs).", stacklevel=3)
+
+
+def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero whole channels of (N, C, H, W) inputs; a 3-D input is read as (N, C, L), as torch
+    (with its warning)."""
+    _check_p(p)
+    if input.ndim not in (3, 4):
+        _warn_rank("dropout2d", input.ndim, 2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L), where C is the channel dim. This behavior will change in "
+                      "a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+                      "behavior, please switch to using dropout1d instead.", stacklevel=2)
+    return _dropout_impl(input, p, training, inplace, True, False)
+
+
+def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) inputs."""
+    _check_p(p)
+    if input.ndim not in (4, 5):
+        _warn_rank("dropout3d", input.ndim, 3)
+    return _dropout_impl(input, p, training, inplace, True, False, input.ndim == 5)
+
+
+def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """Dropout for SELU networks: dropped elements take SELU's negative saturation and an
+    affine map keeps mean 0 and variance 1."""
+    _check_p(p)
+    return _dropout_impl(input, p, training, inplace, False, True)
+
+
+def feature_alpha_dropout(input, p: float = 0.5, training: bool = False,
+                          inplace: bool = False):
+    """alpha_dropout with one draw per (sample, channel)."""
+    _check_p(p)
+    return _dropout_impl(input, p, training, inplace, True, True)

@@ -138,6 +138,19 @@ def _is_gelu(step) -> bool:
     return "gelu" in (step.op, step.params.get("fn"))
 
 
+_ZERO_SUM_PRODUCTS = {"b_bmm", "b_dot", "b_einsum", "b_inner", "b_linear", "b_matmul_bcast", "b_mm",
+                      "b_mv", "e_addbmm", "e_addmm", "e_addmv", "e_baddbmm", "e_tensordot",
+                      "l_multi_dot", "l_vecdot", "linear", "matmul", "n_conv", "conv1d",
+                      "conv3d", "conv_transpose1d", "conv_transpose2d", "s_chain_matmul"}
+
+
+def _zero_sum_of_products(program, mine: Result, theirs: Result) -> bool:
+    """A matrix product or convolution whose sum of products is all signed zeros: its sign
+    is whatever the BLAS kernel's accumulator starts from (torch's differs by shape)."""
+    step = _first_signed_zero_step(program, mine, theirs)
+    return step is not None and step.op in _ZERO_SUM_PRODUCTS
+
+
 def _onednn_gelu(program, mine: Result, theirs: Result) -> bool:
     """float32 gelu of more than one element: torch's oneDNN kernel gives 0.0 for -0.0 and
     underflowing negatives and NaN for +inf; its own kernel (float64, one element) gives -0.0
@@ -376,6 +389,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/autograd.md", "saves its result only when `y` requires grad", _pow_result_written),
     Known("max/min tie of 0.0 and -0.0 picked by lane in torch's vectorized loop",
           "docs/numerics.md", "vectorized loops pick by lane", _vectorized_tie),
+    Known("the sign of a matrix product's or convolution's zero sum of products",
+          "docs/numerics.md", "a sum of products that are all zeros", _zero_sum_of_products),
     Known("float32 gelu gives 0.0 (NaN) in torch's oneDNN kernel where gradkit gives -0.0 (inf)",
           "docs/numerics.md", "oneDNN kernel", _onednn_gelu),
     Known("the gradient of std at elements equal but for rounding is noise over noise",

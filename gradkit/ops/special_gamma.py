@@ -1,5 +1,5 @@
 """The gamma family and modified Bessel functions on raw arrays of module xp (no SciPy):
-lgamma, digamma, trigamma, the Hurwitz zeta function (for polygamma), i0 and i1.
+lgamma, digamma, trigamma, the Hurwitz zeta function (for polygamma and zeta) and i0.
 
 The algorithms are those of torch's CPU kernels (ATen/native/Math.h, derived from the Cephes
 Math Library), written elementwise with masks instead of branches, so their values at the
@@ -95,8 +95,9 @@ def trigamma_array(xp, x):
     return value.astype(dtype)
 
 
-def zeta_array(xp, order: float, q):
-    """The Hurwitz zeta function sum_k (q + k) ** -order, for a number order > 1 (float64)."""
+def zeta_array(xp, order, q):
+    """The Hurwitz zeta function sum_k (q + k) ** -order, for order > 1 (a number or an array
+    broadcast with q), in float64."""
     q = q.astype(np.float64)
     with np.errstate(all="ignore"):
         pole = (q <= 0) & (q == xp.floor(q))
@@ -119,7 +120,7 @@ def zeta_array(xp, order: float, q):
         return xp.where(pole, math.inf, value)
 
 
-def _euler_maclaurin(xp, order: float, total, a, term):
+def _euler_maclaurin(xp, order, total, a, term):
     """The tail of the zeta sum after the direct terms, as Cephes (stops where a term is
     below MACHEP of the sum)."""
     w = a
@@ -183,9 +184,3 @@ def _bessel(xp, x, order: int):
 def i0_array(xp, x):
     """The modified Bessel function of the first kind, order 0."""
     return _bessel(xp, x, 0).astype(x.dtype)
-
-
-def i1_array(xp, x):
-    """The modified Bessel function of the first kind, order 1 (odd in x)."""
-    out = _bessel(xp, x, 1)
-    return xp.where(x < 0, -out, out).astype(x.dtype)

@@ -12,7 +12,8 @@ import math
 
 import numpy as np
 
-from gradkit.ops.special_series import chebyshev_series, polynomial
+from gradkit.ops.binary_math import fused_multiply_add
+from gradkit.ops.special_series import c_math, chebyshev_series, polynomial
 from gradkit.ops.special_tables import (
     AIRY_AI_AD, AIRY_AI_AFD, AIRY_AI_AFN, AIRY_AI_AGD, AIRY_AI_AGN, AIRY_AI_AN, BESSEL_J0_PP,
     BESSEL_J0_PQ, BESSEL_J0_QP, BESSEL_J0_QQ, BESSEL_J0_RP, BESSEL_J0_RQ, BESSEL_J1_PP,
@@ -31,24 +32,28 @@ _J1_ZEROS_SQUARED = (14.6819706421238932572, 49.2184563216946036703)
 
 def _hankel(xp, x, order: int, sine: bool):
     """The asymptotic form above 5: sqrt(2 / (pi x)) (P cos(x - phase) - 5/x Q sin(...)) for
-    J (``sine`` False), and with sin and cos exchanged (and +) for Y."""
+    J (``sine`` False), and with sin and cos exchanged (and +) for Y; the first product fused
+    with the sum, as torch's compiled kernel."""
     pp, pq, qp, qq = ((BESSEL_J0_PP, BESSEL_J0_PQ, BESSEL_J0_QP, BESSEL_J0_QQ) if order == 0
                       else (BESSEL_J1_PP, BESSEL_J1_PQ, BESSEL_J1_QP, BESSEL_J1_QQ))
     phase = _QUARTER_PI if order == 0 else _THREE_QUARTER_PI
     z = 25.0 / (x * x) if order == 0 else 5.0 / x * (5.0 / x)
-    p = polynomial(z, pp) / polynomial(z, pq)
-    q = 5.0 / x * (polynomial(z, qp) / polynomial(z, qq))
+    p = polynomial(xp, z, pp) / polynomial(xp, z, pq)
+    q = 5.0 / x * (polynomial(xp, z, qp) / polynomial(xp, z, qq))
+    sine_part, cosine_part = c_math(xp, "sin", x - phase), c_math(xp, "cos", x - phase)
     if sine:
-        return (p * xp.sin(x - phase) + q * xp.cos(x - phase)) * _SQRT_2_OVER_PI / xp.sqrt(x)
-    return (p * xp.cos(x - phase) - q * xp.sin(x - phase)) * _SQRT_2_OVER_PI / xp.sqrt(x)
+        wave = fused_multiply_add(xp, p, sine_part, q * cosine_part)
+    else:
+        wave = fused_multiply_add(xp, p, cosine_part, -(q * sine_part))
+    return wave * _SQRT_2_OVER_PI / xp.sqrt(x)
 
 
 def _j0(xp, x):
     a = xp.abs(x)
     s = xp.minimum(a, 5.0)
     s2 = s * s
-    small = (s2 - _J0_ZEROS_SQUARED[0]) * (s2 - _J0_ZEROS_SQUARED[1]) * (
-        polynomial(s2, BESSEL_J0_RP) / polynomial(s2, BESSEL_J0_RQ))
+    first, second = s2 - _J0_ZEROS_SQUARED[0], s2 - _J0_ZEROS_SQUARED[1]  # not fused: s2 is shared
+    small = first * second * polynomial(xp, s2, BESSEL_J0_RP) / polynomial(xp, s2, BESSEL_J0_RQ)
     small = xp.where(s < 0.00001, 1.0 - s2 / 4.0, small)
     return xp.where(a <= 5.0, small, _hankel(xp, xp.maximum(a, 5.0), 0, False))
 
@@ -57,8 +62,8 @@ def _j1(xp, x):
     a = xp.abs(x)
     s = xp.minimum(a, 5.0)
     s2 = s * s
-    small = polynomial(s2, BESSEL_J1_RP) / polynomial(s2, BESSEL_J1_RQ) * s * (
-        s2 - _J1_ZEROS_SQUARED[0]) * (s2 - _J1_ZEROS_SQUARED[1])
+    first, second = s2 - _J1_ZEROS_SQUARED[0], s2 - _J1_ZEROS_SQUARED[1]
+    small = polynomial(xp, s2, BESSEL_J1_RP) / polynomial(xp, s2, BESSEL_J1_RQ) * s * first * second
     out = xp.where(a <= 5.0, small, _hankel(xp, xp.maximum(a, 5.0), 1, False))
     return xp.where(x < 0, -out, out)
 
@@ -96,8 +101,8 @@ def bessel_y0_array(xp, x):
     """Y0(x) for x > 0."""
     s = xp.where(x <= 5.0, xp.abs(x), 5.0)
     s2 = s * s
-    small = polynomial(s2, BESSEL_Y0_YP) / polynomial(s2, BESSEL_Y0_YQ) + (
-        _TWO_OVER_PI * xp.log(s) * _j0(xp, s))
+    small = fused_multiply_add(xp, _TWO_OVER_PI * c_math(xp, "log", s), _j0(xp, s),
+                               polynomial(xp, s2, BESSEL_Y0_YP) / polynomial(xp, s2, BESSEL_Y0_YQ))
     return _y_edges(xp, x, xp.where(x <= 5.0, small, _hankel(xp, xp.maximum(x, 5.0), 0, True)))
 
 
@@ -106,24 +111,27 @@ def bessel_y1_array(xp, x):
     """Y1(x) for x > 0."""
     s = xp.where(x <= 5.0, xp.abs(x), 5.0)
     s2 = s * s
-    small = s * (polynomial(s2, BESSEL_Y1_YP) / polynomial(s2, BESSEL_Y1_YQ)) + (
-        _TWO_OVER_PI * (_j1(xp, s) * xp.log(s) - 1.0 / s))
+    log_term = fused_multiply_add(xp, _j1(xp, s), c_math(xp, "log", s), -(1.0 / s))
+    small = fused_multiply_add(xp, s, polynomial(xp, s2, BESSEL_Y1_YP) / polynomial(
+        xp, s2, BESSEL_Y1_YQ), _TWO_OVER_PI * log_term)
     return _y_edges(xp, x, xp.where(x <= 5.0, small, _hankel(xp, xp.maximum(x, 5.0), 1, True)))
 
 
 def _i0(xp, x):
     a = xp.abs(x)
-    small = xp.exp(a) * chebyshev_series(xp.minimum(a, 8.0) / 2.0 - 2.0, MODIFIED_BESSEL_I0_A)
-    large = xp.exp(a) * chebyshev_series(32.0 / xp.maximum(a, 8.0) - 2.0,
-                                         MODIFIED_BESSEL_I0_B) / xp.sqrt(a)
+    grows = c_math(xp, "exp", a)
+    small = grows * chebyshev_series(xp, xp.minimum(a, 8.0) / 2.0 - 2.0, MODIFIED_BESSEL_I0_A)
+    large = grows * chebyshev_series(xp, 32.0 / xp.maximum(a, 8.0) - 2.0,
+                                     MODIFIED_BESSEL_I0_B) / xp.sqrt(a)
     return xp.where(a <= 8.0, small, large)
 
 
 def _i1(xp, x):
     a = xp.abs(x)
-    small = chebyshev_series(xp.minimum(a, 8.0) / 2.0 - 2.0, MODIFIED_BESSEL_I1_A) * a * xp.exp(a)
-    large = xp.exp(a) * chebyshev_series(32.0 / xp.maximum(a, 8.0) - 2.0,
-                                         MODIFIED_BESSEL_I1_B) / xp.sqrt(a)
+    grows = c_math(xp, "exp", a)
+    small = chebyshev_series(xp, xp.minimum(a, 8.0) / 2.0 - 2.0, MODIFIED_BESSEL_I1_A) * a * grows
+    large = grows * chebyshev_series(xp, 32.0 / xp.maximum(a, 8.0) - 2.0,
+                                     MODIFIED_BESSEL_I1_B) / xp.sqrt(a)
     out = xp.where(a <= 8.0, small, large)
     return xp.where(x < 0, -out, out)
 
@@ -141,20 +149,25 @@ def modified_bessel_i1_array(xp, x):
 
 
 def _k(xp, x, order: int, scaled: bool):
-    """K0 or K1 at x > 0 (inf at 0, NaN below); ``scaled``: times exp(x)."""
+    """K0 or K1 at x > 0 (inf at 0, NaN below); ``scaled``: times exp(x). The products
+    next to a sum are fused, as torch's compiled kernel."""
     s = xp.where(x <= 2.0, x, 1.0)
+    log_half = c_math(xp, "log", 0.5 * s)
+    argument = fused_multiply_add(xp, s, s, xp.full_like(s, -2.0))
     if order == 0:
-        small = chebyshev_series(s * s - 2.0, MODIFIED_BESSEL_K0_A) - xp.log(0.5 * s) * _i0(xp, s)
+        series = chebyshev_series(xp, argument, MODIFIED_BESSEL_K0_A)
+        small = fused_multiply_add(xp, -log_half, _i0(xp, s), series)
     else:
-        small = xp.log(0.5 * s) * _i1(xp, s) + chebyshev_series(
-            s * s - 2.0, MODIFIED_BESSEL_K1_A) / s
+        series = chebyshev_series(xp, argument, MODIFIED_BESSEL_K1_A)
+        small = fused_multiply_add(xp, log_half, _i1(xp, s), series / s)
     large_x = xp.maximum(x, 2.0)
-    large = chebyshev_series(8.0 / large_x - 2.0, (MODIFIED_BESSEL_K0_B, MODIFIED_BESSEL_K1_B)[
-        order]) / xp.sqrt(large_x)
+    tail = (MODIFIED_BESSEL_K0_B, MODIFIED_BESSEL_K1_B)[order]
+    large = chebyshev_series(xp, 8.0 / large_x - 2.0, tail)
     if scaled:
-        small = small * xp.exp(s)
+        small = small * c_math(xp, "exp", s)
     else:
-        large = xp.exp(-large_x) * large
+        large = c_math(xp, "exp", -large_x) * large
+    large = large / xp.sqrt(large_x)
     out = xp.where(x <= 2.0, small, large)
     return xp.where(x == 0, math.inf, xp.where(x < 0, math.nan, out))
 
@@ -190,8 +203,8 @@ _SPHERICAL_SERIES = (1 / 6227020800.0, -1 / 39916800.0, 1 / 362880.0, -1 / 5040.
 @_on_work_dtype
 def spherical_bessel_j0_array(xp, x):
     """sin(x) / x: its Taylor polynomial below 0.5, 0 at +-inf."""
-    series = polynomial(x * x, _SPHERICAL_SERIES)
-    out = xp.where(xp.abs(x) < 0.5, series, xp.sin(x) / x)
+    series = polynomial(xp, x * x, _SPHERICAL_SERIES)
+    out = xp.where(xp.abs(x) < 0.5, series, c_math(xp, "sin", x) / x)
     return xp.where(xp.isinf(x), 0.0, out)
 
 
@@ -215,7 +228,8 @@ def _airy_series(xp, x):
         f, g = xp.where(going, f + m, f), xp.where(going, g + n, g)
         k = xp.where(going, k + 3, k)
         t = xp.where(going, xp.abs(m / f), t)
-    return 0.355028053887817239260 * f - 0.258819403792806798405 * g
+    return fused_multiply_add(xp, xp.full_like(f, 0.355028053887817239260), f,
+                              -(0.258819403792806798405 * g))
 
 
 @_on_work_dtype
@@ -226,15 +240,16 @@ def airy_ai_array(xp, x):
     root = xp.sqrt(-negative)
     z = 1.0 / (-2.0 * negative * root / 3.0)
     zz = z * z
-    f = 1.0 + zz * polynomial(zz, AIRY_AI_AFN) / polynomial(zz, AIRY_AI_AFD)
-    g = z * polynomial(zz, AIRY_AI_AGN) / polynomial(zz, AIRY_AI_AGD)
+    f = 1.0 + zz * polynomial(xp, zz, AIRY_AI_AFN) / polynomial(xp, zz, AIRY_AI_AFD)
+    g = z * polynomial(xp, zz, AIRY_AI_AGN) / polynomial(xp, zz, AIRY_AI_AGD)
     phase = -2.0 * negative * root / 3.0 + 0.25 * math.pi
-    oscillating = 0.564189583547756286948 / xp.sqrt(root) * (xp.sin(phase) * f - xp.cos(phase) * g)
+    wave = fused_multiply_add(xp, c_math(xp, "sin", phase), f, -(c_math(xp, "cos", phase) * g))
+    oscillating = 0.564189583547756286948 / xp.sqrt(root) * wave
     positive = xp.maximum(x, 2.09)
     zeta = 2.0 * positive * xp.sqrt(positive) / 3.0
-    ratio = polynomial(1.0 / zeta, AIRY_AI_AN) / polynomial(1.0 / zeta, AIRY_AI_AD)
+    ratio = polynomial(xp, 1.0 / zeta, AIRY_AI_AN) / polynomial(xp, 1.0 / zeta, AIRY_AI_AD)
     decaying = 0.564189583547756286948 * ratio / (
-        2.0 * xp.sqrt(xp.sqrt(positive)) * xp.exp(zeta))
+        2.0 * xp.sqrt(xp.sqrt(positive)) * c_math(xp, "exp", zeta))
     middle = xp.where((x >= -2.09) & (x < 2.09), x, 0.0)
     series = _airy_series(xp, middle)
     out = xp.where(x < -2.09, oscillating, xp.where(x >= 2.09, decaying, series))

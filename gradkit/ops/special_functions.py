@@ -15,7 +15,7 @@ from gradkit.ops.elementwise import erf, exp, log
 from gradkit.ops.piecewise import sgn, where
 from gradkit.ops.promotion import PY_SCALARS
 from gradkit.ops.special_series import (
-    erfcx_array, hurwitz_zeta_array, i0e_array, i1e_array, log_ndtr_array, ndtri_array)
+    SQRT_HALF, erfcx_array, hurwitz_zeta_array, i0e_array, i1e_array, log_ndtr_array, ndtri_array)
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import kernel_error
 
@@ -71,7 +71,7 @@ log_ndtr.defderivative(lambda x, out: exp(neg(out + x * x / 2)) / _SQRT_2PI)
 def ndtr(input: Tensor) -> Tensor:  # noqa: A002 - torch's name
     """The standard normal CDF (1 + erf(x / sqrt(2))) / 2, composed as torch's (its graph is
     MulBackward1 <- AddBackward1 <- ErfBackward0 <- MulBackward1)."""
-    return (1 + erf(input * (1 / math.sqrt(2)))) * 0.5
+    return (1 + erf(input * SQRT_HALF)) * 0.5
 
 
 @unary(save=("x", "result"), floating=True, complex_error=kernel_error("i0e_cpu"),

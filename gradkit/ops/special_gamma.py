@@ -95,13 +95,31 @@ def trigamma_array(xp, x):
     return value.astype(dtype)
 
 
+def _pow_scalar(base: float, exponent: float) -> float:
+    try:
+        return math.pow(base, exponent)
+    except (ValueError, OverflowError):  # NumPy's scalar power gives C's inf / NaN there
+        return float(np.float64(base) ** np.float64(exponent))
+
+
+_pow_numpy = np.frompyfunc(_pow_scalar, 2, 1)
+
+
+def _power(xp, base, exponent):
+    """base ** exponent in float64 with C's pow on NumPy (torch's zeta calls it; NumPy's
+    vectorized power differs in the last bit now and then)."""
+    if xp is np:
+        return np.asarray(_pow_numpy(base, exponent), dtype=np.float64)
+    return base ** exponent
+
+
 def zeta_array(xp, order, q):
     """The Hurwitz zeta function sum_k (q + k) ** -order, for order > 1 (a number or an array
     broadcast with q), in float64."""
     q = q.astype(np.float64)
     with np.errstate(all="ignore"):
         pole = (q <= 0) & (q == xp.floor(q))
-        total = q ** -order
+        total = _power(xp, q, -order)
         a = q.copy()
         term = xp.zeros_like(q)
         done = pole | xp.isnan(q)
@@ -110,7 +128,7 @@ def zeta_array(xp, order, q):
             i += 1
             active = ~done & ((i <= 9) | (a <= 9))
             a = xp.where(active, a + 1, a)
-            term = xp.where(active, a ** -order, term)
+            term = xp.where(active, _power(xp, a, -order), term)
             total = xp.where(active, total + term, total)
             converged = active & (xp.abs(term) < _MACHEP * xp.abs(total))
             done = done | converged | ~active

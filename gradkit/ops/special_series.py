@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from gradkit.ops.binary_math import fused_multiply_add
 from gradkit.ops.erfcx_table import ERFCX_ROWS
 from gradkit.ops.special import erfc_array
 from gradkit.ops.special_gamma import zeta_array
@@ -21,24 +22,62 @@ from gradkit.ops.special_tables import (
 _INV_SQRT_PI = 0.56418958354775628694807945156
 _SQRT_2PI = 2.50662827463100050242
 _EXP_MINUS_2 = 0.13533528323661269189
+SQRT_HALF = 0.70710678118654752440  # 1 / sqrt(2) rounded once (1 / math.sqrt(2) is 1 ulp low)
 _ERFCX_TABLE = np.array(ERFCX_ROWS)
 
 
-def chebyshev_series(x, coefficients):
-    """Cephes' chbevl: the Chebyshev series of ``coefficients`` (highest first) at x."""
-    b0, b1, b2 = coefficients[0], 0.0, 0.0
+def chebyshev_series(xp, x, coefficients):
+    """Cephes' chbevl: the Chebyshev series of ``coefficients`` (highest first) at x, its
+    ``x * b1 - b2`` fused (torch's kernels are compiled with FMA contraction)."""
+    b0, b1, b2 = xp.full_like(x, coefficients[0]), xp.zeros_like(x), xp.zeros_like(x)
     for c in coefficients[1:]:
         b2, b1 = b1, b0
-        b0 = x * b1 - b2 + c
+        b0 = fused_multiply_add(xp, x, b1, -b2) + c
     return 0.5 * (b0 - b2)
 
 
-def polynomial(x, coefficients):
-    """Cephes' polevl: the polynomial of ``coefficients`` (highest order first) at x."""
-    total = coefficients[0]
+def polynomial(xp, x, coefficients):
+    """Cephes' polevl: the polynomial of ``coefficients`` (highest order first) at x, by
+    fused multiply-adds (as torch's compiled Horner loops)."""
+    total = xp.full_like(x, coefficients[0])
     for c in coefficients[1:]:
-        total = total * x + c
+        total = fused_multiply_add(xp, total, x, xp.full_like(x, c))
     return total
+
+
+def _c_exp(v: float) -> float:
+    try:
+        return math.exp(v)
+    except OverflowError:
+        return math.inf
+
+
+def _c_log(v: float) -> float:
+    if v > 0:
+        return math.log(v)
+    return -math.inf if v == 0 else math.nan
+
+
+def _c_log1p(v: float) -> float:
+    if v > -1:
+        return math.log1p(v)
+    return -math.inf if v == -1 else math.nan
+
+
+_C_FUNCTIONS = {"exp": np.frompyfunc(_c_exp, 1, 1), "log": np.frompyfunc(_c_log, 1, 1),
+                "log1p": np.frompyfunc(_c_log1p, 1, 1)}
+
+
+def c_math(xp, name: str, x):
+    """C's ``exp``, ``log``, ``log1p``, ``sin`` or ``cos`` of x, as torch's scalar kernels
+    call them: for NumPy float64 exp, log and log1p the C library's, elementwise (NumPy's own
+    SIMD versions differ in the last bit now and then); float32 rounded from float64 (as C's
+    correctly rounded expf & co.); anything else through xp."""
+    if xp is np and x.dtype == np.float64 and name in _C_FUNCTIONS:
+        return np.asarray(_C_FUNCTIONS[name](x), dtype=np.float64)
+    if x.dtype == np.float32:
+        return getattr(xp, name)(x.astype(np.float64)).astype(np.float32)
+    return getattr(xp, name)(x)
 
 
 def _wide(xp, x):
@@ -50,23 +89,30 @@ def i0e_array(xp, x):
     """exp(-|x|) I0(x): Chebyshev series on [0, 8] and in 32 / |x| above."""
     a = xp.abs(_wide(xp, x))
     with np.errstate(all="ignore"):
-        small = chebyshev_series(xp.minimum(a, 8.0) / 2.0 - 2.0, MODIFIED_BESSEL_I0_A)
-        large = chebyshev_series(32.0 / xp.maximum(a, 8.0) - 2.0, MODIFIED_BESSEL_I0_B)
+        small = chebyshev_series(xp, xp.minimum(a, 8.0) / 2.0 - 2.0, MODIFIED_BESSEL_I0_A)
+        large = chebyshev_series(xp, 32.0 / xp.maximum(a, 8.0) - 2.0, MODIFIED_BESSEL_I0_B)
         out = xp.where(a <= 8.0, small, large / xp.sqrt(a))
     return out.astype(x.dtype)
 
 
-def _i1e_magnitude(xp, a):
+def _i1e_series(xp, a):
+    """The two Chebyshev series of exp(-x) I1(x): torch's float kernel keeps the last 17 and
+    7 coefficients of the double tables."""
+    short = a.dtype != np.float64
+    low = MODIFIED_BESSEL_I1_A[-17:] if short else MODIFIED_BESSEL_I1_A
+    high = MODIFIED_BESSEL_I1_B[-7:] if short else MODIFIED_BESSEL_I1_B
     with np.errstate(all="ignore"):
-        small = chebyshev_series(xp.minimum(a, 8.0) / 2.0 - 2.0, MODIFIED_BESSEL_I1_A) * a
-        large = chebyshev_series(32.0 / xp.maximum(a, 8.0) - 2.0, MODIFIED_BESSEL_I1_B)
-        return xp.where(a <= 8.0, small, large / xp.sqrt(a))
+        return (chebyshev_series(xp, xp.minimum(a, 8.0) / 2.0 - 2.0, low),
+                chebyshev_series(xp, 32.0 / xp.maximum(a, 8.0) - 2.0, high))
 
 
 def i1e_array(xp, x):
     """exp(-|x|) I1(x), odd in x."""
     wide = _wide(xp, x)
-    out = _i1e_magnitude(xp, xp.abs(wide))
+    a = xp.abs(wide)
+    small, large = _i1e_series(xp, a)
+    with np.errstate(all="ignore"):
+        out = xp.where(a <= 8.0, small * a, large / xp.sqrt(a))
     return xp.where(wide < 0, -out, out).astype(x.dtype)
 
 
@@ -74,8 +120,10 @@ def i1_array(xp, x):
     """I1(x) = exp(|x|) i1e(x), as torch's calc_i1 (NaN at +-inf: inf / inf)."""
     wide = _wide(xp, x)
     a = xp.abs(wide)
+    small, large = _i1e_series(xp, a)
     with np.errstate(all="ignore"):
-        out = xp.exp(a) * _i1e_magnitude(xp, a)
+        grows = c_math(xp, "exp", a)
+        out = xp.where(a <= 8.0, grows * a * small, grows * large / xp.sqrt(a))
     return xp.where(wide < 0, -out, out).astype(x.dtype)
 
 
@@ -87,13 +135,13 @@ def ndtri_array(xp, y0):
         y = xp.where(upper, 1.0 - y0w, y0w)
         centred = y - 0.5
         c2 = centred * centred
-        central = (centred + centred * (c2 * polynomial(c2, NDTRI_P0) / polynomial(c2, NDTRI_Q0)))
-        central = central * _SQRT_2PI
-        x = xp.sqrt(-2.0 * xp.log(y))
-        x0 = x - xp.log(x) / x
+        ratio = c2 * polynomial(xp, c2, NDTRI_P0) / polynomial(xp, c2, NDTRI_Q0)
+        central = fused_multiply_add(xp, centred, ratio, centred) * _SQRT_2PI
+        x = xp.sqrt(-2.0 * c_math(xp, "log", y))
+        x0 = x - c_math(xp, "log", x) / x
         z = 1.0 / x
-        near = z * polynomial(z, NDTRI_P1) / polynomial(z, NDTRI_Q1)
-        far = z * polynomial(z, NDTRI_P2) / polynomial(z, NDTRI_Q2)
+        near = z * polynomial(xp, z, NDTRI_P1) / polynomial(xp, z, NDTRI_Q1)
+        far = z * polynomial(xp, z, NDTRI_P2) / polynomial(xp, z, NDTRI_Q2)
         tail = x0 - xp.where(x < 8.0, near, far)
         tail = xp.where(upper, tail, -tail)
         out = xp.where(y > _EXP_MINUS_2, central, tail)
@@ -108,7 +156,7 @@ def _erfcx_y100(xp, y100):
     table = xp.asarray(_ERFCX_TABLE, dtype=y100.dtype)
     t = 2.0 * y100 - (2.0 * row + 1.0)
     total = table[row, 6]
-    for k in range(5, -1, -1):
+    for k in range(5, -1, -1):  # not fused here (found by comparison)
         total = table[row, k] + total * t
     return xp.where(y100 >= 100, y100.dtype.type(1), total)
 
@@ -120,10 +168,12 @@ def erfcx_array(xp, x):
         a = xp.abs(w)
         table = _erfcx_y100(xp, 400.0 / (4.0 + xp.where(xp.isnan(a), 0.0, a)))
         x2 = a * a
-        fraction = _INV_SQRT_PI * (x2 * (x2 + 4.5) + 2) / (a * (x2 * (x2 + 5) + 3.75))
+        numerator = fused_multiply_add(xp, x2, x2 + 4.5, xp.full_like(x2, 2.0))
+        denominator = a * fused_multiply_add(xp, x2, x2 + 5, xp.full_like(x2, 3.75))
+        fraction = _INV_SQRT_PI * numerator / denominator
         positive = xp.where(a > 5e7, _INV_SQRT_PI / a, fraction)
         positive = xp.where(a > 50, positive, table)
-        doubled = 2 * xp.exp(w * w)
+        doubled = 2 * c_math(xp, "exp", w * w)
         negative = xp.where(w < -6.1, doubled, doubled - table)
         negative = xp.where(w < -26.7, math.inf, negative)
         out = xp.where(w >= 0, positive, negative)
@@ -136,9 +186,9 @@ def log_ndtr_array(xp, x):
     log1p(-erfc(t) / 2), t = x / sqrt(2)."""
     w = _wide(xp, x)
     with np.errstate(all="ignore"):
-        t = w * (1 / math.sqrt(2))
-        low = xp.log(erfcx_array(xp, -t) / 2) - t * t
-        high = xp.log1p(-erfc_array(xp, t) / 2)
+        t = w * SQRT_HALF
+        low = c_math(xp, "log", erfcx_array(xp, -t) / 2) - t * t
+        high = c_math(xp, "log1p", -erfc_array(xp, t) / 2)
         out = xp.where(w < -1.0, low, high)
     return out.astype(x.dtype)
 
@@ -146,8 +196,8 @@ def log_ndtr_array(xp, x):
 def hurwitz_zeta_array(xp, x, q):
     """zeta(x, q) = sum_k (q + k) ** -x elementwise in both: inf at x = 1 and at q a
     non-positive integer, NaN for x < 1 and for q < 0 with x not an integer (torch's zeta)."""
-    dtype = np.result_type(x, q)
-    x, q = xp.broadcast_arrays(_wide(xp, x), _wide(xp, q))
+    dtype = np.result_type(x, q)  # computed in float64 for every float dtype, as torch
+    x, q = xp.broadcast_arrays(x.astype(np.float64), q.astype(np.float64))
     with np.errstate(all="ignore"):
         bad = (x < 1) | ((q <= 0) & (q != xp.floor(q)) & (x != xp.floor(x)))
         safe_x = xp.where(bad | (x == 1), 2.0, x)

@@ -59,13 +59,15 @@ def _j0(xp, x):
 
 
 def _j1(xp, x):
+    """J1, odd: the rational form on the signed x up to 5 (so J1(-0.0) is -0.0, as torch's),
+    the sign times the asymptotic form of |x| above."""
     a = xp.abs(x)
-    s = xp.minimum(a, 5.0)
+    s = xp.where(a <= 5.0, x, 5.0)
     s2 = s * s
     first, second = s2 - _J1_ZEROS_SQUARED[0], s2 - _J1_ZEROS_SQUARED[1]
     small = polynomial(xp, s2, BESSEL_J1_RP) / polynomial(xp, s2, BESSEL_J1_RQ) * s * first * second
-    out = xp.where(a <= 5.0, small, _hankel(xp, xp.maximum(a, 5.0), 1, False))
-    return xp.where(x < 0, -out, out)
+    large = _hankel(xp, xp.maximum(a, 5.0), 1, False)
+    return xp.where(a <= 5.0, small, xp.where(x < 0, -large, large))
 
 
 def _on_work_dtype(kernel):

@@ -11,8 +11,9 @@ from gradkit._tensor import Tensor
 from gradkit.backend import get_default_dtype
 from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where
+from gradkit.ops.bessel import modified_bessel_i0_array
 from gradkit.ops.special_gamma import (
-    digamma_array, i0_array, lgamma_array, polygamma_array, trigamma_array)
+    digamma_array, lgamma_array, polygamma_array, trigamma_array)
 from gradkit.ops.special_series import i1_array
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import kernel_error
@@ -92,7 +93,7 @@ mvlgamma.defderivative(_mvlgamma_derivative)
 @unary(floating=True, method=True, inplace=True, complex_error=kernel_error("i0_vml_cpu"))
 def i0(xp, x):
     """The modified Bessel function of the first kind, order 0."""
-    return i0_array(xp, x)
+    return modified_bessel_i0_array(xp, x)  # torch's calc_i0 is the same Chebyshev series
 
 
 @unary(save=("x", "result"), floating=True, name="special_i1",
@@ -111,7 +112,7 @@ def _i1_derivative(x, out):
     eps = float(np.finfo(x.dtype).eps)
     not_tiny = abs(x) > eps
     safe = where(not_tiny, x, eps)
-    return where(not_tiny, i0(safe) - out / safe, 0.5)
+    return where(not_tiny, i0(safe) - out * (1 / safe), 0.5)  # torch: times the reciprocal
 
 
 i1.defderivative(_i1_derivative)

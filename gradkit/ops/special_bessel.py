@@ -5,14 +5,21 @@ derivative for any of them, so their outputs never require grad (as torch's)."""
 from __future__ import annotations
 
 from gradkit.ops import bessel
+from gradkit.ops.special_functions import refuse_half
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import kernel_error
 
 
 def _declare(name: str):
-    """The op ``name`` over ``bessel.<name>_array``, refusing complex with torch's message."""
-    return unary(save=(), floating=True, name=name,
-                 complex_error=kernel_error(f"{name}_cpu"))(getattr(bessel, f"{name}_array"))
+    """The op ``name`` over ``bessel.<name>_array``, refusing complex and float16 with torch's
+    messages (its kernels have no Half version)."""
+    kernel, values = f"{name}_cpu", getattr(bessel, f"{name}_array")
+
+    def forward(xp, x):
+        refuse_half(x, kernel)
+        return values(xp, x)
+    forward.__doc__ = values.__doc__
+    return unary(save=(), floating=True, name=name, complex_error=kernel_error(kernel))(forward)
 
 
 airy_ai = _declare("airy_ai")

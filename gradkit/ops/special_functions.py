@@ -15,9 +15,16 @@ from gradkit.ops.elementwise import erf, exp, log
 from gradkit.ops.piecewise import sgn, where
 from gradkit.ops.promotion import PY_SCALARS
 from gradkit.ops.special_series import (
-    SQRT_HALF, erfcx_array, hurwitz_zeta_array, i0e_array, i1e_array, log_ndtr_array, ndtri_array)
+    SQRT_HALF, c_math, erfcx_array, hurwitz_zeta_array, i0e_array, i1e_array, log_ndtr_array,
+    ndtri_array)
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import kernel_error
+
+
+def refuse_half(x, kernel: str) -> None:
+    """torch's error for float16 where its CPU kernel has no Half version."""
+    if x.dtype == np.float16:
+        raise kernel_error(kernel)(x)
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -27,6 +34,7 @@ _SQRT_2PI = math.sqrt(2 * math.pi)
        node_name="SpecialErfcxBackward0")
 def erfcx(xp, x):
     """The scaled complementary error function exp(x²) erfc(x)."""
+    refuse_half(x, "erfcx_cpu")
     return erfcx_array(xp, x)
 
 
@@ -50,22 +58,26 @@ entr.defderivative(lambda x: neg(1 + log(x)))
        node_name="SpecialNdtriBackward0")
 def ndtri(xp, x):
     """The inverse of the standard normal CDF: the x at which ndtr(x) = p."""
+    refuse_half(x, "ndtri_cpu")
     return ndtri_array(xp, x)
 
 
-# torch: sqrt(2 pi) exp(ndtri(p)² / 2) grad
-ndtri.defderivative(lambda x, out: _SQRT_2PI * exp(out * out / 2))
+# torch: grad * sqrt(2 pi) * exp(ndtri(p)² / 2), in that order
+ndtri.defvjp(lambda g, x, out: g * _SQRT_2PI * exp(out * out / 2))
+ndtri.defjvp(lambda t, x, out: t * _SQRT_2PI * exp(out * out / 2))
 
 
 @unary(save=("x", "result"), floating=True, complex_error=kernel_error("log_ndtr_cpu"),
        node_name="SpecialLogNdtrBackward0")
 def log_ndtr(xp, x):
     """log of the standard normal CDF, accurate far in the lower tail."""
+    refuse_half(x, "log_ndtr_cpu")
     return log_ndtr_array(xp, x)
 
 
-# torch: grad / sqrt(2 pi) exp(-(log_ndtr(x) + x² / 2))
-log_ndtr.defderivative(lambda x, out: exp(neg(out + x * x / 2)) / _SQRT_2PI)
+# torch: grad / sqrt(2 pi) * exp(-(log_ndtr(x) + x² / 2)), in that order
+log_ndtr.defvjp(lambda g, x, out: g / _SQRT_2PI * exp(neg(out + x * x / 2)))
+log_ndtr.defjvp(lambda t, x, out: t / _SQRT_2PI * exp(neg(out + x * x / 2)))
 
 
 def ndtr(input: Tensor) -> Tensor:  # noqa: A002 - torch's name
@@ -105,9 +117,14 @@ i1e.defderivative(_i1e_derivative)
 
 
 def _no_scalar_pair(name: str, x, y) -> None:
+    """torch's TypeError for two numbers (its overloads need one Tensor)."""
     if type(x) in PY_SCALARS and type(y) in PY_SCALARS:
-        raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                        f"({type(x).__name__}, {type(y).__name__})")
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got "
+            f"({type(x).__name__}, {type(y).__name__}), but expected one of:\n"
+            " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+            " * (Number self, Tensor other, *, Tensor out = None)\n"
+            " * (Tensor input, Number other, *, Tensor out = None)\n")
 
 
 @op(save=("x", "y"), broadcast=True, batchable=True, elementwise=True,
@@ -117,7 +134,7 @@ def xlog1py(xp, x, y):
     _no_scalar_pair("special_xlog1py", x, y)
     x, y = _floating_pair(xp, x, y, "xlog1py_cpu")
     with np.errstate(all="ignore"):
-        out = xp.asarray(x * xp.log1p(y))
+        out = xp.asarray(x * c_math(xp, "log1p", y))
     out = xp.where(x == 0, xp.zeros((), out.dtype), out)
     return xp.where(xp.isnan(y), y, out)
 
@@ -127,6 +144,15 @@ def _xlog1py_grad_x(g, x, y):
     return where((x == 0) & (y <= -1), 0.0, xlog1py(g, y))
 
 
+def _overload_name(base: str):
+    """torch's node of a number operand: ...Backward1 for a number x, ...Backward2 for y."""
+    def name(params, inputs) -> str:
+        number = [type(v) in PY_SCALARS for v in inputs]
+        return f"{base}Backward{1 if number[0] else 2 if number[1] else 0}"
+    return name
+
+
+xlog1py.node_name_rule = _overload_name("SpecialXlog1Py")
 xlog1py.defvjp(_xlog1py_grad_x, lambda g, x, y: g * x / (y + 1))
 xlog1py.defjvp(_xlog1py_grad_x, lambda t, x, y: t * x / (y + 1))
 
@@ -137,6 +163,7 @@ def zeta(xp, x, q):
     """The Hurwitz zeta function sum_k (q + k) ** -x (x > 1); either operand may be a number."""
     _no_scalar_pair("special_zeta", x, q)
     x, q = _floating_pair(xp, x, q, "zeta_cpu")
+    refuse_half(x, "zeta_cpu")
     return hurwitz_zeta_array(xp, x, q)
 
 
@@ -144,6 +171,7 @@ def _no_zeta_derivative(*_, **__):
     raise NotImplementedError("the derivative for 'zeta' is not implemented.")
 
 
+zeta.node_name_rule = _overload_name("SpecialZeta")
 # torch: d/dq zeta(x, q) = -x zeta(x + 1, q); none for x
 zeta.defvjp(_no_zeta_derivative, lambda g, x, q: g * -x * zeta(x + 1.0, q))
 zeta.defjvp(_no_zeta_derivative, lambda t, x, q: t * -x * zeta(x + 1.0, q))

@@ -1,5 +1,5 @@
-"""The gamma family and modified Bessel functions on raw arrays of module xp (no SciPy):
-lgamma, digamma, trigamma, the Hurwitz zeta function (for polygamma and zeta) and i0.
+"""The gamma family on raw arrays of module xp (no SciPy):
+lgamma, digamma, trigamma and the Hurwitz zeta function (for polygamma and zeta).
 
 The algorithms are those of torch's CPU kernels (ATen/native/Math.h, derived from the Cephes
 Math Library), written elementwise with masks instead of branches, so their values at the
@@ -165,40 +165,3 @@ def polygamma_array(xp, n: int, x):
     scale = (1.0 if n % 2 else -1.0) * math.exp(math.lgamma(n + 1.0))
     with np.errstate(all="ignore"):
         return (scale * zeta_array(xp, float(n + 1), x)).astype(x.dtype)
-
-
-_SERIES_END = 30.0  # below: the power series; above: the asymptotic expansion
-_SERIES_TERMS = 80
-_ASYMPTOTIC_TERMS = 30
-
-
-def _bessel(xp, x, order: int):
-    """I_order(|x|) for order 0 or 1, in float64: the power series
-    sum (x/2)^(2k+order) / (k! (k+order)!) (positive terms) up to 30, then
-    e^x / sqrt(2 pi x) sum_k (-1)^k prod_j (4 order^2 - (2j-1)^2) / (k! (8x)^k); NaN at +-inf,
-    as torch's (inf * 0 / inf)."""
-    a = xp.abs(x.astype(np.float64))
-    with np.errstate(all="ignore"):
-        small = xp.minimum(a, _SERIES_END)
-        quarter = small * small / 4
-        term = (small / 2) ** order
-        total = term
-        for k in range(1, _SERIES_TERMS):
-            term = term * quarter / (k * (k + order))
-            total = total + term
-        large = xp.maximum(a, _SERIES_END)
-        term = xp.ones_like(large)
-        expansion = term
-        for k in range(1, _ASYMPTOTIC_TERMS):
-            term = -term * (4 * order * order - (2 * k - 1) ** 2) / (8 * k * large)
-            expansion = expansion + term
-        # e^x split in two so that e^x / sqrt(x) stays finite where it should
-        half = xp.exp(large / 2)
-        tail = half * (expansion / xp.sqrt(2 * _PI * large)) * half
-        out = xp.where(a <= _SERIES_END, total, tail)
-    return xp.where(xp.isinf(a), math.nan, out)
-
-
-def i0_array(xp, x):
-    """The modified Bessel function of the first kind, order 0."""
-    return _bessel(xp, x, 0).astype(x.dtype)

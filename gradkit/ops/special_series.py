@@ -205,4 +205,4 @@ def hurwitz_zeta_array(xp, x, q):
         value = xp.where((q <= 0) & (q == xp.floor(q)), math.inf, value)
         value = xp.where(bad, math.nan, value)
         value = xp.where(x == 1, math.inf, value)
-    return value.astype(dtype)
+        return value.astype(dtype)  # float32 overflows to inf, as torch's cast

@@ -116,22 +116,24 @@ def _i1e_derivative(x, out):
 i1e.defderivative(_i1e_derivative)
 
 
-def _no_scalar_pair(name: str, x, y) -> None:
-    """torch's TypeError for two numbers (its overloads need one Tensor)."""
+def no_scalar_pair(name: str, x, y, names=("input", "other", "self")) -> None:
+    """torch's TypeError for two numbers (its overloads need one Tensor); ``names``: its
+    argument names (x's as a Tensor, y's, x's as a Number)."""
     if type(x) in PY_SCALARS and type(y) in PY_SCALARS:
+        first, second, number = names
         raise TypeError(
             f"{name}() received an invalid combination of arguments - got "
             f"({type(x).__name__}, {type(y).__name__}), but expected one of:\n"
-            " * (Tensor input, Tensor other, *, Tensor out = None)\n"
-            " * (Number self, Tensor other, *, Tensor out = None)\n"
-            " * (Tensor input, Number other, *, Tensor out = None)\n")
+            f" * (Tensor {first}, Tensor {second}, *, Tensor out = None)\n"
+            f" * (Number {number}, Tensor {second}, *, Tensor out = None)\n"
+            f" * (Tensor {first}, Number {second}, *, Tensor out = None)\n")
 
 
 @op(save=("x", "y"), broadcast=True, batchable=True, elementwise=True,
     node_name="SpecialXlog1PyBackward0")
 def xlog1py(xp, x, y):
     """x * log1p(y), 0 where x is 0 (NaN where y is NaN); either operand may be a number."""
-    _no_scalar_pair("special_xlog1py", x, y)
+    no_scalar_pair("special_xlog1py", x, y)
     x, y = _floating_pair(xp, x, y, "xlog1py_cpu")
     with np.errstate(all="ignore"):
         out = xp.asarray(x * c_math(xp, "log1p", y))
@@ -161,7 +163,7 @@ xlog1py.defjvp(_xlog1py_grad_x, lambda t, x, y: t * x / (y + 1))
     node_name="SpecialZetaBackward0")
 def zeta(xp, x, q):
     """The Hurwitz zeta function sum_k (q + k) ** -x (x > 1); either operand may be a number."""
-    _no_scalar_pair("special_zeta", x, q)
+    no_scalar_pair("special_zeta", x, q)
     x, q = _floating_pair(xp, x, q, "zeta_cpu")
     refuse_half(x, "zeta_cpu")
     return hurwitz_zeta_array(xp, x, q)

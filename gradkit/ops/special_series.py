@@ -26,6 +26,25 @@ SQRT_HALF = 0.70710678118654752440  # 1 / sqrt(2) rounded once (1 / math.sqrt(2)
 _ERFCX_TABLE = np.array(ERFCX_ROWS)
 
 
+_LARGE = 2.0 ** 480  # beyond: Dekker's split in fused_multiply_add may overflow
+_SHRINK = 2.0 ** -540
+
+
+def fused_multiply_add_wide(xp, a, b, c):
+    """a * b + c rounded once, for float64 near overflow too: a and b beyond 2 ** 480 are
+    scaled down by 2 ** -540 (exactly), c by the same factors, the result back up."""
+    if a.dtype != np.float64:
+        return fused_multiply_add(xp, a, b, c)
+    with np.errstate(all="ignore"):
+        large_a, large_b = xp.abs(a) > _LARGE, xp.abs(b) > _LARGE
+        if not bool(xp.any(large_a | large_b)):
+            return fused_multiply_add(xp, a, b, c)
+        scale_a = xp.where(large_a, _SHRINK, 1.0)
+        scale_b = xp.where(large_b, _SHRINK, 1.0)
+        out = fused_multiply_add(xp, a * scale_a, b * scale_b, c * scale_a * scale_b)
+        return out / scale_a / scale_b
+
+
 def chebyshev_series(xp, x, coefficients):
     """Cephes' chbevl: the Chebyshev series of ``coefficients`` (highest first) at x, its
     ``x * b1 - b2`` fused (torch's kernels are compiled with FMA contraction)."""
@@ -64,15 +83,19 @@ def _c_log1p(v: float) -> float:
     return -math.inf if v == -1 else math.nan
 
 
+def _c_acos(v: float) -> float:
+    return math.acos(v) if -1 <= v <= 1 else math.nan
+
+
 _C_FUNCTIONS = {"exp": np.frompyfunc(_c_exp, 1, 1), "log": np.frompyfunc(_c_log, 1, 1),
-                "log1p": np.frompyfunc(_c_log1p, 1, 1)}
+                "log1p": np.frompyfunc(_c_log1p, 1, 1), "arccos": np.frompyfunc(_c_acos, 1, 1)}
 
 
 def c_math(xp, name: str, x):
-    """C's ``exp``, ``log``, ``log1p``, ``sin`` or ``cos`` of x, as torch's scalar kernels
-    call them: for NumPy float64 exp, log and log1p the C library's, elementwise (NumPy's own
-    SIMD versions differ in the last bit now and then); float32 rounded from float64 (as C's
-    correctly rounded expf & co.); anything else through xp."""
+    """C's ``exp``, ``log``, ``log1p``, ``arccos``, ``sin`` or ``cos`` of x, as torch's scalar
+    kernels call them: for NumPy float64 exp, log, log1p and acos the C library's, elementwise
+    (NumPy's own SIMD versions differ in the last bit now and then); float32 rounded from
+    float64 (as C's correctly rounded expf & co.); anything else through xp."""
     if xp is np and x.dtype == np.float64 and name in _C_FUNCTIONS:
         return np.asarray(_C_FUNCTIONS[name](x), dtype=np.float64)
     if x.dtype == np.float32:

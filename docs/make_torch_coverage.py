@@ -34,6 +34,7 @@ SECTIONS = {
     "torch.nn.utils": "gradkit.nn.utils",
     "torch.optim": "gradkit.optim",
     "torch.linalg": "gradkit.linalg",
+    "torch.special": "gradkit.special",
     "torch.utils": "gradkit.utils",
     "torch.utils.checkpoint": "gradkit.utils.checkpoint",
     "torch.profiler": "gradkit.profiler",

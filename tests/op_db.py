@@ -1432,7 +1432,8 @@ _rng = _table_rng
 # lane special: torch.special's differentiable ops (the Bessel and Airy functions, which torch
 # does not differentiate, are checked in tests/test_special.py)
 _SPECIAL_TORCH = {name: _torch(f"special.{name}") for name in (
-    "erfcx", "entr", "ndtr", "ndtri", "log_ndtr", "i0e", "i1", "i1e", "xlog1py", "zeta")}
+    "erfcx", "entr", "ndtr", "ndtri", "log_ndtr", "i0e", "i1", "i1e", "xlog1py", "zeta",
+    "gammainc", "gammaincc")}
 OPS += [
     OpInfo("special.erfcx", gradkit.special.erfcx, lambda: unary_samples()() + [
         Sample((np.array([-7.0, -0.3, 0.0, 12.0, 60.0]),), name="branches")],
@@ -1464,4 +1465,15 @@ OPS += [
                                                          name="broadcast"),
         Sample((3.0, P(4)), name="scalar_x")),
            torch=_SPECIAL_TORCH["zeta"]),
+    # no derivative in a (torch's, too): a is a constant; x on every branch of the kernel
+    OpInfo("special.gammainc", gradkit.special.gammainc, S(
+        Sample((Const(P(2, 3) + 1), P(2, 3))), Sample((Const(np.array([0.5, 3.0, 25.0, 250.0])),
+                                                        np.array([0.3, 4.0, 27.0, 255.0])),
+                                                       name="branches")),
+           torch=_SPECIAL_TORCH["gammainc"]),
+    OpInfo("special.gammaincc", gradkit.special.gammaincc, S(
+        Sample((Const(P(2, 3) + 1), P(2, 3))), Sample((Const(np.array([0.5, 3.0, 25.0, 250.0])),
+                                                        np.array([0.3, 4.0, 27.0, 255.0])),
+                                                       name="branches")),
+           torch=_SPECIAL_TORCH["gammaincc"]),
 ]

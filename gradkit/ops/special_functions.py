@@ -10,8 +10,10 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import neg
-from gradkit.ops.binary_math import _floating_pair
+from gradkit.ops.binary_math import _floating_pair, _require_tensors
 from gradkit.ops.elementwise import erf, exp, log
+from gradkit.ops.gamma import lgamma
+from gradkit.ops.incomplete_gamma import gammainc_array, gammaincc_array
 from gradkit.ops.piecewise import sgn, where
 from gradkit.ops.promotion import PY_SCALARS
 from gradkit.ops.special_series import (
@@ -177,3 +179,44 @@ zeta.node_name_rule = _overload_name("SpecialZeta")
 # torch: d/dq zeta(x, q) = -x zeta(x + 1, q); none for x
 zeta.defvjp(_no_zeta_derivative, lambda g, x, q: g * -x * zeta(x + 1.0, q))
 zeta.defjvp(_no_zeta_derivative, lambda t, x, q: t * -x * zeta(x + 1.0, q))
+
+
+@op(save=("a", "x"), broadcast=True, batchable=True, elementwise=True,
+    node_name="IgammaBackward0")
+def gammainc(xp, a, x):
+    """The regularized lower incomplete gamma function P(a, x); both operands Tensors."""
+    return _incomplete_gamma(xp, a, x, "gammainc", "igamma_cpu", gammainc_array)
+
+
+@op(save=("a", "x"), broadcast=True, batchable=True, elementwise=True,
+    node_name="IgammacBackward0")
+def gammaincc(xp, a, x):
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+    return _incomplete_gamma(xp, a, x, "gammaincc", "igammac_cpu", gammaincc_array)
+
+
+def _incomplete_gamma(xp, a, x, name: str, kernel: str, values):
+    _require_tensors(f"special_{name}", a, x)
+    a, x = _floating_pair(xp, a, x, kernel, integers_to_float=False)
+    dtype = a.dtype
+    work = np.float64 if dtype == np.float64 else np.float32  # torch: Half through float
+    # writable copies of the broadcast operands (the branches fill the result by mask)
+    a, x = (v.copy() for v in xp.broadcast_arrays(a.astype(work), x.astype(work)))
+    return values(xp, a, x).astype(dtype)
+
+
+def _density(a, x):
+    """torch's d/dx P(a, x): exp((a - 1) log x - x - lgamma(a))."""
+    return exp((a - 1) * log(x) - x - lgamma(a))
+
+
+def _no_derivative_in_a(name: str):
+    def refuse(*_, **__):
+        raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+    return refuse
+
+
+gammainc.defvjp(_no_derivative_in_a("igamma"), lambda g, a, x: g * _density(a, x))
+gammainc.defjvp(_no_derivative_in_a("igamma"), lambda t, a, x: t * _density(a, x))
+gammaincc.defvjp(_no_derivative_in_a("igammac"), lambda g, a, x: -g * _density(a, x))
+gammaincc.defjvp(_no_derivative_in_a("igammac"), lambda t, a, x: -t * _density(a, x))

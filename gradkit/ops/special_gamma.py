@@ -105,11 +105,12 @@ def _pow_scalar(base: float, exponent: float) -> float:
 _pow_numpy = np.frompyfunc(_pow_scalar, 2, 1)
 
 
-def _power(xp, base, exponent):
-    """base ** exponent in float64 with C's pow on NumPy (torch's zeta calls it; NumPy's
-    vectorized power differs in the last bit now and then)."""
+def c_power(xp, base, exponent):
+    """base ** exponent with C's pow on NumPy (torch's kernels call it; NumPy's vectorized
+    power differs in the last bit now and then), computed in float64, in base's dtype."""
     if xp is np:
-        return np.asarray(_pow_numpy(base, exponent), dtype=np.float64)
+        dtype = getattr(base, "dtype", np.dtype(np.float64))
+        return np.asarray(_pow_numpy(base, exponent), dtype=np.float64).astype(dtype)
     return base ** exponent
 
 
@@ -119,7 +120,7 @@ def zeta_array(xp, order, q):
     q = q.astype(np.float64)
     with np.errstate(all="ignore"):
         pole = (q <= 0) & (q == xp.floor(q))
-        total = _power(xp, q, -order)
+        total = c_power(xp, q, -order)
         a = q.copy()
         term = xp.zeros_like(q)
         done = pole | xp.isnan(q)
@@ -128,7 +129,7 @@ def zeta_array(xp, order, q):
             i += 1
             active = ~done & ((i <= 9) | (a <= 9))
             a = xp.where(active, a + 1, a)
-            term = xp.where(active, _power(xp, a, -order), term)
+            term = xp.where(active, c_power(xp, a, -order), term)
             total = xp.where(active, total + term, total)
             converged = active & (xp.abs(term) < _MACHEP * xp.abs(total))
             done = done | converged | ~active

@@ -1236,17 +1236,21 @@ def _polynomial(draw, shapes):
 
 
 SPECIAL_OPS: dict[str, OpSpec] = {
-    "s_function": OpSpec(1, lambda lib, x, fn: SPECIAL_FUNCTIONS[fn](lib, x), _special_function),
-    "s_no_grad": OpSpec(1, lambda lib, x, fn, scale: x + getattr(lib.special, fn)(
+    "sp_function": OpSpec(1, lambda lib, x, fn: SPECIAL_FUNCTIONS[fn](lib, x), _special_function),
+    "sp_no_grad": OpSpec(1, lambda lib, x, fn, scale: x + getattr(lib.special, fn)(
         x.detach() * scale), _no_grad_special),
-    "s_polynomial": OpSpec(1, lambda lib, x, fn, n: x + getattr(lib.special, fn)(
+    "sp_polynomial": OpSpec(1, lambda lib, x, fn, n: x + getattr(lib.special, fn)(
         x.detach().tanh(), n), _polynomial),
-    "s_polynomial_tensor_n": OpSpec(2, lambda lib, x, y, fn, n: x + getattr(lib.special, fn)(
+    "sp_polynomial_tensor_n": OpSpec(2, lambda lib, x, y, fn, n: x + getattr(lib.special, fn)(
         x.detach(), (y.detach().abs() * 4).floor()), _polynomial),
-    "s_xlog1py": OpSpec(2, lambda lib, x, y: lib.special.xlog1py(x, y.abs() - 0.5)),
-    "s_xlog1py_scalar": OpSpec(1, lambda lib, x, s: lib.special.xlog1py(s, x.abs()), _scalar),
-    "s_zeta_q": OpSpec(1, lambda lib, x: lib.special.zeta(3.5, x.abs() + 0.5)),
-    "s_zeta": OpSpec(2, lambda lib, x, y: lib.special.zeta(x.detach().abs() + 1.5,
+    "sp_xlog1py": OpSpec(2, lambda lib, x, y: lib.special.xlog1py(x, y.abs() - 0.5)),
+    "sp_xlog1py_scalar": OpSpec(1, lambda lib, x, s: lib.special.xlog1py(s, x.abs()), _scalar),
+    "sp_zeta_q": OpSpec(1, lambda lib, x: lib.special.zeta(3.5, x.abs() + 0.5)),
+    "sp_zeta": OpSpec(2, lambda lib, x, y: lib.special.zeta(x.detach().abs() + 1.5,
                                                             y.abs() + 0.25)),
+    "sp_gammainc": OpSpec(2, lambda lib, x, y: lib.special.gammainc(x.detach().abs() * 30,
+                                                                     y.abs() * 30)),
+    "sp_gammaincc": OpSpec(2, lambda lib, x, y: lib.special.gammaincc(x.detach().abs() + 0.5,
+                                                                       y.abs())),
 }
 BREADTH_OPS.update(SPECIAL_OPS)

@@ -1466,14 +1466,9 @@ OPS += [
         Sample((3.0, P(4)), name="scalar_x")),
            torch=_SPECIAL_TORCH["zeta"]),
     # no derivative in a (torch's, too): a is a constant; x on every branch of the kernel
-    OpInfo("special.gammainc", gradkit.special.gammainc, S(
-        Sample((Const(P(2, 3) + 1), P(2, 3))), Sample((Const(np.array([0.5, 3.0, 25.0, 250.0])),
-                                                        np.array([0.3, 4.0, 27.0, 255.0])),
-                                                       name="branches")),
-           torch=_SPECIAL_TORCH["gammainc"]),
-    OpInfo("special.gammaincc", gradkit.special.gammaincc, S(
-        Sample((Const(P(2, 3) + 1), P(2, 3))), Sample((Const(np.array([0.5, 3.0, 25.0, 250.0])),
-                                                        np.array([0.3, 4.0, 27.0, 255.0])),
-                                                       name="branches")),
-           torch=_SPECIAL_TORCH["gammaincc"]),
+    *(OpInfo(f"special.{name}", getattr(gradkit.special, name), S(
+        Sample((Const(P(2, 3) + 1), P(2, 3))),
+        Sample((Const(np.array([0.5, 3.0, 25.0, 250.0])), np.array([0.3, 4.0, 27.0, 255.0])),
+               name="branches")), torch=_SPECIAL_TORCH[name])
+      for name in ("gammainc", "gammaincc")),
 ]

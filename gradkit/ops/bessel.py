@@ -49,6 +49,7 @@ def _hankel(xp, x, order: int, sine: bool):
 
 
 def _j0(xp, x):
+    """J0(x), even."""
     a = xp.abs(x)
     s = xp.minimum(a, 5.0)
     s2 = s * s
@@ -59,7 +60,7 @@ def _j0(xp, x):
 
 
 def _j1(xp, x):
-    """J1, odd: the rational form on the signed x up to 5 (so J1(-0.0) is -0.0, as torch's),
+    """J1(x), odd: the rational form on the signed x up to 5 (so J1(-0.0) is -0.0, as torch's),
     the sign times the asymptotic form of |x| above."""
     a = xp.abs(x)
     s = xp.where(a <= 5.0, x, 5.0)
@@ -70,27 +71,19 @@ def _j1(xp, x):
     return xp.where(a <= 5.0, small, xp.where(x < 0, -large, large))
 
 
-def _on_work_dtype(kernel):
-    """The array function of ``kernel(xp, x)`` run in torch's working precision (float64 for
-    double, float32 for narrower floats), rounded to the input's dtype."""
+def _on_work_dtype(kernel, *args):
+    """The array function of ``kernel(xp, x, *args)`` run in torch's working precision
+    (float64 for double, float32 for narrower floats), rounded to the input's dtype."""
     def run(xp, x):
         work = np.float64 if x.dtype == np.float64 else np.float32
         with np.errstate(all="ignore"):
-            return kernel(xp, x.astype(work)).astype(x.dtype)
+            return kernel(xp, x.astype(work), *args).astype(x.dtype)
     run.__doc__ = kernel.__doc__
     return run
 
 
-@_on_work_dtype
-def bessel_j0_array(xp, x):
-    """J0(x), even."""
-    return _j0(xp, x)
-
-
-@_on_work_dtype
-def bessel_j1_array(xp, x):
-    """J1(x), odd."""
-    return _j1(xp, x)
+bessel_j0_array = _on_work_dtype(_j0)
+bessel_j1_array = _on_work_dtype(_j1)
 
 
 def _y_edges(xp, x, value):
@@ -120,6 +113,7 @@ def bessel_y1_array(xp, x):
 
 
 def _i0(xp, x):
+    """I0(x), even."""
     a = xp.abs(x)
     grows = c_math(xp, "exp", a)
     small = grows * chebyshev_series(xp, xp.minimum(a, 8.0) / 2.0 - 2.0, MODIFIED_BESSEL_I0_A)
@@ -129,6 +123,7 @@ def _i0(xp, x):
 
 
 def _i1(xp, x):
+    """I1(x), odd."""
     a = xp.abs(x)
     grows = c_math(xp, "exp", a)
     small = chebyshev_series(xp, xp.minimum(a, 8.0) / 2.0 - 2.0, MODIFIED_BESSEL_I1_A) * a * grows
@@ -136,18 +131,6 @@ def _i1(xp, x):
                                      MODIFIED_BESSEL_I1_B) / xp.sqrt(a)
     out = xp.where(a <= 8.0, small, large)
     return xp.where(x < 0, -out, out)
-
-
-@_on_work_dtype
-def modified_bessel_i0_array(xp, x):
-    """I0(x), even."""
-    return _i0(xp, x)
-
-
-@_on_work_dtype
-def modified_bessel_i1_array(xp, x):
-    """I1(x), odd."""
-    return _i1(xp, x)
 
 
 def _k(xp, x, order: int, scaled: bool):
@@ -174,30 +157,12 @@ def _k(xp, x, order: int, scaled: bool):
     return xp.where(x == 0, math.inf, xp.where(x < 0, math.nan, out))
 
 
-@_on_work_dtype
-def modified_bessel_k0_array(xp, x):
-    """K0(x) for x > 0."""
-    return _k(xp, x, 0, False)
-
-
-@_on_work_dtype
-def modified_bessel_k1_array(xp, x):
-    """K1(x) for x > 0."""
-    return _k(xp, x, 1, False)
-
-
-@_on_work_dtype
-def scaled_modified_bessel_k0_array(xp, x):
-    """exp(x) K0(x) for x > 0."""
-    return _k(xp, x, 0, True)
-
-
-@_on_work_dtype
-def scaled_modified_bessel_k1_array(xp, x):
-    """exp(x) K1(x) for x > 0."""
-    return _k(xp, x, 1, True)
-
-
+modified_bessel_i0_array = _on_work_dtype(_i0)
+modified_bessel_i1_array = _on_work_dtype(_i1)
+modified_bessel_k0_array = _on_work_dtype(_k, 0, False)
+modified_bessel_k1_array = _on_work_dtype(_k, 1, False)
+scaled_modified_bessel_k0_array = _on_work_dtype(_k, 0, True)
+scaled_modified_bessel_k1_array = _on_work_dtype(_k, 1, True)
 _SPHERICAL_SERIES = (1 / 6227020800.0, -1 / 39916800.0, 1 / 362880.0, -1 / 5040.0, 1 / 120.0,
                      -1 / 6.0, 1.0)
 

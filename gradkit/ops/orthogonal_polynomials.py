@@ -151,7 +151,7 @@ def _legendre(xp, x, n):
     return xp.where(edge & (degree >= 0), at_edge, out).astype(x.dtype)
 
 
-def _declare(name: str, values):
+def _declare(name: str, values, *args):
     """The op ``name``(x, n), either operand a number: torch's dtype rules and errors."""
     kernel = f"{name}_cpu"
 
@@ -160,30 +160,17 @@ def _declare(name: str, values):
         x, n = _floating_pair(xp, x, n, kernel)
         refuse_half(x, kernel)
         x, n = xp.broadcast_arrays(x, n)
-        return values(xp, x, n)
+        return values(xp, x, n, *args)
     forward.__doc__ = f"torch.special.{name}(x, n): the polynomial of degree n at x."
     return op(name=name, elementwise=True)(forward)
 
 
-chebyshev_polynomial_t = _declare("chebyshev_polynomial_t",
-                                  lambda xp, x, n: _chebyshev(xp, x, n, "t", False))
-chebyshev_polynomial_u = _declare("chebyshev_polynomial_u",
-                                  lambda xp, x, n: _chebyshev(xp, x, n, "u", False))
-chebyshev_polynomial_v = _declare("chebyshev_polynomial_v",
-                                  lambda xp, x, n: _chebyshev(xp, x, n, "v", False))
-chebyshev_polynomial_w = _declare("chebyshev_polynomial_w",
-                                  lambda xp, x, n: _chebyshev(xp, x, n, "w", False))
-shifted_chebyshev_polynomial_t = _declare("shifted_chebyshev_polynomial_t",
-                                          lambda xp, x, n: _chebyshev(xp, x, n, "t", True))
-shifted_chebyshev_polynomial_u = _declare("shifted_chebyshev_polynomial_u",
-                                          lambda xp, x, n: _chebyshev(xp, x, n, "u", True))
-shifted_chebyshev_polynomial_v = _declare("shifted_chebyshev_polynomial_v",
-                                          lambda xp, x, n: _chebyshev(xp, x, n, "v", True))
-shifted_chebyshev_polynomial_w = _declare("shifted_chebyshev_polynomial_w",
-                                          lambda xp, x, n: _chebyshev(xp, x, n, "w", True))
-hermite_polynomial_h = _declare("hermite_polynomial_h",
-                                lambda xp, x, n: _hermite(xp, x, n, True))
-hermite_polynomial_he = _declare("hermite_polynomial_he",
-                                 lambda xp, x, n: _hermite(xp, x, n, False))
+(chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w,
+ shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u, shifted_chebyshev_polynomial_v,
+ shifted_chebyshev_polynomial_w) = (
+    _declare(f"{prefix}chebyshev_polynomial_{kind}", _chebyshev, kind, bool(prefix))
+    for prefix in ("", "shifted_") for kind in "tuvw")
+hermite_polynomial_h = _declare("hermite_polynomial_h", _hermite, True)
+hermite_polynomial_he = _declare("hermite_polynomial_he", _hermite, False)
 laguerre_polynomial_l = _declare("laguerre_polynomial_l", _laguerre)
 legendre_polynomial_p = _declare("legendre_polynomial_p", _legendre)

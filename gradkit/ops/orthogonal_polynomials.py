@@ -39,8 +39,8 @@ def _recurrence(xp, x, degree, first, step, running):
     return q
 
 
-def _odd_even(degree, if_even, if_odd):
-    return np.where(degree % 2 == 0, if_even, if_odd)
+def _odd_even(xp, degree, if_even, if_odd):
+    return xp.where(degree % 2 == 0, if_even, if_odd)
 
 
 def _degree(xp, n):
@@ -69,9 +69,9 @@ def _chebyshev(xp, x, n, kind: str, shifted: bool):
         angle = c_math(xp, "arccos", y)
         trig, guarded = _chebyshev_trig(xp, kind, y, dn, degree, angle)
         # where torch's guard skips the closed form: the edge value (non-shifted W: by x's sign)
-        edge = _chebyshev_edge(kind, dn, degree, True)
+        edge = _chebyshev_edge(xp, kind, dn, degree, True)
         if kind == "w" and not shifted:
-            edge = xp.where(x > 0, _chebyshev_edge(kind, dn, degree, False), edge)
+            edge = xp.where(x > 0, _chebyshev_edge(xp, kind, dn, degree, False), edge)
         trig = xp.where(guarded, edge, trig)
     limit = {"t": 6, "u": 8, "v": 8, "w": 8}[kind] if not shifted else (4 if kind == "w" else 6)
     trig_used = (degree > limit) & (xp.abs(y) < 1) & ~upper & ~lower
@@ -79,21 +79,21 @@ def _chebyshev(xp, x, n, kind: str, shifted: bool):
                              lambda p, q, j: fused_multiply_add(xp, y + y, q, -p),
                              ~upper & ~lower & ~trig_used)
     out = _finish(xp, x, degree, xp.where(trig_used, trig, recurrence), first)
-    out = xp.where(upper & (degree >= 0), _chebyshev_edge(kind, dn, degree, False), out)
-    out = xp.where(lower & (degree >= 0), _chebyshev_edge(kind, dn, degree, True), out)
+    out = xp.where(upper & (degree >= 0), _chebyshev_edge(xp, kind, dn, degree, False), out)
+    out = xp.where(lower & (degree >= 0), _chebyshev_edge(xp, kind, dn, degree, True), out)
     return out.astype(x.dtype)
 
 
-def _chebyshev_edge(kind: str, dn, degree, at_minus_one: bool):
+def _chebyshev_edge(xp, kind: str, dn, degree, at_minus_one: bool):
     """The value at y = 1 or (``at_minus_one``) y = -1."""
     twice = dn + dn + 1
     if kind == "t":
-        return _odd_even(degree, 1, -1) if at_minus_one else 1
+        return _odd_even(xp, degree, 1, -1) if at_minus_one else 1
     if kind == "u":
-        return _odd_even(degree, dn + 1, -(dn + 1)) if at_minus_one else dn + 1
+        return _odd_even(xp, degree, dn + 1, -(dn + 1)) if at_minus_one else dn + 1
     if kind == "v":
-        return _odd_even(degree, twice, -twice) if at_minus_one else 1
-    return _odd_even(degree, 1, -1) if at_minus_one else twice
+        return _odd_even(xp, degree, twice, -twice) if at_minus_one else 1
+    return _odd_even(xp, degree, 1, -1) if at_minus_one else twice
 
 
 def _chebyshev_trig(xp, kind, y, dn, degree, angle):

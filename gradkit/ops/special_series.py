@@ -258,7 +258,7 @@ def log_ndtr_array(xp, x):
 def hurwitz_zeta_array(xp, x, q):
     """zeta(x, q) = sum_k (q + k) ** -x elementwise in both: inf at x = 1 and at q a
     non-positive integer, NaN for x < 1 and for q < 0 with x not an integer (torch's zeta)."""
-    dtype = np.result_type(x, q)  # computed in float64 for every float dtype, as torch
+    dtype = x.dtype  # x and q share it; computed in float64 for every float dtype, as torch
     x, q = xp.broadcast_arrays(x.astype(np.float64), q.astype(np.float64))
     with np.errstate(all="ignore"):
         bad = (x < 1) | ((q <= 0) & (q != xp.floor(q)) & (x != xp.floor(x)))

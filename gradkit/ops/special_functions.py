@@ -1,6 +1,7 @@
 """torch.special's own ops, with torch's node names and derivative formulas: erfcx, entr,
-ndtr, ndtri, log_ndtr, i0e, i1e, xlog1py, zeta (the Bessel and Airy functions, which torch
-does not differentiate, are in ``special_bessel.py``; i1 is ``gamma.py``'s)."""
+ndtr, ndtri, log_ndtr, i0e, i1e, xlog1py, zeta, gammainc, gammaincc (the Bessel and Airy
+functions, which torch does not differentiate, are in ``special_bessel.py``, the orthogonal
+polynomials in ``orthogonal_polynomials.py``; i1 is ``gamma.py``'s)."""
 from __future__ import annotations
 
 import math

@@ -38,7 +38,7 @@ from gradkit.creation import (  # noqa: F401
 from gradkit.legacy_tensor import (  # noqa: F401
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
     LongTensor, ShortTensor)
-from gradkit import fft, linalg, nn, optim  # noqa: E402,F401
+from gradkit import fft, linalg, nn, optim, special  # noqa: E402,F401
 from gradkit import accelerator, cuda  # noqa: E402,F401
 from gradkit.serialization import load, save  # noqa: E402,F401
 from gradkit import profiler, utils  # noqa: E402,F401
@@ -94,7 +94,7 @@ def is_complex(t: Tensor) -> bool:
 # ``from gradkit import *`` gives the public API (functions, classes, dtypes, submodules it
 # documents), not the implementation modules that happen to be imported
 _SUBMODULES = ("autograd", "fft", "linalg", "nn", "optim", "cuda", "accelerator", "profiler",
-               "utils")
+               "special", "utils")
 __all__ = sorted(
     [name for name, value in globals().items()
      if not name.startswith("_") and not isinstance(value, _types.ModuleType)]

@@ -1520,3 +1520,46 @@ OPS += [
                name="unbatched_bias_kv_zero_attn"))),
 ]
 _rng = _table_rng
+# lane special: torch.special's differentiable ops (the Bessel and Airy functions, which torch
+# does not differentiate, are checked in tests/test_special.py)
+_SPECIAL_TORCH = {name: _torch(f"special.{name}") for name in (
+    "erfcx", "entr", "ndtr", "ndtri", "log_ndtr", "i0e", "i1", "i1e", "xlog1py", "zeta",
+    "gammainc", "gammaincc")}
+OPS += [
+    OpInfo("special.erfcx", gradkit.special.erfcx, lambda: unary_samples()() + [
+        Sample((np.array([-7.0, -0.3, 0.0, 12.0, 60.0]),), name="branches")],
+           torch=_SPECIAL_TORCH["erfcx"]),
+    OpInfo("special.entr", gradkit.special.entr, unary_samples(P), torch=_SPECIAL_TORCH["entr"]),
+    OpInfo("special.ndtr", gradkit.special.ndtr, unary_samples(), torch=_SPECIAL_TORCH["ndtr"]),
+    OpInfo("special.ndtri", gradkit.special.ndtri, lambda: unary_samples(
+        lambda *s: P(*s, low=0.05) * 0.85)() + [
+        Sample((np.array([1e-3, 0.1, 0.5, 0.95, 0.999]),), name="tails")],
+           torch=_SPECIAL_TORCH["ndtri"]),
+    OpInfo("special.log_ndtr", gradkit.special.log_ndtr, lambda: unary_samples()() + [
+        Sample((np.array([-12.0, -1.5, 0.5, 6.0]),), name="tails")],
+           torch=_SPECIAL_TORCH["log_ndtr"]),
+    OpInfo("special.i0e", gradkit.special.i0e, lambda: unary_samples()() + [
+        Sample((np.array([-9.5, -0.5, 8.5, 20.0]),), name="both_ranges")],
+           torch=_SPECIAL_TORCH["i0e"]),
+    OpInfo("special.i1", gradkit.special.i1, lambda: unary_samples()() + [
+        Sample((np.array([-9.5, -0.5, 8.5, 20.0]),), name="both_ranges")],
+           torch=_SPECIAL_TORCH["i1"]),
+    OpInfo("special.i1e", gradkit.special.i1e, lambda: unary_samples()() + [
+        Sample((np.array([-9.5, -0.5, 8.5, 20.0]),), name="both_ranges")],
+           torch=_SPECIAL_TORCH["i1e"]),
+    OpInfo("special.xlog1py", gradkit.special.xlog1py, lambda: binary_samples(make_y=P)() + [
+        Sample((1.5, P(2, 2)), name="scalar_x")],
+           torch=_SPECIAL_TORCH["xlog1py"]),
+    # no derivative in x (torch's, too): x is a constant
+    OpInfo("special.zeta", gradkit.special.zeta, S(
+        Sample((Const(P(2, 3) + 1.5), P(2, 3))), Sample((Const(P(3) + 2), P(2, 1)),
+                                                         name="broadcast"),
+        Sample((3.0, P(4)), name="scalar_x")),
+           torch=_SPECIAL_TORCH["zeta"]),
+    # no derivative in a (torch's, too): a is a constant; x on every branch of the kernel
+    *(OpInfo(f"special.{name}", getattr(gradkit.special, name), S(
+        Sample((Const(P(2, 3) + 1), P(2, 3))),
+        Sample((Const(np.array([0.5, 3.0, 25.0, 250.0])), np.array([0.3, 4.0, 27.0, 255.0])),
+               name="branches")), torch=_SPECIAL_TORCH[name])
+      for name in ("gammainc", "gammaincc")),
+]

@@ -407,6 +407,31 @@ SAMPLES.update({
         G.fft.irfft(z, norm="forward"), G.fft.hfftn(z), G.fft.fftshift(G.fft.ifft2(z))),
         lambda: (R(3, 4), C(3, 3))),
 })
+# lane special: gradkit.special (the functions torch does not differentiate enter as
+# x + f(x.detach()), their values compared all the same)
+_SPECIAL_NO_GRAD = ("airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+                    "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
+                    "modified_bessel_k1", "scaled_modified_bessel_k0",
+                    "scaled_modified_bessel_k1", "spherical_bessel_j0")
+_POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+                "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+                "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+                "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")
+SAMPLES.update({
+    "special_functions": (lambda x, y: (
+        G.special.erfcx(x * 8 - 4), G.special.entr(x), G.special.ndtr(x), G.special.ndtri(x),
+        G.special.log_ndtr(x * 20 - 15), G.special.i0e(x * 12 - 6), G.special.i1(x * 12 - 6),
+        G.special.i1e(x * 12 - 6), G.special.xlog1py(x, y), G.special.xlog1py(2.0, y),
+        G.special.zeta(3.5, y), G.special.zeta(x.detach() + 1.5, y),
+        G.special.gammainc(y.detach() * 30, x * 30), G.special.gammaincc(y.detach(), x * 3)),
+        lambda: (R(2, 3, low=0.05) * 0.9, R(2, 3, low=0.2))),
+    "special_no_grad": (lambda x: [x + getattr(G.special, name)(x.detach() * 6 - 2)
+                                   for name in _SPECIAL_NO_GRAD], lambda: (R(2, 3, low=0.0),)),
+    "special_polynomials": (lambda x, n: [x + getattr(G.special, name)(x.detach(), degree)
+                                          for name in _POLYNOMIALS for degree in (n, 9, 3)],
+                            lambda: (R(2, 3, low=-0.5) * 1.6, I([[0, 2, 5], [7, 12, 1]]))),
+})
 
 # Ops that no sample reaches directly, and why.
 NOT_SAMPLED = {

@@ -11,8 +11,10 @@ from gradkit._tensor import Tensor
 from gradkit.backend import get_default_dtype
 from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where
+from gradkit.ops.bessel import modified_bessel_i0_array
 from gradkit.ops.special_gamma import (
-    digamma_array, i0_array, i1_array, lgamma_array, polygamma_array, trigamma_array)
+    digamma_array, lgamma_array, polygamma_array, trigamma_array)
+from gradkit.ops.special_series import i1_array
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import kernel_error
 
@@ -91,20 +93,26 @@ mvlgamma.defderivative(_mvlgamma_derivative)
 @unary(floating=True, method=True, inplace=True, complex_error=kernel_error("i0_vml_cpu"))
 def i0(xp, x):
     """The modified Bessel function of the first kind, order 0."""
-    return i0_array(xp, x)
+    return modified_bessel_i0_array(xp, x)  # torch's calc_i0 is the same Chebyshev series
 
 
-@unary(save=("x", "result"), floating=True, name="special_i1")
-def _i1(xp, x):
+@unary(save=("x", "result"), floating=True, name="special_i1",
+       complex_error=kernel_error("i1_cpu"))
+def i1(xp, x):
+    """The modified Bessel function of the first kind, order 1 (torch.special.i1)."""
     return i1_array(xp, x)
 
 
-i0.defderivative(lambda x: _i1(x))
-# torch's i1_backward: i0(x) - i1(x) / x, its limit 1/2 at 0
+i0.defderivative(lambda x: i1(x))
+
+
 def _i1_derivative(x, out):
-    at_zero = x == 0
-    return where(at_zero, 0.5, i0(x) - out / where(at_zero, 1.0, x))
+    """torch's i1_backward: i0(x) - i1(x) / x, its limit 1/2 where |x| <= eps (x replaced by
+    eps there, so that the unused branch stays finite)."""
+    eps = float(np.finfo(x.dtype).eps)
+    not_tiny = abs(x) > eps
+    safe = where(not_tiny, x, eps)
+    return where(not_tiny, i0(safe) - out * (1 / safe), 0.5)  # torch: times the reciprocal
 
 
-_i1.defvjp(lambda g, x, out: g * _i1_derivative(x, out))
-_i1.defjvp(lambda t, x, out: t * _i1_derivative(x, out))
+i1.defderivative(_i1_derivative)

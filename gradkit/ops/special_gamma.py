@@ -1,5 +1,5 @@
-"""The gamma family and modified Bessel functions on raw arrays of module xp (no SciPy):
-lgamma, digamma, trigamma, the Hurwitz zeta function (for polygamma), i0 and i1.
+"""The gamma family on raw arrays of module xp (no SciPy):
+lgamma, digamma, trigamma and the Hurwitz zeta function (for polygamma and zeta).
 
 The algorithms are those of torch's CPU kernels (ATen/native/Math.h, derived from the Cephes
 Math Library), written elementwise with masks instead of branches, so their values at the
@@ -95,12 +95,32 @@ def trigamma_array(xp, x):
     return value.astype(dtype)
 
 
-def zeta_array(xp, order: float, q):
-    """The Hurwitz zeta function sum_k (q + k) ** -order, for a number order > 1 (float64)."""
+def _pow_scalar(base: float, exponent: float) -> float:
+    try:
+        return math.pow(base, exponent)
+    except (ValueError, OverflowError):  # NumPy's scalar power gives C's inf / NaN there
+        return float(np.float64(base) ** np.float64(exponent))
+
+
+_pow_numpy = np.frompyfunc(_pow_scalar, 2, 1)
+
+
+def c_power(xp, base, exponent):
+    """base ** exponent with C's pow on NumPy (torch's kernels call it; NumPy's vectorized
+    power differs in the last bit now and then), computed in float64, in base's dtype."""
+    if xp is np:
+        dtype = getattr(base, "dtype", np.dtype(np.float64))
+        return np.asarray(_pow_numpy(base, exponent), dtype=np.float64).astype(dtype)
+    return base ** exponent
+
+
+def zeta_array(xp, order, q):
+    """The Hurwitz zeta function sum_k (q + k) ** -order, for order > 1 (a number or an array
+    broadcast with q), in float64."""
     q = q.astype(np.float64)
     with np.errstate(all="ignore"):
         pole = (q <= 0) & (q == xp.floor(q))
-        total = q ** -order
+        total = c_power(xp, q, -order)
         a = q.copy()
         term = xp.zeros_like(q)
         done = pole | xp.isnan(q)
@@ -109,7 +129,7 @@ def zeta_array(xp, order: float, q):
             i += 1
             active = ~done & ((i <= 9) | (a <= 9))
             a = xp.where(active, a + 1, a)
-            term = xp.where(active, a ** -order, term)
+            term = xp.where(active, c_power(xp, a, -order), term)
             total = xp.where(active, total + term, total)
             converged = active & (xp.abs(term) < _MACHEP * xp.abs(total))
             done = done | converged | ~active
@@ -119,7 +139,7 @@ def zeta_array(xp, order: float, q):
         return xp.where(pole, math.inf, value)
 
 
-def _euler_maclaurin(xp, order: float, total, a, term):
+def _euler_maclaurin(xp, order, total, a, term):
     """The tail of the zeta sum after the direct terms, as Cephes (stops where a term is
     below MACHEP of the sum)."""
     w = a
@@ -146,46 +166,3 @@ def polygamma_array(xp, n: int, x):
     scale = (1.0 if n % 2 else -1.0) * math.exp(math.lgamma(n + 1.0))
     with np.errstate(all="ignore"):
         return (scale * zeta_array(xp, float(n + 1), x)).astype(x.dtype)
-
-
-_SERIES_END = 30.0  # below: the power series; above: the asymptotic expansion
-_SERIES_TERMS = 80
-_ASYMPTOTIC_TERMS = 30
-
-
-def _bessel(xp, x, order: int):
-    """I_order(|x|) for order 0 or 1, in float64: the power series
-    sum (x/2)^(2k+order) / (k! (k+order)!) (positive terms) up to 30, then
-    e^x / sqrt(2 pi x) sum_k (-1)^k prod_j (4 order^2 - (2j-1)^2) / (k! (8x)^k); NaN at +-inf,
-    as torch's (inf * 0 / inf)."""
-    a = xp.abs(x.astype(np.float64))
-    with np.errstate(all="ignore"):
-        small = xp.minimum(a, _SERIES_END)
-        quarter = small * small / 4
-        term = (small / 2) ** order
-        total = term
-        for k in range(1, _SERIES_TERMS):
-            term = term * quarter / (k * (k + order))
-            total = total + term
-        large = xp.maximum(a, _SERIES_END)
-        term = xp.ones_like(large)
-        expansion = term
-        for k in range(1, _ASYMPTOTIC_TERMS):
-            term = -term * (4 * order * order - (2 * k - 1) ** 2) / (8 * k * large)
-            expansion = expansion + term
-        # e^x split in two so that e^x / sqrt(x) stays finite where it should
-        half = xp.exp(large / 2)
-        tail = half * (expansion / xp.sqrt(2 * _PI * large)) * half
-        out = xp.where(a <= _SERIES_END, total, tail)
-    return xp.where(xp.isinf(a), math.nan, out)
-
-
-def i0_array(xp, x):
-    """The modified Bessel function of the first kind, order 0."""
-    return _bessel(xp, x, 0).astype(x.dtype)
-
-
-def i1_array(xp, x):
-    """The modified Bessel function of the first kind, order 1 (odd in x)."""
-    out = _bessel(xp, x, 1)
-    return xp.where(x < 0, -out, out).astype(x.dtype)

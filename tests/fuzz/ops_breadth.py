@@ -1251,3 +1251,61 @@ FFT_OPS: dict[str, OpSpec] = {
     "fft_ifftshift": _transform("ifftshift", _shift_dims),
 }
 BREADTH_OPS.update(FFT_OPS)
+# lane special: torch.special (the functions torch does not differentiate enter as
+# x + f(x.detach()), so that their values reach the compared outputs and gradients)
+SPECIAL_FUNCTIONS = {
+    "erfcx": lambda lib, x: lib.special.erfcx(x),
+    "entr": lambda lib, x: lib.special.entr(x),
+    "ndtr": lambda lib, x: lib.special.ndtr(x),
+    "ndtri": lambda lib, x: lib.special.ndtri(x.sigmoid()),
+    "log_ndtr": lambda lib, x: lib.special.log_ndtr(x * 4),
+    "i0e": lambda lib, x: lib.special.i0e(x * 5),
+    "i1": lambda lib, x: lib.special.i1(x * 5),
+    "i1e": lambda lib, x: lib.special.i1e(x * 5),
+    "expit": lambda lib, x: lib.special.expit(x),
+    "psi": lambda lib, x: lib.special.psi(x.abs() + 0.5),
+    "gammaln": lambda lib, x: lib.special.gammaln(x),
+    "multigammaln": lambda lib, x: lib.special.multigammaln(x.abs() + 2.0, 3),
+}
+_NO_GRAD_SPECIAL = ("airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+                    "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
+                    "modified_bessel_k1", "scaled_modified_bessel_k0",
+                    "scaled_modified_bessel_k1", "spherical_bessel_j0")
+_POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+                "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+                "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+                "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")
+
+
+def _special_function(draw, shapes):
+    return {"fn": draw.choice(tuple(SPECIAL_FUNCTIONS))}
+
+
+def _no_grad_special(draw, shapes):
+    return {"fn": draw.choice(_NO_GRAD_SPECIAL), "scale": draw.choice((1.0, 4.0, 30.0))}
+
+
+def _polynomial(draw, shapes):
+    return {"fn": draw.choice(_POLYNOMIALS), "n": draw.choice((0, 1, 2, 3, 5, 7, 9, 12, -1, 2.5))}
+
+
+SPECIAL_OPS: dict[str, OpSpec] = {
+    "sp_function": OpSpec(1, lambda lib, x, fn: SPECIAL_FUNCTIONS[fn](lib, x), _special_function),
+    "sp_no_grad": OpSpec(1, lambda lib, x, fn, scale: x + getattr(lib.special, fn)(
+        x.detach() * scale), _no_grad_special),
+    "sp_polynomial": OpSpec(1, lambda lib, x, fn, n: x + getattr(lib.special, fn)(
+        x.detach().tanh(), n), _polynomial),
+    "sp_polynomial_tensor_n": OpSpec(2, lambda lib, x, y, fn, n: x + getattr(lib.special, fn)(
+        x.detach(), (y.detach().abs() * 4).floor()), _polynomial),
+    "sp_xlog1py": OpSpec(2, lambda lib, x, y: lib.special.xlog1py(x, y.abs() - 0.5)),
+    "sp_xlog1py_scalar": OpSpec(1, lambda lib, x, s: lib.special.xlog1py(s, x.abs()), _scalar),
+    "sp_zeta_q": OpSpec(1, lambda lib, x: lib.special.zeta(3.5, x.abs() + 0.5)),
+    "sp_zeta": OpSpec(2, lambda lib, x, y: lib.special.zeta(x.detach().abs() + 1.5,
+                                                            y.abs() + 0.25)),
+    "sp_gammainc": OpSpec(2, lambda lib, x, y: lib.special.gammainc(x.detach().abs() * 30,
+                                                                     y.abs() * 30)),
+    "sp_gammaincc": OpSpec(2, lambda lib, x, y: lib.special.gammaincc(x.detach().abs() + 0.5,
+                                                                       y.abs())),
+}
+BREADTH_OPS.update(SPECIAL_OPS)

@@ -17,6 +17,7 @@ import gradkit
 import gradkit.nn.functional as F  # noqa: N812 - torch's spelling
 import op_db
 import strict_xp
+from fuzz.ops_breadth import NO_GRAD_SPECIAL, POLYNOMIALS
 from gradkit.autograd import observers
 from gradkit.ops._op import Op
 from gradkit.ops.einsum import _einsum
@@ -409,15 +410,7 @@ SAMPLES.update({
 })
 # lane special: gradkit.special (the functions torch does not differentiate enter as
 # x + f(x.detach()), their values compared all the same)
-_SPECIAL_NO_GRAD = ("airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
-                    "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
-                    "modified_bessel_k1", "scaled_modified_bessel_k0",
-                    "scaled_modified_bessel_k1", "spherical_bessel_j0")
-_POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
-                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
-                "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
-                "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
-                "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")
+# the no-grad special functions and the polynomials, as the fuzzer draws them
 SAMPLES.update({
     "special_functions": (lambda x, y: (
         G.special.erfcx(x * 8 - 4), G.special.entr(x), G.special.ndtr(x), G.special.ndtri(x),
@@ -427,9 +420,9 @@ SAMPLES.update({
         G.special.gammainc(y.detach() * 30, x * 30), G.special.gammaincc(y.detach(), x * 3)),
         lambda: (R(2, 3, low=0.05) * 0.9, R(2, 3, low=0.2))),
     "special_no_grad": (lambda x: [x + getattr(G.special, name)(x.detach() * 6 - 2)
-                                   for name in _SPECIAL_NO_GRAD], lambda: (R(2, 3, low=0.0),)),
+                                   for name in NO_GRAD_SPECIAL], lambda: (R(2, 3, low=0.0),)),
     "special_polynomials": (lambda x, n: [x + getattr(G.special, name)(x.detach(), degree)
-                                          for name in _POLYNOMIALS for degree in (n, 9, 3)],
+                                          for name in POLYNOMIALS for degree in (n, 9, 3)],
                             lambda: (R(2, 3, low=-0.5) * 1.6, I([[0, 2, 5], [7, 12, 1]]))),
 })
 

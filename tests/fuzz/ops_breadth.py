@@ -1267,11 +1267,11 @@ SPECIAL_FUNCTIONS = {
     "gammaln": lambda lib, x: lib.special.gammaln(x),
     "multigammaln": lambda lib, x: lib.special.multigammaln(x.abs() + 2.0, 3),
 }
-_NO_GRAD_SPECIAL = ("airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+NO_GRAD_SPECIAL = ("airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
                     "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
                     "modified_bessel_k1", "scaled_modified_bessel_k0",
                     "scaled_modified_bessel_k1", "spherical_bessel_j0")
-_POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
                 "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
                 "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
                 "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
@@ -1283,11 +1283,11 @@ def _special_function(draw, shapes):
 
 
 def _no_grad_special(draw, shapes):
-    return {"fn": draw.choice(_NO_GRAD_SPECIAL), "scale": draw.choice((1.0, 4.0, 30.0))}
+    return {"fn": draw.choice(NO_GRAD_SPECIAL), "scale": draw.choice((1.0, 4.0, 30.0))}
 
 
 def _polynomial(draw, shapes):
-    return {"fn": draw.choice(_POLYNOMIALS), "n": draw.choice((0, 1, 2, 3, 5, 7, 9, 12, -1, 2.5))}
+    return {"fn": draw.choice(POLYNOMIALS), "n": draw.choice((0, 1, 2, 3, 5, 7, 9, 12, -1, 2.5))}
 
 
 SPECIAL_OPS: dict[str, OpSpec] = {

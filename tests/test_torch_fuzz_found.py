@@ -1006,3 +1006,13 @@ def test_zero_sum_of_products_sign_follows_the_blas_accumulator():
     assert not np.signbit(ours[2]).any()  # gradkit's convolution: NumPy's einsum
     for o, t in zip(ours, theirs):
         np.testing.assert_array_equal(o, t)  # equal as numbers: -0.0 == 0.0
+
+
+@pytest.mark.parametrize("scalars", [{"beta": 0.5, "alpha": 0}, {"beta": 1, "alpha": 0.5},
+                                     {"alpha": 1j}, {"beta": True, "alpha": True}, {"beta": 2}])
+def test_addr_of_bool_refuses_floating_scalars(scalars):
+    """bool counts as integral for addr's beta and alpha (breadth seed 14081)."""
+    def program(m):
+        v = m.tensor([True, False])
+        return m.addr(m.ones(2, 2, dtype=m.bool), v, v, **scalars)
+    assert_same_as_torch(program)

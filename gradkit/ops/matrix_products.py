@@ -20,11 +20,11 @@ from gradkit.ops.unary_helpers import c_type_name
 def _check_scalars(dtype, beta, alpha) -> None:
     """torch's rules for beta and alpha against the result's dtype."""
     for name, value in (("beta", beta), ("alpha", alpha)):
-        if dtype.kind == "b":
-            continue
         if type(value) is bool:
+            if dtype.kind == "b":
+                continue
             raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
-        if dtype.kind in "iu" and isinstance(value, (float, complex)):
+        if dtype.kind in "biu" and isinstance(value, (float, complex)):  # bool is integral
             raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
                                "floating point number.")
         if isinstance(value, complex) and dtype.kind != "c":

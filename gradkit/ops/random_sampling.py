@@ -8,10 +8,13 @@ gradient is zero for every input: torch's derivatives.yaml gives these ops zero 
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from gradkit import backend
 from gradkit._tensor import Tensor
+from gradkit.backend import get_array_module
 from gradkit.generator import rng_of
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
@@ -345,3 +348,20 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         picks = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
     picks = picks.reshape(data.shape[:-1] + (num_samples,)).astype(np.int64)
     return Tensor._make(backend.to_device(picks, input.device))
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """softmax((logits + Gumbel noise) / tau) along ``dim``; ``hard``: the one-hot argmax in
+    the forward with the soft sample's gradient (straight through), as torch computes it."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", UserWarning,
+                      stacklevel=2)
+    noise = exponential_(Tensor._make(get_array_module(logits._data).zeros_like(logits._data)))
+    gumbels = -noise.log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = Tensor._make(get_array_module(logits._data).zeros_like(logits._data))
+    return y_hard.scatter_(dim, index, 1.0) - y_soft.detach() + y_soft

@@ -36,3 +36,7 @@ def add_hook(hooks: OrderedDict, fn) -> RemovableHandle:
 
 class _HookDict(OrderedDict):
     """OrderedDict that can be weak-referenced (for handles)."""
+
+
+# their public home is gradkit.autograd.graph, where torch users find RemovableHandle
+RemovableHandle.__module__ = add_hook.__module__ = "gradkit.autograd.graph"

@@ -175,9 +175,11 @@ def _like(t: Tensor, dtype, device):
 
 def _like_of(make):
     """``make_like(t, dtype=None, device=None, requires_grad=False)`` from a creation function."""
-    def like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    def like(t: Tensor, dtype=None, device=None, requires_grad: bool = False,
+             **options) -> Tensor:  # options: rand_like's generator=
         dtype, device = _like(t, dtype, device)
-        return make(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad)
+        return make(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad,
+                    **options)
     like.__name__ = like.__qualname__ = make.__name__ + "_like"
     like.__doc__ = f"{make.__name__}() with the shape (and by default dtype and device) of t."
     return like
@@ -303,10 +305,11 @@ def randperm(n: int, dtype=None, device=None, requires_grad: bool = False,
                    generator, "randperm")
 
 
-def randint_like(t: Tensor, low, high=None, dtype=None, device=None) -> Tensor:
+def randint_like(t: Tensor, low, high=None, dtype=None, device=None, *,
+                 generator=None) -> Tensor:
     """``randint`` shaped like ``t`` (its dtype and device unless given)."""
     dtype, device = _like(t, dtype, device)
-    return randint(low, high, tuple(t.shape), dtype=dtype, device=device)
+    return randint(low, high, tuple(t.shape), dtype=dtype, device=device, generator=generator)
 
 
 def bernoulli_mask(shape, p: float, xp=np):

@@ -198,6 +198,9 @@ def test_out_of_place_samples_record_zero_gradients(make):
     lambda lib: lib.randn(2, 3, generator=lib.Generator(), dtype=lib.float64),
     lambda lib: lib.randint(0, 3, (4,), generator=lib.Generator()),
     lambda lib: lib.randperm(4, generator=lib.Generator()),
+    lambda lib: lib.rand_like(lib.zeros(2, 3), generator=lib.Generator()),
+    lambda lib: lib.randn_like(lib.zeros(2, dtype=lib.float64), generator=lib.Generator()),
+    lambda lib: lib.randint_like(lib.zeros(3), 5, generator=lib.Generator()),
     lambda lib: lib.zeros(2, dtype=lib.bool).random_(), lambda lib: lib.zeros(2).random_(-3, -1),
     lambda lib: lib.zeros(2, dtype=lib.int32).bernoulli_(0.5),
     lambda lib: lib.zeros(2, dtype=lib.int32).geometric_(0.5)])

@@ -1445,6 +1445,11 @@ def _seeded_gumbel_softmax(logits, **kwargs):
     return F.gumbel_softmax(logits, **kwargs)
 
 
+def _ctc_of_logits(lib):
+    return lambda logits, *args, **kwargs: lib.nn.functional.ctc_loss(
+        logits.log_softmax(2), *args, **kwargs)
+
+
 _GRID_SAMPLES = [Sample((N(2, 2, 3, 4), _grid(2, 2, 3, 2)), {"align_corners": False})] + [
     Sample((N(1, 2, 3, 3), _grid(1, 3, 2, 2)),
            {"mode": mode, "padding_mode": padding, "align_corners": align},
@@ -1474,5 +1479,14 @@ OPS += [
     OpInfo("F.gumbel_softmax", _seeded_gumbel_softmax, S(
         Sample((N(3, 4),), {"tau": 0.7}), Sample((N(2, 3),), {"dim": 0}, name="dim0")),
            torch=None),  # hard=True is straight-through: not its own derivative (test_nn_sampling)
+    # torch's ctc backward is the derivative w.r.t. the logits behind a log_softmax: checked so
+    OpInfo("F.ctc_loss", _in_both(_ctc_of_logits)[0], S(
+        Sample((N(5, 2, 4), I([[1, 2, 2], [3, 1, 0]]), I([5, 4]), I([3, 2]))),
+        Sample((N(4, 3, 3), I([1, 2, 2, 1, 2]), I([4, 3, 4]), I([2, 1, 2])),
+               {"reduction": "none", "blank": 0}, name="concatenated"),
+        Sample((N(4, 2, 3), I([[1, 1, 1], [2, 1, 0]]), I([3, 4]), I([3, 2])),
+               {"reduction": "sum", "zero_infinity": True}, name="zero_infinity")),
+           torch=_in_both(_ctc_of_logits)[1], gradgrad=False,
+           extra={"no_forward_ad": "torch has none (test_nn_sampling.py checks the error)"}),
 ]
 _rng = _table_rng

@@ -19,6 +19,7 @@ from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.ops.attention import (
     fold, pixel_shuffle, pixel_unshuffle, scaled_dot_product_attention, unfold)
 from gradkit.ops.conv import conv2d
+from gradkit.ops.ctc import ctc_loss
 from gradkit.ops.conv_more import conv1d, conv3d, conv_transpose1d, conv_transpose2d
 from gradkit.ops.interpolate import interpolate
 from gradkit.ops.elementwise import tanh
@@ -69,7 +70,7 @@ __all__ = [
     "interpolate", "local_response_norm", "lp_pool1d", "lp_pool2d", "max_pool1d", "max_pool3d",
     "pixel_shuffle", "pixel_unshuffle", "rms_norm", "scaled_dot_product_attention", "unfold",
     # lane random: sampling, spatial transformers, unpooling
-    "affine_grid", "grid_sample", "gumbel_softmax", "max_unpool1d", "max_unpool2d",
+    "affine_grid", "ctc_loss", "grid_sample", "gumbel_softmax", "max_unpool1d", "max_unpool2d",
     "triplet_margin_with_distance_loss",
 ]
 

@@ -208,3 +208,25 @@ def test_triplet_margin_with_distance_loss_takes_any_distance(kwargs):
         grads = lib.autograd.grad(cosine.sum() + default.sum(), (a, p, n))
         return cosine, default, grads, default.grad_fn.name()
     _same(program)
+
+
+def test_layers_wrap_the_functions_as_torch():
+    data = [RNG.standard_normal((4, 3)) for _ in range(3)]
+
+    def program(lib):
+        nn = lib.nn
+        layers = [nn.MaxUnpool2d(2), nn.MaxUnpool1d(2, stride=1), nn.CTCLoss(blank=1),
+                  nn.TripletMarginWithDistanceLoss(), nn.TripletMarginWithDistanceLoss(
+                      distance_function=nn.PairwiseDistance(p=1), margin=0.5, swap=True)]
+        x = lib.tensor(IMAGE)
+        pooled, indices = nn.functional.max_pool2d(x, 2, return_indices=True)
+        line, line_indices = nn.functional.max_pool1d(x[0], 2, stride=1, return_indices=True)
+        log_probs = lib.tensor(IMAGE.reshape(5, 6, 4)).log_softmax(2)
+        triplet = [lib.tensor(d) for d in data]
+        return ([repr(layer) for layer in layers],
+                layers[0](pooled, indices, output_size=x.shape[2:]),
+                layers[1](line, line_indices, output_size=[5]),
+                layers[2](log_probs, lib.tensor([[0, 2]] * 6), [5] * 6, [2] * 6),
+                layers[3](*triplet), layers[4](*triplet),
+                _outcome(lambda lib: nn.TripletMarginWithDistanceLoss(margin=0), lib))
+    _same(program)

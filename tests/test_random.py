@@ -261,3 +261,25 @@ def test_generators_replay_and_stay_independent():
     gradkit.set_rng_state(saved)
     assert gradkit.equal(gradkit.multinomial(gradkit.ones(10), 4), b)
     assert gradkit.seed() == gradkit.initial_seed()
+
+
+def test_in_place_sampling_into_views_expanded_tensors_and_dual_tensors():
+    def program(lib):
+        out = []
+        x = lib.ones(3, 2, requires_grad=True)
+        y = x * 2
+        y[0].uniform_()  # a view of a non-leaf: CopySlices, the written row's gradient is 0
+        y.sum().backward()
+        out.append((y.grad_fn.name().split("::")[-1], x.grad.tolist()))
+        out.append(_run(lib, lambda lib: lib.zeros(1).expand(3).normal_()))
+        out.append(_run(lib, lambda lib: lib.zeros(3, requires_grad=True).view(3).uniform_()))
+        fwd = lib.autograd.forward_ad
+        with fwd.dual_level():
+            dual = fwd.make_dual(lib.ones(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64))
+            written = (dual * 1).normal_()
+            drawn = lib.normal(dual, 1.0)
+            out += [fwd.unpack_dual(t).tangent.tolist() for t in (written, drawn)]
+        with lib.inference_mode():
+            out.append(lib.zeros(3).uniform_().is_inference())
+        return out
+    assert program(gradkit) == program(torch)

@@ -106,6 +106,7 @@ ERRORS = [
     lambda lib: lib.zeros(3).bernoulli_(lib.tensor([0.1, 0.2])),
     lambda lib: lib.zeros(2).bernoulli_(lib.tensor([1.3, 0.2])),
     lambda lib: lib.zeros(2).bernoulli_(lib.tensor([1, 0])),
+    lambda lib: lib.zeros(2, dtype=lib.complex64).bernoulli_(lib.tensor([0.5, 0.5])),
     lambda lib: lib.zeros(2, dtype=lib.complex64).bernoulli_(),
     lambda lib: lib.zeros(3).random_(5, 2),
     lambda lib: lib.zeros(2, dtype=lib.uint8).random_(0, 300),
@@ -203,7 +204,9 @@ def test_out_of_place_samples_record_zero_gradients(make):
     lambda lib: lib.randint_like(lib.zeros(3), 5, generator=lib.Generator()),
     lambda lib: lib.zeros(2, dtype=lib.bool).random_(), lambda lib: lib.zeros(2).random_(-3, -1),
     lambda lib: lib.zeros(2, dtype=lib.int32).bernoulli_(0.5),
-    lambda lib: lib.zeros(2, dtype=lib.int32).geometric_(0.5)])
+    lambda lib: lib.zeros(2, dtype=lib.int32).geometric_(0.5),
+    lambda lib: lib.zeros(2, dtype=lib.int32).bernoulli_(lib.tensor([0.5, 0.5])),
+    lambda lib: lib.zeros(2, dtype=lib.bool).bernoulli_(lib.full((2,), 0.5, dtype=lib.float16))])
 def test_shapes_and_dtypes(make):
     def program(lib):
         out = make(lib)

@@ -113,10 +113,10 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     """Fill with 1 (probability ``p``, a number or a tensor expanding to self) or 0."""
     rng = rng_of(generator, "bernoulli_")
     if isinstance(p, Tensor):
-        if self._data.dtype.kind not in "fb" or p._data.dtype.kind != "f":
-            bad = self._data if self._data.dtype.kind not in "fb" else p._data
-            raise NotImplementedError(
-                f'"bernoulli_tensor_cpu_p_" not implemented for \'{scalar_type_name(bad)}\'')
+        for kernel, data, fine in (("self_", self._data, "fbiu"), ("p_", p._data, "f")):
+            if data.dtype.kind not in fine:
+                raise NotImplementedError(f'"bernoulli_tensor_cpu_{kernel}" not implemented '
+                                          f"for '{scalar_type_name(data)}'")
         _expandable(p._data.shape, self._data.shape)
         return inplace(self, _sample2, p, node="BernoulliBackward1",
                        draw=lambda x, q: _bernoulli(rng, q, x.shape, x.dtype))

@@ -286,3 +286,15 @@ def test_in_place_sampling_into_views_expanded_tensors_and_dual_tensors():
             out.append(lib.zeros(3).uniform_().is_inference())
         return out
     assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("dtype,high", [
+    (gradkit.int64, 2 ** 63 - 1), (gradkit.int32, 2 ** 31 - 1), (gradkit.int8, 127),
+    (gradkit.uint8, 255), (gradkit.bool, 1), (gradkit.float16, 2 ** 11),
+    (gradkit.float64, 2 ** 53)])
+def test_random_without_bounds_covers_torchs_default_range(dtype, high):
+    """torch: [0, max] for integer dtypes, [0, 2**digits] (exactly representable) for floats."""
+    values = gradkit.zeros(N, dtype=dtype).random_().numpy().astype(np.float64)
+    assert values.min() >= 0 and values.max() <= high
+    assert values.max() > high * 0.99  # the whole range is reached
+    assert (values == np.floor(values)).all()

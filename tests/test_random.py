@@ -298,3 +298,17 @@ def test_random_without_bounds_covers_torchs_default_range(dtype, high):
     assert values.min() >= 0 and values.max() <= high
     assert values.max() > high * 0.99  # the whole range is reached
     assert (values == np.floor(values)).all()
+
+
+def test_profiler_names_each_sampling_op():
+    """Each distribution is its own op in a trace (torch's aten::uniform_, aten::normal, ...)."""
+    x = gradkit.ones(3, requires_grad=True)
+    with gradkit.profiler.profile() as prof:
+        (x * 2).uniform_()
+        gradkit.normal(x, 1.0)
+        gradkit.zeros(3).log_normal_()
+        gradkit.bernoulli(gradkit.full((3,), 0.5))
+        gradkit.zeros(3).random_(0, 4)
+    names = {event.name for event in prof.events()}
+    assert {"gradkit::uniform", "gradkit::normal", "gradkit::log_normal", "gradkit::bernoulli",
+            "gradkit::random"} <= names

@@ -8,6 +8,7 @@ gradient is zero for every input: torch's derivatives.yaml gives these ops zero 
 """
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -17,7 +18,7 @@ from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.generator import rng_of
 from gradkit.ops._dispatch_general import _broadcast_message
-from gradkit.ops._op import op
+from gradkit.ops._op import Op
 from gradkit.ops.inplace import inplace
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import zeros_like
@@ -33,28 +34,47 @@ def _zeros(g, *inputs, **params):
     return zeros_like(g)
 
 
-@op(broadcast=True)
-def _sample(xp, x, *, draw=None, node="UniformBackward0"):
+def _draw_one(xp, x, *, draw=None, node=""):
     """``draw(x)``: a sample parameterized by x (its shape and dtype, or its values)."""
     return xp.asarray(draw(x))
 
 
-@op(broadcast=True)
-def _sample2(xp, x, y, *, draw=None, node="NormalBackward3"):
+def _draw_two(xp, x, y, *, draw=None, node=""):
     """``draw(x, y)``: a sample parameterized by two tensors (normal's mean and std)."""
     return xp.asarray(draw(x, y))
 
 
-_sample.defvjp(_zeros)
-_sample.defjvp(_zeros)
-_sample2.defvjp(_zeros, _zeros)
-_sample2.defjvp(_zeros, _zeros)
-_sample.node_name_rule = _sample2.node_name_rule = lambda params, arrays: params["node"]
+def _sampler(name: str, forward) -> Op:
+    """A sampling op named as torch's (the profiler shows ``gradkit::uniform``), recording
+    the node its call names (torch's overloads: ``RandomBackward0/1/2``), zero derivatives."""
+    sampler = Op(forward, name=name, broadcast=True)
+    rules = (_zeros,) * (2 if forward is _draw_two else 1)
+    sampler.defvjp(*rules)
+    sampler.defjvp(*rules)
+    sampler.node_name_rule = lambda params, arrays: params["node"]
+    return sampler
 
 
-def _fill(tensor: Tensor, node: str, draw) -> Tensor:
-    """Write ``draw(shape, dtype)`` into ``tensor``: an in-place op recorded as ``node``."""
-    return inplace(tensor, _sample, draw=lambda x: draw(x.shape, x.dtype), node=node)
+_SAMPLERS = {(name, forward): _sampler(name, forward) for name, forward in (
+    ("uniform", _draw_one), ("normal", _draw_one), ("normal", _draw_two),
+    ("bernoulli", _draw_one), ("bernoulli", _draw_two), ("random", _draw_one),
+    ("exponential", _draw_one), ("geometric", _draw_one), ("log_normal", _draw_one),
+    ("cauchy", _draw_one), ("poisson", _draw_one))}
+
+
+def _sample(*inputs: Tensor, node: str, draw) -> Tensor:
+    """``draw`` of ``inputs`` through the sampler of torch's node name ``node``."""
+    name = re.sub(r"(?<!^)(?=[A-Z])", "_", node.split("Backward")[0]).lower()
+    forward = _draw_two if len(inputs) == 2 else _draw_one
+    return _SAMPLERS[name, forward](*inputs, draw=draw, node=node)
+
+
+def _fill(tensor: Tensor, node: str, draw, *inputs: Tensor) -> Tensor:
+    """Write ``draw(shape, dtype)`` into ``tensor`` (an in-place op recorded as ``node``), or
+    with ``inputs`` (bernoulli_'s p), ``draw(tensor, *inputs)``."""
+    if inputs:
+        return inplace(tensor, _sample, *inputs, node=node, draw=draw)
+    return inplace(tensor, _sample, node=node, draw=lambda x: draw(x.shape, x.dtype))
 
 
 def _as_dtype(values, dtype):
@@ -118,8 +138,8 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
                 raise NotImplementedError(f'"bernoulli_tensor_cpu_{kernel}" not implemented '
                                           f"for '{scalar_type_name(data)}'")
         _expandable(p._data.shape, self._data.shape)
-        return inplace(self, _sample2, p, node="BernoulliBackward1",
-                       draw=lambda x, q: _bernoulli(rng, q, x.shape, x.dtype))
+        return _fill(self, "BernoulliBackward1",
+                     lambda x, q: _bernoulli(rng, q, x.shape, x.dtype), p)
     if self._data.dtype.kind == "c":
         raise NotImplementedError(f'"bernoulli_scalar_cpu_" not implemented for '
                                   f"'{scalar_type_name(self._data)}'")
@@ -273,7 +293,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     if mean_is_tensor and std_is_tensor:
         _require_floating(mean._data, "normal_kernel_cpu")
         shape = _broadcast_shape(mean._data, std._data)
-        return _sample2(mean, std, node="NormalBackward3",
+        return _sample(mean, std, node="NormalBackward3",
                         draw=lambda m, s: _normal(rng, m, s, shape, m.dtype))
     if mean_is_tensor:
         _require_floating(mean._data, "normal_kernel_cpu")

@@ -312,3 +312,17 @@ def test_profiler_names_each_sampling_op():
     names = {event.name for event in prof.events()}
     assert {"gradkit::uniform", "gradkit::normal", "gradkit::log_normal", "gradkit::bernoulli",
             "gradkit::random"} <= names
+
+
+@pytest.mark.parametrize("name", ["uniform_", "normal_", "trunc_normal_", "xavier_uniform_",
+                                  "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+                                  "orthogonal_"])
+def test_nn_init_takes_a_generator_as_torch(name):
+    def program(lib):
+        init = getattr(lib.nn.init, name)
+        first = init(lib.empty(4, 6), generator=lib.Generator().manual_seed(3))
+        again = init(lib.empty(4, 6), generator=lib.Generator().manual_seed(3))
+        lib.manual_seed(3)
+        default = init(lib.empty(4, 6))  # the default generator seeded alike draws the same
+        return lib.equal(first, again), tuple(first.shape), lib.equal(first, default)
+    assert program(gradkit) == program(torch)

@@ -373,7 +373,7 @@ def get_gradient_edge(tensor) -> GradientEdge:
     return GradientEdge(node, output_nr)
 
 
-def edge_meta(edge: GradientEdge):
+def edge_meta(edge: GradientEdge) -> tuple | None:
     """(shape, dtype, xp) of the gradient that flows into ``edge``, or None if unknown."""
     node, output_nr = edge.node, edge.output_nr
     if isinstance(node, AccumulateGrad):

@@ -147,7 +147,7 @@ def _check_ctc(log_probs, targets, input_lengths, target_lengths, blank: int) ->
 
 
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
-             reduction: str = "mean", zero_infinity: bool = False):
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """The CTC loss of ``log_probs`` (T, N, C), log_softmax outputs, against ``targets``
     (N, S) padded or 1-D concatenated; ``"mean"`` divides each loss by its target length
     before averaging (torch's); ``zero_infinity`` turns impossible alignments into 0."""

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.indexing import gather
@@ -62,7 +63,7 @@ affine_grid_op.defjvp(lambda t, theta_shape, size, align_corners:
                       affine_grid_op(t, size=size, align_corners=align_corners))
 
 
-def affine_grid(theta, size, align_corners=None):
+def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
     """A sampling grid for grid_sample from affine matrices: theta (N, 2, 3) with
     size (N, C, H, W), or theta (N, 3, 4) with size (N, C, D, H, W)."""
     align_corners = _default_align(align_corners)
@@ -125,8 +126,8 @@ def _read(flat, ix, iy, height: int, width: int):
     return values, inside.unsqueeze(1)
 
 
-def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros",
-                align_corners=None):
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
     """``input`` (N, C, H, W) read at ``grid`` (N, Ho, Wo, 2), (x, y) in [-1, 1]: bilinear or
     nearest, outside points read as zeros, the border, or the reflected image."""
     if mode not in ("bilinear", "nearest", "bicubic"):

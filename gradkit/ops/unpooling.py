@@ -1,6 +1,7 @@
 """max_unpool1d/2d: the partial inverse of max pooling (values put back at their indices)."""
 from __future__ import annotations
 
+from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.indexing import gather
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
@@ -79,7 +80,8 @@ def _unpool_output_size(input, kernel: tuple, stride: tuple, padding: tuple,
     return tuple(size)
 
 
-def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
     """Put each value of ``input`` back at its ``indices`` (from max_pool2d's return_indices)
     in a zero plane of the unpooled size."""
     kernel = _as_tuple(kernel_size, 2)
@@ -88,7 +90,8 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return max_unpool2d_op(input, indices, output_size=size)
 
 
-def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
     """max_unpool2d over one spatial dim (torch's way: through a trailing unit dim)."""
     kernel = _as_tuple(kernel_size, 1)
     stride = kernel if stride is None else _as_tuple(stride, 1)

@@ -13,7 +13,7 @@ import numpy as np
 from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import no_grad
-from gradkit.generator import rng_of
+from gradkit.generator import rng_of as _rng_of  # private: nn.init lists only torch.nn.init names
 
 _LINEAR_GAINS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
                  "conv_transpose2d", "conv_transpose3d", "sigmoid")
@@ -58,7 +58,7 @@ def _fan(tensor: Tensor, mode: str) -> int:
 def _fill_from(tensor: Tensor, sample, generator=None) -> Tensor:
     """Overwrite ``tensor`` with ``sample(rng, shape)`` drawn from ``generator`` (a
     gradkit.Generator; the default one when None)."""
-    values = np.asarray(sample(rng_of(generator, "init"), tuple(tensor.shape)))
+    values = np.asarray(sample(_rng_of(generator, "init"), tuple(tensor.shape)))
     # drawn on the host (same numbers on every device for a seed), then moved to the tensor's
     values = backend.to_device(values.astype(tensor._data.dtype), tensor.device)
     with no_grad():

@@ -35,6 +35,8 @@ from gradkit.creation import (  # noqa: F401
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, get_rng_state,
     initial_seed, linspace, logspace, manual_seed, ones, ones_like, rand, rand_like, randint,
     randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
+from gradkit.generator import Generator, default_generator  # noqa: F401
+from gradkit.ops.random_sampling import bernoulli, multinomial, normal, poisson  # noqa: F401
 from gradkit.legacy_tensor import (  # noqa: F401
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
     LongTensor, ShortTensor)

@@ -1,12 +1,11 @@
 """Tensor creation: tensor, zeros, ones, full, arange, linspace, eye, rand*, *_like."""
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from gradkit import backend
 from gradkit._tensor import Tensor, _varargs
+from gradkit.generator import Generator, default_generator, rng_of
 
 
 def _resolve(dtype, device, default_kind: str = "f"):
@@ -176,9 +175,11 @@ def _like(t: Tensor, dtype, device):
 
 def _like_of(make):
     """``make_like(t, dtype=None, device=None, requires_grad=False)`` from a creation function."""
-    def like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    def like(t: Tensor, dtype=None, device=None, requires_grad: bool = False,
+             **options) -> Tensor:  # options: rand_like's generator=
         dtype, device = _like(t, dtype, device)
-        return make(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad)
+        return make(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad,
+                    **options)
     like.__name__ = like.__qualname__ = make.__name__ + "_like"
     like.__doc__ = f"{make.__name__}() with the shape (and by default dtype and device) of t."
     return like
@@ -236,60 +237,52 @@ def eye(n: int, m: int | None = None, dtype=None, device=None,
 
 # -- random numbers ------------------------------------------------------------------
 
-class _Generator(threading.local):
-    rng = np.random.default_rng()
+_generator = default_generator  # nn.init, dropout and rrelu draw from it too
 
 
-_generator = _Generator()
-_seed = [None]
-
-
-def manual_seed(seed: int):
-    """Seed gradkit's random number generator (NumPy's PCG64; CuPy's too when used)."""
-    seed = int(seed)
-    _seed[0] = seed
-    _generator.rng = np.random.default_rng(seed)
-    return _generator
+def manual_seed(seed: int) -> Generator:
+    """Seed gradkit's default generator (NumPy's PCG64); returns it, as torch."""
+    return default_generator.manual_seed(seed)
 
 
 def seed() -> int:
-    """Seed the generator from fresh entropy; returns the seed used."""
-    s = int(np.random.SeedSequence().entropy % (2 ** 63))
-    manual_seed(s)
-    return s
+    """Seed the default generator from fresh entropy; returns the seed used."""
+    return default_generator.seed()
 
 
 def initial_seed() -> int:
-    """The seed last given to ``manual_seed`` or ``seed`` (0 if none)."""
-    return _seed[0] if _seed[0] is not None else 0
+    """The seed the default generator last started from."""
+    return default_generator.initial_seed()
 
 
-def get_rng_state():
-    """The generator state (restored by set_rng_state; checkpoint uses both)."""
-    return _generator.rng.bit_generator.state
+def get_rng_state() -> Tensor:
+    """The default generator's state, a uint8 tensor (restored by set_rng_state)."""
+    return default_generator.get_state()
 
 
-def set_rng_state(state) -> None:
-    """Restore a generator state returned by ``get_rng_state``."""
-    rng = np.random.default_rng()
-    rng.bit_generator.state = state
-    _generator.rng = rng
+def set_rng_state(new_state: Tensor) -> None:
+    """Restore a state returned by ``get_rng_state``."""
+    default_generator.set_state(new_state)
 
 
-def _random(sample, size, dtype, device, requires_grad, kind="f") -> Tensor:
+def _random(sample, size, dtype, device, requires_grad, kind="f", generator=None,
+            function="rand") -> Tensor:
+    rng = rng_of(generator, function)
     dev, np_dtype = _resolve(dtype, device, kind)
     shape = _checked_shape(size)
-    return _finish(np.asarray(sample(_generator.rng, shape)).astype(np_dtype), dev, requires_grad)
+    return _finish(np.asarray(sample(rng, shape)).astype(np_dtype), dev, requires_grad)
 
 
 def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
     """Uniform samples on [0, 1)."""
-    return _random(lambda rng, s: rng.random(s), size, dtype, device, requires_grad)
+    return _random(lambda rng, s: rng.random(s), size, dtype, device, requires_grad,
+                   generator=generator)
 
 
 def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
     """Standard normal samples."""
-    return _random(lambda rng, s: rng.standard_normal(s), size, dtype, device, requires_grad)
+    return _random(lambda rng, s: rng.standard_normal(s), size, dtype, device, requires_grad,
+                   generator=generator, function="randn")
 
 
 def randint(low, high=None, size=None, dtype=None, device=None,
@@ -302,18 +295,21 @@ def randint(low, high=None, size=None, dtype=None, device=None,
     elif high is None:
         low, high = 0, low
     return _random(lambda rng, s: rng.integers(low, high, s), (tuple(size),), dtype, device,
-                   requires_grad, kind="i")
+                   requires_grad, "i", generator, "randint")
 
 
-def randperm(n: int, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randperm(n: int, dtype=None, device=None, requires_grad: bool = False,
+             generator=None) -> Tensor:
     """A random permutation of 0..n-1 (int64)."""
-    return _random(lambda rng, s: rng.permutation(n), ((n,),), dtype, device, requires_grad, "i")
+    return _random(lambda rng, s: rng.permutation(n), ((n,),), dtype, device, requires_grad, "i",
+                   generator, "randperm")
 
 
-def randint_like(t: Tensor, low, high=None, dtype=None, device=None) -> Tensor:
+def randint_like(t: Tensor, low, high=None, dtype=None, device=None, *,
+                 generator=None) -> Tensor:
     """``randint`` shaped like ``t`` (its dtype and device unless given)."""
     dtype, device = _like(t, dtype, device)
-    return randint(low, high, tuple(t.shape), dtype=dtype, device=device)
+    return randint(low, high, tuple(t.shape), dtype=dtype, device=device, generator=generator)
 
 
 def bernoulli_mask(shape, p: float, xp=np):

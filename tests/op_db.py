@@ -1563,3 +1563,65 @@ OPS += [
                name="branches")), torch=_SPECIAL_TORCH[name])
       for name in ("gammainc", "gammaincc")),
 ]
+
+# lane random: spatial transformers, unpooling, triplet loss with a distance function, and
+# gumbel_softmax drawn from a reseeded generator (gradkit/ops/sampling_grid.py, unpooling.py,
+# losses_margin.py, random_sampling.py), from their own generator so earlier rows keep values
+_table_rng, _rng = _rng, np.random.default_rng(1717)
+
+
+def _grid(*shape):
+    """Sampling points in (-1.3, 1.3): inside the image and past its border."""
+    return _rng.uniform(-1.3, 1.3, shape)
+
+
+def _seeded_gumbel_softmax(logits, **kwargs):
+    gradkit.manual_seed(11)  # the same noise on every call: finite differences see one function
+    return F.gumbel_softmax(logits, **kwargs)
+
+
+def _ctc_of_logits(lib):
+    return lambda logits, *args, **kwargs: lib.nn.functional.ctc_loss(
+        logits.log_softmax(2), *args, **kwargs)
+
+
+_GRID_SAMPLES = [Sample((N(2, 2, 3, 4), _grid(2, 2, 3, 2)), {"align_corners": False})] + [
+    Sample((N(1, 2, 3, 3), _grid(1, 3, 2, 2)),
+           {"mode": mode, "padding_mode": padding, "align_corners": align},
+           name=f"{mode}_{padding}_{align}")
+    for mode in ("bilinear", "nearest") for padding in ("zeros", "border", "reflection")
+    for align in (False, True)]
+OPS += [
+    OpInfo("F.affine_grid", F.affine_grid, S(
+        Sample((N(2, 2, 3), (2, 1, 3, 4)), {"align_corners": False}),
+        Sample((N(1, 2, 3), (1, 3, 2, 1)), {"align_corners": True}, name="unit_width"),
+        Sample((N(2, 3, 4), (2, 1, 2, 3, 2)), {"align_corners": False}, name="3d"))),
+    OpInfo("F.grid_sample", F.grid_sample, S(*_GRID_SAMPLES)),
+    OpInfo("F.max_unpool2d", F.max_unpool2d, S(
+        Sample((N(1, 2, 2, 2), I([[[[0, 3], [9, 14]], [[5, 2], [8, 15]]]]), 2)),
+        Sample((N(2, 2, 2), I([[[1, 3], [8, 15]], [[0, 7], [12, 18]]]), 2),
+               {"output_size": (4, 5)}, name="unbatched_sized"),
+        Sample((N(1, 1, 2, 2), I([[[[0, 2], [6, 8]]]]), 3), {"stride": 2, "padding": 1},
+               name="strided"))),
+    OpInfo("F.max_unpool1d", F.max_unpool1d, S(
+        Sample((N(1, 2, 3), I([[[0, 3, 5], [1, 2, 4]]]), 2)),
+        Sample((N(2, 3), I([[1, 2, 5], [0, 3, 4]]), 2), {"output_size": [6]},
+               name="unbatched"))),
+    OpInfo("F.triplet_margin_with_distance_loss", F.triplet_margin_with_distance_loss, S(
+        Sample((N(3, 4), N(3, 4), N(3, 4))),
+        Sample((N(2, 3), N(2, 3), N(2, 3)), {"swap": True, "margin": 2.0, "reduction": "none"}),
+        Sample((N(4), N(4), N(4)), {"reduction": "sum"}, name="1d"))),
+    OpInfo("F.gumbel_softmax", _seeded_gumbel_softmax, S(
+        Sample((N(3, 4),), {"tau": 0.7}), Sample((N(2, 3),), {"dim": 0}, name="dim0")),
+           torch=None),  # hard=True is straight-through: not its own derivative (test_nn_sampling)
+    # torch's ctc backward is the derivative w.r.t. the logits behind a log_softmax: checked so
+    OpInfo("F.ctc_loss", _in_both(_ctc_of_logits)[0], S(
+        Sample((N(5, 2, 4), I([[1, 2, 2], [3, 1, 0]]), I([5, 4]), I([3, 2]))),
+        Sample((N(4, 3, 3), I([1, 2, 2, 1, 2]), I([4, 3, 4]), I([2, 1, 2])),
+               {"reduction": "none", "blank": 0}, name="concatenated"),
+        Sample((N(4, 2, 3), I([[1, 1, 1], [2, 1, 0]]), I([3, 4]), I([3, 2])),
+               {"reduction": "sum", "zero_infinity": True}, name="zero_infinity")),
+           torch=_in_both(_ctc_of_logits)[1], gradgrad=False,
+           extra={"no_forward_ad": "torch has none (test_nn_sampling.py checks the error)"}),
+]
+_rng = _table_rng

@@ -425,6 +425,25 @@ SAMPLES.update({
                                           for name in POLYNOMIALS for degree in (n, 9, 3)],
                             lambda: (R(2, 3, low=-0.5) * 1.6, I([[0, 2, 5], [7, 12, 1]]))),
 })
+# random sampling (gradkit/ops/random_sampling.py): the same seed draws the same values on both
+# devices; a sample recorded in a graph has zero gradients. ctc_loss's backward refuses a second
+# derivative, as torch's
+SAMPLES.update({
+    "random_sampling": (lambda x: (
+        (x * 1).uniform_(), (x * 1).normal_(), (x * 1).bernoulli_(x.detach().sigmoid()),
+        G.normal(x, x.abs() + 0.1), G.poisson(x.abs()), G.bernoulli(x.sigmoid()),
+        G.multinomial(x.detach().abs().reshape(-1), 3).double()), lambda: (R(2, 3),)),
+    "spatial_transformer_unpool": (lambda theta, x: (
+        F.grid_sample(x, F.affine_grid(theta, (1, 2, 3, 2), align_corners=False),
+                      align_corners=False),
+        F.max_unpool2d(x, G.tensor([[[[0, 3], [9, 14]], [[5, 2], [8, 15]]]], device=x.device),
+                       2)),
+        lambda: (R(1, 2, 3), R(1, 2, 2, 2))),
+    "ctc_loss": (lambda x: F.ctc_loss(x.log_softmax(2), G.tensor([[1, 2], [2, 2]],
+                                                                 device=x.device), (4, 3), (2, 2)),
+                 lambda: (R(4, 2, 3),)),
+})
+FIRST_ORDER_ONLY.add("ctc_loss")
 
 # Ops that no sample reaches directly, and why.
 NOT_SAMPLED = {

@@ -110,7 +110,7 @@ def test_as_torch_maps_torch_submodules_to_gradkits(tmp_path):
     ("import torch\ntorch.func.grad", "torch.func (functorch transforms"),
     ("import torchvision", "torchvision (datasets, models, transforms)"),
     ("import torch\ntorch.compile(lambda x: x)", "torch.compile"),
-    ("import torch\ntorch.nn.CTCLoss()", "torch.nn.CTCLoss"),
+    ("import torch\ntorch.nn.SyncBatchNorm(2)", "torch.nn.SyncBatchNorm"),
     ("import torch.nn.quantized", "torch.nn.quantized"),
 ])
 def test_out_of_scope_torch_features_fail_naming_the_feature(statement, feature, tmp_path):

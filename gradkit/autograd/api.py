@@ -12,7 +12,7 @@ import warnings
 from gradkit._tensor import Tensor
 from gradkit.autograd import batching
 from gradkit.autograd.engine import _plan, run
-from gradkit.autograd.graph import accumulate_node
+from gradkit.autograd.graph import GradientEdge, accumulate_node, edge_meta
 from gradkit.backend import device_context, get_array_module
 from gradkit.creation import zeros_like
 from gradkit.ops import _dispatch
@@ -20,11 +20,12 @@ from gradkit.ops.joining import stack
 
 
 def _tensors(value, what: str) -> tuple:
-    if isinstance(value, Tensor):
+    """Tensors or GradientEdges (torch takes either, one or a sequence)."""
+    if isinstance(value, (Tensor, GradientEdge)):
         return (value,)
     if isinstance(value, (list, tuple)):
         for v in value:
-            if not isinstance(v, Tensor):
+            if not isinstance(v, (Tensor, GradientEdge)):
                 raise TypeError(f"{what} must be Tensors, but got {type(v).__name__}")
         return tuple(value)
     raise TypeError(f"{what} must be a Tensor or a sequence of Tensors, but got "
@@ -32,12 +33,37 @@ def _tensors(value, what: str) -> tuple:
 
 
 def _root_edge(t, index: int):
+    if isinstance(t, GradientEdge):
+        return (t.node, t.output_nr)
     if t.grad_fn is not None:
         return (t.grad_fn, t._output_nr)
     if t._requires_grad:
         return (accumulate_node(t), 0)
     raise RuntimeError(f"element {index} of tensors does not require grad and does not have a "
                        "grad_fn")
+
+
+def _stand_ins(outputs, grads) -> list:
+    """The outputs as _root_grads reads them: a GradientEdge becomes a placeholder tensor of
+    the shape and dtype of the gradient that flows into it (torch's input metadata)."""
+    grads = grads if isinstance(grads, (list, tuple)) else (grads,) * len(outputs)
+    stand_ins = []
+    for i, out in enumerate(outputs):
+        if isinstance(out, Tensor):
+            stand_ins.append(out)
+            continue
+        meta = edge_meta(out)
+        seed = grads[i] if i < len(grads) else None
+        if meta is None and not isinstance(seed, Tensor):
+            raise RuntimeError("gradkit does not know the shape of this GradientEdge's "
+                               "gradient (an edge not made by get_gradient_edge): pass its "
+                               "grad_outputs")
+        shape, dtype, xp = meta if meta is not None else (
+            seed._data.shape, seed._data.dtype, get_array_module(seed._data))
+        stand_in = Tensor._make(xp.broadcast_to(xp.zeros((), dtype), shape))
+        stand_in._requires_grad = True
+        stand_ins.append(stand_in)
+    return stand_ins
 
 
 def _shape_str(shape) -> str:
@@ -129,17 +155,20 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     if create_graph:
         warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=2)
     roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
-    seeds = _root_grads(outputs, grad_tensors, create_graph, batched=False)
+    seeds = _root_grads(_stand_ins(outputs, grad_tensors), grad_tensors, create_graph,
+                        batched=False)
     targets = None
     if inputs is not None:
         targets = [_input_edge(t, "backward") for t in inputs]
         for t in inputs:  # as torch: a non-leaf input retains its gradient (after its hooks)
-            if t.grad_fn is not None:
+            if isinstance(t, Tensor) and t.grad_fn is not None:
                 t.retain_grad()
     run(roots, seeds, retain_graph, create_graph, targets, accumulate=True)
 
 
 def _input_edge(t, caller: str):
+    if isinstance(t, GradientEdge):
+        return (t.node, t.output_nr)
     if not t._requires_grad:
         raise RuntimeError("One of the differentiated Tensors does not require grad")
     if t.grad_fn is not None:
@@ -173,12 +202,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
         results = _batched_grad(outs, ins, roots, targets, grad_outputs, retain_graph,
                                 create_graph)
     else:
-        seeds = _root_grads(outs, grad_outputs, create_graph, batched=False)
+        seeds = _root_grads(_stand_ins(outs, grad_outputs), grad_outputs, create_graph,
+                            batched=False)
         captured = run(roots, seeds, retain_graph, create_graph, targets, accumulate=False)
         results = [_as_tensor(g) for g in captured]
     for i, g in enumerate(results):
         if g is None:
             if materialize_grads:
+                if isinstance(ins[i], GradientEdge):
+                    raise RuntimeError("materialize_grads cannot be used when the given input "
+                                       "is a GradientEdge")
                 # as torch: a zero that is part of the new graph when one is being built
                 results[i] = zeros_like(ins[i], requires_grad=create_graph)
             elif not allow_unused:
@@ -191,7 +224,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
 def _batched_grad(outs, ins, roots, targets, grad_outputs, retain_graph, create_graph) -> list:
     """Batched vjp: one backward pass on the stacked seeds when every node that runs is
     batchable (autograd/batching.py), otherwise one pass per row, stacked."""
-    grads = _root_grads(outs, grad_outputs, True, batched=True)
+    grads = _root_grads(_stand_ins(outs, grad_outputs), grad_outputs, True, batched=True)
     sizes = [g.shape[0] for g in grads]
     if len(set(sizes)) > 1:
         raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
@@ -201,7 +234,7 @@ def _batched_grad(outs, ins, roots, targets, grad_outputs, retain_graph, create_
         seeds = grads if create_graph else [g._data for g in grads]
         with batching.batched(batch):
             captured = run(roots, seeds, retain_graph, create_graph, targets, accumulate=False)
-        for t, g in zip(ins, captured):
+        for t, g in zip(_stand_ins(ins, None), captured):
             expected = (batch, *t._data.shape)
             if g is not None and tuple(g.shape) != expected:  # an op wrongly marked batchable
                 raise RuntimeError(f"vectorized is_grads_batched gave a gradient of shape "

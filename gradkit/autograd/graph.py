@@ -10,9 +10,11 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
-from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 from gradkit._tensor import Tensor
+from gradkit.autograd.hook_handles import RemovableHandle, _HookDict, add_hook  # noqa: F401
 from gradkit.autograd.inference import SAVE_MESSAGE, InferenceVersion
 
 # the user-facing hooks live in their own files; torch users find them here
@@ -24,7 +26,7 @@ from gradkit.autograd.saved_hooks import (  # noqa: F401
     saved_tensors_hooks,
 )
 from gradkit.autograd.saved_mutation import allow_mutation_on_saved_tensors  # noqa: F401
-from gradkit.backend import from_numpy_dtype
+from gradkit.backend import from_numpy_dtype, get_array_module
 
 _sequence = itertools.count()  # next() on a count is atomic under the GIL
 accumulate_lock = threading.Lock()  # guards .grad of leaves shared across threads
@@ -39,38 +41,6 @@ FREED_MESSAGE = (
 DETACHED_MESSAGE = (
     "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
     "This is not supported, please use out-of-place `.detach()` instead")
-
-
-class RemovableHandle:
-    """Returned by every ``register_*hook``; ``.remove()`` unregisters the hook."""
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks_dict: OrderedDict) -> None:
-        self.id = next(RemovableHandle._ids)
-        self._hooks = weakref.ref(hooks_dict)
-
-    def remove(self) -> None:
-        hooks = self._hooks()
-        if hooks is not None:
-            hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
-
-
-def add_hook(hooks: OrderedDict, fn) -> RemovableHandle:
-    """Register ``fn`` in the ordered dict ``hooks``; the handle's ``remove()`` takes it out."""
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = fn
-    return handle
-
-
-class _HookDict(OrderedDict):
-    """OrderedDict that can be weak-referenced (for handles)."""
 
 
 class NodeExtras:
@@ -378,3 +348,53 @@ def _history_edge(tensor, is_output: bool):
     if tensor.grad_fn is not None:
         return (tensor.grad_fn, tensor._output_nr)
     return (accumulate_node(tensor), 0)
+
+
+# -- gradient edges ------------------------------------------------------------------
+
+class GradientEdge(NamedTuple):
+    """Where a tensor's gradient enters the graph; grad()/backward() take it for a tensor."""
+
+    node: Any
+    output_nr: int
+    ownership_token: Any = None
+
+
+# {node: {output_nr: (shape, dtype, xp)}} seen by get_gradient_edge (one-output nodes keep none)
+_edge_meta: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """``tensor``'s GradientEdge: (grad_fn, output number), or its AccumulateGrad for a leaf."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    node, output_nr = _history_edge(tensor, False)
+    _edge_meta.setdefault(node, {})[output_nr] = _meta_of(tensor._data)
+    return GradientEdge(node, output_nr)
+
+
+def edge_meta(edge: GradientEdge) -> tuple | None:
+    """(shape, dtype, xp) of the gradient that flows into ``edge``, or None if unknown."""
+    node, output_nr = edge.node, edge.output_nr
+    if isinstance(node, AccumulateGrad):
+        return _meta_of(node.variable._data)
+    known = _edge_meta.get(node, {}).get(output_nr)
+    if known is None and node._extras is not None and node._extras.output_meta:
+        known = node._extras.output_meta[output_nr]  # IndexError past the last, as torch
+    return known
+
+
+def _meta_of(data) -> tuple:
+    return data.shape, data.dtype, get_array_module(data)
+
+
+def increment_version(tensor) -> None:
+    """Bump the version counter of ``tensor`` (or of each of an iterable), as an in-place
+    write would (for code that writes a tensor's memory behind autograd's back)."""
+    tensors = [tensor] if isinstance(tensor, Tensor) else \
+        list(tensor) if isinstance(tensor, Iterable) else [None]
+    if not all(isinstance(t, Tensor) for t in tensors):
+        raise RuntimeError("increment_version expect a Iterable[Tensor] as input")
+    for t in tensors:
+        t._vc[0] += 1

@@ -24,13 +24,13 @@ from gradkit.nn.layers_small import (
 from gradkit.nn.layers import Conv2d, Dropout, Embedding, LayerNorm, Linear, MaxPool2d
 from gradkit.nn.layers_more import (
     AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, ConvTranspose2d,
-    GroupNorm, InstanceNorm2d, MaxPool1d, RMSNorm)
+    GroupNorm, InstanceNorm2d, MaxPool1d, MaxUnpool1d, MaxUnpool2d, RMSNorm)
 from gradkit.nn.loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from gradkit.nn.loss_more import (
     BCELoss, CosineEmbeddingLoss, CosineSimilarity, GaussianNLLLoss, HingeEmbeddingLoss,
     HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss, MultiMarginLoss, PairwiseDistance, PoissonNLLLoss, SmoothL1Loss,
-    SoftMarginLoss, TripletMarginLoss)
+    SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, CTCLoss)
 from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
 from gradkit.nn.transformer import (
@@ -67,6 +67,8 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            "UpsamplingBilinear2d", "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
            "ChannelShuffle", "Fold", "Unfold", "AlphaDropout", "Dropout1d", "Dropout2d",
            "Dropout3d", "FeatureAlphaDropout", "Transformer", "TransformerDecoder",
-           "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
+           "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
+           # lane random
+           "CTCLoss", "MaxUnpool1d", "MaxUnpool2d", "TripletMarginWithDistanceLoss"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

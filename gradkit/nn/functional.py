@@ -23,6 +23,7 @@ from gradkit.nn.functional_dropout import (
 from gradkit.ops.attention import (
     fold, pixel_shuffle, pixel_unshuffle, scaled_dot_product_attention, unfold)
 from gradkit.ops.conv import conv2d
+from gradkit.ops.ctc import ctc_loss
 from gradkit.ops.conv_more import conv1d, conv3d, conv_transpose1d, conv_transpose2d
 from gradkit.ops.interpolate import interpolate
 from gradkit.ops.elementwise import tanh
@@ -42,11 +43,14 @@ from gradkit.ops.losses_more import (
 from gradkit.ops.losses_margin import (
     cosine_embedding_loss, cosine_similarity, hinge_embedding_loss, margin_ranking_loss,
     multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss, pairwise_distance,
-    soft_margin_loss, triplet_margin_loss)
+    soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss)
 from gradkit.ops.normalization import (
     batch_norm, group_norm, instance_norm, local_response_norm, rms_norm)
 from gradkit.ops.pooling import (
     adaptive_max_pool1d, adaptive_max_pool2d, max_pool1d, max_pool2d, max_pool3d)
+from gradkit.ops.random_sampling import gumbel_softmax
+from gradkit.ops.sampling_grid import affine_grid, grid_sample
+from gradkit.ops.unpooling import max_unpool1d, max_unpool2d
 from gradkit.ops.pooling_avg import (
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, avg_pool1d, avg_pool2d,
     avg_pool3d, lp_pool1d, lp_pool2d)
@@ -71,6 +75,9 @@ __all__ = [
     "pixel_shuffle", "pixel_unshuffle", "rms_norm", "scaled_dot_product_attention", "unfold",
     "multi_head_attention_forward", "bilinear", "embedding_bag", "channel_shuffle",
     "alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout",
+    # lane random: sampling, spatial transformers, unpooling
+    "affine_grid", "ctc_loss", "grid_sample", "gumbel_softmax", "max_unpool1d", "max_unpool2d",
+    "triplet_margin_with_distance_loss",
 ]
 
 

@@ -10,9 +10,10 @@ import math
 
 import numpy as np
 
-from gradkit import backend, creation
+from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import no_grad
+from gradkit.generator import rng_of as _rng_of  # private: nn.init lists only torch.nn.init names
 
 _LINEAR_GAINS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
                  "conv_transpose2d", "conv_transpose3d", "sigmoid")
@@ -54,9 +55,10 @@ def _fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-def _fill_from(tensor: Tensor, sample) -> Tensor:
-    """Overwrite ``tensor`` with ``sample(rng, shape)`` drawn from gradkit's generator."""
-    values = np.asarray(sample(creation._generator.rng, tuple(tensor.shape)))
+def _fill_from(tensor: Tensor, sample, generator=None) -> Tensor:
+    """Overwrite ``tensor`` with ``sample(rng, shape)`` drawn from ``generator`` (a
+    gradkit.Generator; the default one when None)."""
+    values = np.asarray(sample(_rng_of(generator, "init"), tuple(tensor.shape)))
     # drawn on the host (same numbers on every device for a seed), then moved to the tensor's
     values = backend.to_device(values.astype(tensor._data.dtype), tensor.device)
     with no_grad():
@@ -64,18 +66,18 @@ def _fill_from(tensor: Tensor, sample) -> Tensor:
     return tensor
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with samples of U(a, b)."""
-    return _fill_from(tensor, lambda rng, shape: rng.uniform(a, b, shape))
+    return _fill_from(tensor, lambda rng, shape: rng.uniform(a, b, shape), generator)
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with samples of N(mean, std²)."""
-    return _fill_from(tensor, lambda rng, shape: rng.normal(mean, std, shape))
+    return _fill_from(tensor, lambda rng, shape: rng.normal(mean, std, shape), generator)
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
-                  b: float = 2.0) -> Tensor:
+                  b: float = 2.0, generator=None) -> Tensor:
     """Fill with N(mean, std²) samples redrawn until they fall inside [a, b]."""
     def sample(rng, shape):
         values = rng.normal(mean, std, shape)
@@ -84,7 +86,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
             values[outside] = rng.normal(mean, std, int(outside.sum()))
             outside = (values < a) | (values > b)
         return values
-    return _fill_from(tensor, sample)
+    return _fill_from(tensor, sample, generator)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -110,39 +112,39 @@ def eye_(tensor: Tensor) -> Tensor:
     return _fill_from(tensor, lambda rng, shape: np.eye(*shape))
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Glorot uniform: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Glorot normal: N(0, std²) with std = gain * sqrt(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
-                     nonlinearity: str = "leaky_relu") -> Tensor:
+                     nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """He uniform: U(-b, b) with b = gain * sqrt(3 / fan)."""
     if 0 in tensor.shape:
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     bound = math.sqrt(3.0) * std
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
-                    nonlinearity: str = "leaky_relu") -> Tensor:
+                    nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """He normal: N(0, std²) with std = gain / sqrt(fan)."""
     if 0 in tensor.shape:
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
-    return normal_(tensor, 0.0, std)
+    return normal_(tensor, 0.0, std, generator)
 
 
-def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """A (semi-)orthogonal matrix, from the QR decomposition of a normal sample."""
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
@@ -154,4 +156,4 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
         q, r = np.linalg.qr(flat.T if rows < cols else flat)
         q = q * np.sign(np.diag(r))  # make the decomposition unique
         return gain * (q.T if rows < cols else q).reshape(shape)
-    return _fill_from(tensor, sample)
+    return _fill_from(tensor, sample, generator)

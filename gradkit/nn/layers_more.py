@@ -297,3 +297,33 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class _MaxUnpool(Module):
+    """Puts max-pooled values back at their indices (stride defaults to kernel_size)."""
+
+    dims = 2
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        as_tuple = (lambda v: (v,) * self.dims if isinstance(v, int) else tuple(v))
+        self.kernel_size = as_tuple(kernel_size)
+        self.stride = as_tuple(stride if stride is not None else kernel_size)
+        self.padding = as_tuple(padding)
+
+    def forward(self, input, indices, output_size=None):
+        unpool = F.max_unpool2d if self.dims == 2 else F.max_unpool1d
+        return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpool):
+    """F.max_unpool1d as a layer: ``layer(pooled, indices, output_size=None)``."""
+
+    dims = 1
+
+
+class MaxUnpool2d(_MaxUnpool):
+    """F.max_unpool2d as a layer: ``layer(pooled, indices, output_size=None)``."""

@@ -9,6 +9,7 @@ from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import no_grad
+from gradkit.creation import zeros_like
 from gradkit.nn.module_hooks import ModuleHooks
 from gradkit.nn.module_paths import call_observed
 from gradkit.nn.module_state import ModuleState
@@ -197,6 +198,27 @@ class Module(ModuleHooks, ModuleState):
             module = module._modules[item]
         return module
 
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at the dotted path ``target`` (``"0.weight"``)."""
+        module, name = self._owner_of(target)
+        if not isinstance(getattr(module, name), Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return getattr(module, name)
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at the dotted path ``target`` (``"1.running_mean"``)."""
+        module, name = self._owner_of(target)
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(module, name)
+
+    def _owner_of(self, target: str) -> tuple[Module, str]:
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        return module, name
+
     # -- modes and bulk changes --------------------------------------------------------
     def train(self, mode: bool = True) -> Module:
         """Training mode (dropout active) for this module and its children; returns self."""
@@ -245,6 +267,19 @@ class Module(ModuleHooks, ModuleState):
         """Cast floating parameters and buffers to float32; returns self."""
         return self._apply(lambda t: t.to(backend.float32) if t.is_floating_point() else t)
 
+    def half(self) -> Module:
+        """Cast floating parameters and buffers to float16; returns self."""
+        return self._apply(lambda t: t.to(backend.float16) if t.is_floating_point() else t)
+
+    def type(self, dst_type) -> Module:
+        """Cast every parameter and buffer (integer ones too) to ``dst_type``; returns self."""
+        return self._apply(lambda t: t.type(dst_type))
+
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
+        """Parameters and buffers on ``device`` without their values (torch leaves the memory
+        uninitialized; gradkit fills zeros); returns self."""
+        return self._apply(lambda t: zeros_like(t, device=device), recurse)
+
     def cpu(self) -> Module:
         """Move parameters and buffers to the CPU; returns self."""
         return self.to("cpu")
@@ -253,8 +288,8 @@ class Module(ModuleHooks, ModuleState):
         """Move parameters and buffers to a GPU (``cuda`` or ``device``); returns self."""
         return self.to("cuda" if device is None else device)
 
-    def _apply(self, convert: Callable[[Tensor], Tensor]) -> Module:
-        for module in self.modules():
+    def _apply(self, convert: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
+        for module in self.modules() if recurse else (self,):
             for param in module._parameters.values():
                 if param is None:
                     continue

@@ -1,4 +1,5 @@
-"""Module state dicts: ``state_dict`` and ``load_state_dict`` (a mixin of ``nn.Module``)."""
+"""Module state dicts: ``state_dict`` and ``load_state_dict`` (a mixin of ``nn.Module``), with
+their hooks and a module's extra (non-tensor) state."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -6,6 +7,7 @@ from typing import NamedTuple
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import no_grad
+from gradkit.autograd.hook_handles import RemovableHandle, add_hook
 from gradkit.nn.parameter import Parameter
 
 
@@ -22,6 +24,16 @@ class _IncompatibleKeys(NamedTuple):
                 f"unexpected_keys={self.unexpected_keys})")
 
 
+_NEVER_CALLED = ("Reached a code path in Module.{}() that should never be called. Please file an "
+                 "issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+                 "to report this bug.")
+
+
+_POST_HOOK_RETURNED = (
+    "Hooks registered with ``register_load_state_dict_post_hook`` are not expected to return "
+    "new values, if incompatible_keys need to be modified, it should be done inplace.")
+
+
 class ModuleState:
     """Parameters and persistent buffers by dotted name, saved and loaded as torch does."""
 
@@ -29,23 +41,56 @@ class ModuleState:
                    keep_vars: bool = False) -> OrderedDict:
         """Parameters and persistent buffers by dotted name (detached unless keep_vars)."""
         destination = OrderedDict() if destination is None else destination
-        for module_prefix, module in self.named_modules(prefix=prefix.rstrip(".")):
-            skip = module.__dict__.get("_non_persistent", ())
-            dot = module_prefix + "." if module_prefix else ""
-            for registry in (module._parameters, module._buffers):
-                for name, value in registry.items():
-                    if value is not None and name not in skip:
-                        destination[dot + name] = value if keep_vars else value.detach()
+        for dot, module in self._prefixed_modules(prefix):
+            for hook in module._hook_table("_state_dict_pre_hooks").values():
+                hook(module, dot, keep_vars)
+            destination.update(module._own_tensors(dot, keep_vars))
+            if type(module).get_extra_state is not ModuleState.get_extra_state:
+                destination[dot + "_extra_state"] = module.get_extra_state()
         return destination
+
+    def _prefixed_modules(self, prefix: str = ""):
+        for module_prefix, module in self.named_modules(prefix=prefix.rstrip(".")):
+            yield (module_prefix + "." if module_prefix else ""), module
+
+    def _own_tensors(self, dot: str, keep_vars: bool) -> dict:
+        skip = self.__dict__.get("_non_persistent", ())
+        return {dot + name: value if keep_vars else value.detach()
+                for registry in (self._parameters, self._buffers)
+                for name, value in registry.items() if value is not None and name not in skip}
+
+    def _hook_table(self, name: str) -> OrderedDict:
+        return self.__dict__.setdefault(name, OrderedDict())
+
+    def register_state_dict_pre_hook(self, hook) -> RemovableHandle:
+        """``hook(module, prefix, keep_vars)`` runs before ``state_dict`` reads this module."""
+        return add_hook(self._hook_table("_state_dict_pre_hooks"), hook)
+
+    def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
+        """``hook(module, incompatible_keys)`` runs after ``load_state_dict`` copied the values
+        and before its strict check: clearing keys from the lists in place forgives them."""
+        return add_hook(self._hook_table("_load_state_dict_post_hooks"), hook)
+
+    def get_extra_state(self):
+        """Override (with ``set_extra_state``) to save non-tensor state in the state dict."""
+        raise RuntimeError(_NEVER_CALLED.format("get_extra_state"))
+
+    def set_extra_state(self, state) -> None:
+        """Override (with ``get_extra_state``) to restore what ``get_extra_state`` returned."""
+        raise RuntimeError(_NEVER_CALLED.format("set_extra_state"))
 
     def load_state_dict(self, state_dict: dict, strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:
         """Copy values from ``state_dict`` into parameters and buffers, in place."""
         if not isinstance(state_dict, dict):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        own = self.state_dict(keep_vars=True)
-        missing = [key for key in own if key not in state_dict]
-        unexpected = [key for key in state_dict if key not in own]
+        own, extra = {}, {}
+        for dot, module in self._prefixed_modules():
+            own.update(module._own_tensors(dot, keep_vars=True))
+            if type(module).set_extra_state is not ModuleState.set_extra_state:
+                extra[dot + "_extra_state"] = module
+        missing = [key for key in (*own, *extra) if key not in state_dict]
+        unexpected = [key for key in state_dict if key not in own and key not in extra]
         errors = []
         for key, target in own.items():
             if key not in state_dict:
@@ -59,6 +104,13 @@ class ModuleState:
                 errors.append(f"size mismatch for {key}: copying a param with shape "
                               f"{value.shape} from checkpoint, the shape in current model is "
                               f"{target.shape}.")
+        if not errors:
+            self._load(own, extra, state_dict, assign)
+            keys = _IncompatibleKeys(missing, unexpected)
+            for _, module in self._prefixed_modules():
+                for hook in module._hook_table("_load_state_dict_post_hooks").values():
+                    if hook(module, keys) is not None:
+                        raise AssertionError(_POST_HOOK_RETURNED)
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: "
@@ -69,6 +121,9 @@ class ModuleState:
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
+        return _IncompatibleKeys(missing, unexpected)
+
+    def _load(self, own: dict, extra: dict, state_dict: dict, assign: bool) -> None:
         with no_grad():
             for key, target in own.items():
                 if key in state_dict:
@@ -77,7 +132,9 @@ class ModuleState:
                         self.get_submodule(owner)._assign(name, target, state_dict[key])
                     else:
                         target.copy_(state_dict[key])
-        return _IncompatibleKeys(missing, unexpected)
+        for key, module in extra.items():
+            if key in state_dict:
+                module.set_extra_state(state_dict[key])
 
     def _assign(self, name: str, target: Tensor, value: Tensor) -> None:
         if name in self._parameters:

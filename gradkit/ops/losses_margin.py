@@ -151,6 +151,15 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     """max(0, margin + d(anchor, positive) - d(anchor, negative)) with pairwise distances
     (``swap``: the smaller of d(anchor, negative) and d(positive, negative))."""
     reduction = legacy_reduction(size_average, reduce, reduction)
+    return triplet_margin_with_distance_loss(
+        anchor, positive, negative, distance_function=lambda x, y: pairwise_distance(x, y, p, eps),
+        margin=margin, swap=swap, reduction=reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin: float = 1.0, swap: bool = False,
+                                      reduction: str = "mean"):
+    """triplet_margin_loss with any ``distance_function(x, y)`` (default pairwise_distance)."""
     check_reduction(reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -158,10 +167,11 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
         raise RuntimeError("The anchor, positive, and negative tensors are expected to have the "
                            f"same number of dimensions, but got: anchor {anchor.ndim}D, positive "
                            f"{positive.ndim}D, and negative {negative.ndim}D inputs")
-    to_positive = pairwise_distance(anchor, positive, p, eps)
-    to_negative = pairwise_distance(anchor, negative, p, eps)
+    distance = pairwise_distance if distance_function is None else distance_function
+    to_positive = distance(anchor, positive)
+    to_negative = distance(anchor, negative)
     if swap:
-        to_negative = minimum(to_negative, pairwise_distance(positive, negative, p, eps))
+        to_negative = minimum(to_negative, distance(positive, negative))
     return reduce_loss(clamp_min(margin + to_positive - to_negative, 0), reduction)
 
 

@@ -1,0 +1,104 @@
+"""torch.Generator: a seedable random stream (NumPy's PCG64), passed as ``generator=``.
+
+gradkit's streams are not torch's (the same seed gives other numbers); the API is torch's:
+``manual_seed`` (returns the generator), ``seed``, ``initial_seed``, ``get_state`` (a uint8
+tensor) and ``set_state``. ``default_generator`` is the one the sampling functions use when
+no generator is given (``gradkit.manual_seed`` seeds it).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gradkit import backend
+from gradkit._tensor import Tensor
+
+_UINT64 = 2 ** 64
+DEFAULT_SEED = 67280421310721  # torch's: a new generator (and the default one) starts from it
+# get_state's layout: PCG64's 128-bit state and increment, its buffered 32-bit half-draw
+# (flag + value), then the initial seed
+_STATE_BYTES = 16 + 16 + 1 + 4 + 8
+
+
+def _checked_seed(seed) -> int:
+    """torch's seed conversion: any int in [-2**63, 2**64), negatives wrap to uint64."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+    seed = int(seed)
+    if seed >= _UINT64 or seed < -(2 ** 63):
+        raise ValueError("Overflow when unpacking long long")
+    return seed % _UINT64
+
+
+class Generator:
+    """A random number generator, as ``torch.Generator(device='cpu')``.
+
+    >>> g = gradkit.Generator().manual_seed(7)
+    >>> gradkit.rand(2, generator=g).shape
+    gradkit.Size([2])
+    """
+
+    def __init__(self, device="cpu") -> None:
+        self.device = backend.device(device)
+        self.manual_seed(DEFAULT_SEED)
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Restart the stream from ``seed``; returns the generator itself."""
+        self._initial_seed = _checked_seed(seed)
+        self.rng = np.random.default_rng(self._initial_seed)
+        return self
+
+    def seed(self) -> int:
+        """Seed from fresh entropy; returns the seed used."""
+        entropy = int(np.random.SeedSequence().entropy) % _UINT64
+        self.manual_seed(entropy)
+        return entropy
+
+    def initial_seed(self) -> int:
+        """The seed the stream last started from."""
+        return self._initial_seed
+
+    def get_state(self) -> Tensor:
+        """The stream's state as a uint8 tensor (give it back to ``set_state``)."""
+        state = self.rng.bit_generator.state
+        parts = (state["state"]["state"].to_bytes(16, "little"),
+                 state["state"]["inc"].to_bytes(16, "little"),
+                 bytes([state["has_uint32"]]), int(state["uinteger"]).to_bytes(4, "little"),
+                 self._initial_seed.to_bytes(8, "little"))
+        return Tensor._make(np.frombuffer(b"".join(parts), dtype=np.uint8).copy())
+
+    def set_state(self, new_state: Tensor) -> Generator:
+        """Restore a state returned by ``get_state``; returns the generator itself."""
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+        if new_state.dtype != backend.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        raw = np.asarray(backend.to_device(new_state._data, backend.CPU)).reshape(-1).tobytes()
+        if len(raw) != _STATE_BYTES:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but "
+                               f"found the input RNG state size to be {len(raw)}")
+        rng = np.random.default_rng()
+        rng.bit_generator.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": int.from_bytes(raw[0:16], "little"),
+                      "inc": int.from_bytes(raw[16:32], "little")},
+            "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:37], "little")}
+        self.rng = rng
+        self._initial_seed = int.from_bytes(raw[37:45], "little")
+        return self
+
+    def __repr__(self) -> str:
+        return f"<gradkit.Generator object at {hex(id(self))}>"
+
+
+default_generator = Generator()
+default_generator.seed()  # as torch: a fresh seed per process
+
+
+def rng_of(generator: Generator | None, function: str) -> np.random.Generator:
+    """The NumPy stream to draw from: ``generator``'s, or the default one."""
+    if generator is None:
+        return default_generator.rng
+    if not isinstance(generator, Generator):
+        raise TypeError(f"{function}(): argument 'generator' must be torch.Generator, not "
+                        f"{type(generator).__name__}")
+    return generator.rng

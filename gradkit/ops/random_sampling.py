@@ -1,0 +1,387 @@
+"""Random sampling: x.uniform_() & co., torch.bernoulli, normal, poisson, multinomial.
+
+Every sample comes from a ``Generator`` (``generator=``, else the default one). As torch, a
+sample recorded in a graph (a non-leaf written in place, or a mean/std/p tensor that requires
+grad) gets a node named like torch's (``UniformBackward0``, ``NormalBackward3``) whose
+gradient is zero for every input: torch's derivatives.yaml gives these ops zero derivatives
+(the reparameterization ``mean + std * eps`` is the user's to write).
+"""
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+
+from gradkit import backend
+from gradkit._tensor import Tensor
+from gradkit.backend import get_array_module
+from gradkit.generator import rng_of
+from gradkit.ops._dispatch_general import _broadcast_message
+from gradkit.ops._op import Op
+from gradkit.ops.inplace import inplace
+from gradkit.ops.methods import tensor_method
+from gradkit.ops.piecewise import zeros_like
+from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
+
+
+def _g(number) -> str:
+    """A number as torch's C++ messages print it (``-1``, ``0.5``)."""
+    return f"{number:g}" if isinstance(number, float) else str(number)
+
+
+def _zeros(g, *inputs, **params):
+    return zeros_like(g)
+
+
+def _draw_one(xp, x, *, draw=None, node=""):
+    """``draw(x)``: a sample parameterized by x (its shape and dtype, or its values)."""
+    return xp.asarray(draw(x))
+
+
+def _draw_two(xp, x, y, *, draw=None, node=""):
+    """``draw(x, y)``: a sample parameterized by two tensors (normal's mean and std)."""
+    return xp.asarray(draw(x, y))
+
+
+def _sampler(name: str, forward) -> Op:
+    """A sampling op named as torch's (the profiler shows ``gradkit::uniform``), recording
+    the node its call names (torch's overloads: ``RandomBackward0/1/2``), zero derivatives."""
+    sampler = Op(forward, name=name, broadcast=True)
+    rules = (_zeros,) * (2 if forward is _draw_two else 1)
+    sampler.defvjp(*rules)
+    sampler.defjvp(*rules)
+    sampler.node_name_rule = lambda params, arrays: params["node"]
+    return sampler
+
+
+_SAMPLERS = {(name, forward): _sampler(name, forward) for name, forward in (
+    ("uniform", _draw_one), ("normal", _draw_one), ("normal", _draw_two),
+    ("bernoulli", _draw_one), ("bernoulli", _draw_two), ("random", _draw_one),
+    ("exponential", _draw_one), ("geometric", _draw_one), ("log_normal", _draw_one),
+    ("cauchy", _draw_one), ("poisson", _draw_one))}
+
+
+def _sample(*inputs: Tensor, node: str, draw) -> Tensor:
+    """``draw`` of ``inputs`` through the sampler of torch's node name ``node``."""
+    name = re.sub(r"(?<!^)(?=[A-Z])", "_", node.split("Backward")[0]).lower()
+    forward = _draw_two if len(inputs) == 2 else _draw_one
+    return _SAMPLERS[name, forward](*inputs, draw=draw, node=node)
+
+
+def _fill(tensor: Tensor, node: str, draw, *inputs: Tensor) -> Tensor:
+    """Write ``draw(shape, dtype)`` into ``tensor`` (an in-place op recorded as ``node``), or
+    with ``inputs`` (bernoulli_'s p), ``draw(tensor, *inputs)``."""
+    if inputs:
+        return inplace(tensor, _sample, *inputs, node=node, draw=draw)
+    return inplace(tensor, _sample, node=node, draw=lambda x: draw(x.shape, x.dtype))
+
+
+def _as_dtype(values, dtype):
+    """Real samples in ``dtype``; for a complex dtype ``values`` is a (real, imag) pair."""
+    if np.dtype(dtype).kind == "c":
+        real, imag = values
+        return (real + 1j * imag).astype(dtype)
+    return np.asarray(values).astype(dtype)
+
+
+def _each_part(sample, dtype, shape):
+    """One draw for a real dtype, two (real and imaginary parts) for a complex one."""
+    if np.dtype(dtype).kind == "c":
+        return sample(shape), sample(shape)
+    return sample(shape)
+
+
+def _require_floating(data, kernel: str, complex_ok: bool = True) -> None:
+    if data.dtype.kind not in ("fc" if complex_ok else "f"):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(data)}\'')
+
+
+def _require_continuous(data, distribution: str, name) -> None:
+    if data.dtype.kind != "f":
+        raise RuntimeError(f"{distribution} distribution is a continuous probability "
+                           f"distribution. dtype must be a floating point but you specified "
+                           f"{name(data)}")
+
+
+@tensor_method("uniform_")
+def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator=None) -> Tensor:
+    """Fill with samples uniform on [from_, to) (real and imaginary parts for complex)."""
+    _require_floating(self._data, "check_uniform_bounds")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={_g(from_)} > to={_g(to)}")
+    rng = rng_of(generator, "uniform_")
+    return _fill(self, "UniformBackward0", lambda shape, dtype: _as_dtype(
+        _each_part(lambda s: rng.uniform(from_, to, s), dtype, shape), dtype))
+
+
+@tensor_method("normal_")
+def normal_(self: Tensor, mean: float = 0, std: float = 1, *, generator=None) -> Tensor:
+    """Fill with normal samples (for complex: each part with std / sqrt(2), as torch)."""
+    _require_floating(self._data, "normal_kernel_cpu")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
+    rng = rng_of(generator, "normal_")
+    part_std = std / np.sqrt(2) if self._data.dtype.kind == "c" else std
+    return _fill(self, "NormalBackward0", lambda shape, dtype: _as_dtype(
+        _each_part(lambda s: rng.normal(mean, part_std, s), dtype, shape), dtype))
+
+
+@tensor_method("bernoulli_")
+def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
+    """Fill with 1 (probability ``p``, a number or a tensor expanding to self) or 0."""
+    rng = rng_of(generator, "bernoulli_")
+    if isinstance(p, Tensor):
+        for kernel, data, fine in (("self_", self._data, "fbiu"), ("p_", p._data, "f")):
+            if data.dtype.kind not in fine:
+                raise NotImplementedError(f'"bernoulli_tensor_cpu_{kernel}" not implemented '
+                                          f"for '{scalar_type_name(data)}'")
+        _expandable(p._data.shape, self._data.shape)
+        return _fill(self, "BernoulliBackward1",
+                     lambda x, q: _bernoulli(rng, q, x.shape, x.dtype), p)
+    if self._data.dtype.kind == "c":
+        raise NotImplementedError(f'"bernoulli_scalar_cpu_" not implemented for '
+                                  f"'{scalar_type_name(self._data)}'")
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
+    return _fill(self, "BernoulliBackward2",
+                 lambda shape, dtype: (rng.random(shape) < p).astype(dtype))
+
+
+def _expandable(shape: tuple, target: tuple) -> None:
+    """torch's expand error when ``shape`` does not expand to ``target``."""
+    for i in range(1, len(shape) + 1):
+        if i > len(target) or shape[-i] not in (1, target[-i]):
+            existing = shape[-i]
+            wanted = target[-i] if i <= len(target) else existing
+            raise RuntimeError(
+                f"The expanded size of the tensor ({wanted}) must match the existing size "
+                f"({existing}) at non-singleton dimension {len(target) - i}.  Target sizes: "
+                f"{list(target)}.  Tensor sizes: {list(shape)}")
+
+
+def _bernoulli(rng, p, shape, dtype):
+    p = backend.to_device(p, backend.CPU)
+    if ((p < 0) | (p > 1) | np.isnan(p)).any():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
+                           "this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+    return (rng.random(shape) < np.broadcast_to(p, shape)).astype(dtype)
+
+
+def _random_bounds(data, from_, to):
+    """random_'s [low, high): (from, to), (0, from) or the dtype's whole default range."""
+    dtype = data.dtype
+    if to is None and from_ is None:  # torch: [0, 2**digits] for floats, [0, max] for ints
+        high = 2 if dtype.kind == "b" else int(np.iinfo(dtype).max) + 1 if dtype.kind in "iu" \
+            else 2 ** (np.finfo(dtype).nmant + 1) + 1
+        return 0, high
+    low, high = (0, from_) if to is None else (from_, to)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                           f"from={_g(low)} >= to={_g(high)}")
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if not info.min <= low <= info.max:
+            raise RuntimeError(f"from is out of bounds for {c_type_name(data)}")
+        if not info.min <= high - 1 <= info.max:
+            raise RuntimeError(f"to - 1 is out of bounds for {c_type_name(data)}")
+    return low, high
+
+
+@tensor_method("random_")
+def random_(self: Tensor, from_: int | None = None, to: int | None = None, *,
+            generator=None) -> Tensor:
+    """Fill with integers uniform on [from_, to), [0, from_) or the dtype's default range."""
+    if self._data.dtype.kind == "c":
+        raise NotImplementedError(f'"random_kernel_cpu" not implemented for '
+                                  f"'{scalar_type_name(self._data)}'")
+    for bound in (from_, to):
+        if bound is not None and not isinstance(bound, (int, np.integer)):
+            raise TypeError(f"random_(): argument 'from' must be int, not "
+                            f"{type(bound).__name__}")
+    low, high = _random_bounds(self._data, from_, to)
+    rng = rng_of(generator, "random_")
+    node = f"RandomBackward{2 if from_ is None else 1 if to is None else 0}"
+    return _fill(self, node, lambda shape, dtype: rng.integers(low, high, shape).astype(dtype))
+
+
+@tensor_method("exponential_")
+def exponential_(self: Tensor, lambd: float = 1, *, generator=None) -> Tensor:
+    """Fill with exponential samples of rate ``lambd``."""
+    _require_continuous(self._data, "Exponential", scalar_type_name)
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
+    rng = rng_of(generator, "exponential_")
+    return _fill(self, "ExponentialBackward0",
+                 lambda shape, dtype: rng.exponential(1 / lambd, shape).astype(dtype))
+
+
+@tensor_method("geometric_")
+def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
+    """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+    if self._data.dtype.kind not in "fiu":
+        raise NotImplementedError(f'"geometric_cpu" not implemented for '
+                                  f"'{scalar_type_name(self._data)}'")
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
+    rng = rng_of(generator, "geometric_")
+    return _fill(self, "GeometricBackward0",
+                 lambda shape, dtype: rng.geometric(p, shape).astype(dtype))
+
+
+@tensor_method("log_normal_")
+def log_normal_(self: Tensor, mean: float = 1, std: float = 2, *, generator=None) -> Tensor:
+    """Fill with exp(N(mean, std)) samples."""
+    _require_floating(self._data, "log_normal_cpu", complex_ok=False)
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
+    rng = rng_of(generator, "log_normal_")
+    return _fill(self, "LogNormalBackward0",
+                 lambda shape, dtype: rng.lognormal(mean, std, shape).astype(dtype))
+
+
+@tensor_method("cauchy_")
+def cauchy_(self: Tensor, median: float = 0, sigma: float = 1, *, generator=None) -> Tensor:
+    """Fill with Cauchy samples centred on ``median`` with scale ``sigma``."""
+    _require_continuous(self._data, "Cauchy", c_type_name)
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
+    rng = rng_of(generator, "cauchy_")
+    return _fill(self, "CauchyBackward0",
+                 lambda shape, dtype: (median + sigma * rng.standard_cauchy(shape)).astype(dtype))
+
+
+# -- out of place --------------------------------------------------------------------------
+
+@tensor_method()
+def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
+    """1 with probability ``input`` (elementwise), else 0, in input's dtype; with ``p`` a
+    number, 1 with probability p in input's shape and dtype (no graph: torch records a node
+    whose backward is not implemented)."""
+    if p is not None:
+        return bernoulli_(Tensor._make(input._data.copy()), p, generator=generator)
+    rng = rng_of(generator, "bernoulli")
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for '
+                                  f"'{scalar_type_name(input._data)}'")
+    return _sample(input, node="BernoulliBackward0",
+                   draw=lambda q: _bernoulli(rng, q, q.shape, q.dtype))
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad: bool = False) -> Tensor:
+    """Normal samples: ``normal(mean, std)`` with either or both tensors (broadcast; torch's
+    zero gradients for them), or ``normal(mean, std, size)`` with two numbers."""
+    rng = rng_of(generator, "normal")
+    mean_is_tensor, std_is_tensor = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not (mean_is_tensor or std_is_tensor):
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments - got "
+                            f"({type(mean).__name__}, {type(std).__name__}), but expected "
+                            "(float mean, float std, tuple of ints size)")
+        _check_std(std)
+        out = Tensor._make(np.zeros(tuple(size), backend.to_numpy_dtype(
+            dtype or backend.get_default_dtype())))
+        out = normal_(out, mean, std, generator=generator)
+        out = out.to(device) if device is not None else out
+        return out.requires_grad_(requires_grad) if requires_grad else out
+    if size is not None:
+        raise TypeError("normal() received an invalid combination of arguments - got a size "
+                        "with a tensor mean or std")
+    if mean_is_tensor and std_is_tensor:
+        _require_floating(mean._data, "normal_kernel_cpu")
+        shape = _broadcast_shape(mean._data, std._data)
+        return _sample(mean, std, node="NormalBackward3",
+                        draw=lambda m, s: _normal(rng, m, s, shape, m.dtype))
+    if mean_is_tensor:
+        _require_floating(mean._data, "normal_kernel_cpu")
+        _check_std(std)
+        return _sample(mean, node="NormalBackward1",
+                       draw=lambda m: _normal(rng, m, std, m.shape, m.dtype))
+    _require_floating(std._data, "normal_kernel_cpu")
+    return _sample(std, node="NormalBackward2",
+                   draw=lambda s: _normal(rng, mean, s, s.shape, s.dtype))
+
+
+def _check_std(std: float) -> None:
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
+
+
+def _broadcast_shape(x, y) -> tuple:
+    try:
+        return np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        raise RuntimeError(_broadcast_message([x, y])) from None
+
+
+def _normal(rng, mean, std, shape, dtype):
+    mean, std = (backend.to_device(v, backend.CPU) if hasattr(v, "shape") else v
+                 for v in (mean, std))
+    if hasattr(std, "shape") and (np.asarray(std) < 0).any():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    return (mean + std * rng.standard_normal(shape)).astype(dtype)
+
+
+def poisson(input: Tensor, generator=None) -> Tensor:
+    """Poisson samples with rates ``input`` (in input's floating dtype)."""
+    rng = rng_of(generator, "poisson")
+    _require_floating(input._data, "poisson_cpu", complex_ok=False)
+    rates = backend.to_device(input._data, backend.CPU)
+    if (rates < 0).any():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return _sample(input, node="PoissonBackward0",
+                   draw=lambda r: rng.poisson(rates).astype(r.dtype))
+
+
+@tensor_method()
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator=None) -> Tensor:
+    """Indices drawn from the categories of each row, weighted by ``input`` (int64)."""
+    rng = rng_of(generator, "multinomial")
+    data = input._data
+    if data.dtype.kind != "f":
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{scalar_type_name(data)}")
+    if data.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > data.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    rows = np.asarray(backend.to_device(data, backend.CPU), dtype=np.float64).reshape(
+        -1, data.shape[-1])
+    if not np.isfinite(rows).all() or (rows < 0).any():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if (rows.sum(-1) <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if replacement:
+        cdf = np.cumsum(rows, -1)
+        draws = rng.random((rows.shape[0], num_samples)) * cdf[:, -1:]
+        picks = np.stack([np.searchsorted(c, d, side="right") for c, d in zip(cdf, draws)])
+        picks = np.minimum(picks, rows.shape[-1] - 1)
+    else:  # torch's way: the largest p / Exp(1) keys, the order they are drawn in
+        keys = rows / rng.exponential(size=rows.shape)
+        picks = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
+    picks = picks.reshape(data.shape[:-1] + (num_samples,)).astype(np.int64)
+    return Tensor._make(backend.to_device(picks, input.device))
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """softmax((logits + Gumbel noise) / tau) along ``dim``; ``hard``: the one-hot argmax in
+    the forward with the soft sample's gradient (straight through), as torch computes it."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", UserWarning,
+                      stacklevel=2)
+    noise = exponential_(Tensor._make(get_array_module(logits._data).zeros_like(logits._data)))
+    gumbels = -noise.log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = Tensor._make(get_array_module(logits._data).zeros_like(logits._data))
+    return y_hard.scatter_(dim, index, 1.0) - y_soft.detach() + y_soft

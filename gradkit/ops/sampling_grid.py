@@ -1,0 +1,179 @@
+"""Spatial transformers: affine_grid (a grid of sampling points from affine matrices) and
+grid_sample (the input read at those points, bilinear or nearest, 4-D inputs).
+
+affine_grid is one op, linear in theta (torch's AffineGridGeneratorBackward0). grid_sample is
+composed of gradkit ops following torch's kernel step by step (unnormalize, pad by clipping or
+reflecting, then gather the corners and weight them), so its gradients w.r.t. the input and
+the grid, and their derivatives, are torch's; its nodes are those of the composing ops.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from gradkit._tensor import Tensor
+from gradkit.backend import get_array_module
+from gradkit.ops._op import op
+from gradkit.ops.indexing import gather
+from gradkit.ops.linalg import matmul
+from gradkit.ops.piecewise import where
+from gradkit.ops.shape import reshape, transpose
+from gradkit.ops.unary_helpers import scalar_type_name
+
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to "
+                  "align_corners=False since 1.3.0. Please specify align_corners=True if the old "
+                  "behavior is desired. See the documentation of grid_sample for details.")
+
+
+def _default_align(align_corners) -> bool:
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, UserWarning, stacklevel=3)
+        return False
+    return align_corners
+
+
+def _base_grid(spatial: tuple, align_corners: bool, dtype, xp):
+    """(prod(spatial), d + 1) rows (x, y[, z], 1): torch's base grid, x along the last dim."""
+    axes = []
+    for steps in spatial:
+        line = np.linspace(-1.0, 1.0, steps) if steps > 1 else np.zeros(steps)
+        axes.append(line if align_corners or steps <= 1 else line * (steps - 1) / steps)
+    mesh = np.meshgrid(*axes, indexing="ij")[::-1]  # x (last dim) first
+    rows = np.stack([m.reshape(-1) for m in mesh] + [np.ones(mesh[0].size)], axis=-1)
+    return xp.asarray(rows.astype(dtype))
+
+
+@op(save=("theta.shape",), node_name="AffineGridGeneratorBackward0")
+def affine_grid_op(xp, theta, *, size=(), align_corners=False):
+    """The sampling grid (N, *spatial, d) of the affine matrices theta (N, d, d + 1)."""
+    base = _base_grid(tuple(size[2:]), align_corners, theta.dtype, xp)
+    return (base @ xp.swapaxes(theta, 1, 2)).reshape((theta.shape[0], *size[2:], len(size) - 2))
+
+
+def _affine_grid_grad(g, theta_shape, size, align_corners):
+    xp = get_array_module(getattr(g, "_data", g))
+    base = _base_grid(tuple(size[2:]), align_corners, g.dtype, xp)
+    rows = reshape(g, (theta_shape[0], -1, len(size) - 2))
+    return matmul(transpose(rows, 1, 2), base)
+
+
+affine_grid_op.defvjp(_affine_grid_grad)
+affine_grid_op.defjvp(lambda t, theta_shape, size, align_corners:
+                      affine_grid_op(t, size=size, align_corners=align_corners))
+
+
+def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
+    """A sampling grid for grid_sample from affine matrices: theta (N, 2, 3) with
+    size (N, C, H, W), or theta (N, 3, 4) with size (N, C, D, H, W)."""
+    align_corners = _default_align(align_corners)
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    d = len(size) - 2
+    if d not in (2, 3):
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    if theta.ndim != 3 or tuple(theta.shape[-2:]) != (d, d + 1):
+        raise ValueError(f"Expected a batch of {d}D affine matrices of shape Nx{d}x{d + 1} for "
+                         f"size {size}. Got {theta.shape}.")
+    if align_corners and min(size[2:]) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
+                      "when align_corners=True. This is not an intended use case of affine_grid. "
+                      "See the documentation of affine_grid for details.", UserWarning,
+                      stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    if theta.shape[0] != size[0]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{size[0]}, {d + 1}] but got: [{theta.shape[0]}, {d + 1}].")
+    return affine_grid_op(theta, size=tuple(size), align_corners=align_corners)
+
+
+# -- grid_sample ---------------------------------------------------------------------------
+
+def _source_index(coord, size: int, padding_mode: str, align_corners: bool):
+    """torch's grid_sampler_compute_source_index: from [-1, 1] to pixel coordinates."""
+    if align_corners:
+        coord = (coord + 1) / 2 * (size - 1)
+    else:
+        coord = ((coord + 1) * size - 1) / 2
+    if padding_mode == "border":
+        return coord.clamp(0, size - 1)
+    if padding_mode == "reflection":
+        low, high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        return _reflect(coord, low, high).clamp(0, size - 1)
+    return coord
+
+
+def _reflect(coord, twice_low: int, twice_high: int):
+    """torch's reflect_coordinates: fold ``coord`` into [low, high] by mirroring."""
+    if twice_low == twice_high:
+        return coord * 0
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    distance = (coord - low).abs()
+    extra = distance.fmod(span)
+    flips = (distance.detach() / span).floor()
+    return where(flips.fmod(2) == 0, extra + low, span - extra + low)
+
+
+def _read(flat, ix, iy, height: int, width: int):
+    """flat (N, C, H*W) at integer-valued pixel positions (N, Ho, Wo): zeros outside."""
+    inside = (ix >= 0) & (ix <= width - 1) & (iy >= 0) & (iy <= height - 1)
+    n, c = flat.shape[:2]
+    index = (iy.clamp(0, height - 1) * width + ix.clamp(0, width - 1)).long()
+    index = reshape(index, (n, 1, -1)).expand(n, c, index[0].numel())
+    values = reshape(gather(flat, 2, index), (n, c) + tuple(ix.shape[1:]))
+    return values, inside.unsqueeze(1)
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
+    """``input`` (N, C, H, W) read at ``grid`` (N, Ho, Wo, 2), (x, y) in [-1, 1]: bilinear or
+    nearest, outside points read as zeros, the border, or the reflected image."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    align_corners = _default_align(align_corners)
+    _check_grid(input, grid)
+    if mode == "bicubic" or input.ndim == 5:
+        raise NotImplementedError("gradkit's grid_sample samples 4-D inputs, bilinear or "
+                                  "nearest (not bicubic, not 5-D volumes)")
+    n, c, height, width = input.shape
+    ix = _source_index(grid[..., 0], width, padding_mode, align_corners)
+    iy = _source_index(grid[..., 1], height, padding_mode, align_corners)
+    flat = reshape(input, (n, c, height * width))
+    if mode == "nearest":  # round half to even, as torch's nearbyint; grid's gradient is 0
+        rx, ry = ix.round(), iy.round()
+        values, inside = _read(flat, rx.detach(), ry.detach(), height, width)
+        still = (rx - rx.detach() + ry - ry.detach()).unsqueeze(1)  # zero, grid's edge
+        return where(inside, values + still, 0)
+    x0, y0 = ix.detach().floor(), iy.detach().floor()
+    out = 0
+    for cx, wx in ((x0, 1 - (ix - x0)), (x0 + 1, ix - x0)):
+        for cy, wy in ((y0, 1 - (iy - y0)), (y0 + 1, iy - y0)):
+            values, inside = _read(flat, cx, cy, height, width)
+            out = out + where(inside, values * (wx * wy).unsqueeze(1), 0)
+    return out
+
+
+def _check_grid(input, grid) -> None:
+    """torch's grid_sampler checks, in its order."""
+    if input.ndim != grid.ndim or input.ndim not in (4, 5):
+        raise RuntimeError(
+            f"grid_sampler(): expected {input.ndim}D input and grid with same number of "
+            f"dimensions, but got input with sizes {list(input.shape)} and grid with sizes "
+            f"{list(grid.shape)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(
+            "grid_sampler(): expected grid and input to have same batch size, but got input "
+            f"with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if grid.shape[-1] != input.ndim - 2:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid to have size {input.ndim - 2} in last dimension, "
+            f"but got grid with sizes {list(grid.shape)}")
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(input._data)} but found "
+                           f"{scalar_type_name(grid._data)}")

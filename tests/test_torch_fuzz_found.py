@@ -982,9 +982,9 @@ def test_multiply_add_kernels_give_torchs_bits(case, dtype):
     np.testing.assert_array_equal(got, expected)
 
 
-@pytest.mark.parametrize("alpha", [0, 0.0, 2])
+@pytest.mark.parametrize("alpha", [0, 0.0, -0.0, 2, -1.5])
 def test_sub_and_rsub_are_add_with_minus_alpha_at_signed_zeros(alpha):
-    """torch's sub is add(x, y, -alpha): -0.0 - 0 * -0.0 is -0.0 (breadth seed 1087)."""
+    """torch's sub is add(x, y, -alpha): -0.0 - 0 * -0.0 is -0.0 (breadth seeds 1087, 2885)."""
     def program(m):
         z = m.tensor([-0.0, 0.0, -0.0], dtype=m.float32)
         w = m.tensor([-0.0, -0.0, 0.0], dtype=m.float32)

@@ -22,9 +22,10 @@ def fused_multiply_add(xp, a, b, c):
     rounded = product + c
     back = rounded - product  # Knuth's two-sum: the exact error of product + c
     sum_error = (product - (rounded - back)) + (c - back)
-    # an infinite product or sum is its own result (its "errors" are inf - inf = NaN)
-    return xp.where(xp.isfinite(error) & xp.isfinite(rounded), rounded + (sum_error + error),
-                    rounded)
+    # an infinite product or sum is its own result (its "errors" are inf - inf = NaN), and a
+    # zero correction leaves it as it is (adding +0.0 would turn a -0.0 result into 0.0)
+    correction = sum_error + error
+    return xp.where(xp.isfinite(correction) & (correction != 0), rounded + correction, rounded)
 
 
 _FUSED = (np.dtype(np.float32), np.dtype(np.float64))  # float16: torch computes in float32

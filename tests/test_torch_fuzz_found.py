@@ -1016,3 +1016,12 @@ def test_addr_of_bool_refuses_floating_scalars(scalars):
         v = m.tensor([True, False])
         return m.addr(m.ones(2, 2, dtype=m.bool), v, v, **scalars)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "uint8", "complex64", "float64"])
+@pytest.mark.parametrize("shape", [(3, 0), (0, 0), (2, 0, 0)])
+@pytest.mark.parametrize("p", [-2, None, 1, "fro", "nuc"])
+def test_cond_of_empty_matrices_is_zeros_of_the_real_dtype(dtype, shape, p):
+    """torch returns zeros of x's real dtype for an empty x, before checking that it is
+    square (but after that check for "fro" and "nuc"); breadth seed 50."""
+    assert_same_as_torch(lambda m: m.linalg.cond(m.zeros(shape, dtype=getattr(m, dtype)), p))

@@ -147,16 +147,16 @@ def cond(x, p=None):
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     if p not in _COND_ORDERS:
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if p in ("fro", "nuc"):
+        _check_square(f"linalg.cond(ord={p})", x)
+    if x.numel() == 0:  # torch: zeros in x's real dtype, before checking other orders' squares
+        return x.new_zeros(x.shape[:-2], dtype=x.real.dtype if x.is_complex() else x.dtype)
     if p in (None, 2, -2):
-        if x.numel() == 0:  # torch's value for empty matrices: 0
-            return sum(abs(x), (-2, -1)).detach() * 0.0
         values = svdvals(x)
         high, low = values[..., :1], values[..., -1:]
         return squeeze(low / high if p == -2 else high / low, -1)  # as torch computes it
     name = f"linalg.cond(ord={_order_text(p)})"
     _check_square(name, x)
-    if x.numel() == 0:
-        return sum(abs(x), (-2, -1)).detach() * 0.0
     if p == "nuc":
         return matrix_norm(x, p) * matrix_norm(inv(x), p)
     inverse, info = inv_ex(x)

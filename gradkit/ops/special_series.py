@@ -7,8 +7,6 @@ precision (float64 for double, float32 otherwise), so their values at the edges 
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import math
 
 import numpy as np
@@ -16,7 +14,7 @@ import numpy as np
 from gradkit.ops.binary_math import fused_multiply_add
 from gradkit.ops.erfcx_table import ERFCX_ROWS
 from gradkit.ops.special import erfc_array
-from gradkit.ops.special_gamma import lgamma_array, zeta_array
+from gradkit.ops.special_gamma import zeta_array
 from gradkit.ops.special_tables import (
     MODIFIED_BESSEL_I0_A, MODIFIED_BESSEL_I0_B, MODIFIED_BESSEL_I1_A, MODIFIED_BESSEL_I1_B,
     NDTRI_P0, NDTRI_P1, NDTRI_P2, NDTRI_Q0, NDTRI_Q1, NDTRI_Q2)
@@ -99,35 +97,6 @@ def _c_acos(v: float) -> float:
 _C_FUNCTIONS = {"exp": np.frompyfunc(_c_exp, 1, 1), "log": np.frompyfunc(_c_log, 1, 1),
                 "log1p": np.frompyfunc(_c_log1p, 1, 1), "arccos": np.frompyfunc(_c_acos, 1, 1),
                 "expm1": np.frompyfunc(_c_expm1, 1, 1)}
-
-
-def _c_library_lgamma() -> dict:
-    """C's lgamma and lgammaf (Python's math.lgamma is CPython's own, not C's), or {}."""
-    name = ctypes.util.find_library("m")
-    try:
-        library = ctypes.CDLL(name) if name else None
-    except OSError:
-        library = None
-    functions = {}
-    for symbol, c_type, dtype in (("lgamma", ctypes.c_double, np.float64),
-                                  ("lgammaf", ctypes.c_float, np.float32)):
-        function = getattr(library, symbol, None)
-        if function is not None:
-            function.restype, function.argtypes = c_type, [c_type]
-            functions[np.dtype(dtype)] = np.frompyfunc(function, 1, 1)
-    return functions
-
-
-_C_LGAMMA = _c_library_lgamma()
-
-
-def c_lgamma(xp, x):
-    """log|gamma(x)| by C's lgamma (lgammaf for float32), as torch's scalar kernels call it;
-    CPython's math.lgamma where the C library is not found, or off NumPy."""
-    function = _C_LGAMMA.get(x.dtype) if xp is np else None
-    if function is None:
-        return lgamma_array(xp, x)
-    return np.asarray(function(x), dtype=np.float64).astype(x.dtype)
 
 
 def c_math(xp, name: str, x):

@@ -390,7 +390,7 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("max/min tie of 0.0 and -0.0 picked by lane in torch's vectorized loop",
           "docs/numerics.md", "vectorized loops pick by lane", _vectorized_tie),
     Known("the sign of a matrix product's or convolution's zero sum of products",
-          "docs/numerics.md", "a sum of products that are all zeros", _zero_sum_of_products),
+          "docs/numerics.md", "makes from a sum of products", _zero_sum_of_products),
     Known("float32 gelu gives 0.0 (NaN) in torch's oneDNN kernel where gradkit gives -0.0 (inf)",
           "docs/numerics.md", "oneDNN kernel", _onednn_gelu),
     Known("the gradient of std at elements equal but for rounding is noise over noise",

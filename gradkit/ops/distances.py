@@ -116,16 +116,22 @@ _cdist.name, _cdist.profiler_name = "_cdist_forward", "gradkit::_cdist_forward"
 
 @op(save=("x1", "x2", "result"), broadcast=True, node_name="EuclideanDistBackward0")
 def _euclidean_dist(xp, x1, x2):
-    """torch's matmul form of Euclidean distances: |a|^2 - 2 a.b + |b|^2, clamped at 1e-30."""
+    """torch's matmul form of Euclidean distances: |a|^2 - 2 a.b + |b|^2, clamped at 0 (a
+    zero distance then gets the zero subgradient, as torch, instead of a huge ratio)."""
     x1_norm = xp.sum(x1 * x1, axis=-1, keepdims=True)
     x2_norm = xp.sum(x2 * x2, axis=-1, keepdims=True)
     x1_ = xp.concatenate([-2 * x1, x1_norm, xp.ones_like(x1_norm)], axis=-1)
     x2_ = xp.concatenate([x2, xp.ones_like(x2_norm), x2_norm], axis=-1)
-    return xp.sqrt(xp.maximum(xp.matmul(x1_, xp.swapaxes(x2_, -1, -2)), 1e-30))
+    return xp.sqrt(xp.maximum(xp.matmul(x1_, xp.swapaxes(x2_, -1, -2)), 0.0))
+
+
+def _nonzero(result):
+    """``result`` with its zero distances replaced by 1, so a masked ratio divides by no zero."""
+    return where(result == 0, 1.0, result)
 
 
 def _euclidean_vjps(g, x1, x2, result):
-    ratio = where(result == 0, 0.0, g / result)
+    ratio = where(result == 0, 0.0, g / _nonzero(result))
     return (x1 * sum(ratio, -1, True) - matmul(ratio, x2),
             x2 * unsqueeze(sum(ratio, -2), -1) - matmul(_mT(ratio), x1))
 
@@ -137,7 +143,7 @@ _euclidean_dist.defvjp_all(_euclidean_vjps)
 def _euclidean_jvp(tangents, x1, x2, result):
     diff = unsqueeze(x1, -2) - unsqueeze(x2, -3)
     inner = sum(diff * _pair_tangent(*tangents), -1)
-    return where(result == 0, 0.0, inner / result)
+    return where(result == 0, 0.0, inner / _nonzero(result))
 
 
 def _check_cdist(x1: Tensor, x2: Tensor, p: float) -> tuple:

@@ -273,8 +273,8 @@ def _dist_p0_backward(program, mine: Result, theirs: Result) -> bool:
 
 
 def _cdist_matmul_noise(program, mine: Result, theirs: Result) -> bool:
-    """cdist's matmul form differentiates g / 1e-15 at a zero distance: only gradients
-    differ (both libraries' are rounding noise there)."""
+    """cdist's matmul form at a zero distance that rounding left as a tiny positive square
+    (at different entries in NumPy and torch): only gradients differ (noise there)."""
     return (mine.error is None and theirs.error is None
             and _uses(program, "s_cdist", mode="use_mm_for_euclid_dist")
             and not compare(mine._replace(grads=[], grads2=[]),

@@ -1025,3 +1025,15 @@ def test_cond_of_empty_matrices_is_zeros_of_the_real_dtype(dtype, shape, p):
     """torch returns zeros of x's real dtype for an empty x, before checking that it is
     square (but after that check for "fro" and "nuc"); breadth seed 50."""
     assert_same_as_torch(lambda m: m.linalg.cond(m.zeros(shape, dtype=getattr(m, dtype)), p))
+
+
+def test_corrcoef_of_equal_values_is_one_or_nan_as_they_round():
+    """Documented: corrcoef of a variable equal but for rounding is c / c for a variance of
+    noise, so values a few ulp apart (lgamma's, breadth seed 2529) flip it between NaN and 1;
+    for the same input gradkit gives torch's."""
+    def corrcoefs(m):
+        return [m.corrcoef(m.full((3,), v, dtype=m.float64)).item()
+                for v in (1.7195033350083442, 1.7195033350083455)]
+    theirs, ours = corrcoefs(torch), corrcoefs(gradkit)
+    assert math.isnan(theirs[0]) and theirs[1] == 1.0  # a 6-ulp change of the input flips it
+    assert math.isnan(ours[0]) and ours[1] == 1.0

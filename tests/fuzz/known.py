@@ -183,6 +183,22 @@ def _std_of_equal_values(program, mine: Result, theirs: Result) -> bool:
     return False
 
 
+def _corrcoef_of_equal_values(program, mine: Result, theirs: Result) -> bool:
+    """A corrcoef of a variable whose values are equal but for rounding: its variance is
+    rounding noise (or 0), so c / c is 1 or NaN as the upstream values round."""
+    for step in program.steps:
+        if step.op != "e2_corrcoef" or not theirs.values:
+            continue
+        source = theirs.values[step.inputs[0]]
+        rows = source.reshape(source.shape[0], -1) if source.ndim > 1 else source[None]
+        if rows.size and np.isfinite(rows).all() and rows.dtype.kind == "f":
+            spread = rows.max(axis=1) - rows.min(axis=1)
+            scale = np.maximum(1.0, np.abs(rows).max(axis=1))
+            if (spread <= 1e-12 * scale).any():
+                return True
+    return False
+
+
 def _only_non_finite_differ(mine: Result, theirs: Result) -> bool:
     """Values and gradients agree wherever both sides are finite numbers."""
     for kind in ("values", "grads", "grads2"):
@@ -395,6 +411,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "oneDNN kernel", _onednn_gelu),
     Known("the gradient of std at elements equal but for rounding is noise over noise",
           "docs/numerics.md", "noise divided by rounding noise", _std_of_equal_values),
+    Known("corrcoef of a variable equal but for rounding: 1 or NaN as the values round",
+          "docs/numerics.md", "a variable whose values are equal but for rounding",
+          _corrcoef_of_equal_values),
     Known("complex matmul with infinite entries: inf or NaN as the BLAS kernel computes",
           "docs/numerics.md", "BLAS kernel computes", _complex_matmul_at_inf),
     Known("max pooling over a window of padding only: torch's double backward raises",

@@ -1037,3 +1037,21 @@ def test_corrcoef_of_equal_values_is_one_or_nan_as_they_round():
     theirs, ours = corrcoefs(torch), corrcoefs(gradkit)
     assert math.isnan(theirs[0]) and theirs[1] == 1.0  # a 6-ulp change of the input flips it
     assert math.isnan(ours[0]) and ours[1] == 1.0
+
+
+@pytest.mark.parametrize("dtypes", [("complex128", "complex128", "float64"),
+                                    ("float64", "complex128", "complex128"),
+                                    ("complex128", "float64", "float64"),
+                                    ("float32", "float32", "float32")])
+@pytest.mark.parametrize("batches", [0, 2])
+def test_addbmm_of_no_batch_compares_no_dtypes(dtypes, batches):
+    """torch's addbmm over an empty batch sums nothing in self's dtype and checks no dtypes
+    (breadth seed 1046); with batches it refuses mixed dtypes."""
+    def program(m):
+        x, a, b = (m.ones(shape, dtype=getattr(m, d), requires_grad=True) for shape, d in
+                   zip(((2, 3), (batches, 2, 4), (batches, 4, 3)), dtypes))
+        out = m.addbmm(x, a, b, beta=0.5, alpha=2)
+        if dtypes[0] != dtypes[2] and dtypes[0] == "complex128":  # torch's backward trips its
+            return out                                            # own internal assert here
+        return (out,) + m.autograd.grad(out.abs().sum(), (x, a, b))
+    assert_same_as_torch(program)

@@ -14,6 +14,7 @@ from gradkit.ops.complex import conj
 from gradkit.ops.linalg import matmul
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.reduction import sum
 from gradkit.ops.shape import (
     _normalize_dim, _reshape_copy, expand, permute, reshape, transpose, unsqueeze)
@@ -86,7 +87,10 @@ def _declare(name: str, product, vjp_a, vjp_b):
     the two factors, each times conj(alpha); the input's gradient is g * conj(beta)."""
     def forward(xp, x, a, b, *, beta=1, alpha=1):
         _CHECKS[name](x, a, b)
-        empty = a.shape[-1] == 0 or (name == "addbmm" and a.shape[0] == 0)
+        if name == "addbmm" and a.shape[0] == 0:  # no batch: torch sums nothing, in x's dtype
+            return _scaled_sum(xp, x, xp.zeros((a.shape[1], b.shape[2]), x.dtype), beta, alpha,
+                               _KERNELS[name], True)
+        empty = a.shape[-1] == 0
         return _scaled_sum(xp, x, product(a, b), beta, alpha, _KERNELS[name], empty)
     forward.__doc__ = f"beta * input + alpha * {_FORMULAS[name]} (torch.{name})."
     declared = op(name=name, save=("a", "b"), broadcast=True, method=True, inplace=True)(forward)
@@ -153,6 +157,8 @@ def _check_baddbmm(x, a, b):
 
 def _check_addbmm(x, a, b):
     _check_batches(a, b, "addbmm")
+    if a.shape[0] == 0:  # torch compares no dtypes when there is no batch to multiply
+        return
     _same_dtype("self and mat2 must have the same dtype, but got {} and {}", x, b)
     _same_dtype("mat1 and mat2 must have the same dtype, but got {} and {}", a, b)
 
@@ -180,8 +186,16 @@ addmv = _declare("addmv", _matrix_product,
                  lambda g, a, b: matmul(_mH(a), g))
 baddbmm = _declare("baddbmm", _matrix_product, lambda g, a, b: matmul(g, _mH(b)),
                    lambda g, a, b: matmul(_mH(a), g))
-addbmm = _declare("addbmm", _batch_sum_product, lambda g, a, b: matmul(unsqueeze(g, 0), _mH(b)),
-                  lambda g, a, b: matmul(_mH(a), unsqueeze(g, 0)))
+def _addbmm_vjp_a(g, a, b):
+    # no batch: an empty gradient in a's own dtype (it need not be b's or the input's then)
+    return zeros_like(a) if a.shape[0] == 0 else matmul(unsqueeze(g, 0), _mH(b))
+
+
+def _addbmm_vjp_b(g, a, b):
+    return zeros_like(b) if b.shape[0] == 0 else matmul(_mH(a), unsqueeze(g, 0))
+
+
+addbmm = _declare("addbmm", _batch_sum_product, _addbmm_vjp_a, _addbmm_vjp_b)
 
 
 def _array(t):

@@ -1055,3 +1055,28 @@ def test_addbmm_of_no_batch_compares_no_dtypes(dtypes, batches):
             return out                                            # own internal assert here
         return (out,) + m.autograd.grad(out.abs().sum(), (x, a, b))
     assert_same_as_torch(program)
+
+
+_SPECIAL_COMPLEX = [complex(a, b) for a in (0.0, -0.0, 1.5, math.inf, -math.inf, math.nan)
+                    for b in (0.0, -0.0, 0.7, math.inf, math.nan)]
+
+
+@pytest.mark.parametrize("exponent", [-3, -4, 4, 5, -1.5, 2.5, 1j])
+def test_complex_power_by_a_number_at_zero_and_infinity_is_cpow(exponent):
+    """torch's complex x ** number is C's cpow, exp(y log x), except the powers it multiplies
+    out (2, 3, -2) or maps to sqrt/reciprocal: inf ** -3 is 0 where NumPy's repeated product
+    gives NaN (seed 411077: the second derivative of x ** -1 at -inf)."""
+    def program(m):
+        x = m.tensor(_SPECIAL_COMPLEX, dtype=m.complex128)
+        keep = ~m.isfinite(x) | (x == 0)
+        return (x ** exponent)[keep]
+    assert_same_as_torch(program)
+
+
+def test_second_derivative_of_complex_reciprocal_at_infinity():
+    def program(m):
+        x = m.tensor([-math.inf + 0j, math.inf + 0j, 0.5 - 0.2j], dtype=m.complex128,
+                     requires_grad=True)
+        g, = m.autograd.grad((x ** -1).abs().sum(), x, create_graph=True)
+        return m.autograd.grad(g.abs().sum(), x)
+    assert_same_as_torch(program)

@@ -136,9 +136,10 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
     if base_one:
         return xp.ones(y.shape, y.dtype)
     out = x ** y
-    if kind == "c" and not number_exponent:
-        # torch's complex pow with a tensor exponent is C's cpow, exp(y log x) with C99's
-        # product: 0 ** 0 and nan ** 0 are NaN there, 0 ** (inf + nanj) is 0
+    if kind == "c" and (not number_exponent or exponent not in _MULTIPLIED_POWERS):
+        # torch's complex pow is C's cpow, exp(y log x) with C99's product, but for the powers
+        # it multiplies out: 0 ** 0 and nan ** 0 are NaN there, 0 ** (inf + nanj) is 0, and
+        # inf ** -3 is 0 (NumPy multiplies integer powers out: NaN)
         special = (x == 0) | ~xp.isfinite(x) | ~xp.isfinite(y)  # x may be a number (0 ** t)
         if xp.any(special):
             with np.errstate(all="ignore"):
@@ -177,6 +178,10 @@ def _c99_multiply(xp, z, w):
     out.imag = xp.where(redo, math.inf * (a * d + b * c), im)
     return out
 
+
+# complex powers by a number that torch computes without cpow: 0 and 1 fill and copy, 2 and 3
+# multiply, 0.5 is sqrt (-0.5, -1 and -2: _RECIPROCAL_POWERS)
+_MULTIPLIED_POWERS = frozenset({0, 1, 2, 3, 0.5})
 
 # torch computes these powers by a number as rsqrt/reciprocal kernels, not pow: x ** -0.5 is
 # -inf at -0.0 and NaN at -inf (pow: inf, 0), complex 0 ** -1 is inf + nanj (pow: nan + nanj)

@@ -124,12 +124,15 @@ SAVED_NAMES = {"_saved_self", "_saved_other", "_saved_exponent", "_saved_result"
 SAVES_OTHER_VALUES = {"getitem_basic", "max_pool2d", "cross_entropy", "nll_loss", "max_pool3d",
                       "adaptive_max_pool2d", "max_pool2d_indices"}
 # one fused torch op that gradkit composes of existing ops (gradkit/ops/pooling_avg.py,
-# normalization.py, conv_more.py, attention.py, interpolate.py): the gradients are torch's, the
-# last node is gradkit's last step
+# normalization.py, conv_more.py, attention.py, interpolate.py, nn/functional_bags.py,
+# layers_small.py, ops/sampling_grid.py): the gradients are torch's, the last node is gradkit's
+# last step. special.ndtr is a composite in both, but torch's C++ steps take Scalar overloads
+# (MulBackward1), which a Python-level op never records in torch either.
 COMPOSED_IN_GRADKIT = {
     "avg_pool2d", "avg_pool3d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "batch_norm",
     "instance_norm", "group_norm", "conv_transpose1d", "conv_transpose2d", "pixel_shuffle",
-    "pixel_unshuffle", "unfold", "fold", "interpolate", "scaled_dot_product_attention"}
+    "pixel_unshuffle", "unfold", "fold", "interpolate", "scaled_dot_product_attention",
+    "bilinear", "embedding_bag", "channel_shuffle", "F.grid_sample", "special.ndtr"}
 
 
 def _first_nodes(info, sample):

@@ -1080,3 +1080,15 @@ def test_second_derivative_of_complex_reciprocal_at_infinity():
         g, = m.autograd.grad((x ** -1).abs().sum(), x, create_graph=True)
         return m.autograd.grad(g.abs().sum(), x)
     assert_same_as_torch(program)
+
+
+def test_cast_to_uint8_keeps_the_low_bits_of_a_one_ulp_exp():
+    """Documented (main seed 419371): float32 exp(20) is one ulp apart in NumPy and torch's
+    SLEEF kernel, and a cast to uint8 keeps the low bits of either, as C's cast does."""
+    results = []
+    for m in (torch, gradkit):
+        big = m.exp(m.tensor([20.0]))
+        results.append((int(big.item()), int(big.to(m.uint8).item())))
+    for value, low_bits in results:
+        assert low_bits == value % 256
+    assert abs(results[0][0] - results[1][0]) <= 32  # one float32 ulp at 4.9e8

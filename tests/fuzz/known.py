@@ -199,6 +199,28 @@ def _corrcoef_of_equal_values(program, mine: Result, theirs: Result) -> bool:
     return False
 
 
+def _cast_wraps_a_rounding(program, mine: Result, theirs: Result) -> bool:
+    """Only values differ, first at a cast to an integer dtype whose float input agrees to
+    rounding but is too large for its units to be exact (>= 2**24 in float32): C's cast
+    keeps the low bits of a number whose last bit already differs (an exp one ulp apart)."""
+    problems = compare(mine, theirs)
+    if not problems or not all(p.startswith("values[") for p in problems):
+        return False
+    first = min(int(p.split("[", 1)[1].split("]", 1)[0]) for p in problems)
+    k = first - len(program.leaves)
+    if not 0 <= k < len(program.steps):
+        return False
+    step = program.steps[k]
+    if step.op != "cast" or step.params.get("dtype") not in _INTEGER_DTYPES:
+        return False
+    source, reference = mine.values[step.inputs[0]], theirs.values[step.inputs[0]]
+    return (source.dtype.kind == "f" and np.allclose(source, reference, rtol=1e-6)
+            and bool((np.abs(reference) >= 2.0 ** 24).any()))
+
+
+_INTEGER_DTYPES = {"uint8", "int8", "int16", "int32", "int64"}
+
+
 def _only_non_finite_differ(mine: Result, theirs: Result,
                             kinds=("values", "grads", "grads2")) -> bool:
     """Values and gradients (``kinds``) agree wherever both sides are finite numbers."""
@@ -418,6 +440,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("corrcoef of a variable equal but for rounding: 1 or NaN as the values round",
           "docs/numerics.md", "a variable whose values are equal but for rounding",
           _corrcoef_of_equal_values),
+    Known("a cast to an integer dtype keeps the low bits of a float one ulp from torch's",
+          "docs/numerics.md", "keeps the low bits of a number", _cast_wraps_a_rounding),
     Known("complex matmul with infinite entries: inf or NaN as the BLAS kernel computes",
           "docs/numerics.md", "BLAS kernel computes", _complex_matmul_at_inf),
     Known("max pooling over a window of padding only: torch's double backward raises",

@@ -1092,3 +1092,17 @@ def test_cast_to_uint8_keeps_the_low_bits_of_a_one_ulp_exp():
     for value, low_bits in results:
         assert low_bits == value % 256
     assert abs(results[0][0] - results[1][0]) <= 32  # one float32 ulp at 4.9e8
+
+
+def test_split_output_made_a_leaf_survives_a_write_into_its_base():
+    """A split output of a base that does not require grad, made to require grad itself,
+    keeps grad_fn None after a write into the base: torch regenerates (and refuses) only a
+    view with history or a base that requires grad (views seed 430529)."""
+    def program(m):
+        base = m.ones((1, 3), dtype=m.float64)
+        view = m.split(base, 1, dim=-2)[0]
+        view.requires_grad_()
+        base.tanh_()
+        (view.sum() * 2).backward()
+        return view.grad, base
+    assert_same_as_torch(program)

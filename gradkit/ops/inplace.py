@@ -144,7 +144,9 @@ def _update_views(tensor, view, recording: bool) -> None:
         if info.computed:
             refresh_computed(other)
         if info.creation != DEFAULT:
-            if other._requires_grad or info.base._requires_grad:
+            # torch regenerates (and so refuses) only a view with a history or a base that
+            # requires grad: a leaf view that requires grad of its own keeps grad_fn None
+            if other.grad_fn is not None or info.base._requires_grad:
                 other.__class__ = _stale_view_type()
                 other._requires_grad = True  # as torch's view of a base that requires grad
         elif recording and info.base is root:

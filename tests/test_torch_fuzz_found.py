@@ -1106,3 +1106,13 @@ def test_split_output_made_a_leaf_survives_a_write_into_its_base():
         (view.sum() * 2).backward()
         return view.grad, base
     assert_same_as_torch(program)
+
+
+def test_view_as_complex_ignores_a_one_element_dims_stride():
+    """A transposed (2, 1) tensor is (1, 2) with an odd stride in its one-element dim: torch
+    takes it (views seed 471889)."""
+    def program(m):
+        x = m.tensor([[1.0], [2.0]], requires_grad=True)
+        z = m.view_as_complex(x.transpose(1, 0))
+        return (m.view_as_real(z),) + m.autograd.grad(z.abs().sum(), x)
+    assert_same_as_torch(program)

@@ -40,7 +40,8 @@ def _view_as_complex(xp, x):
 def _check_complex_layout(x) -> None:
     if x.strides[-1] != x.itemsize:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
-    if any(stride % (2 * x.itemsize) for stride in x.strides[:-1]):
+    if any(stride % (2 * x.itemsize) for stride, size in zip(x.strides[:-1], x.shape)
+           if size != 1):  # torch ignores a one-element dim's stride
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     if storage_offset(x) % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")

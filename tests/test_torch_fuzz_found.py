@@ -1,6 +1,7 @@
 """Programs the differential fuzzer (tests/fuzz) found gradkit and torch to disagree on, each
 run in both (the seed that found it in the test's comment)."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -1115,4 +1116,21 @@ def test_view_as_complex_ignores_a_one_element_dims_stride():
         x = m.tensor([[1.0], [2.0]], requires_grad=True)
         z = m.view_as_complex(x.transpose(1, 0))
         return (m.view_as_real(z),) + m.autograd.grad(z.abs().sum(), x)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float32"])
+@pytest.mark.parametrize("case", [
+    lambda m, x: m.nn.functional.adaptive_avg_pool2d(x.reshape(0, 1, 2, 2), (4, 1)),
+    lambda m, x: m.nn.functional.adaptive_avg_pool1d(x.reshape(0, 2, 2), 3),
+    lambda m, x: m.nn.functional.adaptive_avg_pool3d(x.reshape(0, 1, 2, 1, 2), 2),
+    lambda m, x: m.chain_matmul(x.reshape(1, 0), x.reshape(0, 1), m.zeros(1, 1, dtype=x.dtype)),
+], ids=["adaptive2d", "adaptive1d", "adaptive3d", "chain_matmul"])
+def test_empty_integer_inputs_where_torch_skips_its_dtype_check(case, dtype):
+    """torch's adaptive_avg_pool1d/2d of an empty input, and chain_matmul (multi_dot: an empty
+    factor gives zeros), check no dtype (breadth seeds 4207, 10604)."""
+    def program(m):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # chain_matmul is deprecated in both
+            return case(m, m.zeros(0, dtype=getattr(m, dtype)))
     assert_same_as_torch(program)

@@ -10,10 +10,11 @@ from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.conversion import clone
-from gradkit.ops.linalg import matmul, mm, outer
+from gradkit.ops.linalg import matmul, outer
+from gradkit.ops.linalg_functions import multi_dot
 from gradkit.ops.products import _check_expandable, _scale
 from gradkit.ops.promotion import as_dtype, result_type
-from gradkit.ops.shape import transpose, view
+from gradkit.ops.shape import transpose
 from gradkit.ops.unary_helpers import c_type_name
 
 
@@ -86,7 +87,4 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
         if before.shape[1] != m.shape[0]:
             raise RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes "
                                f"{list(before.shape)} and {list(m.shape)} cannot be multiplied")
-    product = first
-    for m in matrices[1:]:
-        product = mm(product, m)
-    return view(product, shape=tuple(product.shape))
+    return multi_dot(matrices)  # torch's chain_matmul is multi_dot: its order, its zeros

@@ -129,10 +129,13 @@ def _adaptive_avg_pool(input, output_size, d: int):
         raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, but got "
                            f"{list(input.shape)}")
     x, added = (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
-    require_real_floating(name, x._data)
     sizes = tuple(x.shape[2:])
     outs = ntuple(output_size, d, name, "output_size")
     outs = tuple(s if o is None else o for o, s in zip(outs, sizes, strict=True))
+    if d == 2 and x._data.size == 0 and x._data.dtype.kind in "biu":  # torch's 2d kernel
+        out = x.new_zeros(tuple(x.shape[:2]) + outs)  # checks no dtype of an empty input
+        return squeeze(out, 0) if added else out
+    require_real_floating(name if d == 2 else f"{name}_cpu", x._data)  # torch's kernel names
     dims = [adaptive_windows(s, o) for s, o in zip(sizes, outs, strict=True)]
     counts = np.ones(())
     for _, valid, _ in dims:

@@ -1134,3 +1134,14 @@ def test_empty_integer_inputs_where_torch_skips_its_dtype_check(case, dtype):
             warnings.simplefilter("ignore")  # chain_matmul is deprecated in both
             return case(m, m.zeros(0, dtype=getattr(m, dtype)))
     assert_same_as_torch(program)
+
+
+def test_multi_margin_loss_of_an_empty_batch():
+    """Documented (breadth seed 4536): gradkit gives 0 summed and NaN averaged; torch's
+    kernel returns its uninitialized output, so only its shape and dtype are compared."""
+    for reduction, expected in (("sum", 0.0), ("mean", math.nan)):
+        results = [m.nn.functional.multi_margin_loss(m.zeros(0, 3), m.zeros(0, dtype=m.int64),
+                                                     reduction=reduction) for m in (gradkit, torch)]
+        ours, theirs = results
+        assert ours.shape == theirs.shape == () and str(ours.dtype)[-7:] == str(theirs.dtype)[-7:]
+        assert ours.item() == expected or math.isnan(ours.item()) and math.isnan(expected)

@@ -1145,3 +1145,18 @@ def test_multi_margin_loss_of_an_empty_batch():
         ours, theirs = results
         assert ours.shape == theirs.shape == () and str(ours.dtype)[-7:] == str(theirs.dtype)[-7:]
         assert ours.item() == expected or math.isnan(ours.item()) and math.isnan(expected)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
+@pytest.mark.parametrize("beta,alpha", [(1, 1), (0, 1), (-2, 2.5), (0.5, 0)])
+def test_addr_multiplies_alpha_vec1_vec2_in_torchs_order(dtype, beta, alpha):
+    """torch's addr kernel is beta * input + alpha * vec1 * vec2, left to right, even for a
+    factor 1: at infinities (breadth seed 8254: -inf - inf j, not NaN) and in the last bit."""
+    values = [0.0, -0.0, 1.5, -2.0, math.inf, -math.inf, math.nan, 0.3]
+    def program(m):
+        x = m.tensor([values[:4], values[4:]] * 2, dtype=getattr(m, dtype))
+        vec1 = m.tensor(values[::-1][:4], dtype=getattr(m, dtype))
+        vec1 = vec1 * (1 - 0.5j) if "complex" in dtype else vec1
+        vec2 = m.tensor(values, dtype=getattr(m, dtype))[[0, 4, 7, 2]]
+        return m.addr(x, vec1, vec2, beta=beta, alpha=alpha)
+    assert_same_as_torch(program, rtol=0)

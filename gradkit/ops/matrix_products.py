@@ -45,14 +45,15 @@ def addr(xp, x, vec1, vec2, *, beta=1, alpha=1):
     shape = (vec1.shape[0], vec2.shape[0])
     _check_expandable(x.shape, shape)
     _check_scalars(dtype, beta, alpha)
-    product = vec1.astype(dtype)[:, None] * vec2.astype(dtype)[None, :]
     if dtype.kind == "b":  # torch's logical form: (beta and input) or (alpha and product)
-        out = product & bool(alpha)
+        out = vec1[:, None] & vec2[None, :] & bool(alpha)
         return out | (x.astype(bool) & bool(beta)) if beta else xp.array(out)
-    out = product if alpha == 1 else product * as_dtype(xp, alpha, dtype)
+    # torch's kernel: beta * input + alpha * vec1 * vec2, multiplied in that order even when
+    # a factor is 1 (a complex infinity meets (1 + 0j) as in torch)
+    out = (as_dtype(xp, alpha, dtype) * vec1.astype(dtype))[:, None] * vec2.astype(dtype)
     if beta == 0:
         return out
-    return out + (x.astype(dtype) if beta == 1 else x * as_dtype(xp, beta, dtype))
+    return as_dtype(xp, beta, dtype) * x.astype(dtype) + out
 
 
 addr.defvjp(lambda g, vec1, vec2, beta, alpha: _scale(g, beta.conjugate()),

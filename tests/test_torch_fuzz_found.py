@@ -1160,3 +1160,14 @@ def test_addr_multiplies_alpha_vec1_vec2_in_torchs_order(dtype, beta, alpha):
         vec2 = m.tensor(values, dtype=getattr(m, dtype))[[0, 4, 7, 2]]
         return m.addr(x, vec1, vec2, beta=beta, alpha=alpha)
     assert_same_as_torch(program, rtol=0)
+
+
+@pytest.mark.parametrize("values", [[1.0, -2.0, 0.0, math.nan], [1 + 1j, 0j, -2j, math.inf]])
+def test_angle_backward_is_zero_for_reals_and_at_zero_whatever_the_gradient(values):
+    """torch's angle_backward: zeros_like(x) for a real x, and where(x == 0, 0, ...) for a
+    complex one, so a NaN gradient stops there (breadth seed 9286, via cov's NaN)."""
+    def program(m):
+        x = m.tensor(values, requires_grad=True)
+        a = x.angle()
+        return m.autograd.grad(a, x, m.full(a.shape, math.nan, dtype=a.dtype))
+    assert_same_as_torch(program)

@@ -8,7 +8,7 @@ from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, conj, real
 from gradkit.ops.complex_build import check_parts, complex_, from_parts
 from gradkit.ops.elementwise import cos, sin
-from gradkit.ops.piecewise import sgn, where
+from gradkit.ops.piecewise import sgn, where, zeros_like
 
 
 @op(save=("x",), batchable=True, method=True)
@@ -21,16 +21,17 @@ def angle(xp, x):
     return xp.where(xp.isnan(x), math.nan, out).astype(dtype) if x.dtype.kind == "f" else out
 
 
-def _angle_slope(x):
-    """d angle as torch's gradient convention has it: i z / |z|^2 (0 at z = 0); 0 for real x."""
+def _angle_backward(g, x):
+    """torch's angle_backward: zeros for a real x (whatever g); g i x / |x|^2 for a complex
+    one, exactly 0 where x is 0 (a NaN g included)."""
     if not _is_complex(x):
-        return x * 0.0
+        return zeros_like(x)
     zero = x == 0
-    return where(zero, 0.0, 1j * x / where(zero, 1.0, x * conj(x)))
+    return where(zero, 0.0, g * (1j * x / where(zero, 1.0, x * conj(x))))
 
 
-angle.defvjp(lambda g, x: g * _angle_slope(x))
-angle.defjvp(lambda t, x: real(conj(_angle_slope(x)) * t))
+angle.defvjp(_angle_backward)
+angle.defjvp(lambda t, x: real(_angle_backward(conj(t), x)))  # torch: its conj, real part
 
 
 @op(save=("abs", "angle", "result"), broadcast=True)

@@ -1171,3 +1171,26 @@ def test_angle_backward_is_zero_for_reals_and_at_zero_whatever_the_gradient(valu
         a = x.angle()
         return m.autograd.grad(a, x, m.full(a.shape, math.nan, dtype=a.dtype))
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("activation", ["elu", "selu", "celu"])
+def test_elu_second_derivative_masks_by_multiplying(activation):
+    """torch's elu_double_backward multiplies by (x < 0): a NaN upstream stays NaN at a NaN
+    input (breadth seed 5838: an inf-norm's NaN element, then elu, twice differentiated)."""
+    def program(m):
+        x = m.tensor([-1.0, 0.0, 2.0, math.nan, -math.inf, math.inf], dtype=m.float64,
+                     requires_grad=True)
+        g, = m.autograd.grad(getattr(m.nn.functional, activation)(x).sum(), x,
+                             create_graph=True)
+        weights = m.tensor([1.0, 2.0, math.nan, math.nan, 5.0, 6.0], dtype=m.float64)
+        return (g,) + m.autograd.grad((g * weights).sum(), x)
+    assert_same_as_torch(program)
+
+
+def test_inf_norm_then_elu_twice_differentiated_spreads_nan_as_torch():
+    def program(m):
+        x = m.tensor([[0.3 + 0.1j, -0.5j], [complex(math.nan, 0), 0.2j]], requires_grad=True)
+        g, = m.autograd.grad(m.nn.functional.elu(m.linalg.vector_norm(x, ord=math.inf)), x,
+                             create_graph=True)
+        return m.autograd.grad(g.abs().sum(), x)
+    assert_same_as_torch(program)

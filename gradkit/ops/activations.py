@@ -162,14 +162,19 @@ def elu_values(xp, x, alpha, scale, input_scale):
     return xp.where(x > 0, positive, negative).astype(x.dtype, copy=False)
 
 
-def elu_slope(x, alpha, scale=1.0, input_scale=1.0):
-    """d elu / dx: torch's alpha * scale * input_scale at 0, scale at NaN, and a second
-    derivative of 0 at 0 (where(x < 0, x, 0) is flat there); exp never sees x > 0."""
-    return where(x <= 0, (alpha * scale * input_scale) * exp(where(x < 0, x, 0.0) * input_scale),
-                 scale)
+@op(save="x", batchable=True)
+def elu_slope(xp, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    """d elu / dx as torch's elu_backward: alpha * scale * input_scale * exp(input_scale x)
+    where x <= 0 (0 included), scale elsewhere (NaN too); exp never sees x > 0. An op of its
+    own: its derivative is torch's elu_double_backward, whose x < 0 mask multiplies (a NaN
+    gradient stays NaN where a selection would drop it)."""
+    negative = (alpha * scale * input_scale) * xp.exp(xp.where(x < 0, x, 0) * input_scale)
+    return xp.where(x <= 0, negative, scale).astype(x.dtype, copy=False)
 
 
-elu.defderivative(elu_slope)
+elu_slope.defderivative(lambda x, alpha, scale, input_scale:
+                        elu_slope(x, alpha, scale, input_scale) * input_scale * (x < 0))
+elu.defderivative(lambda x, alpha, scale, input_scale: elu_slope(x, alpha, scale, input_scale))
 
 
 @unary(save="x", complex_error=kernel_error("leaky_relu_cpu"),

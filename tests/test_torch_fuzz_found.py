@@ -1194,3 +1194,34 @@ def test_inf_norm_then_elu_twice_differentiated_spreads_nan_as_torch():
                              create_graph=True)
         return m.autograd.grad(g.abs().sum(), x)
     assert_same_as_torch(program)
+
+
+def test_complex_inf_renorm_gradients_are_finite_where_torchs_are_nan():
+    """Documented (breadth seed 11017): torch's renorm backward for a complex64 input and
+    p=inf compares float |x| with a double-accumulated norm and divides by a zero count."""
+    def grads(m):
+        x = m.tensor([[0.3 + 0.7j, -1.7 + 0.1j], [2.2 - 0.9j, 0.4j]], dtype=m.complex64,
+                     requires_grad=True)
+        return m.autograd.grad(m.renorm(x, math.inf, 0, 0.5).abs().sum(), x)[0].numpy()
+    ours, theirs = grads(gradkit), grads(torch)
+    assert np.isnan(theirs).all() and np.isfinite(ours).all()
+    x = np.array([[0.3 + 0.7j, -1.7 + 0.1j], [2.2 - 0.9j, 0.4j]])  # ours: float64's, rounded
+    expected = _renorm_inf_grads_float64(x)  # torch in complex128: its mask finds the max
+    np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-6)
+
+
+def _renorm_inf_grads_float64(x):
+    t = torch.tensor(x, requires_grad=True)
+    return torch.autograd.grad(torch.renorm(t, math.inf, 0, 0.5).abs().sum(), t)[0].numpy()
+
+
+def test_cross_of_itself_is_rounding_noise_in_both():
+    """Documented (breadth seed 6309): cross(v, v) of an FFT's output is rounding noise in
+    torch and here, from inputs one rounding apart, so gradients through it are noise too."""
+    values = np.random.default_rng(3).standard_normal((3, 1, 3))
+    crosses = []
+    for m in (gradkit, torch):
+        v = m.fft.hfft2(m.tensor(values), s=(1, 4), dim=(0, 1))
+        crosses.append(m.linalg.cross(v, v, dim=-1).numpy())
+    for c in crosses:
+        assert np.abs(c).max() < 1e-14 * (1 + np.abs(values).max()) ** 2

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
+import math
+
 import numpy as np
 
 from .programs import OPS
@@ -232,6 +234,31 @@ def _empty_multi_margin(program, mine: Result, theirs: Result) -> bool:
             return bool(problems) and all(slot in p.split(":")[0] or p.startswith("grads")
                                           for p in problems)
     return False
+
+
+def _complex_inf_renorm(program, mine: Result, theirs: Result) -> bool:
+    """renorm of a complex tensor by its inf-norm: torch's backward compares float |x| with
+    its norm accumulated in double, finds no maximum, and gives NaN gradients; only gradients
+    differ, and torch's are NaN there."""
+    if not any(s.op == "s_renorm" and s.params.get("p") == math.inf and theirs.values and
+               theirs.values[s.inputs[0]].dtype.kind == "c" for s in program.steps):
+        return False
+    problems = compare(mine, theirs)
+    return bool(problems) and all(p.startswith(("grads", "signed zero in grads"))
+                                  for p in problems) and any(
+        g is not None and np.isnan(g).any() for g in theirs.grads + theirs.grads2)
+
+
+def _cross_of_itself(program, mine: Result, theirs: Result) -> bool:
+    """cross(v, v) is rounding noise (each a * b - b * a rounded once, as torch's fma), and v
+    itself one rounding from torch's (an FFT, a sum): only gradients through that noise
+    differ (a product's gradient at its near-zero factors)."""
+    if not any(s.op.startswith("e_cross") and len(s.inputs) == 2 and
+               s.inputs[0] == s.inputs[1] for s in program.steps):
+        return False
+    problems = compare(mine, theirs)
+    return bool(problems) and all(p.startswith(("grads", "signed zero in grads"))
+                                  for p in problems)
 
 
 def _only_non_finite_differ(mine: Result, theirs: Result,
@@ -459,6 +486,10 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "keeps the low bits of a number", _cast_wraps_a_rounding),
     Known("multi_margin_loss of an empty batch: torch returns uninitialized memory",
           "docs/numerics.md", "returns whatever its uninitialized output", _empty_multi_margin),
+    Known("renorm of a complex tensor by its inf-norm: torch's gradients are NaN",
+          "docs/numerics.md", "finds no element equal to", _complex_inf_renorm),
+    Known("gradients through cross(v, v), which is rounding noise in both",
+          "docs/numerics.md", "gradients through it compare rounding noise", _cross_of_itself),
     Known("complex matmul with infinite entries: inf or NaN as the BLAS kernel computes",
           "docs/numerics.md", "BLAS kernel computes", _complex_matmul_at_inf),
     Known("max pooling over a window of padding only: torch's double backward raises",

@@ -1225,3 +1225,15 @@ def test_cross_of_itself_is_rounding_noise_in_both():
         crosses.append(m.linalg.cross(v, v, dim=-1).numpy())
     for c in crosses:
         assert np.abs(c).max() < 1e-14 * (1 + np.abs(values).max()) ** 2
+
+
+@pytest.mark.parametrize("loss", ["mean", "mse_loss", "l1_loss", "binary_cross_entropy"])
+def test_mean_over_nothing_is_a_silent_nan(loss):
+    """torch's mean of an empty tensor (and the mean-reduced losses) is NaN without a
+    warning; NumPy's warns twice (multi_margin_loss: see its documented test above)."""
+    def program(m):
+        x = m.zeros(0)
+        return x.mean() if loss == "mean" else getattr(m.nn.functional, loss)(x, m.zeros(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_same_as_torch(program)

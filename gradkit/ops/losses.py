@@ -17,7 +17,7 @@ from gradkit.ops.conversion import astype
 from gradkit.ops.piecewise import where
 from gradkit.ops.indexing import scatter_into_zeros
 from gradkit.ops.promotion import promote_types
-from gradkit.ops.reduction import expand_back, log_softmax, mean, sum
+from gradkit.ops.reduction import expand_back, log_softmax, mean, quiet_mean, sum
 from gradkit.ops.shape import reshape, unsqueeze
 from gradkit.ops.unary_helpers import require_real_floating
 
@@ -43,7 +43,7 @@ def legacy_reduction(size_average, reduce, reduction: str, stacklevel: int = 3) 
 def reduce_array(xp, loss, reduction: str):
     """A fused loss's per-element array reduced in its forward (an array, even 0-d)."""
     if reduction == "mean":
-        return xp.asarray(loss.mean())
+        return xp.asarray(quiet_mean(xp, loss))
     return xp.asarray(loss.sum()) if reduction == "sum" else loss
 
 
@@ -193,7 +193,7 @@ def _mse(xp, x, y, reduction="mean"):
     diff = x.astype(dtype) - y.astype(dtype)  # a 0-d float64 target makes it float64
     loss = diff * diff
     if reduction == "mean":
-        return loss.mean()
+        return quiet_mean(xp, loss)
     return loss.sum() if reduction == "sum" else loss
 
 
@@ -275,7 +275,7 @@ def _bce_logits(xp, x, target, weight, pos_weight, reduction="mean"):
     if target.dtype.kind == "f":  # torch works in place on terms of the target: its dtype
         loss = loss.astype(target.dtype, copy=False)
     if reduction == "mean":
-        return xp.asarray(loss.mean(dtype=loss.dtype))
+        return xp.asarray(quiet_mean(xp, loss, dtype=loss.dtype))
     return xp.asarray(loss.sum(dtype=loss.dtype)) if reduction == "sum" else loss
 
 

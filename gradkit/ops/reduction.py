@@ -2,6 +2,10 @@
 and std: ``variance.py``; max, min and their arg forms: ``extremes.py``)."""
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
+
 
 from gradkit.autograd.batching import batch_dim
 from gradkit.backend import get_default_dtype, to_numpy_dtype
@@ -79,7 +83,16 @@ def mean(xp, x, dim=None, keepdim=False, dtype=None):
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {x.dtype.name.capitalize()}")
-    return xp.mean(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
+    return quiet_mean(xp, x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
+
+
+def quiet_mean(xp, a, **options):
+    """``xp.mean``; NaN over nothing without NumPy's warnings, as torch (silent)."""
+    if a.size:
+        return xp.mean(a, **options)
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return xp.mean(a, **options)
 
 
 mean.defvjp(lambda g, x_shape, dim, keepdim, dtype:

@@ -186,7 +186,7 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
             raise NotImplementedError(
                 "torch.autograd.functional.jacobian: `create_graph=True` and `strategy=\"forward-"
                 "mode\"` are not supported together (yet). Please either set `create_graph=False` "
-                "or make `strategy=\"reverse-mode\"`.")
+                "or `strategy=\"reverse-mode\"`.")
         if not vectorize:
             raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
                                       "Hessian isonly implemented for `vectorize=True`.")

@@ -13,7 +13,6 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.api import grad as autograd_grad
-from gradkit.autograd.grad_mode import no_grad
 from gradkit.autograd import gradcheck_modes
 from gradkit.autograd.gradcheck_modes import (
     _as_tuple, _device_like, _host, _outputs, _real_components, check_same_outputs,
@@ -34,26 +33,27 @@ def _numerical_jacobian(func, inputs, indices, eps):
     for i in indices:
         t = inputs[i]
         data = t._data
-        host = np.asarray(data if isinstance(data, np.ndarray) else data.get())
+        # A copy, never a view of t's data: each element is perturbed from the original values
+        # (a view would leave every earlier element at its minus-eps value).
+        host = np.array(data if isinstance(data, np.ndarray) else data.get())
         flat = host.reshape(-1)
         columns = []
         parts = (1, 1j) if host.dtype.kind == "c" else (1,)
         for part in parts:
             for k in range(flat.size):
                 orig = flat[k]
-                plus = _perturbed(t, host, k, orig + eps * part)
-                with no_grad():
-                    outs_plus = _outputs(func, plus)
-                    out_plus = [_real_components(_host(o._data)) for o in outs_plus]
-                minus = _perturbed(t, host, k, orig - eps * part)
-                with no_grad():
-                    outs_minus = _outputs(func, minus)
-                    out_minus = [_real_components(_host(o._data)) for o in outs_minus]
+                # In grad mode, as torch: a func whose value is itself a gradient (the vjp
+                # gradgradcheck differentiates, an inner functional.hvp) needs its graph.
+                outs_plus = _outputs(func, _perturbed(t, host, k, orig + eps * part))
+                out_plus = [_real_components(_host(o._data)) for o in outs_plus]
+                outs_minus = _outputs(func, _perturbed(t, host, k, orig - eps * part))
+                out_minus = [_real_components(_host(o._data)) for o in outs_minus]
                 check_same_outputs(outs_minus, outs_plus, eps,
                                    f"on index {tuple(map(int, np.unravel_index(k, host.shape)))} ")
                 columns.append(np.concatenate(
                     [(p - m) / (2 * eps) for p, m in zip(out_plus, out_minus)]
                     or [np.zeros(0)]))
+        t._data[...] = host if isinstance(t._data, np.ndarray) else _device_like(t._data, host)
         jacobians.append(np.stack(columns, axis=1) if columns else np.zeros((0, 0)))
     return jacobians
 

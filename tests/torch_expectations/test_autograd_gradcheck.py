@@ -3,7 +3,7 @@ import warnings
 
 import pytest
 
-from .twin import like_torch, raises_like_torch
+from .twin import leaf, like_torch, raises_like_torch
 
 MODES = pytest.mark.parametrize("fast_mode", [False, True])
 
@@ -99,3 +99,27 @@ def test_gradcheck_checks_that_backward_handles_undefined_grads(fast_mode):
 
     raises_like_torch(program, RuntimeError,
                       "Expected backward function to handle undefined output grads")
+
+
+@MODES
+def test_func_runs_in_grad_mode_at_points_one_element_away_from_the_inputs(fast_mode):
+    # Found by torch's test_{hvp,vhp}_create_graph (test_functional.py): the numerical
+    # Jacobian moved each element back by eps but left it there, so later columns were taken
+    # at a shifted point; and torch calls func with grad mode on, where gradkit had it off.
+    def program(lib):
+        x = leaf(lib, 2, 3)
+        y = leaf(lib, 4, seed=1)
+        start = [x.detach().clone(), y.detach().clone()]
+        moved, grad_modes = [], []
+
+        def func(a, b):
+            grad_modes.append(lib.is_grad_enabled())
+            moved.append(sum(int((t.detach() != s).sum()) for t, s in zip((a, b), start)))
+            return (a.sin() * b[:3]).sum() * b
+
+        ok = lib.autograd.gradcheck(func, (x, y), fast_mode=fast_mode)
+        untouched = bool((x.detach() == start[0]).all() and (y.detach() == start[1]).all())
+        return ok, untouched, set(grad_modes), max(moved) <= 1
+
+    # fast mode moves all elements at once, along a random direction
+    assert like_torch(program) == (True, True, {True}, not fast_mode)

@@ -1,9 +1,11 @@
 """torch's expectations of torch.autograd.graph.GradientEdge, get_gradient_edge and
 increment_version (torch: test_autograd.py test_gradient_edge_output, test_grad_to_node,
 test_gradient_edge_graph_ownership), written for gradkit."""
+import warnings
+
 import pytest
 
-from .twin import leaf, like_torch, raises_like_torch
+from .twin import assert_same, leaf, like_torch, raises_like_torch
 
 
 def _two_step_program(reduce: bool):
@@ -179,3 +181,108 @@ def test_increment_version_bumps_each_tensor_and_trips_saved_tensor_checks():
             error = "modified by an inplace operation" in str(e)
         return versions, error
     assert like_torch(program) == ((2, 2, 2), True)
+
+
+def test_an_edge_taken_before_an_in_place_op_gets_the_old_versions_gradient():
+    # torch: test_grad_to_node_inplace
+    def program(lib):
+        x = leaf(lib, 2).clone()
+        old_edge = lib.autograd.graph.get_gradient_edge(x)
+        x *= 2
+        return lib.autograd.grad(x.sum(), (old_edge, x))
+    g_old, g_new = like_torch(program)
+    assert (g_old.numpy() == 2).all() and (g_new.numpy() == 1).all()
+
+
+def test_edges_built_by_hand_give_the_same_gradients_as_their_tensors():
+    # torch: test_grad_to_node_multi
+    def program(lib):
+        x, y = leaf(lib, 2).clone(), leaf(lib, 2, seed=1).clone()
+        out = x + y
+        by_tensor = lib.autograd.grad(out.sum(), (x, y), retain_graph=True)
+        edges = tuple(lib.autograd.graph.GradientEdge(t.grad_fn, t.output_nr) for t in (x, y))
+        return by_tensor, lib.autograd.grad(out.sum(), edges)
+    by_tensor, by_edge = like_torch(program)
+    assert_same(by_edge, by_tensor)
+
+
+def test_materialize_grads_fills_unused_tensors_but_refuses_an_unused_edge():
+    # torch: test_grad_to_node_materialize
+    def setup(lib):
+        x, y = leaf(lib, 2).clone(), leaf(lib, 2, seed=1).clone()
+        edge = lib.autograd.graph.GradientEdge
+        return x, edge(x.grad_fn, x.output_nr), y, edge(y.grad_fn, y.output_nr), x.clone()
+
+    def allowed(lib):
+        x, edge_x, y, edge_y, out = setup(lib)
+        grad = lib.autograd.grad
+        return (grad(out.sum(), (edge_x, y), allow_unused=True, materialize_grads=True,
+                     retain_graph=True),
+                grad(out.sum(), (x, y), allow_unused=True, materialize_grads=True,
+                     retain_graph=True),
+                grad(out.sum(), (x, edge_y), allow_unused=True))
+
+    def refused(lib):
+        x, _, _, edge_y, out = setup(lib)
+        lib.autograd.grad(out.sum(), (x, edge_y), allow_unused=True, materialize_grads=True)
+
+    with_edge, with_tensors, unused_edge = like_torch(allowed)
+    assert (with_edge[1].numpy() == 0).all() and unused_edge[1] is None
+    assert_same(with_edge, with_tensors)
+    raises_like_torch(refused, RuntimeError,
+                      "materialize_grads cannot be used when the given input is a GradientEdge")
+
+
+def test_backward_accepts_edges_and_tensors_as_inputs_in_any_mix():
+    # torch: test_backward_to_node. An edge input does not fill the tensor's .grad unless the
+    # tensor retains its grad (it does after a backward with the tensor itself as input).
+    def program(lib):
+        x, y = leaf(lib, 2).clone(), leaf(lib, 2, seed=1).clone()
+        edge = lib.autograd.graph.GradientEdge
+        edge_x, edge_y = edge(x.grad_fn, x.output_nr), edge(y.grad_fn, y.output_nr)
+        out = x.clone()
+        seen = []
+        for inputs in [(edge_x, y), (x, y), (x, edge_y), (edge_x, edge_y)]:
+            lib.autograd.backward(out.sum(), inputs=inputs, retain_graph=True)
+            seen.append((x.retains_grad, y.retains_grad, _grad_or_none(x), _grad_or_none(y)))
+        return seen
+    seen = like_torch(program)
+    assert seen[0][2] is None and seen[-1][2] is not None
+
+
+def _grad_or_none(t):
+    """``t.grad`` without the non-leaf warning (a copy, so later accumulation cannot alter it)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return None if t.grad is None else t.grad.clone()
+
+
+def test_edges_to_a_custom_function_node():
+    # torch: test_grad_to_node (the custom Function case) and test_gradient_edge_graph_ownership
+    # (the python-node case: the edge keeps the node alive after its tensor is gone)
+    def program(lib):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+
+        x = leaf(lib, 2)
+        mid = Double.apply(x)
+        out = mid.clone() * 3
+        by_tensor = lib.autograd.grad(out.sum(), mid, retain_graph=True)
+        edge = lib.autograd.graph.get_gradient_edge(mid)
+        by_edge = lib.autograd.grad(out.sum(), edge)
+        w = leaf(lib, 1)
+        owned = Double.apply(w)
+        node_edge = lib.autograd.graph.get_gradient_edge(owned)
+        lib.autograd.backward(node_edge)
+        del owned
+        lib.autograd.backward(node_edge)
+        return by_tensor, by_edge, type(node_edge.node).__name__, node_edge.output_nr, w.grad
+    by_tensor, by_edge, *_, w_grad = like_torch(program)
+    assert_same(by_edge, by_tensor)
+    assert (w_grad.numpy() == 4).all()

@@ -1,6 +1,9 @@
 """torch's TestMultithreadAutograd expectations: backward and grad() from several Python threads
 (own graphs, a shared leaf, a shared graph with and without retain_graph), multi-grad hooks per
 backward pass across threads, tracebacks of errors in backward, real-complex joins."""
+import os
+import subprocess
+import sys
 import threading
 import traceback
 
@@ -185,3 +188,46 @@ def test_joining_real_and_complex_passes_gradcheck_both_modes(join):
                 for pair in ((r, c), (c, r))]
 
     assert like_torch(program) == [True, True]
+
+
+# A custom Function whose node is destroyed while the engine unwinds from an error raised by
+# another branch. Its class defines ``forward`` twice, so it has no backward at all: the
+# engine must fail on the modified saved tensor first (the Function runs last) and then free
+# the node without hanging or crashing. Nothing is global, so the node dies inside backward.
+_PYNODE_DESTRUCTION = """
+import {lib}
+
+class Foo({lib}.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def forward(ctx, grad):
+        return grad.clone()
+
+def get_out():
+    inp = {lib}.rand(2, requires_grad=True)
+    right = Foo.apply(inp)
+    left1 = inp.clone()
+    left2 = left1 ** 2
+    left1 += 1
+    return left2 + right
+
+get_out().sum().backward()
+"""
+
+
+@pytest.mark.parametrize("lib", ["gradkit", "torch"])
+def test_a_custom_function_node_freed_after_an_error_does_not_hang(lib):
+    # torch: test_pynode_destruction_deadlock
+    if lib == "torch" and torch is None:
+        pytest.skip("torch is not installed")
+    root = os.path.dirname(os.path.dirname(gradkit.__file__))  # this checkout's gradkit
+    try:
+        run = subprocess.run([sys.executable, "-c", _PYNODE_DESTRUCTION.format(lib=lib)],
+                             cwd=root, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the script hung while freeing the custom Function's node")
+    assert run.returncode == 1, f"exit status {run.returncode}: {run.stderr[-2000:]}"
+    assert "RuntimeError: one of the variables needed for gradient computation" in run.stderr

@@ -1237,3 +1237,15 @@ def test_mean_over_nothing_is_a_silent_nan(loss):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert_same_as_torch(program)
+
+
+def test_a_second_write_into_the_base_of_a_split_output_raises_only_at_backward():
+    """An unbind/split output made unusable by a write into its base stays so through a
+    second write; torch raises only when the stale view's history is needed (seed 525961)."""
+    def program(m):
+        base = m.tensor([0.5], dtype=m.float64, requires_grad=True).clone()
+        parts = m.unbind(base)
+        base.zero_()
+        base.exp_()
+        return (base,) + m.autograd.grad(base.sum() + parts[0], base)
+    assert_same_as_torch(program)

@@ -146,8 +146,10 @@ def _update_views(tensor, view, recording: bool) -> None:
         if info.creation != DEFAULT:
             # torch regenerates (and so refuses) only a view with a history or a base that
             # requires grad: a leaf view that requires grad of its own keeps grad_fn None
-            if other.grad_fn is not None or info.base._requires_grad:
-                other.__class__ = _stale_view_type()
+            stale = _stale_view_type()
+            if type(other) is not stale and (other.grad_fn is not None or
+                                             info.base._requires_grad):
+                other.__class__ = stale
                 other._requires_grad = True  # as torch's view of a base that requires grad
         elif recording and info.base is root:
             fresh = replay_view(info.steps(), root)

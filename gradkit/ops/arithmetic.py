@@ -144,7 +144,8 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
         if xp.any(special):
             with np.errstate(all="ignore"):
                 log_x = xp.log(as_dtype(xp, x, out.dtype))
-                out = xp.where(special, xp.exp(_c99_multiply(xp, y, log_x)), out)
+                exponent = as_dtype(xp, y, out.dtype)  # a number: no wider than the result
+                out = xp.where(special, xp.exp(_c99_multiply(xp, exponent, log_x)), out)
     return out
 
 

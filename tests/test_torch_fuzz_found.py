@@ -1259,3 +1259,21 @@ def test_a_second_write_into_the_base_of_a_split_output_raises_only_at_backward(
         base.exp_()
         return m.autograd.grad(base.sum() + parts[0], base)
     assert_same_as_torch(backward)  # both raise here
+
+
+def test_retain_grad_of_a_view_made_stale_by_a_write_into_its_base():
+    """Documented (indexing seed 530490): torch ignores retain_grad() of such a view until
+    its grad_fn was read; gradkit retains it, as torch does once grad_fn was read."""
+    def retained(m, touch):
+        base, value = m.tensor([1.0, 2.0, 3.0]), m.tensor(5.0, requires_grad=True)
+        view = base[-1]
+        base[1] = value * 1
+        if touch:
+            view.grad_fn  # noqa: B018 - reading it regenerates the view's history in torch
+        view.retain_grad()
+        m.autograd.grad((base * 3).sum() + view * 2, value)
+        return view.grad
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns reading .grad of a "non-leaf"
+        assert retained(torch, False) is None and retained(torch, True).item() == 2.0
+    assert retained(gradkit, False).item() == retained(gradkit, True).item() == 2.0

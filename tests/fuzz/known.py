@@ -261,6 +261,21 @@ def _cross_of_itself(program, mine: Result, theirs: Result) -> bool:
                                   for p in problems)
 
 
+def _retained_stale_view(program, mine: Result, theirs: Result) -> bool:
+    """retain_grad() of a view whose base gained a history by an in-place write, before
+    anything read the view's grad_fn: torch's is_leaf reads the stale field, takes the view
+    for a leaf and ignores the call (its .grad stays None); gradkit retains it."""
+    if not any(s.op == "retain_grad" for s in program.steps) or not any(
+            s.op.startswith("setitem") for s in program.steps):
+        return False
+    leaves = sum(leaf.requires_grad for leaf in program.leaves)
+    problems = compare(mine, theirs)
+    return bool(problems) and all(p.startswith("grads[") and "one side is None" in p and
+                                  int(p[6:p.index("]")]) >= leaves and
+                                  theirs.grads[int(p[6:p.index("]")])] is None
+                                  for p in problems)
+
+
 def _only_non_finite_differ(mine: Result, theirs: Result,
                             kinds=("values", "grads", "grads2")) -> bool:
     """Values and gradients (``kinds``) agree wherever both sides are finite numbers."""
@@ -490,6 +505,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "finds no element equal to", _complex_inf_renorm),
     Known("gradients through cross(v, v), which is rounding noise in both",
           "docs/numerics.md", "gradients through it compare rounding noise", _cross_of_itself),
+    Known("retain_grad() of a view made stale by a write into its base (torch ignores it)",
+          "docs/autograd.md", "takes the view for a leaf and ignores the call",
+          _retained_stale_view),
     Known("complex matmul with infinite entries: inf or NaN as the BLAS kernel computes",
           "docs/numerics.md", "BLAS kernel computes", _complex_matmul_at_inf),
     Known("max pooling over a window of padding only: torch's double backward raises",

@@ -72,6 +72,8 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         if getattr(tensor, "_fw", None) is not None:  # forward AD: the old tangent goes in too
             source._fw = tensor._fw
         result = out_of_place(source, *args, **kwargs)
+        if grad_fn is not tensor.grad_fn:  # a hook-free edge for the write; what the op saved
+            _resave_with_hooks(result, source, tensor)  # keeps the view's hooked history
     else:
         result = out_of_place(tensor, *args, **kwargs)
     if saved_mutation.state.active:  # allow_mutation_on_saved_tensors: copy what is saved
@@ -283,6 +285,18 @@ def _history_of_written(tensor, view) -> tuple:
     with enable_grad():
         fresh = replay_view(view.steps(), Tensor_alias(view.base))
     return fresh.grad_fn, fresh._output_nr
+
+
+def _resave_with_hooks(result, source, tensor) -> None:
+    """The op that writes a hooked view differentiates its old values without the hooks
+    (``_history_of_written``), but what it saved of them differentiates through the view's old
+    nodes and their hooks, as torch's ``original_self`` clone does in double backward."""
+    node = result.grad_fn
+    for saved in (node.saved or ()) if node is not None else ():
+        if type(saved) is SavedTensor and saved.tensor is source:
+            hooked = _tensor_type()._make(source._data, tensor.grad_fn, tensor._output_nr)
+            hooked._requires_grad = True
+            saved.tensor = hooked
 
 
 def _chain_has_hooks(node, output_nr: int, view) -> bool:

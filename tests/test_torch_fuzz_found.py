@@ -1298,3 +1298,16 @@ def test_saved_input_of_a_write_into_a_hooked_view_keeps_the_hook(write, dtype):
         gx, gy = m.autograd.grad(loss, (x, y), create_graph=True)
         return (gx, gy) + m.autograd.grad((gx * 0.3 + gy * 0.9).abs(), (x, y))
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "int64", "bool"])
+def test_a_tracked_value_written_into_an_integer_split_output_records_nothing(dtype):
+    """An integer multi-output view written with a value that requires grad: torch records
+    nothing, so it refuses nothing (mixed seed 551591)."""
+    def program(m):
+        value = m.tensor(1.5, dtype=m.float64, requires_grad=True)
+        ints = m.tensor([3, 4], dtype=getattr(m, dtype))
+        part = ints.unbind(0)[0]
+        part.copy_(value)
+        return part, ints
+    assert_same_as_torch(program)

@@ -50,7 +50,8 @@ def inplace(tensor, out_of_place, *args, **kwargs):
             isinstance(a, tensor_type) and partially_overlap(tensor._data, a._data) for a in args):
         raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)
     view = getattr(tensor, "_view", None)
-    recording = records_graph() and (
+    # an integer (or bool) target never records: what it holds has no gradient, as in torch
+    recording = records_graph() and tensor._data.dtype.kind in "fcV" and (
         tensor._requires_grad or (view is not None and view.base._requires_grad)
         or any(isinstance(a, tensor_type) and a._requires_grad for a in args))
     if recording and view is not None:

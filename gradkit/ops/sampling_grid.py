@@ -120,7 +120,8 @@ def _read(flat, ix, iy, height: int, width: int):
     """flat (N, C, H*W) at integer-valued pixel positions (N, Ho, Wo): zeros outside."""
     inside = (ix >= 0) & (ix <= width - 1) & (iy >= 0) & (iy <= height - 1)
     n, c = flat.shape[:2]
-    index = (iy.clamp(0, height - 1) * width + ix.clamp(0, width - 1)).long()
+    # a point outside (or NaN) reads pixel 0, whose value the caller masks out
+    index = (where(inside, iy, 0) * width + where(inside, ix, 0)).long()
     index = reshape(index, (n, 1, -1)).expand(n, c, index[0].numel())
     values = reshape(gather(flat, 2, index), (n, c) + tuple(ix.shape[1:]))
     return values, inside.unsqueeze(1)
@@ -149,13 +150,14 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         rx, ry = ix.round(), iy.round()
         values, inside = _read(flat, rx.detach(), ry.detach(), height, width)
         still = (rx - rx.detach() + ry - ry.detach()).unsqueeze(1)  # zero, grid's edge
-        return where(inside, values + still, 0)
+        return where(inside, values - still, 0)  # x - 0 keeps the sign of a zero x
     x0, y0 = ix.detach().floor(), iy.detach().floor()
     out = 0
     for cx, wx in ((x0, 1 - (ix - x0)), (x0 + 1, ix - x0)):
         for cy, wy in ((y0, 1 - (iy - y0)), (y0 + 1, iy - y0)):
             values, inside = _read(flat, cx, cy, height, width)
-            out = out + where(inside, values * (wx * wy).unsqueeze(1), 0)
+            # torch's: an outside corner reads 0, then weighted (NaN at a non-finite point)
+            out = out + where(inside, values, 0) * (wx * wy).unsqueeze(1)
     return out
 
 

@@ -1322,3 +1322,15 @@ def test_fuzznn_max_pool_tie_of_signed_zeros_gives_the_indexed_value(values):
         return (pooled, indices, m.nn.functional.max_pool1d(x, 3, 1),
                 m.nn.functional.max_unpool1d(pooled, indices, 3, 1))
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "int64"])
+def test_fuzznn_bilinear_keeps_an_integer_dtype(dtype):
+    """bilinear of integer tensors keeps their dtype (wrapping as torch's kernel; fuzznn seed
+    1710)."""
+    def program(m):
+        x1 = m.tensor([[3, 200, 7]], dtype=getattr(m, dtype))
+        x2 = m.tensor([[5, 90]], dtype=getattr(m, dtype))
+        weight = m.arange(12, dtype=getattr(m, dtype)).reshape(2, 3, 2) * 9
+        return m.nn.functional.bilinear(x1, x2, weight, m.ones(2, dtype=getattr(m, dtype)))
+    assert_same_as_torch(program)

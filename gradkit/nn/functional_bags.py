@@ -51,6 +51,7 @@ def bilinear(input1, input2, weight, bias=None):
     left = ops.matmul(input1, weight.permute(1, 0, 2).reshape(in1, out_features * in2))
     left = left.reshape(*input1.shape[:-1], out_features, in2)
     out = ops.sum(ops.mul(left, input2.unsqueeze(-2)), -1)
+    out = out if out.dtype == input1.dtype else out.to(input1.dtype)  # sum made ints int64
     return out if bias is None else ops.add(out, bias)
 
 

@@ -1334,3 +1334,20 @@ def test_fuzznn_bilinear_keeps_an_integer_dtype(dtype):
         weight = m.arange(12, dtype=getattr(m, dtype)).reshape(2, 3, 2) * 9
         return m.nn.functional.bilinear(x1, x2, weight, m.ones(2, dtype=getattr(m, dtype)))
     assert_same_as_torch(program)
+
+
+def test_fuzznn_attention_zero_sum_of_products_sign():
+    """Documented (fuzznn seed 3278): multi-head attention of -0.0 projections ends in a
+    linear whose zero sum of products torch's kernel makes -0.0 and gradkit's 0.0; equal as
+    numbers."""
+    def attention(m):
+        q = m.full((2, 1), -0.0)
+        zeros = m.full((3, 1), -0.0)
+        out, weights = m.nn.functional.multi_head_attention_forward(
+            q, q[:1], q[:1], 1, 1, zeros, None, None, None, False, 0.0, zeros[:1],
+            zeros[0], attn_mask=m.zeros(2, 1), average_attn_weights=False)
+        return out.numpy(), weights.numpy()
+    theirs, ours = attention(torch), attention(gradkit)
+    assert np.signbit(theirs[0]).all() and not np.signbit(ours[0]).any()
+    for o, t in zip(ours, theirs):
+        np.testing.assert_array_equal(o, t)

@@ -141,7 +141,8 @@ def _is_gelu(step) -> bool:
 _ZERO_SUM_PRODUCTS = {"b_bmm", "b_dot", "b_einsum", "b_inner", "b_linear", "b_matmul_bcast", "b_mm",
                       "b_mv", "e_addbmm", "e_addmm", "e_addmv", "e_baddbmm", "e_tensordot",
                       "l_multi_dot", "l_vecdot", "linear", "matmul", "n_conv", "conv1d",
-                      "conv3d", "conv_transpose1d", "conv_transpose2d", "s_chain_matmul"}
+                      "conv3d", "conv_transpose1d", "conv_transpose2d", "s_chain_matmul",
+                      "f_multi_head_attention", "f_bilinear", "f_rnn_cell"}
 
 
 def _zero_sum_of_products(program, mine: Result, theirs: Result) -> bool:

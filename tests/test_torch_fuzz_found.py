@@ -1351,3 +1351,11 @@ def test_fuzznn_attention_zero_sum_of_products_sign():
     assert np.signbit(theirs[0]).all() and not np.signbit(ours[0]).any()
     for o, t in zip(ours, theirs):
         np.testing.assert_array_equal(o, t)
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "reflection"])
+def test_fuzznn_grid_sample_bilinear_of_negative_zeros(padding_mode):
+    """Bilinear grid_sample of a -0.0 image inside it is -0.0: the sum of the corner terms
+    starts from the first, not from 0 (fuzznn seed 4016)."""
+    assert_same_as_torch(lambda m: _fuzznn_grid(m, [0.1, 0.2, -0.3, -0.1, 0.9, 0.9],
+                                                "bilinear", padding_mode, image=(-0.0,) * 6))

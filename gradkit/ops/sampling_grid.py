@@ -152,12 +152,15 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         still = (rx - rx.detach() + ry - ry.detach()).unsqueeze(1)  # zero, grid's edge
         return where(inside, values - still, 0)  # x - 0 keeps the sign of a zero x
     x0, y0 = ix.detach().floor(), iy.detach().floor()
-    out = 0
-    for cx, wx in ((x0, 1 - (ix - x0)), (x0 + 1, ix - x0)):
-        for cy, wy in ((y0, 1 - (iy - y0)), (y0 + 1, iy - y0)):
+    out = None
+    # torch's corners, weights and order (nw, ne, sw, se): the first term starts the sum, so
+    # that a sum of -0.0 terms stays -0.0
+    for cy, wy in ((y0, (y0 + 1) - iy), (y0 + 1, iy - y0)):
+        for cx, wx in ((x0, (x0 + 1) - ix), (x0 + 1, ix - x0)):
             values, inside = _read(flat, cx, cy, height, width)
-            # torch's: an outside corner reads 0, then weighted (NaN at a non-finite point)
-            out = out + where(inside, values, 0) * (wx * wy).unsqueeze(1)
+            # an outside corner reads 0, then weighted (NaN at a non-finite point)
+            term = where(inside, values, 0) * (wx * wy).unsqueeze(1)
+            out = term if out is None else out + term
     return out
 
 

@@ -1118,8 +1118,8 @@ def test_view_as_complex_ignores_a_one_element_dims_stride():
     assert_same_as_torch(program)
 
 
-# -- lane fuzznn: the nn.functional ops merged without fuzz draws (seeds of the fuzznn draws
-# run as a class of their own, /tmp scan; the same draws are in the breadth class now) --
+# -- lane fuzznn: the nn.functional ops merged without fuzz draws ("nn_new seed N" replays with
+# run_fuzz.py --classes nn_new --programs 1 --start N; the breadth class draws them too) --
 
 def _fuzznn_ctc(m, targets, target_lengths, reduction):
     log_probs = m.tensor([[[0.1, 0.7, 0.2], [0.5, 0.3, 0.2]], [[0.2, 0.2, 0.6], [0.3, 0.3, 0.4]]],
@@ -1132,7 +1132,7 @@ def _fuzznn_ctc(m, targets, target_lengths, reduction):
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 def test_fuzznn_ctc_loss_of_an_empty_target_counts_its_one_state_once(reduction):
     """An empty target has one state (the blank): its loss is -log p(all blank), not that
-    minus log 2, and its backward ran over a state of two (fuzznn seeds 16, 132, 211)."""
+    minus log 2, and its backward ran over a state of two (nn_new seeds 16, 132, 211)."""
     assert_same_as_torch(lambda m: _fuzznn_ctc(m, [[2], [1]], [1, 0], reduction))
     assert_same_as_torch(lambda m: _fuzznn_ctc(m, [[1], [2]], [0, 0], reduction))
 
@@ -1159,7 +1159,7 @@ def _fuzznn_grid(m, grid, mode, padding_mode, image=(1.0, 2.0, 3.0, 4.0, 5.0, 6.
 def test_fuzznn_grid_sample_at_non_finite_points(mode):
     """A NaN or infinite point of grid_sample (zeros padding): torch's bilinear kernel weights
     the masked read, so the point is NaN and passes no gradient to the image; gradkit indexed
-    the input with the NaN cast to an integer (fuzznn seeds 8, 11)."""
+    the input with the NaN cast to an integer (nn_new seeds 8, 11)."""
     grid = [math.nan, 0.3, 0.3, math.inf, -math.inf, -0.9, 0.3, -0.5, 2.5, 0.0]
     assert_same_as_torch(lambda m: _fuzznn_grid(m, grid, mode, "zeros"))
 
@@ -1173,7 +1173,7 @@ def test_fuzznn_grid_sample_border_reads_an_infinite_pixel():
 
 
 def test_fuzznn_grid_sample_nearest_keeps_a_negative_zero():
-    """nearest grid_sample of a -0.0 pixel is -0.0 (fuzznn seed 463)."""
+    """nearest grid_sample of a -0.0 pixel is -0.0 (nn_new seed 463)."""
     assert_same_as_torch(lambda m: _fuzznn_grid(m, [0.1, 0.1, -0.7, -0.6], "nearest", "zeros",
                                                 image=(-0.0,) * 6))
 
@@ -1189,14 +1189,14 @@ def _fuzznn_bag(m, weight_value, **kwargs):
 @pytest.mark.parametrize("value", [math.inf, 0.5])
 def test_fuzznn_embedding_bag_padding_entry_per_sample_weight_gradient(value):
     """A padding entry's per-sample weight gets gradient 0, not 0 * its infinite embedding
-    (fuzznn seed 761)."""
+    (nn_new seed 761)."""
     assert_same_as_torch(lambda m: _fuzznn_bag(m, value, padding_idx=0))
 
 
 @pytest.mark.parametrize("indices, offsets", [([0], [0, 0]), ([], [0, 0]), ([1, 1], [0])])
 def test_fuzznn_embedding_bag_of_padding_or_empty_bags_requires_grad(indices, offsets):
     """A bag of padding entries only, or an empty bag, is zeros that require grad as torch's
-    (fuzznn seeds 7, 135)."""
+    (nn_new seeds 7, 135)."""
     def program(m):
         weight = m.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=m.float64, requires_grad=True)
         out = m.nn.functional.embedding_bag(m.tensor(indices, dtype=m.int64), weight,
@@ -1210,7 +1210,7 @@ def test_fuzznn_embedding_bag_of_padding_or_empty_bags_requires_grad(indices, of
 @pytest.mark.parametrize("weight_dtype, psw_dtype", [
     ("int64", None), ("int32", None), ("complex64", None), ("float32", "float64")])
 def test_fuzznn_embedding_bag_refuses_torchs_dtypes(weight_dtype, psw_dtype):
-    """torch's checks of the weight's and per_sample_weights' dtypes (fuzznn seed 108)."""
+    """torch's checks of the weight's and per_sample_weights' dtypes (nn_new seed 108)."""
     def program(m):
         psw = None if psw_dtype is None else m.ones(1, dtype=getattr(m, psw_dtype))
         return m.nn.functional.embedding_bag(
@@ -1229,7 +1229,7 @@ def test_fuzznn_embedding_bag_refuses_torchs_dtypes(weight_dtype, psw_dtype):
 ])
 def test_fuzznn_bilinear_dtype_checks(dtypes, requires_grad):
     """bilinear wants one dtype for all its tensors, and torch's _trilinear refuses to
-    differentiate a complex result (fuzznn seeds 9, 151, 195)."""
+    differentiate a complex result (nn_new seeds 9, 151, 195)."""
     def program(m):
         shapes = ((2, 3), (2, 2), (1, 3, 2), (1,))
         made = [None if d is None else m.ones(s, dtype=getattr(m, d))
@@ -1243,7 +1243,7 @@ def test_fuzznn_bilinear_dtype_checks(dtypes, requires_grad):
 @pytest.mark.parametrize("d", [1, 2])
 def test_fuzznn_max_unpool_refuses_integer_input(dtype, d):
     """max_unpool has no integer or bool kernel in torch; an empty input is not checked
-    (fuzznn seeds 149, 157)."""
+    (nn_new seeds 149, 157)."""
     def program(m, shape):
         x = m.zeros(shape, dtype=getattr(m, dtype))
         unpool = getattr(m.nn.functional, f"max_unpool{d}d")
@@ -1253,7 +1253,7 @@ def test_fuzznn_max_unpool_refuses_integer_input(dtype, d):
 
 
 def test_fuzznn_max_unpool_backward_of_an_empty_batch():
-    """The backward of max_unpool2d over an empty batch (fuzznn seed 357)."""
+    """The backward of max_unpool2d over an empty batch (nn_new seed 357)."""
     def program(m):
         x = m.zeros((0, 1, 2, 2), requires_grad=True)
         pooled, indices = m.nn.functional.max_pool2d(x, 2, padding=1, return_indices=True)
@@ -1294,7 +1294,7 @@ def _fuzznn_attention(m, q):
     (_fuzznn_attention, (3, 1, 4), "_scaled_dot_product_flash_attention_for_cpu_backward"),
 ], ids=["embedding_bag", "multi_head_attention"])
 def test_fuzznn_second_derivative_where_torchs_kernel_has_none(fn, shape, kernel):
-    """Documented (docs/numerics.md; fuzznn seeds 161, 184, 308): torch's fused kernels have
+    """Documented (docs/numerics.md; nn_new seeds 161, 184, 308): torch's fused kernels have
     no second derivative; gradkit's composed ops do (gradgradcheck), and first derivatives
     agree."""
     values = np.linspace(-1.0, 1.0, int(np.prod(shape))).reshape(shape)
@@ -1315,7 +1315,7 @@ def test_fuzznn_second_derivative_where_torchs_kernel_has_none(fn, shape, kernel
                                     (-0.0, -0.0, 0.0, -1.0)])
 def test_fuzznn_max_pool_tie_of_signed_zeros_gives_the_indexed_value(values):
     """max_pool of a window tying -0.0 and 0.0 gives the value at the index it returns (the
-    first), as torch, and max_unpool puts it back (fuzznn seed 1415)."""
+    first), as torch, and max_unpool puts it back (nn_new seed 1415)."""
     def program(m):
         x = m.tensor([[list(values)]])
         pooled, indices = m.nn.functional.max_pool1d(x, 3, 1, return_indices=True)
@@ -1326,7 +1326,7 @@ def test_fuzznn_max_pool_tie_of_signed_zeros_gives_the_indexed_value(values):
 
 @pytest.mark.parametrize("dtype", ["uint8", "int32", "int64"])
 def test_fuzznn_bilinear_keeps_an_integer_dtype(dtype):
-    """bilinear of integer tensors keeps their dtype (wrapping as torch's kernel; fuzznn seed
+    """bilinear of integer tensors keeps their dtype (wrapping as torch's kernel; nn_new seed
     1710)."""
     def program(m):
         x1 = m.tensor([[3, 200, 7]], dtype=getattr(m, dtype))
@@ -1337,7 +1337,7 @@ def test_fuzznn_bilinear_keeps_an_integer_dtype(dtype):
 
 
 def test_fuzznn_attention_zero_sum_of_products_sign():
-    """Documented (fuzznn seed 3278): multi-head attention of -0.0 projections ends in a
+    """Documented (nn_new seed 3278): multi-head attention of -0.0 projections ends in a
     linear whose zero sum of products torch's kernel makes -0.0 and gradkit's 0.0; equal as
     numbers."""
     def attention(m):
@@ -1356,6 +1356,6 @@ def test_fuzznn_attention_zero_sum_of_products_sign():
 @pytest.mark.parametrize("padding_mode", ["zeros", "reflection"])
 def test_fuzznn_grid_sample_bilinear_of_negative_zeros(padding_mode):
     """Bilinear grid_sample of a -0.0 image inside it is -0.0: the sum of the corner terms
-    starts from the first, not from 0 (fuzznn seed 4016)."""
+    starts from the first, not from 0 (nn_new seed 4016)."""
     assert_same_as_torch(lambda m: _fuzznn_grid(m, [0.1, 0.2, -0.3, -0.1, 0.9, 0.9],
                                                 "bilinear", padding_mode, image=(-0.0,) * 6))

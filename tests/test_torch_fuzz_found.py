@@ -1359,3 +1359,17 @@ def test_fuzznn_grid_sample_bilinear_of_negative_zeros(padding_mode):
     starts from the first, not from 0 (nn_new seed 4016)."""
     assert_same_as_torch(lambda m: _fuzznn_grid(m, [0.1, 0.2, -0.3, -0.1, 0.9, 0.9],
                                                 "bilinear", padding_mode, image=(-0.0,) * 6))
+
+
+@pytest.mark.parametrize("padding_mode", ["border", "reflection"])
+def test_nn_new_grid_sample_clipped_point_multiplies_its_gradient_by_zero(padding_mode):
+    """torch clips a point to the border with a gradient multiplier of 0 on and beyond it,
+    multiplied in: a NaN gradient (a NaN pixel) stays NaN there, and a point exactly on the
+    border passes no gradient (nn_new seed 5013)."""
+    nan_image = (math.nan, 1.0, 2.0, 3.0, 4.0, 5.0)
+    for points, image, align in (([2.5, 0.3, -0.2, 0.4, 0.1, -3.0], nan_image, False),
+                                 ([1.0, 1.0, -1.0, 0.2], (1.0, 2.0, 3.0, 4.0, 5.0, 6.0), True)):
+        theirs, ours = (_fuzznn_grid(m, points, "bilinear", padding_mode, image=image,
+                                     align_corners=align) for m in (torch, gradkit))
+        for t, o in zip(theirs, ours, strict=True):  # as numbers: a zero's sign may differ
+            np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-12)

@@ -98,11 +98,20 @@ def _source_index(coord, size: int, padding_mode: str, align_corners: bool):
     else:
         coord = ((coord + 1) * size - 1) / 2
     if padding_mode == "border":
-        return coord.clamp(0, size - 1)
+        return _clip(coord, size)
     if padding_mode == "reflection":
         low, high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
-        return _reflect(coord, low, high).clamp(0, size - 1)
+        return _clip(_reflect(coord, low, high), size)
     return coord
+
+
+def _clip(coord, size: int):
+    """torch's clip_coordinates: the value clamped to [0, size - 1]; the gradient multiplied
+    by 0 on and beyond the borders (so a NaN gradient stays NaN there), by 1 inside."""
+    value = coord.detach().clamp(0, size - 1)
+    inside = ((value > 0) & (value < size - 1)).to(coord.dtype)
+    moving = where(coord.detach().isfinite(), coord - coord.detach(), 0)  # 0, gradient 1
+    return value + moving * inside
 
 
 def _reflect(coord, twice_low: int, twice_high: int):

@@ -1311,3 +1311,259 @@ def test_a_tracked_value_written_into_an_integer_split_output_records_nothing(dt
         part.copy_(value)
         return part, ints
     assert_same_as_torch(program)
+
+# -- lane fuzznn: the nn.functional ops merged without fuzz draws ("nn_new seed N" replays with
+# run_fuzz.py --classes nn_new --programs 1 --start N; the breadth class draws them too) --
+
+def _fuzznn_ctc(m, targets, target_lengths, reduction):
+    log_probs = m.tensor([[[0.1, 0.7, 0.2], [0.5, 0.3, 0.2]], [[0.2, 0.2, 0.6], [0.3, 0.3, 0.4]]],
+                         dtype=m.float64).log().requires_grad_()
+    loss = m.nn.functional.ctc_loss(log_probs, m.tensor(targets), m.tensor([2, 2]),
+                                    m.tensor(target_lengths), reduction=reduction)
+    return (loss,) + m.autograd.grad(loss.sum(), log_probs)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_fuzznn_ctc_loss_of_an_empty_target_counts_its_one_state_once(reduction):
+    """An empty target has one state (the blank): its loss is -log p(all blank), not that
+    minus log 2, and its backward ran over a state of two (nn_new seeds 16, 132, 211)."""
+    assert_same_as_torch(lambda m: _fuzznn_ctc(m, [[2], [1]], [1, 0], reduction))
+    assert_same_as_torch(lambda m: _fuzznn_ctc(m, [[1], [2]], [0, 0], reduction))
+
+
+def test_fuzznn_ctc_loss_of_an_unbatched_empty_target():
+    def program(m):
+        log_probs = m.full((2, 4), 0.25, dtype=m.float64).log()
+        return m.nn.functional.ctc_loss(log_probs, m.tensor([], dtype=m.int64), m.tensor(2),
+                                        m.tensor(0), blank=3)
+    assert_same_as_torch(program)
+
+
+def _fuzznn_grid(m, grid, mode, padding_mode, image=(1.0, 2.0, 3.0, 4.0, 5.0, 6.0),
+                 align_corners=False):
+    img = m.tensor(image, dtype=m.float64).reshape(1, 1, 2, 3).requires_grad_()
+    points = m.tensor(grid, dtype=m.float64).reshape(1, 1, -1, 2).requires_grad_()
+    out = m.nn.functional.grid_sample(img, points, mode=mode, padding_mode=padding_mode,
+                                      align_corners=align_corners)
+    return (out,) + m.autograd.grad((out * 1).nan_to_num().sum(), (img, points),
+                                    allow_unused=True)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_fuzznn_grid_sample_at_non_finite_points(mode):
+    """A NaN or infinite point of grid_sample (zeros padding): torch's bilinear kernel weights
+    the masked read, so the point is NaN and passes no gradient to the image; gradkit indexed
+    the input with the NaN cast to an integer (nn_new seeds 8, 11)."""
+    grid = [math.nan, 0.3, 0.3, math.inf, -math.inf, -0.9, 0.3, -0.5, 2.5, 0.0]
+    assert_same_as_torch(lambda m: _fuzznn_grid(m, grid, mode, "zeros"))
+
+
+def test_fuzznn_grid_sample_border_reads_an_infinite_pixel():
+    """An outside corner reads 0 before it is weighted (the NaN-safe order above must not
+    make 0 * inf of an infinite pixel at the border)."""
+    assert_same_as_torch(lambda m: _fuzznn_grid(
+        m, [1.0, 1.0, -0.2, 0.4], "bilinear", "border", image=(math.inf,) * 6,
+        align_corners=True))
+
+
+def test_fuzznn_grid_sample_nearest_keeps_a_negative_zero():
+    """nearest grid_sample of a -0.0 pixel is -0.0 (nn_new seed 463)."""
+    assert_same_as_torch(lambda m: _fuzznn_grid(m, [0.1, 0.1, -0.7, -0.6], "nearest", "zeros",
+                                                image=(-0.0,) * 6))
+
+
+def _fuzznn_bag(m, weight_value, **kwargs):
+    weight = m.full((2, 2), weight_value, requires_grad=True)
+    psw = m.tensor([0.7, 0.2], requires_grad=True)
+    out = m.nn.functional.embedding_bag(m.tensor([0, 1]), weight, m.tensor([0, 1]), mode="sum",
+                                        per_sample_weights=psw, **kwargs)
+    return (out,) + m.autograd.grad((out * m.tensor([0.3, 0.5])).sum(), (weight, psw))
+
+
+@pytest.mark.parametrize("value", [math.inf, 0.5])
+def test_fuzznn_embedding_bag_padding_entry_per_sample_weight_gradient(value):
+    """A padding entry's per-sample weight gets gradient 0, not 0 * its infinite embedding
+    (nn_new seed 761)."""
+    assert_same_as_torch(lambda m: _fuzznn_bag(m, value, padding_idx=0))
+
+
+@pytest.mark.parametrize("indices, offsets", [([0], [0, 0]), ([], [0, 0]), ([1, 1], [0])])
+def test_fuzznn_embedding_bag_of_padding_or_empty_bags_requires_grad(indices, offsets):
+    """A bag of padding entries only, or an empty bag, is zeros that require grad as torch's
+    (nn_new seeds 7, 135)."""
+    def program(m):
+        weight = m.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=m.float64, requires_grad=True)
+        out = m.nn.functional.embedding_bag(m.tensor(indices, dtype=m.int64), weight,
+                                            m.tensor(offsets), mode="mean", padding_idx=1)
+        assert out.requires_grad
+        return (out,) + m.autograd.grad(out.sum(), weight, allow_unused=True,
+                                        materialize_grads=True)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("weight_dtype, psw_dtype", [
+    ("int64", None), ("int32", None), ("complex64", None), ("float32", "float64")])
+def test_fuzznn_embedding_bag_refuses_torchs_dtypes(weight_dtype, psw_dtype):
+    """torch's checks of the weight's and per_sample_weights' dtypes (nn_new seed 108)."""
+    def program(m):
+        psw = None if psw_dtype is None else m.ones(1, dtype=getattr(m, psw_dtype))
+        return m.nn.functional.embedding_bag(
+            m.tensor([0]), m.ones(2, 2, dtype=getattr(m, weight_dtype)), m.tensor([0]),
+            mode="sum", per_sample_weights=psw)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("dtypes, requires_grad", [
+    (("float32", "float32", "float32", "float64"), False),
+    (("float32", "float64", "float32", None), False),
+    (("complex64",) * 3 + ("float64",), False),
+    (("complex64",) * 3 + (None,), True),
+    (("complex128",) * 4, False),
+    (("complex128",) * 4, True),
+])
+def test_fuzznn_bilinear_dtype_checks(dtypes, requires_grad):
+    """bilinear wants one dtype for all its tensors, and torch's _trilinear refuses to
+    differentiate a complex result (nn_new seeds 9, 151, 195)."""
+    def program(m):
+        shapes = ((2, 3), (2, 2), (1, 3, 2), (1,))
+        made = [None if d is None else m.ones(s, dtype=getattr(m, d))
+                for s, d in zip(shapes, dtypes)]
+        made[0].requires_grad_(requires_grad)
+        return m.nn.functional.bilinear(*made)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+@pytest.mark.parametrize("d", [1, 2])
+def test_fuzznn_max_unpool_refuses_integer_input(dtype, d):
+    """max_unpool has no integer or bool kernel in torch; an empty input is not checked
+    (nn_new seeds 149, 157)."""
+    def program(m, shape):
+        x = m.zeros(shape, dtype=getattr(m, dtype))
+        unpool = getattr(m.nn.functional, f"max_unpool{d}d")
+        return unpool(x, m.zeros(shape, dtype=m.int64), 2)
+    assert_same_as_torch(lambda m: program(m, (1, 1) + (1,) * d))
+    assert_same_as_torch(lambda m: program(m, (0, 1) + (1,) * d))
+
+
+def test_fuzznn_max_unpool_backward_of_an_empty_batch():
+    """The backward of max_unpool2d over an empty batch (nn_new seed 357)."""
+    def program(m):
+        x = m.zeros((0, 1, 2, 2), requires_grad=True)
+        pooled, indices = m.nn.functional.max_pool2d(x, 2, padding=1, return_indices=True)
+        out = m.nn.functional.max_unpool2d(pooled, indices, 2, padding=1)
+        return (out,) + m.autograd.grad(out.sum(), x)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("name", ["dropout2d", "dropout3d", "feature_alpha_dropout",
+                                  "alpha_dropout", "dropout1d"])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_fuzznn_feature_dropout_p1_zeroes_any_rank(name, shape):
+    """dropout with p = 1 multiplies by zero before the feature-dropout rank check (fuzznn
+    seeds 176, 244)."""
+    def program(m):
+        x = m.full(shape, -2.0, requires_grad=True)
+        out = getattr(m.nn.functional, name)(x, 1.0, True)
+        return (out,) + m.autograd.grad(out.sum(), x)
+    assert_same_as_torch(program)
+
+
+def _fuzznn_bag_mean(m, weight):
+    return m.nn.functional.embedding_bag(m.tensor([0, 1, 1]), weight, m.tensor([0, 2]),
+                                         mode="mean")
+
+
+def _fuzznn_attention(m, q):
+    e = q.shape[-1]
+    w = m.linspace(-1, 1, 3 * e * e, dtype=q.dtype).reshape(3 * e, e)
+    out, _ = m.nn.functional.multi_head_attention_forward(
+        q, q * 0.5, q.sin(), e, 2, w, None, None, None, False, 0.0, w[:e], None,
+        need_weights=False)
+    return out
+
+
+@pytest.mark.parametrize("fn, shape, kernel", [
+    (_fuzznn_bag_mean, (2, 3), "_embedding_bag_backward"),
+    (_fuzznn_attention, (3, 1, 4), "_scaled_dot_product_flash_attention_for_cpu_backward"),
+], ids=["embedding_bag", "multi_head_attention"])
+def test_fuzznn_second_derivative_where_torchs_kernel_has_none(fn, shape, kernel):
+    """Documented (docs/numerics.md; nn_new seeds 161, 184, 308): torch's fused kernels have
+    no second derivative; gradkit's composed ops do (gradgradcheck), and first derivatives
+    agree."""
+    values = np.linspace(-1.0, 1.0, int(np.prod(shape))).reshape(shape)
+    firsts = []
+    for m in (torch, gradkit):
+        x = m.tensor(values, dtype=m.float64, requires_grad=True)
+        g, = m.autograd.grad((fn(m, x) ** 2).sum(), x, create_graph=True)
+        firsts.append(g.detach().numpy())
+        if m is torch:
+            with pytest.raises((RuntimeError, NotImplementedError), match=kernel):
+                torch.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(firsts[1], firsts[0], rtol=1e-6, atol=1e-12)
+    x = gradkit.tensor(values, dtype=gradkit.float64, requires_grad=True)
+    assert gradkit.autograd.gradgradcheck(lambda t: fn(gradkit, t), (x,))
+
+
+@pytest.mark.parametrize("values", [(-0.0, 0.0, 0.0, 0.0), (0.0, -0.0, -0.0, 1.0),
+                                    (-0.0, -0.0, 0.0, -1.0)])
+def test_fuzznn_max_pool_tie_of_signed_zeros_gives_the_indexed_value(values):
+    """max_pool of a window tying -0.0 and 0.0 gives the value at the index it returns (the
+    first), as torch, and max_unpool puts it back (nn_new seed 1415)."""
+    def program(m):
+        x = m.tensor([[list(values)]])
+        pooled, indices = m.nn.functional.max_pool1d(x, 3, 1, return_indices=True)
+        return (pooled, indices, m.nn.functional.max_pool1d(x, 3, 1),
+                m.nn.functional.max_unpool1d(pooled, indices, 3, 1))
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "int64"])
+def test_fuzznn_bilinear_keeps_an_integer_dtype(dtype):
+    """bilinear of integer tensors keeps their dtype (wrapping as torch's kernel; nn_new seed
+    1710)."""
+    def program(m):
+        x1 = m.tensor([[3, 200, 7]], dtype=getattr(m, dtype))
+        x2 = m.tensor([[5, 90]], dtype=getattr(m, dtype))
+        weight = m.arange(12, dtype=getattr(m, dtype)).reshape(2, 3, 2) * 9
+        return m.nn.functional.bilinear(x1, x2, weight, m.ones(2, dtype=getattr(m, dtype)))
+    assert_same_as_torch(program)
+
+
+def test_fuzznn_attention_zero_sum_of_products_sign():
+    """Documented (nn_new seed 3278): multi-head attention of -0.0 projections ends in a
+    linear whose zero sum of products torch's kernel makes -0.0 and gradkit's 0.0; equal as
+    numbers."""
+    def attention(m):
+        q = m.full((2, 1), -0.0)
+        zeros = m.full((3, 1), -0.0)
+        out, weights = m.nn.functional.multi_head_attention_forward(
+            q, q[:1], q[:1], 1, 1, zeros, None, None, None, False, 0.0, zeros[:1],
+            zeros[0], attn_mask=m.zeros(2, 1), average_attn_weights=False)
+        return out.numpy(), weights.numpy()
+    theirs, ours = attention(torch), attention(gradkit)
+    assert np.signbit(theirs[0]).all() and not np.signbit(ours[0]).any()
+    for o, t in zip(ours, theirs):
+        np.testing.assert_array_equal(o, t)
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "reflection"])
+def test_fuzznn_grid_sample_bilinear_of_negative_zeros(padding_mode):
+    """Bilinear grid_sample of a -0.0 image inside it is -0.0: the sum of the corner terms
+    starts from the first, not from 0 (nn_new seed 4016)."""
+    assert_same_as_torch(lambda m: _fuzznn_grid(m, [0.1, 0.2, -0.3, -0.1, 0.9, 0.9],
+                                                "bilinear", padding_mode, image=(-0.0,) * 6))
+
+
+@pytest.mark.parametrize("padding_mode", ["border", "reflection"])
+def test_nn_new_grid_sample_clipped_point_multiplies_its_gradient_by_zero(padding_mode):
+    """torch clips a point to the border with a gradient multiplier of 0 on and beyond it,
+    multiplied in: a NaN gradient (a NaN pixel) stays NaN there, and a point exactly on the
+    border passes no gradient (nn_new seed 5013)."""
+    nan_image = (math.nan, 1.0, 2.0, 3.0, 4.0, 5.0)
+    for points, image, align in (([2.5, 0.3, -0.2, 0.4, 0.1, -3.0], nan_image, False),
+                                 ([1.0, 1.0, -1.0, 0.2], (1.0, 2.0, 3.0, 4.0, 5.0, 6.0), True)):
+        theirs, ours = (_fuzznn_grid(m, points, "bilinear", padding_mode, image=image,
+                                     align_corners=align) for m in (torch, gradkit))
+        for t, o in zip(theirs, ours, strict=True):  # as numbers: a zero's sign may differ
+            np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-12)

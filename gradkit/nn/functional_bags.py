@@ -7,12 +7,29 @@ import warnings
 import numpy as np
 
 from gradkit import creation, ops
+from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import int64
 from gradkit.ops.layers import embedding
+from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
+
+
+def _check_bilinear_dtypes(input1, input2, weight, bias) -> None:
+    """torch's: one dtype for all, and no complex result to differentiate (its _trilinear)."""
+    named = {"input1": input1, "input2": input2, "weight": weight}
+    if bias is not None:
+        named["bias"] = bias
+    if len({t.dtype for t in named.values()}) > 1:
+        got = ", ".join(f"{name}: {c_type_name(t._data)}" for name, t in named.items())
+        raise RuntimeError(f"All tensors must have the same dtype, got {got}")
+    if input1.is_complex() and is_grad_enabled() and any(
+            t.requires_grad for t in (input1, input2, weight)):  # the bias is added after
+        raise RuntimeError("_trilinear does not support automatic differentiation for outputs "
+                           "with complex dtype.")
 
 
 def bilinear(input1, input2, weight, bias=None):
     """y = x₁ᵀ A x₂ + b for each leading index: weight (out, in1, in2), bias (out,)."""
+    _check_bilinear_dtypes(input1, input2, weight, bias)
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "
                            f"{input2.ndim}")
@@ -34,6 +51,7 @@ def bilinear(input1, input2, weight, bias=None):
     left = ops.matmul(input1, weight.permute(1, 0, 2).reshape(in1, out_features * in2))
     left = left.reshape(*input1.shape[:-1], out_features, in2)
     out = ops.sum(ops.mul(left, input2.unsqueeze(-2)), -1)
+    out = out if out.dtype == input1.dtype else out.to(input1.dtype)  # sum made ints int64
     return out if bias is None else ops.add(out, bias)
 
 
@@ -66,6 +84,27 @@ def _bags(input, offsets, per_sample_weights, include_last_offset: bool):
     return input, per_sample_weights, list(zip(starts, ends))
 
 
+def _type_name(array) -> str:
+    """torch's name of a tensor type in its argument checks (CPU)."""
+    name = scalar_type_name(array)
+    return f"CPU{name}Type" if array.dtype.kind == "c" else f"torch.{name}Tensor"
+
+
+def _check_bag_dtypes(weight, sample_weights) -> None:
+    """torch's checks of embedding_bag's weight (real floating) and per_sample_weights."""
+    if not weight.is_floating_point():
+        raise RuntimeError("Expected tensor for argument #1 'weight' to have one of the "
+                           "following scalar types: Half, BFloat16, Float, Double; but got "
+                           f"{_type_name(weight._data)} instead (while checking arguments for "
+                           "embedding_bag)")
+    if sample_weights is not None and sample_weights.dtype != weight.dtype:
+        raise RuntimeError("Expected tensor for argument #1 'weight' to have the same type as "
+                           "tensor for argument #1 'per_sample_weights'; but type "
+                           f"{_type_name(weight._data)} does not equal "
+                           f"{_type_name(sample_weights._data)} (while checking arguments for "
+                           "embedding_bag)")
+
+
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float = 2,
                   scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                   per_sample_weights=None, include_last_offset: bool = False,
@@ -89,6 +128,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
                                             include_last_offset)
     if mode not in ("sum", "mean", "max"):
         raise ValueError("mode has to be one of sum, mean or max")
+    _check_bag_dtypes(weight, sample_weights)
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("gradkit's embedding_bag has no max_norm, scale_grad_by_freq "
                                   "or sparse")
@@ -99,23 +139,26 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
                                   "GitHub.")
     if padding_idx is not None and padding_idx < 0:
         padding_idx += weight.shape[0]
-    rows = embedding(indices, weight)
-    if sample_weights is not None:
-        rows = ops.mul(rows, sample_weights.unsqueeze(-1))
     host = indices.detach().cpu().numpy()
-    bags = []
-    for start, end in bounds:
-        kept = [p for p in range(start, end) if host[p] != padding_idx]
-        if not kept:
-            bags.append(creation.zeros(weight.shape[1], dtype=weight.dtype,
-                                       device=weight.device))
+    members = [[p for p in range(start, end) if host[p] != padding_idx] for start, end in bounds]
+    # only the entries a bag uses are weighted: a padding entry's per-sample weight gets 0,
+    # not 0 * its (maybe infinite) embedding
+    used = creation.tensor(np.array(sum(members, []), dtype=np.int64), device=weight.device)
+    rows = embedding(indices[used], weight)
+    if sample_weights is not None:
+        rows = ops.mul(rows, sample_weights[used].unsqueeze(-1))
+    bags, first = [], 0
+    for kept in members:
+        if not kept:  # zeros, on the graph of the rows (requires grad as torch's)
+            bags.append(ops.sum(rows[:0], 0))
             continue
-        members = rows[creation.tensor(np.array(kept), device=weight.device)]
+        bag = rows[first:first + len(kept)]
+        first += len(kept)
         if mode == "max":
-            bags.append(members.max(0).values)
+            bags.append(bag.max(0).values)
         else:
-            total = ops.sum(members, 0)
+            total = ops.sum(bag, 0)
             bags.append(ops.div(total, len(kept)) if mode == "mean" else total)
     if not bags:
-        return creation.zeros((0, weight.shape[1]), dtype=weight.dtype, device=weight.device)
+        return rows[:0].reshape(0, weight.shape[1])
     return ops.stack(bags, 0)

@@ -28,6 +28,9 @@ def _dropout_impl(input, p: float, training: bool, inplace: bool, feature: bool,
         return input
     data = input._data
     xp = get_array_module(data)
+    if p == 1.0:  # torch's: times a zero, before its rank check of feature dropout
+        zero = Tensor._make(xp.zeros((), dtype=data.dtype))
+        return write_inplace(input, mul, zero) if inplace else mul(input, zero)
     if feature:
         lead = 2 if batched else 1
         if input.ndim < lead:
@@ -35,19 +38,15 @@ def _dropout_impl(input, p: float, training: bool, inplace: bool, feature: bool,
         shape = tuple(input.shape[:lead]) + (1,) * (input.ndim - lead)
     else:
         shape = tuple(input.shape)
-    if p == 1.0:
-        keep = xp.zeros(shape, dtype=data.dtype)
-        shift = None
+    keep = xp.asarray(bernoulli_mask(shape, p), dtype=data.dtype)
+    if alpha:
+        a = 1.0 / math.sqrt((_SELU_ALPHA ** 2 * p + 1) * (1 - p))
+        shift = Tensor._make(((keep - 1) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p)
+                             .astype(data.dtype))
+        keep = keep * a
     else:
-        keep = xp.asarray(bernoulli_mask(shape, p), dtype=data.dtype)
-        if alpha:
-            a = 1.0 / math.sqrt((_SELU_ALPHA ** 2 * p + 1) * (1 - p))
-            shift = Tensor._make(((keep - 1) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p)
-                                 .astype(data.dtype))
-            keep = keep * a
-        else:
-            shift = None
-            keep = keep / (1.0 - p)
+        shift = None
+        keep = keep / (1.0 - p)
     scale = Tensor._make(xp.asarray(keep, dtype=data.dtype))
     out = write_inplace(input, mul, scale) if inplace else mul(input, scale)
     if shift is None:

@@ -54,12 +54,13 @@ def _betas(lp, ext, skips) -> np.ndarray:
     """log beta (T, S): the log probability of the suffixes starting at each position."""
     beta = np.full((len(lp), len(ext)), _NEG_INF)
     beta[-1, -2:] = lp[-1, ext[-2:]]
-    ahead_skips = np.concatenate((skips[2:], [False, False]))  # s may skip to s + 2
+    size = len(ext)  # the padded shifts are cut to it (an empty target has one state)
+    ahead_skips = np.concatenate((skips[2:], [False, False]))[:size]  # s may skip to s + 2
     for t in range(len(lp) - 2, -1, -1):
         following = beta[t + 1]
         total = np.logaddexp(following, np.concatenate((following[1:], [_NEG_INF])))
-        skipped = np.where(ahead_skips, np.concatenate((following[2:], [_NEG_INF] * 2)),
-                           _NEG_INF)
+        skipped = np.where(ahead_skips,
+                           np.concatenate((following[2:], [_NEG_INF] * 2))[:size], _NEG_INF)
         beta[t] = np.logaddexp(total, skipped) + lp[t, ext]
     return beta
 
@@ -67,7 +68,8 @@ def _betas(lp, ext, skips) -> np.ndarray:
 def _nll(alpha, length: int, ext) -> float:
     if length == 0:
         return 0.0 if len(ext) == 1 else np.inf
-    return -np.logaddexp(alpha[length - 1, -1], alpha[length - 1, max(len(ext) - 2, 0)])
+    # the last label or the blank after it; an empty target's one state counted once
+    return -np.logaddexp.reduce(alpha[length - 1, -2:])
 
 
 def _samples(log_probs, targets, input_lengths, target_lengths):

@@ -92,6 +92,8 @@ def max_pool_with_indices(xp, x, windows=None, fallback=None, kind="MaxPool2DWit
     if x.dtype.kind == "f" and bool(xp.isnan(x).any()):  # a NaN wins, the last one scanned
         for slot in range(cols.shape[2]):
             best = xp.where(xp.isnan(cols[:, :, slot]), slot, best)
+    # the value at the index: a tie of -0.0 and 0.0 gives the first's sign, as torch
+    values = xp.take_along_axis(cols, best[:, :, None], axis=2)[:, :, 0]
     where = xp.broadcast_to(xp.asarray(by_slot), cols.shape)
     indices = xp.take_along_axis(where, best[:, :, None], axis=2)[:, :, 0]
     if fallback is not None:

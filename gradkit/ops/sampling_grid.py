@@ -98,11 +98,20 @@ def _source_index(coord, size: int, padding_mode: str, align_corners: bool):
     else:
         coord = ((coord + 1) * size - 1) / 2
     if padding_mode == "border":
-        return coord.clamp(0, size - 1)
+        return _clip(coord, size)
     if padding_mode == "reflection":
         low, high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
-        return _reflect(coord, low, high).clamp(0, size - 1)
+        return _clip(_reflect(coord, low, high), size)
     return coord
+
+
+def _clip(coord, size: int):
+    """torch's clip_coordinates: the value clamped to [0, size - 1]; the gradient multiplied
+    by 0 on and beyond the borders (so a NaN gradient stays NaN there), by 1 inside."""
+    value = coord.detach().clamp(0, size - 1)
+    inside = ((value > 0) & (value < size - 1)).to(coord.dtype)
+    moving = where(coord.detach().isfinite(), coord - coord.detach(), 0)  # 0, gradient 1
+    return value + moving * inside
 
 
 def _reflect(coord, twice_low: int, twice_high: int):
@@ -120,7 +129,8 @@ def _read(flat, ix, iy, height: int, width: int):
     """flat (N, C, H*W) at integer-valued pixel positions (N, Ho, Wo): zeros outside."""
     inside = (ix >= 0) & (ix <= width - 1) & (iy >= 0) & (iy <= height - 1)
     n, c = flat.shape[:2]
-    index = (iy.clamp(0, height - 1) * width + ix.clamp(0, width - 1)).long()
+    # a point outside (or NaN) reads pixel 0, whose value the caller masks out
+    index = (where(inside, iy, 0) * width + where(inside, ix, 0)).long()
     index = reshape(index, (n, 1, -1)).expand(n, c, index[0].numel())
     values = reshape(gather(flat, 2, index), (n, c) + tuple(ix.shape[1:]))
     return values, inside.unsqueeze(1)
@@ -149,13 +159,17 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         rx, ry = ix.round(), iy.round()
         values, inside = _read(flat, rx.detach(), ry.detach(), height, width)
         still = (rx - rx.detach() + ry - ry.detach()).unsqueeze(1)  # zero, grid's edge
-        return where(inside, values + still, 0)
+        return where(inside, values - still, 0)  # x - 0 keeps the sign of a zero x
     x0, y0 = ix.detach().floor(), iy.detach().floor()
-    out = 0
-    for cx, wx in ((x0, 1 - (ix - x0)), (x0 + 1, ix - x0)):
-        for cy, wy in ((y0, 1 - (iy - y0)), (y0 + 1, iy - y0)):
+    out = None
+    # torch's corners, weights and order (nw, ne, sw, se): the first term starts the sum, so
+    # that a sum of -0.0 terms stays -0.0
+    for cy, wy in ((y0, (y0 + 1) - iy), (y0 + 1, iy - y0)):
+        for cx, wx in ((x0, (x0 + 1) - ix), (x0 + 1, ix - x0)):
             values, inside = _read(flat, cx, cy, height, width)
-            out = out + where(inside, values * (wx * wy).unsqueeze(1), 0)
+            # an outside corner reads 0, then weighted (NaN at a non-finite point)
+            term = where(inside, values, 0) * (wx * wy).unsqueeze(1)
+            out = term if out is None else out + term
     return out
 
 

@@ -5,7 +5,7 @@ from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.indexing import gather
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
-from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
 
 
 def _check_unpool(x, indices, output_size) -> None:
@@ -21,6 +21,8 @@ def _check_unpool(x, indices, output_size) -> None:
     for refused, message in refusals:
         if refused:
             raise RuntimeError(message)
+    if x.size:  # torch's kernel (max_unpool1d's too) is not reached for an empty input
+        require_real_floating("max_unpool2d", x)
     outside = (indices < 0) | (indices >= output_size[0] * output_size[1])
     if outside.any():
         raise RuntimeError(f"Found an invalid max index: {int(indices[outside][0])} (output "
@@ -40,7 +42,9 @@ def max_unpool2d_op(xp, x, indices, *, output_size=(1, 1)):
 def _unpool_grad(g, indices, x_shape, output_size):
     """torch's max_unpooling backward: the gradient read back at the indices."""
     lead = tuple(x_shape[:-2])
-    picked = gather(reshape(g, lead + (-1,)), -1, reshape(indices, lead + (-1,)))
+    plane = (g.shape[-2] * g.shape[-1],)  # not -1: a batch may be empty
+    picked = gather(reshape(g, lead + plane), -1,
+                    reshape(indices, lead + (x_shape[-2] * x_shape[-1],)))
     return reshape(picked, tuple(x_shape))
 
 

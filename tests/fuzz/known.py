@@ -143,7 +143,8 @@ def _is_gelu(step) -> bool:
 _ZERO_SUM_PRODUCTS = {"b_bmm", "b_dot", "b_einsum", "b_inner", "b_linear", "b_matmul_bcast", "b_mm",
                       "b_mv", "e_addbmm", "e_addmm", "e_addmv", "e_baddbmm", "e_tensordot",
                       "l_multi_dot", "l_vecdot", "linear", "matmul", "n_conv", "conv1d",
-                      "conv3d", "conv_transpose1d", "conv_transpose2d", "s_chain_matmul"}
+                      "conv3d", "conv_transpose1d", "conv_transpose2d", "s_chain_matmul",
+                      "f_multi_head_attention", "f_bilinear", "f_rnn_cell"}
 
 
 def _zero_sum_of_products(program, mine: Result, theirs: Result) -> bool:
@@ -473,6 +474,23 @@ def _empty_view_as_complex(program, mine: Result, theirs: Result) -> bool:
             and (_uses(program, "v_view_as_complex") or _uses(program, "v_view_as_real")))
 
 
+# torch's fused kernels whose backward it cannot differentiate, where gradkit composes the op
+_UNDIFFERENTIATED_BACKWARDS = {
+    "f_embedding_bag": ("'_embedding_bag_backward'", "_embedding_bag_per_sample_weights_backward"),
+    "f_multi_head_attention": ("_scaled_dot_product_flash_attention_for_cpu_backward",),
+}
+
+
+def _composed_double_backward(program, mine: Result, theirs: Result) -> bool:
+    """torch's embedding_bag and fused CPU attention kernel have no second derivative; gradkit
+    composes them, so its second derivative exists (everything before it must agree)."""
+    return (mine.error is None and theirs.error is not None
+            and theirs.error[0] == "double backward"
+            and any(_uses(program, op) and any(name in theirs.message for name in names)
+                    for op, names in _UNDIFFERENTIATED_BACKWARDS.items())
+            and not compare(mine._replace(grads2=[]), theirs._replace(error=None, grads2=[])))
+
+
 KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("an integer tensor written with a value that requires grad does not require grad",
           "docs/numerics.md", "leaves the integer tensor not requiring grad",
@@ -539,6 +557,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("cdist's matmul form at a zero distance: the gradient is rounding noise in both",
           "docs/numerics.md", "Euclidean matmul form at a zero distance is rounding noise",
           _cdist_matmul_noise),
+    Known("embedding_bag's and multi-head attention's second derivatives exist (torch's fused "
+          "kernels have none)", "docs/numerics.md",
+          "gradkit composes both from differentiable ops", _composed_double_backward),
 )
 
 

@@ -1309,3 +1309,283 @@ SPECIAL_OPS: dict[str, OpSpec] = {
                                                                        y.abs())),
 }
 BREADTH_OPS.update(SPECIAL_OPS)
+
+
+# lane fuzznn: the nn.functional ops merged without draws (multi-head attention, bilinear,
+# embedding_bag, channel_shuffle, the dropout forms at p = 0 and 1, affine_grid + grid_sample,
+# max_unpool, triplet_margin_with_distance_loss, ctc_loss) and the recurrent cells run on
+# weights that are functions of the leaves. Weights are the leaves' values tiled to the shape
+# needed, so every leaf's gradient flows through them; inputs must not be empty.
+def _tiled(t, shape):
+    """``t``'s real values, repeated to fill ``shape``."""
+    flat = _real(t).reshape(-1)
+    n = int(np.prod(shape))
+    return flat.repeat(-(-n // flat.numel()))[:n].reshape(shape)
+
+
+def _nonempty(shapes) -> bool:
+    return all(int(np.prod(s)) for s in shapes)
+
+
+def _mha_params(draw, shapes):
+    if not _nonempty(shapes):
+        return None
+    mask = draw.choice(("none", "bool", "float", "bool3d", "causal"))
+    return {"heads": draw.integer(1, 2), "head_dim": draw.integer(1, 2),
+            "tgt": draw.integer(1, 3), "src": draw.integer(1, 3),
+            "batch": draw.choice((None, 1, 2)), "mask": mask,
+            "padding": draw.choice(("none", "bool", "float")),
+            "need_weights": draw.boolean(), "average": draw.boolean(),
+            "zero_attn": draw.chance(0.3), "bias_kv": draw.chance(0.3),
+            "separate": draw.chance(0.3), "in_bias": draw.boolean()}
+
+
+def _mha_fn(lib, x, y, heads, head_dim, tgt, src, batch, mask, padding, need_weights, average,
+            zero_attn, bias_kv, separate, in_bias):
+    e = heads * head_dim
+    lead = (batch,) if batch else ()
+    q = _tiled(x, (tgt, *lead, e))
+    k = _tiled(y, (src, *lead, e)).to(q.dtype)
+    w = _tiled(y, (3 * e, e)).to(q.dtype) * 0.5
+    # True where a query may not look at a key (every query sees key 0)
+    blocked = (lib.arange(src) % 2 == 1) & (lib.arange(tgt)[:, None] % 3 != 1)
+    attn_mask = None if mask in ("none", "causal") else blocked if mask == "bool" else \
+        lib.where(blocked, -math.inf, 0.0).to(q.dtype) if mask == "float" else \
+        blocked.expand((batch or 1) * heads, tgt, src)
+    if mask == "causal":
+        attn_mask = lib.ones(tgt, src, dtype=lib.bool).triu(1)
+    last = lib.arange(src) == src - 1
+    pad = None if padding == "none" else (last.expand(batch, src) if batch else last)
+    if pad is not None and padding == "float":
+        pad = lib.where(pad, -math.inf, 0.0).to(q.dtype)
+    kv_bias = _tiled(x, (1, 1, e)) if bias_kv else None
+    out, weights = lib.nn.functional.multi_head_attention_forward(
+        q, k, k.sin(), e, heads, None if separate else w,
+        _tiled(x, (3 * e,)) if in_bias else None, kv_bias, kv_bias, zero_attn, 0.0,
+        _tiled(x, (e, e)), _tiled(y, (e,)).to(q.dtype), key_padding_mask=pad,
+        need_weights=need_weights, attn_mask=attn_mask, use_separate_proj_weight=separate,
+        q_proj_weight=w[:e], k_proj_weight=w[e:2 * e], v_proj_weight=w[2 * e:],
+        average_attn_weights=average, is_causal=mask == "causal")
+    return out if weights is None else lib.cat([out.reshape(-1), weights.reshape(-1)])
+
+
+def _bilinear_params(draw, shapes):
+    if not _nonempty(shapes):
+        return None
+    return {"lead": draw.choice(((), (2,), (3,), (2, 1))), "a": draw.integer(1, 3),
+            "b": draw.integer(1, 3), "out": draw.integer(1, 2), "bias": draw.boolean()}
+
+
+def _bilinear_fn(lib, x, y, lead, a, b, out, bias):
+    x1 = x.reshape(-1).repeat(a * int(np.prod(lead)))[:a * int(np.prod(lead))].reshape(
+        *lead, a)
+    x2 = _tiled(y, (*lead, b)).to(x.dtype)
+    weight = (_tiled(y, (out, a, b)) * 0.5).to(x.dtype)
+    return lib.nn.functional.bilinear(x1, x2, weight, _tiled(x, (out,)) if bias else None)
+
+
+def _bag_params(draw, shapes):
+    if not _nonempty(shapes):
+        return None
+    num, mode = draw.integer(1, 4), draw.choice(("sum", "mean", "max"))
+    p = {"num": num, "dim": draw.integer(1, 3), "mode": mode,
+         "weighted": draw.chance(0.5 if mode == "sum" else 0.05),
+         "padding_idx": None if draw.boolean() else draw.integer(-num, num - 1)}
+    if draw.boolean():  # (B, L) indices, a bag per row
+        rows, length = draw.integer(1, 3), draw.integer(1, 3)
+        p["indices"] = [[draw.integer(0, num - 1) for _ in range(length)] for _ in range(rows)]
+        return {**p, "offsets": None, "last": False}
+    indices = [draw.integer(0, num - 1) for _ in range(draw.integer(0, 5))]
+    cuts = sorted(draw.integer(0, len(indices)) for _ in range(draw.integer(0, 3)))
+    last = draw.boolean()
+    return {**p, "indices": indices, "offsets": [0, *cuts] + ([len(indices)] if last else []),
+            "last": last}
+
+
+def _bag_fn(lib, x, y, num, dim, mode, weighted, padding_idx, indices, offsets, last):
+    weight = _tiled(x, (num, dim))
+    index = lib.tensor(indices, dtype=lib.int64)
+    psw = _tiled(y, tuple(index.shape)).to(weight.dtype) if weighted and index.numel() else \
+        lib.ones(index.shape, dtype=weight.dtype) if weighted else None
+    return lib.nn.functional.embedding_bag(
+        index, weight, None if offsets is None else lib.tensor(offsets), mode=mode,
+        per_sample_weights=psw, include_last_offset=last, padding_idx=padding_idx)
+
+
+def _shuffle_params(draw, shapes):
+    groups = draw.integer(1, 3)
+    return {"shape": _layout(shapes[0], draw.integer(0, 2), groups * draw.integer(1, 2)),
+            "groups": groups}
+
+
+_DROPOUTS = ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+             "feature_alpha_dropout")
+
+
+def _dropout_params(draw, shapes):
+    kind = draw.choice(_DROPOUTS)
+    rank = draw.integer(1, 5)
+    shape = tuple(shapes[0]) if draw.chance(0.2) else _layout(shapes[0], max(rank - 2, 0)) \
+        if rank >= 2 else (int(np.prod(shapes[0])),)
+    return {"kind": kind, "shape": shape, "p": draw.choice((0.0, 1.0)),
+            "training": draw.chance(0.7)}
+
+
+def _dropout_fn(lib, x, kind, shape, p, training):
+    return getattr(lib.nn.functional, kind)(x.reshape(shape), p, training)
+
+
+def _grid_params(draw, shapes):
+    if not _nonempty(shapes):
+        return None
+    return {"shape": _layout(shapes[0], 2, draw.integer(1, 2)), "affine": draw.boolean(),
+            "out": (draw.integer(1, 3), draw.integer(1, 3)),
+            "mode": draw.choice(("bilinear", "nearest")),
+            "padding_mode": draw.choice(("zeros", "border", "reflection")),
+            "align_corners": draw.choice((None, True, False))}
+
+
+def _grid_fn(lib, x, y, shape, affine, out, mode, padding_mode, align_corners):
+    image = _real(x).reshape(shape)
+    n = shape[0]
+    if affine:
+        theta = _tiled(y, (n, 2, 3)).to(image.dtype) * 1.5
+        grid = lib.nn.functional.affine_grid(theta, (n, shape[1], *out),
+                                             align_corners=align_corners)
+    else:
+        grid = _tiled(y, (n, *out, 2)).to(image.dtype) * 1.3
+    if padding_mode != "zeros":  # torch 2.13 segfaults clipping a non-finite point
+        grid = grid.nan_to_num(0.0, 3.0, -3.0)
+    return lib.nn.functional.grid_sample(image, grid, mode=mode, padding_mode=padding_mode,
+                                         align_corners=align_corners)
+
+
+def _unpool_params(draw, shapes):
+    d = draw.integer(1, 2)
+    kernel = draw.integer(1, 3)
+    stride = draw.choice((None, 1, 2, 3))
+    padding = draw.integer(0, kernel // 2)
+    shape = _layout(shapes[0], d, draw.integer(1, 2))
+    extra = None if draw.boolean() else draw.integer(0, stride or kernel)
+    step = stride or kernel
+    pooled = [(n + 2 * padding - kernel) // step + 1 for n in shape[2:]]
+    # no empty unpooled plane: torch returns it without checking the indices (its backward
+    # then raises), where gradkit refuses the indices at once
+    if min((p - 1) * step - 2 * padding + kernel + (extra or 0) for p in pooled) <= 0:
+        return None
+    return {"d": d, "shape": shape, "kernel": kernel, "stride": stride, "padding": padding,
+            "extra": extra}
+
+
+def _unpool_fn(lib, x, d, shape, kernel, stride, padding, extra):
+    nnf = lib.nn.functional
+    pooled, indices = getattr(nnf, f"max_pool{d}d")(_real(x).reshape(shape), kernel, stride,
+                                                    padding, return_indices=True)
+    step = stride or kernel
+    size = None if extra is None else tuple(
+        (n - 1) * step - 2 * padding + kernel + extra for n in pooled.shape[2:])
+    return getattr(nnf, f"max_unpool{d}d")(pooled, indices, kernel, stride, padding, size)
+
+
+_DISTANCES = {
+    "default": lambda nnf: None,
+    "l1": lambda nnf: lambda a, b: nnf.pairwise_distance(a, b, 1.0),
+    "cosine": lambda nnf: lambda a, b: 1.0 - nnf.cosine_similarity(a, b),
+}
+
+
+def _triplet_distance_params(draw, shapes):
+    return {"distance": draw.choice(tuple(_DISTANCES)), "margin": draw.choice((1.0, 0.3, 0.0)),
+            "swap": draw.boolean(), "reduction": draw.choice(("mean", "sum", "none"))}
+
+
+def _triplet_distance_fn(lib, x, y, distance, margin, swap, reduction):
+    nnf = lib.nn.functional
+    return nnf.triplet_margin_with_distance_loss(
+        x, y, x * 0.5 - y, distance_function=_DISTANCES[distance](nnf), margin=margin,
+        swap=swap, reduction=reduction)
+
+
+def _ctc_params(draw, shapes):
+    if not _nonempty(shapes[:1]):
+        return None
+    steps, batch, classes = draw.integer(1, 5), draw.choice((None, 1, 2)), draw.integer(2, 4)
+    blank = draw.choice((0, classes - 1))
+    labels = [c for c in range(classes) if c != blank]
+    lengths = [draw.integer(0, min(3, steps + 1)) for _ in range(batch or 1)]
+    targets = [[draw.choice(labels) for _ in range(n)] for n in lengths]
+    return {"steps": steps, "batch": batch, "classes": classes, "blank": blank,
+            "targets": targets, "lengths": lengths, "inputs": [
+                draw.integer(max(n, 1), steps) if draw.chance(0.8) else steps for n in lengths],
+            "padded": batch is None or draw.boolean(), "as_tensors": draw.boolean(),
+            "reduction": draw.choice(("mean", "sum", "none")), "zero_infinity": draw.boolean()}
+
+
+def _ctc_fn(lib, x, steps, batch, classes, blank, targets, lengths, inputs, padded,
+            as_tensors, reduction, zero_infinity):
+    lead = (batch,) if batch else ()
+    log_probs = _tiled(x, (steps, *lead, classes)).log_softmax(-1)
+    if padded:
+        width = max(lengths)
+        rows = [t + [blank if blank else 1] * (width - len(t)) for t in targets]
+        target = lib.tensor(rows if batch else rows[0], dtype=lib.int64)
+    else:
+        target = lib.tensor(sum(targets, []), dtype=lib.int64)
+    if batch is None:
+        inputs, lengths = inputs[0], lengths[0]
+    if as_tensors:
+        inputs, lengths = lib.tensor(inputs), lib.tensor(lengths)
+    elif batch:
+        inputs, lengths = tuple(inputs), tuple(lengths)
+    return lib.nn.functional.ctc_loss(log_probs, target, inputs, lengths, blank=blank,
+                                      reduction=reduction, zero_infinity=zero_infinity)
+
+
+_CELLS = {"lstm": ("LSTMCell", 4), "gru": ("GRUCell", 3), "rnn_tanh": ("RNNCell", 1),
+          "rnn_relu": ("RNNCell", 1)}
+
+
+def _cell_params(draw, shapes):
+    if not _nonempty(shapes):
+        return None
+    return {"kind": draw.choice(tuple(_CELLS)), "size": draw.integer(1, 3),
+            "hidden": draw.integer(1, 3), "batch": draw.choice((None, 1, 2)),
+            "bias": draw.boolean(), "with_state": draw.chance(0.7)}
+
+
+def _cell_fn(lib, x, y, kind, size, hidden, batch, bias, with_state):
+    """One step of an RNN cell whose parameters are replaced by tensors made of the leaves'
+    values (deleted, then set as plain attributes: the cell's forward reads them)."""
+    name, gates = _CELLS[kind]
+    extra = {"nonlinearity": kind[4:]} if name == "RNNCell" else {}
+    dtype = _real(x).dtype
+    cell = getattr(lib.nn, name)(size, hidden, bias=bias, dtype=dtype, **extra)
+    weights = {"weight_ih": _tiled(y, (gates * hidden, size)) * 0.5,
+               "weight_hh": _tiled(x, (gates * hidden, hidden)) * 0.5,
+               "bias_ih": _tiled(x, (gates * hidden,)), "bias_hh": _tiled(y, (gates * hidden,))}
+    for key, value in weights.items():
+        if key.startswith("weight") or bias:
+            delattr(cell, key)
+            setattr(cell, key, value.to(dtype))
+    lead = (batch,) if batch else ()
+    state = _tiled(y, (*lead, hidden)).to(dtype) if with_state else None
+    if kind == "lstm" and with_state:
+        state = (state, _tiled(x, (*lead, hidden)))
+    out = cell(_tiled(x, (*lead, size)), state)
+    return lib.cat([out[0].reshape(-1), out[1].reshape(-1)]) if kind == "lstm" else out
+
+
+FUZZNN_OPS: dict[str, OpSpec] = {
+    "f_multi_head_attention": OpSpec(2, _mha_fn, _mha_params),
+    "f_bilinear": OpSpec(2, _bilinear_fn, _bilinear_params),
+    "f_embedding_bag": OpSpec(2, _bag_fn, _bag_params),
+    "f_channel_shuffle": OpSpec(1, lambda lib, x, shape, groups: lib.nn.functional
+                                .channel_shuffle(x.reshape(shape), groups), _shuffle_params),
+    "f_dropout": OpSpec(1, _dropout_fn, _dropout_params),
+    "f_grid_sample": OpSpec(2, _grid_fn, _grid_params),
+    "f_max_unpool": OpSpec(1, _unpool_fn, _unpool_params),
+    "f_triplet_distance": OpSpec(2, _triplet_distance_fn, _triplet_distance_params),
+    "f_ctc_loss": OpSpec(1, _ctc_fn, _ctc_params),
+    "f_rnn_cell": OpSpec(2, _cell_fn, _cell_params),
+}
+BREADTH_OPS.update(FUZZNN_OPS)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from .drawers import RandomDrawer
-from .ops_breadth import BREADTH_OPS
+from .ops_breadth import BREADTH_OPS, FUZZNN_OPS
 from .ops_core import OPS as CORE_OPS, OpSpec
 from .ops_dtypes import DTYPE_NAMES, DTYPE_OPS
 from .ops_indexing import INDEXING_OPS
@@ -94,6 +94,9 @@ SEEDED_CLASSES: dict[str, ProgramClass] = {
                             special=0.15, keep_error=0.25, backward=0.4, create_graph=0.4,
                             clone_first=0.2),
 }
+# the nn.functional ops the breadth class draws rarely (lane fuzznn), chained with a few others
+SEEDED_CLASSES["nn_new"] = SEEDED_CLASSES["breadth"]._replace(
+    ops=tuple(FUZZNN_OPS) * 4 + _ELEMENTWISE + ("clone", "transpose", "cast"))
 CLASSES.update(SEEDED_CLASSES)
 
 

@@ -4,9 +4,9 @@
                                   [--max-report 20] [--shrink] [--jsonl mismatches.jsonl]
 
 Program k is generated from seed ``start + k`` (its class is ``seed % number of classes``,
-see ``programs.CLASSES``); a class of ``programs.SEEDED_CLASSES`` (``--classes breadth``)
-draws a program from every seed of the range instead. A mismatch prints its seed and source,
-so ``--start SEED --programs 1`` (with its ``--classes``) replays it (``--shrink`` drops
+see ``programs.CLASSES``); a class of ``programs.SEEDED_CLASSES`` (``--classes breadth``,
+``nn_new``) draws a program from every seed of the range instead. A mismatch prints its seed
+and source, so ``--start SEED --programs 1`` (with its ``--classes``) replays it (``--shrink`` drops
 steps that do not matter). Mismatches are counted by class and kind (values, grads, missing
 error, ...). Exits 1 when any program disagrees with torch. torch itself can crash the
 interpreter on a rare program (a segfault in ``register_hook`` was seen): rerun with

@@ -307,8 +307,24 @@ def _complex_matmul_at_inf(program, mine: Result, theirs: Result) -> bool:
     infinite = any(step.op in MATRIX_PRODUCTS and any(
         theirs.values[i].dtype.kind == "c" and np.isinf(theirs.values[i]).any()
         for i in step.inputs) for step in program.steps)
-    return infinite and mine.flags == theirs.flags and mine.slots == theirs.slots and \
-        _only_non_finite_differ(mine, theirs)
+    if not infinite or mine.flags != theirs.flags or mine.slots != theirs.slots:
+        return False
+    if _only_non_finite_differ(mine, theirs):
+        return True
+    # or the first value to differ is such a product's, in non-finite entries only: what
+    # follows (a where() on it, say) differs because of it
+    first = _first_differing_value(program, mine, theirs)
+    return first is not None and first[0].op in MATRIX_PRODUCTS and _only_non_finite_differ(
+        mine._replace(values=[mine.values[first[1]]], grads=[], grads2=[]),
+        theirs._replace(values=[theirs.values[first[1]]], grads=[], grads2=[]))
+
+
+def _first_differing_value(program, mine: Result, theirs: Result):
+    """(step, slot) of the first value that differs, or None (a leaf's, or none)."""
+    slots = [int(p.split("[", 1)[1].split("]", 1)[0]) for p in compare(mine, theirs)
+             if p.startswith(("values[", "signed zero in values["))]
+    k = min(slots) - len(program.leaves) if slots else -1
+    return (program.steps[k], min(slots)) if 0 <= k < len(program.steps) else None
 
 
 # the breadth class's ops that run a LAPACK routine (NumPy's OpenBLAS here, MKL in torch)

@@ -1567,3 +1567,21 @@ def test_nn_new_grid_sample_clipped_point_multiplies_its_gradient_by_zero(paddin
                                      align_corners=align) for m in (torch, gradkit))
         for t, o in zip(theirs, ours, strict=True):  # as numbers: a zero's sign may differ
             np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("again", [True, False])
+def test_view_of_a_detached_written_base_reaches_it_once_it_requires_grad_again(again):
+    """A view of a leaf that was detach_()ed and then written: torch regenerates the view's
+    history lazily, so after requires_grad_() on the base the view's gradient reaches it
+    (views seed 599665)."""
+    def program(m):
+        base = m.tensor(0.3 + 0.2j, dtype=m.complex128, requires_grad=True)
+        view = base.squeeze()
+        base.detach_()
+        base.masked_fill_(m.tensor(True), 0.7)
+        if again:
+            base.requires_grad_()
+        loss = ((base * (1 + 2j)).real if again else 0) + (view * (3 - 1j)).real
+        loss.backward()
+        return base.grad if again else view.detach()
+    assert_same_as_torch(program)

@@ -15,7 +15,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.autograd import saved_mutation
 from gradkit.autograd.grad_mode import enable_grad, records_graph
-from gradkit.autograd.graph import SavedTensor
+from gradkit.autograd.graph import SavedTensor, accumulate_node
 from gradkit.autograd.inference import check_inplace
 from gradkit.backend import device_context
 from gradkit.creation import zeros
@@ -166,9 +166,13 @@ def _cut_from_base(view, info, root) -> None:
     history from the base, which now passes no gradient on (the view still requires grad)."""
     alias = Tensor_alias(root)
     alias._requires_grad = True
+    # the edge ends at the base's own accumulator, which adds nothing while the base does not
+    # require grad; should it again (requires_grad_()), torch's lazily regenerated view reaches
+    # it, and so does this one
+    alias._accum = weakref.ref(accumulate_node(root))
     with enable_grad():
         fresh = replay_view(info.steps(), alias)
-    alias._requires_grad = False  # its AccumulateGrad adds nothing (as torch's missing edge)
+    alias._requires_grad = False
     set_history(view, fresh.grad_fn, fresh._output_nr)
 
 

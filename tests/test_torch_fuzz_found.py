@@ -1585,3 +1585,29 @@ def test_view_of_a_detached_written_base_reaches_it_once_it_requires_grad_again(
         loss.backward()
         return base.grad if again else view.detach()
     assert_same_as_torch(program)
+
+
+def test_sign_of_a_singular_determinant_is_the_lapack_routines():
+    """Documented (breadth seed 3427): torch's det of a singular matrix is the product of
+    its LU diagonal times the permutation's sign (-0.0 after a row swap); gradkit's comes
+    from NumPy's routine (0.0). Equal as numbers."""
+    matrix = [[1.0, 2.0], [2.0, 4.0]]
+    theirs = torch.linalg.det(torch.tensor(matrix)).item()
+    ours = gradkit.linalg.det(gradkit.tensor(matrix)).item()
+    assert theirs == ours == 0.0
+    assert math.copysign(1, theirs) == -1.0 and math.copysign(1, ours) == 1.0
+
+
+@pytest.mark.parametrize("case", ["unique", "power_inf"])
+def test_a_last_bit_difference_becomes_another_number(case):
+    """Documented (breadth seeds 8287, 10498): the same step in both libraries turns inputs
+    one ulp apart into different numbers, so a one-ulp difference upstream shows here."""
+    one, next_up = 1.0, math.nextafter(1.0, 2.0)
+    for m in (gradkit, torch):
+        if case == "unique":
+            apart = m.unique(m.tensor([one, next_up], dtype=m.float64)).numel()
+            together = m.unique(m.tensor([one, one], dtype=m.float64)).numel()
+            assert (apart, together) == (2, 1)
+        else:
+            powers = m.float_power(m.tensor([one, next_up], dtype=m.float64), math.inf)
+            assert powers.tolist() == [1.0, math.inf]

@@ -277,6 +277,37 @@ def _retained_stale_view(program, mine: Result, theirs: Result) -> bool:
                                   for p in problems)
 
 
+def _lapack_signed_zero(program, mine: Result, theirs: Result) -> bool:
+    """Only the sign of zeros differs, first in a LAPACK routine's output (det of a singular
+    matrix, the zeros cholesky or householder_product leave): MKL's, not OpenBLAS's."""
+    step = _first_signed_zero_step(program, mine, theirs)
+    return step is not None and step.op in LAPACK_OPS
+
+
+def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
+    """A step at or before the first value to differ turns a rounding difference of its
+    input into another number: unique's ties, x ** inf at |x| = 1 (0, inf or NaN), cdist's
+    matmul form near a zero distance."""
+    first = _first_differing_value(program, mine, theirs)
+    if first is None:
+        return False
+    leaves = len(program.leaves)
+    for k, step in enumerate(program.steps[:first[1] - leaves + 1]):
+        amplifies = step.op == "b_unique" or (
+            step.op == "e2_float_power_scalar" and abs(step.params.get("s", 0)) == math.inf) \
+            or (step.op == "s_cdist" and step.params.get("mode") == "use_mm_for_euclid_dist")
+        out = leaves + k
+        if amplifies and all(
+                mine.values[i].shape == theirs.values[i].shape and np.allclose(
+                    mine.values[i], theirs.values[i], rtol=1e-6, atol=1e-7, equal_nan=True)
+                for i in step.inputs) and not (
+                mine.values[out].shape == theirs.values[out].shape and all(np.array_equal(
+                    part(mine.values[out]), part(theirs.values[out]), equal_nan=True)
+                    for part in (np.real, np.imag))):
+            return True
+    return False
+
+
 def _only_non_finite_differ(mine: Result, theirs: Result,
                             kinds=("values", "grads", "grads2")) -> bool:
     """Values and gradients (``kinds``) agree wherever both sides are finite numbers."""
@@ -377,8 +408,9 @@ def _cdist_double_backward(program, mine: Result, theirs: Result) -> bool:
     return (mine.error is None and theirs.error is not None
             and theirs.error[0] == "double backward" and "_cdist_backward" in theirs.message
             and (_uses(program, "s_cdist") or _uses(program, "s_cdist_self"))
-            and not compare(mine._replace(grads2=[]),
-                            theirs._replace(error=None, grads2=[])))
+            and not [p for p in compare(mine._replace(grads2=[]),  # signed zeros: another
+                                        theirs._replace(error=None, grads2=[]))  # difference
+                     if not p.startswith("signed zero")])
 
 
 def _dist_p0_backward(program, mine: Result, theirs: Result) -> bool:
@@ -543,6 +575,10 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("retain_grad() of a view made stale by a write into its base (torch ignores it)",
           "docs/autograd.md", "takes the view for a leaf and ignores the call",
           _retained_stale_view),
+    Known("the sign of a zero a LAPACK routine leaves (MKL's, not OpenBLAS's)",
+          "docs/numerics.md", "the sign of the zeros they leave", _lapack_signed_zero),
+    Known("a step that turns a rounding difference of its input into another number",
+          "docs/numerics.md", "turn a last-bit difference", _rounding_amplified),
     Known("complex matmul with infinite entries: inf or NaN as the BLAS kernel computes",
           "docs/numerics.md", "BLAS kernel computes", _complex_matmul_at_inf),
     Known("max pooling over a window of padding only: torch's double backward raises",

@@ -25,7 +25,7 @@ def _angle_backward(g, x):
     """torch's angle_backward: zeros for a real x (whatever g); g i x / |x|^2 for a complex
     one, exactly 0 where x is 0 (a NaN g included)."""
     if not _is_complex(x):
-        return zeros_like(x)
+        return zeros_like(g)  # g's shape: a batched gradient keeps its leading dim
     zero = x == 0
     return where(zero, 0.0, g * (1j * x / where(zero, 1.0, x * conj(x))))
 

@@ -1611,3 +1611,13 @@ def test_a_last_bit_difference_becomes_another_number(case):
         else:
             powers = m.float_power(m.tensor([one, next_up], dtype=m.float64), math.inf)
             assert powers.tolist() == [1.0, math.inf]
+
+
+def test_repeated_eigenvalues_differ_by_rounding_noise_in_both():
+    """Documented (breadth seed 11754): eig's gradients divide by eigenvalue differences,
+    which for a repeated eigenvalue are rounding noise, other noise in MKL than in OpenBLAS."""
+    for m in (gradkit, torch):
+        matrix = (0.3 + 0.2j) * m.ones(4, 4, dtype=m.complex128) + 2 * m.eye(4)
+        values = m.linalg.eigvals(matrix).numpy()
+        gaps = np.abs(values[:, None] - values[None, :])[~np.eye(4, dtype=bool)]
+        assert (gaps < 1e-12).sum() >= 2  # the triple eigenvalue 2 splits by noise only

@@ -1621,3 +1621,13 @@ def test_repeated_eigenvalues_differ_by_rounding_noise_in_both():
         values = m.linalg.eigvals(matrix).numpy()
         gaps = np.abs(values[:, None] - values[None, :])[~np.eye(4, dtype=bool)]
         assert (gaps < 1e-12).sum() >= 2  # the triple eigenvalue 2 splits by noise only
+
+
+def test_sinc_second_derivative_at_zero_is_nan_as_torchs():
+    """torch's sinc_backward divides by pi x² before where() masks x = 0, so its own
+    derivative there is 0 / 0 (breadth seed 8361: solve(A, A) is the identity's zeros)."""
+    def program(m):
+        x = m.tensor([0.0, -0.0, 1.0, 0.5], dtype=m.float64, requires_grad=True)
+        g, = m.autograd.grad(m.sinc(x).sum(), x, create_graph=True)
+        return (g,) + m.autograd.grad(g.sum(), x)
+    assert_same_as_torch(program)

@@ -1631,3 +1631,15 @@ def test_sinc_second_derivative_at_zero_is_nan_as_torchs():
         g, = m.autograd.grad(m.sinc(x).sum(), x, create_graph=True)
         return (g,) + m.autograd.grad(g.sum(), x)
     assert_same_as_torch(program)
+
+
+def test_matmul_of_two_dtypes_with_an_empty_batch():
+    """Documented (mixed seed 637911): torch computes one broadcast order of a float32 by an
+    empty float64 batch and refuses the other; gradkit refuses both."""
+    forward = torch.matmul(torch.ones(1, 1), torch.ones(0, 1, 1, dtype=torch.float64))
+    assert forward.shape == (0, 1, 1)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        torch.matmul(torch.ones(0, 1, 1), torch.ones(1, 1, dtype=torch.float64))
+    for a, b in (((1, 1), (0, 1, 1)), ((0, 1, 1), (1, 1))):
+        with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
+            gradkit.matmul(gradkit.ones(*a), gradkit.ones(*b, dtype=gradkit.float64))

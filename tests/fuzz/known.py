@@ -330,6 +330,15 @@ def _repeated_spectrum(program, mine: Result, theirs: Result) -> bool:
     return False
 
 
+def _matmul_empty_batch_dtypes(program, mine: Result, theirs: Result) -> bool:
+    """matmul of two dtypes where a batched operand is empty: torch's bmm path checks no
+    dtypes then (on one broadcast order only); gradkit refuses as for any other shape."""
+    return (theirs.error is None and mine.error is not None and
+            "to have the same dtype" in mine.message and any(
+                step.op == "matmul" and any(theirs.values[i].size == 0 for i in step.inputs)
+                for step in program.steps))
+
+
 def _only_non_finite_differ(mine: Result, theirs: Result,
                             kinds=("values", "grads", "grads2")) -> bool:
     """Values and gradients (``kinds``) agree wherever both sides are finite numbers."""
@@ -603,6 +612,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "turn a last-bit difference", _rounding_amplified),
     Known("gradients of eig where eigenvalues repeat up to rounding",
           "docs/numerics.md", "up to rounding divide by their", _repeated_spectrum),
+    Known("matmul of two dtypes with an empty batch: torch computes on one path only",
+          "docs/numerics.md", "checks no dtypes when", _matmul_empty_batch_dtypes),
     Known("complex matmul with infinite entries: inf or NaN as the BLAS kernel computes",
           "docs/numerics.md", "BLAS kernel computes", _complex_matmul_at_inf),
     Known("max pooling over a window of padding only: torch's double backward raises",

@@ -261,15 +261,23 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 
+def adaptive_arguments(input, output_size, d: int, name: str, got: str) -> tuple:
+    """(batched input, whether a batch dim was added, input sizes, output sizes) of an
+    adaptive pooling of ``d`` dims, with torch's rank error (``got`` ends its text)."""
+    if input.ndim not in (d + 1, d + 2):
+        raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, {got}"
+                           f"{list(input.shape)}")
+    batched, added = (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
+    sizes = tuple(batched.shape[2:])
+    outs = ntuple(output_size, d, name, "output_size")
+    return batched, added, sizes, tuple(s if o is None else o
+                                        for o, s in zip(outs, sizes, strict=True))
+
+
 def _adaptive_max_pool(input, output_size, return_indices, d):
     name = f"adaptive_max_pool{d}d"
-    if input.ndim not in (d + 1, d + 2):
-        raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, but got: "
-                           f"{list(input.shape)}")
-    batched_input, added = (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
-    sizes = tuple(batched_input.shape[2:])
-    outs = ntuple(output_size, d, name, "output_size")
-    outs = tuple(s if o is None else o for o, s in zip(outs, sizes, strict=True))
+    batched_input, added, sizes, outs = adaptive_arguments(input, output_size, d, name,
+                                                           "but got: ")
     require_real_floating(name, batched_input._data)
     windows = window_map([adaptive_windows(s, o) for s, o in zip(sizes, outs, strict=True)])
     values, indices = max_pool_with_indices(batched_input, windows=windows,

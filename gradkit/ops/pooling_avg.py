@@ -19,8 +19,8 @@ from gradkit.ops.joining import cat
 from gradkit.ops.indexing import index_select
 from gradkit.ops.piecewise import abs as abs_, sign
 from gradkit.ops.pooling import (
-    adaptive_windows, fixed_windows, max_pool1d, max_pool2d, ntuple, pool_geometry, pool_input,
-    window_map)
+    adaptive_arguments, adaptive_windows, fixed_windows, max_pool1d, max_pool2d, ntuple,
+    pool_geometry, pool_input, window_map)
 from gradkit.ops.reduction import sum as sum_
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import require_real_floating
@@ -125,13 +125,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
 
 def _adaptive_avg_pool(input, output_size, d: int):
     name = f"adaptive_avg_pool{d}d"
-    if input.ndim not in (d + 1, d + 2):
-        raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, but got "
-                           f"{list(input.shape)}")
-    x, added = (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
-    sizes = tuple(x.shape[2:])
-    outs = ntuple(output_size, d, name, "output_size")
-    outs = tuple(s if o is None else o for o, s in zip(outs, sizes, strict=True))
+    x, added, sizes, outs = adaptive_arguments(input, output_size, d, name, "but got ")
     if d == 2 and x._data.size == 0 and x._data.dtype.kind in "biu":  # torch's 2d kernel
         out = x.new_zeros(tuple(x.shape[:2]) + outs)  # checks no dtype of an empty input
         return squeeze(out, 0) if added else out

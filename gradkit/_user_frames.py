@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+import warnings
 from sys import _getframe
 from collections.abc import Iterable
 
@@ -60,6 +61,23 @@ def first_user_frame(key, skip: int = 2):
             return frame
         frame = frame.f_back
     return None
+
+
+_warned_once: set = set()
+
+
+def warn_once_at_user(message: str, category: type = UserWarning) -> None:
+    """Warn once per process, at the user's line (torch's TORCH_WARN_ONCE)."""
+    if message in _warned_once:
+        return
+    _warned_once.add(message)
+    frame = first_user_frame(None)
+    if frame is None:
+        warnings.warn(message, category, stacklevel=2)
+        return
+    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
+                           module=frame.f_globals.get("__name__"),
+                           registry=frame.f_globals.setdefault("__warningregistry__", {}))
 
 
 def user_frame_count(codes: Iterable) -> int:

@@ -234,6 +234,17 @@ def accumulate_node(leaf) -> AccumulateGrad:
 
 # -- saved tensors ----------------------------------------------------------------
 
+def _reattached_leaf(leaf) -> Tensor:
+    """A saved leaf that required grad when saved and no longer does (``detach_()``,
+    ``requires_grad_(False)``): torch's SavedVariable connects its data to the leaf's
+    gradient accumulator again, so double backward still reaches it."""
+    ref = getattr(leaf, "_accum", None)
+    accumulator = ref() if ref is not None else None
+    if accumulator is None:
+        raise RuntimeError("No grad accumulator for a saved leaf")
+    return Tensor._make(leaf._data, accumulator, 0, leaf._vc)
+
+
 def _version_error(tensor_desc: str, owner: str, now: int, expected: int) -> RuntimeError:
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an "
@@ -259,7 +270,7 @@ class SavedTensor:
     """
 
     __slots__ = ("tensor", "data", "version_counter", "version", "output_nr", "packed",
-                 "unpack_hook", "grad_edge", "had_history", "nbytes", "view_edge",
+                 "unpack_hook", "grad_edge", "history", "nbytes", "view_edge",
                  "__weakref__")
 
     def __init__(self, tensor, is_output: bool) -> None:
@@ -270,7 +281,9 @@ class SavedTensor:
         self.nbytes = tensor._data.nbytes
         self.output_nr = tensor._output_nr if is_output else -1
         self.packed = self.unpack_hook = self.view_edge = None
-        self.had_history = tensor.grad_fn is not None  # to tell an in-place detach_() later
+        # 0 a constant, 1 a leaf requiring grad, 2 a result with history: to tell an in-place
+        # detach_() (or requires_grad_(False)) at unpacking
+        self.history = tensor._requires_grad + (tensor.grad_fn is not None)
         stack = saved_hooks_state.stack
         if stack:
             pack, self.unpack_hook = stack[-1]
@@ -302,8 +315,11 @@ class SavedTensor:
                          f"{self.tensor.grad_fn.name()}")
             raise _version_error(desc, owner, self.version_counter[0], self.version)
         tensor = self.tensor
-        if tensor is not None and tensor.grad_fn is None and self.had_history:
-            raise RuntimeError(DETACHED_MESSAGE)
+        if tensor is not None and tensor.grad_fn is None and self.history:
+            if self.history == 2:
+                raise RuntimeError(DETACHED_MESSAGE)
+            if as_tensor and not tensor._requires_grad:  # a leaf detached since: torch gives
+                return _reattached_leaf(tensor)           # its data on its accumulator
         if not as_tensor:  # an input's current array: ``input.data = ...`` reaches it (torch)
             return self.data if tensor is None else tensor._data
         if tensor is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit import backend
+from gradkit._user_frames import warn_once_at_user
 from gradkit.ops._op import op
 from gradkit.ops.complex import real
 from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, has_internal_overlap, same_data
@@ -24,7 +25,18 @@ clone.defjvp(lambda t: t)
 def astype(xp, x, dtype=None):
     """x cast to ``dtype`` (``x.to(dtype)``); the gradient is cast back. An expanded x casts
     into C order, as torch's copy (NumPy's K order could give Fortran strides)."""
+    x = real_if_cast_to_real(x, dtype)
     return x.astype(dtype, order="C" if has_internal_overlap(x) else "K")
+
+
+def real_if_cast_to_real(array, target):
+    """array, or its real part with torch's warning (once) when cast to a real ``target``
+    (NumPy would warn its own ComplexWarning, an error under ``-W error``); a bool is
+    whether the complex value is non-zero, as torch."""
+    if array.dtype.kind == "c" and np.dtype(target).kind not in "cb":  # bool: non-zero
+        warn_once_at_user("Casting complex values to real discards the imaginary part")
+        return array.real
+    return array
 
 
 def _cast_back(g, x_dtype):
@@ -53,7 +65,8 @@ to_device.defjvp(lambda t, x, device: to_device(t, device))
 @op(save="x.shape", broadcast=True, node_name="CopyBackwards")
 def copy_from(xp, x, src):
     """The value ``x.copy_(src)`` writes: src broadcast to x's shape and cast to x's dtype."""
-    return xp.broadcast_to(xp.asarray(src), x.shape).astype(x.dtype, copy=True)
+    src = real_if_cast_to_real(xp.asarray(src), x.dtype)
+    return xp.broadcast_to(src, x.shape).astype(x.dtype, copy=True)
 
 
 def _zeros_of(g):

@@ -9,7 +9,7 @@ from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.index_keys import (
     _dims_consumed, _is_basic, _is_int, _located, _raw_key, _split_key, check_index_put,
     clipped_key)
-from gradkit.ops.conversion import copy_from, fill, fitted
+from gradkit.ops.conversion import copy_from, fill, fitted, real_if_cast_to_real
 from gradkit.ops.inplace import inplace
 from gradkit.ops.masked_fill import expanded_warning
 from gradkit.ops.memory_overlap import (
@@ -132,6 +132,8 @@ def index_put_key(xp, x, value, key=None):
     ``x[key] = value``)."""
     out = xp.array(x)  # a copy, and a 0-d array where a plain backward passes a NumPy scalar
     target, key = _located(out, key)
+    if hasattr(value, "dtype"):
+        value = real_if_cast_to_real(value, out.dtype)
     shape = getattr(value, "shape", ())
     while shape and shape[0] == 1:  # torch drops a value's leading size-1 dims (NumPy's masks
         shape = shape[1:]           # take no 2-d value of one element)

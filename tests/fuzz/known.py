@@ -40,9 +40,9 @@ def _integer_tensor_requires_grad(program, mine: Result, theirs: Result) -> bool
     """Integer/bool tensors torch marks as requiring grad and gradkit does not (and torch's
     later refusal to record an op on such a tensor: "Autograd not support dtype"; gradkit's
     refusal of its ``retain_grad()``)."""
-    if mine.error is None and theirs.error is not None and \
-            theirs.message.startswith("Autograd not support dtype"):
-        return True
+    if theirs.error is not None and theirs.message.startswith("Autograd not support dtype") \
+            and (mine.error is None or mine.error[0] == theirs.error[0]):
+        return True  # torch refused the step before its own checks (gradkit's error: seed 667186)
     torch_refused_later = theirs.error is None or \
         theirs.message.startswith("Autograd not support dtype")
     if torch_refused_later and mine.error is not None and mine.error[0].endswith(

@@ -1,0 +1,85 @@
+"""More programs the differential fuzzer (tests/fuzz) found gradkit and torch to disagree on,
+each run in both (the seed that found it in the test's comment); the first ones are in
+test_torch_fuzz_found.py."""
+import warnings
+
+import pytest
+from test_torch_numerics import assert_same_as_torch
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("unset", ["detach_", "requires_grad_false"])
+def test_saved_leaf_detached_in_place_still_reaches_its_accumulator(unset):
+    """A leaf saved for backward, then ``detach_()``-ed (or ``requires_grad_(False)``):
+    torch's SavedVariable gives its data on the leaf's accumulator, so the create_graph
+    gradient requires grad and double backward runs (seed 673161)."""
+    def program(m):
+        a = m.tensor([1.0, -2.0, 3.0], dtype=m.float64, requires_grad=True)
+        w = m.tensor([[1.0, 2.0, 0.5], [0.0, -1.0, 4.0], [2.0, 1.0, 1.0]], dtype=m.float64,
+                     requires_grad=True)
+        out = m.matmul(a, w)
+        a.detach_() if unset == "detach_" else a.requires_grad_(False)
+        (gw,) = m.autograd.grad(out.sum(), [w], create_graph=True)
+        assert gw.requires_grad
+        (ggw,) = m.autograd.grad((gw * gw).sum(), [w], allow_unused=True,
+                                 materialize_grads=True)
+        return gw, ggw, m.tensor(a.grad is None)
+    assert_same_as_torch(program)
+
+
+def test_saved_leaf_whose_accumulator_died_raises_as_torch():
+    """The saved leaf's accumulator is gone once nothing in the graph reaches it."""
+    a = gradkit.tensor([1.0, 2.0], requires_grad=True)
+    node = (a * a).grad_fn
+    a.detach_()
+    saved = node.saved[0]
+    del node
+    with pytest.raises(RuntimeError, match="No grad accumulator for a saved leaf"):
+        saved.unpack(None, True)
+
+
+@pytest.mark.parametrize("cast", [
+    lambda m, x, z: x.__setitem__(slice(None, None, 2), z),
+    lambda m, x, z: x[:2].copy_(z),
+    lambda m, x, z: z.to(m.float32),
+    lambda m, x, z: z.float(),
+], ids=["setitem", "copy_", "to", "float"])
+def test_complex_to_real_casts_warn_once_as_torch(cast, monkeypatch):
+    """torch warns (once per process) that a complex to real cast drops the imaginary part;
+    gradkit says so too, at the user's line (found beside seed 667186)."""
+    from gradkit import _user_frames
+    monkeypatch.setattr(_user_frames, "_warned_once", set())
+    x, z = gradkit.zeros(4), gradkit.tensor([1 + 2j, 3j])
+    with pytest.warns(UserWarning, match="^Casting complex values to real discards the "
+                      "imaginary part$") as caught:
+        cast(gradkit, x, z)
+    assert caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cast(gradkit, x, z)  # once per process, as torch's TORCH_WARN_ONCE
+
+
+def test_complex_to_real_setitem_with_an_advanced_key_raises_without_warning(monkeypatch):
+    from gradkit import _user_frames
+    monkeypatch.setattr(_user_frames, "_warned_once", set())
+    for m in (torch, gradkit):
+        x = m.zeros(2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(RuntimeError, match="Index put requires the source and "
+                               "destination dtypes match"):
+                x[m.tensor([0])] = m.tensor([1 + 1j])
+
+
+def test_complex_to_bool_is_non_zero_without_warning():
+    def program(m):
+        z = m.tensor([1j, 0j, 2.5 + 0j, complex("nan")])
+        into = m.zeros(4, dtype=m.bool)
+        into.copy_(z)
+        return z.bool(), into
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_same_as_torch(program)

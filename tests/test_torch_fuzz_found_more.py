@@ -83,3 +83,17 @@ def test_complex_to_bool_is_non_zero_without_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert_same_as_torch(program)
+
+
+def test_complex_self_division_is_exactly_one_where_torch_leaves_a_tiny_imaginary_part():
+    """Documented (docs/numerics.md): torch's vectorized complex division gives x / x a tiny
+    imaginary part; gradkit's is exactly 1, so log then pow give 0 where torch's is finite
+    (seeds 629909 and the infinite-factor ones)."""
+    def chain(m):
+        x = m.tensor(2.5 + 0.1j, dtype=m.complex128)
+        one = m.div(x, x)
+        return one, m.pow(m.log(one), m.tensor(0.1, dtype=m.complex128))
+    theirs, mine = chain(torch), chain(gradkit)
+    assert mine[0].real.item() == theirs[0].real.item() and mine[0].imag.item() == 0
+    assert 0 < abs(theirs[0].imag.item()) < 1e-12
+    assert mine[1].item() == 0 and abs(theirs[1].item()) > 1e-3

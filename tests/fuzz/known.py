@@ -356,7 +356,7 @@ def _only_non_finite_differ(mine: Result, theirs: Result,
 
 # the ops that run a BLAS product (gemm, gemv, dot)
 MATRIX_PRODUCTS = frozenset({
-    "matmul", "matvec", "dot_last", "b_bmm", "b_dot", "b_einsum", "b_inner", "b_matmul_bcast",
+    "matmul", "matvec", "dot_last", "gram", "b_bmm", "b_dot", "b_einsum", "b_inner", "b_matmul_bcast",
     "b_mm", "b_mv", "b_outer", "e_addbmm", "e_addmm", "e_addmv", "e_baddbmm", "e_tensordot",
     "l_multi_dot", "l_vecdot", "s_addr", "s_chain_matmul"})
 
@@ -540,8 +540,19 @@ def _complex_self_division(program, mine: Result, theirs: Result) -> bool:
         len(step.inputs) == 2 and source(step.inputs[0]) == source(step.inputs[1]) and
         step.inputs[0] < len(theirs.values) and theirs.values[step.inputs[0]].dtype.kind == "c"
         for step in program.steps)
-    return divides_self and mine.error == theirs.error and mine.flags == theirs.flags and \
-        _only_non_finite_differ(mine, theirs)
+    if not divides_self or mine.error != theirs.error or mine.flags != theirs.flags:
+        return False
+    return _only_non_finite_differ(mine, theirs) or any(
+        # or torch's tiny imaginary part, carried on (a log, then a pow: seed 629909)
+        step.params.get("fn") == "div" and _tiny_imaginary_part_only_in_torch(
+            mine.values[first + k], theirs.values[first + k])
+        for k, step in enumerate(program.steps) if first + k < len(theirs.values))
+
+
+def _tiny_imaginary_part_only_in_torch(mine, theirs) -> bool:
+    if theirs.dtype.kind != "c" or mine.shape != theirs.shape:
+        return False
+    return bool(np.any((mine.imag == 0) & (theirs.imag != 0) & (np.abs(theirs.imag) < 1e-12)))
 
 
 def _empty_view_as_complex(program, mine: Result, theirs: Result) -> bool:
@@ -629,7 +640,7 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "decided on the strides of the dims with more",
           _one_element_dim_strides),
     Known("complex x / x is 1 + tiny j in torch, which an infinite factor makes infinite",
-          "docs/numerics.md", "rounds `x / x` to `1 + 4e-18j`", _complex_self_division),
+          "docs/numerics.md", "gives `x / x` a tiny imaginary part", _complex_self_division),
     Known("view_as_complex of an empty tensor does not check its strides",
           "docs/api.md", "does not check the strides of an empty tensor", _empty_view_as_complex),
     Known("a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's",

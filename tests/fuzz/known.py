@@ -356,8 +356,9 @@ def _only_non_finite_differ(mine: Result, theirs: Result,
 
 # the ops that run a BLAS product (gemm, gemv, dot)
 MATRIX_PRODUCTS = frozenset({
-    "matmul", "matvec", "dot_last", "gram", "b_bmm", "b_dot", "b_einsum", "b_inner", "b_matmul_bcast",
-    "b_mm", "b_mv", "b_outer", "e_addbmm", "e_addmm", "e_addmv", "e_baddbmm", "e_tensordot",
+    "matmul", "matvec", "dot_last", "gram", "b_bmm", "b_dot", "b_einsum", "b_inner",
+    "b_matmul_bcast", "b_mm", "b_mv", "b_outer", "e_addbmm", "e_addmm", "e_addmv", "e_baddbmm",
+    "e_tensordot",
     "l_multi_dot", "l_vecdot", "s_addr", "s_chain_matmul"})
 
 

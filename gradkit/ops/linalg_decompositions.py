@@ -92,6 +92,8 @@ def _svd_vjp(grads, u, s, vh, full_matrices):
     if full_matrices:  # only the first k singular vectors are determined by A
         u, g_u = u[..., :k], g_u[..., :k]
         vh, g_vh = vh[..., :k, :], g_vh[..., :k, :]
+    if is_undefined(g_u) and is_undefined(g_vh):  # svdvals: no division by s_j² - s_i²,
+        return (matmul(u * unsqueeze(g_s, -2), vh),)  # finite at repeated values (torch)
     v, g_v = mH(vh), mH(g_vh)
     m, n = u.shape[-2], v.shape[-2]
     uh_gu, vh_gv = matmul(mH(u), g_u), matmul(mH(v), g_v)

@@ -114,3 +114,16 @@ def test_singular_values_gradient_is_finite_at_repeated_values(loss, dtype):
         (g,) = m.autograd.grad(loss(m, x), x, create_graph=True)
         return (g,)
     assert_same_as_torch(program, atol=1e-12)
+
+
+def test_writing_a_slice_into_the_transpose_reads_the_old_values():
+    """Documented (docs/numerics.md): torch copies ``x[:, :1]`` (broadcast) into ``x.t()``
+    element by element, reading elements it already wrote; gradkit copies the old values,
+    as a clone of the slice would in both (seed 751622)."""
+    def write(m, value_of):
+        x = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
+        x.t()[:] = value_of(x[:, :1])
+        return x.tolist()
+    expected = write(torch, lambda x: x.clone())
+    assert write(gradkit, lambda x: x) == expected == write(gradkit, lambda x: x.clone())
+    assert write(torch, lambda x: x) != expected

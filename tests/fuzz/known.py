@@ -470,6 +470,10 @@ def _max_pool_padding_window(program, mine: Result, theirs: Result) -> bool:
 
 
 _EXPANDING = frozenset({"expand", "v_expand_as"})
+_RELAYING = _EXPANDING | {"permute", "transpose", "t"}
+_VIEWS = _RELAYING | {"unsqueeze", "squeeze", "slice", "select0", "split0", "unbind0",
+                      "chunk_last", "v_basic_index", "v_view", "v_view_as", "v_squeeze_all",
+                      "detach"}
 
 
 def _in_place_reads_expanded_self(program, mine: Result, theirs: Result) -> bool:
@@ -486,11 +490,23 @@ def _in_place_reads_expanded_self(program, mine: Result, theirs: Result) -> bool
             step = made_by.get(i)
         return i
 
+    def root(i):  # the tensor whose memory a chain of views reads, and whether the chain
+        relaid = False  # lays the elements out anew (a transpose, an expand)
+        step = made_by.get(same_tensor(i))
+        while step is not None and step.op in _VIEWS:
+            relaid = relaid or step.op in _RELAYING
+            i = same_tensor(step.inputs[0])
+            step = made_by.get(i)
+        return i, relaid
+
     def aliases(i, target) -> bool:
         step = made_by.get(i)
         if step is None:
             return False
         if step.op in _EXPANDING:
+            return True
+        (base, relaid), (target_base, target_relaid) = root(i), root(target)
+        if base == target_base and (relaid or target_relaid):  # x.T[...] = x (seed 751622)
             return True
         shapes = theirs.values
         return same_tensor(step.inputs[0]) == same_tensor(target) and i < len(shapes) and \
@@ -631,7 +647,7 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("max pooling over a window of padding only: torch's double backward raises",
           "docs/numerics.md", "torch's double backward through it raises",
           _max_pool_padding_window),
-    Known("an in-place op reading an expanded view of the tensor it writes",
+    Known("an in-place op reading an expanded or transposed view of the tensor it writes",
           "docs/numerics.md", "operand while it writes", _in_place_reads_expanded_self),
     Known("x ** False has gradient 0 (torch's is 0 * x ** -1, NaN at 0)", "docs/numerics.md",
           "`x ** False` differentiates as `x ** 0`", _pow_by_false_backward),

@@ -127,3 +127,48 @@ def test_writing_a_slice_into_the_transpose_reads_the_old_values():
     expected = write(torch, lambda x: x.clone())
     assert write(gradkit, lambda x: x) == expected == write(gradkit, lambda x: x.clone())
     assert write(torch, lambda x: x) != expected
+
+
+_EDGES = [float("-inf"), -0.0, 0.0, 3.0, -2.0, float("inf"), float("nan")]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("power", [
+    lambda m, x, d: x ** m.tensor(0.5, dtype=d),
+    lambda m, x, d: x ** m.tensor([0.5], dtype=d),
+    lambda m, x, d: x.reshape(-1, 1) ** m.tensor([0.5, 2.0], dtype=d),
+    lambda m, x, d: m.pow(float("-inf"), x * 0 + 0.5),
+    lambda m, x, d: x ** 0.5,
+    lambda m, x, d: x ** -0.5,
+], ids=["0d_exponent", "broadcast_exponent", "row_exponent", "number_base", "number_half",
+        "number_minus_half"])
+def test_powers_of_one_half_at_minus_inf_and_minus_zero(power, dtype):
+    """A tensor exponent of 0.5 is C's pow in torch (inf at -inf, +0 at -0.0), where NumPy took
+    sqrt for a broadcast exponent (seed 784459); float16's number powers are pow too."""
+    def program(m):
+        d = getattr(m, dtype)
+        return (power(m, m.tensor(_EDGES, dtype=d), d),)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("read_grad_fn_first", [False, True])
+def test_write_into_a_view_made_stale_by_a_write_into_its_base(read_grad_fn_first):
+    """Documented (docs/autograd.md): torch's in-place check reads a stale view's grad_fn
+    field and refuses the write as for a leaf, unless grad_fn was read first; gradkit writes
+    (seeds 819026, 852562)."""
+    def write(m):
+        a = m.tensor(0.5, requires_grad=True)
+        base = m.zeros(3)
+        view = base[1:]
+        base[0] = a * 2  # the base gains a history through another write
+        if read_grad_fn_first:
+            assert view.grad_fn is not None
+        view.mul_(3)
+        (g,) = m.autograd.grad(base.sum(), a)
+        return g.item()
+    assert write(gradkit) == 2.0
+    if read_grad_fn_first:
+        assert write(torch) == 2.0
+    else:
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            write(torch)

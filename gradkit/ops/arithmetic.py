@@ -130,12 +130,16 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         check_fits(exponent, x.dtype)  # uint8 ** 300 raises; 300 ** uint8 wraps the base
         return _integer_pow(xp, x, y)
-    if number_exponent and exponent in _RECIPROCAL_POWERS[kind]:
+    # float16 (torch's reduced types) has no sqrt/rsqrt kernel for a number exponent: pow
+    as_c_pow = kind == "f" and (not number_exponent or x.dtype == np.float16)
+    if number_exponent and exponent in _RECIPROCAL_POWERS[kind] and not as_c_pow:
         with np.errstate(all="ignore"):
             return _RECIPROCAL_POWERS[kind][exponent](xp, x)
     if base_one:
         return xp.ones(y.shape, y.dtype)
     out = x ** y
+    if as_c_pow:
+        out = _pow_at_half_as_c(xp, x, y, out)
     if kind == "c" and (not number_exponent or exponent not in _MULTIPLIED_POWERS):
         # torch's complex pow is C's cpow, exp(y log x) with C99's product, but for the powers
         # it multiplies out: 0 ** 0 and nan ** 0 are NaN there, 0 ** (inf + nanj) is 0, and
@@ -147,6 +151,19 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
                 exponent = as_dtype(xp, y, out.dtype)  # a number: no wider than the result
                 out = xp.where(special, xp.exp(_c99_multiply(xp, exponent, log_x)), out)
     return out
+
+
+def _pow_at_half_as_c(xp, x, y, out):
+    """C's pow, as torch's for a tensor exponent (and float16's): NumPy takes sqrt for an
+    exponent of 0.5 it sees as one number (a broadcast one: stride 0 in its loop), which
+    differs at -inf (NaN, pow's inf) and -0.0 (pow's +0.0)."""
+    half = y == 0.5
+    if not xp.any(half):
+        return out
+    x = xp.asarray(x)
+    edge = half & ((x == -math.inf) | ((x == 0) & xp.signbit(x)))
+    return xp.where(edge, xp.where(x == 0, out.dtype.type(0), out.dtype.type(math.inf)), out) \
+        if xp.any(edge) else out
 
 
 def _c99_multiply(xp, z, w):

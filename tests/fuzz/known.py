@@ -278,6 +278,20 @@ def _retained_stale_view(program, mine: Result, theirs: Result) -> bool:
                                   for p in problems)
 
 
+def _written_stale_view(program, mine: Result, theirs: Result) -> bool:
+    """A write into a view whose base gained a history by another write, before anything read
+    the view's grad_fn: torch's in-place check reads the stale field and raises as for a leaf
+    (seeds 819026, 852562); gradkit writes, as torch once grad_fn has been read."""
+    if theirs.error is None or not theirs.error[0].startswith("step") or \
+            "a leaf Variable that requires grad" not in theirs.message or mine.error is not None:
+        return False
+    k = int(theirs.error[0].split()[1])
+    written = program.steps[k].inputs[0]
+    leaves = len(program.leaves)
+    return written >= leaves and program.steps[written - leaves].op in _VIEWS | {"getitem"} and \
+        sum(OPS[step.op].inplace for step in program.steps[:k]) > 0
+
+
 def _lapack_signed_zero(program, mine: Result, theirs: Result) -> bool:
     """Only the sign of zeros differs, first in a LAPACK routine's output (det of a singular
     matrix, the zeros cholesky or householder_product leave): MKL's, not OpenBLAS's."""
@@ -492,7 +506,8 @@ def _in_place_reads_expanded_self(program, mine: Result, theirs: Result) -> bool
 
     def root(i):  # the tensor whose memory a chain of views reads, and whether the chain
         relaid = False  # lays the elements out anew (a transpose, an expand)
-        step = made_by.get(same_tensor(i))
+        i = same_tensor(i)
+        step = made_by.get(i)
         while step is not None and step.op in _VIEWS:
             relaid = relaid or step.op in _RELAYING
             i = same_tensor(step.inputs[0])
@@ -505,12 +520,12 @@ def _in_place_reads_expanded_self(program, mine: Result, theirs: Result) -> bool
             return False
         if step.op in _EXPANDING:
             return True
-        (base, relaid), (target_base, target_relaid) = root(i), root(target)
-        if base == target_base and (relaid or target_relaid):  # x.T[...] = x (seed 751622)
-            return True
         shapes = theirs.values
-        return same_tensor(step.inputs[0]) == same_tensor(target) and i < len(shapes) and \
-            target < len(shapes) and shapes[i].shape != shapes[target].shape
+        broadcast = i < len(shapes) and target < len(shapes) and \
+            shapes[i].shape != shapes[target].shape
+        (base, relaid), (target_base, target_relaid) = root(i), root(target)
+        # x.t()[:] = x[:, :1] (seed 751622), x *= x.squeeze().split(1, -1)[0] (seed 790361)
+        return base == target_base and (relaid or target_relaid or broadcast)
     return mine.error == theirs.error and any(
         OPS[step.op].inplace and any(aliases(i, step.inputs[0]) for i in step.inputs[1:])
         for step in program.steps)
@@ -634,6 +649,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("retain_grad() of a view made stale by a write into its base (torch ignores it)",
           "docs/autograd.md", "takes the view for a leaf and ignores the call",
           _retained_stale_view),
+    Known("a write into a view made stale by a write into its base (torch raises as for a "
+          "leaf)", "docs/autograd.md", "unless something read its `grad_fn` first",
+          _written_stale_view),
     Known("the sign of a zero a LAPACK routine leaves (MKL's, not OpenBLAS's)",
           "docs/numerics.md", "the sign of the zeros they leave", _lapack_signed_zero),
     Known("a step that turns a rounding difference of its input into another number",

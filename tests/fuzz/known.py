@@ -286,8 +286,10 @@ def _written_stale_view(program, mine: Result, theirs: Result) -> bool:
             "a leaf Variable that requires grad" not in theirs.message or mine.error is not None:
         return False
     k = int(theirs.error[0].split()[1])
-    written = program.steps[k].inputs[0]
-    leaves = len(program.leaves)
+    leaves, written = len(program.leaves), program.steps[k].inputs[0]
+    while written >= leaves and (OPS[program.steps[written - leaves].op].inplace or
+                                 OPS[program.steps[written - leaves].op].same):
+        written = program.steps[written - leaves].inputs[0]  # the tensor an in-place op wrote
     return written >= leaves and program.steps[written - leaves].op in _VIEWS | {"getitem"} and \
         sum(OPS[step.op].inplace for step in program.steps[:k]) > 0
 

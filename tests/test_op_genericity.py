@@ -445,6 +445,14 @@ SAMPLES.update({
 })
 FIRST_ORDER_ONLY.add("ctc_loss")
 
+# lane legacy: torch's older linalg names (gradkit/ops/linalg_legacy.py, linalg_cholesky_solve.py,
+# linalg_householder.py's geqrf, whose outputs have no derivative: reached on a constant)
+SAMPLES["linalg_legacy"] = (lambda a, b: (
+    G.cholesky_solve(b, _well_conditioned(a).tril()),
+    G.cholesky_inverse(_well_conditioned(a).triu(), upper=True),
+    G.ormqr(*G.geqrf(a.detach()), b), G.pdist(b, 3.0), G.svd(a).V,
+    G.triangular_solve(b, _well_conditioned(a)).solution), lambda: (R(3, 3), R(3, 2)))
+
 # Ops that no sample reaches directly, and why.
 NOT_SAMPLED = {
     "gradkit::no_double_backward": "its backward only raises, as torch's Error node "

@@ -45,8 +45,15 @@ def _warnings_of(program, m) -> list:
     ("pinverse", lambda m: m.pinverse(_t(m, A32))),
 ])
 def test_deprecation_warnings_are_torchs(name, program):
-    """torch warns once per process; gradkit on every call (Python shows it once per line)."""
-    assert _warnings_of(program, gradkit) == _warnings_of(program, torch)
+    """torch warns once per process (here every time: set_warn_always); gradkit on every call
+    (Python shows it once per line)."""
+    always = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)
+    try:
+        expected = _warnings_of(program, torch)
+    finally:
+        torch.set_warn_always(always)
+    assert _warnings_of(program, gradkit) == expected
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")

@@ -451,7 +451,8 @@ SAMPLES["linalg_legacy"] = (lambda a, b: (
     G.cholesky_solve(b, _well_conditioned(a).tril()),
     G.cholesky_inverse(_well_conditioned(a).triu(), upper=True),
     G.ormqr(*G.geqrf(a.detach()), b), G.pdist(b, 3.0), G.svd(a).V,
-    G.triangular_solve(b, _well_conditioned(a)).solution), lambda: (R(3, 3), R(3, 2)))
+    G.triangular_solve(b, _well_conditioned(a)).solution,
+    G.cholesky(a @ a.mT + _identity(a), upper=True)), lambda: (R(3, 3), R(3, 2)))
 # ldl: no derivative (as torch), so reached on constants, first order only
 SAMPLES["linalg_ldl"] = (lambda a, b: (
     b + G.linalg.ldl_solve(*G.linalg.ldl_factor(a.detach() + a.detach().mT), b.detach()),),

@@ -135,9 +135,9 @@ COMPOSED_IN_GRADKIT = {
     "pixel_unshuffle", "unfold", "fold", "interpolate", "scaled_dot_product_attention",
     "bilinear", "embedding_bag", "channel_shuffle", "F.grid_sample", "special.ndtr",
     # lane legacy: torch's older linalg names over gradkit.linalg's ops (ops/linalg_legacy.py:
-    # cholesky is linalg.cholesky's node, triangular_solve linalg.solve_triangular's, ormqr a
-    # householder_product times other), frobenius_norm a vector_norm, pdist cdist's triangle
-    "cholesky", "cholesky_upper", "triangular_solve", "ormqr", "frobenius_norm", "pdist"}
+    # triangular_solve is linalg.solve_triangular's node, ormqr a householder_product times
+    # other), frobenius_norm a vector_norm, pdist cdist's triangle
+    "triangular_solve", "ormqr", "frobenius_norm", "pdist"}
 
 
 def _first_nodes(info, sample):

@@ -15,7 +15,8 @@ from gradkit.ops.linalg_decompositions import qr as linalg_qr, svd as linalg_svd
 from gradkit.ops.linalg_lu import lu_factor_ex, lu_solve as linalg_lu_solve
 from gradkit.ops.linalg_pinv import matrix_exp, pinv
 from gradkit.ops.linalg_functions import matrix_power
-from gradkit.ops.linalg_solvers import cholesky as linalg_cholesky, mH
+from gradkit.ops._op import op
+from gradkit.ops.linalg_solvers import _cholesky, _cholesky_jvp, _cholesky_vjp, mH
 from gradkit.ops.linalg_triangular_solve import solve_triangular
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.shape import broadcast_to, transpose
@@ -90,13 +91,20 @@ def _renamed(error: Exception, old: str, new: str) -> Exception:
     return type(error)(str(error).replace(old, new, 1))
 
 
+# torch.cholesky is its own node over linalg.cholesky's forward and rules
+_cholesky_node = op(name="cholesky", save="result", node_name="CholeskyBackward0")(
+    _cholesky.forward)
+_cholesky_node.defvjp(_cholesky_vjp)
+_cholesky_node.defjvp(_cholesky_jvp)
+
+
 @tensor_method()
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
     """``linalg.cholesky(input, upper=upper)`` under torch's older name (errors say
     ``cholesky:``)."""
     _deprecated(_CHOLESKY_WARNING)
     try:
-        return linalg_cholesky(input, upper=upper)
+        return _cholesky_node(input, upper=upper)
     except RuntimeError as error:
         raise _renamed(error, "linalg.cholesky:", "cholesky:") from None
 

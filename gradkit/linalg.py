@@ -14,6 +14,7 @@ from gradkit.ops.linalg_ex import cholesky_ex, inv_ex, solve_ex  # noqa: F401
 from gradkit.ops.linalg_householder import householder_product  # noqa: F401
 from gradkit.ops.linalg_functions import (  # noqa: F401
     cond, diagonal, matrix_power, matrix_rank, multi_dot, tensorinv, tensorsolve, vander, vecdot)
+from gradkit.ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: F401
 from gradkit.ops.linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve  # noqa: F401
 from gradkit.ops.linalg_norms import linalg_norm as norm  # noqa: F401
 from gradkit.ops.linalg_norms import matrix_norm, vector_norm  # noqa: F401
@@ -24,8 +25,8 @@ from gradkit.ops.linalg_triangular_solve import solve_triangular  # noqa: F401
 from gradkit.ops.products import linalg_cross as cross  # noqa: F401
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
-           "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu",
-           "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm",
-           "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
-           "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
-           "vecdot", "vector_norm"]
+           "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor",
+           "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+           "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
+           "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
+           "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]

@@ -1625,3 +1625,132 @@ OPS += [
            extra={"no_forward_ad": "torch has none (test_nn_sampling.py checks the error)"}),
 ]
 _rng = _table_rng
+
+# lane legacy: torch's top-level linear algebra (gradkit/ops/linalg_legacy.py,
+# linalg_cholesky_solve.py, linalg_householder.py's geqrf/orgqr/ormqr), the deprecated norms
+# and pdist, from their own generator so the rows above keep their values
+_table_rng, _rng = _rng, np.random.default_rng(1918)
+
+
+def _legacy_svd_invariants(some):
+    """S and U_k V_k^H of torch.svd (each singular pair's sign/phase is free)."""
+    def make(lib):
+        def svd(a):
+            u, s, v = lib.svd(a, some=some)
+            k = s.shape[-1]
+            return s, u[..., :k] @ v[..., :k].mH
+        return svd
+    return _in_both(make)
+
+
+def _on_triangle(name, upper, **options):
+    """``lib.<name>(*rest, factor)`` with only the factor's read triangle as input: torch's
+    gradient treats the factor as full (its other triangle never reaches the value)."""
+    def make(lib):
+        def call(*args):
+            *rest, factor = args
+            factor = factor.triu() if upper else factor.tril()
+            return getattr(lib, name)(*rest, factor, upper=upper, **options)
+        return call
+    return _in_both(make)
+
+
+def _complex_factor(n):
+    """A complex Cholesky factor: real positive diagonal (LAPACK's potri reads it as real)."""
+    z = Z(n, n)
+    z[np.arange(n), np.arange(n)] = 2 + P(n)
+    return z
+
+
+def _legacy_cholesky(upper):
+    def make(lib):
+        def cholesky(a):
+            identity = lib.eye(a.shape[-1], dtype=a.dtype, device=a.device)
+            return lib.cholesky(a @ a.mH + identity, upper=upper)
+        return cholesky
+    return _in_both(make)
+
+
+def _legacy_lu(lib):
+    return lambda a, **options: tuple(lib.lu(a, **options))
+
+
+def _legacy_lu_solve(lib):
+    return lambda b, a: lib.lu_solve(b, *lib.linalg.lu_factor(a))
+
+
+def _tuple_of(lib, name):
+    return lambda *args, **kwargs: tuple(getattr(lib, name)(*args, **kwargs))
+
+
+OPS += [
+    OpInfo("svd", _legacy_svd_invariants(True)[0], S(
+        Sample((N(3, 2),)), Sample((N(2, 2, 3),), name="batched_wide"),
+        Sample((Z(3, 2),), name="complex")), torch=_legacy_svd_invariants(True)[1]),
+    OpInfo("svd_some_false", _legacy_svd_invariants(False)[0], S(
+        Sample((N(4, 2),)), Sample((N(2, 3),), name="wide")),
+           torch=_legacy_svd_invariants(False)[1]),
+    # U and V are zeros without a graph (tests/test_legacy_linalg.py): S is the output here
+    OpInfo("svd_no_uv", _in_both(lambda lib: lambda *a, **k: lib.svd(*a, **k)[1])[0], S(
+        Sample((N(3, 2),), {"compute_uv": False}),
+        Sample((N(2, 2, 3),), {"some": False, "compute_uv": False}, name="batched")),
+           torch=_in_both(lambda lib: lambda *a, **k: lib.svd(*a, **k)[1])[1]),
+    OpInfo("qr", _in_both(lambda lib: _tuple_of(lib, "qr"))[0], S(
+        Sample((N(3, 2),)), Sample((N(3, 3), False), name="complete"),
+        Sample((N(2, 2, 3),), name="wide"), Sample((Z(3, 2),), name="complex")),
+           torch=_in_both(lambda lib: _tuple_of(lib, "qr"))[1]),
+    OpInfo("cholesky", _legacy_cholesky(False)[0], S(
+        Sample((N(3, 3),)), Sample((Z(2, 2, 2),), name="complex")),
+           torch=_legacy_cholesky(False)[1]),
+    OpInfo("cholesky_upper", _legacy_cholesky(True)[0], S(Sample((N(3, 3),)),),
+           torch=_legacy_cholesky(True)[1]),
+    OpInfo("cholesky_solve", _on_triangle("cholesky_solve", False)[0], S(
+        Sample((N(3, 2), W(3, 3))), Sample((N(2, 3, 1), W(1, 3, 3)), name="broadcast"),
+        Sample((Z(2, 2), _zw(2, 2)), name="complex")),
+           torch=_on_triangle("cholesky_solve", False)[1]),
+    OpInfo("cholesky_solve_upper", _on_triangle("cholesky_solve", True)[0], S(
+        Sample((N(3, 2), W(3, 3))), Sample((Z(2, 1), _zw(2, 2)), name="complex")),
+           torch=_on_triangle("cholesky_solve", True)[1]),
+    OpInfo("cholesky_inverse", _on_triangle("cholesky_inverse", False)[0], S(
+        Sample((W(3, 3),)), Sample((W(2, 2, 2),), name="batched"),
+        Sample((_complex_factor(2),), name="complex")),
+           torch=_on_triangle("cholesky_inverse", False)[1]),
+    OpInfo("cholesky_inverse_upper", _on_triangle("cholesky_inverse", True)[0], S(
+        Sample((W(3, 3),)),), torch=_on_triangle("cholesky_inverse", True)[1]),
+    OpInfo("triangular_solve", _in_both(lambda lib: _tuple_of(lib, "triangular_solve"))[0], S(
+        Sample((N(3, 2), W(3, 3))), Sample((N(3, 1), W(3, 3), False), name="lower"),
+        Sample((N(2, 3, 2), W(3, 3)), {"transpose": True}, name="transpose_broadcast"),
+        Sample((N(3, 2), N(3, 3)), {"upper": False, "unitriangular": True}, name="unit"),
+        Sample((Z(2, 2), _zw(2, 2)), {"transpose": True}, name="complex")),
+           torch=_in_both(lambda lib: _tuple_of(lib, "triangular_solve"))[1]),
+    OpInfo("lu", _in_both(_legacy_lu)[0], S(
+        Sample((N(3, 3),)), Sample((N(2, 3, 2),), {"get_infos": True}, name="infos")),
+           torch=_in_both(_legacy_lu)[1]),
+    OpInfo("lu_solve", _in_both(_legacy_lu_solve)[0], S(
+        Sample((N(3, 2), W(3, 3))), Sample((Z(2, 1), _zw(2, 2)), name="complex")),
+           torch=_in_both(_legacy_lu_solve)[1]),
+    OpInfo("pinverse", G.pinverse, S(
+        Sample((N(3, 2),)), Sample((N(2, 2, 3), 1e-3), name="rcond"),
+        Sample((Z(2, 2),), name="complex"))),
+    OpInfo("ormqr", G.ormqr, S(
+        Sample((N(4, 3), N(3), N(4, 2))), Sample((N(4, 3), N(3), N(2, 4), False, True),
+                                                 name="right_transposed"),
+        Sample((N(2, 3, 3), N(2, 3), N(2, 3, 1)), {"transpose": True}, name="batched"),
+        Sample((N(3, 4), N(3), N(3, 2)), name="wide"),
+        Sample((Z(3, 2), Z(2), Z(3, 2)), {"transpose": True}, name="complex"))),
+    OpInfo("nuclear_norm", G.nuclear_norm, S(
+        Sample((N(3, 2),)), Sample((N(3, 2), True), name="keepdim"),
+        Sample((N(2, 3, 2), (0, 2)), name="dim"), Sample((Z(2, 2),), name="complex"))),
+    OpInfo("frobenius_norm", G.frobenius_norm, S(
+        Sample((N(2, 3), (0, 1))), Sample((N(2, 3, 2), 1, True), name="one_dim_keepdim"),
+        Sample((N(2, 3), ()), name="all"), Sample((Z(2, 2), (0, 1)), name="complex"))),
+    OpInfo("pdist", G.pdist, S(
+        Sample((N(4, 3),)), Sample((N(3, 2), 1.0), name="p1"), Sample((N(3, 2), 3.0), name="p3"),
+        Sample((N(3, 2), 0.5), name="p0.5"), Sample((N(3, 2), INF), name="inf"),
+        Sample((N(1, 2),), name="one_row")), covers=("F.pdist",)),
+]
+NON_DIFFERENTIABLE.update({
+    "geqrf": "torch has no derivative: backward refuses it (tests/test_legacy_linalg.py)",
+    **{name: "removed from torch: raises its error (tests/test_legacy_linalg.py)"
+       for name in ("solve", "lstsq", "eig", "symeig", "matrix_rank")}})
+_rng = _table_rng

@@ -445,6 +445,20 @@ SAMPLES.update({
 })
 FIRST_ORDER_ONLY.add("ctc_loss")
 
+# lane legacy: torch's older linalg names (gradkit/ops/linalg_legacy.py, linalg_cholesky_solve.py,
+# linalg_householder.py's geqrf, whose outputs have no derivative: reached on a constant)
+SAMPLES["linalg_legacy"] = (lambda a, b: (
+    G.cholesky_solve(b, _well_conditioned(a).tril()),
+    G.cholesky_inverse(_well_conditioned(a).triu(), upper=True),
+    G.ormqr(*G.geqrf(a.detach()), b), G.pdist(b, 3.0), G.svd(a).V,
+    G.triangular_solve(b, _well_conditioned(a)).solution,
+    G.cholesky(a @ a.mT + _identity(a), upper=True)), lambda: (R(3, 3), R(3, 2)))
+# ldl: no derivative (as torch), so reached on constants, first order only
+SAMPLES["linalg_ldl"] = (lambda a, b: (
+    b + G.linalg.ldl_solve(*G.linalg.ldl_factor(a.detach() + a.detach().mT), b.detach()),),
+    lambda: (R(3, 3), R(3, 2)))
+FIRST_ORDER_ONLY.add("linalg_ldl")
+
 # Ops that no sample reaches directly, and why.
 NOT_SAMPLED = {
     "gradkit::no_double_backward": "its backward only raises, as torch's Error node "

@@ -95,6 +95,7 @@ DIFFERENT_LAST_NODE = {
     "vdot-0",
     # gradkit's keepdim nuclear norm over dims (0, 2) ends in unsqueeze, torch's in a permute
     "linalg.matrix_norm-9",
+    "nuclear_norm-keepdim",
     # gradkit solves left=False as the transpose of a left solve; torch has one solve node
     "linalg.solve-right",
     # torch pools an unbatched input itself; gradkit adds a batch dim and squeezes it off
@@ -132,7 +133,11 @@ COMPOSED_IN_GRADKIT = {
     "avg_pool2d", "avg_pool3d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "batch_norm",
     "instance_norm", "group_norm", "conv_transpose1d", "conv_transpose2d", "pixel_shuffle",
     "pixel_unshuffle", "unfold", "fold", "interpolate", "scaled_dot_product_attention",
-    "bilinear", "embedding_bag", "channel_shuffle", "F.grid_sample", "special.ndtr"}
+    "bilinear", "embedding_bag", "channel_shuffle", "F.grid_sample", "special.ndtr",
+    # lane legacy: torch's older linalg names over gradkit.linalg's ops (ops/linalg_legacy.py:
+    # triangular_solve is linalg.solve_triangular's node, ormqr a householder_product times
+    # other), frobenius_norm a vector_norm, pdist cdist's triangle
+    "triangular_solve", "ormqr", "frobenius_norm", "pdist"}
 
 
 def _first_nodes(info, sample):

@@ -35,6 +35,7 @@ from gradkit.ops.activations_more import (
     threshold_)
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.layers import dropout, embedding, layer_norm, linear
+from gradkit.ops.distances import pdist
 from gradkit.ops.linalg_norms import vector_norm
 from gradkit.ops.losses import binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss
 from gradkit.ops.losses_more import (
@@ -78,6 +79,8 @@ __all__ = [
     # lane random: sampling, spatial transformers, unpooling
     "affine_grid", "ctc_loss", "grid_sample", "gumbel_softmax", "max_unpool1d", "max_unpool2d",
     "triplet_margin_with_distance_loss",
+    # lane legacy
+    "pdist",
 ]
 
 

@@ -58,6 +58,12 @@ from gradkit.ops.variance import std, std_mean, var, var_mean  # noqa: F401
 from gradkit.ops.linalg_norms import norm  # noqa: F401
 from gradkit.ops.linalg_solvers import det, inv as inverse, logdet, slogdet  # noqa: F401
 from gradkit.ops.linalg_lu import lu_unpack  # noqa: F401
+from gradkit.ops.linalg_norms import frobenius_norm, nuclear_norm  # noqa: F401
+from gradkit.ops.linalg_cholesky_solve import cholesky_inverse, cholesky_solve  # noqa: F401
+from gradkit.ops.linalg_householder import geqrf, householder_product as orgqr, ormqr  # noqa: F401
+from gradkit.ops.linalg_legacy import (  # noqa: F401
+    cholesky, eig, lstsq, lu, lu_solve, matrix_exp, matrix_power, matrix_rank, pinverse, qr, solve,
+    svd, symeig, triangular_solve)
 from gradkit.ops.polar import angle, polar  # noqa: F401
 from gradkit.ops.products import (  # noqa: F401
     addbmm, addmm, addmv, baddbmm, cross, kron, tensordot, trace)
@@ -82,7 +88,7 @@ from gradkit.ops.stacking import (  # noqa: F401
 from gradkit.ops.view_scatter import (  # noqa: F401
     diagonal_scatter, expand_copy, narrow_copy, permute_copy, select_scatter, slice_scatter)
 from gradkit.ops.patterns import diagflat, repeat_interleave, vander  # noqa: F401
-from gradkit.ops.distances import cdist, dist, renorm  # noqa: F401
+from gradkit.ops.distances import cdist, dist, pdist, renorm  # noqa: F401
 from gradkit.ops.integrals import (  # noqa: F401
     bincount, cumulative_trapezoid, trapezoid, trapz)
 from gradkit.ops.matrix_products import addr, chain_matmul  # noqa: F401

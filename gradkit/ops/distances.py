@@ -1,5 +1,6 @@
 """Distances and norm-scaling: cdist (pairwise p-norm distances, CdistBackward0, or for large
-Euclidean problems torch's matmul form, EuclideanDistBackward0), dist (the p-norm of a
+Euclidean problems torch's matmul form, EuclideanDistBackward0), pdist (cdist's upper
+triangle), dist (the p-norm of a
 difference, DistBackward0) and renorm (sub-tensors scaled down to a maximum norm,
 RenormBackward0), each with torch's derivative formulas, zero distances included."""
 from __future__ import annotations
@@ -13,6 +14,7 @@ from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import _check_not_bool, pow
 from gradkit.ops.comparison import isnan
+from gradkit.ops.indexing import getitem
 from gradkit.ops.complex import conj, real
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_norms import _norm_grad, vector_norm
@@ -185,6 +187,20 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
         return _cdist(x1, x2, p=float(p))
     return view(_euclidean_dist(x1, x2), shape=shape)
 
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002 - torch's name
+    """The p-norm distances between the rows of a 2-D input, pair (i, j) for i < j in row
+    order (the upper triangle of cdist(input, input)), with cdist's derivative (torch's
+    pdist backward, zero distances included)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not input.is_floating_point():
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    rows, cols = np.triu_indices(input.shape[0], 1)
+    return getitem(_cdist(input, input, p=float(p)), (rows, cols))
 
 # -- dist ----------------------------------------------------------------------------------------
 

@@ -1,14 +1,19 @@
 """``linalg.householder_product``: the first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H
-(LAPACK's orgqr), with torch's householder_product_backward."""
+(LAPACK's orgqr), with torch's householder_product_backward; torch's LAPACK-named ``geqrf``
+(not differentiable), ``orgqr`` and ``ormqr`` (composed from householder_product)."""
 from __future__ import annotations
+
+from collections import namedtuple
 
 import numpy as np
 
+from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.joining import cat
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_solvers import mH
+from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import ones_like, zeros_like
 from gradkit.ops.reduction import sum
 from gradkit.ops.triangular import diag_embed, diagonal, tril
@@ -140,3 +145,89 @@ def householder_product(A, tau):  # noqa: N803 - torch's name
     whose vectors v_i are the columns of A below its diagonal (with a 1 on it), as geqrf
     stores them."""
     return _householder_product(A, tau)
+
+
+# -- torch's LAPACK-named forms: geqrf, orgqr, ormqr ---------------------------------------------
+
+GeqrfResult = namedtuple("geqrf", ["a", "tau"])
+
+
+@op(outputs=2, node_name="GeqrfBackward0")
+def _geqrf(xp, x):
+    if x.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    if x.dtype.kind not in "fc" or x.dtype == np.float16:
+        raise kernel_error("geqrf_cpu")(x)
+    k = min(x.shape[-2:])
+    if x.size == 0:  # nothing to reflect
+        return x.copy(), xp.zeros(x.shape[:-2] + (k,), x.dtype)
+    h, tau = xp.linalg.qr(x, mode="raw")  # LAPACK's geqrf, h in Fortran order
+    return xp.ascontiguousarray(xp.swapaxes(h, -1, -2)), tau
+
+
+def _no_geqrf_derivative(*_, **__):
+    raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+_geqrf.defvjp_all(_no_geqrf_derivative)
+_geqrf.defjvp_all(_no_geqrf_derivative)
+_geqrf.name, _geqrf.profiler_name = "geqrf", "gradkit::geqrf"
+
+
+@tensor_method()
+def geqrf(input: Tensor) -> GeqrfResult:  # noqa: A002 - torch's name
+    """(a, tau): LAPACK's QR of input, R on and above a's diagonal, the Householder vectors
+    below it (``householder_product(a, tau)`` is Q). Not differentiable, as torch's."""
+    return GeqrfResult(*_geqrf(input))
+
+
+register(householder_product, "orgqr")
+
+
+def _check_ormqr(a, tau, other, left: bool) -> None:
+    """torch's ormqr checks, in its order."""
+    name = "torch.ormqr"
+    for label, m in (("input", a), ("other", other)):
+        if m.ndim < 2:
+            raise RuntimeError(f"{name}: {label} must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if other.shape[side] != a.shape[-2]:
+        raise RuntimeError(f"{name}: other.shape[{side}] must be equal to input.shape[-2]")
+    if tau.ndim == 0 or tau.shape[-1] != min(other.shape[side], a.shape[-1]):
+        raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[{side}], "
+                           "input.shape[-1])")
+    for label, m, wanted in (("tau", tau, a.ndim - 1), ("other", other, a.ndim)):
+        if m.ndim != wanted:
+            relation = "one dimension less than" if label == "tau" else \
+                "the same number of dimensions as"
+            raise RuntimeError(f"{name}: Expected {label} to have {relation} input, but got "
+                               f"{label}.ndim equal to {m.ndim} and input.ndim is equal to "
+                               f"{a.ndim}")
+    for label, batch in (("tau", tau.shape[:-1]), ("other", other.shape[:-2])):
+        if tuple(batch) != tuple(a.shape[:-2]):
+            raise RuntimeError(f"{name}: Expected batch dimensions of {label} to be equal to "
+                               f"input.shape[:-2], but got {list(batch)}")
+    for label, m in (("tau", tau), ("other", other)):
+        if m.dtype != a.dtype:
+            raise RuntimeError(f"{name}: Expected input and {label} to have the same dtype, but "
+                               f"input has dtype{scalar_type_name(a._data)} and {label} has dtype "
+                               f"{scalar_type_name(m._data)}")
+    if a.dtype.np.kind not in "fc" or a.dtype.np == np.float16:
+        raise kernel_error("ormqr_cpu")(a._data)
+
+
+@tensor_method()
+def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,  # noqa: A002
+          transpose: bool = False) -> Tensor:
+    """op(Q) other (``left=False``: other op(Q)) for the m x m Q = H_1 ... H_k of geqrf's
+    (input, tau), op(Q) = Q^H with ``transpose``: the full Q from householder_product of the
+    reflectors padded to m columns, so the gradient is that product's."""
+    _check_ormqr(input, tau, other, left)
+    m, k = input.shape[-2], tau.shape[-1]
+    reflectors = input[..., :k]
+    if k < m:
+        reflectors = cat([reflectors, zeros_like(input[..., :1]).expand(
+            *input.shape[:-1], m - k)], -1)
+    q = householder_product(reflectors, tau)
+    q = mH(q) if transpose else q
+    return matmul(q, other) if left else matmul(other, q)

@@ -1,8 +1,10 @@
 """Norms: ``linalg.vector_norm`` (one op with torch's derivatives), ``linalg.matrix_norm``,
-``linalg.norm`` and ``torch.norm`` (compositions, as torch composes them)."""
+``linalg.norm`` and ``torch.norm`` (compositions, as torch composes them), and the deprecated
+``nuclear_norm`` and ``frobenius_norm``."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -178,3 +180,31 @@ def norm(x, p="fro", dim=None, keepdim: bool = False, dtype=None):
         return matrix_norm(x, p, tuple(range(x.ndim)) if dim is None else dim, keepdim,
                            dtype=dtype)
     return vector_norm(x, 2.0 if p is None else p, dim, keepdim, dtype=dtype)
+
+
+def _warn_jit_only(name: str, replacement: str) -> None:
+    # torch warns once per process (TORCH_WARN_ONCE); Python's filter once per calling line
+    warnings.warn(f"at::{name} is deprecated and it is just left for JIT compatibility. It will "
+                  f"be removed in a future PyTorch release. Please use `{replacement}` instead",
+                  UserWarning, stacklevel=3)
+
+
+def nuclear_norm(input, dim=None, keepdim: bool = False):  # noqa: A002 - torch's name
+    """The nuclear norm (sum of singular values) of the matrices in dims ``dim`` (the last two
+    by default): ``linalg.matrix_norm(input, 'nuc', dim, keepdim)``, deprecated in torch.
+    ``nuclear_norm(input, True)`` is torch's keepdim overload."""
+    _warn_jit_only("nuclear_norm", "linalg.matrix_norm(A, 'nuc', dim, keepdim)")
+    if isinstance(dim, bool):
+        dim, keepdim = None, dim
+    return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
+
+
+def frobenius_norm(input, dim, keepdim: bool = False):  # noqa: A002 - torch's name
+    """The 2-norm over dims ``dim`` (at most two; all dims for ``()``), deprecated in torch
+    for ``linalg.vector_norm(input, 2, dim, keepdim)``."""
+    _warn_jit_only("frobenius_norm", "linalg.vector_norm(A, 2., dim, keepdim)")
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dims) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions "
+                           "instead.")
+    return vector_norm(input, 2, dims or None, keepdim)

@@ -278,7 +278,8 @@ def _adaptive_max_pool(input, output_size, return_indices, d):
     name = f"adaptive_max_pool{d}d"
     batched_input, added, sizes, outs = adaptive_arguments(input, output_size, d, name,
                                                            "but got: ")
-    require_real_floating(name, batched_input._data)
+    # torch names its 3-d CPU kernel in the dtype error
+    require_real_floating(name + ("_cpu" if d == 3 else ""), batched_input._data)
     windows = window_map([adaptive_windows(s, o) for s, o in zip(sizes, outs, strict=True)])
     values, indices = max_pool_with_indices(batched_input, windows=windows,
                                             kind=f"AdaptiveMaxPool{d}D")
@@ -302,3 +303,8 @@ def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
 def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
     """torch.nn.functional.adaptive_max_pool2d: the max of each of torch's adaptive windows."""
     return _adaptive_max_pool(input, output_size, return_indices, 2)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices: bool = False):
+    """torch.nn.functional.adaptive_max_pool3d on (N, C, D, H, W) or (C, D, H, W)."""
+    return _adaptive_max_pool(input, output_size, return_indices, 3)

@@ -1,6 +1,7 @@
-"""The 3-d layers torch has beside gradkit's 1-d/2-d ones: ConvTranspose3d, AdaptiveMaxPool3d,
-LPPool3d and MaxUnpool3d against torch (state_dict keys, repr, outputs, every gradient in
-float64) and torch's errors. Their functions are op_db rows (gradcheck, gradgradcheck, jvp)."""
+"""The 3-d layers torch has beside gradkit's 1-d/2-d ones (ConvTranspose3d, AdaptiveMaxPool3d,
+LPPool3d, MaxUnpool3d) and LazyLinear against torch: state_dict keys, repr, outputs, every
+gradient in float64, and torch's errors. Their functions are op_db rows (gradcheck,
+gradgradcheck, jvp)."""
 import numpy as np
 import pytest
 
@@ -112,3 +113,38 @@ def test_conv_transpose3d_output_padding_error_names_three_dims():
                                                stride=(2, 2, 1), output_padding=(0, 0, 1))
         found.append(str(info.value))
     assert found[1] == found[0]
+
+
+def test_lazy_linear_sizes_itself_on_the_first_call_as_torch():
+    seen = []
+    for lib in (torch, gradkit):
+        layer = lib.nn.LazyLinear(3).double()
+        before = (repr(layer), list(layer.state_dict()), layer.in_features)
+        weight, bias = layer.weight, layer.bias
+        optimizer = lib.optim.SGD(layer.parameters(), lr=0.5)
+        x = lib.tensor(_x(2, 5))
+        out = layer(x)
+        expected = lib.nn.functional.linear(x, layer.weight, layer.bias)
+        out.sum().backward()
+        optimizer.step()
+        seen.append((before, repr(layer), type(layer).__name__, tuple(layer.weight.shape),
+                     layer.weight is weight and layer.bias is bias, str(out.dtype)[-7:],
+                     bool((out == expected).all()), tuple(layer.weight.grad.shape),
+                     tuple(layer(lib.tensor(_x(5))).shape)))
+    assert seen[1] == seen[0]
+
+
+def test_lazy_linear_without_bias_as_torch():
+    layers = [lib.nn.LazyLinear(4, bias=False) for lib in (torch, gradkit)]
+    assert repr(layers[1]) == repr(layers[0]) and layers[1].bias is None
+    outs = [layer(lib.ones(2, 3)) for layer, lib in zip(layers, (torch, gradkit), strict=True)]
+    assert [tuple(o.shape) for o in outs] == [(2, 4), (2, 4)]
+    assert repr(layers[1]) == repr(layers[0])
+
+
+def test_lazy_linear_draws_nothing_before_it_is_sized():
+    gradkit.manual_seed(4)
+    expected = gradkit.rand(3)
+    gradkit.manual_seed(4)
+    gradkit.nn.LazyLinear(5)
+    np.testing.assert_array_equal(gradkit.rand(3).numpy(), expected.numpy())

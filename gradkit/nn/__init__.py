@@ -10,6 +10,7 @@ from gradkit.nn.attention import MultiheadAttention
 from gradkit.nn.container import ModuleList, Sequential
 from gradkit.nn.container_more import ModuleDict, ParameterDict, ParameterList
 from gradkit.nn.layers_bags import Bilinear, EmbeddingBag
+from gradkit.nn.layers_lazy import LazyLinear
 from gradkit.nn.layers_nd import (
     AdaptiveMaxPool3d, BatchNorm3d, Conv3d, ConvTranspose1d, ConvTranspose3d, InstanceNorm1d,
     InstanceNorm3d, LPPool3d, MaxUnpool3d)
@@ -72,6 +73,6 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            # lane random
            "CTCLoss", "MaxUnpool1d", "MaxUnpool2d", "TripletMarginWithDistanceLoss",
            # lane nsfunc: the 3-d variants
-           "AdaptiveMaxPool3d", "ConvTranspose3d", "LPPool3d", "MaxUnpool3d"]
+           "AdaptiveMaxPool3d", "ConvTranspose3d", "LPPool3d", "MaxUnpool3d", "LazyLinear"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

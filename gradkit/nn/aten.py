@@ -11,10 +11,12 @@ gradkit.nn.functional: the gradients are those of the functional form.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from gradkit import creation
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled, no_grad
-from gradkit.backend import get_array_module
+from gradkit.backend import float16, float32, get_array_module
 from gradkit.nn import functional as F  # noqa: N812 - torch's convention
 from gradkit.nn.functional_bags import _type_name
 from gradkit.nn.functional_dropout import _dropout_impl
@@ -40,8 +42,8 @@ __all__ = [
     "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout", "feature_dropout_",
     "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "layer_norm",
     "native_layer_norm", "batch_norm", "native_batch_norm", "group_norm", "native_group_norm",
-    "instance_norm", "rms_norm", "embedding", "embedding_renorm_", "max_pool1d", "max_pool2d",
-    "max_pool3d", "max_pool1d_with_indices", "adaptive_max_pool1d", "constant_pad_nd"]
+    "instance_norm", "rms_norm", "embedding", "embedding_bag", "embedding_renorm_", "max_pool1d",
+    "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "adaptive_max_pool1d", "constant_pad_nd"]
 
 
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, dilation,
@@ -226,6 +228,43 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float,
         scale = where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
         input.index_copy_(0, Tensor._make(rows), picked * scale)
     return input
+
+
+def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
+                  scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """torch.embedding_bag: (F.embedding_bag's output, offset2bag, bag_size, max_indices),
+    ``mode`` 0 sum, 1 mean, 2 max. The last three are ATen's bookkeeping, as its CPU kernel
+    gives them: each index's bag (empty on its fast path: a float32/float16 sum without
+    padding), each bag's count of non-padding entries (zeros for a sum) and the weight row of
+    each bag's maximum per column (the bag sizes unless ``mode`` is 2)."""
+    out = F.embedding_bag(indices, weight, offsets, None, 2, scale_grad_by_freq,
+                          ("sum", "mean", "max")[mode], sparse, per_sample_weights,
+                          include_last_offset, padding_idx)
+    keys = indices.detach().cpu().numpy()
+    starts = offsets.detach().cpu().numpy()
+    bags = len(starts) - 1 if include_last_offset else len(starts)
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    bag_of = np.searchsorted(starts[:bags], np.arange(len(keys)), side="right") - 1
+    kept = keys != padding_idx
+    sizes = np.bincount(bag_of[kept], minlength=bags)[:bags]
+    rows = np.zeros((bags, weight.shape[1]), dtype=np.int64)
+    if mode == 2:
+        values = weight.detach().cpu().numpy()
+        for bag in range(bags):
+            members = keys[(bag_of == bag) & kept]
+            if members.size:  # the first maximum, as torch's scan
+                rows[bag] = members[np.argmax(values[members], axis=0)]
+    fast = mode == 0 and padding_idx is None and weight.dtype in (float32, float16)
+
+    def tensor(array):
+        return creation.tensor(np.asarray(array, dtype=np.int64), device=weight.device)
+    # a sum's sizes are zeros: one per bag for a weight that requires grad, else one per offset
+    bag_size = tensor(sizes if mode else np.zeros(bags if weight.requires_grad else len(starts)))
+    return (out, tensor([] if fast else bag_of), bag_size,
+            tensor(rows) if mode == 2 else bag_size.clone())
 
 
 # -- pooling: ATen's max pools take no return_indices (an empty stride is the kernel's) -----

@@ -45,14 +45,14 @@ class Const:
         self.array = array
 
 
-def _build(lib, value, leaves):
+def _build(lib, value, leaves, device=None):
     if isinstance(value, (tuple, list)) and any(isinstance(v, (np.ndarray, Const))
                                                 for v in value):
-        return type(value)(_build(lib, v, leaves) for v in value)
+        return type(value)(_build(lib, v, leaves, device) for v in value)
     if isinstance(value, Const):
-        return lib.tensor(value.array)
+        return lib.tensor(value.array, device=device)
     if isinstance(value, np.ndarray):
-        leaf = lib.tensor(value, requires_grad=value.dtype == np.float64)
+        leaf = lib.tensor(value, requires_grad=value.dtype == np.float64, device=device)
         if leaf.requires_grad:
             leaves.append(leaf)
         return leaf
@@ -65,11 +65,11 @@ def _flat(out):
     return [out]
 
 
-def _bound(lib, name, args, kwargs):
+def _bound(lib, name, args, kwargs, device=None):
     """(leaves, call): the float64 leaves and a function of them returning the outputs."""
     leaves = []
-    built = [_build(lib, a, leaves) for a in args]
-    built_kwargs = {k: _build(lib, v, leaves) for k, v in kwargs.items()}
+    built = [_build(lib, a, leaves, device) for a in args]
+    built_kwargs = {k: _build(lib, v, leaves, device) for k, v in kwargs.items()}
     function = getattr(lib, name)
 
     def call(*tensors):
@@ -371,3 +371,36 @@ def test_embedding_bag_outputs_and_gradient_match_torch(bag, requires_grad, dtyp
         np.testing.assert_allclose(ours, theirs, rtol=1e-6)
     if requires_grad:
         np.testing.assert_allclose(found[1][4], found[0][4], rtol=1e-6)
+
+
+ON_DEVICE = ["native_layer_norm", "native_batch_norm_training", "native_batch_norm_eval",
+             "native_group_norm", "embedding_padding_past_rows", "max_pool1d_with_indices",
+             "kl_div_mean", "lstm_cell", "convolution_transposed", "grid_sampler"]
+
+
+@pytest.mark.parametrize("name", ON_DEVICE)
+def test_runs_on_a_cuda_device(monkeypatch, name):
+    """The adapters keep every array on the input's device (a strict CuPy stand-in)."""
+    import strict_xp
+    strict_xp.install(monkeypatch)
+    function, args, kwargs = CASES[name]
+    on_host = _run(gradkit, name)
+    leaves, call = _bound(gradkit, function, args, kwargs, device="cuda")
+    outs = _flat(call(*leaves))
+    assert all(o.device.type == "cuda" for o in outs)
+    for ours, host in zip(outs, on_host[0], strict=True):
+        np.testing.assert_allclose(ours.detach().cpu().numpy(), host.detach().numpy())
+
+
+def test_bags_dropout_and_renorm_run_on_a_cuda_device(monkeypatch):
+    import strict_xp
+    strict_xp.install(monkeypatch)
+    weight = gradkit.tensor(_n(6, 2), device="cuda", requires_grad=True)
+    outs = gradkit.embedding_bag(weight, gradkit.tensor([1, 2, 4, 5], device="cuda"),
+                                 gradkit.tensor([0, 2], device="cuda"), False, 2)
+    assert all(o.device.type == "cuda" for o in outs)
+    out, mask = gradkit.native_dropout(weight, 0.5, True)
+    assert out.device.type == mask.device.type == "cuda"
+    table = gradkit.tensor(_n(6, 2) * 5, device="cuda")
+    gradkit.embedding_renorm_(table, gradkit.tensor([0, 3], device="cuda"), 1.0, 2.0)
+    assert table.device.type == "cuda"

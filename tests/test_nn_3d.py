@@ -148,3 +148,19 @@ def test_lazy_linear_draws_nothing_before_it_is_sized():
     gradkit.manual_seed(4)
     gradkit.nn.LazyLinear(5)
     np.testing.assert_array_equal(gradkit.rand(3).numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("name, shape, output_size", [
+    ("adaptive_max_pool2d", (1, 2, 4, 4), (2,)), ("adaptive_max_pool3d", (1, 2, 4, 4, 4), (2,)),
+    ("adaptive_max_pool3d", (1, 2, 4, 4, 4), (2, 2, 2, 2)),
+    ("adaptive_max_pool3d", (2, 4, 4), (2, 2)), ("adaptive_max_pool2d", (4, 4), (2, 2)),
+    ("adaptive_avg_pool2d", (1, 2, 4, 4), [2]), ("adaptive_avg_pool3d", (1, 2, 4, 4, 4), [2]),
+    ("adaptive_avg_pool3d", (2, 4, 4), (2, 2)), ("adaptive_avg_pool2d", (1, 2, 4, 4), (2, 2, 2)),
+])
+def test_adaptive_pooling_output_size_errors_match_torch(name, shape, output_size):
+    found = []
+    for lib in (torch, gradkit):
+        with pytest.raises(Exception) as info:
+            getattr(lib.nn.functional, name)(lib.zeros(*shape), output_size)
+        found.append((type(info.value), str(info.value)))
+    assert found[1] == found[0]

@@ -244,6 +244,12 @@ ERRORS = {
     "feature_alpha_dropout__p": lambda lib: lib.feature_alpha_dropout_(lib.zeros(3), 1.5, True),
     "feature_dropout_rank": lambda lib: lib.feature_dropout(lib.zeros(3), 0.5, True),
     "native_dropout_p": lambda lib: lib.native_dropout(lib.zeros(3), 1.5, True),
+    "convolution_weight_rank": lambda lib: lib.convolution(
+        lib.zeros(1, 2, 3), lib.zeros(2, 2), None, [1], [0], [1], False, [0], 1),
+    "convolution_unbatched": lambda lib: lib.convolution(
+        lib.zeros(2, 3), lib.zeros(2, 2, 2), None, [1], [0], [1], True, [0], 1),
+    "convolution_input_rank": lambda lib: lib.convolution(
+        lib.zeros(1, 2, 3), lib.zeros(1, 1, 1, 1, 1, 1), None, [1], [0], [1], False, [0], 1),
     "native_group_norm_numel": lambda lib: lib.native_group_norm(lib.zeros(2, 4, 3), None, None,
                                                                  2, 4, 4, 2, 1e-5),
     "renorm_rank": lambda lib: lib.embedding_renorm_(lib.zeros(5), lib.tensor([0]), 1.0, 2.0),

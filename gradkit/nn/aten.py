@@ -49,7 +49,13 @@ __all__ = [
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, dilation,
                 transposed: bool, output_padding, groups: int) -> Tensor:
     """torch.convolution: conv{1,2,3}d, or with ``transposed`` conv_transpose{1,2,3}d, chosen
-    by the weight's rank."""
+    by the weight's rank; batched inputs only, as ATen's."""
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if input.ndim != weight.ndim:
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
+                           f"dimensional weight {list(weight.shape)}, but got {input.ndim}-"
+                           f"dimensional input of size {list(input.shape)} instead")
     d = weight.ndim - 2
     if transposed:
         return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,

@@ -41,6 +41,10 @@ from gradkit.legacy_tensor import (  # noqa: F401
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
     LongTensor, ShortTensor)
 from gradkit import fft, linalg, nn, optim, special  # noqa: E402,F401
+# torch.conv2d, torch.layer_norm, torch.kl_div & co.: nn.functional's layers with ATen's
+# signatures (argument orders, int reductions, the native_* tuples)
+from gradkit.nn.aten import *  # noqa: E402,F401,F403
+from gradkit.nn.aten_losses import *  # noqa: E402,F401,F403
 from gradkit import accelerator, cuda  # noqa: E402,F401
 from gradkit.serialization import load, save  # noqa: E402,F401
 from gradkit import profiler, utils  # noqa: E402,F401

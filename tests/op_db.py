@@ -1754,3 +1754,25 @@ NON_DIFFERENTIABLE.update({
     **{name: "removed from torch: raises its error (tests/test_legacy_linalg.py)"
        for name in ("solve", "lstsq", "eig", "symeig", "matrix_rank")}})
 _rng = _table_rng
+
+# lane nsfunc: the 3-d variants of conv_transpose, adaptive max, lp and unpooling
+_table_rng, _rng = _rng, np.random.default_rng(1517)
+OPS += [
+    OpInfo("conv_transpose3d", F.conv_transpose3d, S(
+        Sample((N(1, 2, 2, 2, 1), N(2, 2, 2, 1, 2), N(2))),
+        Sample((N(1, 2, 2, 1, 2), N(2, 1, 1, 2, 2)),
+               {"stride": (2, 1, 2), "padding": (0, 1, 1), "output_padding": (1, 0, 1),
+                "groups": 2, "dilation": (1, 2, 1)}),
+        Sample((N(1, 2, 1, 2), N(1, 1, 2, 1, 2)), {"stride": 2}, name="unbatched"))),
+    OpInfo("adaptive_max_pool3d", F.adaptive_max_pool3d, S(
+        Sample((Distinct(1, 2, 3, 4, 3), (2, 3, 2))),
+        Sample((Distinct(1, 3, 2, 4), (2, None, 3), True), name="unbatched_indices"))),
+    OpInfo("lp_pool3d", F.lp_pool3d, S(
+        Sample((N(1, 1, 2, 4, 4), 2, 2)),
+        Sample((P(1, 2, 3, 3, 4), 1.5, (2, 1, 3), (1, 2, 1), True), name="ceil"))),
+    OpInfo("F.max_unpool3d", F.max_unpool3d, S(
+        Sample((N(1, 2, 1, 1, 2), I([[[[[0, 7]]], [[[5, 2]]]]]), 2)),
+        Sample((N(2, 1, 2, 1), I([[[[3], [12]]], [[[8], [23]]]]), (1, 2, 3)),
+               {"stride": (2, 2, 1), "output_size": (2, 4, 3)}, name="unbatched_sized"))),
+]
+_rng = _table_rng

@@ -99,7 +99,7 @@ DIFFERENT_LAST_NODE = {
     # gradkit solves left=False as the transpose of a left solve; torch has one solve node
     "linalg.solve-right",
     # torch pools an unbatched input itself; gradkit adds a batch dim and squeezes it off
-    "adaptive_max_pool2d-unbatched_indices",
+    "adaptive_max_pool2d-unbatched_indices", "adaptive_max_pool3d-unbatched_indices",
     # torch's batched matmul folds the batch and ends in _unsafe_view, its reshape of an
     # inverse in _reshape_alias; gradkit's are one matmul node and a view
     "linalg.matrix_power-negative", "linalg.tensorinv-0", "linalg.tensorinv-ind1",
@@ -123,7 +123,7 @@ SAVED_NAMES = {"_saved_self", "_saved_other", "_saved_exponent", "_saved_result"
                "_saved_dim", "_saved_keepdim", "_saved_condition"}
 # ops whose gradkit rule needs other values than torch's (shapes or indices, not the input)
 SAVES_OTHER_VALUES = {"getitem_basic", "max_pool2d", "cross_entropy", "nll_loss", "max_pool3d",
-                      "adaptive_max_pool2d", "max_pool2d_indices"}
+                      "adaptive_max_pool2d", "max_pool2d_indices", "adaptive_max_pool3d"}
 # one fused torch op that gradkit composes of existing ops (gradkit/ops/pooling_avg.py,
 # normalization.py, conv_more.py, attention.py, interpolate.py, nn/functional_bags.py,
 # layers_small.py, ops/sampling_grid.py): the gradients are torch's, the last node is gradkit's
@@ -131,7 +131,8 @@ SAVES_OTHER_VALUES = {"getitem_basic", "max_pool2d", "cross_entropy", "nll_loss"
 # (MulBackward1), which a Python-level op never records in torch either.
 COMPOSED_IN_GRADKIT = {
     "avg_pool2d", "avg_pool3d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "batch_norm",
-    "instance_norm", "group_norm", "conv_transpose1d", "conv_transpose2d", "pixel_shuffle",
+    "instance_norm", "group_norm", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "pixel_shuffle",
     "pixel_unshuffle", "unfold", "fold", "interpolate", "scaled_dot_product_attention",
     "bilinear", "embedding_bag", "channel_shuffle", "F.grid_sample", "special.ndtr",
     # lane legacy: torch's older linalg names over gradkit.linalg's ops (ops/linalg_legacy.py:

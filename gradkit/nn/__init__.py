@@ -10,8 +10,10 @@ from gradkit.nn.attention import MultiheadAttention
 from gradkit.nn.container import ModuleList, Sequential
 from gradkit.nn.container_more import ModuleDict, ParameterDict, ParameterList
 from gradkit.nn.layers_bags import Bilinear, EmbeddingBag
+from gradkit.nn.layers_lazy import LazyLinear
 from gradkit.nn.layers_nd import (
-    BatchNorm3d, Conv3d, ConvTranspose1d, InstanceNorm1d, InstanceNorm3d)
+    AdaptiveMaxPool3d, BatchNorm3d, Conv3d, ConvTranspose1d, ConvTranspose3d, InstanceNorm1d,
+    InstanceNorm3d, LPPool3d, MaxUnpool3d)
 from gradkit.nn.layers_small import (
     AdaptiveAvgPool1d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool3d,
     ChannelShuffle, CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,
@@ -69,6 +71,8 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            "Dropout3d", "FeatureAlphaDropout", "Transformer", "TransformerDecoder",
            "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
            # lane random
-           "CTCLoss", "MaxUnpool1d", "MaxUnpool2d", "TripletMarginWithDistanceLoss"]
+           "CTCLoss", "MaxUnpool1d", "MaxUnpool2d", "TripletMarginWithDistanceLoss",
+           # lane nsfunc: the 3-d variants
+           "AdaptiveMaxPool3d", "ConvTranspose3d", "LPPool3d", "MaxUnpool3d", "LazyLinear"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

@@ -24,7 +24,8 @@ from gradkit.ops.attention import (
     fold, pixel_shuffle, pixel_unshuffle, scaled_dot_product_attention, unfold)
 from gradkit.ops.conv import conv2d
 from gradkit.ops.ctc import ctc_loss
-from gradkit.ops.conv_more import conv1d, conv3d, conv_transpose1d, conv_transpose2d
+from gradkit.ops.conv_more import (
+    conv1d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d)
 from gradkit.ops.interpolate import interpolate
 from gradkit.ops.elementwise import tanh
 from gradkit.ops.activations import gelu, logsigmoid, sigmoid, softplus
@@ -48,13 +49,14 @@ from gradkit.ops.losses_margin import (
 from gradkit.ops.normalization import (
     batch_norm, group_norm, instance_norm, local_response_norm, rms_norm)
 from gradkit.ops.pooling import (
-    adaptive_max_pool1d, adaptive_max_pool2d, max_pool1d, max_pool2d, max_pool3d)
+    adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, max_pool1d, max_pool2d,
+    max_pool3d)
 from gradkit.ops.random_sampling import gumbel_softmax
 from gradkit.ops.sampling_grid import affine_grid, grid_sample
-from gradkit.ops.unpooling import max_unpool1d, max_unpool2d
+from gradkit.ops.unpooling import max_unpool1d, max_unpool2d, max_unpool3d
 from gradkit.ops.pooling_avg import (
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, avg_pool1d, avg_pool2d,
-    avg_pool3d, lp_pool1d, lp_pool2d)
+    avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d)
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "celu_", "conv2d",
@@ -81,6 +83,8 @@ __all__ = [
     "triplet_margin_with_distance_loss",
     # lane legacy
     "pdist",
+    # lane nsfunc: the 3-d variants
+    "adaptive_max_pool3d", "conv_transpose3d", "lp_pool3d", "max_unpool3d",
 ]
 
 

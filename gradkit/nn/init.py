@@ -157,3 +157,37 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         q = q * np.sign(np.diag(r))  # make the decomposition unique
         return gain * (q.T if rows < cols else q).reshape(shape)
     return _fill_from(tensor, sample, generator)
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-d convolution weight with the Dirac delta: the convolution keeps
+    as many input channels as it can (in each of ``groups`` groups of output channels)."""
+    if tensor.dim() not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if tensor.shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = tensor.shape[0] // groups
+
+    def delta(rng, shape):
+        values = np.zeros(shape)
+        centre = tuple(n // 2 for n in shape[2:])
+        for d in range(min(per_group, shape[1])):
+            values[(np.arange(groups) * per_group + d, d) + centre] = 1.0
+        return values
+    return _fill_from(tensor, delta)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """Fill a 2-d tensor with N(0, std²) samples, then zero ceil(sparsity * rows) randomly
+    chosen entries of each column."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    zeros = math.ceil(sparsity * rows)
+
+    def sample(rng, shape):
+        values = rng.normal(0.0, std, shape)
+        for column in range(cols):
+            values[rng.permutation(rows)[:zeros], column] = 0.0
+        return values
+    return _fill_from(tensor, sample, generator)

@@ -312,7 +312,7 @@ class _MaxUnpool(Module):
         self.padding = as_tuple(padding)
 
     def forward(self, input, indices, output_size=None):
-        unpool = F.max_unpool2d if self.dims == 2 else F.max_unpool1d
+        unpool = {1: F.max_unpool1d, 2: F.max_unpool2d, 3: F.max_unpool3d}[self.dims]
         return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
     def extra_repr(self) -> str:

@@ -9,6 +9,7 @@ from gradkit.ops._op import op
 from gradkit.ops.activations import sigmoid
 from gradkit.ops.grad_edges import call_or_write, gradient_edge, in_place_variant
 from gradkit.ops.joining import cat
+from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import where
 from gradkit.ops.shape import _normalize_dim, reshape
 from gradkit.ops.slicing import narrow
@@ -93,6 +94,7 @@ _prelu_kernel.defjvp(lambda t, x, weight: where(x > 0, t, weight * t),
                      lambda t, x, weight: where(x > 0, 0.0, x * t))
 
 
+@tensor_method()
 def prelu(input, weight):
     """max(0, x) + weight * min(0, x), one weight per channel (dim 1) or one for all."""
     if input._data.dtype.kind != "f":

@@ -30,15 +30,18 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
 
 
 def _output_padding(output_padding, stride, dilation, d):
-    """torch's check (worded for 2-D, as torch runs conv_transpose1d as a 2-D one)."""
+    """torch's check of output_padding, with its message."""
     pads = _ntuple(output_padding, "output_padding", d)
     if any(p >= s and p >= dl for p, s, dl in zip(pads, stride, dilation, strict=True)):
-        shown = [((0,) + tuple(v)) if d == 1 else tuple(v) for v in (pads, stride, dilation)]
-        raise RuntimeError(
-            "output padding must be smaller than either stride or dilation, but got "
-            f"output_padding_height: {shown[0][0]} output_padding_width: {shown[0][1]} "
-            f"stride_height: {shown[1][0] if d > 1 else 1} stride_width: {shown[1][1]} "
-            f"dilation_height: {shown[2][0] if d > 1 else 1} dilation_width: {shown[2][1]}")
+        values = {"output_padding": pads, "stride": tuple(stride), "dilation": tuple(dilation)}
+        if d == 1:  # torch runs conv_transpose1d as a 2-D one over a unit height
+            values = {what: ((0,) if what == "output_padding" else (1,)) + v
+                      for what, v in values.items()}
+        dims = ("depth", "height", "width")[-max(d, 2):]
+        shown = " ".join(f"{what}_{dim}: {v}" for what, vs in values.items()
+                         for dim, v in zip(dims, vs, strict=True))
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but "
+                           f"got {shown}")
     return pads
 
 
@@ -94,3 +97,11 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """
     return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
                              dilation, 2, "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups: int = 1, dilation=1):
+    """torch.nn.functional.conv_transpose3d: (N, C_in, D, H, W) or (C_in, D, H, W) input,
+    weight (C_in, C_out/groups, kD, kH, kW)."""
+    return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
+                             dilation, 3, "conv_transpose3d")

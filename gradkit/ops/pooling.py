@@ -263,10 +263,21 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def adaptive_arguments(input, output_size, d: int, name: str, got: str) -> tuple:
     """(batched input, whether a batch dim was added, input sizes, output sizes) of an
-    adaptive pooling of ``d`` dims, with torch's rank error (``got`` ends its text)."""
+    adaptive pooling of ``d`` dims, with torch's errors: its Python check of a sequence
+    ``output_size`` against the input's rank, then the rank (``got`` ends that text) and the
+    sequence's length (average pooling checks the length first)."""
+    if not isinstance(output_size, int):
+        output_size = tuple(output_size)
+        if input.ndim <= len(output_size):
+            raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+    wrong_length = not isinstance(output_size, int) and len(output_size) != d
+    if wrong_length and name.startswith("adaptive_avg"):
+        raise RuntimeError(f"{name}: output_size must be {d}")
     if input.ndim not in (d + 1, d + 2):
         raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, {got}"
                            f"{list(input.shape)}")
+    if wrong_length:
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {d}")
     batched, added = (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
     sizes = tuple(batched.shape[2:])
     outs = ntuple(output_size, d, name, "output_size")
@@ -278,7 +289,8 @@ def _adaptive_max_pool(input, output_size, return_indices, d):
     name = f"adaptive_max_pool{d}d"
     batched_input, added, sizes, outs = adaptive_arguments(input, output_size, d, name,
                                                            "but got: ")
-    require_real_floating(name, batched_input._data)
+    # torch names its 3-d CPU kernel in the dtype error
+    require_real_floating(name + ("_cpu" if d == 3 else ""), batched_input._data)
     windows = window_map([adaptive_windows(s, o) for s, o in zip(sizes, outs, strict=True)])
     values, indices = max_pool_with_indices(batched_input, windows=windows,
                                             kind=f"AdaptiveMaxPool{d}D")
@@ -302,3 +314,8 @@ def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
 def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
     """torch.nn.functional.adaptive_max_pool2d: the max of each of torch's adaptive windows."""
     return _adaptive_max_pool(input, output_size, return_indices, 2)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices: bool = False):
+    """torch.nn.functional.adaptive_max_pool3d on (N, C, D, H, W) or (C, D, H, W)."""
+    return _adaptive_max_pool(input, output_size, return_indices, 3)

@@ -19,7 +19,7 @@ from gradkit.ops.joining import cat
 from gradkit.ops.indexing import index_select
 from gradkit.ops.piecewise import abs as abs_, sign
 from gradkit.ops.pooling import (
-    adaptive_arguments, adaptive_windows, fixed_windows, max_pool1d, max_pool2d, ntuple,
+    adaptive_arguments, adaptive_windows, fixed_windows, max_pool1d, max_pool2d, max_pool3d, ntuple,
     pool_geometry, pool_input, window_map)
 from gradkit.ops.reduction import sum as sum_
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
@@ -160,7 +160,8 @@ def adaptive_avg_pool3d(input, output_size):
 
 def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, d):
     """torch's composition: (sign(a) relu(|a|) * window size) ^ (1/p), a the mean of x^p."""
-    max_pool, avg_pool = (max_pool1d, avg_pool1d) if d == 1 else (max_pool2d, avg_pool2d)
+    max_pool, avg_pool = {1: (max_pool1d, avg_pool1d), 2: (max_pool2d, avg_pool2d),
+                          3: (max_pool3d, avg_pool3d)}[d]
     if norm_type == math.inf:
         return max_pool(abs_(input), kernel_size, stride, 0, 1, ceil_mode)
     if norm_type == -math.inf:
@@ -178,3 +179,8 @@ def lp_pool1d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool
 def lp_pool2d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
     """torch.nn.functional.lp_pool2d: the p-norm of each window."""
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+def lp_pool3d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+    """torch.nn.functional.lp_pool3d: the p-norm of each window of (N, C, D, H, W) inputs."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)

@@ -1,5 +1,7 @@
-"""max_unpool1d/2d: the partial inverse of max pooling (values put back at their indices)."""
+"""max_unpool1d/2d/3d: the partial inverse of max pooling (values put back at their indices)."""
 from __future__ import annotations
+
+import math
 
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
@@ -9,12 +11,15 @@ from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
 
 
 def _check_unpool(x, indices, output_size) -> None:
-    """torch's checks of max_unpooling2d, in its order."""
+    """torch's checks of max_unpooling2d / 3d, in its order."""
+    d = len(output_size)
+    int64_text = "elements in indices should be type int64" + (
+        f" but got: {scalar_type_name(indices)}" if d == 2 else "")
     refusals = (
-        (indices.dtype.name != "int64", "elements in indices should be type int64 but got: "
-                                        f"{scalar_type_name(indices)}"),
-        (x.ndim not in (3, 4), "Input to max_unpooling2d should be a 3d or 4d Tensor, but got a "
-                               f"tensor with {x.ndim} dimensions."),
+        (indices.dtype.name != "int64", int64_text),
+        (x.ndim not in (d + 1, d + 2), f"Input to max_unpooling{d}d should be a {d + 1}d or "
+                                       f"{d + 2}d Tensor, but got a tensor with {x.ndim} "
+                                       "dimensions."),
         (indices.shape != x.shape, "Expected shape of indices to be same as that of the input "
                                    f"tensor ({list(x.shape)}) but got indices tensor with "
                                    f"shape: {list(indices.shape)}"))
@@ -22,35 +27,42 @@ def _check_unpool(x, indices, output_size) -> None:
         if refused:
             raise RuntimeError(message)
     if x.size:  # torch's kernel (max_unpool1d's too) is not reached for an empty input
-        require_real_floating("max_unpool2d", x)
-    outside = (indices < 0) | (indices >= output_size[0] * output_size[1])
+        require_real_floating(f"max_unpool{d}d", x)
+    outside = (indices < 0) | (indices >= math.prod(output_size))
     if outside.any():
         raise RuntimeError(f"Found an invalid max index: {int(indices[outside][0])} (output "
-                           f"volumes are of size {output_size[0]}x{output_size[1]})")
+                           f"volumes are of size {'x'.join(map(str, output_size))})")
 
 
 @op(save=("indices", "x.shape"), node_name="MaxUnpool2DBackward0")
-def max_unpool2d_op(xp, x, indices, *, output_size=(1, 1)):
-    """Zeros of (..., *output_size) with each x put at its flat ``indices`` in its plane."""
+def max_unpool_op(xp, x, indices, *, output_size=(1, 1)):
+    """Zeros of (..., *output_size) with each x put at its flat ``indices`` in its plane (or
+    volume: as many trailing dims as ``output_size`` has)."""
     _check_unpool(x, indices, output_size)
-    rows = x.reshape(-1, x.shape[-2] * x.shape[-1])
-    out = xp.zeros((rows.shape[0], output_size[0] * output_size[1]), dtype=x.dtype)
+    d = len(output_size)
+    rows = x.reshape(-1, math.prod(x.shape[-d:]))
+    out = xp.zeros((rows.shape[0], math.prod(output_size)), dtype=x.dtype)
     out[xp.arange(rows.shape[0])[:, None], indices.reshape(rows.shape)] = rows
-    return out.reshape(x.shape[:-2] + tuple(output_size))
+    return out.reshape(x.shape[:-d] + tuple(output_size))
+
+
+max_unpool_op.node_name_rule = (
+    lambda params, datas: f"MaxUnpool{len(params['output_size'])}DBackward0")
 
 
 def _unpool_grad(g, indices, x_shape, output_size):
     """torch's max_unpooling backward: the gradient read back at the indices."""
-    lead = tuple(x_shape[:-2])
-    plane = (g.shape[-2] * g.shape[-1],)  # not -1: a batch may be empty
+    d = len(output_size)
+    lead = tuple(x_shape[:-d])
+    plane = (math.prod(g.shape[-d:]),)  # not -1: a batch may be empty
     picked = gather(reshape(g, lead + plane), -1,
-                    reshape(indices, lead + (x_shape[-2] * x_shape[-1],)))
+                    reshape(indices, lead + (math.prod(x_shape[-d:]),)))
     return reshape(picked, tuple(x_shape))
 
 
-max_unpool2d_op.defvjp(_unpool_grad, None)
-max_unpool2d_op.defjvp(lambda t, indices, x_shape, output_size:
-                       max_unpool2d_op(t, indices, output_size=output_size), None)
+max_unpool_op.defvjp(_unpool_grad, None)
+max_unpool_op.defjvp(lambda t, indices, x_shape, output_size:
+                     max_unpool_op(t, indices, output_size=output_size), None)
 
 
 def _as_tuple(value, d: int) -> tuple:
@@ -84,21 +96,32 @@ def _unpool_output_size(input, kernel: tuple, stride: tuple, padding: tuple,
     return tuple(size)
 
 
+def _unpooled_size(input, kernel_size, stride, padding, output_size, d: int) -> tuple:
+    """The output size of a ``d``-dim unpooling (stride defaults to kernel_size)."""
+    kernel = _as_tuple(kernel_size, d)
+    stride = kernel if stride is None else _as_tuple(stride, d)
+    return _unpool_output_size(input, kernel, stride, _as_tuple(padding, d), output_size)
+
+
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
                  output_size=None) -> Tensor:
     """Put each value of ``input`` back at its ``indices`` (from max_pool2d's return_indices)
     in a zero plane of the unpooled size."""
-    kernel = _as_tuple(kernel_size, 2)
-    stride = kernel if stride is None else _as_tuple(stride, 2)
-    size = _unpool_output_size(input, kernel, stride, _as_tuple(padding, 2), output_size)
-    return max_unpool2d_op(input, indices, output_size=size)
+    size = _unpooled_size(input, kernel_size, stride, padding, output_size, 2)
+    return max_unpool_op(input, indices, output_size=size)
 
 
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
                  output_size=None) -> Tensor:
     """max_unpool2d over one spatial dim (torch's way: through a trailing unit dim)."""
-    kernel = _as_tuple(kernel_size, 1)
-    stride = kernel if stride is None else _as_tuple(stride, 1)
-    size = _unpool_output_size(input, kernel, stride, _as_tuple(padding, 1), output_size)
-    return squeeze(max_unpool2d_op(unsqueeze(input, -1), unsqueeze(indices, -1),
-                                   output_size=size + (1,)), -1)
+    size = _unpooled_size(input, kernel_size, stride, padding, output_size, 1)
+    return squeeze(max_unpool_op(unsqueeze(input, -1), unsqueeze(indices, -1),
+                                 output_size=size + (1,)), -1)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """Put each value of ``input`` back at its ``indices`` (from max_pool3d's return_indices)
+    in a zero volume of the unpooled size."""
+    size = _unpooled_size(input, kernel_size, stride, padding, output_size, 3)
+    return max_unpool_op(input, indices, output_size=size)

@@ -1,0 +1,316 @@
+"""torch's top-level spellings of nn.functional's layers (``torch.conv2d``, ``torch.dropout``,
+``torch.layer_norm``, ``torch.native_batch_norm`` ...), with ATen's signatures.
+
+ATen's argument orders differ from nn.functional's (``torch.embedding(weight, indices)``,
+``torch.batch_norm(input, weight, bias, running_mean, ...)``) and its ``native_*`` forms also
+return the statistics or the mask they computed. Each function here is a thin adapter over
+gradkit.nn.functional: the gradients are those of the functional form.
+
+>>> gradkit.embedding(gradkit.eye(3), gradkit.tensor([2, 0])).tolist()
+[[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gradkit import creation
+from gradkit._tensor import Tensor
+from gradkit.autograd.grad_mode import is_grad_enabled, no_grad
+from gradkit.backend import float16, float32, get_array_module
+from gradkit.nn import functional as F  # noqa: N812 - torch's convention
+from gradkit.nn.functional_bags import _type_name
+from gradkit.nn.functional_dropout import _dropout_impl
+from gradkit.ops.arithmetic import mul
+from gradkit.ops.conv import conv_nd
+from gradkit.ops.conv_more import conv_transpose_nd
+from gradkit.ops.linalg_norms import vector_norm
+from gradkit.ops.piecewise import where
+
+# the same functions under both names
+conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
+conv_transpose1d, conv_transpose2d, conv_transpose3d = (
+    F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)
+pixel_shuffle, pixel_unshuffle, channel_shuffle = (
+    F.pixel_shuffle, F.pixel_unshuffle, F.channel_shuffle)
+native_channel_shuffle = F.channel_shuffle
+avg_pool1d, adaptive_avg_pool1d, bilinear = F.avg_pool1d, F.adaptive_avg_pool1d, F.bilinear
+
+__all__ = [
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "convolution", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
+    "native_channel_shuffle", "avg_pool1d", "adaptive_avg_pool1d", "bilinear", "dropout",
+    "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout", "feature_dropout_",
+    "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "layer_norm",
+    "native_layer_norm", "batch_norm", "native_batch_norm", "group_norm", "native_group_norm",
+    "instance_norm", "rms_norm", "embedding", "embedding_bag", "embedding_renorm_", "max_pool1d",
+    "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "adaptive_max_pool1d", "constant_pad_nd"]
+
+
+def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, dilation,
+                transposed: bool, output_padding, groups: int) -> Tensor:
+    """torch.convolution: conv{1,2,3}d, or with ``transposed`` conv_transpose{1,2,3}d, chosen
+    by the weight's rank; batched inputs only, as ATen's."""
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if input.ndim != weight.ndim:
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
+                           f"dimensional weight {list(weight.shape)}, but got {input.ndim}-"
+                           f"dimensional input of size {list(input.shape)} instead")
+    d = weight.ndim - 2
+    if transposed:
+        return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
+                                 dilation, d, f"conv_transpose{d}d")
+    return conv_nd(input, weight, bias, stride, padding, dilation, groups, d, f"conv{d}d")
+
+
+# -- dropout: (input, p, train); ATen refuses a p outside [0, 1] with a RuntimeError ---------
+
+def _check_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p:g}")
+
+
+def _spelling(name: str, run, doc: str):
+    """torch.<name>(input, p, train): ``run(input, p, train)`` after ATen's check of p."""
+    def spelling(input: Tensor, p: float, train: bool) -> Tensor:
+        _check_p(p)
+        return run(input, p, train)
+    spelling.__name__ = spelling.__qualname__ = name
+    spelling.__doc__ = doc
+    return spelling
+
+
+dropout = _spelling("dropout", F.dropout, "torch.dropout: F.dropout(input, p, training=train).")
+dropout_ = _spelling("dropout_", lambda x, p, train: F.dropout(x, p, train, inplace=True),
+                     "torch.dropout_: dropout, in place.")
+alpha_dropout = _spelling("alpha_dropout", F.alpha_dropout,
+                          "torch.alpha_dropout: F.alpha_dropout(input, p, training=train).")
+alpha_dropout_ = _spelling(
+    "alpha_dropout_", lambda x, p, train: F.alpha_dropout(x, p, train, inplace=True),
+    "torch.alpha_dropout_: alpha_dropout, in place.")
+feature_dropout = _spelling(
+    "feature_dropout", lambda x, p, train: _dropout_impl(x, p, train, False, True, False),
+    "torch.feature_dropout: one draw per (sample, channel) of a (N, C, *) input.")
+feature_dropout_ = _spelling(
+    "feature_dropout_", lambda x, p, train: _dropout_impl(x, p, train, True, True, False),
+    "torch.feature_dropout_: feature_dropout, in place.")
+feature_alpha_dropout = _spelling(
+    "feature_alpha_dropout", F.feature_alpha_dropout,
+    "torch.feature_alpha_dropout: F.feature_alpha_dropout(input, p, training=train).")
+feature_alpha_dropout_ = _spelling(
+    "feature_alpha_dropout_",
+    lambda x, p, train: F.feature_alpha_dropout(x, p, train, inplace=True),
+    "torch.feature_alpha_dropout_: feature_alpha_dropout, in place.")
+
+
+def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:
+    """torch.native_dropout: (input * mask / (1 - p), the bool keep-mask); with ``train``
+    False, (a copy of input, all True). The mask is drawn from gradkit's generator."""
+    xp = get_array_module(input._data)
+    if train is False:
+        return input.clone(), Tensor._make(xp.ones(tuple(input.shape), dtype=bool))
+    if not 0.0 <= 1.0 - p <= 1.0:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={1.0 - p:g}")
+    keep = xp.asarray(creation.bernoulli_mask(tuple(input.shape), p))
+    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
+    return (mul(input, Tensor._make((keep * scale).astype(input._data.dtype))),
+            Tensor._make(keep))
+
+
+# -- normalization: ATen's orders, and the statistics of the native forms -------------------
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5, cudnn_enable: bool = True) -> Tensor:
+    """torch.layer_norm (``cudnn_enable`` is ignored)."""
+    return F.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def _statistics(x: Tensor, dims: tuple, eps: float, shape: tuple) -> tuple[Tensor, Tensor]:
+    """(mean, 1/sqrt(biased variance + eps)) of ``x`` over ``dims``, reshaped to ``shape``."""
+    mean = x.mean(dims, keepdim=True)
+    rstd = (x.var(dims, unbiased=False, keepdim=True) + eps).rsqrt()
+    return mean.reshape(shape), rstd.reshape(shape)
+
+
+def native_layer_norm(input: Tensor, normalized_shape, weight: Tensor | None,
+                      bias: Tensor | None, eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """torch.native_layer_norm: (output, mean, rstd), the statistics of shape
+    input.shape[:-k] + (1,) * k for k normalized dims."""
+    out = F.layer_norm(input, normalized_shape, weight, bias, eps)
+    k = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    lead = tuple(input.shape[:input.ndim - k])
+    # torch's statistics of layer and batch norm are not differentiable; group norm's are
+    return (out, *_statistics(input.detach(), tuple(range(input.ndim - k, input.ndim)), eps,
+                              lead + (1,) * k))
+
+
+def batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
+               running_mean: Tensor | None, running_var: Tensor | None, training: bool,
+               momentum: float, eps: float, cudnn_enabled: bool) -> Tensor:
+    """torch.batch_norm: F.batch_norm with ATen's argument order."""
+    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
+                      running_mean: Tensor | None, running_var: Tensor | None, training: bool,
+                      momentum: float, eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """torch.native_batch_norm: (output, save_mean, save_invstd) with the batch's per-channel
+    statistics while training, empty tensors (torch's on the CPU) otherwise."""
+    channels = (input.shape[1],)
+    if training:
+        stats = _statistics(input.detach(), (0,) + tuple(range(2, input.ndim)), eps, channels)
+    else:
+        stats = tuple(creation.empty(0, dtype=input.dtype, device=input.device) for _ in "ms")
+    out = F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return (out, *stats)
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5, cudnn_enabled: bool = True) -> Tensor:
+    """torch.group_norm (``cudnn_enabled`` is ignored)."""
+    return F.group_norm(input, num_groups, weight, bias, eps)
+
+
+def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int,  # noqa: N803
+                      C: int, HxW: int, group: int, eps: float  # noqa: N803 - ATen's names
+                      ) -> tuple[Tensor, Tensor, Tensor]:
+    """torch.native_group_norm: (output, mean, rstd), the statistics of shape (N, group) and
+    differentiable, as torch's (though torch drops their gradients when the output has none)."""
+    if input.numel() != N * C * HxW:
+        raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+    out = F.group_norm(input, group, weight, bias, eps)
+    grouped = input.reshape(N, group, -1)
+    return (out, *_statistics(grouped, (2,), eps, (N, group)))
+
+
+def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
+                  running_mean: Tensor | None, running_var: Tensor | None, use_input_stats: bool,
+                  momentum: float, eps: float, cudnn_enabled: bool) -> Tensor:
+    """torch.instance_norm: F.instance_norm with ATen's argument order."""
+    return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                           momentum, eps)
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """torch.rms_norm: F.rms_norm."""
+    return F.rms_norm(input, normalized_shape, weight, eps)
+
+
+# -- embedding: the weight comes first ------------------------------------------------------
+
+def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """torch.embedding: F.embedding(indices, weight); a negative ``padding_idx`` (or one past
+    the rows) is no padding, as ATen's (F.embedding wraps it before calling it)."""
+    rows = weight.shape[0] if weight.ndim else 0
+    padding = padding_idx if 0 <= padding_idx < rows else None
+    return F.embedding(indices, weight, padding, None, 2.0, scale_grad_by_freq, sparse)
+
+
+def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float,
+                      norm_type: float) -> Tensor:
+    """torch.embedding_renorm_: each row of the weight ``input`` named by ``indices`` whose
+    ``norm_type``-norm exceeds ``max_norm`` is scaled by max_norm / (norm + 1e-7), in place
+    (not recorded: torch has no derivative for it)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"Expected 2-dimensional tensor, but got {input.ndim}-dimensional "
+                           "tensor for argument #1 'self' (while checking arguments for "
+                           "embedding_renorm_)")
+    if indices._data.dtype.kind not in "iu":
+        raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got {_type_name(indices._data)}"
+                           " instead (while checking arguments for embedding_renorm_)")
+    if input.is_leaf and input.requires_grad and is_grad_enabled():
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    xp = get_array_module(input._data)
+    rows = xp.unique(indices._data.reshape(-1))
+    with no_grad():
+        picked = input[Tensor._make(rows)]
+        norms = vector_norm(picked, norm_type, 1, True)
+        scale = where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        input.index_copy_(0, Tensor._make(rows), picked * scale)
+    return input
+
+
+def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
+                  scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """torch.embedding_bag: (F.embedding_bag's output, offset2bag, bag_size, max_indices),
+    ``mode`` 0 sum, 1 mean, 2 max. The last three are ATen's bookkeeping, as its CPU kernel
+    gives them: each index's bag (empty on its fast path: a float32/float16 sum without
+    padding), each bag's count of non-padding entries (zeros for a sum) and the weight row of
+    each bag's maximum per column (the bag sizes unless ``mode`` is 2)."""
+    out = F.embedding_bag(indices, weight, offsets, None, 2, scale_grad_by_freq,
+                          ("sum", "mean", "max")[mode], sparse, per_sample_weights,
+                          include_last_offset, padding_idx)
+    keys = indices.detach().cpu().numpy()
+    starts = offsets.detach().cpu().numpy()
+    bags = len(starts) - 1 if include_last_offset else len(starts)
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    bag_of = np.searchsorted(starts[:bags], np.arange(len(keys)), side="right") - 1
+    kept = keys != padding_idx
+    sizes = np.bincount(bag_of[kept], minlength=bags)[:bags]
+    rows = np.zeros((bags, weight.shape[1]), dtype=np.int64)
+    if mode == 2:
+        values = weight.detach().cpu().numpy()
+        for bag in range(bags):
+            members = keys[(bag_of == bag) & kept]
+            if members.size:  # the first maximum, as torch's scan
+                rows[bag] = members[np.argmax(values[members], axis=0)]
+    fast = mode == 0 and padding_idx is None and weight.dtype in (float32, float16)
+
+    def tensor(array):
+        return creation.tensor(np.asarray(array, dtype=np.int64), device=weight.device)
+    # a sum's sizes are zeros: one per bag for a weight that requires grad, else one per offset
+    bag_size = tensor(sizes if mode else np.zeros(bags if weight.requires_grad else len(starts)))
+    return (out, tensor([] if fast else bag_of), bag_size,
+            tensor(rows) if mode == 2 else bag_size.clone())
+
+
+# -- pooling: ATen's max pools take no return_indices (an empty stride is the kernel's) -----
+
+def _stride(stride):
+    return None if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
+        else stride
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
+               ceil_mode: bool = False) -> Tensor:
+    """torch.max_pool1d: the window maxima (no indices)."""
+    return F.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
+               ceil_mode: bool = False) -> Tensor:
+    """torch.max_pool2d: the window maxima (no indices)."""
+    return F.max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool3d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
+               ceil_mode: bool = False) -> Tensor:
+    """torch.max_pool3d: the window maxima (no indices)."""
+    return F.max_pool3d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
+                            ceil_mode: bool = False) -> tuple[Tensor, Tensor]:
+    """torch.max_pool1d_with_indices: (maxima, their indices)."""
+    return F.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode,
+                        return_indices=True)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size) -> tuple[Tensor, Tensor]:
+    """torch.adaptive_max_pool1d: (maxima, indices), always both."""
+    return F.adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
+    """torch.constant_pad_nd: F.pad(input, pad, "constant", value)."""
+    return F.pad(input, pad, "constant", value)
+

@@ -1625,3 +1625,22 @@ OPS += [
            extra={"no_forward_ad": "torch has none (test_nn_sampling.py checks the error)"}),
 ]
 _rng = _table_rng
+
+# lane elem: the inverse hyperbolic functions; acosh's complex samples keep off its branch cut
+# (real z < 1), where the numerical derivative jumps
+_table_rng, _rng = _rng, np.random.default_rng(2613)
+
+
+def _acosh_complex():
+    return np.asarray(N(2, 2) + 1j * N(2, 2))
+
+
+OPS += [
+    OpInfo("asinh", G.asinh, S(*unary_samples(complex_=True)()), covers=("arcsinh",)),
+    OpInfo("acosh", G.acosh, S(*unary_samples(lambda *s: P(*s, low=1.2))(),
+                               Sample((_acosh_complex(),), name="complex")),
+           covers=("arccosh",)),
+    OpInfo("atanh", G.atanh, S(*unary_samples(U)(), Sample((Z(2, 2) * 0.5,), name="complex")),
+           covers=("arctanh",)),
+]
+_rng = _table_rng

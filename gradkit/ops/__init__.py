@@ -29,8 +29,8 @@ from gradkit.ops.activations_more import (  # noqa: F401
 from gradkit.ops.activations_gated import prelu, rrelu, rrelu_  # noqa: F401
 from gradkit.ops.losses_margin import cosine_similarity, pairwise_distance  # noqa: F401
 from gradkit.ops.elementwise import (  # noqa: F401
-    acos, asin, atan, cos, cosh, erf, exp, exp2, expm1, log, log1p, log2, log10, reciprocal,
-    rsqrt, sin, sinh, sqrt, square, tan, tanh)
+    acos, acosh, asin, asinh, atan, atanh, cos, cosh, erf, exp, exp2, expm1, log, log1p, log2,
+    log10, reciprocal, rsqrt, sin, sinh, sqrt, square, tan, tanh)
 from gradkit.ops.elementwise_special import (  # noqa: F401
     erfc, erfinv, frac, logit, nan_to_num, sinc)
 from gradkit.ops.gamma import digamma, i0, lgamma, mvlgamma, polygamma  # noqa: F401
@@ -95,6 +95,7 @@ multiply = mul
 divide = true_divide = div
 subtract = sub
 arcsin, arccos, arctan = asin, acos, atan
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 
 # the seam (ops/_op.py): the ops the mechanism uses, declared above it

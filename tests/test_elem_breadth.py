@@ -1,8 +1,10 @@
 """torch API breadth, run as the same program in torch and gradkit: the inverse hyperbolic
 functions, in-place variants (comparisons, logical, triangular, in-place view ops) and small
 Tensor/torch helpers. Values, dtypes, gradients and error messages must agree."""
+import numpy as np
 import pytest
 
+import gradkit
 from test_torch_numerics import assert_same_as_torch
 
 torch = pytest.importorskip("torch")
@@ -100,4 +102,243 @@ def test_inverse_hyperbolic_double_backward_matches_torch():
             gg, = m.autograd.grad(g.sum(), x)
             outs += [g, gg]
         return tuple(outs)
+    assert_same_as_torch(program)
+
+
+# -- in-place comparisons and logical ops -----------------------------------------------------
+COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
+               "less_equal", "not_equal")
+
+
+@pytest.mark.parametrize("name", COMPARISONS)
+@pytest.mark.parametrize("dtype", ("float32", "int64", "uint8", "bool", "complex64"))
+def test_in_place_comparison_keeps_self_dtype(name, dtype):
+    def program(m):
+        values = [0, 1, 1] if dtype == "bool" else [1, 2, 3]
+        x = m.tensor(values, dtype=getattr(m, dtype))
+        by_number = x.clone()
+        out = getattr(by_number, name + "_")(2)
+        by_tensor = x.clone()
+        getattr(by_tensor, name + "_")(m.tensor([2.5]))
+        return by_number, by_tensor, m.tensor([out is by_number, by_number._version == 1])
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("name", COMPARISONS)
+def test_in_place_comparison_records_a_zero_gradient_node(name):
+    def program(m):
+        a = m.tensor([1.0, 2.0, 3.0], dtype=m.float64, requires_grad=True)
+        b = m.tensor([2.0, 2.0, 2.0], dtype=m.float64, requires_grad=True)
+        by_number, by_tensor = a * 1, a * 1
+        getattr(by_number, name + "_")(2.0)
+        getattr(by_tensor, name + "_")(b)
+        names = (by_number.grad_fn.name(), by_tensor.grad_fn.name())
+        assert names == (type(by_number.grad_fn).__name__, type(by_tensor.grad_fn).__name__)
+        grads = m.autograd.grad((by_number + by_tensor).sum(), (a, b))
+        return (by_number, by_tensor) + grads, names
+    ours, theirs = (program(m) for m in (gradkit, torch))
+    assert ours[1] == theirs[1]
+    assert_same_as_torch(lambda m: program(m)[0])
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.tensor([1.0, 2.0], requires_grad=True).lt_(2),
+    lambda m: m.tensor([1j]).lt_(1),
+    lambda m: m.tensor([1.0, 2.0]).eq_(m.tensor([[1.0], [2.0]])),
+    lambda m: m.tensor([1, 2]).ge_(m.tensor([1.5 + 1j])),
+], ids=["leaf", "complex_order", "broadcast_shape", "complex_into_int"])
+def test_in_place_comparison_errors(call):
+    assert_same_as_torch(call)
+
+
+@pytest.mark.parametrize("name,args", [
+    ("logical_and_", ([1.0, 0.0],)), ("logical_or_", ([0.0, 0.0],)),
+    ("logical_xor_", ([1.0, 1.0],)), ("logical_not_", ())])
+def test_in_place_logical_ops_write_without_recording(name, args):
+    # torch records nothing: x keeps its MulBackward0 and the gradient passes through it
+    def program(m):
+        a = m.tensor([0.5, 0.0], dtype=m.float64, requires_grad=True)
+        y = a * 1
+        getattr(y, name)(*(m.tensor(v) for v in args))
+        assert type(y.grad_fn).__name__ == "MulBackward0" and y._version == 1
+        leaf = m.tensor([2.0, 0.0], requires_grad=True)
+        getattr(leaf, name)(*(m.tensor(v) for v in args))  # allowed on a leaf, as torch
+        ints = m.tensor([3, 0])
+        getattr(ints, name)(*(m.tensor(v) for v in args))
+        return (y, leaf, ints) + m.autograd.grad(y.sum(), a)
+    assert_same_as_torch(program)
+
+
+def test_bitwise_not_in_place():
+    def program(m):
+        ints, bools = m.tensor([0, 5, -3]), m.tensor([True, False])
+        return ints.bitwise_not_(), bools.bitwise_not_(), ints
+    assert_same_as_torch(program)
+    assert_same_as_torch(lambda m: m.tensor([1.5]).bitwise_not_())
+
+
+# -- cumsum_, fix_, tril_, triu_ ----------------------------------------------------------------
+@pytest.mark.parametrize("name,args", [
+    ("cumsum_", (0,)), ("cumsum_", (1,)), ("fix_", ()), ("tril_", ()), ("tril_", (-1,)),
+    ("triu_", ()), ("triu_", (1,))])
+def test_in_place_value_ops_and_their_gradients(name, args):
+    def program(m):
+        a = m.tensor([[1.5, -2.25, 3.0], [-4.5, 5.75, -6.0]], dtype=m.float64,
+                     requires_grad=True)
+        y = a * 1
+        out = getattr(y, name)(*args)
+        assert out is y and y._version == 1
+        g, = m.autograd.grad(y, a, m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]],
+                                            dtype=m.float64), create_graph=True)
+        leaf_refused = None
+        try:
+            getattr(a, name)(*args)
+        except RuntimeError as e:
+            leaf_refused = str(e)
+        assert leaf_refused == "a leaf Variable that requires grad is being used in an " \
+                               "in-place operation."
+        ints = m.tensor([[1, 2, 3], [4, 5, 6]])
+        return y, g, getattr(ints, name)(*args)
+    assert_same_as_torch(program)
+
+
+def test_cumsum_in_place_dtype_rules():
+    assert_same_as_torch(lambda m: m.tensor([1, 2, 3], dtype=m.int32).cumsum_(0))
+    assert_same_as_torch(lambda m: m.tensor([1.0, 2.0]).cumsum_(0, dtype=m.float64))
+    assert_same_as_torch(lambda m: m.tensor([1.0, 2.0]).cumsum_(0, dtype=m.int64))
+
+
+# -- fill_diagonal_ -------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape,wrap", [
+    ((3, 3), False), ((2, 4), False), ((5, 2), False), ((7, 3), True), ((12, 3), True),
+    ((4, 3), True), ((3, 3, 3), False), ((2, 2, 2, 2), True)])
+def test_fill_diagonal_values_and_gradient(shape, wrap):
+    def program(m):
+        a = m.tensor(np.arange(np.prod(shape), dtype=np.float64).reshape(shape) + 1,
+                     requires_grad=True)
+        y = a * 1
+        out = y.fill_diagonal_(-2.5, wrap=wrap)
+        assert out is y and type(y.grad_fn).__name__ == "CopySlices"
+        g, = m.autograd.grad((y * y).sum(), a)
+        ints = m.zeros(shape, dtype=m.int64).fill_diagonal_(7, wrap)
+        return y, g, ints
+    assert_same_as_torch(program)
+
+
+def test_fill_diagonal_of_a_transposed_tall_matrix_wraps_like_a_contiguous_one():
+    assert_same_as_torch(lambda m: m.zeros(3, 7).t().fill_diagonal_(1.0, wrap=True))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.zeros(3).fill_diagonal_(1.0),
+    lambda m: m.zeros(2, 3, 2).fill_diagonal_(1.0),
+    lambda m: m.zeros(2, 2, requires_grad=True).fill_diagonal_(1.0),
+    lambda m: m.zeros(2, 2, dtype=m.int64).fill_diagonal_(1.5),
+], ids=["1d", "unequal", "leaf", "float_into_int"])
+def test_fill_diagonal_errors(call):
+    assert_same_as_torch(call)
+
+
+# -- in-place view ops ---------------------------------------------------------------------------
+VIEW_OPS = [("t_", (), (2, 3)), ("t_", (), (3,)), ("unsqueeze_", (1,), (2, 3)),
+            ("unsqueeze_", (-1,), (2, 3)), ("squeeze_", (), (2, 1, 3)),
+            ("squeeze_", (1,), (2, 1, 3)), ("squeeze_", ((0, 1),), (2, 1, 3)),
+            ("transpose_", (0, 2), (2, 1, 3)), ("swapaxes_", (0, 1), (2, 3)),
+            ("swapdims_", (-1, 0), (2, 1, 3))]
+
+
+def _weights(m, shape):
+    return m.tensor(np.arange(np.prod(shape), dtype=np.float64).reshape(shape) + 1)
+
+
+@pytest.mark.parametrize("name,args,shape", VIEW_OPS)
+def test_in_place_view_ops_record_torchs_node_and_gradients(name, args, shape):
+    def program(m):
+        a = m.tensor(np.linspace(-1, 1, int(np.prod(shape))).reshape(shape), requires_grad=True)
+        y = a * 1
+        out = getattr(y, name)(*args)
+        assert out is y and y._version == 1 and y._base is None
+        node = y.grad_fn.name()
+        g, = m.autograd.grad((y * y * _weights(m, y.shape)).sum(), a, create_graph=True)
+        gg, = m.autograd.grad((g * g).sum(), a)
+        return (y, g, gg, m.tensor(y.is_contiguous())), node
+    ours, theirs = (program(m) for m in (gradkit, torch))
+    assert ours[1] == theirs[1]
+    assert_same_as_torch(lambda m: program(m)[0])
+
+
+@pytest.mark.parametrize("name,args,shape", VIEW_OPS)
+def test_in_place_view_op_on_a_view_stays_a_view_of_its_base(name, args, shape):
+    def program(m):
+        a = m.tensor(np.linspace(-1, 1, 2 * int(np.prod(shape))).reshape((2,) + shape),
+                     requires_grad=True)
+        y = a * 1
+        v = y[1]
+        getattr(v, name)(*args)
+        assert v._base is y
+        v.mul_(3)  # written through the new shape into the base
+        g, = m.autograd.grad((y * _weights(m, y.shape)).sum(), a)
+        return y, v, g
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("name,args,shape", VIEW_OPS)
+def test_in_place_view_ops_without_grad(name, args, shape):
+    def program(m):
+        x = m.tensor(np.arange(np.prod(shape)).reshape(shape))
+        getattr(x, name)(*args)
+        leaf = m.ones(shape, requires_grad=True)
+        with m.no_grad():
+            getattr(leaf, name)(*args)
+        assert leaf.requires_grad and leaf.grad_fn is None
+        return x, m.tensor(x.is_contiguous()), m.tensor(x._version), leaf
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.ones(2, 3, requires_grad=True).t_(),
+    lambda m: m.ones(2, 3, requires_grad=True)[0].unsqueeze_(0),
+    lambda m: m.ones(2, 3, requires_grad=True).squeeze_(),
+    lambda m: m.ones(2, 1, 3).transpose_(0, 5),
+    lambda m: m.ones(2, 2, 2).t_(),
+    lambda m: m.ones(2, 1, 3).unsqueeze_(5),
+    lambda m: m.ones(2, 1, 3).squeeze_(-4),
+    lambda m: (m.ones(4, requires_grad=True) * 1).split(2)[0].unsqueeze_(0),
+], ids=["leaf", "view_of_leaf", "leaf_squeeze", "dim_range", "t_3d", "unsqueeze_range",
+        "squeeze_range", "multi_output_view"])
+def test_in_place_view_op_errors(call):
+    assert_same_as_torch(call)
+
+
+def test_in_place_view_op_under_forward_ad():
+    def program(m):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.ones(2, 3, dtype=m.float64),
+                             m.arange(6.0, dtype=m.float64).reshape(2, 3))
+            y = x * 1
+            y.t_().unsqueeze_(0)
+            return fw.unpack_dual(y).tangent
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("dtype", ("float16", "float64", "int16", "int8", "uint8", "complex64"))
+def test_cumsum_in_place_refuses_another_dtype(dtype):
+    assert_same_as_torch(lambda m: m.zeros(2, dtype=getattr(m, dtype)).cumsum_(0, dtype=m.float32))
+    assert_same_as_torch(lambda m: m.tensor([True, False]).cumsum_(0))
+
+
+@pytest.mark.parametrize("name,args,shape", VIEW_OPS)
+def test_views_made_before_an_in_place_view_op_keep_their_elements(name, args, shape):
+    # a view of the old shape, then writes through it and through the base: the values and
+    # gradients reach the same elements as torch's (which regenerates the view)
+    def program(m):
+        a = m.tensor(np.linspace(-1, 1, int(np.prod(shape))).reshape(shape), requires_grad=True)
+        y = a * 1
+        z = y[0]
+        getattr(y, name)(*args)
+        z.mul_(10)
+        y.mul_(2)
+        g, = m.autograd.grad((z * _weights(m, z.shape)).sum() + (y * y).sum(), a)
+        return y, z, g
     assert_same_as_torch(program)

@@ -1644,3 +1644,15 @@ OPS += [
            covers=("arctanh",)),
 ]
 _rng = _table_rng
+
+# lane elem: torch's older names of the incomplete gamma functions, and conj_physical
+_table_rng, _rng = _rng, np.random.default_rng(2614)
+OPS += [
+    *(OpInfo(name, getattr(G, name), S(
+        Sample((Const(P(2, 3) + 1), P(2, 3))),
+        Sample((Const(np.array([0.5, 3.0, 25.0])), np.array([0.3, 4.0, 27.0])),
+               name="branches"))) for name in ("igamma", "igammac")),
+    OpInfo("conj_physical", G.conj_physical, S(Sample((Z(2, 3),), name="complex"),
+                                               Sample((N(3),), name="real"))),
+]
+_rng = _table_rng

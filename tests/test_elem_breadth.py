@@ -1,6 +1,9 @@
 """torch API breadth, run as the same program in torch and gradkit: the inverse hyperbolic
 functions, in-place variants (comparisons, logical, triangular, in-place view ops) and small
 Tensor/torch helpers. Values, dtypes, gradients and error messages must agree."""
+import re
+import warnings
+
 import numpy as np
 import pytest
 
@@ -342,3 +345,366 @@ def test_views_made_before_an_in_place_view_op_keep_their_elements(name, args, s
         g, = m.autograd.grad((z * _weights(m, z.shape)).sum() + (y * y).sum(), a)
         return y, z, g
     assert_same_as_torch(program)
+
+
+# -- small Tensor methods and torch functions ----------------------------------------------------
+def _outcome(call):
+    """(value, None) or (None, (error type, message)) of ``call()``."""
+    try:
+        return call(), None
+    except Exception as e:  # noqa: BLE001 - the error is the outcome compared
+        return None, (type(e).__name__, str(e))
+
+
+def same_result(program):
+    """``program(m)`` returns plain Python values (no tensors): equal in both, or the same
+    error."""
+    theirs, ours = _outcome(lambda: program(torch)), _outcome(lambda: program(gradkit))
+    assert ours == theirs
+
+
+DTYPES = ("uint8", "int8", "int16", "int32", "int64", "bool", "float16", "float32", "float64",
+          "complex64", "complex128")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dtype_queries(dtype):
+    def program(m):
+        x = m.zeros(2, dtype=getattr(m, dtype))
+        return (x.is_signed(), m.is_signed(x), x.is_cpu, x.get_device(), m.get_device(x),
+                x.is_neg(), m.is_neg(x), x.resolve_neg() is x, m.resolve_neg(x) is x,
+                m.typename(x).split(".")[1], x.is_same_size(m.ones(2)),
+                m.is_same_size(x, m.ones(1, 2)))
+    same_result(program)
+
+
+@pytest.mark.parametrize("values", [[0.0], [[2]], [float("nan")], [1j], [False], [], [1, 2]])
+def test_is_nonzero(values):
+    same_result(lambda m: m.tensor(values).is_nonzero())
+    same_result(lambda m: m.is_nonzero(m.tensor(values)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.is_signed(3), lambda m: m.is_nonzero(2.0), lambda m: m.is_same_size(m.ones(1), 3),
+    lambda m: m.ones(1).is_same_size([1]), lambda m: m.get_device(3), lambda m: m.resolve_neg(1),
+    lambda m: m.is_neg(None), lambda m: m.detach(3), lambda m: m.ones(1).type_as(3)])
+def test_query_functions_refuse_what_is_not_a_tensor(call):
+    same_result(call)
+
+
+def test_typename_of_other_objects():
+    for obj in (3, None, np.ones(1), "text", int):
+        same_result(lambda m, obj=obj: m.typename(obj))
+
+
+def test_type_as_and_the_casts_by_name():
+    def program(m):
+        x = m.tensor([1.5, -2.0], requires_grad=True)
+        y = x.type_as(m.ones(1, dtype=m.float64))
+        g, = m.autograd.grad(y.sum(), x)
+        assert x.type_as(x) is x and type(y.grad_fn).__name__ == "ToCopyBackward0"
+        ints = m.tensor([300, -3])
+        return (y, g, ints.byte(), ints.char(), ints.short(), x.type_as(ints),
+                m.zeros(1, dtype=m.short))
+    assert_same_as_torch(program)
+
+
+def test_detach_functions():
+    def program(m):
+        x = m.ones(2, requires_grad=True)
+        y = x * 2
+        d = m.detach(y)
+        m.detach_(y)
+        return d, y, m.tensor([d.requires_grad, y.requires_grad, y.grad_fn is None])
+    assert_same_as_torch(program)
+
+
+SUM_TO = [(2, 3), (1, 3), ((2, 1),), (3,), (1,), ([1, 1],), (1, 1), ()]
+
+
+@pytest.mark.parametrize("size", SUM_TO)
+def test_sum_to_size(size):
+    def program(m):
+        a = m.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        y = a.sum_to_size(*size)
+        node = None if y.grad_fn is None else type(y.grad_fn).__name__
+        g, = m.autograd.grad((y * y).sum(), a, create_graph=True)
+        gg, = m.autograd.grad(g.sum(), a)
+        return (y, g, gg, m.tensor(y is a)), node
+    ours, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert (ours[0][1] if ours[0] else ours[1]) == (theirs[0][1] if theirs[0] else theirs[1])
+    assert_same_as_torch(lambda m: program(m)[0])
+
+
+@pytest.mark.parametrize("size", [(4,), (1, 2, 3), (3, 2, 3), (1.5,), (-1,)])
+def test_sum_to_size_errors(size):
+    same_result(lambda m: m.ones(2, 3).sum_to_size(*size))
+    same_result(lambda m: m.ones(2, 3).sum_to_size(*size) if size else None)
+
+
+def test_sum_to_size_gradcheck():
+    x = gradkit.tensor(np.random.default_rng(3).standard_normal((2, 3, 4)), requires_grad=True)
+    for size in ((3, 1), (2, 1, 4), (4,)):
+        assert gradkit.autograd.gradcheck(lambda t, s=size: t.sum_to_size(s), (x,))
+        assert gradkit.autograd.gradgradcheck(lambda t, s=size: t.sum_to_size(s), (x,))
+
+
+def test_conj_physical():
+    def program(m):
+        z = m.tensor([1 + 2j, -3 - 0.5j], requires_grad=True)
+        c = m.conj_physical(z)
+        w = z * 1
+        w.conj_physical_()
+        x = m.tensor([1.0, -2.0])
+        top = m.tensor([2 - 1j])
+        m.conj_physical_(top)
+        view = m.tensor([1 + 1j]).conj()
+        resolved = m.conj_physical(view)
+        g, = m.autograd.grad((c * c).real.sum() + (w * w).imag.sum(), z)
+        names = [type(c.grad_fn).__name__, type(w.grad_fn).__name__]
+        assert names == ["ConjPhysicalBackward0", "ConjPhysicalBackward1"]
+        assert m.conj_physical(x) is x and x.conj_physical_() is x and x._version == 1
+        assert not resolved.is_conj()
+        return c, w, g, top, resolved
+    assert_same_as_torch(program)
+    same_result(lambda m: m.conj_physical(3.0))
+    same_result(lambda m: m.ones(2, requires_grad=True).conj_physical_())
+
+
+# -- igamma, igammac ---------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ("igamma", "igammac"))
+def test_igamma_names(name):
+    def program(m):
+        a = m.tensor([2.0, 3.0, 0.5], dtype=m.float64)
+        x = m.tensor([1.0, 2.0, 4.0], dtype=m.float64, requires_grad=True)
+        out = getattr(m, name)(a, x)
+        method = getattr(a, name)(x)
+        b = a.clone()
+        getattr(b, name + "_")(m.tensor([1.0, 1.0, 1.0], dtype=m.float64))
+        g, = m.autograd.grad(out.sum(), x)
+        return out, method, b, g
+    assert_same_as_torch(program)
+    for call in (lambda m: getattr(m, name)(m.ones(1), 2.0),
+                 lambda m: getattr(m, name)(2.0, m.ones(1)),
+                 lambda m: getattr(m.ones(1), name)(2.0),
+                 lambda m: getattr(m.ones(1, dtype=m.int64), name + "_")(m.ones(1)),
+                 lambda m: getattr(m, name)(m.ones(1, dtype=m.int64), m.ones(1, dtype=m.int64)),
+                 lambda m: getattr(m, name)(m.ones(1, requires_grad=True), m.ones(1)).sum()
+                 .backward()):
+        same_result(call)
+
+
+# -- torch functions: aliases, scalar_tensor, asarray, range, shapes -----------------------------
+@pytest.mark.parametrize("name", ("greater", "greater_equal", "less", "less_equal",
+                                  "not_equal"))
+def test_comparison_function_names(name):
+    assert_same_as_torch(lambda m: getattr(m, name)(m.tensor([1.0, 2.0, 3.0]), 2))
+    assert_same_as_torch(lambda m: getattr(m, name)(m.tensor([1, 2]), m.tensor([[2], [1]])))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.concatenate((m.ones(1, 1), m.zeros(1, 2)), axis=1),
+    lambda m: m.concatenate([m.ones(1, 1), m.zeros(1, 1)], 1),
+    lambda m: m.concatenate([m.ones(1), m.zeros(2)]),
+    lambda m: m.concatenate([m.ones(1, 1), m.zeros(1, 1)], dim=1),
+    lambda m: m.concatenate(m.ones(2)),
+    lambda m: m.concatenate([m.ones(1, 1)], dim=1, axis=1)])
+def test_concatenate(call):
+    assert_same_as_torch(call)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.scalar_tensor(3), lambda m: m.scalar_tensor(True),
+    lambda m: m.scalar_tensor(2.5, dtype=m.int64),
+    lambda m: m.scalar_tensor(1 + 1j, dtype=m.complex64),
+    lambda m: m.scalar_tensor(2.0, requires_grad=True),
+    lambda m: m.scalar_tensor(2.0, dtype=m.float64),
+    lambda m: m.scalar_tensor(1 + 1j), lambda m: m.scalar_tensor(m.tensor([2, 3])),
+    lambda m: m.scalar_tensor([1])])
+def test_scalar_tensor(call):
+    assert_same_as_torch(call)
+
+
+def _asarray_cases():
+    for source in ("leaf", "nonleaf", "plain"):
+        for copy in (None, True, False):
+            for dtype in (None, "float64"):
+                for requires_grad in ("unset", True, False):
+                    yield source, copy, dtype, requires_grad
+
+
+@pytest.mark.parametrize("source,copy,dtype,requires_grad", list(_asarray_cases()))
+def test_asarray_of_a_tensor(source, copy, dtype, requires_grad):
+    def program(m):
+        base = m.tensor([1.0, 2.0], requires_grad=source != "plain")
+        obj = base * 2 if source == "nonleaf" else base
+        kwargs = {} if copy is None else {"copy": copy}
+        if dtype:
+            kwargs["dtype"] = getattr(m, dtype)
+        if requires_grad != "unset":
+            kwargs["requires_grad"] = requires_grad
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch warns once a process: compared below
+            out = m.asarray(obj, **kwargs)
+        shares = out._data is obj._data if m is gradkit else out.data_ptr() == obj.data_ptr()
+        node = None if out.grad_fn is None else type(out.grad_fn).__name__
+        return (out is obj, out.requires_grad, obj.requires_grad, node, shares, out.tolist(),
+                str(out.dtype)[-7:])
+    same_result(program)
+
+
+def test_asarray_warns_when_requires_grad_follows_the_tensor():
+    # torch's text (a TORCH_WARN_ONCE: torch itself says it once a process)
+    with pytest.warns(UserWarning, match=r"^torch.asarray: unspecified requires_grad now "
+                      r"defaults to obj.requires_grad instead of False. Pass requires_grad="
+                      r"False explicitly to get the old behavior and silence this warning.$"):
+        gradkit.asarray(gradkit.ones(2, requires_grad=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gradkit.asarray(gradkit.ones(2))
+        gradkit.asarray(gradkit.ones(2, requires_grad=True), requires_grad=True)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.asarray(np.array([1.0, 2.0]), dtype=m.float32, copy=False),
+    lambda m: m.asarray(np.array([1, 2]), copy=False),
+    lambda m: m.asarray([1, 2], copy=False),
+    lambda m: m.asarray(np.float32(2.0)), lambda m: m.asarray(3), lambda m: m.asarray([1, 2.5]),
+    lambda m: m.asarray([True]), lambda m: m.asarray(2.5), lambda m: m.asarray([[1, 2]]),
+    lambda m: m.asarray(np.array([1, 2], dtype=np.int32)),
+    lambda m: m.asarray([1.0, 2.0], requires_grad=True),
+    lambda m: m.asarray([1, 2], requires_grad=True),
+    lambda m: m.asarray(np.array([1.0, 2.0]), dtype=m.float32)])
+def test_asarray_of_other_data(call):
+    assert_same_as_torch(call)
+
+
+def test_asarray_shares_a_numpy_array_unless_copied():
+    def program(m):
+        array = np.array([1.0, 2.0])
+        shared, copied = m.asarray(array), m.asarray(array, copy=True)
+        grad = m.asarray(array, requires_grad=True)
+        array[0] = 9.0
+        return shared.tolist(), copied.tolist(), grad.tolist(), grad.is_leaf
+    same_result(program)
+
+
+@pytest.mark.parametrize("args,kwargs", [
+    ((1, 4), {}), ((0, 1, 0.25), {}), ((1, 4), {"dtype": "int64"}), ((3, 0, -1), {}),
+    ((0, 1, 0.3), {}), ((0, 1, 0), {}), ((1, 0), {}), ((1, 4), {"requires_grad": True}),
+    ((0.5, 2.5), {"dtype": "float64"})])
+def test_range_is_end_inclusive_and_deprecated(args, kwargs):
+    def program(m):
+        options = {k: getattr(m, v) if k == "dtype" else v for k, v in kwargs.items()}
+        with pytest.warns(UserWarning, match="torch.range is deprecated and will be removed"):
+            return m.range(*args, **options)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("shapes", [
+    ((2, 1), (3,)), (2, (1, 1)), (), ((0,), (1,)), ((2,), (3,)),
+    ((2, 1), (3,), (4, 1, 1), (5,)), ((-1,),), ((2,), [2]), ((2, 3), (2,)), ((1,), None),
+    ("ab",), ((2.0,),)])
+def test_broadcast_shapes(shapes):
+    same_result(lambda m: tuple(m.broadcast_shapes(*shapes)))
+
+
+@pytest.mark.parametrize("indices,shape", [
+    ([4, 1], (2, 3)), (5, (2, 3)), ([[5]], [2, 3]), ([6], (2, 3)), ([-1], (2, 3)), (1, ()),
+    (0, ()), (1, 4), ([7, 0], (2, 2, 2))])
+def test_unravel_index(indices, shape):
+    assert_same_as_torch(lambda m: m.unravel_index(m.tensor(indices), shape))
+    assert_same_as_torch(lambda m: m.unravel_index(m.tensor(indices, dtype=m.int32), shape))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.unravel_index(m.tensor([1.0]), (2, 3)),
+    lambda m: m.unravel_index(m.tensor([True]), (2, 3)),
+    lambda m: m.unravel_index(m.tensor(1), (-2, 3)),
+    lambda m: m.unravel_index(m.tensor(1), (2.0, 3)),
+    lambda m: m.unravel_index(m.tensor(1), 2.0),
+    lambda m: m.unravel_index(m.tensor([3]), (2, 0))])
+def test_unravel_index_errors(call):
+    theirs, ours = (_outcome(lambda m=m: call(m))[1] for m in (torch, gradkit))
+    assert ours[0] == theirs[0]
+    assert ours[1].replace("gradkit", "torch") == theirs[1]
+
+
+# -- finfo, iinfo -------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES + (None,))
+def test_finfo_and_iinfo(dtype):
+    fields = {"finfo": ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution",
+                        "dtype"), "iinfo": ("bits", "max", "min", "dtype")}
+    for kind, names in fields.items():
+        if dtype is None and kind == "iinfo":
+            continue
+
+        def program(m, kind=kind, names=names):
+            info = getattr(m, kind)(*(() if dtype is None else (getattr(m, dtype),)))
+            return repr(info), [getattr(info, name) for name in names]
+        same_result(program)
+
+
+# -- thread count ---------------------------------------------------------------------------------
+def test_num_threads_is_recorded():
+    before = gradkit.get_num_threads()
+    try:
+        gradkit.set_num_threads(3)
+        assert gradkit.get_num_threads() == 3
+    finally:
+        gradkit.set_num_threads(before)
+    assert isinstance(before, int) and before >= 1
+    for bad in (0, -2, 1.5, True):
+        same_result(lambda m, n=bad: m.set_num_threads(n) if n is not True else
+                    m.set_num_threads(1.5))
+
+
+# -- set_printoptions --------------------------------------------------------------------------
+@pytest.fixture
+def default_print_options():
+    yield
+    for m in (gradkit, torch):
+        m.set_printoptions(profile="default")
+
+
+def _printed(m, values, dtype):
+    """The text without its dtype suffix: "gradkit.float64" is longer than "torch.float64",
+    so the two may wrap it differently at the line width."""
+    text = repr(m.tensor(values, dtype=getattr(m, dtype)))
+    return re.sub(r",\s*dtype=\w+\.\w+\)$", ")", text)
+
+
+PRINTED = [
+    (np.arange(2000.0) / 7, "float32"), (np.arange(30).reshape(5, 6), "int64"),
+    (np.linspace(-3, 3, 17), "float64"), ([1.123456789, 2e-5], "float32"),
+    ([[1e9, 1.0], [2.0, 3.0]], "float64"), ([1.5, float("nan"), -float("inf")], "float32"),
+    (np.arange(24.0).reshape(2, 3, 4) * 1.25, "float32"), ([1 + 2j, -0.25j], "complex64"),
+    ([3.0, 4.0], "float16"), (np.arange(1200).reshape(40, 30) % 7 == 0, "bool"),
+    ([0.1, 0.2, 100.0], "float64")]
+OPTIONS = [
+    {"precision": 2}, {"precision": 8}, {"threshold": 5}, {"threshold": 5, "edgeitems": 1},
+    {"edgeitems": 2, "threshold": 10}, {"linewidth": 40}, {"linewidth": 200},
+    {"sci_mode": True}, {"sci_mode": False}, {"profile": "short"}, {"profile": "full"},
+    {"profile": "short", "precision": 6}, {"profile": "unknown"},
+    {"sci_mode": True, "precision": 0}]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in
+                                                                 o.items()))
+def test_printing_follows_the_print_options(options, default_print_options):
+    for m in (gradkit, torch):
+        m.set_printoptions(**options)
+    for values, dtype in PRINTED:
+        assert _printed(gradkit, values, dtype) == _printed(torch, values, dtype)
+    x = gradkit.ones(30, requires_grad=True) * 3
+    assert repr(x) == repr(torch.ones(30, requires_grad=True) * 3)
+
+
+def test_print_options_persist_until_reset(default_print_options):
+    for m in (gradkit, torch):
+        m.set_printoptions(precision=1)
+        m.set_printoptions(threshold=4)  # sci_mode back to automatic, precision kept
+    assert _printed(gradkit, [1.25, 2e-6], "float64") == _printed(torch, [1.25, 2e-6], "float64")
+    for m in (gradkit, torch):
+        m.set_printoptions(profile="default")
+    assert repr(gradkit.tensor([1.123456])) == "tensor([1.1235])"

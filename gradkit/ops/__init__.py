@@ -19,7 +19,7 @@ from gradkit.ops.binary_math import (  # noqa: F401
 from gradkit.ops.binary_breadth import (  # noqa: F401
     copysign, float_power, fmax, fmin, gcd, heaviside, lcm, ldexp, nextafter, rsub)
 from gradkit.ops.clamp import clamp  # noqa: F401
-from gradkit.ops.complex import conj, imag, real  # noqa: F401
+from gradkit.ops.complex import conj, conj_physical, imag, real  # noqa: F401
 from gradkit.ops.conversion import astype, clone, copy_from, fill, to_device, zeros_like_op  # noqa: F401
 from gradkit.ops.einsum import einsum  # noqa: F401 - the function, not the module
 from gradkit.ops.activations import (  # noqa: F401
@@ -87,6 +87,7 @@ from gradkit.ops.integrals import (  # noqa: F401
     bincount, cumulative_trapezoid, trapezoid, trapz)
 from gradkit.ops.matrix_products import addr, chain_matmul  # noqa: F401
 from gradkit.ops.aliases import adjoint, swapdims  # noqa: F401
+from gradkit.ops.special_functions import igamma, igammac  # noqa: F401
 from gradkit.ops import inplace_variants as _inplace_variants  # noqa: F401 - x.eq_(y) & co.
 from gradkit.ops import inplace_views as _inplace_views  # noqa: F401 - x.t_() & co.
 

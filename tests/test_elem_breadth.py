@@ -172,6 +172,24 @@ def test_in_place_logical_ops_write_without_recording(name, args):
     assert_same_as_torch(program)
 
 
+@pytest.mark.parametrize("name,args", [
+    ("eq_", (2.0,)), ("lt_", ([[2.0, 2.0], [2.0, 2.0]],)), ("logical_not_", ()),
+    ("logical_or_", ([[0.0, 1.0], [0.0, 1.0]],)), ("cumsum_", (0,)), ("tril_", ()),
+    ("triu_", (1,)), ("fill_diagonal_", (0.5,)), ("fix_", ()), ("conj_physical_", ()),
+    ("squeeze_", ()), ("transpose_", (0, 1)), ("unsqueeze_", (0,)), ("t_", ())])
+def test_in_place_forms_under_forward_ad(name, args):
+    def program(m):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            values = m.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=m.float64)
+            x = fw.make_dual(values, values * 10)
+            y = x * 1
+            getattr(y, name)(*(m.tensor(a, dtype=m.float64) if isinstance(a, list) else a
+                               for a in args))
+            return y, fw.unpack_dual(y).tangent
+    assert_same_as_torch(program)
+
+
 def test_bitwise_not_in_place():
     def program(m):
         ints, bools = m.tensor([0, 5, -3]), m.tensor([True, False])
@@ -708,3 +726,18 @@ def test_print_options_persist_until_reset(default_print_options):
     for m in (gradkit, torch):
         m.set_printoptions(profile="default")
     assert repr(gradkit.tensor([1.123456])) == "tensor([1.1235])"
+
+
+@pytest.mark.parametrize("view_under_no_grad", (False, True))
+@pytest.mark.parametrize("op_under_no_grad", (False, True))
+def test_in_place_view_op_keeps_how_the_view_was_made(view_under_no_grad, op_under_no_grad):
+    def program(m):
+        a = m.ones(2, 3, requires_grad=True)
+        y = a * 1
+        with m.no_grad() if view_under_no_grad else m.enable_grad():
+            z = y[0]
+        with m.no_grad() if op_under_no_grad else m.enable_grad():
+            z.unsqueeze_(0)
+        z.mul_(2)
+        return (y, z) + m.autograd.grad(y.sum(), a)
+    assert_same_as_torch(program)

@@ -49,10 +49,14 @@ for _comparison, _names in _IN_PLACE_NAMES.items():
 
 def _unrecorded_in_place(name: str, logical):
     """``x.logical_and_(y)``: torch writes the 0/1 values without recording anything, so x keeps
-    its history (and a gradient through x passes as if nothing was written)."""
+    its history and its forward-mode tangent (gradients pass as if nothing was written)."""
     def method(self: Tensor, *args) -> Tensor:
+        tangent = getattr(self, "_fw", None)
         with no_grad():
-            return inplace(self, logical, *args)
+            inplace(self, logical, *args)
+        if tangent is not None:
+            self._fw = tangent
+        return self
     method.__name__ = name + "_"
     method.__doc__ = (f"``{name}`` written into self (its dtype kept); not recorded by autograd, "
                       "as torch.")

@@ -44,8 +44,10 @@ def restride_in_place(tensor: Tensor, view_op, undo, **params) -> Tensor:
     tensor._data = out._data
     if info is None and len(tensor._vc) > 1:
         _reroot_views(tensor, *undo)
-    if info is not None:  # still a view of the same base: its chain gains this step
+    if info is not None:  # still a view of the same base: its chain gains this step, and
+        # it stays the kind of view it was (one made under no_grad even if this is not)
         tensor._view = out._view
+        tensor._view.creation, tensor._view.made_recording = info.creation, info.made_recording
     if recording:
         node = out.grad_fn
         node.__class__ = node_type(_IN_PLACE_NODE[node.name()])

@@ -741,3 +741,20 @@ def test_in_place_view_op_keeps_how_the_view_was_made(view_under_no_grad, op_und
         z.mul_(2)
         return (y, z) + m.autograd.grad(y.sum(), a)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("name,args", [("t_", ()), ("transpose_", (0, 1)), ("unsqueeze_", (0,)),
+                                       ("squeeze_", (0,))])
+def test_in_place_view_ops_and_inference_mode(name, args):
+    def outside(m):  # an inference tensor refuses in-place changes outside the mode
+        with m.inference_mode():
+            a = m.ones(1, 3)
+        return getattr(a, name)(*args)
+
+    def inside(m):
+        with m.inference_mode():
+            b = m.ones(1, 3)
+            getattr(b, name)(*args)
+        return b, m.tensor(b.is_inference())
+    assert_same_as_torch(outside)
+    assert_same_as_torch(inside)

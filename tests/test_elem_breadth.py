@@ -343,6 +343,14 @@ def test_in_place_view_op_under_forward_ad():
     assert_same_as_torch(program)
 
 
+@pytest.mark.parametrize("call", [
+    lambda m: m.ones(2).cumsum_(0, m.float32), lambda m: m.ones(2).cumsum_(),
+    lambda m: m.ones(2).cumsum_(dim=0), lambda m: m.ones(2).cumsum_(dim=0, dtype=m.float32),
+    lambda m: m.ones(2).cumsum_(0, axes=1)], ids=["two", "none", "dim", "dtype", "unknown"])
+def test_cumsum_in_place_arguments(call):
+    assert_same_as_torch(call)
+
+
 @pytest.mark.parametrize("dtype", ("float16", "float64", "int16", "int8", "uint8", "complex64"))
 def test_cumsum_in_place_refuses_another_dtype(dtype):
     assert_same_as_torch(lambda m: m.zeros(2, dtype=getattr(m, dtype)).cumsum_(0, dtype=m.float32))

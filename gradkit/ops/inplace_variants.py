@@ -71,8 +71,16 @@ register(triu, "triu", method=False, inplace=True)
 
 
 @tensor_method()
-def cumsum_(input: Tensor, dim: int, *, dtype=None) -> Tensor:  # noqa: A002 - torch's name
-    """The running sum along ``dim`` written into input; ``dtype`` must be input's own."""
+def cumsum_(input: Tensor, *args, dtype=None, **kwargs) -> Tensor:  # noqa: A002 - torch's
+    """``cumsum_(dim, *, dtype=None)``: the running sum along ``dim`` written into input;
+    ``dtype`` must be input's own (torch's argument errors)."""
+    if len(args) > 1:
+        raise TypeError(f"cumsum_() takes 1 positional argument but {len(args)} were given")
+    if not args and "dim" not in kwargs:
+        raise TypeError('cumsum_() missing 1 required positional arguments: "dim"')
+    dim = args[0] if args else kwargs.pop("dim")
+    if kwargs:
+        raise TypeError(f"cumsum_() got an unexpected keyword argument '{next(iter(kwargs))}'")
     data = input._data
     if dtype is not None and to_numpy_dtype(dtype) != data.dtype:
         wanted = np.empty(0, to_numpy_dtype(dtype))

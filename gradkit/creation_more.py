@@ -17,7 +17,7 @@ from gradkit.ops.arithmetic import floor_divide, remainder
 from gradkit.ops.conversion import fitted
 from gradkit.ops.joining import unbind
 from gradkit.ops.shape import unsqueeze
-from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
 
 _UNSET = object()
 _NUMBERS = (bool, int, float, complex, np.number, np.bool_)
@@ -86,22 +86,27 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
     return creation.full((), s, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def range(start, end, step=1, *, dtype=None, device=None,  # noqa: A001 - torch's name
+def range(start, end=None, step=1, *, dtype=None, device=None,  # noqa: A001 - torch's name
           requires_grad: bool = False) -> Tensor:
     """start, start + step, ... up to ``end`` included (deprecated in torch, with its
     warning: ``arange`` excludes ``end``); the default float dtype unless ``dtype``."""
+    if end is None:
+        raise TypeError('range() missing 1 required positional arguments: "end"')
     warnings.warn("torch.range is deprecated and will be removed in a future release because "
                   "its behavior is inconsistent with Python's range builtin. Instead, use "
                   "torch.arange, which produces values in [start, end).", UserWarning,
                   stacklevel=2)
+    dtype = dtype or backend.get_default_dtype()
+    if backend.to_numpy_dtype(dtype).kind in "bc":  # torch has no such kernel
+        raise kernel_error("range_cpu")(np.empty(0, backend.to_numpy_dtype(dtype)))
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     count = math.floor((end - start) / step) + 1
-    values = start + np.arange(count, dtype=np.float64) * step
-    return creation.tensor(values, dtype=dtype or backend.get_default_dtype(), device=device,
-                           requires_grad=requires_grad)
+    exact = all(isinstance(v, (int, np.integer)) for v in (start, step))  # no float rounding
+    values = start + np.arange(count, dtype=np.int64 if exact else np.float64) * step
+    return creation.tensor(values, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def broadcast_shapes(*shapes) -> Size:

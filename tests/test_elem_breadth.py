@@ -618,12 +618,18 @@ def test_asarray_shares_a_numpy_array_unless_copied():
 @pytest.mark.parametrize("args,kwargs", [
     ((1, 4), {}), ((0, 1, 0.25), {}), ((1, 4), {"dtype": "int64"}), ((3, 0, -1), {}),
     ((0, 1, 0.3), {}), ((0, 1, 0), {}), ((1, 0), {}), ((1, 4), {"requires_grad": True}),
-    ((0.5, 2.5), {"dtype": "float64"})])
+    ((0.5, 2.5), {"dtype": "float64"}), ((4,), {}), ((0, 3), {"dtype": "int32"}),
+    ((0, 3), {"dtype": "complex64"}), ((0, 3), {"dtype": "bool"}), ((0.0, 1.0, 0.1), {}),
+    ((2**60, 2**60 + 4), {"dtype": "int64"})])
 def test_range_is_end_inclusive_and_deprecated(args, kwargs):
     def program(m):
         options = {k: getattr(m, v) if k == "dtype" else v for k, v in kwargs.items()}
-        with pytest.warns(UserWarning, match="torch.range is deprecated and will be removed"):
-            return m.range(*args, **options)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = m.range(*args, **options)
+        assert [str(w.message)[:56] for w in caught] == [
+            "torch.range is deprecated and will be removed in a futur"]
+        return out
     assert_same_as_torch(program)
 
 

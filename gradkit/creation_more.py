@@ -81,9 +81,11 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
     if isinstance(s, Tensor) or not isinstance(s, _NUMBERS):
         raise TypeError("scalar_tensor(): argument 's' (position 1) must be Number, not "
                         f"{type(s).__name__}")
-    dtype = dtype or backend.get_default_dtype()
-    fitted(s, backend.to_numpy_dtype(dtype))  # torch's overflow check (1j into a float)
-    return creation.full((), s, dtype=dtype, device=device, requires_grad=requires_grad)
+    target = backend.to_numpy_dtype(dtype or backend.get_default_dtype())
+    value = fitted(s, target)  # torch's overflow check (1j into a float, 300 into uint8)
+    # a cast, not a conversion: -1 wraps into uint8 and 2.5 truncates into int64, as torch
+    return creation.tensor(np.asarray(value).astype(target), device=device,
+                           requires_grad=requires_grad)
 
 
 def range(start, end=None, step=1, *, dtype=None, device=None,  # noqa: A001 - torch's name

@@ -2,9 +2,26 @@
 dtype, with torch's fields and text."""
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from gradkit import backend
+
+
+# torch reads Python's number types as their dtypes
+_PYTHON_TYPES = {float: backend.float64, int: backend.int64, complex: backend.complex128,
+                 bool: backend.bool_}
+
+
+def _dtype(function: str, type) -> backend.dtype:  # noqa: A002 - torch's argument name
+    """The gradkit dtype ``type`` names, or torch's TypeError."""
+    if isinstance(type, backend.dtype):
+        return type
+    if type in _PYTHON_TYPES:
+        return _PYTHON_TYPES[type]
+    raise TypeError(f"{function}(): argument 'type' (position 1) must be torch.dtype, not "
+                    f"{builtins.type(type).__name__}")
 
 
 def _short(value) -> str:
@@ -17,10 +34,8 @@ class finfo:  # noqa: N801 - torch's name
     ``eps``, ``max``, ``min``, ``tiny`` (= ``smallest_normal``), ``resolution``, ``dtype``."""
 
     def __init__(self, type=None) -> None:  # noqa: A002 - torch's argument name
-        gradkit_dtype = backend.get_default_dtype() if type is None else type
-        kind = backend.to_numpy_dtype(gradkit_dtype).kind if isinstance(
-            gradkit_dtype, backend.dtype) else ""
-        if kind not in "fc" or not kind:
+        gradkit_dtype = backend.get_default_dtype() if type is None else _dtype("finfo", type)
+        if backend.to_numpy_dtype(gradkit_dtype).kind not in "fc":
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
         info = np.finfo(backend.to_numpy_dtype(gradkit_dtype))
@@ -41,10 +56,10 @@ class iinfo:  # noqa: N801 - torch's name
     """Machine limits of an integer dtype: ``bits``, ``max``, ``min``, ``dtype``."""
 
     def __init__(self, type) -> None:  # noqa: A002 - torch's argument name
+        type = _dtype("iinfo", type)
         if type is backend.bool_:
             raise TypeError("torch.bool is not supported by torch.iinfo")
-        kind = backend.to_numpy_dtype(type).kind if isinstance(type, backend.dtype) else ""
-        if kind not in "iu" or not kind:
+        if backend.to_numpy_dtype(type).kind not in "iu":
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
                             "to handle 'torch.iinfo'")
         info = np.iinfo(backend.to_numpy_dtype(type))

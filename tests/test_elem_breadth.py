@@ -546,7 +546,10 @@ def test_concatenate(call):
     lambda m: m.scalar_tensor(2.0, requires_grad=True),
     lambda m: m.scalar_tensor(2.0, dtype=m.float64),
     lambda m: m.scalar_tensor(1 + 1j), lambda m: m.scalar_tensor(m.tensor([2, 3])),
-    lambda m: m.scalar_tensor([1])])
+    lambda m: m.scalar_tensor([1]), lambda m: m.scalar_tensor(-1, dtype=m.uint8),
+    lambda m: m.scalar_tensor(-300, dtype=m.uint8), lambda m: m.scalar_tensor(-129, dtype=m.int8),
+    lambda m: m.scalar_tensor(float("nan"), dtype=m.int64), lambda m: m.scalar_tensor(1e40),
+    lambda m: m.scalar_tensor(np.float64(2.5)), lambda m: m.scalar_tensor(2, dtype=m.bool)])
 def test_scalar_tensor(call):
     assert_same_as_torch(call)
 
@@ -663,6 +666,13 @@ def test_unravel_index_errors(call):
 
 
 # -- finfo, iinfo -------------------------------------------------------------------------------
+def test_finfo_and_iinfo_of_python_types_and_other_objects():
+    for kind in ("finfo", "iinfo"):
+        for argument in (float, int, complex, bool, "float32", 3):
+            same_result(lambda m, k=kind, a=argument: repr(getattr(m, k)(a)).replace(
+                "gradkit", "torch"))
+
+
 @pytest.mark.parametrize("dtype", DTYPES + (None,))
 def test_finfo_and_iinfo(dtype):
     fields = {"finfo": ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution",

@@ -190,6 +190,20 @@ def test_in_place_forms_under_forward_ad(name, args):
     assert_same_as_torch(program)
 
 
+LOGICAL_DTYPES = ("uint8", "int64", "bool", "float16", "float64", "complex64")
+
+
+@pytest.mark.parametrize("name", ("logical_and_", "logical_or_", "logical_xor_"))
+@pytest.mark.parametrize("dtype", LOGICAL_DTYPES)
+@pytest.mark.parametrize("other", LOGICAL_DTYPES + (1, 0.0))
+def test_in_place_logical_ops_keep_self_dtype(name, dtype, other):
+    def program(m):
+        x = m.tensor([0, 1, 2]).to(getattr(m, dtype))
+        y = other if not isinstance(other, str) else m.tensor([0, 2, 0]).to(getattr(m, other))
+        return getattr(x, name)(y)
+    assert_same_as_torch(program)
+
+
 def test_bitwise_not_in_place():
     def program(m):
         ints, bools = m.tensor([0, 5, -3]), m.tensor([True, False])

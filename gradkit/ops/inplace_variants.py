@@ -51,6 +51,10 @@ def _unrecorded_in_place(name: str, logical):
     """``x.logical_and_(y)``: torch writes the 0/1 values without recording anything, so x keeps
     its history and its forward-mode tangent (gradients pass as if nothing was written)."""
     def method(self: Tensor, *args) -> Tensor:
+        for other in args:  # torch's in-place forms take a tensor, not a number
+            if not isinstance(other, Tensor):
+                raise TypeError(f"{name}_(): argument 'other' (position 1) must be Tensor, not "
+                                f"{type(other).__name__}")
         tangent = getattr(self, "_fw", None)
         with no_grad():
             inplace(self, logical, *args)

@@ -507,6 +507,9 @@ def test_conj_physical():
         assert not resolved.is_conj()
         return c, w, g, top, resolved
     assert_same_as_torch(program)
+    for dtype in ("bool", "uint8", "int64", "float16", "complex64"):
+        assert_same_as_torch(lambda m, d=dtype: m.tensor([0, 1]).to(getattr(m, d))
+                             .conj_physical_())
     same_result(lambda m: m.conj_physical(3.0))
     same_result(lambda m: m.ones(2, requires_grad=True).conj_physical_())
 

@@ -42,7 +42,7 @@ def _conj_physical_op(node_name: str):
     """torch's conj_physical: the conjugate in new memory (no conj view), recorded as
     ``ConjPhysicalBackward0`` (``1``: the in-place form)."""
     def forward(xp, x):
-        return xp.conj(x)
+        return xp.conj(x) if x.dtype.kind == "c" else x.copy()  # (NumPy's conj of bools: int8)
     forward.__name__ = "conj_physical"
     declared = op(linear=True, batchable=True, elementwise=True, node_name=node_name)(forward)
     declared.defvjp(lambda g: _conjugated(g))

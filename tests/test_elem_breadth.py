@@ -799,3 +799,14 @@ def test_in_place_view_ops_and_inference_mode(name, args):
         return b, m.tensor(b.is_inference())
     assert_same_as_torch(outside)
     assert_same_as_torch(inside)
+
+
+def test_top_level_in_place_functions_added_here():
+    def program(m):
+        x, y = m.tensor([1.5, -2.5]), m.tensor([1.75, -0.5])
+        z = m.ones(2, requires_grad=True) * 3
+        same = (m.zero_(x) is x, m.fix_(y) is y, m.detach_(z) is z)
+        assert same == (True, True, True) and not z.requires_grad and z.grad_fn is None
+        return x, y, z, m.tensor([x._version, y._version])
+    assert_same_as_torch(program)
+    same_result(lambda m: m.zero_(1.5))

@@ -48,6 +48,13 @@ from gradkit.nn.aten_losses import *  # noqa: E402,F401,F403
 from gradkit import accelerator, cuda  # noqa: E402,F401
 from gradkit.serialization import load, save  # noqa: E402,F401
 from gradkit import profiler, utils  # noqa: E402,F401
+from gradkit.creation_more import (  # noqa: E402,F401
+    asarray, broadcast_shapes, range, scalar_tensor, unravel_index)
+from gradkit.dtype_info import finfo, iinfo  # noqa: E402,F401
+from gradkit._tensor_repr import set_printoptions  # noqa: E402,F401
+from gradkit.torch_helpers import (  # noqa: E402,F401
+    concatenate, detach, get_device, get_num_threads, is_neg, is_nonzero, is_same_size, is_signed,
+    resolve_neg, set_num_threads, typename)
 from gradkit._not_implemented import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr(__name__)  # torch features gradkit lacks: a clear AttributeError
@@ -59,6 +66,9 @@ float = float32  # noqa: A001 - torch's aliases
 double = float64
 half = float16
 long = int64
+short = int16
+# torch's function names for the comparisons (also Tensor methods)
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne  # noqa: F405
 int = int32  # noqa: A001
 cfloat = complex64
 cdouble = complex128

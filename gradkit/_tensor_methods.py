@@ -34,7 +34,8 @@ def _cast_method(name: str, dtype):
 
 _CASTS = {"float": backend.float32, "double": backend.float64, "half": backend.float16,
           "long": backend.int64, "int": backend.int32, "bool": backend.bool_,
-          "cfloat": backend.complex64, "cdouble": backend.complex128}
+          "cfloat": backend.complex64, "cdouble": backend.complex128, "byte": backend.uint8,
+          "char": backend.int8, "short": backend.int16}
 
 
 class _TensorMethods:

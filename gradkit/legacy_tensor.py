@@ -92,10 +92,15 @@ _BY_DTYPE = {t.dtype: t for t in LEGACY_TYPES}
 _BY_NAME = {t.__name__: t for t in LEGACY_TYPES}
 
 
+# complex tensors have a type name in torch but no legacy constructor
+_COMPLEX_TYPE_NAMES = {"complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
+
+
 def type_name(tensor: Tensor) -> str:
     """``x.type()``: ``gradkit.FloatTensor``, ``gradkit.cuda.DoubleTensor``, ... (torch's names)."""
     legacy = _BY_DTYPE.get(tensor.dtype)
-    name = legacy.__name__ if legacy else tensor.dtype.name
+    name = legacy.__name__ if legacy else _COMPLEX_TYPE_NAMES.get(tensor.dtype.name,
+                                                                  tensor.dtype.name)
     return "gradkit." + ("cuda." if tensor.device.type == "cuda" else "") + name
 
 

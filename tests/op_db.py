@@ -1776,3 +1776,34 @@ OPS += [
                {"stride": (2, 2, 1), "output_size": (2, 4, 3)}, name="unbatched_sized"))),
 ]
 _rng = _table_rng
+
+# lane elem: the inverse hyperbolic functions; acosh's complex samples keep off its branch cut
+# (real z < 1), where the numerical derivative jumps
+_table_rng, _rng = _rng, np.random.default_rng(2613)
+
+
+def _acosh_complex():
+    return np.asarray(N(2, 2) + 1j * N(2, 2))
+
+
+OPS += [
+    OpInfo("asinh", G.asinh, S(*unary_samples(complex_=True)()), covers=("arcsinh",)),
+    OpInfo("acosh", G.acosh, S(*unary_samples(lambda *s: P(*s, low=1.2))(),
+                               Sample((_acosh_complex(),), name="complex")),
+           covers=("arccosh",)),
+    OpInfo("atanh", G.atanh, S(*unary_samples(U)(), Sample((Z(2, 2) * 0.5,), name="complex")),
+           covers=("arctanh",)),
+]
+_rng = _table_rng
+
+# lane elem: torch's older names of the incomplete gamma functions, and conj_physical
+_table_rng, _rng = _rng, np.random.default_rng(2614)
+OPS += [
+    *(OpInfo(name, getattr(G, name), S(
+        Sample((Const(P(2, 3) + 1), P(2, 3))),
+        Sample((Const(np.array([0.5, 3.0, 25.0])), np.array([0.3, 4.0, 27.0])),
+               name="branches"))) for name in ("igamma", "igammac")),
+    OpInfo("conj_physical", G.conj_physical, S(Sample((Z(2, 3),), name="complex"),
+                                               Sample((N(3),), name="real"))),
+]
+_rng = _table_rng

@@ -443,6 +443,12 @@ SAMPLES.update({
                                                                  device=x.device), (4, 3), (2, 2)),
                  lambda: (R(4, 2, 3),)),
 })
+# lane elem: the inverse hyperbolic functions and conj_physical
+SAMPLES.update({
+    "asinh_atanh": (lambda x: (G.asinh(x), G.atanh(x * 0.5)), lambda: (R(2, 3, low=-0.5),)),
+    "acosh": (G.acosh, lambda: (R(2, 3, low=1.5),)),
+    "conj_physical": (G.conj_physical, lambda: (C(2, 3),)),
+})
 FIRST_ORDER_ONLY.add("ctc_loss")
 
 # lane legacy: torch's older linalg names (gradkit/ops/linalg_legacy.py, linalg_cholesky_solve.py,

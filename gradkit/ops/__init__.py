@@ -19,7 +19,7 @@ from gradkit.ops.binary_math import (  # noqa: F401
 from gradkit.ops.binary_breadth import (  # noqa: F401
     copysign, float_power, fmax, fmin, gcd, heaviside, lcm, ldexp, nextafter, rsub)
 from gradkit.ops.clamp import clamp  # noqa: F401
-from gradkit.ops.complex import conj, imag, real  # noqa: F401
+from gradkit.ops.complex import conj, conj_physical, imag, real  # noqa: F401
 from gradkit.ops.conversion import astype, clone, copy_from, fill, to_device, zeros_like_op  # noqa: F401
 from gradkit.ops.einsum import einsum  # noqa: F401 - the function, not the module
 from gradkit.ops.activations import (  # noqa: F401
@@ -29,8 +29,8 @@ from gradkit.ops.activations_more import (  # noqa: F401
 from gradkit.ops.activations_gated import prelu, rrelu, rrelu_  # noqa: F401
 from gradkit.ops.losses_margin import cosine_similarity, pairwise_distance  # noqa: F401
 from gradkit.ops.elementwise import (  # noqa: F401
-    acos, asin, atan, cos, cosh, erf, exp, exp2, expm1, log, log1p, log2, log10, reciprocal,
-    rsqrt, sin, sinh, sqrt, square, tan, tanh)
+    acos, acosh, asin, asinh, atan, atanh, cos, cosh, erf, exp, exp2, expm1, log, log1p, log2,
+    log10, reciprocal, rsqrt, sin, sinh, sqrt, square, tan, tanh)
 from gradkit.ops.elementwise_special import (  # noqa: F401
     erfc, erfinv, frac, logit, nan_to_num, sinc)
 from gradkit.ops.gamma import digamma, i0, lgamma, mvlgamma, polygamma  # noqa: F401
@@ -93,6 +93,9 @@ from gradkit.ops.integrals import (  # noqa: F401
     bincount, cumulative_trapezoid, trapezoid, trapz)
 from gradkit.ops.matrix_products import addr, chain_matmul  # noqa: F401
 from gradkit.ops.aliases import adjoint, swapdims  # noqa: F401
+from gradkit.ops.special_functions import igamma, igammac  # noqa: F401
+from gradkit.ops import inplace_variants as _inplace_variants  # noqa: F401 - x.eq_(y) & co.
+from gradkit.ops import inplace_views as _inplace_views  # noqa: F401 - x.t_() & co.
 
 clip = clamp
 absolute = abs
@@ -101,6 +104,7 @@ multiply = mul
 divide = true_divide = div
 subtract = sub
 arcsin, arccos, arctan = asin, acos, atan
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 
 # the seam (ops/_op.py): the ops the mechanism uses, declared above it

@@ -43,7 +43,7 @@ _METHOD_ALIASES = {
     "absolute": (abs, True), "arccos": (acos, False), "arcsin": (asin, False),
     "arctan": (atan, False), "divide": (div, True), "true_divide": (div, True),
     "multiply": (mul, True), "subtract": (sub, True), "negative": (neg, True),
-    "clip": (clamp, True), "fix": (trunc, False), "greater": (gt, False),
+    "clip": (clamp, True), "fix": (trunc, True), "greater": (gt, False),
     "greater_equal": (ge, False), "less": (lt, False), "less_equal": (le, False),
     "not_equal": (ne, False), "logical_xor": (logical_xor, False),
     "bitwise_not": (bitwise_not, False), "vdot": (vdot, False), "ger": (outer, False),

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit._tensor import Tensor
 from gradkit.ops._op import op
-from gradkit.ops.methods import tensor_method
+from gradkit.ops.methods import register, tensor_method
 
 
 @op(linear=True, batchable=True, view=True)
@@ -35,6 +36,39 @@ def conj(x):
     if type(x) is float:  # a backward's real scalar: no call at all
         return x
     return _conj(x) if _is_complex(x) else x
+
+
+def _conj_physical_op(node_name: str):
+    """torch's conj_physical: the conjugate in new memory (no conj view), recorded as
+    ``ConjPhysicalBackward0`` (``1``: the in-place form)."""
+    def forward(xp, x):
+        return xp.conj(x) if x.dtype.kind == "c" else x.copy()  # (NumPy's conj of bools: int8)
+    forward.__name__ = "conj_physical"
+    declared = op(linear=True, batchable=True, elementwise=True, node_name=node_name)(forward)
+    declared.defvjp(lambda g: _conjugated(g))
+    declared.defjvp(lambda t: _conjugated(t))
+    return declared
+
+
+_conj_physical = _conj_physical_op("ConjPhysicalBackward0")
+_conj_physical_in_place = _conj_physical_op("ConjPhysicalBackward1")
+
+
+def _conjugated(x):
+    """conj_physical in rules, which also get raw arrays and numbers."""
+    return _conj_physical(x) if _is_complex(x) else x
+
+
+@tensor_method()
+def conj_physical(input: Tensor) -> Tensor:  # noqa: A002 - torch's name
+    """The complex conjugate in memory of its own (input itself when it is real)."""
+    if not isinstance(input, Tensor):
+        raise TypeError("conj_physical(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return _conjugated(input)
+
+
+register(_conj_physical_in_place, "conj_physical", method=False, inplace=True)
 
 
 def is_conjugated_view(x) -> bool:

@@ -1,6 +1,6 @@
 """Elementwise math: exponentials and logarithms, powers and roots, trigonometric and
-hyperbolic functions, erf (activations: ``activations.py``; rounding, sign, where and
-max/min: ``piecewise.py``).
+hyperbolic functions and their inverses, erf (activations: ``activations.py``; rounding, sign,
+where and max/min: ``piecewise.py``).
 
 Most ops state only f'(x) (``defderivative``): the vjp ``g * conj(f')`` and the
 jvp ``t * f'`` follow. Ops whose derivative is cheapest from the output save
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+from gradkit.ops._op import Op
+from gradkit.ops.complex import _is_complex
 from gradkit.ops.methods import register
 from gradkit.ops.special import erf_array
 from gradkit.ops.promotion import promote
@@ -200,6 +202,35 @@ def atan(xp, x):
 atan.defderivative(lambda x: 1 / (1 + x * x))
 
 
+@unary(floating=True, method=True)
+def asinh(xp, x):
+    """arsinh(x) elementwise."""
+    return xp.arcsinh(x)
+
+
+asinh.defderivative(lambda x: rsqrt(x * x + 1))
+
+
+@unary(floating=True, method=True)
+def acosh(xp, x):
+    """arcosh(x) elementwise (NaN below 1)."""
+    return xp.arccosh(x)
+
+
+# torch's formulas: rsqrt(x² - 1) for real x (inf at -1 too), and for complex x the product
+# rsqrt(x + 1) rsqrt(x - 1), which keeps acosh's branch where Re x < 0
+acosh.defderivative(lambda x: rsqrt(x + 1) * rsqrt(x - 1) if _is_complex(x)
+                    else rsqrt(x * x - 1))
+
+
+@unary(floating=True, method=True)
+def atanh(xp, x):
+    """artanh(x) elementwise (±inf at ±1, NaN beyond)."""
+    return xp.arctanh(x)
+
+
+atanh.defderivative(lambda x: 1 / (1 - x * x))
+
 
 @unary(floating=True, method=True, inplace=True, complex_error=kernel_error("erf_vml_cpu"))
 def erf(xp, x):
@@ -213,3 +244,32 @@ erf.defderivative(lambda x: (2 / math.sqrt(math.pi)) * exp(-(x * x)))
 # NumPy's spellings, as torch's methods (x.arcsin(), x.arcsin_())
 for _op, _alias in ((asin, "arcsin"), (acos, "arccos"), (atan, "arctan")):
     register(_op, _alias, inplace=True)
+
+
+def _underivable_in_place(function: Op) -> Op:
+    """torch's in-place acosh_/asinh_/atanh_: the values of ``function``, recorded by a node
+    (``AcoshBackward1``) whose backward raises, and no forward-mode derivative."""
+    name = function.name
+
+    def no_derivative(*_, **__):
+        raise NotImplementedError(f"the derivative for 'inplace version of {name}' is not "
+                                  "implemented.")
+
+    def no_tangent(*_, **__):
+        raise NotImplementedError(
+            f"Trying to use forward AD with {name}_ that does not support it because it has not "
+            "been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
+            "pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
+            "its implementation.")
+    in_place = Op(function.forward, name=name, elementwise=True,
+                  node_name=function.node_name[:-1] + "1")
+    in_place.defvjp(no_derivative)
+    in_place.defjvp(no_tangent)
+    return in_place
+
+
+for _op, _alias in ((asinh, "arcsinh"), (acosh, "arccosh"), (atanh, "arctanh")):
+    _in_place = _underivable_in_place(_op)
+    register(_in_place, _op.name, method=False, inplace=True)
+    register(_in_place, _alias, method=False, inplace=True)
+    register(_op, _alias)

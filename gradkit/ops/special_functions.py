@@ -15,6 +15,7 @@ from gradkit.ops.binary_math import _floating_pair, _require_tensors
 from gradkit.ops.elementwise import erf, exp, log
 from gradkit.ops.gamma import lgamma
 from gradkit.ops.incomplete_gamma import gammainc_array, gammaincc_array
+from gradkit.ops.methods import register
 from gradkit.ops.piecewise import sgn, where
 from gradkit.ops.promotion import PY_SCALARS
 from gradkit.ops.special_series import (
@@ -221,3 +222,23 @@ gammainc.defvjp(_no_derivative_in_a("igamma"), lambda g, a, x: g * _density(a, x
 gammainc.defjvp(_no_derivative_in_a("igamma"), lambda t, a, x: t * _density(a, x))
 gammaincc.defvjp(_no_derivative_in_a("igammac"), lambda g, a, x: -g * _density(a, x))
 gammaincc.defjvp(_no_derivative_in_a("igammac"), lambda t, a, x: -t * _density(a, x))
+
+
+def _igamma_alias(special, name: str):
+    """torch's ``igamma``/``igammac``: the special function under its older name (with that
+    name in the errors), also a Tensor method with an in-place form."""
+    def function(input, other):  # noqa: A002 - torch's names
+        _require_tensors(name, input, other)
+        return special(input, other)
+
+    def method(self, other):
+        _require_tensors(name, other, names=("other",))
+        return special(self, other)
+    function.__name__ = method.__name__ = name
+    function.__doc__ = method.__doc__ = f"``special.{special.name}(input, other)``."
+    register(method, name, inplace=True)
+    return function
+
+
+igamma = _igamma_alias(gammainc, "igamma")
+igammac = _igamma_alias(gammaincc, "igammac")

@@ -1,0 +1,164 @@
+"""More of torch's creation functions and shape helpers: ``asarray``, ``scalar_tensor``, the
+deprecated end-inclusive ``range``, ``broadcast_shapes`` and ``unravel_index``."""
+from __future__ import annotations
+
+import builtins
+import itertools
+import math
+import operator
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+
+from gradkit import backend, creation
+from gradkit._tensor import Size, Tensor
+from gradkit.ops.arithmetic import floor_divide, remainder
+from gradkit.ops.conversion import fitted
+from gradkit.ops.joining import unbind
+from gradkit.ops.shape import unsqueeze
+from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+
+_UNSET = object()
+_NUMBERS = (bool, int, float, complex, np.number, np.bool_)
+
+
+def _alias_refusal(source: np.dtype, target: np.dtype) -> ValueError:
+    return ValueError(f"can't alias tensor with dtype '{scalar_type_name(np.empty(0, source))}' "
+                      f"into dtype '{scalar_type_name(np.empty(0, target))}'.")
+
+
+def asarray(obj, *, dtype=None, device=None, copy: bool | None = None,
+            requires_grad=_UNSET) -> Tensor:
+    """torch's asarray: ``obj`` itself (a Tensor) or its memory (a NumPy array) when dtype and
+    device allow, a copy when ``copy=True`` or they differ (``copy=False`` then refuses);
+    Python data is always copied. ``requires_grad`` defaults to obj's (with torch's warning);
+    given, it is set on the result (on obj itself when that is a leaf it returns)."""
+    if isinstance(obj, np.generic):  # a NumPy scalar has a buffer: a 0-d array of its dtype
+        obj = np.asarray(obj)
+    if isinstance(obj, Tensor):
+        out = _tensor_as(obj, dtype, device, copy)
+        if requires_grad is _UNSET:
+            requires_grad = obj._requires_grad
+            if requires_grad:
+                warnings.warn("torch.asarray: unspecified requires_grad now defaults to "
+                              "obj.requires_grad instead of False. Pass requires_grad=False "
+                              "explicitly to get the old behavior and silence this warning.",
+                              UserWarning, stacklevel=2)
+    elif isinstance(obj, np.ndarray):
+        target = obj.dtype if dtype is None else backend.to_numpy_dtype(dtype)
+        if copy is False and target != obj.dtype:
+            raise _alias_refusal(obj.dtype, target)
+        out = creation.tensor(obj, dtype=dtype, device=device) if copy or \
+            target != obj.dtype else creation.as_tensor(obj, device=device)
+    else:
+        if copy is False:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        out = creation.tensor(obj, dtype=dtype, device=device)
+    if requires_grad is _UNSET or not requires_grad:
+        if out._requires_grad:  # a leaf loses the flag, a result of ops its history
+            out = out.detach() if out.grad_fn is not None else out.requires_grad_(False)
+        return out
+    if out._data.dtype.kind not in "fc":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    return out if out._requires_grad else out.requires_grad_(True)
+
+
+def _tensor_as(tensor: Tensor, dtype, device, copy: bool | None) -> Tensor:
+    target = tensor._data.dtype if dtype is None else backend.to_numpy_dtype(dtype)
+    place = tensor.device if device is None else backend.device(device)
+    differs = target != tensor._data.dtype or place != tensor.device
+    if copy is False and differs:
+        raise _alias_refusal(tensor._data.dtype, target)
+    if differs:
+        return tensor.to(place, backend.from_numpy_dtype(target))
+    return tensor.clone() if copy else tensor
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A 0-d tensor of the number ``s``, in the default float dtype unless ``dtype``."""
+    if isinstance(s, Tensor) or not isinstance(s, _NUMBERS):
+        raise TypeError("scalar_tensor(): argument 's' (position 1) must be Number, not "
+                        f"{type(s).__name__}")
+    target = backend.to_numpy_dtype(dtype or backend.get_default_dtype())
+    value = fitted(s, target)  # torch's overflow check (1j into a float, 300 into uint8)
+    # a cast, not a conversion: -1 wraps into uint8 and 2.5 truncates into int64, as torch
+    return creation.tensor(np.asarray(value).astype(target), device=device,
+                           requires_grad=requires_grad)
+
+
+def range(start, end=None, step=1, *, dtype=None, device=None,  # noqa: A001 - torch's name
+          requires_grad: bool = False) -> Tensor:
+    """start, start + step, ... up to ``end`` included (deprecated in torch, with its
+    warning: ``arange`` excludes ``end``); the default float dtype unless ``dtype``."""
+    if end is None:
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    dtype = dtype or backend.get_default_dtype()
+    if backend.to_numpy_dtype(dtype).kind in "bc":  # torch has no such kernel
+        raise kernel_error("range_cpu")(np.empty(0, backend.to_numpy_dtype(dtype)))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    count = math.floor((end - start) / step) + 1
+    exact = all(isinstance(v, (int, np.integer)) for v in (start, step))  # no float rounding
+    values = start + np.arange(count, dtype=np.int64 if exact else np.float64) * step
+    return creation.tensor(values, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def broadcast_shapes(*shapes) -> Size:
+    """The shape tensors of ``shapes`` broadcast to (ints are 1-d shapes), with torch's
+    errors for shapes that do not broadcast."""
+    shapes = tuple((s,) if isinstance(s, (int, np.integer)) else s
+                   for s in shapes if s is not None)
+    for shape in shapes:
+        if not isinstance(shape, Sequence):
+            raise RuntimeError("Input shapes should be of type ints, a tuple of ints, or a list "
+                               f"of ints, got {shape}")
+    common = [1] * builtins.max((len(s) for s in shapes), default=0)
+    for index, shape in enumerate(shapes):
+        for axis in builtins.range(-1, -1 - len(shape), -1):
+            size = shape[axis]
+            if size == common[axis]:
+                continue
+            if common[axis] == 1:
+                if size < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[axis] = size
+            if size != 1 and common[axis] != size:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {size} at {axis}! "
+                    f"Mismatching argument at index {index} had {shape}; but expected shape "
+                    f"should be broadcastable to {common}")
+    for position, size in enumerate(common):
+        if not isinstance(size, (int, np.integer)):
+            raise TypeError(f"torch.Size() takes an iterable of 'int' (item {position} is "
+                            f"'{type(size).__name__}')")
+    return Size(common)
+
+
+def unravel_index(indices: Tensor, shape) -> tuple[Tensor, ...]:
+    """The coordinates, one int64 tensor per dim of ``shape``, of flat ``indices`` (taken
+    modulo each dim, as torch's floor_divide and remainder give them)."""
+    if indices.is_complex() or indices.is_floating_point() or indices.dtype == backend.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    if not isinstance(shape, (int, tuple, list)):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    for size in shape:
+        if not isinstance(size, int):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got "
+                            f"{type(size)}")
+    if any(size < 0 for size in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    strides = list(itertools.accumulate(reversed(shape[1:] + (1,)), operator.mul))[::-1]
+    as_int64 = {"dtype": backend.int64, "device": indices.device}
+    coordinates = remainder(floor_divide(unsqueeze(indices, dim=-1),
+                                         creation.tensor(strides, **as_int64)),
+                            creation.tensor(shape, **as_int64))
+    return unbind(coordinates, -1)

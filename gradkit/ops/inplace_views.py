@@ -1,0 +1,104 @@
+"""In-place view ops: ``squeeze_``, ``unsqueeze_``, ``t_``, ``transpose_`` (``swapaxes_``,
+``swapdims_``) change a tensor's shape and strides, not its values.
+
+As torch records them, the tensor becomes its own view: it takes the view op's node under the
+in-place overload's name (``TBackward1``, ``UnsqueezeBackward1``, ``SqueezeBackward3/4/5``,
+``TransposeBackward1``), its version is bumped, a view stays a view of its base (one step
+longer), and a leaf (or a view of one) that requires grad is refused while recording.
+"""
+from __future__ import annotations
+
+from gradkit._tensor import Tensor
+from gradkit.autograd.grad_mode import records_graph
+from gradkit.autograd.graph import node_type
+from gradkit.autograd.inference import check_inplace
+from gradkit.ops.inplace import LEAF_MESSAGE, set_history
+from gradkit.ops.methods import register
+from gradkit.ops.shape import squeeze, t, transpose, unsqueeze, view
+from gradkit.ops.views import ViewInfo, live_views
+
+# the out-of-place node's name -> the in-place overload's
+_IN_PLACE_NODE = {"TBackward0": "TBackward1", "UnsqueezeBackward0": "UnsqueezeBackward1",
+                  "TransposeBackward0": "TransposeBackward1",
+                  "SqueezeBackward0": "SqueezeBackward3", "SqueezeBackward1": "SqueezeBackward4",
+                  "SqueezeBackward2": "SqueezeBackward5"}
+
+
+def restride_in_place(tensor: Tensor, view_op, undo, **params) -> Tensor:
+    """Make ``tensor`` the view ``view_op(tensor, **params)`` of its own memory, in place;
+    ``undo``: ``(op, params)``, the view op that gives back the old shape and strides."""
+    check_inplace(tensor)
+    info = getattr(tensor, "_view", None)
+    recording = records_graph() and tensor._data.dtype.kind in "fcV" and (
+        tensor._requires_grad or (info is not None and info.base._requires_grad))
+    if recording and info is not None:
+        refusal = info.refusal(indirect=False)
+        if refusal is not None:
+            raise RuntimeError(refusal)
+        if info.base.grad_fn is None and info.base._requires_grad:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
+    if recording and tensor.grad_fn is None and tensor._requires_grad:
+        raise RuntimeError(LEAF_MESSAGE)
+    out = view_op(tensor, **params)
+    tensor._data = out._data
+    if info is None and len(tensor._vc) > 1:
+        _reroot_views(tensor, *undo)
+    if info is not None:  # still a view of the same base: its chain gains this step, and
+        # it stays the kind of view it was (one made under no_grad even if this is not)
+        tensor._view = out._view
+        tensor._view.creation, tensor._view.made_recording = info.creation, info.made_recording
+    if recording:
+        node = out.grad_fn
+        node.__class__ = node_type(_IN_PLACE_NODE[node.name()])
+        set_history(tensor, node, out._output_nr)
+    if getattr(out, "_fw", None) is not None:  # forward AD: the tangent takes the new shape
+        tensor._fw = out._fw
+    tensor._vc[0] += 1
+    return tensor
+
+
+def _reroot_views(base: Tensor, undo_op, undo_params: dict) -> None:
+    """The views of ``base`` were made from its old shape: their chains now start with the
+    step back to it, so a write replays them onto the same elements (torch regenerates them
+    with as_strided)."""
+    roots = {}
+    for other in live_views(base):
+        root = other._view
+        while root.parent is not None:
+            root = root.parent
+        if root.base is base:
+            roots[id(root)] = root
+    for root in roots.values():
+        root.parent = ViewInfo(base, None, undo_op, undo_params, None, root.creation,
+                               root.made_recording)
+
+
+def _squeeze_(self: Tensor, dim=None) -> Tensor:
+    """Drop size-1 dims (or only ``dim``, or the size-1 dims among ``dim``) in place."""
+    return restride_in_place(self, squeeze, (view, {"shape": self._data.shape}), dim=dim)
+
+
+def _unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    """Insert a size-1 dim at ``dim`` in place."""
+    return restride_in_place(self, unsqueeze, (view, {"shape": self._data.shape}), dim=dim)
+
+
+def _t_(self: Tensor) -> Tensor:
+    """Transpose a tensor of at most 2 dims in place."""
+    if self._data.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self._data.ndim}D")
+    return restride_in_place(self, t, (t, {}))
+
+
+def _transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap dims ``dim0`` and ``dim1`` in place."""
+    return restride_in_place(self, transpose, (transpose, {"dim0": dim0, "dim1": dim1}),
+                             dim0=dim0, dim1=dim1)
+
+
+for _name, _method in (("squeeze_", _squeeze_), ("unsqueeze_", _unsqueeze_), ("t_", _t_),
+                       ("transpose_", _transpose_), ("swapaxes_", _transpose_),
+                       ("swapdims_", _transpose_)):
+    register(_method, _name)

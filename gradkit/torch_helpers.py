@@ -1,0 +1,160 @@
+"""Small Tensor queries and torch functions: ``type_as``, ``is_signed``, ``is_nonzero``,
+``is_same_size``, ``is_cpu``, ``get_device``, ``sum_to_size``, ``resolve_neg``/``is_neg``,
+``detach``, ``concatenate``, ``typename`` and the thread-count settings (recorded only:
+NumPy's threads are its BLAS's, set when it loads)."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from gradkit._tensor import Tensor, extend
+from gradkit.ops.joining import cat
+from gradkit.ops.reduction import sum as _sum
+from gradkit.ops.shape import view as _view
+
+
+def _require_tensor(function: str, value, argument: str = "input", position: int = 1) -> None:
+    """torch's TypeError for an argument that must be a Tensor."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{function}(): argument '{argument}' (position {position}) must be "
+                        f"Tensor, not {type(value).__name__}")
+
+
+class _TensorQueries:
+    def type_as(self, other: Tensor) -> Tensor:
+        """This tensor in ``other``'s dtype (and device); itself when they match."""
+        _require_tensor("type_as", other, "other")
+        return self.to(other.device, other.dtype)
+
+    def is_signed(self) -> bool:
+        """Whether the dtype holds negative values (not uint8 or bool)."""
+        return self._data.dtype.kind in "ifc"
+
+    def is_nonzero(self) -> bool:
+        """The truth of a one-element tensor (torch's errors for any other size)."""
+        size = self._data.size
+        if size != 1:
+            raise RuntimeError("Boolean value of Tensor with " + (
+                "no values" if size == 0 else "more than one value") + " is ambiguous")
+        return bool(self._data.reshape(()).item() != 0)
+
+    def is_same_size(self, other: Tensor) -> bool:
+        """Whether ``other`` has this tensor's shape."""
+        _require_tensor("is_same_size", other, "other")
+        return self._data.shape == other._data.shape
+
+    @property
+    def is_cpu(self) -> bool:
+        """Whether the tensor lives on the CPU."""
+        return self.device.type == "cpu"
+
+    def get_device(self) -> int:
+        """The GPU's index, -1 on the CPU."""
+        device = self.device
+        return -1 if device.type == "cpu" else device.index or 0
+
+    def sum_to_size(self, *size) -> Tensor:
+        """The sum over the dims broadcasting would add to expand ``size`` to this shape: its
+        leading dims and its size-1 dims (torch's ``sum_to``); self when the shape is ``size``."""
+        if not size:
+            raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
+        shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) \
+            else size
+        for s in shape:
+            if not isinstance(s, (int, np.integer)):
+                raise TypeError("sum_to_size(): argument 'size' (position 1) must be tuple of "
+                                f"ints, not {type(s).__name__}")
+        own = self._data.shape
+        lead = len(own) - len(shape)
+        if lead < 0 or any(s != o and s != 1 for s, o in zip(shape, own[lead:])):
+            raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size "
+                               f"{{{list(own)}}}.")
+        if shape == own:
+            return self
+        dims = tuple(range(lead)) + tuple(
+            lead + i for i, (s, o) in enumerate(zip(shape, own[lead:])) if s == 1 and o != 1)
+        out = _sum(self, dim=dims, keepdim=True) if dims else self
+        return _view(out, shape=tuple(shape)) if lead else out
+
+    def resolve_neg(self) -> Tensor:
+        """The tensor itself: gradkit has no lazy negation (``is_neg()`` is always False)."""
+        return self
+
+    def is_neg(self) -> bool:
+        """False: gradkit has no lazy negation bit."""
+        return False
+
+
+extend(_TensorQueries)
+
+
+def _as_function(name: str, n_tensors: int = 1):
+    """torch's function form of a query method: ``torch.is_signed(t)`` is ``t.is_signed()``."""
+    method = getattr(Tensor, name)
+
+    def function(input, *args):  # noqa: A002 - torch's name
+        _require_tensor(name, input)
+        if n_tensors == 2 and args:
+            _require_tensor(name, args[0], "other", 2)
+        return method(input, *args)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"``input.{name}(...)``: " + (method.__doc__ or "")
+    return function
+
+
+is_signed = _as_function("is_signed")
+is_nonzero = _as_function("is_nonzero")
+is_same_size = _as_function("is_same_size", 2)
+get_device = _as_function("get_device")
+resolve_neg = _as_function("resolve_neg")
+is_neg = _as_function("is_neg")
+detach = _as_function("detach")
+
+
+_UNSET = object()
+
+
+def concatenate(tensors, dim=_UNSET, *, axis=_UNSET) -> Tensor:
+    """``cat(tensors, dim)`` under NumPy's name, which takes ``axis=`` too (not both)."""
+    if dim is not _UNSET and axis is not _UNSET:
+        raise TypeError("concatenate() got an unexpected keyword argument 'axis'")
+    if isinstance(tensors, Tensor):
+        raise TypeError("concatenate(): argument 'tensors' (position 1) must be tuple of "
+                        "Tensors, not Tensor")
+    return cat(tensors, axis if axis is not _UNSET else 0 if dim is _UNSET else dim)
+
+
+def typename(obj) -> str:
+    """torch's name of ``obj``'s type: a tensor's legacy type (``gradkit.FloatTensor``), else
+    ``module.qualname`` (builtins unqualified)."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = obj.__class__.__module__ or ""
+        qualname = obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+_threads = [os.cpu_count() or 1]  # torch starts from the machine's cores too
+
+
+def get_num_threads() -> int:
+    """The thread count set by ``set_num_threads`` (the CPU count at first)."""
+    return _threads[0]
+
+
+def set_num_threads(count: int) -> None:
+    """Record a thread count, as torch's setting: it has no effect on gradkit, whose NumPy
+    kernels run on the threads of NumPy's BLAS."""
+    if not isinstance(count, int) or isinstance(count, bool):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(count).__name__}")
+    if count <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    _threads[0] = count
+

@@ -68,9 +68,13 @@ _warned_once: set = set()
 
 def warn_once_at_user(message: str, category: type = UserWarning) -> None:
     """Warn once per process, at the user's line (torch's TORCH_WARN_ONCE)."""
-    if message in _warned_once:
-        return
-    _warned_once.add(message)
+    if message not in _warned_once:
+        _warned_once.add(message)
+        warn_at_user(message, category)
+
+
+def warn_at_user(message: str, category: type = UserWarning) -> None:
+    """Warn at the user's line, the innermost frame outside gradkit (torch's TORCH_WARN)."""
     frame = first_user_frame(None)
     if frame is None:
         warnings.warn(message, category, stacklevel=2)

@@ -172,3 +172,37 @@ def test_write_into_a_view_made_stale_by_a_write_into_its_base(read_grad_fn_firs
     else:
         with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
             write(torch)
+
+
+_NO_DEGREES_OF_FREEDOM = [
+    ("var", lambda m: m.tensor([1.0]).var()),
+    ("std", lambda m: m.tensor([1.0]).std()),
+    ("var_mean", lambda m: m.var_mean(m.tensor([1.0]))),
+    ("std_mean", lambda m: m.std_mean(m.tensor([[1.0, 2.0]]), 0)),
+    ("var", lambda m: m.tensor([1.0, 2.0]).var(correction=2)),
+    ("var", lambda m: m.zeros(0, 2).var(1)),
+    (None, lambda m: m.tensor([1.0, 2.0]).var()),
+    (None, lambda m: m.tensor([1.0]).var(correction=0)),
+]
+
+
+@pytest.mark.parametrize("name,call", _NO_DEGREES_OF_FREEDOM)
+def test_variance_without_degrees_of_freedom_warns_torchs_text(name, call):
+    """torch's UserWarning (not NumPy's RuntimeWarnings) when n <= correction, at the
+    user's line; the values are torch's NaN or inf."""
+    texts = {}
+    for m in (torch, gradkit):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call(m)
+        texts[m] = [str(w.message).split(" (Triggered internally")[0] for w in caught]
+        if m is gradkit:
+            assert all(w.category is UserWarning and w.filename == __file__ for w in caught)
+    assert texts[gradkit] == texts[torch]
+    assert bool(texts[torch]) == (name is not None)
+    if name:
+        assert texts[gradkit][0].startswith(f"{name}(): degrees of freedom is <= 0.")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same_as_torch(lambda m: tuple(m.atleast_1d(t) for t in (
+            call(m) if isinstance(call(m), tuple) else (call(m),))))

@@ -2,6 +2,11 @@
 from __future__ import annotations
 
 import math
+import warnings
+
+import numpy as np
+
+from gradkit._user_frames import warn_at_user
 
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
@@ -15,6 +20,20 @@ def _only_floating(x, name: str) -> None:
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
 
 
+def _variance(xp, x, dim, correction, keepdim: bool, name: str):
+    """NumPy's var with torch's warning where no degree of freedom is left (n <= correction;
+    the result is NaN or inf, as torch's) instead of NumPy's RuntimeWarnings."""
+    ax = axes(dim, x.ndim)
+    # torch's reduction factor: input numel over output numel, 0 for an empty input
+    if (reduced_count(x.shape, dim) if x.size else 0) - correction > 0:
+        return xp.var(x, axis=ax, ddof=correction, keepdims=keepdim)
+    warn_at_user(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+                 "than the reduction factor (input numel divided by output numel).")
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return xp.var(x, axis=ax, ddof=correction, keepdims=keepdim)
+
+
 def _correction(correction, unbiased):
     if unbiased is not None:
         return 1 if unbiased else 0
@@ -25,8 +44,7 @@ def _correction(correction, unbiased):
 def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance along ``dim``, with Bessel's correction by default (``correction=1``)."""
     _only_floating(x, "std and var")
-    c = _correction(correction, unbiased)
-    return xp.var(x, axis=axes(dim, x.ndim), ddof=c, keepdims=keepdim)
+    return _variance(xp, x, dim, _correction(correction, unbiased), keepdim, "var")
 
 
 def _var_slope(x, dim, unbiased, correction):
@@ -64,8 +82,7 @@ var.defjvp(_var_jvp)
 def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation; saves its result for backward, as torch's StdBackward0."""
     _only_floating(x, "std and var")
-    c = _correction(correction, unbiased)
-    return xp.sqrt(xp.var(x, axis=axes(dim, x.ndim), ddof=c, keepdims=keepdim))
+    return xp.sqrt(_variance(xp, x, dim, _correction(correction, unbiased), keepdim, "std"))
 
 
 def _over_twice_std(g, out):
@@ -83,8 +100,9 @@ std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
 @op(save="x", outputs=2, name="var_mean")
 def _var_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """(var, mean) in one node with two outputs, as torch's VarMeanBackward0."""
-    ax, c = axes(dim, x.ndim), _correction(correction, unbiased)
-    return xp.var(x, axis=ax, ddof=c, keepdims=keepdim), xp.mean(x, axis=ax, keepdims=keepdim)
+    c = _correction(correction, unbiased)
+    return (_variance(xp, x, dim, c, keepdim, "var_mean"),
+            xp.mean(x, axis=axes(dim, x.ndim), keepdims=keepdim))
 
 
 def _mean_grad(g, x, dim, keepdim):
@@ -113,9 +131,9 @@ def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
 @op(save=("x", "result0"), outputs=2, name="std_mean")
 def _std_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """(std, mean) in one node with two outputs, as torch's StdMeanBackward0."""
-    ax, c = axes(dim, x.ndim), _correction(correction, unbiased)
-    return (xp.sqrt(xp.var(x, axis=ax, ddof=c, keepdims=keepdim)),
-            xp.mean(x, axis=ax, keepdims=keepdim))
+    c = _correction(correction, unbiased)
+    return (xp.sqrt(_variance(xp, x, dim, c, keepdim, "std_mean")),
+            xp.mean(x, axis=axes(dim, x.ndim), keepdims=keepdim))
 
 
 def _std_mean_vjp(grads, x, out, dim, unbiased, keepdim, correction):

@@ -142,13 +142,14 @@ def through_storage(values, placed: tuple, read: tuple, source: tuple):
     """Put ``values`` in a zero storage at the geometry ``placed`` (overlapping elements add
     up), then read the geometry ``read`` out of it; all geometries are (size, stride, offset).
     Where the input geometry ``source`` holds several elements at one position (an expanded
-    input), that position is divided by their count, as torch's as_strided_backward does."""
+    or overlapping input), that position is divided by their count, as torch's
+    as_strided_backward does."""
     placed_at, read_at = positions(*placed), positions(*read)
     low = int(min(placed_at.min(initial=0), read_at.min(initial=0)))
     length = int(max(placed_at.max(initial=0), read_at.max(initial=0))) + 1 - low
     storage = index_put_into_zeros(values, (length,), (placed_at - low,))
-    if any(s == 0 and n > 1 for n, s in zip(source[0], source[1])):
-        counts = np.bincount((positions(*source) - low).reshape(-1), minlength=length)
+    counts = np.bincount((positions(*source) - low).reshape(-1), minlength=length)
+    if counts.size and counts.max() > 1:  # the input's elements overlap
         dtype = getattr(storage, "_data", storage).dtype  # a Tensor under create_graph
         storage = storage / np.maximum(counts, 1).astype(dtype)
     return _index(storage, (read_at - low,))

@@ -12,24 +12,14 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit._tensor import Tensor
+from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.indexing import _index, index_put_into_zeros
-from gradkit.ops.memory_overlap import _address
+from gradkit.ops.memory_overlap import _address, storage_of
+from gradkit.ops.memory_overlap import storage_offset as offset_in_storage
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim
 from gradkit.ops.views import _ArrayInterface
-
-
-def storage_of(array):
-    """The array that owns ``array``'s memory (NumPy's broadcast and interface wrappers are
-    looked through: their ``.base`` holds the array they wrap)."""
-    while True:
-        base = getattr(array, "base", None)
-        if base is not None and not hasattr(base, "strides"):
-            base = getattr(base, "base", None)  # a wrapper object (np.broadcast_to's)
-        if base is None or not hasattr(base, "strides"):
-            return array
-        array = base
 
 
 def element_strides(array) -> tuple:
@@ -44,13 +34,7 @@ def storage_elements(array) -> int:
 
 def geometry(array) -> tuple:
     """(shape, strides, storage offset) in elements: where each element of ``array`` lives."""
-    return tuple(array.shape), element_strides(array), storage_offset_of(array)
-
-
-def storage_offset_of(array) -> int:
-    """torch's ``storage_offset()`` of ``array`` in elements of its own dtype."""
-    owner = storage_of(array)
-    return (_address(array) - _address(owner)) // array.itemsize
+    return tuple(array.shape), element_strides(array), offset_in_storage(array)
 
 
 @tensor_method()
@@ -67,7 +51,7 @@ def stride(x: Tensor, dim: int | None = None):
 @tensor_method("storage_offset")
 def tensor_storage_offset(x: Tensor) -> int:
     """How many elements into its storage x's first element is."""
-    return storage_offset_of(x._data)
+    return offset_in_storage(x._data)
 
 
 @tensor_method(("data_ptr", "const_data_ptr"))
@@ -129,13 +113,26 @@ def strided_array(array, size, stride, offset: int):
     owner = storage_of(array)
     itemsize = array.itemsize
     byte_strides = tuple(s * itemsize for s in stride)
-    if hasattr(owner, "__array_interface__"):
+    if hasattr(owner, "__array_interface__"):  # NumPy: exactly there, even past the end
         interface = {"data": (_address(owner) + offset * itemsize, not owner.flags.writeable),
                      "shape": tuple(size), "strides": byte_strides, "typestr": array.dtype.str,
                      "version": 3}
         return np.asarray(_ArrayInterface(interface, owner))
-    return type(owner)(tuple(size), array.dtype, memptr=owner.data + offset * itemsize,
-                       strides=byte_strides)  # a CuPy array
+    flat = owner.reshape(-1)  # CuPy: a view, as an owner is contiguous
+    if flat.dtype != array.dtype:
+        flat = flat.view(array.dtype)
+    xp = get_array_module(array)
+    return xp.lib.stride_tricks.as_strided(flat[min(offset, flat.size):], tuple(size),
+                                           byte_strides)
+
+
+@op(linear=True)
+def times_constant(xp, g, *, factor):
+    """``g`` times a constant host array ``factor`` (copied to g's device)."""
+    return g * xp.asarray(factor, dtype=g.dtype)
+
+
+times_constant.defvjp(lambda g, factor: times_constant(g, factor=factor))
 
 
 def through_storage(values, placed: tuple, read: tuple, source: tuple):
@@ -150,8 +147,7 @@ def through_storage(values, placed: tuple, read: tuple, source: tuple):
     storage = index_put_into_zeros(values, (length,), (placed_at - low,))
     counts = np.bincount((positions(*source) - low).reshape(-1), minlength=length)
     if counts.size and counts.max() > 1:  # the input's elements overlap
-        dtype = getattr(storage, "_data", storage).dtype  # a Tensor under create_graph
-        storage = storage / np.maximum(counts, 1).astype(dtype)
+        storage = times_constant(storage, factor=1.0 / np.maximum(counts, 1))
     return _index(storage, (read_at - low,))
 
 
@@ -170,7 +166,7 @@ _as_strided.name, _as_strided.profiler_name = "as_strided", "gradkit::as_strided
 def _strided_arguments(x: Tensor, size, stride, offset) -> tuple:
     """torch's parsing and checks of as_strided's arguments: (size, stride, offset)."""
     size, stride = _int_tuple(size, "size", 1), _int_tuple(stride, "stride", 2)
-    offset = storage_offset_of(x._data) if offset is None else int(offset)
+    offset = offset_in_storage(x._data) if offset is None else int(offset)
     check_geometry(size, stride, offset, x.itemsize, storage_elements(x._data) * x.itemsize)
     return size, stride, offset
 

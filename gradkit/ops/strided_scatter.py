@@ -9,11 +9,12 @@ from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.indexing import _index, index_put_into_zeros
 from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, has_internal_overlap
+from gradkit.ops.memory_overlap import storage_offset as offset_in_storage
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import reshape
 from gradkit.ops.strided import (
     _contiguous_geometry, _int_tuple, check_geometry, element_strides, positions,
-    storage_elements, storage_offset_of, strided_array)
+    storage_elements, strided_array, times_constant)
 
 
 def _copied_geometry(x: Tensor) -> tuple:
@@ -22,7 +23,7 @@ def _copied_geometry(x: Tensor) -> tuple:
     data = x._data
     if has_internal_overlap(data):
         return _contiguous_geometry(data.shape)[1], 0, data.size
-    return element_strides(data), storage_offset_of(data), storage_elements(data)
+    return element_strides(data), offset_in_storage(data), storage_elements(data)
 
 
 def _written(shape, source, size, stride, offset) -> np.ndarray:
@@ -40,7 +41,7 @@ def _kept(g, shape, written):
     numel = int(np.prod(shape, dtype=np.int64))
     mask = np.ones(numel + 1, dtype=bool)
     mask[written.reshape(-1)] = False
-    return g * mask[:numel].reshape(shape).astype(getattr(g, "_data", g).dtype)
+    return times_constant(g, factor=mask[:numel].reshape(shape))
 
 
 def _read_at(g, shape, written):

@@ -417,3 +417,28 @@ def test_a_recorded_write_into_an_unsafe_piece_is_allowed_as_torch():
         first.mul_(3.0)  # not a view: no multiple-views refusal
         return first.grad_fn.name(), _weighted_backward(m, first, leaf)
     same_values(program)
+
+
+# -- in-place writes into overlapping windows ----------------------------------------------------
+
+def test_writing_into_overlapping_windows_writes_each_location_once_as_torch():
+    def program(m):
+        base = m.arange(6.0)
+        windows = base.unfold(0, 3, 1)
+        windows[1] = -1.0  # locations other windows share keep the value written
+        windows[3].fill_(9.0)
+        strided = m.arange(6.0)
+        strided.as_strided((3, 3), (1, 1))[:, 0] = m.tensor([7.0, 8.0, 9.0])
+        return base.tolist(), windows.tolist(), strided.tolist()
+    same_values(program)
+
+
+def test_arithmetic_in_place_on_overlapping_windows_differs_from_torch():
+    """torch's kernel updates element by element, so a location k windows share is multiplied
+    k times; gradkit computes the product once and writes it (docs/numerics.md)."""
+    got, expected = gradkit.arange(1.0, 5.0), torch.arange(1.0, 5.0)
+    got.unfold(0, 2, 1).mul_(2)
+    expected.unfold(0, 2, 1).mul_(2)
+    assert got.tolist() == (gradkit.arange(1.0, 5.0) * 2).tolist()
+    assert expected.tolist() != got.tolist()
+    assert expected[0] == got[0] and expected[3] == got[3]  # the unshared ends agree

@@ -20,6 +20,18 @@ def has_internal_overlap(array) -> bool:
         stride == 0 and n > 1 for n, stride in zip(array.shape, array.strides))
 
 
+def may_overlap(array) -> bool:
+    """Whether two elements of ``array`` may share memory: a dim's stride shorter than the
+    span of the dims with smaller strides (an expanded tensor, overlapping as_strided or unfold
+    windows); torch's MemOverlap::TooHard or Yes."""
+    span = array.itemsize
+    for stride, n in sorted((abs(s), n) for n, s in zip(array.shape, array.strides) if n > 1):
+        if stride < span:
+            return True
+        span += (n - 1) * stride
+    return False
+
+
 def _address(array) -> int:
     interface = getattr(array, "__array_interface__", None)
     if interface is None:  # CuPy

@@ -442,3 +442,12 @@ def test_arithmetic_in_place_on_overlapping_windows_differs_from_torch():
     assert got.tolist() == (gradkit.arange(1.0, 5.0) * 2).tolist()
     assert expected.tolist() != got.tolist()
     assert expected[0] == got[0] and expected[3] == got[3]  # the unshared ends agree
+
+
+def test_a_tensor_on_a_numpy_views_memory_has_the_numpy_base_for_storage():
+    """docs/api.md: gradkit's storage is NumPy's base array, torch's starts at the view."""
+    array = np.arange(5.0)
+    got, expected = gradkit.from_numpy(array[2:]), torch.from_numpy(array[2:])
+    assert (got.storage_offset(), expected.storage_offset()) == (2, 0)
+    assert got.data_ptr() == expected.data_ptr()
+    assert got.as_strided((3,), (1,), 0).tolist() == array[:3].tolist()

@@ -67,6 +67,12 @@ VIEWS = {
     "unfold_of_t": lambda m, x: x[0].t().unfold(0, 3, 1),
     "as_strided": lambda m, x: x[1].as_strided((3, 3), (1, 2)),
     "as_strided_offset": lambda m, x: x[1:].as_strided((2, 2), (1, 4), 3),
+    # torch's contiguity ignores the strides of size-1 dims and of empty tensors
+    "size_1_any_stride": lambda m, x: x.as_strided((2, 1), (1, 7)),
+    "leading_size_1": lambda m, x: x.as_strided((1, 3), (9, 1)),
+    "empty_any_strides": lambda m, x: x.as_strided((0, 3), (9, 9), 30),
+    "0d": lambda m, x: x.as_strided((), (), 5),
+    "expanded_size_1": lambda m, x: x[0, :1, :1].expand(1, 1),
 }
 # results of computing ops that NumPy lays out as torch does
 COMPUTED = {

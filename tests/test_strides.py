@@ -457,3 +457,41 @@ def test_a_tensor_on_a_numpy_views_memory_has_the_numpy_base_for_storage():
     assert (got.storage_offset(), expected.storage_offset()) == (2, 0)
     assert got.data_ptr() == expected.data_ptr()
     assert got.as_strided((3,), (1,), 0).tolist() == array[:3].tolist()
+
+
+# torch's test_autograd.py::test_as_strided cases, restated: gradcheck (with forward AD) and
+# gradgradcheck of ``prepare(leaf).as_strided(size, stride, offset)``
+TORCH_AS_STRIDED_CASES = {
+    "view": ((25,), lambda x: x.view(5, 5), (3, 3), (6, 2), 2),
+    "size_1_dims_any_stride": ((12,), None, (1, 2, 1, 5), (0, 5, 100, 1), 2),
+    "expand_like": ((5,), None, (3, 3, 3), (0, 1, 0), 2),
+    "all_zero_strides": ((5,), None, (3, 3, 3), (0, 0, 0), 4),
+    "of_expanded": ((5,), lambda x: x.expand(5, 5), (5, 5), (0, 1), 0),
+    "overlapping": ((35,), None, (6, 6), (5, 1), 2),
+    "overlapping_steps": ((15,), None, (3, 2), (3, 6), 2),
+    "transpose": ((3, 4), None, (4, 3), (1, 4), None),
+    "select_of_expanded": ((2, 3), lambda x: x.expand(10, 2, 3), (2, 3), (3, 1), 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_AS_STRIDED_CASES))
+def test_torchs_as_strided_cases_gradcheck(name):
+    shape, prepare, size, stride, offset = TORCH_AS_STRIDED_CASES[name]
+    leaf = gradkit.randn(*shape, dtype=gradkit.float64, requires_grad=True)
+
+    def closure(x):
+        return (x if prepare is None else prepare(x)).as_strided(size, stride, offset)
+    assert gradcheck(closure, (leaf,), check_forward_ad=True)
+    assert gradgradcheck(closure, (leaf,))
+
+
+def test_as_strided_reading_outside_a_detached_views_elements_has_zero_gradient():
+    """torch's "getting things outside the input" case: a leaf that is the second half of a
+    storage reads the first half, which it does not hold: values from there, gradient 0."""
+    whole = gradkit.randn(6, 2, dtype=gradkit.float64)
+    leaf = whole[3:].detach().requires_grad_()
+    out = leaf.as_strided((3, 2), (2, 1), 0)
+    assert out.tolist() == whole[:3].tolist()
+    assert gradcheck(lambda x: x.as_strided((3, 2), (2, 1), 0), (leaf,), check_forward_ad=True)
+    out.sum().backward()
+    assert leaf.grad.tolist() == [[0.0, 0.0]] * 3

@@ -495,3 +495,15 @@ def test_as_strided_reading_outside_a_detached_views_elements_has_zero_gradient(
     assert gradcheck(lambda x: x.as_strided((3, 2), (2, 1), 0), (leaf,), check_forward_ad=True)
     out.sum().backward()
     assert leaf.grad.tolist() == [[0.0, 0.0]] * 3
+
+
+def test_forward_ad_through_as_strided_and_unfold_of_views_matches_torch():
+    def program(m):
+        forward_ad = m.autograd.forward_ad
+        x = m.arange(1.0, 13.0, dtype=m.float64)
+        with forward_ad.dual_level():
+            dual = forward_ad.make_dual(x, m.arange(12.0, dtype=m.float64) * 0.5)
+            outs = ((dual * dual)[2:].as_strided((3, 2), (1, 3)), (dual * 2).unfold(0, 4, 3),
+                    dual.view(3, 4).t().as_strided((2, 2), (1, 4), 1))
+            return [forward_ad.unpack_dual(o).tangent.tolist() for o in outs]
+    same_values(program)

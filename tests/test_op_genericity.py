@@ -452,7 +452,8 @@ SAMPLES.update({
         x.as_strided((3, 2), (1, 1), 1), (x * 1).as_strided((2, 2), (0, 1)).exp(),
         G.as_strided_copy(x, (2, 2), (1, 2)), G.as_strided_scatter(x * 1, x[0, :2], (2,), (3,)),
         x.unfold(1, 2, 1), G.unfold_copy(x, 0, 1, 1), G.t_copy(x), G.split_copy(x, 2, 1)[0],
-        G.unsafe_chunk(x, 2, 1)[1], G.detach_copy(x.detach())), lambda: (R(2, 3),)),
+        G.unsafe_chunk(x, 2, 1)[1], G.detach_copy(x.detach()), (x * 1).as_strided_((2,), (2,))),
+        lambda: (R(2, 3),)),
 })
 
 # Ops that no sample reaches directly, and why.

@@ -248,10 +248,35 @@ def test_as_strided_in_place_changes_metadata_only():
     same_error(lambda m: m.arange(4.0).as_strided_((3,), (2,)))
 
 
-def test_as_strided_in_place_on_a_tensor_with_history_is_refused_here():
-    y = gradkit.ones(4, requires_grad=True) * 2  # torch records AsStridedBackward1
-    with pytest.raises(NotImplementedError, match="as_strided_ on a tensor with autograd"):
+def test_as_strided_in_place_with_history_records_torchs_node():
+    def program(m):
+        leaf = m.arange(1.0, 5.0, dtype=m.float64, requires_grad=True)
+        y = leaf * 2
+        earlier_view = y[1:]
+        same = y.as_strided_((2,), (2,), 1)
+        names = (same is y, y.grad_fn.name(), y._version, earlier_view._version, y._is_view())
+        unrecorded = leaf * 2
+        with m.no_grad():  # no history recorded: the old node stays, as torch's
+            unrecorded.as_strided_((2,), (1,))
+        return (names, y.tolist(), _weighted_backward(m, y, leaf), unrecorded.grad_fn.name(),
+                unrecorded._version)
+    same_values(program)
+
+    def uses_a_saved_value_after(m):
+        y = m.arange(1.0, 5.0, requires_grad=True) * 2
+        squared = y * y  # saves y
         y.as_strided_((2,), (2,))
+        squared.sum().backward()
+    got, expected = _run(uses_a_saved_value_after, gradkit), _run(uses_a_saved_value_after, torch)
+    assert got[0] == expected[0] == "RuntimeError"
+    head = "one of the variables needed for gradient computation has been modified by an inplace"
+    assert got[1].startswith(head) and expected[1].startswith(head)
+
+
+def test_as_strided_in_place_on_a_view_with_history_is_refused_here():
+    y = (gradkit.ones(4, requires_grad=True) * 2)[1:]  # torch records AsStridedBackward1
+    with pytest.raises(NotImplementedError, match="as_strided_ on a view with autograd history"):
+        y.as_strided_((2,), (1,))
 
 
 # -- as_strided_scatter, empty_strided ----------------------------------------------------------

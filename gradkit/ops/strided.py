@@ -12,9 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit._tensor import Tensor
+from gradkit.autograd.grad_mode import records_graph
 from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.indexing import _index, index_put_into_zeros
+from gradkit.ops.inplace import set_history
 from gradkit.ops.memory_overlap import _address, storage_of
 from gradkit.ops.memory_overlap import storage_offset as offset_in_storage
 from gradkit.ops.methods import tensor_method
@@ -180,18 +182,38 @@ def as_strided(x: Tensor, size, stride, storage_offset: int | None = None) -> Te
                        source=geometry(x._data))
 
 
+@op(node_name="AsStridedBackward1")  # torch's node of as_strided_
+def _as_strided_in_place(xp, x, *, size, stride, storage_offset, source):
+    return strided_array(x, size, stride, storage_offset)
+
+
+_as_strided_in_place.defvjp(*_as_strided.vjps)
+_as_strided_in_place.defjvp(*_as_strided.jvps)
+_as_strided_in_place.name, _as_strided_in_place.profiler_name = \
+    "as_strided_", "gradkit::as_strided_"
+
+
 @tensor_method()
 def as_strided_(x: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
-    """``as_strided`` in place: x itself now has the given sizes, strides and offset (its
-    memory unchanged). Only for tensors without autograd history here."""
-    if x.requires_grad:
-        if x.grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                               "operation.")
-        raise NotImplementedError("gradkit: as_strided_ on a tensor with autograd history; "
-                                  "use as_strided (out of place)")
+    """``as_strided`` in place: x itself takes the given sizes, strides and offset (its memory
+    unchanged; the version bumped). With autograd history it records torch's
+    AsStridedBackward1; a view with history is refused here."""
+    recording = x.requires_grad and records_graph()
+    if recording and x.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if recording and getattr(x, "_view", None) is not None:
+        raise NotImplementedError("gradkit: as_strided_ on a view with autograd history; use "
+                                  "as_strided (out of place)")
     size, stride, offset = _strided_arguments(x, size, stride, storage_offset)
-    x._data = strided_array(x._data, size, stride, offset)
+    if recording:
+        moved = _as_strided_in_place(x, size=size, stride=stride, storage_offset=offset,
+                                     source=geometry(x._data))
+        x._data = moved._data
+        set_history(x, moved.grad_fn, 0)
+    else:
+        x._data = strided_array(x._data, size, stride, offset)
+    x._vc[0] += 1
     return x
 
 

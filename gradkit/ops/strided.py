@@ -70,14 +70,13 @@ def positions(size, stride, offset: int) -> np.ndarray:
     return out
 
 
-def check_geometry(size, stride, offset: int, itemsize: int, storage_bytes: int,
-                   name: str = "as_strided") -> None:
+def check_geometry(size, stride, offset: int, itemsize: int, storage_bytes: int) -> None:
     """torch's checks of a view's sizes, strides and offset against a storage of
     ``storage_bytes`` bytes."""
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
-        raise RuntimeError(f"{name}: Negative strides are not supported at the moment, got "
+        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
                            f"strides: {list(stride)}")
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
@@ -94,19 +93,22 @@ def check_geometry(size, stride, offset: int, itemsize: int, storage_bytes: int,
             f"for storage of size {storage_bytes}")
 
 
-def _int_tuple(value, argument: str, position: int) -> tuple:
-    """torch's parsing of an ``int[]`` argument (a tuple, list or Size of ints)."""
-    if not isinstance(value, (tuple, list)):
-        raise TypeError(f"as_strided(): argument '{argument}' (position {position}) must be "
-                        f"tuple of ints, not {type(value).__name__}")
-    for i, item in enumerate(value):
-        if isinstance(item, Tensor):
-            item = item.item()
-        if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
-            raise TypeError(f"as_strided(): argument '{argument}' (position {position}) must be "
-                            f"tuple of ints, but found element of type {type(item).__name__} "
-                            f"at pos {i}")
-    return tuple(int(item) for item in value)
+def int_tuples(function: str, first_position: int, size, stride) -> tuple:
+    """torch's parsing of the ``int[]`` arguments size and stride of ``function`` (tuples,
+    lists or Sizes of ints), at ``first_position`` and the next in torch's messages."""
+    parsed = []
+    for position, (argument, value) in enumerate((("size", size), ("stride", stride)),
+                                                 first_position):
+        where = f"{function}(): argument '{argument}' (position {position}) must be tuple of ints"
+        if not isinstance(value, (tuple, list)):
+            raise TypeError(f"{where}, not {type(value).__name__}")
+        items = [item.item() if isinstance(item, Tensor) else item for item in value]
+        for i, item in enumerate(items):
+            if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
+                raise TypeError(f"{where}, but found element of type {type(item).__name__} at "
+                                f"pos {i}")
+        parsed.append(tuple(int(item) for item in items))
+    return tuple(parsed)
 
 
 def strided_array(array, size, stride, offset: int):
@@ -165,9 +167,10 @@ _as_strided.defjvp(lambda t, size, stride, storage_offset, source:
 _as_strided.name, _as_strided.profiler_name = "as_strided", "gradkit::as_strided"
 
 
-def _strided_arguments(x: Tensor, size, stride, offset) -> tuple:
+def _strided_arguments(x: Tensor, size, stride, offset, function: str,
+                       first_position: int) -> tuple:
     """torch's parsing and checks of as_strided's arguments: (size, stride, offset)."""
-    size, stride = _int_tuple(size, "size", 1), _int_tuple(stride, "stride", 2)
+    size, stride = int_tuples(function, first_position, size, stride)
     offset = offset_in_storage(x._data) if offset is None else int(offset)
     check_geometry(size, stride, offset, x.itemsize, storage_elements(x._data) * x.itemsize)
     return size, stride, offset
@@ -177,7 +180,7 @@ def _strided_arguments(x: Tensor, size, stride, offset) -> tuple:
 def as_strided(x: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """A view of x's storage with the given sizes and strides (in elements) starting at
     ``storage_offset`` (default: x's own); elements may overlap."""
-    size, stride, offset = _strided_arguments(x, size, stride, storage_offset)
+    size, stride, offset = _strided_arguments(x, size, stride, storage_offset, "as_strided", 1)
     return _as_strided(x, size=size, stride=stride, storage_offset=offset,
                        source=geometry(x._data))
 
@@ -205,7 +208,8 @@ def as_strided_(x: Tensor, size, stride, storage_offset: int | None = None) -> T
     if recording and getattr(x, "_view", None) is not None:
         raise NotImplementedError("gradkit: as_strided_ on a view with autograd history; use "
                                   "as_strided (out of place)")
-    size, stride, offset = _strided_arguments(x, size, stride, storage_offset)
+    size, stride, offset = _strided_arguments(x, size, stride, storage_offset, "as_strided_",
+                                              1)
     if recording:
         moved = _as_strided_in_place(x, size=size, stride=stride, storage_offset=offset,
                                      source=geometry(x._data))
@@ -230,7 +234,8 @@ _as_strided_copy.name, _as_strided_copy.profiler_name = "as_strided_copy", \
 
 def as_strided_copy(x: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """A copy of ``x.as_strided(size, stride, storage_offset)``."""
-    size, stride, offset = _strided_arguments(x, size, stride, storage_offset)
+    size, stride, offset = _strided_arguments(x, size, stride, storage_offset,
+                                              "as_strided_copy", 2)
     return _as_strided_copy(x, size=size, stride=stride, storage_offset=offset,
                             source=geometry(x._data))
 

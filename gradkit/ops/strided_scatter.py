@@ -13,7 +13,7 @@ from gradkit.ops.memory_overlap import storage_offset as offset_in_storage
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import reshape
 from gradkit.ops.strided import (
-    _contiguous_geometry, _int_tuple, check_geometry, element_strides, positions,
+    _contiguous_geometry, check_geometry, int_tuples, element_strides, positions,
     storage_elements, strided_array, times_constant)
 
 
@@ -81,7 +81,7 @@ def as_strided_scatter(x: Tensor, src: Tensor, size, stride,
     of the copy reads. As torch's, the copy is of x's whole storage, viewed as x (same
     strides and offset; ``storage_offset`` defaults to x's): positions outside x are written
     but not seen."""
-    size, stride = _int_tuple(size, "size", 2), _int_tuple(stride, "stride", 3)
+    size, stride = int_tuples("as_strided_scatter", 3, size, stride)
     source = _copied_geometry(x)
     offset = source[1] if storage_offset is None else int(storage_offset)
     check_geometry(size, stride, offset, x.itemsize, source[2] * x.itemsize)

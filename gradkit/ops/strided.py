@@ -21,6 +21,7 @@ from gradkit.ops.memory_overlap import _address, storage_of
 from gradkit.ops.memory_overlap import storage_offset as offset_in_storage
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim
+from gradkit.ops.view_copies import derived_op
 from gradkit.ops.views import _ArrayInterface
 
 
@@ -185,15 +186,8 @@ def as_strided(x: Tensor, size, stride, storage_offset: int | None = None) -> Te
                        source=geometry(x._data))
 
 
-@op(node_name="AsStridedBackward1")  # torch's node of as_strided_
-def _as_strided_in_place(xp, x, *, size, stride, storage_offset, source):
-    return strided_array(x, size, stride, storage_offset)
-
-
-_as_strided_in_place.defvjp(*_as_strided.vjps)
-_as_strided_in_place.defjvp(*_as_strided.jvps)
-_as_strided_in_place.name, _as_strided_in_place.profiler_name = \
-    "as_strided_", "gradkit::as_strided_"
+# torch's node of as_strided_: the view's rules, its result on x's memory but no view of it
+_as_strided_in_place = derived_op(_as_strided, "as_strided_", "AsStridedBackward1", copies=False)
 
 
 @tensor_method()
@@ -221,15 +215,8 @@ def as_strided_(x: Tensor, size, stride, storage_offset: int | None = None) -> T
     return x
 
 
-@op(node_name="AsStridedBackward0_copy")
-def _as_strided_copy(xp, x, *, size, stride, storage_offset, source):
-    return strided_array(x, size, stride, storage_offset).copy()
-
-
-_as_strided_copy.defvjp(*_as_strided.vjps)
-_as_strided_copy.defjvp(*_as_strided.jvps)
-_as_strided_copy.name, _as_strided_copy.profiler_name = "as_strided_copy", \
-    "gradkit::as_strided_copy"
+_as_strided_copy = derived_op(_as_strided, "as_strided_copy", "AsStridedBackward0_copy",
+                              copies=True)
 
 
 def as_strided_copy(x: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
@@ -288,14 +275,7 @@ _unfold.defjvp(_unfold_jvp)
 _unfold.name, _unfold.profiler_name = "unfold", "gradkit::unfold"
 
 
-@op(save="x.shape", node_name="UnfoldBackward0_copy")
-def _unfold_copy(xp, x, *, dimension, size, step):
-    return _unfold.forward(xp, x, dimension=dimension, size=size, step=step).copy()
-
-
-_unfold_copy.defvjp(_unfold_vjp)
-_unfold_copy.defjvp(_unfold_jvp)
-_unfold_copy.name, _unfold_copy.profiler_name = "unfold_copy", "gradkit::unfold_copy"
+_unfold_copy = derived_op(_unfold, "unfold_copy", "UnfoldBackward0_copy", copies=True)
 
 
 def _unfold_arguments(x: Tensor, dimension: int, size: int, step: int) -> dict:

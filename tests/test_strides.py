@@ -552,3 +552,15 @@ def test_forward_ad_through_as_strided_and_unfold_of_views_matches_torch():
                     dual.view(3, 4).t().as_strided((2, 2), (1, 4), 1))
             return [forward_ad.unpack_dual(o).tangent.tolist() for o in outs]
     same_values(program)
+
+
+@pytest.mark.parametrize("name", sorted(SCATTER))
+def test_as_strided_scatter_gradchecks_forward_and_backward_on_views(name):
+    make, size, stride, offset = SCATTER[name]
+    x = gradkit.randn(2, 3, dtype=gradkit.float64, requires_grad=True)
+    src = gradkit.randn(*size, dtype=gradkit.float64, requires_grad=True)
+
+    def scatter(x, src):
+        return gradkit.as_strided_scatter(make(x), src, size, stride, offset)
+    assert gradcheck(scatter, (x, src), check_forward_ad=True)
+    assert gradgradcheck(scatter, (x, src))

@@ -51,6 +51,13 @@ def _read_at(g, shape, written):
     return _index(padded, (written,))
 
 
+def _placed(t, shape, written):
+    """Zeros shaped as x with ``t`` at the elements ``written`` (those of x it holds)."""
+    numel = int(np.prod(shape, dtype=np.int64))
+    flat = index_put_into_zeros(reshape(t, (-1,)), (numel + 1,), (written.reshape(-1),))
+    return reshape(_index(flat, (np.arange(numel),)), tuple(shape))
+
+
 @op(save="x.shape", linear=True, node_name="AsStridedScatterBackward0")
 def _as_strided_scatter(xp, x, src, *, size, stride, storage_offset, source):
     layout, start, length = source
@@ -70,6 +77,12 @@ _as_strided_scatter.defvjp(
         _kept(g, x_shape, _written(x_shape, source, size, stride, storage_offset)),
     lambda g, x_shape, size, stride, storage_offset, source:
         _read_at(g, x_shape, _written(x_shape, source, size, stride, storage_offset)))
+# the tangents by the same indices (the op on them would read their own, other storage)
+_as_strided_scatter.defjvp(
+    lambda t, x_shape, size, stride, storage_offset, source:
+        _kept(t, x_shape, _written(x_shape, source, size, stride, storage_offset)),
+    lambda t, x_shape, size, stride, storage_offset, source:
+        _placed(t, x_shape, _written(x_shape, source, size, stride, storage_offset)))
 _as_strided_scatter.name, _as_strided_scatter.profiler_name = \
     "as_strided_scatter", "gradkit::as_strided_scatter"
 

@@ -27,6 +27,7 @@ from gradkit.backend import (  # noqa: F401
 from gradkit.ops import *  # noqa: F401,F403
 from gradkit.ops import einsum  # noqa: F401
 from gradkit.ops.patterns import tril_indices, triu_indices  # noqa: F401 - creation
+from gradkit.ops.strided_scatter import empty_strided  # noqa: F401 - creation
 from gradkit.dtype_rules import can_cast, promote_types, result_type  # noqa: F401
 from gradkit import _tensor_methods, _tensor_operators  # noqa: F401 - Tensor's methods layer
 from gradkit._inplace_functions import FUNCTIONS as _INPLACE_FUNCTIONS

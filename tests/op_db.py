@@ -1807,3 +1807,53 @@ OPS += [
                                                Sample((N(3),), name="real"))),
 ]
 _rng = _table_rng
+
+# lane strides: as_strided (overlapping windows included), unfold, the *_copy functions and the
+# unsafe splits (gradkit/ops/strided.py, strided_scatter.py, view_copies.py)
+_table_rng, _rng = _rng, np.random.default_rng(1515_2)
+OPS += [
+    OpInfo("as_strided", G.as_strided, S(
+        Sample((N(3, 4), (2, 3), (4, 1))), Sample((N(12), (3, 3), (1, 2), 1), name="offset"),
+        Sample((N(2, 3), (3, 2), (1, 2)), name="overlap"),
+        Sample((N(4), (2, 2), (0, 1)), name="zero_stride"),
+        Sample((N(3), (0, 2), (1, 1)), name="empty"), Sample((Z(6), (2, 2), (2, 1)),
+                                                            name="complex"))),
+    OpInfo("as_strided_copy", G.as_strided_copy, S(
+        Sample((N(3, 4), (2, 2), (1, 4), 1)), Sample((N(2, 3), (3, 2), (1, 2)), name="overlap"))),
+    # torch's gradient for self is not the derivative (its OpInfo expects test_fn_grad to fail):
+    # gradkit's is, and is compared with torch's for src only (tests/test_strides.py)
+    OpInfo("as_strided_scatter", G.as_strided_scatter, S(
+        Sample((N(2, 3), N(2), (2,), (2,), 1)), Sample((N(4, 4), N(2, 2), (2, 2), (1, 4), 5)),
+        Sample((N(3), N(0), (0,), (1,)), name="empty")),
+           check_torch_grad=False,
+           extra={"why": "torch's as_strided_scatter gradient for self is wrong (torch 2.13)"}),
+    OpInfo("unfold_copy", G.unfold_copy, S(
+        Sample((N(3, 5), 1, 2, 1)), Sample((N(7), 0, 3, 2)), Sample((N(), 0, 1, 1), name="0d"),
+        Sample((N(2, 3), -1, 0, 1), name="size_0"))),
+    OpInfo("view_copy", G.view_copy, S(Sample((N(2, 6), (3, 4))), Sample((N(4), (-1, 2))))),
+    OpInfo("t_copy", G.t_copy, S(Sample((N(2, 3),)), Sample((N(3),), name="1d"))),
+    OpInfo("transpose_copy", G.transpose_copy, S(Sample((N(2, 3, 2), 0, -1)))),
+    OpInfo("unsqueeze_copy", G.unsqueeze_copy, S(Sample((N(2, 3), 1)), Sample((N(2), -1)))),
+    OpInfo("squeeze_copy", G.squeeze_copy, S(
+        Sample((N(2, 1, 3),)), Sample((N(2, 1, 1), 1), name="dim"),
+        Sample((N(1, 2, 1), (0, 2)), name="dims"))),
+    OpInfo("select_copy", G.select_copy, S(Sample((N(2, 3), 1, -1)), Sample((N(3), 0, 2)))),
+    OpInfo("slice_copy", G.slice_copy, S(
+        Sample((N(3, 5), 1, 1, 4, 2)), Sample((N(4, 2),), name="defaults"),
+        Sample((N(4, 2), -2, -3), name="negative"))),
+    OpInfo("diagonal_copy", G.diagonal_copy, S(
+        Sample((N(3, 4),)), Sample((N(2, 3, 4), 1, 1, 2), name="offset"))),
+    OpInfo("alias_copy", G.alias_copy, S(Sample((N(2, 3),)), Sample((Z(2),), name="complex"))),
+    OpInfo("unbind_copy", G.unbind_copy, S(Sample((N(2, 3),)), Sample((N(2, 3), 1)))),
+    OpInfo("split_copy", G.split_copy, S(Sample((N(5, 2), 2)), Sample((N(2, 5), 3, 1)))),
+    OpInfo("split_with_sizes_copy", G.split_with_sizes_copy, S(
+        Sample((N(5, 2), [2, 3])), Sample((N(2, 5), [1, 0, 4], 1)))),
+    OpInfo("view_as_real_copy", G.view_as_real_copy, S(Sample((Z(2, 3),)))),
+    OpInfo("unsafe_split", G.unsafe_split, S(Sample((N(5, 2), 2)), Sample((N(2, 5), 3, 1)))),
+    OpInfo("unsafe_chunk", G.unsafe_chunk, S(Sample((N(5, 2), 2)), Sample((N(2, 3), 3, 1)))),
+    OpInfo("unsafe_split_with_sizes", G.unsafe_split_with_sizes, S(
+        Sample((N(5, 2), [2, 3])), Sample((N(2, 5), [1, 4], 1)))),
+]
+NON_DIFFERENTIABLE["detach_copy"] = "a copy whose backward raises, as torch's (test_strides.py)"
+NON_DIFFERENTIABLE["view_as_complex_copy"] = "refuses autograd, as torch's (test_strides.py)"
+_rng = _table_rng

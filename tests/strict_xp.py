@@ -394,6 +394,8 @@ def make_module() -> StrictModule:
         name: _function(f"linalg.{name}", getattr(np.linalg, name)) for name in LINALG})
     module.fft = types.SimpleNamespace(**{
         name: _function(f"fft.{name}", getattr(np.fft, name)) for name in FFT})
+    module.lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=_function(
+        "lib.stride_tricks.as_strided", np.lib.stride_tricks.as_strided)))
     pool = _MemoryPool()
     module.get_default_memory_pool = lambda: pool
     runtime = types.SimpleNamespace(getDeviceCount=lambda: DEVICE_COUNT,

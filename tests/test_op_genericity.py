@@ -450,6 +450,17 @@ SAMPLES.update({
     "conj_physical": (G.conj_physical, lambda: (C(2, 3),)),
 })
 FIRST_ORDER_ONLY.add("ctc_loss")
+# lane strides: as_strided (of tensors that are no views: strict_xp's arrays keep no base),
+# overlapping, so that its backward divides by counts), its scatter and copy, unfold and the
+# *_copy functions; detach_copy records a refusing node
+SAMPLES.update({
+    "strided": (lambda x: (
+        x.as_strided((3, 2), (1, 1), 1), (x * 1).as_strided((2, 2), (0, 1)).exp(),
+        G.as_strided_copy(x, (2, 2), (1, 2)), G.as_strided_scatter(x * 1, x[0, :2], (2,), (3,)),
+        x.unfold(1, 2, 1), G.unfold_copy(x, 0, 1, 1), G.t_copy(x), G.split_copy(x, 2, 1)[0],
+        G.unsafe_chunk(x, 2, 1)[1], G.detach_copy(x.detach()), (x * 1).as_strided_((2,), (2,))),
+        lambda: (R(2, 3),)),
+})
 
 # lane legacy: torch's older linalg names (gradkit/ops/linalg_legacy.py, linalg_cholesky_solve.py,
 # linalg_householder.py's geqrf, whose outputs have no derivative: reached on a constant)

@@ -18,7 +18,9 @@ _CHECKED_ELSEWHERE = {"allclose",      # returns a Python bool: tests/test_torch
                       "heaviside",     # a refusing node: tests/test_ops_elem2.py
                       # torch's refusing geqrf node and the functions torch keeps only to
                       # raise: tests/test_legacy_linalg.py
-                      "geqrf", "solve", "lstsq", "eig", "symeig", "matrix_rank"}
+                      "geqrf", "solve", "lstsq", "eig", "symeig", "matrix_rank",
+                      "detach_copy",   # a refusing node: tests/test_strides.py
+                      "view_as_complex_copy"}  # refuses autograd: tests/test_strides.py
 
 
 def _exported():

@@ -87,6 +87,13 @@ from gradkit.ops.stacking import (  # noqa: F401
     dsplit, dstack, fliplr, flipud, hsplit, hstack, row_stack, tensor_split, vsplit, vstack)
 from gradkit.ops.view_scatter import (  # noqa: F401
     diagonal_scatter, expand_copy, narrow_copy, permute_copy, select_scatter, slice_scatter)
+from gradkit.ops.strided import as_strided, as_strided_copy, unfold_copy  # noqa: F401
+from gradkit.ops.strided_scatter import as_strided_scatter  # noqa: F401
+from gradkit.ops.view_copies import (  # noqa: F401
+    alias_copy, detach_copy, diagonal_copy, select_copy, slice_copy, split_copy,
+    split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy, unbind_copy, unsafe_chunk,
+    unsafe_split, unsafe_split_with_sizes, unsqueeze_copy, view_as_complex_copy,
+    view_as_real_copy, view_copy)
 from gradkit.ops.patterns import diagflat, repeat_interleave, vander  # noqa: F401
 from gradkit.ops.distances import cdist, dist, pdist, renorm  # noqa: F401
 from gradkit.ops.integrals import (  # noqa: F401

@@ -22,7 +22,7 @@ from gradkit.creation import zeros
 from gradkit.ops import _dispatch
 from gradkit.ops._op import op
 from gradkit.ops.memory_overlap import (
-    OVERLAP_MESSAGE, PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, partially_overlap)
+    OVERLAP_MESSAGE, PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, may_overlap, partially_overlap)
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.promotion import category
 from gradkit.ops.unary_helpers import _SCALAR_TYPE_NAMES
@@ -235,6 +235,9 @@ def _write(tensor, values) -> None:
             raise RuntimeError(OVERLAP_MESSAGE)
         _write_changed(alias, values)
         return
+    if type(target) is np.ndarray and not target.flags.c_contiguous and may_overlap(target):
+        _write_changed(target, values)  # overlapping windows (as_strided, unfold)
+        return
     target[...] = values
 
 
@@ -249,7 +252,7 @@ def _write_changed(alias, values) -> None:
     """Write only the elements whose bits change: where several elements share one location,
     a write that torch allows (into a region of distinct locations, or one value everywhere)
     then lands whatever the other elements sharing it held."""
-    if not has_internal_overlap(alias):
+    if not may_overlap(alias):
         alias[...] = values
         return
     new = np.ascontiguousarray(np.broadcast_to(values, alias.shape), dtype=alias.dtype)

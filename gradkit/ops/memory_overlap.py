@@ -20,6 +20,18 @@ def has_internal_overlap(array) -> bool:
         stride == 0 and n > 1 for n, stride in zip(array.shape, array.strides))
 
 
+def may_overlap(array) -> bool:
+    """Whether two elements of ``array`` may share memory: a dim's stride shorter than the
+    span of the dims with smaller strides (an expanded tensor, overlapping as_strided or unfold
+    windows); torch's MemOverlap::TooHard or Yes."""
+    span = array.itemsize
+    for stride, n in sorted((abs(s), n) for n, s in zip(array.shape, array.strides) if n > 1):
+        if stride < span:
+            return True
+        span += (n - 1) * stride
+    return False
+
+
 def _address(array) -> int:
     interface = getattr(array, "__array_interface__", None)
     if interface is None:  # CuPy
@@ -70,16 +82,21 @@ def same_data(a, b) -> bool:
                       and a.strides == b.strides and a.dtype == b.dtype)
 
 
-def _owner(array):
-    """The array whose memory ``array`` views (itself when it owns its memory)."""
-    while hasattr(getattr(array, "base", None), "strides"):
-        array = array.base
-    return array
+def storage_of(array):
+    """The array that owns ``array``'s memory (itself when it owns it): torch's storage. The
+    wrapper objects NumPy's ``as_strided`` leaves in a ``.base`` chain are looked through."""
+    while True:
+        base = getattr(array, "base", None)
+        if base is not None and not hasattr(base, "strides"):
+            base = getattr(base, "base", None)  # as_strided's DummyArray holds the array
+        if base is None or not hasattr(base, "strides"):
+            return array
+        array = base
 
 
 def storage_offset(array) -> int:
     """torch's storage_offset: how many items into the memory it views ``array`` starts."""
-    return (_address(array) - _address(_owner(array))) // array.itemsize
+    return (_address(array) - _address(storage_of(array))) // array.itemsize
 
 
 def same_layout(a, b) -> bool:
@@ -87,6 +104,6 @@ def same_layout(a, b) -> bool:
     (empty arrays always match). Forward AD reuses a tangent as it is only then."""
     if a.size == 0 and b.size == 0:
         return True
-    owner_a, owner_b = _owner(a), _owner(b)
+    owner_a, owner_b = storage_of(a), storage_of(b)
     return a.strides == b.strides and owner_a.nbytes == owner_b.nbytes and \
         _address(a) - _address(owner_a) == _address(b) - _address(owner_b)

@@ -4,16 +4,15 @@ co.), and views copied: narrow_copy (NarrowCopyBackward0), expand_copy and permu
 view op's rules, torch's ``<view node>_copy`` names)."""
 from __future__ import annotations
 
-import functools
-
 from gradkit._tensor import Tensor
-from gradkit.ops._op import Op, op
+from gradkit.ops._op import op
 from gradkit.ops.indexing import index_put_into_zeros
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.shape import _normalize_dim, expand, permute
 from gradkit.ops.slicing import _select_index, _slice, _slice_key, narrow, select
 from gradkit.ops.triangular import diagonal
+from gradkit.ops.view_copies import derived_op
 
 
 def _check_src(src: Tensor, part: Tensor) -> None:
@@ -151,20 +150,8 @@ def narrow_copy(x: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 # -- expand_copy / permute_copy ------------------------------------------------------------------
 
-def _copied(view: Op, save: tuple) -> Op:
-    """The op ``view`` followed by a copy: the view's rules, no view of the input."""
-    @functools.wraps(view.forward)  # the view's signature: its inputs and parameters
-    def forward(xp, *args, **kwargs):
-        return view.forward(xp, *args, **kwargs).copy()
-
-    copied = Op(forward, name=f"{view.name}_copy", save=save, linear=True,
-                node_name=f"{view.node_name}_copy")
-    copied.defvjp(*view.vjps)
-    return copied
-
-
-_expand_copy = _copied(expand, ("x.shape",))
-_permute_copy = _copied(permute, ())
+_expand_copy = derived_op(expand, "expand_copy", "ExpandBackward0_copy", copies=True)
+_permute_copy = derived_op(permute, "permute_copy", "PermuteBackward0_copy", copies=True)
 
 
 def expand_copy(x: Tensor, size) -> Tensor:

@@ -1,0 +1,120 @@
+"""torch's ``*_copy`` functions (``view_copy``, ``t_copy``, ``split_copy``...): the view, then a
+copy, as one node named after the view's (``TBackward0_copy``); and ``unsafe_split`` & co.:
+split's pieces of x's memory, but not views (no shared version counter, no view checks).
+
+Each function makes the view of a detached x first: that runs the view's own checks and
+gives the view op and its parameters, which the derived op then applies to x."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gradkit._tensor import Tensor
+from gradkit.ops._op import Op
+from gradkit.ops.binary_breadth import _not_implemented
+from gradkit.ops.complex_views import view_as_complex, view_as_real
+from gradkit.ops.joining import chunk, split, unbind
+from gradkit.ops.methods import tensor_method
+from gradkit.ops.shape import squeeze, t, transpose, unsqueeze, view
+from gradkit.ops.slicing import _alias, select
+from gradkit.ops.triangular import diagonal
+
+_DERIVED: dict = {}  # (view op, name, node name, copies) -> the derived op
+
+
+def _save_names(view_op: Op) -> tuple:
+    """The ``save=`` names of ``view_op``'s declaration, rebuilt from its parsed spec."""
+    names = []
+    for kind, index, attr in view_op.save_spec:
+        name = view_op.input_names[index] if kind == "input" else \
+            "inputs" if kind == "inputs" else "result" if index == 0 else f"result{index}"
+        names.append(f"{name}.{attr}" if attr else name)
+    return tuple(names)
+
+
+def derived_op(view_op: Op, name: str, node_name: str, copies: bool) -> Op:
+    """``view_op`` as a plain op named ``name``: its outputs copied (``copies``) or left on the
+    input's memory, but never views; the view's rules, torch's ``node_name``."""
+    key = (view_op, name, node_name, copies)
+    if key in _DERIVED:
+        return _DERIVED[key]
+
+    def forward(xp, x, **params):
+        out = view_op.forward(xp, x, **params)
+        if not copies:
+            return out
+        return tuple(xp.array(o, order="C") for o in out) if isinstance(out, tuple) else \
+            xp.array(out, order="C")
+
+    derived = Op(forward, name=name, save=_save_names(view_op), linear=view_op.linear,
+                 outputs=view_op.outputs, node_name=node_name,
+                 differentiable_outputs=view_op.differentiable_outputs)
+    derived.param_names, derived.defaults = list(view_op.param_names), dict(view_op.defaults)
+    if view_op.node_name_rule is not None:  # squeeze's overloads: SqueezeBackward1_copy
+        rule = view_op.node_name_rule
+        derived.node_name_rule = lambda params, inputs: rule(params, inputs) + \
+            node_name.removeprefix(view_op.node_name)
+    if view_op.vjp_all is not None:
+        derived.defvjp_all(view_op.vjp_all)
+    else:
+        derived.defvjp(*view_op.vjps)
+    derived.jvps, derived.jvp_all = view_op.jvps, view_op.jvp_all
+    derived.no_complex_grad = view_op.no_complex_grad
+    _DERIVED[key] = derived
+    return derived
+
+
+def _derived_function(view_function: Callable, name: str, node_name: str | None = None,
+                      copies: bool = True, complex_grad: bool = True) -> Callable:
+    """torch.<name>: ``view_function``'s view of x copied (``copies``, one node named after the
+    view's, ``TBackward0_copy``) or left on x's memory (then named ``node_name``), never a view
+    of x; ``complex_grad=False``: recording it for a complex output raises, as torch's."""
+    def derived_function(x: Tensor, *args, **kwargs):
+        probe = view_function(x.detach(), *args, **kwargs)
+        pieces = probe if isinstance(probe, (tuple, list)) else (probe,)
+        if not pieces:  # unbind of an empty dim
+            return ()
+        info = pieces[0]._view
+        derived = derived_op(info.op, name, node_name or info.op.node_name + "_copy", copies)
+        if not complex_grad:
+            derived.no_complex_grad = name
+        return derived(x, **info.params)
+    derived_function.__name__ = derived_function.__qualname__ = name
+    derived_function.__doc__ = (f"A copy of ``{view_function.__name__}``'s view" if copies else
+                                f"``{view_function.__name__}`` whose pieces are not views") + \
+        f" (torch.{name})."
+    return derived_function
+
+
+def _slice_view(x: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+    """torch's ``slice`` (x[..., start:end:step] along dim), a view."""
+    return x[(slice(None),) * (dim % max(x.ndim, 1)) + (slice(start, end, step),)]
+
+
+(view_copy, t_copy, transpose_copy, unsqueeze_copy, squeeze_copy, select_copy, slice_copy,
+ diagonal_copy, alias_copy, unbind_copy, split_copy, split_with_sizes_copy,
+ view_as_real_copy) = (_derived_function(function, name) for function, name in (
+     (view, "view_copy"), (t, "t_copy"), (transpose, "transpose_copy"),
+     (unsqueeze, "unsqueeze_copy"), (squeeze, "squeeze_copy"), (select, "select_copy"),
+     (_slice_view, "slice_copy"), (diagonal, "diagonal_copy"), (_alias, "alias_copy"),
+     (unbind, "unbind_copy"), (split, "split_copy"), (split, "split_with_sizes_copy"),
+     (view_as_real, "view_as_real_copy")))
+view_as_complex_copy = _derived_function(view_as_complex, "view_as_complex_copy",
+                                         complex_grad=False)
+# the unsafe splits are Tensor methods too
+unsafe_split, unsafe_chunk, unsafe_split_with_sizes = (
+    tensor_method()(_derived_function(function, name, node, copies=False))
+    for function, name, node in ((split, "unsafe_split", "UnsafeSplitBackward0"),
+                                 (chunk, "unsafe_chunk", "UnsafeSplitBackward0"),
+                                 (split, "unsafe_split_with_sizes",
+                                  "UnsafeSplitWithSizesBackward0")))
+
+
+def detach_copy(x: Tensor) -> Tensor:
+    """A copy of x; as torch's, it requires grad when x does, but backward through it raises
+    (torch has no derivative for detach_copy)."""
+    return _detach_copy(x)
+
+
+_detach_copy = Op(lambda xp, x: xp.array(x), name="detach_copy", node_name="NotImplemented")
+_detach_copy.defvjp(_not_implemented("detach_copy")[0])
+_detach_copy.defjvp(_not_implemented("detach_copy")[1])

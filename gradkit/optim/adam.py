@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from gradkit import ops
 from gradkit.creation import tensor, zeros_like
-from gradkit.optim.optimizer import Optimizer, check_nonnegative
+from gradkit.optim.optimizer import Optimizer, check_betas, check_nonnegative
 
 
 class Adam(Optimizer):
@@ -26,9 +26,7 @@ class Adam(Optimizer):
                  weight_decay: float = 0.0, amsgrad: bool = False, *,
                  maximize: bool = False) -> None:
         check_nonnegative(lr=lr, eps=eps)
-        for i, beta in enumerate(betas):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        check_betas(betas)
         check_nonnegative(weight_decay=weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,

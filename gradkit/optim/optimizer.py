@@ -8,6 +8,7 @@ from typing import Any
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import enable_grad, no_grad
+from gradkit.ops.complex_views import view_as_real
 from gradkit.nn.module import _reset_grad
 from gradkit.profiler.record_function import record_function
 
@@ -126,16 +127,43 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
-_HYPERPARAMETER_NAMES = {"lr": "learning rate", "eps": "epsilon value",
-                         "momentum": "momentum value", "weight_decay": "weight_decay value",
-                         "alpha": "alpha value"}
+_HYPERPARAMETER_NAMES = {"lr": "learning rate", "eps": "epsilon value"}
 
 
 def check_nonnegative(**values: float) -> None:
     """torch's ``Invalid learning rate: -1`` for hyperparameters that must be >= 0."""
     for key, value in values.items():
         if value < 0.0:
-            raise ValueError(f"Invalid {_HYPERPARAMETER_NAMES[key]}: {value}")
+            raise ValueError(f"Invalid {_HYPERPARAMETER_NAMES.get(key, key + ' value')}: {value}")
+
+
+def check_betas(betas: tuple[float, float]) -> None:
+    """torch's ``Invalid beta parameter at index i`` unless 0 <= beta < 1."""
+    for i, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+
+
+def implementation_flags(**flags: bool | None) -> dict[str, bool | None]:
+    """torch's implementation switches (foreach, differentiable, capturable, fused), checked.
+
+    ``foreach`` only picks torch's kernel, so any value gives the same result. gradkit's steps
+    run under no_grad on host-side step counts: ``differentiable``, ``capturable`` and
+    ``fused`` set to True would promise more, so they are refused rather than ignored.
+    Returns the flags as given, for the defaults dict (torch keeps them in param_groups).
+    """
+    for name, value in flags.items():
+        if name != "foreach" and value:
+            raise NotImplementedError(f"gradkit optimizers do not support {name}=True "
+                                      f"(only {name}=False)")
+    return flags
+
+
+def real_views(param: Tensor, *tensors: Tensor) -> list[Tensor]:
+    """torch treats a complex parameter as pairs of independent reals: view_as_real of each."""
+    if not param.is_complex():
+        return list(tensors)
+    return [view_as_real(t) for t in tensors]
 
 
 def _cast_like(param: Tensor, key: str, value: Any) -> Any:

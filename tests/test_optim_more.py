@@ -1,0 +1,226 @@
+"""The rest of torch.optim (Adagrad ... Rprop, LBFGS) against torch on the same programs."""
+import copy
+import doctest
+import importlib
+
+import numpy as np
+import pytest
+
+import gradkit
+from gradkit import optim
+
+rng = np.random.default_rng(1)
+A = rng.standard_normal((5, 4))
+B = rng.standard_normal(5)
+W0 = rng.standard_normal(4)
+V0 = rng.standard_normal((2, 3))
+Z0 = rng.standard_normal(3) + 1j * rng.standard_normal(3)
+
+NEW = ["Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop"]
+
+
+def loss_of(lib, w, v, z=None):
+    """A non-quadratic loss written identically for gradkit and torch."""
+    a, b = lib.tensor(A, dtype=w.dtype), lib.tensor(B, dtype=w.dtype)
+    loss = ((a @ w - b) ** 2).sum() + (lib.sin(v) * v).sum() + (w ** 4).sum() * 0.1
+    if z is not None:
+        loss = loss + (z * z.conj()).real.sum() + (z.real * z.imag).sum()
+    return loss
+
+
+def make_params(lib, dtype="float64", complex_param=False):
+    dt = getattr(lib, dtype)
+    params = [lib.tensor(W0, dtype=dt, requires_grad=True),
+              lib.tensor(V0, dtype=dt, requires_grad=True)]
+    if complex_param:
+        params.append(lib.tensor(Z0, dtype=lib.complex128, requires_grad=True))
+    return params
+
+
+def train(lib, opt, params, steps):
+    for _ in range(steps):
+        opt.zero_grad()
+        loss_of(lib, *params).backward()
+        opt.step()
+
+
+def run(lib, name, steps=25, dtype="float64", groups=False, complex_param=False, **options):
+    params = make_params(lib, dtype, complex_param)
+    arg = ([{"params": params[:1]}, {"params": params[1:], "lr": 0.03}] if groups
+           else params)
+    opt = getattr(lib.optim, name)(arg, **options)
+    train(lib, opt, params, steps)
+    return [p.detach().numpy() for p in params], opt
+
+
+CONFIGS = [
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.5)),
+    ("Adagrad", dict(lr=0.1, eps=1e-3, maximize=True, foreach=False)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-4, weight_decay=0.1)),
+    ("Adadelta", dict(maximize=True, foreach=True)),
+    ("Adamax", dict(lr=0.05)),
+    ("Adamax", dict(lr=0.05, betas=(0.8, 0.9), eps=1e-4, weight_decay=0.1)),
+    ("Adamax", dict(lr=0.05, maximize=True)),
+    ("NAdam", dict(lr=0.05)),
+    ("NAdam", dict(lr=0.05, momentum_decay=0.01, weight_decay=0.1)),
+    ("NAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("RAdam", dict(lr=0.05)),
+    ("RAdam", dict(lr=0.05, betas=(0.8, 0.9), weight_decay=0.1)),
+    ("RAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("ASGD", dict(lr=0.01)),
+    ("ASGD", dict(lr=0.01, lambd=0.01, alpha=0.5, t0=5, weight_decay=0.1)),
+    ("ASGD", dict(lr=0.01, t0=0, maximize=True)),
+    ("Rprop", dict()),
+    ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2))),
+    ("Rprop", dict(lr=0.05, maximize=True)),
+]
+IDS = [f"{n}-{o}" for n, o in CONFIGS]
+
+
+def assert_params_match(ours, theirs, rtol, atol):
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("name,options", CONFIGS, ids=IDS)
+def test_matches_torch_float64(name, options):
+    torch = pytest.importorskip("torch")
+    ours, _ = run(gradkit, name, **options)
+    theirs, _ = run(torch, name, **options)
+    assert_params_match(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,options", CONFIGS, ids=IDS)
+def test_matches_torch_float32(name, options):
+    torch = pytest.importorskip("torch")
+    ours, _ = run(gradkit, name, dtype="float32", **options)
+    theirs, _ = run(torch, name, dtype="float32", **options)
+    assert_params_match(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_param_groups_and_complex_parameters_match_torch(name):
+    torch = pytest.importorskip("torch")
+    ours, _ = run(gradkit, name, groups=True, complex_param=True, lr=0.01)
+    theirs, _ = run(torch, name, groups=True, complex_param=True, lr=0.01)
+    assert_params_match(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+def state_as_numpy(state_dict):
+    return {i: {k: np.asarray(v.detach().numpy()) if hasattr(v, "numpy") else v
+                for k, v in s.items()} for i, s in state_dict["state"].items()}
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_state_dict_matches_torch(name):
+    torch = pytest.importorskip("torch")
+    _, ours = run(gradkit, name, steps=3, lr=0.01)
+    _, theirs = run(torch, name, steps=3, lr=0.01)
+    ours, theirs = ours.state_dict(), theirs.state_dict()
+    assert ours["param_groups"] == theirs["param_groups"]
+    ours, theirs = state_as_numpy(ours), state_as_numpy(theirs)
+    assert ours.keys() == theirs.keys()
+    for i in ours:
+        assert ours[i].keys() == theirs[i].keys()
+        for key in ours[i]:
+            assert ours[i][key].dtype == theirs[i][key].dtype, key
+            np.testing.assert_allclose(ours[i][key], theirs[i][key], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_state_dict_round_trip_resumes_like_torch(name):
+    torch = pytest.importorskip("torch")
+
+    def resumed(lib):
+        params, opt = make_params(lib), None
+        opt = getattr(lib.optim, name)(params, lr=0.01)
+        train(lib, opt, params, 3)
+        saved = copy.deepcopy(opt.state_dict())
+        fresh = [p.detach().clone().requires_grad_(True) for p in params]
+        again = getattr(lib.optim, name)(fresh, lr=0.5)
+        again.load_state_dict(saved)
+        assert again.param_groups[0]["lr"] == 0.01
+        train(lib, again, fresh, 4)
+        return [p.detach().numpy() for p in fresh]
+
+    assert_params_match(resumed(gradkit), resumed(torch), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_defaults_match_torch(name):
+    torch = pytest.importorskip("torch")
+    ours = getattr(optim, name)([gradkit.zeros(1, requires_grad=True)]).defaults
+    theirs = getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)]).defaults
+    assert ours == theirs
+
+
+def test_adagrad_fills_its_state_at_construction_like_torch():
+    torch = pytest.importorskip("torch")
+    ours = optim.Adagrad([gradkit.ones(2, requires_grad=True)], initial_accumulator_value=0.3)
+    theirs = torch.optim.Adagrad([torch.ones(2, requires_grad=True)],
+                                 initial_accumulator_value=0.3)
+    assert state_as_numpy(ours.state_dict()).keys() == {0}
+    np.testing.assert_array_equal(state_as_numpy(ours.state_dict())[0]["sum"],
+                                  state_as_numpy(theirs.state_dict())[0]["sum"])
+
+
+def test_adagrad_closed_form():
+    # two steps on sum(w²) from w=1 with lr=0.5: the accumulator holds 4, then 4 + 1
+    w = gradkit.tensor([1.0], dtype=gradkit.float64, requires_grad=True)
+    opt = optim.Adagrad([w], lr=0.5, eps=0.0)
+    for _ in range(2):
+        opt.zero_grad()
+        (w * w).sum().backward()
+        opt.step()
+    np.testing.assert_allclose(w.item(), 0.5 - 0.5 * 1.0 / np.sqrt(5.0))
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda o, p: o.Adagrad(p, lr=-1), "Invalid learning rate: -1"),
+    (lambda o, p: o.Adagrad(p, lr_decay=-1), "Invalid lr_decay value: -1"),
+    (lambda o, p: o.Adagrad(p, weight_decay=-1), "Invalid weight_decay value: -1"),
+    (lambda o, p: o.Adagrad(p, initial_accumulator_value=-1),
+     "Invalid initial_accumulator_value value: -1"),
+    (lambda o, p: o.Adagrad(p, eps=-1), "Invalid epsilon value: -1"),
+    (lambda o, p: o.Adadelta(p, lr=-1), "Invalid learning rate: -1"),
+    (lambda o, p: o.Adadelta(p, rho=1.5), "Invalid rho value: 1.5"),
+    (lambda o, p: o.Adadelta(p, eps=-1), "Invalid epsilon value: -1"),
+    (lambda o, p: o.Adadelta(p, weight_decay=-1), "Invalid weight_decay value: -1"),
+    (lambda o, p: o.Adamax(p, betas=(1.0, 0.9)), "Invalid beta parameter at index 0: 1.0"),
+    (lambda o, p: o.Adamax(p, eps=-1), "Invalid epsilon value: -1"),
+    (lambda o, p: o.NAdam(p, momentum_decay=-1), "Invalid momentum_decay value: -1"),
+    (lambda o, p: o.NAdam(p, betas=(0.9, 1.0)), "Invalid beta parameter at index 1: 1.0"),
+    (lambda o, p: o.RAdam(p, weight_decay=-1), "Invalid weight_decay value: -1"),
+    (lambda o, p: o.RAdam(p, lr=-1), "Invalid learning rate: -1"),
+    (lambda o, p: o.ASGD(p, lr=-1), "Invalid learning rate: -1"),
+    (lambda o, p: o.ASGD(p, weight_decay=-1), "Invalid weight_decay value: -1"),
+    (lambda o, p: o.Rprop(p, lr=-1), "Invalid learning rate: -1"),
+    (lambda o, p: o.Rprop(p, etas=(1.5, 2.0)), "Invalid eta values: 1.5, 2.0"),
+    (lambda o, p: o.Rprop(p, etas=(0.5, 0.9)), "Invalid eta values: 0.5, 0.9"),
+])
+def test_invalid_arguments_match_torch(make, message):
+    torch = pytest.importorskip("torch")
+    for lib in (gradkit, torch):
+        with pytest.raises(ValueError, match=message):
+            make(lib.optim, [lib.tensor([1.0], requires_grad=True)])
+
+
+@pytest.mark.parametrize("name,flag", [
+    ("Adagrad", "differentiable"), ("Adagrad", "fused"), ("Adadelta", "capturable"),
+    ("Adamax", "capturable"), ("NAdam", "differentiable"), ("RAdam", "capturable"),
+    ("ASGD", "capturable"), ("Rprop", "differentiable")])
+def test_unsupported_implementation_flags_are_refused(name, flag):
+    params = [gradkit.tensor([1.0], requires_grad=True)]
+    with pytest.raises(NotImplementedError,
+                       match=f"gradkit optimizers do not support {flag}=True"):
+        getattr(optim, name)(params, **{flag: True})
+    getattr(optim, name)(params, **{flag: False})  # False is accepted
+
+
+@pytest.mark.parametrize("module", ["gradkit.optim.adagrad", "gradkit.optim.adam_variants",
+                                    "gradkit.optim.sgd", "gradkit.optim.rprop"])
+def test_docstring_examples(module):
+    result = doctest.testmod(importlib.import_module(module), extraglobs={"gradkit": gradkit})
+    assert result.attempted > 0 and result.failed == 0

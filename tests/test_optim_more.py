@@ -148,7 +148,7 @@ def test_state_dict_round_trip_resumes_like_torch(name):
     assert_params_match(resumed(gradkit), resumed(torch), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", NEW)
+@pytest.mark.parametrize("name", NEW + ["SGD", "Adam", "AdamW", "RMSprop"])
 def test_defaults_match_torch(name):
     torch = pytest.importorskip("torch")
     ours = getattr(optim, name)([gradkit.zeros(1, requires_grad=True)]).defaults
@@ -210,7 +210,8 @@ def test_invalid_arguments_match_torch(make, message):
 @pytest.mark.parametrize("name,flag", [
     ("Adagrad", "differentiable"), ("Adagrad", "fused"), ("Adadelta", "capturable"),
     ("Adamax", "capturable"), ("NAdam", "differentiable"), ("RAdam", "capturable"),
-    ("ASGD", "capturable"), ("Rprop", "differentiable")])
+    ("ASGD", "capturable"), ("Rprop", "differentiable"), ("SGD", "fused"),
+    ("Adam", "capturable"), ("AdamW", "differentiable"), ("RMSprop", "capturable")])
 def test_unsupported_implementation_flags_are_refused(name, flag):
     params = [gradkit.tensor([1.0], requires_grad=True)]
     with pytest.raises(NotImplementedError,

@@ -6,7 +6,12 @@ from collections.abc import Iterable
 
 from gradkit import ops
 from gradkit.creation import tensor, zeros_like
-from gradkit.optim.optimizer import Optimizer, check_betas, check_nonnegative
+from gradkit.optim.optimizer import (
+    Optimizer,
+    check_betas,
+    check_nonnegative,
+    implementation_flags,
+)
 
 
 class Adam(Optimizer):
@@ -19,18 +24,20 @@ class Adam(Optimizer):
     tensor([0.9000], requires_grad=True)
     """
 
-    decoupled_weight_decay = False
-
     def __init__(self, params: Iterable, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
+                 foreach: bool | None = None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
         check_nonnegative(lr=lr, eps=eps)
         check_betas(betas)
         check_nonnegative(weight_decay=weight_decay)
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
-                                      weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize))
+        super().__init__(params, dict(
+            lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+            maximize=maximize, decoupled_weight_decay=decoupled_weight_decay,
+            **implementation_flags(foreach=foreach, capturable=capturable,
+                                   differentiable=differentiable, fused=fused)))
 
     def _update_group(self, group: dict) -> None:
         lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
@@ -45,7 +52,7 @@ class Adam(Optimizer):
                     state["max_exp_avg_sq"] = zeros_like(param)
             step = state["step"].add_(1).item()
             if weight_decay != 0:
-                if self.decoupled_weight_decay:
+                if group["decoupled_weight_decay"]:
                     param.mul_(1 - lr * weight_decay)
                 else:
                     grad = grad.add(param, alpha=weight_decay)
@@ -71,10 +78,13 @@ class AdamW(Adam):
     0.01
     """
 
-    decoupled_weight_decay = True
-
     def __init__(self, params: Iterable, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+                 maximize: bool = False, foreach: bool | None = None,
+                 capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gradkit.creation import tensor, zeros_like
-from gradkit.optim.optimizer import Optimizer, check_nonnegative
+from gradkit.optim.optimizer import Optimizer, check_nonnegative, implementation_flags
 
 
 class RMSprop(Optimizer):
@@ -17,11 +17,16 @@ class RMSprop(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
-                 centered: bool = False, *, maximize: bool = False) -> None:
+                 centered: bool = False, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False) -> None:
         check_nonnegative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay,
                           alpha=alpha)
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered, maximize=maximize))
+                                      momentum=momentum, centered=centered, maximize=maximize,
+                                      **implementation_flags(capturable=capturable,
+                                                             foreach=foreach,
+                                                             differentiable=differentiable)))
 
     def _update_group(self, group: dict) -> None:
         lr, alpha, eps, momentum = group["lr"], group["alpha"], group["eps"], group["momentum"]

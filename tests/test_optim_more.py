@@ -225,3 +225,106 @@ def test_unsupported_implementation_flags_are_refused(name, flag):
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), extraglobs={"gradkit": gradkit})
     assert result.attempted > 0 and result.failed == 0
+
+
+# -- LBFGS --------------------------------------------------------------------------------
+
+def rosenbrock(lib, x):
+    return ((1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+            + (lib.sin(x[2]) * x[2] + x[2] ** 2))
+
+
+def lbfgs_run(lib, steps=4, dtype="float64", complex_param=False, loss=None, **options):
+    """Repeated LBFGS steps; returns the parameters, the losses step returned, and the state."""
+    params = make_params(lib, dtype, complex_param) if loss is None else \
+        [lib.tensor([-1.2, 1.0, 0.7], dtype=getattr(lib, dtype), requires_grad=True)]
+    opt = lib.optim.LBFGS(params, **options)
+    evaluations = []
+
+    def closure():
+        opt.zero_grad()
+        value = loss_of(lib, *params) if loss is None else loss(lib, params[0])
+        value.backward()
+        evaluations.append(value.item())
+        return value
+
+    losses = [opt.step(closure).item() for _ in range(steps)]
+    return [p.detach().numpy() for p in params], losses, evaluations, opt
+
+
+LBFGS_CONFIGS = [
+    dict(lr=0.1),
+    dict(lr=0.2, max_iter=5, history_size=3),
+    dict(lr=1.0, line_search_fn="strong_wolfe"),
+    dict(lr=1.0, max_iter=7, max_eval=9, history_size=4, line_search_fn="strong_wolfe"),
+    dict(lr=0.05, tolerance_grad=1e-3, tolerance_change=1e-6),
+]
+
+
+@pytest.mark.parametrize("options", LBFGS_CONFIGS, ids=[str(o) for o in LBFGS_CONFIGS])
+@pytest.mark.parametrize("problem", ["quartic", "rosenbrock", "complex"])
+def test_lbfgs_matches_torch_float64(options, problem):
+    torch = pytest.importorskip("torch")
+    kwargs = dict(loss=rosenbrock) if problem == "rosenbrock" else dict(
+        complex_param=problem == "complex")
+    ours = lbfgs_run(gradkit, **kwargs, **options)
+    theirs = lbfgs_run(torch, **kwargs, **options)
+    # the line search's branch points magnify the last-bit differences of the loss sums
+    assert_params_match(ours[0], theirs[0], rtol=1e-8, atol=1e-9)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-8, atol=1e-9)
+    assert len(ours[2]) == len(theirs[2])  # the same number of closure evaluations
+    ours_state, theirs_state = ours[3].state_dict(), theirs[3].state_dict()
+    assert ours_state["param_groups"] == theirs_state["param_groups"]
+    assert ours_state["state"][0].keys() == theirs_state["state"][0].keys()
+    for key in ("func_evals", "n_iter"):
+        assert ours_state["state"][0][key] == theirs_state["state"][0][key]
+
+
+@pytest.mark.parametrize("options", LBFGS_CONFIGS[:3], ids=[str(o) for o in LBFGS_CONFIGS[:3]])
+def test_lbfgs_matches_torch_float32(options):
+    torch = pytest.importorskip("torch")
+    ours = lbfgs_run(gradkit, dtype="float32", steps=2, **options)
+    theirs = lbfgs_run(torch, dtype="float32", steps=2, **options)
+    # at a float32 minimum the loss is flat to rounding over ~sqrt(eps) = 3e-4 of the
+    # parameters: where the search stops inside that band is rounding, not the algorithm
+    assert_params_match(ours[0], theirs[0], rtol=1e-4, atol=3e-4)
+
+
+def test_lbfgs_solves_a_quadratic_exactly():
+    # strong-Wolfe L-BFGS on a convex quadratic reaches the minimiser A⁻¹b
+    a = np.array([[3.0, 1.0], [1.0, 2.0]])
+    b = np.array([1.0, -1.0])
+    x = gradkit.zeros(2, dtype=gradkit.float64, requires_grad=True)
+    opt = optim.LBFGS([x], line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = 0.5 * (x @ gradkit.tensor(a) @ x) - gradkit.tensor(b) @ x
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    # it stops once every gradient entry is under tolerance_grad = 1e-7
+    np.testing.assert_allclose(x.detach().numpy(), np.linalg.solve(a, b), atol=1e-6)
+
+
+def test_lbfgs_errors_match_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (gradkit, torch):
+        w, v = lib.zeros(1, requires_grad=True), lib.zeros(1, requires_grad=True)
+        with pytest.raises(ValueError, match="Invalid learning rate: -1"):
+            lib.optim.LBFGS([w], lr=-1)
+        with pytest.raises(ValueError, match=r"LBFGS doesn't support per-parameter options "
+                                             r"\(parameter groups\)"):
+            lib.optim.LBFGS([{"params": [w]}, {"params": [v]}])
+        opt = lib.optim.LBFGS([w], line_search_fn="backtracking")
+
+        def closure(opt=opt, w=w):
+            opt.zero_grad()
+            loss = ((w - 1) ** 2).sum()
+            loss.backward()
+            return loss
+
+        with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
+            opt.step(closure)
+        assert lib.optim.LBFGS([w]).defaults["max_eval"] == 25

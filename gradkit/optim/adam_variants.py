@@ -46,11 +46,13 @@ class _AdamFamily(Optimizer):
 class Adamax(_AdamFamily):
     """torch.optim.Adamax: Adam with the infinity norm of past gradients as denominator.
 
-    >>> w = gradkit.tensor([1.0], requires_grad=True)
+    Its first step moves every coordinate by ``lr``, whatever the gradient's size:
+
+    >>> w = gradkit.tensor([1.0, -3.0], requires_grad=True)
     >>> opt = gradkit.optim.Adamax([w], lr=0.1)
-    >>> (w * w).sum().backward(); opt.step()
-    >>> w
-    tensor([0.9000], requires_grad=True)
+    >>> (w ** 3).sum().backward(); opt.step()
+    >>> opt.state[w]["exp_inf"], w
+    (tensor([ 3., 27.]), tensor([ 0.9000, -3.1000], requires_grad=True))
     """
 
     def __init__(self, params: Iterable, lr: float = 2e-3,

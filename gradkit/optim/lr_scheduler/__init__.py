@@ -10,6 +10,7 @@ from gradkit.optim.lr_scheduler._base import (
     MultiStepLR,
     PolynomialLR,
     StepLR,
+    _LRScheduler,  # noqa: F401 - torch's deprecated alias, importable as there
 )
 from gradkit.optim.lr_scheduler._composite import ChainedScheduler, ReduceLROnPlateau, SequentialLR
 from gradkit.optim.lr_scheduler._cyclic import (

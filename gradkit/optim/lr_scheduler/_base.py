@@ -52,6 +52,19 @@ def group_values(optimizer: Optimizer, key: str) -> list:
     return [group[key] for group in optimizer.param_groups]
 
 
+def attributes_except(scheduler: Any, key: str) -> dict[str, Any]:
+    """A scheduler's attributes but its optimizer and ``key`` (saved apart by the caller)."""
+    return {k: v for k, v in scheduler.__dict__.items() if k not in ("optimizer", key)}
+
+
+def restore_attributes_except(scheduler: Any, state_dict: dict[str, Any], key: str) -> Any:
+    """Restore the attributes of ``state_dict`` but ``key``; returns what ``key`` held."""
+    state = dict(state_dict)
+    saved = state.pop(key)
+    scheduler.__dict__.update(state)
+    return saved
+
+
 def _mark_optimizer_steps(scheduler: LRScheduler, optimizer: Optimizer) -> None:
     """Wrap ``optimizer.step`` (once) so the scheduler can tell whether it ran yet."""
     if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
@@ -174,6 +187,10 @@ class LRScheduler:
         return [group["lr"] * factor for group in self.optimizer.param_groups]
 
 
+class _LRScheduler(LRScheduler):
+    """torch's old name for LRScheduler, still subclassed by older programs."""
+
+
 class _LambdaScheduler(LRScheduler):
     """LambdaLR and MultiplicativeLR: one function of the epoch per parameter group."""
 
@@ -191,17 +208,14 @@ class _LambdaScheduler(LRScheduler):
 
     def state_dict(self) -> dict[str, Any]:
         """torch's: functions are not saved, the attributes of callable objects are."""
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
-                               for fn in self.lr_lambdas]
-        return state
+        return {**attributes_except(self, "lr_lambdas"), "lr_lambdas": [
+            None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+            for fn in self.lr_lambdas]}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore the attributes, and those of callable-object lambdas."""
-        state = dict(state_dict)
-        lr_lambdas = state.pop("lr_lambdas")
-        self.__dict__.update(state)
-        for fn, saved in zip(self.lr_lambdas, lr_lambdas, strict=False):
+        saved_lambdas = restore_attributes_except(self, state_dict, "lr_lambdas")
+        for fn, saved in zip(self.lr_lambdas, saved_lambdas, strict=False):
             if saved is not None:
                 fn.__dict__.update(saved)
 

@@ -10,8 +10,10 @@ from typing import Any, SupportsFloat
 from gradkit.optim.lr_scheduler._base import (
     EPOCH_DEPRECATION_WARNING,
     LRScheduler,
+    attributes_except,
     check_optimizer,
     group_values,
+    restore_attributes_except,
 )
 from gradkit.optim.optimizer import Optimizer
 
@@ -147,15 +149,12 @@ class _SchedulerList(LRScheduler):
 
     def state_dict(self) -> dict[str, Any]:
         """Own attributes, and ``_schedulers``: the inner schedulers' state dicts."""
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
+        return {**attributes_except(self, "_schedulers"),
+                "_schedulers": [s.state_dict() for s in self._schedulers]}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore own attributes and each inner scheduler's."""
-        state = dict(state_dict)
-        inner = state.pop("_schedulers")
-        self.__dict__.update(state)
+        inner = restore_attributes_except(self, state_dict, "_schedulers")
         for scheduler, saved in zip(self._schedulers, inner, strict=False):
             scheduler.load_state_dict(saved)
 

@@ -1,7 +1,6 @@
 """Adam and AdamW (decoupled weight decay), with optional AMSGrad."""
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 
 from gradkit import ops
@@ -11,6 +10,7 @@ from gradkit.optim.optimizer import (
     check_betas,
     check_nonnegative,
     implementation_flags,
+    real_views,
 )
 
 
@@ -56,19 +56,20 @@ class Adam(Optimizer):
                     param.mul_(1 - lr * weight_decay)
                 else:
                     grad = grad.add(param, alpha=weight_decay)
-            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
-            exp_avg_sq.mul_(beta2).add_(grad * ops.conj(grad), alpha=1 - beta2)
+            # torch's order of operations, so the rounding is torch's too; a complex
+            # parameter is updated as pairs of reals
+            param_r, grad, exp_avg, exp_avg_sq = real_views(
+                param, param, grad, state["exp_avg"], state["exp_avg_sq"])
+            exp_avg.lerp_(grad, 1 - beta1)
+            exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+            bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
             if group["amsgrad"]:
-                second_moment = state["max_exp_avg_sq"].copy_(
-                    ops.maximum(state["max_exp_avg_sq"], exp_avg_sq))
+                (max_exp_avg_sq,) = real_views(param, state["max_exp_avg_sq"])
+                second_moment = max_exp_avg_sq.copy_(ops.maximum(max_exp_avg_sq, exp_avg_sq))
             else:
                 second_moment = exp_avg_sq
-            bias_correction1 = 1 - beta1 ** step
-            bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
-            denom = second_moment.sqrt().div_(bias_correction2_sqrt).add_(eps)
-            param.sub_(exp_avg / denom, alpha=lr / bias_correction1)
-
+            denom = (second_moment.sqrt() / bias_correction2_sqrt).add_(eps)
+            param_r.addcdiv_(exp_avg, denom, value=-(lr / (1 - beta1 ** step)))
 
 class AdamW(Adam):
     """torch.optim.AdamW: Adam whose weight decay shrinks the parameters directly.

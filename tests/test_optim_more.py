@@ -190,7 +190,7 @@ def test_state_dict_round_trip_resumes_like_torch(name):
     assert_params_match(resumed(gradkit), resumed(torch), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", NEW + ["SGD", "Adam", "AdamW", "RMSprop"])
+@pytest.mark.parametrize("name", NEW + ["SGD", "Adam", "AdamW", "RMSprop", "LBFGS"])
 def test_defaults_match_torch(name):
     torch = pytest.importorskip("torch")
     ours = getattr(optim, name)([gradkit.zeros(1, requires_grad=True)]).defaults
@@ -370,3 +370,33 @@ def test_lbfgs_errors_match_torch():
         with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
             opt.step(closure)
         assert lib.optim.LBFGS([w]).defaults["max_eval"] == 25
+
+
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+def test_lbfgs_state_dict_round_trip_resumes_like_torch(line_search_fn):
+    torch = pytest.importorskip("torch")
+
+    def resumed(lib):
+        params = make_params(lib)
+        options = dict(lr=0.2, max_iter=4, history_size=3, line_search_fn=line_search_fn)
+        opt = lib.optim.LBFGS(params, **options)
+
+        def closure_for(opt, params):
+            def closure():
+                opt.zero_grad()
+                loss = loss_of(lib, *params)
+                loss.backward()
+                return loss
+            return closure
+
+        opt.step(closure_for(opt, params))
+        saved = copy.deepcopy(opt.state_dict())
+        fresh = [p.detach().clone().requires_grad_(True) for p in params]
+        again = lib.optim.LBFGS(fresh, **options)
+        again.load_state_dict(saved)
+        again.step(closure_for(again, fresh))
+        return [p.detach().numpy() for p in fresh], again.state_dict()["state"][0]["n_iter"]
+
+    ours, theirs = resumed(gradkit), resumed(torch)
+    assert_params_match(ours[0], theirs[0], rtol=1e-8, atol=1e-9)
+    assert ours[1] == theirs[1]

@@ -400,3 +400,30 @@ def test_lbfgs_state_dict_round_trip_resumes_like_torch(line_search_fn):
     ours, theirs = resumed(gradkit), resumed(torch)
     assert_params_match(ours[0], theirs[0], rtol=1e-8, atol=1e-9)
     assert ours[1] == theirs[1]
+
+
+@pytest.mark.parametrize("name", NEW + ["LBFGS"])
+def test_training_on_a_stand_in_cuda_device(monkeypatch, name):
+    # strict_xp plays CuPy: an op mixing host and device arrays fails, as on a real GPU
+    import strict_xp
+    strict_xp.install(monkeypatch)
+    gradkit.manual_seed(0)
+    model = gradkit.nn.Sequential(gradkit.nn.Linear(4, 8), gradkit.nn.Tanh(),
+                                  gradkit.nn.Linear(8, 3))
+    model.to("cuda")
+    unused = gradkit.zeros(2, device="cuda", requires_grad=True)  # LBFGS: a None gradient
+    opt = getattr(optim, name)(list(model.parameters()) + [unused], lr=0.05)
+    x = gradkit.randn(16, 4, device="cuda")
+    labels = gradkit.randint(0, 3, (16,), device="cuda")
+
+    def closure():
+        opt.zero_grad()
+        loss = gradkit.nn.functional.cross_entropy(model(x), labels)
+        loss.backward()
+        return loss
+
+    losses = [opt.step(closure).item() for _ in range(15)]
+    assert losses[-1] < losses[0]
+    tensors = [v for s in opt.state.values() for k, v in s.items()
+               if isinstance(v, gradkit.Tensor) and v.ndim > 0]
+    assert tensors and all(t.device.type == "cuda" for t in tensors)

@@ -163,7 +163,8 @@ class LBFGS(Optimizer):
         views = []
         for param in self._params:
             grad = param.grad
-            view = zeros(param.numel(), dtype=param.dtype) if grad is None else grad.reshape(-1)
+            view = (zeros(param.numel(), dtype=param.dtype, device=param.device)
+                    if grad is None else grad.reshape(-1))
             views.append(view_as_real(view).reshape(-1) if view.is_complex() else view)
         return ops.cat(views, 0)
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gradkit import ops
 from gradkit.creation import full_like, tensor, zeros_like
 from gradkit.optim.optimizer import Optimizer, check_nonnegative, implementation_flags, real_views
 
@@ -47,13 +48,13 @@ class Rprop(Optimizer):
             state["step"].add_(1)
             param_r, grad, prev, step_size = real_views(param, param, grad, state["prev"],
                                                         state["step_size"])
-            factor = grad.mul(prev).sign()  # in the gradient's dtype, as torch's
-            factor[factor.gt(0)] = eta_plus
-            factor[factor.lt(0)] = eta_minus
-            factor[factor.eq(0)] = 1
+            sign = grad.mul(prev).sign()
+            flipped = sign.lt(0)
+            # factors in the gradient's dtype, as torch's; a NaN sign stays NaN
+            factor = ops.where(sign.gt(0), eta_plus,
+                               ops.where(flipped, eta_minus, ops.where(sign.eq(0), 1.0, sign)))
             step_size.mul_(factor).clamp_(step_size_min, step_size_max)
             # after a sign flip the gradient counts as zero: no move, and no flip next time
-            grad = grad.clone()
-            grad[factor.eq(eta_minus)] = 0
+            grad = ops.where(flipped, 0.0, grad)
             param_r.addcmul_(grad.sign(), step_size, value=-1)
             prev.copy_(grad)

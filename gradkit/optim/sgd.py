@@ -93,7 +93,7 @@ class ASGD(Optimizer):
             eta = state["eta"].item()
             param_r.mul_(1 - lambd * eta).add_(grad, alpha=-eta)
             if state["mu"].item() != 1:
-                ax.add_(param_r.sub(ax).mul_(state["mu"]))
+                ax.add_(param_r.sub(ax).mul_(state["mu"].item()))  # mu stays on the host
             else:
                 ax.copy_(param_r)
             # rounded through a default-dtype tensor first, as torch's as_tensor does

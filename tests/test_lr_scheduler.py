@@ -81,7 +81,7 @@ def trajectory(lib, make_scheduler, optimizer_name="SGD", epochs=EPOCHS):
 
 
 @pytest.mark.parametrize("kind,options", CONFIGS, ids=IDS)
-@pytest.mark.parametrize("optimizer_name", ["SGD", "Adam"])
+@pytest.mark.parametrize("optimizer_name", ["SGD", "Adam", "NAdam"])
 def test_schedule_matches_torch(kind, options, optimizer_name):
     def make(lib, opt):
         return scheduler_of(lib, opt, kind, **options)

@@ -191,11 +191,12 @@ def test_state_dict_round_trip_resumes_like_torch(name):
 
 
 @pytest.mark.parametrize("name", NEW + ["SGD", "Adam", "AdamW", "RMSprop", "LBFGS"])
-def test_defaults_match_torch(name):
+def test_defaults_and_repr_match_torch(name):
     torch = pytest.importorskip("torch")
-    ours = getattr(optim, name)([gradkit.zeros(1, requires_grad=True)]).defaults
-    theirs = getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)]).defaults
-    assert ours == theirs
+    ours = getattr(optim, name)([gradkit.zeros(1, requires_grad=True)])
+    theirs = getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)])
+    assert ours.defaults == theirs.defaults
+    assert repr(ours) == repr(theirs)
 
 
 def test_adagrad_fills_its_state_at_construction_like_torch():

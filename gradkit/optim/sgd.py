@@ -26,8 +26,8 @@ class SGD(Optimizer):
     tensor([0.4600], requires_grad=True)
     """
 
-    def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0.0,
-                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+    def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0,
+                 dampening: float = 0, weight_decay: float = 0, nesterov: bool = False,
                  *, maximize: bool = False, foreach: bool | None = None,
                  differentiable: bool = False, fused: bool | None = None) -> None:
         check_nonnegative(lr=lr, momentum=momentum, weight_decay=weight_decay)

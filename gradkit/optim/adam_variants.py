@@ -130,11 +130,11 @@ class RAdam(_AdamFamily):
     For the first steps (while the rectifier's rho_t <= 5) the update is bias-corrected
     momentum alone: ``lr * g`` on the first step.
 
-    >>> w = gradkit.tensor([1.0], requires_grad=True)
+    >>> w = gradkit.tensor([1.0, 0.5], requires_grad=True)
     >>> opt = gradkit.optim.RAdam([w], lr=0.1)
     >>> (w * w).sum().backward(); opt.step()
-    >>> w
-    tensor([0.8000], requires_grad=True)
+    >>> w  # moved by lr * 2w: unlike Adam's, the first step scales with the gradient
+    tensor([0.8000, 0.4000], requires_grad=True)
     """
 
     def __init__(self, params: Iterable, lr: float = 1e-3,

@@ -428,3 +428,22 @@ def test_training_on_a_stand_in_cuda_device(monkeypatch, name):
     tensors = [v for s in opt.state.values() for k, v in s.items()
                if isinstance(v, gradkit.Tensor) and v.ndim > 0]
     assert tensors and all(t.device.type == "cuda" for t in tensors)
+
+
+def test_adagrad_group_added_later_starts_from_the_constructor_accumulator_like_torch():
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        w = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        v = lib.tensor([3.0], dtype=lib.float64, requires_grad=True)
+        opt = lib.optim.Adagrad([w], lr=0.1, initial_accumulator_value=0.3)
+        opt.add_param_group({"params": [v], "initial_accumulator_value": 0.7, "lr_decay": 0.1})
+        for _ in range(3):
+            opt.zero_grad()
+            ((w ** 2).sum() + (v ** 3).sum()).backward()
+            opt.step()
+        return [w.detach().numpy(), v.detach().numpy(),
+                opt.state_dict()["state"][1]["sum"].numpy()]
+
+    for a, b in zip(run(gradkit), run(torch), strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -447,3 +447,60 @@ def test_adagrad_group_added_later_starts_from_the_constructor_accumulator_like_
 
     for a, b in zip(run(gradkit), run(torch), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+# -- step hooks ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["SGD", "Adagrad", "LBFGS"])
+def test_step_hooks_match_torch(name):
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        w = lib.tensor([1.0, -2.0], dtype=lib.float64, requires_grad=True)
+        opt = getattr(lib.optim, name)([w], lr=0.1)
+        calls = []
+
+        def closure():
+            opt.zero_grad()
+            loss = (w ** 4).sum()
+            loss.backward()
+            return loss
+
+        def global_pre(o, args, kwargs):
+            calls.append(("global pre", len(args), sorted(kwargs)))
+
+        def pre(o, args, kwargs):
+            calls.append(("pre", o is opt, len(args)))
+            return args, {"closure": closure}  # the hook hands step its closure
+
+        def post(o, args, kwargs):
+            calls.append(("post", sorted(kwargs)))
+
+        def global_post(o, args, kwargs):
+            calls.append(("global post", sorted(kwargs)))
+
+        module = importlib.import_module(f"{lib.__name__}.optim.optimizer")
+        handles = [module.register_optimizer_step_pre_hook(global_pre),
+                   opt.register_step_pre_hook(pre), opt.register_step_post_hook(post),
+                   module.register_optimizer_step_post_hook(global_post)]
+        loss = opt.step()
+        for handle in handles:
+            handle.remove()
+        opt.step(closure)  # no hooks any more
+        return calls, loss.item(), w.detach().numpy()
+
+    ours, theirs = run(gradkit), run(torch)
+    assert ours[0] == theirs[0] == [("global pre", 1, []), ("pre", True, 1),
+                                    ("post", ["closure"]), ("global post", ["closure"])]
+    assert ours[1] == theirs[1]
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-12)
+
+
+def test_a_step_pre_hook_returning_something_else_is_refused_like_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (gradkit, torch):
+        opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1)
+        opt.register_step_pre_hook(lambda o, args, kwargs: "nope")
+        with pytest.raises(RuntimeError, match=r"must return None or a tuple of \(new_args, "
+                                               r"new_kwargs\), but got nope."):
+            opt.step()

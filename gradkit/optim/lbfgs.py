@@ -14,7 +14,6 @@ from gradkit.autograd.grad_mode import enable_grad, no_grad
 from gradkit.creation import zeros
 from gradkit.ops.complex_views import view_as_real
 from gradkit.optim.optimizer import Optimizer, check_nonnegative
-from gradkit.profiler.record_function import record_function
 
 
 def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
@@ -191,7 +190,7 @@ class LBFGS(Optimizer):
             with enable_grad():
                 return closure()
 
-        with record_function(f"Optimizer.step#{type(self).__name__}.step"), no_grad():
+        with no_grad():
             return self._run(closure_with_grad)
 
     def _run(self, closure):

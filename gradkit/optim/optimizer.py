@@ -2,17 +2,57 @@
 from __future__ import annotations
 
 import copy
+import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import enable_grad, no_grad
+from gradkit.autograd.hook_handles import RemovableHandle, _HookDict, add_hook
 from gradkit.ops.complex_views import view_as_real
 from gradkit.nn.module import _reset_grad
 from gradkit.profiler.record_function import record_function
 
 _REQUIRED = object()  # marks a hyper-parameter with no default (none of ours today)
+_global_step_pre_hooks = _HookDict()
+_global_step_post_hooks = _HookDict()
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs)`` before every optimizer's step (torch's global hook);
+    it may return ``(new_args, new_kwargs)``."""
+    return add_hook(_global_step_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs)`` after every optimizer's step."""
+    return add_hook(_global_step_post_hooks, hook)
+
+
+def _with_step_hooks(step: Callable) -> Callable:
+    """``step`` inside torch's profiler range, between the pre and post step hooks."""
+    @functools.wraps(step)
+    def hooked_step(*args, **kwargs):
+        self = args[0]
+        # the range name torch's profiler uses, so traces of both read alike
+        with record_function(f"Optimizer.step#{type(self).__name__}.step"):
+            for hook in (*_global_step_pre_hooks.values(),
+                         *self._optimizer_step_pre_hooks.values()):
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(f"{step} must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {result}.")
+                    args, kwargs = result
+            out = step(*args, **kwargs)
+            for hook in (*self._optimizer_step_post_hooks.values(),
+                         *_global_step_post_hooks.values()):
+                hook(self, args, kwargs)
+            return out
+
+    hooked_step.hooked = True
+    return hooked_step
 
 
 class Optimizer:
@@ -24,6 +64,11 @@ class Optimizer:
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
+        self._optimizer_step_pre_hooks = _HookDict()
+        self._optimizer_step_post_hooks = _HookDict()
+        # as torch: the class's step is wrapped once, when its first instance is built
+        if not getattr(type(self).step, "hooked", False):
+            type(self).step = _with_step_hooks(type(self).step)
         self.state: defaultdict[Tensor, dict] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         if isinstance(params, Tensor):
@@ -59,6 +104,15 @@ class Optimizer:
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
 
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` before this optimizer's step; it may return
+        ``(new_args, new_kwargs)`` for the step."""
+        return add_hook(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` after this optimizer's step."""
+        return add_hook(self._optimizer_step_post_hooks, hook)
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of every optimized parameter (to None by default)."""
         with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):
@@ -72,8 +126,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        # the range name torch's profiler uses, so traces of both read alike
-        with record_function(f"Optimizer.step#{type(self).__name__}.step"), no_grad():
+        with no_grad():
             for group in self.param_groups:
                 self._update_group(group)
         return loss

@@ -504,3 +504,38 @@ def test_a_step_pre_hook_returning_something_else_is_refused_like_torch():
         with pytest.raises(RuntimeError, match=r"must return None or a tuple of \(new_args, "
                                                r"new_kwargs\), but got nope."):
             opt.step()
+
+
+def test_state_dict_hooks_match_torch():
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        w = lib.tensor([1.0, -2.0], dtype=lib.float64, requires_grad=True)
+        opt = lib.optim.Adam([w], lr=0.1)
+        calls = []
+        opt.register_state_dict_pre_hook(lambda o: calls.append("save pre"))
+        opt.register_state_dict_pre_hook(lambda o: calls.append("save pre first"), prepend=True)
+
+        def tag(o, state_dict):
+            calls.append("save post")
+            return {**state_dict, "tag": 1}
+
+        opt.register_state_dict_post_hook(tag)
+        saved = opt.state_dict()
+
+        def change_lr(o, state_dict):
+            calls.append(("load pre", state_dict.get("tag")))
+            state_dict["param_groups"][0]["lr"] = 0.25
+            return None  # changed in place
+
+        handle = opt.register_load_state_dict_pre_hook(change_lr)
+        opt.register_load_state_dict_post_hook(lambda o: calls.append("load post"))
+        opt.load_state_dict(saved)
+        handle.remove()
+        opt.load_state_dict(saved)
+        return calls, sorted(saved), opt.param_groups[0]["lr"]
+
+    ours = run(gradkit)
+    assert ours == run(torch)
+    assert ours[0] == ["save pre first", "save pre", "save post", ("load pre", 1), "load post",
+                       "load post"]

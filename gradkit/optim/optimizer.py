@@ -15,6 +15,10 @@ from gradkit.nn.module import _reset_grad
 from gradkit.profiler.record_function import record_function
 
 _REQUIRED = object()  # marks a hyper-parameter with no default (none of ours today)
+# state_dict: pre hook(optimizer), post hook(optimizer, state_dict) -> new state_dict or None;
+# load_state_dict: pre hook(optimizer, state_dict) -> new state_dict or None, post hook(optimizer)
+_STATE_DICT_HOOK_KINDS = ("state_dict_pre", "state_dict_post", "load_state_dict_pre",
+                          "load_state_dict_post")
 _global_step_pre_hooks = _HookDict()
 _global_step_post_hooks = _HookDict()
 
@@ -66,6 +70,7 @@ class Optimizer:
         self.defaults = defaults
         self._optimizer_step_pre_hooks = _HookDict()
         self._optimizer_step_post_hooks = _HookDict()
+        self._state_dict_hooks = {kind: _HookDict() for kind in _STATE_DICT_HOOK_KINDS}
         # as torch: the class's step is wrapped once, when its first instance is built
         if not getattr(type(self).step, "hooked", False):
             type(self).step = _with_step_hooks(type(self).step)
@@ -113,6 +118,42 @@ class Optimizer:
         """``hook(optimizer, args, kwargs)`` after this optimizer's step."""
         return add_hook(self._optimizer_step_post_hooks, hook)
 
+    def register_state_dict_pre_hook(self, hook: Callable,
+                                     prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer)`` before :meth:`state_dict` reads the optimizer."""
+        return self._add_state_dict_hook("state_dict_pre", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable,
+                                      prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict)`` after :meth:`state_dict`; may return a new one."""
+        return self._add_state_dict_hook("state_dict_post", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable,
+                                          prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict)`` before loading; may return the state dict to load."""
+        return self._add_state_dict_hook("load_state_dict_pre", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable,
+                                           prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer)`` after :meth:`load_state_dict`."""
+        return self._add_state_dict_hook("load_state_dict_post", hook, prepend)
+
+    def _add_state_dict_hook(self, kind: str, hook: Callable, prepend: bool) -> RemovableHandle:
+        hooks = self._state_dict_hooks[kind]
+        handle = add_hook(hooks, hook)
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def _run_state_dict_hooks(self, kind: str, *args: Any) -> Any:
+        """Call the hooks of ``kind``; the last state dict a hook returned (else args[0])."""
+        result = args[0] if args else None
+        for hook in self._state_dict_hooks[kind].values():
+            returned = hook(self, *((result,) if args else ()))
+            if returned is not None:
+                result = returned
+        return result
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of every optimized parameter (to None by default)."""
         with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):
@@ -144,6 +185,7 @@ class Optimizer:
     # -- state dicts -------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """``{"state": {index: {...}}, "param_groups": [...]}`` with parameters as indices."""
+        self._run_state_dict_hooks("state_dict_pre")
         index = {}
         groups = []
         for group in self.param_groups:
@@ -151,10 +193,13 @@ class Optimizer:
                 index.setdefault(id(param), len(index))
             groups.append({**group, "params": [index[id(p)] for p in group["params"]]})
         state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
-        return {"state": state, "param_groups": groups}
+        return self._run_state_dict_hooks("state_dict_post",
+                                          {"state": state, "param_groups": groups})
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore hyper-parameters and state (copied; tensors cast to each parameter)."""
+        # as torch: the hooks see a shallow copy (so they may change the caller's groups)
+        state_dict = self._run_state_dict_hooks("load_state_dict_pre", dict(state_dict))
         state_dict = copy.deepcopy(state_dict)
         groups = self.param_groups
         saved_groups = state_dict["param_groups"]
@@ -171,6 +216,7 @@ class Optimizer:
             if param is not None:
                 self.state[param] = {k: _cast_like(param, k, v) for k, v in values.items()}
         self.param_groups = [{**s, "params": g["params"]} for g, s in pairs]
+        self._run_state_dict_hooks("load_state_dict_post")
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]

@@ -539,3 +539,42 @@ def test_state_dict_hooks_match_torch():
     assert ours == run(torch)
     assert ours[0] == ["save pre first", "save pre", "save post", ("load pre", 1), "load post",
                        "load post"]
+
+
+def test_named_parameters_match_torch():
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        model = lib.nn.Linear(2, 1)
+        opt = lib.optim.Adam(model.named_parameters(), lr=0.1)
+        model(lib.ones(3, 2)).sum().backward()
+        opt.step()
+        saved = opt.state_dict()
+        fresh = lib.optim.Adam(list(model.parameters()), lr=0.5)
+        fresh.load_state_dict(saved)  # a state dict with names given to one without
+        unnamed = lib.optim.SGD(list(model.parameters()), lr=0.1).state_dict()
+        opt.load_state_dict(unnamed)  # the names stay when the loaded groups have none
+        return ([g["param_names"] for g in saved["param_groups"]],
+                fresh.param_groups[0].get("param_names"), opt.param_groups[0]["param_names"])
+
+    assert run(gradkit) == run(torch) == (
+        [["weight", "bias"]], ["weight", "bias"], ["weight", "bias"])
+
+
+@pytest.mark.parametrize("make,error,message", [
+    (lambda lib, w, v: lib.optim.SGD([("w", w), v], lr=0.1), ValueError,
+     "all optimizer params should be with/without names. Some param names are missing"),
+    (lambda lib, w, v: lib.optim.SGD([("w", w)], lr=0.1).add_param_group({"params": [v]}),
+     ValueError, "all optimizer param groups should be with/without names. cannot add param "
+                 "group without names to the optimizer"),
+    (lambda lib, w, v: lib.optim.SGD([w], lr=0.1).add_param_group({"params": [("v", v)]}),
+     ValueError, "cannot add param group with names to the optimizer"),
+    (lambda lib, w, v: lib.optim.SGD([w], lr=0.1).add_param_group({"params": {v}}), TypeError,
+     "optimizer parameters need to be organized in ordered collections"),
+])
+def test_parameter_list_errors_match_torch(make, error, message):
+    torch = pytest.importorskip("torch")
+    for lib in (gradkit, torch):
+        w, v = lib.zeros(1, requires_grad=True), lib.zeros(1, requires_grad=True)
+        with pytest.raises(error, match=message):
+            make(lib, w, v)

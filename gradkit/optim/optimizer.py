@@ -92,7 +92,19 @@ class Optimizer:
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
         params = param_group["params"]
+        if isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
         params = [params] if isinstance(params, Tensor) else list(params)
+        # torch 2.x takes (name, tensor) pairs too: the names go to the group's param_names
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        params = [p[1] if isinstance(p, tuple) else p for p in params]
+        if names and len(names) != len(params):
+            raise ValueError("all optimizer params should be with/without names. Some param "
+                             "names are missing")
+        if names:
+            param_group = {**param_group, "param_names": names}
         for param in params:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
@@ -104,6 +116,11 @@ class Optimizer:
         if missing:
             raise ValueError(f"parameter group didn't specify a value of required "
                              f"optimization parameter {missing[0]}")
+        for other in self.param_groups:
+            if ("param_names" in group) != ("param_names" in other):
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 "cannot add param group "
+                                 f"{'with' if names else 'without'} names to the optimizer")
         existing = {id(p) for g in self.param_groups for p in g["params"]}
         if existing & {id(p) for p in params}:
             raise ValueError("some parameters appear in more than one parameter group")
@@ -215,7 +232,9 @@ class Optimizer:
             param = by_index.get(int(i))
             if param is not None:
                 self.state[param] = {k: _cast_like(param, k, v) for k, v in values.items()}
-        self.param_groups = [{**s, "params": g["params"]} for g, s in pairs]
+        # saved hyper-parameters on our parameters; our param_names unless saved ones exist
+        self.param_groups = [{**({"param_names": g["param_names"]} if "param_names" in g else {}),
+                              **s, "params": g["params"]} for g, s in pairs]
         self._run_state_dict_hooks("load_state_dict_post")
 
     def __repr__(self) -> str:

@@ -578,3 +578,15 @@ def test_parameter_list_errors_match_torch(make, error, message):
         w, v = lib.zeros(1, requires_grad=True), lib.zeros(1, requires_grad=True)
         with pytest.raises(error, match=message):
             make(lib, w, v)
+
+
+def test_duplicate_and_retained_non_leaf_parameters_like_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (gradkit, torch):
+        w = lib.zeros(2, requires_grad=True)
+        with pytest.warns(UserWarning, match="optimizer contains a parameter group with "
+                                             "duplicate parameters"):
+            lib.optim.SGD([w, w], lr=0.1)
+        kept = w * 2
+        kept.retain_grad()  # a non-leaf that keeps its .grad can be optimized, as in torch
+        assert lib.optim.SGD([kept], lr=0.1).param_groups[0]["params"][0] is kept

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -109,13 +110,18 @@ class Optimizer:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
                                 f"{type(param).__name__}")
-            if not param.is_leaf:
+            if not (param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         group = {**self.defaults, **param_group, "params": params}
         missing = [k for k, v in group.items() if v is _REQUIRED]
         if missing:
             raise ValueError(f"parameter group didn't specify a value of required "
                              f"optimization parameter {missing[0]}")
+        if len({id(p) for p in params}) != len(params):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
         for other in self.param_groups:
             if ("param_names" in group) != ("param_names" in other):
                 raise ValueError("all optimizer param groups should be with/without names. "

@@ -1,4 +1,4 @@
-"""Optimizer: parameter groups, per-parameter state, zero_grad and state dicts."""
+"""Optimizer: parameter groups, per-parameter state, zero_grad, state dicts and torch's hooks."""
 from __future__ import annotations
 
 import copy

@@ -1,6 +1,7 @@
 """gradkit.optim: optimizers with torch.optim's names, defaults and state dicts."""
 from gradkit._not_implemented import module_getattr
 from gradkit.optim import lr_scheduler
+from gradkit.optim.adafactor import Adafactor
 from gradkit.optim.adagrad import Adadelta, Adagrad
 from gradkit.optim.adam import Adam, AdamW
 from gradkit.optim.adam_variants import Adamax, NAdam, RAdam
@@ -11,7 +12,7 @@ from gradkit.optim.rprop import Rprop
 from gradkit.optim.sgd import ASGD, SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS",
+           "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS", "Adafactor",
            "lr_scheduler"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

@@ -1,6 +1,6 @@
 """gradkit.optim: optimizers with torch.optim's names, defaults and state dicts."""
 from gradkit._not_implemented import module_getattr
-from gradkit.optim import lr_scheduler
+from gradkit.optim import lr_scheduler, swa_utils
 from gradkit.optim.adafactor import Adafactor
 from gradkit.optim.adagrad import Adadelta, Adagrad
 from gradkit.optim.adam import Adam, AdamW
@@ -13,6 +13,6 @@ from gradkit.optim.sgd import ASGD, SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
            "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS", "Adafactor",
-           "lr_scheduler"]
+           "lr_scheduler", "swa_utils"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

@@ -33,6 +33,8 @@ SECTIONS = {
     "torch.nn.init": "gradkit.nn.init",
     "torch.nn.utils": "gradkit.nn.utils",
     "torch.optim": "gradkit.optim",
+    "torch.optim.lr_scheduler": "gradkit.optim.lr_scheduler",
+    "torch.optim.swa_utils": "gradkit.optim.swa_utils",
     "torch.linalg": "gradkit.linalg",
     "torch.fft": "gradkit.fft",
     "torch.special": "gradkit.special",

@@ -1,17 +1,63 @@
-"""Optimizer: parameter groups, per-parameter state, zero_grad and state dicts."""
+"""Optimizer: parameter groups, per-parameter state, zero_grad, state dicts and torch's hooks."""
 from __future__ import annotations
 
 import copy
+import functools
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import enable_grad, no_grad
+from gradkit.autograd.hook_handles import RemovableHandle, _HookDict, add_hook
+from gradkit.ops.complex_views import view_as_real
 from gradkit.nn.module import _reset_grad
 from gradkit.profiler.record_function import record_function
 
 _REQUIRED = object()  # marks a hyper-parameter with no default (none of ours today)
+# state_dict: pre hook(optimizer), post hook(optimizer, state_dict) -> new state_dict or None;
+# load_state_dict: pre hook(optimizer, state_dict) -> new state_dict or None, post hook(optimizer)
+_STATE_DICT_HOOK_KINDS = ("state_dict_pre", "state_dict_post", "load_state_dict_pre",
+                          "load_state_dict_post")
+_global_step_pre_hooks = _HookDict()
+_global_step_post_hooks = _HookDict()
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs)`` before every optimizer's step (torch's global hook);
+    it may return ``(new_args, new_kwargs)``."""
+    return add_hook(_global_step_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs)`` after every optimizer's step."""
+    return add_hook(_global_step_post_hooks, hook)
+
+
+def _with_step_hooks(step: Callable) -> Callable:
+    """``step`` inside torch's profiler range, between the pre and post step hooks."""
+    @functools.wraps(step)
+    def hooked_step(*args, **kwargs):
+        self = args[0]
+        # the range name torch's profiler uses, so traces of both read alike
+        with record_function(f"Optimizer.step#{type(self).__name__}.step"):
+            for hook in (*_global_step_pre_hooks.values(),
+                         *self._optimizer_step_pre_hooks.values()):
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(f"{step} must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {result}.")
+                    args, kwargs = result
+            out = step(*args, **kwargs)
+            for hook in (*self._optimizer_step_post_hooks.values(),
+                         *_global_step_post_hooks.values()):
+                hook(self, args, kwargs)
+            return out
+
+    hooked_step.hooked = True
+    return hooked_step
 
 
 class Optimizer:
@@ -23,6 +69,12 @@ class Optimizer:
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
+        self._optimizer_step_pre_hooks = _HookDict()
+        self._optimizer_step_post_hooks = _HookDict()
+        self._state_dict_hooks = {kind: _HookDict() for kind in _STATE_DICT_HOOK_KINDS}
+        # as torch: the class's step is wrapped once, when its first instance is built
+        if not getattr(type(self).step, "hooked", False):
+            type(self).step = _with_step_hooks(type(self).step)
         self.state: defaultdict[Tensor, dict] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         if isinstance(params, Tensor):
@@ -41,22 +93,89 @@ class Optimizer:
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
         params = param_group["params"]
+        if isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
         params = [params] if isinstance(params, Tensor) else list(params)
+        # torch 2.x takes (name, tensor) pairs too: the names go to the group's param_names
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        params = [p[1] if isinstance(p, tuple) else p for p in params]
+        if names and len(names) != len(params):
+            raise ValueError("all optimizer params should be with/without names. Some param "
+                             "names are missing")
+        if names:
+            param_group = {**param_group, "param_names": names}
         for param in params:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
                                 f"{type(param).__name__}")
-            if not param.is_leaf:
+            if not (param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         group = {**self.defaults, **param_group, "params": params}
         missing = [k for k, v in group.items() if v is _REQUIRED]
         if missing:
             raise ValueError(f"parameter group didn't specify a value of required "
                              f"optimization parameter {missing[0]}")
+        if len({id(p) for p in params}) != len(params):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        for other in self.param_groups:
+            if ("param_names" in group) != ("param_names" in other):
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 "cannot add param group "
+                                 f"{'with' if names else 'without'} names to the optimizer")
         existing = {id(p) for g in self.param_groups for p in g["params"]}
         if existing & {id(p) for p in params}:
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
+
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` before this optimizer's step; it may return
+        ``(new_args, new_kwargs)`` for the step."""
+        return add_hook(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` after this optimizer's step."""
+        return add_hook(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable,
+                                     prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer)`` before :meth:`state_dict` reads the optimizer."""
+        return self._add_state_dict_hook("state_dict_pre", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable,
+                                      prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict)`` after :meth:`state_dict`; may return a new one."""
+        return self._add_state_dict_hook("state_dict_post", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable,
+                                          prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict)`` before loading; may return the state dict to load."""
+        return self._add_state_dict_hook("load_state_dict_pre", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable,
+                                           prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer)`` after :meth:`load_state_dict`."""
+        return self._add_state_dict_hook("load_state_dict_post", hook, prepend)
+
+    def _add_state_dict_hook(self, kind: str, hook: Callable, prepend: bool) -> RemovableHandle:
+        hooks = self._state_dict_hooks[kind]
+        handle = add_hook(hooks, hook)
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def _run_state_dict_hooks(self, kind: str, *args: Any) -> Any:
+        """Call the hooks of ``kind``; the last state dict a hook returned (else args[0])."""
+        result = args[0] if args else None
+        for hook in self._state_dict_hooks[kind].values():
+            returned = hook(self, *((result,) if args else ()))
+            if returned is not None:
+                result = returned
+        return result
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of every optimized parameter (to None by default)."""
@@ -71,8 +190,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        # the range name torch's profiler uses, so traces of both read alike
-        with record_function(f"Optimizer.step#{type(self).__name__}.step"), no_grad():
+        with no_grad():
             for group in self.param_groups:
                 self._update_group(group)
         return loss
@@ -90,6 +208,7 @@ class Optimizer:
     # -- state dicts -------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """``{"state": {index: {...}}, "param_groups": [...]}`` with parameters as indices."""
+        self._run_state_dict_hooks("state_dict_pre")
         index = {}
         groups = []
         for group in self.param_groups:
@@ -97,10 +216,13 @@ class Optimizer:
                 index.setdefault(id(param), len(index))
             groups.append({**group, "params": [index[id(p)] for p in group["params"]]})
         state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
-        return {"state": state, "param_groups": groups}
+        return self._run_state_dict_hooks("state_dict_post",
+                                          {"state": state, "param_groups": groups})
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore hyper-parameters and state (copied; tensors cast to each parameter)."""
+        # as torch: the hooks see a shallow copy (so they may change the caller's groups)
+        state_dict = self._run_state_dict_hooks("load_state_dict_pre", dict(state_dict))
         state_dict = copy.deepcopy(state_dict)
         groups = self.param_groups
         saved_groups = state_dict["param_groups"]
@@ -116,7 +238,10 @@ class Optimizer:
             param = by_index.get(int(i))
             if param is not None:
                 self.state[param] = {k: _cast_like(param, k, v) for k, v in values.items()}
-        self.param_groups = [{**s, "params": g["params"]} for g, s in pairs]
+        # saved hyper-parameters on our parameters; our param_names unless saved ones exist
+        self.param_groups = [{**({"param_names": g["param_names"]} if "param_names" in g else {}),
+                              **s, "params": g["params"]} for g, s in pairs]
+        self._run_state_dict_hooks("load_state_dict_post")
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -126,16 +251,43 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
-_HYPERPARAMETER_NAMES = {"lr": "learning rate", "eps": "epsilon value",
-                         "momentum": "momentum value", "weight_decay": "weight_decay value",
-                         "alpha": "alpha value"}
+_HYPERPARAMETER_NAMES = {"lr": "learning rate", "eps": "epsilon value"}
 
 
 def check_nonnegative(**values: float) -> None:
     """torch's ``Invalid learning rate: -1`` for hyperparameters that must be >= 0."""
     for key, value in values.items():
         if value < 0.0:
-            raise ValueError(f"Invalid {_HYPERPARAMETER_NAMES[key]}: {value}")
+            raise ValueError(f"Invalid {_HYPERPARAMETER_NAMES.get(key, key + ' value')}: {value}")
+
+
+def check_betas(betas: tuple[float, float]) -> None:
+    """torch's ``Invalid beta parameter at index i`` unless 0 <= beta < 1."""
+    for i, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+
+
+def implementation_flags(**flags: bool | None) -> dict[str, bool | None]:
+    """torch's implementation switches (foreach, differentiable, capturable, fused), checked.
+
+    ``foreach`` only picks torch's kernel, so any value gives the same result. gradkit's steps
+    run under no_grad on host-side step counts: ``differentiable``, ``capturable`` and
+    ``fused`` set to True would promise more, so they are refused rather than ignored.
+    Returns the flags as given, for the defaults dict (torch keeps them in param_groups).
+    """
+    for name, value in flags.items():
+        if name != "foreach" and value:
+            raise NotImplementedError(f"gradkit optimizers do not support {name}=True "
+                                      f"(only {name}=False)")
+    return flags
+
+
+def real_views(param: Tensor, *tensors: Tensor) -> list[Tensor]:
+    """torch treats a complex parameter as pairs of independent reals: view_as_real of each."""
+    if not param.is_complex():
+        return list(tensors)
+    return [view_as_real(t) for t in tensors]
 
 
 def _cast_like(param: Tensor, key: str, value: Any) -> Any:

@@ -4,7 +4,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gradkit.creation import tensor, zeros_like
-from gradkit.optim.optimizer import Optimizer, check_nonnegative
+from gradkit.optim.optimizer import (
+    Optimizer,
+    check_nonnegative,
+    implementation_flags,
+    real_views,
+)
 
 
 class RMSprop(Optimizer):
@@ -16,12 +21,17 @@ class RMSprop(Optimizer):
     """
 
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99,
-                 eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
-                 centered: bool = False, *, maximize: bool = False) -> None:
+                 eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
+                 centered: bool = False, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False) -> None:
         check_nonnegative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay,
                           alpha=alpha)
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered, maximize=maximize))
+                                      momentum=momentum, centered=centered, maximize=maximize,
+                                      **implementation_flags(capturable=capturable,
+                                                             foreach=foreach,
+                                                             differentiable=differentiable)))
 
     def _update_group(self, group: dict) -> None:
         lr, alpha, eps, momentum = group["lr"], group["alpha"], group["eps"], group["momentum"]
@@ -37,14 +47,18 @@ class RMSprop(Optimizer):
                 if group["centered"]:
                     state["grad_avg"] = zeros_like(param)
             state["step"].add_(1)
-            square_avg = state["square_avg"].mul_(alpha).add_(grad * grad.conj(), alpha=1 - alpha)
+            # torch's order of operations; a complex parameter is updated as pairs of reals
+            param_r, grad, square_avg = real_views(param, param, grad, state["square_avg"])
+            square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
             if group["centered"]:
-                grad_avg = state["grad_avg"].mul_(alpha).add_(grad, alpha=1 - alpha)
-                avg = (square_avg - grad_avg * grad_avg.conj()).sqrt().add_(eps)
+                (grad_avg,) = real_views(param, state["grad_avg"])
+                grad_avg.lerp_(grad, 1 - alpha)
+                avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_().add_(eps)
             else:
                 avg = square_avg.sqrt().add_(eps)
             if momentum > 0:
-                buf = state["momentum_buffer"].mul_(momentum).add_(grad / avg)
-                param.add_(buf, alpha=-lr)
+                (buf,) = real_views(param, state["momentum_buffer"])
+                buf.mul_(momentum).addcdiv_(grad, avg)
+                param_r.add_(buf, alpha=-lr)
             else:
-                param.sub_(grad / avg, alpha=lr)
+                param_r.addcdiv_(grad, avg, value=-lr)

@@ -1,9 +1,15 @@
-"""Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+"""Stochastic gradient descent (momentum, dampening, Nesterov) and its averaged form, ASGD."""
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gradkit.optim.optimizer import Optimizer, check_nonnegative
+from gradkit.creation import tensor, zeros_like
+from gradkit.optim.optimizer import (
+    Optimizer,
+    check_nonnegative,
+    implementation_flags,
+    real_views,
+)
 
 
 class SGD(Optimizer):
@@ -20,15 +26,18 @@ class SGD(Optimizer):
     tensor([0.4600], requires_grad=True)
     """
 
-    def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0.0,
-                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
-                 *, maximize: bool = False) -> None:
+    def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0,
+                 dampening: float = 0, weight_decay: float = 0, nesterov: bool = False,
+                 *, maximize: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         check_nonnegative(lr=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize))
+                                      maximize=maximize, **implementation_flags(
+                                          foreach=foreach, differentiable=differentiable,
+                                          fused=fused)))
 
     def _update_group(self, group: dict) -> None:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
@@ -45,3 +54,48 @@ class SGD(Optimizer):
                     buf.mul_(momentum).add_(grad, alpha=1 - dampening)
                 grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
             param.add_(grad, alpha=-lr)
+
+
+class ASGD(Optimizer):
+    """torch.optim.ASGD: SGD with a decaying step size that keeps a running average ``ax``.
+
+    The step size ``eta`` and the averaging weight ``mu`` are default-dtype scalar tensors
+    as torch's, so their rounding is torch's too. Averaging starts after ``t0`` steps.
+
+    >>> w = gradkit.tensor([1.0], requires_grad=True)
+    >>> opt = gradkit.optim.ASGD([w], lr=0.1, lambd=0.0)
+    >>> (w * w).sum().backward(); opt.step()
+    >>> w
+    tensor([0.8000], requires_grad=True)
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-2, lambd: float = 1e-4,
+                 alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False) -> None:
+        check_nonnegative(lr=lr, weight_decay=weight_decay)
+        super().__init__(params, dict(
+            lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
+            maximize=maximize, **implementation_flags(
+                foreach=foreach, differentiable=differentiable, capturable=capturable)))
+
+    def _update_group(self, group: dict) -> None:
+        lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+        for param, grad in self._params_with_grads(group):
+            state = self.state[param]
+            if not state:
+                state.update(step=tensor(0.0), eta=tensor(float(lr)), mu=tensor(1.0),
+                             ax=zeros_like(param))
+            step = state["step"].add_(1).item()
+            if group["weight_decay"] != 0:
+                grad = grad.add(param, alpha=group["weight_decay"])
+            param_r, grad, ax = real_views(param, param, grad, state["ax"])
+            eta = state["eta"].item()
+            param_r.mul_(1 - lambd * eta).add_(grad, alpha=-eta)
+            if state["mu"].item() != 1:
+                ax.add_(param_r.sub(ax).mul_(state["mu"].item()))  # mu stays on the host
+            else:
+                ax.copy_(param_r)
+            # rounded through a default-dtype tensor first, as torch's as_tensor does
+            state["eta"].copy_(tensor(lr / ((1 + lambd * lr * step) ** alpha)))
+            state["mu"].copy_(tensor(1 / max(1, step - t0)))

@@ -84,6 +84,21 @@ COMPUTED = {
     "reshape_copy": lambda m, x: x.transpose(0, 1).reshape(3, 8),
     "where_of_t": lambda m, x: m.where(x.transpose(0, 2) > 3, x.transpose(0, 2), 0.0),
     "of_expanded": lambda m, x: x[:, :1].expand(2, 5, 4) * 2, "flip": lambda m, x: x.flip(1),
+    # torch allocates these C-contiguous whatever the input's order (the op's contiguous=True)
+    **{f"{name}_of_permuted": (lambda m, x, f=f: f(m, x.permute(2, 0, 1))) for name, f in {
+        "sum": lambda m, x: x.sum(1), "mean": lambda m, x: x.mean(2),
+        "amax": lambda m, x: x.amax(1), "max_dim": lambda m, x: x.max(1)[0],
+        "prod": lambda m, x: x.prod(1), "var": lambda m, x: x.var(1),
+        "logsumexp": lambda m, x: x.logsumexp(2), "softmax": lambda m, x: x.softmax(0),
+        "log_softmax": lambda m, x: x.log_softmax(1), "cumsum": lambda m, x: x.cumsum(1),
+        "cumprod": lambda m, x: x.cumprod(0), "cummax": lambda m, x: x.cummax(2)[0],
+        "cat": lambda m, x: m.cat([x, x], 1), "stack": lambda m, x: m.stack([x, x]),
+        "repeat": lambda m, x: x.repeat(1, 1, 1), "roll": lambda m, x: x.roll(1, 0),
+        "tril": lambda m, x: x.tril(), "masked_fill": lambda m, x: x.masked_fill(x > 3, 0.0),
+        "layer_norm": lambda m, x: m.nn.functional.layer_norm(x, (3,)),
+        "index_add": lambda m, x: x.index_add(1, m.tensor([0]), m.ones(4, 1, 3)),
+        "cdist": lambda m, x: m.cdist(x, x), "vector_norm": lambda m, x: m.linalg.vector_norm(
+            x, dim=1)}.items()},
 }
 
 
@@ -99,9 +114,7 @@ LAYOUT_DIFFERS = {
     "none_index": (lambda m, x: x[0, None], (0, 4, 1), (12, 4, 1)),
     "mixed_layouts": (lambda m, x: x.transpose(0, 2) + x.transpose(0, 2).contiguous(),
                       (6, 2, 1), (1, 4, 12)),
-    "sum_of_t": (lambda m, x: x.transpose(0, 2).sum(0), (1, 3), (2, 1)),
     "clone_of_t": (lambda m, x: x.transpose(0, 2).clone(), (6, 2, 1), (1, 4, 12)),
-    "softmax_of_t": (lambda m, x: x.transpose(0, 2).softmax(0), (1, 4, 12), (6, 2, 1)),
     "advanced_index": (lambda m, x: x[:, [0, 2]], (4, 8, 1), (8, 4, 1)),
 }
 

@@ -55,8 +55,11 @@ class Op:
 
     def __init__(self, forward, name=None, save=(), broadcast=False, linear=False,
                  view=False, outputs=1, differentiable_outputs=None, node_name=None,
-                 elementwise=False, batchable=False, method=False, inplace=False):
-        self.forward = forward
+                 elementwise=False, batchable=False, method=False, inplace=False,
+                 contiguous=False):
+        # torch allocates the results of reductions, scans, joins and the like C-contiguous;
+        # NumPy keeps an input's order ("K"), on which ``view`` would fail (docs/numerics.md)
+        self.forward = _c_ordered(forward) if contiguous else forward
         self.name = name or forward.__name__.strip("_")
         self.node_name = node_name or _to_node_name(self.name)
         self.node_name_rule = None  # or fn(params, input arrays) -> name of torch's overload
@@ -268,6 +271,23 @@ def _known_zeros(g, node, broadcast: bool) -> tuple:
     return tuple(None if child is None else known_zeros_like(
         g, *meta, known=not broadcast or tuple(meta[0]) == tuple(shape))
         for child, meta in zip(node._next, node.input_meta))
+
+
+def _c_ordered(forward):
+    """``forward`` whose array results are C-contiguous (a copy only where they are not)."""
+    def c_ordered(xp, *args, **params):
+        out = forward(xp, *args, **params)
+        if type(out) is tuple:
+            return tuple(_c_order(o) for o in out)
+        return _c_order(out)
+    c_ordered.__name__, c_ordered.__doc__ = forward.__name__, forward.__doc__
+    c_ordered.__wrapped__ = forward
+    return c_ordered
+
+
+def _c_order(array):
+    flags = getattr(array, "flags", None)
+    return array if flags is None or flags.c_contiguous else array.copy(order="C")
 
 
 def op(name=None, **options):

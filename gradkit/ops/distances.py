@@ -35,7 +35,8 @@ def _pairs(xp, x1, x2):
     return xp.abs(x1[..., :, None, :] - x2[..., None, :, :])
 
 
-@op(save=("x1", "x2", "result"), broadcast=True, node_name="CdistBackward0")
+@op(save=("x1", "x2", "result"), broadcast=True, node_name="CdistBackward0",
+    contiguous=True)
 def _cdist(xp, x1, x2, *, p):
     diff = _pairs(xp, x1, x2)
     if diff.shape[-1] == 0 or diff.size == 0:

@@ -104,7 +104,7 @@ def _extreme_values(name: str, kernel: str, what: str):
         return _first_tied_zero(xp, x, out, reduced)
     forward.__name__ = name
     forward.__doc__ = f"{what} along ``dim`` (all dims by default); ties share the gradient."
-    declared = op(save=("x", "result"), batchable=True, method=True)(forward)
+    declared = op(save=("x", "result"), batchable=True, method=True, contiguous=True)(forward)
     declared.defvjp(_evenly)
     declared.defjvp(_evenly_jvp)
     declared.no_complex_grad = name
@@ -147,13 +147,13 @@ def _extreme_along(xp, x, dim, keepdim, name, arg_extreme):
 
 
 @op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,),
-    node_name="MaxBackward0")
+    node_name="MaxBackward0", contiguous=True)
 def _max_dim(xp, x, *, dim, keepdim=False):
     return _extreme_along(xp, x, dim, keepdim, "max", xp.argmax)
 
 
 @op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,),
-    node_name="MinBackward0")
+    node_name="MinBackward0", contiguous=True)
 def _min_dim(xp, x, *, dim, keepdim=False):
     return _extreme_along(xp, x, dim, keepdim, "min", xp.argmin)
 

@@ -293,7 +293,8 @@ def _as_vector(xp, x, source):
     return x.reshape(1) if x.ndim == 0 else x, source.reshape(-1) if source.ndim == 0 else source
 
 
-@op(save=("dim", "x.shape", "index", "source.shape"), method=True, inplace=True)
+@op(save=("dim", "x.shape", "index", "source.shape"), method=True, inplace=True,
+    contiguous=True)
 def index_add(xp, x, dim, index, source, *, alpha=1):
     """x with ``alpha * source`` added at ``index`` along ``dim`` (repeated indices add up)."""
     dim = _normalize_dim(dim, x.ndim)

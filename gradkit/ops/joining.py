@@ -17,7 +17,7 @@ def _skipped(shape) -> bool:
     return tuple(shape) == (0,)
 
 
-@op(save="inputs.shape", linear=True)
+@op(save="inputs.shape", linear=True, contiguous=True)
 def _cat(xp, *xs, dim=0):
     joined = [x for x in xs if not _skipped(x.shape)] or xs
     return xp.concatenate(joined, axis=dim, dtype=_common_dtype(xs))
@@ -67,7 +67,7 @@ def cat(tensors, dim: int = 0):
 concat = concatenate = cat
 
 
-@op(save="inputs.shape", linear=True)
+@op(save="inputs.shape", linear=True, contiguous=True)
 def _stack(xp, *xs, dim=0):
     return xp.stack(xs, axis=dim, dtype=_common_dtype(xs))
 

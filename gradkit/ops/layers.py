@@ -108,7 +108,7 @@ def linear(input, weight, bias=None):
 
 # -- layer norm -----------------------------------------------------------------------------
 
-@op(save=("x", "w"), node_name="NativeLayerNormBackward0")
+@op(save=("x", "w"), node_name="NativeLayerNormBackward0", contiguous=True)
 def _layer_norm(xp, x, w, b, axes=(), eps=1e-5):
     mu = xp.mean(x, axis=axes, keepdims=True)
     centered = x - mu

@@ -23,7 +23,7 @@ from gradkit.ops.shape import _normalize_dim, permute, unsqueeze
 from gradkit.ops.unary_helpers import scalar_type_name
 
 
-@op(save=("x", "result"))
+@op(save=("x", "result"), contiguous=True)
 def vector_norm(xp, x, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
     """The ``ord``-norm of x over ``dim`` (all dims by default), x seen as a vector."""
     if isinstance(ord, str):

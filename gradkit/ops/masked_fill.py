@@ -15,7 +15,7 @@ def expanded_warning(name: str, example: str) -> str:
             f"performing this operation. This also applies to advanced indexing e.g. {example}")
 
 
-@op(save="mask", broadcast=True, method=True, inplace=True)
+@op(save="mask", broadcast=True, method=True, inplace=True, contiguous=True)
 def masked_fill(xp, x, mask, value):
     """x with ``value`` where the bool ``mask`` (broadcasting) is true."""
     if getattr(mask, "dtype", None) is not None and mask.dtype.kind != "b":

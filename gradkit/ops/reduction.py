@@ -64,7 +64,7 @@ def _accumulation_dtype(x, dtype):
 _INT64 = to_numpy_dtype(int)
 
 
-@op(save="x.shape", linear=True, batchable=True, method=True)
+@op(save="x.shape", linear=True, batchable=True, method=True, contiguous=True)
 def sum(xp, x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - torch's name
     """Sum along ``dim`` (all dims by default), in ``dtype`` when given."""
     return xp.sum(x, axis=axes(dim, x.ndim), keepdims=keepdim,
@@ -75,7 +75,7 @@ sum.defvjp(lambda g, x_shape, dim, keepdim, dtype: expand_back(g, x_shape, dim, 
 sum.defjvp(lambda t, x_shape, dim, keepdim, dtype: sum(t, dim, keepdim, dtype))
 
 
-@op(save="x.shape", linear=True, batchable=True, method=True)
+@op(save="x.shape", linear=True, batchable=True, method=True, contiguous=True)
 def mean(xp, x, dim=None, keepdim=False, dtype=None):
     """Mean along ``dim`` (all dims by default)."""
     dtype = _np_dtype(dtype)
@@ -101,7 +101,7 @@ mean.defjvp(lambda t, x_shape, dim, keepdim, dtype: mean(t, dim, keepdim))
 
 
 
-@op(save=("x", "result"), batchable=True, method=True)
+@op(save=("x", "result"), batchable=True, method=True, contiguous=True)
 def logsumexp(xp, x, *, dim, keepdim=False):
     """log(sum(exp(x))) along ``dim``, computed stably (integers in the default dtype)."""
     if x.dtype.kind in "biu":
@@ -127,7 +127,7 @@ logsumexp.defjvp(lambda t, x, out, dim, keepdim:
                  sum(t * exp(x - expand_back(out, tuple(x.shape), dim, keepdim)), dim, keepdim))
 
 
-@op(save="result", batchable=True, method=True)
+@op(save="result", batchable=True, method=True, contiguous=True)
 def softmax(xp, x, *, dim, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``."""
     return _softmax_kernel(xp, x, dim, dtype, "softmax")
@@ -163,7 +163,7 @@ softmax.defjvp(lambda t, out, dim, dtype: out * (t - sum(t * out, dim, True)))
 softmax.no_complex_grad = "_softmax"
 
 
-@op(save="result", batchable=True, method=True)
+@op(save="result", batchable=True, method=True, contiguous=True)
 def log_softmax(xp, x, *, dim, dtype=None):
     """log(softmax(x)) along ``dim``, computed stably."""
     return _softmax_kernel(xp, x, dim, dtype, "log_softmax")
@@ -174,7 +174,7 @@ log_softmax.defjvp(lambda t, out, dim, dtype: t - sum(exp(out) * t, dim, True))
 log_softmax.no_complex_grad = "_log_softmax"
 
 
-@op(linear=True, method=True)
+@op(linear=True, method=True, contiguous=True)
 def cumsum(xp, x, *, dim, dtype=None):
     """Cumulative sum along ``dim`` (integers and bools in int64, as torch)."""
     dtype = _accumulation_dtype(x, dtype)

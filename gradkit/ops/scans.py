@@ -38,7 +38,7 @@ def _data(x):
     return getattr(x, "_data", x)
 
 
-@op(save=("x", "result"), method=True)
+@op(save=("x", "result"), method=True, contiguous=True)
 def cumprod(xp, x, *, dim, dtype=None):
     """Cumulative product along ``dim`` (integers and bools in int64, as torch)."""
     dtype = _accumulation_dtype(x, dtype)
@@ -113,7 +113,7 @@ cumprod.defvjp(_cumprod_vjp)
 cumprod.defjvp(_cumprod_jvp)
 
 
-@op(save=("x", "result"), batchable=True, method=True)
+@op(save=("x", "result"), batchable=True, method=True, contiguous=True)
 def prod(xp, x, dim=None, keepdim=False, dtype=None):
     """Product along ``dim`` (all dims by default); zeros are handled in backward."""
     if dim is not None and not isinstance(dim, int):
@@ -167,7 +167,7 @@ def _cumprod_in_place(x, dim: int, *, dtype=None):
 register_method(_cumprod_in_place, "cumprod", method=False, inplace=True)
 
 
-@op(save=("x", "result"), method=True)
+@op(save=("x", "result"), method=True, contiguous=True)
 def logcumsumexp(xp, x, *, dim):
     """log(cumsum(exp(x))) along ``dim``, computed stably (floating and complex x only)."""
     if x.dtype.kind not in "fc":
@@ -252,12 +252,14 @@ def _running_extreme(xp, x, dim, name, takes_over):
     return xp.moveaxis(values, 0, d), xp.moveaxis(indices, 0, d)
 
 
-@op(save=("x", "result1"), outputs=2, differentiable_outputs=(0,), name="cummax")
+@op(save=("x", "result1"), outputs=2, differentiable_outputs=(0,), name="cummax",
+    contiguous=True)
 def _cummax(xp, x, *, dim):
     return _running_extreme(xp, x, dim, "cummax", operator.ge)
 
 
-@op(save=("x", "result1"), outputs=2, differentiable_outputs=(0,), name="cummin")
+@op(save=("x", "result1"), outputs=2, differentiable_outputs=(0,), name="cummin",
+    contiguous=True)
 def _cummin(xp, x, *, dim):
     return _running_extreme(xp, x, dim, "cummin", operator.le)
 

@@ -274,7 +274,7 @@ flip.defvjp(lambda g, dims: flip(g, dims))
 flip.defjvp(lambda t, dims: flip(t, dims))
 
 
-@op(save="x.shape", linear=True)
+@op(save="x.shape", linear=True, contiguous=True)
 def repeat(xp, x, *, sizes):
     """x tiled ``sizes`` times along each dim (torch's ``repeat``)."""
     sizes = tuple(sizes)

@@ -82,7 +82,7 @@ def _as_tuple(value) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
-@op(linear=True)
+@op(linear=True, contiguous=True)
 def _roll(xp, x, *, shifts, dims):
     return xp.roll(x, shifts, axis=dims) if x.ndim else x.copy()
 

@@ -37,7 +37,7 @@ from gradkit.ops.unary_helpers import scalar_type_name
 _INT64 = np.dtype(np.int64)
 
 
-@op(save="x", batchable=True, method=True)
+@op(save="x", batchable=True, method=True, contiguous=True)
 def nansum(xp, x, dim=None, keepdim=False, dtype=None):
     """The sum along ``dim`` (all dims by default) with NaNs counted as 0."""
     if x.dtype.kind == "c":

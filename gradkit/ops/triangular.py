@@ -13,14 +13,14 @@ def _check_matrix(name, x):
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
 
 
-@op(linear=True, batchable=True, method=True)
+@op(linear=True, batchable=True, method=True, contiguous=True)
 def tril(xp, x, diagonal=0):
     """The lower triangle of the last two dims of x (below and on ``diagonal``), zeros above."""
     _check_matrix("tril", x)
     return xp.tril(x, diagonal)
 
 
-@op(linear=True, batchable=True, method=True)
+@op(linear=True, batchable=True, method=True, contiguous=True)
 def triu(xp, x, diagonal=0):
     """The upper triangle of the last two dims of x (above and on ``diagonal``), zeros below."""
     _check_matrix("triu", x)

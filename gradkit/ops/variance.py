@@ -40,7 +40,7 @@ def _correction(correction, unbiased):
     return 1 if correction is None else correction
 
 
-@op(save="x", batchable=True, method=True)
+@op(save="x", batchable=True, method=True, contiguous=True)
 def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance along ``dim``, with Bessel's correction by default (``correction=1``)."""
     _only_floating(x, "std and var")
@@ -78,7 +78,7 @@ def _var_jvp(t, x, dim, unbiased, keepdim, correction):
 var.defjvp(_var_jvp)
 
 
-@op(save=("x", "result"), batchable=True, method=True)
+@op(save=("x", "result"), batchable=True, method=True, contiguous=True)
 def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation; saves its result for backward, as torch's StdBackward0."""
     _only_floating(x, "std and var")
@@ -97,7 +97,7 @@ std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
            _over_twice_std(_var_jvp(t, x, dim, unbiased, keepdim, correction), out))
 
 
-@op(save="x", outputs=2, name="var_mean")
+@op(save="x", outputs=2, name="var_mean", contiguous=True)
 def _var_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """(var, mean) in one node with two outputs, as torch's VarMeanBackward0."""
     c = _correction(correction, unbiased)
@@ -128,7 +128,7 @@ def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
     return _var_mean(x, dim, unbiased, keepdim, correction)
 
 
-@op(save=("x", "result0"), outputs=2, name="std_mean")
+@op(save=("x", "result0"), outputs=2, name="std_mean", contiguous=True)
 def _std_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """(std, mean) in one node with two outputs, as torch's StdMeanBackward0."""
     c = _correction(correction, unbiased)

@@ -577,3 +577,13 @@ def test_as_strided_scatter_gradchecks_forward_and_backward_on_views(name):
         return gradkit.as_strided_scatter(make(x), src, size, stride, offset)
     assert gradcheck(scatter, (x, src), check_forward_ad=True)
     assert gradgradcheck(scatter, (x, src))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.slice_copy(m.tensor(1.0)),
+    lambda m: m.slice_copy(m.ones(3), 0, 0, 2, 0),
+    lambda m: m.slice_copy(m.ones(3), 0, 0, 2, -1),
+    lambda m: m.slice_copy(m.ones(3), 2),
+], ids=["0d", "step_0", "negative_step", "dim"])
+def test_slice_copy_errors_are_torchs(call):
+    same_error(call)

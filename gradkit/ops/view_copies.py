@@ -14,8 +14,8 @@ from gradkit.ops.binary_breadth import _not_implemented
 from gradkit.ops.complex_views import view_as_complex, view_as_real
 from gradkit.ops.joining import chunk, split, unbind
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.shape import squeeze, t, transpose, unsqueeze, view
-from gradkit.ops.slicing import _alias, select
+from gradkit.ops.shape import _normalize_dim, squeeze, t, transpose, unsqueeze, view
+from gradkit.ops.slicing import _alias, _slice, select
 from gradkit.ops.triangular import diagonal
 
 _DERIVED: dict = {}  # (view op, name, node name, copies) -> the derived op
@@ -86,8 +86,14 @@ def _derived_function(view_function: Callable, name: str, node_name: str | None 
 
 
 def _slice_view(x: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
-    """torch's ``slice`` (x[..., start:end:step] along dim), a view."""
-    return x[(slice(None),) * (dim % max(x.ndim, 1)) + (slice(start, end, step),)]
+    """torch's ``slice`` (x[..., start:end:step] along dim), a view whose node keeps torch's
+    ``_saved_dim``, ``_saved_start``, ``_saved_end``, ``_saved_step``."""
+    if x.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    dim = _normalize_dim(dim, x.ndim)
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    return _slice(x, dim=dim, start=start, end=end, step=step)
 
 
 (view_copy, t_copy, transpose_copy, unsqueeze_copy, squeeze_copy, select_copy, slice_copy,

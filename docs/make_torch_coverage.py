@@ -35,6 +35,7 @@ SECTIONS = {
     "torch.optim": "gradkit.optim",
     "torch.linalg": "gradkit.linalg",
     "torch.fft": "gradkit.fft",
+    "torch.signal.windows": "gradkit.signal.windows",
     "torch.special": "gradkit.special",
     "torch.utils": "gradkit.utils",
     "torch.utils.checkpoint": "gradkit.utils.checkpoint",

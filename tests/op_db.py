@@ -1625,3 +1625,27 @@ OPS += [
            extra={"no_forward_ad": "torch has none (test_nn_sampling.py checks the error)"}),
 ]
 _rng = _table_rng
+
+# lane signal: stft/istft (gradkit/ops/stft.py), drawing from their own generator so the rows
+# above keep their values
+_table_rng, _rng = _rng, np.random.default_rng(2718)
+OPS += [
+    OpInfo("stft", G.stft, S(
+        Sample((N(12), 4), {"window": N(4), "return_complex": True}),
+        Sample((N(2, 9), 4), {"hop_length": 3, "win_length": 3, "window": N(3),
+                               "normalized": True, "return_complex": True}, name="batched"),
+        Sample((N(10), 4), {"center": False, "onesided": False, "return_complex": False,
+                            "window": N(4)}, name="two_sided_real_view"),
+        Sample((Z(9), 4), {"pad_mode": "constant", "window": N(4)}, name="complex"),
+        Sample((N(9), 4), {"center": False, "align_to_window": True, "win_length": 2,
+                           "window": N(2), "return_complex": True}, name="aligned"))),
+    OpInfo("istft", G.istft, S(
+        Sample((Z(3, 5), 4), {"window": P(4)}),
+        Sample((Z(2, 4, 3), 4), {"hop_length": 2, "window": P(4), "onesided": False,
+                                 "return_complex": True, "length": 6}, name="two_sided"),
+        Sample((Z(3, 4), 4), {"center": False, "normalized": True, "win_length": 3,
+                              "hop_length": 1, "window": P(3), "length": 6}, name="short_window"),
+        Sample((Z(3, 4), 4), {"center": False, "hop_length": 1, "window": P(4), "length": 9},
+               name="padded"))),
+]
+_rng = _table_rng

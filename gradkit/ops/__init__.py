@@ -87,6 +87,7 @@ from gradkit.ops.integrals import (  # noqa: F401
     bincount, cumulative_trapezoid, trapezoid, trapz)
 from gradkit.ops.matrix_products import addr, chain_matmul  # noqa: F401
 from gradkit.ops.aliases import adjoint, swapdims  # noqa: F401
+from gradkit.ops.stft import istft, stft  # noqa: F401
 
 clip = clamp
 absolute = abs

@@ -33,7 +33,20 @@ def pad(xp, x, pad=(), mode="constant", value=0.0):
     x = x[crop]
     if mode == "constant":
         return xp.pad(x, widths, mode="constant", constant_values=value)
+    if mode == "reflect":
+        _check_reflection(x.shape, pad)
     return xp.pad(x, widths, mode=_PAD_MODES[mode])
+
+
+def _check_reflection(shape: tuple, pad) -> None:
+    """torch's reflection pads mirror inside the input: each pad must be below its size."""
+    for i in range(len(pad) // 2):
+        dim = len(shape) - 1 - i
+        if not (pad[2 * i] < shape[dim] and pad[2 * i + 1] < shape[dim]):
+            raise RuntimeError(
+                f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding input "
+                f"dimension, but got: padding ({pad[2 * i]}, {pad[2 * i + 1]}) at dimension "
+                f"{dim} of input {list(shape)}")
 
 
 @op(linear=True)

@@ -88,6 +88,7 @@ from gradkit.ops.integrals import (  # noqa: F401
 from gradkit.ops.matrix_products import addr, chain_matmul  # noqa: F401
 from gradkit.ops.aliases import adjoint, swapdims  # noqa: F401
 from gradkit.ops.stft import istft, stft  # noqa: F401
+from gradkit.ops.histograms import histogram, histogramdd  # noqa: F401
 
 clip = clamp
 absolute = abs

@@ -1647,6 +1647,15 @@ OPS += [
                               "hop_length": 1, "window": P(3), "length": 6}, name="short_window"),
         Sample((Z(3, 4), 4), {"center": False, "hop_length": 1, "window": P(4), "length": 9},
                name="padded"))),
+    OpInfo("gradient", G.gradient, S(
+        Sample((N(3, 4),)),
+        Sample((N(3, 4),), {"spacing": [2.0, 0.5], "edge_order": 2}, name="edge_order_2"),
+        Sample((N(2, 5),), {"spacing": 1.5, "dim": -1}, name="one_dim"),
+        Sample((N(4, 3),), {"spacing": [np.cumsum(P(4)), np.cumsum(P(3))]},
+               name="coordinates"),
+        Sample((N(2, 4),), {"spacing": [np.cumsum(P(4))], "dim": [1], "edge_order": 2},
+               name="coordinates_edge_order_2"),
+        Sample((Z(3, 3),), {"dim": 0}, name="complex"))),
 ]
 _rng = _table_rng
 NON_DIFFERENTIABLE.update({  # lane signal

@@ -1663,4 +1663,6 @@ NON_DIFFERENTIABLE.update({  # lane signal
                  "tests/test_signal_histograms.py)",
     "histogramdd": "counts: torch's backward raises (NotImplemented node; "
                    "tests/test_signal_histograms.py)",
+    "unique_consecutive": "torch has no derivative (its backward raises; "
+                          "tests/test_signal_data.py)",
 })

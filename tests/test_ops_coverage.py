@@ -90,7 +90,7 @@ NON_DIFFERENTIABLE_SAMPLES = [
     ("gcd", ([12, -18, 0], [8, 27, 5])), ("lcm", ([12, -18, 0], [8, 27, 5])),
     ("signbit", ([1.5, -0.0, -2.0],)), ("isneginf", ([1.0, float("-inf"), float("inf")],)),
     ("isposinf", ([1.0, float("-inf"), float("inf")],)), ("isreal", ([1.0, 2.0],)),
-    ("isin", ([1.0, 2.5, 3.0], [3.0, 1.0])),
+    ("isin", ([1.0, 2.5, 3.0], [3.0, 1.0])), ("unique_consecutive", ([3, 3, 1, 3],)),
 ]
 
 

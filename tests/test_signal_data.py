@@ -73,3 +73,53 @@ def test_gradient_is_exact_for_quadratics():
     t = gradkit.tensor([0.0, 0.5, 1.5, 2.0, 4.0], dtype=gradkit.float64)
     (slope,) = gradkit.gradient(t * t, spacing=[t], edge_order=2)
     np.testing.assert_allclose(slope.numpy(), 2 * t.numpy(), rtol=1e-12)
+
+
+# -- unique_consecutive -------------------------------------------------------------------------
+
+RUNS = [[1, 1, 2], [1, 1, 2], [0, 1, 2], [1, 1, 2]]
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: m.unique_consecutive(m.tensor([1.0, 1, 2, 2, 3, 1, 1, 2]), return_inverse=True,
+                                   return_counts=True),
+    lambda m: m.unique_consecutive(m.tensor([1.0, 1, 2, 2, 3, 1, 1, 2])),
+    lambda m: m.unique_consecutive(m.tensor(RUNS), dim=0, return_inverse=True,
+                                   return_counts=True),
+    lambda m: m.unique_consecutive(m.tensor(RUNS), dim=1, return_inverse=True,
+                                   return_counts=True),
+    lambda m: m.unique_consecutive(m.tensor(RUNS), dim=-1, return_counts=True),
+    lambda m: m.unique_consecutive(m.tensor(RUNS), return_inverse=True, return_counts=True),
+    lambda m: m.unique_consecutive(m.tensor([]), return_inverse=True, return_counts=True),
+    lambda m: m.unique_consecutive(m.tensor(3.0), return_inverse=True, return_counts=True),
+    lambda m: m.unique_consecutive(m.tensor([1.0, 1.0, 1.0]).log() * 0 / 0,
+                                   return_counts=True)[1],
+    lambda m: m.unique_consecutive(m.tensor([True, True, False])),
+    lambda m: m.unique_consecutive(m.zeros(0, 3), dim=0, return_inverse=True,
+                                   return_counts=True),
+    lambda m: m.unique_consecutive(m.zeros(0, 3), return_inverse=True, return_counts=True),
+    lambda m: m.tensor(RUNS).unique_consecutive(return_inverse=True),
+    lambda m: m.unique_consecutive(m.tensor([[1.0, 2], [1, 2], [3, 4]]).reshape(3, 1, 2), dim=0,
+                                   return_inverse=True, return_counts=True)])
+def test_unique_consecutive_matches_torch(program):
+    assert_same(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: m.unique_consecutive(m.tensor(RUNS), dim=2),
+    lambda m: m.unique_consecutive(m.zeros(0, 3), dim=1),
+    lambda m: m.unique_consecutive(m.tensor(3.0), dim=0),
+    lambda m: m.unique_consecutive(m.tensor([1 + 1j, 1 + 1j, 2]), return_counts=True)])
+def test_unique_consecutive_errors_match_torch(program):
+    expected = _outcome(torch, program)
+    assert isinstance(expected, tuple)
+    assert _outcome(gradkit, program) == expected
+
+
+def test_unique_consecutive_values_have_torch_s_refusing_node():
+    for m in (torch, gradkit):
+        values = m.unique_consecutive(m.tensor([1.0, 1.0, 2.0], requires_grad=True))
+        assert values.grad_fn.name() == "UniqueConsecutiveBackward0"
+        with pytest.raises(NotImplementedError, match="the derivative for 'unique_consecutive' "
+                                                      "is not implemented."):
+            values.sum().backward()

@@ -90,6 +90,7 @@ from gradkit.ops.aliases import adjoint, swapdims  # noqa: F401
 from gradkit.ops.stft import istft, stft  # noqa: F401
 from gradkit.ops.histograms import histogram, histogramdd  # noqa: F401
 from gradkit.ops.numerical_gradient import gradient  # noqa: F401
+from gradkit.ops.consecutive import unique_consecutive  # noqa: F401
 
 clip = clamp
 absolute = abs

@@ -1656,6 +1656,12 @@ OPS += [
         Sample((N(2, 4),), {"spacing": [np.cumsum(P(4))], "dim": [1], "edge_order": 2},
                name="coordinates_edge_order_2"),
         Sample((Z(3, 3),), {"dim": 0}, name="complex"))),
+    OpInfo("index_reduce", G.index_reduce, S(*[
+        Sample((N(3, 2), 0, I([0, 2, 0, 1]), N(4, 2), reduce), {"include_self": include_self},
+               name=f"{reduce}_{include_self}")
+        for reduce in ("prod", "mean", "amax", "amin") for include_self in (True, False)] + [
+        Sample((N(2, 3), -1, I([2, 2]), N(2, 2), "mean"), name="last_dim"),
+        Sample((N(), 0, I([0]), N(), "prod"), name="0-d")])),
 ]
 _rng = _table_rng
 NON_DIFFERENTIABLE.update({  # lane signal

@@ -123,3 +123,130 @@ def test_unique_consecutive_values_have_torch_s_refusing_node():
         with pytest.raises(NotImplementedError, match="the derivative for 'unique_consecutive' "
                                                       "is not implemented."):
             values.sum().backward()
+
+
+# -- index_reduce -------------------------------------------------------------------------------
+
+def _reduce_operands(m):
+    x = m.tensor([[1.0, 2], [3, 4], [5, 6]])
+    source = m.tensor([[10.0, 20], [30, 40], [50, 60], [70, 80]])
+    return x, m.tensor([0, 2, 0, 1]), source
+
+
+def _reduced(reduce, include_self=True, cast=None):
+    def program(m):
+        x, index, source = _reduce_operands(m)
+        if cast is not None:
+            x, source = getattr(x, cast)(), getattr(source, cast)()
+        return m.index_reduce(x, 0, index, source, reduce, include_self=include_self)
+    return program
+
+
+@pytest.mark.parametrize("program", [
+    *[_reduced(reduce, include_self) for reduce in ("prod", "mean", "amax", "amin")
+      for include_self in (True, False)],
+    _reduced("mean", cast="int"), _reduced("prod", cast="cfloat"),
+    _reduced("mean", cast="cfloat"), _reduced("mean", cast="half"),
+    lambda m: m.index_reduce(m.ones(3, 2), 1, m.tensor([1, 1, 0]), m.ones(3, 3) * 2, "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2), -1, m.tensor([1, 1, 0]),
+                             m.tensor([[2.0, 3, 4]] * 3), "mean"),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor(1), m.ones(1, 2) * 3, "prod"),
+    lambda m: m.index_reduce(m.tensor(2.0), 0, m.tensor([0]), m.tensor(3.0), "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([], dtype=m.int64), m.zeros(0, 2),
+                             "prod"),
+    lambda m: m.ones(3, 2).index_reduce(0, m.tensor([1, 1]), m.ones(2, 2) * 5, "amin",
+                                        include_self=False)])
+def test_index_reduce_matches_torch(program):
+    with pytest.warns(UserWarning, match="index_reduce\\(\\) is in beta"):
+        assert_same(program)
+
+
+def test_index_reduce_in_place_matches_torch():
+    def program(m):
+        x, index, source = _reduce_operands(m)
+        y = x.clone()
+        assert y.index_reduce_(0, index, source, "amax") is y
+        return y
+    with pytest.warns(UserWarning, match="index_reduce"):
+        assert_same(program)
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce")
+@pytest.mark.parametrize("program", [
+    _reduced("sum"),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([0.0, 1]), m.ones(2, 2), "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([0, 1, 2]), m.ones(2, 2), "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([[0, 1]]), m.ones(2, 2), "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2), 2, m.tensor([0, 1]), m.ones(2, 2), "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([0, 1]), m.ones(2, 1), "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([0, 3]), m.ones(2, 2), "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([0, -1]), m.ones(2, 2), "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([0, 1]), m.ones(2, 2).double(), "mean"),
+    lambda m: m.index_reduce(m.ones(3, 2) + 0j, 0, m.tensor([0, 1]), m.ones(2, 2) + 0j,
+                             "amax"),
+    lambda m: m.index_reduce(m.tensor(2.0), 0, m.tensor([0, 0]), m.ones(2), "prod")])
+def test_index_reduce_errors_match_torch(program):
+    expected = _outcome(torch, program)
+    assert isinstance(expected, tuple)
+    assert _outcome(gradkit, program) == expected
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce")
+def test_index_reduce_records_torch_s_node():
+    for m in (torch, gradkit):
+        x = m.ones(3, 2, requires_grad=True)
+        out = m.index_reduce(x, 0, m.tensor([0, 0]), m.ones(2, 2), "mean")
+        assert out.grad_fn.name() == "IndexReduceBackward0"
+
+
+# -- apply_ and map_ ----------------------------------------------------------------------------
+
+def _floats(m):
+    return m.tensor([1.0, 2, 3])
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: _floats(m).apply_(lambda v: v * 2),
+    lambda m: m.tensor([1, 2, 3]).apply_(lambda v: v / 2),
+    lambda m: m.tensor([1, 2, 3]).apply_(lambda v: v * 2.7),
+    lambda m: m.tensor([[1.0, 2], [3, 4]]).t().apply_(lambda v: v * 10),
+    lambda m: m.tensor([True, False]).apply_(lambda v: not v),
+    lambda m: (_floats(m) + 0j).apply_(lambda v: v * 1j),
+    lambda m: m.tensor([1.0, 2]).apply_(lambda v: True),
+    lambda m: m.tensor([True]).apply_(lambda v: 5),
+    lambda m: m.tensor([1.0, 2]).half().apply_(lambda v: v / 3),
+    lambda m: m.tensor([1.0, 2]).apply_(lambda v: m.tensor(3.0)),
+    lambda m: m.tensor([1, 2], dtype=m.uint8).apply_(lambda v: v - 5),
+    lambda m: m.tensor([1.0, 2]).apply_(lambda v: 1e300),
+    lambda m: _floats(m).map_(m.tensor([10.0, 20, 30]), lambda a, b: a + b),
+    lambda m: _floats(m).map_(m.tensor([10.0]), lambda a, b: a * b)])
+def test_apply_and_map_match_torch(program):
+    assert_same(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: _floats(m).apply_(lambda v: "a"), lambda m: _floats(m).apply_(5),
+    lambda m: _floats(m).requires_grad_().apply_(lambda v: v),
+    lambda m: (_floats(m).requires_grad_() * 1).apply_(lambda v: v),
+    lambda m: _floats(m).map_(m.tensor([10, 20, 30]), lambda a, b: a + b),
+    lambda m: _floats(m).map_(5, lambda a, b: a),
+    lambda m: _floats(m).apply_(lambda v: None),
+    lambda m: m.tensor([1, 2]).apply_(lambda v: 2 ** 70),
+    lambda m: _floats(m).requires_grad_().map_(_floats(m), lambda a, b: a),
+    lambda m: _floats(m).map_(_floats(m).requires_grad_(), lambda a, b: a),
+    lambda m: m.tensor([1, 2]).apply_(lambda v: "a"),
+    lambda m: m.tensor([1, 2]).apply_(lambda v: 2.5 + 1j),
+    lambda m: m.tensor([True]).apply_(lambda v: "x"),
+    lambda m: m.tensor([1, 2], dtype=m.int8).apply_(lambda v: v * 100)])
+def test_apply_and_map_errors_match_torch(program):
+    expected = _outcome(torch, program)
+    assert isinstance(expected, tuple)
+    assert _outcome(gradkit, program) == expected
+
+
+def test_apply_writes_through_views_without_a_version_bump():
+    for m in (torch, gradkit):
+        base = m.tensor([[1.0, 2], [3, 4]])
+        row = base[0]
+        assert row.apply_(lambda v: -v) is row
+        assert base.tolist() == [[-1.0, -2.0], [3.0, 4.0]] and base._version == 0

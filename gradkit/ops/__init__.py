@@ -91,6 +91,8 @@ from gradkit.ops.stft import istft, stft  # noqa: F401
 from gradkit.ops.histograms import histogram, histogramdd  # noqa: F401
 from gradkit.ops.numerical_gradient import gradient  # noqa: F401
 from gradkit.ops.consecutive import unique_consecutive  # noqa: F401
+from gradkit.ops.index_reduce import index_reduce  # noqa: F401
+from gradkit.ops import python_map as _python_map  # noqa: F401 - Tensor.apply_, map_
 
 clip = clamp
 absolute = abs

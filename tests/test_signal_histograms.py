@@ -4,35 +4,12 @@ import numpy as np
 import pytest
 
 import gradkit
+from signal_twins import assert_same, assert_same_error
 
 torch = pytest.importorskip("torch")
 
 POINTS = [[1.0, 2.0], [1.0, 2.5], [4.0, 0.0], [2.0, 2.0]]
 _rng = np.random.default_rng(3)
-
-
-def _arrays(result) -> list:
-    hist, edges = result
-    return [hist.detach().numpy()] + [e.detach().numpy() for e in
-                                      (edges if isinstance(edges, tuple) else (edges,))]
-
-
-def _outcome(m, program):
-    try:
-        return _arrays(program(m))
-    except Exception as error:  # noqa: BLE001 - the error is the observation
-        return type(error).__name__, str(error).replace("torch.", "gradkit.")
-
-
-def assert_same(program):
-    expected, got = _outcome(torch, program), _outcome(gradkit, program)
-    if isinstance(expected, tuple):
-        assert got == expected
-        return
-    assert len(got) == len(expected)
-    for ours, theirs in zip(got, expected, strict=True):
-        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
-        np.testing.assert_allclose(ours, theirs, rtol=1e-6, equal_nan=True)
 
 
 @pytest.mark.parametrize("program", [
@@ -123,9 +100,7 @@ def test_outputs_of_inputs_that_require_grad_have_a_node_whose_backward_raises()
     lambda m: m.histogramdd(m.tensor(POINTS), 2, weight=m.ones(3)),
     lambda m: m.histogramdd(m.tensor([[1, 2]]), 2)])
 def test_histogram_errors_match_torch(program):
-    expected = _outcome(torch, program)
-    assert isinstance(expected, tuple)
-    assert _outcome(gradkit, program) == expected
+    assert_same_error(program)
 
 
 def test_density_integrates_to_one():

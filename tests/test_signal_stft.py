@@ -1,12 +1,11 @@
 """stft and istft against torch: values and dtypes over their options, the round trip, the
 warnings, and every error with its message (gradients: the op_db rows "stft" and "istft")."""
-import warnings
-
 import numpy as np
 import pytest
 
 import gradkit
 from gradkit.autograd import gradcheck, gradgradcheck
+from signal_twins import assert_same as assert_same_as_torch, assert_same_error
 
 torch = pytest.importorskip("torch")
 
@@ -16,25 +15,8 @@ COMPLEX_SIGNAL = _rng.standard_normal(20) + 1j * _rng.standard_normal(20)
 HANN = np.hanning(8)
 
 
-def _run(m, program):
-    """What ``program(m)`` gives: an array, or the error's type and message."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            out = program(m)
-        except Exception as error:  # noqa: BLE001 - the error is the observation
-            return type(error).__name__, str(error).replace("torch.", "gradkit.")
-    return out.detach().numpy()
-
-
 def assert_same(program, rtol=1e-10, atol=1e-12):
-    expected, got = _run(torch, program), _run(gradkit, program)
-    if isinstance(expected, tuple):
-        assert got == expected
-        return
-    assert not isinstance(got, tuple), got
-    assert got.dtype == expected.dtype and got.shape == expected.shape
-    np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol)
+    assert_same_as_torch(program, rtol=rtol, atol=atol)
 
 
 def _stft(signal, n_fft=8, **options):
@@ -83,9 +65,7 @@ def test_stft_of_complex_signals_and_windows_matches_torch():
     _stft(SIGNAL[:6], center=False, align_to_window=True, win_length=4, return_complex=True),
     _stft(SIGNAL[:3], return_complex=True)])
 def test_stft_errors_match_torch(program):
-    expected = _run(torch, program)
-    assert isinstance(expected, tuple)
-    assert _run(gradkit, program) == expected
+    assert_same_error(program)
 
 
 def test_stft_warns_as_torch():
@@ -147,9 +127,7 @@ def test_istft_inverts_stft():
     _istft(window=HANN, length=30),
     _istft(window=HANN, return_complex=True), _istft(window=HANN + 0j)])
 def test_istft_errors_match_torch(program):
-    expected = _run(torch, program)
-    assert isinstance(expected, tuple)
-    assert _run(gradkit, program) == expected
+    assert_same_error(program)
 
 
 def test_istft_warns_when_it_pads_as_torch():

@@ -35,7 +35,8 @@ _rng = np.random.default_rng(3)
     lambda m: m.histogramdd(m.empty(0, 2), [2, 3]),
     lambda m: m.histogramdd(m.tensor(POINTS).reshape(2, 2, 2), 2),
     lambda m: m.histogramdd(m.tensor(POINTS), 2, range=(0.0, 4, 0, 3)),
-    lambda m: m.histogramdd(m.tensor(POINTS), (3, 1))])
+    lambda m: m.histogramdd(m.tensor(POINTS), (3, 1)),
+    lambda m: m.histogram(m.tensor([1.0, 2, 3]).half(), m.tensor([0.0, 2, 4]).half())])
 def test_histograms_match_torch(program):
     assert_same(program)
 
@@ -79,6 +80,7 @@ def test_outputs_of_inputs_that_require_grad_have_a_node_whose_backward_raises()
 
 @pytest.mark.parametrize("program", [
     lambda m: m.histogram(m.tensor([1, 2]), 3),
+    lambda m: m.histogram(m.tensor([1.0, 2]).half(), 3),
     lambda m: m.histogram(m.tensor([1.0, 2]), 0),
     lambda m: m.histogram(m.tensor([1.0, 2]), 3, range=(3.0, 1.0)),
     lambda m: m.histogram(m.tensor([1.0, 2]), 3, range=(1.0, float("inf"))),

@@ -63,7 +63,8 @@ def test_stft_of_complex_signals_and_windows_matches_torch():
     _stft(SIGNAL, window=HANN + 0j, onesided=True, return_complex=True),
     _stft(SIGNAL, align_to_window=True, return_complex=True),
     _stft(SIGNAL[:6], center=False, align_to_window=True, win_length=4, return_complex=True),
-    _stft(SIGNAL[:3], return_complex=True)])
+    _stft(SIGNAL[:3], return_complex=True),
+    _stft(SIGNAL.astype(np.float16), return_complex=True)])
 def test_stft_errors_match_torch(program):
     assert_same_error(program)
 
@@ -128,6 +129,12 @@ def test_istft_inverts_stft():
     _istft(window=HANN, return_complex=True), _istft(window=HANN + 0j)])
 def test_istft_errors_match_torch(program):
     assert_same_error(program)
+
+
+def test_istft_warns_without_a_window_as_torch():
+    with pytest.warns(UserWarning, match="A rectangular window will be applied.Please provide "
+                                         "the same window used by stft"):
+        gradkit.istft(gradkit.tensor(SPECTRUM), 8)
 
 
 def test_istft_warns_when_it_pads_as_torch():

@@ -128,8 +128,10 @@ def _checked(x: Tensor, weight: Tensor | None, edge_tensors: list, shown_shape: 
         if edges.shape[0] < 2:
             raise RuntimeError(f"torch.histogram(): bins must be > 0, but got "
                                f"{edges.shape[0] - 1} for dimension {dim}")
-    if not x.is_floating_point():  # torch's kernels for given edges and for bin counts
-        kernel = "histogramdd" if all(e is None for e in edge_tensors) else "histogram_cpu"
+    counts_only = all(e is None for e in edge_tensors)
+    # torch's kernels: float32/float64 for bin counts, any floating dtype for given edges
+    if not x.is_floating_point() or counts_only and x.dtype.name == "float16":
+        kernel = "histogramdd" if counts_only else "histogram_cpu"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(x)}'")
     if weight is not None and list(weight.shape) != shown_shape[:-1]:
         raise RuntimeError(

@@ -25,6 +25,10 @@ NO_WINDOW_WARNING = (
     "spectral leakage. Other windows such as torch.hann_window or torch.hamming_window are "
     "recommended to reduce spectral leakage.To suppress this warning and use a rectangular "
     "window, explicitly set `window=torch.ones(n_fft, device=<device>)`.")
+NO_INVERSE_WINDOW_WARNING = (
+    "A window was not provided. A rectangular window will be applied.Please provide the same "
+    "window used by stft to make the inversion lossless.To suppress this warning and use a "
+    "rectangular window, explicitly set `window=torch.ones(n_fft, device=<device>)`.")
 REAL_OUTPUT_WARNING = (
     "stft with return_complex=False is deprecated. In a future pytorch release, stft will "
     "return complex tensors for all inputs, and return_complex=False will raise an error.\n"
@@ -123,6 +127,8 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None,  # noqa: A002
     frames = frames.reshape(signal.shape[0], n_frames, n_fft)
     if window is not None or win < n_fft:
         frames = frames * _centered(window, win, n_fft, signal)
+    if frames.dtype.itemsize == 2:  # float16 (complex32 is not a gradkit dtype)
+        raise RuntimeError("MKL FFT doesn't support tensors of type: Half")
     norm = "ortho" if normalized else "backward"
     if frames.is_complex():
         if onesided:
@@ -180,6 +186,8 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,  # noqa: A00
         fail("expected 0 < win_length <= n_fft")
     if window is not None and (window.dim() != 1 or window.shape[0] != win):
         fail("Invalid window shape. window has to be 1D and length of `win_length`")
+    if window is None:
+        warnings.warn(NO_INVERSE_WINDOW_WARNING, UserWarning, stacklevel=2)
     full_window = _centered(window, win, n_fft, input)
     frames = (input.unsqueeze(0) if real_dims == 3 else input).transpose(1, 2)
     norm = "ortho" if normalized else "backward"

@@ -64,7 +64,8 @@ def test_stft_of_complex_signals_and_windows_matches_torch():
     _stft(SIGNAL, align_to_window=True, return_complex=True),
     _stft(SIGNAL[:6], center=False, align_to_window=True, win_length=4, return_complex=True),
     _stft(SIGNAL[:3], return_complex=True),
-    _stft(SIGNAL.astype(np.float16), return_complex=True)])
+    _stft(SIGNAL.astype(np.float16), return_complex=True),
+    _stft(SIGNAL, pad_mode="mirror", return_complex=True)])
 def test_stft_errors_match_torch(program):
     assert_same_error(program)
 

@@ -28,7 +28,7 @@ def pad(xp, x, pad=(), mode="constant", value=0.0):
     """torch.nn.functional.pad: ``pad`` lists (left, right) pairs from the last dim back."""
     value = 0.0 if value is None else value
     if mode not in _PAD_MODES:
-        raise NotImplementedError(f"Unsupported padding mode: {mode}")
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")  # torch's words
     widths, crop = _pad_widths(xp, x, pad)
     x = x[crop]
     if mode == "constant":

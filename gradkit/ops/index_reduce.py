@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 
 from gradkit._tensor import Tensor
+from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.ops._op import Op
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.scatter_reduce import _scatter_reduce
@@ -48,13 +49,50 @@ def _checked(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str) ->
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = {list(x.shape)} "
                            f"source.shape = {list(source.shape)}")
+    return dim
+
+
+def _check_kernels(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str,
+                   include_self: bool) -> None:
+    """What torch's CPU kernels and autograd refuse, in their order: the first pass that
+    leaves self out, the index range, the complex cases."""
+    if not include_self and x.is_complex():
+        raise NotImplementedError(f"\"index_reduce_func_exclude_input_init\" not implemented "
+                                  f"for '{scalar_type_name(x)}'")
     length = x.shape[dim] if x.dim() else 1
+    if not include_self and length == 0 and index.numel():
+        _refuse_empty(x, dim, source)
     if index.numel() and not bool(((index >= 0) & (index < length)).all()):
         raise IndexError("index out of range in self")
-    if x.is_complex() and reduce in ("amax", "amin"):  # torch's CPU kernels lack these
+    _check_complex(x, source, reduce)
+
+
+def _check_complex(x: Tensor, source: Tensor, reduce: str) -> None:
+    if not x.is_complex():
+        return
+    kind = scalar_type_name(x)
+    if x.dim() <= 1:  # torch's kernel for vectors has no complex case
+        raise NotImplementedError(f"\"index_func_\" not implemented for '{kind}'")
+    if reduce in ("amax", "amin"):
         kernel = "maximum" if reduce == "amax" else "minimum"
-        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{scalar_type_name(x)}'")
-    return dim
+        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{kind}'")
+    if is_grad_enabled() and (x.requires_grad or source.requires_grad):
+        raise RuntimeError("index_reduce does not support automatic differentiation for "
+                           "outputs with complex dtype.")
+
+
+def _refuse_empty(x: Tensor, dim: int, source: Tensor) -> None:
+    """torch's kernel views an empty x with source's sizes (its dim's stride 0): the storage
+    check of that view refuses it."""
+    itemsize = x._data.itemsize
+    strides = [1] * x.dim()  # an empty tensor's are the contiguous ones (sizes 0 read as 1)
+    for d in range(x.dim() - 2, -1, -1):
+        strides[d] = strides[d + 1] * max(x.shape[d + 1], 1)
+    strides[dim] = 0
+    needed = (1 + sum((n - 1) * s for n, s in zip(source.shape, strides))) * itemsize
+    raise RuntimeError(f"setStorage: sizes {list(source.shape)}, strides {strides}, storage "
+                       f"offset 0, and itemsize {itemsize} requiring a storage size of {needed} "
+                       f"are out of bounds for storage of size 0")
 
 
 @tensor_method(inplace=True)
@@ -65,6 +103,7 @@ def index_reduce(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str
     ``include_self=False`` leaves x's own values out where written."""
     warnings.warn(BETA_WARNING, UserWarning, stacklevel=2)
     dim = _checked(x, dim, index, source, reduce)
+    _check_kernels(x, dim, index, source, reduce, include_self)
     if x.dim() == 0:
         return _index_reduce(x, 0, index.reshape(()), source.reshape(()), reduce,
                              include_self=include_self)

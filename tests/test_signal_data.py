@@ -87,6 +87,8 @@ def test_unique_consecutive_matches_torch(program):
 @pytest.mark.parametrize("program", [
     lambda m: m.unique_consecutive(m.tensor(RUNS), dim=2),
     lambda m: m.unique_consecutive(m.zeros(0, 3), dim=1),
+    lambda m: m.unique_consecutive(m.zeros(0, 0), dim=1),
+    lambda m: m.unique_consecutive(m.zeros(0, 2, 0), dim=1),
     lambda m: m.unique_consecutive(m.tensor(3.0), dim=0),
     lambda m: m.unique_consecutive(m.tensor([1 + 1j, 1 + 1j, 2]), return_counts=True)])
 def test_unique_consecutive_errors_match_torch(program):
@@ -124,6 +126,11 @@ def _reduced(reduce, include_self=True, cast=None):
       for include_self in (True, False)],
     _reduced("mean", cast="int"), _reduced("prod", cast="cfloat"),
     _reduced("mean", cast="cfloat"), _reduced("mean", cast="half"),
+    _reduced("amax", cast="bool"), _reduced("prod", cast="bool"),
+    lambda m: m.index_reduce(m.ones(3, 2, dtype=m.bool), 0, m.tensor([], dtype=m.int64),
+                             m.ones(0, 2, dtype=m.bool), "mean"),
+    lambda m: m.index_reduce(m.ones(3, 2) + 0j, 0, m.tensor([], dtype=m.int64),
+                             m.ones(0, 2) + 0j, "amax"),
     lambda m: m.index_reduce(m.ones(3, 2), 1, m.tensor([1, 1, 0]), m.ones(3, 3) * 2, "prod"),
     lambda m: m.index_reduce(m.ones(3, 2), -1, m.tensor([1, 1, 0]),
                              m.tensor([[2.0, 3, 4]] * 3), "mean"),
@@ -175,6 +182,17 @@ def test_index_reduce_in_place_matches_torch():
                              m.ones(2, 2) + 0j, "prod"),
     lambda m: m.index_reduce(m.ones(3) + 0j, 0, m.tensor([0, 0]), m.ones(2) + 0j, "mean"),
     lambda m: m.index_reduce(m.ones(3) + 0j, 0, m.tensor([0, 0]), m.ones(2) + 0j, "amax"),
+    lambda m: m.index_reduce(m.zeros(0) + 0j, 0, m.tensor([0, 0]), m.ones(2) + 0j, "prod"),
+    *[lambda m, reduce=reduce, include_self=include_self: m.index_reduce(
+        m.ones(3, 2, dtype=m.bool), 0, m.tensor([0, 0]), m.ones(2, 2, dtype=m.bool), reduce,
+        include_self=include_self)
+      for reduce, include_self in (("mean", True), ("mean", False), ("amax", False))],
+    lambda m: m.index_reduce(m.ones(3, dtype=m.bool), 0, m.tensor([0, 0]),
+                             m.ones(2, dtype=m.bool), "prod"),
+    lambda m: m.index_reduce(m.ones(3, dtype=m.bool), 0, m.tensor([], dtype=m.int64),
+                             m.ones(0, dtype=m.bool), "mean"),
+    lambda m: m.index_reduce((m.ones(3, 2) + 0j).requires_grad_(), 0,
+                             m.tensor([], dtype=m.int64), m.ones(0, 2) + 0j, "prod"),
     lambda m: m.index_reduce(m.zeros(0), 0, m.tensor([0, 0]), m.ones(2), "mean"),
     lambda m: m.index_reduce(m.zeros(0), 0, m.tensor([0, 0]), m.ones(2), "mean",
                              include_self=False),

@@ -112,6 +112,15 @@ def test_istft_two_sided_and_complex_outputs_match_torch():
     assert_same(_istft(np.ones((5, 4)) + 0j, center=False, hop_length=1, length=13))
 
 
+def test_istft_of_side_by_side_frames_keeps_negative_zeros_as_torch():
+    """hop == n_fft: torch copies the frames into place, so -0.0 stays (fuzz seed 2931)."""
+    assert_same(lambda m: m.istft(m.tensor([[-0.0 + 0j, 1.0, 0.0]]), 1, hop_length=1,
+                                  window=m.ones(1, dtype=m.float64), center=False), atol=0)
+    assert_same(lambda m: m.istft(m.tensor([[-0.0 + 0j, 1.0], [0.5, 0.0]]), 2,
+                                  hop_length=2, window=m.ones(2, dtype=m.float64),
+                                  center=False), atol=0)
+
+
 def test_istft_inverts_stft():
     x = gradkit.tensor(BATCH)
     window = gradkit.hann_window(8, dtype=gradkit.float64)

@@ -38,6 +38,9 @@ def _unique_consecutive(xp, x, *, dim=None):
         starts, run = _runs(xp, x.reshape(-1))
         return x.reshape(-1)[starts], run.reshape(x.shape).astype(xp.int64), \
             _counts(xp, starts)
+    if x.shape[dim] == 0 and x.shape.count(0) > 1:
+        raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot "
+                           "be applied ")  # sic: torch's trailing space
     rows = xp.moveaxis(x, dim, 0)
     if rows.shape[0] and 0 in rows.shape:
         raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "

@@ -54,29 +54,28 @@ def _checked(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str) ->
 
 def _check_kernels(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str,
                    include_self: bool) -> None:
-    """What torch's CPU kernels and autograd refuse, in their order: the first pass that
-    leaves self out, the index range, the complex cases."""
-    if not include_self and x.is_complex():
-        raise NotImplementedError(f"\"index_reduce_func_exclude_input_init\" not implemented "
-                                  f"for '{scalar_type_name(x)}'")
-    length = x.shape[dim] if x.dim() else 1
-    if not include_self and length == 0 and index.numel():
-        _refuse_empty(x, dim, source)
-    if index.numel() and not bool(((index >= 0) & (index < length)).all()):
-        raise IndexError("index out of range in self")
-    _check_complex(x, source, reduce)
-
-
-def _check_complex(x: Tensor, source: Tensor, reduce: str) -> None:
-    if not x.is_complex():
-        return
+    """What torch's CPU kernels and autograd refuse, in their order: complex and bool tensors
+    in the pass that leaves self out and in the kernel for vectors, an empty self left out,
+    the index range, then the complex and bool cases of the reductions."""
     kind = scalar_type_name(x)
-    if x.dim() <= 1:  # torch's kernel for vectors has no complex case
+    odd = x.is_complex() or x.dtype.name == "bool"
+    if not include_self and odd:
+        raise NotImplementedError(f"\"index_reduce_func_exclude_input_init\" not implemented "
+                                  f"for '{kind}'")
+    if x.dim() <= 1 and odd:
         raise NotImplementedError(f"\"index_func_\" not implemented for '{kind}'")
-    if reduce in ("amax", "amin"):
-        kernel = "maximum" if reduce == "amax" else "minimum"
-        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{kind}'")
-    if is_grad_enabled() and (x.requires_grad or source.requires_grad):
+    length = x.shape[dim] if x.dim() else 1
+    if not include_self and length == 0 and source.numel():
+        _refuse_empty(x, dim, source)
+    if index.numel():  # else nothing is reduced: the reductions' own kernels do not run
+        if not bool(((index >= 0) & (index < length)).all()):
+            raise IndexError("index out of range in self")
+        if x.is_complex() and reduce in ("amax", "amin"):
+            kernel = "maximum" if reduce == "amax" else "minimum"
+            raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{kind}'")
+        if x.dtype.name == "bool" and reduce == "mean":
+            raise NotImplementedError(f"\"div_floor_cpu\" not implemented for '{kind}'")
+    if x.is_complex() and is_grad_enabled() and (x.requires_grad or source.requires_grad):
         raise RuntimeError("index_reduce does not support automatic differentiation for "
                            "outputs with complex dtype.")
 

@@ -203,21 +203,23 @@ def test_index_reduce_errors_match_torch(program):
 
 
 @pytest.mark.filterwarnings("ignore:index_reduce")
-@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin"])
-def test_reductions_leaving_self_out_do_not_pass_infinite_gradients_to_it(reduce):
-    """Where src is written, x's gradient is 0 even for an infinite upstream gradient (torch
-    masks it; a multiplication by 0 made NaN; fuzz seed 1552 of the signal class)."""
+@pytest.mark.parametrize("include_self", [False, True])
+@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin", "prod"])
+def test_reductions_keep_infinite_gradients_where_torch_selects(reduce, include_self):
+    """Where src is written without self, x's gradient is 0 even for an infinite upstream
+    gradient (torch masks it; a multiplication by 0 made NaN; fuzz seed 1552 of the signal
+    class), and prod's src gradient picks one of its two formulas (seeds 12330, 13404)."""
     def program(m):
         inf = float("inf")
         x = m.tensor([[1.0, 2], [3, inf], [5, 6]], requires_grad=True)
-        src = m.tensor([[1.0, 3], [3, 4]], requires_grad=True)
+        src = m.tensor([[1.0, 3], [0, inf]], requires_grad=True)
         upstream = m.tensor([[1.0, inf], [inf, 2], [1, -inf]])
         out = m.scatter_reduce(x, 0, m.tensor([[2, 2], [1, 1]]), src, reduce,
-                               include_self=False)
+                               include_self=include_self)
         grads = m.autograd.grad(out, (x, src), upstream)
         if reduce == "sum":
             return grads
-        out = m.index_reduce(x, 0, m.tensor([2, 1]), src, reduce, include_self=False)
+        out = m.index_reduce(x, 0, m.tensor([2, 1]), src, reduce, include_self=include_self)
         return grads + m.autograd.grad(out, (x, src), upstream)
     assert_same(program)
 

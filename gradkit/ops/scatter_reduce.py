@@ -180,10 +180,15 @@ def _vjp(g, x, dim, index, src, result, reduce, include_self):
     d = _normalize_dim(dim, x.ndim)
     block = _src_block(src, index)  # src larger than index: the rest gets zeros
     cx, terms = _coefficients(x, d, index, block, result, reduce, include_self)
-    grad_src = None
-    for cg, cs in terms:
-        term = _times(gather(_times(g, cg), d, index), cs)
-        grad_src = term if grad_src is None else grad_src + term
+    if reduce == "prod":  # torch selects between its two formulas: an inf in one stays out
+        (without_zero, single_zero), (cg, cs) = terms
+        grad_src = where(eq(single_zero, 1), gather(g * without_zero, d, index),
+                         gather(g * cg, d, index) * cs)
+    else:
+        grad_src = None
+        for cg, cs in terms:
+            term = _times(gather(_times(g, cg), d, index), cs)
+            grad_src = term if grad_src is None else grad_src + term
     if reduce == "prod" and _several_zeros(x, d, index, block):
         grad_src = _no_double_backward(grad_src)
     if tuple(grad_src.shape) != tuple(src.shape):

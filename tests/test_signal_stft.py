@@ -165,10 +165,15 @@ def test_stft_and_istft_are_differentiable_to_second_order():
     assert gradgradcheck(roundtrip, (signal, window))
 
 
-def test_reflect_padding_refuses_pads_as_long_as_the_input_as_torch():
+def test_copying_pads_refuse_what_torch_refuses():
     for pad in ((1, 3, 1, 1), (1, 1, 1, 3)):
         assert_same(lambda m, pad=pad: m.nn.functional.pad(m.ones(1, 2, 3, 3), pad, "reflect"))
     assert_same(lambda m: m.nn.functional.pad(m.ones(2, 3), (3, 0), "reflect"))
     assert_same(lambda m: m.nn.functional.pad(m.ones(1, 2, 3, 3, 3), (1, 1, 1, 1, 3, 1),
                                               "reflect"))
     assert_same(lambda m: m.nn.functional.pad(m.ones(1, 2, 3, 3), (2, 2, 2, 2), "reflect"))
+    for shape, pad in (((1, 0, 2), (1, 1)), ((0, 2), (1, 1)), ((0, 2, 3), (1, 1)),
+                       ((1, 0, 2, 2), (1, 1, 1, 1)), ((2, 3, 0), (1, 1))):
+        for mode in ("reflect", "replicate"):
+            assert_same(lambda m, shape=shape, pad=pad, mode=mode: m.nn.functional.pad(
+                m.zeros(shape), pad, mode))

@@ -33,9 +33,21 @@ def pad(xp, x, pad=(), mode="constant", value=0.0):
     x = x[crop]
     if mode == "constant":
         return xp.pad(x, widths, mode="constant", constant_values=value)
-    if mode == "reflect":
-        _check_reflection(x.shape, pad)
+    if mode in ("reflect", "replicate"):
+        _check_copied_from(x.shape, pad, mode)
     return xp.pad(x, widths, mode=_PAD_MODES[mode])
+
+
+def _check_copied_from(shape: tuple, pad, mode: str) -> None:
+    """torch's checks of the modes that copy input values: a batch dim may be empty, the
+    others not; reflection mirrors inside the input, so each pad must be below its size."""
+    padded = len(pad) // 2
+    if len(shape) in (padded + 1, padded + 2) and 0 in shape[-padded - 1:]:
+        raise RuntimeError(f"Expected {padded + 1}D or {padded + 2}D (batch mode) tensor with "
+                           f"possibly 0 batch size and other non-zero dimensions for input, but "
+                           f"got: {list(shape)}")
+    if mode == "reflect":
+        _check_reflection(shape, pad)
 
 
 def _check_reflection(shape: tuple, pad) -> None:

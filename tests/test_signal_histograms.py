@@ -36,7 +36,8 @@ _rng = np.random.default_rng(3)
     lambda m: m.histogramdd(m.tensor(POINTS).reshape(2, 2, 2), 2),
     lambda m: m.histogramdd(m.tensor(POINTS), 2, range=(0.0, 4, 0, 3)),
     lambda m: m.histogramdd(m.tensor(POINTS), (3, 1)),
-    lambda m: m.histogram(m.tensor([1.0, 2, 3]).half(), m.tensor([0.0, 2, 4]).half())])
+    lambda m: m.histogram(m.tensor([1.0, 2, 3]).half(), m.tensor([0.0, 2, 4]).half()),
+    *[lambda m, bins=bins: m.histogram(m.exp(m.tensor([72.0])), bins) for bins in (1, 2, 4)]])
 def test_histograms_match_torch(program):
     assert_same(program)
 

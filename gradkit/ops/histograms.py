@@ -54,7 +54,10 @@ def _bin_of(xp, values, edges, equal_bins: bool):
     inside = (values >= left) & (values <= right)
     if equal_bins:  # interpolate, in the values' dtype as torch, then search the edges nearby
         guess = (values - left) * values.dtype.type(n - 1) / (right - left)
-        guess = xp.clip(xp.where(inside, guess, 0), 0, n - 1).astype(xp.int64)
+        # edges that rounding made equal give 0/0: searched from the first edge, as torch's
+        # search ends up doing from its cast of NaN
+        guess = xp.clip(xp.where(inside & (guess == guess), guess, 0), 0, n - 1)
+        guess = guess.astype(xp.int64)
         low, high = xp.maximum(guess - 1, 0), xp.minimum(guess + 2, n)
         found = low  # std::upper_bound over edges[low:high]: low + how many are <= the value
         for offset in range(3):

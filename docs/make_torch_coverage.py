@@ -37,6 +37,7 @@ SECTIONS = {
     "torch.optim.swa_utils": "gradkit.optim.swa_utils",
     "torch.linalg": "gradkit.linalg",
     "torch.fft": "gradkit.fft",
+    "torch.signal.windows": "gradkit.signal.windows",
     "torch.special": "gradkit.special",
     "torch.utils": "gradkit.utils",
     "torch.utils.checkpoint": "gradkit.utils.checkpoint",

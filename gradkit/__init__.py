@@ -37,11 +37,13 @@ from gradkit.creation import (  # noqa: F401
     initial_seed, linspace, logspace, manual_seed, ones, ones_like, rand, rand_like, randint,
     randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
 from gradkit.generator import Generator, default_generator  # noqa: F401
+from gradkit.windows import (  # noqa: F401
+    bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window)
 from gradkit.ops.random_sampling import bernoulli, multinomial, normal, poisson  # noqa: F401
 from gradkit.legacy_tensor import (  # noqa: F401
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
     LongTensor, ShortTensor)
-from gradkit import fft, linalg, nn, optim, special  # noqa: E402,F401
+from gradkit import fft, linalg, nn, optim, signal, special  # noqa: E402,F401
 # torch.conv2d, torch.layer_norm, torch.kl_div & co.: nn.functional's layers with ATen's
 # signatures (argument orders, int reductions, the native_* tuples)
 from gradkit.nn.aten import *  # noqa: E402,F401,F403
@@ -111,7 +113,7 @@ def is_complex(t: Tensor) -> bool:
 # ``from gradkit import *`` gives the public API (functions, classes, dtypes, submodules it
 # documents), not the implementation modules that happen to be imported
 _SUBMODULES = ("autograd", "fft", "linalg", "nn", "optim", "cuda", "accelerator", "profiler",
-               "special", "utils")
+               "signal", "special", "utils")
 __all__ = sorted(
     [name for name, value in globals().items()
      if not name.startswith("_") and not isinstance(value, _types.ModuleType)]

@@ -1857,3 +1857,50 @@ OPS += [
 NON_DIFFERENTIABLE["detach_copy"] = "a copy whose backward raises, as torch's (test_strides.py)"
 NON_DIFFERENTIABLE["view_as_complex_copy"] = "refuses autograd, as torch's (test_strides.py)"
 _rng = _table_rng
+
+# lane signal: stft/istft (gradkit/ops/stft.py), drawing from their own generator so the rows
+# above keep their values
+_table_rng, _rng = _rng, np.random.default_rng(2718)
+OPS += [
+    OpInfo("stft", G.stft, S(
+        Sample((N(12), 4), {"window": N(4), "return_complex": True}),
+        Sample((N(2, 9), 4), {"hop_length": 3, "win_length": 3, "window": N(3),
+                               "normalized": True, "return_complex": True}, name="batched"),
+        Sample((N(10), 4), {"center": False, "onesided": False, "return_complex": False,
+                            "window": N(4)}, name="two_sided_real_view"),
+        Sample((Z(9), 4), {"pad_mode": "constant", "window": N(4)}, name="complex"),
+        Sample((N(9), 4), {"center": False, "align_to_window": True, "win_length": 2,
+                           "window": N(2), "return_complex": True}, name="aligned"))),
+    OpInfo("istft", G.istft, S(
+        Sample((Z(3, 5), 4), {"window": P(4)}),
+        Sample((Z(2, 4, 3), 4), {"hop_length": 2, "window": P(4), "onesided": False,
+                                 "return_complex": True, "length": 6}, name="two_sided"),
+        Sample((Z(3, 4), 4), {"center": False, "normalized": True, "win_length": 3,
+                              "hop_length": 1, "window": P(3), "length": 6}, name="short_window"),
+        Sample((Z(3, 4), 4), {"center": False, "hop_length": 1, "window": P(4), "length": 9},
+               name="padded"))),
+    OpInfo("gradient", G.gradient, S(
+        Sample((N(3, 4),)),
+        Sample((N(3, 4),), {"spacing": [2.0, 0.5], "edge_order": 2}, name="edge_order_2"),
+        Sample((N(2, 5),), {"spacing": 1.5, "dim": -1}, name="one_dim"),
+        Sample((N(4, 3),), {"spacing": [np.cumsum(P(4)), np.cumsum(P(3))]},
+               name="coordinates"),
+        Sample((N(2, 4),), {"spacing": [np.cumsum(P(4))], "dim": [1], "edge_order": 2},
+               name="coordinates_edge_order_2"),
+        Sample((Z(3, 3),), {"dim": 0}, name="complex"))),
+    OpInfo("index_reduce", G.index_reduce, S(*[
+        Sample((N(3, 2), 0, I([0, 2, 0, 1]), N(4, 2), reduce), {"include_self": include_self},
+               name=f"{reduce}_{include_self}")
+        for reduce in ("prod", "mean", "amax", "amin") for include_self in (True, False)] + [
+        Sample((N(2, 3), -1, I([2, 2]), N(2, 2), "mean"), name="last_dim"),
+        Sample((N(), 0, I([0]), N(), "prod"), name="0-d")])),
+]
+_rng = _table_rng
+NON_DIFFERENTIABLE.update({  # lane signal
+    "histogram": "counts: torch's backward raises (NotImplemented node; "
+                 "tests/test_signal_histograms.py)",
+    "histogramdd": "counts: torch's backward raises (NotImplemented node; "
+                   "tests/test_signal_histograms.py)",
+    "unique_consecutive": "torch has no derivative (its backward raises; "
+                          "tests/test_signal_data.py)",
+})

@@ -443,6 +443,14 @@ SAMPLES.update({
                                                                  device=x.device), (4, 3), (2, 2)),
                  lambda: (R(4, 2, 3),)),
 })
+# lane signal: index_reduce, histogramdd, unique_consecutive
+SAMPLES.update({
+    "index_reduce": (lambda x, s: x.index_reduce(0, G.tensor([0, 2, 0], device=x.device), s,
+                                                "prod"), lambda: (R(3, 2), R(3, 2))),
+    "histogramdd_unique_consecutive": (lambda x: (
+        G.histogramdd(x.detach(), bins=[2, 3]).hist,
+        G.unique_consecutive(x.detach().round(), dim=0)), lambda: (R(4, 2),)),
+})
 # lane elem: the inverse hyperbolic functions and conj_physical
 SAMPLES.update({
     "asinh_atanh": (lambda x: (G.asinh(x), G.atanh(x * 0.5)), lambda: (R(2, 3, low=-0.5),)),

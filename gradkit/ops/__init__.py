@@ -103,6 +103,12 @@ from gradkit.ops.aliases import adjoint, swapdims  # noqa: F401
 from gradkit.ops.special_functions import igamma, igammac  # noqa: F401
 from gradkit.ops import inplace_variants as _inplace_variants  # noqa: F401 - x.eq_(y) & co.
 from gradkit.ops import inplace_views as _inplace_views  # noqa: F401 - x.t_() & co.
+from gradkit.ops.stft import istft, stft  # noqa: F401
+from gradkit.ops.histograms import histogram, histogramdd  # noqa: F401
+from gradkit.ops.numerical_gradient import gradient  # noqa: F401
+from gradkit.ops.consecutive import unique_consecutive  # noqa: F401
+from gradkit.ops.index_reduce import index_reduce  # noqa: F401
+from gradkit.ops import python_map as _python_map  # noqa: F401 - Tensor.apply_, map_
 
 clip = clamp
 absolute = abs

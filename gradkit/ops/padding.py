@@ -28,12 +28,37 @@ def pad(xp, x, pad=(), mode="constant", value=0.0):
     """torch.nn.functional.pad: ``pad`` lists (left, right) pairs from the last dim back."""
     value = 0.0 if value is None else value
     if mode not in _PAD_MODES:
-        raise NotImplementedError(f"Unsupported padding mode: {mode}")
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")  # torch's words
     widths, crop = _pad_widths(xp, x, pad)
     x = x[crop]
     if mode == "constant":
         return xp.pad(x, widths, mode="constant", constant_values=value)
+    if mode in ("reflect", "replicate"):
+        _check_copied_from(x.shape, pad, mode)
     return xp.pad(x, widths, mode=_PAD_MODES[mode])
+
+
+def _check_copied_from(shape: tuple, pad, mode: str) -> None:
+    """torch's checks of the modes that copy input values: a batch dim may be empty, the
+    others not; reflection mirrors inside the input, so each pad must be below its size."""
+    padded = len(pad) // 2
+    if len(shape) in (padded + 1, padded + 2) and 0 in shape[-padded - 1:]:
+        raise RuntimeError(f"Expected {padded + 1}D or {padded + 2}D (batch mode) tensor with "
+                           f"possibly 0 batch size and other non-zero dimensions for input, but "
+                           f"got: {list(shape)}")
+    if mode == "reflect":
+        _check_reflection(shape, pad)
+
+
+def _check_reflection(shape: tuple, pad) -> None:
+    """torch's reflection pads mirror inside the input: each pad must be below its size."""
+    for i in range(len(pad) // 2):
+        dim = len(shape) - 1 - i
+        if not (pad[2 * i] < shape[dim] and pad[2 * i + 1] < shape[dim]):
+            raise RuntimeError(
+                f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding input "
+                f"dimension, but got: padding ({pad[2 * i]}, {pad[2 * i + 1]}) at dimension "
+                f"{dim} of input {list(shape)}")
 
 
 @op(linear=True)

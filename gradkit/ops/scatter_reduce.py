@@ -131,9 +131,15 @@ def _coefficients(x, d, index, src, result, reduce, include_self):
         src_is_result = astype(eq(src, gather(result, d, index)), x.dtype)
         split = 1.0 / scatter_add(x_is_result, d, index, src_is_result)
         cx, terms = x_is_result * split, [(split, src_is_result)]
-    if not include_self:
-        cx = scatter(ones_like(x) if cx is None else cx, d, index, 0.0)
     return cx, terms
+
+
+def _self_part(t, cx, d, index, include_self):
+    """x's share of a gradient or tangent ``t``: ``t * cx``, and, without include_self, zero
+    where src was written (written, not multiplied by 0: an infinite ``t`` stays out, as in
+    torch's masked_fill)."""
+    part = _times(t, cx)
+    return part if include_self else scatter(part, d, index, 0.0)
 
 
 @op(node_name="Error")
@@ -174,16 +180,21 @@ def _vjp(g, x, dim, index, src, result, reduce, include_self):
     d = _normalize_dim(dim, x.ndim)
     block = _src_block(src, index)  # src larger than index: the rest gets zeros
     cx, terms = _coefficients(x, d, index, block, result, reduce, include_self)
-    grad_src = None
-    for cg, cs in terms:
-        term = _times(gather(_times(g, cg), d, index), cs)
-        grad_src = term if grad_src is None else grad_src + term
+    if reduce == "prod":  # torch selects between its two formulas: an inf in one stays out
+        (without_zero, single_zero), (cg, cs) = terms
+        grad_src = where(eq(single_zero, 1), gather(g * without_zero, d, index),
+                         gather(g * cg, d, index) * cs)
+    else:
+        grad_src = None
+        for cg, cs in terms:
+            term = _times(gather(_times(g, cg), d, index), cs)
+            grad_src = term if grad_src is None else grad_src + term
     if reduce == "prod" and _several_zeros(x, d, index, block):
         grad_src = _no_double_backward(grad_src)
     if tuple(grad_src.shape) != tuple(src.shape):
         corner = tuple(slice(0, n) for n in grad_src.shape)
         grad_src = index_put_into_zeros(grad_src, tuple(src.shape), corner)
-    return _times(g, cx), None, None, grad_src
+    return _self_part(g, cx, d, index, include_self), None, None, grad_src
 
 
 def _jvp(tangents, x, dim, index, src, result, reduce, include_self):
@@ -193,7 +204,7 @@ def _jvp(tangents, x, dim, index, src, result, reduce, include_self):
     d = _normalize_dim(dim, x.ndim)
     block = _src_block(src, index)
     cx, terms = _coefficients(x, d, index, block, result, reduce, include_self)
-    out = None if t_x is None else _times(t_x, cx)
+    out = None if t_x is None else _self_part(t_x, cx, d, index, include_self)
     if t_src is not None:
         t_block = _src_block(t_src, index)
         for cg, cs in terms:

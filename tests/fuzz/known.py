@@ -425,7 +425,8 @@ def _lapack_at_non_finite(program, mine: Result, theirs: Result) -> bool:
 
 # the breadth class's FFT ops (NumPy's pocketfft here, MKL in torch)
 FFT_OPS = frozenset(f"fft_{name}{form}" for name in ("fft", "ifft", "rfft", "irfft", "hfft",
-                                                      "ihfft") for form in ("", "n", "2"))
+                                                      "ihfft") for form in ("", "n", "2")) | {
+    "s_stft", "s_istft"}  # the signal class's transforms (gradkit.fft underneath)
 
 
 def _fft_at_non_finite(program, mine: Result, theirs: Result) -> bool:

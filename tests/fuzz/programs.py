@@ -24,6 +24,7 @@ from .ops_breadth import BREADTH_OPS, FUZZNN_OPS
 from .ops_core import OPS as CORE_OPS, OpSpec
 from .ops_dtypes import DTYPE_NAMES, DTYPE_OPS
 from .ops_indexing import INDEXING_OPS
+from .ops_signal import SIGNAL_OPS
 from .ops_values import VALUE_OPS
 from .ops_views import VIEW_OPS
 
@@ -34,7 +35,7 @@ __all__ = ["OPS", "CLASSES", "CLASS_NAMES", "SEEDED_CLASSES", "Leaf", "Step", "P
 # seeds still draw what they drew)
 _ROUND_ROBIN_OPS = (*CORE_OPS, *VIEW_OPS, *INDEXING_OPS, *DTYPE_OPS, *VALUE_OPS)
 OPS: dict[str, OpSpec] = {**CORE_OPS, **VIEW_OPS, **INDEXING_OPS, **DTYPE_OPS, **VALUE_OPS,
-                          **BREADTH_OPS}
+                          **BREADTH_OPS, **SIGNAL_OPS}
 
 FLOATS = ("float32", "float64", "complex64", "complex128")
 _CORE_VIEWS = ("slice", "transpose", "t", "unsqueeze", "select0", "expand", "view_flat",
@@ -97,6 +98,9 @@ SEEDED_CLASSES: dict[str, ProgramClass] = {
 # the nn.functional ops the breadth class draws rarely (lane fuzznn), chained with a few others
 SEEDED_CLASSES["nn_new"] = SEEDED_CLASSES["breadth"]._replace(
     ops=tuple(FUZZNN_OPS) * 4 + _ELEMENTWISE + ("clone", "transpose", "cast"))
+# stft, gradient, index_reduce, histograms, runs and windows (lane signal)
+SEEDED_CLASSES["signal"] = SEEDED_CLASSES["breadth"]._replace(
+    ops=tuple(SIGNAL_OPS) * 4 + _ELEMENTWISE + ("clone", "transpose", "cast"))
 CLASSES.update(SEEDED_CLASSES)
 
 

@@ -138,7 +138,10 @@ COMPOSED_IN_GRADKIT = {
     # lane legacy: torch's older linalg names over gradkit.linalg's ops (ops/linalg_legacy.py:
     # triangular_solve is linalg.solve_triangular's node, ormqr a householder_product times
     # other), frobenius_norm a vector_norm, pdist cdist's triangle
-    "triangular_solve", "ormqr", "frobenius_norm", "pdist"}
+    "triangular_solve", "ormqr", "frobenius_norm", "pdist",
+    # lane signal: compositions in both; torch's stft/istft end in its own squeeze/transpose
+    # overloads (SqueezeBackward4, TransposeBackward1)
+    "stft", "istft"}
 
 
 def _first_nodes(info, sample):

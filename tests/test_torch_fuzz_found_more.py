@@ -206,3 +206,15 @@ def test_variance_without_degrees_of_freedom_warns_torchs_text(name, call):
         warnings.simplefilter("ignore")
         assert_same_as_torch(lambda m: tuple(m.atleast_1d(t) for t in (
             call(m) if isinstance(call(m), tuple) else (call(m),))))
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_sgn_second_derivative_at_zero_is_nan_as_torch(dtype):
+    """torch's sgn_backward divides by |z| before masking the zero: its second derivative at
+    z = 0 is NaN (breadth seed 14453); the first derivative there is 0 in both."""
+    def program(m):
+        z = m.tensor([0j, 1 + 2j, -3j], dtype=getattr(m, dtype), requires_grad=True)
+        (g,) = m.autograd.grad((m.sgn(z) * (1 + 2j)).real.sum(), z, create_graph=True)
+        (gg,) = m.autograd.grad((g * g.conj()).real.sum() + g.real.sum(), z)
+        return g, gg
+    assert_same_as_torch(program, rtol=1e-5)

@@ -48,8 +48,9 @@ def _sgn_derivative(g, x, out):
     if getattr(x, "_data", x).dtype.kind != "c":
         return zeros_like(g)
     mag = abs(x)
-    safe = where(mag == 0, 1.0, mag)
-    return where(mag == 0, 0.0, (g - real(g * conj(out)) * out) / safe)
+    # divided by |z| itself, then masked, as torch's sgn_backward (masked_fill_ after the
+    # division): a second derivative at 0 is NaN there, as torch's
+    return where(mag == 0, 0.0, (g - real(g * conj(out)) * out) / mag)
 
 
 def _sgn_vjp(g, x, out):

@@ -218,3 +218,14 @@ def test_sgn_second_derivative_at_zero_is_nan_as_torch(dtype):
         (gg,) = m.autograd.grad((g * g.conj()).real.sum() + g.real.sum(), z)
         return g, gg
     assert_same_as_torch(program, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float64"])
+def test_svd_of_infinite_entries_is_nan_as_torch(dtype):
+    """NumPy's gesdd may not converge on an infinite entry (LinAlgError); torch's MKL gives NaN
+    singular values (breadth seed 14785; on some matrices, float32 and complex ones here, MKL
+    gives up too, with its error code: docs/numerics.md's LAPACK-at-non-finite difference)."""
+    def program(m):
+        x = m.diagflat(m.tensor([0.7, -float("inf"), -float("inf")], dtype=getattr(m, dtype)), 2)
+        return m.linalg.svdvals(x), m.linalg.svd(x, full_matrices=False)[1]
+    assert_same_as_torch(program)

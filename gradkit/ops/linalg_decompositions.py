@@ -79,8 +79,25 @@ def _refuse_nan(name: str, xp, x) -> None:
 def _svd(xp, x, *, full_matrices=True):
     check_matrices("linalg.svd", x, square=False)
     _refuse_nan("linalg.svd", xp, x)
-    u, s, vh = xp.linalg.svd(x, full_matrices=full_matrices)
+    try:
+        u, s, vh = xp.linalg.svd(x, full_matrices=full_matrices)
+    except xp.linalg.LinAlgError:
+        if bool(xp.isfinite(x).all()):
+            raise LinAlgError("linalg.svd: The algorithm failed to converge because the input "
+                              "matrix is ill-conditioned or has too many repeated singular "
+                              "values.") from None
+        # an infinite entry: LAPACK's gesdd may not converge, where torch's MKL gives NaN
+        u, s, vh = _nan_svd(xp, x, full_matrices)
     return u, s.astype(np.finfo(x.dtype).dtype), vh
+
+
+def _nan_svd(xp, x, full_matrices: bool):
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    batch = x.shape[:-2]
+    u = xp.full(batch + (m, m if full_matrices else k), xp.nan, x.dtype)
+    vh = xp.full(batch + (n if full_matrices else k, n), xp.nan, x.dtype)
+    return u, xp.full(batch + (k,), xp.nan, np.finfo(x.dtype).dtype), vh
 
 
 def _svd_vjp(grads, u, s, vh, full_matrices):

@@ -227,5 +227,5 @@ def test_svd_of_infinite_entries_is_nan_as_torch(dtype):
     gives up too, with its error code: docs/numerics.md's LAPACK-at-non-finite difference)."""
     def program(m):
         x = m.diagflat(m.tensor([0.7, -float("inf"), -float("inf")], dtype=getattr(m, dtype)), 2)
-        return m.linalg.svdvals(x), m.linalg.svd(x, full_matrices=False)[1]
+        return (m.linalg.svdvals(x),)  # (torch's svd with vectors raises "error code: 2" here)
     assert_same_as_torch(program)

@@ -1,7 +1,9 @@
-"""gradkit.nn.utils: gradient clipping and parameter/vector conversion, as torch.nn.utils."""
+"""gradkit.nn.utils: gradient clipping, parameter/vector conversion and sequence packing
+(``rnn``), as torch.nn.utils."""
+from gradkit.nn.utils import rnn
 from gradkit.nn.utils.clip_grad import (
     clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm)
 from gradkit.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
-           "parameters_to_vector", "vector_to_parameters"]
+           "parameters_to_vector", "vector_to_parameters", "rnn"]

@@ -1,0 +1,199 @@
+"""torch.nn.utils beyond clipping, against torch: rnn packing/padding (values, batch sizes,
+indices, gradients, errors) and the recurrent layers on a PackedSequence."""
+import numpy as np
+import pytest
+
+import gradkit
+from nn_twins import flat, same, twins
+
+torch = pytest.importorskip("torch")
+
+rng = np.random.default_rng(0)
+SEQS = [rng.standard_normal((n, 3)) for n in (2, 5, 3)]  # unsorted lengths on purpose
+PADDED = rng.standard_normal((5, 3, 2))
+
+
+def _leaves(lib, arrays):
+    return [lib.tensor(a, requires_grad=True) for a in arrays]
+
+
+def _same_results(program, arrays):
+    """program(lib, leaves) in both libraries: every tensor it returns agrees (values, dtype,
+    shape), and so do the gradients of the leaves under the same random seeds."""
+    ours_in, theirs_in = _leaves(gradkit, arrays), _leaves(torch, arrays)
+    ours, theirs = flat(program(gradkit, ours_in)), flat(program(torch, theirs_in))
+    assert len(ours) == len(theirs)
+    for g, t in zip(ours, theirs, strict=True):
+        same(g, t)
+    seeds = [rng.standard_normal(tuple(t.shape)) for t in theirs if t.requires_grad]
+    gradkit.autograd.backward([g for g in ours if g.requires_grad],
+                              [gradkit.tensor(s) for s in seeds])
+    torch.autograd.backward([t for t in theirs if t.requires_grad],
+                            [torch.tensor(s) for s in seeds])
+    for g, t in zip(ours_in, theirs_in, strict=True):
+        same(g.grad, t.grad)
+
+
+def _error(program):
+    """(type name, message) of program(lib) in torch and gradkit: they must agree."""
+    found = []
+    for lib in (torch, gradkit):
+        with pytest.raises(Exception) as info:
+            program(lib)
+        found.append((type(info.value).__name__, str(info.value)))
+    assert found[1] == found[0]
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_pad_sequence(batch_first, side):
+    _same_results(lambda lib, xs: lib.nn.utils.rnn.pad_sequence(
+        xs, batch_first=batch_first, padding_value=-2.5, padding_side=side), SEQS)
+
+
+def test_pad_sequence_takes_the_first_dtype():
+    def program(lib, xs):
+        return lib.nn.utils.rnn.pad_sequence([xs[0].float(), xs[1], xs[2].long()])
+    ours, theirs = program(gradkit, _leaves(gradkit, SEQS)), program(torch, _leaves(torch, SEQS))
+    same(ours, theirs, rtol=1e-6)
+
+
+@pytest.mark.parametrize("enforce_sorted", [True, False])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_pack_padded_then_pad_packed(batch_first, enforce_sorted):
+    lengths = [5, 4, 2] if enforce_sorted else [2, 5, 4]
+
+    def program(lib, xs):
+        x = xs[0].transpose(0, 1) if batch_first else xs[0]
+        packed = lib.nn.utils.rnn.pack_padded_sequence(
+            x, lib.tensor(lengths), batch_first=batch_first, enforce_sorted=enforce_sorted)
+        padded = lib.nn.utils.rnn.pad_packed_sequence(packed, batch_first, 1.5, total_length=7)
+        return [packed.data, packed.batch_sizes, packed.sorted_indices,
+                packed.unsorted_indices, padded]
+    _same_results(program, [PADDED])
+
+
+def test_pack_sequence_unpack_and_unpad():
+    def program(lib, xs):
+        rnn = lib.nn.utils.rnn
+        packed = rnn.pack_sequence(xs, enforce_sorted=False)
+        padded = rnn.pad_sequence(xs, batch_first=True)
+        lengths = lib.tensor([len(x) for x in xs])
+        return [packed, rnn.unpack_sequence(packed),
+                rnn.unpad_sequence(padded, lengths, batch_first=True),
+                rnn.unpad_sequence(rnn.pad_sequence(xs), lengths)]
+    _same_results(program, SEQS)
+
+
+def test_packed_sequence_tuple_and_conversions():
+    for lib in (torch, gradkit):
+        rnn = lib.nn.utils.rnn
+        packed = rnn.pack_sequence([lib.ones(1), lib.ones(2)], enforce_sorted=False)
+        assert packed._fields == ("data", "batch_sizes", "sorted_indices", "unsorted_indices")
+        assert packed.to(lib.float32) is packed and not packed.is_cuda
+        assert not packed.is_pinned()
+        assert packed.double().data.dtype == lib.float64
+        assert packed.long().data.dtype == lib.int64
+        assert packed.double().sorted_indices is packed.sorted_indices
+        assert rnn.PackedSequence(packed.data, packed.batch_sizes).unsorted_indices is None
+        made = rnn.PackedSequence((packed.data, packed.batch_sizes),
+                                   sorted_indices=lib.tensor([1, 0]))
+        assert made.unsorted_indices.tolist() == [1, 0]
+        assert rnn.invert_permutation(lib.tensor([2, 0, 1])).tolist() == [1, 2, 0]
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.nn.utils.rnn.pack_padded_sequence(lib.ones(4, 3, 2), [4, 2, 3]),
+    lambda lib: lib.nn.utils.rnn.pack_padded_sequence(lib.ones(4, 3, 2), [4, 3, 0]),
+    lambda lib: lib.nn.utils.rnn.pack_padded_sequence(lib.ones(4, 3, 2), [4, 3]),
+    lambda lib: lib.nn.utils.rnn.pack_padded_sequence(lib.ones(4, 3, 2),
+                                                      lib.tensor([[4, 3, 1]])),
+    lambda lib: lib.nn.utils.rnn.pack_sequence([lib.ones(1), lib.ones(2)]),
+    lambda lib: lib.nn.utils.rnn.pad_packed_sequence(
+        lib.nn.utils.rnn.pack_sequence([lib.ones(2)]), total_length=1),
+    lambda lib: lib.nn.utils.rnn.pad_sequence([]),
+    lambda lib: lib.nn.utils.rnn.pad_sequence(5),
+    lambda lib: lib.nn.utils.rnn.pad_sequence([lib.ones(2, 3), lib.ones(1, 2)]),
+    lambda lib: lib.nn.utils.rnn.pad_sequence([lib.ones(2)], padding_side="mid"),
+    lambda lib: lib.nn.utils.rnn.PackedSequence(lib.ones(3)),
+], ids=["unsorted", "zero_length", "lengths_count", "lengths_2d", "pack_unsorted",
+        "total_length", "empty", "not_iterable", "trailing_shape", "padding_side",
+        "packed_no_sizes"])
+def test_errors(program):
+    _error(program)
+
+
+def test_pad_sequence_gradcheck_and_gradgradcheck():
+    xs = [gradkit.tensor(s, requires_grad=True) for s in SEQS]
+
+    def fn(*seqs):
+        packed = gradkit.nn.utils.rnn.pack_sequence(list(seqs), enforce_sorted=False)
+        return gradkit.nn.utils.rnn.pad_packed_sequence(packed, padding_value=2.0)[0]
+    assert gradkit.autograd.gradcheck(fn, xs)
+    assert gradkit.autograd.gradgradcheck(fn, xs)
+
+
+RECURRENT = {
+    "rnn": lambda lib: lib.nn.RNN(3, 4),
+    "rnn_relu_2_layers_bidirectional": lambda lib: lib.nn.RNN(3, 4, 2, "relu",
+                                                               bidirectional=True),
+    "lstm_proj_bidirectional": lambda lib: lib.nn.LSTM(3, 5, 2, bidirectional=True,
+                                                       proj_size=2),
+    "gru_batch_first_bidirectional": lambda lib: lib.nn.GRU(3, 4, 2, batch_first=True,
+                                                            bidirectional=True),
+}
+
+
+@pytest.mark.parametrize("with_state", [False, True])
+@pytest.mark.parametrize("name", sorted(RECURRENT))
+def test_recurrent_layers_on_packed_sequences(name, with_state):
+    ours, theirs = twins(torch, RECURRENT[name])
+    is_lstm = "lstm" in name
+    shape = (ours.num_layers * (1 + ours.bidirectional), len(SEQS))
+    states = [rng.standard_normal(shape + (ours.proj_size or ours.hidden_size,))]
+    if is_lstm:
+        states.append(rng.standard_normal(shape + (ours.hidden_size,)))
+
+    def program(lib, module, leaves):
+        packed = lib.nn.utils.rnn.pack_sequence(leaves[:3], enforce_sorted=False)
+        hx = (tuple(leaves[3:]) if is_lstm else leaves[3]) if with_state else None
+        out, hidden = module(packed, hx)
+        assert isinstance(out, lib.nn.utils.rnn.PackedSequence)
+        return [out.data, out.batch_sizes, lib.nn.utils.rnn.pad_packed_sequence(out)[0],
+                hidden]
+    arrays = SEQS + states
+    ours_in, theirs_in = _leaves(gradkit, arrays), _leaves(torch, arrays)
+    got, want = flat(program(gradkit, ours, ours_in)), flat(program(torch, theirs, theirs_in))
+    for g, t in zip(got, want, strict=True):
+        same(g, t)
+    seeds = [rng.standard_normal(tuple(t.shape)) for t in want if t.requires_grad]
+    gradkit.autograd.backward([g for g in got if g.requires_grad],
+                              [gradkit.tensor(s) for s in seeds])
+    torch.autograd.backward([t for t in want if t.requires_grad],
+                            [torch.tensor(s) for s in seeds])
+    for g, t in zip(list(ours.parameters()) + ours_in[:3 + with_state * len(states)],
+                    list(theirs.parameters()) + theirs_in[:3 + with_state * len(states)],
+                    strict=True):
+        same(g.grad, t.grad)
+
+
+def test_recurrent_gradcheck_through_packing():
+    layer = gradkit.nn.GRU(2, 3, bidirectional=True).double()
+    xs = [gradkit.tensor(rng.standard_normal((n, 2)), requires_grad=True) for n in (1, 3, 2)]
+
+    def fn(*seqs):
+        out, h = layer(gradkit.nn.utils.rnn.pack_sequence(list(seqs), enforce_sorted=False))
+        return out.data, h
+    assert gradkit.autograd.gradcheck(fn, xs)
+    assert gradkit.autograd.gradgradcheck(fn, xs)
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.nn.GRU(2, 3)(lib.nn.utils.rnn.pack_sequence([lib.ones(3, 2)])._replace(
+        data=lib.ones(3, 1, 2))),
+    lambda lib: lib.nn.RNN(2, 3)(lib.nn.utils.rnn.pack_sequence([lib.ones(3, 2)]),
+                                 lib.zeros(3)),
+    lambda lib: lib.nn.GRU(2, 3)(lib.nn.utils.rnn.pack_sequence([lib.ones(3, 4)])),
+], ids=["data_3d", "hidden_size", "input_size"])
+def test_recurrent_packed_errors(program):
+    _error(program)

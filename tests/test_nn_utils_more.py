@@ -35,13 +35,14 @@ def _same_results(program, arrays):
 
 
 def _error(program):
-    """(type name, message) of program(lib) in torch and gradkit: they must agree."""
+    """(type name, message) of program(lib) in torch and gradkit: they must agree (torch's
+    "torch." reads "gradkit.")."""
     found = []
     for lib in (torch, gradkit):
         with pytest.raises(Exception) as info:
             program(lib)
         found.append((type(info.value).__name__, str(info.value)))
-    assert found[1] == found[0]
+    assert found[1] == (found[0][0], found[0][1].replace("torch.", "gradkit."))
 
 
 @pytest.mark.parametrize("batch_first", [False, True])
@@ -196,4 +197,235 @@ def test_recurrent_gradcheck_through_packing():
     lambda lib: lib.nn.GRU(2, 3)(lib.nn.utils.rnn.pack_sequence([lib.ones(3, 4)])),
 ], ids=["data_3d", "hidden_size", "input_size"])
 def test_recurrent_packed_errors(program):
+    _error(program)
+
+
+def _same_outcome(program):
+    """program(lib) in both libraries returns the same things: tensors agree (values, dtype,
+    shape), anything else is equal once "torch" reads "gradkit"."""
+    theirs, ours = program(torch), program(gradkit)
+    assert len(ours) == len(theirs)
+    for g, t in zip(ours, theirs, strict=True):
+        if isinstance(t, torch.Tensor):
+            same(g, t)
+        else:
+            assert g == (t.replace("torch", "gradkit") if isinstance(t, str) else t)
+
+
+WEIGHT = rng.standard_normal((3, 4))
+
+
+def _linear(lib):
+    layer = lib.nn.Linear(4, 3).double()
+    with lib.no_grad():
+        layer.weight.copy_(lib.tensor(WEIGHT))
+        layer.bias.zero_()
+    return layer
+
+
+def _symmetric_and_scale(lib):
+    class Symmetric(lib.nn.Module):
+        def forward(self, x):
+            return x.triu() + x.triu(1).transpose(0, 1)
+
+        def right_inverse(self, a):
+            return a.triu()
+
+    class Scale(lib.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+        def right_inverse(self, a):
+            return a / 2
+    return Symmetric, Scale
+
+
+def test_register_and_remove_parametrizations():
+    def program(lib):
+        P = lib.nn.utils.parametrize  # noqa: N806 - a module
+        symmetric, scale = _symmetric_and_scale(lib)
+        layer = lib.nn.Linear(3, 3).double()
+        layer.weight.data = lib.tensor(WEIGHT[:, :3])
+        P.register_parametrization(layer, "weight", symmetric())
+        P.register_parametrization(layer, "weight", scale())
+        found = [type(layer).__name__, repr(layer), list(layer.state_dict()),
+                 P.is_parametrized(layer), P.is_parametrized(layer, "bias"),
+                 P.type_before_parametrizations(layer).__name__, layer.weight]
+        layer.weight = lib.ones(3, 3, dtype=lib.float64)  # right_inverse of both
+        found.append(layer.parametrizations.weight.original.detach().clone())
+        with P.cached():
+            found.append(layer.weight is layer.weight)
+        found.append(layer.weight is layer.weight)
+        layer(lib.ones(2, 3, dtype=lib.float64)).sum().backward()
+        found.append(layer.parametrizations.weight.original.grad)
+        P.remove_parametrizations(layer, "weight")
+        found += [type(layer).__name__, list(layer.state_dict()), layer.weight.detach(),
+                  hasattr(layer, "parametrizations")]
+        layer = lib.nn.Linear(3, 3).double()
+        layer.weight.data = lib.tensor(WEIGHT[:, :3])
+        P.register_parametrization(layer, "weight", symmetric())
+        P.remove_parametrizations(layer, "weight", leave_parametrized=False)
+        return found + [layer.weight.detach()]
+    _same_outcome(program)
+
+
+def test_parametrization_of_a_buffer_and_unsafe_shape_change():
+    def program(lib):
+        P = lib.nn.utils.parametrize  # noqa: N806 - a module
+        norm = lib.nn.BatchNorm1d(3).double()
+        P.register_parametrization(norm, "running_var", lib.nn.Softplus())
+        rows = lib.nn.Linear(3, 2).double()
+        P.register_parametrization(rows, "weight", lib.nn.Flatten(0), unsafe=True)
+        return [list(norm.state_dict()), norm.running_var, rows.weight.shape]
+    _same_outcome(program)
+
+
+class _Bad:
+    """Parametrizations that break torch's checks, made for either library."""
+
+    @staticmethod
+    def changes_shape(lib):
+        return lib.nn.Flatten(0)
+
+    @staticmethod
+    def changes_dtype(lib):
+        class ToFloat(lib.nn.Module):
+            def forward(self, x):
+                return x.float()
+        return ToFloat()
+
+    @staticmethod
+    def returns_list(lib):
+        class Listed(lib.nn.Module):
+            def forward(self, x):
+                return [x]
+        return Listed()
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.nn.utils.parametrize.register_parametrization(
+        _linear(lib), "foo", lib.nn.Identity()),
+    lambda lib: lib.nn.utils.parametrize.remove_parametrizations(_linear(lib), "weight"),
+    lambda lib: lib.nn.utils.parametrize.register_parametrization(
+        _linear(lib), "weight", _Bad.changes_shape(lib)),
+    lambda lib: lib.nn.utils.parametrize.register_parametrization(
+        _linear(lib), "weight", _Bad.changes_dtype(lib)),
+    lambda lib: lib.nn.utils.parametrize.register_parametrization(
+        _linear(lib), "weight", _Bad.returns_list(lib)),
+    lambda lib: lib.nn.utils.parametrize.register_parametrization(
+        lib.nn.utils.parametrize.register_parametrization(
+            _linear(lib), "weight", lib.nn.Identity()), "weight", _Bad.changes_shape(lib)),
+    lambda lib: setattr(lib.nn.utils.parametrize.register_parametrization(
+        _linear(lib), "weight", lib.nn.Identity()), "weight", lib.ones(3, 4)),
+    lambda lib: lib.nn.utils.parametrize.ParametrizationList([], lib.ones(2)),
+], ids=["no_tensor", "not_parametrized", "shape", "dtype", "not_tensor", "added_shape",
+        "no_right_inverse", "empty_list"])
+def test_parametrize_errors(program):
+    _error(program)
+
+
+@pytest.mark.parametrize("dim", [0, 1, None, -1])
+def test_weight_norm_hook_and_parametrization(dim):
+    def program(lib):
+        utils = lib.nn.utils
+        with pytest.warns(FutureWarning, match="weight_norm` is deprecated"):
+            layer = utils.weight_norm(_linear(lib), dim=dim)
+        x = lib.ones(2, 4, dtype=lib.float64)
+        found = [list(layer.state_dict()), repr(layer), layer.weight_g, layer.weight_v]
+        layer(x).sum().backward()
+        found += [layer.weight_g.grad, layer.weight_v.grad]
+        utils.remove_weight_norm(layer)
+        found += [list(layer.state_dict()), layer.weight.detach()]
+        layer = utils.parametrizations.weight_norm(_linear(lib), dim=dim)
+        found += [list(layer.state_dict()), repr(layer), layer.weight]
+        layer(x).sum().backward()
+        found += [p.grad for p in layer.parameters()]
+        utils.parametrize.remove_parametrizations(layer, "weight")
+        return found + [list(layer.state_dict()), layer.weight.detach()]
+    _same_outcome(program)
+
+
+def test_weight_norm_gradcheck_and_gradgradcheck():
+    layer = gradkit.nn.utils.parametrizations.weight_norm(_linear(gradkit))
+    x = gradkit.tensor(rng.standard_normal((2, 4)), requires_grad=True)
+    params = list(layer.parameters())
+    assert gradkit.autograd.gradcheck(lambda x, *ps: layer(x), [x] + params)
+    assert gradkit.autograd.gradgradcheck(lambda x, *ps: layer(x), [x] + params)
+
+
+SPECTRAL = {
+    "hook": lambda lib, module, dim: lib.nn.utils.spectral_norm(module, dim=dim),
+    "parametrization": lambda lib, module, dim: lib.nn.utils.parametrizations.spectral_norm(
+        module, n_power_iterations=2, dim=dim),
+}
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dim", [None, 1])
+@pytest.mark.parametrize("kind", sorted(SPECTRAL))
+def test_spectral_norm_power_iteration(kind, dim, transposed):
+    # u and v start from each library's generator: gradkit's take torch's, then every
+    # training step (in-place power iteration), eval call and gradient must agree
+    weight = rng.standard_normal((3, 2, 2, 2))
+
+    def make(lib):
+        conv = (lib.nn.ConvTranspose2d(3, 2, 2) if transposed else lib.nn.Conv2d(2, 3, 2))
+        conv = conv.double()
+        with lib.no_grad():
+            conv.weight.copy_(lib.tensor(weight))
+        return SPECTRAL[kind](lib, conv, dim)
+    theirs, ours = make(torch), make(gradkit)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert repr(ours) == repr(theirs)
+    ours.load_state_dict({k: gradkit.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    x = rng.standard_normal((1, 3 if transposed else 2, 3, 3))
+    for training in (True, True, False):
+        theirs.train(training)
+        ours.train(training)
+        want, got = theirs(torch.tensor(x)), ours(gradkit.tensor(x))
+        same(got, want)
+        want.sum().backward()
+        got.sum().backward()
+        for g, t in zip(ours.parameters(), theirs.parameters(), strict=True):
+            same(g.grad, t.grad)
+        for g, t in zip(ours.state_dict().values(), theirs.state_dict().values(), strict=True):
+            same(g, t)
+    if kind == "hook":
+        torch.nn.utils.remove_spectral_norm(theirs)
+        gradkit.nn.utils.remove_spectral_norm(ours)
+    else:
+        torch.nn.utils.parametrize.remove_parametrizations(theirs, "weight")
+        gradkit.nn.utils.parametrize.remove_parametrizations(ours, "weight")
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    same(ours.weight, theirs.weight)
+
+
+def test_spectral_norm_of_a_vector_normalizes_it():
+    def program(lib):
+        module = lib.nn.Module()
+        module.w = lib.nn.Parameter(lib.tensor([3.0, 4.0], dtype=lib.float64))
+        lib.nn.utils.parametrizations.spectral_norm(module, "w")
+        return [module.w, list(module.state_dict())]
+    _same_outcome(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.nn.utils.remove_weight_norm(_linear(lib)),
+    lambda lib: lib.nn.utils.remove_spectral_norm(_linear(lib)),
+    lambda lib: lib.nn.utils.spectral_norm(lib.nn.utils.spectral_norm(_linear(lib))),
+    lambda lib: lib.nn.utils.spectral_norm(_linear(lib), n_power_iterations=0),
+    lambda lib: lib.nn.utils.parametrizations.spectral_norm(_linear(lib), "foo"),
+    lambda lib: lib.nn.utils.parametrizations.spectral_norm(_linear(lib), dim=2),
+    lambda lib: lib.nn.utils.parametrizations.spectral_norm(_linear(lib),
+                                                            n_power_iterations=0),
+], ids=["remove_weight_norm", "remove_spectral_norm", "spectral_twice", "iterations",
+        "no_tensor", "dim", "parametrization_iterations"])
+def test_norm_errors(program):
+    _error(program)
+
+
+def test_weight_norm_twice_raises():
+    def program(lib):
+        with pytest.warns(FutureWarning):
+            lib.nn.utils.weight_norm(lib.nn.utils.weight_norm(_linear(lib)))
     _error(program)

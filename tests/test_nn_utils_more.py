@@ -213,6 +213,7 @@ def _same_outcome(program):
 
 
 WEIGHT = rng.standard_normal((3, 4))
+TIED_WEIGHT = rng.standard_normal((4, 4))
 
 
 def _linear(lib):
@@ -429,3 +430,116 @@ def test_weight_norm_twice_raises():
         with pytest.warns(FutureWarning):
             lib.nn.utils.weight_norm(lib.nn.utils.weight_norm(_linear(lib)))
     _error(program)
+
+
+def _tied(lib):
+    """A module whose two children share one Linear (so its weight has two names)."""
+    shared = lib.nn.Linear(4, 4, bias=False).double()
+    with lib.no_grad():
+        shared.weight.copy_(lib.tensor(TIED_WEIGHT))
+    return lib.nn.Sequential(shared, lib.nn.Tanh(), shared)
+
+
+def test_functional_call_swaps_tensors_for_one_call():
+    def program(lib):
+        layer = _linear(lib)
+        norm = lib.nn.BatchNorm1d(3).double()
+        new_weight = lib.tensor(WEIGHT * 2, requires_grad=True)
+        mean = lib.zeros(3, dtype=lib.float64)
+        given = {"weight": new_weight}
+        x = lib.ones(2, 4, dtype=lib.float64)
+        with pytest.warns(FutureWarning, match="stateless.functional_call` is deprecated"):
+            out = lib.nn.utils.stateless.functional_call(layer, given, x)
+            normed = lib.nn.utils.stateless.functional_call(
+                norm, {"running_mean": mean}, (out.detach(),), {})
+            tied = lib.nn.utils.stateless.functional_call(
+                _tied(lib), {"0.weight": lib.eye(4, dtype=lib.float64)}, x)
+            untied = lib.nn.utils.stateless.functional_call(
+                _tied(lib), {"0.weight": lib.eye(4, dtype=lib.float64)}, x,
+                tie_weights=False)
+        out.sum().backward()
+        return [out, new_weight.grad, layer.weight.detach(), given["weight"] is new_weight,
+                normed, mean, norm.running_mean, tied, untied]
+    _same_outcome(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.nn.utils.stateless.functional_call(
+        _linear(lib), {"weight": lib.ones(3, 4), "foo": lib.ones(1)}, lib.ones(2, 4),
+        strict=True),
+    lambda lib: lib.nn.utils.stateless.functional_call(
+        _tied(lib), {"0.weight": lib.eye(4), "2.weight": lib.ones(4, 4)}, lib.ones(2, 4)),
+], ids=["strict", "tied"])
+def test_functional_call_errors(program):
+    with pytest.warns(FutureWarning):
+        _error(program)
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+def test_fuse_conv_bn_eval(transpose):
+    weight = rng.standard_normal((2, 3, 2, 2) if transpose else (3, 2, 2, 2))
+    bias, x = rng.standard_normal(3), rng.standard_normal((1, 2, 3, 3))
+
+    def program(lib):
+        conv = (lib.nn.ConvTranspose2d(2, 3, 2) if transpose else lib.nn.Conv2d(2, 3, 2))
+        conv = conv.double().eval()
+        bn = lib.nn.BatchNorm2d(3).double().eval()
+        with lib.no_grad():
+            conv.weight.copy_(lib.tensor(weight))
+            conv.bias.copy_(lib.tensor(bias))
+            bn.running_mean.copy_(lib.tensor([0.5, -1.0, 2.0]))
+            bn.running_var.copy_(lib.tensor([2.0, 0.5, 1.5]))
+            bn.weight.copy_(lib.tensor([1.5, -0.5, 2.0]))
+        fused = lib.nn.utils.fuse_conv_bn_eval(conv, bn, transpose=transpose)
+        plain = lib.nn.utils.fuse_conv_bn_weights(conv.weight, None, bn.running_mean,
+                                                  bn.running_var, 1e-3, None, None, transpose)
+        return [fused(lib.tensor(x)), bn(conv(lib.tensor(x))), fused.weight is conv.weight,
+                repr(fused), *plain, type(plain[0]).__name__]
+    ours, theirs = program(gradkit), program(torch)
+    for g, t in zip(ours, theirs, strict=True):
+        if isinstance(t, torch.Tensor):
+            same(g, t, rtol=1e-9)
+        else:
+            assert g == t
+    same(ours[0], ours[1].detach(), rtol=1e-9)
+
+
+def test_fuse_linear_bn_eval():
+    def program(lib):
+        layer = _linear(lib).eval()
+        bn = lib.nn.BatchNorm1d(3).double().eval()
+        with lib.no_grad():
+            bn.running_mean.copy_(lib.tensor([0.5, -1.0, 2.0]))
+            bn.bias.copy_(lib.tensor([1.0, 0.0, -1.0]))
+        fused = lib.nn.utils.fuse_linear_bn_eval(layer, bn)
+        return [fused(lib.tensor(WEIGHT[:2])), fused.weight, fused.bias, fused.weight.requires_grad]
+    _same_outcome(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.nn.utils.fuse_conv_bn_eval(lib.nn.Conv2d(1, 3, 1), lib.nn.BatchNorm2d(3)),
+    lambda lib: lib.nn.utils.fuse_linear_bn_eval(lib.nn.Linear(2, 3).eval(),
+                                                 lib.nn.BatchNorm1d(4).eval()),
+    lambda lib: lib.nn.utils.fuse_linear_bn_eval(
+        lib.nn.Linear(2, 3).eval(), lib.nn.BatchNorm1d(3, track_running_stats=False).eval()),
+    lambda lib: lib.nn.utils.skip_init(int),
+    lambda lib: lib.nn.utils.skip_init(lib.nn.Tanh),
+], ids=["training", "features", "no_running_stats", "not_module", "no_device"])
+def test_fusion_and_skip_init_errors(program):
+    _error(program)
+
+
+def test_skip_init_draws_nothing_and_keeps_shapes():
+    for lib in (torch, gradkit):
+        lib.manual_seed(3)
+        layer = lib.nn.utils.skip_init(lib.nn.Linear, 4, 3, bias=False, dtype=lib.float64)
+        after = lib.rand(1)
+        lib.manual_seed(3)
+        assert lib.equal(after, lib.rand(1))
+        assert tuple(layer.weight.shape) == (3, 4) and layer.weight.dtype == lib.float64
+        assert layer.bias is None and isinstance(layer.weight, lib.nn.Parameter)
+        conv = lib.nn.Sequential(lib.nn.Conv2d(1, 2, 2))
+        assert lib.nn.utils.convert_conv2d_weight_memory_format(conv, lib.channels_last
+                                                                if lib is torch else None) \
+            is conv
+        assert lib.nn.utils.convert_conv3d_weight_memory_format(conv, None) is conv

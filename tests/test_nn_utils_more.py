@@ -1,5 +1,8 @@
 """torch.nn.utils beyond clipping, against torch: rnn packing/padding (values, batch sizes,
 indices, gradients, errors) and the recurrent layers on a PackedSequence."""
+import doctest
+import importlib
+
 import numpy as np
 import pytest
 
@@ -543,3 +546,11 @@ def test_skip_init_draws_nothing_and_keeps_shapes():
                                                                 if lib is torch else None) \
             is conv
         assert lib.nn.utils.convert_conv3d_weight_memory_format(conv, None) is conv
+
+
+@pytest.mark.parametrize("module", [
+    "gradkit.nn.utils.rnn", "gradkit.nn.utils.parametrize", "gradkit.nn.utils.parametrizations",
+    "gradkit.nn.utils.weight_norm", "gradkit.nn.utils.stateless"])
+def test_docstring_examples(module):
+    result = doctest.testmod(importlib.import_module(module), extraglobs={"gradkit": gradkit})
+    assert result.attempted > 0 and result.failed == 0

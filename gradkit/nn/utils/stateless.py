@@ -2,7 +2,6 @@
 buffers replaced by given tensors, for that call only.
 
 >>> layer = gradkit.nn.Linear(2, 1, bias=False)
->>> import warnings; warnings.simplefilter("ignore", FutureWarning)
 >>> functional_call(layer, {"weight": gradkit.ones(1, 2)}, gradkit.tensor([1.0, 2.0]))
 tensor([3.])
 """

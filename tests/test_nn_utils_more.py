@@ -548,6 +548,97 @@ def test_skip_init_draws_nothing_and_keeps_shapes():
         assert lib.nn.utils.convert_conv3d_weight_memory_format(conv, None) is conv
 
 
+@pytest.mark.parametrize("trivialization", [True, False])
+@pytest.mark.parametrize("orthogonal_map", [None, "matrix_exp", "cayley", "householder"])
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4), (2, 3, 3)])
+def test_orthogonal(shape, orthogonal_map, trivialization):
+    # a non-square base completes the weight with randn columns (each library's generator):
+    # gradkit takes torch's base from its state_dict, then values, gradients and assignment
+    # must agree
+    weight, seed, assigned = (rng.standard_normal(shape) for _ in range(3))
+    used_map = orthogonal_map or ("matrix_exp" if shape[-1] == shape[-2] else "householder")
+    made = []
+    for lib in (torch, gradkit):
+        module = lib.nn.Module()
+        module.weight = lib.nn.Parameter(lib.tensor(weight))
+        lib.nn.utils.parametrizations.orthogonal(module, orthogonal_map=orthogonal_map,
+                                                 use_trivialization=trivialization)
+        made.append(module)
+    theirs, ours = made
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert repr(ours) == repr(theirs)
+    ours.load_state_dict({k: gradkit.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    same(ours.weight, theirs.weight)
+    (theirs.weight * torch.tensor(seed)).sum().backward()
+    (ours.weight * gradkit.tensor(seed)).sum().backward()
+    same(ours.parametrizations.weight.original.grad,
+         theirs.parametrizations.weight.original.grad, rtol=1e-9)
+    if trivialization and shape[-1] != shape[-2]:
+        ours.weight = gradkit.tensor(assigned)  # a random base: orthogonal, not torch's
+        q = ours.weight.detach().numpy()
+        q = q if shape[-2] > shape[-1] else q.swapaxes(-1, -2)
+        np.testing.assert_allclose(q.swapaxes(-1, -2) @ q, np.eye(min(shape[-2:])),
+                                   atol=1e-12)
+    elif trivialization or used_map == "householder":
+        theirs.weight = torch.tensor(assigned)
+        ours.weight = gradkit.tensor(assigned)
+        same(ours.weight, theirs.weight, rtol=1e-9)
+    else:
+        _error(lambda lib: setattr(theirs if lib is torch else ours, "weight",
+                                   lib.tensor(assigned)))
+
+
+def test_orthogonal_gradcheck_and_gradgradcheck():
+    for orthogonal_map, shape in (("cayley", (3, 3)), ("matrix_exp", (3, 2)),
+                                  ("householder", (2, 3))):
+        module = gradkit.nn.Module()
+        module.weight = gradkit.nn.Parameter(gradkit.tensor(rng.standard_normal(shape)))
+        gradkit.nn.utils.parametrizations.orthogonal(module, orthogonal_map=orthogonal_map)
+        orthogonal = module.parametrizations.weight[0]  # original -> weight, times its base
+        x = gradkit.tensor(rng.standard_normal(shape), requires_grad=True)
+        assert gradkit.autograd.gradcheck(orthogonal, [x])
+        assert gradkit.autograd.gradgradcheck(orthogonal, [x])
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(2, 3), "foo"),
+    lambda lib: lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(2, 3), "bias"),
+    lambda lib: lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(2, 3),
+                                                         orthogonal_map="qr"),
+    lambda lib: setattr(lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(2, 3)),
+                        "weight", lib.ones(2, 2)),
+], ids=["no_tensor", "vector", "map", "assign_shape"])
+def test_orthogonal_errors(program):
+    _error(program)
+
+
+def test_transfer_parametrizations_and_params():
+    def program(lib):
+        P = lib.nn.utils.parametrize  # noqa: N806 - a module
+        symmetric, _ = _symmetric_and_scale(lib)
+        source = lib.nn.utils.parametrizations.weight_norm(_linear(lib))
+        P.register_parametrization(source, "bias", lib.nn.Softplus())
+        target = P.transfer_parametrizations_and_params(source, lib.nn.Linear(4, 3).double())
+        only = P.transfer_parametrizations_and_params(source, lib.nn.Linear(4, 3).double(),
+                                                      "weight")
+        plain = P.transfer_parametrizations_and_params(_linear(lib), _linear(lib))
+        return [type(target).__name__, list(target.state_dict()), target.weight, target.bias,
+                target.parametrizations.weight.original0 is
+                source.parametrizations.weight.original0, list(only.state_dict()),
+                list(plain.state_dict())]
+    _same_outcome(program)
+
+
+def test_clip_grad_norm_is_the_deprecated_clip_grad_norm_():
+    def program(lib):
+        w = lib.nn.Parameter(lib.tensor([3.0, 4.0], dtype=lib.float64))
+        w.grad = lib.tensor([3.0, 4.0], dtype=lib.float64)
+        with pytest.warns(FutureWarning, match="clip_grad_norm` is now deprecated"):
+            total = lib.nn.utils.clip_grad_norm(w, 1.0)
+        return [total, w.grad]
+    _same_outcome(program)
+
+
 @pytest.mark.parametrize("module", [
     "gradkit.nn.utils.rnn", "gradkit.nn.utils.parametrize", "gradkit.nn.utils.parametrizations",
     "gradkit.nn.utils.weight_norm", "gradkit.nn.utils.stateless"])

@@ -1,4 +1,4 @@
-"""torch.nn.utils.parametrizations: weight_norm and spectral_norm as parametrizations.
+"""torch.nn.utils.parametrizations: orthogonal, weight_norm and spectral_norm.
 
 ``weight_norm(m)`` stores ``parametrizations.weight.original0`` (g, the norms) and
 ``original1`` (v); ``spectral_norm(m)`` stores ``parametrizations.weight.original`` and the
@@ -11,8 +11,9 @@ on every access (``parametrize.cached()`` to reuse it).
 """
 from __future__ import annotations
 
-from gradkit import autograd, ops
+from gradkit import autograd, creation, linalg, ops
 from gradkit._tensor import Tensor
+from gradkit.dtype_info import finfo
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
 from gradkit.nn.module import Module
 from gradkit.nn.utils import parametrize
@@ -107,4 +108,121 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     return module
 
 
-__all__ = ["weight_norm", "spectral_norm"]
+def _is_orthogonal(q: Tensor) -> bool:
+    n, k = q.shape[-2], q.shape[-1]
+    identity = creation.eye(k, dtype=q.dtype, device=q.device)
+    return ops.allclose(ops.matmul(q.mH, q), identity, atol=10.0 * n * finfo(q.dtype).eps)
+
+
+def _make_orthogonal(a: Tensor) -> Tensor:
+    """The Q of A = QR with R's diagonal made positive."""
+    x, tau = ops.geqrf(a)
+    q = linalg.householder_product(x, tau)
+    return ops.mul(q, ops.sgn(x.diagonal(dim1=-2, dim2=-1)).unsqueeze(-2))
+
+
+_MAPS = ("matrix_exp", "cayley", "householder")
+
+
+class _Orthogonal(Module):
+    """An orthogonal (unitary) matrix from an unconstrained one: exp or Cayley of the
+    skew-symmetric part of its lower triangle, or a product of Householder reflectors; with
+    ``use_trivialization`` the result is left-multiplied by the buffer ``base``."""
+
+    def __init__(self, weight: Tensor, orthogonal_map: str, *,
+                 use_trivialization: bool = True) -> None:
+        super().__init__()
+        if weight.is_complex() and orthogonal_map == "householder":
+            raise ValueError("The householder parametrization does not support complex "
+                             "tensors.")
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        n, k = x.shape[-2], x.shape[-1]
+        transposed = n < k
+        if transposed:
+            x, n, k = x.mT, k, n
+        if self.orthogonal_map == "householder":
+            a = x.tril(diagonal=-1)
+            tau = ops.div(2.0, ops.add(1.0, ops.sum(ops.mul(a, a), dim=-2)))
+            q = linalg.householder_product(a, tau)
+            q = ops.mul(q, x.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2))
+        else:
+            x = x.tril()
+            if n != k:
+                zeros = x.new_zeros(n, n - k).expand(*x.shape[:-2], -1, -1)
+                x = ops.cat([x, zeros], dim=-1)
+            a = ops.sub(x, x.mH)
+            if self.orthogonal_map == "matrix_exp":
+                q = ops.matrix_exp(a)
+            else:
+                identity = creation.eye(n, dtype=a.dtype, device=a.device)
+                q = linalg.solve(ops.add(identity, a, alpha=-0.5),
+                                 ops.add(identity, a, alpha=0.5))
+            q = q[..., :k] if n != k else q
+        if hasattr(self, "base"):
+            q = ops.matmul(self.base, q)
+        return q.mT if transposed else q
+
+    def right_inverse(self, q: Tensor) -> Tensor:
+        """The unconstrained matrix mapping to ``q``: with trivialization, ``base`` becomes
+        (an orthogonal completion of) q and the result maps to the identity."""
+        with autograd.no_grad():
+            return self._right_inverse(q)
+
+    def _right_inverse(self, q: Tensor) -> Tensor:
+        if q.shape != self.shape:
+            raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                             f"Got a tensor of shape {q.shape}.")
+        q_init = q
+        n, k = q.shape[-2], q.shape[-1]
+        transpose = n < k
+        if transpose:
+            q, n, k = q.mT, k, n
+        if not hasattr(self, "base"):
+            if self.orthogonal_map != "householder":
+                raise NotImplementedError("It is not possible to assign to the matrix "
+                                          "exponential or the Cayley parametrizations when "
+                                          "use_trivialization=False.")
+            a, tau = ops.geqrf(q)
+            a.diagonal(dim1=-2, dim2=-1).sign_()
+            a.diagonal(dim1=-2, dim2=-1)[tau == 0.0] *= -1
+            return a.mT if transpose else a
+        if n == k:
+            q = q.clone() if _is_orthogonal(q) else _make_orthogonal(q)
+        else:  # complete q with random columns (gradkit's generator: not torch's numbers)
+            extra = creation.randn(*(tuple(q.shape[:-2]) + (n, n - k)), dtype=q.dtype,
+                                   device=q.device)
+            q = _make_orthogonal(ops.cat([q, extra], dim=-1))
+        self.base = q
+        neg_identity = creation.zeros_like(q_init)
+        neg_identity.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
+        return neg_identity
+
+
+def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
+               use_trivialization: bool = True) -> Module:
+    """Keep ``module.<name>`` (a matrix or batch of them) orthogonal / unitary.
+    ``orthogonal_map``: "matrix_exp" (default for square or complex), "cayley" or
+    "householder" (default otherwise)."""
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError("Expected a matrix or batch of matrices. Got a tensor of "
+                         f"{weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        square = weight.shape[-2] == weight.shape[-1]
+        orthogonal_map = "matrix_exp" if square or weight.is_complex() else "householder"
+    if orthogonal_map not in _MAPS:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", '
+                         f'"householder". Got: {orthogonal_map}')
+    orth = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
+    return module
+
+
+__all__ = ["orthogonal", "weight_norm", "spectral_norm"]

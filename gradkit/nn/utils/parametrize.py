@@ -285,5 +285,30 @@ def type_before_parametrizations(module: Module) -> type:
     return module.__class__.__bases__[0] if is_parametrized(module) else type(module)
 
 
+def transfer_parametrizations_and_params(from_module: Module, to_module: Module,
+                                         tensor_name: str | None = None) -> Module:
+    """Register ``from_module``'s parametrizations (all, or those of ``tensor_name``) on
+    ``to_module`` too, sharing the same parametrization modules and original tensors."""
+    if not is_parametrized(from_module):
+        return to_module
+    names = list(from_module.parametrizations) if tensor_name is None else [tensor_name]
+    for name in names:
+        if not hasattr(to_module, name):
+            setattr(to_module, name, Parameter(getattr(from_module, name)))
+        source = from_module.parametrizations[name]
+        for parametrization in source:
+            register_parametrization(to_module, name, parametrization)
+        target = to_module.parametrizations[name]
+        if hasattr(source, "original"):
+            target.original = source.original
+            continue
+        index = 0
+        while hasattr(source, f"original{index}"):
+            setattr(target, f"original{index}", getattr(source, f"original{index}"))
+            index += 1
+    return to_module
+
+
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",
-           "remove_parametrizations", "type_before_parametrizations"]
+           "remove_parametrizations", "type_before_parametrizations",
+           "transfer_parametrizations_and_params"]

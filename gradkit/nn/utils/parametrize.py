@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Iterator, Sequence
 
 from gradkit import autograd
@@ -165,11 +166,23 @@ def _no_pickle(self):
                        "inference-and-or-resuming-training")
 
 
+def _deepcopy(self, memo: dict):
+    """deepcopy without pickling's __getstate__ (which refuses): copy the __dict__."""
+    if id(self) in memo:
+        return memo[id(self)]
+    replica = self.__new__(self.__class__)
+    memo[id(self)] = replica
+    object.__setattr__(replica, "__dict__", copy.deepcopy(self.__dict__, memo))
+    return replica
+
+
 def _inject_new_class(module: Module) -> None:
     """A subclass per parametrized module, to hold its properties (as torch)."""
     cls = module.__class__
-    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,),
-                            {"__getstate__": _no_pickle})
+    members = {"__getstate__": _no_pickle}
+    if not hasattr(cls, "__deepcopy__"):
+        members["__deepcopy__"] = _deepcopy
+    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), members)
 
 
 def _inject_property(module: Module, tensor_name: str) -> None:

@@ -659,3 +659,33 @@ def test_clip_grad_norm_is_the_deprecated_clip_grad_norm_():
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), extraglobs={"gradkit": gradkit})
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_parametrized_weight_norm_loads_the_old_hook_state_dict():
+    def program(lib):
+        with pytest.warns(FutureWarning):
+            old = lib.nn.utils.weight_norm(_linear(lib))
+        new = lib.nn.utils.parametrizations.weight_norm(lib.nn.Linear(4, 3).double())
+        saved = old.state_dict()
+        result = new.load_state_dict(saved)
+        return [repr(result), list(saved), new.weight, list(new.state_dict())]
+    _same_outcome(program)
+
+
+def test_load_state_dict_pre_hook_edits_a_copy():
+    def program(lib):
+        layer = _linear(lib)
+        seen = []
+
+        def rename(module, state_dict, prefix, local_metadata, strict, missing, unexpected,
+                   errors):
+            seen.append((type(module).__name__, prefix, strict, sorted(state_dict)))
+            if prefix + "w" in state_dict:
+                state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+        model = lib.nn.Sequential(layer)
+        layer.register_load_state_dict_pre_hook(rename)
+        given = {"0.w": lib.ones(3, 4, dtype=lib.float64),
+                 "0.bias": lib.zeros(3, dtype=lib.float64)}
+        model.load_state_dict(given)
+        return [seen, sorted(given), layer.weight.detach()]
+    _same_outcome(program)

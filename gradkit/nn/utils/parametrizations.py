@@ -37,9 +37,17 @@ class _WeightNorm(Module):
 
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
     """Weight normalization of ``module.<name>`` (``dim=None``: one norm for the whole
-    tensor). torch also loads old ``weight_g`` / ``weight_v`` state_dict keys into it; gradkit
-    has no load_state_dict pre-hooks, so rename those keys first."""
+    tensor). A state_dict of the older hook-based weight_norm (``<name>_g``, ``<name>_v``)
+    loads into it, as torch."""
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def old_keys_compat(module, state_dict, prefix, *_) -> None:
+        g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
+
+    module.register_load_state_dict_pre_hook(old_keys_compat)
     return module
 
 

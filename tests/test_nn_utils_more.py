@@ -689,3 +689,27 @@ def test_load_state_dict_pre_hook_edits_a_copy():
         model.load_state_dict(given)
         return [seen, sorted(given), layer.weight.detach()]
     _same_outcome(program)
+
+
+def test_packing_recurrence_and_norms_on_a_stand_in_gpu(monkeypatch):
+    import strict_xp
+    strict_xp.install(monkeypatch)
+    rnn = gradkit.nn.utils.rnn
+    seqs = [gradkit.tensor(s, device="cuda", requires_grad=True) for s in SEQS]
+    packed = rnn.pack_sequence(seqs, enforce_sorted=False)
+    assert packed.is_cuda and packed.data.device.type == "cuda"
+    assert packed.batch_sizes.device.type == "cpu"
+    layer = gradkit.nn.LSTM(3, 4, bidirectional=True).double().to("cuda")
+    out, (h, c) = layer(packed)
+    padded, lengths = rnn.pad_packed_sequence(out, batch_first=True)
+    assert padded.device.type == "cuda" and lengths.tolist() == [2, 5, 3]
+    (padded.sum() + h.sum() + c.sum()).backward()
+    assert all(s.grad.device.type == "cuda" for s in seqs)
+    assert padded.cpu().shape == (3, 5, 8)
+    x = gradkit.ones(2, 4, dtype=gradkit.float64, device="cuda")
+    for parametrize in (gradkit.nn.utils.parametrizations.spectral_norm,
+                        gradkit.nn.utils.parametrizations.orthogonal,
+                        gradkit.nn.utils.parametrizations.weight_norm):
+        layer = parametrize(gradkit.nn.Linear(4, 3).double().to("cuda"))
+        layer(x).sum().backward()
+        assert all(p.grad.device.type == "cuda" for p in layer.parameters())

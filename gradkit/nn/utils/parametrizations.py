@@ -206,9 +206,11 @@ class _Orthogonal(Module):
                                    device=q.device)
             q = _make_orthogonal(ops.cat([q, extra], dim=-1))
         self.base = q
-        neg_identity = creation.zeros_like(q_init)
-        neg_identity.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
-        return neg_identity
+        # -I in q_init's shape (torch fills a zeros_like's diagonal; a fresh sum stays
+        # writable on every backend)
+        identity = creation.eye(q_init.shape[-2], q_init.shape[-1], dtype=q_init.dtype,
+                                device=q_init.device)
+        return ops.sub(creation.zeros_like(q_init), identity)
 
 
 def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,

@@ -80,6 +80,21 @@ def test_pack_padded_then_pad_packed(batch_first, enforce_sorted):
     _same_results(program, [PADDED])
 
 
+def test_padded_results_have_torch_strides():
+    def strides(lib):
+        rnn = lib.nn.utils.rnn
+        seqs = [lib.ones(3, 2), lib.ones(1, 2), lib.ones(2, 2)]
+        found = []
+        for enforce_sorted in (True, False):
+            ordered = sorted(seqs, key=len, reverse=True) if enforce_sorted else seqs
+            packed = rnn.pack_sequence(ordered, enforce_sorted=enforce_sorted)
+            found += [rnn.pad_packed_sequence(packed, batch_first)[0].stride()
+                      for batch_first in (False, True)]
+        return found + [rnn.pad_sequence(seqs, batch_first).stride() for batch_first in
+                        (False, True)]
+    assert strides(gradkit) == strides(torch)
+
+
 def test_pack_sequence_unpack_and_unpad():
     def program(lib, xs):
         rnn = lib.nn.utils.rnn

@@ -184,7 +184,8 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     padded = [ops.cat([part, filler(batch - part.shape[0])], 0) if part.shape[0] < batch
               else part for part in rows]
     padded += [filler(batch)] * (steps - len(batch_sizes))
-    output = ops.stack(padded, 1 if batch_first else 0)
+    output = ops.stack(padded, 0)  # time-major, then a transposed view, as torch's strides
+    output = output.transpose(0, 1) if batch_first else output
     lengths = creation.tensor([sum(size > b for size in batch_sizes) for b in range(batch)],
                               dtype=int64)
     if sequence.unsorted_indices is not None:

@@ -309,7 +309,10 @@ def test_parametrization_of_a_buffer_and_unsafe_shape_change():
         P.register_parametrization(norm, "running_var", lib.nn.Softplus())
         rows = lib.nn.Linear(3, 2).double()
         P.register_parametrization(rows, "weight", lib.nn.Flatten(0), unsafe=True)
-        return [list(norm.state_dict()), norm.running_var, rows.weight.shape]
+        found = [list(norm.state_dict()), norm.running_var, rows.weight.shape]
+        P.remove_parametrizations(norm, "running_var")
+        return found + [list(norm.state_dict()), norm.running_var,
+                        [name for name, _ in norm.named_buffers()]]
     _same_outcome(program)
 
 

@@ -66,6 +66,13 @@ class ModuleState:
         """``hook(module, prefix, keep_vars)`` runs before ``state_dict`` reads this module."""
         return add_hook(self._hook_table("_state_dict_pre_hooks"), hook)
 
+    def register_load_state_dict_pre_hook(self, hook) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` runs before ``load_state_dict`` reads this module's
+        keys; it may rename or add keys (in load_state_dict's own copy of the dict). The
+        three lists it gets are scratch lists: load_state_dict computes its own after."""
+        return add_hook(self._hook_table("_load_state_dict_pre_hooks"), hook)
+
     def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
         """``hook(module, incompatible_keys)`` runs after ``load_state_dict`` copied the values
         and before its strict check: clearing keys from the lists in place forgives them."""
@@ -84,6 +91,10 @@ class ModuleState:
         """Copy values from ``state_dict`` into parameters and buffers, in place."""
         if not isinstance(state_dict, dict):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        state_dict = OrderedDict(state_dict)  # pre-hooks may edit it: not the caller's
+        for dot, module in self._prefixed_modules():
+            for hook in module._hook_table("_load_state_dict_pre_hooks").values():
+                hook(module, state_dict, dot, {}, strict, [], [], [])
         own, extra = {}, {}
         for dot, module in self._prefixed_modules():
             own.update(module._own_tensors(dot, keep_vars=True))

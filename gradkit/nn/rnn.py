@@ -15,6 +15,7 @@ from gradkit.nn import functional as F  # noqa: N812 - torch convention
 from gradkit.nn import init
 from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
+from gradkit.nn.utils.rnn import PackedSequence
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
@@ -157,28 +158,26 @@ class RNNBase(Module):
         if tuple(hx.shape) != expected:
             raise RuntimeError(f"Expected hidden{which} size {expected}, got {list(hx.shape)}")
 
-    def _run(self, x, h0, c0):
-        """The stacked, maybe bidirectional recurrence over time-major ``x`` (T, B, F):
-        (output (T, B, D·H_out), h_n, c_n or None)."""
+    def _run(self, x, h0, c0, batch_sizes=None):
+        """The stacked, maybe bidirectional recurrence over time-major ``x`` (T, B, F), or
+        over a PackedSequence's ``data`` (N, F) with its ``batch_sizes``: (output, h_n, c_n
+        or None)."""
         if x.shape[0] == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-        step = _STEPS[self.mode]
         directions = 1 + self.bidirectional
         h_last, c_last = [], []
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(directions):
                 index = layer * directions + direction
-                w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
-                x_parts = ops.unbind(F.linear(x, w_ih, b_ih), 0)  # all steps' input share
-                h, c = h0[index], None if c0 is None else c0[index]
-                hs = []
-                for t in (reversed(range(len(x_parts))) if direction else range(len(x_parts))):
-                    h, c = step(x_parts[t], h, c, w_hh, b_hh, w_hr)
-                    hs.append(h)
-                if direction:
-                    hs.reverse()
-                outputs.append(ops.stack(hs, 0))
+                weights = self._weights(layer, direction)
+                x_in = F.linear(x, weights[0], weights[2])  # all steps' input share
+                x_parts = (ops.unbind(x_in, 0) if batch_sizes is None
+                           else ops.split(x_in, batch_sizes, 0))
+                hs, h, c = self._direction(x_parts, h0[index],
+                                           None if c0 is None else c0[index], weights,
+                                           bool(direction))
+                outputs.append(ops.stack(hs, 0) if batch_sizes is None else ops.cat(hs, 0))
                 h_last.append(h)
                 c_last.append(c)
             x = outputs[0] if directions == 1 else ops.cat(outputs, -1)
@@ -186,14 +185,40 @@ class RNNBase(Module):
                 x = F.dropout(x, self.dropout, True)
         return x, ops.stack(h_last, 0), None if c0 is None else ops.stack(c_last, 0)
 
+    def _direction(self, x_parts, h0, c0, weights, reverse: bool):
+        """One direction of one layer: (per-step outputs in time order, h_n, c_n). Packed
+        steps shrink in batch: going forward, the sequences that ended keep their last state
+        (``done``); going backward, they join with their initial state when they start."""
+        step = _STEPS[self.mode]
+        _, w_hh, _, b_hh, w_hr = weights
+        rows = x_parts[-1].shape[0] if reverse else h0.shape[0]
+        h, c = h0[:rows], None if c0 is None else c0[:rows]
+        hs, done = [], []
+        for x_t in (reversed(x_parts) if reverse else x_parts):
+            size = x_t.shape[0]
+            if size < h.shape[0]:
+                done.append((h[size:], None if c is None else c[size:]))
+                h, c = h[:size], None if c is None else c[:size]
+            elif size > h.shape[0]:
+                h = ops.cat([h, h0[h.shape[0]:size]], 0)
+                c = None if c is None else ops.cat([c, c0[c.shape[0]:size]], 0)
+            h, c = step(x_t, h, c, w_hh, b_hh, w_hr)
+            hs.append(h)
+        if done:
+            h = ops.cat([h] + [tail for tail, _ in reversed(done)], 0)
+            c = None if c is None else ops.cat([c] + [tail for _, tail in reversed(done)], 0)
+        return (hs[::-1] if reverse else hs), h, c
+
     def _forward(self, x, hx, is_lstm: bool):
+        states = () if hx is None else (tuple(hx) if is_lstm else (hx,))
+        if isinstance(x, PackedSequence):
+            return self._forward_packed(x, states, is_lstm)
         name = "RNN" if self.mode.startswith("RNN") else self.mode
         if x.ndim not in (2, 3):
             kind = " tensor" if name == "RNN" else ""
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {x.ndim}D{kind} "
                              "instead")
         batched = x.ndim == 3
-        states = () if hx is None else (tuple(hx) if is_lstm else (hx,))
         want = 3 if batched else 2
         if any(s.ndim != want for s in states):
             got = ", ".join(f"{s.ndim}-D" for s in states)
@@ -207,8 +232,33 @@ class RNNBase(Module):
             states = tuple(s.unsqueeze(1) for s in states)
         if self.batch_first:
             x = x.transpose(0, 1)  # the loop runs time-major
+        out, h_n, c_n = self._checked_run(x, states, x.shape[1], is_lstm)
+        if self.batch_first:
+            out = out.transpose(0, 1)
+        if not batched:
+            out, h_n = out.squeeze(batch_dim), h_n.squeeze(1)
+            c_n = None if c_n is None else c_n.squeeze(1)
+        return out, ((h_n, c_n) if is_lstm else h_n)
+
+    def _forward_packed(self, packed: PackedSequence, states: tuple, is_lstm: bool):
+        """A PackedSequence in, one out; the given states are in the original batch order,
+        so they are sorted as the sequences on the way in and back on the way out."""
+        data, batch_sizes, sorted_indices, unsorted_indices = packed
+        if data.ndim != 2:
+            raise RuntimeError(f"input must have 2 dimensions, got {data.ndim}")
+        sizes = [int(n) for n in batch_sizes.tolist()]
+        if sorted_indices is not None:
+            states = tuple(ops.index_select(s, 1, sorted_indices) for s in states)
+        out, h_n, c_n = self._checked_run(data, states, sizes[0], is_lstm, sizes)
+        if unsorted_indices is not None:
+            h_n = ops.index_select(h_n, 1, unsorted_indices)
+            c_n = None if c_n is None else ops.index_select(c_n, 1, unsorted_indices)
+        output = PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices)
+        return output, ((h_n, c_n) if is_lstm else h_n)
+
+    def _checked_run(self, x, states: tuple, batch: int, is_lstm: bool, batch_sizes=None):
+        """Check the input and the states (zeros when not given), then run."""
         self._check_input(x)
-        batch = x.shape[1]
         h_size = self.proj_size or self.hidden_size
         if not states:
             states = (self._zeros(x, batch, h_size),) + (
@@ -217,13 +267,7 @@ class RNNBase(Module):
                            "[0]" if is_lstm else "")
         if is_lstm:
             self._check_hidden(states[1], self._expected_hidden(batch, self.hidden_size), "[1]")
-        out, h_n, c_n = self._run(x, states[0], states[1] if is_lstm else None)
-        if self.batch_first:
-            out = out.transpose(0, 1)
-        if not batched:
-            out, h_n = out.squeeze(batch_dim), h_n.squeeze(1)
-            c_n = None if c_n is None else c_n.squeeze(1)
-        return out, ((h_n, c_n) if is_lstm else h_n)
+        return self._run(x, states[0], states[1] if is_lstm else None, batch_sizes)
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"

@@ -85,3 +85,11 @@ def clip_grad_value_(parameters: TensorOrTensors, clip_value: float,
         for p in _as_list(parameters):
             if p.grad is not None:
                 p.grad.clamp_(min=-clip_value, max=clip_value)
+
+
+def clip_grad_norm(parameters: TensorOrTensors, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """torch's deprecated spelling of clip_grad_norm_ (a FutureWarning, then the same)."""
+    warnings.warn("`gradkit.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`gradkit.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)

@@ -1,0 +1,254 @@
+"""torch.nn.utils.rnn: padding and packing variable-length sequences for the recurrent layers.
+
+A PackedSequence keeps the time steps of a batch sorted by length, longest first: ``data``
+holds step 0 of every sequence, then step 1 of those still running, ...; ``batch_sizes[t]``
+says how many. Packing and padding are composed from slicing, cat and stack, so gradients
+flow through them as in torch.
+
+>>> from gradkit.nn.utils.rnn import pack_sequence, pad_packed_sequence
+>>> packed = pack_sequence([gradkit.tensor([1., 2., 3.]), gradkit.tensor([4.])])
+>>> packed.batch_sizes
+tensor([2, 1, 1])
+>>> pad_packed_sequence(packed)
+(tensor([[1., 4.],
+        [2., 0.],
+        [3., 0.]]), tensor([3, 1]))
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from gradkit import backend, creation, ops
+from gradkit.backend import int64
+from gradkit._tensor import Tensor
+
+_SORTED_LENGTHS = ("`lengths` array must be sorted in decreasing order when `enforce_sorted` "
+                   "is True. You can pass `enforce_sorted=False` to pack_padded_sequence "
+                   "and/or pack_sequence to sidestep this requirement if you do not need ONNX "
+                   "exportability.")
+
+
+class PackedSequence_(NamedTuple):  # noqa: N801 - torch's name
+    """The namedtuple fields PackedSequence extends (a NamedTuple may not define __new__)."""
+
+    data: Tensor
+    batch_sizes: Tensor
+    sorted_indices: Tensor | None
+    unsorted_indices: Tensor | None
+
+
+class PackedSequence(PackedSequence_):
+    """(data, batch_sizes, sorted_indices, unsorted_indices), as torch's; build it with
+    pack_padded_sequence / pack_sequence. ``PackedSequence(data, batch_sizes,
+    sorted_indices)`` fills ``unsorted_indices`` with the inverse permutation."""
+
+    __slots__ = ()
+
+    def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+        if unsorted_indices is None:
+            unsorted_indices = invert_permutation(sorted_indices)
+        if batch_sizes is None:  # PackedSequence((data, batch_sizes), ...)
+            if not (isinstance(data, (list, tuple)) and len(data) == 2):
+                raise AssertionError("Expected data to be a list or tuple of length 2")
+            data, batch_sizes = data
+        return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
+
+    def to(self, *args, **kwargs) -> PackedSequence:
+        """``data.to(...)``; the indices follow to its device only. Returns self when
+        ``data`` is unchanged."""
+        data = self.data.to(*args, **kwargs)
+        if data is self.data:
+            return self
+        move = (lambda t: None if t is None else t.to(data.device))  # noqa: E731
+        return type(self)(data, self.batch_sizes, move(self.sorted_indices),
+                          move(self.unsorted_indices))
+
+    def cuda(self, *args, **kwargs) -> PackedSequence:
+        """The sequence with ``data`` on the GPU."""
+        return self.to(self.data.cuda(*args, **kwargs).device)
+
+    def cpu(self, *args, **kwargs) -> PackedSequence:
+        """The sequence with ``data`` on the CPU."""
+        return self.to("cpu")
+
+    def double(self) -> PackedSequence:
+        """``data`` as float64."""
+        return self.to(dtype=backend.float64)
+
+    def float(self) -> PackedSequence:
+        """``data`` as float32."""
+        return self.to(dtype=backend.float32)
+
+    def half(self) -> PackedSequence:
+        """``data`` as float16."""
+        return self.to(dtype=backend.float16)
+
+    def long(self) -> PackedSequence:
+        """``data`` as int64."""
+        return self.to(dtype=int64)
+
+    def int(self) -> PackedSequence:
+        """``data`` as int32."""
+        return self.to(dtype=backend.int32)
+
+    def short(self) -> PackedSequence:
+        """``data`` as int16."""
+        return self.to(dtype=backend.int16)
+
+    def char(self) -> PackedSequence:
+        """``data`` as int8."""
+        return self.to(dtype=backend.int8)
+
+    def byte(self) -> PackedSequence:
+        """``data`` as uint8."""
+        return self.to(dtype=backend.uint8)
+
+    @property
+    def is_cuda(self) -> bool:
+        """Whether ``data`` lives on the GPU."""
+        return self.data.is_cuda
+
+    def is_pinned(self) -> bool:
+        """False: gradkit has no pinned host memory."""
+        return False
+
+
+def invert_permutation(permutation: Tensor | None) -> Tensor | None:
+    """The inverse of an index permutation (None stays None)."""
+    if permutation is None:
+        return None
+    output = creation.empty_like(permutation)
+    return output.scatter_(0, permutation, creation.arange(permutation.numel(),
+                                                          device=permutation.device))
+
+
+def _as_lengths(lengths) -> list[int]:
+    if not isinstance(lengths, Tensor):
+        return [int(n) for n in lengths]
+    if lengths.ndim != 1:
+        raise RuntimeError("'lengths' argument should be a 1D CPU int64 tensor, but got "
+                           f"{lengths.ndim}D cpu Long tensor")
+    return [int(n) for n in lengths.to(int64).tolist()]
+
+
+def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
+                         enforce_sorted: bool = True) -> PackedSequence:
+    """Pack a padded (T, B, *) batch (B, T, * with batch_first) of sequences with the given
+    lengths; ``enforce_sorted=False`` sorts them by length first and records the order."""
+    lengths = _as_lengths(lengths)
+    sorted_indices = None
+    if not enforce_sorted:
+        sorted_lengths, sorted_indices = ops.sort(creation.tensor(lengths, dtype=int64),
+                                                  descending=True)
+        lengths = sorted_lengths.tolist()
+        sorted_indices = sorted_indices.to(input.device)
+        input = ops.index_select(input, 0 if batch_first else 1, sorted_indices)
+    if batch_first:
+        input = input.transpose(0, 1)
+    if len(lengths) != input.shape[1]:
+        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
+                           f"{len(lengths)} (batch_size={input.shape[1]})")
+    if lengths[-1] <= 0:
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an "
+                           "element in 'lengths' that is <= 0")
+    if any(a < b for a, b in zip(lengths, lengths[1:])):
+        raise RuntimeError(_SORTED_LENGTHS)
+    batch_sizes = [sum(n > t for n in lengths) for t in range(lengths[0])]
+    data = ops.cat([input[t, :size] for t, size in enumerate(batch_sizes)], 0)
+    return PackedSequence(data, creation.tensor(batch_sizes, dtype=int64), sorted_indices,
+                          None)
+
+
+def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
+                        padding_value: float = 0.0,
+                        total_length: int | None = None) -> tuple[Tensor, Tensor]:
+    """The inverse of pack_padded_sequence: (padded batch, lengths), in the original order;
+    ``total_length`` pads the time axis further."""
+    batch_sizes = [int(n) for n in sequence.batch_sizes.tolist()]
+    steps = len(batch_sizes)
+    if total_length is not None:
+        if total_length < steps:
+            raise ValueError("Expected total_length to be at least the length of the longest "
+                             f"sequence in input, but got total_length={total_length} and max "
+                             f"sequence length being {steps}")
+        steps = total_length
+    data = sequence.data
+    batch, features = batch_sizes[0], tuple(data.shape[1:])
+
+    def filler(rows: int) -> Tensor:
+        return creation.full((rows,) + features, padding_value, dtype=data.dtype,
+                             device=data.device)
+
+    rows = ops.split(data, batch_sizes, 0)
+    padded = [ops.cat([part, filler(batch - part.shape[0])], 0) if part.shape[0] < batch
+              else part for part in rows]
+    padded += [filler(batch)] * (steps - len(batch_sizes))
+    output = ops.stack(padded, 0)  # time-major, then a transposed view, as torch's strides
+    output = output.transpose(0, 1) if batch_first else output
+    lengths = creation.tensor([sum(size > b for size in batch_sizes) for b in range(batch)],
+                              dtype=int64)
+    if sequence.unsorted_indices is not None:
+        output = ops.index_select(output, 0 if batch_first else 1, sequence.unsorted_indices)
+        lengths = lengths[sequence.unsorted_indices.cpu()]
+    return output, lengths
+
+
+def _padded_to(seq: Tensor, first: Tensor, length: int, value: float, left: bool) -> Tensor:
+    if tuple(seq.shape[1:]) != tuple(first.shape[1:]):
+        dim = next((i for i, (a, b) in enumerate(zip(first.shape, seq.shape))
+                    if i and a != b), seq.ndim)
+        raise RuntimeError(f"The size of tensor a ({first.shape[dim]}) must match the size of "
+                           f"tensor b ({seq.shape[dim]}) at non-singleton dimension {dim}")
+    seq = seq.to(first.dtype)
+    if seq.shape[0] == length:
+        return seq
+    fill = creation.full((length - seq.shape[0],) + tuple(first.shape[1:]), value,
+                         dtype=first.dtype, device=first.device)
+    return ops.cat([fill, seq] if left else [seq, fill], 0)
+
+
+def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.0,
+                 padding_side: str = "right") -> Tensor:
+    """Stack sequences of different lengths (L_i, *) into (T, B, *) (B, T, * with
+    batch_first), filling with ``padding_value`` on ``padding_side``; dtype of the first."""
+    if not isinstance(sequences, Iterable):
+        raise RuntimeError("pad_sequence: Expected iterable for input sequences, but got arg "
+                           f"of type: {type(sequences)}")
+    sequences = tuple(sequences)
+    if not sequences:
+        raise RuntimeError("received an empty list of sequences")
+    if padding_side not in ("left", "right"):
+        raise RuntimeError(f"Expected padding_side to be one of left or right, but got "
+                           f"{padding_side}.")
+    length = max(seq.shape[0] for seq in sequences)
+    padded = [_padded_to(seq, sequences[0], length, padding_value, padding_side == "left")
+              for seq in sequences]
+    return ops.stack(padded, 0 if batch_first else 1)
+
+
+def unpad_sequence(padded_sequences: Tensor, lengths: Tensor,
+                   batch_first: bool = False) -> list[Tensor]:
+    """The sequences of a padded batch, cut to their lengths. As torch, transposes a
+    time-major ``padded_sequences`` in place."""
+    if not batch_first:
+        padded_sequences.transpose_(0, 1)
+    return [seq[:int(length)] for seq, length in zip(padded_sequences, lengths, strict=True)]
+
+
+def pack_sequence(sequences: list[Tensor], enforce_sorted: bool = True) -> PackedSequence:
+    """Pack a list of (L_i, *) sequences (longest first unless enforce_sorted=False)."""
+    lengths = creation.tensor([seq.shape[0] for seq in sequences], dtype=int64)
+    return pack_padded_sequence(pad_sequence(sequences), lengths,
+                                enforce_sorted=enforce_sorted)
+
+
+def unpack_sequence(packed_sequences: PackedSequence) -> list[Tensor]:
+    """The list of sequences a PackedSequence holds, in their original order."""
+    padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
+    return unpad_sequence(padded, lengths, batch_first=True)
+
+
+__all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
+           "pad_packed_sequence", "pad_sequence", "unpad_sequence", "pack_sequence",
+           "unpack_sequence"]

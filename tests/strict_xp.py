@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import types
+import warnings
 
 import numpy as np
 
@@ -64,7 +65,15 @@ all any argmax argmin argsort astype clip conj conjugate copy cumprod cumsum dia
 flatten item max mean min nonzero prod ravel repeat reshape round sort squeeze std sum swapaxes
 take tolist trace transpose var view
 """.split())
-ATTRIBUTES = frozenset("shape ndim size dtype itemsize nbytes strides flags".split())
+ATTRIBUTES = frozenset("shape ndim size dtype itemsize nbytes strides".split())
+
+
+class _Flags:
+    """cupy.ndarray.flags: c_contiguous, f_contiguous and owndata only (no ``writeable``)."""
+
+    def __init__(self, flags) -> None:
+        self.c_contiguous, self.f_contiguous = flags.c_contiguous, flags.f_contiguous
+        self.owndata = flags.owndata
 
 
 def _refuse(what: str):
@@ -143,6 +152,8 @@ class StrictArray:
             _check_current(self)
             return lambda *args, **kwargs: self._wrap(method(*_unwrap(args, self),
                                                              **_unwrap(kwargs, self)))
+        if name == "flags":
+            return _Flags(self._a.flags)
         if name in ("T", "real", "imag", "mT"):
             return self._wrap(getattr(self._a, name))
         raise AttributeError(f"strict_xp: cupy.ndarray has no attribute {name!r}")
@@ -179,6 +190,10 @@ class StrictArray:
         return self._wrap(self._a[_unwrap_key(key, self)])
 
     def __setitem__(self, key, value) -> None:
+        if not self._a.flags.writeable:  # CuPy's views (diagonal, expand) are all writable
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._a.setflags(write=True)
         self._a[_unwrap_key(key, self)] = _unwrap(value, self)
 
     def __copy__(self):

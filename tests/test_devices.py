@@ -307,3 +307,13 @@ def test_default_device(cupy):
     finally:
         gradkit.set_default_device(None)
     assert gradkit.zeros(2).device == "cpu"
+
+
+def test_writes_into_views_of_fresh_device_tensors(cupy):
+    """CuPy arrays carry no ``writeable`` flag (the stand-in's flags are CuPy's): a write into a
+    view of a fresh device tensor goes to its memory, as on the CPU (found by h-nnutils)."""
+    for make in (lambda: gradkit.zeros(2, 2, device="cuda"),
+                 lambda: gradkit.zeros_like(gradkit.ones(2, 2, device="cuda"))):
+        x = make()
+        x.diagonal().fill_(-1)
+        assert x.cpu().tolist() == [[-1.0, 0.0], [0.0, -1.0]]

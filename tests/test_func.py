@@ -165,6 +165,28 @@ def test_jvp_nests_in_grad_and_in_jvp():
     same(program)
 
 
+def test_vjp_fn_retain_graph_and_create_graph():
+    def program(lib):
+        x = t(lib, 3, requires_grad=True)
+        _, vjp_fn = lib.func.vjp(lambda y: y.exp() * y, x)
+        (kept,) = vjp_fn(lib.ones_like(x), create_graph=True)
+        # retain_graph: in gradkit the vjp shares the graph of x's history (docs/func.md)
+        (dx,) = lib.autograd.grad(kept.sum(), x, retain_graph=True)
+        (last,) = vjp_fn(lib.ones_like(x), retain_graph=False)
+        return kept, dx, last
+    same(program)
+    same_error(lambda lib: [f(lib.ones(2), retain_graph=False) for f in
+                            [lib.func.vjp(lambda y: y.sin(), lib.ones(2))[1]] * 2])
+
+
+def test_linearize_of_non_tensor_outputs_and_tangent_errors():
+    same(lambda lib: lib.func.linearize(lambda a: 3.0, t(lib, 2))[0])
+    for tangents in [(lambda lib: (lib.ones(3),)), (lambda lib: (lib.ones(2), lib.ones(2))),
+                     (lambda lib: ((lib.ones(2),),))]:
+        same_error(lambda lib, tangents=tangents:
+                   lib.func.linearize(lib.sin, lib.ones(2))[1](*tangents(lib)))
+
+
 @pytest.mark.parametrize("program", [
     lambda lib: lib.func.vjp(lambda a: a, 3.0),
     lambda lib: lib.func.vjp(lambda a: a, t(lib, 2))[1]((t(lib, 2),)),
@@ -395,6 +417,24 @@ def test_functional_call_restores_after_an_exception():
     assert model.weight is weight
 
 
+# -- gradcheck through the transforms -------------------------------------------------------
+
+@pytest.mark.parametrize("transform", [
+    lambda f: gradkit.func.grad(lambda x: f(x).sum()),
+    lambda f: gradkit.func.vmap(f),
+    lambda f: gradkit.func.jacrev(f),
+    lambda f: gradkit.func.jacfwd(f),
+    lambda f: (lambda x: gradkit.func.jvp(f, (x,), (x.cos(),))[1]),
+    lambda f: (lambda x: gradkit.func.vjp(f, x)[1](x.sin())[0]),
+], ids=["grad", "vmap", "jacrev", "jacfwd", "jvp", "vjp"])
+def test_transformed_functions_pass_gradcheck(transform):
+    def f(x):
+        return x.sin() * x.sum() + x ** 3
+    x = gradkit.tensor(data(2, 3), requires_grad=True)
+    assert gradkit.autograd.gradcheck(transform(f), (x,))
+    assert gradkit.autograd.gradgradcheck(transform(f), (x,))
+
+
 # -- pytree text ---------------------------------------------------------------------------
 
 def test_treespec_text_is_torch_s():
@@ -410,3 +450,14 @@ def test_treespec_text_is_torch_s():
     with pytest.raises(ValueError, match="has length 1 but the spec refers to a pytree that "
                                          "holds 4 items"):
         pytree.tree_unflatten([1], spec)
+
+
+@pytest.mark.parametrize("module", ["pytree", "transforms", "jacobians", "vmap",
+                                    "functional_call"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+    target = importlib.import_module(f"gradkit.func.{module}")
+    names = dict(vars(target), gradkit=gradkit)
+    result = doctest.testmod(target, extraglobs=names)
+    assert result.attempted > 0 and result.failed == 0

@@ -51,11 +51,13 @@ def fresh_tree(tree) -> tuple:
     return tree_unflatten(leaves, spec), leaves
 
 
-def vjps(outputs, inputs, cotangents, is_grads_batched: bool = False) -> list:
+def vjps(outputs, inputs, cotangents, is_grads_batched: bool = False, retain_graph: bool = True,
+         create_graph: bool | None = None) -> list:
     """``sum_i cotangent_i^T d output_i / d input`` for every input (None where unreached);
-    with a graph while grad mode is on, so that transforms nest."""
+    with a graph while grad mode is on (unless told), so that transforms nest."""
+    create_graph = is_grad_enabled() if create_graph is None else create_graph
     return list(_autograd_grad(tuple(outputs), tuple(inputs), tuple(cotangents),
-                               create_graph=is_grad_enabled(), retain_graph=True,
+                               create_graph=create_graph, retain_graph=retain_graph,
                                is_grads_batched=is_grads_batched))
 
 
@@ -98,3 +100,26 @@ class Stripper:
                 continue
             stack.extend(node._next)
         return False
+
+
+def split_aux(output, has_aux: bool, where: str):
+    """(output, aux) of ``func``'s result; aux must hold only tensors."""
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(f"{where}: output of function f should be a tuple: (output, aux) if "
+                           "has_aux is True")
+    for leaf in tree_flatten(output[1])[0]:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
+    return output
+
+
+def tensor_leaves(output, where: str) -> tuple[list, object]:
+    """The leaves of func's output and its spec (each leaf must be a Tensor)."""
+    leaves, spec = tree_flatten(output)
+    for leaf in leaves:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f"{where}: expected f(*primals) to return only tensors, got "
+                               f"unsupported type {type(leaf)}")
+    return leaves, spec

@@ -19,12 +19,10 @@ from collections.abc import Callable
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.creation import eye, zeros
-from gradkit.func._levels import Stripper, checked_argnums, fresh_tree, vjps
+from gradkit.func._levels import (
+    Stripper, checked_argnums, fresh_tree, split_aux, tensor_leaves, vjps)
 from gradkit.func.pytree import tree_flatten, tree_unflatten
-from gradkit.func.transforms import _split_aux, _tensor_leaves
-
-_RANDOMNESS = ("error", "different", "same")
-
+from gradkit.func.vmap import check_randomness
 
 def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size: int | None = None,
            _preallocate_and_copy: bool = False) -> Callable:
@@ -44,9 +42,7 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
 
     gradkit computes it in reverse mode too (same values); ``randomness`` is checked only.
     """
-    if randomness not in _RANDOMNESS:
-        raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
-                           f"'same'. Got {randomness}")
+    check_randomness(randomness)
     return _jacobian_function(func, argnums, has_aux, "jvp(f, primals, tangents)",
                               check_dtype=True)
 
@@ -73,8 +69,8 @@ def _jacobian_function(func, argnums, has_aux: bool, where: str, check_dtype: bo
                 args[position], arg_leaves = fresh_tree(args[position])
                 leaves.append(arg_leaves)
                 specs.append(tree_flatten(args[position])[1])
-            output, aux = _split_aux(func(*args), has_aux, where)
-            out_leaves, out_spec = _tensor_leaves(output, where)
+            output, aux = split_aux(func(*args), has_aux, where)
+            out_leaves, out_spec = tensor_leaves(output, where)
             flat = [x for arg_leaves in leaves for x in arg_leaves]
             blocks = [_blocks(out, flat) for out in out_leaves]
         strip = Stripper(flat)

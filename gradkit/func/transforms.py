@@ -15,7 +15,8 @@ from collections.abc import Callable
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.creation import zeros_like
-from gradkit.func._levels import Stripper, checked_argnums, fresh_tree, or_zeros, vjps
+from gradkit.func._levels import (
+    Stripper, checked_argnums, fresh_tree, or_zeros, split_aux, tensor_leaves, vjps)
 from gradkit.func.pytree import tree_flatten, tree_unflatten, treespec_pprint
 
 
@@ -31,7 +32,7 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
                 args[position], arg_leaves = fresh_tree(args[position])
                 leaves.append(arg_leaves)
             output = func(*args, **kwargs)
-            output, aux = _split_aux(output, has_aux, "grad_and_value(f)(*args)")
+            output, aux = split_aux(output, has_aux, "grad_and_value(f)(*args)")
             if not isinstance(output, Tensor):
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
                                    f"Tensor, got {type(output)}")
@@ -66,28 +67,6 @@ def grad(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
     return wrapper
 
 
-def _split_aux(output, has_aux: bool, where: str):
-    """(output, aux) of ``func``'s result; aux must hold only tensors."""
-    if not has_aux:
-        return output, None
-    if not (isinstance(output, tuple) and len(output) == 2):
-        raise RuntimeError(f"{where}: output of function f should be a tuple: (output, aux) if "
-                           "has_aux is True")
-    for leaf in tree_flatten(output[1])[0]:
-        if not isinstance(leaf, Tensor):
-            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
-    return output
-
-
-def _tensor_leaves(output, where: str) -> tuple[list, object]:
-    leaves, spec = tree_flatten(output)
-    for leaf in leaves:
-        if not isinstance(leaf, Tensor):
-            raise RuntimeError(f"{where}: expected f(*primals) to return only tensors, got "
-                               f"unsupported type {type(leaf)}")
-    return leaves, spec
-
-
 def vjp(func: Callable, *primals, has_aux: bool = False):
     """``(func(*primals), vjp_fn)`` (and aux): ``vjp_fn(cotangents)`` gives the gradients of
     ``<func(*primals), cotangents>`` for every primal, as a tuple.
@@ -98,12 +77,12 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     """
     with enable_grad():
         fresh_primals, leaves = fresh_tree(primals)
-        output, aux = _split_aux(func(*fresh_primals), has_aux, "vjp(f, *primals)")
-        out_leaves, out_spec = _tensor_leaves(output, "vjp(f, *primals)")
+        output, aux = split_aux(func(*fresh_primals), has_aux, "vjp(f, *primals)")
+        out_leaves, out_spec = tensor_leaves(output, "vjp(f, *primals)")
     strip = Stripper(leaves)
     primal_spec = tree_flatten(primals)[1]
 
-    def vjp_fn(*cotangents):
+    def vjp_fn(*cotangents, retain_graph: bool = True, create_graph: bool | None = None):
         cotangents = cotangents[0] if len(cotangents) == 1 else cotangents
         seeds, spec = tree_flatten(cotangents)
         if spec != out_spec:
@@ -111,7 +90,8 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
                                "structure of outputs to the function. cotangents: "
                                f"{treespec_pprint(spec)}, primal output: "
                                f"{treespec_pprint(out_spec)}")
-        grads = or_zeros(vjps(out_leaves, leaves, seeds), leaves)
+        grads = or_zeros(vjps(out_leaves, leaves, seeds, retain_graph=retain_graph,
+                              create_graph=create_graph), leaves)
         return tree_unflatten([strip(g) for g in grads], primal_spec)
 
     result = (strip.tree(output), vjp_fn)
@@ -141,8 +121,8 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
         _check_tangent(p, t)
     with enable_grad():
         fresh_primals, leaves = fresh_tree(primals)
-        output, aux = _split_aux(func(*fresh_primals), has_aux, where)
-        out_leaves, out_spec = _tensor_leaves(output, where)
+        output, aux = split_aux(func(*fresh_primals), has_aux, where)
+        out_leaves, out_spec = tensor_leaves(output, where)
         # u -> J^T u is linear in u; its vjp with the tangents is J tangents
         probes = [zeros_like(o.detach(), requires_grad=True) for o in out_leaves]
         back = vjps(out_leaves, leaves, probes)
@@ -175,8 +155,17 @@ def linearize(func: Callable, *primals) -> tuple:
     >>> jvp_fn(gradkit.ones(2))
     tensor([1., 1.])
     """
-    output = jvp(func, primals, tuple(zeros_like(p) for p in primals))[0]
+    output = func(*primals)
+    primal_leaves, primal_spec = tree_flatten(primals)
 
     def jvp_fn(*tangents):
+        leaves, spec = tree_flatten(tangents)
+        if spec != primal_spec:
+            raise RuntimeError(f"Expected the tangents {spec} to have the same argspec as the "
+                               f"primals {primal_spec}")
+        for i, (p, t) in enumerate(zip(primal_leaves, leaves, strict=True)):
+            if isinstance(t, Tensor) and isinstance(p, Tensor) and t.shape != p.shape:
+                raise RuntimeError(f"tangent:{i} with shape {t.shape} in flattened pytree doesn't "
+                                   f"match the shape {p.shape} of the corresponding primal.")
         return jvp(func, primals, tangents)[1]
     return output, jvp_fn

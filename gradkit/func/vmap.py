@@ -34,9 +34,7 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
     'different' draws anew per sample, 'same' replays the same draws for every sample.
     ``chunk_size`` is checked and otherwise changes nothing.
     """
-    if randomness not in _RANDOMNESS:
-        raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
-                           f"'same'. Got {randomness}")
+    check_randomness(randomness)
     if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
     name = getattr(func, "__name__", repr(func))
@@ -59,6 +57,13 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
         results = _run(func, samples, kwargs, randomness)
         return _stack_outputs(results, out_dims, name, empty=size == 0)
     return wrapped
+
+
+def check_randomness(randomness: str) -> None:
+    """torch's error for a ``randomness=`` other than 'error', 'different' or 'same'."""
+    if randomness not in _RANDOMNESS:
+        raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
 
 
 def _input_dims(in_dims, args: tuple, flat_args: list, args_spec, where: str) -> list:

@@ -262,6 +262,7 @@ def test_vmap_in_dims_and_out_dims():
     def program(lib):
         x, y, m = t(lib, 4, 3), t(lib, 3, 4, seed=1), t(lib, 3, 2, seed=2)
         return (lib.func.vmap(f, in_dims=(0, {"y": 1, "m": None}, None))(x, {"y": y, "m": m}, 2.0),
+                lib.func.vmap(lambda a: (a, 3, [a, a]), out_dims=(0, None, [0, 1]))(x),
                 lib.func.vmap(f, in_dims=(-2, {"y": -1, "m": None}, None),
                               out_dims=({"sum": 1, "mm": -1}, 0))(x, {"y": y, "m": m}, 2.0),
                 lib.vmap(lib.dot, in_dims=(1, None))(t(lib, 3, 5), t(lib, 3, seed=3)))
@@ -317,6 +318,8 @@ def test_vmap_randomness_modes():
     lambda lib: lib.func.vmap(lambda a: a, in_dims=(0, 0))(lib.ones(3)),
     lambda lib: lib.func.vmap(lambda a: a, in_dims=0.5)(lib.ones(3)),
     lambda lib: lib.func.vmap(lambda a: a, in_dims=(0,))(3.0),
+    lambda lib: lib.func.vmap(lambda a, b: a, in_dims=(0, "x"))(lib.ones(2), lib.ones(2)),
+    lambda lib: lib.func.vmap(lambda a: a, out_dims=0.5)(lib.ones(3)),
     lambda lib: lib.func.vmap(lambda d: d["a"], in_dims=({"b": 1},))({"a": lib.ones(2, 3)}),
     lambda lib: lib.func.vmap(lambda a: 3)(lib.ones(3)),
     lambda lib: lib.func.vmap(lambda a: a, out_dims=2)(lib.ones(3)),
@@ -328,7 +331,8 @@ def test_vmap_randomness_modes():
     lambda lib: lib.func.vmap(lambda a: a, chunk_size=0)(lib.ones(3)),
     lambda lib: lib.func.vmap(lambda a: a)(),
 ], ids=["sizes", "in_dims-None", "nothing-batched", "in_dim-range", "in_dims-structure",
-        "in_dims-type", "non-tensor", "dict-keys", "output-not-tensor", "out_dim-range",
+        "in_dims-type", "non-tensor", "in_dim-type", "out_dims-type", "dict-keys",
+        "output-not-tensor", "out_dim-range",
         "out_dims-structure", "out_dims-None-batched", "random", "dropout", "randomness",
         "chunk-size", "no-inputs"])
 def test_vmap_errors(program):

@@ -45,6 +45,10 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
                              "inputs, or you are trying to vmap over a function with no inputs. "
                              "The latter is unsupported.")
         where = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
+        if not all(d is None or isinstance(d, int) for d in tree_flatten(out_dims)[0]):
+            raise ValueError(f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, "
+                             "None or a python collection of ints representing where in the "
+                             "outputs the vmapped dimension should appear.")
         flat_args, args_spec = tree_flatten(args)
         dims = _input_dims(in_dims, args, flat_args, args_spec, where)
         size = _batch_size(flat_args, dims)
@@ -78,7 +82,8 @@ def _input_dims(in_dims, args: tuple, flat_args: list, args_spec, where: str) ->
     normalized = []
     for x, dim in zip(flat_args, dims, strict=True):
         if dim is not None and not isinstance(dim, int):
-            raise ValueError(f"{where}: in_dim={dim} for an input is not an int or None.")
+            raise ValueError(f"{where}: Got in_dim={dim} for an input but in_dim must be either "
+                             "an integer dimension or None.")
         if dim is not None and not isinstance(x, Tensor):
             raise ValueError(f"{where}: Got in_dim={dim} for an input but the input is of type "
                              f"{type(x)}. We cannot vmap over non-Tensor arguments, please use "

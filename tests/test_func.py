@@ -247,8 +247,14 @@ def test_hessian_and_jacobian_of_jacobian():
     lambda lib: lib.func.jacrev(lambda a: a, chunk_size=0)(t(lib, 2)),
     lambda lib: lib.func.jacfwd(lambda a: a)(lib.ones(2, dtype=lib.long)),
     lambda lib: lib.func.jacrev(lambda a: a)(lib.ones(2, dtype=lib.long)),
+    lambda lib: lib.func.jacrev(lambda a, b: a, argnums=(1,))(t(lib, 2), (t(lib, 2),
+                                                                      lib.ones(2) * 1j)),
+    lambda lib: lib.func.jacfwd(lambda a: a)(lib.ones(2) * 1j),
+    lambda lib: lib.func.jacrev(lambda a: (a, (a * 1j).sum()))(t(lib, 2)),
+    lambda lib: lib.func.jacfwd(lambda a: a * 1j)(t(lib, 2)),
 ], ids=["argnum-range", "jacrev-not-tensor", "jacfwd-not-tensor", "randomness", "chunk-size",
-        "jacfwd-integer", "jacrev-integer"])
+        "jacfwd-integer", "jacrev-integer", "jacrev-complex-input", "jacfwd-complex-input",
+        "jacrev-complex-output", "jacfwd-complex-output"])
 def test_jacobian_errors(program):
     same_error(program)
 
@@ -465,3 +471,13 @@ def test_docstring_examples(module):
     names = dict(vars(target), gradkit=gradkit)
     result = doctest.testmod(target, extraglobs=names)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_complex_and_float32_inputs():
+    def program(lib):
+        z = lib.tensor(data(3) + 1j * data(3, seed=1))
+        x32 = lib.tensor(data(2, 3), dtype=lib.float32)
+        return (lib.func.grad(lambda z: (z * z.conj()).real.sum() + z.abs().sum())(z),
+                lib.func.vmap(lib.func.grad(lambda r: (r.exp() * r).sum()))(x32),
+                lib.func.hessian(lambda r: (r ** 3).sum())(x32[0]))
+    same(program, rtol=1e-6, atol=1e-6)

@@ -33,7 +33,7 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size: int 
     """
     if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
-    return _jacobian_function(func, argnums, has_aux, "vjp(f, *primals)", check_dtype=False)
+    return _jacobian_function(func, argnums, has_aux, "jacrev", "vjp(f, *primals)")
 
 
 def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
@@ -43,8 +43,7 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
     gradkit computes it in reverse mode too (same values); ``randomness`` is checked only.
     """
     check_randomness(randomness)
-    return _jacobian_function(func, argnums, has_aux, "jvp(f, primals, tangents)",
-                              check_dtype=True)
+    return _jacobian_function(func, argnums, has_aux, "jacfwd", "jvp(f, primals, tangents)")
 
 
 def hessian(func: Callable, argnums=0) -> Callable:
@@ -57,20 +56,23 @@ def hessian(func: Callable, argnums=0) -> Callable:
     return jacfwd(jacrev(func, argnums), argnums)
 
 
-def _jacobian_function(func, argnums, has_aux: bool, where: str, check_dtype: bool):
+def _jacobian_function(func, argnums, has_aux: bool, name: str, where: str):
+    """jacrev or jacfwd (``name``); ``where`` names the product in torch's messages."""
     def wrapper(*args):
         positions, is_tuple = checked_argnums(argnums, len(args))
+        _check_real(tree_flatten(args)[0], name, "inputs")
         with enable_grad():
             args = list(args)
             leaves, specs = [], []
             for position in positions:
-                if check_dtype:
+                if name == "jacfwd":
                     _check_floating(args[position])
                 args[position], arg_leaves = fresh_tree(args[position])
                 leaves.append(arg_leaves)
                 specs.append(tree_flatten(args[position])[1])
             output, aux = split_aux(func(*args), has_aux, where)
             out_leaves, out_spec = tensor_leaves(output, where)
+            _check_real(out_leaves, name, "outputs")
             flat = [x for arg_leaves in leaves for x in arg_leaves]
             blocks = [_blocks(out, flat) for out in out_leaves]
         strip = Stripper(flat)
@@ -83,6 +85,14 @@ def _jacobian_function(func, argnums, has_aux: bool, where: str, check_dtype: bo
         jacobian = tree_unflatten(per_output, out_spec)
         return (jacobian, strip.tree(aux)) if has_aux else jacobian
     return wrapper
+
+
+def _check_real(leaves: list, name: str, what: str) -> None:
+    """torch.func's Jacobians refuse complex inputs and outputs."""
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, Tensor) and leaf.is_complex():
+            raise RuntimeError(f"{name}: Expected all {what} to be real but received complex "
+                               f"tensor at flattened input idx: {i}")
 
 
 def _check_floating(arg) -> None:

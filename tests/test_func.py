@@ -481,3 +481,26 @@ def test_complex_and_float32_inputs():
                 lib.func.vmap(lib.func.grad(lambda r: (r.exp() * r).sum()))(x32),
                 lib.func.hessian(lambda r: (r ** 3).sum())(x32[0]))
     same(program, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib, w: lib.func.vmap(lambda a: w.mul_(a))(lib.ones(3, 3)),
+    lambda lib, w: lib.func.vmap(lambda a, b: b.add_(a), in_dims=(0, None))(lib.ones(3, 3), w),
+    lambda lib, w: lib.func.vmap(lib.nn.BatchNorm1d(3))(lib.ones(4, 2, 3)),
+], ids=["captured", "unmapped-input", "batch-norm-running-stats"])
+def test_vmap_refuses_in_place_writes_into_captured_tensors(program):
+    with pytest.raises(RuntimeError):
+        program(torch, torch.ones(3))
+    with pytest.raises(RuntimeError, match=r"^vmap: .* wrote in place into a tensor it captured or "
+                                           r"got with in_dim None\. gradkit's vmap runs the "
+                                           r"function once per sample"):
+        program(gradkit, gradkit.ones(3))
+
+
+def test_vmap_in_place_on_its_own_samples_and_modules_in_eval_mode():
+    def program(lib):
+        x = t(lib, 3, 2)
+        out = lib.func.vmap(lambda a: a.mul_(2))(x)
+        norm = lib.nn.BatchNorm1d(2).double().eval()
+        return out, x, lib.func.vmap(norm)(t(lib, 4, 3, 2))
+    same(program)

@@ -15,11 +15,16 @@ from collections.abc import Callable
 
 from gradkit._tensor import Tensor
 from gradkit.creation import zeros
+from gradkit.func.captured import captured_tensors
 from gradkit.func.pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from gradkit.generator import default_generator, random_guard
 from gradkit.ops.joining import stack
 
 _RANDOMNESS = ("error", "different", "same")
+_CAPTURED_WRITE = ("vmap: {name} wrote in place into a tensor it captured or got with in_dim "
+                   "None. gradkit's vmap runs the function once per sample, so the write would "
+                   "repeat for every sample (torch refuses such writes when the value written "
+                   "depends on the mapped inputs). Please use out-of-place operations.")
 _RANDOM_REFUSED = ("vmap: called random operation while in randomness error mode. Please either "
                    "use the 'same' or 'different' randomness flags on vmap or perform the "
                    "randomness operation out of vmap")
@@ -58,7 +63,9 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
             samples = [tree_unflatten([x.select(d, i) if d is not None else x
                                        for x, d in zip(flat_args, dims, strict=True)], args_spec)
                        for i in range(size)]
-        results = _run(func, samples, kwargs, randomness)
+        unmapped = [x for x, d in zip(flat_args, dims, strict=True)
+                    if d is None and isinstance(x, Tensor)]
+        results = _run(func, samples, kwargs, randomness, name, unmapped)
         return _stack_outputs(results, out_dims, name, empty=size == 0)
     return wrapped
 
@@ -113,8 +120,10 @@ def _empty_sample(flat_args: list, dims: list, args_spec):
                            for x, d in zip(flat_args, dims, strict=True)], args_spec)
 
 
-def _run(func, samples: list, kwargs: dict, randomness: str) -> list:
-    """func on every sample, random draws refused, fresh or replayed as ``randomness`` says."""
+def _run(func, samples: list, kwargs: dict, randomness: str, name: str, unmapped: list) -> list:
+    """func on every sample, random draws refused, fresh or replayed as ``randomness`` says;
+    an in-place write into a captured or unmapped tensor raises after the sample that made it."""
+    captured = [(t, t._version) for t in captured_tensors(func) + unmapped]
     previous = random_guard.message
     state = default_generator.get_state() if randomness == "same" else None
     if randomness == "error":
@@ -125,6 +134,8 @@ def _run(func, samples: list, kwargs: dict, randomness: str) -> list:
             if state is not None:
                 default_generator.set_state(state)
             results.append(func(*sample, **kwargs))
+            if any(t._version != version for t, version in captured):
+                raise RuntimeError(_CAPTURED_WRITE.format(name=name))
         return results
     finally:
         random_guard.message = previous

@@ -504,3 +504,17 @@ def test_vmap_in_place_on_its_own_samples_and_modules_in_eval_mode():
         norm = lib.nn.BatchNorm1d(2).double().eval()
         return out, x, lib.func.vmap(norm)(t(lib, 4, 3, 2))
     same(program)
+
+
+def test_functional_call_with_kwargs_and_buffers():
+    def program(lib):
+        norm = lib.nn.BatchNorm1d(2).double()
+        stats = {"running_mean": lib.zeros(2, dtype=lib.float64),
+                 "running_var": lib.ones(2, dtype=lib.float64)}
+        out = lib.func.functional_call(norm, stats, (t(lib, 4, 2),))
+        bilinear = lib.nn.Bilinear(2, 3, 1).double()
+        weights = {"weight": t(lib, 1, 2, 3, seed=5), "bias": t(lib, 1, seed=6)}
+        both = lib.func.functional_call(bilinear, weights, args=(),
+                                        kwargs={"input1": t(lib, 1, 2), "input2": t(lib, 1, 3)})
+        return out, stats, norm.running_mean, both
+    same(program)

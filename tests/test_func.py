@@ -518,3 +518,28 @@ def test_functional_call_with_kwargs_and_buffers():
                                         kwargs={"input1": t(lib, 1, 2), "input2": t(lib, 1, 3)})
         return out, stats, norm.running_mean, both
     same(program)
+
+
+def test_custom_functions_under_the_transforms():
+    def program(lib):
+        class Cube(lib.autograd.Function):
+            generate_vmap_rule = True  # torch's vmap needs it; gradkit's runs per sample anyway
+
+            @staticmethod
+            def forward(x):
+                return x ** 3
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0])
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return 3 * x ** 2 * g
+
+        x = t(lib, 4, 3)
+        return (lib.func.vmap(Cube.apply)(x),
+                lib.func.vmap(lib.func.grad(lambda r: Cube.apply(r).sum()))(x),
+                lib.func.jacrev(Cube.apply)(x[0]))
+    same(program)

@@ -259,6 +259,10 @@ def test_jacobian_errors(program):
     same_error(program)
 
 
+def _total(x):
+    return x.sum()
+
+
 # -- vmap ----------------------------------------------------------------------------------
 
 def test_vmap_in_dims_and_out_dims():
@@ -336,11 +340,12 @@ def test_vmap_randomness_modes():
     lambda lib: lib.func.vmap(lambda a: a, randomness="bad"),
     lambda lib: lib.func.vmap(lambda a: a, chunk_size=0)(lib.ones(3)),
     lambda lib: lib.func.vmap(lambda a: a)(),
+    lambda lib: lib.func.vmap(lib.func.grad(_total), out_dims=(0, 0))(lib.ones(2, 3)),
 ], ids=["sizes", "in_dims-None", "nothing-batched", "in_dim-range", "in_dims-structure",
         "in_dims-type", "non-tensor", "in_dim-type", "out_dims-type", "dict-keys",
         "output-not-tensor", "out_dim-range",
         "out_dims-structure", "out_dims-None-batched", "random", "dropout", "randomness",
-        "chunk-size", "no-inputs"])
+        "chunk-size", "no-inputs", "wrapped-name"])
 def test_vmap_errors(program):
     same_error(program)
 

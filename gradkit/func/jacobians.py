@@ -14,6 +14,7 @@ tensor([[2., 0.],
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from gradkit._tensor import Tensor
@@ -58,6 +59,7 @@ def hessian(func: Callable, argnums=0) -> Callable:
 
 def _jacobian_function(func, argnums, has_aux: bool, name: str, where: str):
     """jacrev or jacfwd (``name``); ``where`` names the product in torch's messages."""
+    @functools.wraps(func)
     def wrapper(*args):
         positions, is_tuple = checked_argnums(argnums, len(args))
         _check_real(tree_flatten(args)[0], name, "inputs")

@@ -10,6 +10,7 @@ gradient of the linear map u -> <J^T u, v>), so it nests too and needs no dual l
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from gradkit._tensor import Tensor
@@ -23,6 +24,7 @@ from gradkit.func.pytree import tree_flatten, tree_unflatten, treespec_pprint
 def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
     """``func`` -> a function returning ``(gradient, value)`` (``(gradient, (value, aux))``
     with ``has_aux``); the gradient has the structure of the ``argnums`` arguments."""
+    @functools.wraps(func)
     def wrapper(*args, **kwargs):
         positions, is_tuple = checked_argnums(argnums, len(args))
         with enable_grad():
@@ -61,6 +63,7 @@ def grad(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
     """
     with_value = grad_and_value(func, argnums, has_aux)
 
+    @functools.wraps(func)
     def wrapper(*args, **kwargs):
         gradient, value = with_value(*args, **kwargs)
         return (gradient, value[1]) if has_aux else gradient

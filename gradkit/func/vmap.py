@@ -11,6 +11,7 @@ tensor([2., 2., 2.])
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from gradkit._tensor import Tensor
@@ -44,6 +45,7 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
     name = getattr(func, "__name__", repr(func))
 
+    @functools.wraps(func)
     def wrapped(*args, **kwargs):
         if not args:
             raise ValueError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add "

@@ -82,6 +82,7 @@ class Stripper:
         return value
 
     def tree(self, tree):
+        """``tree`` with every tensor leaf stripped."""
         leaves, spec = tree_flatten(tree)
         return tree_unflatten([self(x) for x in leaves], spec)
 

@@ -25,10 +25,12 @@ class TreeSpec:
         self.children = children
 
     def is_leaf(self) -> bool:
+        """True for the spec of a leaf."""
         return self.type is None
 
     @property
     def num_leaves(self) -> int:
+        """How many leaves a tree of this spec holds."""
         return 1 if self.is_leaf() else sum(c.num_leaves for c in self.children)
 
     def __eq__(self, other) -> bool:

@@ -86,6 +86,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     primal_spec = tree_flatten(primals)[1]
 
     def vjp_fn(*cotangents, retain_graph: bool = True, create_graph: bool | None = None):
+        """The gradients of ``<output, cotangents>`` for the primals (a tuple)."""
         cotangents = cotangents[0] if len(cotangents) == 1 else cotangents
         seeds, spec = tree_flatten(cotangents)
         if spec != out_spec:
@@ -162,6 +163,7 @@ def linearize(func: Callable, *primals) -> tuple:
     primal_leaves, primal_spec = tree_flatten(primals)
 
     def jvp_fn(*tangents):
+        """J tangents at the primals, with the output's structure."""
         leaves, spec = tree_flatten(tangents)
         if spec != primal_spec:
             raise RuntimeError(f"Expected the tangents {spec} to have the same argspec as the "

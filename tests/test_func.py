@@ -548,3 +548,17 @@ def test_custom_functions_under_the_transforms():
                 lib.func.vmap(lib.func.grad(lambda r: Cube.apply(r).sum()))(x),
                 lib.func.jacrev(Cube.apply)(x[0]))
     same(program)
+
+
+def test_hessian_vector_products_by_composition():
+    def f(x):
+        return (x.sin() * x.roll(1)).sum()
+
+    def program(lib):
+        x, v = t(lib, 4), t(lib, 4, seed=1)
+        forward_over_reverse = lib.func.jvp(lib.func.grad(f), (x,), (v,))[1]
+        reverse_over_reverse = lib.func.vjp(lib.func.grad(f), x)[1](v)[0]
+        batched = lib.func.vmap(lambda u: lib.func.jvp(lib.func.grad(f), (x,), (u,))[1])(
+            t(lib, 3, 4, seed=2))
+        return forward_over_reverse, reverse_over_reverse, batched, lib.func.hessian(f)(x) @ v
+    same(program)

@@ -505,7 +505,7 @@ def test_vmap_refuses_in_place_writes_into_captured_tensors(program):
 def test_vmap_in_place_on_its_own_samples_and_modules_in_eval_mode():
     def program(lib):
         x = t(lib, 3, 2)
-        out = lib.func.vmap(lambda a: a.mul_(2))(x)
+        out = lib.func.vmap(lambda a: a.mul_(2) + x.shape[0])(x)  # x: mapped and captured
         norm = lib.nn.BatchNorm1d(2).double().eval()
         return out, x, lib.func.vmap(norm)(t(lib, 4, 3, 2))
     same(program)

@@ -65,9 +65,8 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
             samples = [tree_unflatten([x.select(d, i) if d is not None else x
                                        for x, d in zip(flat_args, dims, strict=True)], args_spec)
                        for i in range(size)]
-        unmapped = [x for x, d in zip(flat_args, dims, strict=True)
-                    if d is None and isinstance(x, Tensor)]
-        results = _run(func, samples, kwargs, randomness, name, unmapped)
+        results = _run(func, samples, kwargs, randomness, name,
+                       _watched(func, flat_args, dims))
         return _stack_outputs(results, out_dims, name, empty=size == 0)
     return wrapped
 
@@ -122,10 +121,20 @@ def _empty_sample(flat_args: list, dims: list, args_spec):
                            for x, d in zip(flat_args, dims, strict=True)], args_spec)
 
 
-def _run(func, samples: list, kwargs: dict, randomness: str, name: str, unmapped: list) -> list:
+def _watched(func, flat_args: list, dims: list) -> list:
+    """The tensors func must not write in place: those it captured and its unmapped inputs
+    (mapped inputs may be written: each sample writes its own slice)."""
+    pairs = list(zip(flat_args, dims, strict=True))
+    mapped = {id(x) for x, d in pairs if d is not None}
+    unmapped = [x for x, d in pairs if d is None and isinstance(x, Tensor)]
+    return [x for x in captured_tensors(func) + unmapped if id(x) not in mapped]
+
+
+def _run(func, samples: list, kwargs: dict, randomness: str, name: str, watched: list) -> list:
     """func on every sample, random draws refused, fresh or replayed as ``randomness`` says;
-    an in-place write into a captured or unmapped tensor raises after the sample that made it."""
-    captured = [(t, t._version) for t in captured_tensors(func) + unmapped]
+    an in-place write into a ``watched`` tensor (captured, or unmapped input) raises after the
+    sample that made it."""
+    captured = [(t, t._version) for t in watched]
     previous = random_guard.message
     state = default_generator.get_state() if randomness == "same" else None
     if randomness == "error":

@@ -35,6 +35,7 @@ SECTIONS = {
     "torch.optim": "gradkit.optim",
     "torch.optim.lr_scheduler": "gradkit.optim.lr_scheduler",
     "torch.optim.swa_utils": "gradkit.optim.swa_utils",
+    "torch.func": "gradkit.func",
     "torch.linalg": "gradkit.linalg",
     "torch.fft": "gradkit.fft",
     "torch.signal.windows": "gradkit.signal.windows",

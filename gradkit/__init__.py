@@ -44,6 +44,8 @@ from gradkit.legacy_tensor import (  # noqa: F401
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
     LongTensor, ShortTensor)
 from gradkit import fft, linalg, nn, optim, signal, special  # noqa: E402,F401
+from gradkit import func  # noqa: E402,F401
+from gradkit.func.vmap import vmap  # noqa: E402,F401 - torch.vmap is torch.func.vmap
 # torch.conv2d, torch.layer_norm, torch.kl_div & co.: nn.functional's layers with ATen's
 # signatures (argument orders, int reductions, the native_* tuples)
 from gradkit.nn.aten import *  # noqa: E402,F401,F403
@@ -112,8 +114,8 @@ def is_complex(t: Tensor) -> bool:
 
 # ``from gradkit import *`` gives the public API (functions, classes, dtypes, submodules it
 # documents), not the implementation modules that happen to be imported
-_SUBMODULES = ("autograd", "fft", "linalg", "nn", "optim", "cuda", "accelerator", "profiler",
-               "signal", "special", "utils")
+_SUBMODULES = ("autograd", "fft", "func", "linalg", "nn", "optim", "cuda", "accelerator",
+               "profiler", "signal", "special", "utils")
 __all__ = sorted(
     [name for name, value in globals().items()
      if not name.startswith("_") and not isinstance(value, _types.ModuleType)]

@@ -12,10 +12,6 @@ COVERAGE_DOC = "docs/torch_coverage.md"
 NOT_IMPLEMENTED = {
     "torch.utils.data": "torch.utils.data (Dataset, DataLoader)",
     "torch.utils.tensorboard": "torch.utils.tensorboard (SummaryWriter)",
-    "torch.func": "torch.func (functorch transforms vmap, grad, jacrev, functional_call); "
-                  "torch.autograd.functional covers jacobian/hessian/jvp/vjp",
-    "torch.vmap": "torch.vmap (use is_grads_batched= or torch.autograd.functional's "
-                  "vectorize=)",
     "torch.jit": "torch.jit (TorchScript)",
     "torch.compile": "torch.compile",
     "torch.fx": "torch.fx",

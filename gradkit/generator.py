@@ -7,6 +7,8 @@ no generator is given (``gradkit.manual_seed`` seeds it).
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from gradkit import backend
@@ -29,6 +31,13 @@ def _checked_seed(seed) -> int:
     return seed % _UINT64
 
 
+class _RandomGuard(threading.local):
+    message: str | None = None  # set while random draws raise it (gradkit.func.vmap)
+
+
+random_guard = _RandomGuard()
+
+
 class Generator:
     """A random number generator, as ``torch.Generator(device='cpu')``.
 
@@ -44,7 +53,7 @@ class Generator:
     def manual_seed(self, seed: int) -> Generator:
         """Restart the stream from ``seed``; returns the generator itself."""
         self._initial_seed = _checked_seed(seed)
-        self.rng = np.random.default_rng(self._initial_seed)
+        self._rng = np.random.default_rng(self._initial_seed)
         return self
 
     def seed(self) -> int:
@@ -53,13 +62,20 @@ class Generator:
         self.manual_seed(entropy)
         return entropy
 
+    @property
+    def rng(self) -> np.random.Generator:
+        """The NumPy stream every random op draws from (refused inside vmap's 'error' mode)."""
+        if random_guard.message is not None:
+            raise RuntimeError(random_guard.message)
+        return self._rng
+
     def initial_seed(self) -> int:
         """The seed the stream last started from."""
         return self._initial_seed
 
     def get_state(self) -> Tensor:
         """The stream's state as a uint8 tensor (give it back to ``set_state``)."""
-        state = self.rng.bit_generator.state
+        state = self._rng.bit_generator.state
         parts = (state["state"]["state"].to_bytes(16, "little"),
                  state["state"]["inc"].to_bytes(16, "little"),
                  bytes([state["has_uint32"]]), int(state["uinteger"]).to_bytes(4, "little"),
@@ -82,7 +98,7 @@ class Generator:
             "state": {"state": int.from_bytes(raw[0:16], "little"),
                       "inc": int.from_bytes(raw[16:32], "little")},
             "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:37], "little")}
-        self.rng = rng
+        self._rng = rng
         self._initial_seed = int.from_bytes(raw[37:45], "little")
         return self
 

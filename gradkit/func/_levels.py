@@ -1,0 +1,126 @@
+"""What every gradkit.func transform shares: fresh inputs to differentiate at, and results
+freed of the graph that leads only to them.
+
+A transform differentiates ``func`` at *fresh* inputs: a new leaf for an input without a
+graph, a view for one with a graph (so an enclosing transform, or ``backward`` outside, still
+reaches it). The graph is always built (``create_graph``), and a result keeps it only if it
+reaches a leaf other than this call's fresh ones: a captured parameter, or an input of an
+enclosing transform. That is how torch.func's levels behave, with plain reverse mode.
+"""
+from __future__ import annotations
+
+from gradkit._tensor import Tensor
+from gradkit.autograd.functional import _autograd_grad
+from gradkit.autograd.graph import AccumulateGrad
+from gradkit.autograd.grad_mode import is_grad_enabled
+from gradkit.func.pytree import tree_flatten, tree_unflatten
+from gradkit.creation import zeros_like
+
+
+def checked_argnums(argnums, n_args: int) -> tuple[tuple[int, ...], bool]:
+    """``argnums`` as non-negative positions, and whether it was a tuple (torch's errors)."""
+    is_tuple = isinstance(argnums, tuple)
+    if not is_tuple and not isinstance(argnums, int):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    positions = argnums if is_tuple else (argnums,)
+    if not positions:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(positions)) != len(positions):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    for position in positions:
+        if not isinstance(position, int):
+            raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+        if not -n_args <= position < n_args:
+            raise RuntimeError(f"Got argnum={position}, but only {n_args} positional inputs")
+    return tuple(p % n_args for p in positions), is_tuple
+
+
+def fresh(x) -> Tensor:
+    """An input to differentiate ``func`` at (torch's errors for what cannot be one)."""
+    if not isinstance(x, Tensor):
+        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+    if not (x.is_floating_point() or x.is_complex()):
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
+    return x.view_as(x) if x.requires_grad else x.detach().requires_grad_(True)
+
+
+def fresh_tree(tree) -> tuple:
+    """``tree`` with fresh tensors, and its fresh leaves in order."""
+    leaves, spec = tree_flatten(tree)
+    leaves = [fresh(x) for x in leaves]
+    return tree_unflatten(leaves, spec), leaves
+
+
+def vjps(outputs, inputs, cotangents, is_grads_batched: bool = False, retain_graph: bool = True,
+         create_graph: bool | None = None) -> list:
+    """``sum_i cotangent_i^T d output_i / d input`` for every input (None where unreached);
+    with a graph while grad mode is on (unless told), so that transforms nest."""
+    create_graph = is_grad_enabled() if create_graph is None else create_graph
+    return list(_autograd_grad(tuple(outputs), tuple(inputs), tuple(cotangents),
+                               create_graph=create_graph, retain_graph=retain_graph,
+                               is_grads_batched=is_grads_batched))
+
+
+def or_zeros(grads, inputs) -> list:
+    """``grads`` with zeros for the inputs no output reached."""
+    return [g if g is not None else zeros_like(x.detach())
+            for g, x in zip(grads, inputs, strict=True)]
+
+
+class Stripper:
+    """Detaches results whose graph reaches only this call's fresh leaves (all results, when
+    made where grad mode is off: build it outside the transform's ``enable_grad``)."""
+
+    def __init__(self, fresh_leaves) -> None:
+        self.fresh_ids = {id(t) for t in fresh_leaves}
+        self.keep_any = is_grad_enabled()
+
+    def __call__(self, value):
+        if isinstance(value, Tensor) and value.requires_grad and not (
+                self.keep_any and self._reaches_outer(value)):
+            return value.detach()
+        return value
+
+    def tree(self, tree):
+        """``tree`` with every tensor leaf stripped."""
+        leaves, spec = tree_flatten(tree)
+        return tree_unflatten([self(x) for x in leaves], spec)
+
+    def _reaches_outer(self, t: Tensor) -> bool:
+        if t.grad_fn is None:
+            return id(t) not in self.fresh_ids
+        stack, seen = [t.grad_fn], set()
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            if type(node) is AccumulateGrad:
+                if id(node.variable) not in self.fresh_ids:
+                    return True
+                continue
+            stack.extend(node._next)
+        return False
+
+
+def split_aux(output, has_aux: bool, where: str):
+    """(output, aux) of ``func``'s result; aux must hold only tensors."""
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(f"{where}: output of function f should be a tuple: (output, aux) if "
+                           "has_aux is True")
+    for leaf in tree_flatten(output[1])[0]:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
+    return output
+
+
+def tensor_leaves(output, where: str) -> tuple[list, object]:
+    """The leaves of func's output and its spec (each leaf must be a Tensor)."""
+    leaves, spec = tree_flatten(output)
+    for leaf in leaves:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f"{where}: expected f(*primals) to return only tensors, got "
+                               f"unsupported type {type(leaf)}")
+    return leaves, spec

@@ -1,0 +1,115 @@
+"""torch.func's jacrev, jacfwd and hessian.
+
+The Jacobian of each output leaf ``o`` with respect to each input leaf ``x`` has shape
+``o.shape + x.shape``; results nest as torch's: output structure outside, then a tuple over
+``argnums`` (when it is a tuple), then each argument's own structure. Both ``jacrev`` and
+``jacfwd`` compute it in reverse mode, one batched backward pass per output leaf
+(``is_grads_batched``), so they give the same numbers; they differ in their arguments and
+error messages, as torch's do.
+
+>>> from gradkit.func import jacrev
+>>> jacrev(lambda x: x ** 2)(gradkit.tensor([1.0, 2.0]))
+tensor([[2., 0.],
+        [0., 4.]])
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from gradkit._tensor import Tensor
+from gradkit.autograd.grad_mode import enable_grad
+from gradkit.creation import eye, zeros
+from gradkit.func._levels import (
+    Stripper, checked_argnums, fresh_tree, split_aux, tensor_leaves, vjps)
+from gradkit.func.pytree import tree_flatten, tree_unflatten
+from gradkit.func.vmap import check_randomness
+
+def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size: int | None = None,
+           _preallocate_and_copy: bool = False) -> Callable:
+    """``func`` -> the function giving its Jacobian (and aux) by reverse mode.
+
+    ``chunk_size`` is accepted (checked as torch does); every output leaf takes one batched
+    backward pass however it is set.
+    """
+    if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+    return _jacobian_function(func, argnums, has_aux, "jacrev", "vjp(f, *primals)")
+
+
+def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
+           randomness: str = "error") -> Callable:
+    """``func`` -> the function giving its Jacobian (and aux), as ``torch.func.jacfwd``.
+
+    gradkit computes it in reverse mode too (same values); ``randomness`` is checked only.
+    """
+    check_randomness(randomness)
+    return _jacobian_function(func, argnums, has_aux, "jacfwd", "jvp(f, primals, tangents)")
+
+
+def hessian(func: Callable, argnums=0) -> Callable:
+    """``func`` (scalar) -> its Hessian function: ``jacfwd(jacrev(func, argnums), argnums)``.
+
+    >>> hessian(lambda x: (x ** 3).sum())(gradkit.tensor([1.0, 2.0]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def _jacobian_function(func, argnums, has_aux: bool, name: str, where: str):
+    """jacrev or jacfwd (``name``); ``where`` names the product in torch's messages."""
+    @functools.wraps(func)
+    def wrapper(*args):
+        positions, is_tuple = checked_argnums(argnums, len(args))
+        _check_real(tree_flatten(args)[0], name, "inputs")
+        with enable_grad():
+            args = list(args)
+            leaves, specs = [], []
+            for position in positions:
+                if name == "jacfwd":
+                    _check_floating(args[position])
+                args[position], arg_leaves = fresh_tree(args[position])
+                leaves.append(arg_leaves)
+                specs.append(tree_flatten(args[position])[1])
+            output, aux = split_aux(func(*args), has_aux, where)
+            out_leaves, out_spec = tensor_leaves(output, where)
+            _check_real(out_leaves, name, "outputs")
+            flat = [x for arg_leaves in leaves for x in arg_leaves]
+            blocks = [_blocks(out, flat) for out in out_leaves]
+        strip = Stripper(flat)
+        per_output = []
+        for out_blocks in blocks:
+            out_blocks = iter([strip(b) for b in out_blocks])
+            per_arg = tuple(tree_unflatten([next(out_blocks) for _ in arg_leaves], spec)
+                            for arg_leaves, spec in zip(leaves, specs, strict=True))
+            per_output.append(per_arg if is_tuple else per_arg[0])
+        jacobian = tree_unflatten(per_output, out_spec)
+        return (jacobian, strip.tree(aux)) if has_aux else jacobian
+    return wrapper
+
+
+def _check_real(leaves: list, name: str, what: str) -> None:
+    """torch.func's Jacobians refuse complex inputs and outputs."""
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, Tensor) and leaf.is_complex():
+            raise RuntimeError(f"{name}: Expected all {what} to be real but received complex "
+                               f"tensor at flattened input idx: {i}")
+
+
+def _check_floating(arg) -> None:
+    for leaf in tree_flatten(arg)[0]:
+        if isinstance(leaf, Tensor) and not (leaf.is_floating_point() or leaf.is_complex()):
+            raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                             f"{leaf.dtype}")
+
+
+def _blocks(out: Tensor, inputs: list) -> list:
+    """d out / d x for every input x, each of shape out.shape + x.shape."""
+    n = out.numel()
+    grads = [None] * len(inputs)
+    if n and out.requires_grad:
+        seeds = eye(n, dtype=out.dtype, device=out.device).reshape(n, *out.shape)
+        grads = vjps([out], inputs, [seeds], is_grads_batched=True)
+    return [(g if g is not None else zeros(n, *x.shape, dtype=x.dtype, device=x.device))
+            .reshape(*out.shape, *x.shape) for g, x in zip(grads, inputs, strict=True)]

@@ -1,0 +1,187 @@
+"""torch.func.vmap, by running ``func`` once per sample and stacking the results.
+
+That is exact for pure functions (and ``vmap(grad(f))``, nested vmap); it costs one call per
+sample. Differences from torch: an ``out_dims=None`` output is accepted when every sample
+returns the same values (torch asks that it not depend on the batch), and ``.item()`` or
+data-dependent Python control flow inside ``func`` work rather than raise.
+
+>>> from gradkit.func import vmap
+>>> vmap(gradkit.dot)(gradkit.ones(3, 2), gradkit.ones(3, 2))
+tensor([2., 2., 2.])
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from gradkit._tensor import Tensor
+from gradkit.creation import zeros
+from gradkit.func.captured import captured_tensors
+from gradkit.func.pytree import broadcast_prefix, tree_flatten, tree_unflatten
+from gradkit.generator import default_generator, random_guard
+from gradkit.ops.joining import stack
+
+_RANDOMNESS = ("error", "different", "same")
+_CAPTURED_WRITE = ("vmap: {name} wrote in place into a tensor it captured or got with in_dim "
+                   "None. gradkit's vmap runs the function once per sample, so the write would "
+                   "repeat for every sample (torch refuses such writes when the value written "
+                   "depends on the mapped inputs). Please use out-of-place operations.")
+_RANDOM_REFUSED = ("vmap: called random operation while in randomness error mode. Please either "
+                   "use the 'same' or 'different' randomness flags on vmap or perform the "
+                   "randomness operation out of vmap")
+
+
+def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable:
+    """``func`` mapped over dimension ``in_dims`` of its inputs, results stacked at ``out_dims``.
+
+    ``in_dims`` / ``out_dims``: an int, None (not mapped), or a tuple/list/dict prefix of the
+    inputs' / outputs' structure. ``randomness``: 'error' refuses random ops inside ``func``,
+    'different' draws anew per sample, 'same' replays the same draws for every sample.
+    ``chunk_size`` is checked and otherwise changes nothing.
+    """
+    check_randomness(randomness)
+    if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+    name = getattr(func, "__name__", repr(func))
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        if not args:
+            raise ValueError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add "
+                             "inputs, or you are trying to vmap over a function with no inputs. "
+                             "The latter is unsupported.")
+        where = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
+        if not all(d is None or isinstance(d, int) for d in tree_flatten(out_dims)[0]):
+            raise ValueError(f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, "
+                             "None or a python collection of ints representing where in the "
+                             "outputs the vmapped dimension should appear.")
+        flat_args, args_spec = tree_flatten(args)
+        dims = _input_dims(in_dims, args, flat_args, args_spec, where)
+        size = _batch_size(flat_args, dims)
+        if size == 0:
+            samples = [_empty_sample(flat_args, dims, args_spec)]
+        else:
+            samples = [tree_unflatten([x.select(d, i) if d is not None else x
+                                       for x, d in zip(flat_args, dims, strict=True)], args_spec)
+                       for i in range(size)]
+        results = _run(func, samples, kwargs, randomness, name,
+                       _watched(func, flat_args, dims))
+        return _stack_outputs(results, out_dims, name, empty=size == 0)
+    return wrapped
+
+
+def check_randomness(randomness: str) -> None:
+    """torch's error for a ``randomness=`` other than 'error', 'different' or 'same'."""
+    if randomness not in _RANDOMNESS:
+        raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+
+
+def _input_dims(in_dims, args: tuple, flat_args: list, args_spec, where: str) -> list:
+    if not isinstance(in_dims, (int, tuple)) or isinstance(in_dims, bool):
+        raise ValueError(f"{where}: expected `in_dims` to be int or a (potentially nested) tuple "
+                         f"matching the structure of inputs, got: {type(in_dims)}.")
+    dims = broadcast_prefix(in_dims, args, args_spec)
+    if dims is None:
+        raise ValueError(f"{where}: in_dims is not compatible with the structure of `inputs`. "
+                         f"in_dims has structure {tree_flatten(in_dims)[1]} but inputs has "
+                         f"structure {args_spec}.")
+    normalized = []
+    for x, dim in zip(flat_args, dims, strict=True):
+        if dim is not None and not isinstance(dim, int):
+            raise ValueError(f"{where}: Got in_dim={dim} for an input but in_dim must be either "
+                             "an integer dimension or None.")
+        if dim is not None and not isinstance(x, Tensor):
+            raise ValueError(f"{where}: Got in_dim={dim} for an input but the input is of type "
+                             f"{type(x)}. We cannot vmap over non-Tensor arguments, please use "
+                             "None as the respective in_dim")
+        if dim is not None and not -x.dim() <= dim < x.dim():
+            raise ValueError(f"{where}: Got in_dim={dim} for some input, but that input is a "
+                             f"Tensor of dimensionality {x.dim()} so expected in_dim to satisfy "
+                             f"-{x.dim()} <= in_dim < {x.dim()}.")
+        normalized.append(dim % x.dim() if dim is not None else None)
+    return normalized
+
+
+def _batch_size(flat_args: list, dims: list) -> int:
+    sizes = [x.shape[d] for x, d in zip(flat_args, dims, strict=True) if d is not None]
+    if not sizes:
+        raise ValueError("vmap: Expected at least one Tensor to vmap over")
+    if len(set(sizes)) > 1:
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    return sizes[0]
+
+
+def _empty_sample(flat_args: list, dims: list, args_spec):
+    """A stand-in sample (zeros) for an empty batch: it tells the results' shapes."""
+    return tree_unflatten([zeros(*(s for k, s in enumerate(x.shape) if k != d), dtype=x.dtype,
+                                 device=x.device) if d is not None else x
+                           for x, d in zip(flat_args, dims, strict=True)], args_spec)
+
+
+def _watched(func, flat_args: list, dims: list) -> list:
+    """The tensors func must not write in place: those it captured and its unmapped inputs
+    (mapped inputs may be written: each sample writes its own slice)."""
+    pairs = list(zip(flat_args, dims, strict=True))
+    mapped = {id(x) for x, d in pairs if d is not None}
+    unmapped = [x for x, d in pairs if d is None and isinstance(x, Tensor)]
+    return [x for x in captured_tensors(func) + unmapped if id(x) not in mapped]
+
+
+def _run(func, samples: list, kwargs: dict, randomness: str, name: str, watched: list) -> list:
+    """func on every sample, random draws refused, fresh or replayed as ``randomness`` says;
+    an in-place write into a ``watched`` tensor (captured, or unmapped input) raises after the
+    sample that made it."""
+    captured = [(t, t._version) for t in watched]
+    previous = random_guard.message
+    state = default_generator.get_state() if randomness == "same" else None
+    if randomness == "error":
+        random_guard.message = _RANDOM_REFUSED
+    try:
+        results = []
+        for sample in samples:
+            if state is not None:
+                default_generator.set_state(state)
+            results.append(func(*sample, **kwargs))
+            if any(t._version != version for t, version in captured):
+                raise RuntimeError(_CAPTURED_WRITE.format(name=name))
+        return results
+    finally:
+        random_guard.message = previous
+
+
+def _stack_outputs(results: list, out_dims, name: str, empty: bool):
+    flat_first, spec = tree_flatten(results[0])
+    dims = broadcast_prefix(out_dims, results[0], spec)
+    if dims is None:
+        raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
+                         f"compatible with the structure of `outputs`. out_dims has structure "
+                         f"{tree_flatten(out_dims)[1]} but outputs has structure {spec}.")
+    per_sample = [tree_flatten(r)[0] for r in results]
+    stacked = []
+    for k, dim in enumerate(dims):
+        values = [leaves[k] for leaves in per_sample]
+        if dim is None:
+            stacked.append(_unbatched(values, name))
+            continue
+        if not isinstance(values[0], Tensor):
+            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                             f"{type(values[0])}. Did you mean to set out_dims= to None for "
+                             "output?")
+        stacked.append(stack(values, dim) if not empty else
+                       stack(values, dim).narrow(dim % (values[0].dim() + 1), 0, 0))
+    return tree_unflatten(stacked, spec)
+
+
+def _unbatched(values: list, name: str):
+    """An ``out_dims=None`` output: the same in every sample, returned once."""
+    first = values[0]
+    same = all(v is first for v in values) or (
+        isinstance(first, Tensor) and all(isinstance(v, Tensor) and v.shape == first.shape
+                                         and bool((v == first).all()) for v in values))
+    if not same:
+        raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when "
+                         "out_dim is None")
+    return first

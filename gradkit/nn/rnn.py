@@ -66,6 +66,40 @@ def _check_dropout(dropout, num_layers: int) -> None:
                       f"dropout={dropout} and num_layers={num_layers}", stacklevel=3)
 
 
+def run_layers(mode: str, x, h0, c0, weights: list, bidirectional: bool, dropout: float,
+               train: bool) -> tuple:
+    """The stacked, maybe bidirectional recurrence over time-major ``x`` (T, B, F):
+    (output (T, B, D·H_out), h_n, c_n or None). ``weights`` holds per layer and direction
+    (w_ih, w_hh, b_ih, b_hh, w_hr), any bias or projection None; dropout (when ``train``)
+    follows every layer but the last."""
+    if x.shape[0] == 0:
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+    step = _STEPS[mode]
+    directions = 1 + bidirectional
+    num_layers = len(weights) // directions
+    h_last, c_last = [], []
+    for layer in range(num_layers):
+        outputs = []
+        for direction in range(directions):
+            index = layer * directions + direction
+            w_ih, w_hh, b_ih, b_hh, w_hr = weights[index]
+            x_parts = ops.unbind(F.linear(x, w_ih, b_ih), 0)  # all steps' input share
+            h, c = h0[index], None if c0 is None else c0[index]
+            hs = []
+            for t in (reversed(range(len(x_parts))) if direction else range(len(x_parts))):
+                h, c = step(x_parts[t], h, c, w_hh, b_hh, w_hr)
+                hs.append(h)
+            if direction:
+                hs.reverse()
+            outputs.append(ops.stack(hs, 0))
+            h_last.append(h)
+            c_last.append(c)
+        x = outputs[0] if directions == 1 else ops.cat(outputs, -1)
+        if dropout and train and layer < num_layers - 1:
+            x = F.dropout(x, dropout, True)
+    return x, ops.stack(h_last, 0), None if c0 is None else ops.stack(c_last, 0)
+
+
 class RNNBase(Module):
     """What RNN, LSTM and GRU share: per layer and direction ``weight_ih_l{k}``,
     ``weight_hh_l{k}``, ``bias_ih_l{k}``, ``bias_hh_l{k}`` (and LSTM's ``weight_hr_l{k}``),
@@ -158,33 +192,11 @@ class RNNBase(Module):
             raise RuntimeError(f"Expected hidden{which} size {expected}, got {list(hx.shape)}")
 
     def _run(self, x, h0, c0):
-        """The stacked, maybe bidirectional recurrence over time-major ``x`` (T, B, F):
-        (output (T, B, D·H_out), h_n, c_n or None)."""
-        if x.shape[0] == 0:
-            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-        step = _STEPS[self.mode]
         directions = 1 + self.bidirectional
-        h_last, c_last = [], []
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(directions):
-                index = layer * directions + direction
-                w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
-                x_parts = ops.unbind(F.linear(x, w_ih, b_ih), 0)  # all steps' input share
-                h, c = h0[index], None if c0 is None else c0[index]
-                hs = []
-                for t in (reversed(range(len(x_parts))) if direction else range(len(x_parts))):
-                    h, c = step(x_parts[t], h, c, w_hh, b_hh, w_hr)
-                    hs.append(h)
-                if direction:
-                    hs.reverse()
-                outputs.append(ops.stack(hs, 0))
-                h_last.append(h)
-                c_last.append(c)
-            x = outputs[0] if directions == 1 else ops.cat(outputs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, True)
-        return x, ops.stack(h_last, 0), None if c0 is None else ops.stack(c_last, 0)
+        weights = [self._weights(layer, direction) for layer in range(self.num_layers)
+                   for direction in range(directions)]
+        return run_layers(self.mode, x, h0, c0, weights, self.bidirectional,
+                          self.dropout, self.training)
 
     def _forward(self, x, hx, is_lstm: bool):
         name = "RNN" if self.mode.startswith("RNN") else self.mode

@@ -176,3 +176,11 @@ def test_argument_and_dtype_errors_match_torch(d):
                 pool(lib.zeros(shape), 2, output_ratio=(0.5, 0.5, 0.5))
             with pytest.raises(TypeError, match="object of type 'float' has no len()"):
                 pool(lib.zeros(shape), 2, output_ratio=0.5)  # torch's F takes no lone float
+
+
+def test_zero_kernel_is_refused():
+    """torch returns -inf at each window's start there; gradkit refuses it."""
+    with pytest.raises(NotImplementedError, match="fractional_max_pool2d with a kernel_size "
+                                                  "of 0 is not supported"):
+        F.fractional_max_pool2d(gradkit.zeros(1, 1, 6, 6), (0, 2), output_size=3,
+                                _random_samples=gradkit.rand(1, 1, 2))

@@ -127,6 +127,7 @@ def _error_args(lib, case):
         "odd_hiddens": (x, h3, w["bi"], True, 1, True),
         "odd_params": (x, h2, w["one"], True, 1, True),
         "empty_sequence": (x[:0], h1, w["one"], True, 1),
+        "dtype": (x.float(), h1.float(), w["one"], True, 1),
     }[case]
 
 
@@ -139,6 +140,7 @@ def _error_args(lib, case):
     ("odd_hiddens", RuntimeError, "Odd number of params or hiddens given to a bidirectional RNN"),
     ("odd_params", RuntimeError, "Odd number of params or hiddens given to a bidirectional RNN"),
     ("empty_sequence", RuntimeError, "Expected sequence length to be larger than 0 in RNN"),
+    ("dtype", RuntimeError, "mat1 and mat2 must have the same dtype, but got Float and Double"),
 ])
 def test_errors_match_torch(case, error, message):
     for lib in (torch, gradkit):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from gradkit._tensor import Tensor
 from gradkit.nn.rnn import run_layers
+from gradkit.ops.unary_helpers import scalar_type_name
 
 __all__ = ["lstm", "gru", "rnn_tanh", "rnn_relu"]
 
@@ -47,6 +48,10 @@ def _run(mode: str, input: Tensor, states: tuple, params, has_biases: bool, num_
         raise RuntimeError("Expected more hidden states in stacked_rnn")
     if len(cells) // directions != num_layers:
         raise RuntimeError("Expected more weights in stacked_rnn")
+    if num_layers and input.dtype != cells[0][0].dtype:  # torch's matmul of input and w_ih
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{scalar_type_name(input._data)} and "
+                           f"{scalar_type_name(cells[0][0]._data)}")
     if batch_first:
         input = input.transpose(0, 1)  # the recurrence runs time-major
     out, h_n, c_n = run_layers(mode, input, states[0], states[1] if len(states) > 1 else None,

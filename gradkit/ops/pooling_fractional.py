@@ -107,6 +107,8 @@ def _fractional_max_pool(input: Tensor, kernel_size, output_size, output_ratio,
         if out + pool - 1 > size - (d == 3):  # torch's 3-d check is strict
             raise RuntimeError(f"{where}(): pool {axis} {pool} too large relative to input "
                                f"{axis} {size}")
+    if 0 in kernel:  # torch's kernel then gives -inf at each window's start; not modelled
+        raise NotImplementedError(f"{name} with a kernel_size of 0 is not supported")
     added = input.ndim == d + 1
     batched = unsqueeze(input, 0) if added else input
     _check_samples(input, samples, d, batched.shape[0])

@@ -20,6 +20,7 @@ from gradkit import creation
 from gradkit._tensor import Tensor
 from gradkit.autograd.function import Function
 from gradkit.ops.linalg import matmul
+from gradkit.ops.linalg_decompositions import qr
 from gradkit.ops.linalg_solvers import solve
 from gradkit.ops.triangular import diag_embed
 
@@ -60,7 +61,7 @@ def _symeig_backward(values_grad, vectors_grad, a, values, vectors):
     """torch's gradient of (some) eigenpairs of a symmetric ``a`` (that of linalg.eigh with
     the other pairs' gradients zero): in the found eigenspace U (diag(dE) + F ∘ skew(Uᵀ dU)) Uᵀ
     with F_ij = 1 / (λ_j - λ_i); outside it each vector's share t_i = -Q⊥ (Q⊥ᵀ (A - λ_i) Q⊥)⁻¹
-    Q⊥ᵀ dU_i as sym(t_i u_iᵀ) (Q⊥ an orthonormal complement of U)."""
+    Q⊥ᵀ dU_i as sym(t_i u_iᵀ) (Q⊥ an orthonormal complement of U; any basis gives the same)."""
     gaps = values.unsqueeze(-2) - values.unsqueeze(-1)
     eye = creation.eye(values.shape[-1], dtype=values.dtype)
     inverse_gaps = (1 - eye) / (gaps + eye)
@@ -70,8 +71,10 @@ def _symeig_backward(values_grad, vectors_grad, a, values, vectors):
     m, k = vectors.shape[-2:]
     if k == m:
         return grad
-    full = np.linalg.qr(vectors.detach().numpy(), mode="complete")[0]
-    complement = creation.tensor(full[:, k:], dtype=a.dtype)
+    # an orthonormal complement that follows U, so second derivatives flow through it too:
+    # QR of (I - U Uᵀ) times a fixed random matrix, as torch's backward projects one
+    fixed = creation.tensor(np.random.default_rng(0).standard_normal((m, m - k)), dtype=a.dtype)
+    complement = qr(fixed - matmul(vectors, matmul(vectors.mT, fixed))).Q
     restricted = matmul(complement.mT, matmul(a, complement))
     projected = matmul(complement.mT, vectors_grad)  # (m - k, k)
     for i in range(k):

@@ -1,6 +1,7 @@
 """torch.lobpcg (basic: a dense symmetric 2-D A) against torch and linalg.eigh: the k largest
 or smallest eigenvalues, eigenvectors (up to sign), gradients (torch's
-LOBPCGAutogradFunction, which equal eigh's), gradcheck, and torch's errors."""
+LOBPCGAutogradFunction, which equal eigh's) and their derivatives, gradcheck and
+gradgradcheck, and torch's errors."""
 import doctest
 
 import numpy as np
@@ -8,7 +9,7 @@ import pytest
 
 import gradkit
 from gradkit import iterative_eigen
-from gradkit.autograd import gradcheck
+from gradkit.autograd import gradcheck, gradgradcheck
 
 torch = pytest.importorskip("torch")
 
@@ -71,6 +72,24 @@ def test_gradcheck():
         values, vectors = gradkit.lobpcg(p + p.mT + base, X=start, tol=1e-13)
         return values, vectors * vectors  # squares: free of the signs
     assert gradcheck(pairs, (p,), atol=1e-6)
+    assert gradgradcheck(pairs, (p,), atol=1e-5)
+
+
+def test_second_derivatives_match_torch():
+    """Along symmetric directions (off them torch's first derivative is not eigh's)."""
+    m, k = 12, 2
+    a, weights = _symmetric(m), rng.standard_normal((m, k))
+    direction = rng.standard_normal((m, m))
+    direction = direction + direction.T  # A stays symmetric along it
+    found = []
+    for lib in (torch, gradkit):
+        matrix = lib.tensor(a, requires_grad=True)
+        values, vectors = lib.lobpcg(matrix, k=k, tol=1e-10)
+        (grad,) = lib.autograd.grad(_loss(lib, values, vectors, weights), matrix,
+                                    create_graph=True)
+        (second,) = lib.autograd.grad((grad * lib.tensor(direction)).sum(), matrix)
+        found.append(second.numpy() + second.numpy().T)  # its share along symmetric moves
+    np.testing.assert_allclose(found[1], found[0], atol=1e-5 * np.abs(found[0]).max())
 
 
 @pytest.mark.parametrize("case, error, message", [

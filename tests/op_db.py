@@ -1904,3 +1904,16 @@ NON_DIFFERENTIABLE.update({  # lane signal
     "unique_consecutive": "torch has no derivative (its backward raises; "
                           "tests/test_signal_data.py)",
 })
+# lane rnnfn: fractional max pooling (its windows fixed by _random_samples)
+OPS += [
+    OpInfo("fractional_max_pool2d", F.fractional_max_pool2d, S(
+        Sample((Distinct(2, 2, 7, 6), 2), {"output_size": (3, 4),
+                                           "_random_samples": Const(_rng.random((2, 2, 2)))}),
+        Sample((Distinct(2, 5, 5), (2, 3)), {"output_ratio": (0.5, 0.5), "return_indices": True,
+                                             "_random_samples": Const(_rng.random((1, 2, 2)))},
+               name="unbatched_ratio_indices"))),
+    OpInfo("fractional_max_pool3d", F.fractional_max_pool3d, S(
+        Sample((Distinct(1, 2, 5, 6, 5), (2, 3, 2)),
+               {"output_size": (3, 2, 3), "return_indices": True,
+                "_random_samples": Const(_rng.random((1, 2, 3)))}),)),
+]

@@ -12,8 +12,9 @@ from gradkit.nn.container_more import ModuleDict, ParameterDict, ParameterList
 from gradkit.nn.layers_bags import Bilinear, EmbeddingBag
 from gradkit.nn.layers_lazy import LazyLinear
 from gradkit.nn.layers_nd import (
-    AdaptiveMaxPool3d, BatchNorm3d, Conv3d, ConvTranspose1d, ConvTranspose3d, InstanceNorm1d,
-    InstanceNorm3d, LPPool3d, MaxUnpool3d)
+    AdaptiveMaxPool3d, BatchNorm3d, Conv3d, ConvTranspose1d, ConvTranspose3d,
+    FractionalMaxPool2d, FractionalMaxPool3d, InstanceNorm1d, InstanceNorm3d, LPPool3d,
+    MaxUnpool3d)
 from gradkit.nn.layers_small import (
     AdaptiveAvgPool1d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool3d,
     ChannelShuffle, CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,
@@ -73,6 +74,8 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            # lane random
            "CTCLoss", "MaxUnpool1d", "MaxUnpool2d", "TripletMarginWithDistanceLoss",
            # lane nsfunc: the 3-d variants
-           "AdaptiveMaxPool3d", "ConvTranspose3d", "LPPool3d", "MaxUnpool3d", "LazyLinear"]
+           "AdaptiveMaxPool3d", "ConvTranspose3d", "LPPool3d", "MaxUnpool3d", "LazyLinear",
+           # lane rnnfn
+           "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

@@ -51,6 +51,7 @@ from gradkit.ops.normalization import (
 from gradkit.ops.pooling import (
     adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, max_pool1d, max_pool2d,
     max_pool3d)
+from gradkit.ops.pooling_fractional import fractional_max_pool2d, fractional_max_pool3d
 from gradkit.ops.random_sampling import gumbel_softmax
 from gradkit.ops.sampling_grid import affine_grid, grid_sample
 from gradkit.ops.unpooling import max_unpool1d, max_unpool2d, max_unpool3d
@@ -85,6 +86,8 @@ __all__ = [
     "pdist",
     # lane nsfunc: the 3-d variants
     "adaptive_max_pool3d", "conv_transpose3d", "lp_pool3d", "max_unpool3d",
+    # lane rnnfn
+    "fractional_max_pool2d", "fractional_max_pool3d",
 ]
 
 

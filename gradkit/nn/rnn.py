@@ -67,6 +67,71 @@ def _check_dropout(dropout, num_layers: int) -> None:
                       f"dropout={dropout} and num_layers={num_layers}", stacklevel=3)
 
 
+def _packed_direction(step, x_parts, h0, c0, w_hh, b_hh, w_hr, reverse: bool) -> tuple:
+    """One direction of one layer over a PackedSequence's steps: (per-step outputs in time
+    order, h_n, c_n). Packed steps shrink in batch: going forward, the sequences that ended
+    keep their last state (``done``); going backward, they join with their initial state when
+    they start."""
+    rows = x_parts[-1].shape[0] if reverse else h0.shape[0]
+    h, c = h0[:rows], None if c0 is None else c0[:rows]
+    hs, done = [], []
+    for x_t in (reversed(x_parts) if reverse else x_parts):
+        size = x_t.shape[0]
+        if size < h.shape[0]:
+            done.append((h[size:], None if c is None else c[size:]))
+            h, c = h[:size], None if c is None else c[:size]
+        elif size > h.shape[0]:
+            h = ops.cat([h, h0[h.shape[0]:size]], 0)
+            c = None if c is None else ops.cat([c, c0[c.shape[0]:size]], 0)
+        h, c = step(x_t, h, c, w_hh, b_hh, w_hr)
+        hs.append(h)
+    if done:
+        h = ops.cat([h] + [tail for tail, _ in reversed(done)], 0)
+        c = None if c is None else ops.cat([c] + [tail for _, tail in reversed(done)], 0)
+    return (hs[::-1] if reverse else hs), h, c
+
+
+def run_layers(mode: str, x, h0, c0, weights: list, bidirectional: bool, dropout: float,
+               train: bool, batch_sizes=None) -> tuple:
+    """The stacked, maybe bidirectional recurrence over time-major ``x`` (T, B, F), or over a
+    PackedSequence's ``data`` (N, F) with its ``batch_sizes``: (output, h_n, c_n or None).
+    ``weights`` holds per layer and direction (w_ih, w_hh, b_ih, b_hh, w_hr), any bias or
+    projection None; dropout (when ``train``) follows every layer but the last."""
+    if x.shape[0] == 0:
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+    step = _STEPS[mode]
+    directions = 1 + bidirectional
+    num_layers = len(weights) // directions
+    h_last, c_last = [], []
+    for layer in range(num_layers):
+        outputs = []
+        for direction in range(directions):
+            index = layer * directions + direction
+            w_ih, w_hh, b_ih, b_hh, w_hr = weights[index]
+            x_in = F.linear(x, w_ih, b_ih)  # all steps' input share
+            h, c = h0[index], None if c0 is None else c0[index]
+            if batch_sizes is not None:
+                hs, h, c = _packed_direction(step, ops.split(x_in, batch_sizes, 0), h, c,
+                                             w_hh, b_hh, w_hr, bool(direction))
+                outputs.append(ops.cat(hs, 0))
+                h_last.append(h)
+                c_last.append(c)
+                continue
+            x_parts, hs = ops.unbind(x_in, 0), []
+            for t in (reversed(range(len(x_parts))) if direction else range(len(x_parts))):
+                h, c = step(x_parts[t], h, c, w_hh, b_hh, w_hr)
+                hs.append(h)
+            if direction:
+                hs.reverse()
+            outputs.append(ops.stack(hs, 0))
+            h_last.append(h)
+            c_last.append(c)
+        x = outputs[0] if directions == 1 else ops.cat(outputs, -1)
+        if dropout and train and layer < num_layers - 1:
+            x = F.dropout(x, dropout, True)
+    return x, ops.stack(h_last, 0), None if c0 is None else ops.stack(c_last, 0)
+
+
 class RNNBase(Module):
     """What RNN, LSTM and GRU share: per layer and direction ``weight_ih_l{k}``,
     ``weight_hh_l{k}``, ``bias_ih_l{k}``, ``bias_hh_l{k}`` (and LSTM's ``weight_hr_l{k}``),
@@ -159,55 +224,11 @@ class RNNBase(Module):
             raise RuntimeError(f"Expected hidden{which} size {expected}, got {list(hx.shape)}")
 
     def _run(self, x, h0, c0, batch_sizes=None):
-        """The stacked, maybe bidirectional recurrence over time-major ``x`` (T, B, F), or
-        over a PackedSequence's ``data`` (N, F) with its ``batch_sizes``: (output, h_n, c_n
-        or None)."""
-        if x.shape[0] == 0:
-            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         directions = 1 + self.bidirectional
-        h_last, c_last = [], []
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(directions):
-                index = layer * directions + direction
-                weights = self._weights(layer, direction)
-                x_in = F.linear(x, weights[0], weights[2])  # all steps' input share
-                x_parts = (ops.unbind(x_in, 0) if batch_sizes is None
-                           else ops.split(x_in, batch_sizes, 0))
-                hs, h, c = self._direction(x_parts, h0[index],
-                                           None if c0 is None else c0[index], weights,
-                                           bool(direction))
-                outputs.append(ops.stack(hs, 0) if batch_sizes is None else ops.cat(hs, 0))
-                h_last.append(h)
-                c_last.append(c)
-            x = outputs[0] if directions == 1 else ops.cat(outputs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, True)
-        return x, ops.stack(h_last, 0), None if c0 is None else ops.stack(c_last, 0)
-
-    def _direction(self, x_parts, h0, c0, weights, reverse: bool):
-        """One direction of one layer: (per-step outputs in time order, h_n, c_n). Packed
-        steps shrink in batch: going forward, the sequences that ended keep their last state
-        (``done``); going backward, they join with their initial state when they start."""
-        step = _STEPS[self.mode]
-        _, w_hh, _, b_hh, w_hr = weights
-        rows = x_parts[-1].shape[0] if reverse else h0.shape[0]
-        h, c = h0[:rows], None if c0 is None else c0[:rows]
-        hs, done = [], []
-        for x_t in (reversed(x_parts) if reverse else x_parts):
-            size = x_t.shape[0]
-            if size < h.shape[0]:
-                done.append((h[size:], None if c is None else c[size:]))
-                h, c = h[:size], None if c is None else c[:size]
-            elif size > h.shape[0]:
-                h = ops.cat([h, h0[h.shape[0]:size]], 0)
-                c = None if c is None else ops.cat([c, c0[c.shape[0]:size]], 0)
-            h, c = step(x_t, h, c, w_hh, b_hh, w_hr)
-            hs.append(h)
-        if done:
-            h = ops.cat([h] + [tail for tail, _ in reversed(done)], 0)
-            c = None if c is None else ops.cat([c] + [tail for _, tail in reversed(done)], 0)
-        return (hs[::-1] if reverse else hs), h, c
+        weights = [self._weights(layer, direction) for layer in range(self.num_layers)
+                   for direction in range(directions)]
+        return run_layers(self.mode, x, h0, c0, weights, self.bidirectional,
+                          self.dropout, self.training, batch_sizes)
 
     def _forward(self, x, hx, is_lstm: bool):
         states = () if hx is None else (tuple(hx) if is_lstm else (hx,))

@@ -71,7 +71,8 @@ def adaptive_windows(size, out):
 @op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,),
     node_name="MaxPool2DWithIndicesBackward0")
 def max_pool_with_indices(xp, x, windows=None, fallback=None, kind="MaxPool2DWithIndices"):
-    """Window maxima of (N, C, *sizes) and their flat indices into each plane (as torch)."""
+    """Window maxima of (N, C, *sizes) and their flat indices into each plane (as torch);
+    ``windows`` (*out, K) serve every plane, (N, C, *out, K) one window map per plane."""
     n, c = x.shape[:2]
     plane = math.prod(x.shape[2:])
     lowest = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
@@ -79,8 +80,13 @@ def max_pool_with_indices(xp, x, windows=None, fallback=None, kind="MaxPool2DWit
     padded = bool((windows == plane).any())
     if padded:  # padded slots read the lowest value, from one slot past the plane
         flat = xp.concatenate([flat, xp.full((n, c, 1), lowest, dtype=x.dtype)], axis=2)
-    by_slot = np.ascontiguousarray(np.moveaxis(windows, -1, 0))  # (K, *out): slot-major
-    cols = xp.take(flat, xp.asarray(by_slot), axis=2)  # (N, C, K, *out)
+    if windows.ndim == x.ndim + 1:  # per-plane windows (N, C, *out, K): fractional pooling
+        by_slot = xp.asarray(np.moveaxis(windows, -1, 2))  # (N, C, K, *out)
+        slots = by_slot.reshape(n, c, math.prod(by_slot.shape[2:]))  # explicit: N may be 0
+        cols = xp.take_along_axis(flat, slots, 2).reshape(by_slot.shape)
+    else:
+        by_slot = np.ascontiguousarray(np.moveaxis(windows, -1, 0))  # (K, *out): slot-major
+        cols = xp.take(flat, xp.asarray(by_slot), axis=2)  # (N, C, K, *out)
     values = xp.max(cols, axis=2)  # NaN propagates
     tie_with_padding = padded and bool((values == lowest).any())
     best = xp.zeros(values.shape, dtype=xp.int64)

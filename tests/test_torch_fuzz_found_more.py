@@ -229,3 +229,19 @@ def test_svd_of_infinite_entries_is_nan_as_torch(dtype):
         x = m.diagflat(m.tensor([0.7, -float("inf"), -float("inf")], dtype=getattr(m, dtype)), 2)
         return (m.linalg.svdvals(x),)  # (torch's svd with vectors raises "error code: 2" here)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("loss", [
+    lambda m, x: (m.linalg.eigvalsh(x) * m.tensor([1.0, 2.0, 3.0], dtype=m.float64)).sum(),
+    lambda m, x: m.linalg.eigvalsh(x, UPLO="U").pow(2).sum(),
+], ids=["weighted", "squares_upper"])
+def test_eigenvalues_gradient_is_finite_at_repeated_values(loss, dtype):
+    """Only the eigenvalues reach the loss: torch's eigh backward takes V diag(gL) V^H, with no
+    division by L_j - L_i (NaN at repeated eigenvalues before; breadth seeds 15726, 17842)."""
+    def program(m):
+        x = m.tensor([[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 1.0]],
+                     dtype=getattr(m, dtype), requires_grad=True)
+        (g,) = m.autograd.grad(loss(m, x), x, create_graph=True)
+        return (g,)
+    assert_same_as_torch(program, atol=1e-12)

@@ -201,6 +201,8 @@ def _eigh_vjp(grads, values, vectors, UPLO):  # noqa: N803
     """gA = V (diag(gL) + offdiag(V^H gV) / E) V^H with E_ij = L_j - L_i (torch's
     linalg_eig_backward for Hermitian A)."""
     g_values, g_vectors = grads
+    if is_undefined(g_vectors):  # eigvalsh: no division by L_j - L_i, finite at repeated
+        return (matmul(vectors * unsqueeze(g_values, -2), mH(vectors)),)  # values (torch)
     vh_gv = matmul(mH(vectors), g_vectors)
     if _is_complex(vectors):
         _check_gauge(_phase_terms(vh_gv, g_vectors),

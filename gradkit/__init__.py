@@ -58,6 +58,13 @@ from gradkit._tensor_repr import set_printoptions  # noqa: E402,F401
 from gradkit.torch_helpers import (  # noqa: E402,F401
     concatenate, detach, get_device, get_num_threads, is_neg, is_nonzero, is_same_size, is_signed,
     resolve_neg, set_num_threads, typename)
+from gradkit.torch_settings import (  # noqa: E402,F401
+    are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
+    get_float32_matmul_precision, get_num_interop_threads, is_anomaly_check_nan_enabled,
+    is_anomaly_enabled, is_deterministic_algorithms_warn_only_enabled, is_warn_always_enabled,
+    set_anomaly_enabled, set_default_tensor_type, set_deterministic_debug_mode,
+    set_float32_matmul_precision, set_flush_denormal, set_num_interop_threads, set_warn_always,
+    use_deterministic_algorithms)
 from gradkit._not_implemented import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr(__name__)  # torch features gradkit lacks: a clear AttributeError

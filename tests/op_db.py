@@ -1904,3 +1904,12 @@ NON_DIFFERENTIABLE.update({  # lane signal
     "unique_consecutive": "torch has no derivative (its backward raises; "
                           "tests/test_signal_data.py)",
 })
+# lane misc: torch's remaining top-level names (gradkit/ops/aliases.py, torch_helpers.py)
+_table_rng, _rng = _rng, np.random.default_rng(1515_15)
+OPS += [
+    OpInfo("split_with_sizes", G.split_with_sizes, S(
+        Sample((N(5, 2), [2, 3])), Sample((N(2, 5), (1, 0, 4), 1), name="dim_1_empty_piece"))),
+    OpInfo("fix", G.fix, S(Sample((N(2, 3) * 3,)))),
+    OpInfo("ger", G.ger, S(Sample((N(3), N(2))))),
+]
+_rng = _table_rng

@@ -7,7 +7,6 @@ import subprocess
 import sys
 import warnings
 
-import numpy as np
 import pytest
 
 import gradkit
@@ -174,3 +173,57 @@ def test_default_tensor_type(restore_switches, spec):
         return (error, deprecated, str(m.get_default_dtype()).split(".")[1],
                 str(m.tensor([1.0]).dtype).split(".")[1])
     assert_same(program)
+
+
+# -- torch's top-level names for Tensor methods ---------------------------------------------
+
+def _values(result):
+    """Plain values of a tensor or of a tuple of tensors (for comparing both libraries)."""
+    if isinstance(result, (tuple, list)):
+        return [_values(r) for r in result]
+    if hasattr(result, "detach"):
+        return (str(result.dtype).split(".")[1], result.detach().numpy().tolist())
+    return result
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: m.fix(m.tensor([-2.5, -0.5, 0.5, 2.7])),
+    lambda m: m.fix(3),
+    lambda m: m.ger(m.tensor([1.0, 2.0]), m.tensor([3.0, 4.0, 5.0])),
+    lambda m: m.ger(m.tensor([1, 2]), m.tensor([3, 4])),
+    lambda m: m.ger(m.tensor([1.0]), 3),
+    lambda m: m.ger(3, m.tensor([1.0])),
+    lambda m: m.is_conj(m.tensor([1 + 2j]).conj()),
+    lambda m: m.is_conj(m.tensor([1 + 2j])),
+    lambda m: m.is_conj(3),
+    lambda m: m.resolve_conj(m.tensor([1 + 2j]).conj()),
+    lambda m: m.resolve_conj(m.tensor([1 + 2j]).conj()).is_conj(),
+    lambda m: m.resolve_conj(3),
+    lambda m: m.split_with_sizes(m.arange(4.0), [1, 3]),
+    lambda m: m.split_with_sizes(m.arange(6.0).reshape(2, 3), split_sizes=(2, 0, 1), dim=1),
+    lambda m: m.arange(4.0).split_with_sizes([1, 3]),
+    lambda m: m.split_with_sizes(m.arange(4.0), [1, 2]),
+    lambda m: m.split_with_sizes(m.arange(4.0), 2),
+    lambda m: m.split_with_sizes(m.arange(4.0), [1, 3], 1),
+    lambda m: m.split_with_sizes(3, [1]),
+    lambda m: m.index_put_(m.zeros(4), (m.tensor([1, 3]),), m.tensor([5.0, 6.0])),
+    lambda m: m.index_put_(m.zeros(4), (m.tensor([1, 1]),), m.tensor([5.0, 6.0]), True),
+    lambda m: m.index_put_(3, (m.tensor([1]),), m.tensor(1.0)),
+    lambda m: m.as_strided_(m.arange(6.0), (2, 2), (1, 2)),
+    lambda m: m.as_strided_(3, (2,), (1,)),
+])
+def test_top_level_method_functions(program):
+    assert_same(lambda m: _values(program(m)))
+
+
+def test_top_level_inplace_functions_write_in_place():
+    for m in (torch, gradkit):
+        x = m.zeros(4)
+        assert m.index_put_(x, (m.tensor([2]),), m.tensor(7.0)) is x
+        assert m.as_strided_(x, (2,), (2,)) is x and x.tolist() == [0.0, 7.0]
+
+
+def test_split_with_sizes_grad_fn_as_torch():
+    names = [m.split_with_sizes(m.ones(4, requires_grad=True), [1, 3])[0].grad_fn.name()
+             for m in (torch, gradkit)]
+    assert names[0] == names[1]

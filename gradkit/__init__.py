@@ -30,6 +30,10 @@ from gradkit.ops.patterns import tril_indices, triu_indices  # noqa: F401 - crea
 from gradkit.ops.strided_scatter import empty_strided  # noqa: F401 - creation
 from gradkit.dtype_rules import can_cast, promote_types, result_type  # noqa: F401
 from gradkit import _tensor_methods, _tensor_operators  # noqa: F401 - Tensor's methods layer
+from gradkit import storage_methods  # noqa: F401 - x.resize_(), x.set_(), x.new() & co.
+from gradkit.memory_format import (  # noqa: F401
+    channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format,
+    strided)
 from gradkit._inplace_functions import FUNCTIONS as _INPLACE_FUNCTIONS
 # after the ops: gradkit.zeros_like & co. are the creation functions (dtype=, device=, ...)
 from gradkit.creation import (  # noqa: F401
@@ -52,7 +56,7 @@ from gradkit import accelerator, cuda  # noqa: E402,F401
 from gradkit.serialization import load, save  # noqa: E402,F401
 from gradkit import profiler, utils  # noqa: E402,F401
 from gradkit.creation_more import (  # noqa: E402,F401
-    asarray, broadcast_shapes, range, scalar_tensor, unravel_index)
+    asarray, broadcast_shapes, empty_permuted, range, scalar_tensor, unravel_index)
 from gradkit.dtype_info import finfo, iinfo  # noqa: E402,F401
 from gradkit._tensor_repr import set_printoptions  # noqa: E402,F401
 from gradkit.torch_helpers import (  # noqa: E402,F401

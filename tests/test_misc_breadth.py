@@ -227,3 +227,249 @@ def test_split_with_sizes_grad_fn_as_torch():
     names = [m.split_with_sizes(m.ones(4, requires_grad=True), [1, 3])[0].grad_fn.name()
              for m in (torch, gradkit)]
     assert names[0] == names[1]
+
+
+# -- a tensor's memory: resize_, set_, new, layout, memory formats --------------------------
+
+def _state(t):
+    """What a tensor is: values, dtype, shape, strides, storage offset (an empty tensor's
+    strides left out: NumPy's are 0 there, docs/numerics.md)."""
+    return (str(t.dtype).split(".")[1], t.tolist(), tuple(t.shape),
+            t.stride() if t.numel() else None, t.storage_offset())
+
+
+def _resized(m, start, *sizes, **kwargs):
+    """resize_ ``start`` (a program of m): whether it is self, its state, its version bump,
+    whether it kept its memory, and what its base (when a view) then holds."""
+    x = start(m)
+    pointer, version = x.data_ptr(), x._version
+    result = x.resize_(*sizes, **kwargs)
+    keep = slice(None) if x.numel() <= 6 else slice(0, 6)  # grown memory: torch's is garbage
+    return (result is x, _state(x)[0], x.reshape(-1)[keep].tolist(), tuple(x.shape), x.stride(),
+            x._version - version, x.data_ptr() == pointer)
+
+
+@pytest.mark.parametrize("start, sizes, kwargs", [
+    (lambda m: m.arange(6.0), (2, 3), {}),
+    (lambda m: m.arange(6.0), ((2, 3),), {}),
+    (lambda m: m.arange(6.0), ([3, 2],), {}),
+    (lambda m: m.arange(6.0), (2,), {}),
+    (lambda m: m.arange(6.0), (6,), {}),
+    (lambda m: m.arange(6.0), (8,), {}),
+    (lambda m: m.arange(6.0), (0,), {}),
+    (lambda m: m.arange(6.0).view(2, 3).t(), (3,), {}),
+    (lambda m: m.arange(6.0)[2:], (2,), {}),
+    (lambda m: m.arange(6.0)[2:], (2, 2), {}),
+    (lambda m: m.arange(24.0), (1, 2, 3, 4), {"memory_format": "channels_last"}),
+    (lambda m: m.arange(6.0), (2, 3), {"memory_format": "channels_last"}),
+    (lambda m: m.arange(6.0), (-1,), {}),
+    (lambda m: m.arange(6.0), (2, 2.5), {}),
+    (lambda m: m.arange(6.0), (), {}),
+    (lambda m: m.arange(6.0, requires_grad=True), (2,), {}),
+    (lambda m: m.arange(6.0, requires_grad=True) * 1, (6,), {}),
+])
+def test_resize_(start, sizes, kwargs):
+    def program(m):
+        options = {key: getattr(m, value) for key, value in kwargs.items()}
+        return _resized(m, start, *sizes, **options)
+    assert_same(program)
+
+
+def test_resize_keeps_memory_of_views_and_grows_a_copy():
+    for m in (torch, gradkit):
+        base = m.arange(6.0)
+        x = base[:]
+        x.resize_(2, 2)
+        x[0, 0] = 9.0
+        assert base[0].item() == 9.0  # it fitted: the same memory
+        x.resize_(3, 3)
+        assert x.reshape(-1)[:6].tolist() == [9.0, 1, 2, 3, 4, 5]
+    # torch grows the storage its views share; gradkit moves x alone to the grown copy
+    x[0, 0] = 7.0
+    assert base[0].item() == 9.0
+
+
+def test_resize_refused_on_requires_grad_under_no_grad():
+    for m in (torch, gradkit):
+        with m.no_grad(), pytest.raises(RuntimeError,
+                                        match="cannot resize variables that require grad"):
+            m.zeros(3, requires_grad=True).resize_(2)
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: _state(m.zeros(4).resize_as_(m.zeros(2, 2))),
+    lambda m: m.zeros(3).resize_as_(m.zeros(2, 2, 2, 2), memory_format=m.channels_last).stride(),
+    lambda m: m.zeros(3).resize_as_(3),
+    lambda m: m.zeros(3, requires_grad=True).resize_as_(m.zeros(2)),
+])
+def test_resize_as_(program):
+    assert_same(program)
+
+
+def _set(m, target, *args):
+    x = target(m)
+    version = x._version
+    result = x.set_(*args)
+    return result is x, _state(x), x._version - version
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: _set(m, lambda m: m.zeros(3), m.arange(6.0).view(2, 3).t()),
+    lambda m: _set(m, lambda m: m.zeros(3)),
+    lambda m: _set(m, lambda m: m.zeros(3), m.arange(3)),
+    lambda m: _set(m, lambda m: m.zeros(3, dtype=m.int32), m.arange(3.0)),
+    lambda m: _set(m, lambda m: m.zeros(3), m.arange(6.0), 1, (2, 2)),
+    lambda m: _set(m, lambda m: m.zeros(3), m.arange(6.0), 1, (2, 2), (1, 2)),
+    lambda m: _set(m, lambda m: m.zeros(3, requires_grad=True), m.arange(3.0)),
+])
+def test_set_(program):
+    assert_same(program)
+
+
+def test_set_shares_the_source_memory():
+    for m in (torch, gradkit):
+        source = m.arange(6.0)
+        x = m.zeros(1).set_(source)
+        x[1] = 10.0
+        assert source[1].item() == 10.0 and x.data_ptr() == source.data_ptr()
+        with pytest.raises(TypeError, match=r"set_\(\) received an invalid combination of "
+                                            r"arguments - got \(int\), but expected one of:"):
+            x.set_(3)
+
+
+def test_set_with_autograd_history_refused_by_gradkit():
+    # torch records a NotImplemented node there; gradkit says it does not support it
+    with pytest.raises(NotImplementedError, match="set_ on tensors with autograd history"):
+        (gradkit.zeros(3, requires_grad=True) * 1).set_(gradkit.arange(3.0))
+    with pytest.raises(NotImplementedError, match="set_ on tensors with autograd history"):
+        gradkit.zeros(3).set_(gradkit.ones(3, requires_grad=True))
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: _state(m.arange(6.0).new(2, 3).zero_()),
+    lambda m: _state(m.arange(6.0).new((2, 3))),
+    lambda m: _state(m.arange(6.0).new([1, 2])),
+    lambda m: _state(m.arange(6.0).new()),
+    lambda m: _state(m.arange(3).new([1.5])),
+    lambda m: _state(m.arange(3.0, dtype=m.float64).new(m.Size([2])).zero_()),
+    lambda m: m.arange(6.0).new(2.5),
+    lambda m: m.arange(6.0).new(2, 3, dtype=m.int64),
+    lambda m: m.arange(6.0).new(m.zeros(3, requires_grad=True)).requires_grad,
+])
+def test_new(program):
+    outcome_torch, outcome_gradkit = outcome(program, torch), outcome(program, gradkit)
+    if outcome_torch[0] == "raises":  # the errors' types match; torch's texts list overloads
+        assert outcome_gradkit[:2] == outcome_torch[:2]
+    else:
+        assert outcome_gradkit == outcome_torch
+
+
+def test_new_aliases_a_tensor():
+    x = gradkit.arange(3.0)
+    alias = gradkit.zeros(1).new(x)
+    alias[0] = 5.0
+    assert x[0].item() == 5.0
+    with pytest.raises(TypeError, match="expected gradkit.float32 tensor"):
+        gradkit.zeros(1).new(gradkit.arange(3))
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: (repr(m.zeros(2).layout).split(".")[1], m.zeros(2).layout is m.strided,
+               isinstance(m.strided, m.layout)),
+    lambda m: [repr(f).split(".")[1] for f in (m.contiguous_format, m.preserve_format,
+                                               m.channels_last, m.channels_last_3d)],
+    lambda m: all(isinstance(f, m.memory_format) for f in (
+        m.contiguous_format, m.preserve_format, m.channels_last, m.channels_last_3d)),
+    lambda m: (m.zeros(2).is_shared(), m.zeros(2).is_pinned()),
+    lambda m: [(x.share_memory_() is x, x.is_shared(), x[1:].is_shared()) for x in [m.zeros(3)]],
+])
+def test_layout_and_sharing(program):
+    assert_same(program)
+
+
+def test_pin_memory_is_refused_without_a_gpu():
+    if gradkit.cuda.is_available():
+        pytest.skip("the message is torch's for a machine without a GPU")
+    assert_same(lambda m: m.zeros(2).pin_memory())
+
+
+def _layouts(m, x):
+    return (x.stride(), x.is_contiguous(),
+            x.is_contiguous(memory_format=m.channels_last), x.tolist())
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: _layouts(m, m.arange(120.0).view(2, 3, 4, 5).contiguous(
+        memory_format=m.channels_last)),
+    lambda m: _layouts(m, m.arange(120.0).view(2, 3, 4, 5).clone(
+        memory_format=m.channels_last)),
+    lambda m: _layouts(m, m.clone(m.arange(120.0).view(2, 3, 4, 5),
+                                  memory_format=m.channels_last)),
+    lambda m: _layouts(m, m.arange(120.0).view(2, 3, 4, 5).contiguous(
+        memory_format=m.channels_last).contiguous()),
+    lambda m: m.arange(240.0).view(2, 3, 4, 5, 2).contiguous(
+        memory_format=m.channels_last_3d).stride(),
+    lambda m: m.arange(240.0).view(2, 3, 4, 5, 2).contiguous(
+        memory_format=m.channels_last_3d).is_contiguous(memory_format=m.channels_last_3d),
+    lambda m: m.arange(6.0).view(2, 3).t().contiguous(memory_format=m.preserve_format).stride(),
+    lambda m: m.arange(6.0).view(2, 3).t().contiguous(memory_format=m.contiguous_format).stride(),
+    lambda m: m.arange(6.0).contiguous(memory_format=m.channels_last),
+    lambda m: m.arange(6.0).clone(memory_format=m.channels_last_3d),
+    lambda m: m.arange(6.0).contiguous(memory_format=3),
+    lambda m: m.arange(6.0).clone(memory_format=3),
+    lambda m: m.arange(6.0).is_contiguous(memory_format=3),
+    lambda m: m.arange(6.0).is_contiguous(memory_format=m.preserve_format),
+    lambda m: [m.empty(2, 1, 4, 5).is_contiguous(memory_format=m.channels_last),
+               m.empty(2, 3, 1, 1).is_contiguous(memory_format=m.channels_last)],
+])
+def test_memory_formats(program):
+    assert_same(program)
+
+
+def test_channels_last_clone_is_differentiable():
+    def program(m):
+        x = m.arange(24.0, dtype=m.float64).view(1, 2, 3, 4).requires_grad_()
+        y = x.contiguous(memory_format=m.channels_last)
+        (y * m.arange(24.0, dtype=m.float64).view(1, 2, 3, 4)).sum().backward()
+        return y.grad_fn.name(), x.grad.tolist(), x.grad.stride()
+    assert_same(program)
+    x = gradkit.randn(1, 2, 2, 2, dtype=gradkit.float64, requires_grad=True)
+    fn = lambda x: x.clone(memory_format=gradkit.channels_last)  # noqa: E731
+    assert gradkit.autograd.gradcheck(fn, (x,)) and gradkit.autograd.gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("like", ["empty_like", "zeros_like", "ones_like", "randn_like"])
+@pytest.mark.parametrize("source", [
+    lambda m: m.zeros(2, 3, 4, 5).contiguous(memory_format=m.channels_last),
+    lambda m: m.zeros(2, 3).t(),
+    lambda m: m.zeros(2, 3).t()[::2],
+    lambda m: m.zeros(3, 1).expand(3, 4),
+    lambda m: m.zeros(2, 1, 3).permute(2, 1, 0),
+])
+@pytest.mark.parametrize("fmt", [None, "contiguous_format", "preserve_format", "channels_last"])
+def test_like_memory_format(like, source, fmt):
+    def program(m):
+        options = {} if fmt is None else {"memory_format": getattr(m, fmt)}
+        return getattr(m, like)(source(m), **options).stride()
+    assert_same(program)
+
+
+def test_full_like_memory_format():
+    assert_same(lambda m: m.full_like(m.zeros(2, 3).t(), 2.0).stride())
+    assert_same(lambda m: m.full_like(m.zeros(2, 3).t(), 2.0,
+                                      memory_format=m.contiguous_format).stride())
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: _state(m.empty_permuted((2, 3, 4), (2, 0, 1)).zero_()),
+    lambda m: _state(m.empty_permuted([2, 3], [1, 0], dtype=m.int64).zero_()),
+    lambda m: _state(m.empty_permuted((), ()).zero_()),
+    lambda m: m.empty_permuted((2, 3), (1, 0), requires_grad=True).requires_grad,
+    lambda m: m.empty_permuted((2, 3), (0,)),
+    lambda m: m.empty_permuted((2, 3), (0, 0)),
+    lambda m: m.empty_permuted((2, 3), (0, 2)),
+    lambda m: m.empty_permuted((2, 3), (1, -1)),
+    lambda m: m.empty_permuted(3, (0,)),
+])
+def test_empty_permuted(program):
+    assert_same(program)

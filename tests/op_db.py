@@ -1913,3 +1913,11 @@ OPS += [
     OpInfo("ger", G.ger, S(Sample((N(3), N(2))))),
 ]
 _rng = _table_rng
+_table_rng, _rng = _rng, np.random.default_rng(1515_16)
+OPS += [  # lane misc
+    OpInfo("norm_except_dim", G.norm_except_dim, S(
+        Sample((N(3, 4),)), Sample((N(3, 4), 2, 1), name="last_dim"),
+        Sample((N(2, 3, 4), 3, 1), name="middle_dim_p3"),
+        Sample((N(2, 3), 2, -1), name="all_dims"), Sample((N(2, 3, 2), 1, -2), name="neg_dim"))),
+]
+_rng = _table_rng

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import warnings
 
+import numpy as np
 import pytest
 
 import gradkit
@@ -472,4 +473,66 @@ def test_full_like_memory_format():
     lambda m: m.empty_permuted(3, (0,)),
 ])
 def test_empty_permuted(program):
+    assert_same(program)
+
+
+# -- binomial, norm_except_dim -----------------------------------------------------------
+
+@pytest.mark.parametrize("program", [
+    lambda m: _values(m.binomial(m.tensor([0.0, 4.0, 7.0, -2.0]),
+                                 m.tensor([0.5, 0.0, 1.0, 0.5]))),
+    lambda m: [str(v) for v in m.binomial(m.tensor([3.0, 3.0]),
+                                          m.tensor([float("nan"), -0.5])).tolist()],
+    lambda m: _values(m.binomial(m.zeros(0, dtype=m.float64), m.zeros(0, dtype=m.float64))),
+    lambda m: tuple(m.binomial(m.full((2, 3), 5.0), m.tensor([0.5, 0.2, 0.1])).shape),
+    lambda m: m.binomial(m.tensor([10, 5]), m.tensor([0.5, 1.0])),
+    lambda m: m.binomial(m.tensor([10.0]), m.tensor([1])),
+    lambda m: m.binomial(m.tensor([10.0]), m.tensor([0.5], dtype=m.float64)),
+    lambda m: m.binomial(m.tensor([10.0]), 0.5),
+    lambda m: m.binomial(10.0, m.tensor([0.5])),
+    lambda m: m.binomial(m.tensor([4.0]), m.tensor([0.5]), generator=3),
+])
+def test_binomial(program):
+    assert_same(program)
+
+
+def test_binomial_distribution_and_generator():
+    count = gradkit.full((20000,), 12.0, dtype=gradkit.float64)
+    prob = gradkit.full((20000,), 0.25, dtype=gradkit.float64)
+    draws = gradkit.binomial(count, prob).numpy()
+    assert draws.dtype == np.float64 and set(np.unique(draws)) <= set(range(13))
+    # mean n p = 3 and variance n p (1 - p) = 2.25, within a few standard errors
+    assert abs(draws.mean() - 3.0) < 0.05 and abs(draws.var() - 2.25) < 0.1
+    first = gradkit.binomial(count[:50], prob[:50], generator=gradkit.Generator().manual_seed(5))
+    again = gradkit.binomial(count[:50], prob[:50], generator=gradkit.Generator().manual_seed(5))
+    assert first.tolist() == again.tolist()
+
+
+def test_binomial_resize_warning_as_torch():
+    for m in (torch, gradkit):
+        with pytest.warns(UserWarning, match=r"had shape \[1, 1\], which does not match the "
+                                             r"required output shape \[1, 2\]"):
+            m.binomial(m.tensor([[10.0]]), m.tensor([0.5, 0.2]))
+
+
+def test_binomial_has_no_derivative():
+    def program(m):
+        count = m.tensor([10.0, 5.0], requires_grad=True)
+        y = m.binomial(count, m.tensor([0.5, 1.0]))
+        name = y.grad_fn.name().split("::")[-1]
+        y.sum().backward()
+        return name
+    assert outcome(program, gradkit) == ("raises", "RuntimeError",
+                                         "derivative for aten::binomial is not implemented")
+    assert outcome(program, torch)[:3] == outcome(program, gradkit)[:3]
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: m.norm_except_dim(m.ones(2, 3), 2, 5),
+    lambda m: m.norm_except_dim(m.ones(2, 3), 2, -3),
+    lambda m: _values(m.norm_except_dim(m.arange(6.0).view(2, 3))),
+    lambda m: _values(m.norm_except_dim(m.arange(24.0).view(2, 3, 4), 1, 1)),
+    lambda m: _values(m.norm_except_dim(m.arange(6.0).view(2, 3).t(), 2, 1)),
+])
+def test_norm_except_dim(program):
     assert_same(program)

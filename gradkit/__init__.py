@@ -45,6 +45,7 @@ from gradkit.windows import (  # noqa: F401
     bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window)
 from gradkit.ops.random_sampling import bernoulli, multinomial, normal, poisson  # noqa: F401
 from gradkit.ops.binomial_norms import binomial  # noqa: F401
+from gradkit.interop import from_dlpack, frombuffer, to_dlpack  # noqa: F401
 from gradkit.legacy_tensor import (  # noqa: F401
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
     LongTensor, ShortTensor)

@@ -2,6 +2,7 @@
 run the same way in torch and gradkit."""
 from __future__ import annotations
 
+import array
 import pathlib
 import subprocess
 import sys
@@ -535,4 +536,78 @@ def test_binomial_has_no_derivative():
     lambda m: _values(m.norm_except_dim(m.arange(6.0).view(2, 3).t(), 2, 1)),
 ])
 def test_norm_except_dim(program):
+    assert_same(program)
+
+
+# -- frombuffer, DLPack ----------------------------------------------------------------------
+
+FLOATS = b"\x00\x00\x80?\x00\x00\x00@"  # 1.0 and 2.0 as little-endian float32
+
+
+@pytest.mark.parametrize("kwargs", [
+    {}, {"count": 1, "offset": 4}, {"count": 3}, {"offset": 9}, {"offset": 2}, {"count": 0},
+    {"offset": -1}, {"requires_grad": True},
+])
+def test_frombuffer(kwargs):
+    def program(m):
+        options = dict(kwargs)
+        dtype = m.float32
+        x = m.frombuffer(bytearray(FLOATS), dtype=dtype, **options)
+        return _values(x), x.requires_grad
+    assert_same(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: m.frombuffer(bytearray(b"abc"), dtype=m.float32),
+    lambda m: m.frombuffer(bytearray(), dtype=m.float32),
+    lambda m: m.frombuffer(3, dtype=m.float32),
+    lambda m: _values(m.frombuffer(array.array("i", [1, 2, 3]), dtype=m.int32)),
+    lambda m: _values(m.frombuffer(bytearray(b"\x01\x02"), dtype=m.uint8)),
+])
+def test_frombuffer_sources(program):
+    assert_same(program)
+
+
+def test_frombuffer_shares_memory_and_warns_on_read_only():
+    for m in (torch, gradkit):
+        buffer = bytearray(FLOATS)
+        m.frombuffer(buffer, dtype=m.float32)[1] = 4.0
+        assert buffer[4:] == b"\x00\x00\x80@"
+    gradkit.set_warn_always(True)
+    try:
+        with pytest.warns(UserWarning, match="The given buffer is not writable"):
+            x = gradkit.frombuffer(b"\x01\x02", dtype=gradkit.uint8)
+    finally:
+        gradkit.set_warn_always(False)
+    assert x.tolist() == [1, 2]
+
+
+def test_dlpack_shares_memory_both_ways():
+    array = np.arange(3.0)
+    gradkit.from_dlpack(array)[0] = 9.0
+    assert array[0] == 9.0
+    theirs = torch.ones(2)
+    gradkit.from_dlpack(theirs)[1] = 4.0
+    assert theirs.tolist() == [1.0, 4.0]
+    ours = gradkit.ones(2)
+    torch.from_dlpack(ours)[0] = 5.0
+    np.from_dlpack(ours)[1] = 6.0
+    assert ours.tolist() == [5.0, 6.0]
+    assert gradkit.from_dlpack(gradkit.to_dlpack(ours)).tolist() == [5.0, 6.0]
+    alias = gradkit.from_dlpack(ours)
+    assert alias.data_ptr() == ours.data_ptr() and alias.grad_fn is None
+    assert gradkit.from_dlpack(torch.to_dlpack(torch.arange(3))).tolist() == [0, 1, 2]
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: _values(m.from_dlpack(np.arange(3.0))),
+    lambda m: _values(m.from_dlpack(m.to_dlpack(m.arange(4, dtype=m.int32)))),
+    lambda m: m.from_dlpack(3),
+    lambda m: m.to_dlpack(3),
+    lambda m: _values(m.from_dlpack(m.to_dlpack(m.ones(2, requires_grad=True)))),
+    lambda m: m.ones(2, requires_grad=True).__dlpack__(),
+    lambda m: np.from_dlpack(m.ones(2, requires_grad=True)),
+    lambda m: m.ones(2).__dlpack_device__(),
+])
+def test_dlpack(program):
     assert_same(program)

@@ -1921,3 +1921,15 @@ OPS += [  # lane misc
         Sample((N(2, 3), 2, -1), name="all_dims"), Sample((N(2, 3, 2), 1, -2), name="neg_dim"))),
 ]
 _rng = _table_rng
+_table_rng, _rng = _rng, np.random.default_rng(1515_17)
+OPS += [  # lane misc: segment_reduce (composed: gradients of narrow, the reductions, stack)
+    OpInfo("segment_reduce", G.segment_reduce, S(*[
+        # an empty segment is NaN or +-inf for mean, max and min without initial: not there
+        Sample((Distinct(6, 2), reduce), {"lengths": I(
+            [2, 0, 3, 1] if initial is not None or reduce in ("sum", "prod") else [2, 3, 1]),
+            "initial": initial}, name=f"{reduce}_{initial}")
+        for reduce in ("sum", "mean", "max", "min", "prod") for initial in (None, 0.5)] + [
+        Sample((N(5, 2), "sum"), {"offsets": I([0, 2, 5]), "axis": -2}, name="offsets_axis_-2"),
+        Sample((N(4), "mean"), {"lengths": I([4])}, name="one_segment")])),
+]
+_rng = _table_rng

@@ -611,3 +611,32 @@ def test_dlpack_shares_memory_both_ways():
 ])
 def test_dlpack(program):
     assert_same(program)
+
+
+# -- segment_reduce (values and gradients: tests/op_db.py) -----------------------------------
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod", "amax", "amin"])
+def test_segment_reduce_empty_segments(reduce):
+    def program(m):
+        data = m.tensor([1.0, 2.0, 2.0, 3.0, 0.0, 5.0], dtype=m.float64, requires_grad=True)
+        y = m.segment_reduce(data, reduce, lengths=m.tensor([3, 0, 3]))
+        return [str(v) for v in y.tolist()], y.requires_grad
+    assert_same(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: m.segment_reduce(m.ones(6), "foo", lengths=m.tensor([6])),
+    lambda m: m.segment_reduce(m.ones(6), "sum", lengths=m.tensor([2, 2])),
+    lambda m: m.segment_reduce(m.ones(6), "sum"),
+    lambda m: m.segment_reduce(m.ones(6), "sum", lengths=m.tensor([6]), axis=1),
+    lambda m: m.segment_reduce(m.ones(6, 2), "sum", lengths=m.tensor([6]), axis=1),
+    lambda m: m.segment_reduce(m.ones(6, 2), "sum", offsets=m.tensor([0, 6]), axis=1),
+    lambda m: m.segment_reduce(m.ones(6), "sum", lengths=m.tensor([2, -1, 5])),
+    lambda m: m.segment_reduce(m.ones(6), "sum", lengths=m.tensor([6.0])),
+    lambda m: m.segment_reduce(m.ones(6, dtype=m.int32), "sum", lengths=m.tensor([6])),
+    lambda m: m.segment_reduce(m.ones(6), "sum", lengths=m.tensor([6]), indices=m.tensor([0])),
+    lambda m: m.segment_reduce(m.ones(3), "sum", lengths=m.tensor([], dtype=m.int64)),
+    lambda m: m.segment_reduce(m.ones(6), "sum", lengths=m.tensor([2, 2]), unsafe=True).tolist(),
+])
+def test_segment_reduce_errors(program):
+    assert_same(program)

@@ -82,14 +82,28 @@ def is_in_format(shape: tuple, strides: tuple, fmt: memory_format) -> bool:
     return all(n == 1 or s == e for n, s, e in zip(shape, strides, expected))
 
 
-def stride_order(shape: tuple, strides: tuple) -> tuple[int, ...] | None:
-    """The dims in memory order (outermost first) of a layout, by decreasing stride: what
-    torch's ``preserve_format`` keeps (its infer_dense_strides); None (C order) for a layout
-    where elements share memory (a stride 0)."""
-    if any(n > 1 and s == 0 for n, s in zip(shape, strides)):
-        return None
-    # equal strides (a size-1 dim's): the larger dim outermost, as torch's should_swap
-    return tuple(sorted(range(len(shape)), key=lambda d: (-abs(strides[d]), -shape[d])))
+def stride_order(shape: tuple, strides: tuple) -> tuple[int, ...]:
+    """The dims in memory order (outermost first) by decreasing stride, as torch's
+    ``preserve_format`` and ``dim_order`` sort them (its insertion sort with ambiguous
+    comparisons: a stride 0 decides nothing; equal strides put the larger dim outside)."""
+    def should_swap(a: int, b: int) -> int:
+        if strides[a] == 0 or strides[b] == 0:
+            return 0
+        if strides[a] != strides[b]:
+            return -1 if strides[a] < strides[b] else 1
+        return 1 if shape[a] > shape[b] else 0
+
+    perm = list(reversed(range(len(shape))))  # innermost first while sorting
+    for i in range(1, len(perm)):
+        inner = i
+        for outer in reversed(range(i)):
+            comparison = should_swap(perm[outer], perm[inner])
+            if comparison > 0:
+                perm[outer], perm[inner] = perm[inner], perm[outer]
+                inner = outer
+            elif comparison < 0:
+                break
+    return tuple(reversed(perm))
 
 
 def lay_out(xp, array, order: tuple[int, ...] | None):

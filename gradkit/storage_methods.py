@@ -123,6 +123,26 @@ class _StorageMethods:
         kwargs.setdefault("device", self.device)
         return legacy_new(args, kwargs, self.dtype)
 
+    def is_set_to(self, tensor: Tensor) -> bool:
+        """Whether ``tensor`` is this tensor's memory with its shape, strides and offset (what
+        ``set_(tensor)`` makes)."""
+        if not isinstance(tensor, Tensor):
+            raise TypeError("is_set_to(): argument 'tensor' (position 1) must be Tensor, not "
+                            f"{type(tensor).__name__}")
+        mine, theirs = self._data, tensor._data
+        return (storage_of(mine) is storage_of(theirs) and mine.size > 0
+                and storage_offset(mine) == storage_offset(theirs)
+                and mine.shape == theirs.shape and mine.strides == theirs.strides)
+
+    def dim_order(self, *, ambiguity_check: bool = False) -> tuple[int, ...]:
+        """The dims from outermost to innermost in memory (by decreasing stride, as torch);
+        ``ambiguity_check=True``: torch's error when two dims have one stride."""
+        strides = self.stride()
+        if ambiguity_check and len(set(strides)) != len(strides):
+            raise RuntimeError("The tensor does not have unique dim order, or cannot map to "
+                               "exact one of the given memory formats.")
+        return memory_formats.stride_order(tuple(self.shape), strides)
+
     @property
     def layout(self) -> memory_formats.layout:
         """``gradkit.strided``: every gradkit tensor is a strided array."""
@@ -152,3 +172,23 @@ class _StorageMethods:
 
 
 extend(_StorageMethods)
+
+
+def _false(name: str, what: str) -> property:
+    def query(self) -> bool:
+        return False
+    query.__name__ = name
+    query.__doc__ = f"False: gradkit has no {what}."
+    return property(query)
+
+
+# the kinds of tensor torch has and gradkit has not: its queries answer False
+for _name, _what in (
+        ("is_sparse", "sparse tensors"), ("is_sparse_csr", "sparse tensors"),
+        ("is_quantized", "quantized tensors"), ("is_meta", "meta tensors"),
+        ("is_mkldnn", "MKL-DNN tensors"), ("is_nested", "nested tensors"),
+        ("is_xpu", "XPU device"), ("is_mps", "MPS device"), ("is_vulkan", "Vulkan device"),
+        ("is_xla", "XLA device"), ("is_ipu", "IPU device"), ("is_maia", "MAIA device"),
+        ("is_mtia", "MTIA device")):
+    setattr(Tensor, _name, _false(_name, _what))
+del _name, _what

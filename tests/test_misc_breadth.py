@@ -640,3 +640,34 @@ def test_segment_reduce_empty_segments(reduce):
 ])
 def test_segment_reduce_errors(program):
     assert_same(program)
+
+
+# -- is_set_to, dim_order, tensor kinds, nonzero_static, torch.resize_as_ ----------------------
+
+@pytest.mark.parametrize("program", [
+    lambda m: [x.is_set_to(y) for x in [m.arange(6.0)] for y in (
+        x, x[:], x.view(2, 3), m.arange(6.0), x[1:], m.zeros(1).set_(x))],
+    lambda m: m.arange(6.0)[:3].is_set_to(m.arange(6.0)[:3]),
+    lambda m: m.empty(0).is_set_to(m.empty(0)),
+    lambda m: m.arange(6.0).is_set_to(3),
+    lambda m: [x.dim_order() for x in (
+        m.zeros(2, 3), m.zeros(2, 3).t(), m.zeros(2, 3, 4, 5).contiguous(
+            memory_format=m.channels_last), m.zeros(3, 1).expand(3, 4),
+        m.zeros(1, 3).expand(4, 3), m.zeros(2, 1, 3).permute(2, 1, 0), m.zeros(()))],
+    lambda m: m.zeros(2, 3).dim_order(ambiguity_check=True),
+    lambda m: m.zeros(2, 1).dim_order(ambiguity_check=True),
+    lambda m: [getattr(m.zeros(2), name) for name in (
+        "is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_mkldnn", "is_nested",
+        "is_xpu", "is_mps", "is_vulkan", "is_xla", "is_ipu", "is_maia", "is_mtia")],
+    lambda m: _values(m.nonzero_static(m.tensor([0, 1, 0, 2]), size=3)),
+    lambda m: _values(m.nonzero_static(m.tensor([[0, 1], [3, 2]]), size=2, fill_value=7)),
+    lambda m: _values(m.nonzero_static(m.tensor([0, 1, 0, 2]), size=0)),
+    lambda m: _values(m.tensor([0, 1.0, 0, 2]).nonzero_static(size=1)),
+    lambda m: _values(m.nonzero_static(m.tensor(3.0), size=2)),
+    lambda m: m.nonzero_static(m.tensor([0, 1]), size=-1),
+    lambda m: m.nonzero_static([0, 1], size=1),
+    lambda m: _state(m.resize_as_(m.zeros(4), m.zeros(2, 2))),
+    lambda m: m.resize_as_(3, m.zeros(2)),
+])
+def test_queries_and_functions(program):
+    assert_same(program)

@@ -7,6 +7,9 @@ otherwise, as torch's storage grows.
 """
 from __future__ import annotations
 
+import functools
+import operator
+import warnings
 import weakref
 
 import numpy as np
@@ -16,6 +19,7 @@ from gradkit._tensor import Tensor, _varargs, extend
 from gradkit.autograd.grad_mode import records_graph
 from gradkit.legacy_tensor import legacy_new
 from gradkit.ops.memory_overlap import storage_of, storage_offset
+from gradkit.ops.shape import view
 from gradkit.ops.strided import strided_array
 
 # storages marked by share_memory_ (by id, while they live): torch's is_shared() is the storage's
@@ -57,6 +61,19 @@ def _grown_storage(array, elements: int):
     return grown.view(array.dtype)
 
 
+def _resized_view(tensor: Tensor, sizes: tuple) -> Tensor:
+    """torch's autograd Resize: the same elements viewed in ``sizes``, its error otherwise (its
+    sizes multiplied as given: a tuple among them is not unpacked)."""
+    numel = functools.reduce(operator.mul, sizes, 1)
+    if numel != tensor.numel():
+        raise RuntimeError(
+            f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements in total), but "
+            f"the given tensor has a size of {'x'.join(map(str, tensor.shape))} "
+            f"({tensor.numel()} elements). autograd's resize can only change the shape of a "
+            "given tensor, while preserving the number of elements. ")
+    return view(tensor.contiguous(), shape=sizes)
+
+
 class _StorageMethods:
     def resize_(self, *sizes, memory_format=None) -> Tensor:
         """This tensor with the shape ``sizes`` (dense, C order or ``memory_format``'s) on its
@@ -85,6 +102,17 @@ class _StorageMethods:
             raise TypeError("resize_as_(): argument 'the_template' (position 1) must be Tensor, "
                             f"not {type(the_template).__name__}")
         return self.resize_(the_template.shape, memory_format=memory_format)
+
+    def resize(self, *sizes) -> Tensor:
+        """Deprecated (torch's warning): ``contiguous().view(*sizes)``, which must keep the
+        number of elements (torch's autograd ``Resize``)."""
+        warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+        return _resized_view(self, sizes)
+
+    def resize_as(self, tensor: Tensor) -> Tensor:
+        """Deprecated (torch's warning): ``resize(*tensor.size())``."""
+        warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+        return _resized_view(self, tuple(tensor.shape))
 
     def set_(self, source: Tensor | None = None, storage_offset: int | None = None,
              size=None, stride=None) -> Tensor:

@@ -671,3 +671,35 @@ def test_segment_reduce_errors(program):
 ])
 def test_queries_and_functions(program):
     assert_same(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: _values(m.arange(6.0).resize(2, 3)),
+    lambda m: _values(m.arange(6.0).view(2, 3).t().resize(6)),
+    lambda m: m.arange(6.0).resize((2, 3)),
+    lambda m: m.arange(6.0).resize(4),
+    lambda m: _values(m.arange(6.0).resize_as(m.zeros(3, 2))),
+    lambda m: m.arange(6.0).resize_as(m.zeros(4)),
+])
+def test_deprecated_resize(program):
+    def warned(m):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = outcome(program, m)
+        return result, [str(w.message) for w in caught]
+    assert warned(gradkit) == warned(torch)
+
+
+def test_deprecated_resize_views_and_differentiates():
+    def program(m):
+        x = m.arange(6.0, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = x.resize(2, 3)
+        (y * m.arange(6.0).view(2, 3)).sum().backward()
+        base = m.arange(6.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            base.resize(3, 2)[0, 0] = 7.0
+        return x.grad.tolist(), base.tolist()
+    assert_same(program)

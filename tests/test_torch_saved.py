@@ -116,7 +116,10 @@ DIFFERENT_LAST_NODE = {
     # or, for a 1-D q, a movedim
     *(f"quantile-{name}" for name in ("0", "1", "q_tensor", "q_0d", "lower", "higher",
                                       "midpoint", "nearest", "0d")),
-    "nanquantile-0", "nanquantile-1"}
+    "nanquantile-0", "nanquantile-1",
+    # lane misc: norm_except_dim(dim=-1) is torch.norm, whose node torch names NormBackward0;
+    # gradkit's norm is linalg.vector_norm's node
+    "norm_except_dim-all_dims"}
 
 # the _saved_ names checked against torch: inputs, results and the usual parameters
 SAVED_NAMES = {"_saved_self", "_saved_other", "_saved_exponent", "_saved_result",
@@ -138,7 +141,9 @@ COMPOSED_IN_GRADKIT = {
     # lane legacy: torch's older linalg names over gradkit.linalg's ops (ops/linalg_legacy.py:
     # triangular_solve is linalg.solve_triangular's node, ormqr a householder_product times
     # other), frobenius_norm a vector_norm, pdist cdist's triangle
-    "triangular_solve", "ormqr", "frobenius_norm", "pdist"}
+    "triangular_solve", "ormqr", "frobenius_norm", "pdist",
+    # lane misc: segment_reduce is narrow, the reductions and stack (ops/segment_reduce.py)
+    "segment_reduce"}
 
 
 def _first_nodes(info, sample):

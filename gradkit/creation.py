@@ -327,11 +327,12 @@ def randperm(n: int, dtype=None, device=None, requires_grad: bool = False,
                    generator, "randperm")
 
 
-def randint_like(t: Tensor, low, high=None, dtype=None, device=None, *,
-                 generator=None) -> Tensor:
-    """``randint`` shaped like ``t`` (its dtype and device unless given)."""
+def randint_like(t: Tensor, low, high=None, dtype=None, device=None, *, generator=None,
+                 memory_format=memory_formats.preserve_format) -> Tensor:
+    """``randint`` shaped like ``t`` (its dtype, device and layout unless given)."""
     dtype, device = _like(t, dtype, device)
-    return randint(low, high, tuple(t.shape), dtype=dtype, device=device, generator=generator)
+    out = randint(low, high, tuple(t.shape), dtype=dtype, device=device, generator=generator)
+    return _in_format(out, t, memory_format, "randint_like")
 
 
 def bernoulli_mask(shape, p: float, xp=np):

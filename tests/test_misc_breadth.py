@@ -456,6 +456,15 @@ def test_like_memory_format(like, source, fmt):
     assert_same(program)
 
 
+@pytest.mark.parametrize("fmt", [None, "contiguous_format", "channels_last"])
+def test_randint_like_memory_format(fmt):
+    def program(m):
+        options = {} if fmt is None else {"memory_format": getattr(m, fmt)}
+        source = m.zeros(2, 3, 4, 5).contiguous(memory_format=m.channels_last)
+        return m.randint_like(source, 10, **options).stride()
+    assert_same(program)
+
+
 def test_full_like_memory_format():
     assert_same(lambda m: m.full_like(m.zeros(2, 3).t(), 2.0).stride())
     assert_same(lambda m: m.full_like(m.zeros(2, 3).t(), 2.0,

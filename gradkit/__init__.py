@@ -30,6 +30,10 @@ from gradkit.ops.patterns import tril_indices, triu_indices  # noqa: F401 - crea
 from gradkit.ops.strided_scatter import empty_strided  # noqa: F401 - creation
 from gradkit.dtype_rules import can_cast, promote_types, result_type  # noqa: F401
 from gradkit import _tensor_methods, _tensor_operators  # noqa: F401 - Tensor's methods layer
+from gradkit import storage_methods  # noqa: F401 - x.resize_(), x.set_(), x.new() & co.
+from gradkit.memory_format import (  # noqa: F401
+    channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format,
+    strided)
 from gradkit._inplace_functions import FUNCTIONS as _INPLACE_FUNCTIONS
 # after the ops: gradkit.zeros_like & co. are the creation functions (dtype=, device=, ...)
 from gradkit.creation import (  # noqa: F401
@@ -40,6 +44,8 @@ from gradkit.generator import Generator, default_generator  # noqa: F401
 from gradkit.windows import (  # noqa: F401
     bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window)
 from gradkit.ops.random_sampling import bernoulli, multinomial, normal, poisson  # noqa: F401
+from gradkit.ops.binomial_norms import binomial  # noqa: F401
+from gradkit.interop import from_dlpack, frombuffer, to_dlpack  # noqa: F401
 from gradkit.legacy_tensor import (  # noqa: F401
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
     LongTensor, ShortTensor)
@@ -57,12 +63,20 @@ from gradkit import accelerator, cuda  # noqa: E402,F401
 from gradkit.serialization import load, save  # noqa: E402,F401
 from gradkit import profiler, utils  # noqa: E402,F401
 from gradkit.creation_more import (  # noqa: E402,F401
-    asarray, broadcast_shapes, range, scalar_tensor, unravel_index)
+    asarray, broadcast_shapes, empty_permuted, range, scalar_tensor, unravel_index)
 from gradkit.dtype_info import finfo, iinfo  # noqa: E402,F401
 from gradkit._tensor_repr import set_printoptions  # noqa: E402,F401
 from gradkit.torch_helpers import (  # noqa: E402,F401
-    concatenate, detach, get_device, get_num_threads, is_neg, is_nonzero, is_same_size, is_signed,
-    resolve_neg, set_num_threads, typename)
+    concatenate, detach, fix, get_device, get_num_threads, ger, is_conj, is_neg, is_nonzero,
+    is_same_size, is_signed, nonzero_static, resolve_conj, resolve_neg, set_num_threads,
+    typename)
+from gradkit.torch_settings import (  # noqa: E402,F401
+    are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
+    get_float32_matmul_precision, get_num_interop_threads, is_anomaly_check_nan_enabled,
+    is_anomaly_enabled, is_deterministic_algorithms_warn_only_enabled, is_warn_always_enabled,
+    set_anomaly_enabled, set_default_tensor_type, set_deterministic_debug_mode,
+    set_float32_matmul_precision, set_flush_denormal, set_num_interop_threads, set_warn_always,
+    use_deterministic_algorithms)
 from gradkit._not_implemented import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr(__name__)  # torch features gradkit lacks: a clear AttributeError

@@ -14,6 +14,7 @@ from types import FunctionType
 import numpy as np
 
 from gradkit import backend
+from gradkit import memory_format as memory_formats
 from gradkit._tensor_repr import host_array, tensor_repr
 from gradkit.autograd import inference
 from gradkit.autograd.grad_mode import state as _grad_state
@@ -108,9 +109,14 @@ class Tensor:
         """True for complex64/complex128."""
         return self._data.dtype.kind == "c"
 
-    def is_contiguous(self) -> bool:
-        """True when the data is C-contiguous in memory."""
-        return bool(self._data.flags.c_contiguous)
+    def is_contiguous(self, memory_format=memory_formats.contiguous_format) -> bool:
+        """True when the data is dense in ``memory_format``'s order (C order by default)."""
+        if memory_format is memory_formats.contiguous_format:
+            return bool(self._data.flags.c_contiguous)
+        memory_formats.check_format(memory_format, "is_contiguous")
+        array = self._data
+        return memory_formats.is_in_format(
+            array.shape, tuple(s // array.itemsize for s in array.strides), memory_format)
 
     @property
     def _version(self) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 
 from gradkit import backend, creation, legacy_tensor
+from gradkit import memory_format as memory_formats
 from gradkit._tensor import Size, Tensor, _varargs, extend
 from gradkit.autograd.api import backward as autograd_backward
 from gradkit.autograd.hooks import (
@@ -145,15 +146,20 @@ class _TensorMethods:
 
     # x.float(), x.long()...: the casts by name are built from _CASTS below
 
-    def clone(self) -> Tensor:
-        """A copy with its own memory; differentiable (CloneBackward0)."""
-        return conversion.clone(self)
+    def clone(self, *, memory_format=memory_formats.preserve_format) -> Tensor:
+        """A copy with its own memory; differentiable (CloneBackward0). C order, or the order
+        of a channels-last ``memory_format`` (``preserve_format`` gives C order here)."""
+        memory_formats.check_format(memory_format, "clone")
+        return conversion.clone(self, memory_format=_explicit(memory_format))
 
-    def contiguous(self) -> Tensor:
-        """Self if C-contiguous, else a contiguous copy."""
-        if self._data.flags.c_contiguous:
+    def contiguous(self, *, memory_format=memory_formats.contiguous_format) -> Tensor:
+        """Self if laid out in ``memory_format`` (C order by default), else a copy that is."""
+        memory_formats.check_format(memory_format, "contiguous")
+        if self.is_contiguous(memory_format=memory_format):
             return self
-        return self.clone()
+        if memory_format is memory_formats.preserve_format:
+            raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+        return conversion.clone(self, memory_format=_explicit(memory_format))
 
     # -- shape helpers with torch's varargs signatures ------------------------------------
     @property
@@ -264,6 +270,11 @@ extend(_TensorMethods)
 for _name, _dtype in _CASTS.items():
     setattr(Tensor, _name, _cast_method(_name, _dtype))
 del _name, _dtype
+
+
+def _explicit(memory_format):
+    """The format ``clone`` lays a copy out in: None (C order) unless channels last."""
+    return memory_format if memory_format.physical_order else None
 
 
 def _warn_reversing_t(ndim: int) -> None:

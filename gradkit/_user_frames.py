@@ -66,9 +66,14 @@ def first_user_frame(key, skip: int = 2):
 _warned_once: set = set()
 
 
+# torch.set_warn_always(True): warn-once warnings warn every time, as torch's
+warn_always = [False]
+
+
 def warn_once_at_user(message: str, category: type = UserWarning) -> None:
-    """Warn once per process, at the user's line (torch's TORCH_WARN_ONCE)."""
-    if message not in _warned_once:
+    """Warn once per process (every time under ``set_warn_always(True)``), at the user's line
+    (torch's TORCH_WARN_ONCE)."""
+    if warn_always[0] or message not in _warned_once:
         _warned_once.add(message)
         warn_at_user(message, category)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit import backend
+from gradkit import memory_format as memory_formats
 from gradkit._tensor import Tensor, _varargs
 from gradkit.generator import Generator, default_generator, rng_of
 
@@ -173,29 +174,50 @@ def _like(t: Tensor, dtype, device):
     return (t.dtype if dtype is None else dtype), (t.device if device is None else device)
 
 
+def _in_format(out: Tensor, t: Tensor, memory_format, function: str) -> Tensor:
+    """``out``, a new C-order tensor shaped like ``t``, laid out in ``memory_format``: for
+    ``preserve_format`` the order of t's strides, as torch's."""
+    if memory_format is memory_formats.preserve_format:
+        array = t._data
+        order = memory_formats.stride_order(
+            array.shape, tuple(s // array.itemsize for s in array.strides))
+    else:
+        order = memory_formats.physical_order(
+            out.shape, memory_formats.check_format(memory_format, function))
+    if order is not None and order != tuple(range(out.ndim)):
+        out._data = memory_formats.lay_out(backend.get_array_module(out._data), out._data, order)
+    return out
+
+
 def _like_of(make):
-    """``make_like(t, dtype=None, device=None, requires_grad=False)`` from a creation function."""
+    """``make_like(t, dtype=None, device=None, requires_grad=False, memory_format=...)`` from a
+    creation function."""
     def like(t: Tensor, dtype=None, device=None, requires_grad: bool = False,
+             memory_format=memory_formats.preserve_format,
              **options) -> Tensor:  # options: rand_like's generator=
         dtype, device = _like(t, dtype, device)
-        return make(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad,
-                    **options)
+        out = make(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad,
+                   **options)
+        return _in_format(out, t, memory_format, like.__name__)
     like.__name__ = like.__qualname__ = make.__name__ + "_like"
     like.__doc__ = f"{make.__name__}() with the shape (and by default dtype and device) of t."
     return like
 
 
-def empty_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """``empty`` shaped like ``t`` (its dtype and device unless given)."""
-    return zeros_like(t, dtype, device, requires_grad)
+def empty_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False,
+               memory_format=memory_formats.preserve_format) -> Tensor:
+    """``empty`` shaped like ``t`` (its dtype, device and layout unless given)."""
+    return zeros_like(t, dtype, device, requires_grad, memory_format)
 
 
 def full_like(t: Tensor, fill_value, dtype=None, device=None,
-              requires_grad: bool = False) -> Tensor:
-    """``full`` shaped like ``t`` (its dtype and device unless given)."""
+              requires_grad: bool = False,
+              memory_format=memory_formats.preserve_format) -> Tensor:
+    """``full`` shaped like ``t`` (its dtype, device and layout unless given)."""
     dtype, device = _like(t, dtype, device)
-    return full(tuple(t.shape), fill_value, dtype=dtype, device=device,
-                requires_grad=requires_grad)
+    out = full(tuple(t.shape), fill_value, dtype=dtype, device=device,
+               requires_grad=requires_grad)
+    return _in_format(out, t, memory_format, "full_like")
 
 
 def arange(start, end=None, step=1, dtype=None, device=None,
@@ -305,11 +327,12 @@ def randperm(n: int, dtype=None, device=None, requires_grad: bool = False,
                    generator, "randperm")
 
 
-def randint_like(t: Tensor, low, high=None, dtype=None, device=None, *,
-                 generator=None) -> Tensor:
-    """``randint`` shaped like ``t`` (its dtype and device unless given)."""
+def randint_like(t: Tensor, low, high=None, dtype=None, device=None, *, generator=None,
+                 memory_format=memory_formats.preserve_format) -> Tensor:
+    """``randint`` shaped like ``t`` (its dtype, device and layout unless given)."""
     dtype, device = _like(t, dtype, device)
-    return randint(low, high, tuple(t.shape), dtype=dtype, device=device, generator=generator)
+    out = randint(low, high, tuple(t.shape), dtype=dtype, device=device, generator=generator)
+    return _in_format(out, t, memory_format, "randint_like")
 
 
 def bernoulli_mask(shape, p: float, xp=np):

@@ -162,3 +162,29 @@ def unravel_index(indices: Tensor, shape) -> tuple[Tensor, ...]:
                                          creation.tensor(strides, **as_int64)),
                             creation.tensor(shape, **as_int64))
     return unbind(coordinates, -1)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A tensor of ``size`` whose dims lie in memory in the order ``physical_layout``
+    (outermost first): ``empty(size[physical_layout]).permute(inverse)`` (zeros here,
+    uninitialised in torch)."""
+    if not isinstance(size, (tuple, list, Size)):
+        raise TypeError("empty_permuted(): argument 'size' (position 1) must be tuple of ints, "
+                        f"not {type(size).__name__}")
+    size, order = tuple(size), tuple(physical_layout)
+    if len(size) != len(order):
+        raise RuntimeError("Number of dimensions in size does not match the length of the "
+                           f"physical_layout; i.e. len(size) = {len(size)} is not equal to "
+                           f"len(physical_layout) = {len(order)}")
+    for index, dim in enumerate(order):
+        if not 0 <= dim < len(size):
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and "
+                               f"{len(size) - 1}, but got {dim} at index {index}).  NB: negative "
+                               "dims not currently supported; file an issue if you want it.")
+    if len(set(order)) != len(order):
+        raise RuntimeError("Duplicate dim not allowed")
+    out = creation.zeros(tuple(size[d] for d in order), dtype=dtype, device=device)
+    inverse = tuple(sorted(builtins.range(len(order)), key=order.__getitem__))
+    out = Tensor._make(out._data.transpose(inverse))
+    return out.requires_grad_(True) if requires_grad else out

@@ -1,14 +1,17 @@
 """Small Tensor queries and torch functions: ``type_as``, ``is_signed``, ``is_nonzero``,
 ``is_same_size``, ``is_cpu``, ``get_device``, ``sum_to_size``, ``resolve_neg``/``is_neg``,
-``detach``, ``concatenate``, ``typename`` and the thread-count settings (recorded only:
-NumPy's threads are its BLAS's, set when it loads)."""
+``detach``, ``fix``, ``ger``, ``is_conj``/``resolve_conj``, ``concatenate``, ``typename`` and
+the thread-count settings (recorded only: NumPy's threads are its BLAS's, set when it loads)."""
 from __future__ import annotations
 
 import os
 
 import numpy as np
 
+from gradkit import _tensor_methods  # noqa: F401 - is_conj, resolve_conj (for _as_function)
 from gradkit._tensor import Tensor, extend
+from gradkit.backend import get_array_module
+from gradkit.ops import aliases  # noqa: F401 - the methods fix, ger (for _as_function)
 from gradkit.ops.joining import cat
 from gradkit.ops.reduction import sum as _sum
 from gradkit.ops.shape import view as _view
@@ -85,19 +88,31 @@ class _TensorQueries:
         """False: gradkit has no lazy negation bit."""
         return False
 
+    def nonzero_static(self, *, size: int, fill_value: int = -1) -> Tensor:
+        """``nonzero()``'s (n, ndim) int64 coordinates in exactly ``size`` rows: the first
+        ``size``, or all then rows of ``fill_value``."""
+        if size < 0:
+            raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+        data = self._data
+        xp = get_array_module(data)
+        found = xp.argwhere(data)[:size]
+        out = xp.full((size, data.ndim), fill_value, dtype=xp.int64)
+        out[:found.shape[0]] = found
+        return Tensor._make(out)
+
 
 extend(_TensorQueries)
 
 
-def _as_function(name: str, n_tensors: int = 1):
+def _as_function(name: str, n_tensors: int = 1, other: str = "other"):
     """torch's function form of a query method: ``torch.is_signed(t)`` is ``t.is_signed()``."""
     method = getattr(Tensor, name)
 
-    def function(input, *args):  # noqa: A002 - torch's name
+    def function(input, *args, **kwargs):  # noqa: A002 - torch's name
         _require_tensor(name, input)
         if n_tensors == 2 and args:
-            _require_tensor(name, args[0], "other", 2)
-        return method(input, *args)
+            _require_tensor(name, args[0], other, 2)
+        return method(input, *args, **kwargs)
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"``input.{name}(...)``: " + (method.__doc__ or "")
     return function
@@ -109,7 +124,12 @@ is_same_size = _as_function("is_same_size", 2)
 get_device = _as_function("get_device")
 resolve_neg = _as_function("resolve_neg")
 is_neg = _as_function("is_neg")
+nonzero_static = _as_function("nonzero_static")
 detach = _as_function("detach")
+fix = _as_function("fix")
+ger = _as_function("ger", 2, "vec2")
+is_conj = _as_function("is_conj")
+resolve_conj = _as_function("resolve_conj")
 
 
 _UNSET = object()

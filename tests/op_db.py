@@ -1917,3 +1917,33 @@ OPS += [
                {"output_size": (3, 2, 3), "return_indices": True,
                 "_random_samples": Const(_rng.random((1, 2, 3)))}),)),
 ]
+
+# lane misc: torch's remaining top-level names (gradkit/ops/aliases.py, torch_helpers.py)
+_table_rng, _rng = _rng, np.random.default_rng(1515_15)
+OPS += [
+    OpInfo("split_with_sizes", G.split_with_sizes, S(
+        Sample((N(5, 2), [2, 3])), Sample((N(2, 5), (1, 0, 4), 1), name="dim_1_empty_piece"))),
+    OpInfo("fix", G.fix, S(Sample((N(2, 3) * 3,)))),
+    OpInfo("ger", G.ger, S(Sample((N(3), N(2))))),
+]
+_rng = _table_rng
+_table_rng, _rng = _rng, np.random.default_rng(1515_16)
+OPS += [  # lane misc
+    OpInfo("norm_except_dim", G.norm_except_dim, S(
+        Sample((N(3, 4),)), Sample((N(3, 4), 2, 1), name="last_dim"),
+        Sample((N(2, 3, 4), 3, 1), name="middle_dim_p3"),
+        Sample((N(2, 3), 2, -1), name="all_dims"), Sample((N(2, 3, 2), 1, -2), name="neg_dim"))),
+]
+_rng = _table_rng
+_table_rng, _rng = _rng, np.random.default_rng(1515_17)
+OPS += [  # lane misc: segment_reduce (composed: gradients of narrow, the reductions, stack)
+    OpInfo("segment_reduce", G.segment_reduce, S(*[
+        # an empty segment is NaN or +-inf for mean, max and min without initial: not there
+        Sample((Distinct(6, 2), reduce), {"lengths": I(
+            [2, 0, 3, 1] if initial is not None or reduce in ("sum", "prod") else [2, 3, 1]),
+            "initial": initial}, name=f"{reduce}_{initial}")
+        for reduce in ("sum", "mean", "max", "min", "prod") for initial in (None, 0.5)] + [
+        Sample((N(5, 2), "sum"), {"offsets": I([0, 2, 5]), "axis": -2}, name="offsets_axis_-2"),
+        Sample((N(4), "mean"), {"lengths": I([4])}, name="one_segment")])),
+]
+_rng = _table_rng

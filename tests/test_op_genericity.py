@@ -451,6 +451,9 @@ SAMPLES.update({
         G.histogramdd(x.detach(), bins=[2, 3]).hist,
         G.unique_consecutive(x.detach().round(), dim=0)), lambda: (R(4, 2),)),
 })
+# lane misc: binomial draws on the device (torch has no derivative for it)
+SAMPLES["binomial"] = (lambda p: G.binomial(G.full_like(p.detach(), 5.0), p.detach().sigmoid()),
+                       lambda: (R(2, 3),))
 # lane elem: the inverse hyperbolic functions and conj_physical
 SAMPLES.update({
     "asinh_atanh": (lambda x: (G.asinh(x), G.atanh(x * 0.5)), lambda: (R(2, 3, low=-0.5),)),

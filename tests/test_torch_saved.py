@@ -86,6 +86,7 @@ def test_saved_attributes_under_hooks_match_torch():
 # pad modes are separate ops, imag/real of a real view are selects, ...),
 # or where gradkit has one op for several torch ops (bmm, vdot)
 DIFFERENT_LAST_NODE = {
+    "fractional_max_pool2d-unbatched_ratio_indices",  # an unbatched input's squeeze above it
     "bmm-0", "conv2d-complex", "conv1d-complex", "cross_entropy-probabilities",
     "cross_entropy-probabilities_grad",
     "getitem_basic-1", "getitem_basic-2", "imag-0", "index_put_accumulate-0",
@@ -116,14 +117,19 @@ DIFFERENT_LAST_NODE = {
     # or, for a 1-D q, a movedim
     *(f"quantile-{name}" for name in ("0", "1", "q_tensor", "q_0d", "lower", "higher",
                                       "midpoint", "nearest", "0d")),
-    "nanquantile-0", "nanquantile-1"}
+    "nanquantile-0", "nanquantile-1",
+    # lane misc: norm_except_dim(dim=-1) is torch.norm, whose node torch names NormBackward0;
+    # gradkit's norm is linalg.vector_norm's node
+    "norm_except_dim-all_dims"}
 
 # the _saved_ names checked against torch: inputs, results and the usual parameters
 SAVED_NAMES = {"_saved_self", "_saved_other", "_saved_exponent", "_saved_result",
                "_saved_dim", "_saved_keepdim", "_saved_condition"}
 # ops whose gradkit rule needs other values than torch's (shapes or indices, not the input)
 SAVES_OTHER_VALUES = {"getitem_basic", "max_pool2d", "cross_entropy", "nll_loss", "max_pool3d",
-                      "adaptive_max_pool2d", "max_pool2d_indices", "adaptive_max_pool3d"}
+                      "adaptive_max_pool2d", "max_pool2d_indices", "adaptive_max_pool3d",
+                      # max pooling's op over fractional windows: the windows, not self
+                      "fractional_max_pool2d", "fractional_max_pool3d"}
 # one fused torch op that gradkit composes of existing ops (gradkit/ops/pooling_avg.py,
 # normalization.py, conv_more.py, attention.py, interpolate.py, nn/functional_bags.py,
 # layers_small.py, ops/sampling_grid.py): the gradients are torch's, the last node is gradkit's
@@ -141,7 +147,9 @@ COMPOSED_IN_GRADKIT = {
     "triangular_solve", "ormqr", "frobenius_norm", "pdist",
     # lane signal: compositions in both; torch's stft/istft end in its own squeeze/transpose
     # overloads (SqueezeBackward4, TransposeBackward1)
-    "stft", "istft"}
+    "stft", "istft",
+    # lane misc: segment_reduce is narrow, the reductions and stack (ops/segment_reduce.py)
+    "segment_reduce"}
 
 
 def _first_nodes(info, sample):

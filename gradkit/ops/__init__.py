@@ -99,7 +99,9 @@ from gradkit.ops.distances import cdist, dist, pdist, renorm  # noqa: F401
 from gradkit.ops.integrals import (  # noqa: F401
     bincount, cumulative_trapezoid, trapezoid, trapz)
 from gradkit.ops.matrix_products import addr, chain_matmul  # noqa: F401
-from gradkit.ops.aliases import adjoint, swapdims  # noqa: F401
+from gradkit.ops.aliases import adjoint, split_with_sizes, swapdims  # noqa: F401
+from gradkit.ops.binomial_norms import norm_except_dim  # noqa: F401
+from gradkit.ops.segment_reduce import segment_reduce  # noqa: F401
 from gradkit.ops.special_functions import igamma, igammac  # noqa: F401
 from gradkit.ops import inplace_variants as _inplace_variants  # noqa: F401 - x.eq_(y) & co.
 from gradkit.ops import inplace_views as _inplace_views  # noqa: F401 - x.t_() & co.

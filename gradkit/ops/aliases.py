@@ -37,6 +37,19 @@ def swapdims(x: Tensor, dim0: int, dim1: int) -> Tensor:
     return transpose(x, dim0, dim1)
 
 
+@tensor_method()
+def split_with_sizes(x: Tensor, split_sizes, dim: int = 0):
+    """``split(x, split_sizes, dim)`` for a sequence of sizes only (torch's TypeError for an
+    int)."""
+    if not isinstance(x, Tensor):
+        raise TypeError("split_with_sizes(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+    if not isinstance(split_sizes, (list, tuple)):
+        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple "
+                        f"of ints, not {type(split_sizes).__name__}")
+    return split(x, split_sizes, dim)
+
+
 # Tensor methods torch has under a second name, with the same op behind them (and the
 # in-place form where gradkit has the original's)
 _METHOD_ALIASES = {
@@ -47,7 +60,6 @@ _METHOD_ALIASES = {
     "greater_equal": (ge, False), "less": (lt, False), "less_equal": (le, False),
     "not_equal": (ne, False), "logical_xor": (logical_xor, False),
     "bitwise_not": (bitwise_not, False), "vdot": (vdot, False), "ger": (outer, False),
-    "split_with_sizes": (split, False),
 }
 for _name, (_op, _inplace) in _METHOD_ALIASES.items():
     register(_op, _name, True, _inplace)

@@ -5,6 +5,7 @@ import numpy as np
 
 from gradkit import backend
 from gradkit._user_frames import warn_once_at_user
+from gradkit.memory_format import check_format, lay_out, physical_order
 from gradkit.ops._op import op
 from gradkit.ops.complex import real
 from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, has_internal_overlap, same_data
@@ -12,13 +13,15 @@ from gradkit.ops.piecewise import zeros_like
 
 
 @op(linear=True, batchable=True)
-def clone(xp, x):
-    """A copy of x with its own memory (the gradient passes through)."""
-    return x.copy()
+def clone(xp, x, memory_format=None):
+    """A copy of x with its own memory (the gradient passes through): C order, or the order
+    of a channels-last ``memory_format``."""
+    return lay_out(xp, x, None if memory_format is None else
+                   physical_order(x.shape, check_format(memory_format, "clone")))
 
 
-clone.defvjp(lambda g: g)
-clone.defjvp(lambda t: t)
+clone.defvjp(lambda g, memory_format: g)
+clone.defjvp(lambda t, memory_format: t)
 
 
 @op(save="x.dtype", linear=True, node_name="ToCopyBackward0", batchable=True)

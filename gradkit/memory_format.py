@@ -1,0 +1,115 @@
+"""torch's layout and memory-format objects (``gradkit.strided``, ``gradkit.channels_last``
+...) and the strides each memory format gives a shape.
+
+Every gradkit tensor is strided (a NumPy array); a memory format names an order of its
+elements in memory: C order (``contiguous_format``), channels last for 4-d (N, C, H, W) and
+5-d (N, C, D, H, W) shapes, or "keep the input's" (``preserve_format``).
+"""
+from __future__ import annotations
+
+
+class layout:  # noqa: N801 - torch's class name
+    """How a tensor's elements are stored; gradkit has only ``strided``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"gradkit.{self.name}"
+
+    def __reduce__(self) -> str:  # pickled as the one module-level object
+        return self.name
+
+
+class memory_format:  # noqa: N801 - torch's class name
+    """An order of a strided tensor's elements in memory (``contiguous(memory_format=)``)."""
+
+    def __init__(self, name: str, rank: int | None = None,
+                 physical_order: tuple[int, ...] | None = None) -> None:
+        self.name, self.rank, self.physical_order = name, rank, physical_order
+
+    def __repr__(self) -> str:
+        return f"gradkit.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+strided = layout("strided")
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+# the dims in memory order, outermost first: N, H, W, C (and N, D, H, W, C)
+channels_last = memory_format("channels_last", 4, (0, 2, 3, 1))
+channels_last_3d = memory_format("channels_last_3d", 5, (0, 2, 3, 4, 1))
+
+
+def check_format(value, function: str, position: int = 1) -> memory_format:
+    """torch's TypeError for a ``memory_format=`` that is not one."""
+    if not isinstance(value, memory_format):
+        raise TypeError(f"{function}(): argument 'memory_format' must be torch.memory_format, "
+                        f"not {type(value).__name__}")
+    return value
+
+
+def physical_order(shape: tuple, fmt: memory_format) -> tuple[int, ...] | None:
+    """The dims of ``shape`` in memory order for ``fmt``: None for C order; torch's error for
+    a channels-last format on a shape of another rank."""
+    if fmt.physical_order is None:
+        return None
+    if len(shape) != fmt.rank:
+        raise RuntimeError(f"required rank {fmt.rank} tensor to use {fmt.name} format")
+    return fmt.physical_order
+
+
+def format_strides(shape: tuple, fmt: memory_format) -> tuple[int, ...]:
+    """torch's strides (in elements) of a dense ``shape`` laid out in ``fmt`` (size-0 dims
+    count as written, as torch's get_channels_last_strides)."""
+    order = physical_order(shape, fmt) or tuple(range(len(shape)))
+    strides = [0] * len(shape)
+    step = 1
+    for dim in reversed(order):
+        strides[dim] = step
+        step *= shape[dim] if fmt.physical_order else max(shape[dim], 1)
+    return tuple(strides)
+
+
+def is_in_format(shape: tuple, strides: tuple, fmt: memory_format) -> bool:
+    """torch's is_contiguous(memory_format=fmt): dense in ``fmt``'s order (size-1 dims and
+    empty tensors do not count)."""
+    if 0 in shape:
+        return True
+    expected = format_strides(shape, fmt)
+    return all(n == 1 or s == e for n, s, e in zip(shape, strides, expected))
+
+
+def stride_order(shape: tuple, strides: tuple) -> tuple[int, ...]:
+    """The dims in memory order (outermost first) by decreasing stride, as torch's
+    ``preserve_format`` and ``dim_order`` sort them (its insertion sort with ambiguous
+    comparisons: a stride 0 decides nothing; equal strides put the larger dim outside)."""
+    def should_swap(a: int, b: int) -> int:
+        if strides[a] == 0 or strides[b] == 0:
+            return 0
+        if strides[a] != strides[b]:
+            return -1 if strides[a] < strides[b] else 1
+        return 1 if shape[a] > shape[b] else 0
+
+    perm = list(reversed(range(len(shape))))  # innermost first while sorting
+    for i in range(1, len(perm)):
+        inner = i
+        for outer in reversed(range(i)):
+            comparison = should_swap(perm[outer], perm[inner])
+            if comparison > 0:
+                perm[outer], perm[inner] = perm[inner], perm[outer]
+                inner = outer
+            elif comparison < 0:
+                break
+    return tuple(reversed(perm))
+
+
+def lay_out(xp, array, order: tuple[int, ...] | None):
+    """A copy of ``array`` whose dims lie in memory in ``order`` (outermost first; None: C
+    order): copied C-contiguous in that order, then put back in their logical order."""
+    if order is None:
+        return array.copy()
+    inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
+    return xp.ascontiguousarray(array.transpose(order)).transpose(inverse)

@@ -1,0 +1,91 @@
+"""``segment_reduce``: one reduction per run of consecutive slices of ``data`` along ``axis``,
+the runs given by their lengths or offsets. Composed of narrow, the reductions and stack, so
+its gradient is theirs (ties of max/min share it, as torch's)."""
+from __future__ import annotations
+
+import numpy as np
+
+from gradkit import backend
+from gradkit._tensor import Tensor
+from gradkit.ops.arithmetic import add, div, mul
+from gradkit.ops.extremes import amax, amin
+from gradkit.ops.joining import stack
+from gradkit.ops.piecewise import maximum, minimum
+from gradkit.ops.reduction import sum as _sum
+from gradkit.ops.scans import prod
+from gradkit.ops.shape import _normalize_dim
+from gradkit.ops.slicing import narrow
+from gradkit.ops.unary_helpers import scalar_type_name
+
+# reduce name -> (reduction over a dim, its value on an empty segment, how initial joins in)
+_REDUCTIONS = {
+    "sum": (_sum, 0.0, add), "prod": (prod, 1.0, mul),
+    "mean": (None, float("nan"), None),
+    "max": (amax, -float("inf"), maximum), "amax": (amax, -float("inf"), maximum),
+    "min": (amin, float("inf"), minimum), "amin": (amin, float("inf"), minimum),
+}
+
+
+def _segment_lengths(lengths: Tensor | None, offsets: Tensor | None) -> np.ndarray:
+    """The segments' lengths (from offsets: their differences), with torch's errors."""
+    given = lengths if lengths is not None else offsets
+    if given is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    values = backend.to_device(given._data, backend.CPU)
+    if values.dtype.kind not in "iu":
+        kernel = "lengths" if lengths is not None else "offsets"
+        raise NotImplementedError(f'"_segment_reduce_{kernel}_cpu_kernel1" not implemented for '
+                                  f"'{scalar_type_name(values)}'")
+    if values.ndim != 1:
+        raise NotImplementedError("gradkit: segment_reduce with batched (more than 1-d) lengths "
+                                  "or offsets")
+    return values if lengths is not None else np.diff(values)
+
+
+def _segment(data: Tensor, reduce: str, axis: int, start: int, length: int, initial):
+    """One segment's reduction (keeping no ``axis``)."""
+    reduction, empty, join = _REDUCTIONS[reduce]
+    if length == 0:
+        value = empty if initial is None else initial
+        return Tensor._make(backend.get_array_module(data._data).full(
+            data.shape[:axis] + data.shape[axis + 1:], value, dtype=data._data.dtype))
+    piece = narrow(data, axis, start, length)
+    if reduce == "mean":
+        total = _sum(piece, axis)
+        return div(total if initial is None else add(total, initial), length)
+    result = reduction(piece, axis)
+    return result if initial is None else join(result, initial)
+
+
+def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
+                   indices: Tensor | None = None, offsets: Tensor | None = None,
+                   axis: int = 0, unsafe: bool = False, initial=None) -> Tensor:
+    """``reduce`` ("sum", "prod", "mean", "max"/"amax", "min"/"amin") of each segment of
+    ``data`` along ``axis`` (0, the last dim of the 1-d ``lengths`` or ``offsets``, which give
+    the segments);
+    an empty one is ``initial`` or the reduction's identity (NaN for mean). ``initial`` also
+    joins each reduction (added for sum and mean's total, multiplied, max/min of it)."""
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if data._data.dtype.kind not in "fc":
+        raise NotImplementedError(f"\"_segment_reduce_cpu\" not implemented for "
+                                  f"'{scalar_type_name(data._data)}'")
+    sizes = _segment_lengths(lengths, offsets)
+    axis = _normalize_dim(axis, data.ndim)
+    if axis != 0:  # the last dim of the (1-d) lengths
+        raise RuntimeError("segment_reduce(): Expected axis to be the last dimension of "
+                           f"{'lengths' if lengths is not None else 'offsets'} but got {axis}.")
+    if sizes.size == 0:  # torch's check of the lengths' minimum
+        raise RuntimeError("min(): Expected reduction dim to be specified for input.numel() == "
+                           "0. Specify the reduction dim with the 'dim' argument.")
+    if (sizes < 0).any():
+        raise RuntimeError("lengths contains negative value!")
+    if not unsafe and int(sizes.sum()) != data.shape[axis]:
+        raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum to "
+                           "data.size(lengths.dim()-1) when !unsafe.")
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    return stack([_segment(data, reduce, axis, int(start), int(length), initial)
+                  for start, length in zip(starts, sizes)], axis)

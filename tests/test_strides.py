@@ -84,6 +84,9 @@ COMPUTED = {
     "reshape_copy": lambda m, x: x.transpose(0, 1).reshape(3, 8),
     "where_of_t": lambda m, x: m.where(x.transpose(0, 2) > 3, x.transpose(0, 2), 0.0),
     "of_expanded": lambda m, x: x[:, :1].expand(2, 5, 4) * 2, "flip": lambda m, x: x.flip(1),
+    # fresh empty tensors: NumPy's strides are 0, torch's the contiguous ones (found by h-misc)
+    "fresh_empty": lambda m, x: m.zeros(2, 0, 3), "fresh_empty_1d": lambda m, x: m.empty(0),
+    "empty_result": lambda m, x: x[:, :0] * 2,
     # torch allocates these C-contiguous whatever the input's order (the op's contiguous=True)
     **{f"{name}_of_permuted": (lambda m, x, f=f: f(m, x.permute(2, 0, 1))) for name, f in {
         "sum": lambda m, x: x.sum(1), "mean": lambda m, x: x.mean(2),

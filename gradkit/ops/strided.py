@@ -26,7 +26,14 @@ from gradkit.ops.views import _ArrayInterface
 
 
 def element_strides(array) -> tuple:
-    """torch's ``stride()``: NumPy's byte strides counted in elements."""
+    """torch's ``stride()``: NumPy's byte strides counted in elements. NumPy gives a fresh
+    empty array strides of 0; torch's are the contiguous ones of its sizes (0 taken as 1)."""
+    if array.size == 0 and not any(array.strides):
+        strides, step = [], 1
+        for n in reversed(array.shape):
+            strides.append(step)
+            step *= max(n, 1)
+        return tuple(reversed(strides))
     return tuple(s // array.itemsize for s in array.strides)
 
 

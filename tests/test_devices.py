@@ -317,3 +317,14 @@ def test_writes_into_views_of_fresh_device_tensors(cupy):
         x = make()
         x.diagonal().fill_(-1)
         assert x.cpu().tolist() == [[-1.0, 0.0], [0.0, -1.0]]
+
+
+def test_boolean_mask_assignment_on_the_device(cupy):
+    """``x[mask] = v`` reads the mask's dtype on the device, never through NumPy (found by
+    h-optim: CuPy refuses the implicit conversion)."""
+    x = gradkit.zeros(4, device="cuda")
+    mask = gradkit.tensor([True, False, True, False], device="cuda")
+    x[mask] = 3.0
+    assert x.cpu().tolist() == [3.0, 0.0, 3.0, 0.0]
+    x[mask] = gradkit.tensor([1.0, 2.0], device="cuda")
+    assert x.cpu().tolist() == [1.0, 0.0, 2.0, 0.0]

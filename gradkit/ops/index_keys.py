@@ -120,6 +120,12 @@ def _is_basic(key) -> bool:
     return type(key) in _BASIC
 
 
+def _index_dtype(index):
+    """An index's dtype without moving a device array to the host (lists: NumPy's)."""
+    dtype = getattr(index, "dtype", None)
+    return dtype if dtype is not None else np.asarray(index).dtype
+
+
 def check_index_put(x, raw_key, value, key) -> None:
     """torch writes ``x[advanced key] = value`` with index_put_, which refuses a value of another
     dtype, except for one element under a single mask (masked_fill_, which casts and refuses
@@ -129,7 +135,7 @@ def check_index_put(x, raw_key, value, key) -> None:
     if not indices:
         return
     if (not isinstance(value, Tensor) or value.numel() == 1) and len(indices) == 1 \
-            and not _is_bool_scalar(indices[0]) and np.asarray(indices[0]).dtype == bool:
+            and not _is_bool_scalar(indices[0]) and _index_dtype(indices[0]).kind == "b":
         if any(isinstance(k, Tensor) and k.dtype.name == "uint8" and k.ndim
                for k in (key if isinstance(key, (tuple, list)) else (key,))):
             raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with "

@@ -57,6 +57,7 @@ def _no_derivative(*_, **__):
 _unique_consecutive.name = "unique_consecutive"
 _unique_consecutive.profiler_name = "gradkit::unique_consecutive"
 _unique_consecutive.defvjp_all(_no_derivative)
+_unique_consecutive.defjvp_all(_no_derivative)
 
 
 @tensor_method()

@@ -111,6 +111,7 @@ def _no_derivative(*_, name="histogramdd", **__):
 
 
 _histogramdd.defvjp_all(_no_derivative)
+_histogramdd.defjvp_all(_no_derivative)
 _histogramdd.name, _histogramdd.profiler_name = "histogramdd", "gradkit::histogramdd"
 
 

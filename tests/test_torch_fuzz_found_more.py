@@ -1,6 +1,7 @@
 """More programs the differential fuzzer (tests/fuzz) found gradkit and torch to disagree on,
 each run in both (the seed that found it in the test's comment); the first ones are in
 test_torch_fuzz_found.py."""
+import math
 import warnings
 
 import pytest
@@ -206,3 +207,118 @@ def test_variance_without_degrees_of_freedom_warns_torchs_text(name, call):
         warnings.simplefilter("ignore")
         assert_same_as_torch(lambda m: tuple(m.atleast_1d(t) for t in (
             call(m) if isinstance(call(m), tuple) else (call(m),))))
+
+
+# -- lane fuzzb: the breadth class's draws of this session's new ops ---------------------------
+
+def test_ldl_solve_of_empty_matrices_as_torch():
+    """An empty matrix (and an empty batch of them) solves to an empty result."""
+    for shape, rhs in (((0, 0), (0, 1)), ((2, 0, 0), (0, 3)), ((0, 2, 2), (2, 3))):
+        assert_same_as_torch(lambda m, shape=shape, rhs=rhs: m.linalg.ldl_solve(
+            *m.linalg.ldl_factor(m.ones(shape, dtype=m.float64), hermitian=True),
+            m.ones(rhs, dtype=m.float64), hermitian=True))
+
+
+_ONE_VALUE_NORMS = [
+    lambda m, x: m.instance_norm(x, None, None, None, None, True, 0.1, 1e-5, False),
+    lambda m, x: m.batch_norm(x.reshape(1, 1), None, None, None, None, True, 0.1, 1e-5, False),
+    lambda m, x: m.native_batch_norm(x.reshape(1, 1), None, None, None, None, True, 0.1,
+                                     1e-5)[1],
+    lambda m, x: m.group_norm(x, 1),
+    lambda m, x: m.native_group_norm(x, None, None, 1, 1, 1, 1, 1e-5)[2],
+]
+
+
+@pytest.mark.parametrize("norm", _ONE_VALUE_NORMS)
+def test_aten_norms_of_one_value_per_channel_as_torch(norm):
+    """ATen's spellings normalize a single value per channel (or group) to 0; only F's have the
+    Python check that refuses it. The statistics are torch's (rstd 1/sqrt(eps))."""
+    assert_same_as_torch(lambda m: norm(m, m.tensor([[[0.5]]], dtype=m.float64)))
+
+
+@pytest.mark.parametrize("norm,words", [
+    (lambda nnf, x: nnf.instance_norm(x), "more than 1 spatial element when training"),
+    (lambda nnf, x: nnf.batch_norm(x.reshape(1, 1), None, None, training=True),
+     "more than 1 value per channel when training"),
+    (lambda nnf, x: nnf.group_norm(x, 1), "more than 1 value per channel when training")])
+def test_functional_norms_of_one_value_per_channel_still_raise(norm, words):
+    for m in (torch, gradkit):
+        with pytest.raises(ValueError, match=f"Expected {words}, got input size"):
+            norm(m.nn.functional, m.tensor([[[0.5]]], dtype=m.float64))
+
+
+def test_aten_norm_of_one_value_updates_running_var_to_nan_as_torch():
+    """The unbiased running variance of one value is ATen's 0 / 0."""
+    def program(m):
+        mean, var = m.zeros(1, dtype=m.float64), m.ones(1, dtype=m.float64)
+        m.batch_norm(m.ones(1, 1, dtype=m.float64), None, None, mean, var, True, 0.1, 1e-5,
+                     False)
+        m.instance_norm(m.ones(2, 1, 1, dtype=m.float64), None, None, mean, var, True, 0.1,
+                        1e-5, False)
+        return mean, var
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("pad,value,dtype", [
+    ((), 0, "float64"), ((), math.inf, "int64"), ((0, 0), math.inf, "int64"),
+    ((-1, 0), math.inf, "int64"), ((1, 0), math.inf, "int64"), ((1, 0), 1e30, "uint8"),
+    ((1, 0), -1, "uint8"), ((1, 0), 1e300, "float32"), ((-2, -1), 0, "float64"),
+    ((-3, 1), 0, "float64"), ((-1, -1), 0, "float64")])
+def test_constant_pad_nd_narrows_then_fills_as_torch(pad, value, dtype):
+    """torch narrows by the negative pads first (a negative length is refused) and checks the
+    value only when it fills new elements; a 0-d tensor pads to itself."""
+    def program(m):
+        x = m.tensor(2.0 if not pad else [1.0, 2.0], dtype=m.float64, requires_grad=True)
+        out = m.constant_pad_nd(x.to(getattr(m, dtype)), pad, value)
+        if not out.is_floating_point():
+            return out
+        return out, m.autograd.grad(out.sum(), x)[0]
+    assert_same_as_torch(program)
+
+
+def test_native_dropout_refusals_and_empty_input_as_torch():
+    """Complex input requiring grad is refused (as torch's autograd does), an integer or bool
+    one while training (the float scale cannot be written into it); an empty input is
+    returned itself, with a mask of its dtype."""
+    for call in (lambda m: m.native_dropout(m.ones(1, dtype=m.complex64, requires_grad=True),
+                                            0.5, False),
+                 lambda m: m.native_dropout(m.ones(1, 1, dtype=m.int64), 1.0, True),
+                 lambda m: m.native_dropout(m.ones(2, dtype=m.bool), 0.0, None)):
+        assert_same_as_torch(call)
+    for m in (torch, gradkit):
+        x = m.zeros(2, 0, requires_grad=True)
+        out, mask = m.native_dropout(x, 0.5, True)
+        assert out is x and mask.dtype == m.float32 and mask.shape == x.shape
+
+
+@pytest.mark.parametrize("shape,dtype", [((2, 3), "int64"), ((1, 1), "bool"), ((1, 1), "float16"),
+                                         ((2, 0, 0), "int64"), ((0, 0), "float16")])
+def test_legacy_cholesky_checks_shape_then_kernel_dtype_as_torch(shape, dtype):
+    """torch.cholesky refuses a dtype in its kernel (NotImplementedError), after the shape
+    checks; an empty batch runs no kernel and is returned."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same_as_torch(lambda m: m.cholesky(m.ones(shape, dtype=getattr(m, dtype))))
+
+
+@pytest.mark.parametrize("shape,dim", [((0, 3), -1), ((2, 3), -1), ((0, 3), 5)])
+def test_cumsum_in_place_of_bool_as_torch(shape, dim):
+    """An empty bool tensor runs no kernel: only the dim is checked."""
+    assert_same_as_torch(lambda m: m.zeros(shape, dtype=m.bool).cumsum_(dim))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.select_copy(x, 0, 1), lambda m, x: m.slice_copy(x, 0, -1, None, 2),
+    lambda m, x: m.diagonal_copy(x)])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_copies_record_complex_outputs_as_torch(call, requires_grad):
+    """select_copy and slice_copy refuse to record a complex output; diagonal_copy records."""
+    assert_same_as_torch(lambda m: call(m, m.ones(2, 2, dtype=m.complex128,
+                                                  requires_grad=requires_grad)))
+
+
+@pytest.mark.parametrize("call", [lambda m: m.unsafe_chunk(m.tensor(1.0), 1, 0),
+                                  lambda m: m.chunk(m.tensor(1.0), 0),
+                                  lambda m: m.tensor(1.0).chunk(2)])
+def test_chunk_of_a_0d_tensor_raises_as_torch(call):
+    assert_same_as_torch(call)

@@ -322,3 +322,36 @@ def test_copies_record_complex_outputs_as_torch(call, requires_grad):
                                   lambda m: m.tensor(1.0).chunk(2)])
 def test_chunk_of_a_0d_tensor_raises_as_torch(call):
     assert_same_as_torch(call)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.split(m.tensor(1.0), 1, 5), lambda m: m.split_copy(m.tensor(1.0), 1, 0),
+    lambda m: m.tensor(1.0).split([1]), lambda m: m.unsafe_split(m.tensor(1.0), 1, 0)])
+def test_split_of_a_0d_tensor_raises_as_torch(call):
+    """Before the dim check (breadth seed 21146)."""
+    assert_same_as_torch(call)
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_channel_shuffle_is_never_a_view_as_torch(groups):
+    """A write into the input leaves the shuffled tensor as it was, also where the shuffle
+    moves nothing (breadth seed 21446)."""
+    def program(m):
+        x = m.arange(4.0).reshape(1, 2, 2)
+        out = m.nn.functional.channel_shuffle(x, groups)
+        x.add_(10)
+        return out, m.tensor(out._is_view())
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, t: m.convolution(t(1, 1, 1), t(1, 1, 2), None, (2,), (0,), (1,), True, (0,), 1),
+    lambda m, t: m.nn.functional.conv2d(t(1, 1, 1, 1), t(1, 1, 1, 1)),
+    lambda m, t: m.nn.functional.conv3d(t(1, 1, 1, 1, 1), t(1, 1, 1, 1, 1)),
+    lambda m, t: m.nn.functional.conv_transpose3d(t(1, 1, 1, 1, 1), t(1, 1, 1, 1, 1)),
+    lambda m, t: m.nn.functional.conv1d(t(1, 1, 1), t(1, 1, 1), dilation=2),
+    lambda m, t: m.nn.functional.conv1d(t(1, 1, 1), t(1, 1, 2))])
+def test_convolution_of_bool_refused_by_torchs_kernels(call):
+    """torch's CPU convolution kernels have no bool instance (breadth seed 21531); the shape
+    checks come first."""
+    assert_same_as_torch(lambda m: call(m, lambda *shape: m.ones(shape, dtype=m.bool)))

@@ -146,6 +146,8 @@ _unbind.defjvp_all(lambda tangents, dim: _unbind(tangents[0], dim=dim))
 @tensor_method()
 def split(x, split_size_or_sections, dim: int = 0):
     """Split into chunks of a given size (last may be smaller) or of the given sizes."""
+    if x.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = _normalize_dim(dim, x.ndim)
     length = x.shape[dim]
     if isinstance(split_size_or_sections, int):

@@ -355,3 +355,29 @@ def test_convolution_of_bool_refused_by_torchs_kernels(call):
     """torch's CPU convolution kernels have no bool instance (breadth seed 21531); the shape
     checks come first."""
     assert_same_as_torch(lambda m: call(m, lambda *shape: m.ones(shape, dtype=m.bool)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_aten_batch_norm_of_one_value_is_zero_where_torch_leaves_noise(dtype):
+    """Known difference (docs/numerics.md): gradkit's exact 0; torch's kernel computes
+    x * invstd - mean * invstd and leaves rounding noise (breadth seed 25540)."""
+    def norm(m):
+        x = m.tensor([[0.3]], dtype=getattr(m, dtype))
+        return m.batch_norm(x, None, None, None, None, True, 0.1, 1e-5, False).item()
+    assert norm(gradkit) == 0.0
+    assert norm(torch) != 0.0 and abs(norm(torch)) < (1e-5 if dtype == "float32" else 1e-12)
+
+
+def test_native_dropout_of_an_empty_leaf_leaves_it_a_leaf_where_torch_moves_it():
+    """Known difference (docs/api.md): both return the empty input itself; torch also gives
+    the leaf the dropout's node, and its backward then raises."""
+    x = torch.zeros(2, 0, requires_grad=True)
+    out, _ = torch.native_dropout(x, 0.5, True)
+    assert out is x and not x.is_leaf
+    with pytest.raises(RuntimeError, match="leaf variable has been moved into the graph"):
+        out.sum().backward()
+    y = gradkit.zeros(2, 0, requires_grad=True)
+    out, _ = gradkit.native_dropout(y, 0.5, True)
+    assert out is y and y.is_leaf
+    out.sum().backward()
+    assert y.grad.shape == (2, 0)

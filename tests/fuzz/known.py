@@ -644,7 +644,8 @@ def _single_value_norm_noise(program, mine: Result, theirs: Result) -> bool:
         a, b = mine.values[out], theirs.values[out]
         if a.shape != b.shape or a.dtype != b.dtype:
             return False
-        differ = (a != b) | (np.signbit(a) != np.signbit(b))
+        differ = (a != b) | (np.signbit(a.real) != np.signbit(b.real)) | \
+            (np.signbit(a.imag) != np.signbit(b.imag))  # complex and bool too
         if step.op == "fb_aten_norm" and differ.any():
             return bool((a[differ] == 0).all() and (np.abs(b[differ]) <= 1e-4).all())
         if differ.any() and not np.isnan(a[differ]).all():

@@ -391,3 +391,26 @@ def test_as_strided_in_place_on_a_view_with_history_refused_where_torch_records(
     assert restride(torch).grad_fn.name() == "AsStridedBackward1"
     with pytest.raises(NotImplementedError, match="as_strided_ on a view with autograd history"):
         restride(gradkit)
+
+
+@pytest.mark.parametrize("shuffle", ["pixel_shuffle", "pixel_unshuffle"])
+def test_pixel_shuffle_by_one_is_not_a_view_as_torch(shuffle):
+    """A write into the input leaves the result as it was (breadth seed 29583)."""
+    def program(m):
+        x = m.arange(4.0).reshape(1, 1, 2, 2)
+        out = getattr(m.nn.functional, shuffle)(x, 1)
+        x.add_(10)
+        return out, m.tensor(out._is_view())
+    assert_same_as_torch(program)
+
+
+def test_as_strided_scatter_of_an_empty_slice_with_zero_strides_as_torch():
+    """No element is written twice when the slice is empty (breadth seed 31976); x's gradient
+    passes whole (torch's is its written slice, empty: a known difference)."""
+    def program(m):
+        x = m.tensor(0.3 + 0j, dtype=m.complex128, requires_grad=True)
+        return x, m.as_strided_scatter(x, m.zeros(2, 3, 0, dtype=m.complex128), (2, 3, 0),
+                                       (2, 0, 1), 2)
+    assert_same_as_torch(lambda m: program(m)[1])
+    x, out = program(gradkit)
+    assert gradkit.autograd.grad(out.real, x)[0].item() == 1

@@ -4,6 +4,7 @@ test_torch_fuzz_found.py."""
 import math
 import warnings
 
+import numpy as np
 import pytest
 from test_torch_numerics import assert_same_as_torch
 
@@ -414,3 +415,23 @@ def test_as_strided_scatter_of_an_empty_slice_with_zero_strides_as_torch():
     assert_same_as_torch(lambda m: program(m)[1])
     x, out = program(gradkit)
     assert gradkit.autograd.grad(out.real, x)[0].item() == 1
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 0), (0, 1)])
+def test_native_batch_norm_training_on_an_empty_input_raises_as_torch(shape):
+    """Its statistics kernel refuses an empty input; torch.batch_norm and evaluation mode do
+    not (breadth seed 34317)."""
+    assert_same_as_torch(lambda m: m.native_batch_norm(m.zeros(shape), None, None, None, None,
+                                                       True, 0.1, 0.1))
+    assert_same_as_torch(lambda m: m.native_batch_norm(
+        m.zeros(shape), None, None, m.zeros(1), m.ones(1), False, 0.1, 0.1)[0])
+    assert_same_as_torch(lambda m: m.batch_norm(m.zeros(shape), None, None, None, None, True,
+                                                0.1, 0.1, False))
+
+
+def test_atanh_turns_a_last_bit_difference_at_one_into_another_number():
+    """Why atanh joins the rounding-amplifying steps of known.py (breadth seed 32667: |Q| of a
+    1 x 1 QR is 1 in torch's LAPACK, 1 - ulp in gradkit's): both libraries agree on each."""
+    below_one = float(np.nextafter(np.float32(1), np.float32(0)))
+    assert_same_as_torch(lambda m: m.atanh(m.tensor([1.0, below_one])))
+    assert gradkit.atanh(gradkit.tensor(below_one)).item() == pytest.approx(8.664, abs=1e-3)

@@ -171,6 +171,9 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     """torch.native_batch_norm: (output, save_mean, save_invstd) with the batch's per-channel
     statistics while training, empty tensors (torch's on the CPU) otherwise."""
     channels = (input.shape[1],)
+    if training and input.numel() == 0:  # its statistics kernel refuses (torch.batch_norm not)
+        raise RuntimeError(f"input tensor must have at least one element, but got input_sizes "
+                           f"= {list(input.shape)}")
     if training:
         stats = _statistics(input.detach(), (0,) + tuple(range(2, input.ndim)), eps, channels)
     else:

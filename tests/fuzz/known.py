@@ -304,7 +304,7 @@ def _lapack_signed_zero(program, mine: Result, theirs: Result) -> bool:
 def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
     """A step at or before the first value to differ turns a rounding difference of its
     input into another number: unique's ties, x ** inf at |x| = 1 (0, inf or NaN), cdist's
-    matmul form near a zero distance."""
+    matmul form near a zero distance, atanh at 1."""
     first = _first_differing_value(program, mine, theirs)
     if first is None:
         return False
@@ -312,7 +312,8 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
     for k, step in enumerate(program.steps[:first[1] - leaves + 1]):
         amplifies = step.op == "b_unique" or (
             step.op == "e2_float_power_scalar" and abs(step.params.get("s", 0)) == math.inf) \
-            or (step.op == "s_cdist" and step.params.get("mode") == "use_mm_for_euclid_dist")
+            or (step.op == "s_cdist" and step.params.get("mode") == "use_mm_for_euclid_dist") \
+            or step.op == "fb_atanh"  # near +-1: atanh(1 - ulp) is 8.7, atanh(1) inf
         out = leaves + k
         if amplifies and all(
                 mine.values[i].shape == theirs.values[i].shape and np.allclose(

@@ -435,3 +435,18 @@ def test_atanh_turns_a_last_bit_difference_at_one_into_another_number():
     below_one = float(np.nextafter(np.float32(1), np.float32(0)))
     assert_same_as_torch(lambda m: m.atanh(m.tensor([1.0, below_one])))
     assert gradkit.atanh(gradkit.tensor(below_one)).item() == pytest.approx(8.664, abs=1e-3)
+
+
+@pytest.mark.parametrize("write", [lambda s: s.unsqueeze_(0), lambda s: s.mul_(2)])
+def test_lstsq_saves_its_solution_as_torch(write):
+    """A write into lstsq's solution before backward is refused, as torch's (its backward
+    saves the solution; breadth seeds 24415, 24880, 27920, 30986, 31497)."""
+    def program(m):
+        a = m.tensor([[2.5, 1.0], [0.5, 3.0]], dtype=m.float64, requires_grad=True)
+        solution = m.linalg.lstsq(a, m.ones(2, 1, dtype=m.float64))[0]
+        write(solution)
+        return m.autograd.grad(solution.sum(), a)[0]
+    expected = pytest.raises(RuntimeError, match="one of the variables needed for gradient")
+    for m in (torch, gradkit):
+        with expected:
+            program(m)

@@ -450,3 +450,16 @@ def test_lstsq_saves_its_solution_as_torch(write):
     for m in (torch, gradkit):
         with expected:
             program(m)
+
+
+def test_as_strided_of_a_lapack_factor_reads_each_librarys_layout():
+    """Known difference (docs/numerics.md, breadth seed 45543): the factors agree, but torch's
+    is column-major and gradkit's C-contiguous, so as_strided reads other elements."""
+    def factor(m):
+        a = m.tensor([[1.0, 0.5, 0.2], [0.3, 2.0, 0.1], [0.4, 0.6, 1.5]], dtype=m.float64)
+        return m.linalg.householder_product(a, m.tensor([0.5, 0.2], dtype=m.float64))
+    mine, theirs = factor(gradkit), factor(torch)
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-12)
+    assert mine.stride() == (3, 1) and theirs.stride() == (1, 3)
+    np.testing.assert_allclose(mine.as_strided((3,), (1,)).numpy(), theirs.numpy()[0])
+    np.testing.assert_allclose(theirs.as_strided((3,), (1,)).numpy(), theirs.numpy()[:, 0])

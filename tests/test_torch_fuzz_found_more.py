@@ -1,8 +1,10 @@
 """More programs the differential fuzzer (tests/fuzz) found gradkit and torch to disagree on,
 each run in both (the seed that found it in the test's comment); the first ones are in
 test_torch_fuzz_found.py."""
+import math
 import warnings
 
+import numpy as np
 import pytest
 from test_torch_numerics import assert_same_as_torch
 
@@ -245,3 +247,258 @@ def test_eigenvalues_gradient_is_finite_at_repeated_values(loss, dtype):
         (g,) = m.autograd.grad(loss(m, x), x, create_graph=True)
         return (g,)
     assert_same_as_torch(program, atol=1e-12)
+
+
+# -- lane fuzzb: the breadth class's draws of this session's new ops ---------------------------
+
+def test_ldl_solve_of_empty_matrices_as_torch():
+    """An empty matrix (and an empty batch of them) solves to an empty result."""
+    for shape, rhs in (((0, 0), (0, 1)), ((2, 0, 0), (0, 3)), ((0, 2, 2), (2, 3))):
+        assert_same_as_torch(lambda m, shape=shape, rhs=rhs: m.linalg.ldl_solve(
+            *m.linalg.ldl_factor(m.ones(shape, dtype=m.float64), hermitian=True),
+            m.ones(rhs, dtype=m.float64), hermitian=True))
+
+
+_ONE_VALUE_NORMS = [
+    lambda m, x: m.instance_norm(x, None, None, None, None, True, 0.1, 1e-5, False),
+    lambda m, x: m.batch_norm(x.reshape(1, 1), None, None, None, None, True, 0.1, 1e-5, False),
+    lambda m, x: m.native_batch_norm(x.reshape(1, 1), None, None, None, None, True, 0.1,
+                                     1e-5)[1],
+    lambda m, x: m.group_norm(x, 1),
+    lambda m, x: m.native_group_norm(x, None, None, 1, 1, 1, 1, 1e-5)[2],
+]
+
+
+@pytest.mark.parametrize("norm", _ONE_VALUE_NORMS)
+def test_aten_norms_of_one_value_per_channel_as_torch(norm):
+    """ATen's spellings normalize a single value per channel (or group) to 0; only F's have the
+    Python check that refuses it. The statistics are torch's (rstd 1/sqrt(eps))."""
+    assert_same_as_torch(lambda m: norm(m, m.tensor([[[0.5]]], dtype=m.float64)))
+
+
+@pytest.mark.parametrize("norm,words", [
+    (lambda nnf, x: nnf.instance_norm(x), "more than 1 spatial element when training"),
+    (lambda nnf, x: nnf.batch_norm(x.reshape(1, 1), None, None, training=True),
+     "more than 1 value per channel when training"),
+    (lambda nnf, x: nnf.group_norm(x, 1), "more than 1 value per channel when training")])
+def test_functional_norms_of_one_value_per_channel_still_raise(norm, words):
+    for m in (torch, gradkit):
+        with pytest.raises(ValueError, match=f"Expected {words}, got input size"):
+            norm(m.nn.functional, m.tensor([[[0.5]]], dtype=m.float64))
+
+
+def test_aten_norm_of_one_value_updates_running_var_to_nan_as_torch():
+    """The unbiased running variance of one value is ATen's 0 / 0."""
+    def program(m):
+        mean, var = m.zeros(1, dtype=m.float64), m.ones(1, dtype=m.float64)
+        m.batch_norm(m.ones(1, 1, dtype=m.float64), None, None, mean, var, True, 0.1, 1e-5,
+                     False)
+        m.instance_norm(m.ones(2, 1, 1, dtype=m.float64), None, None, mean, var, True, 0.1,
+                        1e-5, False)
+        return mean, var
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("pad,value,dtype", [
+    ((), 0, "float64"), ((), math.inf, "int64"), ((0, 0), math.inf, "int64"),
+    ((-1, 0), math.inf, "int64"), ((1, 0), math.inf, "int64"), ((1, 0), 1e30, "uint8"),
+    ((1, 0), -1, "uint8"), ((1, 0), 1e300, "float32"), ((-2, -1), 0, "float64"),
+    ((-3, 1), 0, "float64"), ((-1, -1), 0, "float64")])
+def test_constant_pad_nd_narrows_then_fills_as_torch(pad, value, dtype):
+    """torch narrows by the negative pads first (a negative length is refused) and checks the
+    value only when it fills new elements; a 0-d tensor pads to itself."""
+    def program(m):
+        x = m.tensor(2.0 if not pad else [1.0, 2.0], dtype=m.float64, requires_grad=True)
+        out = m.constant_pad_nd(x.to(getattr(m, dtype)), pad, value)
+        if not out.is_floating_point():
+            return out
+        return out, m.autograd.grad(out.sum(), x)[0]
+    assert_same_as_torch(program)
+
+
+def test_native_dropout_refusals_and_empty_input_as_torch():
+    """Complex input requiring grad is refused (as torch's autograd does), an integer or bool
+    one while training (the float scale cannot be written into it); an empty input is
+    returned itself, with a mask of its dtype."""
+    for call in (lambda m: m.native_dropout(m.ones(1, dtype=m.complex64, requires_grad=True),
+                                            0.5, False),
+                 lambda m: m.native_dropout(m.ones(1, 1, dtype=m.int64), 1.0, True),
+                 lambda m: m.native_dropout(m.ones(2, dtype=m.bool), 0.0, None)):
+        assert_same_as_torch(call)
+    for m in (torch, gradkit):
+        x = m.zeros(2, 0, requires_grad=True)
+        out, mask = m.native_dropout(x, 0.5, True)
+        assert out is x and mask.dtype == m.float32 and mask.shape == x.shape
+
+
+@pytest.mark.parametrize("shape,dtype", [((2, 3), "int64"), ((1, 1), "bool"), ((1, 1), "float16"),
+                                         ((2, 0, 0), "int64"), ((0, 0), "float16")])
+def test_legacy_cholesky_checks_shape_then_kernel_dtype_as_torch(shape, dtype):
+    """torch.cholesky refuses a dtype in its kernel (NotImplementedError), after the shape
+    checks; an empty batch runs no kernel and is returned."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same_as_torch(lambda m: m.cholesky(m.ones(shape, dtype=getattr(m, dtype))))
+
+
+@pytest.mark.parametrize("shape,dim", [((0, 3), -1), ((2, 3), -1), ((0, 3), 5)])
+def test_cumsum_in_place_of_bool_as_torch(shape, dim):
+    """An empty bool tensor runs no kernel: only the dim is checked."""
+    assert_same_as_torch(lambda m: m.zeros(shape, dtype=m.bool).cumsum_(dim))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.select_copy(x, 0, 1), lambda m, x: m.slice_copy(x, 0, -1, None, 2),
+    lambda m, x: m.diagonal_copy(x)])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_copies_record_complex_outputs_as_torch(call, requires_grad):
+    """select_copy and slice_copy refuse to record a complex output; diagonal_copy records."""
+    assert_same_as_torch(lambda m: call(m, m.ones(2, 2, dtype=m.complex128,
+                                                  requires_grad=requires_grad)))
+
+
+@pytest.mark.parametrize("call", [lambda m: m.unsafe_chunk(m.tensor(1.0), 1, 0),
+                                  lambda m: m.chunk(m.tensor(1.0), 0),
+                                  lambda m: m.tensor(1.0).chunk(2)])
+def test_chunk_of_a_0d_tensor_raises_as_torch(call):
+    assert_same_as_torch(call)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.split(m.tensor(1.0), 1, 5), lambda m: m.split_copy(m.tensor(1.0), 1, 0),
+    lambda m: m.tensor(1.0).split([1]), lambda m: m.unsafe_split(m.tensor(1.0), 1, 0)])
+def test_split_of_a_0d_tensor_raises_as_torch(call):
+    """Before the dim check (breadth seed 21146)."""
+    assert_same_as_torch(call)
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_channel_shuffle_is_never_a_view_as_torch(groups):
+    """A write into the input leaves the shuffled tensor as it was, also where the shuffle
+    moves nothing (breadth seed 21446)."""
+    def program(m):
+        x = m.arange(4.0).reshape(1, 2, 2)
+        out = m.nn.functional.channel_shuffle(x, groups)
+        x.add_(10)
+        return out, m.tensor(out._is_view())
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, t: m.convolution(t(1, 1, 1), t(1, 1, 2), None, (2,), (0,), (1,), True, (0,), 1),
+    lambda m, t: m.nn.functional.conv2d(t(1, 1, 1, 1), t(1, 1, 1, 1)),
+    lambda m, t: m.nn.functional.conv3d(t(1, 1, 1, 1, 1), t(1, 1, 1, 1, 1)),
+    lambda m, t: m.nn.functional.conv_transpose3d(t(1, 1, 1, 1, 1), t(1, 1, 1, 1, 1)),
+    lambda m, t: m.nn.functional.conv1d(t(1, 1, 1), t(1, 1, 1), dilation=2),
+    lambda m, t: m.nn.functional.conv1d(t(1, 1, 1), t(1, 1, 2))])
+def test_convolution_of_bool_refused_by_torchs_kernels(call):
+    """torch's CPU convolution kernels have no bool instance (breadth seed 21531); the shape
+    checks come first."""
+    assert_same_as_torch(lambda m: call(m, lambda *shape: m.ones(shape, dtype=m.bool)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_aten_batch_norm_of_one_value_is_zero_where_torch_leaves_noise(dtype):
+    """Known difference (docs/numerics.md): gradkit's exact 0; torch's kernel computes
+    x * invstd - mean * invstd and leaves rounding noise (breadth seed 25540)."""
+    def norm(m):
+        x = m.tensor([[0.3]], dtype=getattr(m, dtype))
+        return m.batch_norm(x, None, None, None, None, True, 0.1, 1e-5, False).item()
+    assert norm(gradkit) == 0.0
+    assert norm(torch) != 0.0 and abs(norm(torch)) < (1e-5 if dtype == "float32" else 1e-12)
+
+
+def test_native_dropout_of_an_empty_leaf_leaves_it_a_leaf_where_torch_moves_it():
+    """Known difference (docs/api.md): both return the empty input itself; torch also gives
+    the leaf the dropout's node, and its backward then raises."""
+    x = torch.zeros(2, 0, requires_grad=True)
+    out, _ = torch.native_dropout(x, 0.5, True)
+    assert out is x and not x.is_leaf
+    with pytest.raises(RuntimeError, match="leaf variable has been moved into the graph"):
+        out.sum().backward()
+    y = gradkit.zeros(2, 0, requires_grad=True)
+    out, _ = gradkit.native_dropout(y, 0.5, True)
+    assert out is y and y.is_leaf
+    out.sum().backward()
+    assert y.grad.shape == (2, 0)
+
+
+def test_as_strided_in_place_on_a_view_with_history_refused_where_torch_records():
+    """Known difference (docs/api.md, breadth seed 27178): torch records AsStridedBackward1."""
+    def restride(m):
+        view = m.tensor(0.5, dtype=m.float64, requires_grad=True).tile((2,)).swapdims(-1, 0)
+        return view.as_strided_((1,), (1,), 0)
+    assert restride(torch).grad_fn.name() == "AsStridedBackward1"
+    with pytest.raises(NotImplementedError, match="as_strided_ on a view with autograd history"):
+        restride(gradkit)
+
+
+@pytest.mark.parametrize("shuffle", ["pixel_shuffle", "pixel_unshuffle"])
+def test_pixel_shuffle_by_one_is_not_a_view_as_torch(shuffle):
+    """A write into the input leaves the result as it was (breadth seed 29583)."""
+    def program(m):
+        x = m.arange(4.0).reshape(1, 1, 2, 2)
+        out = getattr(m.nn.functional, shuffle)(x, 1)
+        x.add_(10)
+        return out, m.tensor(out._is_view())
+    assert_same_as_torch(program)
+
+
+def test_as_strided_scatter_of_an_empty_slice_with_zero_strides_as_torch():
+    """No element is written twice when the slice is empty (breadth seed 31976); x's gradient
+    passes whole (torch's is its written slice, empty: a known difference)."""
+    def program(m):
+        x = m.tensor(0.3 + 0j, dtype=m.complex128, requires_grad=True)
+        return x, m.as_strided_scatter(x, m.zeros(2, 3, 0, dtype=m.complex128), (2, 3, 0),
+                                       (2, 0, 1), 2)
+    assert_same_as_torch(lambda m: program(m)[1])
+    x, out = program(gradkit)
+    assert gradkit.autograd.grad(out.real, x)[0].item() == 1
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 0), (0, 1)])
+def test_native_batch_norm_training_on_an_empty_input_raises_as_torch(shape):
+    """Its statistics kernel refuses an empty input; torch.batch_norm and evaluation mode do
+    not (breadth seed 34317)."""
+    assert_same_as_torch(lambda m: m.native_batch_norm(m.zeros(shape), None, None, None, None,
+                                                       True, 0.1, 0.1))
+    assert_same_as_torch(lambda m: m.native_batch_norm(
+        m.zeros(shape), None, None, m.zeros(1), m.ones(1), False, 0.1, 0.1)[0])
+    assert_same_as_torch(lambda m: m.batch_norm(m.zeros(shape), None, None, None, None, True,
+                                                0.1, 0.1, False))
+
+
+def test_atanh_turns_a_last_bit_difference_at_one_into_another_number():
+    """Why atanh joins the rounding-amplifying steps of known.py (breadth seed 32667: |Q| of a
+    1 x 1 QR is 1 in torch's LAPACK, 1 - ulp in gradkit's): both libraries agree on each."""
+    below_one = float(np.nextafter(np.float32(1), np.float32(0)))
+    assert_same_as_torch(lambda m: m.atanh(m.tensor([1.0, below_one])))
+    assert gradkit.atanh(gradkit.tensor(below_one)).item() == pytest.approx(8.664, abs=1e-3)
+
+
+@pytest.mark.parametrize("write", [lambda s: s.unsqueeze_(0), lambda s: s.mul_(2)])
+def test_lstsq_saves_its_solution_as_torch(write):
+    """A write into lstsq's solution before backward is refused, as torch's (its backward
+    saves the solution; breadth seeds 24415, 24880, 27920, 30986, 31497)."""
+    def program(m):
+        a = m.tensor([[2.5, 1.0], [0.5, 3.0]], dtype=m.float64, requires_grad=True)
+        solution = m.linalg.lstsq(a, m.ones(2, 1, dtype=m.float64))[0]
+        write(solution)
+        return m.autograd.grad(solution.sum(), a)[0]
+    expected = pytest.raises(RuntimeError, match="one of the variables needed for gradient")
+    for m in (torch, gradkit):
+        with expected:
+            program(m)
+
+
+def test_as_strided_of_a_lapack_factor_reads_each_librarys_layout():
+    """Known difference (docs/numerics.md, breadth seed 45543): the factors agree, but torch's
+    is column-major and gradkit's C-contiguous, so as_strided reads other elements."""
+    def factor(m):
+        a = m.tensor([[1.0, 0.5, 0.2], [0.3, 2.0, 0.1], [0.4, 0.6, 1.5]], dtype=m.float64)
+        return m.linalg.householder_product(a, m.tensor([0.5, 0.2], dtype=m.float64))
+    mine, theirs = factor(gradkit), factor(torch)
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-12)
+    assert mine.stride() == (3, 1) and theirs.stride() == (1, 3)
+    np.testing.assert_allclose(mine.as_strided((3,), (1,)).numpy(), theirs.numpy()[0])
+    np.testing.assert_allclose(theirs.as_strided((3,), (1,)).numpy(), theirs.numpy()[:, 0])

@@ -24,7 +24,10 @@ from gradkit.ops.arithmetic import mul
 from gradkit.ops.conv import conv_nd
 from gradkit.ops.conv_more import conv_transpose_nd
 from gradkit.ops.linalg_norms import vector_norm
+from gradkit.ops.normalization import (
+    batch_norm_unchecked, group_norm_unchecked, instance_norm_unchecked)
 from gradkit.ops.piecewise import where
+from gradkit.ops.unary_helpers import scalar_type_name
 
 # the same functions under both names
 conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
@@ -107,8 +110,17 @@ def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor,
     """torch.native_dropout: (input * mask / (1 - p), the bool keep-mask); with ``train``
     False, (a copy of input, all True). The mask is drawn from gradkit's generator."""
     xp = get_array_module(input._data)
+    recording = is_grad_enabled() and input.requires_grad
+    if recording and input._data.dtype.kind == "c":
+        raise RuntimeError("native_dropout does not support automatic differentiation for "
+                           "outputs with complex dtype.")
+    if input.numel() == 0:  # ATen returns input itself, and a mask of its dtype (empty too)
+        return input, Tensor._make(xp.empty(tuple(input.shape), dtype=input._data.dtype))
     if train is False:
         return input.clone(), Tensor._make(xp.ones(tuple(input.shape), dtype=bool))
+    if input._data.dtype.kind in "biu":  # ATen scales the product in place by a float
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{scalar_type_name(input._data)}")
     if not 0.0 <= 1.0 - p <= 1.0:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={1.0 - p:g}")
     keep = xp.asarray(creation.bernoulli_mask(tuple(input.shape), p))
@@ -147,8 +159,10 @@ def native_layer_norm(input: Tensor, normalized_shape, weight: Tensor | None,
 def batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
                running_mean: Tensor | None, running_var: Tensor | None, training: bool,
                momentum: float, eps: float, cudnn_enabled: bool) -> Tensor:
-    """torch.batch_norm: F.batch_norm with ATen's argument order."""
-    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    """torch.batch_norm: F.batch_norm with ATen's argument order (and no check of more than
+    one value per channel: ATen normalizes a single one to 0)."""
+    return batch_norm_unchecked(input, running_mean, running_var, weight, bias, training,
+                                momentum, eps)
 
 
 def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
@@ -157,18 +171,23 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     """torch.native_batch_norm: (output, save_mean, save_invstd) with the batch's per-channel
     statistics while training, empty tensors (torch's on the CPU) otherwise."""
     channels = (input.shape[1],)
+    if training and input.numel() == 0:  # its statistics kernel refuses (torch.batch_norm not)
+        raise RuntimeError(f"input tensor must have at least one element, but got input_sizes "
+                           f"= {list(input.shape)}")
     if training:
         stats = _statistics(input.detach(), (0,) + tuple(range(2, input.ndim)), eps, channels)
     else:
         stats = tuple(creation.empty(0, dtype=input.dtype, device=input.device) for _ in "ms")
-    out = F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    out = batch_norm_unchecked(input, running_mean, running_var, weight, bias, training,
+                               momentum, eps)
     return (out, *stats)
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5, cudnn_enabled: bool = True) -> Tensor:
-    """torch.group_norm (``cudnn_enabled`` is ignored)."""
-    return F.group_norm(input, num_groups, weight, bias, eps)
+    """torch.group_norm (``cudnn_enabled`` is ignored; no check of more than one value per
+    group: ATen normalizes a single one to 0)."""
+    return group_norm_unchecked(input, num_groups, weight, bias, eps)
 
 
 def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int,  # noqa: N803
@@ -180,7 +199,7 @@ def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
         raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.  "
                            "(Could this error message be improved?  If so, please report an "
                            "enhancement request to PyTorch.)")
-    out = F.group_norm(input, group, weight, bias, eps)
+    out = group_norm_unchecked(input, group, weight, bias, eps)
     grouped = input.reshape(N, group, -1)
     return (out, *_statistics(grouped, (2,), eps, (N, group)))
 
@@ -188,9 +207,10 @@ def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
 def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
                   running_mean: Tensor | None, running_var: Tensor | None, use_input_stats: bool,
                   momentum: float, eps: float, cudnn_enabled: bool) -> Tensor:
-    """torch.instance_norm: F.instance_norm with ATen's argument order."""
-    return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
-                           momentum, eps)
+    """torch.instance_norm: F.instance_norm with ATen's argument order (and no check of more
+    than one spatial element: ATen normalizes a single one to 0)."""
+    return instance_norm_unchecked(input, running_mean, running_var, weight, bias,
+                                   use_input_stats, momentum, eps)
 
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,

@@ -206,7 +206,8 @@ def channel_shuffle(input, groups: int):
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {channels} "
                            f"channels and {groups} groups.")
     grouped = input.reshape(batch, groups, channels // groups, *rest)
-    return grouped.transpose(1, 2).reshape(batch, channels, *rest)
+    out = grouped.transpose(1, 2).reshape(batch, channels, *rest)
+    return out.clone() if out._is_view() else out  # torch's is a new tensor, never a view
 
 
 def _np_dtype(dtype):

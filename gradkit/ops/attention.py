@@ -90,7 +90,12 @@ def pixel_shuffle(input, upscale_factor: int):
     k = len(lead)
     x = reshape(input, tuple(lead) + (c // (r * r), r, r, h, w))
     x = permute(x, tuple(range(k)) + tuple(k + i for i in (0, 3, 1, 4, 2)))
-    return reshape(x, tuple(lead) + (c // (r * r), h * r, w * r))
+    return _not_a_view(reshape(x, tuple(lead) + (c // (r * r), h * r, w * r)))
+
+
+def _not_a_view(out):
+    """torch's pixel (un)shuffle is a new tensor, even where it moves nothing (factor 1)."""
+    return out.clone() if out._is_view() else out
 
 
 def pixel_unshuffle(input, downscale_factor: int):
@@ -108,7 +113,7 @@ def pixel_unshuffle(input, downscale_factor: int):
     k = len(lead)
     x = reshape(input, tuple(lead) + (c, h // r, r, w // r, r))
     x = permute(x, tuple(range(k)) + tuple(k + i for i in (0, 2, 4, 1, 3)))
-    return reshape(x, tuple(lead) + (c * r * r, h // r, w // r))
+    return _not_a_view(reshape(x, tuple(lead) + (c * r * r, h // r, w // r)))
 
 
 def _pairs(kernel_size, dilation, padding, stride):

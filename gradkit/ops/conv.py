@@ -15,7 +15,7 @@ from gradkit.ops.einsum import _einsum
 from gradkit.ops.padding import pad
 from gradkit.ops.reduction import sum as _sum
 from gradkit.ops.shape import expand, reshape, squeeze, unsqueeze
-from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
+from gradkit.ops.unary_helpers import c_type_name, kernel_error, scalar_type_name
 
 
 def _windows(offsets, geometry):
@@ -225,6 +225,12 @@ def _x(sizes) -> str:
     return " x ".join(map(str, sizes))
 
 
+def refuse_bool(input, weight, kernel: str) -> None:  # noqa: A002 - torch's name
+    """torch's CPU convolution kernels have no bool instance (empty operands run none)."""
+    if input._data.dtype.kind == "b" and input.numel() and weight.numel():
+        raise kernel_error(kernel)(input._data)
+
+
 def conv_nd(input, weight, bias, stride, padding, dilation, groups: int, d: int, name: str):
     """torch's conv{d}d: (N, C, *sizes) or (C, *sizes) input, (O, C/groups, *kernel) weight."""
     input, added = batched(input, d, name)
@@ -238,6 +244,8 @@ def conv_nd(input, weight, bias, stride, padding, dilation, groups: int, d: int,
                            f"Kernel size: ({_x(span)}). Kernel size "
                            "can't be greater than actual input size")
     out_sizes = tuple((p - s) // st + 1 for p, s, st in zip(padded, span, stride, strict=True))
+    refuse_bool(input, weight, "slow_conv_dilated<>" if max(dilation) > 1 else
+                f"slow_conv{3 if d == 3 else 2}d_cpu")
     geometry = (padded, kernel, out_sizes, stride, dilation)
     out = convolution(input, weight, bias, padding=pads, geometry=geometry, groups=groups)
     return squeeze(out, 0) if added else out

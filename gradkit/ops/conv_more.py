@@ -7,7 +7,8 @@ gradients are torch's and differentiable again.
 """
 from __future__ import annotations
 
-from gradkit.ops.conv import _ntuple, batched, check_conv_arguments, conv_nd, fold
+from gradkit.ops.conv import (
+    _ntuple, batched, check_conv_arguments, conv_nd, fold, refuse_bool)
 from gradkit.ops.einsum import _einsum
 from gradkit.ops.padding import pad
 from gradkit.ops.shape import reshape, squeeze
@@ -66,6 +67,7 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, shown[0]))}). "
                            f"Calculated output size per channel: "
                            f"({' x '.join(map(str, shown[1]))}). Output size is too small")
+    refuse_bool(x, weight, f"slow_conv_transpose{3 if d == 3 else 2}d_out_cpu")
     n, c_in = x.shape[:2]
     c_out = weight.shape[1] * groups
     k, s = _LETTERS[0][:d], _LETTERS[1][:d]

@@ -91,7 +91,10 @@ def cumsum_(input: Tensor, *args, dtype=None, **kwargs) -> Tensor:  # noqa: A002
         raise RuntimeError(f"Bad in-place call: input tensor dtype {c_type_name(data)} and "
                            f"output tensor dtype {c_type_name(wanted)} should match")
     if data.dtype.kind == "b":  # the sum would be int64: torch has no bool kernel to write it
-        raise kernel_error("cumsum_out_cpu")(data)
+        if data.size:
+            raise kernel_error("cumsum_out_cpu")(data)
+        cumsum(input.detach(), dim=dim)  # its dim check; an empty tensor runs no kernel
+        return input
     return inplace(input, cumsum, dim=dim)
 
 

@@ -146,6 +146,8 @@ _unbind.defjvp_all(lambda tangents, dim: _unbind(tangents[0], dim=dim))
 @tensor_method()
 def split(x, split_size_or_sections, dim: int = 0):
     """Split into chunks of a given size (last may be smaller) or of the given sizes."""
+    if x.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = _normalize_dim(dim, x.ndim)
     length = x.shape[dim]
     if isinstance(split_size_or_sections, int):
@@ -168,6 +170,8 @@ def split(x, split_size_or_sections, dim: int = 0):
 @tensor_method()
 def chunk(x, chunks: int, dim: int = 0):
     """Split into ``chunks`` pieces of (nearly) equal size, as torch.chunk."""
+    if x.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     length = x.shape[_normalize_dim(dim, x.ndim)]

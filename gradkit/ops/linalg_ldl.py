@@ -215,9 +215,10 @@ def _sytrs(ld, pivots, b, hermitian):
 def _ldl_solve(xp, LD, pivots, B, *, hermitian=False):  # noqa: N803 - torch's names
     batch = np.broadcast_shapes(LD.shape[:-2], B.shape[:-2])
     n = LD.shape[-1]
-    lds = np.broadcast_to(host(LD), batch + LD.shape[-2:]).reshape((-1, n, n))
-    pivot_rows = np.broadcast_to(host(pivots).astype(np.int64), batch + (n,)).reshape((-1, n))
-    bs = np.broadcast_to(host(B), batch + B.shape[-2:]).reshape((-1,) + B.shape[-2:])
+    count = int(np.prod(batch))  # not -1: an empty matrix leaves it undetermined
+    lds = np.broadcast_to(host(LD), batch + LD.shape[-2:]).reshape((count, n, n))
+    pivot_rows = np.broadcast_to(host(pivots).astype(np.int64), batch + (n,)).reshape((count, n))
+    bs = np.broadcast_to(host(B), batch + B.shape[-2:]).reshape((count,) + B.shape[-2:])
     with np.errstate(all="ignore"):
         out = [_sytrs(ld, p, b, hermitian and LD.dtype.kind == "c")
                for ld, p, b in zip(lds, pivot_rows, bs)]

@@ -8,6 +8,8 @@ from __future__ import annotations
 import warnings
 from collections import namedtuple
 
+import numpy as np
+
 from gradkit._tensor import Tensor
 from gradkit.creation import zeros
 from gradkit.ops.linalg_cholesky_solve import check_linear_solve
@@ -20,6 +22,7 @@ from gradkit.ops.linalg_solvers import _cholesky, _cholesky_jvp, _cholesky_vjp, 
 from gradkit.ops.linalg_triangular_solve import solve_triangular
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.shape import broadcast_to, transpose
+from gradkit.ops.unary_helpers import kernel_error
 
 SvdResult = namedtuple("svd", ["U", "S", "V"])
 QrResult = namedtuple("qr", ["Q", "R"])
@@ -98,11 +101,27 @@ _cholesky_node.defvjp(_cholesky_vjp)
 _cholesky_node.defjvp(_cholesky_jvp)
 
 
+def _no_cholesky_kernel(input: Tensor) -> bool:  # noqa: A002 - torch's name
+    """True for an empty batch of matrices of a dtype LAPACK lacks; a nonempty one is refused.
+    The older cholesky checks the shape before the dtype, which only its kernel refuses."""
+    data = input._data
+    if data.ndim < 2 or (data.dtype.kind in "fc" and data.dtype != np.float16):
+        return False
+    if data.shape[-1] != data.shape[-2]:
+        raise RuntimeError(f"cholesky: A must be batches of square matrices, but they are "
+                           f"{data.shape[-2]} by {data.shape[-1]} matrices")
+    if data.size:
+        raise kernel_error("cholesky_cpu")(data)
+    return True
+
+
 @tensor_method()
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
     """``linalg.cholesky(input, upper=upper)`` under torch's older name (errors say
     ``cholesky:``)."""
     _deprecated(_CHOLESKY_WARNING)
+    if _no_cholesky_kernel(input):  # an empty batch: no kernel runs to refuse the dtype
+        return input.clone()
     try:
         return _cholesky_node(input, upper=upper)
     except RuntimeError as error:

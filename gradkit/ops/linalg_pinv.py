@@ -159,8 +159,8 @@ def _check_lstsq(a, b, driver):
                            "gelss)")
 
 
-@op(save=("a", "b"), broadcast=True, outputs=4, differentiable_outputs=(0,),
-    node_name="LinalgLstsqBackward0")
+@op(save=("a", "b", "result"), broadcast=True, outputs=4, differentiable_outputs=(0,),
+    node_name="LinalgLstsqBackward0")  # torch saves the solution: a write into it is refused
 def _lstsq(xp, a, b, *, rcond=None, driver=None):
     _check_lstsq(a, b, driver)
     driver = driver or "gelsy"
@@ -198,7 +198,7 @@ def _by_qr(xp, a, rhs):
                        unitriangular=False)
 
 
-def _lstsq_vjp(g, a, b, rcond, driver):
+def _lstsq_vjp(g, a, b, solution, rcond, driver):
     """torch's linalg_lstsq_backward: the solution is pinv(A) B for the gradients."""
     vector = _is_vector_rhs(a, b)
     g_x, rhs = (unsqueeze(g, -1), unsqueeze(b, -1)) if vector else (g, b)
@@ -208,7 +208,7 @@ def _lstsq_vjp(g, a, b, rcond, driver):
     return g_a, (g_b[..., 0] if vector else g_b)
 
 
-def _lstsq_jvp(tangents, a, b, rcond, driver):
+def _lstsq_jvp(tangents, a, b, solution, rcond, driver):
     """torch's linalg_lstsq_jvp: dX = d(pinv(A)) B + pinv(A) dB."""
     t_a, t_b = tangents
     vector = _is_vector_rhs(a, b)

@@ -62,10 +62,18 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
     >>> batch_norm(gradkit.randn(4, 3), None, None, training=True).shape
     gradkit.Size([4, 3])
     """
-    channels = input.shape[1] if input.ndim > 1 else 0
     if training and input.ndim > 1 and input.shape[0] * math.prod(input.shape[2:]) == 1:
         raise ValueError("Expected more than 1 value per channel when training, got input size "
                          f"{input.shape}")
+    return batch_norm_unchecked(input, running_mean, running_var, weight, bias, training,
+                                momentum, eps)
+
+
+def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa: A002
+                         training: bool, momentum: float, eps: float):
+    """batch_norm without F's Python check of more than one value per channel (ATen's
+    torch.batch_norm normalizes a single one to 0, its running variance to NaN)."""
+    channels = input.shape[1] if input.ndim > 1 else 0
     if training and eps <= 0.0:
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
@@ -86,7 +94,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
         if running_mean is not None and count:
             _update(running_mean, mu, momentum)
         if running_var is not None and count:
-            _update(running_var, mul(var, count / (count - 1)), momentum)
+            unbias = count / (count - 1) if count > 1 else math.nan  # ATen's 0 / 0
+            _update(running_var, mul(var, unbias), momentum)
     else:
         shape = _channel_shape(input)
         out = mul(sub(input, reshape(running_mean, shape)),
@@ -97,10 +106,18 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5):
     """torch.nn.functional.instance_norm: each (sample, channel) normalized over its * dims."""
-    require_real_floating("batch_norm", input._data)
     if use_input_stats and math.prod(input.shape[2:]) == 1:
         raise ValueError("Expected more than 1 spatial element when training, got input size "
                          f"{input.shape}")
+    return instance_norm_unchecked(input, running_mean, running_var, weight, bias,
+                                   use_input_stats, momentum, eps)
+
+
+def instance_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa: A002
+                            use_input_stats: bool, momentum: float, eps: float):
+    """instance_norm without F's Python check of the spatial size (ATen's torch.instance_norm
+    normalizes a single element to 0, its running variance's unbiased update to NaN)."""
+    require_real_floating("batch_norm", input._data)
     n, channels = input.shape[0], input.shape[1]
     for name, tensor in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
                          ("running_var", running_var)):
@@ -115,7 +132,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if running_mean is not None:
         _update(running_mean, mean(reshape(mu, (n, channels)), 0), momentum)
     if running_var is not None:
-        _update(running_var, mean(reshape(var, (n, channels)), 0) * (count / (count - 1)),
+        unbias = count / (count - 1) if count > 1 else math.nan  # ATen's 0 / 0
+        _update(running_var, mean(reshape(var, (n, channels)), 0) * unbias,
                 momentum)
     return _affine(out, weight, bias, input)
 
@@ -126,6 +144,19 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     >>> group_norm(gradkit.randn(2, 4, 3), 2).shape
     gradkit.Size([2, 4, 3])
     """
+    if input.ndim >= 2 and not input.shape[1] % num_groups:
+        rows = [input.shape[0] * input.shape[1] // num_groups, num_groups] + \
+            list(input.shape[2:])
+        if math.prod(rows[:1] + rows[2:]) == 1:  # torch's check of the grouped batch
+            raise ValueError("Expected more than 1 value per channel when training, got input "
+                             f"size {rows}")
+    return group_norm_unchecked(input, num_groups, weight, bias, eps)
+
+
+def group_norm_unchecked(input, num_groups: int, weight=None, bias=None,  # noqa: A002
+                         eps: float = 1e-5):
+    """group_norm without F's Python check of more than one value per group (ATen's
+    torch.group_norm normalizes a single one to 0)."""
     if input.ndim < 2:
         raise RuntimeError("Expected at least 2 dimensions for input tensor but received "
                            f"{input.ndim}")
@@ -134,10 +165,6 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
         raise RuntimeError("Expected number of channels in input to be divisible by num_groups, "
                            f"but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
-    rows = [n * channels // num_groups, num_groups] + list(input.shape[2:])
-    if math.prod(rows[:1] + rows[2:]) == 1:  # torch's check of the grouped batch
-        raise ValueError("Expected more than 1 value per channel when training, got input size "
-                         f"{rows}")
     for name, tensor in (("weight", weight), ("bias", bias)):
         if tensor is not None and (tensor.ndim != 1 or tensor.numel() != channels):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "

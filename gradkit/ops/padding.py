@@ -3,6 +3,7 @@ negative pads cropping."""
 from __future__ import annotations
 
 from gradkit.ops._op import op
+from gradkit.ops.conversion import fitted
 
 _PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
               "circular": "wrap"}
@@ -30,12 +31,27 @@ def pad(xp, x, pad=(), mode="constant", value=0.0):
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")  # torch's words
     widths, crop = _pad_widths(xp, x, pad)
+    if mode == "constant":
+        _check_narrowed(x.shape, pad)
+        if any(int(p) > 0 for p in pad):  # torch fills the new elements: the value must fit
+            value = fitted(value, x.dtype)
     x = x[crop]
+    if mode == "constant" and not any(w for pair in widths for w in pair):
+        return xp.array(x)  # nothing to fill (NumPy refuses a 0-d tensor's empty widths)
     if mode == "constant":
         return xp.pad(x, widths, mode="constant", constant_values=value)
     if mode in ("reflect", "replicate"):
         _check_copied_from(x.shape, pad, mode)
     return xp.pad(x, widths, mode=_PAD_MODES[mode])
+
+
+def _check_narrowed(shape: tuple, pad) -> None:
+    """torch narrows the input by the negative pads first, left then right: neither narrow
+    may ask for a negative length."""
+    for i in range(len(pad) // 2):
+        size = shape[len(shape) - 1 - i] + min(int(pad[2 * i]), 0)
+        if size < 0 or size + min(int(pad[2 * i + 1]), 0) < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
 
 
 def _check_copied_from(shape: tuple, pad, mode: str) -> None:
@@ -70,7 +86,9 @@ def _pad_backward(xp, g, x_shape=None, pad=None, mode="constant"):
     source = xp.arange(n).reshape(x_shape)
     widths, crop = _pad_widths(xp, source, pad)
     source = source[crop]
-    if mode == "constant":
+    if not widths:  # a 0-d tensor: nothing padded (NumPy refuses empty widths)
+        pass
+    elif mode == "constant":
         source = xp.pad(source, widths, mode="constant", constant_values=-1)
     else:
         source = xp.pad(source, widths, mode=_PAD_MODES[mode])

@@ -101,7 +101,8 @@ def as_strided_scatter(x: Tensor, src: Tensor, size, stride,
     if tuple(src.shape) != size:
         raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
                            f"{list(src.shape)}, slice size = {list(size)}")
-    if any(s == 0 and n > 1 for n, s in zip(size, stride)):  # torch's copy_ refuses it
+    if 0 not in size and any(s == 0 and n > 1 for n, s in zip(size, stride)):  # copy_'s
+        # refusal; an empty slice has no element to write twice
         raise RuntimeError(OVERLAP_MESSAGE)
     return _as_strided_scatter(x, src, size=size, stride=stride, storage_offset=offset,
                                source=source)

@@ -96,16 +96,19 @@ def _slice_view(x: Tensor, dim: int = 0, start=None, end=None, step: int = 1) ->
     return _slice(x, dim=dim, start=start, end=end, step=step)
 
 
-(view_copy, t_copy, transpose_copy, unsqueeze_copy, squeeze_copy, select_copy, slice_copy,
+(view_copy, t_copy, transpose_copy, unsqueeze_copy, squeeze_copy,
  diagonal_copy, alias_copy, unbind_copy, split_copy, split_with_sizes_copy,
  view_as_real_copy) = (_derived_function(function, name) for function, name in (
      (view, "view_copy"), (t, "t_copy"), (transpose, "transpose_copy"),
-     (unsqueeze, "unsqueeze_copy"), (squeeze, "squeeze_copy"), (select, "select_copy"),
-     (_slice_view, "slice_copy"), (diagonal, "diagonal_copy"), (_alias, "alias_copy"),
+     (unsqueeze, "unsqueeze_copy"), (squeeze, "squeeze_copy"),
+     (diagonal, "diagonal_copy"), (_alias, "alias_copy"),
      (unbind, "unbind_copy"), (split, "split_copy"), (split, "split_with_sizes_copy"),
      (view_as_real, "view_as_real_copy")))
-view_as_complex_copy = _derived_function(view_as_complex, "view_as_complex_copy",
-                                         complex_grad=False)
+# torch records these three for real outputs only
+select_copy, slice_copy, view_as_complex_copy = (
+    _derived_function(function, name, complex_grad=False) for function, name in (
+        (select, "select_copy"), (_slice_view, "slice_copy"),
+        (view_as_complex, "view_as_complex_copy")))
 # the unsafe splits are Tensor methods too
 unsafe_split, unsafe_chunk, unsafe_split_with_sizes = (
     tensor_method()(_derived_function(function, name, node, copies=False))

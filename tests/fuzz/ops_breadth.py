@@ -1589,3 +1589,306 @@ FUZZNN_OPS: dict[str, OpSpec] = {
     "f_rnn_cell": OpSpec(2, _cell_fn, _cell_params),
 }
 BREADTH_OPS.update(FUZZNN_OPS)
+
+
+# lane fuzzb: this session's new ops (inverse hyperbolics, in-place variants and in-place
+# views, as_strided / unfold and the *_copy functions, legacy linalg, cholesky_solve /
+# inverse, geqrf / ormqr, ldl, ATen's nn spellings); special values, 0-size and complex come
+# from the class's leaves
+def _shift(draw, shapes):
+    return {"shift": draw.choice((0.0, 0.0, 1.0, 1.5))}
+
+
+_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "less", "greater_equal", "not_equal")
+
+
+def _compare_params(draw, shapes):
+    return {"name": draw.choice(_COMPARISONS), "scalar": draw.choice((None, None, 0.0, 0.5))}
+
+
+def _compare_(lib, x, y, name, scalar):
+    return getattr(x, name + "_")(y if scalar is None else scalar)
+
+
+def _logical_params(draw, shapes):
+    return {"name": draw.choice(("logical_and", "logical_or", "logical_xor", "logical_not"))}
+
+
+def _logical_(lib, x, y, name):
+    return getattr(x, name + "_")() if name == "logical_not" else getattr(x, name + "_")(y)
+
+
+def _fill_diagonal(draw, shapes):
+    return {"value": draw.choice((0.0, -1.5, 2, math.nan)), "wrap": draw.boolean()}
+
+
+def _squeeze_params(draw, shapes):
+    nd = len(shapes[0])
+    return {"dim": draw.choice((None, draw.integer(-nd, nd - 1) if nd else None,
+                                tuple(d for d in range(nd) if draw.boolean())))}
+
+
+def _unsqueeze_params(draw, shapes):
+    nd = len(shapes[0])
+    return {"dim": draw.integer(-nd - 1, nd)}
+
+
+def _transpose_params(draw, shapes):
+    nd = max(len(shapes[0]), 1)
+    return {"name": draw.choice(("transpose_", "swapaxes_", "swapdims_")),
+            "d0": draw.integer(-nd, nd - 1), "d1": draw.integer(-nd, nd - 1)}
+
+
+def _geometry_params(draw, shapes):
+    """A size, stride and storage offset reaching at most the input's element count (a view
+    of a smaller storage, an expanded one, is refused by both)."""
+    numel = int(np.prod(shapes[0]))
+    size = tuple(draw.integer(0 if draw.chance(0.1) else 1, 3) for _ in range(draw.integer(0, 3)))
+    stride = tuple(draw.integer(0, 3) for _ in size)
+    reach = sum((n - 1) * s for n, s in zip(size, stride) if n)
+    offset = draw.choice((None, 0, 1, 2))
+    if 0 not in size and (offset or 0) + reach >= numel and not draw.chance(0.05):
+        return None
+    return {"size": size, "stride": stride, "offset": offset}
+
+
+def _strided_fn(name):
+    def fn(lib, x, size, stride, offset):
+        call = getattr(lib, name) if name != "as_strided_" else lib.Tensor.as_strided_
+        return call(x, size, stride, offset)
+    return fn
+
+
+def _scatter_fn(lib, x, y, size, stride, offset):
+    src = _tiled(y, size).to(x.dtype) if int(np.prod(size)) and y.numel() else \
+        lib.zeros(size, dtype=x.dtype)
+    return lib.as_strided_scatter(x, src, size, stride, offset)
+
+
+def _unfold_params(draw, shapes):
+    nd = len(shapes[0])
+    n = shapes[0][draw.integer(0, nd - 1)] if nd else 1
+    return {"dim": draw.integer(-nd, nd - 1) if nd else 0,
+            "size": draw.integer(0, n + (1 if draw.chance(0.05) else 0)),
+            "step": draw.integer(1, 3)}
+
+
+def _copy_params(draw, shapes):
+    nd = len(shapes[0])
+    kind = draw.choice(("view_copy", "t_copy", "transpose_copy", "unsqueeze_copy",
+                        "squeeze_copy", "select_copy", "slice_copy", "diagonal_copy",
+                        "alias_copy", "unbind_copy", "split_copy", "detach_copy",
+                        "unsafe_split", "unsafe_chunk", "view_as_real_copy"))
+    dim = draw.integer(-nd, nd - 1) if nd else 0
+    return {"kind": kind, "dim": dim, "other": draw.integer(-nd, max(nd - 1, 0)),
+            "k": draw.integer(-2, 3)}
+
+
+def _copy_fn(lib, x, kind, dim, other, k):
+    """One of torch's *_copy functions (or an unsafe split's last piece)."""
+    if kind == "view_copy":
+        return lib.view_copy(x, (-1,))
+    if kind in ("t_copy", "alias_copy", "detach_copy", "view_as_real_copy"):
+        return getattr(lib, kind)(x)
+    if kind == "transpose_copy":
+        return lib.transpose_copy(x, dim, other)
+    if kind == "unsqueeze_copy":
+        return lib.unsqueeze_copy(x, other)
+    if kind == "squeeze_copy":
+        return lib.squeeze_copy(x, dim)
+    if kind == "select_copy":
+        return lib.select_copy(x, dim, k)
+    if kind == "slice_copy":
+        return lib.slice_copy(x, dim, k, None, 2)
+    if kind == "diagonal_copy":
+        return lib.diagonal_copy(x, k, dim, other)
+    if kind == "unbind_copy":
+        return lib.unbind_copy(x, dim)[k]
+    pieces = getattr(lib, kind.replace("_copy", ""))(x, max(k, 1), dim) if kind != \
+        "split_copy" else lib.split_copy(x, max(k, 1), dim)
+    return pieces[-1]
+
+
+def _legacy_params(draw, shapes):
+    p = _n_rhs(draw, shapes) if len(shapes) > 1 else _n(draw, shapes)
+    return p and {**p, "flag": draw.boolean(), "flag2": draw.boolean()}
+
+
+def _legacy_svd(lib, x, n, flag, flag2):
+    u, s, v = lib.svd(_shifted(lib, x, n), some=flag, compute_uv=flag2)
+    return s if not flag2 else (u * s.unsqueeze(-2).to(u.dtype)) @ v.mT.conj()
+
+
+def _triangular_solve(lib, x, y, n, flag, flag2):
+    return lib.triangular_solve(_rhs_matrix(x, y, n), _shifted(lib, x, n), upper=flag,
+                                transpose=flag2)[0]
+
+
+def _lu_solve(lib, x, y, n, flag, flag2):
+    return lib.lu_solve(_rhs_matrix(x, y, n), *lib.lu(_shifted(lib, x, n)))
+
+
+def _cholesky_solve(lib, x, y, n, flag, flag2):
+    factor = lib.linalg.cholesky(_hermitian_pd(lib, x, n), upper=flag)
+    return lib.cholesky_solve(_rhs_matrix(x, y, n), factor, upper=flag)
+
+
+def _cholesky_inverse(lib, x, n, flag, flag2):
+    return lib.cholesky_inverse(lib.linalg.cholesky(_hermitian_pd(lib, x, n), upper=flag),
+                                upper=flag)
+
+
+def _ormqr(lib, x, y, n, flag, flag2):
+    """Q (from geqrf's reflectors) times a right-hand side: |.| is free of LAPACK's signs."""
+    a, tau = lib.geqrf(_shifted(lib, x, n).detach())
+    rhs = _rhs_matrix(x, y, n)
+    return lib.ormqr(a, tau, rhs if flag else rhs.mT, left=flag, transpose=flag2)
+
+
+def _ldl_solve(lib, x, y, n, flag, flag2):
+    ld, pivots = lib.linalg.ldl_factor(_hermitian_pd(lib, x, n).detach(), hermitian=flag)
+    return lib.linalg.ldl_solve(ld, pivots, _rhs_matrix(x, y, n).detach(), hermitian=flag)
+
+
+def _conv_params(draw, shapes):
+    if not _nonempty(shapes):
+        return None
+    d = draw.integer(1, 2)
+    return {"shape": _layout(shapes[0], d, draw.choice((1, 2))), "kernel": draw.integer(1, 2),
+            "stride": draw.integer(1, 2), "padding": draw.integer(0, 1),
+            "transposed": draw.boolean(), "bias": draw.boolean()}
+
+
+def _convolution(lib, x, y, shape, kernel, stride, padding, transposed, bias):
+    image = _real(x).reshape(shape)
+    channels, d = shape[1], len(shape) - 2
+    weight = _tiled(y, (channels, 1) + (kernel,) * d).to(image.dtype)
+    b = _tiled(y, (1,)).to(image.dtype) if bias else None
+    return lib.convolution(image, weight, b, (stride,) * d, (padding,) * d, (1,) * d,
+                           transposed, (0,) * d, 1)
+
+
+def _norm_params(draw, shapes):
+    return {"kind": draw.choice(("native_layer_norm", "layer_norm", "native_batch_norm",
+                                 "batch_norm", "group_norm", "native_group_norm",
+                                 "instance_norm", "rms_norm")),
+            "affine": draw.boolean(), "eps": draw.choice((1e-5, 0.1))}
+
+
+def _aten_norm(lib, x, y, kind, affine, eps):
+    """ATen's normalization spellings on x as (N, C, L) with C = 1 (or its last dim)."""
+    t = _real(x).reshape(1, 1, -1) if x.ndim < 2 else _real(x).reshape(x.shape[0], 1, -1)
+    c = t.shape[1]
+    w = _tiled(y, (c,)).to(t.dtype) if affine and y.numel() else None
+    b = (w * 0.5 - 1) if w is not None else None
+    if kind in ("native_layer_norm", "layer_norm", "rms_norm"):
+        shape, w = t.shape[-1:], _tiled(y, t.shape[-1:]).to(t.dtype) if w is not None else None
+        if kind == "rms_norm":
+            return lib.rms_norm(t, shape, w, eps)
+        out = getattr(lib, kind)(t, shape, w, None if w is None else w * 0.5 - 1, eps)
+        return out[0] if kind == "native_layer_norm" else out
+    if kind in ("native_batch_norm", "batch_norm"):
+        args = (t, w, b, None, None, True, 0.1, eps)
+        return lib.native_batch_norm(*args)[0] if kind == "native_batch_norm" else \
+            lib.batch_norm(*args, False)
+    if kind == "group_norm":
+        return lib.group_norm(t, 1, w, b, eps)
+    if kind == "native_group_norm":
+        return lib.native_group_norm(t, w, b, t.shape[0], c, t.shape[-1], 1, eps)[0]
+    return lib.instance_norm(t, w, b, None, None, True, 0.1, eps, False)
+
+
+def _loss_params(draw, shapes):
+    return {"kind": draw.choice(("bce_logits", "cosine_embedding", "hinge_embedding", "kl_div",
+                                 "margin_ranking", "poisson_nll", "triplet_margin")),
+            "reduction": draw.choice((0, 1, 2)), "flag": draw.boolean()}
+
+
+def _aten_loss(lib, x, y, kind, reduction, flag):
+    """ATen's loss spellings, the reduction an int (0 none, 1 mean, 2 sum)."""
+    a = _real(x)
+    b = _tiled(y, tuple(a.shape)).to(a.dtype) if y.numel() else a * 0.5
+    sign = lib.where(b > 0, 1.0, -1.0).to(a.dtype)
+    if kind == "bce_logits":
+        return lib.binary_cross_entropy_with_logits(a, b.sigmoid(), None, None, reduction)
+    if kind == "cosine_embedding":
+        flat = a.reshape(1, -1)
+        return lib.cosine_embedding_loss(flat, b.reshape(1, -1), sign.reshape(-1)[:1], 0.1,
+                                         reduction)
+    if kind == "hinge_embedding":
+        return lib.hinge_embedding_loss(a, sign, 1.0, reduction)
+    if kind == "kl_div":
+        return lib.kl_div(a, b if flag else b.sigmoid(), reduction, log_target=flag)
+    if kind == "margin_ranking":
+        return lib.margin_ranking_loss(a, b, sign, 0.2, reduction)
+    if kind == "poisson_nll":
+        return lib.poisson_nll_loss(a, b.abs(), flag, not flag, 1e-8, reduction)
+    return lib.triplet_margin_loss(a.reshape(1, -1), b.reshape(1, -1), (a - b).reshape(1, -1),
+                                   1.0, 2.0, 1e-6, flag, reduction)
+
+
+def _pad_params(draw, shapes):
+    nd = len(shapes[0])
+    return {"pad": tuple(draw.integer(-1, 2) for _ in range(2 * draw.integer(0, min(nd, 2)))),
+            "value": draw.choice((0, -1.5, math.inf))}
+
+
+FUZZB_OPS: dict[str, OpSpec] = {
+    "fb_acosh": OpSpec(1, lambda lib, x, shift: lib.acosh(x + shift), _shift),
+    "fb_asinh": OpSpec(1, lambda lib, x: x.asinh()),
+    "fb_atanh": OpSpec(1, lambda lib, x: lib.atanh(x)),
+    "fb_acosh_": OpSpec(1, lambda lib, x: x.acosh_(), inplace=True),
+    "fb_asinh_": OpSpec(1, lambda lib, x: x.asinh_(), inplace=True),
+    "fb_atanh_": OpSpec(1, lambda lib, x: lib.atanh_(x), inplace=True),
+    "fb_conj_physical": OpSpec(1, lambda lib, x: lib.conj_physical(x)),
+    "fb_conj_physical_": OpSpec(1, lambda lib, x: x.conj_physical_(), inplace=True),
+    "fb_compare_": OpSpec(2, _compare_, _compare_params, inplace=True),
+    "fb_logical_": OpSpec(2, _logical_, _logical_params, inplace=True),
+    "fb_cumsum_": OpSpec(1, lambda lib, x, dim: x.cumsum_(dim), _dim, inplace=True),
+    "fb_tril_": OpSpec(1, lambda lib, x, k: x.tril_(k), _offset, inplace=True),
+    "fb_triu_": OpSpec(1, lambda lib, x, k: x.triu_(k), _offset, inplace=True),
+    "fb_fill_diagonal_": OpSpec(1, lambda lib, x, value, wrap: x.fill_diagonal_(value, wrap),
+                                _fill_diagonal, inplace=True),
+    "fb_squeeze_": OpSpec(1, lambda lib, x, dim: x.squeeze_() if dim is None else
+                          x.squeeze_(dim), _squeeze_params, inplace=True),
+    "fb_unsqueeze_": OpSpec(1, lambda lib, x, dim: x.unsqueeze_(dim), _unsqueeze_params,
+                            inplace=True),
+    "fb_t_": OpSpec(1, lambda lib, x: x.t_(), inplace=True),
+    "fb_transpose_": OpSpec(1, lambda lib, x, name, d0, d1: getattr(x, name)(d0, d1),
+                            _transpose_params, inplace=True),
+    "fb_as_strided": OpSpec(1, _strided_fn("as_strided"), _geometry_params),
+    "fb_as_strided_copy": OpSpec(1, _strided_fn("as_strided_copy"), _geometry_params),
+    "fb_as_strided_": OpSpec(1, _strided_fn("as_strided_"), _geometry_params, inplace=True),
+    "fb_as_strided_scatter": OpSpec(2, _scatter_fn, _geometry_params),
+    "fb_unfold": OpSpec(1, lambda lib, x, dim, size, step: x.unfold(dim, size, step),
+                        _unfold_params),
+    "fb_unfold_copy": OpSpec(1, lambda lib, x, dim, size, step: lib.unfold_copy(
+        x, dim, size, step), _unfold_params),
+    "fb_view_copies": OpSpec(1, _copy_fn, _copy_params),
+    "fb_svd_legacy": OpSpec(1, _legacy_svd, _legacy_params),
+    "fb_qr_legacy": OpSpec(1, lambda lib, x, n, flag, flag2: _matmul(
+        *lib.qr(_shifted(lib, x, n), some=flag)), _legacy_params),
+    "fb_cholesky_legacy": OpSpec(1, lambda lib, x, n, flag, flag2: lib.cholesky(
+        _hermitian_pd(lib, x, n), upper=flag), _legacy_params),
+    "fb_triangular_solve": OpSpec(2, _triangular_solve, _legacy_params),
+    "fb_lu_legacy": OpSpec(1, lambda lib, x, n, flag, flag2: lib.lu(_shifted(lib, x, n))[0],
+                           _legacy_params),
+    "fb_lu_solve_legacy": OpSpec(2, _lu_solve, _legacy_params),
+    "fb_pinverse": OpSpec(1, lambda lib, x, n, flag, flag2: lib.pinverse(
+        _shifted(lib, x, n)), _legacy_params),
+    "fb_cholesky_solve": OpSpec(2, _cholesky_solve, _legacy_params),
+    "fb_cholesky_inverse": OpSpec(1, _cholesky_inverse, _legacy_params),
+    "fb_ormqr": OpSpec(2, _ormqr, _legacy_params),
+    "fb_ldl_solve": OpSpec(2, _ldl_solve, _legacy_params),
+    "fb_convolution": OpSpec(2, _convolution, _conv_params),
+    "fb_native_dropout": OpSpec(1, lambda lib, x, p: lib.native_dropout(x, p, True)[0],
+                                lambda draw, shapes: {"p": draw.choice((0.0, 1.0))}),
+    "fb_aten_norm": OpSpec(2, _aten_norm, _norm_params),
+    "fb_aten_loss": OpSpec(2, _aten_loss, _loss_params),
+    "fb_constant_pad_nd": OpSpec(1, lambda lib, x, pad, value: lib.constant_pad_nd(
+        x, pad, value), _pad_params),
+    "fb_embedding": OpSpec(1, lambda lib, x: lib.embedding(
+        _real(x).reshape(x.shape[0], -1) if x.ndim else _real(x).reshape(1, 1),
+        lib.tensor([[0, x.shape[0] - 1 if x.ndim else 0]])) if x.numel() else x),
+}
+BREADTH_OPS.update(FUZZB_OPS)

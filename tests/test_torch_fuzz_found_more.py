@@ -502,3 +502,19 @@ def test_as_strided_of_a_lapack_factor_reads_each_librarys_layout():
     assert mine.stride() == (3, 1) and theirs.stride() == (1, 3)
     np.testing.assert_allclose(mine.as_strided((3,), (1,)).numpy(), theirs.numpy()[0])
     np.testing.assert_allclose(theirs.as_strided((3,), (1,)).numpy(), theirs.numpy()[:, 0])
+
+
+def test_kron_saves_no_view_of_its_inputs():
+    """torch's kron reshapes its inputs with _unsafe_view (no views, versions of their own): a
+    write into an input after kron leaves its backward intact (breadth seeds 27972, 40169)."""
+    def program(m):
+        x = m.tensor([[0.5, 2.0], [1.0, -1.0]], dtype=m.float64, requires_grad=True)
+        y = m.tril(x, 0)
+        k = m.kron(y, y)
+        y.mul_(3)
+        (g,) = m.autograd.grad(k.abs().sum(), x)
+        return k, g
+    assert_same_as_torch(program)
+    k = gradkit.kron(gradkit.ones(2, 2, requires_grad=True), gradkit.ones(3, requires_grad=True))
+    mul = k.grad_fn.next_functions[0][0]
+    assert [f[0].name() for f in mul.next_functions] == ["UnsafeViewBackward0"] * 2

@@ -279,9 +279,10 @@ def kron(a, b):
     ndim = max(a.ndim, b.ndim)
     shape_a = (1,) * (ndim - a.ndim) + tuple(a.shape)
     shape_b = (1,) * (ndim - b.ndim) + tuple(b.shape)
-    blocks = reshape(a, tuple(v for n in shape_a for v in (n, 1))) * \
-        reshape(b, tuple(v for n in shape_b for v in (1, n)))
-    # torch's _unsafe_view: the result is no view of the product
+    # torch's _unsafe_view throughout: neither the reshaped inputs mul saves nor the result
+    # are views, so a later write into a or b does not spoil the saved values' versions
+    blocks = _reshape_copy(a, shape=tuple(v for n in shape_a for v in (n, 1))) * \
+        _reshape_copy(b, shape=tuple(v for n in shape_b for v in (1, n)))
     return _reshape_copy(blocks, shape=tuple(n * m for n, m in zip(shape_a, shape_b)))
 
 

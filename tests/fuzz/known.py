@@ -352,8 +352,8 @@ def _matmul_empty_batch_dtypes(program, mine: Result, theirs: Result) -> bool:
     dtypes then (on one broadcast order only); gradkit refuses as for any other shape."""
     return (theirs.error is None and mine.error is not None and
             "to have the same dtype" in mine.message and any(
-                step.op == "matmul" and any(theirs.values[i].size == 0 for i in step.inputs)
-                for step in program.steps))
+                step.op in ("matmul", "b_matmul_bcast") and
+                any(theirs.values[i].size == 0 for i in step.inputs) for step in program.steps))
 
 
 def _only_non_finite_differ(mine: Result, theirs: Result,

@@ -454,6 +454,8 @@ SAMPLES.update({
 # lane misc: binomial draws on the device (torch has no derivative for it)
 SAMPLES["binomial"] = (lambda p: G.binomial(G.full_like(p.detach(), 5.0), p.detach().sigmoid()),
                        lambda: (R(2, 3),))
+# ormqr's own node saving its product (torch's OrmqrBackward0)
+SAMPLES["ormqr"] = (lambda a, tau, c: G.ormqr(a, tau, c), lambda: (R(3, 2), R(2), R(3, 2)))
 # lane elem: the inverse hyperbolic functions and conj_physical
 SAMPLES.update({
     "asinh_atanh": (lambda x: (G.asinh(x), G.atanh(x * 0.5)), lambda: (R(2, 3, low=-0.5),)),

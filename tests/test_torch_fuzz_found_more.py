@@ -518,3 +518,20 @@ def test_kron_saves_no_view_of_its_inputs():
     k = gradkit.kron(gradkit.ones(2, 2, requires_grad=True), gradkit.ones(3, requires_grad=True))
     mul = k.grad_fn.next_functions[0][0]
     assert [f[0].name() for f in mul.next_functions] == ["UnsafeViewBackward0"] * 2
+
+
+def test_ormqr_saves_its_result_as_torch():
+    """torch's OrmqrBackward0 saves its result: writing into it before backward raises in both
+    (breadth seeds 55357, 28122, 28785, 37951, 38665, 45031, 47712)."""
+    def program(m):
+        a = m.tensor([[1.0, 0.5], [0.3, -1.0], [2.0, 0.1]], dtype=m.float64, requires_grad=True)
+        tau = m.tensor([1.2, 0.7], dtype=m.float64, requires_grad=True)
+        c = m.tensor([[0.5, 1.0], [-1.0, 2.0], [0.0, 1.0]], dtype=m.float64, requires_grad=True)
+        r = m.ormqr(a, tau, c)
+        r.mul_(2)
+        return m.autograd.grad(r.sum(), [a, tau, c])
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            program(m)
+    assert gradkit.ormqr(gradkit.ones(3, 2, requires_grad=True), gradkit.ones(2),
+                         gradkit.ones(3, 2)).grad_fn.name() == "OrmqrBackward0"

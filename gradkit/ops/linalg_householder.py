@@ -230,4 +230,16 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,  # noqa:
             *input.shape[:-1], m - k)], -1)
     q = householder_product(reflectors, tau)
     q = mH(q) if transpose else q
-    return matmul(q, other) if left else matmul(other, q)
+    return _ormqr_result(matmul(q, other) if left else matmul(other, q))
+
+
+@op(save="result", linear=True, node_name="OrmqrBackward0")
+def _ormqr_result(xp, x):
+    """ormqr's product as a node of its own that saves it, as torch's OrmqrBackward0 saves its
+    result: a write into the result before backward is refused, as torch's."""
+    return x.copy()
+
+
+# one rule for all inputs: the saved result is kept (a per-input rule that ignores it is not)
+_ormqr_result.defvjp_all(lambda g, result: (g,))
+_ormqr_result.defjvp(lambda t, result: t)

@@ -535,3 +535,22 @@ def test_ormqr_saves_its_result_as_torch():
             program(m)
     assert gradkit.ormqr(gradkit.ones(3, 2, requires_grad=True), gradkit.ones(2),
                          gradkit.ones(3, 2)).grad_fn.name() == "OrmqrBackward0"
+
+
+def test_complex_saves_its_parts_as_torch():
+    """torch's ComplexBackward0 saves real and imag: a write into a part before backward
+    raises in both (breadth seed 35729); without the write the gradients agree."""
+    def program(m, write):
+        r = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        i = m.tensor([0.5, -1.0], dtype=m.float64, requires_grad=True)
+        rr, ii = r * 1, i * 1
+        z = m.complex(rr, ii)
+        if write:
+            ii.add_(1)
+        return m.autograd.grad((z * z).abs().sum(), [r, i])
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            program(m, True)
+    assert_same_as_torch(lambda m: program(m, False))
+    node = gradkit.complex(gradkit.ones(2, requires_grad=True), gradkit.ones(2)).grad_fn
+    assert node._saved_real.shape == node._saved_imag.shape == (2,)

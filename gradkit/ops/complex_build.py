@@ -33,18 +33,20 @@ def from_parts(xp, real_part, imag_part, dtype):
     return out
 
 
-@op(name="complex", broadcast=True)
+@op(name="complex", broadcast=True, save=("real", "imag"))
 def complex_(xp, real, imag):
     """The complex tensor ``real + i imag`` (both of one floating dtype; broadcasting)."""
     return from_parts(xp, real, imag, check_parts(xp, real, imag))
 
 
-def _complex_tangent(tangents):
+def _complex_tangent(tangents, *saved_parts):
     t_real, t_imag = tangents
     given = t_real if t_real is not None else t_imag
     missing = zeros(tuple(given.shape), dtype=given.dtype, device=given.device)
     return complex_(missing if t_real is None else t_real, missing if t_imag is None else t_imag)
 
 
-complex_.defvjp(lambda g: real(g), lambda g: imag(g))
+# torch's ComplexBackward0 saves both parts (a write into one before backward is refused):
+# one rule for both inputs, so the saves are kept though the rule does not read them
+complex_.defvjp_all(lambda g, real_part, imag_part: (real(g), imag(g)))
 complex_.defjvp_all(_complex_tangent)

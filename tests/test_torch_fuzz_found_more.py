@@ -554,3 +554,19 @@ def test_complex_saves_its_parts_as_torch():
     assert_same_as_torch(lambda m: program(m, False))
     node = gradkit.complex(gradkit.ones(2, requires_grad=True), gradkit.ones(2)).grad_fn
     assert node._saved_real.shape == node._saved_imag.shape == (2,)
+
+
+@pytest.mark.parametrize("alpha", [
+    lambda m: m.tensor(2.0), lambda m: m.tensor(2), lambda m: m.tensor([2.0]),
+    lambda m: m.tensor(2.0, requires_grad=True)], ids=["float", "int", "1d", "requires_grad"])
+@pytest.mark.parametrize("name", ["add", "sub"])
+def test_alpha_as_a_zero_dim_tensor_is_its_number(name, alpha):
+    """torch takes a 0-d tensor that requires no grad as the Scalar alpha; other tensors are
+    a TypeError (found by h-optim: gradkit raised AttributeError)."""
+    def program(m):
+        x = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        y = m.tensor([0.5, -1.0], dtype=m.float64, requires_grad=True)
+        out = getattr(x, name)(y, alpha=alpha(m))
+        integers = getattr(m, name)(m.tensor([1, 2]), m.tensor([3, 4]), alpha=alpha(m))
+        return (out, integers) + m.autograd.grad(out.sum(), [x, y])
+    assert_same_as_torch(program)

@@ -554,3 +554,17 @@ def test_complex_saves_its_parts_as_torch():
     assert_same_as_torch(lambda m: program(m, False))
     node = gradkit.complex(gradkit.ones(2, requires_grad=True), gradkit.ones(2)).grad_fn
     assert node._saved_real.shape == node._saved_imag.shape == (2,)
+
+
+@pytest.mark.parametrize("x_shape, y_shape, dtypes", [
+    ((0,), (0,), ("bool", "bool")), ((3,), (3,), ("bool", "bool")),
+    ((2, 3), (3,), ("bool", "bool")), ((2, 0), (0,), ("bool", "bool")),
+    ((3,), (3,), ("float32", "float64")), ((2, 3), (3,), ("float32", "complex64")),
+    ((3,), (2,), ("float32", "float64")), ((3,), (3,), ("int64", "int64"))])
+def test_inner_refuses_as_torch(x_shape, y_shape, dtypes):
+    """inner of 1-D tensors is torch's dot kernel, which refuses bool even when empty, and
+    operands of two dtypes are refused before any kernel (breadth seed 25939)."""
+    def program(m):
+        x = m.ones(x_shape, dtype=getattr(m, dtypes[0]))
+        return m.inner(x, m.ones(y_shape, dtype=getattr(m, dtypes[1])))
+    assert_same_as_torch(program)

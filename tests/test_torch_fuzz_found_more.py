@@ -568,3 +568,25 @@ def test_inner_refuses_as_torch(x_shape, y_shape, dtypes):
         x = m.ones(x_shape, dtype=getattr(m, dtypes[0]))
         return m.inner(x, m.ones(y_shape, dtype=getattr(m, dtypes[1])))
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("fn", ["huber_loss", "smooth_l1_loss"])
+@pytest.mark.parametrize("bool_input", [True, False])
+def test_pointwise_loss_of_a_bool_operand_as_torch(fn, bool_input):
+    """huber writes into input's dtype, so a bool (or integer) input is refused; smooth_l1
+    takes a bool operand forward and in its first backward, and its double backward refuses
+    it, as torch's (breadth seeds 25792, 23122)."""
+    def program(m, depth):
+        x = m.tensor([0.3, 2.0], dtype=m.float64, requires_grad=True)
+        b = m.tensor([True, False])
+        out = getattr(m.nn.functional, fn)(*((b, x) if bool_input else (x, b)), reduction="sum")
+        (g,) = m.autograd.grad(out, x, create_graph=True)
+        return (out, g) + (m.autograd.grad(g.sum(), x) if depth == 2 else ())
+    assert_same_as_torch(lambda m: program(m, 1))
+    assert_same_as_torch(lambda m: program(m, 2))
+
+
+def test_huber_of_an_integer_input_is_refused_as_torch():
+    """torch's huber kernel cannot write a Double loss into a Long input (breadth seed 25792)."""
+    assert_same_as_torch(lambda m: m.nn.functional.huber_loss(
+        m.tensor([3, 1]), m.tensor([0.5, 1.0], dtype=m.float64)))

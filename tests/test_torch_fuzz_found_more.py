@@ -12,6 +12,10 @@ import gradkit
 
 torch = pytest.importorskip("torch")
 
+from fuzz.known import diff_program  # noqa: E402
+from fuzz.programs import RandomDrawer, generate  # noqa: E402
+from fuzz.shrink import shrink  # noqa: E402
+
 
 @pytest.mark.parametrize("unset", ["detach_", "requires_grad_false"])
 def test_saved_leaf_detached_in_place_still_reaches_its_accumulator(unset):
@@ -590,3 +594,20 @@ def test_huber_of_an_integer_input_is_refused_as_torch():
     """torch's huber kernel cannot write a Double loss into a Long input (breadth seed 25792)."""
     assert_same_as_torch(lambda m: m.nn.functional.huber_loss(
         m.tensor([3, 1]), m.tensor([0.5, 1.0], dtype=m.float64)))
+
+
+def test_cholesky_of_a_complex_product_with_an_infinity_is_documented():
+    """Breadth seed 24151: torch's complex product [[-inf]] @ [[-inf]].mH is NaN + NaNj, so its
+    cholesky refuses the matrix; gradkit's is inf + NaNj, and its cholesky gives inf (a known,
+    documented difference of BLAS and LAPACK kernels at non-finite input)."""
+
+    def program(m):
+        x = m.tensor([[complex(-math.inf, 0)]], dtype=m.complex64)
+        return m.linalg.cholesky(x @ x.mT.conj() + m.eye(1, dtype=m.complex64))
+    with pytest.raises(RuntimeError, match="not positive-definite"):
+        program(torch)
+    with np.errstate(invalid="ignore"):  # inf * 0 in the product's imaginary part
+        assert np.isinf(program(gradkit).numpy()).all()
+    problems, known = diff_program(shrink(generate(RandomDrawer(24151), "breadth")))
+    assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
+        "not MKL's"

@@ -426,7 +426,21 @@ def _lapack_at_non_finite(program, mine: Result, theirs: Result) -> bool:
     through its factors (singular or eigenvectors of such a matrix) are whatever each
     library's routine left in them, finite or not."""
     return _non_finite_input_to(LAPACK_OPS, program, mine, theirs, kinds=("values",)) or \
-        _lapack_refuses_a_nan_left_by_lapack(program, mine, theirs)
+        _lapack_refuses_a_nan_left_by_lapack(program, mine, theirs) or \
+        _lapack_refuses_a_nan_left_by_blas(program, mine, theirs)
+
+
+def _lapack_refuses_a_nan_left_by_blas(program, mine: Result, theirs: Result) -> bool:
+    """torch's routine refused as not positive-definite a complex matrix its BLAS product of an
+    infinite entry made NaN (cholesky's m @ m.mH + I); gradkit's product left an infinity
+    there and its routine computed (breadth seed 24151)."""
+    if theirs.error is None or mine.error is not None or theirs.error[2] != "_LinAlgError" or \
+            "not positive-definite" not in theirs.message or \
+            not theirs.error[0].startswith("step"):
+        return False
+    step = program.steps[int(theirs.error[0].split()[1])]
+    return step.op in LAPACK_OPS and any(
+        mine.values[i].dtype.kind == "c" and np.isinf(mine.values[i]).any() for i in step.inputs)
 
 
 def _lapack_refuses_a_nan_left_by_lapack(program, mine: Result, theirs: Result) -> bool:

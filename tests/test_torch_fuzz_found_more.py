@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from test_torch_numerics import assert_same_as_torch
+from test_torch_numerics import assert_same_as_torch, with_grads
 
 import gradkit
 
@@ -611,3 +611,19 @@ def test_cholesky_of_a_complex_product_with_an_infinity_is_documented():
     problems, known = diff_program(shrink(generate(RandomDrawer(24151), "breadth")))
     assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
         "not MKL's"
+
+
+def test_copysign_by_a_nan_reads_its_sign_bit_and_is_documented():
+    """Breadth seed 21105: copysign(x, log(x)) at a negative x reads the sign bit of the NaN
+    log made, -nan in NumPy and +nan in torch (a known, documented difference); with a NaN
+    of a given sign both agree."""
+    def made(m):
+        x = m.tensor([-0.5, 2.0], dtype=m.float64)
+        return m.copysign(m.tensor([1.0, 1.0], dtype=m.float64), m.log(x)).numpy()
+    with np.errstate(invalid="ignore"):
+        assert made(gradkit)[0] == -1.0 and made(torch)[0] == 1.0
+        assert made(gradkit)[1] == made(torch)[1] == 1.0
+    assert_same_as_torch(with_grads(lambda m, x: m.copysign(x, m.tensor([math.nan, -math.nan])),
+                                    [0.5, -2.0]))
+    problems, known = diff_program(shrink(generate(RandomDrawer(21105), "breadth")))
+    assert problems and known.startswith("copysign(x, NaN) reads the NaN's sign bit")

@@ -407,6 +407,23 @@ def _first_differing_value(program, mine: Result, theirs: Result):
     return (program.steps[k], min(slots)) if 0 <= k < len(program.steps) else None
 
 
+def _copysign_by_a_nan(program, mine: Result, theirs: Result) -> bool:
+    """The first value to differ is copysign(x, y)'s where y is NaN only: it reads the sign
+    bit of a NaN, which the op that made it chose (NumPy's log of a negative is -nan, torch's
+    +nan; breadth seed 21105). What follows from it (copysign's gradient) differs too."""
+    if mine.error or theirs.error or mine.flags != theirs.flags or mine.slots != theirs.slots:
+        return False
+    first = _first_differing_value(program, mine, theirs)
+    if first is None or first[0].op != "e2_copysign":
+        return False
+    y_mine, y_theirs = (v.values[first[0].inputs[1]] for v in (mine, theirs))
+    out_mine, out_theirs = mine.values[first[1]], theirs.values[first[1]]
+    nan = np.broadcast_to(np.isnan(y_theirs), out_theirs.shape)
+    return bool(nan.any()) and np.array_equal(np.isnan(y_mine), np.isnan(y_theirs)) and \
+        np.array_equal(out_mine[~nan], out_theirs[~nan], equal_nan=True) and \
+        np.array_equal(np.abs(out_mine), np.abs(out_theirs), equal_nan=True)
+
+
 # the breadth class's ops that run a LAPACK routine (NumPy's OpenBLAS here, MKL in torch)
 LAPACK_OPS = frozenset({"b_solve", "b_inv", "b_det", "b_slogdet", "b_cholesky", "b_qr_abs",
                         "b_qr_prod", "b_svdvals", "b_svd_prod", "b_eigvalsh", "b_eigh_prod",
@@ -778,6 +795,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "gives `x / x` a tiny imaginary part", _complex_self_division),
     Known("view_as_complex of an empty tensor does not check its strides",
           "docs/api.md", "does not check the strides of an empty tensor", _empty_view_as_complex),
+    Known("copysign(x, NaN) reads the NaN's sign bit, which the op that made it chose",
+          "docs/numerics.md", "The sign bit of a NaN an op makes", _copysign_by_a_nan),
     Known("a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's",
           "docs/numerics.md", "OpenBLAS and torch's MKL propagate", _lapack_at_non_finite),
     Known("an FFT of non-finite values: pocketfft's inf/NaN, not MKL's", "docs/numerics.md",

@@ -627,3 +627,20 @@ def test_copysign_by_a_nan_reads_its_sign_bit_and_is_documented():
                                     [0.5, -2.0]))
     problems, known = diff_program(shrink(generate(RandomDrawer(21105), "breadth")))
     assert problems and known.startswith("copysign(x, NaN) reads the NaN's sign bit")
+
+
+def test_eigh_gradient_at_a_repeated_spectrum_is_documented():
+    """Breadth seed 22185: eigh of outer(v, v) @ outer(v, v).mH + I, whose eigenvalue 1
+    repeats, divides the eigenvectors' gradient by a rounding-noise difference; torch's is
+    NaN there and gradkit's a finite number (a known, documented difference). The eigenvalues
+    agree."""
+    v = [0.8 - 0.3j, -0.32 + 0.34j, 0.76 + 0.24j]
+
+    def values(m):
+        x = m.tensor(v, dtype=m.complex128)
+        h = m.outer(x, x) @ m.outer(x, x).mT.conj() + m.eye(3, dtype=m.complex128)
+        return m.linalg.eigvalsh(h)
+    assert_same_as_torch(values, atol=1e-12)
+    assert np.abs(np.diff(values(gradkit).numpy()[:2])) < 1e-12
+    problems, known = diff_program(shrink(generate(RandomDrawer(22185), "breadth")))
+    assert problems and known == "gradients of eig (eigh) where eigenvalues repeat up to rounding"

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .ops_breadth import _shifted
+from .ops_breadth import _hermitian_pd, _shifted
 from .programs import OPS
 from .runner import Result, TorchInternalError, compare, run
 
@@ -335,11 +335,13 @@ def _repeated_spectrum(program, mine: Result, theirs: Result) -> bool:
                                for p in problems):
         return False
     for step in program.steps:
-        if step.op in ("l_eigvals_exp", "l_eig_pairs") and theirs.values:
+        if step.op in ("l_eigvals_exp", "l_eig_pairs", "b_eigh_prod") and theirs.values:
             source = theirs.values[step.inputs[0]]
             if not source.size or not np.isfinite(source).all():
                 continue
-            matrix = _shifted(np, source, step.params["n"])  # the matrix the draw builds
+            # the matrix the draw builds (eigh's: its eigenvectors' gradient divides too)
+            build = _hermitian_pd if step.op == "b_eigh_prod" else _shifted
+            matrix = build(np, source, step.params["n"])
             values = np.sort_complex(np.linalg.eigvals(matrix).ravel())
             scale = max(1.0, float(np.abs(values).max()))
             if (np.abs(np.diff(values)) <= 1e-6 * scale).any():
@@ -773,7 +775,7 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "the sign of the zeros they leave", _lapack_signed_zero),
     Known("a step that turns a rounding difference of its input into another number",
           "docs/numerics.md", "turn a last-bit difference", _rounding_amplified),
-    Known("gradients of eig where eigenvalues repeat up to rounding",
+    Known("gradients of eig (eigh) where eigenvalues repeat up to rounding",
           "docs/numerics.md", "up to rounding divide by their", _repeated_spectrum),
     Known("matmul of two dtypes with an empty batch: torch computes on one path only",
           "docs/numerics.md", "checks no dtypes when", _matmul_empty_batch_dtypes),

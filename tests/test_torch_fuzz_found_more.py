@@ -644,3 +644,23 @@ def test_eigh_gradient_at_a_repeated_spectrum_is_documented():
     assert np.abs(np.diff(values(gradkit).numpy()[:2])) < 1e-12
     problems, known = diff_program(shrink(generate(RandomDrawer(22185), "breadth")))
     assert problems and known == "gradients of eig (eigh) where eigenvalues repeat up to rounding"
+
+
+def test_spectral_norm_second_derivative_at_an_infinity_is_documented():
+    """Breadth seed 22302: matrix_norm(ord=2) of [[inf]] runs an SVD, whose singular vectors
+    of a non-finite matrix are the routine's (MKL's U is 1, OpenBLAS's -1); the second
+    derivative through them is NaN in torch and 0 here (a known, documented difference).
+    Finite matrices agree to second order."""
+    def program(m, value):
+        x = m.tensor([[value]], dtype=m.float64, requires_grad=True)
+        (g,) = m.autograd.grad(m.linalg.matrix_norm(x, 2), x, create_graph=True)
+        return g, m.autograd.grad(g.sum(), x, allow_unused=True, materialize_grads=True)[0]
+    assert_same_as_torch(lambda m: program(m, 0.5))
+    assert_same_as_torch(with_grads(lambda m, x: m.linalg.matrix_norm(x, 2),
+                                    [[1.0, 0.3], [-0.4, 2.0]]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        assert np.isnan(program(torch, math.inf)[1].numpy()).all()
+        assert (program(gradkit, math.inf)[1].numpy() == 0).all()
+    problems, known = diff_program(shrink(generate(RandomDrawer(22302), "breadth")))
+    assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
+        "not MKL's"

@@ -444,7 +444,7 @@ def _lapack_at_non_finite(program, mine: Result, theirs: Result) -> bool:
     not finite on one side differ: OpenBLAS and MKL propagate them differently. Gradients
     through its factors (singular or eigenvectors of such a matrix) are whatever each
     library's routine left in them, finite or not."""
-    return _non_finite_input_to(LAPACK_OPS, program, mine, theirs, kinds=("values",)) or \
+    return _non_finite_input_to(_runs_lapack, program, mine, theirs, kinds=("values",)) or \
         _lapack_refuses_a_nan_left_by_lapack(program, mine, theirs) or \
         _lapack_refuses_a_nan_left_by_blas(program, mine, theirs)
 
@@ -460,6 +460,12 @@ def _lapack_refuses_a_nan_left_by_blas(program, mine: Result, theirs: Result) ->
     step = program.steps[int(theirs.error[0].split()[1])]
     return step.op in LAPACK_OPS and any(
         mine.values[i].dtype.kind == "c" and np.isinf(mine.values[i]).any() for i in step.inputs)
+
+
+def _runs_lapack(step) -> bool:
+    """A LAPACK step: one of LAPACK_OPS, or a matrix norm by singular values (an SVD)."""
+    return step.op in LAPACK_OPS or (step.op == "b_matrix_norm" and
+                                     step.params["ord"] in (2, -2, "nuc"))
 
 
 def _lapack_refuses_a_nan_left_by_lapack(program, mine: Result, theirs: Result) -> bool:
@@ -491,7 +497,8 @@ def _non_finite_input_to(ops, program, mine: Result, theirs: Result,
                          kinds=("values", "grads", "grads2")) -> bool:
     if mine.error != theirs.error or not theirs.values:  # the same error later is no matter
         return False
-    non_finite = any(step.op in ops and any(
+    runs = ops if callable(ops) else (lambda step: step.op in ops)
+    non_finite = any(runs(step) and any(
         not np.isfinite(theirs.values[i]).all() for i in step.inputs if i < len(theirs.values))
         for step in program.steps)
     return non_finite and mine.flags == theirs.flags and mine.slots == theirs.slots and \

@@ -664,3 +664,22 @@ def test_spectral_norm_second_derivative_at_an_infinity_is_documented():
     problems, known = diff_program(shrink(generate(RandomDrawer(22302), "breadth")))
     assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
         "not MKL's"
+
+
+@pytest.mark.parametrize("value", [math.nan, -0.5, 0.5])
+def test_nll_loss_gradient_keeps_a_zero_edge_to_its_input(value):
+    """torch's NllLossBackwardBackward0 has a zero derivative in the input, so a second
+    backward reaches it: through prelu at a NaN input that zero meets the NaN and gives NaN
+    (breadth seed 34628)."""
+    def program(m):
+        x = m.tensor([[value]], dtype=m.float64, requires_grad=True)
+        w = m.tensor([0.3], dtype=m.float64, requires_grad=True)
+        loss = m.nn.functional.nll_loss(m.nn.functional.prelu(x, w), m.tensor([0]),
+                                        reduction="none")
+        gx, gw = m.autograd.grad(loss.sum(), (x, w), create_graph=True)
+        return (gx, gw) + m.autograd.grad(gx.sum() * 0.3 + gw.sum() * 0.5, (x, w))
+    assert_same_as_torch(program)
+    logits = gradkit.randn(2, 3, requires_grad=True)
+    (g,) = gradkit.autograd.grad(gradkit.nn.functional.nll_loss(logits, gradkit.tensor([0, 2])),
+                                 logits, create_graph=True)
+    assert g.requires_grad and g.grad_fn.name() == "NllLossBackwardBackward0"

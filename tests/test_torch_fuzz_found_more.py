@@ -6,11 +6,15 @@ import warnings
 
 import numpy as np
 import pytest
-from test_torch_numerics import assert_same_as_torch
+from test_torch_numerics import assert_same_as_torch, with_grads
 
 import gradkit
 
 torch = pytest.importorskip("torch")
+
+from fuzz.known import diff_program  # noqa: E402
+from fuzz.programs import RandomDrawer, generate  # noqa: E402
+from fuzz.shrink import shrink  # noqa: E402
 
 
 @pytest.mark.parametrize("unset", ["detach_", "requires_grad_false"])
@@ -570,3 +574,128 @@ def test_alpha_as_a_zero_dim_tensor_is_its_number(name, alpha):
         integers = getattr(m, name)(m.tensor([1, 2]), m.tensor([3, 4]), alpha=alpha(m))
         return (out, integers) + m.autograd.grad(out.sum(), [x, y])
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("x_shape, y_shape, dtypes", [
+    ((0,), (0,), ("bool", "bool")), ((3,), (3,), ("bool", "bool")),
+    ((2, 3), (3,), ("bool", "bool")), ((2, 0), (0,), ("bool", "bool")),
+    ((3,), (3,), ("float32", "float64")), ((2, 3), (3,), ("float32", "complex64")),
+    ((3,), (2,), ("float32", "float64")), ((3,), (3,), ("int64", "int64"))])
+def test_inner_refuses_as_torch(x_shape, y_shape, dtypes):
+    """inner of 1-D tensors is torch's dot kernel, which refuses bool even when empty, and
+    operands of two dtypes are refused before any kernel (breadth seed 25939)."""
+    def program(m):
+        x = m.ones(x_shape, dtype=getattr(m, dtypes[0]))
+        return m.inner(x, m.ones(y_shape, dtype=getattr(m, dtypes[1])))
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("fn", ["huber_loss", "smooth_l1_loss"])
+@pytest.mark.parametrize("bool_input", [True, False])
+def test_pointwise_loss_of_a_bool_operand_as_torch(fn, bool_input):
+    """huber writes into input's dtype, so a bool (or integer) input is refused; smooth_l1
+    takes a bool operand forward and in its first backward, and its double backward refuses
+    it, as torch's (breadth seeds 25792, 23122)."""
+    def program(m, depth):
+        x = m.tensor([0.3, 2.0], dtype=m.float64, requires_grad=True)
+        b = m.tensor([True, False])
+        out = getattr(m.nn.functional, fn)(*((b, x) if bool_input else (x, b)), reduction="sum")
+        (g,) = m.autograd.grad(out, x, create_graph=True)
+        return (out, g) + (m.autograd.grad(g.sum(), x) if depth == 2 else ())
+    assert_same_as_torch(lambda m: program(m, 1))
+    assert_same_as_torch(lambda m: program(m, 2))
+
+
+def test_huber_of_an_integer_input_is_refused_as_torch():
+    """torch's huber kernel cannot write a Double loss into a Long input (breadth seed 25792)."""
+    assert_same_as_torch(lambda m: m.nn.functional.huber_loss(
+        m.tensor([3, 1]), m.tensor([0.5, 1.0], dtype=m.float64)))
+
+
+def test_cholesky_of_a_complex_product_with_an_infinity_is_documented():
+    """Breadth seed 24151: torch's complex product [[-inf]] @ [[-inf]].mH is NaN + NaNj, so its
+    cholesky refuses the matrix; gradkit's is inf + NaNj, and its cholesky gives inf (a known,
+    documented difference of BLAS and LAPACK kernels at non-finite input)."""
+
+    def program(m):
+        x = m.tensor([[complex(-math.inf, 0)]], dtype=m.complex64)
+        return m.linalg.cholesky(x @ x.mT.conj() + m.eye(1, dtype=m.complex64))
+    with pytest.raises(RuntimeError, match="not positive-definite"):
+        program(torch)
+    with np.errstate(invalid="ignore"):  # inf * 0 in the product's imaginary part
+        assert np.isinf(program(gradkit).numpy()).all()
+    problems, known = diff_program(shrink(generate(RandomDrawer(24151), "breadth")))
+    assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
+        "not MKL's"
+
+
+def test_copysign_by_a_nan_reads_its_sign_bit_and_is_documented():
+    """Breadth seed 21105: copysign(x, log(x)) at a negative x reads the sign bit of the NaN
+    log made, -nan in NumPy and +nan in torch (a known, documented difference); with a NaN
+    of a given sign both agree."""
+    def made(m):
+        x = m.tensor([-0.5, 2.0], dtype=m.float64)
+        return m.copysign(m.tensor([1.0, 1.0], dtype=m.float64), m.log(x)).numpy()
+    with np.errstate(invalid="ignore"):
+        assert made(gradkit)[0] == -1.0 and made(torch)[0] == 1.0
+        assert made(gradkit)[1] == made(torch)[1] == 1.0
+    assert_same_as_torch(with_grads(lambda m, x: m.copysign(x, m.tensor([math.nan, -math.nan])),
+                                    [0.5, -2.0]))
+    problems, known = diff_program(shrink(generate(RandomDrawer(21105), "breadth")))
+    assert problems and known.startswith("copysign(x, NaN) reads the NaN's sign bit")
+
+
+def test_eigh_gradient_at_a_repeated_spectrum_is_documented():
+    """Breadth seed 22185: eigh of outer(v, v) @ outer(v, v).mH + I, whose eigenvalue 1
+    repeats, divides the eigenvectors' gradient by a rounding-noise difference; torch's is
+    NaN there and gradkit's a finite number (a known, documented difference). The eigenvalues
+    agree."""
+    v = [0.8 - 0.3j, -0.32 + 0.34j, 0.76 + 0.24j]
+
+    def values(m):
+        x = m.tensor(v, dtype=m.complex128)
+        h = m.outer(x, x) @ m.outer(x, x).mT.conj() + m.eye(3, dtype=m.complex128)
+        return m.linalg.eigvalsh(h)
+    assert_same_as_torch(values, atol=1e-12)
+    assert np.abs(np.diff(values(gradkit).numpy()[:2])) < 1e-12
+    problems, known = diff_program(shrink(generate(RandomDrawer(22185), "breadth")))
+    assert problems and known == "gradients of eig (eigh) where eigenvalues repeat up to rounding"
+
+
+def test_spectral_norm_second_derivative_at_an_infinity_is_documented():
+    """Breadth seed 22302: matrix_norm(ord=2) of [[inf]] runs an SVD, whose singular vectors
+    of a non-finite matrix are the routine's (MKL's U is 1, OpenBLAS's -1); the second
+    derivative through them is NaN in torch and 0 here (a known, documented difference).
+    Finite matrices agree to second order."""
+    def program(m, value):
+        x = m.tensor([[value]], dtype=m.float64, requires_grad=True)
+        (g,) = m.autograd.grad(m.linalg.matrix_norm(x, 2), x, create_graph=True)
+        return g, m.autograd.grad(g.sum(), x, allow_unused=True, materialize_grads=True)[0]
+    assert_same_as_torch(lambda m: program(m, 0.5))
+    assert_same_as_torch(with_grads(lambda m, x: m.linalg.matrix_norm(x, 2),
+                                    [[1.0, 0.3], [-0.4, 2.0]]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        assert np.isnan(program(torch, math.inf)[1].numpy()).all()
+        assert (program(gradkit, math.inf)[1].numpy() == 0).all()
+    problems, known = diff_program(shrink(generate(RandomDrawer(22302), "breadth")))
+    assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
+        "not MKL's"
+
+
+@pytest.mark.parametrize("value", [math.nan, -0.5, 0.5])
+def test_nll_loss_gradient_keeps_a_zero_edge_to_its_input(value):
+    """torch's NllLossBackwardBackward0 has a zero derivative in the input, so a second
+    backward reaches it: through prelu at a NaN input that zero meets the NaN and gives NaN
+    (breadth seed 34628)."""
+    def program(m):
+        x = m.tensor([[value]], dtype=m.float64, requires_grad=True)
+        w = m.tensor([0.3], dtype=m.float64, requires_grad=True)
+        loss = m.nn.functional.nll_loss(m.nn.functional.prelu(x, w), m.tensor([0]),
+                                        reduction="none")
+        gx, gw = m.autograd.grad(loss.sum(), (x, w), create_graph=True)
+        return (gx, gw) + m.autograd.grad(gx.sum() * 0.3 + gw.sum() * 0.5, (x, w))
+    assert_same_as_torch(program)
+    logits = gradkit.randn(2, 3, requires_grad=True)
+    (g,) = gradkit.autograd.grad(gradkit.nn.functional.nll_loss(logits, gradkit.tensor([0, 2])),
+                                 logits, create_graph=True)
+    assert g.requires_grad and g.grad_fn.name() == "NllLossBackwardBackward0"

@@ -14,6 +14,7 @@ from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.activations import logsigmoid, sigmoid
 from gradkit.ops.conversion import astype
+from gradkit.ops.grad_edges import gradient_edge
 from gradkit.ops.piecewise import where
 from gradkit.ops.indexing import scatter_into_zeros
 from gradkit.ops.promotion import promote_types
@@ -76,7 +77,8 @@ def _check_targets(input, target):
                            f"got {list(target.shape)}")
 
 
-@op(save=("target", "weight", "x.shape"), node_name="NllLossBackward0")
+# x is saved as torch's NllLossBackward0 saves self: its gradient keeps a zero edge to x
+@op(save=("x", "target", "weight", "x.shape"), node_name="NllLossBackward0")
 def _nll(xp, x, target, weight, class_dim=1, reduction="mean", ignore_index=-100):
     """-x[target] per sample (weighted; ignored targets count 0), then reduced."""
     weights, safe = _target_weights(xp, target, weight, ignore_index, x.dtype)
@@ -99,7 +101,7 @@ def _target_weights(xp, target, weight, ignore_index, dtype):
     return weights, safe
 
 
-def _nll_vjp(g, target, weight, x_shape, class_dim, reduction, ignore_index):
+def _nll_vjp(g, x, target, weight, x_shape, class_dim, reduction, ignore_index):
     target, weight = getattr(target, "_data", target), getattr(weight, "_data", weight)
     xp = get_array_module(target)
     weights, safe = _target_weights(xp, target, weight, ignore_index,
@@ -107,8 +109,11 @@ def _nll_vjp(g, target, weight, x_shape, class_dim, reduction, ignore_index):
     if reduction == "mean":
         weights = weights / weights.sum()
     rows = unsqueeze(g * -weights, class_dim)
-    return scatter_into_zeros(rows, xp.expand_dims(safe, class_dim), shape=tuple(x_shape),
+    grad = scatter_into_zeros(rows, xp.expand_dims(safe, class_dim), shape=tuple(x_shape),
                               dim=class_dim)
+    # torch's NllLossBackwardBackward0: a zero derivative in x, whose edge a second backward
+    # reaches (zeros times an upstream NaN, say prelu's, is NaN there too)
+    return gradient_edge(grad, x, xp.ones(tuple(x_shape), bool), node="NllLossBackwardBackward0")
 
 
 _nll.defvjp(_nll_vjp, None, None)

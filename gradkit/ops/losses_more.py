@@ -16,7 +16,7 @@ import numpy as np
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.ops.activations_more import hardtanh
 from gradkit.ops.clamp import clamp
-from gradkit.ops.conversion import clone
+from gradkit.ops.conversion import astype, clone
 from gradkit.ops._op import op
 from gradkit.ops.elementwise import exp, log
 from gradkit.ops.elementwise_special import logit
@@ -26,6 +26,7 @@ from gradkit.ops.losses import (
     check_reduction, legacy_reduction, reduce_array, reduce_loss, refuse_grad, spread_loss_grad,
     warn_target_size)
 from gradkit.ops.piecewise import abs, ones_like
+from gradkit.ops.promotion import result_type
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import broadcast_tensors, expand, unsqueeze
 from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
@@ -54,7 +55,12 @@ def _declare_piecewise_quadratic(name: str, terms, slope, in_input_dtype=False):
     def vjp(g, x, y, reduction, width):
         if in_input_dtype:
             _check_output_dtype(x, getattr(y, "_data", y).dtype)
+        with_bool = _is_bool(x) or _is_bool(y)
+        if with_bool:  # torch's first backward is a kernel that takes a bool operand
+            dtype = result_type(x._data, getattr(y, "_data", y))
+            x, y = astype(x, dtype), astype(y, dtype) if _is_bool(y) else y
         slopes = spread_loss_grad(g, tuple(x.shape), reduction) * slope(x - y, width)
+        slopes = _subtracts_a_bool(slopes) if with_bool else slopes
         return slopes, -slopes
 
     loss.defvjp_all(vjp)
@@ -74,6 +80,27 @@ _huber = _declare_piecewise_quadratic(
     "huber_loss",
     lambda xp, d, delta: xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)),
     lambda d, delta: hardtanh(d, -delta, delta), in_input_dtype=True)
+
+
+def _is_bool(v) -> bool:
+    return getattr(getattr(v, "_data", v), "dtype", None) == np.bool_
+
+
+@op(node_name="SmoothL1LossBackwardBackward0")
+def _subtracts_a_bool(xp, slopes):
+    """slopes itself; differentiating it raises as torch's double backward of the loss, which
+    subtracts the bool operand."""
+    return slopes
+
+
+def _refuse_bool_subtraction(g):
+    raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you "
+                       "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                       "instead.")
+
+
+_subtracts_a_bool.defvjp(_refuse_bool_subtraction)
+_subtracts_a_bool.defjvp(lambda t: t)
 
 
 def _check_output_dtype(input, dtype) -> None:
@@ -128,6 +155,10 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     require_real_floating("huber_cpu", input._data, target._data)
+    if input._data.dtype.kind in "biu":  # torch's kernel writes the loss in input's dtype
+        result = np.empty(0, result_type(input._data, target._data))
+        raise RuntimeError(f"result type {scalar_type_name(result)} can't be cast to the desired "
+                           f"output type {scalar_type_name(input._data)}")
     if weight is None:
         check_reduction(reduction)
         return _huber(input, target, reduction=reduction, width=delta)

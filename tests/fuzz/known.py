@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .ops_breadth import _shifted
+from .ops_breadth import _hermitian_pd, _shifted
 from .programs import OPS
 from .runner import Result, TorchInternalError, compare, run
 
@@ -335,11 +335,13 @@ def _repeated_spectrum(program, mine: Result, theirs: Result) -> bool:
                                for p in problems):
         return False
     for step in program.steps:
-        if step.op in ("l_eigvals_exp", "l_eig_pairs") and theirs.values:
+        if step.op in ("l_eigvals_exp", "l_eig_pairs", "b_eigh_prod") and theirs.values:
             source = theirs.values[step.inputs[0]]
             if not source.size or not np.isfinite(source).all():
                 continue
-            matrix = _shifted(np, source, step.params["n"])  # the matrix the draw builds
+            # the matrix the draw builds (eigh's: its eigenvectors' gradient divides too)
+            build = _hermitian_pd if step.op == "b_eigh_prod" else _shifted
+            matrix = build(np, source, step.params["n"])
             values = np.sort_complex(np.linalg.eigvals(matrix).ravel())
             scale = max(1.0, float(np.abs(values).max()))
             if (np.abs(np.diff(values)) <= 1e-6 * scale).any():
@@ -407,6 +409,23 @@ def _first_differing_value(program, mine: Result, theirs: Result):
     return (program.steps[k], min(slots)) if 0 <= k < len(program.steps) else None
 
 
+def _copysign_by_a_nan(program, mine: Result, theirs: Result) -> bool:
+    """The first value to differ is copysign(x, y)'s where y is NaN only: it reads the sign
+    bit of a NaN, which the op that made it chose (NumPy's log of a negative is -nan, torch's
+    +nan; breadth seed 21105). What follows from it (copysign's gradient) differs too."""
+    if mine.error or theirs.error or mine.flags != theirs.flags or mine.slots != theirs.slots:
+        return False
+    first = _first_differing_value(program, mine, theirs)
+    if first is None or first[0].op != "e2_copysign":
+        return False
+    y_mine, y_theirs = (v.values[first[0].inputs[1]] for v in (mine, theirs))
+    out_mine, out_theirs = mine.values[first[1]], theirs.values[first[1]]
+    nan = np.broadcast_to(np.isnan(y_theirs), out_theirs.shape)
+    return bool(nan.any()) and np.array_equal(np.isnan(y_mine), np.isnan(y_theirs)) and \
+        np.array_equal(out_mine[~nan], out_theirs[~nan], equal_nan=True) and \
+        np.array_equal(np.abs(out_mine), np.abs(out_theirs), equal_nan=True)
+
+
 # the breadth class's ops that run a LAPACK routine (NumPy's OpenBLAS here, MKL in torch)
 LAPACK_OPS = frozenset({"b_solve", "b_inv", "b_det", "b_slogdet", "b_cholesky", "b_qr_abs",
                         "b_qr_prod", "b_svdvals", "b_svd_prod", "b_eigvalsh", "b_eigh_prod",
@@ -425,8 +444,28 @@ def _lapack_at_non_finite(program, mine: Result, theirs: Result) -> bool:
     not finite on one side differ: OpenBLAS and MKL propagate them differently. Gradients
     through its factors (singular or eigenvectors of such a matrix) are whatever each
     library's routine left in them, finite or not."""
-    return _non_finite_input_to(LAPACK_OPS, program, mine, theirs, kinds=("values",)) or \
-        _lapack_refuses_a_nan_left_by_lapack(program, mine, theirs)
+    return _non_finite_input_to(_runs_lapack, program, mine, theirs, kinds=("values",)) or \
+        _lapack_refuses_a_nan_left_by_lapack(program, mine, theirs) or \
+        _lapack_refuses_a_nan_left_by_blas(program, mine, theirs)
+
+
+def _lapack_refuses_a_nan_left_by_blas(program, mine: Result, theirs: Result) -> bool:
+    """torch's routine refused as not positive-definite a complex matrix its BLAS product of an
+    infinite entry made NaN (cholesky's m @ m.mH + I); gradkit's product left an infinity
+    there and its routine computed (breadth seed 24151)."""
+    if theirs.error is None or mine.error is not None or theirs.error[2] != "_LinAlgError" or \
+            "not positive-definite" not in theirs.message or \
+            not theirs.error[0].startswith("step"):
+        return False
+    step = program.steps[int(theirs.error[0].split()[1])]
+    return step.op in LAPACK_OPS and any(
+        mine.values[i].dtype.kind == "c" and np.isinf(mine.values[i]).any() for i in step.inputs)
+
+
+def _runs_lapack(step) -> bool:
+    """A LAPACK step: one of LAPACK_OPS, or a matrix norm by singular values (an SVD)."""
+    return step.op in LAPACK_OPS or (step.op == "b_matrix_norm" and
+                                     step.params["ord"] in (2, -2, "nuc"))
 
 
 def _lapack_refuses_a_nan_left_by_lapack(program, mine: Result, theirs: Result) -> bool:
@@ -458,7 +497,8 @@ def _non_finite_input_to(ops, program, mine: Result, theirs: Result,
                          kinds=("values", "grads", "grads2")) -> bool:
     if mine.error != theirs.error or not theirs.values:  # the same error later is no matter
         return False
-    non_finite = any(step.op in ops and any(
+    runs = ops if callable(ops) else (lambda step: step.op in ops)
+    non_finite = any(runs(step) and any(
         not np.isfinite(theirs.values[i]).all() for i in step.inputs if i < len(theirs.values))
         for step in program.steps)
     return non_finite and mine.flags == theirs.flags and mine.slots == theirs.slots and \
@@ -742,7 +782,7 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "the sign of the zeros they leave", _lapack_signed_zero),
     Known("a step that turns a rounding difference of its input into another number",
           "docs/numerics.md", "turn a last-bit difference", _rounding_amplified),
-    Known("gradients of eig where eigenvalues repeat up to rounding",
+    Known("gradients of eig (eigh) where eigenvalues repeat up to rounding",
           "docs/numerics.md", "up to rounding divide by their", _repeated_spectrum),
     Known("matmul of two dtypes with an empty batch: torch computes on one path only",
           "docs/numerics.md", "checks no dtypes when", _matmul_empty_batch_dtypes),
@@ -764,6 +804,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "gives `x / x` a tiny imaginary part", _complex_self_division),
     Known("view_as_complex of an empty tensor does not check its strides",
           "docs/api.md", "does not check the strides of an empty tensor", _empty_view_as_complex),
+    Known("copysign(x, NaN) reads the NaN's sign bit, which the op that made it chose",
+          "docs/numerics.md", "The sign bit of a NaN an op makes", _copysign_by_a_nan),
     Known("a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's",
           "docs/numerics.md", "OpenBLAS and torch's MKL propagate", _lapack_at_non_finite),
     Known("an FFT of non-finite values: pocketfft's inf/NaN, not MKL's", "docs/numerics.md",

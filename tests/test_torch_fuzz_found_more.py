@@ -554,3 +554,17 @@ def test_complex_saves_its_parts_as_torch():
     assert_same_as_torch(lambda m: program(m, False))
     node = gradkit.complex(gradkit.ones(2, requires_grad=True), gradkit.ones(2)).grad_fn
     assert node._saved_real.shape == node._saved_imag.shape == (2,)
+
+
+@pytest.mark.parametrize("reduce", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("dim, correction", [(1, 2), (1, 3), (None, 4)])
+def test_complex_variance_without_degrees_of_freedom_sums_its_parts(reduce, dim, correction):
+    """With no degree of freedom left torch sums the real and imaginary parts' variances, so
+    a real part's inf plus an imaginary part's 0/0 is NaN, not inf (breadth seed 34634)."""
+    def program(m):
+        x = m.tensor([[0, 1 + 0j], [0, 2j]], dtype=m.complex128)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            out = getattr(m, reduce)(x, dim=dim, correction=correction)
+        return out if isinstance(out, tuple) else (out,)
+    assert_same_as_torch(program)

@@ -585,3 +585,18 @@ def test_values_computed_from_torchs_uninitialized_multi_margin_loss_are_known()
     loss = gradkit.nn.functional.multi_margin_loss(gradkit.zeros(0, 1),
                                                    gradkit.zeros(0, dtype=gradkit.int64))
     assert math.isnan(loss.item()) and gradkit.count_nonzero(loss).item() == 1
+
+
+@pytest.mark.parametrize("values", [[0.0, math.nan], [0.0, math.inf, 2.0], [1.5, 0.0, -2.0, 0.5],
+                                    [0.0, 0.0, 3.0]])
+def test_cumprod_second_derivative_at_zeros_leaves_each_element_out_as_torch(values):
+    """With a zero, torch's graph-recording cumprod backward builds each element's products
+    from prods before it and cumprods after it, so a NaN element does not reach its own row's
+    second derivative (breadth seed 41152)."""
+    def program(m):
+        x = m.tensor(values, dtype=m.float64, requires_grad=True)
+        w = m.tensor([0.3, -0.7, 1.1, 0.2][:len(values)], dtype=m.float64)
+        (g,) = m.autograd.grad((m.cumprod(x, 0) * w).sum(), [x], create_graph=True)
+        (gg,) = m.autograd.grad((g * w.flip(0)).sum(), [x])
+        return g, gg
+    assert_same_as_torch(program)

@@ -600,3 +600,23 @@ def test_cumprod_second_derivative_at_zeros_leaves_each_element_out_as_torch(val
         (gg,) = m.autograd.grad((g * w.flip(0)).sum(), [x])
         return g, gg
     assert_same_as_torch(program)
+
+
+def test_copysign_by_a_nan_whose_sign_numpy_cleared_is_known():
+    """copysign by log(-NaN): -NaN in torch, a NaN whose sign NumPy may clear here, so the
+    results agree in magnitude only; documented as NaN's sign bit not compared (breadth seed
+    45514, where var's 0/0 is the -NaN)."""
+    def program(m):
+        y = -m.tensor([math.nan, 1.5])     # -NaN in both
+        return m.copysign(m.tensor([2.0, 3.0]), y.log()), y
+    mine, theirs = program(gradkit), program(torch)
+    assert np.signbit(mine[1].numpy()).tolist() == np.signbit(theirs[1].numpy()).tolist()
+    assert np.abs(mine[0].numpy()).tolist() == np.abs(theirs[0].numpy()).tolist() == [2.0, 3.0]
+    program = Program("breadth", (Leaf((), "float32", False), Leaf((), "float32", False)), (
+        Step("b_var_mean", (0,), {"dim": None, "keepdim": True, "correction": 2}),
+        Step("e2_nanquantile", (2,), {"q": (0.1, 0.6), "dim": 0, "keepdim": True,
+                                      "interpolation": "lower"}),
+        Step("e2_copysign", (1, 3), {})), False, 45514)
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("values[4]") for p in problems)
+    assert known == "copysign by a NaN: the NaN's sign bit, which NumPy's math functions clear"

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from fuzz.known import diff_program
-from fuzz.programs import Leaf, Program, Step
+from fuzz.programs import Leaf, Program, RandomDrawer, Step, generate
 from test_torch_numerics import assert_same_as_torch
 
 import gradkit
@@ -620,3 +620,16 @@ def test_copysign_by_a_nan_whose_sign_numpy_cleared_is_known():
     problems, known = diff_program(program)
     assert problems and all(p.startswith("values[4]") for p in problems)
     assert known == "copysign by a NaN: the NaN's sign bit, which NumPy's math functions clear"
+
+
+def test_std_of_complex_values_equal_but_for_rounding_is_known():
+    """std of equal complex values: rounding noise (3e-17 here, 0 in torch's Welford pass),
+    so its gradient is noise over noise; documented (breadth seed 45892)."""
+    def program(m):
+        x = (m.tensor(0.18682104 + 0.6135006j, dtype=m.complex128) * 1.1).expand(12)
+        return m.std(x.clone(), correction=2)
+    mine, theirs = program(gradkit), program(torch)
+    assert abs(mine.item()) < 1e-12 and abs(theirs.item()) < 1e-12
+    problems, known = diff_program(generate(RandomDrawer(45892), "breadth"))
+    assert known == "the gradient of std at elements equal but for rounding is noise over noise" \
+        or not problems

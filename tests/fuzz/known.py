@@ -180,7 +180,8 @@ def _std_of_equal_values(program, mine: Result, theirs: Result) -> bool:
     for k, step in enumerate(program.steps):
         out = theirs.values[len(program.leaves) + k]
         source = theirs.values[step.inputs[0]]
-        if step.op == "std" and out.size and source.size and np.isfinite(source).all():
+        if step.op in ("std", "b_std") and out.size and source.size and \
+                np.isfinite(source).all():  # b_std: complex too (breadth seed 45892)
             scale = max(1.0, float(np.abs(source).max()))
             if (np.abs(out) <= 1e-12 * scale).any():
                 return True

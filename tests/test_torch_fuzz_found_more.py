@@ -633,3 +633,16 @@ def test_std_of_complex_values_equal_but_for_rounding_is_known():
     problems, known = diff_program(generate(RandomDrawer(45892), "breadth"))
     assert known == "the gradient of std at elements equal but for rounding is noise over noise" \
         or not problems
+
+
+def test_vector_norm_ord_0_counting_rounding_noise_is_known():
+    """vector_norm(ord=0) counts an entry of rounding noise (torch's rfft of a layer_norm
+    that cancels but for rounding: 4e-8) that is an exact 0 here; documented as a step that
+    turns a last-bit difference into another number (breadth seed 49949)."""
+    def program(m):
+        return tuple(m.linalg.vector_norm(m.tensor(v), ord=0) for v in ([4.2e-8, 1.4], [0.0, 1.4]))
+    assert_same_as_torch(program)
+    assert [t.item() for t in program(gradkit)] == [2.0, 1.0]
+    problems, known = diff_program(generate(RandomDrawer(49949), "breadth"))
+    assert known == "a step that turns a rounding difference of its input into another number" \
+        or not problems

@@ -646,3 +646,22 @@ def test_vector_norm_ord_0_counting_rounding_noise_is_known():
     problems, known = diff_program(generate(RandomDrawer(49949), "breadth"))
     assert known == "a step that turns a rounding difference of its input into another number" \
         or not problems
+
+
+def test_as_strided_scatter_self_gradient_is_known_before_a_shared_double_backward_error():
+    """as_strided_scatter's gradient of self is the derivative here, torch's the written slice
+    (documented); a later double backward both refuse does not hide it (breadth seed 53842)."""
+    def grads(m):
+        x = m.tensor([-0.3, 0.5], requires_grad=True)
+        y = m.as_strided_scatter(x, m.tensor(2.0), (), (), 0)
+        return m.autograd.grad((y * m.tensor([3.0, 5.0])).sum(), [x])[0].tolist()
+    assert (grads(gradkit), grads(torch)) == ([0.0, 5.0], [3.0, 0.0])
+    program = Program("breadth", (Leaf((1,), "float32", True),), (
+        Step("n_multilabel_margin", (0,), {"labels": [0], "lists": [0], "p": 1,
+                                           "reduction": "sum"}),
+        Step("fb_as_strided_scatter", (0, 1), {"size": (), "stride": (), "offset": 0})),
+        True, 53842)
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("grads") for p in problems)
+    assert known == ("as_strided_scatter's gradient of self is the derivative (torch's is the "
+                     "written slice)")

@@ -665,3 +665,17 @@ def test_as_strided_scatter_self_gradient_is_known_before_a_shared_double_backwa
     assert problems and all(p.startswith("grads") for p in problems)
     assert known == ("as_strided_scatter's gradient of self is the derivative (torch's is the "
                      "written slice)")
+
+
+def test_ldl_factor_of_a_non_finite_matrix_is_known():
+    """ldl_factor of [[inf, inf], [inf, 1.65]]: gradkit's sytf2 meets a NaN pivot and reports
+    it (info 2, and ldl_factor raises); torch's MKL leaves it (info 0). Documented (breadth
+    seed 55562)."""
+    a = [[math.inf, math.inf], [math.inf, 1.65]]
+    assert torch.linalg.ldl_factor_ex(torch.tensor(a)).info.item() == 0
+    assert gradkit.linalg.ldl_factor_ex(gradkit.tensor(a)).info.item() == 2
+    with pytest.raises(RuntimeError, match=r"^torch.linalg.ldl_factor: Unknown error code: 2.$"):
+        gradkit.linalg.ldl_factor(gradkit.tensor(a))
+    problems, known = diff_program(generate(RandomDrawer(55562), "breadth"))
+    assert known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's" \
+        or not problems

@@ -679,3 +679,22 @@ def test_ldl_factor_of_a_non_finite_matrix_is_known():
     problems, known = diff_program(generate(RandomDrawer(55562), "breadth"))
     assert known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's" \
         or not problems
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "border"])
+def test_nearest_grid_sample_input_gradient_keeps_a_zero_edge_to_the_grid(padding_mode):
+    """torch's GridSampler2DBackwardBackward0 gives the grid a zero gradient of the input's
+    gradient in nearest mode; a NaN in the grid's history turns it into NaN in a second
+    backward (breadth seed 35400)."""
+    def program(m):
+        x = m.tensor([math.inf, 0.5], requires_grad=True)
+        v = m.var(x, correction=0) if padding_mode == "border" else x.sum() * 0
+        image = (v + m.tensor([1.0, 2.0, 3.0, 4.0])).reshape(1, 1, 2, 2)
+        grid = (v.reshape(1, 1, 1, 1).expand(1, 3, 3, 2) * 1.3).nan_to_num(0.0, 3.0, -3.0)
+        out = m.nn.functional.grid_sample(image, grid, mode="nearest", padding_mode=padding_mode,
+                                          align_corners=True)
+        (g,) = m.autograd.grad((out * 0.7).sum(), [x], create_graph=True)
+        (gg,) = m.autograd.grad((g * m.tensor([0.3, -0.4])).sum(), [x], allow_unused=True,
+                                materialize_grads=True)
+        return out, g, gg
+    assert_same_as_torch(program)

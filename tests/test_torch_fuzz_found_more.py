@@ -6,15 +6,14 @@ import warnings
 
 import numpy as np
 import pytest
+from fuzz.known import diff_program
+from fuzz.programs import Leaf, Program, RandomDrawer, Step, generate
+from fuzz.shrink import shrink
 from test_torch_numerics import assert_same_as_torch, with_grads
 
 import gradkit
 
 torch = pytest.importorskip("torch")
-
-from fuzz.known import diff_program  # noqa: E402
-from fuzz.programs import RandomDrawer, generate  # noqa: E402
-from fuzz.shrink import shrink  # noqa: E402
 
 
 @pytest.mark.parametrize("unset", ["detach_", "requires_grad_false"])
@@ -699,3 +698,145 @@ def test_nll_loss_gradient_keeps_a_zero_edge_to_its_input(value):
     (g,) = gradkit.autograd.grad(gradkit.nn.functional.nll_loss(logits, gradkit.tensor([0, 2])),
                                  logits, create_graph=True)
     assert g.requires_grad and g.grad_fn.name() == "NllLossBackwardBackward0"
+
+
+@pytest.mark.parametrize("reduce", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("dim, correction", [(1, 2), (1, 3), (None, 4)])
+def test_complex_variance_without_degrees_of_freedom_sums_its_parts(reduce, dim, correction):
+    """With no degree of freedom left torch sums the real and imaginary parts' variances, so
+    a real part's inf plus an imaginary part's 0/0 is NaN, not inf (breadth seed 34634)."""
+    def program(m):
+        x = m.tensor([[0, 1 + 0j], [0, 2j]], dtype=m.complex128)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            out = getattr(m, reduce)(x, dim=dim, correction=correction)
+        return out if isinstance(out, tuple) else (out,)
+    assert_same_as_torch(program)
+
+
+def test_values_computed_from_torchs_uninitialized_multi_margin_loss_are_known():
+    """multi_margin_loss of an empty batch is NaN averaged in gradkit and torch's uninitialized
+    output; the documented difference covers the steps computed from it (breadth seed 55291)."""
+    program = Program("breadth", (Leaf((0, 1), "float64", True),), (
+        Step("n_multi_margin", (0,), {"labels": [], "lists": [], "p": 1, "reduction": "mean"}),
+        Step("b_count_nonzero", (1,), {"dim": None, "keepdim": True})), False, 55291)
+    problems, known = diff_program(program)
+    assert any(p.startswith("values[2]") for p in problems) or not problems
+    assert known == ("multi_margin_loss of an empty batch: torch returns uninitialized memory"
+                     if problems else None)
+    loss = gradkit.nn.functional.multi_margin_loss(gradkit.zeros(0, 1),
+                                                   gradkit.zeros(0, dtype=gradkit.int64))
+    assert math.isnan(loss.item()) and gradkit.count_nonzero(loss).item() == 1
+
+
+@pytest.mark.parametrize("values", [[0.0, math.nan], [0.0, math.inf, 2.0], [1.5, 0.0, -2.0, 0.5],
+                                    [0.0, 0.0, 3.0]])
+def test_cumprod_second_derivative_at_zeros_leaves_each_element_out_as_torch(values):
+    """With a zero, torch's graph-recording cumprod backward builds each element's products
+    from prods before it and cumprods after it, so a NaN element does not reach its own row's
+    second derivative (breadth seed 41152)."""
+    def program(m):
+        x = m.tensor(values, dtype=m.float64, requires_grad=True)
+        w = m.tensor([0.3, -0.7, 1.1, 0.2][:len(values)], dtype=m.float64)
+        (g,) = m.autograd.grad((m.cumprod(x, 0) * w).sum(), [x], create_graph=True)
+        (gg,) = m.autograd.grad((g * w.flip(0)).sum(), [x])
+        return g, gg
+    assert_same_as_torch(program)
+
+
+def test_copysign_by_a_nan_whose_sign_numpy_cleared_is_known():
+    """copysign by log(-NaN): -NaN in torch, a NaN whose sign NumPy may clear here, so the
+    results agree in magnitude only; documented as NaN's sign bit not compared (breadth seed
+    45514, where var's 0/0 is the -NaN)."""
+    def program(m):
+        y = -m.tensor([math.nan, 1.5])     # -NaN in both
+        return m.copysign(m.tensor([2.0, 3.0]), y.log()), y
+    mine, theirs = program(gradkit), program(torch)
+    assert np.signbit(mine[1].numpy()).tolist() == np.signbit(theirs[1].numpy()).tolist()
+    assert np.abs(mine[0].numpy()).tolist() == np.abs(theirs[0].numpy()).tolist() == [2.0, 3.0]
+    program = Program("breadth", (Leaf((), "float32", False), Leaf((), "float32", False)), (
+        Step("b_var_mean", (0,), {"dim": None, "keepdim": True, "correction": 2}),
+        Step("e2_nanquantile", (2,), {"q": (0.1, 0.6), "dim": 0, "keepdim": True,
+                                      "interpolation": "lower"}),
+        Step("e2_copysign", (1, 3), {})), False, 45514)
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("values[4]") for p in problems)
+    assert known.startswith("copysign")  # either NaN-sign-bit entry (21105's reads it first)
+
+
+def test_std_of_complex_values_equal_but_for_rounding_is_known():
+    """std of equal complex values: rounding noise (3e-17 here, 0 in torch's Welford pass),
+    so its gradient is noise over noise; documented (breadth seed 45892)."""
+    def program(m):
+        x = (m.tensor(0.18682104 + 0.6135006j, dtype=m.complex128) * 1.1).expand(12)
+        return m.std(x.clone(), correction=2)
+    mine, theirs = program(gradkit), program(torch)
+    assert abs(mine.item()) < 1e-12 and abs(theirs.item()) < 1e-12
+    problems, known = diff_program(generate(RandomDrawer(45892), "breadth"))
+    assert known == "the gradient of std at elements equal but for rounding is noise over noise" \
+        or not problems
+
+
+def test_vector_norm_ord_0_counting_rounding_noise_is_known():
+    """vector_norm(ord=0) counts an entry of rounding noise (torch's rfft of a layer_norm
+    that cancels but for rounding: 4e-8) that is an exact 0 here; documented as a step that
+    turns a last-bit difference into another number (breadth seed 49949)."""
+    def program(m):
+        return tuple(m.linalg.vector_norm(m.tensor(v), ord=0) for v in ([4.2e-8, 1.4], [0.0, 1.4]))
+    assert_same_as_torch(program)
+    assert [t.item() for t in program(gradkit)] == [2.0, 1.0]
+    problems, known = diff_program(generate(RandomDrawer(49949), "breadth"))
+    assert known == "a step that turns a rounding difference of its input into another number" \
+        or not problems
+
+
+def test_as_strided_scatter_self_gradient_is_known_before_a_shared_double_backward_error():
+    """as_strided_scatter's gradient of self is the derivative here, torch's the written slice
+    (documented); a later double backward both refuse does not hide it (breadth seed 53842)."""
+    def grads(m):
+        x = m.tensor([-0.3, 0.5], requires_grad=True)
+        y = m.as_strided_scatter(x, m.tensor(2.0), (), (), 0)
+        return m.autograd.grad((y * m.tensor([3.0, 5.0])).sum(), [x])[0].tolist()
+    assert (grads(gradkit), grads(torch)) == ([0.0, 5.0], [3.0, 0.0])
+    program = Program("breadth", (Leaf((1,), "float32", True),), (
+        Step("n_multilabel_margin", (0,), {"labels": [0], "lists": [0], "p": 1,
+                                           "reduction": "sum"}),
+        Step("fb_as_strided_scatter", (0, 1), {"size": (), "stride": (), "offset": 0})),
+        True, 53842)
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("grads") for p in problems)
+    assert known == ("as_strided_scatter's gradient of self is the derivative (torch's is the "
+                     "written slice)")
+
+
+def test_ldl_factor_of_a_non_finite_matrix_is_known():
+    """ldl_factor of [[inf, inf], [inf, 1.65]]: gradkit's sytf2 meets a NaN pivot and reports
+    it (info 2, and ldl_factor raises); torch's MKL leaves it (info 0). Documented (breadth
+    seed 55562)."""
+    a = [[math.inf, math.inf], [math.inf, 1.65]]
+    assert torch.linalg.ldl_factor_ex(torch.tensor(a)).info.item() == 0
+    assert gradkit.linalg.ldl_factor_ex(gradkit.tensor(a)).info.item() == 2
+    with pytest.raises(RuntimeError, match=r"^torch.linalg.ldl_factor: Unknown error code: 2.$"):
+        gradkit.linalg.ldl_factor(gradkit.tensor(a))
+    problems, known = diff_program(generate(RandomDrawer(55562), "breadth"))
+    assert known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's" \
+        or not problems
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "border"])
+def test_nearest_grid_sample_input_gradient_keeps_a_zero_edge_to_the_grid(padding_mode):
+    """torch's GridSampler2DBackwardBackward0 gives the grid a zero gradient of the input's
+    gradient in nearest mode; a NaN in the grid's history turns it into NaN in a second
+    backward (breadth seed 35400)."""
+    def program(m):
+        x = m.tensor([math.inf, 0.5], requires_grad=True)
+        v = m.var(x, correction=0) if padding_mode == "border" else x.sum() * 0
+        image = (v + m.tensor([1.0, 2.0, 3.0, 4.0])).reshape(1, 1, 2, 2)
+        grid = (v.reshape(1, 1, 1, 1).expand(1, 3, 3, 2) * 1.3).nan_to_num(0.0, 3.0, -3.0)
+        out = m.nn.functional.grid_sample(image, grid, mode="nearest", padding_mode=padding_mode,
+                                          align_corners=True)
+        (g,) = m.autograd.grad((out * 0.7).sum(), [x], create_graph=True)
+        (gg,) = m.autograd.grad((g * m.tensor([0.3, -0.4])).sum(), [x], allow_unused=True,
+                                materialize_grads=True)
+        return out, g, gg
+    assert_same_as_torch(program)

@@ -159,7 +159,10 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         rx, ry = ix.round(), iy.round()
         values, inside = _read(flat, rx.detach(), ry.detach(), height, width)
         still = (rx - rx.detach() + ry - ry.detach()).unsqueeze(1)  # zero, grid's edge
-        return where(inside, values - still, 0)  # x - 0 keeps the sign of a zero x
+        # values * (1 + 0), as torch: the input's gradient keeps an edge to the grid, whose
+        # zero gradient (round's) a second backward sends on (0 * NaN upstream is NaN); an
+        # outside (or NaN) point's factor is 1 exactly
+        return where(inside, values * (1 + where(inside, still, 0)), 0)
     x0, y0 = ix.detach().floor(), iy.detach().floor()
     out = None
     # torch's corners, weights and order (nw, ne, sw, se): the first term starts the sum, so

@@ -19,10 +19,10 @@ from gradkit.ops.methods import register as register_method, tensor_method
 from gradkit.ops import piecewise
 from gradkit.ops.order_statistics import refuse_complex_grad
 from gradkit.ops.piecewise import ones_like, where, zeros_like
-from gradkit.ops.joining import cat
+from gradkit.ops.joining import cat, stack
 from gradkit.ops.reduction import _accumulation_dtype, axes, cumsum, expand_back, sum
 from gradkit.ops.slicing import narrow
-from gradkit.ops.shape import _normalize_dim, flip, reshape, transpose, unsqueeze
+from gradkit.ops.shape import _normalize_dim, flip, reshape
 from gradkit.ops.unary_helpers import c_type_name, kernel_error, reject_complex
 
 cummax_result = namedtuple("cummax", ["values", "indices"])
@@ -85,15 +85,22 @@ def _up_to_first_zero(g, x, out, d):
 
 
 def _omitted_products(g, x, d):
-    """Row i of an n x n matrix holds x with x_i replaced by 1; its cumprod along the row
-    gives, at j >= i, the product of x_k for k <= j, k != i."""
+    """torch's O(n^2) form, slice by slice: at j >= k, the product of x_i for i <= j, i != k,
+    from prods of x before k and cumprods of x after it. x_k is left out, never replaced by 1,
+    so the second derivatives are torch's (a NaN x_k does not reach its own row)."""
     n = x.shape[d]
-    xp = get_array_module(_data(x))
-    rows = unsqueeze(transpose(x, d, -1), -2)
-    others = cumprod(where(xp.eye(n, dtype=bool), 1, rows), -1)
-    upper = xp.triu(xp.ones((n, n), dtype=bool))
-    grad = sum(where(upper, unsqueeze(transpose(g, d, -1), -2) * conj(others), 0), -1)
-    return transpose(grad, d, -1)
+    x = conj(x)
+    ones = ones_like(narrow(g, d, 0, 1))
+    grads = []
+    for k in range(n):
+        until_k = ones if k == 0 else prod(narrow(x, d, 0, k), d, True)
+        if k == n - 1:
+            omitted = until_k
+        else:
+            from_next = cumprod(narrow(x, d, k + 1, n - k - 1), d)
+            omitted = cat([until_k, from_next if k == 0 else until_k * from_next], d)
+        grads.append(sum(narrow(g, d, k, n - k) * omitted, d))
+    return stack(grads, d)
 
 
 def _cumprod_jvp(t, x, out, dim, dtype):

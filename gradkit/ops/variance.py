@@ -31,6 +31,9 @@ def _variance(xp, x, dim, correction, keepdim: bool, name: str):
                  "than the reduction factor (input numel divided by output numel).")
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
+        if x.dtype.kind == "c":  # torch sums the parts' variances: inf + 0/0 is NaN
+            return (xp.var(x.real, axis=ax, ddof=correction, keepdims=keepdim)
+                    + xp.var(x.imag, axis=ax, ddof=correction, keepdims=keepdim))
         return xp.var(x, axis=ax, ddof=correction, keepdims=keepdim)
 
 

@@ -570,3 +570,19 @@ def test_alpha_as_a_zero_dim_tensor_is_its_number(name, alpha):
         integers = getattr(m, name)(m.tensor([1, 2]), m.tensor([3, 4]), alpha=alpha(m))
         return (out, integers) + m.autograd.grad(out.sum(), [x, y])
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("nonfinite", [math.nan, math.inf])
+def test_cumprod_second_derivative_at_a_non_finite_element_next_to_a_zero(nonfinite):
+    """With a zero in the input, cumprod's graph-recording backward is torch's per-element
+    products of predecessors and successors (no division), so the second derivative at a NaN
+    or inf element is finite as torch's (breadth seed 62284: gradkit's was NaN)."""
+    def program(m):
+        x = m.tensor([[0.5, nonfinite, 2.0], [0.8, 0.0, -1.5], [1.5, 2.0, 3.0]],
+                     dtype=m.float64, requires_grad=True)
+        out = m.cumprod(x, 1)
+        (g,) = m.autograd.grad((out * m.arange(9.0, dtype=m.float64).reshape(3, 3)).sum(),
+                               [x], create_graph=True)
+        (gg,) = m.autograd.grad((g * g.detach().nan_to_num(0.5, 2.0, -2.0)).sum(), [x])
+        return out, g, gg
+    assert_same_as_torch(program)

@@ -22,7 +22,7 @@ from gradkit.ops.piecewise import ones_like, where, zeros_like
 from gradkit.ops.joining import cat
 from gradkit.ops.reduction import _accumulation_dtype, axes, cumsum, expand_back, sum
 from gradkit.ops.slicing import narrow
-from gradkit.ops.shape import _normalize_dim, flip, reshape, transpose, unsqueeze
+from gradkit.ops.shape import _normalize_dim, flip, reshape
 from gradkit.ops.unary_helpers import c_type_name, kernel_error, reject_complex
 
 cummax_result = namedtuple("cummax", ["values", "indices"])
@@ -85,15 +85,21 @@ def _up_to_first_zero(g, x, out, d):
 
 
 def _omitted_products(g, x, d):
-    """Row i of an n x n matrix holds x with x_i replaced by 1; its cumprod along the row
-    gives, at j >= i, the product of x_k for k <= j, k != i."""
+    """torch's graph-recording form: for each k, the product of x_k's predecessors times the
+    cumprod of its successors (a product of one element differentiates without dividing, so a
+    NaN or inf x_k leaves its own second derivative finite, as in torch)."""
     n = x.shape[d]
-    xp = get_array_module(_data(x))
-    rows = unsqueeze(transpose(x, d, -1), -2)
-    others = cumprod(where(xp.eye(n, dtype=bool), 1, rows), -1)
-    upper = xp.triu(xp.ones((n, n), dtype=bool))
-    grad = sum(where(upper, unsqueeze(transpose(g, d, -1), -2) * conj(others), 0), -1)
-    return transpose(grad, d, -1)
+    xc = conj(x)
+    grads = []
+    for k in range(n):
+        after = narrow(xc, d, k + 1, n - k - 1)
+        if k == 0:
+            omitted = cat([ones_like(narrow(xc, d, 0, 1)), cumprod(after, d)], d)
+        else:
+            before = prod(narrow(xc, d, 0, k), d, True)
+            omitted = before if k == n - 1 else cat([before, before * cumprod(after, d)], d)
+        grads.append(sum(narrow(g, d, k, n - k) * omitted, d, True))
+    return cat(grads, d)
 
 
 def _cumprod_jvp(t, x, out, dim, dtype):

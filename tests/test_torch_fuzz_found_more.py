@@ -604,3 +604,30 @@ def test_complex_logcumsumexp_at_non_finite_values(first, create_graph):
         g = m.tensor([[0.3 + 0.1j, -0.5 + 0.2j, 0.7 - 0.4j]] * 2, dtype=m.complex128)
         return (out,) + m.autograd.grad(out, [x], g, create_graph=create_graph)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("pool", [
+    lambda m, x: m.nn.functional.max_pool1d(x.reshape(1, 2, 4), 2),
+    lambda m, x: m.nn.functional.max_pool2d(x.reshape(1, 2, 2, 2), 2, return_indices=True)[0],
+    lambda m, x: m.nn.functional.max_pool3d(x.reshape(1, 1, 2, 2, 2), 1, padding=0),
+    lambda m, x: m.nn.functional.adaptive_max_pool1d(x.reshape(1, 2, 4), 3)],
+    ids=["max_pool1d", "max_pool2d", "max_pool3d", "adaptive_max_pool1d"])
+@pytest.mark.parametrize("write", [False, True])
+def test_max_pool_refuses_a_write_into_its_input_before_backward(pool, write):
+    """torch's max pooling node saves its input (with the indices): writing into it, even
+    only its imaginary part through conj_physical_() of the complex base of a .real view,
+    makes backward raise (breadth seed 57657: gradkit saved only the shape and computed)."""
+    def program(m):
+        x = m.tensor([1 + 2j, 3 - 1j, 0.5 + 0.5j, -1j, 2.0, -0.5, 1.5j, 0.25],
+                     dtype=m.complex64, requires_grad=True)
+        base = x * 1
+        out = pool(m, base.real)
+        if write:
+            base.conj_physical_()
+        return m.autograd.grad(out.sum(), [x])
+    if write:
+        for m in (torch, gradkit):
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                program(m)
+    else:
+        assert_same_as_torch(program)

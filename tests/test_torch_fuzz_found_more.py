@@ -631,3 +631,30 @@ def test_max_pool_refuses_a_write_into_its_input_before_backward(pool, write):
                 program(m)
     else:
         assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("write", [False, True])
+@pytest.mark.parametrize("transpose", [False, True])
+def test_triangular_solve_refuses_a_write_into_b_before_backward(write, transpose):
+    """torch.triangular_solve's node (TriangularSolveBackward0) saves b too, though its
+    gradients do not read it: a write into b (even logical_not_ of a complex leaf it was
+    viewed from) makes backward raise (breadth seed 65524: gradkit's solve saved A and X)."""
+    def program(m):
+        a = m.tensor([[2.0, 1.0 - 1j], [0.0, 3.0 + 0.5j]], dtype=m.complex128,
+                     requires_grad=True)
+        leaf = m.tensor([1.0 + 1j, 2.0 - 0.5j], dtype=m.complex128, requires_grad=True)
+        b = leaf * 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x, copy = m.triangular_solve(b.reshape(2, 1), a, upper=True, transpose=transpose)
+        if write:
+            b.logical_not_()
+        assert x.grad_fn.name() == "TriangularSolveBackward0"
+        return (x, copy) + m.autograd.grad(
+            (0.7 * x.real - 0.3 * x.imag).sum() + copy.abs().sum(), [a, leaf])
+    if write:
+        for m in (torch, gradkit):
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                program(m)
+    else:
+        assert_same_as_torch(program)

@@ -658,3 +658,26 @@ def test_triangular_solve_refuses_a_write_into_b_before_backward(write, transpos
                 program(m)
     else:
         assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("transform", [
+    lambda m, x: m.fft.irfft(x, dim=0, n=5), lambda m, x: m.fft.fft(x, dim=0),
+    lambda m, x: m.fft.rfft(x.real, dim=0), lambda m, x: m.fft.irfftn(x, dim=(1, 0)),
+    lambda m, x: m.fft.fftn(x.mT, dim=(1, 0)), lambda m, x: m.fft.rfftn(x.real.mT, dim=(1, 0))],
+    ids=["irfft", "fft", "rfft", "irfftn", "fftn_transposed", "rfftn_transposed"])
+def test_fft_output_laid_out_as_torch(transform):
+    """torch's FFT along a dim other than the last returns ATen's _exec_fft layout (batch
+    dims outermost by input stride, transformed dims innermost), so reshaping it copies and a
+    later write into the result does not reach what the reshape fed (breadth seed 59706:
+    gradkit's contiguous irfft output made cholesky_ex's saved input a view, and backward
+    refused the write unsqueeze_ made)."""
+    def program(m):
+        x = m.tensor([[1.0 + 1j, 2.0 - 1j, 0.5j, 3.0], [0.25, -1.0 + 2j, 1.5, -0.5j],
+                      [2.0, 0.5 - 0.5j, -1j, 1.0]], dtype=m.complex128, requires_grad=True)
+        out = transform(m, x)
+        square = out.reshape(-1)[:4].reshape(2, 2)
+        product = square @ square.mT.conj() + m.eye(2, dtype=square.dtype)
+        factor = m.linalg.cholesky_ex(product)[0]
+        out.unsqueeze_(1)
+        return (out, m.tensor(out.stride()), factor) + m.autograd.grad(factor.abs().sum(), [x])
+    assert_same_as_torch(program)

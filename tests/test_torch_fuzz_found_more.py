@@ -681,3 +681,23 @@ def test_fft_output_laid_out_as_torch(transform):
         out.unsqueeze_(1)
         return (out, m.tensor(out.stride()), factor) + m.autograd.grad(factor.abs().sum(), [x])
     assert_same_as_torch(program)
+
+
+def test_cholesky_of_an_infinite_complex_gram_matrix_is_the_blas_wart():
+    """Known difference (docs/numerics.md, "BLAS kernel computes"; breadth seed 59823):
+    torch's 1x1 complex x @ x.mH of -inf is NaN (its BLAS multiplies by 1 + 0j), so its
+    Cholesky factorization refuses; gradkit's product is inf + NaN j and factors to inf."""
+    def gram(m):
+        x = m.tensor([[complex(-math.inf, 0)]], dtype=m.complex128)
+        return x @ x.mH + m.eye(1, dtype=m.complex128)
+    assert np.isnan(gram(torch).real).all()
+    with pytest.raises(torch.linalg.LinAlgError, match="not positive-definite"):
+        torch.linalg.cholesky(gram(torch))
+    assert np.isposinf(gram(gradkit).numpy().real).all()
+    factor = gradkit.linalg.cholesky(gram(gradkit))
+    assert factor.numpy()[0, 0] == complex(math.inf, 0)
+    # a NaN gram matrix is refused alike
+    nan = [[complex(math.nan, 0)]]
+    for m in (torch, gradkit):
+        with pytest.raises(m.linalg.LinAlgError, match="not positive-definite"):
+            m.linalg.cholesky(m.tensor(nan, dtype=m.complex128))

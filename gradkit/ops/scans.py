@@ -185,7 +185,7 @@ def logcumsumexp(xp, x, *, dim):
     out = xp.moveaxis(x.copy(), d, 0)  # a view: filled row by row along d, as torch's loop
     add = xp.logaddexp if x.dtype.kind == "f" else _complex_log_add_exp
     with np.errstate(all="ignore"):  # infinite cases are picked after the fact
-        if x.dtype.kind == "c":  # torch adds the first element to log(0) too: NaN spreads
+        if x.dtype.kind == "c" and out.shape[0]:  # torch adds the first one to log(0) too
             out[0] = add(xp.full_like(out[0], -np.inf), out[0])
         for i in range(1, out.shape[0]):
             out[i] = add(out[i - 1], out[i])

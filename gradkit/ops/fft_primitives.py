@@ -40,6 +40,55 @@ def _numel(shape, dims) -> int:
     return math.prod(shape[d] for d in dims)
 
 
+def _by_stride(strides, dims) -> list:
+    """ATen's _sort_dims: ``dims`` by decreasing stride (a stable sort, as std::sort's
+    insertion sort of so few dims)."""
+    return sorted(dims, key=lambda d: -strides[d])
+
+
+def _exec_fft_strides(shape, in_strides, dims) -> tuple:
+    """The element strides of ATen's _exec_fft output: contiguous in the order of the batch
+    dims (by decreasing input stride), then the transformed ``dims`` as given."""
+    transformed = set(dims)
+    order = _by_stride(in_strides, _partition(list(range(len(shape))),
+                                              lambda d: d not in transformed)) + list(dims)
+    strides, step = [0] * len(shape), 1
+    for d in reversed(order):
+        strides[d], step = step, step * max(shape[d], 1)
+    return tuple(strides)
+
+
+def _partition(items: list, keep) -> list:
+    """The items ``keep`` accepts, in the order libstdc++'s (unstable) std::partition leaves
+    them: from the front, each rejected one swaps with the last accepted one from the back."""
+    first, last = 0, len(items)
+    while True:
+        while first != last and keep(items[first]):
+            first += 1
+        if first == last:
+            return items[:first]
+        last -= 1
+        while first != last and not keep(items[last]):
+            last -= 1
+        if first == last:
+            return items[:first]
+        items[first], items[last] = items[last], items[first]
+        first += 1
+
+
+def _laid_out(xp, out, strides):
+    """``out``'s values in a new array of those element strides (torch's layout: a reshape of
+    it then copies or views as torch's does)."""
+    laid = xp.lib.stride_tricks.as_strided(xp.empty(out.size, out.dtype), out.shape,
+                                           [s * out.itemsize for s in strides])
+    laid[...] = out
+    return laid
+
+
+def _elements(strides, itemsize) -> list:
+    return [s // itemsize for s in strides]
+
+
 @op(name="fft_c2c", linear=True, node_name="FftC2CBackward0")
 def fft_c2c(xp, x, *, dim, normalization, forward):
     """The complex-to-complex DFT of x over ``dim`` (the inverse when not ``forward``)."""
@@ -47,7 +96,10 @@ def fft_c2c(xp, x, *, dim, normalization, forward):
         return x.copy()
     transform = xp.fft.fftn if forward else xp.fft.ifftn
     out = transform(x, axes=dim, norm="backward" if forward else "forward")
-    return _scaled(out.astype(x.dtype, copy=False), _numel(x.shape, dim), normalization)
+    in_strides = _elements(x.strides, x.itemsize)
+    strides = _exec_fft_strides(x.shape, in_strides, _by_stride(in_strides, dim))
+    out = _scaled(out.astype(x.dtype, copy=False), _numel(x.shape, dim), normalization)
+    return _laid_out(xp, out, strides)
 
 
 # saves x, as torch does (node._saved_self), for its size along the last transformed dim
@@ -65,7 +117,10 @@ def fft_r2c(xp, x, *, dim, normalization, onesided):
     if x.size == 0:
         return xp.zeros(shape, dtype=complex_dtype)
     out = (xp.fft.rfftn if onesided else xp.fft.fftn)(x, axes=dim, norm="backward")
-    return _scaled(out.astype(complex_dtype, copy=False), _numel(x.shape, dim), normalization)
+    in_strides = _elements(x.strides, x.itemsize)
+    strides = _exec_fft_strides(shape, in_strides, _by_stride(in_strides, dim[:-1]) + [dim[-1]])
+    out = _scaled(out.astype(complex_dtype, copy=False), _numel(x.shape, dim), normalization)
+    return _laid_out(xp, out, strides)
 
 
 @op(name="fft_c2r", linear=True, node_name="FftC2RBackward0")
@@ -79,7 +134,13 @@ def fft_c2r(xp, x, *, dim, normalization, last_dim_size):
     if x.size == 0:
         return xp.zeros(shape, dtype=real_dtype)
     out = xp.fft.irfftn(x, s=sizes, axes=dim, norm="forward")
-    return _scaled(out.astype(real_dtype, copy=False), math.prod(sizes), normalization)
+    # ATen: a c2c transform over the other dims first, then a c2r one over the last
+    in_strides = _elements(x.strides, x.itemsize)
+    if len(dim) > 1:
+        in_strides = _exec_fft_strides(x.shape, in_strides, _by_stride(in_strides, dim[:-1]))
+    strides = _exec_fft_strides(shape, in_strides, [dim[-1]])
+    out = _scaled(out.astype(real_dtype, copy=False), math.prod(sizes), normalization)
+    return _laid_out(xp, out, strides)
 
 
 def _pad_along(g, dim: int, before: int, after: int):

@@ -162,8 +162,8 @@ def inner(x, y):
                            f"shapes {list(x.shape)} and {list(y.shape)}")
     if x.dtype != y.dtype:  # torch's tensordot checks before any kernel
         raise RuntimeError("both inputs should have same dtype")
-    if x.ndim == 1 and y.ndim == 1:  # torch's dot kernel: refuses bool even when empty
-        return matmul(x, y)
+    if x.ndim == 1 and y.ndim == 1:  # torch's dot kernel (refuses bool even when empty),
+        return reshape(matmul(x, y), ())  # then tensordot's view: ViewBackward0 over DotBackward0
     k = x.shape[-1]  # explicit row counts: -1 is ambiguous when k is 0
     rows = matmul(reshape(x, (math.prod(x.shape[:-1]), k)),
                   transpose(reshape(y, (math.prod(y.shape[:-1]), k)), 0, 1))

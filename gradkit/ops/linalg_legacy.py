@@ -19,7 +19,7 @@ from gradkit.ops.linalg_pinv import matrix_exp, pinv
 from gradkit.ops.linalg_functions import matrix_power
 from gradkit.ops._op import op
 from gradkit.ops.linalg_solvers import _cholesky, _cholesky_jvp, _cholesky_vjp, mH
-from gradkit.ops.linalg_triangular_solve import solve_triangular
+from gradkit.ops.linalg_triangular_solve import triangular_solve_saving_b
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.shape import broadcast_to, transpose
 from gradkit.ops.unary_helpers import kernel_error
@@ -139,8 +139,8 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
             raise RuntimeError(f"torch.triangular_solve: Expected {label} to have at least 2 "
                                f"dimensions, but it has {m.ndim} dimensions instead")
     batch = check_linear_solve("triangular_solve", b, A, "triangular_solve_cpu")
-    solution = solve_triangular(_transposed(A) if transpose else A, b, upper=upper != transpose,
-                                unitriangular=unitriangular)
+    solution = triangular_solve_saving_b(b, _transposed(A) if transpose else A,
+                                         upper=upper != transpose, unitriangular=unitriangular)
     return TriangularSolveResult(solution, broadcast_to(A, batch + tuple(A.shape[-2:])).clone())
 
 

@@ -67,6 +67,10 @@ def solve_triangular(xp, a, b, *, upper, left=True, unitriangular=False):
     """X with ``A X = B`` (``left=False``: ``X A = B``) for triangular A: only its ``upper`` or
     lower triangle is read (``unitriangular``: its diagonal is taken as ones)."""
     _check(a, b, left)
+    return _solve(xp, a, b, upper, left, unitriangular)
+
+
+def _solve(xp, a, b, upper, left, unitriangular):
     if b.dtype != a.dtype:  # torch solves in A's dtype (B's imaginary part is dropped)
         b = (b.real if b.dtype.kind == "c" and a.dtype.kind != "c" else b).astype(a.dtype)
     if not left:  # X A = B is A^T X^T = B^T, A^T triangular the other way
@@ -103,3 +107,20 @@ def _solve_triangular_jvp(tangents, a, x, upper, left, unitriangular):
 
 solve_triangular.defvjp_all(_solve_triangular_vjp)
 solve_triangular.defjvp_all(_solve_triangular_jvp)
+
+
+# torch.triangular_solve's node saves self (B) too, though its gradients do not read it: a
+# write into B before backward is refused
+@op(save=("b", "a", "result"), broadcast=True, node_name="TriangularSolveBackward0")
+def triangular_solve_saving_b(xp, b, a, *, upper, unitriangular=False):
+    """X with ``A X = B`` for triangular A, as a node that also saves B (shapes checked by
+    the caller, torch.triangular_solve)."""
+    return _solve(xp, a, b, upper, True, unitriangular)
+
+
+triangular_solve_saving_b.defvjp_all(
+    lambda g, b, a, x, upper, unitriangular: _solve_triangular_vjp(
+        g, a, x, upper, True, unitriangular)[::-1])
+triangular_solve_saving_b.defjvp_all(
+    lambda tangents, b, a, x, upper, unitriangular: _solve_triangular_jvp(
+        tangents[::-1], a, x, upper, True, unitriangular))

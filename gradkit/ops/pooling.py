@@ -68,7 +68,9 @@ def adaptive_windows(size, out):
     return positions, positions < ends[:, None], size
 
 
-@op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,),
+# x itself is saved (not just its shape), as torch's node saves self: a write into it before
+# backward is refused
+@op(save=("x", "result1"), outputs=2, differentiable_outputs=(0,),
     node_name="MaxPool2DWithIndicesBackward0")
 def max_pool_with_indices(xp, x, windows=None, fallback=None, kind="MaxPool2DWithIndices"):
     """Window maxima of (N, C, *sizes) and their flat indices into each plane (as torch);
@@ -110,7 +112,8 @@ def max_pool_with_indices(xp, x, windows=None, fallback=None, kind="MaxPool2DWit
 max_pool_with_indices.node_name_rule = lambda params, datas: params["kind"] + "Backward0"
 
 
-def _max_pool_vjp(g, x_shape, indices, windows, fallback, kind):
+def _max_pool_vjp(g, x, indices, windows, fallback, kind):
+    x_shape = tuple(x.shape)
     n, c = x_shape[:2]
     plane = math.prod(x_shape[2:])
     outs = (n, c, math.prod(indices.shape[2:]))  # explicit: -1 is ambiguous for 0 batches
@@ -124,7 +127,8 @@ def _max_pool_vjp(g, x_shape, indices, windows, fallback, kind):
     return (reshape(narrow(flat, 2, 0, plane), tuple(x_shape)),)
 
 
-def _max_pool_jvp(tangents, x_shape, indices, windows, fallback, kind):
+def _max_pool_jvp(tangents, x, indices, windows, fallback, kind):
+    x_shape = tuple(x.shape)
     n, c = x_shape[:2]
     flat = reshape(tangents[0], (n, c, math.prod(x_shape[2:])))
     outs = (n, c, math.prod(indices.shape[2:]))

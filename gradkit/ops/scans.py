@@ -10,6 +10,7 @@ import numpy as np
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.ops._op import op
+from gradkit.ops.arithmetic import add, sub
 from gradkit.ops.complex import conj, real
 from gradkit.ops.elementwise import exp, log
 from gradkit.ops.extremes import amax
@@ -185,6 +186,8 @@ def logcumsumexp(xp, x, *, dim):
     out = xp.moveaxis(x.copy(), d, 0)  # a view: filled row by row along d, as torch's loop
     add = xp.logaddexp if x.dtype.kind == "f" else _complex_log_add_exp
     with np.errstate(all="ignore"):  # infinite cases are picked after the fact
+        if x.dtype.kind == "c" and out.shape[0]:  # torch adds the first one to log(0) too
+            out[0] = add(xp.full_like(out[0], -np.inf), out[0])
         for i in range(1, out.shape[0]):
             out[i] = add(out[i - 1], out[i])
     out = xp.moveaxis(out, 0, d)
@@ -200,7 +203,7 @@ def _complex_log_add_exp(a, b):
     high, low = xp.where(b_larger, b, a), xp.where(b_larger, a, b)
     out = xp.log1p(xp.exp(low - high)) + high
     same_inf = ~xp.isfinite(low.real) & (low.real == high.real)
-    out = xp.where(same_inf & (low.real < 0), low, out)
+    out = xp.where(same_inf & (low.real < 0), a, out)  # the sum so far: -inf + 0j from log(0)
     out = xp.where(same_inf & (low.real > 0), xp.log(xp.exp(low) + xp.exp(high)), out)
     return xp.where(xp.isnan(a) | xp.isnan(b), complex(np.nan, np.nan), out)
 
@@ -217,7 +220,9 @@ def _logcumsumexp_vjp(g, x, out, dim):
     d = _scan_dim(x, dim)
     if _data(x).dtype.kind == "c":
         with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf: exp gives 0
-            return conj(exp(_reverse_logcumsumexp(log(conj(g)) - out, d) + x))
+            # the ops, not NumPy's - and + on the arrays a plain backward passes: torch's
+            # complex sub and add multiply by alpha = 1 + 0j, so an infinite out gives NaN
+            return conj(exp(add(_reverse_logcumsumexp(sub(log(conj(g)), out), d), x)))
     lowest = float(np.finfo(_data(g).dtype).min)
     with np.errstate(divide="ignore", over="ignore"):  # log|0| = -inf (masked), lowest - out
         log_abs = log(piecewise.abs(g))

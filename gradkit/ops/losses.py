@@ -117,7 +117,7 @@ def _nll_vjp(g, x, target, weight, x_shape, class_dim, reduction, ignore_index):
 
 
 _nll.defvjp(_nll_vjp, None, None)
-_nll.defjvp(lambda t, target, weight, x_shape, class_dim, reduction, ignore_index:
+_nll.defjvp(lambda t, x, target, weight, x_shape, class_dim, reduction, ignore_index:
             _nll(t, target, weight, class_dim=class_dim, reduction=reduction,
                  ignore_index=ignore_index), None, None)
 

@@ -16,6 +16,8 @@ from typing import Any, NamedTuple
 from gradkit._tensor import Tensor
 from gradkit.autograd.hook_handles import RemovableHandle, _HookDict, add_hook  # noqa: F401
 from gradkit.autograd.inference import SAVE_MESSAGE, InferenceVersion
+from gradkit.autograd.saved_messages import (  # noqa: F401 - FREED_MESSAGE is read from here
+    DETACHED_MESSAGE, FREED_MESSAGE, PACK_HOOK_WRITES, version_error)
 
 # the user-facing hooks live in their own files; torch users find them here
 from gradkit.autograd.multi_grad_hook import register_multi_grad_hook  # noqa: F401
@@ -30,18 +32,6 @@ from gradkit.backend import from_numpy_dtype, get_array_module
 
 _sequence = itertools.count()  # next() on a count is atomic under the GIL
 accumulate_lock = threading.Lock()  # guards .grad of leaves shared across threads
-
-FREED_MESSAGE = (
-    "Trying to backward through the graph a second time (or directly access saved tensors "
-    "after they have already been freed). Saved intermediate values of the graph are freed "
-    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
-    "backward through the graph a second time or if you need to access saved tensors after "
-    "calling backward.")
-
-DETACHED_MESSAGE = (
-    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
-    "This is not supported, please use out-of-place `.detach()` instead")
-
 
 class NodeExtras:
     """Rarely used per-node state, allocated only when something asks for it."""
@@ -245,22 +235,6 @@ def _reattached_leaf(leaf) -> Tensor:
     return Tensor._make(leaf._data, accumulator, 0, leaf._vc)
 
 
-def _version_error(tensor_desc: str, owner: str, now: int, expected: int) -> RuntimeError:
-    return RuntimeError(
-        "one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: [{tensor_desc}]{owner + ',' if owner else ''} is at version {now}; "
-        f"expected version "
-        f"{expected} instead. Hint: enable anomaly detection to find the operation that "
-        "failed to compute its gradient, with gradkit.autograd.set_detect_anomaly(True).")
-
-
-PACK_HOOK_WRITES = (
-    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack "
-    "hook cannot be modified by in-place operations as this can lead to unexpected "
-    "side-effects. Please open an issue if you need to perform in-place operations on the input "
-    "to a pack hook.")
-
-
 class SavedTensor:
     """A tensor saved for backward, with its version at save time.
 
@@ -313,7 +287,7 @@ class SavedTensor:
             elif self.tensor is not None and self.tensor.grad_fn is not None:
                 owner = (f", which is output {self.tensor._output_nr} of "
                          f"{self.tensor.grad_fn.name()}")
-            raise _version_error(desc, owner, self.version_counter[0], self.version)
+            raise version_error(desc, owner, self.version_counter[0], self.version)
         tensor = self.tensor
         if tensor is not None and tensor.grad_fn is None and self.history:
             if self.history == 2:

@@ -23,11 +23,8 @@ def _leaves(lib, arrays):
     return [lib.tensor(a, requires_grad=True) for a in arrays]
 
 
-def _same_results(program, arrays):
-    """program(lib, leaves) in both libraries: every tensor it returns agrees (values, dtype,
-    shape), and so do the gradients of the leaves under the same random seeds."""
-    ours_in, theirs_in = _leaves(gradkit, arrays), _leaves(torch, arrays)
-    ours, theirs = flat(program(gradkit, ours_in)), flat(program(torch, theirs_in))
+def _same_then_backward(ours: list, theirs: list) -> None:
+    """The tensors agree; then both backward from them under the same random seeds."""
     assert len(ours) == len(theirs)
     for g, t in zip(ours, theirs, strict=True):
         same(g, t)
@@ -36,6 +33,13 @@ def _same_results(program, arrays):
                               [gradkit.tensor(s) for s in seeds])
     torch.autograd.backward([t for t in theirs if t.requires_grad],
                             [torch.tensor(s) for s in seeds])
+
+
+def _same_results(program, arrays):
+    """program(lib, leaves) in both libraries: every tensor it returns agrees (values, dtype,
+    shape), and so do the gradients of the leaves under the same random seeds."""
+    ours_in, theirs_in = _leaves(gradkit, arrays), _leaves(torch, arrays)
+    _same_then_backward(flat(program(gradkit, ours_in)), flat(program(torch, theirs_in)))
     for g, t in zip(ours_in, theirs_in, strict=True):
         same(g.grad, t.grad)
 
@@ -185,14 +189,8 @@ def test_recurrent_layers_on_packed_sequences(name, with_state):
                 hidden]
     arrays = SEQS + states
     ours_in, theirs_in = _leaves(gradkit, arrays), _leaves(torch, arrays)
-    got, want = flat(program(gradkit, ours, ours_in)), flat(program(torch, theirs, theirs_in))
-    for g, t in zip(got, want, strict=True):
-        same(g, t)
-    seeds = [rng.standard_normal(tuple(t.shape)) for t in want if t.requires_grad]
-    gradkit.autograd.backward([g for g in got if g.requires_grad],
-                              [gradkit.tensor(s) for s in seeds])
-    torch.autograd.backward([t for t in want if t.requires_grad],
-                            [torch.tensor(s) for s in seeds])
+    _same_then_backward(flat(program(gradkit, ours, ours_in)),
+                        flat(program(torch, theirs, theirs_in)))
     for g, t in zip(list(ours.parameters()) + ours_in[:3 + with_state * len(states)],
                     list(theirs.parameters()) + theirs_in[:3 + with_state * len(states)],
                     strict=True):

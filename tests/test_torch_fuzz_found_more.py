@@ -104,6 +104,16 @@ def test_complex_self_division_is_exactly_one_where_torch_leaves_a_tiny_imaginar
     assert mine[1].item() == 0 and abs(theirs[1].item()) > 1e-3
 
 
+def _assert_gradient_at_a_repeated_spectrum(loss, dtype) -> None:
+    """loss's gradient (with its graph) at diag(2, 2, 1), whose spectrum repeats, as torch's."""
+    def program(m):
+        x = m.tensor([[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 1.0]],
+                     dtype=getattr(m, dtype), requires_grad=True)
+        (g,) = m.autograd.grad(loss(m, x), x, create_graph=True)
+        return (g,)
+    assert_same_as_torch(program, atol=1e-12)
+
+
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 @pytest.mark.parametrize("loss", [
     lambda m, x: m.linalg.svdvals(x).sum(),
@@ -113,12 +123,7 @@ def test_complex_self_division_is_exactly_one_where_torch_leaves_a_tiny_imaginar
 def test_singular_values_gradient_is_finite_at_repeated_values(loss, dtype):
     """Only the singular values reach the loss: torch's svd_backward takes U diag(gS) Vh,
     with no division by s_j² - s_i² (NaN at repeated values before; breadth seed 814)."""
-    def program(m):
-        x = m.tensor([[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 1.0]],
-                     dtype=getattr(m, dtype), requires_grad=True)
-        (g,) = m.autograd.grad(loss(m, x), x, create_graph=True)
-        return (g,)
-    assert_same_as_torch(program, atol=1e-12)
+    _assert_gradient_at_a_repeated_spectrum(loss, dtype)
 
 
 def test_writing_a_slice_into_the_transpose_reads_the_old_values():
@@ -244,12 +249,7 @@ def test_svd_of_infinite_entries_is_nan_as_torch(dtype):
 def test_eigenvalues_gradient_is_finite_at_repeated_values(loss, dtype):
     """Only the eigenvalues reach the loss: torch's eigh backward takes V diag(gL) V^H, with no
     division by L_j - L_i (NaN at repeated eigenvalues before; breadth seeds 15726, 17842)."""
-    def program(m):
-        x = m.tensor([[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 1.0]],
-                     dtype=getattr(m, dtype), requires_grad=True)
-        (g,) = m.autograd.grad(loss(m, x), x, create_graph=True)
-        return (g,)
-    assert_same_as_torch(program, atol=1e-12)
+    _assert_gradient_at_a_repeated_spectrum(loss, dtype)
 
 
 # -- lane fuzzb: the breadth class's draws of this session's new ops ---------------------------

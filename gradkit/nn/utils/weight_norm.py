@@ -89,12 +89,17 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
 
 def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     """Undo weight_norm: ``module.<name>`` is a parameter again."""
+    return _remove_hook(module, name, WeightNorm, "weight_norm")
+
+
+def _remove_hook(module: Module, name: str, kind: type, what: str) -> Module:
+    """Remove the ``kind`` pre-hook that reparametrizes ``module.<name>`` (torch's texts)."""
     for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[key]
             return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    raise ValueError(f"{what} of '{name}' not found in {module}")
 
 
 class SpectralNorm:
@@ -176,9 +181,4 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
 
 def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
     """Undo spectral_norm: ``module.<name>`` is a parameter again."""
-    for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            return module
-    raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    return _remove_hook(module, name, SpectralNorm, "spectral_norm")

@@ -42,6 +42,7 @@ SECTIONS = {
     "torch.special": "gradkit.special",
     "torch.utils": "gradkit.utils",
     "torch.utils.checkpoint": "gradkit.utils.checkpoint",
+    "torch.utils.data": "gradkit.utils.data",
     "torch.profiler": "gradkit.profiler",
     "torch.cuda": "gradkit.cuda",
 }

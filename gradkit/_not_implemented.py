@@ -10,7 +10,9 @@ COVERAGE_DOC = "docs/torch_coverage.md"
 
 # torch names gradkit knowingly does not implement -> what they are (for the message)
 NOT_IMPLEMENTED = {
-    "torch.utils.data": "torch.utils.data (Dataset, DataLoader)",
+    "torch.utils.data.DistributedSampler": "torch.utils.data.DistributedSampler (needs "
+                                           "torch.distributed)",
+    "torch.utils.data.datapipes": "torch.utils.data.datapipes (IterDataPipe, MapDataPipe)",
     "torch.utils.tensorboard": "torch.utils.tensorboard (SummaryWriter)",
     "torch.jit": "torch.jit (TorchScript)",
     "torch.compile": "torch.compile",
@@ -33,7 +35,7 @@ NOT_IMPLEMENTED = {
 
 
 def message(torch_name: str) -> str:
-    """The error text for the torch feature ``torch_name`` (``"torch.utils.data"``)."""
+    """The error text for the torch feature ``torch_name`` (``"torch.jit"``)."""
     feature = NOT_IMPLEMENTED.get(torch_name, torch_name)
     return f"gradkit does not implement {feature}; see {COVERAGE_DOC}"
 

@@ -16,7 +16,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 TUTORIALS = ROOT / "docs" / "examples" / "tutorials"
 # programs that use torch features gradkit leaves out: gradkit must stop naming the feature
-OUT_OF_SCOPE = {"dataloader_out_of_scope.py": "gradkit does not implement torch.utils.data"}
+OUT_OF_SCOPE = {"tensorboard_out_of_scope.py":
+                "gradkit does not implement torch.utils.tensorboard"}
 PROGRAMS = sorted(p.name for p in TUTORIALS.glob("*.py") if p.name not in OUT_OF_SCOPE)
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan")
 
@@ -93,19 +94,26 @@ def test_as_torch_maps_torch_submodules_to_gradkits(tmp_path):
     got = run_code(
         "import sys\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
         "from torch.autograd.functional import jacobian\nimport torch.utils.checkpoint\n"
-        "import gradkit\n"
+        "from torch.utils.data import DataLoader\nimport gradkit\n"
         "print(torch is gradkit, nn is gradkit.nn, F is gradkit.nn.functional,\n"
         "      jacobian is gradkit.autograd.functional.jacobian,\n"
-        "      torch.utils.checkpoint is gradkit.utils.checkpoint, sys.argv[1:])\n"
+        "      torch.utils.checkpoint is gradkit.utils.checkpoint,\n"
+        "      DataLoader is gradkit.utils.data.DataLoader, sys.argv[1:])\n"
         "", tmp_path)
     assert got.returncode == 0, got.stderr
-    assert got.stdout.split() == ["True"] * 5 + ["[]"]
+    assert got.stdout.split() == ["True"] * 6 + ["[]"]
+
+
+TENSORBOARD = "torch.utils.tensorboard (SummaryWriter)"
 
 
 @pytest.mark.parametrize("statement,feature", [
-    ("import torch.utils.data", "torch.utils.data (Dataset, DataLoader)"),
-    ("from torch.utils.data import DataLoader", "torch.utils.data (Dataset, DataLoader)"),
-    ("import torch\ntorch.utils.data.DataLoader", "torch.utils.data (Dataset, DataLoader)"),
+    ("import torch.utils.tensorboard", TENSORBOARD),
+    ("from torch.utils.tensorboard import SummaryWriter", TENSORBOARD),
+    ("import torch\ntorch.utils.tensorboard.SummaryWriter", TENSORBOARD),
+    ("import torch.utils.data\ntorch.utils.data.DistributedSampler",
+     "torch.utils.data.DistributedSampler (needs torch.distributed)"),
+    ("import torch.utils.data.datapipes", "torch.utils.data.datapipes (IterDataPipe, MapDataPipe)"),
     ("import torch\ntorch.func.functionalize(abs)", "torch.func.functionalize"),
     ("import torchvision", "torchvision (datasets, models, transforms)"),
     ("import torch\ntorch.compile(lambda x: x)", "torch.compile"),

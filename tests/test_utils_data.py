@@ -97,6 +97,9 @@ BATCHES = {
     "numpy float64 scalars": lambda lib: [np.float64(1.5), np.float64(2)],
     "numpy int16 scalars": lambda lib: [np.int16(1), np.int16(-2)],
     "numpy bool scalars": lambda lib: [np.bool_(True), np.bool_(False)],
+    "numpy scalars then numbers": lambda lib: [np.float32(1), 2.5, np.int16(3)],
+    "numpy int64 and float16": lambda lib: [np.int64(7), np.float16(2)],
+    "numpy scalars and bools": lambda lib: [np.uint8(7), True],
     "numpy arrays": lambda lib: [np.ones((2, 3), np.uint8), np.zeros((2, 3), np.uint8)],
     "dicts": lambda lib: [{"a": 1, "b": 2.0}, {"a": 3, "b": 4.0}],
     "ordered dicts": lambda lib: [collections.OrderedDict(a=1), collections.OrderedDict(a=2)],
@@ -124,6 +127,16 @@ def test_default_convert_converts_as_torch(batch):
 ])
 def test_default_convert_on_single_samples(sample):
     assert_same_as_torch(lambda lib, data: data.default_convert(sample))
+
+
+def test_python_floats_after_numpy_scalars_take_the_default_dtype():
+    def program(lib, data):
+        lib.set_default_dtype(lib.float64)
+        try:
+            return data.default_collate([np.float32(1), 2.5]), data.default_collate([0.5, 1.5])
+        finally:
+            lib.set_default_dtype(lib.float32)
+    assert_same_as_torch(program)
 
 
 def test_default_convert_shares_a_numpy_arrays_memory():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections.abc
 import copy
+import functools
 import re
 from collections.abc import Callable
 
@@ -16,6 +17,7 @@ from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.creation import from_numpy, tensor
 from gradkit.ops.joining import stack
+from gradkit.ops.promotion import promote_types
 
 __all__ = ["collate", "default_collate", "default_collate_fn_map", "default_convert"]
 
@@ -119,9 +121,20 @@ def collate_numpy_array_fn(batch, *, collate_fn_map=None):
     return collate([_numpy_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
 
 
+def _element_dtype(value) -> np.dtype:
+    """The dtype torch.as_tensor gives one element of a list: a NumPy scalar's own, a Python
+    float's the default dtype (NumPy would say float64)."""
+    if isinstance(value, (float, complex)) and not isinstance(value, np.generic):
+        default = backend.get_default_dtype()
+        return (default if isinstance(value, float) else default.to_complex()).np
+    return np.asarray(value).dtype
+
+
 def collate_numpy_scalar_fn(batch, *, collate_fn_map=None) -> Tensor:
-    """NumPy scalars -> a 1-d tensor of their dtype."""
-    return _numpy_tensor(batch)
+    """NumPy scalars (and any numbers after them) -> a 1-d tensor, dtypes promoted as
+    torch promotes them (int64 with float16 is float16)."""
+    dtype = functools.reduce(promote_types, map(_element_dtype, batch))
+    return from_numpy(np.asarray(batch, dtype=dtype))
 
 
 def collate_float_fn(batch, *, collate_fn_map=None) -> Tensor:

@@ -455,6 +455,15 @@ def test_dataloader_collates_samples_as_torch(samples):
     assert_same_as_torch(program)
 
 
+def test_dataloader_handing_whole_batches_of_indices_to_the_dataset():
+    def program(lib, data):
+        dataset = tensor_dataset(lib, data)
+        batches = data.BatchSampler(data.SequentialSampler(dataset), 3, False)
+        loader = data.DataLoader(dataset, sampler=batches, batch_size=None)
+        return len(loader), list(loader)
+    assert_same_as_torch(program)
+
+
 def test_dataloader_uses_getitems_when_the_dataset_has_it():
     def program(lib, data):
         class Batched(data.Dataset):

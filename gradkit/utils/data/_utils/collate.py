@@ -81,7 +81,7 @@ def default_convert(data):
     return data
 
 
-def collate(batch, *, collate_fn_map: dict[type | tuple[type, ...], Callable] | None = None):
+def collate(batch: list, *, collate_fn_map: dict[type | tuple[type, ...], Callable] | None = None):
     """Collate ``batch`` (a list of samples): leaves by ``collate_fn_map`` (exact type first,
     then the first key ``batch[0]`` is an instance of), containers element by element."""
     elem = batch[0]
@@ -108,12 +108,12 @@ def collate(batch, *, collate_fn_map: dict[type | tuple[type, ...], Callable] | 
     raise TypeError(default_collate_err_msg_format.format(elem_type))
 
 
-def collate_tensor_fn(batch, *, collate_fn_map=None) -> Tensor:
+def collate_tensor_fn(batch: list, *, collate_fn_map: dict | None = None) -> Tensor:
     """Tensors -> one tensor with a new first dimension (``stack``)."""
     return stack(batch, 0)
 
 
-def collate_numpy_array_fn(batch, *, collate_fn_map=None):
+def collate_numpy_array_fn(batch: list, *, collate_fn_map: dict | None = None):
     """NumPy arrays -> tensors, then collated as tensors (string/object arrays refused)."""
     elem = batch[0]
     if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
@@ -130,24 +130,24 @@ def _element_dtype(value) -> np.dtype:
     return np.asarray(value).dtype
 
 
-def collate_numpy_scalar_fn(batch, *, collate_fn_map=None) -> Tensor:
+def collate_numpy_scalar_fn(batch: list, *, collate_fn_map: dict | None = None) -> Tensor:
     """NumPy scalars (and any numbers after them) -> a 1-d tensor, dtypes promoted as
     torch promotes them (int64 with float16 is float16)."""
     dtype = functools.reduce(promote_types, map(_element_dtype, batch))
     return from_numpy(np.asarray(batch, dtype=dtype))
 
 
-def collate_float_fn(batch, *, collate_fn_map=None) -> Tensor:
+def collate_float_fn(batch: list, *, collate_fn_map: dict | None = None) -> Tensor:
     """Python floats -> a float64 tensor (whatever the default dtype)."""
     return tensor(batch, dtype=backend.float64)
 
 
-def collate_int_fn(batch, *, collate_fn_map=None) -> Tensor:
+def collate_int_fn(batch: list, *, collate_fn_map: dict | None = None) -> Tensor:
     """Python ints (and bools) -> an int64 (bool) tensor."""
     return tensor(batch)
 
 
-def collate_str_fn(batch, *, collate_fn_map=None):
+def collate_str_fn(batch: list, *, collate_fn_map: dict | None = None):
     """Strings and bytes stay a list."""
     return batch
 
@@ -164,7 +164,7 @@ default_collate_fn_map: dict[type | tuple[type, ...], Callable] = {
 }
 
 
-def default_collate(batch):
+def default_collate(batch: list):
     """Put a list of samples into a batch: tensors, NumPy arrays and numbers are stacked
     into tensors with a new first dimension (floats as float64, ints as int64), strings
     stay lists, and mappings, namedtuples and sequences are collated field by field

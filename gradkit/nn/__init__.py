@@ -1,6 +1,7 @@
 """gradkit.nn: layers (Modules), Parameter, init and functional, with torch.nn's names."""
 from gradkit._not_implemented import module_getattr
 from gradkit.nn import functional, init, utils
+from gradkit.nn.adaptive import AdaptiveLogSoftmaxWithLoss
 from gradkit.nn.activation import (
     GELU, Flatten, LogSoftmax, ReLU, Sigmoid, Softmax, Softmin, Tanh)
 from gradkit.nn.activation_more import (
@@ -10,6 +11,7 @@ from gradkit.nn.attention import MultiheadAttention
 from gradkit.nn.container import ModuleList, Sequential
 from gradkit.nn.container_more import ModuleDict, ParameterDict, ParameterList
 from gradkit.nn.layers_bags import Bilinear, EmbeddingBag
+from gradkit.nn.layers_deprecated import Container, NLLLoss2d
 from gradkit.nn.layers_lazy import (
     LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d, LazyConv3d,
     LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyInstanceNorm1d,
@@ -84,6 +86,7 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            "Buffer", "UninitializedBuffer", "UninitializedParameter", "LazyBatchNorm1d",
            "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
            "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
-           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
+           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "Container",
+           "NLLLoss2d", "AdaptiveLogSoftmaxWithLoss"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

@@ -1,5 +1,7 @@
 """AdaptiveLogSoftmaxWithLoss against torch (output, loss, every gradient, log_prob, predict,
-errors) and torch.nn's deprecated classes (Container, NLLLoss2d) with their warnings."""
+errors), torch.nn's deprecated classes (Container, NLLLoss2d) with their warnings, and the
+legacy CrossMapLRN2d (torch's values and backward formula, which is not the derivative of its
+forward: gradcheck's verdict is compared with torch's instead)."""
 import warnings
 
 import numpy as np
@@ -138,3 +140,61 @@ def test_nll_loss_2d_is_nll_loss_with_torchs_warnings(args, kwargs):
         seen.append((repr(loss), loss.reduction, loss.ignore_index, warned,
                      np.round(value.numpy(), 12).tolist(), isinstance(loss, lib.nn.NLLLoss)))
     assert seen[1] == seen[0]
+
+
+# -- CrossMapLRN2d: torch's legacy values and backward formula -------------------------------
+
+@pytest.mark.parametrize("size", [2, 3, 4, 5, 6])
+@pytest.mark.parametrize("channels", [1, 3, 6, 8])
+def test_cross_map_lrn2d_values_and_backward_match_torch(size, channels):
+    x = rng.standard_normal((2, channels, 2, 3))
+    seed = rng.standard_normal(x.shape)
+    found = []
+    for lib in (torch, gradkit):
+        xt = lib.tensor(x, requires_grad=True)
+        module = lib.nn.CrossMapLRN2d(size, alpha=0.5, beta=0.75, k=1.5)
+        out = module(xt)
+        out.backward(lib.tensor(seed))
+        found.append((out, xt.grad, out.grad_fn.name(), repr(module)))
+    same(found[1][0], found[0][0])
+    same(found[1][1], found[0][1])
+    assert found[1][2:] == found[0][2:] == ("CrossMapLRN2dBackward",
+                                            f"CrossMapLRN2d({size}, alpha=0.5, beta=0.75, k=1.5)")
+
+
+def test_cross_map_lrn2d_float32_defaults_match_torch():
+    x = rng.standard_normal((1, 5, 3, 3)).astype(np.float32) * 4
+    found = [lib.nn.CrossMapLRN2d(3)(lib.tensor(x)).numpy() for lib in (torch, gradkit)]
+    assert found[1].dtype == np.float32
+    np.testing.assert_allclose(found[1], found[0], rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("size, channels", [(3, 1), (5, 2), (2, 5), (3, 4), (5, 6)])
+def test_cross_map_lrn2d_gradcheck_verdict_is_torchs(size, channels):
+    """torch's backward is the derivative only while its forward's window has not moved past
+    channel 0: gradcheck passes there and fails beyond, in both libraries."""
+    x = rng.standard_normal((1, channels, 2, 2))
+    verdicts = []
+    for lib in (torch, gradkit):
+        module = lib.nn.CrossMapLRN2d(size, alpha=0.5, beta=0.75, k=1.5)
+        verdicts.append(lib.autograd.gradcheck(module, (lib.tensor(x, requires_grad=True),),
+                                               raise_exception=False))
+    assert verdicts[1] == verdicts[0]
+
+
+LRN_ERRORS = {
+    "not_4d": lambda lib: lib.nn.CrossMapLRN2d(3)(lib.ones(2, 3)),
+    "size_1_backward": lambda lib: lib.nn.CrossMapLRN2d(1)(
+        lib.ones(1, 3, 2, 2, requires_grad=True)).sum().backward(),
+    "double_backward": lambda lib: _grad_with_graph(lib, lib.ones(1, 3, 2, 2, requires_grad=True)),
+}
+
+
+def _grad_with_graph(lib, x):
+    return lib.autograd.grad(lib.nn.CrossMapLRN2d(3)(x).sum(), x, create_graph=True)
+
+
+@pytest.mark.parametrize("name", sorted(LRN_ERRORS))
+def test_cross_map_lrn2d_errors_match_torch(name):
+    found = errors(torch, lambda lib: lib, lambda lib, _: LRN_ERRORS[name](lib))
+    assert found[1] == found[0]

@@ -11,7 +11,7 @@ from gradkit.nn.attention import MultiheadAttention
 from gradkit.nn.container import ModuleList, Sequential
 from gradkit.nn.container_more import ModuleDict, ParameterDict, ParameterList
 from gradkit.nn.layers_bags import Bilinear, EmbeddingBag
-from gradkit.nn.layers_deprecated import Container, NLLLoss2d
+from gradkit.nn.layers_deprecated import Container, CrossMapLRN2d, NLLLoss2d
 from gradkit.nn.layers_lazy import (
     LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d, LazyConv3d,
     LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyInstanceNorm1d,
@@ -87,6 +87,6 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
            "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
            "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "Container",
-           "NLLLoss2d", "AdaptiveLogSoftmaxWithLoss"]
+           "NLLLoss2d", "AdaptiveLogSoftmaxWithLoss", "CrossMapLRN2d"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

@@ -1,9 +1,11 @@
-"""torch.nn's deprecated classes, kept for old code: Container (a Module holding its keyword
-arguments) and NLLLoss2d (NLLLoss), each warning as torch's on creation."""
+"""torch.nn's legacy classes, kept for old code: Container (a Module holding its keyword
+arguments) and NLLLoss2d (NLLLoss), each warning as torch's on creation, and CrossMapLRN2d
+(torch's legacy local response norm, with its quirks: functions_lrn.py)."""
 from __future__ import annotations
 
 import warnings
 
+from gradkit.nn import functions_lrn
 from gradkit.nn.loss import NLLLoss
 from gradkit.nn.module import Module
 from gradkit.ops.losses import legacy_reduction
@@ -48,3 +50,21 @@ class NLLLoss2d(NLLLoss):
                  reduction: str = "mean") -> None:
         super().__init__(weight, ignore_index,
                          legacy_reduction(size_average, reduce, reduction, stacklevel=4))
+
+
+class CrossMapLRN2d(Module):
+    """``CrossMapLRN2d(size, alpha=1e-4, beta=0.75, k=1)`` over (N, C, H, W): torch's legacy
+    cross-channel normalization (its values and its backward formula, see functions_lrn.py)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return functions_lrn.CrossMapLRN2d.apply(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -3,6 +3,7 @@ their placeholders (UninitializedParameter / UninitializedBuffer) and nn.Buffer 
 repr and state_dict before and after the first call, the class swap, the values and every
 gradient of the layer they become, load_state_dict into a lazy module, and torch's errors."""
 import copy
+import io
 import pickle
 import warnings
 
@@ -278,15 +279,45 @@ def _uninitialized_use(lib, call):
     lambda lib, p: p.dim(), lambda lib, p: p.detach(), lambda lib, p: p.clone(),
     lambda lib, p: p.tolist(), lambda lib, p: p * p, lambda lib, p: p[0],
     lambda lib, p: lib.nn.functional.conv2d(lib.ones(1, 1, 3, 3), p),
-    lambda lib, p: lib.zeros_like(p),
+    lambda lib, p: lib.zeros_like(p), lambda lib, p: p.requires_grad_(False),
+    lambda lib, p: lib.nn.LazyLinear(2).requires_grad_(False),
+    lambda lib, p: lib.nn.LazyLinear(2).to_empty(device="cpu"),
 ], ids=["add", "sum", "exp", "linear", "numel", "dim", "detach", "clone", "tolist", "mul",
-        "getitem", "conv2d", "zeros_like"])
+        "getitem", "conv2d", "zeros_like", "requires_grad_", "module_requires_grad_",
+        "to_empty"])
 @pytest.mark.parametrize("kind", ["UninitializedParameter", "UninitializedBuffer"])
 def test_using_a_placeholder_raises_torchs_value_error(call, kind):
     found = [_uninitialized_use(lib, lambda lib: call(lib, getattr(lib.nn, kind)()))
              for lib in (torch, gradkit)]
     assert found[1] == found[0]
     assert found[0][0] == "Attempted to use an uninitialized parameter"
+
+
+@pytest.mark.parametrize("kind", ["UninitializedParameter", "UninitializedBuffer"])
+def test_the_requires_grad_attribute_may_change_as_torch(kind):
+    seen = []
+    for lib in (torch, gradkit):
+        p = getattr(lib.nn, kind)()
+        p.requires_grad = not p.requires_grad
+        with pytest.raises(RuntimeError) as info:
+            lib.nn.UninitializedParameter(dtype=lib.int64)
+        seen.append((p.requires_grad, str(info.value)))
+    assert seen[1] == seen[0]
+
+
+def test_a_lazy_state_dict_saves_and_loads_as_torch():
+    """torch pickles a placeholder as its class and requires_grad; gradkit.save stores the
+    same in its safe format."""
+    seen = []
+    for lib in (torch, gradkit):
+        buffer = io.BytesIO()
+        lib.save(lib.nn.LazyBatchNorm1d().state_dict(), buffer)
+        buffer.seek(0)
+        state = lib.load(buffer, weights_only=False)
+        module = lib.nn.LazyBatchNorm1d()
+        seen.append((str(state), repr(module.load_state_dict(state)),
+                     module.has_uninitialized_params()))
+    assert seen[1] == seen[0]
 
 
 def test_the_value_error_names_the_op():

@@ -146,6 +146,17 @@ class UninitializedTensorMixin:
             "Can't share memory on an uninitialized parameter or buffer. Call `forward` to "
             "initialize the parameters before calling `module.share_memory()`.")
 
+    def requires_grad_(self, requires_grad: bool = True):
+        raise self._used(sys._getframe(0))  # torch lets only the attribute change it
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self._requires_grad = self._plain().requires_grad_(value).requires_grad
+
     def copy_(self, src, non_blocking: bool = False):
         self._plain().copy_(src._plain() if is_lazy(src) else src, non_blocking)
         return self
@@ -174,7 +185,11 @@ for _name in ("size", "is_complex", "is_floating_point", "half", "float", "doubl
 
 
 def _start_empty(tensor: Tensor, requires_grad: bool, device, dtype) -> None:
-    Tensor.__init__(tensor, empty(0, device=device, dtype=dtype))
+    data = empty(0, device=device, dtype=dtype)
+    if requires_grad and not (data.is_floating_point() or data.is_complex()):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    Tensor.__init__(tensor, data)
     tensor._requires_grad = requires_grad
 
 

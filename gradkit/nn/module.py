@@ -72,7 +72,8 @@ class Module(ModuleHooks, ModuleState):
                                     f"(gradkit.nn.{kind.__name__} or None expected)")
                 registry[name] = None
                 return
-        if name in self._buffers or isinstance(value, Buffer):  # a Buffer registers itself
+        # a Buffer registers itself (its isinstance is a Python call: tensors only)
+        if name in self._buffers or isinstance(value, Tensor) and isinstance(value, Buffer):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{typename(value)}' as buffer '{name}' "
                                 "(gradkit.nn.Buffer, gradkit.Tensor or None expected)")

@@ -471,3 +471,35 @@ def test_plain_lazy_instance_norm_stays_at_zero_features_and_warns_as_torch():
             module(lib.ones(1, 3, 2, 2))
         seen.append((repr(module), [str(w.message) for w in caught]))
     assert seen[1] == seen[0]
+
+
+def _lazy_scale_class(lib):
+    mixin = lib.nn.modules.lazy.LazyModuleMixin if lib is torch else lib.nn.lazy.LazyModuleMixin
+
+    class LazyScale(mixin, lib.nn.Module):
+        """A user's lazy module: one weight per feature, no class to become."""
+
+        def __init__(self):
+            super().__init__()
+            self.scale = lib.nn.UninitializedParameter()
+
+        def initialize_parameters(self, x, power=1):
+            if self.has_uninitialized_params():
+                with lib.no_grad():
+                    self.scale.materialize(x.shape[-1:])
+                    self.scale.fill_(2.0 ** power)
+
+        def forward(self, x, power=1):
+            return x * self.scale
+    return LazyScale
+
+
+def test_a_users_lazy_module_with_keyword_inputs_as_torch():
+    seen = []
+    for lib in (torch, gradkit):
+        module = _lazy_scale_class(lib)()
+        out = module(lib.ones(2, 3), power=3)
+        seen.append((type(module).__name__, out.tolist(), len(module._forward_pre_hooks),
+                     hasattr(module, "_load_hook"), module.has_uninitialized_params(),
+                     module(lib.ones(1, 3)).tolist()))
+    assert seen[1] == seen[0]

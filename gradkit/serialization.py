@@ -22,7 +22,7 @@ import numpy as np
 
 from gradkit import backend
 from gradkit._tensor import Size, Tensor
-from gradkit.nn.parameter import Parameter
+from gradkit.nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter, is_lazy
 
 FORMAT = "gradkit-save"
 VERSION = 1
@@ -105,6 +105,8 @@ class _Encoder:
         if isinstance(obj, complex):
             return {"type": "complex", "real": self.encode(obj.real, where),
                     "imag": self.encode(obj.imag, where)}
+        if is_lazy(obj):  # a lazy module's placeholder: as torch pickles it, requires_grad only
+            return {"type": type(obj).__name__, "requires_grad": obj.requires_grad}
         if isinstance(obj, Tensor):
             return self._tensor(obj)
         if isinstance(obj, np.ndarray):
@@ -142,6 +144,9 @@ class _Encoder:
         return {"index": len(self.arrays) - 1, "dtype": str(array.dtype)}
 
 
+_PLACEHOLDERS = {cls.__name__: cls for cls in (UninitializedParameter, UninitializedBuffer)}
+
+
 class _Decoder:
     """JSON nodes back to objects; refuses any node type it does not know."""
 
@@ -168,6 +173,8 @@ class _Decoder:
             return complex(self.decode(node["real"]), self.decode(node["imag"]))
         if kind in ("tensor", "parameter"):
             return self._tensor(node)
+        if kind in _PLACEHOLDERS:
+            return _PLACEHOLDERS[kind](node["requires_grad"])
         if kind == "ndarray":
             return self._array(node["index"], node["dtype"])
         if kind == "dtype":

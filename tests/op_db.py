@@ -11,6 +11,7 @@ and grad-output element, and the whole table must run in a few minutes.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import NamedTuple
@@ -1947,3 +1948,55 @@ OPS += [  # lane misc: segment_reduce (composed: gradients of narrow, the reduct
         Sample((N(4), "mean"), {"lengths": I([4])}, name="one_segment")])),
 ]
 _rng = _table_rng
+
+# lane nnlazy: nn.functional's other spellings (gradkit/nn/functional_aliases.py): the pools
+# that always return their indices, the deprecated upsample* (their warning is checked in
+# tests/test_nn_functional_aliases.py; silenced here)
+_table_rng, _rng = _rng, np.random.default_rng(1515_21)
+
+
+def _quiet(name):
+    """F.<name> without its deprecation warning, in both libraries."""
+    def make(lib):
+        def call(*args, **kwargs):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return getattr(lib.nn.functional, name)(*args, **kwargs)
+        return call
+    return _in_both(make)
+
+
+def _deprecated_row(name, *samples):
+    ours, theirs = _quiet(name)
+    return OpInfo(name, ours, S(*samples), torch=theirs)
+
+
+OPS += [
+    OpInfo("max_pool1d_with_indices", F.max_pool1d_with_indices, S(
+        Sample((Distinct(1, 2, 7), 3), {"stride": 2, "padding": 1}),
+        Sample((Distinct(2, 6), 2, None, 0, 1, False, False), name="return_indices_false"))),
+    OpInfo("max_pool2d_with_indices", F.max_pool2d_with_indices, S(
+        Sample((Distinct(1, 2, 4, 5), 2), {"ceil_mode": True}),)),
+    OpInfo("max_pool3d_with_indices", F.max_pool3d_with_indices, S(
+        Sample((Distinct(1, 1, 3, 4, 4), (2, 1, 2)), {"dilation": (1, 2, 1)}),)),
+    OpInfo("adaptive_max_pool1d_with_indices", F.adaptive_max_pool1d_with_indices, S(
+        Sample((Distinct(1, 2, 7), 3)), Sample((Distinct(2, 5), 2, False), name="unbatched"))),
+    OpInfo("adaptive_max_pool2d_with_indices", F.adaptive_max_pool2d_with_indices, S(
+        Sample((Distinct(1, 2, 5, 4), (3, None))),)),
+    OpInfo("adaptive_max_pool3d_with_indices", F.adaptive_max_pool3d_with_indices, S(
+        Sample((Distinct(1, 2, 3, 4, 5), 2)),)),
+    OpInfo("fractional_max_pool2d_with_indices", F.fractional_max_pool2d_with_indices, S(
+        Sample((Distinct(1, 2, 7, 6), 2), {"output_size": (3, 4),
+                                           "_random_samples": Const(_rng.random((1, 2, 2)))}),)),
+    OpInfo("fractional_max_pool3d_with_indices", F.fractional_max_pool3d_with_indices, S(
+        Sample((Distinct(1, 2, 5, 6, 5), 2), {"output_ratio": 0.5,
+                                              "_random_samples": Const(_rng.random((1, 2, 3)))}),
+    )),
+    _deprecated_row("upsample", Sample((N(1, 2, 3), None, 2), name="nearest"),
+                    Sample((N(1, 1, 3, 2), (4, 5), None, "bilinear", False), name="bilinear")),
+    _deprecated_row("upsample_nearest", Sample((N(1, 1, 2, 3), (3, 5)))),
+    _deprecated_row("upsample_bilinear", Sample((N(1, 1, 3, 2), None, 2))),
+]
+_rng = _table_rng
+NON_DIFFERENTIABLE["F.native_channel_shuffle"] = (
+    "torch has no derivative: backward refuses it (NotImplemented node)")

@@ -164,13 +164,3 @@ def test_adaptive_pooling_output_size_errors_match_torch(name, shape, output_siz
             getattr(lib.nn.functional, name)(lib.zeros(*shape), output_size)
         found.append((type(info.value), str(info.value)))
     assert found[1] == found[0]
-
-
-def test_lazy_linear_refuses_a_checkpoint_before_its_first_call():
-    """A documented difference (docs/api.md): torch sizes the weight from the checkpoint."""
-    layer = gradkit.nn.LazyLinear(3)
-    with pytest.raises(RuntimeError, match=r"size mismatch for weight: copying a param with "
-                                           r"shape gradkit.Size\(\[3, 5\]\) from checkpoint, the "
-                                           r"shape in current model is gradkit.Size\(\[3, 0\]\)"):
-        layer.load_state_dict(gradkit.nn.Linear(5, 3).state_dict())
-    torch.nn.LazyLinear(3).load_state_dict(torch.nn.Linear(5, 3).state_dict())

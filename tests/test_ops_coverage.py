@@ -22,7 +22,9 @@ _CHECKED_ELSEWHERE = {"allclose",      # returns a Python bool: tests/test_torch
                       "detach_copy",   # a refusing node: tests/test_strides.py
                       "view_as_complex_copy",  # refuses autograd: tests/test_strides.py
                       "histogram",     # a refusing node: tests/test_signal_histograms.py
-                      "histogramdd"}   # a refusing node: tests/test_signal_histograms.py
+                      "histogramdd",   # a refusing node: tests/test_signal_histograms.py
+                      # a refusing node: tests/test_nn_functional_aliases.py
+                      "F.native_channel_shuffle"}
 
 
 def _exported():

@@ -1,6 +1,7 @@
 """gradkit.nn: layers (Modules), Parameter, init and functional, with torch.nn's names."""
 from gradkit._not_implemented import module_getattr
 from gradkit.nn import functional, init, utils
+from gradkit.nn.adaptive import AdaptiveLogSoftmaxWithLoss
 from gradkit.nn.activation import (
     GELU, Flatten, LogSoftmax, ReLU, Sigmoid, Softmax, Softmin, Tanh)
 from gradkit.nn.activation_more import (
@@ -10,7 +11,11 @@ from gradkit.nn.attention import MultiheadAttention
 from gradkit.nn.container import ModuleList, Sequential
 from gradkit.nn.container_more import ModuleDict, ParameterDict, ParameterList
 from gradkit.nn.layers_bags import Bilinear, EmbeddingBag
-from gradkit.nn.layers_lazy import LazyLinear
+from gradkit.nn.layers_deprecated import Container, CrossMapLRN2d, NLLLoss2d
+from gradkit.nn.layers_lazy import (
+    LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d, LazyConv3d,
+    LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyInstanceNorm1d,
+    LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear)
 from gradkit.nn.layers_nd import (
     AdaptiveMaxPool3d, BatchNorm3d, Conv3d, ConvTranspose1d, ConvTranspose3d,
     FractionalMaxPool2d, FractionalMaxPool3d, InstanceNorm1d, InstanceNorm3d, LPPool3d,
@@ -35,7 +40,7 @@ from gradkit.nn.loss_more import (
     MultiLabelSoftMarginLoss, MultiMarginLoss, PairwiseDistance, PoissonNLLLoss, SmoothL1Loss,
     SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, CTCLoss)
 from gradkit.nn.module import Module
-from gradkit.nn.parameter import Parameter
+from gradkit.nn.parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 from gradkit.nn.transformer import (
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
     TransformerEncoderLayer)
@@ -76,6 +81,12 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            # lane nsfunc: the 3-d variants
            "AdaptiveMaxPool3d", "ConvTranspose3d", "LPPool3d", "MaxUnpool3d", "LazyLinear",
            # lane rnnfn
-           "FractionalMaxPool2d", "FractionalMaxPool3d"]
+           "FractionalMaxPool2d", "FractionalMaxPool3d",
+           # lane nnlazy
+           "Buffer", "UninitializedBuffer", "UninitializedParameter", "LazyBatchNorm1d",
+           "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
+           "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
+           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "Container",
+           "NLLLoss2d", "AdaptiveLogSoftmaxWithLoss", "CrossMapLRN2d"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

@@ -35,7 +35,7 @@ conv_transpose1d, conv_transpose2d, conv_transpose3d = (
     F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)
 pixel_shuffle, pixel_unshuffle, channel_shuffle = (
     F.pixel_shuffle, F.pixel_unshuffle, F.channel_shuffle)
-native_channel_shuffle = F.channel_shuffle
+native_channel_shuffle = F.native_channel_shuffle  # no derivative, as torch
 avg_pool1d, adaptive_avg_pool1d, bilinear = F.avg_pool1d, F.adaptive_avg_pool1d, F.bilinear
 
 __all__ = [

@@ -17,6 +17,12 @@ from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.nn.functional_attention import multi_head_attention_forward
+from gradkit.nn.functional_aliases import (
+    adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d_with_indices, check_channel_shuffle, fractional_max_pool2d_with_indices,
+    fractional_max_pool3d_with_indices, max_pool1d_with_indices, max_pool2d_with_indices,
+    max_pool3d_with_indices, native_channel_shuffle, upsample, upsample_bilinear,
+    upsample_nearest)
 from gradkit.nn.functional_bags import bilinear, embedding_bag
 from gradkit.nn.functional_dropout import (
     alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout)
@@ -88,6 +94,12 @@ __all__ = [
     "adaptive_max_pool3d", "conv_transpose3d", "lp_pool3d", "max_unpool3d",
     # lane rnnfn
     "fractional_max_pool2d", "fractional_max_pool3d",
+    # lane nnlazy: the other spellings (functional_aliases.py)
+    "native_channel_shuffle", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices", "upsample",
+    "upsample_nearest", "upsample_bilinear",
 ]
 
 
@@ -195,16 +207,7 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
 
 def channel_shuffle(input, groups: int):
     """(N, C, *) with the channels, read as (groups, C/groups), transposed: torch's shuffle."""
-    if input.ndim <= 2:
-        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
-                           f"sizes {list(input.shape)}")
-    if groups <= 0:
-        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
-                           f"groups:{groups}")
-    batch, channels, *rest = input.shape
-    if channels % groups != 0:
-        raise RuntimeError(f"Number of channels must be divisible by groups. Got {channels} "
-                           f"channels and {groups} groups.")
+    batch, channels, *rest = check_channel_shuffle(tuple(input.shape), groups)
     grouped = input.reshape(batch, groups, channels // groups, *rest)
     out = grouped.transpose(1, 2).reshape(batch, channels, *rest)
     return out.clone() if out._is_view() else out  # torch's is a new tensor, never a view

@@ -7,6 +7,8 @@ gradkit.Size([3, 5])
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
 
 import numpy as np
 
@@ -191,3 +193,25 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
             values[rng.permutation(rows)[:zeros], column] = 0.0
         return values
     return _fill_from(tensor, sample, generator)
+
+
+def _deprecated(new: Callable) -> Callable:
+    """torch's old spelling of the initializer ``new`` (without the trailing underscore): the
+    same, with torch's FutureWarning."""
+    old = new.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+    deprecated_init.__name__ = old
+    deprecated_init.__doc__ = f"Deprecated in torch for ``{new.__name__}`` (same arguments)."
+    return deprecated_init
+
+
+# uniform, normal, constant, eye, dirac, xavier_uniform, xavier_normal, kaiming_uniform,
+# kaiming_normal, orthogonal, sparse
+for _new in (uniform_, normal_, constant_, eye_, dirac_, xavier_uniform_, xavier_normal_,
+             kaiming_uniform_, kaiming_normal_, orthogonal_, sparse_):
+    globals()[_new.__name__[:-1]] = _deprecated(_new)
+del _new

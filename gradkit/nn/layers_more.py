@@ -94,6 +94,15 @@ class _Norm(Module):
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
 
+    def reset_parameters(self) -> None:
+        """Running statistics reset, weight ones and bias zeros (as built)."""
+        self.reset_running_stats()
+        with no_grad():
+            if self.weight is not None:
+                self.weight.fill_(1)
+            if self.bias is not None:
+                self.bias.zero_()
+
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
             with no_grad():

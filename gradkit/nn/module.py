@@ -13,7 +13,8 @@ from gradkit.creation import zeros_like
 from gradkit.nn.module_hooks import ModuleHooks
 from gradkit.nn.module_paths import call_observed
 from gradkit.nn.module_state import ModuleState
-from gradkit.nn.parameter import Parameter
+from gradkit.nn.parameter import Buffer, Parameter, buffer_persistent
+from gradkit.torch_helpers import typename
 
 
 class Module(ModuleHooks, ModuleState):
@@ -67,16 +68,18 @@ class Module(ModuleHooks, ModuleState):
                 return
             if name in registry:  # only None may replace a registered one
                 if value is not None:
-                    raise TypeError(f"cannot assign '{type(value).__name__}' as {what} '{name}' "
+                    raise TypeError(f"cannot assign '{typename(value)}' as {what} '{name}' "
                                     f"(gradkit.nn.{kind.__name__} or None expected)")
                 registry[name] = None
                 return
-        buffers = self._buffers
-        if name in buffers:
+        # a Buffer registers itself (its isinstance is a Python call: tensors only)
+        if name in self._buffers or isinstance(value, Tensor) and isinstance(value, Buffer):
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
-                                "(gradkit.Tensor or None expected)")
-            buffers[name] = value
+                raise TypeError(f"cannot assign '{typename(value)}' as buffer '{name}' "
+                                "(gradkit.nn.Buffer, gradkit.Tensor or None expected)")
+            persistent = buffer_persistent(value) if isinstance(value, Buffer) \
+                else name not in self.__dict__.get("_non_persistent", ())
+            self.register_buffer(name, value, persistent)
         else:
             object.__setattr__(self, name, value)
 
@@ -104,7 +107,7 @@ class Module(ModuleHooks, ModuleState):
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add ``param`` (a Parameter, or None) under ``name``."""
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+            raise TypeError(f"cannot assign '{typename(param)}' object to parameter "
                             f"'{name}' (gradkit.nn.Parameter or None required)")
         _check_name(self, name, "parameter")
         self._parameters[name] = param
@@ -112,12 +115,14 @@ class Module(ModuleHooks, ModuleState):
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """A tensor that is state but not a parameter (in state_dict unless not persistent)."""
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
+            raise TypeError(f"cannot assign '{typename(tensor)}' object to buffer "
                             f"'{name}' (gradkit.Tensor or None required)")
         _check_name(self, name, "buffer")
         self._buffers[name] = tensor
         if not persistent:
             self.__dict__.setdefault("_non_persistent", set()).add(name)
+        else:
+            self.__dict__.get("_non_persistent", set()).discard(name)
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Add the submodule ``module`` (or None) under ``name``."""

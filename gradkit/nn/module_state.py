@@ -8,7 +8,7 @@ from typing import NamedTuple
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.autograd.hook_handles import RemovableHandle, add_hook
-from gradkit.nn.parameter import Parameter
+from gradkit.nn.parameter import Parameter, is_lazy
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -111,7 +111,7 @@ class ModuleState:
                 errors.append(f'While copying the parameter named "{key}", expected '
                               f"gradkit.Tensor or Tensor-like object from checkpoint but "
                               f"received {type(value)}")
-            elif tuple(value.shape) != tuple(target.shape):
+            elif not is_lazy(target) and tuple(value.shape) != tuple(target.shape):
                 errors.append(f"size mismatch for {key}: copying a param with shape "
                               f"{value.shape} from checkpoint, the shape in current model is "
                               f"{target.shape}.")

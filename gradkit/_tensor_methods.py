@@ -11,6 +11,7 @@ from gradkit import backend, creation, legacy_tensor
 from gradkit import memory_format as memory_formats
 from gradkit._tensor import Size, Tensor, _varargs, extend
 from gradkit.autograd.api import backward as autograd_backward
+from gradkit.autograd.graph import node_type
 from gradkit.autograd.hooks import (
     register_post_accumulate_hook, register_tensor_hook, retain_grad_hook)
 from gradkit.legacy_tensor import legacy_new
@@ -103,11 +104,16 @@ class _TensorMethods:
 
     # -- conversion -------------------------------------------------------------------
     def to(self, *args, **kwargs) -> Tensor:
-        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; differentiable."""
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``, each with an
+        optional ``memory_format`` (a copy laid out so unless already); differentiable."""
         dev = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
         copy = kwargs.pop("copy", False)
+        layout = kwargs.pop("memory_format", memory_formats.preserve_format)
+        if not isinstance(layout, memory_formats.memory_format):
+            raise TypeError(f"to() received an invalid combination of arguments - got "
+                            f"(memory_format={type(layout).__name__}, )")
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
         for a in args:
@@ -124,8 +130,9 @@ class _TensorMethods:
             out = conversion.astype(out, dtype=backend.to_numpy_dtype(dtype))
         if dev is not None and backend.device(dev) != self.device:
             out = conversion.to_device(out, device=backend.device(dev))
-        if copy and out is self:
-            out = self.clone()
+        if (copy and out is self) or (layout is not memory_formats.preserve_format and
+                                      not out.is_contiguous(memory_format=layout)):
+            out = _to_copy(out.clone(memory_format=layout))
         return out
 
     def cpu(self) -> Tensor:
@@ -270,6 +277,13 @@ extend(_TensorMethods)
 for _name, _dtype in _CASTS.items():
     setattr(Tensor, _name, _cast_method(_name, _dtype))
 del _name, _dtype
+
+
+def _to_copy(copy: Tensor) -> Tensor:
+    """A copy ``to()`` made: its node is torch's ToCopyBackward0, not clone's."""
+    if copy.grad_fn is not None and copy.grad_fn.name() == "CloneBackward0":
+        copy.grad_fn.__class__ = node_type("ToCopyBackward0")
+    return copy
 
 
 def _explicit(memory_format):

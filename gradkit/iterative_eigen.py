@@ -140,6 +140,9 @@ def lobpcg(A: Tensor, k: int | None = None, B: Tensor | None = None,  # noqa: N8
     start = creation.randn(m, n, dtype=dtype, device=A.device) if X is None else X
     if tuple(start.shape) != (m, n):
         raise AssertionError(f"X shape mismatch: got {start.shape}, expected {(m, n)}")
+    if A.requires_grad:  # as torch: a symmetric A's gradient stays symmetric, and one entry
+        # moved alone moves the result as that gradient says (torch's A_sym)
+        A = (A + A.mT) / 2
     return LOBPCGAutogradFunction.apply(A, start.detach().numpy(), k,
                                         1000 if niter is None else niter, tol,
                                         True if largest is None else largest)

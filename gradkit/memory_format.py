@@ -113,3 +113,29 @@ def lay_out(xp, array, order: tuple[int, ...] | None):
         return array.copy()
     inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
     return xp.ascontiguousarray(array.transpose(order)).transpose(inverse)
+
+
+def _element_strides(array) -> tuple[int, ...]:
+    return tuple(s // array.itemsize for s in array.strides)
+
+
+def is_dense(shape: tuple, strides: tuple) -> bool:
+    """torch's is_non_overlapping_and_dense: the dims, in some order, are C-contiguous."""
+    step = 1
+    for stride, n in sorted((s, n) for n, s in zip(shape, strides) if n != 1):
+        if stride != step:
+            return False
+        step *= n
+    return True
+
+
+def in_grad_layout(xp, grad, leaf):
+    """``grad`` laid out as torch's AccumulateGrad lays out a new ``.grad`` of ``leaf`` (its
+    layout contract): in the leaf's stride order when the leaf is dense and non-overlapping
+    (channels last stays channels last), else C order. ``grad`` itself when already so."""
+    shape, leaf_strides = leaf.shape, _element_strides(leaf)
+    if not is_dense(shape, leaf_strides):
+        return grad if grad.flags.c_contiguous else xp.ascontiguousarray(grad)
+    if all(n == 1 or a == b for n, a, b in zip(shape, _element_strides(grad), leaf_strides)):
+        return grad
+    return lay_out(xp, grad, stride_order(shape, leaf_strides))

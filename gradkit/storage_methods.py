@@ -16,7 +16,8 @@ import numpy as np
 
 from gradkit import backend, memory_format as memory_formats
 from gradkit._tensor import Tensor, _varargs, extend
-from gradkit.autograd.grad_mode import records_graph
+from gradkit.autograd.grad_mode import records_graph, state as grad_state
+from gradkit.autograd.inference import check_inplace
 from gradkit.legacy_tensor import legacy_new
 from gradkit.ops.memory_overlap import storage_of, storage_offset
 from gradkit.ops.shape import view
@@ -78,9 +79,11 @@ class _StorageMethods:
     def resize_(self, *sizes, memory_format=None) -> Tensor:
         """This tensor with the shape ``sizes`` (dense, C order or ``memory_format``'s) on its
         memory when the storage holds enough elements, else on a grown copy of the storage;
-        refused on a tensor that requires grad, as torch."""
+        refused on a tensor that requires grad, as torch, except in inference mode (where
+        torch's autograd layer, which refuses it, is skipped)."""
         shape = _sizes(sizes)
-        if self._requires_grad:
+        check_inplace(self)
+        if self._requires_grad and not grad_state.inference:
             raise RuntimeError("cannot resize variables that require grad")
         fmt = memory_formats.contiguous_format if memory_format is None else \
             memory_formats.check_format(memory_format, "resize_")
@@ -142,6 +145,9 @@ class _StorageMethods:
                                                        memory_formats.contiguous_format)
             data = source.detach().as_strided(size, stride, storage_offset)._data
         self._data = data
+        if self.grad_fn is None:  # as torch, a leaf set_ gets a new gradient accumulator: the
+            # graphs built before reach it through their old edges only
+            self._accum = None
         self._vc[0] += 1
         return self
 

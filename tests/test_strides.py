@@ -309,10 +309,20 @@ def test_as_strided_in_place_with_history_records_torchs_node():
     assert got[1].startswith(head) and expected[1].startswith(head)
 
 
-def test_as_strided_in_place_on_a_view_with_history_is_refused_here():
-    y = (gradkit.ones(4, requires_grad=True) * 2)[1:]  # torch records AsStridedBackward1
-    with pytest.raises(NotImplementedError, match="as_strided_ on a view with autograd history"):
-        y.as_strided_((2,), (1,))
+def test_as_strided_in_place_on_a_view_with_history_stays_a_view_of_its_base():
+    def program(m):
+        leaf = m.arange(1.0, 5.0, dtype=m.float64, requires_grad=True)
+        base = leaf * 2
+        y = base[1:]
+        y.as_strided_((2,), (2,))  # the storage offset stays the view's: 1
+        name = y.grad_fn.name()
+        (y * m.tensor([3.0, 5.0], dtype=m.float64)).sum().backward(retain_graph=True)
+        y.mul_(10)  # reaches the base
+        return name, y._base is base, base, leaf.grad
+    got, expected = program(gradkit), program(torch)
+    assert got[:2] == expected[:2] == ("AsStridedBackward1", True)
+    for mine, theirs in zip(got[2:], expected[2:]):
+        assert mine.tolist() == theirs.tolist()
 
 
 # -- as_strided_scatter, empty_strided ----------------------------------------------------------

@@ -31,6 +31,7 @@ from gradkit.autograd.zero_grads import is_known_zero, plain
 from gradkit.autograd.hooks import _call_node_pre_hooks, _call_post_hooks, _call_tensor_pre_hooks
 from gradkit.backend import get_array_module
 from gradkit.creation import empty_like
+from gradkit.memory_format import in_grad_layout
 from gradkit.ops._dispatch_general import fit_grad
 
 _LEAF_PRIORITY = float("inf")  # leaves accumulate after every other node has run
@@ -363,8 +364,9 @@ def _accumulate_into(t, g, create_graph: bool, owned: bool = False) -> None:
         elif isinstance(g, Tensor):  # create_graph: keep the graph of the gradient
             # a copy, as torch: in-place changes of .grad never reach the graph's gradient
             t._grad = _copy_with_graph(g) if current is None else current + g
-        elif current is None:
-            t._grad = Tensor._make(g if owned else get_array_module(g).array(g, copy=True))
+        elif current is None:  # laid out as the leaf (torch's layout contract)
+            fitted = in_grad_layout(get_array_module(g), g, t._data)
+            t._grad = Tensor._make(fitted if owned or fitted is not g else fitted.copy("K"))
         elif current._requires_grad or current._data.shape != g.shape:
             t._grad = current + Tensor._make(g)
         else:

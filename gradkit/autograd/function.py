@@ -18,8 +18,8 @@ import weakref
 
 from gradkit._tensor import Tensor
 from gradkit.autograd import forward_ad, observers
-from gradkit.autograd.grad_mode import no_grad, records_graph, set_grad_enabled
-from gradkit.autograd.function_checks import DIRTY_VIEW_OF_SEVERAL, check_dirty, check_grads
+from gradkit.autograd.grad_mode import no_grad, records_graph, set_grad_enabled, state as grad_state
+from gradkit.autograd.function_checks import DIRTY_VIEW_OF_SEVERAL, check_grads, check_outputs
 from gradkit.autograd.graph import FREED_MESSAGE, FunctionNode, Node, SavedTensor
 from gradkit.autograd.zero_grads import plain
 from gradkit.backend import get_array_module
@@ -250,7 +250,7 @@ def _apply(cls, args: tuple, kwargs: dict):
             raw = cls.forward(ctx, *args, **kwargs)
     single = not isinstance(raw, tuple)
     outputs = (raw,) if single else raw
-    check_dirty(ctx, args, outputs)
+    check_outputs(ctx, args, outputs)
     raw_outputs, node = outputs, None
     if recording:
         outputs, node = _record(cls, ctx, args, outputs)
@@ -263,8 +263,8 @@ def _apply(cls, args: tuple, kwargs: dict):
 
 def _unrecorded_outputs(cls, ctx: FunctionCtx, args: tuple, outputs: tuple) -> tuple:
     """Outputs when no graph is recorded, as torch makes them: an input returned as-is (and
-    not dirty) comes back as a view of itself (its ``_base`` is the input), and with grad
-    mode on, a view refuses in-place writes that would be recorded, naming the Function."""
+    not dirty) comes back as a view of itself (its ``_base`` is the input), and a view
+    refuses in-place writes that would be recorded, as a custom Function's (inference aside)."""
     input_ids = {id(a) for a in args if isinstance(a, Tensor)}
     dirty = {id(t) for t in ctx._dirty}
     result = []
@@ -275,8 +275,8 @@ def _unrecorded_outputs(cls, ctx: FunctionCtx, args: tuple, outputs: tuple) -> t
         if id(out) in input_ids:
             returned_input, out = out, Tensor._make(out._data, None, 0, out._vc)
             mark_view(_alias, returned_input, out, {})
-        if getattr(out, "_view", None) is not None and records_graph():
-            mark_function_output(out, cls.__name__, i, len(outputs))
+        if getattr(out, "_view", None) is not None and not grad_state.inference:
+            mark_function_output(out, cls.__name__, i, len(outputs), ctx._pure_view_of)
         result.append(out)
     return tuple(result)
 
@@ -325,7 +325,7 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
             if view is not None:  # a view written in place: its base's history changes too
                 _rebase_view(out, view, Tensor._make(out._data, node, i))
             elif getattr(out, "_view", None) is not None and id(out) not in dirty:
-                mark_function_output(out, cls.__name__, i, len(outputs))
+                mark_function_output(out, cls.__name__, i, len(outputs), ctx._pure_view_of)
         wrapped.append(out)
     ctx._output_meta = tuple(output_meta)
     node.saved = _saved(ctx, node, wrapped)

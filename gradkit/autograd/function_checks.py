@@ -31,6 +31,23 @@ def check_grads(node, grads: tuple) -> tuple:
     return grads
 
 
+PURE_VIEW_ARITY = ("Pure view custom Function can only have one input Tensor and one output "
+                   "Tensor. Open an issue if you need to support more.")
+
+
+def check_outputs(ctx, args: tuple, outputs: tuple) -> None:
+    """torch's checks of what forward returned: a pure view Function (``ctx._is_pure_view``)
+    has one tensor input and one output (always checked, as torch), kept as
+    ``ctx._pure_view_of`` (else None); the dirty tensors' rules."""
+    ctx._pure_view_of = None
+    if getattr(ctx, "_is_pure_view", False):
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        if len(tensors) != 1 or len(outputs) != 1:
+            raise RuntimeError(PURE_VIEW_ARITY)
+        ctx._pure_view_of = tensors[0]
+    check_dirty(ctx, args, outputs)
+
+
 def check_dirty(ctx, args: tuple, outputs: tuple) -> None:
     """torch's rules for ``ctx.mark_dirty``: dirty tensors are inputs, returned as outputs."""
     if not ctx._dirty:

@@ -51,8 +51,9 @@ def atan2(xp, x, y):
 
 def _atan2_scale(x, y):
     # torch's atan2_backward: 1 / (x² + y²), with the infinity at the origin (or an underflow)
-    # replaced by 0, so the gradient there is 0, not NaN
-    recip = 1 / (x * x + y * y)
+    # replaced by 0, so the gradient there is 0, not NaN (and no NumPy warning, as torch)
+    with np.errstate(divide="ignore", over="ignore"):
+        recip = 1 / (x * x + y * y)
     return where(isinf(recip), 0.0, recip)
 
 

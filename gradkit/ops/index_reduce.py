@@ -12,7 +12,7 @@ from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.ops._op import Op
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.scatter_reduce import _scatter_reduce
+from gradkit.ops.scatter_reduce import INDEX_REDUCE_VJP, _scatter_reduce
 from gradkit.ops.shape import _normalize_dim
 from gradkit.ops.unary_helpers import scalar_type_name
 
@@ -20,7 +20,7 @@ BETA_WARNING = "index_reduce() is in beta and the API may change at any time."
 
 _index_reduce = Op(_scatter_reduce.forward, name="index_reduce",
                    save=("x", "dim", "index", "src", "result"))
-_index_reduce.defvjp_all(_scatter_reduce.vjp_all)
+_index_reduce.defvjp_all(INDEX_REDUCE_VJP)
 _index_reduce.defjvp_all(_scatter_reduce.jvp_all)
 
 

@@ -286,9 +286,10 @@ def _history_of_written(tensor, view) -> tuple:
     nodes of the view and of the views it was made from, so hooks registered on any of them
     never see it; other uses of the view's old value (``v.copy_(v)``, an op recorded before the
     write) still go through those nodes and their hooks. When one of them has hooks, the write
-    gets a hook-free replay of the view."""
+    gets a hook-free replay of the view, as does a pure view Function's output."""
     old = tensor.grad_fn
-    if view is None or old is None or not _chain_has_hooks(old, tensor._output_nr, view):
+    if view is None or old is None or not (view.of_pure_view_function() or
+                                           _chain_has_hooks(old, tensor._output_nr, view)):
         return old, tensor._output_nr
     with enable_grad():
         fresh = replay_view(view.steps(), Tensor_alias(view.base))

@@ -21,12 +21,14 @@ from gradkit.ops.views import ViewInfo, live_views
 _IN_PLACE_NODE = {"TBackward0": "TBackward1", "UnsqueezeBackward0": "UnsqueezeBackward1",
                   "TransposeBackward0": "TransposeBackward1",
                   "SqueezeBackward0": "SqueezeBackward3", "SqueezeBackward1": "SqueezeBackward4",
-                  "SqueezeBackward2": "SqueezeBackward5"}
+                  "SqueezeBackward2": "SqueezeBackward5",
+                  "AsStridedBackward0": "AsStridedBackward1"}
 
 
 def restride_in_place(tensor: Tensor, view_op, undo, **params) -> Tensor:
     """Make ``tensor`` the view ``view_op(tensor, **params)`` of its own memory, in place;
-    ``undo``: ``(op, params)``, the view op that gives back the old shape and strides."""
+    ``undo``: ``(op, params)``, the view op that gives back the old shape and strides (used,
+    so needed, only when ``tensor`` is not a view itself)."""
     check_inplace(tensor)
     info = getattr(tensor, "_view", None)
     recording = records_graph() and tensor._data.dtype.kind in "fcV" and (
@@ -48,6 +50,7 @@ def restride_in_place(tensor: Tensor, view_op, undo, **params) -> Tensor:
         # it stays the kind of view it was (one made under no_grad even if this is not)
         tensor._view = out._view
         tensor._view.creation, tensor._view.made_recording = info.creation, info.made_recording
+        tensor._view.named = info.named
     if recording:
         node = out.grad_fn
         node.__class__ = node_type(_IN_PLACE_NODE[node.name()])

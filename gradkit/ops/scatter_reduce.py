@@ -7,11 +7,13 @@ the values equal to the result (ties included).
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
-from gradkit.ops._op import op
+from gradkit.ops._op import Op, op
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.comparison import eq
 from gradkit.ops.conversion import astype
@@ -142,19 +144,24 @@ def _self_part(t, cx, d, index, include_self):
     return part if include_self else scatter(part, d, index, 0.0)
 
 
-@op(node_name="Error")
-def _no_double_backward(xp, grad):
-    """grad itself; differentiating it raises (torch's Error node for prod with 2+ zeros)."""
-    return grad
+def _refusing_double_backward(function: str, argument: str) -> Op:
+    """An op giving grad itself, whose derivative raises: torch's Error node for prod with
+    2+ zeros at one place, its message naming ``function`` and its ``argument``."""
+    def passthrough(xp, grad):
+        return grad
+
+    def refuse(g, **_):
+        raise RuntimeError(f"{function}(): Double backward is unsupported for {argument} when "
+                           f">1 zeros in {argument} are scattered to the same position in self")
+    error = Op(passthrough, node_name="Error")
+    error.defvjp(refuse)
+    error.defjvp(lambda t: t)
+    return error
 
 
-def _refuse(g, **_):
-    raise RuntimeError("scatter_reduce(): Double backward is unsupported for src when >1 zeros "
-                       "in src are scattered to the same position in self")
-
-
-_no_double_backward.defvjp(_refuse)
-_no_double_backward.defjvp(lambda t: t)
+# scatter_reduce's and index_reduce's (same rules, torch's own names in the message)
+REFUSALS = {"scatter_reduce": _refusing_double_backward("scatter_reduce", "src"),
+            "index_reduce": _refusing_double_backward("index_reduce", "source")}
 
 
 def _several_zeros(x, d, index, src) -> bool:
@@ -175,7 +182,7 @@ def _check_derivative(reduce: str) -> None:
                            f"'amin' but got {reduce}.")
 
 
-def _vjp(g, x, dim, index, src, result, reduce, include_self):
+def _vjp(g, x, dim, index, src, result, reduce, include_self, function="scatter_reduce"):
     _check_derivative(reduce)
     d = _normalize_dim(dim, x.ndim)
     block = _src_block(src, index)  # src larger than index: the rest gets zeros
@@ -190,7 +197,7 @@ def _vjp(g, x, dim, index, src, result, reduce, include_self):
             term = _times(gather(_times(g, cg), d, index), cs)
             grad_src = term if grad_src is None else grad_src + term
     if reduce == "prod" and _several_zeros(x, d, index, block):
-        grad_src = _no_double_backward(grad_src)
+        grad_src = REFUSALS[function](grad_src)
     if tuple(grad_src.shape) != tuple(src.shape):
         corner = tuple(slice(0, n) for n in grad_src.shape)
         grad_src = index_put_into_zeros(grad_src, tuple(src.shape), corner)
@@ -231,6 +238,8 @@ def _one_element_dims(rule):
 
 
 _scatter_reduce.defvjp_all(_one_element_dims(_vjp))
+# index_reduce's: the same rule, its refusal of double backward in index_reduce's words
+INDEX_REDUCE_VJP = _one_element_dims(functools.partial(_vjp, function="index_reduce"))
 _scatter_reduce.defjvp_all(_one_element_dims(_jvp))
 
 

@@ -17,6 +17,7 @@ from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.indexing import _index, index_put_into_zeros
 from gradkit.ops.inplace import set_history
+from gradkit.ops.inplace_views import restride_in_place
 from gradkit.ops.memory_overlap import _address, storage_of
 from gradkit.ops.memory_overlap import storage_offset as offset_in_storage
 from gradkit.ops.methods import tensor_method
@@ -201,16 +202,16 @@ _as_strided_in_place = derived_op(_as_strided, "as_strided_", "AsStridedBackward
 def as_strided_(x: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """``as_strided`` in place: x itself takes the given sizes, strides and offset (its memory
     unchanged; the version bumped). With autograd history it records torch's
-    AsStridedBackward1; a view with history is refused here."""
+    AsStridedBackward1; a view stays a view of its base (as after ``transpose_``)."""
     recording = x.requires_grad and records_graph()
     if recording and x.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
-    if recording and getattr(x, "_view", None) is not None:
-        raise NotImplementedError("gradkit: as_strided_ on a view with autograd history; use "
-                                  "as_strided (out of place)")
     size, stride, offset = _strided_arguments(x, size, stride, storage_offset, "as_strided_",
                                               1)
+    if getattr(x, "_view", None) is not None:
+        return restride_in_place(x, _as_strided, None, size=size, stride=stride,
+                                 storage_offset=offset, source=geometry(x._data))
     if recording:
         moved = _as_strided_in_place(x, size=size, stride=stride, storage_offset=offset,
                                      source=geometry(x._data))

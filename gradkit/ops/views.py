@@ -20,6 +20,10 @@ from gradkit.autograd.inference import InferenceVersion
 
 DEFAULT, MULTI_OUTPUT, NO_GRAD, INFERENCE = "default", "multi_output", "no_grad", "inference"
 IN_CUSTOM_FUNCTION = "in_custom_function"
+# a pure view custom Function's output viewing a tensor made inside its forward
+OF_TEMPORARY = "of_temporary"
+LEAF_VIEW_MESSAGE = ("a view of a leaf Variable that requires grad is being used in an "
+                     "in-place operation.")
 
 _TAILS = {
     MULTI_OUTPUT: " This view is the output of a function that returns multiple views. Such "
@@ -42,7 +46,7 @@ class ViewInfo:
     """How one view was made: ``op(parent view or base, **params)[index]``."""
 
     __slots__ = ("base", "parent", "op", "params", "index", "creation", "made_recording",
-                 "computed", "forward_base", "function_output", "of_tracked")
+                 "computed", "forward_base", "function_output", "of_tracked", "named")
 
     def __init__(self, base, parent, op, params, index, creation, made_recording,
                  of_tracked: bool = False) -> None:
@@ -58,6 +62,9 @@ class ViewInfo:
         self.computed = op.view_inverse is not None or (parent is not None and parent.computed)
         self.forward_base = None  # make_dual's output: a weak reference to it (forward_ad.py)
         self.function_output = None  # (Function name, output index): a custom Function's view
+        # the ViewInfo torch's messages name this view by: its own, or, after in-place view
+        # ops (transpose_...), the one it had before them (torch keeps its grad_fn's name)
+        self.named = self
 
     def steps(self) -> tuple:
         """The chain ``((op, params, index), ...)`` that rebuilds this view from its base."""
@@ -69,41 +76,58 @@ class ViewInfo:
         steps.reverse()
         return tuple(steps)
 
+    def of_pure_view_function(self) -> bool:
+        """A pure view custom Function's output (``ctx._is_pure_view``): a write replays it
+        from its base, so its Function's backward is left out, as torch rebuilds its graph."""
+        return self.function_output is not None and self.creation == DEFAULT
+
     def refusal(self, indirect: bool) -> str | None:
         """torch's error for a recorded in-place write that this view does not allow (None:
         allowed); ``indirect``: the write went through its base or another view."""
         kind = self.creation
         if kind == DEFAULT:
             return None
+        if kind == OF_TEMPORARY:  # torch's words: the temporary is a leaf to its autograd
+            return LEAF_VIEW_MESSAGE
         has_grad_fn = self.made_recording and (self.base._requires_grad or self.of_tracked)
         what = ("its base or another view of its base has been" if indirect else "is being")
-        op = self.op  # torch names the view's overload: Squeeze, Squeeze1 (a dim), Squeeze2
+        named = self.named
+        op = named.op  # torch names the view's overload: Squeeze, Squeeze1 (a dim), Squeeze2
         node_name = op.node_name if op.node_name_rule is None else \
-            op.node_name_rule(self.params, ())
+            op.node_name_rule(named.params, ())
         name = node_name.removesuffix("Backward0").replace("Backward", "")
-        output = f"Output {self.index or 0} of {name}"
-        if self.function_output is not None:  # torch names the Function and its output
-            output = "Output {1} of {0}".format(*self.function_output)
-            return f"{output} is a view and {what} modified inplace." + _TAILS[kind]
-        if kind == MULTI_OUTPUT:
-            head = (f"{output} is a view and {what} modified inplace." if has_grad_fn else
-                    f"A view was created in no_grad mode and {what} modified inplace with grad "
-                    "mode enabled.")
-        else:
-            where = "no_grad mode" if kind == NO_GRAD else "inference mode"
+        output = f"Output {named.index or 0} of {name}"
+        if named.function_output is not None:  # torch names the Function and its output
+            output = "Output {1} of {0}".format(*named.function_output)
+        if kind in (NO_GRAD, INFERENCE) or not has_grad_fn:  # torch's words, by its rules
+            where = "inference mode" if kind == INFERENCE else "no_grad mode"
             prefix = (f"{output} is a view of a view which was created in" if has_grad_fn
                       else "A view was created in")
             head = (f"{prefix} {where} and {what} modified inplace " +
-                    ("with grad mode enabled." if kind == NO_GRAD else "in normal mode."))
+                    ("in normal mode." if kind == INFERENCE else "with grad mode enabled."))
+        else:
+            head = f"{output} is a view and {what} modified inplace."
         return head + _TAILS[kind]
 
 
-def mark_function_output(view, name: str, index: int, n_outputs: int) -> None:
+def mark_function_output(view, name: str, index: int, n_outputs: int,
+                         pure_view_of=None) -> None:
     """A view a custom Function returned (not marked dirty): as in torch, in-place on it is
-    refused, naming the Function (its custom backward would be overridden)."""
+    refused, naming the Function (its custom backward would be overridden). A pure view
+    Function's (``ctx._is_pure_view``; ``pure_view_of``: its one input) is a plain view of
+    that input, written in place through its base as any view; of a tensor made in its
+    forward, refused as a leaf's view."""
     info = view._view
-    fresh = ViewInfo(info.base, info.parent, info.op, info.params, info.index,
-                     MULTI_OUTPUT if n_outputs > 1 else IN_CUSTOM_FUNCTION, True)
+    if pure_view_of is None:
+        kind = MULTI_OUTPUT if n_outputs > 1 else IN_CUSTOM_FUNCTION
+    else:
+        source = getattr(pure_view_of, "_view", None)
+        of_input = info.base is (pure_view_of if source is None else source.base)
+        kind = DEFAULT if of_input else OF_TEMPORARY
+    # torch's messages say whether it has a grad_fn (the Function recorded a node)
+    recorded = view.grad_fn is not None
+    fresh = ViewInfo(info.base, info.parent, info.op, info.params, info.index, kind, recorded,
+                     of_tracked=recorded)
     fresh.function_output, fresh.forward_base = (name, index), info.forward_base
     view._view = fresh
 

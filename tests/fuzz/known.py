@@ -765,13 +765,6 @@ def _empty_native_dropout_leaf(program, mine: Result, theirs: Result) -> bool:
                for step in program.steps)
 
 
-def _as_strided_in_place_on_a_view(program, mine: Result, theirs: Result) -> bool:
-    """gradkit refuses x.as_strided_() on a view with history (torch records it)."""
-    return (mine.error is not None and mine.error[0].endswith("(fb_as_strided_)")
-            and mine.message.startswith("gradkit: as_strided_ on a view with autograd history")
-            and (theirs.error is None or theirs.error[0] != mine.error[0]))
-
-
 def _copysign_by_a_cleared_nan(program, mine: Result, theirs: Result) -> bool:
     """copysign(x, y) at a NaN y takes the NaN's sign bit, which NumPy's math functions (log,
     exp, sin...) clear where torch's keep it: only the magnitudes agree there, and only values
@@ -903,9 +896,6 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("native_dropout of an empty leaf: torch moves the leaf into the graph interior",
           "docs/api.md", "a leaf moved into the graph interior, whose backward raises",
           _empty_native_dropout_leaf),
-    Known("x.as_strided_() on a view with history is refused (torch records it)",
-          "docs/api.md", "gradkit refuses it on a *view* with history",
-          _as_strided_in_place_on_a_view),
     Known("as_strided reads the storage of a result laid out otherwise than torch's",
           "docs/numerics.md", "`as_strided` reads the storage, not the logical order",
           _storage_layout_read),

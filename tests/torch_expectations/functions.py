@@ -95,3 +95,19 @@ def adder_and_sum(lib, calls: list):
             return ga + gab, ga + gab
 
     return AddInPlaceAndSum
+
+
+def view_as_function(lib):
+    """A Function ``ViewAs`` whose forward returns ``x.view_as(x)`` (a view it made), its
+    backward the gradient as is."""
+
+    class ViewAs(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view_as(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    return ViewAs

@@ -7,7 +7,7 @@ import pytest
 
 import gradkit
 
-from .functions import adder_and_sum, identity_function
+from .functions import adder_and_sum, identity_function, view_as_function
 from .test_autograd_views_functions import _adder
 from .twin import like_torch, raises_like_torch, torch
 
@@ -152,16 +152,7 @@ def test_marking_a_tensor_that_is_not_an_input_dirty_warns():
 def test_writing_a_tracked_value_into_a_function_view_of_an_untracked_tensor(write):
     # torch: test_inplace_not_requires_grad
     def program(lib):
-        class ViewAs(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, inp):
-                return inp.view_as(inp)
-
-            @staticmethod
-            def backward(ctx, g):
-                return g
-
-        view = ViewAs.apply(lib.ones(1, 2))
+        view = view_as_function(lib).apply(lib.ones(1, 2))
         b = lib.ones(1, requires_grad=True)
         if write == "add":
             view += b

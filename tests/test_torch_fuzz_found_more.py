@@ -973,3 +973,19 @@ def test_cholesky_of_an_infinite_complex_gram_matrix_is_the_blas_wart():
     for m in (torch, gradkit):
         with pytest.raises(m.linalg.LinAlgError, match="not positive-definite"):
             m.linalg.cholesky(m.tensor(nan, dtype=m.complex128))
+
+
+def test_remainder_across_a_multiple_after_rounding_is_known():
+    """torch's float32 sin(asin(x)) is one ulp above x where NumPy's is x, so x % sin(asin(x))
+    is 0 here and x in torch: remainder of values one ulp either side of a multiple jumps by
+    the divisor; documented as a step that turns a last-bit difference into another number
+    (main seed 1320653)."""
+    def program(m):
+        x = m.tensor(0.35022116)
+        return m.remainder(x, x), m.remainder(x, m.nextafter(x, m.tensor(1.0)))
+    assert_same_as_torch(program)
+    mine = program(gradkit)
+    assert mine[0].item() == 0.0 and mine[1].item() == pytest.approx(0.35022116)
+    problems, known = diff_program(generate(RandomDrawer(1320653)))
+    assert known == "a step that turns a rounding difference of its input into another number" \
+        or not problems

@@ -314,6 +314,17 @@ def _lapack_signed_zero(program, mine: Result, theirs: Result) -> bool:
     return step is not None and step.op in LAPACK_OPS
 
 
+_JUMPS_AT_MULTIPLES = {"remainder", "floor_divide", "%", "//"}
+
+
+def _jumps_at_multiples(step) -> bool:
+    """remainder / floor division / fmod: one ulp of x or y across a multiple of y changes
+    the result by y (or 1)."""
+    return step.op in ("e_fmod", "e_fmod_scalar") or (
+        step.op in ("raw_binary", "binop", "ibinop", "scalar_op", "iscalar_op")
+        and (step.params.get("fn") or step.params.get("op")) in _JUMPS_AT_MULTIPLES)
+
+
 def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
     """A step at or before the first value to differ turns a rounding difference of its
     input into another number: unique's ties, x ** inf at |x| = 1 (0, inf or NaN), cdist's
@@ -328,7 +339,8 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
             step.op == "e2_float_power_scalar" and abs(step.params.get("s", 0)) == math.inf) \
             or (step.op == "s_cdist" and step.params.get("mode") == "use_mm_for_euclid_dist") \
             or step.op == "fb_atanh" \
-            or (step.op == "b_vector_norm" and step.params.get("ord") == 0)  # counts noise
+            or (step.op == "b_vector_norm" and step.params.get("ord") == 0) \
+            or _jumps_at_multiples(step)
         out = leaves + k
         if amplifies and all(
                 mine.values[i].shape == theirs.values[i].shape and np.allclose(

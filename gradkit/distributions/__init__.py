@@ -1,0 +1,25 @@
+"""``gradkit.distributions``: torch.distributions on gradkit's ops.
+
+>>> import gradkit
+>>> from gradkit.distributions import Normal
+>>> Normal(gradkit.tensor(0.0), gradkit.tensor(1.0)).log_prob(gradkit.tensor(0.0))
+tensor(-0.9189)
+
+Densities, cdfs, entropies and reparameterized samples are differentiable in the parameters;
+samples are drawn from gradkit's generator (``gradkit.manual_seed``). See
+docs/distributions.md for what is there and what differs from torch.
+"""
+from gradkit._not_implemented import module_getattr as _module_getattr
+from gradkit.distributions import constraints
+from gradkit.distributions.continuous import Cauchy, Exponential, Laplace, Normal, Uniform
+from gradkit.distributions.discrete import (
+    Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical, Poisson)
+from gradkit.distributions.distribution import Distribution
+from gradkit.distributions.exp_family import ExponentialFamily
+from gradkit.distributions.gamma_family import Beta, Chi2, Dirichlet, Gamma, StudentT
+
+__getattr__ = _module_getattr(__name__)  # torch distributions gradkit lacks: a clear error
+
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
+           "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Laplace",
+           "Normal", "OneHotCategorical", "Poisson", "StudentT", "Uniform", "constraints"]

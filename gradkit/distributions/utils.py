@@ -1,0 +1,79 @@
+"""Helpers shared by the distributions, as torch.distributions.utils names them."""
+from __future__ import annotations
+
+from functools import update_wrapper
+from numbers import Number
+
+from gradkit import backend, ops
+from gradkit._tensor import Size, Tensor
+from gradkit.autograd.grad_mode import enable_grad
+from gradkit.creation import tensor
+from gradkit.dtype_info import finfo
+
+__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
+
+euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
+
+
+def is_number(value) -> bool:
+    """True for a plain Python/NumPy number (bools included, as torch's ``_Number``)."""
+    return isinstance(value, Number) and not isinstance(value, Tensor)
+
+
+def broadcast_all(*values) -> tuple[Tensor, ...]:
+    """The values broadcast together; numbers become tensors of the first tensor's dtype
+    (the default dtype when all are numbers)."""
+    if not all(isinstance(v, Tensor) or is_number(v) for v in values):
+        raise ValueError("Input arguments must all be instances of Number, "
+                         "torch.Tensor or objects implementing __torch_function__.")
+    first = next((v for v in values if isinstance(v, Tensor)), None)
+    options = ({"dtype": first.dtype, "device": first.device} if first is not None
+               else {"dtype": backend.get_default_dtype()})
+    return tuple(ops.broadcast_tensors(*(v if isinstance(v, Tensor) else tensor(v, **options)
+                                     for v in values)))
+
+
+def as_size(shape) -> Size:
+    """``shape`` (a Size, tuple or list) as a Size."""
+    return shape if isinstance(shape, Size) else Size(tuple(shape))
+
+
+def sum_rightmost(value: Tensor, dim: int) -> Tensor:
+    """``value`` summed over its ``dim`` rightmost dimensions."""
+    if dim == 0:
+        return value
+    return value.reshape(tuple(value.shape[:-dim]) + (-1,)).sum(-1)
+
+
+def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
+    """Probabilities from log-odds (binary) or from unnormalized log-probabilities (last dim)."""
+    return ops.sigmoid(logits) if is_binary else ops.softmax(logits, dim=-1)
+
+
+def clamp_probs(probs: Tensor) -> Tensor:
+    """``probs`` clamped into ``[eps, 1 - eps]`` (eps of its dtype), so logs stay finite."""
+    eps = finfo(probs.dtype).eps
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
+    """Log-odds (binary) or log-probabilities (last dim) of ``probs``."""
+    clamped = clamp_probs(probs)
+    return clamped.log() - (-clamped).log1p() if is_binary else clamped.log()
+
+
+class lazy_property:  # noqa: N801 - torch's name
+    """A property computed on first access (with grad enabled, so it stays differentiable)
+    and then stored on the instance, as torch's ``lazy_property``."""
+
+    def __init__(self, wrapped) -> None:
+        self.wrapped = wrapped
+        update_wrapper(self, wrapped)
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        with enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value

@@ -17,9 +17,24 @@ from gradkit.distributions.discrete import (
 from gradkit.distributions.distribution import Distribution
 from gradkit.distributions.exp_family import ExponentialFamily
 from gradkit.distributions.gamma_family import Beta, Chi2, Dirichlet, Gamma, StudentT
+from gradkit.distributions.multivariate import Independent, MultivariateNormal
+from gradkit.distributions.relaxed import RelaxedBernoulli, RelaxedOneHotCategorical
+from gradkit.distributions import transforms
+from gradkit.distributions.transformed import (
+    Gumbel, HalfCauchy, HalfNormal, LogNormal, TransformedDistribution)
+from gradkit.distributions.transforms import (
+    AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
+    PowerTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform, TanhTransform,
+    Transform, identity_transform)
 
 __getattr__ = _module_getattr(__name__)  # torch distributions gradkit lacks: a clear error
 
-__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
-           "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Laplace",
-           "Normal", "OneHotCategorical", "Poisson", "StudentT", "Uniform", "constraints"]
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
+           "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution",
+           "ExpTransform", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel",
+           "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform", "Laplace",
+           "LogNormal", "MultivariateNormal", "Normal",
+           "OneHotCategorical", "Poisson", "PowerTransform", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
+           "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
+           "constraints", "identity_transform", "transforms"]

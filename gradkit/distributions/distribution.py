@@ -82,17 +82,14 @@ class Distribution:
         parameters are expanded, not copied; arguments are not checked again)."""
         if not self._expand_names:
             raise NotImplementedError
-        # a user's subclass with its own __init__ must bring its own expand(), as in torch
-        gradkit_class = next(c for c in type(self).__mro__
-                             if c.__module__.startswith("gradkit.distributions"))
-        new = self._get_checked_instance(gradkit_class, _instance)
+        new = self._new_for_expand(_instance)
         batch_shape = as_size(batch_shape)
         for name, value in self.__dict__.items():
             if name in self._expand_names and isinstance(value, Tensor):
                 event_part = tuple(value.shape[len(self._batch_shape):])
                 new.__dict__[name] = value.expand(tuple(batch_shape) + event_part)
-            elif not isinstance(value, (Tensor, Size)):
-                new.__dict__[name] = value  # plain state (event counts, validate_args)
+            elif not isinstance(value, Size):
+                new.__dict__[name] = value  # shared state (event counts, a temperature)
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
@@ -205,6 +202,13 @@ class Distribution:
                 f"Expected value argument ({type(value).__name__} of shape "
                 f"{tuple(value.shape)}) to be within the support ({support!r}) of the "
                 f"distribution {self!r}, but found invalid values:\n{value}")
+
+    def _new_for_expand(self, _instance=None):
+        """An empty instance for expand(); a user's subclass with its own __init__ must bring
+        its own expand(), as in torch."""
+        gradkit_class = next(c for c in type(self).__mro__
+                             if c.__module__.startswith("gradkit.distributions"))
+        return self._get_checked_instance(gradkit_class, _instance)
 
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:

@@ -16,6 +16,8 @@ from gradkit.distributions.discrete import (
     Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical, Poisson)
 from gradkit.distributions.distribution import Distribution
 from gradkit.distributions.exp_family import ExponentialFamily
+from gradkit.distributions import kl
+from gradkit.distributions.kl import kl_divergence, register_kl
 from gradkit.distributions.gamma_family import Beta, Chi2, Dirichlet, Gamma, StudentT
 from gradkit.distributions.multivariate import Independent, MultivariateNormal
 from gradkit.distributions.relaxed import RelaxedBernoulli, RelaxedOneHotCategorical
@@ -37,4 +39,5 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "OneHotCategorical", "Poisson", "PowerTransform", "RelaxedBernoulli",
            "RelaxedOneHotCategorical", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
            "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
-           "constraints", "identity_transform", "transforms"]
+           "constraints", "identity_transform", "kl", "kl_divergence", "register_kl",
+           "transforms"]

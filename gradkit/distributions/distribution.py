@@ -13,7 +13,8 @@ import warnings
 from gradkit._tensor import Size, Tensor
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.distributions import constraints
-from gradkit.distributions.utils import as_size, broadcast_all, is_number, lazy_property
+from gradkit.distributions.utils import (
+    as_size, broadcast_all, formatted, is_number, lazy_property)
 
 __all__ = ["Distribution"]
 
@@ -61,7 +62,7 @@ class Distribution:
                 raise ValueError(
                     f"Expected parameter {param} ({type(value).__name__} of shape "
                     f"{tuple(value.shape)}) of distribution {self!r} to satisfy the "
-                    f"constraint {constraint!r}, but found invalid values:\n{value}")
+                    f"constraint {constraint!r}, but found invalid values:\n{formatted(value)}")
 
     def _broadcast_parameters(self, **params) -> Size:
         """Broadcast the parameters together and store them; their batch shape (empty when
@@ -201,7 +202,7 @@ class Distribution:
             raise ValueError(
                 f"Expected value argument ({type(value).__name__} of shape "
                 f"{tuple(value.shape)}) to be within the support ({support!r}) of the "
-                f"distribution {self!r}, but found invalid values:\n{value}")
+                f"distribution {self!r}, but found invalid values:\n{formatted(value)}")
 
     def _new_for_expand(self, _instance=None):
         """An empty instance for expand(); a user's subclass with its own __init__ must bring
@@ -219,6 +220,10 @@ class Distribution:
 
     def __repr__(self) -> str:
         names = [k for k in self.arg_constraints if k in self.__dict__]
-        shown = ", ".join(f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"  # noqa: E501
-                          for p in names)
+        shown = ", ".join(f"{p}: {_shown(self.__dict__[p])}" for p in names)
         return f"{self.__class__.__name__}({shown})"
+
+
+def _shown(param: Tensor) -> str:
+    """A parameter in the repr: its value if it has one element, else its size."""
+    return formatted(param) if param.numel() == 1 else str(param.size())

@@ -8,6 +8,7 @@ from gradkit import backend, ops
 from gradkit._tensor import Size, Tensor
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.creation import tensor
+from gradkit.creation_more import broadcast_shapes
 from gradkit.dtype_info import finfo
 
 __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
@@ -29,8 +30,18 @@ def broadcast_all(*values) -> tuple[Tensor, ...]:
     first = next((v for v in values if isinstance(v, Tensor)), None)
     options = ({"dtype": first.dtype, "device": first.device} if first is not None
                else {"dtype": backend.get_default_dtype()})
-    return tuple(ops.broadcast_tensors(*(v if isinstance(v, Tensor) else tensor(v, **options)
-                                     for v in values)))
+    tensors = [v if isinstance(v, Tensor) else tensor(v, **options) for v in values]
+    shape = tuple(broadcast_shapes(*(t.shape for t in tensors)))
+    # as torch: a tensor already of the broadcast shape is returned itself, not a view
+    return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in tensors)
+
+
+def formatted(value) -> str:
+    """``f"{value}"`` as torch prints it: a 0-d tensor as its Python number (torch's
+    ``Tensor.__format__``), others as their repr."""
+    if isinstance(value, Tensor) and value.dim() == 0:
+        return format(value.item())
+    return str(value)
 
 
 def as_size(shape) -> Size:

@@ -1,0 +1,149 @@
+"""gradkit.distributions against torch.distributions, case by case (distribution_cases.py):
+values, dtypes and shapes of every statistic, gradients of log_prob in the parameters,
+gradcheck, expand, float32, and the samples' shapes, dtypes, support and moments."""
+import numpy as np
+import pytest
+
+import gradkit
+from distribution_cases import CASES
+from gradkit.autograd import gradcheck, gradgradcheck
+
+torch = pytest.importorskip("torch")
+
+STATISTICS = ("mean", "variance", "stddev", "mode", "entropy", "cdf", "icdf", "perplexity")
+
+
+def _host(t):
+    return t.detach().numpy() if isinstance(t, gradkit.Tensor) else t.detach().cpu().numpy()
+
+
+def _statistic(m, dist, name, case, dtype="float64"):
+    """("ok", array, dtype name) or ("raises", error type name) of one statistic."""
+    try:
+        if name == "cdf":
+            out = dist.cdf(case.value_of(m, dtype))
+        elif name == "icdf":
+            if case.quantile is None:
+                return ("skipped",)
+            out = dist.icdf(m.tensor(case.quantile, dtype=getattr(m, dtype)))
+        elif name in ("entropy", "perplexity"):
+            out = getattr(dist, name)()
+        else:
+            out = getattr(dist, name)
+    except NotImplementedError:
+        return ("raises", "NotImplementedError")
+    return ("ok", _host(out), str(out.dtype).split(".")[-1])
+
+
+def _torch_words(text):
+    """gradkit's text as torch prints it (``gradkit.Size`` is ``torch.Size``)."""
+    return text.replace("gradkit.", "torch.")
+
+
+def _same(got, expected, rtol=1e-10):
+    assert got[0] == expected[0], (got, expected)
+    if got[0] == "ok":
+        assert got[2] == expected[2]
+        assert got[1].shape == expected[1].shape
+        np.testing.assert_allclose(got[1], expected[1], rtol=rtol, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("case", CASES, ids=repr)
+def test_statistics_match_torch(case):
+    dists = {m: case.build(m, case.leaves(m)) for m in (gradkit, torch)}
+    got, expected = dists[gradkit], dists[torch]
+    assert tuple(got.batch_shape) == tuple(expected.batch_shape)
+    assert tuple(got.event_shape) == tuple(expected.event_shape)
+    assert got.has_rsample == expected.has_rsample
+    assert got.has_enumerate_support == expected.has_enumerate_support
+    assert _torch_words(repr(got.support)) == repr(expected.support)
+    assert _torch_words(repr(got)) == repr(expected)
+    _same(("ok", _host(got.log_prob(case.value_of(gradkit))), "x"),
+          ("ok", _host(expected.log_prob(case.value_of(torch))), "x"))
+    for name in STATISTICS:
+        _same(_statistic(gradkit, got, name, case), _statistic(torch, expected, name, case))
+
+
+@pytest.mark.parametrize("case", CASES, ids=repr)
+def test_log_prob_gradients_match_torch(case):
+    if not case.grad:
+        pytest.skip("no parameter tensor")
+    grads = {}
+    for m in (gradkit, torch):
+        leaves = case.leaves(m)
+        dist = case.build(m, leaves)
+        out = dist.log_prob(case.value_of(m)).sum() + dist.entropy().sum() if _has_entropy(
+            dist) else dist.log_prob(case.value_of(m)).sum()
+        grads[m] = [_host(g) for g in m.autograd.grad(out, [leaves[n] for n in case.grad])]
+    for got, expected in zip(grads[gradkit], grads[torch]):
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+
+
+def _has_entropy(dist):
+    try:
+        dist.entropy()
+    except NotImplementedError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("case", CASES, ids=repr)
+def test_log_prob_gradcheck(case):
+    if not case.grad:
+        pytest.skip("no parameter tensor")
+    fixed = case.leaves(gradkit)
+    value = case.value_of(gradkit)
+
+    def log_prob(*params):
+        return case.build(gradkit, {**fixed, **dict(zip(case.grad, params))}).log_prob(value)
+
+    inputs = tuple(fixed[n] for n in case.grad)
+    assert gradcheck(log_prob, inputs)
+    assert gradgradcheck(log_prob, inputs)
+
+
+@pytest.mark.parametrize("case", CASES, ids=repr)
+def test_float32_log_prob_and_samples(case):
+    dists = {m: case.build(m, case.leaves(m, "float32")) for m in (gradkit, torch)}
+    got = dists[gradkit].log_prob(case.value_of(gradkit, "float32"))
+    expected = dists[torch].log_prob(case.value_of(torch, "float32"))
+    assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+    np.testing.assert_allclose(_host(got), _host(expected), rtol=2e-5, atol=1e-5)
+    sample, torch_sample = dists[gradkit].sample((3,)), dists[torch].sample((3,))
+    assert str(sample.dtype).split(".")[-1] == str(torch_sample.dtype).split(".")[-1]
+    assert tuple(sample.shape) == tuple(torch_sample.shape)
+
+
+@pytest.mark.parametrize("case", CASES, ids=repr)
+def test_expand_matches_torch(case):
+    results = {}
+    for m in (gradkit, torch):
+        dist = case.build(m, case.leaves(m))
+        wide = dist.expand((2,) + tuple(dist.batch_shape))
+        results[m] = (tuple(wide.batch_shape), tuple(wide.event_shape),
+                      _host(wide.log_prob(case.value_of(m))), tuple(wide.sample().shape))
+    got, expected = results[gradkit], results[torch]
+    assert got[0] == expected[0] and got[1] == expected[1] and got[3] == expected[3]
+    np.testing.assert_allclose(got[2], expected[2], rtol=1e-10)
+
+
+@pytest.mark.parametrize("case", CASES, ids=repr)
+def test_samples_lie_in_the_support_with_the_right_moments(case):
+    gradkit.manual_seed(1)
+    dist = case.build(gradkit, case.leaves(gradkit))
+    n = 4000
+    sample = dist.sample((n,))
+    assert tuple(sample.shape) == (n,) + tuple(dist.batch_shape) + tuple(dist.event_shape)
+    assert not sample.requires_grad
+    assert bool(dist.support.check(sample).all())
+    if dist.has_rsample:
+        assert dist.rsample((2,)).requires_grad == bool(case.grad)
+    try:
+        mean, variance = _host(dist.mean), _host(dist.variance)
+    except NotImplementedError:
+        return
+    if case.heavy_tail or not np.all(np.isfinite(variance)):
+        return
+    values = _host(sample).astype(np.float64)
+    # the sample mean is within 5 standard errors of the mean (fixed seed)
+    np.testing.assert_array_less(np.abs(values.mean(0) - mean), 5 * np.sqrt(variance / n) + 1e-9)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from gradkit import backend, linalg, ops
 from gradkit.creation import full
+from gradkit.distributions.utils import formatted
 from gradkit.dtype_info import finfo
 
 __all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
@@ -140,7 +141,7 @@ class _Bounded(Constraint):
             setattr(self, name, bound)
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)}" for name in self._bounds)
+        shown = ", ".join(f"{name}={formatted(getattr(self, name))}" for name in self._bounds)
         return f"{type(self).__name__[1:]}({shown})"
 
 

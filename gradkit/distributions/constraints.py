@@ -301,26 +301,18 @@ class _PositiveDefinite(_Symmetric):
         return linalg.cholesky_ex(value).info.eq(0)
 
 
-def _check_all_constraints(cseq) -> None:
-    if not all(isinstance(c, Constraint) for c in cseq):
-        raise AssertionError("All elements of cseq must be Constraint instances")
-
-
 def _check_dim(dim: int, value) -> None:
     if not -value.dim() <= dim < value.dim():
         raise AssertionError(f"dim {dim} out of range for value with {value.dim()} dimensions")
 
 
-class _Cat(Constraint):
-    """``cseq[i]`` on the ``lengths[i]`` slice number i of dim ``dim`` (torch.cat-like)."""
+class _Sequence(Constraint):
+    """Constraints ``cseq`` applied to parts of a value along dim ``dim``."""
 
-    def __init__(self, cseq, dim: int = 0, lengths=None) -> None:
-        _check_all_constraints(cseq)
+    def __init__(self, cseq, dim: int = 0) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
         self.cseq = list(cseq)
-        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
-        if len(self.lengths) != len(self.cseq):
-            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq "
-                                 f"({len(self.cseq)})")
         self.dim = dim
 
     @property
@@ -331,6 +323,17 @@ class _Cat(Constraint):
     def event_dim(self) -> int:
         return max(c.event_dim for c in self.cseq)
 
+
+class _Cat(_Sequence):
+    """``cseq[i]`` on the ``lengths[i]`` slice number i of dim ``dim`` (torch.cat-like)."""
+
+    def __init__(self, cseq, dim: int = 0, lengths=None) -> None:
+        super().__init__(cseq, dim)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq "
+                                 f"({len(self.cseq)})")
+
     def check(self, value):
         _check_dim(self.dim, value)
         checks, start = [], 0
@@ -340,21 +343,12 @@ class _Cat(Constraint):
         return ops.cat(checks, self.dim)
 
 
-class _Stack(Constraint):
+class _Stack(_Sequence):
     """``cseq[i]`` on index i of dim ``dim`` (torch.stack-like)."""
-
-    def __init__(self, cseq, dim: int = 0) -> None:
-        _check_all_constraints(cseq)
-        self.cseq = list(cseq)
-        self.dim = dim
-
-    @property
-    def is_discrete(self) -> bool:
-        return any(c.is_discrete for c in self.cseq)
 
     @property
     def event_dim(self) -> int:
-        dim = max(c.event_dim for c in self.cseq)
+        dim = super().event_dim
         return dim + 1 if self.dim + dim < 0 else dim
 
     def check(self, value):

@@ -40,16 +40,8 @@ class LogitRelaxedBernoulli(_Binary):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    """A Bernoulli relaxed onto (0, 1): sigmoid of a LogitRelaxedBernoulli draw."""
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
-    has_rsample = True
-
-    def __init__(self, temperature: Tensor, probs=None, logits=None,
-                 validate_args: bool | None = None) -> None:
-        super().__init__(LogitRelaxedBernoulli(temperature, probs, logits), SigmoidTransform(),
-                         validate_args=validate_args)
+class _Relaxed(TransformedDistribution):
+    """A relaxed distribution: its base's temperature and parameters."""
 
     @property
     def temperature(self) -> Tensor:
@@ -62,6 +54,18 @@ class RelaxedBernoulli(TransformedDistribution):
     @property
     def probs(self) -> Tensor:
         return self.base_dist.probs
+
+
+class RelaxedBernoulli(_Relaxed):
+    """A Bernoulli relaxed onto (0, 1): sigmoid of a LogitRelaxedBernoulli draw."""
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature: Tensor, probs=None, logits=None,
+                 validate_args: bool | None = None) -> None:
+        super().__init__(LogitRelaxedBernoulli(temperature, probs, logits), SigmoidTransform(),
+                         validate_args=validate_args)
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -117,7 +121,7 @@ class ExpRelaxedCategorical(Distribution):
         return (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1) + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Relaxed):
     """A OneHotCategorical relaxed onto the simplex (the Gumbel-softmax distribution)."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.simplex
@@ -128,15 +132,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         super().__init__(ExpRelaxedCategorical(temperature, probs, logits,
                                                validate_args=validate_args),
                          ExpTransform(), validate_args=validate_args)
-
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs

@@ -18,12 +18,16 @@ from gradkit.distributions.distribution import Distribution
 from gradkit.distributions.exp_family import ExponentialFamily
 from gradkit.distributions import kl
 from gradkit.distributions.kl import kl_divergence, register_kl
-from gradkit.distributions.gamma_family import Beta, Chi2, Dirichlet, Gamma, StudentT
+from gradkit.distributions.discrete_more import (
+    Multinomial, NegativeBinomial, OneHotCategoricalStraightThrough)
+from gradkit.distributions.gamma_family import (
+    Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT)
 from gradkit.distributions.multivariate import Independent, MultivariateNormal
 from gradkit.distributions.relaxed import RelaxedBernoulli, RelaxedOneHotCategorical
 from gradkit.distributions import transforms
 from gradkit.distributions.transformed import (
     Gumbel, HalfCauchy, HalfNormal, LogNormal, TransformedDistribution)
+from gradkit.distributions.transformed_more import InverseGamma, Kumaraswamy, Pareto, Weibull
 from gradkit.distributions.transforms import (
     AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
     PowerTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform, TanhTransform,
@@ -32,12 +36,13 @@ from gradkit.distributions.transforms import (
 __getattr__ = _module_getattr(__name__)  # torch distributions gradkit lacks: a clear error
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
-           "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution",
-           "ExpTransform", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel",
-           "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform", "Laplace",
-           "LogNormal", "MultivariateNormal", "Normal",
-           "OneHotCategorical", "Poisson", "PowerTransform", "RelaxedBernoulli",
-           "RelaxedOneHotCategorical", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
-           "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
+           "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
+           "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel",
+           "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform", "InverseGamma",
+           "Kumaraswamy", "Laplace", "LogNormal", "Multinomial", "MultivariateNormal",
+           "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+           "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StudentT",
+           "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "Weibull",
            "constraints", "identity_transform", "kl", "kl_divergence", "register_kl",
            "transforms"]

@@ -148,6 +148,16 @@ class Geometric(_Binary):
                                                 reduction="none") / self.probs
 
 
+def init_counted(dist: _Binary, total_count, probs, logits, validate_args) -> None:
+    """Binomial's and NegativeBinomial's parameters: a count and probs or logits, broadcast,
+    the count in the parameter's dtype."""
+    _one_of(probs, logits)
+    name, param = ("probs", probs) if probs is not None else ("logits", logits)
+    dist._broadcast_parameters(total_count=total_count, **{name: param})
+    dist.total_count = dist.total_count.type_as(dist._param)
+    Distribution.__init__(dist, dist._param.shape, validate_args=validate_args)
+
+
 def _clamp_by_zero(x: Tensor) -> Tensor:
     """max(x, 0) with gradient 1/2 at 0 (as torch)."""
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
@@ -162,11 +172,7 @@ class Binomial(_Binary):
 
     def __init__(self, total_count: Tensor | int = 1, probs=None, logits=None,
                  validate_args: bool | None = None) -> None:
-        _one_of(probs, logits)
-        name, param = ("probs", probs) if probs is not None else ("logits", logits)
-        self._broadcast_parameters(total_count=total_count, **{name: param})
-        self.total_count = self.total_count.type_as(self._param)
-        Distribution.__init__(self, self._param.shape, validate_args=validate_args)
+        init_counted(self, total_count, probs, logits, validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):

@@ -89,7 +89,8 @@ class Distribution:
             if name in self._expand_names and isinstance(value, Tensor):
                 event_part = tuple(value.shape[len(self._batch_shape):])
                 new.__dict__[name] = value.expand(tuple(batch_shape) + event_part)
-            elif not isinstance(value, Size):
+            elif not isinstance(value, Size) and not isinstance(
+                    getattr(type(self), name, None), lazy_property):
                 new.__dict__[name] = value  # shared state (event counts, a temperature)
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args

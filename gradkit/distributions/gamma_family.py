@@ -22,7 +22,7 @@ from gradkit.dtype_info import finfo
 from gradkit.nn.functional import one_hot
 from gradkit.special import gammainc
 
-__all__ = ["Beta", "Chi2", "Dirichlet", "Gamma", "StudentT"]
+__all__ = ["Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "StudentT"]
 
 
 class Gamma(ExponentialFamily):
@@ -268,3 +268,56 @@ class Beta(ExponentialFamily):
     def _log_normalizer(self, x, y):
         return x.lgamma() + y.lgamma() - (x + y).lgamma()
 
+
+
+class FisherSnedecor(Distribution):
+    """The F distribution with ``df1`` and ``df2`` degrees of freedom: the ratio of two
+    chi-squared draws, each divided by its degrees of freedom."""
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+    _expand_names = ("df1", "df2")
+
+    def __init__(self, df1: Tensor | float, df2: Tensor | float,
+                 validate_args: bool | None = None) -> None:
+        batch_shape = self._broadcast_parameters(df1=df1, df2=df2)
+        self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
+        self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = super().expand(batch_shape, _instance)
+        new._gamma1 = self._gamma1.expand(batch_shape)
+        new._gamma2 = self._gamma2.expand(batch_shape)
+        return new
+
+    @property
+    def mean(self) -> Tensor:
+        df2 = ops.where(self.df2 <= 2, math.nan, self.df2)
+        return df2 / (df2 - 2)
+
+    @property
+    def mode(self) -> Tensor:
+        mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
+        return ops.where(self.df1 <= 2, math.nan, mode)
+
+    @property
+    def variance(self) -> Tensor:
+        df2 = ops.where(self.df2 <= 4, math.nan, self.df2)
+        return 2 * df2.pow(2) * (self.df1 + df2 - 2) / (self.df1 * (df2 - 2).pow(2) * (df2 - 4))
+
+    def rsample(self, sample_shape=Size()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        tiny = finfo(self.df1.dtype).tiny
+        ratio = (self._gamma1.rsample(sample_shape).view(shape)
+                 / self._gamma2.rsample(sample_shape).view(shape).clamp(min=tiny))
+        return ratio.clamp(min=tiny)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        ct1, ct2, ct3 = self.df1 * 0.5, self.df2 * 0.5, self.df1 / self.df2
+        t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
+        t2 = ct1 * ct3.log() + (ct1 - 1) * value.log()
+        t3 = (ct1 + ct2) * (ct3 * value).log1p()
+        return t1 + t2 - t3

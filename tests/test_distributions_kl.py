@@ -94,7 +94,77 @@ KL_PAIRS = {
                                  _d(m).Uniform(_t(m, [0.0, 1.0]), _t(m, [1.5, 1.7]))),
     "Gamma-Uniform": lambda m: (_d(m).Gamma(_t(m, [0.7, 3.0]), _t(m, [2.0, 0.9])),
                                 _d(m).Uniform(_t(m, [0.0, 1.0]), _t(m, [1.5, 1.7]))),
+    "Cauchy-Cauchy": lambda m: (_d(m).Cauchy(_t(m, [0.3, -1.0]), _t(m, [0.5, 2.0])),
+                                _d(m).Cauchy(_t(m, [0.0, 1.0]), _t(m, [1.5, 0.7]))),
+    "Pareto-Pareto": lambda m: (_d(m).Pareto(_t(m, [0.5, 2.0]), _t(m, [3.0, 1.5])),
+                                _d(m).Pareto(_t(m, [0.4, 2.5]), _t(m, [2.0, 2.5]))),
+    "LowRank-LowRank": lambda m: (
+        _d(m).LowRankMultivariateNormal(_t(m, [0.0, 1.0, 2.0]), _t(m, [[1.0], [0.3], [-0.2]]),
+                                        _t(m, [0.5, 1.2, 0.8])),
+        _d(m).LowRankMultivariateNormal(_t(m, [[1.0, 0.0, 0.5]]),
+                                        _t(m, [[0.2, 0.1], [0.4, -0.3], [0.0, 0.6]]),
+                                        _t(m, [1.0, 0.7, 1.5]))),
+    "MultivariateNormal-LowRank": lambda m: (
+        _d(m).MultivariateNormal(_t(m, [0.0, 1.0, 2.0]), scale_tril=_t(m, _L)),
+        _d(m).LowRankMultivariateNormal(_t(m, [1.0, 0.0, 0.5]),
+                                        _t(m, [[0.2, 0.1], [0.4, -0.3], [0.0, 0.6]]),
+                                        _t(m, [1.0, 0.7, 1.5]))),
+    "LowRank-MultivariateNormal": lambda m: (
+        _d(m).LowRankMultivariateNormal(_t(m, [[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]]),
+                                        _t(m, [[1.0], [0.3], [-0.2]]), _t(m, [0.5, 1.2, 0.8])),
+        _d(m).MultivariateNormal(_t(m, [1.0, 0.0, 0.5]), scale_tril=_t(m, _L2))),
+    "Beta-Exponential": lambda m: (_d(m).Beta(_t(m, [0.7, 3.0]), _t(m, [2.0, 0.9])),
+                                   _d(m).Exponential(_t(m, [1.5, 0.3]))),
+    "Beta-Gamma": lambda m: (_d(m).Beta(_t(m, [0.7, 3.0]), _t(m, [2.0, 0.9])),
+                             _d(m).Gamma(_t(m, [1.5, 1.0]), _t(m, [1.0, 4.0]))),
+    "Beta-Normal": lambda m: (_d(m).Beta(_t(m, [0.7, 3.0]), _t(m, [2.0, 0.9])),
+                              _d(m).Normal(_t(m, [0.0, 1.0]), _t(m, [1.5, 0.7]))),
+    "Beta-Uniform": lambda m: (_d(m).Beta(_t(m, [0.7, 3.0]), _t(m, [2.0, 0.9])),
+                               _d(m).Uniform(_t(m, [-1.0, 0.5]), _t(m, [2.0, 3.0]))),
+    "Exponential-Gumbel": lambda m: (_d(m).Exponential(_t(m, [0.5, 2.0])),
+                                     _d(m).Gumbel(_t(m, [0.0, 1.0]), _t(m, [1.5, 0.7]))),
+    "Gamma-Gumbel": lambda m: (_d(m).Gamma(_t(m, [0.7, 3.0]), _t(m, [2.0, 0.9])),
+                               _d(m).Gumbel(_t(m, [0.0, 1.0]), _t(m, [1.5, 0.7]))),
+    "Pareto-Exponential": lambda m: (_d(m).Pareto(_t(m, [0.5, 2.0]), _t(m, [3.0, 0.8])),
+                                     _d(m).Exponential(_t(m, [1.5, 0.3]))),
+    "Pareto-Gamma": lambda m: (_d(m).Pareto(_t(m, [0.5, 2.0]), _t(m, [3.0, 0.8])),
+                               _d(m).Gamma(_t(m, [1.5, 1.0]), _t(m, [1.0, 4.0]))),
+    "Pareto-Normal": lambda m: (_d(m).Pareto(_t(m, [0.5, 2.0]), _t(m, [3.0, 1.8])),
+                                _d(m).Normal(_t(m, [0.0, 1.0]), _t(m, [1.5, 0.7]))),
+    "Uniform-Beta": lambda m: (_d(m).Uniform(_t(m, [0.1, 0.5]), _t(m, [0.6, 1.5])),
+                               _d(m).Beta(_t(m, [1.5, 1.0]), _t(m, [1.0, 4.0]))),
+    "Uniform-Exponential": lambda m: (_d(m).Uniform(_t(m, [0.1, -0.5]), _t(m, [0.6, 1.5])),
+                                      _d(m).Exponential(_t(m, [1.5, 0.3]))),
+    "Uniform-Gamma": lambda m: (_d(m).Uniform(_t(m, [0.1, -0.5]), _t(m, [0.6, 1.5])),
+                                _d(m).Gamma(_t(m, [1.5, 1.0]), _t(m, [1.0, 4.0]))),
+    "Uniform-Gumbel": lambda m: (_d(m).Uniform(_t(m, [0.1, -0.5]), _t(m, [0.6, 1.5])),
+                                 _d(m).Gumbel(_t(m, [0.0, 1.0]), _t(m, [1.5, 0.7]))),
+    "Uniform-Normal": lambda m: (_d(m).Uniform(_t(m, [0.1, -0.5]), _t(m, [0.6, 1.5])),
+                                 _d(m).Normal(_t(m, [0.0, 1.0]), _t(m, [1.5, 0.7]))),
+    "Uniform-Pareto": lambda m: (_d(m).Uniform(_t(m, [0.6, 0.5]), _t(m, [0.9, 1.5])),
+                                 _d(m).Pareto(_t(m, [0.5, 0.7]), _t(m, [3.0, 0.8]))),
+    "infinite-Normal-Exponential": lambda m: (_d(m).Normal(_t(m, [0.3]), _t(m, [0.5])),
+                                              _d(m).Exponential(_t(m, [1.5]))),
+    "infinite-Gumbel-Beta": lambda m: (_d(m).Gumbel(_t(m, [0.3]), _t(m, [0.5])),
+                                       _d(m).Beta(_t(m, [1.5]), _t(m, [2.0]))),
+    "infinite-Pareto-Uniform": lambda m: (_d(m).Pareto(_t(m, [0.5]), _t(m, [3.0])),
+                                          _d(m).Uniform(_t(m, [0.0]), _t(m, [2.0]))),
+    "infinite-Poisson-Binomial": lambda m: (_d(m).Poisson(_t(m, [0.5])),
+                                            _d(m).Binomial(3, _t(m, [0.3]))),
+    "infinite-Exponential-Pareto": lambda m: (_d(m).Exponential(_t(m, [0.5])),
+                                              _d(m).Pareto(_t(m, [1.0]), _t(m, [3.0]))),
 }
+
+
+def test_kl_registers_torchs_pairs_of_the_classes_gradkit_has():
+    import torch.distributions.kl as torch_kl
+
+    def names(registry):
+        return {(p.__name__, q.__name__) for p, q in registry}
+
+    have = set(gradkit.distributions.__all__)
+    expected = {(p, q) for p, q in names(torch_kl._KL_REGISTRY) if p in have and q in have}
+    assert expected - names(gradkit.distributions.kl._KL_REGISTRY) == set()
 
 
 @pytest.mark.parametrize("pair", sorted(KL_PAIRS))

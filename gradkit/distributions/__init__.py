@@ -12,16 +12,16 @@ docs/distributions.md for what is there and what differs from torch.
 from gradkit._not_implemented import module_getattr as _module_getattr
 from gradkit.distributions import constraints
 from gradkit.distributions.continuous import Cauchy, Exponential, Laplace, Normal, Uniform
-from gradkit.distributions.discrete import (
-    Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical, Poisson)
+from gradkit.distributions.discrete import Bernoulli, Binomial, Categorical, Geometric, Poisson
 from gradkit.distributions.distribution import Distribution
 from gradkit.distributions.exp_family import ExponentialFamily
-from gradkit.distributions import kl
+from gradkit.distributions import kl, kl_cross  # noqa: F401 - kl_cross registers pairs
 from gradkit.distributions.kl import kl_divergence, register_kl
 from gradkit.distributions.discrete_more import (
-    Multinomial, NegativeBinomial, OneHotCategoricalStraightThrough)
+    Multinomial, NegativeBinomial, OneHotCategorical, OneHotCategoricalStraightThrough)
 from gradkit.distributions.gamma_family import (
     Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT)
+from gradkit.distributions.lowrank_mixture import LowRankMultivariateNormal, MixtureSameFamily
 from gradkit.distributions.multivariate import Independent, MultivariateNormal
 from gradkit.distributions.relaxed import RelaxedBernoulli, RelaxedOneHotCategorical
 from gradkit.distributions import transforms
@@ -39,7 +39,8 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
            "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel",
            "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform", "InverseGamma",
-           "Kumaraswamy", "Laplace", "LogNormal", "Multinomial", "MultivariateNormal",
+           "Kumaraswamy", "Laplace", "LogNormal", "LowRankMultivariateNormal", "MixtureSameFamily",
+           "Multinomial", "MultivariateNormal",
            "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
            "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
            "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StudentT",

@@ -1,22 +1,90 @@
-"""More discrete distributions: Multinomial, NegativeBinomial and
-OneHotCategoricalStraightThrough."""
+"""More discrete distributions: OneHotCategorical (and its straight-through version),
+Multinomial, NegativeBinomial."""
 from __future__ import annotations
 
 import math
 
 from gradkit import ops
 from gradkit._tensor import Size, Tensor
-from gradkit.creation import ones_like, tensor, zeros
+from gradkit.creation import eye, ones_like, tensor, zeros
 from gradkit.distributions import constraints
-from gradkit.distributions.discrete import (
-    Binomial, Categorical, OneHotCategorical, _Binary, init_counted)
+from gradkit.distributions.discrete import Binomial, Categorical, _Binary, init_counted
 from gradkit.distributions.distribution import Distribution
 from gradkit.distributions.gamma_family import Gamma
 from gradkit.distributions.utils import lazy_property
-from gradkit.nn.functional import logsigmoid
+from gradkit.nn.functional import logsigmoid, one_hot
 from gradkit.ops.random_sampling import poisson
 
-__all__ = ["Multinomial", "NegativeBinomial", "OneHotCategoricalStraightThrough"]
+__all__ = ["Multinomial", "NegativeBinomial", "OneHotCategorical",
+           "OneHotCategoricalStraightThrough"]
+
+
+class OneHotCategorical(Distribution):
+    """A Categorical whose samples are one-hot vectors of length ``K``."""
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.one_hot
+    has_enumerate_support = True
+
+    def __init__(self, probs: Tensor | None = None, logits: Tensor | None = None,
+                 validate_args: bool | None = None) -> None:
+        self._categorical = Categorical(probs, logits)
+        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(OneHotCategorical, _instance)
+        new._categorical = self._categorical.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def _param(self) -> Tensor:
+        return self._categorical._param
+
+    @property
+    def probs(self) -> Tensor:
+        return self._categorical.probs
+
+    @property
+    def logits(self) -> Tensor:
+        return self._categorical.logits
+
+    @property
+    def param_shape(self) -> Size:
+        """The shape of the parameter that was given."""
+        return self._categorical.param_shape
+
+    @property
+    def mean(self) -> Tensor:
+        return self._categorical.probs
+
+    @property
+    def mode(self) -> Tensor:
+        probs = self._categorical.probs
+        return one_hot(probs.argmax(dim=-1), num_classes=probs.shape[-1]).to(probs)
+
+    @property
+    def variance(self) -> Tensor:
+        return self._categorical.probs * (1 - self._categorical.probs)
+
+    def sample(self, sample_shape=Size()) -> Tensor:
+        indices = self._categorical.sample(sample_shape)
+        return one_hot(indices, self._categorical._num_events).to(self._categorical.probs)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return self._categorical.log_prob(value.max(-1)[1])
+
+    def entropy(self) -> Tensor:
+        return self._categorical.entropy()
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        n = self.event_shape[0]
+        values = eye(n, dtype=self._param.dtype, device=self._param.device)
+        values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
+        return values.expand((n,) + tuple(self.batch_shape) + (n,)) if expand else values
 
 
 class Multinomial(Distribution):

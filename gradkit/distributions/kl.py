@@ -11,14 +11,17 @@ from gradkit._tensor import Tensor
 from gradkit.autograd.api import grad
 from gradkit.creation import full_like
 from gradkit.creation_more import broadcast_shapes
-from gradkit.distributions.continuous import Exponential, Laplace, Normal, Uniform
-from gradkit.distributions.discrete import (
-    Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical, Poisson)
+from gradkit.distributions.continuous import Cauchy, Exponential, Laplace, Normal, Uniform
+from gradkit.distributions.discrete import Bernoulli, Binomial, Categorical, Geometric, Poisson
+from gradkit.distributions.discrete_more import OneHotCategorical
 from gradkit.distributions.distribution import Distribution
 from gradkit.distributions.exp_family import ExponentialFamily
 from gradkit.distributions.gamma_family import Beta, Dirichlet, Gamma
+from gradkit.distributions.lowrank_mixture import (
+    LowRankMultivariateNormal, _lowrank_logdet, _lowrank_mahalanobis)
 from gradkit.distributions.multivariate import (
     Independent, MultivariateNormal, _batch_mahalanobis)
+from gradkit.distributions.transformed_more import Pareto
 from gradkit.distributions.transformed import Gumbel, HalfNormal, TransformedDistribution
 from gradkit.distributions.utils import euler_constant, sum_rightmost
 from gradkit.nn.functional import softplus
@@ -88,6 +91,14 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
         raise NotImplementedError(f"No KL(p || q) is implemented for p type "
                                   f"{p.__class__.__name__} and q type {q.__class__.__name__}")
     return fun(p, q)
+
+
+def _infinite_like(tensor: Tensor) -> Tensor:
+    return full_like(tensor, math.inf)
+
+
+def _x_log_x(tensor: Tensor) -> Tensor:
+    return ops.xlogy(tensor, tensor)
 
 
 def _batch_trace_xxt(matrix: Tensor) -> Tensor:
@@ -262,91 +273,73 @@ def _kl_independent_independent(p, q):
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
 
 
-@register_kl(Bernoulli, Poisson)
-def _kl_bernoulli_poisson(p, q):
-    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    return t1 - (4 * p.scale * q.scale).log()
 
 
-@register_kl(Exponential, Gamma)
-def _kl_exponential_gamma(p, q):
-    ratio = q.rate / p.rate
-    return (-q.concentration * ratio.log() + ratio + q.concentration.lgamma()
-            + q.concentration * euler_constant - (1 + euler_constant))
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio, alpha_ratio = p.scale / q.scale, q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    return _overridden(result, p.support.lower_bound < q.support.lower_bound)
 
 
-@register_kl(Exponential, Normal)
-def _kl_exponential_normal(p, q):
-    var_normal, rate_sqr = q.scale.pow(2), p.rate.pow(2)
-    t1 = 0.5 * (rate_sqr * var_normal * 2 * math.pi).log()
-    return t1 - 1 + (rate_sqr.reciprocal() - q.loc / p.rate + q.loc.pow(2) * 0.5) / var_normal
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Low Rank Multivariate Normals with       "
+                         "                   different event shapes cannot be computed")
+    term1 = (_lowrank_logdet(q._unbroadcasted_cov_diag, q._capacitance_tril)
+             - _lowrank_logdet(p._unbroadcasted_cov_diag, p._capacitance_tril))
+    term3 = _lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
+                                 q.loc - p.loc, q._capacitance_tril)
+    a = _woodbury_factor(q)
+    p_factor, p_diag = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    term21 = (p_diag / q._unbroadcasted_cov_diag).sum(-1)
+    term22 = _batch_trace_xxt(p_factor * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+    term23 = _batch_trace_xxt(a * p_diag.sqrt().unsqueeze(-2))
+    term24 = _batch_trace_xxt(a.matmul(p_factor))
+    return 0.5 * (term1 + term21 + term22 - term23 - term24 + term3 - p.event_shape[0])
 
 
-@register_kl(Gamma, Normal)
-def _kl_gamma_normal(p, q):
-    var_normal = q.scale.pow(2)
-    beta_sqr = p.rate.pow(2)
-    t1 = (0.5 * (beta_sqr * var_normal * 2 * math.pi).log() - p.concentration
-          - p.concentration.lgamma())
-    t2 = 0.5 * (p.concentration.pow(2) + p.concentration) / beta_sqr
-    t3 = q.loc * p.concentration / p.rate
-    t4 = 0.5 * q.loc.pow(2)
-    return (t1 + (p.concentration - 1) * p.concentration.digamma()
-            + (t2 - t3 + t4) / var_normal)
+def _woodbury_factor(q) -> Tensor:
+    """L⁻¹ Wᵀ D⁻¹ of a low-rank q (L its capacitance's Cholesky factor)."""
+    wt_dinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
+    return linalg.solve_triangular(q._capacitance_tril, wt_dinv, upper=False)
 
 
-@register_kl(Normal, Laplace)
-def _kl_normal_laplace(p, q):
-    loc_diff = p.loc - q.loc
-    scale_ratio = p.scale / q.scale
-    loc_diff_scale_ratio = loc_diff / p.scale
-    t1 = (scale_ratio).log()
-    t2 = math.sqrt(2 / math.pi) * p.scale * (-0.5 * loc_diff_scale_ratio.pow(2)).exp()
-    t3 = loc_diff * ops.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
-    return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrank(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with     "
+                         "                     different event shapes cannot be computed")
+    term1 = (_lowrank_logdet(q._unbroadcasted_cov_diag, q._capacitance_tril)
+             - 2 * p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    term3 = _lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
+                                 q.loc - p.loc, q._capacitance_tril)
+    p_tril = p._unbroadcasted_scale_tril
+    term21 = _batch_trace_xxt(p_tril * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+    term22 = _batch_trace_xxt(_woodbury_factor(q).matmul(p_tril))
+    return 0.5 * (term1 + term21 - term22 + term3 - p.event_shape[0])
 
 
-@register_kl(Normal, Gumbel)
-def _kl_normal_gumbel(p, q):
-    mean_scale_ratio = p.loc / q.scale
-    var_scale_sqr_ratio = (p.scale / q.scale).pow(2)
-    loc_scale_ratio = q.loc / q.scale
-    t1 = var_scale_sqr_ratio.log() * 0.5
-    t2 = mean_scale_ratio - loc_scale_ratio
-    t3 = (-mean_scale_ratio + 0.5 * var_scale_sqr_ratio + loc_scale_ratio).exp()
-    return -t1 + t2 + t3 - (0.5 * (1 + math.log(2 * math.pi)))
-
-
-@register_kl(Gamma, Exponential)
-def _kl_gamma_exponential(p, q):
-    return -p.entropy() - q.rate.log() + q.rate * p.concentration / p.rate
-
-
-@register_kl(Gumbel, Normal)
-def _kl_gumbel_normal(p, q):
-    param_ratio = p.scale / q.scale
-    t1 = (param_ratio / math.sqrt(2 * math.pi)).log()
-    t2 = (math.pi * param_ratio * 0.5).pow(2) / 3
-    t3 = ((p.loc + p.scale * euler_constant - q.loc) / q.scale).pow(2) * 0.5
-    return -t1 + t2 + t3 - (euler_constant + 1)
-
-
-@register_kl(Laplace, Normal)
-def _kl_laplace_normal(p, q):
-    var_normal = q.scale.pow(2)
-    scale_sqr_var_ratio = p.scale.pow(2) / var_normal
-    t1 = 0.5 * (2 * scale_sqr_var_ratio / math.pi).log()
-    t2, t3, t4 = 0.5 * p.loc.pow(2), p.loc * q.loc, 0.5 * q.loc.pow(2)
-    return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
-
-
-def _infinite_like(tensor: Tensor) -> Tensor:
-    return full_like(tensor, math.inf)
-
-
-@register_kl(Normal, Uniform)
-@register_kl(Laplace, Uniform)
-@register_kl(Gumbel, Uniform)
-@register_kl(Exponential, Uniform)
-@register_kl(Gamma, Uniform)
-def _kl_unbounded_uniform(p, q):
-    return _infinite_like(p.loc if hasattr(p, "loc") else p.mean)
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_multivariatenormal(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with     "
+                         "                     different event shapes cannot be computed")
+    q_tril = q._unbroadcasted_scale_tril
+    term1 = (2 * q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+             - _lowrank_logdet(p._unbroadcasted_cov_diag, p._capacitance_tril))
+    term3 = _batch_mahalanobis(q_tril, q.loc - p.loc)
+    batch = tuple(broadcast_shapes(tuple(q_tril.shape[:-2]),
+                                   tuple(p._unbroadcasted_cov_factor.shape[:-2])))
+    n = p.event_shape[0]
+    q_tril = q_tril.expand(batch + (n, n))
+    p_factor = p._unbroadcasted_cov_factor.expand(batch + (n, p.cov_factor.shape[-1]))
+    p_diag = ops.diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(batch + (n, n))
+    term21 = _batch_trace_xxt(linalg.solve_triangular(q_tril, p_factor, upper=False))
+    term22 = _batch_trace_xxt(linalg.solve_triangular(q_tril, p_diag, upper=False))
+    return 0.5 * (term1 + term21 + term22 + term3 - p.event_shape[0])

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import gradkit
+from gradkit.distributions.dirichlet_sampling import dirichlet_grad
 from gradkit.distributions.gamma_sampling import _standard_gamma_grad, standard_gamma
 
 torch = pytest.importorskip("torch")
@@ -261,17 +262,55 @@ def test_standard_gamma_node_and_double_backward_as_torch():
         assert str(error.value) == "the derivative for '_standard_gamma_grad' is not implemented."
 
 
-def test_dirichlet_rsample_gradient_is_unbiased():
-    concentration = gradkit.tensor([0.8, 2.0, 3.0], dtype=gradkit.float64, requires_grad=True)
-    sample = gradkit.distributions.Dirichlet(concentration).rsample((20000,))
-    # the coordinates sum to 1 whatever the draw: that sum has gradient 0
-    (d_total,) = gradkit.autograd.grad(sample.sum(-1).sum(), concentration, retain_graph=True)
-    np.testing.assert_allclose(d_total.numpy(), 0.0, atol=1e-8)
-    # E[x0] = a0 / sum(a): the mean gradient of x0 is that mean's gradient
-    (d_first,) = gradkit.autograd.grad(sample[:, 0].mean(), concentration)
-    a = np.array([0.8, 2.0, 3.0])
-    expected = np.array([a[1:].sum(), -a[0], -a[0]]) / a.sum() ** 2
-    np.testing.assert_allclose(d_first.numpy(), expected, atol=6e-3)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_dirichlet_grad_matches_torch_in_each_regime(dtype):
+    rng = np.random.default_rng(0)
+    # small and large concentrations reach every branch: near 0, near 1, both large, the rest
+    alpha = np.concatenate([rng.uniform(0.05, 3.0, (150, 3)), rng.uniform(6.5, 40.0, (150, 3))])
+    x = np.clip(np.concatenate([rng.dirichlet([0.3, 0.3, 0.3], 150), rng.dirichlet(
+        [20.0, 20.0, 20.0], 150)]), 1e-6, 1 - 1e-6)
+    total = alpha.sum(-1, keepdims=True) * np.ones((1, 3))
+    got = dirichlet_grad(*(gradkit.tensor(v, dtype=getattr(gradkit, dtype))
+                           for v in (x, alpha, total)))
+    expected = torch._dirichlet_grad(*(torch.tensor(v, dtype=getattr(torch, dtype))
+                                       for v in (x, alpha, total)))
+    # torch's kernel computes the series of its float32 version in float32
+    np.testing.assert_allclose(got.numpy(), expected.numpy(),
+                               rtol=1e-11 if dtype == "float64" else 1e-4, atol=1e-12)
+
+
+@pytest.mark.parametrize("beta", [False, True], ids=["Dirichlet", "Beta"])
+def test_dirichlet_rsample_gradient_is_torchs(beta):
+    values = [[0.5, 2.0, 3.0], [7.0, 9.0, 0.8]] if not beta else [[0.7, 2.0], [8.0, 9.5]]
+    concentration = gradkit.tensor(values, dtype=gradkit.float64, requires_grad=True)
+    if beta:
+        dist = gradkit.distributions.Beta(concentration[:, 0], concentration[:, 1])
+    else:
+        dist = gradkit.distributions.Dirichlet(concentration)
+    sample = dist.rsample((3,))
+    weights = np.linspace(0.5, 1.5, sample.numel()).reshape(tuple(sample.shape))
+    (got,) = gradkit.autograd.grad((sample * gradkit.tensor(weights)).sum(), concentration)
+    # torch's _Dirichlet backward on the same draws
+    full = sample.detach().numpy()
+    full = np.stack([full, 1 - full], -1) if beta else full
+    g = np.stack([weights, np.zeros_like(weights)], -1) if beta else weights
+    x, g = torch.tensor(full), torch.tensor(g)
+    alpha = torch.tensor(values, dtype=torch.float64).expand_as(x)
+    grad = torch._dirichlet_grad(x, alpha, alpha.sum(-1, True).expand_as(alpha))
+    expected = (grad * (g - (x * g).sum(-1, True))).sum(0)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-10)
+
+
+def test_dirichlet_node_and_double_backward_as_torch():
+    for m in (gradkit, torch):
+        concentration = m.tensor([0.5, 2.0, 3.0], dtype=m.float64, requires_grad=True)
+        sample = m.distributions.Dirichlet(concentration).rsample()
+        assert sample.grad_fn.name() == "_DirichletBackward"
+        assert abs(float(sample.sum()) - 1) < 1e-12 and float(sample.min()) > 0
+        (first,) = m.autograd.grad(sample[0], concentration, create_graph=True)
+        if first.requires_grad:  # torch: once_differentiable gives a node that refuses
+            with pytest.raises(RuntimeError if m is torch else NotImplementedError):
+                first.sum().backward()
 
 
 def test_samples_follow_gradkit_manual_seed():

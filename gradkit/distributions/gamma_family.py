@@ -14,6 +14,7 @@ from gradkit import ops
 from gradkit._tensor import Size, Tensor
 from gradkit.creation import as_tensor, randn, tensor
 from gradkit.distributions import constraints
+from gradkit.distributions.dirichlet_sampling import sample_dirichlet
 from gradkit.distributions.distribution import Distribution
 from gradkit.distributions.exp_family import ExponentialFamily
 from gradkit.distributions.gamma_sampling import standard_gamma
@@ -162,10 +163,7 @@ class Dirichlet(ExponentialFamily):
                          validate_args=validate_args)
 
     def rsample(self, sample_shape=Size()) -> Tensor:
-        gammas = standard_gamma(self.concentration.expand(self._extended_shape(sample_shape)))
-        value = gammas / gammas.sum(-1, keepdim=True)
-        value.detach().clamp_(min=finfo(value.dtype).tiny)
-        return value
+        return sample_dirichlet(self.concentration.expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

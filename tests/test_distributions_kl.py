@@ -10,6 +10,7 @@ torch = pytest.importorskip("torch")
 
 _L = [[1.2, 0.0, 0.0], [0.3, 0.8, 0.0], [-0.4, 0.5, 1.1]]
 _L2 = [[0.7, 0.0, 0.0], [-0.2, 1.3, 0.0], [0.1, 0.4, 0.9]]
+_MATRIX = [[0.3, 2.0, -1.0], [0.5, -0.2, 0.1], [-0.4, 0.5, 1.1]]
 
 
 def _d(m):
@@ -240,7 +241,26 @@ TRANSFORMS = {
     "Independent": (lambda m: _d(m).transforms.IndependentTransform(
         _d(m).SigmoidTransform(), 1), [-1.0, 0.5, 2.0]),
     "Identity": (lambda m: _d(m).transforms.identity_transform, [-1.0, 0.5, 2.0]),
+    "StickBreaking": (lambda m: _d(m).StickBreakingTransform(), [-1.0, 0.5, 2.0]),
+    "CorrCholesky": (lambda m: _d(m).CorrCholeskyTransform(), [-1.0, 0.5, 2.0]),
+    "LowerCholesky": (lambda m: _d(m).LowerCholeskyTransform(), _MATRIX),
+    "PositiveDefinite": (lambda m: _d(m).PositiveDefiniteTransform(), _MATRIX),
+    "Reshape": (lambda m: _d(m).ReshapeTransform((3,), (1, 3)), [-1.0, 0.5, 2.0]),
+    "Cat": (lambda m: _d(m).CatTransform([_d(m).ExpTransform(), _d(m).AffineTransform(1.0, 2.0)],
+                                         0, [1, 2]), [-1.0, 0.5, 2.0]),
+    "Stack": (lambda m: _d(m).StackTransform([_d(m).ExpTransform(), _d(m).SigmoidTransform(),
+                                              _d(m).TanhTransform()]), [-1.0, 0.5, 2.0]),
+    "CumulativeDistribution": (lambda m: _d(m).CumulativeDistributionTransform(
+        _d(m).Normal(m.tensor(0.5, dtype=m.float64), m.tensor(2.0, dtype=m.float64))),
+        [-1.0, 0.5, 2.0]),
 }
+
+
+def _fact(fn):
+    try:
+        return str(fn()).replace("gradkit.", "torch.")
+    except (NotImplementedError, ValueError) as e:
+        return f"{type(e).__name__}: {e}".replace("gradkit.", "torch.")
 
 
 def _transform_outcome(m, name):
@@ -257,11 +277,9 @@ def _transform_outcome(m, name):
         out["ladj"] = None
     facts = [repr(transform.domain), repr(transform.codomain), transform.bijective,
              str(transform.inv.inv == transform), transform == build(m),
-             tuple(transform.forward_shape((2, 3))), tuple(transform.inverse_shape((2, 3)))]
-    try:
-        facts.append(str(transform.sign).replace("gradkit.", "torch."))
-    except NotImplementedError:
-        facts.append("no sign")
+             _fact(lambda: tuple(transform.forward_shape((2, 3)))),
+             _fact(lambda: tuple(transform.inverse_shape((2, 3)))),
+             _fact(lambda: transform.sign), _fact(lambda: transform.event_dim)]
     return out, facts
 
 
@@ -363,3 +381,48 @@ def test_dependent_constraints_as_torch():
             c.independent(1.0, 1)
         with pytest.raises(ValueError, match="Expected value.dim\\(\\) >= 2 but got 1"):
             c.independent(c.real, 2).check(m.ones(3))
+
+
+# -- biject_to and transform_to -------------------------------------------------------------
+
+REGISTERED = {
+    "real": lambda c: c.real, "positive": lambda c: c.positive,
+    "nonnegative": lambda c: c.nonnegative, "greater_than": lambda c: c.greater_than(1.5),
+    "greater_than_eq": lambda c: c.greater_than_eq(-1.0), "less_than": lambda c: c.less_than(2.0),
+    "unit_interval": lambda c: c.unit_interval, "interval": lambda c: c.interval(-1.0, 3.0),
+    "half_open_interval": lambda c: c.half_open_interval(0.0, 2.0),
+    "simplex": lambda c: c.simplex, "independent": lambda c: c.independent(c.positive, 1),
+    "lower_cholesky": lambda c: c.lower_cholesky,
+    "positive_definite": lambda c: c.positive_definite,
+    "corr_cholesky": lambda c: c.corr_cholesky,
+    "cat": lambda c: c.cat([c.positive, c.real], 0, [1, 2]),
+    "stack": lambda c: c.stack([c.positive, c.unit_interval, c.real], 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REGISTERED))
+@pytest.mark.parametrize("registry", ["biject_to", "transform_to"])
+def test_constraint_registry_as_torch(name, registry):
+    results = []
+    for m in (gradkit, torch):
+        constraint = REGISTERED[name](m.distributions.constraints)
+        try:
+            transform = getattr(m.distributions, registry)(constraint)
+        except NotImplementedError as e:
+            results.append(("raises", str(e)))
+            continue
+        matrix = name in ("lower_cholesky", "positive_definite")
+        x = m.tensor(_MATRIX if matrix else [-1.0, 0.5, 2.0], dtype=m.float64)
+        y = transform(x)
+        results.append((repr(transform), y.numpy().round(12).tolist(),
+                        bool(constraint.check(y).all())))
+    assert results[0] == results[1]
+    assert results[0][0] == "raises" or results[0][2]
+
+
+def test_constraint_registry_errors_as_torch():
+    for m in (gradkit, torch):
+        with pytest.raises(NotImplementedError, match="Cannot transform _Boolean constraints"):
+            m.distributions.biject_to(m.distributions.constraints.boolean)
+        with pytest.raises(TypeError, match="Expected constraint to be either a Constraint"):
+            m.distributions.biject_to.register(3, lambda c: None)

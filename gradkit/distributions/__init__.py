@@ -29,21 +29,26 @@ from gradkit.distributions.transformed import (
     Gumbel, HalfCauchy, HalfNormal, LogNormal, TransformedDistribution)
 from gradkit.distributions.transformed_more import InverseGamma, Kumaraswamy, Pareto, Weibull
 from gradkit.distributions.transforms import (
-    AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
-    PowerTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform, TanhTransform,
+    AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,
+    CumulativeDistributionTransform, ExpTransform, IndependentTransform, LowerCholeskyTransform,
+    PositiveDefiniteTransform, PowerTransform, ReshapeTransform, SigmoidTransform,
+    SoftmaxTransform, SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
     Transform, identity_transform)
+from gradkit.distributions.constraint_registry import biject_to, transform_to
 
 __getattr__ = _module_getattr(__name__)  # torch distributions gradkit lacks: a clear error
 
-__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
-           "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
+           "Categorical", "Cauchy", "Chi2", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpTransform",
            "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel",
            "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform", "InverseGamma",
-           "Kumaraswamy", "Laplace", "LogNormal", "LowRankMultivariateNormal", "MixtureSameFamily",
-           "Multinomial", "MultivariateNormal",
+           "Kumaraswamy", "Laplace", "LogNormal", "LowRankMultivariateNormal",
+           "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
            "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-           "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
-           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StudentT",
+           "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
            "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "Weibull",
-           "constraints", "identity_transform", "kl", "kl_divergence", "register_kl",
-           "transforms"]
+           "biject_to", "constraints", "identity_transform", "kl", "kl_divergence", "register_kl",
+           "transform_to", "transforms"]

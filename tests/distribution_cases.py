@@ -14,7 +14,7 @@ class Case:
     ``quantile`` by icdf."""
 
     def __init__(self, id, build, params, value, grad=None, quantile=None,  # noqa: A002
-                 integer_value=False, heavy_tail=False):
+                 integer_value=False, heavy_tail=False, dtype="float64"):
         self.id = id
         self.build = build
         self.params = params
@@ -23,15 +23,17 @@ class Case:
         self.quantile = quantile
         self.integer_value = integer_value  # Categorical scores int64 indices
         self.heavy_tail = heavy_tail        # no finite mean to compare sample means with
+        self.dtype = dtype                  # the parameters' dtype in the float64 tests
 
-    def leaves(self, m, dtype="float64"):
+    def leaves(self, m, dtype=None):
+        dtype = dtype or self.dtype
         return {name: m.tensor(value, dtype=getattr(m, dtype), requires_grad=name in self.grad)
                 for name, value in self.params.items()}
 
-    def value_of(self, m, dtype="float64"):
+    def value_of(self, m, dtype=None):
         if self.integer_value:
             return m.tensor(self.value, dtype=m.int64)
-        return m.tensor(self.value, dtype=getattr(m, dtype))
+        return m.tensor(self.value, dtype=getattr(m, dtype or self.dtype))
 
     def __repr__(self):
         return self.id
@@ -172,4 +174,20 @@ CASES = [
              _d(m).Independent(_d(m).Normal(p["loc"], p["scale"]), 1)),
          {"probs": [0.3, 0.7], "loc": [[0.0, 1.0], [2.0, -1.0]],
           "scale": [[0.5, 1.0], [1.0, 0.7]]}, [[0.4, 1.2], [1.0, 0.0]]),
+    Case("GeneralizedPareto",
+         lambda m, p: _d(m).GeneralizedPareto(p["loc"], p["scale"], p["concentration"]),
+         {"loc": [0.0, 1.0, -0.5], "scale": [0.5, 2.0, 1.0], "concentration": [0.3, 0.0, -0.2]},
+         [0.7, 2.5, 1.0], quantile=[0.2, 0.7, 0.5],
+         dtype="float32"),  # torch's log_prob compares with a float32 zero: float64 raises
+    Case("ContinuousBernoulli-probs", lambda m, p: _d(m).ContinuousBernoulli(p["probs"]),
+         {"probs": [0.2, 0.7, 0.5, 0.4995]}, [0.3, 0.9, 0.5, 0.1], quantile=[0.2, 0.7, 0.5, 0.9]),
+    Case("ContinuousBernoulli-logits",
+         lambda m, p: _d(m).ContinuousBernoulli(logits=p["logits"]),
+         {"logits": [-1.3, 0.8, 0.001]}, [0.3, 0.9, 0.5], quantile=[0.2, 0.7, 0.5]),
+    Case("VonMises", lambda m, p: _d(m).VonMises(p["loc"], p["concentration"]),
+         {"loc": [0.3, -1.2, 2.0], "concentration": [0.5, 4.0, 12.0]}, [0.1, 1.5, -3.0],
+         heavy_tail=True),  # an angle: its mean is circular (test_distributions_api.py)
+    Case("LogisticNormal", lambda m, p: _d(m).LogisticNormal(p["loc"], p["scale"]),
+         {"loc": [[0.3, -1.2], [0.0, 0.5]], "scale": [[0.5, 2.0], [1.0, 0.7]]},
+         [[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]]),
 ]

@@ -17,7 +17,7 @@ def _host(t):
     return t.detach().numpy() if isinstance(t, gradkit.Tensor) else t.detach().cpu().numpy()
 
 
-def _statistic(m, dist, name, case, dtype="float64"):
+def _statistic(m, dist, name, case, dtype=None):
     """("ok", array, dtype name) or ("raises", error type name) of one statistic."""
     try:
         if name == "cdf":
@@ -25,7 +25,7 @@ def _statistic(m, dist, name, case, dtype="float64"):
         elif name == "icdf":
             if case.quantile is None:
                 return ("skipped",)
-            out = dist.icdf(m.tensor(case.quantile, dtype=getattr(m, dtype)))
+            out = dist.icdf(m.tensor(case.quantile, dtype=getattr(m, dtype or case.dtype)))
         elif name in ("entropy", "perplexity"):
             out = getattr(dist, name)()
         else:
@@ -40,7 +40,7 @@ def _torch_words(text):
     return text.replace("gradkit.", "torch.")
 
 
-def _same(got, expected, rtol=1e-10):
+def _same(got, expected, rtol):
     assert got[0] == expected[0], (got, expected)
     if got[0] == "ok":
         assert got[2] == expected[2]
@@ -56,12 +56,16 @@ def test_statistics_match_torch(case):
     assert tuple(got.event_shape) == tuple(expected.event_shape)
     assert got.has_rsample == expected.has_rsample
     assert got.has_enumerate_support == expected.has_enumerate_support
-    assert _torch_words(repr(got.support)) == repr(expected.support)
+    # one line: a long tensor bound wraps where each library's printer wraps it
+    assert " ".join(_torch_words(repr(got.support)).split()) == " ".join(
+        repr(expected.support).split())
     assert _torch_words(repr(got)) == repr(expected)
+    rtol = 1e-10 if case.dtype == "float64" else 1e-5
     _same(("ok", _host(got.log_prob(case.value_of(gradkit))), "x"),
-          ("ok", _host(expected.log_prob(case.value_of(torch))), "x"))
+          ("ok", _host(expected.log_prob(case.value_of(torch))), "x"), rtol)
     for name in STATISTICS:
-        _same(_statistic(gradkit, got, name, case), _statistic(torch, expected, name, case))
+        _same(_statistic(gradkit, got, name, case), _statistic(torch, expected, name, case),
+              rtol)
 
 
 @pytest.mark.parametrize("case", CASES, ids=repr)
@@ -75,8 +79,9 @@ def test_log_prob_gradients_match_torch(case):
         out = dist.log_prob(case.value_of(m)).sum() + dist.entropy().sum() if _has_entropy(
             dist) else dist.log_prob(case.value_of(m)).sum()
         grads[m] = [_host(g) for g in m.autograd.grad(out, [leaves[n] for n in case.grad])]
+    rtol, atol = (1e-9, 1e-12) if case.dtype == "float64" else (1e-5, 1e-6)
     for got, expected in zip(grads[gradkit], grads[torch]):
-        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol)
 
 
 def _has_entropy(dist):
@@ -91,6 +96,8 @@ def _has_entropy(dist):
 def test_log_prob_gradcheck(case):
     if not case.grad:
         pytest.skip("no parameter tensor")
+    if case.dtype != "float64":
+        pytest.skip("torch's log_prob refuses float64 parameters (test_distributions_api.py)")
     fixed = case.leaves(gradkit)
     value = case.value_of(gradkit)
 
@@ -124,7 +131,7 @@ def test_expand_matches_torch(case):
                       _host(wide.log_prob(case.value_of(m))), tuple(wide.sample().shape))
     got, expected = results[gradkit], results[torch]
     assert got[0] == expected[0] and got[1] == expected[1] and got[3] == expected[3]
-    np.testing.assert_allclose(got[2], expected[2], rtol=1e-10)
+    np.testing.assert_allclose(got[2], expected[2], rtol=1e-10 if case.dtype == "float64" else 1e-5)
 
 
 @pytest.mark.parametrize("case", CASES, ids=repr)

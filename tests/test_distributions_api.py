@@ -78,6 +78,12 @@ ERRORS = {
     "cache-size": lambda m: _d(m).ExpTransform(cache_size=2),
     "dependent-check": lambda m: _d(m).constraints.dependent.check(m.ones(1)),
     "dependent-event-dim": lambda m: _d(m).constraints.dependent.event_dim,
+    "generalized-pareto-float64": lambda m: _d(m).GeneralizedPareto(
+        m.zeros(2, dtype=m.float64), 1.0, 0.5).log_prob(m.ones(2, dtype=m.float64)),
+    "continuous-bernoulli-probs": lambda m: _d(m).ContinuousBernoulli(
+        m.tensor([1.5]), validate_args=False),
+    "continuous-bernoulli-probs-checked": lambda m: _d(m).ContinuousBernoulli(
+        m.tensor([1.5]), validate_args=True),
     "no-validation": lambda m: _d(m).Normal(0.0, -1.0, validate_args=False).log_prob(
         m.tensor([0.5])),
     "no-validation-sample": lambda m: _d(m).Exponential(1.0, validate_args=False).log_prob(
@@ -311,6 +317,19 @@ def test_dirichlet_node_and_double_backward_as_torch():
         if first.requires_grad:  # torch: once_differentiable gives a node that refuses
             with pytest.raises(RuntimeError if m is torch else NotImplementedError):
                 first.sum().backward()
+
+
+def test_von_mises_samples_have_the_circular_mean_and_concentration():
+    loc = gradkit.tensor([0.3, -2.9, 2.0], dtype=gradkit.float64)
+    dist = gradkit.distributions.VonMises(loc, gradkit.tensor([0.5, 4.0, 12.0],
+                                                              dtype=gradkit.float64))
+    angles = dist.sample((20000,)).numpy()
+    assert angles.min() >= -math.pi and angles.max() <= math.pi
+    direction = np.arctan2(np.sin(angles).mean(0), np.cos(angles).mean(0))
+    np.testing.assert_allclose(direction, loc.numpy(), atol=0.06)
+    # the mean resultant length is I1(k) / I0(k), that is 1 - variance
+    length = np.hypot(np.sin(angles).mean(0), np.cos(angles).mean(0))
+    np.testing.assert_allclose(length, 1 - dist.variance.numpy(), atol=0.015)
 
 
 def test_samples_follow_gradkit_manual_seed():

@@ -144,6 +144,22 @@ KL_PAIRS = {
                                  _d(m).Normal(_t(m, [0.0, 1.0]), _t(m, [1.5, 0.7]))),
     "Uniform-Pareto": lambda m: (_d(m).Uniform(_t(m, [0.6, 0.5]), _t(m, [0.9, 1.5])),
                                  _d(m).Pareto(_t(m, [0.5, 0.7]), _t(m, [3.0, 0.8]))),
+    "ContinuousBernoulli-ContinuousBernoulli": lambda m: (
+        _d(m).ContinuousBernoulli(_t(m, [0.2, 0.7, 0.4999])),
+        _d(m).ContinuousBernoulli(logits=_t(m, [0.3, -1.0, 0.0001]))),
+    "Beta-ContinuousBernoulli": lambda m: (_d(m).Beta(_t(m, [0.7, 3.0]), _t(m, [2.0, 0.9])),
+                                           _d(m).ContinuousBernoulli(_t(m, [0.2, 0.7]))),
+    "Uniform-ContinuousBernoulli": lambda m: (
+        _d(m).Uniform(_t(m, [0.1, -0.5]), _t(m, [0.6, 0.5])),
+        _d(m).ContinuousBernoulli(_t(m, [0.2, 0.7]))),
+    "ContinuousBernoulli-Exponential": lambda m: (_d(m).ContinuousBernoulli(_t(m, [0.2, 0.7])),
+                                                  _d(m).Exponential(_t(m, [1.5, 0.3]))),
+    "ContinuousBernoulli-Normal": lambda m: (
+        _d(m).ContinuousBernoulli(_t(m, [0.2, 0.7])),
+        _d(m).Normal(_t(m, [0.0, 1.0]), _t(m, [1.5, 0.7]))),
+    "ContinuousBernoulli-Uniform": lambda m: (
+        _d(m).ContinuousBernoulli(_t(m, [0.2, 0.7])),
+        _d(m).Uniform(_t(m, [-0.5, 0.1]), _t(m, [1.5, 0.9]))),
     "infinite-Normal-Exponential": lambda m: (_d(m).Normal(_t(m, [0.3]), _t(m, [0.5])),
                                               _d(m).Exponential(_t(m, [1.5]))),
     "infinite-Gumbel-Beta": lambda m: (_d(m).Gumbel(_t(m, [0.3]), _t(m, [0.5])),

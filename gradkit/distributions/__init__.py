@@ -27,7 +27,10 @@ from gradkit.distributions.relaxed import RelaxedBernoulli, RelaxedOneHotCategor
 from gradkit.distributions import transforms
 from gradkit.distributions.transformed import (
     Gumbel, HalfCauchy, HalfNormal, LogNormal, TransformedDistribution)
-from gradkit.distributions.transformed_more import InverseGamma, Kumaraswamy, Pareto, Weibull
+from gradkit.distributions.transformed_more import (
+    InverseGamma, Kumaraswamy, LogisticNormal, Pareto, Weibull)
+from gradkit.distributions.continuous_more import (
+    ContinuousBernoulli, GeneralizedPareto, VonMises)
 from gradkit.distributions.transforms import (
     AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,
     CumulativeDistributionTransform, ExpTransform, IndependentTransform, LowerCholeskyTransform,
@@ -39,16 +42,17 @@ from gradkit.distributions.constraint_registry import biject_to, transform_to
 __getattr__ = _module_getattr(__name__)  # torch distributions gradkit lacks: a clear error
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
-           "Categorical", "Cauchy", "Chi2", "ComposeTransform", "CorrCholeskyTransform",
-           "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpTransform",
-           "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel",
-           "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform", "InverseGamma",
-           "Kumaraswamy", "Laplace", "LogNormal", "LowRankMultivariateNormal",
-           "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
-           "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-           "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
+           "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet",
+           "Distribution", "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor",
+           "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+           "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace",
+           "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform",
+           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+           "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
+           "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
            "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
            "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
-           "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "Weibull",
-           "biject_to", "constraints", "identity_transform", "kl", "kl_divergence", "register_kl",
-           "transform_to", "transforms"]
+           "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises",
+           "Weibull", "biject_to", "constraints", "identity_transform", "kl", "kl_divergence",
+           "register_kl", "transform_to", "transforms"]

@@ -6,6 +6,7 @@ import math
 
 from gradkit import ops
 from gradkit.distributions.continuous import Exponential, Laplace, Normal, Uniform
+from gradkit.distributions.continuous_more import ContinuousBernoulli
 from gradkit.distributions.discrete import Bernoulli, Binomial, Poisson
 from gradkit.distributions.gamma_family import Beta, Gamma
 from gradkit.distributions.kl import _infinite_like, _overridden, _x_log_x, register_kl
@@ -99,6 +100,7 @@ def _kl_beta_infinity(p, q):
 
 
 @register_kl(Exponential, Beta)
+@register_kl(Exponential, ContinuousBernoulli)
 @register_kl(Exponential, Pareto)
 @register_kl(Exponential, Uniform)
 def _kl_exponential_infinity(p, q):
@@ -106,6 +108,7 @@ def _kl_exponential_infinity(p, q):
 
 
 @register_kl(Gamma, Beta)
+@register_kl(Gamma, ContinuousBernoulli)
 @register_kl(Gamma, Pareto)
 @register_kl(Gamma, Uniform)
 def _kl_gamma_infinity(p, q):
@@ -113,16 +116,19 @@ def _kl_gamma_infinity(p, q):
 
 
 @register_kl(Gumbel, Beta)
+@register_kl(Gumbel, ContinuousBernoulli)
 @register_kl(Gumbel, Exponential)
 @register_kl(Gumbel, Gamma)
 @register_kl(Gumbel, Pareto)
 @register_kl(Gumbel, Uniform)
 @register_kl(Laplace, Beta)
+@register_kl(Laplace, ContinuousBernoulli)
 @register_kl(Laplace, Exponential)
 @register_kl(Laplace, Gamma)
 @register_kl(Laplace, Pareto)
 @register_kl(Laplace, Uniform)
 @register_kl(Normal, Beta)
+@register_kl(Normal, ContinuousBernoulli)
 @register_kl(Normal, Exponential)
 @register_kl(Normal, Gamma)
 @register_kl(Normal, Pareto)
@@ -133,6 +139,7 @@ def _kl_real_line_infinity(p, q):
 
 
 @register_kl(Pareto, Beta)
+@register_kl(Pareto, ContinuousBernoulli)
 @register_kl(Pareto, Uniform)
 def _kl_pareto_infinity(p, q):
     return _infinite_like(p.scale)
@@ -276,3 +283,52 @@ def _kl_uniform_pareto(p, q):
     t1 = (q.alpha * q.scale.pow(q.alpha) * width).log()
     result = _uniform_log_moment(p) / width * (q.alpha + 1) - t1
     return _overridden(result, p.low < q.support.lower_bound)
+
+
+# -- the continuous Bernoulli --------------------------------------------------------------
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + (-p.probs).log1p()
+    return t1 + t2 - q._cont_bern_log_norm() - (-q.probs).log1p()
+
+
+def _against_continuous_bernoulli(p, q):
+    """-H(p) - E_p[log q] for a q continuous Bernoulli, given p's mean."""
+    return -p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return _against_continuous_bernoulli(p, q)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    outside = p.high.ge(q.support.upper_bound) | p.low.le(q.support.lower_bound)
+    return _overridden(_against_continuous_bernoulli(p, q), outside)
+
+
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_continuous_bernoulli_infinity(p, q):
+    return _infinite_like(p.probs)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale).square()) + q.scale.log()
+    t3 = (p.variance + p.mean.square() - 2.0 * q.loc * p.mean) / (2.0 * q.scale.square())
+    return -p.entropy() + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = q.low.ge(p.support.lower_bound) | q.high.le(p.support.upper_bound)
+    return _overridden(result, outside)

@@ -1,5 +1,5 @@
 """More distributions torch defines as transformed ones: Pareto, Weibull, InverseGamma,
-Kumaraswamy."""
+Kumaraswamy, LogisticNormal."""
 from __future__ import annotations
 
 import math
@@ -8,13 +8,14 @@ from gradkit import ops
 from gradkit._tensor import Tensor
 from gradkit.creation import full_like, ones_like
 from gradkit.distributions import constraints
-from gradkit.distributions.continuous import Exponential, Uniform
+from gradkit.distributions.continuous import Exponential, Normal, Uniform
 from gradkit.distributions.gamma_family import Gamma
 from gradkit.distributions.transform_kinds import AffineTransform, ExpTransform, PowerTransform
+from gradkit.distributions.transform_structured import StickBreakingTransform
 from gradkit.distributions.transformed import TransformedDistribution
 from gradkit.distributions.utils import broadcast_all, euler_constant
 
-__all__ = ["InverseGamma", "Kumaraswamy", "Pareto", "Weibull"]
+__all__ = ["InverseGamma", "Kumaraswamy", "LogisticNormal", "Pareto", "Weibull"]
 
 
 class _OwnParameters(TransformedDistribution):
@@ -190,3 +191,26 @@ class Kumaraswamy(_OwnParameters):
         harmonic = (b + 1).digamma() + euler_constant
         return t0 + t1 * harmonic - a.log() - b.log()
 
+
+
+class LogisticNormal(TransformedDistribution):
+    """The logistic normal distribution on the simplex: stick breaking of a Normal(loc,
+    scale) vector (one coordinate shorter than the simplex)."""
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, loc: Tensor | float, scale: Tensor | float,
+                 validate_args: bool | None = None) -> None:
+        base = Normal(loc, scale, validate_args=validate_args)
+        if not base.batch_shape:
+            base = base.expand([1])
+        super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
+
+    @property
+    def loc(self) -> Tensor:
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.base_dist.scale

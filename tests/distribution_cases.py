@@ -4,6 +4,7 @@ import numpy as np
 
 _L = np.array([[1.2, 0.0, 0.0], [0.3, 0.8, 0.0], [-0.4, 0.5, 1.1]])
 _COV = _L @ _L.T
+_CORR_L = np.linalg.cholesky(np.array([[1.0, 0.3, -0.2], [0.3, 1.0, 0.4], [-0.2, 0.4, 1.0]]))
 _ONE_HOT = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
 _PROBS3 = np.array([[0.2, 0.3, 0.5], [0.1, 0.6, 0.3]])
 
@@ -190,4 +191,15 @@ CASES = [
     Case("LogisticNormal", lambda m, p: _d(m).LogisticNormal(p["loc"], p["scale"]),
          {"loc": [[0.3, -1.2], [0.0, 0.5]], "scale": [[0.5, 2.0], [1.0, 0.7]]},
          [[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]]),
+    Case("Wishart-scale_tril",
+         lambda m, p: _d(m).Wishart(p["df"], scale_tril=p["scale_tril"].tril()),
+         {"df": [4.0, 6.5], "scale_tril": _L}, [_COV, _COV + np.eye(3)]),
+    Case("Wishart-covariance",
+         lambda m, p: _d(m).Wishart(p["df"], covariance_matrix=_sym(p["cov"])),
+         {"df": 5.0, "cov": _COV}, [_COV + np.eye(3), _COV * 2]),
+    Case("Wishart-precision",
+         lambda m, p: _d(m).Wishart(p["df"], precision_matrix=_sym(p["precision"])),
+         {"df": [3.5, 7.0], "precision": np.linalg.inv(_COV)}, [_COV, _COV + np.eye(3)]),
+    Case("LKJCholesky", lambda m, p: _d(m).LKJCholesky(3, p["concentration"]),
+         {"concentration": [0.5, 2.0]}, [_CORR_L, _CORR_L]),
 ]

@@ -84,6 +84,11 @@ ERRORS = {
         m.tensor([1.5]), validate_args=False),
     "continuous-bernoulli-probs-checked": lambda m: _d(m).ContinuousBernoulli(
         m.tensor([1.5]), validate_args=True),
+    "wishart-two-matrices": lambda m: _d(m).Wishart(3.0, m.eye(2), scale_tril=m.eye(2)),
+    "wishart-1d": lambda m: _d(m).Wishart(3.0, scale_tril=m.ones(2)),
+    "wishart-low-df": lambda m: _d(m).Wishart(m.tensor([0.5]), m.eye(2)),
+    "lkj-dim": lambda m: _d(m).LKJCholesky(1),
+    "lkj-concentration": lambda m: _d(m).LKJCholesky(3, -1.0),
     "no-validation": lambda m: _d(m).Normal(0.0, -1.0, validate_args=False).log_prob(
         m.tensor([0.5])),
     "no-validation-sample": lambda m: _d(m).Exponential(1.0, validate_args=False).log_prob(
@@ -137,8 +142,8 @@ def test_enumerate_support_matches_torch(build, expand):
 
 def test_missing_distributions_name_their_torch_feature():
     with pytest.raises(AttributeError, match="gradkit does not implement "
-                                             "torch.distributions.Wishart"):
-        gradkit.distributions.Wishart  # noqa: B018 - the lookup is what raises
+                                             "torch.distributions.relaxed_bernoulli"):
+        gradkit.distributions.relaxed_bernoulli  # noqa: B018 - the lookup is what raises
 
 
 # -- reparameterized samples: the same noise gives torch's value and gradients ------------

@@ -38,6 +38,7 @@ from gradkit.distributions.transforms import (
     SoftmaxTransform, SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
     Transform, identity_transform)
 from gradkit.distributions.constraint_registry import biject_to, transform_to
+from gradkit.distributions.wishart_lkj import LKJCholesky, Wishart
 
 __getattr__ = _module_getattr(__name__)  # torch distributions gradkit lacks: a clear error
 
@@ -46,13 +47,13 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet",
            "Distribution", "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor",
            "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-           "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace",
-           "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform",
-           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
-           "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
-           "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
+           "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "LKJCholesky",
+           "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal",
+           "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+           "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+           "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
            "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
            "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
            "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises",
-           "Weibull", "biject_to", "constraints", "identity_transform", "kl", "kl_divergence",
-           "register_kl", "transform_to", "transforms"]
+           "Weibull", "Wishart", "biject_to", "constraints", "identity_transform", "kl",
+           "kl_divergence", "register_kl", "transform_to", "transforms"]

@@ -12,7 +12,7 @@ from gradkit import ops
 from gradkit._tensor import Size, Tensor
 from gradkit.creation import empty, full, rand, randn, zeros_like
 from gradkit.distributions import constraints
-from gradkit.distributions.distribution import Distribution
+from gradkit.distributions.distribution import CentredAtLoc, Distribution
 from gradkit.distributions.exp_family import ExponentialFamily
 from gradkit.distributions.utils import is_number
 from gradkit.dtype_info import finfo
@@ -41,13 +41,9 @@ class _LocScale(Distribution):
         return value
 
 
-class Normal(_LocScale, ExponentialFamily):
+class Normal(CentredAtLoc, _LocScale, ExponentialFamily):
     """The normal distribution N(loc, scale²)."""
     _mean_carrier_measure = 0
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
 
     @property
     def stddev(self) -> Tensor:
@@ -87,12 +83,8 @@ class Normal(_LocScale, ExponentialFamily):
         return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()
 
 
-class Laplace(_LocScale):
+class Laplace(CentredAtLoc, _LocScale):
     """The Laplace distribution with location ``loc`` and scale ``scale``."""
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:

@@ -9,7 +9,7 @@ from gradkit.autograd.grad_mode import no_grad
 from gradkit.creation import empty, ones_like, rand, tensor, zeros
 from gradkit.distributions import constraints
 from gradkit.distributions.discrete import _Binary, _one_of
-from gradkit.distributions.distribution import Distribution
+from gradkit.distributions.distribution import CentredAtLoc, Distribution
 from gradkit.distributions.exp_family import ExponentialFamily
 from gradkit.distributions.utils import (
     broadcast_all, clamp_probs, lazy_property, logits_to_probs)
@@ -224,7 +224,7 @@ def _log_modified_bessel_fn(x: Tensor, order: int = 0) -> Tensor:
     return ops.where(x < 3.75, small.log(), large)
 
 
-class VonMises(Distribution):
+class VonMises(CentredAtLoc, Distribution):
     """The von Mises (circular normal) distribution with mean direction ``loc`` and
     ``concentration``; sampled by torch's rejection scheme (Best and Fisher), no rsample."""
     arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
@@ -265,14 +265,6 @@ class VonMises(Distribution):
                 x = ops.where(accept, (u3 - 0.5).sign() * f.acos(), x)
                 done = done | accept
             return ((x + math.pi + loc) % (2 * math.pi) - math.pi).to(self.loc.dtype)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @lazy_property
     def variance(self) -> Tensor:

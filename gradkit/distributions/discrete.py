@@ -331,3 +331,35 @@ class Categorical(Distribution):
         values = arange(self._num_events, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
+
+
+class WrapsCategorical(Distribution):
+    """A distribution built on ``self._categorical``: its parameters, and an expand() that
+    expands the Categorical and keeps the plain state (a temperature, a count)."""
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._new_for_expand(_instance)
+        for name, value in self.__dict__.items():
+            if not isinstance(value, (Distribution, Size)):
+                new.__dict__[name] = value
+        new._categorical = self._categorical.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def _param(self) -> Tensor:
+        return self._categorical._param
+
+    @property
+    def probs(self) -> Tensor:
+        return self._categorical.probs
+
+    @property
+    def logits(self) -> Tensor:
+        return self._categorical.logits
+
+    @property
+    def param_shape(self) -> Size:
+        """The shape of the parameter that was given."""
+        return self._categorical.param_shape

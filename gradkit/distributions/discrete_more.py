@@ -8,8 +8,8 @@ from gradkit import ops
 from gradkit._tensor import Size, Tensor
 from gradkit.creation import eye, ones_like, tensor, zeros
 from gradkit.distributions import constraints
-from gradkit.distributions.discrete import Binomial, Categorical, _Binary, init_counted
-from gradkit.distributions.distribution import Distribution
+from gradkit.distributions.discrete import (
+    Binomial, Categorical, WrapsCategorical, _Binary, init_counted)
 from gradkit.distributions.gamma_family import Gamma
 from gradkit.distributions.utils import lazy_property
 from gradkit.nn.functional import logsigmoid, one_hot
@@ -19,7 +19,7 @@ __all__ = ["Multinomial", "NegativeBinomial", "OneHotCategorical",
            "OneHotCategoricalStraightThrough"]
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(WrapsCategorical):
     """A Categorical whose samples are one-hot vectors of length ``K``."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.one_hot
@@ -30,30 +30,6 @@ class OneHotCategorical(Distribution):
         self._categorical = Categorical(probs, logits)
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
                          validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(OneHotCategorical, _instance)
-        new._categorical = self._categorical.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @property
-    def _param(self) -> Tensor:
-        return self._categorical._param
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
-    def param_shape(self) -> Size:
-        """The shape of the parameter that was given."""
-        return self._categorical.param_shape
 
     @property
     def mean(self) -> Tensor:
@@ -87,7 +63,7 @@ class OneHotCategorical(Distribution):
         return values.expand((n,) + tuple(self.batch_shape) + (n,)) if expand else values
 
 
-class Multinomial(Distribution):
+class Multinomial(WrapsCategorical):
     """Counts of ``total_count`` draws of a Categorical(probs / logits)."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
 
@@ -101,30 +77,9 @@ class Multinomial(Distribution):
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
                          validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._new_for_expand(_instance)
-        new.total_count = self.total_count
-        new._categorical = self._categorical.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
-
-    @property
-    def param_shape(self) -> Size:
-        """The shape of the parameter that was given."""
-        return self._categorical.param_shape
 
     @property
     def mean(self) -> Tensor:

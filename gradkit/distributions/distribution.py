@@ -16,7 +16,7 @@ from gradkit.distributions import constraints
 from gradkit.distributions.utils import (
     as_size, broadcast_all, formatted, is_number, lazy_property)
 
-__all__ = ["Distribution"]
+__all__ = ["CentredAtLoc", "Distribution"]
 
 
 class Distribution:
@@ -228,3 +228,15 @@ class Distribution:
 def _shown(param: Tensor) -> str:
     """A parameter in the repr: its value if it has one element, else its size."""
     return formatted(param) if param.numel() == 1 else str(param.size())
+
+
+class CentredAtLoc:
+    """Mixin: ``mean`` and ``mode`` are ``loc`` (symmetric unimodal distributions)."""
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc

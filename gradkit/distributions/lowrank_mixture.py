@@ -9,8 +9,8 @@ from gradkit.autograd.grad_mode import no_grad
 from gradkit.creation import eye, randn
 from gradkit.distributions import constraints
 from gradkit.distributions.discrete import Categorical
-from gradkit.distributions.distribution import Distribution
-from gradkit.distributions.multivariate import _batch_mahalanobis
+from gradkit.distributions.distribution import CentredAtLoc, Distribution
+from gradkit.distributions.multivariate import MatrixShapes, _batch_mahalanobis
 from gradkit.distributions.utils import as_size, lazy_property
 
 __all__ = ["LowRankMultivariateNormal", "MixtureSameFamily"]
@@ -40,7 +40,7 @@ def _lowrank_mahalanobis(cov_factor, cov_diag, x, capacitance_tril) -> Tensor:
     return (x.pow(2) / cov_diag).sum(-1) - _batch_mahalanobis(capacitance_tril, wt_dinv_x)
 
 
-class LowRankMultivariateNormal(Distribution):
+class LowRankMultivariateNormal(CentredAtLoc, MatrixShapes, Distribution):
     """The normal distribution on vectors with covariance ``cov_factor @ cov_factor.mT +
     diag(cov_diag)``, computed without forming it (Woodbury, determinant lemma)."""
     arg_constraints = {"loc": constraints.real_vector,
@@ -86,17 +86,6 @@ class LowRankMultivariateNormal(Distribution):
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    def _matrix_shape(self) -> tuple:
-        return tuple(self._batch_shape) + tuple(self._event_shape) * 2
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @lazy_property
     def variance(self) -> Tensor:

@@ -7,7 +7,7 @@ from gradkit import linalg, ops
 from gradkit._tensor import Size, Tensor
 from gradkit.creation import eye, randn
 from gradkit.distributions import constraints
-from gradkit.distributions.distribution import Distribution
+from gradkit.distributions.distribution import CentredAtLoc, Distribution
 from gradkit.distributions.utils import as_size, lazy_property, sum_rightmost
 from gradkit.creation_more import broadcast_shapes
 
@@ -33,7 +33,29 @@ def _precision_to_scale_tril(precision: Tensor) -> Tensor:
     return linalg.solve_triangular(inverse_factor, identity, upper=False)
 
 
-class MultivariateNormal(Distribution):
+class MatrixShapes:
+    """Mixin: ``_matrix_shape()``, batch_shape + (n, n) for events of n or n x n."""
+
+    def _matrix_shape(self) -> tuple:
+        n = self._event_shape[-1]
+        return tuple(self._batch_shape) + (n, n)
+
+
+class ScaleTrilMatrices(MatrixShapes):
+    """Mixin: ``scale_tril`` and ``covariance_matrix`` (L Lᵀ) from the lower Cholesky
+    factor ``_unbroadcasted_scale_tril``, expanded to the batch shape, made lazily."""
+
+    @lazy_property
+    def scale_tril(self) -> Tensor:
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self) -> Tensor:
+        factor = self._unbroadcasted_scale_tril
+        return ops.matmul(factor, factor.mT).expand(self._matrix_shape())
+
+
+class MultivariateNormal(CentredAtLoc, ScaleTrilMatrices, Distribution):
     """The normal distribution on vectors with mean ``loc`` and one of ``covariance_matrix``,
     ``precision_matrix`` or ``scale_tril`` (a lower Cholesky factor of the covariance)."""
     arg_constraints = {"loc": constraints.real_vector,
@@ -84,29 +106,9 @@ class MultivariateNormal(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _matrix_shape(self) -> tuple:
-        return tuple(self._batch_shape) + tuple(self._event_shape) * 2
-
-    @lazy_property
-    def scale_tril(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self) -> Tensor:
-        factor = self._unbroadcasted_scale_tril
-        return ops.matmul(factor, factor.mT).expand(self._matrix_shape())
-
     @lazy_property
     def precision_matrix(self) -> Tensor:
         return ops.cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:

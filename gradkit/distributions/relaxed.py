@@ -6,8 +6,7 @@ from gradkit import ops
 from gradkit._tensor import Size, Tensor
 from gradkit.creation import full_like, rand
 from gradkit.distributions import constraints
-from gradkit.distributions.discrete import Categorical, _Binary
-from gradkit.distributions.distribution import Distribution
+from gradkit.distributions.discrete import Categorical, WrapsCategorical, _Binary
 from gradkit.distributions.transform_kinds import ExpTransform, SigmoidTransform
 from gradkit.distributions.transformed import TransformedDistribution
 from gradkit.distributions.utils import clamp_probs
@@ -68,7 +67,7 @@ class RelaxedBernoulli(_Relaxed):
                          validate_args=validate_args)
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(WrapsCategorical):
     """The log of a RelaxedOneHotCategorical draw (log-softmax of Gumbel-perturbed logits
     over the temperature)."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -81,27 +80,6 @@ class ExpRelaxedCategorical(Distribution):
         self.temperature = temperature
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
                          validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._new_for_expand(_instance)
-        new.temperature = self.temperature
-        new._categorical = self._categorical.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @property
-    def param_shape(self) -> Size:
-        """The shape of the parameter that was given."""
-        return self._categorical.param_shape
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
 
     def rsample(self, sample_shape=Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)

@@ -13,7 +13,7 @@ from gradkit.distributions import constraints
 from gradkit.distributions.distribution import Distribution
 from gradkit.distributions.exp_family import ExponentialFamily
 from gradkit.distributions.gamma_family import Beta, Chi2
-from gradkit.distributions.multivariate import _precision_to_scale_tril
+from gradkit.distributions.multivariate import ScaleTrilMatrices, _precision_to_scale_tril
 from gradkit.distributions.transform_structured import vec_to_tril_matrix
 from gradkit.distributions.utils import as_size, broadcast_all, is_number, lazy_property
 from gradkit.dtype_info import finfo
@@ -31,7 +31,7 @@ def _mvdigamma(x: Tensor, p: int) -> Tensor:
     return (x.unsqueeze(-1) - shifts.expand(tuple(x.shape) + (-1,))).digamma().sum(-1)
 
 
-class Wishart(ExponentialFamily):
+class Wishart(ScaleTrilMatrices, ExponentialFamily):
     """The Wishart distribution on positive definite p x p matrices with ``df`` degrees of
     freedom and one of ``covariance_matrix``, ``precision_matrix`` or ``scale_tril``;
     ``rsample`` is Bartlett's decomposition (chi-squared diagonal, normal lower part)."""
@@ -101,18 +101,6 @@ class Wishart(ExponentialFamily):
         new._dist_chi2 = new._chi2(batch_shape)
         new._validate_args = self._validate_args
         return new
-
-    def _matrix_shape(self) -> tuple:
-        return tuple(self._batch_shape) + tuple(self._event_shape)
-
-    @lazy_property
-    def scale_tril(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self) -> Tensor:
-        factor = self._unbroadcasted_scale_tril
-        return (factor @ factor.transpose(-2, -1)).expand(self._matrix_shape())
 
     @lazy_property
     def precision_matrix(self) -> Tensor:

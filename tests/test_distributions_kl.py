@@ -220,6 +220,24 @@ def test_kl_errors_match_torch():
                                           _d(m).Exponential(m.tensor(1.0)))
 
 
+@pytest.mark.parametrize("kinds", [("MultivariateNormal", "MultivariateNormal"),
+                                   ("LowRankMultivariateNormal", "LowRankMultivariateNormal"),
+                                   ("MultivariateNormal", "LowRankMultivariateNormal"),
+                                   ("LowRankMultivariateNormal", "MultivariateNormal")])
+def test_kl_of_normals_of_other_event_shapes_fails_as_torch(kinds):
+    def build(m, kind, n):
+        if kind == "MultivariateNormal":
+            return m.distributions.MultivariateNormal(m.zeros(n), m.eye(n))
+        return m.distributions.LowRankMultivariateNormal(m.zeros(n), m.ones(n, 1), m.ones(n))
+
+    messages = []
+    for m in (gradkit, torch):
+        with pytest.raises(ValueError) as error:
+            m.distributions.kl_divergence(build(m, kinds[0], 2), build(m, kinds[1], 3))
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+
+
 def test_register_kl_picks_the_most_specific_pair():
     class MyNormal(gradkit.distributions.Normal):
         pass

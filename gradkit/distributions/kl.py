@@ -227,9 +227,7 @@ def _kl_laplace_laplace(p, q):
 
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_multivariatenormal_multivariatenormal(p, q):
-    if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two Multivariate Normals with                 "
-                         "         different event shapes cannot be computed")
+    _same_events(p, q, "Multivariate Normals")
     p_tril, q_tril = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
     half_term1 = (q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
                   - p_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
@@ -288,13 +286,10 @@ def _kl_pareto_pareto(p, q):
 
 @register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
 def _kl_lowrank_lowrank(p, q):
-    if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two Low Rank Multivariate Normals with       "
-                         "                   different event shapes cannot be computed")
+    _same_events(p, q, "Low Rank Multivariate Normals")
     term1 = (_lowrank_logdet(q._unbroadcasted_cov_diag, q._capacitance_tril)
              - _lowrank_logdet(p._unbroadcasted_cov_diag, p._capacitance_tril))
-    term3 = _lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
-                                 q.loc - p.loc, q._capacitance_tril)
+    term3 = _mahalanobis_of_locs(p, q)
     a = _woodbury_factor(q)
     p_factor, p_diag = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
     term21 = (p_diag / q._unbroadcasted_cov_diag).sum(-1)
@@ -302,6 +297,19 @@ def _kl_lowrank_lowrank(p, q):
     term23 = _batch_trace_xxt(a * p_diag.sqrt().unsqueeze(-2))
     term24 = _batch_trace_xxt(a.matmul(p_factor))
     return 0.5 * (term1 + term21 + term22 - term23 - term24 + term3 - p.event_shape[0])
+
+
+def _same_events(p, q, which: str) -> None:
+    if p.event_shape != q.event_shape:
+        # torch's message, the spaces of its source's line continuation included
+        raise ValueError(f"KL-divergence between two {which} with{' ' * 26}different event "
+                         "shapes cannot be computed")
+
+
+def _mahalanobis_of_locs(p, q) -> Tensor:
+    """(μq - μp)ᵀ Σq⁻¹ (μq - μp) for a low-rank q."""
+    return _lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
+                                q.loc - p.loc, q._capacitance_tril)
 
 
 def _woodbury_factor(q) -> Tensor:
@@ -312,13 +320,10 @@ def _woodbury_factor(q) -> Tensor:
 
 @register_kl(MultivariateNormal, LowRankMultivariateNormal)
 def _kl_multivariatenormal_lowrank(p, q):
-    if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with     "
-                         "                     different event shapes cannot be computed")
+    _same_events(p, q, "(Low Rank) Multivariate Normals")
     term1 = (_lowrank_logdet(q._unbroadcasted_cov_diag, q._capacitance_tril)
              - 2 * p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
-    term3 = _lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
-                                 q.loc - p.loc, q._capacitance_tril)
+    term3 = _mahalanobis_of_locs(p, q)
     p_tril = p._unbroadcasted_scale_tril
     term21 = _batch_trace_xxt(p_tril * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
     term22 = _batch_trace_xxt(_woodbury_factor(q).matmul(p_tril))
@@ -327,9 +332,7 @@ def _kl_multivariatenormal_lowrank(p, q):
 
 @register_kl(LowRankMultivariateNormal, MultivariateNormal)
 def _kl_lowrank_multivariatenormal(p, q):
-    if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with     "
-                         "                     different event shapes cannot be computed")
+    _same_events(p, q, "(Low Rank) Multivariate Normals")
     q_tril = q._unbroadcasted_scale_tril
     term1 = (2 * q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
              - _lowrank_logdet(p._unbroadcasted_cov_diag, p._capacitance_tril))

@@ -254,10 +254,11 @@ class VonMises(CentredAtLoc, Distribution):
             kappa = self.concentration.to(backend.float64)
             proposal_r = self._proposal_r(kappa)
             shape = tuple(self._extended_shape(sample_shape))
-            x = empty(shape, dtype=backend.float64)
-            done = zeros(shape, dtype=backend.bool_)
+            device = self.loc.device
+            x = empty(shape, dtype=backend.float64, device=device)
+            done = zeros(shape, dtype=backend.bool_, device=device)
             while not bool(done.all()):
-                u1, u2, u3 = rand((3,) + shape, dtype=backend.float64).unbind()
+                u1, u2, u3 = rand((3,) + shape, dtype=backend.float64, device=device).unbind()
                 z = (math.pi * u1).cos()
                 f = (1 + proposal_r * z) / (proposal_r + z)
                 c = kappa * (proposal_r - f)

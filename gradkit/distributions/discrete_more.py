@@ -98,7 +98,7 @@ class Multinomial(WrapsCategorical):
         return counts.scatter_add(-1, draws, ones_like(draws)).type_as(self.probs)
 
     def entropy(self) -> Tensor:
-        n = tensor(self.total_count)
+        n = tensor(self.total_count, device=self.probs.device)
         term1 = n * self._categorical.entropy() - (n + 1).lgamma()
         support = self._binomial.enumerate_support(expand=False)[1:]
         binomial_probs = self._binomial.log_prob(support).exp()

@@ -36,7 +36,7 @@ def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
     if diag < -n or diag >= n:
         raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
     flat = mat.reshape(tuple(mat.shape[:-2]) + (n * n,))
-    return flat[..., tensor(_tril_positions(n, diag))]
+    return flat[..., tensor(_tril_positions(n, diag), device=mat.device)]
 
 
 def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
@@ -53,7 +53,7 @@ def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
     source[_tril_positions(n, diag)] = np.arange(vec.shape[-1])
     padded = ops.cat([vec, zeros(tuple(vec.shape[:-1]) + (1,), dtype=vec.dtype,
                                  device=vec.device)], -1)
-    return padded[..., tensor(source)].reshape(tuple(vec.shape[:-1]) + (n, n))
+    return padded[..., tensor(source, device=vec.device)].reshape(tuple(vec.shape[:-1]) + (n, n))
 
 
 def _stick_offset(x: Tensor) -> Tensor:

@@ -85,7 +85,8 @@ class Wishart(ScaleTrilMatrices, ExponentialFamily):
     def _chi2(self, batch_shape) -> Chi2:
         """The chi-squared laws of Bartlett's diagonal: df, df - 1, ..., df - p + 1."""
         p = self._event_shape[-1]
-        steps = arange(p, dtype=self._unbroadcasted_scale_tril.dtype)
+        factor = self._unbroadcasted_scale_tril
+        steps = arange(p, dtype=factor.dtype, device=factor.device)
         return Chi2(df=self.df.unsqueeze(-1) - steps.expand(tuple(batch_shape) + (-1,)))
 
     def expand(self, batch_shape, _instance=None):
@@ -104,7 +105,8 @@ class Wishart(ScaleTrilMatrices, ExponentialFamily):
 
     @lazy_property
     def precision_matrix(self) -> Tensor:
-        identity = eye(self._event_shape[-1], dtype=self._unbroadcasted_scale_tril.dtype)
+        factor = self._unbroadcasted_scale_tril
+        identity = eye(self._event_shape[-1], dtype=factor.dtype, device=factor.device)
         return ops.cholesky_solve(identity, self._unbroadcasted_scale_tril).expand(
             self._matrix_shape())
 
@@ -195,7 +197,8 @@ class LKJCholesky(Distribution):
         self.dim = dim
         self.concentration, = broadcast_all(concentration)
         marginal = self.concentration + 0.5 * (self.dim - 2)
-        offset = arange(self.dim - 1, dtype=self.concentration.dtype)
+        offset = arange(self.dim - 1, dtype=self.concentration.dtype,
+                        device=self.concentration.device)
         offset = ops.cat([offset.new_zeros((1,)), offset])
         self._beta = Beta(offset + 0.5, marginal.unsqueeze(-1) - 0.5 * offset)
         super().__init__(self.concentration.shape, (dim, dim), validate_args)
@@ -212,7 +215,8 @@ class LKJCholesky(Distribution):
 
     def sample(self, sample_shape=Size()) -> Tensor:
         y = self._beta.sample(sample_shape).unsqueeze(-1)
-        u_normal = randn(self._extended_shape(sample_shape), dtype=y.dtype).tril(-1)
+        u_normal = randn(self._extended_shape(sample_shape), dtype=y.dtype,
+                         device=y.device).tril(-1)
         norm = u_normal.norm(dim=-1, keepdim=True)
         # row 0 has no strictly lower part: it stays 0 (torch divides 0 by 0, then fills 0)
         w = y.sqrt() * (u_normal / ops.where(norm == 0, 1.0, norm))
@@ -223,7 +227,7 @@ class LKJCholesky(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         diagonal = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
-        order = arange(2, self.dim + 1)
+        order = arange(2, self.dim + 1, device=self.concentration.device)
         order = 2 * (self.concentration - 1).unsqueeze(-1) + self.dim - order
         unnormalized = (order * diagonal.log()).sum(dim=-1)
         dm1 = self.dim - 1

@@ -333,6 +333,31 @@ def test_transforms_match_torch(name):
                                    rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("diag", [-2, -1, 0, 1])
+def test_tril_vec_helpers_as_torch(diag):
+    matrix = np.arange(16.0).reshape(2, 2, 4)[..., None].repeat(4, -1)[:, 0]
+    got = gradkit.distributions.utils.tril_matrix_to_vec(gradkit.tensor(matrix), diag)
+    expected = torch.distributions.utils.tril_matrix_to_vec(torch.tensor(matrix), diag)
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    back = gradkit.distributions.utils.vec_to_tril_matrix(got, diag)
+    np.testing.assert_array_equal(
+        back.numpy(), torch.distributions.utils.vec_to_tril_matrix(expected, diag).numpy())
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.distributions.utils.vec_to_tril_matrix(m.ones(4)),
+    lambda m: m.distributions.utils.vec_to_tril_matrix(m.ones(2), diag=-3),
+    lambda m: m.distributions.utils.tril_matrix_to_vec(m.ones(3, 3), diag=3),
+])
+def test_tril_vec_helper_errors_as_torch(call):
+    errors = []
+    for m in (gradkit, torch):
+        with pytest.raises((ValueError, RuntimeError)) as error:
+            call(m)
+        errors.append((type(error.value), str(error.value)))
+    assert errors[0] == errors[1]
+
+
 def test_transform_cache_returns_the_same_tensors():
     transform = gradkit.distributions.ExpTransform(cache_size=1)
     x = gradkit.tensor([0.5, 1.0])

@@ -5,55 +5,21 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
-from gradkit import linalg, ops
+from gradkit import linalg
 from gradkit._tensor import Size, Tensor
-from gradkit.creation import eye, tensor, zeros
+from gradkit.creation import eye
 from gradkit.distributions import constraints
 from gradkit.distributions.transform_base import Transform
 from gradkit.distributions.transform_kinds import SigmoidTransform, _Stateless
-from gradkit.distributions.utils import as_size
+from gradkit.distributions.utils import (
+    as_size, tril_matrix_to_vec, vec_to_tril_matrix)
 from gradkit.dtype_info import finfo
 from gradkit.nn.functional import logsigmoid, pad, softplus
 
 __all__ = ["CorrCholeskyTransform", "CumulativeDistributionTransform",
            "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform",
            "StickBreakingTransform"]
-
-
-def _tril_positions(n: int, diag: int) -> np.ndarray:
-    """Flat positions (row-major) of the entries of an n x n matrix on or below diagonal
-    ``diag``, in row order."""
-    rows, cols = np.nonzero(np.arange(n)[None, :] < np.arange(n)[:, None] + (diag + 1))
-    return rows * n + cols
-
-
-def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
-    """The entries on or below diagonal ``diag`` of (a batch of) square matrices, row by
-    row."""
-    n = mat.shape[-1]
-    if diag < -n or diag >= n:
-        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
-    flat = mat.reshape(tuple(mat.shape[:-2]) + (n * n,))
-    return flat[..., tensor(_tril_positions(n, diag), device=mat.device)]
-
-
-def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
-    """The square matrices whose entries on or below diagonal ``diag`` are ``vec``, row by
-    row (zeros elsewhere)."""
-    k = 1 + 2 * diag
-    n = (-k + (k**2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
-    if round(n) - n > finfo(vec.dtype).eps:
-        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be "
-                         "expressed as the lower triangular part of a square D x D matrix.")
-    n = round(n)
-    # each matrix entry reads its vec entry, or a zero appended at the end
-    source = np.full(n * n, vec.shape[-1])
-    source[_tril_positions(n, diag)] = np.arange(vec.shape[-1])
-    padded = ops.cat([vec, zeros(tuple(vec.shape[:-1]) + (1,), dtype=vec.dtype,
-                                 device=vec.device)], -1)
-    return padded[..., tensor(source, device=vec.device)].reshape(tuple(vec.shape[:-1]) + (n, n))
 
 
 def _stick_offset(x: Tensor) -> Tensor:

@@ -4,14 +4,17 @@ from __future__ import annotations
 from functools import update_wrapper
 from numbers import Number
 
+import numpy as np
+
 from gradkit import backend, ops
 from gradkit._tensor import Size, Tensor
 from gradkit.autograd.grad_mode import enable_grad
-from gradkit.creation import tensor
+from gradkit.creation import tensor, zeros
 from gradkit.creation_more import broadcast_shapes
 from gradkit.dtype_info import finfo
 
-__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
+__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits",
+           "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
 
@@ -88,3 +91,41 @@ class lazy_property:  # noqa: N801 - torch's name
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+def _tril_positions(n: int, diag: int) -> np.ndarray:
+    """Flat positions (row-major) of the entries of an n x n matrix on or below diagonal
+    ``diag``, in row order."""
+    rows, cols = np.nonzero(np.arange(n)[None, :] < np.arange(n)[:, None] + (diag + 1))
+    return rows * n + cols
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The entries on or below diagonal ``diag`` of (a batch of) square matrices, row by
+    row."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    flat = mat.reshape(tuple(mat.shape[:-2]) + (n * n,))
+    return flat[..., tensor(_tril_positions(n, diag), device=mat.device)]
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The square matrices whose entries on or below diagonal ``diag`` are ``vec``, row by
+    row (zeros elsewhere)."""
+    k = 1 + 2 * diag
+    n = (-k + (k**2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be "
+                         "expressed as the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    # each matrix entry reads its vec entry, or a zero appended at the end
+    positions = _tril_positions(n, diag)
+    if len(positions) != vec.shape[-1]:  # torch's indexed write fails so
+        raise RuntimeError(f"shape mismatch: value tensor of shape [{vec.shape[-1]}] cannot be "
+                           f"broadcast to indexing result of shape [{len(positions)}]")
+    source = np.full(n * n, vec.shape[-1])
+    source[positions] = np.arange(vec.shape[-1])
+    padded = ops.cat([vec, zeros(tuple(vec.shape[:-1]) + (1,), dtype=vec.dtype,
+                                 device=vec.device)], -1)
+    return padded[..., tensor(source, device=vec.device)].reshape(tuple(vec.shape[:-1]) + (n, n))

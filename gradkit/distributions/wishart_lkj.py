@@ -14,8 +14,8 @@ from gradkit.distributions.distribution import Distribution
 from gradkit.distributions.exp_family import ExponentialFamily
 from gradkit.distributions.gamma_family import Beta, Chi2
 from gradkit.distributions.multivariate import ScaleTrilMatrices, _precision_to_scale_tril
-from gradkit.distributions.transform_structured import vec_to_tril_matrix
-from gradkit.distributions.utils import as_size, broadcast_all, is_number, lazy_property
+from gradkit.distributions.utils import (
+    as_size, broadcast_all, is_number, lazy_property, vec_to_tril_matrix)
 from gradkit.dtype_info import finfo
 
 __all__ = ["LKJCholesky", "Wishart"]

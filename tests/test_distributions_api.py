@@ -2,7 +2,11 @@
 and text), reparameterized gradients given the same noise, the implicit gamma gradient,
 enumerate_support, sample_n and the module's missing names."""
 import math
+import re
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -346,3 +350,44 @@ def test_samples_follow_gradkit_manual_seed():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert float(first.min()) > 0
+
+
+TORCH_PROGRAM = '''\
+import torch
+import torch.distributions as dist
+from torch.distributions import Normal, kl_divergence
+from torch.distributions.transforms import ExpTransform
+from torch.distributions import constraints
+
+loc = torch.tensor([0.0, 1.0], requires_grad=True)
+scale = torch.tensor([1.0, 2.0], requires_grad=True)
+p = Normal(loc, scale)
+eps = torch.tensor([[0.3, -1.2], [0.5, 0.1]])
+x = loc + eps * scale                       # the reparameterization, on fixed noise
+elbo = p.log_prob(x).sum() - kl_divergence(p, dist.Normal(0.0, 1.0)).sum()
+elbo.backward()
+print(elbo.item(), loc.grad, scale.grad)
+g = dist.Gamma(torch.tensor([0.5, 3.0]), torch.tensor(2.0))
+print(g.log_prob(torch.tensor([0.2, 1.0])), g.cdf(torch.tensor([0.2, 1.0])), g.entropy())
+mvn = dist.MultivariateNormal(torch.zeros(2), torch.tensor([[2.0, 0.3], [0.3, 1.0]]))
+print(mvn.log_prob(torch.tensor([0.5, -0.5])), constraints.positive, ExpTransform().inv)
+'''
+
+
+def test_a_torch_program_runs_unchanged_on_gradkit(tmp_path):
+    script = tmp_path / "program.py"
+    script.write_text(TORCH_PROGRAM, encoding="utf-8")
+    root = Path(__file__).resolve().parent.parent
+    outputs = []
+    for runner in ([], ["-m", "gradkit.utils.as_torch"]):
+        done = subprocess.run([sys.executable, *runner, str(script)], capture_output=True,
+                              text=True, timeout=300, cwd=tmp_path,
+                              env={"PYTHONPATH": str(root), "OMP_NUM_THREADS": "1",
+                                   "PATH": ""})
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    expected, got = outputs
+    numbers = r"-?\d+\.\d+(?:e[-+]\d+)?"
+    assert re.sub(numbers, "#", got) == re.sub(numbers, "#", expected)
+    np.testing.assert_allclose([float(v) for v in re.findall(numbers, got)],
+                               [float(v) for v in re.findall(numbers, expected)], rtol=1e-5)

@@ -143,6 +143,7 @@ def test_samples_lie_in_the_support_with_the_right_moments(case):
     assert tuple(sample.shape) == (n,) + tuple(dist.batch_shape) + tuple(dist.event_shape)
     assert not sample.requires_grad
     assert bool(dist.support.check(sample).all())
+    assert np.all(np.isfinite(_host(dist.log_prob(sample))))  # a draw is never impossible
     if dist.has_rsample:
         assert dist.rsample((2,)).requires_grad == bool(case.grad)
     try:

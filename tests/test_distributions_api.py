@@ -391,3 +391,27 @@ def test_a_torch_program_runs_unchanged_on_gradkit(tmp_path):
     assert re.sub(numbers, "#", got) == re.sub(numbers, "#", expected)
     np.testing.assert_allclose([float(v) for v in re.findall(numbers, got)],
                                [float(v) for v in re.findall(numbers, expected)], rtol=1e-5)
+
+
+def test_user_subclasses_behave_as_torchs():
+    for m in (gradkit, torch):
+        class MyNormal(m.distributions.Normal):
+            def __init__(self, loc):
+                super().__init__(loc, 1.0)
+
+        with pytest.raises(NotImplementedError, match="Subclass MyNormal of Normal that defines "
+                                                      "a custom __init__ method must also "
+                                                      "define a custom .expand\\(\\) method."):
+            MyNormal(m.zeros(2)).expand((3, 2))
+
+        class Bare(m.distributions.Distribution):
+            pass
+
+        with pytest.warns(UserWarning, match="does not define `arg_constraints`"):
+            bare = Bare(validate_args=True)
+        with pytest.warns(UserWarning, match="does not define `support`"):
+            bare._validate_sample(m.zeros(()))
+        with pytest.raises(NotImplementedError, match="does not implement mode"):
+            bare.mode  # noqa: B018
+        with pytest.raises(NotImplementedError):
+            bare.expand((2,))

@@ -10,34 +10,33 @@ samples are drawn from gradkit's generator (``gradkit.manual_seed``). See
 docs/distributions.md for what is there and what differs from torch.
 """
 from gradkit._not_implemented import module_getattr as _module_getattr
-from gradkit.distributions import constraints
+from gradkit.distributions import constraints, kl, transforms
+from gradkit.distributions import kl_cross  # noqa: F401 - registers the cross-family KL pairs
+from gradkit.distributions.constraint_registry import biject_to, transform_to
 from gradkit.distributions.continuous import Cauchy, Exponential, Laplace, Normal, Uniform
+from gradkit.distributions.continuous_more import (
+    ContinuousBernoulli, GeneralizedPareto, VonMises)
 from gradkit.distributions.discrete import Bernoulli, Binomial, Categorical, Geometric, Poisson
-from gradkit.distributions.distribution import Distribution
-from gradkit.distributions.exp_family import ExponentialFamily
-from gradkit.distributions import kl, kl_cross  # noqa: F401 - kl_cross registers pairs
-from gradkit.distributions.kl import kl_divergence, register_kl
 from gradkit.distributions.discrete_more import (
     Multinomial, NegativeBinomial, OneHotCategorical, OneHotCategoricalStraightThrough)
+from gradkit.distributions.distribution import Distribution
+from gradkit.distributions.exp_family import ExponentialFamily
 from gradkit.distributions.gamma_family import (
     Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT)
+from gradkit.distributions.kl import kl_divergence, register_kl
 from gradkit.distributions.lowrank_mixture import LowRankMultivariateNormal, MixtureSameFamily
 from gradkit.distributions.multivariate import Independent, MultivariateNormal
 from gradkit.distributions.relaxed import RelaxedBernoulli, RelaxedOneHotCategorical
-from gradkit.distributions import transforms
 from gradkit.distributions.transformed import (
     Gumbel, HalfCauchy, HalfNormal, LogNormal, TransformedDistribution)
 from gradkit.distributions.transformed_more import (
     InverseGamma, Kumaraswamy, LogisticNormal, Pareto, Weibull)
-from gradkit.distributions.continuous_more import (
-    ContinuousBernoulli, GeneralizedPareto, VonMises)
 from gradkit.distributions.transforms import (
     AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,
     CumulativeDistributionTransform, ExpTransform, IndependentTransform, LowerCholeskyTransform,
     PositiveDefiniteTransform, PowerTransform, ReshapeTransform, SigmoidTransform,
     SoftmaxTransform, SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
     Transform, identity_transform)
-from gradkit.distributions.constraint_registry import biject_to, transform_to
 from gradkit.distributions.wishart_lkj import LKJCholesky, Wishart
 
 __getattr__ = _module_getattr(__name__)  # torch distributions gradkit lacks: a clear error

@@ -69,7 +69,7 @@ def test_statistics_match_torch(case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=repr)
-def test_log_prob_gradients_match_torch(case):
+def test_statistic_gradients_match_torch(case):
     if not case.grad:
         pytest.skip("no parameter tensor")
     rtol, atol = (1e-9, 1e-12) if case.dtype == "float64" else (1e-5, 1e-6)

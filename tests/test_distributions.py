@@ -1,6 +1,7 @@
 """gradkit.distributions against torch.distributions, case by case (distribution_cases.py):
-values, dtypes and shapes of every statistic, gradients of log_prob in the parameters,
-gradcheck, expand, float32, and the samples' shapes, dtypes, support and moments."""
+values, dtypes and shapes of every statistic and their gradients in the parameters, gradcheck
+and gradgradcheck of log_prob, expand, float32, and the samples' shapes, dtypes, support and
+moments."""
 import numpy as np
 import pytest
 

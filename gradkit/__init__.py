@@ -7,12 +7,10 @@
 tensor([2., 4., 6.])
 """
 import types as _types
-import warnings as _warnings
 
-# NumPy warns on 0/0, log(-1), overflow...; torch silently returns nan/inf, and so do we. The
-# filter only matches RuntimeWarnings raised from gradkit's own modules, so it costs nothing per
-# op and leaves the user's own NumPy code alone.
-_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradkit\.")
+from gradkit.quiet_numpy import keep_quiet as _keep_quiet
+
+_keep_quiet()  # NumPy's 0/0, log(-1) warnings: torch gives nan/inf silently (quiet_numpy.py)
 
 from gradkit import backend
 # The layers import one way (docs/architecture.md). The autograd package's __init__ gathers its

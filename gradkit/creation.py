@@ -7,9 +7,11 @@ from gradkit import backend
 from gradkit import memory_format as memory_formats
 from gradkit._tensor import Tensor, _varargs
 from gradkit.generator import Generator, default_generator, rng_of
+from gradkit.quiet_numpy import keep_quiet
 
 
 def _resolve(dtype, device, default_kind: str = "f"):
+    keep_quiet()  # factories start a program: its ops' NumPy warnings stay silent
     dev = backend.get_default_device() if device is None else backend.device(device)
     if dtype is None:
         np_dtype = backend.get_default_dtype().np if default_kind == "f" else np.dtype(np.int64)
@@ -19,6 +21,7 @@ def _resolve(dtype, device, default_kind: str = "f"):
 
 
 def _finish(data, dev, requires_grad: bool) -> Tensor:
+    keep_quiet()
     if dev.type != "cpu":
         data = backend.to_device(data, dev)
     t = Tensor._make(data)

@@ -33,6 +33,7 @@ from gradkit.backend import get_array_module
 from gradkit.creation import empty_like
 from gradkit.memory_format import in_grad_layout
 from gradkit.ops._dispatch_general import fit_grad
+from gradkit.quiet_numpy import keep_quiet
 
 _LEAF_PRIORITY = float("inf")  # leaves accumulate after every other node has run
 
@@ -102,6 +103,7 @@ def current_pass() -> BackwardPass | None:
 
 
 def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
+    keep_quiet()
     dependencies, runs = _plan(roots, targets, accumulate)
     capture = {}
     if targets is not None:

@@ -88,3 +88,22 @@ def test_under_a_float64_default_complex128_is_the_default_complex_dtype():
         finally:
             lib.set_default_dtype(previous)
     assert text(gradkit) == text(torch)
+
+
+@pytest.mark.parametrize("make, spec", [
+    (lambda m: m.tensor(0.1), ""), (lambda m: m.tensor(0.5), ".3f"),
+    (lambda m: m.tensor(0.5, dtype=m.float64), ""), (lambda m: m.tensor(3), ">5"),
+    (lambda m: m.tensor(True), ""), (lambda m: m.tensor(1 + 2j), ""),
+    (lambda m: m.tensor(0.5, requires_grad=True), ".2f"), (lambda m: m.tensor([1.0, 2.0]), ""),
+    (lambda m: m.tensor([]), ""), (lambda m: m.nn.Parameter(m.tensor(0.5)), ""),
+    (lambda m: m.tensor([1.0, 2.0]), ".3f"), (lambda m: m.nn.Parameter(m.tensor(0.5)), ".2f"),
+])
+def test_format_as_torch(make, spec):
+    """A plain 0-d tensor formats as its Python number (``f"{loss:.3f}"``); others as their
+    repr, refusing a format spec with Python's error."""
+    def text(m):
+        try:
+            return format(make(m), spec)
+        except TypeError as error:
+            return f"TypeError: {error}"
+    assert text(gradkit) == text(torch)

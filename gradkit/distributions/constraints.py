@@ -10,7 +10,6 @@ from gradkit.creation import full
 from gradkit.distributions.constraint_base import (  # noqa: F401 - re-exported
     Constraint, MixtureSameFamilyConstraint, _Dependent, _DependentProperty,
     _IndependentConstraint, is_dependent)
-from gradkit.distributions.utils import formatted
 from gradkit.dtype_info import finfo
 
 __all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky",
@@ -48,7 +47,7 @@ class _Bounded(Constraint):
             setattr(self, name, bound)
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={formatted(getattr(self, name))}" for name in self._bounds)
+        shown = ", ".join(f"{name}={getattr(self, name)}" for name in self._bounds)
         return f"{type(self).__name__[1:]}({shown})"
 
 

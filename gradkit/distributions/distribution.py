@@ -14,7 +14,7 @@ from gradkit._tensor import Size, Tensor
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.distributions import constraints
 from gradkit.distributions.utils import (
-    as_size, broadcast_all, formatted, is_number, lazy_property)
+    as_size, broadcast_all, is_number, lazy_property)
 
 __all__ = ["CentredAtLoc", "Distribution"]
 
@@ -62,7 +62,7 @@ class Distribution:
                 raise ValueError(
                     f"Expected parameter {param} ({type(value).__name__} of shape "
                     f"{tuple(value.shape)}) of distribution {self!r} to satisfy the "
-                    f"constraint {constraint!r}, but found invalid values:\n{formatted(value)}")
+                    f"constraint {constraint!r}, but found invalid values:\n{value}")
 
     def _broadcast_parameters(self, **params) -> Size:
         """Broadcast the parameters together and store them; their batch shape (empty when
@@ -203,7 +203,7 @@ class Distribution:
             raise ValueError(
                 f"Expected value argument ({type(value).__name__} of shape "
                 f"{tuple(value.shape)}) to be within the support ({support!r}) of the "
-                f"distribution {self!r}, but found invalid values:\n{formatted(value)}")
+                f"distribution {self!r}, but found invalid values:\n{value}")
 
     def _new_for_expand(self, _instance=None):
         """An empty instance for expand(); a user's subclass with its own __init__ must bring
@@ -227,7 +227,7 @@ class Distribution:
 
 def _shown(param: Tensor) -> str:
     """A parameter in the repr: its value if it has one element, else its size."""
-    return formatted(param) if param.numel() == 1 else str(param.size())
+    return f"{param}" if param.numel() == 1 else str(param.size())
 
 
 class CentredAtLoc:

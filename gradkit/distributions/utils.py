@@ -39,14 +39,6 @@ def broadcast_all(*values) -> tuple[Tensor, ...]:
     return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in tensors)
 
 
-def formatted(value) -> str:
-    """``f"{value}"`` as torch prints it: a 0-d tensor as its Python number (torch's
-    ``Tensor.__format__``), others as their repr."""
-    if isinstance(value, Tensor) and value.dim() == 0:
-        return format(value.item())
-    return str(value)
-
-
 def as_size(shape) -> Size:
     """``shape`` (a Size, tuple or list) as a Size."""
     return shape if isinstance(shape, Size) else Size(tuple(shape))

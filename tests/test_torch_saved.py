@@ -148,6 +148,8 @@ COMPOSED_IN_GRADKIT = {
     # lane signal: compositions in both; torch's stft/istft end in its own squeeze/transpose
     # overloads (SqueezeBackward4, TransposeBackward1)
     "stft", "istft",
+    # lane nnlazy: the deprecated upsample* spellings are interpolate's compositions
+    "upsample", "upsample_nearest", "upsample_bilinear",
     # lane misc: segment_reduce is narrow, the reductions and stack (ops/segment_reduce.py)
     "segment_reduce"}
 

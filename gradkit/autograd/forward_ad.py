@@ -30,7 +30,8 @@ from gradkit.autograd.grad_mode import enable_grad
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import SavedTensor
 from gradkit.ops import _dispatch, _op
-from gradkit.ops.complex import conj, is_conjugated_view, real
+from gradkit.ops.complex import conj, real
+from gradkit.ops.complex import is_conjugated_view as _is_conjugated_view
 from gradkit.ops.piecewise import zeros_like as _zeros_like
 from gradkit.ops.inplace import copy_slices as _copy_slices
 from gradkit.ops.memory_overlap import same_layout as _same_layout
@@ -130,7 +131,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     if tangent._data.dtype != tensor._data.dtype:
         tangent = tangent.to(tensor.dtype)
     elif not _same_layout(tensor._data, tangent._data) or \
-            is_conjugated_view(tensor) != is_conjugated_view(tangent):
+            _is_conjugated_view(tensor) != _is_conjugated_view(tangent):
         tangent = tangent.clone()  # as torch: a tangent laid out otherwise (a slice of more
         # memory, a conjugated view of a plain primal or the reverse) is copied
     if grad_state.inference:  # as torch: inference tensors track no views, so no view here

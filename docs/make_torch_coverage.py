@@ -44,6 +44,7 @@ SECTIONS = {
     "torch.utils.checkpoint": "gradkit.utils.checkpoint",
     "torch.profiler": "gradkit.profiler",
     "torch.cuda": "gradkit.cuda",
+    "torch.testing": "gradkit.testing",
 }
 
 # public names of gradkit that torch's module does not have (extensions, or gradkit's plumbing)

@@ -6,6 +6,7 @@
 >>> x.grad
 tensor([2., 4., 6.])
 """
+import math as _math
 import types as _types
 import warnings as _warnings
 
@@ -61,7 +62,7 @@ from gradkit.lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
 from gradkit.iterative_eigen import lobpcg  # noqa: E402,F401
 from gradkit import accelerator, cuda  # noqa: E402,F401
 from gradkit.serialization import load, save  # noqa: E402,F401
-from gradkit import profiler, testing, utils  # noqa: E402,F401
+from gradkit import profiler, return_types, testing, utils  # noqa: E402,F401
 from gradkit.creation_more import (  # noqa: E402,F401
     asarray, broadcast_shapes, empty_permuted, range, scalar_tensor, unravel_index)
 from gradkit.dtype_info import finfo, iinfo  # noqa: E402,F401
@@ -96,6 +97,9 @@ cfloat = complex64
 cdouble = complex128
 if hasattr(backend, "bfloat16"):  # pragma: no cover - needs ml_dtypes
     bfloat16 = backend.bfloat16
+
+# torch's constants (torch.pi is math.pi; torch.newaxis is None, as NumPy's)
+pi, e, inf, nan, newaxis = _math.pi, _math.e, _math.inf, _math.nan, None
 
 __version__ = "0.1.0"
 globals().update(_INPLACE_FUNCTIONS)  # torch.abs_(x) & co.: x.abs_()
@@ -132,7 +136,7 @@ def is_complex(t: Tensor) -> bool:
 # ``from gradkit import *`` gives the public API (functions, classes, dtypes, submodules it
 # documents), not the implementation modules that happen to be imported
 _SUBMODULES = ("autograd", "fft", "func", "linalg", "nn", "optim", "cuda", "accelerator",
-               "profiler", "signal", "special", "testing", "utils")
+               "profiler", "return_types", "signal", "special", "testing", "utils")
 __all__ = sorted(
     [name for name, value in globals().items()
      if not name.startswith("_") and not isinstance(value, _types.ModuleType)]

@@ -1,0 +1,101 @@
+"""torch's constants, torch.return_types, and the other breadth of lane misc2, against torch."""
+import math
+import pickle
+import warnings
+
+import pytest
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("name", ["pi", "e", "inf", "nan", "newaxis"])
+def test_constants_are_torchs(name):
+    ours, theirs = getattr(gradkit, name), getattr(torch, name)
+    assert type(ours) is type(theirs)
+    assert ours is None if theirs is None else (math.isnan(ours) if math.isnan(theirs)
+                                                else ours == theirs)
+
+
+def test_newaxis_indexes_as_none():
+    x = gradkit.ones(2, 3)
+    assert x[gradkit.newaxis, :, gradkit.newaxis].shape == torch.ones(2, 3)[
+        torch.newaxis, :, torch.newaxis].shape
+
+
+# each op returning a named tuple: the return type's name and fields are torch's
+RETURNING = {
+    "max": lambda t, x: t.max(x, 0), "min": lambda t, x: t.min(x, 1),
+    "sort": lambda t, x: t.sort(x), "topk": lambda t, x: t.topk(x, 2),
+    "kthvalue": lambda t, x: t.kthvalue(x, 1), "median": lambda t, x: t.median(x, 0),
+    "nanmedian": lambda t, x: t.nanmedian(x, 0), "mode": lambda t, x: t.mode(x, 0),
+    "aminmax": lambda t, x: t.aminmax(x), "cummax": lambda t, x: t.cummax(x, 0),
+    "cummin": lambda t, x: t.cummin(x, 0), "frexp": lambda t, x: t.frexp(x),
+    "geqrf": lambda t, x: t.geqrf(x), "histogram": lambda t, x: t.histogram(x.flatten()),
+    "histogramdd": lambda t, x: t.histogramdd(x, bins=2),
+    "slogdet": lambda t, x: t.slogdet(x), "slogdet_method": lambda t, x: x.slogdet(),
+    "linalg_slogdet": lambda t, x: t.linalg.slogdet(x), "svd": lambda t, x: t.svd(x),
+    "linalg_svd": lambda t, x: t.linalg.svd(x), "qr": lambda t, x: t.qr(x),
+    "linalg_qr": lambda t, x: t.linalg.qr(x), "linalg_eig": lambda t, x: t.linalg.eig(x),
+    "linalg_eigh": lambda t, x: t.linalg.eigh(x @ x.mT),
+    "linalg_inv_ex": lambda t, x: t.linalg.inv_ex(x),
+    "linalg_cholesky_ex": lambda t, x: t.linalg.cholesky_ex(x @ x.mT + t.eye(3)),
+    "linalg_solve_ex": lambda t, x: t.linalg.solve_ex(x, x),
+    "linalg_lu_factor": lambda t, x: t.linalg.lu_factor(x),
+    "linalg_lu_factor_ex": lambda t, x: t.linalg.lu_factor_ex(x),
+    "linalg_lu": lambda t, x: t.linalg.lu(x),
+    "lu_unpack": lambda t, x: t.lu_unpack(*t.linalg.lu_factor(x)),
+    "linalg_ldl_factor": lambda t, x: t.linalg.ldl_factor(x @ x.mT),
+    "linalg_ldl_factor_ex": lambda t, x: t.linalg.ldl_factor_ex(x @ x.mT),
+    "linalg_lstsq": lambda t, x: t.linalg.lstsq(x, x),
+    "triangular_solve": lambda t, x: t.triangular_solve(x, x.triu()),
+    "max_method": lambda t, x: x.max(dim=0), "sort_method": lambda t, x: x.sort(0),
+}
+
+
+def _run(lib, program):
+    x = lib.tensor([[4., 1, 2], [1, 5, 3], [2, 0, 6]], dtype=lib.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.qr's and torch.svd's deprecation
+        return program(lib, x)
+
+
+@pytest.mark.parametrize("name", sorted(RETURNING))
+def test_ops_return_torchs_return_types(name):
+    ours, theirs = _run(gradkit, RETURNING[name]), _run(torch, RETURNING[name])
+    assert type(ours).__name__ == type(theirs).__name__
+    assert type(ours) is getattr(gradkit.return_types, type(theirs).__name__)
+    assert type(ours).__module__ == "gradkit.return_types"
+    fields = [f for f in dir(theirs) if f in ours._fields]
+    assert sorted(ours._fields) == sorted(fields) and len(ours) == len(theirs)
+    assert type(ours).n_fields == type(theirs).n_fields
+
+
+def test_every_torch_return_type_exists():
+    names = {n for n in dir(torch.return_types) if not n.startswith("_")
+             and isinstance(getattr(torch.return_types, n), type)
+             and issubclass(getattr(torch.return_types, n), tuple) and not n.endswith("_out")}
+    assert names == set(gradkit.return_types.__all__)
+
+
+def test_return_type_repr_construction_and_errors_as_torch():
+    for lib in (gradkit, torch):
+        made = lib.return_types.max((lib.tensor(1.0), lib.tensor(0)))
+        assert made.values.item() == 1.0 and made[1].item() == 0
+        assert lib.return_types.topk([1, 2]) == (1, 2)
+    assert repr(gradkit.return_types.max((1, 2))) == repr(torch.return_types.max((1, 2))).replace(
+        "torch.", "gradkit.")
+    assert (repr(gradkit.max(gradkit.tensor([[1., 3.]]), 1))
+            == repr(torch.max(torch.tensor([[1., 3.]]), 1)).replace("torch.", "gradkit."))
+    for lib in (gradkit, torch):
+        with pytest.raises(TypeError, match=r"return_types.max\(\) takes a 2-sequence "
+                                            r"\(3-sequence given\)"):
+            lib.return_types.max((1, 2, 3))
+
+
+def test_return_types_pickle_and_unpack():
+    values, indices = gradkit.sort(gradkit.tensor([3.0, 1.0, 2.0]))
+    assert values.tolist() == [1.0, 2.0, 3.0] and indices.tolist() == [1, 2, 0]
+    again = pickle.loads(pickle.dumps(gradkit.return_types.sort((1, 2))))
+    assert type(again) is gradkit.return_types.sort and again == (1, 2)

@@ -176,16 +176,16 @@ def _like(t: Tensor, dtype, device):
 
 def _in_format(out: Tensor, t: Tensor, memory_format, function: str) -> Tensor:
     """``out``, a new C-order tensor shaped like ``t``, laid out in ``memory_format``: for
-    ``preserve_format`` the order of t's strides, as torch's."""
+    ``preserve_format`` t's strides when t is dense, else the order of t's strides, as torch's."""
+    xp = backend.get_array_module(out._data)
     if memory_format is memory_formats.preserve_format:
-        array = t._data
-        order = memory_formats.stride_order(
-            array.shape, tuple(s // array.itemsize for s in array.strides))
-    else:
-        order = memory_formats.physical_order(
-            out.shape, memory_formats.check_format(memory_format, function))
+        strides = memory_formats.preserved_strides(tuple(t.shape), t.stride())
+        out._data = memory_formats.copy_with_strides(xp, out._data, strides)
+        return out
+    order = memory_formats.physical_order(
+        out.shape, memory_formats.check_format(memory_format, function))
     if order is not None and order != tuple(range(out.ndim)):
-        out._data = memory_formats.lay_out(backend.get_array_module(out._data), out._data, order)
+        out._data = memory_formats.lay_out(xp, out._data, order)
     return out
 
 

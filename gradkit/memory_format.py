@@ -113,3 +113,35 @@ def lay_out(xp, array, order: tuple[int, ...] | None):
         return array.copy()
     inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
     return xp.ascontiguousarray(array.transpose(order)).transpose(inverse)
+
+
+def is_non_overlapping_and_dense(shape: tuple, strides: tuple) -> bool:
+    """torch's rule: some order of the dims (one-element dims left out) is C-contiguous."""
+    require = 1
+    for stride, n in sorted((s, n) for n, s in zip(shape, strides) if n > 1):
+        if stride != require:
+            return False
+        require *= n
+    return True
+
+
+def preserved_strides(shape: tuple, strides: tuple) -> tuple[int, ...]:
+    """The strides torch's ``preserve_format`` gives a copy: the source's own when it is
+    dense and non-overlapping, else dense ones in the order of its strides (torch's
+    infer_dense_strides: a one-element dim takes the stride of the dims inside it)."""
+    if is_non_overlapping_and_dense(shape, strides):
+        return tuple(strides)
+    dense, step = [0] * len(shape), 1
+    for dim in reversed(stride_order(shape, strides)):
+        dense[dim] = step
+        step *= max(shape[dim], 1)
+    return tuple(dense)
+
+
+def copy_with_strides(xp, array, strides: tuple):
+    """A copy of ``array`` in fresh memory laid out with ``strides`` (in elements, dense)."""
+    memory = xp.empty(max(array.size, 1), dtype=array.dtype)
+    out = xp.lib.stride_tricks.as_strided(memory, array.shape,
+                                          tuple(s * array.itemsize for s in strides))
+    out[...] = array
+    return out

@@ -99,3 +99,52 @@ def test_return_types_pickle_and_unpack():
     assert values.tolist() == [1.0, 2.0, 3.0] and indices.tolist() == [1, 2, 0]
     again = pickle.loads(pickle.dumps(gradkit.return_types.sort((1, 2))))
     assert type(again) is gradkit.return_types.sort and again == (1, 2)
+
+
+# -- clone() and *_like with preserve_format keep a dense input's strides, as torch's -----------
+
+def _sources(lib):
+    x = lib.arange(24.).reshape(2, 3, 4)
+    return {
+        "transposed": x[0].t(), "permuted": x.permute(2, 0, 1), "mT": x.mT,
+        "stepped": x[:, ::2], "narrowed_t": x[0, :, 1:].t(), "stepped_view": x.transpose(0, 2)[::2],
+        "expanded": lib.arange(3.).expand(2, 3),
+        "expanded_mid": lib.arange(3.).reshape(3, 1).expand(3, 4),
+        "contiguous": x, "one_element_dims": lib.arange(3.).reshape(3, 1).t(),
+        "one_element_dims_3d": lib.ones(1, 3, 1).permute(2, 1, 0), "scalar": lib.tensor(1.),
+        "channels_last": lib.ones(2, 3, 4, 5).contiguous(memory_format=lib.channels_last),
+        "diagonal": lib.ones(3, 3).diagonal(), "unfolded": lib.arange(10.).unfold(0, 3, 2),
+    }
+
+
+COPIES = {
+    "clone_method": lambda lib, x: x.clone(),
+    "clone_function": lambda lib, x: lib.clone(x),
+    "clone_contiguous": lambda lib, x: x.clone(memory_format=lib.contiguous_format),
+    "zeros_like": lambda lib, x: lib.zeros_like(x), "empty_like": lambda lib, x: lib.empty_like(x),
+    "full_like": lambda lib, x: lib.full_like(x, 2.0), "rand_like": lambda lib, x: lib.rand_like(x),
+}
+
+
+@pytest.mark.parametrize("copy", sorted(COPIES))
+@pytest.mark.parametrize("source", sorted(_sources(torch)))
+def test_copies_in_preserve_format_have_torchs_strides(copy, source):
+    ours = COPIES[copy](gradkit, _sources(gradkit)[source])
+    theirs = COPIES[copy](torch, _sources(torch)[source])
+    assert ours.stride() == theirs.stride() and ours.storage_offset() == 0
+    assert ours.is_contiguous() == theirs.is_contiguous()
+    if copy not in ("empty_like", "rand_like"):
+        assert ours.tolist() == theirs.tolist()
+
+
+def test_clone_in_preserve_format_is_differentiable_and_owns_its_memory():
+    x = gradkit.arange(6., dtype=gradkit.float64).reshape(2, 3).requires_grad_()
+    source = x.t()
+    copy = source.clone()
+    assert copy.stride() == source.stride() and copy.grad_fn.name() == "CloneBackward0"
+    assert copy.data_ptr() != source.data_ptr()
+    with gradkit.no_grad():
+        copy.add_(1)
+    assert x.tolist() == [[0., 1., 2.], [3., 4., 5.]]
+    assert gradkit.autograd.gradcheck(lambda t: t.t().clone(), (x,))
+    assert gradkit.autograd.gradgradcheck(lambda t: t.t().clone(), (x,))

@@ -148,3 +148,126 @@ def test_clone_in_preserve_format_is_differentiable_and_owns_its_memory():
     assert x.tolist() == [[0., 1., 2.], [3., 4., 5.]]
     assert gradkit.autograd.gradcheck(lambda t: t.t().clone(), (x,))
     assert gradkit.autograd.gradgradcheck(lambda t: t.t().clone(), (x,))
+
+
+# -- storages ---------------------------------------------------------------------------------
+
+def _storage_programs(t):
+    x = t.arange(6.).reshape(2, 3)
+    pairs = t.view_as_real(t.tensor([1 + 2j, 3 - 1j]))
+    untyped = x.untyped_storage
+    return {
+        "untyped_sizes": lambda: (untyped().nbytes(), untyped().size(), len(untyped()),
+                                  untyped().element_size()),
+        "untyped_bytes": lambda: untyped().tolist(),
+        "shared_by_views": lambda: (x[1].untyped_storage().data_ptr() == untyped().data_ptr(),
+                                    x.t().untyped_storage() == untyped(),
+                                    x.clone().untyped_storage().data_ptr() == untyped().data_ptr(),
+                                    x[1].untyped_storage().nbytes()),
+        "first_address": lambda: untyped().data_ptr() == x.data_ptr(),
+        "untyped_items": lambda: (untyped()[6], untyped()[-1], untyped()[4:8].tolist()),
+        "untyped_negative_out": lambda: untyped()[-25],
+        "untyped_out": lambda: untyped()[24],
+        "untyped_repr": lambda: repr(t.tensor([1, 2], dtype=t.int8).untyped_storage()),
+        "empty": lambda: (repr(t.empty(0).untyped_storage()),
+                          t.empty(0).untyped_storage().data_ptr(), repr(t.empty(0).storage())),
+        "typed": lambda: (x.storage().size(), len(x.storage()), x.storage().nbytes(),
+                          x.storage().element_size(), str(x.storage().dtype),
+                          str(x.storage().device), x.storage().tolist()),
+        "typed_of_view": lambda: (x[1].storage().size(), x[1].storage().tolist(),
+                                  x[1].storage().data_ptr() == x.data_ptr(),
+                                  x[1].storage_offset()),
+        "typed_items": lambda: (x.storage()[1], x.storage()[-1]),
+        "typed_out": lambda: x.storage()[-7],
+        "typed_bad_index": lambda: x.storage()["a"],
+        "typed_slice": lambda: x.storage()[1:2],
+        "typed_repr": lambda: repr(x.storage()),
+        "bools": lambda: (repr(t.tensor([True, False]).storage()),
+                          t.tensor([True, False]).untyped_storage().tolist()),
+        "typed_untyped": lambda: (x.storage().untyped() == untyped(),
+                                  x.storage().untyped().nbytes()),
+        "real_view": lambda: (pairs.storage().size(), str(pairs.storage().dtype),
+                              pairs.untyped_storage().nbytes(), pairs.storage().tolist()),
+        "is_storage": lambda: (t.is_storage(x.storage()), t.is_storage(untyped()),
+                               t.is_storage(x), t.is_storage([1])),
+        "int16": lambda: t.tensor([1, -2], dtype=t.int16).storage().tolist(),
+        "is_cuda": lambda: (x.storage().is_cuda, untyped().is_cuda),
+        "type_names": lambda: (x.storage().type(), t.tensor([1j]).storage().type(),
+                               t.tensor([True]).storage().type(), untyped().type()),
+        "written_through": lambda: (x.add_(1), x.storage().tolist(), x.storage()[0])[1:],
+    }
+
+
+def _storage_outcome(lib, name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # TypedStorage's deprecation
+        try:
+            result = _storage_programs(lib)[name]()
+        except Exception as error:  # noqa: BLE001 - compared with torch's
+            result = (type(error).__name__, str(error))
+    return str(result).replace("torch.", "gradkit.")
+
+
+@pytest.mark.parametrize("name", sorted(_storage_programs(torch)))
+def test_storages_as_torchs(name):
+    assert _storage_outcome(gradkit, name) == _storage_outcome(torch, name)
+
+
+def test_typed_storage_warns_its_deprecation():
+    gradkit.set_warn_always(True)
+    try:
+        with pytest.warns(UserWarning) as ours:
+            gradkit.ones(2).storage()
+    finally:
+        gradkit.set_warn_always(False)
+    torch.storage._reset_warn_typed_storage_removal()
+    with pytest.warns(UserWarning) as theirs:
+        torch.ones(2).storage()
+    assert str(ours[0].message) == str(theirs[0].message)
+
+
+# -- as_subclass --------------------------------------------------------------------------------
+
+def _subclass_program(lib):
+    class Sub(lib.Tensor):
+        pass
+    x = lib.arange(3., requires_grad=True)
+    y = x.as_subclass(Sub)
+    facts = [type(y).__name__, y.requires_grad, y.grad_fn.name(), y.is_leaf,
+             y.data_ptr() == x.data_ptr(), y._base is x, y.tolist()]
+    (y * lib.tensor([1., 2., 3.])).sum().backward()
+    facts.append(x.grad.tolist())
+    plain = lib.ones(2)
+    alias = plain.as_subclass(Sub)
+    alias.add_(1)
+    facts += [plain.tolist(), plain._version, alias._version, alias.grad_fn, alias.is_leaf]
+    base = lib.ones(2, requires_grad=True).clone()
+    view = base.as_subclass(Sub)
+    base.mul_(lib.tensor([2., 3.]))
+    facts.append(view.tolist())
+    return facts
+
+
+def test_as_subclass_as_torch():
+    assert _subclass_program(gradkit) == _subclass_program(torch)
+
+
+@pytest.mark.parametrize("cls", [int, object, "a"])
+def test_as_subclass_errors_as_torch(cls):
+    with pytest.raises(TypeError) as theirs:
+        torch.ones(1).as_subclass(cls)
+    with pytest.raises(TypeError, match=str(theirs.value).replace(".", r"\.").replace(
+            "(", r"\(").replace(")", r"\)")):
+        gradkit.ones(1).as_subclass(cls)
+
+
+def test_as_subclass_keeps_the_subclass_attributes_and_gradient_to_second_order():
+    class Tagged(gradkit.Tensor):
+        def tag(self):
+            return "tagged"
+    x = gradkit.tensor([1.0, 2.0], dtype=gradkit.float64, requires_grad=True)
+    y = x.as_subclass(Tagged)
+    y.note = "kept"
+    assert y.tag() == "tagged" and y.note == "kept" and x.as_subclass(gradkit.Tensor) is not x
+    assert gradkit.autograd.gradcheck(lambda t: t.as_subclass(Tagged) ** 3, (x,))
+    assert gradkit.autograd.gradgradcheck(lambda t: t.as_subclass(Tagged) ** 3, (x,))

@@ -53,6 +53,7 @@ from gradkit.legacy_tensor import (  # noqa: F401
     LongTensor, ShortTensor)
 from gradkit import fft, linalg, nn, optim, signal, special  # noqa: E402,F401
 from gradkit import func  # noqa: E402,F401
+from gradkit.control_flow import cond, while_loop  # noqa: E402,F401
 from gradkit.func.vmap import vmap  # noqa: E402,F401 - torch.vmap is torch.func.vmap
 # torch.conv2d, torch.layer_norm, torch.kl_div & co.: nn.functional's layers with ATen's
 # signatures (argument orders, int reductions, the native_* tuples)

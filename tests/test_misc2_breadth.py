@@ -1,6 +1,7 @@
 """torch's constants, torch.return_types, and the other breadth of lane misc2, against torch."""
 import math
 import pickle
+import numpy as np
 import warnings
 
 import pytest
@@ -271,3 +272,225 @@ def test_as_subclass_keeps_the_subclass_attributes_and_gradient_to_second_order(
     assert y.tag() == "tagged" and y.note == "kept" and x.as_subclass(gradkit.Tensor) is not x
     assert gradkit.autograd.gradcheck(lambda t: t.as_subclass(Tagged) ** 3, (x,))
     assert gradkit.autograd.gradgradcheck(lambda t: t.as_subclass(Tagged) ** 3, (x,))
+
+
+# -- torch.func: stack_module_state, replace_all_batch_norm_modules_, functionalize ------------
+
+def _models(lib, count=3):
+    """``count`` small models with the same numbers in gradkit and torch."""
+    models = []
+    for k in range(count):
+        model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.BatchNorm1d(2))
+        with lib.no_grad():
+            model[0].weight.copy_(lib.arange(6.).reshape(2, 3) / (k + 1))
+            model[0].bias.fill_(k)
+            model[1].running_mean.fill_(0.5 * k)
+        models.append(model)
+    return models
+
+
+def _stack_state(lib):
+    params, buffers = lib.func.stack_module_state(_models(lib))
+    summary = {name: (tuple(v.shape), v.requires_grad, v.is_leaf, v.tolist())
+               for name, v in {**params, **buffers}.items()}
+    return list(params), list(buffers), summary
+
+
+def test_stack_module_state_as_torch():
+    assert _stack_state(gradkit) == _stack_state(torch)
+
+
+def _ensemble(lib):
+    models = _models(lib)
+    params, buffers = lib.func.stack_module_state(models)
+    data = lib.arange(12.).reshape(4, 3) / 10
+
+    def one(p, b, x):
+        return lib.func.functional_call(models[0], (p, b), (x,))
+    out = lib.func.vmap(one, (0, 0, None))(params, buffers, data)
+    out.pow(2).sum().backward()
+    return out.tolist(), params["0.weight"].grad.tolist()
+
+
+def test_stacked_state_runs_an_ensemble_with_vmap_as_torch():
+    ours, theirs = _ensemble(gradkit), _ensemble(torch)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-4, atol=1e-5)
+
+
+def _stack_error(lib, case):
+    models = _models(lib, 2)
+    if case == "none":
+        models = []
+    elif case == "modes":
+        models[1].eval()
+    elif case == "classes":
+        models[1] = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.BatchNorm1d(2))
+        models[1] = lib.nn.ModuleList(list(models[1]))
+    elif case == "requires_grad":
+        models[1][0].weight.requires_grad_(False)
+    with pytest.raises(RuntimeError) as error:
+        lib.func.stack_module_state(models)
+    return str(error.value)
+
+
+@pytest.mark.parametrize("case", ["none", "modes", "classes", "requires_grad"])
+def test_stack_module_state_errors_as_torch(case):
+    assert _stack_error(gradkit, case) == _stack_error(torch, case)
+
+
+def _without_running_stats(lib):
+    model = _models(lib, 1)[0]
+    assert lib.func.replace_all_batch_norm_modules_(model) is model
+    bn = model[1]
+    data = lib.arange(12.).reshape(4, 3) / 10
+    facts = [bn.track_running_stats, bn.running_mean, bn.running_var, bn.num_batches_tracked,
+             sorted(name for name, _ in model.named_buffers()), model(data).tolist()]
+    model.eval()  # no running statistics: the batch's, in eval mode too
+    return facts + [model(data).tolist()]
+
+
+def test_replace_all_batch_norm_modules_as_torch():
+    ours, theirs = _without_running_stats(gradkit), _without_running_stats(torch)
+    assert ours[:5] == theirs[:5]
+    np.testing.assert_allclose(ours[5:], theirs[5:], rtol=1e-5, atol=1e-6)
+
+
+def _functionalized(t):
+    functionalize = t.func.functionalize
+
+    def mutates_through_a_view(a):
+        a.view(-1).add_(1)
+        return a
+
+    def mutates_an_intermediate(a):
+        b = a + 1
+        b.view(-1).add_(1)
+        return b
+    facts = {}
+    x = t.arange(4.)
+    y = functionalize(mutates_through_a_view)(x)
+    facts["input_updated_once"] = (x.tolist(), y.tolist(), y is x,
+                                   y.data_ptr() == x.data_ptr(), x._version)
+    facts["intermediate"] = functionalize(mutates_an_intermediate)(t.ones(2)).tolist()
+    x = t.arange(4.)
+    y = functionalize(lambda a: a.view(2, 2), remove="mutations_and_views")(x)
+    facts["no_alias"] = (y.data_ptr() == x.data_ptr(), y.tolist())
+    w = t.ones(2, requires_grad=True)
+    out = functionalize(lambda a: (a * 2).sum())(w)
+    out.backward()
+    facts["gradient"] = (out.item(), w.grad.tolist())
+    x = t.arange(4.)
+    y = functionalize(lambda a, k: a.mul_(k))(x, k=3)
+    facts["keywords"] = (x.tolist(), y.tolist(), y is x, x._version)
+    nested = {"a": t.ones(2)}
+    functionalize(lambda d: d["a"].add_(1))(nested)
+    facts["nested"] = nested["a"].tolist()
+    w = t.ones(2, requires_grad=True)
+    h = w * 1
+    functionalize(lambda a: a.mul_(3))(h)
+    h.sum().backward()
+    facts["gradient_through_the_update"] = w.grad.tolist()
+    with pytest.raises(RuntimeError) as error:
+        functionalize(mutates_an_intermediate, remove="views")
+    facts["error"] = str(error.value)
+    return facts
+
+
+def test_functionalize_as_torch():
+    assert _functionalized(gradkit) == _functionalized(torch)
+
+
+# -- torch.cond and torch.while_loop, eagerly ----------------------------------------------------
+
+def _cond_results(t):
+    x = t.arange(3.)
+    return [t.cond(True, lambda a: a + 1, lambda a: a - 1, (x,)).tolist(),
+            t.cond(0, lambda a: a + 1, lambda a: a - 1, (x,)).tolist(),
+            [v.tolist() for v in t.cond(t.tensor([True]), lambda a: (a + 1, a * 2),
+                                        lambda a: (a - 1, a * 3), [x])],
+            t.cond(t.tensor(False), lambda d: {"k": d["a"] + 1}, lambda d: {"k": d["a"] - 1},
+                   ({"a": x},))["k"].tolist()]
+
+
+def test_cond_runs_the_chosen_branch_as_torch():
+    assert _cond_results(gradkit) == _cond_results(torch)
+
+
+COND_ERRORS = {
+    "pred_string": lambda t, x: t.cond("a", lambda a: a, lambda a: a, (x,)),
+    "pred_two_elements": lambda t, x: t.cond(t.tensor([True, False]), lambda a: a,
+                                             lambda a: a, (x,)),
+    "branch_not_callable": lambda t, x: t.cond(t.tensor(True), 1, lambda a: a, (x,)),
+    "operand_not_tensor": lambda t, x: t.cond(t.tensor(True), lambda a: a, lambda a: a, (x, 1)),
+    "operands_not_tuple": lambda t, x: t.cond(t.tensor(True), lambda a: a, lambda a: a, x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COND_ERRORS))
+def test_cond_argument_errors_as_torch(name):
+    messages = []
+    for lib in (gradkit, torch):
+        with pytest.raises(RuntimeError) as error:
+            COND_ERRORS[name](lib, lib.arange(3.))
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+
+
+def _loop_results(t):
+    def below_three(i, y):
+        return i < 3
+
+    def step(i, y):
+        return i + 1, y * 2
+    x = t.arange(3.)
+    ran = t.while_loop(below_three, step, (t.tensor(0), x))
+    never = t.while_loop(below_three, step, (t.tensor(5), x))
+    return [type(ran).__name__, [v.tolist() for v in ran], type(never).__name__,
+            [v.tolist() for v in never], never[1].data_ptr() == x.data_ptr()]
+
+
+def test_while_loop_as_torch():
+    assert _loop_results(gradkit) == _loop_results(torch)
+
+
+def test_while_loop_is_differentiable_to_second_order():
+    x = gradkit.tensor([0.5, 1.5], dtype=gradkit.float64, requires_grad=True)
+
+    def three_steps(v):
+        return gradkit.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y.sin() * y),
+                                  (gradkit.tensor(0), v))[1]
+    assert gradkit.autograd.gradcheck(three_steps, (x,))
+    assert gradkit.autograd.gradgradcheck(three_steps, (x,))
+
+
+LOOP_ERRORS = {
+    "not_callable": (RuntimeError, lambda t, i, x: t.while_loop(1, lambda i, y: (i, y), (i, x))),
+    "float_carried": (AssertionError, lambda t, i, x: t.while_loop(
+        lambda i, y: i < 3, lambda i, y: (i, y), (i, 1.5))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOOP_ERRORS))
+def test_while_loop_argument_errors_as_torch(name):
+    kind, program = LOOP_ERRORS[name]
+    messages = []
+    for lib in (gradkit, torch):
+        with pytest.raises(kind) as error:
+            program(lib, lib.tensor(0), lib.arange(3.))
+        messages.append(str(error.value).replace("torch.Tensor", "gradkit._tensor.Tensor"))
+    assert messages[0].split(" can only be of ")[0] == messages[1].split(" can only be of ")[0]
+
+
+def test_while_loop_eager_checks_of_each_step():
+    i, x = gradkit.tensor(0), gradkit.arange(3.)
+    with pytest.raises(RuntimeError, match=r"^carried_inputs must be a tuple or list but got"):
+        gradkit.while_loop(lambda i: i < 3, lambda i: (i + 1,), i)
+    with pytest.raises(RuntimeError, match=r"^cond_fn must return a boolean scalar tensor or a "
+                                           r"boolean but got tensor\(0\)"):
+        gradkit.while_loop(lambda i, y: i, lambda i, y: (i, y), (i, x))
+    with pytest.raises(AssertionError, match=r"^body_fn should return the same number of "
+                                             r"elements as carried_inputs, got 1 vs 2"):
+        gradkit.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1,), (i, x))
+    with pytest.raises(AssertionError, match=r"^body_fn should return a tuple but got"):
+        gradkit.while_loop(lambda i, y: i < 3, lambda i, y: i + 1, (i, x))

@@ -106,7 +106,7 @@ def test_as_torch_maps_torch_submodules_to_gradkits(tmp_path):
     ("import torch.utils.data", "torch.utils.data (Dataset, DataLoader)"),
     ("from torch.utils.data import DataLoader", "torch.utils.data (Dataset, DataLoader)"),
     ("import torch\ntorch.utils.data.DataLoader", "torch.utils.data (Dataset, DataLoader)"),
-    ("import torch\ntorch.func.functionalize(abs)", "torch.func.functionalize"),
+    ("import torch\ntorch.func.rearrange", "torch.func.rearrange"),
     ("import torchvision", "torchvision (datasets, models, transforms)"),
     ("import torch\ntorch.compile(lambda x: x)", "torch.compile"),
     ("import torch\ntorch.nn.SyncBatchNorm(2)", "torch.nn.SyncBatchNorm"),

@@ -24,7 +24,7 @@ from gradkit._tensor import Size, Tensor
 from gradkit.backend import (  # noqa: F401
     bool_ as bool, complex64, complex128, device, dtype, float16, float32, float64,
     get_default_device, get_default_dtype, int8, int16, int32, int64, set_default_device,
-    set_default_dtype, uint8)
+    set_default_dtype, uint8, uint16, uint32, uint64)
 from gradkit.ops import *  # noqa: F401,F403
 from gradkit.ops import einsum  # noqa: F401
 from gradkit.ops.patterns import tril_indices, triu_indices  # noqa: F401 - creation

@@ -83,8 +83,10 @@ def _checked_array(nested, dtype: np.dtype) -> np.ndarray:
     if np.dtype(dtype).kind not in "iu" or isinstance(nested, np.ndarray):
         return np.array(nested, dtype=dtype)
     values = np.array(nested)
-    if values.dtype == object or values.dtype == np.uint64:  # a Python int beyond int64
+    if values.dtype == object or values.dtype == np.uint64 != dtype:  # beyond int64
         raise ValueError("Overflow when unpacking long long")
+    if dtype == np.uint64 and values.dtype.kind == "i" and (values < 0).any():
+        raise OverflowError("can't convert negative int to unsigned")  # no wrap, as torch
     if values.dtype.kind in "fiu" and values.size:
         info = np.iinfo(dtype)
         lowest = -int(info.max) if values.dtype.kind in "iu" and info.min == 0 else info.min
@@ -231,6 +233,9 @@ def arange(start, end=None, step=1, dtype=None, device=None,
         ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = backend.int64 if ints else backend.get_default_dtype()
     dev, np_dtype = _resolve(dtype, device)
+    if np_dtype.kind == "u" and np_dtype.itemsize > 1:  # torch has no such kernel
+        raise NotImplementedError(
+            f'"arange_cpu" not implemented for \'UInt{np_dtype.itemsize * 8}\'')
     return _finish(np.arange(start, end, step).astype(np_dtype), dev, requires_grad)
 
 

@@ -94,8 +94,10 @@ _BY_DTYPE = {t.dtype: t for t in LEGACY_TYPES}
 _BY_NAME = {t.__name__: t for t in LEGACY_TYPES}
 
 
-# complex tensors have a type name in torch but no legacy constructor
-_COMPLEX_TYPE_NAMES = {"complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
+# complex and wide unsigned tensors have a type name in torch but no legacy constructor
+_COMPLEX_TYPE_NAMES = {"complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor",
+                       "uint16": "UInt16Tensor", "uint32": "UInt32Tensor",
+                       "uint64": "UInt64Tensor"}
 
 
 def type_name(tensor: Tensor) -> str:

@@ -7,6 +7,8 @@ elements in memory: C order (``contiguous_format``), channels last for 4-d (N, C
 """
 from __future__ import annotations
 
+from gradkit.backend import device_context
+
 
 class layout:  # noqa: N801 - torch's class name
     """How a tensor's elements are stored; gradkit has only ``strided``."""
@@ -139,9 +141,11 @@ def preserved_strides(shape: tuple, strides: tuple) -> tuple[int, ...]:
 
 
 def copy_with_strides(xp, array, strides: tuple):
-    """A copy of ``array`` in fresh memory laid out with ``strides`` (in elements, dense)."""
-    memory = xp.empty(max(array.size, 1), dtype=array.dtype)
-    out = xp.lib.stride_tricks.as_strided(memory, array.shape,
-                                          tuple(s * array.itemsize for s in strides))
-    out[...] = array
+    """A copy of ``array`` in fresh memory (on its device) laid out with ``strides`` (in
+    elements, dense)."""
+    with device_context(array):
+        memory = xp.empty(max(array.size, 1), dtype=array.dtype)
+        out = xp.lib.stride_tricks.as_strided(memory, array.shape,
+                                              tuple(s * array.itemsize for s in strides))
+        out[...] = array
     return out

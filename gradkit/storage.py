@@ -142,7 +142,10 @@ class TypedStorage:
         return self._untyped_storage
 
     def type(self) -> str:
-        """torch's legacy name: ``gradkit.FloatStorage``, ``gradkit.ComplexDoubleStorage``..."""
+        """torch's legacy name: ``gradkit.FloatStorage``, ``gradkit.ComplexDoubleStorage``...
+        (the class's own name for uint16/32/64, which have none)."""
+        if self.dtype.name in ("uint16", "uint32", "uint64"):
+            return f"{__name__}.{type(self).__name__}"
         return type_name(self).replace("Tensor", "Storage")
 
     def tolist(self) -> list:

@@ -48,6 +48,7 @@ SECTIONS = {
     "torch.utils.data": "gradkit.utils.data",
     "torch.profiler": "gradkit.profiler",
     "torch.cuda": "gradkit.cuda",
+    "torch.testing": "gradkit.testing",
 }
 
 # public names of gradkit that torch's module does not have (extensions, or gradkit's plumbing)

@@ -6,6 +6,7 @@
 >>> x.grad
 tensor([2., 4., 6.])
 """
+import math as _math
 import types as _types
 
 from gradkit.quiet_numpy import keep_quiet as _keep_quiet
@@ -21,7 +22,7 @@ from gradkit._tensor import Size, Tensor
 from gradkit.backend import (  # noqa: F401
     bool_ as bool, complex64, complex128, device, dtype, float16, float32, float64,
     get_default_device, get_default_dtype, int8, int16, int32, int64, set_default_device,
-    set_default_dtype, uint8)
+    set_default_dtype, uint8, uint16, uint32, uint64)
 from gradkit.ops import *  # noqa: F401,F403
 from gradkit.ops import einsum  # noqa: F401
 from gradkit.ops.patterns import tril_indices, triu_indices  # noqa: F401 - creation
@@ -29,6 +30,7 @@ from gradkit.ops.strided_scatter import empty_strided  # noqa: F401 - creation
 from gradkit.dtype_rules import can_cast, promote_types, result_type  # noqa: F401
 from gradkit import _tensor_methods, _tensor_operators  # noqa: F401 - Tensor's methods layer
 from gradkit import storage_methods  # noqa: F401 - x.resize_(), x.set_(), x.new() & co.
+from gradkit.storage import TypedStorage, UntypedStorage, is_storage  # noqa: F401
 from gradkit.memory_format import (  # noqa: F401
     channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format,
     strided)
@@ -49,6 +51,7 @@ from gradkit.legacy_tensor import (  # noqa: F401
     LongTensor, ShortTensor)
 from gradkit import fft, linalg, nn, optim, signal, special  # noqa: E402,F401
 from gradkit import func  # noqa: E402,F401
+from gradkit.control_flow import cond, while_loop  # noqa: E402,F401
 from gradkit.func.vmap import vmap  # noqa: E402,F401 - torch.vmap is torch.func.vmap
 # torch.conv2d, torch.layer_norm, torch.kl_div & co.: nn.functional's layers with ATen's
 # signatures (argument orders, int reductions, the native_* tuples)
@@ -59,7 +62,7 @@ from gradkit.lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
 from gradkit.iterative_eigen import lobpcg  # noqa: E402,F401
 from gradkit import accelerator, cuda  # noqa: E402,F401
 from gradkit.serialization import load, save  # noqa: E402,F401
-from gradkit import profiler, utils  # noqa: E402,F401
+from gradkit import profiler, return_types, testing, utils  # noqa: E402,F401
 from gradkit import distributions  # noqa: E402,F401
 from gradkit.creation_more import (  # noqa: E402,F401
     asarray, broadcast_shapes, empty_permuted, range, scalar_tensor, unravel_index)
@@ -96,6 +99,9 @@ cdouble = complex128
 if hasattr(backend, "bfloat16"):  # pragma: no cover - needs ml_dtypes
     bfloat16 = backend.bfloat16
 
+# torch's constants (torch.pi is math.pi; torch.newaxis is None, as NumPy's)
+pi, e, inf, nan, newaxis = _math.pi, _math.e, _math.inf, _math.nan, None
+
 __version__ = "0.1.0"
 globals().update(_INPLACE_FUNCTIONS)  # torch.abs_(x) & co.: x.abs_()
 
@@ -131,7 +137,8 @@ def is_complex(t: Tensor) -> bool:
 # ``from gradkit import *`` gives the public API (functions, classes, dtypes, submodules it
 # documents), not the implementation modules that happen to be imported
 _SUBMODULES = ("autograd", "distributions", "fft", "func", "linalg", "nn", "optim", "cuda",
-               "accelerator", "profiler", "signal", "special", "utils")
+               "accelerator", "profiler", "return_types", "signal", "special", "testing",
+               "utils")
 __all__ = sorted(
     [name for name, value in globals().items()
      if not name.startswith("_") and not isinstance(value, _types.ModuleType)]

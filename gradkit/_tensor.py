@@ -164,6 +164,8 @@ class Tensor:
         if requires_grad and type(self._vc) is _InferenceVersion and not _grad_state.inference:
             raise RuntimeError(inference.REQUIRES_GRAD_MESSAGE)
         if requires_grad and not _differentiable_dtype(self._data):
+            if self._data.dtype.kind == "u" and self._data.itemsize > 1:  # uint16/32/64
+                raise RuntimeError("only Tensors of floating point dtype can require gradients")
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients, "
                 f"got {self.dtype}")

@@ -154,10 +154,11 @@ class _TensorMethods:
     # x.float(), x.long()...: the casts by name are built from _CASTS below
 
     def clone(self, *, memory_format=memory_formats.preserve_format) -> Tensor:
-        """A copy with its own memory; differentiable (CloneBackward0). C order, or the order
-        of a channels-last ``memory_format`` (``preserve_format`` gives C order here)."""
+        """A copy with its own memory; differentiable (CloneBackward0). ``preserve_format``
+        keeps a dense tensor's strides (else the order of its strides), ``contiguous_format``
+        is C order, channels last its order."""
         memory_formats.check_format(memory_format, "clone")
-        return conversion.clone(self, memory_format=_explicit(memory_format))
+        return conversion.clone(self, memory_format=memory_format)
 
     def contiguous(self, *, memory_format=memory_formats.contiguous_format) -> Tensor:
         """Self if laid out in ``memory_format`` (C order by default), else a copy that is."""

@@ -59,8 +59,13 @@ int16 = dtype("int16", np.int16)
 int32 = dtype("int32", np.int32)
 int64 = dtype("int64", np.int64)
 bool_ = dtype("bool", np.bool_)
+# torch's "barebones" unsigned types: creation, copies, comparisons for equality, bitwise
+# and, or, xor, mul and a few more ops; the rest refuse (ops/wide_unsigned.py)
+uint16 = dtype("uint16", np.uint16)
+uint32 = dtype("uint32", np.uint32)
+uint64 = dtype("uint64", np.uint64)
 ALL_DTYPES = [float16, float32, float64, complex64, complex128,
-              int8, uint8, int16, int32, int64, bool_]
+              int8, uint8, int16, int32, int64, bool_, uint16, uint32, uint64]
 if _ml_dtypes is not None:  # pragma: no cover - optional
     bfloat16 = dtype("bfloat16", _ml_dtypes.bfloat16)
     ALL_DTYPES.append(bfloat16)

@@ -86,8 +86,10 @@ def _checked_array(nested, dtype: np.dtype) -> np.ndarray:
     if np.dtype(dtype).kind not in "iu" or isinstance(nested, np.ndarray):
         return np.array(nested, dtype=dtype)
     values = np.array(nested)
-    if values.dtype == object or values.dtype == np.uint64:  # a Python int beyond int64
+    if values.dtype == object or values.dtype == np.uint64 != dtype:  # beyond int64
         raise ValueError("Overflow when unpacking long long")
+    if dtype == np.uint64 and values.dtype.kind == "i" and (values < 0).any():
+        raise OverflowError("can't convert negative int to unsigned")  # no wrap, as torch
     if values.dtype.kind in "fiu" and values.size:
         info = np.iinfo(dtype)
         lowest = -int(info.max) if values.dtype.kind in "iu" and info.min == 0 else info.min
@@ -179,16 +181,16 @@ def _like(t: Tensor, dtype, device):
 
 def _in_format(out: Tensor, t: Tensor, memory_format, function: str) -> Tensor:
     """``out``, a new C-order tensor shaped like ``t``, laid out in ``memory_format``: for
-    ``preserve_format`` the order of t's strides, as torch's."""
+    ``preserve_format`` t's strides when t is dense, else the order of t's strides, as torch's."""
+    xp = backend.get_array_module(out._data)
     if memory_format is memory_formats.preserve_format:
-        array = t._data
-        order = memory_formats.stride_order(
-            array.shape, tuple(s // array.itemsize for s in array.strides))
-    else:
-        order = memory_formats.physical_order(
-            out.shape, memory_formats.check_format(memory_format, function))
+        strides = memory_formats.preserved_strides(tuple(t.shape), t.stride())
+        out._data = memory_formats.copy_with_strides(xp, out._data, strides)
+        return out
+    order = memory_formats.physical_order(
+        out.shape, memory_formats.check_format(memory_format, function))
     if order is not None and order != tuple(range(out.ndim)):
-        out._data = memory_formats.lay_out(backend.get_array_module(out._data), out._data, order)
+        out._data = memory_formats.lay_out(xp, out._data, order)
     return out
 
 
@@ -234,6 +236,9 @@ def arange(start, end=None, step=1, dtype=None, device=None,
         ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = backend.int64 if ints else backend.get_default_dtype()
     dev, np_dtype = _resolve(dtype, device)
+    if np_dtype.kind == "u" and np_dtype.itemsize > 1:  # torch has no such kernel
+        raise NotImplementedError(
+            f'"arange_cpu" not implemented for \'UInt{np_dtype.itemsize * 8}\'')
     return _finish(np.arange(start, end, step).astype(np_dtype), dev, requires_grad)
 
 

@@ -9,10 +9,12 @@ the tensor ``t`` (same memory and version counter, ``AliasBackward0``).
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from gradkit import backend, creation
-from gradkit._tensor import Size, Tensor
+from gradkit._tensor import Size, Tensor, extend
 from gradkit.ops.slicing import _alias
 
 
@@ -92,8 +94,10 @@ _BY_DTYPE = {t.dtype: t for t in LEGACY_TYPES}
 _BY_NAME = {t.__name__: t for t in LEGACY_TYPES}
 
 
-# complex tensors have a type name in torch but no legacy constructor
-_COMPLEX_TYPE_NAMES = {"complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
+# complex and wide unsigned tensors have a type name in torch but no legacy constructor
+_COMPLEX_TYPE_NAMES = {"complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor",
+                       "uint16": "UInt16Tensor", "uint32": "UInt32Tensor",
+                       "uint64": "UInt64Tensor"}
 
 
 def type_name(tensor: Tensor) -> str:
@@ -116,3 +120,33 @@ def cast_to_type(tensor: Tensor, spec) -> Tensor:
             raise ValueError(f"invalid type: '{spec}'")
         return tensor.to("cuda" if "cuda" in parts[1:-1] else tensor.device, legacy.dtype)
     return tensor.to(spec)
+
+
+_NOT_A_TENSOR_CLASS = ("Creating a Tensor subclass from a class that does not inherit from "
+                       "Tensor is not possible. Make sure your class inherits from Tensor.")
+
+
+class _SubclassAccess:
+    def as_subclass(self, cls: type) -> Tensor:
+        """This tensor as an instance of the Tensor subclass ``cls``, without running its
+        constructor: an alias on the same memory and version counter (``AliasBackward0``
+        when self requires grad), as torch's. Ops on it give plain Tensors (gradkit has no
+        ``__torch_function__``)."""
+        if not isinstance(cls, type):
+            raise TypeError(f"cls must be a type (got {type(cls).__name__})")
+        if not issubclass(cls, Tensor):
+            raise TypeError(_NOT_A_TENSOR_CLASS)
+        alias = _alias(self)
+        if cls is Tensor:
+            return alias
+        result = object.__new__(cls)
+        for slot in Tensor.__slots__:
+            if slot != "__weakref__" and hasattr(alias, slot):
+                setattr(result, slot, getattr(alias, slot))
+        refs = result._vc  # the version counter's weak reference to the alias names result
+        if isinstance(refs, list) and refs[-1]() is alias:
+            refs[-1] = weakref.ref(result)
+        return result
+
+
+extend(_SubclassAccess)

@@ -20,7 +20,7 @@ from gradkit.ops.linalg_norms import linalg_norm as norm  # noqa: F401
 from gradkit.ops.linalg_norms import matrix_norm, vector_norm  # noqa: F401
 from gradkit.ops.linalg_pinv import lstsq, matrix_exp, pinv  # noqa: F401
 from gradkit.ops.linalg_solvers import (  # noqa: F401
-    LinAlgError, cholesky, det, inv, slogdet, solve)
+    LinAlgError, cholesky, det, inv, linalg_slogdet as slogdet, solve)
 from gradkit.ops.linalg_triangular_solve import solve_triangular  # noqa: F401
 from gradkit.ops.products import linalg_cross as cross  # noqa: F401
 

@@ -7,6 +7,8 @@ elements in memory: C order (``contiguous_format``), channels last for 4-d (N, C
 """
 from __future__ import annotations
 
+from gradkit.backend import device_context
+
 
 class layout:  # noqa: N801 - torch's class name
     """How a tensor's elements are stored; gradkit has only ``strided``."""
@@ -115,18 +117,43 @@ def lay_out(xp, array, order: tuple[int, ...] | None):
     return xp.ascontiguousarray(array.transpose(order)).transpose(inverse)
 
 
+def is_non_overlapping_and_dense(shape: tuple, strides: tuple) -> bool:
+    """torch's is_non_overlapping_and_dense: some order of the dims (one-element dims left
+    out) is C-contiguous."""
+    require = 1
+    for stride, n in sorted((s, n) for n, s in zip(shape, strides) if n != 1):
+        if stride != require:
+            return False
+        require *= n
+    return True
+
+
+def preserved_strides(shape: tuple, strides: tuple) -> tuple[int, ...]:
+    """The strides torch's ``preserve_format`` gives a copy: the source's own when it is
+    dense and non-overlapping, else dense ones in the order of its strides (torch's
+    infer_dense_strides: a one-element dim takes the stride of the dims inside it)."""
+    if is_non_overlapping_and_dense(shape, strides):
+        return tuple(strides)
+    dense, step = [0] * len(shape), 1
+    for dim in reversed(stride_order(shape, strides)):
+        dense[dim] = step
+        step *= max(shape[dim], 1)
+    return tuple(dense)
+
+
+def copy_with_strides(xp, array, strides: tuple):
+    """A copy of ``array`` in fresh memory (on its device) laid out with ``strides`` (in
+    elements, dense)."""
+    with device_context(array):
+        memory = xp.empty(max(array.size, 1), dtype=array.dtype)
+        out = xp.lib.stride_tricks.as_strided(memory, array.shape,
+                                              tuple(s * array.itemsize for s in strides))
+        out[...] = array
+    return out
+
+
 def _element_strides(array) -> tuple[int, ...]:
     return tuple(s // array.itemsize for s in array.strides)
-
-
-def is_dense(shape: tuple, strides: tuple) -> bool:
-    """torch's is_non_overlapping_and_dense: the dims, in some order, are C-contiguous."""
-    step = 1
-    for stride, n in sorted((s, n) for n, s in zip(shape, strides) if n != 1):
-        if stride != step:
-            return False
-        step *= n
-    return True
 
 
 def in_grad_layout(xp, grad, leaf):
@@ -134,7 +161,7 @@ def in_grad_layout(xp, grad, leaf):
     layout contract): in the leaf's stride order when the leaf is dense and non-overlapping
     (channels last stays channels last), else C order. ``grad`` itself when already so."""
     shape, leaf_strides = leaf.shape, _element_strides(leaf)
-    if not is_dense(shape, leaf_strides):
+    if not is_non_overlapping_and_dense(shape, leaf_strides):
         return grad if grad.flags.c_contiguous else xp.ascontiguousarray(grad)
     if all(n == 1 or a == b for n, a, b in zip(shape, _element_strides(grad), leaf_strides)):
         return grad

@@ -117,7 +117,6 @@ LAYOUT_DIFFERS = {
     "none_index": (lambda m, x: x[0, None], (0, 4, 1), (12, 4, 1)),
     "mixed_layouts": (lambda m, x: x.transpose(0, 2) + x.transpose(0, 2).contiguous(),
                       (6, 2, 1), (1, 4, 12)),
-    "clone_of_t": (lambda m, x: x.transpose(0, 2).clone(), (6, 2, 1), (1, 4, 12)),
     "advanced_index": (lambda m, x: x[:, [0, 2]], (4, 8, 1), (8, 4, 1)),
 }
 

@@ -114,7 +114,7 @@ TENSORBOARD = "torch.utils.tensorboard (SummaryWriter)"
     ("import torch.utils.data\ntorch.utils.data.DistributedSampler",
      "torch.utils.data.DistributedSampler (needs torch.distributed)"),
     ("import torch.utils.data.datapipes", "torch.utils.data.datapipes (IterDataPipe, MapDataPipe)"),
-    ("import torch\ntorch.func.functionalize(abs)", "torch.func.functionalize"),
+    ("import torch\ntorch.func.rearrange", "torch.func.rearrange"),
     ("import torchvision", "torchvision (datasets, models, transforms)"),
     ("import torch\ntorch.compile(lambda x: x)", "torch.compile"),
     ("import torch\ntorch.nn.SyncBatchNorm(2)", "torch.nn.SyncBatchNorm"),

@@ -20,6 +20,7 @@ from gradkit.autograd.zero_grads import Undefined
 from gradkit.ops._dispatch_general import (
     _as_array, _broadcast_message, _check_argument_types, _floating, _forward_on_device,
     _numpy_operands, _save, _xp_of)
+from gradkit.ops import wide_unsigned
 from gradkit.ops.views import mark_view
 
 if TYPE_CHECKING:
@@ -90,6 +91,8 @@ def dispatch(op: Op, args: tuple, params: dict):
         if op.plain_save is not None and op.node_name_rule is None:
             return _record_fast(op, args, datas, params, out)
         return _record(op, args, datas, params, out, np)
+    if out.dtype.kind in "uib":  # an input may be uint16/32/64, which few ops take
+        wide_unsigned.check(op, datas)
     result = _new_tensor(Tensor)  # Tensor._make(out), inline
     result._data, result.grad_fn, result._requires_grad = out, None, False
     result._output_nr, result._vc = 0, [0]
@@ -234,6 +237,8 @@ def _apply(op, args, datas, params, needs_grad):
 
 def _finish(op, args, datas, params, needs_grad, xp, out):
     """The output tensors of a forward's result ``out`` (and the node when recording)."""
+    if not needs_grad:  # uint16/32/64 tensors never require grad: check the ops they reach
+        wide_unsigned.check(op, datas)
     if needs_grad and op.differentiable and grad_state.grad_enabled \
             and not grad_state.inference and (
             out.dtype.kind in "fcV" if type(out) is np.ndarray else _floating(out)) and not (

@@ -18,9 +18,10 @@ from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import accumulate_node
 from gradkit.autograd.inference import InferenceVersion
-from gradkit.ops import _dispatch
+from gradkit.ops import _dispatch, wide_unsigned
 from gradkit.ops._dispatch import (
     _dispatch_general, _finish, _record, _refuse_complex_grad, _save_plain)
+from gradkit.ops.promotion import WIDE_UNSIGNED as _WIDE
 from gradkit.ops.views import mark_one_view
 
 _new = object.__new__
@@ -76,6 +77,8 @@ def dispatch_unary(op, args: tuple, params: dict):
                 node.saved = _save_plain(plain, args, (result,),
                                          op.save_mask(1) if keep is None else keep)
     else:
+        if out.dtype.kind in "uib" and data.dtype in _WIDE:  # uint16/32/64: few kernels
+            wide_unsigned.check(op, (data,))
         result.grad_fn, result._requires_grad = None, False
     if op.view:
         mark_one_view(op, x, result, params, None)
@@ -151,6 +154,8 @@ def dispatch_binary(op, args: tuple, params: dict):
             node.saved = _save_plain(plain, args, (result,),
                                      op.save_mask(needing) if keep is None else keep)
     else:
+        if out.dtype.kind in "uib" and (da.dtype if da is not a else db.dtype) in _WIDE:
+            wide_unsigned.check(op, (da, db))  # uint16/32/64: few kernels
         result.grad_fn, result._requires_grad = None, False
     return result
 

@@ -2,6 +2,7 @@
 complex numbers, views in torch's sense (writes through either show in the other)."""
 from __future__ import annotations
 
+from gradkit.memory_format import contiguous_format
 from gradkit.ops._op import op
 from gradkit.ops.complex import is_conjugated_view
 from gradkit.ops.conversion import clone
@@ -51,7 +52,8 @@ def _complex_of_grad(g):
     """torch's ``view_as_complex(grad.contiguous())``: an expanded gradient has stride 0, and
     an empty one NumPy's arbitrary strides."""
     data = getattr(g, "_data", g)
-    return _view_as_complex(g if data.size and data.strides == _c_strides(data) else clone(g))
+    c_order = data.size and data.strides == _c_strides(data)
+    return _view_as_complex(g if c_order else clone(g, memory_format=contiguous_format))
 
 
 def _c_strides(array) -> tuple:

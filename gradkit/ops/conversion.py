@@ -5,7 +5,8 @@ import numpy as np
 
 from gradkit import backend
 from gradkit._user_frames import warn_once_at_user
-from gradkit.memory_format import check_format, lay_out, physical_order
+from gradkit.memory_format import (check_format, copy_with_strides, lay_out, physical_order,
+                                   preserve_format, preserved_strides)
 from gradkit.ops._op import op
 from gradkit.ops.complex import real
 from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, has_internal_overlap, same_data
@@ -13,9 +14,13 @@ from gradkit.ops.piecewise import zeros_like
 
 
 @op(linear=True, batchable=True)
-def clone(xp, x, memory_format=None):
-    """A copy of x with its own memory (the gradient passes through): C order, or the order
-    of a channels-last ``memory_format``."""
+def clone(xp, x, memory_format=preserve_format):
+    """A copy of x with its own memory (the gradient passes through), laid out as torch's:
+    ``preserve_format`` keeps x's strides when x is dense (else the order of its strides),
+    ``contiguous_format`` C order, channels last its order."""
+    if memory_format is preserve_format:
+        strides = tuple(s // x.itemsize for s in x.strides)
+        return copy_with_strides(xp, x, preserved_strides(x.shape, strides))
     return lay_out(xp, x, None if memory_format is None else
                    physical_order(x.shape, check_format(memory_format, "clone")))
 

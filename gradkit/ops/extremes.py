@@ -1,8 +1,7 @@
 """Max and min: amax/amin, max/min (whole, along a dim, or pairwise), argmax/argmin."""
 from __future__ import annotations
 
-from collections import namedtuple
-
+from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.ops import piecewise
 from gradkit.ops._op import op
@@ -14,8 +13,6 @@ from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import fixed_error, kernel_error, reject_complex
 from gradkit.ops.reduction import axes, expand_back, sum
-
-values_indices = namedtuple("values_indices", ["values", "indices"])
 
 
 def _evenly(g, x, out, dim, keepdim):
@@ -192,8 +189,9 @@ def _extreme(pairwise_name: str, whole, along):
         if dim is None:
             return whole(x)
         values, indices = along(x, _normalize_dim(dim, x.ndim), keepdim)
-        return values_indices(values, indices)
+        return result_type(values, indices)
     extreme.__name__ = pairwise_name[:3]  # max, min
+    result_type = getattr(return_types, extreme.__name__)
     return numpy_keywords(extreme)
 
 

@@ -9,16 +9,16 @@ Like torch, the outputs of inputs that require grad have a node whose backward r
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
+from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.searching import _printed
 from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
 
-HistogramResult = namedtuple("histogram", ["hist", "bin_edges"])
-HistogramddResult = namedtuple("histogramdd", ["hist", "bin_edges"])
+HistogramResult = return_types.histogram
+HistogramddResult = return_types.histogramdd
 
 
 def _linspace(xp, start: float, end: float, steps: int, dtype):

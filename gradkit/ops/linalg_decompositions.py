@@ -5,10 +5,10 @@ gradients assume distinct singular values / eigenvalues, as torch's do.
 """
 from __future__ import annotations
 
-from collections import namedtuple
 
 import numpy as np
 
+from gradkit import return_types
 from gradkit.autograd.zero_grads import is_undefined
 from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, imag, real
@@ -21,9 +21,9 @@ from gradkit.ops.shape import unsqueeze
 from gradkit.ops.triangular import diag_embed, diagonal, tril
 from gradkit.ops.unary_helpers import kernel_error
 
-SvdResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
-EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
-QrResult = namedtuple("linalg_qr", ["Q", "R"])
+SvdResult = return_types.linalg_svd
+EighResult = return_types.linalg_eigh
+QrResult = return_types.linalg_qr
 
 
 def _phase_terms(vh_gv, g_v):

@@ -2,10 +2,10 @@
 complex whatever the input, with torch's derivatives (linalg_eig_backward / _jvp)."""
 from __future__ import annotations
 
-from collections import namedtuple
 
 import numpy as np
 
+from gradkit import return_types
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.ops import _dispatch
 from gradkit.ops._op import op
@@ -19,7 +19,7 @@ from gradkit.ops.shape import unsqueeze
 from gradkit.ops.triangular import diag_embed, diagonal
 from gradkit.ops.unary_helpers import kernel_error
 
-EigResult = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
+EigResult = return_types.linalg_eig
 
 _COMPLEX = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128}
 

@@ -8,10 +8,10 @@ by substitution (a zero pivot gives inf and NaN). Gradients flow to the other ma
 """
 from __future__ import annotations
 
-from collections import namedtuple
 
 import numpy as np
 
+from gradkit import return_types
 from gradkit.ops._op import op
 from gradkit.ops.linalg_lu import _solve_packed, getrf
 from gradkit.ops.linalg_solvers import (
@@ -19,9 +19,9 @@ from gradkit.ops.linalg_solvers import (
 from gradkit.ops.piecewise import where
 from gradkit.ops.shape import unsqueeze
 
-InvExResult = namedtuple("linalg_inv_ex", ["inverse", "info"])
-CholeskyExResult = namedtuple("linalg_cholesky_ex", ["L", "info"])
-SolveExResult = namedtuple("linalg_solve_ex", ["result", "info"])
+InvExResult = return_types.linalg_inv_ex
+CholeskyExResult = return_types.linalg_cholesky_ex
+SolveExResult = return_types.linalg_solve_ex
 
 
 def _potf2(matrix: np.ndarray):

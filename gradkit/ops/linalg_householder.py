@@ -3,10 +3,10 @@
 (not differentiable), ``orgqr`` and ``ormqr`` (composed from householder_product)."""
 from __future__ import annotations
 
-from collections import namedtuple
 
 import numpy as np
 
+from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
@@ -149,7 +149,7 @@ def householder_product(A, tau):  # noqa: N803 - torch's name
 
 # -- torch's LAPACK-named forms: geqrf, orgqr, ormqr ---------------------------------------------
 
-GeqrfResult = namedtuple("geqrf", ["a", "tau"])
+GeqrfResult = return_types.geqrf
 
 
 @op(outputs=2, node_name="GeqrfBackward0")

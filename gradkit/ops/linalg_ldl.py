@@ -9,18 +9,18 @@ input's device.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
+from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.linalg_cholesky_solve import check_linear_solve
 from gradkit.ops.linalg_solvers import check_matrices, host
 from gradkit.ops.unary_helpers import kernel_error
 
-LdlFactorExResult = namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
-LdlFactorResult = namedtuple("linalg_ldl_factor", ["LD", "pivots"])
+LdlFactorExResult = return_types.linalg_ldl_factor_ex
+LdlFactorResult = return_types.linalg_ldl_factor
 
 _ALPHA = (1 + math.sqrt(17)) / 8  # Bunch-Kaufman's threshold
 

@@ -10,6 +10,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.creation import zeros
 from gradkit.ops.linalg_cholesky_solve import check_linear_solve
@@ -24,9 +25,9 @@ from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.shape import broadcast_to, transpose
 from gradkit.ops.unary_helpers import kernel_error
 
-SvdResult = namedtuple("svd", ["U", "S", "V"])
-QrResult = namedtuple("qr", ["Q", "R"])
-TriangularSolveResult = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+SvdResult = return_types.svd
+QrResult = return_types.qr
+TriangularSolveResult = return_types.triangular_solve
 LuWithInfoResult = namedtuple("_lu_with_info", ["LU", "pivots", "info"])
 
 _REMOVED = "This function was deprecated since version 1.9 and is now removed. "

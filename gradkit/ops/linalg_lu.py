@@ -6,10 +6,10 @@ the first zero pivot), so it runs on NumPy and CuPy and never hangs on NaN input
 """
 from __future__ import annotations
 
-from collections import namedtuple
 
 import numpy as np
 
+from gradkit import return_types
 from gradkit.ops._op import op
 from gradkit.ops.joining import cat
 from gradkit.autograd.zero_grads import is_undefined
@@ -20,10 +20,10 @@ from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.triangular import tril, triu
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
 
-LuFactorResult = namedtuple("linalg_lu_factor", ["LU", "pivots"])
-LuFactorExResult = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
-LuResult = namedtuple("linalg_lu", ["P", "L", "U"])
-LuUnpackResult = namedtuple("lu_unpack", ["P", "L", "U"])
+LuFactorResult = return_types.linalg_lu_factor
+LuFactorExResult = return_types.linalg_lu_factor_ex
+LuResult = return_types.linalg_lu
+LuUnpackResult = return_types.lu_unpack
 
 
 def getrf(xp, a):

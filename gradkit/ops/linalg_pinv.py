@@ -2,10 +2,10 @@
 (pinv_backward, linalg_lstsq_backward through pinv, the block-matrix rule of matrix_exp)."""
 from __future__ import annotations
 
-from collections import namedtuple
 
 import numpy as np
 
+from gradkit import return_types
 from gradkit.ops._op import op
 from gradkit.ops.joining import cat
 from gradkit.ops.linalg import matmul
@@ -15,7 +15,7 @@ from gradkit.ops.linalg_triangular_solve import _substitute
 from gradkit.ops.shape import unsqueeze
 from gradkit.ops.unary_helpers import scalar_type_name
 
-LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+LstsqResult = return_types.linalg_lstsq
 
 
 def default_rtol(x, atol) -> float | np.ndarray:

@@ -6,10 +6,10 @@ on arrays in a plain backward and record themselves under ``create_graph=True``.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
+from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.ops._op import op
@@ -295,13 +295,15 @@ def cholesky(x, upper: bool = False):
     return _cholesky(x, upper=upper)
 
 
-SlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
-
-
 @tensor_method()
 def slogdet(x):
     """(sign, logabsdet) of the determinant of each square matrix of x."""
-    return SlogdetResult(*_slogdet(x))
+    return return_types.slogdet(*_slogdet(x))
+
+
+def linalg_slogdet(x):
+    """torch.linalg.slogdet: slogdet's pair, as the named tuple torch.linalg gives."""
+    return return_types.linalg_slogdet(*_slogdet(x))
 
 
 @tensor_method()

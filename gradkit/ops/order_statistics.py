@@ -7,10 +7,10 @@ orders by (value, index), so it is the stable sort's. Gradients go to the picked
 """
 from __future__ import annotations
 
-from collections import namedtuple
 
 import numpy as np
 
+from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.ops import cpu_order
@@ -25,11 +25,11 @@ from gradkit.ops.shape import _normalize_dim
 from gradkit.ops.sorting import sort
 from gradkit.ops.unary_helpers import kernel_error, reject_complex
 
-kthvalue_result = namedtuple("kthvalue", ["values", "indices"])
-median_result = namedtuple("median", ["values", "indices"])
-nanmedian_result = namedtuple("nanmedian", ["values", "indices"])
-mode_result = namedtuple("mode", ["values", "indices"])
-aminmax_result = namedtuple("aminmax", ["min", "max"])
+kthvalue_result = return_types.kthvalue
+median_result = return_types.median
+nanmedian_result = return_types.nanmedian
+mode_result = return_types.mode
+aminmax_result = return_types.aminmax
 
 
 def refuse_complex_grad(name: str, x, result: tuple) -> tuple:

@@ -8,6 +8,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.backend import int64
 from gradkit.creation import empty, ones, tensor
+from gradkit.memory_format import contiguous_format
 from gradkit.ops.conversion import astype, clone
 from gradkit.ops.indexing import index_select
 from gradkit.ops.joining import cat
@@ -79,7 +80,8 @@ def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *,
     # torch: an expanded copy viewed with the repeated dim merged (ViewBackward0 of a clone)
     spread = unsqueeze(source, dim + 1)
     shape = tuple(spread.shape)
-    copied = clone(expand(spread, shape[:dim + 1] + (repeats,) + shape[dim + 2:]))
+    copied = clone(expand(spread, shape[:dim + 1] + (repeats,) + shape[dim + 2:]),
+                   memory_format=contiguous_format)
     expected = shape[dim] * repeats
     if output_size is not None and output_size != expected:
         raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {expected} but got "

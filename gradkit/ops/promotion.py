@@ -20,6 +20,18 @@ PY_SCALARS = frozenset({bool, int, float, complex})
 _FLOAT32 = np.dtype(np.float32)
 _INT64 = np.dtype(np.int64)
 _BOOL = np.dtype(np.bool_)
+# torch promotes uint16/32/64 only with themselves and floating types
+WIDE_UNSIGNED = frozenset(np.dtype(t) for t in (np.uint16, np.uint32, np.uint64))
+# torch's ScalarType names, in its messages
+SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
+                     "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+                     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                     "uint8": "Byte", "bool": "Bool", "uint16": "UInt16", "uint32": "UInt32",
+                     "uint64": "UInt64"}
+
+
+def _type_name(dtype: np.dtype) -> str:
+    return SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
 
 
 class NumpyOperand(np.ndarray):
@@ -38,6 +50,9 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     float32."""
     if a == b:
         return a
+    if (a in WIDE_UNSIGNED or b in WIDE_UNSIGNED) and a.kind != "f" and b.kind != "f":
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {_type_name(a)} and {_type_name(b)}")
     ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
     if ca != cb and min(ca, cb) <= 1:  # bool/integer meets a higher category: it wins
         return a if ca > cb else b

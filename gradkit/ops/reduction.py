@@ -12,6 +12,7 @@ from gradkit.backend import get_default_dtype, to_numpy_dtype
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import exp
+from gradkit.ops.promotion import SCALAR_TYPE_NAMES
 from gradkit.ops.shape import _normalize_dim, expand, flip, reshape
 from gradkit.ops.unary_helpers import kernel_error
 
@@ -82,7 +83,7 @@ def mean(xp, x, dim=None, keepdim=False, dtype=None):
     if x.dtype.kind not in "fc" and dtype is None:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {x.dtype.name.capitalize()}")
+            f"complex dtype. Got: {SCALAR_TYPE_NAMES.get(x.dtype.name, x.dtype.name)}")
     return quiet_mean(xp, x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
 
 
@@ -213,4 +214,4 @@ def any(xp, x, dim=None, keepdim=False):  # noqa: A001
 
 def _logical_result(x, out):
     """torch's all/any answer in uint8 for uint8 inputs (a legacy it keeps), else bool."""
-    return out.astype(x.dtype) if x.dtype.kind == "u" else out
+    return out.astype(x.dtype) if x.dtype == np.uint8 else out

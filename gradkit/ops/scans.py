@@ -3,10 +3,10 @@ prod, whose gradient at zeros is made of cumprods."""
 from __future__ import annotations
 
 import operator
-from collections import namedtuple
 
 import numpy as np
 
+from gradkit import return_types
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.ops._op import op
@@ -26,8 +26,8 @@ from gradkit.ops.slicing import narrow
 from gradkit.ops.shape import _normalize_dim, flip, reshape
 from gradkit.ops.unary_helpers import c_type_name, kernel_error, reject_complex
 
-cummax_result = namedtuple("cummax", ["values", "indices"])
-cummin_result = namedtuple("cummin", ["values", "indices"])
+cummax_result = return_types.cummax
+cummin_result = return_types.cummin
 
 
 def _scan_dim(x, dim) -> int:

@@ -1,11 +1,11 @@
 """Sorting along a dim: sort, argsort, topk (values carry gradients, indices do not)."""
 from __future__ import annotations
 
+from gradkit import return_types
 from gradkit.ops._op import Op, op
 from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.extremes import values_indices
 from gradkit.ops.shape import _normalize_dim
 
 
@@ -75,7 +75,7 @@ def sort(x, dim: int = -1, descending: bool = False, *, stable: bool | None = No
     """(values, indices) of x sorted along ``dim``; equal elements keep their order."""
     _check_sortable(x, "Sort")
     form = _sort if stable is None else _sort_stable
-    return values_indices(*form(x, dim=_normalize_dim(dim, x.ndim), descending=descending))
+    return return_types.sort(*form(x, dim=_normalize_dim(dim, x.ndim), descending=descending))
 
 
 @op()
@@ -103,4 +103,4 @@ def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  
     size = x.shape[dim] if x.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
-    return values_indices(*_topk(x, k=k, dim=dim, largest=largest))
+    return return_types.topk(*_topk(x, k=k, dim=dim, largest=largest))

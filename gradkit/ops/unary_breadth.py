@@ -3,10 +3,10 @@ clamp_min/clamp_max, and the predicates signbit, isneginf, isposinf, isreal and 
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
+from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops._op import op
@@ -39,7 +39,7 @@ def _angle_conversion(name: str, factor: float, node_name: str):
 deg2rad = _angle_conversion("deg2rad", 1 / _DEGREES, "Deg2RadBackward0")
 rad2deg = _angle_conversion("rad2deg", _DEGREES, "Rad2DegBackward0")
 
-frexp_result = namedtuple("frexp", ["mantissa", "exponent"])
+frexp_result = return_types.frexp
 
 
 @op(save="result1", outputs=2, differentiable_outputs=(0,), name="frexp")

@@ -1,12 +1,8 @@
 """Small helpers shared by op forwards: torch's names of dtypes."""
 from __future__ import annotations
 
-from gradkit.ops.promotion import result_type
+from gradkit.ops.promotion import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES, result_type
 
-_SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
-                      "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-                      "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                      "uint8": "Byte", "bool": "Bool"}
 _C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
                  "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
                  "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",

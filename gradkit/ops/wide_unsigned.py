@@ -1,0 +1,51 @@
+"""torch's "barebones" unsigned dtypes (uint16, uint32, uint64): which ops take them.
+
+torch 2.13 gives these types a few CPU kernels only: creation and copies, views and indexing,
+equality, ``&``, ``|``, ``^``, ``*``, sums and products (in int64), sorting, ``where`` and the
+ops that compute in a floating type. Every other op refuses them, naming its kernel:
+``"add_stub" not implemented for 'UInt16'``. Dispatch calls :func:`check` when an op's inputs
+may hold such a type (an op with an integer or bool result; floating results are all allowed).
+"""
+from __future__ import annotations
+
+from gradkit.ops.promotion import SCALAR_TYPE_NAMES, WIDE_UNSIGNED
+
+# ops with a kernel for them (by Op.name); views are allowed too
+ALLOWED = frozenset({
+    "eq", "ne", "bitwise_and", "bitwise_or", "bitwise_xor", "mul", "sum", "prod", "cumsum",
+    "cumprod", "nansum", "sort", "argsort", "unique", "unique_consecutive", "isnan", "isinf",
+    "isfinite", "isposinf", "isneginf", "all", "any", "isclose", "clone", "astype", "to_device",
+    "copy_from", "fill", "where", "cat", "stack", "repeat", "roll", "diag", "getitem",
+    "setitem_", "floor", "ceil", "round", "trunc", "fix", "nan_to_num", "fill_diagonal_",
+    "zeros_like_op", "ones_like", "contiguous", "diag_embed", "signbit", "real", "conj",
+    "resolve_conj", "resolve_neg", "positive", "equal", "narrow_copy", "index",
+    "index_put",  # x[i] = v: torch writes through a view there, its index_put_ refuses them
+})
+
+# torch's kernel names where they are not "<op>_cpu"
+KERNELS = {
+    "add": "add_stub", "sub": "add_stub", "rsub": "add_stub", "floor_divide": "div_floor_cpu",
+    "max_all": "max_all", "min_all": "min_all", "amax": "max_values_cpu", "amin": "min_values_cpu",
+    "max_dim": "max_cpu", "min_dim": "min_cpu", "bitwise_left_shift": "lshift_cpu",
+    "bitwise_right_shift": "rshift_cpu", "matmul": "addmm_impl_cpu_", "mm": "addmm_impl_cpu_",
+    "clamp": "clamp_scalar_cpu", "masked_fill": "masked_fill", "count_nonzero":
+    "nonzero_count_cpu", "nonzero": "nonzero_count_cpu", "pow": "pow", "square": "pow",
+    "gather": "scatter_gather_tensor_cpu", "scatter": "scatter_gather_tensor_cpu",
+    "scatter_add": "scatter_gather_tensor_cpu", "index_select": "index_select",
+    "index_put": "index_put", "masked_select": "masked_select", "isin": "isin_default_cpu",
+    "tril": "tril", "triu": "triu", "searchsorted": "searchsorted_out_cpu",
+    "index_add": "index_add_", "masked_scatter": "masked_scatter",
+}
+
+
+def check(op, arrays) -> None:
+    """torch's NotImplementedError when one of ``arrays`` is uint16/32/64 and ``op`` has no
+    kernel for it."""
+    if op.view or op.name in ALLOWED:
+        return
+    for array in arrays:
+        dtype = getattr(array, "dtype", None)
+        if dtype in WIDE_UNSIGNED:
+            kernel = KERNELS.get(op.name, f"{op.name}_cpu")
+            raise NotImplementedError(
+                f'"{kernel}" not implemented for \'{SCALAR_TYPE_NAMES[dtype.name]}\'')

@@ -36,7 +36,7 @@ def _check_predicate(pred) -> bool:
     if isinstance(pred, bool) or (isinstance(pred, Tensor) and pred.shape == ()
                                   and pred.dtype is bool_):
         return bool(pred)
-    raise RuntimeError(f"cond_fn must return a boolean scalar tensor or a boolean but got {pred}")
+    raise RuntimeError(f"cond_fn must return a boolean scalar tensor or a boolean but got {pred!s}")
 
 
 def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs):

@@ -974,3 +974,28 @@ def test_cholesky_of_an_infinite_complex_gram_matrix_is_the_blas_wart():
     for m in (torch, gradkit):
         with pytest.raises(m.linalg.LinAlgError, match="not positive-definite"):
             m.linalg.cholesky(m.tensor(nan, dtype=m.complex128))
+
+
+@pytest.mark.parametrize("compute", [
+    lambda m, wide, narrow: narrow.real.expand(2, 2, 3) + wide,
+    lambda m, wide, narrow: wide.real + narrow.abs().expand(2, 2, 3).double(),
+    lambda m, wide, narrow: narrow.real.expand(2, 2, 3).to(m.int64).sigmoid() * wide.real,
+    lambda m, wide, narrow: narrow.real.expand(2, 2, 3).to(m.int64) / 2 + wide.real,
+    lambda m, wide, narrow: narrow.real.expand(2, 2, 3).to(m.int32).exp() + wide.real],
+    ids=["add_complex", "add_double", "sigmoid_of_int", "div_of_int", "exp_of_int"])
+def test_promoting_an_expanded_operand_gives_a_c_ordered_result_as_torch(compute):
+    """torch's CPU kernels promote an input with ``to``, which copies an expanded tensor into
+    C order; NumPy's astype laid its stride-0 dims out innermost, so the result was
+    column-major-ish and ``view(-1)`` refused it (hooks seed 1165942: the real part of a
+    complex leaf, expanded, plus that leaf)."""
+    def program(m):
+        narrow = m.tensor([[[1.0 + 2j, -0.5 + 1j, 2.0 - 1j]]], dtype=m.complex64,
+                          requires_grad=True)
+        wide = m.tensor([[[0.5 - 1j, 1.5 + 0.5j, -2.0 + 0.25j]]] * 2, dtype=m.complex128,
+                        requires_grad=True)
+        out = compute(m, wide, narrow)
+        flat = out.view(-1)
+        return (flat, m.tensor(out.stride()),
+                *m.autograd.grad(flat.abs().sum(), [narrow, wide], allow_unused=True,
+                                 materialize_grads=True))
+    assert_same_as_torch(program)

@@ -8,8 +8,9 @@ from gradkit._user_frames import warn_once_at_user
 from gradkit.memory_format import check_format, lay_out, physical_order
 from gradkit.ops._op import op
 from gradkit.ops.complex import real
-from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, has_internal_overlap, same_data
+from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, same_data
 from gradkit.ops.piecewise import zeros_like
+from gradkit.ops.promotion import cast
 
 
 @op(linear=True, batchable=True)
@@ -28,8 +29,7 @@ clone.defjvp(lambda t, memory_format: t)
 def astype(xp, x, dtype=None):
     """x cast to ``dtype`` (``x.to(dtype)``); the gradient is cast back. An expanded x casts
     into C order, as torch's copy (NumPy's K order could give Fortran strides)."""
-    x = real_if_cast_to_real(x, dtype)
-    return x.astype(dtype, order="C" if has_internal_overlap(x) else "K")
+    return cast(real_if_cast_to_real(x, dtype), dtype)
 
 
 def real_if_cast_to_real(array, target):

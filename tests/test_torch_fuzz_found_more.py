@@ -999,3 +999,21 @@ def test_promoting_an_expanded_operand_gives_a_c_ordered_result_as_torch(compute
                 *m.autograd.grad(flat.abs().sum(), [narrow, wide], allow_unused=True,
                                  materialize_grads=True))
     assert_same_as_torch(program)
+
+
+def test_complex_quotient_that_is_exactly_real_times_inf_is_the_division_wart():
+    """Documented (docs/numerics.md, "gives `x / x` a tiny imaginary part"; dtypes seed
+    1189539): torch's (x + x) / x is 2 - tiny j, so a later infinite factor makes the
+    imaginary part -inf; gradkit's quotient is exactly 2, and inf * 0 is NaN."""
+    def program(m):
+        x = m.tensor(1.5 - 0.7j, dtype=m.complex128, requires_grad=True)
+        out = x + x
+        out /= x
+        quotient = out.detach().clone()
+        out *= math.inf
+        return quotient, out.detach()
+    (their_quotient, theirs), (my_quotient, mine) = program(torch), program(gradkit)
+    assert my_quotient.item() == 2 and their_quotient.real.item() == 2
+    assert 0 < abs(their_quotient.imag.item()) < 1e-15
+    assert theirs.item() == complex(math.inf, -math.inf)
+    assert mine.real.item() == math.inf and math.isnan(mine.imag.item())

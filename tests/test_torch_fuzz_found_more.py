@@ -1052,3 +1052,27 @@ def test_write_without_derivative_into_a_view_loses_the_other_operand_as_torch(
     theirs = _write_without_derivative_into_a_view(torch, write, base_requires_grad, end)
     assert theirs is None or isinstance(theirs, str)
     assert mine == theirs
+
+
+def test_integer_tensor_written_with_a_grad_value_then_viewed_is_the_documented_wart():
+    """Documented (docs/numerics.md, "leaves the integer tensor not requiring grad"; indexing
+    seed 1263898): torch's integer tensor written through a slice with a 0-d value that
+    requires grad takes a CopySlices history, so its next view raises "Autograd not support
+    dtype: Long"; gradkit's does not require grad and views it, and the write still makes the
+    gradient of an op that saved the old values fail as torch's would."""
+    def program(m):
+        x = m.tensor([1 + 2j], dtype=m.complex128, requires_grad=True)
+        counts = m.tensor([3])
+        product = counts * x
+        counts[::2] = x.sum()
+        return counts, product, x
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the complex value cast to an integer
+        counts, _, _ = program(torch)
+        assert counts.requires_grad
+        with pytest.raises(RuntimeError, match="Autograd not support dtype: Long"):
+            counts[...]
+        counts, product, x = program(gradkit)
+    assert not counts.requires_grad and counts[...].tolist() == [1]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        gradkit.autograd.grad(product.abs().sum(), [x])

@@ -1076,3 +1076,21 @@ def test_integer_tensor_written_with_a_grad_value_then_viewed_is_the_documented_
     assert not counts.requires_grad and counts[...].tolist() == [1]
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         gradkit.autograd.grad(product.abs().sum(), [x])
+
+
+@pytest.mark.parametrize("base_dtype, exponent_dtype", [
+    ("int16", "float64"), ("uint8", "float64"), ("bool", "float64"), ("float32", "float64"),
+    ("float64", "float32"), ("int64", "float32"), ("float32", "complex128"),
+    ("int32", "complex64")])
+def test_pow_exponent_gradient_takes_the_log_of_the_base_in_the_result_dtype(
+        base_dtype, exponent_dtype):
+    """torch's pow_backward_exponent casts the base to the result dtype before its log: a 0-d
+    int16 (or float32) base of a float64 exponent has a float64 log, where gradkit took it in
+    float32 and the gradient was one float32 rounding off (mixed seeds 1305807, 1065223)."""
+    def program(m):
+        base = m.tensor(3, dtype=getattr(m, base_dtype))
+        exponent = m.tensor([0.3, -0.7, 1.9], dtype=getattr(m, exponent_dtype),
+                            requires_grad=True)
+        (grad,) = m.autograd.grad((base ** exponent).abs().sum(), [exponent], create_graph=True)
+        return (grad,) + m.autograd.grad(grad.abs().sum(), [exponent])
+    assert_same_as_torch(program, atol=0, rtol=0)

@@ -1094,3 +1094,22 @@ def test_pow_exponent_gradient_takes_the_log_of_the_base_in_the_result_dtype(
         (grad,) = m.autograd.grad((base ** exponent).abs().sum(), [exponent], create_graph=True)
         return (grad,) + m.autograd.grad(grad.abs().sum(), [exponent])
     assert_same_as_torch(program, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("exponent", [
+    lambda m, x: x.bool(), lambda m, x: m.tensor([True, False]), lambda m, x: True],
+    ids=["bool_of_x", "bool_tensor", "python_bool"])
+@pytest.mark.parametrize("mode", ["backward", "forward"])
+def test_pow_by_a_bool_tensor_exponent_refuses_its_base_gradient_as_torch(exponent, mode):
+    """torch's pow_backward_self computes ``exponent - 1``, which a bool tensor refuses (a
+    Python bool exponent is a Scalar there and differentiates; mixed seed 1306895: gradkit
+    computed the gradient of x ** x.bool())."""
+    def program(m):
+        x = m.tensor([1.5, 0.0], dtype=m.float64, requires_grad=mode == "backward")
+        if mode == "backward":
+            return m.autograd.grad(m.pow(x, exponent(m, x)).sum(), [x])
+        forward_ad = m.autograd.forward_ad
+        with forward_ad.dual_level():
+            dual = forward_ad.make_dual(x, m.ones(2, dtype=m.float64))
+            return (forward_ad.unpack_dual(m.pow(dual, exponent(m, x))).tangent,)
+    assert_same_as_torch(program)

@@ -1113,3 +1113,17 @@ def test_pow_by_a_bool_tensor_exponent_refuses_its_base_gradient_as_torch(expone
             dual = forward_ad.make_dual(x, m.ones(2, dtype=m.float64))
             return (forward_ad.unpack_dual(m.pow(dual, exponent(m, x))).tangent,)
     assert_same_as_torch(program)
+
+
+def test_remainder_by_a_divisor_one_ulp_apart_is_the_documented_rounding_step():
+    """Documented (docs/numerics.md, "turn a last-bit difference"; special seed 1320653):
+    float32 sin(asin(x)) is x here and one ulp above it in torch (SLEEF), so x % it is 0 here
+    and x in torch; the inputs agree to rounding."""
+    def program(m):
+        x = m.tensor(0.35022116, dtype=m.float32)
+        divisor = m.sin(m.asin(x))
+        return x, divisor, m.remainder(x, divisor)
+    (x, their_divisor, theirs), (_, my_divisor, mine) = program(torch), program(gradkit)
+    assert my_divisor.item() == x.item() and mine.item() == 0
+    assert their_divisor.item() == np.nextafter(np.float32(x.item()), np.float32(1))
+    assert theirs.item() == x.item()

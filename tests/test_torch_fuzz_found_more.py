@@ -1145,3 +1145,33 @@ def test_float32_std_of_equal_values_has_a_noise_gradient_in_both():
     assert theirs[1].item() != mine[1].item()
     # three equal deviations d: 3 d / (2 std) with std = |d| sqrt(3 / 2), whatever d is
     assert abs(mine[1].item()) == pytest.approx(1.5 ** 0.5, rel=1e-5)
+
+
+def _product_then_detach_in_place(m, shape):
+    """x @ x.mT of x = stack((v, v)), then x.detach_(): the gradient of v, or the error."""
+    v = m.ones(shape, dtype=m.complex64, requires_grad=True)
+    x = m.stack((v, v))
+    product = x @ x.transpose(-1, -2)
+    x.detach_()
+    try:
+        return m.autograd.grad(product.abs().sum(), [v], allow_unused=True)[0]
+    except RuntimeError as error:
+        return str(error)
+
+
+def test_detaching_a_saved_matmul_operand_in_place():
+    """Documented (docs/autograd.md, "which the detach does not reach"; edge seed 1132220):
+    torch's matmul of 3-D operands saves reshaped views, so detach_() of the operand does not
+    reach them and backward computes; gradkit saves the operand and refuses, as torch's mm
+    does for 2-D operands."""
+    message = "Trying to use a saved tensor that has been detached in-place"
+    theirs = _product_then_detach_in_place(torch, (1, 2))
+    assert not isinstance(theirs, str) and theirs.shape == (1, 2)
+    assert _product_then_detach_in_place(gradkit, (1, 2)).startswith(message)
+    for m in (torch, gradkit):  # the 2-D product (x of v's shape) refuses in both
+        v = m.ones((2, 2), requires_grad=True)
+        x = v * 1
+        product = x @ x.t()
+        x.detach_()
+        with pytest.raises(RuntimeError, match=message):
+            product.sum().backward()

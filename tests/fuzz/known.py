@@ -364,6 +364,19 @@ def _floors_a_quotient(step) -> bool:
          step.params.get("op") in ("%", "//"))
 
 
+def _detached_matmul_operand(program, mine: Result, theirs: Result) -> bool:
+    """An operand of a matrix product detached in place: torch's matmul saved a reshaped view
+    of it (batched or folded operands), which the detach does not reach; gradkit saved the
+    operand and its backward refuses (edge seed 1132220). Everything before agrees."""
+    ops = [step.op for step in program.steps]
+    return (theirs.error is None and mine.error is not None
+            and mine.error[0] in ("backward", "double backward")
+            and mine.message.startswith("Trying to use a saved tensor that has been detached")
+            and "i_detach_" in ops and any(op in MATRIX_PRODUCTS for op in ops)
+            and not compare(mine._replace(error=None, grads=[], grads2=[]),
+                            theirs._replace(grads=[], grads2=[])))
+
+
 def _repeated_spectrum(program, mine: Result, theirs: Result) -> bool:
     """Only gradients differ, through eig of a matrix whose eigenvalues repeat up to
     rounding: its gradient divides by their differences, rounding noise that MKL and
@@ -874,6 +887,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "the sign of the zeros they leave", _lapack_signed_zero),
     Known("a step that turns a rounding difference of its input into another number",
           "docs/numerics.md", "turn a last-bit difference", _rounding_amplified),
+    Known("a matmul operand detached in place: torch saved a reshaped view of it",
+          "docs/autograd.md", "which the detach does not reach", _detached_matmul_operand),
     Known("gradients of eig (eigh) where eigenvalues repeat up to rounding",
           "docs/numerics.md", "up to rounding divide by their", _repeated_spectrum),
     Known("matmul of two dtypes with an empty batch: torch computes on one path only",

@@ -1175,3 +1175,17 @@ def test_detaching_a_saved_matmul_operand_in_place():
         x.detach_()
         with pytest.raises(RuntimeError, match=message):
             product.sum().backward()
+
+
+def test_complex_dot_at_inf_then_where_is_the_blas_wart():
+    """Documented (docs/numerics.md, "BLAS kernel computes"; special seed 1141885): the
+    complex dot of [a, -inf] with itself is inf + nan j in torch and nan + nan j in NumPy's
+    BLAS, so a where() on its real part picks the other side; the finite entries agree."""
+    def program(m):
+        x = m.tensor([-0.28 + 0.125j, complex(-math.inf, 0)], dtype=m.complex128)
+        product = m.matmul(x, x)
+        return product, m.where(product.real > 0, x, -x)
+    (their_product, theirs), (my_product, mine) = program(torch), program(gradkit)
+    assert their_product.real.item() == math.inf and math.isnan(their_product.imag.item())
+    assert math.isnan(my_product.real.item()) and math.isnan(my_product.imag.item())
+    assert theirs[0].item() == -mine[0].item() == -0.28 + 0.125j

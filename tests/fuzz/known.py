@@ -447,11 +447,25 @@ def _complex_matmul_at_inf(program, mine: Result, theirs: Result) -> bool:
     if _only_non_finite_differ(mine, theirs):
         return True
     # or the first value to differ is such a product's, in non-finite entries only: what
-    # follows (a where() on it, say) differs because of it
+    # follows (a where() on it, say) differs because of it; compare takes inf + nanj and
+    # nan + nanj for the same NaN, so the product may come before the first value to differ
+    # (special seed 1141885: where(dot(x, x).real > 0, ...))
     first = _first_differing_value(program, mine, theirs)
-    return first is not None and first[0].op in MATRIX_PRODUCTS and _only_non_finite_differ(
-        mine._replace(values=[mine.values[first[1]]], grads=[], grads2=[]),
-        theirs._replace(values=[theirs.values[first[1]]], grads=[], grads2=[]))
+    if first is None:
+        return False
+    leaves = len(program.leaves)
+    for k, step in enumerate(program.steps[:first[1] - leaves + 1]):
+        out = leaves + k
+        mine_out, their_out = mine.values[out], theirs.values[out]
+        if step.op in MATRIX_PRODUCTS and mine_out.shape == their_out.shape and \
+                not np.isfinite(their_out).all() and (
+                out == first[1] or not all(np.array_equal(part(mine_out), part(their_out),
+                                                          equal_nan=True)
+                                           for part in (np.real, np.imag))):
+            return _only_non_finite_differ(
+                mine._replace(values=[mine_out], grads=[], grads2=[]),
+                theirs._replace(values=[their_out], grads=[], grads2=[]))
+    return False
 
 
 # the breadth ops that factor x x^H + I (a complex matmul) with a Cholesky factorization

@@ -1096,25 +1096,6 @@ def test_pow_exponent_gradient_takes_the_log_of_the_base_in_the_result_dtype(
     assert_same_as_torch(program, atol=0, rtol=0)
 
 
-@pytest.mark.parametrize("exponent", [
-    lambda m, x: x.bool(), lambda m, x: m.tensor([True, False]), lambda m, x: True],
-    ids=["bool_of_x", "bool_tensor", "python_bool"])
-@pytest.mark.parametrize("mode", ["backward", "forward"])
-def test_pow_by_a_bool_tensor_exponent_refuses_its_base_gradient_as_torch(exponent, mode):
-    """torch's pow_backward_self computes ``exponent - 1``, which a bool tensor refuses (a
-    Python bool exponent is a Scalar there and differentiates; mixed seed 1306895: gradkit
-    computed the gradient of x ** x.bool())."""
-    def program(m):
-        x = m.tensor([1.5, 0.0], dtype=m.float64, requires_grad=mode == "backward")
-        if mode == "backward":
-            return m.autograd.grad(m.pow(x, exponent(m, x)).sum(), [x])
-        forward_ad = m.autograd.forward_ad
-        with forward_ad.dual_level():
-            dual = forward_ad.make_dual(x, m.ones(2, dtype=m.float64))
-            return (forward_ad.unpack_dual(m.pow(dual, exponent(m, x))).tangent,)
-    assert_same_as_torch(program)
-
-
 def test_remainder_by_a_divisor_one_ulp_apart_is_the_documented_rounding_step():
     """Documented (docs/numerics.md, "turn a last-bit difference"; special seed 1320653):
     float32 sin(asin(x)) is x here and one ulp above it in torch (SLEEF), so x % it is 0 here

@@ -268,8 +268,6 @@ def _array_dtype(v):
 def _pow_vjp_base(g, x, y, out):
     if type(y) in PY_SCALARS and y == 0:  # torch: zeros whatever g holds, and no graph
         return zeros_like(x)
-    if type(y) not in PY_SCALARS and _array_dtype(y).kind == "b":
-        _check_not_bool(y, 1)  # torch's pow_backward_self computes y - 1: a bool y refused
     # g * y x**(y-1), 0 where y == 0 even at x == 0 or a NaN g: torch's pow_backward_self
     # selects after multiplying (pow: x ** -0.5 is torch's rsqrt)
     return where(y == 0, 0.0, g * conj(y * pow(x, y - 1)))

@@ -1096,6 +1096,20 @@ def test_pow_exponent_gradient_takes_the_log_of_the_base_in_the_result_dtype(
     assert_same_as_torch(program, atol=0, rtol=0)
 
 
+@pytest.mark.parametrize("power", [lambda m, x, e: x ** e, lambda m, x, e: m.pow(x, e)],
+                         ids=["operator", "function"])
+def test_pow_by_a_bool_tensor_exponent_differentiates_where_torch_raises(power):
+    """Deliberate difference (docs/numerics.md, "raises computing `exponent - 1`"; mixed seed
+    1306895, pow(x, x.bool())): gradkit's gradient is e * x ** (e - 1) in x's dtype; torch's
+    backward computes the bool exponent minus 1 and raises."""
+    def gradient(m):
+        x = m.tensor([1.5, 0.0, -2.0], dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(power(m, x, x.bool()).sum(), [x])[0]
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor"):
+        gradient(torch)
+    assert gradient(gradkit).tolist() == [1.0, 0.0, 1.0]  # x ** 1 where x != 0, x ** 0 at 0
+
+
 def test_remainder_by_a_divisor_one_ulp_apart_is_the_documented_rounding_step():
     """Documented (docs/numerics.md, "turn a last-bit difference"; special seed 1320653):
     float32 sin(asin(x)) is x here and one ulp above it in torch (SLEEF), so x % it is 0 here

@@ -108,10 +108,12 @@ _BOOL_SUBTRACTION = "Subtraction, the `-` operator, with a bool tensor is not su
 
 
 def _pow_by_bool_backward(program, mine: Result, theirs: Result) -> bool:
-    """torch's pow backward computes ``exponent - 1``, which it refuses for a bool exponent."""
+    """torch's pow backward computes ``exponent - 1``, which it refuses for a bool exponent
+    (``x ** e``, or ``pow(x, e)``: seed 1306895)."""
     return (mine.error is None and theirs.error is not None and theirs.error[0] == "backward"
             and theirs.message.startswith(_BOOL_SUBTRACTION)
-            and any(s.params.get("op") == "**" for s in program.steps))
+            and any(s.params.get("op") == "**" or s.params.get("fn") == "pow"
+                    for s in program.steps))
 
 
 def _pow_result_written(program, mine: Result, theirs: Result) -> bool:

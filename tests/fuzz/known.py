@@ -174,7 +174,8 @@ def _onednn_gelu(program, mine: Result, theirs: Result) -> bool:
     step = _first_signed_zero_step(program, mine, theirs)
     if step is not None:
         return _is_gelu(step)
-    if mine.error or theirs.error or not theirs.values:
+    # the same error later (floor_divide's backward: seed 2002663) is no matter
+    if mine.error != theirs.error or not theirs.values:
         return False
     at_inf = any(_is_gelu(step) and any(
         theirs.values[i].dtype == np.float32 and np.isposinf(theirs.values[i]).any()

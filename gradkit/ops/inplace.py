@@ -15,12 +15,13 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.autograd import saved_mutation
 from gradkit.autograd.grad_mode import enable_grad, records_graph
-from gradkit.autograd.graph import Node, SavedTensor, accumulate_node
+from gradkit.autograd.graph import SavedTensor, accumulate_node
 from gradkit.autograd.inference import check_inplace
 from gradkit.backend import device_context
 from gradkit.creation import zeros
 from gradkit.ops import _dispatch
 from gradkit.ops._op import op
+from gradkit.ops.copy_slices_edges import shift_not_implemented_edges
 from gradkit.ops.memory_overlap import (
     OVERLAP_MESSAGE, PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, may_overlap, partially_overlap)
 from gradkit.ops.piecewise import zeros_like
@@ -73,8 +74,7 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         if getattr(tensor, "_fw", None) is not None:  # forward AD: the old tangent goes in too
             source._fw = tensor._fw
         result = out_of_place(source, *args, **kwargs)
-        if view is not None and not source._requires_grad:
-            _shift_not_implemented_edges(result.grad_fn)
+        shift_not_implemented_edges(result.grad_fn, view, source)
         if grad_fn is not tensor.grad_fn:  # a hook-free edge for the write; what the op saved
             _resave_with_hooks(result, source, tensor)  # keeps the view's hooked history
     else:
@@ -100,22 +100,6 @@ def inplace(tensor, out_of_place, *args, **kwargs):
     if forward_ad is not None and (view is not None or len(tensor._vc) > 1):
         forward_ad.after_inplace(tensor, view)
     return tensor
-
-
-def _shift_not_implemented_edges(node) -> None:
-    """torch's NotImplemented node (an op without derivative) keeps edges only to the inputs
-    that require grad, and CopySlices takes that node's edges after the first as those of the
-    view's other inputs. When the view's old values require no grad, the first edge is another
-    input's: each input's edge goes to the next one's place and the last is lost
-    (``view //= y``: ``autograd.grad(..., y)`` does not reach y). The node still runs in a
-    plain backward, as torch's CopySlices calls it, and raises: its first edge goes to a node
-    that is never reached."""
-    if node is None or node.name() != "NotImplemented":
-        return
-    kept = [(n, nr) for n, nr in zip(node._next, node._next_nr) if n is not None][1:]
-    kept += [(None, 0)] * (len(node._next) - 1 - len(kept))
-    node._next = (Node(None, (), ()),) + tuple(n for n, _ in kept)
-    node._next_nr = (0,) + tuple(nr for _, nr in kept)
 
 
 def _tangent_after_write(old, new):

@@ -1200,3 +1200,25 @@ def test_float32_gelu_at_inf_then_a_backward_both_refuse():
     theirs, mine = program(torch), program(gradkit)
     assert mine[0].item() == theirs[0].item()
     assert math.isnan(theirs[1].item()) and mine[1].item() == math.inf
+
+
+def test_bool_tensor_written_with_a_grad_value_then_retained_is_the_documented_wart():
+    """Documented (docs/numerics.md, "leaves the integer tensor not requiring grad"; indexing
+    seed 1415034): torch's bool tensor written through a mask with a value that requires grad
+    requires grad, so retain_grad() runs there and the next in-place add fails on its dtype;
+    gradkit's does not require grad and refuses retain_grad()."""
+    def program(m):
+        flags = m.tensor([False])
+        flags[m.tensor([True])] = m.tensor([1 + 1j], dtype=m.complex128, requires_grad=True)
+        return flags
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the complex value cast to bool
+        theirs, mine = program(torch), program(gradkit)
+    assert theirs.requires_grad and not mine.requires_grad
+    theirs.retain_grad()
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Bool"):
+        theirs.add_(0.5)
+    with pytest.raises(RuntimeError, match="can't retain_grad on Tensor that has requires_grad"):
+        mine.retain_grad()
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Bool"):
+        mine.add_(0.5)

@@ -47,12 +47,28 @@ def _integer_tensor_requires_grad(program, mine: Result, theirs: Result) -> bool
         return True
     torch_refused_later = theirs.error is None or \
         theirs.message.startswith("Autograd not support dtype")
-    if torch_refused_later and mine.error is not None and mine.error[0].endswith(
+    if mine.error is not None and mine.error[0].endswith(
             "(retain_grad)") and mine.message.startswith("can't retain_grad"):
         step = program.steps[int(mine.error[0].split()[1])]
-        return theirs.error is not None or (
-            bool(theirs.values) and theirs.values[step.inputs[0]].dtype.kind in "biu")
+        if torch_refused_later:
+            return theirs.error is not None or (
+                bool(theirs.values) and theirs.values[step.inputs[0]].dtype.kind in "biu")
+        # torch retained and failed at a later step (seed 1415034): an integer or bool leaf
+        return _phase_rank(theirs.error[0]) > _phase_rank(mine.error[0]) and \
+            _leaf_dtype(program, step.inputs[0]).startswith(("int", "uint", "bool"))
     return _only_flags_differ(mine, theirs, "biu")
+
+
+def _leaf_dtype(program, slot: int) -> str:
+    """The dtype name of the leaf that env ``slot`` is, through in-place steps ("" when it
+    is another step's result)."""
+    leaves = len(program.leaves)
+    while slot >= leaves:
+        step = program.steps[slot - leaves]
+        if not (OPS[step.op].inplace or OPS[step.op].same):
+            return ""
+        slot = step.inputs[0]
+    return program.leaves[slot].dtype
 
 
 def _phase_rank(phase: str) -> tuple:

@@ -1222,3 +1222,20 @@ def test_bool_tensor_written_with_a_grad_value_then_retained_is_the_documented_w
         mine.retain_grad()
     with pytest.raises(RuntimeError, match="can't be cast to the desired output type Bool"):
         mine.add_(0.5)
+
+
+def test_view_as_complex_of_an_empty_tensor_from_numpy_is_the_documented_stride_check():
+    """Documented (docs/api.md, "does not check the strides of an empty tensor"; edge seed
+    1427996): torch's tensor of an empty NumPy array has strides 0, which view_as_complex
+    refuses; gradkit takes it, and a later backward through a value written in place fails
+    alike in both."""
+    leaf = np.zeros((0, 0, 2), dtype=np.float32)
+    with pytest.raises(RuntimeError, match="Tensor must have a last dimension with stride 1"):
+        torch.view_as_complex(torch.tensor(leaf))
+    assert gradkit.view_as_complex(gradkit.tensor(leaf)).shape == (0, 0)
+    for m in (torch, gradkit):
+        x = m.tensor(leaf, requires_grad=True)
+        square = x.clone()
+        square *= square
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            m.autograd.grad(square.sum(), [x])

@@ -1239,3 +1239,22 @@ def test_view_as_complex_of_an_empty_tensor_from_numpy_is_the_documented_stride_
         square *= square
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             m.autograd.grad(square.sum(), [x])
+
+
+def test_retain_grad_of_a_view_made_stale_by_copy_into_its_base_is_the_documented_wart():
+    """Documented (docs/autograd.md, "takes the view for a leaf and ignores the call"; views
+    seed 1434881): ``base.copy_(x)`` gives the base a history; torch's is_leaf then reads the
+    stale grad_fn field of a view made before, so retain_grad() of that view is ignored and
+    its .grad stays None; gradkit retains it. Gradients of x agree."""
+    def program(m):
+        x = m.tensor([1 + 1j], dtype=m.complex64, requires_grad=True)
+        base = m.tensor([2 + 0j], dtype=m.complex64)
+        view = base.unsqueeze(0)
+        base.copy_(x)
+        view.retain_grad()
+        ((view * 2).abs().sum() + (base * 3).abs().sum()).backward()
+        return view.grad, x.grad
+    (their_view, their_x), (my_view, my_x) = program(torch), program(gradkit)
+    assert their_view is None  # 2 x / |x| in gradkit: d|2 view| / d view
+    np.testing.assert_allclose(my_view.numpy(), [[(2 ** 0.5) * (1 + 1j)]], rtol=1e-6)
+    np.testing.assert_allclose(my_x.numpy(), their_x.numpy(), rtol=1e-6)

@@ -310,9 +310,10 @@ def _cross_of_itself(program, mine: Result, theirs: Result) -> bool:
 def _retained_stale_view(program, mine: Result, theirs: Result) -> bool:
     """retain_grad() of a view whose base gained a history by an in-place write, before
     anything read the view's grad_fn: torch's is_leaf reads the stale field, takes the view
-    for a leaf and ignores the call (its .grad stays None); gradkit retains it."""
+    for a leaf and ignores the call (its .grad stays None); gradkit retains it. The write is
+    any in-place op (x[i] = v, or copy_: seed 1434881)."""
     if not any(s.op == "retain_grad" for s in program.steps) or not any(
-            s.op.startswith("setitem") for s in program.steps):
+            s.op.startswith("setitem") or OPS[s.op].inplace for s in program.steps):
         return False
     leaves = sum(leaf.requires_grad for leaf in program.leaves)
     problems = compare(mine, theirs)

@@ -1258,3 +1258,24 @@ def test_retain_grad_of_a_view_made_stale_by_copy_into_its_base_is_the_documente
     assert their_view is None  # 2 x / |x| in gradkit: d|2 view| / d view
     np.testing.assert_allclose(my_view.numpy(), [[(2 ** 0.5) * (1 + 1j)]], rtol=1e-6)
     np.testing.assert_allclose(my_x.numpy(), their_x.numpy(), rtol=1e-6)
+
+
+def test_write_into_a_view_after_its_base_was_detached_is_the_documented_difference():
+    """Documented (docs/autograd.md, "gradkit keeps the view's history as of the write"; views
+    seed 1448033): a write through one view gives the base a history, then base.detach_();
+    torch rebuilds another view lazily from the detached base (no grad), so masked_fill_ into
+    it runs; gradkit's view kept its history and refuses the write as into a view of a leaf."""
+    def program(m):
+        x = m.tensor(1 + 1j, dtype=m.complex128, requires_grad=True)
+        base = m.tensor(2 + 0j, dtype=m.complex128)
+        view = base.t()
+        other = view.view_as(view)
+        other *= x
+        base.detach_()
+        view.masked_fill_(view.real > 0, -2.0)
+        return view
+    theirs = program(torch)
+    assert theirs.item() == -2 and not theirs.requires_grad
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is "
+                                           "being used in an in-place operation"):
+        program(gradkit)

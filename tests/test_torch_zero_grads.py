@@ -123,8 +123,9 @@ def _values(t) -> np.ndarray:
 def test_zero_tensor_kept_per_input_as_torch(name, upstream):
     """torch's PowBackward1 passes the zero tensor to the exponent but gives the base plain
     zeros (a where() selects), DivBackward0 passes it to the dividend only, XlogyBackward0 to
-    y only, SincBackward0 selects plain zeros; log10, acos & co. pass it (special seed
-    1384749: the second derivative of abs(x ** e) at x = -0.0 was NaN, torch's -inf)."""
+    y only, SincBackward0 selects plain zeros; log10, acos & co. pass it (special seeds
+    1384749: the second derivative of abs(x ** e) at x = -0.0 was NaN, torch's -inf; 1444237:
+    abs(y / x)'s was -inf, torch's NaN)."""
     def gradient(m):
         x = m.tensor([0.0, 0.25, 4.0, math.inf, 1.0], dtype=m.float64, requires_grad=True)
         y = x if upstream == "leaf" else m.sqrt(x)

@@ -2,6 +2,7 @@
 each run in both (the seed that found it in the test's comment); the first ones are in
 test_torch_fuzz_found.py."""
 import math
+import types
 import warnings
 
 import numpy as np
@@ -36,14 +37,44 @@ def test_saved_leaf_detached_in_place_still_reaches_its_accumulator(unset):
 
 
 def test_saved_leaf_whose_accumulator_died_raises_as_torch():
-    """The saved leaf's accumulator is gone once nothing in the graph reaches it."""
+    """The saved leaf's accumulator is gone once nothing in the graph reaches it (a leaf
+    matmul saves as torch saves a view of it: a 1-D operand times a matrix)."""
     a = gradkit.tensor([1.0, 2.0], requires_grad=True)
-    node = (a * a).grad_fn
+    node = (a @ gradkit.ones(2, 2, requires_grad=True)).grad_fn
     a.detach_()
-    saved = node.saved[0]
+    op, saved = node.op, node.saved
     del node
     with pytest.raises(RuntimeError, match="No grad accumulator for a saved leaf"):
-        saved.unpack(None, True)
+        saved[0].unpack(types.SimpleNamespace(op=op, saved=saved), True)
+
+
+@pytest.mark.parametrize("product, detached", [
+    (lambda m, a, w: a * w[0], "a"), (lambda m, a, w: w @ a, "a"),
+    (lambda m, a, w: m.dot(a, w[0]), "a"), (lambda m, a, w: m.mm(w, a.unsqueeze(1)), "w"),
+    (lambda m, a, w: a @ w, "a"), (lambda m, a, w: m.inner(a, w[0]), "a"),
+    (lambda m, a, w: m.nn.functional.linear(a, w), "w"),
+    (lambda m, a, w: m.nn.functional.linear(a, w), "a"),
+    (lambda m, a, w: w.expand(2, 3, 3) @ a, "w")],
+    ids=["mul", "mat_vec", "dot", "mm", "vec_mat", "inner", "linear_weight", "linear_1d_input",
+         "batched"])
+def test_saved_leaf_detached_in_place_has_a_graph_only_where_torch_saved_a_view(product,
+                                                                                 detached):
+    """torch's SavedVariable gives a leaf it saved itself back as the leaf, which no longer
+    requires grad after detach_(): the other input's create_graph gradient has no graph
+    (mul, dot, mv, mm). Where torch saved a view of the leaf (matmul's unsqueezed vector,
+    inner's permuted operands, linear's transposed weight, batched operands), the view's
+    history still reaches the leaf's accumulator (seeds 673161; 2031201: gradkit reattached
+    every leaf)."""
+    def program(m):
+        a = m.tensor([1.0, -2.0, 3.0], dtype=m.float64, requires_grad=True)
+        w = m.tensor([[1.0, 2.0, 0.5], [0.0, -1.0, 4.0], [2.0, 1.0, 1.0]], dtype=m.float64,
+                     requires_grad=True)
+        out = product(m, a, w)
+        (a if detached == "a" else w).detach_()
+        (g,) = m.autograd.grad(out.sum(), [w if detached == "a" else a], create_graph=True,
+                               allow_unused=True)
+        return g, m.tensor(g is not None and g.requires_grad)
+    assert_same_as_torch(program)
 
 
 @pytest.mark.parametrize("cast", [

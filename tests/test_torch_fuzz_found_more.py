@@ -1310,3 +1310,25 @@ def test_write_into_a_view_after_its_base_was_detached_is_the_documented_differe
     with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is "
                                            "being used in an in-place operation"):
         program(gradkit)
+
+
+def test_complex_einsum_dot_at_inf_then_a_shared_backward_error_is_the_blas_wart():
+    """Documented (docs/numerics.md, "BLAS kernel computes"; mixed seed 2089487): a complex
+    batched dot (einsum) of rows with -inf entries is inf + nan j or -inf - inf j in torch's
+    kernel and nan + nan j here; the finite entries agree, and a backward that finds no
+    output requiring grad fails alike in both."""
+    inf = math.inf
+    rows = [[[0.26 + 0.24j, complex(-inf, 0), -0.71 - 0.66j],
+             [complex(-inf, 0), 0.70 - 0.92j, complex(-inf, 0)]],
+            [[0j, 0.26 + 0.29j, 0j], [0.6 + 0.17j, complex(-inf, 0), -0.59 + 0.87j]]]
+
+    def program(m):
+        x = m.tensor(rows, dtype=m.complex128, requires_grad=True)
+        x.detach_()
+        out = m.einsum("...i,...i->...", x.sum(-3, keepdim=True), x)
+        with pytest.raises(RuntimeError, match="does not require grad"):
+            out.sum().backward()
+        return out
+    theirs, mine = program(torch).numpy(), program(gradkit).numpy()
+    assert np.isinf(theirs).any() and not np.isinf(mine).any()
+    assert np.array_equal(np.isfinite(theirs), np.isfinite(mine))

@@ -461,7 +461,8 @@ def _complex_matmul_at_inf(program, mine: Result, theirs: Result) -> bool:
     come out inf and which NaN is up to the BLAS kernel (torch's gemv scales x by 1 + 0j)."""
     if _torch_factor_refuses_its_product_at_inf(program, mine, theirs):
         return True
-    if mine.error or theirs.error or not theirs.values:
+    # the same error later (no output that requires grad: seed 2089487) is no matter
+    if mine.error != theirs.error or not theirs.values:
         return False
     infinite = any(step.op in MATRIX_PRODUCTS and any(
         theirs.values[i].dtype.kind == "c" and np.isinf(theirs.values[i]).any()

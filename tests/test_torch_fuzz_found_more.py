@@ -1332,3 +1332,23 @@ def test_complex_einsum_dot_at_inf_then_a_shared_backward_error_is_the_blas_wart
     theirs, mine = program(torch).numpy(), program(gradkit).numpy()
     assert np.isinf(theirs).any() and not np.isinf(mine).any()
     assert np.array_equal(np.isfinite(theirs), np.isfinite(mine))
+
+
+def test_unbind_output_after_its_base_was_written_and_detached_is_the_documented_difference():
+    """Documented (docs/autograd.md, "stays unusable after the base's `detach_()`"; views seed
+    2105617): unbind's outputs of a base that required no grad, the base then written with a
+    value that requires grad and detached: torch's outputs are plain tensors again; gradkit's
+    stay unusable, reading grad_fn raises torch's message for such a view."""
+    def program(m):
+        x = m.tensor([1.5], dtype=m.float64, requires_grad=True)
+        base = m.tensor([1.0, 2.0, 3.0], dtype=m.float64)
+        parts = base.unbind(0)
+        base.sub_(x)
+        base.detach_()
+        return parts
+    theirs = program(torch)
+    assert [(p.requires_grad, p.grad_fn) for p in theirs] == [(False, None)] * 3
+    mine = program(gradkit)
+    with pytest.raises(RuntimeError, match="This view is the output of a function that returns "
+                                           "multiple views"):
+        assert mine[0].grad_fn is None  # not reached: reading it raises

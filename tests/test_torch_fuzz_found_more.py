@@ -1352,3 +1352,33 @@ def test_unbind_output_after_its_base_was_written_and_detached_is_the_documented
     with pytest.raises(RuntimeError, match="This view is the output of a function that returns "
                                            "multiple views"):
         assert mine[0].grad_fn is None  # not reached: reading it raises
+
+
+def _write_after_making_outputs(m, split: bool, requires_grad_later: bool):
+    """unbind's (split's) outputs of a base that required no grad, then the base gains grad
+    (a write of a value that requires grad, or requires_grad_()); the refusal's message."""
+    base = m.tensor([1.0, 2.0, 3.0], dtype=m.float64)
+    parts = base.split(1) if split else base.unbind(0)
+    try:
+        if requires_grad_later:
+            base.requires_grad_()
+            parts[0].mul_(2)
+        else:
+            base.sub_(m.tensor(2.0, dtype=m.float64, requires_grad=True))
+            assert parts[0].grad_fn is None  # not reached: reading it raises
+    except RuntimeError as error:
+        return str(error)
+    return None
+
+
+@pytest.mark.parametrize("requires_grad_later", [False, True])
+@pytest.mark.parametrize("split", [False, True])
+def test_multi_output_views_made_without_grad_name_no_grad_mode_as_torch(split,
+                                                                         requires_grad_later):
+    """torch's message reads the view's grad_fn field as it was made: outputs of a base that
+    required no grad then had none ("A view was created in no_grad mode"), even once the base
+    requires grad; gradkit read the base's current flag and said "Output 0 of Unbind is a
+    view" (found beside views seed 2105617)."""
+    theirs = _write_after_making_outputs(torch, split, requires_grad_later)
+    assert theirs.startswith("A view was created in no_grad mode")
+    assert _write_after_making_outputs(gradkit, split, requires_grad_later) == theirs

@@ -2,6 +2,7 @@
 each run in both (the seed that found it in the test's comment); the first ones are in
 test_torch_fuzz_found.py."""
 import math
+import types
 import warnings
 
 import numpy as np
@@ -36,14 +37,44 @@ def test_saved_leaf_detached_in_place_still_reaches_its_accumulator(unset):
 
 
 def test_saved_leaf_whose_accumulator_died_raises_as_torch():
-    """The saved leaf's accumulator is gone once nothing in the graph reaches it."""
+    """The saved leaf's accumulator is gone once nothing in the graph reaches it (a leaf
+    matmul saves as torch saves a view of it: a 1-D operand times a matrix)."""
     a = gradkit.tensor([1.0, 2.0], requires_grad=True)
-    node = (a * a).grad_fn
+    node = (a @ gradkit.ones(2, 2, requires_grad=True)).grad_fn
     a.detach_()
-    saved = node.saved[0]
+    op, saved = node.op, node.saved
     del node
     with pytest.raises(RuntimeError, match="No grad accumulator for a saved leaf"):
-        saved.unpack(None, True)
+        saved[0].unpack(types.SimpleNamespace(op=op, saved=saved), True)
+
+
+@pytest.mark.parametrize("product, detached", [
+    (lambda m, a, w: a * w[0], "a"), (lambda m, a, w: w @ a, "a"),
+    (lambda m, a, w: m.dot(a, w[0]), "a"), (lambda m, a, w: m.mm(w, a.unsqueeze(1)), "w"),
+    (lambda m, a, w: a @ w, "a"), (lambda m, a, w: m.inner(a, w[0]), "a"),
+    (lambda m, a, w: m.nn.functional.linear(a, w), "w"),
+    (lambda m, a, w: m.nn.functional.linear(a, w), "a"),
+    (lambda m, a, w: w.expand(2, 3, 3) @ a, "w")],
+    ids=["mul", "mat_vec", "dot", "mm", "vec_mat", "inner", "linear_weight", "linear_1d_input",
+         "batched"])
+def test_saved_leaf_detached_in_place_has_a_graph_only_where_torch_saved_a_view(product,
+                                                                                 detached):
+    """torch's SavedVariable gives a leaf it saved itself back as the leaf, which no longer
+    requires grad after detach_(): the other input's create_graph gradient has no graph
+    (mul, dot, mv, mm). Where torch saved a view of the leaf (matmul's unsqueezed vector,
+    inner's permuted operands, linear's transposed weight, batched operands), the view's
+    history still reaches the leaf's accumulator (seeds 673161; 2031201: gradkit reattached
+    every leaf)."""
+    def program(m):
+        a = m.tensor([1.0, -2.0, 3.0], dtype=m.float64, requires_grad=True)
+        w = m.tensor([[1.0, 2.0, 0.5], [0.0, -1.0, 4.0], [2.0, 1.0, 1.0]], dtype=m.float64,
+                     requires_grad=True)
+        out = product(m, a, w)
+        (a if detached == "a" else w).detach_()
+        (g,) = m.autograd.grad(out.sum(), [w if detached == "a" else a], create_graph=True,
+                               allow_unused=True)
+        return g, m.tensor(g is not None and g.requires_grad)
+    assert_same_as_torch(program)
 
 
 @pytest.mark.parametrize("cast", [
@@ -989,3 +1020,380 @@ def test_remainder_across_a_multiple_after_rounding_is_known():
     problems, known = diff_program(generate(RandomDrawer(1320653)))
     assert known == "a step that turns a rounding difference of its input into another number" \
         or not problems
+
+
+@pytest.mark.parametrize("compute", [
+    lambda m, wide, narrow: narrow.real.expand(2, 2, 3) + wide,
+    lambda m, wide, narrow: wide.real + narrow.abs().expand(2, 2, 3).double(),
+    lambda m, wide, narrow: narrow.real.expand(2, 2, 3).to(m.int64).sigmoid() * wide.real,
+    lambda m, wide, narrow: narrow.real.expand(2, 2, 3).to(m.int64) / 2 + wide.real,
+    lambda m, wide, narrow: narrow.real.expand(2, 2, 3).to(m.int32).exp() + wide.real],
+    ids=["add_complex", "add_double", "sigmoid_of_int", "div_of_int", "exp_of_int"])
+def test_promoting_an_expanded_operand_gives_a_c_ordered_result_as_torch(compute):
+    """torch's CPU kernels promote an input with ``to``, which copies an expanded tensor into
+    C order; NumPy's astype laid its stride-0 dims out innermost, so the result was
+    column-major-ish and ``view(-1)`` refused it (hooks seed 1165942: the real part of a
+    complex leaf, expanded, plus that leaf)."""
+    def program(m):
+        narrow = m.tensor([[[1.0 + 2j, -0.5 + 1j, 2.0 - 1j]]], dtype=m.complex64,
+                          requires_grad=True)
+        wide = m.tensor([[[0.5 - 1j, 1.5 + 0.5j, -2.0 + 0.25j]]] * 2, dtype=m.complex128,
+                        requires_grad=True)
+        out = compute(m, wide, narrow)
+        flat = out.view(-1)
+        return (flat, m.tensor(out.stride()),
+                *m.autograd.grad(flat.abs().sum(), [narrow, wide], allow_unused=True,
+                                 materialize_grads=True))
+    assert_same_as_torch(program)
+
+
+def test_complex_quotient_that_is_exactly_real_times_inf_is_the_division_wart():
+    """Documented (docs/numerics.md, "gives `x / x` a tiny imaginary part"; dtypes seed
+    1189539): torch's (x + x) / x is 2 - tiny j, so a later infinite factor makes the
+    imaginary part -inf; gradkit's quotient is exactly 2, and inf * 0 is NaN."""
+    def program(m):
+        x = m.tensor(1.5 - 0.7j, dtype=m.complex128, requires_grad=True)
+        out = x + x
+        out /= x
+        quotient = out.detach().clone()
+        out *= math.inf
+        return quotient, out.detach()
+    (their_quotient, theirs), (my_quotient, mine) = program(torch), program(gradkit)
+    assert my_quotient.item() == 2 and their_quotient.real.item() == 2
+    assert 0 < abs(their_quotient.imag.item()) < 1e-15
+    assert theirs.item() == complex(math.inf, -math.inf)
+    assert mine.real.item() == math.inf and math.isnan(mine.imag.item())
+
+
+def _write_without_derivative_into_a_view(m, write, base_requires_grad: bool, end: str):
+    """``write(view, other)`` (an op torch has no derivative for) into a slice of a clone;
+    what ``end`` then gives: the gradient of ``other`` (None when not reached) or the error."""
+    other = m.tensor([1.5, -2.0], dtype=m.float64, requires_grad=True)
+    base = m.tensor([4.0, 5.0, -3.0], dtype=m.float64, requires_grad=base_requires_grad)
+    copy = base.clone()
+    write(copy[1:], other)
+    try:
+        if end == "grad":
+            return m.autograd.grad(copy.sum(), [other], allow_unused=True)[0]
+        if end == "grad_strict":
+            return m.autograd.grad(copy.sum(), [other])[0]
+        copy.sum().backward()
+        return other.grad
+    except RuntimeError as error:
+        return str(error).replace("_ is not", " is not")  # torch names the in-place variant
+
+
+@pytest.mark.parametrize("end", ["grad", "grad_strict", "backward"])
+@pytest.mark.parametrize("base_requires_grad", [False, True])
+@pytest.mark.parametrize("write", [lambda v, o: v.floor_divide_(o), lambda v, o: v.heaviside_(o)],
+                         ids=["floor_divide_", "heaviside_"])
+def test_write_without_derivative_into_a_view_loses_the_other_operand_as_torch(
+        write, base_requires_grad, end):
+    """torch's NotImplemented node keeps edges only to inputs that require grad, and CopySlices
+    takes its edges after the first as the other inputs': when the view's old values require no
+    grad, ``view //= y`` does not reach y (autograd.grad gives None or "not used in the graph"),
+    while a plain backward still raises (mixed seed 1232943: gradkit raised for the
+    gradient of y)."""
+    mine = _write_without_derivative_into_a_view(gradkit, write, base_requires_grad, end)
+    theirs = _write_without_derivative_into_a_view(torch, write, base_requires_grad, end)
+    assert theirs is None or isinstance(theirs, str)
+    assert mine == theirs
+
+
+def test_integer_tensor_written_with_a_grad_value_then_viewed_is_the_documented_wart():
+    """Documented (docs/numerics.md, "leaves the integer tensor not requiring grad"; indexing
+    seed 1263898): torch's integer tensor written through a slice with a 0-d value that
+    requires grad takes a CopySlices history, so its next view raises "Autograd not support
+    dtype: Long"; gradkit's does not require grad and views it, and the write still makes the
+    gradient of an op that saved the old values fail as torch's would."""
+    def program(m):
+        x = m.tensor([1 + 2j], dtype=m.complex128, requires_grad=True)
+        counts = m.tensor([3])
+        product = counts * x
+        counts[::2] = x.sum()
+        return counts, product, x
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the complex value cast to an integer
+        counts, _, _ = program(torch)
+        assert counts.requires_grad
+        with pytest.raises(RuntimeError, match="Autograd not support dtype: Long"):
+            counts[...]
+        counts, product, x = program(gradkit)
+    assert not counts.requires_grad and counts[...].tolist() == [1]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        gradkit.autograd.grad(product.abs().sum(), [x])
+
+
+@pytest.mark.parametrize("base_dtype, exponent_dtype", [
+    ("int16", "float64"), ("uint8", "float64"), ("bool", "float64"), ("float32", "float64"),
+    ("float64", "float32"), ("int64", "float32"), ("float32", "complex128"),
+    ("int32", "complex64")])
+def test_pow_exponent_gradient_takes_the_log_of_the_base_in_the_result_dtype(
+        base_dtype, exponent_dtype):
+    """torch's pow_backward_exponent casts the base to the result dtype before its log: a 0-d
+    int16 (or float32) base of a float64 exponent has a float64 log, where gradkit took it in
+    float32 and the gradient was one float32 rounding off (mixed seeds 1305807, 1065223)."""
+    def program(m):
+        base = m.tensor(3, dtype=getattr(m, base_dtype))
+        exponent = m.tensor([0.3, -0.7, 1.9], dtype=getattr(m, exponent_dtype),
+                            requires_grad=True)
+        (grad,) = m.autograd.grad((base ** exponent).abs().sum(), [exponent], create_graph=True)
+        return (grad,) + m.autograd.grad(grad.abs().sum(), [exponent])
+    assert_same_as_torch(program, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("power", [lambda m, x, e: x ** e, lambda m, x, e: m.pow(x, e)],
+                         ids=["operator", "function"])
+def test_pow_by_a_bool_tensor_exponent_differentiates_where_torch_raises(power):
+    """Deliberate difference (docs/numerics.md, "raises computing `exponent - 1`"; mixed seed
+    1306895, pow(x, x.bool())): gradkit's gradient is e * x ** (e - 1) in x's dtype; torch's
+    backward computes the bool exponent minus 1 and raises."""
+    def gradient(m):
+        x = m.tensor([1.5, 0.0, -2.0], dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(power(m, x, x.bool()).sum(), [x])[0]
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor"):
+        gradient(torch)
+    assert gradient(gradkit).tolist() == [1.0, 0.0, 1.0]  # x ** 1 where x != 0, x ** 0 at 0
+
+
+def test_remainder_by_a_divisor_one_ulp_apart_is_the_documented_rounding_step():
+    """Documented (docs/numerics.md, "turn a last-bit difference"; special seed 1320653):
+    float32 sin(asin(x)) is x here and one ulp above it in torch (SLEEF), so x % it is 0 here
+    and x in torch; the inputs agree to rounding."""
+    def program(m):
+        x = m.tensor(0.35022116, dtype=m.float32)
+        divisor = m.sin(m.asin(x))
+        return x, divisor, m.remainder(x, divisor)
+    (x, their_divisor, theirs), (_, my_divisor, mine) = program(torch), program(gradkit)
+    assert my_divisor.item() == x.item() and mine.item() == 0
+    assert their_divisor.item() == np.nextafter(np.float32(x.item()), np.float32(1))
+    assert theirs.item() == x.item()
+
+
+def test_float32_std_of_equal_values_has_a_noise_gradient_in_both():
+    """Documented (docs/numerics.md, "noise divided by rounding noise"; core seed 1327208): the
+    complex64 std of three equal values is float32 rounding noise (7e-8) in both, and its
+    gradient (x - mean) / std is noise over noise: torch's backward mean rounds to x (0),
+    gradkit's one ulp off."""
+    def program(m):
+        x = m.tensor([0.02643799 + 0.02898655j, 0.922685 + 0.84255284j], dtype=m.complex64,
+                     requires_grad=True)
+        std = x[[1, 1, 1]].std(0)
+        return (std,) + m.autograd.grad(std, [x])
+    (their_std, theirs), (my_std, mine) = program(torch), program(gradkit)
+    assert 0 < my_std.item() < 1e-6 and 0 < their_std.item() < 1e-6
+    assert mine[0].item() == theirs[0].item() == 0  # the element not in the std
+    assert theirs[1].item() != mine[1].item()
+    # three equal deviations d: 3 d / (2 std) with std = |d| sqrt(3 / 2), whatever d is
+    assert abs(mine[1].item()) == pytest.approx(1.5 ** 0.5, rel=1e-5)
+
+
+def _product_then_detach_in_place(m, shape):
+    """x @ x.mT of x = stack((v, v)), then x.detach_(): the gradient of v, or the error."""
+    v = m.ones(shape, dtype=m.complex64, requires_grad=True)
+    x = m.stack((v, v))
+    product = x @ x.transpose(-1, -2)
+    x.detach_()
+    try:
+        return m.autograd.grad(product.abs().sum(), [v], allow_unused=True)[0]
+    except RuntimeError as error:
+        return str(error)
+
+
+def test_detaching_a_saved_matmul_operand_in_place():
+    """Documented (docs/autograd.md, "which the detach does not reach"; edge seed 1132220):
+    torch's matmul of 3-D operands saves reshaped views, so detach_() of the operand does not
+    reach them and backward computes; gradkit saves the operand and refuses, as torch's mm
+    does for 2-D operands."""
+    message = "Trying to use a saved tensor that has been detached in-place"
+    theirs = _product_then_detach_in_place(torch, (1, 2))
+    assert not isinstance(theirs, str) and theirs.shape == (1, 2)
+    assert _product_then_detach_in_place(gradkit, (1, 2)).startswith(message)
+    for m in (torch, gradkit):  # the 2-D product (x of v's shape) refuses in both
+        v = m.ones((2, 2), requires_grad=True)
+        x = v * 1
+        product = x @ x.t()
+        x.detach_()
+        with pytest.raises(RuntimeError, match=message):
+            product.sum().backward()
+
+
+def test_complex_dot_at_inf_then_where_is_the_blas_wart():
+    """Documented (docs/numerics.md, "BLAS kernel computes"; special seed 1141885): the
+    complex dot of [a, -inf] with itself is inf + nan j in torch and nan + nan j in NumPy's
+    BLAS, so a where() on its real part picks the other side; the finite entries agree."""
+    def program(m):
+        x = m.tensor([-0.28 + 0.125j, complex(-math.inf, 0)], dtype=m.complex128)
+        product = m.matmul(x, x)
+        return product, m.where(product.real > 0, x, -x)
+    (their_product, theirs), (my_product, mine) = program(torch), program(gradkit)
+    assert their_product.real.item() == math.inf and math.isnan(their_product.imag.item())
+    assert math.isnan(my_product.real.item()) and math.isnan(my_product.imag.item())
+    assert theirs[0].item() == -mine[0].item() == -0.28 + 0.125j
+
+
+def test_float32_gelu_at_inf_then_a_backward_both_refuse():
+    """Documented (docs/numerics.md, "oneDNN kernel"; mixed seed 2002663): float32 gelu of
+    more than one element is NaN at +inf in torch's oneDNN kernel and inf here; a later
+    floor_divide's backward raises alike in both, so the difference stays in the values."""
+    def program(m):
+        x = m.tensor([0.5, math.inf], dtype=m.float32, requires_grad=True)
+        y = m.nn.functional.gelu(x)
+        quotient = m.floor_divide(y, y)
+        with pytest.raises(RuntimeError, match="derivative for aten::floor_divide is not"):
+            quotient.sum().backward()
+        return y.detach()
+    theirs, mine = program(torch), program(gradkit)
+    assert mine[0].item() == theirs[0].item()
+    assert math.isnan(theirs[1].item()) and mine[1].item() == math.inf
+
+
+def test_bool_tensor_written_with_a_grad_value_then_retained_is_the_documented_wart():
+    """Documented (docs/numerics.md, "leaves the integer tensor not requiring grad"; indexing
+    seed 1415034): torch's bool tensor written through a mask with a value that requires grad
+    requires grad, so retain_grad() runs there and the next in-place add fails on its dtype;
+    gradkit's does not require grad and refuses retain_grad()."""
+    def program(m):
+        flags = m.tensor([False])
+        flags[m.tensor([True])] = m.tensor([1 + 1j], dtype=m.complex128, requires_grad=True)
+        return flags
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the complex value cast to bool
+        theirs, mine = program(torch), program(gradkit)
+    assert theirs.requires_grad and not mine.requires_grad
+    theirs.retain_grad()
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Bool"):
+        theirs.add_(0.5)
+    with pytest.raises(RuntimeError, match="can't retain_grad on Tensor that has requires_grad"):
+        mine.retain_grad()
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Bool"):
+        mine.add_(0.5)
+
+
+def test_view_as_complex_of_an_empty_tensor_from_numpy_is_the_documented_stride_check():
+    """Documented (docs/api.md, "does not check the strides of an empty tensor"; edge seed
+    1427996): torch's tensor of an empty NumPy array has strides 0, which view_as_complex
+    refuses; gradkit takes it, and a later backward through a value written in place fails
+    alike in both."""
+    leaf = np.zeros((0, 0, 2), dtype=np.float32)
+    with pytest.raises(RuntimeError, match="Tensor must have a last dimension with stride 1"):
+        torch.view_as_complex(torch.tensor(leaf))
+    assert gradkit.view_as_complex(gradkit.tensor(leaf)).shape == (0, 0)
+    for m in (torch, gradkit):
+        x = m.tensor(leaf, requires_grad=True)
+        square = x.clone()
+        square *= square
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            m.autograd.grad(square.sum(), [x])
+
+
+def test_retain_grad_of_a_view_made_stale_by_copy_into_its_base_is_the_documented_wart():
+    """Documented (docs/autograd.md, "takes the view for a leaf and ignores the call"; views
+    seed 1434881): ``base.copy_(x)`` gives the base a history; torch's is_leaf then reads the
+    stale grad_fn field of a view made before, so retain_grad() of that view is ignored and
+    its .grad stays None; gradkit retains it. Gradients of x agree."""
+    def program(m):
+        x = m.tensor([1 + 1j], dtype=m.complex64, requires_grad=True)
+        base = m.tensor([2 + 0j], dtype=m.complex64)
+        view = base.unsqueeze(0)
+        base.copy_(x)
+        view.retain_grad()
+        ((view * 2).abs().sum() + (base * 3).abs().sum()).backward()
+        return view.grad, x.grad
+    (their_view, their_x), (my_view, my_x) = program(torch), program(gradkit)
+    assert their_view is None  # 2 x / |x| in gradkit: d|2 view| / d view
+    np.testing.assert_allclose(my_view.numpy(), [[(2 ** 0.5) * (1 + 1j)]], rtol=1e-6)
+    np.testing.assert_allclose(my_x.numpy(), their_x.numpy(), rtol=1e-6)
+
+
+def test_write_into_a_view_after_its_base_was_detached_is_the_documented_difference():
+    """Documented (docs/autograd.md, "gradkit keeps the view's history as of the write"; views
+    seed 1448033): a write through one view gives the base a history, then base.detach_();
+    torch rebuilds another view lazily from the detached base (no grad), so masked_fill_ into
+    it runs; gradkit's view kept its history and refuses the write as into a view of a leaf."""
+    def program(m):
+        x = m.tensor(1 + 1j, dtype=m.complex128, requires_grad=True)
+        base = m.tensor(2 + 0j, dtype=m.complex128)
+        view = base.t()
+        other = view.view_as(view)
+        other *= x
+        base.detach_()
+        view.masked_fill_(view.real > 0, -2.0)
+        return view
+    theirs = program(torch)
+    assert theirs.item() == -2 and not theirs.requires_grad
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is "
+                                           "being used in an in-place operation"):
+        program(gradkit)
+
+
+def test_complex_einsum_dot_at_inf_then_a_shared_backward_error_is_the_blas_wart():
+    """Documented (docs/numerics.md, "BLAS kernel computes"; mixed seed 2089487): a complex
+    batched dot (einsum) of rows with -inf entries is inf + nan j or -inf - inf j in torch's
+    kernel and nan + nan j here; the finite entries agree, and a backward that finds no
+    output requiring grad fails alike in both."""
+    inf = math.inf
+    rows = [[[0.26 + 0.24j, complex(-inf, 0), -0.71 - 0.66j],
+             [complex(-inf, 0), 0.70 - 0.92j, complex(-inf, 0)]],
+            [[0j, 0.26 + 0.29j, 0j], [0.6 + 0.17j, complex(-inf, 0), -0.59 + 0.87j]]]
+
+    def program(m):
+        x = m.tensor(rows, dtype=m.complex128, requires_grad=True)
+        x.detach_()
+        out = m.einsum("...i,...i->...", x.sum(-3, keepdim=True), x)
+        with pytest.raises(RuntimeError, match="does not require grad"):
+            out.sum().backward()
+        return out
+    theirs, mine = program(torch).numpy(), program(gradkit).numpy()
+    assert np.isinf(theirs).any() and not np.isinf(mine).any()
+    assert np.array_equal(np.isfinite(theirs), np.isfinite(mine))
+
+
+def test_unbind_output_after_its_base_was_written_and_detached_is_the_documented_difference():
+    """Documented (docs/autograd.md, "stays unusable after the base's `detach_()`"; views seed
+    2105617): unbind's outputs of a base that required no grad, the base then written with a
+    value that requires grad and detached: torch's outputs are plain tensors again; gradkit's
+    stay unusable, reading grad_fn raises torch's message for such a view."""
+    def program(m):
+        x = m.tensor([1.5], dtype=m.float64, requires_grad=True)
+        base = m.tensor([1.0, 2.0, 3.0], dtype=m.float64)
+        parts = base.unbind(0)
+        base.sub_(x)
+        base.detach_()
+        return parts
+    theirs = program(torch)
+    assert [(p.requires_grad, p.grad_fn) for p in theirs] == [(False, None)] * 3
+    mine = program(gradkit)
+    with pytest.raises(RuntimeError, match="This view is the output of a function that returns "
+                                           "multiple views"):
+        assert mine[0].grad_fn is None  # not reached: reading it raises
+
+
+def _write_after_making_outputs(m, split: bool, requires_grad_later: bool):
+    """unbind's (split's) outputs of a base that required no grad, then the base gains grad
+    (a write of a value that requires grad, or requires_grad_()); the refusal's message."""
+    base = m.tensor([1.0, 2.0, 3.0], dtype=m.float64)
+    parts = base.split(1) if split else base.unbind(0)
+    try:
+        if requires_grad_later:
+            base.requires_grad_()
+            parts[0].mul_(2)
+        else:
+            base.sub_(m.tensor(2.0, dtype=m.float64, requires_grad=True))
+            assert parts[0].grad_fn is None  # not reached: reading it raises
+    except RuntimeError as error:
+        return str(error)
+    return None
+
+
+@pytest.mark.parametrize("requires_grad_later", [False, True])
+@pytest.mark.parametrize("split", [False, True])
+def test_multi_output_views_made_without_grad_name_no_grad_mode_as_torch(split,
+                                                                         requires_grad_later):
+    """torch's message reads the view's grad_fn field as it was made: outputs of a base that
+    required no grad then had none ("A view was created in no_grad mode"), even once the base
+    requires grad; gradkit read the base's current flag and said "Output 0 of Unbind is a
+    view" (found beside views seed 2105617)."""
+    theirs = _write_after_making_outputs(torch, split, requires_grad_later)
+    assert theirs.startswith("A view was created in no_grad mode")
+    assert _write_after_making_outputs(gradkit, split, requires_grad_later) == theirs

@@ -91,3 +91,56 @@ def test_known_zeros_leave_the_engine_as_plain_writable_zeros():
     g, = gradkit.autograd.grad(gradkit.sgn(x * 2).sum(), x)
     assert type(g.numpy()) is np.ndarray and type(g.numpy()) is not KnownZero
     assert g.tolist() == [0.0, 0.0]
+
+
+# g(m, y): nodes that keep the zero tensor for some inputs only (zero_grads.KNOWN_ZERO_BY_INPUT)
+# or for their one input; y is x itself or sqrt(x), whose derivative at 0 is inf
+BY_INPUT = {
+    "pow_base": lambda m, y: y ** y.detach(), "pow_exponent": lambda m, y: y.detach() ** y,
+    "pow_by_0d_tensor": lambda m, y: y ** m.tensor(0.87, dtype=m.float64),
+    "pow_both": lambda m, y: y ** y, "div_dividend": lambda m, y: y / y.detach(),
+    "div_divisor": lambda m, y: y.detach() / y, "div_both": lambda m, y: y / y,
+    "xlogy_x": lambda m, y: m.xlogy(y, y.detach()), "xlogy_y": lambda m, y: m.xlogy(y.detach(), y),
+    "log10": lambda m, y: m.log10(y), "acos": lambda m, y: m.acos(y),
+    "acosh": lambda m, y: m.acosh(y), "asinh": lambda m, y: m.asinh(y),
+    "atanh": lambda m, y: m.atanh(y), "erfc": lambda m, y: m.erfc(y),
+    "erfinv": lambda m, y: m.erfinv(y), "lgamma": lambda m, y: m.lgamma(y),
+    "digamma": lambda m, y: m.digamma(y), "sinc": lambda m, y: m.sinc(y),
+}
+
+
+def _values(t) -> np.ndarray:
+    """A gradient's values; torch's zero tensor (no storage to read) is zeros."""
+    try:
+        return np.array(t.detach().tolist())
+    except RuntimeError:
+        assert t._is_zerotensor()
+        return np.zeros(t.shape)
+
+
+@pytest.mark.parametrize("upstream", ["leaf", "sqrt"])
+@pytest.mark.parametrize("name", list(BY_INPUT))
+def test_zero_tensor_kept_per_input_as_torch(name, upstream):
+    """torch's PowBackward1 passes the zero tensor to the exponent but gives the base plain
+    zeros (a where() selects), DivBackward0 passes it to the dividend only, XlogyBackward0 to
+    y only, SincBackward0 selects plain zeros; log10, acos & co. pass it (special seeds
+    1384749: the second derivative of abs(x ** e) at x = -0.0 was NaN, torch's -inf; 1444237:
+    abs(y / x)'s was -inf, torch's NaN)."""
+    def gradient(m):
+        x = m.tensor([0.0, 0.25, 4.0, math.inf, 1.0], dtype=m.float64, requires_grad=True)
+        y = x if upstream == "leaf" else m.sqrt(x)
+        return _values(m.autograd.grad(BY_INPUT[name](m, y).sgn().sum(), x)[0])
+    np.testing.assert_array_equal(gradient(gradkit), gradient(torch))
+
+
+def test_abs_of_a_power_by_a_0d_tensor_second_derivative_at_minus_zero():
+    """Fuzz special seed 1384749: abs(x ** e) with e a 0-d tensor, at x = -0.0."""
+    def second(m):
+        x = m.tensor([-0.0, 0.3], dtype=m.float64, requires_grad=True)
+        power = x ** m.tensor(0.8769435928115299, dtype=m.float64)
+        g, = m.autograd.grad((0.7 * power + 1.3 * power.abs()).sum(), x, create_graph=True)
+        gg, = m.autograd.grad(g.sum(), x)
+        return _host(g), _host(gg)
+    expected, got = second(torch), second(gradkit)
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])

@@ -224,10 +224,18 @@ def accumulate_node(leaf) -> AccumulateGrad:
 
 # -- saved tensors ----------------------------------------------------------------
 
+def _saved_as_view(saved, node) -> bool:
+    """Whether torch's op saved a view of this input rather than the input itself (the op's
+    ``torch_saves_views(saved)``: matmul unsqueezes, transposes or folds some operands). A
+    leaf saved itself and detached since comes back without history, as torch's."""
+    rule = getattr(getattr(node, "op", None), "torch_saves_views", None)
+    return rule is not None and rule(node.saved)[node.saved.index(saved)]
+
+
 def _reattached_leaf(leaf) -> Tensor:
     """A saved leaf that required grad when saved and no longer does (``detach_()``,
-    ``requires_grad_(False)``): torch's SavedVariable connects its data to the leaf's
-    gradient accumulator again, so double backward still reaches it."""
+    ``requires_grad_(False)``), where torch saved a view of it: the view's history connects
+    its data to the leaf's gradient accumulator, so double backward still reaches it."""
     ref = getattr(leaf, "_accum", None)
     accumulator = ref() if ref is not None else None
     if accumulator is None:
@@ -292,8 +300,8 @@ class SavedTensor:
         if tensor is not None and tensor.grad_fn is None and self.history:
             if self.history == 2:
                 raise RuntimeError(DETACHED_MESSAGE)
-            if as_tensor and not tensor._requires_grad:  # a leaf detached since: torch gives
-                return _reattached_leaf(tensor)           # its data on its accumulator
+            if as_tensor and not tensor._requires_grad and _saved_as_view(self, node):
+                return _reattached_leaf(tensor)  # a leaf detached since (torch saved a view)
         if not as_tensor:  # an input's current array: ``input.data = ...`` reaches it (torch)
             return self.data if tensor is None else tensor._data
         if tensor is not None:

@@ -28,7 +28,7 @@ from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor, node_type
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.autograd.zero_grads import (
-    PASSES_KNOWN_ZERO, KnownZero, is_known_zero, known_zeros_like, plain)
+    KNOWN_ZERO_BY_INPUT, PASSES_KNOWN_ZERO, KnownZero, is_known_zero, known_zeros_like, plain)
 from gradkit.ops._dispatch import _materialize, dispatch
 from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the ops, forward_ad)
     _SavedInputs, _entries_read, _scalar_meta, _unpack_all, cast_grad, fit_grad, seam,
@@ -228,8 +228,13 @@ class Op:
             tg = type(g)
             if tg is KnownZero or tg is not np.ndarray and \
                     type(getattr(g, "_data", None)) is KnownZero:
-                if node.name() in PASSES_KNOWN_ZERO:
+                name = node.name()
+                if name in PASSES_KNOWN_ZERO:
                     return _known_zeros(g, node, self.broadcast)
+                modes = KNOWN_ZERO_BY_INPUT.get(name)
+                if modes is not None:
+                    computed = self.backward(node, (plain(g),), create_graph)
+                    return _known_zeros_by_input(computed, g, node, self.broadcast, modes)
                 g = plain(g)
         else:
             if any(map(is_known_zero, grads)):
@@ -271,6 +276,14 @@ def _known_zeros(g, node, broadcast: bool) -> tuple:
     return tuple(None if child is None else known_zeros_like(
         g, *meta, known=not broadcast or tuple(meta[0]) == tuple(shape))
         for child, meta in zip(node._next, node.input_meta))
+
+
+def _known_zeros_by_input(computed, g, node, broadcast: bool, modes: tuple) -> tuple:
+    """``computed`` (the formula run on plain zeros) where an input's mode is None, known
+    zeros where it is "known", plain zeros where it is "zeros"."""
+    zeros = _known_zeros(g, node, broadcast)
+    return tuple(r if mode is None else z if mode == "known" or z is None else plain(z)
+                 for r, z, mode in zip(computed, zeros, modes))
 
 
 def _c_ordered(forward):

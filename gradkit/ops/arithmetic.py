@@ -236,8 +236,10 @@ def _integer_pow(xp, x, y):
 
 
 def _pow_grad_exponent(x, y, out):
-    # out * log(x), taken as 0 where x == 0 and y >= 0, like torch; a real base of a complex
-    # power is differentiated as the complex number it was promoted to (log(-2) is finite)
+    # out * log(x), taken as 0 where x == 0 and y >= 0, like torch; the base is taken in the
+    # result's dtype first, as torch's: a real base of a complex power is differentiated as the
+    # complex number it was promoted to (log(-2) is finite), an integer or narrower base's log
+    # rounds in the result's precision
     complex_out = _array_dtype(out).kind == "c"
     if type(x) in PY_SCALARS:  # a number base (2 ** t): its log is a number too
         if x == 0:
@@ -245,7 +247,7 @@ def _pow_grad_exponent(x, y, out):
         if complex_out or isinstance(x, complex):
             return out * cmath.log(x)
         return out * (math.log(x) if x > 0 else math.nan)
-    if complex_out and _array_dtype(x).kind != "c":
+    if _array_dtype(x) != _array_dtype(out):
         x = astype(x, dtype=_array_dtype(out))
     return where((x == 0) & _real_nonnegative(y), 0.0, out * log(x))
 

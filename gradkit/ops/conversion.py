@@ -9,8 +9,9 @@ from gradkit.memory_format import (check_format, copy_with_strides, lay_out, phy
                                    preserve_format, preserved_strides)
 from gradkit.ops._op import op
 from gradkit.ops.complex import real
-from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, has_internal_overlap, same_data
+from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, same_data
 from gradkit.ops.piecewise import zeros_like
+from gradkit.ops.promotion import cast
 
 
 @op(linear=True, batchable=True)
@@ -33,8 +34,7 @@ clone.defjvp(lambda t, memory_format: t)
 def astype(xp, x, dtype=None):
     """x cast to ``dtype`` (``x.to(dtype)``); the gradient is cast back. An expanded x casts
     into C order, as torch's copy (NumPy's K order could give Fortran strides)."""
-    x = real_if_cast_to_real(x, dtype)
-    return x.astype(dtype, order="C" if has_internal_overlap(x) else "K")
+    return cast(real_if_cast_to_real(x, dtype), dtype)
 
 
 def real_if_cast_to_real(array, target):

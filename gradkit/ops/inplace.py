@@ -21,6 +21,7 @@ from gradkit.backend import device_context
 from gradkit.creation import zeros
 from gradkit.ops import _dispatch
 from gradkit.ops._op import op
+from gradkit.ops.copy_slices_edges import shift_not_implemented_edges
 from gradkit.ops.memory_overlap import (
     OVERLAP_MESSAGE, PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, may_overlap, partially_overlap)
 from gradkit.ops.piecewise import zeros_like
@@ -73,6 +74,7 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         if getattr(tensor, "_fw", None) is not None:  # forward AD: the old tangent goes in too
             source._fw = tensor._fw
         result = out_of_place(source, *args, **kwargs)
+        shift_not_implemented_edges(result.grad_fn, view, source)
         if grad_fn is not tensor.grad_fn:  # a hook-free edge for the write; what the op saved
             _resave_with_hooks(result, source, tensor)  # keeps the view's hooked history
     else:

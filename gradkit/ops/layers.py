@@ -52,6 +52,9 @@ def _declare_linear(name, node_name):
     linear_op.defjvp(lambda t, x, w: matmul(t, transpose(w, 0, 1)),
                      lambda t, x, w: matmul(x, transpose(t, 0, 1)),
                      lambda t, x, w: t)
+    # torch saves weight.t() (a view), and a view of an input that is not 2-D (graph.py)
+    views = (name == "linear", True)
+    linear_op.torch_saves_views = lambda saved: views
     return linear_op
 
 

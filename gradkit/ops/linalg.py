@@ -9,7 +9,7 @@ from gradkit.autograd.batching import batch_shape
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.complex import conj
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.shape import reshape, transpose, unsqueeze
+from gradkit.ops.shape import permute, reshape, transpose, unsqueeze
 from gradkit.ops.conversion import astype
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
 
@@ -85,6 +85,18 @@ def _reshape_if_needed(g, shape):
     return g if tuple(g.shape) == shape else reshape(g, shape)
 
 
+def _torch_saves_views(saved) -> tuple:
+    """Which of matmul's saved (x, y, x.shape, y.shape) torch saves as a view: x of a 1-D x
+    times a matrix (unsqueezed), of a 2-D x times a batch (transposed), any batched operand
+    (reshaped or transposed); a 1-D or 2-D operand of dot, mv, mm or a fold is saved itself."""
+    if saved[2] is None or saved[3] is None:
+        return True, True, False, False
+    x_ndim, y_ndim = len(saved[2]), len(saved[3])
+    x_view = (x_ndim == 1 and y_ndim == 2) or x_ndim >= 3 or (x_ndim == 2 and y_ndim >= 3)
+    return x_view, y_ndim >= 3, False, False
+
+
+matmul.torch_saves_views = _torch_saves_views
 matmul.defvjp(_matmul_vjp_x, _matmul_vjp_y)
 matmul.defjvp(lambda t, x, y, x_shape, y_shape: matmul(t, y),
               lambda t, x, y, x_shape, y_shape: matmul(x, t))
@@ -162,8 +174,9 @@ def inner(x, y):
                            f"shapes {list(x.shape)} and {list(y.shape)}")
     if x.dtype != y.dtype:  # torch's tensordot checks before any kernel
         raise RuntimeError("both inputs should have same dtype")
-    if x.ndim == 1 and y.ndim == 1:  # torch's dot kernel (refuses bool even when empty),
-        return reshape(matmul(x, y), ())  # then tensordot's view: ViewBackward0 over DotBackward0
+    if x.ndim == 1 and y.ndim == 1:  # torch's dot kernel (refuses bool even when empty) of
+        # tensordot's permuted views, then its view: ViewBackward0 over DotBackward0
+        return reshape(matmul(permute(x, dims=(0,)), permute(y, dims=(0,))), ())
     k = x.shape[-1]  # explicit row counts: -1 is ambiguous when k is 0
     rows = matmul(reshape(x, (math.prod(x.shape[:-1]), k)),
                   transpose(reshape(y, (math.prod(y.shape[:-1]), k)), 0, 1))

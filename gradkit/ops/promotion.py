@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit.backend import get_default_dtype
+from gradkit.ops.memory_overlap import has_internal_overlap
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # V: bfloat16 (ml_dtypes)
 PY_SCALARS = frozenset({bool, int, float, complex})
@@ -118,7 +119,14 @@ def as_dtype(xp, v, dt: np.dtype):
         return xp.asarray(v, dtype=dt)
     if v.dtype == dt and type(v) is not NumpyOperand:
         return v
-    return v.astype(dt) if type(v) is not NumpyOperand else np.asarray(v, dtype=dt)
+    return cast(v, dt) if type(v) is not NumpyOperand else np.asarray(v, dtype=dt)
+
+
+def cast(array, dt: np.dtype):
+    """``array`` in dtype ``dt`` laid out as torch's ``to`` (which its CPU kernels use to
+    promote their inputs): C order for an expanded array, where NumPy's K order would lay the
+    stride-0 dims out innermost; the input's own order otherwise."""
+    return array.astype(dt, order="C" if has_internal_overlap(array) else "K")
 
 
 def promote(xp, x, y, true_division: bool = False):

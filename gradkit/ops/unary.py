@@ -6,6 +6,7 @@ import functools
 
 from gradkit.backend import get_default_dtype
 from gradkit.ops._op import op
+from gradkit.ops.promotion import cast
 
 
 def unary(save="x", floating=False, complex_error=None, bool_error=None, integer_error=None,
@@ -35,6 +36,6 @@ def _on_floats(forward):
     @functools.wraps(forward)
     def on_floats(xp, x, *args, **kwargs):
         if x.dtype.kind in "biu":  # torch: exp(int tensor) is a float tensor
-            x = x.astype(get_default_dtype().np)
+            x = cast(x, get_default_dtype().np)
         return forward(xp, x, *args, **kwargs)
     return on_floats

@@ -55,8 +55,8 @@ class ViewInfo:
         self.op, self.params, self.index = op, params, index
         self.creation = creation      # DEFAULT, MULTI_OUTPUT, NO_GRAD or INFERENCE
         self.made_recording = made_recording  # grad mode was on: the view got a grad_fn
-        # made from a tensor that required grad (a no_grad view given requires_grad_() later,
-        # whose root base does not): it got a grad_fn too
+        # made from a tensor that required grad then (itself, or its root base: a no_grad view
+        # of it), so torch gave it a grad_fn; not when that base gained requires_grad later
         self.of_tracked = of_tracked
         # a step of the chain computes its values (conj): they are kept in step by writes
         self.computed = op.view_inverse is not None or (parent is not None and parent.computed)
@@ -89,7 +89,7 @@ class ViewInfo:
             return None
         if kind == OF_TEMPORARY:  # torch's words: the temporary is a leaf to its autograd
             return LEAF_VIEW_MESSAGE
-        has_grad_fn = self.made_recording and (self.base._requires_grad or self.of_tracked)
+        has_grad_fn = self.made_recording and self.of_tracked  # as made: torch reads the field
         what = ("its base or another view of its base has been" if indirect else "is being")
         named = self.named
         op = named.op  # torch names the view's overload: Squeeze, Squeeze1 (a dim), Squeeze2
@@ -161,7 +161,8 @@ def mark_one_view(op, base, view, params, index) -> None:
         creation = DEFAULT if parent is None else parent.creation
     view._vc = refs
     view._view = ViewInfo(base if parent is None else parent.base, parent, op, params, index,
-                          creation, recording, base._requires_grad)
+                          creation, recording, base._requires_grad or (
+                              parent is not None and parent.base._requires_grad))
     # a weak reference after the version: an in-place write to the base or to another view
     # must give this one a fresh history (ops/inplace.py)
     refs.append(_weakref(view))

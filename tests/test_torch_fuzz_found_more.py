@@ -974,3 +974,32 @@ def test_cholesky_of_an_infinite_complex_gram_matrix_is_the_blas_wart():
     for m in (torch, gradkit):
         with pytest.raises(m.linalg.LinAlgError, match="not positive-definite"):
             m.linalg.cholesky(m.tensor(nan, dtype=m.complex128))
+
+
+@pytest.mark.parametrize("reduce", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
+@pytest.mark.parametrize("dim", [0, (0, 2)])
+def test_variance_of_equal_values_along_a_dim_is_zero_as_torchs_welford_pass(reduce, dtype,
+                                                                            dim):
+    """torch's Welford pass keeps the mean of equal values exact, so their variance along a
+    dim is 0 (NumPy's two-pass left 2.8e-17 for std), and std's gradient there is torch's
+    masked 0, its second derivative NaN (breadth seed 16983: std_mean of a bilinear's equal
+    rows)."""
+    def program(m):
+        x = m.tensor(np.full((3, 2, 1), -0.19234415), dtype=getattr(m, dtype),
+                     requires_grad=True)
+        y = x * m.tensor([[[1.0], [0.7]]], dtype=x.dtype)     # equal along dim 0 only
+        out = getattr(m, reduce)(y, dim, correction=0)
+        out = out[0] * out[1] if isinstance(out, tuple) else out
+        (g,) = m.autograd.grad(out.abs().sum(), [x], create_graph=True)
+        (gg,) = m.autograd.grad(g.abs().sum(), [x], allow_unused=True, materialize_grads=True)
+        return out, g, gg
+    assert_same_as_torch(program)
+
+
+def test_variance_of_equal_values_over_everything_is_rounding_noise_in_both():
+    """Reducing every dim, torch's CPU kernel is two-pass as NumPy's: both leave noise."""
+    for m in (gradkit, torch):
+        x = m.full((3,), -0.19234415, dtype=m.float64)
+        assert 0 < m.var(x).item() < 1e-32 and 0 < m.var(x[None], 1).item() < 1e-32
+        assert m.var(x[None].expand(2, 3), 1).tolist() == [0.0, 0.0]

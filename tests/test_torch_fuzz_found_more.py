@@ -1003,3 +1003,26 @@ def test_variance_of_equal_values_over_everything_is_rounding_noise_in_both():
         x = m.full((3,), -0.19234415, dtype=m.float64)
         assert 0 < m.var(x).item() < 1e-32 and 0 < m.var(x[None], 1).item() < 1e-32
         assert m.var(x[None].expand(2, 3), 1).tolist() == [0.0, 0.0]
+
+
+def test_fft_zero_sign_through_a_branch_cut_is_known():
+    """Known difference (docs/numerics.md, "a branch cut after it"; breadth seed 15820):
+    pocketfft's rfft leaves +0j where torch's MKL leaves -0j, so float_power of that negative
+    real number gives the conjugate of torch's."""
+    def transform(m):
+        spectrum = m.fft.rfft(m.tensor([-0.3, 0.0, 0.0, 0.0, 0.0], dtype=m.float64))
+        return spectrum.resolve_conj().numpy(), m.float_power(spectrum, -2.5).numpy()
+    (mine, mine_power), (theirs, their_power) = transform(gradkit), transform(torch)
+    np.testing.assert_array_equal(mine, theirs)                  # equal as numbers
+    assert np.signbit(mine.imag).tolist() == [False, False, False]
+    assert np.signbit(theirs.imag).tolist() == [False, True, False]
+    np.testing.assert_allclose(mine_power[::2], their_power[::2])
+    np.testing.assert_allclose(mine_power[1], np.conj(their_power[1]))
+    assert abs(mine_power[1].imag) > 1
+    program = Program("breadth", (Leaf((1,), "float64", True),), (
+        Step("b_diag", (0,), {"k": 0}),
+        Step("fft_ihfft", (1,), {"dim": -2, "n": 5, "norm": "backward"}),
+        Step("e2_float_power_scalar", (2,), {"s": -2.5})), False, 15820)
+    problems, known = diff_program(program)
+    assert problems and known == "the sign of a zero imaginary part an FFT leaves, through a " \
+        "branch cut"

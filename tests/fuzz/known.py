@@ -541,6 +541,27 @@ def _fft_at_non_finite(program, mine: Result, theirs: Result) -> bool:
     return _non_finite_input_to(FFT_OPS, program, mine, theirs)
 
 
+def _fft_zero_sign_through_a_branch_cut(program, mine: Result, theirs: Result) -> bool:
+    """The first value to differ is computed from complex inputs that agree but for the sign
+    of zero imaginary parts, after an FFT (pocketfft leaves +0 where MKL leaves -0): a branch
+    cut (a power or log of a negative real number) turns that sign into the conjugate
+    (breadth seed 15820: float_power after ihfft)."""
+    first = _first_differing_value(program, mine, theirs)
+    if first is None or not any(s.op in FFT_OPS for s in program.steps[
+            :first[1] - len(program.leaves)]):
+        return False
+    signs = False
+    for i in first[0].inputs:
+        a, b = mine.values[i], theirs.values[i]
+        if a.shape != b.shape or a.dtype != b.dtype or not np.allclose(
+                a, b, rtol=1e-6, atol=1e-7, equal_nan=True):
+            return False
+        if a.dtype.kind == "c":
+            zeros = (a.imag == 0) & (b.imag == 0)
+            signs |= bool((np.signbit(a.imag[zeros]) != np.signbit(b.imag[zeros])).any())
+    return signs
+
+
 def _non_finite_input_to(ops, program, mine: Result, theirs: Result,
                          kinds=("values", "grads", "grads2")) -> bool:
     if mine.error != theirs.error or not theirs.values:  # the same error later is no matter
@@ -883,6 +904,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "OpenBLAS and torch's MKL propagate", _lapack_at_non_finite),
     Known("an FFT of non-finite values: pocketfft's inf/NaN, not MKL's", "docs/numerics.md",
           "multiplies every element by its twiddle factor", _fft_at_non_finite),
+    Known("the sign of a zero imaginary part an FFT leaves, through a branch cut",
+          "docs/numerics.md", "a branch cut after it", _fft_zero_sign_through_a_branch_cut),
     Known("cdist's second derivative exists (torch's _cdist_backward has none)",
           "docs/numerics.md", "'_cdist_backward' is not implemented",
           _cdist_double_backward),

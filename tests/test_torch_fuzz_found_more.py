@@ -1026,3 +1026,29 @@ def test_fft_zero_sign_through_a_branch_cut_is_known():
     problems, known = diff_program(program)
     assert problems and known == "the sign of a zero imaginary part an FFT leaves, through a " \
         "branch cut"
+
+
+@pytest.mark.parametrize("pool", [
+    lambda m, x: m.nn.functional.max_pool1d(x, 2),
+    lambda m, x: m.nn.functional.max_unpool1d(*m.nn.functional.max_pool1d(
+        x, 2, return_indices=True), 2, output_size=(5,)),
+    lambda m, x: m.nn.functional.adaptive_max_pool1d(x, 3),
+    lambda m, x: m.nn.functional.max_pool2d(x.unsqueeze(0), (1, 2), padding=(0, 1)),
+    lambda m, x: m.nn.functional.max_pool3d(x.unsqueeze(0).unsqueeze(0), (1, 1, 2)),
+], ids=["max_pool1d", "max_unpool1d", "adaptive", "max_pool2d_padded", "max_pool3d"])
+def test_max_pool_backward_reads_its_input_with_a_zero_derivative(pool):
+    """torch's max-pooling backward takes the input and differentiates as zeros_like(self)
+    there: with create_graph the gradient requires grad, and a second derivative through it
+    is 0 times what came before (NaN after `inf - inf * x`; breadth seed 15309: gradkit's
+    gradient had no graph, so no second derivative)."""
+    def program(m):
+        x = m.tensor([[[0.3, 0.5, -1.0, 2.0]]], dtype=m.float64, requires_grad=True)
+        outs = []
+        for scale in (2.0, math.inf):
+            y = m.rsub(x, x, alpha=scale)
+            (g,) = m.autograd.grad(pool(m, y).sum(), [x], create_graph=True)
+            assert g.requires_grad
+            (gg,) = m.autograd.grad((g * g.detach().nan_to_num()).sum(), [x])
+            outs += [g, gg]
+        return tuple(outs)
+    assert_same_as_torch(program)

@@ -1052,3 +1052,24 @@ def test_max_pool_backward_reads_its_input_with_a_zero_derivative(pool):
             outs += [g, gg]
         return tuple(outs)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("mask", [None, "bool", "float"])
+def test_attention_row_of_minus_inf_scores_weighs_nothing_as_torchs_safe_softmax(mask):
+    """A row whose scores are all -inf because of the values (an infinite query), not only
+    the mask, reads 0 with zero score gradients as torch's safe softmax and CPU flash kernel;
+    a key gradient meeting the infinite query is NaN in both (breadth seed 19417: fused
+    attention at an infinite input was NaN here)."""
+    def program(m):
+        q = m.tensor([[[math.inf, 1.0], [0.5, 0.2], [-math.inf, 0.0]]], dtype=m.float64,
+                     requires_grad=True)
+        k = m.tensor([[[-1.0, 0.3], [-2.0, 0.1], [-0.5, 0.4]]], dtype=m.float64,
+                     requires_grad=True)
+        v = m.tensor([[[2.0, 1.0], [3.0, -1.0], [0.5, 0.25]]], dtype=m.float64,
+                     requires_grad=True)
+        allowed = m.tensor([[True, False, True]] * 3)
+        attn_mask = {None: None, "bool": allowed,
+                     "float": m.where(allowed, 0.0, -math.inf).to(m.float64)}[mask]
+        out = m.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
+        return (out,) + m.autograd.grad((out * m.tensor([1.0, -2.0])).sum(), [q, k, v])
+    assert_same_as_torch(program)

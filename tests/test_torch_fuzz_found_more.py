@@ -1097,3 +1097,31 @@ def test_max_unpool_of_attention_rows_equal_but_for_rounding_is_known():
     # exactly equal inputs are no excuse: a tie broken otherwise there is a mismatch
     same = Result(None, [np.ones(3, np.float32)], [False], [0], [], [])
     assert not _agree_but_for_rounding(Step("f_max_unpool", (0,), {}), same, same)
+
+
+def test_gradient_through_ctc_of_constant_log_softmax_rows_is_rounding_noise_in_both():
+    """Known difference (docs/numerics.md, "of a row of equal values is rounding noise"; nn_new
+    seed 1894): one value tiled into every log-probability has the gradient
+    sum(g) * (1 - sum(softmax)), 0 but for rounding, which each side rounds apart."""
+    def grads(m):
+        x = m.tensor(0.4075, dtype=m.float32, requires_grad=True)
+        log_probs = x.reshape(1).repeat(16).reshape(4, 1, 4).log_softmax(-1)
+        loss = m.nn.functional.ctc_loss(log_probs, m.tensor([[0, 0]]), m.tensor([4]),
+                                        m.tensor([2]), blank=3, reduction="sum")
+        (g,) = m.autograd.grad(loss * 1e8, [x])
+        return loss.item(), g.item()
+    (mine, g_mine), (theirs, g_theirs) = grads(gradkit), grads(torch)
+    assert mine == pytest.approx(theirs, rel=1e-6)
+    assert abs(g_mine) <= 1e8 * 1e-6 and abs(g_theirs) <= 1e8 * 1e-6   # noise, scaled by 1e8
+    program = Program("nn_new", (Leaf((), "complex64", True), Leaf((), "int64", False)), (
+        Step("f_ctc_loss", (0,), {
+            "steps": 4, "batch": 1, "classes": 4, "blank": 3, "targets": [[0, 0]],
+            "lengths": [2], "inputs": [4], "padded": True, "as_tensors": True,
+            "reduction": "sum", "zero_infinity": True}),
+        Step("f_embedding_bag", (2, 2), {
+            "num": 1, "dim": 2, "mode": "sum", "weighted": True, "padding_idx": None,
+            "indices": [[0, 0], [0, 0], [0, 0]], "offsets": None, "last": False}),
+        Step("exp", (3,), {})), False, 1894, True)
+    problems, known = diff_program(program)
+    assert not problems or known == \
+        "the gradient through ctc_loss of constant log_softmax rows is rounding noise"

@@ -188,6 +188,33 @@ def _std_of_equal_values(program, mine: Result, theirs: Result) -> bool:
     return False
 
 
+def _sources(program, slot: int) -> set:
+    """``slot`` and the slots it was computed from, directly or not."""
+    found, first = {slot}, len(program.leaves)
+    for k in reversed(range(len(program.steps))):
+        if first + k in found:
+            found.update(program.steps[k].inputs)
+    return found
+
+
+def _ctc_of_equal_rows(program, mine: Result, theirs: Result) -> bool:
+    """Only gradients differ, of leaves feeding a ctc_loss whose log-probabilities the draw
+    tiles from values all equal: every row of log_softmax is constant, so their gradient is
+    sum(g) * (1 - sum(softmax)), rounding noise each side rounds apart (nn_new seed 1894)."""
+    problems = compare(mine, theirs)
+    if mine.error or theirs.error or not problems or not all(
+            p.startswith(("grads[", "grads2[", "signed zero in grads")) for p in problems):
+        return False
+    with_grad = [i for i, leaf in enumerate(program.leaves) if leaf.requires_grad]
+    fed = set()
+    for step in program.steps:
+        source = theirs.values[step.inputs[0]] if step.op == "f_ctc_loss" else None
+        if source is not None and source.size and np.ptp(np.real(source)) == 0:
+            fed |= _sources(program, step.inputs[0])
+    differing = {int(p.split("[", 1)[1].split("]", 1)[0]) for p in problems}
+    return bool(fed) and all(i < len(with_grad) and with_grad[i] in fed for i in differing)
+
+
 def _corrcoef_of_equal_values(program, mine: Result, theirs: Result) -> bool:
     """A corrcoef of a variable whose values are equal but for rounding: its variance is
     rounding noise (or 0), so c / c is 1 or NaN as the upstream values round."""
@@ -874,6 +901,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "oneDNN kernel", _onednn_gelu),
     Known("the gradient of std at elements equal but for rounding is noise over noise",
           "docs/numerics.md", "noise divided by rounding noise", _std_of_equal_values),
+    Known("the gradient through ctc_loss of constant log_softmax rows is rounding noise",
+          "docs/numerics.md", "of a row of equal values is rounding noise", _ctc_of_equal_rows),
     Known("corrcoef of a variable equal but for rounding: 1 or NaN as the values round",
           "docs/numerics.md", "a variable whose values are equal but for rounding",
           _corrcoef_of_equal_values),

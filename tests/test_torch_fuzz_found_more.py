@@ -1125,3 +1125,30 @@ def test_gradient_through_ctc_of_constant_log_softmax_rows_is_rounding_noise_in_
     problems, known = diff_program(program)
     assert not problems or known == \
         "the gradient through ctc_loss of constant log_softmax rows is rounding noise"
+
+
+@pytest.mark.parametrize("loss", ["multi_margin_loss", "multilabel_margin_loss"])
+@pytest.mark.parametrize("dtype", ["complex128", "int64", "bool"])
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_margin_loss_of_an_empty_batch_checks_no_dtype_as_torch(loss, dtype, reduction,
+                                                               requires_grad):
+    """torch's margin-loss kernels (and their dtype checks) run for a non-empty batch only:
+    an empty complex or integral batch computes a loss of its dtype (its sum and mean are
+    torch's uninitialized memory, so only their dtype and shape are compared), and a complex
+    one that requires grad is refused by autograd (breadth seed 66947)."""
+    if requires_grad and dtype != "complex128":
+        pytest.skip("only floating tensors require grad")
+
+    def program(m):
+        x = m.zeros((0, 3), dtype=getattr(m, dtype), requires_grad=requires_grad)
+        target = m.zeros((0,) if loss == "multi_margin_loss" else (0, 3), dtype=m.int64)
+        out = getattr(m.nn.functional, loss)(x, target, reduction=reduction)
+        return (out if reduction == "none" else m.tensor(out.shape), m.tensor(out.requires_grad),
+                m.zeros(1, dtype=out.dtype))
+    assert_same_as_torch(program)
+    # a non-empty batch of those dtypes is refused by the kernel, in both
+    with pytest.raises(NotImplementedError, match="not implemented for"):
+        getattr(gradkit.nn.functional, loss)(
+            gradkit.zeros((2, 3), dtype=getattr(gradkit, dtype)),
+            gradkit.zeros((2,) if loss == "multi_margin_loss" else (2, 3), dtype=gradkit.int64))

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from fuzz.known import _agree_but_for_rounding, diff_program
+from fuzz.known import _agree_but_for_rounding, diff_program, known_difference
 from fuzz.programs import Leaf, Program, RandomDrawer, Step, generate
 from fuzz.runner import Result, run
 from fuzz.shrink import shrink
@@ -1152,3 +1152,15 @@ def test_margin_loss_of_an_empty_batch_checks_no_dtype_as_torch(loss, dtype, red
         getattr(gradkit.nn.functional, loss)(
             gradkit.zeros((2, 3), dtype=getattr(gradkit, dtype)),
             gradkit.zeros((2,) if loss == "multi_margin_loss" else (2, 3), dtype=gradkit.int64))
+
+
+def test_known_differences_read_a_corrcoef_of_a_0d_tensor():
+    """corrcoef of corrcoef's 0-d result: the known-difference check reads it as one variable
+    of one observation (breadth seed 67629 stopped the run with an AxisError)."""
+    program = Program("breadth", (Leaf((2,), "float64", False),), (
+        Step("e2_corrcoef", (0,), {}), Step("e2_corrcoef", (1,), {})), False, 67629)
+    mine, theirs = run(program, gradkit), run(program, torch)
+    assert known_difference(program, mine, theirs).startswith("corrcoef")  # one value: c / c
+    for m in (gradkit, torch):
+        inner = m.corrcoef(m.tensor([0.97566785, -0.7538094], dtype=m.float64))
+        assert inner.item() == 1.0 and math.isnan(m.corrcoef(inner).item())

@@ -222,7 +222,7 @@ def _corrcoef_of_equal_values(program, mine: Result, theirs: Result) -> bool:
         if step.op != "e2_corrcoef" or not theirs.values:
             continue
         source = theirs.values[step.inputs[0]]
-        rows = source.reshape(source.shape[0], -1) if source.ndim > 1 else source[None]
+        rows = source.reshape(source.shape[0] if source.ndim > 1 else 1, -1)  # 0-d: 67629
         if rows.size and np.isfinite(rows).all() and rows.dtype.kind == "f":
             spread = rows.max(axis=1) - rows.min(axis=1)
             scale = np.maximum(1.0, np.abs(rows).max(axis=1))

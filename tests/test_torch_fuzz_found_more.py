@@ -1164,3 +1164,22 @@ def test_known_differences_read_a_corrcoef_of_a_0d_tensor():
     for m in (gradkit, torch):
         inner = m.corrcoef(m.tensor([0.97566785, -0.7538094], dtype=m.float64))
         assert inner.item() == 1.0 and math.isnan(m.corrcoef(inner).item())
+
+
+@pytest.mark.parametrize("n", [-1, -2, 1])
+def test_matrix_power_minus_one_is_the_saved_inverse_itself(n):
+    """torch's matrix_power(x, -1) returns linalg.inv's result itself, which its node saves:
+    writing into it before backward is refused (breadth seed 68357: gradkit cloned it)."""
+    def program(m):
+        x = m.tensor([[2.0, 1.0 - 1j], [0.5j, 3.0]], dtype=m.complex128, requires_grad=True)
+        y = m.linalg.matrix_power(x, n)
+        name = y.grad_fn.name()
+        y.mul_(2)
+        return (m.tensor(len(name)),) + m.autograd.grad(y.abs().sum(), x)
+    if n != -1:
+        assert_same_as_torch(program)
+        return
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation: .*which is "
+                                               "output 0 of LinalgInvEx"):
+            program(m)

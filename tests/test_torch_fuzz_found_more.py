@@ -1183,3 +1183,52 @@ def test_matrix_power_minus_one_is_the_saved_inverse_itself(n):
         with pytest.raises(RuntimeError, match="modified by an inplace operation: .*which is "
                                                "output 0 of LinalgInvEx"):
             program(m)
+
+
+@pytest.mark.parametrize("pool", [
+    lambda m, x: m.nn.functional.avg_pool1d(x, 2),
+    lambda m, x: m.nn.functional.avg_pool2d(x.unsqueeze(0), (1, 2), padding=(0, 1),
+                                            divisor_override=3),
+    lambda m, x: m.nn.functional.avg_pool3d(x.unsqueeze(0).unsqueeze(0), (1, 1, 2),
+                                            count_include_pad=False),
+    lambda m, x: m.nn.functional.lp_pool1d(x, 2.0, 2),
+    lambda m, x: m.nn.functional.adaptive_avg_pool1d(x, 3),
+    lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, (1, 2)),
+    lambda m, x: m.nn.functional.adaptive_avg_pool3d(x.unsqueeze(0), 1),
+], ids=["avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool1d", "adaptive_avg_pool1d",
+        "adaptive_avg_pool2d", "adaptive_avg_pool3d_to_one"])
+def test_average_pooling_backward_reads_its_input_with_a_zero_derivative(pool):
+    """torch's avg_pool backward takes the input with a zero derivative, as max pooling's
+    (adaptive too, but for one output per plane, which is a mean): a second derivative through
+    it is 0 times what came before, NaN after `x * inf` (breadth seed 68854: gradkit's
+    composed pooling had no such edge)."""
+    def program(m):
+        x = m.tensor([[[0.3, 0.5, -1.0, 2.0]]], dtype=m.float64, requires_grad=True)
+        outs = []
+        for scale in (2.0, math.inf):
+            (g,) = m.autograd.grad(pool(m, x * scale).sum(), [x], create_graph=True)
+            gg = m.autograd.grad((g * g.detach().nan_to_num()).sum(), [x], allow_unused=True,
+                                 materialize_grads=True)[0] if g.requires_grad else m.zeros(1)
+            outs += [g, m.tensor(g.requires_grad), gg]
+        return tuple(outs)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("size", [3, 1])
+def test_average_pooling_refuses_a_write_into_its_input_before_backward(size):
+    """The same saved input: a write into it before backward is refused, as torch's (not for
+    an adaptive pool to one element, torch's mean, which saves nothing)."""
+    def program(m):
+        x = m.tensor([[[0.3, 0.5, -1.0, 2.0]]], dtype=m.float64, requires_grad=True)
+        base = x * 1
+        out = m.nn.functional.adaptive_avg_pool1d(base, size).sum()
+        if size > 1:
+            out = out + m.nn.functional.avg_pool1d(base, 2).sum()
+        base.mul_(2)
+        return m.autograd.grad(out.sum(), [x])
+    if size == 1:
+        assert_same_as_torch(program)
+        return
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            program(m)

@@ -1232,3 +1232,34 @@ def test_average_pooling_refuses_a_write_into_its_input_before_backward(size):
     for m in (torch, gradkit):
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             program(m)
+
+
+@pytest.mark.parametrize("matrix", [
+    [[4.0, 1.0], [3.0, 5.0]],                                # not symmetric: the upper is read
+    [[2.0, 1 - 1j], [1 + 1j, 3.0]],
+    [[4.0, 1 - 2j], [3 + 1j, 5.0]],
+], ids=["real", "hermitian", "complex"])
+@pytest.mark.parametrize("upper", [False, True])
+def test_upper_cholesky_factors_the_upper_triangle_with_potrfs_zero_signs(matrix, upper):
+    """torch's upper Cholesky factor is LAPACK potrf('U') of x's upper triangle: its zeros are
+    +0j (gradkit conjugated the lower factor: -0j, which atanh's branch cut turned into the
+    conjugate; breadth seed 70864), and a non-Hermitian x's upper triangle is the one read."""
+    dtype = "complex128" if any(isinstance(v, complex) for row in matrix for v in row) \
+        else "float64"
+
+    def program(m):
+        x = m.tensor(matrix, dtype=getattr(m, dtype), requires_grad=True)
+        factor = m.linalg.cholesky(x, upper=upper)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            legacy = m.cholesky(x, upper=upper)
+        parts = [factor.real, factor.imag] if factor.is_complex() else [factor]
+        (g,) = m.autograd.grad((factor.abs() * m.tensor([[1.0, 0.5], [-0.3, 2.0]])).sum(), [x])
+        return tuple(p.detach() for p in parts) + (legacy.detach(),), g.resolve_conj().numpy()
+    assert_same_as_torch(lambda m: program(m)[0])
+    # the gradients agree to rounding (a Hermitian diagonal's imaginary part is 1e-17 noise)
+    np.testing.assert_allclose(program(gradkit)[1], program(torch)[1], atol=1e-12)
+    program = Program("breadth", (Leaf((), "complex128", True),), (
+        Step("fb_cholesky_legacy", (0,), {"n": 1, "flag": True, "flag2": False}),
+        Step("fb_atanh_", (1,), {})), False, 70864, True)
+    assert diff_program(program) == ([], None)

@@ -1263,3 +1263,22 @@ def test_upper_cholesky_factors_the_upper_triangle_with_potrfs_zero_signs(matrix
         Step("fb_cholesky_legacy", (0,), {"n": 1, "flag": True, "flag2": False}),
         Step("fb_atanh_", (1,), {})), False, 70864, True)
     assert diff_program(program) == ([], None)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("sizes", [(1, 5), (2, 10), (3, 7), (7, 29), (13, 17)])
+def test_linear_resampling_weights_are_torchs_at_an_infinite_input(dtype, sizes):
+    """torch's source index is `scale * (dst + 0.5) - 0.5` rounded once (its compiled fma,
+    in float32 for float32 input), the index floorf's: a weight of 3e-17 where gradkit's was
+    0 (or the reverse) decides between inf and 0 * inf = NaN (breadth seed 70839)."""
+    n_in, n_out = sizes
+
+    def program(m):
+        x = m.tensor(np.linspace(-1.0, 2.0, n_in), dtype=getattr(m, dtype), requires_grad=True)
+        y = x * m.tensor([1.0] * (n_in - 1) + [math.inf], dtype=x.dtype)
+        out = m.nn.functional.interpolate(y.reshape(1, 1, -1), size=n_out, mode="linear")
+        grid = m.nn.functional.interpolate(y.reshape(1, 1, 1, -1).expand(1, 1, 2, n_in),
+                                           size=(3, n_out), mode="bilinear")
+        (g,) = m.autograd.grad(out.sum() + grid.sum(), [x])
+        return out, grid, g
+    assert_same_as_torch(program, rtol=1e-5)

@@ -1282,3 +1282,35 @@ def test_linear_resampling_weights_are_torchs_at_an_infinite_input(dtype, sizes)
         (g,) = m.autograd.grad(out.sum() + grid.sum(), [x])
         return out, grid, g
     assert_same_as_torch(program, rtol=1e-5)
+
+
+def test_nearest_grid_gradient_into_ctc_double_backward_is_known():
+    """Known difference (docs/numerics.md, "walks through it into the nodes before"; nn_new
+    seeds 8461, 13569): torch's zero grid gradient of nearest grid_sample is its backward
+    node's output, so differentiating it again reaches ctc_loss's backward, which has no
+    derivative; gradkit's zero has no graph."""
+    def grid_gradient(m):
+        image = m.tensor([[[[0.3, -0.2, 0.5]]]], dtype=m.float64)
+        grid = m.tensor([[[[0.1, 0.0], [0.7, 0.2]], [[-0.6, 0.1], [0.3, -0.4]]]],
+                        dtype=m.float64, requires_grad=True)
+        sampled = m.nn.functional.grid_sample(image, grid, mode="nearest", align_corners=True)
+        log_probs = sampled.reshape(4, 1, 1).expand(4, 1, 3).log_softmax(-1)
+        loss = m.nn.functional.ctc_loss(log_probs, m.tensor([[1]]), m.tensor([4]),
+                                        m.tensor([1]), reduction="sum")
+        return grid, m.autograd.grad(loss, [grid], create_graph=True)[0]
+    grid, mine = grid_gradient(gradkit)
+    assert not mine.requires_grad and not mine.numpy().any()
+    grid, theirs = grid_gradient(torch)
+    assert theirs.requires_grad and not theirs.detach().numpy().any()
+    with pytest.raises(RuntimeError, match="derivative for aten::_ctc_loss_backward is not"):
+        torch.autograd.grad(theirs.sum(), [grid])
+    program = Program("nn_new", (Leaf((), "float64", True), Leaf((), "float64", False)), (
+        Step("f_grid_sample", (1, 0), {
+            "shape": (1, 1, 1, 1), "affine": True, "out": (1, 3), "mode": "nearest",
+            "padding_mode": "zeros", "align_corners": True}),
+        Step("f_ctc_loss", (2,), {
+            "steps": 4, "batch": 1, "classes": 4, "blank": 0, "targets": [[2]], "lengths": [1],
+            "inputs": [3], "padded": False, "as_tensors": True, "reduction": "none",
+            "zero_infinity": True})), True, 13569, True)
+    problems, known = diff_program(program)
+    assert problems and known.startswith("nearest grid_sample's zero grid gradient has no graph")

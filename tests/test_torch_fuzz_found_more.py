@@ -1314,3 +1314,20 @@ def test_nearest_grid_gradient_into_ctc_double_backward_is_known():
             "zero_infinity": True})), True, 13569, True)
     problems, known = diff_program(program)
     assert problems and known.startswith("nearest grid_sample's zero grid gradient has no graph")
+
+
+def test_householder_product_that_overflows_is_known():
+    """Known difference (docs/numerics.md, "which entries end as `inf` and which as NaN";
+    breadth seed 76674): float32 reflectors of count values overflow in both routines; the
+    finite entries agree, the non-finite ones are inf in one and NaN in the other."""
+    program = Program("breadth", (Leaf((3, 2, 3), "float32", True),), (
+        Step("b_count_nonzero", (0,), {"dim": 1, "keepdim": True}),
+        Step("e_meshgrid", (1, 1), {"indexing": "ij"}),
+        Step("l_householder_product", (2,), {"n": 18})), True, 76674, True)
+    mine, theirs = run(program, gradkit), run(program, torch)
+    a, b = mine.values[3], theirs.values[3]
+    finite = np.isfinite(a) & np.isfinite(b)
+    np.testing.assert_allclose(a[finite], b[finite], rtol=1e-4)
+    assert np.array_equal(np.isfinite(a), np.isfinite(b)) and not np.isfinite(b).all()
+    problems, known = diff_program(program)
+    assert not problems or known.startswith("a LAPACK routine of a non-finite matrix")

@@ -526,9 +526,23 @@ def _lapack_at_non_finite(program, mine: Result, theirs: Result) -> bool:
     through its factors (singular or eigenvectors of such a matrix) are whatever each
     library's routine left in them, finite or not."""
     return _non_finite_input_to(_runs_lapack, program, mine, theirs, kinds=("values",)) or \
+        _lapack_overflow(program, mine, theirs) or \
         _lapack_refuses_a_nan_left_by_lapack(program, mine, theirs) or \
         _lapack_refuses_a_nan_left_by_blas(program, mine, theirs) or \
         _ldl_refuses_a_nan_pivot(program, mine, theirs)
+
+
+def _lapack_overflow(program, mine: Result, theirs: Result) -> bool:
+    """A LAPACK step of finite input whose torch result is not finite (it overflowed), and
+    only values that are not finite on one side differ (breadth seed 76674)."""
+    if mine.error or theirs.error or not theirs.values or mine.flags != theirs.flags or \
+            mine.slots != theirs.slots:
+        return False
+    first = len(program.leaves)
+    return any(_runs_lapack(step) and first + k < len(theirs.values)
+               and all(np.isfinite(theirs.values[i]).all() for i in step.inputs)
+               and not np.isfinite(theirs.values[first + k]).all()
+               for k, step in enumerate(program.steps)) and _only_non_finite_differ(mine, theirs)
 
 
 def _lapack_refuses_a_nan_left_by_blas(program, mine: Result, theirs: Result) -> bool:

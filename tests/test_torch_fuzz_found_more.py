@@ -13,6 +13,8 @@ from fuzz.shrink import shrink
 from test_torch_numerics import assert_same_as_torch, with_grads
 
 import gradkit
+from gradkit.backend import get_array_module
+from gradkit.ops.promotion import NumpyOperand
 
 torch = pytest.importorskip("torch")
 
@@ -1331,3 +1333,17 @@ def test_householder_product_that_overflows_is_known():
     assert np.array_equal(np.isfinite(a), np.isfinite(b)) and not np.isfinite(b).all()
     problems, known = diff_program(program)
     assert not problems or known.startswith("a LAPACK routine of a non-finite matrix")
+
+
+@pytest.mark.parametrize("value", [0.5, math.nan, math.inf, -0.0])
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_dropout_of_everything_differentiates_a_0d_input(value, shape):
+    """dropout(p=1) multiplies by a 0-d NumPy scale, which promotion wraps in an ndarray
+    subclass: its backward took that for a CuPy array and asked for CUDA (nn_new seed 14879)."""
+    def program(m):
+        x = m.full(shape, value, dtype=m.float64, requires_grad=True)
+        out = m.nn.functional.dropout(x, p=1.0, training=True)
+        out.sum().backward()
+        return out, x.grad
+    assert_same_as_torch(program)
+    assert get_array_module(np.asarray(2.0).view(NumpyOperand)) is np

@@ -1347,3 +1347,17 @@ def test_dropout_of_everything_differentiates_a_0d_input(value, shape):
         return out, x.grad
     assert_same_as_torch(program)
     assert get_array_module(np.asarray(2.0).view(NumpyOperand)) is np
+
+
+@pytest.mark.parametrize("bag", [[1, 0, 0], [0, 1, 2], [2, 0, 1], [0, 0], [3, 1, 3], [4, 2]])
+def test_embedding_bag_max_counts_a_nan_only_as_the_first_row(bag):
+    """torch's max bag starts from its first row and takes a strictly greater one, so a NaN
+    wins only as the first row (nn_new seed 14712: gradkit's max propagated every NaN)."""
+    def program(m):
+        weight = m.tensor([[math.nan, 1.0], [0.5, math.nan], [2.0, -1.0], [-math.inf, -math.inf],
+                           [0.0, -0.0]], dtype=m.float64, requires_grad=True)
+        out = m.nn.functional.embedding_bag(m.tensor([bag]), weight, mode="max")
+        aten = m.embedding_bag(weight.detach(), m.tensor(bag), m.tensor([0]), mode=2)
+        return (out, aten[0], aten[3]) + m.autograd.grad((out * m.tensor([1.0, -2.0])).sum(),
+                                                          [weight])
+    assert_same_as_torch(program)

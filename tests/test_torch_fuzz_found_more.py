@@ -1361,3 +1361,21 @@ def test_embedding_bag_max_counts_a_nan_only_as_the_first_row(bag):
         return (out, aten[0], aten[3]) + m.autograd.grad((out * m.tensor([1.0, -2.0])).sum(),
                                                           [weight])
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_leaky_relu_backward_reads_its_input_with_a_zero_derivative(inplace):
+    """torch's leaky_relu_backward keeps an edge to x whose derivative is zero, as relu's and
+    hardtanh's: a second derivative through it is 0 times what came before, NaN after an
+    infinite factor (found beside breadth seed 68854's average pooling)."""
+    def program(m):
+        x = m.tensor([0.5, -0.3, 2.0], dtype=m.float64, requires_grad=True)
+        outs = []
+        for scale in (2.0, math.inf):
+            y = x * scale
+            out = m.nn.functional.leaky_relu(y, 0.2, inplace=inplace)
+            (g,) = m.autograd.grad(out.sum(), [x], create_graph=True)
+            (gg,) = m.autograd.grad((g * g.detach()).sum(), [x])
+            outs += [g, gg]
+        return tuple(outs)
+    assert_same_as_torch(program)

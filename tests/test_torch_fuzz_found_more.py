@@ -1382,3 +1382,24 @@ def test_leaky_relu_backward_reads_its_input_with_a_zero_derivative(inplace):
             outs += [g, gg]
         return tuple(outs)
     assert_same_as_torch(program)
+
+
+def test_complex_linear_at_inf_is_the_blas_wart():
+    """Known difference (docs/numerics.md, "BLAS kernel computes"; breadth seed 78482):
+    linear(x, x) of a complex column with -inf is x @ x^T, a BLAS product: its finite entries
+    agree, and which non-finite ones are inf and which NaN is each kernel's."""
+    def outer(m):
+        x = m.tensor([[0.3 + 0.6j], [complex(-math.inf, 0)], [0.5 - 0.1j]], dtype=m.complex128)
+        return m.nn.functional.linear(x, x).numpy()
+    mine, theirs = outer(gradkit), outer(torch)
+    finite = np.isfinite(mine) & np.isfinite(theirs)
+    np.testing.assert_allclose(mine[finite], theirs[finite])
+    assert np.array_equal(finite, np.isfinite(theirs)) and not finite.all()
+    assert np.isnan(theirs[1]).all() and np.isinf(mine[1, 0])   # torch's gemm: the row NaN
+    program = Program("breadth", (Leaf((3,), "complex128", True, True),
+                                  Leaf((), "complex128", False)), (
+        Step("s_combinations", (0,), {"r": 1, "with_replacement": True}),
+        Step("b_linear", (2, 2), {})), False, 78482)
+    problems, known = diff_program(program)
+    assert not problems or known == \
+        "complex matmul with infinite entries: inf or NaN as the BLAS kernel computes"

@@ -438,7 +438,7 @@ def _only_non_finite_differ(mine: Result, theirs: Result,
 MATRIX_PRODUCTS = frozenset({
     "matmul", "matvec", "dot_last", "gram", "b_bmm", "b_dot", "b_einsum", "b_inner",
     "b_matmul_bcast", "b_mm", "b_mv", "b_outer", "e_addbmm", "e_addmm", "e_addmv", "e_baddbmm",
-    "e_tensordot",
+    "e_tensordot", "b_linear",  # linear: x @ W^T (breadth seed 78482)
     "l_multi_dot", "l_vecdot", "s_addr", "s_chain_matmul"})
 
 

@@ -1403,3 +1403,23 @@ def test_complex_linear_at_inf_is_the_blas_wart():
     problems, known = diff_program(program)
     assert not problems or known == \
         "complex matmul with infinite entries: inf or NaN as the BLAS kernel computes"
+
+
+def test_float32_std_of_equal_values_over_everything_is_known_rounding_noise():
+    """Known difference (docs/numerics.md, "noise divided by rounding noise"; breadth seed
+    83455): torch's float32 two-pass std of six equal values is 6.5e-8 (its mean rounded),
+    NumPy's is 0, so the gradients through it are noise (or torch's masked 0) apart."""
+    def std(m):
+        x = m.full((1, 1, 3, 2), 0.74034256, dtype=m.float32)
+        return m.std(x, dim=(-3, -2, -1), correction=1).item()
+    assert 0 <= std(gradkit) < 1e-6 and 0 <= std(torch) < 1e-6
+    program = Program("breadth", (Leaf((), "float32", True),), (
+        Step("f_grid_sample", (0, 0), {"shape": (1, 1, 1, 1), "affine": False, "out": (3, 2),
+                                       "mode": "bilinear", "padding_mode": "reflection",
+                                       "align_corners": True}),
+        Step("e_logaddexp2", (0, 1), {}),
+        Step("b_std", (2,), {"dim": (-3, -2, -1), "keepdim": False, "correction": 1})),
+        True, 83455)
+    problems, known = diff_program(program)
+    assert not problems or known == \
+        "the gradient of std at elements equal but for rounding is noise over noise"

@@ -1423,3 +1423,33 @@ def test_float32_std_of_equal_values_over_everything_is_known_rounding_noise():
     problems, known = diff_program(program)
     assert not problems or known == \
         "the gradient of std at elements equal but for rounding is noise over noise"
+
+
+@pytest.mark.parametrize("scatter", [
+    lambda m, x: m.select_scatter(x, x.select(1, 0) * 10, 1, 0),
+    lambda m, x: m.slice_scatter(x, x[:1] * 10, 0, 0, 1),
+    lambda m, x: m.diagonal_scatter(x, x.diagonal() * 10),
+], ids=["select", "slice", "diagonal"])
+def test_scatter_into_an_overlapping_view_is_known(scatter):
+    """Known difference (docs/numerics.md, "keeps that view's strides"; breadth seed 83197):
+    torch's view scatters clone an overlapping view with its strides, so the scattered values
+    land on aliased elements; gradkit's result is dense and holds exactly what was scattered."""
+    def view_of(m):
+        return m.arange(9.0, dtype=m.float64).as_strided((3, 2), (1, 1), 1)
+    mine, theirs = scatter(gradkit, view_of(gradkit)), scatter(torch, view_of(torch))
+    dense = scatter(torch, view_of(torch).contiguous())   # torch's, of a dense copy
+    assert mine.stride() == (2, 1) and theirs.stride() == (1, 1)
+    assert mine.tolist() == dense.tolist() != theirs.tolist()
+    assert _scatter_known()
+
+
+def _scatter_known() -> bool:
+    program = Program("breadth", (Leaf((), "float64", True), Leaf((1,), "float64", True)), (
+        Step("f_grid_sample", (1, 1), {
+            "shape": (1, 1, 1, 1), "affine": True, "out": (3, 3), "mode": "bilinear",
+            "padding_mode": "border", "align_corners": True}),
+        Step("fb_as_strided_", (2,), {"size": (3, 3, 2), "stride": (1, 2, 1), "offset": 1}),
+        Step("s_select_scatter", (3,), {"dim": -1, "index": -2})), False, 83197, True)
+    problems, known = diff_program(program)
+    return not problems or known == \
+        "select/slice/diagonal_scatter of an overlapping view: torch keeps the overlap"

@@ -898,6 +898,39 @@ _STORAGE_READERS = ("fb_as_strided", "fb_as_strided_copy", "fb_as_strided_",
                     "fb_as_strided_scatter")
 
 
+_VIEW_SCATTERS = frozenset({"s_select_scatter", "s_slice_scatter", "s_diagonal_scatter"})
+
+
+def _overlaps(size, stride) -> bool:
+    """Whether a view of ``size`` and ``stride`` reaches some element twice."""
+    addresses = np.zeros((), dtype=np.int64)
+    for n, s in zip(size, stride):
+        addresses = np.add.outer(addresses, np.arange(n) * s)
+    return np.unique(addresses).size < addresses.size
+
+
+def _overlapping_view(program, slot: int) -> bool:
+    """The tensor in ``slot`` is an as_strided view that reaches some element twice."""
+    leaves = len(program.leaves)
+    while slot >= leaves:
+        step = program.steps[slot - leaves]
+        if step.op in ("fb_as_strided", "fb_as_strided_"):
+            return _overlaps(step.params["size"], step.params["stride"])
+        if not (OPS[step.op].inplace or OPS[step.op].same):
+            return False
+        slot = step.inputs[0]
+    return False
+
+
+def _scatter_into_overlapping_view(program, mine: Result, theirs: Result) -> bool:
+    """The first value to differ is select/slice/diagonal_scatter's of a view whose elements
+    overlap: torch's result keeps those strides (clone_preserve_strides), so the scattered
+    values land on aliased elements; gradkit's result is dense (breadth seed 83197)."""
+    first = _first_differing_value(program, mine, theirs)
+    return first is not None and first[0].op in _VIEW_SCATTERS and \
+        _overlapping_view(program, first[0].inputs[0])
+
+
 def _storage_layout_read(program, mine: Result, theirs: Result) -> bool:
     """The first value to differ is an as_strided read of inputs that agree: the two libraries
     laid the input out differently in memory (a LAPACK factor, an FFT along a middle dim)."""
@@ -1013,6 +1046,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("as_strided reads the storage of a result laid out otherwise than torch's",
           "docs/numerics.md", "`as_strided` reads the storage, not the logical order",
           _storage_layout_read),
+    Known("select/slice/diagonal_scatter of an overlapping view: torch keeps the overlap",
+          "docs/numerics.md", "keeps that view's strides", _scatter_into_overlapping_view),
     Known("copysign by a NaN: the NaN's sign bit, which NumPy's math functions clear",
           "docs/numerics.md", "The sign bit of a NaN is not compared",
           _copysign_by_a_cleared_nan),

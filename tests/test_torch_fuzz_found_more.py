@@ -1431,7 +1431,7 @@ def test_float32_std_of_equal_values_over_everything_is_known_rounding_noise():
     lambda m, x: m.diagonal_scatter(x, x.diagonal() * 10),
 ], ids=["select", "slice", "diagonal"])
 def test_scatter_into_an_overlapping_view_is_known(scatter):
-    """Known difference (docs/numerics.md, "keeps that view's strides"; breadth seed 83197):
+    """Known difference (docs/numerics.md, "its `clone_preserve_strides`"; breadth seed 83197):
     torch's view scatters clone an overlapping view with its strides, so the scattered values
     land on aliased elements; gradkit's result is dense and holds exactly what was scattered."""
     def view_of(m):

@@ -1047,7 +1047,7 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "`as_strided` reads the storage, not the logical order",
           _storage_layout_read),
     Known("select/slice/diagonal_scatter of an overlapping view: torch keeps the overlap",
-          "docs/numerics.md", "keeps that view's strides", _scatter_into_overlapping_view),
+          "docs/numerics.md", "its `clone_preserve_strides`", _scatter_into_overlapping_view),
     Known("copysign by a NaN: the NaN's sign bit, which NumPy's math functions clear",
           "docs/numerics.md", "The sign bit of a NaN is not compared",
           _copysign_by_a_cleared_nan),

@@ -1453,3 +1453,28 @@ def _scatter_known() -> bool:
     problems, known = diff_program(program)
     return not problems or known == \
         "select/slice/diagonal_scatter of an overlapping view: torch keeps the overlap"
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular", "constant"])
+def test_padding_backward_reads_its_input_as_torchs(mode):
+    """torch's reflection and replication pads save the input and differentiate their
+    backward as zeros_like(self) there (circular and constant pads do not): a second
+    derivative after `x * inf` is NaN, and a write into the input before backward is refused
+    (found beside breadth seed 68854's average pooling)."""
+    def program(m):
+        x = m.tensor([0.5, -0.3, 0.7], dtype=m.float64, requires_grad=True)
+        outs = []
+        for scale in (2.0, math.inf):
+            out = m.nn.functional.pad((x * scale).reshape(1, 1, -1), (2, 1), mode=mode)
+            (g,) = m.autograd.grad(out.sum(), [x], create_graph=True)
+            gg = m.autograd.grad(g.sum(), [x])[0] if g.requires_grad else m.zeros(3)
+            outs += [g, m.tensor(g.requires_grad), gg]
+        base = x * 1
+        out = m.nn.functional.pad(base.reshape(1, 1, -1), (1, 1), mode=mode)
+        base.mul_(2)
+        try:
+            outs.append(m.autograd.grad(out.sum(), [x])[0])
+        except RuntimeError as error:
+            outs.append(m.tensor("modified by an inplace operation" in str(error)))
+        return tuple(outs)
+    assert_same_as_torch(program)

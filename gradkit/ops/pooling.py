@@ -13,6 +13,7 @@ import numpy as np
 
 from gradkit.ops._op import op
 from gradkit.ops.clamp import clamp
+from gradkit.ops.grad_edges import reads_input
 from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.joining import cat
 from gradkit.ops.piecewise import zeros_like
@@ -112,28 +113,6 @@ def max_pool_with_indices(xp, x, windows=None, fallback=None, kind="MaxPool2DWit
 max_pool_with_indices.node_name_rule = lambda params, datas: params["kind"] + "Backward0"
 
 
-@op(save="x")
-def _reads_input(xp, g, x):
-    """g itself, as a node that reads x: torch's max-pooling backward takes the input, and
-    differentiates as zeros_like(self) there, so with create_graph the gradient requires grad
-    and a second derivative through it is 0 (NaN beside an inf; breadth seed 15309)."""
-    return g.copy()
-
-
-_reads_input.defvjp(lambda gg, x: gg, lambda gg, x: zeros_like(x))
-_reads_input.defjvp(lambda t, x: t, lambda t, x: zeros_like(t))
-
-
-@op(save="x")
-def input_edge(xp, x):
-    """A copy of x whose gradient is ``_reads_input``'s: for the pools composed of other ops
-    (average pooling), whose torch backward reads the input with a zero derivative."""
-    return x.copy()
-
-
-input_edge.defvjp(lambda g, x: _reads_input(g, x))
-input_edge.defjvp(lambda t, x: t)
-
 
 def _max_pool_vjp(g, x, indices, windows, fallback, kind):
     x_shape = tuple(x.shape)
@@ -143,11 +122,11 @@ def _max_pool_vjp(g, x, indices, windows, fallback, kind):
     if fallback is None:
         flat = scatter_into_zeros(reshape(g, outs), reshape(indices, outs), shape=(n, c, plane),
                                   dim=2)
-        return (_reads_input(reshape(flat, tuple(x_shape)), x),)
+        return (reads_input(reshape(flat, tuple(x_shape)), x),)
     # an index past the plane (a window of padding only) sends its gradient nowhere
     flat = scatter_into_zeros(reshape(g, outs), reshape(clamp(indices, max=plane), outs),
                               shape=(n, c, plane + 1), dim=2)
-    return (_reads_input(reshape(narrow(flat, 2, 0, plane), tuple(x_shape)), x),)
+    return (reads_input(reshape(narrow(flat, 2, 0, plane), tuple(x_shape)), x),)
 
 
 def _max_pool_jvp(tangents, x, indices, windows, fallback, kind):

@@ -14,13 +14,14 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.ops.activations import relu
+from gradkit.ops.grad_edges import input_edge
 from gradkit.ops.arithmetic import div, mul, neg, pow
 from gradkit.ops.joining import cat
 from gradkit.ops.indexing import index_select
 from gradkit.ops.piecewise import abs as abs_, sign
 from gradkit.ops.pooling import (
-    adaptive_arguments, adaptive_windows, fixed_windows, input_edge, max_pool1d, max_pool2d,
-    max_pool3d, ntuple, pool_geometry, pool_input, window_map)
+    adaptive_arguments, adaptive_windows, fixed_windows, max_pool1d, max_pool2d, max_pool3d,
+    ntuple, pool_geometry, pool_input, window_map)
 from gradkit.ops.reduction import sum as sum_
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import require_real_floating

@@ -55,6 +55,26 @@ input_edge.defvjp(lambda g, x: reads_input(g, x))
 input_edge.defjvp(lambda t, x: t)
 
 
+@op(save="x")
+def kept_for_backward(xp, x):
+    """A copy of x whose node saves x, as a fused torch kernel's node saves its input, so a
+    write into x before backward is refused; its gradient passes through unchanged (for the
+    normalizations composed of other ops; breadth seed 85905)."""
+    return x.copy()
+
+
+def _through_saved(g, x):
+    """g itself; reading x unpacks the saved input, whose version the unpacking checks (a
+    rule that does not read a saved value does not keep it)."""
+    _ = x
+    return g
+
+
+kept_for_backward.defvjp(_through_saved)
+kept_for_backward.defjvp(_through_saved)
+kept_for_backward.batchable = True
+
+
 def defmask_edge(op_, passes) -> None:
     """Derivative 1 where ``passes(x, **params)``, else 0, through ``gradient_edge``."""
     node = op_.node_name.replace("Backward0", "BackwardBackward0")

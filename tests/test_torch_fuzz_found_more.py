@@ -1506,3 +1506,23 @@ def test_composed_norms_refuse_a_write_into_their_input_before_backward(norm, wr
     for m in (torch, gradkit):
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             program(m)
+
+
+@pytest.mark.parametrize("solver", ["solve", "solve_ex"])
+@pytest.mark.parametrize("which", ["a", "b"])
+def test_solve_refuses_a_write_into_its_result_for_either_gradient(solver, which):
+    """torch's solve node saves its result whichever input needs a gradient: a write into
+    the result before backward is refused even when only B requires grad (breadth seed
+    86047: gradkit kept the result only for A's gradient)."""
+    def program(m, write):
+        a = m.tensor([[2.0, 0.5], [0.25, 3.0]], dtype=m.float64, requires_grad=which == "a")
+        b = m.tensor([[0.5, 1.5], [-1.0, 2.0]], dtype=m.float64, requires_grad=which == "b")
+        x = getattr(m.linalg, solver)(a, b)
+        x = x[0] if solver == "solve_ex" else x
+        if write:
+            x.transpose_(-1, -1)
+        return m.autograd.grad((x * x.detach()).sum(), [a if which == "a" else b])
+    assert_same_as_torch(lambda m: program(m, False))
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            program(m, True)

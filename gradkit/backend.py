@@ -207,9 +207,10 @@ def array_module(dev: device):
 
 
 def get_array_module(array):
-    """numpy for NumPy arrays and scalars, cupy for CuPy arrays (without importing cupy)."""
+    """numpy for NumPy arrays and scalars, cupy for CuPy arrays (without importing cupy).
+    A subclass of ndarray is NumPy's too (promotion's 0-d operand, seed 14879)."""
     return np if type(array).__module__.startswith("numpy") or not hasattr(array, "device") \
-        else _cupy()
+        or isinstance(array, np.ndarray) else _cupy()
 
 
 def device_context(array):

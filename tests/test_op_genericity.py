@@ -261,6 +261,8 @@ SAMPLES = {
     "layer_norm": (lambda x, w, b: F.layer_norm(x, (3,), w, b), lambda: (R(2, 3), R(3), R(3))),
     "embedding": (lambda i, w: F.embedding(i, w), lambda: (I([[0, 2], [2, 1]]), R(3, 4))),
     "max_pool2d": (lambda x: F.max_pool2d(x, 2), lambda: (R(1, 2, 4, 4),)),
+    "avg_pool2d": (lambda x: F.avg_pool2d(x, 2), lambda: (R(1, 2, 4, 4),)),  # its input edge
+    "group_norm": (lambda x: F.group_norm(x, 2), lambda: (R(2, 4, 3),)),  # its saved input
     "logsigmoid": (F.logsigmoid, lambda: (R(2, 3),)),
     "dropout": (lambda x: F.dropout(x, 0.5), lambda: (R(4, 5),)),
     "cross_entropy": (F.cross_entropy, lambda: (R(4, 3), I([0, 2, 1, 2]))),

@@ -7,12 +7,15 @@ import warnings
 
 import numpy as np
 import pytest
-from fuzz.known import diff_program
+from fuzz.known import _agree_but_for_rounding, diff_program, known_difference
 from fuzz.programs import Leaf, Program, RandomDrawer, Step, generate
+from fuzz.runner import Result, run
 from fuzz.shrink import shrink
 from test_torch_numerics import assert_same_as_torch, with_grads
 
 import gradkit
+from gradkit.backend import get_array_module
+from gradkit.ops.promotion import NumpyOperand
 
 torch = pytest.importorskip("torch")
 
@@ -1397,3 +1400,552 @@ def test_multi_output_views_made_without_grad_name_no_grad_mode_as_torch(split,
     theirs = _write_after_making_outputs(torch, split, requires_grad_later)
     assert theirs.startswith("A view was created in no_grad mode")
     assert _write_after_making_outputs(gradkit, split, requires_grad_later) == theirs
+
+
+@pytest.mark.parametrize("reduce", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
+@pytest.mark.parametrize("dim", [0, (0, 2)])
+def test_variance_of_equal_values_along_a_dim_is_zero_as_torchs_welford_pass(reduce, dtype,
+                                                                            dim):
+    """torch's Welford pass keeps the mean of equal values exact, so their variance along a
+    dim is 0 (NumPy's two-pass left 2.8e-17 for std), and std's gradient there is torch's
+    masked 0, its second derivative NaN (breadth seed 16983: std_mean of a bilinear's equal
+    rows)."""
+    def program(m):
+        x = m.tensor(np.full((3, 2, 1), -0.19234415), dtype=getattr(m, dtype),
+                     requires_grad=True)
+        y = x * m.tensor([[[1.0], [0.7]]], dtype=x.dtype)     # equal along dim 0 only
+        out = getattr(m, reduce)(y, dim, correction=0)
+        out = out[0] * out[1] if isinstance(out, tuple) else out
+        (g,) = m.autograd.grad(out.abs().sum(), [x], create_graph=True)
+        (gg,) = m.autograd.grad(g.abs().sum(), [x], allow_unused=True, materialize_grads=True)
+        return out, g, gg
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_variance_of_equal_values_over_everything_is_rounding_noise_in_both(dtype):
+    """Reducing every dim, torch's var and std are two-pass as NumPy's: both leave noise; its
+    var_mean and std_mean keep the Welford pass, 0 (breadth seed 79355)."""
+    for m in (gradkit, torch):
+        x = m.full((3,), -0.19234415, dtype=getattr(m, dtype))
+        assert 0 < m.var(x).item() < 1e-32 and 0 < m.var(x[None], 1).item() < 1e-32
+        assert m.var(x[None].expand(2, 3), 1).tolist() == [0.0, 0.0]
+        assert m.var_mean(x)[0].item() == m.std_mean(x[None], 1, keepdim=True)[0].item() == 0
+
+
+def test_fft_zero_sign_through_a_branch_cut_is_known():
+    """Known difference (docs/numerics.md, "a branch cut after it"; breadth seed 15820):
+    pocketfft's rfft leaves +0j where torch's MKL leaves -0j, so float_power of that negative
+    real number gives the conjugate of torch's."""
+    def transform(m):
+        spectrum = m.fft.rfft(m.tensor([-0.3, 0.0, 0.0, 0.0, 0.0], dtype=m.float64))
+        return spectrum.resolve_conj().numpy(), m.float_power(spectrum, -2.5).numpy()
+    (mine, mine_power), (theirs, their_power) = transform(gradkit), transform(torch)
+    np.testing.assert_array_equal(mine, theirs)                  # equal as numbers
+    assert np.signbit(mine.imag).tolist() == [False, False, False]
+    assert np.signbit(theirs.imag).tolist() == [False, True, False]
+    np.testing.assert_allclose(mine_power[::2], their_power[::2])
+    np.testing.assert_allclose(mine_power[1], np.conj(their_power[1]))
+    assert abs(mine_power[1].imag) > 1
+    program = Program("breadth", (Leaf((1,), "float64", True),), (
+        Step("b_diag", (0,), {"k": 0}),
+        Step("fft_ihfft", (1,), {"dim": -2, "n": 5, "norm": "backward"}),
+        Step("e2_float_power_scalar", (2,), {"s": -2.5})), False, 15820)
+    problems, known = diff_program(program)
+    assert problems and known == "the sign of a zero imaginary part an FFT leaves, through a " \
+        "branch cut"
+
+
+@pytest.mark.parametrize("pool", [
+    lambda m, x: m.nn.functional.max_pool1d(x, 2),
+    lambda m, x: m.nn.functional.max_unpool1d(*m.nn.functional.max_pool1d(
+        x, 2, return_indices=True), 2, output_size=(5,)),
+    lambda m, x: m.nn.functional.adaptive_max_pool1d(x, 3),
+    lambda m, x: m.nn.functional.max_pool2d(x.unsqueeze(0), (1, 2), padding=(0, 1)),
+    lambda m, x: m.nn.functional.max_pool3d(x.unsqueeze(0).unsqueeze(0), (1, 1, 2)),
+], ids=["max_pool1d", "max_unpool1d", "adaptive", "max_pool2d_padded", "max_pool3d"])
+def test_max_pool_backward_reads_its_input_with_a_zero_derivative(pool):
+    """torch's max-pooling backward takes the input and differentiates as zeros_like(self)
+    there: with create_graph the gradient requires grad, and a second derivative through it
+    is 0 times what came before (NaN after `inf - inf * x`; breadth seed 15309: gradkit's
+    gradient had no graph, so no second derivative)."""
+    def program(m):
+        x = m.tensor([[[0.3, 0.5, -1.0, 2.0]]], dtype=m.float64, requires_grad=True)
+        outs = []
+        for scale in (2.0, math.inf):
+            y = m.rsub(x, x, alpha=scale)
+            (g,) = m.autograd.grad(pool(m, y).sum(), [x], create_graph=True)
+            assert g.requires_grad
+            (gg,) = m.autograd.grad((g * g.detach().nan_to_num()).sum(), [x])
+            outs += [g, gg]
+        return tuple(outs)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("mask", [None, "bool", "float"])
+def test_attention_row_of_minus_inf_scores_weighs_nothing_as_torchs_safe_softmax(mask):
+    """A row whose scores are all -inf because of the values (an infinite query), not only
+    the mask, reads 0 with zero score gradients as torch's safe softmax and CPU flash kernel;
+    a key gradient meeting the infinite query is NaN in both (breadth seed 19417: fused
+    attention at an infinite input was NaN here)."""
+    def program(m):
+        q = m.tensor([[[math.inf, 1.0], [0.5, 0.2], [-math.inf, 0.0]]], dtype=m.float64,
+                     requires_grad=True)
+        k = m.tensor([[[-1.0, 0.3], [-2.0, 0.1], [-0.5, 0.4]]], dtype=m.float64,
+                     requires_grad=True)
+        v = m.tensor([[[2.0, 1.0], [3.0, -1.0], [0.5, 0.25]]], dtype=m.float64,
+                     requires_grad=True)
+        allowed = m.tensor([[True, False, True]] * 3)
+        attn_mask = {None: None, "bool": allowed,
+                     "float": m.where(allowed, 0.0, -math.inf).to(m.float64)}[mask]
+        out = m.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
+        return (out,) + m.autograd.grad((out * m.tensor([1.0, -2.0])).sum(), [q, k, v])
+    assert_same_as_torch(program)
+
+
+def test_max_unpool_of_attention_rows_equal_but_for_rounding_is_known():
+    """Known difference (docs/numerics.md, "turn a last-bit difference"; nn_new seed 1686):
+    float32 attention rows that are equal in exact arithmetic come out one ulp apart in
+    torch's fused kernel, so max pooling picks another element of the tie and max_unpool
+    places it elsewhere. The attention output agrees to rounding."""
+    program = Program("nn_new", (Leaf((), "float32", True),), (
+        Step("f_multi_head_attention", (0, 0), {
+            "heads": 2, "head_dim": 2, "tgt": 3, "src": 3, "batch": 1, "mask": "float",
+            "padding": "none", "need_weights": False, "average": True, "zero_attn": False,
+            "bias_kv": False, "separate": False, "in_bias": False}),
+        Step("f_max_unpool", (1,), {"d": 1, "shape": (1, 1, 12), "kernel": 3, "stride": 2,
+                                    "padding": 0, "extra": 1})), False, 1686)
+    mine, theirs = run(program, gradkit), run(program, torch)
+    np.testing.assert_allclose(mine.values[1], theirs.values[1], rtol=1e-6)
+    assert not np.array_equal(mine.values[1], theirs.values[1])
+    problems, known = diff_program(program)
+    assert problems[0].startswith("values[2]")
+    assert known == "a step that turns a rounding difference of its input into another number"
+    # exactly equal inputs are no excuse: a tie broken otherwise there is a mismatch
+    same = Result(None, [np.ones(3, np.float32)], [False], [0], [], [])
+    assert not _agree_but_for_rounding(Step("f_max_unpool", (0,), {}), same, same)
+
+
+def test_gradient_through_ctc_of_constant_log_softmax_rows_is_rounding_noise_in_both():
+    """Known difference (docs/numerics.md, "of a row of equal values is rounding noise"; nn_new
+    seed 1894): one value tiled into every log-probability has the gradient
+    sum(g) * (1 - sum(softmax)), 0 but for rounding, which each side rounds apart."""
+    def grads(m):
+        x = m.tensor(0.4075, dtype=m.float32, requires_grad=True)
+        log_probs = x.reshape(1).repeat(16).reshape(4, 1, 4).log_softmax(-1)
+        loss = m.nn.functional.ctc_loss(log_probs, m.tensor([[0, 0]]), m.tensor([4]),
+                                        m.tensor([2]), blank=3, reduction="sum")
+        (g,) = m.autograd.grad(loss * 1e8, [x])
+        return loss.item(), g.item()
+    (mine, g_mine), (theirs, g_theirs) = grads(gradkit), grads(torch)
+    assert mine == pytest.approx(theirs, rel=1e-6)
+    assert abs(g_mine) <= 1e8 * 1e-6 and abs(g_theirs) <= 1e8 * 1e-6   # noise, scaled by 1e8
+    program = Program("nn_new", (Leaf((), "complex64", True), Leaf((), "int64", False)), (
+        Step("f_ctc_loss", (0,), {
+            "steps": 4, "batch": 1, "classes": 4, "blank": 3, "targets": [[0, 0]],
+            "lengths": [2], "inputs": [4], "padded": True, "as_tensors": True,
+            "reduction": "sum", "zero_infinity": True}),
+        Step("f_embedding_bag", (2, 2), {
+            "num": 1, "dim": 2, "mode": "sum", "weighted": True, "padding_idx": None,
+            "indices": [[0, 0], [0, 0], [0, 0]], "offsets": None, "last": False}),
+        Step("exp", (3,), {})), False, 1894, True)
+    problems, known = diff_program(program)
+    assert not problems or known == \
+        "the gradient through ctc_loss of constant log_softmax rows is rounding noise"
+
+
+@pytest.mark.parametrize("loss", ["multi_margin_loss", "multilabel_margin_loss"])
+@pytest.mark.parametrize("dtype", ["complex128", "int64", "bool"])
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_margin_loss_of_an_empty_batch_checks_no_dtype_as_torch(loss, dtype, reduction,
+                                                               requires_grad):
+    """torch's margin-loss kernels (and their dtype checks) run for a non-empty batch only:
+    an empty complex or integral batch computes a loss of its dtype (its sum and mean are
+    torch's uninitialized memory, so only their dtype and shape are compared), and a complex
+    one that requires grad is refused by autograd (breadth seed 66947)."""
+    if requires_grad and dtype != "complex128":
+        pytest.skip("only floating tensors require grad")
+
+    def program(m):
+        x = m.zeros((0, 3), dtype=getattr(m, dtype), requires_grad=requires_grad)
+        target = m.zeros((0,) if loss == "multi_margin_loss" else (0, 3), dtype=m.int64)
+        out = getattr(m.nn.functional, loss)(x, target, reduction=reduction)
+        return (out if reduction == "none" else m.tensor(out.shape), m.tensor(out.requires_grad),
+                m.zeros(1, dtype=out.dtype))
+    assert_same_as_torch(program)
+    # a non-empty batch of those dtypes is refused by the kernel, in both
+    with pytest.raises(NotImplementedError, match="not implemented for"):
+        getattr(gradkit.nn.functional, loss)(
+            gradkit.zeros((2, 3), dtype=getattr(gradkit, dtype)),
+            gradkit.zeros((2,) if loss == "multi_margin_loss" else (2, 3), dtype=gradkit.int64))
+
+
+def test_known_differences_read_a_corrcoef_of_a_0d_tensor():
+    """corrcoef of corrcoef's 0-d result: the known-difference check reads it as one variable
+    of one observation (breadth seed 67629 stopped the run with an AxisError)."""
+    program = Program("breadth", (Leaf((2,), "float64", False),), (
+        Step("e2_corrcoef", (0,), {}), Step("e2_corrcoef", (1,), {})), False, 67629)
+    mine, theirs = run(program, gradkit), run(program, torch)
+    assert known_difference(program, mine, theirs).startswith("corrcoef")  # one value: c / c
+    for m in (gradkit, torch):
+        inner = m.corrcoef(m.tensor([0.97566785, -0.7538094], dtype=m.float64))
+        assert inner.item() == 1.0 and math.isnan(m.corrcoef(inner).item())
+
+
+@pytest.mark.parametrize("n", [-1, -2, 1])
+def test_matrix_power_minus_one_is_the_saved_inverse_itself(n):
+    """torch's matrix_power(x, -1) returns linalg.inv's result itself, which its node saves:
+    writing into it before backward is refused (breadth seed 68357: gradkit cloned it)."""
+    def program(m):
+        x = m.tensor([[2.0, 1.0 - 1j], [0.5j, 3.0]], dtype=m.complex128, requires_grad=True)
+        y = m.linalg.matrix_power(x, n)
+        name = y.grad_fn.name()
+        y.mul_(2)
+        return (m.tensor(len(name)),) + m.autograd.grad(y.abs().sum(), x)
+    if n != -1:
+        assert_same_as_torch(program)
+        return
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation: .*which is "
+                                               "output 0 of LinalgInvEx"):
+            program(m)
+
+
+@pytest.mark.parametrize("pool", [
+    lambda m, x: m.nn.functional.avg_pool1d(x, 2),
+    lambda m, x: m.nn.functional.avg_pool2d(x.unsqueeze(0), (1, 2), padding=(0, 1),
+                                            divisor_override=3),
+    lambda m, x: m.nn.functional.avg_pool3d(x.unsqueeze(0).unsqueeze(0), (1, 1, 2),
+                                            count_include_pad=False),
+    lambda m, x: m.nn.functional.lp_pool1d(x, 2.0, 2),
+    lambda m, x: m.nn.functional.adaptive_avg_pool1d(x, 3),
+    lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, (1, 2)),
+    lambda m, x: m.nn.functional.adaptive_avg_pool3d(x.unsqueeze(0), 1),
+], ids=["avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool1d", "adaptive_avg_pool1d",
+        "adaptive_avg_pool2d", "adaptive_avg_pool3d_to_one"])
+def test_average_pooling_backward_reads_its_input_with_a_zero_derivative(pool):
+    """torch's avg_pool backward takes the input with a zero derivative, as max pooling's
+    (adaptive too, but for one output per plane, which is a mean): a second derivative through
+    it is 0 times what came before, NaN after `x * inf` (breadth seed 68854: gradkit's
+    composed pooling had no such edge)."""
+    def program(m):
+        x = m.tensor([[[0.3, 0.5, -1.0, 2.0]]], dtype=m.float64, requires_grad=True)
+        outs = []
+        for scale in (2.0, math.inf):
+            (g,) = m.autograd.grad(pool(m, x * scale).sum(), [x], create_graph=True)
+            gg = m.autograd.grad((g * g.detach().nan_to_num()).sum(), [x], allow_unused=True,
+                                 materialize_grads=True)[0] if g.requires_grad else m.zeros(1)
+            outs += [g, m.tensor(g.requires_grad), gg]
+        return tuple(outs)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("size", [3, 1])
+def test_average_pooling_refuses_a_write_into_its_input_before_backward(size):
+    """The same saved input: a write into it before backward is refused, as torch's (not for
+    an adaptive pool to one element, torch's mean, which saves nothing)."""
+    def program(m):
+        x = m.tensor([[[0.3, 0.5, -1.0, 2.0]]], dtype=m.float64, requires_grad=True)
+        base = x * 1
+        out = m.nn.functional.adaptive_avg_pool1d(base, size).sum()
+        if size > 1:
+            out = out + m.nn.functional.avg_pool1d(base, 2).sum()
+        base.mul_(2)
+        return m.autograd.grad(out.sum(), [x])
+    if size == 1:
+        assert_same_as_torch(program)
+        return
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            program(m)
+
+
+@pytest.mark.parametrize("matrix", [
+    [[4.0, 1.0], [3.0, 5.0]],                                # not symmetric: the upper is read
+    [[2.0, 1 - 1j], [1 + 1j, 3.0]],
+    [[4.0, 1 - 2j], [3 + 1j, 5.0]],
+], ids=["real", "hermitian", "complex"])
+@pytest.mark.parametrize("upper", [False, True])
+def test_upper_cholesky_factors_the_upper_triangle_with_potrfs_zero_signs(matrix, upper):
+    """torch's upper Cholesky factor is LAPACK potrf('U') of x's upper triangle: its zeros are
+    +0j (gradkit conjugated the lower factor: -0j, which atanh's branch cut turned into the
+    conjugate; breadth seed 70864), and a non-Hermitian x's upper triangle is the one read."""
+    dtype = "complex128" if any(isinstance(v, complex) for row in matrix for v in row) \
+        else "float64"
+
+    def program(m):
+        x = m.tensor(matrix, dtype=getattr(m, dtype), requires_grad=True)
+        factor = m.linalg.cholesky(x, upper=upper)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            legacy = m.cholesky(x, upper=upper)
+        parts = [factor.real, factor.imag] if factor.is_complex() else [factor]
+        (g,) = m.autograd.grad((factor.abs() * m.tensor([[1.0, 0.5], [-0.3, 2.0]])).sum(), [x])
+        return tuple(p.detach() for p in parts) + (legacy.detach(),), g.resolve_conj().numpy()
+    assert_same_as_torch(lambda m: program(m)[0])
+    # the gradients agree to rounding (a Hermitian diagonal's imaginary part is 1e-17 noise)
+    np.testing.assert_allclose(program(gradkit)[1], program(torch)[1], atol=1e-12)
+    program = Program("breadth", (Leaf((), "complex128", True),), (
+        Step("fb_cholesky_legacy", (0,), {"n": 1, "flag": True, "flag2": False}),
+        Step("fb_atanh_", (1,), {})), False, 70864, True)
+    assert diff_program(program) == ([], None)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("sizes", [(1, 5), (2, 10), (3, 7), (7, 29), (13, 17)])
+def test_linear_resampling_weights_are_torchs_at_an_infinite_input(dtype, sizes):
+    """torch's source index is `scale * (dst + 0.5) - 0.5` rounded once (its compiled fma,
+    in float32 for float32 input), the index floorf's: a weight of 3e-17 where gradkit's was
+    0 (or the reverse) decides between inf and 0 * inf = NaN (breadth seed 70839)."""
+    n_in, n_out = sizes
+
+    def program(m):
+        x = m.tensor(np.linspace(-1.0, 2.0, n_in), dtype=getattr(m, dtype), requires_grad=True)
+        y = x * m.tensor([1.0] * (n_in - 1) + [math.inf], dtype=x.dtype)
+        out = m.nn.functional.interpolate(y.reshape(1, 1, -1), size=n_out, mode="linear")
+        grid = m.nn.functional.interpolate(y.reshape(1, 1, 1, -1).expand(1, 1, 2, n_in),
+                                           size=(3, n_out), mode="bilinear")
+        (g,) = m.autograd.grad(out.sum() + grid.sum(), [x])
+        return out, grid, g
+    assert_same_as_torch(program, rtol=1e-5)
+
+
+def test_nearest_grid_gradient_into_ctc_double_backward_is_known():
+    """Known difference (docs/numerics.md, "walks through it into the nodes before"; nn_new
+    seeds 8461, 13569): torch's zero grid gradient of nearest grid_sample is its backward
+    node's output, so differentiating it again reaches ctc_loss's backward, which has no
+    derivative; gradkit's zero has no graph."""
+    def grid_gradient(m):
+        image = m.tensor([[[[0.3, -0.2, 0.5]]]], dtype=m.float64)
+        grid = m.tensor([[[[0.1, 0.0], [0.7, 0.2]], [[-0.6, 0.1], [0.3, -0.4]]]],
+                        dtype=m.float64, requires_grad=True)
+        sampled = m.nn.functional.grid_sample(image, grid, mode="nearest", align_corners=True)
+        log_probs = sampled.reshape(4, 1, 1).expand(4, 1, 3).log_softmax(-1)
+        loss = m.nn.functional.ctc_loss(log_probs, m.tensor([[1]]), m.tensor([4]),
+                                        m.tensor([1]), reduction="sum")
+        return grid, m.autograd.grad(loss, [grid], create_graph=True)[0]
+    grid, mine = grid_gradient(gradkit)
+    assert not mine.requires_grad and not mine.numpy().any()
+    grid, theirs = grid_gradient(torch)
+    assert theirs.requires_grad and not theirs.detach().numpy().any()
+    with pytest.raises(RuntimeError, match="derivative for aten::_ctc_loss_backward is not"):
+        torch.autograd.grad(theirs.sum(), [grid])
+    program = Program("nn_new", (Leaf((), "float64", True), Leaf((), "float64", False)), (
+        Step("f_grid_sample", (1, 0), {
+            "shape": (1, 1, 1, 1), "affine": True, "out": (1, 3), "mode": "nearest",
+            "padding_mode": "zeros", "align_corners": True}),
+        Step("f_ctc_loss", (2,), {
+            "steps": 4, "batch": 1, "classes": 4, "blank": 0, "targets": [[2]], "lengths": [1],
+            "inputs": [3], "padded": False, "as_tensors": True, "reduction": "none",
+            "zero_infinity": True})), True, 13569, True)
+    problems, known = diff_program(program)
+    assert problems and known.startswith("nearest grid_sample's zero grid gradient has no graph")
+
+
+def test_householder_product_that_overflows_is_known():
+    """Known difference (docs/numerics.md, "which entries end as `inf` and which as NaN";
+    breadth seed 76674): float32 reflectors of count values overflow in both routines; the
+    finite entries agree, the non-finite ones are inf in one and NaN in the other."""
+    program = Program("breadth", (Leaf((3, 2, 3), "float32", True),), (
+        Step("b_count_nonzero", (0,), {"dim": 1, "keepdim": True}),
+        Step("e_meshgrid", (1, 1), {"indexing": "ij"}),
+        Step("l_householder_product", (2,), {"n": 18})), True, 76674, True)
+    mine, theirs = run(program, gradkit), run(program, torch)
+    a, b = mine.values[3], theirs.values[3]
+    finite = np.isfinite(a) & np.isfinite(b)
+    np.testing.assert_allclose(a[finite], b[finite], rtol=1e-4)
+    assert np.array_equal(np.isfinite(a), np.isfinite(b)) and not np.isfinite(b).all()
+    problems, known = diff_program(program)
+    assert not problems or known.startswith("a LAPACK routine of a non-finite matrix")
+
+
+@pytest.mark.parametrize("value", [0.5, math.nan, math.inf, -0.0])
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_dropout_of_everything_differentiates_a_0d_input(value, shape):
+    """dropout(p=1) multiplies by a 0-d NumPy scale, which promotion wraps in an ndarray
+    subclass: its backward took that for a CuPy array and asked for CUDA (nn_new seed 14879)."""
+    def program(m):
+        x = m.full(shape, value, dtype=m.float64, requires_grad=True)
+        out = m.nn.functional.dropout(x, p=1.0, training=True)
+        out.sum().backward()
+        return out, x.grad
+    assert_same_as_torch(program)
+    assert get_array_module(np.asarray(2.0).view(NumpyOperand)) is np
+
+
+@pytest.mark.parametrize("bag", [[1, 0, 0], [0, 1, 2], [2, 0, 1], [0, 0], [3, 1, 3], [4, 2]])
+def test_embedding_bag_max_counts_a_nan_only_as_the_first_row(bag):
+    """torch's max bag starts from its first row and takes a strictly greater one, so a NaN
+    wins only as the first row (nn_new seed 14712: gradkit's max propagated every NaN)."""
+    def program(m):
+        weight = m.tensor([[math.nan, 1.0], [0.5, math.nan], [2.0, -1.0], [-math.inf, -math.inf],
+                           [0.0, -0.0]], dtype=m.float64, requires_grad=True)
+        out = m.nn.functional.embedding_bag(m.tensor([bag]), weight, mode="max")
+        aten = m.embedding_bag(weight.detach(), m.tensor(bag), m.tensor([0]), mode=2)
+        return (out, aten[0], aten[3]) + m.autograd.grad((out * m.tensor([1.0, -2.0])).sum(),
+                                                          [weight])
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_leaky_relu_backward_reads_its_input_with_a_zero_derivative(inplace):
+    """torch's leaky_relu_backward keeps an edge to x whose derivative is zero, as relu's and
+    hardtanh's: a second derivative through it is 0 times what came before, NaN after an
+    infinite factor (found beside breadth seed 68854's average pooling)."""
+    def program(m):
+        x = m.tensor([0.5, -0.3, 2.0], dtype=m.float64, requires_grad=True)
+        outs = []
+        for scale in (2.0, math.inf):
+            y = x * scale
+            out = m.nn.functional.leaky_relu(y, 0.2, inplace=inplace)
+            (g,) = m.autograd.grad(out.sum(), [x], create_graph=True)
+            (gg,) = m.autograd.grad((g * g.detach()).sum(), [x])
+            outs += [g, gg]
+        return tuple(outs)
+    assert_same_as_torch(program)
+
+
+def test_complex_linear_at_inf_is_the_blas_wart():
+    """Known difference (docs/numerics.md, "BLAS kernel computes"; breadth seed 78482):
+    linear(x, x) of a complex column with -inf is x @ x^T, a BLAS product: its finite entries
+    agree, and which non-finite ones are inf and which NaN is each kernel's."""
+    def outer(m):
+        x = m.tensor([[0.3 + 0.6j], [complex(-math.inf, 0)], [0.5 - 0.1j]], dtype=m.complex128)
+        return m.nn.functional.linear(x, x).numpy()
+    mine, theirs = outer(gradkit), outer(torch)
+    finite = np.isfinite(mine) & np.isfinite(theirs)
+    np.testing.assert_allclose(mine[finite], theirs[finite])
+    assert np.array_equal(finite, np.isfinite(theirs)) and not finite.all()
+    assert np.isnan(theirs[1]).all() and np.isinf(mine[1, 0])   # torch's gemm: the row NaN
+    program = Program("breadth", (Leaf((3,), "complex128", True, True),
+                                  Leaf((), "complex128", False)), (
+        Step("s_combinations", (0,), {"r": 1, "with_replacement": True}),
+        Step("b_linear", (2, 2), {})), False, 78482)
+    problems, known = diff_program(program)
+    assert not problems or known == \
+        "complex matmul with infinite entries: inf or NaN as the BLAS kernel computes"
+
+
+def test_float32_std_of_equal_values_over_everything_is_known_rounding_noise():
+    """Known difference (docs/numerics.md, "noise divided by rounding noise"; breadth seed
+    83455): torch's float32 two-pass std of six equal values is 6.5e-8 (its mean rounded),
+    NumPy's is 0, so the gradients through it are noise (or torch's masked 0) apart."""
+    def std(m):
+        x = m.full((1, 1, 3, 2), 0.74034256, dtype=m.float32)
+        return m.std(x, dim=(-3, -2, -1), correction=1).item()
+    assert 0 <= std(gradkit) < 1e-6 and 0 <= std(torch) < 1e-6
+    program = Program("breadth", (Leaf((), "float32", True),), (
+        Step("f_grid_sample", (0, 0), {"shape": (1, 1, 1, 1), "affine": False, "out": (3, 2),
+                                       "mode": "bilinear", "padding_mode": "reflection",
+                                       "align_corners": True}),
+        Step("e_logaddexp2", (0, 1), {}),
+        Step("b_std", (2,), {"dim": (-3, -2, -1), "keepdim": False, "correction": 1})),
+        True, 83455)
+    problems, known = diff_program(program)
+    assert not problems or known == \
+        "the gradient of std at elements equal but for rounding is noise over noise"
+
+
+@pytest.mark.parametrize("scatter", [
+    lambda m, x: m.select_scatter(x, x.select(1, 0) * 10, 1, 0),
+    lambda m, x: m.slice_scatter(x, x[:1] * 10, 0, 0, 1),
+    lambda m, x: m.diagonal_scatter(x, x.diagonal() * 10),
+], ids=["select", "slice", "diagonal"])
+def test_scatter_into_an_overlapping_view_is_known(scatter):
+    """Known difference (docs/numerics.md, "its `clone_preserve_strides`"; breadth seed 83197):
+    torch's view scatters clone an overlapping view with its strides, so the scattered values
+    land on aliased elements; gradkit's result is dense and holds exactly what was scattered."""
+    def view_of(m):
+        return m.arange(9.0, dtype=m.float64).as_strided((3, 2), (1, 1), 1)
+    mine, theirs = scatter(gradkit, view_of(gradkit)), scatter(torch, view_of(torch))
+    dense = scatter(torch, view_of(torch).contiguous())   # torch's, of a dense copy
+    assert mine.stride() == (2, 1) and theirs.stride() == (1, 1)
+    assert mine.tolist() == dense.tolist() != theirs.tolist()
+    assert _scatter_known()
+
+
+def _scatter_known() -> bool:
+    program = Program("breadth", (Leaf((), "float64", True), Leaf((1,), "float64", True)), (
+        Step("f_grid_sample", (1, 1), {
+            "shape": (1, 1, 1, 1), "affine": True, "out": (3, 3), "mode": "bilinear",
+            "padding_mode": "border", "align_corners": True}),
+        Step("fb_as_strided_", (2,), {"size": (3, 3, 2), "stride": (1, 2, 1), "offset": 1}),
+        Step("s_select_scatter", (3,), {"dim": -1, "index": -2})), False, 83197, True)
+    problems, known = diff_program(program)
+    return not problems or known == \
+        "select/slice/diagonal_scatter of an overlapping view: torch keeps the overlap"
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular", "constant"])
+def test_padding_backward_reads_its_input_as_torchs(mode):
+    """torch's reflection and replication pads save the input and differentiate their
+    backward as zeros_like(self) there (circular and constant pads do not): a second
+    derivative after `x * inf` is NaN, and a write into the input before backward is refused
+    (found beside breadth seed 68854's average pooling)."""
+    def program(m):
+        x = m.tensor([0.5, -0.3, 0.7], dtype=m.float64, requires_grad=True)
+        outs = []
+        for scale in (2.0, math.inf):
+            out = m.nn.functional.pad((x * scale).reshape(1, 1, -1), (2, 1), mode=mode)
+            (g,) = m.autograd.grad(out.sum(), [x], create_graph=True)
+            gg = m.autograd.grad(g.sum(), [x])[0] if g.requires_grad else m.zeros(3)
+            outs += [g, m.tensor(g.requires_grad), gg]
+        base = x * 1
+        out = m.nn.functional.pad(base.reshape(1, 1, -1), (1, 1), mode=mode)
+        base.mul_(2)
+        try:
+            outs.append(m.autograd.grad(out.sum(), [x])[0])
+        except RuntimeError as error:
+            outs.append(m.tensor("modified by an inplace operation" in str(error)))
+        return tuple(outs)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("norm", [
+    lambda m, t: m.nn.functional.group_norm(t, 1),
+    lambda m, t: m.nn.functional.batch_norm(t, None, None, training=True),
+    lambda m, t: m.nn.functional.batch_norm(t, m.zeros(1, dtype=t.dtype), m.ones(1, dtype=t.dtype),
+                                            training=False),
+    lambda m, t: m.nn.functional.instance_norm(t),
+    lambda m, t: m.native_group_norm(t, None, None, 2, 1, 3, 1, 1e-5)[0],
+], ids=["group_norm", "batch_norm", "batch_norm_eval", "instance_norm", "native_group_norm"])
+@pytest.mark.parametrize("write", [False, True])
+def test_composed_norms_refuse_a_write_into_their_input_before_backward(norm, write):
+    """torch's fused normalization nodes save the input: a write into it before backward is
+    refused (breadth seed 85905: gradkit's composition saved only derived tensors)."""
+    def program(m):
+        x = m.tensor([[[1.0, 2.0, 4.0]], [[0.5, -1.0, 3.0]]], dtype=m.float64,
+                     requires_grad=True)
+        base = x * 1
+        out = norm(m, base)
+        if write:
+            base.mul_(2)
+        return m.autograd.grad((out * m.tensor([1.0, -2.0, 0.5])).sum(), [x])
+    if not write:
+        assert_same_as_torch(program)
+        return
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            program(m)
+
+
+@pytest.mark.parametrize("solver", ["solve", "solve_ex"])
+@pytest.mark.parametrize("which", ["a", "b"])
+def test_solve_refuses_a_write_into_its_result_for_either_gradient(solver, which):
+    """torch's solve node saves its result whichever input needs a gradient: a write into
+    the result before backward is refused even when only B requires grad (breadth seed
+    86047: gradkit kept the result only for A's gradient)."""
+    def program(m, write):
+        a = m.tensor([[2.0, 0.5], [0.25, 3.0]], dtype=m.float64, requires_grad=which == "a")
+        b = m.tensor([[0.5, 1.5], [-1.0, 2.0]], dtype=m.float64, requires_grad=which == "b")
+        x = getattr(m.linalg, solver)(a, b)
+        x = x[0] if solver == "solve_ex" else x
+        if write:
+            x.transpose_(-1, -1)
+        return m.autograd.grad((x * x.detach()).sum(), [a if which == "a" else b])
+    assert_same_as_torch(lambda m: program(m, False))
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            program(m, True)

@@ -281,8 +281,10 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
         values = weight.detach().cpu().numpy()
         for bag in range(bags):
             members = keys[(bag_of == bag) & kept]
-            if members.size:  # the first maximum, as torch's scan
-                rows[bag] = members[np.argmax(values[members], axis=0)]
+            if members.size:  # torch's running maximum: a NaN wins only as the first row
+                picked = values[members]
+                best = np.argmax(np.where(np.isnan(picked), -np.inf, picked), axis=0)
+                rows[bag] = members[np.where(np.isnan(picked[0]), 0, best)]
     fast = mode == 0 and padding_idx is None and weight.dtype in (float32, float16)
 
     def tensor(array):

@@ -30,6 +30,7 @@ from gradkit.ops.attention import (
     fold, pixel_shuffle, pixel_unshuffle, scaled_dot_product_attention, unfold)
 from gradkit.ops.conv import conv2d
 from gradkit.ops.ctc import ctc_loss
+from gradkit.ops.grad_edges import input_edge
 from gradkit.ops.conv_more import (
     conv1d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d)
 from gradkit.ops.interpolate import interpolate
@@ -221,6 +222,8 @@ def _np_dtype(dtype):
 
 def pad(input, pad, mode: str = "constant", value=None):
     """Pad the last dims: ``pad`` = (left, right, top, bottom, ...), negative values crop."""
+    if mode in ("reflect", "replicate"):  # torch's backward reads the input (a zero edge)
+        input = input_edge(input)
     return ops.pad(input, tuple(pad), mode, 0.0 if value is None else value)
 
 

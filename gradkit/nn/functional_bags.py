@@ -27,6 +27,15 @@ def _check_bilinear_dtypes(input1, input2, weight, bias) -> None:
                            "with complex dtype.")
 
 
+def _bag_max(bag):
+    """torch's running maximum of a bag's rows: the first row, then any strictly greater one,
+    so a NaN counts only as the first row (later ones never compare greater; seed 14712)."""
+    data = bag.detach()
+    index = ops.where(data.isnan(), -np.inf, data).argmax(0, keepdim=True)
+    index = ops.where(data[:1].isnan(), 0, index)
+    return ops.gather(bag, 0, index).squeeze(0)
+
+
 def bilinear(input1, input2, weight, bias=None):
     """y = x₁ᵀ A x₂ + b for each leading index: weight (out, in1, in2), bias (out,)."""
     _check_bilinear_dtypes(input1, input2, weight, bias)
@@ -155,7 +164,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
         bag = rows[first:first + len(kept)]
         first += len(kept)
         if mode == "max":
-            bags.append(bag.max(0).values)
+            bags.append(_bag_max(bag))
         else:
             total = ops.sum(bag, 0)
             bags.append(ops.div(total, len(kept)) if mode == "mean" else total)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 
+from gradkit.backend import get_array_module
 from gradkit.ops._op import op
+from gradkit.ops.grad_edges import gradient_edge
 from gradkit.ops.elementwise import exp, tanh
-from gradkit.ops.piecewise import ones_like, where, zeros_like
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.selection import zero_where
 from gradkit.ops.special import erf_array
 from gradkit.ops.unary import unary
@@ -184,6 +186,17 @@ def leaky_relu(xp, x, negative_slope=0.01):
     return xp.where(x > 0, x, x * negative_slope)
 
 
-# ones_like(x): the slope in x's dtype (two Python numbers would make a default-dtype array)
-leaky_relu.defderivative(lambda x, negative_slope: where(x > 0, ones_like(x), negative_slope))
+def positive_factor(x, negative_slope):
+    """1 where x > 0, ``negative_slope`` elsewhere (NaN too), an array of x's dtype."""
+    data = getattr(x, "_data", x)
+    return get_array_module(data).where(data > 0, 1, negative_slope).astype(data.dtype)
+
+
+# torch's leaky_relu_backward keeps an edge to x whose derivative is zero: a second
+# derivative through it is 0 times what came before (NaN beside an inf), as torch's
+leaky_relu.defvjp(lambda g, x, negative_slope: gradient_edge(
+    g, x, positive_factor(x, negative_slope), node="LeakyReluBackwardBackward0"))
+leaky_relu.defjvp(lambda t, x, negative_slope: gradient_edge(
+    t, x, positive_factor(x, negative_slope), node="LeakyReluBackwardBackward0"))
+leaky_relu.batchable = True  # g * factor broadcasts over a leading batch dim
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.activations import (
-    elu, elu_slope, elu_values, leaky_relu, sigmoid, softplus)
+    elu, elu_slope, elu_values, leaky_relu, positive_factor, sigmoid, softplus)
 from gradkit.ops.elementwise import tanh
 from gradkit.ops.grad_edges import (
     call_or_write, defmask_edge, gradient_edge, in_place_variant, negative_slope_refusal,
@@ -47,12 +46,6 @@ def _elu_from_result(g, result, alpha=1.0, scale=1.0, input_scale=1.0):
     return g * where(result <= 0, negative, scale)
 
 
-def _positive_factor(result, slope):
-    """1 where result > 0, ``slope`` elsewhere (NaN too), as an array of result's dtype."""
-    data = getattr(result, "_data", result)
-    return get_array_module(data).where(data > 0, 1, slope).astype(data.dtype)
-
-
 _ELU_SLOPE = negative_slope_refusal("elu", "alpha")
 elu_in_place = in_place_variant(elu, "EluBackward1", "result", (_elu_from_result,), _ELU_SLOPE)
 _celu_in_place = in_place_variant(
@@ -61,7 +54,7 @@ _celu_in_place = in_place_variant(
 leaky_relu_in_place = in_place_variant(
     leaky_relu, "LeakyReluBackward1", "result",
     (lambda g, result, negative_slope: gradient_edge(
-        g, result, _positive_factor(result, negative_slope), node="LeakyReluBackwardBackward0"),),
+        g, result, positive_factor(result, negative_slope), node="LeakyReluBackwardBackward0"),),
     negative_slope_refusal(
         "leakyReLu", "negative_slope", " File an issue at https://github.com/pytorch/pytorch if "
         "you do require supporting in-place leakRelu backward calculation with negative slope"))

@@ -61,19 +61,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     require_real_floating("softmax_lastdim_kernel_impl", query._data)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = mul(matmul(query, transpose(key, -2, -1)), scale)
-    bias = _bias(attn_mask, is_causal, query.shape[-2], key.shape[-2], query._data.dtype)
-    blocked = np.isneginf(bias)
     if attn_mask is not None and attn_mask._data.dtype != np.bool_:
         scores = add(scores, attn_mask)
-        blocked = blocked | np.isneginf(_host(attn_mask))
-    empty_rows = np.broadcast_to(blocked, tuple(scores.shape)).all(-1, keepdims=True)
-    if empty_rows.any():  # such rows read 0 scores: no NaN in softmax or in its gradient
-        scores = where(_constant(query, empty_rows), 0.0, scores)
-        bias = np.where(empty_rows, 0.0, bias).astype(bias.dtype)
-    weights = softmax(add(scores, _constant(query, bias)), -1)
-    if empty_rows.any():
-        weights = where(_constant(query, empty_rows), 0.0, weights)
-    return matmul(weights, value)
+    bias = _bias(attn_mask, is_causal, query.shape[-2], key.shape[-2], query._data.dtype)
+    scores = add(scores, _constant(query, bias))
+    # a row whose scores are all -inf (masked, or -inf values: breadth seed 19417) reads 0
+    # scores, so no NaN in softmax or in its gradient, and weighs 0, as torch's safe softmax
+    empty_rows = (scores._data == -math.inf).all(-1, keepdims=True)
+    if not empty_rows.any():
+        return matmul(softmax(scores, -1), value)
+    empty_rows = Tensor._make(empty_rows)
+    weights = softmax(where(empty_rows, 0.0, scores), -1)
+    return matmul(where(empty_rows, 0.0, weights), value)
 
 
 def pixel_shuffle(input, upscale_factor: int):

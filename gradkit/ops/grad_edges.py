@@ -31,6 +31,50 @@ gradient_edge.defjvp(lambda t, x, factor, node: gradient_edge(t, x, factor, node
 gradient_edge.node_name_rule = lambda params, arrays: params["node"]
 
 
+@op(save="x")
+def reads_input(xp, g, x):
+    """g itself, as a node that reads x: torch's pooling and padding backwards take the input
+    and differentiate as zeros_like(self) there, so with create_graph the gradient requires
+    grad and a second derivative through it is 0 (NaN beside an inf; breadth seed 15309)."""
+    return g.copy()
+
+
+reads_input.defvjp(lambda gg, x: gg, lambda gg, x: zeros_like(x))
+reads_input.defjvp(lambda t, x: t, lambda t, x: zeros_like(t))
+
+
+@op(save="x")
+def input_edge(xp, x):
+    """A copy of x whose gradient is ``reads_input``'s: for the ops composed of others
+    (average pooling, reflection and replication padding) whose torch backward reads the
+    input with a zero derivative."""
+    return x.copy()
+
+
+input_edge.defvjp(lambda g, x: reads_input(g, x))
+input_edge.defjvp(lambda t, x: t)
+
+
+@op(save="x")
+def kept_for_backward(xp, x):
+    """A copy of x whose node saves x, as a fused torch kernel's node saves its input, so a
+    write into x before backward is refused; its gradient passes through unchanged (for the
+    normalizations composed of other ops; breadth seed 85905)."""
+    return x.copy()
+
+
+def _through_saved(g, x):
+    """g itself; reading x unpacks the saved input, whose version the unpacking checks (a
+    rule that does not read a saved value does not keep it)."""
+    _ = x
+    return g
+
+
+kept_for_backward.defvjp(_through_saved)
+kept_for_backward.defjvp(_through_saved)
+kept_for_backward.batchable = True
+
+
 def defmask_edge(op_, passes) -> None:
     """Derivative 1 where ``passes(x, **params)``, else 0, through ``gradient_edge``."""
     node = op_.node_name.replace("Backward0", "BackwardBackward0")

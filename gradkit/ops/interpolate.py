@@ -14,6 +14,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.ops.arithmetic import add, mul
+from gradkit.ops.fused import fused_multiply_add
 from gradkit.ops.indexing import index_select
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating
 
@@ -39,15 +40,25 @@ def _nearest_index(in_size, out_size, scale_factor):
     return np.minimum(index, in_size - 1)
 
 
-def _linear_taps(in_size, out_size, scale_factor, align_corners):
-    """(i0, i1, w0, w1): torch's area_pixel_compute_source_index and its two neighbours."""
-    scale = _scale(in_size, out_size, scale_factor, align_corners)
-    dst = np.arange(out_size, dtype=np.float64)
-    src = scale * dst if align_corners else np.maximum(scale * (dst + 0.5) - 0.5, 0.0)
-    i0 = src.astype(np.int64)
-    w1 = np.minimum(src - i0, 1.0)
+def _linear_taps(in_size, out_size, scale_factor, align_corners, dtype):
+    """(i0, i1, w0, w1): torch's area_pixel_compute_source_index and its two neighbours, in
+    its opmath type (float32 below float64), ``scale * (dst + 0.5) - 0.5`` rounded once as
+    its compiled fma (so a weight is 3e-17, not 0, where that matters: 0 * inf is NaN)."""
+    real = np.float64 if dtype == np.float64 else np.float32
+    if align_corners:
+        scale = real(in_size - 1) / real(out_size - 1) if out_size > 1 else real(0)
+    else:
+        scale = real(1.0 / scale_factor) if scale_factor is not None else \
+            real(in_size) / real(out_size)
+    dst = np.arange(out_size, dtype=real)
+    full = np.full(out_size, scale, dtype=real)
+    src = full * dst if align_corners else np.maximum(
+        fused_multiply_add(np, full, dst + real(0.5), np.full(out_size, -0.5, dtype=real)), 0)
+    # guard_index_and_lambda: the index is floorf's (of src in float32), the weight clamped
+    i0 = np.minimum(np.floor(src.astype(np.float32)).astype(np.int64), in_size - 1)
+    w1 = np.clip(src - i0, real(0), real(1))
     i1 = i0 + (i0 < in_size - 1)
-    return i0, i1, 1.0 - w1, w1
+    return i0, i1, real(1) - w1, w1
 
 
 def _along(x, dim, values):
@@ -128,7 +139,7 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
         if mode == "nearest":
             x = index_select(x, dim, _index(x, _nearest_index(in_size, out, scale)))
             continue
-        i0, i1, w0, w1 = _linear_taps(in_size, out, scale, bool(align_corners))
+        i0, i1, w0, w1 = _linear_taps(in_size, out, scale, bool(align_corners), x._data.dtype)
         x = add(mul(index_select(x, dim, _index(x, i0)), _along(x, dim, w0)),
                 mul(index_select(x, dim, _index(x, i1)), _along(x, dim, w1)))
     return x

@@ -200,6 +200,7 @@ def _as_columns(a, m):
 
 
 def _solve_vjp_b(g, a, x):
+    _ = x  # torch's node keeps the result for B's gradient too: a write into it is refused
     return solve(mH(a), g)
 
 
@@ -253,13 +254,16 @@ def _not_positive_definite(x) -> LinAlgError:
 @op(save="result", node_name="LinalgCholeskyExBackward0")
 def _cholesky(xp, x, *, upper=False):
     check_matrices("linalg.cholesky", x)
+    # upper: LAPACK's potrf('U') reads x's upper triangle, which is the lower one of x^T, and
+    # U is that factor transposed (not conjugated: its zeros keep potrf's +0j; seed 70864)
+    source = xp.swapaxes(x, -1, -2) if upper else x
     try:
-        lower = xp.linalg.cholesky(x)
+        lower = xp.linalg.cholesky(source)
     except np.linalg.LinAlgError:
-        raise _not_positive_definite(x) from None
+        raise _not_positive_definite(source) from None
     if xp.isnan(lower).any():  # a NaN pivot (any NaN in the factor makes a later pivot NaN)
-        raise _not_positive_definite(x)
-    return xp.conj(xp.swapaxes(lower, -1, -2)) if upper else lower
+        raise _not_positive_definite(source)
+    return xp.swapaxes(lower, -1, -2) if upper else lower
 
 
 def _cholesky_vjp(g, out, upper):

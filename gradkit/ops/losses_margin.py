@@ -217,7 +217,14 @@ def _multi_margin(xp, x, target, weight, p=1, margin=1.0, reduction="mean"):
     margins, active, scale = _multi_margin_terms(xp, x, target, weight, p, margin)
     hinge = xp.where(active, margins if p == 1 else margins * margins, 0)
     loss = (hinge.sum(1) * scale).astype(x.dtype, copy=False)
-    return reduce_array(xp, loss.reshape(target.shape), reduction)
+    return _in_input_dtype(xp, reduce_array(xp, loss.reshape(target.shape), reduction), x)
+
+
+def _in_input_dtype(xp, out, x):
+    """Only an empty batch is integral here (torch's kernel, whose dtype check and reduction
+    run for a non-empty batch only, leaves its sum and mean uninitialized): the loss keeps
+    the input's dtype, 0 for an integral mean."""
+    return out if out.dtype == x.dtype else xp.zeros(out.shape, x.dtype)
 
 
 @op(save=("x", "target", "weight"), node_name="NotImplemented")
@@ -237,6 +244,7 @@ _multi_margin_backward.defjvp(*[no_derivative("multi_margin_loss_backward")] * 4
 _multi_margin.defvjp(lambda g, x, target, weight, **params:
                      _multi_margin_backward(g, x, target, weight, **params), None, None)
 _multi_margin.defjvp(no_forward_ad("multi_margin_loss"), None, None)
+_multi_margin.no_complex_grad = "multi_margin_loss"  # an empty complex batch passes the kernel
 
 
 def _check_labels(target, lowest: int, classes: int, message: str) -> None:
@@ -267,7 +275,8 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     if weight is not None and weight.ndim != 1:
         raise ValueError("weight must be one-dimensional")
     _check_samples(input)
-    require_real_floating("multi_margin_loss_cpu_kernel", input._data)
+    if input.numel():  # torch's kernel, and its dtype check, run for a non-empty batch only
+        require_real_floating("multi_margin_loss_cpu_kernel", input._data)
     samples = input.shape[0] if input.ndim == 2 else 1
     classes = input.shape[-1] if input.ndim else 1
     if target.ndim > 1 or target.numel() != samples:
@@ -301,7 +310,8 @@ def _multilabel_margin(xp, x, target, reduction="mean"):
     hinge, counts, _ = _multilabel_terms(xp, x, target)
     classes = 1 if x.ndim == 0 else x.shape[-1]
     loss = (xp.where(counts, hinge, 0).sum((1, 2)) / classes).astype(x.dtype, copy=False)
-    return reduce_array(xp, loss.reshape(x.shape[:-1] if x.ndim else ()), reduction)
+    return _in_input_dtype(xp, reduce_array(xp, loss.reshape(x.shape[:-1] if x.ndim else ()),
+                                            reduction), x)
 
 
 @op(save=("x", "target"), node_name="NotImplemented")
@@ -321,6 +331,7 @@ _multilabel_margin_backward.defjvp(*[no_derivative("multilabel_margin_loss_backw
 _multilabel_margin.defvjp(lambda g, x, target, **params:
                           _multilabel_margin_backward(g, x, target, **params), None)
 _multilabel_margin.defjvp(no_forward_ad("multilabel_margin_loss_forward"), None)
+_multilabel_margin.no_complex_grad = "multilabel_margin_loss_forward"  # (an empty batch)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None,
@@ -331,7 +342,8 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None,
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     _check_samples(input)
-    require_real_floating("multilabel_margin_loss_forward_out_frame", input._data)
+    if input.numel():  # torch's kernel, and its dtype check, run for a non-empty batch only
+        require_real_floating("multilabel_margin_loss_forward_out_frame", input._data)
     classes = input.shape[-1] if input.ndim else 1
     fits = target.ndim <= 1 and target.numel() == classes if input.ndim <= 1 else \
         target.ndim == 2 and tuple(target.shape) == tuple(input.shape)

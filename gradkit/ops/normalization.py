@@ -15,6 +15,7 @@ from gradkit.autograd.grad_mode import no_grad
 from gradkit.backend import to_numpy_dtype
 from gradkit.ops.arithmetic import add, div, mul, sub
 from gradkit.ops.elementwise import rsqrt
+from gradkit.ops.grad_edges import kept_for_backward
 from gradkit.ops.padding import pad
 from gradkit.ops.pooling_avg import avg_pool2d, avg_pool3d
 from gradkit.ops.reduction import mean
@@ -87,6 +88,7 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
     if input.numel() == 0 and input._data.dtype.kind != "f":  # torch's kernel never runs
         return input.clone()
     require_real_floating("batch_norm", input._data)
+    input = kept_for_backward(input)  # torch's NativeBatchNormBackward0 saves the input
     axes = (0,) + tuple(range(2, input.ndim))
     if training:
         out, mu, var = _normalize(input, axes, eps)
@@ -127,7 +129,7 @@ def instance_norm_unchecked(input, running_mean, running_var, weight, bias,  # n
     if not use_input_stats:
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
     axes = tuple(range(2, input.ndim))
-    out, mu, var = _normalize(input, axes, eps)
+    out, mu, var = _normalize(kept_for_backward(input), axes, eps)  # torch saves the input
     count = math.prod(input.shape[2:])
     if running_mean is not None:
         _update(running_mean, mean(reshape(mu, (n, channels)), 0), momentum)
@@ -171,7 +173,8 @@ def group_norm_unchecked(input, num_groups: int, weight=None, bias=None,  # noqa
                                f"channels in input, but got {name} of shape "
                                f"{list(tensor.shape)} and input of shape {list(input.shape)}")
     require_real_floating("group_norm", input._data)
-    grouped = reshape(input, (n, num_groups, math.prod(input.shape[1:]) // num_groups))
+    grouped = reshape(kept_for_backward(input),  # torch's NativeGroupNormBackward0 saves it
+                      (n, num_groups, math.prod(input.shape[1:]) // num_groups))
     out, _, _ = _normalize(grouped, (2,), eps)
     return _affine(reshape(out, tuple(input.shape)), weight, bias, input)
 

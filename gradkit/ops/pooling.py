@@ -13,6 +13,7 @@ import numpy as np
 
 from gradkit.ops._op import op
 from gradkit.ops.clamp import clamp
+from gradkit.ops.grad_edges import reads_input
 from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.joining import cat
 from gradkit.ops.piecewise import zeros_like
@@ -112,6 +113,7 @@ def max_pool_with_indices(xp, x, windows=None, fallback=None, kind="MaxPool2DWit
 max_pool_with_indices.node_name_rule = lambda params, datas: params["kind"] + "Backward0"
 
 
+
 def _max_pool_vjp(g, x, indices, windows, fallback, kind):
     x_shape = tuple(x.shape)
     n, c = x_shape[:2]
@@ -120,11 +122,11 @@ def _max_pool_vjp(g, x, indices, windows, fallback, kind):
     if fallback is None:
         flat = scatter_into_zeros(reshape(g, outs), reshape(indices, outs), shape=(n, c, plane),
                                   dim=2)
-        return (reshape(flat, tuple(x_shape)),)
+        return (reads_input(reshape(flat, tuple(x_shape)), x),)
     # an index past the plane (a window of padding only) sends its gradient nowhere
     flat = scatter_into_zeros(reshape(g, outs), reshape(clamp(indices, max=plane), outs),
                               shape=(n, c, plane + 1), dim=2)
-    return (reshape(narrow(flat, 2, 0, plane), tuple(x_shape)),)
+    return (reads_input(reshape(narrow(flat, 2, 0, plane), tuple(x_shape)), x),)
 
 
 def _max_pool_jvp(tangents, x, indices, windows, fallback, kind):

@@ -14,13 +14,14 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.ops.activations import relu
+from gradkit.ops.grad_edges import input_edge
 from gradkit.ops.arithmetic import div, mul, neg, pow
 from gradkit.ops.joining import cat
 from gradkit.ops.indexing import index_select
 from gradkit.ops.piecewise import abs as abs_, sign
 from gradkit.ops.pooling import (
-    adaptive_arguments, adaptive_windows, fixed_windows, max_pool1d, max_pool2d, max_pool3d, ntuple,
-    pool_geometry, pool_input, window_map)
+    adaptive_arguments, adaptive_windows, fixed_windows, max_pool1d, max_pool2d, max_pool3d,
+    ntuple, pool_geometry, pool_input, window_map)
 from gradkit.ops.reduction import sum as sum_
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import require_real_floating
@@ -82,13 +83,13 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         sizes, kernel, stride, pads, outs)])
     divisor = divisor_override if divisor_override is not None else \
         _divisor(sizes, kernel, stride, pads, outs, count_include_pad)
-    sums = _window_sums(x, windows)
     if x._data.dtype.kind in "iu":  # torch divides integers in C++: truncated
         xp = get_array_module(x._data)
+        sums = _window_sums(x, windows)
         out = Tensor._make(xp.trunc(sums._data / xp.asarray(np.asarray(divisor))).astype(
             x._data.dtype))
-    else:
-        out = div(sums, _constant(x, divisor))
+    else:  # torch's AvgPool2DBackward0 saves the input: a zero-derivative edge to it
+        out = div(_window_sums(input_edge(x), windows), _constant(x, divisor))
     return squeeze(out, 0) if added else out
 
 
@@ -134,7 +135,10 @@ def _adaptive_avg_pool(input, output_size, d: int):
     counts = np.ones(())
     for _, valid, _ in dims:
         counts = np.multiply.outer(counts, valid.sum(1))
-    out = div(_window_sums(x, window_map(dims)), _constant(x, counts))
+    # torch's kernel saves the input (a zero-derivative edge); an output of one element per
+    # plane is its mean instead, with no such edge
+    source = x if all(o == 1 for o in outs) else input_edge(x)
+    out = div(_window_sums(source, window_map(dims)), _constant(x, counts))
     return squeeze(out, 0) if added else out
 
 

@@ -26,7 +26,8 @@ def _variance(xp, x, dim, correction, keepdim: bool, name: str):
     ax = axes(dim, x.ndim)
     # torch's reduction factor: input numel over output numel, 0 for an empty input
     if (reduced_count(x.shape, dim) if x.size else 0) - correction > 0:
-        return xp.var(x, axis=ax, ddof=correction, keepdims=keepdim)
+        return _welford_zeros(xp, x, ax, xp.var(x, axis=ax, ddof=correction, keepdims=keepdim),
+                              name.endswith("_mean"))
     warn_at_user(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
                  "than the reduction factor (input numel divided by output numel).")
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
@@ -35,6 +36,18 @@ def _variance(xp, x, dim, correction, keepdim: bool, name: str):
             return (xp.var(x.real, axis=ax, ddof=correction, keepdims=keepdim)
                     + xp.var(x.imag, axis=ax, ddof=correction, keepdims=keepdim))
         return xp.var(x, axis=ax, ddof=correction, keepdims=keepdim)
+
+
+def _welford_zeros(xp, x, ax: tuple, result, always: bool):
+    """0 where the reduced values are equal and finite: torch's Welford pass keeps their mean
+    exact, where NumPy's mean leaves rounding noise (1e-33; breadth 16983). var_mean and
+    std_mean (``always``) take it for every reduction, var and std unless the result is one
+    element (torch's all-reduce is two-pass, as NumPy's; breadth 79355)."""
+    if (result.size <= 1 and not always) or not ax:
+        return result
+    first = x[tuple(slice(0, 1) if i in ax else slice(None) for i in range(x.ndim))]
+    equal = xp.all(x == first, axis=ax, keepdims=True) & xp.isfinite(first)
+    return xp.where(equal.reshape(result.shape), 0, result).astype(result.dtype, copy=False)
 
 
 def _correction(correction, unbiased):

@@ -19,6 +19,7 @@ from gradkit.ops import comparison, conversion
 from gradkit.ops import shape as shape_ops
 # not ``from gradkit.ops import complex``: that name is the op torch.complex
 from gradkit.ops.complex import conj as _conj, imag as _imag, is_conjugated_view, real as _real
+from gradkit.ops.dtype_view import is_dtype_argument, view_dtype
 
 _new = object.__new__
 
@@ -213,9 +214,10 @@ class _TensorMethods:
         return shape_ops.reshape(self, _varargs(shape, "reshape", "shape"))
 
     def view(self, *shape) -> Tensor:
-        """A view with a new shape (same memory; must be compatible with the strides)."""
-        if len(shape) == 1 and (isinstance(shape[0], backend.dtype) or shape[0] in (float, int)):
-            raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
+        """A view with a new shape (same memory; must be compatible with the strides), or,
+        given a dtype, the same memory read as that dtype (no graph, as torch's)."""
+        if len(shape) == 1 and is_dtype_argument(shape[0]):
+            return view_dtype(self, shape[0])
         if not shape:
             raise TypeError("view() received an invalid combination of arguments - got (), but "
                             "expected one of: (torch.dtype dtype), (tuple of ints size)")

@@ -1949,3 +1949,31 @@ def test_solve_refuses_a_write_into_its_result_for_either_gradient(solver, which
     for m in (torch, gradkit):
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             program(m, True)
+
+
+@pytest.mark.parametrize("detached", ["batch1", "batch2"])
+def test_bmm_saves_its_operands_themselves(detached):
+    """torch's bmm is its own op: BmmBackward0 saves self and mat2 themselves, so a leaf
+    detached in place after it comes back without history and the other operand's
+    create_graph gradient has no graph (gradkit recorded a batched matmul, whose saved views
+    reattached the leaf)."""
+    def program(m):
+        b1 = m.tensor([[[1.0, 2.0], [3.0, 4.0]]], dtype=m.float64, requires_grad=True)
+        b2 = m.tensor([[[1.0, -1.0], [0.5, 2.0]]], dtype=m.float64, requires_grad=True)
+        out = m.bmm(b1, b2)
+        node = out.grad_fn
+        saved = (node.name(), node._saved_self is b1, node._saved_mat2 is b2)
+        gone, kept = (b1, b2) if detached == "batch1" else (b2, b1)
+        gone.detach_()
+        (g,) = m.autograd.grad(out.sum(), [kept], create_graph=True)
+        return g, m.tensor(g.requires_grad), m.tensor(saved == ("BmmBackward0", True, True))
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
+def test_bmm_of_wide_unsigned_names_torchs_kernel(dtype):
+    """torch's bmm kernel refuses the wide unsigned types under its own name, "bmm"."""
+    def program(m):
+        return m.bmm(m.ones(1, 2, 2, dtype=getattr(m, dtype)), m.ones(1, 2, 2,
+                                                                     dtype=getattr(m, dtype)))
+    assert_same_as_torch(program)

@@ -1977,3 +1977,19 @@ def test_bmm_of_wide_unsigned_names_torchs_kernel(dtype):
         return m.bmm(m.ones(1, 2, 2, dtype=getattr(m, dtype)), m.ones(1, 2, 2,
                                                                      dtype=getattr(m, dtype)))
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("detached", ["x", "y"])
+def test_outer_saves_what_torchs_saves(detached):
+    """torch's outer is ``x.reshape(n, 1) * y``: y is saved itself (detached in place, it
+    comes back without history: x's create_graph gradient has no graph), x as a view (its
+    history still reaches x's accumulator). gradkit unsqueezed both."""
+    def program(m):
+        x = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        y = m.tensor([3.0, -1.0, 2.0], dtype=m.float64, requires_grad=True)
+        out = m.outer(x, y)
+        gone, kept = (x, y) if detached == "x" else (y, x)
+        gone.detach_()
+        (g,) = m.autograd.grad(out.sum(), [kept], create_graph=True)
+        return g, m.tensor(g.requires_grad)
+    assert_same_as_torch(program)

@@ -200,7 +200,7 @@ def outer(x, y):
     """Outer product of two 1-D tensors."""
     if x.ndim != 1 or y.ndim != 1:
         raise RuntimeError(f"outer: expected 1-D tensors, but got {x.ndim}D and {y.ndim}D")
-    return unsqueeze(x, 1) * unsqueeze(y, 0)
+    return reshape(x, (x.shape[0], 1)) * y  # torch's: y is saved itself, x as a view
 
 
 ger = outer

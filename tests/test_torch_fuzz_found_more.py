@@ -1993,3 +1993,24 @@ def test_outer_saves_what_torchs_saves(detached):
         (g,) = m.autograd.grad(out.sum(), [kept], create_graph=True)
         return g, m.tensor(g.requires_grad)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda m, x: 1 - x, lambda m, x: 2.5 - x, lambda m, x: x.__rsub__(2),
+    lambda m, x: m.rsub(x, 2, alpha=3), lambda m, x: m.rsub(x, m.tensor(2.0, dtype=m.float64)),
+    lambda m, x: m.tensor(2.0, dtype=m.float64) - x, lambda m, x: x - 1],
+    ids=["one_minus", "float_minus", "dunder", "rsub_alpha", "rsub_tensor", "tensor_minus",
+         "minus_one"])
+def test_a_number_minus_a_tensor_is_torchs_rsub(program):
+    """``2 - x`` is torch's rsub.Scalar (RsubBackward1, ``_saved_alpha``), a tensor minus x a
+    sub; gradients and double backward as torch's (gradkit recorded SubBackward0)."""
+    def run_it(m):
+        x = m.tensor([1.0, -2.0], dtype=m.float64, requires_grad=True)
+        out = program(m, x)
+        g, = m.autograd.grad((out * out).sum(), x, create_graph=True)
+        gg, = m.autograd.grad(g.sum(), x)
+        return out, g, gg, m.tensor(out.grad_fn._saved_alpha)
+    assert_same_as_torch(run_it)
+    x = gradkit.tensor([1.0], requires_grad=True)
+    t_x = torch.tensor([1.0], requires_grad=True)
+    assert program(gradkit, x).grad_fn.name() == program(torch, t_x).grad_fn.name()

@@ -2014,3 +2014,36 @@ def test_a_number_minus_a_tensor_is_torchs_rsub(program):
     x = gradkit.tensor([1.0], requires_grad=True)
     t_x = torch.tensor([1.0], requires_grad=True)
     assert program(gradkit, x).grad_fn.name() == program(torch, t_x).grad_fn.name()
+
+
+_NO_DERIVATIVE_IN_PLACE = {
+    "ifloordiv": lambda m, y: y.__ifloordiv__(2),
+    "ifloordiv_tensor": lambda m, y: y.__ifloordiv__(m.tensor([2.0, 3.0])),
+    "floor_divide_": lambda m, y: y.floor_divide_(2),
+    "floor_divide_view": lambda m, y: y[0:1].floor_divide_(2),
+    "heaviside_": lambda m, y: y.heaviside_(m.tensor(0.5)),
+    "heaviside_view": lambda m, y: y[1:].heaviside_(m.tensor(0.5)),
+    "floor_divide": lambda m, y: m.floor_divide(y, 2), "heaviside": lambda m, y: m.heaviside(
+        y, m.tensor(0.5)),
+}
+
+
+@pytest.mark.parametrize("write", list(_NO_DERIVATIVE_IN_PLACE))
+def test_an_in_place_op_without_derivative_names_torchs_in_place_overload(write):
+    """torch's backward error names the in-place overload, ``aten::floor_divide_`` (``//=``),
+    ``aten::heaviside_``; gradkit named the out-of-place op."""
+    def program(m):
+        x = m.tensor([1.5, -2.5], requires_grad=True)
+        y = x * 1
+        out = _NO_DERIVATIVE_IN_PLACE[write](m, y)
+        (y if write.endswith("view") else out).sum().backward()
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("write", ["floor_divide_", "heaviside_", "floor_divide"])
+def test_forward_ad_through_an_in_place_op_without_derivative_names_torchs_overload(write):
+    def program(m):
+        with m.autograd.forward_ad.dual_level():
+            dual = m.autograd.forward_ad.make_dual(m.tensor([1.5]), m.tensor([1.0])) * 1
+            _NO_DERIVATIVE_IN_PLACE[write](m, dual)
+    assert_same_as_torch(program)

@@ -2047,3 +2047,35 @@ def test_forward_ad_through_an_in_place_op_without_derivative_names_torchs_overl
             dual = m.autograd.forward_ad.make_dual(m.tensor([1.5]), m.tensor([1.0])) * 1
             _NO_DERIVATIVE_IN_PLACE[write](m, dual)
     assert_same_as_torch(program)
+
+
+def _t(m, value):
+    return m.tensor(value)
+
+
+# torch converts a one-element tensor given for a Scalar argument to its number, and its C++
+# messages print that number as C++ prints a double (-1, 2.5): not the tensor's repr
+_SCALAR_ARGUMENT_MESSAGES = {
+    "uniform_": lambda m: m.ones(2).uniform_(_t(m, 2.5), _t(m, 1.0)),
+    "uniform_int_tensors": lambda m: m.ones(2).uniform_(_t(m, 2), _t(m, 1)),
+    "uniform_numbers": lambda m: m.ones(2).uniform_(2.0, 1.0),
+    "normal_": lambda m: m.ones(2).normal_(0, _t(m, -1.0)),
+    "normal": lambda m: m.normal(0.0, -1.5, (2,)),
+    "exponential_": lambda m: m.ones(2).exponential_(_t(m, -1.0)),
+    "geometric_": lambda m: m.ones(2).geometric_(_t(m, 1.5)),
+    "cauchy_": lambda m: m.ones(2).cauchy_(0, _t(m, -1.0)),
+    "log_normal_": lambda m: m.ones(2).log_normal_(0, _t(m, -1.0)),
+    "bernoulli_": lambda m: m.ones(2).bernoulli_(1.5),
+    "renorm_float": lambda m: m.renorm(m.ones(2, 2), 2, 0, -1.0),
+    "renorm_tensor": lambda m: m.renorm(m.ones(2, 2), 2, 0, _t(m, -1.5)),
+    "randint": lambda m: m.randint(5, 1, (2,)),
+    "randint_empty_range": lambda m: m.randint(0, (2,)),
+    "randint_tensor_bound": lambda m: m.randint(_t(m, 3), 1, (2,)),
+}
+
+
+@pytest.mark.parametrize("name", list(_SCALAR_ARGUMENT_MESSAGES))
+def test_messages_print_a_scalar_argument_as_torchs_cpp(name):
+    """gradkit's messages showed a tensor given as a Scalar by its repr (``tensor(-1.)``), and
+    randint's empty range was NumPy's ValueError."""
+    assert_same_as_torch(_SCALAR_ARGUMENT_MESSAGES[name])

@@ -2079,3 +2079,26 @@ def test_messages_print_a_scalar_argument_as_torchs_cpp(name):
     """gradkit's messages showed a tensor given as a Scalar by its repr (``tensor(-1.)``), and
     randint's empty range was NumPy's ValueError."""
     assert_same_as_torch(_SCALAR_ARGUMENT_MESSAGES[name])
+
+
+_FILL_VALUES = {
+    "fill_1d": lambda m: m.ones(2).fill_(m.tensor([1.0, 2.0])),
+    "fill_one_element": lambda m: m.ones(2).fill_(m.tensor([1.0])),
+    "fill_2d": lambda m: m.ones(2).fill_(m.ones(2, 2)),
+    "fill_not_broadcasting": lambda m: m.ones(2).fill_(m.ones(3)),
+    "fill_function": lambda m: m.fill(m.ones(2), m.tensor([1.0])),
+    "fill_0d": lambda m: m.ones(2).fill_(m.tensor(2.0)),
+    "masked_fill_1d": lambda m: m.ones(2).masked_fill(m.tensor([True, False]), m.tensor([1.0])),
+    "masked_fill_in_place": lambda m: m.ones(2).masked_fill_(m.tensor([True, False]),
+                                                             m.tensor([1.0, 2.0])),
+    "masked_fill_int_mask": lambda m: m.ones(2).masked_fill(m.tensor([1, 0]), m.tensor([1.0])),
+    "masked_fill_2d": lambda m: m.masked_fill(m.ones(2), m.tensor(True), m.ones(2, 2)),
+    "masked_fill_0d": lambda m: m.ones(2).masked_fill(m.tensor([True, False]), m.tensor(3.0)),
+}
+
+
+@pytest.mark.parametrize("name", list(_FILL_VALUES))
+def test_fill_values_must_be_0d_as_torchs(name):
+    """torch's fill_ and masked_fill refuse a value tensor with dimensions, even of one
+    element (gradkit wrote its element, or broadcast it)."""
+    assert_same_as_torch(_FILL_VALUES[name])

@@ -1970,6 +1970,17 @@ def test_bmm_saves_its_operands_themselves(detached):
     assert_same_as_torch(program)
 
 
+def test_bmm_double_backward_records_torchs_nodes():
+    """torch's bmm gradients are bmm's of the other operand's transposed conjugate."""
+    def nodes(m):
+        a = m.ones(2, 2, 3, dtype=m.complex128, requires_grad=True)
+        b = m.ones(2, 3, 4, dtype=m.complex128, requires_grad=True)
+        grads = m.autograd.grad(m.bmm(a, b).abs().sum(), (a, b), create_graph=True)
+        return [(g.grad_fn.name(), [n.name() if n else None for n, _ in g.grad_fn.next_functions])
+                for g in grads]
+    assert nodes(gradkit) == nodes(torch)
+
+
 @pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
 def test_bmm_of_wide_unsigned_names_torchs_kernel(dtype):
     """torch's bmm kernel refuses the wide unsigned types under its own name, "bmm"."""

@@ -123,9 +123,9 @@ def _bmm(xp, x, y):
     return matmul.forward(xp, x, y)
 
 
-_bmm.defvjp(lambda g, x, y: matmul(g, conj(transpose(y, -1, -2))),
-            lambda g, x, y: matmul(conj(transpose(x, -1, -2)), g))
-_bmm.defjvp(lambda t, x, y: matmul(t, y), lambda t, x, y: matmul(x, t))
+_bmm.defvjp(lambda g, x, y: _bmm(g, conj(transpose(y, -1, -2))),
+            lambda g, x, y: _bmm(conj(transpose(x, -1, -2)), g))
+_bmm.defjvp(lambda t, x, y: _bmm(t, y), lambda t, x, y: _bmm(x, t))
 
 
 @tensor_method()

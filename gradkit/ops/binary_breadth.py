@@ -8,7 +8,7 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.backend import get_default_dtype
-from gradkit.ops._op import op
+from gradkit.ops._op import Op, op
 from gradkit.ops.arithmetic import pow, sub, without_derivative  # noqa: A004 - torch's name
 from gradkit.ops.binary_math import _require_tensors
 from gradkit.ops.comparison import isnan
@@ -205,6 +205,12 @@ rsub.defjvp(lambda t, alpha: -t if alpha == 1 else t * -alpha, lambda t, alpha: 
 # torch: rsub.Tensor is RsubBackward0, rsub.Scalar RsubBackward1
 rsub.node_name_rule = lambda params, inputs: (
     f"RsubBackward{1 if type(inputs[1]) in PY_SCALARS else 0}")
+# ``2 - x`` (Tensor.__rsub__, always a number): rsub.Scalar's node named up front, so that it
+# takes dispatch's fast path (a node name rule does not)
+rsub_number = Op(rsub.forward, name="rsub", broadcast=True, linear=True, batchable=True,
+                 node_name="RsubBackward1")
+rsub_number.defvjp(*rsub.vjps)
+rsub_number.defjvp(*rsub.jvps)
 
 
 def _integer_pair(name: str, ufunc: str):

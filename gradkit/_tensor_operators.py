@@ -14,6 +14,7 @@ from gradkit.ops import methods as method_table
 from gradkit.ops._op import Op
 from gradkit.ops._op import dispatch as _dispatch
 from gradkit.ops.inplace import inplace
+from gradkit.ops.binary_breadth import rsub_number
 from gradkit.ops.linalg import matmul
 from gradkit.ops.joining import unbind
 
@@ -168,7 +169,8 @@ def _binary_operator(name: str, op: Op, reflected: bool):
 _BINARY_OPERATORS = (  # (dunder, op, reflected: the other operand comes first)
     ("__add__", arithmetic.add, False),
     ("__radd__", arithmetic.add, False),  # self first, as torch: it is self + 1 * other
-    ("__sub__", arithmetic.sub, False), ("__rsub__", arithmetic.sub, True),
+    # ``2 - x`` is torch's rsub(x, 2) (RsubBackward1), not a sub
+    ("__sub__", arithmetic.sub, False), ("__rsub__", rsub_number, False),
     ("__mul__", arithmetic.mul, False), ("__rmul__", arithmetic.mul, True),
     ("__truediv__", arithmetic.div, False),  # __rtruediv__ is reciprocal(self) * other
     ("__pow__", arithmetic.pow, False), ("__rpow__", arithmetic.pow, True),

@@ -324,6 +324,9 @@ def randint(low, high=None, size=None, dtype=None, device=None,
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
+    if low >= high:  # torch's randint is an empty tensor's random_(low, high)
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
     return _random(lambda rng, s: rng.integers(low, high, s), (tuple(size),), dtype, device,
                    requires_grad, "i", generator, "randint")
 

@@ -53,8 +53,7 @@ def test_einsum_trace_gradient_is_the_identity():
 
 
 def test_einsum_nodes_are_torchs():
-    """torch computes einsum with other ops: a sum, a permute view, a view of a bmm (gradkit's
-    bmm node is matmul's, as for bmm itself)."""
+    """torch computes einsum with other ops: a sum, a permute view, a view of a bmm."""
     x = T(np.ones((2, 2)), requires_grad=True)
     assert gradkit.einsum("ij->j", x).grad_fn.name() == "SumBackward1"
     assert gradkit.einsum("ij->ji", x).grad_fn.name() == "PermuteBackward0"

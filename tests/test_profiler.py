@@ -321,3 +321,14 @@ def test_flops_of_a_linear_layer_match_torch():
         F.linear(gradkit.ones(8, 3), gradkit.ones(5, 3), gradkit.ones(5))
     expected = sum(e.flops for e in theirs.key_averages() if e.key == "aten::addmm")
     assert [e.flops for e in ours.events() if e.name == "gradkit::addmm"] == [expected]
+
+
+def test_flops_of_bmm_match_torch():
+    """bmm is an op of its own (torch's aten::bmm): 2 * batch * m * k * n."""
+    torch = pytest.importorskip("torch")
+    with torch.profiler.profile(with_flops=True, record_shapes=True) as theirs:
+        torch.bmm(torch.ones(2, 3, 4), torch.ones(2, 4, 5))
+    with profile(record_shapes=True, with_flops=True) as ours:
+        gradkit.bmm(gradkit.ones(2, 3, 4), gradkit.ones(2, 4, 5))
+    expected = sum(e.flops for e in theirs.key_averages() if e.key == "aten::bmm")
+    assert [e.flops for e in ours.events() if e.name == "gradkit::bmm"] == [expected]

@@ -1949,3 +1949,167 @@ def test_solve_refuses_a_write_into_its_result_for_either_gradient(solver, which
     for m in (torch, gradkit):
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             program(m, True)
+
+
+@pytest.mark.parametrize("detached", ["batch1", "batch2"])
+def test_bmm_saves_its_operands_themselves(detached):
+    """torch's bmm is its own op: BmmBackward0 saves self and mat2 themselves, so a leaf
+    detached in place after it comes back without history and the other operand's
+    create_graph gradient has no graph (gradkit recorded a batched matmul, whose saved views
+    reattached the leaf)."""
+    def program(m):
+        b1 = m.tensor([[[1.0, 2.0], [3.0, 4.0]]], dtype=m.float64, requires_grad=True)
+        b2 = m.tensor([[[1.0, -1.0], [0.5, 2.0]]], dtype=m.float64, requires_grad=True)
+        out = m.bmm(b1, b2)
+        node = out.grad_fn
+        saved = (node.name(), node._saved_self is b1, node._saved_mat2 is b2)
+        gone, kept = (b1, b2) if detached == "batch1" else (b2, b1)
+        gone.detach_()
+        (g,) = m.autograd.grad(out.sum(), [kept], create_graph=True)
+        return g, m.tensor(g.requires_grad), m.tensor(saved == ("BmmBackward0", True, True))
+    assert_same_as_torch(program)
+
+
+def test_bmm_double_backward_records_torchs_nodes():
+    """torch's bmm gradients are bmm's of the other operand's transposed conjugate."""
+    def nodes(m):
+        a = m.ones(2, 2, 3, dtype=m.complex128, requires_grad=True)
+        b = m.ones(2, 3, 4, dtype=m.complex128, requires_grad=True)
+        grads = m.autograd.grad(m.bmm(a, b).abs().sum(), (a, b), create_graph=True)
+        return [(g.grad_fn.name(), [n.name() if n else None for n, _ in g.grad_fn.next_functions])
+                for g in grads]
+    assert nodes(gradkit) == nodes(torch)
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
+def test_bmm_of_wide_unsigned_names_torchs_kernel(dtype):
+    """torch's bmm kernel refuses the wide unsigned types under its own name, "bmm"."""
+    def program(m):
+        return m.bmm(m.ones(1, 2, 2, dtype=getattr(m, dtype)), m.ones(1, 2, 2,
+                                                                     dtype=getattr(m, dtype)))
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("detached", ["x", "y"])
+def test_outer_saves_what_torchs_saves(detached):
+    """torch's outer is ``x.reshape(n, 1) * y``: y is saved itself (detached in place, it
+    comes back without history: x's create_graph gradient has no graph), x as a view (its
+    history still reaches x's accumulator). gradkit unsqueezed both."""
+    def program(m):
+        x = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        y = m.tensor([3.0, -1.0, 2.0], dtype=m.float64, requires_grad=True)
+        out = m.outer(x, y)
+        gone, kept = (x, y) if detached == "x" else (y, x)
+        gone.detach_()
+        (g,) = m.autograd.grad(out.sum(), [kept], create_graph=True)
+        return g, m.tensor(g.requires_grad)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda m, x: 1 - x, lambda m, x: 2.5 - x, lambda m, x: x.__rsub__(2),
+    lambda m, x: m.rsub(x, 2, alpha=3), lambda m, x: m.rsub(x, m.tensor(2.0, dtype=m.float64)),
+    lambda m, x: m.tensor(2.0, dtype=m.float64) - x, lambda m, x: x - 1],
+    ids=["one_minus", "float_minus", "dunder", "rsub_alpha", "rsub_tensor", "tensor_minus",
+         "minus_one"])
+def test_a_number_minus_a_tensor_is_torchs_rsub(program):
+    """``2 - x`` is torch's rsub.Scalar (RsubBackward1, ``_saved_alpha``), a tensor minus x a
+    sub; gradients and double backward as torch's (gradkit recorded SubBackward0)."""
+    def run_it(m):
+        x = m.tensor([1.0, -2.0], dtype=m.float64, requires_grad=True)
+        out = program(m, x)
+        g, = m.autograd.grad((out * out).sum(), x, create_graph=True)
+        gg, = m.autograd.grad(g.sum(), x)
+        return out, g, gg, m.tensor(out.grad_fn._saved_alpha)
+    assert_same_as_torch(run_it)
+    x = gradkit.tensor([1.0], requires_grad=True)
+    t_x = torch.tensor([1.0], requires_grad=True)
+    assert program(gradkit, x).grad_fn.name() == program(torch, t_x).grad_fn.name()
+
+
+_NO_DERIVATIVE_IN_PLACE = {
+    "ifloordiv": lambda m, y: y.__ifloordiv__(2),
+    "ifloordiv_tensor": lambda m, y: y.__ifloordiv__(m.tensor([2.0, 3.0])),
+    "floor_divide_": lambda m, y: y.floor_divide_(2),
+    "floor_divide_view": lambda m, y: y[0:1].floor_divide_(2),
+    "heaviside_": lambda m, y: y.heaviside_(m.tensor(0.5)),
+    "heaviside_view": lambda m, y: y[1:].heaviside_(m.tensor(0.5)),
+    "floor_divide": lambda m, y: m.floor_divide(y, 2), "heaviside": lambda m, y: m.heaviside(
+        y, m.tensor(0.5)),
+}
+
+
+@pytest.mark.parametrize("write", list(_NO_DERIVATIVE_IN_PLACE))
+def test_an_in_place_op_without_derivative_names_torchs_in_place_overload(write):
+    """torch's backward error names the in-place overload, ``aten::floor_divide_`` (``//=``),
+    ``aten::heaviside_``; gradkit named the out-of-place op."""
+    def program(m):
+        x = m.tensor([1.5, -2.5], requires_grad=True)
+        y = x * 1
+        out = _NO_DERIVATIVE_IN_PLACE[write](m, y)
+        (y if write.endswith("view") else out).sum().backward()
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("write", ["floor_divide_", "heaviside_", "floor_divide"])
+def test_forward_ad_through_an_in_place_op_without_derivative_names_torchs_overload(write):
+    def program(m):
+        with m.autograd.forward_ad.dual_level():
+            dual = m.autograd.forward_ad.make_dual(m.tensor([1.5]), m.tensor([1.0])) * 1
+            _NO_DERIVATIVE_IN_PLACE[write](m, dual)
+    assert_same_as_torch(program)
+
+
+def _t(m, value):
+    return m.tensor(value)
+
+
+# torch converts a one-element tensor given for a Scalar argument to its number, and its C++
+# messages print that number as C++ prints a double (-1, 2.5): not the tensor's repr
+_SCALAR_ARGUMENT_MESSAGES = {
+    "uniform_": lambda m: m.ones(2).uniform_(_t(m, 2.5), _t(m, 1.0)),
+    "uniform_int_tensors": lambda m: m.ones(2).uniform_(_t(m, 2), _t(m, 1)),
+    "uniform_numbers": lambda m: m.ones(2).uniform_(2.0, 1.0),
+    "normal_": lambda m: m.ones(2).normal_(0, _t(m, -1.0)),
+    "normal": lambda m: m.normal(0.0, -1.5, (2,)),
+    "exponential_": lambda m: m.ones(2).exponential_(_t(m, -1.0)),
+    "geometric_": lambda m: m.ones(2).geometric_(_t(m, 1.5)),
+    "cauchy_": lambda m: m.ones(2).cauchy_(0, _t(m, -1.0)),
+    "log_normal_": lambda m: m.ones(2).log_normal_(0, _t(m, -1.0)),
+    "bernoulli_": lambda m: m.ones(2).bernoulli_(1.5),
+    "renorm_float": lambda m: m.renorm(m.ones(2, 2), 2, 0, -1.0),
+    "renorm_tensor": lambda m: m.renorm(m.ones(2, 2), 2, 0, _t(m, -1.5)),
+    "randint": lambda m: m.randint(5, 1, (2,)),
+    "randint_empty_range": lambda m: m.randint(0, (2,)),
+    "randint_tensor_bound": lambda m: m.randint(_t(m, 3), 1, (2,)),
+}
+
+
+@pytest.mark.parametrize("name", list(_SCALAR_ARGUMENT_MESSAGES))
+def test_messages_print_a_scalar_argument_as_torchs_cpp(name):
+    """gradkit's messages showed a tensor given as a Scalar by its repr (``tensor(-1.)``), and
+    randint's empty range was NumPy's ValueError."""
+    assert_same_as_torch(_SCALAR_ARGUMENT_MESSAGES[name])
+
+
+_FILL_VALUES = {
+    "fill_1d": lambda m: m.ones(2).fill_(m.tensor([1.0, 2.0])),
+    "fill_one_element": lambda m: m.ones(2).fill_(m.tensor([1.0])),
+    "fill_2d": lambda m: m.ones(2).fill_(m.ones(2, 2)),
+    "fill_not_broadcasting": lambda m: m.ones(2).fill_(m.ones(3)),
+    "fill_function": lambda m: m.fill(m.ones(2), m.tensor([1.0])),
+    "fill_0d": lambda m: m.ones(2).fill_(m.tensor(2.0)),
+    "masked_fill_1d": lambda m: m.ones(2).masked_fill(m.tensor([True, False]), m.tensor([1.0])),
+    "masked_fill_in_place": lambda m: m.ones(2).masked_fill_(m.tensor([True, False]),
+                                                             m.tensor([1.0, 2.0])),
+    "masked_fill_int_mask": lambda m: m.ones(2).masked_fill(m.tensor([1, 0]), m.tensor([1.0])),
+    "masked_fill_2d": lambda m: m.masked_fill(m.ones(2), m.tensor(True), m.ones(2, 2)),
+    "masked_fill_0d": lambda m: m.ones(2).masked_fill(m.tensor([True, False]), m.tensor(3.0)),
+}
+
+
+@pytest.mark.parametrize("name", list(_FILL_VALUES))
+def test_fill_values_must_be_0d_as_torchs(name):
+    """torch's fill_ and masked_fill refuse a value tensor with dimensions, even of one
+    element (gradkit wrote its element, or broadcast it)."""
+    assert_same_as_torch(_FILL_VALUES[name])

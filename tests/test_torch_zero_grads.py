@@ -28,6 +28,7 @@ KEEPS_ZERO = {
     "diag": lambda m, x: m.diag(x * x), "prod": lambda m, x: (x * x).prod(),
     "amax": lambda m, x: (x * x).amax(), "logsumexp": lambda m, x: (x * x).logsumexp(0),
     "copy_": lambda m, x: m.zeros(2, dtype=x.dtype).copy_(x * x),
+    "rsub_other": lambda m, x: m.rsub(m.ones((), dtype=x.dtype), x * x),  # RsubBackward0's +g
 }
 MATERIALIZES = {
     "neg": lambda m, x: -(x * x), "reciprocal": lambda m, x: (x * x).reciprocal(),
@@ -38,6 +39,10 @@ MATERIALIZES = {
     "expand": lambda m, x: (x * x).sum().expand(2), "where": lambda m, x: m.where(
         x > 0, x * x, x), "matmul": lambda m, x: (x * x).unsqueeze(0) @ m.ones(
         2, 2, dtype=x.dtype), "softmax": lambda m, x: (x * x).softmax(0),
+    # the -g of a subtracted tensor: sub's other, rsub's self, a number minus x (RsubBackward1)
+    "sub_other": lambda m, x: m.ones((), dtype=x.dtype) - x * x,
+    "rsub_self": lambda m, x: m.rsub(x * x, m.ones((), dtype=x.dtype)),
+    "number_minus": lambda m, x: 1 - x * x,
 }
 
 

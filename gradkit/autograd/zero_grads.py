@@ -52,7 +52,7 @@ PASSES_KNOWN_ZERO = frozenset({
     "LogsumexpBackward0", "MulBackward0", "MulBackward1", "PermuteBackward0", "PowBackward0",
     "PowBackward2", "ProdBackward0", "RemainderBackward0", "ReshapeAliasBackward0",
     "RsqrtBackward0", "SgnBackward0", "SinBackward0", "SinhBackward0", "SqrtBackward0",
-    "SqueezeBackward0", "SqueezeBackward1", "StackBackward0", "SubBackward0", "SubBackward1",
+    "SqueezeBackward0", "SqueezeBackward1", "StackBackward0", "SubBackward1",
     "SumBackward0", "SumBackward1", "TBackward0", "TanBackward0", "TransposeBackward0",
     "UnsqueezeBackward0", "VarBackward0", "ViewAsRealBackward0", "ViewBackward0",
     # and these (fuzz seed 1384749, torch 2.13)
@@ -68,6 +68,8 @@ KNOWN_ZERO_BY_INPUT = {
     "PowBackward1": ("zeros", "known"),   # the base's where(y == 0, 0, g * y * x ** (y - 1))
     "XlogyBackward0": (None, "known"),    # x's g * xlogy(x != 0, y)
     "SincBackward0": ("zeros",),          # where(x == 0, 0, g * ...)
+    "SubBackward0": ("known", None),      # other's -g (a neg: plain zeros), as rsub's self
+    "RsubBackward0": (None, "known"),     # (RsubBackward1, number - x, has only -g)
 }
 
 

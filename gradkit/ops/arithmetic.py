@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from gradkit._tensor import Tensor
-from gradkit.ops._op import op
+from gradkit.ops._op import Op, op
 from gradkit.ops.fused import multiply_add
 from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
@@ -301,19 +301,33 @@ def _floor_divide(xp, x, y):
     return xp.floor_divide(x, y)
 
 
-def _no_floor_divide_derivative(g, *saved):
-    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+def not_implemented(name: str):
+    """torch's errors for an op without derivative, ``aten::<name>``: (vjp rule, jvp rule)
+    that raise them when reached."""
+    def vjp(g, *saved):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+    def jvp(t, *saved):
+        raise NotImplementedError(f"Trying to use forward AD with aten::{name} that does not "
+                                  "support it.")
+    return vjp, jvp
 
 
-def _no_floor_divide_jvp(t, *saved):
-    raise NotImplementedError("Trying to use forward AD with aten::floor_divide that does not "
-                              "support it.")
+def without_derivative(forward) -> Op:
+    """A broadcasting op torch has no derivative for: its result requires grad, but its node
+    (``NotImplemented``) raises torch's error in backward, as forward AD does. ``x.<name>_``
+    is a twin op whose errors name torch's in-place overload, ``aten::<name>_``."""
+    declared, in_place = (Op(forward, broadcast=True, method=method, node_name="NotImplemented")
+                          for method in (True, False))
+    for declared_op, name in ((declared, declared.name), (in_place, declared.name + "_")):
+        vjp, jvp = not_implemented(name)
+        declared_op.defvjp(*[vjp] * declared_op.n_inputs)
+        declared_op.defjvp(*[jvp] * declared_op.n_inputs)
+    register(in_place, declared.name, False, inplace=True)
+    return declared
 
 
-floor_divide = op(broadcast=True, method=True, inplace=True,
-                  node_name="NotImplemented")(_floor_divide)
-floor_divide.defvjp(_no_floor_divide_derivative, _no_floor_divide_derivative)
-floor_divide.defjvp(_no_floor_divide_jvp, _no_floor_divide_jvp)
+floor_divide = without_derivative(_floor_divide)
 # the quotient inside remainder's derivative: torch's div(rounding_mode=floor), which is
 # differentiable with zero gradients (a second derivative through it is 0, or NaN beside one)
 _floor_quotient = op(name="floor_divide", broadcast=True)(_floor_divide)

@@ -8,8 +8,8 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.backend import get_default_dtype
-from gradkit.ops._op import op
-from gradkit.ops.arithmetic import pow, sub  # noqa: A004 - torch's name
+from gradkit.ops._op import Op, op
+from gradkit.ops.arithmetic import pow, sub, without_derivative  # noqa: A004 - torch's name
 from gradkit.ops.binary_math import _require_tensors
 from gradkit.ops.comparison import isnan
 from gradkit.ops.complex import _is_complex, conj
@@ -86,18 +86,7 @@ fmax = _nan_ignoring("fmax", "maximum", lambda x, y: x >= y)
 fmin = _nan_ignoring("fmin", "minimum", lambda x, y: x <= y)
 
 
-def _not_implemented(name: str):
-    def vjp(g, *saved):
-        raise RuntimeError(f"derivative for aten::{name} is not implemented")
-
-    def jvp(t, *saved):
-        raise NotImplementedError(f"Trying to use forward AD with aten::{name} that does not "
-                                  "support it.")
-    return vjp, jvp
-
-
-@op(broadcast=True, method=True, inplace=True, node_name="NotImplemented")
-def heaviside(xp, x, values):
+def _heaviside(xp, x, values):
     """The step function: 0 for x < 0 (and NaN), ``values`` at 0, 1 for x > 0; x and values
     share one dtype. As torch, it has no derivative: backward through it raises."""
     _require_tensors("heaviside", x, values, names=("input", "values"))
@@ -108,9 +97,7 @@ def heaviside(xp, x, values):
     return xp.where(x == 0, values, (x > 0).astype(x.dtype))
 
 
-_heaviside_vjp, _heaviside_jvp = _not_implemented("heaviside")
-heaviside.defvjp(_heaviside_vjp, _heaviside_vjp)
-heaviside.defjvp(_heaviside_jvp, _heaviside_jvp)
+heaviside = without_derivative(_heaviside)
 
 
 @op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
@@ -218,6 +205,12 @@ rsub.defjvp(lambda t, alpha: -t if alpha == 1 else t * -alpha, lambda t, alpha: 
 # torch: rsub.Tensor is RsubBackward0, rsub.Scalar RsubBackward1
 rsub.node_name_rule = lambda params, inputs: (
     f"RsubBackward{1 if type(inputs[1]) in PY_SCALARS else 0}")
+# ``2 - x`` (Tensor.__rsub__, always a number): rsub.Scalar's node named up front, so that it
+# takes dispatch's fast path (a node name rule does not)
+rsub_number = Op(rsub.forward, name="rsub", broadcast=True, linear=True, batchable=True,
+                 node_name="RsubBackward1")
+rsub_number.defvjp(*rsub.vjps)
+rsub_number.defjvp(*rsub.jvps)
 
 
 def _integer_pair(name: str, ufunc: str):

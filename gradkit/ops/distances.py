@@ -22,7 +22,7 @@ from gradkit.ops.promotion import result_type
 from gradkit.ops.piecewise import abs, ceil, minimum, sign, where, zeros_like
 from gradkit.ops.reduction import expand_back, sum
 from gradkit.ops.shape import _normalize_dim, transpose, unsqueeze, view
-from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.ops.unary_helpers import cpp_number, scalar_type_name
 
 _COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
                   "donot_use_mm_for_euclid_dist": 2}
@@ -255,7 +255,7 @@ def _check_renorm(x, p, dim, maxnorm) -> tuple:
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {cpp_number(maxnorm)}")
     if x.ndim <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {x.ndim} dimensions")
     dim = _normalize_dim(dim, x.ndim)

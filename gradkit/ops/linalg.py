@@ -116,6 +116,18 @@ def _check_ndim(t, ndim: int, expected: str) -> None:
         raise RuntimeError(f"{expected}, got {t.ndim}-D tensor")
 
 
+# torch's bmm is an op of its own: BmmBackward0 saves self and mat2 themselves (no view, so a
+# leaf detached since comes back without history), where a batched matmul saves views
+@op(save=("x", "y"), batchable=True)
+def _bmm(xp, x, y):
+    return matmul.forward(xp, x, y)
+
+
+_bmm.defvjp(lambda g, x, y: _bmm(g, conj(transpose(y, -1, -2))),
+            lambda g, x, y: _bmm(conj(transpose(x, -1, -2)), g))
+_bmm.defjvp(lambda t, x, y: _bmm(t, y), lambda t, x, y: _bmm(x, t))
+
+
 @tensor_method()
 def bmm(x, y):
     """Batched matrix product of two 3-D tensors with the same batch size."""
@@ -130,10 +142,10 @@ def bmm(x, y):
         if x_data.dtype.kind == "b" and x_data.size and y_data.size:  # torch's kernel check first
             raise kernel_error("bmm")(x_data)
         if not (x_data.size and y_data.size):  # torch answers an empty product first, as mat2
-            return matmul(astype(x, dtype=y_data.dtype), y)
+            return _bmm(astype(x, dtype=y_data.dtype), y)
         raise RuntimeError(f"expected scalar type {scalar_type_name(x_data)} but found "
                            f"{scalar_type_name(y_data)}")
-    return matmul(x, y)
+    return _bmm(x, y)
 
 
 @tensor_method()
@@ -188,7 +200,7 @@ def outer(x, y):
     """Outer product of two 1-D tensors."""
     if x.ndim != 1 or y.ndim != 1:
         raise RuntimeError(f"outer: expected 1-D tensors, but got {x.ndim}D and {y.ndim}D")
-    return unsqueeze(x, 1) * unsqueeze(y, 0)
+    return reshape(x, (x.shape[0], 1)) * y  # torch's: y is saved itself, x as a view
 
 
 ger = outer

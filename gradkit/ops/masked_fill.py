@@ -1,9 +1,12 @@
-"""``masked_fill``: x with a value (a number, or a one-element tensor read as one) where a
+"""``masked_fill``: x with a value (a number, or a 0-d tensor read as one) where a
 bool mask is true."""
 from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
+from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op, seam
 from gradkit.ops.conversion import fitted_item
 from gradkit.ops.piecewise import where
@@ -18,6 +21,13 @@ def expanded_warning(name: str, example: str) -> str:
 @op(save="mask", broadcast=True, method=True, inplace=True, contiguous=True)
 def masked_fill(xp, x, mask, value):
     """x with ``value`` where the bool ``mask`` (broadcasting) is true."""
+    if getattr(value, "ndim", 0):  # torch checks the value after x and mask broadcast
+        try:
+            np.broadcast_shapes(x.shape, getattr(mask, "shape", ()))
+        except ValueError:
+            raise RuntimeError(_broadcast_message((x, mask))) from None
+        raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.ndim} dimension(s).")
     if getattr(mask, "dtype", None) is not None and mask.dtype.kind != "b":
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{mask.dtype}")

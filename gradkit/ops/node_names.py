@@ -12,7 +12,7 @@ from gradkit.ops.activations import logsigmoid
 from gradkit.ops.piecewise import where
 from gradkit.ops.masked_fill import masked_fill
 from gradkit.ops.index_ops import index_fill
-from gradkit.ops.linalg import matmul
+from gradkit.ops.linalg import _bmm, matmul
 from gradkit.ops.products import addbmm, addmm, addmv, baddbmm
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.scans import prod
@@ -81,12 +81,12 @@ floor_divide.node_name = "NotImplemented"  # torch has no derivative: backward r
 
 # torch's names of saved inputs where the second is not ``other`` (``_saved_exponent``)
 pow.torch_input_names = ("self", "exponent")
-matmul.torch_input_names = ("self", "mat2")
+matmul.torch_input_names = _bmm.torch_input_names = ("self", "mat2")
 where.torch_input_names = ("condition", "self", "other")
 lerp.torch_input_names = ("self", "end", "weight")
 addcmul.torch_input_names = addcdiv.torch_input_names = ("self", "tensor1", "tensor2")
 addmm.torch_input_names = ("self", "mat1", "mat2")
 addmv.torch_input_names = ("self", "mat", "vec")
 baddbmm.torch_input_names = addbmm.torch_input_names = ("self", "batch1", "batch2")
-for _op in (pow, matmul, where, lerp, addcmul, addcdiv, addmm, addmv, baddbmm, addbmm):
+for _op in (pow, matmul, _bmm, where, lerp, addcmul, addcdiv, addmm, addmv, baddbmm, addbmm):
     declare_saved_names(_op)

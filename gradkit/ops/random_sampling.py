@@ -22,12 +22,7 @@ from gradkit.ops._op import Op
 from gradkit.ops.inplace import inplace
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import zeros_like
-from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
-
-
-def _g(number) -> str:
-    """A number as torch's C++ messages print it (``-1``, ``0.5``)."""
-    return f"{number:g}" if isinstance(number, float) else str(number)
+from gradkit.ops.unary_helpers import c_type_name, cpp_number, scalar_type_name
 
 
 def _zeros(g, *inputs, **params):
@@ -110,7 +105,7 @@ def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator=None) -
     _require_floating(self._data, "check_uniform_bounds")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
-                           f"from={_g(from_)} > to={_g(to)}")
+                           f"from={cpp_number(from_)} > to={cpp_number(to)}")
     rng = rng_of(generator, "uniform_")
     return _fill(self, "UniformBackward0", lambda shape, dtype: _as_dtype(
         _each_part(lambda s: rng.uniform(from_, to, s), dtype, shape), dtype))
@@ -121,7 +116,7 @@ def normal_(self: Tensor, mean: float = 0, std: float = 1, *, generator=None) ->
     """Fill with normal samples (for complex: each part with std / sqrt(2), as torch)."""
     _require_floating(self._data, "normal_kernel_cpu")
     if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {cpp_number(std)}")
     rng = rng_of(generator, "normal_")
     part_std = std / np.sqrt(2) if self._data.dtype.kind == "c" else std
     return _fill(self, "NormalBackward0", lambda shape, dtype: _as_dtype(
@@ -144,7 +139,7 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
         raise NotImplementedError(f'"bernoulli_scalar_cpu_" not implemented for '
                                   f"'{scalar_type_name(self._data)}'")
     if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={cpp_number(p)}")
     return _fill(self, "BernoulliBackward2",
                  lambda shape, dtype: (rng.random(shape) < p).astype(dtype))
 
@@ -180,7 +175,7 @@ def _random_bounds(data, from_, to):
     low, high = (0, from_) if to is None else (from_, to)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
-                           f"from={_g(low)} >= to={_g(high)}")
+                           f"from={cpp_number(low)} >= to={cpp_number(high)}")
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         if not info.min <= low <= info.max:
@@ -212,7 +207,8 @@ def exponential_(self: Tensor, lambd: float = 1, *, generator=None) -> Tensor:
     """Fill with exponential samples of rate ``lambd``."""
     _require_continuous(self._data, "Exponential", scalar_type_name)
     if not lambd > 0:
-        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
+        raise RuntimeError("exponential_ expects lambda > 0.0, but found "
+                           f"lambda={cpp_number(lambd)}")
     rng = rng_of(generator, "exponential_")
     return _fill(self, "ExponentialBackward0",
                  lambda shape, dtype: rng.exponential(1 / lambd, shape).astype(dtype))
@@ -225,7 +221,7 @@ def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
         raise NotImplementedError(f'"geometric_cpu" not implemented for '
                                   f"'{scalar_type_name(self._data)}'")
     if not 0 < p < 1:
-        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={cpp_number(p)}")
     rng = rng_of(generator, "geometric_")
     return _fill(self, "GeometricBackward0",
                  lambda shape, dtype: rng.geometric(p, shape).astype(dtype))
@@ -236,7 +232,7 @@ def log_normal_(self: Tensor, mean: float = 1, std: float = 2, *, generator=None
     """Fill with exp(N(mean, std)) samples."""
     _require_floating(self._data, "log_normal_cpu", complex_ok=False)
     if not std > 0:
-        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={cpp_number(std)}")
     rng = rng_of(generator, "log_normal_")
     return _fill(self, "LogNormalBackward0",
                  lambda shape, dtype: rng.lognormal(mean, std, shape).astype(dtype))
@@ -247,7 +243,7 @@ def cauchy_(self: Tensor, median: float = 0, sigma: float = 1, *, generator=None
     """Fill with Cauchy samples centred on ``median`` with scale ``sigma``."""
     _require_continuous(self._data, "Cauchy", c_type_name)
     if not sigma > 0:
-        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={cpp_number(sigma)}")
     rng = rng_of(generator, "cauchy_")
     return _fill(self, "CauchyBackward0",
                  lambda shape, dtype: (median + sigma * rng.standard_cauchy(shape)).astype(dtype))
@@ -307,7 +303,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
 
 def _check_std(std: float) -> None:
     if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {cpp_number(std)}")
 
 
 def _broadcast_shape(x, y) -> tuple:

@@ -21,6 +21,13 @@ def c_type_name(array) -> str:
     return _C_TYPE_NAMES.get(name, name)
 
 
+def cpp_number(number) -> str:
+    """A Scalar argument as torch's C++ messages print it (``-1``, ``0.5``); a one-element
+    tensor is its number first, as torch converts it to a Scalar."""
+    number = number.item() if hasattr(number, "item") else number
+    return f"{number:g}" if isinstance(number, float) else str(number)
+
+
 def require_real_floating(kernel: str, *arrays) -> None:
     """torch's NotImplementedError when the arrays' common dtype is not a real floating one
     (``kernel`` has no bool, integer or complex CPU kernel)."""

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from gradkit._tensor import Tensor
 from gradkit.ops._op import Op
-from gradkit.ops.binary_breadth import _not_implemented
+from gradkit.ops.arithmetic import not_implemented
 from gradkit.ops.complex_views import view_as_complex, view_as_real
 from gradkit.ops.joining import chunk, split, unbind
 from gradkit.ops.methods import tensor_method
@@ -125,5 +125,5 @@ def detach_copy(x: Tensor) -> Tensor:
 
 
 _detach_copy = Op(lambda xp, x: xp.array(x), name="detach_copy", node_name="NotImplemented")
-_detach_copy.defvjp(_not_implemented("detach_copy")[0])
-_detach_copy.defjvp(_not_implemented("detach_copy")[1])
+_detach_copy.defvjp(not_implemented("detach_copy")[0])
+_detach_copy.defjvp(not_implemented("detach_copy")[1])

@@ -28,6 +28,7 @@ KERNELS = {
     "max_all": "max_all", "min_all": "min_all", "amax": "max_values_cpu", "amin": "min_values_cpu",
     "max_dim": "max_cpu", "min_dim": "min_cpu", "bitwise_left_shift": "lshift_cpu",
     "bitwise_right_shift": "rshift_cpu", "matmul": "addmm_impl_cpu_", "mm": "addmm_impl_cpu_",
+    "bmm": "bmm",
     "clamp": "clamp_scalar_cpu", "masked_fill": "masked_fill", "count_nonzero":
     "nonzero_count_cpu", "nonzero": "nonzero_count_cpu", "pow": "pow", "square": "pow",
     "gather": "scatter_gather_tensor_cpu", "scatter": "scatter_gather_tensor_cpu",

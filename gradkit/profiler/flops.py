@@ -35,7 +35,7 @@ def count_flops(name: str, shapes: list | None) -> int:
         return 0
     op = name.rpartition("::")[2]
     tensors = [s for s in shapes if s]
-    if op == "matmul" and len(shapes) >= 2 and shapes[0] and shapes[1]:
+    if op in ("matmul", "bmm") and len(shapes) >= 2 and shapes[0] and shapes[1]:
         return _matmul(shapes[0], shapes[1])
     if op in _LINEAR and len(shapes) >= 2 and shapes[0] and shapes[1]:
         x, w = shapes[0], shapes[1]  # x @ w.T (+ bias): w is (out, in)

@@ -7,6 +7,9 @@ import gradkit
 
 torch = pytest.importorskip("torch")
 
+from fuzz.known import diff_program  # noqa: E402
+from fuzz.programs import RandomDrawer, generate  # noqa: E402
+
 
 def _error(fn):
     try:
@@ -158,3 +161,24 @@ def test_kl_pareto_gamma_at_a_subnormal_rate_as_torch():
         grads.append((kl.detach().numpy(), m.autograd.grad(kl[0] + kl[1], rate)[0].numpy()))
     for got, expected in zip(*grads):
         np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+# documented in docs/distributions.md ("What differs from torch"): rounding noise both sides
+_NOISE_SEEDS = {1411: "made from one tensor", 1870: "made from one tensor",
+                4232: "made from one tensor", 5487: "Woodbury", 5964: "Woodbury"}
+
+
+@pytest.mark.parametrize("seed", sorted(_NOISE_SEEDS))
+def test_dist_programs_of_rounding_noise_are_known_differences(seed):
+    problems, known = diff_program(generate(RandomDrawer(seed), "dist"))
+    assert problems and known and _NOISE_SEEDS[seed] in known
+
+
+def test_woodbury_at_the_edge_is_noise_in_torch_too():
+    """torch's own LowRankMultivariateNormal.log_prob there is far from the dense form's."""
+    loc, factor, diag = (torch.tensor([v], dtype=torch.float64)
+                         for v in (-106.8204, 134.7742, 2.7069e-41))
+    low_rank = torch.distributions.LowRankMultivariateNormal(loc, factor.unsqueeze(-1), diag)
+    dense = torch.distributions.MultivariateNormal(loc, low_rank.covariance_matrix)
+    value = torch.tensor([0.5], dtype=torch.float64)
+    assert abs(low_rank.log_prob(value) - dense.log_prob(value)) > 1e6

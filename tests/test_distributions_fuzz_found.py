@@ -182,3 +182,23 @@ def test_woodbury_at_the_edge_is_noise_in_torch_too():
     dense = torch.distributions.MultivariateNormal(loc, low_rank.covariance_matrix)
     value = torch.tensor([0.5], dtype=torch.float64)
     assert abs(low_rank.log_prob(value) - dense.log_prob(value)) > 1e6
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sigmoid_and_softplus_far_below_zero_as_torch(dtype):
+    """torch's sigmoid is 1 / (1 + exp(-x)): 0 once exp(-x) overflows (x < -88.7 in float32);
+    softplus's slope is z / (z + 1), z = exp(x): a subnormal at x = -90 in float32, so an
+    infinite upstream gradient gives inf, not NaN (Weibull's log|scale| at a scale of 8e-40,
+    dist seed 9931)."""
+    results = []
+    for m in (gradkit, torch):
+        x = m.tensor([-90.0, -88.0, -104.0, -710.0, -20.0, 0.0, 19.9, 25.0],
+                     dtype=getattr(m, dtype), requires_grad=True)
+        soft = m.nn.functional.softplus(x)
+        slope, = m.autograd.grad(soft, x, m.ones_like(soft), create_graph=True)
+        at_inf, = m.autograd.grad(soft, x, m.full_like(soft, float("inf")), retain_graph=True)
+        scale_log, = m.autograd.grad(soft.log().sum(), x)
+        results.append([t.detach().numpy() for t in (m.sigmoid(x), slope, at_inf, scale_log)])
+    for got, expected in zip(*results):
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=0, equal_nan=True)
+        assert np.array_equal(got == 0, expected == 0)

@@ -165,7 +165,8 @@ def test_kl_pareto_gamma_at_a_subnormal_rate_as_torch():
 
 # documented in docs/distributions.md ("What differs from torch"): rounding noise both sides
 _NOISE_SEEDS = {1411: "made from one tensor", 1870: "made from one tensor",
-                4232: "made from one tensor", 5487: "Woodbury", 5964: "Woodbury"}
+                4232: "made from one tensor", 5487: "Woodbury", 5964: "Woodbury",
+                7762: "made from one tensor", 7677: "Taylor region", 7763: "Taylor region"}
 
 
 @pytest.mark.parametrize("seed", sorted(_NOISE_SEEDS))
@@ -202,3 +203,11 @@ def test_sigmoid_and_softplus_far_below_zero_as_torch(dtype):
     for got, expected in zip(*results):
         np.testing.assert_allclose(got, expected, rtol=1e-6, atol=0, equal_nan=True)
         assert np.array_equal(got == 0, expected == 0)
+
+
+def test_continuous_bernoulli_near_half_is_noise_in_torch_float32():
+    """torch's own float32 variance just outside its Taylor region is far from float64's."""
+    variance = [torch.distributions.ContinuousBernoulli(
+        torch.tensor([0.5019], dtype=dtype)).variance.item()
+        for dtype in (torch.float32, torch.float64)]
+    assert abs(variance[0] - variance[1]) > 0.01 * variance[1]

@@ -167,7 +167,8 @@ def test_kl_pareto_gamma_at_a_subnormal_rate_as_torch():
 _NOISE_SEEDS = {1411: "made from one tensor", 1870: "made from one tensor",
                 4232: "made from one tensor", 5487: "Woodbury", 5964: "Woodbury",
                 7762: "made from one tensor", 7677: "Taylor region", 7763: "Taylor region",
-                443: "rounding difference", 6994: "rounding difference"}
+                443: "rounding difference", 6994: "rounding difference",
+                8390: "scaled to the edge"}
 
 
 @pytest.mark.parametrize("seed", sorted(_NOISE_SEEDS))
@@ -212,3 +213,15 @@ def test_continuous_bernoulli_near_half_is_noise_in_torch_float32():
         torch.tensor([0.5019], dtype=dtype)).variance.item()
         for dtype in (torch.float32, torch.float64)]
     assert abs(variance[0] - variance[1]) > 0.01 * variance[1]
+
+
+def test_float32_second_derivative_at_the_edge_is_noise_in_torch():
+    """torch's float32 second derivative of log(softplus(200 x)) at x = -0.055 is off its
+    float64 one by more than the fuzzer's float32 tolerance (rtol 2e-3)."""
+    second = []
+    for dtype in (torch.float32, torch.float64):
+        x = torch.tensor(-0.05479537, dtype=dtype, requires_grad=True)
+        entropy = torch.distributions.HalfCauchy(torch.nn.functional.softplus(x * 200)).entropy()
+        first, = torch.autograd.grad(entropy, x, create_graph=True)
+        second.append(torch.autograd.grad(first, x)[0].item())
+    assert abs(second[0] - second[1]) > 2e-3 * abs(second[1])

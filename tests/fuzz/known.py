@@ -423,7 +423,9 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
             or step.op == "fb_atanh" \
             or (step.op == "b_vector_norm" and step.params.get("ord") == 0) \
             or _floors_a_quotient(step) \
-            or (step.op == "sin" and _large_angle(theirs.values[step.inputs[0]]))
+            or (step.op == "sin" and _large_angle(theirs.values[step.inputs[0]])) \
+            or (step.op == "d_statistic" and step.params["family"] == "Weibull"
+                and step.params["stat"] == "mode")  # NaN or inf: is 1 / c an integer?
         out = leaves + k
         if amplifies and all(
                 mine.values[i].shape == theirs.values[i].shape and np.allclose(
@@ -1091,14 +1093,13 @@ def _continuous_bernoulli_near_half(program, mine: Result, theirs: Result) -> bo
 
 
 def _float32_second_derivative_at_the_edge(program, mine: Result, theirs: Result) -> bool:
-    """Only float32 second derivatives differ, of a program with a distribution whose
-    parameters are scaled to the edge (softplus(200 x) = 1.7e-5): their second derivatives
-    subtract terms equal to 1e-5 (d2/dx2 log softplus(200 x)), which leaves a few float32
-    ulps of 1e5 each side rounds apart (dist seed 8390)."""
+    """Only second derivatives differ, of a program with a distribution whose parameters are
+    scaled to the edge (softplus(200 x) = 1.7e-5): they subtract terms equal to 1e-5
+    (d2/dx2 log softplus(200 x)), which leaves a few float32 ulps of 1e5 each side rounds
+    apart (dist seed 8390); in float64 a scale of 1e-35 amplifies as much (seed 18346)."""
     problems = compare(mine, theirs)
     return bool(problems) and all(p.startswith("grads2[") for p in problems) and any(
-        s.op.startswith("d_") and s.params.get("mult", 1) >= 20
-        and theirs.values[s.inputs[0]].dtype == np.float32 for s in program.steps)
+        s.op.startswith("d_") and s.params.get("mult", 1) >= 20 for s in program.steps)
 
 
 KNOWN_DIFFERENCES: tuple[Known, ...] = (
@@ -1216,7 +1217,7 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("float32 ContinuousBernoulli with probs just outside torch's Taylor region around "
           "1/2: its exact forms are rounding noise", "docs/distributions.md",
           "just outside the Taylor region", _continuous_bernoulli_near_half),
-    Known("float32 second derivatives through parameters scaled to the edge are rounding noise",
+    Known("second derivatives through parameters scaled to the edge are rounding noise",
           "docs/distributions.md", "float32 second derivatives of a distribution",
           _float32_second_derivative_at_the_edge),
     Known("copysign by a NaN: the NaN's sign bit, which NumPy's math functions clear",

@@ -40,7 +40,8 @@ def _param(lib, x, i, kind, mult):
 
 
 def _index(lib, y, k):
-    return (lib.sigmoid(y) * k).floor().clamp(max=max(k - 1, 0)).long()
+    # + 0.25: sigmoid(0) * k, an integer for an even k, would floor to either side of it
+    return (lib.sigmoid(y) * k + 0.25).floor().clamp(max=max(k - 1, 0)).long()
 
 
 def _value(lib, y, kind, params, event):
@@ -70,7 +71,7 @@ def _value(lib, y, kind, params, event):
     if kind == "angle":
         return lib.tanh(y) * 3
     if kind == "binomial":
-        return lib.minimum((lib.sigmoid(y) * (params[0] + 1)).floor(), params[0])
+        return lib.minimum((lib.sigmoid(y) * (params[0] + 1) + 0.25).floor(), params[0])
     raise AssertionError(kind)
 
 

@@ -102,9 +102,11 @@ def _checked_array(nested, dtype: np.dtype) -> np.ndarray:
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """A tensor from ``data``, sharing memory with a Tensor or NumPy array when it can."""
-    if isinstance(data, Tensor) and dtype is None and device is None:
-        return data
+    """A tensor from ``data``, sharing memory with a Tensor or NumPy array when it can (a
+    Tensor of another dtype or device is converted with its graph, as torch's)."""
+    if isinstance(data, Tensor):
+        # torch: the tensor itself when dtype and device match, else a differentiable copy
+        return data.to(device=device, dtype=dtype)
     if isinstance(data, np.ndarray) and dtype is None and device is None:
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)

@@ -137,7 +137,8 @@ class _Multinomial(Constraint):
 
 
 def _is_lower_triangular(value):
-    return (value.tril() == value).reshape(tuple(value.shape[:-2]) + (-1,)).all(-1)
+    # min, not all: torch's min raises IndexError for 0 x 0 matrices, and so does this
+    return (value.tril() == value).reshape(tuple(value.shape[:-2]) + (-1,)).min(-1).values
 
 
 class _LowerTriangular(Constraint):
@@ -153,7 +154,7 @@ class _LowerCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
-        positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
+        positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).min(-1).values
         return _is_lower_triangular(value) & positive_diagonal
 
 

@@ -110,8 +110,21 @@ def _batch_trace_xxt(matrix: Tensor) -> Tensor:
 def _overridden(value: Tensor, infinite, zero=None) -> Tensor:
     """``value`` set to inf where ``infinite`` and to 0 where ``zero`` (torch's masked
     writes, written with where so that gradients flow through the other entries)."""
-    value = ops.where(infinite, math.inf, value)
-    return value if zero is None else ops.where(zero, 0.0, value)
+    value = ops.where(_leading_mask(value, infinite), math.inf, value)
+    return value if zero is None else ops.where(_leading_mask(value, zero), 0.0, value)
+
+
+def _leading_mask(value: Tensor, mask: Tensor) -> Tensor:
+    """``mask`` as torch's ``value[mask] = ...`` reads it: over value's leading dims (not
+    broadcast from the right), an IndexError where their sizes differ."""
+    if mask.dim() > value.dim():
+        raise IndexError(f"too many indices for tensor of dimension {value.dim()}")
+    for i, (size, indexed) in enumerate(zip(mask.shape, value.shape)):
+        if size != indexed:
+            raise IndexError(f"The shape of the mask {list(mask.shape)} at index {i} does not "
+                             f"match the shape of the indexed tensor {list(value.shape)} at "
+                             f"index {i}")
+    return mask.reshape(tuple(mask.shape) + (1,) * (value.dim() - mask.dim()))
 
 
 @register_kl(Bernoulli, Bernoulli)

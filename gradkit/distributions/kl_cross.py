@@ -307,7 +307,8 @@ def _kl_beta_continuous_bernoulli(p, q):
 @register_kl(Uniform, ContinuousBernoulli)
 def _kl_uniform_continuous_bernoulli(p, q):
     outside = p.high.ge(q.support.upper_bound) | p.low.le(q.support.lower_bound)
-    return _overridden(_against_continuous_bernoulli(p, q), outside)
+    # torch.where here (broadcast), not the masked write of the other pairs
+    return ops.where(outside, math.inf, _against_continuous_bernoulli(p, q))
 
 
 @register_kl(ContinuousBernoulli, Pareto)
@@ -331,4 +332,4 @@ def _kl_continuous_bernoulli_normal(p, q):
 def _kl_continuous_bernoulli_uniform(p, q):
     result = -p.entropy() + (q.high - q.low).log()
     outside = q.low.ge(p.support.lower_bound) | q.high.le(p.support.upper_bound)
-    return _overridden(result, outside)
+    return ops.where(outside, math.inf, result)  # torch.where: broadcast, as above

@@ -18,10 +18,9 @@ from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, kernel_error
 @unary(save="result", floating=True, method=True, inplace=True)
 def sigmoid(xp, x):
     """1 / (1 + exp(-x)) elementwise."""
-    if x.dtype.kind == "c":  # complex: no sign split (comparisons would drop the imaginary part)
-        return 1 / (1 + xp.exp(-x))
-    e = xp.exp(-xp.abs(x))  # never overflows
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    # torch's kernel, as written: exp(-x) overflows to inf below -88.7 in float32 (-709.8 in
+    # float64), where the result is 0, not the subnormal exp(x) / (1 + exp(x)) would give
+    return (1 / (1 + xp.exp(-x))).astype(x.dtype, copy=False)
 
 
 @op(save="out", batchable=True)
@@ -136,9 +135,12 @@ def softplus(xp, x, beta=1.0, threshold=20.0):
 def softplus_slope(xp, x, beta=1.0, threshold=20.0):
     """softplus's derivative, an op whose own derivative is torch's softplus_double_backward
     in one expression: s (1 - s) beta below the threshold, so an infinite upstream gradient
-    at s = 1 gives NaN as in torch (a where() would have masked it)."""
+    at s = 1 gives NaN as in torch (a where() would have masked it). torch's z / (z + 1) with
+    z = exp(beta * x): at beta * x = -90 in float32 that is a subnormal, where 1 / (1 + exp(90))
+    overflows to 0 (an infinite upstream gradient then gives NaN, not torch's inf)."""
     bx = x * beta
-    return xp.where(bx > threshold, 1.0, 1 / (1 + xp.exp(-bx))).astype(x.dtype, copy=False)
+    z = xp.exp(xp.minimum(bx, threshold))
+    return xp.where(bx > threshold, 1.0, z / (z + 1)).astype(x.dtype, copy=False)
 
 
 def _softplus_second_derivative(x, beta, threshold):

@@ -11,12 +11,21 @@ from __future__ import annotations
 import math
 
 from gradkit.ops._op import Op
-from gradkit.ops.complex import _is_complex
+from gradkit.ops.complex import _is_complex, conj
 from gradkit.ops.methods import register
 from gradkit.ops.special import erf_array
 from gradkit.ops.promotion import promote
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import kernel_error
+
+
+def _by_quotient(op: Op, denominator) -> None:
+    """f'(x) = 1 / denominator(x), applied as torch's backward: ``g / conj(denominator)``, a
+    quotient, not ``g * (1 / x)``, whose reciprocal overflows at a float32 subnormal x (a zero
+    gradient then gives 0 * inf = NaN where torch's 0 / x is 0)."""
+    op.defderivative(lambda x: 1 / denominator(x))
+    op.defvjp(lambda g, x: g / conj(denominator(x)))
+    op.defjvp(lambda t, x: t / denominator(x))
 
 
 @unary(save="result", floating=True, method=True, inplace=True)
@@ -43,7 +52,7 @@ def log(xp, x):
     return xp.log(x)
 
 
-log.defderivative(lambda x: 1 / x)
+_by_quotient(log, lambda x: x)
 
 
 @unary(floating=True, method=True, inplace=True)
@@ -52,7 +61,7 @@ def log2(xp, x):
     return xp.log2(x)
 
 
-log2.defderivative(lambda x: 1 / (x * math.log(2.0)))
+_by_quotient(log2, lambda x: x * math.log(2.0))
 
 
 @unary(floating=True, method=True, inplace=True)
@@ -61,7 +70,7 @@ def log10(xp, x):
     return xp.log10(x)
 
 
-log10.defderivative(lambda x: 1 / (x * math.log(10.0)))
+_by_quotient(log10, lambda x: x * math.log(10.0))
 
 
 @unary(floating=True, method=True, inplace=True)
@@ -70,7 +79,7 @@ def log1p(xp, x):
     return xp.log1p(x)
 
 
-log1p.defderivative(lambda x: 1 / (x + 1))
+_by_quotient(log1p, lambda x: x + 1)
 
 
 @unary(save="result", floating=True, method=True, inplace=True)

@@ -416,12 +416,16 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
         return True
     leaves = len(program.leaves)
     for k, step in enumerate(program.steps[:first[1] - leaves + 1]):
+        # _floors_a_quotient: counts noise; x % y where y divides x but for rounding
         amplifies = step.op == "b_unique" or (
             step.op == "e2_float_power_scalar" and abs(step.params.get("s", 0)) == math.inf) \
             or (step.op == "s_cdist" and step.params.get("mode") == "use_mm_for_euclid_dist") \
             or step.op == "fb_atanh" \
             or (step.op == "b_vector_norm" and step.params.get("ord") == 0) \
-            or _floors_a_quotient(step)  # counts noise; x % y where y divides x but for rounding
+            or _floors_a_quotient(step) \
+            or (step.op == "sin" and _large_angle(theirs.values[step.inputs[0]])) \
+            or (step.op == "d_statistic" and step.params["family"] == "Weibull"
+                and step.params["stat"] == "mode")  # NaN or inf: is 1 / c an integer?
         out = leaves + k
         if amplifies and all(
                 mine.values[i].shape == theirs.values[i].shape and np.allclose(
@@ -432,6 +436,12 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
                     for part in (np.real, np.imag))):
             return True
     return False
+
+
+def _large_angle(x: np.ndarray) -> bool:
+    """sin of x turns x's last-bit difference into another number (dist seeds 443, 6994)."""
+    finite = np.abs(x[np.isfinite(x)]) if x.dtype.kind == "f" else np.array([])
+    return bool(finite.size) and finite.max() > (1e3 if x.dtype == np.float32 else 1e6)
 
 
 def _floors_a_quotient(step) -> bool:
@@ -1014,6 +1024,84 @@ def _storage_layout_read(program, mine: Result, theirs: Result) -> bool:
         for i in first[0].inputs)
 
 
+def _only_downstream_of(program, mine: Result, theirs: Result, slots: list) -> bool:
+    """Only gradients or values computed from env ``slots`` differ, or the first error (one
+    side's) is a step computed from them (a noise value out of the next one's support)."""
+    problems = compare(mine, theirs)
+    if not slots or not problems:
+        return False
+    errors = [e[0] for e in (mine.error, theirs.error) if e is not None]
+    if errors:
+        first = min(errors, key=_phase_rank)
+        if not first.startswith("step "):
+            return False
+        step = program.steps[int(first.split()[1])]
+        return any(_sources(program, i) & set(slots) for i in step.inputs)
+    for p in problems:
+        if p.startswith(("grads", "signed zero in grads")):
+            continue
+        if not p.startswith(("values[", "signed zero in values[")):
+            return False
+        if not _sources(program, int(p.split("[", 1)[1].split("]", 1)[0])) & set(slots):
+            return False
+    return True
+
+
+def _kl_between_sharers(program, mine: Result, theirs: Result) -> bool:
+    """kl_divergence(p, q) with p and q made from one tensor (the dist class's d_kl of one
+    slot): their shared parameters cancel in torch's formula term by term (``p.loc / q.scale -
+    q.loc / q.scale``), exactly in value but not in the rounding of the terms' derivatives,
+    which are large where a parameter is at the edge (a scale of 1e-7); a KL of p with itself
+    is 0 up to such noise (dist seeds 1411, 1870, 4232)."""
+    leaves = len(program.leaves)
+    return _only_downstream_of(program, mine, theirs, [
+        leaves + k for k, s in enumerate(program.steps)
+        if s.op == "d_kl" and s.inputs[0] == s.inputs[1]])
+
+
+def _woodbury_at_the_edge(program, mine: Result, theirs: Result) -> bool:
+    """LowRankMultivariateNormal with parameters scaled to the edge (cov_diag underflowing
+    next to a cov_factor of 100): torch's Woodbury form subtracts two nearly equal terms of
+    1e20 and more, so what it computes is rounding noise in both (dist seeds 5487, 5964)."""
+    leaves = len(program.leaves)
+    return _only_downstream_of(program, mine, theirs, [
+        leaves + k for k, s in enumerate(program.steps)
+        if s.op in ("d_statistic", "d_kl") and s.params["mult"] >= 20 and "LowRank" in str(
+            s.params.get("family", s.params.get("pair")))])
+
+def _continuous_bernoulli_near_half(program, mine: Result, theirs: Result) -> bool:
+    """A float32 ContinuousBernoulli whose probs are within 0.02 of 1/2 but outside torch's
+    Taylor region (0.499, 0.501]: its exact forms (mean, variance, the log normalizer)
+    subtract terms of 1 / (1 - 2 p)^2, so what they compute is rounding noise in both
+    (dist seeds 7677, 7763). The dist class makes probs sigmoid(x * mult) of the step's input
+    (of its second input for q in a KL)."""
+    leaves, slots = len(program.leaves), []
+    for k, step in enumerate(program.steps):
+        family = step.params.get("family")
+        members = (family,) if step.op == "d_statistic" else step.params.get("pair", ())
+        if step.op not in ("d_statistic", "d_kl") or theirs.values[step.inputs[0]].dtype \
+                != np.float32:
+            continue
+        for member, slot in zip(members, step.inputs):
+            if member != "ContinuousBernoulli":
+                continue
+            x = theirs.values[slot].astype(np.float64) * step.params["mult"]
+            off = np.abs(1 / (1 + np.exp(-x)) - 0.5)
+            if np.any((off < 0.02) & (off > 0.0009)):
+                slots.append(leaves + k)
+    return _only_downstream_of(program, mine, theirs, slots)
+
+
+def _float32_second_derivative_at_the_edge(program, mine: Result, theirs: Result) -> bool:
+    """Only second derivatives differ, of a program with a distribution whose parameters are
+    scaled to the edge (softplus(200 x) = 1.7e-5): they subtract terms equal to 1e-5
+    (d2/dx2 log softplus(200 x)), which leaves a few float32 ulps of 1e5 each side rounds
+    apart (dist seed 8390); in float64 a scale of 1e-35 amplifies as much (seed 18346)."""
+    problems = compare(mine, theirs)
+    return bool(problems) and all(p.startswith("grads2[") for p in problems) and any(
+        s.op.startswith("d_") and s.params.get("mult", 1) >= 20 for s in program.steps)
+
+
 KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("an integer tensor written with a value that requires grad does not require grad",
           "docs/numerics.md", "leaves the integer tensor not requiring grad",
@@ -1120,6 +1208,18 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           _storage_layout_read),
     Known("select/slice/diagonal_scatter of an overlapping view: torch keeps the overlap",
           "docs/numerics.md", "its `clone_preserve_strides`", _scatter_into_overlapping_view),
+    Known("the KL divergence between two distributions made from one tensor: terms that "
+          "cancel have derivatives that round apart", "docs/distributions.md",
+          "cancel exactly in value but their derivatives round apart", _kl_between_sharers),
+    Known("LowRankMultivariateNormal of a cov_diag tiny next to its cov_factor: the Woodbury "
+          "form is rounding noise", "docs/distributions.md",
+          "subtracts two nearly equal terms", _woodbury_at_the_edge),
+    Known("float32 ContinuousBernoulli with probs just outside torch's Taylor region around "
+          "1/2: its exact forms are rounding noise", "docs/distributions.md",
+          "just outside the Taylor region", _continuous_bernoulli_near_half),
+    Known("second derivatives through parameters scaled to the edge are rounding noise",
+          "docs/distributions.md", "float32 second derivatives of a distribution",
+          _float32_second_derivative_at_the_edge),
     Known("copysign by a NaN: the NaN's sign bit, which NumPy's math functions clear",
           "docs/numerics.md", "The sign bit of a NaN is not compared",
           _copysign_by_a_cleared_nan),

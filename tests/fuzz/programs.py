@@ -22,6 +22,7 @@ from typing import NamedTuple
 from .drawers import RandomDrawer
 from .ops_breadth import BREADTH_OPS, FUZZNN_OPS
 from .ops_core import OPS as CORE_OPS, OpSpec
+from .ops_dist import DIST_OPS
 from .ops_dtypes import DTYPE_NAMES, DTYPE_OPS
 from .ops_indexing import INDEXING_OPS
 from .ops_signal import SIGNAL_OPS
@@ -35,7 +36,7 @@ __all__ = ["OPS", "CLASSES", "CLASS_NAMES", "SEEDED_CLASSES", "Leaf", "Step", "P
 # seeds still draw what they drew)
 _ROUND_ROBIN_OPS = (*CORE_OPS, *VIEW_OPS, *INDEXING_OPS, *DTYPE_OPS, *VALUE_OPS)
 OPS: dict[str, OpSpec] = {**CORE_OPS, **VIEW_OPS, **INDEXING_OPS, **DTYPE_OPS, **VALUE_OPS,
-                          **BREADTH_OPS, **SIGNAL_OPS}
+                          **BREADTH_OPS, **SIGNAL_OPS, **DIST_OPS}
 
 FLOATS = ("float32", "float64", "complex64", "complex128")
 _CORE_VIEWS = ("slice", "transpose", "t", "unsqueeze", "select0", "expand", "view_flat",
@@ -101,6 +102,11 @@ SEEDED_CLASSES["nn_new"] = SEEDED_CLASSES["breadth"]._replace(
 # stft, gradient, index_reduce, histograms, runs and windows (lane signal)
 SEEDED_CLASSES["signal"] = SEEDED_CLASSES["breadth"]._replace(
     ops=tuple(SIGNAL_OPS) * 4 + _ELEMENTWISE + ("clone", "transpose", "cast"))
+# gradkit.distributions: statistics, KL and reparameterized samples (lane fuzzdist)
+SEEDED_CLASSES["dist"] = SEEDED_CLASSES["breadth"]._replace(
+    ops=tuple(DIST_OPS) * 4 + ("d_statistic",) * 4 + _ELEMENTWISE + ("clone", "transpose"),
+    dtypes=("float64", "float32", "float64"), other_dtypes=("float32", "float64"),
+    special=0.08)
 CLASSES.update(SEEDED_CLASSES)
 
 

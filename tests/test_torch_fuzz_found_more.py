@@ -2113,3 +2113,13 @@ def test_fill_values_must_be_0d_as_torchs(name):
     """torch's fill_ and masked_fill refuse a value tensor with dimensions, even of one
     element (gradkit wrote its element, or broadcast it)."""
     assert_same_as_torch(_FILL_VALUES[name])
+
+
+def test_complex_power_that_overflows_is_cpows():
+    """A complex power that overflows is C's cpow, exp(y log x): inf + 0j where NumPy's
+    multiplied-out integer power gives inf + nanj (dtypes seed 2494987)."""
+    def program(m):
+        z = m.tensor([40 + 0j, 26 + 0j, 100 + 0j, 30 + 1j, 3 + 0j], dtype=m.complex64)
+        return z ** z, z ** 40, m.pow(z, z.real)
+    assert_same_as_torch(program)
+    assert program(gradkit)[0][0].item() == complex(math.inf, 0)

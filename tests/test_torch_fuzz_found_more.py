@@ -1949,3 +1949,18 @@ def test_solve_refuses_a_write_into_its_result_for_either_gradient(solver, which
     for m in (torch, gradkit):
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             program(m, True)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_complex_logsumexp_gradient_with_a_nan_part_in_the_result(create_graph, keepdim):
+    """torch's logsumexp backward is ``exp(x - result)``, and its complex sub multiplies the
+    result by 1 + 0j: a result of inf + nan j makes every element's gradient NaN (main seed
+    1562005: gradkit's raw-array backward subtracted plainly and gave 0 for finite x)."""
+    def program(m):
+        x = m.tensor([[complex(-0.4, 0.7), complex(math.inf, math.nan), complex(0.5, -1.0)]],
+                     dtype=m.complex128, requires_grad=True)
+        out = m.logsumexp(x, 1, keepdim=keepdim)
+        (g,) = m.autograd.grad(out.real.sum(), [x], create_graph=create_graph)
+        return out, g
+    assert_same_as_torch(program)

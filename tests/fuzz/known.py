@@ -406,9 +406,9 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
     input into another number: unique's ties, x ** inf at |x| = 1 (0, inf or NaN), cdist's
     matmul form near a zero distance, atanh at 1 (atanh(1 - ulp) is 8.7, atanh(1) inf),
     vector_norm(ord=0) counting a rounding-noise entry that is 0 on the other side, x % y
-    (fmod, //) where y divides x but for rounding; or the first value to differ picks among
-    values equal but for rounding (max pooling's index, sort's order: nn_new seed 1686,
-    attention's rows one float32 ulp from torch's)."""
+    (fmod, //) where y divides x but for rounding, sin of a huge argument; or the first
+    value to differ picks among values equal but for rounding (max pooling's index, sort's
+    order: nn_new seed 1686, attention's rows one float32 ulp from torch's)."""
     first = _first_differing_value(program, mine, theirs)
     if first is None:
         return False
@@ -421,7 +421,8 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
             or (step.op == "s_cdist" and step.params.get("mode") == "use_mm_for_euclid_dist") \
             or step.op == "fb_atanh" \
             or (step.op == "b_vector_norm" and step.params.get("ord") == 0) \
-            or _floors_a_quotient(step)  # counts noise; x % y where y divides x but for rounding
+            or _floors_a_quotient(step) \
+            or _periodic_of_a_huge_argument(step, mine)  # x % y, sin(x): y divides x, x is huge
         out = leaves + k
         if amplifies and all(
                 mine.values[i].shape == theirs.values[i].shape and np.allclose(
@@ -432,6 +433,23 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
                     for part in (np.real, np.imag))):
             return True
     return False
+
+
+# the steps that compute sin or cos of their input
+_PERIODIC = {"sin": None, "cos": None, "raw_unary": "sin", "e_special_unary": "sinc"}
+
+
+def _periodic_of_a_huge_argument(step, mine: Result) -> bool:
+    """sin or cos of an argument whose ulp is a visible part of the period: the last bit of
+    float32 exp(74.2) (1.7e32, torch's one ulp above NumPy's) is another sine (seed
+    1585067)."""
+    if step.op not in _PERIODIC or step.params.get("fn") != _PERIODIC[step.op]:
+        return False
+    x = mine.values[step.inputs[0]]
+    if x.dtype.kind not in "fc":
+        return False
+    finite = np.abs(x[np.isfinite(x)])
+    return bool(finite.size) and float(finite.max()) * np.finfo(x.dtype).eps > 1e-4
 
 
 def _floors_a_quotient(step) -> bool:

@@ -1982,3 +1982,32 @@ def test_sine_of_a_huge_argument_one_ulp_apart_is_the_documented_rounding_step()
     problems, known = diff_program(generate(RandomDrawer(1585067)))
     assert known == "a step that turns a rounding difference of its input into another number" \
         or not problems
+
+
+def test_pow_result_written_by_a_complex_overflow_is_the_documented_difference():
+    """Documented (docs/autograd.md, "saves its result only when `y` requires grad"; mixed
+    seed 1666399): torch's x ** y saves its result even when y needs no gradient, so a later
+    exp_() of it fails torch's backward, where gradkit differentiates. The write overflows:
+    exp(a + bj) with b ~ -2.6e18 is inf * cis(b), whose signs are the cosine and sine of a
+    number one float32 ulp (2.7e11) from torch's, i.e. rounding noise."""
+    def program(m, write):
+        x = m.tensor([6.8539815 + 0.4570272j], dtype=m.complex64, requires_grad=True)
+        y = (x * x).detach()
+        out = (x.abs() + 0.5) ** (y * 0.5)
+        if write:
+            out.mul_(0.5).exp_()
+        return out, m.autograd.grad(out.real.sum(), [x])[0]
+    assert_same_as_torch(lambda m: program(m, False), rtol=1e-4)  # exp(y log x), y log x ~ 47
+    with pytest.raises(RuntimeError, match="which is output 0 of Pow1, is at version"):
+        program(torch, True)
+    out, grad = program(gradkit, True)
+    assert np.isinf(out.real.item()) and np.isinf(out.imag.item())
+    assert np.isnan(grad.real.item())  # d exp(z) at an infinite z is inf * noise
+    # one ulp apart, the imaginary part's cosine changes sign in both libraries
+    b = np.float32(-2.5662128e18)
+    for m in (torch, gradkit):
+        cos = m.cos(m.tensor([b, np.nextafter(b, np.float32(0))]))
+        assert cos[0].item() * cos[1].item() < 0 or abs(cos[0] - cos[1]).item() > 0.1
+    problems, known = diff_program(generate(RandomDrawer(1666399)))
+    assert known == "x ** tensor written in place afterwards differentiates (torch saved its " \
+        "result)" or not problems

@@ -146,12 +146,20 @@ def _pow_by_bool_backward(program, mine: Result, theirs: Result) -> bool:
 def _pow_result_written(program, mine: Result, theirs: Result) -> bool:
     """torch's pow(tensor, tensor) always saves its result, so a later in-place write of it
     fails torch's backward; gradkit saves it only for the exponent's gradient (all else must
-    agree; gradkit may then raise later, at the double backward torch never reaches)."""
-    return ((mine.error is None or mine.error[0] == "double backward")
+    agree; gradkit may then raise later, at the double backward torch never reaches). Values
+    may differ only in non-finite entries: the write exp_() of a complex overflow is
+    inf * cis(y) with y ~1e18, whose sign is rounding noise (seed 1666399)."""
+    if not ((mine.error is None or mine.error[0] == "double backward")
             and theirs.error is not None and theirs.error[0] == "backward"
-            and "which is output 0 of Pow1, is at version" in theirs.message
-            and not compare(mine._replace(error=None, grads=[], grads2=[]),
-                            theirs._replace(error=None, grads=[], grads2=[])))
+            and "which is output 0 of Pow1, is at version" in theirs.message):
+        return False
+    rest_mine, rest_theirs = (r._replace(error=None, grads=[], grads2=[])
+                              for r in (mine, theirs))
+    problems = compare(rest_mine, rest_theirs)
+    return all(p.startswith("values[") for p in problems) and \
+        _only_non_finite_differ(rest_mine, rest_theirs, ("values",)) and all(
+            np.array_equal(np.isfinite(a), np.isfinite(b))
+            for a, b in zip(mine.values, theirs.values))
 
 
 def _first_signed_zero_step(program, mine: Result, theirs: Result):

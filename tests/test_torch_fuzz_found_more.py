@@ -2011,3 +2011,27 @@ def test_pow_result_written_by_a_complex_overflow_is_the_documented_difference()
     problems, known = diff_program(generate(RandomDrawer(1666399)))
     assert known == "x ** tensor written in place afterwards differentiates (torch saved its " \
         "result)" or not problems
+
+
+def test_retain_grad_of_a_view_made_before_its_base_requires_grad_is_documented():
+    """Documented (docs/autograd.md, "made before its base's `requires_grad_()`) has"; views
+    seed 1669961): such a view requires grad in torch, as a leaf whose retain_grad() is a
+    no-op; gradkit's does not require grad, so its retain_grad() raises."""
+    def make(m):
+        base = m.tensor(0.5 + 0.75j, dtype=m.complex64)
+        view = base.reshape(-1)
+        base.requires_grad_()
+        return base, view
+    base, view = make(torch)
+    assert view.requires_grad and view.is_leaf
+    view.retain_grad()
+    (view * 2).real.sum().backward()
+    assert view.grad is None and base.grad is None
+    base, view = make(gradkit)
+    assert not view.requires_grad
+    with pytest.raises(RuntimeError,
+                       match="can't retain_grad on Tensor that has requires_grad=False"):
+        view.retain_grad()
+    problems, known = diff_program(generate(RandomDrawer(1669961), "views"))
+    assert known == "a view made before its base's requires_grad_() does not require grad" \
+        or not problems

@@ -2035,3 +2035,21 @@ def test_retain_grad_of_a_view_made_before_its_base_requires_grad_is_documented(
     problems, known = diff_program(generate(RandomDrawer(1669961), "views"))
     assert known == "a view made before its base's requires_grad_() does not require grad" \
         or not problems
+
+
+@pytest.mark.parametrize("shapes", [((1, 2), (2,)), ((2, 2), (2,)), ((2, 1, 2), (2,)),
+                                    ((1, 1, 2), (2,)), ((2,), (2,)), ((2, 2), (2, 2)),
+                                    ((2,), (3, 2, 2)), ((2, 2, 2), (2, 2)), ((2,), (2, 2))])
+@pytest.mark.parametrize("which", [0, 1])
+def test_matrix_vector_product_keeps_a_known_zero_gradient_for_its_matrix(shapes, which):
+    """torch's mv backward (and a batched matrix times a vector, folded into one mv) passes
+    an efficient zero gradient to the matrix without multiplying it by the vector's inf; the
+    vector's gradient and other products compute on zeros, NaN there (special seed 1671773:
+    abs(x @ v) with an infinite v gave gradkit a NaN second derivative for x)."""
+    def program(m):
+        x, y = (m.full(shape, 0.5, dtype=m.float64) for shape in shapes)
+        (y if which == 0 else x).view(-1)[1 - which] = -math.inf
+        wrt = (x, y)[which].requires_grad_()
+        (g,) = m.autograd.grad(m.matmul(x, y).abs().sum(), [wrt], create_graph=True)
+        return m.autograd.grad(g.sum(), [wrt])[0] * 1   # torch's zero tensor, materialized
+    assert_same_as_torch(program)

@@ -2053,3 +2053,24 @@ def test_matrix_vector_product_keeps_a_known_zero_gradient_for_its_matrix(shapes
         (g,) = m.autograd.grad(m.matmul(x, y).abs().sum(), [wrt], create_graph=True)
         return m.autograd.grad(g.sum(), [wrt])[0] * 1   # torch's zero tensor, materialized
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("exponent", [3, -2, 3.0, -2.0, -1])
+def test_real_powers_three_and_minus_two_are_torch_products(dtype, exponent):
+    """torch computes a real x ** 3 as x * x * x and x ** -2 as 1 / (x * x), not with pow: one
+    ulp apart from NumPy's pow, which a later // turns into another integer (dtypes seed
+    1865987: float32 (1/3) ** -2 // 0.5 is 17 in torch, was 18 here). Exact, in place too;
+    the gradient as well where it is such a power (x ** -1's -x ** -2, x ** 3's 3 x ** 2;
+    x ** -2's -2 x ** -3 is pow, SLEEF's in torch: to rounding)."""
+    values = np.concatenate([np.linspace(-5, 5, 401), [1 / 3, 0.1, 0.0, -0.0, math.inf]])
+
+    def program(m, gradient):
+        x = m.tensor(values, dtype=getattr(m, dtype), requires_grad=True)
+        out = x ** exponent
+        if gradient:
+            return m.autograd.grad(out.sum(), [x])
+        written = x.detach().clone().pow_(exponent)
+        return out, written, m.floor_divide(written, 0.5)
+    assert_same_as_torch(lambda m: program(m, False), rtol=0.0)
+    assert_same_as_torch(lambda m: program(m, True), rtol=0.0 if exponent != -2 else 1e-6)

@@ -2113,3 +2113,15 @@ def test_var_at_zero_degrees_of_freedom_written_whole_has_no_second_derivative()
         (g,) = m.autograd.grad(v * 0.7, [x], create_graph=True)
         return g, m.tensor(g.requires_grad)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("exponent", ["tensor", "number", "complex"])
+def test_complex_power_that_overflows_is_cpow_infinity(exponent):
+    """torch's complex pow is cpow, exp(y log x): a power that overflows is inf + 0j for a
+    real base and exponent, where NumPy's multiplied-out integer power gives NaN (dtypes seed
+    2494987: complex64 81 ** 81)."""
+    def program(m):
+        x = m.tensor([81, 20, 1e20, 3 + 4j, -81, 81j, 0.5], dtype=m.complex64)
+        y = {"tensor": x, "number": 81, "complex": m.tensor(81.5 + 0.5j, dtype=m.complex64)}
+        return x ** y[exponent], x.to(m.complex128) ** 200
+    assert_same_as_torch(program, rtol=1e-5)

@@ -157,8 +157,9 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
     if kind == "c" and (not number_exponent or exponent not in _MULTIPLIED_POWERS):
         # torch's complex pow is C's cpow, exp(y log x) with C99's product, but for the powers
         # it multiplies out: 0 ** 0 and nan ** 0 are NaN there, 0 ** (inf + nanj) is 0, and
-        # inf ** -3 is 0 (NumPy multiplies integer powers out: NaN)
-        special = (x == 0) | ~xp.isfinite(x) | ~xp.isfinite(y)  # x may be a number (0 ** t)
+        # inf ** -3 is 0 (NumPy multiplies integer powers out: NaN, as where they overflow:
+        # complex64 81 ** 81 is inf + 0j in torch)
+        special = (x == 0) | ~xp.isfinite(x) | ~xp.isfinite(y) | ~xp.isfinite(out)
         if xp.any(special):
             with np.errstate(all="ignore"):
                 log_x = xp.log(as_dtype(xp, x, out.dtype))

@@ -2141,3 +2141,25 @@ def test_float32_second_derivative_of_cancelling_terms_is_noise_in_both():
     problems, known = diff_program(generate(RandomDrawer(2505013)))
     assert known == "single-precision gradients that torch's own double-precision ones show " \
         "are noise" or not problems
+
+
+def test_write_into_a_stale_view_then_backward_through_its_saved_value_is_documented():
+    """Documented (docs/autograd.md, "unless something read its `grad_fn` first"; indexing
+    seed 2670146): torch refuses the write into a view made stale by a write into its base
+    as for a leaf; gradkit writes, and its backward then refuses the view mul saved."""
+    def program(m):
+        w = m.tensor([2.0], requires_grad=True)
+        other = m.tensor([1.0, 3.0], requires_grad=True)
+        base = m.zeros(1)
+        view = base[..., 0]
+        out = view * other
+        base.copy_(w)           # the base gains a history; the view's grad_fn is stale
+        view[()] = 5.0
+        return m.autograd.grad(out.sum(), [other])
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used"):
+        program(torch)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        program(gradkit)
+    problems, known = diff_program(generate(RandomDrawer(2670146)))
+    assert known == "a write into a view made stale by a write into its base (torch raises " \
+        "as for a leaf)" or not problems

@@ -470,10 +470,19 @@ _PERIODIC = {"sin": None, "cos": None, "raw_unary": "sin", "e_special_unary": "s
 def _periodic_of_a_huge_argument(step, mine: Result) -> bool:
     """sin or cos of an argument whose ulp is a visible part of the period: the last bit of
     float32 exp(74.2) (1.7e32, torch's one ulp above NumPy's) is another sine (seed
-    1585067)."""
-    if step.op not in _PERIODIC or step.params.get("fn") != _PERIODIC[step.op]:
+    1585067); a complex x ** y is |.| cis(Im(y log x)), with y ~ 1e23 such a sine too
+    (seed 2717347)."""
+    if step.op in _PERIODIC and step.params.get("fn") == _PERIODIC[step.op]:
+        x = mine.values[step.inputs[0]]
+    elif step.op in ("binop", "ibinop") and step.params.get("op") == "**" and \
+            len(step.inputs) == 2:
+        base, exponent = (mine.values[i] for i in step.inputs)
+        if base.dtype.kind != "c" and exponent.dtype.kind != "c":
+            return False
+        with np.errstate(all="ignore"):
+            x = np.imag(exponent * np.log(base.astype(complex)))
+    else:
         return False
-    x = mine.values[step.inputs[0]]
     if x.dtype.kind not in "fc":
         return False
     finite = np.abs(x[np.isfinite(x)])

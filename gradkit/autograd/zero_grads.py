@@ -65,12 +65,24 @@ PASSES_KNOWN_ZERO = frozenset({
 # None (the formula runs on plain zeros, as on any gradient)
 KNOWN_ZERO_BY_INPUT = {
     "DivBackward0": ("known", None),      # the divisor's -g * x / y**2: y's 0 gives NaN
+    "MvBackward0": ("known", None),       # the matrix's g.ger(v); the vector's m^T.mv(g) runs
     "PowBackward1": ("zeros", "known"),   # the base's where(y == 0, 0, g * y * x ** (y - 1))
     "XlogyBackward0": (None, "known"),    # x's g * xlogy(x != 0, y)
     "SincBackward0": ("zeros",),          # where(x == 0, 0, g * ...)
     "SubBackward0": ("known", None),      # other's -g (a neg: plain zeros), as rsub's self
     "RsubBackward0": (None, "known"),     # (RsubBackward1, number - x, has only -g)
 }
+
+
+def _folded_matrix_vector(input_meta) -> tuple | None:
+    """matmul of a batched matrix and a vector: torch folds it into one ``mv``, whose
+    matrix gradient keeps the zero tensor (other batched products: an ``mm``, which does not)."""
+    x, y = (None if meta is None else len(meta[0]) for meta in input_meta)
+    return ("known", None) if x is not None and x >= 3 and y == 1 else None
+
+
+# nodes whose KNOWN_ZERO_BY_INPUT modes depend on their inputs' shapes: (input_meta) -> modes
+KNOWN_ZERO_BY_SHAPES = {"MatmulBackward0": _folded_matrix_vector}
 
 
 def is_known_zero(g) -> bool:

@@ -28,7 +28,8 @@ from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor, node_type
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.autograd.zero_grads import (
-    KNOWN_ZERO_BY_INPUT, PASSES_KNOWN_ZERO, KnownZero, is_known_zero, known_zeros_like, plain)
+    KNOWN_ZERO_BY_INPUT, KNOWN_ZERO_BY_SHAPES, PASSES_KNOWN_ZERO, KnownZero, is_known_zero,
+    known_zeros_like, plain)
 from gradkit.ops._dispatch import _materialize, dispatch
 from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the ops, forward_ad)
     _SavedInputs, _entries_read, _scalar_meta, _unpack_all, cast_grad, fit_grad, seam,
@@ -232,6 +233,8 @@ class Op:
                 if name in PASSES_KNOWN_ZERO:
                     return _known_zeros(g, node, self.broadcast)
                 modes = KNOWN_ZERO_BY_INPUT.get(name)
+                if modes is None and name in KNOWN_ZERO_BY_SHAPES:
+                    modes = KNOWN_ZERO_BY_SHAPES[name](node.input_meta)
                 if modes is not None:
                     computed = self.backward(node, (plain(g),), create_graph)
                     return _known_zeros_by_input(computed, g, node, self.broadcast, modes)

@@ -146,9 +146,9 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
         return _integer_pow(xp, x, y)
     # float16 (torch's reduced types) has no sqrt/rsqrt kernel for a number exponent: pow
     as_c_pow = kind == "f" and (not number_exponent or x.dtype == np.float16)
-    if number_exponent and exponent in _RECIPROCAL_POWERS[kind] and not as_c_pow:
+    if number_exponent and exponent in _PRODUCT_POWERS[kind] and not as_c_pow:
         with np.errstate(all="ignore"):
-            return _RECIPROCAL_POWERS[kind][exponent](xp, x)
+            return _PRODUCT_POWERS[kind][exponent](xp, x)
     if base_one:
         return xp.ones(y.shape, y.dtype)
     out = x ** y
@@ -157,8 +157,8 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
     if kind == "c" and (not number_exponent or exponent not in _MULTIPLIED_POWERS):
         # torch's complex pow is C's cpow, exp(y log x) with C99's product, but for the powers
         # it multiplies out: 0 ** 0 and nan ** 0 are NaN there, 0 ** (inf + nanj) is 0, and
-        # inf ** -3 is 0 (NumPy multiplies integer powers out: NaN), and a power that
-        # overflows is inf + 0j (NumPy's product: inf + nanj)
+        # inf ** -3 is 0 (NumPy multiplies integer powers out: NaN, as where they overflow:
+        # complex64 81 ** 81 is inf + 0j in torch)
         special = (x == 0) | ~xp.isfinite(x) | ~xp.isfinite(y) | ~xp.isfinite(out)
         if xp.any(special):
             with np.errstate(all="ignore"):
@@ -213,13 +213,15 @@ def _c99_multiply(xp, z, w):
 
 
 # complex powers by a number that torch computes without cpow: 0 and 1 fill and copy, 2 and 3
-# multiply, 0.5 is sqrt (-0.5, -1 and -2: _RECIPROCAL_POWERS)
+# multiply, 0.5 is sqrt (-0.5, -1 and -2: _PRODUCT_POWERS)
 _MULTIPLIED_POWERS = frozenset({0, 1, 2, 3, 0.5})
 
-# torch computes these powers by a number as rsqrt/reciprocal kernels, not pow: x ** -0.5 is
-# -inf at -0.0 and NaN at -inf (pow: inf, 0), complex 0 ** -1 is inf + nanj (pow: nan + nanj)
-_RECIPROCAL_POWERS = {
-    "f": {-0.5: lambda xp, x: 1 / xp.sqrt(x)},
+# torch computes these powers by a number as rsqrt/reciprocal kernels or products, not pow:
+# x ** -0.5 is -inf at -0.0 and NaN at -inf (pow: inf, 0), complex 0 ** -1 is inf + nanj
+# (pow: nan + nanj), real x ** 3 and x ** -2 are x * x * x and 1 / (x * x), an ulp from pow
+_PRODUCT_POWERS = {
+    "f": {-0.5: lambda xp, x: 1 / xp.sqrt(x), 3: lambda xp, x: x * x * x,
+          -2: lambda xp, x: 1 / (x * x)},
     "c": {-0.5: lambda xp, x: 1 / xp.sqrt(x), -1: lambda xp, x: 1 / x,
           -2: lambda xp, x: 1 / (x * x)},
 }

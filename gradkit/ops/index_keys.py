@@ -120,6 +120,20 @@ def _is_basic(key) -> bool:
     return type(key) in _BASIC
 
 
+def selects_all(shape: tuple, key) -> bool:
+    """Whether basic ``key`` is only full slices and an Ellipsis: torch's slicing then returns
+    the tensor itself (no view), so ``x[key] = v`` is x's own copy_ or fill_."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if not all(type(k) is slice or k is Ellipsis for k in keys) or \
+            sum(k is Ellipsis for k in keys) > 1 or len(keys) - (Ellipsis in keys) > len(shape):
+        return False
+    split = keys.index(Ellipsis) if Ellipsis in keys else len(keys)
+    after = keys[split + 1:]
+    dims = list(enumerate(keys[:split])) + \
+        [(len(shape) - len(after) + i, k) for i, k in enumerate(after)]
+    return all(k.indices(shape[d]) == (0, shape[d], 1) for d, k in dims)
+
+
 def _index_dtype(index):
     """An index's dtype without moving a device array to the host (lists: NumPy's)."""
     dtype = getattr(index, "dtype", None)

@@ -8,7 +8,7 @@ from gradkit.creation import zeros
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.index_keys import (
     _dims_consumed, _is_basic, _is_int, _located, _raw_key, _split_key, check_index_put,
-    clipped_key)
+    clipped_key, selects_all)
 from gradkit.ops.conversion import copy_from, fill, fitted, real_if_cast_to_real
 from gradkit.ops.inplace import inplace
 from gradkit.ops.masked_fill import expanded_warning
@@ -183,12 +183,15 @@ def setitem_(x, key, value):
     raw = _raw_key(key)
     _check_bounds(x, raw)  # torch's slicing checks integers first, before the in-place checks
     check_index_put(x, raw, value, key)
-    if _is_basic(raw) and (has_internal_overlap(x._data) or (
+    whole = _is_basic(raw) and selects_all(x.shape, raw)
+    if whole or _is_basic(raw) and (has_internal_overlap(x._data) or (
             hasattr(value, "_data") and share_memory(x._data, value._data))):
-        # as torch, copy into the region's view: its own elements may not share memory (for
-        # an expanded x, x[0] = v is fine, x[:] = v is refused), nor only part of v's once v
-        # is broadcast to the region (torch's copy_to in its setitem; a 0-d v is filled in)
-        region = getitem(x, key)
+        # as torch, copy into the region's view (x itself for full slices: the gradient of
+        # what was there is then copy_'s or fill_'s zeros, with no graph): its own elements
+        # may not share memory (for an expanded x, x[0] = v is fine, x[:] = v is refused),
+        # nor only part of v's once v is broadcast to the region (torch's copy_to in its
+        # setitem; a 0-d v is filled in)
+        region = x if whole else getitem(x, key)
         if hasattr(value, "_data") and value.shape != region.shape:
             if value.ndim == 0:
                 inplace(region, fill, value)

@@ -10,6 +10,7 @@ import numpy as np
 from gradkit.autograd.batching import batch_dim
 from gradkit.backend import get_default_dtype, to_numpy_dtype
 from gradkit.ops._op import op
+from gradkit.ops.arithmetic import sub
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import exp
 from gradkit.ops.promotion import SCALAR_TYPE_NAMES
@@ -121,11 +122,17 @@ def logsumexp(xp, x, *, dim, keepdim=False):
     return out if keepdim else xp.squeeze(out, a)
 
 
+def _exp_minus_result(x, out, dim, keepdim):
+    """exp(x - logsumexp(x)), subtracting with torch's sub (on raw arrays too): a complex
+    result with a NaN part gives NaN everywhere, as torch's (1 + 0j) * y does."""
+    return exp(sub(x, expand_back(out, tuple(x.shape), dim, keepdim)))
+
+
 logsumexp.defvjp(lambda g, x, out, dim, keepdim:
                  expand_back(g, tuple(x.shape), dim, keepdim)
-                 * conj(exp(x - expand_back(out, tuple(x.shape), dim, keepdim))))
+                 * conj(_exp_minus_result(x, out, dim, keepdim)))
 logsumexp.defjvp(lambda t, x, out, dim, keepdim:
-                 sum(t * exp(x - expand_back(out, tuple(x.shape), dim, keepdim)), dim, keepdim))
+                 sum(t * _exp_minus_result(x, out, dim, keepdim), dim, keepdim))
 
 
 @op(save="result", batchable=True, method=True, contiguous=True)

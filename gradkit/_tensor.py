@@ -302,8 +302,7 @@ class Tensor:
     def __repr__(self) -> str:
         return tensor_repr(self)
 
-    def __format__(self, spec: str) -> str:
-        # torch: a plain 0-d tensor formats as its Python number (f"{loss:.3f}")
+    def __format__(self, spec: str) -> str:  # torch's: a plain 0-d tensor as its number
         if self._data.ndim == 0 and type(self) is Tensor:
             return format(self.item(), spec)
         return object.__format__(self, spec)

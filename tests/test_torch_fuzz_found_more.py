@@ -2328,3 +2328,15 @@ def test_write_into_a_stale_view_then_backward_through_its_saved_value_is_docume
     problems, known = diff_program(generate(RandomDrawer(2670146)))
     assert known == "a write into a view made stale by a write into its base (torch raises " \
         "as for a leaf)" or not problems
+
+
+def test_ldexp_saves_other_and_its_result_not_self():
+    """torch's LdexpBackward0 saves other and the result: a write into self after ldexp is
+    allowed, and both gradients are torch's (breadth seed 88968)."""
+    def program(m):
+        x = m.tensor(1.5, dtype=m.float64, requires_grad=True).clone()
+        e = m.tensor(0.5, dtype=m.float64, requires_grad=True)
+        y = m.ldexp(x, e)
+        x.eq_(1.5)
+        return m.autograd.grad(y, [x, e], create_graph=True)
+    assert_same_as_torch(program)

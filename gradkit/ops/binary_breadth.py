@@ -115,7 +115,8 @@ nextafter.defvjp(lambda g, x, y: where(x != y, g, 0.0), lambda g, x, y: zeros_li
 nextafter.defjvp(lambda t, x, y: where(x != y, t, 0.0), lambda t, x, y: zeros_like(t))
 
 
-@op(save=("x", "other", "result"), broadcast=True, batchable=True, method=True, inplace=True)
+@op(save=("x.dtype", "other", "result"), broadcast=True, batchable=True, method=True,
+    inplace=True)
 def ldexp(xp, x, other):
     """x * 2 ** other (integers and bools in the default float dtype). A floating x with an
     integer other is C's ldexp, as torch's kernel (exact where 2 ** other alone would overflow;
@@ -143,19 +144,27 @@ _MIXED_COMPLEX_GRAD = (
     "enhancement request to PyTorch.)")
 
 
-def _real_input_grad(grad, input_):
+def _data_of(value):
+    """The array of a saved value (a Tensor under create_graph)."""
+    return getattr(value, "_data", value)
+
+
+def _real_input_grad(grad, input_dtype):
     """torch's ldexp formulas give a real input of a complex result a complex gradient, which
     its engine's check refuses: so do we (gradkit would keep the real part)."""
-    if _is_complex(grad) and not _is_complex(input_):
+    if _is_complex(grad) and input_dtype.kind != "c":
         raise RuntimeError(_MIXED_COMPLEX_GRAD)
     return grad
 
 
 # torch saves the result for other's gradient: result * ln 2
-ldexp.defvjp(lambda g, x, other, result: _real_input_grad(g * conj(_two_to(other)), x),
-             lambda g, x, other, result: _real_input_grad(g * conj(result * _LN2), other))
-ldexp.defjvp(lambda t, x, other, result: t * _two_to(other),
-             lambda t, x, other, result: t * result * _LN2)
+# torch saves other and the result, not x (a write into x after ldexp is allowed)
+ldexp.defvjp(lambda g, x_dtype, other, result: _real_input_grad(g * conj(_two_to(other)),
+                                                                x_dtype),
+             lambda g, x_dtype, other, result: _real_input_grad(g * conj(result * _LN2),
+                                                                _data_of(other).dtype))
+ldexp.defjvp(lambda t, x_dtype, other, result: t * _two_to(other),
+             lambda t, x_dtype, other, result: t * result * _LN2)
 
 
 @tensor_method()

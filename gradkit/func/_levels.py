@@ -13,8 +13,15 @@ from gradkit._tensor import Tensor
 from gradkit.autograd.functional import _autograd_grad
 from gradkit.autograd.graph import AccumulateGrad
 from gradkit.autograd.grad_mode import is_grad_enabled
-from gradkit.func.pytree import tree_flatten, tree_unflatten
 from gradkit.creation import zeros_like
+from gradkit.func.captured import captured_tensors
+from gradkit.func.pytree import tree_flatten, tree_unflatten
+
+_CAPTURED_WRITE = ("During a grad (vjp, jvp, grad, etc) transform, the function provided attempted "
+                   "to call in-place operation that would mutate a captured Tensor. This is not "
+                   "supported; please rewrite the function being transformed to explicitly accept "
+                   "the mutated Tensor(s) as inputs. (gradkit sees the write when the function "
+                   "returns, so unlike torch it has already happened.)")
 
 
 def checked_argnums(argnums, n_args: int) -> tuple[tuple[int, ...], bool]:
@@ -25,14 +32,25 @@ def checked_argnums(argnums, n_args: int) -> tuple[tuple[int, ...], bool]:
     positions = argnums if is_tuple else (argnums,)
     if not positions:
         raise RuntimeError("argnums must be non-empty")
-    if len(set(positions)) != len(positions):
-        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
     for position in positions:
         if not isinstance(position, int):
-            raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+            raise RuntimeError(f"argnum must be int, got: {type(position)}")
         if not -n_args <= position < n_args:
             raise RuntimeError(f"Got argnum={position}, but only {n_args} positional inputs")
-    return tuple(p % n_args for p in positions), is_tuple
+    positions = tuple(p % n_args for p in positions)
+    if len(set(positions)) != len(positions):
+        raise RuntimeError(f"argnums elements must be unique, got {positions}")
+    return positions, is_tuple
+
+
+def guarded_call(func, *args, **kwargs):
+    """``func(*args, **kwargs)``; raises torch's error if it wrote in place into a tensor it
+    captured (a write the transform could not see through: torch refuses it at the op)."""
+    watched = [(t, t._version) for t in captured_tensors(func) if not t.is_inference()]
+    output = func(*args, **kwargs)
+    if any(t._version != version for t, version in watched):
+        raise RuntimeError(_CAPTURED_WRITE)
+    return output
 
 
 def fresh(x) -> Tensor:
@@ -119,6 +137,9 @@ def split_aux(output, has_aux: bool, where: str):
 def tensor_leaves(output, where: str) -> tuple[list, object]:
     """The leaves of func's output and its spec (each leaf must be a Tensor)."""
     leaves, spec = tree_flatten(output)
+    if not leaves or (len(leaves) == 1 and leaves[0] is None):
+        raise RuntimeError(f"{where}: Expected f to be a function that has non-empty output "
+                           f"(got output = {leaves})")
     for leaf in leaves:
         if not isinstance(leaf, Tensor):
             raise RuntimeError(f"{where}: expected f(*primals) to return only tensors, got "

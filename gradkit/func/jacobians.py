@@ -21,7 +21,7 @@ from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.creation import eye, zeros
 from gradkit.func._levels import (
-    Stripper, checked_argnums, fresh_tree, split_aux, tensor_leaves, vjps)
+    Stripper, guarded_call, checked_argnums, fresh_tree, split_aux, tensor_leaves, vjps)
 from gradkit.func.pytree import tree_flatten, tree_unflatten
 from gradkit.func.vmap import check_randomness
 
@@ -72,7 +72,7 @@ def _jacobian_function(func, argnums, has_aux: bool, name: str, where: str):
                 args[position], arg_leaves = fresh_tree(args[position])
                 leaves.append(arg_leaves)
                 specs.append(tree_flatten(args[position])[1])
-            output, aux = split_aux(func(*args), has_aux, where)
+            output, aux = split_aux(guarded_call(func, *args), has_aux, where)
             out_leaves, out_spec = tensor_leaves(output, where)
             _check_real(out_leaves, name, "outputs")
             flat = [x for arg_leaves in leaves for x in arg_leaves]

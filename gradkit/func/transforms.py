@@ -17,7 +17,7 @@ from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.creation import zeros_like
 from gradkit.func._levels import (
-    Stripper, checked_argnums, fresh_tree, or_zeros, split_aux, tensor_leaves, vjps)
+    Stripper, guarded_call, checked_argnums, fresh_tree, or_zeros, split_aux, tensor_leaves, vjps)
 from gradkit.func.pytree import tree_flatten, tree_unflatten, treespec_pprint
 
 
@@ -33,7 +33,7 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
             for position in positions:
                 args[position], arg_leaves = fresh_tree(args[position])
                 leaves.append(arg_leaves)
-            output = func(*args, **kwargs)
+            output = guarded_call(func, *args, **kwargs)
             output, aux = split_aux(output, has_aux, "grad_and_value(f)(*args)")
             if not isinstance(output, Tensor):
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
@@ -80,7 +80,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     """
     with enable_grad():
         fresh_primals, leaves = fresh_tree(primals)
-        output, aux = split_aux(func(*fresh_primals), has_aux, "vjp(f, *primals)")
+        output, aux = split_aux(guarded_call(func, *fresh_primals), has_aux, "vjp(f, *primals)")
         out_leaves, out_spec = tensor_leaves(output, "vjp(f, *primals)")
     strip = Stripper(leaves)
     primal_spec = tree_flatten(primals)[1]
@@ -125,7 +125,7 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
         _check_tangent(p, t)
     with enable_grad():
         fresh_primals, leaves = fresh_tree(primals)
-        output, aux = split_aux(func(*fresh_primals), has_aux, where)
+        output, aux = split_aux(guarded_call(func, *fresh_primals), has_aux, where)
         out_leaves, out_spec = tensor_leaves(output, where)
         # u -> J^T u is linear in u; its vjp with the tangents is J tangents
         probes = [zeros_like(o.detach(), requires_grad=True) for o in out_leaves]

@@ -273,3 +273,132 @@ def test_vjp_cotangents_of_another_structure():
         _, vjp_fn = lib.func.vjp(lambda t: (t, (t, t)), plain(lib))
         vjp_fn(((plain(lib), (plain(lib), plain(lib))),))
     raises_like_torch(program, RuntimeError, "Expected pytree structure")
+
+
+def test_grad_through_boolean_mask_indexing_and_new_tensors():
+    # test_advanced_indexing, test_tensor_ctor_inside_grad
+    def f(lib, value):
+        log_prob = lib.ones(())
+        log_prob[lib.zeros(()) > 0] = 0
+        return value
+
+    def f2(value):
+        value = value.clone()
+        value[value > 0] = 0
+        return value.sum()
+
+    def program(lib):
+        x = plain(lib, 100)
+        return (lib.func.grad(lambda v: f(lib, v))(plain(lib)), lib.func.grad(f2)(x),
+                lib.func.grad(lambda t: t * lib.tensor(2.0))(lib.tensor(3.14)))
+    like_torch(program)
+
+
+def test_a_captured_tensor_prints_the_same_inside_a_transform():
+    # test_print_captured_tensor_inside_transform
+    def program(lib):
+        x, printed = lib.tensor([1.0, 2.0, 3.0]), []
+
+        def f(y):
+            printed.append(repr(x))
+            return y
+        lib.func.vjp(f, plain(lib, 4))
+        return printed == [repr(x)]
+    assert like_torch(program)
+
+
+def test_no_grad_around_and_inside_grad():
+    # test_no_grad_outside, test_no_grad_inside, test_no_grad_mixed,
+    # test_no_grad_nested_simple, test_no_grad_nested_complicated, test_no_grad_value
+    def program(lib):
+        g = lib.func.grad
+
+        def f(x):
+            with lib.no_grad():
+                shift = x ** 2
+            return x ** 2 - shift
+
+        def h(x):
+            with lib.no_grad():
+                shift = g(lambda x: 0.25 * x ** 4)(x)
+            return x ** 3 - shift
+
+        def cubic(x):
+            with lib.no_grad():
+                shift = x ** 3
+            return x ** 3 - shift
+
+        def nested(x):
+            first = g(cubic)(x)
+            with lib.no_grad():
+                shift = g(cubic)(x)
+            return first - shift
+
+        def value(x):
+            with lib.no_grad():
+                _, v = lib.func.grad_and_value(lambda x: x ** 3)(x)
+            return x ** 3 - v
+        x, r = plain(lib), leaf(lib, seed=1)
+        with lib.no_grad():
+            outside, mixed = g(lib.sin)(r), g(f)(r)
+        results = [outside, outside.requires_grad, mixed, mixed.requires_grad, g(f)(x),
+                   g(g(f))(x), lib.autograd.grad(g(f)(r), r)]
+        for fn in (h, nested, value):
+            y = g(fn)(r)
+            results += [y, lib.autograd.grad(y, r)]
+        return results
+    like_torch(program)
+
+
+def test_no_grad_around_vjp_and_its_vjp_fn():
+    # test_no_grad_outside_vjp, test_no_grad_outside_vjp_fn, test_no_grad_outside_vjp_only
+    # (torch: the vjp_fn of a vjp made under no_grad, called with grad on, gives a result
+    # that requires grad and leads back to x)
+    def program(lib):
+        x, one = leaf(lib, positive=True), lib.tensor(1.0, dtype=lib.float64)
+        square = lib.square
+        with lib.no_grad():
+            out, vjp_fn = lib.func.vjp(square, x)
+            (y,) = vjp_fn(one)
+        results = [out, y, out.requires_grad, y.requires_grad]
+        out, vjp_fn = lib.func.vjp(square, x)
+        with lib.no_grad():
+            (y,) = vjp_fn(one)
+        results += [y, y.requires_grad, out.requires_grad, lib.autograd.grad(out, x)]
+        with lib.no_grad():
+            out, vjp_fn = lib.func.vjp(square, x)
+        (y,) = vjp_fn(one)
+        return results + [y, out.requires_grad, y.requires_grad, lib.autograd.grad(y, x)]
+    like_torch(program)
+
+
+def test_transforms_under_inference_mode():
+    # test_inference_mode_outside_{grad,vjp,jvp,jacrev,vmap_grad,grad_vmap},
+    # test_inference_mode_nograd_outside_grad, test_inference_mode_nested_grad,
+    # test_inference_mode_jacrev_grad, test_inference_mode_inside_grad,
+    # test_inference_mode_restored
+    def program(lib):
+        f = lib.func
+        x, xs, s = plain(lib, 3), plain(lib, 5, 3, seed=1), plain(lib, seed=2)
+        squares = lambda t: (t ** 2).sum()  # noqa: E731
+
+        def inside(t):
+            with lib.inference_mode():
+                c = t ** 2
+            return (t - c).sum()
+        with lib.inference_mode():
+            results = [f.grad(squares)(x), f.vjp(squares, x)[1](lib.tensor(1.0).double()),
+                       f.jvp(squares, (x,), (lib.ones_like(x),)), f.jacrev(lambda t: t ** 2)(x),
+                       f.vmap(f.grad(squares))(xs),
+                       f.grad(lambda t: f.vmap(lambda u: (u ** 2).sum())(t).sum())(x),
+                       f.grad(f.grad(lambda t: t ** 3))(s),
+                       f.jacrev(f.grad(lambda t: (t ** 3).sum()))(x), f.grad(inside)(x),
+                       lib.is_inference_mode_enabled()]
+            made_inside = plain(lib, 3, seed=3)  # an inference tensor
+            flags = [r.is_inference() for r in results[:1] + results[3:5]]
+            results += [f.grad(squares)(made_inside), flags, made_inside.is_inference(),
+                        f.vmap(lambda t: t * 2)(x).is_inference()]
+            with lib.no_grad():
+                results.append(f.grad(squares)(x))
+        return results + [lib.is_inference_mode_enabled()]
+    like_torch(program)

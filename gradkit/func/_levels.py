@@ -12,7 +12,7 @@ from __future__ import annotations
 from gradkit._tensor import Tensor
 from gradkit.autograd.functional import _autograd_grad
 from gradkit.autograd.graph import AccumulateGrad
-from gradkit.autograd.grad_mode import is_grad_enabled
+from gradkit.autograd.grad_mode import inference_mode, is_grad_enabled
 from gradkit.creation import zeros_like
 from gradkit.func.captured import captured_tensors
 from gradkit.func.pytree import tree_flatten, tree_unflatten
@@ -59,7 +59,15 @@ def fresh(x) -> Tensor:
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
     if not (x.is_floating_point() or x.is_complex()):
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
+    if x.is_inference():  # an ordinary copy (torch's transforms accept inference tensors)
+        x = x.clone()
     return x.view_as(x) if x.requires_grad else x.detach().requires_grad_(True)
+
+
+def differentiating() -> inference_mode:
+    """Grad mode on and inference mode off, where a transform runs ``func``: torch's grad
+    transforms work (and make ordinary tensors) inside ``inference_mode()`` too."""
+    return inference_mode(False)
 
 
 def fresh_tree(tree) -> tuple:
@@ -87,7 +95,7 @@ def or_zeros(grads, inputs) -> list:
 
 class Stripper:
     """Detaches results whose graph reaches only this call's fresh leaves (all results, when
-    made where grad mode is off: build it outside the transform's ``enable_grad``)."""
+    made where grad mode is off: build it outside the transform's ``differentiating()``)."""
 
     def __init__(self, fresh_leaves) -> None:
         self.fresh_ids = {id(t) for t in fresh_leaves}

@@ -18,10 +18,10 @@ import functools
 from collections.abc import Callable
 
 from gradkit._tensor import Tensor
-from gradkit.autograd.grad_mode import enable_grad
 from gradkit.creation import eye, zeros
 from gradkit.func._levels import (
-    Stripper, guarded_call, checked_argnums, fresh_tree, split_aux, tensor_leaves, vjps)
+    Stripper, checked_argnums, differentiating, fresh_tree, guarded_call, split_aux,
+    tensor_leaves, vjps)
 from gradkit.func.pytree import tree_flatten, tree_unflatten
 from gradkit.func.vmap import check_randomness
 
@@ -63,7 +63,7 @@ def _jacobian_function(func, argnums, has_aux: bool, name: str, where: str):
     def wrapper(*args):
         positions, is_tuple = checked_argnums(argnums, len(args))
         _check_real(tree_flatten(args)[0], name, "inputs")
-        with enable_grad():
+        with differentiating():
             args = list(args)
             leaves, specs = [], []
             for position in positions:

@@ -14,10 +14,10 @@ import functools
 from collections.abc import Callable
 
 from gradkit._tensor import Tensor
-from gradkit.autograd.grad_mode import enable_grad
 from gradkit.creation import zeros_like
 from gradkit.func._levels import (
-    Stripper, guarded_call, checked_argnums, fresh_tree, or_zeros, split_aux, tensor_leaves, vjps)
+    Stripper, checked_argnums, differentiating, fresh_tree, guarded_call, or_zeros, split_aux,
+    tensor_leaves, vjps)
 from gradkit.func.pytree import tree_flatten, tree_unflatten, treespec_pprint
 
 
@@ -27,7 +27,7 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         positions, is_tuple = checked_argnums(argnums, len(args))
-        with enable_grad():
+        with differentiating():
             args = list(args)
             leaves = []
             for position in positions:
@@ -78,11 +78,10 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     >>> vjp_fn(gradkit.tensor([1.0, 2.0]))
     (tensor([1., 2.]),)
     """
-    with enable_grad():
+    with differentiating():
         fresh_primals, leaves = fresh_tree(primals)
         output, aux = split_aux(guarded_call(func, *fresh_primals), has_aux, "vjp(f, *primals)")
         out_leaves, out_spec = tensor_leaves(output, "vjp(f, *primals)")
-    strip = Stripper(leaves)
     primal_spec = tree_flatten(primals)[1]
 
     def vjp_fn(*cotangents, retain_graph: bool = True, create_graph: bool | None = None):
@@ -96,8 +95,10 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
                                f"{treespec_pprint(out_spec)}")
         grads = or_zeros(vjps(out_leaves, leaves, seeds, retain_graph=retain_graph,
                               create_graph=create_graph), leaves)
-        return tree_unflatten([strip(g) for g in grads], primal_spec)
+        strip_now = Stripper(leaves)  # grad mode now decides, as in torch
+        return tree_unflatten([strip_now(g) for g in grads], primal_spec)
 
+    strip = Stripper(leaves)
     result = (strip.tree(output), vjp_fn)
     return result + (strip.tree(aux),) if has_aux else result
 
@@ -123,7 +124,7 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
         raise RuntimeError(f"{where}: Expected primals to contain at least one Tensor.")
     for p, t in zip(primal_leaves, tangent_leaves, strict=True):
         _check_tangent(p, t)
-    with enable_grad():
+    with differentiating():
         fresh_primals, leaves = fresh_tree(primals)
         output, aux = split_aux(guarded_call(func, *fresh_primals), has_aux, where)
         out_leaves, out_spec = tensor_leaves(output, where)

@@ -15,6 +15,7 @@ import functools
 from collections.abc import Callable
 
 from gradkit._tensor import Tensor
+from gradkit.autograd.grad_mode import inference_mode, is_inference_mode_enabled, no_grad
 from gradkit.creation import zeros
 from gradkit.func.captured import captured_tensors
 from gradkit.func.pytree import broadcast_prefix, tree_flatten, tree_unflatten
@@ -170,9 +171,18 @@ def _stack_outputs(results: list, out_dims, name: str, empty: bool):
             raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
                              f"{type(values[0])}. Did you mean to set out_dims= to None for "
                              "output?")
-        stacked.append(stack(values, dim) if not empty else
-                       stack(values, dim).narrow(dim % (values[0].dim() + 1), 0, 0))
+        whole = _stack_like_samples(values, dim)
+        stacked.append(whole if not empty else whole.narrow(dim % (values[0].dim() + 1), 0, 0))
     return tree_unflatten(stacked, spec)
+
+
+def _stack_like_samples(values: list, dim: int) -> Tensor:
+    """The samples stacked; an ordinary tensor when they are (``vmap(grad(f))`` inside
+    ``inference_mode()``), as torch's vmap returns the tensor its function made."""
+    if is_inference_mode_enabled() and not values[0].is_inference():
+        with inference_mode(False), no_grad():
+            return stack(values, dim)
+    return stack(values, dim)
 
 
 def _unbatched(values: list, name: str):

@@ -3,7 +3,7 @@ TestGradTransform), re-checked on gradkit.func: each test runs one program under
 when torch is installed, under torch 2.13, and compares results or errors. See the ledger in
 docs/torch_expectations.md ("functorch eager transforms")."""
 import pytest
-from torch_expectations.twin import leaf, like_torch, raises_like_torch
+from torch_expectations.twin import data, leaf, like_torch, raises_like_torch
 
 
 def plain(lib, *shape, seed=0):
@@ -401,4 +401,60 @@ def test_transforms_under_inference_mode():
             with lib.no_grad():
                 results.append(f.grad(squares)(x))
         return results + [lib.is_inference_mode_enabled()]
+    like_torch(program)
+
+
+def test_per_sample_gradients_by_vmap_of_grad():
+    # TestVmapOfGrad: test_per_sample_grads_inplace_view, test_per_sample_grads_simple,
+    # test_new_zeros_materializes_tensor, test_new_empty_materializes_tensor
+    def program(lib):
+        f = lib.func
+
+        def squeezed(weight, x, t):
+            return (x.mm(weight).squeeze_(0) - t).sum()
+
+        def squared(weight, x, t):
+            return ((x @ weight - t) ** 2).sum()
+
+        def fill(y, x, new):
+            result = getattr(x, new)((5,))
+            result.copy_(y)
+            return result.sum()
+        weight, t = plain(lib, 16, 2), plain(lib, 8, 2, seed=1)
+        xs, x3 = plain(lib, 8, 1, 16, seed=2), plain(lib, 8, 16, seed=3)
+        results = []
+        for loss, x in ((squeezed, xs), (squared, x3)):
+            per_sample = f.vmap(lambda x, t, loss=loss: f.grad(loss)(weight, x, t))(x, t)
+            looped = lib.stack([f.grad(loss)(weight, x[i], t[i]) for i in range(8)])
+            results += [per_sample, looped]
+        y, x = plain(lib, 3, 5, seed=4), plain(lib, 3, seed=5)
+        return results + [f.vmap(f.grad(lambda y, x, new=new: fill(y, x, new)))(y, x)
+                          for new in ("new_zeros", "new_empty")]
+    like_torch(program)
+
+
+def test_per_sample_gradients_of_an_embedding_net_through_functional_call():
+    # test_per_sample_grads_embeddingnet (functional_call; functorch's make_functional is not
+    # gradkit's), test_log_softmax
+    def program(lib):
+        nn, f = lib.nn, lib.func
+        net = nn.Sequential(nn.Embedding(50, 4), nn.Flatten(), nn.Linear(20, 4), nn.ReLU(),
+                            nn.Linear(4, 2)).double()
+        with lib.no_grad():
+            for seed, p in enumerate(net.parameters()):
+                p.copy_(plain(lib, *p.shape, seed=seed))
+        words = lib.tensor((abs(data(6, 5)) * 10).astype(int))
+        targets = lib.tensor([0, 1, 1, 0, 1, 0])
+        weights = dict(net.named_parameters())
+
+        def loss(weights, data, target):
+            out = f.functional_call(net, weights, (data.unsqueeze(0),))
+            return nn.functional.cross_entropy(out, target.unsqueeze(0))
+        per_sample = f.vmap(lambda d, t: f.grad(loss)(weights, d, t))(words, targets)
+        x, v = plain(lib, 3, 5), plain(lib, 5, seed=1)
+
+        def foo(x, v):
+            _, vjp_fn = f.vjp(lambda t: lib.log_softmax(t, dim=-1), x)
+            return vjp_fn(v)[0]
+        return per_sample, f.vmap(foo, (0, None))(x, v)
     like_torch(program)

@@ -250,7 +250,7 @@ def _apply(cls, args: tuple, kwargs: dict):
             raw = cls.forward(ctx, *args, **kwargs)
     single = not isinstance(raw, tuple)
     outputs = (raw,) if single else raw
-    check_outputs(ctx, args, outputs)
+    check_outputs(ctx, args, outputs, cls._setup_context_style)
     raw_outputs, node = outputs, None
     if recording:
         outputs, node = _record(cls, ctx, args, outputs)

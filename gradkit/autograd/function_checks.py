@@ -35,10 +35,19 @@ PURE_VIEW_ARITY = ("Pure view custom Function can only have one input Tensor and
                    "Tensor. Open an issue if you need to support more.")
 
 
-def check_outputs(ctx, args: tuple, outputs: tuple) -> None:
+RETURNED_INPUT_SAVED = (
+    "An input that has been returned as-is as output is being saved for backward. This is not "
+    "supported if you override setup_context. You should return and save a view of the input "
+    "instead, e.g. with x.view_as(x) or setup ctx inside the forward function itself.")
+
+
+def check_outputs(ctx, args: tuple, outputs: tuple, setup_context_style: bool) -> None:
     """torch's checks of what forward returned: a pure view Function (``ctx._is_pure_view``)
     has one tensor input and one output (always checked, as torch), kept as
-    ``ctx._pure_view_of`` (else None); the dirty tensors' rules."""
+    ``ctx._pure_view_of`` (else None); the dirty tensors' rules; with ``setup_context``, no
+    input returned as-is (and not dirty) may be saved, for backward or for forward."""
+    if setup_context_style:
+        check_saved_returned_inputs(ctx, args, outputs)
     ctx._pure_view_of = None
     if getattr(ctx, "_is_pure_view", False):
         tensors = [a for a in args if isinstance(a, Tensor)]
@@ -46,6 +55,15 @@ def check_outputs(ctx, args: tuple, outputs: tuple) -> None:
             raise RuntimeError(PURE_VIEW_ARITY)
         ctx._pure_view_of = tensors[0]
     check_dirty(ctx, args, outputs)
+
+
+def check_saved_returned_inputs(ctx, args: tuple, outputs: tuple) -> None:
+    """torch's error for saving an input that forward returned as-is (setup_context style:
+    the saved tensor and the output would be the same object, torch cannot tell them apart)."""
+    inputs = {id(a) for a in args if isinstance(a, Tensor)} - {id(t) for t in ctx._dirty}
+    returned = {id(o) for o in outputs if isinstance(o, Tensor) and id(o) in inputs}
+    if returned and any(id(t) in returned for t in (*ctx._to_save, *ctx.saved_for_forward)):
+        raise RuntimeError(RETURNED_INPUT_SAVED)
 
 
 def check_dirty(ctx, args: tuple, outputs: tuple) -> None:

@@ -112,4 +112,5 @@ def _blocks(out: Tensor, inputs: list) -> list:
         seeds = eye(n, dtype=out.dtype, device=out.device).reshape(n, *out.shape)
         grads = vjps([out], inputs, [seeds], is_grads_batched=True)
     return [(g if g is not None else zeros(n, *x.shape, dtype=x.dtype, device=x.device))
-            .reshape(*out.shape, *x.shape) for g, x in zip(grads, inputs, strict=True)]
+            .reshape(tuple(out.shape) + tuple(x.shape))  # () for a scalar of a scalar
+            for g, x in zip(grads, inputs, strict=True)]

@@ -60,7 +60,7 @@ def _relu_backward(xp, g, out):
     return zero_where(xp, out <= 0, g)
 
 
-_relu_backward.defvjp(lambda gg, out: _relu_backward(gg, out), lambda gg, out: zeros_like(gg))
+_relu_backward.defvjp(lambda gg, out: _relu_backward(gg, out), lambda gg, out: zeros_like(out))
 _relu_backward.defjvp(lambda t, out: _relu_backward(t, out), None)
 relu.defvjp(lambda g, out: _relu_backward(g, out))
 relu.defjvp(lambda t, out: _relu_backward(t, out))

@@ -25,7 +25,7 @@ def gradient_edge(xp, g, x, factor, node="ThresholdBackwardBackward0"):
 
 
 gradient_edge.defvjp(lambda gg, x, factor, node: gradient_edge(gg, x, factor, node=node),
-                      lambda gg, x, factor, node: zeros_like(gg), None)
+                      lambda gg, x, factor, node: zeros_like(x), None)
 gradient_edge.defjvp(lambda t, x, factor, node: gradient_edge(t, x, factor, node=node),
                       None, None)
 gradient_edge.node_name_rule = lambda params, arrays: params["node"]

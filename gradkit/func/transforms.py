@@ -122,12 +122,19 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
                            f"with structure {tangent_spec}")
     if not primal_leaves:
         raise RuntimeError(f"{where}: Expected primals to contain at least one Tensor.")
+    for name, leaves in (("primals", primal_leaves), ("tangents", tangent_leaves)):
+        for leaf in leaves:
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError(f"{where}: Expected {name} to only contain Tensors, got "
+                                   f"{type(leaf)}")
     for p, t in zip(primal_leaves, tangent_leaves, strict=True):
         _check_tangent(p, t)
     with differentiating():
         fresh_primals, leaves = fresh_tree(primals)
         output, aux = split_aux(guarded_call(func, *fresh_primals), has_aux, where)
         out_leaves, out_spec = tensor_leaves(output, where)
+        if strict:
+            _check_dependent(out_leaves, leaves)
         # u -> J^T u is linear in u; its vjp with the tangents is J tangents
         probes = [zeros_like(o.detach(), requires_grad=True) for o in out_leaves]
         back = vjps(out_leaves, leaves, probes)
@@ -139,10 +146,16 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
     return result + (strip.tree(aux),) if has_aux else result
 
 
+def _check_dependent(outputs: list, inputs: list) -> None:
+    """jvp's ``strict=True``: every output must be reached from the inputs."""
+    for out in outputs:
+        if not out.requires_grad or all(g is None for g in vjps(
+                [out], inputs, [zeros_like(out.detach())], create_graph=False)):
+            raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is "
+                               "independent of the inputs. This is not allowed with strict=True.")
+
+
 def _check_tangent(primal, tangent) -> None:
-    if not isinstance(primal, Tensor) or not isinstance(tangent, Tensor):
-        bad = tangent if isinstance(primal, Tensor) else primal
-        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(bad)}")
     if not (primal.is_floating_point() or primal.is_complex()):
         raise ValueError("Expected primal to be floating point or complex, but got: "
                          f"{primal.dtype}")
@@ -170,8 +183,12 @@ def linearize(func: Callable, *primals) -> tuple:
             raise RuntimeError(f"Expected the tangents {spec} to have the same argspec as the "
                                f"primals {primal_spec}")
         for i, (p, t) in enumerate(zip(primal_leaves, leaves, strict=True)):
-            if isinstance(t, Tensor) and isinstance(p, Tensor) and t.shape != p.shape:
-                raise RuntimeError(f"tangent:{i} with shape {t.shape} in flattened pytree doesn't "
-                                   f"match the shape {p.shape} of the corresponding primal.")
+            if not (isinstance(t, Tensor) and isinstance(p, Tensor)):
+                continue
+            for what in ("shape", "dtype", "device"):
+                if getattr(t, what) != getattr(p, what):
+                    raise RuntimeError(f"tangent:{i} with {what} {getattr(t, what)} in flattened "
+                                       f"pytree doesn't match the {what} {getattr(p, what)} of "
+                                       "the corresponding primal.")
         return jvp(func, primals, tangents)[1]
     return output, jvp_fn

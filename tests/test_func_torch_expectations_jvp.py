@@ -178,3 +178,94 @@ def test_linearize_refuses_tangents_unlike_the_primals(tangent, match):
         x_t = plain(lib, 3, 1, seed=1)
         jvp_fn(eval(tangent, {"x_t": x_t, "lib": lib}))
     raises_like_torch(program, RuntimeError, match)
+
+
+def test_jvp_and_jacfwd_let_the_function_write_into_its_inputs():
+    # TestJac.test_inplace's forward-mode half, and torch's dual tensors: the write lands in
+    # the caller's tensor too (grad, vjp and jacrev refuse it: the input is a leaf there)
+    def program(lib):
+        x = plain(lib, 3)
+        written = x.clone()
+        out = lib.func.jvp(lambda t: t.mul_(2), (written,), (lib.ones(3, dtype=x.dtype),))
+        return out, written, lib.func.jacfwd(lambda t: t.mul_(2))(x.clone())
+    like_torch(program)
+
+
+@pytest.mark.parametrize("transform", ["grad", "vjp", "jacrev"])
+def test_reverse_transforms_refuse_writing_into_their_inputs(transform):
+    def program(lib):
+        f, x = lib.func, plain(lib, 3)
+        calls = {"grad": lambda: f.grad(lambda t: t.mul_(2).sum())(x),
+                 "vjp": lambda: f.vjp(lambda t: t.mul_(2), x),
+                 "jacrev": lambda: f.jacrev(lambda t: t.mul_(2))(x)}
+        calls[transform]()
+    raises_like_torch(program, RuntimeError, "a leaf Variable that requires grad is being used "
+                      "in an in-place operation.")
+
+
+def _push_jvp(lib, f):
+    return lambda x, xt, y, yt: lib.func.jvp(f, (x, y), (xt, yt))
+
+
+def test_vmap_of_jvp_with_in_place_writes_and_views():
+    # TestVmapJvpInplaceView: test_all_dual_no_view, test_all_dual_base_view_inplace,
+    # test_all_dual_base_inplace
+    def no_view(x, y):
+        x.copy_(y)
+        return x
+
+    def view_then_write(x, y):
+        view = x[:, ::2]
+        view.copy_(y)
+        return view, x
+
+    def write_base(x, y):
+        view = x[0, ::2]
+        x.copy_(y)
+        return x, view
+
+    def program(lib):
+        vmap, b = lib.func.vmap, 2
+        x, xt, y, yt = (plain(lib, 3, b, seed=k) for k in range(4))
+        results = [vmap(_push_jvp(lib, no_view), in_dims=1)(x, xt, y, yt), x]
+        x, xt = plain(lib, 3, b, seed=4), plain(lib, 3, b, seed=5)
+        y, yt = plain(lib, 3, 3, seed=6)[:, 1], plain(lib, 6, seed=7)[::2]
+        results += [vmap(_push_jvp(lib, no_view), in_dims=(1, 1, None, None))(x, xt, y, yt), x]
+        x, xt = plain(lib, 2, 6, b, seed=8), plain(lib, 2, 6, b, seed=9)
+        y, yt = plain(lib, 2, b, 3, seed=10), plain(lib, 2, b, 3, seed=11)
+        results += [vmap(_push_jvp(lib, view_then_write), in_dims=(2, 2, 1, 1))(x, xt, y, yt), x]
+        x, xt = plain(lib, 2, b, 6, seed=12), plain(lib, 2, 6, b, seed=13)
+        y, yt = plain(lib, 2, b, 6, seed=14), plain(lib, 2, b, 6, seed=15)
+        results += [vmap(_push_jvp(lib, write_base), in_dims=(1, 2, 1, 1))(x.clone(), xt, y, yt),
+                    vmap(write_base, in_dims=(1, 1))(x.clone(), y)]
+        return results
+    like_torch(program)
+
+
+def test_vmap_of_jvp_writing_a_dual_into_a_plain_tensor():
+    # TestVmapJvpInplaceView: test_right_dual_view_prop, test_right_dual_base_prop
+    def into_view(x, y):
+        x = x.clone()
+        view = x[0]
+        view.copy_(y)
+        return view, x
+
+    def into_base(x, y):
+        x = x.clone()
+        view = x[0]
+        x.copy_(y)
+        return view, x
+
+    def program(lib):
+        f, b = lib.func, 2
+
+        def push(g):
+            return lambda x, y, yt: f.jvp(lambda y: g(x, y), (y,), (yt,))
+        x, y, yt = plain(lib, 2, b, 6), plain(lib, 6, b, seed=1), plain(lib, 6, b, seed=2)
+        x2, y2, yt2 = (plain(lib, 2, b, 6, seed=3), plain(lib, 2, 6, b, seed=4),
+                       plain(lib, 2, 6, b, seed=5))
+        return (f.vmap(push(into_view), in_dims=(1, 1, 1))(x, y, yt),
+                f.vmap(into_view, in_dims=(1, 1))(x.clone(), y),
+                f.vmap(push(into_base), in_dims=(1, 2, 2))(x2, y2, yt2),
+                f.vmap(into_base, in_dims=(1, 2))(x2, y2))
+    like_torch(program)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from gradkit._tensor import Tensor
 from gradkit.autograd.functional import _autograd_grad
 from gradkit.autograd.graph import AccumulateGrad
-from gradkit.autograd.grad_mode import inference_mode, is_grad_enabled
+from gradkit.autograd.grad_mode import inference_mode, is_grad_enabled, no_grad
 from gradkit.creation import zeros_like
 from gradkit.func.captured import captured_tensors
 from gradkit.func.pytree import tree_flatten, tree_unflatten
@@ -75,6 +75,25 @@ def fresh_tree(tree) -> tuple:
     leaves, spec = tree_flatten(tree)
     leaves = [fresh(x) for x in leaves]
     return tree_unflatten(leaves, spec), leaves
+
+
+def fresh_writable_tree(tree) -> tuple:
+    """:func:`fresh_tree` for the forward-mode transforms (jvp, jacfwd), whose inputs torch
+    lets ``func`` write in place (they are dual tensors): ``func`` gets a copy of each new
+    leaf. Returns the tree for ``func``, the leaves to differentiate at, and ``write_back()``,
+    which copies what ``func`` wrote into the caller's tensors, as torch's writes land there."""
+    originals, spec = tree_flatten(tree)
+    leaves = [fresh(x) for x in originals]
+    given = [x.clone() if x.is_leaf else x for x in leaves]
+    versions = [x._version for x in given]
+
+    def write_back() -> None:
+        with no_grad():
+            for original, leaf, x, version in zip(originals, leaves, given, versions,
+                                                  strict=True):
+                if x is not leaf and x._version != version:
+                    original.copy_(x)
+    return tree_unflatten(given, spec), leaves, write_back
 
 
 def vjps(outputs, inputs, cotangents, is_grads_batched: bool = False, retain_graph: bool = True,

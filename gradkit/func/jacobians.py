@@ -20,8 +20,8 @@ from collections.abc import Callable
 from gradkit._tensor import Tensor
 from gradkit.creation import eye, zeros
 from gradkit.func._levels import (
-    Stripper, checked_argnums, differentiating, fresh_tree, guarded_call, split_aux,
-    tensor_leaves, vjps)
+    Stripper, checked_argnums, differentiating, fresh_tree, fresh_writable_tree, guarded_call,
+    split_aux, tensor_leaves, vjps)
 from gradkit.func.pytree import tree_flatten, tree_unflatten
 from gradkit.func.vmap import check_randomness
 
@@ -65,11 +65,14 @@ def _jacobian_function(func, argnums, has_aux: bool, name: str, where: str):
         _check_real(tree_flatten(args)[0], name, "inputs")
         with differentiating():
             args = list(args)
-            leaves, specs = [], []
+            leaves, specs, write_backs = [], [], []
             for position in positions:
-                if name == "jacfwd":
+                if name == "jacfwd":  # forward mode: func may write into its inputs
                     _check_floating(args[position])
-                args[position], arg_leaves = fresh_tree(args[position])
+                    args[position], arg_leaves, write_back = fresh_writable_tree(args[position])
+                    write_backs.append(write_back)
+                else:
+                    args[position], arg_leaves = fresh_tree(args[position])
                 leaves.append(arg_leaves)
                 specs.append(tree_flatten(args[position])[1])
             output, aux = split_aux(guarded_call(func, *args), has_aux, where)
@@ -77,6 +80,8 @@ def _jacobian_function(func, argnums, has_aux: bool, name: str, where: str):
             _check_real(out_leaves, name, "outputs")
             flat = [x for arg_leaves in leaves for x in arg_leaves]
             blocks = [_blocks(out, flat) for out in out_leaves]
+        for write_back in write_backs:
+            write_back()
         strip = Stripper(flat)
         per_output = []
         for out_blocks in blocks:

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from gradkit._tensor import Tensor
 from gradkit.creation import zeros_like
 from gradkit.func._levels import (
-    Stripper, checked_argnums, differentiating, fresh_tree, guarded_call, or_zeros, split_aux,
-    tensor_leaves, vjps)
+    Stripper, checked_argnums, differentiating, fresh_tree, fresh_writable_tree, guarded_call,
+    or_zeros, split_aux, tensor_leaves, vjps)
 from gradkit.func.pytree import tree_flatten, tree_unflatten, treespec_pprint
 
 
@@ -130,7 +130,7 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
     for p, t in zip(primal_leaves, tangent_leaves, strict=True):
         _check_tangent(p, t)
     with differentiating():
-        fresh_primals, leaves = fresh_tree(primals)
+        fresh_primals, leaves, write_back = fresh_writable_tree(primals)
         output, aux = split_aux(guarded_call(func, *fresh_primals), has_aux, where)
         out_leaves, out_spec = tensor_leaves(output, where)
         if strict:
@@ -141,6 +141,7 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
         pairs = [(b, t) for b, t in zip(back, tangent_leaves, strict=True) if b is not None]
         forward = or_zeros(vjps([b for b, _ in pairs], probes, [t for _, t in pairs])
                            if pairs else [None] * len(probes), out_leaves)
+    write_back()
     strip = Stripper(leaves + probes)
     result = (strip.tree(output), tree_unflatten([strip(f) for f in forward], out_spec))
     return result + (strip.tree(aux),) if has_aux else result

@@ -14,6 +14,7 @@ from gradkit.autograd.api import backward as autograd_backward
 from gradkit.autograd.graph import node_type
 from gradkit.autograd.hooks import (
     register_post_accumulate_hook, register_tensor_hook, retain_grad_hook)
+from gradkit.autograd.transform_errors import RETAIN_GRAD, refuse_in_transform
 from gradkit.legacy_tensor import legacy_new
 from gradkit.ops import comparison, conversion
 from gradkit.ops import shape as shape_ops
@@ -76,11 +77,10 @@ class _TensorMethods:
     # -- autograd state ---------------------------------------------------------------
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward (no-op for leaves)."""
-        if self.grad_fn is None:
-            if not self._requires_grad:
-                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-            return
-        if getattr(self, "_retains_grad", False):
+        if self.grad_fn is None and not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        refuse_in_transform(RETAIN_GRAD)
+        if self.grad_fn is None or getattr(self, "_retains_grad", False):
             return
         self._retains_grad = True
         retain_grad_hook(self)

@@ -13,6 +13,7 @@ from gradkit._tensor import Tensor
 from gradkit.autograd import batching
 from gradkit.autograd.engine import _plan, run
 from gradkit.autograd.graph import GradientEdge, accumulate_node, edge_meta
+from gradkit.autograd.transform_errors import BACKWARD, refuse_in_transform
 from gradkit.backend import device_context, get_array_module
 from gradkit.creation import zeros_like
 from gradkit.ops import _dispatch
@@ -140,6 +141,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     >>> x.grad
     tensor([2., 4.])
     """
+    refuse_in_transform(BACKWARD)
     if grad_variables is not None:
         if grad_tensors is not None:
             raise RuntimeError("'grad_tensors' and 'grad_variables' (deprecated) arguments both "

@@ -1,11 +1,10 @@
 """Custom differentiable functions: ``gradkit.autograd.Function``, as in torch.
 
-A Function's forward runs on Tensors with grad mode off; its node is an
-ordinary :class:`~gradkit.autograd.graph.Node` whose ``op`` is a small adapter
-per Function class (:class:`FunctionOp`), so hooks, anomaly mode and the
-profiler treat it like any built-in op. The node keeps the ``ctx`` in
-``node.params`` and the tensors of ``save_for_backward`` in ``node.saved``
-(counted by ``saved_tensors_info``, freed after backward like any other).
+A Function's forward runs on Tensors with grad mode off; its node is an ordinary
+:class:`~gradkit.autograd.graph.Node` whose ``op`` is a small adapter per Function class
+(:class:`FunctionOp`), so hooks, anomaly mode and the profiler treat it like any built-in op. The
+node keeps the ``ctx`` in ``node.params`` and the tensors of ``save_for_backward`` in
+``node.saved`` (counted by ``saved_tensors_info``, freed after backward like any other).
 """
 from __future__ import annotations
 
@@ -21,6 +20,7 @@ from gradkit.autograd import forward_ad, observers
 from gradkit.autograd.grad_mode import no_grad, records_graph, set_grad_enabled, state as grad_state
 from gradkit.autograd.function_checks import DIRTY_VIEW_OF_SEVERAL, check_grads, check_outputs
 from gradkit.autograd.graph import FREED_MESSAGE, FunctionNode, Node, SavedTensor
+from gradkit.autograd.transform_errors import check_function_class
 from gradkit.autograd.zero_grads import plain
 from gradkit.backend import get_array_module
 from gradkit.ops._dispatch import edges_and_meta
@@ -232,6 +232,7 @@ _signature = functools.lru_cache(maxsize=256)(inspect.signature)  # per forward,
 
 
 def _apply(cls, args: tuple, kwargs: dict):
+    check_function_class(cls)  # under a gradkit.func transform: setup_context style only
     ctx = FunctionCtx()
     if cls._setup_context_style:  # as torch: setup_context sees forward's defaults too
         bound = _signature(cls.forward).bind(*args, **kwargs)
@@ -388,8 +389,7 @@ def once_differentiable(backward):
         grads = (result,) if single else result
         grads = tuple(g.clone() if isinstance(g, Tensor) else g for g in grads)
         tensors = [g for g in grads if isinstance(g, Tensor)]
-        with_error = iter(_DelayedError.apply(*[_requiring(g) for g in tensors]) if tensors
-                          else ())
+        with_error = iter(_DelayedError.apply(*map(_requiring, tensors)) if tensors else ())
         grads = tuple(next(with_error) if isinstance(g, Tensor) else g for g in grads)
         return grads[0] if single else grads
     return wrapper

@@ -26,6 +26,7 @@ class _State(threading.local):
     grad_enabled = True   # is_grad_enabled(); ops record when this is on and inference is off
     inference = False
     multithreading = True
+    transforms = 0        # gradkit.func transforms running a function (transform_errors.py)
 
 
 state = _State()

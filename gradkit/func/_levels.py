@@ -9,14 +9,20 @@ enclosing transform. That is how torch.func's levels behave, with plain reverse 
 """
 from __future__ import annotations
 
+import contextlib
+
 from gradkit._tensor import Tensor
 from gradkit.autograd.functional import _autograd_grad
 from gradkit.autograd.graph import AccumulateGrad
 from gradkit.autograd.grad_mode import inference_mode, is_grad_enabled, no_grad
+from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd.saved_hooks import disable_saved_tensors_hooks
 from gradkit.creation import zeros_like
 from gradkit.func.captured import captured_tensors
 from gradkit.func.pytree import tree_flatten, tree_unflatten
 
+_NO_SAVED_HOOKS = ("torch.func.{grad, vjp, jacrev, hessian} don't yet support saved tensor hooks. "
+                   "Please open an issue with your use case.")
 _CAPTURED_WRITE = ("During a grad (vjp, jvp, grad, etc) transform, the function provided attempted "
                    "to call in-place operation that would mutate a captured Tensor. This is not "
                    "supported; please rewrite the function being transformed to explicitly accept "
@@ -43,14 +49,28 @@ def checked_argnums(argnums, n_args: int) -> tuple[tuple[int, ...], bool]:
     return positions, is_tuple
 
 
-def guarded_call(func, *args, **kwargs):
-    """``func(*args, **kwargs)``; raises torch's error if it wrote in place into a tensor it
-    captured (a write the transform could not see through: torch refuses it at the op)."""
+def guarded_call(func, args: tuple, kwargs: dict | None = None, reverse: bool = True):
+    """``func(*args, **kwargs)`` as a transform runs it: one transform level deeper (what
+    transform_errors.py refuses there), without saved tensor hooks in reverse mode (torch's
+    grad, vjp and jacrev do not support them), and raising torch's error if ``func`` wrote in
+    place into a tensor it captured (a write the transform could not see through)."""
     watched = [(t, t._version) for t in captured_tensors(func) if not t.is_inference()]
-    output = func(*args, **kwargs)
+    hooks = disable_saved_tensors_hooks(_NO_SAVED_HOOKS) if reverse else contextlib.nullcontext()
+    with hooks, transform_level():
+        output = func(*args, **(kwargs or {}))
     if any(t._version != version for t, version in watched):
         raise RuntimeError(_CAPTURED_WRITE)
     return output
+
+
+@contextlib.contextmanager
+def transform_level():
+    """A transform runs a function inside (``grad_mode.state.transforms`` counts them)."""
+    grad_state.transforms += 1
+    try:
+        yield
+    finally:
+        grad_state.transforms -= 1
 
 
 def fresh(x) -> Tensor:

@@ -6,6 +6,7 @@ import functools
 from collections.abc import Callable
 
 from gradkit._tensor import Tensor
+from gradkit.func._levels import transform_level
 from gradkit.func.pytree import tree_flatten, tree_unflatten
 
 _REMOVE_OPTIONS = (
@@ -32,7 +33,8 @@ def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
         leaves, spec = tree_flatten((args, kwargs))
         copies = [leaf.clone() if isinstance(leaf, Tensor) else leaf for leaf in leaves]
         copied_args, copied_kwargs = tree_unflatten(copies, spec)
-        result = func(*copied_args, **copied_kwargs)
+        with transform_level():  # a transform, as torch's: what transform_errors.py refuses
+            result = func(*copied_args, **copied_kwargs)
         for leaf, copy in zip(leaves, copies):
             if isinstance(leaf, Tensor) and copy._version:  # written to, or through a view
                 leaf.copy_(copy)

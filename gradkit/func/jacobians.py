@@ -75,7 +75,8 @@ def _jacobian_function(func, argnums, has_aux: bool, name: str, where: str):
                     args[position], arg_leaves = fresh_tree(args[position])
                 leaves.append(arg_leaves)
                 specs.append(tree_flatten(args[position])[1])
-            output, aux = split_aux(guarded_call(func, *args), has_aux, where)
+            output, aux = split_aux(guarded_call(func, args, reverse=name == "jacrev"), has_aux,
+                                    where)
             out_leaves, out_spec = tensor_leaves(output, where)
             _check_real(out_leaves, name, "outputs")
             flat = [x for arg_leaves in leaves for x in arg_leaves]

@@ -33,7 +33,7 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
             for position in positions:
                 args[position], arg_leaves = fresh_tree(args[position])
                 leaves.append(arg_leaves)
-            output = guarded_call(func, *args, **kwargs)
+            output = guarded_call(func, args, kwargs)
             output, aux = split_aux(output, has_aux, "grad_and_value(f)(*args)")
             if not isinstance(output, Tensor):
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
@@ -80,7 +80,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     """
     with differentiating():
         fresh_primals, leaves = fresh_tree(primals)
-        output, aux = split_aux(guarded_call(func, *fresh_primals), has_aux, "vjp(f, *primals)")
+        output, aux = split_aux(guarded_call(func, fresh_primals), has_aux, "vjp(f, *primals)")
         out_leaves, out_spec = tensor_leaves(output, "vjp(f, *primals)")
     primal_spec = tree_flatten(primals)[1]
 
@@ -131,7 +131,7 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
         _check_tangent(p, t)
     with differentiating():
         fresh_primals, leaves, write_back = fresh_writable_tree(primals)
-        output, aux = split_aux(guarded_call(func, *fresh_primals), has_aux, where)
+        output, aux = split_aux(guarded_call(func, fresh_primals, reverse=False), has_aux, where)
         out_leaves, out_spec = tensor_leaves(output, where)
         if strict:
             _check_dependent(out_leaves, leaves)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import inference_mode, is_inference_mode_enabled, no_grad
 from gradkit.creation import zeros
+from gradkit.func._levels import transform_level
 from gradkit.func.captured import captured_tensors
 from gradkit.func.pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from gradkit.generator import default_generator, random_guard
@@ -145,7 +146,8 @@ def _run(func, samples: list, kwargs: dict, randomness: str, name: str, watched:
         for sample in samples:
             if state is not None:
                 default_generator.set_state(state)
-            results.append(func(*sample, **kwargs))
+            with transform_level():
+                results.append(func(*sample, **kwargs))
             if any(t._version != version for t, version in captured):
                 raise RuntimeError(_CAPTURED_WRITE.format(name=name))
         return results

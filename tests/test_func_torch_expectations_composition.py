@@ -1,0 +1,179 @@
+"""torch's functorch tests of how the transforms compose with each other and with the rest
+of autograd (test/functorch/test_eager_transforms.py: TestComposability, the functional_call
+cases of TestMakeFunctional, TestExamplesCorrectness), re-checked on gradkit.func against
+torch 2.13."""
+import pytest
+from torch_expectations.twin import leaf, like_torch, raises_like_torch
+
+TRANSFORMS = ["vmap", "grad", "jacrev", "jacfwd", "grad_and_value", "hessian", "vjp", "jvp"]
+
+
+def plain(lib, *shape, seed=0):
+    return leaf(lib, *shape, seed=seed, requires_grad=False)
+
+
+def transformed(lib, transform: str, func, x):
+    """``func`` under ``transform`` at ``x`` (vjp and jvp called with their own arguments)."""
+    f = lib.func
+    if transform == "vjp":
+        return f.vjp(func, x)
+    if transform == "jvp":
+        return f.jvp(func, (x,), (lib.ones_like(x),))
+    return getattr(f, transform)(func)(x)
+
+
+def test_every_pair_of_transforms_composes():
+    # test_grad_grad, test_grad_vmap, test_grad_vjp, test_vmap_grad, test_vmap_vmap,
+    # test_vmap_vjp, test_vjp_grad, test_vjp_vmap, test_vjp_vjp
+    def program(lib):
+        f, x, s, v = lib.func, plain(lib, 3), plain(lib, seed=1), plain(lib, seed=2)
+        xs = plain(lib, 5, 3, seed=3)
+        _, sin_vjp = f.vjp(lib.sin, x)
+
+        def vjp_at_itself(t):
+            return f.vjp(lib.sin, t)[1](t)
+        grad_vjp_out, grad_vjp_fn = f.vjp(f.grad(lib.sin), s)
+        vmap_vjp_out, vmap_vjp_fn = f.vjp(f.vmap(lib.sin), x)
+        y, vjp_vjp_fn = f.vjp(lambda t: sin_vjp(t)[0], x)
+        return (f.grad(f.grad(lib.sin))(s), f.grad(lambda t: f.vmap(lib.sin)(t).sum())(x),
+                f.grad(lambda t: vjp_at_itself(t)[0].sum())(x),
+                f.grad(lambda t: (t * t.cos()).sum())(x), f.vmap(f.grad(lib.sin))(x),
+                f.vmap(f.vmap(lib.sin))(xs), f.vmap(vjp_at_itself)(x), sin_vjp(x),
+                f.vmap(lambda t: sin_vjp(t)[0])(xs), grad_vjp_out, grad_vjp_fn(v),
+                vmap_vjp_out, vmap_vjp_fn(x), y, vjp_vjp_fn(x))
+    like_torch(program)
+
+
+@pytest.mark.parametrize("transform", ["vmap", "grad", "vmap_grad", "grad_grad"])
+@pytest.mark.xfail(strict=True, reason="texp5: gradkit's requires_grad_() does not know it "
+                   "runs under a transform (its own creation paths call it); only "
+                   "autograd.functional refuses")
+def test_requires_grad_inside_a_transform_is_refused(transform):
+    # test_requires_grad_inside_transform
+    def f(x):
+        x.requires_grad_()
+        return x.sin().sum()
+
+    def program(lib):
+        fn = {"vmap": lib.func.vmap(f), "grad": lib.func.grad(f),
+              "vmap_grad": lib.func.vmap(lib.func.grad(f)),
+              "grad_grad": lib.func.grad(lib.func.grad(f))}[transform]
+        fn(plain(lib) if transform == "grad_grad" else plain(lib, 3))
+    raises_like_torch(program, RuntimeError, r"Tensor.requires_grad_\(\)")
+
+
+@pytest.mark.parametrize("transform", ["grad", "vjp"])
+def test_retain_grad_inside_a_transform_is_refused(transform):
+    # test_retain_grad_inside_transform
+    def f(x):
+        y = x.sin()
+        y.retain_grad()
+        return y.sum()
+    raises_like_torch(lambda lib: transformed(lib, transform, f, plain(lib, 3)), RuntimeError,
+                      r"Tensor.retain_grad\(\)")
+
+
+@pytest.mark.parametrize("transform", TRANSFORMS)
+def test_backward_inside_a_transform_is_refused(transform):
+    def program(lib):
+        def f(x):
+            z = lib.ones(3, requires_grad=True)
+            (z * 2).sum().backward()
+            return (x * 1).sum()
+        transformed(lib, transform, f, plain(lib, 3))
+    raises_like_torch(program, RuntimeError, r"backward\(\) called inside a functorch transform")
+
+
+@pytest.mark.parametrize("api", ["jacobian", "vjp", "jvp", "hessian", "hvp"])
+@pytest.mark.parametrize("transform", ["vmap", "grad", "jvp"])
+def test_autograd_functional_inside_a_transform_is_refused(api, transform):
+    # test_autograd_functional_{jacrev,vjp,jvp}_inside_transform
+    def program(lib):
+        functional = lib.autograd.functional
+        inner = lambda t: t.sin().sum()  # noqa: E731
+        call = {"jacobian": lambda x: functional.jacobian(inner, x),
+                "vjp": lambda x: functional.vjp(inner, x)[1],
+                "jvp": lambda x: functional.jvp(inner, (x,), (lib.ones_like(x),))[1],
+                "hessian": lambda x: functional.hessian(inner, x),
+                "hvp": lambda x: functional.hvp(inner, x, lib.ones_like(x))[1]}[api]
+        if transform == "vmap":
+            lib.func.vmap(call)(plain(lib, 5, 3))
+        elif transform == "grad":
+            lib.func.grad(lambda x: call(x).sum())(plain(lib))
+        else:
+            lib.func.jvp(call, (plain(lib, 3),), (plain(lib, 3, seed=1),))
+    raises_like_torch(program, RuntimeError, r"torch.autograd.functional")
+
+
+@pytest.mark.parametrize("transform", TRANSFORMS + ["functionalize"])
+def test_a_function_without_setup_context_is_refused_by_every_transform(transform):
+    # test_autograd_function_no_setup_context
+    def program(lib):
+        class MySin(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x.sin()
+
+            @staticmethod
+            def backward(ctx, gy):
+                (x,) = ctx.saved_tensors
+                return gy * x.cos()
+        scalar = transform in ("grad", "grad_and_value")
+        x = plain(lib) if scalar else plain(lib, 3)
+        if transform == "functionalize":
+            return lib.func.functionalize(MySin.apply)(x)
+        return transformed(lib, transform, MySin.apply, x)
+    raises_like_torch(program, RuntimeError, "must override the setup_context")
+
+
+def test_a_function_without_setup_context_still_works_outside_transforms():
+    def program(lib):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, gy):
+                return gy * 2
+        x = leaf(lib, 3)
+        return lib.autograd.grad(Double.apply(x).sum(), x)
+    like_torch(program)
+
+
+@pytest.mark.parametrize("transform", ["grad", "jacrev", "grad_and_value", "hessian", "vjp"])
+@pytest.mark.parametrize("where", ["outside", "inside"])
+def test_reverse_transforms_refuse_saved_tensor_hooks(transform, where):
+    # test_transforms_dont_support_saved_tensor_hooks, test_vjp_doesnt_support_saved_tensor_hooks
+    def program(lib):
+        def f(x):
+            return lib.sin(x).sum()
+
+        def g(x):
+            with lib.autograd.graph.save_on_cpu():
+                return f(x)
+        x = plain(lib, 3)
+        if where == "outside":
+            with lib.autograd.graph.save_on_cpu():
+                transformed(lib, transform, f, x)
+        else:
+            transformed(lib, transform, g, x)
+    raises_like_torch(program, RuntimeError, "saved tensor hooks")
+
+
+@pytest.mark.parametrize("transform", ["jvp", "jacfwd", "vmap"])
+def test_forward_transforms_and_vmap_accept_saved_tensor_hooks(transform):
+    # test_jvp_supports_saved_tensor_hooks
+    def program(lib):
+        def f(x):
+            return lib.sin(x).sum() if transform != "jacfwd" else lib.sin(x)
+
+        def g(x):
+            with lib.autograd.graph.save_on_cpu():
+                return f(x)
+        x = plain(lib, 3)
+        with lib.autograd.graph.save_on_cpu():
+            outside = transformed(lib, transform, f, x)
+        return outside, transformed(lib, transform, g, x)
+    like_torch(program)

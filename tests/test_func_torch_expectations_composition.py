@@ -177,3 +177,69 @@ def test_forward_transforms_and_vmap_accept_saved_tensor_hooks(transform):
             outside = transformed(lib, transform, f, x)
         return outside, transformed(lib, transform, g, x)
     like_torch(program)
+
+
+def _set_weights(lib, module):
+    """The same float64 weights in both libraries' modules."""
+    module.double()
+    with lib.no_grad():
+        for seed, p in enumerate(module.parameters()):
+            p.copy_(0.3 * plain(lib, *p.shape, seed=seed))
+    return module
+
+
+@pytest.mark.parametrize("detach_params", [True, False])
+def test_functional_call_with_detached_parameters_has_no_graph(detach_params):
+    # TestMakeFunctional.test_using_detach_functional_call,
+    # test_make_functional_state_correctly_returned_after_forward (functional_call)
+    def program(lib):
+        nn = lib.nn
+        mod = _set_weights(lib, nn.Linear(3, 3))
+        mod.register_buffer("buffer", plain(lib, 3, seed=9))
+        params = {k: v.detach() if detach_params else v for k, v in mod.named_parameters()}
+        weight, bias = mod.weight, mod.bias
+        out = lib.func.functional_call(mod, (params, dict(mod.named_buffers())),
+                                       plain(lib, 3, 3, seed=10) + mod.buffer)
+        return out, out.grad_fn is None, mod.weight is weight and mod.bias is bias
+    assert like_torch(program)[1:] == (detach_params, True)
+
+
+def test_functional_call_of_a_small_convnet_matches_the_module():
+    # TestMakeFunctional.test_correctness_mnist (functional_call; smaller, float64, eval)
+    def program(lib):
+        nn = lib.nn
+        net = _set_weights(lib, nn.Sequential(
+            nn.Conv2d(1, 3, 3), nn.MaxPool2d(2), nn.ReLU(), nn.Dropout2d(), nn.Flatten(),
+            nn.Linear(12, 5), nn.LogSoftmax(dim=-1))).eval()
+        x = plain(lib, 2, 1, 6, 6, seed=11)
+        return lib.func.functional_call(net, dict(net.named_parameters()), (x,)), net(x)
+    result = like_torch(program)
+    assert result[0].allclose(result[1])
+
+
+def test_stack_module_state_gives_stacked_leaves():
+    # TestMakeFunctional.test_stack_module_state_smoke, test_stack_module_state_leaf
+    def program(lib):
+        models = [_set_weights(lib, lib.nn.Linear(2, 2)) for _ in range(3)]
+        params, buffers = lib.func.stack_module_state(models)
+        return params, buffers, [(p.requires_grad, p.is_leaf) for p in params.values()]
+    like_torch(program)
+
+
+@pytest.mark.parametrize("case, match", [
+    ("none", "stack_module_state:.* Expected at least one model"),
+    ("eval", "stack_module_state:.* same training/eval mode."),
+    ("class", "stack_module_state:.* models to be of the same class"),
+    ("requires_grad", "same .requires_grad")])
+def test_stack_module_state_errors(case, match):
+    # TestMakeFunctional.test_stack_module_state_error, test_stack_module_state_mismatch_error
+    def program(lib):
+        models = [] if case == "none" else [lib.nn.Linear(2, 2) for _ in range(3)]
+        if case == "eval":
+            models[1].eval()
+        elif case == "class":
+            models[1] = lib.nn.Conv2d(3, 3, (3, 3))
+        elif case == "requires_grad":
+            models[0].weight.requires_grad_(False)
+        lib.func.stack_module_state(models)
+    raises_like_torch(program, RuntimeError, match)

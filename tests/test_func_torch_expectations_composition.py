@@ -243,3 +243,185 @@ def test_stack_module_state_errors(case, match):
             models[0].weight.requires_grad_(False)
         lib.func.stack_module_state(models)
     raises_like_torch(program, RuntimeError, match)
+
+
+def _mlp(lib, sizes, act="ReLU"):
+    nn, layers = lib.nn, []
+    for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
+        layers += [nn.Linear(a, b)] + ([getattr(nn, act)()] if i < len(sizes) - 2 else [])
+    return _set_weights(lib, nn.Sequential(*layers))
+
+
+def test_maml_regression_by_vmap_of_grad():
+    # TestExamplesCorrectness.test_maml_regression (functional_call; float64, smaller net)
+    def program(lib):
+        f, net = lib.func, _mlp(lib, [1, 8, 8, 1])
+        params = dict(net.named_parameters())
+
+        def mse(x, y):
+            return ((x - y) ** 2).mean()
+
+        def task_loss(use_transform, x1, y1, x2, y2):
+            def inner(params, x, y):
+                return mse(f.functional_call(net, params, (x,)), y)
+            if use_transform:
+                grads = f.grad(inner)(params, x1, y1)
+            else:
+                grads = dict(zip(params, lib.autograd.grad(inner(params, x1, y1),
+                                                           list(params.values()),
+                                                           create_graph=True)))
+            new = {k: params[k] - 0.1 * grads[k] for k in params}
+            return mse(f.functional_call(net, new, (x2,)), y2)
+        task = [plain(lib, 3, 5, 1, seed=k) for k in range(4)]
+        losses = f.vmap(lambda *t: task_loss(True, *t))(*task)
+        looped = [task_loss(False, *(t[i] for t in task)) for i in range(3)]
+        return (lib.autograd.grad(losses.sum(), list(params.values())),
+                lib.autograd.grad(sum(looped), list(params.values())))
+    result = like_torch(program)
+    for got, expected in zip(*result):
+        assert got.allclose(expected)
+
+
+def test_maml_with_buffers_and_group_norm():
+    # TestExamplesCorrectness.test_maml_omniglot (functional_call with buffers; smaller)
+    def program(lib):
+        nn, f = lib.nn, lib.func
+        net = _set_weights(lib, nn.Sequential(
+            nn.Conv2d(1, 4, 3), nn.GroupNorm(2, 4), nn.ReLU(), nn.MaxPool2d(2, 2), nn.Flatten(),
+            nn.Linear(64, 3)))
+        params, buffers = dict(net.named_parameters()), dict(net.named_buffers())
+
+        def loss_for_task(use_transform, x_spt, y_spt, x_qry, y_qry):
+            def compute_loss(p, x, y):
+                return nn.functional.cross_entropy(f.functional_call(net, (p, buffers), (x,)), y)
+            new = params
+            for _ in range(2):
+                if use_transform:
+                    grads = f.grad(compute_loss)(new, x_spt, y_spt)
+                else:
+                    grads = dict(zip(new, lib.autograd.grad(compute_loss(new, x_spt, y_spt),
+                                                            list(new.values()),
+                                                            create_graph=True)))
+                new = {k: new[k] - 0.1 * grads[k] for k in new}
+            return compute_loss(new, x_qry, y_qry)
+        x_spt, x_qry = plain(lib, 2, 4, 1, 10, 10), plain(lib, 2, 6, 1, 10, 10, seed=1)
+        y_spt, y_qry = lib.tensor([[0, 1, 2, 0]] * 2), lib.tensor([[2, 1, 0, 0, 1, 2]] * 2)
+        losses = f.vmap(lambda *t: loss_for_task(True, *t))(x_spt, y_spt, x_qry, y_qry)
+        looped = [loss_for_task(False, x_spt[i], y_spt[i], x_qry[i], y_qry[i]) for i in range(2)]
+        return (lib.autograd.grad(losses.sum(), list(params.values())),
+                lib.autograd.grad(sum(looped), list(params.values())))
+    result = like_torch(program)
+    for got, expected in zip(*result):
+        assert got.allclose(expected)
+
+
+@pytest.mark.parametrize("track_running_stats", [True, False])
+def test_per_sample_grads_through_batch_norm_after_replace_all_batch_norm_modules(
+        track_running_stats):
+    # TestExamplesCorrectness.test_update_batch_norm (functional_call; smaller)
+    def program(lib):
+        nn, f = lib.nn, lib.func
+        net = _set_weights(lib, nn.Sequential(
+            nn.Conv2d(2, 2, 3), nn.BatchNorm2d(2, track_running_stats=track_running_stats),
+            nn.ReLU(), nn.Flatten(), nn.Linear(18, 3)))
+        f.replace_all_batch_norm_modules_(net)
+        params, buffers = dict(net.named_parameters()), dict(net.named_buffers())
+
+        def compute_loss(x, y, params, buffers):
+            return nn.functional.cross_entropy(f.functional_call(net, (params, buffers), (x,)), y)
+        x, y = plain(lib, 2, 1, 2, 5, 5), lib.tensor([[1], [2]])
+        per_sample = f.vmap(f.grad(compute_loss, argnums=2), in_dims=(0, 0, None, None))(
+            x, y, params, buffers)
+        looped = [lib.autograd.grad(compute_loss(x[i], y[i], params, buffers),
+                                    list(params.values())) for i in range(2)]
+        return per_sample, {k: lib.stack(shards) for k, shards in zip(params, zip(*looped))}
+    result = like_torch(program)
+    for k in result[0]:
+        assert result[0][k].allclose(result[1][k])
+
+
+@pytest.mark.parametrize("jac", ["jacfwd", "jacrev"])
+def test_lennard_jones_forces_by_vmap_of_jacobian(jac):
+    # TestExamplesCorrectness.test_lennard_jones_batched_jac (float64, fewer points)
+    def program(lib):
+        sigma, epsilon = 0.5, 4.0
+        r = lib.linspace(0.5, 2 * sigma, steps=12, dtype=lib.float64)
+        drs = lib.outer(r, lib.tensor([1.0, 0, 0], dtype=lib.float64))
+        norms = lib.norm(drs, dim=1).reshape(-1, 1)
+        energies = epsilon * ((sigma / norms) ** 12 - (sigma / norms) ** 6)
+        forces = -epsilon * ((-12 * sigma ** 12 / norms ** 13) + (6 * sigma ** 6 / norms ** 7))
+        forces = forces * drs
+        model = _mlp(lib, [1, 6, 6, 1], act="Tanh")
+        F = lib.nn.functional
+
+        def loss(use_transform):
+            predicted = model(norms)
+            if use_transform:
+                derivs = lib.func.vmap(getattr(lib.func, jac)(model))(norms).squeeze(-1)
+                predicted_forces = -derivs * drs / norms
+            else:
+                predicted_forces = lib.cat([
+                    -lib.autograd.functional.jacobian(model, n, create_graph=True) * dr / n
+                    for n, dr in zip(norms, drs)])
+            return F.mse_loss(energies, predicted) + 0.01 * F.mse_loss(forces,
+                                                                       predicted_forces) / 3
+        return (lib.autograd.grad(loss(True), list(model.parameters())),
+                lib.autograd.grad(loss(False), list(model.parameters())))
+    result = like_torch(program)
+    for got, expected in zip(*result):
+        assert got.allclose(expected)
+
+
+def test_ensemble_training_step_by_vmap_of_grad_and_value():
+    # TestExamplesCorrectness.test_ensemble_regression (functional_call + stack_module_state)
+    def program(lib):
+        f, nn = lib.func, lib.nn
+        models = [_mlp(lib, [2, 6, 2]) for _ in range(2)]
+        with lib.no_grad():
+            models[1][0].weight.mul_(-1)
+        reference = models[0]
+        points, labels = plain(lib, 20, 2, seed=5), lib.tensor([0, 1] * 10)
+
+        def step(use_transform, weights, batch, targets, lr=0.2):
+            def compute_loss(weights, batch, targets):
+                out = f.functional_call(reference, weights, (batch,)).log_softmax(-1)
+                return nn.functional.nll_loss(out, targets)
+            if use_transform:
+                grads, loss = f.grad_and_value(compute_loss)(weights, batch, targets)
+            else:
+                loss = compute_loss(weights, batch, targets)
+                grads = dict(zip(weights, lib.autograd.grad(loss, list(weights.values()))))
+            return loss, {k: weights[k] - lr * grads[k] for k in weights}
+        batched = f.stack_module_state(models)[0]
+        loss, weights = f.vmap(lambda w, b, t: step(True, w, b, t), in_dims=(0, None, None))(
+            batched, points, labels)
+        singles = [step(False, {k: v[i].detach().requires_grad_() for k, v in batched.items()},
+                        points, labels) for i in range(2)]
+        return (loss, weights, lib.stack([s[0] for s in singles]),
+                {k: lib.stack([s[1][k] for s in singles]) for k in weights})
+    result = like_torch(program)
+    assert result[0].allclose(result[2])
+
+
+@pytest.mark.parametrize("dropout", ["Dropout", "AlphaDropout", "FeatureAlphaDropout"])
+def test_same_randomness_gives_every_ensemble_member_the_same_dropout(dropout):
+    # TestExamplesCorrectness.test_find_learning_rate_ensembling (functional_call): the
+    # draws are each library's own, so only their agreement across the batch is compared
+    def program(lib):
+        f, nn = lib.func, lib.nn
+        model = nn.Sequential(getattr(nn, dropout)(), nn.Flatten(), nn.Linear(16, 8), nn.ReLU(),
+                              nn.Linear(8, 2), nn.LogSoftmax(-1))
+        _set_weights(lib, model)
+        points, labels = plain(lib, 10, 2, 2, 2, 2), lib.tensor([0, 1] * 5)
+
+        def train_step(weights, batch, targets, lr):
+            def compute_loss(weights, batch, targets):
+                out = f.functional_call(model, weights, (batch,))
+                return nn.functional.nll_loss(out, targets)
+            grads, loss = f.grad_and_value(compute_loss)(weights, batch, targets)
+            return (loss, *[weights[k] - lr * grads[k] for k in weights])
+        batched = f.stack_module_state([model, model])[0]
+        loss, *weights = f.vmap(train_step, in_dims=(0, None, None, 0), randomness="same")(
+            batched, points, labels, lib.tensor([0.2, 0.4], dtype=lib.float64))
+        return bool(loss[0] == loss[1]), all(bool((w[0] == w[1]).all()) for w in weights)
+    assert like_torch(program) == (True, False)

@@ -425,3 +425,139 @@ def test_same_randomness_gives_every_ensemble_member_the_same_dropout(dropout):
             batched, points, labels, lib.tensor([0.2, 0.4], dtype=lib.float64))
         return bool(loss[0] == loss[1]), all(bool((w[0] == w[1]).all()) for w in weights)
     assert like_torch(program) == (True, False)
+
+
+def _functionalize_cases(lib):
+    """TestFunctionalize's programs: (function, input, also under vmap)."""
+    def simple_view(x):
+        x.view(4, 2).add_(lib.ones(2))
+        return x
+
+    def multioutput_view(x):
+        y1, _ = x.split(2)
+        y1.diagonal().add_(lib.ones(2))
+        return x
+
+    def inplace_view(x):
+        y = x + x
+        y.transpose(1, 0)[0].add_(lib.ones(4))
+        return y
+
+    def inplace_slice_view(x):
+        z1 = x.view(8).reshape(2, 4).transpose(1, 0)
+        z1.unsqueeze_(0)
+        z1.squeeze_()
+        z1.split(2)[0].add_(lib.ones(2, 2))
+        return x
+
+    def regenerated(x):
+        base = x.clone()
+        outs = base.split(2)
+        base.add_(1)
+        return tuple(o.clone() for o in outs)
+    zeros = lib.zeros(4, 2)
+    return [(simple_view, zeros, True), (multioutput_view, zeros, True),
+            (inplace_view, zeros, False), (inplace_slice_view, zeros, False),
+            (regenerated, lib.arange(15.0).reshape(5, 3), False)]
+
+
+def test_functionalize_gives_eager_results_and_mutations():
+    # TestFunctionalize: test_simple_view, test_multioutput_view, test_inplace_view,
+    # test_multioutput_inplace_slice_view, test_multioutput_view_regeneration_matches_eager
+    # (its _check_functionalize_correctness: plain, under vmap, remove="mutations_and_views")
+    def program(lib):
+        f, results = lib.func, []
+        for fn, inpt, with_vmap in _functionalize_cases(lib):
+            plain_in, func_in, views_in = inpt.clone(), inpt.clone(), inpt.clone()
+            results += [fn(plain_in), f.functionalize(fn)(func_in),
+                        f.functionalize(fn, remove="mutations_and_views")(views_in),
+                        plain_in, func_in, views_in]
+            if with_vmap:
+                vmapped_in = inpt.clone()
+                results += [f.vmap(f.functionalize(fn))(vmapped_in.unsqueeze(0))[0].squeeze(),
+                            vmapped_in]
+        return results
+    like_torch(program)
+
+
+def test_functionalize_keeps_autograd_s_view_rules_and_composes():
+    # test_multioutput_view_preserves_autograd_metadata, test_linear,
+    # test_functionalize_opt_tensor_list, test_functionalize_grad, test_vmap_functionalize_jvp
+    def mutate_unbound(lib):
+        def f(x):
+            base = x.clone()
+            out = base.unbind(0)[0]
+            base.add_(1)
+            return out
+        lib.func.functionalize(f)(lib.ones(2, 3, requires_grad=True)).mul_(2)
+    raises_like_torch(mutate_unbound, RuntimeError,
+                      "output of a function that returns multiple views")
+
+    def program(lib):
+        f = lib.func
+        x, w, b = plain(lib, 14, 1, 38), plain(lib, 9, 38, seed=1), plain(lib, 9, seed=2)
+
+        def viewed_sum(t):
+            y = t + t
+            z = y.view(4, 2)
+            y.add_(lib.ones(2))
+            return z.sum()
+
+        def jvp_wrapper(x, t):
+            def g(x):
+                y = x + x
+                z = y.view(-1)
+                y.add_(1)
+                return z
+            return f.jvp(g, (x,), (t,))
+        first, second = lib.ones(4, 2), lib.ones(4, 2)
+        xs, ts = plain(lib, 2, 3, seed=3), plain(lib, 2, 3, seed=4)
+        return (f.functionalize(lib.nn.functional.linear)(x, w, b),
+                lib.nn.functional.linear(x, w, b),
+                f.functionalize(lambda a, i: a[i])(lib.ones(4), lib.arange(2)),
+                f.grad(viewed_sum)(first), f.grad(f.functionalize(viewed_sum))(second),
+                first, second, f.vmap(jvp_wrapper)(xs, ts),
+                f.vmap(f.functionalize(jvp_wrapper))(xs, ts))
+    like_torch(program)
+
+
+def test_transformed_functions_keep_their_name_and_functional_call_takes_several_dicts():
+    # TestHigherOrderOperatorInteraction: test_grad_name_wrapping,
+    # test_functional_call_multiple_dicts
+    def program(lib):
+        def my_fn(x):
+            return x.sum()
+        mod = lib.nn.Linear(1, 1)
+        params = ({"weight": lib.zeros(1, 1)}, {"bias": lib.ones(1)})
+        return (lib.func.grad(my_fn).__name__,
+                lib.func.functional_call(mod, params, lib.ones(1, 1) * 3))
+    assert like_torch(program)[0] == "my_fn"
+
+
+def test_tolist_inside_grad():
+    # TestGradTrackingTensorToList: test_tolist_with_grad, test_tolist_nested_grad,
+    # test_tolist_multidimensional_grad, test_tolist_conj_neg_grad
+    def program(lib):
+        seen = []
+
+        def f(x):
+            seen.append(x.tolist())
+            return (x ** 2).sum()
+
+        def nested(x):
+            seen.append(x.tolist())
+            return lib.func.grad(f)(x).sum()
+
+        def flat(x):
+            seen.append(x.tolist())
+            return x.sum()
+
+        def complex_part(x):
+            seen.append(x.conj().tolist())
+            return (x * x.conj()).real.sum()
+        v = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        m = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        c = lib.tensor([1.0 + 2.0j, 3.0 + 4.0j], requires_grad=True)
+        g = lib.func.grad
+        return g(f)(v), g(nested)(v), g(flat)(m), g(complex_part)(c), seen
+    like_torch(program)

@@ -1,4 +1,5 @@
-"""Pytrees for gradkit.func: nested tuples, lists and dicts whose leaves are anything else.
+"""Pytrees for gradkit.func: nested tuples, lists, dicts, OrderedDicts and namedtuples whose
+leaves are anything else.
 
 Same flattening order and ``TreeSpec`` text as ``torch.utils._pytree`` for those containers
 (dicts in insertion order), so structure errors read as torch's.
@@ -9,6 +10,7 @@ Same flattening order and ``TreeSpec`` text as ``torch.utils._pytree`` for those
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -48,7 +50,8 @@ class TreeSpec:
             indent += 2
             text = self.children[0].__repr__(indent) + ("," if len(self.children) > 1 else "")
             text += ",".join("\n" + " " * indent + c.__repr__(indent) for c in self.children[1:])
-        return f"TreeSpec({self.type.__name__}, {self.context}, [{text}])"
+        name = "namedtuple" if _is_namedtuple(self.type) else self.type.__name__
+        return f"TreeSpec({name}, {self.context}, [{text}])"
 
 
 LEAF = TreeSpec(None, None, [])
@@ -59,9 +62,15 @@ def _children(tree) -> tuple[type, list | None, list] | None:
     kind = type(tree)
     if kind in (tuple, list):
         return kind, None, list(tree)
-    if kind is dict:
+    if kind in (dict, OrderedDict):
         return kind, list(tree), list(tree.values())
+    if _is_namedtuple(kind):
+        return kind, kind, list(tree)
     return None
+
+
+def _is_namedtuple(kind) -> bool:
+    return isinstance(kind, type) and issubclass(kind, tuple) and hasattr(kind, "_fields")
 
 
 def tree_flatten(tree) -> tuple[list, TreeSpec]:
@@ -92,9 +101,9 @@ def _build(leaves, spec: TreeSpec):
     if spec.is_leaf():
         return next(leaves)
     children = [_build(leaves, c) for c in spec.children]
-    if spec.type is dict:
-        return dict(zip(spec.context, children, strict=True))
-    return spec.type(children)
+    if spec.type in (dict, OrderedDict):
+        return spec.type(zip(spec.context, children, strict=True))
+    return spec.type(*children) if _is_namedtuple(spec.type) else spec.type(children)
 
 
 def tree_map(fn: Callable, tree) -> Any:
@@ -119,9 +128,9 @@ def _broadcast_into(prefix, spec: TreeSpec, out: list) -> bool:
     kind, context, children = node
     if spec.is_leaf() or kind is not spec.type or len(children) != len(spec.children):
         return False
-    if kind is dict and set(context) != set(spec.context):
+    if kind in (dict, OrderedDict) and set(context) != set(spec.context):
         return False
-    if kind is dict:
+    if kind in (dict, OrderedDict):
         children = [prefix[key] for key in spec.context]
     return all(_broadcast_into(p, s, out) for p, s in zip(children, spec.children, strict=True))
 
@@ -131,6 +140,12 @@ def treespec_pprint(spec: TreeSpec) -> str:
     if spec.is_leaf():
         return "*"
     parts = [treespec_pprint(c) for c in spec.children]
+    if spec.type is OrderedDict:
+        pairs = zip(spec.context, parts, strict=True)
+        return "OrderedDict([" + ", ".join(f"({key!r}, {part})" for key, part in pairs) + "])"
+    if _is_namedtuple(spec.type):
+        fields = zip(spec.type._fields, parts, strict=True)
+        return f"{spec.type.__name__}(" + ", ".join(f"{k}={part}" for k, part in fields) + ")"
     if spec.type is dict:
         pairs = zip(spec.context, parts, strict=True)
         return "{" + ", ".join(f"{key!r}: {part}" for key, part in pairs) + "}"

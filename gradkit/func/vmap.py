@@ -157,6 +157,8 @@ def _run(func, samples: list, kwargs: dict, randomness: str, name: str, watched:
 
 def _stack_outputs(results: list, out_dims, name: str, empty: bool):
     flat_first, spec = tree_flatten(results[0])
+    if isinstance(results[0], Tensor) and isinstance(out_dims, tuple) and len(out_dims) == 1:
+        out_dims = out_dims[0]  # torch accepts (d,) for a function returning one tensor
     dims = broadcast_prefix(out_dims, results[0], spec)
     if dims is None:
         raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "

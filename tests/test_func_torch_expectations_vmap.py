@@ -5,6 +5,8 @@ per sample, so results never share memory with the inputs (torch's are often vie
 from collections import OrderedDict
 
 import pytest
+
+import gradkit
 from torch_expectations.twin import leaf, like_torch, raises_like_torch
 
 
@@ -162,3 +164,136 @@ def test_out_dims_out_of_range(out_dims):
     # test_out_dim_out_of_bounds_err_msg
     raises_like_torch(lambda lib: lib.func.vmap(lambda x: x, out_dims=out_dims)(
         plain(lib, 2, 3, 5)), IndexError, "Dimension out of range")
+
+
+def test_in_dims_none_negative_and_nested():
+    # test_non_zero_in_dims, test_none_in_dims, test_nested_non_default_in_dims,
+    # test_nested_negative_in_dims, test_non_default_in_dims_out_dims (values; torch's
+    # identity results are views of the input)
+    def program(lib):
+        vmap = lib.func.vmap
+        t, x, y = plain(lib, 2, 3, 5), plain(lib, 2, 3, seed=1), plain(lib, 3, 2, seed=2)
+        a, b = plain(lib, 5, 2, 3, seed=3), plain(lib, 3, 5, 2, seed=4)
+        double = lambda v: v * 2  # noqa: E731
+        return (vmap(lambda v: v, (1,))(t), vmap(lib.mul, (0, 1))(x, y),
+                vmap(lib.mul, (1, 0))(y, x), vmap(lib.mul, (0, None))(x, x + 1),
+                vmap(lib.mul, (0, None))(x, 2), vmap(vmap(vmap(lib.mul), (1, 0)), (1, 2))(a, b),
+                vmap(lib.mul, (-1, -1))(x, x + 1), vmap(lambda v: v, in_dims=1, out_dims=1)(t),
+                vmap(lambda v: v, in_dims=2, out_dims=1)(t), vmap(double, in_dims=1, out_dims=1)(t),
+                vmap(double, in_dims=2, out_dims=1)(t), vmap(vmap(double, 1, 1), 1, 1)(t))
+    like_torch(program)
+
+
+def test_nested_inputs_and_in_dims_of_their_structure():
+    # test_accepts_nested_inputs
+    def program(lib):
+        vmap, x, y = lib.func.vmap, plain(lib, 2, 3), plain(lib, 2, 3, seed=1)
+        pair = lambda z: z[0] + z[1]  # noqa: E731
+        named = lambda z: z["x"] + z["y"]  # noqa: E731
+        return (vmap(pair)((x, y)), vmap(pair, in_dims=(0,))((x, y)),
+                vmap(pair, in_dims=((0, 0),))((x, y)), vmap(pair)([x, y]),
+                vmap(pair, in_dims=(0,))([x, y]), vmap(pair, in_dims=([0, 0],))([x, y]),
+                vmap(named)({"x": x, "y": y}), vmap(named, in_dims=(0,))({"x": x, "y": y}),
+                vmap(named, in_dims=({"x": 0, "y": 0},))({"x": x, "y": y}),
+                vmap(lambda z: z["x"][0] + z["x"][1][0] + z["y"][0] + z["y"][1])(
+                    {"x": [x, (x,)], "y": [y, y]}))
+    like_torch(program)
+
+
+@pytest.mark.parametrize("in_dims, nested", [([0, 0], False), ({0}, False), ("lol", False),
+                                             ([0, 0], True)])
+def test_in_dims_of_a_wrong_type(in_dims, nested):
+    # test_in_dims_wrong_type_err_msg
+    def program(lib):
+        x, y = plain(lib, 3), plain(lib, 3, seed=1)
+        if nested:
+            lib.func.vmap(lambda z: z[0] + z[1], in_dims=in_dims)([x, y])
+        else:
+            lib.func.vmap(lib.mul, in_dims)(x, y)
+    raises_like_torch(program, ValueError,
+                      r"expected `in_dims` to be int or a \(potentially nested\) tuple")
+
+
+@pytest.mark.parametrize("in_dims, nested", [((0,), False), ((0, 0, 0), False), (([0],), True),
+                                             (((0, 0),), True)])
+def test_in_dims_not_matching_the_inputs(in_dims, nested):
+    # test_not_enough_in_dims_err_msg
+    def program(lib):
+        x, y = plain(lib, 3), plain(lib, 3, seed=1)
+        if nested:
+            lib.func.vmap(lambda z: z[0] + z[1], in_dims=in_dims)([x, y])
+        else:
+            lib.func.vmap(lib.mul, in_dims)(x, y)
+    raises_like_torch(program, ValueError,
+                      r"in_dims is not compatible with the structure of `inputs`")
+
+
+@pytest.mark.parametrize("case", ["default", "tuple", "nested"])
+def test_an_integer_in_dim_for_a_non_tensor(case):
+    # test_integer_in_dim_but_not_tensor_input_err_msg
+    def program(lib):
+        x, vmap = plain(lib, 2, 3), lib.func.vmap
+        if case == "default":
+            vmap(lib.sum)(x, 0)
+        elif case == "tuple":
+            vmap(lib.sum, (0, 0))(x, 0)
+        else:
+            vmap(lambda z: z[0] + z[1], in_dims=([0, 0],))([x, 1])
+    raises_like_torch(program, ValueError, "Got in_dim=0 for an input but the input is of type")
+    like_torch(lambda lib: lib.func.vmap(lib.sum, (0, None))(plain(lib, 2, 3), 0))
+
+
+@pytest.mark.parametrize("case", ["scalar", "scalar_tuple", "minus_three", "two", "nested"])
+def test_an_in_dim_outside_the_input(case):
+    # test_in_dim_not_in_tensor_err_msg
+    def program(lib):
+        x, y, vmap = plain(lib, 2, 3), plain(lib, 2, 3, seed=1), lib.func.vmap
+        square = lambda v: v * v  # noqa: E731
+        calls = {"scalar": lambda: vmap(square)(plain(lib)),
+                 "scalar_tuple": lambda: vmap(square, in_dims=(0,))(plain(lib)),
+                 "minus_three": lambda: vmap(square, in_dims=(-3,))(x),
+                 "two": lambda: vmap(square, in_dims=(2,))(y),
+                 "nested": lambda: vmap(lambda z: z[0] + z[1], in_dims=([3, 0],))([x, y])}
+        calls[case]()
+    raises_like_torch(program, ValueError, r"Got in_dim=-?\w for some input, but that input is "
+                      r"a Tensor of dimensionality \w")
+
+
+def test_ops_without_batching_rules_in_torch_give_the_same_values():
+    # test_fallback_atan2, test_fallback_multiple_returns, test_inplace_fallback_unary,
+    # test_inplace_fallback_nary_same_levels (values; torch returns the written input itself)
+    def program(lib):
+        vmap = lib.func.vmap
+        x, y = plain(lib, 7, 11, 5), plain(lib, 5, 7, 11, seed=1)
+        t3 = plain(lib, 2, 3, 10, seed=2)
+        unary = (plain(lib, 2, 5, seed=3).abs() / 4)
+        written = unary.clone()
+        acos = vmap(lib.Tensor.acos_)(written)
+        twice = unary.clone()
+        transposed = vmap(lib.Tensor.acos_, out_dims=(1,))(twice)
+        base, other = plain(lib, 7, 11, 5, seed=4), plain(lib, 5, 7, 11, seed=5)
+        vmap(lib.Tensor.atan2_, (2, 0))(base, other)
+        nested_base = plain(lib, 7, 11, 5, seed=6)
+        vmap(vmap(lib.Tensor.atan2_), (2, 0))(nested_base, other)
+        return (vmap(lib.copysign, (2, 0))(x, y), vmap(vmap(lib.copysign), (2, 0))(x, y),
+                vmap(lib.var_mean)(t3[0]), vmap(vmap(lib.var_mean))(t3), acos, written,
+                transposed, twice, base, nested_base)
+    like_torch(program)
+
+
+@pytest.mark.parametrize("case", ["item", "control_flow"])
+def test_item_and_data_dependent_control_flow_work_per_sample(case):
+    # test_item_throws, test_data_dependent_control_flow_throws: torch refuses both inside
+    # vmap; gradkit's vmap runs each sample as a plain call, so they work (docs/func.md)
+    def item(x):
+        return x * x.item()
+
+    def control_flow(x):
+        return x if x else x * 0
+    fn = {"item": item, "control_flow": control_flow}[case]
+    match = r"item\(\) on a Tensor" if case == "item" else "data-dependent control flow"
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match=match):
+        torch.func.vmap(fn)(torch.tensor([1.0, 0.0, 2.0]))
+    result = gradkit.func.vmap(fn)(gradkit.tensor([1.0, 0.0, 2.0]))
+    assert result.tolist() == ([1.0, 0.0, 4.0] if case == "item" else [1.0, 0.0, 2.0])

@@ -2,6 +2,7 @@
 chunk_size, randomness, nested structures and their errors, not the batching rules),
 re-checked on gradkit.func.vmap against torch 2.13. gradkit's vmap runs the function once
 per sample, so results never share memory with the inputs (torch's are often views)."""
+import functools
 from collections import OrderedDict
 
 import pytest
@@ -297,3 +298,27 @@ def test_item_and_data_dependent_control_flow_work_per_sample(case):
         torch.func.vmap(fn)(torch.tensor([1.0, 0.0, 2.0]))
     result = gradkit.func.vmap(fn)(gradkit.tensor([1.0, 0.0, 2.0]))
     assert result.tolist() == ([1.0, 0.0, 4.0] if case == "item" else [1.0, 0.0, 2.0])
+
+
+def test_vmap_of_autograd_grad_modules_and_partials():
+    # test_batched_gradient_basic, test_functools_partial, test_nn_module,
+    # test_fallback_with_undefined_grad, test_batch_rule_does_not_need_to_handle_no_batched_input
+    def program(lib):
+        vmap, F = lib.func.vmap, lib.nn.functional
+        x, y = leaf(lib, 3), plain(lib, 3, seed=1)
+        images, weight = leaf(lib, 2, 3, 4, 5, seed=2), plain(lib, 3, 3, 1, 1, seed=3)
+        model = lib.nn.Linear(3, 3, bias=False).double()
+        with lib.no_grad():
+            model.weight.copy_(plain(lib, 3, 3, seed=4))
+        a, b = plain(lib, 7, 5, seed=5), plain(lib, 3, 2, seed=6)
+
+        def f(p, q):
+            return p + lib.dot(q, lib.ones(2, dtype=q.dtype))
+        return (vmap(lambda v: lib.autograd.grad([x * y], [x], grad_outputs=[v])[0])(
+                    lib.eye(3, dtype=lib.float64)),
+                vmap(functools.partial(lib.mul, y))(plain(lib, 2, 3, seed=7)),
+                vmap(model)(plain(lib, 2, 3, seed=8)),
+                vmap(lambda v: lib.autograd.grad(F.conv2d(images, weight), images, v)[0])(
+                    plain(lib, 4, 2, 3, 4, 5, seed=9)),
+                vmap(vmap(f, in_dims=(0, None)), in_dims=(None, 0))(a, b))
+    like_torch(program)

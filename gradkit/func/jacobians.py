@@ -14,6 +14,7 @@ tensor([[2., 0.],
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 
@@ -23,7 +24,7 @@ from gradkit.func._levels import (
     Stripper, checked_argnums, differentiating, fresh_tree, fresh_writable_tree, guarded_call,
     split_aux, tensor_leaves, vjps)
 from gradkit.func.pytree import tree_flatten, tree_unflatten
-from gradkit.func.vmap import check_randomness
+from gradkit.func.vmap import check_randomness, random_refused
 
 def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size: int | None = None,
            _preallocate_and_copy: bool = False) -> Callable:
@@ -41,10 +42,13 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
            randomness: str = "error") -> Callable:
     """``func`` -> the function giving its Jacobian (and aux), as ``torch.func.jacfwd``.
 
-    gradkit computes it in reverse mode too (same values); ``randomness`` is checked only.
+    gradkit computes it in reverse mode too (same values); with ``randomness='error'`` (the
+    default) random draws in ``func`` raise, as under torch's (vmapped) jacfwd.
     """
     check_randomness(randomness)
-    return _jacobian_function(func, argnums, has_aux, "jacfwd", "jvp(f, primals, tangents)")
+    refusing = functools.partial(random_refused, randomness)  # torch's jacfwd runs under vmap
+    return _jacobian_function(func, argnums, has_aux, "jacfwd", "jvp(f, primals, tangents)",
+                              refusing)
 
 
 def hessian(func: Callable, argnums=0) -> Callable:
@@ -57,7 +61,8 @@ def hessian(func: Callable, argnums=0) -> Callable:
     return jacfwd(jacrev(func, argnums), argnums)
 
 
-def _jacobian_function(func, argnums, has_aux: bool, name: str, where: str):
+def _jacobian_function(func, argnums, has_aux: bool, name: str, where: str,
+                       random_mode=contextlib.nullcontext):
     """jacrev or jacfwd (``name``); ``where`` names the product in torch's messages."""
     @functools.wraps(func)
     def wrapper(*args):
@@ -75,8 +80,9 @@ def _jacobian_function(func, argnums, has_aux: bool, name: str, where: str):
                     args[position], arg_leaves = fresh_tree(args[position])
                 leaves.append(arg_leaves)
                 specs.append(tree_flatten(args[position])[1])
-            output, aux = split_aux(guarded_call(func, args, reverse=name == "jacrev"), has_aux,
-                                    where)
+            with random_mode():
+                output = guarded_call(func, args, reverse=name == "jacrev")
+            output, aux = split_aux(output, has_aux, where)
             out_leaves, out_spec = tensor_leaves(output, where)
             _check_real(out_leaves, name, "outputs")
             flat = [x for arg_leaves in leaves for x in arg_leaves]

@@ -11,6 +11,7 @@ tensor([2., 2., 2.])
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 
@@ -80,6 +81,18 @@ def check_randomness(randomness: str) -> None:
                            f"'same'. Got {randomness}")
 
 
+@contextlib.contextmanager
+def random_refused(randomness: str):
+    """Random draws raise torch's error in this block when ``randomness`` is 'error'."""
+    previous = random_guard.message
+    if randomness == "error":
+        random_guard.message = _RANDOM_REFUSED
+    try:
+        yield
+    finally:
+        random_guard.message = previous
+
+
 def _input_dims(in_dims, args: tuple, flat_args: list, args_spec, where: str) -> list:
     if not isinstance(in_dims, (int, tuple)) or isinstance(in_dims, bool):
         raise ValueError(f"{where}: expected `in_dims` to be int or a (potentially nested) tuple "
@@ -137,12 +150,9 @@ def _run(func, samples: list, kwargs: dict, randomness: str, name: str, watched:
     an in-place write into a ``watched`` tensor (captured, or unmapped input) raises after the
     sample that made it."""
     captured = [(t, t._version) for t in watched]
-    previous = random_guard.message
     state = default_generator.get_state() if randomness == "same" else None
-    if randomness == "error":
-        random_guard.message = _RANDOM_REFUSED
-    try:
-        results = []
+    results = []
+    with random_refused(randomness):
         for sample in samples:
             if state is not None:
                 default_generator.set_state(state)
@@ -150,9 +160,7 @@ def _run(func, samples: list, kwargs: dict, randomness: str, name: str, watched:
                 results.append(func(*sample, **kwargs))
             if any(t._version != version for t, version in captured):
                 raise RuntimeError(_CAPTURED_WRITE.format(name=name))
-        return results
-    finally:
-        random_guard.message = previous
+    return results
 
 
 def _stack_outputs(results: list, out_dims, name: str, empty: bool):

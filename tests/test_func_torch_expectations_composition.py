@@ -245,6 +245,23 @@ def test_stack_module_state_errors(case, match):
     raises_like_torch(program, RuntimeError, match)
 
 
+def same_both_ways(program) -> None:
+    """``program`` returns (by transforms, by plain autograd): alike in torch, and each other."""
+    for got, expected in zip(*like_torch(program), strict=True):
+        assert got.allclose(expected)
+
+
+def inner_step(lib, use_transform: bool, loss, params: dict, *data, lr: float = 0.1) -> dict:
+    """One MAML inner step, ``params - lr * d loss / d params``, by ``grad`` or by plain
+    ``autograd.grad`` (with a graph, for the outer gradient)."""
+    if use_transform:
+        grads = lib.func.grad(loss)(params, *data)
+    else:
+        grads = dict(zip(params, lib.autograd.grad(loss(params, *data), list(params.values()),
+                                                   create_graph=True)))
+    return {k: params[k] - lr * grads[k] for k in params}
+
+
 def _mlp(lib, sizes, act="ReLU"):
     nn, layers = lib.nn, []
     for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
@@ -264,22 +281,14 @@ def test_maml_regression_by_vmap_of_grad():
         def task_loss(use_transform, x1, y1, x2, y2):
             def inner(params, x, y):
                 return mse(f.functional_call(net, params, (x,)), y)
-            if use_transform:
-                grads = f.grad(inner)(params, x1, y1)
-            else:
-                grads = dict(zip(params, lib.autograd.grad(inner(params, x1, y1),
-                                                           list(params.values()),
-                                                           create_graph=True)))
-            new = {k: params[k] - 0.1 * grads[k] for k in params}
+            new = inner_step(lib, use_transform, inner, params, x1, y1)
             return mse(f.functional_call(net, new, (x2,)), y2)
         task = [plain(lib, 3, 5, 1, seed=k) for k in range(4)]
         losses = f.vmap(lambda *t: task_loss(True, *t))(*task)
         looped = [task_loss(False, *(t[i] for t in task)) for i in range(3)]
         return (lib.autograd.grad(losses.sum(), list(params.values())),
                 lib.autograd.grad(sum(looped), list(params.values())))
-    result = like_torch(program)
-    for got, expected in zip(*result):
-        assert got.allclose(expected)
+    same_both_ways(program)
 
 
 def test_maml_with_buffers_and_group_norm():
@@ -296,13 +305,7 @@ def test_maml_with_buffers_and_group_norm():
                 return nn.functional.cross_entropy(f.functional_call(net, (p, buffers), (x,)), y)
             new = params
             for _ in range(2):
-                if use_transform:
-                    grads = f.grad(compute_loss)(new, x_spt, y_spt)
-                else:
-                    grads = dict(zip(new, lib.autograd.grad(compute_loss(new, x_spt, y_spt),
-                                                            list(new.values()),
-                                                            create_graph=True)))
-                new = {k: new[k] - 0.1 * grads[k] for k in new}
+                new = inner_step(lib, use_transform, compute_loss, new, x_spt, y_spt)
             return compute_loss(new, x_qry, y_qry)
         x_spt, x_qry = plain(lib, 2, 4, 1, 10, 10), plain(lib, 2, 6, 1, 10, 10, seed=1)
         y_spt, y_qry = lib.tensor([[0, 1, 2, 0]] * 2), lib.tensor([[2, 1, 0, 0, 1, 2]] * 2)
@@ -310,9 +313,7 @@ def test_maml_with_buffers_and_group_norm():
         looped = [loss_for_task(False, x_spt[i], y_spt[i], x_qry[i], y_qry[i]) for i in range(2)]
         return (lib.autograd.grad(losses.sum(), list(params.values())),
                 lib.autograd.grad(sum(looped), list(params.values())))
-    result = like_torch(program)
-    for got, expected in zip(*result):
-        assert got.allclose(expected)
+    same_both_ways(program)
 
 
 @pytest.mark.parametrize("track_running_stats", [True, False])
@@ -367,9 +368,7 @@ def test_lennard_jones_forces_by_vmap_of_jacobian(jac):
                                                                        predicted_forces) / 3
         return (lib.autograd.grad(loss(True), list(model.parameters())),
                 lib.autograd.grad(loss(False), list(model.parameters())))
-    result = like_torch(program)
-    for got, expected in zip(*result):
-        assert got.allclose(expected)
+    same_both_ways(program)
 
 
 def test_ensemble_training_step_by_vmap_of_grad_and_value():

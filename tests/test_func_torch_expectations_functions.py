@@ -129,8 +129,6 @@ def test_once_differentiable_backward_is_refused_a_second_time():
     raises_like_torch(program, RuntimeError, "marked with @once_differentiable")
 
 
-@pytest.mark.xfail(strict=True, reason="texp5: gradkit does not know it runs under a transform: "
-                   "the node is FooBarBackward, torch's FooBarGeneratedBackward")
 def test_a_function_s_node_name_under_grad():
     # test_grad_fn_name
     def program(lib):
@@ -151,11 +149,12 @@ def test_a_function_s_node_name_under_grad():
 
         def f(x):
             y = FooBar.apply(x)
-            names.append(type(y.grad_fn).__name__)
+            names.extend([type(y.grad_fn).__name__, y.grad_fn.name()])
             return y
         lib.func.grad(f)(lib.tensor(1.0))
+        f(leaf(lib))
         return names
-    assert like_torch(program) == ["FooBarGeneratedBackward"]
+    assert like_torch(program) == ["FooBarGeneratedBackward"] * 2 + ["FooBarBackward"] * 2
 
 
 def test_functions_with_a_vmap_rule_give_the_same_values():
@@ -195,3 +194,23 @@ def test_functions_with_a_vmap_rule_give_the_same_values():
             return x * 1
         return lib.func.vmap(Zeros.apply)(plain(lib, 2, 3)), lib.func.vmap(f)(plain(lib, 2, 3))
     like_torch(program)
+
+
+def test_a_function_s_errors_under_grad_name_its_generated_node():
+    # test_grad_fn_name: torch's messages name the generated node too
+    def program(lib):
+        class TwoGrads(lib.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x.clone()
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                return
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                return grad_output, grad_output
+        lib.func.grad(TwoGrads.apply)(lib.tensor(1.0))
+    raises_like_torch(program, RuntimeError, "function TwoGradsGeneratedBackward returned an "
+                      r"incorrect number of gradients \(expected 1, got 2\)")

@@ -20,7 +20,7 @@ from gradkit.autograd import forward_ad, observers
 from gradkit.autograd.grad_mode import no_grad, records_graph, set_grad_enabled, state as grad_state
 from gradkit.autograd.function_checks import DIRTY_VIEW_OF_SEVERAL, check_grads, check_outputs
 from gradkit.autograd.graph import FREED_MESSAGE, FunctionNode, Node, SavedTensor
-from gradkit.autograd.transform_errors import check_function_class
+from gradkit.autograd.transform_errors import check_function_class, node_class
 from gradkit.autograd.zero_grads import plain
 from gradkit.backend import get_array_module
 from gradkit.ops._dispatch import edges_and_meta
@@ -286,7 +286,7 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple):
     """Create the node and connect the outputs to it (dirty inputs are rebased in place)."""
     nodes, slots, meta, _ = edges_and_meta(
         args, [a._data if isinstance(a, Tensor) else a for a in args])
-    node = cls._backward_cls(cls._op, nodes, slots, (), ctx, meta)
+    node = node_class(cls)(cls._op, nodes, slots, (), ctx, meta)
     ctx._node = weakref.ref(node)
     dirty = {id(t) for t in ctx._dirty}
     non_diff = {id(t) for t in ctx._non_differentiable}

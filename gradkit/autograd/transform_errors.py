@@ -39,3 +39,17 @@ def check_function_class(cls) -> None:
     if state.transforms and not cls._setup_context_style \
             and not cls.__module__.startswith("gradkit."):
         raise RuntimeError(NO_SETUP_CONTEXT)
+
+
+def node_class(cls) -> type:
+    """The type of a custom Function's node: ``<Name>Backward``, and under a transform torch's
+    ``<Name>GeneratedBackward`` (torch runs the Function through a generated one there)."""
+    if not state.transforms:
+        return cls._backward_cls
+    generated = cls.__dict__.get("_generated_backward_cls")
+    if generated is None:
+        name = cls.__name__ + "GeneratedBackward"
+        generated = type(name, (cls._backward_cls,), {
+            "__slots__": (), "__qualname__": name, "name": lambda self: name})
+        cls._generated_backward_cls = generated
+    return generated

@@ -1,7 +1,6 @@
-"""gradkit.utils.data: torch.utils.data's datasets, samplers, collation and DataLoader.
-
-Loading runs in the main process (docs/data.md); the random samplers draw from gradkit's
-generators.
+"""gradkit.utils.data: torch.utils.data's datasets, samplers, collation and DataLoader
+(in the main process or in worker processes, docs/data.md); the random samplers draw from
+gradkit's generators.
 """
 from gradkit._not_implemented import module_getattr
 from gradkit.utils.data._utils.collate import default_collate, default_convert

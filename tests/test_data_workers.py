@@ -27,6 +27,17 @@ from test_utils_data import (assert_same_as_torch, counting, outcome,  # noqa: E
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="fork start method, /proc")
 
 
+def indexed(data, n: int, fetch):
+    """A map-style dataset of ``n`` samples: sample ``i`` is ``fetch(i)``."""
+    class Indexed(data.Dataset):
+        def __len__(self):
+            return n
+
+        def __getitem__(self, i):
+            return fetch(i)
+    return Indexed()
+
+
 def base_seed_of(lib, seed: int) -> int:
     """The base seed a loader with ``generator=Generator().manual_seed(seed)`` gives its
     workers: the first int64 drawn from that generator."""
@@ -50,18 +61,14 @@ def test_workers_give_torchs_batches_in_order(options):
 
 
 def test_in_order_false_gives_the_same_batches_as_they_come():
-    class SlowFirst(gd.Dataset):
-        def __len__(self):
-            return 6
+    def slow_first(i):
+        time.sleep(0.5 if i == 0 else 0)
+        return i
 
-        def __getitem__(self, i):
-            if i == 0:
-                time.sleep(0.5)
-            return i
-
-    got = [int(b) for b in gd.DataLoader(SlowFirst(), num_workers=2, in_order=False)]
+    got = [int(b) for b in gd.DataLoader(indexed(gd, 6, slow_first), num_workers=2,
+                                         in_order=False)]
     assert sorted(got) == list(range(6)) and got[0] != 0  # the others overtake the slow one
-    in_order = [int(b) for b in gd.DataLoader(SlowFirst(), num_workers=2)]
+    in_order = [int(b) for b in gd.DataLoader(indexed(gd, 6, slow_first), num_workers=2)]
     assert in_order == list(range(6))
 
 
@@ -135,15 +142,11 @@ def test_worker_info_and_seeds_inside_the_workers():
 
 
 def test_workers_seed_python_and_numpy_as_torch():
-    class Draws(gd.Dataset):
-        def __len__(self):
-            return 2
+    def draws(i):
+        seed = gd.get_worker_info().seed
+        return seed, random.random(), np.random.random(), gradkit.rand(()).item()
 
-        def __getitem__(self, i):
-            info = gd.get_worker_info()
-            return info.seed, random.random(), np.random.random(), gradkit.rand(()).item()
-
-    loader = gd.DataLoader(Draws(), num_workers=2, batch_size=None)
+    loader = gd.DataLoader(indexed(gd, 2, draws), num_workers=2, batch_size=None)
     for worker_id, (seed, python_draw, numpy_draw, gradkit_draw) in enumerate(loader):
         base = seed - worker_id
         assert python_draw == random.Random(seed).random()
@@ -159,44 +162,31 @@ def test_worker_init_fn_runs_in_each_worker_with_its_id():
         def init(worker_id):
             started["id"] = (worker_id, data.get_worker_info().id)
 
-        class Tagged(data.Dataset):
-            def __len__(self):
-                return 4
-
-            def __getitem__(self, i):
-                return started["id"], i
-        return list(data.DataLoader(Tagged(), num_workers=2, worker_init_fn=init,
+        tagged = indexed(data, 4, lambda i: (started["id"], i))
+        return list(data.DataLoader(tagged, num_workers=2, worker_init_fn=init,
                                     batch_size=None)), started
     assert_same_as_torch(program)
 
 
 def test_worker_info_is_read_only_and_none_in_the_main_process():
     def program(lib, data):
-        class Writes(data.Dataset):
-            def __len__(self):
-                return 1
-
-            def __getitem__(self, i):
-                info = data.get_worker_info()
-                try:
-                    info.id = 3
-                except Exception as error:
-                    return type(error).__name__, str(error), re.sub(r"\d+|<.*>", "", repr(info))
-        return list(data.DataLoader(Writes(), num_workers=1, batch_size=None))
+        def writes(i):
+            info = data.get_worker_info()
+            try:
+                info.id = 3
+            except Exception as error:
+                return type(error).__name__, str(error), re.sub(r"\d+|<.*>", "", repr(info))
+        return list(data.DataLoader(indexed(data, 1, writes), num_workers=1, batch_size=None))
     assert_same_as_torch(program)
     assert gd.get_worker_info() is None
 
 
 def failing(data, error: BaseException, at: int = 2):
-    class Failing(data.Dataset):
-        def __len__(self):
-            return 4
-
-        def __getitem__(self, i):
-            if i == at:
-                raise error
-            return i
-    return Failing()
+    def fetch(i):
+        if i == at:
+            raise error
+        return i
+    return indexed(data, 4, fetch)
 
 
 @pytest.mark.parametrize("error", [ValueError("bad sample 2"), KeyError("missing"),
@@ -258,14 +248,8 @@ def test_an_error_in_worker_init_fn_answers_the_tasks():
 
 def test_timeout_raises_torchs_error():
     def program(lib, data):
-        class Slow(data.Dataset):
-            def __len__(self):
-                return 2
-
-            def __getitem__(self, i):
-                time.sleep(0.4)
-                return i
-        return list(data.DataLoader(Slow(), num_workers=1, timeout=0.1))
+        slow = indexed(data, 2, lambda i: time.sleep(0.4) or i)
+        return list(data.DataLoader(slow, num_workers=1, timeout=0.1))
     assert outcome(program, "gradkit") == ("raises", "RuntimeError",
                                            "DataLoader timed out after 0.1 seconds")
     assert_same_as_torch(program)
@@ -273,16 +257,9 @@ def test_timeout_raises_torchs_error():
 
 def test_a_worker_that_dies_is_reported_as_torch():
     def program(lib, data):
-        class Dies(data.Dataset):
-            def __len__(self):
-                return 4
-
-            def __getitem__(self, i):
-                if i == 2:
-                    os._exit(3)
-                return i
+        dies = indexed(data, 4, lambda i: os._exit(3) if i == 2 else i)
         try:
-            list(data.DataLoader(Dies(), num_workers=2))
+            list(data.DataLoader(dies, num_workers=2))
         except RuntimeError as error:
             pid = str(error).split("(pid(s) ")[1].split(")")[0]
             return (str(error).replace(pid, "PID"), type(error.__cause__).__name__,
@@ -295,12 +272,9 @@ def worker_pids(loader) -> list[int]:
     return [int(pid) for pid in loader]
 
 
-class Pids(gd.Dataset):
-    def __len__(self):
-        return 8
-
-    def __getitem__(self, i):
-        return os.getpid()
+def pids_dataset():
+    """Eight samples, each the pid of the process that fetched it."""
+    return indexed(gd, 8, lambda i: os.getpid())
 
 
 def assert_ended(pids) -> None:
@@ -309,7 +283,7 @@ def assert_ended(pids) -> None:
 
 
 def test_workers_end_after_a_pass_after_a_break_and_on_del():
-    loader = gd.DataLoader(Pids(), num_workers=2)
+    loader = gd.DataLoader(pids_dataset(), num_workers=2)
     pids = worker_pids(loader)
     assert len(set(pids)) == 2 and os.getpid() not in pids
     assert_ended(pids)
@@ -327,11 +301,10 @@ def test_workers_end_after_a_pass_after_a_break_and_on_del():
 
 
 def test_an_iterator_collected_in_a_cycle_stops_its_workers_at_once():
-    class Fails(Pids):
-        def __getitem__(self, i):
-            raise ValueError(os.getpid())
+    def fails(i):
+        raise ValueError(os.getpid())
 
-    iterator = iter(gd.DataLoader(Fails(), num_workers=1))
+    iterator = iter(gd.DataLoader(indexed(gd, 8, fails), num_workers=1))
     with pytest.raises(ValueError, match="Caught ValueError") as caught:
         next(iterator)  # the exception's traceback now holds the iterator, in a cycle
     pid = int(str(caught.value).splitlines()[-1].split(": ")[1])
@@ -343,7 +316,7 @@ def test_an_iterator_collected_in_a_cycle_stops_its_workers_at_once():
 
 
 def test_persistent_workers_serve_every_epoch_until_the_loader_goes():
-    loader = gd.DataLoader(Pids(), num_workers=2, persistent_workers=True)
+    loader = gd.DataLoader(pids_dataset(), num_workers=2, persistent_workers=True)
     first, second = worker_pids(loader), worker_pids(loader)
     assert first == second and all(os.path.exists(f"/proc/{pid}") for pid in first)
     for _ in loader:
@@ -368,18 +341,14 @@ def test_persistent_workers_draw_the_base_seed_once():
 
 def test_tensors_cross_the_process_boundary_intact():
     def program(lib, data):
-        class Mixed(data.Dataset):
-            def __len__(self):
-                return 3
-
-            def __getitem__(self, i):
-                grid = lib.arange(12, dtype=lib.float64).reshape(3, 4) * (i + 1)
-                return {"view": grid.t()[1:], "int32": lib.tensor([i, -i], dtype=lib.int32),
-                        "bool": lib.tensor(i % 2 == 0), "complex": lib.tensor([1j * i]),
-                        "uint8": lib.full((2, 2), 200 + i, dtype=lib.uint8),
-                        "empty": lib.zeros(0, 3), "text": f"s{i}"}
-        return (list(data.DataLoader(Mixed(), batch_size=2, num_workers=2)),
-                list(data.DataLoader(Mixed(), batch_size=None, num_workers=1)))
+        def mixed(i):
+            grid = lib.arange(12, dtype=lib.float64).reshape(3, 4) * (i + 1)
+            return {"view": grid.t()[1:], "int32": lib.tensor([i, -i], dtype=lib.int32),
+                    "bool": lib.tensor(i % 2 == 0), "complex": lib.tensor([1j * i]),
+                    "uint8": lib.full((2, 2), 200 + i, dtype=lib.uint8),
+                    "empty": lib.zeros(0, 3), "text": f"s{i}"}
+        return (list(data.DataLoader(indexed(data, 3, mixed), batch_size=2, num_workers=2)),
+                list(data.DataLoader(indexed(data, 3, mixed), batch_size=None, num_workers=1)))
     assert_same_as_torch(program)
 
 
@@ -390,3 +359,21 @@ def test_too_many_workers_warn_as_torch():
         return list(data.DataLoader([1, 2], num_workers=workers))
     assert warnings_of(program, "gradkit") == warnings_of(program, "torch")
     assert len(warnings_of(program, "gradkit")) == 2  # at construction and at iter()
+
+
+def test_samples_that_require_grad_in_workers_as_torch():
+    # torch collates in a worker into shared memory (stack(out=...)), which refuses them;
+    # a leaf sent uncollated arrives as a leaf that requires grad
+    def program(lib, data, batch_size):
+        leaves = indexed(data, 2, lambda i: lib.full((2,), float(i), requires_grad=True))
+        iterator = iter(data.DataLoader(leaves, batch_size=batch_size, num_workers=1))
+        try:
+            batch = next(iterator)
+            return batch.requires_grad, batch.is_leaf, batch.tolist()
+        except RuntimeError as error:
+            return str(error).splitlines()[-1]
+        finally:
+            iterator._shutdown_workers()
+    for batch_size in (None, 2):
+        assert program(gradkit, gd, batch_size) == program(torch, td, batch_size)
+    assert program(gradkit, gd, 2).startswith("RuntimeError: stack(): functions with out=")

@@ -377,3 +377,21 @@ def test_samples_that_require_grad_in_workers_as_torch():
     for batch_size in (None, 2):
         assert program(gradkit, gd, batch_size) == program(torch, td, batch_size)
     assert program(gradkit, gd, 2).startswith("RuntimeError: stack(): functions with out=")
+
+
+@pytest.mark.slow  # each spawned worker imports gradkit afresh (a few seconds)
+def test_spawned_workers_give_the_same_batches():
+    dataset = gd.TensorDataset(gradkit.arange(12.0).reshape(6, 2), gradkit.arange(6))
+    spawned = gd.DataLoader(dataset, batch_size=4, num_workers=2,
+                            multiprocessing_context="spawn")
+    expected = [[x.tolist(), y.tolist()] for x, y in gd.DataLoader(dataset, batch_size=4)]
+    assert [[x.tolist(), y.tolist()] for x, y in spawned] == expected
+
+
+def test_spawn_refuses_what_does_not_pickle_as_torch():
+    def program(lib, data):
+        return iter(data.DataLoader([1, 2], num_workers=1, collate_fn=lambda batch: batch,
+                                    multiprocessing_context="spawn"))
+    got, expected = outcome(program, "gradkit"), outcome(program, "torch")
+    assert got[:2] == expected[:2] == ("raises", "AttributeError")
+    assert "Can't pickle local object" in got[2]

@@ -5,6 +5,7 @@ Programs are functions of ``(lib, data)`` as in test_utils_data.py; datasets are
 classes, which the default start method (fork) hands to the workers without pickling.
 """
 import gc
+import multiprocessing
 import os
 import random
 import re
@@ -395,3 +396,14 @@ def test_spawn_refuses_what_does_not_pickle_as_torch():
     got, expected = outcome(program, "gradkit"), outcome(program, "torch")
     assert got[:2] == expected[:2] == ("raises", "AttributeError")
     assert "Can't pickle local object" in got[2]
+
+
+def test_a_forked_copy_of_a_pass_leaves_its_workers_alone():
+    # a pass copied into a forked process (the next pass's workers) and collected there must
+    # not stop workers that are not that process's children
+    iterator = iter(gd.DataLoader(list(range(6)), num_workers=1, timeout=1.0))
+    first = int(next(iterator))
+    child = multiprocessing.get_context("fork").Process(target=iterator._shutdown_workers)
+    child.start()
+    child.join()
+    assert child.exitcode == 0 and [first] + [int(b) for b in iterator] == list(range(6))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import itertools
 import multiprocessing
+import os
 import queue
 import signal
 import time
@@ -51,6 +52,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._index_queues, self._workers = [], []
         _LIVE_INDEX_QUEUES[id(self)] = self._index_queues
         self._workers_status = [True] * self._num_workers
+        self._owner_pid = os.getpid()
         self._shutdown = False
         for worker_id in range(self._num_workers):
             index_queue = context.Queue()
@@ -181,8 +183,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def _shutdown_workers(self) -> None:
         """Stop every worker: each gets the final signal and is joined (terminated if it
         does not end in time, e.g. stuck in a slow fetch)."""
-        if _python_exiting[0] or self._shutdown:
-            return
+        if _python_exiting[0] or self._shutdown or os.getpid() != self._owner_pid:
+            return  # a forked worker's copy of another pass collected there is not its owner
         self._shutdown = True
         try:
             self._done_event.set()  # workers skip the tasks still queued

@@ -10,8 +10,6 @@ COVERAGE_DOC = "docs/torch_coverage.md"
 
 # torch names gradkit knowingly does not implement -> what they are (for the message)
 NOT_IMPLEMENTED = {
-    "torch.utils.data.DistributedSampler": "torch.utils.data.DistributedSampler (needs "
-                                           "torch.distributed)",
     "torch.utils.data.datapipes": "torch.utils.data.datapipes (IterDataPipe, MapDataPipe)",
     "torch.utils.tensorboard": "torch.utils.tensorboard (SummaryWriter)",
     "torch.jit": "torch.jit (TorchScript)",

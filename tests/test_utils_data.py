@@ -582,19 +582,15 @@ def test_each_pass_draws_a_seed_from_the_generator_as_torch():
     assert_same_as_torch(program)
 
 
-def test_workers_load_in_the_main_process():
+def test_worker_options_are_kept_as_given():
     def program(lib, data):
         loader = data.DataLoader(tensor_dataset(lib, data), batch_size=3, num_workers=2,
-                                 persistent_workers=True, prefetch_factor=4)
-        return len(loader), list(loader), list(loader), loader.prefetch_factor
+                                 persistent_workers=True, prefetch_factor=4, timeout=5,
+                                 multiprocessing_context="fork")
+        return (len(loader), list(loader), list(loader), loader.prefetch_factor,
+                loader.timeout, loader.multiprocessing_context.get_start_method(),
+                type(iter(loader)).__name__)
     assert_same_as_torch(program)
-    assert warnings_of(program, "gradkit") == [
-        "UserWarning: gradkit's DataLoader loads in the main process: num_workers=2 gives the "
-        "batches of num_workers=0 (worker_init_fn is not called; see docs/data.md)"]
-    with pytest.warns(UserWarning, match="loads in the main process"):
-        loader = gd.DataLoader([1, 2], num_workers=1, timeout=5, multiprocessing_context="spawn",
-                               worker_init_fn=lambda worker_id: pytest.fail("called"))
-    assert [int(b) for b in loader] == [1, 2] and loader.multiprocessing_context is not None
 
 
 def test_pin_memory_is_accepted_and_warns_as_torch_without_an_accelerator():
@@ -618,8 +614,8 @@ def test_loading_shows_in_the_profiler():
 
 def test_missing_parts_name_the_torch_feature():
     with pytest.raises(AttributeError, match="gradkit does not implement "
-                       r"torch.utils.data.DistributedSampler \(needs torch.distributed\)"):
-        gd.DistributedSampler  # noqa: B018
+                       r"torch.utils.data.IterDataPipe; see docs/torch_coverage.md"):
+        gd.IterDataPipe  # noqa: B018
 
 
 def test_a_training_loop_fed_by_a_dataloader_matches_torch():

@@ -1,25 +1,25 @@
-"""torch.utils.data.DataLoader: batches from a dataset, in the main process.
+"""torch.utils.data.DataLoader: batches from a dataset, in the main process or in worker
+processes (``num_workers > 0``).
 
-The arguments, their checks and error messages, batching, sampling and collation are torch
-2.13's. gradkit has no worker processes: ``num_workers > 0`` loads in the main process too
-(same batches, same order; a warning says so), and ``pin_memory`` is accepted and ignored
-(docs/data.md).
+The arguments, their checks and error messages, batching, sampling, collation and the
+workers' behaviour are torch 2.13's; ``pin_memory`` is accepted and ignored (docs/data.md).
 """
 from __future__ import annotations
 
 import math
 import multiprocessing
+import os
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
-from gradkit import accelerator
 from gradkit.generator import Generator
-from gradkit.profiler.record_function import record_function
+from gradkit.utils.data._iterators import _BaseDataLoaderIter, _SingleProcessDataLoaderIter
 from gradkit.utils.data._utils.collate import default_collate, default_convert
+from gradkit.utils.data._utils.worker import get_worker_info
+from gradkit.utils.data._worker_iterator import _MultiProcessingDataLoaderIter
 from gradkit.utils.data.dataset import Dataset, IterableDataset
-from gradkit.utils.data.sampler import (BatchSampler, RandomSampler, Sampler,
-                                        SequentialSampler, random_seed)
+from gradkit.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert"]
 
@@ -27,11 +27,6 @@ T_co = TypeVar("T_co", covariant=True)
 # attributes that fix how batches are made: torch refuses to change them after __init__
 _FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
            "persistent_workers")
-
-
-def get_worker_info() -> None:
-    """None: gradkit loads every batch in the main process (there are no worker processes)."""
-    return None
 
 
 class _InfiniteConstantSampler(Sampler):
@@ -132,15 +127,14 @@ class DataLoader(Generic[T_co]):
         self.collate_fn = collate_fn
         self.persistent_workers = persistent_workers
         self._IterableDataset_len_called = None
+        self._iterator: _BaseDataLoaderIter | None = None  # the persistent workers' pass
         self._initialized = True
-        if num_workers > 0:
-            warnings.warn(f"gradkit's DataLoader loads in the main process: num_workers="
-                          f"{num_workers} gives the batches of num_workers=0 (worker_init_fn "
-                          f"is not called; see docs/data.md)", UserWarning, stacklevel=2)
+        self.check_worker_number_rationality()
 
     @property
     def multiprocessing_context(self):
-        """The multiprocessing context torch's workers would start with (checked, unused)."""
+        """The multiprocessing context the workers start with (None: the platform's
+        default, fork on Linux)."""
         return self._multiprocessing_context
 
     @multiprocessing_context.setter
@@ -177,8 +171,40 @@ class DataLoader(Generic[T_co]):
     def _index_sampler(self):
         return self.batch_sampler if self._auto_collation else self.sampler
 
-    def __iter__(self) -> _SingleProcessDataLoaderIter:
-        return _SingleProcessDataLoaderIter(self)
+    def __iter__(self) -> _BaseDataLoaderIter:
+        """A pass over the batches; persistent workers are started once and reused."""
+        if not (self.persistent_workers and self.num_workers > 0):
+            return self._get_iterator()
+        if self._iterator is None:
+            self._iterator = self._get_iterator()
+        else:
+            self._iterator._reset(self)
+        return self._iterator
+
+    def _get_iterator(self) -> _BaseDataLoaderIter:
+        if self.num_workers == 0:
+            return _SingleProcessDataLoaderIter(self)
+        self.check_worker_number_rationality()
+        return _MultiProcessingDataLoaderIter(self)
+
+    def check_worker_number_rationality(self) -> None:
+        """torch's warning when there are more workers than CPUs this process may use."""
+        cpuset_checked = hasattr(os, "sched_getaffinity")
+        cpus = len(os.sched_getaffinity(0)) if cpuset_checked else os.cpu_count()
+        if self.num_workers == 0 or (cpus is not None and self.num_workers <= cpus):
+            return
+        if cpus is None:
+            suggestion = ("DataLoader is not able to compute a suggested max number of worker "
+                          "in current system.")
+        else:
+            unchecked = "" if cpuset_checked else " (`cpuset` is not taken into account)"
+            suggestion = (f"Our suggested max number of worker in current system is {cpus}"
+                          f"{unchecked}, which is smaller than what this DataLoader is going "
+                          f"to create.")
+        warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in "
+                      f"total. {suggestion} Please be aware that excessive worker creation "
+                      f"might get DataLoader running slow or even freeze, lower the worker "
+                      f"number to avoid potential slowness/freeze if necessary.", stacklevel=2)
 
     def __len__(self) -> int:
         if not self._iterable:
@@ -188,80 +214,3 @@ class DataLoader(Generic[T_co]):
             length = (length // self.batch_size if self.drop_last
                       else math.ceil(length / self.batch_size))
         return length
-
-
-def _warn_about_pin_memory(loader: DataLoader) -> None:
-    """torch's warnings; with or without them, pinning is a no-op for gradkit's arrays."""
-    if loader.pin_memory and loader.pin_memory_device:
-        warnings.warn(f"pin_memory_device is deprecated, the current accelerator will be used "
-                      f"as the device,ignore pin_memory_device='{loader.pin_memory_device}'.",
-                      stacklevel=3)
-    if loader.pin_memory and not accelerator.is_available():
-        warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then "
-                      "device pinned memory won't be used.", stacklevel=3)
-
-
-class _SingleProcessDataLoaderIter:
-    """One pass over a DataLoader (torch's class name, also in profiler traces)."""
-
-    def __init__(self, loader: DataLoader) -> None:
-        _warn_about_pin_memory(loader)
-        if loader.num_workers == 0 and loader.timeout != 0:
-            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
-        self._dataset = loader.dataset
-        self._iterable = loader._iterable
-        self._IterableDataset_len_called = loader._IterableDataset_len_called
-        self._auto_collation = loader._auto_collation
-        self._drop_last = loader.drop_last
-        self._index_sampler = loader._index_sampler
-        self._collate_fn = loader.collate_fn
-        self._num_workers = loader.num_workers
-        self._sampler_iter = iter(self._index_sampler)
-        # torch draws a base seed (its workers' seed) per pass: the generator advances alike
-        self._base_seed = random_seed(loader.generator)
-        self._dataset_iter = iter(self._dataset) if self._iterable else None
-        self._ended = False
-        self._num_yielded = 0
-        self._profile_name = f"enumerate(DataLoader)#{type(self).__name__}.__next__"
-
-    def __iter__(self) -> _SingleProcessDataLoaderIter:
-        return self
-
-    def __len__(self) -> int:
-        return len(self._index_sampler)
-
-    def __next__(self) -> Any:
-        with record_function(self._profile_name):
-            index = next(self._sampler_iter)
-            data = self._fetch_iterable(index) if self._iterable else self._fetch_map(index)
-            self._num_yielded += 1
-            reported = self._IterableDataset_len_called
-            if self._iterable and reported is not None and self._num_yielded > reported:
-                warnings.warn(f"Length of IterableDataset {self._dataset} was reported to be "
-                              f"{reported}(when accessing len(dataloader)), but "
-                              f"{self._num_yielded} samples have been fetched. ", stacklevel=2)
-            return data
-
-    def _fetch_map(self, index):
-        dataset = self._dataset
-        if not self._auto_collation:
-            return self._collate_fn(dataset[index])
-        if hasattr(dataset, "__getitems__") and dataset.__getitems__:
-            return self._collate_fn(dataset.__getitems__(index))
-        return self._collate_fn([dataset[i] for i in index])
-
-    def _fetch_iterable(self, index):
-        if self._ended:
-            raise StopIteration
-        if not self._auto_collation:
-            return self._collate_fn(next(self._dataset_iter))
-        data = []
-        for _ in index:
-            try:
-                data.append(next(self._dataset_iter))
-            except StopIteration:
-                self._ended = True
-                break
-        if len(data) == 0 or (self._drop_last and len(data) < len(index)):
-            raise StopIteration
-        return self._collate_fn(data)

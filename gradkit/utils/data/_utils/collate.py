@@ -15,9 +15,11 @@ import numpy as np
 
 from gradkit import backend
 from gradkit._tensor import Tensor
+from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.creation import from_numpy, tensor
 from gradkit.ops.joining import stack
 from gradkit.ops.promotion import promote_types
+from gradkit.utils.data._utils.worker import get_worker_info
 
 __all__ = ["collate", "default_collate", "default_collate_fn_map", "default_convert"]
 
@@ -109,7 +111,12 @@ def collate(batch: list, *, collate_fn_map: dict[type | tuple[type, ...], Callab
 
 
 def collate_tensor_fn(batch: list, *, collate_fn_map: dict | None = None) -> Tensor:
-    """Tensors -> one tensor with a new first dimension (``stack``)."""
+    """Tensors -> one tensor with a new first dimension (``stack``). In a worker process
+    torch stacks into shared memory (``out=``), which refuses tensors that require grad."""
+    if (get_worker_info() is not None and is_grad_enabled()
+            and any(getattr(t, "requires_grad", False) for t in batch)):
+        raise RuntimeError("stack(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
     return stack(batch, 0)
 
 

@@ -18,7 +18,8 @@ from gradkit.autograd.functional_strict import (
     check_jacobian_entry as _check_jacobian_entry, check_requires_grad as _check_requires_grad,
     fill_in_zeros as _fill_in_zeros)
 from gradkit.autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
-from gradkit.autograd.transform_errors import REQUIRES_GRAD, refuse_in_transform
+from gradkit.autograd.transform_errors import REQUIRES_GRAD
+from gradkit.autograd.transform_errors import refuse_in_transform as _refuse_in_transform
 from gradkit.creation import eye, zeros, zeros_like
 from gradkit.ops.joining import stack
 from gradkit.ops.shape import reshape
@@ -54,7 +55,7 @@ def _untuple(values, is_tuple):
 
 def _prepare(inputs: tuple, create_graph: bool, need_graph: bool) -> tuple:
     """Inputs the function will be differentiated at (views keep the caller's graph)."""
-    refuse_in_transform(REQUIRES_GRAD)  # torch's requires_grad_() inside a transform
+    _refuse_in_transform(REQUIRES_GRAD)  # torch's requires_grad_() inside a transform
     return tuple(t.view_as(t) if create_graph and t.requires_grad
                  else t.detach().requires_grad_(need_graph) for t in inputs)
 

@@ -2331,3 +2331,39 @@ def test_ldexp_saves_other_and_its_result_not_self():
         x.eq_(1.5)
         return m.autograd.grad(y, [x, e], create_graph=True)
     assert_same_as_torch(program)
+
+
+def _bools(m, *shape):
+    return m.ones(*shape, dtype=m.bool)
+
+
+# torch's out-of-place masked_fill expands (mask, self) first, then runs masked_fill_, which
+# checks the value's dimensions, then the mask's dtype, then broadcasts the mask to self
+_MASKED_FILL_ORDER = {
+    "mask_broadcasts_input": lambda m: m.ones(3).masked_fill(_bools(m, 2, 3), 2.0),
+    "mask_broadcasts_input_tensor_value": lambda m: m.masked_fill(
+        m.ones(1, 3, dtype=m.float64), _bools(m, 2, 1), m.tensor(2.0)),
+    "impossible_broadcast": lambda m: m.ones(3).masked_fill(_bools(m, 2), 2.0),
+    "impossible_broadcast_inner": lambda m: m.ones(2, 3).masked_fill(_bools(m, 4, 1, 2), 2.0),
+    "impossible_broadcast_before_value": lambda m: m.ones(3).masked_fill(_bools(m, 2),
+                                                                        m.ones(2)),
+    "impossible_broadcast_before_dtype": lambda m: m.ones(3).masked_fill(
+        m.ones(2, dtype=m.int64), 2.0),
+    "int_mask_that_broadcasts": lambda m: m.ones(3).masked_fill(m.ones(2, 3, dtype=m.int64), 1.),
+    "in_place_value_before_broadcast": lambda m: m.ones(3).masked_fill_(_bools(m, 2), m.ones(2)),
+    "in_place_dtype_before_broadcast": lambda m: m.ones(3).masked_fill_(
+        m.ones(2, dtype=m.int64), 2.0),
+    "in_place_impossible_broadcast": lambda m: m.ones(3).masked_fill_(_bools(m, 2), 2.0),
+    "in_place_mask_larger_than_input": lambda m: m.ones(3).masked_fill_(_bools(m, 2, 3), 2.0),
+    "gradient_through_broadcast": with_grads(
+        lambda m, x, v: x.masked_fill(m.tensor([[True, False, True], [False, False, True]]), v),
+        [1.0, 2.0, 3.0], 2.0),
+}
+
+
+@pytest.mark.parametrize("name", list(_MASKED_FILL_ORDER))
+def test_masked_fill_broadcasts_and_checks_in_torchs_order(name):
+    """Out-of-place masked_fill whose mask broadcasts the input to a larger size: torch's
+    result size, and its errors in its order (gradkit checked the value and dtype first, and
+    named the input as tensor a of the broadcast; the mask's dtype was NumPy's name)."""
+    assert_same_as_torch(_MASKED_FILL_ORDER[name])

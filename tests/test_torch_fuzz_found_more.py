@@ -2367,3 +2367,46 @@ def test_masked_fill_broadcasts_and_checks_in_torchs_order(name):
     result size, and its errors in its order (gradkit checked the value and dtype first, and
     named the input as tensor a of the broadcast; the mask's dtype was NumPy's name)."""
     assert_same_as_torch(_MASKED_FILL_ORDER[name])
+
+
+_SETITEM_KEYS = {"int": lambda m: 0, "full_slice": lambda m: slice(None),
+                 "int_and_slice": lambda m: (0, slice(0, 2)), "ellipsis": lambda m: ...,
+                 "ellipsis_int": lambda m: (..., 0), "none": lambda m: None,
+                 "true": lambda m: True, "index": lambda m: m.tensor([0, 1]),
+                 "list": lambda m: [0], "row_mask": lambda m: m.tensor([True, False]),
+                 "full_mask": lambda m: m.ones(2, 3, dtype=m.bool),
+                 "index_pair": lambda m: (m.tensor([0, 1]), m.tensor([0, 2]))}
+_SETITEM_VALUES = {"4": lambda m: m.ones(4), "2x4": lambda m: m.ones(2, 4),
+                   "3x3": lambda m: m.ones(3, 3), "leading_one": lambda m: m.ones(1, 2, 3),
+                   "5x3_float64": lambda m: m.ones(5, 3, dtype=m.float64),
+                   "list": lambda m: [1.0, 2.0, 3.0], "tuple": lambda m: (1.0,),
+                   "array": lambda m: np.ones(3), "float32_scalar": lambda m: np.float32(1.0),
+                   "none": lambda m: None}
+
+
+@pytest.mark.parametrize("value", list(_SETITEM_VALUES))
+@pytest.mark.parametrize("key", list(_SETITEM_KEYS))
+def test_setitem_of_a_value_that_does_not_fit_raises_as_torch(key, value):
+    """``x[0] = <4 elements>`` into a row of 3: torch copies into the view of a basic key
+    (expand's errors), index_put's message for an advanced key, and refuses a value that is
+    not a tensor or a number (gradkit wrote lists and arrays, and leaked NumPy's errors)."""
+    def program(m):
+        x = m.zeros(2, 3)
+        x[_SETITEM_KEYS[key](m)] = _SETITEM_VALUES[value](m)
+        return x
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: m.ones(4).expand(3), lambda m: m.ones(2, 4).expand(3),
+    lambda m: m.ones(3).expand(-1, 3), lambda m: m.ones(3, dtype=m.float64).expand(2, 2),
+    lambda m: m.ones(2, 1, dtype=m.int64).expand(3, 2, 2),
+    lambda m: m.addmm(m.ones(3, 1, 4), m.ones(2, 3), m.ones(3, 4)),
+    lambda m: m.addmm(m.ones(1, 2, 4, dtype=m.float64), m.ones(2, 3, dtype=m.float64),
+                      m.ones(3, 4, dtype=m.float64))],
+    ids=["size", "too_few_sizes", "leading_minus_one", "float64", "int64", "addmm_size",
+         "addmm_too_few_sizes"])
+def test_expand_refuses_with_torchs_messages(program):
+    """expand's messages name the innermost dimension that does not fit and the tensor's
+    type (gradkit printed the whole shapes, and ``gradkit.Tensor``)."""
+    assert_same_as_torch(program)

@@ -4,6 +4,9 @@ from __future__ import annotations
 import re
 import warnings
 
+import numpy as np
+
+from gradkit._tensor import Tensor
 from gradkit.creation import zeros
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.index_keys import (
@@ -14,7 +17,8 @@ from gradkit.ops.inplace import inplace
 from gradkit.ops.masked_fill import expanded_warning
 from gradkit.ops.memory_overlap import (
     PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, share_memory)
-from gradkit.ops.shape import _normalize_dim, reshape
+from gradkit.ops.shape import _normalize_dim, expand_refusal, reshape
+from gradkit.ops.unary_helpers import tensor_type_name
 
 
 @op(save="x.shape", linear=True, view=True, node_name="SliceBackward0")
@@ -141,14 +145,27 @@ def index_put_key(xp, x, value, key=None):
         target[key] = value.reshape(shape) if shape != getattr(value, "shape", ()) else value
     except IndexError as error:
         _empty_region_or_raise(xp, target, key, error)
-    except ValueError as error:  # NumPy's "value array of shape (4,) could not be broadcast"
-        shapes = [str([int(n) for n in found.replace(",", " ").split()])
-                  for found in _NUMPY_SHAPES.findall(str(error))]
-        if len(shapes) != 2:
+    except (ValueError, TypeError) as error:
+        refusal = _value_shape_refusal(str(error), shape, target, key)
+        if refusal is None:
             raise
-        raise RuntimeError(f"shape mismatch: value tensor of shape {shapes[0]} cannot be "
-                           f"broadcast to indexing result of shape {shapes[1]}") from None
+        raise RuntimeError(refusal) from None
     return out
+
+
+def _value_shape_refusal(numpy_message: str, value_shape, target, key) -> str | None:
+    """torch's index_put message for a value that does not broadcast to the indexing result,
+    from NumPy's ("value array of shape (4,) could not be broadcast", or a boolean mask's own
+    text); None for another error."""
+    if numpy_message.startswith("NumPy boolean array indexing assignment"):
+        shapes = [str(list(value_shape)), str(list(target[key].shape))]
+    else:
+        shapes = [str([int(n) for n in found.replace(",", " ").split()])
+                  for found in _NUMPY_SHAPES.findall(numpy_message)]
+        if len(shapes) != 2:
+            return None
+    return (f"shape mismatch: value tensor of shape {shapes[0]} cannot be broadcast to "
+            f"indexing result of shape {shapes[1]}")
 
 
 def _value_grad(g, value_shape, key):
@@ -175,13 +192,37 @@ def _index_put_overlap(target, value, key=None) -> bool:
 index_put_key.check_overlap = _index_put_overlap
 
 
+# what torch's setitem takes as a value: a tensor or a Python number (NumPy integers too,
+# which Python reads as an index; a NumPy float32 or an array is refused)
+_ASSIGNABLE = (Tensor, bool, int, float, complex, np.integer)
+
+
+def _check_expands_to_region(x, raw, value) -> None:
+    """torch's copy_to for a basic key: the value, without its leading 1-dims, expanded to the
+    region it writes (expand's errors, not index_put's)."""
+    region = x._data[raw].shape
+    shape = tuple(value.shape)
+    while shape and shape[0] == 1:
+        shape = shape[1:]
+    refusal = expand_refusal(shape, region, tensor_type_name(value._data))
+    if refusal is not None:
+        raise RuntimeError(refusal)
+
+
 def setitem_(x, key, value):
     """``x[key] = value`` in place (bumps the version; rebases x's history when recording)."""
+    if not isinstance(value, _ASSIGNABLE):
+        kind = type(value)
+        name = kind.__name__ if kind.__module__ == "builtins" else \
+            f"{kind.__module__}.{kind.__qualname__}"
+        raise TypeError(f"can't assign a {name} to a {tensor_type_name(x._data)}")
     if key is False:  # torch writes nothing (and bumps no version) for x[False] = v
         return x
     value = fitted(value, x._data.dtype, one_element=True)  # torch makes a number a tensor
     raw = _raw_key(key)
     _check_bounds(x, raw)  # torch's slicing checks integers first, before the in-place checks
+    if getattr(value, "ndim", 0) and (_is_basic(raw) or raw is True):
+        _check_expands_to_region(x, raw, value)  # a view's copy_ in torch (True: unsqueeze)
     check_index_put(x, raw, value, key)
     whole = _is_basic(raw) and selects_all(x.shape, raw)
     if whole or _is_basic(raw) and (has_internal_overlap(x._data) or (

@@ -45,7 +45,7 @@ def test_forward_backward_and_node_name():
     y = Cube.apply(x, "cube")
     assert y.grad_fn.name() == "CubeBackward"
     assert y.grad_fn.next_functions[0][0].name() == "AccumulateGrad"
-    assert y.grad_fn.next_functions[1] == (None, 0)
+    assert len(y.grad_fn.next_functions) == 1  # as torch's: no edge for the non-tensor "cube"
     assert y.grad_fn.params.hint == "cube"
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 3 * x.detach().numpy() ** 2)

@@ -2410,3 +2410,88 @@ def test_expand_refuses_with_torchs_messages(program):
     """expand's messages name the innermost dimension that does not fit and the tensor's
     type (gradkit printed the whole shapes, and ``gradkit.Tensor``)."""
     assert_same_as_torch(program)
+
+
+def _graph(node) -> str:
+    """A node's name and its edges, down to the leaves (AccumulateGrad named as gradkit's)."""
+    if node is None:
+        return "None"
+    edges = ", ".join(f"({_graph(n)}, {nr})" for n, nr in node.next_functions)
+    return f"{node.name().replace('torch::autograd::AccumulateGrad', 'AccumulateGrad')}[{edges}]"
+
+
+def _scale_function(m):
+    """A custom Function called with a number between its tensors."""
+    class Scale(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, k, b):
+            return a * k + b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None, g
+    return Scale
+
+
+_EDGES = {
+    "add_number": lambda m, x: m.add(x, 2), "number_plus": lambda m, x: 2 + x,
+    "minus_number": lambda m, x: x - 2, "number_minus": lambda m, x: 2 - x,
+    "times_number": lambda m, x: x * 2, "number_over": lambda m, x: 2 / x,
+    "divided_by_number": lambda m, x: m.div(x, 2), "square": lambda m, x: x.pow(2),
+    "number_power": lambda m, x: 2 ** x, "where_number": lambda m, x: m.where(x > 0, x, 2.0),
+    "where_number_first": lambda m, x: m.where(x > 0, 2.0, x),
+    "where_tensors": lambda m, x: m.where(x > 0, x, m.zeros(2)),
+    "fmod_number": lambda m, x: m.fmod(x, 2), "remainder_number": lambda m, x: x % 2,
+    "number_remainder": lambda m, x: 2 % x, "floor_divide_number": lambda m, x: x // 2,
+    "floor_divide": lambda m, x: x // x, "lerp_number": lambda m, x: m.lerp(x, x * 2, 0.5),
+    "xlogy_number": lambda m, x: m.xlogy(x, 2.0), "number_xlogy": lambda m, x: m.xlogy(2.0, x),
+    "copysign_number": lambda m, x: m.copysign(x, -1.0),
+    "masked_fill_number": lambda m, x: x.masked_fill(x > 0, 1.0),
+    "masked_fill_tensor": lambda m, x: x.masked_fill(x > 0, m.tensor(1.0)),
+    "clamp_numbers": lambda m, x: m.clamp(x, 0, 1),
+    "clamp_min_tensor": lambda m, x: m.clamp(x, min=m.tensor(0.0)),
+    "index_select": lambda m, x: m.index_select(x, 0, m.tensor([0])),
+    "gather": lambda m, x: m.gather(x, 0, m.tensor([0])),
+    "scatter": lambda m, x: m.scatter(x, 0, m.tensor([0]), x),
+    "scatter_number": lambda m, x: m.scatter(x, 0, m.tensor([0]), 2.0),
+    "index_fill": lambda m, x: m.index_fill(x, 0, m.tensor([0]), 2.0),
+    "take": lambda m, x: m.take(x, m.tensor([0])),
+    "masked_scatter": lambda m, x: m.masked_scatter(x, x > 0, x),
+    "nll_loss": lambda m, x: m.nn.functional.nll_loss(x.unsqueeze(0), m.tensor([0])),
+    "embedding": lambda m, x: m.nn.functional.embedding(m.tensor([0]), x.unsqueeze(1)),
+    "heaviside": lambda m, x: m.heaviside(x, m.tensor(1.0)),
+    "function_with_a_number": lambda m, x: _scale_function(m).apply(x, 2, x),
+}
+
+
+@pytest.mark.parametrize("name", list(_EDGES))
+def test_next_functions_have_torchs_edges(name):
+    """torch gives an edge to each input its overload differentiates: a Python number an op
+    takes as a Scalar (x ** 2, x % 2, a custom Function's) has none, one add/mul/div/where
+    wrap as a tensor has (None, 0); an index, mask or condition has none; a node without
+    derivative keeps the inputs that require grad (gradkit had an edge for every input)."""
+    graphs = []
+    for m in (torch, gradkit):
+        x = m.tensor([1.5, 2.0], requires_grad=True)
+        graphs.append(_graph(_EDGES[name](m, x).grad_fn))
+    assert graphs[1] == graphs[0]
+
+
+@pytest.mark.parametrize("program", [lambda m, x: x // 2, lambda m, x: 2 % x,
+                                     lambda m, x: m.heaviside(x, x)])
+def test_a_node_without_derivative_is_named_and_raises_as_torchs(program):
+    """torch's NotImplemented node: its class name in type() and a tensor's repr, its C++
+    name in name(), and backward's error when it is reached."""
+    seen = []
+    for m in (torch, gradkit):
+        y = program(m, m.tensor([1.5, 2.0], dtype=m.float64, requires_grad=True))
+        node = y.grad_fn
+        seen.append((node.name(), type(node).__name__, repr(y).split("grad_fn=")[1],
+                     repr(node).split(" object")[0]))
+    assert seen[1] == seen[0]
+    assert seen[0][:2] == ("torch::autograd::NotImplemented", "NotImplemented")
+
+    def backward(m):
+        x = m.tensor([1.5, 2.0], dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(program(m, x).sum(), [x])
+    assert_same_as_torch(backward)

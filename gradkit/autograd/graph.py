@@ -76,11 +76,12 @@ class Node:
         return type(self).__name__
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {id(self):#x}>"
+        return f"<{type(self).__name__} object at {id(self):#x}>"
 
     @property
     def next_functions(self) -> tuple:
-        return tuple(zip(self._next, self._next_nr))
+        """The edges torch shows (``torch_edges``); the engine runs on all of ``_next``."""
+        return torch_edges(self)
 
     @property
     def metadata(self) -> dict:
@@ -137,6 +138,30 @@ class Node:
         self.saved = None
 
 
+def torch_edges(node: Node) -> tuple:
+    """``next_functions`` as torch's: an edge per input that torch's overload differentiates.
+    None for a Python number the overload takes as a Scalar (``x ** 2``, ``x % 2``) unless the
+    op wraps numbers as tensors (``op.number_edges``: add, mul, where give ``(None, 0)``), nor
+    for an input without derivative rule (an index, a mask, where's condition: torch's
+    ``non_differentiable``); a node without derivative (NotImplemented) keeps the edges of the
+    inputs that require grad, as torch's autograd fallback."""
+    edges = tuple(zip(node._next, node._next_nr))
+    if type(node).__name__ == "NotImplemented":
+        return tuple(e for e in edges if e[0] is not None)
+    meta, rules = node.input_meta, getattr(node.op, "vjps", None)
+    if meta is None or len(meta) != len(edges):
+        return edges
+    if rules is not None and len(rules) != len(edges):  # a variadic op: one rule for all
+        rules = None
+    numbers = getattr(node.op, "number_edges", False)
+    return tuple(e for i, e in enumerate(edges)
+                 if (meta[i] is not None or numbers) and (rules is None or rules[i] is not None))
+
+
+def _not_implemented_name(self) -> str:
+    return "torch::autograd::NotImplemented"
+
+
 _node_types: dict = {}
 
 
@@ -145,7 +170,10 @@ def node_type(name: str) -> type:
     is ``MulBackward0``), made once per name."""
     cls = _node_types.get(name)
     if cls is None:
-        cls = _node_types[name] = type(name, (Node,), {"__slots__": (), "__module__": __name__})
+        body = {"__slots__": (), "__module__": __name__}
+        if name == "NotImplemented":  # torch's C++ node: its class name, its qualified name()
+            body["name"] = _not_implemented_name
+        cls = _node_types[name] = type(name, (Node,), body)
     return cls
 
 

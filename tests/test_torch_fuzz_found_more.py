@@ -2433,7 +2433,7 @@ def _scale_function(m):
     return Scale
 
 
-_EDGES = {
+_TORCH_EDGES = {
     "add_number": lambda m, x: m.add(x, 2), "number_plus": lambda m, x: 2 + x,
     "minus_number": lambda m, x: x - 2, "number_minus": lambda m, x: 2 - x,
     "times_number": lambda m, x: x * 2, "number_over": lambda m, x: 2 / x,
@@ -2464,7 +2464,7 @@ _EDGES = {
 }
 
 
-@pytest.mark.parametrize("name", list(_EDGES))
+@pytest.mark.parametrize("name", list(_TORCH_EDGES))
 def test_next_functions_have_torchs_edges(name):
     """torch gives an edge to each input its overload differentiates: a Python number an op
     takes as a Scalar (x ** 2, x % 2, a custom Function's) has none, one add/mul/div/where
@@ -2473,7 +2473,7 @@ def test_next_functions_have_torchs_edges(name):
     graphs = []
     for m in (torch, gradkit):
         x = m.tensor([1.5, 2.0], requires_grad=True)
-        graphs.append(_graph(_EDGES[name](m, x).grad_fn))
+        graphs.append(_graph(_TORCH_EDGES[name](m, x).grad_fn))
     assert graphs[1] == graphs[0]
 
 

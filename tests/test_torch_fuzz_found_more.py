@@ -2495,3 +2495,37 @@ def test_a_node_without_derivative_is_named_and_raises_as_torchs(program):
         x = m.tensor([1.5, 2.0], dtype=m.float64, requires_grad=True)
         return m.autograd.grad(program(m, x).sum(), [x])
     assert_same_as_torch(backward)
+
+
+_FULL_WRITES = {
+    "slice_number": lambda m, x, v: x.__setitem__(slice(None), 1.0),
+    "ellipsis_number": lambda m, x, v: x.__setitem__(..., 1.0),
+    "slice_of_all_number": lambda m, x, v: x.__setitem__(slice(0, 3), 1.0),
+    "slice_0d_tensor": lambda m, x, v: x.__setitem__(slice(None), m.tensor(2.0)),
+    "ellipsis_0d_view": lambda m, x, v: x.__setitem__(..., v.sum()),
+    "slice_same_shape": lambda m, x, v: x.__setitem__(slice(None), v),
+    "ellipsis_same_shape": lambda m, x, v: x.__setitem__(..., v),
+    "slice_broadcast": lambda m, x, v: x.__setitem__(slice(None), v[:1] * 1),
+    "slice_int_tensor": lambda m, x, v: x.__setitem__(slice(None), m.tensor([1, 2, 3])),
+    "slice_float64": lambda m, x, v: x.__setitem__(slice(None), v.double()),
+    "fill_number": lambda m, x, v: x.fill_(2.0),
+    "fill_tensor": lambda m, x, v: x.fill_(v.sum()),
+    "fill_function_number": lambda m, x, v: m.fill(x, 2.0),
+    "fill_function_tensor": lambda m, x, v: m.fill(x, v.sum()),
+    "copy": lambda m, x, v: x.copy_(v),
+}
+
+
+@pytest.mark.parametrize("name", list(_FULL_WRITES))
+def test_a_write_of_all_elements_records_torchs_node(name):
+    """``x[:] = 1.0`` is torch's fill_ of a 0-d tensor (FillBackward3, an edge for the value),
+    ``x[:] = v`` its copy_ (whose name() is ``torch::autograd::CopyBackwards``); fill_ of a
+    number is FillBackward2, the out-of-place fill FillBackward0/1 (gradkit recorded
+    CopyBackwards, or FillBackward0 for every fill)."""
+    graphs = []
+    for m in (torch, gradkit):
+        x = m.tensor([1.5, 2.0, 3.0], requires_grad=True) * 2
+        v = m.tensor([4.0, 5.0, 6.0], requires_grad=True)
+        out = _FULL_WRITES[name](m, x, v)
+        graphs.append(_graph((x if out is None else out).grad_fn))
+    assert graphs[1] == graphs[0]

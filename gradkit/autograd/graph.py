@@ -158,8 +158,13 @@ def torch_edges(node: Node) -> tuple:
                  if (meta[i] is not None or numbers) and (rules is None or rules[i] is not None))
 
 
-def _not_implemented_name(self) -> str:
-    return "torch::autograd::NotImplemented"
+# torch's nodes written in C++ by hand: name() is the qualified C++ name, type() the class's
+# (AccumulateGrad keeps its short name: docs/autograd_api.md)
+_CPP_NODES = ("NotImplemented", "CopyBackwards", "CopySlices")
+
+
+def _cpp_name(self) -> str:
+    return "torch::autograd::" + type(self).__name__
 
 
 _node_types: dict = {}
@@ -171,8 +176,8 @@ def node_type(name: str) -> type:
     cls = _node_types.get(name)
     if cls is None:
         body = {"__slots__": (), "__module__": __name__}
-        if name == "NotImplemented":  # torch's C++ node: its class name, its qualified name()
-            body["name"] = _not_implemented_name
+        if name in _CPP_NODES:
+            body["name"] = _cpp_name
         cls = _node_types[name] = type(name, (Node,), body)
     return cls
 

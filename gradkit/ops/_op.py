@@ -229,7 +229,7 @@ class Op:
             tg = type(g)
             if tg is KnownZero or tg is not np.ndarray and \
                     type(getattr(g, "_data", None)) is KnownZero:
-                name = node.name()
+                name = type(node).__name__
                 if name in PASSES_KNOWN_ZERO:
                     return _known_zeros(g, node, self.broadcast)
                 modes = KNOWN_ZERO_BY_INPUT.get(name)

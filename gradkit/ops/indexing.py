@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from gradkit._tensor import Tensor
-from gradkit.creation import zeros
+from gradkit.creation import tensor, zeros
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.index_keys import (
     _dims_consumed, _is_basic, _is_int, _located, _raw_key, _split_key, check_index_put,
@@ -233,6 +233,8 @@ def setitem_(x, key, value):
         # nor only part of v's once v is broadcast to the region (torch's copy_to in its
         # setitem; a 0-d v is filled in)
         region = x if whole else getitem(x, key)
+        if whole and not isinstance(value, Tensor):  # torch makes the number a 0-d tensor
+            value = tensor(value, dtype=x.dtype, device=x.device)
         if hasattr(value, "_data") and value.shape != region.shape:
             if value.ndim == 0:
                 inplace(region, fill, value)

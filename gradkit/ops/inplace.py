@@ -15,7 +15,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.autograd import saved_mutation
 from gradkit.autograd.grad_mode import enable_grad, records_graph
-from gradkit.autograd.graph import SavedTensor, accumulate_node
+from gradkit.autograd.graph import SavedTensor, accumulate_node, node_type
 from gradkit.autograd.inference import check_inplace
 from gradkit.backend import device_context
 from gradkit.creation import zeros
@@ -77,6 +77,10 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         if getattr(tensor, "_fw", None) is not None:  # forward AD: the old tangent goes in too
             source._fw = tensor._fw
         result = out_of_place(source, *args, **kwargs)
+        renamed = getattr(out_of_place, "in_place_node_names", None)
+        if renamed is not None:  # torch's in-place overload has its own node (fill_: 2 and 3)
+            node = result.grad_fn
+            node.__class__ = node_type(renamed.get(type(node).__name__, type(node).__name__))
         shift_not_implemented_edges(result.grad_fn, view, source)
         if grad_fn is not tensor.grad_fn:  # a hook-free edge for the write; what the op saved
             _resave_with_hooks(result, source, tensor)  # keeps the view's hooked history

@@ -11,6 +11,7 @@ from gradkit.ops.elementwise import log1p, square
 from gradkit.ops.activations import logsigmoid
 from gradkit.ops.piecewise import where
 from gradkit.ops.masked_fill import masked_fill
+from gradkit.ops.conversion import fill
 from gradkit.ops.index_ops import index_fill
 from gradkit.ops.indexing import scatter
 from gradkit.ops.linalg import _bmm, matmul
@@ -82,6 +83,8 @@ prod.node_name_rule = _by_dim("Prod")
 pow.node_name_rule = _pow_name
 remainder.node_name_rule = _remainder_name
 scatter.node_name_rule = _scatter_name
+fill.node_name_rule = _scalar_or_tensor("Fill", 1)  # fill.Scalar, fill.Tensor
+fill.in_place_node_names = {"FillBackward0": "FillBackward2", "FillBackward1": "FillBackward3"}
 masked_fill.node_name_rule = _scalar_or_tensor("MaskedFill", 2)
 index_fill.node_name_rule = _scalar_or_tensor("IndexFill", 3)
 squeeze.node_name_rule = _squeeze_name

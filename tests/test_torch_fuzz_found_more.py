@@ -2529,3 +2529,20 @@ def test_a_write_of_all_elements_records_torchs_node(name):
         out = _FULL_WRITES[name](m, x, v)
         graphs.append(_graph((x if out is None else out).grad_fn))
     assert graphs[1] == graphs[0]
+
+
+@pytest.mark.parametrize("weights_require_grad", [False, True])
+@pytest.mark.parametrize("family", ["Dirichlet", "Beta"])
+def test_dirichlet_rsample_double_backward_raises_as_torch(family, weights_require_grad):
+    """torch's Dirichlet.rsample is a Function with a once_differentiable backward: the
+    create_graph gradient has no graph (or, when the upstream gradient has one, torch's
+    DelayedError node); gradkit raised NotImplementedError from _dirichlet_grad's rule."""
+    def program(m):
+        c = m.tensor([1.5, 2.0, 0.7], dtype=m.float64, requires_grad=True)
+        w = m.tensor([1.0, 2.0, 3.0], dtype=m.float64, requires_grad=weights_require_grad)
+        d = m.distributions.Dirichlet(c) if family == "Dirichlet" else \
+            m.distributions.Beta(c[:2], c[1:])
+        (g,) = m.autograd.grad((d.rsample() * (w if family == "Dirichlet" else w[:2])).sum(),
+                               [c], create_graph=True)
+        return m.autograd.grad(g.sum(), [c])
+    assert_same_as_torch(program)

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from gradkit._tensor import Tensor
+from gradkit.autograd.node_edges import class_body, torch_edges
 from gradkit.autograd.hook_handles import RemovableHandle, _HookDict, add_hook  # noqa: F401
 from gradkit.autograd.inference import SAVE_MESSAGE, InferenceVersion
 from gradkit.autograd.saved_messages import (  # noqa: F401 - FREED_MESSAGE is read from here
@@ -80,8 +81,7 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
-        """The edges torch shows (``torch_edges``); the engine runs on all of ``_next``."""
-        return torch_edges(self)
+        return torch_edges(self)  # torch's edges; the engine runs on all of ``_next``
 
     @property
     def metadata(self) -> dict:
@@ -138,35 +138,6 @@ class Node:
         self.saved = None
 
 
-def torch_edges(node: Node) -> tuple:
-    """``next_functions`` as torch's: an edge per input that torch's overload differentiates.
-    None for a Python number the overload takes as a Scalar (``x ** 2``, ``x % 2``) unless the
-    op wraps numbers as tensors (``op.number_edges``: add, mul, where give ``(None, 0)``), nor
-    for an input without derivative rule (an index, a mask, where's condition: torch's
-    ``non_differentiable``); a node without derivative (NotImplemented) keeps the edges of the
-    inputs that require grad, as torch's autograd fallback."""
-    edges = tuple(zip(node._next, node._next_nr))
-    if type(node).__name__ == "NotImplemented":
-        return tuple(e for e in edges if e[0] is not None)
-    meta, rules = node.input_meta, getattr(node.op, "vjps", None)
-    if meta is None or len(meta) != len(edges):
-        return edges
-    if rules is not None and len(rules) != len(edges):  # a variadic op: one rule for all
-        rules = None
-    numbers = getattr(node.op, "number_edges", False)
-    return tuple(e for i, e in enumerate(edges)
-                 if (meta[i] is not None or numbers) and (rules is None or rules[i] is not None))
-
-
-# torch's nodes written in C++ by hand: name() is the qualified C++ name, type() the class's
-# (AccumulateGrad keeps its short name: docs/autograd_api.md)
-_CPP_NODES = ("NotImplemented", "CopyBackwards", "CopySlices")
-
-
-def _cpp_name(self) -> str:
-    return "torch::autograd::" + type(self).__name__
-
-
 _node_types: dict = {}
 
 
@@ -175,10 +146,7 @@ def node_type(name: str) -> type:
     is ``MulBackward0``), made once per name."""
     cls = _node_types.get(name)
     if cls is None:
-        body = {"__slots__": (), "__module__": __name__}
-        if name in _CPP_NODES:
-            body["name"] = _cpp_name
-        cls = _node_types[name] = type(name, (Node,), body)
+        cls = _node_types[name] = type(name, (Node,), class_body(name, __name__))
     return cls
 
 

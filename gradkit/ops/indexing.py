@@ -1,10 +1,7 @@
 """Indexing: ``x[key]``, ``x[key] = v``, gather/scatter, index_select."""
 from __future__ import annotations
 
-import re
 import warnings
-
-import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.creation import tensor, zeros
@@ -17,8 +14,9 @@ from gradkit.ops.inplace import inplace
 from gradkit.ops.masked_fill import expanded_warning
 from gradkit.ops.memory_overlap import (
     PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, share_memory)
-from gradkit.ops.shape import _normalize_dim, expand_refusal, reshape
-from gradkit.ops.unary_helpers import tensor_type_name
+from gradkit.ops.setitem_checks import (
+    NUMPY_SHAPES, check_assignable, check_expands_to_region, value_shape_refusal)
+from gradkit.ops.shape import _normalize_dim, reshape
 
 
 @op(save="x.shape", linear=True, view=True, node_name="SliceBackward0")
@@ -52,9 +50,6 @@ def _empty_region_or_raise(xp, x, key, error: IndexError):
     raise IndexError(message or _in_torch_words(error)) from None
 
 
-_NUMPY_SHAPES = re.compile(r"\(([\d, ]*)\)")
-
-
 def _in_torch_words(error: IndexError) -> IndexError:
     """NumPy's "indexing arrays could not be broadcast" and "out of bounds for axis" in torch's
     words; others unchanged."""
@@ -64,7 +59,7 @@ def _in_torch_words(error: IndexError) -> IndexError:
     if not message.startswith("shape mismatch: indexing arrays could not be broadcast"):
         return error
     shapes = ", ".join(str([int(n) for n in found.replace(",", " ").split()])
-                       for found in _NUMPY_SHAPES.findall(message))
+                       for found in NUMPY_SHAPES.findall(message))
     return IndexError("shape mismatch: indexing tensors could not be broadcast together with "
                       f"shapes {shapes}")
 
@@ -146,26 +141,11 @@ def index_put_key(xp, x, value, key=None):
     except IndexError as error:
         _empty_region_or_raise(xp, target, key, error)
     except (ValueError, TypeError) as error:
-        refusal = _value_shape_refusal(str(error), shape, target, key)
+        refusal = value_shape_refusal(str(error), shape, target, key)
         if refusal is None:
             raise
         raise RuntimeError(refusal) from None
     return out
-
-
-def _value_shape_refusal(numpy_message: str, value_shape, target, key) -> str | None:
-    """torch's index_put message for a value that does not broadcast to the indexing result,
-    from NumPy's ("value array of shape (4,) could not be broadcast", or a boolean mask's own
-    text); None for another error."""
-    if numpy_message.startswith("NumPy boolean array indexing assignment"):
-        shapes = [str(list(value_shape)), str(list(target[key].shape))]
-    else:
-        shapes = [str([int(n) for n in found.replace(",", " ").split()])
-                  for found in _NUMPY_SHAPES.findall(numpy_message)]
-        if len(shapes) != 2:
-            return None
-    return (f"shape mismatch: value tensor of shape {shapes[0]} cannot be broadcast to "
-            f"indexing result of shape {shapes[1]}")
 
 
 def _value_grad(g, value_shape, key):
@@ -192,37 +172,16 @@ def _index_put_overlap(target, value, key=None) -> bool:
 index_put_key.check_overlap = _index_put_overlap
 
 
-# what torch's setitem takes as a value: a tensor or a Python number (NumPy integers too,
-# which Python reads as an index; a NumPy float32 or an array is refused)
-_ASSIGNABLE = (Tensor, bool, int, float, complex, np.integer)
-
-
-def _check_expands_to_region(x, raw, value) -> None:
-    """torch's copy_to for a basic key: the value, without its leading 1-dims, expanded to the
-    region it writes (expand's errors, not index_put's)."""
-    region = x._data[raw].shape
-    shape = tuple(value.shape)
-    while shape and shape[0] == 1:
-        shape = shape[1:]
-    refusal = expand_refusal(shape, region, tensor_type_name(value._data))
-    if refusal is not None:
-        raise RuntimeError(refusal)
-
-
 def setitem_(x, key, value):
     """``x[key] = value`` in place (bumps the version; rebases x's history when recording)."""
-    if not isinstance(value, _ASSIGNABLE):
-        kind = type(value)
-        name = kind.__name__ if kind.__module__ == "builtins" else \
-            f"{kind.__module__}.{kind.__qualname__}"
-        raise TypeError(f"can't assign a {name} to a {tensor_type_name(x._data)}")
+    check_assignable(x, value)
     if key is False:  # torch writes nothing (and bumps no version) for x[False] = v
         return x
     value = fitted(value, x._data.dtype, one_element=True)  # torch makes a number a tensor
     raw = _raw_key(key)
     _check_bounds(x, raw)  # torch's slicing checks integers first, before the in-place checks
     if getattr(value, "ndim", 0) and (_is_basic(raw) or raw is True):
-        _check_expands_to_region(x, raw, value)  # a view's copy_ in torch (True: unsqueeze)
+        check_expands_to_region(x, raw, value)  # a view's copy_ in torch (True: unsqueeze)
     check_index_put(x, raw, value, key)
     whole = _is_basic(raw) and selects_all(x.shape, raw)
     if whole or _is_basic(raw) and (has_internal_overlap(x._data) or (

@@ -2546,3 +2546,80 @@ def test_dirichlet_rsample_double_backward_raises_as_torch(family, weights_requi
                                [c], create_graph=True)
         return m.autograd.grad(g.sum(), [c])
     assert_same_as_torch(program)
+
+
+_NUMBER_GIVEN = {"0d": lambda m: m.tensor(1.5), "one_element": lambda m: m.tensor([1.5]),
+                 "0d_int": lambda m: m.tensor(1), "0d_requiring_grad": lambda m: m.tensor(
+                     1.5, requires_grad=True), "two_elements": lambda m: m.tensor([1.5, 2.0])}
+
+
+def _x(m):
+    return m.tensor([-2.0, 0.5, 3.0])
+
+
+def _drawn(out):
+    """What a random fill gives that both libraries agree on: its shape and dtype."""
+    return out.new_tensor(list(out.shape))
+
+
+_NUMBER_PARAMETERS = {
+    "full": lambda m, v: m.full((2,), v), "full_like": lambda m, v: m.full_like(_x(m), v),
+    "arange": lambda m, v: m.arange(v),
+    "threshold": lambda m, v: m.nn.functional.threshold(_x(m), v, 0.0),
+    "threshold_value": lambda m, v: m.nn.functional.threshold(_x(m), 0.0, v),
+    "threshold_": lambda m, v: m.nn.functional.threshold_(_x(m), v, 0.0),
+    "leaky_relu": lambda m, v: m.nn.functional.leaky_relu(_x(m), v),
+    "leaky_relu_": lambda m, v: m.nn.functional.leaky_relu_(_x(m), v),
+    "elu": lambda m, v: m.nn.functional.elu(_x(m), v),
+    "elu_": lambda m, v: m.nn.functional.elu_(_x(m), v),
+    "celu": lambda m, v: m.nn.functional.celu(_x(m), v),
+    "softplus": lambda m, v: m.nn.functional.softplus(_x(m), v),
+    "softplus_keyword": lambda m, v: m.nn.functional.softplus(_x(m), beta=v),
+    "softplus_threshold": lambda m, v: m.nn.functional.softplus(_x(m), 1, v),
+    "hardtanh": lambda m, v: m.nn.functional.hardtanh(_x(m), v),
+    "hardtanh_max": lambda m, v: m.nn.functional.hardtanh(_x(m), -1.0, v),
+    "hardtanh_": lambda m, v: m.nn.functional.hardtanh_(_x(m), v),
+    "hardshrink": lambda m, v: m.nn.functional.hardshrink(_x(m), v),
+    "softshrink": lambda m, v: m.nn.functional.softshrink(_x(m), v),
+    "rrelu": lambda m, v: m.nn.functional.rrelu(_x(m), v, 2.0),
+    "add_alpha": lambda m, v: m.add(_x(m), _x(m), alpha=v),
+    "addcmul_value": lambda m, v: m.addcmul(_x(m), _x(m), _x(m), value=v),
+    "addcdiv_value": lambda m, v: m.addcdiv(_x(m), _x(m), _x(m), value=v),
+    "addmv_alpha": lambda m, v: m.addmv(m.ones(2), m.ones(2, 2), m.ones(2), alpha=v),
+    "uniform_": lambda m, v: _drawn(_x(m).uniform_(v, 3)),
+    "normal_": lambda m, v: _drawn(_x(m).normal_(0, v)),
+    "exponential_": lambda m, v: _drawn(_x(m).exponential_(v)),
+    "cauchy_": lambda m, v: _drawn(_x(m).cauchy_(0, v)),
+    "log_normal_": lambda m, v: _drawn(_x(m).log_normal_(0, v)),
+    "random_": lambda m, v: _drawn(_x(m).random_(v, 5) if v.dtype == m.int64 and not v.ndim
+                                   else _x(m).random_(2, 5)),
+    "normal_size": lambda m, v: _drawn(m.normal(0.0, v, (2,)) if not v.ndim and
+                                       not v.requires_grad else m.normal(0.0, 1.0, (2,))),
+    "norm": lambda m, v: m.norm(_x(m), v), "dist": lambda m, v: m.dist(_x(m), _x(m), v),
+    "renorm": lambda m, v: m.renorm(m.ones(2, 2), v, 0, 1.0),
+    "pdist": lambda m, v: m.nn.functional.pdist(m.ones(3, 2), v),
+    "histc": lambda m, v: m.histc(_x(m), 4, v, 5),
+    "logit": lambda m, v: m.logit(_x(m), v * 0.1),
+    "isclose": lambda m, v: m.isclose(_x(m), _x(m), v),
+    "pad": lambda m, v: m.nn.functional.pad(_x(m), (1, 1), value=v),
+    "constant_pad_nd": lambda m, v: m.constant_pad_nd(_x(m), (1, 1), v),
+    "huber_loss": lambda m, v: m.nn.functional.huber_loss(_x(m), _x(m) * 0, delta=v),
+    "smooth_l1_loss": lambda m, v: m.nn.functional.smooth_l1_loss(_x(m), _x(m) * 0, beta=v),
+    "margin_ranking_loss": lambda m, v: m.nn.functional.margin_ranking_loss(
+        _x(m), _x(m), _x(m), margin=v),
+    "dropout": lambda m, v: m.nn.functional.dropout(_x(m), v * 0.1, False),
+    "polygamma": lambda m, v: m.polygamma(v, _x(m)),
+    "mvlgamma": lambda m, v: m.mvlgamma(_x(m) + 5, v),
+    "layer_norm": lambda m, v: m.nn.functional.layer_norm(_x(m), (3,), eps=v),
+    "nan_to_num": lambda m, v: m.nan_to_num(_x(m), v),
+}
+
+
+@pytest.mark.parametrize("given", list(_NUMBER_GIVEN))
+@pytest.mark.parametrize("name", list(_NUMBER_PARAMETERS))
+def test_a_number_parameter_given_a_tensor_is_read_as_torchs_parser_reads_it(name, given):
+    """torch's parser takes a tensor for a Scalar (Number), double (float) or int64 (int)
+    parameter only 0-d and not requiring grad (an integer one for an int), as its number
+    (full's dtype follows it); anything else is its TypeError. gradkit broadcast a
+    one-element tensor, and failed on a 0-d one in NumPy or with its own errors."""
+    assert_same_as_torch(lambda m: _NUMBER_PARAMETERS[name](m, _NUMBER_GIVEN[given](m)))

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from gradkit.number_arguments import numbers_reader
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.fused import fused_multiply_add
@@ -190,6 +191,8 @@ def _addbmm_vjp_b(g, a, b):
 
 
 addbmm = _declare("addbmm", _batch_sum_product, _addbmm_vjp_a, _addbmm_vjp_b)
+for _product in (addmm, addmv, baddbmm, addbmm):  # keyword-only Scalars: no position
+    _product.numbers = numbers_reader(_product.name, beta=None, alpha=None)
 
 
 def _array(t):

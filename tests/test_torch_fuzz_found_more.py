@@ -2436,7 +2436,8 @@ def _scale_function(m):
 _TORCH_EDGES = {
     "add_number": lambda m, x: m.add(x, 2), "number_plus": lambda m, x: 2 + x,
     "minus_number": lambda m, x: x - 2, "number_minus": lambda m, x: 2 - x,
-    "times_number": lambda m, x: x * 2, "number_over": lambda m, x: 2 / x,
+    "times_number": lambda m, x: x * 2, "number_times": lambda m, x: 2.5 * x,
+    "number_over": lambda m, x: 2 / x,
     "divided_by_number": lambda m, x: m.div(x, 2), "square": lambda m, x: x.pow(2),
     "number_power": lambda m, x: 2 ** x, "where_number": lambda m, x: m.where(x > 0, x, 2.0),
     "where_number_first": lambda m, x: m.where(x > 0, 2.0, x),
@@ -2623,3 +2624,17 @@ def test_a_number_parameter_given_a_tensor_is_read_as_torchs_parser_reads_it(nam
     (full's dtype follows it); anything else is its TypeError. gradkit broadcast a
     one-element tensor, and failed on a 0-d one in NumPy or with its own errors."""
     assert_same_as_torch(lambda m: _NUMBER_PARAMETERS[name](m, _NUMBER_GIVEN[given](m)))
+
+
+@pytest.mark.parametrize("program", [
+    lambda m, x: x * 2, lambda m, x: 2.5 * x, lambda m, x: x * True, lambda m, x: x / 2,
+    lambda m, x: x * (1 + 2j), lambda m, x: m.mul(x, 3)],
+    ids=["int", "float_first", "bool", "divisor", "complex", "function"])
+def test_a_wrapped_number_is_saved_as_torchs_0d_tensor(program):
+    """torch's mul and div make a Python number operand a 0-d tensor (int64, float64,
+    complex128 or bool) and save it as ``_saved_other``; ``2.5 * x`` is ``x.mul(2.5)``
+    (gradkit saved the number, and put it first for a reflected product)."""
+    def saved(m):
+        node = program(m, m.ones(2, requires_grad=True)).grad_fn
+        return node._saved_other, m.tensor(node._saved_self is None)
+    assert_same_as_torch(saved)

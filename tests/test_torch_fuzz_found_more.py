@@ -2638,3 +2638,32 @@ def test_a_wrapped_number_is_saved_as_torchs_0d_tensor(program):
         node = program(m, m.ones(2, requires_grad=True)).grad_fn
         return node._saved_other, m.tensor(node._saved_self is None)
     assert_same_as_torch(saved)
+
+
+_SEVERAL_SIGNATURES = {
+    "std_correction": lambda m, v: m.std(_x(m), correction=v),
+    "var_correction": lambda m, v: m.var(_x(m), correction=v),
+    "arange_step": lambda m, v: m.arange(0, 3, v),
+    "random_bounds": lambda m, v: _drawn(_x(m).random_(v, v + 3)),
+    "normal_size": lambda m, v: _drawn(m.normal(0.0, v, (2,))),
+}
+
+
+@pytest.mark.parametrize("given", ["0d", "0d_int"])
+@pytest.mark.parametrize("name", list(_SEVERAL_SIGNATURES))
+def test_a_0d_tensor_is_a_number_where_torch_has_several_signatures(name, given):
+    """Where torch's function has several signatures, a 0-d tensor (an integer one for an
+    int) is still read as a number (gradkit failed in NumPy or refused it)."""
+    if name == "random_bounds" and given == "0d":
+        given = "0d_int"  # random_'s bounds are ints: a float tensor matches no signature
+    assert_same_as_torch(lambda m: _SEVERAL_SIGNATURES[name](m, _NUMBER_GIVEN[given](m)))
+
+
+@pytest.mark.parametrize("given", ["one_element", "0d_requiring_grad", "two_elements"])
+@pytest.mark.parametrize("name", list(_SEVERAL_SIGNATURES))
+def test_a_tensor_no_signature_reads_is_a_type_error_as_torchs(name, given):
+    """Documented (docs/api.md): both refuse with a TypeError; torch's message lists its
+    signatures ("received an invalid combination of arguments"), gradkit's is one line."""
+    for m in (torch, gradkit):
+        with pytest.raises(TypeError):
+            _SEVERAL_SIGNATURES[name](m, _NUMBER_GIVEN[given](m))

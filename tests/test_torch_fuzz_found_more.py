@@ -2667,3 +2667,25 @@ def test_a_tensor_no_signature_reads_is_a_type_error_as_torchs(name, given):
     for m in (torch, gradkit):
         with pytest.raises(TypeError):
             _SEVERAL_SIGNATURES[name](m, _NUMBER_GIVEN[given](m))
+
+
+@pytest.mark.parametrize("program", [
+    lambda m, x: x.pow(2), lambda m, x: m.where(x > 0, x, 2.0), lambda m, x: x * 2,
+    lambda m, x: x.masked_fill(x > 0, 1.0), lambda m, x: m.index_select(x, 0, m.tensor([0])),
+    lambda m, x: m.clamp(x, min=m.tensor(0.0))],
+    ids=["square", "where_number", "times_number", "masked_fill", "index_select", "clamp"])
+def test_a_node_hook_sees_one_gradient_per_torch_edge(program):
+    """A node's post hook gets grad_inputs for the edges of next_functions, and what it
+    returns replaces them (gradkit passed one per input: x ** 2 gave the hook two)."""
+    def run(m):
+        x = m.tensor([1.0, -2.0], dtype=m.float64, requires_grad=True)
+        y = program(m, x)
+        seen = []
+
+        def hook(grad_inputs, grad_outputs):
+            seen.append(len(grad_inputs))
+            return tuple(None if g is None else g * 3 for g in grad_inputs)
+        y.grad_fn.register_hook(hook)
+        (g,) = m.autograd.grad(y.sum(), [x])
+        return g, m.tensor(seen)
+    assert_same_as_torch(run)

@@ -4,23 +4,31 @@ from __future__ import annotations
 
 
 def torch_edges(node) -> tuple:
-    """``next_functions`` as torch's: an edge per input that torch's overload differentiates.
-    None for a Python number the overload takes as a Scalar (``x ** 2``, ``x % 2``) unless the
-    op wraps numbers as tensors (``op.number_edges``: add, mul, where give ``(None, 0)``), nor
-    for an input without derivative rule (an index, a mask, where's condition: torch's
-    ``non_differentiable``); a node without derivative (NotImplemented) keeps the edges of the
-    inputs that require grad, as torch's autograd fallback."""
+    """``next_functions`` as torch's: the edges of ``shown_inputs``."""
     edges = tuple(zip(node._next, node._next_nr))
+    shown = shown_inputs(node)
+    return edges if shown is None else tuple(edges[i] for i in shown)
+
+
+def shown_inputs(node) -> tuple | None:
+    """The inputs torch's node has an edge for (None: all), those its overload
+    differentiates. Not a Python number the overload takes as a Scalar (``x ** 2``, ``x % 2``)
+    unless the op wraps numbers as tensors (``op.number_edges``: add, mul, where give
+    ``(None, 0)``), nor an input without derivative rule (an index, a mask, where's
+    condition: torch's ``non_differentiable``); a node without derivative (NotImplemented)
+    keeps the inputs that require grad, as torch's autograd fallback."""
+    nodes = node._next
     if type(node).__name__ == "NotImplemented":
-        return tuple(e for e in edges if e[0] is not None)
+        return tuple(i for i, n in enumerate(nodes) if n is not None)
     meta, rules = node.input_meta, getattr(node.op, "vjps", None)
-    if meta is None or len(meta) != len(edges):
-        return edges
-    if rules is not None and len(rules) != len(edges):  # a variadic op: one rule for all
+    if meta is None or len(meta) != len(nodes):
+        return None
+    if rules is not None and len(rules) != len(nodes):  # a variadic op: one rule for all
         rules = None
     numbers = getattr(node.op, "number_edges", False)
-    return tuple(e for i, e in enumerate(edges)
-                 if (meta[i] is not None or numbers) and (rules is None or rules[i] is not None))
+    shown = tuple(i for i in range(len(nodes))
+                  if (meta[i] is not None or numbers) and (rules is None or rules[i] is not None))
+    return None if len(shown) == len(nodes) else shown
 
 
 # torch's nodes written in C++ by hand: name() is the qualified C++ name, type() the class's

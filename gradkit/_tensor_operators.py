@@ -171,7 +171,8 @@ _BINARY_OPERATORS = (  # (dunder, op, reflected: the other operand comes first)
     ("__radd__", arithmetic.add, False),  # self first, as torch: it is self + 1 * other
     # ``2 - x`` is torch's rsub(x, 2) (RsubBackward1), not a sub
     ("__sub__", arithmetic.sub, False), ("__rsub__", rsub_number, False),
-    ("__mul__", arithmetic.mul, False), ("__rmul__", arithmetic.mul, True),
+    ("__mul__", arithmetic.mul, False),
+    ("__rmul__", arithmetic.mul, False),  # self first, as torch: 2 * x is x.mul(2)
     ("__truediv__", arithmetic.div, False),  # __rtruediv__ is reciprocal(self) * other
     ("__pow__", arithmetic.pow, False), ("__rpow__", arithmetic.pow, True),
     ("__matmul__", matmul, False), ("__rmatmul__", matmul, True))

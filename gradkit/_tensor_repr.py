@@ -72,7 +72,7 @@ def tensor_repr(tensor) -> str:
         if data.dtype not in (default_float, default_complex, np.int64, np.bool_):
             extras.append(f"dtype={tensor.dtype}")
     if tensor.grad_fn is not None:
-        extras.append(f"grad_fn=<{tensor.grad_fn.name()}>")
+        extras.append(f"grad_fn=<{tensor.grad_fn.name().rsplit('::', 1)[-1]}>")  # as torch
     elif tensor._requires_grad:
         extras.append("requires_grad=True")
     fw = getattr(tensor, "_fw", None)

@@ -7,6 +7,7 @@ from gradkit import backend
 from gradkit import memory_format as memory_formats
 from gradkit._tensor import Tensor, _varargs
 from gradkit.generator import Generator, default_generator, rng_of
+from gradkit.number_arguments import number_argument
 from gradkit.quiet_numpy import keep_quiet
 
 
@@ -165,6 +166,7 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value`` (dtype inferred from it: bool, int64 or float)."""
+    fill_value = number_argument(fill_value, "full", "fill_value", 2)
     if dtype is None:
         kind = "b" if isinstance(fill_value, bool) else \
             "i" if isinstance(fill_value, int) else "f"
@@ -222,6 +224,7 @@ def full_like(t: Tensor, fill_value, dtype=None, device=None,
               memory_format=memory_formats.preserve_format) -> Tensor:
     """``full`` shaped like ``t`` (its dtype, device and layout unless given)."""
     dtype, device = _like(t, dtype, device)
+    fill_value = number_argument(fill_value, "full_like", "fill_value", 2)
     out = full(tuple(t.shape), fill_value, dtype=dtype, device=device,
                requires_grad=requires_grad)
     return _in_format(out, t, memory_format, "full_like")
@@ -231,7 +234,11 @@ def arange(start, end=None, step=1, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """``arange(end)`` or ``arange(start, end, step)``; int64 for integer arguments."""
     if end is None:
-        start, end = 0, start
+        start, end = 0, number_argument(start, "arange", "end", 1)
+    else:  # torch's three-argument form refuses what its parser does not read as a number
+        start, end, step = (number_argument(v, "arange", name, i + 1)
+                            for i, (v, name) in enumerate(((start, "start"), (end, "end"),
+                                                           (step, "step"))))
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if dtype is None:

@@ -317,15 +317,15 @@ def test_dirichlet_rsample_gradient_is_torchs(beta):
 
 
 def test_dirichlet_node_and_double_backward_as_torch():
+    has_graph = []
     for m in (gradkit, torch):
         concentration = m.tensor([0.5, 2.0, 3.0], dtype=m.float64, requires_grad=True)
         sample = m.distributions.Dirichlet(concentration).rsample()
         assert sample.grad_fn.name() == "_DirichletBackward"
         assert abs(float(sample.sum()) - 1) < 1e-12 and float(sample.min()) > 0
         (first,) = m.autograd.grad(sample[0], concentration, create_graph=True)
-        if first.requires_grad:  # torch: once_differentiable gives a node that refuses
-            with pytest.raises(RuntimeError if m is torch else NotImplementedError):
-                first.sum().backward()
+        has_graph.append(first.requires_grad)  # torch: once_differentiable, no graph
+    assert has_graph == [False, False]
 
 
 def test_von_mises_samples_have_the_circular_mean_and_concentration():

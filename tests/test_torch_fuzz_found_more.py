@@ -2331,3 +2331,361 @@ def test_ldexp_saves_other_and_its_result_not_self():
         x.eq_(1.5)
         return m.autograd.grad(y, [x, e], create_graph=True)
     assert_same_as_torch(program)
+
+
+def _bools(m, *shape):
+    return m.ones(*shape, dtype=m.bool)
+
+
+# torch's out-of-place masked_fill expands (mask, self) first, then runs masked_fill_, which
+# checks the value's dimensions, then the mask's dtype, then broadcasts the mask to self
+_MASKED_FILL_ORDER = {
+    "mask_broadcasts_input": lambda m: m.ones(3).masked_fill(_bools(m, 2, 3), 2.0),
+    "mask_broadcasts_input_tensor_value": lambda m: m.masked_fill(
+        m.ones(1, 3, dtype=m.float64), _bools(m, 2, 1), m.tensor(2.0)),
+    "impossible_broadcast": lambda m: m.ones(3).masked_fill(_bools(m, 2), 2.0),
+    "impossible_broadcast_inner": lambda m: m.ones(2, 3).masked_fill(_bools(m, 4, 1, 2), 2.0),
+    "impossible_broadcast_before_value": lambda m: m.ones(3).masked_fill(_bools(m, 2),
+                                                                        m.ones(2)),
+    "impossible_broadcast_before_dtype": lambda m: m.ones(3).masked_fill(
+        m.ones(2, dtype=m.int64), 2.0),
+    "int_mask_that_broadcasts": lambda m: m.ones(3).masked_fill(m.ones(2, 3, dtype=m.int64), 1.),
+    "in_place_value_before_broadcast": lambda m: m.ones(3).masked_fill_(_bools(m, 2), m.ones(2)),
+    "in_place_dtype_before_broadcast": lambda m: m.ones(3).masked_fill_(
+        m.ones(2, dtype=m.int64), 2.0),
+    "in_place_impossible_broadcast": lambda m: m.ones(3).masked_fill_(_bools(m, 2), 2.0),
+    "in_place_mask_larger_than_input": lambda m: m.ones(3).masked_fill_(_bools(m, 2, 3), 2.0),
+    "gradient_through_broadcast": with_grads(
+        lambda m, x, v: x.masked_fill(m.tensor([[True, False, True], [False, False, True]]), v),
+        [1.0, 2.0, 3.0], 2.0),
+}
+
+
+@pytest.mark.parametrize("name", list(_MASKED_FILL_ORDER))
+def test_masked_fill_broadcasts_and_checks_in_torchs_order(name):
+    """Out-of-place masked_fill whose mask broadcasts the input to a larger size: torch's
+    result size, and its errors in its order (gradkit checked the value and dtype first, and
+    named the input as tensor a of the broadcast; the mask's dtype was NumPy's name)."""
+    assert_same_as_torch(_MASKED_FILL_ORDER[name])
+
+
+_SETITEM_KEYS = {"int": lambda m: 0, "full_slice": lambda m: slice(None),
+                 "int_and_slice": lambda m: (0, slice(0, 2)), "ellipsis": lambda m: ...,
+                 "ellipsis_int": lambda m: (..., 0), "none": lambda m: None,
+                 "true": lambda m: True, "index": lambda m: m.tensor([0, 1]),
+                 "list": lambda m: [0], "row_mask": lambda m: m.tensor([True, False]),
+                 "full_mask": lambda m: m.ones(2, 3, dtype=m.bool),
+                 "index_pair": lambda m: (m.tensor([0, 1]), m.tensor([0, 2]))}
+_SETITEM_VALUES = {"4": lambda m: m.ones(4), "2x4": lambda m: m.ones(2, 4),
+                   "3x3": lambda m: m.ones(3, 3), "leading_one": lambda m: m.ones(1, 2, 3),
+                   "5x3_float64": lambda m: m.ones(5, 3, dtype=m.float64),
+                   "list": lambda m: [1.0, 2.0, 3.0], "tuple": lambda m: (1.0,),
+                   "array": lambda m: np.ones(3), "float32_scalar": lambda m: np.float32(1.0),
+                   "none": lambda m: None}
+
+
+@pytest.mark.parametrize("value", list(_SETITEM_VALUES))
+@pytest.mark.parametrize("key", list(_SETITEM_KEYS))
+def test_setitem_of_a_value_that_does_not_fit_raises_as_torch(key, value):
+    """``x[0] = <4 elements>`` into a row of 3: torch copies into the view of a basic key
+    (expand's errors), index_put's message for an advanced key, and refuses a value that is
+    not a tensor or a number (gradkit wrote lists and arrays, and leaked NumPy's errors)."""
+    def program(m):
+        x = m.zeros(2, 3)
+        x[_SETITEM_KEYS[key](m)] = _SETITEM_VALUES[value](m)
+        return x
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: m.ones(4).expand(3), lambda m: m.ones(2, 4).expand(3),
+    lambda m: m.ones(3).expand(-1, 3), lambda m: m.ones(3, dtype=m.float64).expand(2, 2),
+    lambda m: m.ones(2, 1, dtype=m.int64).expand(3, 2, 2),
+    lambda m: m.addmm(m.ones(3, 1, 4), m.ones(2, 3), m.ones(3, 4)),
+    lambda m: m.addmm(m.ones(1, 2, 4, dtype=m.float64), m.ones(2, 3, dtype=m.float64),
+                      m.ones(3, 4, dtype=m.float64))],
+    ids=["size", "too_few_sizes", "leading_minus_one", "float64", "int64", "addmm_size",
+         "addmm_too_few_sizes"])
+def test_expand_refuses_with_torchs_messages(program):
+    """expand's messages name the innermost dimension that does not fit and the tensor's
+    type (gradkit printed the whole shapes, and ``gradkit.Tensor``)."""
+    assert_same_as_torch(program)
+
+
+def _graph(node) -> str:
+    """A node's name and its edges, down to the leaves (AccumulateGrad named as gradkit's)."""
+    if node is None:
+        return "None"
+    edges = ", ".join(f"({_graph(n)}, {nr})" for n, nr in node.next_functions)
+    return f"{node.name().replace('torch::autograd::AccumulateGrad', 'AccumulateGrad')}[{edges}]"
+
+
+def _scale_function(m):
+    """A custom Function called with a number between its tensors."""
+    class Scale(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, k, b):
+            return a * k + b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None, g
+    return Scale
+
+
+_TORCH_EDGES = {
+    "add_number": lambda m, x: m.add(x, 2), "number_plus": lambda m, x: 2 + x,
+    "minus_number": lambda m, x: x - 2, "number_minus": lambda m, x: 2 - x,
+    "times_number": lambda m, x: x * 2, "number_times": lambda m, x: 2.5 * x,
+    "number_over": lambda m, x: 2 / x,
+    "divided_by_number": lambda m, x: m.div(x, 2), "square": lambda m, x: x.pow(2),
+    "number_power": lambda m, x: 2 ** x, "where_number": lambda m, x: m.where(x > 0, x, 2.0),
+    "where_number_first": lambda m, x: m.where(x > 0, 2.0, x),
+    "where_tensors": lambda m, x: m.where(x > 0, x, m.zeros(2)),
+    "fmod_number": lambda m, x: m.fmod(x, 2), "remainder_number": lambda m, x: x % 2,
+    "number_remainder": lambda m, x: 2 % x, "floor_divide_number": lambda m, x: x // 2,
+    "floor_divide": lambda m, x: x // x, "lerp_number": lambda m, x: m.lerp(x, x * 2, 0.5),
+    "xlogy_number": lambda m, x: m.xlogy(x, 2.0), "number_xlogy": lambda m, x: m.xlogy(2.0, x),
+    "copysign_number": lambda m, x: m.copysign(x, -1.0),
+    "masked_fill_number": lambda m, x: x.masked_fill(x > 0, 1.0),
+    "masked_fill_tensor": lambda m, x: x.masked_fill(x > 0, m.tensor(1.0)),
+    "clamp_numbers": lambda m, x: m.clamp(x, 0, 1),
+    "clamp_min_tensor": lambda m, x: m.clamp(x, min=m.tensor(0.0)),
+    "index_select": lambda m, x: m.index_select(x, 0, m.tensor([0])),
+    "gather": lambda m, x: m.gather(x, 0, m.tensor([0])),
+    "scatter": lambda m, x: m.scatter(x, 0, m.tensor([0]), x),
+    "scatter_number": lambda m, x: m.scatter(x, 0, m.tensor([0]), 2.0),
+    "index_fill": lambda m, x: m.index_fill(x, 0, m.tensor([0]), 2.0),
+    "take": lambda m, x: m.take(x, m.tensor([0])),
+    "masked_scatter": lambda m, x: m.masked_scatter(x, x > 0, x),
+    "nll_loss": lambda m, x: m.nn.functional.nll_loss(x.unsqueeze(0), m.tensor([0])),
+    "embedding": lambda m, x: m.nn.functional.embedding(m.tensor([0]), x.unsqueeze(1)),
+    "heaviside": lambda m, x: m.heaviside(x, m.tensor(1.0)),
+    "function_with_a_number": lambda m, x: _scale_function(m).apply(x, 2, x),
+}
+
+
+@pytest.mark.parametrize("name", list(_TORCH_EDGES))
+def test_next_functions_have_torchs_edges(name):
+    """torch gives an edge to each input its overload differentiates: a Python number an op
+    takes as a Scalar (x ** 2, x % 2, a custom Function's) has none, one add/mul/div/where
+    wrap as a tensor has (None, 0); an index, mask or condition has none; a node without
+    derivative keeps the inputs that require grad (gradkit had an edge for every input)."""
+    graphs = []
+    for m in (torch, gradkit):
+        x = m.tensor([1.5, 2.0], requires_grad=True)
+        graphs.append(_graph(_TORCH_EDGES[name](m, x).grad_fn))
+    assert graphs[1] == graphs[0]
+
+
+@pytest.mark.parametrize("program", [lambda m, x: x // 2, lambda m, x: 2 % x,
+                                     lambda m, x: m.heaviside(x, x)])
+def test_a_node_without_derivative_is_named_and_raises_as_torchs(program):
+    """torch's NotImplemented node: its class name in type() and a tensor's repr, its C++
+    name in name(), and backward's error when it is reached."""
+    seen = []
+    for m in (torch, gradkit):
+        y = program(m, m.tensor([1.5, 2.0], dtype=m.float64, requires_grad=True))
+        node = y.grad_fn
+        seen.append((node.name(), type(node).__name__, repr(y).split("grad_fn=")[1],
+                     repr(node).split(" object")[0]))
+    assert seen[1] == seen[0]
+    assert seen[0][:2] == ("torch::autograd::NotImplemented", "NotImplemented")
+
+    def backward(m):
+        x = m.tensor([1.5, 2.0], dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(program(m, x).sum(), [x])
+    assert_same_as_torch(backward)
+
+
+_FULL_WRITES = {
+    "slice_number": lambda m, x, v: x.__setitem__(slice(None), 1.0),
+    "ellipsis_number": lambda m, x, v: x.__setitem__(..., 1.0),
+    "slice_of_all_number": lambda m, x, v: x.__setitem__(slice(0, 3), 1.0),
+    "slice_0d_tensor": lambda m, x, v: x.__setitem__(slice(None), m.tensor(2.0)),
+    "ellipsis_0d_view": lambda m, x, v: x.__setitem__(..., v.sum()),
+    "slice_same_shape": lambda m, x, v: x.__setitem__(slice(None), v),
+    "ellipsis_same_shape": lambda m, x, v: x.__setitem__(..., v),
+    "slice_broadcast": lambda m, x, v: x.__setitem__(slice(None), v[:1] * 1),
+    "slice_int_tensor": lambda m, x, v: x.__setitem__(slice(None), m.tensor([1, 2, 3])),
+    "slice_float64": lambda m, x, v: x.__setitem__(slice(None), v.double()),
+    "fill_number": lambda m, x, v: x.fill_(2.0),
+    "fill_tensor": lambda m, x, v: x.fill_(v.sum()),
+    "fill_function_number": lambda m, x, v: m.fill(x, 2.0),
+    "fill_function_tensor": lambda m, x, v: m.fill(x, v.sum()),
+    "copy": lambda m, x, v: x.copy_(v),
+}
+
+
+@pytest.mark.parametrize("name", list(_FULL_WRITES))
+def test_a_write_of_all_elements_records_torchs_node(name):
+    """``x[:] = 1.0`` is torch's fill_ of a 0-d tensor (FillBackward3, an edge for the value),
+    ``x[:] = v`` its copy_ (whose name() is ``torch::autograd::CopyBackwards``); fill_ of a
+    number is FillBackward2, the out-of-place fill FillBackward0/1 (gradkit recorded
+    CopyBackwards, or FillBackward0 for every fill)."""
+    graphs = []
+    for m in (torch, gradkit):
+        x = m.tensor([1.5, 2.0, 3.0], requires_grad=True) * 2
+        v = m.tensor([4.0, 5.0, 6.0], requires_grad=True)
+        out = _FULL_WRITES[name](m, x, v)
+        graphs.append(_graph((x if out is None else out).grad_fn))
+    assert graphs[1] == graphs[0]
+
+
+@pytest.mark.parametrize("weights_require_grad", [False, True])
+@pytest.mark.parametrize("family", ["Dirichlet", "Beta"])
+def test_dirichlet_rsample_double_backward_raises_as_torch(family, weights_require_grad):
+    """torch's Dirichlet.rsample is a Function with a once_differentiable backward: the
+    create_graph gradient has no graph (or, when the upstream gradient has one, torch's
+    DelayedError node); gradkit raised NotImplementedError from _dirichlet_grad's rule."""
+    def program(m):
+        c = m.tensor([1.5, 2.0, 0.7], dtype=m.float64, requires_grad=True)
+        w = m.tensor([1.0, 2.0, 3.0], dtype=m.float64, requires_grad=weights_require_grad)
+        d = m.distributions.Dirichlet(c) if family == "Dirichlet" else \
+            m.distributions.Beta(c[:2], c[1:])
+        (g,) = m.autograd.grad((d.rsample() * (w if family == "Dirichlet" else w[:2])).sum(),
+                               [c], create_graph=True)
+        return m.autograd.grad(g.sum(), [c])
+    assert_same_as_torch(program)
+
+
+_NUMBER_GIVEN = {"0d": lambda m: m.tensor(1.5), "one_element": lambda m: m.tensor([1.5]),
+                 "0d_int": lambda m: m.tensor(1), "0d_requiring_grad": lambda m: m.tensor(
+                     1.5, requires_grad=True), "two_elements": lambda m: m.tensor([1.5, 2.0])}
+
+
+def _x(m):
+    return m.tensor([-2.0, 0.5, 3.0])
+
+
+def _drawn(out):
+    """What a random fill gives that both libraries agree on: its shape and dtype."""
+    return out.new_tensor(list(out.shape))
+
+
+_NUMBER_PARAMETERS = {
+    "full": lambda m, v: m.full((2,), v), "full_like": lambda m, v: m.full_like(_x(m), v),
+    "arange": lambda m, v: m.arange(v),
+    "threshold": lambda m, v: m.nn.functional.threshold(_x(m), v, 0.0),
+    "threshold_value": lambda m, v: m.nn.functional.threshold(_x(m), 0.0, v),
+    "threshold_": lambda m, v: m.nn.functional.threshold_(_x(m), v, 0.0),
+    "leaky_relu": lambda m, v: m.nn.functional.leaky_relu(_x(m), v),
+    "leaky_relu_": lambda m, v: m.nn.functional.leaky_relu_(_x(m), v),
+    "elu": lambda m, v: m.nn.functional.elu(_x(m), v),
+    "elu_": lambda m, v: m.nn.functional.elu_(_x(m), v),
+    "celu": lambda m, v: m.nn.functional.celu(_x(m), v),
+    "softplus": lambda m, v: m.nn.functional.softplus(_x(m), v),
+    "softplus_keyword": lambda m, v: m.nn.functional.softplus(_x(m), beta=v),
+    "softplus_threshold": lambda m, v: m.nn.functional.softplus(_x(m), 1, v),
+    "hardtanh": lambda m, v: m.nn.functional.hardtanh(_x(m), v),
+    "hardtanh_max": lambda m, v: m.nn.functional.hardtanh(_x(m), -1.0, v),
+    "hardtanh_": lambda m, v: m.nn.functional.hardtanh_(_x(m), v),
+    "hardshrink": lambda m, v: m.nn.functional.hardshrink(_x(m), v),
+    "softshrink": lambda m, v: m.nn.functional.softshrink(_x(m), v),
+    "rrelu": lambda m, v: m.nn.functional.rrelu(_x(m), v, 2.0),
+    "add_alpha": lambda m, v: m.add(_x(m), _x(m), alpha=v),
+    "addcmul_value": lambda m, v: m.addcmul(_x(m), _x(m), _x(m), value=v),
+    "addcdiv_value": lambda m, v: m.addcdiv(_x(m), _x(m), _x(m), value=v),
+    "addmv_alpha": lambda m, v: m.addmv(m.ones(2), m.ones(2, 2), m.ones(2), alpha=v),
+    "uniform_": lambda m, v: _drawn(_x(m).uniform_(v, 3)),
+    "normal_": lambda m, v: _drawn(_x(m).normal_(0, v)),
+    "exponential_": lambda m, v: _drawn(_x(m).exponential_(v)),
+    "cauchy_": lambda m, v: _drawn(_x(m).cauchy_(0, v)),
+    "log_normal_": lambda m, v: _drawn(_x(m).log_normal_(0, v)),
+    "random_": lambda m, v: _drawn(_x(m).random_(v, 5) if v.dtype == m.int64 and not v.ndim
+                                   else _x(m).random_(2, 5)),
+    "normal_size": lambda m, v: _drawn(m.normal(0.0, v, (2,)) if not v.ndim and
+                                       not v.requires_grad else m.normal(0.0, 1.0, (2,))),
+    "norm": lambda m, v: m.norm(_x(m), v), "dist": lambda m, v: m.dist(_x(m), _x(m), v),
+    "renorm": lambda m, v: m.renorm(m.ones(2, 2), v, 0, 1.0),
+    "pdist": lambda m, v: m.nn.functional.pdist(m.ones(3, 2), v),
+    "histc": lambda m, v: m.histc(_x(m), 4, v, 5),
+    "logit": lambda m, v: m.logit(_x(m), v * 0.1),
+    "isclose": lambda m, v: m.isclose(_x(m), _x(m), v),
+    "pad": lambda m, v: m.nn.functional.pad(_x(m), (1, 1), value=v),
+    "constant_pad_nd": lambda m, v: m.constant_pad_nd(_x(m), (1, 1), v),
+    "huber_loss": lambda m, v: m.nn.functional.huber_loss(_x(m), _x(m) * 0, delta=v),
+    "smooth_l1_loss": lambda m, v: m.nn.functional.smooth_l1_loss(_x(m), _x(m) * 0, beta=v),
+    "margin_ranking_loss": lambda m, v: m.nn.functional.margin_ranking_loss(
+        _x(m), _x(m), _x(m), margin=v),
+    "dropout": lambda m, v: m.nn.functional.dropout(_x(m), v * 0.1, False),
+    "polygamma": lambda m, v: m.polygamma(v, _x(m)),
+    "mvlgamma": lambda m, v: m.mvlgamma(_x(m) + 5, v),
+    "layer_norm": lambda m, v: m.nn.functional.layer_norm(_x(m), (3,), eps=v),
+    "nan_to_num": lambda m, v: m.nan_to_num(_x(m), v),
+}
+
+
+@pytest.mark.parametrize("given", list(_NUMBER_GIVEN))
+@pytest.mark.parametrize("name", list(_NUMBER_PARAMETERS))
+def test_a_number_parameter_given_a_tensor_is_read_as_torchs_parser_reads_it(name, given):
+    """torch's parser takes a tensor for a Scalar (Number), double (float) or int64 (int)
+    parameter only 0-d and not requiring grad (an integer one for an int), as its number
+    (full's dtype follows it); anything else is its TypeError. gradkit broadcast a
+    one-element tensor, and failed on a 0-d one in NumPy or with its own errors."""
+    assert_same_as_torch(lambda m: _NUMBER_PARAMETERS[name](m, _NUMBER_GIVEN[given](m)))
+
+
+@pytest.mark.parametrize("program", [
+    lambda m, x: x * 2, lambda m, x: 2.5 * x, lambda m, x: x * True, lambda m, x: x / 2,
+    lambda m, x: x * (1 + 2j), lambda m, x: m.mul(x, 3)],
+    ids=["int", "float_first", "bool", "divisor", "complex", "function"])
+def test_a_wrapped_number_is_saved_as_torchs_0d_tensor(program):
+    """torch's mul and div make a Python number operand a 0-d tensor (int64, float64,
+    complex128 or bool) and save it as ``_saved_other``; ``2.5 * x`` is ``x.mul(2.5)``
+    (gradkit saved the number, and put it first for a reflected product)."""
+    def saved(m):
+        node = program(m, m.ones(2, requires_grad=True)).grad_fn
+        return node._saved_other, m.tensor(node._saved_self is None)
+    assert_same_as_torch(saved)
+
+
+_SEVERAL_SIGNATURES = {
+    "std_correction": lambda m, v: m.std(_x(m), correction=v),
+    "var_correction": lambda m, v: m.var(_x(m), correction=v),
+    "arange_step": lambda m, v: m.arange(0, 3, v),
+    "random_bounds": lambda m, v: _drawn(_x(m).random_(v, v + 3)),
+    "normal_size": lambda m, v: _drawn(m.normal(0.0, v, (2,))),
+}
+
+
+@pytest.mark.parametrize("given", ["0d", "0d_int"])
+@pytest.mark.parametrize("name", list(_SEVERAL_SIGNATURES))
+def test_a_0d_tensor_is_a_number_where_torch_has_several_signatures(name, given):
+    """Where torch's function has several signatures, a 0-d tensor (an integer one for an
+    int) is still read as a number (gradkit failed in NumPy or refused it)."""
+    if name == "random_bounds" and given == "0d":
+        given = "0d_int"  # random_'s bounds are ints: a float tensor matches no signature
+    assert_same_as_torch(lambda m: _SEVERAL_SIGNATURES[name](m, _NUMBER_GIVEN[given](m)))
+
+
+@pytest.mark.parametrize("given", ["one_element", "0d_requiring_grad", "two_elements"])
+@pytest.mark.parametrize("name", list(_SEVERAL_SIGNATURES))
+def test_a_tensor_no_signature_reads_is_a_type_error_as_torchs(name, given):
+    """Documented (docs/api.md): both refuse with a TypeError; torch's message lists its
+    signatures ("received an invalid combination of arguments"), gradkit's is one line."""
+    for m in (torch, gradkit):
+        with pytest.raises(TypeError):
+            _SEVERAL_SIGNATURES[name](m, _NUMBER_GIVEN[given](m))
+
+
+@pytest.mark.parametrize("program", [
+    lambda m, x: x.pow(2), lambda m, x: m.where(x > 0, x, 2.0), lambda m, x: x * 2,
+    lambda m, x: x.masked_fill(x > 0, 1.0), lambda m, x: m.index_select(x, 0, m.tensor([0])),
+    lambda m, x: m.clamp(x, min=m.tensor(0.0))],
+    ids=["square", "where_number", "times_number", "masked_fill", "index_select", "clamp"])
+def test_a_node_hook_sees_one_gradient_per_torch_edge(program):
+    """A node's post hook gets grad_inputs for the edges of next_functions, and what it
+    returns replaces them (gradkit passed one per input: x ** 2 gave the hook two)."""
+    def run(m):
+        x = m.tensor([1.0, -2.0], dtype=m.float64, requires_grad=True)
+        y = program(m, x)
+        seen = []
+
+        def hook(grad_inputs, grad_outputs):
+            seen.append(len(grad_inputs))
+            return tuple(None if g is None else g * 3 for g in grad_inputs)
+        y.grad_fn.register_hook(hook)
+        (g,) = m.autograd.grad(y.sum(), [x])
+        return g, m.tensor(seen)
+    assert_same_as_torch(run)

@@ -104,9 +104,6 @@ DIFFERENT_LAST_NODE = {
     # torch's batched matmul folds the batch and ends in _unsafe_view, its reshape of an
     # inverse in _reshape_alias; gradkit's are one matmul node and a view
     "linalg.matrix_power-negative", "linalg.tensorinv-0", "linalg.tensorinv-ind1",
-    # diff(n=0) is zeros_like(x).copy_(x) in both: torch's copy_ node says its name() is
-    # "torch::autograd::CopyBackwards", gradkit's "CopyBackwards" (the class names agree)
-    "diff-n_0",
     # torch's C++ compositions multiply and divide by a C++ double: the Scalar overloads'
     # MulBackward1 / DivBackward1, which a Python number (torch's or gradkit's) never records
     "trapezoid-0", "trapezoid-1", "trapezoid-x", "trapezoid-x_2d", "trapezoid-one_sample",

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from gradkit._tensor import Tensor
+from gradkit.autograd.node_edges import class_body, torch_edges
 from gradkit.autograd.hook_handles import RemovableHandle, _HookDict, add_hook  # noqa: F401
 from gradkit.autograd.inference import SAVE_MESSAGE, InferenceVersion
 from gradkit.autograd.saved_messages import (  # noqa: F401 - FREED_MESSAGE is read from here
@@ -76,11 +77,11 @@ class Node:
         return type(self).__name__
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {id(self):#x}>"
+        return f"<{type(self).__name__} object at {id(self):#x}>"
 
     @property
     def next_functions(self) -> tuple:
-        return tuple(zip(self._next, self._next_nr))
+        return torch_edges(self)  # torch's edges; the engine runs on all of ``_next``
 
     @property
     def metadata(self) -> dict:
@@ -145,7 +146,7 @@ def node_type(name: str) -> type:
     is ``MulBackward0``), made once per name."""
     cls = _node_types.get(name)
     if cls is None:
-        cls = _node_types[name] = type(name, (Node,), {"__slots__": (), "__module__": __name__})
+        cls = _node_types[name] = type(name, (Node,), class_body(name, __name__))
     return cls
 
 

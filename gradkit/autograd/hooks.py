@@ -12,6 +12,7 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.graph import AccumulateGrad, RemovableHandle, _HookDict, add_hook
+from gradkit.autograd.node_edges import shown_inputs
 from gradkit.autograd.zero_grads import plain
 from gradkit.ops.unary_helpers import scalar_type_name
 
@@ -117,15 +118,23 @@ def _call_node_pre_hooks(node, grads, create_graph):
 def _call_post_hooks(node, grad_inputs, grads, create_graph):
     grad_inputs, grads = tuple(map(plain, grad_inputs)), tuple(map(plain, grads))
     wrapped_outputs = tuple(_wrap(g, create_graph) for g in grads)
+    # the hooks see one gradient per edge of next_functions, as torch's (x ** 2: one)
+    shown = shown_inputs(node) if grad_inputs else None
+    visible = grad_inputs if shown is None else tuple(grad_inputs[i] for i in shown)
     for hook in list(node._extras.post_hooks.values()):
-        new = hook(tuple(_wrap(g, create_graph) for g in grad_inputs), wrapped_outputs)
+        new = hook(tuple(_wrap(g, create_graph) for g in visible), wrapped_outputs)
         if new is not None:
-            if len(new) != len(grad_inputs):
+            if len(new) != len(visible):
                 name = getattr(hook, "__name__", type(hook).__name__)
                 raise RuntimeError(f"hook '{name}' has returned an incorrect number of values "
-                                   f"(got {len(new)}, but expected {len(grad_inputs)})")
-            grad_inputs = tuple(_unwrap(g, create_graph) for g in new)
-    return grad_inputs
+                                   f"(got {len(new)}, but expected {len(visible)})")
+            visible = tuple(_unwrap(g, create_graph) for g in new)
+    if shown is None:
+        return visible
+    full = list(grad_inputs)  # the inputs torch has no edge for get no gradient anyway
+    for i, g in zip(shown, visible):
+        full[i] = g
+    return tuple(full)
 
 
 def _check_hook_result(new, old, what, hook):

@@ -7,8 +7,12 @@ torch's spellings: ``self``/``other`` for the first inputs (or the op's
 """
 from __future__ import annotations
 
+import numpy as np
+
+from gradkit._tensor import Tensor
 from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor
 
+_WRAPPED_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}
 _TORCH_INPUT_NAMES = ("self", "other")  # torch's names of the first two inputs of most ops
 _TORCH_ATTR_NAMES = {"shape": ("shape", "sym_sizes")}  # x.shape is torch's _saved_self_sym_sizes
 
@@ -47,6 +51,10 @@ def _saved_attribute(node: Node, key: str):
     if node.saved is None:
         raise RuntimeError(FREED_MESSAGE)
     value = node.saved[entry_index]
+    if type(value) in _WRAPPED_DTYPES and getattr(node.op, "number_edges", False):
+        # add, mul, div, where made the Python number a tensor ("wrapped number"): torch's
+        # node saved that 0-d tensor
+        return Tensor._make(np.asarray(value, dtype=_WRAPPED_DTYPES[type(value)]))
     return value.unpack(node, True) if type(value) is SavedTensor else value
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit import backend
+from gradkit._tensor import Tensor
+from gradkit.autograd.function import Function, once_differentiable
 from gradkit.generator import rng_of
 from gradkit.ops._op import Op
 from gradkit.ops.reduction import sum as reduce_sum
@@ -152,18 +154,28 @@ def _draw_dirichlet(xp, concentration, *, rng=None):
                               np.nextafter(alpha.dtype.type(1), alpha.dtype.type(0))))
 
 
-def _dirichlet_vjp(g, concentration, result, rng):
-    total = reduce_sum(concentration, -1, True)
-    return dirichlet_grad(result, concentration, total) * (g - reduce_sum(result * g, -1, True))
+class _Dirichlet(Function):
+    """torch's Dirichlet.rsample, a Function (node ``_DirichletBackward``) whose backward is
+    once_differentiable: a create_graph gradient has no graph of its own, so a second
+    derivative raises as torch's (no grad_fn, or its DelayedError)."""
 
+    @staticmethod
+    def forward(ctx, concentration, rng):
+        data = concentration._data
+        result = Tensor._make(_draw_dirichlet(backend.get_array_module(data), data, rng=rng))
+        ctx.save_for_backward(result, concentration)
+        return result
 
-_sample_dirichlet = Op(_draw_dirichlet, name="_sample_dirichlet", node_name="_DirichletBackward",
-                       save=("concentration", "result"))
-_sample_dirichlet.defvjp(_dirichlet_vjp)
-_sample_dirichlet.defjvp(lambda t, concentration, result, rng: _not_differentiable(t))
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        result, concentration = ctx.saved_tensors
+        total = reduce_sum(concentration, -1, True)
+        return dirichlet_grad(result, concentration, total) * \
+            (g - reduce_sum(result * g, -1, True)), None
 
 
 def sample_dirichlet(concentration, generator=None):
     """Draws of Dirichlet(concentration) along the last dim, differentiable in
     ``concentration`` as torch's ``Dirichlet.rsample``."""
-    return _sample_dirichlet(concentration, rng=rng_of(generator, "_sample_dirichlet"))
+    return _Dirichlet.apply(concentration, rng_of(generator, "_sample_dirichlet"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit.number_arguments import number_argument
 from gradkit import creation
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled, no_grad
@@ -334,5 +335,5 @@ def adaptive_max_pool1d(input: Tensor, output_size) -> tuple[Tensor, Tensor]:
 
 def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
     """torch.constant_pad_nd: F.pad(input, pad, "constant", value)."""
-    return F.pad(input, pad, "constant", value)
+    return F.pad(input, pad, "constant", number_argument(value, "constant_pad_nd", "value", 3))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 
+from gradkit.number_arguments import number_argument
 from gradkit import ops
 from gradkit._not_implemented import module_getattr
 from gradkit._tensor import Tensor
@@ -222,6 +223,7 @@ def _np_dtype(dtype):
 
 def pad(input, pad, mode: str = "constant", value=None):
     """Pad the last dims: ``pad`` = (left, right, top, bottom, ...), negative values crop."""
+    value = number_argument(value, "pad", "value", 4, "float")
     if mode in ("reflect", "replicate"):  # torch's backward reads the input (a zero edge)
         input = input_edge(input)
     return ops.pad(input, tuple(pad), mode, 0.0 if value is None else value)

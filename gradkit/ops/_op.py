@@ -53,6 +53,9 @@ class Op:
     # torch's name of an op whose autograd has no complex formula: recording a node for a
     # complex output (an empty input passes the kernel) raises, as torch's autograd does
     no_complex_grad: str | None = None
+    # fn(params) -> params with torch's Scalar parameters given as tensors read as numbers
+    # (number_arguments.numbers_reader), or None
+    numbers = None
 
     def __init__(self, forward, name=None, save=(), broadcast=False, linear=False,
                  view=False, outputs=1, differentiable_outputs=None, node_name=None,
@@ -199,11 +202,16 @@ class Op:
     # -- calling ----------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         n = self.n_inputs
+        extra = 0
         if n >= 0 and len(args) > n:  # extra positionals are parameters, in declaration order
+            extra = len(args) - n
             kwargs.update(zip(self.param_names, args[n:]))
             args = args[:n]
-        if kwargs and not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
-            kwargs = torch_keywords(self.name, self.param_names, kwargs)
+        if kwargs:
+            if not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
+                kwargs = torch_keywords(self.name, self.param_names, kwargs)
+            if self.numbers is not None:  # (torch names the position of a positional one)
+                kwargs = self.numbers(kwargs, self.param_names[:extra])
         hot = self.hot_dispatch  # ops of one or two inputs: their own path, no dispatch frame
         return dispatch(self, args, kwargs) if hot is None else hot(self, args, kwargs)
 
@@ -229,7 +237,7 @@ class Op:
             tg = type(g)
             if tg is KnownZero or tg is not np.ndarray and \
                     type(getattr(g, "_data", None)) is KnownZero:
-                name = node.name()
+                name = type(node).__name__
                 if name in PASSES_KNOWN_ZERO:
                     return _known_zeros(g, node, self.broadcast)
                 modes = KNOWN_ZERO_BY_INPUT.get(name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from gradkit.backend import get_array_module
+from gradkit.number_arguments import numbers_reader
 from gradkit.ops._op import op
 from gradkit.ops.grad_edges import gradient_edge
 from gradkit.ops.elementwise import exp, tanh
@@ -150,6 +151,7 @@ def _softplus_second_derivative(x, beta, threshold):
 
 softplus_slope.defderivative(_softplus_second_derivative)
 softplus.defderivative(lambda x, beta, threshold: softplus_slope(x, beta, threshold))
+softplus.numbers = numbers_reader("softplus", beta=2, threshold=3)
 
 
 @unary(save="x", complex_error=kernel_error("elu_cpu"), integer_error=kernel_error("elu_cpu"))
@@ -179,6 +181,7 @@ def elu_slope(xp, x, alpha=1.0, scale=1.0, input_scale=1.0):
 elu_slope.defderivative(lambda x, alpha, scale, input_scale:
                         elu_slope(x, alpha, scale, input_scale) * input_scale * (x < 0))
 elu.defderivative(lambda x, alpha, scale, input_scale: elu_slope(x, alpha, scale, input_scale))
+elu.numbers = numbers_reader("elu", alpha=2, scale=3, input_scale=4)
 
 
 @unary(save="x", complex_error=kernel_error("leaky_relu_cpu"),
@@ -192,6 +195,9 @@ def positive_factor(x, negative_slope):
     """1 where x > 0, ``negative_slope`` elsewhere (NaN too), an array of x's dtype."""
     data = getattr(x, "_data", x)
     return get_array_module(data).where(data > 0, 1, negative_slope).astype(data.dtype)
+
+
+leaky_relu.numbers = numbers_reader("leaky_relu", negative_slope=2)
 
 
 # torch's leaky_relu_backward keeps an edge to x whose derivative is zero: a second

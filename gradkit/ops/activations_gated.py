@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gradkit.backend import get_array_module
 from gradkit.creation import uniform_draws
+from gradkit.number_arguments import number_argument
 from gradkit.ops._op import op
 from gradkit.ops.activations import sigmoid
 from gradkit.ops.grad_edges import call_or_write, gradient_edge, in_place_variant
@@ -139,6 +140,9 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
           inplace: bool = False):
     """Leaky relu with slope (lower + upper) / 2; when ``training``, each non-positive element
     gets its own slope drawn uniformly from [lower, upper) (gradkit's generator, not torch's)."""
+    name = "rrelu_" if inplace else "rrelu"
+    lower = number_argument(lower, name, "lower", 2)
+    upper = number_argument(upper, name, "upper", 3)
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     data = input._data

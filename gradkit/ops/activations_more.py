@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit.number_arguments import number_argument, numbers_reader
 from gradkit.ops._op import op
 from gradkit.ops.activations import (
     elu, elu_slope, elu_values, leaky_relu, positive_factor, sigmoid, softplus)
@@ -58,10 +59,13 @@ leaky_relu_in_place = in_place_variant(
     negative_slope_refusal(
         "leakyReLu", "negative_slope", " File an issue at https://github.com/pytorch/pytorch if "
         "you do require supporting in-place leakRelu backward calculation with negative slope"))
+elu_in_place.numbers = numbers_reader("elu_", alpha=2, scale=3, input_scale=4)
+leaky_relu_in_place.numbers = numbers_reader("leaky_relu_", negative_slope=2)
 
 
 def celu(input, alpha: float = 1.0, inplace: bool = False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) elementwise."""
+    alpha = number_argument(alpha, "celu_" if inplace else "celu", "alpha", 2)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     return call_or_write(input, _celu_in_place if inplace else _celu, inplace, alpha)
@@ -87,8 +91,10 @@ def selu_(input):
 @unary(save="x", name="hardtanh", complex_error=CLAMP_COMPLEX,
         bool_error=fixed_error(RuntimeError, "Bool inputs not supported for hardtanh"))
 def _hardtanh(xp, x, min_val=-1.0, max_val=1.0):
-    """x limited to [min_val, max_val]; NaN and -0.0 pass, integers stay integers."""
-    return xp.where(x < min_val, min_val, xp.where(x > max_val, max_val, x)).astype(x.dtype)
+    """x limited to [min_val, max_val] as torch's clamp (max_val where min_val > max_val); NaN
+    and -0.0 pass, integers stay integers."""
+    low = xp.where(x < min_val, min_val, x)
+    return xp.where(low > max_val, max_val, low).astype(x.dtype)
 
 
 # torch's hardtanh_backward: zero at and beyond the edges, the gradient everywhere else (NaN too)
@@ -97,14 +103,19 @@ defmask_edge(_hardtanh, lambda x, min_val, max_val: ~((x <= min_val) | (x >= max
 
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
     """x clipped to [min_val, max_val]; the gradient is 0 at the edges, as torch's."""
-    if min_val > max_val:
+    if min_val > max_val:  # torch's Python check, before its parser reads the numbers
         raise ValueError("min_val cannot be greater than max_val")
+    name = "hardtanh_" if inplace else "hardtanh"
+    min_val = number_argument(min_val, name, "min_val", 2)
+    max_val = number_argument(max_val, name, "max_val", 3)
     return call_or_write(input, _hardtanh, inplace, min_val, max_val)
 
 
 def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
-    """hardtanh, in place."""
-    return hardtanh(input, min_val, max_val, inplace=True)
+    """hardtanh, in place: torch's C++ function, which does not compare the bounds."""
+    min_val = number_argument(min_val, "hardtanh_", "min_val", 2)
+    max_val = number_argument(max_val, "hardtanh_", "max_val", 3)
+    return call_or_write(input, _hardtanh, True, min_val, max_val)
 
 
 def relu6(input, inplace: bool = False):
@@ -207,6 +218,7 @@ defmask_edge(_softshrink, _outside)
 
 def softshrink(input, lambd: float = 0.5):
     """Shrink towards 0 by lambd (0 inside [-lambd, lambd])."""
+    lambd = number_argument(lambd, "softshrink", "lambd", 2)
     if lambd < 0:
         limit = np.finfo(input._data.dtype).max if input._data.dtype.kind == "f" else 0
         raise RuntimeError(f"lambda must be in range [0, {limit:g}] for input dtype "
@@ -219,6 +231,9 @@ def softshrink(input, lambd: float = 0.5):
 def hardshrink(xp, x, lambd=0.5):
     """x where |x| > lambd, else 0."""
     return xp.where((x >= -lambd) & (x <= lambd), 0, x).astype(x.dtype, copy=False)
+
+
+hardshrink.numbers = numbers_reader("hardshrink", lambd=2)
 
 
 defmask_edge(hardshrink, _outside)
@@ -239,10 +254,15 @@ _threshold_in_place = in_place_variant(_threshold, "ThresholdBackward1")
 
 def threshold(input, threshold: float, value: float, inplace: bool = False):
     """``value`` where x <= threshold, x elsewhere."""
+    name = "threshold_" if inplace else "threshold"
+    threshold = number_argument(threshold, name, "threshold", 2)
+    value = number_argument(value, name, "value", 3)
     return call_or_write(input, _threshold_in_place if inplace else _threshold, inplace, threshold,
                   value)
 
 
 def threshold_(input, threshold: float, value: float):
     """threshold, in place."""
+    threshold = number_argument(threshold, "threshold_", "threshold", 2)
+    value = number_argument(value, "threshold_", "value", 3)
     return call_or_write(input, _threshold_in_place, True, threshold, value)

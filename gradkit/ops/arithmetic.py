@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from gradkit._tensor import Tensor
+from gradkit.number_arguments import number_argument
 from gradkit.ops._op import Op, op
 from gradkit.ops.fused import multiply_add
 from gradkit.ops.complex import conj, imag, real
@@ -22,7 +22,7 @@ from gradkit.ops.unary_helpers import kernel_error
 def add(xp, x, y, alpha=1):
     """x + alpha * y (broadcasting)."""
     if type(alpha) is not int:  # the default 1 needs no look
-        alpha = _number(alpha, "add")
+        alpha = number_argument(alpha, "add", "alpha")
     x, y = promote(xp, x, y)
     return x + y if _is_one(alpha, x, y) else _plus_alpha_times(xp, x, y, alpha, alpha)
 
@@ -37,19 +37,10 @@ add.defjvp(lambda t, alpha: t,
 def sub(xp, x, y, alpha=1):
     """x - alpha * y (broadcasting); torch refuses bool operands."""
     if type(alpha) is not int:
-        alpha = _number(alpha, "sub")
+        alpha = number_argument(alpha, "sub", "alpha")
     _check_not_bool(x, y)
     x, y = promote(xp, x, y)  # torch's sub is add with -alpha (signed zeros follow from it)
     return x - y if _is_one(alpha, x, y) else _plus_alpha_times(xp, x, y, alpha, -alpha)
-
-
-def _number(alpha, name: str):
-    """torch's Scalar alpha: a number, or a 0-d tensor that requires no grad (its value)."""
-    if isinstance(alpha, Tensor):
-        if alpha.ndim or alpha.requires_grad:
-            raise TypeError(f"{name}(): argument 'alpha' must be Number, not Tensor")
-        return alpha.item()
-    return alpha
 
 
 def _is_one(alpha, x, y) -> bool:

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from gradkit.backend import get_default_dtype
+from gradkit.number_arguments import numbers_reader
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import neg, sub
 from gradkit.ops.fused import fused_multiply_add, multiply_add
@@ -256,6 +257,7 @@ def addcmul(xp, x, t1, t2, *, value=1):
 addcmul.defvjp(lambda g, t1, t2, value: g,
                lambda g, t1, t2, value: g * conj(t2 * value),
                lambda g, t1, t2, value: g * conj(t1 * value))
+addcmul.numbers = numbers_reader("addcmul", value=None)
 addcmul.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: t * t2 * value,
                lambda t, t1, t2, value: t1 * t * value)
 
@@ -281,5 +283,6 @@ def addcdiv(xp, x, t1, t2, *, value=1):
 addcdiv.defvjp(lambda g, t1, t2, value: g,
                lambda g, t1, t2, value: g * conj(value / t2),
                lambda g, t1, t2, value: -g * conj(value * t1 / (t2 * t2)))
+addcdiv.numbers = numbers_reader("addcdiv", value=None)
 addcdiv.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: t * value / t2,
                lambda t, t1, t2, value: -t * value * t1 / (t2 * t2))

@@ -70,6 +70,7 @@ def _above_max(x, lo, hi):
 _clamp_tensors.defvjp(lambda g, x, lo, hi: where(_inside(x, lo, hi), g, 0.0),
                       lambda g, x, lo, hi: where(_below_min(x, lo, hi), g, 0.0),
                       lambda g, x, lo, hi: where(_above_max(x, lo, hi), g, 0.0))
+_clamp_tensors.number_edges = True  # torch's clamp.Tensor: an absent bound keeps its edge
 _clamp_tensors.defjvp(lambda t, x, lo, hi: where(_inside(x, lo, hi), t, 0.0),
                       lambda t, x, lo, hi: where(_below_min(x, lo, hi), t, 0.0),
                       lambda t, x, lo, hi: where(_above_max(x, lo, hi), t, 0.0))

@@ -6,6 +6,7 @@ import operator
 
 import numpy as np
 
+from gradkit.number_arguments import numbers_reader
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.methods import tensor_method
@@ -140,6 +141,9 @@ def isclose(xp, x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
         if value < 0:
             raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value:g}")
     return xp.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+isclose.numbers = numbers_reader("isclose", rtol=(3, "float"), atol=(4, "float"))
 
 
 @tensor_method()

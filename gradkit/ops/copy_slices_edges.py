@@ -13,7 +13,8 @@ def shift_not_implemented_edges(node, view, source) -> None:
     to the next one's place and the last is lost (``view //= y``: ``autograd.grad(..., y)``
     does not reach y). The node still runs in a plain backward, as torch's CopySlices calls
     it, and raises: its first edge goes to a node that is never reached."""
-    if view is None or source._requires_grad or node is None or node.name() != "NotImplemented":
+    if view is None or source._requires_grad or node is None or \
+            type(node).__name__ != "NotImplemented":
         return
     kept = [(n, nr) for n, nr in zip(node._next, node._next_nr) if n is not None][1:]
     kept += [(None, 0)] * (len(node._next) - 1 - len(kept))

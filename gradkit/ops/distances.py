@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from gradkit.number_arguments import number_argument, numbers_reader
 from gradkit._tensor import Tensor
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
@@ -194,6 +195,7 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002 - torch's name
     """The p-norm distances between the rows of a 2-D input, pair (i, j) for i < j in row
     order (the upper triangle of cdist(input, input)), with cdist's derivative (torch's
     pdist backward, zero distances included)."""
+    p = number_argument(p, "pdist", "p", 2, "float")
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if not input.is_floating_point():
@@ -234,6 +236,7 @@ def _dist_grad_other(g, x, y, result, p):
 
 
 dist.defvjp(_dist_grad, _dist_grad_other)
+dist.numbers = numbers_reader("dist", p=3)
 
 
 @dist.defjvp_all
@@ -282,6 +285,7 @@ def _renorm_grad(g, x, p, dim, maxnorm):
 
 
 renorm.defvjp(_renorm_grad)
+renorm.numbers = numbers_reader("renorm", p=2, maxnorm=4)
 
 
 @renorm.defjvp_all

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from gradkit.number_arguments import number_argument, numbers_reader
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.ops.comparison import isfinite
 from gradkit.ops.elementwise import cos, exp, sin
@@ -46,6 +47,9 @@ def logit(xp, x, eps=None):
         x = xp.where(x < low, low, xp.where(x > high, high, x))
     with np.errstate(all="ignore"):
         return xp.log(x / (1 - x))
+
+
+logit.numbers = numbers_reader("logit", eps=(2, "float"))
 
 
 def _logit_derivative_times(v, x, eps=None):
@@ -120,5 +124,7 @@ def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float |
     if x.is_complex() and x.requires_grad and is_grad_enabled():
         raise RuntimeError("nan_to_num does not support automatic differentiation for outputs "
                            "with complex dtype.")
+    nan, posinf, neginf = (number_argument(v, "nan_to_num", name, i + 2, "float") for i, (v, name)
+                           in enumerate(((nan, "nan"), (posinf, "posinf"), (neginf, "neginf"))))
     return _nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 

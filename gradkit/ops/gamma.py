@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from gradkit.number_arguments import number_argument, numbers_reader
 from gradkit._tensor import Tensor
 from gradkit.backend import get_default_dtype
 from gradkit.ops.methods import register
@@ -62,6 +63,7 @@ register(_polygamma, "polygamma", True, inplace=True)
 
 def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002 - torch's names
     """The n-th derivative of digamma at ``input`` (n = 0 is digamma)."""
+    n = number_argument(n, "polygamma", "n", 1, "int")
     _check_order(n)
     return _polygamma(input, n)
 
@@ -88,6 +90,7 @@ def _mvlgamma_derivative(x, p=1):
 
 
 mvlgamma.defderivative(_mvlgamma_derivative)
+mvlgamma.numbers = numbers_reader("mvlgamma", p=(2, "int"))
 
 
 @unary(floating=True, method=True, inplace=True, complex_error=kernel_error("i0_vml_cpu"))

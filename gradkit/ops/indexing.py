@@ -1,10 +1,10 @@
 """Indexing: ``x[key]``, ``x[key] = v``, gather/scatter, index_select."""
 from __future__ import annotations
 
-import re
 import warnings
 
-from gradkit.creation import zeros
+from gradkit._tensor import Tensor
+from gradkit.creation import tensor, zeros
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.index_keys import (
     _dims_consumed, _is_basic, _is_int, _located, _raw_key, _split_key, check_index_put,
@@ -14,6 +14,8 @@ from gradkit.ops.inplace import inplace
 from gradkit.ops.masked_fill import expanded_warning
 from gradkit.ops.memory_overlap import (
     PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, share_memory)
+from gradkit.ops.setitem_checks import (
+    NUMPY_SHAPES, check_assignable, check_expands_to_region, value_shape_refusal)
 from gradkit.ops.shape import _normalize_dim, reshape
 
 
@@ -48,9 +50,6 @@ def _empty_region_or_raise(xp, x, key, error: IndexError):
     raise IndexError(message or _in_torch_words(error)) from None
 
 
-_NUMPY_SHAPES = re.compile(r"\(([\d, ]*)\)")
-
-
 def _in_torch_words(error: IndexError) -> IndexError:
     """NumPy's "indexing arrays could not be broadcast" and "out of bounds for axis" in torch's
     words; others unchanged."""
@@ -60,7 +59,7 @@ def _in_torch_words(error: IndexError) -> IndexError:
     if not message.startswith("shape mismatch: indexing arrays could not be broadcast"):
         return error
     shapes = ", ".join(str([int(n) for n in found.replace(",", " ").split()])
-                       for found in _NUMPY_SHAPES.findall(message))
+                       for found in NUMPY_SHAPES.findall(message))
     return IndexError("shape mismatch: indexing tensors could not be broadcast together with "
                       f"shapes {shapes}")
 
@@ -141,13 +140,11 @@ def index_put_key(xp, x, value, key=None):
         target[key] = value.reshape(shape) if shape != getattr(value, "shape", ()) else value
     except IndexError as error:
         _empty_region_or_raise(xp, target, key, error)
-    except ValueError as error:  # NumPy's "value array of shape (4,) could not be broadcast"
-        shapes = [str([int(n) for n in found.replace(",", " ").split()])
-                  for found in _NUMPY_SHAPES.findall(str(error))]
-        if len(shapes) != 2:
+    except (ValueError, TypeError) as error:
+        refusal = value_shape_refusal(str(error), shape, target, key)
+        if refusal is None:
             raise
-        raise RuntimeError(f"shape mismatch: value tensor of shape {shapes[0]} cannot be "
-                           f"broadcast to indexing result of shape {shapes[1]}") from None
+        raise RuntimeError(refusal) from None
     return out
 
 
@@ -177,11 +174,14 @@ index_put_key.check_overlap = _index_put_overlap
 
 def setitem_(x, key, value):
     """``x[key] = value`` in place (bumps the version; rebases x's history when recording)."""
+    check_assignable(x, value)
     if key is False:  # torch writes nothing (and bumps no version) for x[False] = v
         return x
     value = fitted(value, x._data.dtype, one_element=True)  # torch makes a number a tensor
     raw = _raw_key(key)
     _check_bounds(x, raw)  # torch's slicing checks integers first, before the in-place checks
+    if getattr(value, "ndim", 0) and (_is_basic(raw) or raw is True):
+        check_expands_to_region(x, raw, value)  # a view's copy_ in torch (True: unsqueeze)
     check_index_put(x, raw, value, key)
     whole = _is_basic(raw) and selects_all(x.shape, raw)
     if whole or _is_basic(raw) and (has_internal_overlap(x._data) or (
@@ -192,6 +192,8 @@ def setitem_(x, key, value):
         # nor only part of v's once v is broadcast to the region (torch's copy_to in its
         # setitem; a 0-d v is filled in)
         region = x if whole else getitem(x, key)
+        if whole and not isinstance(value, Tensor):  # torch makes the number a 0-d tensor
+            value = tensor(value, dtype=x.dtype, device=x.device)
         if hasattr(value, "_data") and value.shape != region.shape:
             if value.ndim == 0:
                 inplace(region, fill, value)

@@ -22,11 +22,12 @@ from gradkit.creation import zeros
 from gradkit.ops import _dispatch
 from gradkit.ops._op import op
 from gradkit.ops.copy_slices_edges import shift_not_implemented_edges
+from gradkit.ops.in_place_overloads import in_place_checks, name_in_place_node
 from gradkit.ops.memory_overlap import (
     OVERLAP_MESSAGE, PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, may_overlap, partially_overlap)
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.promotion import category
-from gradkit.ops.unary_helpers import _SCALAR_TYPE_NAMES
+from gradkit.ops.unary_helpers import scalar_type_name
 from gradkit.ops.views import (
     DEFAULT, copy_in_layout, layout_of, live_views, refresh_computed, replay_view, writable_alias,
     write_through)
@@ -42,6 +43,7 @@ LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place 
 def inplace(tensor, out_of_place, *args, **kwargs):
     """Run ``out_of_place(tensor, *args)`` and write the result into ``tensor``."""
     check_inplace(tensor)
+    in_place_checks(out_of_place, tensor._data, args)  # masked_fill_'s own order
     # elements sharing memory (an expanded tensor): most ops refuse; the ones torch lets write
     # into such a region (fill_) leave a CopySlices whose backward refuses, as torch's
     overlapping = has_internal_overlap(tensor._data) and bool(
@@ -74,6 +76,7 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         if getattr(tensor, "_fw", None) is not None:  # forward AD: the old tangent goes in too
             source._fw = tensor._fw
         result = out_of_place(source, *args, **kwargs)
+        name_in_place_node(out_of_place, result.grad_fn)  # fill_: FillBackward2 and 3
         shift_not_implemented_edges(result.grad_fn, view, source)
         if grad_fn is not tensor.grad_fn:  # a hook-free edge for the write; what the op saved
             _resave_with_hooks(result, source, tensor)  # keeps the view's hooked history
@@ -220,8 +223,8 @@ def _write(tensor, values) -> None:
     # torch's canCast: never down a category (complex, floating, integer, bool); within one,
     # any width or sign (uint8 += int16 wraps)
     if values.dtype != target.dtype and category(values.dtype) > category(target.dtype):
-        raise RuntimeError(f"result type {_name(values.dtype)} can't be cast to the desired "
-                           f"output type {_name(target.dtype)}")
+        raise RuntimeError(f"result type {scalar_type_name(values)} can't be cast to the desired "
+                           f"output type {scalar_type_name(target)}")
     if values.shape != target.shape:
         try:
             np.broadcast_shapes(values.shape, target.shape)
@@ -264,10 +267,6 @@ def _write_changed(alias, values) -> None:
                old.reshape(-1).view(np.uint8).reshape(-1, width)).any(axis=1)
     where = np.nonzero(changed.reshape(alias.shape))
     alias[where] = new[where]
-
-
-def _name(dtype) -> str:
-    return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
 
 
 def _rebase_view(tensor, view, result, overlapping: bool = False) -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from gradkit.number_arguments import number_argument
 from gradkit.autograd.batching import batch_shape
 from gradkit.backend import get_array_module
 from gradkit.creation import bernoulli_mask
@@ -161,6 +162,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     >>> layer_norm(gradkit.randn(2, 3), (3,)).shape
     gradkit.Size([2, 3])
     """
+    eps = number_argument(eps, "layer_norm", "eps", 5, "float")
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
     if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
@@ -230,6 +232,9 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     >>> dropout(gradkit.ones(4), p=0.0).tolist()
     [1.0, 1.0, 1.0, 1.0]
     """
+    if p < 0.0 or p > 1.0:  # torch's Python check, then its parser's
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    p = number_argument(p, "dropout_" if inplace else "dropout", "p", 2, "float")
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:

@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from gradkit.number_arguments import numbers_reader
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import pow
 from gradkit.ops.comparison import isnan
@@ -100,6 +101,7 @@ vector_norm.defjvp(lambda t, x, norm, ord, dim, keepdim, dtype: zeros_like(norm)
                    else sum(real(conj(_norm_grad(1.0, x, norm, ord, dim, keepdim)) * t),
                             axes(dim, x.ndim), keepdim))
 vector_norm.node_name = "LinalgVectorNormBackward0"
+vector_norm.numbers = numbers_reader("linalg_vector_norm", ord=2)
 vector_norm.name, vector_norm.profiler_name = "linalg_vector_norm", "gradkit::linalg_vector_norm"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit.number_arguments import number_argument
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.ops._op import Op, op
 from gradkit.ops.activations import logsigmoid
@@ -37,6 +38,7 @@ _norm.defjvp(*vector_norm.jvps)
 def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=None,
                         reduce=None, reduction: str = "mean"):
     """max(0, -target * (input1 - input2) + margin), reduced."""
+    margin = number_argument(margin, "margin_ranking_loss", "margin", 4, "float")
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if not input1.ndim == input2.ndim == target.ndim:

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from gradkit.number_arguments import number_argument
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.ops.activations_more import hardtanh
 from gradkit.ops.clamp import clamp
@@ -140,8 +141,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     """Quadratic below ``beta``, linear above (l1_loss for beta 0)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     input, target = _expanded(input, target)
-    if beta == 0.0:
+    if beta == 0.0:  # torch's Python check, then its parser reads beta
         return l1_loss(input, target, reduction=reduction)
+    beta = number_argument(beta, "smooth_l1_loss", "beta", 4, "float")
     check_reduction(reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -151,6 +153,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
     """Quadratic below ``delta``, delta-scaled linear above; ``weight`` scales each term."""
+    delta = number_argument(delta, "huber_loss", "delta", 4, "float")
     input, target = _expanded(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")

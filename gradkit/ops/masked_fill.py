@@ -10,6 +10,7 @@ from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op, seam
 from gradkit.ops.conversion import fitted_item
 from gradkit.ops.piecewise import where
+from gradkit.ops.unary_helpers import c_type_name
 
 
 def expanded_warning(name: str, example: str) -> str:
@@ -21,17 +22,38 @@ def expanded_warning(name: str, example: str) -> str:
 @op(save="mask", broadcast=True, method=True, inplace=True, contiguous=True)
 def masked_fill(xp, x, mask, value):
     """x with ``value`` where the bool ``mask`` (broadcasting) is true."""
-    if getattr(value, "ndim", 0):  # torch checks the value after x and mask broadcast
-        try:
-            np.broadcast_shapes(x.shape, getattr(mask, "shape", ()))
-        except ValueError:
-            raise RuntimeError(_broadcast_message((x, mask))) from None
+    # torch's out-of-place masked_fill expands (mask, self) first, then runs masked_fill_
+    _check_broadcast(mask, x)
+    _check_value_and_mask(mask, value)
+    return xp.where(mask, xp.asarray(fitted_item(value, x.dtype), dtype=x.dtype), x)
+
+
+def _check_broadcast(first, second) -> None:
+    """torch's infer_size message when ``first`` and ``second`` do not broadcast."""
+    try:
+        np.broadcast_shapes(getattr(first, "shape", ()), getattr(second, "shape", ()))
+    except ValueError:
+        raise RuntimeError(_broadcast_message((first, second))) from None
+
+
+def _check_value_and_mask(mask, value) -> None:
+    """masked_fill_'s own checks, in its order: a 0-d value, then a bool mask."""
+    if getattr(value, "ndim", 0):
         raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s).")
     if getattr(mask, "dtype", None) is not None and mask.dtype.kind != "b":
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{mask.dtype}")
-    return xp.where(mask, xp.asarray(fitted_item(value, x.dtype), dtype=x.dtype), x)
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{c_type_name(mask)}")
+
+
+def _check_in_place(target, mask, value) -> None:
+    """x.masked_fill_(mask, value) checks the value and mask before it broadcasts the mask
+    to x (self first in torch's message)."""
+    _check_value_and_mask(getattr(mask, "_data", mask), getattr(value, "_data", value))
+    _check_broadcast(target, getattr(mask, "_data", mask))
+
+
+masked_fill.check_in_place = _check_in_place
 
 
 def _masked_fill_overlap(target, mask, value) -> bool:

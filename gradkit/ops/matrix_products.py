@@ -43,7 +43,7 @@ def addr(xp, x, vec1, vec2, *, beta=1, alpha=1):
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
     dtype = result_type(x, vec1, vec2)
     shape = (vec1.shape[0], vec2.shape[0])
-    _check_expandable(x.shape, shape)
+    _check_expandable(x, shape)
     _check_scalars(dtype, beta, alpha)
     if dtype.kind == "b":  # torch's logical form: (beta and input) or (alpha and product)
         out = vec1[:, None] & vec2[None, :] & bool(alpha)

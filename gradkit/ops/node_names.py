@@ -5,13 +5,15 @@ what torch says. Every other op's node is named from the op (``mul`` -> ``MulBac
 from __future__ import annotations
 
 from gradkit.autograd.saved_names import declare_saved_names
-from gradkit.ops.arithmetic import floor_divide, pow, remainder
+from gradkit.ops.arithmetic import add, div, floor_divide, mul, pow, remainder, sub
 from gradkit.ops.binary_math import addcdiv, addcmul, fmod, lerp, xlogy
 from gradkit.ops.elementwise import log1p, square
 from gradkit.ops.activations import logsigmoid
 from gradkit.ops.piecewise import where
 from gradkit.ops.masked_fill import masked_fill
+from gradkit.ops.conversion import fill
 from gradkit.ops.index_ops import index_fill
+from gradkit.ops.indexing import scatter
 from gradkit.ops.linalg import _bmm, matmul
 from gradkit.ops.products import addbmm, addmm, addmv, baddbmm
 from gradkit.ops.reduction import mean, sum
@@ -42,6 +44,19 @@ def _scalar_or_tensor(base: str, index: int):
     return name
 
 
+def _remainder_name(params, inputs) -> str:
+    """remainder.Scalar (a number divisor), remainder.Tensor, and remainder.Scalar_Tensor (a
+    number dividend), which has no derivative in torch."""
+    if type(inputs[0]) in _PYTHON_SCALARS:
+        return "NotImplemented"
+    return f"RemainderBackward{0 if type(inputs[1]) in _PYTHON_SCALARS else 1}"
+
+
+def _scatter_name(params, inputs) -> str:
+    """scatter.src (``ScatterBackward0``) or scatter.value, a number (``ScatterBackward1``)."""
+    return f"ScatterBackward{1 if type(inputs[3]) in _PYTHON_SCALARS else 0}"
+
+
 def _xlogy_name(params, inputs) -> str:
     """xlogy.Tensor, xlogy.Scalar_Self (a number x), xlogy.Scalar_Other (a number y)."""
     x, y = inputs
@@ -66,7 +81,10 @@ sum.node_name_rule = _by_dim("Sum")
 mean.node_name_rule = _by_dim("Mean")
 prod.node_name_rule = _by_dim("Prod")
 pow.node_name_rule = _pow_name
-remainder.node_name_rule = _scalar_or_tensor("Remainder", 1)
+remainder.node_name_rule = _remainder_name
+scatter.node_name_rule = _scatter_name
+fill.node_name_rule = _scalar_or_tensor("Fill", 1)  # fill.Scalar, fill.Tensor
+fill.in_place_node_names = {"FillBackward0": "FillBackward2", "FillBackward1": "FillBackward3"}
 masked_fill.node_name_rule = _scalar_or_tensor("MaskedFill", 2)
 index_fill.node_name_rule = _scalar_or_tensor("IndexFill", 3)
 squeeze.node_name_rule = _squeeze_name
@@ -78,6 +96,10 @@ square.node_name = "PowBackward0"
 log1p.node_name = "Log1PBackward0"
 logsigmoid.node_name = "LogSigmoidBackward0"
 floor_divide.node_name = "NotImplemented"  # torch has no derivative: backward raises
+# torch's add, sub, mul, div and where wrap a Python number operand as a tensor: an edge
+# (None, 0) in next_functions, where its Scalar overloads (x ** 2, x % 2) have none
+for _op in (add, sub, mul, div, where):
+    _op.number_edges = True
 
 # torch's names of saved inputs where the second is not ``other`` (``_saved_exponent``)
 pow.torch_input_names = ("self", "exponent")

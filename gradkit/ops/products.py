@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from gradkit.number_arguments import numbers_reader
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.fused import fused_multiply_add
@@ -17,24 +18,18 @@ from gradkit.ops.promotion import as_dtype
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.reduction import sum
 from gradkit.ops.shape import (
-    _normalize_dim, _reshape_copy, expand, permute, reshape, transpose, unsqueeze)
+    _normalize_dim, _reshape_copy, expand, expand_refusal, permute, reshape, transpose,
+    unsqueeze)
 from gradkit.ops.triangular import diagonal_backward
-from gradkit.ops.unary_helpers import c_type_name, kernel_error, scalar_type_name
+from gradkit.ops.unary_helpers import (
+    c_type_name, kernel_error, scalar_type_name, tensor_type_name)
 
 
-def _check_expandable(shape, target) -> None:
-    """torch's errors for an ``input`` that does not expand to the product's shape."""
-    if len(shape) > len(target):
-        raise RuntimeError(
-            f"expand(gradkit.Tensor{{{list(shape)}}}, size={list(target)}): the number of sizes "
-            f"provided ({len(target)}) must be greater or equal to the number of dimensions in "
-            f"the tensor ({len(shape)})")
-    for i in range(1, len(shape) + 1):
-        if shape[-i] not in (1, target[-i]):
-            raise RuntimeError(
-                f"The expanded size of the tensor ({target[-i]}) must match the existing size "
-                f"({shape[-i]}) at non-singleton dimension {len(target) - i}.  Target sizes: "
-                f"{list(target)}.  Tensor sizes: {list(shape)}")
+def _check_expandable(x, target) -> None:
+    """torch's errors for an ``input`` array that does not expand to the product's shape."""
+    refusal = expand_refusal(x.shape, target, tensor_type_name(x))
+    if refusal is not None:
+        raise RuntimeError(refusal)
 
 
 def _same_dtype(message: str, *arrays) -> None:
@@ -57,7 +52,7 @@ def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool):
     dtype = product.dtype
     if dtype.kind == "b":
         raise kernel_error(kernel)(product)
-    _check_expandable(x.shape, product.shape)
+    _check_expandable(x, product.shape)
     for value in (beta, alpha):
         if isinstance(value, complex) and dtype.kind != "c":
             raise RuntimeError(f"value cannot be converted to type {c_type_name(product)} "
@@ -196,6 +191,8 @@ def _addbmm_vjp_b(g, a, b):
 
 
 addbmm = _declare("addbmm", _batch_sum_product, _addbmm_vjp_a, _addbmm_vjp_b)
+for _product in (addmm, addmv, baddbmm, addbmm):  # keyword-only Scalars: no position
+    _product.numbers = numbers_reader(_product.name, beta=None, alpha=None)
 
 
 def _array(t):

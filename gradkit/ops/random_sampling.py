@@ -17,6 +17,7 @@ from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.generator import rng_of
+from gradkit.number_arguments import number_argument, number_if_read
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import Op
 from gradkit.ops.inplace import inplace
@@ -102,6 +103,8 @@ def _require_continuous(data, distribution: str, name) -> None:
 @tensor_method("uniform_")
 def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator=None) -> Tensor:
     """Fill with samples uniform on [from_, to) (real and imaginary parts for complex)."""
+    from_ = number_argument(from_, "uniform_", "from", 1, "float")
+    to = number_argument(to, "uniform_", "to", 2, "float")
     _require_floating(self._data, "check_uniform_bounds")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
@@ -114,6 +117,8 @@ def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator=None) -
 @tensor_method("normal_")
 def normal_(self: Tensor, mean: float = 0, std: float = 1, *, generator=None) -> Tensor:
     """Fill with normal samples (for complex: each part with std / sqrt(2), as torch)."""
+    mean = number_argument(mean, "normal_", "mean", 1, "float")
+    std = number_argument(std, "normal_", "std", 2, "float")
     _require_floating(self._data, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {cpp_number(std)}")
@@ -192,6 +197,7 @@ def random_(self: Tensor, from_: int | None = None, to: int | None = None, *,
     if self._data.dtype.kind == "c":
         raise NotImplementedError(f'"random_kernel_cpu" not implemented for '
                                   f"'{scalar_type_name(self._data)}'")
+    from_, to = (number_if_read(b, "int") for b in (from_, to))  # torch's int parameters
     for bound in (from_, to):
         if bound is not None and not isinstance(bound, (int, np.integer)):
             raise TypeError(f"random_(): argument 'from' must be int, not "
@@ -205,6 +211,7 @@ def random_(self: Tensor, from_: int | None = None, to: int | None = None, *,
 @tensor_method("exponential_")
 def exponential_(self: Tensor, lambd: float = 1, *, generator=None) -> Tensor:
     """Fill with exponential samples of rate ``lambd``."""
+    lambd = number_argument(lambd, "exponential_", "lambd", 1, "float")
     _require_continuous(self._data, "Exponential", scalar_type_name)
     if not lambd > 0:
         raise RuntimeError("exponential_ expects lambda > 0.0, but found "
@@ -217,6 +224,7 @@ def exponential_(self: Tensor, lambd: float = 1, *, generator=None) -> Tensor:
 @tensor_method("geometric_")
 def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
     """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+    p = number_argument(p, "geometric_", "p", 1, "float")
     if self._data.dtype.kind not in "fiu":
         raise NotImplementedError(f'"geometric_cpu" not implemented for '
                                   f"'{scalar_type_name(self._data)}'")
@@ -230,6 +238,8 @@ def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
 @tensor_method("log_normal_")
 def log_normal_(self: Tensor, mean: float = 1, std: float = 2, *, generator=None) -> Tensor:
     """Fill with exp(N(mean, std)) samples."""
+    mean = number_argument(mean, "log_normal_", "mean", 1, "float")
+    std = number_argument(std, "log_normal_", "std", 2, "float")
     _require_floating(self._data, "log_normal_cpu", complex_ok=False)
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={cpp_number(std)}")
@@ -241,6 +251,8 @@ def log_normal_(self: Tensor, mean: float = 1, std: float = 2, *, generator=None
 @tensor_method("cauchy_")
 def cauchy_(self: Tensor, median: float = 0, sigma: float = 1, *, generator=None) -> Tensor:
     """Fill with Cauchy samples centred on ``median`` with scale ``sigma``."""
+    median = number_argument(median, "cauchy_", "median", 1, "float")
+    sigma = number_argument(sigma, "cauchy_", "sigma", 2, "float")
     _require_continuous(self._data, "Cauchy", c_type_name)
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={cpp_number(sigma)}")
@@ -271,6 +283,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     """Normal samples: ``normal(mean, std)`` with either or both tensors (broadcast; torch's
     zero gradients for them), or ``normal(mean, std, size)`` with two numbers."""
     rng = rng_of(generator, "normal")
+    if size is not None:  # normal(float mean, float std, size): 0-d tensors read as numbers
+        mean, std = (number_if_read(v, "float") for v in (mean, std))
     mean_is_tensor, std_is_tensor = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not (mean_is_tensor or std_is_tensor):
         if size is None:

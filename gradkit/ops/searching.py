@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from gradkit.number_arguments import number_argument
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.methods import tensor_method
@@ -223,4 +224,5 @@ _histc.name, _histc.profiler_name = "histc", "gradkit::histc"
 def histc(x: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """A histogram of x's values in ``bins`` equal bins over [min, max] (both 0: x's range);
     values outside are left out. Not differentiable, as torch's."""
+    min, max = number_argument(min, "histc", "min", 3), number_argument(max, "histc", "max", 4)  # noqa: A001
     return _histc(x, bins=bins, low=min, high=max)

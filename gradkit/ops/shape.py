@@ -9,6 +9,7 @@ import numpy as np
 from gradkit.autograd.batching import batch_dim, batch_shape
 from gradkit.ops._op import Op, op, seam, sum_to_shape
 from gradkit.ops.methods import tensor_method
+from gradkit.ops.unary_helpers import tensor_type_name
 
 
 def _normalize_dim(dim: int, ndim: int) -> int:
@@ -167,10 +168,7 @@ def expand(xp, x, *, sizes):
     """A view of x with size-1 dims repeated to ``sizes`` (-1 keeps a dim)."""
     sizes = tuple(sizes)
     if len(sizes) < x.ndim:
-        raise RuntimeError(
-            f"expand(torch.FloatTensor{{{list(x.shape)}}}, size=[{', '.join(map(str, sizes))}]): "
-            "the number of sizes provided must be greater or equal to the number of dimensions "
-            "in the tensor".replace("torch.FloatTensor", "gradkit.Tensor"))
+        raise RuntimeError(expand_refusal(x.shape, sizes, tensor_type_name(x)))
     lead = len(sizes) - x.ndim
     target = tuple(x.shape[i - lead] if s == -1 and i >= lead else s
                    for i, s in enumerate(sizes))
@@ -179,9 +177,31 @@ def expand(xp, x, *, sizes):
     try:
         return xp.broadcast_to(x, target)
     except ValueError:
-        raise RuntimeError(
-            f"The expanded size of the tensor ({list(target)}) must match the existing size "
-            f"({list(x.shape)}) at non-singleton dimensions") from None
+        raise RuntimeError(expand_refusal(x.shape, sizes, tensor_type_name(x))) from None
+
+
+def expand_refusal(shape, sizes, type_name: str) -> str | None:
+    """torch's message when a tensor of ``shape`` (of type ``type_name``,
+    ``torch.FloatTensor``) does not expand to ``sizes`` (-1 keeps a dim), None when it does:
+    too few sizes, then the innermost dimension that does not fit, as torch checks them."""
+    sizes, shape = [int(n) for n in sizes], [int(n) for n in shape]
+    if len(sizes) < len(shape):
+        return (f"expand({type_name}{{{shape}}}, size={sizes}): the number of sizes provided "
+                f"({len(sizes)}) must be greater or equal to the number of dimensions in the "
+                f"tensor ({len(shape)})")
+    for i in range(len(sizes) - 1, -1, -1):
+        dim = i - len(sizes) + len(shape)
+        size, wanted = (shape[dim] if dim >= 0 else 1), sizes[i]
+        if wanted == -1:
+            if dim < 0:
+                return ("The expanded size of the tensor (-1) isn't allowed in a leading, "
+                        f"non-existing dimension {i}")
+            wanted = size
+        if size != wanted and size != 1:
+            return (f"The expanded size of the tensor ({wanted}) must match the existing size "
+                    f"({size}) at non-singleton dimension {i}.  Target sizes: {sizes}.  Tensor "
+                    f"sizes: {shape}")
+    return None
 
 
 def _sum_to(g, shape):

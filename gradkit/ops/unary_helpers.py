@@ -15,6 +15,12 @@ def scalar_type_name(array) -> str:
     return _SCALAR_TYPE_NAMES.get(name, name)
 
 
+def tensor_type_name(array) -> str:
+    """torch's legacy type name of a CPU tensor of the array's dtype (``torch.FloatTensor``),
+    as its messages print a tensor's type."""
+    return f"torch.{scalar_type_name(array)}Tensor"
+
+
 def c_type_name(array) -> str:
     """The C type torch names in some messages (``float``, ``double``, ...)."""
     name = array.dtype.name

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from gradkit._user_frames import warn_at_user
+from gradkit.number_arguments import numbers_reader
 
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
@@ -92,6 +93,7 @@ def _var_jvp(t, x, dim, unbiased, keepdim, correction):
 
 
 var.defjvp(_var_jvp)
+var.numbers = numbers_reader("var", correction=None)  # a Scalar: 0-d tensors read
 
 
 @op(save=("x", "result"), batchable=True, method=True, contiguous=True)
@@ -111,6 +113,7 @@ std.defvjp(lambda g, x, out, dim, unbiased, keepdim, correction:
            _var_grad(_over_twice_std(g, out), x, dim, unbiased, keepdim, correction))
 std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
            _over_twice_std(_var_jvp(t, x, dim, unbiased, keepdim, correction), out))
+std.numbers = numbers_reader("std", correction=None)
 
 
 @op(save="x", outputs=2, name="var_mean", contiguous=True)

@@ -179,8 +179,6 @@ def test_copy_into_a_half_tensor_makes_it_require_grad():
         y = lib.empty(10, dtype=lib.float16)
         y.copy_(x)
         z = x.to(lib.float16)
-        # (the node's name() is torch's "torch::autograd::CopyBackwards", gradkit's
-        # "CopyBackwards": tests/test_torch_saved.py; the class names agree)
         return y.requires_grad, y.dtype == lib.float16, z.requires_grad, \
             type(y.grad_fn).__name__
     assert like_torch(program)[:3] == (True, True, True)

@@ -34,6 +34,17 @@ _POST_HOOK_RETURNED = (
     "new values, if incompatible_keys need to be modified, it should be done inplace.")
 
 
+class _WithoutModule:
+    """A load_state_dict pre-hook registered without its module: called without it. A class,
+    not a closure, so that a module holding it still pickles (and holds no module)."""
+
+    def __init__(self, hook) -> None:
+        self.hook = hook
+
+    def __call__(self, module, *args) -> None:
+        self.hook(*args)
+
+
 class ModuleState:
     """Parameters and persistent buffers by dotted name, saved and loaded as torch does."""
 
@@ -72,6 +83,12 @@ class ModuleState:
         keys; it may rename or add keys (in load_state_dict's own copy of the dict). The
         three lists it gets are scratch lists: load_state_dict computes its own after."""
         return add_hook(self._hook_table("_load_state_dict_pre_hooks"), hook)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False
+                                           ) -> RemovableHandle:
+        """torch's older spelling: without ``with_module`` the hook gets no module argument."""
+        return add_hook(self._hook_table("_load_state_dict_pre_hooks"),
+                        hook if with_module else _WithoutModule(hook))
 
     def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
         """``hook(module, incompatible_keys)`` runs after ``load_state_dict`` copied the values

@@ -460,3 +460,263 @@ def test_global_hooks_run_before_the_modules_own():
     assert order == ["global pre", "local pre", "global forward", "local forward",
                      "global backward", "local backward"]
     assert len(caught) == 1 and caught[0][0] == "FutureWarning"
+
+
+# -- TestModuleHookNN -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("register", ["register_backward_hook", "register_full_backward_hook",
+                                      "register_full_backward_pre_hook"])
+def test_hook_counts_as_hooks_come_and_go(register):
+    """test_hooks: forward and backward hook counts over calls, retained backwards and
+    removals, for each kind of backward hook."""
+    def program(lib):
+        module, x = lib.nn.Sigmoid(), ones(lib, 5, 5, requires_grad=True)
+        two, counter, seen = ones(lib, 5, 5) * 2, {"forwards": 0, "backwards": 0}, []
+
+        def fw_hook(inc, m, args, output):
+            seen.append((m is module, isinstance(args, tuple), float(output.detach()[0, 0])))
+            counter["forwards"] += inc
+
+        def bw_hook(inc, m, *grads):
+            seen.append((m is module, float(grads[-1][0][0, 0])))
+            counter["backwards"] += inc
+        counts = []
+        first_fw = module.register_forward_hook(partial(fw_hook, 1))
+        module(x)
+        module(x)
+        first_bw = getattr(module, register)(partial(bw_hook, 1))
+        output = module(x)
+        counts.append(dict(counter))
+        output.backward(two, retain_graph=True)
+        output.backward(two, retain_graph=True)
+        counts.append(dict(counter))
+        second_fw = module.register_forward_hook(partial(fw_hook, 2))
+        module(x)
+        second_bw = getattr(module, register)(partial(bw_hook, 2))
+        module(x).backward(two)
+        counts.append(dict(counter))
+        second_bw.remove()
+        module(x).backward(two)
+        second_fw.remove()
+        module(x).backward(two)
+        counts.append(dict(counter))
+        first_fw.remove()
+        first_bw.remove()
+        return counts, seen
+    ((counts, seen), _) = same(program)
+    assert counts == [{"forwards": 3, "backwards": 0}, {"forwards": 3, "backwards": 2},
+                      {"forwards": 9, "backwards": 5}, {"forwards": 13, "backwards": 7}]
+    assert set(seen) == {(True, True, 1 / (1 + 1 / math.e)), (True, 2.0)}
+
+
+@pytest.mark.parametrize("first,second", [
+    ("register_backward_hook", "register_full_backward_hook"),
+    ("register_full_backward_hook", "register_backward_hook")])
+def test_a_module_cannot_mix_full_and_legacy_backward_hooks(first, second):
+    def program(lib):
+        module = lib.nn.Sigmoid()
+        getattr(module, first)(lambda *a: None).remove()
+        getattr(module, second)(lambda *a: None)
+    (result, _) = same(program)
+    assert result == ("raised", "RuntimeError", "Cannot use both regular backward hooks and "
+                      "full backward hooks on a single Module. Please use only one of them.")
+
+
+def test_full_backward_hook_of_batch_norm():
+    """test_hook_cpp: one grad_input and one grad_output, the module itself."""
+    def program(lib):
+        bn, seen = lib.nn.BatchNorm1d(5).double(), []
+        bn.register_full_backward_hook(
+            lambda m, gi, go: seen.append((len(gi), len(go), m is bn)))
+        bn(data(lib, 5, 5)).sum().backward()
+        return seen
+    assert same(program) == ([(1, 1, True)], [])
+
+
+def test_backward_hook_sees_what_the_pre_hook_returned():
+    """test_backward_hooks_interaction."""
+    def program(lib):
+        module, seen = lib.nn.Sigmoid(), []
+
+        def pre_hook(m, grad_output):
+            seen.append("pre")
+            return (grad_output[0] * 0.5,)
+
+        def hook(m, grad_input, grad_output):
+            seen.append(grad_output[0])
+            return grad_output
+        module.register_full_backward_pre_hook(pre_hook)
+        module.register_full_backward_hook(hook)
+        t = ones(lib, 1, 2, requires_grad=True)
+        module(t).sum().backward()
+        return seen, t.grad
+    ((seen, grad), _) = same(program)
+    np.testing.assert_array_equal(seen[1].numpy(), np.full((1, 2), 0.5))
+
+
+def test_requires_grad_of_inputs_passes_through_the_hook():
+    """test_hook_requires_grad, test_hook_last_arg_requires_grad."""
+    def program(lib):
+        class ThreeInputs(lib.nn.Module):
+            def forward(self, a, b, c):
+                seen.append((a.requires_grad, b.requires_grad, c.requires_grad))
+                return a.sum() + b.sum() + c.sum()
+        seen, inp, mod = [], data(lib, 2), ThreeInputs()
+        mod(inp, inp.detach(), inp)
+        mod.register_full_backward_hook(lambda m, gi, go: None)
+        mod(inp, inp.detach(), inp)
+        loss = lib.nn.L1Loss()
+        loss.register_full_backward_hook(lambda m, gi, go: None)
+        return seen, loss(inp.detach(), inp)
+    ((seen, _), _) = same(program)
+    assert seen == [(True, False, True)] * 2
+
+
+def test_backward_hook_of_a_module_whose_inputs_need_no_grad():
+    """test_hook_no_requires_grad: the hook sees None grad_inputs; it may return them, any
+    other value is refused."""
+    def program(lib):
+        mod, inp, seen = lib.nn.Linear(2, 3).double(), data(lib, 1, 2, requires_grad=False), []
+        returns = iter([None, "grad_input", "invalid"])
+
+        def hook(m, grad_input, grad_output):
+            seen.append(([g is None for g in grad_input], tuple(grad_output[0].shape)))
+            kind = next(returns)
+            return grad_input if kind == "grad_input" else inp if kind == "invalid" else None
+        mod.register_full_backward_hook(hook)
+        for _ in range(3):
+            try:
+                mod(inp).sum().backward()
+            except RuntimeError as error:
+                seen.append(str(error))
+        return seen
+    (seen, caught) = same(program)
+    assert seen[-1] == ("Backward hook for Modules where no input requires gradient should "
+                        "always return None or None for all gradients.")
+    assert len(caught) == 3
+
+
+def test_hook_with_non_tensor_input_and_output():
+    """test_hook_extra_input: None stands for the non-tensor input and output."""
+    def program(lib):
+        class Extra(lib.nn.Module):
+            def forward(self, flag, tensor):
+                return tensor.clone(), flag
+        seen, mod = [], Extra()
+        mod.register_full_backward_hook(
+            lambda m, gi, go: seen.append(([g is None for g in gi], [g is None for g in go])))
+        out, _ = mod(True, data(lib, 2))
+        out.sum().backward()
+        return seen
+    assert same(program) == ([([True, False], [False, True])], [])
+
+
+@pytest.mark.parametrize("register", ["register_full_backward_hook",
+                                      "register_full_backward_pre_hook"])
+def test_in_place_writes_through_the_hooked_inputs_and_outputs(register):
+    """test_hook_inplace: the inputs and outputs are views made by BackwardHookFunction."""
+    def program(lib):
+        class Keeps(lib.nn.Module):
+            def forward(self, inp, do_inplace):
+                self.inp = inp
+                if do_inplace:
+                    inp += 1
+                return inp.clone()
+        calls, errors, inp, mod = [], [], data(lib, 10), Keeps()
+
+        def attempt(action):
+            try:
+                action()
+            except RuntimeError as error:
+                errors.append(str(error))
+        with getattr(mod, register)(lambda *args: calls.append(1)):
+            mod(inp, False).sum().backward()
+            attempt(lambda: mod(inp.clone(), True))
+            local = inp.clone()
+            mod(local, False)
+            local[0] *= 1
+            attempt(lambda: mod.inp + 2)
+            out = mod(inp, False)
+
+            def write_output():
+                out.add_(1)
+            attempt(write_output)
+        return calls, errors
+    ((calls, errors), _) = same(program)
+    assert calls == [1] and len(errors) == 3
+    assert all("BackwardHookFunction is a view" in error for error in errors)
+
+
+def test_legacy_backward_hook_warnings():
+    """test_hook_non_full_warning: torch's FutureWarnings where the legacy hook misses
+    gradients (list input, list output, outputs of two nodes, forward of two nodes)."""
+    def program(lib):
+        a, b = data(lib, 2), data(lib, 2, seed=1)
+
+        def module(forward):
+            mod = type("M", (lib.nn.Module,), {"forward": forward})()
+            mod.register_backward_hook(lambda *args: None)
+            return mod
+        module(lambda self, pair: (pair[0].clone(), pair[1].clone()))([a, b])
+        module(lambda self, a, b: [a.clone(), b.clone()])(a, b)
+        module(lambda self, a, b: (a.clone(), b.clone()))(a, b)
+        module(lambda self, a: a.clone().clone())(a)
+        return None
+    (_, caught) = same(program)
+    assert [category for category, _ in caught] == ["FutureWarning"] * 4
+    assert "does not take as input a single Tensor" in caught[0][1]
+    assert "does not return a single Tensor" in caught[1][1]
+    assert "outputs are generated by different autograd Nodes" in caught[2][1]
+    assert "the forward contains multiple autograd Nodes" in caught[3][1]
+
+
+def test_full_backward_hook_gradient_sizes():
+    """test_hook_backward_size: inputs and output of different sizes, many nodes."""
+    def program(lib):
+        class Many(lib.nn.Module):
+            def forward(self, arg1, arg2):
+                tmp = arg1.sum() * arg2
+                tmp = tmp + arg2.sum() * arg1.sum()
+                return tmp.sum().view(1).expand(8).contiguous()
+        seen, module = [], Many()
+        module.register_full_backward_hook(lambda m, gi, go: seen.append(
+            ([tuple(g.shape) for g in gi], [tuple(g.shape) for g in go])))
+        module(data(lib, 5, 5), data(lib, 10, 10)).sum().backward()
+        return seen
+    assert same(program) == ([([(5, 5), (10, 10)], [(8,)])], [])
+
+
+@pytest.mark.parametrize("kind", ["buffer", "parameter", "module"])
+@pytest.mark.parametrize("returns", [True, False])
+def test_global_registration_hooks(kind, returns):
+    """test_hook_buffer_registration, test_hook_submodule_registration,
+    test_hook_parameter_registration: every registration (attribute or register_*) is seen;
+    a returned value is what gets registered."""
+    def program(lib):
+        seen = []
+
+        def hook(module, name, value):
+            seen.append(name)
+            return value if returns else None
+        register = getattr(lib.nn.modules.module, f"register_module_{kind}_registration_hook")
+        with register(hook):
+            net = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+            net.add_module("extra", lib.nn.Identity())
+            net.register_buffer("flag", lib.zeros(1))
+            net.register_parameter("scale", lib.nn.Parameter(lib.ones(1)))
+            net.scale = None
+            net.extra = None
+            net.flag = None
+        return seen
+    (seen, _) = same(program)
+    assert {"parameter": "scale", "buffer": "flag", "module": "extra"}[kind] in seen
+
+
+def test_a_registration_hook_result_replaces_the_value():
+    def program(lib):
+        replacement = lib.nn.Identity()
+        with lib.nn.modules.module.register_module_module_registration_hook(
+                lambda module, name, value: replacement):
+            net = lib.nn.Sequential(lib.nn.Linear(2, 2))
+        return net[0] is replacement
+    assert same(program) == (True, [])

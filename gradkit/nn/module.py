@@ -88,7 +88,10 @@ class Module(ModuleHooks, ModuleState):
 
     def _registered(self, kind: type, name: str, value):
         """``value`` after the global registration hooks of its kind (parameter, buffer or
-        module) saw it; a hook's non-None result is what gets registered."""
+        module) saw it; a hook's non-None result is what gets registered. (torch's hooks see
+        a None module or buffer, never a None parameter.)"""
+        if value is None and kind is Parameter:
+            return None
         table = _global_parameter_registration_hooks if kind is Parameter else \
             _global_module_registration_hooks if kind is Module else \
             _global_buffer_registration_hooks

@@ -1,0 +1,146 @@
+"""torch's TestStateDictHooks (test/nn/test_module_hooks.py), rerun on gradkit.nn and
+compared with torch 2.13 on the same program (outcome, error text and warnings)."""
+import gc
+import pickle
+import weakref
+
+import pytest
+
+from tests.test_nn_hooks_torch_expectations import same
+
+
+def _hook_to_pickle(*args, **kwargs):
+    """A module-level hook, so that a module holding it pickles."""
+
+
+def _keys(state_dict):
+    return sorted(state_dict)
+
+
+def test_load_state_dict_pre_hook_with_and_without_module():
+    """test_load_state_dict_pre_hook: the private spelling's with_module flag."""
+    def program(lib):
+        source = lib.nn.Linear(3, 3)
+        target, seen = lib.nn.Linear(3, 3), []
+
+        def without_module(state_dict, prefix, local_metadata, strict, missing, unexpected,
+                           errors):
+            seen.append(("without", _keys(state_dict), prefix, strict))
+
+        def with_module(module, state_dict, prefix, local_metadata, strict, missing,
+                        unexpected, errors):
+            seen.append(("with", module is target, _keys(state_dict)))
+        target._register_load_state_dict_pre_hook(without_module)
+        target.load_state_dict(source.state_dict())
+        target._register_load_state_dict_pre_hook(with_module, True)
+        target.load_state_dict(source.state_dict())
+        return seen
+    (seen, _) = same(program)
+    assert [entry[0] for entry in seen] == ["without", "without", "with"]
+
+
+def test_a_load_state_dict_pre_hook_holds_no_reference_to_its_module():
+    """test_no_extra_ref_to_module (and test_pickled_hook: the module still pickles)."""
+    def program(lib):
+        gc.disable()
+        try:
+            m = lib.nn.Linear(3, 3)
+            m._register_load_state_dict_pre_hook(_hook_to_pickle, True)
+            restored = pickle.loads(pickle.dumps(m))
+            weak = weakref.ref(m)
+            del m
+            return weak() is None, type(restored).__name__
+        finally:
+            gc.enable()
+    assert same(program) == ((True, "Linear"), [])
+
+
+@pytest.mark.parametrize("wrapped", [True, False])
+def test_load_state_dict_pre_hook_methods_on_a_submodule(wrapped):
+    """test_load_state_dict_module_pre_hook: bound methods as hooks, on a submodule too: the
+    lists they get start empty, strict is passed, the module is the submodule."""
+    def program(lib):
+        seen = []
+
+        class Mine(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.foo = lib.nn.Parameter(lib.ones(3))
+
+            def pre_hook(self, state_dict, prefix, metadata, strict, missing, unexpected,
+                         errors):
+                seen.append((prefix, strict, missing, unexpected, errors))
+
+            def pre_hook_with_module(self, module, state_dict, prefix, metadata, strict,
+                                     missing, unexpected, errors):
+                seen.append((module is self, prefix, strict, missing, unexpected, errors))
+        mod = Mine()
+        m = lib.nn.Sequential(mod) if wrapped else mod
+        state = m.state_dict()
+        mod._register_load_state_dict_pre_hook(mod.pre_hook)
+        m.load_state_dict(state)
+        mod._register_load_state_dict_pre_hook(mod.pre_hook_with_module, True)
+        m.load_state_dict(state)
+        return seen
+    (seen, _) = same(program)
+    assert len(seen) == 3 and all(entry[-3:] == ([], [], []) for entry in seen)
+
+
+def test_load_state_dict_post_hook_edits_the_incompatible_keys():
+    """test_load_state_dict_post_hook: keys a post-hook adds are returned (and make strict
+    loading fail); a removed hook stops; a hook clearing the lists forgives strict."""
+    def program(lib):
+        calls = []
+
+        class Mine(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.foo = lib.nn.Parameter(lib.ones(3))
+
+            def post_hook(self, module, incompatible_keys):
+                calls.append(module is self)
+                incompatible_keys.missing_keys.append("foo")
+                incompatible_keys.unexpected_keys.append("bar")
+        nested = Mine()
+        wrapped = lib.nn.ModuleList([nested])
+        handle = nested.register_load_state_dict_post_hook(nested.post_hook)
+        results = [tuple(wrapped.load_state_dict(wrapped.state_dict(), strict=False))]
+        try:
+            wrapped.load_state_dict(wrapped.state_dict(), strict=True)
+        except RuntimeError as error:
+            results.append(str(error))
+        handle.remove()
+        results.append(tuple(wrapped.load_state_dict(wrapped.state_dict(), strict=False)))
+
+        def clear(module, incompatible_keys):
+            incompatible_keys.missing_keys.clear()
+            incompatible_keys.unexpected_keys.clear()
+        nested.register_load_state_dict_post_hook(clear)
+        state = wrapped.state_dict()
+        state["extra"] = lib.ones(1)
+        results.append(tuple(wrapped.load_state_dict(state, strict=True)))
+        return calls, results
+    ((calls, results), _) = same(program)
+    assert calls == [True, True]
+    assert results[0] == (["foo"], ["bar"]) and results[2] == results[3] == ([], [])
+    assert '"foo"' in results[1] and '"bar"' in results[1]
+
+
+@pytest.mark.parametrize("layer", ["Softmin", "Softmax", "LogSoftmax"])
+def test_load_state_dict_post_hooks_of_an_older_saved_module(layer):
+    """test_load_state_dict_post_hook_backward_compatibility: a module saved without the
+    post-hook table loads a state dict, and takes new post-hooks."""
+    def program(lib):
+        called = []
+        m = getattr(lib.nn, layer)(1)
+        state = m.state_dict()
+        had_table = hasattr(m, "_load_state_dict_post_hooks")
+        delattr(m, "_load_state_dict_post_hooks")
+        m = pickle.loads(pickle.dumps(m))  # torch's test uses torch.save of the module: a
+        # pickle; gradkit.save stores no modules (docs/serialization.md)
+        m.load_state_dict(state)
+        before = list(called)
+        m.register_load_state_dict_post_hook(lambda module, keys: called.append(True))
+        m.load_state_dict(state)
+        return had_table, before, called
+    assert same(program) == ((True, [], [True]), [])

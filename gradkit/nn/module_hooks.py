@@ -24,8 +24,8 @@ from gradkit.nn.module_legacy_hooks import register_legacy_backward_hooks
 # the per-module hook tables, with torch's attribute names
 HOOK_TABLES = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
                "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
-               "_backward_pre_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
-               "_load_state_dict_post_hooks")
+               "_backward_pre_hooks", "_state_dict_pre_hooks", "_state_dict_hooks",
+               "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
 
 
 class _ModuleHookHandle(RemovableHandle):

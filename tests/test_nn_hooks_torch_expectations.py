@@ -5,6 +5,7 @@ error it raises (type and message) and the warnings it emits must agree. Section
 torch's classes: TestModuleHooks, TestModuleGlobalHooks, TestModuleHookNN (the state-dict
 class is in test_nn_state_dict_hooks_torch_expectations.py).
 """
+import collections
 import math
 import warnings
 from functools import partial
@@ -97,16 +98,49 @@ def test_hook_order_with_prepend_and_when_hooks_fire(kind, target):
     assert [e[0] for e in events[-1]] == [4, 1, 0, 2, 3] * 2
 
 
-def test_backward_pre_hook_result_changes_the_gradient():
-    """test_full_backward_pre_hooks: a pre-hook returning zeros zeroes the input's grad."""
+@pytest.mark.parametrize("input_requires_grad", [True, False])
+def test_backward_pre_hook_result_changes_the_gradient(input_requires_grad):
+    """test_full_backward_pre_hooks: a pre-hook returning zeros zeroes the gradients of the
+    weight and of the input (None when the input needs none)."""
     def program(lib):
-        a = ones(lib, 2, requires_grad=True)
+        a = ones(lib, 2, requires_grad=input_requires_grad)
         model = lib.nn.Linear(2, 2).double()
         model.register_full_backward_pre_hook(lambda m, grad_output: (grad_output[0] * 0,))
         model(a).sum().backward()
-        return a.grad
-    (grad, caught) = same(program)
-    assert not grad.numpy().any() and caught == []
+        return a.grad, model.weight.grad
+    ((grad, weight_grad), _) = same(program)
+    assert not weight_grad.numpy().any()
+    assert (grad is None) is not input_requires_grad
+
+
+Pair = collections.namedtuple("Pair", "first second")
+
+
+@pytest.mark.parametrize("container", ["namedtuple", "tuple", "list"])
+def test_backward_hooks_and_the_output_container(container):
+    """newer torch's named_tuple cases of test_forward_hooks ... test_mixed_hooks: a
+    namedtuple output keeps its type; a list output is not routed, so its backward hooks
+    never run (and a warning says so)."""
+    def program(lib):
+        seen = []
+        make = {"namedtuple": lambda a, b: Pair(a, b), "tuple": lambda a, b: (a, b),
+                "list": lambda a, b: [a, b]}[container]
+
+        class Two(lib.nn.Module):
+            def forward(self, x):
+                return make(x * 2, x * 3)
+        m = Two()
+        m.register_full_backward_hook(lambda m, gi, go: seen.append((len(gi), len(go))))
+        m.register_full_backward_pre_hook(lambda m, go: seen.append(len(go)))
+        m.register_forward_hook(lambda m, i, o: seen.append(type(o).__name__))
+        x = ones(lib, 2, requires_grad=True)
+        out = m(x)
+        out[0].sum().backward()
+        return type(out).__name__, seen, x.grad
+    ((name, seen, _), caught) = same(program)
+    assert name == {"namedtuple": "Pair"}.get(container, container)
+    assert len(seen) == (1 if container == "list" else 3)
+    assert len(caught) == (container == "list")
 
 
 def test_mixed_hooks_run_in_order():

@@ -229,10 +229,10 @@ class _BackwardHook:
             self.n_outputs = 1
             routed, self.output_positions = self._route((output,), self._output_hook, False)
             return routed[0]
-        if isinstance(output, (tuple, list)):
+        if isinstance(output, tuple):  # torch routes no list: its hooks then never run
             self.n_outputs = len(output)
-            routed, self.output_positions = self._route(tuple(output), self._output_hook, False)
-            return type(output)(routed)
+            routed, self.output_positions = self._route(output, self._output_hook, False)
+            return type(output)(*routed) if hasattr(output, "_fields") else routed
         return output
 
     def _route(self, values: tuple, node_hook: Callable, is_input: bool):

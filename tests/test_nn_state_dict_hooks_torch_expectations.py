@@ -262,3 +262,16 @@ def test_load_state_dict_pre_hook_of_a_child_sees_its_own_keys():
     ((seen, result, weight), _) = same(program)
     assert seen[0] == ("0.0.", ["0.0.bias", "0.0.weight"], 2)
     assert result == ([], []) and weight.tolist() == [[5.0]]
+
+
+def test_load_state_dict_post_hooks_run_children_first():
+    """torch's load recursion: a module's post-hooks run after its children's."""
+    def program(lib):
+        order = []
+        net = lib.nn.Sequential(lib.nn.Sequential(lib.nn.Linear(1, 1)), lib.nn.Linear(1, 1))
+        for name, module in net.named_modules():
+            module.register_load_state_dict_post_hook(
+                lambda m, keys, name=name: order.append(name))
+        net.load_state_dict(net.state_dict())
+        return order
+    assert same(program) == (["0.0", "0", "1", ""], [])

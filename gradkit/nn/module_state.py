@@ -165,8 +165,8 @@ class ModuleState:
         if not errors:
             self._load(own, extra, state_dict, assign)
             keys = _IncompatibleKeys(missing, unexpected)
-            for _, module in self._prefixed_modules():
-                for hook in module._hook_table("_load_state_dict_post_hooks").values():
+            for module in self._children_first():  # torch's recursion: children first
+                for hook in tuple(module._hook_table("_load_state_dict_post_hooks").values()):
                     if hook(module, keys) is not None:
                         raise AssertionError(_POST_HOOK_RETURNED)
         if strict:
@@ -180,6 +180,13 @@ class ModuleState:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
         return _IncompatibleKeys(missing, unexpected)
+
+    def _children_first(self):
+        """Every module of the tree, each after its children (a shared one once per path)."""
+        for child in self._modules.values():
+            if child is not None:
+                yield from child._children_first()
+        yield self
 
     def _run_load_pre_hooks(self, state_dict: OrderedDict, dot: str, strict: bool) -> None:
         """This module's load pre-hooks, then its children's, each child's on the keys under

@@ -754,3 +754,32 @@ def test_a_registration_hook_result_replaces_the_value():
             net = lib.nn.Sequential(lib.nn.Linear(2, 2))
         return net[0] is replacement
     assert same(program) == (True, [])
+
+
+def test_backward_hooks_are_the_ones_registered_at_call_time():
+    """torch's _call_impl hands the call's BackwardHook the hook lists of that moment: a hook
+    removed after forward still runs in its backward, one added after forward does not."""
+    def program(lib):
+        module, seen = lib.nn.Sigmoid(), []
+        first = module.register_full_backward_hook(lambda m, gi, go: seen.append("first"))
+        out = module(data(lib, 3))
+        first.remove()
+        module.register_full_backward_hook(lambda m, gi, go: seen.append("second"))
+        module.register_full_backward_pre_hook(lambda m, go: seen.append("pre"))
+        out.sum().backward()
+        module(data(lib, 3)).sum().backward()
+        return seen
+    assert same(program) == (["first", "pre", "second"], [])
+
+
+def test_global_forward_hook_with_kwargs():
+    def program(lib):
+        seen = []
+        model = _KwargModel.make(lib)
+        with lib.nn.modules.module.register_module_forward_hook(
+                lambda m, args, kwargs, out: out + kwargs["bias"], with_kwargs=True):
+            seen.append(model(ones(lib, 2), bias=ones(lib, 2)))
+        seen.append(model(ones(lib, 2), bias=ones(lib, 2)))
+        return seen
+    ((with_hook, without), _) = same(program)
+    assert with_hook.tolist() == [3.0, 3.0] and without.tolist() == [2.0, 2.0]

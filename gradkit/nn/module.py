@@ -11,8 +11,9 @@ from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.creation import zeros_like
 from gradkit.nn.module_global_hooks import (
-    _global_buffer_registration_hooks, _global_module_registration_hooks,
-    _global_parameter_registration_hooks, any_global_call_hooks, run_registration_hooks)
+    _global_backward_hooks, _global_backward_pre_hooks, _global_buffer_registration_hooks,
+    _global_forward_hooks, _global_forward_pre_hooks, _global_module_registration_hooks,
+    _global_parameter_registration_hooks, run_registration_hooks)
 from gradkit.nn.module_hooks import ModuleHooks
 from gradkit.nn.module_paths import call_observed
 from gradkit.nn.module_state import ModuleState
@@ -55,7 +56,8 @@ class Module(ModuleHooks, ModuleState):
 
     def _call(self, args: tuple, kwargs: dict):
         if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks \
-                or self._backward_pre_hooks or any_global_call_hooks():
+                or self._backward_pre_hooks or _global_forward_pre_hooks \
+                or _global_forward_hooks or _global_backward_pre_hooks or _global_backward_hooks:
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
 

@@ -114,12 +114,6 @@ def run_registration_hooks(table: OrderedDict, module, name: str, value):
     return value
 
 
-def any_global_call_hooks() -> bool:
-    """Whether some global hook makes every module call take the hooked path."""
-    return bool(_global_forward_pre_hooks or _global_forward_hooks
-                or _global_backward_pre_hooks or _global_backward_hooks)
-
-
 def global_backward_hooks(full: bool) -> list:
     """The global backward hooks of the kind asked for (full or legacy)."""
     return list(_global_backward_hooks.values()) if _global_backward_kind["full"] is full \

@@ -168,7 +168,9 @@ def test_state_dict_round_trip():
         source.bias.add_(3)
         source.first.count.fill_(7)
     sd = source.state_dict()
-    assert list(sd) == ["bias", "first.scale", "first.count", "second.scale", "second.count"]
+    # as torch's: parameters() reports the shared module once, state_dict() under both names
+    assert list(sd) == ["bias", "first.scale", "first.count", "second.scale", "second.count",
+                        "shared.scale", "shared.count"]
     assert all(not v.requires_grad for v in sd.values())
     result = target.load_state_dict(sd)
     assert result.missing_keys == [] and result.unexpected_keys == []

@@ -14,6 +14,7 @@ class RemovableHandle:
     def __init__(self, hooks_dict: OrderedDict) -> None:
         self.id = next(RemovableHandle._ids)
         self._hooks = weakref.ref(hooks_dict)
+        self.hooks_dict_ref = self._hooks  # torch's public name: call it for the dict (or None)
 
     def remove(self) -> None:
         hooks = self._hooks()

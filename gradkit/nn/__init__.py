@@ -1,6 +1,6 @@
 """gradkit.nn: layers (Modules), Parameter, init and functional, with torch.nn's names."""
 from gradkit._not_implemented import module_getattr
-from gradkit.nn import functional, init, utils
+from gradkit.nn import functional, init, modules, utils
 from gradkit.nn.adaptive import AdaptiveLogSoftmaxWithLoss
 from gradkit.nn.activation import (
     GELU, Flatten, LogSoftmax, ReLU, Sigmoid, Softmax, Softmin, Tanh)
@@ -87,6 +87,8 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
            "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
            "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "Container",
-           "NLLLoss2d", "AdaptiveLogSoftmaxWithLoss", "CrossMapLRN2d"]
+           "NLLLoss2d", "AdaptiveLogSoftmaxWithLoss", "CrossMapLRN2d",
+           # lane texp6: where the global module hooks live (nn.modules.module)
+           "modules"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

@@ -10,6 +10,10 @@ from gradkit._tensor import Tensor
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.creation import zeros_like
+from gradkit.nn.module_global_hooks import (
+    _global_backward_hooks, _global_backward_pre_hooks, _global_buffer_registration_hooks,
+    _global_forward_hooks, _global_forward_pre_hooks, _global_module_registration_hooks,
+    _global_parameter_registration_hooks, run_registration_hooks)
 from gradkit.nn.module_hooks import ModuleHooks
 from gradkit.nn.module_paths import call_observed
 from gradkit.nn.module_state import ModuleState
@@ -52,7 +56,8 @@ class Module(ModuleHooks, ModuleState):
 
     def _call(self, args: tuple, kwargs: dict):
         if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks \
-                or self._backward_pre_hooks:
+                or self._backward_pre_hooks or _global_forward_pre_hooks \
+                or _global_forward_hooks or _global_backward_pre_hooks or _global_backward_hooks:
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
 
@@ -64,13 +69,13 @@ class Module(ModuleHooks, ModuleState):
                                      (self._modules, Module, "child module")):
             if isinstance(value, kind):  # it replaces whatever had the name, in its place
                 self._forget(name, keep=registry)
-                registry[name] = value
+                registry[name] = self._registered(kind, name, value)
                 return
             if name in registry:  # only None may replace a registered one
                 if value is not None:
                     raise TypeError(f"cannot assign '{typename(value)}' as {what} '{name}' "
                                     f"(gradkit.nn.{kind.__name__} or None expected)")
-                registry[name] = None
+                registry[name] = self._registered(kind, name, None)
                 return
         # a Buffer registers itself (its isinstance is a Python call: tensors only)
         if name in self._buffers or isinstance(value, Tensor) and isinstance(value, Buffer):
@@ -82,6 +87,17 @@ class Module(ModuleHooks, ModuleState):
             self.register_buffer(name, value, persistent)
         else:
             object.__setattr__(self, name, value)
+
+    def _registered(self, kind: type, name: str, value):
+        """``value`` after the global registration hooks of its kind (parameter, buffer or
+        module) saw it; a hook's non-None result is what gets registered. (torch's hooks see
+        a None module or buffer, never a None parameter.)"""
+        if value is None and kind is Parameter:
+            return None
+        table = _global_parameter_registration_hooks if kind is Parameter else \
+            _global_module_registration_hooks if kind is Module else \
+            _global_buffer_registration_hooks
+        return run_registration_hooks(table, self, name, value) if table else value
 
     def _forget(self, name: str, keep=None) -> None:
         self.__dict__.pop(name, None)
@@ -110,7 +126,7 @@ class Module(ModuleHooks, ModuleState):
             raise TypeError(f"cannot assign '{typename(param)}' object to parameter "
                             f"'{name}' (gradkit.nn.Parameter or None required)")
         _check_name(self, name, "parameter")
-        self._parameters[name] = param
+        self._parameters[name] = self._registered(Parameter, name, param)
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """A tensor that is state but not a parameter (in state_dict unless not persistent)."""
@@ -118,7 +134,7 @@ class Module(ModuleHooks, ModuleState):
             raise TypeError(f"cannot assign '{typename(tensor)}' object to buffer "
                             f"'{name}' (gradkit.Tensor or None required)")
         _check_name(self, name, "buffer")
-        self._buffers[name] = tensor
+        self._buffers[name] = self._registered(Tensor, name, tensor)
         if not persistent:
             self.__dict__.setdefault("_non_persistent", set()).add(name)
         else:
@@ -129,7 +145,7 @@ class Module(ModuleHooks, ModuleState):
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         _check_name(self, name, "module")
-        self._modules[name] = module
+        self._modules[name] = self._registered(Module, name, module)
 
     register_module = add_module
 

@@ -16,11 +16,16 @@ from gradkit._tensor import Tensor
 from gradkit.autograd.function import Function
 from gradkit.autograd.graph import RemovableHandle
 from gradkit.autograd.grad_mode import is_grad_enabled
+from gradkit.nn.module_global_hooks import (
+    _global_backward_pre_hooks, _global_forward_hooks, _global_forward_hooks_always_called,
+    _global_forward_hooks_with_kwargs, _global_forward_pre_hooks, global_backward_hooks)
+from gradkit.nn.module_legacy_hooks import register_legacy_backward_hooks
 
 # the per-module hook tables, with torch's attribute names
 HOOK_TABLES = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
                "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
-               "_backward_pre_hooks")
+               "_backward_pre_hooks", "_state_dict_pre_hooks", "_state_dict_hooks",
+               "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
 
 
 class _ModuleHookHandle(RemovableHandle):
@@ -55,6 +60,7 @@ class ModuleHooks:
     def _init_hooks(self) -> None:
         for name in HOOK_TABLES:
             object.__setattr__(self, name, OrderedDict())
+        object.__setattr__(self, "_is_full_backward_hook", None)  # None: no backward hook yet
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
@@ -87,17 +93,41 @@ class ModuleHooks:
                                     prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_input, grad_output)`` once the gradients of the tensor inputs
         are computed; a non-None result (a tuple like grad_input) replaces them."""
+        self._set_backward_kind(full=True)
         return _register(self._backward_hooks, hook, prepend)
 
     def register_backward_hook(self, hook: Callable) -> RemovableHandle:
-        """torch's deprecated non-full backward hook: not implemented, use the full one."""
-        raise NotImplementedError(
-            "gradkit does not implement Module.register_backward_hook (deprecated in torch); "
-            "use register_full_backward_hook")
+        """torch's deprecated non-full hook: ``hook(module, grad_input, grad_output)`` on the
+        node that made the (first) output, with that node's own gradients."""
+        self._set_backward_kind(full=False)
+        return _register(self._backward_hooks, hook, prepend=False)
+
+    def _set_backward_kind(self, full: bool) -> None:
+        if self.__dict__.get("_is_full_backward_hook") is (not full):
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        object.__setattr__(self, "_is_full_backward_hook", full)
+
+    def _backward_hooks_of_kind(self, full: bool) -> list:
+        own = list(self._backward_hooks.values()) \
+            if self.__dict__.get("_is_full_backward_hook") is full else []
+        return global_backward_hooks(full) + own
 
     def _call_with_hooks(self, args: tuple, kwargs: dict):
-        """The module call when some hook is registered (torch's ``_call_impl``)."""
-        for hook_id, hook in tuple(self._forward_pre_hooks.items()):
+        """The module call when some hook is registered (torch's ``_call_impl``): global hooks
+        run before the module's own; ``always_call`` forward hooks run even when a pre-hook,
+        forward or another forward hook raised."""
+        state = {"args": args, "kwargs": kwargs, "output": None, "called": set()}
+        try:
+            return self._hooked_call(state)
+        except Exception:
+            self._run_always_called_hooks(state)
+            raise
+
+    def _hooked_call(self, state: dict):
+        args, kwargs = state["args"], state["kwargs"]
+        for hook_id, hook in (*_global_forward_pre_hooks.items(),
+                              *self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
                 if result is not None:
@@ -109,40 +139,58 @@ class ModuleHooks:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+            state["args"], state["kwargs"] = args, kwargs
+        full_hooks = self._backward_hooks_of_kind(full=True)
+        pre_hooks = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
         backward = None
-        if self._backward_hooks or self._backward_pre_hooks:
-            backward = _BackwardHook(self)
-            args = backward.setup_input_hook(args)
-        output = None
-        called = set()
-        try:
-            output = self.forward(*args, **kwargs)
-            for hook_id, hook in tuple(self._forward_hooks.items()):
-                called.add(hook_id)
-                result = hook(self, args, kwargs, output) \
-                    if hook_id in self._forward_hooks_with_kwargs else hook(self, args, output)
-                if result is not None:
-                    output = result
-        except Exception:
-            self._run_always_called_hooks(args, kwargs, output, called)
-            raise
+        if full_hooks or pre_hooks:
+            backward = _BackwardHook(self, full_hooks, pre_hooks)
+            state["args"] = args = backward.setup_input_hook(args)
+        output = state["output"] = self.forward(*args, **kwargs)
+        for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+            if hook_id in self._forward_hooks_always_called \
+                    or hook_id in _global_forward_hooks_always_called:
+                state["called"].add(hook_id)
+            if hook_id in self._forward_hooks_with_kwargs \
+                    or hook_id in _global_forward_hooks_with_kwargs:
+                result = hook(self, args, kwargs, output)
+            else:
+                result = hook(self, args, output)
+            if result is not None:
+                output = state["output"] = result
         if backward is not None:
+            if not isinstance(output, (Tensor, tuple)):
+                warnings.warn("For backward hooks to be called, module output should be a "
+                              f"Tensor or a tuple of Tensors but received {type(output)}",
+                              stacklevel=4)
             output = backward.setup_output_hook(output)
+        legacy_hooks = self._backward_hooks_of_kind(full=False)
+        if legacy_hooks:
+            register_legacy_backward_hooks(self, legacy_hooks, args, output)
         return output
 
-    def _run_always_called_hooks(self, args, kwargs, output, called: set) -> None:
+    def _run_always_called_hooks(self, state: dict) -> None:
+        args, kwargs, output = state["args"], state["kwargs"], state["output"]
+        # torch calls the global ones without kwargs, whatever their with_kwargs
+        for hook_id, hook in tuple(_global_forward_hooks.items()):
+            if hook_id in _global_forward_hooks_always_called \
+                    and hook_id not in state["called"]:
+                _call_silenced(lambda hook=hook: hook(self, args, output), "global module")
         for hook_id, hook in tuple(self._forward_hooks.items()):
-            if hook_id not in self._forward_hooks_always_called or hook_id in called:
+            if hook_id not in self._forward_hooks_always_called or hook_id in state["called"]:
                 continue
-            try:
-                if hook_id in self._forward_hooks_with_kwargs:
-                    hook(self, args, kwargs, output)
-                else:
-                    hook(self, args, output)
-            except Exception as e:  # the error of forward is the one to report
-                warnings.warn("module forward hook with ``always_call=True`` raised an exception "
-                              f"that was silenced as another error was raised in forward: {e}",
-                              stacklevel=3)
+            if hook_id in self._forward_hooks_with_kwargs:
+                _call_silenced(lambda hook=hook: hook(self, args, kwargs, output), "module")
+            else:
+                _call_silenced(lambda hook=hook: hook(self, args, output), "module")
+
+
+def _call_silenced(call: Callable, kind: str) -> None:
+    try:
+        call()
+    except Exception as e:  # the error of forward is the one to report
+        warnings.warn(f"{kind} forward hook with ``always_call=True`` raised an exception that "
+                      f"was silenced as another error was raised in forward: {e}", stacklevel=4)
 
 
 class BackwardHookFunction(Function):
@@ -164,8 +212,9 @@ class _BackwardHook:
     Hooks see one gradient per positional argument (per output): None where it is no tensor.
     """
 
-    def __init__(self, module: ModuleHooks) -> None:
+    def __init__(self, module: ModuleHooks, hooks: list, pre_hooks: list) -> None:
         self.module = module
+        self.hooks, self.pre_hooks = hooks, pre_hooks  # global ones first, as torch
         self.input_positions = self.output_positions = None  # set when routed
         self.n_inputs = self.n_outputs = 0
         self.grad_outputs = None
@@ -180,10 +229,10 @@ class _BackwardHook:
             self.n_outputs = 1
             routed, self.output_positions = self._route((output,), self._output_hook, False)
             return routed[0]
-        if isinstance(output, (tuple, list)):
+        if isinstance(output, tuple):  # torch routes no list: its hooks then never run
             self.n_outputs = len(output)
-            routed, self.output_positions = self._route(tuple(output), self._output_hook, False)
-            return type(output)(routed)
+            routed, self.output_positions = self._route(output, self._output_hook, False)
+            return type(output)(*routed) if hasattr(output, "_fields") else routed
         return output
 
     def _route(self, values: tuple, node_hook: Callable, is_input: bool):
@@ -207,19 +256,20 @@ class _BackwardHook:
     def _output_hook(self, grad_outputs: tuple):
         module = self.module
         packed = _pack_with_none(self.output_positions, grad_outputs, self.n_outputs)
-        for hook in tuple(module._backward_pre_hooks.values()):
+        for hook in self.pre_hooks:
             result = hook(module, packed)
             if result is not None:
                 packed = _checked(result, len(packed), "Backward pre hook", "grad_output")
         self.grad_outputs = packed
-        if self.input_positions is None and module._backward_hooks:
-            # no input requires grad: the hooks run now, with None for every grad_input
+        if self.input_positions is None:
+            # no input requires grad: the hooks run now, with None for every grad_input (torch
+            # warns even when there are only pre-hooks)
             warnings.warn("Full backward hook is firing when gradients are computed with respect "
                           "to module outputs since no inputs require gradients. See "
                           "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
                           "#torch.nn.Module.register_full_backward_hook for more details.",
                           stacklevel=2)
-            for hook in tuple(module._backward_hooks.values()):
+            for hook in self.hooks:
                 result = hook(module, (None,) * self.n_inputs, packed)
                 if result is not None and not (isinstance(result, tuple)
                                                and all(r is None for r in result)):
@@ -235,7 +285,7 @@ class _BackwardHook:
             return None
         module = self.module
         packed = _pack_with_none(self.input_positions, grad_inputs, self.n_inputs)
-        for hook in tuple(module._backward_hooks.values()):
+        for hook in self.hooks:
             result = hook(module, packed, self.grad_outputs)
             if result is not None:
                 packed = _checked(result, len(packed), "Backward hook", "grad_input")

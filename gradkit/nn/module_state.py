@@ -34,23 +34,52 @@ _POST_HOOK_RETURNED = (
     "new values, if incompatible_keys need to be modified, it should be done inplace.")
 
 
+class _WithoutModule:
+    """A load_state_dict pre-hook registered without its module: called without it. A class,
+    not a closure, so that a module holding it still pickles (and holds no module)."""
+
+    def __init__(self, hook) -> None:
+        self.hook = hook
+
+    def __call__(self, module, *args) -> None:
+        self.hook(*args)
+
+
 class ModuleState:
     """Parameters and persistent buffers by dotted name, saved and loaded as torch does."""
 
     def state_dict(self, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> OrderedDict:
-        """Parameters and persistent buffers by dotted name (detached unless keep_vars)."""
+        """Parameters and persistent buffers by dotted name (detached unless keep_vars).
+
+        As torch's, a module reached by two paths is saved under both; each module's
+        pre-hooks run before its tensors are read, its post-hooks after its children's."""
         destination = OrderedDict() if destination is None else destination
-        for dot, module in self._prefixed_modules(prefix):
-            for hook in module._hook_table("_state_dict_pre_hooks").values():
-                hook(module, dot, keep_vars)
-            destination.update(module._own_tensors(dot, keep_vars))
-            if type(module).get_extra_state is not ModuleState.get_extra_state:
-                destination[dot + "_extra_state"] = module.get_extra_state()
+        return self._save_tree(destination, prefix, keep_vars)
+
+    def _save_tree(self, destination: dict, dot: str, keep_vars: bool) -> dict:
+        for hook in tuple(self._hook_table("_state_dict_pre_hooks").values()):
+            hook(self, dot, keep_vars)
+        destination.update(self._own_tensors(dot, keep_vars))
+        if type(self).get_extra_state is not ModuleState.get_extra_state:
+            destination[dot + "_extra_state"] = self.get_extra_state()
+        for name, child in self._modules.items():
+            if child is not None:
+                child._save_tree(destination, dot + name + ".", keep_vars)
+        metadata = {"version": getattr(self, "_version", 1)}
+        for hook in tuple(self._hook_table("_state_dict_hooks").values()):
+            result = hook(self, destination, dot, metadata)
+            if getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif result is not None:  # the private hook's result (kept by the root only)
+                destination = result
         return destination
 
     def _prefixed_modules(self, prefix: str = ""):
-        for module_prefix, module in self.named_modules(prefix=prefix.rstrip(".")):
+        """Every (dotted prefix, module), a module reached by two paths twice (as torch)."""
+        for module_prefix, module in self.named_modules(prefix=prefix.rstrip("."),
+                                                        remove_duplicate=False):
             yield (module_prefix + "." if module_prefix else ""), module
 
     def _own_tensors(self, dot: str, keep_vars: bool) -> dict:
@@ -66,12 +95,32 @@ class ModuleState:
         """``hook(module, prefix, keep_vars)`` runs before ``state_dict`` reads this module."""
         return add_hook(self._hook_table("_state_dict_pre_hooks"), hook)
 
+    def register_state_dict_post_hook(self, hook) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` runs after ``state_dict`` saved
+        this module and its children; it may edit ``state_dict`` in place and returns None."""
+        hook._from_public_api = True  # torch's mark: its result must be None
+        return add_hook(self._hook_table("_state_dict_hooks"), hook)
+
+    def _register_state_dict_hook(self, hook) -> RemovableHandle:
+        """torch's older post-hook: a non-None result replaces the root's state dict."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook "
+                               "that was previously registered via "
+                               "register_state_dict_post_hook")
+        return add_hook(self._hook_table("_state_dict_hooks"), hook)
+
     def register_load_state_dict_pre_hook(self, hook) -> RemovableHandle:
         """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
         unexpected_keys, error_msgs)`` runs before ``load_state_dict`` reads this module's
         keys; it may rename or add keys (in load_state_dict's own copy of the dict). The
         three lists it gets are scratch lists: load_state_dict computes its own after."""
         return add_hook(self._hook_table("_load_state_dict_pre_hooks"), hook)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False
+                                           ) -> RemovableHandle:
+        """torch's older spelling: without ``with_module`` the hook gets no module argument."""
+        return add_hook(self._hook_table("_load_state_dict_pre_hooks"),
+                        hook if with_module else _WithoutModule(hook))
 
     def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
         """``hook(module, incompatible_keys)`` runs after ``load_state_dict`` copied the values
@@ -92,9 +141,7 @@ class ModuleState:
         if not isinstance(state_dict, dict):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         state_dict = OrderedDict(state_dict)  # pre-hooks may edit it: not the caller's
-        for dot, module in self._prefixed_modules():
-            for hook in module._hook_table("_load_state_dict_pre_hooks").values():
-                hook(module, state_dict, dot, {}, strict, [], [], [])
+        self._run_load_pre_hooks(state_dict, "", strict)
         own, extra = {}, {}
         for dot, module in self._prefixed_modules():
             own.update(module._own_tensors(dot, keep_vars=True))
@@ -118,8 +165,8 @@ class ModuleState:
         if not errors:
             self._load(own, extra, state_dict, assign)
             keys = _IncompatibleKeys(missing, unexpected)
-            for _, module in self._prefixed_modules():
-                for hook in module._hook_table("_load_state_dict_post_hooks").values():
+            for module in self._children_first():  # torch's recursion: children first
+                for hook in tuple(module._hook_table("_load_state_dict_post_hooks").values()):
                     if hook(module, keys) is not None:
                         raise AssertionError(_POST_HOOK_RETURNED)
         if strict:
@@ -133,6 +180,33 @@ class ModuleState:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
         return _IncompatibleKeys(missing, unexpected)
+
+    def _children_first(self):
+        """Every module of the tree, each after its children (a shared one once per path)."""
+        for child in self._modules.values():
+            if child is not None:
+                yield from child._children_first()
+        yield self
+
+    def _run_load_pre_hooks(self, state_dict: OrderedDict, dot: str, strict: bool) -> None:
+        """This module's load pre-hooks, then its children's, each child's on the keys under
+        its prefix only (as torch's recursive load); what a child's hooks change is merged
+        back into ``state_dict``."""
+        for hook in tuple(self._hook_table("_load_state_dict_pre_hooks").values()):
+            hook(self, state_dict, dot, {}, strict, [], [], [])
+        for name, child in self._modules.items():
+            if child is None:
+                continue
+            child_dot = dot + name + "."
+            local = OrderedDict((k, v) for k, v in state_dict.items() if k.startswith(child_dot))
+            before = list(local.items())
+            child._run_load_pre_hooks(local, child_dot, strict)
+            after = list(local.items())
+            if len(after) != len(before) or any(a[0] != b[0] or a[1] is not b[1]
+                                                for a, b in zip(after, before)):
+                for key in [k for k in state_dict if k.startswith(child_dot)]:
+                    del state_dict[key]
+                state_dict.update(local)
 
     def _load(self, own: dict, extra: dict, state_dict: dict, assign: bool) -> None:
         with no_grad():

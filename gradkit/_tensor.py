@@ -32,9 +32,10 @@ class Tensor:
         tensor([2., 4.])
     """
 
-    # always set: _data, _requires_grad, grad_fn, _output_nr, _vc; the rest only when used
+    # always set: _data, _requires_grad, grad_fn, _output_nr, _vc; __dict__: user attributes
     __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_vc", "_grad", "_view",
-                 "_hooks", "_post_acc_hooks", "_retains_grad", "_accum", "_fw", "__weakref__")
+                 "_hooks", "_post_acc_hooks", "_retains_grad", "_accum", "_fw", "__weakref__",
+                 "__dict__")
     __array_ufunc__ = None  # make `ndarray * tensor` call Tensor.__rmul__
 
     @staticmethod
@@ -283,20 +284,19 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        array = self.numpy()
-        return array if dtype is None else array.astype(dtype)
+        return self.numpy() if dtype is None else self.numpy().astype(dtype)
 
     def __dlpack__(self, *args, **kwargs):
         return self._data.__dlpack__(*args, **kwargs)
 
     # -- Python protocol ----------------------------------------------------------------
     def __reduce_ex__(self, protocol):
-        """Pickle as torch does (every protocol): the values and requires_grad of a fresh
-        leaf; no ``.grad``, history or view relation."""
-        return _rebuild_tensor, (type(self), self._data, self._requires_grad)
+        """Pickle as torch does (every protocol): a fresh leaf's values, requires_grad and the
+        user's own attributes; no ``.grad``, history or view relation."""
+        state = (self.__dict__,) if self.__dict__ else ()
+        return (_rebuild_tensor, (type(self), self._data, self._requires_grad)) + state
 
-    def __deepcopy__(self, memo):
-        # deepcopy keeps what it kept before pickling was defined (.grad, graph)
+    def __deepcopy__(self, memo):  # keeps what it kept before pickling was defined (.grad)
         return copy._reconstruct(self, memo, *object.__reduce_ex__(self, 4))
 
     def __repr__(self) -> str:

@@ -141,7 +141,7 @@ class _SubclassAccess:
             return alias
         result = object.__new__(cls)
         for slot in Tensor.__slots__:
-            if slot != "__weakref__" and hasattr(alias, slot):
+            if slot not in ("__weakref__", "__dict__") and hasattr(alias, slot):
                 setattr(result, slot, getattr(alias, slot))
         refs = result._vc  # the version counter's weak reference to the alias names result
         if isinstance(refs, list) and refs[-1]() is alias:

@@ -36,7 +36,14 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_parameter, (self.detach(), self._requires_grad))
+        rebuild = (_rebuild_parameter, (self.detach(), self._requires_grad))
+        return rebuild + (self.__dict__,) if self.__dict__ else rebuild
+
+    def __deepcopy__(self, memo):
+        """torch's: a Parameter of a copy of the values, without ``.grad`` or own attributes."""
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.detach().clone(), self._requires_grad)
+        return memo[id(self)]
 
 
 def _rebuild_parameter(data: Tensor, requires_grad: bool) -> Parameter:

@@ -1,0 +1,60 @@
+"""A tensor takes the user's own attributes (``param.frozen = True``) as torch's does, and
+pickling, copying and deep-copying keep or drop them as torch 2.13 does."""
+from __future__ import annotations
+
+import copy
+import pickle
+
+import pytest
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+
+def _copies(lib, make):
+    """What each way of copying a tensor keeps of an attribute set on it."""
+    t = make(lib)
+    t.tag = [1]
+    t.grad = lib.ones(2) if t.requires_grad else None
+    kept = {}
+    for name, duplicate in (("pickle", lambda x: pickle.loads(pickle.dumps(x))),
+                            ("copy", copy.copy), ("deepcopy", copy.deepcopy),
+                            ("clone", lambda x: x.clone()), ("detach", lambda x: x.detach()),
+                            ("view", lambda x: x[:1])):
+        other = duplicate(t)
+        grad = other.grad if name in ("copy", "deepcopy") else None
+        kept[name] = (getattr(other, "tag", None), getattr(other, "tag", None) is t.tag,
+                      None if grad is None else grad.tolist())
+    return kept
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.ones(2),
+    lambda lib: lib.ones(2, requires_grad=True),
+    lambda lib: lib.nn.Parameter(lib.ones(2)),
+], ids=["tensor", "leaf", "parameter"])
+def test_an_attribute_set_on_a_tensor_is_kept_or_dropped_as_torch(make):
+    assert _copies(gradkit, make) == _copies(torch, make)
+
+
+def test_a_modules_deepcopy_gives_parameters_without_grad_or_attributes_as_torch():
+    def run(lib):
+        lib.manual_seed(0)
+        module = lib.nn.Linear(2, 2)
+        module.weight.frozen = True
+        module(lib.ones(1, 2)).sum().backward()
+        twin = copy.deepcopy(module)
+        return (hasattr(twin.weight, "frozen"), twin.weight.grad, module.weight.frozen,
+                type(twin.weight).__name__, twin.weight.requires_grad)
+    assert run(gradkit) == run(torch)
+
+
+def test_vars_of_a_tensor_are_its_own_attributes():
+    t = gradkit.zeros(1)
+    assert vars(t) == {}
+    t.name_of_layer = "fc1"
+    assert vars(t) == {"name_of_layer": "fc1"}
+    del t.name_of_layer
+    with pytest.raises(AttributeError, match="name_of_layer"):
+        t.name_of_layer

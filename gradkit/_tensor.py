@@ -317,27 +317,6 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._data.reshape(()))
 
-    def _python_number(self, c_type: str):
-        """The one element, for float()/int()/complex(), with torch's errors (never the real
-        part of a complex number silently)."""
-        if self._data.size != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        value = self.item()
-        if isinstance(value, complex) and c_type != "complex":
-            if value.imag != 0:
-                raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
-            value = value.real
-        return value
-
-    def __float__(self) -> float:
-        return float(self._python_number("double"))
-
-    def __int__(self) -> int:
-        return int(self._python_number("int64_t"))
-
-    def __complex__(self) -> complex:
-        return complex(self._python_number("complex"))
-
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an "

@@ -1,8 +1,11 @@
 """A tensor takes the user's own attributes (``param.frozen = True``) as torch's does, and
-pickling, copying and deep-copying keep or drop them as torch 2.13 does."""
+pickling, copying and deep-copying keep or drop them as torch 2.13 does; float() of one that
+requires grad warns once as torch's."""
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 import pickle
 
 import pytest
@@ -57,4 +60,27 @@ def test_vars_of_a_tensor_are_its_own_attributes():
     assert vars(t) == {"name_of_layer": "fc1"}
     del t.name_of_layer
     with pytest.raises(AttributeError, match="name_of_layer"):
-        t.name_of_layer
+        assert t.name_of_layer is None  # never reached: the attribute is gone
+
+
+_CONVERSIONS = """
+import math
+import warnings
+import {lib} as lib
+x = lib.ones(2, requires_grad=True)
+y = (x * 2).sum()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    int(y), y.item(), bool(y), y.tolist(), float(x.detach().sum())
+    print(len(caught))
+    {first}, float(y), complex(y), float(x[0])
+    print([str(w.message).split(" (Triggered")[0] for w in caught], caught[0].category.__name__)
+"""
+
+
+def test_float_or_complex_of_a_tensor_requiring_grad_warns_once_per_process_as_torch():
+    def run(lib, first):
+        return subprocess.run([sys.executable, "-c", _CONVERSIONS.format(lib=lib, first=first)],
+                              capture_output=True, text=True, check=True).stdout
+    for first in ("float(y)", "complex(y)", "math.exp(y)"):
+        assert run("gradkit", first) == run("torch", first)

@@ -8,7 +8,7 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.ops._op import Op, op
-from gradkit.ops.fused import multiply_add
+from gradkit.ops.fused import complex_quotient, multiply_add
 from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log
@@ -117,6 +117,9 @@ mul.defjvp(lambda t, x, y: t * y,
 def div(xp, x, y):
     """x / y (broadcasting; true division, so integers give floats)."""
     x, y = promote(xp, x, y, true_division=True)
+    if result_kind(x, y) == "c":  # a real number divisor too: torch divides it as x + 0j
+        dtype = array_of(x, y).dtype
+        return complex_quotient(xp, as_dtype(xp, x, dtype), as_dtype(xp, y, dtype))
     return x / y
 
 
@@ -222,9 +225,14 @@ _MULTIPLIED_POWERS = frozenset({0, 1, 2, 3, 0.5})
 _PRODUCT_POWERS = {
     "f": {-0.5: lambda xp, x: 1 / xp.sqrt(x), 3: lambda xp, x: x * x * x,
           -2: lambda xp, x: 1 / (x * x)},
-    "c": {-0.5: lambda xp, x: 1 / xp.sqrt(x), -1: lambda xp, x: 1 / x,
-          -2: lambda xp, x: 1 / (x * x)},
+    "c": {-0.5: lambda xp, x: 1 / xp.sqrt(x), -1: lambda xp, x: _inverse(xp, x),
+          -2: lambda xp, x: _inverse(xp, x * x)},
 }
+
+
+def _inverse(xp, z):
+    """1 / z as torch's complex division computes it."""
+    return complex_quotient(xp, xp.ones_like(z), z)
 
 
 def _integer_pow(xp, x, y):

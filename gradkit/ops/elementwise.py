@@ -12,6 +12,7 @@ import math
 
 from gradkit.ops._op import Op
 from gradkit.ops.complex import _is_complex, conj
+from gradkit.ops.fused import complex_quotient
 from gradkit.ops.methods import register
 from gradkit.ops.special import erf_array
 from gradkit.ops.promotion import promote
@@ -124,6 +125,8 @@ square.defderivative(lambda x: 2 * x)
 @unary(save="result", floating=True, method=True, inplace=True)
 def reciprocal(xp, x):
     """1 / x elementwise."""
+    if x.dtype.kind == "c":  # torch's 1 / z is its complex division's (an ulp from NumPy's)
+        return complex_quotient(xp, xp.ones_like(x), x)
     return 1 / x
 
 

@@ -928,33 +928,6 @@ def _one_element_dim_strides(program, mine: Result, theirs: Result) -> bool:
             and any(OPS[step.op].inplace for step in program.steps))
 
 
-def _complex_self_division(program, mine: Result, theirs: Result) -> bool:
-    """A complex division (x / x, or any quotient whose exact value is real: (x + x) / x in
-    place, seed 1189539): torch's vectorized division leaves a tiny imaginary part that an
-    infinite factor makes infinite; only non-finite entries differ."""
-    first = len(program.leaves)
-    divides_complex = any(
-        (step.params.get("fn") == "div" or step.params.get("op") == "/") and
-        len(step.inputs) == 2 and step.inputs[0] < len(theirs.values) and
-        theirs.values[step.inputs[0]].dtype.kind == "c"
-        for step in program.steps)
-    if mine.error != theirs.error or mine.flags != theirs.flags:
-        return False
-    return divides_complex and _only_non_finite_differ(mine, theirs) or any(
-        # or torch's tiny imaginary part, carried on (a log, then a pow: seed 629909; x / sum(x)
-        # of one element, then 0 ** it, whose gradient is NaN off the real axis: 908261)
-        step.params.get("fn") == "div" and _tiny_imaginary_part_only_in_torch(
-            mine.values[first + k], theirs.values[first + k])
-        for k, step in enumerate(program.steps)
-        if first + k < min(len(theirs.values), len(mine.values)))
-
-
-def _tiny_imaginary_part_only_in_torch(mine, theirs) -> bool:
-    if theirs.dtype.kind != "c" or mine.shape != theirs.shape:
-        return False
-    return bool(np.any((mine.imag == 0) & (theirs.imag != 0) & (np.abs(theirs.imag) < 1e-12)))
-
-
 def _empty_view_as_complex(program, mine: Result, theirs: Result) -> bool:
     """torch refused view_as_complex of an empty tensor for its strides (NumPy's, often all 0
     for an empty array), in the forward or in view_as_real's backward (an empty gradient);
@@ -1254,9 +1227,6 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("an in-place op between views differing in a one-element dim's stride runs",
           "docs/numerics.md", "decided on the strides of the dims with more",
           _one_element_dim_strides),
-    Known("complex x / x is 1 + tiny j in torch (so other real quotients), which an infinite "
-          "factor makes infinite",
-          "docs/numerics.md", "gives `x / x` a tiny imaginary part", _complex_self_division),
     Known("view_as_complex of an empty tensor does not check its strides",
           "docs/api.md", "does not check the strides of an empty tensor", _empty_view_as_complex),
     Known("copysign(x, NaN) reads the NaN's sign bit, which the op that made it chose",

@@ -2376,3 +2376,19 @@ def test_complex_division_gradients_are_torchs():
     (grad / conj(y), -grad * conj(x / y / y)), to any order (seed 2856107)."""
     assert_same_as_torch(with_grads(lambda m, x, y: x / y, [0.5 - 1.25j, 3.0 + 0.1j],
                                     [-0.7 + 0.2j, 1e-3 - 2.0j], dtype="complex128"), rtol=0)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("shapes", [((2, 2), (2, 2)), ((2, 2, 3), (2, 3, 2)), ((4, 3), (3, 2))],
+                         ids=["mm", "bmm", "mm_k3"])
+def test_complex_matrix_product_of_negative_zero_terms_is_positive_zero(shapes, dtype):
+    """torch's complex gemm sums into +0.0: where every term's part is -0.0 (-1 * 0), the
+    product's part is +0.0; NumPy's small complex products left -0.0 (dtypes seed 2903259,
+    (x - 300) ** (x - 300) overflowing to signed zeros before a matmul)."""
+    def program(m):
+        a = m.full(shapes[0], -1 - 1j, dtype=getattr(m, dtype))
+        b = m.zeros(shapes[1], dtype=getattr(m, dtype))
+        return m.view_as_real(m.matmul(a, b)), m.view_as_real(m.matmul(b.mT, a.mT))
+    assert_same_as_torch(program, rtol=0)
+    problems, _ = diff_program(generate(RandomDrawer(2903259)))
+    assert not problems

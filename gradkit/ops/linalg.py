@@ -43,6 +43,10 @@ def matmul(xp, x, y):
         # torch's gemm keeps each single product's sign (-0.0); NumPy's BLAS adds it to +0.0
         with np.errstate(invalid="ignore", over="ignore"):  # silent, as matmul is
             return x * y
+    if x.dtype.kind == "c" and x.ndim >= 2 and y.ndim >= 2 and k_x > 1:
+        # torch's gemm sums into +0.0, so an exact zero part is +0.0; NumPy's small complex
+        # products leave -0.0 where every term is -0.0 (adding 0 changes nothing else)
+        return xp.matmul(x, y) + 0
     return xp.matmul(x, y)
 
 

@@ -2392,3 +2392,26 @@ def test_complex_matrix_product_of_negative_zero_terms_is_positive_zero(shapes, 
     assert_same_as_torch(program, rtol=0)
     problems, _ = diff_program(generate(RandomDrawer(2903259)))
     assert not problems
+
+
+def test_integer_step_result_written_with_a_grad_value_then_retained_is_the_documented_wart():
+    """Documented (docs/numerics.md, "leaves the integer tensor not requiring grad"; indexing
+    seed 2928722): an integer tensor made by an op (not a leaf), written through an empty mask
+    with a value that requires grad, requires grad in torch, so retain_grad() runs there and
+    backward then fails on the write into the tensor mul saved; gradkit's does not require
+    grad and refuses retain_grad(), and its backward fails alike."""
+    def program(m):
+        x = m.tensor(1.5, requires_grad=True)
+        counts = m.tensor([1, 2, 3]) * 2
+        y = x * counts
+        counts[m.tensor([False, False, False])] = y.sum()
+        return x, y, counts
+    (_, _, theirs), (_, _, mine) = program(torch), program(gradkit)
+    assert theirs.requires_grad and not mine.requires_grad
+    theirs.retain_grad()
+    with pytest.raises(RuntimeError, match="can't retain_grad on Tensor that has requires_grad"):
+        mine.retain_grad()
+    _both_refuse_the_write(lambda m: program(m)[1].sum().backward())
+    problems, known = diff_program(generate(RandomDrawer(2928722)))
+    assert known == "an integer tensor written with a value that requires grad does not " \
+        "require grad" or not problems

@@ -54,9 +54,11 @@ def _integer_tensor_requires_grad(program, mine: Result, theirs: Result) -> bool
         if torch_refused_later:
             return theirs.error is not None or (
                 bool(theirs.values) and theirs.values[step.inputs[0]].dtype.kind in "biu")
-        # torch retained and failed at a later step (seed 1415034): an integer or bool leaf
-        return _phase_rank(theirs.error[0]) > _phase_rank(mine.error[0]) and \
-            _leaf_dtype(program, step.inputs[0]).startswith(("int", "uint", "bool"))
+        # torch retained and failed at a later step (seed 1415034): an integer or bool leaf,
+        # or in backward, where its values show the retained step result's dtype (2928722)
+        return _phase_rank(theirs.error[0]) > _phase_rank(mine.error[0]) and (
+            _leaf_dtype(program, step.inputs[0]).startswith(("int", "uint", "bool")) or
+            (bool(theirs.values) and theirs.values[step.inputs[0]].dtype.kind in "biu"))
     return _only_flags_differ(mine, theirs, "biu")
 
 

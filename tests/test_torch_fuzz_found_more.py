@@ -2415,3 +2415,22 @@ def test_integer_step_result_written_with_a_grad_value_then_retained_is_the_docu
     problems, known = diff_program(generate(RandomDrawer(2928722)))
     assert known == "an integer tensor written with a value that requires grad does not " \
         "require grad" or not problems
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_log1p_is_torchs_kahan_form(dtype):
+    """torch's CPU log1p of a complex z is Kahan's log(u) * (z / (u - 1)), u = 1 + z: NaN at
+    inf + nan j and 0.3 + inf j (NumPy's is inf + ...), z itself at 1e-300 (NumPy's 0), and
+    the imaginary zero's sign of z kept (special seed 3006781: log1p(2 * (inf + 0j)))."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z = _complex_operands(dtype, seed=3)
+        specials = np.array([complex(math.inf, math.nan), complex(0.3, math.inf), 1e-30 + 0j,
+                             complex(0.3, -0.0), -1 + 0j, complex(-2, -0.0)], dtype)
+        for values in (z, specials):
+            _same_bits(gradkit.log1p(gradkit.tensor(values)).numpy(),
+                       torch.log1p(torch.tensor(values)).numpy(), "log1p")
+    assert_same_as_torch(with_grads(lambda m, x: m.log1p(x), [0.5 - 1.25j, -0.3 + 0.3j],
+                                    dtype="complex128"), rtol=1e-15)
+    problems, _ = diff_program(generate(RandomDrawer(3006781)))
+    assert not problems

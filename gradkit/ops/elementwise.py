@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from gradkit.ops._op import Op
 from gradkit.ops.complex import _is_complex, conj
 from gradkit.ops.fused import complex_quotient
@@ -77,7 +79,27 @@ _by_quotient(log10, lambda x: x * math.log(10.0))
 @unary(floating=True, method=True, inplace=True)
 def log1p(xp, x):
     """log(1 + x) elementwise, accurate near 0."""
-    return xp.log1p(x)
+    return _complex_log1p(xp, x) if x.dtype.kind == "c" else xp.log1p(x)
+
+
+def _complex_log1p(xp, z):
+    """torch's CPU log1p of a complex z (Kahan's, as NumPy's issue 22611 proposed): with
+    u = 1 + z, z where u is 1, log(u) where u - 1 is z, else log(u) * (z / (u - 1)). NumPy's
+    log1p differs at infinities (0.3 + inf j is NaN there) and near 0 (1e-300 is 0 there)."""
+    u = _plus_real(xp, z, 1)
+    u_minus_1 = _plus_real(xp, u, -1)
+    with np.errstate(all="ignore"):
+        log_u = xp.log(u)
+        scaled = log_u * complex_quotient(xp, z, u_minus_1)
+    return xp.where(u == 1, z, xp.where(u_minus_1 == z, log_u, scaled))
+
+
+def _plus_real(xp, z, number: float):
+    """z + number on the real part only (C++'s complex + real: the imaginary part, -0.0 too,
+    is kept; NumPy's z + 1 adds 0j to it)."""
+    out = z.copy()
+    out.real += number
+    return out
 
 
 _by_quotient(log1p, lambda x: x + 1)

@@ -2434,3 +2434,31 @@ def test_complex_log1p_is_torchs_kahan_form(dtype):
                                     dtype="complex128"), rtol=1e-15)
     problems, _ = diff_program(generate(RandomDrawer(3006781)))
     assert not problems
+
+
+@pytest.mark.parametrize("shape, target", [((1, 1), (1, 1, 3)), ((3, 1), (4, 3, 1)),
+                                           ((1, 3, 3), (4, 1, 3, 3)), ((), (1,)),
+                                           ((1, 1, 1), (3, 1, 3)), ((3,), (1, 3))])
+def test_expand_has_torchs_strides_of_one_element_dims(shape, target):
+    """expand keeps a kept dim's stride (size 1 too) and gives a new leading dim the extent
+    of the dims after it, as torch's inferExpandGeometry (NumPy's broadcast_to gives them 0)."""
+    def program(m):
+        return m.tensor(m.ones(shape).expand(target).stride())
+    assert_same_as_torch(program, rtol=0)
+
+
+def test_copy_from_an_expanded_tensor_into_its_expanded_slice_is_refused():
+    """x[0:1] = x[..., :1] for x = ones(1, 1).expand(1, 1, 3): the slice has torch's strides
+    (1, 1, 0), the value expanded to it (0, 0, 0), so copy_ does not take it for a copy onto
+    itself and refuses the expanded target, as torch (views seed 3074801); x[0:1] = x is
+    a copy onto itself, which both allow."""
+    def program(m, value):
+        x = m.ones(1, 1, dtype=m.float64).expand(1, 1, 3)
+        x[0:1] = value(x)
+        return x
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            program(m, lambda x: x[..., :1])
+    assert_same_as_torch(lambda m: program(m, lambda x: x))
+    problems, _ = diff_program(generate(RandomDrawer(3074801)))
+    assert not problems

@@ -2462,3 +2462,19 @@ def test_copy_from_an_expanded_tensor_into_its_expanded_slice_is_refused():
     assert_same_as_torch(lambda m: program(m, lambda x: x))
     problems, _ = diff_program(generate(RandomDrawer(3074801)))
     assert not problems
+
+
+def test_where_on_a_rounding_noise_condition_is_the_documented_amplification():
+    """Documented (docs/numerics.md, "turn a last-bit difference"; core seed 3145072):
+    float32 logsumexp(log_softmax(x)) is rounding noise around 0, exactly 0 here and 6e-8 in
+    torch (whose log_softmax is an ulp off), so where(. > 0) picks the other value."""
+    def program(m):
+        x = m.tensor([0.00513239, -0.23957191], dtype=m.float32)
+        noise = m.logsumexp(m.log_softmax(x, 0), -1)
+        return noise, m.where(noise > 0, m.ones(()), m.zeros(()))
+    (their_noise, theirs), (my_noise, mine) = program(torch), program(gradkit)
+    assert abs(their_noise.item()) < 1e-6 and abs(my_noise.item()) < 1e-6
+    assert theirs.item() == 1 and mine.item() == 0
+    problems, known = diff_program(generate(RandomDrawer(3145072)))
+    assert known == "a step that turns a rounding difference of its input into another " \
+        "number" or not problems

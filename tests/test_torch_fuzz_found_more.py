@@ -2478,3 +2478,32 @@ def test_where_on_a_rounding_noise_condition_is_the_documented_amplification():
     problems, known = diff_program(generate(RandomDrawer(3145072)))
     assert known == "a step that turns a rounding difference of its input into another " \
         "number" or not problems
+
+
+def test_matmul_of_two_dtypes_with_an_empty_batch_is_the_documented_difference():
+    """Documented (docs/numerics.md, "`matmul` of two dtypes is refused whatever the shapes";
+    mixed seed 3197583): torch's batched path gives (3, 1) int32 @ (0, 1, 1) float64 an empty
+    float64 result (the seed's program then fails in torch's backward, where gradkit never
+    got); gradkit refuses it as torch refuses the other order, in torch's words."""
+    def program(m, order):
+        a = m.ones(3, 1, dtype=m.int32)
+        b = m.zeros(0, 3, 1, dtype=m.float64, requires_grad=True).sum(-2, keepdim=True)
+        return m.matmul(*order(a, b))
+    assert program(torch, lambda a, b: (a, b)).shape == (0, 3, 1)
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="the same dtype, but got: double != int$"):
+            program(m, lambda a, b: (b, a.mT))
+    with pytest.raises(RuntimeError, match="the same dtype, but got: int != double$"):
+        program(gradkit, lambda a, b: (a, b))
+    problems, known = diff_program(generate(RandomDrawer(3197583)))
+    assert known == "matmul of two dtypes with an empty batch: torch computes on one path " \
+        "only" or not problems
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int16", "uint8", "bool", "float16", "float32",
+                                   "complex64"])
+def test_matmul_dtype_error_names_the_c_types(dtype):
+    """torch's message names the C types (long int, c10::Half, c10::complex<float>, ...)."""
+    def program(m):
+        return m.ones(2, 2, dtype=getattr(m, dtype)) @ m.ones(2, 2, dtype=m.float64)
+    assert_same_as_torch(program)

@@ -590,8 +590,11 @@ def _repeated_spectrum(program, mine: Result, theirs: Result) -> bool:
 
 def _matmul_empty_batch_dtypes(program, mine: Result, theirs: Result) -> bool:
     """matmul of two dtypes where a batched operand is empty: torch's bmm path checks no
-    dtypes then (on one broadcast order only); gradkit refuses as for any other shape."""
-    return (theirs.error is None and mine.error is not None and
+    dtypes then (on one broadcast order only); gradkit refuses as for any other shape (and
+    torch may fail later, where gradkit never got: mixed seed 3197583)."""
+    torch_went_on = theirs.error is None or (
+        mine.error is not None and _phase_rank(theirs.error[0]) > _phase_rank(mine.error[0]))
+    return (torch_went_on and mine.error is not None and
             "to have the same dtype" in mine.message and any(
                 step.op in ("matmul", "b_matmul_bcast") and
                 any(theirs.values[i].size == 0 for i in step.inputs) for step in program.steps))

@@ -2526,3 +2526,20 @@ def test_float32_exp_rounds_as_torchs():
     mine, theirs = gradkit.exp(gradkit.tensor(x)).numpy(), torch.exp(torch.tensor(x)).numpy()
     same = (mine == theirs) | (np.isnan(mine) & np.isnan(theirs))
     assert same.mean() > 0.95  # torch's vectorized SLEEF exp is itself an ulp off at a few
+
+
+@pytest.mark.parametrize("exponent", [1, 1.0, True, 1 + 0j])
+def test_power_by_one_copies_the_signs_of_zeros(exponent):
+    """torch's pow by a number equal to 1 copies x: complex -0.0 + 0j keeps its -0.0, where
+    NumPy's x ** 1 multiplies and gives 0j (dtypes seed 3319331: (0.0 * x) ** 1)."""
+    def program(m):
+        x = m.tensor([complex(-0.0, 0.0), complex(0.0, -0.0), complex(math.inf, -0.0)],
+                     dtype=m.complex128, requires_grad=True)
+        y = (x * 1) ** exponent
+        inplace = x.detach().clone()
+        inplace **= exponent
+        return (m.view_as_real(y), m.view_as_real(inplace),
+                *m.autograd.grad(y.abs().sum(), [x]))
+    assert_same_as_torch(program, rtol=0)
+    problems, _ = diff_program(generate(RandomDrawer(3319331)))
+    assert not problems

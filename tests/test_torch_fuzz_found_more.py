@@ -2543,3 +2543,26 @@ def test_power_by_one_copies_the_signs_of_zeros(exponent):
     assert_same_as_torch(program, rtol=0)
     problems, _ = diff_program(generate(RandomDrawer(3319331)))
     assert not problems
+
+
+def test_write_into_a_flat_view_made_stale_by_copy_into_its_base_is_documented():
+    """Documented (docs/autograd.md, "unless something read its `grad_fn` first"; views seed
+    3342865): a view(-1) made before base.copy_(x) gave the base a history; torch's in-place
+    check reads the view's stale grad_fn and refuses the write as into a leaf; gradkit writes,
+    as torch does once the view's grad_fn has been read."""
+    def program(m, read_grad_fn):
+        x = m.tensor(1.5, dtype=m.float64, requires_grad=True)
+        base = m.tensor(0.5, dtype=m.float64)
+        view = base.view(-1)
+        base.copy_(x)
+        if read_grad_fn:
+            assert view.grad_fn is not None
+        view.masked_fill_(view > 0, -2.0)
+        return view, m.autograd.grad(base.sum(), [x], allow_unused=True)[0]
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        program(torch, False)
+    assert_same_as_torch(lambda m: program(m, True))
+    program(gradkit, False)
+    problems, known = diff_program(generate(RandomDrawer(3342865)))
+    assert known == "a write into a view made stale by a write into its base (torch raises " \
+        "as for a leaf)" or not problems

@@ -405,7 +405,9 @@ def _written_stale_view(program, mine: Result, theirs: Result) -> bool:
     while written >= leaves and (OPS[program.steps[written - leaves].op].inplace or
                                  OPS[program.steps[written - leaves].op].same):
         written = program.steps[written - leaves].inputs[0]  # the tensor an in-place op wrote
-    return written >= leaves and program.steps[written - leaves].op in _VIEWS | {"getitem"} and \
+    # view(-1) and reshape make views too (views seed 3342865); flatten of a 1-D x is x itself
+    made_by = program.steps[written - leaves].op if written >= leaves else ""
+    return made_by in _VIEWS | {"getitem", "view_flat", "v_reshape"} and \
         sum(OPS[step.op].inplace for step in program.steps[:k]) > 0
 
 

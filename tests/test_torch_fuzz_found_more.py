@@ -2566,3 +2566,29 @@ def test_write_into_a_flat_view_made_stale_by_copy_into_its_base_is_documented()
     problems, known = diff_program(generate(RandomDrawer(3342865)))
     assert known == "a write into a view made stale by a write into its base (torch raises " \
         "as for a leaf)" or not problems
+
+
+def test_hook_added_to_a_stale_view_is_the_documented_difference():
+    """Documented (docs/autograd.md, "joins the hooks registered before the write"; hooks seed
+    3363502): v = base.squeeze(0) has a hook, then v[1:2] = v[:1] writes through a slice of v,
+    which leaves v's grad_fn stale until read; torch adds a second hook to the dict on v's old
+    node (it sees the gradient through the value read before the write); gradkit hooks v's
+    current node, as torch does once v.grad_fn was read."""
+    def program(m, read_grad_fn):
+        x = m.tensor([0.5 + 0.1j, -0.4 + 0.7j], dtype=m.complex128, requires_grad=True)
+        view = (x * 1).squeeze(0)
+        seen = []
+        view.register_hook(lambda g: g * 2)
+        view[1:2] = view[..., :1]
+        if read_grad_fn:
+            assert view.grad_fn is not None
+        view.register_hook(lambda g: seen.append(g.detach().clone()) or -g)
+        (view * m.tensor([1 + 2j, 3 - 1j], dtype=m.complex128)).sum().real.backward()
+        return seen[0], x.grad
+    assert_same_as_torch(lambda m: program(m, True))
+    (their_seen, their_grad), (my_seen, my_grad) = program(torch, False), program(gradkit, False)
+    assert their_seen.tolist() == [6 + 2j, 0j] and my_seen.tolist() == [1 - 2j, 3 + 1j]
+    assert their_grad.tolist() != my_grad.tolist()
+    problems, known = diff_program(generate(RandomDrawer(3363502)))
+    assert known == "a hook added to a view made stale by a write joins the earlier hooks on " \
+        "the old node in torch" or not problems

@@ -401,14 +401,38 @@ def _written_stale_view(program, mine: Result, theirs: Result) -> bool:
                                             and mine.message.startswith(_SAVED_WRITTEN))):
         return False
     k = int(theirs.error[0].split()[1])
-    leaves, written = len(program.leaves), program.steps[k].inputs[0]
-    while written >= leaves and (OPS[program.steps[written - leaves].op].inplace or
-                                 OPS[program.steps[written - leaves].op].same):
-        written = program.steps[written - leaves].inputs[0]  # the tensor an in-place op wrote
+    leaves, written = len(program.leaves), _written_slot(program, program.steps[k].inputs[0])
     # view(-1) and reshape make views too (views seed 3342865); flatten of a 1-D x is x itself
     made_by = program.steps[written - leaves].op if written >= leaves else ""
     return made_by in _VIEWS | {"getitem", "view_flat", "v_reshape"} and \
         sum(OPS[step.op].inplace for step in program.steps[:k]) > 0
+
+
+def _hook_added_to_a_stale_view(program, mine: Result, theirs: Result) -> bool:
+    """A second hook on a view, registered after a write made the view stale (before anything
+    read its grad_fn): torch adds it to the hooks dict its first hook left on the view's old
+    node, so it sees the old value's gradient; gradkit hooks the view's current node, as
+    torch does once grad_fn was read. Only gradients differ (hooks seed 3363502)."""
+    if mine.error or theirs.error or any(not p.startswith("grads") for p in compare(
+            mine, theirs)):
+        return False
+    leaves = len(program.leaves)
+    hooks = [(k, _written_slot(program, step.inputs[0]))
+             for k, step in enumerate(program.steps) if step.op == "hook"]
+    return any(
+        first_slot == slot and slot >= leaves and
+        program.steps[slot - leaves].op in _VIEWS | _RESHAPES | {"getitem"} and
+        any(OPS[step.op].inplace for step in program.steps[first + 1:k])
+        for n, (first, first_slot) in enumerate(hooks) for k, slot in hooks[n + 1:])
+
+
+def _written_slot(program, slot: int) -> int:
+    """The env slot of the tensor that ``slot`` is, through in-place and same-tensor steps."""
+    leaves = len(program.leaves)
+    while slot >= leaves and (OPS[program.steps[slot - leaves].op].inplace or
+                              OPS[program.steps[slot - leaves].op].same):
+        slot = program.steps[slot - leaves].inputs[0]
+    return slot
 
 
 def _lapack_signed_zero(program, mine: Result, theirs: Result) -> bool:
@@ -1221,6 +1245,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("a write into a view made stale by a write into its base (torch raises as for a "
           "leaf)", "docs/autograd.md", "unless something read its `grad_fn` first",
           _written_stale_view),
+    Known("a hook added to a view made stale by a write joins the earlier hooks on the old "
+          "node in torch", "docs/autograd.md", "joins the hooks registered before the write",
+          _hook_added_to_a_stale_view),
     Known("the sign of a zero a LAPACK routine leaves (MKL's, not OpenBLAS's)",
           "docs/numerics.md", "the sign of the zeros they leave", _lapack_signed_zero),
     Known("a step that turns a rounding difference of its input into another number",

@@ -50,10 +50,11 @@ def complex_quotient(xp, x, y):
         big, small = xp.where(c_major, c, d), xp.where(c_major, d, c)
         ratio = small / big
         scale = 1 / fused_multiply_add(xp, small, ratio, big)
-        real = xp.where(c_major, fused_multiply_add(xp, b, ratio, a),
-                        fused_multiply_add(xp, a, ratio, b)) * scale
-        imag = xp.where(c_major, fused_multiply_add(xp, -a, ratio, b),
-                        fused_multiply_add(xp, b, ratio, -a)) * scale
+        # (a + b ratio, b - a ratio) where c is the larger part, (a ratio + b, b ratio - a) else
+        real = fused_multiply_add(xp, xp.where(c_major, b, a), ratio,
+                                  xp.where(c_major, a, b)) * scale
+        imag = fused_multiply_add(xp, xp.where(c_major, -a, b), ratio,
+                                  xp.where(c_major, b, -a)) * scale
         by_zero = (c == 0) & (d == 0)  # C's a / 0 and b / 0 parts: inf or NaN as IEEE says
         real = xp.where(by_zero, a / xp.abs(c), real)
         imag = xp.where(by_zero, b / xp.abs(d), imag)

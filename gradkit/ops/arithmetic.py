@@ -8,7 +8,7 @@ import numpy as np
 
 from gradkit.number_arguments import number_argument
 from gradkit.ops._op import Op, op
-from gradkit.ops.fused import multiply_add
+from gradkit.ops.fused import complex_quotient, multiply_add
 from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log
@@ -108,6 +108,9 @@ mul.defjvp(lambda t, x, y: t * y,
 def div(xp, x, y):
     """x / y (broadcasting; true division, so integers give floats)."""
     x, y = promote(xp, x, y, true_division=True)
+    if result_kind(x, y) == "c":  # a real number divisor too: torch divides it as x + 0j
+        dtype = array_of(x, y).dtype
+        return complex_quotient(xp, as_dtype(xp, x, dtype), as_dtype(xp, y, dtype))
     return x / y
 
 
@@ -135,6 +138,8 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         check_fits(exponent, x.dtype)  # uint8 ** 300 raises; 300 ** uint8 wraps the base
         return _integer_pow(xp, x, y)
+    if number_exponent and exponent == 1:  # torch copies x (1, 1.0, True, 1 + 0j alike)
+        return x.copy()  # NumPy's complex x ** 1 multiplies: -0.0 + 0j becomes 0j
     # float16 (torch's reduced types) has no sqrt/rsqrt kernel for a number exponent: pow
     as_c_pow = kind == "f" and (not number_exponent or x.dtype == np.float16)
     if number_exponent and exponent in _PRODUCT_POWERS[kind] and not as_c_pow:
@@ -142,7 +147,10 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
             return _PRODUCT_POWERS[kind][exponent](xp, x)
     if base_one:
         return xp.ones(y.shape, y.dtype)
-    out = x ** y
+    # a float32 tensor exponent in float64 (torch's powf of two floats); a number exponent
+    # stays NumPy's: torch's scalar loop raises to the double, its vectorized one to a float
+    float32_tensor_pow = not number_exponent and array_of(x, y).dtype == np.float32
+    out = _float32_pow(xp, x, y) if float32_tensor_pow else x ** y
     if as_c_pow:
         out = _pow_at_half_as_c(xp, x, y, out)
     if kind == "c" and (not number_exponent or exponent not in _MULTIPLIED_POWERS):
@@ -157,6 +165,15 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
                 exponent = as_dtype(xp, y, out.dtype)  # a number: no wider than the result
                 out = xp.where(special, xp.exp(_c99_multiply(xp, exponent, log_x)), out)
     return out
+
+
+def _float32_pow(xp, x, y):
+    """float32 x ** y in float64, rounded once: torch's powf is correctly rounded nearly
+    always, NumPy's float32 pow often an ulp off. A number base is a float32 first, as torch
+    converts it (0.1 is 0.100000001)."""
+    double = [xp.asarray(v, dtype=np.float32).astype(np.float64) for v in (x, y)]
+    with np.errstate(all="ignore"):  # a double beyond float32's range rounds to inf
+        return (double[0] ** double[1]).astype(np.float32)
 
 
 def _pow_at_half_as_c(xp, x, y, out):
@@ -213,9 +230,14 @@ _MULTIPLIED_POWERS = frozenset({0, 1, 2, 3, 0.5})
 _PRODUCT_POWERS = {
     "f": {-0.5: lambda xp, x: 1 / xp.sqrt(x), 3: lambda xp, x: x * x * x,
           -2: lambda xp, x: 1 / (x * x)},
-    "c": {-0.5: lambda xp, x: 1 / xp.sqrt(x), -1: lambda xp, x: 1 / x,
-          -2: lambda xp, x: 1 / (x * x)},
+    "c": {-0.5: lambda xp, x: 1 / xp.sqrt(x), -1: lambda xp, x: _inverse(xp, x),
+          -2: lambda xp, x: _inverse(xp, x * x)},
 }
+
+
+def _inverse(xp, z):
+    """1 / z as torch's complex division computes it."""
+    return complex_quotient(xp, xp.ones_like(z), z)
 
 
 def _integer_pow(xp, x, y):

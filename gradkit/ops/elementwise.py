@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from gradkit.ops._op import Op
 from gradkit.ops.complex import _is_complex, conj
+from gradkit.ops.fused import complex_quotient
 from gradkit.ops.methods import register
 from gradkit.ops.special import erf_array
 from gradkit.ops.promotion import promote
@@ -28,10 +31,21 @@ def _by_quotient(op: Op, denominator) -> None:
     op.defjvp(lambda t, x: t / denominator(x))
 
 
+def _rounded_from_double(function, x):
+    """``function(x)``, for a float32 x computed in float64 and rounded once: torch's float32
+    kernels (glibc's, SLEEF's when vectorized) are correctly rounded nearly always, NumPy's
+    float32 SIMD ones often an ulp off (its e is 2.718282, torch's 2.7182817), which x ** x or
+    a sine then turn into another number."""
+    if x.dtype != np.float32:
+        return function(x)
+    with np.errstate(over="ignore"):  # a double beyond float32's range rounds to inf, as torch
+        return function(x.astype(np.float64)).astype(np.float32)
+
+
 @unary(save="result", floating=True, method=True, inplace=True)
 def exp(xp, x):
     """e ** x elementwise."""
-    return xp.exp(x)
+    return _rounded_from_double(xp.exp, x)
 
 
 exp.defderivative(lambda out: out)
@@ -40,7 +54,7 @@ exp.defderivative(lambda out: out)
 @unary(save="result", floating=True, method=True, inplace=True)
 def exp2(xp, x):
     """2 ** x elementwise."""
-    return xp.exp2(x)
+    return _rounded_from_double(xp.exp2, x)
 
 
 exp2.defderivative(lambda out: out * math.log(2.0))
@@ -49,7 +63,7 @@ exp2.defderivative(lambda out: out * math.log(2.0))
 @unary(floating=True, method=True, inplace=True)
 def log(xp, x):
     """Natural logarithm, elementwise."""
-    return xp.log(x)
+    return _rounded_from_double(xp.log, x)
 
 
 _by_quotient(log, lambda x: x)
@@ -58,7 +72,7 @@ _by_quotient(log, lambda x: x)
 @unary(floating=True, method=True, inplace=True)
 def log2(xp, x):
     """Base-2 logarithm, elementwise."""
-    return xp.log2(x)
+    return _rounded_from_double(xp.log2, x)
 
 
 _by_quotient(log2, lambda x: x * math.log(2.0))
@@ -67,7 +81,7 @@ _by_quotient(log2, lambda x: x * math.log(2.0))
 @unary(floating=True, method=True, inplace=True)
 def log10(xp, x):
     """Base-10 logarithm, elementwise."""
-    return xp.log10(x)
+    return _rounded_from_double(xp.log10, x)
 
 
 _by_quotient(log10, lambda x: x * math.log(10.0))
@@ -76,7 +90,27 @@ _by_quotient(log10, lambda x: x * math.log(10.0))
 @unary(floating=True, method=True, inplace=True)
 def log1p(xp, x):
     """log(1 + x) elementwise, accurate near 0."""
-    return xp.log1p(x)
+    return _complex_log1p(xp, x) if x.dtype.kind == "c" else _rounded_from_double(xp.log1p, x)
+
+
+def _complex_log1p(xp, z):
+    """torch's CPU log1p of a complex z (Kahan's, as NumPy's issue 22611 proposed): with
+    u = 1 + z, z where u is 1, log(u) where u - 1 is z, else log(u) * (z / (u - 1)). NumPy's
+    log1p differs at infinities (0.3 + inf j is NaN there) and near 0 (1e-300 is 0 there)."""
+    u = _plus_real(xp, z, 1)
+    u_minus_1 = _plus_real(xp, u, -1)
+    with np.errstate(all="ignore"):
+        log_u = xp.log(u)
+        scaled = log_u * complex_quotient(xp, z, u_minus_1)
+    return xp.where(u == 1, z, xp.where(u_minus_1 == z, log_u, scaled))
+
+
+def _plus_real(xp, z, number: float):
+    """z + number on the real part only (C++'s complex + real: the imaginary part, -0.0 too,
+    is kept; NumPy's z + 1 adds 0j to it)."""
+    out = z.copy()
+    out.real += number
+    return out
 
 
 _by_quotient(log1p, lambda x: x + 1)
@@ -85,7 +119,7 @@ _by_quotient(log1p, lambda x: x + 1)
 @unary(save="result", floating=True, method=True, inplace=True)
 def expm1(xp, x):
     """exp(x) - 1 elementwise, accurate near 0."""
-    return xp.expm1(x)
+    return _rounded_from_double(xp.expm1, x)
 
 
 expm1.defderivative(lambda out: out + 1)
@@ -124,6 +158,8 @@ square.defderivative(lambda x: 2 * x)
 @unary(save="result", floating=True, method=True, inplace=True)
 def reciprocal(xp, x):
     """1 / x elementwise."""
+    if x.dtype.kind == "c":  # torch's 1 / z is its complex division's (an ulp from NumPy's)
+        return complex_quotient(xp, xp.ones_like(x), x)
     return 1 / x
 
 
@@ -133,7 +169,7 @@ reciprocal.defderivative(lambda out: -(out * out))
 @unary(floating=True, method=True, inplace=True)
 def sin(xp, x):
     """sin(x) elementwise."""
-    return xp.sin(x)
+    return _rounded_from_double(xp.sin, x)
 
 
 sin.defderivative(lambda x: cos(x))
@@ -142,7 +178,7 @@ sin.defderivative(lambda x: cos(x))
 @unary(floating=True, method=True, inplace=True)
 def cos(xp, x):
     """cos(x) elementwise."""
-    return xp.cos(x)
+    return _rounded_from_double(xp.cos, x)
 
 
 cos.defderivative(lambda x: -sin(x))
@@ -151,7 +187,7 @@ cos.defderivative(lambda x: -sin(x))
 @unary(save="result", floating=True, method=True, inplace=True)
 def tan(xp, x):
     """tan(x) elementwise."""
-    return xp.tan(x)
+    return _rounded_from_double(xp.tan, x)
 
 
 tan.defderivative(lambda out: 1 + out * out)
@@ -160,7 +196,7 @@ tan.defderivative(lambda out: 1 + out * out)
 @unary(floating=True, method=True, inplace=True)
 def sinh(xp, x):
     """sinh(x) elementwise."""
-    return xp.sinh(x)
+    return _rounded_from_double(xp.sinh, x)
 
 
 sinh.defderivative(lambda x: cosh(x))
@@ -169,7 +205,7 @@ sinh.defderivative(lambda x: cosh(x))
 @unary(floating=True, method=True, inplace=True)
 def cosh(xp, x):
     """cosh(x) elementwise."""
-    return xp.cosh(x)
+    return _rounded_from_double(xp.cosh, x)
 
 
 cosh.defderivative(lambda x: sinh(x))
@@ -178,7 +214,7 @@ cosh.defderivative(lambda x: sinh(x))
 @unary(save="result", floating=True, method=True, inplace=True)
 def tanh(xp, x):
     """tanh(x) elementwise."""
-    return xp.tanh(x)
+    return _rounded_from_double(xp.tanh, x)
 
 
 tanh.defderivative(lambda out: 1 - out * out)
@@ -187,7 +223,7 @@ tanh.defderivative(lambda out: 1 - out * out)
 @unary(floating=True, method=True, inplace=True)
 def asin(xp, x):
     """arcsin(x) elementwise."""
-    return xp.arcsin(x)
+    return _rounded_from_double(xp.arcsin, x)
 
 
 asin.defderivative(lambda x: rsqrt(1 - x * x))
@@ -196,7 +232,7 @@ asin.defderivative(lambda x: rsqrt(1 - x * x))
 @unary(floating=True, method=True, inplace=True)
 def acos(xp, x):
     """arccos(x) elementwise."""
-    return xp.arccos(x)
+    return _rounded_from_double(xp.arccos, x)
 
 
 acos.defderivative(lambda x: -rsqrt(1 - x * x))
@@ -205,7 +241,7 @@ acos.defderivative(lambda x: -rsqrt(1 - x * x))
 @unary(floating=True, method=True, inplace=True)
 def atan(xp, x):
     """arctan(x) elementwise."""
-    return xp.arctan(x)
+    return _rounded_from_double(xp.arctan, x)
 
 
 atan.defderivative(lambda x: 1 / (1 + x * x))
@@ -235,7 +271,7 @@ acosh.defderivative(lambda x: rsqrt(x + 1) * rsqrt(x - 1) if _is_complex(x)
 @unary(floating=True, method=True)
 def atanh(xp, x):
     """artanh(x) elementwise (±inf at ±1, NaN beyond)."""
-    return xp.arctanh(x)
+    return _rounded_from_double(xp.arctanh, x)
 
 
 atanh.defderivative(lambda x: 1 / (1 - x * x))

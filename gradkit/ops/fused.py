@@ -37,3 +37,27 @@ def multiply_add(xp, a, b, c):
     if a.dtype in _FUSED:
         return fused_multiply_add(xp, a, b, c)
     return a * b + c
+
+
+def complex_quotient(xp, x, y):
+    """x / y for complex arrays (broadcasting) as torch's CPU kernels divide: c10::complex's
+    Smith division, the larger part of y first, with its multiply-adds fused (NumPy's is Smith's
+    unfused, so 1 / z and z / z land an ulp apart: z / z is 1 - ulp in torch)."""
+    x, y = xp.broadcast_arrays(x, y)
+    a, b, c, d = x.real, x.imag, y.real, y.imag
+    with np.errstate(all="ignore"):
+        c_major = xp.abs(c) >= xp.abs(d)  # False at a NaN part, as C's comparison
+        big, small = xp.where(c_major, c, d), xp.where(c_major, d, c)
+        ratio = small / big
+        scale = 1 / fused_multiply_add(xp, small, ratio, big)
+        # (a + b ratio, b - a ratio) where c is the larger part, (a ratio + b, b ratio - a) else
+        real = fused_multiply_add(xp, xp.where(c_major, b, a), ratio,
+                                  xp.where(c_major, a, b)) * scale
+        imag = fused_multiply_add(xp, xp.where(c_major, -a, b), ratio,
+                                  xp.where(c_major, b, -a)) * scale
+        by_zero = (c == 0) & (d == 0)  # C's a / 0 and b / 0 parts: inf or NaN as IEEE says
+        real = xp.where(by_zero, a / xp.abs(c), real)
+        imag = xp.where(by_zero, b / xp.abs(d), imag)
+    out = xp.empty(x.shape, x.dtype)
+    out.real, out.imag = real, imag
+    return out

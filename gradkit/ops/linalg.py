@@ -11,7 +11,7 @@ from gradkit.ops.complex import conj
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import permute, reshape, transpose, unsqueeze
 from gradkit.ops.conversion import astype
-from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.ops.unary_helpers import c_type_name, kernel_error, scalar_type_name
 
 
 # each gradient reads the other operand and both shapes, so a node keeps x only when y needs a
@@ -33,8 +33,8 @@ def matmul(xp, x, y):
                            f"[{x.shape[0] if x.ndim > 2 else 1}, {k_x}] but got: "
                            f"[{y.shape[0] if y.ndim > 2 else 1}, {k_y}].")
     if x.dtype != y.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {x.dtype} != "
-                           f"{y.dtype}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{c_type_name(x)} != {c_type_name(y)}")
     # torch has no bool kernel (named by the shapes) but answers empty products before it
     if x.dtype.kind == "b" and ((x.size and y.size) or x.ndim == y.ndim == 1):
         raise kernel_error(_bool_kernel(x.ndim, y.ndim))(x)
@@ -43,6 +43,10 @@ def matmul(xp, x, y):
         # torch's gemm keeps each single product's sign (-0.0); NumPy's BLAS adds it to +0.0
         with np.errstate(invalid="ignore", over="ignore"):  # silent, as matmul is
             return x * y
+    if x.dtype.kind == "c" and x.ndim >= 2 and y.ndim >= 2 and k_x > 1:
+        # torch's gemm sums into +0.0, so an exact zero part is +0.0; NumPy's small complex
+        # products leave -0.0 where every term is -0.0 (adding 0 changes nothing else)
+        return xp.matmul(x, y) + 0
     return xp.matmul(x, y)
 
 

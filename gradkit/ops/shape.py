@@ -173,11 +173,30 @@ def expand(xp, x, *, sizes):
     target = tuple(x.shape[i - lead] if s == -1 and i >= lead else s
                    for i, s in enumerate(sizes))
     if target[lead:] == x.shape and all(s == 1 for s in target[:lead]):
-        return x.reshape(target)  # nothing repeated: a writable view, as in torch
-    try:
-        return xp.broadcast_to(x, target)
-    except ValueError:
-        raise RuntimeError(expand_refusal(x.shape, sizes, tensor_type_name(x))) from None
+        out = x.reshape(target)  # nothing repeated: a writable view, as in torch
+    else:
+        try:
+            out = xp.broadcast_to(x, target)
+        except ValueError:
+            raise RuntimeError(expand_refusal(x.shape, sizes, tensor_type_name(x))) from None
+    # torch's strides of the size-1 dims (NumPy's are 0): stride() shows them, and copy_
+    # compares them to tell a copy onto itself from one into an expanded tensor
+    return xp.lib.stride_tricks.as_strided(out, target, _expanded_strides(x, target))
+
+
+def _expanded_strides(x, target: tuple) -> tuple:
+    """torch's strides of x expanded to ``target`` (inferExpandGeometry): a dim keeps its
+    stride where its size stays (size 1 too), a repeated one is 0, a new leading dim spans the
+    dims after it; a 0-d x gives all 0."""
+    strides = [0] * len(target)
+    if x.ndim == 0:
+        return tuple(strides)
+    lead = len(target) - x.ndim
+    for i in range(len(target) - 1, -1, -1):
+        size, stride = (x.shape[i - lead], x.strides[i - lead]) if i >= lead else \
+            (1, target[i + 1] * strides[i + 1])
+        strides[i] = stride if size == target[i] else 0
+    return tuple(strides)
 
 
 def expand_refusal(shape, sizes, type_name: str) -> str | None:

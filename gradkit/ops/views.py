@@ -205,8 +205,13 @@ def writable_alias(target):
     """A writable array over ``target``'s memory (NumPy marks broadcast views read-only), or
     None when that memory itself is read-only."""
     root = target
-    while not root.flags.writeable and isinstance(root.base, np.ndarray):
-        root = root.base
+    while not root.flags.writeable:
+        base = root.base
+        if base is not None and not isinstance(base, np.ndarray):
+            base = getattr(base, "base", None)  # as_strided's DummyArray holds the array
+        if not isinstance(base, np.ndarray):
+            break
+        root = base
     if not root.flags.writeable:
         return None
     interface = dict(target.__array_interface__)

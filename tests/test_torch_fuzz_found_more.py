@@ -2977,20 +2977,3 @@ def test_float32_transcendentals_round_as_torchs(name):
     def agree(values):
         return np.mean((values == theirs) | (np.isnan(values) & np.isnan(theirs)))
     assert agree(mine) > 0.93 and agree(mine) > agree(numpy_float32)
-
-
-def test_float32_power_by_a_tensor_rounds_as_torchs():
-    """float32 x ** y for a tensor y is computed in float64 and rounded once, as torch's
-    powf (correctly rounded nearly always; NumPy's float32 pow is often an ulp off); a number
-    base is a float32 first, as torch converts it. Special values are C's pow's."""
-    rng = np.random.default_rng(5)
-    x = (rng.random(12) * 10).astype(np.float32)
-    y = (rng.standard_normal(12) * 3).astype(np.float32)
-    assert_same_as_torch(lambda m: m.tensor(x) ** m.tensor(y), rtol=0)
-    assert_same_as_torch(lambda m: 1.3 ** m.tensor(y), rtol=0)
-    special = np.array([0, -0.0, 1, -1, math.inf, -math.inf, math.nan, 2, -2, 0.5, -0.5],
-                       dtype=np.float32)
-    base, exponent = (v.ravel() for v in np.meshgrid(special, special))
-    assert_same_as_torch(lambda m: m.tensor(base) ** m.tensor(exponent), rtol=0)
-    assert_same_as_torch(with_grads(lambda m, a, b: a ** b, x[:4].tolist(), y[:4].tolist(),
-                                    dtype="float32"), rtol=1e-6)

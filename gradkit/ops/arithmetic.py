@@ -147,10 +147,7 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
             return _PRODUCT_POWERS[kind][exponent](xp, x)
     if base_one:
         return xp.ones(y.shape, y.dtype)
-    # a float32 tensor exponent in float64 (torch's powf of two floats); a number exponent
-    # stays NumPy's: torch's scalar loop raises to the double, its vectorized one to a float
-    float32_tensor_pow = not number_exponent and array_of(x, y).dtype == np.float32
-    out = _float32_pow(xp, x, y) if float32_tensor_pow else x ** y
+    out = x ** y
     if as_c_pow:
         out = _pow_at_half_as_c(xp, x, y, out)
     if kind == "c" and (not number_exponent or exponent not in _MULTIPLIED_POWERS):
@@ -165,15 +162,6 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
                 exponent = as_dtype(xp, y, out.dtype)  # a number: no wider than the result
                 out = xp.where(special, xp.exp(_c99_multiply(xp, exponent, log_x)), out)
     return out
-
-
-def _float32_pow(xp, x, y):
-    """float32 x ** y in float64, rounded once: torch's powf is correctly rounded nearly
-    always, NumPy's float32 pow often an ulp off. A number base is a float32 first, as torch
-    converts it (0.1 is 0.100000001)."""
-    double = [xp.asarray(v, dtype=np.float32).astype(np.float64) for v in (x, y)]
-    with np.errstate(all="ignore"):  # a double beyond float32's range rounds to inf
-        return (double[0] ** double[1]).astype(np.float32)
 
 
 def _pow_at_half_as_c(xp, x, y, out):

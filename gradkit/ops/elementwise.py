@@ -31,21 +31,16 @@ def _by_quotient(op: Op, denominator) -> None:
     op.defjvp(lambda t, x: t / denominator(x))
 
 
-def _rounded_from_double(function, x):
-    """``function(x)``, for a float32 x computed in float64 and rounded once: torch's float32
-    kernels (glibc's, SLEEF's when vectorized) are correctly rounded nearly always, NumPy's
-    float32 SIMD ones often an ulp off (its e is 2.718282, torch's 2.7182817), which x ** x or
-    a sine then turn into another number."""
-    if x.dtype != np.float32:
-        return function(x)
-    with np.errstate(over="ignore"):  # a double beyond float32's range rounds to inf, as torch
-        return function(x.astype(np.float64)).astype(np.float32)
-
-
 @unary(save="result", floating=True, method=True, inplace=True)
 def exp(xp, x):
     """e ** x elementwise."""
-    return _rounded_from_double(xp.exp, x)
+    if x.dtype == np.float32:
+        # torch's expf (glibc's, SLEEF's when vectorized) rounds e ** x correctly nearly
+        # always; NumPy's float32 SIMD exp is often an ulp off (e is 2.718282 there, not
+        # 2.7182817), which x ** x or a sine then turn into another number
+        with np.errstate(over="ignore"):
+            return xp.exp(x.astype(np.float64)).astype(np.float32)
+    return xp.exp(x)
 
 
 exp.defderivative(lambda out: out)
@@ -54,7 +49,7 @@ exp.defderivative(lambda out: out)
 @unary(save="result", floating=True, method=True, inplace=True)
 def exp2(xp, x):
     """2 ** x elementwise."""
-    return _rounded_from_double(xp.exp2, x)
+    return xp.exp2(x)
 
 
 exp2.defderivative(lambda out: out * math.log(2.0))
@@ -63,7 +58,7 @@ exp2.defderivative(lambda out: out * math.log(2.0))
 @unary(floating=True, method=True, inplace=True)
 def log(xp, x):
     """Natural logarithm, elementwise."""
-    return _rounded_from_double(xp.log, x)
+    return xp.log(x)
 
 
 _by_quotient(log, lambda x: x)
@@ -72,7 +67,7 @@ _by_quotient(log, lambda x: x)
 @unary(floating=True, method=True, inplace=True)
 def log2(xp, x):
     """Base-2 logarithm, elementwise."""
-    return _rounded_from_double(xp.log2, x)
+    return xp.log2(x)
 
 
 _by_quotient(log2, lambda x: x * math.log(2.0))
@@ -81,7 +76,7 @@ _by_quotient(log2, lambda x: x * math.log(2.0))
 @unary(floating=True, method=True, inplace=True)
 def log10(xp, x):
     """Base-10 logarithm, elementwise."""
-    return _rounded_from_double(xp.log10, x)
+    return xp.log10(x)
 
 
 _by_quotient(log10, lambda x: x * math.log(10.0))
@@ -90,7 +85,7 @@ _by_quotient(log10, lambda x: x * math.log(10.0))
 @unary(floating=True, method=True, inplace=True)
 def log1p(xp, x):
     """log(1 + x) elementwise, accurate near 0."""
-    return _complex_log1p(xp, x) if x.dtype.kind == "c" else _rounded_from_double(xp.log1p, x)
+    return _complex_log1p(xp, x) if x.dtype.kind == "c" else xp.log1p(x)
 
 
 def _complex_log1p(xp, z):
@@ -119,7 +114,7 @@ _by_quotient(log1p, lambda x: x + 1)
 @unary(save="result", floating=True, method=True, inplace=True)
 def expm1(xp, x):
     """exp(x) - 1 elementwise, accurate near 0."""
-    return _rounded_from_double(xp.expm1, x)
+    return xp.expm1(x)
 
 
 expm1.defderivative(lambda out: out + 1)
@@ -169,7 +164,7 @@ reciprocal.defderivative(lambda out: -(out * out))
 @unary(floating=True, method=True, inplace=True)
 def sin(xp, x):
     """sin(x) elementwise."""
-    return _rounded_from_double(xp.sin, x)
+    return xp.sin(x)
 
 
 sin.defderivative(lambda x: cos(x))
@@ -178,7 +173,7 @@ sin.defderivative(lambda x: cos(x))
 @unary(floating=True, method=True, inplace=True)
 def cos(xp, x):
     """cos(x) elementwise."""
-    return _rounded_from_double(xp.cos, x)
+    return xp.cos(x)
 
 
 cos.defderivative(lambda x: -sin(x))
@@ -187,7 +182,7 @@ cos.defderivative(lambda x: -sin(x))
 @unary(save="result", floating=True, method=True, inplace=True)
 def tan(xp, x):
     """tan(x) elementwise."""
-    return _rounded_from_double(xp.tan, x)
+    return xp.tan(x)
 
 
 tan.defderivative(lambda out: 1 + out * out)
@@ -196,7 +191,7 @@ tan.defderivative(lambda out: 1 + out * out)
 @unary(floating=True, method=True, inplace=True)
 def sinh(xp, x):
     """sinh(x) elementwise."""
-    return _rounded_from_double(xp.sinh, x)
+    return xp.sinh(x)
 
 
 sinh.defderivative(lambda x: cosh(x))
@@ -205,7 +200,7 @@ sinh.defderivative(lambda x: cosh(x))
 @unary(floating=True, method=True, inplace=True)
 def cosh(xp, x):
     """cosh(x) elementwise."""
-    return _rounded_from_double(xp.cosh, x)
+    return xp.cosh(x)
 
 
 cosh.defderivative(lambda x: sinh(x))
@@ -214,7 +209,7 @@ cosh.defderivative(lambda x: sinh(x))
 @unary(save="result", floating=True, method=True, inplace=True)
 def tanh(xp, x):
     """tanh(x) elementwise."""
-    return _rounded_from_double(xp.tanh, x)
+    return xp.tanh(x)
 
 
 tanh.defderivative(lambda out: 1 - out * out)
@@ -223,7 +218,7 @@ tanh.defderivative(lambda out: 1 - out * out)
 @unary(floating=True, method=True, inplace=True)
 def asin(xp, x):
     """arcsin(x) elementwise."""
-    return _rounded_from_double(xp.arcsin, x)
+    return xp.arcsin(x)
 
 
 asin.defderivative(lambda x: rsqrt(1 - x * x))
@@ -232,7 +227,7 @@ asin.defderivative(lambda x: rsqrt(1 - x * x))
 @unary(floating=True, method=True, inplace=True)
 def acos(xp, x):
     """arccos(x) elementwise."""
-    return _rounded_from_double(xp.arccos, x)
+    return xp.arccos(x)
 
 
 acos.defderivative(lambda x: -rsqrt(1 - x * x))
@@ -241,7 +236,7 @@ acos.defderivative(lambda x: -rsqrt(1 - x * x))
 @unary(floating=True, method=True, inplace=True)
 def atan(xp, x):
     """arctan(x) elementwise."""
-    return _rounded_from_double(xp.arctan, x)
+    return xp.arctan(x)
 
 
 atan.defderivative(lambda x: 1 / (1 + x * x))
@@ -271,7 +266,7 @@ acosh.defderivative(lambda x: rsqrt(x + 1) * rsqrt(x - 1) if _is_complex(x)
 @unary(floating=True, method=True)
 def atanh(xp, x):
     """artanh(x) elementwise (±inf at ±1, NaN beyond)."""
-    return _rounded_from_double(xp.arctanh, x)
+    return xp.arctanh(x)
 
 
 atanh.defderivative(lambda x: 1 / (1 - x * x))

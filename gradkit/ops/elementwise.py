@@ -34,12 +34,6 @@ def _by_quotient(op: Op, denominator) -> None:
 @unary(save="result", floating=True, method=True, inplace=True)
 def exp(xp, x):
     """e ** x elementwise."""
-    if x.dtype == np.float32:
-        # torch's expf (glibc's, SLEEF's when vectorized) rounds e ** x correctly nearly
-        # always; NumPy's float32 SIMD exp is often an ulp off (e is 2.718282 there, not
-        # 2.7182817), which x ** x or a sine then turn into another number
-        with np.errstate(over="ignore"):
-            return xp.exp(x.astype(np.float64)).astype(np.float32)
     return xp.exp(x)
 
 

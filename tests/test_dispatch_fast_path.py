@@ -115,3 +115,47 @@ def test_graphs_hold_no_reference_cycles():
     finally:
         if enabled:
             gc.enable()
+
+
+def _named_and_metadata_ops(lib, observed: bool):
+    """Ops whose node name depends on the call (torch's overloads) or that save metadata
+    (shapes): since 2026-12-05 the hot paths record them too. Returns each result's node name,
+    the shapes its node saved, and the gradients."""
+    rng = np.random.default_rng(3)
+    a = lib.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    v = lib.tensor(rng.standard_normal(3), requires_grad=True)
+    row = lib.tensor(rng.standard_normal((1, 3)), requires_grad=True)
+    watcher = _WatchOps()
+    if observed:
+        observers.attach(watcher)
+    try:
+        results = [a.sum(0), a.sum(), a.mean(1), row.squeeze(0), row.squeeze(), a.view(3, 2),
+                   a @ a.t(), a @ v, v @ v, a.pow(2), 2 ** v, a.pow(a), a.remainder(2.0),
+                   a.unsqueeze(1).expand(2, 4, 3)]
+    finally:
+        if observed:
+            observers.detach(watcher)
+    names = [type(r.grad_fn).__name__ for r in results]
+    sizes = [tuple(getattr(r.grad_fn, "_saved_self_sym_sizes", ())) for r in results]
+    sum(r.sum() for r in results).backward()
+    return names, sizes, [t.grad.numpy() for t in (a, v, row)]
+
+
+def test_named_and_metadata_ops_record_alike_on_both_paths(monkeypatch):
+    torch = pytest.importorskip("torch")
+    calls = []
+    general = _dispatch._dispatch_general
+    monkeypatch.setattr(_dispatch_hot, "_dispatch_general",
+                        lambda *args: calls.append(args[0].name) or general(*args))
+    fast = _named_and_metadata_ops(gradkit, observed=False)
+    assert calls == []  # every op above took its hot path
+    slow = _named_and_metadata_ops(gradkit, observed=True)
+    assert calls  # ... and with an op observer the general path
+    theirs = _named_and_metadata_ops(torch, observed=False)
+    assert fast[0] == slow[0] == theirs[0]
+    assert fast[1] == slow[1]
+    # torch's MvBackward0 and DotBackward0 keep no self_sym_sizes; the others' are equal
+    assert [f for f, t in zip(fast[1], theirs[1]) if t] == [t for t in theirs[1] if t]
+    for f, s, t in zip(fast[2], slow[2], theirs[2]):
+        assert f.tobytes() == s.tobytes()
+        np.testing.assert_allclose(f, t, rtol=1e-12)

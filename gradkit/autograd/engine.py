@@ -127,8 +127,16 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
     watcher = watched[0] if len(watched) == 1 else None
     watch_saved = observers.saved_watchers
     pop, push = heapq.heappop, heapq.heappush
-    while ready:
-        node = pop(ready)[2]
+    # a node that became ready while the heap was empty runs next without a trip through
+    # the heap (a chain's every node): the heap would hand back that very node
+    follow = follow_order = None
+    while True:
+        if follow is not None:
+            node, follow = follow, None
+        elif ready:
+            node = pop(ready)[2]
+        else:
+            break
         grads = buffers.pop(node, None) or [None]
         needed = runs is None or node in runs
         if capture and needed and node in capture:
@@ -189,8 +197,14 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
             remaining = dependencies[child] - 1
             dependencies[child] = remaining
             if remaining == 0:
-                push(ready, (_LEAF_PRIORITY if type(child) is AccumulateGrad
-                             else -child._sequence_nr, order, child))
+                if follow is None and not ready:
+                    follow, follow_order = child, order
+                else:
+                    if follow is not None:  # a second ready node: both go through the heap
+                        push(ready, (_priority(follow), follow_order, follow))
+                        follow = None
+                    push(ready, (_LEAF_PRIORITY if type(child) is AccumulateGrad
+                                 else -child._sequence_nr, order, child))
                 order += 1
         g = grad_inputs = None  # drop references: gradients may be stolen by .grad
     for node, g, owned in leaves:

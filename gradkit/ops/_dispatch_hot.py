@@ -16,11 +16,11 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import state as grad_state
-from gradkit.autograd.graph import accumulate_node
+from gradkit.autograd.graph import accumulate_node, node_type
 from gradkit.autograd.inference import InferenceVersion
 from gradkit.ops import _dispatch, wide_unsigned
-from gradkit.ops._dispatch import (
-    _dispatch_general, _finish, _record, _refuse_complex_grad, _save_plain)
+from gradkit.ops._dispatch import _dispatch_general, _finish, _refuse_complex_grad, _save_plain
+from gradkit.ops._dispatch_general import _save
 from gradkit.ops.promotion import WIDE_UNSIGNED as _WIDE
 from gradkit.ops.views import mark_one_view
 
@@ -57,25 +57,25 @@ def dispatch_unary(op, args: tuple, params: dict):
     # a view of an inference tensor (outside the mode) is a plain alias, without history
     if x._requires_grad and op.differentiable and grad_state.grad_enabled and \
             out.dtype.kind in "fcV" and not (op.view and type(x._vc) is InferenceVersion):
-        if op.plain_save is None or op.node_name_rule is not None:
-            result = _record(op, args, [data], params, out, np)
+        if op.no_complex_grad is not None and out.dtype.kind == "c":
+            _refuse_complex_grad(op)
+        fn = x.grad_fn
+        if fn is None:
+            nodes, slots = (accumulate_node(x),), _SLOT_0
         else:
-            if op.no_complex_grad is not None and out.dtype.kind == "c":
-                _refuse_complex_grad(op)
-            fn = x.grad_fn
-            if fn is None:
-                nodes, slots = (accumulate_node(x),), _SLOT_0
-            else:
-                nodes, slots = (fn,), _SLOT_0 if x._output_nr == 0 else (x._output_nr,)
-            node = op.node_class(op, nodes, slots, (), params or op.defaults if not params or
-                                 not op.defaults else {**op.defaults, **params},
-                                 ((data.shape, data.dtype),))
-            result.grad_fn, result._requires_grad = node, True
-            plain = op.plain_save
-            if plain:
-                keep = () if op.saves_read is None else op._save_masks.get(1)
-                node.saved = _save_plain(plain, args, (result,),
-                                         op.save_mask(1) if keep is None else keep)
+            nodes, slots = (fn,), _SLOT_0 if x._output_nr == 0 else (x._output_nr,)
+        node = (op.node_class if op.node_name_rule is None else _named_class(op, params, (data,)))(
+            op, nodes, slots, (), params or op.defaults if not params or not op.defaults else
+            {**op.defaults, **params}, ((data.shape, data.dtype),))
+        result.grad_fn, result._requires_grad = node, True
+        plain = op.plain_save
+        if plain:
+            keep = () if op.saves_read is None else op._save_masks.get(1)
+            node.saved = _save_plain(plain, args, (result,),
+                                     op.save_mask(1) if keep is None else keep)
+        elif plain is None:  # metadata saved too (x.shape): the general _save, as _record's
+            node.saved = _save(op, args, (data,), (result,),
+                               () if op.saves_read is None else op.save_mask(1))
     else:
         if out.dtype.kind in "uib" and data.dtype in _WIDE:  # uint16/32/64: few kernels
             wide_unsigned.check(op, (data,))
@@ -128,8 +128,6 @@ def dispatch_binary(op, args: tuple, params: dict):
     result._data, result._output_nr, result._vc = out, 0, [0]
     if (ga or gb) and op.differentiable and grad_state.grad_enabled and \
             out.dtype.kind in "fcV":
-        if op.plain_save is None or op.node_name_rule is not None:
-            return _record(op, args, [da, db], params, out, np)
         if op.no_complex_grad is not None and out.dtype.kind == "c":
             _refuse_complex_grad(op)
         if ga:
@@ -142,7 +140,7 @@ def dispatch_binary(op, args: tuple, params: dict):
             nb, sb = (accumulate_node(b), 0) if fb is None else (fb, b._output_nr)
         else:
             nb = sb = None
-        node = op.node_class(
+        node = (op.node_class if op.node_name_rule is None else _named_class(op, params, (da, db)))(
             op, (na, nb), _SLOTS_00 if not sa and not sb else (sa or 0, sb or 0), (),
             params or op.defaults if not params or not op.defaults else {**op.defaults, **params},
             (None if da is a else (da.shape, da.dtype), None if db is b else (db.shape, db.dtype)))
@@ -153,9 +151,20 @@ def dispatch_binary(op, args: tuple, params: dict):
             keep = () if op.saves_read is None else op._save_masks.get(needing)
             node.saved = _save_plain(plain, args, (result,),
                                      op.save_mask(needing) if keep is None else keep)
+        elif plain is None:  # metadata saved too (matmul's x.shape): the general _save
+            node.saved = _save(op, args, (da, db), (result,),
+                               () if op.saves_read is None else op.save_mask(ga | gb << 1))
     else:
         if out.dtype.kind in "uib" and (da.dtype if da is not a else db.dtype) in _WIDE:
             wide_unsigned.check(op, (da, db))  # uint16/32/64: few kernels
         result.grad_fn, result._requires_grad = None, False
     return result
 
+
+
+def _named_class(op, params: dict, datas: tuple) -> type:
+    """The node class of an op whose node name depends on the call (torch's overloads:
+    ``sum`` with a dim is SumBackward1, a product of matrices MmBackward0)."""
+    return node_type(op.node_name_rule(
+        params or op.defaults if not params or not op.defaults else {**op.defaults, **params},
+        datas))

@@ -59,5 +59,5 @@ def complex_quotient(xp, x, y):
         real = xp.where(by_zero, a / xp.abs(c), real)
         imag = xp.where(by_zero, b / xp.abs(d), imag)
     out = xp.empty(x.shape, x.dtype)
-    out.real, out.imag = real, imag
+    out.real[...], out.imag[...] = real, imag  # views' writes: CuPy arrays take no .real =
     return out

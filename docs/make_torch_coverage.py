@@ -57,7 +57,7 @@ OWN_NAMES = {
               "inplace", "leaky_relu", "op", "pad", "repeat", "setitem_", "silu", "softplus",
               "sum_to_shape", "to_device", "view", "zeros_like_op"},
     "torch.autograd": {"AnomalyReport", "FunctionCtx", "anomaly_report", "api", "batching",
-                       "transform_errors",
+                       "transform_errors", "node_edges",
                        "engine", "hooks", "is_anomaly_check_forward_enabled",
                        "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_grad_enabled",
                        "is_inference_mode_enabled", "multi_grad_hook", "observers",

@@ -767,6 +767,21 @@ def test_values_computed_from_torchs_uninitialized_multi_margin_loss_are_known()
     assert math.isnan(loss.item()) and gradkit.count_nonzero(loss).item() == 1
 
 
+def test_a_step_refusing_the_nan_of_an_empty_multi_margin_loss_is_known():
+    """gradkit's NaN mean of an empty batch is refused by a later SVD (as torch refuses NaN),
+    where torch's uninitialized output is a number: the same documented difference (breadth
+    seed 90217)."""
+    program = Program("breadth", (Leaf((0, 3), "float64", True),), (
+        Step("n_multi_margin", (0,), {"labels": [], "lists": [], "p": 2, "reduction": "mean"}),
+        Step("l_cond", (1,), {"n": 1, "p": None})), True, 90217)
+    problems, known = diff_program(program)
+    assert known == ("multi_margin_loss of an empty batch: torch returns uninitialized memory"
+                     if problems else None)
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="input matrix contained non-finite values"):
+            m.linalg.cond(m.tensor([[math.nan]], dtype=m.float64))
+
+
 @pytest.mark.parametrize("values", [[0.0, math.nan], [0.0, math.inf, 2.0], [1.5, 0.0, -2.0, 0.5],
                                     [0.0, 0.0, 3.0]])
 def test_cumprod_second_derivative_at_zeros_leaves_each_element_out_as_torch(values):

@@ -876,6 +876,23 @@ def test_ldl_factor_of_a_non_finite_matrix_is_known():
         or not problems
 
 
+
+def test_phase_check_of_nan_singular_vectors_of_a_non_finite_matrix_is_known():
+    """svdvals of a complex [[-inf]]: OpenBLAS leaves U NaN (MKL: 1), so gradkit's double
+    backward refuses the NaN phase term, where torch's computes. Documented (breadth seed
+    92801)."""
+    def double_backward(m):
+        x = m.tensor([[complex(-math.inf, 0)]], dtype=m.complex64, requires_grad=True)
+        (g,) = m.autograd.grad(m.linalg.svdvals(x).sum(), [x], create_graph=True)
+        return m.autograd.grad((g * (0.5 - 0.2j)).real.sum(), [x])
+    double_backward(torch)
+    with pytest.raises(RuntimeError, match="svd_backward: The singular vectors in the complex "
+                       "case are specified up to multiplication by e"):
+        double_backward(gradkit)
+    problems, known = diff_program(generate(RandomDrawer(92801), "breadth"))
+    assert known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's" \
+        or not problems
+
 @pytest.mark.parametrize("padding_mode", ["zeros", "border"])
 def test_nearest_grid_sample_input_gradient_keeps_a_zero_edge_to_the_grid(padding_mode):
     """torch's GridSampler2DBackwardBackward0 gives the grid a zero gradient of the input's

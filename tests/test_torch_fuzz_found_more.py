@@ -2378,3 +2378,21 @@ def test_float32_values_that_torchs_float64_run_shows_are_noise_are_known():
     theirs = run(program, torch)
     wrong = theirs._replace(values=theirs.values[:1] + [theirs.values[1] * 1.01])
     assert compare(wrong, theirs) and known_difference(program, wrong, theirs) is None
+
+
+def test_an_ill_conditioned_float64_gradient_is_known():
+    """The KL divergence of a Uniform 1e-11 wide from a Gamma: its float64 gradient sums terms
+    of 1e14 that cancel to 3e4, and torch's own moves in the seventh digit when its inputs move
+    an ulp, as far as gradkit's is from it. Documented (dist seed 24225)."""
+    program = generate(RandomDrawer(24225), "dist")
+    problems, known = diff_program(program)
+    assert known == "an ill-conditioned result: torch's own moves as much when its inputs " \
+        "move an ulp" or not problems
+    nudged = run(program, torch, math.inf)
+    assert compare(nudged, run(program, torch))  # the input's last bit shows in the gradient
+    # a wrong gradient of a well-conditioned program is not noise
+    program = Program("core", (Leaf((3,), "float64", True),), (Step("exp", (0,), {}),),
+                      False, 5)
+    theirs = run(program, torch)
+    wrong = theirs._replace(grads=[theirs.grads[0] * (1 + 1e-5)])
+    assert compare(wrong, theirs) and known_difference(program, wrong, theirs) is None

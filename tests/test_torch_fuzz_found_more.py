@@ -2396,3 +2396,38 @@ def test_an_ill_conditioned_float64_gradient_is_known():
     theirs = run(program, torch)
     wrong = theirs._replace(grads=[theirs.grads[0] * (1 + 1e-5)])
     assert compare(wrong, theirs) and known_difference(program, wrong, theirs) is None
+
+
+@pytest.mark.parametrize("make", ["chunk", "unbind", "no_grad_slice", "chunk_int"])
+@pytest.mark.parametrize("write", ["logical_and_", "no_grad_mul_"])
+def test_unrecorded_write_into_a_view_that_refuses_writes_makes_it_stale(make, write):
+    """A write autograd does not record (``logical_and_``, or any under no_grad) into a split
+    output or a view made under no_grad: torch regenerates the view's history when it is next
+    read, and that raises; a view of an integer tensor has none to regenerate (breadth seed
+    93115)."""
+    def program(m):
+        x = m.tensor([0.5, 1.5], requires_grad=True)
+        base = x.clone()
+        if make == "chunk":
+            view = m.chunk(x, 2)[0]
+        elif make == "unbind":
+            view = base.unbind(0)[0]
+        elif make == "no_grad_slice":
+            with m.no_grad():
+                view = base[0:1]
+        else:
+            view = m.tensor([1, 2]).chunk(2)[0]
+        if write == "logical_and_":
+            view.logical_and_(view)
+        else:
+            with m.no_grad():
+                view.mul_(2)
+        out = [view.requires_grad]
+        for read in (lambda: view.grad_fn, lambda: view.is_leaf,
+                     lambda: (view * 2).sum().backward()):
+            try:
+                out.append(type(read()).__name__)
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    assert program(gradkit) == program(torch)

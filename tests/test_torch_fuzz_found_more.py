@@ -2431,3 +2431,24 @@ def test_unrecorded_write_into_a_view_that_refuses_writes_makes_it_stale(make, w
                 out.append(str(e))
         return out
     assert program(gradkit) == program(torch)
+
+
+def test_max_pool_window_of_padding_only_passes_no_gradient_where_torch_writes_the_next_plane():
+    """kernel 2 with dilation 2 and padding 1 over one row: the second window reads padding
+    only, -inf with index 1, past its one-element plane. torch's backward writes that window's
+    gradient at index 1, the next plane's element; gradkit's drops it. Documented (breadth
+    seed 95687)."""
+    def program(m):
+        x = m.tensor([[[[0.5]], [[-1.5]]]], dtype=m.float64, requires_grad=True)
+        out, index = m.nn.functional.max_pool2d(x, (2, 1), padding=(1, 0), ceil_mode=True,
+                                                dilation=2, return_indices=True)
+        (grad,) = m.autograd.grad((out * m.tensor([[[[1.0]], [[2.0]]]])).sum(), x)
+        return out.detach().numpy().ravel().tolist(), index.numpy().ravel().tolist(), \
+            grad.numpy().ravel().tolist()
+    (out, index, torch_grad), (gradkit_out, gradkit_index, grad) = program(torch), \
+        program(gradkit)
+    assert (out, index) == (gradkit_out, gradkit_index) == ([-math.inf] * 2, [1, 1])
+    assert torch_grad == [0.0, 1.0] and grad == [0.0, 0.0]
+    problems, known = diff_program(generate(RandomDrawer(95687), "breadth"))
+    assert known == "max pooling over a window of padding only: torch's backward writes into " \
+        "the next plane" or not problems

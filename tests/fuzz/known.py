@@ -937,6 +937,21 @@ def _max_pool_padding_window(program, mine: Result, theirs: Result) -> bool:
             and not compare(mine._replace(grads2=[]), theirs._replace(error=None, grads2=[])))
 
 
+def _max_pool_padding_window_gradient(program, mine: Result, theirs: Result) -> bool:
+    """A max-pool window that reads padding only (-inf, its index past the plane): torch's
+    backward writes its gradient through that index into the next plane's element (or past
+    the tensor), gradkit's drops it; only gradients differ (breadth seed 95687)."""
+    if mine.error or theirs.error or not theirs.values:
+        return False
+    first = len(program.leaves)
+    padding_only = any(
+        step.op == "n_max_pool" and np.isneginf(theirs.values[first + k]).any()
+        and not np.isneginf(theirs.values[step.inputs[0]]).any()
+        for k, step in enumerate(program.steps))
+    problems = compare(mine, theirs)
+    return padding_only and bool(problems) and all(p.startswith("grads") for p in problems)
+
+
 _EXPANDING = frozenset({"expand", "v_expand_as"})
 _RELAYING = _EXPANDING | {"permute", "transpose", "t"}
 _RESHAPES = frozenset({"flatten", "view_flat", "v_reshape"})  # views of a contiguous input
@@ -1332,6 +1347,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("max pooling over a window of padding only: torch's double backward raises",
           "docs/numerics.md", "torch's double backward through it raises",
           _max_pool_padding_window),
+    Known("max pooling over a window of padding only: torch's backward writes into the "
+          "next plane", "docs/numerics.md", "into the next plane's element",
+          _max_pool_padding_window_gradient),
     Known("an in-place op reading an expanded or transposed view of the tensor it writes",
           "docs/numerics.md", "operand while it writes", _in_place_reads_expanded_self),
     Known("x ** False has gradient 0 (torch's is 0 * x ** -1, NaN at 0)", "docs/numerics.md",

@@ -2452,3 +2452,14 @@ def test_max_pool_window_of_padding_only_passes_no_gradient_where_torch_writes_t
     problems, known = diff_program(generate(RandomDrawer(95687), "breadth"))
     assert known == "max pooling over a window of padding only: torch's backward writes into " \
         "the next plane" or not problems
+
+
+def test_polynomial_degree_floored_from_a_value_one_ulp_from_one_is_known():
+    """|Q| of a 1 x 1 complex64 QR is 1 to rounding: 0.99999994 here, 1.0000001 in torch;
+    the fuzzer's polynomial degree floor(4 |n|) is then 3 or 4. The same n gives the same
+    value on both sides (breadth seed 99391)."""
+    assert_same_as_torch(lambda m: m.special.shifted_chebyshev_polynomial_w(
+        m.tensor([0.99999994, 1.0000001]), (m.tensor([0.99999994, 1.0000001]) * 4).floor()))
+    problems, known = diff_program(generate(RandomDrawer(99391), "breadth"))
+    assert known == "a step that turns a rounding difference of its input into another " \
+        "number" or not problems

@@ -2463,3 +2463,23 @@ def test_polynomial_degree_floored_from_a_value_one_ulp_from_one_is_known():
     problems, known = diff_program(generate(RandomDrawer(99391), "breadth"))
     assert known == "a step that turns a rounding difference of its input into another " \
         "number" or not problems
+
+
+@pytest.mark.parametrize("dims", [2, 3, 4])
+def test_sdpa_math_backend_scales_copies_so_a_write_into_the_query_is_allowed(dims):
+    """Below 4 dims torch's CPU attention is its math backend, which multiplies q and k by
+    sqrt(scale) first and saves those copies: a write into the query after it does not
+    touch backward. The 4-d flash kernel saves the query itself and refuses (breadth seed
+    99024)."""
+    def program(m):
+        rng = np.random.default_rng(99024)
+        shape = (2, 2, 3, 2)[4 - dims:]
+        q = m.tensor(rng.standard_normal(shape), dtype=m.float32)
+        k = m.tensor(rng.standard_normal(shape), dtype=m.float32, requires_grad=True)
+        out = m.nn.functional.scaled_dot_product_attention(q, k, k, scale=-0.6)
+        q.ge_(0.5)
+        return (out,) + m.autograd.grad(out.sum(), k)
+    if dims == 4:
+        _both_refuse_the_write(program)
+    else:
+        assert_same_as_torch(program, rtol=1e-5)

@@ -60,7 +60,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
                            "when is_causal=True")
     require_real_floating("softmax_lastdim_kernel_impl", query._data)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = mul(matmul(query, transpose(key, -2, -1)), scale)
+    if query.ndim == 4:  # torch's CPU flash kernel: it saves the query itself
+        scores = mul(matmul(query, transpose(key, -2, -1)), scale)
+    else:  # torch's math backend scales q and k by sqrt(|scale|) first, and saves those
+        root = math.sqrt(abs(scale))
+        scores = matmul(mul(query, -root if scale < 0 else root),
+                        mul(transpose(key, -2, -1), root))
     if attn_mask is not None and attn_mask._data.dtype != np.bool_:
         scores = add(scores, attn_mask)
     bias = _bias(attn_mask, is_causal, query.shape[-2], key.shape[-2], query._data.dtype)

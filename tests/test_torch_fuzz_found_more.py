@@ -2483,3 +2483,17 @@ def test_sdpa_math_backend_scales_copies_so_a_write_into_the_query_is_allowed(di
         _both_refuse_the_write(program)
     else:
         assert_same_as_torch(program, rtol=1e-5)
+
+
+@pytest.mark.parametrize("value", [math.inf, 2.0])
+def test_sdpa_row_attending_to_nothing_has_softmax_gradient_zero_times_g(value):
+    """A row whose scores are all -inf weighs 0 (torch's safe softmax); its backward is
+    softmax's, 0 * (g - sum(g * 0)): 0, but NaN where g is infinite, from an infinite value
+    (breadth seed 99024)."""
+    def program(m):
+        kv = m.tensor([[value], [-0.0]], requires_grad=True)
+        q = m.tensor([[-0.48641694]], requires_grad=True)
+        mask = m.tensor([[0.0, -math.inf]])
+        out = m.nn.functional.scaled_dot_product_attention(q, kv, kv, attn_mask=mask)
+        return (out,) + m.autograd.grad((out * 0.7).sum(), [q, kv])
+    assert_same_as_torch(program)

@@ -1077,12 +1077,16 @@ _UNDIFFERENTIATED_BACKWARDS = {
 
 def _composed_double_backward(program, mine: Result, theirs: Result) -> bool:
     """torch's embedding_bag and fused CPU attention kernel have no second derivative; gradkit
-    composes them, so its second derivative exists (everything before it must agree)."""
+    composes them, so its second derivative exists (everything before it must agree but for
+    the sign of zeros, as cdist's: the -0.0 of attention's products at a -0.0 input, breadth
+    seed 98517)."""
     return (mine.error is None and theirs.error is not None
             and theirs.error[0] == "double backward"
             and any(_uses(program, op) and any(name in theirs.message for name in names)
                     for op, names in _UNDIFFERENTIATED_BACKWARDS.items())
-            and not compare(mine._replace(grads2=[]), theirs._replace(error=None, grads2=[])))
+            and not [p for p in compare(mine._replace(grads2=[]),
+                                        theirs._replace(error=None, grads2=[]))
+                     if not p.startswith("signed zero")])
 
 
 def _nearest_grid_gradient_has_no_graph(program, mine: Result, theirs: Result) -> bool:

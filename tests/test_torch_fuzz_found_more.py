@@ -2512,3 +2512,25 @@ def test_attention_double_backward_with_signed_zeros_before_it_is_known():
     mine, theirs = run(program, gradkit), run(program, torch)
     wrong = mine._replace(values=[v + 1.0 for v in mine.values])
     assert known_difference(program, wrong, theirs) != known
+
+
+@pytest.mark.parametrize("pos_weight", [None, [1.7]])
+def test_bce_with_logits_backward_is_torchs_term_by_term(pos_weight):
+    """binary_cross_entropy_with_logits' input gradient is sigmoid(x) - target as torch's: at
+    the logits of the target itself that is their rounding difference (5.6e-17), which an
+    infinite incoming gradient (a Bernoulli's perplexity into a Pareto sample of 1e94) makes
+    inf; (1 - target) - sigmoid(-x) was 0 and the gradient NaN (dist seed 31072)."""
+    def program(m):
+        x = m.tensor([-0.35865353427449076, 0.8, -2.0], dtype=m.float64, requires_grad=True)
+        p = m.sigmoid(x)
+        d = m.distributions.Bernoulli(probs=p)
+        weight = None if pos_weight is None else m.tensor(pos_weight, dtype=m.float64)
+        loss = m.nn.functional.binary_cross_entropy_with_logits(
+            d.logits, d.probs, reduction="none", pos_weight=weight)
+        g = m.tensor([math.inf, 1.5, -0.5], dtype=m.float64)
+        first = m.autograd.grad(loss, x, g, create_graph=True)[0]
+        finite = m.autograd.grad(loss, x, g.nan_to_num(posinf=2.0), create_graph=True)[0]
+        return (loss, first.detach(), finite) + m.autograd.grad(finite.sum(), x)
+    assert_same_as_torch(program, rtol=1e-12)
+    problems, known = diff_program(generate(RandomDrawer(31072), "dist"))
+    assert not problems

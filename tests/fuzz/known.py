@@ -1340,8 +1340,6 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "turn a last-bit difference", _rounding_amplified),
     Known("single-precision gradients that torch's own double-precision ones show are noise",
           "docs/numerics.md", "further from its own float64 gradient", _single_precision_noise),
-    Known("single-precision values that torch's own double-precision ones show are noise",
-          "docs/numerics.md", "further from its own float64 value", _single_precision_value_noise),
     Known("a matmul operand detached in place: torch saved a reshaped view of it",
           "docs/autograd.md", "which the detach does not reach", _detached_matmul_operand),
     Known("gradients of eig (eigh) where eigenvalues repeat up to rounding",
@@ -1421,7 +1419,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("copysign by a NaN: the NaN's sign bit, which NumPy's math functions clear",
           "docs/numerics.md", "The sign bit of a NaN is not compared",
           _copysign_by_a_cleared_nan),
-    # the most general explanation last: the entries above name a specific cause
+    # the most general explanations last: the entries above name a specific cause
+    Known("single-precision values that torch's own double-precision ones show are noise",
+          "docs/numerics.md", "further from its own float64 value", _single_precision_value_noise),
     Known("an ill-conditioned result: torch's own moves as much when its inputs move an ulp",
           "docs/numerics.md", "moves one ulp (either way)", _ill_conditioned),
 )

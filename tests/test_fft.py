@@ -286,3 +286,20 @@ def test_forward_mode_matches_torch(name, value, kwargs):
             value_out, tangent_out = m.autograd.forward_ad.unpack_dual(out)
         return value_out, tangent_out
     assert_same_as_torch(program, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float64"])
+@pytest.mark.parametrize("call", [
+    lambda fft, x: fft.ifft(x, n=3, norm="ortho"),
+    lambda fft, x: fft.ifft(x),
+    lambda fft, x: fft.fft(x, norm="forward"),
+    lambda fft, x: fft.ifft2(x.reshape(2, 2)),
+    lambda fft, x: fft.ihfft(x.real),
+    lambda fft, x: fft.rfft(x.real, norm="ortho"),
+])
+def test_normalization_scales_real_and_imaginary_parts_apart(call, dtype):
+    """An infinite entry keeps a zero other part through the 1/n or 1/sqrt(n) scale, as in
+    torch (a complex product would make it inf * 0 = NaN; breadth seed 88869)."""
+    value = np.array([-np.inf, 0.0, 0.0, 0.0]) if dtype == "float64" else \
+        np.array([-np.inf + 0j, 0.0, 0.0, 0.0])
+    assert_same_as_torch(lambda m: call(m.fft, m.tensor(value, dtype=getattr(m, dtype))))

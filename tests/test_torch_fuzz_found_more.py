@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from fuzz.known import _agree_but_for_rounding, diff_program, known_difference
 from fuzz.programs import Leaf, Program, RandomDrawer, Step, generate
-from fuzz.runner import Result, run
+from fuzz.runner import Result, compare, run
 from fuzz.shrink import shrink
 from test_torch_numerics import assert_same_as_torch, with_grads
 
@@ -764,6 +764,21 @@ def test_values_computed_from_torchs_uninitialized_multi_margin_loss_are_known()
     assert math.isnan(loss.item()) and gradkit.count_nonzero(loss).item() == 1
 
 
+def test_a_step_refusing_the_nan_of_an_empty_multi_margin_loss_is_known():
+    """gradkit's NaN mean of an empty batch is refused by a later SVD (as torch refuses NaN),
+    where torch's uninitialized output is a number: the same documented difference (breadth
+    seed 90217)."""
+    program = Program("breadth", (Leaf((0, 3), "float64", True),), (
+        Step("n_multi_margin", (0,), {"labels": [], "lists": [], "p": 2, "reduction": "mean"}),
+        Step("l_cond", (1,), {"n": 1, "p": None})), True, 90217)
+    problems, known = diff_program(program)
+    assert known == ("multi_margin_loss of an empty batch: torch returns uninitialized memory"
+                     if problems else None)
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="input matrix contained non-finite values"):
+            m.linalg.cond(m.tensor([[math.nan]], dtype=m.float64))
+
+
 @pytest.mark.parametrize("values", [[0.0, math.nan], [0.0, math.inf, 2.0], [1.5, 0.0, -2.0, 0.5],
                                     [0.0, 0.0, 3.0]])
 def test_cumprod_second_derivative_at_zeros_leaves_each_element_out_as_torch(values):
@@ -857,6 +872,23 @@ def test_ldl_factor_of_a_non_finite_matrix_is_known():
     assert known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's" \
         or not problems
 
+
+
+def test_phase_check_of_nan_singular_vectors_of_a_non_finite_matrix_is_known():
+    """svdvals of a complex [[-inf]]: OpenBLAS leaves U NaN (MKL: 1), so gradkit's double
+    backward refuses the NaN phase term, where torch's computes. Documented (breadth seed
+    92801)."""
+    def double_backward(m):
+        x = m.tensor([[complex(-math.inf, 0)]], dtype=m.complex64, requires_grad=True)
+        (g,) = m.autograd.grad(m.linalg.svdvals(x).sum(), [x], create_graph=True)
+        return m.autograd.grad((g * (0.5 - 0.2j)).real.sum(), [x])
+    double_backward(torch)
+    with pytest.raises(RuntimeError, match="svd_backward: The singular vectors in the complex "
+                       "case are specified up to multiplication by e"):
+        double_backward(gradkit)
+    problems, known = diff_program(generate(RandomDrawer(92801), "breadth"))
+    assert known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's" \
+        or not problems
 
 @pytest.mark.parametrize("padding_mode", ["zeros", "border"])
 def test_nearest_grid_sample_input_gradient_keeps_a_zero_edge_to_the_grid(padding_mode):
@@ -2832,6 +2864,102 @@ def test_where_on_a_rounding_noise_condition_is_the_documented_amplification():
     assert abs(their_noise.item()) < 1e-6 and abs(my_noise.item()) < 1e-6
     assert theirs.item() == 1 and mine.item() == 0
     problems, known = diff_program(generate(RandomDrawer(3145072)))
+def test_float32_values_that_torchs_float64_run_shows_are_noise_are_known():
+    """A float32 Gumbel sample a few ulp from torch's, doubled, through a LogNormal's mean
+    (exp of it: 4.9e18) and a sine: torch's own float32 sine is as far from its float64 one
+    as from gradkit's. Documented (dist seed 20522)."""
+    problems, known = diff_program(generate(RandomDrawer(20522), "dist"))
+    assert known == "single-precision values that torch's own double-precision ones show " \
+        "are noise" or not problems
+    # a wrong value of a well-conditioned float32 program is not noise
+    program = Program("core", (Leaf((3,), "float32", True),), (Step("sin", (0,), {}),),
+                      False, 5)
+    theirs = run(program, torch)
+    wrong = theirs._replace(values=theirs.values[:1] + [theirs.values[1] * 1.01])
+    assert compare(wrong, theirs) and known_difference(program, wrong, theirs) is None
+
+
+def test_an_ill_conditioned_float64_gradient_is_known():
+    """The KL divergence of a Uniform 1e-11 wide from a Gamma: its float64 gradient sums terms
+    of 1e14 that cancel to 3e4, and torch's own moves in the seventh digit when its inputs move
+    an ulp, as far as gradkit's is from it. Documented (dist seed 24225)."""
+    program = generate(RandomDrawer(24225), "dist")
+    problems, known = diff_program(program)
+    assert known == "an ill-conditioned result: torch's own moves as much when its inputs " \
+        "move an ulp" or not problems
+    nudged = run(program, torch, math.inf)
+    assert compare(nudged, run(program, torch))  # the input's last bit shows in the gradient
+    # a wrong gradient of a well-conditioned program is not noise
+    program = Program("core", (Leaf((3,), "float64", True),), (Step("exp", (0,), {}),),
+                      False, 5)
+    theirs = run(program, torch)
+    wrong = theirs._replace(grads=[theirs.grads[0] * (1 + 1e-5)])
+    assert compare(wrong, theirs) and known_difference(program, wrong, theirs) is None
+
+
+@pytest.mark.parametrize("make", ["chunk", "unbind", "no_grad_slice", "chunk_int"])
+@pytest.mark.parametrize("write", ["logical_and_", "no_grad_mul_"])
+def test_unrecorded_write_into_a_view_that_refuses_writes_makes_it_stale(make, write):
+    """A write autograd does not record (``logical_and_``, or any under no_grad) into a split
+    output or a view made under no_grad: torch regenerates the view's history when it is next
+    read, and that raises; a view of an integer tensor has none to regenerate (breadth seed
+    93115)."""
+    def program(m):
+        x = m.tensor([0.5, 1.5], requires_grad=True)
+        base = x.clone()
+        if make == "chunk":
+            view = m.chunk(x, 2)[0]
+        elif make == "unbind":
+            view = base.unbind(0)[0]
+        elif make == "no_grad_slice":
+            with m.no_grad():
+                view = base[0:1]
+        else:
+            view = m.tensor([1, 2]).chunk(2)[0]
+        if write == "logical_and_":
+            view.logical_and_(view)
+        else:
+            with m.no_grad():
+                view.mul_(2)
+        out = [view.requires_grad]
+        for read in (lambda: view.grad_fn, lambda: view.is_leaf,
+                     lambda: (view * 2).sum().backward()):
+            try:
+                out.append(type(read()).__name__)
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    assert program(gradkit) == program(torch)
+
+
+def test_max_pool_window_of_padding_only_passes_no_gradient_where_torch_writes_the_next_plane():
+    """kernel 2 with dilation 2 and padding 1 over one row: the second window reads padding
+    only, -inf with index 1, past its one-element plane. torch's backward writes that window's
+    gradient at index 1, the next plane's element; gradkit's drops it. Documented (breadth
+    seed 95687)."""
+    def program(m):
+        x = m.tensor([[[[0.5]], [[-1.5]]]], dtype=m.float64, requires_grad=True)
+        out, index = m.nn.functional.max_pool2d(x, (2, 1), padding=(1, 0), ceil_mode=True,
+                                                dilation=2, return_indices=True)
+        (grad,) = m.autograd.grad((out * m.tensor([[[[1.0]], [[2.0]]]])).sum(), x)
+        return out.detach().numpy().ravel().tolist(), index.numpy().ravel().tolist(), \
+            grad.numpy().ravel().tolist()
+    (out, index, torch_grad), (gradkit_out, gradkit_index, grad) = program(torch), \
+        program(gradkit)
+    assert (out, index) == (gradkit_out, gradkit_index) == ([-math.inf] * 2, [1, 1])
+    assert torch_grad == [0.0, 1.0] and grad == [0.0, 0.0]
+    problems, known = diff_program(generate(RandomDrawer(95687), "breadth"))
+    assert known == "max pooling over a window of padding only: torch's backward writes into " \
+        "the next plane" or not problems
+
+
+def test_polynomial_degree_floored_from_a_value_one_ulp_from_one_is_known():
+    """|Q| of a 1 x 1 complex64 QR is 1 to rounding: 0.99999994 here, 1.0000001 in torch;
+    the fuzzer's polynomial degree floor(4 |n|) is then 3 or 4. The same n gives the same
+    value on both sides (breadth seed 99391)."""
+    assert_same_as_torch(lambda m: m.special.shifted_chebyshev_polynomial_w(
+        m.tensor([0.99999994, 1.0000001]), (m.tensor([0.99999994, 1.0000001]) * 4).floor()))
+    problems, known = diff_program(generate(RandomDrawer(99391), "breadth"))
     assert known == "a step that turns a rounding difference of its input into another " \
         "number" or not problems
 
@@ -2946,3 +3074,72 @@ def test_sine_of_a_power_of_float32_exp_is_the_documented_rounding_step():
     problems, known = diff_program(generate(RandomDrawer(3220491)))
     assert known == "a step that turns a rounding difference of its input into another number" \
         or not problems
+@pytest.mark.parametrize("dims", [2, 3, 4])
+def test_sdpa_math_backend_scales_copies_so_a_write_into_the_query_is_allowed(dims):
+    """Below 4 dims torch's CPU attention is its math backend, which multiplies q and k by
+    sqrt(scale) first and saves those copies: a write into the query after it does not
+    touch backward. The 4-d flash kernel saves the query itself and refuses (breadth seed
+    99024)."""
+    def program(m):
+        rng = np.random.default_rng(99024)
+        shape = (2, 2, 3, 2)[4 - dims:]
+        q = m.tensor(rng.standard_normal(shape), dtype=m.float32)
+        k = m.tensor(rng.standard_normal(shape), dtype=m.float32, requires_grad=True)
+        out = m.nn.functional.scaled_dot_product_attention(q, k, k, scale=-0.6)
+        q.ge_(0.5)
+        return (out,) + m.autograd.grad(out.sum(), k)
+    if dims == 4:
+        _both_refuse_the_write(program)
+    else:
+        assert_same_as_torch(program, rtol=1e-5)
+
+
+@pytest.mark.parametrize("value", [math.inf, 2.0])
+def test_sdpa_row_attending_to_nothing_has_softmax_gradient_zero_times_g(value):
+    """A row whose scores are all -inf weighs 0 (torch's safe softmax); its backward is
+    softmax's, 0 * (g - sum(g * 0)): 0, but NaN where g is infinite, from an infinite value
+    (breadth seed 99024)."""
+    def program(m):
+        kv = m.tensor([[value], [-0.0]], requires_grad=True)
+        q = m.tensor([[-0.48641694]], requires_grad=True)
+        mask = m.tensor([[0.0, -math.inf]])
+        out = m.nn.functional.scaled_dot_product_attention(q, kv, kv, attn_mask=mask)
+        return (out,) + m.autograd.grad((out * 0.7).sum(), [q, kv])
+    assert_same_as_torch(program)
+
+
+def test_attention_double_backward_with_signed_zeros_before_it_is_known():
+    """Multi-head attention (need_weights=False: torch's fused kernel, no second derivative)
+    of a -0.0 input: torch's output zeros are -0.0, gradkit's products' +0.0, as any matrix
+    product's zero sum may be; the documented double backward difference still applies
+    (breadth seed 98517)."""
+    problems, known = diff_program(generate(RandomDrawer(98517), "breadth"))
+    assert known == "embedding_bag's and multi-head attention's second derivatives exist " \
+        "(torch's fused kernels have none)" or not problems
+    # a real difference before the double backward is not covered
+    program = shrink(generate(RandomDrawer(98517), "breadth"))
+    mine, theirs = run(program, gradkit), run(program, torch)
+    wrong = mine._replace(values=[v + 1.0 for v in mine.values])
+    assert known_difference(program, wrong, theirs) != known
+
+
+@pytest.mark.parametrize("pos_weight", [None, [1.7]])
+def test_bce_with_logits_backward_is_torchs_term_by_term(pos_weight):
+    """binary_cross_entropy_with_logits' input gradient is sigmoid(x) - target as torch's: at
+    the logits of the target itself that is their rounding difference (5.6e-17), which an
+    infinite incoming gradient (a Bernoulli's perplexity into a Pareto sample of 1e94) makes
+    inf; (1 - target) - sigmoid(-x) was 0 and the gradient NaN (dist seed 31072)."""
+    def program(m):
+        x = m.tensor([-0.35865353427449076, 0.8, -2.0], dtype=m.float64, requires_grad=True)
+        p = m.sigmoid(x)
+        d = m.distributions.Bernoulli(probs=p)
+        weight = None if pos_weight is None else m.tensor(pos_weight, dtype=m.float64)
+        loss = m.nn.functional.binary_cross_entropy_with_logits(
+            d.logits, d.probs, reduction="none", pos_weight=weight)
+        g = m.tensor([math.inf, 1.5, -0.5], dtype=m.float64)
+        first = m.autograd.grad(loss, x, g, create_graph=True)[0]
+        finite = m.autograd.grad(loss, x, g.nan_to_num(posinf=2.0), create_graph=True)[0]
+        return (loss, first.detach(), finite) + m.autograd.grad(finite.sum(), x)
+    assert_same_as_torch(program, rtol=1e-12)
+    problems, known = diff_program(generate(RandomDrawer(31072), "dist"))
+    assert not problems

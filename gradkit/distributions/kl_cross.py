@@ -291,7 +291,8 @@ def _kl_uniform_pareto(p, q):
 def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
     t1 = p.mean * (p.logits - q.logits)
     t2 = p._cont_bern_log_norm() + (-p.probs).log1p()
-    return t1 + t2 - q._cont_bern_log_norm() - (-q.probs).log1p()
+    t3 = -q._cont_bern_log_norm() - (-q.probs).log1p()
+    return t1 + t2 + t3  # torch's grouping: q's terms cancel p's exactly for p = q
 
 
 def _against_continuous_bernoulli(p, q):

@@ -11,12 +11,12 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
+from gradkit.ops._op import op
 from gradkit.ops.arithmetic import add, mul
 from gradkit.ops.conv import fold as fold_windows, unfold as unfold_windows
 from gradkit.ops.linalg import matmul
 from gradkit.ops.padding import pad
-from gradkit.ops.piecewise import where
-from gradkit.ops.reduction import softmax
+from gradkit.ops.reduction import _softmax_kernel, _sum_along, sum as sum_along
 from gradkit.ops.shape import permute, reshape, squeeze, transpose, unsqueeze
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating
 
@@ -40,6 +40,20 @@ def _bias(attn_mask, is_causal, length, source, dtype):
     return bias
 
 
+@op(save="result", batchable=True, node_name="SafeSoftmaxBackward0")
+def _safe_softmax(xp, x, *, dim):
+    """torch's _safe_softmax: softmax along ``dim``, 0 in a row whose entries are all -inf;
+    its backward is softmax's, ``out * (g - sum(g * out))``, so 0 there but NaN where g is
+    not finite (an infinite value row: breadth seed 99024)."""
+    out = _softmax_kernel(xp, x, dim, None, "softmax")
+    empty = (x == -math.inf).all(axis=dim, keepdims=True)
+    return xp.where(empty, out.dtype.type(0), out)
+
+
+_safe_softmax.defvjp(lambda g, out, dim: out * (g - _sum_along(g * out, out, dim)))
+_safe_softmax.defjvp(lambda t, out, dim: out * (t - sum_along(t * out, dim, True)))
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False):
@@ -60,19 +74,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
                            "when is_causal=True")
     require_real_floating("softmax_lastdim_kernel_impl", query._data)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = mul(matmul(query, transpose(key, -2, -1)), scale)
+    if query.ndim == 4:  # torch's CPU flash kernel: it saves the query itself
+        scores = mul(matmul(query, transpose(key, -2, -1)), scale)
+    else:  # torch's math backend scales q and k by sqrt(|scale|) first, and saves those
+        root = math.sqrt(abs(scale))
+        scores = matmul(mul(query, -root if scale < 0 else root),
+                        mul(transpose(key, -2, -1), root))
     if attn_mask is not None and attn_mask._data.dtype != np.bool_:
         scores = add(scores, attn_mask)
     bias = _bias(attn_mask, is_causal, query.shape[-2], key.shape[-2], query._data.dtype)
     scores = add(scores, _constant(query, bias))
-    # a row whose scores are all -inf (masked, or -inf values: breadth seed 19417) reads 0
-    # scores, so no NaN in softmax or in its gradient, and weighs 0, as torch's safe softmax
-    empty_rows = (scores._data == -math.inf).all(-1, keepdims=True)
-    if not empty_rows.any():
-        return matmul(softmax(scores, -1), value)
-    empty_rows = Tensor._make(empty_rows)
-    weights = softmax(where(empty_rows, 0.0, scores), -1)
-    return matmul(where(empty_rows, 0.0, weights), value)
+    # a row whose scores are all -inf (masked, or -inf values: breadth seed 19417) weighs 0,
+    # as torch's safe softmax
+    return matmul(_safe_softmax(scores, dim=-1), value)
 
 
 def pixel_shuffle(input, upscale_factor: int):

@@ -33,7 +33,15 @@ def _scaled(out, signal_numel: int, normalization: int):
     if normalization == NORM_NONE:
         return out
     factor = 1 / math.sqrt(signal_numel) if normalization == NORM_BY_ROOT_N else 1 / signal_numel
-    return out * out.real.dtype.type(factor)  # a scalar of out's precision keeps complex64
+    factor = out.real.dtype.type(factor)  # a scalar of out's precision keeps complex64
+    if out.dtype.kind != "c":
+        return out * factor
+    # torch's FFT scales the real and imaginary parts apart: a complex product would give
+    # inf * 0 = NaN in the other part of an infinite entry (breadth seed 88869)
+    scaled = out.copy()
+    scaled.real *= factor
+    scaled.imag *= factor
+    return scaled
 
 
 def _numel(shape, dims) -> int:

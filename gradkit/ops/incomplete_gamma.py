@@ -14,7 +14,7 @@ from gradkit.ops.binary_math import fused_multiply_add
 from gradkit.ops.incomplete_gamma_table import TEMME_D
 from gradkit.ops.special import erfc_array
 from gradkit.ops.special_gamma import c_power
-from gradkit.ops.special_gamma import lgamma_array
+from gradkit.ops.special_gamma import c_lgamma_array
 from gradkit.ops.special_series import c_math
 
 _LANCZOS_NUM = (0.006061842346248907, 0.5098416655656676, 19.519927882476175,
@@ -54,7 +54,7 @@ def _lanczos_sum(xp, a):
 def _prefactor(xp, a, x):
     """x^a e^-x / gamma(a), as Cephes' igam_fac (Lanczos near a ~ x)."""
     _, max_log, _, _ = _constants(a.dtype)
-    direct = fused_multiply_add(xp, a, c_math(xp, "log", x), -x) - lgamma_array(xp, a)
+    direct = fused_multiply_add(xp, a, c_math(xp, "log", x), -x) - c_lgamma_array(xp, a)
     direct = xp.where(direct < -max_log, 0.0, c_math(xp, "exp", direct))
     fac = a + _LANCZOS_G - 0.5
     res = xp.sqrt(fac / 2.718281828459045) / _lanczos_sum(xp, a)
@@ -96,8 +96,8 @@ def _q_series(xp, a, x, fma):
         total = xp.where(going, total + term, total)
         going = going & ~(xp.abs(term) <= machep * xp.abs(total)) & ~xp.isnan(total)
     log_x = c_math(xp, "log", x)
-    head = -c_math(xp, "expm1", fma(xp, a, log_x, -lgamma_array(xp, 1 + a)))
-    return fma(xp, -c_math(xp, "exp", fma(xp, a, log_x, -lgamma_array(xp, a))), total, head)
+    head = -c_math(xp, "expm1", fma(xp, a, log_x, -c_lgamma_array(xp, 1 + a)))
+    return fma(xp, -c_math(xp, "exp", fma(xp, a, log_x, -c_lgamma_array(xp, a))), total, head)
 
 
 def _q_fraction(xp, a, x, fma):

@@ -27,6 +27,7 @@ from gradkit.ops.memory_overlap import (
     OVERLAP_MESSAGE, PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, may_overlap, partially_overlap)
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.promotion import category
+from gradkit.ops.stale_views import make_stale
 from gradkit.ops.unary_helpers import scalar_type_name
 from gradkit.ops.views import (
     DEFAULT, copy_in_layout, layout_of, live_views, refresh_computed, replay_view, writable_alias,
@@ -91,6 +92,8 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         tensor._fw = _tangent_after_write(getattr(tensor, "_fw", None),
                                           getattr(result, "_fw", None))
     tensor._vc[0] += 1
+    if not recording and view is not None and view.creation != DEFAULT:
+        make_stale(tensor, view)  # unrecorded (no_grad, logical_and_): breadth seed 93115
     if recording:
         if view is not None:
             _rebase_view(tensor, view, result, overlapping)
@@ -152,13 +155,7 @@ def _update_views(tensor, view, recording: bool) -> None:
         if info.computed:
             refresh_computed(other)
         if info.creation != DEFAULT:
-            # torch regenerates (and so refuses) only a view with a history or a base that
-            # requires grad: a leaf view that requires grad of its own keeps grad_fn None
-            stale = _stale_view_type()
-            if type(other) is not stale and (other.grad_fn is not None or
-                                             info.base._requires_grad):
-                other.__class__ = stale
-                other._requires_grad = True  # as torch's view of a base that requires grad
+            make_stale(other, info)
         elif recording and info.base is root:
             fresh = replay_view(info.steps(), root)
             set_history(other, fresh.grad_fn, fresh._output_nr)
@@ -179,29 +176,6 @@ def _cut_from_base(view, info, root) -> None:
         fresh = replay_view(info.steps(), alias)
     alias._requires_grad = False
     set_history(view, fresh.grad_fn, fresh._output_nr)
-
-
-_stale_view_class = None
-
-
-def _stale_view_type():
-    """The class a view takes once an in-place write elsewhere made it unusable for autograd:
-    reading its ``grad_fn`` (any recorded op, backward) raises torch's error."""
-    global _stale_view_class
-    if _stale_view_class is None:
-        class StaleView(_tensor_type()):
-            __slots__ = ()
-
-            @property
-            def grad_fn(self):
-                raise RuntimeError(self._view.refusal(indirect=True))
-
-            @grad_fn.setter
-            def grad_fn(self, value):
-                raise RuntimeError(self._view.refusal(indirect=True))
-
-        _stale_view_class = StaleView
-    return _stale_view_class
 
 
 def _resave_output(result, tensor, into_view: bool) -> None:

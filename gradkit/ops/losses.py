@@ -285,13 +285,15 @@ def _bce_logits(xp, x, target, weight, pos_weight, reduction="mean"):
 
 
 def _bce_slopes(x, target, weight, pos_weight):
-    """d loss / d x and d loss / d target per element (before the reduction)."""
-    sig_neg = sigmoid(-x)
+    """d loss / d x and d loss / d target per element (before the reduction), term by term as
+    torch's backward: sigmoid(x) - target is its rounding difference, which an infinite
+    gradient makes inf, not inf * 0 = NaN (dist seed 31072)."""
     if pos_weight is None:
-        d_x, d_target = (1 - target) - sig_neg, -x
+        d_x, d_target = sigmoid(x) - target, -x
     else:
-        d_x = (1 - target) - (1 + (pos_weight - 1) * target) * sig_neg
-        d_target = -x - (pos_weight - 1) * logsigmoid(x)
+        scaled = pos_weight * target
+        d_x = (scaled + 1 - target) * sigmoid(x) - scaled
+        d_target = logsigmoid(-x) - logsigmoid(x) * pos_weight
     if weight is not None:
         d_x, d_target = d_x * weight, d_target * weight
     return d_x, d_target

@@ -67,9 +67,23 @@ def leaf_values(leaves: tuple, seed: int) -> list:
     return out
 
 
-def leaf_tensors(lib, leaves: tuple, seed: int) -> list:
-    return [lib.tensor(v, requires_grad=leaf.requires_grad)
-            for v, leaf in zip(leaf_values(leaves, seed), leaves)]
+def _nudged(v: np.ndarray, direction: float) -> np.ndarray:
+    """v with every finite nonzero float (each part of a complex) one ulp toward
+    ``direction`` (+inf or -inf)."""
+    if v.dtype.kind == "c":
+        return _nudged(v.real, direction) + 1j * _nudged(v.imag, direction)
+    if v.dtype.kind != "f":
+        return v
+    return np.where(np.isfinite(v) & (v != 0), np.nextafter(v, v.dtype.type(direction)), v)
+
+
+def leaf_tensors(lib, leaves: tuple, seed: int, nudge: float = 0.0) -> list:
+    """The program's leaves in ``lib``; ``nudge`` (+inf or -inf): each float one ulp that way
+    (how far a result moves then says how much rounding noise it carries)."""
+    values = leaf_values(leaves, seed)
+    if nudge:
+        values = [np.asarray(_nudged(v, nudge), dtype=v.dtype) for v in values]
+    return [lib.tensor(v, requires_grad=leaf.requires_grad) for v, leaf in zip(values, leaves)]
 
 
 def try_step(lib, spec, args, params):
@@ -119,14 +133,15 @@ def _distinct(tensors: list) -> list:
     return out
 
 
-def run(program, lib) -> Result:
-    """Execute ``program`` with ``lib`` (gradkit or torch); exceptions become ``error``."""
+def run(program, lib, nudge: float = 0.0) -> Result:
+    """Execute ``program`` with ``lib`` (gradkit or torch); exceptions become ``error``.
+    ``nudge``: its float leaves one ulp toward +inf or -inf."""
     from .programs import OPS
     phase, values, flags, slots, grads, grads2 = "forward", [], [], [], [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            env = leaf_tensors(lib, program.leaves, program.seed)
+            env = leaf_tensors(lib, program.leaves, program.seed, nudge)
             retained = []
             for k, step in enumerate(program.steps):
                 phase = f"step {k} ({step.op})"

@@ -263,9 +263,9 @@ def test_invalid_arguments_match_torch(make, message):
 
 
 @pytest.mark.parametrize("name,flag", [
-    ("Adagrad", "differentiable"), ("Adagrad", "fused"), ("Adadelta", "capturable"),
+    ("Adagrad", "differentiable"), ("Adadelta", "capturable"),
     ("Adamax", "capturable"), ("NAdam", "differentiable"), ("RAdam", "capturable"),
-    ("ASGD", "capturable"), ("Rprop", "differentiable"), ("SGD", "fused"),
+    ("ASGD", "capturable"), ("Rprop", "differentiable"), ("SGD", "differentiable"),
     ("Adam", "capturable"), ("AdamW", "differentiable"), ("RMSprop", "capturable")])
 def test_unsupported_implementation_flags_are_refused(name, flag):
     params = [gradkit.tensor([1.0], requires_grad=True)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gradkit.creation import tensor, zeros_like
+from gradkit.ops.promotion import SCALAR_TYPE_NAMES
 from gradkit.optim.optimizer import (
     Optimizer,
     check_nonnegative,
@@ -42,6 +43,12 @@ class SGD(Optimizer):
     def _update_group(self, group: dict) -> None:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         weight_decay = group["weight_decay"]
+        self._check_fused(group, once=True, new_states=False)
+        complex_param = next((p for p in group["params"] if p.grad is not None
+                              and p.is_complex()), None) if group["fused"] else None
+        if complex_param is not None:  # past torch's check of the first parameter: its kernel
+            raise NotImplementedError('"fused_sgd_kernel" not implemented for '
+                                      f"'{SCALAR_TYPE_NAMES[complex_param.dtype.name]}'")
         for param, grad in self._params_with_grads(group):
             if weight_decay != 0:
                 grad = grad.add(param, alpha=weight_decay)

@@ -276,7 +276,7 @@ def test_unsupported_implementation_flags_are_refused(name, flag):
 
 
 @pytest.mark.parametrize("module", ["gradkit.optim.adagrad", "gradkit.optim.adam_variants",
-                                    "gradkit.optim.adafactor",
+                                    "gradkit.optim.adafactor", "gradkit.optim.muon",
                                     "gradkit.optim.sgd", "gradkit.optim.rprop"])
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), extraglobs={"gradkit": gradkit})

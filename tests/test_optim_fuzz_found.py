@@ -138,6 +138,8 @@ def _fused_error(lib, name, dtypes, **options):
     ("Adam", ["complex64"], {}),
     ("SGD", ["complex128", "float64"], {}),
     ("SGD", ["float32", "complex64"], {}),       # past the first parameter: the kernel's
+    ("SGD", ["float32", "complex64", "complex128"], {}),
+    ("SGD", ["float64", "complex128", "float32", "complex64", "complex128"], {}),
     ("Adagrad", ["complex64"], {}),
     ("Adagrad", ["float64", "complex128"], {}),
     ("AdamW", ["float32", "complex128"], {}),

@@ -44,11 +44,12 @@ class SGD(Optimizer):
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         weight_decay = group["weight_decay"]
         self._check_fused(group, once=True, new_states=False)
-        complex_param = next((p for p in group["params"] if p.grad is not None
-                              and p.is_complex()), None) if group["fused"] else None
-        if complex_param is not None:  # past torch's check of the first parameter: its kernel
+        complex_dtypes = list(dict.fromkeys(
+            p.dtype.name for p in group["params"] if p.grad is not None and p.is_complex()))
+        if group["fused"] and complex_dtypes:  # past torch's check of the first parameter:
+            # its kernel, run per dtype in the reverse order of their first appearance
             raise NotImplementedError('"fused_sgd_kernel" not implemented for '
-                                      f"'{SCALAR_TYPE_NAMES[complex_param.dtype.name]}'")
+                                      f"'{SCALAR_TYPE_NAMES[complex_dtypes[-1]]}'")
         for param, grad in self._params_with_grads(group):
             if weight_decay != 0:
                 grad = grad.add(param, alpha=weight_decay)

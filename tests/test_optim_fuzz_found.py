@@ -148,3 +148,45 @@ def test_fused_refusals_match_torch(name, dtypes, options):
     theirs = _fused_error(torch, name, dtypes, **options)
     assert theirs is not None
     assert _fused_error(gradkit, name, dtypes, **options) == theirs
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.dot(lib.ones(3, dtype=lib.float64), lib.ones(3)),
+    lambda lib: lib.vdot(lib.ones(3, dtype=lib.complex64), lib.ones(3, dtype=lib.int64)),
+    lambda lib: lib.ones(3, dtype=lib.float64) @ lib.ones(4),
+    lambda lib: lib.ones(3) @ lib.ones(4),
+    lambda lib: lib.ones(3).dot(lib.ones(2)),
+])
+def test_vector_products_check_dtypes_then_sizes_like_torch(call):
+    """torch's dot_check (dot, vdot, matmul of two vectors): LBFGS after a state dict round
+    trip cast its history to the first parameter's float32 and hit it (optim seed 1863)."""
+    errors = []
+    for lib in (gradkit, torch):
+        with pytest.raises(RuntimeError) as info:
+            call(lib)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
+def test_lbfgs_history_cast_to_the_first_parameter_after_a_reload_like_torch():
+    errors = []
+    for lib in (gradkit, torch):
+        params = [lib.tensor(0.5, requires_grad=True),
+                  lib.tensor([0.1, -0.3], dtype=lib.float64, requires_grad=True)]
+        opt = lib.optim.LBFGS(params, max_iter=2)
+
+        def closure(lib=lib, opt=opt, params=params):
+            opt.zero_grad()
+            loss = sum(((p.double() - 0.2) ** 4 + lib.sin(p.double())).sum() for p in params)
+            loss.backward()
+            return loss
+
+        opt.step(closure)
+        opt.step(closure)
+        fresh = lib.optim.LBFGS(params, max_iter=2)
+        fresh.load_state_dict(copy.deepcopy(opt.state_dict()))
+        assert str(fresh.state[params[0]]["d"].dtype).endswith("float32")
+        with pytest.raises(RuntimeError) as info:
+            fresh.step(closure)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]

@@ -40,7 +40,7 @@ def _same(make, values, **kw):
 @pytest.mark.parametrize("shape", [(), (1,), (1, 1)])
 def test_zero_grad_keeps_a_writable_grad_of_a_leaf_with_one_element(shape):
     """sum's gradient of a 0-d (or one-element) leaf was a NumPy scalar or read-only
-    broadcast stored as .grad, so zero_grad(set_to_none=False) raised (optim seed 0)."""
+    broadcast stored as .grad, so zero_grad(set_to_none=False) raised."""
     for lib in (gradkit, torch):
         p = lib.zeros(shape, requires_grad=True)
         (p * 2.0).sum().backward()
@@ -53,7 +53,7 @@ def test_zero_grad_keeps_a_writable_grad_of_a_leaf_with_one_element(shape):
 
 def test_load_state_dict_keeps_the_dtype_of_a_complex_parameters_state():
     """torch casts state tensors to the parameter's dtype only for a floating parameter:
-    NAdam's float32 mu_product of a complex parameter stayed complex (optim seed 19)."""
+    NAdam's float32 mu_product of a complex parameter stayed complex."""
     values = [np.array([0.3 + 0.1j, -0.5 + 0.2j])]
     for lib in (gradkit, torch):
         _, opt = _train(lib, lambda o, ps: o.NAdam(ps, lr=0.1), values, steps=2)
@@ -90,7 +90,7 @@ def test_lbfgs_refuses_a_group_added_after_building_like_torch():
 
 def test_a_group_added_after_load_state_dict_has_torchs_keys():
     """torch's __setstate__ adds differentiable=False to the defaults (Adafactor, LBFGS lack
-    it), so a group added after loading has the key (optim seed 494)."""
+    it), so a group added after loading has the key."""
     keys = []
     for lib in (gradkit, torch):
         opt = lib.optim.Adafactor([lib.zeros(2, 2, requires_grad=True)])
@@ -159,7 +159,7 @@ def test_fused_refusals_match_torch(name, dtypes, options):
 ])
 def test_vector_products_check_dtypes_then_sizes_like_torch(call):
     """torch's dot_check (dot, vdot, matmul of two vectors): LBFGS after a state dict round
-    trip cast its history to the first parameter's float32 and hit it (optim seed 1863)."""
+    trip cast its history to the first parameter's float32 and hit it."""
     errors = []
     for lib in (gradkit, torch):
         with pytest.raises(RuntimeError) as info:

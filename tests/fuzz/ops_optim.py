@@ -350,7 +350,7 @@ def _widened(params: dict) -> dict:
 def single_precision_lbfgs(program, mine, theirs, diff) -> bool:
     """Values of a single-precision LBFGS run differ, and the same program with that run in
     double precision agrees (``diff(program)``: its problems): LBFGS's convergence tests
-    compare float32 rounding noise, so the iteration count differs (optim seed 106)."""
+    compare float32 rounding noise, so the iteration count differs."""
     if mine.error is not None or theirs.error is not None:
         return False
     if not any(_single_lbfgs(step) for step in program.steps):
@@ -363,7 +363,7 @@ def single_precision_lbfgs(program, mine, theirs, diff) -> bool:
 def negated_complex_zero(program, problems) -> bool:
     """Only signed zeros differ, of a run with maximize=True and a complex parameter: torch
     negates a complex gradient as 0 - g in its vectorized lanes (+0.0 for a zero) and as -g
-    in the tail (-0.0); Rprop's ``prev`` keeps it (optim seed 231)."""
+    in the tail (-0.0); Rprop's ``prev`` keeps it."""
     return all(p.startswith("signed zero") for p in problems) and any(
         step.op == "o_run" and step.params["options"].get("maximize")
         and any(d.startswith("complex") for _, d, _ in _param_specs(step.params))

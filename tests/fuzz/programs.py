@@ -110,10 +110,11 @@ SEEDED_CLASSES["dist"] = SEEDED_CLASSES["breadth"]._replace(
     ops=tuple(DIST_OPS) * 4 + ("d_statistic",) * 4 + _ELEMENTWISE + ("clone", "transpose"),
     dtypes=("float64", "float32", "float64"), other_dtypes=("float32", "float64"),
     special=0.08)
-# gradkit.optim and lr_scheduler: each step a whole training run (lane optimfuzz)
+# gradkit.optim and lr_scheduler: a program is one whole training run of a leaf's values
+# (lane optimfuzz; one step: a run of another run's trace would amplify its rounding)
 SEEDED_CLASSES["optim"] = ProgramClass(("o_run",), dtypes=("float64", "float32", "float64"),
                                        zero_size=0.15, special=0.03, keep_error=0.3,
-                                       backward=0.5, create_graph=0.2, max_steps=2)
+                                       backward=0.5, create_graph=0.2, max_steps=1)
 CLASSES.update(SEEDED_CLASSES)
 
 

@@ -145,3 +145,36 @@ def test_optim_class_draws_every_optimizer_scheduler_and_feature():
                    ("RMSprop", "centered", "True"), ("NAdam", "decoupled_weight_decay", "True"),
                    ("LBFGS", "line_search_fn", "'strong_wolfe'"), ("Adam", "lr", "-0.1")]:
         assert wanted in options
+
+
+def _optim_program(**run) -> Program:
+    params = {"optimizer": "SGD", "options": {"lr": 0.1, "momentum": 0.9},
+              "groups": [{"params": [("vector", "float64", True)], "options": {}}],
+              "steps": 3, "scheduler": ("ReduceLROnPlateau", {"patience": 0}),
+              "set_to_none": True, "skip": [], "round_trip": 1, "add_group": None, **run}
+    return Program("optim", (Leaf((2,), "float64", False),), (Step("o_run", (0,), params),),
+                   False, 5)
+
+
+def test_optim_comparison_catches_a_wrong_update_state_or_error(monkeypatch):
+    """The optim class's trace holds parameters, state and the scheduler's state dict, and
+    its errors compare by type and text: each sabotaged is reported."""
+    program = _optim_program()
+    assert check(program) == []
+    with monkeypatch.context() as patch:
+        patch.setattr(gradkit.optim.SGD, "_update_group", lambda self, group: None)
+        assert [problem_kind(p) for p in check(program)] == ["values"]
+    with monkeypatch.context() as patch:
+        state_dict = gradkit.optim.lr_scheduler.ReduceLROnPlateau.state_dict
+        patch.setattr(gradkit.optim.lr_scheduler.ReduceLROnPlateau, "state_dict",
+                      lambda self: {**state_dict(self), "num_bad_epochs": 7})
+        assert [problem_kind(p) for p in check(program)] == ["values"]
+    bad_lr = _optim_program(options={"lr": -0.1})
+    assert check(bad_lr) == []
+
+    def refuse(**values):
+        raise ValueError("another text")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(gradkit.optim.sgd, "check_nonnegative", refuse)
+        assert [problem_kind(p) for p in check(bad_lr)] == ["error text"]

@@ -288,6 +288,11 @@ def _value(lib, v) -> list:
     if isinstance(v, (list, tuple)):
         return [_number(lib, _code(_KINDS, "list") + len(v))] + [
             piece for item in v for piece in _value(lib, item)]
+    if isinstance(v, dict):  # a scheduler's state dict (its keys not compared: in torch's order)
+        return [_number(lib, _code(_KINDS, "list") + len(v))] + [
+            piece for key in sorted(v, key=str) for piece in _value(lib, v[key])]
+    if callable(v):
+        return [_number(lib, _code(_KINDS, "str"))]
     kind = "None" if v is None else type(v).__name__
     number = 0.0 if v is None or isinstance(v, str) else v
     return [_number(lib, _code(_KINDS, kind)),
@@ -306,7 +311,7 @@ def _record(lib, loss, params, optimizer, scheduler) -> list:
             out += [_number(lib, _code(_KEYS, key))] + _value(lib, group[key])
     if scheduler is not None:
         out += _value(lib, scheduler.get_last_lr()) + _value(
-            lib, getattr(scheduler, "last_epoch", None))
+            lib, getattr(scheduler, "last_epoch", None)) + _value(lib, scheduler.state_dict())
     return out
 
 

@@ -213,6 +213,7 @@ def _closure(lib, optimizer, params, skipped, set_to_none):
 
 
 def _run_fn(lib, x, **p):
+    """The run ``p`` (drawn by ``_run_params``) on parameters made from x: its trace."""
     base = _base(lib, x)
     count = iter(range(100))
     params_of_groups = [[_make_param(lib, x, base, next(count), *spec) for spec in g["params"]]

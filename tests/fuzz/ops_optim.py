@@ -108,6 +108,8 @@ SCHEDULERS = {
     "SequentialLR": lambda d: {"schedulers": [_simple(d), _simple(d)],
                                "milestones": [d.integer(1, 3)]},
     "ChainedScheduler": lambda d: {"schedulers": [_simple(d), _simple(d)]},
+    "SWALR": lambda d: {"swa_lr": d.choice((0.05, 1e-3)),
+                        **_pick(d, anneal_epochs=(1, 3), anneal_strategy=("cos", "linear"))},
 }
 _PARAM_KINDS = ("as_input", "vector", "matrix", "scalar", "empty", "matrix3", "vector")
 _DTYPES = ("float64", "float64", "float32", "complex128", "complex64")
@@ -193,7 +195,8 @@ def _scheduler(lib, optimizer, spec):
         options["schedulers"] = [_scheduler(lib, optimizer, s) for s in options["schedulers"]]
         if kind == "ChainedScheduler":
             return lib.optim.lr_scheduler.ChainedScheduler(optimizer=optimizer, **options)
-    return getattr(lib.optim.lr_scheduler, kind)(optimizer, **options)
+    module = lib.optim.swa_utils if kind == "SWALR" else lib.optim.lr_scheduler
+    return getattr(module, kind)(optimizer, **options)
 
 
 def _build(lib, params_of_groups, p):

@@ -57,6 +57,20 @@ def _stepped(lib, param, **options):
     opt.step()
 
 
+def _added_vector(lib):
+    opt = lib.optim.Muon([lib.zeros(2, 2, requires_grad=True)])
+    opt.add_param_group({"params": [lib.zeros(3, requires_grad=True)]})
+    for group in opt.param_groups:
+        group["params"][0].grad = lib.ones_like(group["params"][0])
+    opt.step()
+
+
+def test_a_vector_added_later_is_refused_at_its_step_like_torch():
+    theirs = _error(torch, _added_vector)
+    assert theirs == ("ValueError", "Param gradient must be a 2D matrix")
+    assert _error(gradkit, _added_vector) == theirs
+
+
 @pytest.mark.parametrize("make", [
     lambda lib: lib.optim.Muon([lib.zeros(2, 2, requires_grad=True)], lr=-1.0),
     lambda lib: lib.optim.Muon([lib.zeros(2, 2, requires_grad=True)], momentum=-0.5),

@@ -96,6 +96,8 @@ class Muon(Optimizer):
                 state["momentum_buffer"] = zeros_like(param.grad)
         for param in with_grads:
             grad, buf = param.grad, self.state[param]["momentum_buffer"]
+            if grad.ndim != 2:  # a parameter of a group added later (add_param_group)
+                raise ValueError("Param gradient must be a 2D matrix")
             buf.lerp_(grad, 1 - momentum)
             update = grad.lerp(buf, momentum) if group["nesterov"] else buf
             update = _zeropower_via_newtonschulz(update, group["ns_coefficients"],

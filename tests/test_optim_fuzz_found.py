@@ -190,3 +190,29 @@ def test_lbfgs_history_cast_to_the_first_parameter_after_a_reload_like_torch():
             fresh.step(closure)
         errors.append(str(info.value))
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128", "complex64"])
+@pytest.mark.parametrize("options", [
+    dict(lr=0.5), dict(lr=0.1, lambd=0.01, alpha=0.5, t0=2, weight_decay=0.1),
+    dict(lr=0.5, t0=0, maximize=True, weight_decay=0.1)])
+def test_asgd_foreach_runs_torchs_multi_tensor_algorithm(dtype, options):
+    """foreach=True: torch's other order of the update and its float32 eta (eta one float32
+    ulp apart after a LinearLR step before)."""
+    values = np.array([0.3 + 0.1j, -0.2 + 0.4j, 0.7 - 0.5j]) if dtype.startswith("complex") \
+        else np.array([0.3, -0.2, 0.9, -1.4])
+    runs = []
+    for lib in (gradkit, torch):
+        w = lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=True)
+        opt = lib.optim.ASGD([w], foreach=True, **options)
+        schedule = lib.optim.lr_scheduler.LinearLR(opt, start_factor=0.1, end_factor=0.5)
+        for _ in range(6):
+            opt.zero_grad()
+            _loss(lib, [w]).backward()
+            opt.step()
+            schedule.step()
+        state = opt.state[w]
+        runs.append([w.detach().numpy(), state["ax"].numpy(), state["eta"].numpy(),
+                     state["mu"].numpy()])
+    for mine, theirs in zip(*runs):  # tight enough to see one float32 ulp of eta
+        np.testing.assert_allclose(mine, theirs, rtol=1e-9, atol=0)

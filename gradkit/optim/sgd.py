@@ -98,12 +98,22 @@ class ASGD(Optimizer):
             if group["weight_decay"] != 0:
                 grad = grad.add(param, alpha=group["weight_decay"])
             param_r, grad, ax = real_views(param, param, grad, state["ax"])
-            eta = state["eta"].item()
-            param_r.mul_(1 - lambd * eta).add_(grad, alpha=-eta)
-            if state["mu"].item() != 1:
-                ax.add_(param_r.sub(ax).mul_(state["mu"].item()))  # mu stays on the host
+            if group["foreach"]:
+                # torch's multi-tensor algorithm (foreach=True) orders the update otherwise
+                # and computes eta in float32 from the step tensor: a correctly rounded
+                # powf (NumPy's float32 power may be an ulp off), and lr / t as torch's
+                # reciprocal times lr
+                param_r.addcmul_(grad.add(param_r, alpha=lambd), state["eta"], value=-1)
+                ax.addcmul_(param_r.sub(ax), state["mu"])
+                base = 1 + lambd * lr * state["step"]
+                state["eta"].copy_((base.double() ** alpha).to(base.dtype).reciprocal() * lr)
             else:
-                ax.copy_(param_r)
-            # rounded through a default-dtype tensor first, as torch's as_tensor does
-            state["eta"].copy_(tensor(lr / ((1 + lambd * lr * step) ** alpha)))
+                eta = state["eta"].item()
+                param_r.mul_(1 - lambd * eta).add_(grad, alpha=-eta)
+                if state["mu"].item() != 1:
+                    ax.add_(param_r.sub(ax).mul_(state["mu"].item()))  # mu stays on the host
+                else:
+                    ax.copy_(param_r)
+                # rounded through a default-dtype tensor first, as torch's as_tensor does
+                state["eta"].copy_(tensor(lr / ((1 + lambd * lr * step) ** alpha)))
             state["mu"].copy_(tensor(1 / max(1, step - t0)))

@@ -37,7 +37,7 @@ def _open_bug(step, args) -> bool:
 
 # classes left out while some of their first programs hit open bugs: none today
 FAST_CLASSES = ("core", "views", "indexing", "hooks", "edge", "special", "dtypes", "mixed",
-                "breadth", "nn_new", "signal", "dist")
+                "breadth", "nn_new", "signal", "dist", "optim")
 SEEDS = range(0, 8 * 75)
 SEEDED_CLASS_SEEDS = range(0, 50)   # a seeded class draws every seed (its first open: 241)
 
@@ -54,7 +54,8 @@ def test_random_programs_agree_with_torch(klass):
 
 def test_generator_covers_every_class_op_and_dtype():
     programs = [generate(RandomDrawer(seed)) for seed in range(1600)] + \
-        [generate(RandomDrawer(seed), name) for name in SEEDED_CLASSES for seed in range(2000)]
+        [generate(RandomDrawer(seed), name) for name in SEEDED_CLASSES
+         for seed in range(100 if name == "optim" else 2000)]   # an optim step is a whole run
     assert {p.klass for p in programs} == set(CLASS_NAMES) | set(SEEDED_CLASSES)
     used = {step.op for p in programs for step in p.steps}
     assert used == set(OPS)
@@ -118,3 +119,62 @@ def test_known_differences_are_documented_in_docs():
 def test_classes_name_only_existing_ops():
     for klass in CLASSES.values():
         assert set(klass.ops) <= set(OPS)
+
+
+def test_optim_class_draws_every_optimizer_scheduler_and_feature():
+    """The optim class's runs (tests/fuzz/ops_optim.py) reach every optimizer, scheduler,
+    kind and dtype of parameter, and each mid-run action."""
+    from fuzz.ops_optim import OPTIMIZERS, SCHEDULERS, _param_specs, _run_params
+    runs = [_run_params(RandomDrawer(seed), [()]) for seed in range(3000)]
+    assert {r["optimizer"] for r in runs} == set(OPTIMIZERS)
+    assert {r["scheduler"][0] for r in runs if r["scheduler"]} == set(SCHEDULERS)
+    specs = [spec for r in runs for spec in _param_specs(r)]
+    assert {kind for kind, _, _ in specs} == {"as_input", "vector", "matrix", "scalar",
+                                              "empty", "matrix3"}
+    assert {dtype for _, dtype, _ in specs} == {"float32", "float64", "complex64",
+                                                "complex128"}
+    assert {rg for _, _, rg in specs} == {True, False}
+    assert {len(r["groups"]) for r in runs} == {1, 2}
+    assert {r["set_to_none"] for r in runs} == {True, False}
+    for action in ("skip", "round_trip", "add_group"):
+        assert any(r[action] for r in runs) and not all(r[action] for r in runs)
+    options = {(r["optimizer"], name, repr(value)) for r in runs
+               for name, value in r["options"].items()}
+    for wanted in [("SGD", "nesterov", "True"), ("Adam", "fused", "True"),
+                   ("Adagrad", "initial_accumulator_value", "0.5"),
+                   ("RMSprop", "centered", "True"), ("NAdam", "decoupled_weight_decay", "True"),
+                   ("LBFGS", "line_search_fn", "'strong_wolfe'"), ("Adam", "lr", "-0.1")]:
+        assert wanted in options
+
+
+def _optim_program(**run) -> Program:
+    params = {"optimizer": "SGD", "options": {"lr": 0.1, "momentum": 0.9},
+              "groups": [{"params": [("vector", "float64", True)], "options": {}}],
+              "steps": 3, "scheduler": ("ReduceLROnPlateau", {"patience": 0}),
+              "set_to_none": True, "skip": [], "round_trip": 1, "add_group": None, **run}
+    return Program("optim", (Leaf((2,), "float64", False),), (Step("o_run", (0,), params),),
+                   False, 5)
+
+
+def test_optim_comparison_catches_a_wrong_update_state_or_error(monkeypatch):
+    """The optim class's trace holds parameters, state and the scheduler's state dict, and
+    its errors compare by type and text: each sabotaged is reported."""
+    program = _optim_program()
+    assert check(program) == []
+    with monkeypatch.context() as patch:
+        patch.setattr(gradkit.optim.SGD, "_update_group", lambda self, group: None)
+        assert [problem_kind(p) for p in check(program)] == ["values"]
+    with monkeypatch.context() as patch:
+        state_dict = gradkit.optim.lr_scheduler.ReduceLROnPlateau.state_dict
+        patch.setattr(gradkit.optim.lr_scheduler.ReduceLROnPlateau, "state_dict",
+                      lambda self: {**state_dict(self), "num_bad_epochs": 7})
+        assert [problem_kind(p) for p in check(program)] == ["values"]
+    bad_lr = _optim_program(options={"lr": -0.1})
+    assert check(bad_lr) == []
+
+    def refuse(**values):
+        raise ValueError("another text")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(gradkit.optim.sgd, "check_nonnegative", refuse)
+        assert [problem_kind(p) for p in check(bad_lr)] == ["error text"]

@@ -381,8 +381,12 @@ def _accumulate_into(t, g, create_graph: bool, owned: bool = False) -> None:
             # a copy, as torch: in-place changes of .grad never reach the graph's gradient
             t._grad = _copy_with_graph(g) if current is None else current + g
         elif current is None:  # laid out as the leaf (torch's layout contract)
-            fitted = in_grad_layout(get_array_module(g), g, t._data)
-            t._grad = Tensor._make(fitted if owned or fitted is not g else fitted.copy("K"))
+            xp = get_array_module(g)
+            fitted = in_grad_layout(xp, g, t._data)
+            # a copy unless no one else sees it; a NumPy scalar (a 0-d leaf's gradient) too,
+            # as torch's .grad is written in place (zero_grad(set_to_none=False))
+            keep = (owned or fitted is not g) and getattr(fitted.flags, "writeable", True)
+            t._grad = Tensor._make(fitted if keep else xp.array(fitted, order="K"))
         elif current._requires_grad or current._data.shape != g.shape:
             t._grad = current + Tensor._make(g)
         else:

@@ -22,6 +22,8 @@ def matmul(xp, x, y):
     if x.ndim == 0 or y.ndim == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
                            f"{x.ndim}D and {y.ndim}D")
+    if x.ndim == y.ndim == 1:
+        _dot_check(x, y)
     k_x = x.shape[-1]
     k_y = y.shape[-2] if y.ndim > 1 else y.shape[0]
     if k_x != k_y:
@@ -178,12 +180,20 @@ def dot(x, y):
     """Inner product of two 1-D tensors (no conjugation, as torch.dot)."""
     if x.ndim != 1 or y.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors")
+    _dot_check(x, y)
+    return matmul(x, y)
+
+
+def _dot_check(x, y) -> None:
+    """torch's checks of two vectors (dot, vdot, matmul of two 1-D): dtypes, then sizes."""
+    if x.dtype != y.dtype:
+        raise RuntimeError("dot : expected both vectors to have same dtype, but found "
+                           f"{scalar_type_name(x)} and {scalar_type_name(y)}")
     if x.shape[0] != y.shape[0]:
         n, m = x.shape[0], y.shape[0]
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have "
                            f"the same number of elements, but got {n} and {m} elements "
                            "respectively")
-    return matmul(x, y)
 
 
 def vdot(x, y):

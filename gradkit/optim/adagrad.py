@@ -49,6 +49,9 @@ class Adagrad(Optimizer):
 
     def _update_group(self, group: dict) -> None:
         lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
+        self._check_fused(group, once=True, new_states=True)
+        if group["fused"] and any(p.is_complex() for p in group["params"] if p.grad is not None):
+            raise RuntimeError("`fused` does not support sparse grad or complex param")
         for param, grad in self._params_with_grads(group):
             state = self.state[param]
             if not state:  # a parameter added later: torch reads the constructor's default

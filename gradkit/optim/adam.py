@@ -42,6 +42,7 @@ class Adam(Optimizer):
     def _update_group(self, group: dict) -> None:
         lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
         beta1, beta2 = group["betas"]
+        self._check_fused(group, once=False, new_states=True)
         for param, grad in self._params_with_grads(group):
             state = self.state[param]
             if not state:

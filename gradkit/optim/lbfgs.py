@@ -186,6 +186,9 @@ class LBFGS(Optimizer):
 
     def step(self, closure: Callable[[], Any]) -> Any:  # type: ignore[override]
         """Run the iterations; returns the closure's first loss."""
+        if len(self.param_groups) != 1:  # add_param_group after building: torch's assert
+            raise AssertionError(
+                f"Expected exactly one param_group, but got {len(self.param_groups)}")
         def closure_with_grad():  # every evaluation records, line search ones included
             with enable_grad():
                 return closure()

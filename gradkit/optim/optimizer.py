@@ -87,6 +87,8 @@ class Optimizer:
             groups = [{"params": groups}]
         for group in groups:
             self.add_param_group(group)
+        if defaults.get("fused") and defaults.get("foreach"):  # torch checks after the groups
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters with its own hyper-parameters (missing ones: defaults)."""
@@ -205,6 +207,20 @@ class Optimizer:
     def _update_group(self, group: dict[str, Any]) -> None:
         raise NotImplementedError
 
+    def _check_fused(self, group: dict[str, Any], once: bool, new_states: bool) -> None:
+        """torch's checks before a ``fused=True`` step: ``once``, the first parameter with a
+        gradient on the optimizer's first step (SGD, Adagrad); ``new_states``, each one whose
+        state is still empty (Adam, Adagrad)."""
+        if not group.get("fused"):
+            return
+        with_grads = [p for p in group["params"] if p.grad is not None]
+        if once and with_grads and getattr(self, "_need_device_dtype_check_for_fused", True):
+            check_fused(with_grads[0])
+            self._need_device_dtype_check_for_fused = False
+        for param in with_grads if new_states else ():
+            if not self.state.get(param):
+                check_fused(param)
+
     # -- state dicts -------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """``{"state": {index: {...}}, "param_groups": [...]}`` with parameters as indices."""
@@ -241,6 +257,8 @@ class Optimizer:
         # saved hyper-parameters on our parameters; our param_names unless saved ones exist
         self.param_groups = [{**({"param_names": g["param_names"]} if "param_names" in g else {}),
                               **s, "params": g["params"]} for g, s in pairs]
+        # torch's __setstate__: a group added after loading has the key (Adafactor, LBFGS)
+        self.defaults.setdefault("differentiable", False)
         self._run_state_dict_hooks("load_state_dict_post")
 
     def __repr__(self) -> str:
@@ -271,16 +289,29 @@ def check_betas(betas: tuple[float, float]) -> None:
 def implementation_flags(**flags: bool | None) -> dict[str, bool | None]:
     """torch's implementation switches (foreach, differentiable, capturable, fused), checked.
 
-    ``foreach`` only picks torch's kernel, so any value gives the same result. gradkit's steps
-    run under no_grad on host-side step counts: ``differentiable``, ``capturable`` and
-    ``fused`` set to True would promise more, so they are refused rather than ignored.
-    Returns the flags as given, for the defaults dict (torch keeps them in param_groups).
+    ``foreach`` and ``fused`` only pick torch's kernel: on the CPU its fused kernels give the
+    single-tensor algorithm's numbers to rounding, so gradkit runs that algorithm (after
+    torch's checks of fused parameters). gradkit's steps run under no_grad on host-side step
+    counts: ``differentiable`` and ``capturable`` set to True would promise more, so they are
+    refused rather than ignored. Returns the flags as given, for the defaults dict (torch
+    keeps them in param_groups).
     """
     for name, value in flags.items():
-        if name != "foreach" and value:
+        if name not in ("foreach", "fused") and value:
             raise NotImplementedError(f"gradkit optimizers do not support {name}=True "
                                       f"(only {name}=False)")
     return flags
+
+
+_FUSED_DEVICES = ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone"]
+
+
+def check_fused(param: Tensor) -> None:
+    """torch's refusal of a parameter ``fused=True`` cannot step: one not floating point."""
+    if not param.is_floating_point():
+        raise RuntimeError("`fused=True` requires all the params to be floating point Tensors "
+                           f"of supported devices: {_FUSED_DEVICES} but {param.dtype} and "
+                           f"{param.device.type}")
 
 
 def real_views(param: Tensor, *tensors: Tensor) -> list[Tensor]:
@@ -291,9 +322,15 @@ def real_views(param: Tensor, *tensors: Tensor) -> list[Tensor]:
 
 
 def _cast_like(param: Tensor, key: str, value: Any) -> Any:
-    """State tensors follow the parameter's dtype and device (the step count stays as is)."""
+    """torch's policy: state tensors (in lists and dicts too) of a floating parameter take its
+    dtype, whatever theirs; a complex parameter's keep theirs (NAdam's float32 ``mu_product``
+    stays real); all follow its device; the step count stays as is."""
+    if isinstance(value, dict):
+        return {k: _cast_like(param, k, v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_like(param, key, v) for v in value)
     if not isinstance(value, Tensor) or key == "step":
         return value
-    if value.is_floating_point():
+    if param.is_floating_point():
         return value.to(param.device, param.dtype)
     return value.to(param.device)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gradkit.creation import tensor, zeros_like
+from gradkit.ops.promotion import SCALAR_TYPE_NAMES
 from gradkit.optim.optimizer import (
     Optimizer,
     check_nonnegative,
@@ -42,6 +43,13 @@ class SGD(Optimizer):
     def _update_group(self, group: dict) -> None:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         weight_decay = group["weight_decay"]
+        self._check_fused(group, once=True, new_states=False)
+        complex_dtypes = list(dict.fromkeys(
+            p.dtype.name for p in group["params"] if p.grad is not None and p.is_complex()))
+        if group["fused"] and complex_dtypes:  # past torch's check of the first parameter:
+            # its kernel, run per dtype in the reverse order of their first appearance
+            raise NotImplementedError('"fused_sgd_kernel" not implemented for '
+                                      f"'{SCALAR_TYPE_NAMES[complex_dtypes[-1]]}'")
         for param, grad in self._params_with_grads(group):
             if weight_decay != 0:
                 grad = grad.add(param, alpha=weight_decay)
@@ -90,12 +98,22 @@ class ASGD(Optimizer):
             if group["weight_decay"] != 0:
                 grad = grad.add(param, alpha=group["weight_decay"])
             param_r, grad, ax = real_views(param, param, grad, state["ax"])
-            eta = state["eta"].item()
-            param_r.mul_(1 - lambd * eta).add_(grad, alpha=-eta)
-            if state["mu"].item() != 1:
-                ax.add_(param_r.sub(ax).mul_(state["mu"].item()))  # mu stays on the host
+            if group["foreach"]:
+                # torch's multi-tensor algorithm (foreach=True) orders the update otherwise
+                # and computes eta in float32 from the step tensor: a correctly rounded
+                # powf (NumPy's float32 power may be an ulp off), and lr / t as torch's
+                # reciprocal times lr
+                param_r.addcmul_(grad.add(param_r, alpha=lambd), state["eta"], value=-1)
+                ax.addcmul_(param_r.sub(ax), state["mu"])
+                base = 1 + lambd * lr * state["step"]
+                state["eta"].copy_((base.double() ** alpha).to(base.dtype).reciprocal() * lr)
             else:
-                ax.copy_(param_r)
-            # rounded through a default-dtype tensor first, as torch's as_tensor does
-            state["eta"].copy_(tensor(lr / ((1 + lambd * lr * step) ** alpha)))
+                eta = state["eta"].item()
+                param_r.mul_(1 - lambd * eta).add_(grad, alpha=-eta)
+                if state["mu"].item() != 1:
+                    ax.add_(param_r.sub(ax).mul_(state["mu"].item()))  # mu stays on the host
+                else:
+                    ax.copy_(param_r)
+                # rounded through a default-dtype tensor first, as torch's as_tensor does
+                state["eta"].copy_(tensor(lr / ((1 + lambd * lr * step) ** alpha)))
             state["mu"].copy_(tensor(1 / max(1, step - t0)))

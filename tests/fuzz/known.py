@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .ops_breadth import _hermitian_pd, _shifted
+from .ops_optim import error_problems, negated_complex_zero, single_precision_lbfgs
 from .programs import OPS
 from .runner import Result, TorchInternalError, _diff, compare, run
 
@@ -1313,6 +1314,14 @@ def _float32_second_derivative_at_the_edge(program, mine: Result, theirs: Result
         s.op.startswith("d_") and s.params.get("mult", 1) >= 20 for s in program.steps)
 
 
+def _single_precision_lbfgs(program, mine: Result, theirs: Result) -> bool:
+    return single_precision_lbfgs(program, mine, theirs, lambda p: diff_program(p)[0])
+
+
+def _negated_complex_zero(program, mine: Result, theirs: Result) -> bool:
+    return negated_complex_zero(program, compare(mine, theirs))
+
+
 KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("an integer tensor written with a value that requires grad does not require grad",
           "docs/numerics.md", "leaves the integer tensor not requiring grad",
@@ -1436,6 +1445,10 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("second derivatives through parameters scaled to the edge are rounding noise",
           "docs/distributions.md", "float32 second derivatives of a distribution",
           _float32_second_derivative_at_the_edge),
+    Known("LBFGS in single precision: its convergence tests compare rounding noise",
+          "docs/optim.md", "float32 rounding noise, so a run may take", _single_precision_lbfgs),
+    Known("maximize=True of a complex zero gradient: torch's vectorized negation gives +0.0",
+          "docs/optim.md", "negates a complex tensor as `0 - x`", _negated_complex_zero),
     Known("copysign by a NaN: the NaN's sign bit, which NumPy's math functions clear",
           "docs/numerics.md", "The sign bit of a NaN is not compared",
           _copysign_by_a_cleared_nan),
@@ -1463,6 +1476,8 @@ def diff_program(program) -> tuple:
         return [], None
     mine = run(program, gradkit)
     problems = compare(mine, theirs)
+    if program.klass == "optim":    # its runs' errors are torch's own messages
+        problems = problems or error_problems(mine, theirs)
     return problems, (known_difference(program, mine, theirs) if problems else None)
 
 

@@ -25,6 +25,7 @@ from .ops_core import OPS as CORE_OPS, OpSpec
 from .ops_dist import DIST_OPS
 from .ops_dtypes import DTYPE_NAMES, DTYPE_OPS
 from .ops_indexing import INDEXING_OPS
+from .ops_optim import OPTIM_OPS
 from .ops_signal import SIGNAL_OPS
 from .ops_values import VALUE_OPS
 from .ops_views import VIEW_OPS
@@ -36,7 +37,8 @@ __all__ = ["OPS", "CLASSES", "CLASS_NAMES", "SEEDED_CLASSES", "Leaf", "Step", "P
 # seeds still draw what they drew)
 _ROUND_ROBIN_OPS = (*CORE_OPS, *VIEW_OPS, *INDEXING_OPS, *DTYPE_OPS, *VALUE_OPS)
 OPS: dict[str, OpSpec] = {**CORE_OPS, **VIEW_OPS, **INDEXING_OPS, **DTYPE_OPS, **VALUE_OPS,
-                          **BREADTH_OPS, **SIGNAL_OPS, **DIST_OPS}
+                          **BREADTH_OPS, **SIGNAL_OPS, **DIST_OPS,
+                          **OPTIM_OPS}
 
 FLOATS = ("float32", "float64", "complex64", "complex128")
 _CORE_VIEWS = ("slice", "transpose", "t", "unsqueeze", "select0", "expand", "view_flat",
@@ -58,6 +60,7 @@ class ProgramClass(NamedTuple):
     backward: float = 0.3         # chance of ending with .backward() instead of autograd.grad
     create_graph: float = 0.5     # chance of a second derivative
     clone_first: float = 0.0      # chance that step 0 is a clone (a non-leaf to write into)
+    max_steps: int = 6            # at most this many steps (fewer where a step is a long run)
 
 
 _VIEWS = tuple(VIEW_OPS) + _CORE_VIEWS + _CORE_INPLACE + _ELEMENTWISE
@@ -107,6 +110,11 @@ SEEDED_CLASSES["dist"] = SEEDED_CLASSES["breadth"]._replace(
     ops=tuple(DIST_OPS) * 4 + ("d_statistic",) * 4 + _ELEMENTWISE + ("clone", "transpose"),
     dtypes=("float64", "float32", "float64"), other_dtypes=("float32", "float64"),
     special=0.08)
+# gradkit.optim and lr_scheduler: a program is one whole training run of a leaf's values
+# (lane optimfuzz; one step: a run of another run's trace would amplify its rounding)
+SEEDED_CLASSES["optim"] = ProgramClass(("o_run",), dtypes=("float64", "float32", "float64"),
+                                       zero_size=0.15, special=0.03, keep_error=0.3,
+                                       backward=0.5, create_graph=0.2, max_steps=1)
 CLASSES.update(SEEDED_CLASSES)
 
 
@@ -195,7 +203,7 @@ def generate(draw, klass: str | None = None, skip=None, max_steps: int = 6) -> P
                                                                         env[:1])):
         steps.append(Step("clone", (0,), {}))
         env.append(env[0].clone())
-    for _ in range(draw.integer(1, max_steps)):
+    for _ in range(draw.integer(1, min(max_steps, spec_of_class.max_steps))):
         for _attempt in range(8):
             op = draw.choice(names)
             spec = OPS[op]

@@ -2331,3 +2331,55 @@ def test_ldexp_saves_other_and_its_result_not_self():
         x.eq_(1.5)
         return m.autograd.grad(y, [x, e], create_graph=True)
     assert_same_as_torch(program)
+
+
+def _assert_bitwise_equal(mine: np.ndarray, theirs: np.ndarray):
+    """Equal in every bit that matters: each part's value and the sign of its zeros."""
+    assert mine.dtype == theirs.dtype
+    for part in (np.real, np.imag):
+        np.testing.assert_array_equal(part(mine), part(theirs))
+        numbers = ~np.isnan(part(theirs))
+        np.testing.assert_array_equal(np.signbit(part(mine))[numbers],
+                                      np.signbit(part(theirs))[numbers])
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("exponent", [4, -3, 5.0, 7 + 0j, "tensor", 0.5 + 0j])
+def test_complex_power_by_an_integer_is_cpow_as_torchs(dtype, exponent):
+    """torch's complex x ** n is cpow's exp(n log x) (but for the powers it multiplies out or
+    takes a root of), where NumPy multiplies integer powers out: (-1) ** -1 is
+    -1 - 1.2e-16j in torch and -1 - 0j in NumPy, which a division by zero then shows as
+    inf - inf j against inf + nan j (dtypes seed 3610307). 0.5 + 0j is sqrt, as 0.5."""
+    rng = np.random.default_rng(3610307)
+    x = (rng.normal(size=200) * 3 + 1j * rng.normal(size=200) * 3).astype(dtype)
+    x[:4] = [-1, -3, 1j, -2j]
+    powers = np.resize(np.array([2, -1, 3, -4, 0.5], dtype=dtype), x.shape)
+    results = []
+    for m in (gradkit, torch):
+        base = m.tensor(x)
+        power = base ** (m.tensor(powers) if exponent == "tensor" else exponent)
+        results.append(power.numpy())
+    _assert_bitwise_equal(*results)
+
+
+def test_complex_power_by_minus_one_then_divided_by_zero_is_torchs_infinity():
+    """The seed's program: the tiny imaginary part of cpow's (-1) ** -1 divided by zero is
+    -inf, as torch's (dtypes seed 3610307)."""
+    def program(m):
+        x = m.tensor([[-1, -1, -3]], dtype=m.int16).to(m.complex128)
+        z = x ** x - -1.5
+        z /= False
+        return z, x ** x
+    results = [tuple(t.numpy() for t in program(m)) for m in (gradkit, torch)]
+    for mine, theirs in zip(*results, strict=True):
+        _assert_bitwise_equal(mine, theirs)
+
+
+def test_gradient_of_a_complex_power_by_an_integer_is_torchs():
+    """The base's gradient n x ** (n - 1) is a cpow too (dtypes seed 3610307)."""
+    def program(m):
+        x = m.tensor([-1 + 0j, -3 + 0.5j, 2j], dtype=m.complex128, requires_grad=True)
+        y = m.tensor([-1 + 0j, 3 + 0j, 4 + 0j], dtype=m.complex128, requires_grad=True)
+        out = x ** y
+        return (out,) + m.autograd.grad(out.abs().sum(), [x, y])
+    assert_same_as_torch(program, rtol=1e-12)

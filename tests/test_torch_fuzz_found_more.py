@@ -2383,3 +2383,23 @@ def test_gradient_of_a_complex_power_by_an_integer_is_torchs():
         out = x ** y
         return (out,) + m.autograd.grad(out.abs().sum(), [x, y])
     assert_same_as_torch(program, rtol=1e-12)
+
+
+def test_cast_truncating_a_dot_product_rounded_apart_is_documented():
+    """Documented (docs/numerics.md, "turn a last-bit difference"; dtypes seed 3572947): a
+    complex64 dot product that is 2 + 4j exactly, summed by NumPy's OpenBLAS and by torch's
+    MKL, rounds to 2 on one side and just below it on the other, and a cast to int16
+    truncates the two apart. A cast of equal numbers is never excused."""
+    program = Program("dtypes", (Leaf((2,), "complex64", True),), (
+        Step("scalar_op", (0,), {"op": "/", "scalar": 1 + 2j, "left": True}),
+        Step("matmul", (1, 0), {}), Step("cast", (2,), {"dtype": "int16"})), False, 3572947)
+    mine, theirs = run(program, gradkit), run(program, torch)
+    products = [r.values[2] for r in (mine, theirs)]
+    np.testing.assert_allclose(*products, rtol=1e-6)  # the products agree to rounding
+    for result, product in zip((mine, theirs), products, strict=True):
+        assert result.values[3] == np.trunc(product.real)  # each side truncates its own
+    assert mine.values[3] != theirs.values[3]
+    assert known_difference(program, mine, theirs).startswith("a step that turns a rounding")
+    # gradkit's cast of torch's very product, yet another integer: a wrong cast, not excused
+    wrong_cast = mine._replace(values=[*theirs.values[:3], mine.values[3]])
+    assert known_difference(program, wrong_cast, theirs) is None

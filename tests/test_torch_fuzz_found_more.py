@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from fuzz.known import _agree_but_for_rounding, diff_program, known_difference
 from fuzz.programs import Leaf, Program, RandomDrawer, Step, generate
-from fuzz.runner import Result, run
+from fuzz.runner import Result, leaf_values, run
 from fuzz.shrink import shrink
 from test_torch_numerics import assert_same_as_torch, with_grads
 
@@ -2403,3 +2403,43 @@ def test_cast_truncating_a_dot_product_rounded_apart_is_documented():
     # gradkit's cast of torch's very product, yet another integer: a wrong cast, not excused
     wrong_cast = mine._replace(values=[*theirs.values[:3], mine.values[3]])
     assert known_difference(program, wrong_cast, theirs) is None
+
+
+def test_long_of_torchs_in_place_complex_quotient_rounded_apart_is_documented():
+    """Documented (docs/numerics.md, "turn a last-bit difference"; dtypes seed 3812483):
+    torch's complex64 x /= x of a short tensor divides the elements past its last full
+    vector with its scalar formula, which leaves 0.9999999 where x / x (vectorized) gives
+    1; long() truncates the two apart. Each side's long() is its own quotient truncated."""
+    program = Program("dtypes", (Leaf((3, 1, 2), "complex64", True),), (
+        Step("add", (0, 0), {}), Step("ibinop", (1, 1), {"op": "/"}),
+        Step("unary", (2,), {"fn": "long"})), False, 3812483)
+    mine, theirs = run(program, gradkit), run(program, torch)
+    quotients = [r.values[2] for r in (mine, theirs)]
+    np.testing.assert_allclose(*quotients, rtol=1e-6)
+    for result, quotient in zip((mine, theirs), quotients, strict=True):
+        np.testing.assert_array_equal(result.values[3], np.trunc(quotient.real))
+    x = torch.tensor(leaf_values(program.leaves, program.seed)[0]) * 2
+    in_place = x.clone()
+    in_place /= in_place
+    assert not torch.equal(in_place, x / x)  # torch's own two roundings
+    if mine.values[3].tolist() == theirs.values[3].tolist():
+        pytest.skip("gradkit's quotients truncate as torch's in-place ones here")
+    assert known_difference(program, mine, theirs).startswith("a step that turns a rounding")
+    wrong = mine._replace(values=[*theirs.values[:3], 1 - theirs.values[3]])
+    assert known_difference(program, wrong, theirs) is None  # a long() of equal numbers
+
+
+@pytest.mark.parametrize("fn", ["long", "trunc", "floor"])
+def test_rounding_to_an_integer_excuses_only_numbers_that_differ(fn):
+    """The known difference reads long(), trunc and floor as it reads a cast: results that
+    differ where their inputs are equal are a mismatch."""
+    program = Program("dtypes", (Leaf((2,), "float32", False),), (
+        Step("unary", (0,), {"fn": fn}),), False, 1)
+    near = np.array([1.0, np.nextafter(np.float32(1), np.float32(0))], dtype=np.float32)
+    rounded = {"floor": np.floor}.get(fn, np.trunc)
+    mine = Result(error=None, values=[near, rounded(near)], flags=[False, False], slots=[0, 1],
+                  grads=[], grads2=[])
+    apart = mine._replace(values=[near[::-1], rounded(near[::-1])])
+    assert known_difference(program, mine, apart).startswith("a step that turns a rounding")
+    equal_inputs = mine._replace(values=[near, rounded(near) + 1])
+    assert known_difference(program, equal_inputs, mine) is None

@@ -468,21 +468,30 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
 
 
 def _truncates_a_rounding(step, mine: Result, theirs: Result, out: int) -> bool:
-    """A cast to an integer dtype that truncates a number one side rounded just below an
-    integer and the other to it: 1.9999999 is 1 and 2.0 is 2 (a complex64 dot product that
-    is 2 + 4j exactly: OpenBLAS's 2.0, torch's MKL 1.9999999; dtypes seed 3572947). Every
-    element the casts disagree on came from a number that differs."""
-    if step.op != "cast" or step.params.get("dtype") not in _INTEGER_DTYPES:
+    """A step that rounds to an integer (a cast to an integer dtype or long() truncates,
+    floor floors) a number one side rounded just below an integer and the other to it:
+    1.9999999 is 1 and 2.0 is 2 (a complex64 dot product that is 2 + 4j exactly:
+    OpenBLAS's 2.0, torch's MKL 1.9999999, dtypes seed 3572947; torch's own x / x is 1 out
+    of place and 0.9999999 in place, dtypes seed 3812483). Every element the results
+    disagree on came from a number that differs."""
+    integer_part = _INTEGER_PART.get(step.op, {}).get(step.params.get(
+        "dtype" if step.op == "cast" else "fn"))
+    if integer_part is None:
         return False
     source, reference = (np.real(r.values[step.inputs[0]]) for r in (mine, theirs))
-    cast, expected = mine.values[out], theirs.values[out]
-    if source.dtype.kind != "f" or source.shape != reference.shape or cast.shape != \
+    result, expected = mine.values[out], theirs.values[out]
+    if source.dtype.kind != "f" or source.shape != reference.shape or result.shape != \
             expected.shape:
         return False
-    differ = cast != expected
-    truncated_apart = np.isfinite(source) & np.isfinite(reference) & (
-        np.trunc(source) != np.trunc(reference))  # NaN and inf casts are no rounding
-    return bool(differ.any()) and bool(truncated_apart[differ].all())
+    differ = np.real(result) != np.real(expected)
+    rounded_apart = np.isfinite(source) & np.isfinite(reference) & (
+        integer_part(source) != integer_part(reference))  # NaN and inf are no rounding
+    return bool(differ.any()) and bool(rounded_apart[differ].all())
+
+
+# the steps (and their parameter) that round a number to an integer, and how
+_INTEGER_PART = {"cast": dict.fromkeys(_INTEGER_DTYPES, np.trunc),
+                 "unary": {"long": np.trunc, "trunc": np.trunc, "floor": np.floor}}
 
 
 # the steps that compute sin or cos of their input

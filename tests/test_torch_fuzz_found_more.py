@@ -2443,3 +2443,32 @@ def test_rounding_to_an_integer_excuses_only_numbers_that_differ(fn):
     assert known_difference(program, mine, apart).startswith("a step that turns a rounding")
     equal_inputs = mine._replace(values=[near, rounded(near) + 1])
     assert known_difference(program, equal_inputs, mine) is None
+
+
+def test_second_hook_on_a_stale_unbind_output_is_documented():
+    """Documented (docs/autograd.md, "first hook only"; hooks seed 3902318): an
+    unbind output with a hook, its base then written in place: torch registers a second hook
+    without reading the stale grad_fn and raises at backward; gradkit raises at once. Both
+    raise torch's message, and a first hook after the write raises in both."""
+    def program(m, hook_before):
+        x = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        y = x + x
+        first, _ = y.unbind(0)
+        if hook_before:
+            first.register_hook(lambda g: -g)
+        y.sigmoid_()
+        first.register_hook(lambda g: 2 * g)
+        first.backward()
+    stale = "Output 0 of Unbind is a view and its base or another view of its base has been"
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match=stale):
+            program(m, False)
+    with pytest.raises(RuntimeError, match=stale) as theirs:
+        program(torch, True)
+    assert theirs.traceback[-1].name != "register_hook"  # torch's backward raised it
+    with pytest.raises(RuntimeError, match=stale) as mine:
+        program(gradkit, True)
+    assert any(entry.name == "register_hook" for entry in mine.traceback)
+    problems, known = diff_program(generate(RandomDrawer(3902318)))
+    assert known == "a second hook on a stale unbind/split output raises at once (torch: at " \
+        "the next read of its grad_fn)"

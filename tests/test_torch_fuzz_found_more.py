@@ -2472,3 +2472,40 @@ def test_second_hook_on_a_stale_unbind_output_is_documented():
     problems, known = diff_program(generate(RandomDrawer(3902318)))
     assert known == "a second hook on a stale unbind/split output raises at once (torch: at " \
         "the next read of its grad_fn)"
+
+
+@pytest.mark.parametrize("dtypes", [("float64", "complex128"), ("complex128", "float64"),
+                                    ("float32", "float64")])
+@pytest.mark.parametrize("shapes", [((1, 2, 0), (1, 0, 3)), ((2, 0, 1), (2, 1, 3))])
+def test_empty_bmm_of_two_dtypes_is_torchs_with_its_gradients(dtypes, shapes):
+    """torch's bmm answers an empty product of two dtypes (zeros in mat2's dtype) before its
+    dtype check; the gradients flow back to each operand in its own dtype (mixed seed
+    3942879)."""
+    def program(m):
+        x = m.ones(shapes[0], dtype=getattr(m, dtypes[0]), requires_grad=True)
+        y = m.ones(shapes[1], dtype=getattr(m, dtypes[1]), requires_grad=True)
+        out = m.bmm(x, y)
+        gx, gy = m.autograd.grad(out.sum().abs(), [x, y], allow_unused=True)
+        return out, gx, gy
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("equation", ["...i,...i->...", "ij,jk->ik"])
+def test_empty_einsum_of_two_dtypes_saves_its_operands_as_torch(equation):
+    """An empty einsum of a double and a complex tensor is a bmm that saves the double operand
+    itself (not a complex copy): writing it in place afterwards makes backward raise torch's
+    error (mixed seed 3942879)."""
+    def program(m, write):
+        x = m.ones((1, 0), dtype=m.complex128, requires_grad=True)
+        y = m.log(x.abs() + 0.5)
+        out = m.einsum(equation, y, x if equation.startswith("...") else x.t())
+        if write:
+            y.clamp_(-1, 0.3)
+        (g,) = m.autograd.grad(out.sum().real, [x])
+        return out, g
+    assert_same_as_torch(lambda m: program(m, False))
+    for m in (torch, gradkit):  # gradkit names the saved tensor as its other messages do
+        with pytest.raises(RuntimeError, match=r"modified by an inplace operation: \[\w+\.\w+ "
+                           r"\[1, 1, 0\]\], which is output 0 of \w+, is at version 1; "
+                           "expected version 0 instead"):
+            program(m, True)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from fuzz.known import _agree_but_for_rounding, diff_program, known_difference
 from fuzz.programs import Leaf, Program, RandomDrawer, Step, generate
-from fuzz.runner import Result, compare, run
+from fuzz.runner import Result, compare, leaf_values, run
 from fuzz.shrink import shrink
 from test_torch_numerics import assert_same_as_torch, with_grads
 
@@ -3143,3 +3143,179 @@ def test_bce_with_logits_backward_is_torchs_term_by_term(pos_weight):
     assert_same_as_torch(program, rtol=1e-12)
     problems, known = diff_program(generate(RandomDrawer(31072), "dist"))
     assert not problems
+def _assert_bitwise_equal(mine: np.ndarray, theirs: np.ndarray):
+    """Equal in every bit that matters: each part's value and the sign of its zeros."""
+    assert mine.dtype == theirs.dtype
+    for part in (np.real, np.imag):
+        np.testing.assert_array_equal(part(mine), part(theirs))
+        numbers = ~np.isnan(part(theirs))
+        np.testing.assert_array_equal(np.signbit(part(mine))[numbers],
+                                      np.signbit(part(theirs))[numbers])
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("exponent", [4, -3, 5.0, 7 + 0j, "tensor", 0.5 + 0j])
+def test_complex_power_by_an_integer_is_cpow_as_torchs(dtype, exponent):
+    """torch's complex x ** n is cpow's exp(n log x) (but for the powers it multiplies out or
+    takes a root of), where NumPy multiplies integer powers out: (-1) ** -1 is
+    -1 - 1.2e-16j in torch and -1 - 0j in NumPy, which a division by zero then shows as
+    inf - inf j against inf + nan j (dtypes seed 3610307). 0.5 + 0j is sqrt, as 0.5."""
+    rng = np.random.default_rng(3610307)
+    x = (rng.normal(size=200) * 3 + 1j * rng.normal(size=200) * 3).astype(dtype)
+    x[:4] = [-1, -3, 1j, -2j]
+    powers = np.resize(np.array([2, -1, 3, -4, 0.5], dtype=dtype), x.shape)
+    results = []
+    for m in (gradkit, torch):
+        base = m.tensor(x)
+        power = base ** (m.tensor(powers) if exponent == "tensor" else exponent)
+        results.append(power.numpy())
+    _assert_bitwise_equal(*results)
+
+
+def test_complex_power_by_minus_one_then_divided_by_zero_is_torchs_infinity():
+    """The seed's program: the tiny imaginary part of cpow's (-1) ** -1 divided by zero is
+    -inf, as torch's (dtypes seed 3610307)."""
+    def program(m):
+        x = m.tensor([[-1, -1, -3]], dtype=m.int16).to(m.complex128)
+        z = x ** x - -1.5
+        z /= False
+        return z, x ** x
+    results = [tuple(t.numpy() for t in program(m)) for m in (gradkit, torch)]
+    for mine, theirs in zip(*results, strict=True):
+        _assert_bitwise_equal(mine, theirs)
+
+
+def test_gradient_of_a_complex_power_by_an_integer_is_torchs():
+    """The base's gradient n x ** (n - 1) is a cpow too (dtypes seed 3610307)."""
+    def program(m):
+        x = m.tensor([-1 + 0j, -3 + 0.5j, 2j], dtype=m.complex128, requires_grad=True)
+        y = m.tensor([-1 + 0j, 3 + 0j, 4 + 0j], dtype=m.complex128, requires_grad=True)
+        out = x ** y
+        return (out,) + m.autograd.grad(out.abs().sum(), [x, y])
+    assert_same_as_torch(program, rtol=1e-12)
+
+
+def test_cast_truncating_a_dot_product_rounded_apart_is_documented():
+    """Documented (docs/numerics.md, "turn a last-bit difference"; dtypes seed 3572947): a
+    complex64 dot product that is 2 + 4j exactly, summed by NumPy's OpenBLAS and by torch's
+    MKL, rounds to 2 on one side and just below it on the other, and a cast to int16
+    truncates the two apart. A cast of equal numbers is never excused."""
+    program = Program("dtypes", (Leaf((2,), "complex64", True),), (
+        Step("scalar_op", (0,), {"op": "/", "scalar": 1 + 2j, "left": True}),
+        Step("matmul", (1, 0), {}), Step("cast", (2,), {"dtype": "int16"})), False, 3572947)
+    mine, theirs = run(program, gradkit), run(program, torch)
+    products = [r.values[2] for r in (mine, theirs)]
+    np.testing.assert_allclose(*products, rtol=1e-6)  # the products agree to rounding
+    for result, product in zip((mine, theirs), products, strict=True):
+        assert result.values[3] == np.trunc(product.real)  # each side truncates its own
+    assert mine.values[3] != theirs.values[3]
+    assert known_difference(program, mine, theirs).startswith("a step that turns a rounding")
+    # gradkit's cast of torch's very product, yet another integer: a wrong cast, not excused
+    wrong_cast = mine._replace(values=[*theirs.values[:3], mine.values[3]])
+    assert known_difference(program, wrong_cast, theirs) is None
+
+
+def test_long_of_torchs_in_place_complex_quotient_rounded_apart_is_documented():
+    """Documented (docs/numerics.md, "turn a last-bit difference"; dtypes seed 3812483):
+    torch's complex64 x /= x of a short tensor divides the elements past its last full
+    vector with its scalar formula, which leaves 0.9999999 where x / x (vectorized) gives
+    1; long() truncates the two apart. Each side's long() is its own quotient truncated."""
+    program = Program("dtypes", (Leaf((3, 1, 2), "complex64", True),), (
+        Step("add", (0, 0), {}), Step("ibinop", (1, 1), {"op": "/"}),
+        Step("unary", (2,), {"fn": "long"})), False, 3812483)
+    mine, theirs = run(program, gradkit), run(program, torch)
+    quotients = [r.values[2] for r in (mine, theirs)]
+    np.testing.assert_allclose(*quotients, rtol=1e-6)
+    for result, quotient in zip((mine, theirs), quotients, strict=True):
+        np.testing.assert_array_equal(result.values[3], np.trunc(quotient.real))
+    x = torch.tensor(leaf_values(program.leaves, program.seed)[0]) * 2
+    in_place = x.clone()
+    in_place /= in_place
+    assert not torch.equal(in_place, x / x)  # torch's own two roundings
+    if mine.values[3].tolist() == theirs.values[3].tolist():
+        pytest.skip("gradkit's quotients truncate as torch's in-place ones here")
+    assert known_difference(program, mine, theirs).startswith("a step that turns a rounding")
+    wrong = mine._replace(values=[*theirs.values[:3], 1 - theirs.values[3]])
+    assert known_difference(program, wrong, theirs) is None  # a long() of equal numbers
+
+
+@pytest.mark.parametrize("fn", ["long", "trunc", "floor"])
+def test_rounding_to_an_integer_excuses_only_numbers_that_differ(fn):
+    """The known difference reads long(), trunc and floor as it reads a cast: results that
+    differ where their inputs are equal are a mismatch."""
+    program = Program("dtypes", (Leaf((2,), "float32", False),), (
+        Step("unary", (0,), {"fn": fn}),), False, 1)
+    near = np.array([1.0, np.nextafter(np.float32(1), np.float32(0))], dtype=np.float32)
+    rounded = {"floor": np.floor}.get(fn, np.trunc)
+    mine = Result(error=None, values=[near, rounded(near)], flags=[False, False], slots=[0, 1],
+                  grads=[], grads2=[])
+    apart = mine._replace(values=[near[::-1], rounded(near[::-1])])
+    assert known_difference(program, mine, apart).startswith("a step that turns a rounding")
+    equal_inputs = mine._replace(values=[near, rounded(near) + 1])
+    assert known_difference(program, equal_inputs, mine) is None
+
+
+def test_second_hook_on_a_stale_unbind_output_is_documented():
+    """Documented (docs/autograd.md, "first hook only"; hooks seed 3902318): an
+    unbind output with a hook, its base then written in place: torch registers a second hook
+    without reading the stale grad_fn and raises at backward; gradkit raises at once. Both
+    raise torch's message, and a first hook after the write raises in both."""
+    def program(m, hook_before):
+        x = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        y = x + x
+        first, _ = y.unbind(0)
+        if hook_before:
+            first.register_hook(lambda g: -g)
+        y.sigmoid_()
+        first.register_hook(lambda g: 2 * g)
+        first.backward()
+    stale = "Output 0 of Unbind is a view and its base or another view of its base has been"
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match=stale):
+            program(m, False)
+    with pytest.raises(RuntimeError, match=stale) as theirs:
+        program(torch, True)
+    assert theirs.traceback[-1].name != "register_hook"  # torch's backward raised it
+    with pytest.raises(RuntimeError, match=stale) as mine:
+        program(gradkit, True)
+    assert any(entry.name == "register_hook" for entry in mine.traceback)
+    problems, known = diff_program(generate(RandomDrawer(3902318)))
+    assert known == "a second hook on a stale unbind/split output raises at once (torch: at " \
+        "the next read of its grad_fn)"
+
+
+@pytest.mark.parametrize("dtypes", [("float64", "complex128"), ("complex128", "float64"),
+                                    ("float32", "float64")])
+@pytest.mark.parametrize("shapes", [((1, 2, 0), (1, 0, 3)), ((2, 0, 1), (2, 1, 3))])
+def test_empty_bmm_of_two_dtypes_is_torchs_with_its_gradients(dtypes, shapes):
+    """torch's bmm answers an empty product of two dtypes (zeros in mat2's dtype) before its
+    dtype check; the gradients flow back to each operand in its own dtype (mixed seed
+    3942879)."""
+    def program(m):
+        x = m.ones(shapes[0], dtype=getattr(m, dtypes[0]), requires_grad=True)
+        y = m.ones(shapes[1], dtype=getattr(m, dtypes[1]), requires_grad=True)
+        out = m.bmm(x, y)
+        gx, gy = m.autograd.grad(out.sum().abs(), [x, y], allow_unused=True)
+        return out, gx, gy
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("equation", ["...i,...i->...", "ij,jk->ik"])
+def test_empty_einsum_of_two_dtypes_saves_its_operands_as_torch(equation):
+    """An empty einsum of a double and a complex tensor is a bmm that saves the double operand
+    itself (not a complex copy): writing it in place afterwards makes backward raise torch's
+    error (mixed seed 3942879)."""
+    def program(m, write):
+        x = m.ones((1, 0), dtype=m.complex128, requires_grad=True)
+        y = m.log(x.abs() + 0.5)
+        out = m.einsum(equation, y, x if equation.startswith("...") else x.t())
+        if write:
+            y.clamp_(-1, 0.3)
+        (g,) = m.autograd.grad(out.sum().real, [x])
+        return out, g
+    assert_same_as_torch(lambda m: program(m, False))
+    for m in (torch, gradkit):  # gradkit names the saved tensor as its other messages do
+        with pytest.raises(RuntimeError, match=r"modified by an inplace operation: \[\w+\.\w+ "
+                           r"\[1, 1, 0\]\], which is output 0 of \w+, is at version 1; "
+                           "expected version 0 instead"):
+            program(m, True)

@@ -152,15 +152,14 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
         out = _pow_at_half_as_c(xp, x, y, out)
     if kind == "c" and (not number_exponent or exponent not in _MULTIPLIED_POWERS):
         # torch's complex pow is C's cpow, exp(y log x) with C99's product, but for the powers
-        # it multiplies out: 0 ** 0 and nan ** 0 are NaN there, 0 ** (inf + nanj) is 0, and
-        # inf ** -3 is 0 (NumPy multiplies integer powers out: NaN, as where they overflow:
-        # complex64 81 ** 81 is inf + 0j in torch)
-        special = (x == 0) | ~xp.isfinite(x) | ~xp.isfinite(y) | ~xp.isfinite(out)
-        if xp.any(special):
-            with np.errstate(all="ignore"):
-                log_x = xp.log(as_dtype(xp, x, out.dtype))
-                exponent = as_dtype(xp, y, out.dtype)  # a number: no wider than the result
-                out = xp.where(special, xp.exp(_c99_multiply(xp, exponent, log_x)), out)
+        # it multiplies out. NumPy multiplies integer exponents out too, which rounds otherwise
+        # ((-1) ** -1 is -1 - 0j, cpow's -1 - 1.2e-16j) and differs at the edges: 0 ** 0 and
+        # nan ** 0 are NaN in cpow, 0 ** (inf + nanj) is 0, inf ** -3 is 0 (NumPy: NaN) and
+        # complex64 81 ** 81 is inf + 0j
+        with np.errstate(all="ignore"):
+            log_x = xp.log(as_dtype(xp, x, out.dtype))
+            exponent = as_dtype(xp, y, out.dtype)  # a number: no wider than the result
+            out = xp.exp(_c99_multiply(xp, exponent, log_x))
     return out
 
 
@@ -209,7 +208,7 @@ def _c99_multiply(xp, z, w):
 
 
 # complex powers by a number that torch computes without cpow: 0 and 1 fill and copy, 2 and 3
-# multiply, 0.5 is sqrt (-0.5, -1 and -2: _PRODUCT_POWERS)
+# multiply, 0.5 is sqrt (0.5 + 0j too: _PRODUCT_POWERS, as -0.5, -1 and -2)
 _MULTIPLIED_POWERS = frozenset({0, 1, 2, 3, 0.5})
 
 # torch computes these powers by a number as rsqrt/reciprocal kernels or products, not pow:
@@ -218,8 +217,8 @@ _MULTIPLIED_POWERS = frozenset({0, 1, 2, 3, 0.5})
 _PRODUCT_POWERS = {
     "f": {-0.5: lambda xp, x: 1 / xp.sqrt(x), 3: lambda xp, x: x * x * x,
           -2: lambda xp, x: 1 / (x * x)},
-    "c": {-0.5: lambda xp, x: 1 / xp.sqrt(x), -1: lambda xp, x: _inverse(xp, x),
-          -2: lambda xp, x: _inverse(xp, x * x)},
+    "c": {0.5: lambda xp, x: xp.sqrt(x), -0.5: lambda xp, x: 1 / xp.sqrt(x),
+          -1: lambda xp, x: _inverse(xp, x), -2: lambda xp, x: _inverse(xp, x * x)},
 }
 
 

@@ -10,7 +10,6 @@ from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.complex import conj
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import permute, reshape, transpose, unsqueeze
-from gradkit.ops.conversion import astype
 from gradkit.ops.unary_helpers import c_type_name, kernel_error, scalar_type_name
 
 
@@ -135,14 +134,27 @@ def _check_ndim(t, ndim: int, expected: str) -> None:
 
 # torch's bmm is an op of its own: BmmBackward0 saves self and mat2 themselves (no view, so a
 # leaf detached since comes back without history), where a batched matmul saves views
-@op(save=("x", "y"), batchable=True)
+@op(save=("x", "y", "x.dtype"), batchable=True)
 def _bmm(xp, x, y):
+    if x.dtype != y.dtype:  # an empty product (bmm refused the others): zeros, mat2's dtype
+        return xp.zeros(x.shape[:-1] + y.shape[-1:], dtype=y.dtype)
     return matmul.forward(xp, x, y)
 
 
-_bmm.defvjp(lambda g, x, y: _bmm(g, conj(transpose(y, -1, -2))),
-            lambda g, x, y: _bmm(conj(transpose(x, -1, -2)), g))
-_bmm.defjvp(lambda t, x, y: _bmm(t, y), lambda t, x, y: _bmm(x, t))
+def _bmm_vjp_x(g, x, y, x_dtype):
+    gx = _bmm(g, conj(transpose(y, -1, -2)))
+    if getattr(gx, "_data", gx).dtype.kind == "c" and x_dtype.kind != "c":
+        # only an empty product of a real self and a complex mat2 gets here; torch's engine
+        # refuses the complex gradient of a real input (no op of its takes the real part)
+        raise RuntimeError("Expected isFloatingType(grad.scalar_type()) || (input_is_complex "
+                           "== grad_is_complex) to be true, but got false.  (Could this error "
+                           "message be improved?  If so, please report an enhancement request "
+                           "to PyTorch.)")
+    return gx
+
+
+_bmm.defvjp(_bmm_vjp_x, lambda g, x, y, x_dtype: _bmm(conj(transpose(x, -1, -2)), g))
+_bmm.defjvp(lambda t, x, y, x_dtype: _bmm(t, y), lambda t, x, y, x_dtype: _bmm(x, t))
 
 
 @tensor_method()
@@ -158,8 +170,8 @@ def bmm(x, y):
     if x_data.dtype != y_data.dtype:
         if x_data.dtype.kind == "b" and x_data.size and y_data.size:  # torch's kernel check first
             raise kernel_error("bmm")(x_data)
-        if not (x_data.size and y_data.size):  # torch answers an empty product first, as mat2
-            return _bmm(astype(x, dtype=y_data.dtype), y)
+        if not (x_data.size and y_data.size):  # torch answers an empty product first, as mat2,
+            return _bmm(x, y)  # and saves both operands as they are (a write bumps their version)
         raise RuntimeError(f"expected scalar type {scalar_type_name(x_data)} but found "
                            f"{scalar_type_name(y_data)}")
     return _bmm(x, y)

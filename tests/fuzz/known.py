@@ -641,10 +641,12 @@ def _noise_in_torch_too(program, mine: Result, theirs: Result, problems: list) -
                 not np.array_equal(np.isnan(gradkits), np.isnan(torchs)) or _diff(
                 problem, torchs.astype(truth.dtype), truth, single_inputs=True) is None:
             return False
-        # gradkit's noise is no larger than a few times torch's (a wrong number would be)
+        # gradkit's noise is no larger than a few times torch's, element by element (a wrong
+        # number would be, and so would a difference where torch's agrees with the truth)
         with np.errstate(invalid="ignore"):
-            noise = np.nanmax(np.abs(torchs.astype(truth.dtype) - truth))
-            if not np.nanmax(np.abs(gradkits.astype(truth.dtype) - truth)) <= 4 * noise:
+            noise = np.abs(torchs.astype(truth.dtype) - truth)
+            off = np.abs(gradkits.astype(truth.dtype) - truth)
+            if not np.all((off <= 4 * noise) | (gradkits == torchs) | np.isnan(off)):
                 return False
     return True
 
@@ -682,9 +684,10 @@ def _ill_conditioned(program, mine: Result, theirs: Result) -> bool:
                 not np.array_equal(np.isnan(gradkits), np.isnan(torchs)) or \
                 all(_diff(problem, m, torchs, single) is None for m in moved):
             return False   # torch's result holds still: the difference is gradkit's
-        with np.errstate(invalid="ignore"):
-            spread = max(np.nanmax(np.abs(m - torchs), initial=0.0) for m in moved)
-            if not np.nanmax(np.abs(gradkits - torchs), initial=0.0) <= 4 * spread:
+        with np.errstate(invalid="ignore"):  # element by element: where torch's holds still,
+            spread = np.max([np.abs(m - torchs) for m in moved], axis=0)  # gradkit's must too
+            off = np.abs(gradkits - torchs)
+            if not np.all((off <= 4 * spread) | (gradkits == torchs) | np.isnan(off)):
                 return False
     return True
 

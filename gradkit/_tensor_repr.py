@@ -71,8 +71,13 @@ def tensor_repr(tensor) -> str:
         default_complex = np.result_type(default_float, np.complex64)
         if data.dtype not in (default_float, default_complex, np.int64, np.bool_):
             extras.append(f"dtype={tensor.dtype}")
-    if tensor.grad_fn is not None:
-        extras.append(f"grad_fn=<{tensor.grad_fn.name().rsplit('::', 1)[-1]}>")  # as torch
+    try:
+        grad_fn = tensor.grad_fn
+        node_name = None if grad_fn is None else grad_fn.name().rsplit("::", 1)[-1]  # as torch
+    except RuntimeError:  # a stale view refuses its grad_fn: torch's repr says so
+        node_name = "Invalid"
+    if node_name is not None:
+        extras.append(f"grad_fn=<{node_name}>")
     elif tensor._requires_grad:
         extras.append("requires_grad=True")
     fw = getattr(tensor, "_fw", None)

@@ -2000,3 +2000,12 @@ OPS += [
 _rng = _table_rng
 NON_DIFFERENTIABLE["F.native_channel_shuffle"] = (
     "torch has no derivative: backward refuses it (NotImplemented node)")
+
+# lane getitem: div's rounding_mode (torch's div.Tensor_mode: zero gradients once rounded)
+OPS += [
+    OpInfo("div_rounding_mode", G.div, S(
+        Sample((N(3, 4), P(3, 4)), {"rounding_mode": "trunc"}, name="trunc"),
+        Sample((N(3, 4), P(4)), {"rounding_mode": "floor"}, name="floor"),
+        Sample((N(2, 3), 2.5), {"rounding_mode": "floor"}, name="number"),
+        Sample((N(2, 3), P(3)), {"rounding_mode": None}, name="true")), torch=_torch("div")),
+]

@@ -103,15 +103,38 @@ mul.defjvp(lambda t, x, y: t * y,
            lambda t, x, y: x * t)
 
 
-# saves its inputs, not its result, as torch does: the result may then be modified in place
-@op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
-def div(xp, x, y):
+class _Division(Op):
+    """div, torch's div.Tensor and div.Scalar; given ``rounding_mode`` (None too) it is torch's
+    div.Tensor_mode, another op (``ops/rounding_division.py`` sets ``with_rounding_mode``)."""
+
+    with_rounding_mode = None
+
+    def __call__(self, *args, **kwargs):
+        if len(args) > 2:  # torch takes no third positional (Op would read it as a parameter)
+            raise TypeError(f"div() received an invalid combination of arguments - got "
+                            f"({', '.join(_argument_kinds(args))})")
+        if kwargs and "rounding_mode" in kwargs:
+            return self.with_rounding_mode(*args, **kwargs)
+        return Op.__call__(self, *args, **kwargs)
+
+
+def _argument_kinds(args) -> list:
+    """torch's names of positional arguments' types in its invalid-combination errors."""
+    return ["Tensor" if hasattr(a, "_data") else type(a).__name__ for a in args]
+
+
+def _true_quotient(xp, x, y):
     """x / y (broadcasting; true division, so integers give floats)."""
     x, y = promote(xp, x, y, true_division=True)
     if result_kind(x, y) == "c":  # a real number divisor too: torch divides it as x + 0j
         dtype = array_of(x, y).dtype
         return complex_quotient(xp, as_dtype(xp, x, dtype), as_dtype(xp, y, dtype))
     return x / y
+
+
+# saves its inputs, not its result, as torch does: the result may then be modified in place
+div = _Division(_true_quotient, name="div", save=("x", "y"), broadcast=True, batchable=True,
+                method=True, inplace=True)
 
 
 div.defvjp(lambda g, x, y: g / conj(y),

@@ -7,8 +7,8 @@ from gradkit._tensor import Tensor
 from gradkit.creation import tensor, zeros
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.index_keys import (
-    _dims_consumed, _is_basic, _is_int, _located, _raw_key, _split_key, check_index_put,
-    clipped_key, selects_all)
+    _dims_consumed, _is_basic, _is_bool_scalar, _is_int, _located, _raw_key, _split_key,
+    check_index_put, clipped_key, selects_all)
 from gradkit.ops.conversion import copy_from, fill, fitted, real_if_cast_to_real
 from gradkit.ops.inplace import inplace
 from gradkit.ops.masked_fill import expanded_warning
@@ -19,12 +19,9 @@ from gradkit.ops.setitem_checks import (
 from gradkit.ops.shape import _normalize_dim, reshape
 
 
-@op(save="x.shape", linear=True, view=True, node_name="SliceBackward0")
-def _select(xp, x, *, key):
-    out = x[key]
-    if not isinstance(out, xp.ndarray):  # NumPy gives a scalar copy for x[i]; x[i, ...] is a view
-        out = x[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
-    return out
+# x[key] of a basic key: torch's chain of views (ops/slicing.py sets it: its view ops'
+# rules are written with this module's index_put_into_zeros)
+basic_index = None
 
 
 @op(save="x.shape", linear=True, node_name="IndexBackward0")
@@ -68,8 +65,6 @@ def _getitem_vjp(g, x_shape, key):
     return index_put_into_zeros(g, x_shape, key)
 
 
-_select.defvjp(_getitem_vjp)
-_select.defjvp(lambda t, x_shape, key: _select(t, key))
 _index.defvjp(_getitem_vjp)
 _index.defjvp(lambda t, x_shape, key: _index(t, key))
 
@@ -80,10 +75,10 @@ def getitem(x, key):
         key = _raw_key(key)  # (x[i], x[:, i]...: ints, slices, None and ... need no reading)
     _check_bounds(x, key)
     if _is_basic(key):
-        return _select(x, key)
-    parts = _split_key(key, x.ndim)
+        return basic_index(x, key)
+    parts = _split_key((key,) if _is_bool_scalar(key) else key, x.ndim)
     if parts is not None:  # integers first, as torch: x[0, :, [0, 1]] is x[0][:, [0, 1]]
-        return _index(_select(x, parts[0]), parts[1])
+        return _index(basic_index(x, parts[0]), parts[1])
     return _index(x, key)
 
 

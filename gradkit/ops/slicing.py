@@ -1,11 +1,15 @@
-"""Taking part of a tensor along one dim: narrow, select (views), roll; and the alias view."""
+"""Taking part of a tensor along one dim: narrow, select (views), roll; the alias view; and
+``x[key]`` of a basic key as torch applies it, one of these views per index."""
 from __future__ import annotations
 
-from gradkit.ops._op import op
+import operator
+
+from gradkit.ops import indexing
+from gradkit.ops._op import Op, op
 from gradkit.ops.indexing import index_put_into_zeros
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.shape import _normalize_dim
+from gradkit.ops.shape import _normalize_dim, unsqueeze
 
 
 def _int_of(value) -> int:
@@ -75,7 +79,7 @@ def select(x, dim: int, index):
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(x.shape)} at dimension {dim}")
-    return _select_index(x, dim=dim, index=index % size)
+    return _select_index(x, dim=dim, index=index)  # saved as given, as torch's
 
 
 def _as_tuple(value) -> tuple:
@@ -119,3 +123,55 @@ def _alias(xp, x):
 
 _alias.defvjp(lambda g: g)
 _alias.defjvp(lambda t: t)
+
+
+# x[1:]: torch's aten::slice (narrow's node too, but its own name in the profiler)
+_slice_step = Op(_slice.forward, name="slice", save="x.shape", linear=True, view=True,
+                 node_name="SliceBackward0")
+_slice_step.defvjp(*_slice.vjps)
+_slice_step.defjvp(*_slice.jvps)
+_NO_STOP = 2 ** 63 - 1  # torch's end of a slice without a stop (INT64_MAX)
+
+
+def _slice_bounds(k: slice) -> tuple:
+    """(start, end, step) of a slice in an index, None read as torch reads it."""
+    step = 1 if k.step is None else operator.index(k.step)
+    if step <= 0:
+        raise ValueError("step must be greater than zero" if step else
+                         "slice step cannot be zero")
+    return (0 if k.start is None else operator.index(k.start),
+            _NO_STOP if k.stop is None else operator.index(k.stop), step)
+
+
+def basic_index(x, key):
+    """``x[key]`` for a key of ints, slices, None and ``...`` (its bounds checked), as torch
+    applies it: one view per index, left to right (SelectBackward0, SliceBackward0,
+    UnsqueezeBackward0 nodes); in a tuple a slice that takes a whole dim is skipped, and a key
+    that takes no step gives an alias (AliasBackward0)."""
+    if type(key) is int:
+        return _select_index(x, dim=0, index=key)
+    if type(key) is slice:  # a lone slice is a step even when it takes everything (torch's)
+        start, end, step = _slice_bounds(key)
+        return _slice_step(x, dim=0, start=start, end=end, step=step)
+    if key is None:
+        return unsqueeze(x, dim=0)
+    if key is Ellipsis:
+        return _alias(x)
+    out, dim = x, 0
+    for k in key:
+        if type(k) is int:
+            out = _select_index(out, dim=dim, index=k)
+        elif type(k) is slice:
+            start, end, step = _slice_bounds(k)
+            if k.start not in (None, 0) or step != 1 or end < out.shape[dim]:
+                out = _slice_step(out, dim=dim, start=start, end=end, step=step)
+            dim += 1
+        elif k is None:
+            out = unsqueeze(out, dim=dim)
+            dim += 1
+        else:  # the dims ... stands for
+            dim += x.ndim - sum(type(j) is int or type(j) is slice for j in key)
+    return _alias(x) if out is x else out
+
+
+indexing.basic_index = basic_index

@@ -11,6 +11,16 @@ import gradkit
 torch = pytest.importorskip("torch")
 
 
+@pytest.fixture(autouse=True)
+def _torchs_distribution_validation_kept():
+    """torch.cond and torch.while_loop run through dynamo, which turns torch's distribution
+    validation off for the whole process (torch 2.13): put it back, so later tests compare
+    distributions with torch's default."""
+    validating = torch.distributions.Distribution._validate_args
+    yield
+    torch.distributions.Distribution.set_default_validate_args(validating)
+
+
 @pytest.mark.parametrize("name", ["pi", "e", "inf", "nan", "newaxis"])
 def test_constants_are_torchs(name):
     ours, theirs = getattr(gradkit, name), getattr(torch, name)

@@ -490,6 +490,9 @@ SAMPLES["linalg_ldl"] = (lambda a, b: (
     b + G.linalg.ldl_solve(*G.linalg.ldl_factor(a.detach() + a.detach().mT), b.detach()),),
     lambda: (R(3, 3), R(3, 2)))
 FIRST_ORDER_ONLY.add("linalg_ldl")
+# attention below 4 dims: torch's math backend and its _safe_softmax (ops/attention.py)
+SAMPLES["safe_softmax"] = (lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+                           lambda: (R(2, 3), R(4, 3), R(4, 3)))
 
 # Ops that no sample reaches directly, and why.
 NOT_SAMPLED = {

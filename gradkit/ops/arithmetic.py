@@ -225,8 +225,8 @@ def _c99_multiply(xp, z, w):
     a, b, c, d = (zero_nan(v, overflow) for v in (a, b, c, d))
     redo = z_inf | w_inf | overflow
     out = xp.empty(re.shape, dtype=xp.result_type(z, w))  # re + 1j * im: NaN + NaN j at inf
-    out.real = xp.where(redo, math.inf * (a * c - b * d), re)
-    out.imag = xp.where(redo, math.inf * (a * d + b * c), im)
+    out.real[...] = xp.where(redo, math.inf * (a * c - b * d), re)
+    out.imag[...] = xp.where(redo, math.inf * (a * d + b * c), im)
     return out
 
 

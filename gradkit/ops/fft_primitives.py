@@ -39,8 +39,8 @@ def _scaled(out, signal_numel: int, normalization: int):
     # torch's FFT scales the real and imaginary parts apart: a complex product would give
     # inf * 0 = NaN in the other part of an infinite entry (breadth seed 88869)
     scaled = out.copy()
-    scaled.real *= factor
-    scaled.imag *= factor
+    for part in (scaled.real, scaled.imag):  # views written in place (CuPy's take no .real =)
+        part *= factor
     return scaled
 
 

@@ -127,8 +127,7 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
     watcher = watched[0] if len(watched) == 1 else None
     watch_saved = observers.saved_watchers
     pop, push = heapq.heappop, heapq.heappush
-    # a node that became ready while the heap was empty runs next without a trip through
-    # the heap (a chain's every node): the heap would hand back that very node
+    # a node that alone became ready runs next, without a trip through the heap (a chain's)
     follow = follow_order = None
     while True:
         if follow is not None:
@@ -203,8 +202,7 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
                     if follow is not None:  # a second ready node: both go through the heap
                         push(ready, (_priority(follow), follow_order, follow))
                         follow = None
-                    push(ready, (_LEAF_PRIORITY if type(child) is AccumulateGrad
-                                 else -child._sequence_nr, order, child))
+                    push(ready, (_priority(child), order, child))
                 order += 1
         g = grad_inputs = None  # drop references: gradients may be stolen by .grad
     for node, g, owned in leaves:
@@ -381,10 +379,9 @@ def _accumulate_into(t, g, create_graph: bool, owned: bool = False) -> None:
             # a copy, as torch: in-place changes of .grad never reach the graph's gradient
             t._grad = _copy_with_graph(g) if current is None else current + g
         elif current is None:  # laid out as the leaf (torch's layout contract)
-            xp = get_array_module(g)
-            fitted = in_grad_layout(xp, g, t._data)
-            # a copy unless no one else sees it; a NumPy scalar (a 0-d leaf's gradient) too,
-            # as torch's .grad is written in place (zero_grad(set_to_none=False))
+            fitted = in_grad_layout(xp := get_array_module(g), g, t._data)
+            # a copy unless no one else sees it; a read-only one (a 0-d leaf's NumPy scalar)
+            # too, as torch's .grad is written in place (zero_grad(set_to_none=False))
             keep = (owned or fitted is not g) and getattr(fitted.flags, "writeable", True)
             t._grad = Tensor._make(fitted if keep else xp.array(fitted, order="K"))
         elif current._requires_grad or current._data.shape != g.shape:

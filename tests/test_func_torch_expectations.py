@@ -3,12 +3,7 @@ TestGradTransform), re-checked on gradkit.func: each test runs one program under
 when torch is installed, under torch 2.13, and compares results or errors. See the ledger in
 docs/torch_expectations.md ("functorch eager transforms")."""
 import pytest
-from torch_expectations.twin import data, leaf, like_torch, raises_like_torch
-
-
-def plain(lib, *shape, seed=0):
-    """A float64 tensor without grad (what torch's tests feed the transforms)."""
-    return leaf(lib, *shape, seed=seed, requires_grad=False)
+from torch_expectations.twin import data, leaf, like_torch, plain, raises_like_torch
 
 
 def test_grad_of_primitives_and_composites():

@@ -3,13 +3,9 @@ of autograd (test/functorch/test_eager_transforms.py: TestComposability, the fun
 cases of TestMakeFunctional, TestExamplesCorrectness), re-checked on gradkit.func against
 torch 2.13."""
 import pytest
-from torch_expectations.twin import leaf, like_torch, raises_like_torch
+from torch_expectations.twin import leaf, like_torch, plain, raises_like_torch
 
 TRANSFORMS = ["vmap", "grad", "jacrev", "jacfwd", "grad_and_value", "hessian", "vjp", "jvp"]
-
-
-def plain(lib, *shape, seed=0):
-    return leaf(lib, *shape, seed=seed, requires_grad=False)
 
 
 def transformed(lib, transform: str, func, x):

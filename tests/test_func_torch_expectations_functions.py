@@ -2,11 +2,8 @@
 (test/functorch/test_eager_transforms.py: TestAutogradFunction, and the values of
 TestAutogradFunctionVmapAPI), re-checked on gradkit.func against torch 2.13."""
 import pytest
-from torch_expectations.twin import leaf, like_torch, raises_like_torch
-
-
-def plain(lib, *shape, seed=0):
-    return leaf(lib, *shape, seed=seed, requires_grad=False)
+from torch_expectations.functions import setup_context_function
+from torch_expectations.twin import leaf, like_torch, plain, raises_like_torch
 
 
 def test_set_materialize_grads_and_needs_input_grad_under_grad():
@@ -134,18 +131,8 @@ def test_a_function_s_node_name_under_grad():
     def program(lib):
         names = []
 
-        class FooBar(lib.autograd.Function):
-            @staticmethod
-            def forward(x):
-                return x.clone()
-
-            @staticmethod
-            def setup_context(ctx, inputs, output):
-                return
-
-            @staticmethod
-            def backward(ctx, grad_output):
-                return grad_output
+        FooBar = setup_context_function(lib, "FooBar", forward=lambda x: x.clone(),
+                                        backward=lambda ctx, grad_output: grad_output)
 
         def f(x):
             y = FooBar.apply(x)
@@ -176,18 +163,9 @@ def test_functions_with_a_vmap_rule_give_the_same_values():
                 r = lib.zeros(x.shape[1:], dtype=x.dtype)
                 return (r, r), None
 
-        class Id(lib.autograd.Function):
-            @staticmethod
-            def forward(x):
-                return x
-
-            @staticmethod
-            def setup_context(ctx, inputs, output):
-                pass
-
-            @staticmethod
-            def vmap(info, in_dims, x):
-                raise RuntimeError("expected to not be called")
+        def vmap_not_called(info, in_dims, x):
+            raise RuntimeError("expected to not be called")
+        Id = setup_context_function(lib, "Id", forward=lambda x: x, vmap=vmap_not_called)
 
         def f(x):
             Id.apply(lib.tensor(1.0))
@@ -199,18 +177,9 @@ def test_functions_with_a_vmap_rule_give_the_same_values():
 def test_a_function_s_errors_under_grad_name_its_generated_node():
     # test_grad_fn_name: torch's messages name the generated node too
     def program(lib):
-        class TwoGrads(lib.autograd.Function):
-            @staticmethod
-            def forward(x):
-                return x.clone()
-
-            @staticmethod
-            def setup_context(ctx, inputs, output):
-                return
-
-            @staticmethod
-            def backward(ctx, grad_output):
-                return grad_output, grad_output
+        TwoGrads = setup_context_function(
+            lib, "TwoGrads", forward=lambda x: x.clone(),
+            backward=lambda ctx, grad_output: (grad_output, grad_output))
         lib.func.grad(TwoGrads.apply)(lib.tensor(1.0))
     raises_like_torch(program, RuntimeError, "function TwoGradsGeneratedBackward returned an "
                       r"incorrect number of gradients \(expected 1, got 2\)")

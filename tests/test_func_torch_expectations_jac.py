@@ -2,13 +2,10 @@
 test_eager_transforms.py: TestJac, TestHessian), re-checked on gradkit.func against torch
 2.13. Every TestJac test runs for both jacrev and jacfwd, as torch's does."""
 import pytest
-from torch_expectations.twin import assert_same, leaf, like_torch, raises_like_torch
+from torch_expectations.functions import setup_context_function
+from torch_expectations.twin import assert_same, like_torch, plain, raises_like_torch
 
 JACS = pytest.mark.parametrize("jac", ["jacrev", "jacfwd"])
-
-
-def plain(lib, *shape, seed=0):
-    return leaf(lib, *shape, seed=seed, requires_grad=False)
 
 
 @JACS
@@ -206,19 +203,11 @@ def test_jacrev_chunk_size(preallocate):
         def g(x):
             return (x.sin(), x), (x + 2, x.sum())
 
-        class DynamicBackward(lib.autograd.Function):
-            @staticmethod
-            def forward(x):
-                return x
-
-            @staticmethod
-            def setup_context(ctx, inputs, output):
-                pass
-
-            @staticmethod
-            def backward(ctx, grad_output):
-                grad_output.nonzero()
-                return grad_output
+        def data_dependent_backward(ctx, grad_output):
+            grad_output.nonzero()
+            return grad_output
+        DynamicBackward = setup_context_function(lib, "DynamicBackward", forward=lambda x: x,
+                                                 backward=data_dependent_backward)
         results = [jacrev(f, argnums=(0, 1), chunk_size=size, _preallocate_and_copy=preallocate)(
             x, y) for size in (None, 1, 2, 3, 4, 7, 10, 1000)]
         m = plain(lib, 3, 3, seed=2)

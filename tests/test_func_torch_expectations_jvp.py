@@ -3,11 +3,7 @@ TestJvp, TestLinearize, TestVmapJvpInplaceView), re-checked on gradkit.func agai
 2.13. gradkit's jvp is reverse mode twice (see gradkit/func/transforms.py); the values,
 structures and errors are torch's."""
 import pytest
-from torch_expectations.twin import leaf, like_torch, raises_like_torch
-
-
-def plain(lib, *shape, seed=0):
-    return leaf(lib, *shape, seed=seed, requires_grad=False)
+from torch_expectations.twin import leaf, like_torch, plain, raises_like_torch
 
 
 def test_jvp_of_one_and_several_inputs_and_outputs():

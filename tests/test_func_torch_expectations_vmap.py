@@ -9,11 +9,7 @@ from collections import OrderedDict
 import pytest
 
 import gradkit
-from torch_expectations.twin import leaf, like_torch, raises_like_torch
-
-
-def plain(lib, *shape, seed=0):
-    return leaf(lib, *shape, seed=seed, requires_grad=False)
+from torch_expectations.twin import leaf, like_torch, plain, raises_like_torch
 
 
 @pytest.mark.parametrize("output, match", [

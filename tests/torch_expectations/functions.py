@@ -111,3 +111,11 @@ def view_as_function(lib):
             return g
 
     return ViewAs
+
+
+def setup_context_function(lib, name: str, **methods):
+    """A Function class named ``name`` in torch's setup_context style: ``methods`` (forward,
+    backward, vmap, ...) become its staticmethods, setup_context does nothing unless given."""
+    body = {"setup_context": staticmethod(lambda ctx, inputs, output: None)}
+    body.update((key, staticmethod(method)) for key, method in methods.items())
+    return type(name, (lib.autograd.Function,), body)

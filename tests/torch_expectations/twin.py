@@ -28,6 +28,11 @@ def leaf(lib, *shape: int, seed: int = 0, requires_grad: bool = True, positive: 
                     requires_grad=requires_grad)
 
 
+def plain(lib, *shape: int, seed: int = 0):
+    """A float64 tensor without grad (what torch's functorch tests feed the transforms)."""
+    return leaf(lib, *shape, seed=seed, requires_grad=False)
+
+
 def _plain(value):
     """Tensors become NumPy arrays; containers are walked; everything else stays."""
     if isinstance(value, gradkit.Tensor) or (torch is not None and isinstance(value, torch.Tensor)):

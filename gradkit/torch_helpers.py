@@ -12,6 +12,7 @@ from gradkit import _tensor_methods  # noqa: F401 - is_conj, resolve_conj (for _
 from gradkit._tensor import Tensor, extend
 from gradkit.backend import get_array_module
 from gradkit.ops import aliases  # noqa: F401 - the methods fix, ger (for _as_function)
+from gradkit.ops.complex import is_negative_view
 from gradkit.ops.joining import cat
 from gradkit.ops.reduction import sum as _sum
 from gradkit.ops.shape import view as _view
@@ -81,12 +82,12 @@ class _TensorQueries:
         return _view(out, shape=tuple(shape)) if lead else out
 
     def resolve_neg(self) -> Tensor:
-        """The tensor itself: gradkit has no lazy negation (``is_neg()`` is always False)."""
-        return self
+        """A negative view's values in memory of their own (a clone); else the tensor."""
+        return self.clone() if is_negative_view(self) else self
 
     def is_neg(self) -> bool:
-        """False: gradkit has no lazy negation bit."""
-        return False
+        """Whether this views the imaginary part of a conjugated view (``z.conj().imag``)."""
+        return is_negative_view(self)
 
     def nonzero_static(self, *, size: int, fill_value: int = -1) -> Tensor:
         """``nonzero()``'s (n, ndim) int64 coordinates in exactly ``size`` rows: the first

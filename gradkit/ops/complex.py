@@ -71,14 +71,26 @@ def conj_physical(input: Tensor) -> Tensor:  # noqa: A002 - torch's name
 register(_conj_physical_in_place, "conj_physical", method=False, inplace=True)
 
 
-def is_conjugated_view(x) -> bool:
-    """torch's ``is_conj()``: x is a view through an odd number of conj steps."""
-    info = getattr(x, "_view", None)
+def _conj_steps(info):
+    """How many conj steps the view chain from ``info`` takes before its base or a step that
+    leaves complex numbers (real/imag), and that step's ViewInfo (None at the base)."""
     flips = 0
-    while info is not None:
+    while info is not None and info.op is not _real and info.op is not _imag:
         flips += info.op is _conj
         info = info.parent
-    return flips % 2 == 1
+    return flips, info
+
+
+def is_conjugated_view(x) -> bool:
+    """torch's ``is_conj()``: x is a complex view through an odd number of conj steps."""
+    return _conj_steps(getattr(x, "_view", None))[0] % 2 == 1
+
+
+def is_negative_view(x) -> bool:
+    """torch's ``is_neg()``: x views the imaginary part of a conjugated view (its values are
+    negated lazily in torch; gradkit computes them, and reports the bit as torch does)."""
+    flips, part = _conj_steps(getattr(x, "_view", None))
+    return part is not None and part.op is _imag and _conj_steps(part.parent)[0] % 2 == 1
 
 
 @op(linear=True, batchable=True, view=True)

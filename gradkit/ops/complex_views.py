@@ -27,7 +27,9 @@ def _view_as_complex(xp, x):
     if name not in _COMPLEX_OF and name != "float16":
         raise RuntimeError("view_as_complex is only supported for half, float and double "
                            f"tensors, but got a tensor of scalar type: {scalar_type_name(x)}")
-    if x.ndim == 0 or x.shape[-1] != 2:
+    if x.ndim == 0:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if x.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     if x.size:  # NumPy does not keep torch's strides for an empty array (often all 0)
         _check_complex_layout(x)

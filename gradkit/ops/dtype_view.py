@@ -10,6 +10,7 @@ import numpy as np
 
 from gradkit import backend
 from gradkit._tensor import Tensor
+from gradkit.ops.complex import is_conjugated_view, is_negative_view
 from gradkit.ops.promotion import SCALAR_TYPE_NAMES
 
 # torch reads Python types as its double, long, bool and complex double here
@@ -26,6 +27,12 @@ def view_dtype(x: Tensor, dtype) -> Tensor:
     """``x``'s memory as ``dtype``: the last dim scales by the ratio of element sizes."""
     data = x._data
     target = _PYTHON_TYPES.get(dtype) or backend.to_numpy_dtype(dtype)
+    # torch refuses (even to the same dtype): its memory holds the values before conj/neg
+    for lazy, what in ((is_conjugated_view, "conjugate view tensors"),
+                       (is_negative_view, "tensors with negative bit set")):
+        if lazy(x):
+            raise RuntimeError(f"torch.Tensor.view is not supported for {what} when "
+                               "converting to a different dtype.")
     if target.itemsize != data.itemsize:
         _check_resizable(x, target)
     if data.size == 0:  # nothing to share: a fresh empty array has torch's C strides

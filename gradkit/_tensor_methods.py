@@ -196,10 +196,19 @@ class _TensorMethods:
         """The real part (a view for complex tensors; the tensor itself when real)."""
         return _real(self)
 
+    @real.setter
+    def real(self, value) -> None:
+        # torch's setter copies into the view: ``x.real = v`` is ``x.real.copy_(v)``
+        _write_into(self.real, value)
+
     @property
     def imag(self) -> Tensor:
         """The imaginary part, a view (complex tensors only)."""
         return _imag(self)
+
+    @imag.setter
+    def imag(self, value) -> None:
+        _write_into(self.imag, value)
 
     def is_conj(self) -> bool:
         """Whether this is a conjugated view of a complex tensor (``z.conj()``)."""
@@ -324,3 +333,11 @@ def _is_0d_for(t, name: str, least: int) -> bool:
                            "tensor." + (" For batches of matrices, consider using tensor.mH"
                                         if ndim > 2 else ""))
     return False
+
+
+def _write_into(part: Tensor, value) -> None:
+    """``x.real = value``: a tensor is copied into the view, a number fills it."""
+    if isinstance(value, Tensor):
+        part.copy_(value)
+    else:
+        part.fill_(value)

@@ -24,11 +24,19 @@ def _infer_shape(shape, numel):
     shape = tuple(map(int, shape))
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
+    for index, size in enumerate(shape):
+        if size < -1:
+            raise RuntimeError(f"invalid shape dimension {size} at index {index} of shape "
+                               f"{list(shape)}")
     known = 1
     for s in shape:
         if s != -1:
             known *= s
     if -1 in shape:
+        if known == 0 and numel == 0:  # any size fits: torch refuses to guess
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} "
+                               "because the unspecified dimension size -1 can be any value "
+                               "and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape = tuple(numel // known if s == -1 else s for s in shape)
@@ -122,7 +130,7 @@ permute.defvjp(lambda g, dims: permute(g, _batch_first(_inverse_permutation(dims
 permute.defjvp(lambda t, dims: permute(t, dims))
 
 
-@op(linear=True, view=True, batchable=True, method=("transpose", "swapaxes"))
+@op(linear=True, view=True, batchable=True, method=True)
 def transpose(xp, x, *, dim0, dim1):
     """A view of x with dims ``dim0`` and ``dim1`` swapped."""
     if x.ndim == 0:  # dims 0 and -1 only, as torch
@@ -160,7 +168,6 @@ t.defvjp(_t_back)
 t.defjvp(lambda tangent: t(tangent))
 
 
-swapaxes = swapdims = transpose
 
 
 @op(save="x.shape", linear=True, view=True, batchable=True)
@@ -283,6 +290,8 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
     end = _normalize_dim(end_dim, x.ndim)
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:  # torch returns the tensor itself, not a view
+        return x
     shape = tuple(x.shape)
     return reshape(x, shape[:start] + (-1,) + shape[end + 1:])
 
@@ -291,13 +300,34 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
 def unflatten(x, dim: int, sizes):
     """Split dim ``dim`` of x into ``sizes``."""
     dim = _normalize_dim(dim, x.ndim)
-    shape = tuple(x.shape)
-    return reshape(x, shape[:dim] + tuple(sizes) + shape[dim + 1:])
+    shape, sizes = tuple(x.shape), tuple(map(int, sizes))
+    _check_unflatten_sizes(sizes, dim, shape[dim])
+    return reshape(x, shape[:dim] + sizes + shape[dim + 1:])
+
+
+def _check_unflatten_sizes(sizes: tuple, dim: int, size: int) -> None:
+    """torch's unflatten errors, which name the dim rather than the whole shape."""
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    known = 1
+    for s in sizes:
+        known *= 1 if s == -1 else s
+    if sizes.count(-1) > 1 or (-1 in sizes and known == size == 0):  # reshape's own errors
+        try:
+            _infer_shape(sizes, size)
+        except RuntimeError as error:
+            raise RuntimeError(f"unflatten got an unexpected error:\n{error}") from None
+    if (known == 0 or size % known) if -1 in sizes else known != size:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({size}) in the input tensor")
 
 
 @tensor_method()
 def ravel(x):
-    """x flattened to 1-D."""
+    """x flattened to 1-D: a view when x is contiguous, else a view of a contiguous copy."""
+    data = getattr(x, "_data", None)
+    if data is not None and not data.flags.c_contiguous:
+        x = x.contiguous()  # torch's contiguous().view(-1): never a strided 1-D view
     return reshape(x, (-1,))
 
 

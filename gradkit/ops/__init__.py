@@ -70,7 +70,7 @@ from gradkit.ops.products import (  # noqa: F401
 from gradkit.ops.rearrange import diff, meshgrid, moveaxis, movedim, rot90, tile  # noqa: F401
 from gradkit.ops.shape import (  # noqa: F401
     broadcast_tensors, broadcast_to, expand, flatten, flip, permute, ravel, repeat, reshape,
-    squeeze, swapaxes, t, transpose, unflatten, unsqueeze, view)
+    squeeze, t, transpose, unflatten, unsqueeze, view)
 from gradkit.ops.slicing import narrow, roll, select  # noqa: F401
 from gradkit.ops.sorting import argsort, sort, topk  # noqa: F401
 from gradkit.ops.scans import cummax, cummin, cumprod, logcumsumexp, prod  # noqa: F401
@@ -99,7 +99,7 @@ from gradkit.ops.distances import cdist, dist, pdist, renorm  # noqa: F401
 from gradkit.ops.integrals import (  # noqa: F401
     bincount, cumulative_trapezoid, trapezoid, trapz)
 from gradkit.ops.matrix_products import addr, chain_matmul  # noqa: F401
-from gradkit.ops.aliases import adjoint, split_with_sizes, swapdims  # noqa: F401
+from gradkit.ops.aliases import adjoint, split_with_sizes, swapaxes, swapdims  # noqa: F401
 from gradkit.ops.binomial_norms import norm_except_dim  # noqa: F401
 from gradkit.ops.segment_reduce import segment_reduce  # noqa: F401
 from gradkit.ops.special_functions import igamma, igammac  # noqa: F401

@@ -38,6 +38,12 @@ def swapdims(x: Tensor, dim0: int, dim1: int) -> Tensor:
 
 
 @tensor_method()
+def swapaxes(x: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``transpose(x, axis0, axis1)`` under numpy's name and argument names (a view)."""
+    return transpose(x, axis0, axis1)
+
+
+@tensor_method()
 def split_with_sizes(x: Tensor, split_sizes, dim: int = 0):
     """``split(x, split_sizes, dim)`` for a sequence of sizes only (torch's TypeError for an
     int)."""

@@ -24,6 +24,9 @@ def narrow(x, dim: int, start, length: int):
     if x.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     dim = _normalize_dim(dim, x.ndim)
+    data = getattr(start, "_data", None)
+    if data is not None and (data.ndim or data.dtype.kind not in "iu"):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     start, length, size = _int_of(start), int(length), x.shape[dim]
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")

@@ -52,6 +52,27 @@ def _sizes(sizes: tuple) -> tuple[int, ...]:
     return tuple(int(n) for n in shape)
 
 
+def _check_overflow(shape: tuple, itemsize: int) -> None:
+    """torch's errors for a size whose element count or byte count passes int64."""
+    numel = 1
+    for size in shape:
+        numel *= size
+    if numel >= 2 ** 63:
+        raise RuntimeError("numel: integer multiplication overflow")
+    if numel * itemsize >= 2 ** 63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+
+
+def _suggested_format(tensor: Tensor):
+    """torch's suggest_memory_format: channels last when the strides are (and not C order)."""
+    shape, strides = tuple(tensor.shape), tensor.stride()
+    for fmt in (memory_formats.channels_last, memory_formats.channels_last_3d):
+        if len(shape) == fmt.rank and not tensor.is_contiguous() and \
+                memory_formats.is_in_format(shape, strides, fmt):
+            return fmt
+    return memory_formats.contiguous_format
+
+
 def _grown_storage(array, elements: int):
     """A storage of ``elements`` items of array's dtype starting with a copy of array's storage
     (torch's storage resize: the old bytes kept, the rest zeros here, uninitialised there)."""
@@ -85,8 +106,13 @@ class _StorageMethods:
         check_inplace(self)
         if self._requires_grad and not grad_state.inference:
             raise RuntimeError("cannot resize variables that require grad")
+        if memory_format is None and shape == tuple(self._data.shape):
+            return self  # torch keeps the strides of a tensor already of that size
+        _check_overflow(shape, self._data.itemsize)
         fmt = memory_formats.contiguous_format if memory_format is None else \
             memory_formats.check_format(memory_format, "resize_")
+        if fmt is memory_formats.preserve_format:
+            raise RuntimeError("Unsupported memory formatPreserve")
         strides = memory_formats.format_strides(shape, fmt)
         offset = storage_offset(self._data)
         span = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
@@ -104,6 +130,8 @@ class _StorageMethods:
         if not isinstance(the_template, Tensor):
             raise TypeError("resize_as_(): argument 'the_template' (position 1) must be Tensor, "
                             f"not {type(the_template).__name__}")
+        if memory_format is memory_formats.preserve_format:  # the template's own layout
+            memory_format = _suggested_format(the_template)
         return self.resize_(the_template.shape, memory_format=memory_format)
 
     def resize(self, *sizes) -> Tensor:

@@ -104,14 +104,14 @@ def to_numpy_dtype(d) -> np.dtype:
         if d.name == "bfloat16":
             raise TypeError(BFLOAT16_REFUSED)
         return d.np
-    if d is float:
-        return get_default_dtype().np
+    if d is float:  # torch reads Python's float as its double, whatever the default dtype
+        return np.dtype(np.float64)
     if d is int:
         return np.dtype(np.int64)
     if d is bool:
         return np.dtype(np.bool_)
     if d is complex:
-        return get_default_dtype().to_complex().np
+        return np.dtype(np.complex128)
     return tensor_dtype(d).np
 
 

@@ -146,9 +146,9 @@ def mark_one_view(op, base, view, params, index) -> None:
     """``mark_view`` for one output ``view`` of ``op(base, **params)``, at ``index`` of a
     multi-output view op's outputs (None: its only output)."""
     refs = base._vc
-    if type(refs) is InferenceVersion and not grad_state.inference:
-        view._vc = refs  # as torch: outside the mode, a view of an inference tensor is none
-        return
+    if type(refs) is InferenceVersion and not (grad_state.inference and _computed(op, base)):
+        view._vc = refs  # as torch: a view of an inference tensor is none (no _base); in the
+        return  # mode gradkit keeps a computed (conj) one's chain, which writes keep in step
     # a view's version counter holds a weak reference to it, so a counter without any is no
     # view's: this spares the costly getattr miss on the commonest base, a tensor not a view
     parent = getattr(base, "_view", None) if len(refs) > 1 else None
@@ -169,6 +169,12 @@ def mark_one_view(op, base, view, params, index) -> None:
     n = len(refs) - 1
     if n >= 32 and n & (n - 1) == 0:  # at each power of two: drop dead views (amortized O(1))
         refs[1:] = [r for r in refs[1:] if r() is not None]
+
+
+def _computed(op, base) -> bool:
+    """``op(base)`` computes its values (a conj step in its chain)."""
+    parent = getattr(base, "_view", None)
+    return op.view_inverse is not None or (parent is not None and parent.computed)
 
 
 def live_views(tensor):

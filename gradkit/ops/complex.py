@@ -10,12 +10,24 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
+from gradkit.ops.memory_overlap import _address, storage_of
 from gradkit.ops.methods import register, tensor_method
 
 
 @op(linear=True, batchable=True, view=True)
 def _conj(xp, x):
-    return xp.conj(x)
+    if type(x) is not np.ndarray or x.size == 0:
+        return xp.conj(x)
+    owner = storage_of(x)
+    start = _address(x) - _address(owner)
+    if x is owner or (x.flags.c_contiguous and not start and x.nbytes == owner.nbytes):
+        return xp.conj(x)
+    # torch's conj is a view: keep x's strides and storage offset, in memory as large as its
+    # storage (allocated, not written, outside x's elements)
+    memory = np.empty(owner.nbytes, dtype=np.uint8)
+    out = np.ndarray(x.shape, x.dtype, buffer=memory, offset=start, strides=x.strides)
+    np.conjugate(x, out=out)
+    return out
 
 
 # a view as in torch (same memory, version and base; writes go both ways), though NumPy has no

@@ -101,7 +101,12 @@ def _transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
                              dim0=dim0, dim1=dim1)
 
 
+def _swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``transpose_`` under numpy's name and argument names."""
+    return _transpose_(self, axis0, axis1)
+
+
 for _name, _method in (("squeeze_", _squeeze_), ("unsqueeze_", _unsqueeze_), ("t_", _t_),
-                       ("transpose_", _transpose_), ("swapaxes_", _transpose_),
+                       ("transpose_", _transpose_), ("swapaxes_", _swapaxes_),
                        ("swapdims_", _transpose_)):
     register(_method, _name)

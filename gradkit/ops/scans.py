@@ -21,7 +21,8 @@ from gradkit.ops import piecewise
 from gradkit.ops.order_statistics import refuse_complex_grad
 from gradkit.ops.piecewise import ones_like, where, zeros_like
 from gradkit.ops.joining import cat, stack
-from gradkit.ops.reduction import _accumulation_dtype, axes, cumsum, expand_back, sum
+from gradkit.ops.reduction import (_accumulation_dtype, axes, cumsum, expand_back, scan_dtype,
+                                   sum)
 from gradkit.ops.slicing import narrow
 from gradkit.ops.shape import _normalize_dim, flip, reshape
 from gradkit.ops.unary_helpers import c_type_name, kernel_error, reject_complex
@@ -42,7 +43,7 @@ def _data(x):
 @op(save=("x", "result"), method=True, contiguous=True)
 def cumprod(xp, x, *, dim, dtype=None):
     """Cumulative product along ``dim`` (integers and bools in int64, as torch)."""
-    dtype = _accumulation_dtype(x, dtype)
+    dtype = scan_dtype("cumprod", x, dtype)
     d = _scan_dim(x, dim)
     if x.ndim == 0:
         return x.astype(dtype or x.dtype, copy=True)

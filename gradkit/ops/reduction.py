@@ -88,8 +88,16 @@ _INT64 = to_numpy_dtype(int)
 @op(save="x.shape", linear=True, batchable=True, method=True, contiguous=True)
 def sum(xp, x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - torch's name
     """Sum along ``dim`` (all dims by default), in ``dtype`` when given."""
-    return xp.sum(x, axis=axes(dim, x.ndim), keepdims=keepdim,
-                  dtype=_accumulation_dtype(x, dtype))
+    return accumulate(xp.sum, x, _accumulation_dtype(x, dtype), axis=axes(dim, x.ndim),
+                      keepdims=keepdim)
+
+
+def accumulate(reduce, x, dtype, **options):
+    """``reduce`` (a NumPy sum) of x in ``dtype``; float16 adds up in float32 and rounds once,
+    as torch's CPU kernels (NumPy would round after each addition along a strided dim)."""
+    if (dtype or x.dtype) == np.float16:
+        return reduce(x.astype(np.float16), dtype=np.float32, **options).astype(np.float16)
+    return reduce(x, dtype=dtype, **options)
 
 
 sum.defvjp(lambda g, x_shape, dim, keepdim, dtype: expand_back(g, x_shape, dim, keepdim))
@@ -221,7 +229,7 @@ def cumsum(xp, x, *, dim, dtype=None):
     if x.ndim == 0:  # NumPy would return shape (1,); torch keeps 0-d
         _normalize_dim(dim, 0)
         return x.astype(dtype or x.dtype, copy=True)
-    out = xp.cumsum(x, axis=_normalize_dim(dim, x.ndim), dtype=dtype)
+    out = accumulate(xp.cumsum, x, dtype, axis=_normalize_dim(dim, x.ndim))
     if out.dtype.kind in "fc":  # torch's sums start from 0.0: a -0.0 prefix sums to 0.0
         out += out.dtype.type(0)
     return out

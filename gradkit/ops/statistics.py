@@ -29,7 +29,7 @@ from gradkit.ops.piecewise import ceil, floor, round, where, zeros_like  # noqa:
 from gradkit.ops.promotion import PY_SCALARS
 from gradkit.ops.rearrange import movedim
 from gradkit.ops.reduction import (_accumulation_dtype, any, axes, expand_back,  # noqa: A004
-                                   floating_dtype, sum)
+                                   accumulate, floating_dtype, sum)
 from gradkit.ops.shape import _normalize_dim, reshape, squeeze, t, unsqueeze
 from gradkit.ops.sorting import sort
 from gradkit.ops.triangular import diagonal
@@ -46,7 +46,7 @@ def nansum(xp, x, dim=None, keepdim=False, dtype=None):
     dtype = _accumulation_dtype(x, dtype)
     if x.dtype.kind == "f" and dtype is not None and dtype.kind == "c":  # (ints: a plain sum)
         raise kernel_error("nansum_cpu")(np.empty(0, dtype))
-    return xp.nansum(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
+    return accumulate(xp.nansum, x, dtype, axis=axes(dim, x.ndim), keepdims=keepdim)
 
 
 # torch: the gradient spread back times "not NaN" (a product: an infinite gradient gives NaN)

@@ -6,12 +6,12 @@ the programs, so both libraries see the same numbers. Out of scope (see
 docs/torch_expectations.md, "Reductions"): CUDA, out=, bfloat16, torch.masked, torch.jit,
 tensors of more than 64 dims (NumPy's limit is 64), and the undefined corners listed there.
 """
-import math
 import warnings
 from functools import partial
 
 import numpy as np
 import pytest
+from reduction_data import INF, NAN, PerTestGenerator, t
 from test_torch_numerics import assert_same_as_torch, with_grads
 
 import gradkit
@@ -19,19 +19,7 @@ from gradkit.autograd import gradcheck, gradgradcheck
 
 torch = pytest.importorskip("torch")
 
-NAN, INF = math.nan, math.inf
-RNG = np.random.default_rng(20261206)
-
-
-@pytest.fixture(autouse=True)
-def _same_data_whatever_runs_first():
-    """Each test draws from a fresh generator: its data does not depend on the selection."""
-    global RNG
-    RNG = np.random.default_rng(20261206)
-
-
-def t(m, values, dtype="float32", **kwargs):
-    return m.tensor(values, dtype=getattr(m, dtype), **kwargs)
+RNG = PerTestGenerator(20261206)
 
 
 def outs(result):

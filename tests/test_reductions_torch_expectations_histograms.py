@@ -2,29 +2,17 @@
 histogramdd, quantile/nanquantile, bucketize/searchsorted and complex logcumsumexp, each
 program run under torch 2.13 and gradkit (values, dtypes, shapes, errors).
 """
-import math
 
 import numpy as np
 import pytest
+from reduction_data import INF, NAN, PerTestGenerator, t
 from test_torch_numerics import assert_same_as_torch, with_grads
 
 import gradkit
 
 torch = pytest.importorskip("torch")
 
-NAN, INF = math.nan, math.inf
-RNG = np.random.default_rng(1206)
-
-
-@pytest.fixture(autouse=True)
-def _same_data_whatever_runs_first():
-    """Each test draws from a fresh generator: its data does not depend on the selection."""
-    global RNG
-    RNG = np.random.default_rng(1206)
-
-
-def t(m, values, dtype="float32", **kwargs):
-    return m.tensor(values, dtype=getattr(m, dtype), **kwargs)
+RNG = PerTestGenerator(1206)
 
 
 def i(m, values):

@@ -3,29 +3,17 @@ max/min and their arg forms, median/nanmedian/mode, nansum/nanmean, count_nonzer
 histc, histogram(dd), quantile, searchsorted/bucketize, logcumsumexp; each program run under
 torch 2.13 and gradkit, compared in values, dtypes, shapes and errors.
 """
-import math
 
 import numpy as np
 import pytest
+from reduction_data import INF, NAN, PerTestGenerator, t
 from test_torch_numerics import assert_same_as_torch, with_grads
 
 import gradkit
 
 torch = pytest.importorskip("torch")
 
-NAN, INF = math.nan, math.inf
-RNG = np.random.default_rng(61206)
-
-
-@pytest.fixture(autouse=True)
-def _same_data_whatever_runs_first():
-    """Each test draws from a fresh generator: its data does not depend on the selection."""
-    global RNG
-    RNG = np.random.default_rng(61206)
-
-
-def t(m, values, dtype="float32", **kwargs):
-    return m.tensor(values, dtype=getattr(m, dtype), **kwargs)
+RNG = PerTestGenerator(61206)
 
 
 # -- logsumexp -------------------------------------------------------------------------------

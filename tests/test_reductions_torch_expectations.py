@@ -425,3 +425,49 @@ def test_quantile_backward_closed_forms():
         x = gradkit.tensor([1, NAN, 2], requires_grad=True)
         op(x, gradkit.tensor(0.5), 0).sum().backward()
         np.testing.assert_allclose(x.grad.numpy(), expected)
+
+
+# -- larger inputs and float16 ---------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(2, 3, 3, 3, 3, 2, 2, 3, 2, 3, 2, 3, 3), (1, 32770)])
+def test_sums_of_many_zeros_and_ones_are_exact(shape):
+    """test_sum_parallel: along every dim and over everything."""
+    x = np.round(RNG.random(shape))
+    for dim in [*range(len(shape)), None]:
+        assert_same_as_torch(lambda m, d=dim: t(m, x, "float64").sum(d) if d is not None
+                             else t(m, x, "float64").sum(), rtol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int16", "complex64"])
+def test_reductions_along_dims_of_larger_inputs(dtype):
+    """test_sum_dim, test_mean_dim, test_std_dim, test_var_dim, test_logsumexp_dim (torch's
+    shapes, its largest ones smaller here), contiguous, strided and sliced."""
+    x = RNG.uniform(-100, 100, (50, 50, 50))
+    if dtype.startswith("int"):
+        x = np.round(x)
+    names = ["sum"] + ([] if dtype.startswith("int") else ["mean"]) + \
+        ([] if dtype.startswith(("int", "complex")) else ["std", "var", "logsumexp"])
+    for name in names:
+        for dim in (0, 1, 2, (1, 2), (1, -1), (0, 2), (0, 2, 1)):
+            assert_same_as_torch(lambda m, d=dim, n=name: (
+                getattr(t(m, x, dtype), n)(d), getattr(t(m, x, dtype)[:, ::2, 1:], n)(d)),
+                rtol=1e-5, atol=1e-3)
+        for unbiased in (False, True):
+            if name in ("std", "var"):
+                assert_same_as_torch(lambda m, n=name, u=unbiased: getattr(
+                    t(m, x[:, :, :20], dtype), n)(2, unbiased=u), rtol=1e-5)
+
+
+def test_float16_reductions_accumulate_in_float32():
+    """test_sum_noncontig_lowp, test_prod_lowp, test_histc_lowp, test_nansum_vs_numpy (half):
+    torch adds up half values in float32 and rounds the result once."""
+    x = RNG.uniform(-50, 50, (17, 17))
+    def program(m):
+        half = t(m, x, "float16")
+        return (half.sum(0), half.T.sum(1), half[::2, ::2].sum(), half.nansum(0), half.cumsum(0),
+                t(m, x).sum(0, dtype=m.float16), half.mean(0), half.var(0), half.std(1),
+                *m.var_mean(half, 0), *m.std_mean(half))
+    assert_same_as_torch(program)
+    ones = np.ones((10, 50, 30, 30))
+    assert_same_as_torch(lambda m: (t(m, ones, "float16")[::2, ::2, ::2, ::2].permute(3, 1, 0, 2)
+                                    .sum((0, 2)),))

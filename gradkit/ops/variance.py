@@ -21,6 +21,15 @@ def _only_floating(x, name: str) -> None:
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
 
 
+def _in_float32(x):
+    """float16 statistics run in float32, rounded once at the end (``_rounded``), as torch's."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def _rounded(out, x):
+    return out.astype(np.float16) if x.dtype == np.float16 else out
+
+
 def _variance(xp, x, dim, correction, keepdim: bool, name: str):
     """NumPy's var with torch's warning where no degree of freedom is left (n <= correction;
     the result is NaN or inf, as torch's) instead of NumPy's RuntimeWarnings."""
@@ -61,7 +70,8 @@ def _correction(correction, unbiased):
 def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance along ``dim``, with Bessel's correction by default (``correction=1``)."""
     _only_floating(x, "std and var")
-    return _variance(xp, x, dim, _correction(correction, unbiased), keepdim, "var")
+    return _rounded(_variance(xp, _in_float32(x), dim, _correction(correction, unbiased),
+                              keepdim, "var"), x)
 
 
 def _var_slope(x, dim, unbiased, correction):
@@ -100,7 +110,8 @@ var.numbers = numbers_reader("var", correction=None)  # a Scalar: 0-d tensors re
 def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation; saves its result for backward, as torch's StdBackward0."""
     _only_floating(x, "std and var")
-    return xp.sqrt(_variance(xp, x, dim, _correction(correction, unbiased), keepdim, "std"))
+    return _rounded(xp.sqrt(_variance(xp, _in_float32(x), dim, _correction(correction, unbiased),
+                                      keepdim, "std")), x)
 
 
 def _over_twice_std(g, out):
@@ -119,9 +130,9 @@ std.numbers = numbers_reader("std", correction=None)
 @op(save="x", outputs=2, name="var_mean", contiguous=True)
 def _var_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """(var, mean) in one node with two outputs, as torch's VarMeanBackward0."""
-    c = _correction(correction, unbiased)
-    return (_variance(xp, x, dim, c, keepdim, "var_mean"),
-            xp.mean(x, axis=axes(dim, x.ndim), keepdims=keepdim))
+    c, wide = _correction(correction, unbiased), _in_float32(x)
+    return (_rounded(_variance(xp, wide, dim, c, keepdim, "var_mean"), x),
+            _rounded(xp.mean(wide, axis=axes(dim, x.ndim), keepdims=keepdim), x))
 
 
 def _mean_grad(g, x, dim, keepdim):
@@ -150,9 +161,9 @@ def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
 @op(save=("x", "result0"), outputs=2, name="std_mean", contiguous=True)
 def _std_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """(std, mean) in one node with two outputs, as torch's StdMeanBackward0."""
-    c = _correction(correction, unbiased)
-    return (xp.sqrt(_variance(xp, x, dim, c, keepdim, "std_mean")),
-            xp.mean(x, axis=axes(dim, x.ndim), keepdims=keepdim))
+    c, wide = _correction(correction, unbiased), _in_float32(x)
+    return (_rounded(xp.sqrt(_variance(xp, wide, dim, c, keepdim, "std_mean")), x),
+            _rounded(xp.mean(wide, axis=axes(dim, x.ndim), keepdims=keepdim), x))
 
 
 def _std_mean_vjp(grads, x, out, dim, unbiased, keepdim, correction):

@@ -349,6 +349,28 @@ def test_sum_and_prod_small_ints_bools_and_named_args():
                                     t(m, grid, "uint8").any(1, keepdim=True)))
 
 
+NAMED_TENSORS = {
+    "sum(input=)": lambda m, a, b: m.sum(input=a), "sum(a=)": lambda m, a, b: m.sum(a=a),
+    "sum(x=, axis=)": lambda m, a, b: m.sum(x=a, axis=0),
+    "mean(input=, keepdims=)": lambda m, a, b: m.mean(input=a, dim=0, keepdims=True),
+    "add(x1=, x2=)": lambda m, a, b: m.add(x1=a, x2=b),
+    "add(input=, other=)": lambda m, a, b: m.add(input=a, other=b),
+    "mul(a, x2=)": lambda m, a, b: m.mul(a, x2=b), "a.add(x2=)": lambda m, a, b: a.add(x2=b),
+    "exp(x=)": lambda m, a, b: m.exp(x=a), "var(input=)": lambda m, a, b: m.var(input=a),
+    "amax(input=)": lambda m, a, b: m.amax(input=a, dim=1),
+    "median(input=)": lambda m, a, b: m.median(input=a),
+    "logsumexp(input=)": lambda m, a, b: m.logsumexp(input=a, dim=1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NAMED_TENSORS))
+def test_tensors_given_by_keyword(case):
+    """test_numpy_named_args: torch's parser takes the tensors by keyword too, as input/other
+    or NumPy's x1/x2 (also x and a for the input)."""
+    x, y = RNG.standard_normal((2, 3, 4))
+    assert_same_as_torch(lambda m: NAMED_TENSORS[case](m, t(m, x), t(m, y)))
+
+
 @pytest.mark.parametrize("name", ["sum", "prod", "cumsum", "cumprod"])
 def test_a_reduction_dtype_gives_gradients_in_the_input_dtype(name):
     """test_reduce_dtype: float32 in, float64 out: the gradient is float32."""

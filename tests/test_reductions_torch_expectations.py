@@ -493,3 +493,17 @@ def test_float16_reductions_accumulate_in_float32():
     ones = np.ones((10, 50, 30, 30))
     assert_same_as_torch(lambda m: (t(m, ones, "float16")[::2, ::2, ::2, ::2].permute(3, 1, 0, 2)
                                     .sum((0, 2)),))
+
+
+LARGE_OPS = ["sum", "mean", "nansum", "var", "std", "amax", "amin", "argmax", "argmin", "norm",
+             "logsumexp", "prod", "all", "any", "count_nonzero"]
+
+
+@pytest.mark.parametrize("shape,dim", [((2 ** 20,), 0), ((32, 2 ** 16), 1)])
+def test_reference_large_inputs(shape, dim):
+    """test_ref_large_input_1D / _2D: float64 values in [-1, 1] without zeros."""
+    x = RNG.uniform(-1, 1, shape)
+    x[x == 0] = 0.5
+    for name in LARGE_OPS:
+        assert_same_as_torch(lambda m, n=name: getattr(m, n)(t(m, x, "float64"), dim),
+                             rtol=1e-9, atol=1e-12)

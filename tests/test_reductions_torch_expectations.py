@@ -489,7 +489,8 @@ def test_float16_reductions_accumulate_in_float32():
         return (half.sum(0), half.T.sum(1), half[::2, ::2].sum(), half.nansum(0), half.cumsum(0),
                 t(m, x).sum(0, dtype=m.float16), half.mean(0), half.var(0), half.std(1),
                 *m.var_mean(half, 0), *m.std_mean(half), (half / 40).cumprod(0), half.norm(dim=0),
-                m.linalg.vector_norm(half, 3, 1), half.norm(p=1), half.prod(1))
+                m.linalg.vector_norm(half, 3, 1), half.norm(p=1), half.logcumsumexp(0),
+                half.mean(0, dtype=m.float16), half.softmax(1), half.log_softmax(0))
     assert_same_as_torch(program)
     ones = np.ones((10, 50, 30, 30))
     assert_same_as_torch(lambda m: (t(m, ones, "float16")[::2, ::2, ::2, ::2].permute(3, 1, 0, 2)

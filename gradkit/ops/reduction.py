@@ -3,6 +3,7 @@ and std: ``variance.py``; max, min and their arg forms: ``extremes.py``)."""
 from __future__ import annotations
 
 import warnings
+from functools import partial
 
 import numpy as np
 
@@ -92,6 +93,16 @@ def sum(xp, x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - torch's nam
                       keepdims=keepdim)
 
 
+def in_float32(x):
+    """float16 x as float32: torch runs its half kernels here in float32, rounded once."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def rounded(out, x):
+    """``out`` (computed from ``in_float32(x)``) back in float16 when x was."""
+    return out.astype(np.float16) if x.dtype == np.float16 else out
+
+
 def accumulate(reduce, x, dtype, **options):
     """``reduce`` (a NumPy sum) of x in ``dtype``; float16 adds up in float32 and rounds once,
     as torch's CPU kernels (NumPy would round after each addition along a strided dim)."""
@@ -112,7 +123,7 @@ def mean(xp, x, dim=None, keepdim=False, dtype=None):
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {SCALAR_TYPE_NAMES.get(x.dtype.name, x.dtype.name)}")
-    return quiet_mean(xp, x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
+    return accumulate(partial(quiet_mean, xp), x, dtype, axis=axes(dim, x.ndim), keepdims=keepdim)
 
 
 def floating_dtype(name: str, dtype):
@@ -187,6 +198,8 @@ def _softmax_kernel(xp, x, dim, dtype, name):
     _normalize_dim(dim, x.ndim)  # an int: torch refuses a tuple here
     if dtype is not None:
         x = x.astype(to_numpy_dtype(dtype))
+    if x.dtype == np.float16:
+        return rounded(_softmax_kernel(xp, in_float32(x), dim, None, name), x)
     if x.dtype.kind not in "fV" and x.size:
         last = x.ndim == 0 or _normalize_dim(dim, x.ndim) == x.ndim - 1
         raise kernel_error(f"{name}_{'lastdim_' if last else ''}kernel_impl")(x)

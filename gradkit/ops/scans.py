@@ -22,7 +22,7 @@ from gradkit.ops.order_statistics import refuse_complex_grad
 from gradkit.ops.piecewise import ones_like, where, zeros_like
 from gradkit.ops.joining import cat, stack
 from gradkit.ops.reduction import (_accumulation_dtype, accumulate, axes, cumsum, expand_back,
-                                   scan_dtype, sum)
+                                   in_float32, rounded, scan_dtype, sum)
 from gradkit.ops.slicing import narrow
 from gradkit.ops.shape import _normalize_dim, flip, reshape
 from gradkit.ops.unary_helpers import c_type_name, kernel_error, reject_complex
@@ -184,6 +184,10 @@ def logcumsumexp(xp, x, *, dim):
     d = _scan_dim(x, dim)
     if x.ndim == 0:  # torch copies a 0-d x (its -0.0 too)
         return x.copy()
+    return rounded(_log_cumsum_exp(xp, in_float32(x), d), x)
+
+
+def _log_cumsum_exp(xp, x, d: int):
     out = xp.moveaxis(x.copy(), d, 0)  # a view: filled row by row along d, as torch's loop
     add = xp.logaddexp if x.dtype.kind == "f" else _complex_log_add_exp
     with np.errstate(all="ignore"):  # infinite cases are picked after the fact

@@ -13,21 +13,13 @@ from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.piecewise import where
 from gradkit.ops.keywords import numpy_keywords
-from gradkit.ops.reduction import axes, expand_back, mean, reduced_count, sum
+from gradkit.ops.reduction import (axes, expand_back, in_float32, mean, reduced_count,
+                                   rounded, sum)
 
 
 def _only_floating(x, name: str) -> None:
     if getattr(x, "_data", x).dtype.kind in "biu":
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
-
-
-def _in_float32(x):
-    """float16 statistics run in float32, rounded once at the end (``_rounded``), as torch's."""
-    return x.astype(np.float32) if x.dtype == np.float16 else x
-
-
-def _rounded(out, x):
-    return out.astype(np.float16) if x.dtype == np.float16 else out
 
 
 def _variance(xp, x, dim, correction, keepdim: bool, name: str):
@@ -70,7 +62,7 @@ def _correction(correction, unbiased):
 def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance along ``dim``, with Bessel's correction by default (``correction=1``)."""
     _only_floating(x, "std and var")
-    return _rounded(_variance(xp, _in_float32(x), dim, _correction(correction, unbiased),
+    return rounded(_variance(xp, in_float32(x), dim, _correction(correction, unbiased),
                               keepdim, "var"), x)
 
 
@@ -110,7 +102,7 @@ var.numbers = numbers_reader("var", correction=None)  # a Scalar: 0-d tensors re
 def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation; saves its result for backward, as torch's StdBackward0."""
     _only_floating(x, "std and var")
-    return _rounded(xp.sqrt(_variance(xp, _in_float32(x), dim, _correction(correction, unbiased),
+    return rounded(xp.sqrt(_variance(xp, in_float32(x), dim, _correction(correction, unbiased),
                                       keepdim, "std")), x)
 
 
@@ -130,9 +122,9 @@ std.numbers = numbers_reader("std", correction=None)
 @op(save="x", outputs=2, name="var_mean", contiguous=True)
 def _var_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """(var, mean) in one node with two outputs, as torch's VarMeanBackward0."""
-    c, wide = _correction(correction, unbiased), _in_float32(x)
-    return (_rounded(_variance(xp, wide, dim, c, keepdim, "var_mean"), x),
-            _rounded(xp.mean(wide, axis=axes(dim, x.ndim), keepdims=keepdim), x))
+    c, wide = _correction(correction, unbiased), in_float32(x)
+    return (rounded(_variance(xp, wide, dim, c, keepdim, "var_mean"), x),
+            rounded(xp.mean(wide, axis=axes(dim, x.ndim), keepdims=keepdim), x))
 
 
 def _mean_grad(g, x, dim, keepdim):
@@ -161,9 +153,9 @@ def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
 @op(save=("x", "result0"), outputs=2, name="std_mean", contiguous=True)
 def _std_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """(std, mean) in one node with two outputs, as torch's StdMeanBackward0."""
-    c, wide = _correction(correction, unbiased), _in_float32(x)
-    return (_rounded(xp.sqrt(_variance(xp, wide, dim, c, keepdim, "std_mean")), x),
-            _rounded(xp.mean(wide, axis=axes(dim, x.ndim), keepdims=keepdim), x))
+    c, wide = _correction(correction, unbiased), in_float32(x)
+    return (rounded(xp.sqrt(_variance(xp, wide, dim, c, keepdim, "std_mean")), x),
+            rounded(xp.mean(wide, axis=axes(dim, x.ndim), keepdims=keepdim), x))
 
 
 def _std_mean_vjp(grads, x, out, dim, unbiased, keepdim, correction):

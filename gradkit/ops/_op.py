@@ -35,7 +35,7 @@ from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the 
     _SavedInputs, _entries_read, _scalar_meta, _unpack_all, cast_grad, fit_grad, seam,
     sum_to_shape)
 from gradkit.ops._dispatch_hot import dispatch_binary, dispatch_unary
-from gradkit.ops.keywords import SPECIAL_KEYWORDS, torch_keywords
+from gradkit.ops.keywords import SPECIAL_KEYWORDS, TENSOR_KEYWORDS, tensor_keywords, torch_keywords
 from gradkit.ops.methods import register as register_method
 
 
@@ -208,6 +208,8 @@ class Op:
             kwargs.update(zip(self.param_names, args[n:]))
             args = args[:n]
         if kwargs:
+            if 0 < n <= 2 and not TENSOR_KEYWORDS.isdisjoint(kwargs):  # input=, x1= ...
+                args, kwargs = tensor_keywords(args, n, self.param_names, kwargs)
             if not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
                 kwargs = torch_keywords(self.name, self.param_names, kwargs)
             if self.numbers is not None:  # (torch names the position of a positional one)

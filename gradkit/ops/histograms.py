@@ -73,7 +73,7 @@ def _bin_of(xp, values, edges, equal_bins: bool):
 @op(outputs=-1, node_name="NotImplemented")
 def _histogramdd(xp, x, weight, *, bins=(), bounds=None, density=False, name="histogramdd"):
     """(hist, *edges) of the rows of x (points of x.shape[-1] coordinates)."""
-    points = x.reshape(-1, x.shape[-1])
+    points = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])  # -1 fails for a last dim of 0
     hist_shape, all_edges, where = [], [], []
     for dim, spec in enumerate(bins):
         if isinstance(spec, int):
@@ -88,17 +88,19 @@ def _histogramdd(xp, x, weight, *, bins=(), bounds=None, density=False, name="hi
         all_edges.append(edges)
         hist_shape.append(edges.shape[0] - 1)
         where.append(_bin_of(xp, points[:, dim], edges, isinstance(spec, int)))
-    kept = xp.ones(points.shape[0], dtype=bool)
+    kept = xp.full(points.shape[0], bool(where))  # no dimension: nothing is counted, as torch
     for position in where:
         kept &= position >= 0
     flat = xp.zeros(math.prod(hist_shape), dtype=x.dtype)
-    index = xp.ravel_multi_index(tuple(p[kept] for p in where), hist_shape) if where else 0
+    index = xp.ravel_multi_index(tuple(p[kept] for p in where), hist_shape) if where else \
+        xp.zeros(0, dtype=xp.int64)
     contributions = xp.ones(int(kept.sum()), x.dtype) if weight is None else \
         weight.reshape(-1)[kept]
     xp.add.at(flat, index, contributions)
     hist = flat.reshape(hist_shape)
     if density:
-        hist = hist / hist.sum()
+        with xp.errstate(invalid="ignore"):  # all out of range: 0 / 0, NaN as torch
+            hist = hist / hist.sum()
         for dim, edges in enumerate(all_edges):
             shape = [1] * len(all_edges)
             shape[dim] = -1
@@ -129,6 +131,9 @@ def _checked(x: Tensor, weight: Tensor | None, edge_tensors: list, shown_shape: 
                 f"torch.histogramdd: input tensor and bins tensors should have the same dtype, "
                 f"but got input with dtype {c_type_name(x)} and bins for dimension {dim} with "
                 f"dtype {c_type_name(edges)}")
+        if edges.shape[0] == 0:
+            raise RuntimeError("torch.histogramdd: bins tensor should have at least 1 element, "
+                               f"but got 0 elements in the bins tensor for dimension {dim}")
         if edges.shape[0] < 2:
             raise RuntimeError(f"torch.histogram(): bins must be > 0, but got "
                                f"{edges.shape[0] - 1} for dimension {dim}")
@@ -137,16 +142,16 @@ def _checked(x: Tensor, weight: Tensor | None, edge_tensors: list, shown_shape: 
     if not x.is_floating_point() or counts_only and x.dtype.name == "float16":
         kernel = "histogramdd" if counts_only else "histogram_cpu"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(x)}'")
-    if weight is not None and list(weight.shape) != shown_shape[:-1]:
-        raise RuntimeError(
-            "torch.histogramdd: if weight tensor is provided it should have the same shape as "
-            "the input tensor excluding its innermost dimension, but got input with shape "
-            f"{shown_shape} and weight with shape {list(weight.shape)}")
     if weight is not None and weight.dtype != x.dtype:
         raise RuntimeError(
             "torch.histogramdd: if weight tensor is provided, input tensor and weight tensor "
             f"should have the same dtype, but got input({c_type_name(x)}), and "
             f"weight({c_type_name(weight)})")
+    if weight is not None and list(weight.shape) != shown_shape[:-1]:
+        raise RuntimeError(
+            "torch.histogramdd: if weight tensor is provided it should have the same shape as "
+            "the input tensor excluding its innermost dimension, but got input with shape "
+            f"{shown_shape} and weight with shape {list(weight.shape)}")
 
 
 def _specs(edge_tensors: list, counts: list) -> tuple:
@@ -161,7 +166,16 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range=None,  # noqa: A
     """(hist, bin_edges): the histogram of all of input's values, in ``bins`` equal bins over
     ``range`` (default: the values' min and max) or between the given edges."""
     edges = bins if isinstance(bins, Tensor) else None
+    if edges is not None and range is not None:  # torch's overloads: a range with a count only
+        raise TypeError(
+            "histogram() received an invalid combination of arguments - got (Tensor, Tensor, "
+            "range=tuple), but expected one of:\n * (Tensor input, Tensor bins, *, Tensor weight "
+            "= None, bool density = False, tuple of Tensors out = None)\n * (Tensor input, int "
+            "bins = 100, *, tuple of floats range = None, Tensor weight = None, bool density = "
+            "False, tuple of Tensors out = None)\n")
     flat = input.reshape(-1, 1)
+    if weight is not None:  # a weight per value, in any shape of as many elements
+        weight = weight.reshape(-1)
     _checked(input, weight, [edges], list(flat.shape))
     hist, bin_edges = _histogramdd(flat, weight, bins=_specs([edges], [bins]),
                                    bounds=None if range is None else tuple(range),
@@ -191,7 +205,8 @@ def histogramdd(input: Tensor, bins, *, range=None, weight: Tensor | None = None
         raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should "
                            f"have {2 * d} elements, but got {len(range)}")
     _checked(input, weight, edge_tensors, list(input.shape))
-    given = "tensors" if edge_tensors[0] is not None else "cts"  # torch's kernel, for errors
+    # torch's kernel, named in errors
+    given = "tensors" if edge_tensors and edge_tensors[0] is not None else "cts"
     hist, *bin_edges = _histogramdd(input, weight, bins=_specs(edge_tensors, bins),
                                     bounds=None if range is None else tuple(range),
                                     density=density, name=f"_histogramdd_from_bin_{given}")

@@ -92,7 +92,8 @@ def _check_bounds(x, key):
         if k is None or _dims_consumed(k) == 0:  # None and boolean scalars add a dim
             continue
         if k is Ellipsis:
-            dim = x.ndim - sum(_dims_consumed(j) for j in keys if j is not Ellipsis) + dim
+            # the dims the others leave, none when they already ask too many (a 0-d x[..., ::2])
+            dim += max(0, x.ndim - sum(_dims_consumed(j) for j in keys if j is not Ellipsis))
             continue
         if _is_int(k):
             if dim >= x.ndim:

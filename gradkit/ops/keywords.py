@@ -1,7 +1,8 @@
 """torch's keyword spellings that gradkit accepts at the op boundary, in one place.
 
 torch's argument parser takes NumPy's names for two parameters of every op
-(``axis`` for ``dim``, ``keepdims`` for ``keepdim``): ``x.sum(axis=1, keepdims=True)``.
+(``axis`` for ``dim``, ``keepdims`` for ``keepdim``): ``x.sum(axis=1, keepdims=True)``, and
+the tensors by keyword, torch's names or NumPy's: ``torch.add(x1=a, x2=b)``, ``sum(input=a)``.
 A ``dtype=`` keyword may be a gradkit dtype, which forwards (written on NumPy/CuPy
 arrays) receive as the NumPy dtype it wraps.
 """
@@ -15,6 +16,21 @@ from gradkit import backend
 NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
 # any of these among an op call's keywords sends the call through ``torch_keywords``
 SPECIAL_KEYWORDS = frozenset(("axis", "keepdims", "dtype"))
+# the first and second tensor's keywords: torch's input and other, and NumPy's names for them
+TENSOR_NAMES = (frozenset(("input", "x", "a", "x1")), frozenset(("other", "x2")))
+TENSOR_KEYWORDS = TENSOR_NAMES[0] | TENSOR_NAMES[1]
+
+
+def tensor_keywords(args: tuple, n_inputs: int, params, kwargs: dict) -> tuple[tuple, dict]:
+    """``args`` with the first (and second) of ``n_inputs`` tensors given by keyword put in
+    place, when the positionals stop just before it; any other keyword stays in ``kwargs``
+    for the op's own error."""
+    for position, names in enumerate(TENSOR_NAMES[:n_inputs]):
+        given = [k for k in kwargs if k in names and k not in params]
+        if len(given) == 1 and len(args) == position:
+            kwargs = dict(kwargs)
+            args = (*args, kwargs.pop(given[0]))
+    return args, kwargs
 
 
 def torch_keywords(name: str, params, kwargs: dict) -> dict:
@@ -38,6 +54,8 @@ def numpy_keywords(function):
 
     @functools.wraps(function)
     def call(*args, **kwargs):
+        if kwargs and not TENSOR_KEYWORDS.isdisjoint(kwargs):
+            args, kwargs = tensor_keywords(args, 1, params, kwargs)
         if kwargs and not SPECIAL_KEYWORDS.isdisjoint(kwargs):
             kwargs = torch_keywords(function.__name__, params, kwargs)
         return function(*args, **kwargs)

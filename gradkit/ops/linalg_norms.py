@@ -38,7 +38,13 @@ def vector_norm(xp, x, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A00
     if ord in (math.inf, -math.inf):
         _refuse_empty_extreme(x, ord, dim)
     a = xp.abs(x)
-    reduced = axes(dim, x.ndim)
+    if a.dtype == np.float16:  # torch computes a half norm in float32, rounded once
+        return _norm_of_abs(xp, a.astype(np.float32), ord, axes(dim, x.ndim),
+                            keepdim).astype(np.float16)
+    return _norm_of_abs(xp, a, ord, axes(dim, x.ndim), keepdim)
+
+
+def _norm_of_abs(xp, a, ord, reduced: tuple, keepdim: bool):  # noqa: A002
     if ord in (math.inf, -math.inf):
         extreme = xp.amax if ord > 0 else xp.amin
         return extreme(a, axis=reduced, keepdims=keepdim)

@@ -23,7 +23,7 @@ from gradkit.ops.methods import tensor_method
 from gradkit.ops.reduction import axes
 from gradkit.ops.shape import _normalize_dim
 from gradkit.ops.sorting import sort
-from gradkit.ops.unary_helpers import kernel_error, reject_complex
+from gradkit.ops.unary_helpers import kernel_error, reject_complex, scalar_type_name
 
 kthvalue_result = return_types.kthvalue
 median_result = return_types.median
@@ -259,6 +259,9 @@ def _aminmax(xp, x, *, dim, keepdim):
                                "the operation has no identity.")
         if x.ndim and x.shape[dim] == 0:
             raise IndexError(f"aminmax: Expected reduction dim {dim} to have non-zero size.")
+    if x.ndim == 0 and dim is not None:  # torch's 0-d path has its own words
+        reject_complex(x, lambda a: RuntimeError(
+            f"aminmax not implemented for {scalar_type_name(a)}"))
     reject_complex(x, kernel_error("aminmax_cpu"))
     reduced = axes(dim, x.ndim)
     out = (xp.amin(x, axis=reduced, keepdims=keepdim),
@@ -287,14 +290,7 @@ def aminmax(x, *, dim: int | None = None, keepdim: bool = False):
 @op(method=True)
 def count_nonzero(xp, x, dim=None):
     """The number of nonzero elements (along ``dim``: an int or a tuple), as int64."""
-    given = () if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
-    seen = set()
-    for d in given:
-        a = _normalize_dim(d, x.ndim)
-        if a in seen:
-            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
-        seen.add(a)
-    reduced = axes(dim, x.ndim) if x.ndim else None
+    reduced = None if dim is None else axes(dim, x.ndim) or None  # () on a 0-d x: all
     return xp.asarray(xp.count_nonzero(x, axis=reduced), dtype=xp.int64)
 
 

@@ -3,6 +3,7 @@ and std: ``variance.py``; max, min and their arg forms: ``extremes.py``)."""
 from __future__ import annotations
 
 import warnings
+from functools import partial
 
 import numpy as np
 
@@ -24,8 +25,19 @@ def axes(dim, ndim):
         return tuple(range(ndim))
     if isinstance(dim, int):
         dim = (dim,)
-    normalized = tuple(sorted(_normalize_dim(d, ndim) for d in dim))
-    return normalized if ndim else ()  # a 0-d tensor accepts dim 0 / -1 and has no axis
+    normalized = distinct_dims(dim, ndim)
+    return tuple(sorted(normalized)) if ndim else ()  # a 0-d tensor: dim 0 / -1, no axis
+
+
+def distinct_dims(dim, ndim: int) -> list:
+    """``dim`` normalized, in order; torch's error for the first dim given twice."""
+    seen = []
+    for d in dim:
+        a = _normalize_dim(d, ndim)
+        if a in seen:
+            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+        seen.append(a)
+    return seen
 
 
 def expand_back(g, x_shape, dim, keepdim):
@@ -56,6 +68,14 @@ def _np_dtype(dtype):
     return None if dtype is None else to_numpy_dtype(dtype)
 
 
+def scan_dtype(name: str, x, dtype):
+    """cumsum/cumprod's accumulation dtype; torch's scan kernels have no bool version."""
+    dtype = _accumulation_dtype(x, dtype)
+    if dtype == np.bool_:
+        raise kernel_error(f"{name}_out_cpu")(np.empty(0, dtype))
+    return dtype
+
+
 def _accumulation_dtype(x, dtype):
     """``dtype=`` of sum/prod/cumsum: integers and bools accumulate in int64, as in torch."""
     if dtype is None and x.dtype.kind in "biu":
@@ -69,8 +89,26 @@ _INT64 = to_numpy_dtype(int)
 @op(save="x.shape", linear=True, batchable=True, method=True, contiguous=True)
 def sum(xp, x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - torch's name
     """Sum along ``dim`` (all dims by default), in ``dtype`` when given."""
-    return xp.sum(x, axis=axes(dim, x.ndim), keepdims=keepdim,
-                  dtype=_accumulation_dtype(x, dtype))
+    return accumulate(xp.sum, x, _accumulation_dtype(x, dtype), axis=axes(dim, x.ndim),
+                      keepdims=keepdim)
+
+
+def in_float32(x):
+    """float16 x as float32: torch runs its half kernels here in float32, rounded once."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def rounded(out, x):
+    """``out`` (computed from ``in_float32(x)``) back in float16 when x was."""
+    return out.astype(np.float16) if x.dtype == np.float16 else out
+
+
+def accumulate(reduce, x, dtype, **options):
+    """``reduce`` (a NumPy sum) of x in ``dtype``; float16 adds up in float32 and rounds once,
+    as torch's CPU kernels (NumPy would round after each addition along a strided dim)."""
+    if (dtype or x.dtype) == np.float16:
+        return reduce(x.astype(np.float16), dtype=np.float32, **options).astype(np.float16)
+    return reduce(x, dtype=dtype, **options)
 
 
 sum.defvjp(lambda g, x_shape, dim, keepdim, dtype: expand_back(g, x_shape, dim, keepdim))
@@ -80,12 +118,22 @@ sum.defjvp(lambda t, x_shape, dim, keepdim, dtype: sum(t, dim, keepdim, dtype))
 @op(save="x.shape", linear=True, batchable=True, method=True, contiguous=True)
 def mean(xp, x, dim=None, keepdim=False, dtype=None):
     """Mean along ``dim`` (all dims by default)."""
-    dtype = _np_dtype(dtype)
+    dtype = floating_dtype("mean", dtype)
     if x.dtype.kind not in "fc" and dtype is None:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {SCALAR_TYPE_NAMES.get(x.dtype.name, x.dtype.name)}")
-    return quiet_mean(xp, x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
+    return accumulate(partial(quiet_mean, xp), x, dtype, axis=axes(dim, x.ndim), keepdims=keepdim)
+
+
+def floating_dtype(name: str, dtype):
+    """``dtype=`` of mean/nanmean as a NumPy dtype; torch refuses one that is not floating."""
+    dtype = _np_dtype(dtype)
+    if dtype is not None and dtype.kind not in "fc":
+        raise RuntimeError(f"{name}(): could not infer output dtype. Optional dtype must be "
+                           "either a floating point or complex dtype. Got: "
+                           f"{SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)}")
+    return dtype
 
 
 def quiet_mean(xp, a, **options):
@@ -106,6 +154,8 @@ mean.defjvp(lambda t, x_shape, dim, keepdim, dtype: mean(t, dim, keepdim))
 @op(save=("x", "result"), batchable=True, method=True, contiguous=True)
 def logsumexp(xp, x, *, dim, keepdim=False):
     """log(sum(exp(x))) along ``dim``, computed stably (integers in the default dtype)."""
+    if dim is None:  # torch 2.13 has no all-dims form (a later torch adds one)
+        raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
     if x.dtype.kind in "biu":
         x = x.astype(get_default_dtype().np)
     if dim in ((), []) and not keepdim and x.ndim and x.size:
@@ -145,8 +195,11 @@ def _softmax_kernel(xp, x, dim, dtype, name):
     """softmax or log_softmax (by ``name``) of x in ``dtype``, shifted by the max along dim so
     that exp cannot overflow. torch's kernels take floating inputs only (none runs on an empty
     x; torch's autograd then refuses a complex one that requires grad: ``no_complex_grad``)."""
+    _normalize_dim(dim, x.ndim)  # an int: torch refuses a tuple here
     if dtype is not None:
         x = x.astype(to_numpy_dtype(dtype))
+    if x.dtype == np.float16:
+        return rounded(_softmax_kernel(xp, in_float32(x), dim, None, name), x)
     if x.dtype.kind not in "fV" and x.size:
         last = x.ndim == 0 or _normalize_dim(dim, x.ndim) == x.ndim - 1
         raise kernel_error(f"{name}_{'lastdim_' if last else ''}kernel_impl")(x)
@@ -185,11 +238,11 @@ log_softmax.no_complex_grad = "_log_softmax"
 @op(linear=True, method=True, contiguous=True)
 def cumsum(xp, x, *, dim, dtype=None):
     """Cumulative sum along ``dim`` (integers and bools in int64, as torch)."""
-    dtype = _accumulation_dtype(x, dtype)
+    dtype = scan_dtype("cumsum", x, dtype)
     if x.ndim == 0:  # NumPy would return shape (1,); torch keeps 0-d
         _normalize_dim(dim, 0)
         return x.astype(dtype or x.dtype, copy=True)
-    out = xp.cumsum(x, axis=_normalize_dim(dim, x.ndim), dtype=dtype)
+    out = accumulate(xp.cumsum, x, dtype, axis=_normalize_dim(dim, x.ndim))
     if out.dtype.kind in "fc":  # torch's sums start from 0.0: a -0.0 prefix sums to 0.0
         out += out.dtype.type(0)
     return out
@@ -208,15 +261,20 @@ cumsum.defjvp(lambda t, dim, dtype: cumsum(t, dim))
 @op(method=True)
 def all(xp, x, dim=None, keepdim=False):  # noqa: A001
     """True if every element (along ``dim``) is nonzero (no gradient; uint8 for uint8 x)."""
-    return _logical_result(x, xp.all(x, axis=None if dim is None else axes(dim, x.ndim),
-                                      keepdims=keepdim))
+    return _logical_result(x, xp.all(x, axis=_logical_axes(dim, x.ndim), keepdims=keepdim))
 
 
 @op(method=True)
 def any(xp, x, dim=None, keepdim=False):  # noqa: A001
     """True if some element (along ``dim``) is nonzero (no gradient; uint8 for uint8 x)."""
-    return _logical_result(x, xp.any(x, axis=None if dim is None else axes(dim, x.ndim),
-                                      keepdims=keepdim))
+    return _logical_result(x, xp.any(x, axis=_logical_axes(dim, x.ndim), keepdims=keepdim))
+
+
+def _logical_axes(dim, ndim):
+    """all/any's axes: unlike sum, an empty dim list reduces nothing there (torch 2.13)."""
+    if dim is None:
+        return None
+    return () if dim in ((), []) else axes(dim, ndim)
 
 
 def _logical_result(x, out):

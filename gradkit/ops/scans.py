@@ -21,7 +21,8 @@ from gradkit.ops import piecewise
 from gradkit.ops.order_statistics import refuse_complex_grad
 from gradkit.ops.piecewise import ones_like, where, zeros_like
 from gradkit.ops.joining import cat, stack
-from gradkit.ops.reduction import _accumulation_dtype, axes, cumsum, expand_back, sum
+from gradkit.ops.reduction import (_accumulation_dtype, accumulate, axes, cumsum, expand_back,
+                                   in_float32, rounded, scan_dtype, sum)
 from gradkit.ops.slicing import narrow
 from gradkit.ops.shape import _normalize_dim, flip, reshape
 from gradkit.ops.unary_helpers import c_type_name, kernel_error, reject_complex
@@ -42,7 +43,7 @@ def _data(x):
 @op(save=("x", "result"), method=True, contiguous=True)
 def cumprod(xp, x, *, dim, dtype=None):
     """Cumulative product along ``dim`` (integers and bools in int64, as torch)."""
-    dtype = _accumulation_dtype(x, dtype)
+    dtype = scan_dtype("cumprod", x, dtype)
     d = _scan_dim(x, dim)
     if x.ndim == 0:
         return x.astype(dtype or x.dtype, copy=True)
@@ -50,7 +51,7 @@ def cumprod(xp, x, *, dim, dtype=None):
     if x.dtype.kind == "c":  # torch multiplies the first element by 1 too: inf+0j -> inf+nanj
         first = xp.moveaxis(x, d, 0)[:1]
         first *= x.dtype.type(1)
-    return xp.cumprod(x, axis=d, dtype=x.dtype)  # NumPy would widen int32 to int64
+    return accumulate(xp.cumprod, x, x.dtype, axis=d)  # NumPy would widen int32 to int64
 
 
 def _reverse_cumsum(g, d):
@@ -183,6 +184,10 @@ def logcumsumexp(xp, x, *, dim):
     d = _scan_dim(x, dim)
     if x.ndim == 0:  # torch copies a 0-d x (its -0.0 too)
         return x.copy()
+    return rounded(_log_cumsum_exp(xp, in_float32(x), d), x)
+
+
+def _log_cumsum_exp(xp, x, d: int):
     out = xp.moveaxis(x.copy(), d, 0)  # a view: filled row by row along d, as torch's loop
     add = xp.logaddexp if x.dtype.kind == "f" else _complex_log_add_exp
     with np.errstate(all="ignore"):  # infinite cases are picked after the fact

@@ -66,6 +66,9 @@ def _search(xp, sequence, values, sorter=None, *, side="left", int32=False):
             raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same "
                                f"size, but got boundary tensor {list(sequence.shape)}and got "
                                f"sorter tensor {list(sorter.shape)}")
+        if sorter.dtype.name != "int64":
+            raise RuntimeError("torch.searchsorted(): sorter must be a tensor of long dtype but "
+                               f"got dtype {scalar_type_name(sorter)}")
         if ((sorter < 0) | (sorter >= sequence.shape[-1])).any():
             raise RuntimeError("torch.searchsorted(): sorter index out of range")
         sequence = xp.take_along_axis(sequence, sorter, axis=-1)
@@ -186,7 +189,7 @@ def _edges(x, low: float, high: float) -> tuple[float, float]:
     if not (math.isfinite(low) and math.isfinite(high)):
         raise RuntimeError(f"torch.histc: range of [{_printed(low)}, {_printed(high)}] is not "
                            f"finite")
-    if not low < high:
+    if not low <= high:  # still equal: widening by 1 is lost in rounding (see _histc)
         raise RuntimeError("torch.histc: max must be larger than min")
     return low, high
 
@@ -200,17 +203,21 @@ def _printed(number: float) -> str:
 
 @op()
 def _histc(xp, x, *, bins=100, low=0, high=0):
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    low, high = _edges(x, float(low), float(high))  # torch checks the range before the dtype
     if x.dtype.kind != "f":
         raise NotImplementedError(f'"histogram_cpu" not implemented for '
                                   f"'{scalar_type_name(x)}'")
-    if bins <= 0:
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-    low, high = _edges(x, float(low), float(high))
     edges = xp.linspace(low, high, bins + 1).astype(x.dtype)
     values = x.reshape(-1)
     values = values[(values >= edges[0]) & (values <= edges[-1])]  # NaN fails both
     # torch's kernel for even bins: the bin computed directly, in x's dtype
-    where = ((values - edges[0]) * x.dtype.type(bins) / (edges[-1] - edges[0])).astype(xp.int64)
+    width = edges[-1] - edges[0]
+    if not width:  # torch's bin is then a cast of 0/0 (undefined): all go to the middle one
+        where = xp.full(values.shape, bins // 2)
+    else:
+        where = ((values - edges[0]) * x.dtype.type(bins) / width).astype(xp.int64)
     where = xp.minimum(where, bins - 1)  # the last bin is closed on the right
     counts = xp.zeros(bins, dtype=x.dtype)
     xp.add.at(counts, where, 1)

@@ -3,6 +3,7 @@
 Joining and splitting (cat, stack, split, chunk, unbind) is in joining.py."""
 from __future__ import annotations
 
+import operator
 
 import numpy as np
 
@@ -13,6 +14,10 @@ from gradkit.ops.unary_helpers import tensor_type_name
 
 
 def _normalize_dim(dim: int, ndim: int) -> int:
+    try:
+        dim = operator.index(dim)
+    except TypeError:  # torch's words (it names the function too): a tuple, a float
+        raise TypeError(f"argument 'dim' must be int, not {type(dim).__name__}") from None
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "

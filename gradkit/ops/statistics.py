@@ -28,11 +28,12 @@ from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import ceil, floor, round, where, zeros_like  # noqa: A004
 from gradkit.ops.promotion import PY_SCALARS
 from gradkit.ops.rearrange import movedim
-from gradkit.ops.reduction import _accumulation_dtype, any, axes, expand_back, sum  # noqa: A004
+from gradkit.ops.reduction import (_accumulation_dtype, any, axes, expand_back,  # noqa: A004
+                                   accumulate, floating_dtype, sum)
 from gradkit.ops.shape import _normalize_dim, reshape, squeeze, t, unsqueeze
 from gradkit.ops.sorting import sort
 from gradkit.ops.triangular import diagonal
-from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
 
 _INT64 = np.dtype(np.int64)
 
@@ -42,8 +43,10 @@ def nansum(xp, x, dim=None, keepdim=False, dtype=None):
     """The sum along ``dim`` (all dims by default) with NaNs counted as 0."""
     if x.dtype.kind == "c":
         raise RuntimeError("nansum on CPU does not support complex inputs")
-    return xp.nansum(x, axis=axes(dim, x.ndim), keepdims=keepdim,
-                     dtype=_accumulation_dtype(x, dtype))
+    dtype = _accumulation_dtype(x, dtype)
+    if x.dtype.kind == "f" and dtype is not None and dtype.kind == "c":  # (ints: a plain sum)
+        raise kernel_error("nansum_cpu")(np.empty(0, dtype))
+    return accumulate(xp.nansum, x, dtype, axis=axes(dim, x.ndim), keepdims=keepdim)
 
 
 # torch: the gradient spread back times "not NaN" (a product: an infinite gradient gives NaN)
@@ -60,6 +63,7 @@ def nanmean(input: Tensor, dim: int | tuple | None = None, keepdim: bool = False
     if input.dtype.np.kind not in "fc":
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {scalar_type_name(input._data)}")
+    floating_dtype("nanmean", dtype)
     count = sum(logical_not(isnan(input)), dim, keepdim)
     return nansum(input, dim, keepdim, dtype) / count
 

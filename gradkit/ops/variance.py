@@ -13,7 +13,8 @@ from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.piecewise import where
 from gradkit.ops.keywords import numpy_keywords
-from gradkit.ops.reduction import axes, expand_back, mean, reduced_count, sum
+from gradkit.ops.reduction import (axes, expand_back, in_float32, mean, reduced_count,
+                                   rounded, sum)
 
 
 def _only_floating(x, name: str) -> None:
@@ -61,7 +62,8 @@ def _correction(correction, unbiased):
 def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance along ``dim``, with Bessel's correction by default (``correction=1``)."""
     _only_floating(x, "std and var")
-    return _variance(xp, x, dim, _correction(correction, unbiased), keepdim, "var")
+    return rounded(_variance(xp, in_float32(x), dim, _correction(correction, unbiased),
+                              keepdim, "var"), x)
 
 
 def _var_slope(x, dim, unbiased, correction):
@@ -100,7 +102,8 @@ var.numbers = numbers_reader("var", correction=None)  # a Scalar: 0-d tensors re
 def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation; saves its result for backward, as torch's StdBackward0."""
     _only_floating(x, "std and var")
-    return xp.sqrt(_variance(xp, x, dim, _correction(correction, unbiased), keepdim, "std"))
+    return rounded(xp.sqrt(_variance(xp, in_float32(x), dim, _correction(correction, unbiased),
+                                      keepdim, "std")), x)
 
 
 def _over_twice_std(g, out):
@@ -119,9 +122,9 @@ std.numbers = numbers_reader("std", correction=None)
 @op(save="x", outputs=2, name="var_mean", contiguous=True)
 def _var_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """(var, mean) in one node with two outputs, as torch's VarMeanBackward0."""
-    c = _correction(correction, unbiased)
-    return (_variance(xp, x, dim, c, keepdim, "var_mean"),
-            xp.mean(x, axis=axes(dim, x.ndim), keepdims=keepdim))
+    c, wide = _correction(correction, unbiased), in_float32(x)
+    return (rounded(_variance(xp, wide, dim, c, keepdim, "var_mean"), x),
+            rounded(xp.mean(wide, axis=axes(dim, x.ndim), keepdims=keepdim), x))
 
 
 def _mean_grad(g, x, dim, keepdim):
@@ -150,9 +153,9 @@ def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
 @op(save=("x", "result0"), outputs=2, name="std_mean", contiguous=True)
 def _std_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """(std, mean) in one node with two outputs, as torch's StdMeanBackward0."""
-    c = _correction(correction, unbiased)
-    return (xp.sqrt(_variance(xp, x, dim, c, keepdim, "std_mean")),
-            xp.mean(x, axis=axes(dim, x.ndim), keepdims=keepdim))
+    c, wide = _correction(correction, unbiased), in_float32(x)
+    return (rounded(xp.sqrt(_variance(xp, wide, dim, c, keepdim, "std_mean")), x),
+            rounded(xp.mean(wide, axis=axes(dim, x.ndim), keepdims=keepdim), x))
 
 
 def _std_mean_vjp(grads, x, out, dim, unbiased, keepdim, correction):

@@ -1,4 +1,6 @@
 """In-place ops and views: version counters, saved-tensor checks, rebased history."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -53,7 +55,7 @@ def test_modified_saved_output_names_its_node():
     x = leaf([1.0])
     e = x.exp()
     e.mul_(2)  # non-leaf in place: exp saved e
-    with pytest.raises(RuntimeError, match="which is output 0 of ExpBackward0, is at version 1"):
+    with pytest.raises(RuntimeError, match="which is output 0 of Exp, is at version 1"):
         e.sum().backward()
 
 
@@ -143,6 +145,55 @@ def test_inplace_op_that_saves_its_output_sees_later_writes():
     x = leaf([0.1, 0.2])
     h = (x * 1).exp_()     # exp_ saves its output: h itself
     h[0] = 1.0
-    with pytest.raises(RuntimeError, match="which is output 0 of ExpBackward0, is at version 2; "
+    with pytest.raises(RuntimeError, match="which is output 0 of Exp, is at version 2; "
                                            "expected version 1 instead"):
         h.sum().backward()
+
+
+class _Doubled:
+    """A custom Function that saves its own output (its node is ``DoubledBackward``)."""
+
+    @staticmethod
+    def make(lib):
+        class Doubled(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                y = x * 2
+                ctx.save_for_backward(y)
+                return y
+
+            @staticmethod
+            def backward(ctx, grad):
+                (y,) = ctx.saved_tensors
+                return grad * 2
+        return Doubled
+
+
+_SAVED_THEN_WRITTEN = {
+    "own output": lambda lib, a: a.exp(),
+    "overload 2": lambda lib, a: lib.pow(2.0, a),
+    "custom Function": lambda lib, a: _Doubled.make(lib).apply(a),
+    "later node": lambda lib, a: (a * 1).add_(1),
+}
+
+
+@pytest.mark.parametrize("anomaly", [False, True])
+@pytest.mark.parametrize("make", list(_SAVED_THEN_WRITTEN))
+def test_version_error_names_the_forward_op_and_hints_as_torch(make, anomaly):
+    """torch 2.13 names the forward op (``Exp``, ``Pow2``, a Function's class name), not its
+    node, and in anomaly mode points at the backtrace instead of suggesting the mode."""
+    torch = pytest.importorskip("torch")
+
+    def message(lib):
+        a = lib.ones(3, requires_grad=True)
+        with warnings.catch_warnings(), lib.autograd.set_detect_anomaly(anomaly):
+            warnings.simplefilter("ignore")
+            y = _SAVED_THEN_WRITTEN[make](lib, a)
+            z = y * y if make == "later node" else y
+            y.mul_(2)
+            with pytest.raises(RuntimeError) as error:
+                z.sum().backward()
+        return str(error.value).split("[")[0], str(error.value).split("]", 2)[2]
+
+    theirs = message(torch)
+    assert message(gradkit) == (theirs[0], theirs[1].replace("torch.", "gradkit."))

@@ -30,6 +30,7 @@ from gradkit.autograd.anomaly_errors import attach_report, nan_error, node_repor
 from gradkit.autograd import observers
 from gradkit.autograd.anomaly_report import AnomalyReport
 from gradkit.autograd.grad_mode import _DecoratorContextManager
+from gradkit.autograd.saved_messages import with_anomaly_hint
 from gradkit.backend import get_array_module
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
@@ -351,6 +352,7 @@ class _AnomalyObserver(observers.Observer):
     def node_error(self, node, exc) -> None:
         if not _thread.state.enabled or getattr(exc, "anomaly", None) is not None:
             return  # an inner engine run (or a node nearer the error) already reported it
+        with_anomaly_hint(exc)
         message = f"{type(exc).__name__}: {exc}"
         attach_report(exc, node_report("backward_error", message, node, _thread.state.run))
 

@@ -18,7 +18,7 @@ from gradkit.autograd.node_edges import class_body, torch_edges
 from gradkit.autograd.hook_handles import RemovableHandle, _HookDict, add_hook  # noqa: F401
 from gradkit.autograd.inference import SAVE_MESSAGE, InferenceVersion
 from gradkit.autograd.saved_messages import (  # noqa: F401 - FREED_MESSAGE is read from here
-    DETACHED_MESSAGE, FREED_MESSAGE, PACK_HOOK_WRITES, version_error)
+    DETACHED_MESSAGE, FREED_MESSAGE, PACK_HOOK_WRITES, forward_op_name, version_error)
 
 # the user-facing hooks live in their own files; torch users find them here
 from gradkit.autograd.multi_grad_hook import register_multi_grad_hook  # noqa: F401
@@ -292,10 +292,10 @@ class SavedTensor:
             desc = f"gradkit.{from_numpy_dtype(self.data.dtype).name} {list(self.data.shape)}"
             owner = ""
             if self.output_nr >= 0:
-                owner = f", which is output {self.output_nr} of {node.name()}"
+                owner = f", which is output {self.output_nr} of {forward_op_name(node.name())}"
             elif self.tensor is not None and self.tensor.grad_fn is not None:
                 owner = (f", which is output {self.tensor._output_nr} of "
-                         f"{self.tensor.grad_fn.name()}")
+                         f"{forward_op_name(self.tensor.grad_fn.name())}")
             raise version_error(desc, owner, self.version_counter[0], self.version)
         tensor = self.tensor
         if tensor is not None and tensor.grad_fn is None and self.history:

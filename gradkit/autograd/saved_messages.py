@@ -14,13 +14,34 @@ DETACHED_MESSAGE = (
     "This is not supported, please use out-of-place `.detach()` instead")
 
 
+HINT = (" Hint: enable anomaly detection to find the operation that failed to compute its "
+        "gradient, with gradkit.autograd.set_detect_anomaly(True, check_nan=False).")
+# what anomaly mode says instead: it has shown where the variable was saved
+ANOMALY_HINT = (" Hint: the backtrace further above shows the operation that failed to compute "
+                "its gradient. The variable in question was changed in there or anywhere later. "
+                "Good luck!")
+
+
+def forward_op_name(node_name: str) -> str:
+    """The forward op a node stands for, as torch 2.13 names it in these messages:
+    ``ExpBackward0`` -> ``Exp``, ``PowBackward1`` -> ``Pow1``, ``MyFnBackward`` -> ``MyFn``."""
+    head, found, overload = node_name.rpartition("Backward")
+    if not found:
+        return node_name
+    return head + ("" if overload == "0" else overload)
+
+
 def version_error(tensor_desc: str, owner: str, now: int, expected: int) -> RuntimeError:
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an "
         f"inplace operation: [{tensor_desc}]{owner + ',' if owner else ''} is at version {now}; "
-        f"expected version "
-        f"{expected} instead. Hint: enable anomaly detection to find the operation that "
-        "failed to compute its gradient, with gradkit.autograd.set_detect_anomaly(True).")
+        f"expected version {expected} instead." + HINT)
+
+
+def with_anomaly_hint(exc: BaseException) -> None:
+    """Swap a version error's hint for anomaly mode's, as torch words it in that mode."""
+    if exc.args and isinstance(exc.args[0], str) and exc.args[0].endswith(HINT):
+        exc.args = (exc.args[0][:-len(HINT)] + ANOMALY_HINT, *exc.args[1:])
 
 
 PACK_HOOK_WRITES = (

@@ -67,3 +67,46 @@ def test_plain_and_general_lines_agree_with_each_other_and_torch(name, monkeypat
         assert p.dtype == g.dtype == t.dtype and p.shape == g.shape == t.shape
         assert p.tobytes() == g.tobytes()  # the same bits, signed zeros included
         np.testing.assert_allclose(p, t, rtol=1e-5 if p.dtype == np.float32 else 1e-12)
+
+
+_FORWARD_CASES = {  # name: (x, y); "fast": real matrices with k > 1 (matmul's first line)
+    "fast float32": (_RNG.standard_normal((3, 4)).astype("float32"),
+                     _RNG.standard_normal((4, 5)).astype("float32")),
+    "fast float64, transposed operand": (_RNG.standard_normal((4, 3)).T,
+                                         _RNG.standard_normal((4, 5))),
+    "fast float16": (_RNG.standard_normal((2, 3)).astype("float16"),
+                     _RNG.standard_normal((3, 2)).astype("float16")),
+    "fast signed zeros summed": (np.array([[-0.0, -0.0]]), np.array([[1.0], [1.0]])),
+    "general k=1, signed zeros": _SIGNED_ZEROS,
+    "general int64": (np.arange(6).reshape(2, 3), np.arange(6).reshape(3, 2)),
+    "general complex": (_RNG.standard_normal((2, 3)) + 0j, _RNG.standard_normal((3, 2)) + 0j),
+    "general 1-D @ 2-D": (_RNG.standard_normal(3), _RNG.standard_normal((3, 2))),
+}
+
+
+@pytest.mark.parametrize("name", list(_FORWARD_CASES))
+def test_forward_of_real_matrices_and_the_general_lines_give_torch_bits(name):
+    x, y = _FORWARD_CASES[name]
+    ours = gradkit.matmul(gradkit.tensor(x), gradkit.tensor(y)).numpy()
+    theirs = torch.matmul(torch.tensor(x), torch.tensor(y)).numpy()
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+    if name.startswith("fast"):  # the first line is NumPy's product itself
+        assert ours.tobytes() == np.matmul(x, y).tobytes()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-3 if ours.dtype == np.float16 else 1e-6)
+    parts = (ours.real, ours.imag, theirs.real, theirs.imag) if ours.dtype.kind == "c" else \
+        (ours, np.zeros(0), theirs, np.zeros(0))
+    assert np.array_equal(np.signbit(parts[0]), np.signbit(parts[2]))  # signed zeros as torch
+    assert np.array_equal(np.signbit(parts[1]), np.signbit(parts[3]))
+
+
+@pytest.mark.parametrize("x, y, message", [
+    (np.ones((2, 3), "float32"), np.ones((3, 2)),
+     "expected m1 and m2 to have the same dtype, but got: float != double"),
+    (np.ones((2, 3)), np.ones((4, 2)),
+     r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x2\)"),
+])
+def test_real_matrices_that_do_not_fit_the_first_line_raise_torchs_errors(x, y, message):
+    with pytest.raises(RuntimeError, match=message):
+        gradkit.matmul(gradkit.tensor(x), gradkit.tensor(y))
+    with pytest.raises(RuntimeError, match=message):
+        torch.matmul(torch.tensor(x), torch.tensor(y))

@@ -273,22 +273,22 @@ def _times_alpha(g):
 def _plan(roots, targets, accumulate):
     """Dependency counts over the nodes that will run; with targets, which nodes run."""
     root_nodes = {node for node, _ in roots}
-    seen = set(root_nodes)
     stack = list(root_nodes)
-    order = []
     dependencies = {}  # without targets every node reached runs: count its edges on the way
-    count = dependencies.get
+    count = dependencies.get  # (a node is new when it has no count yet: no set of seen nodes)
     while stack:
-        node = stack.pop()
-        order.append(node)
-        for child in node._next:
+        for child in stack.pop()._next:
             if child is not None:
-                if child not in seen:
-                    seen.add(child)
-                    stack.append(child)
-                dependencies[child] = count(child, 0) + 1
+                n = count(child)
+                if n is None:
+                    dependencies[child] = 1
+                    if child not in root_nodes:
+                        stack.append(child)
+                else:
+                    dependencies[child] = n + 1
     if targets is None:
         return dependencies, None
+    order = [*root_nodes, *(node for node in dependencies if node not in root_nodes)]
     target_nodes = {node for node, _ in targets}
     leads = {}
     # children have smaller sequence numbers: ascending order visits them first

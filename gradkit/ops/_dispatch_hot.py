@@ -37,7 +37,7 @@ def dispatch_unary(op, args: tuple, params: dict):
     x = args[0]
     if type(x) is _ndarray:  # a raw array: a derivative rule running in a plain backward
         try:
-            return op.forward(np, x, **params)
+            return op.forward(np, x, **params) if params else op.forward(np, x)
         except Exception:
             return _dispatch_general(op, args, params)
     if observers.op_watchers or _dispatch._forward_ad is not None or grad_state.inference or \
@@ -47,7 +47,7 @@ def dispatch_unary(op, args: tuple, params: dict):
     if type(data) is not _ndarray:
         return _dispatch_general(op, args, params)
     try:
-        out = op.forward(np, data, **params)
+        out = op.forward(np, data, **params) if params else op.forward(np, data)
     except Exception:
         return _dispatch_general(op, args, params)
     if type(out) is not _ndarray:  # a NumPy scalar: _finish makes it a 0-d array
@@ -109,7 +109,7 @@ def dispatch_binary(op, args: tuple, params: dict):
         return _dispatch_general(op, args, params)
     if da is a and db is b:  # raw arrays and numbers: a derivative rule in a plain backward
         try:
-            return op.forward(np, a, b, **params)
+            return op.forward(np, a, b, **params) if params else op.forward(np, a, b)
         except Exception:
             return _dispatch_general(op, args, params)
     # NumPy operands with a tensor are read as torch reads them: the general path
@@ -117,7 +117,7 @@ def dispatch_binary(op, args: tuple, params: dict):
             _dispatch._forward_ad is not None or grad_state.inference:
         return _dispatch_general(op, args, params)
     try:
-        out = op.forward(np, da, db, **params)
+        out = op.forward(np, da, db, **params) if params else op.forward(np, da, db)
     except Exception:
         return _dispatch_general(op, args, params)
     ga = da is not a and a._requires_grad

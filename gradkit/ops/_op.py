@@ -175,7 +175,7 @@ class Op:
     def defderivative(self, derivative):
         """Elementwise ops: from f'(saved) derive vjp ``g * conj(f')`` and jvp ``t * f'``."""
         def vjp(g, *saved, **params):
-            d = derivative(*saved, **params)
+            d = derivative(*saved, **params) if params else derivative(*saved)
             if type(d) is np.ndarray and d.dtype.kind != "c":  # conj: d itself, without a call
                 return g * d
             return g * seam.conj(d)
@@ -271,7 +271,8 @@ class Op:
         i = 0
         for child in edges:
             if child is not None:
-                r = result[i] if rules is None else rules[i](g, *values, **params)
+                r = result[i] if rules is None else rules[i](g, *values, **params) if \
+                    params else rules[i](g, *values)  # no empty dict built per call
                 if r is not None:
                     shape, dtype = meta[i]
                     data = r if type(r) is np.ndarray else getattr(r, "_data", r)

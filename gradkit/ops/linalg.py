@@ -18,6 +18,9 @@ from gradkit.ops.unary_helpers import c_type_name, kernel_error, scalar_type_nam
 @op(save=("x", "y", "x.shape", "y.shape"), batchable=True, method=True)
 def matmul(xp, x, y):
     """Matrix product with NumPy's rules (1-D operands, batched leading dims)."""
+    if x.ndim == 2 == y.ndim and x.shape[1] == y.shape[0] > 1 and x.dtype == y.dtype and \
+            x.dtype.kind == "f":  # real matrices (an RNN's every product): no check below applies
+        return xp.matmul(x, y)
     if x.ndim == 0 or y.ndim == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
                            f"{x.ndim}D and {y.ndim}D")

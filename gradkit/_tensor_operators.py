@@ -6,6 +6,8 @@ it adds the operators to Tensor, and the methods the op declarations ask for
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from gradkit._tensor import Tensor, extend
@@ -202,11 +204,25 @@ def _as_method(name, op):
 
 def _as_inplace_method(name, op):
     def method(self, *args, **kwargs):
-        return inplace(self, op, *args, **kwargs)
+        try:
+            return inplace(self, op, *args, **kwargs)
+        except TypeError as error:
+            raise _as_in_place_argument_error(error, name) from None
     method.__name__ = name + "_"
     method.__qualname__ = f"Tensor.{name}_"
     method.__doc__ = f"In-place ``{name}`` (bumps the version counter; see gradkit.{name})."
     return method
+
+
+def _as_in_place_argument_error(error: TypeError, name: str) -> TypeError:
+    """An argument error of the op in the words of its in-place method, whose positions do not
+    count self: "atan2(): argument 'other' (position 2)" is "atan2_(): ... (position 1)"."""
+    message = str(error)
+    match = re.match(rf"{name}\(\): argument '(\w+)' \(position (\d+)\)", message)
+    if match is None or match.group(2) == "1":
+        return error
+    return TypeError(f"{name}_(): argument '{match.group(1)}' (position "
+                     f"{int(match.group(2)) - 1}){message[match.end():]}")
 
 
 def _install_method(name, op, inplace: bool) -> None:

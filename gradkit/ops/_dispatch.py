@@ -237,8 +237,8 @@ def _apply(op, args, datas, params, needs_grad):
 
 def _finish(op, args, datas, params, needs_grad, xp, out):
     """The output tensors of a forward's result ``out`` (and the node when recording)."""
-    if not needs_grad:  # uint16/32/64 tensors never require grad: check the ops they reach
-        wide_unsigned.check(op, datas)
+    if not needs_grad and not _floating(out):  # uint16/32/64 tensors never require grad:
+        wide_unsigned.check(op, datas)  # check the integer ops they reach (floats: computed so)
     if needs_grad and op.differentiable and grad_state.grad_enabled \
             and not grad_state.inference and (
             out.dtype.kind in "fcV" if type(out) is np.ndarray else _floating(out)) and not (

@@ -155,7 +155,8 @@ def dispatch_binary(op, args: tuple, params: dict):
             node.saved = _save(op, args, (da, db), (result,),
                                () if op.saves_read is None else op.save_mask(ga | gb << 1))
     else:
-        if out.dtype.kind in "uib" and (da.dtype if da is not a else db.dtype) in _WIDE:
+        if out.dtype.kind in "uib" and ((da is not a and da.dtype in _WIDE) or
+                                        (db is not b and db.dtype in _WIDE)):
             wide_unsigned.check(op, (da, db))  # uint16/32/64: few kernels
         result.grad_fn, result._requires_grad = None, False
     return result

@@ -17,17 +17,10 @@ from gradkit.ops.elementwise import exp
 from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.promotion import PY_SCALARS, as_dtype, promote, result_type
-from gradkit.ops.unary_helpers import c_type_name, kernel_error
+from gradkit.ops.unary_helpers import (
+    c_type_name, kernel_error, require_tensors as _require_tensors)
 
 _LOG2 = math.log(2.0)
-
-
-def _require_tensors(name: str, *operands, names=("input", "other")) -> None:
-    """torch's TypeError for a Python number where the op takes only Tensors."""
-    for position, (argument, value) in enumerate(zip(names, operands), 1):
-        if type(value) in PY_SCALARS:
-            raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be "
-                            f"Tensor, not {type(value).__name__}")
 
 
 def _floating_pair(xp, x, y, kernel: str, integers_to_float: bool = True,

@@ -7,7 +7,7 @@ from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.promotion import check_fits, promote, result_type
 from gradkit.ops.unary import unary
-from gradkit.ops.unary_helpers import fixed_error, kernel_error, reject_complex
+from gradkit.ops.unary_helpers import fixed_error, kernel_error, reject_complex, require_tensors
 
 
 def defmask(op, passes) -> None:
@@ -179,8 +179,10 @@ def _first_at_ties(xp, x, y, out):
 @op(save=("x", "y"), broadcast=True, batchable=True, method=True)
 def maximum(xp, x, y):
     """Elementwise maximum of x and y (broadcasting)."""
+    require_tensors("maximum", x, y)
+    for operand in (x, y):  # before promotion: uint16 with complex64 is this error too
+        reject_complex(operand, _PAIRWISE_COMPLEX["maximum"])
     x, y = promote(xp, x, y)
-    reject_complex(x, _PAIRWISE_COMPLEX["maximum"])
     return _first_at_ties(xp, x, y, xp.maximum(x, y))
 
 
@@ -199,8 +201,10 @@ maximum.defjvp(lambda t, x, y: where(x < y, 0.0, _share(t, x, y)),
 @op(save=("x", "y"), broadcast=True, batchable=True, method=True)
 def minimum(xp, x, y):
     """Elementwise minimum of x and y (broadcasting)."""
+    require_tensors("minimum", x, y)
+    for operand in (x, y):  # before promotion: uint16 with complex64 is this error too
+        reject_complex(operand, _PAIRWISE_COMPLEX["minimum"])
     x, y = promote(xp, x, y)
-    reject_complex(x, _PAIRWISE_COMPLEX["minimum"])
     return _first_at_ties(xp, x, y, xp.minimum(x, y))
 
 

@@ -9,12 +9,12 @@ from gradkit.ops.promotion import PY_SCALARS, category, result_type
 from gradkit.ops.unary_helpers import scalar_type_name
 
 
-def in_place_checks(out_of_place, target, args) -> None:
-    """The op's ``check_in_place(target, *args)``, where it has one: the in-place kernel's
-    checks, in an order the out-of-place forward does not have (masked_fill_)."""
+def in_place_checks(out_of_place, target, args, kwargs) -> None:
+    """The op's ``check_in_place(target, *args, **kwargs)``, where it has one: the in-place
+    kernel's checks, in an order the out-of-place forward does not have (masked_fill_)."""
     check = getattr(out_of_place, "check_in_place", None)
     if check is not None:
-        check(target, *args)
+        check(target, *args, **kwargs)
 
 
 def check_output(target, shape: tuple, dtype: np.dtype) -> None:

@@ -44,7 +44,7 @@ LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place 
 def inplace(tensor, out_of_place, *args, **kwargs):
     """Run ``out_of_place(tensor, *args)`` and write the result into ``tensor``."""
     check_inplace(tensor)
-    in_place_checks(out_of_place, tensor._data, args)  # masked_fill_'s own order
+    in_place_checks(out_of_place, tensor._data, args, kwargs)  # masked_fill_'s own order
     # elements sharing memory (an expanded tensor): most ops refuse; the ones torch lets write
     # into such a region (fill_) leave a CopySlices whose backward refuses, as torch's
     overlapping = has_internal_overlap(tensor._data) and bool(

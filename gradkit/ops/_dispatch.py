@@ -21,6 +21,7 @@ from gradkit.ops._dispatch_general import (
     _as_array, _broadcast_message, _check_argument_types, _floating, _forward_on_device,
     _numpy_operands, _save, _xp_of)
 from gradkit.ops import wide_unsigned
+from gradkit.ops.unary_helpers import invalid_combination
 from gradkit.ops.views import mark_view
 
 if TYPE_CHECKING:
@@ -186,6 +187,8 @@ def _dispatch_general(op: Op, args: tuple, params: dict):
     if others and tensors:
         args, datas = _numpy_operands(args, datas)
     if not tensors:  # raw arrays: a derivative rule running in a plain backward
+        if len(args) == 2 and type(args[0]) in _NUMBERS and type(args[1]) in _NUMBERS:
+            return _of_two_numbers(op, args, params)
         xp = _xp_of(datas)
         try:
             return op.forward(xp, *datas, **params) if xp is np else \
@@ -212,6 +215,20 @@ def _dispatch_general(op: Op, args: tuple, params: dict):
 
 
 _PLAIN_ARGUMENTS = frozenset({int, float, bool, complex, type(None)})
+_NUMBERS = frozenset({int, float, bool, complex})
+# torch's overloads taking two numbers (torch.add(2, 3) is a 0-d tensor); these ops have none
+_TENSOR_OF_NUMBERS = frozenset({"add", "sub", "mul", "div", "floor_divide"})
+_REFUSING_NUMBERS = frozenset({"remainder", "pow", "bitwise_and", "bitwise_or", "bitwise_xor",
+                               "bitwise_left_shift", "bitwise_right_shift"})
+
+
+def _of_two_numbers(op, args, params):
+    """A binary op of two Python numbers, as torch: a 0-d tensor or its TypeError (others, as a
+    derivative rule may call them, the number)."""
+    if op.name in _REFUSING_NUMBERS:
+        raise invalid_combination(op.name, *args)
+    out = op.forward(np, *args, **params)
+    return Tensor._make(np.asarray(out)) if op.name in _TENSOR_OF_NUMBERS else out
 
 
 def _node_of(result):

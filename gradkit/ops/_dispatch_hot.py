@@ -108,6 +108,8 @@ def dispatch_binary(op, args: tuple, params: dict):
     else:
         return _dispatch_general(op, args, params)
     if da is a and db is b:  # raw arrays and numbers: a derivative rule in a plain backward
+        if ta is not _ndarray and tb is not _ndarray:  # two numbers: torch.add(2, 3)
+            return _dispatch_general(op, args, params)
         try:
             return op.forward(np, a, b, **params)
         except Exception:

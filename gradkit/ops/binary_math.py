@@ -18,7 +18,7 @@ from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.promotion import PY_SCALARS, as_dtype, promote, result_type
 from gradkit.ops.unary_helpers import (
-    c_type_name, kernel_error, require_tensors as _require_tensors)
+    c_type_name, invalid_combination, kernel_error, require_tensors as _require_tensors)
 
 _LOG2 = math.log(2.0)
 
@@ -197,7 +197,8 @@ def _scalar_fits(value, dtype) -> None:
 def lerp(xp, x, y, weight):
     """x + weight * (y - x), computed from y's side when |weight| >= 0.5, as torch (exact
     at weight 1); x, y and a weight with dims share one dtype (a 0-d weight is promoted)."""
-    _require_tensors("lerp", x, y, names=("input", "end"))
+    if type(x) in PY_SCALARS or type(y) in PY_SCALARS:  # no overload takes numbers there
+        raise invalid_combination("lerp", x, y, weight)
     _check_same_dtype(x, "end", y)
     number = type(weight) in PY_SCALARS
     if not number and weight.ndim:

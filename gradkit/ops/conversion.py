@@ -10,6 +10,7 @@ from gradkit.memory_format import (check_format, copy_with_strides, lay_out, phy
 from gradkit.ops._op import op
 from gradkit.ops.complex import real
 from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, same_data
+from gradkit.ops.in_place_overloads import check_output
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.promotion import cast
 
@@ -74,6 +75,10 @@ to_device.defjvp(lambda t, x, device: to_device(t, device))
 def copy_from(xp, x, src):
     """The value ``x.copy_(src)`` writes: src broadcast to x's shape and cast to x's dtype."""
     src = real_if_cast_to_real(xp.asarray(src), x.dtype)
+    try:  # src of more dims or elements than x: torch's output check (a 0-d x included)
+        check_output(x, np.broadcast_shapes(x.shape, src.shape), x.dtype)
+    except ValueError:  # shapes that do not broadcast: broadcast_to's error, in torch's words
+        pass
     return xp.broadcast_to(src, x.shape).astype(x.dtype, copy=True)
 
 

@@ -374,9 +374,11 @@ def test_ops_that_do_not_promote():
         "bool alpha=1.1": lambda lib: lib.add(b(lib), b(lib), alpha=1.1),
         "bool alpha=True": lambda lib: lib.add(b(lib), b(lib), alpha=True),
         "bool + bool": lambda lib: (b(lib) + b(lib), b(lib) + True),
-        # torch's test checks these equal True; gradkit returns NumPy's bool, not a 0-d tensor
-        "add(True, True)": lambda lib: bool(lib.add(True, True)),
-        "add(False, True)": lambda lib: bool(lib.add(False, True)),
+        "add(True, True)": lambda lib: lib.add(True, True),
+        "add(False, True)": lambda lib: lib.add(False, True),
+        "two numbers": lambda lib: [outcome(lib, lambda _, op=op: op(2, 3.5)) for op in (
+            lib.add, lib.sub, lib.mul, lib.div, lib.floor_divide, lib.remainder, lib.pow,
+            lib.bitwise_and)],
         "add(1, 1, alpha=True)": lambda lib: lib.add(1, 1, alpha=True),
         "0-d bools, alpha True": lambda lib: lib.add(lib.tensor(True), lib.tensor(True), True),
     })
@@ -521,3 +523,25 @@ def test_python_numbers_follow_the_default_dtype(default_dtype):
                 lib.tensor(True) + 0.5, lib.result_type(1, 1.0), lib.result_type(1, 1j),
                 lib.zeros(2, dtype=lib.float16) + 1j)
     assert_programs_agree({"defaults": program})
+
+
+def test_wider_sources_and_number_arguments_are_refused_as_torch():
+    # found by the grids: copy_ into a smaller (0-d) tensor is torch's output shape check, and
+    # argument errors of methods do not count self
+    def copy(target_shape, source_shape):
+        return lambda lib: lib.zeros(target_shape).copy_(lib.ones(source_shape))
+    assert_programs_agree({
+        "copy_ [] <- [3]": copy((), (3,)), "copy_ [3] <- [2]": copy((3,), (2,)),
+        "copy_ [3] <- [2, 3]": copy((3,), (2, 3)), "copy_ [2, 1] <- [2, 3]": copy((2, 1), (2, 3)),
+        "copy_ [2, 3] <- [3]": copy((2, 3), (3,)),
+        "lerp(x, 2, w)": lambda lib: lib.lerp(lib.ones(2), 2, 0.5),
+        "lerp(2.0, x, w)": lambda lib: lib.lerp(2.0, lib.ones(2), 0.5),
+        "x.lerp(3, w)": lambda lib: lib.ones(2).lerp(3, 0.5),
+        "x.lerp_(3, w)": lambda lib: lib.ones(2).lerp_(3, 0.5),
+        "x.atan2(3)": lambda lib: lib.ones(2).atan2(3),
+        "x.atan2_(3)": lambda lib: lib.ones(2).atan2_(3),
+        "x.maximum(2)": lambda lib: lib.ones(2).maximum(2),
+        "x.logical_and(1)": lambda lib: lib.ones(2).logical_and(1),
+        "eq(2, x)": lambda lib: lib.eq(2, lib.ones(2)),
+        "2 == x": lambda lib: 2 == lib.ones(2),
+    })

@@ -226,6 +226,8 @@ def _as_method_argument_error(error: TypeError, name: str, method: str) -> TypeE
     if match is not None and match.group(2) != "1":
         return TypeError(f"{method}(): argument '{match.group(1)}' (position "
                          f"{int(match.group(2)) - 1}){message[match.end():]}")
+    if match is None and method != name and message.startswith(f"{name}(): argument '"):
+        return TypeError(method + message[len(name):])  # a keyword: "value must be Number"
     invalid = f"{name}() received an invalid combination of arguments - got (Tensor, "
     if message.startswith(invalid):
         return TypeError(f"{method}() received an invalid combination of arguments - got ("

@@ -13,6 +13,7 @@ from gradkit.ops.arithmetic import neg, sub
 from gradkit.ops.fused import fused_multiply_add, multiply_add
 from gradkit.ops.comparison import isinf
 from gradkit.ops.complex import conj
+from gradkit.ops.conversion import OVERFLOW_NAMES
 from gradkit.ops.elementwise import exp
 from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where, zeros_like
@@ -188,9 +189,9 @@ def _check_same_dtype(expected, name: str, value) -> None:
 
 def _scalar_fits(value, dtype) -> None:
     """torch's refusal of a complex scalar for a real result."""
-    if isinstance(value, complex) and dtype.kind != "c":
-        raise RuntimeError(f"value cannot be converted to type {c_type_name(np.empty(0, dtype))} "
-                           "without overflow")
+    if isinstance(value, complex) and dtype.kind != "c":  # float16 computes in float
+        name = "float" if dtype == np.float16 else OVERFLOW_NAMES[dtype.name]
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
 @op(save=("x", "y", "weight"), broadcast=True, batchable=True, method=True, inplace=True)

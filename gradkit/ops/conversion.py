@@ -112,10 +112,11 @@ def fill(xp, x, value):
 
 
 # c10's names in "value cannot be converted to type T without overflow"
-_OVERFLOW_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+OVERFLOW_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
                    "int64": "int64_t", "float32": "float", "float64": "double",
                    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
-                   "float16": "c10::Half"}
+                   "float16": "c10::Half", "uint16": "uint16_t", "uint32": "uint32_t",
+                   "uint64": "uint64_t"}
 # the largest finite value of the narrow floating dtypes (a finite number beyond it is refused)
 _FLOAT_MAX = {name: float(np.finfo(name).max) for name in ("float16", "float32")}
 _FLOAT_MAX["complex64"] = _FLOAT_MAX["float32"]
@@ -167,7 +168,7 @@ def _beyond(value, largest: float) -> bool:
 
 
 def _overflow(dtype):
-    raise RuntimeError(f"value cannot be converted to type {_OVERFLOW_NAMES[dtype.name]} "
+    raise RuntimeError(f"value cannot be converted to type {OVERFLOW_NAMES[dtype.name]} "
                        "without overflow")
 
 

@@ -42,7 +42,9 @@ def check_output_before_kernel(out_of_place, target, operands) -> None:
     its cast error."""
     if not getattr(out_of_place, "broadcast", False):
         return
-    operands = [v for v in operands if type(v) in PY_SCALARS or hasattr(v, "dtype")]
+    # a number promotes as the op's other operand only (lerp's number weight does not)
+    operands = [v for i, v in enumerate(operands)
+                if (i == 0 and type(v) in PY_SCALARS) or hasattr(v, "dtype")]
     try:
         shape = np.broadcast_shapes(target.shape, *(np.shape(v) for v in operands))
     except ValueError:  # the forward's own error stands

@@ -152,8 +152,9 @@ def ones_like(xp, x):
 @op(save=("cond",), broadcast=True, batchable=True, method=True)
 def where(xp, cond, x, y):
     """x where ``cond`` is true, else y (broadcasting; no gradient to cond)."""
-    for number, other in ((x, y), (y, x)):
-        check_fits(number, result_type(other, number))
+    dtype = result_type(x, y)  # torch's message names x's dtype first
+    for number in (x, y):
+        check_fits(number, dtype)
     x, y = promote(xp, x, y)  # two Python numbers become arrays of their promoted dtype
     return xp.where(cond, x, y)
 

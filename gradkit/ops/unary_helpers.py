@@ -7,7 +7,8 @@ from gradkit.ops.promotion import (
 _C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
                  "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
                  "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-                 "uint8": "unsigned char", "bool": "bool"}
+                 "uint8": "unsigned char", "bool": "bool", "uint16": "short unsigned int",
+                 "uint32": "unsigned int", "uint64": "long unsigned int"}
 
 
 def scalar_type_name(array) -> str:

@@ -22,6 +22,9 @@ ALLOWED = frozenset({
     "index_put",  # x[i] = v: torch writes through a view there, its index_put_ refuses them
 })
 
+# ops that cast their value into self's dtype: only self's dtype needs a kernel
+FILLS_IN_SELF_DTYPE = frozenset({"masked_fill", "index_fill"})
+
 # torch's kernel names where they are not "<op>_cpu"
 KERNELS = {
     "add": "add_stub", "sub": "add_stub", "rsub": "add_stub", "floor_divide": "div_floor_cpu",
@@ -29,6 +32,7 @@ KERNELS = {
     "max_dim": "max_cpu", "min_dim": "min_cpu", "bitwise_left_shift": "lshift_cpu",
     "bitwise_right_shift": "rshift_cpu", "matmul": "addmm_impl_cpu_", "mm": "addmm_impl_cpu_",
     "bmm": "bmm", "fmax": "maximum_cpu", "fmin": "minimum_cpu",  # integers: no NaN to skip
+    "addcmul": "addcmul_cpu_out",
     "clamp": "clamp_scalar_cpu", "masked_fill": "masked_fill", "count_nonzero":
     "nonzero_count_cpu", "nonzero": "nonzero_count_cpu", "pow": "pow", "square": "pow",
     "gather": "scatter_gather_tensor_cpu", "scatter": "scatter_gather_tensor_cpu",
@@ -47,6 +51,8 @@ def check(op, arrays) -> None:
         return
     if op.name == "pow" and type(arrays[-1]) in (int, bool) and arrays[-1] in (0, 1):
         return  # torch's pow(x, 0) and pow(x, 1) are ones and a copy, without its kernel
+    if op.name in FILLS_IN_SELF_DTYPE:
+        arrays = arrays[:1]
     dtype = next((a.dtype for a in arrays if getattr(a, "dtype", None) in WIDE_UNSIGNED), None)
     if dtype is None:
         return

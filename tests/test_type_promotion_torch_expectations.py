@@ -545,3 +545,44 @@ def test_wider_sources_and_number_arguments_are_refused_as_torch():
         "eq(2, x)": lambda lib: lib.eq(2, lib.ones(2)),
         "2 == x": lambda lib: 2 == lib.ones(2),
     })
+
+
+def _fused_and_filling_programs(target: str, form: str, name: str) -> dict:
+    """Ops beside the binary grid that promote, cast into self or check dtypes: where, lerp,
+    addcmul/addcdiv (and in place, a number as their ``value``), masked_fill_, index_fill_,
+    fill_, copy_ and add's alpha, for a target dtype and an operand (form, dtype or number)."""
+    def pair(lib):
+        return operand(lib, "d", target, FIRST), operand(lib, form, name, SECOND)
+    number = form == "s"
+    mask = [True, False, True]
+    calls = {
+        "where": lambda lib, x, y: lib.where(lib.tensor(mask), x, y),
+        "lerp": lambda lib, x, y: lib.lerp(x, x, y) if number else lib.lerp(x, y, 0.5),
+        "lerp_": lambda lib, x, y: x.lerp_(x, y) if number else x.lerp_(y, 0.5),
+        "addcmul": lambda lib, x, y: lib.addcmul(x, x, x, value=y) if number else
+        lib.addcmul(x, y, y),
+        "addcmul_": lambda lib, x, y: x.addcmul_(x, x, value=y) if number else x.addcmul_(y, y),
+        "addcdiv_": lambda lib, x, y: x.addcdiv_(x, x, value=y) if number else x.addcdiv_(y, y),
+        "masked_fill_": lambda lib, x, y: x.masked_fill_(lib.tensor(mask), y),
+        "index_fill_": lambda lib, x, y: x.index_fill_(0, lib.tensor([1]), y),
+        "fill_": lambda lib, x, y: x.fill_(y),
+        "copy_": lambda lib, x, y: x.copy_(y),
+        "add alpha": lambda lib, x, y: lib.add(x, x, alpha=y) if number else lib.add(x, y),
+    }
+    if form == "d":  # a value with dimensions: these refuse it in both libraries alike
+        calls = {k: v for k, v in calls.items() if k not in ("masked_fill_", "index_fill_")}
+    return {f"{call} {target} {form}:{name}": (lambda lib, call=function: call(lib, *pair(lib)))
+            for call, function in calls.items()}
+
+
+@pytest.mark.parametrize("target", DTYPES)
+def test_fused_and_filling_ops_promote_or_cast_as_torch(target):
+    # test_non_promoting_ops (lerp), test_integer_addcdiv_deprecated, test_alpha_mismatch and
+    # test_indexing's writes, over the dtype grid; left out: a complex value for addcmul_ into
+    # uint16/32/64 (gradkit checks the value before refusing the dtype, torch the other way)
+    programs = {}
+    for form, names in (("d", DTYPES), ("z", DTYPES), ("s", list(NUMBERS))):
+        for name in names:
+            if not (target in ("uint16", "uint32", "uint64") and name == "complex"):
+                programs.update(_fused_and_filling_programs(target, form, name))
+    assert_programs_agree(programs)

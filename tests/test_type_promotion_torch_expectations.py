@@ -586,3 +586,19 @@ def test_fused_and_filling_ops_promote_or_cast_as_torch(target):
             if not (target in ("uint16", "uint32", "uint64") and name == "complex"):
                 programs.update(_fused_and_filling_programs(target, form, name))
     assert_programs_agree(programs)
+
+
+UNARY = ["sqrt", "exp", "exp2", "expm1", "log", "log2", "log1p", "sin", "tanh", "sigmoid", "erf",
+         "erfinv", "rsqrt", "reciprocal", "abs", "neg", "ceil", "round", "trunc", "frac", "sign",
+         "sgn", "square", "angle", "real", "signbit", "logit", "digamma", "lgamma", "i0",
+         "sinc", "deg2rad", "nan_to_num", "asinh", "atanh", "mean", "sum", "prod", "std",
+         "norm"]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_ops_compute_integers_in_the_default_dtype(name, default_dtype):
+    # the brief's default-dtype effects: an integer or bool input of a floating function
+    # computes in the default dtype; the others keep theirs (sum and prod in int64)
+    programs = {f"{name}({d})": (lambda lib, d=d: getattr(lib, name)(
+        operand(lib, "d", d, SECOND))) for d in MATH_DTYPES}
+    assert_programs_agree(programs)

@@ -6,6 +6,8 @@ it adds the operators to Tensor, and the methods the op declarations ask for
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from gradkit._tensor import Tensor, extend
@@ -189,7 +191,10 @@ def _as_method(name, op):
 
         def method(self, *args, **kwargs):
             if args or kwargs:
-                return op(self, *args, **kwargs)
+                try:
+                    return op(self, *args, **kwargs)
+                except TypeError as error:
+                    raise _as_method_argument_error(error, op.name, op.name) from None
             return run(op, (self,), _NO_PARAMS)  # x.exp(): no Op.__call__ frame between
     else:
         def method(self, *args, **kwargs):
@@ -202,11 +207,32 @@ def _as_method(name, op):
 
 def _as_inplace_method(name, op):
     def method(self, *args, **kwargs):
-        return inplace(self, op, *args, **kwargs)
+        try:
+            return inplace(self, op, *args, **kwargs)
+        except TypeError as error:
+            raise _as_method_argument_error(error, name, name + "_") from None
     method.__name__ = name + "_"
     method.__qualname__ = f"Tensor.{name}_"
     method.__doc__ = f"In-place ``{name}`` (bumps the version counter; see gradkit.{name})."
     return method
+
+
+def _as_method_argument_error(error: TypeError, name: str, method: str) -> TypeError:
+    """An argument error of the op ``name`` in the words of its method, whose argument list
+    does not count self: "atan2(): argument 'other' (position 2)" is "atan2_(): ... (position
+    1)", "lerp() ... got (Tensor, int, float)" is "lerp() ... got (int, float)"."""
+    message = str(error)
+    match = re.match(rf"{name}\(\): argument '(\w+)' \(position (\d+)\)", message)
+    if match is not None and match.group(2) != "1":
+        return TypeError(f"{method}(): argument '{match.group(1)}' (position "
+                         f"{int(match.group(2)) - 1}){message[match.end():]}")
+    if match is None and method != name and message.startswith(f"{name}(): argument '"):
+        return TypeError(method + message[len(name):])  # a keyword: "value must be Number"
+    invalid = f"{name}() received an invalid combination of arguments - got (Tensor, "
+    if message.startswith(invalid):
+        return TypeError(f"{method}() received an invalid combination of arguments - got ("
+                         f"{message[len(invalid):]}")
+    return error
 
 
 def _install_method(name, op, inplace: bool) -> None:

@@ -21,6 +21,7 @@ from gradkit.ops._dispatch_general import (
     _as_array, _broadcast_message, _check_argument_types, _floating, _forward_on_device,
     _numpy_operands, _save, _xp_of)
 from gradkit.ops import wide_unsigned
+from gradkit.ops.unary_helpers import invalid_combination
 from gradkit.ops.views import mark_view
 
 if TYPE_CHECKING:
@@ -186,6 +187,8 @@ def _dispatch_general(op: Op, args: tuple, params: dict):
     if others and tensors:
         args, datas = _numpy_operands(args, datas)
     if not tensors:  # raw arrays: a derivative rule running in a plain backward
+        if len(args) == 2 and type(args[0]) in _NUMBERS and type(args[1]) in _NUMBERS:
+            return _of_two_numbers(op, args, params)
         xp = _xp_of(datas)
         try:
             return op.forward(xp, *datas, **params) if xp is np else \
@@ -212,6 +215,20 @@ def _dispatch_general(op: Op, args: tuple, params: dict):
 
 
 _PLAIN_ARGUMENTS = frozenset({int, float, bool, complex, type(None)})
+_NUMBERS = frozenset({int, float, bool, complex})
+# torch's overloads taking two numbers (torch.add(2, 3) is a 0-d tensor); these ops have none
+_TENSOR_OF_NUMBERS = frozenset({"add", "sub", "mul", "div", "floor_divide"})
+_REFUSING_NUMBERS = frozenset({"remainder", "pow", "bitwise_and", "bitwise_or", "bitwise_xor",
+                               "bitwise_left_shift", "bitwise_right_shift"})
+
+
+def _of_two_numbers(op, args, params):
+    """A binary op of two Python numbers, as torch: a 0-d tensor or its TypeError (others, as a
+    derivative rule may call them, the number)."""
+    if op.name in _REFUSING_NUMBERS:
+        raise invalid_combination(op.name, *args)
+    out = op.forward(np, *args, **params)
+    return Tensor._make(np.asarray(out)) if op.name in _TENSOR_OF_NUMBERS else out
 
 
 def _node_of(result):
@@ -237,8 +254,8 @@ def _apply(op, args, datas, params, needs_grad):
 
 def _finish(op, args, datas, params, needs_grad, xp, out):
     """The output tensors of a forward's result ``out`` (and the node when recording)."""
-    if not needs_grad:  # uint16/32/64 tensors never require grad: check the ops they reach
-        wide_unsigned.check(op, datas)
+    if not needs_grad and not _floating(out):  # uint16/32/64 tensors never require grad:
+        wide_unsigned.check(op, datas)  # check the integer ops they reach (floats: computed so)
     if needs_grad and op.differentiable and grad_state.grad_enabled \
             and not grad_state.inference and (
             out.dtype.kind in "fcV" if type(out) is np.ndarray else _floating(out)) and not (

@@ -108,6 +108,8 @@ def dispatch_binary(op, args: tuple, params: dict):
     else:
         return _dispatch_general(op, args, params)
     if da is a and db is b:  # raw arrays and numbers: a derivative rule in a plain backward
+        if ta is not _ndarray and tb is not _ndarray:  # two numbers: torch.add(2, 3)
+            return _dispatch_general(op, args, params)
         try:
             return op.forward(np, a, b, **params) if params else op.forward(np, a, b)
         except Exception:
@@ -155,7 +157,8 @@ def dispatch_binary(op, args: tuple, params: dict):
             node.saved = _save(op, args, (da, db), (result,),
                                () if op.saves_read is None else op.save_mask(ga | gb << 1))
     else:
-        if out.dtype.kind in "uib" and (da.dtype if da is not a else db.dtype) in _WIDE:
+        if out.dtype.kind in "uib" and ((da is not a and da.dtype in _WIDE) or
+                                        (db is not b and db.dtype in _WIDE)):
             wide_unsigned.check(op, (da, db))  # uint16/32/64: few kernels
         result.grad_fn, result._requires_grad = None, False
     return result

@@ -16,17 +16,11 @@ from gradkit.ops.complex import _is_complex, conj
 from gradkit.ops.conversion import astype
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import where, zeros_like
-from gradkit.ops.promotion import PY_SCALARS, as_dtype, result_type
-from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.ops.promotion import PY_SCALARS, WIDE_UNSIGNED, as_dtype, promote, result_type
+from gradkit.ops.unary_helpers import invalid_combination, kernel_error, scalar_type_name
 
 _LN2 = math.log(2.0)
 _FLOAT64, _COMPLEX128 = np.dtype(np.float64), np.dtype(np.complex128)
-
-
-def _invalid_combination(name: str, x, y) -> TypeError:
-    kinds = (type(v).__name__ if type(v) in PY_SCALARS else "Tensor" for v in (x, y))
-    return TypeError(f"{name}() received an invalid combination of arguments - got "
-                     f"({', '.join(kinds)})")
 
 
 def _in_float(xp, x, y, kernel: str, complex_ok: bool = False):
@@ -43,7 +37,7 @@ def _in_float(xp, x, y, kernel: str, complex_ok: bool = False):
 def copysign(xp, x, y):
     """|x| with the sign of y (of -0.0 too); y may be a number."""
     if type(x) in PY_SCALARS:
-        raise _invalid_combination("copysign", x, y)
+        raise invalid_combination("copysign", x, y)
     x, y = _in_float(xp, x, y, "copysign_cpu")
     return xp.copysign(x, y)
 
@@ -66,9 +60,9 @@ def _nan_ignoring(name: str, pick, wins):
     where y is NaN, and takes the whole gradient there (torch's masks)."""
     def forward(xp, x, y):
         _require_tensors(name, x, y)
-        dtype = result_type(x, y)
-        if dtype.kind == "c":
+        if x.dtype.kind == "c" or y.dtype.kind == "c":  # before promotion (uint16 and complex)
             raise RuntimeError(f"{name} not implemented for complex tensors.")
+        dtype = result_type(x, y)
         x, y = as_dtype(xp, x, dtype), as_dtype(xp, y, dtype)
         out = getattr(xp, name)(x, y)
         return xp.where(x == y, x, out) if dtype.kind == "f" else out
@@ -123,14 +117,20 @@ def ldexp(xp, x, other):
     the exponent read as a C int)."""
     _require_tensors("ldexp", x, other)
     if x.dtype.kind == "f" and other.dtype.kind in "biu":
-        if other.dtype.kind == "b":
+        if other.dtype.kind == "b" or other.dtype in WIDE_UNSIGNED:  # no kernel for those
             raise kernel_error("ldexp_cpu_exp")(other)
         dtype = result_type(x, other)
         with np.errstate(over="ignore", under="ignore"):
             return xp.ldexp(as_dtype(xp, x, dtype), other.astype(np.int32))
-    x, other = _in_float(xp, x, other, "ldexp", complex_ok=True)
+    # torch's x * _pow2(x, other): pow(2.0, other) for an integer or float32 x, else a 0-d
+    # tensor 2 of x's dtype to the power other, each in its own promoted dtype (a float16
+    # other rounds the power to float16); then the product, promoted again
+    two = 2.0 if x.dtype.kind in "biu" or x.dtype == np.float32 else xp.asarray(2.0, x.dtype)
+    dtype = result_type(two, other)
     with np.errstate(over="ignore", invalid="ignore"):
-        return x * xp.power(xp.asarray(2, x.dtype), other)
+        power = xp.power(as_dtype(xp, two, dtype), as_dtype(xp, other, dtype))
+        x, power = promote(xp, x, power)
+        return x * power
 
 
 def _two_to(other):
@@ -167,12 +167,23 @@ ldexp.defjvp(lambda t, x_dtype, other, result: t * _two_to(other),
              lambda t, x_dtype, other, result: t * result * _LN2)
 
 
+def _check_ldexp_in_place(target, *args) -> None:
+    # torch's ldexp_out refuses an integer or bool output before it computes anything
+    _require_tensors("ldexp", target, *args)
+    if target.dtype.kind in "biu":
+        raise RuntimeError(f"ldexp can't be cast to the desired output type "
+                           f"{scalar_type_name(target)}")
+
+
+ldexp.check_in_place = _check_ldexp_in_place
+
+
 @tensor_method()
 def float_power(input: Tensor | complex, exponent: Tensor | complex) -> Tensor:  # noqa: A002
     """``input ** exponent`` computed in float64 (complex128 if either is complex); either
     may be a number. Differentiable as the cast and ``pow`` it is made of."""
     if type(input) in PY_SCALARS and type(exponent) in PY_SCALARS:
-        raise _invalid_combination("float_power", input, exponent)
+        raise invalid_combination("float_power", input, exponent)
     is_complex = any(isinstance(v, complex) if type(v) in PY_SCALARS else v.is_complex()
                      for v in (input, exponent))
     dtype = _COMPLEX128 if is_complex else _FLOAT64
@@ -205,7 +216,7 @@ def _as_wide(value, dtype):
 def rsub(xp, x, other, alpha=1):
     """other - alpha * x: ``sub`` with its operands swapped (x must be a Tensor)."""
     if type(x) in PY_SCALARS:
-        raise _invalid_combination("rsub", x, other)
+        raise invalid_combination("rsub", x, other)
     return sub.forward(xp, other, x, alpha)
 
 

@@ -13,21 +13,15 @@ from gradkit.ops.arithmetic import neg, sub
 from gradkit.ops.fused import fused_multiply_add, multiply_add
 from gradkit.ops.comparison import isinf
 from gradkit.ops.complex import conj
+from gradkit.ops.conversion import OVERFLOW_NAMES
 from gradkit.ops.elementwise import exp
 from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.promotion import PY_SCALARS, as_dtype, promote, result_type
-from gradkit.ops.unary_helpers import c_type_name, kernel_error
+from gradkit.ops.unary_helpers import (
+    c_type_name, invalid_combination, kernel_error, require_tensors as _require_tensors)
 
 _LOG2 = math.log(2.0)
-
-
-def _require_tensors(name: str, *operands, names=("input", "other")) -> None:
-    """torch's TypeError for a Python number where the op takes only Tensors."""
-    for position, (argument, value) in enumerate(zip(names, operands), 1):
-        if type(value) in PY_SCALARS:
-            raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be "
-                            f"Tensor, not {type(value).__name__}")
 
 
 def _floating_pair(xp, x, y, kernel: str, integers_to_float: bool = True,
@@ -195,16 +189,17 @@ def _check_same_dtype(expected, name: str, value) -> None:
 
 def _scalar_fits(value, dtype) -> None:
     """torch's refusal of a complex scalar for a real result."""
-    if isinstance(value, complex) and dtype.kind != "c":
-        raise RuntimeError(f"value cannot be converted to type {c_type_name(np.empty(0, dtype))} "
-                           "without overflow")
+    if isinstance(value, complex) and dtype.kind != "c":  # float16 computes in float
+        name = "float" if dtype == np.float16 else OVERFLOW_NAMES[dtype.name]
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
 @op(save=("x", "y", "weight"), broadcast=True, batchable=True, method=True, inplace=True)
 def lerp(xp, x, y, weight):
     """x + weight * (y - x), computed from y's side when |weight| >= 0.5, as torch (exact
     at weight 1); x, y and a weight with dims share one dtype (a 0-d weight is promoted)."""
-    _require_tensors("lerp", x, y, names=("input", "end"))
+    if type(x) in PY_SCALARS or type(y) in PY_SCALARS:  # no overload takes numbers there
+        raise invalid_combination("lerp", x, y, weight)
     _check_same_dtype(x, "end", y)
     number = type(weight) in PY_SCALARS
     if not number and weight.ndim:

@@ -6,12 +6,15 @@ lies beyond it (with min > max, everything is max's).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from gradkit.ops._op import op
 from gradkit.ops.piecewise import defmask, where
 from gradkit.ops.unary import unary
 from gradkit.ops.methods import register, tensor_method
-from gradkit.ops.promotion import as_dtype, result_type
-from gradkit.ops.unary_helpers import CLAMP_COMPLEX, reject_complex
+from gradkit.ops.promotion import as_dtype, category, result_type
+from gradkit.ops.unary_helpers import (
+    CLAMP_COMPLEX, c_type_name, kernel_error, reject_complex, scalar_type_name)
 
 
 def _limit(xp, x, min, max):  # noqa: A002 - torch's names
@@ -30,12 +33,21 @@ def _inside(x, min, max):  # noqa: A002
     return x >= min if max is None else (x >= min) & (x <= max)
 
 
+def clamped_by_numbers(xp, x, min, max, kernel: str):  # noqa: A002
+    """x clamped by number bounds in their promoted dtype (an int tensor with a float bound
+    becomes float); torch's ``kernel`` has no bool one."""
+    dtype = result_type(x, min, max)
+    if dtype.kind == "b":
+        raise kernel_error(kernel)(x)
+    x = as_dtype(xp, x, dtype)
+    return _limit(xp, x, *(None if b is None else as_dtype(xp, b, dtype) for b in (min, max)))
+
+
 @unary(save="x", name="clamp", node_name="ClampBackward1", complex_error=CLAMP_COMPLEX)
 def _clamp_numbers(xp, x, min=None, max=None):  # noqa: A002
     _check_bounds(min, max)
-    dtype = result_type(x, min, max)  # an int tensor with a float bound becomes float
-    x = as_dtype(xp, x, dtype)
-    return _limit(xp, x, *(None if b is None else as_dtype(xp, b, dtype) for b in (min, max)))
+    kernel = "clamp_max" if min is None else "clamp_min" if max is None else "clamp"
+    return clamped_by_numbers(xp, x, min, max, f"{kernel}_scalar_cpu")  # torch's one-sided
 
 
 defmask(_clamp_numbers, _inside)
@@ -49,6 +61,14 @@ def _check_bounds(min, max):  # noqa: A002
 @op(save=("x", "lo", "hi"), broadcast=True, batchable=True, name="clamp",
     node_name="ClampBackward0")
 def _clamp_tensors(xp, x, lo, hi):
+    # torch's clamp_cpu has no bool kernel; one bound runs maximum/minimum's, which has
+    if lo is not None and hi is not None and result_type(x, lo, hi).kind == "b":
+        raise kernel_error("clamp_cpu")(x)
+    return clamped_by_tensors(xp, x, lo, hi)
+
+
+def clamped_by_tensors(xp, x, lo, hi):
+    """x clamped by tensor bounds (or None), all in their promoted dtype; no complex."""
     for v in (x, lo, hi):
         if v is not None:
             reject_complex(v, CLAMP_COMPLEX)
@@ -85,4 +105,15 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
     return _clamp_numbers(x, min, max)
 
 
+def _check_in_place(target, min=None, max=None) -> None:  # noqa: A002
+    """x.clamp_(numbers): torch's structured kernel names the target's C type when the
+    result cannot be written into it ("... to the desired output type bool")."""
+    if not (hasattr(min, "_data") or hasattr(max, "_data")) and (min, max) != (None, None):
+        dtype = result_type(target, min, max)
+        if category(dtype) > category(target.dtype):
+            raise RuntimeError(f"result type {scalar_type_name(np.empty(0, dtype))} can't be "
+                               f"cast to the desired output type {c_type_name(target)}")
+
+
+clamp.check_in_place = _check_in_place
 register(clamp, "clip", False, inplace=True)  # x.clip_(...)

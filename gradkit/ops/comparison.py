@@ -10,14 +10,17 @@ from gradkit.number_arguments import numbers_reader
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.promotion import PY_SCALARS, array_of, promote, result_kind
-from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.ops.promotion import PY_SCALARS, array_of, promote, result_kind, result_type
+from gradkit.ops.unary_helpers import (
+    invalid_combination, kernel_error, require_tensors, scalar_type_name)
 
 
 def _comparison(name: str, symbol: str, compare, ordered: bool):
     """A comparison in the operands' promoted dtype (uint8 < -2 compares with 254, as torch);
     ``ordered`` ones have no complex kernel in torch."""
     def forward(xp, x, y):
+        if type(x) in PY_SCALARS:  # torch.eq(2, t); 2 == t is t == 2
+            raise invalid_combination(name, x, y)
         if _promotable(x) and _promotable(y):  # not e.g. None, or another library's tensor
             x, y = promote(xp, x, y)
             if ordered and result_kind(x, y) == "c":
@@ -40,21 +43,31 @@ gt = _comparison("gt", ">", operator.gt, ordered=True)
 ge = _comparison("ge", ">=", operator.ge, ordered=True)
 
 
+def _tensors_that_promote(name: str, x, y) -> None:
+    """torch's logical ops take two tensors, whose dtypes must promote together (uint16 with
+    bool does not), though the result is bool whatever they are."""
+    require_tensors(name, x, y)
+    result_type(x, y)
+
+
 @op(method=True)
 def logical_and(xp, x, y):
     """x and y elementwise, as booleans (no gradient)."""
+    _tensors_that_promote("logical_and", x, y)
     return xp.logical_and(x, y)
 
 
 @op(method=True)
 def logical_or(xp, x, y):
     """x or y elementwise, as booleans (no gradient)."""
+    _tensors_that_promote("logical_or", x, y)
     return xp.logical_or(x, y)
 
 
 @op()
 def logical_xor(xp, x, y):
     """x xor y elementwise, as booleans (no gradient)."""
+    _tensors_that_promote("logical_xor", x, y)
     return xp.logical_xor(x, y)
 
 

@@ -10,6 +10,7 @@ from gradkit.memory_format import (check_format, copy_with_strides, lay_out, phy
 from gradkit.ops._op import op
 from gradkit.ops.complex import real
 from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, same_data
+from gradkit.ops.in_place_overloads import check_output
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.promotion import cast
 
@@ -74,6 +75,10 @@ to_device.defjvp(lambda t, x, device: to_device(t, device))
 def copy_from(xp, x, src):
     """The value ``x.copy_(src)`` writes: src broadcast to x's shape and cast to x's dtype."""
     src = real_if_cast_to_real(xp.asarray(src), x.dtype)
+    try:  # src of more dims or elements than x: torch's output check (a 0-d x included)
+        check_output(x, np.broadcast_shapes(x.shape, src.shape), x.dtype)
+    except ValueError:  # shapes that do not broadcast: broadcast_to's error, in torch's words
+        pass
     return xp.broadcast_to(src, x.shape).astype(x.dtype, copy=True)
 
 
@@ -107,10 +112,11 @@ def fill(xp, x, value):
 
 
 # c10's names in "value cannot be converted to type T without overflow"
-_OVERFLOW_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+OVERFLOW_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
                    "int64": "int64_t", "float32": "float", "float64": "double",
                    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
-                   "float16": "c10::Half"}
+                   "float16": "c10::Half", "uint16": "uint16_t", "uint32": "uint32_t",
+                   "uint64": "uint64_t"}
 # the largest finite value of the narrow floating dtypes (a finite number beyond it is refused)
 _FLOAT_MAX = {name: float(np.finfo(name).max) for name in ("float16", "float32")}
 _FLOAT_MAX["complex64"] = _FLOAT_MAX["float32"]
@@ -162,7 +168,7 @@ def _beyond(value, largest: float) -> bool:
 
 
 def _overflow(dtype):
-    raise RuntimeError(f"value cannot be converted to type {_OVERFLOW_NAMES[dtype.name]} "
+    raise RuntimeError(f"value cannot be converted to type {OVERFLOW_NAMES[dtype.name]} "
                        "without overflow")
 
 

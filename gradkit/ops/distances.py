@@ -20,7 +20,7 @@ from gradkit.ops.complex import conj, real
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_norms import _norm_grad, vector_norm
 from gradkit.ops.promotion import result_type
-from gradkit.ops.piecewise import abs, ceil, minimum, sign, where, zeros_like
+from gradkit.ops.piecewise import abs, ceil, sign, where, zeros_like
 from gradkit.ops.reduction import expand_back, sum
 from gradkit.ops.shape import _normalize_dim, transpose, unsqueeze, view
 from gradkit.ops.unary_helpers import cpp_number, scalar_type_name
@@ -65,7 +65,8 @@ def _cdist_part(g, diff, dist, p):
     if p == 1:
         return g * _sign(diff)
     if p == math.inf:  # the coordinates at the maximum (every one of a tie), NaN at a NaN
-        return g * _sign(diff) * (1 - minimum(1.0, ceil(abs(abs(diff) - dist))))
+        off_max = ceil(abs(abs(diff) - dist))  # 0 at the maximum, >= 1 elsewhere, NaN kept
+        return g * _sign(diff) * (1 - where(off_max > 1, 1.0, off_max))
     zero = dist == 0
     safe = where(zero, 1.0, dist)  # no 1/0 in the branch that where() drops
     if p == 2:

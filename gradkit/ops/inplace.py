@@ -22,13 +22,13 @@ from gradkit.creation import zeros
 from gradkit.ops import _dispatch
 from gradkit.ops._op import op
 from gradkit.ops.copy_slices_edges import shift_not_implemented_edges
-from gradkit.ops.in_place_overloads import in_place_checks, name_in_place_node
+from gradkit.ops.in_place_overloads import (
+    check_output, check_output_before_kernel, in_place_checks, name_in_place_node)
 from gradkit.ops.memory_overlap import (
     OVERLAP_MESSAGE, PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, may_overlap, partially_overlap)
 from gradkit.ops.piecewise import zeros_like
-from gradkit.ops.promotion import category
+from gradkit.ops.promotion import UNSIGNED_PROMOTION
 from gradkit.ops.stale_views import make_stale
-from gradkit.ops.unary_helpers import scalar_type_name
 from gradkit.ops.views import (
     DEFAULT, copy_in_layout, layout_of, live_views, refresh_computed, replay_view, writable_alias,
     write_through)
@@ -44,7 +44,7 @@ LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place 
 def inplace(tensor, out_of_place, *args, **kwargs):
     """Run ``out_of_place(tensor, *args)`` and write the result into ``tensor``."""
     check_inplace(tensor)
-    in_place_checks(out_of_place, tensor._data, args)  # masked_fill_'s own order
+    in_place_checks(out_of_place, tensor._data, args, kwargs)  # masked_fill_'s own order
     # elements sharing memory (an expanded tensor): most ops refuse; the ones torch lets write
     # into such a region (fill_) leave a CopySlices whose backward refuses, as torch's
     overlapping = has_internal_overlap(tensor._data) and bool(
@@ -67,22 +67,14 @@ def inplace(tensor, out_of_place, *args, **kwargs):
                                "an in-place operation.")
     if recording and tensor.grad_fn is None and tensor._requires_grad:
         raise RuntimeError(LEAF_MESSAGE)
-    if recording:
-        # the op may save its input for backward: give it the old values, not our buffer
-        with device_context(tensor._data):
-            old_values = tensor._data.copy()
-        grad_fn, output_nr = _history_of_written(tensor, view)
-        source = tensor_type._make(old_values, grad_fn, output_nr)
-        source._requires_grad = tensor._requires_grad
-        if getattr(tensor, "_fw", None) is not None:  # forward AD: the old tangent goes in too
-            source._fw = tensor._fw
-        result = out_of_place(source, *args, **kwargs)
-        name_in_place_node(out_of_place, result.grad_fn)  # fill_: FillBackward2 and 3
-        shift_not_implemented_edges(result.grad_fn, view, source)
-        if grad_fn is not tensor.grad_fn:  # a hook-free edge for the write; what the op saved
-            _resave_with_hooks(result, source, tensor)  # keeps the view's hooked history
-    else:
-        result = out_of_place(tensor, *args, **kwargs)
+    try:
+        result = _run_out_of_place(tensor, view, recording, out_of_place, args, kwargs)
+    except (NotImplementedError, RuntimeError) as error:
+        # torch checks the output before its TensorIterator finds no kernel or no common dtype
+        if type(error) is NotImplementedError or str(error).startswith(UNSIGNED_PROMOTION):
+            check_output_before_kernel(out_of_place, tensor._data, [
+                a._data if isinstance(a, tensor_type) else a for a in args])
+        raise
     if saved_mutation.state.active:  # allow_mutation_on_saved_tensors: copy what is saved
         saved_mutation.before_write(tensor)
     _write(tensor, result._data)
@@ -106,6 +98,26 @@ def inplace(tensor, out_of_place, *args, **kwargs):
     if forward_ad is not None and (view is not None or len(tensor._vc) > 1):
         forward_ad.after_inplace(tensor, view)
     return tensor
+
+
+def _run_out_of_place(tensor, view, recording: bool, out_of_place, args, kwargs):
+    """The op's result for the values ``tensor`` holds; recording, on a copy of them that
+    carries the tensor's history (the op may save its input for backward)."""
+    if not recording:
+        return out_of_place(tensor, *args, **kwargs)
+    with device_context(tensor._data):
+        old_values = tensor._data.copy()
+    grad_fn, output_nr = _history_of_written(tensor, view)
+    source = _tensor_type()._make(old_values, grad_fn, output_nr)
+    source._requires_grad = tensor._requires_grad
+    if getattr(tensor, "_fw", None) is not None:  # forward AD: the old tangent goes in too
+        source._fw = tensor._fw
+    result = out_of_place(source, *args, **kwargs)
+    name_in_place_node(out_of_place, result.grad_fn)  # fill_: FillBackward2 and 3
+    shift_not_implemented_edges(result.grad_fn, view, source)
+    if grad_fn is not tensor.grad_fn:  # a hook-free edge for the write; what the op saved
+        _resave_with_hooks(result, source, tensor)  # keeps the view's hooked history
+    return result
 
 
 def _tangent_after_write(old, new):
@@ -194,20 +206,7 @@ def _resave_output(result, tensor, into_view: bool) -> None:
 
 def _write(tensor, values) -> None:
     target = tensor._data
-    # torch's canCast: never down a category (complex, floating, integer, bool); within one,
-    # any width or sign (uint8 += int16 wraps)
-    if values.dtype != target.dtype and category(values.dtype) > category(target.dtype):
-        raise RuntimeError(f"result type {scalar_type_name(values)} can't be cast to the desired "
-                           f"output type {scalar_type_name(target)}")
-    if values.shape != target.shape:
-        try:
-            np.broadcast_shapes(values.shape, target.shape)
-            ok = np.broadcast_shapes(values.shape, target.shape) == target.shape
-        except ValueError:
-            ok = False
-        if not ok:
-            raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the "
-                               f"broadcast shape {list(values.shape)}")
+    check_output(target, values.shape, values.dtype)
     if not getattr(target.flags, "writeable", True):  # an expanded tensor (CuPy: no flag)
         alias = writable_alias(target)
         if alias is None:

@@ -10,7 +10,8 @@ from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op, seam
 from gradkit.ops.conversion import fitted_item
 from gradkit.ops.piecewise import where
-from gradkit.ops.unary_helpers import c_type_name
+from gradkit.ops.promotion import WIDE_UNSIGNED
+from gradkit.ops.unary_helpers import c_type_name, kernel_error
 
 
 def expanded_warning(name: str, example: str) -> str:
@@ -25,6 +26,8 @@ def masked_fill(xp, x, mask, value):
     # torch's out-of-place masked_fill expands (mask, self) first, then runs masked_fill_
     _check_broadcast(mask, x)
     _check_value_and_mask(mask, value)
+    if x.dtype in WIDE_UNSIGNED:  # torch's kernel refuses them before it reads the value
+        raise kernel_error("masked_fill")(x)
     return xp.where(mask, xp.asarray(fitted_item(value, x.dtype), dtype=x.dtype), x)
 
 

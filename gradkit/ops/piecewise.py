@@ -7,7 +7,7 @@ from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.promotion import check_fits, promote, result_type
 from gradkit.ops.unary import unary
-from gradkit.ops.unary_helpers import fixed_error, kernel_error, reject_complex
+from gradkit.ops.unary_helpers import fixed_error, kernel_error, reject_complex, require_tensors
 
 
 def defmask(op, passes) -> None:
@@ -152,8 +152,9 @@ def ones_like(xp, x):
 @op(save=("cond",), broadcast=True, batchable=True, method=True)
 def where(xp, cond, x, y):
     """x where ``cond`` is true, else y (broadcasting; no gradient to cond)."""
-    for number, other in ((x, y), (y, x)):
-        check_fits(number, result_type(other, number))
+    dtype = result_type(x, y)  # torch's message names x's dtype first
+    for number in (x, y):
+        check_fits(number, dtype)
     x, y = promote(xp, x, y)  # two Python numbers become arrays of their promoted dtype
     return xp.where(cond, x, y)
 
@@ -179,8 +180,10 @@ def _first_at_ties(xp, x, y, out):
 @op(save=("x", "y"), broadcast=True, batchable=True, method=True)
 def maximum(xp, x, y):
     """Elementwise maximum of x and y (broadcasting)."""
+    require_tensors("maximum", x, y)
+    for operand in (x, y):  # before promotion: uint16 with complex64 is this error too
+        reject_complex(operand, _PAIRWISE_COMPLEX["maximum"])
     x, y = promote(xp, x, y)
-    reject_complex(x, _PAIRWISE_COMPLEX["maximum"])
     return _first_at_ties(xp, x, y, xp.maximum(x, y))
 
 
@@ -199,8 +202,10 @@ maximum.defjvp(lambda t, x, y: where(x < y, 0.0, _share(t, x, y)),
 @op(save=("x", "y"), broadcast=True, batchable=True, method=True)
 def minimum(xp, x, y):
     """Elementwise minimum of x and y (broadcasting)."""
+    require_tensors("minimum", x, y)
+    for operand in (x, y):  # before promotion: uint16 with complex64 is this error too
+        reject_complex(operand, _PAIRWISE_COMPLEX["minimum"])
     x, y = promote(xp, x, y)
-    reject_complex(x, _PAIRWISE_COMPLEX["minimum"])
     return _first_at_ties(xp, x, y, xp.minimum(x, y))
 
 

@@ -23,6 +23,7 @@ _INT64 = np.dtype(np.int64)
 _BOOL = np.dtype(np.bool_)
 # torch promotes uint16/32/64 only with themselves and floating types
 WIDE_UNSIGNED = frozenset(np.dtype(t) for t in (np.uint16, np.uint32, np.uint64))
+UNSIGNED_PROMOTION = "Promotion for uint16, uint32, uint64"  # how torch's refusal begins
 # torch's ScalarType names, in its messages
 SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
                      "complex64": "ComplexFloat", "complex128": "ComplexDouble",
@@ -52,7 +53,7 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     if a == b:
         return a
     if (a in WIDE_UNSIGNED or b in WIDE_UNSIGNED) and a.kind != "f" and b.kind != "f":
-        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+        raise RuntimeError(f"{UNSIGNED_PROMOTION} types is not supported, "
                            f"attempted to promote {_type_name(a)} and {_type_name(b)}")
     ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
     if ca != cb and min(ca, cb) <= 1:  # bool/integer meets a higher category: it wins

@@ -11,6 +11,7 @@ from gradkit.ops.arithmetic import add, div, mul
 from gradkit.ops.extremes import amax, amin
 from gradkit.ops.joining import stack
 from gradkit.ops.piecewise import maximum, minimum
+from gradkit.ops.promotion import result_type
 from gradkit.ops.reduction import sum as _sum
 from gradkit.ops.scans import prod
 from gradkit.ops.shape import _normalize_dim
@@ -54,7 +55,12 @@ def _segment(data: Tensor, reduce: str, axis: int, start: int, length: int, init
         total = _sum(piece, axis)
         return div(total if initial is None else add(total, initial), length)
     result = reduction(piece, axis)
-    return result if initial is None else join(result, initial)
+    if initial is None:
+        return result
+    if join is not add and join is not mul:  # maximum/minimum take tensors only, as torch's
+        initial = Tensor._make(backend.get_array_module(data._data).asarray(
+            initial, dtype=result_type(result._data, initial)))
+    return join(result, initial)
 
 
 def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,

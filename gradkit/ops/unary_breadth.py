@@ -10,7 +10,7 @@ from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops._op import op
-from gradkit.ops.clamp import _clamp_numbers, _clamp_tensors
+from gradkit.ops.clamp import clamped_by_numbers, clamped_by_tensors
 from gradkit.ops.elementwise import exp2
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import defmask, where
@@ -74,10 +74,10 @@ def positive(input: Tensor) -> Tensor:  # noqa: A002 - torch's name
 
 def _bound_op(name: str, lower: bool, node: str):
     """clamp_min (``lower``) or clamp_max with a number: clamp's forward, torch's node name."""
-    key = "min" if lower else "max"
 
     def forward(xp, x, bound=None):
-        return _clamp_numbers.forward(xp, x, **{key: bound})
+        return clamped_by_numbers(xp, x, *((bound, None) if lower else (None, bound)),
+                                  f"{name}_scalar_cpu")
     forward.__name__ = name
     declared = unary(save="x", node_name=f"{node}Backward0")(forward)
     defmask(declared, (lambda x, bound: x >= bound) if lower else (lambda x, bound: x <= bound))
@@ -87,8 +87,8 @@ def _bound_op(name: str, lower: bool, node: str):
 def _tensor_bound_op(name: str, lower: bool, node: str):
     """clamp_min (``lower``) or clamp_max with a tensor bound; the bound gets the gradient
     where x lies beyond it (torch's formulas)."""
-    def forward(xp, x, bound):
-        return _clamp_tensors.forward(xp, x, *((bound, None) if lower else (None, bound)))
+    def forward(xp, x, bound):  # torch's maximum/minimum kernels: bools too
+        return clamped_by_tensors(xp, x, *((bound, None) if lower else (None, bound)))
     forward.__name__ = name
     declared = op(save=("x", "bound"), broadcast=True, batchable=True,
                   node_name=f"{node}Backward1")(forward)
@@ -135,11 +135,13 @@ def clamp_max(input: Tensor, max: Tensor | float) -> Tensor:  # noqa: A002
 
 
 def _in_place(one_sided):
-    """x.clamp_min_(b) / x.clamp_max_(b): torch's structured kernel names the target's C type
-    when the result cannot be written into it ("... to the desired output type long int")."""
+    """x.clamp_min_(b) / x.clamp_max_(b): torch's structured kernel of a number bound names the
+    target's C type when the result cannot be written into it ("... output type long int"),
+    the maximum/minimum kernel of a tensor bound its ScalarType (``inplace``'s own message)."""
     def checked(input, bound):  # noqa: A002
         result = one_sided(input, bound)
-        if category(result._data.dtype) > category(input._data.dtype):
+        if type(bound) in PY_SCALARS and \
+                category(result._data.dtype) > category(input._data.dtype):
             raise RuntimeError(f"result type {scalar_type_name(result._data)} can't be cast to "
                                f"the desired output type {c_type_name(input._data)}")
         return result

@@ -1,12 +1,14 @@
 """Small helpers shared by op forwards: torch's names of dtypes."""
 from __future__ import annotations
 
-from gradkit.ops.promotion import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES, result_type
+from gradkit.ops.promotion import (
+    PY_SCALARS, SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES, result_type)
 
 _C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
                  "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
                  "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-                 "uint8": "unsigned char", "bool": "bool"}
+                 "uint8": "unsigned char", "bool": "bool", "uint16": "short unsigned int",
+                 "uint32": "unsigned int", "uint64": "long unsigned int"}
 
 
 def scalar_type_name(array) -> str:
@@ -66,3 +68,18 @@ def reject_complex(array, error) -> None:
     dtype = getattr(array, "dtype", None)  # a Python number beside a real array: fine
     if dtype is not None and dtype.kind == "c":
         raise error(array)
+
+
+def require_tensors(name: str, *operands, names=("input", "other")) -> None:
+    """torch's TypeError for a Python number where the op takes only Tensors."""
+    for position, (argument, value) in enumerate(zip(names, operands), 1):
+        if type(value) in PY_SCALARS:
+            raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be "
+                            f"Tensor, not {type(value).__name__}")
+
+
+def invalid_combination(name: str, *operands) -> TypeError:
+    """torch's TypeError for operands no overload of ``name`` takes (a number as ``input``)."""
+    kinds = (type(v).__name__ if type(v) in PY_SCALARS else "Tensor" for v in operands)
+    return TypeError(f"{name}() received an invalid combination of arguments - got "
+                     f"({', '.join(kinds)})")

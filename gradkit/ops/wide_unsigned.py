@@ -8,7 +8,7 @@ may hold such a type (an op with an integer or bool result; floating results are
 """
 from __future__ import annotations
 
-from gradkit.ops.promotion import SCALAR_TYPE_NAMES, WIDE_UNSIGNED
+from gradkit.ops.promotion import SCALAR_TYPE_NAMES, WIDE_UNSIGNED, result_type
 
 # ops with a kernel for them (by Op.name); views are allowed too
 ALLOWED = frozenset({
@@ -22,13 +22,17 @@ ALLOWED = frozenset({
     "index_put",  # x[i] = v: torch writes through a view there, its index_put_ refuses them
 })
 
+# ops that cast their value into self's dtype: only self's dtype needs a kernel
+FILLS_IN_SELF_DTYPE = frozenset({"masked_fill", "index_fill"})
+
 # torch's kernel names where they are not "<op>_cpu"
 KERNELS = {
     "add": "add_stub", "sub": "add_stub", "rsub": "add_stub", "floor_divide": "div_floor_cpu",
     "max_all": "max_all", "min_all": "min_all", "amax": "max_values_cpu", "amin": "min_values_cpu",
     "max_dim": "max_cpu", "min_dim": "min_cpu", "bitwise_left_shift": "lshift_cpu",
     "bitwise_right_shift": "rshift_cpu", "matmul": "addmm_impl_cpu_", "mm": "addmm_impl_cpu_",
-    "bmm": "bmm",
+    "bmm": "bmm", "fmax": "maximum_cpu", "fmin": "minimum_cpu",  # integers: no NaN to skip
+    "addcmul": "addcmul_cpu_out",
     "clamp": "clamp_scalar_cpu", "masked_fill": "masked_fill", "count_nonzero":
     "nonzero_count_cpu", "nonzero": "nonzero_count_cpu", "pow": "pow", "square": "pow",
     "gather": "scatter_gather_tensor_cpu", "scatter": "scatter_gather_tensor_cpu",
@@ -40,13 +44,25 @@ KERNELS = {
 
 
 def check(op, arrays) -> None:
-    """torch's NotImplementedError when one of ``arrays`` is uint16/32/64 and ``op`` has no
-    kernel for it."""
+    """torch's NotImplementedError when ``op`` computes in uint16/32/64 and has no kernel for
+    it. torch judges the dtype the op computes in: a 0-d uint16 tensor added to an int8 vector
+    (or compared with a float) runs the int8 (float) kernel."""
     if op.view or op.name in ALLOWED:
         return
-    for array in arrays:
-        dtype = getattr(array, "dtype", None)
-        if dtype in WIDE_UNSIGNED:
-            kernel = KERNELS.get(op.name, f"{op.name}_cpu")
-            raise NotImplementedError(
-                f'"{kernel}" not implemented for \'{SCALAR_TYPE_NAMES[dtype.name]}\'')
+    if op.name == "pow" and type(arrays[-1]) in (int, bool) and arrays[-1] in (0, 1):
+        return  # torch's pow(x, 0) and pow(x, 1) are ones and a copy, without its kernel
+    if op.name in FILLS_IN_SELF_DTYPE:
+        arrays = arrays[:1]
+    dtype = next((a.dtype for a in arrays if getattr(a, "dtype", None) in WIDE_UNSIGNED), None)
+    if dtype is None:
+        return
+    if len(arrays) > 1:
+        try:
+            common = result_type(*arrays)
+        except (RuntimeError, TypeError):  # operands that do not promote together (indices)
+            common = dtype
+        if common not in WIDE_UNSIGNED:
+            return
+        dtype = common
+    kernel = KERNELS.get(op.name, f"{op.name}_cpu")
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{SCALAR_TYPE_NAMES[dtype.name]}\'')

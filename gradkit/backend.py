@@ -73,6 +73,21 @@ if _ml_dtypes is not None:  # pragma: no cover - optional
 _BY_NP = {d.np: d for d in ALL_DTYPES}
 
 
+# torch's ScalarType names, in its messages
+SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
+                     "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+                     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                     "uint8": "Byte", "bool": "Bool", "uint16": "UInt16", "uint32": "UInt32",
+                     "uint64": "UInt64"}
+
+
+def legacy_type_name(array) -> str:
+    """torch's legacy type name of an array's tensor, as its messages print it, with gradkit's
+    prefix: ``gradkit.FloatTensor``, ``gradkit.cuda.DoubleTensor``."""
+    name = SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)
+    return f"gradkit.{'' if isinstance(array, np.ndarray) else 'cuda.'}{name}Tensor"
+
+
 def from_numpy_dtype(np_dtype) -> dtype:
     """The gradkit dtype of a NumPy/CuPy dtype (raises TypeError for unsupported ones)."""
     try:

@@ -29,7 +29,7 @@ from gradkit.autograd.saved_hooks import (  # noqa: F401
     saved_tensors_hooks,
 )
 from gradkit.autograd.saved_mutation import allow_mutation_on_saved_tensors  # noqa: F401
-from gradkit.backend import from_numpy_dtype, get_array_module
+from gradkit.backend import get_array_module, legacy_type_name
 
 _sequence = itertools.count()  # next() on a count is atomic under the GIL
 accumulate_lock = threading.Lock()  # guards .grad of leaves shared across threads
@@ -289,7 +289,7 @@ class SavedTensor:
                                 f"got result of type {type(tensor).__name__}")
             return self._attach(tensor, node) if as_tensor else tensor._data
         if self.version_counter[0] != self.version:
-            desc = f"gradkit.{from_numpy_dtype(self.data.dtype).name} {list(self.data.shape)}"
+            desc = f"{legacy_type_name(self.data)} {list(self.data.shape)}"
             owner = ""
             if self.output_nr >= 0:
                 owner = f", which is output {self.output_nr} of {forward_op_name(node.name())}"

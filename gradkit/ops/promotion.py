@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.backend import get_default_dtype
+from gradkit.backend import SCALAR_TYPE_NAMES, get_default_dtype
 from gradkit.ops.memory_overlap import has_internal_overlap
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # V: bfloat16 (ml_dtypes)
@@ -24,12 +24,6 @@ _BOOL = np.dtype(np.bool_)
 # torch promotes uint16/32/64 only with themselves and floating types
 WIDE_UNSIGNED = frozenset(np.dtype(t) for t in (np.uint16, np.uint32, np.uint64))
 UNSIGNED_PROMOTION = "Promotion for uint16, uint32, uint64"  # how torch's refusal begins
-# torch's ScalarType names, in its messages
-SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
-                     "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-                     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                     "uint8": "Byte", "bool": "Bool", "uint16": "UInt16", "uint32": "UInt32",
-                     "uint64": "UInt64"}
 
 
 def _type_name(dtype: np.dtype) -> str:

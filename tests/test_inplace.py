@@ -46,8 +46,8 @@ def test_modified_saved_tensor_is_detected_with_versions():
     h.add_(1)
     with pytest.raises(RuntimeError, match=r"one of the variables needed for gradient computation "
                                            r"has been modified by an inplace operation: "
-                                           r"\[gradkit.DoubleTensor \[2\]\].*is at version 1; expected "
-                                           r"version 0 instead"):
+                                           r"\[gradkit.DoubleTensor \[2\]\].*is at version 1; "
+                                           r"expected version 0 instead"):
         y.sum().backward()
 
 

@@ -104,7 +104,7 @@ def test_advancedindex_integer_arrays(choice, dtype):  # test_advancedindex
         x[ri([0, 2, 4]),] = m.tensor([5, 4, 3], dtype=dt)
         out.append(x.clone())
         strided = m.tensor((), dtype=dt)
-        strided.set_(_consec(m, 10, dtype=dt), 0, (4,), (2,))  # torch's test: a storage
+        strided.set_(_consec(m, 10, dtype=dt).untyped_storage(), 0, (4,), (2,))
         out += [strided[[0]], strided[ri([3]),], strided[ri([[2, 1], [0, 3]]),]]
         ref = _consec(m, 3, 2, dtype=dt)
         out += [ref[ri([0, 1, 2]), ri([0])], ref[(ri([0, 1, 1, 0, 2]), ri([1]))],
@@ -116,7 +116,7 @@ def test_advancedindex_integer_arrays(choice, dtype):  # test_advancedindex
         out += [ref, t[ri([0, 1, 2]), ri([1])], t[ri([[0, 0], [1, 3]]), ri([[0, 1], [1, 2]])]]
         t[ri([0]), ri([1])] = -1
         wide = m.tensor((), dtype=dt)
-        wide.set_(m.arange(0.0, 24, dtype=dt), 10, (2, 2), (7, 1))
+        wide.set_(m.arange(0.0, 24, dtype=dt).untyped_storage(), 10, (2, 2), (7, 1))
         wide[ri([0, 1]), ri([1, 0])] = m.tensor([-1, 2], dtype=dt)
         wide[ri([[0], [1]]), ri([[0, 1], [0, 1]])] += 1
         return out + [t, wide]

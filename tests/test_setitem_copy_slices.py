@@ -170,3 +170,35 @@ def test_version_counters_of_base_and_views():
         return x._version, y._version, x.tolist()
 
     assert program(gradkit) == program(torch)
+
+
+def test_forward_ad_through_partial_writes():
+    """Tangents follow the writes (the view's region takes the value's tangent)."""
+    def program(m):
+        fa = m.autograd.forward_ad
+        with fa.dual_level():
+            x = fa.make_dual(m.arange(6.0).reshape(2, 3), m.ones(2, 3))
+            v = fa.make_dual(m.tensor([5.0, 6.0, 7.0]), m.tensor([1.0, 2.0, 3.0]))
+            y = x * 1
+            y[1] = v
+            y[0, 1:] = 2.0
+            y[:, 0] *= 3
+            return [t.tolist() for t in fa.unpack_dual(y)]
+
+    assert program(gradkit) == program(torch)
+
+
+def _writes(x, v):
+    y = x * 1
+    y[1:] = v * 2
+    y[0, ::2] = v[0, :2].exp()
+    y[..., 1].mul_(v[0, 2])
+    return y
+
+
+def test_gradcheck_and_gradgradcheck_through_writes():
+    for m in (gradkit, torch):
+        x = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=m.float64, requires_grad=True)
+        v = m.tensor([[0.5, -1.0, 2.0]], dtype=m.float64, requires_grad=True)
+        assert m.autograd.gradcheck(_writes, (x, v))
+        assert m.autograd.gradgradcheck(_writes, (x, v))

@@ -71,7 +71,8 @@ def _split_key(key, ndim: int):
     if not any(map(_is_bool_scalar, key)) and not (any(map(_is_array_index, key)) and any(
             _is_int(k) or k is None or type(k) is slice and k != slice(None) for k in key)):
         return None
-    consumed = sum(_dims_consumed(k) for k in key if k is not Ellipsis)
+    consumed = sum(_dims_consumed(k) for k in key if k is not Ellipsis) if any(
+        k is Ellipsis for k in key) else 0  # (only an Ellipsis needs it)
     basic, advanced = [], []
     for k in key:
         if k is Ellipsis:

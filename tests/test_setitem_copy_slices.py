@@ -202,3 +202,22 @@ def test_gradcheck_and_gradgradcheck_through_writes():
         v = m.tensor([[0.5, -1.0, 2.0]], dtype=m.float64, requires_grad=True)
         assert m.autograd.gradcheck(_writes, (x, v))
         assert m.autograd.gradgradcheck(_writes, (x, v))
+
+
+@pytest.mark.parametrize("write", [
+    "x[mask] = 2.0", "x[mask] = w", "x[[0, 1]] = 2.0", "x[[0, 1]] = w", "x[1:, [0, 1]] = 2.0",
+    "x[1:, [0, 1]] = w", "x[0, [0, 1]] = w", "x[rows] = w.expand(2, 4)", "x[None, 1:, [2]] = w",
+])
+def test_advanced_writes_as_torch(write):
+    """An advanced key is index_put_ (a number value is a 0-d tensor: a (None, 0) edge), into
+    the view its basic indices make when there are any (CopySlices on x, as torch)."""
+    def program(m):
+        leaf = m.arange(12.0, dtype=m.float64).requires_grad_(True)
+        w = m.tensor(3.0, dtype=m.float64, requires_grad=True)
+        x = leaf.reshape(3, 4) * 1
+        names = {"x": x, "w": w * 1, "mask": x > 5, "rows": m.tensor([True, False, True])}
+        exec(write, names)  # noqa: S102 - the writes above
+        grads = m.autograd.grad((x * x).sum(), (leaf, w), create_graph=True, allow_unused=True)
+        return _graph(x.grad_fn), x._version, x, list(grads)
+
+    assert_same(program(gradkit), program(torch))

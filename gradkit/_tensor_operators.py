@@ -11,7 +11,8 @@ import re
 import numpy as np
 
 from gradkit._tensor import Tensor, extend
-from gradkit.ops import arithmetic, comparison, conversion, elementwise, indexing, piecewise
+from gradkit.ops import (
+    arithmetic, comparison, conversion, elementwise, indexing, piecewise, setitem)
 from gradkit.ops import methods as method_table
 from gradkit.ops._op import Op
 from gradkit.ops._op import dispatch as _dispatch
@@ -114,7 +115,10 @@ class _TensorOperators:
         return indexing.getitem(self, key)
 
     def __setitem__(self, key, value) -> None:
-        indexing.setitem_(self, key, value)
+        setitem.setitem_(self, key, value)
+
+    def __delitem__(self, key) -> None:
+        raise TypeError("Tensor does not support deleting items")
 
     def __iadd__(self, other):
         return self.add_(other)

@@ -88,12 +88,22 @@ def stride_order(shape: tuple, strides: tuple) -> tuple[int, ...]:
     """The dims in memory order (outermost first) by decreasing stride, as torch's
     ``preserve_format`` and ``dim_order`` sort them (its insertion sort with ambiguous
     comparisons: a stride 0 decides nothing; equal strides put the larger dim outside)."""
+    return iterator_order(shape, (strides,))
+
+
+def iterator_order(shape: tuple, operands) -> tuple[int, ...]:
+    """TensorIterator's reorder_dimensions: the dims outermost first, sorted by the strides of
+    the first operand that tells two dims apart (a stride 0 decides nothing; equal strides put
+    the larger dim outside, else ask the next operand); dims no operand orders keep theirs."""
     def should_swap(a: int, b: int) -> int:
-        if strides[a] == 0 or strides[b] == 0:
-            return 0
-        if strides[a] != strides[b]:
-            return -1 if strides[a] < strides[b] else 1
-        return 1 if shape[a] > shape[b] else 0
+        for strides in operands:
+            if strides[a] == 0 or strides[b] == 0:
+                continue
+            if strides[a] != strides[b]:
+                return -1 if strides[a] < strides[b] else 1
+            if shape[a] > shape[b]:
+                return 1
+        return 0
 
     perm = list(reversed(range(len(shape))))  # innermost first while sorting
     for i in range(1, len(perm)):

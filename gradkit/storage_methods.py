@@ -22,6 +22,7 @@ from gradkit.legacy_tensor import legacy_new
 from gradkit.ops.memory_overlap import storage_of, storage_offset
 from gradkit.ops.shape import view
 from gradkit.ops.strided import strided_array
+from gradkit.storage import TypedStorage, UntypedStorage
 
 # storages marked by share_memory_ (by id, while they live): torch's is_shared() is the storage's
 _shared_storages: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -37,6 +38,15 @@ _SET_SIGNATURES = (
     " * (torch.Storage source, int storage_offset, tuple of ints size, tuple of ints stride = "
     "None)\n * (Tensor source)\n"
     " * (Tensor source, int storage_offset, tuple of ints size, tuple of ints stride = None)\n")
+
+
+def _storage_elements(storage, tensor: Tensor) -> Tensor:
+    """A storage as a flat tensor of ``tensor``'s dtype (a TypedStorage keeps its own dtype,
+    which set_ then checks), to set ``tensor`` on: its memory, from the storage's start."""
+    typed = isinstance(storage, TypedStorage)
+    memory = storage._untyped_storage._bytes if typed else storage._bytes
+    dtype = backend.to_numpy_dtype(storage.dtype) if typed else tensor._data.dtype
+    return Tensor._make(memory[:len(memory) - len(memory) % dtype.itemsize].view(dtype))
 
 
 def _sizes(sizes: tuple) -> tuple[int, ...]:
@@ -150,6 +160,8 @@ class _StorageMethods:
         """This tensor on ``source``'s memory with its shape and strides (or ``size``/``stride``
         at ``storage_offset`` of it); empty memory without a source. Version bumped; gradkit
         refuses it where autograd would record it."""
+        if isinstance(source, (UntypedStorage, TypedStorage)):
+            source = _storage_elements(source, self)
         if source is not None and not isinstance(source, Tensor):
             raise TypeError("set_() received an invalid combination of arguments - got "
                             f"({type(source).__name__}), but expected one of:\n"

@@ -396,11 +396,20 @@ def _write_into_transposed_base(x):
     return base
 
 
+def _grad_through_a_view_write(x):
+    """A gradient through CopySlices whose seed depends on x: differentiating it again
+    differentiates the base's part of CopySlices' backward (zero_view_region)."""
+    base = x * 1.0
+    base[0].mul_(2.0)
+    (grad,) = G.autograd.grad(base, x, grad_outputs=x * x, create_graph=True)
+    return grad
+
+
 SAMPLES.update({
     "complex_views": (lambda x: (
         G.view_as_real(x * (1 + 1j)), G.view_as_complex(G.stack([x, -x], -1)),
         G.view_as_complex(G.view_as_real(x * 1j)).reshape(-1),
-        _write_into_transposed_base(x)), lambda: (R(2, 3),)),
+        _write_into_transposed_base(x), _grad_through_a_view_write(x)), lambda: (R(2, 3),)),
 })
 
 # lane fft: the three FFT primitives, through cupy.fft (n and s crop and pad on the device)

@@ -117,7 +117,6 @@ def test_strides_storage_offsets_and_contiguity_match_torch(name):
 LAYOUT_DIFFERS = {
     "mixed_layouts": (lambda m, x: x.transpose(0, 2) + x.transpose(0, 2).contiguous(),
                       (6, 2, 1), (1, 4, 12)),
-    "advanced_index": (lambda m, x: x[:, [0, 2]], (4, 8, 1), (8, 4, 1)),
 }
 
 

@@ -33,7 +33,7 @@ from gradkit.ops import _dispatch, _op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.complex import is_conjugated_view as _is_conjugated_view
 from gradkit.ops.piecewise import zeros_like as _zeros_like
-from gradkit.ops.inplace import copy_slices as _copy_slices
+from gradkit.ops.copy_slices import copy_slices as _copy_slices
 from gradkit.ops.memory_overlap import same_layout as _same_layout
 from gradkit.ops.reduction import sum as sum_
 from gradkit.ops.shape import broadcast_to, view

@@ -37,7 +37,8 @@ from gradkit.ops.gamma import digamma, i0, lgamma, mvlgamma, polygamma  # noqa: 
 from gradkit.ops.piecewise import (  # noqa: F401
     abs, ceil, floor, maximum, minimum, ones_like, round, sgn, sign, trunc, where, zeros_like)
 from gradkit.ops.indexing import (  # noqa: F401
-    gather, getitem, index_select, scatter, scatter_add, setitem_)
+    gather, getitem, index_select, scatter, scatter_add)
+from gradkit.ops.setitem import setitem_  # noqa: F401
 from gradkit.ops.masked_fill import masked_fill  # noqa: F401
 from gradkit.ops.index_put import index_put  # noqa: F401
 from gradkit.ops.padding import pad  # noqa: F401

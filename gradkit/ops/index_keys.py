@@ -30,9 +30,14 @@ def _raw_index(k, tensor_type):
     if isinstance(k, tensor_type):
         data = k._data
         if data.dtype == np.uint8:  # torch's deprecated reading: a uint8 tensor is a mask
-            warnings.warn(_UINT8_WARNING, UserWarning, stacklevel=5)
+            if data.ndim:  # (a 0-d one is a boolean scalar, without a warning)
+                warnings.warn(_UINT8_WARNING, UserWarning, stacklevel=5)
             return data != 0
+        if data.dtype.kind in "fcV":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return int(data) if data.ndim == 0 and data.dtype.kind in "iu" else data
+    if isinstance(k, (tuple, range)):  # a sequence inside the key: an index tensor (torch)
+        return np.asarray(k) if len(k) else np.zeros(0, dtype=np.int64)
     if isinstance(k, list) and any(isinstance(i, tensor_type) for i in k):
         return [_raw_index(i, tensor_type) for i in k]
     if isinstance(k, np.integer):  # an integer like any other (x[np.int64(1)] is a view)
@@ -51,21 +56,23 @@ _SEQUENCE_WARNING = (
 
 def _sequence_as_tuple(key: list, tensor_type) -> bool:
     return len(key) < 32 and any(
-        isinstance(k, (tensor_type, list, tuple, slice, np.ndarray)) or k is None
+        isinstance(k, (tensor_type, list, tuple, range, slice, np.ndarray)) or k is None
         or k is Ellipsis for k in key)
 
 
 def _split_key(key, ndim: int):
-    """torch applies integers (and boolean scalars, as new dims) before the advanced indices,
-    NumPy counts them among the advanced ones (which moves the advanced dims first when a slice
-    separates them): ``(basic, advanced)`` keys whose successive application is torch's
-    ``key``, else None (NumPy agrees)."""
+    """torch applies the basic indices (integers, slices, None, and boolean scalars as new dims)
+    before the advanced ones, as views (``x[1:, [0, 1]]`` records SliceBackward0 then
+    IndexBackward0); NumPy counts integers among the advanced ones (which moves the advanced
+    dims first when a slice separates them): ``(basic, advanced)`` keys whose successive
+    application is torch's ``key``, else None (no basic index takes a step)."""
     if not isinstance(key, tuple):
         return None
-    if not any(map(_is_bool_scalar, key)) and not (
-            any(map(_is_array_index, key)) and any(map(_is_int, key))):
+    if not any(map(_is_bool_scalar, key)) and not (any(map(_is_array_index, key)) and any(
+            _is_int(k) or k is None or type(k) is slice and k != slice(None) for k in key)):
         return None
-    consumed = sum(_dims_consumed(k) for k in key if k is not Ellipsis)
+    consumed = sum(_dims_consumed(k) for k in key if k is not Ellipsis) if any(
+        k is Ellipsis for k in key) else 0  # (only an Ellipsis needs it)
     basic, advanced = [], []
     for k in key:
         if k is Ellipsis:
@@ -207,3 +214,20 @@ def clipped_key(xp, x, key):
         dim += 0 if k is Ellipsis else _dims_consumed(k)
         clipped.append(k)
     return (tuple(clipped) if isinstance(key, tuple) else clipped[0]), message
+
+
+def check_masks(shape: tuple, key) -> None:
+    """torch's IndexError for a boolean mask whose shape is not that of the dims it covers."""
+    keys = key if isinstance(key, tuple) else (key,)
+    dim = 0
+    for k in keys:
+        if k is Ellipsis:
+            dim += len(shape) - sum(_dims_consumed(j) for j in keys if j is not Ellipsis)
+            continue
+        if getattr(k, "ndim", 0) and k.dtype.kind == "b":
+            for j, n in enumerate(k.shape):
+                if dim + j < len(shape) and shape[dim + j] != n:
+                    raise IndexError(f"The shape of the mask {list(k.shape)} at index {j} does "
+                                     f"not match the shape of the indexed tensor {list(shape)} "
+                                     f"at index {dim + j}")
+        dim += _dims_consumed(k) if k is not None else 0

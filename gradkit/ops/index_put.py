@@ -1,5 +1,5 @@
 """torch.index_put and ``Tensor.index_put(_)``: values written (or added) at a tuple of index
-tensors, as ``input[indices] = values`` (``x[key] = v`` itself is ``indexing.setitem_``)."""
+tensors, as ``input[indices] = values`` (``x[key] = v`` itself is ``setitem.setitem_``)."""
 from __future__ import annotations
 
 from gradkit.ops.index_keys import _raw_key
@@ -23,6 +23,15 @@ def index_put(input, indices, values, accumulate: bool = False):  # noqa: A002 -
     key = _raw_key(tuple(indices))
     if not accumulate:
         return index_put_key(input, values, key=key)
-    region = getitem(input, tuple(indices))
+    region = getitem(input, key)
+    if not _broadcasts(tuple(values.shape), tuple(region.shape)):
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
+                           f"broadcast to indexing result of shape {list(region.shape)}")
     return input + index_put_into_zeros(expand(values, tuple(region.shape)),
                                         shape=tuple(input.shape), key=key)
+
+
+def _broadcasts(shape: tuple, target: tuple) -> bool:
+    """Whether values of ``shape`` broadcast to ``target`` (no leading 1-dims dropped here)."""
+    return len(shape) <= len(target) and all(
+        n in (1, t) for n, t in zip(reversed(shape), reversed(target)))

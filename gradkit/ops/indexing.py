@@ -3,21 +3,21 @@ from __future__ import annotations
 
 import warnings
 
-from gradkit._tensor import Tensor
-from gradkit.creation import tensor, zeros
+from gradkit.creation import zeros
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.index_keys import (
     _dims_consumed, _is_basic, _is_bool_scalar, _is_int, _located, _raw_key, _split_key,
-    check_index_put, clipped_key, selects_all)
-from gradkit.ops.conversion import copy_from, fill, fitted, real_if_cast_to_real
-from gradkit.ops.inplace import inplace
+    check_masks, clipped_key, selects_all)
+from gradkit.ops.conversion import real_if_cast_to_real
+from gradkit.ops.index_layout import in_torch_layout, index_layout
 from gradkit.ops.masked_fill import expanded_warning
-from gradkit.ops.memory_overlap import (
-    PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, share_memory)
 from gradkit.ops.setitem_checks import (
-    NUMPY_SHAPES, check_assignable, check_expands_to_region, value_shape_refusal)
+    NUMPY_SHAPES, value_shape_refusal)
 from gradkit.ops.shape import _normalize_dim, reshape
 
+
+ZERO_DIM_INDEX = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                  "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
 
 # x[key] of a basic key: torch's chain of views (ops/slicing.py sets it: its view ops'
 # rules are written with this module's index_put_into_zeros)
@@ -26,10 +26,12 @@ basic_index = None
 
 @op(save="x.shape", linear=True, node_name="IndexBackward0")
 def _index(xp, x, *, key):
+    check_masks(x.shape, key)
     try:
-        return x[key]
+        out = x[key]
     except IndexError as error:
         return _empty_region_or_raise(xp, x, key, error)
+    return in_torch_layout(xp, out, index_layout(x, key))
 
 
 def _empty_region_or_raise(xp, x, key, error: IndexError):
@@ -71,13 +73,16 @@ _index.defjvp(lambda t, x_shape, key: _index(t, key))
 
 def getitem(x, key):
     """``x[key]`` with torch's basic (a view) and advanced (a copy) indexing."""
+    if type(key) is int and not x.ndim:
+        raise IndexError(ZERO_DIM_INDEX)
     if type(key) is not int and not (type(key) is tuple and _is_basic(key)):
         key = _raw_key(key)  # (x[i], x[:, i]...: ints, slices, None and ... need no reading)
     _check_bounds(x, key)
     if _is_basic(key):
         return basic_index(x, key)
     parts = _split_key((key,) if _is_bool_scalar(key) else key, x.ndim)
-    if parts is not None:  # integers first, as torch: x[0, :, [0, 1]] is x[0][:, [0, 1]]
+    if parts is not None and not selects_all(x.shape, parts[0]):
+        # the basic indices first, as torch: x[0, :, [0, 1]] is x[0][:, [0, 1]]
         return _index(basic_index(x, parts[0]), parts[1])
     return _index(x, key)
 
@@ -87,8 +92,13 @@ def _check_bounds(x, key):
     dim = 0
     for k in keys:
         if type(k) is slice:  # the commonest: one dim, nothing to check
+            if not x.ndim and None not in keys:
+                raise IndexError("slice() cannot be applied to a 0-dim tensor.")
             dim += 1
             continue
+        if isinstance(k, float):  # NumPy's message names its own index types
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
+                             "byte Variables are valid indices (got float)")
         if k is None or _dims_consumed(k) == 0:  # None and boolean scalars add a dim
             continue
         if k is Ellipsis:
@@ -96,6 +106,8 @@ def _check_bounds(x, key):
             dim += max(0, x.ndim - sum(_dims_consumed(j) for j in keys if j is not Ellipsis))
             continue
         if _is_int(k):
+            if not -2 ** 63 <= k < 2 ** 63:
+                raise ValueError("Overflow when unpacking long long")
             if dim >= x.ndim:
                 raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
             size = x.shape[dim]
@@ -127,6 +139,7 @@ def index_put_key(xp, x, value, key=None):
     ``x[key] = value``)."""
     out = xp.array(x)  # a copy, and a 0-d array where a plain backward passes a NumPy scalar
     target, key = _located(out, key)
+    check_masks(target.shape, key)
     if hasattr(value, "dtype"):
         value = real_if_cast_to_real(value, out.dtype)
     shape = getattr(value, "shape", ())
@@ -154,6 +167,7 @@ def _value_grad(g, value_shape, key):
 
 index_put_key.defvjp(lambda g, x_shape, value_shape, key: index_put_key(g, 0.0, key),
                      lambda g, x_shape, value_shape, key: _value_grad(g, value_shape, key))
+index_put_key.number_edges = True  # torch makes a number value a 0-d tensor: a (None, 0) edge
 index_put_key.defjvp(lambda t, x_shape, value_shape, key: index_put_key(t, 0.0, key),
                      lambda t, x_shape, value_shape, key: index_put_into_zeros(t, x_shape, key))
 
@@ -166,44 +180,6 @@ def _index_put_overlap(target, value, key=None) -> bool:
 
 
 index_put_key.check_overlap = _index_put_overlap
-
-
-def setitem_(x, key, value):
-    """``x[key] = value`` in place (bumps the version; rebases x's history when recording)."""
-    check_assignable(x, value)
-    if key is False:  # torch writes nothing (and bumps no version) for x[False] = v
-        return x
-    value = fitted(value, x._data.dtype, one_element=True)  # torch makes a number a tensor
-    raw = _raw_key(key)
-    _check_bounds(x, raw)  # torch's slicing checks integers first, before the in-place checks
-    if getattr(value, "ndim", 0) and (_is_basic(raw) or raw is True):
-        check_expands_to_region(x, raw, value)  # a view's copy_ in torch (True: unsqueeze)
-    check_index_put(x, raw, value, key)
-    whole = _is_basic(raw) and selects_all(x.shape, raw)
-    if whole or _is_basic(raw) and (has_internal_overlap(x._data) or (
-            hasattr(value, "_data") and share_memory(x._data, value._data))):
-        # as torch, copy into the region's view (x itself for full slices: the gradient of
-        # what was there is then copy_'s or fill_'s zeros, with no graph): its own elements
-        # may not share memory (for an expanded x, x[0] = v is fine, x[:] = v is refused),
-        # nor only part of v's once v is broadcast to the region (torch's copy_to in its
-        # setitem; a 0-d v is filled in)
-        region = x if whole else getitem(x, key)
-        if whole and not isinstance(value, Tensor):  # torch makes the number a 0-d tensor
-            value = tensor(value, dtype=x.dtype, device=x.device)
-        if hasattr(value, "_data") and value.shape != region.shape:
-            if value.ndim == 0:
-                inplace(region, fill, value)
-                return x
-            first = next((k for k, n in enumerate(value.shape) if n != 1), value.ndim)
-            shape = tuple(value.shape[first:])  # v without its leading 1-dims, as torch
-            if not shape and region.ndim and region.numel() == 1 and any(
-                    region._data.strides) and share_memory(region._data, value._data):
-                # one element, expanded with strides 0 in torch: laid out unlike the region's
-                raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)
-            value = reshape(value, shape).expand(tuple(region.shape))
-        inplace(region, copy_from, value)
-        return x
-    return inplace(x, index_put_key, value, raw)
 
 
 def _along_axis_key(xp, index, dim):

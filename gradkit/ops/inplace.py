@@ -18,19 +18,16 @@ from gradkit.autograd.grad_mode import enable_grad, records_graph
 from gradkit.autograd.graph import SavedTensor, accumulate_node
 from gradkit.autograd.inference import check_inplace
 from gradkit.backend import device_context
-from gradkit.creation import zeros
 from gradkit.ops import _dispatch
-from gradkit.ops._op import op
-from gradkit.ops.copy_slices_edges import shift_not_implemented_edges
+from gradkit.ops.copy_slices import copy_slices, wrap_op_node
 from gradkit.ops.in_place_overloads import (
     check_output, check_output_before_kernel, in_place_checks, name_in_place_node)
 from gradkit.ops.memory_overlap import (
     OVERLAP_MESSAGE, PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, may_overlap, partially_overlap)
-from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.promotion import UNSIGNED_PROMOTION
 from gradkit.ops.stale_views import make_stale
 from gradkit.ops.views import (
-    DEFAULT, copy_in_layout, layout_of, live_views, refresh_computed, replay_view, writable_alias,
+    DEFAULT, layout_of, live_views, refresh_computed, replay_view, writable_alias,
     write_through)
 
 
@@ -114,7 +111,6 @@ def _run_out_of_place(tensor, view, recording: bool, out_of_place, args, kwargs)
         source._fw = tensor._fw
     result = out_of_place(source, *args, **kwargs)
     name_in_place_node(out_of_place, result.grad_fn)  # fill_: FillBackward2 and 3
-    shift_not_implemented_edges(result.grad_fn, view, source)
     if grad_fn is not tensor.grad_fn:  # a hook-free edge for the write; what the op saved
         _resave_with_hooks(result, source, tensor)  # keeps the view's hooked history
     return result
@@ -248,6 +244,7 @@ def _rebase_view(tensor, view, result, overlapping: bool = False) -> None:
     chain = view.steps()
     new_base = copy_slices(Tensor_alias(base), result, chain=chain, overlapping=overlapping,
                            layout=layout_of(base._data))
+    wrap_op_node(new_base.grad_fn, result)
     set_history(base, new_base.grad_fn, 0)
     # the view itself is now that region of the new base
     regenerated = replay_view(chain, new_base)
@@ -301,72 +298,3 @@ def Tensor_alias(t):  # noqa: N802
     alias = _tensor_type()._make(t._data, t.grad_fn, t._output_nr, [0])
     alias._requires_grad = t._requires_grad
     return alias
-
-
-@op(save="base.shape", node_name="CopySlices")
-def copy_slices(xp, base, values, chain=(), written=True, overlapping=False, layout=None):
-    """The base after its view (described by ``chain``) was overwritten with ``values``.
-    ``written``: the write already happened in place, and the op only records the graph.
-    ``layout``: the base's memory order (views.layout_of), which the chain's replay needs."""
-    if written:
-        return base
-    out = copy_in_layout(xp, base, layout)
-    write_through(chain, out, values)
-    return out
-
-
-def _copy_slices_jvp(tangents, base_shape, chain, written, overlapping, layout):
-    """The base's tangent takes the values' tangent in the view's region (missing: zeros)."""
-    t_base, t_values = tangents
-    if t_base is None:
-        t_base = zeros(tuple(base_shape), dtype=t_values.dtype, device=t_values.device)
-    if t_values is None:
-        t_values = zeros_like(replay_view(chain, in_layout(t_base, layout)))
-    return copy_slices(t_base, t_values, chain=chain, written=False, layout=layout)
-
-
-@op(linear=True)
-def zero_view_region(xp, g, chain=(), layout=None):
-    """``g`` with zeros where the view described by ``chain`` lies (a projection)."""
-    out = copy_in_layout(xp, g, layout)
-    write_through(chain, out, 0)
-    return out
-
-
-zero_view_region.defvjp(lambda g, chain, layout: zero_view_region(g, chain, layout))
-zero_view_region.defjvp(lambda t, chain, layout: zero_view_region(t, chain, layout))
-
-
-@op(linear=True)
-def relayout(xp, g, layout=None):
-    """A copy of ``g`` laid out in memory as ``layout`` says (same values)."""
-    return copy_in_layout(xp, g, layout)
-
-
-relayout.defvjp(lambda g, layout: g)
-relayout.defjvp(lambda t, layout: t)
-
-
-def in_layout(g, layout):
-    """``g`` itself when its memory follows ``layout`` already, else a copy that does."""
-    data = getattr(g, "_data", g)
-    if not hasattr(data, "strides") or layout_of(data) == layout:
-        return g
-    return relayout(g, layout)
-
-
-def _copy_slices_base_grad(g, base_shape, chain, written, overlapping, layout):
-    # torch's CopySlices copies the gradient into the written region of a base-shaped buffer:
-    # refused, as any write, where that region's elements share memory (fill_ of an expanded
-    # view)
-    if overlapping:
-        raise RuntimeError(OVERLAP_MESSAGE)
-    return zero_view_region(g, chain, layout)
-
-
-def _copy_slices_values_grad(g, base_shape, chain, written, overlapping, layout):
-    return replay_view(chain, in_layout(g, layout))
-
-
-copy_slices.defvjp(_copy_slices_base_grad, _copy_slices_values_grad)
-copy_slices.defjvp_all(_copy_slices_jvp)

@@ -12,7 +12,8 @@ from gradkit.ops._op import op
 from gradkit.ops.comparison import (
     bitwise_not, eq, ge, gt, le, logical_and, logical_not, logical_or, logical_xor, lt, ne)
 from gradkit.ops.conversion import fill
-from gradkit.ops.indexing import getitem, setitem_
+from gradkit.ops.indexing import getitem
+from gradkit.ops.setitem import setitem_
 from gradkit.ops.inplace import inplace
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import zeros_like

@@ -5,7 +5,8 @@ import numpy as np
 
 from gradkit import backend
 from gradkit import memory_format as memory_formats
-from gradkit._tensor import Tensor, _varargs
+from gradkit._tensor import Tensor
+from gradkit.int_arguments import int_parameters, size_varargs
 from gradkit.generator import Generator, default_generator, rng_of
 from gradkit.number_arguments import number_argument
 from gradkit.quiet_numpy import keep_quiet
@@ -121,22 +122,20 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(array)
 
 
-def _checked_shape(size) -> tuple:
-    """``(2, 3)`` from ``(2, 3)`` or ``((2, 3),)``; torch's error for negative sizes."""
-    shape = _varargs(size)
+def _checked_shape(size, function: str) -> tuple:
+    """``(2, 3)`` from ``(2, 3)`` or ``((2, 3),)`` (``function``'s ``*size``, read as torch's
+    parser reads it: int_arguments.py); torch's error for negative sizes."""
+    shape = size_varargs(size, function, "size")
     for s in shape:
-        if not isinstance(s, (int, np.integer)):
-            raise TypeError(f"expected a sequence of integers as the size, but got "
-                            f"{type(s).__name__}")
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(shape)}")
     return shape
 
 
-def _filled(fill, size, dtype, device, requires_grad, kind="f") -> Tensor:
+def _filled(fill, size, dtype, device, requires_grad, kind="f", function="zeros") -> Tensor:
     dev, np_dtype = _resolve(dtype, device, kind)
-    shape = _checked_shape(size)
+    shape = _checked_shape(size, function)
     xp = backend.array_module(dev)
     if dev.type == "cpu":
         data = np.full(shape, fill, dtype=np_dtype)
@@ -156,17 +155,19 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ones: ``gradkit.ones(2, 3)`` or ``gradkit.ones((2, 3))``."""
-    return _filled(1, size, dtype, device, requires_grad)
+    return _filled(1, size, dtype, device, requires_grad, function="ones")
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of the given size (uninitialized in torch; here filled with zeros)."""
-    return _filled(0, size, dtype, device, requires_grad)
+    return _filled(0, size, dtype, device, requires_grad, function="empty")
 
 
+@int_parameters("full", size=(1, "SymInt[]"))
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value`` (dtype inferred from it: bool, int64 or float)."""
     fill_value = number_argument(fill_value, "full", "fill_value", 2)
+    size = (size,)  # one tuple of ints (int_parameters)
     if dtype is None:
         kind = "b" if isinstance(fill_value, bool) else \
             "i" if isinstance(fill_value, int) else "f"
@@ -175,8 +176,8 @@ def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False)
         elif isinstance(fill_value, complex):
             dtype = backend.get_default_dtype().to_complex()
         return _filled(fill_value, size, dtype, device, requires_grad,
-                       "i" if kind == "i" else "f")
-    return _filled(fill_value, size, dtype, device, requires_grad)
+                       "i" if kind == "i" else "f", "full")
+    return _filled(fill_value, size, dtype, device, requires_grad, function="full")
 
 
 def _like(t: Tensor, dtype, device):
@@ -308,7 +309,7 @@ def _random(sample, size, dtype, device, requires_grad, kind="f", generator=None
             function="rand") -> Tensor:
     rng = rng_of(generator, function)
     dev, np_dtype = _resolve(dtype, device, kind)
-    shape = _checked_shape(size)
+    shape = _checked_shape(size, function)
     return _finish(np.asarray(sample(rng, shape)).astype(np_dtype), dev, requires_grad)
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from gradkit import return_types
+from gradkit.int_arguments import ints_reader
 from gradkit._tensor import Tensor
 from gradkit.ops import piecewise
 from gradkit.ops._op import op
@@ -110,6 +111,8 @@ def _extreme_values(name: str, kernel: str, what: str):
 
 amax = _extreme_values("amax", "max_values_cpu", "Maximum")
 amin = _extreme_values("amin", "min_values_cpu", "Minimum")
+amax.numbers = ints_reader("amax", dim=(1, "int[1]"))
+amin.numbers = ints_reader("amin", dim=(1, "int[1]"))
 
 
 def _check_nonempty(name, x, dim, as_given=False):
@@ -219,7 +222,13 @@ def argmax(xp, x, dim=None, keepdim=False):
     return _arg_extreme(xp, x, dim, keepdim, "argmax", xp.argmax)
 
 
+argmax.numbers = ints_reader("argmax", dim=(1, "int"))
+
+
 @op(method=True)
 def argmin(xp, x, dim=None, keepdim=False):
     """Index of the minimum (of the flattened x without ``dim``); no gradient."""
     return _arg_extreme(xp, x, dim, keepdim, "argmin", xp.argmin)
+
+
+argmin.numbers = ints_reader("argmin", dim=(1, "int"))

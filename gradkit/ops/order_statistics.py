@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit import return_types
+from gradkit.int_arguments import int_parameters
+from gradkit.int_arguments import ints_reader
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.ops import cpu_order
@@ -213,6 +215,7 @@ for _picking in (_kthvalue, _mode):
 
 @tensor_method()
 @numpy_keywords
+@int_parameters("kthvalue", k=(1, "SymInt"), dim=(2, "int"))
 def kthvalue(x, k: int, dim: int = -1, keepdim: bool = False):
     """(values, indices) of the k-th smallest element along ``dim`` (NaN counts as largest)."""
     dim = _normalize_dim(dim, x.ndim)
@@ -296,6 +299,9 @@ def count_nonzero(xp, x, dim=None):
         seen.add(a)
     reduced = axes(dim, x.ndim) if x.ndim else None
     return xp.asarray(xp.count_nonzero(x, axis=reduced), dtype=xp.int64)
+
+
+count_nonzero.numbers = ints_reader("count_nonzero", True, dim=(1, "int[1]"))
 
 
 @tensor_method()

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 
+from gradkit.int_arguments import ints_reader
 from gradkit.autograd.batching import batch_dim
 from gradkit.backend import get_default_dtype, to_numpy_dtype
 from gradkit.ops._op import op
@@ -73,6 +74,9 @@ def sum(xp, x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - torch's nam
                   dtype=_accumulation_dtype(x, dtype))
 
 
+sum.numbers = ints_reader("sum", "single", dim=(1, "int[1]"))
+
+
 sum.defvjp(lambda g, x_shape, dim, keepdim, dtype: expand_back(g, x_shape, dim, keepdim))
 sum.defjvp(lambda t, x_shape, dim, keepdim, dtype: sum(t, dim, keepdim, dtype))
 
@@ -86,6 +90,9 @@ def mean(xp, x, dim=None, keepdim=False, dtype=None):
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {SCALAR_TYPE_NAMES.get(x.dtype.name, x.dtype.name)}")
     return quiet_mean(xp, x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
+
+
+mean.numbers = ints_reader("mean", "single", dim=(1, "int[1]"))
 
 
 def quiet_mean(xp, a, **options):
@@ -122,6 +129,9 @@ def logsumexp(xp, x, *, dim, keepdim=False):
     return out if keepdim else xp.squeeze(out, a)
 
 
+logsumexp.numbers = ints_reader("logsumexp", dim=(1, "int[1]"))
+
+
 def _exp_minus_result(x, out, dim, keepdim):
     """exp(x - logsumexp(x)), subtracting with torch's sub (on raw arrays too): a complex
     result with a NaN part gives NaN everywhere, as torch's (1 + 0j) * y does."""
@@ -139,6 +149,9 @@ logsumexp.defjvp(lambda t, x, out, dim, keepdim:
 def softmax(xp, x, *, dim, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``."""
     return _softmax_kernel(xp, x, dim, dtype, "softmax")
+
+
+softmax.numbers = ints_reader("softmax", dim=(1, "int"))
 
 
 def _softmax_kernel(xp, x, dim, dtype, name):
@@ -177,6 +190,9 @@ def log_softmax(xp, x, *, dim, dtype=None):
     return _softmax_kernel(xp, x, dim, dtype, "log_softmax")
 
 
+log_softmax.numbers = ints_reader("log_softmax", dim=(1, "int"))
+
+
 log_softmax.defvjp(lambda g, out, dim, dtype: g - exp(out) * _sum_along(g, out, dim))
 log_softmax.defjvp(lambda t, out, dim, dtype: t - sum(exp(out) * t, dim, True))
 log_softmax.no_complex_grad = "_log_softmax"
@@ -193,6 +209,9 @@ def cumsum(xp, x, *, dim, dtype=None):
     if out.dtype.kind in "fc":  # torch's sums start from 0.0: a -0.0 prefix sums to 0.0
         out += out.dtype.type(0)
     return out
+
+
+cumsum.numbers = ints_reader("cumsum", dim=(1, "int"))
 
 
 def _reverse_cumsum(g, dim):
@@ -212,11 +231,17 @@ def all(xp, x, dim=None, keepdim=False):  # noqa: A001
                                       keepdims=keepdim))
 
 
+all.numbers = ints_reader("all", True, dim=(1, "int|int[]"))
+
+
 @op(method=True)
 def any(xp, x, dim=None, keepdim=False):  # noqa: A001
     """True if some element (along ``dim``) is nonzero (no gradient; uint8 for uint8 x)."""
     return _logical_result(x, xp.any(x, axis=None if dim is None else axes(dim, x.ndim),
                                       keepdims=keepdim))
+
+
+any.numbers = ints_reader("any", True, dim=(1, "int|int[]"))
 
 
 def _logical_result(x, out):

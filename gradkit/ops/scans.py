@@ -7,6 +7,7 @@ import operator
 import numpy as np
 
 from gradkit import return_types
+from gradkit.int_arguments import ints_reader
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.ops._op import op
@@ -51,6 +52,9 @@ def cumprod(xp, x, *, dim, dtype=None):
         first = xp.moveaxis(x, d, 0)[:1]
         first *= x.dtype.type(1)
     return xp.cumprod(x, axis=d, dtype=x.dtype)  # NumPy would widen int32 to int64
+
+
+cumprod.numbers = ints_reader("cumprod", dim=(1, "int"))
 
 
 def _reverse_cumsum(g, d):
@@ -130,6 +134,9 @@ def prod(xp, x, dim=None, keepdim=False, dtype=None):
                    dtype=_accumulation_dtype(x, dtype))
 
 
+prod.numbers = ints_reader("prod", "single", dim=(1, "int"))
+
+
 def _prod_others(x, out, dim, keepdim):
     """d prod / d x_i, the product of the other elements: out / x_i without zeros, else torch's
     prod_safe_zeros_backward, the products left of x_i times those right of it (exclusive
@@ -193,6 +200,9 @@ def logcumsumexp(xp, x, *, dim):
     out = xp.moveaxis(out, 0, d)
     out += out.dtype.type(0)  # torch starts from log(0) = -inf: a first -0.0 becomes 0.0
     return out
+
+
+logcumsumexp.numbers = ints_reader("logcumsumexp", dim=(1, "int"))
 
 
 def _complex_log_add_exp(a, b):

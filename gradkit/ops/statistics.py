@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from gradkit.int_arguments import ints_reader
 from gradkit._tensor import Tensor
 from gradkit.creation import full
 from gradkit.ops._op import op
@@ -44,6 +45,9 @@ def nansum(xp, x, dim=None, keepdim=False, dtype=None):
         raise RuntimeError("nansum on CPU does not support complex inputs")
     return xp.nansum(x, axis=axes(dim, x.ndim), keepdims=keepdim,
                      dtype=_accumulation_dtype(x, dtype))
+
+
+nansum.numbers = ints_reader("nansum", dim=(1, "int[1]"))
 
 
 # torch: the gradient spread back times "not NaN" (a product: an infinite gradient gives NaN)

@@ -1,0 +1,225 @@
+"""torch's argument parser for integer parameters (gradkit/int_arguments.py): dims, sizes and
+indices given as tensors (0-d, one-element, float, bool), or as wrong Python types, run or
+raise as in torch 2.13: same values, or the same error type and first line."""
+import numpy as np
+import pytest
+
+import gradkit
+from gradkit.autograd import gradcheck, gradgradcheck
+
+try:
+    import torch
+except ImportError:  # the comparisons skip; the closed-form checks below still run
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is the oracle")
+
+# what a dim / size / index is given: tensors of each kind, and Python values of wrong types
+ARGUMENTS = {
+    "int_0d": lambda lib: lib.tensor(1), "int_1d": lambda lib: lib.tensor([1]),
+    "int_2d": lambda lib: lib.tensor([[1]]), "uint8_0d": lambda lib: lib.tensor(1, dtype=lib.uint8),
+    "float_0d": lambda lib: lib.tensor(1.0), "bool_0d": lambda lib: lib.tensor(True),
+    "float": lambda lib: 1.0, "str": lambda lib: "a",
+}
+
+
+def _scaled(t, k):
+    """``t * k`` for a tensor or number (a size built from the argument); a str stays."""
+    return t if isinstance(t, str) else t * k
+
+
+PROGRAMS = {  # name -> program(lib, a, t), ``a`` a 3x4 float64 tensor, ``t`` the argument
+    # int[1] (sum, mean, amax, logsumexp, nansum, std, var, squeeze, count_nonzero, flip)
+    "sum(dim=t)": lambda lib, a, t: a.sum(dim=t),
+    "sum(t)": lambda lib, a, t: a.sum(t),
+    "sum(t, True)": lambda lib, a, t: a.sum(t, True),
+    "sum(dim=(t,))": lambda lib, a, t: a.sum(dim=(t,)),
+    "sum(dim=(0, t))": lambda lib, a, t: a.sum(dim=(0, t)),
+    "mean(dim=t)": lambda lib, a, t: a.mean(dim=t),
+    "amax(t)": lambda lib, a, t: a.amax(t),
+    "amin(dim=t)": lambda lib, a, t: a.amin(dim=t),
+    "logsumexp(t)": lambda lib, a, t: a.logsumexp(t),
+    "nansum(t)": lambda lib, a, t: a.nansum(t),
+    "std(t)": lambda lib, a, t: a.std(t),
+    "var(dim=t, keepdim=True)": lambda lib, a, t: a.var(dim=t, keepdim=True),
+    "squeeze(t)": lambda lib, a, t: a.squeeze(t),
+    "count_nonzero(t)": lambda lib, a, t: a.count_nonzero(t),
+    "flip(t)": lambda lib, a, t: a.flip(t),
+    "flip(dims=t)": lambda lib, a, t: a.flip(dims=t),
+    "all(t)": lambda lib, a, t: a.all(t),
+    "any(dim=(t,))": lambda lib, a, t: a.any(dim=(t,)),
+    # int (a 0-d integer tensor only)
+    "softmax(t)": lambda lib, a, t: a.softmax(t),
+    "softmax(dim=t)": lambda lib, a, t: a.softmax(dim=t),
+    "F.softmax(dim=t)": lambda lib, a, t: lib.nn.functional.softmax(a, dim=t),
+    "log_softmax(t)": lambda lib, a, t: a.log_softmax(t),
+    "cumsum(dim=t)": lambda lib, a, t: a.cumsum(dim=t),
+    "cumprod(t)": lambda lib, a, t: a.cumprod(t),
+    "logcumsumexp(t)": lambda lib, a, t: a.logcumsumexp(t),
+    "prod(t)": lambda lib, a, t: a.prod(t),
+    "prod(dim=t, keepdim=True)": lambda lib, a, t: a.prod(dim=t, keepdim=True),
+    "argmax(t)": lambda lib, a, t: a.argmax(t),
+    "argmin(dim=t)": lambda lib, a, t: a.argmin(dim=t),
+    "transpose(t, 0)": lambda lib, a, t: a.transpose(t, 0),
+    "transpose(0, dim1=t)": lambda lib, a, t: a.transpose(0, dim1=t),
+    "unsqueeze(t)": lambda lib, a, t: a.unsqueeze(t),
+    "diagonal(t)": lambda lib, a, t: a.diagonal(t),
+    "diag_embed(t)": lambda lib, a, t: a.diag_embed(t),
+    "rot90(t)": lambda lib, a, t: a.rot90(t),
+    "cat(dim=t)": lambda lib, a, t: lib.cat([a, a], dim=t),
+    "stack(dim=t)": lambda lib, a, t: lib.stack([a, a], dim=t),
+    "chunk(t)": lambda lib, a, t: a.chunk(t),
+    "chunk(2, t)": lambda lib, a, t: a.chunk(2, t),
+    "unbind(t)": lambda lib, a, t: a.unbind(t),
+    "flatten(start_dim=t)": lambda lib, a, t: a.flatten(start_dim=t),
+    "flatten(0, end_dim=t)": lambda lib, a, t: a.flatten(0, end_dim=t),
+    "unflatten(t, (2, 2))": lambda lib, a, t: a.unflatten(t, (2, 2)),
+    "select(t, 0)": lambda lib, a, t: a.select(t, 0),
+    "narrow(t, 0, 1)": lambda lib, a, t: a.narrow(t, 0, 1),
+    "sort(t)": lambda lib, a, t: a.sort(t)[0],
+    "argsort(dim=t)": lambda lib, a, t: a.argsort(dim=t),
+    "topk(1, t)": lambda lib, a, t: a.topk(1, t)[0],
+    "kthvalue(1, dim=t)": lambda lib, a, t: a.kthvalue(1, dim=t)[0],
+    "movedim(t, 0)": lambda lib, a, t: a.movedim(t, 0),
+    "movedim((t,), (0,))": lambda lib, a, t: a.movedim((t,), (0,)),
+    "split(1, t)": lambda lib, a, t: a.split(1, t),
+    # SymInt (any one-element integer tensor)
+    "tril(t)": lambda lib, a, t: a.tril(t),
+    "triu(diagonal=t)": lambda lib, a, t: a.triu(diagonal=t),
+    "topk(k=t)": lambda lib, a, t: a.topk(k=t)[0],
+    "kthvalue(t)": lambda lib, a, t: a.kthvalue(t)[0],
+    "select(0, t)": lambda lib, a, t: a.select(0, t),
+    "narrow(0, t, 1)": lambda lib, a, t: a.narrow(0, t, 1),
+    "narrow(0, 0, t)": lambda lib, a, t: a.narrow(0, 0, t),
+    "roll(t)": lambda lib, a, t: a.roll(t),
+    "roll(shifts=t)": lambda lib, a, t: a.roll(shifts=t),
+    "roll(1, t)": lambda lib, a, t: a.roll(1, t),
+    "roll((t,), (0,))": lambda lib, a, t: a.roll((t,), (0,)),
+    "split(t)": lambda lib, a, t: a.split(t),
+    # int[] / SymInt[] sizes: a method's *size, a tuple, a keyword
+    "permute(t, 0)": lambda lib, a, t: a.permute(t, 0),
+    "permute(dims=(t, 0))": lambda lib, a, t: a.permute(dims=(t, 0)),
+    "reshape(t*12)": lambda lib, a, t: a.reshape(_scaled(t, 12)),
+    "reshape((t*12,))": lambda lib, a, t: a.reshape((_scaled(t, 12),)),
+    "reshape(t*3, -1)": lambda lib, a, t: a.reshape(_scaled(t, 3), -1),
+    "reshape(3, t*4)": lambda lib, a, t: a.reshape(3, _scaled(t, 4)),
+    "reshape(shape=(t*12,))": lambda lib, a, t: a.reshape(shape=(_scaled(t, 12),)),
+    "reshape(shape=t*12)": lambda lib, a, t: a.reshape(shape=_scaled(t, 12)),
+    "view(t*12)": lambda lib, a, t: a.view(_scaled(t, 12)),
+    "view(t*3, -1)": lambda lib, a, t: a.view(_scaled(t, 3), -1),
+    "view(3, t*4)": lambda lib, a, t: a.view(3, _scaled(t, 4)),
+    "view(size=(t*12,))": lambda lib, a, t: a.view(size=(_scaled(t, 12),)),
+    "expand(2, t*3, 4)": lambda lib, a, t: a.expand(2, _scaled(t, 3), 4),
+    "expand(size=(2, t*3, 4))": lambda lib, a, t: a.expand(size=(2, _scaled(t, 3), 4)),
+    "repeat(t, 1)": lambda lib, a, t: a.repeat(t, 1),
+    "repeat((1, t))": lambda lib, a, t: a.repeat((1, t)),
+    "tile((t,))": lambda lib, a, t: a.tile((t,)),
+    "tile(t, 1)": lambda lib, a, t: a.tile(t, 1),
+    "zeros(t)": lambda lib, a, t: lib.zeros(t),
+    "zeros(t, 2)": lambda lib, a, t: lib.zeros(t, 2),
+    "zeros((2, t))": lambda lib, a, t: lib.zeros((2, t)),
+    "ones((t, 2))": lambda lib, a, t: lib.ones((t, 2)),
+    "empty(t)": lambda lib, a, t: lib.empty(t).zero_(),
+    "rand(2, t)": lambda lib, a, t: lib.rand(2, t).shape,
+    "randn(t)": lambda lib, a, t: lib.randn(t).shape,
+    "full((t, 3), 1.0)": lambda lib, a, t: lib.full((t, 3), 1.0),
+    "full(t, 1.0)": lambda lib, a, t: lib.full(t, 1.0),
+    "full(size=(t,), fill_value=1.0)": lambda lib, a, t: lib.full(size=(t,), fill_value=1.0),
+    "new_zeros(t)": lambda lib, a, t: a.new_zeros(t),
+    "new_ones((t,))": lambda lib, a, t: a.new_ones((t,)),
+}
+
+
+def _outcome(lib, program, argument):
+    """What the program gives: its result as NumPy, or (error type, first line)."""
+    a = lib.tensor(np.arange(12.0).reshape(3, 4), dtype=lib.float64)
+    try:
+        result = program(lib, a, ARGUMENTS[argument](lib))
+    except (TypeError, RuntimeError, IndexError, ValueError) as error:
+        return type(error).__name__, str(error).splitlines()[0]
+    if isinstance(result, (tuple, list)) and not isinstance(result, (gradkit.Size, torch.Size)):
+        return [r.numpy() for r in result]
+    return tuple(result) if isinstance(result, (gradkit.Size, torch.Size)) else result.numpy()
+
+
+@needs_torch
+@pytest.mark.parametrize("argument", ARGUMENTS)
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_integer_parameter_reads_as_torchs(name, argument):
+    got = _outcome(gradkit, PROGRAMS[name], argument)
+    expected = _outcome(torch, PROGRAMS[name], argument)
+    if isinstance(expected, tuple) and isinstance(expected[0], str):
+        assert got == expected
+    elif isinstance(expected, list):
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e, rtol=1e-14)
+    else:
+        assert np.shape(got) == np.shape(expected)
+        np.testing.assert_allclose(got, expected, rtol=1e-14)
+
+
+def test_a_0d_integer_tensor_is_its_int():
+    # closed forms, torch or not: the tensor argument gives what its int gives
+    a = gradkit.arange(12.0).reshape(3, 4)
+    one, two = gradkit.tensor(1), gradkit.tensor([2])
+    assert gradkit.equal(a.sum(dim=one), a.sum(1))
+    assert gradkit.equal(a.softmax(one), a.softmax(1))
+    assert a.reshape(two * 6).shape == (12,) and gradkit.zeros(two, 3).shape == (2, 3)
+    assert gradkit.equal(a.narrow(0, one, two), a[1:3])
+    assert gradkit.equal(a.topk(two).values, a.topk(2).values)
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda a: a.softmax(1.0), "softmax(): argument 'dim' (position 1) must be int, not float"),
+    (lambda a: a.unsqueeze(gradkit.tensor([0])),
+     "unsqueeze(): argument 'dim' (position 1) must be int, not Tensor"),
+    (lambda a: a.reshape("a"), "reshape(): argument 'shape' (position 1) must be tuple of ints, "
+                               "not str"),
+    (lambda a: gradkit.zeros(2, 2.0), "zeros(): argument 'size' failed to unpack the object at "
+                                      "pos 2 with error \"type must be tuple of ints,but got "
+                                      "float\""),
+    (lambda a: a.sum(dim=1.0), "sum() received an invalid combination of arguments - got "
+                               "(dim=float, ), but expected one of:"),
+    (lambda a: a.reshape(shape=(2, 6), foo=1), "reshape() got an unexpected keyword argument "
+                                               "'foo'"),
+    (lambda a: a.reshape(), 'reshape() missing 1 required positional arguments: "shape"'),
+])
+def test_wrong_types_raise_torchs_type_error(call, error):
+    with pytest.raises(TypeError) as raised:
+        call(gradkit.arange(12.0).reshape(3, 4))
+    assert str(raised.value) == error
+
+
+def test_bool_tensor_sizes_fail_as_torchs():
+    a = gradkit.arange(12.0).reshape(3, 4)
+    with pytest.raises(RuntimeError, match=r"^Expected scalar.isIntegral\( false\) to be true"):
+        a.reshape(gradkit.tensor(True), 12)
+    with pytest.raises(RuntimeError, match=r"^scalar.isIntegral\( false\) INTERNAL ASSERT"):
+        a.topk(gradkit.tensor(True))
+    with pytest.raises(RuntimeError, match=r"^start must be an 0-dim integral Tensor\.$"):
+        a.narrow(0, gradkit.tensor([1]), 1)
+
+
+@needs_torch
+def test_gradients_through_tensor_dims_are_torchs():
+    def program(lib):
+        x = lib.tensor(np.linspace(-1.0, 1.0, 24).reshape(2, 3, 4), dtype=lib.float64,
+                       requires_grad=True)
+        one, two = lib.tensor(1), lib.tensor(2)
+        y = (x.sum(dim=one).softmax(dim=one - 1) * x.narrow(two, one, two).reshape(two, -1)
+             .sum(one).unsqueeze(one)).sum() + x.topk(two, dim=two)[0].cumsum(one).sum()
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.square().sum(), x)
+        return g.detach().numpy(), gg.numpy()
+    for got, expected in zip(program(gradkit), program(torch)):
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_gradcheck_with_tensor_dims():
+    x = gradkit.randn(3, 4, dtype=gradkit.float64, requires_grad=True)
+    one = gradkit.tensor(1)
+
+    def f(t):
+        return t.softmax(one).cumsum(dim=one).sum(dim=(one - 1,)).reshape(one * 2, -1)
+    assert gradcheck(f, (x,)) and gradgradcheck(f, (x,))

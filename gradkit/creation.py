@@ -28,7 +28,7 @@ def _finish(data, dev, requires_grad: bool) -> Tensor:
         data = backend.to_device(data, dev)
     t = Tensor._make(data)
     if requires_grad:
-        t.requires_grad_(True)
+        t._set_requires_grad(True)
     return t
 
 
@@ -144,7 +144,7 @@ def _filled(fill, size, dtype, device, requires_grad, kind="f", function="zeros"
             data = xp.full(shape, fill, dtype=np_dtype)
     t = Tensor._make(data)
     if requires_grad:
-        t.requires_grad_(True)
+        t._set_requires_grad(True)
     return t
 
 

@@ -296,7 +296,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
             dtype or backend.get_default_dtype())))
         out = normal_(out, mean, std, generator=generator)
         out = out.to(device) if device is not None else out
-        return out.requires_grad_(requires_grad) if requires_grad else out
+        return out._set_requires_grad(requires_grad) if requires_grad else out
     if size is not None:
         raise TypeError("normal() received an invalid combination of arguments - got a size "
                         "with a tensor mean or std")

@@ -6,7 +6,8 @@ import numpy as np
 from gradkit import backend
 from gradkit import memory_format as memory_formats
 from gradkit._tensor import Tensor
-from gradkit.int_arguments import int_parameters, size_varargs
+from gradkit.int_arguments import (
+    bool_argument, device_argument, dtype_argument, int_parameters, size_varargs)
 from gradkit.generator import Generator, default_generator, rng_of
 from gradkit.number_arguments import number_argument
 from gradkit.quiet_numpy import keep_quiet
@@ -20,6 +21,16 @@ def _resolve(dtype, device, default_kind: str = "f"):
     else:
         np_dtype = backend.to_numpy_dtype(dtype)
     return dev, np_dtype
+
+
+def _checked_options(function: str, dtype, device, requires_grad) -> None:
+    """torch's TypeErrors for a factory's keyword options of the wrong type."""
+    if dtype is not None:
+        dtype_argument(dtype, function)
+    if device is not None:
+        device_argument(device, function)
+    if requires_grad is not None:  # (torch takes None)
+        bool_argument(requires_grad, function, "requires_grad")
 
 
 def _finish(data, dev, requires_grad: bool) -> Tensor:
@@ -134,6 +145,7 @@ def _checked_shape(size, function: str) -> tuple:
 
 
 def _filled(fill, size, dtype, device, requires_grad, kind="f", function="zeros") -> Tensor:
+    _checked_options(function, dtype, device, requires_grad)
     dev, np_dtype = _resolve(dtype, device, kind)
     shape = _checked_shape(size, function)
     xp = backend.array_module(dev)
@@ -205,6 +217,7 @@ def _like_of(make):
     def like(t: Tensor, dtype=None, device=None, requires_grad: bool = False,
              memory_format=memory_formats.preserve_format,
              **options) -> Tensor:  # options: rand_like's generator=
+        _checked_options(like.__name__, dtype, device, requires_grad)
         dtype, device = _like(t, dtype, device)
         out = make(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad,
                    **options)

@@ -12,7 +12,8 @@ torch's signatures declare four integer kinds, and each reads a tensor its own w
   declares a size (``int[1]``, ``x.sum(dim=0)``) or for a method's ``*size``.
 
 Anything else is torch's TypeError (``transpose(): argument 'dim0' (position 1) must be int,
-not Tensor``; no position when the argument was given by keyword). A float never reads.
+not Tensor``; no position when the argument was given by keyword). A float never reads. The
+bool (``keepdim``), dtype and device parameters beside them are checked here too.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import operator
 
 import numpy as np
 
+from gradkit import backend
 from gradkit._tensor import Size, Tensor
 
 # torch's conversion of a bool tensor into a SymInt / SymInt[] element (an internal check)
@@ -142,6 +144,9 @@ def size_argument(args: tuple, keywords: dict, function: str, argument: str,
                   symint: bool = True) -> tuple:
     """A method's ``*size`` given positionally (``size_varargs``) or as its keyword
     (``x.reshape(shape=(2, 3))``: then a tuple, as torch's ``int[]``)."""
+    shape = args[0] if len(args) == 1 and type(args[0]) is tuple else args
+    if not keywords and args and all(type(v) is int for v in shape):
+        return tuple(shape)  # the common call: ints
     if not keywords:
         if not args:
             raise TypeError(f'{function}() missing 1 required positional arguments: '
@@ -164,6 +169,36 @@ def invalid_combination(function: str, positional: tuple, keywords: dict) -> Typ
                      f"got ({listing}), but expected one of:")
 
 
+def bool_argument(value, function: str, argument: str, position: int | None = None) -> bool:
+    """``value`` read as torch reads a ``bool`` parameter (keepdim, requires_grad ...): a
+    bool, not 0 or 1; else torch's TypeError."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{function}(): {_where(argument, position)} must be bool, not "
+                        f"{type_name(value)}")
+    return bool(value)
+
+
+def dtype_argument(value, function: str, argument: str = "dtype", position: int | None = None):
+    """``value`` as given where torch takes a dtype (gradkit's, NumPy's, or the Python type
+    torch maps: float, int, bool, complex); anything else is torch's TypeError."""
+    if isinstance(value, (backend.dtype, np.dtype)) or value in _PYTHON_DTYPES or \
+            isinstance(value, type) and issubclass(value, np.generic):
+        return value
+    raise TypeError(f"{function}(): {_where(argument, position)} must be torch.dtype, not "
+                    f"{type_name(value)}")
+
+
+def device_argument(value, function: str, argument: str = "device",
+                    position: int | None = None):
+    """``value`` as given where torch takes a device (a device, a str, an index); anything
+    else is torch's TypeError."""
+    if isinstance(value, (backend.device, str)) or type(value) is int:
+        return value
+    raise TypeError(f"{function}(): {_where(argument, position)} must be torch.device, not "
+                    f"{type_name(value)}")
+
+
+_PYTHON_DTYPES = (float, int, bool, complex)
 _READERS = {
     "int": lambda v, f, a, p: int_argument(v, f, a, p),
     "SymInt": lambda v, f, a, p: int_argument(v, f, a, p, symint=True),
@@ -174,25 +209,39 @@ _READERS = {
     else int_argument(v, f, a, p),
     "SymInt[]": lambda v, f, a, p: int_list_argument(v, f, a, p, symint=True),
     "SymInt[1]": lambda v, f, a, p: int_list_argument(v, f, a, p, symint=True, single=True),
+    "bool": bool_argument,  # keepdim, descending ...: a bool (torch refuses 0 and 1)
+    "ScalarType": dtype_argument,
 }
 
 _BARE_INT_KINDS = frozenset(("int", "SymInt", "int[1]", "int|int[]", "SymInt[1]"))
 
 
+def _plain_types(specs: dict) -> dict:
+    """Per parameter, the type of the value a call passes unread (int, or bool for a bool
+    parameter; None where every value is read: a list or a dtype)."""
+    return {name: bool if kind == "bool" else int if kind.rstrip("?") in _BARE_INT_KINDS
+            else None for name, (_, kind) in specs.items()}
+
+
 def ints_reader(function: str, overloaded: bool | str = False, **specs):
     """An op's ``numbers`` hook (ops/_op.py) for its integer parameters: ``specs`` maps a
     parameter to (its position in torch's method, its kind: "int", "SymInt", "int[]",
-    "int[1]", "int|int[]", "SymInt[]" or "SymInt[1]"); None stays None (an optional one).
+    "int[1]", "int|int[]", "SymInt[]", "SymInt[1]", or "bool" / "ScalarType" for a keepdim or
+    dtype beside them; a "?" after the kind: None is taken, an optional one).
     ``overloaded``: torch has other signatures, so a refusal is its "invalid combination of
     arguments" (``"single"``: only when the call gives that one argument, as ``sum(dim=.)``)."""
+    plain = _plain_types(specs)
+
     def read(params: dict, positional=()) -> dict:
         for name, (position, kind) in specs.items():
-            value = params.get(name)
-            if value is None or type(value) is int and kind in _BARE_INT_KINDS:
+            if name not in params:
                 continue
+            value = params[name]
+            if type(value) is plain[name] or value is None and kind[-1] == "?":
+                continue  # an int, a bool keepdim; None for an optional one
             try:
-                params[name] = _READERS[kind](value, function, name,
-                                              position if name in positional else None)
+                params[name] = _READERS[kind.rstrip("?")](
+                    value, function, name, position if name in positional else None)
             except TypeError as error:
                 # torch lists its signatures when more than one could take the arguments
                 if not overloaded or overloaded == "single" and len(params) > 1 or \
@@ -223,15 +272,21 @@ def int_parameters(function: str, overloaded: bool | str = False, **specs):
     def declare(op_function):
         names = list(inspect.signature(op_function).parameters)
         skipped = 0 if names[0] in specs else 1
-        bare_ints = all(specs[name][1] in _BARE_INT_KINDS for name in specs)
+        # (position among the arguments, the type passed unread) of each parameter read
+        checks = tuple((names.index(name), name, kind)
+                       for name, kind in _plain_types(specs).items())
 
         @functools.wraps(op_function)
         def call(*args, **kwargs):
+            for index, name, kind in checks:  # the common call reads nothing: ints, bools
+                value = args[index] if index < len(args) else kwargs.get(name, kind)
+                if value is not kind and type(value) is not kind:
+                    break
+            else:
+                return op_function(*args, **kwargs)
             positional = names[:len(args)]
             params = dict(zip(positional, args))
             params.update(kwargs)
-            if bare_ints and all(type(params.get(name, 0)) is int for name in specs):
-                return op_function(*args, **kwargs)  # the common call: nothing to read
             inputs = {name: params.pop(name) for name in names[:skipped] if name in params}
             params = reader(params, positional[skipped:])
             params.update(inputs)

@@ -159,6 +159,71 @@ def test_integer_parameter_reads_as_torchs(name, argument):
         np.testing.assert_allclose(got, expected, rtol=1e-14)
 
 
+# wrong types beside the dims: keepdim and the like (bool), dtype, device, requires_grad,
+# None for a required int, non-tensors in cat's list
+WRONG_TYPES = {
+    "sum(0, keepdim='x')": lambda lib, a: a.sum(0, keepdim="x"),
+    "sum(0, keepdim=1)": lambda lib, a: a.sum(0, keepdim=1),
+    "sum(0, 'x')": lambda lib, a: a.sum(0, "x"),
+    "mean(0, keepdim=None)": lambda lib, a: a.mean(0, keepdim=None),
+    "amax(0, keepdim=1)": lambda lib, a: a.amax(0, keepdim=1),
+    "std(0, keepdim=1)": lambda lib, a: a.std(0, keepdim=1),
+    "argmax(0, keepdim=1)": lambda lib, a: a.argmax(0, keepdim=1),
+    "logsumexp(0, keepdim=1)": lambda lib, a: a.logsumexp(0, keepdim=1),
+    "sort(0, descending=1)": lambda lib, a: a.sort(0, descending=1),
+    "topk(1, largest=1)": lambda lib, a: a.topk(1, largest=1),
+    "sum(dtype='float')": lambda lib, a: a.sum(dtype="float"),
+    "sum(dtype=1)": lambda lib, a: a.sum(dtype=1),
+    "mean(dtype='x')": lambda lib, a: a.mean(dtype="x"),
+    "softmax(0, dtype='x')": lambda lib, a: a.softmax(0, dtype="x"),
+    "cumsum(0, dtype='x')": lambda lib, a: a.cumsum(0, dtype="x"),
+    "zeros(2, dtype='float32')": lambda lib, a: lib.zeros(2, dtype="float32"),
+    "ones(2, dtype=1)": lambda lib, a: lib.ones(2, dtype=1),
+    "full((2,), 1.0, dtype='x')": lambda lib, a: lib.full((2,), 1.0, dtype="x"),
+    "zeros_like(a, dtype='x')": lambda lib, a: lib.zeros_like(a, dtype="x"),
+    "zeros(2, device=1.5)": lambda lib, a: lib.zeros(2, device=1.5),
+    "zeros(2, requires_grad='x')": lambda lib, a: lib.zeros(2, requires_grad="x"),
+    "cat([a, 'x'])": lambda lib, a: lib.cat([a, "x"]),
+    "stack([a, 1])": lambda lib, a: lib.stack([a, 1]),
+    "cat([a], 0.5)": lambda lib, a: lib.cat([a], 0.5),
+    "softmax(None)": lambda lib, a: a.softmax(None),
+    "cumsum(None)": lambda lib, a: a.cumsum(None),
+    "unsqueeze(None)": lambda lib, a: a.unsqueeze(None),
+    "squeeze(None)": lambda lib, a: a.squeeze(None),
+    "prod(None)": lambda lib, a: a.prod(None),
+    "logsumexp(None)": lambda lib, a: a.logsumexp(None),
+    "transpose(None, 0)": lambda lib, a: a.transpose(None, 0),
+    "topk(None)": lambda lib, a: a.topk(None),
+    "narrow(None, 0, 1)": lambda lib, a: a.narrow(None, 0, 1),
+    "movedim(None, 0)": lambda lib, a: a.movedim(None, 0),
+    "roll(None)": lambda lib, a: a.roll(None),
+    "rot90(1, None)": lambda lib, a: a.rot90(1, None),
+    # None where torch takes it: these run
+    "sum(None)": lambda lib, a: a.sum(None),
+    "argmax(None)": lambda lib, a: a.argmax(None),
+    "std(dim=None)": lambda lib, a: a.std(dim=None),
+    "roll(1, None)": lambda lib, a: a.roll(1, None),
+    "zeros(2, requires_grad=None, dtype=float)": lambda lib, a: lib.zeros(
+        2, requires_grad=None, dtype=float),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", WRONG_TYPES)
+def test_wrong_types_beside_dims_are_torchs(name):
+    outcomes = []
+    for lib in (gradkit, torch):
+        a = lib.tensor(np.arange(12.0).reshape(3, 4), dtype=lib.float64)
+        try:
+            outcomes.append(np.asarray(WRONG_TYPES[name](lib, a)))
+        except (TypeError, RuntimeError) as error:
+            outcomes.append((type(error).__name__, str(error).splitlines()[0]))
+    if isinstance(outcomes[1], tuple):
+        assert outcomes[0] == outcomes[1]
+    else:
+        np.testing.assert_allclose(outcomes[0], outcomes[1], rtol=1e-14)
+
+
 def test_a_0d_integer_tensor_is_its_int():
     # closed forms, torch or not: the tensor argument gives what its int gives
     a = gradkit.arange(12.0).reshape(3, 4)

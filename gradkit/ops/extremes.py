@@ -111,8 +111,8 @@ def _extreme_values(name: str, kernel: str, what: str):
 
 amax = _extreme_values("amax", "max_values_cpu", "Maximum")
 amin = _extreme_values("amin", "min_values_cpu", "Minimum")
-amax.numbers = ints_reader("amax", dim=(1, "int[1]"))
-amin.numbers = ints_reader("amin", dim=(1, "int[1]"))
+amax.numbers = ints_reader("amax", dim=(1, "int[1]?"), keepdim=(2, "bool"))
+amin.numbers = ints_reader("amin", dim=(1, "int[1]?"), keepdim=(2, "bool"))
 
 
 def _check_nonempty(name, x, dim, as_given=False):
@@ -222,7 +222,7 @@ def argmax(xp, x, dim=None, keepdim=False):
     return _arg_extreme(xp, x, dim, keepdim, "argmax", xp.argmax)
 
 
-argmax.numbers = ints_reader("argmax", dim=(1, "int"))
+argmax.numbers = ints_reader("argmax", dim=(1, "int?"), keepdim=(2, "bool"))
 
 
 @op(method=True)
@@ -231,4 +231,4 @@ def argmin(xp, x, dim=None, keepdim=False):
     return _arg_extreme(xp, x, dim, keepdim, "argmin", xp.argmin)
 
 
-argmin.numbers = ints_reader("argmin", dim=(1, "int"))
+argmin.numbers = ints_reader("argmin", dim=(1, "int?"), keepdim=(2, "bool"))

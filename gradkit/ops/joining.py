@@ -100,8 +100,8 @@ def stack(tensors, dim: int = 0):
 
 
 def _check_sequence(name, tensors):
-    """The tensors of a joining function, with torch's errors for a non-list and an empty
-    list (cat's own ValueError; stack, hstack & co. share one text)."""
+    """The tensors of a joining function, with torch's errors for a non-list, an empty list
+    (cat's own ValueError; stack, hstack & co. share one text) and a non-tensor element."""
     if not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
                         f"not {type(tensors).__name__}")
@@ -109,6 +109,10 @@ def _check_sequence(name, tensors):
         if name == "cat":
             raise ValueError("torch.cat(): expected a non-empty list of Tensors")
         raise RuntimeError(f"{name} expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor) and not hasattr(t, "dtype"):  # (rules pass arrays)
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
     return tuple(tensors)
 
 

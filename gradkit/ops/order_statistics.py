@@ -215,7 +215,7 @@ for _picking in (_kthvalue, _mode):
 
 @tensor_method()
 @numpy_keywords
-@int_parameters("kthvalue", k=(1, "SymInt"), dim=(2, "int"))
+@int_parameters("kthvalue", k=(1, "SymInt"), dim=(2, "int"), keepdim=(3, "bool"))
 def kthvalue(x, k: int, dim: int = -1, keepdim: bool = False):
     """(values, indices) of the k-th smallest element along ``dim`` (NaN counts as largest)."""
     dim = _normalize_dim(dim, x.ndim)
@@ -301,7 +301,7 @@ def count_nonzero(xp, x, dim=None):
     return xp.asarray(xp.count_nonzero(x, axis=reduced), dtype=xp.int64)
 
 
-count_nonzero.numbers = ints_reader("count_nonzero", True, dim=(1, "int[1]"))
+count_nonzero.numbers = ints_reader("count_nonzero", True, dim=(1, "int[1]?"))
 
 
 @tensor_method()

@@ -74,7 +74,8 @@ def sum(xp, x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - torch's nam
                   dtype=_accumulation_dtype(x, dtype))
 
 
-sum.numbers = ints_reader("sum", "single", dim=(1, "int[1]"))
+sum.numbers = ints_reader("sum", "single", dim=(1, "int[1]?"), keepdim=(2, "bool"),
+                          dtype=(None, "ScalarType?"))
 
 
 sum.defvjp(lambda g, x_shape, dim, keepdim, dtype: expand_back(g, x_shape, dim, keepdim))
@@ -92,7 +93,8 @@ def mean(xp, x, dim=None, keepdim=False, dtype=None):
     return quiet_mean(xp, x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
 
 
-mean.numbers = ints_reader("mean", "single", dim=(1, "int[1]"))
+mean.numbers = ints_reader("mean", "single", dim=(1, "int[1]?"), keepdim=(2, "bool"),
+                           dtype=(None, "ScalarType?"))
 
 
 def quiet_mean(xp, a, **options):
@@ -129,7 +131,7 @@ def logsumexp(xp, x, *, dim, keepdim=False):
     return out if keepdim else xp.squeeze(out, a)
 
 
-logsumexp.numbers = ints_reader("logsumexp", dim=(1, "int[1]"))
+logsumexp.numbers = ints_reader("logsumexp", dim=(1, "int[1]"), keepdim=(2, "bool"))
 
 
 def _exp_minus_result(x, out, dim, keepdim):
@@ -151,7 +153,7 @@ def softmax(xp, x, *, dim, dtype=None):
     return _softmax_kernel(xp, x, dim, dtype, "softmax")
 
 
-softmax.numbers = ints_reader("softmax", dim=(1, "int"))
+softmax.numbers = ints_reader("softmax", dim=(1, "int"), dtype=(None, "ScalarType?"))
 
 
 def _softmax_kernel(xp, x, dim, dtype, name):
@@ -190,7 +192,7 @@ def log_softmax(xp, x, *, dim, dtype=None):
     return _softmax_kernel(xp, x, dim, dtype, "log_softmax")
 
 
-log_softmax.numbers = ints_reader("log_softmax", dim=(1, "int"))
+log_softmax.numbers = ints_reader("log_softmax", dim=(1, "int"), dtype=(None, "ScalarType?"))
 
 
 log_softmax.defvjp(lambda g, out, dim, dtype: g - exp(out) * _sum_along(g, out, dim))
@@ -211,7 +213,7 @@ def cumsum(xp, x, *, dim, dtype=None):
     return out
 
 
-cumsum.numbers = ints_reader("cumsum", dim=(1, "int"))
+cumsum.numbers = ints_reader("cumsum", dim=(1, "int"), dtype=(None, "ScalarType?"))
 
 
 def _reverse_cumsum(g, dim):
@@ -231,7 +233,7 @@ def all(xp, x, dim=None, keepdim=False):  # noqa: A001
                                       keepdims=keepdim))
 
 
-all.numbers = ints_reader("all", True, dim=(1, "int|int[]"))
+all.numbers = ints_reader("all", True, dim=(1, "int|int[]?"), keepdim=(2, "bool"))
 
 
 @op(method=True)
@@ -241,7 +243,7 @@ def any(xp, x, dim=None, keepdim=False):  # noqa: A001
                                       keepdims=keepdim))
 
 
-any.numbers = ints_reader("any", True, dim=(1, "int|int[]"))
+any.numbers = ints_reader("any", True, dim=(1, "int|int[]?"), keepdim=(2, "bool"))
 
 
 def _logical_result(x, out):

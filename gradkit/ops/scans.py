@@ -54,7 +54,7 @@ def cumprod(xp, x, *, dim, dtype=None):
     return xp.cumprod(x, axis=d, dtype=x.dtype)  # NumPy would widen int32 to int64
 
 
-cumprod.numbers = ints_reader("cumprod", dim=(1, "int"))
+cumprod.numbers = ints_reader("cumprod", dim=(1, "int"), dtype=(None, "ScalarType?"))
 
 
 def _reverse_cumsum(g, d):
@@ -134,7 +134,8 @@ def prod(xp, x, dim=None, keepdim=False, dtype=None):
                    dtype=_accumulation_dtype(x, dtype))
 
 
-prod.numbers = ints_reader("prod", "single", dim=(1, "int"))
+prod.numbers = ints_reader("prod", "single", dim=(1, "int"), keepdim=(2, "bool"),
+                           dtype=(None, "ScalarType?"))
 
 
 def _prod_others(x, out, dim, keepdim):

@@ -325,7 +325,7 @@ def flip(xp, x, *, dims):
     return (xp.flip(x, axis=axes) if x.ndim else x).copy()
 
 
-flip.numbers = ints_reader("flip", dims=(1, "int[1]"))
+flip.numbers = ints_reader("flip", dims=(1, "int[1]?"))
 
 
 flip.defvjp(lambda g, dims: flip(g, dims))

@@ -108,7 +108,7 @@ _roll.name, _roll.node_name, _roll.profiler_name = "roll", "RollBackward0", "gra
 
 @tensor_method()
 @numpy_keywords
-@int_parameters("roll", shifts=(1, "SymInt[1]"), dims=(2, "int[1]"))
+@int_parameters("roll", shifts=(1, "SymInt[1]"), dims=(2, "int[1]?"))
 def roll(x, shifts, dims=None):
     """x with its elements shifted by ``shifts`` along ``dims`` (the flattened x without dims)."""
     if dims is None:

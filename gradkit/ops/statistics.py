@@ -47,7 +47,8 @@ def nansum(xp, x, dim=None, keepdim=False, dtype=None):
                      dtype=_accumulation_dtype(x, dtype))
 
 
-nansum.numbers = ints_reader("nansum", dim=(1, "int[1]"))
+nansum.numbers = ints_reader("nansum", dim=(1, "int[1]?"), keepdim=(2, "bool"),
+                             dtype=(None, "ScalarType?"))
 
 
 # torch: the gradient spread back times "not NaN" (a product: an infinite gradient gives NaN)

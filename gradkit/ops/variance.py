@@ -95,7 +95,7 @@ def _var_jvp(t, x, dim, unbiased, keepdim, correction):
 
 var.defjvp(_var_jvp)
 var.numbers = chain(numbers_reader("var", correction=None),  # a Scalar: 0-d tensors read
-                    ints_reader("var", True, dim=(1, "int[1]")))
+                    ints_reader("var", True, dim=(1, "int[1]?"), keepdim=(3, "bool")))
 
 
 @op(save=("x", "result"), batchable=True, method=True, contiguous=True)
@@ -116,7 +116,7 @@ std.defvjp(lambda g, x, out, dim, unbiased, keepdim, correction:
 std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
            _over_twice_std(_var_jvp(t, x, dim, unbiased, keepdim, correction), out))
 std.numbers = chain(numbers_reader("std", correction=None),
-                    ints_reader("std", True, dim=(1, "int[1]")))
+                    ints_reader("std", True, dim=(1, "int[1]?"), keepdim=(3, "bool")))
 
 
 @op(save="x", outputs=2, name="var_mean", contiguous=True)

@@ -7,7 +7,8 @@ from gradkit import backend
 from gradkit import memory_format as memory_formats
 from gradkit._tensor import Tensor
 from gradkit.int_arguments import (
-    bool_argument, device_argument, dtype_argument, int_parameters, size_varargs)
+    bool_argument, device_argument, dtype_argument, int_parameters, invalid_combination,
+    size_varargs)
 from gradkit.generator import Generator, default_generator, rng_of
 from gradkit.number_arguments import number_argument
 from gradkit.quiet_numpy import keep_quiet
@@ -72,6 +73,8 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     >>> gradkit.tensor([[1., 2.], [3., 4.]], requires_grad=True).shape
     gradkit.Size([2, 2])
     """
+    _checked_options("tensor", dtype, device, None)
+    bool_argument(requires_grad, "tensor", "requires_grad")  # (None refused, unlike zeros)
     if isinstance(data, Tensor):
         array = data._data.copy()
         if dtype is not None:
@@ -244,12 +247,21 @@ def full_like(t: Tensor, fill_value, dtype=None, device=None,
     return _in_format(out, t, memory_format, "full_like")
 
 
+_NUMBERS = (int, float, complex, np.number, np.bool_)  # (bool is an int)
+
+
 def arange(start, end=None, step=1, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """``arange(end)`` or ``arange(start, end, step)``; int64 for integer arguments."""
     if end is None:
+        if not isinstance(start, (_NUMBERS, Tensor)):  # torch's Number: a str, None refused
+            raise TypeError(f"arange(): argument 'end' (position 1) must be Number, not "
+                            f"{type(start).__name__}")
         start, end = 0, number_argument(start, "arange", "end", 1)
     else:  # torch's three-argument form refuses what its parser does not read as a number
+        given = (start, end) if type(step) is int and step == 1 else (start, end, step)
+        if not all(isinstance(v, (_NUMBERS, Tensor)) for v in given):
+            raise invalid_combination("arange", given, {})
         start, end, step = (number_argument(v, "arange", name, i + 1)
                             for i, (v, name) in enumerate(((start, "start"), (end, "end"),
                                                            (step, "step"))))

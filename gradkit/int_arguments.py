@@ -94,6 +94,13 @@ def int_argument(value, function: str, argument: str, position: int | None = Non
     return _symint_value(value, _BOOL_SYMINT)  # (a bool tensor reads only as a SymInt)
 
 
+def _all_ints(values) -> bool:
+    for v in values:  # (a loop: cheaper than all() over a generator for a few sizes)
+        if type(v) is not int:
+            return False
+    return True
+
+
 def _element(value, symint: bool) -> int:
     """An int from a value that reads as a SymInt (a bool tensor fails a ``SymInt[]``)."""
     if isinstance(value, Tensor) and not symint:
@@ -110,7 +117,7 @@ def int_list_argument(value, function: str, argument: str, position: int | None 
             return _element(value, False)
         raise TypeError(f"{function}(): {_where(argument, position)} must be tuple of ints, "
                         f"not {type_name(value)}")
-    if all(type(v) is int for v in value):
+    if _all_ints(value):
         return tuple(value)
     if value and not reads_as_symint(value[0]):
         found = (f"not {type_name(value)}" if position is None else
@@ -145,8 +152,8 @@ def size_argument(args: tuple, keywords: dict, function: str, argument: str,
     """A method's ``*size`` given positionally (``size_varargs``) or as its keyword
     (``x.reshape(shape=(2, 3))``: then a tuple, as torch's ``int[]``)."""
     shape = args[0] if len(args) == 1 and type(args[0]) is tuple else args
-    if not keywords and args and all(type(v) is int for v in shape):
-        return tuple(shape)  # the common call: ints
+    if not keywords and args and _all_ints(shape):
+        return shape  # the common call: ints
     if not keywords:
         if not args:
             raise TypeError(f'{function}() missing 1 required positional arguments: '
@@ -213,6 +220,7 @@ _READERS = {
     "ScalarType": dtype_argument,
 }
 
+_ABSENT = object()  # a parameter the call does not give
 _BARE_INT_KINDS = frozenset(("int", "SymInt", "int[1]", "int|int[]", "SymInt[1]"))
 
 
@@ -231,14 +239,14 @@ def ints_reader(function: str, overloaded: bool | str = False, **specs):
     ``overloaded``: torch has other signatures, so a refusal is its "invalid combination of
     arguments" (``"single"``: only when the call gives that one argument, as ``sum(dim=.)``)."""
     plain = _plain_types(specs)
+    entries = tuple((name, position, kind, plain[name], kind[-1] == "?")
+                    for name, (position, kind) in specs.items())
 
     def read(params: dict, positional=()) -> dict:
-        for name, (position, kind) in specs.items():
-            if name not in params:
-                continue
-            value = params[name]
-            if type(value) is plain[name] or value is None and kind[-1] == "?":
-                continue  # an int, a bool keepdim; None for an optional one
+        for name, position, kind, plain_type, optional in entries:
+            value = params.get(name, _ABSENT)
+            if value is _ABSENT or type(value) is plain_type or value is None and optional:
+                continue  # absent, an int, a bool keepdim; None for an optional one
             try:
                 params[name] = _READERS[kind.rstrip("?")](
                     value, function, name, position if name in positional else None)
@@ -279,8 +287,8 @@ def int_parameters(function: str, overloaded: bool | str = False, **specs):
         @functools.wraps(op_function)
         def call(*args, **kwargs):
             for index, name, kind in checks:  # the common call reads nothing: ints, bools
-                value = args[index] if index < len(args) else kwargs.get(name, kind)
-                if value is not kind and type(value) is not kind:
+                value = args[index] if index < len(args) else kwargs.get(name, _ABSENT)
+                if value is not _ABSENT and type(value) is not kind:
                     break
             else:
                 return op_function(*args, **kwargs)

@@ -134,7 +134,7 @@ def prod(xp, x, dim=None, keepdim=False, dtype=None):
                    dtype=_accumulation_dtype(x, dtype))
 
 
-prod.numbers = ints_reader("prod", "single", dim=(1, "int"), keepdim=(2, "bool"),
+prod.numbers = ints_reader("prod", "single", dim=(1, "int?"), keepdim=(2, "bool"),
                            dtype=(None, "ScalarType?"))
 
 

@@ -266,7 +266,7 @@ def squeeze(xp, x, dim=None):
     return xp.squeeze(x, dims) if dims else x
 
 
-squeeze.numbers = ints_reader("squeeze", True, dim=(1, "int[1]"))
+squeeze.numbers = ints_reader("squeeze", True, dim=(1, "int[1]?"))  # (rules pass None)
 
 
 squeeze.defvjp(lambda g, x_shape, dim: reshape(g, batch_shape() + tuple(x_shape)))

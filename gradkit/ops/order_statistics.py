@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit import return_types
-from gradkit.int_arguments import int_parameters
-from gradkit.int_arguments import ints_reader
+from gradkit.int_arguments import int_parameters, ints_reader
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.ops import cpu_order
@@ -241,6 +240,7 @@ nanmedian.__doc__ = "median that ignores NaN (NaN only where every element is Na
 
 @tensor_method()
 @numpy_keywords
+@int_parameters("mode", dim=(1, "int"), keepdim=(2, "bool"))
 def mode(x, dim: int = -1, keepdim: bool = False):
     """(values, indices) of the most frequent value along ``dim`` (the smallest among equally
     frequent ones)."""

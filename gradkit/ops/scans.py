@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from gradkit import return_types
-from gradkit.int_arguments import ints_reader
+from gradkit.int_arguments import int_parameters, ints_reader
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.ops._op import op
@@ -307,6 +307,7 @@ for _scan in (_cummax, _cummin):
 
 @tensor_method()
 @numpy_keywords
+@int_parameters("cummax", dim=(1, "int"))
 def cummax(x, dim: int):
     """(values, indices) of the running maximum along ``dim``; ties and NaN take the later
     index, as torch; the gradient goes to the indices."""
@@ -315,6 +316,7 @@ def cummax(x, dim: int):
 
 @tensor_method()
 @numpy_keywords
+@int_parameters("cummin", dim=(1, "int"))
 def cummin(x, dim: int):
     """(values, indices) of the running minimum along ``dim`` (see ``cummax``)."""
     return cummin_result(*refuse_complex_grad("cummin", x, _cummin(x, dim=dim)))

@@ -19,6 +19,7 @@ from gradkit._tensor_repr import host_array, tensor_repr
 from gradkit.autograd import inference
 from gradkit.autograd.grad_mode import state as _grad_state
 from gradkit.autograd.inference import InferenceVersion as _InferenceVersion
+from gradkit.autograd.transform_errors import REQUIRES_GRAD
 
 
 class Tensor:
@@ -145,14 +146,22 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        self.requires_grad_(value)
+        self._set_requires_grad(value)  # torch allows the setter inside a func transform
 
     @requires_grad.deleter
     def requires_grad(self) -> None:
         raise RuntimeError("requires_grad must be a bool")  # torch: `del t.requires_grad`
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Set requires_grad on a leaf (in place); returns self."""
+        """Set requires_grad on a leaf (in place); returns self. torch refuses it inside a
+        function a ``gradkit.func`` transform runs (gradkit's own code calls
+        ``_set_requires_grad``, as torch's factories set the flag in C++)."""
+        if _grad_state.transforms:
+            raise RuntimeError(REQUIRES_GRAD)
+        return self._set_requires_grad(requires_grad)
+
+    def _set_requires_grad(self, requires_grad: bool = True) -> Tensor:
+        """``requires_grad_`` without the transform check."""
         if requires_grad and self._requires_grad:  # a no-op (a stale view's history unread)
             return self
         if self.grad_fn is not None:

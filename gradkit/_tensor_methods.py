@@ -9,8 +9,10 @@ import warnings
 
 from gradkit import backend, creation, legacy_tensor
 from gradkit import memory_format as memory_formats
-from gradkit._tensor import Size, Tensor, _varargs, extend
+from gradkit._tensor import Size, Tensor, extend
 from gradkit.autograd.api import backward as autograd_backward
+from gradkit.int_arguments import (
+    invalid_combination, size_argument, size_varargs, unpack_failed)
 from gradkit.autograd.graph import node_type
 from gradkit.autograd.hooks import (
     register_post_accumulate_hook, register_tensor_hook, retain_grad_hook)
@@ -218,19 +220,25 @@ class _TensorMethods:
         """A conjugated view's values in memory of their own (a clone); else self."""
         return self.clone() if self.is_conj() else self
 
-    def reshape(self, *shape) -> Tensor:
+    def reshape(self, *shape, **keyword) -> Tensor:
         """Same data in a new shape (a view when possible): ``x.reshape(2, -1)``."""
-        return shape_ops.reshape(self, _varargs(shape, "reshape", "shape"))
+        return shape_ops.reshape(self, size_argument(shape, keyword, "reshape", "shape"))
 
-    def view(self, *shape) -> Tensor:
+    def view(self, *shape, **keyword) -> Tensor:
         """A view with a new shape (same memory; must be compatible with the strides), or,
         given a dtype, the same memory read as that dtype (no graph, as torch's)."""
-        if len(shape) == 1 and is_dtype_argument(shape[0]):
+        if len(shape) == 1 and not keyword and is_dtype_argument(shape[0]):
             return view_dtype(self, shape[0])
-        if not shape:
+        if not shape and not keyword:
             raise TypeError("view() received an invalid combination of arguments - got (), but "
                             "expected one of: (torch.dtype dtype), (tuple of ints size)")
-        return shape_ops.view(self, _varargs(shape))
+        try:
+            size = size_argument(shape, keyword, "view", "size")
+        except TypeError as error:  # torch's view has a dtype signature too: it lists both
+            if unpack_failed(error):
+                raise
+            raise invalid_combination("view", shape, keyword) from None
+        return shape_ops.view(self, size)
 
     def view_as(self, other: Tensor) -> Tensor:
         """A view with the shape of ``other``."""
@@ -240,25 +248,25 @@ class _TensorMethods:
         """Reshape to the shape of ``other``."""
         return shape_ops.reshape(self, other.shape)
 
-    def expand(self, *sizes) -> Tensor:
+    def expand(self, *sizes, **keyword) -> Tensor:
         """Broadcast size-1 dims (a view, no copy): ``x.expand(4, -1)``."""
-        return shape_ops.expand(self, _varargs(sizes, "expand", "size"))
+        return shape_ops.expand(self, size_argument(sizes, keyword, "expand", "size"))
 
     def expand_as(self, other: Tensor) -> Tensor:
         """Broadcast (without copying) to the shape of ``other``."""
         return shape_ops.expand(self, other.shape)
 
-    def permute(self, *dims) -> Tensor:
+    def permute(self, *dims, **keyword) -> Tensor:
         """Reorder the dimensions (a view): ``x.permute(2, 0, 1)``."""
-        return shape_ops.permute(self, _varargs(dims, "permute", "dims"))
+        return shape_ops.permute(self, size_argument(dims, keyword, "permute", "dims", False))
 
-    def repeat(self, *sizes) -> Tensor:
+    def repeat(self, *sizes, **keyword) -> Tensor:
         """Tile the tensor ``sizes`` times along each dim (a copy)."""
-        return shape_ops.repeat(self, _varargs(sizes, "repeat", "repeats"))
+        return shape_ops.repeat(self, size_argument(sizes, keyword, "repeat", "repeats"))
 
-    def flip(self, *dims) -> Tensor:
+    def flip(self, *dims, **keyword) -> Tensor:
         """Reverse the order of elements along ``dims``."""
-        return shape_ops.flip(self, _varargs(dims, "flip", "dims"))
+        return shape_ops.flip(self, size_argument(dims, keyword, "flip", "dims", False))
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
         """A new tensor from ``data`` with this tensor's dtype and device by default."""
@@ -267,13 +275,15 @@ class _TensorMethods:
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
         """Zeros of ``size`` with this tensor's dtype and device by default."""
-        return creation.zeros(_varargs(size), dtype=dtype or self.dtype,
-                              device=device or self.device, requires_grad=requires_grad)
+        size = size_varargs(size, "new_zeros", "size")
+        return creation.zeros(size, dtype=dtype or self.dtype, device=device or self.device,
+                              requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
         """Ones of ``size`` with this tensor's dtype and device by default."""
-        return creation.ones(_varargs(size), dtype=dtype or self.dtype,
-                             device=device or self.device, requires_grad=requires_grad)
+        size = size_varargs(size, "new_ones", "size")
+        return creation.ones(size, dtype=dtype or self.dtype, device=device or self.device,
+                             requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
         """``fill_value`` everywhere, with this tensor's dtype and device by default."""

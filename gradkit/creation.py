@@ -5,7 +5,10 @@ import numpy as np
 
 from gradkit import backend
 from gradkit import memory_format as memory_formats
-from gradkit._tensor import Tensor, _varargs
+from gradkit._tensor import Tensor
+from gradkit.int_arguments import (
+    bool_argument, device_argument, dtype_argument, int_parameters, invalid_combination,
+    size_varargs)
 from gradkit.generator import Generator, default_generator, rng_of
 from gradkit.number_arguments import number_argument
 from gradkit.quiet_numpy import keep_quiet
@@ -21,13 +24,23 @@ def _resolve(dtype, device, default_kind: str = "f"):
     return dev, np_dtype
 
 
+def _checked_options(function: str, dtype, device, requires_grad) -> None:
+    """torch's TypeErrors for a factory's keyword options of the wrong type."""
+    if dtype is not None:
+        dtype_argument(dtype, function)
+    if device is not None:
+        device_argument(device, function)
+    if requires_grad is not None:  # (torch takes None)
+        bool_argument(requires_grad, function, "requires_grad")
+
+
 def _finish(data, dev, requires_grad: bool) -> Tensor:
     keep_quiet()
     if dev.type != "cpu":
         data = backend.to_device(data, dev)
     t = Tensor._make(data)
     if requires_grad:
-        t.requires_grad_(True)
+        t._set_requires_grad(True)
     return t
 
 
@@ -60,6 +73,8 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     >>> gradkit.tensor([[1., 2.], [3., 4.]], requires_grad=True).shape
     gradkit.Size([2, 2])
     """
+    _checked_options("tensor", dtype, device, None)
+    bool_argument(requires_grad, "tensor", "requires_grad")  # (None refused, unlike zeros)
     if isinstance(data, Tensor):
         array = data._data.copy()
         if dtype is not None:
@@ -121,22 +136,21 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(array)
 
 
-def _checked_shape(size) -> tuple:
-    """``(2, 3)`` from ``(2, 3)`` or ``((2, 3),)``; torch's error for negative sizes."""
-    shape = _varargs(size)
+def _checked_shape(size, function: str) -> tuple:
+    """``(2, 3)`` from ``(2, 3)`` or ``((2, 3),)`` (``function``'s ``*size``, read as torch's
+    parser reads it: int_arguments.py); torch's error for negative sizes."""
+    shape = size_varargs(size, function, "size")
     for s in shape:
-        if not isinstance(s, (int, np.integer)):
-            raise TypeError(f"expected a sequence of integers as the size, but got "
-                            f"{type(s).__name__}")
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(shape)}")
     return shape
 
 
-def _filled(fill, size, dtype, device, requires_grad, kind="f") -> Tensor:
+def _filled(fill, size, dtype, device, requires_grad, kind="f", function="zeros") -> Tensor:
+    _checked_options(function, dtype, device, requires_grad)
     dev, np_dtype = _resolve(dtype, device, kind)
-    shape = _checked_shape(size)
+    shape = _checked_shape(size, function)
     xp = backend.array_module(dev)
     if dev.type == "cpu":
         data = np.full(shape, fill, dtype=np_dtype)
@@ -145,7 +159,7 @@ def _filled(fill, size, dtype, device, requires_grad, kind="f") -> Tensor:
             data = xp.full(shape, fill, dtype=np_dtype)
     t = Tensor._make(data)
     if requires_grad:
-        t.requires_grad_(True)
+        t._set_requires_grad(True)
     return t
 
 
@@ -156,17 +170,19 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ones: ``gradkit.ones(2, 3)`` or ``gradkit.ones((2, 3))``."""
-    return _filled(1, size, dtype, device, requires_grad)
+    return _filled(1, size, dtype, device, requires_grad, function="ones")
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of the given size (uninitialized in torch; here filled with zeros)."""
-    return _filled(0, size, dtype, device, requires_grad)
+    return _filled(0, size, dtype, device, requires_grad, function="empty")
 
 
+@int_parameters("full", size=(1, "SymInt[]"))
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value`` (dtype inferred from it: bool, int64 or float)."""
     fill_value = number_argument(fill_value, "full", "fill_value", 2)
+    size = (size,)  # one tuple of ints (int_parameters)
     if dtype is None:
         kind = "b" if isinstance(fill_value, bool) else \
             "i" if isinstance(fill_value, int) else "f"
@@ -175,8 +191,8 @@ def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False)
         elif isinstance(fill_value, complex):
             dtype = backend.get_default_dtype().to_complex()
         return _filled(fill_value, size, dtype, device, requires_grad,
-                       "i" if kind == "i" else "f")
-    return _filled(fill_value, size, dtype, device, requires_grad)
+                       "i" if kind == "i" else "f", "full")
+    return _filled(fill_value, size, dtype, device, requires_grad, function="full")
 
 
 def _like(t: Tensor, dtype, device):
@@ -204,6 +220,7 @@ def _like_of(make):
     def like(t: Tensor, dtype=None, device=None, requires_grad: bool = False,
              memory_format=memory_formats.preserve_format,
              **options) -> Tensor:  # options: rand_like's generator=
+        _checked_options(like.__name__, dtype, device, requires_grad)
         dtype, device = _like(t, dtype, device)
         out = make(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad,
                    **options)
@@ -230,12 +247,21 @@ def full_like(t: Tensor, fill_value, dtype=None, device=None,
     return _in_format(out, t, memory_format, "full_like")
 
 
+_NUMBERS = (int, float, complex, np.number, np.bool_)  # (bool is an int)
+
+
 def arange(start, end=None, step=1, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """``arange(end)`` or ``arange(start, end, step)``; int64 for integer arguments."""
     if end is None:
+        if not isinstance(start, (_NUMBERS, Tensor)):  # torch's Number: a str, None refused
+            raise TypeError(f"arange(): argument 'end' (position 1) must be Number, not "
+                            f"{type(start).__name__}")
         start, end = 0, number_argument(start, "arange", "end", 1)
     else:  # torch's three-argument form refuses what its parser does not read as a number
+        given = (start, end) if type(step) is int and step == 1 else (start, end, step)
+        if not all(isinstance(v, (_NUMBERS, Tensor)) for v in given):
+            raise invalid_combination("arange", given, {})
         start, end, step = (number_argument(v, "arange", name, i + 1)
                             for i, (v, name) in enumerate(((start, "start"), (end, "end"),
                                                            (step, "step"))))
@@ -308,7 +334,7 @@ def _random(sample, size, dtype, device, requires_grad, kind="f", generator=None
             function="rand") -> Tensor:
     rng = rng_of(generator, function)
     dev, np_dtype = _resolve(dtype, device, kind)
-    shape = _checked_shape(size)
+    shape = _checked_shape(size, function)
     return _finish(np.asarray(sample(rng, shape)).astype(np_dtype), dev, requires_grad)
 
 

@@ -57,12 +57,12 @@ def asarray(obj, *, dtype=None, device=None, copy: bool | None = None,
         out = creation.tensor(obj, dtype=dtype, device=device)
     if requires_grad is _UNSET or not requires_grad:
         if out._requires_grad:  # a leaf loses the flag, a result of ops its history
-            out = out.detach() if out.grad_fn is not None else out.requires_grad_(False)
+            out = out.detach() if out.grad_fn is not None else out._set_requires_grad(False)
         return out
     if out._data.dtype.kind not in "fc":
         raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                            "gradients")
-    return out if out._requires_grad else out.requires_grad_(True)
+    return out if out._requires_grad else out._set_requires_grad(True)
 
 
 def _tensor_as(tensor: Tensor, dtype, device, copy: bool | None) -> Tensor:
@@ -187,4 +187,4 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     out = creation.zeros(tuple(size[d] for d in order), dtype=dtype, device=device)
     inverse = tuple(sorted(builtins.range(len(order)), key=order.__getitem__))
     out = Tensor._make(out._data.transpose(inverse))
-    return out.requires_grad_(True) if requires_grad else out
+    return out._set_requires_grad(True) if requires_grad else out

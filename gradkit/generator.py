@@ -33,6 +33,8 @@ def _checked_seed(seed) -> int:
 
 class _RandomGuard(threading.local):
     message: str | None = None  # set while random draws raise it (gradkit.func.vmap)
+    # fn(tensor) that every in-place random draw calls first (gradkit.func.vmap), or None
+    inplace_draw = None
 
 
 random_guard = _RandomGuard()

@@ -197,7 +197,7 @@ class _Decoder:
             if node["type"] == "parameter":
                 t = Parameter(t, requires_grad=node["requires_grad"])
             elif node["requires_grad"]:
-                t.requires_grad_(True)
+                t._set_requires_grad(True)
             self.tensors[index] = t
         return self.tensors[index]
 

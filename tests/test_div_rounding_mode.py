@@ -150,3 +150,36 @@ def test_spellings(spelling):
     assert_same_as_torch(lambda m: (
         getattr(m, spelling)(m.tensor([7, -7]), m.tensor([2, 2]), rounding_mode="trunc"),
         getattr(m.tensor([7, -7]), spelling)(2, rounding_mode="floor")))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x, y: m.true_divide(x, y, rounding_mode="floor"),
+    lambda m, x, y: m.true_divide(x, 2, rounding_mode=None),
+    lambda m, x, y: m.true_divide(x, y, foo=1),
+    lambda m, x, y: x.true_divide(y, rounding_mode="trunc"),
+    lambda m, x, y: x.true_divide(other=y, rounding_mode="trunc"),
+    lambda m, x, y: x.true_divide(y, foo=1),
+    lambda m, x, y: x.clone().true_divide_(y, rounding_mode="floor"),
+    lambda m, x, y: x.clone().true_divide_(2, rounding_mode=None),
+])
+def test_true_divide_has_no_rounding_mode(call):
+    """torch's true_divide is div without rounding_mode: the function says "unexpected
+    keyword", the methods list the arguments torch got (the first line of its message)."""
+    errors = []
+    for m in (torch, gradkit):
+        with pytest.raises(TypeError) as error:
+            call(m, m.tensor([5.0, -3.0]), m.tensor([2.0, 2.0]))
+        errors.append(str(error.value).splitlines()[0])
+    assert errors[1] == errors[0]
+
+
+def test_true_divide_is_division():
+    def program(m):
+        x = m.tensor([5.0, -3.0, 1.0], dtype=m.float64, requires_grad=True)
+        y = m.tensor([2.0, 4.0, -8.0], dtype=m.float64)
+        z = x * 1
+        z.true_divide_(y)
+        out = (m.true_divide(x, y), x.true_divide(other=y), m.true_divide(m.tensor([7, 2]), 2), z)
+        assert out[0].grad_fn.name() == "DivBackward0" and z.grad_fn.name() == "DivBackward0"
+        return out + m.autograd.grad(out[1].sum() + z.sum(), x)
+    assert_same_as_torch(program)

@@ -41,9 +41,6 @@ def test_every_pair_of_transforms_composes():
 
 
 @pytest.mark.parametrize("transform", ["vmap", "grad", "vmap_grad", "grad_grad"])
-@pytest.mark.xfail(strict=True, reason="texp5: gradkit's requires_grad_() does not know it "
-                   "runs under a transform (its own creation paths call it); only "
-                   "autograd.functional refuses")
 def test_requires_grad_inside_a_transform_is_refused(transform):
     # test_requires_grad_inside_transform
     def f(x):
@@ -56,6 +53,33 @@ def test_requires_grad_inside_a_transform_is_refused(transform):
               "grad_grad": lib.func.grad(lib.func.grad(f))}[transform]
         fn(plain(lib) if transform == "grad_grad" else plain(lib, 3))
     raises_like_torch(program, RuntimeError, r"Tensor.requires_grad_\(\)")
+
+
+@pytest.mark.parametrize("transform", ["vmap", "grad"])
+@pytest.mark.parametrize("form", ["false", "fresh_tensor"])
+def test_requires_grad_inside_a_transform_is_refused_in_every_form(transform, form):
+    # requires_grad_(False), and on a tensor made inside the function, refused as well
+    def f(x):
+        if form == "false":
+            x.requires_grad_(False)
+        else:
+            x = x * x.new_ones(3).requires_grad_()
+        return x.sin().sum()
+    raises_like_torch(lambda lib: getattr(lib.func, transform)(f)(plain(lib, 3)), RuntimeError,
+                      r"Tensor.requires_grad_\(\)")
+
+
+@pytest.mark.parametrize("transform", ["vmap", "grad"])
+@pytest.mark.parametrize("form", ["factory", "setter"])
+def test_requires_grad_without_requires_grad_inside_a_transform_runs(transform, form):
+    # a factory's requires_grad=True and the attribute's setter do not call requires_grad_()
+    def f(lib, x):
+        if form == "factory":
+            x = x * lib.ones(3, requires_grad=True, dtype=lib.float64)
+        else:
+            x.requires_grad = True
+        return x.sin().sum()
+    like_torch(lambda lib: getattr(lib.func, transform)(lambda x: f(lib, x))(plain(lib, 3)))
 
 
 @pytest.mark.parametrize("transform", ["grad", "vjp"])

@@ -431,8 +431,6 @@ def test_same_randomness_with_a_batched_tensor_input_is_refused():
                       "batched tensor input")
 
 
-@pytest.mark.xfail(strict=True, reason="texp5: gradkit's vmap refuses every in-place write into "
-                   "an unbatched tensor (it cannot tell a same-randomness draw from other writes)")
 def test_in_place_random_into_an_unbatched_tensor():
     # TestRandomness.test_random_unary_inplace (batched_input="none"): 'same' writes one draw,
     # 'different' is refused in torch's words
@@ -446,6 +444,27 @@ def test_in_place_random_into_an_unbatched_tensor():
                                                 randomness="different")(lib.ones(3),
                                                                         plain(lib, 4)),
                       RuntimeError, "different inplace randomness on an unbatched tensor")
+
+
+@pytest.mark.parametrize("op", ["normal_", "uniform_", "bernoulli_", "exponential_"])
+def test_in_place_random_into_a_captured_tensor(op):
+    # the same rule for a tensor the function captured: one draw under 'same' (every sample
+    # writes it), torch's error under 'different'
+    def program(lib):
+        captured = lib.full((3,), 0.5, dtype=lib.float64)
+
+        def f(_):
+            getattr(captured, op)()
+            return captured * 1
+        out = lib.func.vmap(f, randomness="same")(plain(lib, 4))
+        return bool((out == captured).all()), bool((out[0] == out[1]).all())
+    assert like_torch(program) == (True, True)
+
+    def different(lib):
+        captured = lib.ones(3)
+        lib.func.vmap(lambda _: getattr(captured, op)(), randomness="different")(plain(lib, 4))
+    raises_like_torch(different, RuntimeError,
+                      "different inplace randomness on an unbatched tensor")
 
 
 def test_return_types_namedtuples_and_anomaly_mode_under_vmap():

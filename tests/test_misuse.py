@@ -237,6 +237,20 @@ MISUSES = [
     Misuse("argument", "a tensor plus a string",
            lambda w: w.w + "1", TypeError,
            r"add\(\): argument 'other' \(position 2\) must be Tensor, not str"),
+    Misuse("argument", "a float as a reduction's dim (torch has several signatures)",
+           lambda w: w.w.sum(dim=0.5), TypeError,
+           r"^sum\(\) received an invalid combination of arguments - got \(dim=float, \), "
+           r"but expected one of:$"),
+    Misuse("argument", "a one-element tensor as an int dim (only a 0-d integer one reads)",
+           lambda w: w.w.softmax(gradkit.tensor([0])), TypeError,
+           r"softmax\(\): argument 'dim' \(position 1\) must be int, not Tensor"),
+    Misuse("argument", "a float tensor as a size",
+           lambda w: gradkit.zeros(gradkit.tensor(2.0)), TypeError,
+           r"zeros\(\): argument 'size' \(position 1\) must be tuple of ints, not Tensor"),
+    Misuse("argument", "a string among a shape's sizes",
+           lambda w: w.w.reshape(3, "a"), TypeError,
+           r"reshape\(\): argument 'shape' failed to unpack the object at pos 2 with error "
+           r"\"type must be tuple of ints,but got str\""),
     Misuse("argument", "integer tensor to a negative integer power",
            lambda w: gradkit.tensor([2]) ** -1, RuntimeError,
            r"Integers to negative integer powers are not allowed"),
@@ -392,6 +406,9 @@ def render_doc() -> str:
              "Every row is a test in `tests/test_misuse.py`: the misuse must raise this error, "
              "and leave the program, its tensors, their `.grad` and any existing trace file "
              "unchanged (a failed trace write leaves no temporary file behind). "
+             "Where torch's argument parser lists every signature after \"received an invalid "
+             "combination of arguments - got (...), but expected one of:\", gradkit's message "
+             "is that first line alone (the listing is not copied). "
              "Regenerate with `python tests/test_misuse.py > docs/misuse.md`.", "",
              "| # | category | misuse | error | message matches |",
              "|---|---|---|---|---|"]

@@ -286,7 +286,7 @@ def _double_vjp(op, args, tangents, params, outputs) -> tuple:
     The primals enter as fresh leaves, so (unlike ops with jvp rules) the tangent
     does not connect back to the primal's history in reverse mode.
     """
-    primals = [Tensor._make(a._data).requires_grad_(True) if t is not None else a
+    primals = [Tensor._make(a._data)._set_requires_grad(True) if t is not None else a
                for a, t in zip(args, tangents, strict=False)]
     wrt = [p for p, t in zip(primals, tangents, strict=False) if t is not None]
     with enable_grad():
@@ -295,7 +295,7 @@ def _double_vjp(op, args, tangents, params, outputs) -> tuple:
         diff = [i for i, o in enumerate(outs) if o._requires_grad]
         if not diff:
             return (None,) * len(outputs)
-        probes = [_zeros_like(outs[i]).requires_grad_(True) for i in diff]
+        probes = [_zeros_like(outs[i])._set_requires_grad(True) for i in diff]
         vjps = grad([outs[i] for i in diff], wrt, probes, create_graph=True, allow_unused=True)
         inner = None  # Re<vjp(u), t> = Re<u, J t>: its gradient in u is J t (complex too)
         for g, t in zip(vjps, [t for t in tangents if t is not None], strict=False):

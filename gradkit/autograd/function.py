@@ -397,4 +397,4 @@ def once_differentiable(backward):
 
 def _requiring(t):
     # a detached gradient becomes a leaf that requires grad, so _DelayedError records a node
-    return t.requires_grad_(True) if t.grad_fn is None and t._data.dtype.kind in "fc" else t
+    return t._set_requires_grad(True) if t.grad_fn is None and t._data.dtype.kind in "fc" else t

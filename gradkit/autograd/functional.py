@@ -57,7 +57,7 @@ def _prepare(inputs: tuple, create_graph: bool, need_graph: bool) -> tuple:
     """Inputs the function will be differentiated at (views keep the caller's graph)."""
     _refuse_in_transform(REQUIRES_GRAD)  # torch's requires_grad_() inside a transform
     return tuple(t.view_as(t) if create_graph and t.requires_grad
-                 else t.detach().requires_grad_(need_graph) for t in inputs)
+                 else t.detach()._set_requires_grad(need_graph) for t in inputs)
 
 
 def _finish(values: tuple, create_graph: bool) -> tuple:
@@ -299,7 +299,7 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
 
     def jacobian_func(*inp):
         if outer_jacobian_strategy == "forward-mode":  # forward-over-reverse
-            inp = tuple(t.requires_grad_(True) for t in inp)
+            inp = tuple(t._set_requires_grad(True) for t in inp)
         jac = jacobian(scalar_func, inp, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict)
         return jac

@@ -324,7 +324,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     if grad_outputs is None:
         rng = np.random.default_rng(0)
         grad_outputs = tuple(
-            Tensor._make(_rand_like(rng, _host(o._data))).requires_grad_(True)
+            Tensor._make(_rand_like(rng, _host(o._data)))._set_requires_grad(True)
             for o in diff_outputs)
     grad_outputs = _as_tuple(grad_outputs)
     n_inputs = len(inputs)

@@ -41,4 +41,4 @@ class Variable(metaclass=_VariableMeta):
         if requires_grad and not (data.is_floating_point() or data.is_complex()):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
-        return data.detach().requires_grad_(requires_grad)
+        return data.detach()._set_requires_grad(requires_grad)

@@ -81,7 +81,7 @@ def fresh(x) -> Tensor:
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
     if x.is_inference():  # an ordinary copy (torch's transforms accept inference tensors)
         x = x.clone()
-    return x.view_as(x) if x.requires_grad else x.detach().requires_grad_(True)
+    return x.view_as(x) if x.requires_grad else x.detach()._set_requires_grad(True)
 
 
 def differentiating() -> inference_mode:

@@ -17,7 +17,7 @@ def _stacked_leaf(tensors: Sequence[Tensor], name: str) -> Tensor:
     if not all_require and any(t.requires_grad for t in tensors):
         raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
     result = stack(tensors)
-    return result.detach().requires_grad_() if all_require else result
+    return result.detach()._set_requires_grad() if all_require else result
 
 
 def stack_module_state(models: Sequence[Module]) -> tuple[dict, dict]:

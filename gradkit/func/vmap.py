@@ -29,6 +29,9 @@ _CAPTURED_WRITE = ("vmap: {name} wrote in place into a tensor it captured or got
                    "None. gradkit's vmap runs the function once per sample, so the write would "
                    "repeat for every sample (torch refuses such writes when the value written "
                    "depends on the mapped inputs). Please use out-of-place operations.")
+_DIFFERENT_INPLACE = ("vmap: Cannot ask for different inplace randomness on an unbatched tensor. "
+                      "This will appear like same randomness. If this is necessary for your "
+                      "usage, please file an issue with functorch.")
 _RANDOM_REFUSED = ("vmap: called random operation while in randomness error mode. Please either "
                    "use the 'same' or 'different' randomness flags on vmap or perform the "
                    "randomness operation out of vmap")
@@ -151,16 +154,37 @@ def _run(func, samples: list, kwargs: dict, randomness: str, name: str, watched:
     sample that made it."""
     captured = [(t, t._version) for t in watched]
     state = default_generator.get_state() if randomness == "same" else None
+    drawn_into = set()  # version counters of watched tensors a "same" draw wrote (allowed)
     results = []
-    with random_refused(randomness):
+    with random_refused(randomness), _inplace_draws(randomness, watched, drawn_into):
         for sample in samples:
             if state is not None:
                 default_generator.set_state(state)
             with transform_level():
                 results.append(func(*sample, **kwargs))
-            if any(t._version != version for t, version in captured):
+            if any(t._version != version and id(t._vc) not in drawn_into
+                   for t, version in captured):
                 raise RuntimeError(_CAPTURED_WRITE.format(name=name))
     return results
+
+
+@contextlib.contextmanager
+def _inplace_draws(randomness: str, watched: list, drawn_into: set):
+    """An in-place random draw into a ``watched`` (unbatched) tensor: torch's error under
+    "different"; under "same" every sample writes the same draw, so the write is allowed."""
+    def check(tensor: Tensor) -> None:
+        if not any(tensor._vc is t._vc for t in watched):
+            return
+        if randomness == "different":
+            raise RuntimeError(_DIFFERENT_INPLACE)
+        drawn_into.add(id(tensor._vc))
+
+    previous = random_guard.inplace_draw
+    random_guard.inplace_draw = check
+    try:
+        yield
+    finally:
+        random_guard.inplace_draw = previous
 
 
 def _stack_outputs(results: list, out_dims, name: str, empty: bool):

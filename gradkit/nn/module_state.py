@@ -224,6 +224,6 @@ class ModuleState:
     def _assign(self, name: str, target: Tensor, value: Tensor) -> None:
         if name in self._parameters:
             value = value if isinstance(value, Parameter) else Parameter(value)
-            self._parameters[name] = value.requires_grad_(target.requires_grad)
+            self._parameters[name] = value._set_requires_grad(target.requires_grad)
         else:
             self._buffers[name] = value

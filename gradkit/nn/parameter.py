@@ -30,7 +30,7 @@ class Parameter(Tensor):
         # shares memory and version counter with ``data``, like torch's Parameter
         super().__init__(data)
         self._vc = data._vc
-        self.requires_grad_(requires_grad)
+        self._set_requires_grad(requires_grad)
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
@@ -162,7 +162,7 @@ class UninitializedTensorMixin:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        self._requires_grad = self._plain().requires_grad_(value).requires_grad
+        self._requires_grad = self._plain()._set_requires_grad(value).requires_grad
 
     def copy_(self, src, non_blocking: bool = False):
         self._plain().copy_(src._plain() if is_lazy(src) else src, non_blocking)
@@ -244,7 +244,7 @@ class Buffer(Tensor, metaclass=_BufferMeta):
 
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Tensor:
         data = empty(0) if data is None else data
-        tensor = data.detach().requires_grad_(data.requires_grad)
+        tensor = data.detach()._set_requires_grad(data.requires_grad)
         _mark_buffer(tensor, persistent)
         return tensor
 

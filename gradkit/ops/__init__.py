@@ -100,7 +100,8 @@ from gradkit.ops.distances import cdist, dist, pdist, renorm  # noqa: F401
 from gradkit.ops.integrals import (  # noqa: F401
     bincount, cumulative_trapezoid, trapezoid, trapz)
 from gradkit.ops.matrix_products import addr, chain_matmul  # noqa: F401
-from gradkit.ops.aliases import adjoint, split_with_sizes, swapaxes, swapdims  # noqa: F401
+from gradkit.ops.aliases import (  # noqa: F401
+    adjoint, split_with_sizes, swapaxes, swapdims, true_divide)
 from gradkit.ops.binomial_norms import norm_except_dim  # noqa: F401
 from gradkit.ops.segment_reduce import segment_reduce  # noqa: F401
 from gradkit.ops.special_functions import igamma, igammac  # noqa: F401
@@ -117,7 +118,7 @@ clip = clamp
 absolute = abs
 negative = neg
 multiply = mul
-divide = true_divide = div
+divide = div
 subtract = sub
 arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 from gradkit._tensor import Tensor
+from gradkit.int_arguments import invalid_combination
 from gradkit.ops.arithmetic import div, mul, neg, sub
 from gradkit.ops.clamp import clamp
 from gradkit.ops.comparison import bitwise_not, ge, gt, le, logical_xor, lt, ne
@@ -56,11 +57,35 @@ def split_with_sizes(x: Tensor, split_sizes, dim: int = 0):
     return split(x, split_sizes, dim)
 
 
+def true_divide(x, other, **keywords):
+    """``div(x, other)`` under torch's older name, which has no ``rounding_mode`` (torch's
+    TypeError for it, or any other keyword)."""
+    if keywords:
+        raise TypeError("true_divide() got an unexpected keyword argument "
+                        f"'{next(iter(keywords))}'")
+    return div(x, other)
+
+
+def _true_divide_method(name: str):
+    """``x.true_divide(other)`` (``name`` ``true_divide_``: its in-place form) refusing any
+    keyword but ``other`` with torch's listing of the arguments."""
+    def method(x, *args, **keywords):
+        if set(keywords) - {"other"} or len(args) + len(keywords) != 1:
+            raise invalid_combination(name, args, keywords)
+        return div(x, *args, *keywords.values())
+    method.__name__ = name
+    return method
+
+
+register(_true_divide_method("true_divide"), "true_divide", True)
+register(_true_divide_method("true_divide_"), "true_divide", False, inplace=True)
+
+
 # Tensor methods torch has under a second name, with the same op behind them (and the
 # in-place form where gradkit has the original's)
 _METHOD_ALIASES = {
     "absolute": (abs, True), "arccos": (acos, False), "arcsin": (asin, False),
-    "arctan": (atan, False), "divide": (div, True), "true_divide": (div, True),
+    "arctan": (atan, False), "divide": (div, True),
     "multiply": (mul, True), "subtract": (sub, True), "negative": (neg, True),
     "clip": (clamp, True), "fix": (trunc, True), "greater": (gt, False),
     "greater_equal": (ge, False), "less": (lt, False), "less_equal": (le, False),

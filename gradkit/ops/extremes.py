@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from gradkit import return_types
+from gradkit.int_arguments import int_parameters, ints_reader
 from gradkit._tensor import Tensor
 from gradkit.ops import piecewise
 from gradkit.ops._op import op
@@ -110,6 +111,8 @@ def _extreme_values(name: str, kernel: str, what: str):
 
 amax = _extreme_values("amax", "max_values_cpu", "Maximum")
 amin = _extreme_values("amin", "min_values_cpu", "Minimum")
+amax.numbers = ints_reader("amax", dim=(1, "int[1]?"), keepdim=(2, "bool"))
+amin.numbers = ints_reader("amin", dim=(1, "int[1]?"), keepdim=(2, "bool"))
 
 
 def _check_nonempty(name, x, dim, as_given=False):
@@ -183,16 +186,25 @@ _min_dim.defjvp_all(_select_jvp)
 
 def _extreme(pairwise_name: str, whole, along):
     """torch.max/min: ``f(x)`` a tensor, ``f(x, dim)`` (values, indices), ``f(x, other)``."""
-    def extreme(x, dim=None, keepdim: bool = False):
-        if isinstance(dim, Tensor):
-            return getattr(piecewise, pairwise_name)(x, dim)
-        if dim is None:
-            return whole(x)
+    name = pairwise_name[:3]  # max, min
+    result_type = getattr(return_types, name)
+
+    def reduce_along(x, dim, keepdim=False):
         values, indices = along(x, _normalize_dim(dim, x.ndim), keepdim)
         return result_type(values, indices)
-    extreme.__name__ = pairwise_name[:3]  # max, min
-    result_type = getattr(return_types, extreme.__name__)
-    return numpy_keywords(extreme)
+    reduce_along.__name__ = name  # (its errors name max or min)
+    reduce_along = numpy_keywords(int_parameters(name, "single", dim=(1, "int"),
+                                                 keepdim=(2, "bool"))(reduce_along))
+
+    def extreme(x, *args, **kwargs):
+        if not args and not kwargs:
+            return whole(x)
+        if len(args) == 1 and not kwargs and isinstance(args[0], Tensor) or \
+                not args and list(kwargs) == ["other"]:  # a tensor alone is torch's other
+            return getattr(piecewise, pairwise_name)(x, *args, *kwargs.values())
+        return reduce_along(x, *args, **kwargs)
+    extreme.__name__ = name
+    return extreme
 
 
 max = tensor_method()(_extreme("maximum", _max_all, _max_dim))  # noqa: A001
@@ -219,7 +231,13 @@ def argmax(xp, x, dim=None, keepdim=False):
     return _arg_extreme(xp, x, dim, keepdim, "argmax", xp.argmax)
 
 
+argmax.numbers = ints_reader("argmax", dim=(1, "int?"), keepdim=(2, "bool"))
+
+
 @op(method=True)
 def argmin(xp, x, dim=None, keepdim=False):
     """Index of the minimum (of the flattened x without ``dim``); no gradient."""
     return _arg_extreme(xp, x, dim, keepdim, "argmin", xp.argmin)
+
+
+argmin.numbers = ints_reader("argmin", dim=(1, "int?"), keepdim=(2, "bool"))

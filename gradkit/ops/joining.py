@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import functools
 
+from gradkit._tensor import Tensor
+from gradkit.int_arguments import (
+    int_argument, int_list_argument, int_parameters, invalid_combination, reads_as_int)
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops._op import Op, op
 from gradkit.ops.keywords import numpy_keywords
@@ -43,6 +46,7 @@ _cat.profiler_name = "gradkit::cat"
 _cat.node_name = "CatBackward0"
 
 
+@int_parameters("cat", dim=(2, "int"))
 def cat(tensors, dim: int = 0):
     """Concatenate a sequence of tensors along an existing dim."""
     tensors = _check_sequence("cat", tensors)
@@ -83,6 +87,7 @@ _stack.profiler_name = "gradkit::stack"
 _stack.node_name = "StackBackward0"
 
 
+@int_parameters("stack", dim=(2, "int"))
 def stack(tensors, dim: int = 0):
     """Stack tensors of equal shape along a new dim."""
     tensors = _check_sequence("stack", tensors)
@@ -95,8 +100,8 @@ def stack(tensors, dim: int = 0):
 
 
 def _check_sequence(name, tensors):
-    """The tensors of a joining function, with torch's errors for a non-list and an empty
-    list (cat's own ValueError; stack, hstack & co. share one text)."""
+    """The tensors of a joining function, with torch's errors for a non-list, an empty list
+    (cat's own ValueError; stack, hstack & co. share one text) and a non-tensor element."""
     if not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
                         f"not {type(tensors).__name__}")
@@ -104,6 +109,10 @@ def _check_sequence(name, tensors):
         if name == "cat":
             raise ValueError("torch.cat(): expected a non-empty list of Tensors")
         raise RuntimeError(f"{name} expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor) and not hasattr(t, "dtype"):  # (rules pass arrays)
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
     return tuple(tensors)
 
 
@@ -148,8 +157,12 @@ def split(x, split_size_or_sections, dim: int = 0):
     """Split into chunks of a given size (last may be smaller) or of the given sizes."""
     if x.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
-    dim = _normalize_dim(dim, x.ndim)
+    if not reads_as_int(dim):  # torch's Tensor.split calls torch's overloaded split
+        raise invalid_combination("split", (x, split_size_or_sections, dim), {})
+    dim = _normalize_dim(int_argument(dim, "split", "dim"), x.ndim)
     length = x.shape[dim]
+    if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.numel() == 1:
+        split_size_or_sections = int(split_size_or_sections)  # torch's Tensor.split: int(t)
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step <= 0:
@@ -159,7 +172,8 @@ def split(x, split_size_or_sections, dim: int = 0):
                                f"{step}")
         sections = [min(step, length - i) for i in range(0, length, step)] or [0]
         return _split_equal(x, sections=tuple(sections), dim=dim)
-    sections = [int(s) for s in split_size_or_sections]
+    sections = list(int_list_argument(split_size_or_sections, "split_with_sizes", "split_sizes",
+                                      2, symint=True))
     if sum(sections) != length:
         raise RuntimeError(
             f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's "
@@ -168,6 +182,7 @@ def split(x, split_size_or_sections, dim: int = 0):
 
 
 @tensor_method()
+@int_parameters("chunk", chunks=(1, "int"), dim=(2, "int"))
 def chunk(x, chunks: int, dim: int = 0):
     """Split into ``chunks`` pieces of (nearly) equal size, as torch.chunk."""
     if x.ndim == 0:
@@ -181,6 +196,7 @@ def chunk(x, chunks: int, dim: int = 0):
 
 @tensor_method()
 @numpy_keywords
+@int_parameters("unbind", dim=(1, "int"))
 def unbind(x, dim: int = 0):
     """Tuple of slices along ``dim`` with that dim removed."""
     dim = _normalize_dim(dim, x.ndim)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit import return_types
+from gradkit.int_arguments import int_parameters, ints_reader
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.ops import cpu_order
@@ -213,6 +214,7 @@ for _picking in (_kthvalue, _mode):
 
 @tensor_method()
 @numpy_keywords
+@int_parameters("kthvalue", k=(1, "SymInt"), dim=(2, "int"), keepdim=(3, "bool"))
 def kthvalue(x, k: int, dim: int = -1, keepdim: bool = False):
     """(values, indices) of the k-th smallest element along ``dim`` (NaN counts as largest)."""
     dim = _normalize_dim(dim, x.ndim)
@@ -238,6 +240,7 @@ nanmedian.__doc__ = "median that ignores NaN (NaN only where every element is Na
 
 @tensor_method()
 @numpy_keywords
+@int_parameters("mode", dim=(1, "int"), keepdim=(2, "bool"))
 def mode(x, dim: int = -1, keepdim: bool = False):
     """(values, indices) of the most frequent value along ``dim`` (the smallest among equally
     frequent ones)."""
@@ -292,6 +295,9 @@ def count_nonzero(xp, x, dim=None):
     """The number of nonzero elements (along ``dim``: an int or a tuple), as int64."""
     reduced = None if dim is None else axes(dim, x.ndim) or None  # () on a 0-d x: all
     return xp.asarray(xp.count_nonzero(x, axis=reduced), dtype=xp.int64)
+
+
+count_nonzero.numbers = ints_reader("count_nonzero", True, dim=(1, "int[1]?"))
 
 
 @tensor_method()

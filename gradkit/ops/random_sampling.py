@@ -16,7 +16,7 @@ import numpy as np
 from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
-from gradkit.generator import rng_of
+from gradkit.generator import random_guard, rng_of
 from gradkit.number_arguments import number_argument, number_if_read
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import Op
@@ -68,6 +68,8 @@ def _sample(*inputs: Tensor, node: str, draw) -> Tensor:
 def _fill(tensor: Tensor, node: str, draw, *inputs: Tensor) -> Tensor:
     """Write ``draw(shape, dtype)`` into ``tensor`` (an in-place op recorded as ``node``), or
     with ``inputs`` (bernoulli_'s p), ``draw(tensor, *inputs)``."""
+    if random_guard.inplace_draw is not None:  # under vmap: it may refuse or allow the write
+        random_guard.inplace_draw(tensor)
     if inputs:
         return inplace(tensor, _sample, *inputs, node=node, draw=draw)
     return inplace(tensor, _sample, node=node, draw=lambda x: draw(x.shape, x.dtype))
@@ -296,7 +298,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
             dtype or backend.get_default_dtype())))
         out = normal_(out, mean, std, generator=generator)
         out = out.to(device) if device is not None else out
-        return out.requires_grad_(requires_grad) if requires_grad else out
+        return out._set_requires_grad(requires_grad) if requires_grad else out
     if size is not None:
         raise TypeError("normal() received an invalid combination of arguments - got a size "
                         "with a tensor mean or std")

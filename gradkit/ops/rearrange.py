@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import warnings
 
+from gradkit.int_arguments import int_parameters, size_varargs
+from gradkit.int_arguments import ints_reader
 from gradkit.backend import bool_
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import sub
@@ -51,9 +53,7 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
 def tile(x, *dims):
     """x repeated ``dims`` times along each dim; fewer dims than x has are padded with 1s in
     front (``repeat`` otherwise). ``x.tile(2, 2)`` and ``tile(x, (2, 2))`` are the same."""
-    if len(dims) == 1 and not isinstance(dims[0], int):
-        dims = dims[0]
-    dims = tuple(int(d) for d in dims)
+    dims = size_varargs(dims, "tile", "dims")
     dims = (1,) * (x.ndim - len(dims)) + dims
     negative = next((d for d in dims if d < 0), None)
     if negative is not None:
@@ -69,6 +69,7 @@ def _dim_sequence(dims) -> list:
 
 
 @tensor_method(("movedim", "moveaxis"))
+@int_parameters("movedim", True, source=(1, "int|int[]"), destination=(2, "int|int[]"))
 def movedim(x, source, destination):
     """A view of x with the dims ``source`` moved to ``destination`` (the others keep their
     order)."""
@@ -138,6 +139,9 @@ def rot90(xp, x, k=1, dims=(0, 1)):
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
                            f"and dim1 = {dims[1]}")
     return xp.rot90(x, k % 4, axes).copy()
+
+
+rot90.numbers = ints_reader("rot90", k=(1, "int"), dims=(2, "int[]"))
 
 
 rot90.defvjp(lambda g, k, dims: rot90(g, -k, dims))

@@ -8,6 +8,7 @@ from functools import partial
 import numpy as np
 
 
+from gradkit.int_arguments import ints_reader
 from gradkit.autograd.batching import batch_dim
 from gradkit.backend import get_default_dtype, to_numpy_dtype
 from gradkit.ops._op import op
@@ -111,6 +112,10 @@ def accumulate(reduce, x, dtype, **options):
     return reduce(x, dtype=dtype, **options)
 
 
+sum.numbers = ints_reader("sum", "single", dim=(1, "int[1]?"), keepdim=(2, "bool"),
+                          dtype=(None, "ScalarType?"))
+
+
 sum.defvjp(lambda g, x_shape, dim, keepdim, dtype: expand_back(g, x_shape, dim, keepdim))
 sum.defjvp(lambda t, x_shape, dim, keepdim, dtype: sum(t, dim, keepdim, dtype))
 
@@ -134,6 +139,10 @@ def floating_dtype(name: str, dtype):
                            "either a floating point or complex dtype. Got: "
                            f"{SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)}")
     return dtype
+
+
+mean.numbers = ints_reader("mean", "single", dim=(1, "int[1]?"), keepdim=(2, "bool"),
+                           dtype=(None, "ScalarType?"))
 
 
 def quiet_mean(xp, a, **options):
@@ -172,6 +181,9 @@ def logsumexp(xp, x, *, dim, keepdim=False):
     return out if keepdim else xp.squeeze(out, a)
 
 
+logsumexp.numbers = ints_reader("logsumexp", dim=(1, "int[1]"), keepdim=(2, "bool"))
+
+
 def _exp_minus_result(x, out, dim, keepdim):
     """exp(x - logsumexp(x)), subtracting with torch's sub (on raw arrays too): a complex
     result with a NaN part gives NaN everywhere, as torch's (1 + 0j) * y does."""
@@ -189,6 +201,9 @@ logsumexp.defjvp(lambda t, x, out, dim, keepdim:
 def softmax(xp, x, *, dim, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``."""
     return _softmax_kernel(xp, x, dim, dtype, "softmax")
+
+
+softmax.numbers = ints_reader("softmax", dim=(1, "int"), dtype=(None, "ScalarType?"))
 
 
 def _softmax_kernel(xp, x, dim, dtype, name):
@@ -230,6 +245,9 @@ def log_softmax(xp, x, *, dim, dtype=None):
     return _softmax_kernel(xp, x, dim, dtype, "log_softmax")
 
 
+log_softmax.numbers = ints_reader("log_softmax", dim=(1, "int"), dtype=(None, "ScalarType?"))
+
+
 log_softmax.defvjp(lambda g, out, dim, dtype: g - exp(out) * _sum_along(g, out, dim))
 log_softmax.defjvp(lambda t, out, dim, dtype: t - sum(exp(out) * t, dim, True))
 log_softmax.no_complex_grad = "_log_softmax"
@@ -248,6 +266,9 @@ def cumsum(xp, x, *, dim, dtype=None):
     return out
 
 
+cumsum.numbers = ints_reader("cumsum", dim=(1, "int"), dtype=(None, "ScalarType?"))
+
+
 def _reverse_cumsum(g, dim):
     if g.ndim == 0:
         return g
@@ -264,6 +285,9 @@ def all(xp, x, dim=None, keepdim=False):  # noqa: A001
     return _logical_result(x, xp.all(x, axis=_logical_axes(dim, x.ndim), keepdims=keepdim))
 
 
+all.numbers = ints_reader("all", True, dim=(1, "int|int[]?"), keepdim=(2, "bool"))
+
+
 @op(method=True)
 def any(xp, x, dim=None, keepdim=False):  # noqa: A001
     """True if some element (along ``dim``) is nonzero (no gradient; uint8 for uint8 x)."""
@@ -275,6 +299,9 @@ def _logical_axes(dim, ndim):
     if dim is None:
         return None
     return () if dim in ((), []) else axes(dim, ndim)
+
+
+any.numbers = ints_reader("any", True, dim=(1, "int|int[]?"), keepdim=(2, "bool"))
 
 
 def _logical_result(x, out):

@@ -7,6 +7,7 @@ import operator
 import numpy as np
 
 from gradkit import return_types
+from gradkit.int_arguments import int_parameters, ints_reader
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.ops._op import op
@@ -52,6 +53,9 @@ def cumprod(xp, x, *, dim, dtype=None):
         first = xp.moveaxis(x, d, 0)[:1]
         first *= x.dtype.type(1)
     return accumulate(xp.cumprod, x, x.dtype, axis=d)  # NumPy would widen int32 to int64
+
+
+cumprod.numbers = ints_reader("cumprod", dim=(1, "int"), dtype=(None, "ScalarType?"))
 
 
 def _reverse_cumsum(g, d):
@@ -131,6 +135,10 @@ def prod(xp, x, dim=None, keepdim=False, dtype=None):
                    dtype=_accumulation_dtype(x, dtype))
 
 
+prod.numbers = ints_reader("prod", "single", dim=(1, "int?"), keepdim=(2, "bool"),
+                           dtype=(None, "ScalarType?"))
+
+
 def _prod_others(x, out, dim, keepdim):
     """d prod / d x_i, the product of the other elements: out / x_i without zeros, else torch's
     prod_safe_zeros_backward, the products left of x_i times those right of it (exclusive
@@ -198,6 +206,9 @@ def _log_cumsum_exp(xp, x, d: int):
     out = xp.moveaxis(out, 0, d)
     out += out.dtype.type(0)  # torch starts from log(0) = -inf: a first -0.0 becomes 0.0
     return out
+
+
+logcumsumexp.numbers = ints_reader("logcumsumexp", dim=(1, "int"))
 
 
 def _complex_log_add_exp(a, b):
@@ -301,6 +312,7 @@ for _scan in (_cummax, _cummin):
 
 @tensor_method()
 @numpy_keywords
+@int_parameters("cummax", dim=(1, "int"))
 def cummax(x, dim: int):
     """(values, indices) of the running maximum along ``dim``; ties and NaN take the later
     index, as torch; the gradient goes to the indices."""
@@ -309,6 +321,7 @@ def cummax(x, dim: int):
 
 @tensor_method()
 @numpy_keywords
+@int_parameters("cummin", dim=(1, "int"))
 def cummin(x, dim: int):
     """(values, indices) of the running minimum along ``dim`` (see ``cummax``)."""
     return cummin_result(*refuse_complex_grad("cummin", x, _cummin(x, dim=dim)))

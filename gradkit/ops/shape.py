@@ -7,6 +7,8 @@ import operator
 
 import numpy as np
 
+from gradkit.int_arguments import int_parameters
+from gradkit.int_arguments import ints_reader
 from gradkit.autograd.batching import batch_dim, batch_shape
 from gradkit.ops._op import Op, op, seam, sum_to_shape
 from gradkit.ops.methods import tensor_method
@@ -118,6 +120,9 @@ def permute(xp, x, *, dims):
     return x.transpose(tuple(_normalize_dim(d, x.ndim) for d in dims))
 
 
+permute.numbers = ints_reader("permute", dims=(1, "int[]"))
+
+
 def _batch_first(dims):
     """A vjp rule's permutation, keeping a vectorized batched backward's batch dim in front."""
     return (0, *(d + 1 for d in dims)) if batch_shape() else dims
@@ -142,6 +147,9 @@ def transpose(xp, x, *, dim0, dim1):
         _normalize_dim(dim0, 0), _normalize_dim(dim1, 0)
         return x
     return x.swapaxes(_normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim))
+
+
+transpose.numbers = ints_reader("transpose", dim0=(1, "int"), dim1=(2, "int"))
 
 
 def _transpose_back(g, dim0, dim1):
@@ -270,6 +278,9 @@ def squeeze(xp, x, dim=None):
     return xp.squeeze(x, dims) if dims else x
 
 
+squeeze.numbers = ints_reader("squeeze", True, dim=(1, "int[1]?"))  # (rules pass None)
+
+
 squeeze.defvjp(lambda g, x_shape, dim: reshape(g, batch_shape() + tuple(x_shape)))
 squeeze.defjvp(lambda t, x_shape, dim: squeeze(t, dim))
 
@@ -282,11 +293,15 @@ def unsqueeze(xp, x, *, dim):
     return x.reshape(shape[:dim] + (1,) + shape[dim:])
 
 
+unsqueeze.numbers = ints_reader("unsqueeze", dim=(1, "int"))
+
+
 unsqueeze.defvjp(lambda g, dim: squeeze(g, batch_dim(dim)))
 unsqueeze.defjvp(lambda t, dim: unsqueeze(t, dim))
 
 
 @tensor_method()
+@int_parameters("flatten", start_dim=(1, "int"), end_dim=(2, "int"))
 def flatten(x, start_dim: int = 0, end_dim: int = -1):
     """Merge dims start_dim..end_dim into one (a view when possible)."""
     if x.ndim == 0:
@@ -302,6 +317,7 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
 
 
 @tensor_method()
+@int_parameters("unflatten", dim=(1, "int"), sizes=(2, "SymInt[]"))
 def unflatten(x, dim: int, sizes):
     """Split dim ``dim`` of x into ``sizes``."""
     dim = _normalize_dim(dim, x.ndim)
@@ -342,6 +358,9 @@ def flip(xp, x, *, dims):
     axes = tuple(_normalize_dim(d, x.ndim) for d in dims)
     # a copy, as torch's flip: writing to the result must not write to x
     return (xp.flip(x, axis=axes) if x.ndim else x).copy()
+
+
+flip.numbers = ints_reader("flip", dims=(1, "int[1]?"))
 
 
 flip.defvjp(lambda g, dims: flip(g, dims))

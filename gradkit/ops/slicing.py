@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import operator
 
+from gradkit._tensor import Tensor
+from gradkit.int_arguments import (
+    int_parameters, invalid_combination, reads_as_int, reads_as_symint)
 from gradkit.ops import indexing
 from gradkit.ops._op import Op, op
 from gradkit.ops.indexing import index_put_into_zeros
@@ -19,14 +22,16 @@ def _int_of(value) -> int:
 
 @tensor_method()
 @numpy_keywords
+@int_parameters("narrow", True, dim=(1, "int"), length=(3, "SymInt"))
 def narrow(x, dim: int, start, length: int):
     """A view of ``length`` elements of x along ``dim`` from ``start`` (SliceBackward0)."""
     if x.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     dim = _normalize_dim(dim, x.ndim)
-    data = getattr(start, "_data", None)
-    if data is not None and (data.ndim or data.dtype.kind not in "iu"):
+    if isinstance(start, Tensor) and not reads_as_int(start):  # torch's narrow.Tensor overload
         raise RuntimeError("start must be an 0-dim integral Tensor.")
+    if not isinstance(start, Tensor) and not reads_as_symint(start):
+        raise invalid_combination("narrow", (dim, start, length), {})
     start, length, size = _int_of(start), int(length), x.shape[dim]
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
@@ -73,6 +78,7 @@ _select_index.defjvp(lambda t, x_shape, dim, index: _select_index(t, dim=dim, in
 
 @tensor_method()
 @numpy_keywords
+@int_parameters("select", dim=(1, "int"), index=(2, "SymInt"))
 def select(x, dim: int, index):
     """A view of x at ``index`` along ``dim``, that dim removed (``x[:, index]`` for dim 1)."""
     if x.ndim == 0:
@@ -102,6 +108,7 @@ _roll.name, _roll.node_name, _roll.profiler_name = "roll", "RollBackward0", "gra
 
 @tensor_method()
 @numpy_keywords
+@int_parameters("roll", shifts=(1, "SymInt[1]"), dims=(2, "int[1]?"))
 def roll(x, shifts, dims=None):
     """x with its elements shifted by ``shifts`` along ``dims`` (the flattened x without dims)."""
     if dims is None:

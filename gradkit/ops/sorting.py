@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from gradkit import return_types
+from gradkit.int_arguments import int_parameters
 from gradkit.ops._op import Op, op
 from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.keywords import numpy_keywords
@@ -71,6 +72,7 @@ for _op in (_sort, _sort_stable, _topk):
 
 @tensor_method()
 @numpy_keywords
+@int_parameters("sort", True, dim=(1, "int"), descending=(2, "bool"))
 def sort(x, dim: int = -1, descending: bool = False, *, stable: bool | None = None):
     """(values, indices) of x sorted along ``dim``; equal elements keep their order."""
     _check_sortable(x, "Sort")
@@ -88,6 +90,7 @@ _argsort.name, _argsort.profiler_name = "argsort", "gradkit::argsort"
 
 @tensor_method()
 @numpy_keywords
+@int_parameters("argsort", True, dim=(1, "int"), descending=(2, "bool"))
 def argsort(x, dim: int = -1, descending: bool = False, *, stable: bool = False):
     """The indices that sort x along ``dim`` (no gradient)."""
     _check_sortable(x, "Sort")
@@ -96,6 +99,8 @@ def argsort(x, dim: int = -1, descending: bool = False, *, stable: bool = False)
 
 @tensor_method()
 @numpy_keywords
+@int_parameters("topk", k=(1, "SymInt"), dim=(2, "int"), largest=(3, "bool"),
+                sorted=(4, "bool"))
 def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
     """(values, indices) of the ``k`` largest (``largest=False``: smallest) elements along dim."""
     _check_sortable(x, "topk")

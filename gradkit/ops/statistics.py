@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from gradkit.int_arguments import ints_reader
 from gradkit._tensor import Tensor
 from gradkit.creation import full
 from gradkit.ops._op import op
@@ -47,6 +48,10 @@ def nansum(xp, x, dim=None, keepdim=False, dtype=None):
     if x.dtype.kind == "f" and dtype is not None and dtype.kind == "c":  # (ints: a plain sum)
         raise kernel_error("nansum_cpu")(np.empty(0, dtype))
     return accumulate(xp.nansum, x, dtype, axis=axes(dim, x.ndim), keepdims=keepdim)
+
+
+nansum.numbers = ints_reader("nansum", dim=(1, "int[1]?"), keepdim=(2, "bool"),
+                             dtype=(None, "ScalarType?"))
 
 
 # torch: the gradient spread back times "not NaN" (a product: an infinite gradient gives NaN)

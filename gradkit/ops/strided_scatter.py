@@ -121,7 +121,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad: bool 
     length = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
     storage = creation.zeros(max(length, 1), dtype=dtype, device=device)._data
     tensor = Tensor._make(strided_array(storage, size, stride, 0))
-    return tensor.requires_grad_(True) if requires_grad else tensor
+    return tensor._set_requires_grad(True) if requires_grad else tensor
 
 
 @tensor_method()

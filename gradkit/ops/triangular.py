@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit.int_arguments import ints_reader
 from gradkit.ops._op import op
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim
@@ -20,11 +21,17 @@ def tril(xp, x, diagonal=0):
     return xp.tril(x, diagonal)
 
 
+tril.numbers = ints_reader("tril", diagonal=(1, "SymInt"))
+
+
 @op(linear=True, batchable=True, method=True, contiguous=True)
 def triu(xp, x, diagonal=0):
     """The upper triangle of the last two dims of x (above and on ``diagonal``), zeros below."""
     _check_matrix("triu", x)
     return xp.triu(x, diagonal)
+
+
+triu.numbers = ints_reader("triu", diagonal=(1, "SymInt"))
 
 
 tril.defvjp(lambda g, diagonal: tril(g, diagonal))
@@ -60,6 +67,9 @@ def diagonal(xp, x, offset=0, dim1=0, dim2=1):
     return _diagonal_view(xp, x, offset, d1, d2)
 
 
+diagonal.numbers = ints_reader("diagonal", offset=(1, "int"), dim1=(2, "int"), dim2=(3, "int"))
+
+
 @op(linear=True)
 def diagonal_backward(xp, g, shape=None, offset=0, dim1=0, dim2=1):
     """Zeros of ``shape`` with ``g`` on the diagonal that ``diagonal`` reads (its vjp)."""
@@ -90,6 +100,10 @@ def diag_embed(xp, x, offset=0, dim1=-2, dim2=-1):
     for d in sorted((d1, d2)):
         shape.insert(d, n)
     return diagonal_backward.forward(xp, x, tuple(shape), offset, d1, d2)
+
+
+diag_embed.numbers = ints_reader("diag_embed", offset=(1, "int"), dim1=(2, "int"),
+                                 dim2=(3, "int"))
 
 
 diag_embed.defvjp(lambda g, x_shape, offset, dim1, dim2: diagonal(g, offset, dim1, dim2))

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from gradkit._user_frames import warn_at_user
+from gradkit.int_arguments import chain, ints_reader
 from gradkit.number_arguments import numbers_reader
 
 from gradkit.ops._op import op
@@ -95,7 +96,8 @@ def _var_jvp(t, x, dim, unbiased, keepdim, correction):
 
 
 var.defjvp(_var_jvp)
-var.numbers = numbers_reader("var", correction=None)  # a Scalar: 0-d tensors read
+var.numbers = chain(numbers_reader("var", correction=None),  # a Scalar: 0-d tensors read
+                    ints_reader("var", True, dim=(1, "int[1]?"), keepdim=(3, "bool")))
 
 
 @op(save=("x", "result"), batchable=True, method=True, contiguous=True)
@@ -116,7 +118,8 @@ std.defvjp(lambda g, x, out, dim, unbiased, keepdim, correction:
            _var_grad(_over_twice_std(g, out), x, dim, unbiased, keepdim, correction))
 std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
            _over_twice_std(_var_jvp(t, x, dim, unbiased, keepdim, correction), out))
-std.numbers = numbers_reader("std", correction=None)
+std.numbers = chain(numbers_reader("std", correction=None),
+                    ints_reader("std", True, dim=(1, "int[1]?"), keepdim=(3, "bool")))
 
 
 @op(save="x", outputs=2, name="var_mean", contiguous=True)

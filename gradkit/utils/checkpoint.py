@@ -205,7 +205,7 @@ class _ReentrantCheckpoint(Function):
                 "`inputs` argument.")
         args = list(ctx.plain_args)
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors, strict=True):
-            args[i] = t.detach().requires_grad_(t.requires_grad)
+            args[i] = t.detach()._set_requires_grad(t.requires_grad)
         with enable_grad(), _rng_replayed(ctx.rng_state):
             outputs = ctx.function(*args)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)

@@ -101,7 +101,7 @@ class ParametrizationList(ModuleList):
                                      f"sequence with type {type(part).__name__}.")
                 if isinstance(original, Parameter):
                     part = Parameter(part, original.requires_grad)
-                part.requires_grad_(original.requires_grad)
+                part._set_requires_grad(original.requires_grad)
                 _register(self, f"original{i}", part)
         if not self.unsafe:
             result = self()

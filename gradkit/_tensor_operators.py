@@ -224,7 +224,10 @@ def _as_inplace_method(name, op):
 def _as_method_argument_error(error: TypeError, name: str, method: str) -> TypeError:
     """An argument error of the op ``name`` in the words of its method, whose argument list
     does not count self: "atan2(): argument 'other' (position 2)" is "atan2_(): ... (position
-    1)", "lerp() ... got (Tensor, int, float)" is "lerp() ... got (int, float)"."""
+    1)", "lerp() ... got (Tensor, int, float)" is "lerp() ... got (int, float)". Errors of
+    integer parameters (int_arguments) already count as the method does (``method_form``)."""
+    if getattr(error, "method_form", False):
+        return error
     message = str(error)
     match = re.match(rf"{name}\(\): argument '(\w+)' \(position (\d+)\)", message)
     if match is not None and match.group(2) != "1":

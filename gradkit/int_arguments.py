@@ -254,10 +254,13 @@ def ints_reader(function: str, overloaded: bool | str = False, **specs):
                 # torch lists its signatures when more than one could take the arguments
                 if not overloaded or overloaded == "single" and len(params) > 1 or \
                         unpack_failed(error):
+                    error.method_form = True
                     raise
-                raise invalid_combination(
+                combination = invalid_combination(
                     function, tuple(params[k] for k in positional),
-                    {k: v for k, v in params.items() if k not in positional}) from None
+                    {k: v for k, v in params.items() if k not in positional})
+                combination.method_form = True
+                raise combination from None
         return params
     return read
 

@@ -108,10 +108,9 @@ def test_a_single_dim_op_refuses_a_dim_list(name, dim):
         (lambda m: getattr(m, name)(t(m, x), dim=dim))
     pattern = "invalid combination" if name in ("max", "min") else \
         rf"argument 'dim' (\(position \d\) )?must be int, not {type(dim).__name__}"
-    with pytest.raises(TypeError, match=pattern):
-        call(torch)
-    with pytest.raises(TypeError, match=f"argument 'dim' must be int, not {type(dim).__name__}"):
-        call(gradkit)
+    for m in (torch, gradkit):
+        with pytest.raises(TypeError, match=pattern):
+            call(m)
 
 
 def test_prod_refuses_a_dim_list():

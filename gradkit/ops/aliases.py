@@ -74,6 +74,7 @@ def _true_divide_method(name: str):
             raise invalid_combination(name, args, keywords)
         return div(x, *args, *keywords.values())
     method.__name__ = name
+    method.broadcast = div.broadcast  # in place, torch's output checks come first, as div_'s
     return method
 
 

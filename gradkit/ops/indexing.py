@@ -92,7 +92,7 @@ def _check_bounds(x, key):
     dim = 0
     for k in keys:
         if type(k) is slice:  # the commonest: one dim, nothing to check
-            if not x.ndim and None not in keys:
+            if not x.ndim and keys is not key:  # a bare slice; in a tuple: too many indices
                 raise IndexError("slice() cannot be applied to a 0-dim tensor.")
             dim += 1
             continue

@@ -3319,3 +3319,85 @@ def test_empty_einsum_of_two_dtypes_saves_its_operands_as_torch(equation):
                            r"\[1, 1, 0\]\], which is output 0 of \w+, is at version 1; "
                            "expected version 0 instead"):
             program(m, True)
+
+
+_EMPTY_NORMS = {
+    "batch_norm": lambda m, x, w, b, rm, rv: m.batch_norm(x, w, b, rm, rv, True, 0.1, 0.1, False),
+    "batch_norm_eval": lambda m, x, w, b, rm, rv: m.batch_norm(x, w, b, rm, rv, False, 0.1, -1.0,
+                                                               False),
+    "F.batch_norm": lambda m, x, w, b, rm, rv: m.nn.functional.batch_norm(x, rm, rv, w, b, True),
+    "instance_norm": lambda m, x, w, b, rm, rv: m.instance_norm(x, w, b, rm, rv, True, 0.1, 0.1,
+                                                                False),
+    "instance_norm_eval": lambda m, x, w, b, rm, rv: m.instance_norm(x, w, b, rm, rv, False, 0.1,
+                                                                     0.1, False),
+}
+
+
+@pytest.mark.parametrize("norm", list(_EMPTY_NORMS))
+@pytest.mark.parametrize("shape", [(1, 2, 0), (0, 2, 3), (2, 0, 3)])
+@pytest.mark.parametrize("dtypes, stats", [
+    (("int64", "int64", "float32"), False), (("float32", "float64", None), False),
+    (("bool", "bool", "int64"), False), (("float64", None, None), False),
+    (("float32", "float32", "float32"), True), (("float64", None, None), True)])
+def test_empty_batch_and_instance_norm_are_atens_shortcut(norm, shape, dtypes, stats):
+    """ATen's batch_norm of an empty input skips its checks and kernel: a clone times
+    ``weight[0]`` plus ``bias[0]``, 0-d, so an int64 input with a float32 bias gives float32
+    and a float64 weight keeps a float32 input's dtype; an empty weight raises select's error;
+    instance_norm repeats its weights N times and sets its running statistics to the mean of
+    their N copies (breadth seed 103242)."""
+    x_dtype, w_dtype, b_dtype = dtypes
+
+    def program(m):
+        x = m.zeros(shape, dtype=getattr(m, x_dtype))
+        grad_able = w_dtype in ("float32", "float64")
+        w = None if w_dtype is None else m.tensor([1.5, 2.0][:shape[1]],
+                                                  dtype=getattr(m, w_dtype)).requires_grad_(
+                                                      grad_able)
+        b = None if b_dtype is None else m.tensor([0.5, -1.0][:shape[1]],
+                                                  dtype=getattr(m, b_dtype))
+        rm, rv = (m.tensor([0.1, 0.3][:shape[1]], dtype=m.float64),
+                  m.tensor([1.0, 3.0][:shape[1]], dtype=m.float64)) if stats else (None, None)
+        out = _EMPTY_NORMS[norm](m, x, w, b, rm, rv)
+        extra = (rm, rv) if stats else ()
+        if not (grad_able and out.requires_grad):
+            return (out, *extra)
+        (gw,) = m.autograd.grad(out.sum(), [w], create_graph=True)
+        return (out, gw, *extra)
+    assert_same_as_torch(program)
+
+
+def test_batch_norms_argument_checks_are_torchs():
+    """F.batch_norm's eps checks are its Python wrapper's (torch.batch_norm normalizes with any
+    eps); running statistics given one without the other are a ValueError; instance_norm
+    without its running statistics in evaluation mode names them both; native_batch_norm and
+    group_norm refuse an integer input, empty or not, in their kernels' words."""
+    def ones(m, *shape, dtype="float32"):
+        return m.ones(shape, dtype=getattr(m, dtype))
+    programs = [
+        lambda m: m.batch_norm(m.arange(4.0).reshape(2, 2), None, None, None, None, True, 0.1,
+                               0.0, False),
+        lambda m: m.batch_norm(ones(m, 2, 2), None, None, ones(m, 2) * 0, ones(m, 2), False,
+                               0.1, -0.5, False),
+        lambda m: m.nn.functional.batch_norm(ones(m, 2, 2), None, None, training=True, eps=0.0),
+        lambda m: m.nn.functional.batch_norm(ones(m, 2, 2), ones(m, 2), ones(m, 2), eps=-1.0),
+        lambda m: m.batch_norm(ones(m, 2, 2), None, None, ones(m, 2), None, True, 0.1, 1e-5,
+                               False),
+        lambda m: m.batch_norm(ones(m, 2, 2, dtype="int64"), None, None, None, ones(m, 2), True,
+                               0.1, 1e-5, False),
+        lambda m: m.nn.functional.instance_norm(ones(m, 2, 2, 3), ones(m, 2), ones(m, 2),
+                                                use_input_stats=False, eps=-1.0),
+        lambda m: m.instance_norm(ones(m, 1, 2, 3), None, None, None, None, False, 0.1, 1e-5,
+                                  False),
+        lambda m: m.native_batch_norm(ones(m, 0, 2, dtype="int64"), None, None, None, None, True,
+                                      0.1, 1e-5),
+        lambda m: m.native_batch_norm(ones(m, 2, 2, dtype="int64"), None, None, None, None, True,
+                                      0.1, 1e-5),
+        lambda m: m.native_batch_norm(ones(m, 0, 2), None, None, None, None, True, 0.1, 1e-5),
+        lambda m: m.native_batch_norm(ones(m, 0, 2), ones(m, 2), None, ones(m, 2), ones(m, 2),
+                                      False, 0.1, 1e-5),
+        lambda m: m.nn.functional.group_norm(ones(m, 2, 2, 3, dtype="int64"), 1),
+        lambda m: m.group_norm(ones(m, 0, 2, 3, dtype="bool"), 1),
+        lambda m: m.native_group_norm(ones(m, 0, 2, 3), None, None, 0, 2, 3, 1, 1e-5),
+    ]
+    for program in programs:
+        assert_same_as_torch(program)

@@ -1351,6 +1351,25 @@ def _continuous_bernoulli_near_half(program, mine: Result, theirs: Result) -> bo
     return _only_downstream_of(program, mine, theirs, slots)
 
 
+def _kumaraswamy_variance_at_zero(program, mine: Result, theirs: Result) -> bool:
+    """A float32 Kumaraswamy variance (or stddev) within a few ulps of 0: it is E[X^2] - E[X]^2,
+    two numbers of at most 1 that round to within an ulp of each other, each a float32 exp of
+    lgammas that torch's kernels and NumPy's round an ulp apart; at torch's exact 0 the
+    stddev's gradient is NaN, at an ulp it is finite (dist seed 34170)."""
+    leaves, tiny, slots = len(program.leaves), 4 * float(np.finfo(np.float32).eps), []
+    for k, step in enumerate(program.steps):
+        if step.op != "d_statistic" or step.params.get("family") != "Kumaraswamy" or \
+                step.params.get("stat") not in ("variance", "stddev") or \
+                len(theirs.values) <= leaves + k or len(mine.values) <= leaves + k:
+            continue
+        power = 2 if step.params["stat"] == "stddev" else 1
+        values = [r.values[leaves + k] for r in (mine, theirs)]
+        if all(v.dtype == np.float32 for v in values) and any(
+                np.any(np.abs(v.astype(np.float64)) ** power <= tiny) for v in values):
+            slots.append(leaves + k)
+    return _only_downstream_of(program, mine, theirs, slots)
+
+
 def _float32_second_derivative_at_the_edge(program, mine: Result, theirs: Result) -> bool:
     """Only second derivatives differ, of a program with a distribution whose parameters are
     scaled to the edge (softplus(200 x) = 1.7e-5): they subtract terms equal to 1e-5
@@ -1492,6 +1511,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("float32 ContinuousBernoulli with probs just outside torch's Taylor region around "
           "1/2: its exact forms are rounding noise", "docs/distributions.md",
           "just outside the Taylor region", _continuous_bernoulli_near_half),
+    Known("a float32 Kumaraswamy variance within a few ulps of 0: which ulp is the rounding of "
+          "exp and lgamma", "docs/distributions.md", "Kumaraswamy's variance in float32",
+          _kumaraswamy_variance_at_zero),
     Known("second derivatives through parameters scaled to the edge are rounding noise",
           "docs/distributions.md", "float32 second derivatives of a distribution",
           _float32_second_derivative_at_the_edge),

@@ -10,6 +10,7 @@ import warnings
 from gradkit import backend, creation, legacy_tensor
 from gradkit import memory_format as memory_formats
 from gradkit._tensor import Size, Tensor, _varargs, extend
+from gradkit.number_arguments import number_argument
 from gradkit.autograd.api import backward as autograd_backward
 from gradkit.autograd.graph import node_type
 from gradkit.autograd.hooks import (
@@ -268,6 +269,7 @@ class _TensorMethods:
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
         """``fill_value`` everywhere, with this tensor's dtype and device by default."""
+        fill_value = number_argument(fill_value, "new_full", "fill_value", 2)
         return creation.full(size, fill_value, dtype=dtype or self.dtype,
                              device=device or self.device, requires_grad=requires_grad)
 

@@ -18,6 +18,9 @@ def number_argument(value, function: str, argument: str, position: int | None = 
                     kind: str = "Number"):
     """``value`` as torch's parser reads a ``kind`` parameter ("Number", "float" or "int")
     named ``argument`` of ``function``: a number passes, a tensor gives its number or raises."""
+    if kind == "float" and isinstance(value, complex):
+        where = "" if position is None else f" (position {position})"
+        raise TypeError(f"{function}(): argument '{argument}'{where} must be float, not complex")
     if type(value) in _PLAIN or not isinstance(value, Tensor):
         return value
     if not reads_as_number(value, kind):
@@ -32,6 +35,10 @@ def number_if_read(value, kind: str = "Number"):
     if not isinstance(value, Tensor) or not reads_as_number(value, kind):
         return value
     number = value._data.item()
+    if kind == "float" and isinstance(number, complex):  # its real part, as item<double>()
+        if number.imag:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        return number.real
     return float(number) if kind == "float" else number
 
 

@@ -2639,6 +2639,13 @@ _NUMBER_PARAMETERS = {
     "mvlgamma": lambda m, v: m.mvlgamma(_x(m) + 5, v),
     "layer_norm": lambda m, v: m.nn.functional.layer_norm(_x(m), (3,), eps=v),
     "nan_to_num": lambda m, v: m.nan_to_num(_x(m), v),
+    "hinge_embedding_loss": lambda m, v: m.nn.functional.hinge_embedding_loss(
+        _x(m), _x(m).sign(), margin=v),
+    "cosine_similarity": lambda m, v: m.nn.functional.cosine_similarity(_x(m), _x(m), 0, v),
+    "cdist": lambda m, v: m.cdist(_x(m).reshape(3, 1), _x(m).reshape(3, 1), v),
+    "cross_entropy_label_smoothing": lambda m, v: m.nn.functional.cross_entropy(
+        _x(m).reshape(1, 3), m.tensor([0]), label_smoothing=v * 0.5),
+    "new_full": lambda m, v: _x(m).new_full((2,), v),
 }
 
 
@@ -3401,3 +3408,34 @@ def test_batch_norms_argument_checks_are_torchs():
     ]
     for program in programs:
         assert_same_as_torch(program)
+
+
+_FLOAT_PARAMETERS = ("pad", "hinge_embedding_loss", "logit", "nan_to_num", "layer_norm",
+                     "huber_loss", "cosine_similarity", "cdist", "margin_ranking_loss",
+                     "isclose", "cross_entropy_label_smoothing", "pdist")
+
+
+@pytest.mark.parametrize("name", _FLOAT_PARAMETERS)
+@pytest.mark.parametrize("given", ["python", "0d", "0d_imaginary"])
+def test_a_float_parameter_given_a_complex_is_torchs(name, given):
+    """A ``double`` parameter refuses a Python complex (its parser's TypeError) and reads a
+    complex 0-d tensor as item<double>(): its real part, or its overflow error when the
+    imaginary part is not 0 (gradkit failed in NumPy or its own comparisons)."""
+    value = {"python": lambda m: 1.5 + 0j, "0d": lambda m: m.tensor(1.5 + 0j),
+             "0d_imaginary": lambda m: m.tensor(1.5 + 1j)}[given]
+    assert_same_as_torch(lambda m: _NUMBER_PARAMETERS[name](m, value(m)))
+
+
+@pytest.mark.parametrize("smoothing", [-0.25, -5.0, float("nan"), 0.0, 0.3, 1.0, 1.5, 2.0])
+@pytest.mark.parametrize("target", ["index", "probabilities"])
+def test_cross_entropy_label_smoothing_is_checked_as_torch(smoothing, target):
+    """torch refuses only a label_smoothing above 1 (printed as its C++ double: ``Got: 2``); a
+    negative or NaN one smooths nothing."""
+    def program(m):
+        logits = m.tensor([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]], dtype=m.float64,
+                          requires_grad=True)
+        labels = m.tensor([0, 2]) if target == "index" else \
+            m.tensor([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]], dtype=m.float64)
+        loss = m.nn.functional.cross_entropy(logits, labels, label_smoothing=smoothing)
+        return (loss, *m.autograd.grad(loss, [logits]))
+    assert_same_as_torch(program)

@@ -234,9 +234,9 @@ def arange(start, end=None, step=1, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """``arange(end)`` or ``arange(start, end, step)``; int64 for integer arguments."""
     if end is None:
-        start, end = 0, number_argument(start, "arange", "end", 1)
+        start, end = 0, number_argument(start, "arange", "end", 1, "double")
     else:  # torch's three-argument form refuses what its parser does not read as a number
-        start, end, step = (number_argument(v, "arange", name, i + 1)
+        start, end, step = (number_argument(v, "arange", name, i + 1, "double")
                             for i, (v, name) in enumerate(((start, "start"), (end, "end"),
                                                            (step, "step"))))
     if step == 0:

@@ -11,22 +11,28 @@ from __future__ import annotations
 
 from gradkit._tensor import Tensor
 
-_PLAIN = (int, float, bool)
-
 
 def number_argument(value, function: str, argument: str, position: int | None = None,
                     kind: str = "Number"):
-    """``value`` as torch's parser reads a ``kind`` parameter ("Number", "float" or "int")
+    """``value`` as torch's parser reads a ``kind`` parameter ("Number", "float" or "int";
+    "double": a Number the op reads as a C++ double, so a complex one gives its real part)
     named ``argument`` of ``function``: a number passes, a tensor gives its number or raises."""
+    where = "" if position is None else f" (position {position})"
     if kind == "float" and isinstance(value, complex):
-        where = "" if position is None else f" (position {position})"
         raise TypeError(f"{function}(): argument '{argument}'{where} must be float, not complex")
-    if type(value) in _PLAIN or not isinstance(value, Tensor):
-        return value
-    if not reads_as_number(value, kind):
-        where = "" if position is None else f" (position {position})"
-        raise TypeError(f"{function}(): argument '{argument}'{where} must be {kind}, not Tensor")
-    return number_if_read(value, kind)
+    if isinstance(value, Tensor):
+        if not reads_as_number(value, kind):
+            raise TypeError(f"{function}(): argument '{argument}'{where} must be "
+                            f"{'Number' if kind == 'double' else kind}, not Tensor")
+        value = number_if_read(value, kind)
+    return _real_part(value) if kind == "double" and isinstance(value, complex) else value
+
+
+def _real_part(number: complex) -> float:
+    """A complex number read as a double, as c10::Scalar::toDouble() reads it."""
+    if number.imag:
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    return number.real
 
 
 def number_if_read(value, kind: str = "Number"):
@@ -36,9 +42,7 @@ def number_if_read(value, kind: str = "Number"):
         return value
     number = value._data.item()
     if kind == "float" and isinstance(number, complex):  # its real part, as item<double>()
-        if number.imag:
-            raise RuntimeError("value cannot be converted to type double without overflow")
-        return number.real
+        return _real_part(number)
     return float(number) if kind == "float" else number
 
 
@@ -53,7 +57,7 @@ def reads_as_number(value, kind: str = "Number") -> bool:
 def numbers_reader(function: str, **positions):
     """An op's ``numbers`` (ops/_op.py): its parameters named in ``positions`` (their position
     in torch's signature, None for a keyword-only one, or a (position, kind) pair for a
-    "float" or "int") read as torch reads a Scalar."""
+    "float", "int" or "double") read as torch reads a Scalar."""
     kinds = {name: spec if isinstance(spec, tuple) else (spec, "Number")
              for name, spec in positions.items()}
 

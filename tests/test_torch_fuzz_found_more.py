@@ -3454,3 +3454,17 @@ def test_masked_select_of_a_non_finite_householder_product_is_known():
     assert mine.values[2].shape != theirs.values[2].shape
     problems, known = diff_program(program)
     assert problems and known.startswith("a LAPACK routine of a non-finite matrix")
+
+
+@pytest.mark.parametrize("name", ["histc", "arange", "std_correction", "var_correction",
+                                  "arange_step"])
+@pytest.mark.parametrize("given", ["python", "0d", "0d_imaginary"])
+def test_a_number_read_as_a_double_given_a_complex_is_its_real_part(name, given):
+    """A Scalar the op reads as a double (std's correction, histc's range, arange's bounds)
+    takes a complex number, Python's or a 0-d tensor, as its real part, and raises
+    c10::Scalar's overflow error when the imaginary part is not 0 (breadth seed 106209: std
+    of a complex 0-d correction; gradkit compared complex numbers or made an empty arange)."""
+    call = {**_NUMBER_PARAMETERS, **_SEVERAL_SIGNATURES}[name]
+    value = {"python": lambda m: 2 + 0j, "0d": lambda m: m.tensor(2 + 0j),
+             "0d_imaginary": lambda m: m.tensor(2 + 1j)}[given]
+    assert_same_as_torch(lambda m: call(m, value(m)))

@@ -93,7 +93,7 @@ def _var_jvp(t, x, dim, unbiased, keepdim, correction):
 
 
 var.defjvp(_var_jvp)
-var.numbers = numbers_reader("var", correction=None)  # a Scalar: 0-d tensors read
+var.numbers = numbers_reader("var", correction=(None, "double"))  # a Scalar: 0-d tensors read
 
 
 @op(save=("x", "result"), batchable=True, method=True, contiguous=True)
@@ -113,7 +113,7 @@ std.defvjp(lambda g, x, out, dim, unbiased, keepdim, correction:
            _var_grad(_over_twice_std(g, out), x, dim, unbiased, keepdim, correction))
 std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
            _over_twice_std(_var_jvp(t, x, dim, unbiased, keepdim, correction), out))
-std.numbers = numbers_reader("std", correction=None)
+std.numbers = numbers_reader("std", correction=(None, "double"))
 
 
 @op(save="x", outputs=2, name="var_mean", contiguous=True)

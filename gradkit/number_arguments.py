@@ -23,15 +23,21 @@ def number_argument(value, function: str, argument: str, position: int | None = 
     if isinstance(value, Tensor):
         if not reads_as_number(value, kind):
             raise TypeError(f"{function}(): argument '{argument}'{where} must be "
-                            f"{'Number' if kind == 'double' else kind}, not Tensor")
+                            f"{'Number' if kind in _SCALARS else kind}, not Tensor")
         value = number_if_read(value, kind)
     return _real_part(value) if kind == "double" and isinstance(value, complex) else value
 
 
-def _real_part(number: complex) -> float:
-    """A complex number read as a double, as c10::Scalar::toDouble() reads it."""
+# Scalars (parsed as "Number") that the op converts: to a double, or to its input's dtype
+_SCALARS = ("double", "input")
+# c10's names of the types a Scalar converts to, in its overflow error
+_CPP_TYPES = {"float32": "float", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+def _real_part(number: complex, cpp_type: str = "double") -> float:
+    """A complex number read as a real ``cpp_type``, as c10::Scalar's conversions read it."""
     if number.imag:
-        raise RuntimeError("value cannot be converted to type double without overflow")
+        raise RuntimeError(f"value cannot be converted to type {cpp_type} without overflow")
     return number.real
 
 
@@ -57,14 +63,20 @@ def reads_as_number(value, kind: str = "Number") -> bool:
 def numbers_reader(function: str, **positions):
     """An op's ``numbers`` (ops/_op.py): its parameters named in ``positions`` (their position
     in torch's signature, None for a keyword-only one, or a (position, kind) pair for a
-    "float", "int" or "double") read as torch reads a Scalar."""
+    "float", "int", "double" or "input": a Scalar the op converts to its real input's dtype)
+    read as torch reads a Scalar."""
     kinds = {name: spec if isinstance(spec, tuple) else (spec, "Number")
              for name, spec in positions.items()}
 
-    def read(params: dict, positional=()) -> dict:
+    def read(params: dict, positional=(), inputs=()) -> dict:
         for name, (position, kind) in kinds.items():
             if name in params:
-                params[name] = number_argument(params[name], function, name,
-                                               position if name in positional else None, kind)
+                value = number_argument(params[name], function, name,
+                                        position if name in positional else None, kind)
+                if kind == "input" and isinstance(value, complex) and inputs and \
+                        isinstance(inputs[0], Tensor) and inputs[0]._data.dtype.kind != "c":
+                    value = _real_part(value, _CPP_TYPES.get(str(inputs[0]._data.dtype),
+                                                             "double"))
+                params[name] = value
         return params
     return read

@@ -3468,3 +3468,43 @@ def test_a_number_read_as_a_double_given_a_complex_is_its_real_part(name, given)
     value = {"python": lambda m: 2 + 0j, "0d": lambda m: m.tensor(2 + 0j),
              "0d_imaginary": lambda m: m.tensor(2 + 1j)}[given]
     assert_same_as_torch(lambda m: call(m, value(m)))
+
+
+_INPUT_SCALARS = {
+    "leaky_relu": lambda m, x, v: m.nn.functional.leaky_relu(x, v),
+    "leaky_relu_": lambda m, x, v: m.nn.functional.leaky_relu_(x.clone(), v),
+    "elu": lambda m, x, v: m.nn.functional.elu(x, v),
+    "elu_": lambda m, x, v: m.nn.functional.elu_(x.clone(), v),
+    "softplus": lambda m, x, v: m.nn.functional.softplus(x, v),
+    "hardshrink": lambda m, x, v: m.nn.functional.hardshrink(x, v),
+    "addcmul": lambda m, x, v: m.addcmul(x, x, x, value=v),
+    "addcdiv": lambda m, x, v: m.addcdiv(x, x, x + 3, value=v),
+}
+
+
+@pytest.mark.parametrize("name", list(_INPUT_SCALARS))
+@pytest.mark.parametrize("given", ["python", "0d", "python_imaginary", "0d_imaginary"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_complex_scalar_of_a_real_op_is_its_real_part(name, given, dtype):
+    """A Scalar the op converts to its real input's dtype takes a complex number's real part,
+    and raises c10's overflow error naming that type (float, double) when its imaginary part
+    is not 0 (breadth seeds 106990: addcmul's value, 107519: leaky_relu's slope, given a
+    complex 0-d tensor; gradkit raised, or computed in complex)."""
+    value = {"python": lambda m: 2 + 0j, "0d": lambda m: m.tensor(2 + 0j),
+             "python_imaginary": lambda m: 0.5 + 1j,
+             "0d_imaginary": lambda m: m.tensor(0.5 + 1j)}[given]
+
+    def program(m):
+        x = m.tensor([0.5, -1.5, 2.0], dtype=getattr(m, dtype), requires_grad=True)
+        out = _INPUT_SCALARS[name](m, x, value(m))
+        return (out, *m.autograd.grad(out.sum(), [x]))
+    assert_same_as_torch(program)
+
+
+def test_nan_to_num_reads_its_numbers_before_refusing_a_complex_gradient():
+    """torch's parser refuses a nan given as a tensor requiring grad before the op refuses to
+    differentiate a complex input (breadth seed 107311)."""
+    def program(m):
+        x = m.tensor(1 + 1j, requires_grad=True)
+        return m.nan_to_num(x, m.tensor(0.5, requires_grad=True) * 1)
+    assert_same_as_torch(program)

@@ -59,8 +59,9 @@ leaky_relu_in_place = in_place_variant(
     negative_slope_refusal(
         "leakyReLu", "negative_slope", " File an issue at https://github.com/pytorch/pytorch if "
         "you do require supporting in-place leakRelu backward calculation with negative slope"))
-elu_in_place.numbers = numbers_reader("elu_", alpha=2, scale=3, input_scale=4)
-leaky_relu_in_place.numbers = numbers_reader("leaky_relu_", negative_slope=2)
+elu_in_place.numbers = numbers_reader("elu_", alpha=(2, "input"), scale=(3, "input"),
+                                      input_scale=(4, "input"))
+leaky_relu_in_place.numbers = numbers_reader("leaky_relu_", negative_slope=(2, "input"))
 
 
 def celu(input, alpha: float = 1.0, inplace: bool = False):
@@ -233,7 +234,7 @@ def hardshrink(xp, x, lambd=0.5):
     return xp.where((x >= -lambd) & (x <= lambd), 0, x).astype(x.dtype, copy=False)
 
 
-hardshrink.numbers = numbers_reader("hardshrink", lambd=2)
+hardshrink.numbers = numbers_reader("hardshrink", lambd=(2, "input"))
 
 
 defmask_edge(hardshrink, _outside)

@@ -121,10 +121,11 @@ def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float |
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: the dtype's
     largest and lowest finite values); integers unchanged. As torch, no gradient through
     complex values (their parts are replaced one by one)."""
+    # torch's parser reads the numbers before the op's own checks
+    nan, posinf, neginf = (number_argument(v, "nan_to_num", name, i + 2, "float") for i, (v, name)
+                           in enumerate(((nan, "nan"), (posinf, "posinf"), (neginf, "neginf"))))
     if x.is_complex() and x.requires_grad and is_grad_enabled():
         raise RuntimeError("nan_to_num does not support automatic differentiation for outputs "
                            "with complex dtype.")
-    nan, posinf, neginf = (number_argument(v, "nan_to_num", name, i + 2, "float") for i, (v, name)
-                           in enumerate(((nan, "nan"), (posinf, "posinf"), (neginf, "neginf"))))
     return _nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 

@@ -514,7 +514,9 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
             or step.op == "sp_polynomial_tensor_n" \
             or _truncates_a_rounding(step, mine, theirs, leaves + k) \
             or (step.op == "d_statistic" and step.params["family"] == "Weibull"
-                and step.params["stat"] == "mode")  # NaN or inf: is 1 / c an integer?
+                and step.params["stat"] == "mode") \
+            or _bernoulli_mode_at_one_half(step, mine, theirs, leaves + k)
+        # (Weibull's mode: NaN or inf as 1 / c is an integer or not)
         out = leaves + k
         # a huge argument of sin may carry an earlier step's float32 ulp amplified (x ** x
         # of NumPy's exp(2), an ulp from torch's: dtypes seed 3220491)
@@ -528,6 +530,26 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
                     for part in (np.real, np.imag))):
             return True
     return False
+
+
+def _bernoulli_mode_at_one_half(step, mine: Result, theirs: Result, out: int) -> bool:
+    """A Bernoulli's mode (NaN at probs exactly 1/2) where its float32 probs, sigmoid of a
+    logit within a few ulps of 0, round to 1/2 on one side only: NumPy's float32 exp of
+    -1.19e-7 is an ulp from torch's, so 1 / (1 + exp(-x)) is 0.5 here and 0.50000006 in
+    torch (dist seed 37067). The dist class's first parameter is ``x * mult``."""
+    if step.op != "d_statistic" or step.params["stat"] != "mode" or \
+            step.params["family"] not in ("Bernoulli", "Bernoulli-logits") or \
+            out >= min(len(mine.values), len(theirs.values)):
+        return False
+    x = theirs.values[step.inputs[0]]
+    ours, torchs = mine.values[out], theirs.values[out]
+    if x.dtype != np.float32 or ours.shape != torchs.shape or x.shape != ours.shape:
+        return False
+    differ = ~((ours == torchs) | (np.isnan(ours) & np.isnan(torchs)))
+    logits = np.abs(x.astype(np.float64) * step.params["mult"])
+    return bool(differ.any()) and bool(np.all(
+        logits[differ] <= 4 * np.finfo(np.float32).eps)) and bool(
+        np.all(np.isnan(ours[differ]) | np.isnan(torchs[differ])))
 
 
 def _sign_test_of_noise(step, mine: Result, theirs: Result) -> bool:

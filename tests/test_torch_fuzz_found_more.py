@@ -3508,3 +3508,18 @@ def test_nan_to_num_reads_its_numbers_before_refusing_a_complex_gradient():
         x = m.tensor(1 + 1j, requires_grad=True)
         return m.nan_to_num(x, m.tensor(0.5, requires_grad=True) * 1)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("name", ["elu", "celu", "selu"])
+@pytest.mark.parametrize("alpha", [-1.0, -0.0, 0.0, 2.0])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_elu_of_a_signed_zero_is_the_zero_itself(name, alpha, dtype):
+    """torch's elu kernel gives x * scale at x = +0 and -0, not alpha * expm1(0), whose sign is
+    alpha's: elu(0, alpha=-1) is 0 (breadth seed 108660, the alpha a complex 0-d tensor)."""
+    def program(m):
+        x = m.tensor([0.0, -0.0, -1e-30, 1e-30, -2.0, 3.0], dtype=getattr(m, dtype),
+                     requires_grad=True)
+        args = () if name == "selu" else (alpha,) if name == "elu" or alpha else (1.0,)
+        out = getattr(m.nn.functional, name)(x, *args)
+        return (out, *m.autograd.grad(out.sum(), [x]))
+    assert_same_as_torch(program)

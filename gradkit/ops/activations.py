@@ -165,7 +165,8 @@ def elu_values(xp, x, alpha, scale, input_scale):
     """The forward of torch's elu kernel, shared with celu."""
     negative = (alpha * scale) * xp.expm1(xp.where(x > 0, 0, x) * input_scale)
     positive = x if scale == 1.0 else x * scale
-    return xp.where(x > 0, positive, negative).astype(x.dtype, copy=False)
+    # a zero of either sign is torch's x * scale (not alpha * expm1(0), whose sign is alpha's)
+    return xp.where(x >= 0, positive, negative).astype(x.dtype, copy=False)
 
 
 @op(save="x", batchable=True)

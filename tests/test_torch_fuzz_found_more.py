@@ -3523,3 +3523,21 @@ def test_elu_of_a_signed_zero_is_the_zero_itself(name, alpha, dtype):
         out = getattr(m.nn.functional, name)(x, *args)
         return (out, *m.autograd.grad(out.sum(), [x]))
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("rows", [
+    [[1.0, 0.0], [math.nan, 3.0]], [[1.0, 0.0], [math.nan, 3.0], [5.0, 1.0]],
+    [[math.nan, 0.0], [math.nan, 3.0], [5.0, 1.0]], [[1.0, 2.0, 3.0], [4.0, math.nan, 6.0],
+                                                      [7.0, 8.0, math.nan]],
+    [[0.0, 1.0], [0.0, math.nan]]])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
+def test_lu_pivots_skip_a_nan_as_lapacks_idamax(rows, dtype):
+    """LAPACK's i?amax never finds a NaN larger, so a column's pivot is its largest finite
+    entry unless the NaN comes first; NumPy's argmax picked the first NaN, and LU's factors
+    differed in their finite entries too (breadth seed 108897: lu of a conv_transpose2d of
+    corrcoef's NaNs)."""
+    def program(m):
+        a = m.tensor(rows, dtype=getattr(m, dtype))
+        lu, pivots, info = m.linalg.lu_factor_ex(a)
+        return lu, pivots, info, m.linalg.lu(a).U
+    assert_same_as_torch(program)

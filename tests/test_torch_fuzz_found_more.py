@@ -3541,3 +3541,21 @@ def test_lu_pivots_skip_a_nan_as_lapacks_idamax(rows, dtype):
         lu, pivots, info = m.linalg.lu_factor_ex(a)
         return lu, pivots, info, m.linalg.lu(a).U
     assert_same_as_torch(program)
+
+
+def test_bilinear_grid_sample_at_an_infinite_point_is_known():
+    """Known difference (docs/numerics.md, "at a non-finite grid point"; breadth seed 108284):
+    the input's first derivative agrees (the outside corners left out), its second derivative
+    through the grid's gradient is NaN in torch and 0 here."""
+    def program(m):
+        image = m.tensor([[[[0.75]]]], dtype=m.float64, requires_grad=True)
+        grid = m.tensor([[[[math.inf, 0.5]]]], dtype=m.float64, requires_grad=True)
+        out = m.nn.functional.grid_sample(image, grid, align_corners=False)
+        g_image, g_grid = m.autograd.grad(out.sum(), [image, grid], create_graph=True)
+        return g_image, m.autograd.grad(g_grid.sum(), [image], allow_unused=True)[0]
+    (first, second), (t_first, t_second) = (
+        [t.detach().numpy() for t in program(m)] for m in (gradkit, torch))
+    np.testing.assert_array_equal(first, t_first)
+    assert np.isnan(t_second).all() and (second == 0).all()
+    problems, known = diff_program(generate(RandomDrawer(108284), "breadth"))
+    assert problems and known.startswith("bilinear grid_sample at a non-finite grid point")

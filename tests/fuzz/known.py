@@ -1199,6 +1199,25 @@ def _composed_double_backward(program, mine: Result, theirs: Result) -> bool:
                      if not p.startswith("signed zero")])
 
 
+def _grid_sample_at_a_non_finite_point(program, mine: Result, theirs: Result) -> bool:
+    """Bilinear grid_sample at a non-finite grid point: torch's second derivative of the input
+    through the grid's gradient is NaN there, gradkit's 0 (its corners outside the image are
+    left out of every derivative, as torch leaves them out of the first; breadth seed
+    108284). Only second derivatives differ, NaN in torch."""
+    steps = [s for s in program.steps if s.op == "f_grid_sample" and s.params["mode"] ==
+             "bilinear" and not np.isfinite(theirs.values[s.inputs[1]]).all()]
+    problems = compare(mine, theirs)
+    if not steps or not problems or not all(p.startswith("grads2[") for p in problems):
+        return False
+    for ours, torchs in zip(mine.grads2, theirs.grads2):
+        if ours is None or torchs is None or ours.shape != torchs.shape:
+            continue
+        differ = ~np.isclose(ours, torchs, rtol=1e-5, atol=1e-8, equal_nan=True)
+        if not np.isnan(torchs[differ]).all():
+            return False
+    return True
+
+
 def _nearest_grid_gradient_has_no_graph(program, mine: Result, theirs: Result) -> bool:
     """torch's nearest grid_sample gives the grid a zero gradient as an output of its backward
     node, so its double backward walks through it to the nodes before it and raises at one
@@ -1527,6 +1546,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("embedding_bag's and multi-head attention's second derivatives exist (torch's fused "
           "kernels have none)", "docs/numerics.md",
           "gradkit composes both from differentiable ops", _composed_double_backward),
+    Known("bilinear grid_sample at a non-finite grid point: torch's second derivative of the "
+          "input is NaN", "docs/numerics.md", "at a non-finite grid point",
+          _grid_sample_at_a_non_finite_point),
     Known("nearest grid_sample's zero grid gradient has no graph (torch's double backward "
           "walks through it and raises further back)", "docs/numerics.md",
           "walks through it into the nodes before", _nearest_grid_gradient_has_no_graph),

@@ -3559,3 +3559,20 @@ def test_bilinear_grid_sample_at_an_infinite_point_is_known():
     assert np.isnan(t_second).all() and (second == 0).all()
     problems, known = diff_program(generate(RandomDrawer(108284), "breadth"))
     assert problems and known.startswith("bilinear grid_sample at a non-finite grid point")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_softshrink_zero_of_a_negative_input_is_known(dtype):
+    """Known difference (docs/numerics.md, "`softshrink` of a negative `x` inside"; breadth
+    seed 109194): torch's vectorized loop gives +0.0 for the elements of its full vectors
+    (their width is the machine's) and its scalar tail x * 0 = -0.0; gradkit -0.0
+    throughout, torch's scalar result. One element is all tail, and agrees."""
+    def zeros(m, n):
+        out = m.nn.functional.softshrink(m.full((n,), -0.25, dtype=getattr(m, dtype)))
+        return np.signbit(out.numpy())
+    assert zeros(gradkit, 65).all() and zeros(torch, 1).all() and zeros(gradkit, 1).all()
+    assert not zeros(torch, 65)[:32].any() and zeros(torch, 65)[-1]
+    program = Program("breadth", (Leaf((3, 3), "float64", True), Leaf((), "int64", False)),
+                      (Step("n_activation", (0,), {"fn": "softshrink"}),), False, 109194, True)
+    problems, known = diff_program(program)
+    assert not problems or known.startswith("softshrink's zero of a negative x")

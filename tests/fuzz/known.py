@@ -204,6 +204,14 @@ def _vectorized_tie(program, mine: Result, theirs: Result) -> bool:
     return step is not None and (step.op in _TIE_PICKERS or step.params.get("fn") in _TIE_PICKERS)
 
 
+def _vectorized_softshrink_zero(program, mine: Result, theirs: Result) -> bool:
+    """softshrink of a negative x inside [-lambd, lambd]: torch's vectorized loop gives +0.0
+    for the elements of its full vectors (8 float64 or 16 float32), its scalar tail x * 0,
+    -0.0 (breadth seed 109194); gradkit gives -0.0 everywhere."""
+    step = _first_signed_zero_step(program, mine, theirs)
+    return step is not None and "softshrink" in (step.op, step.params.get("fn"))
+
+
 def _is_gelu(step) -> bool:
     return "gelu" in (step.op, step.params.get("fn"))
 
@@ -1463,6 +1471,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "raises computing `exponent - 1`", _pow_by_bool_backward),
     Known("x ** tensor written in place afterwards differentiates (torch saved its result)",
           "docs/autograd.md", "saves its result only when `y` requires grad", _pow_result_written),
+    Known("softshrink's zero of a negative x: +0.0 in torch's full vectors, -0.0 in its tail",
+          "docs/numerics.md", "`softshrink` of a negative `x` inside", _vectorized_softshrink_zero),
     Known("max/min tie of 0.0 and -0.0 picked by lane in torch's vectorized loop",
           "docs/numerics.md", "vectorized loops pick by lane", _vectorized_tie),
     Known("the sign of a matrix product's or convolution's zero sum of products",

@@ -41,6 +41,16 @@ def _real_part(number: complex, cpp_type: str = "double") -> float:
     return number.real
 
 
+def scalar_for(value, input):
+    """A Scalar as the op converts it to ``input``'s dtype: a complex number for a real input
+    is its real part (c10's overflow error, naming the type, when its imaginary part is not
+    0)."""
+    if isinstance(value, complex) and isinstance(input, Tensor) and \
+            input._data.dtype.kind != "c":
+        return _real_part(value, _CPP_TYPES.get(str(input._data.dtype), "double"))
+    return value
+
+
 def number_if_read(value, kind: str = "Number"):
     """``value``'s number where torch's parser reads the tensor ``value`` as a ``kind``
     number; anything else unchanged (for the signatures whose refusal is another message)."""
@@ -73,10 +83,7 @@ def numbers_reader(function: str, **positions):
             if name in params:
                 value = number_argument(params[name], function, name,
                                         position if name in positional else None, kind)
-                if kind == "input" and isinstance(value, complex) and inputs and \
-                        isinstance(inputs[0], Tensor) and inputs[0]._data.dtype.kind != "c":
-                    value = _real_part(value, _CPP_TYPES.get(str(inputs[0]._data.dtype),
-                                                             "double"))
-                params[name] = value
+                params[name] = scalar_for(value, inputs[0]) if kind == "input" and inputs \
+                    else value
         return params
     return read

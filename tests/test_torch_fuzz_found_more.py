@@ -3576,3 +3576,25 @@ def test_softshrink_zero_of_a_negative_input_is_known(dtype):
                       (Step("n_activation", (0,), {"fn": "softshrink"}),), False, 109194, True)
     problems, known = diff_program(program)
     assert not problems or known.startswith("softshrink's zero of a negative x")
+
+
+@pytest.mark.parametrize("program", [
+    lambda m, x: m.nn.functional.threshold(x, 0.5 + 0j, 2 + 0j),
+    lambda m, x: m.nn.functional.threshold(x, m.tensor(0.5 + 0j), 2),
+    lambda m, x: m.nn.functional.threshold(x, 0.5 + 1j, 2),
+    lambda m, x: m.nn.functional.threshold_(x.detach().clone(), m.tensor(0.5 + 0j), 2 + 0j),
+    lambda m, x: m.renorm(x.reshape(1, 3), 2, 0, m.tensor(1 + 0j)),
+    lambda m, x: m.renorm(x.reshape(1, 3), 2 + 0j, 0, 1 + 1j),
+    lambda m, x: x.reshape(1, 3).renorm(2, 0, 1 + 0j)],
+    ids=["threshold", "threshold_0d", "threshold_imaginary", "threshold_", "renorm_maxnorm",
+         "renorm_p", "renorm_method"])
+def test_threshold_and_renorm_of_a_complex_number_as_torch(program):
+    """threshold converts a complex threshold or value to its real input's dtype (the real
+    part; gradkit failed in backward, breadth seed 110622); renorm refuses a complex p or
+    maxnorm with its own message ("must be real-valued"; gradkit's comparison raised a
+    TypeError, breadth seed 109729)."""
+    def run(m):
+        x = m.tensor([0.2, 0.7, -1.0], dtype=m.float64, requires_grad=True)
+        out = program(m, x)
+        return (out, *m.autograd.grad(out.sum(), [x])) if out.requires_grad else out
+    assert_same_as_torch(run)

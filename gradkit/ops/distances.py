@@ -256,6 +256,9 @@ def _pair_difference(tx, ty):
 # -- renorm --------------------------------------------------------------------------------------
 
 def _check_renorm(x, p, dim, maxnorm) -> tuple:
+    for name, number in (("p", p), ("maxnorm", maxnorm)):
+        if isinstance(number, complex):
+            raise RuntimeError(f"renorm: {name} must be real-valued")
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:

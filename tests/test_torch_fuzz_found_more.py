@@ -3615,3 +3615,14 @@ def test_logit_gradient_is_masked_by_any_eps_as_torch(eps):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         assert_same_as_torch(program)
+
+
+def test_logdet_of_an_infinite_matrix_is_a_known_lapack_difference():
+    """Known difference (docs/numerics.md, "OpenBLAS and torch's MKL propagate"; breadth seed
+    113324): logdet of a matrix with an infinite entry (x log inf in a column stack) is inf
+    here and NaN in torch, as slogdet's LU of it; logdet is one of the LAPACK steps now."""
+    problems, known = diff_program(generate(RandomDrawer(113324), "breadth"))
+    assert problems and known.startswith("a LAPACK routine of a non-finite matrix")
+    for m in (gradkit, torch):
+        value = m.logdet(m.tensor([[math.inf, 0.5], [1.0, 2.0]]) + 2 * m.eye(2))
+        assert not math.isfinite(value.item())

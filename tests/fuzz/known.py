@@ -892,7 +892,8 @@ LAPACK_OPS = frozenset({"b_solve", "b_inv", "b_det", "b_slogdet", "b_cholesky", 
                         # lane fuzzb: the older spellings and the solves of factors
                         "fb_svd_legacy", "fb_qr_legacy", "fb_cholesky_legacy", "fb_lu_legacy",
                         "fb_lu_solve_legacy", "fb_pinverse", "fb_triangular_solve",
-                        "fb_cholesky_solve", "fb_cholesky_inverse", "fb_ormqr", "fb_ldl_solve"})
+                        "fb_cholesky_solve", "fb_cholesky_inverse", "fb_ormqr", "fb_ldl_solve",
+                        "e2_logdet"})  # lane fuzzm: logdet is slogdet's LU (seed 113324)
 
 
 def _lapack_at_non_finite(program, mine: Result, theirs: Result) -> bool:

@@ -3626,3 +3626,28 @@ def test_logdet_of_an_infinite_matrix_is_a_known_lapack_difference():
     for m in (gradkit, torch):
         value = m.logdet(m.tensor([[math.inf, 0.5], [1.0, 2.0]]) + 2 * m.eye(2))
         assert not math.isfinite(value.item())
+
+
+@pytest.mark.parametrize("op", ["squeeze_", "unsqueeze_", "t_", "transpose_", "as_strided_"])
+@pytest.mark.parametrize("made", ["split", "no_grad"])
+def test_an_in_place_view_op_makes_views_that_refuse_writes_stale(op, made):
+    """An in-place view op (squeeze_, t_, as_strided_, ...) bumps its tensor's version, so the
+    other views of its memory that refuse in-place writes (split outputs, views made under
+    no_grad) are stale as after a write: torch regenerates one when read, and raises
+    (breadth seed 113031: split of a histc, then squeeze_; gradkit computed)."""
+    def program(m):
+        x = m.tensor([0.5, 1.0, 2.0], dtype=m.float64, requires_grad=True)
+        h = x * 1
+        if made == "split":
+            view = h.split([2, 1])[0]
+        else:
+            with m.no_grad():
+                view = h[:2]
+        if op == "transpose_":
+            h.unsqueeze_(0).transpose_(0, 1)
+        elif op == "as_strided_":
+            h.as_strided_((3,), (1,))
+        else:
+            getattr(h, op)(*([0] if op == "unsqueeze_" else []))
+        return m.autograd.grad((view * 2).sum(), [x])
+    assert_same_as_torch(program)

@@ -3651,3 +3651,21 @@ def test_an_in_place_view_op_makes_views_that_refuse_writes_stale(op, made):
             getattr(h, op)(*([0] if op == "unsqueeze_" else []))
         return m.autograd.grad((view * 2).sum(), [x])
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("shape, dim", [((1, 0), None), ((0,), 0), ((2, 0, 2), 1),
+                                        ((0, 3), 0)])
+@pytest.mark.parametrize("correction", [-1, -0.5, 0, 1])
+def test_variance_of_nothing_with_a_negative_correction_is_nan(shape, dim, correction):
+    """The variance of an empty reduction is NaN whatever the correction: with a negative one
+    gradkit's NumPy var divided an empty sum by -correction and gave 0 (breadth seed 114728:
+    std of a (1, 0) tensor, correction a 0-d int tensor of -1)."""
+    def program(m):
+        x = m.zeros(shape, dtype=m.float32, requires_grad=True)
+        std = x.std(dim, correction=correction)
+        return (std, x.var(dim, correction=correction, keepdim=True),
+                *m.var_mean(x.to(m.complex64), dim, correction=correction),
+                *m.autograd.grad(std.sum(), [x]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same_as_torch(program)

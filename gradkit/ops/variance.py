@@ -26,7 +26,12 @@ def _variance(xp, x, dim, correction, keepdim: bool, name: str):
     the result is NaN or inf, as torch's) instead of NumPy's RuntimeWarnings."""
     ax = axes(dim, x.ndim)
     # torch's reduction factor: input numel over output numel, 0 for an empty input
-    if (reduced_count(x.shape, dim) if x.size else 0) - correction > 0:
+    count = reduced_count(x.shape, dim) if x.size else 0
+    if count - correction > 0:
+        if not count:  # (a negative correction) the mean of nothing is NaN in torch's pass
+            shape = tuple(1 if i in ax else n for i, n in enumerate(x.shape)
+                          if keepdim or i not in ax)
+            return xp.full(shape, np.nan, dtype=x.real.dtype)
         return _welford_zeros(xp, x, ax, xp.var(x, axis=ax, ddof=correction, keepdims=keepdim),
                               name.endswith("_mean"))
     warn_at_user(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "

@@ -3669,3 +3669,15 @@ def test_variance_of_nothing_with_a_negative_correction_is_nan(shape, dim, corre
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert_same_as_torch(program)
+
+
+def test_atanh_in_place_of_a_rounded_one_is_a_known_rounding_step():
+    """Known difference (docs/numerics.md, "`atanh` (or `atanh_`) of a 1 one ulp either side";
+    breadth seed 110686): |Q| of a 1 x 1 complex QR is 1 but for rounding, which atanh_ turns
+    into inf or NaN; the in-place step's input is compared as it was before the write."""
+    problems, known = diff_program(generate(RandomDrawer(110686), "breadth"))
+    assert problems and known == "a step that turns a rounding difference of its input into " \
+        "another number"
+    for m in (gradkit, torch):
+        assert math.isinf(m.atanh(m.tensor(1.0, dtype=m.float64)).item())
+        assert math.isnan(m.atanh(m.tensor(1.0 + 2.0 ** -52, dtype=m.float64)).item())

@@ -510,13 +510,16 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
             or _sign_test_of_noise(first[0], mine, theirs):
         return True
     leaves = len(program.leaves)
-    for k, step in enumerate(program.steps[:first[1] - leaves + 1]):
+    # the steps to the first value to differ, and any later one writing into it in place
+    end = max([first[1] - leaves + 1] + [k + 1 for k, s in enumerate(program.steps)
+                                        if OPS[s.op].inplace and s.inputs[0] == first[1]])
+    for k, step in enumerate(program.steps[:end]):
         # _floors_a_quotient: counts noise; x % y where y divides x but for rounding
         periodic = _periodic_of_a_huge_argument(step, mine)
         amplifies = periodic or step.op == "b_unique" or (
             step.op == "e2_float_power_scalar" and abs(step.params.get("s", 0)) == math.inf) \
             or (step.op == "s_cdist" and step.params.get("mode") == "use_mm_for_euclid_dist") \
-            or step.op == "fb_atanh" \
+            or step.op in ("fb_atanh", "fb_atanh_") \
             or (step.op == "b_vector_norm" and step.params.get("ord") == 0) \
             or _floors_a_quotient(step) \
             or step.op == "sp_polynomial_tensor_n" \
@@ -529,15 +532,32 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
         # a huge argument of sin may carry an earlier step's float32 ulp amplified (x ** x
         # of NumPy's exp(2), an ulp from torch's: dtypes seed 3220491)
         rtol = 1e-5 if periodic else 1e-6
-        if amplifies and all(
-                mine.values[i].shape == theirs.values[i].shape and np.allclose(
-                    mine.values[i], theirs.values[i], rtol=rtol, atol=1e-7, equal_nan=True)
+        ours, torchs = mine.values, theirs.values
+        if amplifies and OPS[step.op].inplace:  # its input was overwritten: the values before
+            ours, torchs = _values_before(program, k)
+        if amplifies and ours is not None and all(
+                ours[i].shape == torchs[i].shape and np.allclose(
+                    ours[i], torchs[i], rtol=rtol, atol=1e-7, equal_nan=True)
                 for i in step.inputs) and not (
                 mine.values[out].shape == theirs.values[out].shape and all(np.array_equal(
                     part(mine.values[out]), part(theirs.values[out]), equal_nan=True)
                     for part in (np.real, np.imag))):
             return True
     return False
+
+
+def _values_before(program, k: int) -> tuple:
+    """Each library's env values as step ``k`` starts (the program run to there), or
+    (None, None) when either raises (an in-place step overwrites its input's values; atanh_
+    of |Q| one ulp either side of 1: breadth seed 110686)."""
+    import torch
+
+    import gradkit
+    head = dataclasses.replace(program, steps=program.steps[:k])
+    results = [run(head, lib) for lib in (gradkit, torch)]
+    if any(r.error is not None for r in results):
+        return None, None
+    return results[0].values, results[1].values
 
 
 def _bernoulli_mode_at_one_half(step, mine: Result, theirs: Result, out: int) -> bool:

@@ -10,6 +10,7 @@ import warnings
 from gradkit import backend, creation, legacy_tensor
 from gradkit import memory_format as memory_formats
 from gradkit._tensor import Size, Tensor, extend
+from gradkit.number_arguments import number_argument
 from gradkit.autograd.api import backward as autograd_backward
 from gradkit.int_arguments import (
     invalid_combination, size_argument, size_varargs, unpack_failed)
@@ -287,6 +288,7 @@ class _TensorMethods:
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
         """``fill_value`` everywhere, with this tensor's dtype and device by default."""
+        fill_value = number_argument(fill_value, "new_full", "fill_value", 2)
         return creation.full(size, fill_value, dtype=dtype or self.dtype,
                              device=device or self.device, requires_grad=requires_grad)
 

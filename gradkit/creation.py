@@ -257,12 +257,12 @@ def arange(start, end=None, step=1, dtype=None, device=None,
         if not isinstance(start, (_NUMBERS, Tensor)):  # torch's Number: a str, None refused
             raise TypeError(f"arange(): argument 'end' (position 1) must be Number, not "
                             f"{type(start).__name__}")
-        start, end = 0, number_argument(start, "arange", "end", 1)
+        start, end = 0, number_argument(start, "arange", "end", 1, "double")
     else:  # torch's three-argument form refuses what its parser does not read as a number
         given = (start, end) if type(step) is int and step == 1 else (start, end, step)
         if not all(isinstance(v, (_NUMBERS, Tensor)) for v in given):
             raise invalid_combination("arange", given, {})
-        start, end, step = (number_argument(v, "arange", name, i + 1)
+        start, end, step = (number_argument(v, "arange", name, i + 1, "double")
                             for i, (v, name) in enumerate(((start, "start"), (end, "end"),
                                                            (step, "step"))))
     if step == 0:

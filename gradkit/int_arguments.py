@@ -242,7 +242,7 @@ def ints_reader(function: str, overloaded: bool | str = False, **specs):
     entries = tuple((name, position, kind, plain[name], kind[-1] == "?")
                     for name, (position, kind) in specs.items())
 
-    def read(params: dict, positional=()) -> dict:
+    def read(params: dict, positional=(), inputs=()) -> dict:  # (the op's inputs: unread)
         for name, position, kind, plain_type, optional in entries:
             value = params.get(name, _ABSENT)
             if value is _ABSENT or type(value) is plain_type or value is None and optional:
@@ -267,9 +267,9 @@ def ints_reader(function: str, overloaded: bool | str = False, **specs):
 
 def chain(*readers):
     """One ``numbers`` hook running several readers in turn."""
-    def read(params: dict, positional=()) -> dict:
+    def read(params: dict, positional=(), inputs=()) -> dict:
         for reader in readers:
-            params = reader(params, positional)
+            params = reader(params, positional, inputs)
         return params
     return read
 

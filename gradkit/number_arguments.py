@@ -11,19 +11,44 @@ from __future__ import annotations
 
 from gradkit._tensor import Tensor
 
-_PLAIN = (int, float, bool)
-
 
 def number_argument(value, function: str, argument: str, position: int | None = None,
                     kind: str = "Number"):
-    """``value`` as torch's parser reads a ``kind`` parameter ("Number", "float" or "int")
+    """``value`` as torch's parser reads a ``kind`` parameter ("Number", "float" or "int";
+    "double": a Number the op reads as a C++ double, so a complex one gives its real part)
     named ``argument`` of ``function``: a number passes, a tensor gives its number or raises."""
-    if type(value) in _PLAIN or not isinstance(value, Tensor):
-        return value
-    if not reads_as_number(value, kind):
-        where = "" if position is None else f" (position {position})"
-        raise TypeError(f"{function}(): argument '{argument}'{where} must be {kind}, not Tensor")
-    return number_if_read(value, kind)
+    where = "" if position is None else f" (position {position})"
+    if kind == "float" and isinstance(value, complex):
+        raise TypeError(f"{function}(): argument '{argument}'{where} must be float, not complex")
+    if isinstance(value, Tensor):
+        if not reads_as_number(value, kind):
+            raise TypeError(f"{function}(): argument '{argument}'{where} must be "
+                            f"{'Number' if kind in _SCALARS else kind}, not Tensor")
+        value = number_if_read(value, kind)
+    return _real_part(value) if kind == "double" and isinstance(value, complex) else value
+
+
+# Scalars (parsed as "Number") that the op converts: to a double, or to its input's dtype
+_SCALARS = ("double", "input")
+# c10's names of the types a Scalar converts to, in its overflow error
+_CPP_TYPES = {"float32": "float", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+def _real_part(number: complex, cpp_type: str = "double") -> float:
+    """A complex number read as a real ``cpp_type``, as c10::Scalar's conversions read it."""
+    if number.imag:
+        raise RuntimeError(f"value cannot be converted to type {cpp_type} without overflow")
+    return number.real
+
+
+def scalar_for(value, input):
+    """A Scalar as the op converts it to ``input``'s dtype: a complex number for a real input
+    is its real part (c10's overflow error, naming the type, when its imaginary part is not
+    0)."""
+    if isinstance(value, complex) and isinstance(input, Tensor) and \
+            input._data.dtype.kind != "c":
+        return _real_part(value, _CPP_TYPES.get(str(input._data.dtype), "double"))
+    return value
 
 
 def number_if_read(value, kind: str = "Number"):
@@ -32,6 +57,8 @@ def number_if_read(value, kind: str = "Number"):
     if not isinstance(value, Tensor) or not reads_as_number(value, kind):
         return value
     number = value._data.item()
+    if kind == "float" and isinstance(number, complex):  # its real part, as item<double>()
+        return _real_part(number)
     return float(number) if kind == "float" else number
 
 
@@ -46,14 +73,17 @@ def reads_as_number(value, kind: str = "Number") -> bool:
 def numbers_reader(function: str, **positions):
     """An op's ``numbers`` (ops/_op.py): its parameters named in ``positions`` (their position
     in torch's signature, None for a keyword-only one, or a (position, kind) pair for a
-    "float" or "int") read as torch reads a Scalar."""
+    "float", "int", "double" or "input": a Scalar the op converts to its real input's dtype)
+    read as torch reads a Scalar."""
     kinds = {name: spec if isinstance(spec, tuple) else (spec, "Number")
              for name, spec in positions.items()}
 
-    def read(params: dict, positional=()) -> dict:
+    def read(params: dict, positional=(), inputs=()) -> dict:
         for name, (position, kind) in kinds.items():
             if name in params:
-                params[name] = number_argument(params[name], function, name,
-                                               position if name in positional else None, kind)
+                value = number_argument(params[name], function, name,
+                                        position if name in positional else None, kind)
+                params[name] = scalar_for(value, inputs[0]) if kind == "input" and inputs \
+                    else value
         return params
     return read

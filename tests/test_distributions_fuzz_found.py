@@ -169,7 +169,8 @@ _NOISE_SEEDS = {1411: "made from one tensor", 1870: "made from one tensor",
                 7762: "made from one tensor", 7677: "Taylor region", 7763: "Taylor region",
                 443: "rounding difference", 6994: "rounding difference",
                 8390: "scaled to the edge", 18346: "scaled to the edge",
-                19448: "rounding difference"}
+                19448: "rounding difference", 34170: "Kumaraswamy variance",
+                37067: "rounding difference"}
 
 
 @pytest.mark.parametrize("seed", sorted(_NOISE_SEEDS))
@@ -218,6 +219,34 @@ def test_continuous_bernoulli_near_half_is_noise_in_torch_float32():
         torch.tensor([0.5019], dtype=dtype)).variance.item()
         for dtype in (torch.float32, torch.float64)]
     assert abs(variance[0] - variance[1]) > 0.01 * variance[1]
+
+
+def test_bernoulli_mode_at_one_half_by_an_ulp_follows_each_librarys_probs():
+    """dist seed 37067: float32 probs = sigmoid(1.19e-7) is 0.5000000298 exactly, so an ulp
+    of exp decides between 0.5 (mode NaN) and 0.50000006 (mode 1); each library's mode is
+    what its own probs say."""
+    for m in (torch, gradkit):
+        bernoulli = m.distributions.Bernoulli(logits=m.tensor(1.1920933e-07))
+        probs, mode = bernoulli.probs.item(), bernoulli.mode.item()
+        assert abs(probs - 0.5) <= np.spacing(np.float32(0.5))
+        assert np.isnan(mode) if probs == 0.5 else mode == 1.0
+
+
+def test_float32_kumaraswamy_variance_at_zero_is_within_ulps_in_both():
+    """At concentrations 152.68 and 4.378e-21 (dist seed 34170) E[X] = b exp(s), s = 46.88 in
+    float32, and E[X^2] as close to 1: the variance, their difference, is within a few float32
+    ulps of 0 in both libraries (and their float32 exps of s at most an ulp apart), where
+    float64 finds it far below them."""
+    eps32 = float(np.finfo(np.float32).eps)
+    s = np.float32(46.877647)
+    assert abs(float(torch.exp(torch.tensor(s))) - float(np.exp(s))) <= np.spacing(np.exp(s))
+    for m in (torch, gradkit):
+        variance = m.distributions.Kumaraswamy(m.tensor(152.68236), m.tensor(4.378208e-21)) \
+            .variance.item()
+        assert abs(variance) <= 4 * eps32
+    wide = torch.distributions.Kumaraswamy(torch.tensor(152.68236, dtype=torch.float64),
+                                           torch.tensor(4.378208e-21, dtype=torch.float64))
+    assert abs(wide.variance.item()) < eps32 / 4
 
 
 def test_float32_second_derivative_at_the_edge_is_noise_in_torch():

@@ -2639,6 +2639,13 @@ _NUMBER_PARAMETERS = {
     "mvlgamma": lambda m, v: m.mvlgamma(_x(m) + 5, v),
     "layer_norm": lambda m, v: m.nn.functional.layer_norm(_x(m), (3,), eps=v),
     "nan_to_num": lambda m, v: m.nan_to_num(_x(m), v),
+    "hinge_embedding_loss": lambda m, v: m.nn.functional.hinge_embedding_loss(
+        _x(m), _x(m).sign(), margin=v),
+    "cosine_similarity": lambda m, v: m.nn.functional.cosine_similarity(_x(m), _x(m), 0, v),
+    "cdist": lambda m, v: m.cdist(_x(m).reshape(3, 1), _x(m).reshape(3, 1), v),
+    "cross_entropy_label_smoothing": lambda m, v: m.nn.functional.cross_entropy(
+        _x(m).reshape(1, 3), m.tensor([0]), label_smoothing=v * 0.5),
+    "new_full": lambda m, v: _x(m).new_full((2,), v),
 }
 
 
@@ -3319,3 +3326,358 @@ def test_empty_einsum_of_two_dtypes_saves_its_operands_as_torch(equation):
                            r"\[1, 1, 0\]\], which is output 0 of \w+, is at version 1; "
                            "expected version 0 instead"):
             program(m, True)
+
+
+_EMPTY_NORMS = {
+    "batch_norm": lambda m, x, w, b, rm, rv: m.batch_norm(x, w, b, rm, rv, True, 0.1, 0.1, False),
+    "batch_norm_eval": lambda m, x, w, b, rm, rv: m.batch_norm(x, w, b, rm, rv, False, 0.1, -1.0,
+                                                               False),
+    "F.batch_norm": lambda m, x, w, b, rm, rv: m.nn.functional.batch_norm(x, rm, rv, w, b, True),
+    "instance_norm": lambda m, x, w, b, rm, rv: m.instance_norm(x, w, b, rm, rv, True, 0.1, 0.1,
+                                                                False),
+    "instance_norm_eval": lambda m, x, w, b, rm, rv: m.instance_norm(x, w, b, rm, rv, False, 0.1,
+                                                                     0.1, False),
+}
+
+
+@pytest.mark.parametrize("norm", list(_EMPTY_NORMS))
+@pytest.mark.parametrize("shape", [(1, 2, 0), (0, 2, 3), (2, 0, 3)])
+@pytest.mark.parametrize("dtypes, stats", [
+    (("int64", "int64", "float32"), False), (("float32", "float64", None), False),
+    (("bool", "bool", "int64"), False), (("float64", None, None), False),
+    (("float32", "float32", "float32"), True), (("float64", None, None), True)])
+def test_empty_batch_and_instance_norm_are_atens_shortcut(norm, shape, dtypes, stats):
+    """ATen's batch_norm of an empty input skips its checks and kernel: a clone times
+    ``weight[0]`` plus ``bias[0]``, 0-d, so an int64 input with a float32 bias gives float32
+    and a float64 weight keeps a float32 input's dtype; an empty weight raises select's error;
+    instance_norm repeats its weights N times and sets its running statistics to the mean of
+    their N copies (breadth seed 103242)."""
+    x_dtype, w_dtype, b_dtype = dtypes
+
+    def program(m):
+        x = m.zeros(shape, dtype=getattr(m, x_dtype))
+        grad_able = w_dtype in ("float32", "float64")
+        w = None if w_dtype is None else m.tensor([1.5, 2.0][:shape[1]],
+                                                  dtype=getattr(m, w_dtype)).requires_grad_(
+                                                      grad_able)
+        b = None if b_dtype is None else m.tensor([0.5, -1.0][:shape[1]],
+                                                  dtype=getattr(m, b_dtype))
+        rm, rv = (m.tensor([0.1, 0.3][:shape[1]], dtype=m.float64),
+                  m.tensor([1.0, 3.0][:shape[1]], dtype=m.float64)) if stats else (None, None)
+        out = _EMPTY_NORMS[norm](m, x, w, b, rm, rv)
+        extra = (rm, rv) if stats else ()
+        if not (grad_able and out.requires_grad):
+            return (out, *extra)
+        (gw,) = m.autograd.grad(out.sum(), [w], create_graph=True)
+        return (out, gw, *extra)
+    assert_same_as_torch(program)
+
+
+def test_batch_norms_argument_checks_are_torchs():
+    """F.batch_norm's eps checks are its Python wrapper's (torch.batch_norm normalizes with any
+    eps); running statistics given one without the other are a ValueError; instance_norm
+    without its running statistics in evaluation mode names them both; native_batch_norm and
+    group_norm refuse an integer input, empty or not, in their kernels' words."""
+    def ones(m, *shape, dtype="float32"):
+        return m.ones(shape, dtype=getattr(m, dtype))
+    programs = [
+        lambda m: m.batch_norm(m.arange(4.0).reshape(2, 2), None, None, None, None, True, 0.1,
+                               0.0, False),
+        lambda m: m.batch_norm(ones(m, 2, 2), None, None, ones(m, 2) * 0, ones(m, 2), False,
+                               0.1, -0.5, False),
+        lambda m: m.nn.functional.batch_norm(ones(m, 2, 2), None, None, training=True, eps=0.0),
+        lambda m: m.nn.functional.batch_norm(ones(m, 2, 2), ones(m, 2), ones(m, 2), eps=-1.0),
+        lambda m: m.batch_norm(ones(m, 2, 2), None, None, ones(m, 2), None, True, 0.1, 1e-5,
+                               False),
+        lambda m: m.batch_norm(ones(m, 2, 2, dtype="int64"), None, None, None, ones(m, 2), True,
+                               0.1, 1e-5, False),
+        lambda m: m.nn.functional.instance_norm(ones(m, 2, 2, 3), ones(m, 2), ones(m, 2),
+                                                use_input_stats=False, eps=-1.0),
+        lambda m: m.instance_norm(ones(m, 1, 2, 3), None, None, None, None, False, 0.1, 1e-5,
+                                  False),
+        lambda m: m.native_batch_norm(ones(m, 0, 2, dtype="int64"), None, None, None, None, True,
+                                      0.1, 1e-5),
+        lambda m: m.native_batch_norm(ones(m, 2, 2, dtype="int64"), None, None, None, None, True,
+                                      0.1, 1e-5),
+        lambda m: m.native_batch_norm(ones(m, 0, 2), None, None, None, None, True, 0.1, 1e-5),
+        lambda m: m.native_batch_norm(ones(m, 0, 2), ones(m, 2), None, ones(m, 2), ones(m, 2),
+                                      False, 0.1, 1e-5),
+        lambda m: m.nn.functional.group_norm(ones(m, 2, 2, 3, dtype="int64"), 1),
+        lambda m: m.group_norm(ones(m, 0, 2, 3, dtype="bool"), 1),
+        lambda m: m.native_group_norm(ones(m, 0, 2, 3), None, None, 0, 2, 3, 1, 1e-5),
+    ]
+    for program in programs:
+        assert_same_as_torch(program)
+
+
+_FLOAT_PARAMETERS = ("pad", "hinge_embedding_loss", "logit", "nan_to_num", "layer_norm",
+                     "huber_loss", "cosine_similarity", "cdist", "margin_ranking_loss",
+                     "isclose", "cross_entropy_label_smoothing", "pdist")
+
+
+@pytest.mark.parametrize("name", _FLOAT_PARAMETERS)
+@pytest.mark.parametrize("given", ["python", "0d", "0d_imaginary"])
+def test_a_float_parameter_given_a_complex_is_torchs(name, given):
+    """A ``double`` parameter refuses a Python complex (its parser's TypeError) and reads a
+    complex 0-d tensor as item<double>(): its real part, or its overflow error when the
+    imaginary part is not 0 (gradkit failed in NumPy or its own comparisons)."""
+    value = {"python": lambda m: 1.5 + 0j, "0d": lambda m: m.tensor(1.5 + 0j),
+             "0d_imaginary": lambda m: m.tensor(1.5 + 1j)}[given]
+    assert_same_as_torch(lambda m: _NUMBER_PARAMETERS[name](m, value(m)))
+
+
+@pytest.mark.parametrize("smoothing", [-0.25, -5.0, float("nan"), 0.0, 0.3, 1.0, 1.5, 2.0])
+@pytest.mark.parametrize("target", ["index", "probabilities"])
+def test_cross_entropy_label_smoothing_is_checked_as_torch(smoothing, target):
+    """torch refuses only a label_smoothing above 1 (printed as its C++ double: ``Got: 2``); a
+    negative or NaN one smooths nothing."""
+    def program(m):
+        logits = m.tensor([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]], dtype=m.float64,
+                          requires_grad=True)
+        labels = m.tensor([0, 2]) if target == "index" else \
+            m.tensor([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]], dtype=m.float64)
+        loss = m.nn.functional.cross_entropy(logits, labels, label_smoothing=smoothing)
+        return (loss, *m.autograd.grad(loss, [logits]))
+    assert_same_as_torch(program)
+
+
+def test_masked_select_of_a_non_finite_householder_product_is_known():
+    """Known difference (docs/numerics.md, "A later step may make another value, or shape";
+    breadth seed 104672): householder_product of a complex [[-inf]] is inf + nanj in torch's
+    LAPACK and NaN here; masked_select of its ``real > 0`` keeps one element in torch and none
+    here. The product's finite entries (none) agree, so what differs is downstream of it."""
+    program = Program("breadth", (Leaf((), "complex64", True, True),), (
+        Step("l_householder_product", (0,), {"n": 1}), Step("b_masked_select", (1,), {})),
+        True, 104672, True)
+    mine, theirs = run(program, gradkit), run(program, torch)
+    assert not np.isfinite(mine.values[1]).any() and not np.isfinite(theirs.values[1]).any()
+    assert mine.values[2].shape != theirs.values[2].shape
+    problems, known = diff_program(program)
+    assert problems and known.startswith("a LAPACK routine of a non-finite matrix")
+
+
+@pytest.mark.parametrize("name", ["histc", "arange", "std_correction", "var_correction",
+                                  "arange_step"])
+@pytest.mark.parametrize("given", ["python", "0d", "0d_imaginary"])
+def test_a_number_read_as_a_double_given_a_complex_is_its_real_part(name, given):
+    """A Scalar the op reads as a double (std's correction, histc's range, arange's bounds)
+    takes a complex number, Python's or a 0-d tensor, as its real part, and raises
+    c10::Scalar's overflow error when the imaginary part is not 0 (breadth seed 106209: std
+    of a complex 0-d correction; gradkit compared complex numbers or made an empty arange)."""
+    call = {**_NUMBER_PARAMETERS, **_SEVERAL_SIGNATURES}[name]
+    value = {"python": lambda m: 2 + 0j, "0d": lambda m: m.tensor(2 + 0j),
+             "0d_imaginary": lambda m: m.tensor(2 + 1j)}[given]
+    assert_same_as_torch(lambda m: call(m, value(m)))
+
+
+_INPUT_SCALARS = {
+    "leaky_relu": lambda m, x, v: m.nn.functional.leaky_relu(x, v),
+    "leaky_relu_": lambda m, x, v: m.nn.functional.leaky_relu_(x.clone(), v),
+    "elu": lambda m, x, v: m.nn.functional.elu(x, v),
+    "elu_": lambda m, x, v: m.nn.functional.elu_(x.clone(), v),
+    "softplus": lambda m, x, v: m.nn.functional.softplus(x, v),
+    "hardshrink": lambda m, x, v: m.nn.functional.hardshrink(x, v),
+    "addcmul": lambda m, x, v: m.addcmul(x, x, x, value=v),
+    "addcdiv": lambda m, x, v: m.addcdiv(x, x, x + 3, value=v),
+}
+
+
+@pytest.mark.parametrize("name", list(_INPUT_SCALARS))
+@pytest.mark.parametrize("given", ["python", "0d", "python_imaginary", "0d_imaginary"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_complex_scalar_of_a_real_op_is_its_real_part(name, given, dtype):
+    """A Scalar the op converts to its real input's dtype takes a complex number's real part,
+    and raises c10's overflow error naming that type (float, double) when its imaginary part
+    is not 0 (breadth seeds 106990: addcmul's value, 107519: leaky_relu's slope, given a
+    complex 0-d tensor; gradkit raised, or computed in complex)."""
+    value = {"python": lambda m: 2 + 0j, "0d": lambda m: m.tensor(2 + 0j),
+             "python_imaginary": lambda m: 0.5 + 1j,
+             "0d_imaginary": lambda m: m.tensor(0.5 + 1j)}[given]
+
+    def program(m):
+        x = m.tensor([0.5, -1.5, 2.0], dtype=getattr(m, dtype), requires_grad=True)
+        out = _INPUT_SCALARS[name](m, x, value(m))
+        return (out, *m.autograd.grad(out.sum(), [x]))
+    assert_same_as_torch(program)
+
+
+def test_nan_to_num_reads_its_numbers_before_refusing_a_complex_gradient():
+    """torch's parser refuses a nan given as a tensor requiring grad before the op refuses to
+    differentiate a complex input (breadth seed 107311)."""
+    def program(m):
+        x = m.tensor(1 + 1j, requires_grad=True)
+        return m.nan_to_num(x, m.tensor(0.5, requires_grad=True) * 1)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("name", ["elu", "celu", "selu"])
+@pytest.mark.parametrize("alpha", [-1.0, -0.0, 0.0, 2.0])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_elu_of_a_signed_zero_is_the_zero_itself(name, alpha, dtype):
+    """torch's elu kernel gives x * scale at x = +0 and -0, not alpha * expm1(0), whose sign is
+    alpha's: elu(0, alpha=-1) is 0 (breadth seed 108660, the alpha a complex 0-d tensor)."""
+    def program(m):
+        x = m.tensor([0.0, -0.0, -1e-30, 1e-30, -2.0, 3.0], dtype=getattr(m, dtype),
+                     requires_grad=True)
+        args = () if name == "selu" else (alpha,) if name == "elu" or alpha else (1.0,)
+        out = getattr(m.nn.functional, name)(x, *args)
+        return (out, *m.autograd.grad(out.sum(), [x]))
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("rows", [
+    [[1.0, 0.0], [math.nan, 3.0]], [[1.0, 0.0], [math.nan, 3.0], [5.0, 1.0]],
+    [[math.nan, 0.0], [math.nan, 3.0], [5.0, 1.0]], [[1.0, 2.0, 3.0], [4.0, math.nan, 6.0],
+                                                      [7.0, 8.0, math.nan]],
+    [[0.0, 1.0], [0.0, math.nan]]])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
+def test_lu_pivots_skip_a_nan_as_lapacks_idamax(rows, dtype):
+    """LAPACK's i?amax never finds a NaN larger, so a column's pivot is its largest finite
+    entry unless the NaN comes first; NumPy's argmax picked the first NaN, and LU's factors
+    differed in their finite entries too (breadth seed 108897: lu of a conv_transpose2d of
+    corrcoef's NaNs)."""
+    def program(m):
+        a = m.tensor(rows, dtype=getattr(m, dtype))
+        lu, pivots, info = m.linalg.lu_factor_ex(a)
+        return lu, pivots, info, m.linalg.lu(a).U
+    assert_same_as_torch(program)
+
+
+def test_bilinear_grid_sample_at_an_infinite_point_is_known():
+    """Known difference (docs/numerics.md, "at a non-finite grid point"; breadth seed 108284):
+    the input's first derivative agrees (the outside corners left out), its second derivative
+    through the grid's gradient is NaN in torch and 0 here."""
+    def program(m):
+        image = m.tensor([[[[0.75]]]], dtype=m.float64, requires_grad=True)
+        grid = m.tensor([[[[math.inf, 0.5]]]], dtype=m.float64, requires_grad=True)
+        out = m.nn.functional.grid_sample(image, grid, align_corners=False)
+        g_image, g_grid = m.autograd.grad(out.sum(), [image, grid], create_graph=True)
+        return g_image, m.autograd.grad(g_grid.sum(), [image], allow_unused=True)[0]
+    (first, second), (t_first, t_second) = (
+        [t.detach().numpy() for t in program(m)] for m in (gradkit, torch))
+    np.testing.assert_array_equal(first, t_first)
+    assert np.isnan(t_second).all() and (second == 0).all()
+    problems, known = diff_program(generate(RandomDrawer(108284), "breadth"))
+    assert problems and known.startswith("bilinear grid_sample at a non-finite grid point")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_softshrink_zero_of_a_negative_input_is_known(dtype):
+    """Known difference (docs/numerics.md, "`softshrink` of a negative `x` inside"; breadth
+    seed 109194): torch's vectorized loop gives +0.0 for the elements of its full vectors
+    (their width is the machine's) and its scalar tail x * 0 = -0.0; gradkit -0.0
+    throughout, torch's scalar result. One element is all tail, and agrees."""
+    def zeros(m, n):
+        out = m.nn.functional.softshrink(m.full((n,), -0.25, dtype=getattr(m, dtype)))
+        return np.signbit(out.numpy())
+    assert zeros(gradkit, 65).all() and zeros(torch, 1).all() and zeros(gradkit, 1).all()
+    assert not zeros(torch, 65)[:32].any() and zeros(torch, 65)[-1]
+    program = Program("breadth", (Leaf((3, 3), "float64", True), Leaf((), "int64", False)),
+                      (Step("n_activation", (0,), {"fn": "softshrink"}),), False, 109194, True)
+    problems, known = diff_program(program)
+    assert not problems or known.startswith("softshrink's zero of a negative x")
+
+
+@pytest.mark.parametrize("program", [
+    lambda m, x: m.nn.functional.threshold(x, 0.5 + 0j, 2 + 0j),
+    lambda m, x: m.nn.functional.threshold(x, m.tensor(0.5 + 0j), 2),
+    lambda m, x: m.nn.functional.threshold(x, 0.5 + 1j, 2),
+    lambda m, x: m.nn.functional.threshold_(x.detach().clone(), m.tensor(0.5 + 0j), 2 + 0j),
+    lambda m, x: m.renorm(x.reshape(1, 3), 2, 0, m.tensor(1 + 0j)),
+    lambda m, x: m.renorm(x.reshape(1, 3), 2 + 0j, 0, 1 + 1j),
+    lambda m, x: x.reshape(1, 3).renorm(2, 0, 1 + 0j)],
+    ids=["threshold", "threshold_0d", "threshold_imaginary", "threshold_", "renorm_maxnorm",
+         "renorm_p", "renorm_method"])
+def test_threshold_and_renorm_of_a_complex_number_as_torch(program):
+    """threshold converts a complex threshold or value to its real input's dtype (the real
+    part; gradkit failed in backward, breadth seed 110622); renorm refuses a complex p or
+    maxnorm with its own message ("must be real-valued"; gradkit's comparison raised a
+    TypeError, breadth seed 109729)."""
+    def run(m):
+        x = m.tensor([0.2, 0.7, -1.0], dtype=m.float64, requires_grad=True)
+        out = program(m, x)
+        return (out, *m.autograd.grad(out.sum(), [x])) if out.requires_grad else out
+    assert_same_as_torch(run)
+
+
+@pytest.mark.parametrize("eps", [math.nan, 0.2, 0.0, -1.0, -0.25, None])
+def test_logit_gradient_is_masked_by_any_eps_as_torch(eps):
+    """torch's logit_backward with an eps (any: NaN, negative) is g / (x (1 - x)) inside
+    [eps, 1 - eps] and 0 elsewhere, a NaN x or eps included; without one, NaN outside [0, 1]
+    (breadth seed 112417: an eps made NaN from a graph tensor of special values; gradkit gave
+    the unmasked gradient for a NaN eps and NaN outside [0, 1] for a negative one)."""
+    def program(m):
+        x = m.tensor([0.1, 0.5, 0.9, 0.0, 1.0, math.nan, -0.5, 1.5], dtype=m.float64,
+                     requires_grad=True)
+        out = m.logit(x, eps)
+        g, = m.autograd.grad(out.sum(), [x], create_graph=True)
+        return (out, g, *m.autograd.grad(g.sum(), [x]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert_same_as_torch(program)
+
+
+def test_logdet_of_an_infinite_matrix_is_a_known_lapack_difference():
+    """Known difference (docs/numerics.md, "OpenBLAS and torch's MKL propagate"; breadth seed
+    113324): logdet of a matrix with an infinite entry (x log inf in a column stack) is inf
+    here and NaN in torch, as slogdet's LU of it; logdet is one of the LAPACK steps now."""
+    problems, known = diff_program(generate(RandomDrawer(113324), "breadth"))
+    assert problems and known.startswith("a LAPACK routine of a non-finite matrix")
+    for m in (gradkit, torch):
+        value = m.logdet(m.tensor([[math.inf, 0.5], [1.0, 2.0]]) + 2 * m.eye(2))
+        assert not math.isfinite(value.item())
+
+
+@pytest.mark.parametrize("op", ["squeeze_", "unsqueeze_", "t_", "transpose_", "as_strided_"])
+@pytest.mark.parametrize("made", ["split", "no_grad"])
+def test_an_in_place_view_op_makes_views_that_refuse_writes_stale(op, made):
+    """An in-place view op (squeeze_, t_, as_strided_, ...) bumps its tensor's version, so the
+    other views of its memory that refuse in-place writes (split outputs, views made under
+    no_grad) are stale as after a write: torch regenerates one when read, and raises
+    (breadth seed 113031: split of a histc, then squeeze_; gradkit computed)."""
+    def program(m):
+        x = m.tensor([0.5, 1.0, 2.0], dtype=m.float64, requires_grad=True)
+        h = x * 1
+        if made == "split":
+            view = h.split([2, 1])[0]
+        else:
+            with m.no_grad():
+                view = h[:2]
+        if op == "transpose_":
+            h.unsqueeze_(0).transpose_(0, 1)
+        elif op == "as_strided_":
+            h.as_strided_((3,), (1,))
+        else:
+            getattr(h, op)(*([0] if op == "unsqueeze_" else []))
+        return m.autograd.grad((view * 2).sum(), [x])
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("shape, dim", [((1, 0), None), ((0,), 0), ((2, 0, 2), 1),
+                                        ((0, 3), 0)])
+@pytest.mark.parametrize("correction", [-1, -0.5, 0, 1])
+def test_variance_of_nothing_with_a_negative_correction_is_nan(shape, dim, correction):
+    """The variance of an empty reduction is NaN whatever the correction: with a negative one
+    gradkit's NumPy var divided an empty sum by -correction and gave 0 (breadth seed 114728:
+    std of a (1, 0) tensor, correction a 0-d int tensor of -1)."""
+    def program(m):
+        x = m.zeros(shape, dtype=m.float32, requires_grad=True)
+        std = x.std(dim, correction=correction)
+        return (std, x.var(dim, correction=correction, keepdim=True),
+                *m.var_mean(x.to(m.complex64), dim, correction=correction),
+                *m.autograd.grad(std.sum(), [x]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same_as_torch(program)
+
+
+def test_atanh_in_place_of_a_rounded_one_is_a_known_rounding_step():
+    """Known difference (docs/numerics.md, "`atanh` (or `atanh_`) of a 1 one ulp either side";
+    breadth seed 110686): |Q| of a 1 x 1 complex QR is 1 but for rounding, which atanh_ turns
+    into inf or NaN; the in-place step's input is compared as it was before the write."""
+    problems, known = diff_program(generate(RandomDrawer(110686), "breadth"))
+    assert problems and known == "a step that turns a rounding difference of its input into " \
+        "another number"
+    for m in (gradkit, torch):
+        assert math.isinf(m.atanh(m.tensor(1.0, dtype=m.float64)).item())
+        assert math.isnan(m.atanh(m.tensor(1.0 + 2.0 ** -52, dtype=m.float64)).item())

@@ -28,7 +28,7 @@ from gradkit.ops.linalg_norms import vector_norm
 from gradkit.ops.normalization import (
     batch_norm_unchecked, group_norm_unchecked, instance_norm_unchecked)
 from gradkit.ops.piecewise import where
-from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
 
 # the same functions under both names
 conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
@@ -172,6 +172,7 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     """torch.native_batch_norm: (output, save_mean, save_invstd) with the batch's per-channel
     statistics while training, empty tensors (torch's on the CPU) otherwise."""
     channels = (input.shape[1],)
+    require_real_floating("batch_norm", input._data)  # its kernel's, before the empty check
     if training and input.numel() == 0:  # its statistics kernel refuses (torch.batch_norm not)
         raise RuntimeError(f"input tensor must have at least one element, but got input_sizes "
                            f"= {list(input.shape)}")
@@ -201,7 +202,7 @@ def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
                            "(Could this error message be improved?  If so, please report an "
                            "enhancement request to PyTorch.)")
     out = group_norm_unchecked(input, group, weight, bias, eps)
-    grouped = input.reshape(N, group, -1)
+    grouped = input.reshape(N, group, C // group * HxW)  # not -1: N may be 0
     return (out, *_statistics(grouped, (2,), eps, (N, group)))
 
 

@@ -213,7 +213,7 @@ class Op:
             if not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
                 kwargs = torch_keywords(self.name, self.param_names, kwargs)
             if self.numbers is not None:  # (torch names the position of a positional one)
-                kwargs = self.numbers(kwargs, self.param_names[:extra])
+                kwargs = self.numbers(kwargs, self.param_names[:extra], args)
         hot = self.hot_dispatch  # ops of one or two inputs: their own path, no dispatch frame
         return dispatch(self, args, kwargs) if hot is None else hot(self, args, kwargs)
 

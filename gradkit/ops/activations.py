@@ -151,7 +151,7 @@ def _softplus_second_derivative(x, beta, threshold):
 
 softplus_slope.defderivative(_softplus_second_derivative)
 softplus.defderivative(lambda x, beta, threshold: softplus_slope(x, beta, threshold))
-softplus.numbers = numbers_reader("softplus", beta=2, threshold=3)
+softplus.numbers = numbers_reader("softplus", beta=(2, "input"), threshold=(3, "input"))
 
 
 @unary(save="x", complex_error=kernel_error("elu_cpu"), integer_error=kernel_error("elu_cpu"))
@@ -165,7 +165,8 @@ def elu_values(xp, x, alpha, scale, input_scale):
     """The forward of torch's elu kernel, shared with celu."""
     negative = (alpha * scale) * xp.expm1(xp.where(x > 0, 0, x) * input_scale)
     positive = x if scale == 1.0 else x * scale
-    return xp.where(x > 0, positive, negative).astype(x.dtype, copy=False)
+    # a zero of either sign is torch's x * scale (not alpha * expm1(0), whose sign is alpha's)
+    return xp.where(x >= 0, positive, negative).astype(x.dtype, copy=False)
 
 
 @op(save="x", batchable=True)
@@ -181,7 +182,8 @@ def elu_slope(xp, x, alpha=1.0, scale=1.0, input_scale=1.0):
 elu_slope.defderivative(lambda x, alpha, scale, input_scale:
                         elu_slope(x, alpha, scale, input_scale) * input_scale * (x < 0))
 elu.defderivative(lambda x, alpha, scale, input_scale: elu_slope(x, alpha, scale, input_scale))
-elu.numbers = numbers_reader("elu", alpha=2, scale=3, input_scale=4)
+elu.numbers = numbers_reader("elu", alpha=(2, "input"), scale=(3, "input"),
+                             input_scale=(4, "input"))
 
 
 @unary(save="x", complex_error=kernel_error("leaky_relu_cpu"),
@@ -197,7 +199,7 @@ def positive_factor(x, negative_slope):
     return get_array_module(data).where(data > 0, 1, negative_slope).astype(data.dtype)
 
 
-leaky_relu.numbers = numbers_reader("leaky_relu", negative_slope=2)
+leaky_relu.numbers = numbers_reader("leaky_relu", negative_slope=(2, "input"))
 
 
 # torch's leaky_relu_backward keeps an edge to x whose derivative is zero: a second

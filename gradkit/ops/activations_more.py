@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.number_arguments import number_argument, numbers_reader
+from gradkit.number_arguments import number_argument, numbers_reader, scalar_for
 from gradkit.ops._op import op
 from gradkit.ops.activations import (
     elu, elu_slope, elu_values, leaky_relu, positive_factor, sigmoid, softplus)
@@ -59,8 +59,9 @@ leaky_relu_in_place = in_place_variant(
     negative_slope_refusal(
         "leakyReLu", "negative_slope", " File an issue at https://github.com/pytorch/pytorch if "
         "you do require supporting in-place leakRelu backward calculation with negative slope"))
-elu_in_place.numbers = numbers_reader("elu_", alpha=2, scale=3, input_scale=4)
-leaky_relu_in_place.numbers = numbers_reader("leaky_relu_", negative_slope=2)
+elu_in_place.numbers = numbers_reader("elu_", alpha=(2, "input"), scale=(3, "input"),
+                                      input_scale=(4, "input"))
+leaky_relu_in_place.numbers = numbers_reader("leaky_relu_", negative_slope=(2, "input"))
 
 
 def celu(input, alpha: float = 1.0, inplace: bool = False):
@@ -233,7 +234,7 @@ def hardshrink(xp, x, lambd=0.5):
     return xp.where((x >= -lambd) & (x <= lambd), 0, x).astype(x.dtype, copy=False)
 
 
-hardshrink.numbers = numbers_reader("hardshrink", lambd=2)
+hardshrink.numbers = numbers_reader("hardshrink", lambd=(2, "input"))
 
 
 defmask_edge(hardshrink, _outside)
@@ -255,14 +256,14 @@ _threshold_in_place = in_place_variant(_threshold, "ThresholdBackward1")
 def threshold(input, threshold: float, value: float, inplace: bool = False):
     """``value`` where x <= threshold, x elsewhere."""
     name = "threshold_" if inplace else "threshold"
-    threshold = number_argument(threshold, name, "threshold", 2)
-    value = number_argument(value, name, "value", 3)
+    threshold = scalar_for(number_argument(threshold, name, "threshold", 2), input)
+    value = scalar_for(number_argument(value, name, "value", 3), input)
     return call_or_write(input, _threshold_in_place if inplace else _threshold, inplace, threshold,
                   value)
 
 
 def threshold_(input, threshold: float, value: float):
     """threshold, in place."""
-    threshold = number_argument(threshold, "threshold_", "threshold", 2)
-    value = number_argument(value, "threshold_", "value", 3)
+    threshold = scalar_for(number_argument(threshold, "threshold_", "threshold", 2), input)
+    value = scalar_for(number_argument(value, "threshold_", "value", 3), input)
     return call_or_write(input, _threshold_in_place, True, threshold, value)

@@ -252,7 +252,7 @@ def addcmul(xp, x, t1, t2, *, value=1):
 addcmul.defvjp(lambda g, t1, t2, value: g,
                lambda g, t1, t2, value: g * conj(t2 * value),
                lambda g, t1, t2, value: g * conj(t1 * value))
-addcmul.numbers = numbers_reader("addcmul", value=None)
+addcmul.numbers = numbers_reader("addcmul", value=(None, "input"))
 addcmul.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: t * t2 * value,
                lambda t, t1, t2, value: t1 * t * value)
 
@@ -278,6 +278,6 @@ def addcdiv(xp, x, t1, t2, *, value=1):
 addcdiv.defvjp(lambda g, t1, t2, value: g,
                lambda g, t1, t2, value: g * conj(value / t2),
                lambda g, t1, t2, value: -g * conj(value * t1 / (t2 * t2)))
-addcdiv.numbers = numbers_reader("addcdiv", value=None)
+addcdiv.numbers = numbers_reader("addcdiv", value=(None, "input"))
 addcdiv.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: t * value / t2,
                lambda t, t1, t2, value: -t * value * t1 / (t2 * t2))

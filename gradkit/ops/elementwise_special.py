@@ -54,11 +54,13 @@ logit.numbers = numbers_reader("logit", eps=(2, "float"))
 
 def _logit_derivative_times(v, x, eps=None):
     """v / (x (1 - x)) as torch's logit_backward kernel: outside [0, 1] NaN without eps, and 0
-    outside [eps, 1 - eps] with it (the clamp's flat part)."""
+    outside [eps, 1 - eps] with any eps (the clamp's flat part; a negative eps clamps nothing
+    forward, but its interval still masks the gradient)."""
     scaled = v / (x * (1 - x))
-    if eps is None or eps < 0:
+    if eps is None:
         return where((x < 0) | (x > 1), math.nan, scaled)
-    return where((x < eps) | (x > 1 - eps), 0.0, scaled)
+    # inside [eps, 1 - eps] as torch tests it: a NaN eps (or x) is outside, a zero gradient
+    return where((x >= eps) & (x <= 1 - eps), scaled, 0.0)
 
 
 logit.defvjp(_logit_derivative_times)
@@ -121,10 +123,11 @@ def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float |
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: the dtype's
     largest and lowest finite values); integers unchanged. As torch, no gradient through
     complex values (their parts are replaced one by one)."""
+    # torch's parser reads the numbers before the op's own checks
+    nan, posinf, neginf = (number_argument(v, "nan_to_num", name, i + 2, "float") for i, (v, name)
+                           in enumerate(((nan, "nan"), (posinf, "posinf"), (neginf, "neginf"))))
     if x.is_complex() and x.requires_grad and is_grad_enabled():
         raise RuntimeError("nan_to_num does not support automatic differentiation for outputs "
                            "with complex dtype.")
-    nan, posinf, neginf = (number_argument(v, "nan_to_num", name, i + 2, "float") for i, (v, name)
-                           in enumerate(((nan, "nan"), (posinf, "posinf"), (neginf, "neginf"))))
     return _nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 

@@ -15,7 +15,8 @@ from gradkit.autograd.inference import check_inplace
 from gradkit.ops.inplace import LEAF_MESSAGE, set_history
 from gradkit.ops.methods import register
 from gradkit.ops.shape import squeeze, t, transpose, unsqueeze, view
-from gradkit.ops.views import ViewInfo, live_views
+from gradkit.ops.stale_views import make_stale
+from gradkit.ops.views import DEFAULT, ViewInfo, live_views
 
 # the out-of-place node's name -> the in-place overload's
 _IN_PLACE_NODE = {"TBackward0": "TBackward1", "UnsqueezeBackward0": "UnsqueezeBackward1",
@@ -58,7 +59,18 @@ def restride_in_place(tensor: Tensor, view_op, undo, **params) -> Tensor:
     if getattr(out, "_fw", None) is not None:  # forward AD: the tangent takes the new shape
         tensor._fw = out._fw
     tensor._vc[0] += 1
+    stale_views_of(tensor)
     return tensor
+
+
+def stale_views_of(tensor: Tensor) -> None:
+    """After an in-place view op bumped ``tensor``'s version, the other views of its memory
+    that refuse in-place writes (split outputs, no_grad views) are stale, as after a write:
+    torch regenerates them when next read, and raises (breadth seed 113031: squeeze_)."""
+    for other in live_views(tensor):
+        info = getattr(other, "_view", None)  # (the base of a view is no view)
+        if info is not None and info.creation != DEFAULT:
+            make_stale(other, info)
 
 
 def _reroot_views(base: Tensor, undo_op, undo_params: dict) -> None:

@@ -14,7 +14,7 @@ from gradkit.ops._op import op
 from gradkit.ops.joining import cat
 from gradkit.autograd.zero_grads import is_undefined
 from gradkit.ops.linalg import matmul
-from gradkit.ops.linalg_solvers import _batch_prefix, check_matrices, host, mH
+from gradkit.ops.linalg_solvers import _batch_prefix, check_matrices, host, idamax, mH
 from gradkit.ops.linalg_triangular_solve import _substitute, check_solvable, solve_triangular
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.triangular import tril, triu
@@ -45,7 +45,7 @@ def getrf(xp, a):
             column = lu[:, j:, j]
             size = xp.abs(column.real) + xp.abs(column.imag) if lu.dtype.kind == "c" else \
                 xp.abs(column)
-            p = j + xp.argmax(size, axis=-1) if m > j else xp.full(count, j)
+            p = j + idamax(xp, size) if m > j else xp.full(count, j)
             pivots[:, j] = p + 1
             row_j = lu[rows, j].copy()
             lu[rows, j] = lu[rows, p]

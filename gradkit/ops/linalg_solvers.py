@@ -50,12 +50,20 @@ def _batch_prefix(x, index) -> str:
     return f"(Batch element {index}): " if x.ndim > 2 else ""
 
 
+def idamax(xp, size):
+    """LAPACK's i?amax along the last axis of ``size`` (|entry|, or |re| + |im|): the first
+    largest entry, where a NaN never compares larger, so only a NaN in first place is picked
+    (NumPy's argmax would pick the first NaN anywhere)."""
+    first = xp.isnan(size[..., 0])
+    return xp.where(first, 0, xp.argmax(xp.where(xp.isnan(size), -1, size), axis=-1))
+
+
 def _first_zero_pivot(matrix) -> int | None:
     """1-based index of the first zero pivot of LU with partial pivoting (LAPACK's getrf info),
     None when there is none."""
     a = np.array(matrix, dtype=np.result_type(matrix.dtype, np.float64))
     for k in range(a.shape[-1]):
-        p = k + int(np.argmax(np.abs(a[k:, k])))
+        p = k + int(idamax(np, np.abs(a[k:, k])))
         if a[p, k] == 0:
             return k + 1
         a[[k, p]] = a[[p, k]]

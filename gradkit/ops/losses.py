@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 
 from gradkit.backend import get_array_module
+from gradkit.number_arguments import number_argument
 from gradkit.ops._op import op
 from gradkit.ops.activations import logsigmoid, sigmoid
 from gradkit.ops.conversion import astype
@@ -20,7 +21,7 @@ from gradkit.ops.indexing import scatter_into_zeros
 from gradkit.ops.promotion import promote_types
 from gradkit.ops.reduction import expand_back, log_softmax, mean, quiet_mean, sum
 from gradkit.ops.shape import reshape, unsqueeze
-from gradkit.ops.unary_helpers import require_real_floating
+from gradkit.ops.unary_helpers import cpp_number, require_real_floating
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -151,9 +152,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     >>> cross_entropy(gradkit.randn(3, 5), gradkit.tensor([1, 0, 4])).ndim
     0
     """
+    label_smoothing = number_argument(label_smoothing, "cross_entropy_loss", "label_smoothing",
+                                      6, "float")
     check_reduction(reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if label_smoothing > 1.0:  # torch's only check: a negative (or NaN) one smooths nothing
+        raise RuntimeError("label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{cpp_number(label_smoothing)}")
     class_dim = 1 if input.ndim >= 2 else 0
     classes = input.shape[class_dim]
     log_p = log_softmax(input, class_dim)
@@ -161,7 +165,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
         return _soft_cross_entropy(log_p, target, weight, ignore_index, reduction,
                                    label_smoothing, class_dim)
     loss = nll_loss(log_p, target, weight, ignore_index=ignore_index, reduction=reduction)
-    if not label_smoothing:
+    if not label_smoothing > 0.0:
         return loss
     ignored = target._data == ignore_index
     if weight is not None:
@@ -184,7 +188,7 @@ def _soft_cross_entropy(log_p, target, weight, ignore_index, reduction, label_sm
     if ignore_index != -100:
         raise RuntimeError("ignore_index is not supported for floating point target")
     classes = log_p.shape[class_dim]
-    if label_smoothing:
+    if label_smoothing > 0.0:
         target = target * (1 - label_smoothing) + label_smoothing / classes
     terms = log_p * target
     if weight is not None:

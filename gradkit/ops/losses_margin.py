@@ -52,6 +52,7 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=
 def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean"):
     """input where target is 1, max(0, margin - input) where it is -1, reduced."""
+    margin = number_argument(margin, "hinge_embedding_loss", "margin", 3, "float")
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     zeros = zeros_like(input)
@@ -132,6 +133,7 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
 
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     """sum((x1 / max(|x1|, eps)) * (x2 / max(|x2|, eps))) along ``dim`` (broadcasting)."""
+    eps = number_argument(eps, "cosine_similarity", "eps", 4, "float")
     dtype = promote_types(x1._data.dtype, x2._data.dtype)
     if dtype.kind != "f":
         name = scalar_type_name(np.empty(0, dtype))

@@ -19,7 +19,8 @@ from gradkit.ops.grad_edges import kept_for_backward
 from gradkit.ops.padding import pad
 from gradkit.ops.pooling_avg import avg_pool2d, avg_pool3d
 from gradkit.ops.reduction import mean
-from gradkit.ops.shape import reshape, squeeze, unsqueeze
+from gradkit.ops.shape import repeat, reshape, squeeze, unsqueeze
+from gradkit.ops.slicing import select
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating
 
 
@@ -56,6 +57,18 @@ def _update(running, batch_value, momentum) -> None:
                                         alpha=momentum)
 
 
+def _empty_norm(input, weight, bias):
+    """ATen's batch_norm of an empty input, before any check of its arguments: a clone times
+    ``weight[0]`` plus ``bias[0]`` (0-d, so they promote as numbers do: an empty int64 input
+    with a float bias gives float32), which keeps weight and bias in the graph."""
+    out = input.clone()
+    if weight is not None:
+        out = mul(out, select(weight, 0, 0))
+    if bias is not None:
+        out = add(out, select(bias, 0, 0))
+    return out
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5):
     """torch.nn.functional.batch_norm over (N, C, *): per-channel statistics of N and *.
@@ -66,6 +79,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
     if training and input.ndim > 1 and input.shape[0] * math.prod(input.shape[2:]) == 1:
         raise ValueError("Expected more than 1 value per channel when training, got input size "
                          f"{input.shape}")
+    # F's Python checks (torch.batch_norm, ATen's, has none)
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     return batch_norm_unchecked(input, running_mean, running_var, weight, bias, training,
                                 momentum, eps)
 
@@ -74,19 +92,18 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
                          training: bool, momentum: float, eps: float):
     """batch_norm without F's Python check of more than one value per channel (ATen's
     torch.batch_norm normalizes a single one to 0, its running variance to NaN)."""
+    if input.numel() == 0:
+        return _empty_norm(input, weight, bias)
     channels = input.shape[1] if input.ndim > 1 else 0
-    if training and eps <= 0.0:
-        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
-    if eps < 0.0:
-        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     for name, tensor in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
                          ("running_var", running_var)):
         _check_size(name, tensor, channels)
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be "
                            "defined in evaluation mode")
-    if input.numel() == 0 and input._data.dtype.kind != "f":  # torch's kernel never runs
-        return input.clone()
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be "
+                         "None")
     require_real_floating("batch_norm", input._data)
     input = kept_for_backward(input)  # torch's NativeBatchNormBackward0 saves the input
     axes = (0,) + tuple(range(2, input.ndim))
@@ -119,15 +136,22 @@ def instance_norm_unchecked(input, running_mean, running_var, weight, bias,  # n
                             use_input_stats: bool, momentum: float, eps: float):
     """instance_norm without F's Python check of the spatial size (ATen's torch.instance_norm
     normalizes a single element to 0, its running variance's unbiased update to NaN)."""
-    require_real_floating("batch_norm", input._data)
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when "
+                           "use_input_stats is false")
     n, channels = input.shape[0], input.shape[1]
+    if input.numel() == 0:  # ATen: batch_norm's empty result of (1, N * C, *), weights repeated
+        return _empty_instance_norm(input, running_mean, running_var, weight, bias,
+                                    use_input_stats)
+    require_real_floating("batch_norm", input._data)
     for name, tensor in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
                          ("running_var", running_var)):
         if tensor is not None and tensor.numel() != channels:  # torch checks its N copies
             raise RuntimeError(f"{name} should contain {n * channels} elements not "
                                f"{n * tensor.numel()}")
     if not use_input_stats:
-        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+        return batch_norm_unchecked(input, running_mean, running_var, weight, bias, False,
+                                    momentum, eps)
     axes = tuple(range(2, input.ndim))
     out, mu, var = _normalize(kept_for_backward(input), axes, eps)  # torch saves the input
     count = math.prod(input.shape[2:])
@@ -138,6 +162,19 @@ def instance_norm_unchecked(input, running_mean, running_var, weight, bias,  # n
         _update(running_var, mean(reshape(var, (n, channels)), 0) * unbias,
                 momentum)
     return _affine(out, weight, bias, input)
+
+
+def _empty_instance_norm(input, running_mean, running_var, weight, bias, use_input_stats):
+    """ATen's instance_norm of an empty input: the running statistics become the mean of
+    their N copies (NaN for N = 0) when it uses the input's statistics, the result
+    batch_norm's of an empty input."""
+    n, channels = input.shape[0], input.shape[1]
+    for running in (running_mean, running_var):
+        if running is not None and use_input_stats:
+            with no_grad():
+                running.copy_(mean(reshape(repeat(running, (n,)), (n, channels)), 0))
+    return _empty_norm(input, None if weight is None else repeat(weight, (n,)),
+                       None if bias is None else repeat(bias, (n,)))
 
 
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
@@ -172,7 +209,7 @@ def group_norm_unchecked(input, num_groups: int, weight=None, bias=None,  # noqa
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape "
                                f"{list(tensor.shape)} and input of shape {list(input.shape)}")
-    require_real_floating("group_norm", input._data)
+    require_real_floating("GroupNormKernelImpl", input._data)
     grouped = reshape(kept_for_backward(input),  # torch's NativeGroupNormBackward0 saves it
                       (n, num_groups, math.prod(input.shape[1:]) // num_groups))
     out, _, _ = _normalize(grouped, (2,), eps)

@@ -231,5 +231,6 @@ _histc.name, _histc.profiler_name = "histc", "gradkit::histc"
 def histc(x: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """A histogram of x's values in ``bins`` equal bins over [min, max] (both 0: x's range);
     values outside are left out. Not differentiable, as torch's."""
-    min, max = number_argument(min, "histc", "min", 3), number_argument(max, "histc", "max", 4)  # noqa: A001
+    min, max = (number_argument(min, "histc", "min", 3, "double"),  # noqa: A001
+                number_argument(max, "histc", "max", 4, "double"))
     return _histc(x, bins=bins, low=min, high=max)

@@ -17,7 +17,7 @@ from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.indexing import _index, index_put_into_zeros
 from gradkit.ops.inplace import set_history
-from gradkit.ops.inplace_views import restride_in_place
+from gradkit.ops.inplace_views import restride_in_place, stale_views_of
 from gradkit.ops.memory_overlap import _address, storage_of
 from gradkit.ops.memory_overlap import storage_offset as offset_in_storage
 from gradkit.ops.methods import tensor_method
@@ -220,6 +220,7 @@ def as_strided_(x: Tensor, size, stride, storage_offset: int | None = None) -> T
     else:
         x._data = strided_array(x._data, size, stride, offset)
     x._vc[0] += 1
+    stale_views_of(x)
     return x
 
 

@@ -28,7 +28,12 @@ def _variance(xp, x, dim, correction, keepdim: bool, name: str):
     the result is NaN or inf, as torch's) instead of NumPy's RuntimeWarnings."""
     ax = axes(dim, x.ndim)
     # torch's reduction factor: input numel over output numel, 0 for an empty input
-    if (reduced_count(x.shape, dim) if x.size else 0) - correction > 0:
+    count = reduced_count(x.shape, dim) if x.size else 0
+    if count - correction > 0:
+        if not count:  # (a negative correction) the mean of nothing is NaN in torch's pass
+            shape = tuple(1 if i in ax else n for i, n in enumerate(x.shape)
+                          if keepdim or i not in ax)
+            return xp.full(shape, np.nan, dtype=x.real.dtype)
         return _welford_zeros(xp, x, ax, xp.var(x, axis=ax, ddof=correction, keepdims=keepdim),
                               name.endswith("_mean"))
     warn_at_user(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
@@ -96,7 +101,8 @@ def _var_jvp(t, x, dim, unbiased, keepdim, correction):
 
 
 var.defjvp(_var_jvp)
-var.numbers = chain(numbers_reader("var", correction=None),  # a Scalar: 0-d tensors read
+# correction is a Scalar: 0-d tensors read
+var.numbers = chain(numbers_reader("var", correction=(None, "double")),
                     ints_reader("var", True, dim=(1, "int[1]?"), keepdim=(3, "bool")))
 
 
@@ -118,7 +124,7 @@ std.defvjp(lambda g, x, out, dim, unbiased, keepdim, correction:
            _var_grad(_over_twice_std(g, out), x, dim, unbiased, keepdim, correction))
 std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
            _over_twice_std(_var_jvp(t, x, dim, unbiased, keepdim, correction), out))
-std.numbers = chain(numbers_reader("std", correction=None),
+std.numbers = chain(numbers_reader("std", correction=(None, "double")),
                     ints_reader("std", True, dim=(1, "int[1]?"), keepdim=(3, "bool")))
 
 

@@ -204,6 +204,14 @@ def _vectorized_tie(program, mine: Result, theirs: Result) -> bool:
     return step is not None and (step.op in _TIE_PICKERS or step.params.get("fn") in _TIE_PICKERS)
 
 
+def _vectorized_softshrink_zero(program, mine: Result, theirs: Result) -> bool:
+    """softshrink of a negative x inside [-lambd, lambd]: torch's vectorized loop gives +0.0
+    for the elements of its full vectors (8 float64 or 16 float32), its scalar tail x * 0,
+    -0.0 (breadth seed 109194); gradkit gives -0.0 everywhere."""
+    step = _first_signed_zero_step(program, mine, theirs)
+    return step is not None and "softshrink" in (step.op, step.params.get("fn"))
+
+
 def _is_gelu(step) -> bool:
     return "gelu" in (step.op, step.params.get("fn"))
 
@@ -502,32 +510,74 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
             or _sign_test_of_noise(first[0], mine, theirs):
         return True
     leaves = len(program.leaves)
-    for k, step in enumerate(program.steps[:first[1] - leaves + 1]):
+    # the steps to the first value to differ, and any later one writing into it in place
+    end = max([first[1] - leaves + 1] + [k + 1 for k, s in enumerate(program.steps)
+                                        if OPS[s.op].inplace and s.inputs[0] == first[1]])
+    for k, step in enumerate(program.steps[:end]):
         # _floors_a_quotient: counts noise; x % y where y divides x but for rounding
         periodic = _periodic_of_a_huge_argument(step, mine)
         amplifies = periodic or step.op == "b_unique" or (
             step.op == "e2_float_power_scalar" and abs(step.params.get("s", 0)) == math.inf) \
             or (step.op == "s_cdist" and step.params.get("mode") == "use_mm_for_euclid_dist") \
-            or step.op == "fb_atanh" \
+            or step.op in ("fb_atanh", "fb_atanh_") \
             or (step.op == "b_vector_norm" and step.params.get("ord") == 0) \
             or _floors_a_quotient(step) \
             or step.op == "sp_polynomial_tensor_n" \
             or _truncates_a_rounding(step, mine, theirs, leaves + k) \
             or (step.op == "d_statistic" and step.params["family"] == "Weibull"
-                and step.params["stat"] == "mode")  # NaN or inf: is 1 / c an integer?
+                and step.params["stat"] == "mode") \
+            or _bernoulli_mode_at_one_half(step, mine, theirs, leaves + k)
+        # (Weibull's mode: NaN or inf as 1 / c is an integer or not)
         out = leaves + k
         # a huge argument of sin may carry an earlier step's float32 ulp amplified (x ** x
         # of NumPy's exp(2), an ulp from torch's: dtypes seed 3220491)
         rtol = 1e-5 if periodic else 1e-6
-        if amplifies and all(
-                mine.values[i].shape == theirs.values[i].shape and np.allclose(
-                    mine.values[i], theirs.values[i], rtol=rtol, atol=1e-7, equal_nan=True)
+        ours, torchs = mine.values, theirs.values
+        if amplifies and OPS[step.op].inplace:  # its input was overwritten: the values before
+            ours, torchs = _values_before(program, k)
+        if amplifies and ours is not None and all(
+                ours[i].shape == torchs[i].shape and np.allclose(
+                    ours[i], torchs[i], rtol=rtol, atol=1e-7, equal_nan=True)
                 for i in step.inputs) and not (
                 mine.values[out].shape == theirs.values[out].shape and all(np.array_equal(
                     part(mine.values[out]), part(theirs.values[out]), equal_nan=True)
                     for part in (np.real, np.imag))):
             return True
     return False
+
+
+def _values_before(program, k: int) -> tuple:
+    """Each library's env values as step ``k`` starts (the program run to there), or
+    (None, None) when either raises (an in-place step overwrites its input's values; atanh_
+    of |Q| one ulp either side of 1: breadth seed 110686)."""
+    import torch
+
+    import gradkit
+    head = dataclasses.replace(program, steps=program.steps[:k])
+    results = [run(head, lib) for lib in (gradkit, torch)]
+    if any(r.error is not None for r in results):
+        return None, None
+    return results[0].values, results[1].values
+
+
+def _bernoulli_mode_at_one_half(step, mine: Result, theirs: Result, out: int) -> bool:
+    """A Bernoulli's mode (NaN at probs exactly 1/2) where its float32 probs, sigmoid of a
+    logit within a few ulps of 0, round to 1/2 on one side only: NumPy's float32 exp of
+    -1.19e-7 is an ulp from torch's, so 1 / (1 + exp(-x)) is 0.5 here and 0.50000006 in
+    torch (dist seed 37067). The dist class's first parameter is ``x * mult``."""
+    if step.op != "d_statistic" or step.params["stat"] != "mode" or \
+            step.params["family"] not in ("Bernoulli", "Bernoulli-logits") or \
+            out >= min(len(mine.values), len(theirs.values)):
+        return False
+    x = theirs.values[step.inputs[0]]
+    ours, torchs = mine.values[out], theirs.values[out]
+    if x.dtype != np.float32 or ours.shape != torchs.shape or x.shape != ours.shape:
+        return False
+    differ = ~((ours == torchs) | (np.isnan(ours) & np.isnan(torchs)))
+    logits = np.abs(x.astype(np.float64) * step.params["mult"])
+    return bool(differ.any()) and bool(np.all(
+        logits[differ] <= 4 * np.finfo(np.float32).eps)) and bool(
+        np.all(np.isnan(ours[differ]) | np.isnan(torchs[differ])))
 
 
 def _sign_test_of_noise(step, mine: Result, theirs: Result) -> bool:
@@ -862,7 +912,8 @@ LAPACK_OPS = frozenset({"b_solve", "b_inv", "b_det", "b_slogdet", "b_cholesky", 
                         # lane fuzzb: the older spellings and the solves of factors
                         "fb_svd_legacy", "fb_qr_legacy", "fb_cholesky_legacy", "fb_lu_legacy",
                         "fb_lu_solve_legacy", "fb_pinverse", "fb_triangular_solve",
-                        "fb_cholesky_solve", "fb_cholesky_inverse", "fb_ormqr", "fb_ldl_solve"})
+                        "fb_cholesky_solve", "fb_cholesky_inverse", "fb_ormqr", "fb_ldl_solve",
+                        "e2_logdet"})  # lane fuzzm: logdet is slogdet's LU (seed 113324)
 
 
 def _lapack_at_non_finite(program, mine: Result, theirs: Result) -> bool:
@@ -875,7 +926,27 @@ def _lapack_at_non_finite(program, mine: Result, theirs: Result) -> bool:
         _lapack_refuses_a_nan_left_by_lapack(program, mine, theirs) or \
         _lapack_refuses_a_nan_left_by_blas(program, mine, theirs) or \
         _ldl_refuses_a_nan_pivot(program, mine, theirs) or \
-        _phase_check_of_nan_vectors(program, mine, theirs)
+        _phase_check_of_nan_vectors(program, mine, theirs) or \
+        _downstream_of_a_non_finite_lapack_result(program, mine, theirs)
+
+
+def _downstream_of_a_non_finite_lapack_result(program, mine: Result, theirs: Result) -> bool:
+    """A LAPACK step of a non-finite input whose results differ only where one side is not
+    finite, and a later step that makes another value (or shape) of that difference: a
+    masked_select of ``x.real > 0`` keeps torch's inf and drops gradkit's NaN (breadth seed
+    104672)."""
+    leaves, slots = len(program.leaves), []
+    for k, step in enumerate(program.steps):
+        slot = leaves + k
+        if not _runs_lapack(step) or slot >= min(len(mine.values), len(theirs.values)) or all(
+                np.isfinite(theirs.values[i]).all() for i in step.inputs):
+            continue
+        ours, torchs = mine.values[slot], theirs.values[slot]
+        if ours.shape == torchs.shape and ours.dtype == torchs.dtype:
+            both = np.isfinite(ours) & np.isfinite(torchs)
+            if np.allclose(ours[both], torchs[both], rtol=1e-4, atol=1e-6):
+                slots.append(slot)
+    return _only_downstream_of(program, mine, theirs, slots)
 
 
 def _lapack_overflow(program, mine: Result, theirs: Result) -> bool:
@@ -1157,6 +1228,25 @@ def _composed_double_backward(program, mine: Result, theirs: Result) -> bool:
                      if not p.startswith("signed zero")])
 
 
+def _grid_sample_at_a_non_finite_point(program, mine: Result, theirs: Result) -> bool:
+    """Bilinear grid_sample at a non-finite grid point: torch's second derivative of the input
+    through the grid's gradient is NaN there, gradkit's 0 (its corners outside the image are
+    left out of every derivative, as torch leaves them out of the first; breadth seed
+    108284). Only second derivatives differ, NaN in torch."""
+    steps = [s for s in program.steps if s.op == "f_grid_sample" and s.params["mode"] ==
+             "bilinear" and not np.isfinite(theirs.values[s.inputs[1]]).all()]
+    problems = compare(mine, theirs)
+    if not steps or not problems or not all(p.startswith("grads2[") for p in problems):
+        return False
+    for ours, torchs in zip(mine.grads2, theirs.grads2):
+        if ours is None or torchs is None or ours.shape != torchs.shape:
+            continue
+        differ = ~np.isclose(ours, torchs, rtol=1e-5, atol=1e-8, equal_nan=True)
+        if not np.isnan(torchs[differ]).all():
+            return False
+    return True
+
+
 def _nearest_grid_gradient_has_no_graph(program, mine: Result, theirs: Result) -> bool:
     """torch's nearest grid_sample gives the grid a zero gradient as an output of its backward
     node, so its double backward walks through it to the nodes before it and raises at one
@@ -1351,6 +1441,25 @@ def _continuous_bernoulli_near_half(program, mine: Result, theirs: Result) -> bo
     return _only_downstream_of(program, mine, theirs, slots)
 
 
+def _kumaraswamy_variance_at_zero(program, mine: Result, theirs: Result) -> bool:
+    """A float32 Kumaraswamy variance (or stddev) within a few ulps of 0: it is E[X^2] - E[X]^2,
+    two numbers of at most 1 that round to within an ulp of each other, each a float32 exp of
+    lgammas that torch's kernels and NumPy's round an ulp apart; at torch's exact 0 the
+    stddev's gradient is NaN, at an ulp it is finite (dist seed 34170)."""
+    leaves, tiny, slots = len(program.leaves), 4 * float(np.finfo(np.float32).eps), []
+    for k, step in enumerate(program.steps):
+        if step.op != "d_statistic" or step.params.get("family") != "Kumaraswamy" or \
+                step.params.get("stat") not in ("variance", "stddev") or \
+                len(theirs.values) <= leaves + k or len(mine.values) <= leaves + k:
+            continue
+        power = 2 if step.params["stat"] == "stddev" else 1
+        values = [r.values[leaves + k] for r in (mine, theirs)]
+        if all(v.dtype == np.float32 for v in values) and any(
+                np.any(np.abs(v.astype(np.float64)) ** power <= tiny) for v in values):
+            slots.append(leaves + k)
+    return _only_downstream_of(program, mine, theirs, slots)
+
+
 def _float32_second_derivative_at_the_edge(program, mine: Result, theirs: Result) -> bool:
     """Only second derivatives differ, of a program with a distribution whose parameters are
     scaled to the edge (softplus(200 x) = 1.7e-5): they subtract terms equal to 1e-5
@@ -1383,6 +1492,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "raises computing `exponent - 1`", _pow_by_bool_backward),
     Known("x ** tensor written in place afterwards differentiates (torch saved its result)",
           "docs/autograd.md", "saves its result only when `y` requires grad", _pow_result_written),
+    Known("softshrink's zero of a negative x: +0.0 in torch's full vectors, -0.0 in its tail",
+          "docs/numerics.md", "`softshrink` of a negative `x` inside", _vectorized_softshrink_zero),
     Known("max/min tie of 0.0 and -0.0 picked by lane in torch's vectorized loop",
           "docs/numerics.md", "vectorized loops pick by lane", _vectorized_tie),
     Known("the sign of a matrix product's or convolution's zero sum of products",
@@ -1466,6 +1577,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("embedding_bag's and multi-head attention's second derivatives exist (torch's fused "
           "kernels have none)", "docs/numerics.md",
           "gradkit composes both from differentiable ops", _composed_double_backward),
+    Known("bilinear grid_sample at a non-finite grid point: torch's second derivative of the "
+          "input is NaN", "docs/numerics.md", "at a non-finite grid point",
+          _grid_sample_at_a_non_finite_point),
     Known("nearest grid_sample's zero grid gradient has no graph (torch's double backward "
           "walks through it and raises further back)", "docs/numerics.md",
           "walks through it into the nodes before", _nearest_grid_gradient_has_no_graph),
@@ -1492,6 +1606,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("float32 ContinuousBernoulli with probs just outside torch's Taylor region around "
           "1/2: its exact forms are rounding noise", "docs/distributions.md",
           "just outside the Taylor region", _continuous_bernoulli_near_half),
+    Known("a float32 Kumaraswamy variance within a few ulps of 0: which ulp is the rounding of "
+          "exp and lgamma", "docs/distributions.md", "Kumaraswamy's variance in float32",
+          _kumaraswamy_variance_at_zero),
     Known("second derivatives through parameters scaled to the edge are rounding noise",
           "docs/distributions.md", "float32 second derivatives of a distribution",
           _float32_second_derivative_at_the_edge),

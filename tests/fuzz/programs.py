@@ -25,6 +25,7 @@ from .ops_core import OPS as CORE_OPS, OpSpec
 from .ops_dist import DIST_OPS
 from .ops_dtypes import DTYPE_NAMES, DTYPE_OPS
 from .ops_indexing import INDEXING_OPS
+from .ops_numbers import NUMBER_OPS
 from .ops_optim import OPTIM_OPS
 from .ops_signal import SIGNAL_OPS
 from .ops_values import VALUE_OPS
@@ -38,7 +39,7 @@ __all__ = ["OPS", "CLASSES", "CLASS_NAMES", "SEEDED_CLASSES", "Leaf", "Step", "P
 _ROUND_ROBIN_OPS = (*CORE_OPS, *VIEW_OPS, *INDEXING_OPS, *DTYPE_OPS, *VALUE_OPS)
 OPS: dict[str, OpSpec] = {**CORE_OPS, **VIEW_OPS, **INDEXING_OPS, **DTYPE_OPS, **VALUE_OPS,
                           **BREADTH_OPS, **SIGNAL_OPS, **DIST_OPS,
-                          **OPTIM_OPS}
+                          **OPTIM_OPS, **NUMBER_OPS}
 
 FLOATS = ("float32", "float64", "complex64", "complex128")
 _CORE_VIEWS = ("slice", "transpose", "t", "unsqueeze", "select0", "expand", "view_flat",
@@ -93,7 +94,8 @@ CLASS_NAMES = tuple(CLASSES)
 # place in the round robin would move every earlier seed to another class
 SEEDED_CLASSES: dict[str, ProgramClass] = {
     "breadth": ProgramClass(tuple(BREADTH_OPS) * 3 + _ELEMENTWISE + ("clone", "transpose",
-                                                                      "unsqueeze", "cast"),
+                                                                      "unsqueeze", "cast")
+                            + ("num_div", "num_div_") * 10 + ("num_param",) * 20,  # lane fuzzm
                             dtypes=("float64", "float32", "float64", "complex128", "complex64"),
                             other_dtypes=("int64", "bool", "float32"), zero_size=0.15,
                             special=0.15, keep_error=0.25, backward=0.4, create_graph=0.4,

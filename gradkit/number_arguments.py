@@ -31,7 +31,10 @@ def number_argument(value, function: str, argument: str, position: int | None = 
 # Scalars (parsed as "Number") that the op converts: to a double, or to its input's dtype
 _SCALARS = ("double", "input")
 # c10's names of the types a Scalar converts to, in its overflow error
-_CPP_TYPES = {"float32": "float", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+# (half-precision inputs compute in float, so most kernels convert to that; hardshrink does not)
+_CPP_TYPES = {"float32": "float", "float16": "float", "bfloat16": "float",
+              "bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t",
+              "int32": "int", "int64": "int64_t"}
 
 
 def _real_part(number: complex, cpp_type: str = "double") -> float:
@@ -42,12 +45,20 @@ def _real_part(number: complex, cpp_type: str = "double") -> float:
 
 
 def scalar_for(value, input):
-    """A Scalar as the op converts it to ``input``'s dtype: a complex number for a real input
-    is its real part (c10's overflow error, naming the type, when its imaginary part is not
-    0)."""
+    """A Scalar as the op converts it to a floating ``input``'s dtype: a complex number is its
+    real part (c10's overflow error, naming the type, when its imaginary part is not 0). For
+    integer inputs the op's own checks come first (torch's kernels convert last):
+    ``scalar_as`` there."""
     if isinstance(value, complex) and isinstance(input, Tensor) and \
-            input._data.dtype.kind != "c":
-        return _real_part(value, _CPP_TYPES.get(str(input._data.dtype), "double"))
+            input._data.dtype.kind == "f":
+        return scalar_as(value, input._data.dtype)
+    return value
+
+
+def scalar_as(value, dtype):
+    """A complex Scalar converted to a real ``dtype`` as c10 converts it (see scalar_for)."""
+    if isinstance(value, complex) and dtype.kind != "c":
+        return _real_part(value, _CPP_TYPES.get(str(dtype), "double"))
     return value
 
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from gradkit.backend import get_default_dtype
-from gradkit.number_arguments import numbers_reader
+from gradkit.number_arguments import numbers_reader, scalar_as
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import neg, sub
 from gradkit.ops.fused import fused_multiply_add, multiply_add
@@ -235,6 +235,7 @@ def _fused_operands(xp, kernel: str, x, t1, t2, value):
     dtype = result_type(x, t1, t2)
     if dtype.kind == "b":
         raise kernel_error(kernel)(np.empty(0, dtype))
+    value = scalar_as(value, dtype)  # an integer input's complex value, after the checks
     _scalar_fits(value, dtype)
     if dtype.kind in "iu":
         value = int(value)

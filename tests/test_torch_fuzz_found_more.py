@@ -3319,3 +3319,23 @@ def test_empty_einsum_of_two_dtypes_saves_its_operands_as_torch(equation):
                            r"\[1, 1, 0\]\], which is output 0 of \w+, is at version 1; "
                            "expected version 0 instead"):
             program(m, True)
+
+
+def test_cast_of_a_power_of_float32_exp_keeps_the_low_bits_of_either():
+    """Documented (docs/numerics.md, "keeps the low bits of a number"; dtypes seed 4353875):
+    NumPy's float32 exp(2) is an ulp from torch's, x ** x grows that to 1.4e-6 relative at
+    2.6e6 (a few float32 ulp, other integer parts), and a cast to int16 keeps the low bits
+    of each side's own number."""
+    def steps(m):
+        e = m.exp(m.tensor(2, dtype=m.uint8))
+        return e ** e, (e ** e).to(m.int16)
+    (mine, my_low), (theirs, their_low) = (
+        tuple(v.numpy() for v in steps(m)) for m in (gradkit, torch))
+    np.testing.assert_allclose(mine, theirs, rtol=1e-5)
+    assert math.trunc(float(mine)) != math.trunc(float(theirs))
+    for value, low_bits in ((mine, my_low), (theirs, their_low)):
+        assert int(low_bits) == (math.trunc(float(value)) + 2 ** 15) % 2 ** 16 - 2 ** 15
+    assert int(my_low) != int(their_low)
+    problems, known = diff_program(generate(RandomDrawer(4353875)))
+    assert known == "a cast to an integer dtype keeps the low bits of a float one ulp from " \
+        "torch's" or not problems

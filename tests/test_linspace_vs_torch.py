@@ -1,0 +1,92 @@
+"""torch.linspace value for value: torch's kernel steps from the start for the first half and
+back from the end for the rest, one fused multiply-add each (NumPy's linspace scales i / n and
+is an ulp off at a third of float32 values), and histogram's bin edges are that linspace."""
+import math
+
+import numpy as np
+import pytest
+from test_torch_numerics import assert_same_as_torch
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+DTYPES = ["float32", "float64", "float16", "complex64", "complex128", "int64", "int32",
+          "int16", "int8", "uint8"]
+# (start, end, steps): fractional ends (truncated first for integer dtypes), descending, one
+# value per half, odd and even counts, ends far apart in magnitude
+RANGES = [(-3.3, 7.1, 37), (0.1, 0.9, 100), (2.5, -1.7, 1000), (0, 1, 3), (-7, 100, 13),
+          (1e-3, 120.25, 64), (5, 5, 9), (0, 1, 2), (3.7, 9, 1), (3.7, 9, 0), (0.3, -90, 1001)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("start,end,steps", RANGES)
+def test_linspace_is_torch_bit_for_bit(dtype, start, end, steps):
+    if dtype == "uint8" and min(start, end) < 0:
+        start, end = abs(start), abs(end)
+    assert_same_as_torch(lambda m: m.linspace(start, end, steps, dtype=getattr(m, dtype)),
+                         rtol=0)
+
+
+def test_float32_linspace_differs_from_numpys_scaling():
+    """The case this reproduces: NumPy's float32 linspace is an ulp off torch's here."""
+    theirs = torch.linspace(-3.3, 7.1, 37).numpy()
+    assert (np.linspace(-3.3, 7.1, 37).astype(np.float32) != theirs).any()
+    np.testing.assert_array_equal(gradkit.linspace(-3.3, 7.1, 37).numpy(), theirs)
+
+
+@pytest.mark.parametrize("start,end", [(1 + 1j, 2), (-2, 3.5 - 1j), (1j, -1j)])
+@pytest.mark.parametrize("dtype", [None, "complex128"])
+def test_complex_ends_make_a_complex_linspace(start, end, dtype):
+    assert_same_as_torch(lambda m: m.linspace(
+        start, end, 11, dtype=None if dtype is None else getattr(m, dtype)), rtol=0)
+
+
+@pytest.mark.parametrize("start,end", [(0.0, math.inf), (-math.inf, 1.0), (math.nan, 2.0)])
+def test_infinite_and_nan_ends(start, end):
+    assert_same_as_torch(lambda m: m.linspace(start, end, 5), rtol=0)
+
+
+def test_zero_dimensional_tensor_ends():
+    assert_same_as_torch(lambda m: m.linspace(m.tensor(1.5, dtype=m.float64),
+                                              m.tensor(-3.0), 7), rtol=0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.linspace(1 + 1j, 2, 5, dtype=m.float32),
+    lambda m: m.linspace(0, 1j, 5, dtype=m.int64),
+    lambda m: m.linspace(0, 1, 5, dtype=m.bool),
+    lambda m: m.linspace(0, 1, 5, dtype=m.uint16),
+    lambda m: m.linspace(0, 1e39, 5, dtype=m.float32),
+    lambda m: m.linspace(0, 7e4, 5, dtype=m.float16),
+    lambda m: m.linspace(0, math.nan, 5, dtype=m.int32),
+    lambda m: m.linspace(-1, 300, 5, dtype=m.uint8),
+    lambda m: m.linspace(m.tensor([1.5]), 3, 4),
+    lambda m: m.linspace(0, m.ones(2, 1), 4),
+    lambda m: m.linspace(0, 1, -1),
+], ids=["complex-to-float", "complex-to-long", "bool", "uint16", "float-overflow",
+        "half-overflow", "nan-to-int", "uint8-overflow", "1d-start", "2d-end", "negative-steps"])
+def test_linspace_refuses_as_torch(call):
+    assert_same_as_torch(call)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.linspace(0, 1, 1, dtype=m.bool), lambda m: m.linspace(0, 1, 0, dtype=m.uint16),
+    lambda m: m.linspace(2, 1e39, 1, dtype=m.float32), lambda m: m.linspace(-1, 200, 4,
+                                                                            dtype=m.uint8),
+], ids=["one-bool", "empty-uint16", "one-value-unchecked-end", "negative-wraps-into-uint8"])
+def test_linspace_edges_torch_computes(call):
+    """torch fills one value without its kernel (so without its dtype or end checks), makes an
+    empty result before any check, and wraps a negative integer into uint8 (c10's rule)."""
+    assert_same_as_torch(call, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("bins", [7, 64, 199])
+def test_histogram_edges_are_torchs_linspace(dtype, bins):
+    values = np.random.default_rng(bins).normal(size=300) * 13.7
+
+    def program(m):
+        out = m.histogram(m.tensor(values, dtype=getattr(m, dtype)), bins)
+        return out.hist, out.bin_edges
+    assert_same_as_torch(program, rtol=0)

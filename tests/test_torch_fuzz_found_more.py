@@ -15,6 +15,7 @@ from test_torch_numerics import assert_same_as_torch, with_grads
 
 import gradkit
 from gradkit.backend import get_array_module
+from gradkit.ops.fused import fused_multiply_add
 from gradkit.ops.promotion import NumpyOperand
 
 torch = pytest.importorskip("torch")
@@ -3339,3 +3340,23 @@ def test_cast_of_a_power_of_float32_exp_keeps_the_low_bits_of_either():
     problems, known = diff_program(generate(RandomDrawer(4353875)))
     assert known == "a cast to an integer dtype keeps the low bits of a float one ulp from " \
         "torch's" or not problems
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("square", [True, False])
+def test_complex_product_is_the_fused_rounding_torch_uses_in_its_tail(dtype, square):
+    """Documented (docs/numerics.md, "Every element is one of the two roundings"): gradkit's
+    complex product is NumPy's fused ``ac - bd``, ``ad + bc``; torch's rounds the four products
+    in whole SIMD vectors and fuses only in the loop's leftover elements, so each of its
+    elements is one of the two roundings, and a long x * x has elements of both."""
+    rng = np.random.default_rng(3)
+    x = (rng.uniform(-1, 1, 203) + 1j * rng.uniform(-1, 1, 203)).astype(dtype)
+    y = x if square else (rng.uniform(-1, 1, 203) + 1j * rng.uniform(-1, 1, 203)).astype(dtype)
+    a, b, c, d = x.real, x.imag, y.real, y.imag
+    fused = fused_multiply_add(np, a, c, -(b * d)) + 1j * fused_multiply_add(np, a, d, b * c)
+    unfused = (a * c - b * d) + 1j * (a * d + b * c)
+    mine = (gradkit.tensor(x) * gradkit.tensor(y)).numpy()
+    theirs = (torch.tensor(x) * torch.tensor(y)).numpy()
+    np.testing.assert_array_equal(mine, fused.astype(dtype))
+    assert np.all((theirs == fused) | (theirs == unfused))
+    assert np.any(fused != unfused)  # the two roundings do part here

@@ -8,8 +8,7 @@ from gradkit import memory_format as memory_formats
 from gradkit._tensor import Tensor, _varargs
 from gradkit.generator import Generator, default_generator, rng_of
 from gradkit.number_arguments import number_argument
-from gradkit.ops.linspace_values import linspace_values
-from gradkit.ops.promotion import SCALAR_TYPE_NAMES
+from gradkit.ops.spaced_values import linspace_values, logspace_values, spaced_arguments
 from gradkit.quiet_numpy import keep_quiet
 
 
@@ -257,42 +256,18 @@ def linspace(start, end, steps: int, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``, both included, as torch's
     kernel rounds them (a number or 0-d tensor each; complex ones make a complex tensor)."""
-    if steps < 0:
-        raise RuntimeError("number of steps must be non-negative")
-    start, end = _linspace_end(start, "start"), _linspace_end(end, "end")
     dev, np_dtype = _resolve(dtype, device)
-    if isinstance(start, complex) or isinstance(end, complex):
-        inferred = backend.get_default_dtype().to_complex()
-        if dtype is None:
-            np_dtype = inferred.np
-        elif np_dtype.kind != "c":
-            raise RuntimeError(f"torch.linspace(): inferred dtype {_C_COMPLEX[inferred.np.name]} "
-                               f"can't be safely cast to passed dtype "
-                               f"{SCALAR_TYPE_NAMES.get(np_dtype.name, np_dtype.name)}")
-    if steps > 1 and (np_dtype.kind == "b" or np_dtype.kind == "u" and np_dtype.itemsize > 1):
-        raise NotImplementedError('"linspace_cpu" not implemented for '
-                                  f"'{SCALAR_TYPE_NAMES[np_dtype.name]}'")
+    start, end, np_dtype = spaced_arguments("linspace", start, end, steps, dtype, np_dtype)
     return _finish(linspace_values(np, start, end, steps, np_dtype), dev, requires_grad)
-
-
-_C_COMPLEX = {"complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
-
-
-def _linspace_end(value, name: str):
-    """A start or end as a Python number (a 0-d tensor's value)."""
-    if isinstance(value, Tensor):
-        if value.ndim:
-            raise RuntimeError("linspace only supports 0-dimensional start and end tensors, "
-                               f"but got {name} with {value.ndim} dimension(s).")
-        return value.item()
-    return value
 
 
 def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
-    """``steps`` values ``base ** x`` for x evenly spaced from ``start`` to ``end``."""
+    """``steps`` values ``base ** x`` for x evenly spaced from ``start`` to ``end``, as torch's
+    kernel rounds them (the exponents in float64, C's pow)."""
     dev, np_dtype = _resolve(dtype, device)
-    return _finish(np.logspace(start, end, steps, base=base).astype(np_dtype), dev, requires_grad)
+    start, end, np_dtype = spaced_arguments("logspace", start, end, steps, dtype, np_dtype)
+    return _finish(logspace_values(start, end, steps, base, np_dtype), dev, requires_grad)
 
 
 def eye(n: int, m: int | None = None, dtype=None, device=None,

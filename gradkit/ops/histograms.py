@@ -13,7 +13,7 @@ import math
 from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
-from gradkit.ops.linspace_values import linspace_values
+from gradkit.ops.spaced_values import linspace_values
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.searching import _printed
 from gradkit.ops.unary_helpers import c_type_name, scalar_type_name

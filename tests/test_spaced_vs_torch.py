@@ -1,6 +1,6 @@
-"""torch.linspace value for value: torch's kernel steps from the start for the first half and
-back from the end for the rest, one fused multiply-add each (NumPy's linspace scales i / n and
-is an ulp off at a third of float32 values), and histogram's bin edges are that linspace."""
+"""torch.linspace and torch.logspace value for value: torch's kernels step from the start for
+the first half and back from the end for the rest (NumPy's linspace scales i / n and is an ulp
+off at a third of float32 values), and histogram's bin edges are that linspace."""
 import math
 
 import numpy as np
@@ -90,3 +90,59 @@ def test_histogram_edges_are_torchs_linspace(dtype, bins):
         out = m.histogram(m.tensor(values, dtype=getattr(m, dtype)), bins)
         return out.hist, out.bin_edges
     assert_same_as_torch(program, rtol=0)
+
+
+LOG_DTYPES = [d for d in DTYPES if not d.startswith("complex")]
+
+
+@pytest.mark.parametrize("dtype", LOG_DTYPES)
+@pytest.mark.parametrize("start,end,steps", RANGES[:6] + [(-1.3, 2.9, 7), (2.7, 3, 1)])
+@pytest.mark.parametrize("base", [10.0, 2.0, 0.5, 2.718281828])
+def test_logspace_is_torch_bit_for_bit(dtype, start, end, steps, base):
+    """The exponents in float64 from the ends cast to the dtype, C's pow (NumPy's vectorized
+    power is an ulp off it at one value in twenty)."""
+    if dtype in ("int8", "uint8", "int16"):  # exponents whose powers fit
+        start, end = start % 2, end % 2
+    if dtype == "float16":
+        start, end = start / 30, end / 30
+
+    def program(m):
+        return m.logspace(start, end, steps, base=base, dtype=getattr(m, dtype))
+    assert_same_as_torch(program, rtol=0)
+
+
+@pytest.mark.parametrize("start,end", [(0.3 + 0.5j, 2.7 - 1j), (1.5, -2.0)])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_logspace_is_numpys_within_rounding(start, end, dtype):
+    """Complex logspace stays NumPy's (docs/numerics.md): torch's values to a few ulp."""
+    rtol = 1e-5 if dtype == "complex64" else 1e-13
+    assert_same_as_torch(lambda m: m.logspace(start, end, 9, dtype=getattr(m, dtype)), rtol=rtol)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.logspace(1 + 1j, 2, 5, dtype=m.float32),
+    lambda m: m.logspace(0, 1, 5, dtype=m.bool),
+    lambda m: m.logspace(0, 1, 5, dtype=m.uint32),
+    lambda m: m.logspace(0, 1e39, 5, dtype=m.float32),
+    lambda m: m.logspace(20, 30, 1, dtype=m.int64),
+    lambda m: m.logspace(m.ones(2), 3, 4),
+    lambda m: m.logspace(0, 1, -1),
+], ids=["complex-to-float", "bool", "uint32", "float-overflow", "one-value-overflow",
+        "1d-start", "negative-steps"])
+def test_logspace_refuses_as_torch(call):
+    assert_same_as_torch(call)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.logspace(0, 400, 3, dtype=m.float64), lambda m: m.logspace(0, -500, 4),
+    lambda m: m.logspace(2.7, 3, 3, base=-2.0), lambda m: m.logspace(-2, 3, 4, base=0.0),
+    lambda m: m.logspace(0, math.inf, 4), lambda m: m.logspace(math.nan, 1, 4),
+    lambda m: m.logspace(20, 30, 1, dtype=m.float16), lambda m: m.logspace(0, 1, 1, dtype=m.bool),
+    lambda m: m.logspace(np.float64(-1.7), m.tensor(2.5), 5, dtype=m.int64),
+    lambda m: m.logspace(1 + 1j, 2, 3),
+], ids=["overflow-to-inf", "underflow", "negative-base", "zero-base", "infinite-end",
+        "nan-start", "one-half-inf", "one-bool", "numpy-and-tensor-ends", "complex-ends"])
+def test_logspace_edges_torch_computes(call):
+    """C's pow at the edges (inf, 0, NaN of a negative base); one value is ``pow(base,
+    start)`` filled without a range check for float16; NumPy numbers are Python's."""
+    assert_same_as_torch(call, rtol=1e-6)

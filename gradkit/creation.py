@@ -8,7 +8,8 @@ from gradkit import memory_format as memory_formats
 from gradkit._tensor import Tensor, _varargs
 from gradkit.generator import Generator, default_generator, rng_of
 from gradkit.number_arguments import number_argument
-from gradkit.ops.spaced_values import linspace_values, logspace_values, spaced_arguments
+from gradkit.ops.spaced_values import (arange_values, linspace_values, logspace_values,
+                                       spaced_arguments)
 from gradkit.quiet_numpy import keep_quiet
 
 
@@ -240,16 +241,13 @@ def arange(start, end=None, step=1, dtype=None, device=None,
         start, end, step = (number_argument(v, "arange", name, i + 1)
                             for i, (v, name) in enumerate(((start, "start"), (end, "end"),
                                                            (step, "step"))))
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
+    start, end, step = (v.item() if isinstance(v, np.generic) else v for v in (start, end, step))
     if dtype is None:
-        ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        ints = all(isinstance(v, int) for v in (start, end, step))
         dtype = backend.int64 if ints else backend.get_default_dtype()
     dev, np_dtype = _resolve(dtype, device)
-    if np_dtype.kind == "u" and np_dtype.itemsize > 1:  # torch has no such kernel
-        raise NotImplementedError(
-            f'"arange_cpu" not implemented for \'UInt{np_dtype.itemsize * 8}\'')
-    return _finish(np.arange(start, end, step).astype(np_dtype), dev, requires_grad)
+    return _finish(arange_values(start, end, step, np_dtype, backend.threads[0]), dev,
+                   requires_grad)
 
 
 def linspace(start, end, steps: int, dtype=None, device=None,

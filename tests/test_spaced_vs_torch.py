@@ -146,3 +146,77 @@ def test_logspace_edges_torch_computes(call):
     """C's pow at the edges (inf, 0, NaN of a negative base); one value is ``pow(base,
     start)`` filled without a range check for float16; NumPy numbers are Python's."""
     assert_same_as_torch(call, rtol=1e-6)
+
+
+ARANGE_DTYPES = ["float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8"]
+# (start, end, step): fractional steps (torch's 32-byte vectors start from start + step * i and
+# step from their first value in the dtype), integral ones, descending, fractional ends of an
+# integer dtype (truncated), more than 32768 values (split among torch's threads)
+ARANGE_RANGES = [(0.1, 0.9, 0.1), (-3.3, 7.1, 0.37), (2.5, -1.7, -0.013), (0, 10, 3),
+                 (0.0, 100.0, 1.0), (-2.5, 3.7, 1.6), (0.5, 60.5, 0.25), (0.1, 4000.1, 0.1),
+                 (0.1, 7000.1, 0.07), (3, 1.5, -0.5)]
+
+
+@pytest.mark.parametrize("dtype", ARANGE_DTYPES)
+@pytest.mark.parametrize("start,end,step", ARANGE_RANGES)
+def test_arange_is_torch_bit_for_bit(dtype, start, end, step):
+    if dtype in ("int8", "uint8", "int16", "float16") and max(abs(start), abs(end)) > 500:
+        start, end, step = start / 100, end / 100, step / 100
+    if dtype == "uint8" and min(start, end) < 0:
+        start, end = abs(start), abs(end)
+        step = abs(step) if end > start else -abs(step)
+    assert_same_as_torch(lambda m: m.arange(start, end, step, dtype=getattr(m, dtype)), rtol=0)
+
+
+def test_float32_arange_differs_from_numpys():
+    """The case this reproduces: NumPy's float32 arange is an ulp off torch's here."""
+    theirs = torch.arange(-3.3, 7.1, 0.37).numpy()
+    assert (np.arange(-3.3, 7.1, 0.37).astype(np.float32) != theirs).any()
+    np.testing.assert_array_equal(gradkit.arange(-3.3, 7.1, 0.37).numpy(), theirs)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.arange(0, 3, 0), lambda m: m.arange(0.0, 3.0, 0.0, dtype=m.int32),
+    lambda m: m.arange(0, 3, 0.5, dtype=m.int64), lambda m: m.arange(3, 0, 1),
+    lambda m: m.arange(-2.5, dtype=m.int64), lambda m: m.arange(0, math.inf),
+    lambda m: m.arange(math.nan, 3, 0.5, dtype=m.int32),
+    lambda m: m.arange(0.123456789, -math.inf, -1),
+    lambda m: m.arange(0.0, 3.0, 1e-300), lambda m: m.arange(0, 10 ** 19),
+    lambda m: m.arange(0, 1e20, 1e19, dtype=m.int8), lambda m: m.arange(0, 3 + 1j),
+    lambda m: m.arange(0, 3, 0, dtype=m.bool), lambda m: m.arange(5, dtype=m.uint32),
+], ids=["zero-step", "zero-float-step-of-int", "int64-step-truncated-to-zero", "wrong-sign",
+        "int64-truncated-end-below", "infinite-end", "nan-start", "printed-range",
+        "size-overflow", "int64-overflow", "int8-steps-in-int64", "complex-end", "bool-first",
+        "uint32"])
+def test_arange_refuses_as_torch(call):
+    assert_same_as_torch(call)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.arange(0.0, 3.0, 0.5, dtype=m.int16), lambda m: m.arange(0, 500, 200, dtype=m.int8),
+    lambda m: m.arange(0, 1e10, 1e9, dtype=m.int8), lambda m: m.arange(0, 2 ** 62, 2 ** 61),
+    lambda m: m.arange(1 + 0j, 3), lambda m: m.arange(np.float32(0.1), 1, 0.1),
+    lambda m: m.arange(m.tensor(0.3), 2, 0.2), lambda m: m.arange(0.5, 0.7, 1, dtype=m.int64),
+    lambda m: m.arange(0, 0, 1), lambda m: m.arange(2.5),
+], ids=["int16-step-truncated-to-zero", "int8-wraps", "int64-steps-wrap-into-int8",
+        "int64-beyond-double", "complex-without-imaginary-part", "numpy-float32-start",
+        "tensor-start", "int64-empty", "empty", "float-end"])
+def test_arange_edges_torch_computes(call):
+    """Integer dtypes step in int64 from the truncated start and step (int16's zero step
+    repeats the start), then wrap into the dtype; the size comes from the numbers as given."""
+    assert_same_as_torch(call, rtol=0)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_long_arange_splits_as_torchs_threads(threads):
+    """Beyond 32768 values torch's kernel runs a chunk per thread, each with its own vectors
+    and leftovers: gradkit follows ``set_num_threads``."""
+    before = (torch.get_num_threads(), gradkit.get_num_threads())
+    try:
+        torch.set_num_threads(threads)
+        gradkit.set_num_threads(threads)
+        assert_same_as_torch(lambda m: m.arange(0.1, 7000.1, 0.07), rtol=0)
+        assert_same_as_torch(lambda m: m.arange(-1.0, 1.0, 2e-5, dtype=m.float64), rtol=0)
+    finally:
+        torch.set_num_threads(before[0])
+        gradkit.set_num_threads(before[1])

@@ -112,6 +112,80 @@ def logspace_values(start, end, steps: int, base: float, dtype) -> np.ndarray:
         return (np.trunc(values) if dtype.kind in "iu" else values).astype(dtype)
 
 
+_GRAIN = 32768  # at::internal::GRAIN_SIZE: torch splits a longer range among its threads
+
+
+def arange_values(start, end, step, dtype, threads: int) -> np.ndarray:
+    """torch's arange in ``dtype`` with its checks (made on the numbers as doubles). Integer
+    dtypes step in int64 from the truncated start and step; floats in float64 (float32 for
+    float16) as torch's kernel, whose 32-byte vectors start from ``start + step * i`` and step
+    ``base + k * step`` from the vector's first value cast to the dtype (each fused), the
+    leftover values of a chunk from the start; ``threads`` chunks beyond 32768 values."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b" or dtype.kind == "u" and dtype.itemsize > 1:
+        raise NotImplementedError(f'"arange_cpu" not implemented for '
+                                  f"'{SCALAR_TYPE_NAMES[dtype.name]}'")
+    low, high, stride = (_as_double(v) for v in (start, end, step))
+    if stride == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise RuntimeError(f"unsupported range: {low:g} -> {high:g}")
+    if not (stride > 0 and high >= low or stride < 0 and high <= low):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    size = math.ceil((high - low) / stride)
+    if dtype.kind in "iu":
+        first, stride = _in_dtype(start, np.dtype(np.int64)), _in_dtype(step, np.dtype(np.int64))
+        if dtype == np.int64:  # its size from the integers (exact beyond 2 ** 53)
+            last = _in_dtype(end, dtype)
+            if stride == 0:
+                raise ValueError("step must be nonzero")
+            size = (last - first + stride - (1 if stride > 0 else -1)) // stride
+    if not 0 <= size <= 2 ** 63 - 1:
+        raise RuntimeError("invalid size, possible overflow?")
+    if dtype.kind in "iu":
+        with np.errstate(over="ignore"):  # int64 arithmetic wraps, as C's
+            return (np.int64(first) + np.int64(stride) * np.arange(size)).astype(dtype)
+    compute = np.float32 if dtype == np.float16 else np.float64
+    exact = 2.0 ** (np.finfo(dtype).nmant + 1)  # integers up to it are exact in the dtype
+    if low.is_integer() and stride.is_integer() and \
+            max(abs(low), abs(low + stride * size)) <= exact:
+        return (low + stride * np.arange(size, dtype=compute)).astype(dtype)  # no rounding
+    return _vectorized_steps(compute(low), compute(stride), size, dtype, threads)
+
+
+def _vectorized_steps(first, stride, size: int, dtype: np.dtype, threads: int) -> np.ndarray:
+    """``first + stride * i`` as torch's vectorized loop rounds it (see arange_values): per
+    thread's chunk, pairs of 32-byte vectors, then the chunk's leftover values."""
+    width = 32 // dtype.itemsize
+    chunk = -(-size // max(1, min(threads, -(-size // _GRAIN))))
+    lanes = np.arange(width, dtype=first.dtype)[None, :]
+    out = np.empty(size, dtype)
+    with np.errstate(all="ignore"):
+        for begin in range(0, size, max(chunk, 1)):
+            end = min(begin + chunk, size)
+            vectors = (end - begin) // (2 * width) * 2
+            starts = (begin + width * np.arange(vectors)).astype(first.dtype)
+            bases = fused_multiply_add(np, np.full(vectors, stride), starts,
+                                       np.full(vectors, first)).astype(dtype)
+            stop = begin + vectors * width
+            out[begin:stop] = fused_multiply_add(
+                np, lanes, stride, bases.astype(first.dtype)[:, None]).reshape(-1)
+            rest = np.arange(stop, end).astype(first.dtype)
+            out[stop:end] = fused_multiply_add(np, np.full(rest.shape[0], stride), rest,
+                                               np.full(rest.shape[0], first))
+    return out
+
+
+def _as_double(value) -> float:
+    """A number as torch's ``Scalar.to<double>()``: a complex one only without an imaginary
+    part."""
+    if isinstance(value, complex):
+        if value.imag != 0:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        value = value.real
+    return float(value)
+
+
 def _c_pow(base: float, exponent: float) -> float:
     """C's pow, which torch's kernel calls (NumPy's vectorized power is an ulp off it at one
     value in twenty); Python's math.pow is C's, but raises where C returns inf or NaN."""

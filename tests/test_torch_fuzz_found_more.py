@@ -3347,7 +3347,7 @@ def test_cast_of_a_power_of_float32_exp_keeps_the_low_bits_of_either():
 def test_complex_product_is_the_fused_rounding_torch_uses_in_its_tail(dtype, square):
     """Documented (docs/numerics.md, "Every element is one of the two roundings"): gradkit's
     complex product is NumPy's fused ``ac - bd``, ``ad + bc``; torch's rounds the four products
-    in whole SIMD vectors and fuses only in the loop's leftover elements, so each of its
+    in whole SIMD vectors and fuses (most of) the loop's leftover elements, so each of its
     elements is one of the two roundings, and a long x * x has elements of both."""
     rng = np.random.default_rng(3)
     x = (rng.uniform(-1, 1, 203) + 1j * rng.uniform(-1, 1, 203)).astype(dtype)

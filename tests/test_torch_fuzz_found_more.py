@@ -3360,3 +3360,32 @@ def test_complex_product_is_the_fused_rounding_torch_uses_in_its_tail(dtype, squ
     np.testing.assert_array_equal(mine, fused.astype(dtype))
     assert np.all((theirs == fused) | (theirs == unfused))
     assert np.any(fused != unfused)  # the two roundings do part here
+
+
+def test_write_into_a_stale_view_then_into_a_leaf_fails_a_step_later_here():
+    """Documented (docs/autograd.md, "unless something read its `grad_fn` first"; indexing seed
+    4858986): a view made before its base required grad, written after a write gave the base a
+    history: torch's in-place check reads the view's stale grad_fn and raises as for a leaf,
+    unless grad_fn was read first; gradkit writes, as torch then does. The program's next
+    write, into a leaf that requires grad, is refused by both."""
+    def program(m, read_grad_fn):
+        leaf = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        base = m.tensor(0.3)
+        view = base[()]
+        base[()] = leaf.sum()
+        if read_grad_fn:
+            assert view.grad_fn is not None
+        view[()] = base.sum()
+        return leaf, view
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used"):
+        program(torch, False)
+    assert_same_as_torch(lambda m: program(m, True)[1])
+    np.testing.assert_array_equal(program(gradkit, False)[1].detach().numpy(),
+                                  program(torch, True)[1].detach().numpy())
+    for m in (torch, gradkit):
+        leaf, view = program(m, True)
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used"):
+            leaf[m.tensor([1, 0], dtype=m.int32)] = view.sum()
+    problems, known = diff_program(generate(RandomDrawer(4858986)))
+    assert known == "a write into a view made stale by a write into its base (torch raises " \
+        "as for a leaf)" or not problems

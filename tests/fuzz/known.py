@@ -414,11 +414,11 @@ def _written_stale_view(program, mine: Result, theirs: Result) -> bool:
     """A write into a view whose base gained a history by another write, before anything read
     the view's grad_fn: torch's in-place check reads the stale field and raises as for a leaf
     (seeds 819026, 852562); gradkit writes, as torch once grad_fn has been read, and its
-    backward may then refuse a saved tensor the write changed (seed 2670146)."""
+    backward may then refuse a saved tensor the write changed (seed 2670146), or a later step
+    fail where torch never got (a write into a leaf that requires grad: seed 4858986)."""
     if theirs.error is None or not theirs.error[0].startswith("step") or \
             "a leaf Variable that requires grad" not in theirs.message or (
-            mine.error is not None and not (mine.error[0] in ("backward", "double backward")
-                                            and mine.message.startswith(_SAVED_WRITTEN))):
+            mine.error is not None and _phase_rank(mine.error[0]) <= _phase_rank(theirs.error[0])):
         return False
     k = int(theirs.error[0].split()[1])
     leaves, written = len(program.leaves), _written_slot(program, program.steps[k].inputs[0])

@@ -3389,3 +3389,17 @@ def test_write_into_a_stale_view_then_into_a_leaf_fails_a_step_later_here():
     problems, known = diff_program(generate(RandomDrawer(4858986)))
     assert known == "a write into a view made stale by a write into its base (torch raises " \
         "as for a leaf)" or not problems
+
+
+def test_complex_product_that_overflows_is_inf_here_and_nan_in_torchs_vector_loop():
+    """Documented (docs/numerics.md, "torch's unfused `ac - bd` is"; mixed seed 4952887): z * z
+    of z near 1e181(1 + 1j): a * c and b * d both overflow, so torch's vectorized real part is
+    inf - inf, NaN, where gradkit's fused one (and torch's own leftover element) is -inf."""
+    z = np.full(9, 1.1e181 + 1.3e181j, dtype=np.complex128)
+    theirs = (torch.tensor(z) * torch.tensor(z)).numpy()
+    mine = (gradkit.tensor(z) * gradkit.tensor(z)).numpy()
+    assert np.all(mine.real == -np.inf) and np.all(mine.imag == np.inf)
+    assert np.isnan(theirs.real).any() and np.all(theirs.imag == np.inf)
+    assert np.all(np.isnan(theirs.real) | (theirs.real == -np.inf))
+    problems, known = diff_program(generate(RandomDrawer(4952887)))
+    assert known.startswith("a complex product: torch's vector loop") or not problems

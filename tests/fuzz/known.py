@@ -859,6 +859,42 @@ def _copysign_by_a_nan(program, mine: Result, theirs: Result) -> bool:
         np.array_equal(np.abs(out_mine), np.abs(out_theirs), equal_nan=True)
 
 
+# the steps that multiply two tensors (an in-place one overwrites the input it would need)
+_PRODUCTS = {("mul", None), ("binop", "*"), ("raw_binary", "mul")}
+
+
+def _complex_product_rounding(program, mine: Result, theirs: Result) -> bool:
+    """The first value to differ is a complex product x * y of inputs that agree: torch's
+    vectorized loop rounds the four real products apart, gradkit's (NumPy's) fuses them, and
+    where a product overflows that is another number: torch's ac - bd is inf - inf, NaN,
+    gradkit's an infinity (mixed seed 4952887). Each of torch's elements is the fused or the
+    unfused product of its inputs."""
+    if mine.error or theirs.error:
+        return False
+    first = _first_differing_value(program, mine, theirs)
+    if first is None:
+        return False
+    step, slot = first
+    if (step.op, step.params.get("op", step.params.get("fn"))) not in _PRODUCTS:
+        return False
+    out, inputs = theirs.values[slot], [theirs.values[i] for i in step.inputs]
+    if out.dtype.kind != "c" or not all(  # the inputs agree but for rounding (a pow's)
+            mine.values[i].shape == v.shape and np.allclose(mine.values[i], v, rtol=1e-6,
+                                                            equal_nan=True)
+            for i, v in zip(step.inputs, inputs)):
+        return False
+    x, y = (np.broadcast_to(v, out.shape).astype(out.dtype) for v in inputs)
+    unfused = np.empty(out.shape, out.dtype)
+    with np.errstate(all="ignore"):
+        fused = x * y  # NumPy's product of torch's own inputs
+        unfused.real = x.real * y.real - x.imag * y.imag
+        unfused.imag = x.real * y.imag + x.imag * y.real
+    fused_here, unfused_here = (np.all([(a == b) | (np.isnan(a) & np.isnan(b)) for a, b in (
+        (part(out), part(other)) for part in (np.real, np.imag))], axis=0)
+        for other in (fused, unfused))
+    return bool(np.all(fused_here | unfused_here) and np.any(unfused_here & ~fused_here))
+
+
 # the breadth class's ops that run a LAPACK routine (NumPy's OpenBLAS here, MKL in torch)
 LAPACK_OPS = frozenset({"b_solve", "b_inv", "b_det", "b_slogdet", "b_cholesky", "b_qr_abs",
                         "b_qr_prod", "b_svdvals", "b_svd_prod", "b_eigvalsh", "b_eigh_prod",
@@ -1454,6 +1490,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           _one_element_dim_strides),
     Known("view_as_complex of an empty tensor does not check its strides",
           "docs/api.md", "does not check the strides of an empty tensor", _empty_view_as_complex),
+    Known("a complex product: torch's vector loop rounds its four real products apart (inf - "
+          "inf where one overflows)", "docs/numerics.md", "torch's unfused `ac - bd` is",
+          _complex_product_rounding),
     Known("copysign(x, NaN) reads the NaN's sign bit, which the op that made it chose",
           "docs/numerics.md", "The sign bit of a NaN an op makes", _copysign_by_a_nan),
     Known("a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's",

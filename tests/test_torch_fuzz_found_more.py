@@ -3403,3 +3403,27 @@ def test_complex_product_that_overflows_is_inf_here_and_nan_in_torchs_vector_loo
     assert np.all(np.isnan(theirs.real) | (theirs.real == -np.inf))
     problems, known = diff_program(generate(RandomDrawer(4952887)))
     assert known.startswith("a complex product: torch's vector loop") or not problems
+
+
+def test_copy_from_a_complex_view_of_the_same_pair_is_a_full_overlap():
+    """torch's overlap check compares the memory range and the strides in elements, not the
+    shapes: a (1,) complex view of a (2,) real tensor is the same memory with the same strides,
+    so copy_ from it passes (the real part, broadcast), and backward then refuses the complex
+    product saved before the write (views seed 4988833). A shifted view still overlaps."""
+    def program(m):
+        leaf = m.tensor([0.5, -1.25], dtype=m.float64, requires_grad=True)
+        pair = leaf.clone()
+        view = m.view_as_complex(pair).unsqueeze(0)
+        view.mul_(view)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's (and gradkit's) discarded imaginary part
+            pair.copy_(view)
+        return pair
+    assert_same_as_torch(program, rtol=0)
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            program(m).sum().backward()
+        x = m.zeros(4, dtype=m.float64)
+        with pytest.raises(RuntimeError, match="some elements of the input tensor and the "
+                           "written-to tensor refer to a single memory location"):
+            x[:2].copy_(m.view_as_complex(x.view(2, 2)))

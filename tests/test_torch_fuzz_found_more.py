@@ -3427,3 +3427,28 @@ def test_copy_from_a_complex_view_of_the_same_pair_is_a_full_overlap():
         with pytest.raises(RuntimeError, match="some elements of the input tensor and the "
                            "written-to tensor refer to a single memory location"):
             x[:2].copy_(m.view_as_complex(x.view(2, 2)))
+
+
+def test_maximum_of_a_float32_gelu_of_inf_follows_each_sides_gelu():
+    """Documented (docs/numerics.md, "oneDNN kernel"; special seed 5018909): torch's float32
+    gelu of more than one element is NaN at +inf (oneDNN), gradkit's inf; a maximum with y
+    then picks and differentiates as it would with that NaN or inf in place of the gelu."""
+    values = [0.3, math.inf, 0.5]
+
+    def program(m, first):
+        x = m.tensor(values, dtype=m.float32, requires_grad=True)
+        y = m.tensor(0.4, dtype=m.float32, requires_grad=True)
+        g = first(m, x)
+        out = m.maximum(g, y)
+        return (g, out) + m.autograd.grad(out.sum(), [y])
+    mine, theirs = (program(m, lambda m, x: m.nn.functional.gelu(x)) for m in (gradkit, torch))
+    assert math.isinf(mine[0][1].item()) and math.isnan(theirs[0][1].item())
+    np.testing.assert_allclose(mine[0].detach().numpy()[[0, 2]],
+                               theirs[0].detach().numpy()[[0, 2]], rtol=1e-6)
+    for m, result in ((gradkit, mine), (torch, theirs)):
+        replayed = program(m, lambda m, x, own=result[0].detach(): own)  # its gelu's values
+        for a, b in zip(result[1:], replayed[1:]):
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    problems, known = diff_program(generate(RandomDrawer(5018909)))
+    assert known == "float32 gelu gives 0.0 (NaN) in torch's oneDNN kernel where gradkit " \
+        "gives -0.0 (inf)" or not problems

@@ -3452,3 +3452,27 @@ def test_maximum_of_a_float32_gelu_of_inf_follows_each_sides_gelu():
     problems, known = diff_program(generate(RandomDrawer(5018909)))
     assert known == "float32 gelu gives 0.0 (NaN) in torch's oneDNN kernel where gradkit " \
         "gives -0.0 (inf)" or not problems
+
+
+def test_write_into_a_reshaped_view_made_stale_by_a_write_into_its_slice():
+    """Documented (docs/autograd.md, "unless something read its `grad_fn` first"; views seed
+    5187465): x.reshape(-1) of a 1-D x is a view; a write into its slice gives the base a
+    history and leaves the view's grad_fn stale, so torch's next write into the view raises
+    as for a leaf unless grad_fn was read first; gradkit writes, as torch then does."""
+    def program(m, read_grad_fn):
+        source = m.tensor([0.5, -1.0, 2.0], dtype=m.float64, requires_grad=True)
+        base = m.tensor([0.25, 1.5, -3.0], dtype=m.float64)
+        view = base.reshape(-1)
+        view[1:3] = source[..., :1]
+        if read_grad_fn:
+            assert view.grad_fn is not None
+        view.masked_fill_(view > 0, -2.0)
+        return (view,) + m.autograd.grad(view.sum(), [source])
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used"):
+        program(torch, False)
+    assert_same_as_torch(lambda m: program(m, True))
+    for a, b in zip(program(gradkit, False), program(torch, True)):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    problems, known = diff_program(generate(RandomDrawer(5187465)))
+    assert known == "a write into a view made stale by a write into its base (torch raises " \
+        "as for a leaf)" or not problems

@@ -441,9 +441,10 @@ def _written_stale_view(program, mine: Result, theirs: Result) -> bool:
         return False
     k = int(theirs.error[0].split()[1])
     leaves, written = len(program.leaves), _written_slot(program, program.steps[k].inputs[0])
-    # view(-1) and reshape make views too (views seed 3342865); flatten of a 1-D x is x itself
+    # view(-1) and reshape make views too (views seed 3342865), the fuzz's flatten (reshape(-1))
+    # even of a 1-D x (views seed 5187465: torch.flatten would return x itself)
     made_by = program.steps[written - leaves].op if written >= leaves else ""
-    return made_by in _VIEWS | {"getitem", "view_flat", "v_reshape"} and \
+    return made_by in _VIEWS | _RESHAPES | {"getitem"} and \
         sum(OPS[step.op].inplace for step in program.steps[:k]) > 0
 
 

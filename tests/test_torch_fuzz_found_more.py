@@ -3476,3 +3476,20 @@ def test_write_into_a_reshaped_view_made_stale_by_a_write_into_its_slice():
     problems, known = diff_program(generate(RandomDrawer(5187465)))
     assert known == "a write into a view made stale by a write into its base (torch raises " \
         "as for a leaf)" or not problems
+
+
+def test_abs_of_a_prod_along_a_dim_second_derivative_beside_an_inf():
+    """torch's ProdBackward1 (prod along a dim) keeps sgn's zero tensor zero, as the full
+    prod's: the second derivative of |prod(x, -1)| beside an inf is inf, not 0 * inf = NaN
+    (mixed seed 5250399)."""
+    values = np.array([[-0.9778936, -0.8048619, -np.inf], [0.4405451, -0.8908937, -0.0],
+                       [-0.16416803, np.inf, 0.9145717]], dtype=np.float32)
+
+    def program(m):
+        x = m.tensor(values, requires_grad=True)
+        g, = m.autograd.grad(x.prod(-1, keepdim=True).abs().sum(), x, create_graph=True)
+        weights = m.tensor(np.linspace(0.1, 0.9, 9, dtype=np.float32).reshape(3, 3))
+        return (g,) + m.autograd.grad((g * weights).sum(), x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same_as_torch(program)

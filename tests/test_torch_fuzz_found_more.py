@@ -3493,3 +3493,23 @@ def test_abs_of_a_prod_along_a_dim_second_derivative_beside_an_inf():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert_same_as_torch(program)
+
+
+def test_in_place_complex_power_by_a_huge_exponent_is_a_sine_of_noise():
+    """Documented (docs/numerics.md, "turn a last-bit difference"; dtypes seed 5394155): y =
+    sin(sum(300 ** x)) is about 1e29 (agreeing but for rounding), so x **= y is |.| cis of
+    Im(y log x) ~ 1e29, whose ulp is many periods: the infinities' signs are noise."""
+    values = np.array([[[-0.977198 - 0.58941605j, 0.75291869 + 0.7678852j]],
+                       [[-0.12304904 + 0.78026275j, 0.14372105 - 0.58398083j]]])
+
+    def operands(m):
+        x = 300 ** m.tensor(values)
+        return x, m.sin(x.sum())
+    (x_mine, y_mine), (x_theirs, y_theirs) = operands(gradkit), operands(torch)
+    for a, b in ((x_mine, x_theirs), (y_mine, y_theirs)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9)
+    argument = np.imag(y_theirs.numpy() * np.log(x_theirs.numpy()))
+    assert np.all(np.spacing(np.abs(argument)) > 2 * np.pi)  # one ulp spans periods
+    problems, known = diff_program(generate(RandomDrawer(5394155)))
+    assert known == "a step that turns a rounding difference of its input into another " \
+        "number" or not problems

@@ -526,7 +526,8 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
     if first is None:
         return False
     if first[0].op in _PICKS_AN_ELEMENT and _agree_but_for_rounding(first[0], mine, theirs) \
-            or _sign_test_of_noise(first[0], mine, theirs):
+            or _sign_test_of_noise(first[0], mine, theirs) \
+            or _in_place_power_of_a_huge_argument(program, mine, first[1]):
         return True
     leaves = len(program.leaves)
     for k, step in enumerate(program.steps[:first[1] - leaves + 1]):
@@ -598,6 +599,32 @@ _INTEGER_PART = {"cast": dict.fromkeys(_INTEGER_DTYPES, np.trunc),
 
 # the steps that compute sin or cos of their input
 _PERIODIC = {"sin": None, "cos": None, "raw_unary": "sin", "e_special_unary": "sinc"}
+
+
+def _in_place_power_of_a_huge_argument(program, mine: Result, slot: int) -> bool:
+    """The first value to differ (``slot``) is a tensor's that an in-place complex x **= y
+    wrote last, whose operands before the write (the program replayed up to it in both)
+    agree but for rounding and make Im(y log x) huge: its cis is a sine of such an argument
+    (dtypes seed 5394155, y ~ 1e29)."""
+    writes = [k for k, step in enumerate(program.steps) if OPS[step.op].inplace and
+              mine.slots[step.inputs[0]] == mine.slots[slot]]
+    if not writes or program.steps[writes[-1]].op != "ibinop" or \
+            program.steps[writes[-1]].params.get("op") != "**":
+        return False
+    import torch
+
+    import gradkit
+    step = program.steps[writes[-1]]
+    before = dataclasses.replace(program, steps=program.steps[:writes[-1]])
+    runs = [run(before, lib) for lib in (gradkit, torch)]
+    if any(r.error is not None for r in runs):
+        return False
+    pairs = [(runs[0].values[i], runs[1].values[i]) for i in step.inputs]
+    if not all(a.shape == b.shape and np.allclose(a, b, rtol=1e-6, equal_nan=True)
+               for a, b in pairs):
+        return False
+    replayed = runs[0]._replace(values=[a for a, _ in pairs])
+    return _periodic_of_a_huge_argument(step._replace(inputs=(0, 1)), replayed)
 
 
 def _periodic_of_a_huge_argument(step, mine: Result) -> bool:

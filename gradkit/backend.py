@@ -6,6 +6,7 @@ owns them. CuPy is imported lazily, so gradkit imports and runs without it.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 
 import numpy as np
@@ -186,6 +187,9 @@ class device:  # noqa: N801 - torch's spelling
 
 CPU = device("cpu")
 _default_device = [CPU]
+# torch.set_num_threads's count (gradkit.torch_helpers): NumPy ignores it, but torch's arange
+# splits its range among that many threads, which shows in its rounding (creation.arange)
+threads = [os.cpu_count() or 1]
 
 
 def get_default_device() -> device:

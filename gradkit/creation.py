@@ -11,6 +11,8 @@ from gradkit.int_arguments import (
     size_varargs)
 from gradkit.generator import Generator, default_generator, rng_of
 from gradkit.number_arguments import number_argument
+from gradkit.ops.spaced_values import (arange_values, linspace_values, logspace_values,
+                                       spaced_arguments)
 from gradkit.quiet_numpy import keep_quiet
 
 
@@ -265,32 +267,31 @@ def arange(start, end=None, step=1, dtype=None, device=None,
         start, end, step = (number_argument(v, "arange", name, i + 1, "double")
                             for i, (v, name) in enumerate(((start, "start"), (end, "end"),
                                                            (step, "step"))))
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
+    start, end, step = (v.item() if isinstance(v, np.generic) else v for v in (start, end, step))
     if dtype is None:
-        ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        ints = all(isinstance(v, int) for v in (start, end, step))
         dtype = backend.int64 if ints else backend.get_default_dtype()
     dev, np_dtype = _resolve(dtype, device)
-    if np_dtype.kind == "u" and np_dtype.itemsize > 1:  # torch has no such kernel
-        raise NotImplementedError(
-            f'"arange_cpu" not implemented for \'UInt{np_dtype.itemsize * 8}\'')
-    return _finish(np.arange(start, end, step).astype(np_dtype), dev, requires_grad)
+    return _finish(arange_values(start, end, step, np_dtype, backend.threads[0]), dev,
+                   requires_grad)
 
 
 def linspace(start, end, steps: int, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
-    if steps < 0:
-        raise RuntimeError("number of steps must be non-negative")
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included, as torch's
+    kernel rounds them (a number or 0-d tensor each; complex ones make a complex tensor)."""
     dev, np_dtype = _resolve(dtype, device)
-    return _finish(np.linspace(start, end, steps).astype(np_dtype), dev, requires_grad)
+    start, end, np_dtype = spaced_arguments("linspace", start, end, steps, dtype, np_dtype)
+    return _finish(linspace_values(np, start, end, steps, np_dtype), dev, requires_grad)
 
 
 def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
-    """``steps`` values ``base ** x`` for x evenly spaced from ``start`` to ``end``."""
+    """``steps`` values ``base ** x`` for x evenly spaced from ``start`` to ``end``, as torch's
+    kernel rounds them (the exponents in float64, C's pow)."""
     dev, np_dtype = _resolve(dtype, device)
-    return _finish(np.logspace(start, end, steps, base=base).astype(np_dtype), dev, requires_grad)
+    start, end, np_dtype = spaced_arguments("logspace", start, end, steps, dtype, np_dtype)
+    return _finish(logspace_values(start, end, steps, base, np_dtype), dev, requires_grad)
 
 
 def eye(n: int, m: int | None = None, dtype=None, device=None,

@@ -4,11 +4,10 @@
 the thread-count settings (recorded only: NumPy's threads are its BLAS's, set when it loads)."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from gradkit import _tensor_methods  # noqa: F401 - is_conj, resolve_conj (for _as_function)
+from gradkit import backend
 from gradkit._tensor import Tensor, extend
 from gradkit.backend import get_array_module
 from gradkit.ops import aliases  # noqa: F401 - the methods fix, ger (for _as_function)
@@ -162,7 +161,7 @@ def typename(obj) -> str:
     return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
-_threads = [os.cpu_count() or 1]  # torch starts from the machine's cores too
+_threads = backend.threads  # torch starts from the machine's cores too
 
 
 def get_num_threads() -> int:
@@ -171,8 +170,8 @@ def get_num_threads() -> int:
 
 
 def set_num_threads(count: int) -> None:
-    """Record a thread count, as torch's setting: it has no effect on gradkit, whose NumPy
-    kernels run on the threads of NumPy's BLAS."""
+    """Record a thread count, as torch's setting: gradkit's NumPy kernels run on the threads
+    of NumPy's BLAS, but ``arange`` rounds as torch's kernel split among that many threads."""
     if not isinstance(count, int) or isinstance(count, bool):
         raise RuntimeError(f"set_num_threads expects an int, but got {type(count).__name__}")
     if count <= 0:

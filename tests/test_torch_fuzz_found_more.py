@@ -15,6 +15,7 @@ from test_torch_numerics import assert_same_as_torch, with_grads
 
 import gradkit
 from gradkit.backend import get_array_module
+from gradkit.ops.fused import fused_multiply_add
 from gradkit.ops.promotion import NumpyOperand
 
 torch = pytest.importorskip("torch")
@@ -3666,6 +3667,176 @@ def test_variance_of_nothing_with_a_negative_correction_is_nan(shape, dim, corre
         return (std, x.var(dim, correction=correction, keepdim=True),
                 *m.var_mean(x.to(m.complex64), dim, correction=correction),
                 *m.autograd.grad(std.sum(), [x]))
+
+
+def test_cast_of_a_power_of_float32_exp_keeps_the_low_bits_of_either():
+    """Documented (docs/numerics.md, "keeps the low bits of a number"; dtypes seed 4353875):
+    NumPy's float32 exp(2) is an ulp from torch's, x ** x grows that to 1.4e-6 relative at
+    2.6e6 (a few float32 ulp, other integer parts), and a cast to int16 keeps the low bits
+    of each side's own number."""
+    def steps(m):
+        e = m.exp(m.tensor(2, dtype=m.uint8))
+        return e ** e, (e ** e).to(m.int16)
+    (mine, my_low), (theirs, their_low) = (
+        tuple(v.numpy() for v in steps(m)) for m in (gradkit, torch))
+    np.testing.assert_allclose(mine, theirs, rtol=1e-5)
+    assert math.trunc(float(mine)) != math.trunc(float(theirs))
+    for value, low_bits in ((mine, my_low), (theirs, their_low)):
+        assert int(low_bits) == (math.trunc(float(value)) + 2 ** 15) % 2 ** 16 - 2 ** 15
+    assert int(my_low) != int(their_low)
+    problems, known = diff_program(generate(RandomDrawer(4353875)))
+    assert known == "a cast to an integer dtype keeps the low bits of a float one ulp from " \
+        "torch's" or not problems
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("square", [True, False])
+def test_complex_product_is_the_fused_rounding_torch_uses_in_its_tail(dtype, square):
+    """Documented (docs/numerics.md, "Every element is one of the two roundings"): gradkit's
+    complex product is NumPy's fused ``ac - bd``, ``ad + bc``; torch's rounds the four products
+    in whole SIMD vectors and fuses (most of) the loop's leftover elements, so each of its
+    elements is one of the two roundings, and a long x * x has elements of both."""
+    rng = np.random.default_rng(3)
+    x = (rng.uniform(-1, 1, 203) + 1j * rng.uniform(-1, 1, 203)).astype(dtype)
+    y = x if square else (rng.uniform(-1, 1, 203) + 1j * rng.uniform(-1, 1, 203)).astype(dtype)
+    a, b, c, d = x.real, x.imag, y.real, y.imag
+    fused = fused_multiply_add(np, a, c, -(b * d)) + 1j * fused_multiply_add(np, a, d, b * c)
+    unfused = (a * c - b * d) + 1j * (a * d + b * c)
+    mine = (gradkit.tensor(x) * gradkit.tensor(y)).numpy()
+    theirs = (torch.tensor(x) * torch.tensor(y)).numpy()
+    np.testing.assert_array_equal(mine, fused.astype(dtype))
+    assert np.all((theirs == fused) | (theirs == unfused))
+    assert np.any(fused != unfused)  # the two roundings do part here
+
+
+def test_write_into_a_stale_view_then_into_a_leaf_fails_a_step_later_here():
+    """Documented (docs/autograd.md, "unless something read its `grad_fn` first"; indexing seed
+    4858986): a view made before its base required grad, written after a write gave the base a
+    history: torch's in-place check reads the view's stale grad_fn and raises as for a leaf,
+    unless grad_fn was read first; gradkit writes, as torch then does. The program's next
+    write, into a leaf that requires grad, is refused by both."""
+    def program(m, read_grad_fn):
+        leaf = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        base = m.tensor(0.3)
+        view = base[()]
+        base[()] = leaf.sum()
+        if read_grad_fn:
+            assert view.grad_fn is not None
+        view[()] = base.sum()
+        return leaf, view
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used"):
+        program(torch, False)
+    assert_same_as_torch(lambda m: program(m, True)[1])
+    np.testing.assert_array_equal(program(gradkit, False)[1].detach().numpy(),
+                                  program(torch, True)[1].detach().numpy())
+    for m in (torch, gradkit):
+        leaf, view = program(m, True)
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used"):
+            leaf[m.tensor([1, 0], dtype=m.int32)] = view.sum()
+    problems, known = diff_program(generate(RandomDrawer(4858986)))
+    assert known == "a write into a view made stale by a write into its base (torch raises " \
+        "as for a leaf)" or not problems
+
+
+def test_complex_product_that_overflows_is_inf_here_and_nan_in_torchs_vector_loop():
+    """Documented (docs/numerics.md, "torch's unfused `ac - bd` is"; mixed seed 4952887): z * z
+    of z near 1e181(1 + 1j): a * c and b * d both overflow, so torch's vectorized real part is
+    inf - inf, NaN, where gradkit's fused one (and torch's own leftover element) is -inf."""
+    z = np.full(9, 1.1e181 + 1.3e181j, dtype=np.complex128)
+    theirs = (torch.tensor(z) * torch.tensor(z)).numpy()
+    mine = (gradkit.tensor(z) * gradkit.tensor(z)).numpy()
+    assert np.all(mine.real == -np.inf) and np.all(mine.imag == np.inf)
+    assert np.isnan(theirs.real).any() and np.all(theirs.imag == np.inf)
+    assert np.all(np.isnan(theirs.real) | (theirs.real == -np.inf))
+    problems, known = diff_program(generate(RandomDrawer(4952887)))
+    assert known.startswith("a complex product: torch's vector loop") or not problems
+
+
+def test_copy_from_a_complex_view_of_the_same_pair_is_a_full_overlap():
+    """torch's overlap check compares the memory range and the strides in elements, not the
+    shapes: a (1,) complex view of a (2,) real tensor is the same memory with the same strides,
+    so copy_ from it passes (the real part, broadcast), and backward then refuses the complex
+    product saved before the write (views seed 4988833). A shifted view still overlaps."""
+    def program(m):
+        leaf = m.tensor([0.5, -1.25], dtype=m.float64, requires_grad=True)
+        pair = leaf.clone()
+        view = m.view_as_complex(pair).unsqueeze(0)
+        view.mul_(view)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's (and gradkit's) discarded imaginary part
+            pair.copy_(view)
+        return pair
+    assert_same_as_torch(program, rtol=0)
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            program(m).sum().backward()
+        x = m.zeros(4, dtype=m.float64)
+        with pytest.raises(RuntimeError, match="some elements of the input tensor and the "
+                           "written-to tensor refer to a single memory location"):
+            x[:2].copy_(m.view_as_complex(x.view(2, 2)))
+
+
+def test_maximum_of_a_float32_gelu_of_inf_follows_each_sides_gelu():
+    """Documented (docs/numerics.md, "oneDNN kernel"; special seed 5018909): torch's float32
+    gelu of more than one element is NaN at +inf (oneDNN), gradkit's inf; a maximum with y
+    then picks and differentiates as it would with that NaN or inf in place of the gelu."""
+    values = [0.3, math.inf, 0.5]
+
+    def program(m, first):
+        x = m.tensor(values, dtype=m.float32, requires_grad=True)
+        y = m.tensor(0.4, dtype=m.float32, requires_grad=True)
+        g = first(m, x)
+        out = m.maximum(g, y)
+        return (g, out) + m.autograd.grad(out.sum(), [y])
+    mine, theirs = (program(m, lambda m, x: m.nn.functional.gelu(x)) for m in (gradkit, torch))
+    assert math.isinf(mine[0][1].item()) and math.isnan(theirs[0][1].item())
+    np.testing.assert_allclose(mine[0].detach().numpy()[[0, 2]],
+                               theirs[0].detach().numpy()[[0, 2]], rtol=1e-6)
+    for m, result in ((gradkit, mine), (torch, theirs)):
+        replayed = program(m, lambda m, x, own=result[0].detach(): own)  # its gelu's values
+        for a, b in zip(result[1:], replayed[1:]):
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    problems, known = diff_program(generate(RandomDrawer(5018909)))
+    assert known == "float32 gelu gives 0.0 (NaN) in torch's oneDNN kernel where gradkit " \
+        "gives -0.0 (inf)" or not problems
+
+
+def test_write_into_a_reshaped_view_made_stale_by_a_write_into_its_slice():
+    """Documented (docs/autograd.md, "unless something read its `grad_fn` first"; views seed
+    5187465): x.reshape(-1) of a 1-D x is a view; a write into its slice gives the base a
+    history and leaves the view's grad_fn stale, so torch's next write into the view raises
+    as for a leaf unless grad_fn was read first; gradkit writes, as torch then does."""
+    def program(m, read_grad_fn):
+        source = m.tensor([0.5, -1.0, 2.0], dtype=m.float64, requires_grad=True)
+        base = m.tensor([0.25, 1.5, -3.0], dtype=m.float64)
+        view = base.reshape(-1)
+        view[1:3] = source[..., :1]
+        if read_grad_fn:
+            assert view.grad_fn is not None
+        view.masked_fill_(view > 0, -2.0)
+        return (view,) + m.autograd.grad(view.sum(), [source])
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used"):
+        program(torch, False)
+    assert_same_as_torch(lambda m: program(m, True))
+    for a, b in zip(program(gradkit, False), program(torch, True)):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    problems, known = diff_program(generate(RandomDrawer(5187465)))
+    assert known == "a write into a view made stale by a write into its base (torch raises " \
+        "as for a leaf)" or not problems
+
+
+def test_abs_of_a_prod_along_a_dim_second_derivative_beside_an_inf():
+    """torch's ProdBackward1 (prod along a dim) keeps sgn's zero tensor zero, as the full
+    prod's: the second derivative of |prod(x, -1)| beside an inf is inf, not 0 * inf = NaN
+    (mixed seed 5250399)."""
+    values = np.array([[-0.9778936, -0.8048619, -np.inf], [0.4405451, -0.8908937, -0.0],
+                       [-0.16416803, np.inf, 0.9145717]], dtype=np.float32)
+
+    def program(m):
+        x = m.tensor(values, requires_grad=True)
+        g, = m.autograd.grad(x.prod(-1, keepdim=True).abs().sum(), x, create_graph=True)
+        weights = m.tensor(np.linspace(0.1, 0.9, 9, dtype=np.float32).reshape(3, 3))
+        return (g,) + m.autograd.grad((g * weights).sum(), x)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert_same_as_torch(program)
@@ -3681,3 +3852,23 @@ def test_atanh_in_place_of_a_rounded_one_is_a_known_rounding_step():
     for m in (gradkit, torch):
         assert math.isinf(m.atanh(m.tensor(1.0, dtype=m.float64)).item())
         assert math.isnan(m.atanh(m.tensor(1.0 + 2.0 ** -52, dtype=m.float64)).item())
+
+
+def test_in_place_complex_power_by_a_huge_exponent_is_a_sine_of_noise():
+    """Documented (docs/numerics.md, "turn a last-bit difference"; dtypes seed 5394155): y =
+    sin(sum(300 ** x)) is about 1e29 (agreeing but for rounding), so x **= y is |.| cis of
+    Im(y log x) ~ 1e29, whose ulp is many periods: the infinities' signs are noise."""
+    values = np.array([[[-0.977198 - 0.58941605j, 0.75291869 + 0.7678852j]],
+                       [[-0.12304904 + 0.78026275j, 0.14372105 - 0.58398083j]]])
+
+    def operands(m):
+        x = 300 ** m.tensor(values)
+        return x, m.sin(x.sum())
+    (x_mine, y_mine), (x_theirs, y_theirs) = operands(gradkit), operands(torch)
+    for a, b in ((x_mine, x_theirs), (y_mine, y_theirs)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9)
+    argument = np.imag(y_theirs.numpy() * np.log(x_theirs.numpy()))
+    assert np.all(np.spacing(np.abs(argument)) > 2 * np.pi)  # one ulp spans periods
+    problems, known = diff_program(generate(RandomDrawer(5394155)))
+    assert known == "a step that turns a rounding difference of its input into another " \
+        "number" or not problems

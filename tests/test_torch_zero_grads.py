@@ -26,6 +26,7 @@ KEEPS_ZERO = {
     "reshape": lambda m, x: (x * x).reshape(2, 1), "permute": lambda m, x: (x * x).reshape(
         1, 2).permute(1, 0), "unsqueeze": lambda m, x: (x * x).unsqueeze(0),
     "diag": lambda m, x: m.diag(x * x), "prod": lambda m, x: (x * x).prod(),
+    "prod_dim": lambda m, x: (x * x).reshape(1, 2).prod(1, keepdim=True),  # ProdBackward1
     "amax": lambda m, x: (x * x).amax(), "logsumexp": lambda m, x: (x * x).logsumexp(0),
     "copy_": lambda m, x: m.zeros(2, dtype=x.dtype).copy_(x * x),
     "rsub_other": lambda m, x: m.rsub(m.ones((), dtype=x.dtype), x * x),  # RsubBackward0's +g

@@ -13,21 +13,13 @@ import math
 from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
+from gradkit.ops.spaced_values import linspace_values
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.searching import _printed
 from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
 
 HistogramResult = return_types.histogram
 HistogramddResult = return_types.histogramdd
-
-
-def _linspace(xp, start: float, end: float, steps: int, dtype):
-    """torch's linspace in ``dtype``: from the start for the first half, the end for the rest."""
-    start, end = dtype.type(start), dtype.type(end)
-    step = (end - start) / dtype.type(steps - 1) if steps > 1 else dtype.type(0)
-    index = xp.arange(steps)
-    return xp.where(index < steps // 2, start + step * index.astype(dtype),
-                    end - step * (steps - index - 1).astype(dtype)).astype(dtype)
 
 
 def _outer_edges(xp, values, dim: int, bounds):
@@ -82,7 +74,7 @@ def _histogramdd(xp, x, weight, *, bins=(), bounds=None, density=False, name="hi
                                    f"dimension {dim}")
             low, high = _outer_edges(xp, points[:, dim], dim,
                                      None if bounds is None else bounds[2 * dim:2 * dim + 2])
-            edges = _linspace(xp, low, high, spec + 1, x.dtype)
+            edges = linspace_values(xp, low, high, spec + 1, x.dtype)
         else:
             edges = spec
         all_edges.append(edges)

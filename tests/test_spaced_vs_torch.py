@@ -220,3 +220,12 @@ def test_long_arange_splits_as_torchs_threads(threads):
     finally:
         torch.set_num_threads(before[0])
         gradkit.set_num_threads(before[1])
+
+
+@pytest.mark.parametrize("args", [(10,), (0,), (5, 5), (-5, 5), (2, 50, 3), (50, 2, -3),
+                                  (0, 8, 7), (-(2 ** 61), -(2 ** 61) + 5), (2 ** 62, 2 ** 62 + 3),
+                                  (5, 0), (0, 5, -1), (0, 5, 0), (0.0, 5), (0, 5, 2.0)])
+def test_integer_arange_first_line_and_general_path_agree_with_torch(args):
+    """Python ints into int64 take NumPy's exact arange on arange_values' first line; bounds
+    past 2**62, floats and the refusals take the general path."""
+    assert_same_as_torch(lambda m: m.arange(*args))

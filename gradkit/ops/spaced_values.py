@@ -122,6 +122,10 @@ def arange_values(start, end, step, dtype, threads: int) -> np.ndarray:
     ``base + k * step`` from the vector's first value cast to the dtype (each fused), the
     leftover values of a chunk from the start; ``threads`` chunks beyond 32768 values."""
     dtype = np.dtype(dtype)
+    if dtype == np.int64 and type(start) is int and type(end) is int and type(step) is int \
+            and (0 < step and start <= end or step < 0 and end <= start) \
+            and max(abs(start), abs(end)) < 2 ** 62:
+        return np.arange(start, end, step, dtype=dtype)  # the common arange(n): exact
     if dtype.kind == "b" or dtype.kind == "u" and dtype.itemsize > 1:
         raise NotImplementedError(f'"arange_cpu" not implemented for '
                                   f"'{SCALAR_TYPE_NAMES[dtype.name]}'")

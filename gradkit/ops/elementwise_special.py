@@ -53,13 +53,16 @@ logit.numbers = numbers_reader("logit", eps=(2, "float"))
 
 
 def _logit_derivative_times(v, x, eps=None):
-    """v / (x (1 - x)) as torch's logit_backward kernel: outside [0, 1] NaN without eps, and 0
-    outside [eps, 1 - eps] with any eps (the clamp's flat part; a negative eps clamps nothing
-    forward, but its interval still masks the gradient)."""
+    """v / (x (1 - x)) as torch's logit backward. A plain backward (arrays) is its kernel: NaN
+    outside [0, 1] without eps or with a negative one, else 0 outside [eps, 1 - eps] (a NaN
+    x or eps compares false: unmasked). Building a graph (tensors), torch runs its composite
+    formula instead, 0 outside [eps, 1 - eps] for any eps, a NaN x or eps included: torch's
+    wart, two answers by create_graph, kept so both runs agree with torch's."""
     scaled = v / (x * (1 - x))
-    if eps is None:
+    if eps is None or eps < 0 and not hasattr(v, "_data"):
         return where((x < 0) | (x > 1), math.nan, scaled)
-    # inside [eps, 1 - eps] as torch tests it: a NaN eps (or x) is outside, a zero gradient
+    if not hasattr(v, "_data"):
+        return where((x < eps) | (x > 1 - eps), 0.0, scaled)
     return where((x >= eps) & (x <= 1 - eps), scaled, 0.0)
 
 

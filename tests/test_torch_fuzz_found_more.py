@@ -3681,3 +3681,36 @@ def test_atanh_in_place_of_a_rounded_one_is_a_known_rounding_step():
     for m in (gradkit, torch):
         assert math.isinf(m.atanh(m.tensor(1.0, dtype=m.float64)).item())
         assert math.isnan(m.atanh(m.tensor(1.0 + 2.0 ** -52, dtype=m.float64)).item())
+
+
+@pytest.mark.parametrize("dtypes", [("complex128", "float32"), ("float64", "float32"),
+                                    ("float32", "complex128")])
+@pytest.mark.parametrize("shapes", [((3, 0, 1), (3, 1, 0)), ((2, 3, 0), (2, 0, 2)),
+                                    ((0, 2, 2), (0, 2, 2))])
+@pytest.mark.parametrize("beta", [0, 1.5])
+def test_baddbmm_of_two_dtypes_summing_nothing_is_torchs(dtypes, shapes, beta):
+    """torch's baddbmm answers a product with nothing summed before its dtype check: batch2's
+    dtype, zeros at beta == 0, else beta * input cast (its complex part dropped with a
+    warning); each operand's gradient in its own dtype (breadth seed 128270)."""
+    def program(m):
+        x, y = (m.full(shape, 0.5 - 0.25j if "complex" in dtype else 0.5,
+                       dtype=getattr(m, dtype), requires_grad=True)
+                for shape, dtype in zip(shapes, dtypes))
+        x_in = x.sum(-1, keepdim=True).expand(shapes[0][0], shapes[0][1], shapes[1][2])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = m.baddbmm(x_in, x, y, beta=beta, alpha=2.5)
+        dropped = any("discards the imaginary part" in str(w.message) for w in caught)
+        grads = m.autograd.grad(out.abs().sum(), [x, y], allow_unused=True)
+        return (out, m.tensor(dropped)) + tuple(grads)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("beta,dtype", [(2j, "float32"), (2j, "float64"), (1.5, "int64")])
+def test_baddbmm_of_two_dtypes_refuses_a_beta_its_result_cannot_hold(beta, dtype):
+    """torch scales the cast input in place: a wider result type is refused by name."""
+    def program(m):
+        x = m.ones(1, 2, 0, dtype=m.complex128)
+        y = m.ones(1, 0, 2, dtype=getattr(m, dtype))
+        return m.baddbmm(m.ones(1, 2, 2, dtype=m.complex128), x, y, beta=beta)
+    assert_same_as_torch(program)

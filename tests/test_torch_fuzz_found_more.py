@@ -3714,3 +3714,24 @@ def test_baddbmm_of_two_dtypes_refuses_a_beta_its_result_cannot_hold(beta, dtype
         y = m.ones(1, 0, 2, dtype=getattr(m, dtype))
         return m.baddbmm(m.ones(1, 2, 2, dtype=m.complex128), x, y, beta=beta)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_max_unpool_of_nothing_gives_a_gradient_without_history(d):
+    """torch's max_unpool backward (max_pool_double_backward) answers an empty input with a
+    fresh empty tensor, so a double backward stops there and never reaches ctc_loss's
+    backward, whose derivative neither library has (nn_new seed 56220)."""
+    def program(m):
+        nnf = m.nn.functional
+        x = m.zeros((2, 0), dtype=m.float64, requires_grad=True)
+        pool, unpool = getattr(nnf, f"max_pool{d}d"), getattr(nnf, f"max_unpool{d}d")
+        pooled, indices = pool(x.reshape((0, 1) + (2,) * d), 1, 3, return_indices=True)
+        log_probs = unpool(pooled, indices, 1, 3).sum().repeat(24).reshape(4, 2, 3)
+        loss = nnf.ctc_loss(log_probs.log_softmax(-1), m.tensor([[1, 1, 2], [1, 1, 1]]),
+                            (4, 3), (3, 0), reduction="none")
+        (grad,) = m.autograd.grad(loss.sum(), [x], create_graph=True)
+        (grad2,) = m.autograd.grad(grad.sum(), [x])
+        return grad, grad2, m.tensor(grad.requires_grad)
+    assert_same_as_torch(program)
+    problems, _ = diff_program(generate(RandomDrawer(56220), "nn_new"))
+    assert problems == []

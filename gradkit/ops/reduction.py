@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 
 
-from gradkit.int_arguments import ints_reader
+from gradkit.int_arguments import chain, ints_reader, keepdim_needs_dim
 from gradkit.autograd.batching import batch_dim
 from gradkit.backend import get_default_dtype, to_numpy_dtype
 from gradkit.ops._op import op
@@ -112,8 +112,9 @@ def accumulate(reduce, x, dtype, **options):
     return reduce(x, dtype=dtype, **options)
 
 
-sum.numbers = ints_reader("sum", "single", dim=(1, "int[1]?"), keepdim=(2, "bool"),
-                          dtype=(None, "ScalarType?"))
+sum.numbers = chain(keepdim_needs_dim("sum"),
+                   ints_reader("sum", "single", dim=(1, "int[1]?"), keepdim=(2, "bool"),
+                                dtype=(None, "ScalarType?")))
 
 
 sum.defvjp(lambda g, x_shape, dim, keepdim, dtype: expand_back(g, x_shape, dim, keepdim))
@@ -141,8 +142,9 @@ def floating_dtype(name: str, dtype):
     return dtype
 
 
-mean.numbers = ints_reader("mean", "single", dim=(1, "int[1]?"), keepdim=(2, "bool"),
-                           dtype=(None, "ScalarType?"))
+mean.numbers = chain(keepdim_needs_dim("mean"),
+                    ints_reader("mean", "single", dim=(1, "int[1]?"), keepdim=(2, "bool"),
+                                 dtype=(None, "ScalarType?")))
 
 
 def quiet_mean(xp, a, **options):

@@ -3735,3 +3735,35 @@ def test_max_unpool_of_nothing_gives_a_gradient_without_history(d):
     assert_same_as_torch(program)
     problems, _ = diff_program(generate(RandomDrawer(56220), "nn_new"))
     assert problems == []
+
+
+@pytest.mark.parametrize("p", [1.5, 3.0, 2.0, 1.0, 0.5])
+@pytest.mark.parametrize("shape", [(1, 0), (0,), (2,)])
+def test_second_derivative_of_a_norm_of_nothing_divides_as_torchs(p, shape):
+    """torch's norm_backward divides the unexpanded gradient by norm ** (p - 1) before it
+    multiplies the input: at a zero norm of an empty input the second derivative with
+    respect to that gradient is 0 / 0 = NaN for 1 < p != 2 (breadth seed 110337: the NaN
+    reached eig's gauge check, which raised in torch)."""
+    def program(m):
+        x = m.zeros(shape, dtype=m.float64, requires_grad=True)
+        v = m.tensor(1.0, dtype=m.float64, requires_grad=True)
+        results = []
+        for norm in (m.dist(x, m.zeros(shape, dtype=m.float64), p),
+                     m.linalg.vector_norm(x, p, dim=-1, keepdim=True).sum()):
+            (gx,) = m.autograd.grad(norm, [x], grad_outputs=v, create_graph=True)
+            results += m.autograd.grad(gx.sum(), [v, x], allow_unused=True)
+        return tuple(results)
+    assert_same_as_torch(program)
+    if shape == (1, 0) and p == 1.5:
+        problems, _ = diff_program(generate(RandomDrawer(110337), "breadth"))
+        assert problems == []
+
+
+def test_an_error_after_dist_p0s_backward_is_known():
+    """torch's dist(p=0) backward raises for ``other``, gradkit passes no gradient and goes
+    on to its double backward, where eig's gauge check (a NaN from std of one element)
+    raises, as torch's does with p=1 (breadth seed 127440)."""
+    program = generate(RandomDrawer(127440), "breadth")
+    _, known = diff_program(program)
+    assert known == "dist(p=0) passes no gradient (torch's backward for `other` raises)"
+    assert run(program, gradkit).error[0] == "double backward"

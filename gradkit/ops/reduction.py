@@ -41,20 +41,26 @@ def distinct_dims(dim, ndim: int) -> list:
     return seen
 
 
-def expand_back(g, x_shape, dim, keepdim):
-    """Broadcast a reduced gradient back to the input's shape (the vjp of every reduction).
+def unsqueeze_back(g, x_shape, dim, keepdim):
+    """A reduced gradient with its reduced dims back as dims of size 1 (keepdim's shape).
 
     Dims in front of the reduced shape (a vectorized batched backward's batch dim) stay.
     """
     ndim = len(x_shape)
+    if keepdim or not ndim:
+        return g
     reduced = axes(dim, ndim)
-    lead = tuple(g.shape[:g.ndim - (ndim if keepdim else ndim - len(reduced))])
-    if not keepdim and ndim:
-        kept = list(x_shape)
-        for a in reduced:
-            kept[a] = 1
-        g = reshape(g, lead + tuple(kept))
-    return expand(g, lead + tuple(x_shape))
+    lead = tuple(g.shape[:g.ndim - (ndim - len(reduced))])
+    kept = list(x_shape)
+    for a in reduced:
+        kept[a] = 1
+    return reshape(g, lead + tuple(kept))
+
+
+def expand_back(g, x_shape, dim, keepdim):
+    """Broadcast a reduced gradient back to the input's shape (the vjp of every reduction)."""
+    g = unsqueeze_back(g, x_shape, dim, keepdim)
+    return expand(g, tuple(g.shape[:g.ndim - len(x_shape)]) + tuple(x_shape))
 
 
 def reduced_count(x_shape, dim):

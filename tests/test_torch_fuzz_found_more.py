@@ -3767,3 +3767,13 @@ def test_an_error_after_dist_p0s_backward_is_known():
     _, known = diff_program(program)
     assert known == "dist(p=0) passes no gradient (torch's backward for `other` raises)"
     assert run(program, gradkit).error[0] == "double backward"
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0)])
+def test_internal_factories_give_their_size_as_one_tuple(shape):
+    """``zeros()`` with no size is torch's TypeError now, so gradkit's own callers pass the
+    size as one tuple: trapezoid of no samples is a zero of the other dims, even 0-d (breadth
+    seed 110804), as is a vmap over an empty batch's stand-in sample."""
+    assert_same_as_torch(with_grads(lambda m, y: m.trapezoid(y, dim=-1), np.zeros(shape)))
+    out = gradkit.func.vmap(lambda t: t.sum())(gradkit.zeros(shape[::-1]))
+    assert tuple(out.shape) == (shape[-1],)

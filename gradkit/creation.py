@@ -141,6 +141,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def _checked_shape(size, function: str) -> tuple:
     """``(2, 3)`` from ``(2, 3)`` or ``((2, 3),)`` (``function``'s ``*size``, read as torch's
     parser reads it: int_arguments.py); torch's error for negative sizes."""
+    if not size:  # torch's parser: ``ones()`` gives no size (``ones(())`` is 0-d)
+        raise TypeError(f'{function}() missing 1 required positional arguments: "size"')
     shape = size_varargs(size, function, "size")
     for s in shape:
         if s < 0:

@@ -265,6 +265,21 @@ def ints_reader(function: str, overloaded: bool | str = False, **specs):
     return read
 
 
+def keepdim_needs_dim(function: str):
+    """A ``numbers`` hook: torch's reductions take ``keepdim`` only in the signature with a
+    ``dim``, so ``sum(x, keepdim=True)`` (no dim given, unlike ``dim=None``) is refused."""
+    def read(params: dict, positional=(), inputs=()) -> dict:
+        if "keepdim" in params and "dim" not in params:
+            if len(params) > 1:  # another argument (dtype=) picks the signature with a dim
+                error = TypeError(f'{function}() missing 1 required positional arguments: "dim"')
+            else:
+                error = invalid_combination(function, (), params)
+            error.method_form = True
+            raise error
+        return params
+    return read
+
+
 def chain(*readers):
     """One ``numbers`` hook running several readers in turn."""
     def read(params: dict, positional=(), inputs=()) -> dict:

@@ -311,3 +311,48 @@ def test_gradcheck_with_tensor_dims():
     def f(t):
         return t.softmax(one).cumsum(dim=one).sum(dim=(one - 1,)).reshape(one * 2, -1)
     assert gradcheck(f, (x,)) and gradgradcheck(f, (x,))
+
+
+def _first_line(lib, call):
+    """(error type, first line of its message) of ``call(lib)``, or the result's shape."""
+    try:
+        return tuple(call(lib).shape)
+    except TypeError as error:
+        return "TypeError", str(error).split("\n")[0]
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["ones", "zeros", "empty", "rand", "randn"])
+@pytest.mark.parametrize("options", [{}, {"dtype": "float64"}, {"requires_grad": True}])
+def test_a_factory_given_no_size_is_refused_and_an_empty_one_is_0d(name, options):
+    """``ones()`` (no size) is torch's TypeError; ``ones(())`` is a 0-d tensor."""
+    def call(lib, *size):
+        given = {k: getattr(lib, v) if k == "dtype" else v for k, v in options.items()}
+        return getattr(lib, name)(*size, **given)
+    theirs = _first_line(torch, call)
+    assert _first_line(gradkit, call)[0] == theirs[0] == "TypeError"
+    if name not in ("rand", "randn") or options:  # (without options torch lists overloads)
+        assert _first_line(gradkit, call) == theirs
+    assert _first_line(gradkit, lambda lib: call(lib, ())) == _first_line(
+        torch, lambda lib: call(lib, ())) == ()
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["sum", "mean", "prod"])
+@pytest.mark.parametrize("options", [{"keepdim": True}, {"keepdim": False},
+                                     {"keepdim": True, "dtype": "float64"}, {"dim": None},
+                                     {"dim": None, "keepdim": True}, {"dim": 0, "keepdim": True}])
+def test_keepdim_without_a_dim_is_refused_as_torch(name, options):
+    """torch takes keepdim only beside a dim: ``x.sum(keepdim=True)`` is its TypeError, where
+    ``x.sum(dim=None, keepdim=True)`` reduces every dim (prod's dim is no optional int)."""
+    def call(lib):
+        given = {k: getattr(lib, v) if k == "dtype" else v for k, v in options.items()}
+        return getattr(lib.ones(2, 3), name)(**given)
+    assert _first_line(gradkit, call) == _first_line(torch, call)
+
+    def function_form(lib):
+        given = {k: getattr(lib, v) if k == "dtype" else v for k, v in options.items()}
+        return getattr(lib, name)(lib.ones(2, 3), **given)
+    # the function's own message lists the input first ("got (Tensor, keepdim=bool)")
+    mine, theirs = _first_line(gradkit, function_form), _first_line(torch, function_form)
+    assert mine == theirs or mine[0] == theirs[0] == "TypeError"

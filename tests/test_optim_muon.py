@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import gradkit
+from gradkit.optim import muon
 
 torch = pytest.importorskip("torch")
 
@@ -96,3 +97,45 @@ def test_a_zero_gradient_leaves_the_parameter_but_for_weight_decay():
         w.grad = lib.zeros(2, 3)
         opt.step()
         assert np.allclose(w.detach().numpy(), 1 - 0.1 * 0.5)
+
+
+def _one_cycle_run(lib, start):
+    """Fuzz seed 28055's run: two 2x3 float64 matrices, Muon under OneCycleLR for 3 steps."""
+    base = np.concatenate([start, [-0.7, -0.38, -0.06, 0.26, 0.58, 0.9]])[:6].reshape(2, 3)
+    ws = [lib.tensor(base * (1.0 - 0.3 * i) + (0.1 * i - 0.15), requires_grad=True)
+          for i in range(2)]
+    opt = lib.optim.Muon([{"params": ws, "lr": 0.05}], lr=0.1, momentum=0)
+    scheduler = lib.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=3)
+    for _ in range(3):
+        opt.zero_grad()
+        sum(((((w - 0.2) ** 2) * (1 + 0.5 * i) + 0.3 * lib.sin(w)).sum()
+             for i, w in enumerate(ws))).backward()
+        opt.step()
+        scheduler.step()
+    return np.stack([w.detach().numpy() for w in ws])
+
+
+def test_a_float32_result_on_a_bfloat16_tie_rounds_as_torchs_fused_one():
+    """At its second step this run's Newton-Schulz ``addmm`` gives, in plain float32, exactly
+    a bfloat16 tie (0.20263671875) that torch's fused multiply-add lands just below: gradkit
+    computes in float64 and rounds once, so it takes torch's side (fuzz seeds 28055, 37419)."""
+    start = np.random.default_rng(28055).uniform(-1, 1, 2)
+    np.testing.assert_array_equal(_one_cycle_run(gradkit, start), _one_cycle_run(torch, start))
+
+
+def test_casting_a_double_to_bfloat16_rounds_twice_as_torch():
+    """torch casts a double to bfloat16 through float32: a double just off a tie rounds to
+    float32's tie, then to even (the gradient's cast at the iteration's start)."""
+    tie = 0.20263671875  # halfway between the bfloat16 numbers 0.2021484375 and 0.203125
+    values = [tie, tie - 1e-11, tie + 1e-11, -tie + 1e-11, 1.0 + 2.0 ** -8, 3e-41, -0.0]
+    mine = muon._cast_to_bfloat16(gradkit.tensor(values, dtype=gradkit.float64))
+    theirs = torch.tensor(values, dtype=torch.float64).bfloat16().double()
+    np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
+def test_a_result_rounds_to_bfloat16_once():
+    """A result (computed in float64) rounds by its side of a bfloat16 tie, a tie to even."""
+    tie, below, above = 0.20263671875, 0.2021484375, 0.203125
+    values = [tie, tie - 1e-11, tie + 1e-11, -tie + 1e-11, 1.0 + 2.0 ** -8, 1.0 + 2.0 ** -8 + 1e-12]
+    mine = muon._bfloat16(gradkit.tensor(values, dtype=gradkit.float64)).numpy()
+    np.testing.assert_array_equal(mine, [above, below, above, -below, 1.0, 1.0 + 2.0 ** -7])

@@ -3874,3 +3874,99 @@ def test_in_place_complex_power_by_a_huge_exponent_is_a_sine_of_noise():
     problems, known = diff_program(generate(RandomDrawer(5394155)))
     assert known == "a step that turns a rounding difference of its input into another " \
         "number" or not problems
+
+
+@pytest.mark.parametrize("dtypes", [("complex128", "float32"), ("float64", "float32"),
+                                    ("float32", "complex128")])
+@pytest.mark.parametrize("shapes", [((3, 0, 1), (3, 1, 0)), ((2, 3, 0), (2, 0, 2)),
+                                    ((0, 2, 2), (0, 2, 2))])
+@pytest.mark.parametrize("beta", [0, 1.5])
+def test_baddbmm_of_two_dtypes_summing_nothing_is_torchs(dtypes, shapes, beta):
+    """torch's baddbmm answers a product with nothing summed before its dtype check: batch2's
+    dtype, zeros at beta == 0, else beta * input cast (its complex part dropped with a
+    warning); each operand's gradient in its own dtype (breadth seed 128270)."""
+    def program(m):
+        x, y = (m.full(shape, 0.5 - 0.25j if "complex" in dtype else 0.5,
+                       dtype=getattr(m, dtype), requires_grad=True)
+                for shape, dtype in zip(shapes, dtypes))
+        x_in = x.sum(-1, keepdim=True).expand(shapes[0][0], shapes[0][1], shapes[1][2])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = m.baddbmm(x_in, x, y, beta=beta, alpha=2.5)
+        dropped = any("discards the imaginary part" in str(w.message) for w in caught)
+        grads = m.autograd.grad(out.abs().sum(), [x, y], allow_unused=True)
+        return (out, m.tensor(dropped)) + tuple(grads)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("beta,dtype", [(2j, "float32"), (2j, "float64"), (1.5, "int64")])
+def test_baddbmm_of_two_dtypes_refuses_a_beta_its_result_cannot_hold(beta, dtype):
+    """torch scales the cast input in place: a wider result type is refused by name."""
+    def program(m):
+        x = m.ones(1, 2, 0, dtype=m.complex128)
+        y = m.ones(1, 0, 2, dtype=getattr(m, dtype))
+        return m.baddbmm(m.ones(1, 2, 2, dtype=m.complex128), x, y, beta=beta)
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_max_unpool_of_nothing_gives_a_gradient_without_history(d):
+    """torch's max_unpool backward (max_pool_double_backward) answers an empty input with a
+    fresh empty tensor, so a double backward stops there and never reaches ctc_loss's
+    backward, whose derivative neither library has (nn_new seed 56220)."""
+    def program(m):
+        nnf = m.nn.functional
+        x = m.zeros((2, 0), dtype=m.float64, requires_grad=True)
+        pool, unpool = getattr(nnf, f"max_pool{d}d"), getattr(nnf, f"max_unpool{d}d")
+        pooled, indices = pool(x.reshape((0, 1) + (2,) * d), 1, 3, return_indices=True)
+        log_probs = unpool(pooled, indices, 1, 3).sum().repeat(24).reshape(4, 2, 3)
+        loss = nnf.ctc_loss(log_probs.log_softmax(-1), m.tensor([[1, 1, 2], [1, 1, 1]]),
+                            (4, 3), (3, 0), reduction="none")
+        (grad,) = m.autograd.grad(loss.sum(), [x], create_graph=True)
+        (grad2,) = m.autograd.grad(grad.sum(), [x])
+        return grad, grad2, m.tensor(grad.requires_grad)
+    assert_same_as_torch(program)
+    problems, _ = diff_program(generate(RandomDrawer(56220), "nn_new"))
+    assert problems == []
+
+
+@pytest.mark.parametrize("p", [1.5, 3.0, 2.0, 1.0, 0.5])
+@pytest.mark.parametrize("shape", [(1, 0), (0,), (2,)])
+def test_second_derivative_of_a_norm_of_nothing_divides_as_torchs(p, shape):
+    """torch's norm_backward divides the unexpanded gradient by norm ** (p - 1) before it
+    multiplies the input: at a zero norm of an empty input the second derivative with
+    respect to that gradient is 0 / 0 = NaN for 1 < p != 2 (breadth seed 110337: the NaN
+    reached eig's gauge check, which raised in torch)."""
+    def program(m):
+        x = m.zeros(shape, dtype=m.float64, requires_grad=True)
+        v = m.tensor(1.0, dtype=m.float64, requires_grad=True)
+        results = []
+        for norm in (m.dist(x, m.zeros(shape, dtype=m.float64), p),
+                     m.linalg.vector_norm(x, p, dim=-1, keepdim=True).sum()):
+            (gx,) = m.autograd.grad(norm, [x], grad_outputs=v, create_graph=True)
+            results += m.autograd.grad(gx.sum(), [v, x], allow_unused=True)
+        return tuple(results)
+    assert_same_as_torch(program)
+    if shape == (1, 0) and p == 1.5:
+        problems, _ = diff_program(generate(RandomDrawer(110337), "breadth"))
+        assert problems == []
+
+
+def test_an_error_after_dist_p0s_backward_is_known():
+    """torch's dist(p=0) backward raises for ``other``, gradkit passes no gradient and goes
+    on to its double backward, where eig's gauge check (a NaN from std of one element)
+    raises, as torch's does with p=1 (breadth seed 127440)."""
+    program = generate(RandomDrawer(127440), "breadth")
+    _, known = diff_program(program)
+    assert known == "dist(p=0) passes no gradient (torch's backward for `other` raises)"
+    assert run(program, gradkit).error[0] == "double backward"
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0)])
+def test_internal_factories_give_their_size_as_one_tuple(shape):
+    """``zeros()`` with no size is torch's TypeError now, so gradkit's own callers pass the
+    size as one tuple: trapezoid of no samples is a zero of the other dims, even 0-d (breadth
+    seed 110804), as is a vmap over an empty batch's stand-in sample."""
+    assert_same_as_torch(with_grads(lambda m, y: m.trapezoid(y, dim=-1), np.zeros(shape)))
+    out = gradkit.func.vmap(lambda t: t.sum())(gradkit.zeros(shape[::-1]))
+    assert tuple(out.shape) == (shape[-1],)

@@ -134,7 +134,7 @@ def _batch_size(flat_args: list, dims: list) -> int:
 
 def _empty_sample(flat_args: list, dims: list, args_spec):
     """A stand-in sample (zeros) for an empty batch: it tells the results' shapes."""
-    return tree_unflatten([zeros(*(s for k, s in enumerate(x.shape) if k != d), dtype=x.dtype,
+    return tree_unflatten([zeros(tuple(s for k, s in enumerate(x.shape) if k != d), dtype=x.dtype,
                                  device=x.device) if d is not None else x
                            for x, d in zip(flat_args, dims, strict=True)], args_spec)
 

@@ -131,7 +131,7 @@ class UninitializedTensorMixin:
         """Become a ``cls_to_become`` (Parameter or Tensor) of ``shape``, in place, on this
         one's device and dtype unless given."""
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        array = empty(*shape, device=self.device if device is None else device,
+        array = empty(shape, device=self.device if device is None else device,
                       dtype=self.dtype if dtype is None else dtype)
         _ARRAY.__set__(self, array._data)
         self.__class__ = self.cls_to_become

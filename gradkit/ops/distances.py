@@ -21,7 +21,7 @@ from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_norms import _norm_grad, vector_norm
 from gradkit.ops.promotion import result_type
 from gradkit.ops.piecewise import abs, ceil, sign, where, zeros_like
-from gradkit.ops.reduction import expand_back, sum
+from gradkit.ops.reduction import sum, unsqueeze_back
 from gradkit.ops.shape import _normalize_dim, transpose, unsqueeze, view
 from gradkit.ops.unary_helpers import cpp_number, scalar_type_name
 
@@ -228,7 +228,7 @@ def _dist_grad(g, x, y, result, p):
     if p == 0:
         return None
     diff = x - y
-    return _norm_grad(expand_back(g, tuple(diff.shape), None, False), diff, result, p, None,
+    return _norm_grad(unsqueeze_back(g, tuple(diff.shape), None, False), diff, result, p, None,
                       False)
 
 

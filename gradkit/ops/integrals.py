@@ -64,7 +64,7 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> 
     dim = _sample_dim(y, dim, x is not None)
     if y.shape[dim] == 0 and (x is None or dx is None):  # no samples: 0, as NumPy
         shape = tuple(s for d, s in enumerate(y.shape) if d != dim)
-        return zeros(*shape, dtype=y.dtype, device=y.device)
+        return zeros(shape, dtype=y.dtype, device=y.device)
     spacing = _spacing("trapezoid", y, x, dx, dim)
     if isinstance(spacing, float):
         first, last = (_select_index(y, dim=dim, index=i) for i in (0, y.shape[dim] - 1))

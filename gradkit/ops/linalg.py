@@ -135,6 +135,12 @@ def _check_ndim(t, ndim: int, expected: str) -> None:
         raise RuntimeError(f"{expected}, got {t.ndim}-D tensor")
 
 
+MIXED_COMPLEX_GRAD = (
+    "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to be "
+    "true, but got false.  (Could this error message be improved?  If so, please report an "
+    "enhancement request to PyTorch.)")
+
+
 # torch's bmm is an op of its own: BmmBackward0 saves self and mat2 themselves (no view, so a
 # leaf detached since comes back without history), where a batched matmul saves views
 @op(save=("x", "y", "x.dtype"), batchable=True)
@@ -149,10 +155,7 @@ def _bmm_vjp_x(g, x, y, x_dtype):
     if getattr(gx, "_data", gx).dtype.kind == "c" and x_dtype.kind != "c":
         # only an empty product of a real self and a complex mat2 gets here; torch's engine
         # refuses the complex gradient of a real input (no op of its takes the real part)
-        raise RuntimeError("Expected isFloatingType(grad.scalar_type()) || (input_is_complex "
-                           "== grad_is_complex) to be true, but got false.  (Could this error "
-                           "message be improved?  If so, please report an enhancement request "
-                           "to PyTorch.)")
+        raise RuntimeError(MIXED_COMPLEX_GRAD)
     return gx
 
 

@@ -18,7 +18,7 @@ from gradkit.ops.piecewise import abs, sgn, where, zeros_like
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.linalg_decompositions import svdvals
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.reduction import axes, expand_back, sum
+from gradkit.ops.reduction import axes, sum, unsqueeze_back
 from gradkit.ops.extremes import amax, amin
 from gradkit.ops.shape import _normalize_dim, permute, unsqueeze
 from gradkit.ops.unary_helpers import scalar_type_name
@@ -73,16 +73,17 @@ def _refuse_empty_extreme(x, ord, dim) -> None:  # noqa: A002
 
 
 def _norm_grad(g, x, norm, ord, dim, keepdim):  # noqa: A002
-    """The vjp of the norm for a gradient g expanded to x's shape (1 for the slope the jvp
+    """The vjp of the norm for a gradient g in keepdim's shape (1 for the slope the jvp
     uses), in torch's norm_backward form: its divisions see a zero norm before the mask
     hides it, so a second derivative there is 0 * inf = NaN, as torch's (which, unlike
-    NumPy, does not warn about those divisions)."""
+    NumPy, does not warn about those divisions); g and the norm are not expanded before
+    they divide, so that NaN comes for an empty x too."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return _norm_grad_terms(g, x, norm, ord, dim, keepdim)
 
 
 def _norm_grad_terms(g, x, norm, ord, dim, keepdim):  # noqa: A002
-    norm = expand_back(norm, tuple(x.shape), dim, keepdim)
+    norm = unsqueeze_back(norm, tuple(x.shape), dim, keepdim)
     if ord == 1:
         return sgn(x) * g
     if ord in (math.inf, -math.inf):
@@ -101,7 +102,7 @@ def _norm_grad_terms(g, x, norm, ord, dim, keepdim):  # noqa: A002
 # the 0-"norm" counts: torch's backward gives no gradient at all (not zeros that a NaN
 # upstream would turn into NaN), its jvp zeros
 vector_norm.defvjp(lambda g, x, norm, ord, dim, keepdim, dtype: None if ord == 0 else
-                   _norm_grad(expand_back(g, tuple(x.shape), dim, keepdim), x, norm, ord, dim,
+                   _norm_grad(unsqueeze_back(g, tuple(x.shape), dim, keepdim), x, norm, ord, dim,
                               keepdim))
 vector_norm.defjvp(lambda t, x, norm, ord, dim, keepdim, dtype: zeros_like(norm) if ord == 0
                    else sum(real(conj(_norm_grad(1.0, x, norm, ord, dim, keepdim)) * t),

@@ -12,7 +12,8 @@ from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.fused import fused_multiply_add
 from gradkit.ops.complex import conj
-from gradkit.ops.linalg import matmul
+from gradkit.ops.conversion import real_if_cast_to_real
+from gradkit.ops.linalg import MIXED_COMPLEX_GRAD, bmm, matmul
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype
 from gradkit.ops.piecewise import zeros_like
@@ -77,7 +78,11 @@ def _scale(v, factor):
     return v if factor == 1 else v * factor
 
 
-def _declare(name: str, product, vjp_a, vjp_b):
+def _input_vjp(g, a, b, beta):
+    return _scale(g, beta.conjugate())
+
+
+def _declare(name: str, product, vjp_a, vjp_b, vjp_x=_input_vjp):
     """A scaled-sum op: ``product(a, b)`` (gradkit ops), its input gradients from ``g`` and
     the two factors, each times conj(alpha); the input's gradient is g * conj(beta)."""
     def forward(xp, x, a, b, *, beta=1, alpha=1):
@@ -85,11 +90,13 @@ def _declare(name: str, product, vjp_a, vjp_b):
         if name == "addbmm" and a.shape[0] == 0:  # no batch: torch sums nothing, in x's dtype
             return _scaled_sum(xp, x, xp.zeros((a.shape[1], b.shape[2]), x.dtype), beta, alpha,
                                _KERNELS[name], True)
+        if name == "baddbmm" and a.dtype != b.dtype:
+            return _mixed_baddbmm(xp, x, a, b, beta)
         empty = a.shape[-1] == 0
         return _scaled_sum(xp, x, product(a, b), beta, alpha, _KERNELS[name], empty)
     forward.__doc__ = f"beta * input + alpha * {_FORMULAS[name]} (torch.{name})."
     declared = op(name=name, save=("a", "b"), broadcast=True, method=True, inplace=True)(forward)
-    declared.defvjp(lambda g, a, b, beta, alpha: _scale(g, beta.conjugate()),
+    declared.defvjp(lambda g, a, b, beta, alpha: vjp_x(g, a, b, beta),
                     lambda g, a, b, beta, alpha: _scale(vjp_a(g, a, b), alpha.conjugate()),
                     lambda g, a, b, beta, alpha: _scale(vjp_b(g, a, b), alpha.conjugate()))
     declared.defjvp(lambda t, a, b, beta, alpha: _scale(t, beta),
@@ -147,7 +154,31 @@ def _check_baddbmm(x, a, b):
     if x.dtype != a.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {c_type_name(x)}, batch1: "
                            f"{c_type_name(a)}, batch2: {c_type_name(b)}")
-    _same_dtype("expected scalar type {} but found {}", a, b)
+    if a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]:  # torch answers nothing summed first
+        _same_dtype("expected scalar type {} but found {}", a, b)
+
+
+def _mixed_baddbmm(xp, x, a, b, beta):
+    """torch's baddbmm of batches of two dtypes with nothing summed (its checks let no other
+    through): the result, in batch2's dtype, is zeros at beta == 0, else beta * input cast."""
+    shape = (a.shape[0], a.shape[1], b.shape[2])
+    if beta == 0 or 0 in shape:
+        return xp.zeros(shape, b.dtype)
+    _check_scalar_fits(beta, b.dtype)
+    cast = real_if_cast_to_real(xp.broadcast_to(x, shape), b.dtype).astype(b.dtype)
+    return cast * as_dtype(xp, beta, b.dtype)
+
+
+def _check_scalar_fits(beta, dtype) -> None:
+    """torch's refusal of an in-place ``mul_(beta)`` whose result type is wider than dtype."""
+    if isinstance(beta, complex) and dtype.kind != "c":
+        wider = np.result_type(dtype, np.complex64) if dtype.kind == "f" else np.complex64
+    elif isinstance(beta, float) and dtype.kind in "iub":
+        wider = np.float32
+    else:
+        return
+    raise RuntimeError(f"result type {scalar_type_name(np.zeros(0, wider))} can't be cast to "
+                       f"the desired output type {scalar_type_name(np.zeros(0, dtype))}")
 
 
 def _check_addbmm(x, a, b):
@@ -179,8 +210,25 @@ addmm = _declare("addmm", _matrix_product, lambda g, a, b: matmul(g, _mH(b)),
 addmv = _declare("addmv", _matrix_product,
                  lambda g, a, b: matmul(unsqueeze(g, -1), unsqueeze(conj(b), 0)),
                  lambda g, a, b: matmul(_mH(a), g))
-baddbmm = _declare("baddbmm", _matrix_product, lambda g, a, b: matmul(g, _mH(b)),
-                   lambda g, a, b: matmul(_mH(a), g))
+def _refuse_complex_for_real(g, a) -> None:
+    """torch's engine refuses a complex gradient of a real input: only batch2's dtype (complex)
+    on a real batch1 and input, an empty product of two dtypes, gives one."""
+    if _array(g).dtype.kind == "c" and _array(a).dtype.kind != "c":
+        raise RuntimeError(MIXED_COMPLEX_GRAD)
+
+
+def _baddbmm_vjp_x(g, a, b, beta):
+    _refuse_complex_for_real(g, a)  # the input has batch1's dtype
+    return _input_vjp(g, a, b, beta)
+
+
+def _baddbmm_vjp_a(g, a, b):
+    _refuse_complex_for_real(g, a)
+    return bmm(g, _mH(b))  # bmm (not matmul) answers an empty product of two dtypes, as torch
+
+
+baddbmm = _declare("baddbmm", _matrix_product, _baddbmm_vjp_a, lambda g, a, b: bmm(_mH(a), g),
+                   _baddbmm_vjp_x)
 def _addbmm_vjp_a(g, a, b):
     # no batch: an empty gradient in a's own dtype (it need not be b's or the input's then)
     return zeros_like(a) if a.shape[0] == 0 else matmul(unsqueeze(g, 0), _mH(b))

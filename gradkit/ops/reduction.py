@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 
 
-from gradkit.int_arguments import ints_reader
+from gradkit.int_arguments import chain, ints_reader, keepdim_needs_dim
 from gradkit.autograd.batching import batch_dim
 from gradkit.backend import get_default_dtype, to_numpy_dtype
 from gradkit.ops._op import op
@@ -41,20 +41,26 @@ def distinct_dims(dim, ndim: int) -> list:
     return seen
 
 
-def expand_back(g, x_shape, dim, keepdim):
-    """Broadcast a reduced gradient back to the input's shape (the vjp of every reduction).
+def unsqueeze_back(g, x_shape, dim, keepdim):
+    """A reduced gradient with its reduced dims back as dims of size 1 (keepdim's shape).
 
     Dims in front of the reduced shape (a vectorized batched backward's batch dim) stay.
     """
     ndim = len(x_shape)
+    if keepdim or not ndim:
+        return g
     reduced = axes(dim, ndim)
-    lead = tuple(g.shape[:g.ndim - (ndim if keepdim else ndim - len(reduced))])
-    if not keepdim and ndim:
-        kept = list(x_shape)
-        for a in reduced:
-            kept[a] = 1
-        g = reshape(g, lead + tuple(kept))
-    return expand(g, lead + tuple(x_shape))
+    lead = tuple(g.shape[:g.ndim - (ndim - len(reduced))])
+    kept = list(x_shape)
+    for a in reduced:
+        kept[a] = 1
+    return reshape(g, lead + tuple(kept))
+
+
+def expand_back(g, x_shape, dim, keepdim):
+    """Broadcast a reduced gradient back to the input's shape (the vjp of every reduction)."""
+    g = unsqueeze_back(g, x_shape, dim, keepdim)
+    return expand(g, tuple(g.shape[:g.ndim - len(x_shape)]) + tuple(x_shape))
 
 
 def reduced_count(x_shape, dim):
@@ -112,8 +118,9 @@ def accumulate(reduce, x, dtype, **options):
     return reduce(x, dtype=dtype, **options)
 
 
-sum.numbers = ints_reader("sum", "single", dim=(1, "int[1]?"), keepdim=(2, "bool"),
-                          dtype=(None, "ScalarType?"))
+sum.numbers = chain(keepdim_needs_dim("sum"),
+                   ints_reader("sum", "single", dim=(1, "int[1]?"), keepdim=(2, "bool"),
+                                dtype=(None, "ScalarType?")))
 
 
 sum.defvjp(lambda g, x_shape, dim, keepdim, dtype: expand_back(g, x_shape, dim, keepdim))
@@ -141,8 +148,9 @@ def floating_dtype(name: str, dtype):
     return dtype
 
 
-mean.numbers = ints_reader("mean", "single", dim=(1, "int[1]?"), keepdim=(2, "bool"),
-                           dtype=(None, "ScalarType?"))
+mean.numbers = chain(keepdim_needs_dim("mean"),
+                    ints_reader("mean", "single", dim=(1, "int[1]?"), keepdim=(2, "bool"),
+                                 dtype=(None, "ScalarType?")))
 
 
 def quiet_mean(xp, a, **options):

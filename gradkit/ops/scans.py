@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from gradkit import return_types
-from gradkit.int_arguments import int_parameters, ints_reader
+from gradkit.int_arguments import chain, int_parameters, ints_reader, keepdim_needs_dim
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.ops._op import op
@@ -135,8 +135,9 @@ def prod(xp, x, dim=None, keepdim=False, dtype=None):
                    dtype=_accumulation_dtype(x, dtype))
 
 
-prod.numbers = ints_reader("prod", "single", dim=(1, "int?"), keepdim=(2, "bool"),
-                           dtype=(None, "ScalarType?"))
+prod.numbers = chain(keepdim_needs_dim("prod"),
+                    ints_reader("prod", "single", dim=(1, "int"), keepdim=(2, "bool"),
+                                 dtype=(None, "ScalarType?")))
 
 
 def _prod_others(x, out, dim, keepdim):

@@ -6,6 +6,7 @@ import math
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.indexing import gather
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
 
@@ -57,7 +58,10 @@ def _unpool_grad(g, indices, x_shape, output_size):
     plane = (math.prod(g.shape[-d:]),)  # not -1: a batch may be empty
     picked = gather(reshape(g, lead + plane), -1,
                     reshape(indices, lead + (math.prod(x_shape[-d:]),)))
-    return reshape(picked, tuple(x_shape))
+    grad = reshape(picked, tuple(x_shape))
+    # torch's max_pool_double_backward answers an empty input with a fresh empty tensor: no
+    # graph, so a double backward never reaches the ops before the unpooling
+    return zeros_like(grad) if not math.prod(x_shape) else grad
 
 
 max_unpool_op.defvjp(_unpool_grad, None)

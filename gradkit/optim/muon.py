@@ -5,18 +5,36 @@ import math
 from collections.abc import Iterable
 
 from gradkit import ops
-from gradkit.backend import float32, int32
+from gradkit.backend import float32, float64, int32
 from gradkit.creation import zeros_like
 from gradkit.optim.optimizer import Optimizer
 
 _NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
 
 
+def _float32_to_bfloat16(single):
+    """float32 ``single`` rounded to bfloat16 (to nearest, ties to even), as float64."""
+    bits = single.view(int32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) & -65536).view(float32).to(float64)
+
+
+def _cast_to_bfloat16(t):
+    """``t.bfloat16()`` as torch casts a tensor, via float32 (so rounding twice for a double)."""
+    return _float32_to_bfloat16(t.to(float32))
+
+
 def _bfloat16(t):
-    """``t`` rounded to bfloat16 (to nearest, ties to even), kept in float32: torch runs the
-    iteration in bfloat16 tensors, which gradkit does not have, so each result is rounded."""
-    bits = t.to(float32).view(int32)
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) & -65536).view(float32)
+    """float64 ``t`` rounded once to bfloat16, as float64: torch's bfloat16 kernels compute a
+    result in float32 with fused multiply-adds, nearly exact, then round it; computing in
+    float64 and rounding once gives its bfloat16 (a plain float32 result can land on a
+    bfloat16 tie the fused one misses, and so round the other way)."""
+    single = t.to(float32)
+    # round to odd in float32 (an inexact result made odd by one step towards t): rounding
+    # that to bfloat16 is then the correct rounding of t
+    bits = single.view(int32)
+    inexact_even = (single.to(float64) != t) & ((bits & 1) == 0)
+    step = ops.where(inexact_even, ops.where(single.abs() > t.abs(), -1, 1), 0)
+    return _float32_to_bfloat16((bits + step.to(int32)).view(float32))
 
 
 def _zeropower_via_newtonschulz(grad, coefficients, ns_steps: int, eps: float):
@@ -29,7 +47,7 @@ def _zeropower_via_newtonschulz(grad, coefficients, ns_steps: int, eps: float):
         raise ValueError("Coefficients must be a tuple of exactly 3 values")
     a, b, c = coefficients
     tall = grad.size(0) > grad.size(1)
-    x = _bfloat16(grad)
+    x = _cast_to_bfloat16(grad)
     x = x.T if tall else x
     x = _bfloat16(x / _bfloat16(_bfloat16(x.norm()).clamp(min=eps)))
     for _ in range(ns_steps):

@@ -3970,3 +3970,36 @@ def test_internal_factories_give_their_size_as_one_tuple(shape):
     assert_same_as_torch(with_grads(lambda m, y: m.trapezoid(y, dim=-1), np.zeros(shape)))
     out = gradkit.func.vmap(lambda t: t.sum())(gradkit.zeros(shape[::-1]))
     assert tuple(out.shape) == (shape[-1],)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float64"])
+@pytest.mark.parametrize("dim", [-1, None])
+def test_prod_over_one_element_with_a_zero_passes_the_gradient_through(dtype, dim):
+    """torch's prod_safe_zeros_backward returns the gradient itself for a size-1 dim (and a
+    full product of one element): no graph through x, so the second derivative beside a NaN
+    stays finite (mixed seed 5486871: prod of square(x) at x = [[nan], [-0.0]])."""
+    def program(m):
+        x = m.tensor([[complex("nan")], [-0.0]] if dtype != "float64" else [[math.nan], [-0.0]],
+                     dtype=getattr(m, dtype), requires_grad=True)
+        rows = [m.square(x)] if dim is not None else [m.square(x[:1]), m.square(x[1:])]
+        out = sum(((m.prod(r, dim=dim, keepdim=True) if dim is not None else m.prod(r))
+                   * (1.5 - 0.5j if dtype != "float64" else 1.5)).sum() for r in rows)
+        (gx,) = m.autograd.grad(out.real if out.is_complex() else out, [x], create_graph=True)
+        (ggx,) = m.autograd.grad((gx * gx.conj()).real.sum() if gx.is_complex()
+                                 else (gx * gx).sum(), [x])
+        return gx, ggx
+    assert_same_as_torch(program)
+    if dtype == "complex64" and dim == -1:
+        problems, _ = diff_program(generate(RandomDrawer(5486871)))
+        assert problems == []
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_prod_over_one_element_with_a_zero_passes_gradgradcheck(dtype):
+    """The size-1 product's gradient (ones) stays differentiable twice, zero present or not."""
+    x = gradkit.tensor(np.array([[0.0], [0.7], [-1.3]], dtype=dtype), requires_grad=True)
+    for dim in (0, 1):
+        def f(t, dim=dim):
+            return gradkit.prod(t[:1] if dim == 0 else t, dim=dim)
+        assert gradkit.autograd.gradcheck(f, (x,))
+        assert gradkit.autograd.gradgradcheck(f, (x,))

@@ -152,6 +152,8 @@ def _prod_others(x, out, dim, keepdim):
     rows = reshape(x, (-1,)) if dim is None else x  # torch: a flat view for a full product
     d = 0 if dim is None else _normalize_dim(dim, x.ndim)
     n = rows.shape[d]
+    if n == 1:  # torch: the gradient itself, no graph through x (cumprod's would give NaN)
+        return ones_like(x)
     ones = ones_like(narrow(rows, d, 0, 1))
     left = cumprod(cat([ones, narrow(rows, d, 0, n - 1)], d), d)
     right = flip(cumprod(cat([ones, flip(narrow(rows, d, 1, n - 1), (d,))], d), d), (d,))

@@ -1,13 +1,16 @@
 """More programs the differential fuzzer (tests/fuzz) found gradkit and torch to disagree on,
 each run in both (the seed that found it in the test's comment); the first ones are in
 test_torch_fuzz_found.py."""
+import dataclasses
 import math
 import types
 import warnings
 
 import numpy as np
 import pytest
-from fuzz.known import _agree_but_for_rounding, diff_program, known_difference
+from fuzz.known import (
+    _agree_but_for_rounding, _in_place_division_by_zero_of_noise, diff_program,
+    known_difference)
 from fuzz.programs import Leaf, Program, RandomDrawer, Step, generate
 from fuzz.runner import Result, compare, leaf_values, run
 from fuzz.shrink import shrink
@@ -4003,3 +4006,44 @@ def test_prod_over_one_element_with_a_zero_passes_gradgradcheck(dtype):
             return gradkit.prod(t[:1] if dim == 0 else t, dim=dim)
         assert gradkit.autograd.gradcheck(f, (x,))
         assert gradkit.autograd.gradgradcheck(f, (x,))
+
+
+def test_in_place_complex_division_by_zero_of_rounding_noise_is_known():
+    """Documented (docs/numerics.md, "are exactly 0 where gradkit's"; dtypes seed 5593763):
+    torch's complex64 ``x /= x`` of a short tensor takes its scalar formula, exactly real,
+    where gradkit's (Smith's, fused, as torch's vectorized ``x / x``) leaves ~1e-9j; over
+    -0.0 that noise is inf and torch's 0 is NaN."""
+    values = np.array([-0.64114344 + 0.79879487j, 0.42842627 + 0.45298457j], np.complex64)
+
+    def in_place(m, divisor):
+        x = m.tensor(values)
+        x /= x
+        quotient = x.clone()
+        x /= divisor
+        return quotient.numpy(), x.numpy()
+    (q_mine, out_mine), (q_theirs, out_theirs) = (in_place(m, -0.0) for m in (gradkit, torch))
+    assert np.all(q_theirs.imag == 0) and np.all(q_mine.imag != 0)
+    np.testing.assert_allclose(q_mine, q_theirs, rtol=1e-6)
+    np.testing.assert_array_equal(  # gradkit's in-place is torch's out-of-place x / x
+        q_mine, (torch.tensor(values) / torch.tensor(values)).numpy())
+    assert np.all(np.isnan(out_theirs.imag)) and np.all(np.isinf(out_mine.imag))
+    problems, known = diff_program(generate(RandomDrawer(5593763)))
+    assert problems and known == \
+        "an in-place division by zero of a dividend that agrees but for rounding"
+    (_, out_mine), (_, out_theirs) = (in_place(m, 2.0) for m in (gradkit, torch))
+    np.testing.assert_allclose(out_mine, out_theirs, rtol=1e-6)  # a nonzero divisor: noise
+
+
+def test_in_place_division_by_a_nonzero_is_not_that_known_difference():
+    """The entry needs the last write to divide by zero: the same program dividing by 2,
+    with a value made to differ, is not this difference."""
+    program = generate(RandomDrawer(5593763))
+    last = program.steps[-1]
+    assert last.op == "iscalar_op" and last.params["scalar"] == 0
+    changed = dataclasses.replace(program, steps=program.steps[:-1] + (
+        last._replace(params={"op": "/", "scalar": 2.0}),))
+    mine, theirs = run(changed, gradkit), run(changed, torch)
+    slot = len(program.leaves) + len(program.steps) - 1
+    assert not _in_place_division_by_zero_of_noise(changed, mine, theirs)
+    theirs.values[slot] = theirs.values[slot] + 1  # now it differs, but not over a zero
+    assert not _in_place_division_by_zero_of_noise(changed, mine, theirs)

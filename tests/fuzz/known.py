@@ -677,6 +677,44 @@ def _in_place_power_of_a_huge_argument(program, mine: Result, slot: int) -> bool
     return _periodic_of_a_huge_argument(step._replace(inputs=(0, 1)), replayed)
 
 
+def _in_place_division_by_zero_of_noise(program, mine: Result, theirs: Result) -> bool:
+    """The first value to differ (a leaf's too) is a tensor's that an in-place division by
+    zero (``x /= 0``, ``x /= y`` at y = 0) wrote last, whose dividend before the write (the
+    program replayed up to it in both) agrees but for rounding: a part that is noise on one
+    side and an exact 0 on the other is inf or NaN over 0 (torch's complex64 ``x /= x`` of a
+    short tensor is exactly real, gradkit's Smith division leaves ~1e-9j: dtypes seed 5593763)."""
+    slots = [int(p.split("[", 1)[1].split("]", 1)[0]) for p in compare(mine, theirs)
+             if p.startswith("values[")]
+    if not slots or mine.error or theirs.error or mine.slots != theirs.slots:
+        return False
+    slot = min(slots)
+    writes = [k for k, step in enumerate(program.steps) if OPS[step.op].inplace and
+              mine.slots[step.inputs[0]] == mine.slots[slot]]
+    if not writes:
+        return False
+    step = program.steps[writes[-1]]
+    if step.op not in ("ibinop", "iscalar_op") or step.params.get("op") != "/":
+        return False
+    import torch
+
+    import gradkit
+    before = dataclasses.replace(program, steps=program.steps[:writes[-1]])
+    runs = [run(before, lib) for lib in (gradkit, torch)]
+    if any(r.error is not None for r in runs):
+        return False
+    x_mine, x_theirs = (r.values[step.inputs[0]] for r in runs)
+    divisor = step.params["scalar"] if step.op == "iscalar_op" else runs[1].values[step.inputs[1]]
+    out_mine, out_theirs = mine.values[slot], theirs.values[slot]
+    if x_mine.dtype.kind not in "fc" or x_mine.shape != x_theirs.shape or \
+            out_mine.shape != x_mine.shape or out_mine.shape != out_theirs.shape:
+        return False
+    differ = ~((out_mine == out_theirs) | (np.isnan(out_mine) & np.isnan(out_theirs)))
+    with np.errstate(all="ignore"):
+        noise = np.isclose(x_mine, x_theirs, rtol=1e-6, atol=0.0, equal_nan=True)
+    by_zero = np.broadcast_to(np.asarray(divisor) == 0, out_mine.shape)
+    return bool(differ.any()) and bool(noise.all()) and bool(by_zero[differ].all())
+
+
 def _periodic_of_a_huge_argument(step, mine: Result) -> bool:
     """sin or cos of an argument whose ulp is a visible part of the period: the last bit of
     float32 exp(74.2) (1.7e32, torch's one ulp above NumPy's) is another sine (seed
@@ -1624,6 +1662,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "the sign of the zeros they leave", _lapack_signed_zero),
     Known("a step that turns a rounding difference of its input into another number",
           "docs/numerics.md", "turn a last-bit difference", _rounding_amplified),
+    Known("an in-place division by zero of a dividend that agrees but for rounding",
+          "docs/numerics.md", "are exactly 0 where gradkit's", _in_place_division_by_zero_of_noise),
     Known("single-precision gradients that torch's own double-precision ones show are noise",
           "docs/numerics.md", "further from its own float64 gradient", _single_precision_noise),
     Known("a matmul operand detached in place: torch saved a reshaped view of it",

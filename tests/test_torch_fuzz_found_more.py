@@ -4047,3 +4047,28 @@ def test_in_place_division_by_a_nonzero_is_not_that_known_difference():
     assert not _in_place_division_by_zero_of_noise(changed, mine, theirs)
     theirs.values[slot] = theirs.values[slot] + 1  # now it differs, but not over a zero
     assert not _in_place_division_by_zero_of_noise(changed, mine, theirs)
+
+
+@pytest.mark.parametrize("name, input_shape, input_dtype, weight_shape, weight_dtype, bias", [
+    ("conv1d", (0, 1, 2), "float32", (1, 1, 2), "float64", None),
+    ("conv1d", (0, 1, 4), "float64", (2, 1, 2), "float32", "float64"),
+    ("conv2d", (0, 2, 4, 4), "float32", (2, 1, 2, 2), "float64", "float32"),
+    ("conv3d", (0, 1, 3, 3, 3), "float64", (1, 1, 2, 2, 2), "float32", None),
+    ("conv1d", (0, 1, 4), "float32", (1, 1, 2), "float64", "float64"),  # bias still checked
+    ("conv1d", (1, 1, 4), "float32", (1, 1, 2), "float64", None),  # non-empty: weight checked
+])
+def test_convolution_of_an_empty_batch_skips_the_weight_dtype_check(
+        name, input_shape, input_dtype, weight_shape, weight_dtype, bias):
+    """torch's empty backend computes ``input * weight.flatten()[0]``: an empty batch takes
+    any float weight dtype, keeps the input's dtype and gives the weight a zero gradient;
+    the bias dtype is still checked (seed 402963)."""
+    def program(m):
+        groups = 2 if input_shape[1] == 2 else 1
+        x = m.zeros(*input_shape, dtype=getattr(m, input_dtype), requires_grad=True)
+        w = m.ones(*weight_shape, dtype=getattr(m, weight_dtype), requires_grad=True)
+        leaves = [x, w]
+        if bias is not None:
+            leaves.append(m.ones(weight_shape[0], dtype=getattr(m, bias), requires_grad=True))
+        out = getattr(m.nn.functional, name)(*leaves, groups=groups, stride=2)
+        return (out,) + m.autograd.grad(out.sum(), leaves)
+    assert_same_as_torch(program)

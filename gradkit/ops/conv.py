@@ -199,7 +199,10 @@ def check_conv_arguments(input, weight, bias, stride, dilation, groups, d, trans
         raise RuntimeError(f"Given {given} {list(weight.shape)}, expected input"
                            f"{list(input.shape)} to have {channels} channels, but got "
                            f"{input.shape[1]} channels instead")
-    if input._data.dtype != weight._data.dtype:
+    # torch's empty backend (an empty batch) multiplies and never meets the kernel's weight
+    # dtype check; transposed convolutions keep the check here (not yet matched)
+    empty = not transposed and input.shape[0] == 0
+    if input._data.dtype != weight._data.dtype and not empty:
         raise RuntimeError(f"expected scalar type {scalar_type_name(input._data)} but found "
                            f"{scalar_type_name(weight._data)}")
     if bias is not None and bias._data.dtype != input._data.dtype:
@@ -231,6 +234,17 @@ def refuse_bool(input, weight, kernel: str) -> None:  # noqa: A002 - torch's nam
         raise kernel_error(kernel)(input._data)
 
 
+def _empty_convolution(input, weight, bias, out_sizes):  # noqa: A002 - torch's name
+    """torch's ConvBackend::Empty: ``input * weight.flatten()[0]`` shaped as the output, so
+    dtypes promote as a multiply and the weight still gets a (zero) gradient."""
+    flat = reshape(weight, (-1,))
+    out = flat * 0 if flat.shape[0] == 0 else input * flat[0]
+    out = reshape(out, (input.shape[0], weight.shape[0]) + out_sizes)
+    if bias is not None:
+        out = out + reshape(bias, (1, -1) + (1,) * len(out_sizes))
+    return out
+
+
 def conv_nd(input, weight, bias, stride, padding, dilation, groups: int, d: int, name: str):
     """torch's conv{d}d: (N, C, *sizes) or (C, *sizes) input, (O, C/groups, *kernel) weight."""
     input, added = batched(input, d, name)
@@ -246,8 +260,11 @@ def conv_nd(input, weight, bias, stride, padding, dilation, groups: int, d: int,
     out_sizes = tuple((p - s) // st + 1 for p, s, st in zip(padded, span, stride, strict=True))
     refuse_bool(input, weight, "slow_conv_dilated<>" if max(dilation) > 1 else
                 f"slow_conv{3 if d == 3 else 2}d_cpu")
-    geometry = (padded, kernel, out_sizes, stride, dilation)
-    out = convolution(input, weight, bias, padding=pads, geometry=geometry, groups=groups)
+    if input.shape[0] == 0:
+        out = _empty_convolution(input, weight, bias, out_sizes)
+    else:
+        geometry = (padded, kernel, out_sizes, stride, dilation)
+        out = convolution(input, weight, bias, padding=pads, geometry=geometry, groups=groups)
     return squeeze(out, 0) if added else out
 
 

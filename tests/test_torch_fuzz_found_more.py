@@ -4072,3 +4072,17 @@ def test_convolution_of_an_empty_batch_skips_the_weight_dtype_check(
         out = getattr(m.nn.functional, name)(*leaves, groups=groups, stride=2)
         return (out,) + m.autograd.grad(out.sum(), leaves)
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("shape", [(1, 0, 2), (1, 2, 2)])
+def test_ldexp_result_written_in_place_refuses_backward_for_self_alone(shape):
+    """torch saves ldexp's result (other's gradient reads it) even when only self needs a
+    gradient: saved outputs are never skipped, so an in-place ``cumsum_`` of the result
+    refuses backward, empty or not (seed 401282)."""
+    def program(m):
+        x = m.zeros(*shape, dtype=m.float64, requires_grad=True)
+        y = m.ldexp(x, m.tensor(3))
+        y.cumsum_(1)
+        y.sum().backward()
+    _both_refuse_the_write(program, match=r"output 0 of LdexpBackward0|output 0 of Ldexp")
+

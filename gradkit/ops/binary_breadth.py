@@ -159,8 +159,14 @@ def _real_input_grad(grad, input_dtype):
 
 # torch saves the result for other's gradient: result * ln 2
 # torch saves other and the result, not x (a write into x after ldexp is allowed)
-ldexp.defvjp(lambda g, x_dtype, other, result: _real_input_grad(g * conj(_two_to(other)),
-                                                                x_dtype),
+def _ldexp_self_grad(g, x_dtype, other, result):
+    # torch saves the result unguarded and unpacks it for either gradient: naming it here
+    # keeps it saved when only x needs a gradient, so a write into the result is refused
+    _ = result
+    return _real_input_grad(g * conj(_two_to(other)), x_dtype)
+
+
+ldexp.defvjp(_ldexp_self_grad,
              lambda g, x_dtype, other, result: _real_input_grad(g * conj(result * _LN2),
                                                                 _data_of(other).dtype))
 ldexp.defjvp(lambda t, x_dtype, other, result: t * _two_to(other),

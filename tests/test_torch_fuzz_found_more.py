@@ -4086,3 +4086,23 @@ def test_ldexp_result_written_in_place_refuses_backward_for_self_alone(shape):
         y.sum().backward()
     _both_refuse_the_write(program, match=r"output 0 of LdexpBackward0|output 0 of Ldexp")
 
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("given", ["python", "0d_tensor"])
+def test_softplus_complex_beta_computes_but_refuses_double_backward(dtype, given):
+    """A complex beta (imaginary part 0) computes softplus and its gradient as its real
+    value, but torch's softplus_double_backward compares ``x * beta < threshold`` and has no
+    complex less-than (seed 201361)."""
+    def program(m, create_graph):
+        x = m.tensor([0.3, -1.0, 30.0], dtype=getattr(m, dtype), requires_grad=True)
+        beta = complex(0.1) if given == "python" else m.tensor(complex(0.1))
+        y = m.nn.functional.softplus(x, beta, 5)
+        (g,) = m.autograd.grad(y.sum(), x, create_graph=create_graph)
+        if create_graph:
+            g.sum().backward()
+        return y, g
+    assert_same_as_torch(lambda m: program(m, False))
+    assert_same_as_torch(lambda m: program(m, True))
+    with pytest.raises(NotImplementedError, match='"lt_cpu" not implemented for'):
+        program(gradkit, True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.number_arguments import numbers_reader
 from gradkit.ops._op import op
@@ -127,6 +128,7 @@ gelu.defderivative(lambda x, approximate: gelu_slope(x, approximate))
         integer_error=kernel_error("softplus_cpu"))
 def softplus(xp, x, beta=1.0, threshold=20.0):
     """log(1 + exp(beta * x)) / beta, linear above ``threshold``, elementwise."""
+    beta = beta.real  # a complex beta (imaginary part 0) computes as its real part
     bx = x * beta
     soft = xp.log1p(xp.exp(xp.minimum(bx, threshold))) / beta
     return xp.where(bx > threshold, x, soft).astype(x.dtype, copy=False)
@@ -139,19 +141,37 @@ def softplus_slope(xp, x, beta=1.0, threshold=20.0):
     at s = 1 gives NaN as in torch (a where() would have masked it). torch's z / (z + 1) with
     z = exp(beta * x): at beta * x = -90 in float32 that is a subnormal, where 1 / (1 + exp(90))
     overflows to 0 (an infinite upstream gradient then gives NaN, not torch's inf)."""
-    bx = x * beta
+    bx = x * beta.real
     z = xp.exp(xp.minimum(bx, threshold))
     return xp.where(bx > threshold, 1.0, z / (z + 1)).astype(x.dtype, copy=False)
 
 
 def _softplus_second_derivative(x, beta, threshold):
+    if isinstance(beta, complex):  # torch's x * beta < threshold: no complex less-than
+        product = x * beta
+        raise kernel_error("lt_cpu")(getattr(product, "_data", product))
     s = sigmoid(x * beta)
     return s * (1 - s) * (x * beta < threshold) * beta
 
 
 softplus_slope.defderivative(_softplus_second_derivative)
 softplus.defderivative(lambda x, beta, threshold: softplus_slope(x, beta, threshold))
-softplus.numbers = numbers_reader("softplus", beta=(2, "input"), threshold=(3, "input"))
+_read_softplus_numbers = numbers_reader("softplus", beta=(2, "input"), threshold=(3, "input"))
+
+
+def _softplus_numbers(params: dict, positional=(), inputs=()) -> dict:
+    """softplus's Scalars as its kernels read them; a complex beta stays complex (its real
+    value) for the double backward, where torch's formula meets it (and refuses)."""
+    raw = params.get("beta")
+    given_complex = isinstance(raw, complex) or \
+        isinstance(raw, Tensor) and raw._data.dtype.kind == "c"
+    params = _read_softplus_numbers(params, positional, inputs)
+    if given_complex:
+        params["beta"] = complex(params["beta"])
+    return params
+
+
+softplus.numbers = _softplus_numbers
 
 
 @unary(save="x", complex_error=kernel_error("elu_cpu"), integer_error=kernel_error("elu_cpu"))

@@ -4106,3 +4106,16 @@ def test_softplus_complex_beta_computes_but_refuses_double_backward(dtype, given
     assert_same_as_torch(lambda m: program(m, True))
     with pytest.raises(NotImplementedError, match='"lt_cpu" not implemented for'):
         program(gradkit, True)
+
+
+def test_histc_of_a_rounded_bin_edge_is_a_known_rounding_step():
+    """Known difference (docs/numerics.md, "`histc` counts a value one ulp either side of a
+    bin edge"; breadth seed 201754): |Q| of a 1 x 1 complex QR is 1 but for rounding, and 1 is
+    the edge between histc(bins=3, min=0, max=1.5)'s last two bins."""
+    problems, known = diff_program(generate(RandomDrawer(201754), "breadth"))
+    assert problems and known == "a step that turns a rounding difference of its input into " \
+        "another number"
+    for m in (gradkit, torch):
+        below = m.tensor([1.0 - 2.0 ** -53], dtype=m.float64)
+        for value, counts in ((below, [0.0, 1.0, 0.0]), (below * 0 + 1, [0.0, 0.0, 1.0])):
+            assert m.histc(value, bins=3, min=0, max=1.5).tolist() == counts

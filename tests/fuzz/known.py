@@ -527,7 +527,8 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
     matmul form near a zero distance, atanh at 1 (atanh(1 - ulp) is 8.7, atanh(1) inf),
     vector_norm(ord=0) counting a rounding-noise entry that is 0 on the other side, x % y
     (fmod, //) where y divides x but for rounding, sin of a huge argument, a polynomial's
-    degree floor(4 |n|) of an n one ulp below 1 (breadth seed 99391); or the first
+    degree floor(4 |n|) of an n one ulp below 1 (breadth seed 99391), histc of a value at a
+    bin edge but for rounding (breadth seed 201754); or the first
     value to differ picks among values equal but for rounding (max pooling's index, sort's
     order: nn_new seed 1686, attention's rows one float32 ulp from torch's)."""
     first = _first_differing_value(program, mine, theirs)
@@ -551,6 +552,7 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
             or (step.op == "b_vector_norm" and step.params.get("ord") == 0) \
             or _floors_a_quotient(step) \
             or step.op == "sp_polynomial_tensor_n" \
+            or step.op == "b_histc" \
             or _truncates_a_rounding(step, mine, theirs, leaves + k) \
             or (step.op == "d_statistic" and step.params["family"] == "Weibull"
                 and step.params["stat"] == "mode") \

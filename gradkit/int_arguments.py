@@ -239,14 +239,15 @@ def ints_reader(function: str, overloaded: bool | str = False, **specs):
     ``overloaded``: torch has other signatures, so a refusal is its "invalid combination of
     arguments" (``"single"``: only when the call gives that one argument, as ``sum(dim=.)``)."""
     plain = _plain_types(specs)
-    entries = tuple((name, position, kind, plain[name], kind[-1] == "?")
+    entries = tuple((name, position, kind, plain[name], kind[-1] == "?", "[" in kind)
                     for name, (position, kind) in specs.items())
 
     def read(params: dict, positional=(), inputs=()) -> dict:  # (the op's inputs: unread)
-        for name, position, kind, plain_type, optional in entries:
+        for name, position, kind, plain_type, optional, takes_list in entries:
             value = params.get(name, _ABSENT)
-            if value is _ABSENT or type(value) is plain_type or value is None and optional:
-                continue  # absent, an int, a bool keepdim; None for an optional one
+            if value is _ABSENT or type(value) is plain_type or value is None and optional or \
+                    takes_list and type(value) is tuple and _all_ints(value):
+                continue  # absent, an int, a bool keepdim, a tuple of ints; an optional None
             try:
                 params[name] = _READERS[kind.rstrip("?")](
                     value, function, name, position if name in positional else None)

@@ -19,6 +19,7 @@ import numpy as np
 from gradkit import creation
 from gradkit._tensor import Tensor
 from gradkit.autograd.function import Function
+from gradkit.ops.joining import stack
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_decompositions import qr
 from gradkit.ops.linalg_solvers import solve
@@ -112,12 +113,13 @@ def lobpcg(A: Tensor, k: int | None = None, B: Tensor | None = None,  # noqa: N8
            niter: int | None = None, tol: float | None = None, largest: bool | None = None,
            method: str | None = None, tracker=None, ortho_iparams=None, ortho_fparams=None,
            ortho_bparams=None) -> tuple[Tensor, Tensor]:
-    """torch.lobpcg for a dense symmetric 2-D ``A``: (E (k,), X (m, k)), the ``k`` largest
+    """torch.lobpcg for a dense symmetric ``A`` (m, m) or a batch (*, m, m): (E (*, k,),
+    X (*, m, k)), the ``k`` largest
     (``largest=False``: smallest) eigenvalues, sorted so, and their eigenvectors (signs are
     arbitrary). ``X`` gives the start vectors (else ``n`` (default k) drawn from gradkit's
     generator), ``niter`` (default 1000) bounds the iterations, ``tol`` (default √eps) the
-    relative residuals. ``B``, ``iK``, batches and ``method``/``tracker``/``ortho_*`` are not
-    supported (NotImplementedError)."""
+    relative residuals. ``B``, ``iK``, complex ``A`` and ``method``/``tracker``/``ortho_*`` are
+    not supported (NotImplementedError)."""
     if A.shape[-2] != A.shape[-1]:
         raise AssertionError(f"A must be square, got shape {A.shape}")
     if B is not None and tuple(A.shape) != tuple(B.shape):
@@ -126,9 +128,9 @@ def lobpcg(A: Tensor, k: int | None = None, B: Tensor | None = None,  # noqa: N8
                    "ortho_iparams": ortho_iparams, "ortho_fparams": ortho_fparams,
                    "ortho_bparams": ortho_bparams}
     given = [name for name, value in unsupported.items() if value is not None]
-    if given or A.ndim != 2 or A.is_complex():
-        what = ", ".join(given) or ("complex A" if A.is_complex() else "batched A")
-        raise NotImplementedError(f"gradkit's lobpcg takes a real 2-D A only, not {what}")
+    if given or A.is_complex():
+        what = ", ".join(given) or "complex A"
+        raise NotImplementedError(f"gradkit's lobpcg takes a real A only, not {what}")
     dtype = A.dtype if A.is_floating_point() else creation.float32
     tol = _EPS[str(dtype).split(".")[-1]] ** 0.5 if tol is None else tol
     m = A.shape[-1]
@@ -137,6 +139,8 @@ def lobpcg(A: Tensor, k: int | None = None, B: Tensor | None = None,  # noqa: N8
     if m < 3 * n:
         raise ValueError(f"LOBPCG algorithm is not applicable when the number of A rows (={m})"
                          f" is smaller than 3 x the number of requested eigenpairs (={n})")
+    if A.ndim > 2:  # one problem per matrix of the batch, as torch's loop over them
+        return _lobpcg_of_a_batch(A, k, X, n, niter, tol, largest)
     start = creation.randn(m, n, dtype=dtype, device=A.device) if X is None else X
     if tuple(start.shape) != (m, n):
         raise AssertionError(f"X shape mismatch: got {start.shape}, expected {(m, n)}")
@@ -146,3 +150,18 @@ def lobpcg(A: Tensor, k: int | None = None, B: Tensor | None = None,  # noqa: N8
     return LOBPCGAutogradFunction.apply(A, start.detach().numpy(), k,
                                         1000 if niter is None else niter, tol,
                                         True if largest is None else largest)
+
+
+def _lobpcg_of_a_batch(A: Tensor, k: int, X: Tensor | None, n: int, niter, tol,  # noqa: N803
+                       largest) -> tuple[Tensor, Tensor]:
+    batch = tuple(A.shape[:-2])
+    if X is not None and tuple(X.shape[:-2]) != batch:
+        raise AssertionError(f"X shape mismatch: got {X.shape}, expected "
+                             f"{batch + tuple(A.shape[-1:]) + (n,)}")
+    matrices = A.reshape(-1, *A.shape[-2:])
+    starts = [None] * len(matrices) if X is None else X.reshape(-1, *X.shape[-2:])
+    pairs = [lobpcg(a, k=k, X=x, n=n, niter=niter, tol=tol, largest=largest)
+             for a, x in zip(matrices, starts)]
+    values = stack([e for e, _ in pairs]).reshape(*batch, k)
+    vectors = stack([v for _, v in pairs]).reshape(*batch, *A.shape[-1:], k)
+    return values, vectors

@@ -580,7 +580,6 @@ def test_lobpcg_gradients(k, n, largest, twice):
     assert got[:2] == (True, True) and got[4]
 
 
-@pytest.mark.xfail(strict=True, reason="texp4: gradkit's lobpcg takes a 2-D A only, not a batch")
 def test_lobpcg_gradients_of_a_batch():
     # torch: test_lobpcg (its batched sizes (2, 6, 6), (2, 2, 6, 6))
     def program(lib):

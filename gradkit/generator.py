@@ -35,6 +35,15 @@ class _RandomGuard(threading.local):
     message: str | None = None  # set while random draws raise it (gradkit.func.vmap)
     # fn(tensor) that every in-place random draw calls first (gradkit.func.vmap), or None
     inplace_draw = None
+    # fn(tensors) that draws parameterized by tensors (bernoulli's p, normal's mean...) call
+    # first (vmap's 'same' randomness refuses batched ones), or None
+    parameterized_draw = None
+
+
+def check_draw_parameters(*tensors) -> None:
+    """Let vmap see the tensors a draw is parameterized by (it may refuse them)."""
+    if random_guard.parameterized_draw is not None:
+        random_guard.parameterized_draw(tensors)
 
 
 random_guard = _RandomGuard()

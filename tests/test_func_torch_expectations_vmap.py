@@ -421,14 +421,50 @@ def test_randomness_of_jacfwd_chunk_size_and_unbatched_dropout():
         plain(lib, 3), plain(lib, 1, 3)), RuntimeError, "randomness error mode")
 
 
-@pytest.mark.xfail(strict=True, reason="texp5: gradkit's per-sample vmap cannot tell a batched "
-                   "tensor argument of a random op from an unbatched one")
-def test_same_randomness_with_a_batched_tensor_input_is_refused():
-    # TestRandomness: _assert_throws_in_same_mode_batched (bernoulli, normal, poisson, ...)
-    raises_like_torch(lambda lib: lib.func.vmap(lambda t: lib.bernoulli(t - 0.5),
-                                                randomness="same")(lib.ones(4, 3)),
+_SAME_DRAWS = {
+    "bernoulli": lambda lib, t: lib.bernoulli(t - 0.5),
+    "bernoulli_p": lambda lib, t: lib.bernoulli(t, 0.5),
+    "bernoulli_int": lambda lib, t: lib.bernoulli(t.long()),
+    "normal_mean": lambda lib, t: lib.normal(t, 1.0),
+    "normal_std": lambda lib, t: lib.normal(0.0, t.abs()),
+    "poisson": lambda lib, t: lib.poisson(t),
+    "multinomial": lambda lib, t: lib.multinomial(t, 2),
+    "binomial": lambda lib, t: lib.binomial(t * 10, t / 2),
+    "bernoulli_into_unbatched": lambda lib, t: lib.ones(3).bernoulli_(t / 2),
+    "captured_through_ops": lambda lib, t: lib.normal(t.sum() * lib.ones(3), 1.0),
+    "through_a_list": lambda lib, t: lib.poisson(lib.cat([t, t]).abs()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SAME_DRAWS))
+def test_same_randomness_with_a_batched_tensor_input_is_refused(case):
+    # TestRandomness: _assert_throws_in_same_mode_batched (bernoulli, normal, poisson, ...):
+    # a draw parameterized by a tensor that depends on the mapped inputs
+    raises_like_torch(lambda lib: lib.func.vmap(lambda t: _SAME_DRAWS[case](lib, t),
+                                                randomness="same")(lib.ones(4, 3) / 2),
                       RuntimeError, "Vmap does not currently support same randomness with a "
                       "batched tensor input")
+
+
+_SAME_ALLOWED = {
+    "rand_like": lambda lib, t: lib.rand_like(t),
+    "dropout": lambda lib, t: lib.nn.functional.dropout(t, 0.5),
+    "bernoulli_into_batched": lambda lib, t: t.clone().bernoulli_(),
+    "bernoulli_unbatched_p": lambda lib, t: t.clone().bernoulli_(lib.full((3,), 0.5)),
+    "normal_into_batched": lambda lib, t: (t * 1).normal_(0.0, 2.0),
+    "unbatched_parameters": lambda lib, t: lib.normal(lib.zeros(3), lib.ones(3)) + t,
+    "multinomial_unbatched": lambda lib, t: lib.multinomial(lib.ones(3), 2) + t.long()[:2],
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SAME_ALLOWED))
+def test_same_randomness_allows_draws_not_parameterized_by_the_batch(case):
+    # the draws torch allows under 'same': shapes from batched tensors, parameters unbatched
+    def program(lib):
+        out = lib.func.vmap(lambda t: _SAME_ALLOWED[case](lib, t), randomness="same")(
+            lib.rand(4, 3))
+        return tuple(out.shape), bool((out[0] == out[1]).all())
+    assert like_torch(program)
 
 
 def test_in_place_random_into_an_unbatched_tensor():

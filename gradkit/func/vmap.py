@@ -16,6 +16,7 @@ import functools
 from collections.abc import Callable
 
 from gradkit._tensor import Tensor
+from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import inference_mode, is_inference_mode_enabled, no_grad
 from gradkit.creation import zeros
 from gradkit.func._levels import transform_level
@@ -32,6 +33,8 @@ _CAPTURED_WRITE = ("vmap: {name} wrote in place into a tensor it captured or got
 _DIFFERENT_INPLACE = ("vmap: Cannot ask for different inplace randomness on an unbatched tensor. "
                       "This will appear like same randomness. If this is necessary for your "
                       "usage, please file an issue with functorch.")
+_SAME_BATCHED = ("Vmap does not currently support same randomness with a batched tensor input. "
+                 "Please file an issue with functorch")
 _RANDOM_REFUSED = ("vmap: called random operation while in randomness error mode. Please either "
                    "use the 'same' or 'different' randomness flags on vmap or perform the "
                    "randomness operation out of vmap")
@@ -156,16 +159,69 @@ def _run(func, samples: list, kwargs: dict, randomness: str, name: str, watched:
     state = default_generator.get_state() if randomness == "same" else None
     drawn_into = set()  # version counters of watched tensors a "same" draw wrote (allowed)
     results = []
-    with random_refused(randomness), _inplace_draws(randomness, watched, drawn_into):
+    batched = _BatchedTensors() if randomness == "same" else None
+    with random_refused(randomness), _inplace_draws(randomness, watched, drawn_into), \
+            _batched_parameters_refused(batched):
         for sample in samples:
             if state is not None:
                 default_generator.set_state(state)
+            if batched is not None:
+                batched.start(t for t in tree_flatten(sample)[0] if isinstance(t, Tensor)
+                              and all(t is not w for w in watched))
             with transform_level():
                 results.append(func(*sample, **kwargs))
             if any(t._version != version and id(t._vc) not in drawn_into
                    for t, version in captured):
                 raise RuntimeError(_CAPTURED_WRITE.format(name=name))
     return results
+
+
+class _BatchedTensors(observers.Observer):
+    """The tensors of one sample that depend on the mapped inputs: the sample's slices and
+    every op output made from one of them (an op observer, attached for 'same' randomness
+    only, where torch refuses a draw parameterized by a batched tensor). Tensors made by
+    creation functions (``zeros_like(t)``) are not ops and stay unmarked: a draw they
+    parameterize runs rather than being refused."""
+
+    def __init__(self) -> None:
+        self.held: dict = {}  # id -> tensor (held, so that an id is not reused meanwhile)
+
+    def start(self, tensors) -> None:
+        self.held = {id(t): t for t in tensors}
+
+    def op_exit(self, token, name, inputs, outputs, node) -> None:
+        if outputs is not None and any(id(t) in self.held for t in _tensors_in(inputs)):
+            self.held.update((id(t), t) for t in _tensors_in(outputs))
+
+    def refuse_batched(self, tensors: tuple) -> None:
+        if any(id(t) in self.held for t in tensors):
+            raise RuntimeError(_SAME_BATCHED)
+
+
+def _tensors_in(values) -> list:
+    """The tensors among an op's inputs or outputs (one tensor, or a sequence holding
+    tensors and sequences of tensors)."""
+    if isinstance(values, Tensor):
+        return [values]
+    return [t for v in values for t in ([v] if isinstance(v, Tensor) else
+                                        v if isinstance(v, (list, tuple)) else ())]
+
+
+@contextlib.contextmanager
+def _batched_parameters_refused(batched: _BatchedTensors | None):
+    """Under 'same' randomness: track the batched tensors while the samples run, and refuse
+    the draws they parameterize."""
+    if batched is None:
+        yield
+        return
+    previous = random_guard.parameterized_draw
+    random_guard.parameterized_draw = batched.refuse_batched
+    observers.attach(batched)
+    try:
+        yield
+    finally:
+        observers.detach(batched)
+        random_guard.parameterized_draw = previous
 
 
 @contextlib.contextmanager

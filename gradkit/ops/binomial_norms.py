@@ -7,7 +7,7 @@ import numpy as np
 from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit._user_frames import warn_at_user
-from gradkit.generator import rng_of
+from gradkit.generator import check_draw_parameters, rng_of
 from gradkit.ops._op import Op
 from gradkit.ops.grad_edges import no_derivative
 from gradkit.ops.linalg_norms import norm
@@ -42,6 +42,7 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
             raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
                              f"{scalar_type_name(value._data)}")
     rng = rng_of(generator, "binomial")
+    check_draw_parameters(count, prob)
     if prob.dtype is not count.dtype:
         raise RuntimeError(f"Found dtype {scalar_type_name(prob._data)} but expected "
                            f"{scalar_type_name(count._data)}")

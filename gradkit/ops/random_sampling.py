@@ -16,7 +16,7 @@ import numpy as np
 from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
-from gradkit.generator import random_guard, rng_of
+from gradkit.generator import check_draw_parameters, random_guard, rng_of
 from gradkit.number_arguments import number_argument, number_if_read
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import Op
@@ -135,6 +135,7 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     """Fill with 1 (probability ``p``, a number or a tensor expanding to self) or 0."""
     rng = rng_of(generator, "bernoulli_")
     if isinstance(p, Tensor):
+        check_draw_parameters(p)
         for kernel, data, fine in (("self_", self._data, "fbiu"), ("p_", p._data, "f")):
             if data.dtype.kind not in fine:
                 raise NotImplementedError(f'"bernoulli_tensor_cpu_{kernel}" not implemented '
@@ -270,6 +271,7 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
     """1 with probability ``input`` (elementwise), else 0, in input's dtype; with ``p`` a
     number, 1 with probability p in input's shape and dtype (no graph: torch records a node
     whose backward is not implemented)."""
+    check_draw_parameters(input)
     if p is not None:
         return bernoulli_(Tensor._make(input._data.copy()), p, generator=generator)
     rng = rng_of(generator, "bernoulli")
@@ -302,6 +304,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     if size is not None:
         raise TypeError("normal() received an invalid combination of arguments - got a size "
                         "with a tensor mean or std")
+    check_draw_parameters(*(v for v in (mean, std) if isinstance(v, Tensor)))
     if mean_is_tensor and std_is_tensor:
         _require_floating(mean._data, "normal_kernel_cpu")
         shape = _broadcast_shape(mean._data, std._data)
@@ -340,6 +343,7 @@ def _normal(rng, mean, std, shape, dtype):
 def poisson(input: Tensor, generator=None) -> Tensor:
     """Poisson samples with rates ``input`` (in input's floating dtype)."""
     rng = rng_of(generator, "poisson")
+    check_draw_parameters(input)
     _require_floating(input._data, "poisson_cpu", complex_ok=False)
     rates = backend.to_device(input._data, backend.CPU)
     if (rates < 0).any():
@@ -353,6 +357,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator=None) -> Tensor:
     """Indices drawn from the categories of each row, weighted by ``input`` (int64)."""
     rng = rng_of(generator, "multinomial")
+    check_draw_parameters(input)
     data = input._data
     if data.dtype.kind != "f":
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "

@@ -2,8 +2,10 @@
 
 The names come from the op's declaration (``save=("x", "y", "result", "x.shape")``) plus
 torch's spellings: ``self``/``other`` for the first inputs (or the op's
-``torch_input_names``), ``self_sym_sizes`` for a saved shape, and the op's parameters
-(``dim``, ``keepdim``). They are properties on Node, declared once per name.
+``torch_input_names``), ``self_sym_sizes`` for a saved shape, the op's parameters (``dim``,
+``keepdim``), and the op's ``torch_saved`` (name -> ``fn(node)``: a value in torch's form,
+such as a one-dim reduction's ``dim`` as the tuple torch's ``int[]`` gives). They are
+properties on Node, declared once per name.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ def _saved_keys(op) -> dict:
     ``<input>_<attr>`` for metadata, or the op's ``torch_result_names`` for results), and of its
     parameters (``dim``, ``keepdim``) -> None."""
     keys = dict.fromkeys(getattr(op, "param_names", ()))
+    keys.update(getattr(op, "torch_saved", {}))  # name -> fn(node): torch's form of a value
     names = getattr(op, "input_names", ())
     torch_names = getattr(op, "torch_input_names", _TORCH_INPUT_NAMES)
     result_names = getattr(op, "torch_result_names", ())  # frexp's (mantissa, exponent)
@@ -48,6 +51,8 @@ def _saved_attribute(node: Node, key: str):
     entry_index = keys[key]
     if entry_index is None:  # a parameter: plain values stay readable after backward
         return (node.params or {}).get(key)
+    if callable(entry_index):  # the op's torch_saved: a value in torch's form
+        return entry_index(node)
     if node.saved is None:
         raise RuntimeError(FREED_MESSAGE)
     value = node.saved[entry_index]

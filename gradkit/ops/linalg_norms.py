@@ -162,6 +162,7 @@ def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
 @numpy_keywords
 def linalg_norm(x, ord=None, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A002
     """``linalg.norm``: a vector norm over one dim (or all of them), a matrix norm over two."""
+    dim_given = dim
     if dim is not None:
         dim = (dim,) if isinstance(dim, int) else tuple(dim)
     elif ord is not None:
@@ -175,6 +176,8 @@ def linalg_norm(x, ord=None, dim=None, keepdim: bool = False, *, dtype=None):  #
         raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
                            f"Got {list(dim or ())}" if dim is not None and len(dim) > 2 else
                            f"linalg.vector_norm: Order {ord} not supported.")
+    if x.ndim == 1 and len(dim or ()) == 1 and dim_given is None:
+        dim = None  # torch's node keeps the dim it was given (_saved_dim is None)
     return vector_norm(x, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 

@@ -30,9 +30,10 @@ from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
 _EPSILON = 1e-12  # cosine_embedding_loss's guard on squared norms, as torch's
 
 # torch's at::norm over one dim: linalg.vector_norm's forward and derivatives, its own node name
-_norm = Op(vector_norm.forward, name="norm", save=("x", "result"), node_name="NormBackward1")
-_norm.defvjp(*vector_norm.vjps)
-_norm.defjvp(*vector_norm.jvps)
+norm_over_a_dim = Op(vector_norm.forward, name="norm", save=("x", "result"),
+                     node_name="NormBackward1")
+norm_over_a_dim.defvjp(*vector_norm.vjps)
+norm_over_a_dim.defjvp(*vector_norm.jvps)
 
 
 def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=None,
@@ -128,7 +129,7 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
 
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
     """The p-norm of x1 - x2 + eps along the last dim (torch's NormBackward1)."""
-    return _norm(x1 - x2 + eps, p, max(x1.ndim, x2.ndim) - 1, keepdim)
+    return norm_over_a_dim(x1 - x2 + eps, p, max(x1.ndim, x2.ndim) - 1, keepdim)
 
 
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from gradkit._user_frames import warn_at_user
-from gradkit.int_arguments import chain, ints_reader
+from gradkit.int_arguments import chain, ints_reader, invalid_combination
 from gradkit.number_arguments import numbers_reader
 
 from gradkit.ops._op import op
@@ -58,6 +58,33 @@ def _welford_zeros(xp, x, ax: tuple, result, always: bool):
     return xp.where(equal.reshape(result.shape), 0, result).astype(result.dtype, copy=False)
 
 
+def _unbiased_overload(function: str):
+    """A ``numbers`` hook for torch's ``var(bool unbiased)`` signature: a lone positional
+    bool is ``unbiased`` (not dim 1: ``x.var(True)``), and ``unbiased`` beside ``correction``
+    matches no signature."""
+    def read(params: dict, positional=(), inputs=()) -> dict:
+        lone_bool = type(params.get("dim")) is bool
+        if lone_bool and list(params) == ["dim"] and "dim" in positional:
+            return {"unbiased": params["dim"]}
+        if lone_bool or "unbiased" in params and "correction" in params:
+            error = invalid_combination(function, tuple(params[k] for k in positional),
+                                        {k: v for k, v in params.items() if k not in positional})
+            error.method_form = True
+            raise error
+        return params
+    return read
+
+
+def _lone_unbiased(function: str, dim, unbiased, keepdim, correction) -> tuple:
+    """``(dim, unbiased)`` of var_mean / std_mean, read as ``_unbiased_overload`` reads them
+    (their defaults stand for absent arguments)."""
+    given = {name: value for name, value, default in (
+        ("dim", dim, None), ("unbiased", unbiased, None), ("keepdim", keepdim, False),
+        ("correction", correction, None)) if value is not default}
+    params = _unbiased_overload(function)(given, ("dim",) if "dim" in given else ())
+    return params.get("dim"), params.get("unbiased")
+
+
 def _correction(correction, unbiased):
     if unbiased is not None:
         return 1 if unbiased else 0
@@ -102,7 +129,7 @@ def _var_jvp(t, x, dim, unbiased, keepdim, correction):
 
 var.defjvp(_var_jvp)
 # correction is a Scalar: 0-d tensors read
-var.numbers = chain(numbers_reader("var", correction=(None, "double")),
+var.numbers = chain(_unbiased_overload("var"), numbers_reader("var", correction=(None, "double")),
                     ints_reader("var", True, dim=(1, "int[1]?"), keepdim=(3, "bool")))
 
 
@@ -124,7 +151,7 @@ std.defvjp(lambda g, x, out, dim, unbiased, keepdim, correction:
            _var_grad(_over_twice_std(g, out), x, dim, unbiased, keepdim, correction))
 std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
            _over_twice_std(_var_jvp(t, x, dim, unbiased, keepdim, correction), out))
-std.numbers = chain(numbers_reader("std", correction=(None, "double")),
+std.numbers = chain(_unbiased_overload("std"), numbers_reader("std", correction=(None, "double")),
                     ints_reader("std", True, dim=(1, "int[1]?"), keepdim=(3, "bool")))
 
 
@@ -156,6 +183,7 @@ _var_mean.defjvp_all(lambda tangents, x, dim, unbiased, keepdim, correction: (
 def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
     """``(var, mean)`` of x along ``dim`` in one call (one node, as torch)."""
     _only_floating(x, "var_mean")
+    dim, unbiased = _lone_unbiased("var_mean", dim, unbiased, keepdim, correction)
     return _var_mean(x, dim, unbiased, keepdim, correction)
 
 
@@ -183,4 +211,5 @@ _std_mean.defjvp_all(lambda tangents, x, out, dim, unbiased, keepdim, correction
 def std_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
     """``(std, mean)`` of x along ``dim`` in one call (one node, as torch)."""
     _only_floating(x, "std_mean")
+    dim, unbiased = _lone_unbiased("std_mean", dim, unbiased, keepdim, correction)
     return _std_mean(x, dim, unbiased, keepdim, correction)

@@ -235,6 +235,15 @@ def _as_method_argument_error(error: TypeError, name: str, method: str) -> TypeE
                          f"{int(match.group(2)) - 1}){message[match.end():]}")
     if match is None and method != name and message.startswith(f"{name}(): argument '"):
         return TypeError(method + message[len(name):])  # a keyword: "value must be Number"
+    takes = re.match(rf"{name}\(\) takes (?:from (\d+) to )?(\d+) positional arguments? but "
+                     r"(\d+) were given", message)
+    if takes is not None:  # Python's count of a function's positionals, less self
+        least, most, given = (int(v) - 1 if v else None for v in takes.groups())
+        if most == 0:
+            return TypeError(f"Tensor.{method}() takes no arguments ({given} given)")
+        count = (f"{most} positional argument{'' if most == 1 else 's'}" if least is None else
+                 f"from {least} to {most} positional arguments")
+        return TypeError(f"{method}() takes {count} but {given} were given")
     invalid = f"{name}() received an invalid combination of arguments - got (Tensor, "
     if message.startswith(invalid):
         return TypeError(f"{method}() received an invalid combination of arguments - got ("

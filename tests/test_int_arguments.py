@@ -356,3 +356,28 @@ def test_keepdim_without_a_dim_is_refused_as_torch(name, options):
     # the function's own message lists the input first ("got (Tensor, keepdim=bool)")
     mine, theirs = _first_line(gradkit, function_form), _first_line(torch, function_form)
     assert mine == theirs or mine[0] == theirs[0] == "TypeError"
+
+
+# -- more positionals than the op takes (they were dropped: torch.trace(x, 1) gave the trace) --
+
+TOO_MANY = {
+    "trace": lambda lib, x: lib.trace(x, 1),
+    "trace_method": lambda lib, x: x.trace(1),
+    "exp_method": lambda lib, x: x.exp(1),
+    "unsqueeze": lambda lib, x: lib.unsqueeze(x, 1, True),
+    "unsqueeze_method": lambda lib, x: x.unsqueeze(1, True),
+    "tril": lambda lib, x: lib.tril(x, 1, True),
+    "tril_method": lambda lib, x: x.tril(1, True),
+    "logcumsumexp": lambda lib, x: lib.logcumsumexp(x, 1, True),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(TOO_MANY))
+def test_more_positionals_than_the_op_takes_are_refused_as_torch(name):
+    messages = []
+    for lib in (torch, gradkit):
+        with pytest.raises(TypeError) as caught:
+            TOO_MANY[name](lib, lib.ones(3, 3))
+        messages.append(str(caught.value).replace("TensorBase.", "Tensor."))
+    assert messages[1] == messages[0]

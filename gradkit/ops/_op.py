@@ -205,6 +205,8 @@ class Op:
         extra = 0
         if n >= 0 and len(args) > n:  # extra positionals are parameters, in declaration order
             extra = len(args) - n
+            if extra > len(self.param_names):
+                raise self._too_many_positionals(len(args))
             kwargs.update(zip(self.param_names, args[n:]))
             args = args[:n]
         if kwargs:
@@ -216,6 +218,15 @@ class Op:
                 kwargs = self.numbers(kwargs, self.param_names[:extra], args)
         hot = self.hot_dispatch  # ops of one or two inputs: their own path, no dispatch frame
         return dispatch(self, args, kwargs) if hot is None else hot(self, args, kwargs)
+
+    def _too_many_positionals(self, given: int) -> TypeError:
+        """Python's TypeError for more positionals than the op's inputs and parameters (torch
+        refuses them; they were dropped)."""
+        most = self.n_inputs + len(self.param_names)
+        least = self.n_inputs + sum(name not in self.defaults for name in self.param_names)
+        takes = (f"{most} positional argument{'' if most == 1 else 's'}" if least == most
+                 else f"from {least} to {most} positional arguments")
+        return TypeError(f"{self.name}() takes {takes} but {given} were given")
 
     def __repr__(self) -> str:
         return f"<gradkit op {self.name}>"

@@ -381,3 +381,45 @@ def test_more_positionals_than_the_op_takes_are_refused_as_torch(name):
             TOO_MANY[name](lib, lib.ones(3, 3))
         messages.append(str(caught.value).replace("TensorBase.", "Tensor."))
     assert messages[1] == messages[0]
+
+
+# -- plain-function ops read their integer and bool arguments as torch's parser does --------
+
+PLAIN_FUNCTION_CALLS = {
+    "diff_bool_n": lambda lib, x: lib.diff(x, True),
+    "diff_bool_dim": lambda lib, x: lib.diff(x, 1, True),
+    "diag_bool": lambda lib, x: lib.diag(x, False),
+    "split_bool": lambda lib, x: lib.split(x, True),
+    "quantile_bool_dim": lambda lib, x: lib.quantile(x, 0.5, True),
+    "nanquantile_bool_keepdim": lambda lib, x: lib.nanquantile(x, 0.5, 0, 1),
+    "quantile_numpy_q": lambda lib, x: lib.quantile(x, np.float32(0.25)),
+    "quantile_numpy_int_q": lambda lib, x: lib.quantile(x, np.int64(1), 0),
+    "norm_bool_dim": lambda lib, x: lib.norm(x, 1, True),
+    "var_mean_numpy_dim": lambda lib, x: lib.var_mean(x, np.int64(1)),
+    "std_mean_list_dim": lambda lib, x: lib.std_mean(x, [0, 1]),
+    "tensor_split_bool_dim": lambda lib, x: lib.tensor_split(x, 2, True),
+    "repeat_interleave_bool_dim": lambda lib, x: lib.repeat_interleave(x, 2, True),
+    "unique_consecutive_float": lambda lib, x: lib.unique_consecutive(x, 1.0),
+    "unique_consecutive_int_counts": lambda lib, x: x.unique_consecutive(False, 1),
+    "unique_consecutive_float_dim": lambda lib, x: x.unique_consecutive(dim=1.5),
+}
+
+
+def _argument_outcome(lib, name):
+    x = lib.tensor(np.arange(9.0).reshape(3, 3) % 4)
+    try:
+        out = PLAIN_FUNCTION_CALLS[name](lib, x)
+    except TypeError as error:
+        return "TypeError", str(error).split("\n")[0].split(", but expected")[0]
+    outs = out if isinstance(out, tuple) else (out,)
+    return "ok", [np.asarray(o.tolist()).tolist() for o in outs]
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(PLAIN_FUNCTION_CALLS))
+def test_plain_function_ops_read_arguments_as_torch(name):
+    ours, theirs = _argument_outcome(gradkit, name), _argument_outcome(torch, name)
+    assert ours[0] == theirs[0]
+    if ours[0] == "ok":
+        for a, b in zip(ours[1], theirs[1], strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-12)

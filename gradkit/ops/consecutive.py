@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from gradkit._tensor import Tensor
+from gradkit.int_arguments import int_parameters
 from gradkit.ops._op import op
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim
@@ -61,6 +62,8 @@ _unique_consecutive.defjvp_all(_no_derivative)
 
 
 @tensor_method()
+@int_parameters("unique_consecutive", return_inverse=(None, "bool"),  # torch's Python wrapper
+                return_counts=(None, "bool"), dim=(None, "int?"))  # names no positions
 def unique_consecutive(input: Tensor, return_inverse: bool = False,  # noqa: A002
                        return_counts: bool = False, dim: int | None = None):
     """The elements (``dim``: the slices along dim) of input with each run of equal

@@ -157,7 +157,8 @@ def split(x, split_size_or_sections, dim: int = 0):
     """Split into chunks of a given size (last may be smaller) or of the given sizes."""
     if x.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
-    if not reads_as_int(dim):  # torch's Tensor.split calls torch's overloaded split
+    if not reads_as_int(dim) or isinstance(split_size_or_sections, bool):
+        # torch's Tensor.split calls torch's overloaded split, which takes no bool size
         raise invalid_combination("split", (x, split_size_or_sections, dim), {})
     dim = _normalize_dim(int_argument(dim, "split", "dim"), x.ndim)
     length = x.shape[dim]

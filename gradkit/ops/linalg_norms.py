@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from gradkit.int_arguments import int_parameters
 from gradkit.number_arguments import numbers_reader
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import pow
@@ -182,6 +183,7 @@ def linalg_norm(x, ord=None, dim=None, keepdim: bool = False, *, dtype=None):  #
 
 
 @tensor_method()
+@int_parameters("norm", True, dim=(2, "int[1]?"), keepdim=(3, "bool"))
 def norm(x, p="fro", dim=None, keepdim: bool = False, dtype=None):
     """``torch.norm`` (deprecated in torch for ``linalg.*_norm``, which it calls): a vector
     norm of order ``p`` over ``dim`` (all dims by default); ``p='fro'`` is the 2-norm,

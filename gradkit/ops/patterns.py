@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit._tensor import Tensor
+from gradkit.int_arguments import int_parameters
 from gradkit.backend import int64
 from gradkit.creation import empty, ones, tensor
 from gradkit.memory_format import contiguous_format
@@ -51,6 +52,7 @@ def _indices_of_counts(repeats: Tensor, output_size) -> Tensor:
 
 
 @tensor_method()
+@int_parameters("repeat_interleave", True, dim=(2, "int?"))
 def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *,
                       output_size: int | None = None) -> Tensor:
     """Each element of x repeated ``repeats`` times along ``dim`` (x flattened when dim is

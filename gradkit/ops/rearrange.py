@@ -97,6 +97,7 @@ moveaxis = movedim
 
 
 @tensor_method()
+@int_parameters("diff", n=(1, "int"), dim=(2, "int"))
 def diff(x, n: int = 1, dim: int = -1, prepend=None, append=None):
     """The n-th forward difference along ``dim`` (``xor`` for bools), after joining
     ``prepend`` and ``append`` to x along it."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit._tensor import Tensor
+from gradkit.int_arguments import int_parameters
 from gradkit.creation import empty, tensor
 from gradkit.ops._op import op
 from gradkit.ops.index_ops import masked_select
@@ -126,6 +127,7 @@ def _split_points(x: Tensor, indices_or_sections, dim: int) -> list:
 
 
 @tensor_method()
+@int_parameters("tensor_split", True, dim=(2, "int"))
 def tensor_split(x: Tensor, indices_or_sections=None, dim: int = 0, *, sections=None,
                  indices=None, tensor_indices_or_sections=None) -> tuple:
     """Views of x split along ``dim`` into n near-equal sections, or at the given indices

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from gradkit.int_arguments import ints_reader
+from gradkit.int_arguments import int_parameters, ints_reader
 from gradkit._tensor import Tensor
 from gradkit.creation import full
 from gradkit.ops._op import op
@@ -78,6 +78,8 @@ _MODES = ("linear", "lower", "higher", "midpoint", "nearest")
 
 def _checked_q(x, q):
     """q as a tensor of x's dtype, after torch's checks (in torch's order)."""
+    if isinstance(q, np.generic) and q.dtype.kind in "biuf":  # NumPy numbers read as Python's
+        q = q.item()
     if type(q) in PY_SCALARS:
         if not 0 <= q <= 1:
             raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q:g}")
@@ -137,6 +139,7 @@ def _quantile(x, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool):
 
 
 @tensor_method()
+@int_parameters("quantile", True, dim=(2, "int?"), keepdim=(3, "bool"))
 def quantile(input: Tensor, q: Tensor | float, dim: int | None = None,  # noqa: A002
              keepdim: bool = False, *, interpolation: str = "linear") -> Tensor:
     """The q-th quantiles (q a number or a 1-D tensor in [0, 1]) along ``dim`` (all values by
@@ -146,6 +149,7 @@ def quantile(input: Tensor, q: Tensor | float, dim: int | None = None,  # noqa: 
 
 
 @tensor_method()
+@int_parameters("nanquantile", True, dim=(2, "int?"), keepdim=(3, "bool"))
 def nanquantile(input: Tensor, q: Tensor | float, dim: int | None = None,  # noqa: A002
                 keepdim: bool = False, *, interpolation: str = "linear") -> Tensor:
     """``quantile`` of the non-NaN values (NaN where a row is all NaN)."""

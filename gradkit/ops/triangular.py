@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.int_arguments import ints_reader
+from gradkit.int_arguments import int_parameters, ints_reader
 from gradkit.ops._op import op
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim
@@ -120,6 +120,7 @@ _diagonal_copy.defjvp(lambda t, x_shape, offset: _diagonal_copy(t, offset=offset
 
 
 @tensor_method()
+@int_parameters("diag", diagonal=(1, "int"))
 def diag(x, diagonal: int = 0):
     """A 1-D x on the ``diagonal`` of a new square matrix; a 2-D x's diagonal (a copy)."""
     if x.ndim == 1:

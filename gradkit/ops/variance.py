@@ -81,7 +81,9 @@ def _lone_unbiased(function: str, dim, unbiased, keepdim, correction) -> tuple:
     given = {name: value for name, value, default in (
         ("dim", dim, None), ("unbiased", unbiased, None), ("keepdim", keepdim, False),
         ("correction", correction, None)) if value is not default}
-    params = _unbiased_overload(function)(given, ("dim",) if "dim" in given else ())
+    positional = ("dim",) if "dim" in given else ()
+    params = _unbiased_overload(function)(given, positional)
+    params = ints_reader(function, True, dim=(1, "int[1]?"))(params, positional)
     return params.get("dim"), params.get("unbiased")
 
 

@@ -14,6 +14,7 @@ from gradkit.number_arguments import number_argument
 from gradkit.ops.spaced_values import (arange_values, linspace_values, logspace_values,
                                        spaced_arguments)
 from gradkit.quiet_numpy import keep_quiet
+from gradkit.tensor_data import infer_dtype, to_nested
 
 
 def _resolve(dtype, device, default_kind: str = "f"):
@@ -46,29 +47,6 @@ def _finish(data, dev, requires_grad: bool) -> Tensor:
     return t
 
 
-def _infer_dtype(data):
-    """torch's inference for Python data: floats -> default dtype, ints -> int64, ..."""
-    array = np.asarray(data)
-    kind = array.dtype.kind
-    if kind == "f":
-        return array.astype(backend.get_default_dtype().np, copy=False)
-    if kind == "c":
-        return array.astype(backend.get_default_dtype().to_complex().np, copy=False)
-    if kind in "iu":
-        return array.astype(np.int64, copy=False)
-    if kind == "b":
-        return array
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-
-
-def _to_nested(data):
-    if isinstance(data, Tensor):
-        return backend.to_device(data._data, backend.CPU)
-    if isinstance(data, (list, tuple)):
-        return [_to_nested(d) for d in data]
-    return data
-
-
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor (a copy) from Python data, a NumPy array or another tensor.
 
@@ -91,9 +69,9 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         array = np.array(data, copy=True)
         backend.tensor_dtype(array.dtype)
     elif dtype is None:
-        array = _infer_dtype(_to_nested(data)).copy()
+        array = infer_dtype(to_nested(data)).copy()
     else:
-        array = _checked_array(_to_nested(data), backend.to_numpy_dtype(dtype))
+        array = _checked_array(to_nested(data), backend.to_numpy_dtype(dtype))
     return _finish(array, dev, requires_grad)
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.backend import dtype, from_numpy_dtype
+from gradkit.number_arguments import python_number
 from gradkit.ops import promotion
 
 _NUMBERS = (bool, int, float, complex)
@@ -22,6 +23,7 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
 
 def _operand(value):
     """What promotion ranks: a tensor's array (dimensioned or 0-d) or the Python number."""
+    value = python_number(value)
     if isinstance(value, Tensor):
         return value._data
     if type(value) in _NUMBERS:

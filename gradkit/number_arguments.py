@@ -9,7 +9,17 @@ refused too, even where NumPy would broadcast it.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from gradkit._tensor import Tensor
+
+
+def python_number(value):
+    """A NumPy scalar as torch's parser reads a number: its Python number, a NumPy bool as a
+    float (``int64 tensor + np.True_`` is float32 in torch); anything else as it is."""
+    if isinstance(value, np.generic):
+        return float(value) if isinstance(value, np.bool_) else value.item()
+    return value
 
 
 def number_argument(value, function: str, argument: str, position: int | None = None,
@@ -18,6 +28,7 @@ def number_argument(value, function: str, argument: str, position: int | None = 
     "double": a Number the op reads as a C++ double, so a complex one gives its real part)
     named ``argument`` of ``function``: a number passes, a tensor gives its number or raises."""
     where = "" if position is None else f" (position {position})"
+    value = python_number(value)
     if kind == "float" and isinstance(value, complex):
         raise TypeError(f"{function}(): argument '{argument}'{where} must be float, not complex")
     if isinstance(value, Tensor):

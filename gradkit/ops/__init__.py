@@ -35,7 +35,7 @@ from gradkit.ops.elementwise_special import (  # noqa: F401
     erfc, erfinv, frac, logit, nan_to_num, sinc)
 from gradkit.ops.gamma import digamma, i0, lgamma, mvlgamma, polygamma  # noqa: F401
 from gradkit.ops.piecewise import (  # noqa: F401
-    abs, ceil, floor, maximum, minimum, ones_like, round, sgn, sign, trunc, where, zeros_like)
+    abs, ceil, floor, maximum, minimum, ones_like, round, sgn, sign, trunc, zeros_like)
 from gradkit.ops.indexing import (  # noqa: F401
     gather, getitem, index_select, scatter, scatter_add)
 from gradkit.ops.setitem import setitem_  # noqa: F401
@@ -47,7 +47,7 @@ from gradkit.ops.index_ops import (  # noqa: F401
     index_add, index_copy, index_fill, masked_scatter, masked_select, put, take, take_along_dim)
 from gradkit.ops.scatter_reduce import scatter_reduce  # noqa: F401
 from gradkit.ops.searching import (  # noqa: F401
-    argwhere, bucketize, histc, nonzero, searchsorted, unique)
+    argwhere, bucketize, histc, nonzero, searchsorted, unique, where)
 from gradkit.ops.complex_build import complex_ as complex  # noqa: F401
 from gradkit.ops.complex_views import view_as_complex, view_as_real  # noqa: F401
 from gradkit.ops.joining import cat, chunk, concat, split, stack, unbind  # noqa: F401

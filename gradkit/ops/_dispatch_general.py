@@ -16,6 +16,7 @@ from gradkit.autograd import observers
 from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.graph import SavedTensor
 from gradkit.backend import get_array_module
+from gradkit.number_arguments import python_number
 from gradkit.ops.promotion import NumpyOperand
 
 
@@ -56,10 +57,11 @@ def _entries_read(rule, n_saved: int) -> frozenset | None:
 def _numpy_operands(args, datas):
     """NumPy values given with tensors, read as torch reads them: a 0-d array ranks as a
     dimensioned operand in promotion (NumPy computes it in torch), a NumPy scalar is a
-    Python number. (Derivative rules on raw arrays keep NumPy scalars as 0-d values.)"""
+    Python number (a NumPy bool a float, as torch's parser reads it). (Derivative rules on
+    raw arrays keep NumPy scalars as 0-d values.)"""
     read = [a if d is not a else
             a.view(NumpyOperand) if type(a) is np.ndarray and not a.ndim else
-            a.item() if isinstance(a, np.generic) else a
+            python_number(a) if isinstance(a, np.generic) else a
             for a, d in zip(args, datas)]
     return tuple(read), [d if d is not a else r for a, d, r in zip(args, datas, read)]
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.backend import get_default_dtype
+from gradkit.number_arguments import python_number
 from gradkit.ops._op import Op, op
 from gradkit.ops.arithmetic import pow, sub, without_derivative  # noqa: A004 - torch's name
 from gradkit.ops.binary_math import _require_tensors
@@ -188,6 +189,7 @@ ldexp.check_in_place = _check_ldexp_in_place
 def float_power(input: Tensor | complex, exponent: Tensor | complex) -> Tensor:  # noqa: A002
     """``input ** exponent`` computed in float64 (complex128 if either is complex); either
     may be a number. Differentiable as the cast and ``pow`` it is made of."""
+    input, exponent = python_number(input), python_number(exponent)  # noqa: A001
     if type(input) in PY_SCALARS and type(exponent) in PY_SCALARS:
         raise invalid_combination("float_power", input, exponent)
     is_complex = any(isinstance(v, complex) if type(v) in PY_SCALARS else v.is_complex()

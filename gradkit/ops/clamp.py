@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit.number_arguments import number_argument, python_number
 from gradkit.ops._op import op
 from gradkit.ops.piecewise import defmask, where
 from gradkit.ops.unary import unary
@@ -51,6 +52,18 @@ def _clamp_numbers(xp, x, min=None, max=None):  # noqa: A002
 
 
 defmask(_clamp_numbers, _inside)
+
+
+def number_bound(x, bound):
+    """A bound as torch's clamp reads a number: a NumPy scalar as a Python number; a complex
+    one as a C++ double for a floating x (its real part; c10's overflow error when it has an
+    imaginary part), refused for an integer or bool x, whose result would be complex."""
+    bound = python_number(bound)
+    if not isinstance(bound, complex) or x._data.dtype.kind == "c":
+        return bound  # (a complex x: the op's own complex error)
+    if x._data.dtype.kind != "f":
+        raise CLAMP_COMPLEX(None)
+    return number_argument(bound, "clamp", "min", kind="double")
 
 
 def _check_bounds(min, max):  # noqa: A002
@@ -99,6 +112,7 @@ _clamp_tensors.defjvp(lambda t, x, lo, hi: where(_inside(x, lo, hi), t, 0.0),
 @tensor_method(("clamp", "clip"), inplace=True)
 def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
     """Limit x to [min, max]; the bounds may be numbers or (broadcasting) tensors."""
+    min, max = number_bound(x, min), number_bound(x, max)  # noqa: A001
     if hasattr(min, "_data") or hasattr(max, "_data"):
         _check_bounds(min, max)
         return _clamp_tensors(x, min, max)

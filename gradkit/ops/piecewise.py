@@ -149,7 +149,7 @@ def ones_like(xp, x):
     return xp.ones_like(x)
 
 
-@op(save=("cond",), broadcast=True, batchable=True, method=True)
+@op(save=("cond",), broadcast=True, batchable=True)  # the method: ops/searching.py
 def where(xp, cond, x, y):
     """x where ``cond`` is true, else y (broadcasting; no gradient to cond)."""
     dtype = result_type(x, y)  # torch's message names x's dtype first

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import math
 
+from gradkit.int_arguments import invalid_combination
 from gradkit.number_arguments import number_argument
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
-from gradkit.ops.methods import tensor_method
+from gradkit.ops.methods import register, tensor_method
+from gradkit.ops.piecewise import where as _select
 from gradkit.ops.shape import _normalize_dim
 from gradkit.ops.unary_helpers import scalar_type_name
 
@@ -33,6 +35,27 @@ def nonzero(x: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]
     if not as_tuple:
         return found if x.ndim else found[:, :0]
     return tuple(found[:, d] for d in range(max(x.ndim, 1)))
+
+
+def where(condition, input=None, other=None):  # noqa: A002 - torch's names
+    """torch.where(condition, input, other): input where condition holds, else other (numbers
+    or broadcasting tensors; no gradient to condition); ``where(condition)`` alone is
+    ``nonzero(condition, as_tuple=True)``, as torch's."""
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        raise invalid_combination("where", tuple(v for v in (condition, input, other)
+                                                 if v is not None), {})
+    return _select(condition, input, other)
+
+
+def _where_method(self: Tensor, condition, other) -> Tensor:
+    """Tensor.where(condition, other): self where condition holds, else other (torch's order:
+    self is the values, not the condition)."""
+    return _select(condition, self, other)
+
+
+register(_where_method, "where")
 
 
 @tensor_method()

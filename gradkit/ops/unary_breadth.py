@@ -9,6 +9,7 @@ import numpy as np
 from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.autograd.saved_names import declare_saved_names
+from gradkit.number_arguments import python_number
 from gradkit.ops._op import op
 from gradkit.ops.clamp import clamped_by_numbers, clamped_by_tensors
 from gradkit.ops.elementwise import exp2
@@ -108,6 +109,7 @@ _BOUNDS = {(name, lower): (_bound_op(name, lower, node), _tensor_bound_op(name, 
 
 
 def _one_sided(name: str, lower: bool, input, bound):
+    bound = python_number(bound)
     if bound is None or not (type(bound) in PY_SCALARS or hasattr(bound, "_data")):
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         f"(Tensor, {type(bound).__name__})")

@@ -10,6 +10,8 @@ from gradkit.int_arguments import (
     bool_argument, device_argument, dtype_argument, int_parameters, invalid_combination,
     size_varargs)
 from gradkit.generator import Generator, default_generator, rng_of
+from gradkit.interop import check_numpy_array, from_numpy
+from gradkit.nested_data import check_ragged, to_nested
 from gradkit.number_arguments import number_argument
 from gradkit.ops.spaced_values import (arange_values, linspace_values, logspace_values,
                                        spaced_arguments)
@@ -61,14 +63,6 @@ def _infer_dtype(data):
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 
-def _to_nested(data):
-    if isinstance(data, Tensor):
-        return backend.to_device(data._data, backend.CPU)
-    if isinstance(data, (list, tuple)):
-        return [_to_nested(d) for d in data]
-    return data
-
-
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor (a copy) from Python data, a NumPy array or another tensor.
 
@@ -87,13 +81,19 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     dev = backend.get_default_device() if device is None else backend.device(device)
     if hasattr(data, "__cuda_array_interface__"):
         data = data.get()
+    if isinstance(data, np.ndarray):
+        check_numpy_array(data)
     if isinstance(data, (np.ndarray, np.generic)) and dtype is None:
         array = np.array(data, copy=True)
         backend.tensor_dtype(array.dtype)
-    elif dtype is None:
-        array = _infer_dtype(_to_nested(data)).copy()
     else:
-        array = _checked_array(_to_nested(data), backend.to_numpy_dtype(dtype))
+        nested = to_nested(data)
+        try:
+            array = _infer_dtype(nested).copy() if dtype is None else \
+                _checked_array(nested, backend.to_numpy_dtype(dtype))
+        except ValueError:
+            check_ragged(nested)  # torch's words for ragged data
+            raise
     return _finish(array, dev, requires_grad)
 
 
@@ -128,14 +128,6 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, np.ndarray) and dtype is None and device is None:
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
-
-
-def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor sharing memory with a NumPy array."""
-    if not isinstance(array, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    backend.tensor_dtype(array.dtype)
-    return Tensor._make(array)
 
 
 def _checked_shape(size, function: str) -> tuple:

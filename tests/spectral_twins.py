@@ -6,38 +6,11 @@ A program takes the module and returns a tensor, a number or a (nested) tuple/li
 error is an outcome too (its type and message, ``torch.`` read as ``gradkit.``).
 """
 import re
-import warnings
 
 import numpy as np
+from signal_twins import outcome
 
 import gradkit
-
-
-def _flat(result) -> list:
-    if isinstance(result, (list, tuple)):
-        return [item for part in result for item in _flat(part)]
-    return [result]
-
-
-def _observed(item):
-    """A tensor as (dtype name, array); anything else as itself."""
-    if not hasattr(item, "detach"):
-        return item
-    item = item.detach()
-    if hasattr(item, "resolve_conj"):  # torch's lazy conjugates refuse .numpy()
-        item = item.resolve_conj().resolve_neg()
-    return str(item.dtype).split(".")[-1], np.array(item.numpy())
-
-
-def outcome(m, program):
-    """What ``program(m)`` returned, flattened and observed, or (error type, message)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            result = program(m)
-        except Exception as error:  # noqa: BLE001 - the error is the observation
-            return type(error).__name__, str(error).replace("torch.", "gradkit.")
-    return [_observed(item) for item in _flat(result)]
 
 
 def assert_close(ours: np.ndarray, theirs: np.ndarray, rtol: float, where: str = "") -> None:

@@ -28,7 +28,7 @@ from gradkit.ops import einsum  # noqa: F401
 from gradkit.ops.patterns import tril_indices, triu_indices  # noqa: F401 - creation
 from gradkit.ops.strided_scatter import empty_strided  # noqa: F401 - creation
 from gradkit.dtype_rules import can_cast, promote_types, result_type  # noqa: F401
-from gradkit import _tensor_methods, _tensor_numbers, _tensor_operators  # noqa: F401 - methods layer
+from gradkit import _tensor_methods, _tensor_numbers, _tensor_numpy, _tensor_operators  # noqa: F401 - methods layer
 from gradkit import storage_methods  # noqa: F401 - x.resize_(), x.set_(), x.new() & co.
 from gradkit.storage import TypedStorage, UntypedStorage, is_storage  # noqa: F401
 from gradkit.memory_format import (  # noqa: F401

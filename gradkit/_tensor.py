@@ -11,7 +11,6 @@ import copy
 import warnings
 from types import FunctionType
 
-import numpy as np
 
 from gradkit import backend
 from gradkit import memory_format as memory_formats
@@ -37,7 +36,6 @@ class Tensor:
     __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_vc", "_grad", "_view",
                  "_hooks", "_post_acc_hooks", "_retains_grad", "_accum", "_fw", "__weakref__",
                  "__dict__")
-    __array_ufunc__ = None  # make `ndarray * tensor` call Tensor.__rmul__
 
     @staticmethod
     def _make(data, grad_fn=None, output_nr: int = 0, version_counter=None) -> Tensor:
@@ -278,22 +276,6 @@ class Tensor:
     def tolist(self):
         """The data as (nested) Python lists."""
         return host_array(self._data).tolist()
-
-    def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The data as a NumPy array (shared memory; refused while it would leave the graph
-        unnoticed: requires_grad with grad mode on, as torch)."""
-        if self._requires_grad and not force and _grad_state.grad_enabled:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
-        if not isinstance(self._data, (np.ndarray, np.generic)):
-            if not force:
-                raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
-                                "Tensor.cpu() to copy the tensor to host memory first.")
-            return host_array(self._data)
-        return self._data
-
-    def __array__(self, dtype=None, copy=None):
-        return self.numpy() if dtype is None else self.numpy().astype(dtype)
 
     def __dlpack__(self, *args, **kwargs):
         return self._data.__dlpack__(*args, **kwargs)

@@ -10,11 +10,12 @@ from gradkit.int_arguments import (
     bool_argument, device_argument, dtype_argument, int_parameters, invalid_combination,
     size_varargs)
 from gradkit.generator import Generator, default_generator, rng_of
+from gradkit.interop import check_numpy_array, from_numpy
+from gradkit.nested_data import check_ragged, infer_dtype, to_nested
 from gradkit.number_arguments import number_argument
 from gradkit.ops.spaced_values import (arange_values, linspace_values, logspace_values,
                                        spaced_arguments)
 from gradkit.quiet_numpy import keep_quiet
-from gradkit.tensor_data import infer_dtype, to_nested
 
 
 def _resolve(dtype, device, default_kind: str = "f"):
@@ -65,13 +66,19 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     dev = backend.get_default_device() if device is None else backend.device(device)
     if hasattr(data, "__cuda_array_interface__"):
         data = data.get()
+    if isinstance(data, np.ndarray):
+        check_numpy_array(data)
     if isinstance(data, (np.ndarray, np.generic)) and dtype is None:
         array = np.array(data, copy=True)
         backend.tensor_dtype(array.dtype)
-    elif dtype is None:
-        array = infer_dtype(to_nested(data)).copy()
     else:
-        array = _checked_array(to_nested(data), backend.to_numpy_dtype(dtype))
+        nested = to_nested(data)
+        try:
+            array = infer_dtype(nested).copy() if dtype is None else \
+                _checked_array(nested, backend.to_numpy_dtype(dtype))
+        except ValueError:
+            check_ragged(nested)  # torch's words for ragged data
+            raise
     return _finish(array, dev, requires_grad)
 
 
@@ -106,14 +113,6 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, np.ndarray) and dtype is None and device is None:
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
-
-
-def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor sharing memory with a NumPy array."""
-    if not isinstance(array, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    backend.tensor_dtype(array.dtype)
-    return Tensor._make(array)
 
 
 def _checked_shape(size, function: str) -> tuple:

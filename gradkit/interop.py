@@ -1,5 +1,6 @@
-"""Tensors on other libraries' memory and back: ``frombuffer`` (Python's buffer protocol),
-``from_dlpack``/``to_dlpack`` and ``Tensor.__dlpack__`` (DLPack, which NumPy and CuPy speak).
+"""Tensors on other libraries' memory and back: ``from_numpy``, ``frombuffer`` (Python's
+buffer protocol), ``from_dlpack``/``to_dlpack`` and ``Tensor.__dlpack__`` (DLPack, which NumPy
+and CuPy speak).
 
 Each shares memory, as torch's: writes through the tensor reach the buffer or the other
 library's array.
@@ -11,8 +12,49 @@ import numpy as np
 from gradkit import backend
 from gradkit._tensor import Tensor, extend
 from gradkit._user_frames import warn_once_at_user
+from gradkit.storage_owner import share_with_numpy
 
 _DLPACK_CUDA = 2  # DLPack's device type of a CUDA GPU (1 is the CPU)
+_NOT_WRITABLE = (
+    "The given NumPy array is not writable, and PyTorch does not support non-writable "
+    "tensors. This means writing to this tensor will result in undefined behavior. You may "
+    "want to copy the array to protect its data or make it writable before converting it to "
+    "a tensor. This type of warning will be suppressed for the rest of this program.")
+
+
+def check_numpy_array(array: np.ndarray) -> None:
+    """torch's checks of an array it reads as a tensor (from_numpy, as_tensor, tensor), in its
+    order: strides whole elements and not negative, native byte order, a supported dtype."""
+    if any(stride % array.itemsize for stride in array.strides):
+        raise ValueError("given numpy array strides not a multiple of the element byte size. "
+                         "Copy the numpy array to reallocate the memory.")
+    if any(stride < 0 for stride in array.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with "
+            "negative strides are not currently supported. (You can probably work around this "
+            "by making a copy of your array  with array.copy().) ")
+    if not array.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
+    try:
+        backend.tensor_dtype(array.dtype)
+    except TypeError:
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{array.dtype.type.__name__}. The only "
+            "supported types are: float64, float32, float16, complex64, complex128, int64, "
+            "int32, int16, int8, uint64, uint32, uint16, uint8, and bool.") from None
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with a NumPy array (whose size NumPy then fixes: ``resize_``
+    cannot grow it), with torch's checks and its warning for a read-only array."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    if not array.flags.writeable:
+        warn_once_at_user(_NOT_WRITABLE)
+    check_numpy_array(array)
+    share_with_numpy(array)
+    return Tensor._make(array)
 
 
 def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0,

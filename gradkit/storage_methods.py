@@ -23,6 +23,7 @@ from gradkit.ops.memory_overlap import storage_of, storage_offset
 from gradkit.ops.shape import view
 from gradkit.ops.strided import strided_array
 from gradkit.storage import TypedStorage, UntypedStorage
+from gradkit.storage_owner import shared_with_numpy
 
 # storages marked by share_memory_ (by id, while they live): torch's is_shared() is the storage's
 _shared_storages: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -85,7 +86,10 @@ def _suggested_format(tensor: Tensor):
 
 def _grown_storage(array, elements: int):
     """A storage of ``elements`` items of array's dtype starting with a copy of array's storage
-    (torch's storage resize: the old bytes kept, the rest zeros here, uninitialised there)."""
+    (torch's storage resize: the old bytes kept, the rest zeros here, uninitialised there);
+    refused for memory NumPy shares, as torch's storages of NumPy memory are not resizable."""
+    if shared_with_numpy(array):
+        raise RuntimeError("Trying to resize storage that is not resizable")
     owner = storage_of(array)
     xp = backend.get_array_module(array)
     grown = xp.zeros(elements * array.itemsize, dtype=np.uint8)

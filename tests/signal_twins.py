@@ -17,15 +17,26 @@ def _tensors(result) -> list:
     return [result]
 
 
+def _observed(item):
+    """A tensor as (dtype name, array); anything else as itself."""
+    if not hasattr(item, "detach"):
+        return item
+    item = item.detach()
+    if hasattr(item, "resolve_conj"):  # torch's lazy conjugates refuse .numpy()
+        item = item.resolve_conj().resolve_neg()
+    return str(item.dtype).split(".")[-1], np.array(item.numpy())
+
+
 def outcome(m, program):
-    """[(dtype name, array), ...] of what ``program(m)`` returned, or (error type, message)."""
+    """[(dtype name, array), ...] of what ``program(m)`` returned (numbers and other values
+    as they are), or (error type, message)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             result = program(m)
         except Exception as error:  # noqa: BLE001 - the error is the observation
             return type(error).__name__, str(error).replace("torch.", "gradkit.")
-    return [(str(t.dtype).split(".")[-1], t.detach().numpy()) for t in _tensors(result)]
+    return [_observed(item) for item in _tensors(result)]
 
 
 def assert_same(program, rtol: float = 1e-6, atol: float = 1e-6) -> None:

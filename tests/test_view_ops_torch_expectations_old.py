@@ -398,8 +398,6 @@ def test_conj_and_neg_views_refuse_a_dtype_view():
                       "not supported for tensors with negative bit set")
 
 
-@pytest.mark.xfail(strict=True, reason="texp7: numpy() of a conjugate or negative view gives "
-                                       "its values; torch refuses (the bit would be lost)")
 def test_conj_and_neg_views_refuse_numpy():
     raises_like_torch(lambda lib: lib.tensor([1 + 2j]).conj().numpy(), RuntimeError,
                       "has conjugate bit set")

@@ -6,6 +6,8 @@ it has already overwritten. An input laid out exactly as the target (``x.add_(x)
 """
 from __future__ import annotations
 
+from gradkit.storage_owner import storage_of
+
 OVERLAP_MESSAGE = ("unsupported operation: more than one element of the written-to tensor "
                    "refers to a single memory location. Please clone() the tensor before "
                    "performing the operation.")
@@ -84,18 +86,6 @@ def same_data(a, b) -> bool:
     """The same elements in the same layout (torch's copy_ then does nothing)."""
     return a is b or (_address(a) == _address(b) and a.shape == b.shape
                       and a.strides == b.strides and a.dtype == b.dtype)
-
-
-def storage_of(array):
-    """The array that owns ``array``'s memory (itself when it owns it): torch's storage. The
-    wrapper objects NumPy's ``as_strided`` leaves in a ``.base`` chain are looked through."""
-    while True:
-        base = getattr(array, "base", None)
-        if base is not None and not hasattr(base, "strides"):
-            base = getattr(base, "base", None)  # as_strided's DummyArray holds the array
-        if base is None or not hasattr(base, "strides"):
-            return array
-        array = base
 
 
 def storage_offset(array) -> int:

@@ -22,6 +22,8 @@ def _normalize_dim(dim: int, ndim: int) -> int:
         raise TypeError(f"argument 'dim' must be int, not {type(dim).__name__}") from None
     n = max(ndim, 1)
     if not -n <= dim < n:
+        if not -2**63 <= dim < 2**63:  # torch's parser reads an int64 first
+            raise ValueError("Overflow when unpacking long long")
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
     return dim % n

@@ -1,0 +1,28 @@
+"""Dim arguments read as torch reads them: wrapped into range, each named once."""
+from __future__ import annotations
+
+import operator
+
+
+def normalize_dim(dim: int, ndim: int) -> int:
+    """``dim`` wrapped into ``[0, ndim)`` (a 0-d tensor takes 0 and -1); torch's errors."""
+    try:
+        dim = operator.index(dim)
+    except TypeError:  # torch's words (it names the function too): a tuple, a float
+        raise TypeError(f"argument 'dim' must be int, not {type(dim).__name__}") from None
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def distinct_dims(dims, ndim: int) -> list[int]:
+    """``dims`` normalized, in order; torch's error for the first dim given twice."""
+    seen = []
+    for d in dims:
+        a = normalize_dim(d, ndim)
+        if a in seen:
+            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+        seen.append(a)
+    return seen

@@ -1,0 +1,328 @@
+"""torch's test/test_sort_and_select.py (TestSortAndSelect), re-run as programs under torch 2.13
+and gradkit: same values, indices, dtypes, shapes, gradients, or the same error.
+
+Each test names the torch test it covers. Out of scope (see docs/torch_expectations.md, "Sort
+and select"): out=, quantized and bfloat16 inputs, CUDA-only paths and sizes.
+"""
+import itertools
+
+import numpy as np
+import pytest
+from expectation_programs import INTEGRAL, made, same, sample
+from test_torch_numerics import with_grads
+
+import gradkit
+from gradkit.autograd import gradcheck, gradgradcheck
+
+torch = pytest.importorskip("torch")
+
+FLOATS = ["float16", "float32", "float64"]
+REAL = INTEGRAL + FLOATS
+
+
+def rng(offset: int = 0) -> np.random.Generator:
+    return np.random.default_rng(20261206 + offset)
+
+
+def is_ordered(values: np.ndarray, descending: bool) -> bool:
+    """torch's assertIsOrdered: NaNs last ascending, first descending."""
+    a, b = values[..., :-1], values[..., 1:]
+    return bool(np.all((a != a) | (a >= b)) if descending else np.all((b != b) | (a <= b)))
+
+
+# -- sort, argsort, msort ----------------------------------------------------------------------
+
+def same_values_read_at_indices(program, x: np.ndarray, dim: int = -1) -> None:
+    """Ties: torch leaves the order of equal elements to the kernel (its tests read the input at
+    the indices instead), so values are torch's and gradkit's indices read them."""
+    same(lambda m: program(m)[0])
+    values, indices = program(gradkit)
+    np.testing.assert_array_equal(np.take_along_axis(x, indices.numpy(), dim), values.numpy())
+
+
+@pytest.mark.parametrize("size", [4, 2049])
+def test_sort(size):
+    """test_sort (without out=): ascending and descending, duplicate keys, NaNs, argsort."""
+    x = rng().random((4, size)).astype(np.float32)
+    keys = np.floor(rng(1).random((4, size)) * 10).astype(np.float32)
+    nans = x.copy()
+    nans[1, 2] = nans[3, 0] = np.nan
+    for data in (x, nans):
+        same(lambda m, d=data: (m.sort(made(m, d, "float32")), m.argsort(made(m, d, "float32")),
+                                made(m, d, "float32").argsort(),
+                                m.sort(made(m, d, "float32"), 1, True),
+                                m.argsort(made(m, d, "float32"), 1, True),
+                                made(m, d, "float32").sort(descending=True)))
+    for data, descending in itertools.product((x, keys, nans), (False, True)):
+        same_values_read_at_indices(lambda m, d=data, up=descending:
+                                    m.sort(made(m, d, "float32"), descending=up), data)
+        values, indices = gradkit.sort(made(gradkit, data, "float32"), descending=descending)
+        assert is_ordered(values.numpy(), descending)
+        assert (gradkit.argsort(made(gradkit, data, "float32"), descending=descending) ==
+                indices).all()
+    same(lambda m: [m.sort(made(m, keys, "float32"), stable=True, descending=d)
+                    for d in (False, True)])
+    same(lambda m: (m.sort(m.tensor((50, 40, 30, 20, 10))), m.sort(m.tensor((10, 20, 30)), 0,
+                                                                    True)))
+    ties = np.array([1, 10, 2, 2, 3, 7, 7, 8, 9, 9] * 3)
+    same(lambda m: (m.argsort(m.tensor(ties), stable=True), m.sort(m.tensor(ties), stable=True)))
+    for stable in (False, None):
+        same_values_read_at_indices(lambda m, s=stable: m.sort(m.tensor(ties), stable=s), ties)
+        assert (gradkit.argsort(gradkit.tensor(ties), stable=bool(stable)) ==
+                gradkit.sort(gradkit.tensor(ties), stable=stable).indices).all()
+
+
+def test_sort_stable_none():
+    """test_sort_stable_none."""
+    same(lambda m: m.ones(10).sort(stable=None))
+
+
+@pytest.mark.parametrize("dtype", REAL)
+@pytest.mark.parametrize("copies", [100, 1000, 10000])
+def test_stable_sort(dtype, copies):
+    """test_stable_sort: equal keys keep their order."""
+    pattern = np.array([0, 1] * copies)
+    same(lambda m: made(m, pattern, dtype).sort(stable=True))
+    indices = made(gradkit, pattern, dtype).sort(stable=True).indices.numpy()
+    np.testing.assert_array_equal(indices, np.r_[0:2 * copies:2, 1:2 * copies:2])
+
+
+@pytest.mark.parametrize("shape", list(itertools.permutations((5, 7, 65))))
+def test_sort_discontiguous(shape):
+    """test_sort_discontiguous_slow (its last size 2049 cut to 65): permuted inputs sort as
+    their contiguous copies, along every dim."""
+    x = rng().standard_normal(shape).astype(np.float32)
+    for perm in itertools.permutations(range(3)):
+        same(lambda m, p=perm: [made(m, x, "float32").permute(p).sort(dim=d) for d in range(3)] +
+             [made(m, x, "float32").permute(p).contiguous().sort(dim=d) for d in range(3)])
+
+
+@pytest.mark.parametrize("dtype", INTEGRAL)
+def test_sort_1d_parallel(dtype):
+    """test_sort_1d_parallel: 100,000 small integers sorted stably."""
+    x = rng().integers(0 if dtype == "uint8" else -128, 127, 100000)
+    same(lambda m: m.sort(made(m, x, dtype), stable=True))
+
+
+def _stable_samples(dtype: str):
+    """test_stable_sort_against_numpy's samples: 0/1 strings, then small tensors with inf,
+    -inf and NaN (the integer extremes for integers) written at random places."""
+    if dtype in FLOATS:
+        high, low, nan = np.inf, -np.inf, np.nan
+    else:
+        info = np.iinfo(dtype)
+        high, low, nan = info.max, info.min, info.max
+    for size in (1025, 10000, 100):
+        yield np.array([0, 1] * size).astype(dtype), 0
+    generator = rng()
+    for sizes in [(1, 10), (10, 1), (10, 10), (10, 10, 10)]:
+        size = min(sizes)
+        x = (generator.standard_normal(sizes) * size).astype(dtype)
+        yield x, 0
+        for dim in range(len(sizes)):
+            places = [generator.integers(0, size, size // 10) for _ in range(3)]
+            fills = list(zip(places, (high, low, nan)))
+            for r in (1, 2, 3):
+                for subset in itertools.combinations(fills, r):
+                    y = x.copy()
+                    for where, value in subset:
+                        np.moveaxis(y, dim, 0)[where] = value
+                    yield y, dim
+
+
+@pytest.mark.parametrize("dtype", REAL)
+def test_stable_sort_against_numpy(dtype):
+    """test_stable_sort_against_numpy: NumPy's stable argsort, and torch's."""
+    for x, dim in _stable_samples(dtype):
+        got = made(gradkit, x, dtype).sort(dim=dim, stable=True).indices.numpy()
+        np.testing.assert_array_equal(got, np.argsort(x, axis=dim, kind="stable"))
+        same(lambda m, x=x, dim=dim: made(m, x, dtype).sort(dim=dim, stable=True))
+
+
+@pytest.mark.parametrize("dtype", REAL)
+@pytest.mark.parametrize("shape", [(), (0,), (20,), (1, 20), (30, 30), (10, 20, 30)])
+def test_msort(dtype, shape):
+    """test_msort (without out=): the sort along dim 0."""
+    x = rng().integers(-9 if dtype != "uint8" else 0, 9, shape)
+    same(lambda m: m.msort(made(m, x, dtype)))
+    if shape:
+        np.testing.assert_array_equal(gradkit.msort(made(gradkit, x, dtype)).numpy(),
+                                      np.sort(x, axis=0))
+
+
+def test_sort_expanded_tensor():
+    """test_sort_expanded_tensor: expanded inputs sort as their contiguous copies."""
+    same(lambda m: m.sort(m.scalar_tensor(True).expand([1, 1, 1]), stable=True, dim=1,
+                          descending=True))
+    x = rng().standard_normal((4, 1, 10)).astype(np.float32)
+    same(lambda m: (m.sort(made(m, x, "float32").expand([4, 8, 10]), stable=True, dim=1,
+                           descending=True),
+                    m.sort(made(m, x, "float32").expand([4, 8, 10]).contiguous(), stable=True,
+                           dim=1, descending=True)))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float64", "float16"])
+def test_sort_of_0d_empty_and_bool_tensors(dtype):
+    """A 0-d tensor sorts to itself with index 0; empty dims sort to empty results; bools
+    sort False first; dim out of range is torch's IndexError."""
+    x = sample(rng(), (3, 4), dtype)
+    same(lambda m: (made(m, np.array(x.flat[0]), dtype).sort(),
+                    made(m, np.array(x.flat[0]), dtype).sort(dim=-1, descending=True),
+                    made(m, np.array(x.flat[0]), dtype).argsort(),
+                    made(m, x[:0], dtype).sort(0), made(m, x[:, :0], dtype).sort(),
+                    made(m, x, dtype).sort(stable=True),
+                    made(m, x, dtype).sort(dim=0, descending=True, stable=True)))
+    same(lambda m: made(m, x, dtype).sort(2))
+    same(lambda m: made(m, np.array(x.flat[0]), dtype).sort(1))
+
+
+def test_sort_and_argsort_gradients():
+    x = rng().standard_normal((3, 5))
+    seed = rng(1).standard_normal((3, 5))
+    same(with_grads(lambda m, a: m.sort(a, 0, descending=True).values, x, seed=seed))
+    same(with_grads(lambda m, a: m.msort(a) * m.sort(a, stable=True).values, x), rtol=1e-12)
+    a = gradkit.tensor(x, requires_grad=True)
+    assert gradcheck(lambda v: v.sort(1).values, (a,))
+    assert gradgradcheck(lambda v: v.sort(0, True).values ** 2, (a,))
+    assert not gradkit.argsort(a).requires_grad
+
+
+# -- topk --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("transpose", [None, (0, 1), (2, 0)])
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk(transpose, largest):
+    """test_topk: the first k of the sort, for every dim, k and transposed input; the large
+    k on the long dim."""
+    x = rng().random((13, 29, 17)).astype(np.float32)
+    view = (lambda v: v) if transpose is None else (lambda v: v.transpose(*transpose))
+    for dim, k in itertools.product(range(3), (1, 5, 13)):
+        same(lambda m, d=dim, k=k: (view(made(m, x, "float32")).topk(k, d, largest, True),
+                                    view(made(m, x, "float32")).sort(d, largest)))
+    wide = rng(1).standard_normal((2, 10000)).astype(np.float32)
+    same(lambda m: m.topk(made(m, wide, "float32"), 2000, 1, largest))
+
+
+def test_topk_arguments():
+    """test_topk_arguments: True is not taken as dim 1."""
+    same(lambda m: m.ones(10, 2, 10).topk(4, True))
+    with pytest.raises(TypeError):
+        gradkit.ones(10, 2, 10).topk(4, True)
+
+
+@pytest.mark.parametrize("dtype", INTEGRAL)
+@pytest.mark.parametrize("size", [10, 4096, 8192])
+def test_topk_integral(dtype, size):
+    """test_topk_integral: the top half is the sort's last half reversed; indices read it."""
+    info = np.iinfo(dtype)
+    x = rng().integers(info.min, info.max, size, dtype=np.int64)
+    values = gradkit.topk(made(gradkit, x, dtype), size // 2).values
+    np.testing.assert_array_equal(values.numpy(), np.sort(x)[-(size // 2):][::-1])
+    same_values_read_at_indices(lambda m: m.topk(made(m, x, dtype), size // 2), x)
+
+
+@pytest.mark.parametrize("size", [10, 4096, 8192])
+def test_topk_lower_precision(size):
+    """test_topk_lower_precision (float16; bfloat16 out of scope)."""
+    x = rng().standard_normal(size).astype(np.float16)
+    same_values_read_at_indices(lambda m: m.topk(made(m, x, "float16"), size // 2), x)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_topk_nonfinite(dtype):
+    """test_topk_nonfinite: NaN is the largest, then inf."""
+    x = np.array([np.nan, np.inf, 1e4, 0, -1e4, -np.inf])
+    same(lambda m: (made(m, x, dtype).topk(4), made(m, x, dtype).topk(4, largest=False),
+                    made(m, x, dtype).topk(6, sorted=True)))
+    np.testing.assert_array_equal(made(gradkit, x, dtype).topk(4).indices.numpy(), [0, 1, 2, 3])
+
+
+@pytest.mark.parametrize("size", [128, 8192])
+def test_topk_4d(size):
+    """test_topk_4d."""
+    def program(m):
+        x = m.ones(2, size, 2, 2)
+        x[:, 1, :, :] *= 2.0
+        x[:, 10, :, :] *= 1.5
+        return m.topk(x, k=2, dim=1)
+    same(program)
+    values, indices = program(gradkit)
+    assert (indices[:, 0] == 1).all() and (indices[:, 1] == 10).all()
+
+
+@pytest.mark.parametrize("dtype", REAL)
+def test_topk_zero(dtype):
+    """test_topk_zero: k=0 gives empty results of the right size."""
+    x = sample(rng(), (2, 2), dtype)
+    same(lambda m: m.topk(made(m, x, dtype), k=0, largest=False))
+    assert gradkit.topk(made(gradkit, x, dtype), k=0).values.shape == (2, 0)
+
+
+@pytest.mark.parametrize("call", [lambda x: x.topk(4), lambda x: x.topk(-1),
+                                  lambda x: x.topk(1, dim=2), lambda x: x[0, 0].topk(2),
+                                  lambda x: x[0, 0].topk(1), lambda x: x[:, :0].topk(1),
+                                  lambda x: x[:, :0].topk(0), lambda x: x.topk(3, 0, sorted=False)])
+def test_topk_k_out_of_range_and_0d(call):
+    """k larger than the dim, negative k, a bad dim, a 0-d input: torch's errors or values."""
+    x = rng().standard_normal((3, 3))
+    same(lambda m: call(made(m, x, "float32")))
+
+
+def test_topk_noncontiguous():
+    """test_topk_noncontiguous_gpu's program on the CPU: strided input, contiguous answer."""
+    x = rng().standard_normal(20000).astype(np.float32)
+    same(lambda m: [made(m, x, "float32")[::2].topk(k) for k in (5, 2000)] +
+         [made(m, x, "float32")[::2].contiguous().topk(k) for k in (5, 2000)])
+
+
+def test_topk_gradient():
+    x = rng().standard_normal((4, 6))
+    seed = rng(1).standard_normal((4, 3))
+    same(with_grads(lambda m, a: m.topk(a, 3).values, x, seed=seed))
+    same(with_grads(lambda m, a: m.topk(a, 2, 0, largest=False).values ** 2, x))
+    a = gradkit.tensor(x, requires_grad=True)
+    assert gradcheck(lambda v: v.topk(3).values, (a,))
+    assert gradgradcheck(lambda v: v.topk(2, 0).values ** 2, (a,))
+
+
+# -- kthvalue ----------------------------------------------------------------------------------
+
+def test_kthvalue():
+    """test_kthvalue (without out=): the k-th of the sort, other dims, non-contiguous inputs,
+    repeated values, NaNs (sorted last)."""
+    x = rng().random((20, 20, 20))
+    same(lambda m: [m.kthvalue(made(m, x, "float64"), k, keepdim=False) for k in (1, 7, 20)] +
+         [m.sort(made(m, x, "float64"))])
+    same(lambda m: (m.kthvalue(made(m, x, "float64"), 4, 0), m.sort(made(m, x, "float64"), 0)))
+    same(lambda m: (m.kthvalue(made(m, x, "float64").narrow(1, 0, 1), 5),
+                    m.kthvalue(made(m, x, "float64").narrow(1, 0, 1).contiguous(), 5)))
+    same(lambda m: made(m, np.array([0, -1, 1, -2, 2]), "float64")[::2].kthvalue(2))
+    same(lambda m: [made(m, np.array([3.0, 5, 4, 1, 1, 5]), "float64").kthvalue(k)
+                    for k in (2, 3, 6)])
+    nans = x.copy()
+    nans[np.arange(20), :, rng(1).integers(0, 20, 20)] = np.nan
+    same(lambda m: [m.kthvalue(made(m, nans, "float64"), k) for k in (9, 1, 20, 19)])
+    values = gradkit.kthvalue(made(gradkit, nans, "float64"), 19).values.numpy()
+    np.testing.assert_array_equal(values, np.sort(nans)[..., 18])
+
+
+def test_kthvalue_scalar():
+    """test_kthvalue_scalar: a 0-d tensor and its 1-element twin."""
+    same(lambda m: (m.tensor(2.0).kthvalue(1), m.tensor([2.0]).kthvalue(1),
+                    m.tensor(2.0).kthvalue(1, 0, True)))
+
+
+@pytest.mark.parametrize("call", [lambda x: x.kthvalue(0), lambda x: x.kthvalue(5),
+                                  lambda x: x.kthvalue(1, 2), lambda x: x[:, :0].kthvalue(1),
+                                  lambda x: x[0, 0].kthvalue(2), lambda x: x.kthvalue(-1)])
+def test_kthvalue_errors(call):
+    """k out of range (the selected dim's size in torch's words), a bad dim."""
+    same(lambda m: call(made(m, rng().standard_normal((3, 4)), "float32")))
+
+
+def test_kthvalue_gradient():
+    x = rng().standard_normal((3, 5))
+    same(with_grads(lambda m, a: m.kthvalue(a, 2, 1, keepdim=True).values, x))
+    a = gradkit.tensor(x, requires_grad=True)
+    assert gradcheck(lambda v: v.kthvalue(3, 0).values, (a,))
+    assert gradgradcheck(lambda v: v.kthvalue(2).values ** 2, (a,))

@@ -326,3 +326,203 @@ def test_kthvalue_gradient():
     a = gradkit.tensor(x, requires_grad=True)
     assert gradcheck(lambda v: v.kthvalue(3, 0).values, (a,))
     assert gradgradcheck(lambda v: v.kthvalue(2).values ** 2, (a,))
+
+
+# -- unique, unique_consecutive ----------------------------------------------------------------
+
+UNIQUE_X = np.array([[[1.0, 1.0], [0.0, 1.0], [2.0, 1.0], [0.0, 1.0]],
+                     [[1.0, 1.0], [0.0, 1.0], [2.0, 1.0], [0.0, 1.0]]])
+CONSECUTIVE_Y = np.array([[0, 1], [0, 1], [0, 1], [1, 2], [1, 2], [3, 4], [0, 1], [0, 1],
+                          [3, 4], [1, 2]])
+NAN_X = np.array([np.nan, 0, 0, np.nan, np.nan, 1])
+FOUR_D = np.array([[[[1, 0, 1, 0, 1, 1], [0, 1, 1, 0, 1, 1]],
+                    [[0, 1, 1, 0, 0, 1], [0, 0, 0, 1, 0, 0]]],
+                   [[[0, 1, 0, 1, 1, 1], [0, 1, 1, 0, 1, 1]],
+                    [[0, 0, 1, 1, 0, 1], [1, 1, 0, 0, 0, 0]]]])
+FLAGS = list(itertools.product((False, True), repeat=2))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "uint8", "bool", "float16"])
+def test_unique_dim(dtype):
+    """test_unique_dim: unique slices along each dim with inverse and counts, empty and
+    ill-formed empty inputs, NaN (never equal), unique_consecutive along a dim, NumPy's order
+    for a 4-d tensor."""
+    assert not hasattr(gradkit, "unique_dim")
+    for dim, (inverse, counts) in itertools.product((0, 1, 2, -1), FLAGS):
+        same(lambda m, d=dim, i=inverse, c=counts: m.unique(
+            made(m, UNIQUE_X, dtype), return_inverse=i, return_counts=c, dim=d))
+    same(lambda m: m.unique(m.empty(5, 0, dtype=getattr(m, dtype)), return_inverse=True,
+                            return_counts=True, dim=1))
+    same(lambda m: m.unique(m.empty(5, 0, 0, dtype=getattr(m, dtype)), return_inverse=True,
+                            return_counts=True, dim=1))
+    same(lambda m: m.unique(m.empty(5, 0, 5, dtype=getattr(m, dtype)), return_inverse=True,
+                            return_counts=True, dim=2))
+    same(lambda m: m.unique_consecutive(made(m, CONSECUTIVE_Y, dtype), return_inverse=True,
+                                        return_counts=True, dim=0))
+    if dtype.startswith("float"):
+        same(lambda m: (m.unique(made(m, NAN_X, dtype), return_inverse=True, return_counts=True,
+                                 dim=0),
+                        m.unique_consecutive(made(m, NAN_X, dtype), return_inverse=True,
+                                             return_counts=True, dim=0)))
+    for d in range(4):
+        same(lambda m, d=d: m.unique(made(m, FOUR_D, dtype), dim=d))
+        np.testing.assert_array_equal(gradkit.unique(made(gradkit, FOUR_D, dtype), dim=d).numpy(),
+                                      np.unique(FOUR_D.astype(dtype), axis=d))
+
+
+UNIQUE_CALLS = {
+    "sorted": lambda m, x, **k: m.unique(x, sorted=True, **k),
+    "method sorted": lambda m, x, **k: x.unique(sorted=True, **k),
+    "consecutive": lambda m, x, **k: m.unique_consecutive(x, **k),
+    "method consecutive": lambda m, x, **k: x.unique_consecutive(**k),
+}
+UNIQUE_DTYPES = INTEGRAL + FLOATS + ["bool"]
+
+
+def _unique_input(dtype: str, consecutive: bool) -> np.ndarray:
+    if dtype == "bool":
+        return np.array([1, 0, 0, 0, 1, 1, 0, 0, 0] if consecutive else [1, 0, 0, 0, 1, 0, 1, 0])
+    return np.array([1, 2, 2, 2, 5, 5, 2, 2, 3] if consecutive else [1, 2, 3, 2, 8, 5, 2, 3])
+
+
+@pytest.mark.parametrize("dtype", UNIQUE_DTYPES)
+@pytest.mark.parametrize("name", sorted(UNIQUE_CALLS))
+def test_unique_and_unique_consecutive(dtype, name):
+    """test_unique (sorted), test_unique_consecutive: each flag pair, a strided input, the same
+    elements viewed with more dims, a 0-d tensor and a (0, 0, 3) one."""
+    call = UNIQUE_CALLS[name]
+    x = _unique_input(dtype, "consecutive" in name)
+    shape = (3, 3) if "consecutive" in name else (2, 2, 2)
+
+    def strided(m):
+        return m.empty(2 * len(x), dtype=getattr(m, dtype))[::2].copy_(made(m, x, dtype))
+    for inverse, counts in FLAGS:
+        same(lambda m, i=inverse, c=counts: (call(m, made(m, x, dtype), return_inverse=i,
+                                                  return_counts=c),
+                                             call(m, strided(m), return_inverse=i,
+                                                  return_counts=c)))
+    same(lambda m: call(m, made(m, x, dtype).view(shape), return_inverse=True,
+                        return_counts=True))
+    same(lambda m: (call(m, made(m, np.array(0), dtype), return_inverse=True, return_counts=True),
+                    call(m, m.zeros((0, 0, 3), dtype=getattr(m, dtype)), return_inverse=True,
+                         return_counts=True)))
+
+
+@pytest.mark.parametrize("dtype", UNIQUE_DTYPES)
+def test_unique_unsorted(dtype):
+    """test_unique (sorted=False): the same set of values, inverse and counts read them (the
+    order is the kernel's; torch's CPU one sorts anyway)."""
+    x = _unique_input(dtype, False)
+    for inverse, counts in FLAGS:
+        same(lambda m, i=inverse, c=counts: m.unique(made(m, x, dtype), sorted=False,
+                                                     return_inverse=i, return_counts=c))
+    values, inverse, counts = gradkit.unique(made(gradkit, x, dtype), sorted=False,
+                                             return_inverse=True, return_counts=True)
+    assert sorted(values.tolist()) == sorted(set(x.astype(dtype).tolist()))
+    assert [values.tolist()[j] for j in inverse.tolist()] == x.astype(dtype).tolist()
+    assert counts.tolist() == [x.astype(dtype).tolist().count(v) for v in values.tolist()]
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.unique(x, dim=3), lambda m, x: m.unique_consecutive(x, dim=-4),
+    lambda m, x: m.unique(x.to(m.complex64)), lambda m, x: m.unique(x.to(m.complex64), dim=0),
+    lambda m, x: m.unique_consecutive(x.to(m.complex64)), lambda m, x: m.unique(x[0, 0, 0], dim=0),
+    lambda m, x: m.unique(x, return_inverse=True, dim=None)])
+def test_unique_errors_and_corners(call):
+    """A dim out of range, complex inputs, a 0-d tensor with a dim, dim=None."""
+    same(lambda m: call(m, made(m, UNIQUE_X, "float32")))
+
+
+def test_unique_values_require_grad_as_torch():
+    """unique's values require grad as torch's do (their backward raises: no derivative)."""
+    def program(m):
+        x = made(m, UNIQUE_X, "float64").requires_grad_()
+        return [r.requires_grad for r in (m.unique(x), m.unique(x, dim=0),
+                                          m.unique_consecutive(x))]
+    assert program(gradkit) == program(torch)
+
+
+# -- isin --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", INTEGRAL + ["float32", "float64"])
+def test_isin(dtype):
+    """test_isin: NumPy's isin over multi-dim, 0-d, empty and Python-number operands; NumPy's
+    in1d cases with and without assume_unique and invert."""
+    a = np.arange(24).reshape(2, 3, 4)
+    b = np.array([[10, 20, 30], [0, 1, 3], [11, 22, 33]])
+    zero_d, empty = np.array(3), np.array([])
+    for first, second in [(a, b), (zero_d, b), (a, zero_d), (zero_d, zero_d), (empty, b),
+                          (a, empty), (empty, empty)]:
+        same(lambda m, p=first, q=second: m.isin(made(m, p, dtype), made(m, q, dtype)))
+        got = gradkit.isin(made(gradkit, first, dtype), made(gradkit, second, dtype)).numpy()
+        np.testing.assert_array_equal(got, np.isin(first, second))
+    same(lambda m: (m.isin(made(m, a, dtype), 6), m.isin(5, made(m, b, dtype))))
+    cases = [([5, 7, 1, 2], [2, 4, 3, 1, 5], True), ([8, 7, 1, 2], [2, 4, 3, 1, 5], True),
+             ([4, 7, 1, 8], [2, 4, 3, 1, 5], True),
+             ([5, 4, 5, 3, 4, 4, 3, 4, 3, 5, 2, 1, 5, 5], [2, 3, 4], False),
+             ([5, 4, 5, 3, 4, 4, 3, 4, 3, 5, 2, 1, 5, 5], [2, 3, 4, 5, 5, 4], False),
+             ([5, 7, 1, 2], [2, 4, 3, 1, 5], False), ([5, 7, 1, 1, 2], [2, 4, 3, 3, 1, 5], False),
+             ([5, 5], [2, 2], False)]
+    for (first, second, unique), mult, invert in itertools.product(cases, (1, 10), (0, 1)):
+        same(lambda m, p=first, q=second * mult, u=unique, i=bool(invert): m.isin(
+            made(m, np.array(p), dtype), made(m, np.array(q), dtype), assume_unique=u, invert=i))
+    for unique, invert in FLAGS:
+        same(lambda m, u=unique, i=invert: m.isin(made(m, np.arange(6).reshape(2, 3), dtype),
+                                                  made(m, np.arange(3, 30), dtype),
+                                                  assume_unique=u, invert=i))
+
+
+def test_isin_different_dtypes():
+    """test_isin_different_dtypes: any two real dtypes."""
+    dtypes = INTEGRAL + ["float32", "float64"]
+    for first, second, mult, unique in itertools.product(dtypes, dtypes, (1, 10), (False, True)):
+        same(lambda m, p=first, q=second, k=mult, u=unique: m.isin(
+            made(m, np.array([1, 2, 3]), p), made(m, np.array([3, 4, 5] * k), q),
+            assume_unique=u))
+
+
+@pytest.mark.parametrize("call", [lambda m: m.isin(m.ones(2, dtype=m.complex64), m.ones(2)),
+                                  lambda m: m.isin(m.ones(2), m.ones(2, dtype=m.complex64)),
+                                  lambda m: m.isin(1, 2), lambda m: m.isin(m.ones(2) > 0, True),
+                                  lambda m: m.isin(m.tensor([1.0, float("nan")]), float("nan")),
+                                  lambda m: m.isin(m.tensor([1.0, float("nan")]),
+                                                   m.tensor([float("nan"), 1.0]))])
+def test_isin_errors_and_corners(call):
+    """Complex operands, two numbers, bool elements, NaN (never in anything)."""
+    same(call)
+
+
+@pytest.mark.parametrize("dtype", INTEGRAL)
+def test_sort_overflow(dtype):
+    """test_sort_overflow: 32,768 values with the dtype's maximum sort to two unique values."""
+    x = np.full(32768, 0 if dtype == "uint8" else -1)
+    x[:100] = np.iinfo(dtype).max
+    same(lambda m: made(m, x, dtype).sort().values.unique())
+    assert gradkit.unique(made(gradkit, x, dtype).sort().values).shape == (2,)
+
+
+@pytest.mark.parametrize("dim,kernel", [(None, "_unique2"), (1, "unique_dim")])
+def test_unique_backward_raises_naming_torchs_kernel(dim, kernel):
+    def program(m):
+        x = made(m, UNIQUE_X, "float64").requires_grad_()
+        y = m.unique(x, dim=dim)
+        name = type(y.grad_fn).__name__
+        y.sum().backward()
+        return name
+    for m in (torch, gradkit):
+        with pytest.raises(NotImplementedError, match=f"the derivative for '{kernel}' is not"):
+            program(m)
+    assert type(gradkit.unique(made(gradkit, UNIQUE_X, "float64").requires_grad_(),
+                               dim=dim).grad_fn).__name__ == \
+        type(torch.unique(made(torch, UNIQUE_X, "float64").requires_grad_(),
+                          dim=dim).grad_fn).__name__
+
+
+@pytest.mark.parametrize("rows", [3, 16])
+def test_unique_dim_keeps_nan_slices_apart_in_torchs_order(rows):
+    """NaN never equals NaN along a dim either; up to 16 slices come in torch's order."""
+    for seed in range(40):
+        x = rng(seed).integers(0, 3, (rows, 2)).astype(float)
+        x[rng(seed + 100).random((rows, 2)) < 0.3] = np.nan
+        same(lambda m, x=x: m.unique(made(m, x, "float64"), dim=0, return_inverse=True,
+                                     return_counts=True))

@@ -24,6 +24,60 @@ def _runs(xp, rows):
     return starts, xp.cumsum(starts) - 1
 
 
+def dim_argument(x: Tensor, dim: int) -> int:
+    """unique's ``dim`` normalized; torch's IndexError for a 0-d tensor (any dim)."""
+    if x.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _normalize_dim(dim, x.dim())
+
+
+def refuse_empty_slices(shape: tuple, dim: int) -> None:
+    """torch's unique along ``dim`` takes an empty tensor only when ``dim`` is its one empty
+    dim (the result: no slices)."""
+    if shape[dim] == 0 and shape.count(0) > 1:
+        raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot "
+                           "be applied ")  # sic: torch's trailing space
+    if shape[dim] and 0 in shape:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
+
+
+def unique_slices(xp, x, dim: int):
+    """(sorted distinct slices along ``dim``, inverse, counts): unique with a dim."""
+    refuse_empty_slices(x.shape, dim)
+    rows = xp.moveaxis(x, dim, 0)
+    flat = rows.reshape(rows.shape[0], math.prod(rows.shape[1:]))
+    if x.dtype.kind != "f" or not xp.isnan(flat).any():
+        values, inverse, counts = xp.unique(x, return_inverse=True, return_counts=True, axis=dim)
+        return values, inverse.reshape(-1).astype(xp.int64), counts.astype(xp.int64)
+    # NaN slices: never equal (NumPy would merge them); ordered as torch's std::sort, whose
+    # comparator finds NaN neither less nor greater (for up to 16 slices an insertion sort)
+    order = _small_sort_order(flat) if len(flat) <= 16 else xp.lexsort(flat.T[::-1])
+    starts, run = _runs(xp, flat[order])
+    inverse = xp.empty(len(flat), dtype=xp.int64)
+    inverse[order] = run
+    return xp.moveaxis(rows[order][starts], 0, dim), inverse, _counts(xp, starts)
+
+
+def _small_sort_order(flat) -> list[int]:
+    """The order libstdc++'s insertion sort gives with torch's lexicographic ``<``."""
+    def less(a: int, b: int) -> bool:
+        for p, q in zip(flat[a].tolist(), flat[b].tolist()):
+            if p != q and not (p != p or q != q):  # NaN: neither less nor greater
+                return p < q
+        return False
+    order: list[int] = []
+    for i in range(len(flat)):
+        j = len(order)
+        if order and less(i, order[0]):
+            j = 0
+        else:
+            while j > 0 and less(i, order[j - 1]):
+                j -= 1
+        order.insert(j, i)
+    return order
+
+
 def _counts(xp, starts):
     first = xp.flatnonzero(starts)
     ends = xp.concatenate([first, xp.asarray([starts.shape[0]], dtype=first.dtype)])
@@ -39,13 +93,8 @@ def _unique_consecutive(xp, x, *, dim=None):
         starts, run = _runs(xp, x.reshape(-1))
         return x.reshape(-1)[starts], run.reshape(x.shape).astype(xp.int64), \
             _counts(xp, starts)
-    if x.shape[dim] == 0 and x.shape.count(0) > 1:
-        raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot "
-                           "be applied ")  # sic: torch's trailing space
+    refuse_empty_slices(x.shape, dim)
     rows = xp.moveaxis(x, dim, 0)
-    if rows.shape[0] and 0 in rows.shape:
-        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
-                           "cannot be applied")
     starts, run = _runs(xp, rows)
     return xp.moveaxis(rows[starts], 0, dim), run.astype(xp.int64), _counts(xp, starts)
 
@@ -67,9 +116,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,  # noqa: A00
     consecutive ones kept once; on request the inverse (the run of each element) and the
     counts (each run's length)."""
     if dim is not None:
-        if input.dim() == 0:
-            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-        dim = _normalize_dim(dim, input.dim())
+        dim = dim_argument(input, dim)
     values, inverse, counts = _unique_consecutive(input, dim=dim)
     extra = ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
     return (values, *extra) if extra else values

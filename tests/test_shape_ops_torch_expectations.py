@@ -407,3 +407,124 @@ def test_unfold_gradient():
     a = gradkit.tensor(x, requires_grad=True)
     assert gradcheck(lambda v: v.unfold(0, 3, 1), (a,))
     assert gradgradcheck(lambda v: v.unfold(0, 3, 2) ** 2, (a,))
+
+
+# -- beyond test_shape_ops.py: the shape ops its older versions and OpInfos cover --------------
+
+X = np.arange(24.0).reshape(2, 3, 4)
+MORE = {
+    "roll": lambda m: (m.roll(m.tensor(X), 1), m.roll(m.tensor(X), (1, -2), (0, 2)),
+                       m.roll(m.tensor(X), -7, 2), m.roll(m.tensor(X), 1, ()),
+                       m.roll(m.tensor(X).transpose(0, 2), 2, 0), m.roll(m.zeros(0, 3), 1, 0),
+                       m.roll(m.tensor(3.0), 1)),
+    "roll_shifts_and_dims_differ": lambda m: m.roll(m.tensor(X), (1, 2), (0,)),
+    "roll_two_shifts_no_dims": lambda m: m.roll(m.tensor(X), (1, 2)),
+    "roll_no_shifts": lambda m: m.roll(m.tensor(X), ()),
+    "roll_0d_with_dim": lambda m: m.roll(m.tensor(3.0), 1, 0),
+    "roll_0d_dim_out_of_range": lambda m: m.roll(m.tensor(3.0), 1, 5),
+    "roll_dim_out_of_range": lambda m: m.roll(m.tensor(X), 1, 3),
+    "tril_triu": lambda m: [f(m.tensor(X), k) for f in (m.tril, m.triu) for k in (-5, -1, 0, 1, 5)]
+    + [m.tril(m.ones(3, 3, dtype=m.bool)), m.triu(m.zeros(0, 3))],
+    "tril_1d": lambda m: m.tril(m.ones(3)),
+    "triu_0d": lambda m: m.triu(m.tensor(1.0)),
+    "tril_triu_indices": lambda m: (m.tril_indices(3, 4, 1), m.triu_indices(4, 3, -1),
+                                    m.tril_indices(0, 0)),
+    "squeeze_dims": lambda m: [m.ones(1, 2, 1, 3).squeeze(d) for d in ((0, 2), (0, 1), (),
+                                                                       [-1, -2], 0)],
+    "squeeze_dim_twice": lambda m: m.ones(1, 2, 1, 3).squeeze((2, 2)),
+    "squeeze_dim_twice_wrapped": lambda m: m.ones(1, 2).squeeze((0, -2)),
+    "squeeze_0d": lambda m: (m.tensor(1.0).squeeze(0), m.tensor(1.0).squeeze((0,)),
+                             m.tensor(1.0).squeeze(-1), m.tensor(1.0).squeeze(())),
+    "squeeze_0d_dim_twice": lambda m: m.tensor(1.0).squeeze((0, 0)),
+    "squeeze_0d_dim_out_of_range": lambda m: m.tensor(1.0).squeeze((0, 1)),
+    "squeeze_dim_out_of_range": lambda m: m.ones(1, 2).squeeze((0, 5)),
+    "unsqueeze": lambda m: [m.ones(2, 3).unsqueeze(d) for d in (-1, -3, 0, 2)],
+    "unsqueeze_out_of_range": lambda m: m.ones(2).unsqueeze(3),
+    "atleast_nd": lambda m: [f(v) for f in (m.atleast_1d, m.atleast_2d, m.atleast_3d)
+                             for v in (m.tensor(1.0), m.ones(2), m.ones(2, 3), m.ones(2, 3, 4),
+                                       m.ones(1, 2, 3, 4))],
+    "atleast_nd_several": lambda m: (m.atleast_1d(m.tensor(1.0), m.ones(2)),
+                                     m.atleast_2d([m.tensor(1.0), m.ones(2)]),
+                                     m.atleast_3d((m.ones(2),))),
+    "cat": lambda m: (m.cat([m.ones(2, 3), m.tensor([])]), m.cat([m.ones(2, 3), m.zeros(0, 3)]),
+                      m.cat([m.ones(2, dtype=m.int32), m.ones(2, dtype=m.float16),
+                             m.ones(1, dtype=m.bool)]),
+                      m.cat([m.ones(2, 3), m.zeros(2, 3)], -1)),
+    "cat_nothing": lambda m: m.cat([]),
+    "cat_sizes_differ": lambda m: m.cat([m.ones(2, 3), m.ones(2, 4)]),
+    "cat_0d": lambda m: m.cat([m.tensor(1.0), m.tensor(2.0)]),
+    "cat_0d_second": lambda m: m.cat([m.ones(2), m.tensor(1.0)]),
+    "cat_0d_after_empty": lambda m: m.cat([m.tensor([]), m.tensor(1.0)]),
+    "cat_dim_out_of_range": lambda m: m.cat([m.ones(2, 3), m.ones(2, 3)], 2),
+    "cat_ndims_differ": lambda m: m.cat([m.ones(2, 3), m.ones(2)]),
+    "cat_empty_of_other_size": lambda m: m.cat([m.ones(2, 3), m.zeros(0, 4)]),
+    "stack": lambda m: [m.stack([m.ones(2, 3), m.zeros(2, 3)], d) for d in (0, 1, 2, -1, -3)]
+    + [m.stack([m.tensor(1.0), m.tensor(2.0)]), m.hstack([m.ones(2), m.zeros(3)]),
+       m.vstack([m.ones(2), m.zeros(2)]), m.dstack([m.ones(2), m.zeros(2)]),
+       m.column_stack([m.ones(2), m.zeros(2, 2)]), m.row_stack([m.ones(2), m.zeros(2)])],
+    "stack_sizes_differ": lambda m: m.stack([m.ones(2, 3), m.ones(3, 2)]),
+    "stack_nothing": lambda m: m.stack([]),
+    "stack_dim_out_of_range": lambda m: m.stack([m.ones(2, 3)], 3),
+    "narrow": lambda m: [m.ones(4, 5).narrow(d, s, n) for d, s, n in ((0, 1, 2), (1, -2, 2),
+                                                                      (-1, 0, 5), (0, 4, 0))],
+    "narrow_past_the_end": lambda m: m.ones(4, 5).narrow(0, 2, 3),
+    "narrow_start_out_of_range": lambda m: m.ones(4, 5).narrow(0, 5, 0),
+    "narrow_negative_start_out_of_range": lambda m: m.ones(4, 5).narrow(0, -5, 1),
+    "narrow_negative_length": lambda m: m.ones(4, 5).narrow(0, 1, -1),
+    "narrow_0d": lambda m: m.tensor(1.0).narrow(0, 0, 1),
+    "narrow_dim_out_of_range": lambda m: m.ones(4, 5).narrow(2, 0, 1),
+    "diag_embed": lambda m: [m.diag_embed(m.tensor(X), o, a, b) for o, a, b in
+                             ((0, -2, -1), (1, 0, 2), (-2, 1, 0), (0, 0, 3))],
+    "diag_embed_same_dims": lambda m: m.diag_embed(m.tensor(X), 0, 1, 1),
+    "diag_embed_dim_out_of_range": lambda m: m.diag_embed(m.tensor(X), 0, 1, 4),
+    "diagonal_same_dims": lambda m: m.diagonal(m.tensor(X), 0, 1, 1),
+    "diagonal_1d": lambda m: m.diagonal(m.ones(3)),
+    "diag_3d": lambda m: m.diag(m.tensor(X)),
+    "diag_0d": lambda m: m.diag(m.tensor(1.0)),
+    "trace_3d": lambda m: m.trace(m.tensor(X)),
+    "trace_dtypes": lambda m: [m.trace(m.ones(2, 2, dtype=getattr(m, d)))
+                               for d in ("bool", "float16", "complex64")],
+    "flip_0d_dim_out_of_range": lambda m: m.tensor(1.0).flip(1),
+    "rot90_1d": lambda m: m.ones(3).rot90(),
+    "rot90_reversed_dims": lambda m: m.arange(6.0).view(2, 3).rot90(2, (1, 0)),
+    "unfold_dim_out_of_range": lambda m: m.ones(3, 4).unfold(2, 1, 1),
+    "unfold_size_past_the_dim": lambda m: m.ones(3, 4).unfold(1, 5, 1),
+    "unfold_negative_dim": lambda m: m.arange(12.0).view(3, 4).unfold(-1, 2, 1),
+    "nonzero_static_argwhere": lambda m: (m.nonzero_static(m.tensor([0, 1, 2, 0]), size=3),
+                                          m.argwhere(m.tensor([[0, 1], [2, 0]]))),
+    "split_and_chunk": lambda m: (m.ones(5, 2).split([2, 3]), m.arange(7).tensor_split(3),
+                                  m.arange(7).tensor_split([1, 5]),
+                                  m.arange(7).tensor_split(m.tensor([2]))),
+    "split_sizes_not_summing": lambda m: m.ones(5, 2).split([2, 2]),
+    "chunk_0": lambda m: m.ones(5).chunk(0),
+    "unbind_0d": lambda m: m.tensor(1.0).unbind(),
+    "unbind_0d_negative_dim": lambda m: m.tensor(1.0).unbind(-1),
+    "unbind_0d_dim_out_of_range": lambda m: m.tensor(1.0).unbind(5),
+    "unbind_dim_out_of_range": lambda m: m.ones(2).unbind(1),
+    "clamp_bounds": lambda m: (m.clamp(m.arange(6.0), m.full((6,), 2.0), m.tensor(4.0)),
+                               m.clamp(m.arange(6.0), 4, 2), m.clamp(m.arange(6), 1.5, 3.5),
+                               m.clamp(m.ones(3), m.tensor([float("nan"), 0.0, 2.0])),
+                               m.clip(m.arange(4.0), min=m.tensor(2.0))),
+    "clamp_bool": lambda m: m.clamp(m.ones(2, dtype=m.bool), 0, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_shape_ops(name):
+    """roll, tril/triu, squeeze/unsqueeze dims, atleast_Nd, cat/stack corners, narrow,
+    diag_embed, split/chunk, unbind, clamp bounds: values or torch's error."""
+    same(MORE[name])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, a: m.roll(a, (1, -1), (0, 1)), lambda m, a: m.roll(a, 2),
+    lambda m, a: m.tril(a, -1) + m.triu(a, 1), lambda m, a: m.diag_embed(a, 1),
+    lambda m, a: a.narrow(1, 1, 2), lambda m, a: m.cat([a, a * 2], 1),
+    lambda m, a: m.stack([a, a.sin()], 1), lambda m, a: m.atleast_3d(a),
+    lambda m, a: a.squeeze((0, 1)), lambda m, a: m.trace(a)])
+def test_more_shape_ops_gradients(fn):
+    x = rng().standard_normal((3, 4))
+    same(with_grads(fn, x), rtol=1e-12)
+    a = gradkit.tensor(x, requires_grad=True)
+    assert gradcheck(lambda v: fn(gradkit, v), (a,))
+    assert gradgradcheck(lambda v: fn(gradkit, v) ** 2, (a,))

@@ -9,8 +9,8 @@ import math
 
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
+from gradkit.ops.dims import existing_dim
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.shape import _normalize_dim
 from gradkit.ops.unary_helpers import scalar_type_name
 
 
@@ -22,13 +22,6 @@ def _runs(xp, rows):
     if n > 1:
         starts[1:] = xp.any(flat[1:] != flat[:-1], axis=1)
     return starts, xp.cumsum(starts) - 1
-
-
-def dim_argument(x: Tensor, dim: int) -> int:
-    """unique's ``dim`` normalized; torch's IndexError for a 0-d tensor (any dim)."""
-    if x.dim() == 0:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    return _normalize_dim(dim, x.dim())
 
 
 def refuse_empty_slices(shape: tuple, dim: int) -> None:
@@ -116,7 +109,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,  # noqa: A00
     consecutive ones kept once; on request the inverse (the run of each element) and the
     counts (each run's length)."""
     if dim is not None:
-        dim = dim_argument(input, dim)
+        dim = existing_dim(dim, input.dim())
     values, inverse, counts = _unique_consecutive(input, dim=dim)
     extra = ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
     return (values, *extra) if extra else values

@@ -17,6 +17,14 @@ def normalize_dim(dim: int, ndim: int) -> int:
     return dim % n
 
 
+def existing_dim(dim: int, ndim: int) -> int:
+    """``dim`` normalized where a 0-d tensor has no dim to name (torch's wrap_scalar=False:
+    roll, unique with a dim)."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return normalize_dim(dim, ndim)
+
+
 def distinct_dims(dims, ndim: int) -> list[int]:
     """``dims`` normalized, in order; torch's error for the first dim given twice."""
     seen = []

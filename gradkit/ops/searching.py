@@ -10,7 +10,8 @@ import math
 from gradkit.number_arguments import number_argument
 from gradkit._tensor import Tensor
 from gradkit.ops._op import Op, op
-from gradkit.ops.consecutive import dim_argument, unique_slices
+from gradkit.ops.consecutive import unique_slices
+from gradkit.ops.dims import existing_dim
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.unary_helpers import scalar_type_name
 
@@ -179,7 +180,7 @@ def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa
         raise NotImplementedError(f'"{"unique" if dim is None else "unique_dim"}" not '
                                   f"implemented for '{scalar_type_name(x)}'")
     if dim is not None:
-        dim = dim_argument(x, dim)
+        dim = existing_dim(dim, x.dim())
     values, inverse, counts = _unique(x) if dim is None else _unique_dim(x, dim=dim)
     extra = ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
     return (values, *extra) if extra else values

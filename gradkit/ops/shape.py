@@ -257,13 +257,13 @@ def squeeze(xp, x, dim=None):
     """A view of x without its size-1 dims (or only ``dim``)."""
     if dim is None:
         return xp.squeeze(x)
-    if x.ndim == 0:
-        _normalize_dim(dim if isinstance(dim, int) else 0, 0)
+    if x.ndim == 0:  # dims are still checked: in range, none twice
+        distinct_dims((dim,) if isinstance(dim, int) else dim, 0)
         return x
     if isinstance(dim, int):
         dim = _normalize_dim(dim, x.ndim)
         return x.squeeze(dim) if x.shape[dim] == 1 else x
-    dims = tuple(d for d in (_normalize_dim(d, x.ndim) for d in dim) if x.shape[d] == 1)
+    dims = tuple(d for d in distinct_dims(dim, x.ndim) if x.shape[d] == 1)
     return xp.squeeze(x, dims) if dims else x
 
 

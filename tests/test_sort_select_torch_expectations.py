@@ -526,3 +526,68 @@ def test_unique_dim_keeps_nan_slices_apart_in_torchs_order(rows):
         x[rng(seed + 100).random((rows, 2)) < 0.3] = np.nan
         same(lambda m, x=x: m.unique(made(m, x, "float64"), dim=0, return_inverse=True,
                                      return_counts=True))
+
+
+# -- beyond test_sort_and_select.py: dtypes, refusals and the select ops beside them ----------
+
+M = np.array([[3.0, 1, 2, 1], [0, -1, 5, 5]])
+MORE = {
+    "sort_bool": lambda m: m.sort(m.tensor([True, False, True, False]), stable=True),
+    "argsort_bool": lambda m: m.argsort(m.tensor([True, False, True]), stable=True),
+    "sort_complex": lambda m: m.sort(m.ones(2, dtype=m.complex64)),
+    "argsort_complex": lambda m: m.argsort(m.ones(2, dtype=m.complex64)),
+    "msort_complex": lambda m: m.msort(m.ones(2, dtype=m.complex64)),
+    "topk_complex": lambda m: m.topk(m.ones(2, dtype=m.complex64), 1),
+    "kthvalue_complex": lambda m: m.kthvalue(m.ones(2, dtype=m.complex64), 1),
+    "topk_bool": lambda m: m.topk(m.ones(2, dtype=m.bool), 1),
+    "kthvalue_bool": lambda m: m.kthvalue(m.ones(2, dtype=m.bool), 1),
+    "kthvalue_dtypes": lambda m: (m.kthvalue(m.tensor(M, dtype=m.float16), 2, 1, True),
+                                  m.kthvalue(m.tensor(M, dtype=m.int32), 2, 0),
+                                  m.kthvalue(m.tensor(np.abs(M), dtype=m.uint8), 1)),
+    "sort_dim_out_of_range": lambda m: m.sort(m.tensor(M), 2),
+    "sort_stable_descending_nan_and_zeros": lambda m: (
+        m.argsort(m.tensor([1, 1, 0, 1]), descending=True, stable=True),
+        m.sort(m.tensor([1.0, np.nan, 1, np.nan, -0.0, 0.0]), descending=True, stable=True),
+        m.sort(m.tensor([0.0, -0.0, 0.0, -0.0]), stable=True)),
+    "topk_0d": lambda m: (m.topk(m.tensor(2.0), 1), m.topk(m.tensor(2.0), 0)),
+    "topk_0d_k_2": lambda m: m.topk(m.tensor(2.0), 2),
+    "topk_uint8_smallest": lambda m: m.topk(m.tensor([3, 1, 2], dtype=m.uint8), 2, largest=False),
+    "topk_float_k_method": lambda m: m.tensor(M).topk(1.5),
+    "topk_unsorted": lambda m: m.topk(m.tensor([1.0, 5, 3, 4, 2]), 3, sorted=False),
+    "msort_0d": lambda m: m.msort(m.tensor(3.0)),
+    "searchsorted": lambda m: (
+        m.searchsorted(m.tensor([1.0, 3, 5]), m.tensor([0.0, 3, 6])),
+        m.searchsorted(m.tensor([1.0, 3, 5]), 3.0, right=True),
+        m.searchsorted(m.tensor([[1.0, 3], [2, 4]]), m.tensor([[2.0], [3.0]]), side="right")),
+    "searchsorted_bad_side": lambda m: m.searchsorted(m.tensor([1.0, 3]), m.tensor([0.0]),
+                                                      side="middle"),
+    "searchsorted_side_against_right": lambda m: m.searchsorted(
+        m.tensor([1.0, 3]), m.tensor([0.0]), right=False, side="right"),
+    "searchsorted_leading_dims_differ": lambda m: m.searchsorted(m.tensor([[1.0, 3, 5]]),
+                                                                 m.tensor([[0.0], [1.0]])),
+    "median_nanmedian_mode_ties": lambda m: (
+        m.median(m.tensor(M), 1), m.median(m.tensor([4.0, 1, 3, 2])),
+        m.nanmedian(m.tensor([[1.0, np.nan, 1, 2]]), 1), m.mode(m.tensor([[1, 2, 2, 1, 3]]), 1),
+        m.mode(m.tensor([[1.0, 2.0, 2.0, 1.0], [3.0, 3.0, 1.0, 1.0]]))),
+    "unique_corners": lambda m: (
+        m.unique_consecutive(m.tensor([[True, False], [True, False], [False, True]]), dim=0,
+                             return_counts=True),
+        m.unique(m.tensor([3, 1, 3, 2]), True, True, True),
+        m.unique_consecutive(m.tensor([]), return_inverse=True, return_counts=True),
+        m.unique(m.tensor(5), return_inverse=True),
+        m.unique(m.tensor([[1, 1], [2, 2], [1, 1]], dtype=m.int8), dim=1, return_inverse=True,
+                 return_counts=True)),
+    "isin_dtypes": lambda m: (
+        m.isin(m.tensor([True, False]), m.tensor([True])),
+        m.isin(m.tensor([1, 2]), m.tensor([1.5, 2.0])), m.isin(m.tensor([1.5, 2.0]), 2),
+        m.isin(2, m.tensor([1.5, 2.0])),
+        m.isin(m.tensor([1.0, 2.0], dtype=m.float16), m.tensor([2.0], dtype=m.float16)),
+        m.isin(m.tensor([255], dtype=m.uint8), -1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_sort_and_select(name):
+    """Complex and bool refusals, dtypes, 0-d inputs, signed zeros and NaN under a stable
+    descending sort, searchsorted's sides, median/mode ties, unique and isin corners."""
+    same(MORE[name])

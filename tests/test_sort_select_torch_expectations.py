@@ -591,3 +591,34 @@ def test_more_sort_and_select(name):
     """Complex and bool refusals, dtypes, 0-d inputs, signed zeros and NaN under a stable
     descending sort, searchsorted's sides, median/mode ties, unique and isin corners."""
     same(MORE[name])
+
+
+@pytest.mark.parametrize("call", [lambda m, x: x.sort(0, stable=True),
+                                  lambda m, x: x.sort(0, stable=None),
+                                  lambda m, x: x.argsort(0, stable=False),
+                                  lambda m, x: m.sort(x, 0, True, stable=True),
+                                  lambda m, x: m.argsort(x, -1, stable=True)])
+def test_stable_takes_dim_and_descending_by_keyword_only(call):
+    """torch's sort/argsort overload with ``stable=`` has no positional dim: a TypeError (its
+    first line compared: torch's method form lists its signatures or counts arguments)."""
+    x = rng().standard_normal(4)
+    first_lines = []
+    for m in (torch, gradkit):
+        with pytest.raises(TypeError) as caught:
+            call(m, made(m, x, "float32"))
+        first_lines.append(str(caught.value).split("\n")[0].replace("got (Tensor, ", "got ("))
+    expected, got = first_lines
+    assert got.startswith(("sort() received an invalid combination of arguments - got (",
+                           "argsort() received an invalid combination of arguments - got ("))
+    if "takes from" not in expected:  # torch's method form with two positional arguments
+        assert got == expected
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("size", [17, 40, 1000])
+def test_unique_inverse_of_nans_follows_torchs_sort(dtype, size):
+    """Each NaN is its own value: which one the inverse names follows torch's sort (the same
+    for float16 as for float32)."""
+    x = rng(size).integers(0, 4, size).astype(float)
+    x[rng(size + 1).random(size) < 0.3] = np.nan
+    same(lambda m: m.unique(made(m, x, dtype), return_inverse=True, return_counts=True))

@@ -138,9 +138,13 @@ def bucketize(input: Tensor | float, boundaries: Tensor, *,  # noqa: A002 - torc
 def _unique(xp, x, *, dim=None):
     """(sorted unique values, inverse, counts); NaNs stay distinct, as torch's."""
     if dim is None:
-        values, inverse, counts = xp.unique(x.reshape(-1), return_inverse=True,
-                                            return_counts=True, equal_nan=False)
-        return values, inverse.reshape(x.shape).astype(xp.int64), counts.astype(xp.int64)
+        # float16 sorted as float32 (exact): NumPy's float16 sort places NaNs, each its own
+        # value, in another order than torch's, which its float32 sort shares
+        flat = x.reshape(-1).astype(xp.float32) if x.dtype == xp.float16 else x.reshape(-1)
+        values, inverse, counts = xp.unique(flat, return_inverse=True, return_counts=True,
+                                            equal_nan=False)
+        return values.astype(x.dtype), inverse.reshape(x.shape).astype(xp.int64), \
+            counts.astype(xp.int64)
     return unique_slices(xp, x, dim)
 
 

@@ -9,6 +9,7 @@ import math
 
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
+from gradkit.ops.cpu_order import std_sort
 from gradkit.ops.dims import existing_dim
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.unary_helpers import scalar_type_name
@@ -43,32 +44,23 @@ def unique_slices(xp, x, dim: int):
     if x.dtype.kind != "f" or not xp.isnan(flat).any():
         values, inverse, counts = xp.unique(x, return_inverse=True, return_counts=True, axis=dim)
         return values, inverse.reshape(-1).astype(xp.int64), counts.astype(xp.int64)
-    # NaN slices: never equal (NumPy would merge them); ordered as torch's std::sort, whose
-    # comparator finds NaN neither less nor greater (for up to 16 slices an insertion sort)
-    order = _small_sort_order(flat) if len(flat) <= 16 else xp.lexsort(flat.T[::-1])
+    # NaN slices: never equal (NumPy would merge them), ordered as torch's std::sort leaves
+    # them, whose comparator finds NaN neither less nor greater than anything
+    order = std_sort(flat.tolist(), _rows_less)
     starts, run = _runs(xp, flat[order])
     inverse = xp.empty(len(flat), dtype=xp.int64)
     inverse[order] = run
     return xp.moveaxis(rows[order][starts], 0, dim), inverse, _counts(xp, starts)
 
 
-def _small_sort_order(flat) -> list[int]:
-    """The order libstdc++'s insertion sort gives with torch's lexicographic ``<``."""
-    def less(a: int, b: int) -> bool:
-        for p, q in zip(flat[a].tolist(), flat[b].tolist()):
-            if p != q and not (p != p or q != q):  # NaN: neither less nor greater
-                return p < q
-        return False
-    order: list[int] = []
-    for i in range(len(flat)):
-        j = len(order)
-        if order and less(i, order[0]):
-            j = 0
-        else:
-            while j > 0 and less(i, order[j - 1]):
-                j -= 1
-        order.insert(j, i)
-    return order
+def _rows_less(a: list, b: list) -> bool:
+    """torch's unique_dim comparator: the first element where one row is below the other."""
+    for p, q in zip(a, b):
+        if p < q:
+            return True
+        if p > q:
+            return False
+    return False
 
 
 def _counts(xp, starts):

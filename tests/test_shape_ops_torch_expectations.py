@@ -90,6 +90,16 @@ def test_movedim(name, dtype, nd):
         same(lambda m, s=source, d=destination: getattr(m, name)(made(m, x, dtype), s, d))
 
 
+@pytest.mark.parametrize("call", [lambda m: m.moveaxis(m.ones(2, 3, 4), (0,), 1),
+                                  lambda m: m.ones(2, 3).movedim(0, [1])])
+def test_movedim_takes_two_ints_or_two_lists(call):
+    """One int and one list match neither of torch's signatures: its TypeError."""
+    for m in (torch, gradkit):
+        with pytest.raises(TypeError, match=r"^(movedim|moveaxis)\(\) received an invalid "
+                                            "combination of arguments"):
+            call(m)
+
+
 def test_movedim_gradient():
     x = rng().standard_normal((2, 3, 4))
     seed = rng(1).standard_normal((4, 2, 3))
@@ -506,6 +516,29 @@ MORE = {
                                m.clamp(m.ones(3), m.tensor([float("nan"), 0.0, 2.0])),
                                m.clip(m.arange(4.0), min=m.tensor(2.0))),
     "clamp_bool": lambda m: m.clamp(m.ones(2, dtype=m.bool), 0, 1),
+    "clamp_bound_wraps_into_uint8": lambda m: (
+        m.tensor([1, 200], dtype=m.uint8).clamp(-1, 100),
+        m.tensor([1, 200], dtype=m.uint8).clamp(min=-1),
+        m.tensor([1, 200], dtype=m.uint8).clamp(max=-1)),
+    "clamp_bound_beyond_uint8": lambda m: m.tensor([1, 200], dtype=m.uint8).clamp(-1, 300),
+    "clamp_bound_beyond_uint8_below": lambda m: m.tensor([1], dtype=m.uint8).clamp(max=-300),
+    "clamp_bound_beyond_int8": lambda m: m.tensor([1, 2], dtype=m.int8).clamp_min(1000),
+    "clamp_in_place_bound_beyond_int8": lambda m: m.tensor([1], dtype=m.int8).clamp_(max=1000),
+    "clamp_bound_beyond_float16": lambda m: m.ones(2, dtype=m.float16).clamp(min=-1e5, max=1),
+    "clamp_bound_beyond_float32": lambda m: m.ones(2).clamp(max=1e300),
+    "clamp_in_place_bound_beyond_float32": lambda m: m.ones(2).clamp_(max=1e300),
+    "clamp_bounds_that_fit": lambda m: (
+        m.ones(2).clamp(max=float("inf")), m.tensor([1, 2], dtype=m.int8).clamp(max=1000.5),
+        m.ones(2, dtype=m.float16).clamp(max=float("nan")), m.ones(2).clamp_max(2**64 - 1),
+        m.tensor([1, 2]).clamp(min=-2**63)),
+    "clamp_int_beyond_uint64": lambda m: m.tensor([1, 2]).clamp(max=2**64),
+    "clamp_int_below_int64": lambda m: m.ones(2).clamp_min(-2**63 - 1),
+    "clamp_int_beyond_int64_for_int64": lambda m: m.tensor([1, 2]).clamp(max=2**64 - 1),
+    "movedim_0d": lambda m: (m.movedim(m.tensor(1.0), 0, 0), m.movedim(m.tensor(1.0), -1, 0),
+                             m.movedim(m.tensor(1.0), (), ()), m.movedim(m.tensor(1.0), (0,),
+                                                                         (-1,))),
+    "movedim_0d_dim_out_of_range": lambda m: m.movedim(m.tensor(1.0), 1, 0),
+    "movedim_0d_destination_out_of_range": lambda m: m.movedim(m.tensor(1.0), 0, -2),
 }
 
 

@@ -502,6 +502,11 @@ FIRST_ORDER_ONLY.add("linalg_ldl")
 # attention below 4 dims: torch's math backend and its _safe_softmax (ops/attention.py)
 SAMPLES["safe_softmax"] = (lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
                            lambda: (R(2, 3), R(4, 3), R(4, 3)))
+# lane texp12: unique along a dim, slices with NaN (torch's std::sort replayed) and without
+SAMPLES["unique_dim"] = (lambda x: (
+    G.unique(x.detach().round(), dim=0, return_inverse=True, return_counts=True),
+    G.unique(G.where(x.detach() > 0, x.detach().round(), float("nan")), dim=1,
+             return_inverse=True)), lambda: (R(4, 3),))
 
 # Ops that no sample reaches directly, and why.
 NOT_SAMPLED = {

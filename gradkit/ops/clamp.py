@@ -10,6 +10,7 @@ import numpy as np
 
 from gradkit.number_arguments import number_argument, python_number
 from gradkit.ops._op import op
+from gradkit.ops.conversion import fitted
 from gradkit.ops.piecewise import defmask, where
 from gradkit.ops.unary import unary
 from gradkit.ops.methods import register, tensor_method
@@ -37,11 +38,19 @@ def _inside(x, min, max):  # noqa: A002
 def clamped_by_numbers(xp, x, min, max, kernel: str):  # noqa: A002
     """x clamped by number bounds in their promoted dtype (an int tensor with a float bound
     becomes float); torch's ``kernel`` has no bool one."""
+    for bound in (min, max):  # torch's parser reads an int Scalar as int64 or uint64
+        if type(bound) is int and bound >= 2**64:
+            raise OverflowError("int too big to convert")
+        if type(bound) is int and bound < -2**63:
+            raise OverflowError("can't convert negative int to unsigned")
     dtype = result_type(x, min, max)
     if dtype.kind == "b":
         raise kernel_error(kernel)(x)
     x = as_dtype(xp, x, dtype)
-    return _limit(xp, x, *(None if b is None else as_dtype(xp, b, dtype) for b in (min, max)))
+    # each bound converted as torch's checked conversion: refused beyond the dtype's range
+    # (-1 wraps into an unsigned dtype, as c10's)
+    return _limit(xp, x, *(None if b is None else as_dtype(xp, fitted(b, dtype), dtype)
+                           for b in (min, max)))
 
 
 @unary(save="x", name="clamp", node_name="ClampBackward1", complex_error=CLAMP_COMPLEX)

@@ -10,8 +10,9 @@ import math
 from gradkit._tensor import Tensor
 from gradkit.int_arguments import int_parameters
 from gradkit.ops._op import op
+from gradkit.ops.cpu_order import std_sort
+from gradkit.ops.dims import existing_dim
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.shape import _normalize_dim
 from gradkit.ops.unary_helpers import scalar_type_name
 
 
@@ -23,6 +24,44 @@ def _runs(xp, rows):
     if n > 1:
         starts[1:] = xp.any(flat[1:] != flat[:-1], axis=1)
     return starts, xp.cumsum(starts) - 1
+
+
+def refuse_empty_slices(shape: tuple, dim: int) -> None:
+    """torch's unique along ``dim`` takes an empty tensor only when ``dim`` is its one empty
+    dim (the result: no slices)."""
+    if shape[dim] == 0 and shape.count(0) > 1:
+        raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot "
+                           "be applied ")  # sic: torch's trailing space
+    if shape[dim] and 0 in shape:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
+
+
+def unique_slices(xp, x, dim: int):
+    """(sorted distinct slices along ``dim``, inverse, counts): unique with a dim."""
+    refuse_empty_slices(x.shape, dim)
+    rows = xp.moveaxis(x, dim, 0)
+    flat = rows.reshape(rows.shape[0], math.prod(rows.shape[1:]))
+    if x.dtype.kind != "f" or not xp.isnan(flat).any():
+        values, inverse, counts = xp.unique(x, return_inverse=True, return_counts=True, axis=dim)
+        return values, inverse.reshape(-1).astype(xp.int64), counts.astype(xp.int64)
+    # NaN slices: never equal (NumPy would merge them), ordered as torch's std::sort leaves
+    # them, whose comparator finds NaN neither less nor greater than anything
+    order = std_sort(flat.tolist(), _rows_less)
+    starts, run = _runs(xp, flat[order])
+    inverse = xp.empty(len(flat), dtype=xp.int64)
+    inverse[order] = run
+    return xp.moveaxis(rows[order][starts], 0, dim), inverse, _counts(xp, starts)
+
+
+def _rows_less(a: list, b: list) -> bool:
+    """torch's unique_dim comparator: the first element where one row is below the other."""
+    for p, q in zip(a, b):
+        if p < q:
+            return True
+        if p > q:
+            return False
+    return False
 
 
 def _counts(xp, starts):
@@ -40,13 +79,8 @@ def _unique_consecutive(xp, x, *, dim=None):
         starts, run = _runs(xp, x.reshape(-1))
         return x.reshape(-1)[starts], run.reshape(x.shape).astype(xp.int64), \
             _counts(xp, starts)
-    if x.shape[dim] == 0 and x.shape.count(0) > 1:
-        raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot "
-                           "be applied ")  # sic: torch's trailing space
+    refuse_empty_slices(x.shape, dim)
     rows = xp.moveaxis(x, dim, 0)
-    if rows.shape[0] and 0 in rows.shape:
-        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
-                           "cannot be applied")
     starts, run = _runs(xp, rows)
     return xp.moveaxis(rows[starts], 0, dim), run.astype(xp.int64), _counts(xp, starts)
 
@@ -70,9 +104,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,  # noqa: A00
     consecutive ones kept once; on request the inverse (the run of each element) and the
     counts (each run's length)."""
     if dim is not None:
-        if input.dim() == 0:
-            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-        dim = _normalize_dim(dim, input.dim())
+        dim = existing_dim(dim, input.dim())
     values, inverse, counts = _unique_consecutive(input, dim=dim)
     extra = ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
     return (values, *extra) if extra else values

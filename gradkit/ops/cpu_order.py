@@ -9,6 +9,7 @@ Comparisons are Python's on floats and ints, which treat NaN as C++ does (every 
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 
 _SORT_THRESHOLD = 16  # libstdc++'s _S_threshold: below it std::sort is an insertion sort
@@ -180,13 +181,14 @@ def nth_element(values: list, nth: int, less: Callable) -> int:
     return order[nth]
 
 
-def std_sort(values: list) -> list:
+def std_sort(values: list, less: Callable = operator.lt) -> list:
     """The indices of ``values`` in the order std::sort leaves (value, index) pairs compared by
-    value: mode's order (equal values may come in any order)."""
+    value with ``less``: mode's order (equal values may come in any order), unique's along a
+    dim (rows compared as torch's kernel compares them)."""
     order = list(range(len(values)))
     if len(order) < 2:
         return order
-    sorter = _Sorter(order, lambda i, j: values[i] < values[j])
+    sorter = _Sorter(order, lambda i, j: less(values[i], values[j]))
     sorter.sort(0, len(order), 2 * _lg(len(order)))
     if len(order) > _SORT_THRESHOLD:  # __final_insertion_sort
         sorter.insertion_sort(0, _SORT_THRESHOLD)

@@ -50,6 +50,10 @@ _cat.node_name = "CatBackward0"
 def cat(tensors, dim: int = 0):
     """Concatenate a sequence of tensors along an existing dim."""
     tensors = _check_sequence("cat", tensors)
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
     ref = next((t for t in tensors if not _skipped(t.shape)), tensors[0])
     ndim = ref.ndim
     for i, other in enumerate(tensors):
@@ -201,4 +205,6 @@ def chunk(x, chunks: int, dim: int = 0):
 def unbind(x, dim: int = 0):
     """Tuple of slices along ``dim`` with that dim removed."""
     dim = _normalize_dim(dim, x.ndim)
+    if x.ndim == 0:  # torch checks the range first, as for a 1-D tensor
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     return _unbind(x, dim=dim) if x.shape[dim] else ()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 
-from gradkit.int_arguments import int_parameters, size_varargs
+from gradkit.int_arguments import int_parameters, invalid_combination, size_varargs
 from gradkit.int_arguments import ints_reader
 from gradkit.backend import bool_
 from gradkit.ops._op import op
@@ -73,6 +73,8 @@ def _dim_sequence(dims) -> list:
 def movedim(x, source, destination):
     """A view of x with the dims ``source`` moved to ``destination`` (the others keep their
     order)."""
+    if isinstance(source, int) != isinstance(destination, int):  # torch: (int, int), (list, list)
+        raise invalid_combination("movedim", (source, destination), {})
     source, destination = _dim_sequence(source), _dim_sequence(destination)
     if len(source) != len(destination):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({source} dims) "
@@ -80,6 +82,8 @@ def movedim(x, source, destination):
                            f"({destination} dims)")
     ndim = x.ndim
     if ndim == 0:  # dims 0 and -1 name the one "dim" of a 0-d tensor
+        for d in source + destination:
+            _normalize_dim(d, 0)
         return permute(x, ())
     moved = [_normalize_dim(d, ndim) for d in source]
     target = [_normalize_dim(d, ndim) for d in destination]

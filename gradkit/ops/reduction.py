@@ -16,6 +16,7 @@ from gradkit.ops.arithmetic import sub
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import exp
 from gradkit.ops.promotion import SCALAR_TYPE_NAMES
+from gradkit.ops.dims import distinct_dims
 from gradkit.ops.shape import _normalize_dim, expand, flip, reshape
 from gradkit.ops.unary_helpers import kernel_error
 
@@ -28,17 +29,6 @@ def axes(dim, ndim):
         dim = (dim,)
     normalized = distinct_dims(dim, ndim)
     return tuple(sorted(normalized)) if ndim else ()  # a 0-d tensor: dim 0 / -1, no axis
-
-
-def distinct_dims(dim, ndim: int) -> list:
-    """``dim`` normalized, in order; torch's error for the first dim given twice."""
-    seen = []
-    for d in dim:
-        a = _normalize_dim(d, ndim)
-        if a in seen:
-            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
-        seen.append(a)
-    return seen
 
 
 def unsqueeze_back(g, x_shape, dim, keepdim):

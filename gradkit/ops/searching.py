@@ -10,10 +10,11 @@ import math
 from gradkit.int_arguments import invalid_combination
 from gradkit.number_arguments import number_argument
 from gradkit._tensor import Tensor
-from gradkit.ops._op import op
+from gradkit.ops._op import Op, op
+from gradkit.ops.consecutive import unique_slices
+from gradkit.ops.dims import existing_dim
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import where as _select
-from gradkit.ops.shape import _normalize_dim
 from gradkit.ops.unary_helpers import scalar_type_name
 
 
@@ -159,32 +160,42 @@ def bucketize(input: Tensor | float, boundaries: Tensor, *,  # noqa: A002 - torc
 @op(outputs=3, differentiable_outputs=(0,), node_name="Unique2Backward0")
 def _unique(xp, x, *, dim=None):
     """(sorted unique values, inverse, counts); NaNs stay distinct, as torch's."""
-    if x.dtype.kind == "c":
-        raise NotImplementedError(f'"unique" not implemented for '
-                                  f"'{scalar_type_name(x)}'")
     if dim is None:
-        values, inverse, counts = xp.unique(x.reshape(-1), return_inverse=True,
-                                            return_counts=True, equal_nan=False)
-        return values, inverse.reshape(x.shape).astype(xp.int64), counts.astype(xp.int64)
-    values, inverse, counts = xp.unique(x, return_inverse=True, return_counts=True, axis=dim)
-    return values, inverse.reshape(-1).astype(xp.int64), counts.astype(xp.int64)
+        # float16 sorted as float32 (exact): NumPy's float16 sort places NaNs, each its own
+        # value, in another order than torch's, which its float32 sort shares
+        flat = x.reshape(-1).astype(xp.float32) if x.dtype == xp.float16 else x.reshape(-1)
+        values, inverse, counts = xp.unique(flat, return_inverse=True, return_counts=True,
+                                            equal_nan=False)
+        return values.astype(x.dtype), inverse.reshape(x.shape).astype(xp.int64), \
+            counts.astype(xp.int64)
+    return unique_slices(xp, x, dim)
 
 
-def _no_unique_derivative(*_, **__):
-    raise NotImplementedError("the derivative for '_unique2' is not implemented.")
+# along a dim torch's op is unique_dim (node UniqueDimBackward0), with errors naming it
+_unique_dim = Op(_unique.forward, name="unique", outputs=3, differentiable_outputs=(0,),
+                 node_name="UniqueDimBackward0")
 
 
-def _no_unique_tangent(*_, **__):
-    raise NotImplementedError(
-        "Trying to use forward AD with _unique2 that does not support it because it has not been "
-        "implemented yet.\nPlease file an issue to PyTorch at https://github.com/pytorch/pytorch/"
-        "issues/new?template=feature-request.yml so that we can prioritize its implementation or "
-        "submit a PR adding the implementation to derivatives.yaml")
+def _refusals(kernel: str):
+    """The backward and forward-AD rules of a kernel torch has no derivative for."""
+    def no_derivative(*_, **__):
+        raise NotImplementedError(f"the derivative for '{kernel}' is not implemented.")
+
+    def no_tangent(*_, **__):
+        raise NotImplementedError(
+            f"Trying to use forward AD with {kernel} that does not support it because it has "
+            "not been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
+            "pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
+            "its implementation or submit a PR adding the implementation to derivatives.yaml")
+    return no_derivative, no_tangent
 
 
-_unique.name, _unique.profiler_name = "unique", "gradkit::unique"
-_unique.defvjp_all(_no_unique_derivative)
-_unique.defjvp_all(_no_unique_tangent)
+for _op, _kernel, _profiled in ((_unique, "_unique2", "unique"),
+                                (_unique_dim, "unique_dim", "unique_dim")):
+    _op.profiler_name = f"gradkit::{_profiled}"
+    _op.defvjp_all(_refusals(_kernel)[0])
+    _op.defjvp_all(_refusals(_kernel)[1])
+_unique.name = "unique"
 
 
 @tensor_method()
@@ -192,9 +203,12 @@ def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa
            return_counts: bool = False, dim: int | None = None):
     """The distinct elements of x, sorted (torch sorts on CPU whatever ``sorted`` says), and
     on request the inverse (where each element of x went) and the counts."""
+    if x.is_complex():  # torch checks the dtype first, naming the kernel along a dim
+        raise NotImplementedError(f'"{"unique" if dim is None else "unique_dim"}" not '
+                                  f"implemented for '{scalar_type_name(x)}'")
     if dim is not None:
-        dim = _normalize_dim(dim, x.ndim)
-    values, inverse, counts = _unique(x, dim=dim)
+        dim = existing_dim(dim, x.dim())
+    values, inverse, counts = _unique(x) if dim is None else _unique_dim(x, dim=dim)
     extra = ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
     return (values, *extra) if extra else values
 

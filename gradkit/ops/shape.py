@@ -3,30 +3,17 @@
 Joining and splitting (cat, stack, split, chunk, unbind) is in joining.py."""
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from gradkit.int_arguments import int_parameters
 from gradkit.int_arguments import ints_reader
 from gradkit.autograd.batching import batch_dim, batch_shape
 from gradkit.ops._op import Op, op, seam, sum_to_shape
+from gradkit.ops.dims import distinct_dims, normalize_dim
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.unary_helpers import tensor_type_name
 
-
-def _normalize_dim(dim: int, ndim: int) -> int:
-    try:
-        dim = operator.index(dim)
-    except TypeError:  # torch's words (it names the function too): a tuple, a float
-        raise TypeError(f"argument 'dim' must be int, not {type(dim).__name__}") from None
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        if not -2**63 <= dim < 2**63:  # torch's parser reads an int64 first
-            raise ValueError("Overflow when unpacking long long")
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
-    return dim % n
+_normalize_dim = normalize_dim  # the name the op files import from here
 
 
 def _infer_shape(shape, numel):
@@ -270,13 +257,13 @@ def squeeze(xp, x, dim=None):
     """A view of x without its size-1 dims (or only ``dim``)."""
     if dim is None:
         return xp.squeeze(x)
-    if x.ndim == 0:
-        _normalize_dim(dim if isinstance(dim, int) else 0, 0)
+    if x.ndim == 0:  # dims are still checked: in range, none twice
+        distinct_dims((dim,) if isinstance(dim, int) else dim, 0)
         return x
     if isinstance(dim, int):
         dim = _normalize_dim(dim, x.ndim)
         return x.squeeze(dim) if x.shape[dim] == 1 else x
-    dims = tuple(d for d in (_normalize_dim(d, x.ndim) for d in dim) if x.shape[d] == 1)
+    dims = tuple(d for d in distinct_dims(dim, x.ndim) if x.shape[d] == 1)
     return xp.squeeze(x, dims) if dims else x
 
 
@@ -357,7 +344,7 @@ def ravel(x):
 @op(linear=True)
 def flip(xp, x, *, dims):
     """x reversed along ``dims``."""
-    axes = tuple(_normalize_dim(d, x.ndim) for d in dims)
+    axes = tuple(distinct_dims(dims, x.ndim))
     # a copy, as torch's flip: writing to the result must not write to x
     return (xp.flip(x, axis=axes) if x.ndim else x).copy()
 

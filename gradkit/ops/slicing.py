@@ -9,6 +9,7 @@ from gradkit.int_arguments import (
     int_parameters, invalid_combination, reads_as_int, reads_as_symint)
 from gradkit.ops import indexing
 from gradkit.ops._op import Op, op
+from gradkit.ops.dims import existing_dim
 from gradkit.ops.indexing import index_put_into_zeros
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
@@ -111,7 +112,9 @@ _roll.name, _roll.node_name, _roll.profiler_name = "roll", "RollBackward0", "gra
 @int_parameters("roll", shifts=(1, "SymInt[1]"), dims=(2, "int[1]?"))
 def roll(x, shifts, dims=None):
     """x with its elements shifted by ``shifts`` along ``dims`` (the flattened x without dims)."""
-    if dims is None:
+    if not _as_tuple(shifts):
+        raise RuntimeError("`shifts` required")
+    if dims is None or not _as_tuple(dims):  # no dims: the flattened x
         shifts = _as_tuple(shifts)
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
@@ -121,7 +124,7 @@ def roll(x, shifts, dims=None):
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
                            f"{len(dims)}")
-    dims = tuple(_normalize_dim(d, x.ndim) for d in dims)
+    dims = tuple(existing_dim(d, x.ndim) for d in dims)
     return _roll(x, shifts=tuple(int(s) for s in shifts), dims=dims)
 
 

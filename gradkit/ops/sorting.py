@@ -1,8 +1,10 @@
 """Sorting along a dim: sort, argsort, topk (values carry gradients, indices do not)."""
 from __future__ import annotations
 
+import functools
+
 from gradkit import return_types
-from gradkit.int_arguments import int_parameters
+from gradkit.int_arguments import int_parameters, invalid_combination
 from gradkit.ops._op import Op, op
 from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.keywords import numpy_keywords
@@ -70,9 +72,21 @@ for _op in (_sort, _sort_stable, _topk):
     _op.defjvp_all(_gather_tangent)
 
 
+def _stable_by_keywords(function):
+    """torch's overload with ``stable=`` takes dim and descending by keyword only: stable
+    beside a positional dim is its TypeError (the message's first line)."""
+    @functools.wraps(function)
+    def call(x, *args, **kwargs):
+        if args and "stable" in kwargs:
+            raise invalid_combination(function.__name__, args, kwargs)
+        return function(x, *args, **kwargs)
+    return call
+
+
 @tensor_method()
 @numpy_keywords
 @int_parameters("sort", True, dim=(1, "int"), descending=(2, "bool"))
+@_stable_by_keywords
 def sort(x, dim: int = -1, descending: bool = False, *, stable: bool | None = None):
     """(values, indices) of x sorted along ``dim``; equal elements keep their order."""
     _check_sortable(x, "Sort")
@@ -91,6 +105,7 @@ _argsort.name, _argsort.profiler_name = "argsort", "gradkit::argsort"
 @tensor_method()
 @numpy_keywords
 @int_parameters("argsort", True, dim=(1, "int"), descending=(2, "bool"))
+@_stable_by_keywords
 def argsort(x, dim: int = -1, descending: bool = False, *, stable: bool = False):
     """The indices that sort x along ``dim`` (no gradient)."""
     _check_sortable(x, "Sort")

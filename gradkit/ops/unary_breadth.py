@@ -199,11 +199,19 @@ def _isin(xp, elements, test_elements, assume_unique=False, invert=False):
     return ~found if invert else found
 
 
+_ISIN_SIGNATURES = "".join(
+    f" * ({first}, {second}, *, bool assume_unique = False, bool invert = False, "
+    "Tensor out = None)\n" for first, second in (
+        ("Tensor elements", "Tensor test_elements"), ("Number element", "Tensor test_elements"),
+        ("Tensor elements", "Number test_element")))
+
+
 def isin(elements: Tensor | float, test_elements: Tensor | float, *,
          assume_unique: bool = False, invert: bool = False) -> Tensor:
     """True where an element of ``elements`` is in ``test_elements`` (either may be a number,
     not both), compared in their promoted dtype; ``invert`` gives the complement."""
     if type(elements) in PY_SCALARS and type(test_elements) in PY_SCALARS:
         raise TypeError("isin() received an invalid combination of arguments - got "
-                        f"({type(elements).__name__}, {type(test_elements).__name__})")
+                        f"({type(elements).__name__}, {type(test_elements).__name__}), but "
+                        f"expected one of:\n{_ISIN_SIGNATURES}")
     return _isin(elements, test_elements, assume_unique=assume_unique, invert=invert)

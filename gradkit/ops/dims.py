@@ -1,0 +1,38 @@
+"""Dim arguments read as torch reads them: wrapped into range, each named once."""
+from __future__ import annotations
+
+import operator
+
+
+def normalize_dim(dim: int, ndim: int) -> int:
+    """``dim`` wrapped into ``[0, ndim)`` (a 0-d tensor takes 0 and -1); torch's errors."""
+    try:
+        dim = operator.index(dim)
+    except TypeError:  # torch's words (it names the function too): a tuple, a float
+        raise TypeError(f"argument 'dim' must be int, not {type(dim).__name__}") from None
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        if not -2**63 <= dim < 2**63:  # torch's parser reads an int64 first
+            raise ValueError("Overflow when unpacking long long")
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def existing_dim(dim: int, ndim: int) -> int:
+    """``dim`` normalized where a 0-d tensor has no dim to name (torch's wrap_scalar=False:
+    roll, unique with a dim)."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return normalize_dim(dim, ndim)
+
+
+def distinct_dims(dims, ndim: int) -> list[int]:
+    """``dims`` normalized, in order; torch's error for the first dim given twice."""
+    seen = []
+    for d in dims:
+        a = normalize_dim(d, ndim)
+        if a in seen:
+            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+        seen.append(a)
+    return seen

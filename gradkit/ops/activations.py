@@ -14,7 +14,7 @@ from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.selection import zero_where
 from gradkit.ops.special import erf_array
 from gradkit.ops.unary import unary
-from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, kernel_error
+from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, half_in_float, kernel_error
 
 
 @unary(save="result", floating=True, method=True, inplace=True)
@@ -71,9 +71,11 @@ relu.batchable = True
 
 
 @unary(save="x", integer_error=kernel_error("silu_cpu"))
+@half_in_float
 def silu(xp, x):
-    """x * sigmoid(x) elementwise."""
-    return x * sigmoid(x)
+    """x * sigmoid(x) elementwise, as torch's kernel writes it: x / (1 + exp(-x)) (the signs
+    of complex zeros are the division's)."""
+    return x / (1 + xp.exp(-x))
 
 
 def _silu_derivative(x):
@@ -90,6 +92,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 @unary(save="x", complex_error=kernel_error("GeluKernelImpl"),
         integer_error=kernel_error("GeluKernelImpl"))
+@half_in_float
 def gelu(xp, x, approximate="none"):
     """x * Phi(x) (Gaussian CDF); ``approximate='tanh'`` for the tanh formula."""
     if approximate == "tanh":

@@ -15,13 +15,15 @@ from gradkit.number_arguments import number_argument, numbers_reader, scalar_for
 from gradkit.ops._op import op
 from gradkit.ops.activations import (
     elu, elu_slope, elu_values, leaky_relu, positive_factor, sigmoid, softplus)
+from gradkit.ops.conversion import fitted
 from gradkit.ops.elementwise import tanh
 from gradkit.ops.grad_edges import (
     call_or_write, defmask_edge, gradient_edge, in_place_variant, negative_slope_refusal,
     no_derivative)
 from gradkit.ops.piecewise import abs, where
 from gradkit.ops.unary import unary
-from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, kernel_error, scalar_type_name
+from gradkit.ops.unary_helpers import (
+    CLAMP_COMPLEX, fixed_error, half_in_float, kernel_error, scalar_type_name)
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -94,6 +96,8 @@ def selu_(input):
 def _hardtanh(xp, x, min_val=-1.0, max_val=1.0):
     """x limited to [min_val, max_val] as torch's clamp (max_val where min_val > max_val); NaN
     and -0.0 pass, integers stay integers."""
+    if x.dtype == np.uint8 and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     low = xp.where(x < min_val, min_val, x)
     return xp.where(low > max_val, max_val, low).astype(x.dtype)
 
@@ -152,6 +156,7 @@ def hardsigmoid(input, inplace: bool = False):
 
 @unary(save="x", name="hardswish", complex_error=kernel_error("hardswish_cpu"),
         integer_error=kernel_error("hardswish_cpu"))
+@half_in_float  # x (x + 3) overflows float16 from 256 on
 def _hardswish(xp, x):
     """x * relu6(x + 3) / 6 elementwise (NaN at -inf, as torch's)."""
     with np.errstate(invalid="ignore"):
@@ -243,8 +248,12 @@ defmask_edge(hardshrink, _outside)
 @unary(save="x", name="threshold", complex_error=kernel_error("threshold_cpu"),
         bool_error=kernel_error("threshold_cpu"))
 def _threshold(xp, x, threshold=0.0, value=0.0):
-    """value where x <= threshold, else x (NaN stays)."""
-    return xp.where(x <= threshold, value, x).astype(x.dtype)
+    """value where x <= threshold, else x (NaN stays); value cast to x's dtype first, so an
+    int64 x near its max does not round through float64 (and, as torch's, refused where it
+    does not fit the dtype: -2 for uint8)."""
+    if x.dtype.kind in "iu":
+        threshold, value = fitted(threshold, x.dtype), fitted(value, x.dtype)
+    return xp.where(x <= threshold, xp.asarray(value).astype(x.dtype), x)
 
 
 defmask_edge(_threshold, lambda x, threshold, value: ~(x <= threshold))

@@ -80,9 +80,8 @@ def logical_not(xp, x):
 @op()
 def bitwise_not(xp, x):
     """~x elementwise for integer and bool tensors (no gradient)."""
-    if x.dtype.kind not in "biu":
-        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
-                        "tensors")
+    if x.dtype.kind not in "biu":  # ``~x`` raises its TypeError before it gets here
+        raise kernel_error("bitwise_not_cpu")(x)
     return xp.invert(x)
 
 

@@ -221,6 +221,8 @@ asin.defderivative(lambda x: rsqrt(1 - x * x))
 @unary(floating=True, method=True, inplace=True)
 def acos(xp, x):
     """arccos(x) elementwise."""
+    if x.dtype == np.complex128:  # torch's complex<double> acos: pi/2 - asin(z), whose zero
+        return math.pi / 2 - xp.arcsin(x)  # imaginary parts are +0 (arccos's keep the sign)
     return xp.arccos(x)
 
 
@@ -252,8 +254,9 @@ def acosh(xp, x):
 
 
 # torch's formulas: rsqrt(x² - 1) for real x (inf at -1 too), and for complex x the product
-# rsqrt(x + 1) rsqrt(x - 1), which keeps acosh's branch where Re x < 0
-acosh.defderivative(lambda x: rsqrt(x + 1) * rsqrt(x - 1) if _is_complex(x)
+# rsqrt(x + 1) rsqrt(x - 1), which keeps acosh's branch where Re x < 0; x - 1 written x + (-1),
+# as torch subtracts (and the saved x may be a NumPy array): at x = -0j, Im(x - 1) is +0
+acosh.defderivative(lambda x: rsqrt(x + 1) * rsqrt(x + (-1)) if _is_complex(x)
                     else rsqrt(x * x - 1))
 
 

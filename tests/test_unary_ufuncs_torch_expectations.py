@@ -1,0 +1,145 @@
+"""torch's own unary ufunc tests (pytorch/pytorch test/test_unary_ufuncs.py, TestUnaryUfuncs and
+TestUnaryUfuncMathOps) re-run as programs under torch 2.13 and gradkit: the OpInfo-driven
+tests over every unary op here (reference numerics at normal, small, large and extremal values,
+every dtype, (non)contiguous layouts, 0-size and 0-d tensors, batch vs slices, method and
+in-place variants, integer in-place refusals) and the gradients at the same values. The named
+tests are in test_unary_ufuncs_torch_expectations_named.py. What is in scope, and what is not,
+is in docs/torch_expectations.md ("Unary ufuncs and complex").
+"""
+import numpy as np
+import pytest
+from unary_ufunc_cases import (
+    DTYPES, KNOWN, OPS, SMALL, assert_same_outcome, make, outcome, program_for, values)
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+OP_IDS = [name for name, _ in OPS]
+OP_PROGRAMS = [fn for _, fn in OPS]
+
+
+def _without_known(name, data):
+    skipped = KNOWN.get(name, [])
+    return [v for v in data if not any(v == s for s in skipped)]
+
+
+def _same(name, fn, data, dtype, where="", rtol=None):
+    """``fn`` on ``data`` as a ``dtype`` tensor: the same outcome in both libraries."""
+    got = outcome(gradkit, lambda lib: program_for(name, fn, lib)(lib, make(lib, data, dtype)))
+    expected = outcome(torch, lambda lib: program_for(name, fn, lib)(lib, make(lib, data, dtype)))
+    assert_same_outcome(got, expected, where, rtol)
+
+
+# -- test_reference_numerics_{normal,small,large,extremal}, test_float_domains -----------------
+
+@pytest.mark.parametrize("fn", OP_PROGRAMS, ids=OP_IDS)
+def test_reference_numerics_every_dtype(fn, request):
+    """Each op at torch's interesting values (and NaN, ±inf, ±0.0, subnormals, the format's
+    edges) in every dtype: the same values, dtype, or the same error."""
+    name = request.node.callspec.id
+    for dtype in DTYPES:
+        data = _without_known(name, values(dtype))
+        _same(name, fn, data, dtype, where=dtype)
+
+
+def _run_on(fn, name, build):
+    """``fn`` on the tensor ``build(lib)`` in both libraries: the same outcome."""
+    got = outcome(gradkit, lambda lib: program_for(name, fn, lib)(lib, build(lib)))
+    expected = outcome(torch, lambda lib: program_for(name, fn, lib)(lib, build(lib)))
+    assert_same_outcome(got, expected, name)
+
+
+@pytest.mark.parametrize("fn", OP_PROGRAMS, ids=OP_IDS)
+def test_empty_and_zero_dim_tensors(fn, request):
+    """generate_elementwise_unary_tensors' 0-size shapes and 0-d tensors, in float32 and int64."""
+    name = request.node.callspec.id
+    for dtype in ("float32", "int64", "complex64"):
+        for shape in ((0,), (0, 3, 3), (1, 0, 5), (6, 0, 0, 0), (3, 0, 1, 0)):
+            _run_on(fn, name, lambda lib, s=shape, d=dtype: lib.zeros(s, dtype=getattr(lib, d)))
+        for value in (0.25, -0.0, 7.0):
+            _run_on(fn, name, lambda lib, v=value, d=dtype: make(lib, v, d))
+
+
+# -- test_contig_vs_every_other, test_contig_vs_transposed, test_non_contig*, test_contig_size1*,
+#    test_batch_vs_slicing: the op on a strided view equals the op on its contiguous copy --------
+
+_LAYOUTS = {
+    "every_other": lambda x: x.reshape(-1)[::2],
+    "transposed": lambda x: x.reshape(6, 10).T,
+    "non_contig_last_dim": lambda x: x.reshape(6, 10)[:, ::2],
+    "non_contig_index": lambda x: x.reshape(2, 2, 15)[:, 1, ...],
+    "expanded": lambda x: x.reshape(60)[:7].expand(3, -1),
+    "size1": lambda x: x.reshape(5, 12)[:1, :6],
+    "size1_large_dim": lambda x: x.reshape(1, 2, 3, 1, 2, 5, 1)[:1, :, :, :, :, :, :],
+}
+
+
+@pytest.mark.parametrize("layout", list(_LAYOUTS))
+@pytest.mark.parametrize("dtype", ["float64", "complex128", "int32"])
+def test_non_contiguous_inputs(layout, dtype):
+    """Every op on a strided view gives what torch gives on the same view, and what the op
+    gives on the view's contiguous copy; batch_vs_slicing: the op of a batch is the stack of
+    the op of its rows."""
+    data = np.resize(np.array(values(dtype, SMALL[2:16] + [2.5, -3.5])
+                              if dtype != "int32" else values(dtype)), 60)
+    view_of = _LAYOUTS[layout]
+    for name, fn in OPS:
+        _check_layout(name, fn, view_of, data, dtype, layout)
+
+
+def _check_layout(name, fn, view_of, data, dtype, layout):
+    program = program_for(name, fn, gradkit)
+    got = outcome(gradkit, lambda lib: program(lib, view_of(make(lib, data, dtype))))
+    copied = outcome(gradkit, lambda lib: program(
+        lib, view_of(make(lib, data, dtype)).contiguous()))
+    assert_same_outcome(got, copied, f"{name} {layout} vs contiguous", rtol=0.0)
+    expected = outcome(torch, lambda lib: program_for(name, fn, torch)(
+        lib, view_of(make(lib, data, dtype))))
+    assert_same_outcome(got, expected, f"{name} {layout}")
+    if got[0] == "ok" and layout == "transposed":
+        rows = outcome(gradkit, lambda lib: lib.stack(
+            [program(lib, row) for row in view_of(make(lib, data, dtype))]))
+        assert_same_outcome(rows, got, f"{name} batch vs slicing", rtol=0.0)
+
+
+# -- test_variant_consistency (older file): function == method == in-place; an in-place op
+#    whose result type cannot be cast to an integer input raises torch's error ---------------
+
+_METHODS = sorted(name for name in OP_IDS if "." not in name and hasattr(torch.Tensor, name)
+                  and not name.startswith("clamp"))  # clamp's bounds: in the OPS programs
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128", "int64", "uint8",
+                                   "bool"])
+def test_function_method_and_inplace_variants(dtype):
+    """x.op() and x.clone().op_() against torch.op(x): same values, or torch's error (for
+    example ``result type Float can't be cast to the desired output type Long``)."""
+    data = values(dtype, [0.0, -0.0, 0.25, -0.5, 0.75, 2.0, -3.0, 1e3, np.inf, np.nan])
+    for name in _METHODS:
+        for variant in (name, name + "_"):
+            if not hasattr(torch.Tensor, variant):
+                assert not hasattr(gradkit.Tensor, variant), variant
+                continue
+
+            def program(lib, x, variant=variant):
+                target = x.clone()
+                result = getattr(target, variant)()
+                if variant.endswith("_"):
+                    assert result is target
+                return result
+
+            _same(name, program, data, dtype, where=f"{variant} {dtype}")
+
+
+@pytest.mark.parametrize("variant", ["sin_", "exp_", "sqrt_", "sigmoid_", "log1p_", "rsqrt_",
+                                     "erfinv_", "digamma_", "i0_", "sinc_", "logit_"])
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint8", "bool"])
+def test_inplace_float_result_on_integer_tensor_refused(variant, dtype):
+    """The cast check of an in-place op that promotes to float: torch's message, word for
+    word (``result type Float can't be cast to the desired output type Long``)."""
+    def program(lib):
+        getattr(make(lib, [1, 0, 1], dtype), variant)()
+    got, expected = outcome(gradkit, program), outcome(torch, program)
+    assert expected[0] == "raises" and "can't be cast to the desired output type" in expected[2]
+    assert got == expected

@@ -67,7 +67,7 @@ def _host(t):
     return t.detach().resolve_conj().numpy(force=True)
 
 
-def _close(got, expected, rtol, scale, signed_zeros=True):
+def _close(got, expected, rtol, scale, signed_zeros=True, atol=0.0):
     """Elementwise: equal (NaN with NaN, the sign of an exact zero included unless not
     ``signed_zeros``) or within rtol of ``scale`` (the value's modulus, so a part of a complex
     value is judged by the whole)."""
@@ -76,14 +76,15 @@ def _close(got, expected, rtol, scale, signed_zeros=True):
             got, expected = got + 0.0, expected + 0.0  # -0.0 + 0.0 is +0.0
         # and one step of the subnormals (float16's are 6e-8 apart: a 1e-3 rtol is not one)
         step = np.finfo(got.dtype).smallest_subnormal
-        near = np.abs(got - expected) <= rtol * scale + step
+        near = np.abs(got - expected) <= rtol * scale + step + atol
         same = (got == expected) & (np.signbit(got) == np.signbit(expected))
         both_nan = np.isnan(got) & np.isnan(expected)
         nonzero_near = near & ((expected != 0) | (got != 0))
     return same | both_nan | nonzero_near
 
 
-def assert_same_outcome(got, expected, where="", rtol=None, signed_zeros=True) -> None:
+def assert_same_outcome(got, expected, where="", rtol=None, signed_zeros=True,
+                        atol=0.0) -> None:
     """Two outcomes agree: the same error, or the same dtypes, shapes and values."""
     assert got[0] == expected[0], f"{where}: torch {expected[:3]}, gradkit {got[:3]}"
     if expected[0] == "raises":
@@ -100,7 +101,7 @@ def assert_same_outcome(got, expected, where="", rtol=None, signed_zeros=True) -
         scale = np.abs(t_value).astype(np.float64)
         parts = (np.real, np.imag) if value.dtype.kind == "c" else (lambda a: a,)
         for part in parts:
-            ok = _close(part(value), part(t_value), tol, scale, signed_zeros)
+            ok = _close(part(value), part(t_value), tol, scale, signed_zeros, atol)
             bad = np.flatnonzero(~ok)
             assert not bad.size, (f"{where}: {bad.size} differ, first at {bad[0]}: gradkit "
                                   f"{value.flat[bad[0]]!r}, torch {t_value.flat[bad[0]]!r}")

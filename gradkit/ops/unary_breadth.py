@@ -17,7 +17,7 @@ from gradkit.ops.piecewise import defmask, where
 from gradkit.ops.promotion import PY_SCALARS, as_dtype, category, result_type
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import (
-    CLAMP_COMPLEX, c_type_name, fixed_error, kernel_error, scalar_type_name)
+    CLAMP_COMPLEX, c_type_name, fixed_error, kernel_error, require_tensors, scalar_type_name)
 
 _DEGREES = 180.0 / math.pi
 
@@ -155,6 +155,7 @@ for _function in (clamp_min, clamp_max):
 @op(method=True)
 def signbit(xp, x):
     """True where the sign bit is set (-0.0, negative numbers, NaN with the bit)."""
+    require_tensors("signbit", x)
     if x.dtype.kind == "c":
         raise NotImplementedError("signbit is not implemented for complex tensors.")
     return xp.signbit(x) if x.dtype.kind != "b" else xp.zeros(x.shape, bool)
@@ -162,6 +163,7 @@ def signbit(xp, x):
 
 def _infinity_test(name: str, sign: float):
     def forward(xp, x):
+        require_tensors(name, x)
         if x.dtype.kind == "c":
             raise RuntimeError(f"{name} does not support complex inputs.")
         if x.dtype.kind != "f":
@@ -179,6 +181,7 @@ isposinf = _infinity_test("isposinf", 1.0)
 @op(method=True)
 def isreal(xp, x):
     """True where x has no imaginary part (everywhere for real dtypes)."""
+    require_tensors("isreal", x)
     if x.dtype.kind == "c":
         return x.imag == 0
     return xp.ones(x.shape, bool)

@@ -208,7 +208,5 @@ def test_second_derivatives(fn, request):
     zero not compared; rtol 1e-9: sinc's cancels near 0)."""
     name = request.node.callspec.id
     data = [v for v in SMALL if v == 0 or 1e-30 < abs(v)] + [-50.5, 50.5, np.inf, -np.inf, np.nan]
-    if name == "nn.functional.logsigmoid":  # see KNOWN: the tail torch's (z - 1) z rounds off
-        data = data[:-5] + data[-3:]
     _same(name, fn, data, "float64", where="d2/dx2", rtol=1e-9, signed_zeros=False,
           around=lambda program: _each_element(name, _gradients(program, 2)))

@@ -174,8 +174,7 @@ SIMD_DEPENDENT = {"neg", "negative", "sgn", "square", "nn.functional.softshrink"
 # values where torch and gradkit knowingly differ (docs/torch_expectations.md, "Unary ufuncs
 # and complex"): log1p of the smallest subnormals (torch's is 0 at 5e-324, NumPy's exact), and
 # polygamma(n >= 2) far below 0, where torch's Hurwitz sum runs millions of terms (also the
-# derivative of polygamma(1)). Not here: logsigmoid's second derivative at +-50.5, torch's
-# (sigmoid(x) - 1) sigmoid(x) is 0 at 50.5 and -1.2e-22 at -50.5, gradkit's the other way round
+# derivative of polygamma(1))
 KNOWN = {"log1p": [5e-324], "special.log1p": [5e-324],
          "polygamma_1": [-4988429.2, -1e20, -1e38, -3e38],
          "polygamma_2": [-4988429.2, -1e20, -1e38, -3e38],

@@ -44,7 +44,16 @@ def logsigmoid(xp, x):
     return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))  # never overflows
 
 
-logsigmoid.defderivative(lambda x: sigmoid(-x))
+@op(save="x", batchable=True, node_name="LogSigmoidBackwardBackward0")
+def _logsigmoid_slope(xp, x):
+    """logsigmoid's derivative sigmoid(-x), an op of its own whose derivative is torch's
+    log_sigmoid_double_backward, (sigmoid(x) - 1) sigmoid(x): 0 where sigmoid(x) rounds to 1
+    (x = 50.5), -exp(x) far below 0, as torch's."""
+    return (1 / (1 + xp.exp(x))).astype(x.dtype, copy=False)
+
+
+_logsigmoid_slope.defderivative(lambda x: (sigmoid(x) - 1) * sigmoid(x))
+logsigmoid.defderivative(lambda x: _logsigmoid_slope(x))
 
 
 @unary(save="result", complex_error=CLAMP_COMPLEX, method=True, inplace=True,

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from unary_ufunc_cases import assert_same_outcome, outcome
+from unary_ufunc_cases import OPS, assert_same_outcome, outcome
 
 import gradkit
 from gradkit.autograd import gradcheck, gradgradcheck
@@ -68,6 +68,26 @@ def test_error_messages():
     for dtype in ("bool", "uint8", "int8", "int16", "int32", "int64", "complex64", "complex128"):
         raises_same(lambda m, d=dtype: m.frexp(m.ones(3, 3, dtype=getattr(m, d))),
                     "torch.frexp() only supports floating-point dtypes")
+
+
+# torch's parser names these differently (its alias, ``special_`` prefix, a composed Python
+# function's AttributeError, an "invalid combination" message), or gradkit takes the number or
+# fails inside the function (nan_to_num, silu, clamp_min, square ...): docs, "Unary ufuncs"
+_NUMBER_INPUT_DIFFERS = {
+    "absolute", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "negative",
+    "nan_to_num", "nan_to_num_args", "positive", "square", "nn.functional.tanhshrink",
+    "nn.functional.silu", "nn.functional.selu", "nn.functional.relu6",
+    "nn.functional.logsigmoid", "nn.functional.softsign", "clamp", "clamp_min", "clamp_max"} | {
+    name for name, _ in OPS if name.startswith(("special.", "round_", "polygamma_"))}
+
+
+def test_a_python_number_as_input():
+    """torch.sin(1.5): ``sin(): argument 'input' (position 1) must be Tensor, not float``
+    (test_isfinite_type, test_isinf_type, for every op whose name torch's parser shares)."""
+    for name, fn in OPS:
+        if name not in _NUMBER_INPUT_DIFFERS:
+            for number in (1.5, 2, True, 1j):
+                raises_same(lambda m, f=fn, v=number: f(m, v), "must be Tensor, not")
 
 
 # -- test_float_domains, test_acosh_domain_float, test_atanh_domain_float -------------------

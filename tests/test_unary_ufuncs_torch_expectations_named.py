@@ -71,12 +71,11 @@ def test_error_messages():
 
 
 # torch's parser names these differently (its alias, ``special_`` prefix, a composed Python
-# function's AttributeError, an "invalid combination" message), or gradkit takes the number or
-# fails inside the function (nan_to_num, silu, clamp_min, square ...): docs, "Unary ufuncs"
+# function's AttributeError, an "invalid combination" message), or gradkit takes the number
+# (square) or fails inside the function (clamp_min, clamp_max): docs, "Unary ufuncs"
 _NUMBER_INPUT_DIFFERS = {
     "absolute", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "negative",
-    "nan_to_num", "nan_to_num_args", "positive", "square", "nn.functional.tanhshrink",
-    "nn.functional.silu", "nn.functional.selu", "nn.functional.relu6",
+    "square", "nn.functional.tanhshrink", "nn.functional.selu", "nn.functional.relu6",
     "nn.functional.logsigmoid", "nn.functional.softsign", "clamp", "clamp_min", "clamp_max"} | {
     name for name, _ in OPS if name.startswith(("special.", "round_", "polygamma_"))}
 

@@ -14,7 +14,7 @@ from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import where
 from gradkit.ops.special import erfc_array, erfinv_array
 from gradkit.ops.unary import unary
-from gradkit.ops.unary_helpers import half_in_float, kernel_error
+from gradkit.ops.unary_helpers import half_in_float, kernel_error, require_tensors
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _HALF_SQRT_PI = math.sqrt(math.pi) / 2
@@ -127,7 +127,8 @@ def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float |
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: the dtype's
     largest and lowest finite values); integers unchanged. As torch, no gradient through
     complex values (their parts are replaced one by one)."""
-    # torch's parser reads the numbers before the op's own checks
+    # torch's parser reads the input and the numbers before the op's own checks
+    require_tensors("nan_to_num", x)
     nan, posinf, neginf = (number_argument(v, "nan_to_num", name, i + 2, "float") for i, (v, name)
                            in enumerate(((nan, "nan"), (posinf, "posinf"), (neginf, "neginf"))))
     if x.is_complex() and x.requires_grad and is_grad_enabled():

@@ -67,6 +67,7 @@ def frexp(input: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002 - torch's name
 @tensor_method()
 def positive(input: Tensor) -> Tensor:  # noqa: A002 - torch's name
     """``+input``: the tensor itself (torch refuses bool tensors)."""
+    require_tensors("positive", input)
     if input.dtype.np.kind == "b":
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input

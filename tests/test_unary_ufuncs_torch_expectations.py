@@ -45,7 +45,10 @@ def test_reference_numerics_every_dtype(fn, request):
     name = request.node.callspec.id
     for dtype in DTYPES:
         data = _without_known(name, values(dtype))
-        _same(name, fn, data, dtype, where=dtype)
+        # float16 is exact (torch computes in float32 and rounds once, so does gradkit) but
+        # for polygamma, whose Hurwitz sum torch runs in float32 and gradkit in float64
+        rtol = 2e-3 if dtype == "float16" and name.startswith("polygamma") else None
+        _same(name, fn, data, dtype, where=dtype, rtol=rtol)
 
 
 def _run_on(fn, name, build):

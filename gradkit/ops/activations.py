@@ -18,6 +18,7 @@ from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, half_in_float,
 
 
 @unary(save="result", floating=True, method=True, inplace=True)
+@half_in_float
 def sigmoid(xp, x):
     """1 / (1 + exp(-x)) elementwise."""
     # torch's kernel, as written: exp(-x) overflows to inf below -88.7 in float32 (-709.8 in
@@ -39,6 +40,7 @@ sigmoid.defderivative(lambda out: sigmoid_slope(out))
 
 @unary(save="x", complex_error=kernel_error("log_sigmoid_cpu"),
         integer_error=kernel_error("log_sigmoid_cpu"))
+@half_in_float
 def logsigmoid(xp, x):
     """log(sigmoid(x)) elementwise, computed stably."""
     return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))  # never overflows
@@ -138,6 +140,7 @@ gelu.defderivative(lambda x, approximate: gelu_slope(x, approximate))
 
 @unary(save="x", complex_error=kernel_error("softplus_cpu"),
         integer_error=kernel_error("softplus_cpu"))
+@half_in_float
 def softplus(xp, x, beta=1.0, threshold=20.0):
     """log(1 + exp(beta * x)) / beta, linear above ``threshold``, elementwise."""
     beta = beta.real  # a complex beta (imaginary part 0) computes as its real part
@@ -187,6 +190,7 @@ softplus.numbers = _softplus_numbers
 
 
 @unary(save="x", complex_error=kernel_error("elu_cpu"), integer_error=kernel_error("elu_cpu"))
+@half_in_float
 def elu(xp, x, alpha=1.0, scale=1.0, input_scale=1.0):
     """scale * x if x > 0 else alpha * scale * (exp(input_scale * x) - 1), elementwise (torch's
     aten::elu: selu and celu are this with other coefficients)."""
@@ -220,6 +224,7 @@ elu.numbers = numbers_reader("elu", alpha=(2, "input"), scale=(3, "input"),
 
 @unary(save="x", complex_error=kernel_error("leaky_relu_cpu"),
         integer_error=kernel_error("leaky_relu_cpu"))
+@half_in_float
 def leaky_relu(xp, x, negative_slope=0.01):
     """x if x > 0 else negative_slope * x, elementwise."""
     return xp.where(x > 0, x, x * negative_slope)

@@ -34,6 +34,7 @@ _ONE_SIXTH = float(np.float32(1 / 6))  # torch's kernel scales hardsigmoid's slo
 
 @unary(save="x", name="celu", complex_error=kernel_error("elu_cpu"),
         integer_error=kernel_error("elu_cpu"))
+@half_in_float
 def _celu(xp, x, alpha=1.0):
     """elu with input_scale 1 / alpha (torch's CeluBackward0)."""
     return elu_values(xp, x, alpha, 1.0, 1.0 / alpha)
@@ -130,6 +131,7 @@ def relu6(input, inplace: bool = False):
 
 @unary(save="x", name="hardsigmoid", complex_error=kernel_error("hardsigmoid_cpu"),
         integer_error=kernel_error("hardsigmoid_cpu"))
+@half_in_float
 def _hardsigmoid(xp, x):
     """relu6(x + 3) / 6 elementwise."""
     return xp.minimum(xp.maximum(x + 3, 0), 6) / 6
@@ -176,6 +178,7 @@ def hardswish(input, inplace: bool = False):
 
 @unary(save="x", name="mish", complex_error=kernel_error("mish_cpu"),
         integer_error=kernel_error("mish_cpu"))
+@half_in_float
 def _mish(xp, x):
     """x * tanh(softplus(x)) elementwise."""
     return x * xp.tanh(xp.logaddexp(0, x))

@@ -19,7 +19,7 @@ from gradkit.ops.methods import register
 from gradkit.ops.special import erf_array
 from gradkit.ops.promotion import promote
 from gradkit.ops.unary import unary
-from gradkit.ops.unary_helpers import kernel_error
+from gradkit.ops.unary_helpers import half_in_float, kernel_error
 
 
 def _by_quotient(op: Op, denominator) -> None:
@@ -146,6 +146,7 @@ divided_by(sqrt, lambda out: 2 * out)
 
 
 @unary(save="result", floating=True, method=True, inplace=True)
+@half_in_float
 def rsqrt(xp, x):
     """1 / sqrt(x) elementwise."""
     return 1 / xp.sqrt(x)

@@ -17,7 +17,8 @@ from gradkit.ops.piecewise import defmask, where
 from gradkit.ops.promotion import PY_SCALARS, as_dtype, category, result_type
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import (
-    CLAMP_COMPLEX, c_type_name, fixed_error, kernel_error, require_tensors, scalar_type_name)
+    CLAMP_COMPLEX, c_type_name, fixed_error, half_in_float, kernel_error, require_tensors,
+    scalar_type_name)
 
 _DEGREES = 180.0 / math.pi
 
@@ -29,7 +30,8 @@ def _angle_conversion(name: str, factor: float, node_name: str):
     forward.__doc__ = f"x times {factor!r} elementwise (integers in the default float dtype)."
     declared = unary(save=(), floating=True, method=True, inplace=True, node_name=node_name,
                      complex_error=fixed_error(
-                         RuntimeError, f"{name} is not supported for complex tensors."))(forward)
+                         RuntimeError, f"{name} is not supported for complex tensors."))(
+        half_in_float(forward))  # float16 times the factor in float32, as torch's
     declared.defvjp(lambda g: g * factor)
     declared.defjvp(lambda t: t * factor)
     declared.batchable = True

@@ -208,3 +208,25 @@ def test_second_derivatives(fn, request):
     data = [v for v in SMALL if v == 0 or 1e-30 < abs(v)] + [-50.5, 50.5, np.inf, -np.inf, np.nan]
     _same(name, fn, data, "float64", where="d2/dx2", rtol=1e-9, signed_zeros=False,
           around=lambda program: _each_element(name, _gradients(program, 2)))
+
+
+# float32 and float16 gradients: torch's backward of a float16 tensor computes each op in
+# float32 and rounds, as gradkit's; a composite formula with a Python number rounds that number
+# to float16 in NumPy (sinc's pi x: a few float16 ulps), and cancellations (1 - tanh², erfcx's
+# 2x erfcx(x) - 2/sqrt(pi) at 700, ndtr's 1 + erf) leave ulps of the larger term
+_NARROW_TOLERANCES = {"float32": (5e-5, 2e-7), "float16": (1e-2, 2e-3)}  # (rtol, atol)
+
+
+@pytest.mark.parametrize("dtype", list(_NARROW_TOLERANCES))
+def test_gradients_in_float32_and_float16(dtype):
+    rtol, atol = _NARROW_TOLERANCES[dtype]
+    data = [v for v in SMALL if v == 0 or abs(v) > 1e-4] + [-5.5, 5.5, 50.5, -50.5, 700.0,
+                                                            np.inf, -np.inf, np.nan]
+    for name, fn in OPS:
+        data_here = _without_known(name, data)
+
+        def run(lib, name=name, fn=fn, data_here=data_here):
+            program = _each_element(name, _gradients(fn, 1))
+            return outcome(lib, lambda lib: program(lib, make(lib, data_here, dtype)))
+        assert_same_outcome(run(gradkit), run(torch), f"{name} {dtype}", rtol,
+                            signed_zeros=False, atol=atol)

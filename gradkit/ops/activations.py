@@ -114,6 +114,7 @@ def gelu(xp, x, approximate="none"):
 
 
 @op(save="x", batchable=True)
+@half_in_float
 def gelu_slope(xp, x, approximate="none"):
     """gelu's derivative, an op of its own whose derivative is gelu's second one in one
     expression, as torch's gelu_backward: an infinite upstream gradient then gives inf, not the

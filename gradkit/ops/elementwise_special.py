@@ -85,7 +85,7 @@ def _sinc_derivative(x):
     # torch's sinc_backward: (pi x cos(pi x) - sin(pi x)) / (pi x²), then 0 where pi x² is 0:
     # the division sees the zero first, so a second derivative there is 0 / 0 = NaN, as torch's
     product = x * math.pi
-    squared = x * x * math.pi
+    squared = product * x  # torch's M_PI * self * self, in its order
     with np.errstate(divide="ignore", invalid="ignore"):
         return where(squared == 0, 0.0, (product * cos(product) - sin(product)) / squared)
 

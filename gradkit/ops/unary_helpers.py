@@ -98,3 +98,11 @@ def half_in_float(forward):
             return forward(xp, x.astype(np.float32), *args, **kwargs).astype(np.float16)
         return forward(xp, x, *args, **kwargs)
     return computed
+
+
+def refuse_half(x, kernel: str) -> None:
+    """torch's error for float16 where its CPU kernel (a backward one too) has no Half
+    version; ``x`` an array or a tensor."""
+    data = getattr(x, "_data", x)
+    if data.dtype == np.float16:
+        raise kernel_error(kernel)(data)

@@ -60,6 +60,9 @@ class _TensorOperators:
         return piecewise.abs(self)
 
     def __invert__(self):
+        if self._data.dtype.kind not in "biu":  # torch's Python operator, not the kernel, refuses
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                            "tensors")
         return comparison.logical_not(self) if self._data.dtype == np.bool_ else \
             comparison.bitwise_not(self)
 

@@ -62,6 +62,7 @@ from gradkit.ops.pooling import (
 from gradkit.ops.pooling_fractional import fractional_max_pool2d, fractional_max_pool3d
 from gradkit.ops.random_sampling import gumbel_softmax
 from gradkit.ops.sampling_grid import affine_grid, grid_sample
+from gradkit.ops.unary_helpers import require_tensors
 from gradkit.ops.unpooling import max_unpool1d, max_unpool2d, max_unpool3d
 from gradkit.ops.pooling_avg import (
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, avg_pool1d, avg_pool2d,
@@ -142,6 +143,7 @@ def leaky_relu_(input, negative_slope: float = 0.01):
 def silu(input, inplace: bool = False):
     """x * sigmoid(x); torch has no complex derivative for it, so a complex input that
     requires grad is refused while grad mode records."""
+    require_tensors("silu", input)
     if input.is_complex() and input.requires_grad and is_grad_enabled():
         raise RuntimeError("silu does not support automatic differentiation for outputs with "
                            "complex dtype.")

@@ -68,9 +68,11 @@ def _numpy_operands(args, datas):
 
 
 def _check_argument_types(op, args) -> None:
-    """torch's TypeError for an argument that is neither a tensor, an array nor a number."""
+    """torch's TypeError for an argument that is neither a tensor, an array nor a number (or,
+    for an op of one input whose forward failed on it, a Python number: ``sin(1.5)``)."""
     for i, a in enumerate(args):
-        if isinstance(a, (str, bytes, dict, set)) or callable(a):
+        if isinstance(a, (str, bytes, dict, set)) or callable(a) or \
+                len(args) == 1 and type(a) in (bool, int, float, complex):
             name = "input" if i == 0 else "other" if i == 1 else op.input_names[i]
             raise TypeError(f"{op.name}(): argument '{name}' (position {i + 1}) must be Tensor, "
                             f"not {type(a).__name__}")

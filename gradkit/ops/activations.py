@@ -14,10 +14,11 @@ from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.selection import zero_where
 from gradkit.ops.special import erf_array
 from gradkit.ops.unary import unary
-from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, kernel_error
+from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, half_in_float, kernel_error
 
 
 @unary(save="result", floating=True, method=True, inplace=True)
+@half_in_float
 def sigmoid(xp, x):
     """1 / (1 + exp(-x)) elementwise."""
     # torch's kernel, as written: exp(-x) overflows to inf below -88.7 in float32 (-709.8 in
@@ -39,12 +40,22 @@ sigmoid.defderivative(lambda out: sigmoid_slope(out))
 
 @unary(save="x", complex_error=kernel_error("log_sigmoid_cpu"),
         integer_error=kernel_error("log_sigmoid_cpu"))
+@half_in_float
 def logsigmoid(xp, x):
     """log(sigmoid(x)) elementwise, computed stably."""
     return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))  # never overflows
 
 
-logsigmoid.defderivative(lambda x: sigmoid(-x))
+@op(save="x", batchable=True, node_name="LogSigmoidBackwardBackward0")
+def _logsigmoid_slope(xp, x):
+    """logsigmoid's derivative sigmoid(-x), an op of its own whose derivative is torch's
+    log_sigmoid_double_backward, (sigmoid(x) - 1) sigmoid(x): 0 where sigmoid(x) rounds to 1
+    (x = 50.5), -exp(x) far below 0, as torch's."""
+    return (1 / (1 + xp.exp(x))).astype(x.dtype, copy=False)
+
+
+_logsigmoid_slope.defderivative(lambda x: (sigmoid(x) - 1) * sigmoid(x))
+logsigmoid.defderivative(lambda x: _logsigmoid_slope(x))
 
 
 @unary(save="result", complex_error=CLAMP_COMPLEX, method=True, inplace=True,
@@ -71,9 +82,11 @@ relu.batchable = True
 
 
 @unary(save="x", integer_error=kernel_error("silu_cpu"))
+@half_in_float
 def silu(xp, x):
-    """x * sigmoid(x) elementwise."""
-    return x * sigmoid(x)
+    """x * sigmoid(x) elementwise, as torch's kernel writes it: x / (1 + exp(-x)) (the signs
+    of complex zeros are the division's)."""
+    return x / (1 + xp.exp(-x))
 
 
 def _silu_derivative(x):
@@ -90,6 +103,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 @unary(save="x", complex_error=kernel_error("GeluKernelImpl"),
         integer_error=kernel_error("GeluKernelImpl"))
+@half_in_float
 def gelu(xp, x, approximate="none"):
     """x * Phi(x) (Gaussian CDF); ``approximate='tanh'`` for the tanh formula."""
     if approximate == "tanh":
@@ -100,6 +114,7 @@ def gelu(xp, x, approximate="none"):
 
 
 @op(save="x", batchable=True)
+@half_in_float
 def gelu_slope(xp, x, approximate="none"):
     """gelu's derivative, an op of its own whose derivative is gelu's second one in one
     expression, as torch's gelu_backward: an infinite upstream gradient then gives inf, not the
@@ -126,6 +141,7 @@ gelu.defderivative(lambda x, approximate: gelu_slope(x, approximate))
 
 @unary(save="x", complex_error=kernel_error("softplus_cpu"),
         integer_error=kernel_error("softplus_cpu"))
+@half_in_float
 def softplus(xp, x, beta=1.0, threshold=20.0):
     """log(1 + exp(beta * x)) / beta, linear above ``threshold``, elementwise."""
     beta = beta.real  # a complex beta (imaginary part 0) computes as its real part
@@ -175,6 +191,7 @@ softplus.numbers = _softplus_numbers
 
 
 @unary(save="x", complex_error=kernel_error("elu_cpu"), integer_error=kernel_error("elu_cpu"))
+@half_in_float
 def elu(xp, x, alpha=1.0, scale=1.0, input_scale=1.0):
     """scale * x if x > 0 else alpha * scale * (exp(input_scale * x) - 1), elementwise (torch's
     aten::elu: selu and celu are this with other coefficients)."""
@@ -208,6 +225,7 @@ elu.numbers = numbers_reader("elu", alpha=(2, "input"), scale=(3, "input"),
 
 @unary(save="x", complex_error=kernel_error("leaky_relu_cpu"),
         integer_error=kernel_error("leaky_relu_cpu"))
+@half_in_float
 def leaky_relu(xp, x, negative_slope=0.01):
     """x if x > 0 else negative_slope * x, elementwise."""
     return xp.where(x > 0, x, x * negative_slope)

@@ -15,13 +15,15 @@ from gradkit.number_arguments import number_argument, numbers_reader, scalar_for
 from gradkit.ops._op import op
 from gradkit.ops.activations import (
     elu, elu_slope, elu_values, leaky_relu, positive_factor, sigmoid, softplus)
+from gradkit.ops.conversion import fitted
 from gradkit.ops.elementwise import tanh
 from gradkit.ops.grad_edges import (
     call_or_write, defmask_edge, gradient_edge, in_place_variant, negative_slope_refusal,
     no_derivative)
 from gradkit.ops.piecewise import abs, where
 from gradkit.ops.unary import unary
-from gradkit.ops.unary_helpers import CLAMP_COMPLEX, fixed_error, kernel_error, scalar_type_name
+from gradkit.ops.unary_helpers import (
+    CLAMP_COMPLEX, fixed_error, half_in_float, kernel_error, scalar_type_name)
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -32,6 +34,7 @@ _ONE_SIXTH = float(np.float32(1 / 6))  # torch's kernel scales hardsigmoid's slo
 
 @unary(save="x", name="celu", complex_error=kernel_error("elu_cpu"),
         integer_error=kernel_error("elu_cpu"))
+@half_in_float
 def _celu(xp, x, alpha=1.0):
     """elu with input_scale 1 / alpha (torch's CeluBackward0)."""
     return elu_values(xp, x, alpha, 1.0, 1.0 / alpha)
@@ -94,6 +97,8 @@ def selu_(input):
 def _hardtanh(xp, x, min_val=-1.0, max_val=1.0):
     """x limited to [min_val, max_val] as torch's clamp (max_val where min_val > max_val); NaN
     and -0.0 pass, integers stay integers."""
+    if x.dtype == np.uint8 and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     low = xp.where(x < min_val, min_val, x)
     return xp.where(low > max_val, max_val, low).astype(x.dtype)
 
@@ -126,6 +131,7 @@ def relu6(input, inplace: bool = False):
 
 @unary(save="x", name="hardsigmoid", complex_error=kernel_error("hardsigmoid_cpu"),
         integer_error=kernel_error("hardsigmoid_cpu"))
+@half_in_float
 def _hardsigmoid(xp, x):
     """relu6(x + 3) / 6 elementwise."""
     return xp.minimum(xp.maximum(x + 3, 0), 6) / 6
@@ -152,6 +158,7 @@ def hardsigmoid(input, inplace: bool = False):
 
 @unary(save="x", name="hardswish", complex_error=kernel_error("hardswish_cpu"),
         integer_error=kernel_error("hardswish_cpu"))
+@half_in_float  # x (x + 3) overflows float16 from 256 on
 def _hardswish(xp, x):
     """x * relu6(x + 3) / 6 elementwise (NaN at -inf, as torch's)."""
     with np.errstate(invalid="ignore"):
@@ -171,6 +178,7 @@ def hardswish(input, inplace: bool = False):
 
 @unary(save="x", name="mish", complex_error=kernel_error("mish_cpu"),
         integer_error=kernel_error("mish_cpu"))
+@half_in_float
 def _mish(xp, x):
     """x * tanh(softplus(x)) elementwise."""
     return x * xp.tanh(xp.logaddexp(0, x))
@@ -243,8 +251,12 @@ defmask_edge(hardshrink, _outside)
 @unary(save="x", name="threshold", complex_error=kernel_error("threshold_cpu"),
         bool_error=kernel_error("threshold_cpu"))
 def _threshold(xp, x, threshold=0.0, value=0.0):
-    """value where x <= threshold, else x (NaN stays)."""
-    return xp.where(x <= threshold, value, x).astype(x.dtype)
+    """value where x <= threshold, else x (NaN stays); value cast to x's dtype first, so an
+    int64 x near its max does not round through float64 (and, as torch's, refused where it
+    does not fit the dtype: -2 for uint8)."""
+    if x.dtype.kind in "iu":
+        threshold, value = fitted(threshold, x.dtype), fitted(value, x.dtype)
+    return xp.where(x <= threshold, xp.asarray(value).astype(x.dtype), x)
 
 
 defmask_edge(_threshold, lambda x, threshold, value: ~(x <= threshold))

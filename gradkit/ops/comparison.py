@@ -80,9 +80,8 @@ def logical_not(xp, x):
 @op()
 def bitwise_not(xp, x):
     """~x elementwise for integer and bool tensors (no gradient)."""
-    if x.dtype.kind not in "biu":
-        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
-                        "tensors")
+    if x.dtype.kind not in "biu":  # ``~x`` raises its TypeError before it gets here
+        raise kernel_error("bitwise_not_cpu")(x)
     return xp.invert(x)
 
 
@@ -129,18 +128,21 @@ bitwise_right_shift = _shift("bitwise_right_shift", "rshift_cpu", left=False)
 @op(method=True)
 def isnan(xp, x):
     """True where x is NaN (no gradient)."""
+    require_tensors("isnan", x)  # not NumPy's answer for a Python number
     return xp.isnan(x)
 
 
 @op(method=True)
 def isinf(xp, x):
     """True where x is +-inf (no gradient)."""
+    require_tensors("isinf", x)  # not NumPy's answer for a Python number
     return xp.isinf(x)
 
 
 @op(method=True)
 def isfinite(xp, x):
     """True where x is neither NaN nor +-inf (no gradient)."""
+    require_tensors("isfinite", x)  # not NumPy's answer for a Python number
     return xp.isfinite(x)
 
 

@@ -19,7 +19,7 @@ from gradkit.ops.methods import register
 from gradkit.ops.special import erf_array
 from gradkit.ops.promotion import promote
 from gradkit.ops.unary import unary
-from gradkit.ops.unary_helpers import kernel_error
+from gradkit.ops.unary_helpers import half_in_float, kernel_error
 
 
 def _by_quotient(op: Op, denominator) -> None:
@@ -120,12 +120,33 @@ def sqrt(xp, x):
     return xp.sqrt(x)
 
 
-# as torch, 1 / (2 * out): for complex, 2 * (inf + 0j) is inf + nanj, so the gradient is NaN
-# there (0.5 / out gives the limit 0); for real, the same numbers as 0.5 / out (2 * out is exact)
-sqrt.defderivative(lambda out: 1 / (2 * out))
+def _over(g, d):
+    """g / d, complex NumPy arrays divided as torch's kernel divides (complex_quotient: by a
+    zero, c10's infinite parts, where NumPy's are NaN); tensors divide so already."""
+    if type(d) is np.ndarray and type(g) is np.ndarray and d.dtype.kind == "c":
+        return complex_quotient(np, g, d)
+    return g / d
+
+
+def divided_by(op_: Op, denominator) -> None:
+    """An elementwise op whose derivative is 1 / denominator(saved): vjp g / conj(d) and jvp
+    t / d, divisions as torch's formulas write them (a multiplication by 1 / d rounds twice,
+    and by a complex zero gives NaN where torch's quotient is inf + inf j)."""
+    def vjp(g, saved):
+        d = denominator(saved)
+        return _over(g, conj(d) if _is_complex(d) else d)
+    op_.defvjp(vjp)
+    op_.defjvp(lambda t, saved: _over(t, denominator(saved)))
+    op_.batchable = True
+
+
+# as torch, grad / (2 * out): for complex, 2 * (inf + 0j) is inf + nanj, so the gradient is NaN
+# there (0.5 / out gives the limit 0)
+divided_by(sqrt, lambda out: 2 * out)
 
 
 @unary(save="result", floating=True, method=True, inplace=True)
+@half_in_float
 def rsqrt(xp, x):
     """1 / sqrt(x) elementwise."""
     return 1 / xp.sqrt(x)
@@ -221,6 +242,8 @@ asin.defderivative(lambda x: rsqrt(1 - x * x))
 @unary(floating=True, method=True, inplace=True)
 def acos(xp, x):
     """arccos(x) elementwise."""
+    if x.dtype == np.complex128:  # torch's complex<double> acos: pi/2 - asin(z), whose zero
+        return math.pi / 2 - xp.arcsin(x)  # imaginary parts are +0 (arccos's keep the sign)
     return xp.arccos(x)
 
 
@@ -233,7 +256,7 @@ def atan(xp, x):
     return xp.arctan(x)
 
 
-atan.defderivative(lambda x: 1 / (1 + x * x))
+divided_by(atan, lambda x: x * x + 1)
 
 
 @unary(floating=True, method=True)
@@ -252,8 +275,9 @@ def acosh(xp, x):
 
 
 # torch's formulas: rsqrt(x² - 1) for real x (inf at -1 too), and for complex x the product
-# rsqrt(x + 1) rsqrt(x - 1), which keeps acosh's branch where Re x < 0
-acosh.defderivative(lambda x: rsqrt(x + 1) * rsqrt(x - 1) if _is_complex(x)
+# rsqrt(x + 1) rsqrt(x - 1), which keeps acosh's branch where Re x < 0; x - 1 written x + (-1),
+# as torch subtracts (and the saved x may be a NumPy array): at x = -0j, Im(x - 1) is +0
+acosh.defderivative(lambda x: rsqrt(x + 1) * rsqrt(x + (-1)) if _is_complex(x)
                     else rsqrt(x * x - 1))
 
 
@@ -263,7 +287,7 @@ def atanh(xp, x):
     return xp.arctanh(x)
 
 
-atanh.defderivative(lambda x: 1 / (1 - x * x))
+divided_by(atanh, lambda x: 1 - x * x)
 
 
 @unary(floating=True, method=True, inplace=True, complex_error=kernel_error("erf_vml_cpu"))

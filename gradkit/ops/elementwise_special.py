@@ -14,7 +14,7 @@ from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import where
 from gradkit.ops.special import erfc_array, erfinv_array
 from gradkit.ops.unary import unary
-from gradkit.ops.unary_helpers import kernel_error
+from gradkit.ops.unary_helpers import half_in_float, kernel_error, require_tensors
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _HALF_SQRT_PI = math.sqrt(math.pi) / 2
@@ -72,6 +72,7 @@ logit.batchable = True
 
 
 @unary(floating=True, method=True, inplace=True)
+@half_in_float  # float16's pi x is too coarse: sinc(1) would be 3e-4, torch's is -0.0
 def sinc(xp, x):
     """sin(pi x) / (pi x), 1 at 0 (complex x too)."""
     with np.errstate(all="ignore"):
@@ -84,7 +85,7 @@ def _sinc_derivative(x):
     # torch's sinc_backward: (pi x cos(pi x) - sin(pi x)) / (pi x²), then 0 where pi x² is 0:
     # the division sees the zero first, so a second derivative there is 0 / 0 = NaN, as torch's
     product = x * math.pi
-    squared = x * x * math.pi
+    squared = product * x  # torch's M_PI * self * self, in its order
     with np.errstate(divide="ignore", invalid="ignore"):
         return where(squared == 0, 0.0, (product * cos(product) - sin(product)) / squared)
 
@@ -126,7 +127,8 @@ def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float |
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: the dtype's
     largest and lowest finite values); integers unchanged. As torch, no gradient through
     complex values (their parts are replaced one by one)."""
-    # torch's parser reads the numbers before the op's own checks
+    # torch's parser reads the input and the numbers before the op's own checks
+    require_tensors("nan_to_num", x)
     nan, posinf, neginf = (number_argument(v, "nan_to_num", name, i + 2, "float") for i, (v, name)
                            in enumerate(((nan, "nan"), (posinf, "posinf"), (neginf, "neginf"))))
     if x.is_complex() and x.requires_grad and is_grad_enabled():

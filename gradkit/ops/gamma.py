@@ -17,7 +17,7 @@ from gradkit.ops.special_gamma import (
     digamma_array, lgamma_array, polygamma_array, trigamma_array)
 from gradkit.ops.special_series import i1_array
 from gradkit.ops.unary import unary
-from gradkit.ops.unary_helpers import kernel_error
+from gradkit.ops.unary_helpers import kernel_error, refuse_half
 
 _LOG_PI = math.log(math.pi)
 
@@ -111,7 +111,8 @@ i0.defderivative(lambda x: i1(x))
 
 def _i1_derivative(x, out):
     """torch's i1_backward: i0(x) - i1(x) / x, its limit 1/2 where |x| <= eps (x replaced by
-    eps there, so that the unused branch stays finite)."""
+    eps there, so that the unused branch stays finite). No Half kernel."""
+    refuse_half(x, "i1_backward")
     eps = float(np.finfo(x.dtype).eps)
     not_tiny = abs(x) > eps
     safe = where(not_tiny, x, eps)

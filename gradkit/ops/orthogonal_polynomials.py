@@ -15,7 +15,8 @@ import numpy as np
 
 from gradkit.ops._op import op
 from gradkit.ops.binary_math import _floating_pair
-from gradkit.ops.special_functions import no_scalar_pair, refuse_half
+from gradkit.ops.special_functions import no_scalar_pair
+from gradkit.ops.unary_helpers import refuse_half
 from gradkit.ops.special_series import c_math
 from gradkit.ops.special_series import fused_multiply_add_wide as fused_multiply_add
 

@@ -7,7 +7,8 @@ from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
 from gradkit.ops.promotion import check_fits, promote, result_type
 from gradkit.ops.unary import unary
-from gradkit.ops.unary_helpers import fixed_error, kernel_error, reject_complex, require_tensors
+from gradkit.ops.unary_helpers import (
+    fixed_error, half_in_float, kernel_error, reject_complex, require_tensors)
 
 
 def defmask(op, passes) -> None:
@@ -27,6 +28,13 @@ def abs(xp, x):  # noqa: A001 - torch's name
     return xp.abs(x)
 
 
+def _refuse_complex_in_place(target) -> None:
+    """abs_ would write |z| into z: torch refuses rather than cast the moduli back."""
+    if target.dtype.kind == "c":
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+
+
+abs.check_in_place = _refuse_complex_in_place
 abs.defvjp(lambda g, x: g * sgn(x))
 abs.defjvp(lambda t, x: real(conj(sgn(x)) * t))
 
@@ -117,11 +125,14 @@ def ceil(xp, x):
 _piecewise_constant(ceil)
 
 
-@unary(complex_error=kernel_error("round_vml_cpu"), bool_error=kernel_error("round_vml_cpu"),
-        method=True, inplace=True)
-def round(xp, x, decimals=0):  # noqa: A001
-    """Round half to even, to ``decimals`` places (zero gradient)."""
-    return xp.round(x, decimals)
+@unary(method=True, inplace=True)
+@half_in_float  # 1001.2 * 100 overflows float16
+def round(xp, x, decimals=None):  # noqa: A001
+    """Round half to even, to ``decimals`` places (zero gradient). As torch: without decimals
+    an integer tensor is copied; with them (0 too) its kernels refuse integers."""
+    if x.dtype.kind in "bc" or (decimals is not None and x.dtype.kind in "iu"):
+        raise kernel_error("round_cpu" if decimals else "round_vml_cpu")(x)
+    return xp.round(x, decimals or 0)
 
 
 _piecewise_constant(round)

@@ -5,9 +5,8 @@ derivative for any of them, so their outputs never require grad (as torch's)."""
 from __future__ import annotations
 
 from gradkit.ops import bessel
-from gradkit.ops.special_functions import refuse_half
 from gradkit.ops.unary import unary
-from gradkit.ops.unary_helpers import kernel_error
+from gradkit.ops.unary_helpers import kernel_error, refuse_half
 
 
 def _declare(name: str):

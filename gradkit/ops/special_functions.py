@@ -22,13 +22,9 @@ from gradkit.ops.special_series import (
     SQRT_HALF, c_math, erfcx_array, hurwitz_zeta_array, i0e_array, i1e_array, log_ndtr_array,
     ndtri_array)
 from gradkit.ops.unary import unary
-from gradkit.ops.unary_helpers import kernel_error
+from gradkit.ops.unary_helpers import kernel_error, refuse_half
 
 
-def refuse_half(x, kernel: str) -> None:
-    """torch's error for float16 where its CPU kernel has no Half version."""
-    if x.dtype == np.float16:
-        raise kernel_error(kernel)(x)
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -110,7 +106,8 @@ i0e.defderivative(lambda x, out: i1e(x) - sgn(x) * out)
 
 def _i1e_derivative(x, out):
     """torch's i1e_backward: i0e(x) - i1e(x) (sgn(x) + 1/x), its limit 1/2 where |x| <= eps
-    (x replaced by eps there, so that the unused branch stays finite)."""
+    (x replaced by eps there, so that the unused branch stays finite). No Half kernel."""
+    refuse_half(x, "i1e_backward")
     eps = float(np.finfo(x.dtype).eps)
     not_tiny = abs(x) > eps
     safe = where(not_tiny, x, eps)

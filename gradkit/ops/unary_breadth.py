@@ -18,7 +18,8 @@ from gradkit.ops.piecewise import defmask, where
 from gradkit.ops.promotion import PY_SCALARS, as_dtype, category, result_type
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import (
-    CLAMP_COMPLEX, c_type_name, fixed_error, kernel_error, scalar_type_name)
+    CLAMP_COMPLEX, c_type_name, fixed_error, half_in_float, kernel_error, require_tensors,
+    scalar_type_name)
 
 _DEGREES = 180.0 / math.pi
 
@@ -30,7 +31,8 @@ def _angle_conversion(name: str, factor: float, node_name: str):
     forward.__doc__ = f"x times {factor!r} elementwise (integers in the default float dtype)."
     declared = unary(save=(), floating=True, method=True, inplace=True, node_name=node_name,
                      complex_error=fixed_error(
-                         RuntimeError, f"{name} is not supported for complex tensors."))(forward)
+                         RuntimeError, f"{name} is not supported for complex tensors."))(
+        half_in_float(forward))  # float16 times the factor in float32, as torch's
     declared.defvjp(lambda g: g * factor)
     declared.defjvp(lambda t: t * factor)
     declared.batchable = True
@@ -68,6 +70,7 @@ def frexp(input: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002 - torch's name
 @tensor_method()
 def positive(input: Tensor) -> Tensor:  # noqa: A002 - torch's name
     """``+input``: the tensor itself (torch refuses bool tensors)."""
+    require_tensors("positive", input)
     if input.dtype.np.kind == "b":
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
@@ -157,6 +160,7 @@ for _function in (clamp_min, clamp_max):
 @op(method=True)
 def signbit(xp, x):
     """True where the sign bit is set (-0.0, negative numbers, NaN with the bit)."""
+    require_tensors("signbit", x)
     if x.dtype.kind == "c":
         raise NotImplementedError("signbit is not implemented for complex tensors.")
     return xp.signbit(x) if x.dtype.kind != "b" else xp.zeros(x.shape, bool)
@@ -164,6 +168,7 @@ def signbit(xp, x):
 
 def _infinity_test(name: str, sign: float):
     def forward(xp, x):
+        require_tensors(name, x)
         if x.dtype.kind == "c":
             raise RuntimeError(f"{name} does not support complex inputs.")
         if x.dtype.kind != "f":
@@ -181,6 +186,7 @@ isposinf = _infinity_test("isposinf", 1.0)
 @op(method=True)
 def isreal(xp, x):
     """True where x has no imaginary part (everywhere for real dtypes)."""
+    require_tensors("isreal", x)
     if x.dtype.kind == "c":
         return x.imag == 0
     return xp.ones(x.shape, bool)

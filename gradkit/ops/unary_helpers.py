@@ -1,6 +1,10 @@
 """Small helpers shared by op forwards: torch's names of dtypes."""
 from __future__ import annotations
 
+import functools
+
+import numpy as np
+
 from gradkit.ops.promotion import (
     PY_SCALARS, SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES, result_type)
 
@@ -83,3 +87,22 @@ def invalid_combination(name: str, *operands) -> TypeError:
     kinds = (type(v).__name__ if type(v) in PY_SCALARS else "Tensor" for v in operands)
     return TypeError(f"{name}() received an invalid combination of arguments - got "
                      f"({', '.join(kinds)})")
+
+
+def half_in_float(forward):
+    """A forward that computes float16 inputs in float32 and rounds the result back once, as
+    torch's CPU kernels do (their "opmath" type for Half is float)."""
+    @functools.wraps(forward)
+    def computed(xp, x, *args, **kwargs):
+        if x.dtype == np.float16:
+            return forward(xp, x.astype(np.float32), *args, **kwargs).astype(np.float16)
+        return forward(xp, x, *args, **kwargs)
+    return computed
+
+
+def refuse_half(x, kernel: str) -> None:
+    """torch's error for float16 where its CPU kernel (a backward one too) has no Half
+    version; ``x`` an array or a tensor."""
+    data = getattr(x, "_data", x)
+    if data.dtype == np.float16:
+        raise kernel_error(kernel)(data)

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import cmath
 import math
+import operator
 
 import numpy as np
 
 from gradkit.number_arguments import number_argument
 from gradkit.ops._op import Op, op
-from gradkit.ops.fused import complex_quotient, multiply_add
+from gradkit.ops.fused import at_opmath, complex_quotient, half_meets_number, multiply_add
 from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log
@@ -94,6 +95,8 @@ sub.defjvp(lambda t, alpha: t,
 def mul(xp, x, y):
     """x * y (broadcasting)."""
     x, y = promote(xp, x, y)
+    if type(y) is float and half_meets_number(x, y):  # torch's float32 opmath (a number
+        return at_opmath(operator.mul, x, y)  # first, torch.mul(2.5, x), rounds to float16)
     return x * y
 
 
@@ -129,6 +132,8 @@ def _true_quotient(xp, x, y):
     if result_kind(x, y) == "c":  # a real number divisor too: torch divides it as x + 0j
         dtype = array_of(x, y).dtype
         return complex_quotient(xp, as_dtype(xp, x, dtype), as_dtype(xp, y, dtype))
+    if type(y) is float and half_meets_number(x, y):  # torch's float32 opmath (a number
+        return at_opmath(operator.truediv, x, y)  # dividend rounds to float16)
     return x / y
 
 

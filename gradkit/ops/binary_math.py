@@ -10,7 +10,7 @@ from gradkit.backend import get_default_dtype
 from gradkit.number_arguments import numbers_reader, scalar_as
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import neg, sub
-from gradkit.ops.fused import fused_multiply_add, multiply_add
+from gradkit.ops.fused import fused_multiply_add, multiply_add, widened
 from gradkit.ops.comparison import isinf
 from gradkit.ops.complex import conj
 from gradkit.ops.conversion import OVERFLOW_NAMES
@@ -212,9 +212,13 @@ def lerp(xp, x, y, weight):
     if number:
         _scalar_fits(weight, dtype)
     x, y, w = as_dtype(xp, x, dtype), as_dtype(xp, y, dtype), as_dtype(xp, weight, dtype)
+    if dtype == _FLOAT16:  # torch's opmath: float32, a number weight unrounded, fused
+        x, y = widened(x), widened(y)
+        w = np.float32(weight) if number else widened(w)
     diff = y - x
-    return xp.where(xp.abs(w) < 0.5, multiply_add(xp, diff, w, x),
-                    multiply_add(xp, -diff, 1 - w, y))
+    out = xp.where(xp.abs(w) < 0.5, multiply_add(xp, diff, w, x),
+                   multiply_add(xp, -diff, 1 - w, y))
+    return out.astype(dtype, copy=False)
 
 
 def _conj_value(v):
@@ -228,9 +232,13 @@ lerp.defjvp(lambda t, x, y, weight: t * (1 - weight), lambda t, x, y, weight: t 
             lambda t, x, y, weight: t * (y - x))
 
 
+_FLOAT16 = np.dtype(np.float16)
+
+
 def _fused_operands(xp, kernel: str, x, t1, t2, value):
-    """The three operands of addcmul/addcdiv in their result dtype, and value in it (an
-    integer result truncates a float value, as torch)."""
+    """The three operands of addcmul/addcdiv in their result dtype, value in it (an integer
+    result truncates a float value, as torch), and that dtype; float16 ones in float32, with
+    the value unrounded, as torch's opmath (the op rounds its result once)."""
     _require_tensors(kernel.split("_")[0], x, t1, t2, names=("input", "tensor1", "tensor2"))
     dtype = result_type(x, t1, t2)
     if dtype.kind == "b":
@@ -239,15 +247,18 @@ def _fused_operands(xp, kernel: str, x, t1, t2, value):
     _scalar_fits(value, dtype)
     if dtype.kind in "iu":
         value = int(value)
+    if dtype == _FLOAT16:
+        return (*(widened(as_dtype(xp, v, dtype)) for v in (x, t1, t2)), np.float32(value),
+                dtype)
     return (as_dtype(xp, x, dtype), as_dtype(xp, t1, dtype), as_dtype(xp, t2, dtype),
-            as_dtype(xp, value, dtype))
+            as_dtype(xp, value, dtype), dtype)
 
 
 @op(save=("t1", "t2"), broadcast=True, batchable=True, method=True, inplace=True)
 def addcmul(xp, x, t1, t2, *, value=1):
     """x + value * t1 * t2 (broadcasting)."""
-    x, t1, t2, v = _fused_operands(xp, "addcmul_cpu_out", x, t1, t2, value)
-    return multiply_add(xp, v * t1, t2, x)
+    x, t1, t2, v, dtype = _fused_operands(xp, "addcmul_cpu_out", x, t1, t2, value)
+    return multiply_add(xp, v * t1, t2, x).astype(dtype, copy=False)
 
 
 addcmul.defvjp(lambda g, t1, t2, value: g,
@@ -272,8 +283,8 @@ def addcdiv(xp, x, t1, t2, *, value=1):
     _require_tensors("addcdiv", x, t1, t2, names=("input", "tensor1", "tensor2"))
     if t1.dtype.kind in "biu" and t2.dtype.kind in "biu":
         raise RuntimeError(ADDCDIV_INTEGER_MESSAGE)
-    x, t1, t2, v = _fused_operands(xp, "addcdiv_cpu_out", x, t1, t2, value)
-    return x + v * t1 / t2
+    x, t1, t2, v, dtype = _fused_operands(xp, "addcdiv_cpu_out", x, t1, t2, value)
+    return (x + v * t1 / t2).astype(dtype, copy=False)
 
 
 addcdiv.defvjp(lambda g, t1, t2, value: g,

@@ -36,7 +36,30 @@ def multiply_add(xp, a, b, c):
     fused multiply-add, in float32 and float64; twice in other dtypes (docs/numerics.md)."""
     if a.dtype in _FUSED:
         return fused_multiply_add(xp, a, b, c)
+    if a.dtype == _FLOAT16:  # torch's opmath: float32 (b, c of a's dtype or numbers), rounded once
+        return (a.astype(np.float32) * widened(b) + widened(c)).astype(_FLOAT16)
     return a * b + c
+
+
+_FLOAT16 = np.dtype(np.float16)
+
+
+def widened(value):
+    """A float16 array (or NumPy scalar) as float32, where torch's kernels compute; anything
+    else as it is."""
+    return value.astype(np.float32) if getattr(value, "dtype", None) == _FLOAT16 else value
+
+
+def half_meets_number(x, y) -> bool:
+    """Whether a float16 array ``x`` meets a Python float ``y`` as its second operand: torch's
+    kernels compute that in float32 with the number as a float32 and round once, where NumPy
+    rounds the number to float16 first (an ulp off in a third of products)."""
+    return type(y) is float and getattr(x, "dtype", None) == _FLOAT16
+
+
+def at_opmath(fn, x, y):
+    """``fn(x, y)`` of float16 operands computed in float32 and rounded once to float16."""
+    return fn(widened(x), widened(y)).astype(_FLOAT16)
 
 
 def complex_quotient(xp, x, y):

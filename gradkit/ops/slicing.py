@@ -111,7 +111,9 @@ _roll.name, _roll.node_name, _roll.profiler_name = "roll", "RollBackward0", "gra
 @int_parameters("roll", shifts=(1, "SymInt[1]"), dims=(2, "int[1]?"))
 def roll(x, shifts, dims=None):
     """x with its elements shifted by ``shifts`` along ``dims`` (the flattened x without dims)."""
-    if dims is None:
+    if not _as_tuple(shifts):
+        raise RuntimeError("`shifts` required")
+    if dims is None or not _as_tuple(dims):  # torch reads no dims as the flattened roll
         shifts = _as_tuple(shifts)
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "

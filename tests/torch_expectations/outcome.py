@@ -1,15 +1,16 @@
 """What one program gives under gradkit and under torch, in a form both libraries share.
 
-Tensors become ("tensor", dtype name, shape, NumPy values), dtypes their names, sizes tuples,
-errors ("raises", type name, first line of the message with the library's name read as
-torch's). ``assert_same_outcome`` compares two such outcomes: dtypes and shapes exactly,
-values with a tolerance (NaN equal to NaN), messages exactly.
+Tensors become ["tensor", dtype name, shape, NumPy values], dtypes ["dtype", name], sequences
+lists, errors ["raises", type name, first line of the message with the library's name read as
+torch's]. ``assert_same_outcome`` compares two such outcomes with twin.py's comparison: dtypes
+and shapes exactly, values with a tolerance (NaN equal to NaN), messages exactly.
 """
 import warnings
 
 import numpy as np
 
 import gradkit
+from torch_expectations.twin import assert_same
 
 try:
     import torch
@@ -30,10 +31,10 @@ def _is_dtype(value) -> bool:
 def described(value):
     """``value`` with tensors, dtypes and sizes replaced by library-free descriptions."""
     if _is_tensor(value):
-        return ("tensor", str(value.dtype).rsplit(".", 1)[-1], tuple(value.shape),
-                np.array(value.detach().cpu().numpy()))
+        return ["tensor", str(value.dtype).rsplit(".", 1)[-1], list(value.shape),
+                np.array(value.detach().cpu().numpy())]
     if _is_dtype(value):
-        return ("dtype", str(value).rsplit(".", 1)[-1])
+        return ["dtype", str(value).rsplit(".", 1)[-1]]
     if isinstance(value, (tuple, list)):
         return [described(v) for v in value]
     if isinstance(value, dict):
@@ -49,35 +50,13 @@ def outcome(program, m):
             return described(program(m))
         except (IndexError, RuntimeError, TypeError, ValueError) as error:
             message = str(error).split("\n")[0].replace("gradkit._tensor.Tensor", "torch.Tensor")
-            return ("raises", type(error).__name__, message.replace("gradkit", "torch"))
+            return ["raises", type(error).__name__, message.replace("gradkit", "torch")]
 
 
-def assert_same_outcome(got, expected, rtol: float = 0.0, atol: float = 0.0, where: str = "result"):
-    """Structural equality of two outcomes; arrays within ``rtol``/``atol`` (exact by default)."""
-    if isinstance(expected, np.ndarray):
-        assert isinstance(got, np.ndarray), f"{where}: {got!r} is not an array"
-        assert got.shape == expected.shape, f"{where}: shape {got.shape} != {expected.shape}"
-        if expected.dtype == bool:
-            np.testing.assert_array_equal(got, expected, err_msg=where)
-        else:
-            np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True,
-                                       err_msg=where)
-    elif isinstance(expected, (list, tuple)):
-        assert isinstance(got, (list, tuple)) and len(got) == len(expected), \
-            f"{where}: {_short(got)} != {_short(expected)}"
-        for i, (g, e) in enumerate(zip(got, expected)):
-            assert_same_outcome(g, e, rtol, atol, f"{where}[{i}]")
-    elif isinstance(expected, dict):
-        assert isinstance(got, dict) and got.keys() == expected.keys(), f"{where}: {got!r}"
-        for k in expected:
-            assert_same_outcome(got[k], expected[k], rtol, atol, f"{where}[{k!r}]")
-    else:
-        assert got == expected, f"{where}: {_short(got)} != {_short(expected)}"
-
-
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) < 300 else text[:300] + "..."
+def assert_same_outcome(got, expected, rtol: float = 0.0, atol: float = 0.0) -> None:
+    """Structural equality of two outcomes; arrays within ``rtol``/``atol`` (exact by default;
+    NaN equal to NaN)."""
+    assert_same(got, expected, rtol, atol)
 
 
 def assert_like_torch(program, rtol: float = 0.0, atol: float = 0.0) -> None:

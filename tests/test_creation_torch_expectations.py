@@ -942,6 +942,55 @@ def test_random_warns_beyond_the_float_precision(dtype, bounds):  # test_random_
             assert messages == expected
 
 
+def test_meshgrid_warns_once_without_indexing():  # test_meshgrid_warns_if_no_indexing
+    gradkit._user_frames._warned_once.clear()
+    with pytest.warns(UserWarning, match="will be required to pass the indexing arg") as caught:
+        for _ in range(2):
+            gradkit.meshgrid(gradkit.tensor([1, 2]))
+    assert len(caught) == 1
+
+
+@program
+def random_default_range(m):  # test_random_default
+    out = []
+    for dtype in ("float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64",
+                  "bool"):
+        t = m.empty(2000, dtype=getattr(m, dtype))
+        t.random_()
+        values = t.to(m.float64)
+        top = {"float16": 2 ** 11, "float32": 2 ** 24, "float64": 2 ** 53, "bool": 1}.get(
+            dtype, None)
+        top = float(np.iinfo(dtype).max) if top is None else top
+        out += [bool(values.min() >= 0), bool(values.max() <= top),
+                bool(values.max() > top * 0.9)]  # torch's own alpha = 0.1
+    return out
+
+
+@program
+def tensor_device(m):  # test_tensor_device, test_tensor_ctor_device_inference (CPU parts)
+    values = m.tensor((1, 2, 3))
+    return [m.tensor(5).device.type, m.ones((2, 3), device="cpu").device.type,
+            m.ones((2, 3), device="cpu:0").device.type,
+            m.tensor(m.ones((2, 3)), device="cpu:0").device.type,
+            m.tensor(np.zeros((2, 3)), device="cpu").device.type, m.tensor(values).device.type,
+            m.tensor(values, dtype=m.float64).device.type, m.as_tensor(values).device.type,
+            m.as_tensor(values, dtype=m.float64).device.type]
+
+
+@program
+def empty_full(m):  # test_empty_full (do_test_empty_full: shapes, dtypes, new_* and fills)
+    out = []
+    for dtype in DTYPES:
+        dt = getattr(m, dtype)
+        for shape in [(5,), (4, 6), (0, 3)]:
+            v = m.empty(shape, dtype=dt)
+            out += [v.shape, v.dtype, m.full(shape, True, dtype=dt), m.full(shape, 1, dtype=dt),
+                    v.new_full(shape, 3, dtype=dt), v.new_empty(shape).shape,
+                    v.new_empty(shape).dtype, v.new_full(shape, 2), m.full_like(v, 4),
+                    m.empty_like(v).dtype, m.full(shape, 1.0).dtype, m.full(shape, 1).dtype]
+    return out
+
+
 def test_randint_same_seed_same_values():  # test_randint (gradkit's own stream)
     results = []
     for generator in (None, gradkit.Generator()):

@@ -951,6 +951,24 @@ def test_meshgrid_warns_once_without_indexing():  # test_meshgrid_warns_if_no_in
 
 
 @program
+def random_full_range(m):  # test_random_full_range: random_(from, None) up to the top
+    out = []
+    limits = {"float16": 2 ** 11, "float32": 2 ** 24, "float64": 2 ** 53}
+    for dtype in ("float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64"):
+        top = limits.get(dtype) or int(np.iinfo(dtype).max)
+        low = -top if dtype in limits else int(np.iinfo(dtype).min)
+        t = m.empty(2000, dtype=getattr(m, dtype))
+        t.random_(low, None)
+        values = t.to(m.float64)
+        delta = max(1, 0.1 * (top - low + 1))
+        out += [bool(values.min() >= low), bool(values.min() < low + delta),
+                bool(values.max() <= top), bool(values.max() > top - delta)]
+    t = m.empty(10, dtype=m.bool)
+    return out + [_raises(t.random_, 2, None), _raises(t.random_, -1, None),
+                  _raises(t.random_, 1, None).dtype]
+
+
+@program
 def random_default_range(m):  # test_random_default
     out = []
     for dtype in ("float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64",

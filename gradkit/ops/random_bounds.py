@@ -24,14 +24,18 @@ def _check_in_range(data, *named_values) -> None:
             raise RuntimeError(f"{name} is out of bounds for {c_type_name(data)}")
 
 
-def random_bounds(data, from_, to):
-    """random_'s [low, high): (from, to), (0, from) or the dtype's whole default range."""
+def random_bounds(data, from_, to, up_to_max: bool = False):
+    """random_'s [low, high): (from, to), (0, from), the dtype's whole default range, or
+    (``up_to_max``: ``random_(from, None)``) from ``from`` to that range's top."""
     dtype = data.dtype
-    if to is None and from_ is None:  # torch: [0, 2**digits] for floats, [0, max] for ints
-        high = 2 if dtype.kind == "b" else int(np.iinfo(dtype).max) + 1 if dtype.kind in "iu" \
-            else 2 ** (np.finfo(dtype).nmant + 1) + 1
-        return 0, high
-    low, high = (0, from_) if to is None else (from_, to)
+    # torch's default range: [0, 2**digits] for floats, [0, max] for integers
+    top = 2 if dtype.kind == "b" else int(np.iinfo(dtype).max) + 1 if dtype.kind in "iu" \
+        else 2 ** (np.finfo(dtype).nmant + 1) + 1
+    if to is None and from_ is None:
+        return 0, top
+    low, high = (from_, top) if up_to_max else (0, from_) if to is None else (from_, to)
+    if up_to_max:  # torch checks ``from`` against the dtype first there
+        _check_in_range(data, ("from", low))
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={cpp_number(low)} >= to={cpp_number(high)}")

@@ -171,10 +171,16 @@ def _bernoulli(rng, p, shape, dtype):
     return (rng.random(shape) < np.broadcast_to(p, shape)).astype(dtype)
 
 
+_TO_UNGIVEN = object()  # random_(from) reads [0, from); random_(from, None) [from, top]
+
+
 @tensor_method("random_")
-def random_(self: Tensor, from_: int | None = None, to: int | None = None, *,
+def random_(self: Tensor, from_: int | None = None, to: int | None = _TO_UNGIVEN, *,
             generator=None) -> Tensor:
-    """Fill with integers uniform on [from_, to), [0, from_) or the dtype's default range."""
+    """Fill with integers uniform on [from_, to), [0, from_), [from_, the default range's top]
+    (``to=None`` given) or the dtype's default range."""
+    up_to_max = to is None and from_ is not None
+    to = None if to is _TO_UNGIVEN else to
     if self._data.dtype.kind == "c":
         raise NotImplementedError(f'"random_kernel_cpu" not implemented for '
                                   f"'{scalar_type_name(self._data)}'")
@@ -183,9 +189,9 @@ def random_(self: Tensor, from_: int | None = None, to: int | None = None, *,
         if bound is not None and not isinstance(bound, (int, np.integer)):
             raise TypeError(f"random_(): argument 'from' must be int, not "
                             f"{type(bound).__name__}")
-    low, high = random_bounds(self._data, from_, to)
+    low, high = random_bounds(self._data, from_, to, up_to_max)
     rng = rng_of(generator, "random_")
-    node = f"RandomBackward{2 if from_ is None else 1 if to is None else 0}"
+    node = f"RandomBackward{2 if from_ is None else 1 if to is None and not up_to_max else 0}"
     return _fill(self, node, lambda shape, dtype: rng.integers(low, high, shape).astype(dtype))
 
 

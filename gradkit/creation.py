@@ -381,9 +381,11 @@ zeros_like = _like_of(zeros)
 ones_like = _like_of(ones)
 rand_like = _like_of(rand)
 randn_like = _like_of(randn)
-zeros, ones, empty, full, rand, randn, randint, randperm, arange, linspace, logspace, eye = map(
+(zeros, ones, empty, full, rand, randn, randint, randperm, arange, linspace, logspace, eye,
+ zeros_like, ones_like, rand_like, randn_like, empty_like, full_like, randint_like) = map(
     memory_formats.takes_layout,
-    (zeros, ones, empty, full, rand, randn, randint, randperm, arange, linspace, logspace, eye))
+    (zeros, ones, empty, full, rand, randn, randint, randperm, arange, linspace, logspace, eye,
+     zeros_like, ones_like, rand_like, randn_like, empty_like, full_like, randint_like))
 
 
 def uniform_draws(shape, low: float, high: float):

@@ -345,8 +345,11 @@ def zeros_ones(m):  # test_zeros, test_ones, test_zeros_dtype_layout_device_matc
     for dtype in ("bool", "uint8", "int16", "int64", "float16", "float32", "complex64"):
         t = m.zeros((2, 3), dtype=getattr(m, dtype), layout=m.strided)
         out += [t, t.layout is m.strided, t.device.type]
+    like = m.ones(2, 3)
     return out + [_raises(m.zeros, 2, layout=3), m.ones(2, layout=m.strided),
-                  m.full((2,), 1.5, layout=m.strided), m.arange(3, layout=m.strided)]
+                  m.full((2,), 1.5, layout=m.strided), m.arange(3, layout=m.strided),
+                  m.zeros_like(like, layout=m.strided), m.full_like(like, 2, layout=m.strided),
+                  _raises(m.ones_like, like, layout="strided")]
 
 
 @program

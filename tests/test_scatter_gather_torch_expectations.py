@@ -316,6 +316,18 @@ def test_gather_scatter_gradients(method):  # the OpInfo gradient checks
     assert_like_torch(program, rtol=1e-12, atol=1e-12)
 
 
+def test_inputs_by_keyword_are_inputs():  # torch's index=, src= and dim= keywords
+    def program(m):
+        x = m.tensor(np.random.default_rng(17).standard_normal((3, 4)), requires_grad=True)
+        src = m.tensor(np.random.default_rng(18).standard_normal((2, 4)), requires_grad=True)
+        index = m.tensor([[0, 1, 2, 0], [2, 0, 1, 1]])
+        outs = [x.scatter(0, index, src=src), x.scatter_add(dim=0, index=index, src=src),
+                m.gather(x, 0, index=index), x.scatter_reduce(0, index=index, src=src,
+                                                               reduce="sum")]
+        return outs, m.autograd.grad(sum((o * o).sum() for o in outs), (x, src))
+    assert_like_torch(program, rtol=1e-12, atol=1e-12)
+
+
 # -- errors ------------------------------------------------------------------------------------
 
 ERRORS = {

@@ -156,10 +156,13 @@ class Tensor:
         ``_set_requires_grad``, as torch's factories set the flag in C++)."""
         if _grad_state.transforms:
             raise RuntimeError(REQUIRES_GRAD)
+        if requires_grad and self.grad_fn is None and not _differentiable_dtype(self._data):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         return self._set_requires_grad(requires_grad)
 
-    def _set_requires_grad(self, requires_grad: bool = True) -> Tensor:
-        """``requires_grad_`` without the transform check."""
+    def _set_requires_grad(self, requires_grad: bool = True, factory: bool = False) -> Tensor:
+        """``requires_grad_`` without the transform check (``factory``: a factory's
+        ``requires_grad=True``, whose refusal torch words with a capital O)."""
         if requires_grad and self._requires_grad:  # a no-op (a stale view's history unread)
             return self
         if self.grad_fn is not None:
@@ -172,11 +175,10 @@ class Tensor:
         if requires_grad and type(self._vc) is _InferenceVersion and not _grad_state.inference:
             raise RuntimeError(inference.REQUIRES_GRAD_MESSAGE)
         if requires_grad and not _differentiable_dtype(self._data):
-            if self._data.dtype.kind == "u" and self._data.itemsize > 1:  # uint16/32/64
+            if self._data.dtype.kind == "u" and self._data.itemsize > 1 and not factory:
                 raise RuntimeError("only Tensors of floating point dtype can require gradients")
-            raise RuntimeError(
-                "only Tensors of floating point and complex dtype can require gradients, "
-                f"got {self.dtype}")
+            raise RuntimeError(f"{'O' if factory else 'o'}nly Tensors of floating point and "
+                               "complex dtype can require gradients")
         self._requires_grad = bool(requires_grad)
         return self
 

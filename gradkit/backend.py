@@ -142,7 +142,8 @@ def get_default_dtype() -> dtype:
 def set_default_dtype(d: dtype) -> None:
     """Set the default floating dtype (float16, float32 or float64), like torch."""
     if not isinstance(d, dtype) or not d.is_floating_point:
-        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+        raise TypeError(("" if isinstance(d, dtype) else "invalid dtype object: ") +
+                        "only floating-point types are supported as the default type")
     _defaults.dtype = d
 
 

@@ -7,12 +7,13 @@ from gradkit import backend
 from gradkit import memory_format as memory_formats
 from gradkit._tensor import Tensor
 from gradkit.int_arguments import (
-    bool_argument, device_argument, dtype_argument, int_parameters, invalid_combination,
-    size_varargs)
+    bool_argument, device_argument, dtype_argument, factory_size, int_parameters,
+    invalid_combination)
 from gradkit.generator import Generator, default_generator, rng_of
 from gradkit.interop import check_numpy_array, from_numpy
-from gradkit.nested_data import check_ragged, infer_dtype, to_nested
+from gradkit.nested_data import check_ragged, infer_dtype, nested_values
 from gradkit.number_arguments import number_argument
+from gradkit.ops.random_bounds import check_random_factory
 from gradkit.ops.spaced_values import (arange_values, linspace_values, logspace_values,
                                        spaced_arguments)
 from gradkit.quiet_numpy import keep_quiet
@@ -44,7 +45,7 @@ def _finish(data, dev, requires_grad: bool) -> Tensor:
         data = backend.to_device(data, dev)
     t = Tensor._make(data)
     if requires_grad:
-        t._set_requires_grad(True)
+        t._set_requires_grad(True, factory=True)
     return t
 
 
@@ -72,13 +73,14 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         array = np.array(data, copy=True)
         backend.tensor_dtype(array.dtype)
     else:
-        nested = to_nested(data)
+        values, inferred = nested_values(data)  # torch's checks of nested data, its dtype
         try:
-            array = infer_dtype(nested).copy() if dtype is None else \
-                _checked_array(nested, backend.to_numpy_dtype(dtype))
+            array = (infer_dtype(values) if inferred is None else np.array(values, inferred)) \
+                if dtype is None else _checked_array(values, backend.to_numpy_dtype(dtype))
         except ValueError:
-            check_ragged(nested)  # torch's words for ragged data
+            check_ragged(values)  # torch's words for ragged data
             raise
+        array = array.copy() if dtype is None else array
     return _finish(array, dev, requires_grad)
 
 
@@ -110,28 +112,17 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor):
         # torch: the tensor itself when dtype and device match, else a differentiable copy
         return data.to(device=device, dtype=dtype)
-    if isinstance(data, np.ndarray) and dtype is None and device is None:
-        return from_numpy(data)
+    if isinstance(data, np.ndarray) and (dtype is None or backend.to_numpy_dtype(dtype) ==
+                                         data.dtype) and (device is None or
+                                                          backend.device(device).type == "cpu"):
+        return from_numpy(data)  # the array's memory, as torch's (a CPU one, of its dtype)
     return tensor(data, dtype=dtype, device=device)
-
-
-def _checked_shape(size, function: str) -> tuple:
-    """``(2, 3)`` from ``(2, 3)`` or ``((2, 3),)`` (``function``'s ``*size``, read as torch's
-    parser reads it: int_arguments.py); torch's error for negative sizes."""
-    if not size:  # torch's parser: ``ones()`` gives no size (``ones(())`` is 0-d)
-        raise TypeError(f'{function}() missing 1 required positional arguments: "size"')
-    shape = size_varargs(size, function, "size")
-    for s in shape:
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"{list(shape)}")
-    return shape
 
 
 def _filled(fill, size, dtype, device, requires_grad, kind="f", function="zeros") -> Tensor:
     _checked_options(function, dtype, device, requires_grad)
     dev, np_dtype = _resolve(dtype, device, kind)
-    shape = _checked_shape(size, function)
+    shape = factory_size(size, function, np_dtype)
     xp = backend.array_module(dev)
     if dev.type == "cpu":
         data = np.full(shape, fill, dtype=np_dtype)
@@ -140,7 +131,7 @@ def _filled(fill, size, dtype, device, requires_grad, kind="f", function="zeros"
             data = xp.full(shape, fill, dtype=np_dtype)
     t = Tensor._make(data)
     if requires_grad:
-        t._set_requires_grad(True)
+        t._set_requires_grad(True, factory=True)
     return t
 
 
@@ -276,6 +267,9 @@ def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None
 def eye(n: int, m: int | None = None, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
     """An n x m (default n x n) identity matrix."""
+    for name, size in (("n", n), ("m", m)):
+        if size is not None and size < 0:  # NumPy's message would name neither
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {size}")
     dev, np_dtype = _resolve(dtype, device)
     return _finish(np.eye(n, m, dtype=np_dtype), dev, requires_grad)
 
@@ -314,7 +308,8 @@ def _random(sample, size, dtype, device, requires_grad, kind="f", generator=None
             function="rand") -> Tensor:
     rng = rng_of(generator, function)
     dev, np_dtype = _resolve(dtype, device, kind)
-    shape = _checked_shape(size, function)
+    shape = factory_size(size, function, np_dtype)
+    check_random_factory(function, np_dtype, shape)
     return _finish(np.asarray(sample(rng, shape)).astype(np_dtype), dev, requires_grad)
 
 
@@ -370,6 +365,11 @@ zeros_like = _like_of(zeros)
 ones_like = _like_of(ones)
 rand_like = _like_of(rand)
 randn_like = _like_of(randn)
+(zeros, ones, empty, full, rand, randn, randint, randperm, arange, linspace, logspace, eye,
+ zeros_like, ones_like, rand_like, randn_like, empty_like, full_like, randint_like) = map(
+    memory_formats.takes_layout,
+    (zeros, ones, empty, full, rand, randn, randint, randperm, arange, linspace, logspace, eye,
+     zeros_like, ones_like, rand_like, randn_like, empty_like, full_like, randint_like))
 
 
 def uniform_draws(shape, low: float, high: float):

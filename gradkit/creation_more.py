@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gradkit import backend, creation
+from gradkit import backend, creation, interop
 from gradkit._tensor import Size, Tensor
 from gradkit.ops.arithmetic import floor_divide, remainder
 from gradkit.ops.conversion import fitted
@@ -36,6 +36,11 @@ def asarray(obj, *, dtype=None, device=None, copy: bool | None = None,
     given, it is set on the result (on obj itself when that is a leaf it returns)."""
     if isinstance(obj, np.generic):  # a NumPy scalar has a buffer: a 0-d array of its dtype
         obj = np.asarray(obj)
+    elif type(obj).__name__ == "PyCapsule" or (
+            hasattr(obj, "__dlpack__") and not isinstance(obj, (Tensor, np.ndarray))):
+        obj = interop.from_dlpack(obj)  # torch reads DLPack (its memory) before buffers
+    elif isinstance(obj, (memoryview, bytes, bytearray)):  # raw bytes read as dtype (aliased)
+        obj = interop.frombuffer(obj, dtype=dtype or backend.get_default_dtype())
     if isinstance(obj, Tensor):
         out = _tensor_as(obj, dtype, device, copy)
         if requires_grad is _UNSET:

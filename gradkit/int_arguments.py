@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import operator
 
 import numpy as np
@@ -321,3 +322,19 @@ def int_parameters(function: str, overloaded: bool | str = False, **specs):
                                **{name: params[name] for name in kwargs})
         return call
     return declare
+
+
+def factory_size(size, function: str, np_dtype=None) -> tuple:
+    """``(2, 3)`` from ``(2, 3)`` or ``((2, 3),)`` (a factory's ``*size``, read as torch's
+    parser reads it), with torch's errors for a negative size and a storage of more bytes than
+    an int64 counts (NumPy's would be a ValueError)."""
+    if not size:  # torch's parser: ``ones()`` gives no size (``ones(())`` is 0-d)
+        raise TypeError(f'{function}() missing 1 required positional arguments: "size"')
+    shape = size_varargs(size, function, "size")
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(shape)}")
+    if np_dtype is not None and math.prod(shape) * np_dtype.itemsize >= 2 ** 63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    return shape

@@ -90,7 +90,7 @@ def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0,
             "make it writable before converting it to a tensor. This type of warning will be "
             "suppressed for the rest of this program.")
     tensor = Tensor._make(np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset))
-    return tensor._set_requires_grad(True) if requires_grad else tensor
+    return tensor._set_requires_grad(True, factory=True) if requires_grad else tensor
 
 
 class _Capsule:

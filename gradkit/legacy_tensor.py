@@ -29,8 +29,9 @@ def _is_size(value) -> bool:
 
 
 def legacy_new(args: tuple, kwargs: dict, dtype: backend.dtype | None = None,
-               name: str = "new") -> Tensor:
-    """The tensor ``Tensor(*args, **kwargs)`` makes (``dtype=None``: the default dtype)."""
+               name: str = "new", own_device=None) -> Tensor:
+    """The tensor ``Tensor(*args, **kwargs)`` makes (``dtype=None``: the default dtype);
+    ``own_device``: the device of the tensor whose ``new`` this is (None: a constructor)."""
     kwargs = dict(kwargs)
     device = kwargs.pop("device", None)
     if kwargs:
@@ -38,10 +39,21 @@ def legacy_new(args: tuple, kwargs: dict, dtype: backend.dtype | None = None,
                         f"({_describe(args, kwargs)}), but expected one of: (*, device), "
                         "(Tensor other), (tuple of ints size, *, device), "
                         "(object data, *, device)")
+    first = args[0] if args else None
+    if device is not None and len(args) == 1 and isinstance(first, Tensor):
+        raise RuntimeError("Legacy tensor constructor of the form torch.Tensor(tensor, device="
+                           "device) is not supported.  Use torch.tensor(...) or torch.as_tensor"
+                           "(...) instead." if own_device is None else "Legacy tensor new of "
+                           "the form tensor.new(tensor, device=device) is not supported.  Use "
+                           "torch.as_tensor(...) instead.")
+    expected = "cpu" if own_device is None else own_device.type
+    if device is not None and backend.device(device).type != expected:
+        raise RuntimeError(f"legacy constructor expects device type: {expected} but device "
+                           f"type: {backend.device(device).type} was passed")
+    device = own_device if device is None else device
     target = dtype or backend.get_default_dtype()
     if not args:
         return creation.empty(0, dtype=target, device=device)
-    first = args[0]
     if len(args) == 1 and isinstance(first, Tensor):
         if dtype is not None and first.dtype is not dtype:
             raise TypeError(f"expected {dtype} tensor (got {first.dtype} tensor)")

@@ -7,6 +7,8 @@ elements in memory: C order (``contiguous_format``), channels last for 4-d (N, C
 """
 from __future__ import annotations
 
+import functools
+
 from gradkit.backend import device_context
 
 
@@ -38,6 +40,7 @@ class memory_format:  # noqa: N801 - torch's class name
 
 
 strided = layout("strided")
+_LAYOUT = layout  # (the name ``layout`` is also a keyword below)
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 # the dims in memory order, outermost first: N, H, W, C (and N, D, H, W, C)
@@ -176,3 +179,35 @@ def in_grad_layout(xp, grad, leaf):
     if all(n == 1 or a == b for n, a, b in zip(shape, _element_strides(grad), leaf_strides)):
         return grad
     return lay_out(xp, grad, stride_order(shape, leaf_strides))
+
+
+# the dims torch's is_channels_last_strides_2d/_3d walk, innermost first
+_CHANNELS_LAST_WALK = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}
+
+
+def suggested_order(array) -> tuple[int, ...] | None:
+    """torch's suggest_memory_format as a physical order: channels-last's when a 4-d (5-d)
+    array's strides read as channels last (ambiguous cases fall back to contiguous, as
+    torch's), else None (contiguous)."""
+    walk = _CHANNELS_LAST_WALK.get(array.ndim)
+    strides = _element_strides(array)
+    if walk is None or strides[1] == 0:
+        return None
+    low = 0
+    for d in walk:
+        if array.shape[d] == 0 or strides[d] < low or (d == 0 and low == strides[1]):
+            return None
+        low = strides[d] * max(array.shape[d], 1)
+    return (0, *range(2, array.ndim), 1)
+
+
+def takes_layout(factory):
+    """``factory`` with torch's ``layout=`` keyword, which takes ``strided`` (gradkit's one
+    layout; None means it) and refuses what is not a layout, as torch's parser."""
+    @functools.wraps(factory)
+    def with_layout(*args, layout=None, **kwargs):
+        if layout is not None and not isinstance(layout, _LAYOUT):
+            raise TypeError(f"{factory.__name__}(): argument 'layout' must be torch.layout, not "
+                            f"{type(layout).__name__}")
+        return factory(*args, **kwargs)
+    return with_layout

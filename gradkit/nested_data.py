@@ -1,16 +1,20 @@
-"""Python data for ``gradkit.tensor`` (nested lists and tuples of numbers, arrays and tensors)
-read as torch reads it: the dtype torch infers, torch's warning for a list of NumPy arrays,
-and its errors for ragged data (NumPy's would say "inhomogeneous shape")."""
-from __future__ import annotations
+"""The Python data ``tensor()`` reads: nested sequences walked with torch's checks (its
+warning for a list of NumPy arrays, its errors for ragged data, where NumPy's would say
+"inhomogeneous shape"), and the dtype torch infers when NumPy arrays, NumPy scalars or tensors
+sit among the numbers.
 
-import functools
+torch promotes the elements' own dtypes (a Python float counts as the default dtype, an int
+as int64, a NumPy float64 array as float64), where ``np.asarray`` of the whole would read
+every float as float64 and leave the default dtype to win.
+"""
+from __future__ import annotations
 
 import numpy as np
 
 from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit._user_frames import warn_once_at_user
-from gradkit.ops.promotion import promote_types
+from gradkit.ops import promotion
 
 LIST_OF_ARRAYS = (
     "Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider "
@@ -18,15 +22,98 @@ LIST_OF_ARRAYS = (
     "tensor.")
 
 
-def to_nested(data):
-    """``data`` with its tensors as host arrays (lists for tuples), for ``np.array``."""
-    if isinstance(data, Tensor):
-        return backend.to_device(data._data, backend.CPU)
-    if isinstance(data, (list, tuple)):
+def _number_dtype(value) -> np.dtype | None:
+    """The dtype torch gives a Python number (bool before int: bool is an int; NumPy's
+    float64 and complex128 scalars, Python subclasses, are typed elements instead)."""
+    if isinstance(value, np.generic):
+        return None
+    if isinstance(value, bool):
+        return np.dtype(bool)
+    if isinstance(value, int):
+        return np.dtype(np.int64)
+    if isinstance(value, float):
+        return backend.get_default_dtype().np
+    if isinstance(value, complex):
+        return backend.get_default_dtype().to_complex().np
+    return None
+
+
+class _Walk:
+    """One walk over nested data: the plain values, and whether typed elements were met."""
+
+    def __init__(self):
+        self.open_ids: set = set()  # the sequences being walked (self-reference check)
+        self.dtypes: set = set()    # every element's dtype, torch's way
+        self.typed = False          # an array, a NumPy scalar or a tensor was met
+
+    def values(self, data):
+        number = _number_dtype(data)
+        if number is not None:
+            self.dtypes.add(number)
+            return data
+        if isinstance(data, Tensor):
+            self.typed = True
+            self.dtypes.add(data._data.dtype)
+            return backend.to_device(data._data, backend.CPU)
+        if isinstance(data, (np.ndarray, np.generic)):
+            self.typed = True
+            self.dtypes.add(data.dtype)
+            return data
+        if isinstance(data, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+        if isinstance(data, (list, tuple)) or (hasattr(data, "__len__") and hasattr(
+                data, "__getitem__") and not isinstance(data, dict)):
+            return self._sequence(data)
+        raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+
+    def _sequence(self, data):
+        if id(data) in self.open_ids:
+            raise TypeError("new(): self-referential lists are incompatible")
+        if not isinstance(data, (list, tuple)):
+            try:
+                data = [data[i] for i in range(len(data))]
+            except Exception:  # torch reads any sequence; one it cannot index has no shape
+                raise ValueError(f"could not determine the shape of object type "
+                                 f"'{type(data).__name__}'") from None
+        if data and isinstance(data[0], str):  # torch sizes by the first element
+            raise ValueError("too many dimensions 'str'")
         if any(isinstance(item, np.ndarray) for item in data):
             warn_once_at_user(LIST_OF_ARRAYS)
-        return [to_nested(item) for item in data]
-    return data
+        self.open_ids.add(id(data))
+        try:
+            return [self.values(d) for d in data]
+        finally:
+            self.open_ids.discard(id(data))
+
+
+def nested_values(data) -> tuple[object, np.dtype | None]:
+    """``data`` with tensors as arrays and sequences as lists, checked as torch checks them;
+    with the dtype torch infers when a typed element (array, NumPy scalar, tensor) is among
+    them, else None (the plain numbers' inference applies)."""
+    walk = _Walk()
+    values = walk.values(data)
+    if not walk.typed or not walk.dtypes:
+        return values, None
+    inferred = None
+    for element in walk.dtypes:
+        inferred = element if inferred is None else promotion.promote_types(inferred, element)
+    return values, np.dtype(inferred)
+
+
+def infer_dtype(values) -> np.ndarray:
+    """torch's inference for plain Python numbers: floats -> default dtype, ints -> int64,
+    complex -> the default's complex twin, bools stay."""
+    array = np.asarray(values)
+    kind = array.dtype.kind
+    if kind == "f":
+        return array.astype(backend.get_default_dtype().np, copy=False)
+    if kind == "c":
+        return array.astype(backend.get_default_dtype().to_complex().np, copy=False)
+    if kind in "iu":
+        return array.astype(np.int64, copy=False)
+    if kind == "b":
+        return array
+    raise TypeError(f"Could not infer dtype of {type(values).__name__}")
 
 
 def _is_sequence(value) -> bool:
@@ -60,48 +147,3 @@ def _check_lengths(nested, sizes: list, dim: int) -> None:
 def check_ragged(nested) -> None:
     """Raise torch's error for ragged ``nested`` data (it does not raise for other data)."""
     _check_lengths(nested, _shape(nested), 0)
-
-
-def infer_dtype(data) -> np.ndarray:
-    """torch's inference for Python data: floats -> default dtype, ints -> int64, ...; with
-    NumPy values (or tensors) among them, each element's own dtype, promoted as torch's."""
-    array = np.asarray(data)
-    numpy_dtypes, python_types = _element_dtypes(data) if isinstance(data, list) else ((), ())
-    if numpy_dtypes and array.dtype != object:
-        dtypes = list(numpy_dtypes) + [_python_number_dtype(t) for t in python_types]
-        return array.astype(functools.reduce(promote_types, dtypes), copy=False)
-    kind = array.dtype.kind
-    if kind == "f":
-        return array.astype(backend.get_default_dtype().np, copy=False)
-    if kind == "c":
-        return array.astype(backend.get_default_dtype().to_complex().np, copy=False)
-    if kind in "iu":
-        return array.astype(np.int64, copy=False)
-    if kind == "b":
-        return array
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-
-
-def _element_dtypes(data: list) -> tuple[set, set]:
-    """The dtypes of the NumPy values (scalars, arrays, tensors' data) in nested lists, and the
-    types of the Python numbers beside them."""
-    types = set(map(type, data))
-    numpy_dtypes = {item.dtype for item in data if isinstance(item, (np.generic, np.ndarray))} \
-        if any(issubclass(t, (np.generic, np.ndarray)) for t in types) else set()
-    python_types = types & _PYTHON_NUMBERS
-    for item in data if types & {list, tuple} else ():
-        if isinstance(item, (list, tuple)):
-            inner_numpy, inner_python = _element_dtypes(list(item))
-            numpy_dtypes |= inner_numpy
-            python_types |= inner_python
-    return numpy_dtypes, python_types
-
-
-_PYTHON_NUMBERS = frozenset({bool, int, float, complex})
-
-
-def _python_number_dtype(kind: type) -> np.dtype:
-    """The dtype torch's tensor() gives a Python number of type ``kind``."""
-    default = backend.get_default_dtype()
-    return {bool: np.dtype(bool), int: np.dtype(np.int64), float: default.np,
-            complex: default.to_complex().np}[kind]

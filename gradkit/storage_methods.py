@@ -198,8 +198,7 @@ class _StorageMethods:
     def new(self, *args, **kwargs) -> Tensor:
         """torch's legacy ``x.new(...)``: ``Tensor(...)`` in x's dtype and on x's device (a
         size makes an uninitialised tensor, zeros here; data is copied; a tensor is aliased)."""
-        kwargs.setdefault("device", self.device)
-        return legacy_new(args, kwargs, self.dtype)
+        return legacy_new(args, kwargs, self.dtype, own_device=self.device)
 
     def is_set_to(self, tensor: Tensor) -> bool:
         """Whether ``tensor`` is this tensor's memory with its shape, strides and offset (what

@@ -74,8 +74,8 @@ def test_from_numpy_shares_memory_and_tensor_copies():
 
 
 def test_requires_grad_rules():
-    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype can "
-                                           "require gradients"):
+    with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype can "
+                                           "require gradients"):  # torch's factory words
         gradkit.tensor([1, 2], requires_grad=True)
     x = gradkit.tensor([1.0], requires_grad=True)
     y = x * 2

@@ -30,7 +30,7 @@ class Parameter(Tensor):
         # shares memory and version counter with ``data``, like torch's Parameter
         super().__init__(data)
         self._vc = data._vc
-        self._set_requires_grad(requires_grad)
+        self._set_requires_grad(requires_grad, factory=True)
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()

@@ -212,6 +212,9 @@ class Op:
         if kwargs:
             if 0 < n <= 2 and not TENSOR_KEYWORDS.isdisjoint(kwargs):  # input=, x1= ...
                 args, kwargs = tensor_keywords(args, n, self.param_names, kwargs)
+            while 0 <= len(args) < n and self.input_names[len(args)] in kwargs:
+                # an input by its name (``index=``, ``src=``) is an input, not a parameter
+                args = (*args, kwargs.pop(self.input_names[len(args)]))
             if not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
                 kwargs = torch_keywords(self.name, self.param_names, kwargs)
             if self.numbers is not None:  # (torch names the position of a positional one)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import warnings
 
+from gradkit._user_frames import warn_once_at_user
 from gradkit.creation import zeros
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.index_keys import (
@@ -195,9 +196,14 @@ def gather(xp, x, dim, index):
     dim = _normalize_dim(dim, x.ndim)
     if index.size == 0:  # torch checks nothing more: an empty result of index's shape
         return xp.zeros(index.shape, dtype=x.dtype)
+    index = _integer_index(index, "gather")
     if index.ndim != x.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    index = _integer_index(index, "gather")
+    for d, (i, n) in enumerate(zip(index.shape, x.shape)):
+        if d != dim and i > n:  # NumPy would fail to broadcast: torch's message
+            raise RuntimeError(f"Size does not match at dimension {d} expected index "
+                               f"{list(index.shape)} to be no larger than self {list(x.shape)} "
+                               f"apart from dimension {dim}")
     refuse_outside(index, x.shape[dim], dim)  # NumPy would read a negative index from the end
     # torch reads only index's extent in the other dims (NumPy would broadcast index to x)
     block = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))
@@ -310,22 +316,52 @@ scatter_add.defjvp(lambda t, dim, index, src_shape, x_shape: t, None, None,
                        _normalize_dim(dim, len(x_shape))))
 
 
+# scatter's older ``reduce=``: ufuncs that accumulate repeated indices (bool: or / and)
+_SCATTER_REDUCE_UFUNCS = {"add": ("add", "logical_or"), "multiply": ("multiply", "logical_and")}
+_NO_REDUCE_DERIVATIVE = "derivative for aten::scatter is not implemented"  # torch's words
+
+
 @op(save=("dim", "index", "src.shape", "x.shape"), method=True, inplace=True)
-def scatter(xp, x, dim, index, src):
-    """x with ``src`` written at ``index`` along ``dim`` (torch.scatter)."""
-    return _scattered(xp, x, dim, index, src, _assign)
+def scatter(xp, x, dim, index, src, *, reduce=None):
+    """x with ``src`` (a tensor or a number) written at ``index`` along ``dim``; with
+    ``reduce="add"``/``"multiply"`` combined with x's values instead (torch.scatter)."""
+    if reduce is None:
+        return _scattered(xp, x, dim, index, src, _assign)
+    if reduce not in _SCATTER_REDUCE_UFUNCS:
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if hasattr(src, "ndim"):  # torch's TORCH_WARN_ONCE
+        warn_once_at_user("The reduce argument of torch.scatter with Tensor src is deprecated "
+                          "and will be removed in a future PyTorch release. Use "
+                          "torch.scatter_reduce instead for more reduction options.")
+    ufunc = getattr(xp, _SCATTER_REDUCE_UFUNCS[reduce][x.dtype.kind == "b"])
+    # a number is cast to x's dtype first, as torch's Scalar
+    return _scattered(xp, x, dim, index, src, lambda out, key, values: ufunc.at(
+        out, key, xp.asarray(values).astype(out.dtype)))
 
 
-def _scatter_jvp(tangents, dim, index, src_shape, x_shape):
+def _refuses_reduce(rule):
+    """scatter with ``reduce=`` has no derivative in torch: its error where one is needed."""
+    def checked(g, *saved, reduce=None, **params):
+        if reduce is not None:
+            raise RuntimeError(_NO_REDUCE_DERIVATIVE)
+        return rule(g, *saved, **params)
+    return checked
+
+
+def _scatter_jvp(tangents, dim, index, src_shape, x_shape, reduce=None, **_):
     """scatter is linear in (x, src): its tangent scatters src's tangent into x's."""
+    if reduce is not None:
+        raise RuntimeError(_NO_REDUCE_DERIVATIVE)
     t_x, _, _, t_src = tangents
     if t_x is None:
         t_x = zeros(tuple(x_shape), dtype=t_src.dtype, device=t_src.device)
     return scatter(t_x, dim, index, 0.0 if t_src is None else t_src)
 
 
-scatter.defvjp(lambda g, dim, index, src_shape, x_shape: scatter(g, dim, index, 0.0), None, None,
-               _src_grad)
+scatter.defvjp(_refuses_reduce(lambda g, dim, index, src_shape, x_shape, **_:
+                               scatter(g, dim, index, 0.0)), None, None,
+               _refuses_reduce(lambda g, dim, index, src_shape, x_shape, **_:
+                               _src_grad(g, dim, index, src_shape, x_shape)))
 scatter.defjvp_all(_scatter_jvp)
 
 

@@ -6,6 +6,7 @@ import functools
 from gradkit._tensor import Tensor
 from gradkit.int_arguments import (
     int_argument, int_list_argument, int_parameters, invalid_combination, reads_as_int)
+from gradkit.memory_format import lay_out, suggested_order
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops._op import Op, op
 from gradkit.ops.keywords import numpy_keywords
@@ -20,10 +21,14 @@ def _skipped(shape) -> bool:
     return tuple(shape) == (0,)
 
 
-@op(save="inputs.shape", linear=True, contiguous=True)
+@op(save="inputs.shape", linear=True)
 def _cat(xp, *xs, dim=0):
     joined = [x for x in xs if not _skipped(x.shape)] or xs
-    return xp.concatenate(joined, axis=dim, dtype=_common_dtype(xs))
+    out = xp.concatenate(joined, axis=dim, dtype=_common_dtype(xs))
+    # torch lays the result out channels last when every input suggests that format
+    orders = {suggested_order(x) for x in xs}
+    order = orders.pop() if len(orders) == 1 else None
+    return xp.ascontiguousarray(out) if order is None else lay_out(xp, out, order)
 
 
 def _split_grads(g, shapes, dim):
@@ -54,7 +59,9 @@ def cat(tensors, dim: int = 0):
         if t.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
                                "concatenated")
-    ref = next((t for t in tensors if not _skipped(t.shape)), tensors[0])
+    ref = next((t for t in tensors if not _skipped(t.shape)), None)
+    if ref is None:  # only legacy empty tensors: any dim joins them into one
+        return _cat(*tensors, dim=0)
     ndim = ref.ndim
     for i, other in enumerate(tensors):
         if _skipped(other.shape) or other is ref:

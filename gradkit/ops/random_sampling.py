@@ -23,6 +23,7 @@ from gradkit.ops._op import Op
 from gradkit.ops.inplace import inplace
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import zeros_like
+from gradkit.ops.random_bounds import check_uniform_bounds, random_bounds
 from gradkit.ops.unary_helpers import c_type_name, cpp_number, scalar_type_name
 
 
@@ -108,9 +109,7 @@ def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator=None) -
     from_ = number_argument(from_, "uniform_", "from", 1, "float")
     to = number_argument(to, "uniform_", "to", 2, "float")
     _require_floating(self._data, "check_uniform_bounds")
-    if from_ > to:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
-                           f"from={cpp_number(from_)} > to={cpp_number(to)}")
+    check_uniform_bounds(self._data, from_, to)
     rng = rng_of(generator, "uniform_")
     return _fill(self, "UniformBackward0", lambda shape, dtype: _as_dtype(
         _each_part(lambda s: rng.uniform(from_, to, s), dtype, shape), dtype))
@@ -173,30 +172,16 @@ def _bernoulli(rng, p, shape, dtype):
     return (rng.random(shape) < np.broadcast_to(p, shape)).astype(dtype)
 
 
-def _random_bounds(data, from_, to):
-    """random_'s [low, high): (from, to), (0, from) or the dtype's whole default range."""
-    dtype = data.dtype
-    if to is None and from_ is None:  # torch: [0, 2**digits] for floats, [0, max] for ints
-        high = 2 if dtype.kind == "b" else int(np.iinfo(dtype).max) + 1 if dtype.kind in "iu" \
-            else 2 ** (np.finfo(dtype).nmant + 1) + 1
-        return 0, high
-    low, high = (0, from_) if to is None else (from_, to)
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
-                           f"from={cpp_number(low)} >= to={cpp_number(high)}")
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        if not info.min <= low <= info.max:
-            raise RuntimeError(f"from is out of bounds for {c_type_name(data)}")
-        if not info.min <= high - 1 <= info.max:
-            raise RuntimeError(f"to - 1 is out of bounds for {c_type_name(data)}")
-    return low, high
+_TO_UNGIVEN = object()  # random_(from) reads [0, from); random_(from, None) [from, top]
 
 
 @tensor_method("random_")
-def random_(self: Tensor, from_: int | None = None, to: int | None = None, *,
+def random_(self: Tensor, from_: int | None = None, to: int | None = _TO_UNGIVEN, *,
             generator=None) -> Tensor:
-    """Fill with integers uniform on [from_, to), [0, from_) or the dtype's default range."""
+    """Fill with integers uniform on [from_, to), [0, from_), [from_, the default range's top]
+    (``to=None`` given) or the dtype's default range."""
+    up_to_max = to is None and from_ is not None
+    to = None if to is _TO_UNGIVEN else to
     if self._data.dtype.kind == "c":
         raise NotImplementedError(f'"random_kernel_cpu" not implemented for '
                                   f"'{scalar_type_name(self._data)}'")
@@ -205,9 +190,9 @@ def random_(self: Tensor, from_: int | None = None, to: int | None = None, *,
         if bound is not None and not isinstance(bound, (int, np.integer)):
             raise TypeError(f"random_(): argument 'from' must be int, not "
                             f"{type(bound).__name__}")
-    low, high = _random_bounds(self._data, from_, to)
+    low, high = random_bounds(self._data, from_, to, up_to_max)
     rng = rng_of(generator, "random_")
-    node = f"RandomBackward{2 if from_ is None else 1 if to is None else 0}"
+    node = f"RandomBackward{2 if from_ is None else 1 if to is None and not up_to_max else 0}"
     return _fill(self, node, lambda shape, dtype: rng.integers(low, high, shape).astype(dtype))
 
 
@@ -304,6 +289,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     if size is not None:
         raise TypeError("normal() received an invalid combination of arguments - got a size "
                         "with a tensor mean or std")
+    if std_is_tensor and std._data.dtype.kind == "c":
+        raise RuntimeError("normal expects standard deviation to be non-complex")
     check_draw_parameters(*(v for v in (mean, std) if isinstance(v, Tensor)))
     if mean_is_tensor and std_is_tensor:
         _require_floating(mean._data, "normal_kernel_cpu")

@@ -3,8 +3,8 @@
 rot90 (a rotated copy)."""
 from __future__ import annotations
 
-import warnings
 
+from gradkit._user_frames import warn_once_at_user
 from gradkit.int_arguments import int_parameters, invalid_combination, size_varargs
 from gradkit.int_arguments import ints_reader
 from gradkit.backend import bool_
@@ -25,8 +25,8 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
+        warn_once_at_user("torch.meshgrid: in an upcoming release, it will be required to pass "
+                          "the indexing argument.")  # torch's TORCH_WARN_ONCE
         indexing = "ij"
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")

@@ -76,7 +76,11 @@ def vstack(tensors) -> Tensor:
     return cat(atleast_2d(_check_sequence("vstack", tensors)), 0)
 
 
-row_stack = vstack
+def row_stack(tensors) -> Tensor:
+    """``vstack`` under its older name (torch's argument error says row_stack)."""
+    if not isinstance(tensors, (list, tuple)):
+        _check_sequence("row_stack", tensors)
+    return vstack(tensors)
 
 
 def dstack(tensors) -> Tensor:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit import creation
+from gradkit import backend, creation
 from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.indexing import _index, index_put_into_zeros
@@ -119,9 +119,12 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad: bool 
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
                            f"strides={list(stride)}")
     length = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
-    storage = creation.zeros(max(length, 1), dtype=dtype, device=device)._data
+    if length * backend.to_numpy_dtype(dtype or backend.get_default_dtype()).itemsize >= 2 ** 63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
+    storage = creation.zeros(length, dtype=dtype, device=device)._data
     tensor = Tensor._make(strided_array(storage, size, stride, 0))
-    return tensor._set_requires_grad(True) if requires_grad else tensor
+    return tensor._set_requires_grad(True, factory=True) if requires_grad else tensor
 
 
 @tensor_method()

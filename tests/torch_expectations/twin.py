@@ -54,7 +54,10 @@ def _compare(got, expected, rtol, atol, where):
     if isinstance(expected, np.ndarray):
         assert isinstance(got, np.ndarray), f"{where}: {got!r} is not a tensor"
         assert got.shape == expected.shape, f"{where}: shape {got.shape} != {expected.shape}"
-        np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, err_msg=where)
+        if expected.dtype == bool:  # (no difference of booleans to weigh)
+            np.testing.assert_array_equal(got, expected, err_msg=where)
+        else:
+            np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, err_msg=where)
     elif isinstance(expected, list):
         assert isinstance(got, list) and len(got) == len(expected), f"{where}: {got!r}"
         for i, (g, e) in enumerate(zip(got, expected)):

@@ -148,13 +148,15 @@ class _TensorOperators:
         """Copy ``src`` (broadcast, cast) into this tensor in place; differentiable in src."""
         return inplace(self, conversion.copy_from, src)
 
-    def add_(self, other, *, alpha=1) -> Tensor:
-        """``self += alpha * other`` in place."""
-        return inplace(self, arithmetic.add, other, alpha=alpha)
+    def add_(self, other, *args, **kwargs) -> Tensor:
+        """``self += alpha * other`` in place (``alpha=`` a keyword; torch's deprecated
+        ``add_(alpha, other)`` too)."""
+        return inplace(self, arithmetic.add, other, *args, **kwargs)
 
-    def sub_(self, other, *, alpha=1) -> Tensor:
-        """``self -= alpha * other`` in place."""
-        return inplace(self, arithmetic.sub, other, alpha=alpha)
+    def sub_(self, other, *args, **kwargs) -> Tensor:
+        """``self -= alpha * other`` in place (``alpha=`` a keyword; torch's deprecated
+        ``sub_(alpha, other)`` too)."""
+        return inplace(self, arithmetic.sub, other, *args, **kwargs)
 
 
 extend(_TensorOperators)

@@ -56,6 +56,9 @@ class Op:
     # fn(params) -> params with torch's Scalar parameters given as tensors read as numbers
     # (number_arguments.numbers_reader), or None
     numbers = None
+    # fn(args, kwargs) -> (args, kwargs) in the current signature, for torch's deprecated
+    # overloads taking a number before tensors (``x.add_(-lr, grad)``), or None
+    legacy_positionals = None
 
     def __init__(self, forward, name=None, save=(), broadcast=False, linear=False,
                  view=False, outputs=1, differentiable_outputs=None, node_name=None,
@@ -204,6 +207,8 @@ class Op:
         n = self.n_inputs
         extra = 0
         if n >= 0 and len(args) > n:  # extra positionals are parameters, in declaration order
+            if self.legacy_positionals is not None:
+                args, kwargs = self.legacy_positionals(args, kwargs)
             extra = len(args) - n
             if extra > len(self.param_names):
                 raise self._too_many_positionals(len(args))

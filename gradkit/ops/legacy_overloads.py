@@ -1,0 +1,35 @@
+"""torch's deprecated overloads that take a number before the tensors, still accepted by
+torch 2.13 with a warning and common in older code: ``x.add_(-lr, grad)`` (add/sub's
+``(Number alpha, Tensor other)``) and ``x.addcmul_(value, t1, t2)`` (addcmul/addcdiv's
+``(Number value, Tensor tensor1, Tensor tensor2)``). Each op reads them through its
+``legacy_positionals`` hook (ops/_op.py)."""
+from __future__ import annotations
+
+from gradkit._tensor import Tensor
+from gradkit._user_frames import warn_once_at_user
+from gradkit.ops.arithmetic import add, sub
+from gradkit.ops.binary_math import addcdiv, addcmul
+
+
+def _number_first(name: str, keyword: str, tensors: int, old: str, new: str):
+    """The hook of an op whose deprecated overload is ``(input, number, *tensors)``."""
+    def read(args: tuple, kwargs: dict) -> tuple:
+        if len(args) != 2 + tensors or isinstance(args[1], Tensor) or keyword in kwargs or \
+                not all(isinstance(a, Tensor) for a in args[2:]):
+            return args, kwargs
+        warn_once_at_user(f"This overload of {name} is deprecated:\n\t{name}({old})\nConsider "
+                          f"using one of the following signatures instead:\n\t{name}({new})")
+        return (args[0], *args[2:]), {**kwargs, keyword: args[1]}
+    return read
+
+
+add.legacy_positionals = _number_first("add", "alpha", 1, "Number alpha, Tensor other",
+                                       "Tensor other, *, Number alpha = 1")
+sub.legacy_positionals = _number_first("sub", "alpha", 1, "Number alpha, Tensor other",
+                                       "Tensor other, *, Number alpha = 1")
+addcmul.legacy_positionals = _number_first(
+    "addcmul", "value", 2, "Number value, Tensor tensor1, Tensor tensor2",
+    "Tensor tensor1, Tensor tensor2, *, Number value = 1")
+addcdiv.legacy_positionals = _number_first(
+    "addcdiv", "value", 2, "Number value, Tensor tensor1, Tensor tensor2",
+    "Tensor tensor1, Tensor tensor2, *, Number value = 1")

@@ -53,3 +53,11 @@ def test_the_current_signatures_do_not_warn():
         warnings.simplefilter("error")
         assert x.clone().add_(g, alpha=2).tolist() == [3.0] * 3
         assert gradkit.add(x, g, alpha=-1).tolist() == [0.0] * 3
+
+
+def test_nan_to_num_takes_none_for_nan():
+    # torch's ``double? nan``: None stands for its default 0
+    for lib in (torch, gradkit):
+        x = lib.tensor([float("nan"), 1.0, float("inf")], dtype=lib.float64)
+        assert x.nan_to_num(None).tolist()[:2] == [0.0, 1.0]
+        assert lib.nan_to_num(x, None, None, None).tolist() == x.nan_to_num().tolist()

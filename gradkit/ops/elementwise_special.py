@@ -129,6 +129,7 @@ def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float |
     complex values (their parts are replaced one by one)."""
     # torch's parser reads the input and the numbers before the op's own checks
     require_tensors("nan_to_num", x)
+    nan = 0.0 if nan is None else nan  # torch's ``double? nan``: None is the default 0
     nan, posinf, neginf = (number_argument(v, "nan_to_num", name, i + 2, "float") for i, (v, name)
                            in enumerate(((nan, "nan"), (posinf, "posinf"), (neginf, "neginf"))))
     if x.is_complex() and x.requires_grad and is_grad_enabled():

@@ -52,9 +52,9 @@ def values(dtype, shape, low=-9, high=9, nonzero=False):
         if nonzero:
             out[out == 0] = 1
         return out.astype(dtype)
-    out = RNG.uniform(low, high, shape)
+    out = np.asarray(RNG.uniform(low, high, shape))
     if dtype in COMPLEX:
-        out = out + 1j * RNG.uniform(low, high, shape)
+        out = np.asarray(out + 1j * RNG.uniform(low, high, shape))
     if nonzero:
         out[out == 0] = 1
     return out.astype(dtype)

@@ -25,8 +25,13 @@ from gradkit.ops.joining import unbind
 _NO_PARAMS: dict = {}  # shared, never mutated: ops without parameters
 # What a binary operator takes as its other operand; anything else gets NotImplemented, as in
 # torch, so Python tries the other side and then raises its own TypeError (``x == None`` is
-# False). NumPy arrays stay: ``x + array`` is ``x + from_numpy(array)`` (see torch_expectations).
+# False). NumPy arrays stay: ``x + array`` is ``x + from_numpy(array)`` (see torch_expectations),
+# and so do other arrays (a device array: the ops' own ``tensor * array``).
 _OPERANDS = (Tensor, bool, int, float, complex, np.generic, np.ndarray)
+
+
+def _array_like(other) -> bool:
+    return getattr(other, "shape", None) is not None and hasattr(other, "dtype")
 
 
 _GUARDED = frozenset(  # the binary operators written as methods below
@@ -168,7 +173,9 @@ def _operand_or_not_implemented(method):
     """``method(self, other)``, or NotImplemented when other is not an operand (_OPERANDS)."""
     @functools.wraps(method)
     def guarded(self, other):
-        return method(self, other) if isinstance(other, _OPERANDS) else NotImplemented
+        if isinstance(other, _OPERANDS) or _array_like(other):
+            return method(self, other)
+        return NotImplemented
     return guarded
 
 
@@ -184,12 +191,12 @@ def _binary_operator(name: str, op: Op, reflected: bool):
     run = op.hot_dispatch or _dispatch  # the op's own hot path: no dispatch frame between
     if reflected:
         def method(self, other):
-            if isinstance(other, _OPERANDS):
+            if isinstance(other, _OPERANDS) or _array_like(other):
                 return run(op, (other, self), _NO_PARAMS)
             return NotImplemented
     else:
         def method(self, other):
-            if isinstance(other, _OPERANDS):
+            if isinstance(other, _OPERANDS) or _array_like(other):
                 return run(op, (self, other), _NO_PARAMS)
             return NotImplemented
     method.__name__ = name

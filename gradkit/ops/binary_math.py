@@ -218,10 +218,11 @@ def lerp(xp, x, y, weight):
             np.empty(0, dtype))
     if number:
         _scalar_fits(weight, dtype)
-    x, y, w = as_dtype(xp, x, dtype), as_dtype(xp, y, dtype), as_dtype(xp, weight, dtype)
+    wide = _opmath(dtype)  # float16 in float32, the weight at its own value: torch's kernel
+    x, y, w = as_dtype(xp, x, wide), as_dtype(xp, y, wide), as_dtype(xp, weight, wide)
     diff = y - x
     return xp.where(xp.abs(w) < 0.5, multiply_add(xp, diff, w, x),
-                    multiply_add(xp, -diff, 1 - w, y))
+                    multiply_add(xp, -diff, 1 - w, y)).astype(dtype, copy=False)
 
 
 def _conj_value(v):

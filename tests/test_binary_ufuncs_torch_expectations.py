@@ -67,8 +67,9 @@ def complex_of(real, imag):
     return out
 
 
-def t(m, array, dtype):
-    return m.tensor(array, dtype=getattr(m, dtype))
+def t(m, array, dtype, **kwargs):
+    """A tensor of library ``m`` of ``array`` in the dtype named."""
+    return m.tensor(array, dtype=getattr(m, dtype), **kwargs)
 
 
 def unsigned_zero(result):

@@ -78,54 +78,35 @@ def unsigned_zero(result):
     return result + 0 if result.is_floating_point() else result
 
 
-# name -> (program of (m, lhs, rhs), rhs domain: "any" / "nonzero" (integer divisors) /
-#          "shift" (0..bits) / "positive", differentiable)
-OPS = {
+def _function(name):
+    """``m.name(a, b)``; a ``special.`` prefix reads the special namespace."""
+    def call(m, a, b):
+        namespace = m.special if name.startswith("special.") else m
+        return getattr(namespace, name.split(".")[-1])(a, b)
+    return call
+
+
+# (rhs domain: "any" / "nonzero" (integer divisors) / "shift" (0..bits) / "positive",
+#  differentiable) -> the ops m.name(a, b) of that kind
+_PLAIN = {
+    ("any", True): "sub mul div true_divide float_power atan2 hypot copysign logaddexp "
+                   "logaddexp2 xlogy special.xlog1py fmax fmin",
+    ("nonzero", True): "remainder fmod", ("positive", True): "pow",
+    ("nonzero", False): "floor_divide", ("shift", False): "bitwise_left_shift bitwise_right_shift",
+    ("any", False): "nextafter heaviside gcd lcm bitwise_and bitwise_or bitwise_xor eq ne lt le "
+                    "gt ge logical_and logical_or logical_xor",
+    ("positive", False): "igamma igammac special.zeta",
+}
+# name -> (program of (m, lhs, rhs), rhs domain, differentiable)
+OPS = {name.split(".")[-1]: (_function(name), domain, grads)
+       for (domain, grads), names in _PLAIN.items() for name in names.split()}
+OPS.update({
     "add": (lambda m, a, b: m.add(a, b, alpha=2), "any", True),
-    "sub": (lambda m, a, b: m.sub(a, b), "any", True),
-    "mul": (lambda m, a, b: m.mul(a, b), "any", True),
-    "div": (lambda m, a, b: m.div(a, b), "any", True),
     "div_trunc": (lambda m, a, b: m.div(a, b, rounding_mode="trunc"), "nonzero", False),
     "div_floor": (lambda m, a, b: m.div(a, b, rounding_mode="floor"), "nonzero", False),
-    "true_divide": (lambda m, a, b: m.true_divide(a, b), "any", True),
-    "floor_divide": (lambda m, a, b: m.floor_divide(a, b), "nonzero", False),
-    "remainder": (lambda m, a, b: m.remainder(a, b), "nonzero", True),
-    "fmod": (lambda m, a, b: m.fmod(a, b), "nonzero", True),
-    "pow": (lambda m, a, b: m.pow(a, b), "positive", True),
-    "float_power": (lambda m, a, b: m.float_power(a, b), "any", True),
-    "atan2": (lambda m, a, b: m.atan2(a, b), "any", True),
-    "hypot": (lambda m, a, b: m.hypot(a, b), "any", True),
-    "copysign": (lambda m, a, b: m.copysign(a, b), "any", True),
-    "nextafter": (lambda m, a, b: m.nextafter(a, b), "any", False),
-    "logaddexp": (lambda m, a, b: m.logaddexp(a, b), "any", True),
-    "logaddexp2": (lambda m, a, b: m.logaddexp2(a, b), "any", True),
-    "xlogy": (lambda m, a, b: m.xlogy(a, b), "any", True),
-    "xlog1py": (lambda m, a, b: m.special.xlog1py(a, b), "any", True),
-    "heaviside": (lambda m, a, b: m.heaviside(a, b), "any", False),
-    "gcd": (lambda m, a, b: m.gcd(a, b), "any", False),
-    "lcm": (lambda m, a, b: m.lcm(a, b), "any", False),
-    "bitwise_and": (lambda m, a, b: m.bitwise_and(a, b), "any", False),
-    "bitwise_or": (lambda m, a, b: m.bitwise_or(a, b), "any", False),
-    "bitwise_xor": (lambda m, a, b: m.bitwise_xor(a, b), "any", False),
-    "bitwise_left_shift": (lambda m, a, b: m.bitwise_left_shift(a, b), "shift", False),
-    "bitwise_right_shift": (lambda m, a, b: m.bitwise_right_shift(a, b), "shift", False),
-    "eq": (lambda m, a, b: m.eq(a, b), "any", False),
-    "ne": (lambda m, a, b: m.ne(a, b), "any", False),
-    "lt": (lambda m, a, b: m.lt(a, b), "any", False),
-    "le": (lambda m, a, b: m.le(a, b), "any", False),
-    "gt": (lambda m, a, b: m.gt(a, b), "any", False),
-    "ge": (lambda m, a, b: m.ge(a, b), "any", False),
     "maximum": (lambda m, a, b: unsigned_zero(m.maximum(a, b)), "any", True),
     "minimum": (lambda m, a, b: unsigned_zero(m.minimum(a, b)), "any", True),
-    "fmax": (lambda m, a, b: m.fmax(a, b), "any", True),
-    "fmin": (lambda m, a, b: m.fmin(a, b), "any", True),
-    "logical_and": (lambda m, a, b: m.logical_and(a, b), "any", False),
-    "logical_or": (lambda m, a, b: m.logical_or(a, b), "any", False),
-    "logical_xor": (lambda m, a, b: m.logical_xor(a, b), "any", False),
-    "igamma": (lambda m, a, b: m.igamma(a, b), "positive", False),
-    "igammac": (lambda m, a, b: m.igammac(a, b), "positive", False),
-    "zeta": (lambda m, a, b: m.special.zeta(a, b), "positive", False),
-}
+})
 DIFFERENTIABLE = [name for name, (_, _, grads) in OPS.items() if grads]
 
 

@@ -383,3 +383,22 @@ def test_gradients_match_torch(name):
     if name in ("pow", "xlogy", "float_power"):
         lhs = np.abs(lhs) + 0.5
     assert_same_as_torch(with_grads(fn, lhs, rhs, seed=values("float64", (3, 4))), rtol=1e-10)
+
+
+INPLACE = [name for name in OPS if hasattr(torch.Tensor, name + "_")]
+
+
+@pytest.mark.parametrize("name", INPLACE)
+def test_inplace_broadcast_and_cast_errors(name):
+    """test_pow_inplace_resizing_exception for every in-place op, and the in-place casts
+    ("result type Float can't be cast to the desired output type Long"): self's shape and
+    dtype stay, or torch's error (shape first), for each self/other dtype pair."""
+    method = name + "_"
+    for self_shape, other_shape in (((2,), (3, 2)), ((), (3,)), ((2, 1), (2, 2)), ((3, 2), (2,))):
+        a, b = values("float32", self_shape), rhs_values(name, "float32", other_shape)
+        assert_op_same(lambda m, x, y: getattr(x, method)(y), (a, "float32"), (b, "float32"))
+    for left in ("bool", "int64", "float32", "complex64"):
+        for right in ("bool", "int64", "float32", "complex64"):
+            a, b = values(left, (3,)), rhs_values(name, right, (3,))
+            assert_op_same(lambda m, x, y: getattr(x, method)(y), (a, left), (b, right),
+                           rtol_for("complex64" if "complex" in left + right else left, name))

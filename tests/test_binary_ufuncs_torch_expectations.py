@@ -402,3 +402,24 @@ def test_inplace_broadcast_and_cast_errors(name):
             a, b = values(left, (3,)), rhs_values(name, right, (3,))
             assert_op_same(lambda m, x, y: getattr(x, method)(y), (a, left), (b, right),
                            rtol_for("complex64" if "complex" in left + right else left, name))
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+def test_double_backward_matches_torch(name):
+    """Second derivatives of every differentiable op (float64, broadcasting): the gradient of
+    a weighted sum of the first gradients, as torch's double backward gives it."""
+    fn = OPS[name][0]
+    lhs, rhs = values("float64", (3, 4)), rhs_values(name, "float64", (4,))
+    if name in ("pow", "xlogy", "float_power"):
+        lhs = np.abs(lhs) + 0.5
+    seed, weights = values("float64", (3, 4)), (values("float64", (3, 4)), values("float64", (4,)))
+
+    def program(m):
+        x, y = (m.tensor(v, requires_grad=True) for v in (lhs, rhs))
+        grads = m.autograd.grad(fn(m, x, y), (x, y), m.tensor(seed), create_graph=True)
+        total = sum((g * m.tensor(w)).sum() for g, w in zip(grads, weights) if g.requires_grad)
+        if not isinstance(total, m.Tensor):  # the first gradients are constants
+            return grads
+        second = m.autograd.grad(total, (x, y), allow_unused=True)
+        return grads + tuple(m.zeros_like(v) if s is None else s for v, s in zip((x, y), second))
+    assert_same_as_torch(program, rtol=1e-10)

@@ -6,6 +6,7 @@ it adds the operators to Tensor, and the methods the op declarations ask for
 """
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -22,6 +23,20 @@ from gradkit.ops.linalg import matmul
 from gradkit.ops.joining import unbind
 
 _NO_PARAMS: dict = {}  # shared, never mutated: ops without parameters
+# What a binary operator takes as its other operand; anything else gets NotImplemented, as in
+# torch, so Python tries the other side and then raises its own TypeError (``x == None`` is
+# False). NumPy arrays stay: ``x + array`` is ``x + from_numpy(array)`` (see torch_expectations),
+# and so do other arrays (a device array: the ops' own ``tensor * array``).
+_OPERANDS = (Tensor, bool, int, float, complex, np.generic, np.ndarray)
+
+
+def _array_like(other) -> bool:
+    return getattr(other, "shape", None) is not None and hasattr(other, "dtype")
+
+
+_GUARDED = frozenset(  # the binary operators written as methods below
+    "rtruediv floordiv rfloordiv mod rmod and rand or ror xor rxor lshift rlshift rshift "
+    "rrshift eq ne lt le gt ge iadd isub imul itruediv".split())
 
 
 class _TensorOperators:
@@ -159,6 +174,19 @@ class _TensorOperators:
         return inplace(self, arithmetic.sub, other, *args, **kwargs)
 
 
+def _operand_or_not_implemented(method):
+    """``method(self, other)``, or NotImplemented when other is not an operand (_OPERANDS)."""
+    @functools.wraps(method)
+    def guarded(self, other):
+        if isinstance(other, _OPERANDS) or _array_like(other):
+            return method(self, other)
+        return NotImplemented
+    return guarded
+
+
+for _name, _method in vars(_TensorOperators).copy().items():
+    if _name.startswith("__") and _name[2:-2] in _GUARDED:
+        setattr(_TensorOperators, _name, _operand_or_not_implemented(_method))
 extend(_TensorOperators)
 
 
@@ -168,10 +196,14 @@ def _binary_operator(name: str, op: Op, reflected: bool):
     run = op.hot_dispatch or _dispatch  # the op's own hot path: no dispatch frame between
     if reflected:
         def method(self, other):
-            return run(op, (other, self), _NO_PARAMS)
+            if isinstance(other, _OPERANDS) or _array_like(other):
+                return run(op, (other, self), _NO_PARAMS)
+            return NotImplemented
     else:
         def method(self, other):
-            return run(op, (self, other), _NO_PARAMS)
+            if isinstance(other, _OPERANDS) or _array_like(other):
+                return run(op, (self, other), _NO_PARAMS)
+            return NotImplemented
     method.__name__ = name
     method.__qualname__ = f"Tensor.{name}"
     return method
@@ -271,5 +303,5 @@ for _dunder, _name in (("__ipow__", "pow_"), ("__imod__", "remainder_"),
                        ("__ior__", "bitwise_or_"), ("__ixor__", "bitwise_xor_"),
                        ("__ilshift__", "bitwise_left_shift_"),
                        ("__irshift__", "bitwise_right_shift_")):
-    setattr(Tensor, _dunder, getattr(Tensor, _name))
-del _name, _dunder
+    setattr(Tensor, _dunder, _operand_or_not_implemented(getattr(Tensor, _name)))
+del _name, _dunder, _method

@@ -235,8 +235,8 @@ MISUSES = [
            lambda w: gradkit.exp("w"), TypeError,
            r"exp\(\): argument 'input' \(position 1\) must be Tensor, not str"),
     Misuse("argument", "a tensor plus a string",
-           lambda w: w.w + "1", TypeError,
-           r"add\(\): argument 'other' \(position 2\) must be Tensor, not str"),
+           lambda w: w.w + "1", TypeError,  # torch's + answers NotImplemented to a str
+           r"unsupported operand type\(s\) for \+: 'Tensor' and 'str'"),
     Misuse("argument", "a float as a reduction's dim (torch has several signatures)",
            lambda w: w.w.sum(dim=0.5), TypeError,
            r"^sum\(\) received an invalid combination of arguments - got \(dim=float, \), "

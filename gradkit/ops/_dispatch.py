@@ -243,13 +243,26 @@ def _apply(op, args, datas, params, needs_grad):
         out = (op.forward(xp, *datas, **params) if xp is np
                else _forward_on_device(op, xp, datas, params))
     except ValueError as e:  # NumPy's broadcast error, in torch's words and type
-        if op.broadcast and "could not be broadcast" in str(e):
+        if op.broadcast and "broadcast" in str(e):
+            raise RuntimeError(_broadcast_message(datas)) from None
+        raise
+    except NotImplementedError:  # no kernel for the dtype: torch checks the shapes before
+        if op.broadcast and not _shapes_broadcast(datas):
             raise RuntimeError(_broadcast_message(datas)) from None
         raise
     except TypeError:
         _check_argument_types(op, args)
         raise
     return _finish(op, args, datas, params, needs_grad, xp, out)
+
+
+def _shapes_broadcast(datas) -> bool:
+    """Whether the arrays among ``datas`` broadcast together."""
+    try:
+        np.broadcast_shapes(*(d.shape for d in datas if hasattr(d, "shape")))
+    except ValueError:
+        return False
+    return True
 
 
 def _finish(op, args, datas, params, needs_grad, xp, out):

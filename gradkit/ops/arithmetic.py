@@ -3,16 +3,16 @@ from __future__ import annotations
 
 import cmath
 import math
-import operator
 
 import numpy as np
 
 from gradkit.number_arguments import number_argument
 from gradkit.ops._op import Op, op
-from gradkit.ops.fused import at_opmath, complex_quotient, half_meets_number, multiply_add
+from gradkit.ops.fused import complex_quotient, multiply_add
 from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log
+from gradkit.ops.half_scalar import half_with_scalar, in_float32
 from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.promotion import PY_SCALARS, array_of, as_dtype, check_fits, promote, result_kind
@@ -94,9 +94,9 @@ sub.defjvp(lambda t, alpha: t,
 @op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
 def mul(xp, x, y):
     """x * y (broadcasting)."""
+    if half_with_scalar(x, y):
+        return in_float32(np.multiply, x, y)
     x, y = promote(xp, x, y)
-    if type(y) is float and half_meets_number(x, y):  # torch's float32 opmath (a number
-        return at_opmath(operator.mul, x, y)  # first, torch.mul(2.5, x), rounds to float16)
     return x * y
 
 
@@ -128,12 +128,12 @@ def _argument_kinds(args) -> list:
 
 def _true_quotient(xp, x, y):
     """x / y (broadcasting; true division, so integers give floats)."""
+    if half_with_scalar(x, y):
+        return in_float32(np.true_divide, x, y)
     x, y = promote(xp, x, y, true_division=True)
     if result_kind(x, y) == "c":  # a real number divisor too: torch divides it as x + 0j
         dtype = array_of(x, y).dtype
         return complex_quotient(xp, as_dtype(xp, x, dtype), as_dtype(xp, y, dtype))
-    if type(y) is float and half_meets_number(x, y):  # torch's float32 opmath (a number
-        return at_opmath(operator.truediv, x, y)  # dividend rounds to float16)
     return x / y
 
 
@@ -396,5 +396,4 @@ def _remainder_grad_divisor(g, x, y):
 
 
 remainder.defvjp(lambda g, x, y: g, _remainder_grad_divisor)
-remainder.defjvp(lambda t, x, y: t,
-                 lambda t, x, y: -t * _floor_quotient(x, y))
+remainder.defjvp(lambda t, x, y: t, lambda t, x, y: -t * _floor_quotient(x, y))

@@ -102,7 +102,8 @@ def nextafter(xp, x, y):
     dtype = result_type(x, y)
     if dtype.kind != "f":
         raise kernel_error("nextafter_cpu")(np.empty(0, dtype))
-    return xp.nextafter(as_dtype(xp, x, dtype), as_dtype(xp, y, dtype))
+    x, y = as_dtype(xp, x, dtype), as_dtype(xp, y, dtype)
+    return xp.where(x == y, y, xp.nextafter(x, y))  # C's nextafter: y itself at a tie (-0.0)
 
 
 # torch: the step is a constant: x's gradient passes except where x == y, y's is zero
@@ -247,12 +248,20 @@ def _integer_pair(name: str, ufunc: str):
         dtype = result_type(x, y)
         if dtype.kind not in "iu":
             raise kernel_error(f"{name}_cpu")(np.empty(0, dtype))
-        return getattr(xp, ufunc)(as_dtype(xp, x, dtype), as_dtype(xp, y, dtype))
+        x, y = as_dtype(xp, x, dtype), as_dtype(xp, y, dtype)
+        if ufunc == "gcd":
+            return xp.gcd(x, y)
+        # torch's abs(x / gcd * y) in C's arithmetic: narrower integers in int, wrapping
+        wide = np.dtype(np.int32) if dtype.itemsize < 4 else dtype
+        x, y = x.astype(wide), y.astype(wide)
+        with np.errstate(over="ignore"):
+            quotient = xp.where(x == 0, 0, x // xp.where(x == 0, 1, xp.gcd(x, y)))
+            return xp.abs(quotient * y).astype(dtype)
     forward.__name__ = name
     return forward
 
 
-gcd = op(method=True, inplace=True)(_integer_pair("gcd", "gcd"))
+gcd = op(broadcast=True, method=True, inplace=True)(_integer_pair("gcd", "gcd"))
 gcd.__doc__ = "The greatest common divisor of integers x and y (non-negative)."
-lcm = op(method=True, inplace=True)(_integer_pair("lcm", "lcm"))
+lcm = op(broadcast=True, method=True, inplace=True)(_integer_pair("lcm", "lcm"))
 lcm.__doc__ = "The least common multiple of integers x and y (non-negative)."

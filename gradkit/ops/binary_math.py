@@ -94,6 +94,11 @@ xlogy.defvjp(_xlogy_grad_x, lambda g, x, y: g * x / y)
 xlogy.defjvp(_xlogy_grad_x, lambda t, x, y: t * x / y)
 
 
+def _opmath(dtype: np.dtype) -> np.dtype:
+    """The dtype torch's CPU kernels compute a float dtype in: float16 in float32."""
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
 def _log_add_exp(xp, x, y, exp_fn, log1p, scale=None):
     """max + log1p(exp(-|x - y|)) * scale with torch's rule that equal infinities give
     themselves; the product and sum rounded once, as torch's fused multiply-add."""
@@ -126,7 +131,8 @@ def logaddexp(xp, x, y):
     x, y = _floating_pair(xp, x, y, "logaddexp_cpu", integers_to_float=False, complex_ok=True)
     if x.dtype.kind == "c":
         return _complex_log_add_exp(xp, x, y)
-    return _log_add_exp(xp, x, y, xp.exp, xp.log1p)
+    wide = _opmath(x.dtype)
+    return _log_add_exp(xp, x.astype(wide), y.astype(wide), xp.exp, xp.log1p).astype(x.dtype)
 
 
 # torch's formulas subtract the operands as they are, so a bool operand fails in backward
@@ -142,7 +148,9 @@ def logaddexp2(xp, x, y):
     """log2(2**x + 2**y) without overflow."""
     _require_tensors("logaddexp2", x, y)
     x, y = _floating_pair(xp, x, y, "logaddexp2_cpu", integers_to_float=False)
-    return _log_add_exp(xp, x, y, xp.exp2, xp.log1p, 1 / _LOG2)
+    wide = _opmath(x.dtype)  # torch's 1 / ln 2 is a constant of the computing dtype
+    out = _log_add_exp(xp, x.astype(wide), y.astype(wide), xp.exp2, xp.log1p, wide.type(1 / _LOG2))
+    return out.astype(x.dtype)
 
 
 logaddexp2.defvjp(lambda g, x, y: g / (1 + 2 ** sub(y, x)),
@@ -155,8 +163,7 @@ logaddexp2.defjvp(lambda t, x, y: t / (1 + 2 ** sub(y, x)),
 def fmod(xp, x, y):
     """The C remainder x - trunc(x / y) * y: the sign of x (``remainder`` takes y's)."""
     if type(x) in PY_SCALARS:
-        raise TypeError("fmod() received an invalid combination of arguments - got "
-                        f"({type(x).__name__}, Tensor)")
+        raise invalid_combination("fmod", x, y)
     x, y = promote(xp, x, y)
     kind = result_type(x, y).kind
     if kind in "bc":
@@ -211,14 +218,11 @@ def lerp(xp, x, y, weight):
             np.empty(0, dtype))
     if number:
         _scalar_fits(weight, dtype)
-    x, y, w = as_dtype(xp, x, dtype), as_dtype(xp, y, dtype), as_dtype(xp, weight, dtype)
-    if dtype == _FLOAT16:  # torch's opmath: float32, a number weight unrounded, fused
-        x, y = widened(x), widened(y)
-        w = np.float32(weight) if number else widened(w)
+    wide = _opmath(dtype)  # float16 in float32, the weight at its own value: torch's kernel
+    x, y, w = as_dtype(xp, x, wide), as_dtype(xp, y, wide), as_dtype(xp, weight, wide)
     diff = y - x
-    out = xp.where(xp.abs(w) < 0.5, multiply_add(xp, diff, w, x),
-                   multiply_add(xp, -diff, 1 - w, y))
-    return out.astype(dtype, copy=False)
+    return xp.where(xp.abs(w) < 0.5, multiply_add(xp, diff, w, x),
+                    multiply_add(xp, -diff, 1 - w, y)).astype(dtype, copy=False)
 
 
 def _conj_value(v):

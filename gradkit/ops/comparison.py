@@ -28,7 +28,7 @@ def _comparison(name: str, symbol: str, compare, ordered: bool):
         return xp.asarray(compare(x, y))
     forward.__name__ = name
     forward.__doc__ = f"x {symbol} y elementwise (bool, no gradient)."
-    return op(method=True)(forward)
+    return op(broadcast=True, method=True)(forward)  # broadcast: torch's shape error
 
 
 def _promotable(v) -> bool:
@@ -50,21 +50,21 @@ def _tensors_that_promote(name: str, x, y) -> None:
     result_type(x, y)
 
 
-@op(method=True)
+@op(broadcast=True, method=True)
 def logical_and(xp, x, y):
     """x and y elementwise, as booleans (no gradient)."""
     _tensors_that_promote("logical_and", x, y)
     return xp.logical_and(x, y)
 
 
-@op(method=True)
+@op(broadcast=True, method=True)
 def logical_or(xp, x, y):
     """x or y elementwise, as booleans (no gradient)."""
     _tensors_that_promote("logical_or", x, y)
     return xp.logical_or(x, y)
 
 
-@op()
+@op(broadcast=True)
 def logical_xor(xp, x, y):
     """x xor y elementwise, as booleans (no gradient)."""
     _tensors_that_promote("logical_xor", x, y)

@@ -50,17 +50,6 @@ def widened(value):
     return value.astype(np.float32) if getattr(value, "dtype", None) == _FLOAT16 else value
 
 
-def half_meets_number(x, y) -> bool:
-    """Whether a float16 array ``x`` meets a Python float ``y`` as its second operand: torch's
-    kernels compute that in float32 with the number as a float32 and round once, where NumPy
-    rounds the number to float16 first (an ulp off in a third of products)."""
-    return type(y) is float and getattr(x, "dtype", None) == _FLOAT16
-
-
-def at_opmath(fn, x, y):
-    """``fn(x, y)`` of float16 operands computed in float32 and rounded once to float16."""
-    return fn(widened(x), widened(y)).astype(_FLOAT16)
-
 
 def complex_quotient(xp, x, y):
     """x / y for complex arrays (broadcasting) as torch's CPU kernels divide: c10::complex's

@@ -36,8 +36,9 @@ def _spacing(name: str, y: Tensor, x, dx, dim: int):
     dx, with torch's checks."""
     if x is not None and dx is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
-                        "Tensor, dx=...), but expected one of: (Tensor y, Tensor x, *, int dim) "
-                        "(Tensor y, *, Number dx, int dim)")
+                        f"Tensor, dx={type(dx).__name__}), but expected one of:\n * (Tensor y, "
+                        "Tensor x, *, int dim = -1)\n * (Tensor y, *, Number dx = 1, "
+                        "int dim = -1)\n")
     if x is None:
         dx = 1 if dx is None else dx
         if y.dtype.name == "bool":

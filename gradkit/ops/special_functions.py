@@ -233,6 +233,7 @@ def _igamma_alias(special, name: str):
         return special(self, other)
     function.__name__ = method.__name__ = name
     function.__doc__ = method.__doc__ = f"``special.{special.name}(input, other)``."
+    method.broadcast = special.broadcast  # in place, torch's output checks come first
     register(method, name, inplace=True)
     return function
 

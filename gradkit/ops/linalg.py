@@ -241,8 +241,9 @@ def inner(x, y):
 @tensor_method()
 def outer(x, y):
     """Outer product of two 1-D tensors."""
-    if x.ndim != 1 or y.ndim != 1:
-        raise RuntimeError(f"outer: expected 1-D tensors, but got {x.ndim}D and {y.ndim}D")
+    for name, vector in (("self", x), ("vec2", y)):  # torch's check names its arguments
+        if vector.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {vector.ndim}-D")
     return reshape(x, (x.shape[0], 1)) * y  # torch's: y is saved itself, x as a view
 
 

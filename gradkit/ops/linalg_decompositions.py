@@ -191,9 +191,9 @@ def _eigh(xp, x, *, UPLO="L"):  # noqa: N803 - torch's name
         if x.size:
             raise kernel_error("linalg_eigh_cpu")(x)
         return xp.zeros(x.shape[:-1], x.dtype), x.copy()
-    if UPLO not in ("L", "U"):
+    if UPLO not in ("L", "U", "l", "u"):  # torch takes either case
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    values, vectors = xp.linalg.eigh(x, UPLO=UPLO)
+    values, vectors = xp.linalg.eigh(x, UPLO=UPLO.upper())
     return values, vectors
 
 

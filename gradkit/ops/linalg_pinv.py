@@ -133,7 +133,8 @@ def pinv(x, rcond=None, hermitian: bool = False, *, atol=None, rtol=None):
 
 
 def _is_vector_rhs(a, b) -> bool:
-    return b.ndim == a.ndim - 1
+    """torch's linalg_solve_is_vector_rhs: b is one vector per matrix of a."""
+    return b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
 
 
 def _check_lstsq(a, b, driver):
@@ -151,9 +152,9 @@ def _check_lstsq(a, b, driver):
     if not (a.ndim >= b.ndim and a.ndim - b.ndim <= 1):
         raise RuntimeError(f"{name}: input.dim() must be greater or equal to other.dim() and "
                            "(input.dim() - other.dim()) <= 1")
-    rows = b.shape[-1] if _is_vector_rhs(a, b) else b.shape[-2]
-    if rows != a.shape[-2]:
-        raise RuntimeError(f"{name}: input.size(-2) should match other.size(-2)")
+    vector = _is_vector_rhs(a, b)
+    if (b.shape[-1] if vector else b.shape[-2]) != a.shape[-2]:
+        raise RuntimeError(f"{name}: input.size(-2) should match other.size({-1 if vector else -2})")
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError(f"{name}: parameter `driver` should be one of (gels, gelsy, gelsd, "
                            "gelss)")

@@ -15,6 +15,7 @@ from test_ops_linalg2 import assert_same
 
 torch = pytest.importorskip("torch")
 
+pytestmark = pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated")
 RNG = np.random.default_rng(20261206)
 INF = math.inf
 
@@ -198,9 +199,9 @@ def _addr_cases():
     for dtype in ("bool", "int64", "float64", "complex128"):
         for beta, alpha in [(True, False), (False, True), (2.0, 1), (2, 1.0), (True, 1), (2, True),
                             (0, 2), (2, 2), (0.5, 2), (0.1j, 0.2 - 0.2j)]:
-            mat, a, b = (randn(*s) * 2 for s in ((5, 5), (5,), (5,)))
-            table.append((f"addr_{dtype}_{beta}_{alpha}", lambda m, d=dtype, x=beta, y=alpha: m.addr(
-                t(m, mat, d), t(m, a, d), t(m, b, d), beta=x, alpha=y)))
+            data = [randn(*s) * 2 for s in ((5, 5), (5,), (5,))]
+            table.append((f"addr_{dtype}_{beta}_{alpha}", lambda m, d=dtype, x=beta, y=alpha,
+                          v=data: m.addr(*(t(m, a, d) for a in v), beta=x, alpha=y)))
     nan_mat, a, b, mat = randn(5, 5), randn(5), randn(5), randn(5, 5)
     nan_mat[0, 1], nan_mat[2, 2] = INF, math.nan
     table += [("addr_beta0_drops_nan", lambda m: m.addr(t(m, nan_mat), t(m, a), t(m, b), beta=0)),
@@ -321,4 +322,219 @@ def test_addr_det_and_eigen_match_torch(program):
     test_eigh_errors_and_warnings, test_eigvalsh, test_eigvalsh_errors_and_warnings,
     test_eig_numpy, test_eig_errors_and_warnings, test_eig_with_nan, test_eigvals_numpy,
     test_eigvals_errors_and_warnings; eigenvectors through |v| (eigh) and A V = V diag(w)."""
+    assert_same(program)
+
+
+# -- norms: test_norm_dtype, test_vector_norm*, test_norm_vector, test_norm_matrix, test_cond*,
+#    test_norm_errors, test_norm_complex, test_*_extreme_values, test_matrix_norm,
+#    test_norm_*_degenerate_shapes, test_norm_fastpaths, test_norm_old*, test_nuclear_norm_* --
+
+VECTOR_ORDS = [0, 0.1, -0.1, 0.9, 1, -1, 2, -2, 3, -3, 4.5, -4.5, INF, -INF, None]
+MATRIX_ORDS = ["fro", "nuc", 1, -1, 2, -2, INF, -INF, None]
+
+
+def _norm_dtype_cases():
+    table = []
+    dtypes = ("float32", "float64", "complex64", "complex128")
+    for size, ords in (((10,), VECTOR_ORDS), ((10, 10), MATRIX_ORDS)):
+        data = {d: randn(*size, complex_=d.startswith("complex")) for d in dtypes}
+        for ord_ in ords:
+            for keepdim in (False, True):
+                for source in dtypes:
+                    for target in (None,) + dtypes:
+                        table.append((f"norm{size}_{ord_}_{keepdim}_{source}_{target}",
+                                      lambda m, o=ord_, k=keepdim, a=data[source], s=source,
+                                      d=target: m.linalg.norm(
+                                          t(m, a, s), o, keepdim=k,
+                                          dtype=None if d is None else getattr(m, d))))
+    return table
+
+
+def _vector_norm_cases():
+    table = []
+    sizes = [(10,), (4, 5), (3, 4, 5), (0,), (0, 10), (0, 0), (10, 0, 10)]
+    for size in sizes:
+        data = randn(*size) * 9
+        for ord_ in [0, 0.9, 1, 2, 3, INF, -0.5, -1, -2, -3, -INF]:
+            for dim in (None, len(size) - 1, 0):
+                for dtype in (None, "float32", "complex128", "float16"):
+                    table.append((f"vector_norm{size}_{ord_}_{dim}_{dtype}",
+                                  lambda m, a=data, o=ord_, d=dim, k=dtype: (
+                                      m.linalg.vector_norm(t(m, a), o, dim=d, dtype=None
+                                                           if k is None else getattr(m, k)),
+                                      m.linalg.vector_norm(t(m, a), o, dim=d, keepdim=True))))
+    for dim in [(0,), (1,), (-2,), (0, -1), (0, 0), (0, -2), (0, 1.0), (None,)]:
+        for kind in (tuple, list):
+            size = (4,) if len(dim) == 1 and dim[0] in (0, 1, -2) else (4, 3)
+            table.append((f"vector_norm_dims{size}{kind(dim)}", lambda m, d=kind(dim), s=size:
+                           m.linalg.vector_norm(m.ones(s), dim=d)))
+    table += [("vector_norm_complex_to_real_dtype", lambda m: m.linalg.vector_norm(
+        t(m, randn(10, complex_=True)), dtype=m.float64)),
+        ("vector_norm_int", lambda m: m.linalg.vector_norm(t(m, [1, 2, 3]))),
+        ("vector_norm_int_with_dtype", lambda m: m.linalg.vector_norm(t(m, [1, 2, 3]),
+                                                                      dtype=m.float64))]
+    values = [INF, -INF, 0.0, math.nan, 1.0]
+    for x in values:
+        for y in values:
+            for ord_ in [0, 1, 2, 3, INF, -1, -2, -3, -INF]:
+                table += [(f"vector_norm_extreme[{x},{y}]_{ord_}", lambda m, v=[x, y], o=ord_:
+                           (m.linalg.vector_norm(t(m, v), o), m.linalg.norm(t(m, v), o))),
+                          (f"norm_old_extreme[{x},{y}]_{ord_}", lambda m, v=[x, y], o=ord_:
+                           m.norm(t(m, v), p=o))]
+            for ord_ in MATRIX_ORDS[:-1]:
+                table += [(f"matrix_norm_extreme[{x},{y}]_{ord_}", lambda m, v=[[x, y]], o=ord_:
+                           (m.linalg.norm(t(m, v), o), m.linalg.norm(t(m, v).mT, o)))]
+    return table
+
+
+def _norm_dim_cases():
+    table = []
+    for size, dims in (((10,), [None, 0]), ((10, 10, 10), [0, 1, 2, -1, -2])):
+        data = randn(*size)
+        for ord_ in VECTOR_ORDS:
+            for dim in dims:
+                table.append((f"norm_vector{size}_{ord_}_{dim}", lambda m, a=data, o=ord_, d=dim: (
+                    m.linalg.norm(t(m, a), o, d), m.linalg.norm(t(m, a), o, d, True))))
+    for size, dims in (((10, 10), [None, (0, 1), (1, 0)]),
+                       ((4, 5, 6, 7), [(2, 0), (-1, -2), (-1, -3), (-3, 2)])):
+        data = randn(*size)
+        for ord_ in MATRIX_ORDS:
+            for dim in dims:
+                table.append((f"norm_matrix{size}_{ord_}_{dim}", lambda m, a=data, o=ord_, d=dim: (
+                    m.linalg.norm(t(m, a), o, d), m.linalg.norm(t(m, a), o, d, True))))
+                if ord_ is not None and dim is not None:
+                    table.append((f"matrix_norm{size}_{ord_}_{dim}",
+                                  lambda m, a=data, o=ord_, d=dim: (
+                                      m.linalg.matrix_norm(t(m, a), o, d),
+                                   m.linalg.matrix_norm(t(m, a), o, d, True))))
+    for ord_ in MATRIX_ORDS[:-1]:
+        data = randn(25, 25, complex_=True)
+        table.append((f"norm_complex_matrix_{ord_}", lambda m, o=ord_, a=data: m.linalg.norm(
+            t(m, a), o)))
+    errors = [((10,), "fro", None), ((10,), "nuc", None), ((10, 10), 3.5, None),
+              ((10, 10), 0, None), ((10, 10), "nuc", 0), ((10, 10), "fro", 0),
+              ((10, 10), "nuc", (0, 0)), ((10, 10), "fro", (0, 0)), ((10, 10), 0, (0, 0)),
+              ((10, 10), "fro", (0, 4)), ((10, 10), "nuc", (0, 4)), ((10, 10), 0, (0, 4)),
+              ((10,), 0, (4,)), ((10,), None, (0, 0)), ((10, 10, 10), 1, (0, 1, 2)),
+              ((10, 10, 10), 1, None), ((10, 10), "garbage", (0, 1))]
+    for size, ord_, dim in errors:
+        table.append((f"norm_error{size}_{ord_}_{dim}", lambda m, s=size, o=ord_, d=dim:
+                      m.linalg.norm(m.ones(s), o, d)))
+    a = randn(2, 2, 2)
+    table += [("matrix_norm_vector", lambda m: m.linalg.matrix_norm(t(m, a[0, 0]))),
+              ("matrix_norm_one_dim", lambda m: m.linalg.matrix_norm(t(m, a), dim=(0,))),
+              ("matrix_norm_ord0", lambda m: m.linalg.matrix_norm(t(m, a), ord=0)),
+              ("matrix_norm_ord3", lambda m: m.linalg.matrix_norm(t(m, a), ord=3.0)),
+              ("matrix_norm_default", lambda m: (m.linalg.matrix_norm(t(m, a)),
+                                                 m.linalg.norm(t(m, a), dim=(-2, -1)))),
+              ("matrix_norm_int", lambda m: m.linalg.matrix_norm(t(m, [[1, 2], [3, 4]])))]
+    return table
+
+
+def _degenerate_norm_cases():
+    table = []
+    for size, dim in [((0,), None), ((0, 10), 0), ((0, 10), 1), ((10, 0), 0), ((10, 0), 1)]:
+        for ord_ in [0, 0.5, 1, 2, 3, INF, -0.5, -1, -2, -3, -INF, None]:
+            table.append((f"norm_vector_degenerate{size}_{ord_}_{dim}", lambda m, s=size, o=ord_,
+                          d=dim: (m.linalg.norm(m.ones(s), o, d), m.linalg.norm(m.ones(s), o, d,
+                                                                                True))))
+    for size, dim in [((0, 0), None), ((0, 10), None), ((10, 0), None), ((10, 10, 0), (0, 1)),
+                      ((1, 10, 0), (0, 1)), ((0, 0, 10), (0, 1)), ((0, 0, 10), (1, 0))]:
+        for ord_ in MATRIX_ORDS:
+            for cplx in (False, True):
+                data = randn(*size, complex_=cplx)
+                table.append((f"norm_matrix_degenerate{size}_{ord_}_{dim}_{cplx}",
+                              lambda m, a=data, o=ord_, d=dim: m.linalg.norm(t(m, a), o, d)))
+                if ord_ is not None and dim is not None:
+                    table.append((f"matrix_norm_degenerate{size}_{ord_}_{dim}_{cplx}",
+                                  lambda m, a=data, o=ord_, d=dim: m.linalg.matrix_norm(
+                                      t(m, a), o, d, True)))
+    return table
+
+
+def _old_norm_cases():
+    table = []
+    x, x2, x4 = randn(25), randn(25, 25), randn(5, 6, 7, 8)
+    xc, x2c = randn(25, complex_=True), randn(25, 25, complex_=True)
+    for keepdim in (False, True):
+        for p in [0, 1, 2, 3, 4, INF, -INF, -1, -2, -3, 1.5]:
+            table += [(f"norm_old_{p}_{keepdim}", lambda m, p=p, k=keepdim: (
+                t(m, x).norm(p, keepdim=k), t(m, x2).norm(p, 1, keepdim=k),
+                t(m, xc).norm(p, keepdim=k)))]
+        for p in ("fro", "nuc"):
+            table += [(f"norm_old_{p}_{keepdim}", lambda m, p=p, k=keepdim: (
+                t(m, x2).norm(p, keepdim=k), t(m, x2c).norm(p, keepdim=k)))]
+            for d0 in range(4):
+                for d1 in range(4):
+                    if d0 != d1:
+                        table.append((f"norm_old_4d_{p}_{d0}{d1}_{keepdim}",
+                                      lambda m, p=p, d=(d0, d1), k=keepdim: t(m, x4).norm(
+                                          p=p, dim=d, keepdim=k)))
+        table.append((f"norm_old_0d_{keepdim}", lambda m, k=keepdim: t(m, 1.5).norm(keepdim=k)))
+    for size in [(0,), (10,), (0, 0), (4, 30), (0, 45), (45, 10, 23), (0, 23, 59), (23, 0, 37),
+                 (0, 0, 348), (5, 3, 8, 1, 3, 5)]:
+        ndim = len(size)
+        dims = [None] + list(range(-ndim, ndim)) + [
+            (d0, d1) for d0 in range(-ndim, ndim) for d1 in range(d0 + 1, ndim)
+            if d0 % ndim != d1 % ndim]
+        data = randn(*size).astype(np.float32)
+        for dim in dims:
+            table.append((f"norm_fro_2{size}_{dim}", lambda m, a=data, d=dim: (
+                m.norm(t(m, a), p=2, dim=d), m.norm(t(m, a), p="fro", dim=d, keepdim=True))))
+    for n, m_, o in [(1, 1, 1), (1, 2, 2), (2, 2, 1), (2, 1, 2)]:
+        data = randn(7 * o, 5 * n, 2 * m_)
+        for axes in [(0, 1), (1, 0), (0, 2), (2, 1)]:
+            table += [(f"nuclear_{n}{m_}{o}_{axes}", lambda m, a=data, d=axes: (
+                m.norm(t(m, a), "nuc", dim=d), m.norm(t(m, a)[::7, ::5, ::2], "nuc", dim=d),
+                m.norm(t(m, a).mT, "nuc", dim=d)))]
+    for values in ([], [1.0], [1.0, 2.0]):
+        for axes in ((), (0,), (0, 1)):
+            table.append((f"nuclear_error{values}{axes}", lambda m, v=values, d=axes: m.norm(
+                t(m, v, "float64"), "nuc", d)))
+    six = [[0.0, 1, 2], [3, 4, 5]]
+    table += [("nuclear_duplicate", lambda m: m.norm(t(m, six), "nuc", (0, 0))),
+              ("nuclear_out_of_range", lambda m: m.norm(t(m, six), "nuc", (0, 2)))]
+    return table
+
+
+def _cond_cases():
+    table = []
+    shapes = [((12, 12), MATRIX_ORDS), ((2, 3, 3, 3), MATRIX_ORDS), ((0, 3, 3), MATRIX_ORDS),
+              ((0, 2, 5, 5), MATRIX_ORDS), ((6, 12), [2, -2, None]), ((12, 6), [2, -2, None]),
+              ((2, 3, 5, 3), [2, -2, None]), ((2, 3, 3, 5), [2, -2, None])]
+    for size, ords in shapes:
+        for cplx in (False, True):
+            data = randn(*size, complex_=cplx)
+            table += [(f"cond{size}_{p}_{cplx}", lambda m, a=data, p=p: m.linalg.cond(t(m, a), p))
+                      for p in ords]
+    singular = np.eye(3)
+    singular[-1, -1] = 0
+    batch_singular = np.repeat(np.eye(3)[None], 3, axis=0)
+    batch_singular[1, -1, -1] = 0
+    for p in MATRIX_ORDS:
+        table += [(f"cond_singular_{p}", lambda m, p=p: m.linalg.cond(t(m, singular), p)),
+                  (f"cond_batch_singular_{p}", lambda m, p=p: m.linalg.cond(
+                      t(m, batch_singular), p)),
+                  (f"cond_1d_{p}", lambda m, p=p: m.linalg.cond(m.ones(3), p))]
+        if p not in (2, -2, None):
+            table.append((f"cond_nonsquare_{p}", lambda m, p=p: m.linalg.cond(m.ones(3, 2), p)))
+    for size in [(0, 0), (2, 5, 0, 0)]:
+        table += [(f"cond_empty{size}_{p}", lambda m, s=size, p=p: m.linalg.cond(
+            m.ones(s, dtype=m.complex128), p)) for p in ("fro", 2)]
+    table += [(f"cond_invalid_{p}", lambda m, p=p: m.linalg.cond(m.ones(3, 3), p))
+              for p in ("wrong_norm", 5)]
+    table.append(("cond_int", lambda m: m.linalg.cond(t(m, [[1, 2], [3, 4]]))))
+    return table
+
+
+@cases(_norm_dtype_cases() + _vector_norm_cases() + _norm_dim_cases() + _degenerate_norm_cases()
+       + _old_norm_cases() + _cond_cases())
+def test_norms_and_cond_match_torch(program):
+    """test_norm_dtype, test_vector_norm, test_vector_norm_dim_tuple_arg, test_norm_vector,
+    test_norm_matrix, test_cond, test_cond_errors_and_warnings, test_norm_errors,
+    test_norm_complex, test_vector_norm_extreme_values, test_matrix_norm,
+    test_norm_extreme_values, test_norm_vector_degenerate_shapes,
+    test_norm_matrix_degenerate_shapes, test_norm_fastpaths, test_norm_old,
+    test_norm_old_nan_propagation, test_norm_complex_old, test_norm_fro_2_equivalence_old,
+    test_nuclear_norm_axes_small_brute_force_old, test_nuclear_norm_exceptions_old."""
     assert_same(program)

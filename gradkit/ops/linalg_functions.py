@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from gradkit.ops.complex import conj
+from gradkit.ops.elementwise import reciprocal
 from gradkit.ops.elementwise_special import nan_to_num
 from gradkit.ops.joining import cat
 from gradkit.ops.linalg import matmul
@@ -145,12 +146,12 @@ _COND_ORDERS = (None, 2, -2, 1, -1, math.inf, -math.inf, "fro", "nuc")
 
 def cond(x, p=None):
     """The condition number of x in the matrix norm ``p`` (default 2: s_max / s_min)."""
+    if p in ("fro", "nuc"):  # torch's string overload checks the square matrix first
+        _check_square(f"linalg.cond(ord={p})", x)
     if x.ndim < 2:
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     if p not in _COND_ORDERS:
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
-    if p in ("fro", "nuc"):
-        _check_square(f"linalg.cond(ord={p})", x)
     if x.numel() == 0:  # torch: zeros in x's real dtype, before checking other orders' squares
         return x.new_zeros(x.shape[:-2], dtype=x.real.dtype if x.is_complex() else x.dtype)
     if p in (None, 2, -2):
@@ -159,8 +160,10 @@ def cond(x, p=None):
         return squeeze(low / high if p == -2 else high / low, -1)  # as torch computes it
     name = f"linalg.cond(ord={_order_text(p)})"
     _check_square(name, x)
-    if p == "nuc":
-        return matrix_norm(x, p) * matrix_norm(inv(x), p)
+    if p == "nuc":  # torch's: sum(s) * sum(1 / s), inf for a singular matrix (no inverse)
+        values = svdvals(x)
+        with np.errstate(divide="ignore"):
+            return sum(values, -1) * sum(reciprocal(values), -1)
     inverse, info = inv_ex(x)
     inverse = where(unsqueeze(unsqueeze(info > 0, -1), -1), math.inf, inverse)
     with np.errstate(invalid="ignore"):  # a singular matrix's 0 * inf, silent as torch's

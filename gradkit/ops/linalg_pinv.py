@@ -154,7 +154,8 @@ def _check_lstsq(a, b, driver):
                            "(input.dim() - other.dim()) <= 1")
     vector = _is_vector_rhs(a, b)
     if (b.shape[-1] if vector else b.shape[-2]) != a.shape[-2]:
-        raise RuntimeError(f"{name}: input.size(-2) should match other.size({-1 if vector else -2})")
+        raise RuntimeError(f"{name}: input.size(-2) should match "
+                           f"other.size({-1 if vector else -2})")
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError(f"{name}: parameter `driver` should be one of (gels, gelsy, gelsd, "
                            "gelss)")

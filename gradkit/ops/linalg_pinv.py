@@ -118,7 +118,8 @@ def _as_tolerance(value, name: str):
         return None
     value = np.asarray(getattr(value, "_data", value))
     if value.dtype.kind == "c":
-        raise RuntimeError(f"linalg.pinv: {name} tensor of complex type is not supported.")
+        raise RuntimeError(f"torch.linalg.pinv: {name} tensor of complex type is not supported. "
+                           f"Got {scalar_type_name(value)}")
     return value
 
 
@@ -127,7 +128,8 @@ def pinv(x, rcond=None, hermitian: bool = False, *, atol=None, rtol=None):
     at most max(atol, rtol * largest) are treated as zero. ``rcond`` (torch's older
     positional form) is rtol with atol 0."""
     if rcond is not None:
-        atol, rtol = 0.0, rcond
+        return _pinv(x, atol=_as_tolerance(0.0, "atol"), rtol=_as_tolerance(rcond, "rcond"),
+                     hermitian=hermitian)
     return _pinv(x, atol=_as_tolerance(atol, "atol"), rtol=_as_tolerance(rtol, "rtol"),
                  hermitian=hermitian)
 

@@ -77,11 +77,16 @@ def host(t) -> np.ndarray:
     return np.asarray(values.get() if hasattr(values, "get") else values)
 
 
-def _singular_inverse_error(x) -> LinAlgError:
+def _first_singular(x) -> tuple[int, int]:
+    """(batch index, 1-based zero pivot) of x's first singular matrix, as getrf reports it."""
     host_x = host(x)
     batch = host_x.reshape((-1,) + host_x.shape[-2:])
-    index, pivot = next(((i, p) for i, p in enumerate(map(_first_zero_pivot, batch))
-                         if p is not None), (0, batch.shape[-1]))
+    return next(((i, p) for i, p in enumerate(map(_first_zero_pivot, batch)) if p is not None),
+                (0, batch.shape[-1]))
+
+
+def _singular_inverse_error(x) -> LinAlgError:
+    index, pivot = _first_singular(x)
     return LinAlgError(f"linalg.inv: {_batch_prefix(x, index)}The diagonal element {pivot} is "
                        "zero, the inversion could not be completed because the input matrix is "
                        "singular.")
@@ -189,6 +194,8 @@ def _solve(xp, a, b):
         raise RuntimeError("linalg.solve: Expected A and B to have the same dtype, but found A "
                            f"of type {scalar_type_name(a)} and B of type {scalar_type_name(b)} "
                            "instead")
+    if b.ndim == 0:
+        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
     vector = _is_vector_rhs(a, b)
     rows = b.shape[-1] if vector else b.shape[-2]
     if rows != a.shape[-1]:
@@ -198,8 +205,8 @@ def _solve(xp, a, b):
     try:
         return xp.linalg.solve(a, b[..., None])[..., 0] if vector else xp.linalg.solve(a, b)
     except np.linalg.LinAlgError:
-        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is "
-                          "singular.") from None
+        raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(a, _first_singular(a)[0])}The "
+                          "solver failed because the input matrix is singular.") from None
 
 
 def _as_columns(a, m):

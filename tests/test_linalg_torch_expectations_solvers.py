@@ -286,3 +286,126 @@ def test_solvers_match_torch(program):
     test_tensorinv, test_tensorinv_empty, test_tensorinv_errors_and_warnings,
     test_tensorinv_singular_input; solve's left=False too."""
     assert_same(program)
+
+
+# -- test_dot_vs_numpy, test_vdot_*, test_matrix_rank*, test_chain_matmul, test_multi_dot*,
+#    test_qr* ------------------------------------------------------------------------------
+
+def _dot_rank_cases():
+    table = []
+    for name in ("dot", "vdot"):
+        for cplx in (False, True):
+            x, y, y1 = (0.1 * randn(*s, complex_=cplx) for s in ((500,), (500,), (1,)))
+            table += [(f"{name}_empty{cplx}", lambda m, n=name: getattr(m, n)(m.ones(0),
+                                                                              m.ones(0))),
+                      (f"{name}{cplx}", lambda m, n=name, x=x, y=y: getattr(m, n)(t(m, x),
+                                                                                  t(m, y))),
+                      (f"{name}_zero_stride{cplx}", lambda m, n=name, x=x, y=y1: getattr(m, n)(
+                          t(m, x), t(m, y).expand(500))),
+                      (f"{name}_two_stride{cplx}", lambda m, n=name, x=x, y=y: getattr(m, n)(
+                          t(m, x)[::2], t(m, y)[::2]))]
+            x, y = (randn(*s, complex_=cplx) for s in ((1,), (3,)))
+            wide = "complex64" if cplx else "float32"
+            table += [(f"{name}_dtypes{cplx}", lambda m, n=name, x=x, y=y, w=wide: getattr(m, n)(
+                t(m, x, w), t(m, y))),
+                (f"{name}_2d{cplx}", lambda m, n=name, x=x, y=y: getattr(m, n)(
+                    t(m, x).reshape(1, 1), t(m, y))),
+                (f"{name}_sizes{cplx}", lambda m, n=name, x=x, y=y: getattr(m, n)(
+                    t(m, x).expand(9), t(m, y)))]
+    for (rows, cols), batch in zip([(3, 3), (3, 13), (13, 3), (13, 13)],
+                                   [(), (0,), (4,), (3, 5)]):
+        for cplx in (False, True):
+            a = randn(*batch, rows, cols, complex_=cplx)
+            tol = np.abs(randn(*batch)) + 0.5
+            table += [(f"matrix_rank{batch}{rows}x{cols}{cplx}", lambda m, a=a: (
+                m.linalg.matrix_rank(t(m, a)), m.linalg.matrix_rank(t(m, a).mH),
+                m.linalg.matrix_rank(t(m, a) @ t(m, a).mH, hermitian=True),
+                m.linalg.matrix_rank(t(m, a).mH @ t(m, a), 0.01, True),
+                m.linalg.matrix_rank(t(m, a), 0.01))),
+                (f"matrix_rank_atol{batch}{rows}x{cols}{cplx}", lambda m, a=a, tol=tol:
+                 (m.linalg.matrix_rank(t(m, a), atol=t(m, tol)),
+                  m.linalg.matrix_rank(t(m, a), tol=t(m, tol)),
+                  m.linalg.matrix_rank(t(m, a), atol=t(m, tol * 3, "int64")),
+                  m.linalg.matrix_rank(t(m, a), atol=0.7, rtol=0.2)))]
+    for batch in ((), (4,), (3, 5)):
+        for rows, cols in ((0, 0), (0, 3), (3, 0)):
+            table.append((f"matrix_rank_empty{batch}{rows}x{cols}",
+                          lambda m, s=batch + (rows, cols):
+                          (m.linalg.matrix_rank(m.ones(s)), m.linalg.matrix_rank(m.ones(s), 0.01),
+                           m.linalg.matrix_rank(m.ones(s) @ m.ones(s).mH, hermitian=True))))
+    singular = np.eye(10)
+    singular[5, 5] = 0
+    u, _, vh = np.linalg.svd(randn(9, 9))
+    graded = u @ np.diag([1 + (-1) ** k / (k + 2) for k in range(9)]) @ vh
+    table += [("matrix_rank_basic", lambda m: (
+        m.linalg.matrix_rank(m.eye(10)), m.linalg.matrix_rank(t(m, singular), hermitian=True))),
+        ("matrix_rank_atol_rtol", lambda m: tuple(
+            m.linalg.matrix_rank(t(m, graded), **kw) for kw in (
+                {"rtol": 0.81}, {"atol": 0.81}, {"atol": 0.81, "rtol": 0.81},
+                {"rtol": t(m, 0.81)}, {"atol": t(m, 0.81)}))),
+        ("matrix_rank_1d", lambda m: m.linalg.matrix_rank(m.ones(3))),
+        ("matrix_rank_int", lambda m: m.linalg.matrix_rank(t(m, [[1, 2], [3, 4]]))),
+        ("old_matrix_rank_removed", lambda m: m.matrix_rank(m.eye(3)))]
+    return table
+
+
+def _multi_dot_cases():
+    table = []
+    shapes = [([0], [0]), ([2], [2, 0]), ([1, 0], [0]), ([0, 2], [2, 1]), ([2, 2], [2, 0]),
+              ([2, 0], [0, 3]), ([0, 0], [0, 1]), ([4, 2], [2, 0], [0, 3], [3, 2]), ([2], [2]),
+              ([1, 2], [2]), ([2], [2, 1]), ([1, 2], [2, 1]), ([3, 2], [2, 4]),
+              ([3], [3, 4], [4, 2], [2, 5], [5]), ([1, 2], [2, 2], [2, 3], [3, 1]),
+              ([10, 100], [100, 5], [5, 50]), ([10, 20], [20, 30], [30, 5])]
+    for shape in shapes:
+        for cplx in (False, True):
+            arrays = [randn(*s, complex_=cplx) for s in shape]
+            table.append((f"multi_dot{shape}{cplx}", lambda m, v=arrays: m.linalg.multi_dot(
+                [t(m, a) for a in v])))
+    a2, a3, a22, a222 = randn(2), randn(3), randn(2, 2), randn(2, 2, 2)
+    errors = {"none": [], "one": [a2], "first_0d": [np.float64(1.0), a2],
+              "last_0d": [a2, np.float64(1.0)], "middle_1d": [a2, a2, a2],
+              "middle_3d": [a2, a222, a2], "mismatch": [a2, a3],
+              "mismatch_middle": [a2, randn(3, 2), a2]}
+    for name, arrays in errors.items():
+        table.append((f"multi_dot_error_{name}", lambda m, v=arrays: m.linalg.multi_dot(
+            [t(m, a) for a in v])))
+    table += [("multi_dot_dtypes", lambda m: m.linalg.multi_dot([t(m, a2, "float32"), t(m, a2)])),
+              ("chain_matmul_one", lambda m: m.chain_matmul(t(m, a22))),
+              ("chain_matmul_none", lambda m: m.chain_matmul()),
+              ("chain_matmul_1d", lambda m: m.chain_matmul(t(m, a2), t(m, a2))),
+              ("chain_matmul", lambda m: m.chain_matmul(t(m, a22), t(m, a22), t(m, a22)))]
+    return table
+
+
+def _qr_cases():
+    table = []
+    dims = [(0, 5), (0, 0), (5, 0), (2, 1, 0, 5), (2, 1, 0, 0), (2, 1, 5, 0), (2, 0, 5, 5),
+            (3, 5), (5, 5), (5, 3), (7, 3, 5), (7, 5, 5), (7, 5, 3), (7, 5, 3, 5), (7, 5, 5, 5),
+            (7, 5, 5, 3)]
+    for shape in dims:  # Householder QR (LAPACK's geqrf) is unique once R's diagonal sign is set
+        for cplx in (False, True):
+            a = randn(*shape, complex_=cplx)
+            table += [(f"old_qr{shape}{cplx}", lambda m, a=a: tuple(m.qr(t(m, a))) + tuple(
+                m.qr(t(m, a), some=False)))]
+            for mode in ("reduced", "complete", "r"):
+                table.append((f"qr{shape}_{mode}{cplx}", lambda m, a=a, mode=mode: tuple(
+                    m.linalg.qr(t(m, a), mode=mode))))
+    a = randn(5, 7)
+    table += [("qr_1d", lambda m: m.linalg.qr(t(m, a[0]))),
+              ("qr_bad_mode", lambda m: m.linalg.qr(t(m, a), mode="hello")),
+              ("qr_int", lambda m: m.linalg.qr(t(m, [[1, 2], [3, 4]]))),
+              ("qr_r_backward", lambda m: m.linalg.qr(
+                  t(m, a).requires_grad_(), mode="r")[1].sum().backward()),
+              ("qr_complete_tall_backward", lambda m: m.linalg.qr(
+                  t(m, a.T).requires_grad_(), mode="complete")[1].sum().backward())]
+    return table
+
+
+@cases(_dot_rank_cases() + _multi_dot_cases() + _qr_cases())
+def test_dot_rank_multi_dot_and_qr_match_torch(program):
+    """test_dot_vs_numpy, test_vdot_vs_numpy, test_dot_invalid_args, test_vdot_invalid_args,
+    test_matrix_rank, test_matrix_rank_atol, test_matrix_rank_atol_rtol, test_matrix_rank_empty,
+    test_matrix_rank_basic, test_old_matrix_rank (torch.matrix_rank is gone in 2.13),
+    test_chain_matmul, test_multi_dot, test_multi_dot_errors, test_qr, test_qr_vs_numpy,
+    test_linalg_qr_autograd_errors, test_qr_batched, test_qr_error_cases."""
+    assert_same(program)

@@ -88,10 +88,10 @@ def multi_dot(tensors):
     mats = [unsqueeze(tensors[0], 0) if first_vector else tensors[0], *tensors[1:-1],
             unsqueeze(tensors[-1], -1) if last_vector else tensors[-1]]
     for i in range(len(mats) - 1):
-        if mats[i].shape[-1] != mats[i + 1].shape[0]:
+        if mats[i].shape[-1] != mats[i + 1].shape[0]:  # torch prints the shapes as given
             raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
-                               f"{list(mats[i].shape)} and {list(mats[i + 1].shape)} cannot be "
-                               "multiplied")
+                               f"{list(tensors[i].shape)} and {list(tensors[i + 1].shape)} cannot "
+                               "be multiplied")
     sizes = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
     split = _chain_order(sizes)
     if len(mats) == 3:  # torch's own rule for three: (AB)C unless A(BC) is cheaper

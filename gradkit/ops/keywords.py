@@ -33,6 +33,17 @@ def tensor_keywords(args: tuple, n_inputs: int, params, kwargs: dict) -> tuple[t
     return args, kwargs
 
 
+def named_inputs(args: tuple, kwargs: dict, names: tuple) -> tuple[tuple, dict]:
+    """``args`` completed by the inputs given by their torch names (``addmm(input=, mat1=,
+    mat2=)``), in order, as long as the positionals stop just before each."""
+    kwargs = dict(kwargs)
+    for name in names[len(args):]:
+        if name not in kwargs:
+            break
+        args = (*args, kwargs.pop(name))
+    return args, kwargs
+
+
 def torch_keywords(name: str, params, kwargs: dict) -> dict:
     """``kwargs`` with NumPy's names renamed to torch's (when ``params`` has them) and a
     gradkit ``dtype`` made a NumPy dtype; torch's TypeError when both spellings are given."""

@@ -183,6 +183,8 @@ def matrix_rank(x, tol=None, hermitian: bool = False, *, atol=None, rtol=None):
     if x.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "
                            "2 dimensions.")
+    if x.dtype.itemsize == 2 and not x.is_complex():  # no half SVD (torch's message)
+        raise RuntimeError("This function doesn't handle types other than float and double")
     if tol is not None:
         atol, rtol = tol, 0.0
     atol = None if atol is None else np.asarray(getattr(atol, "_data", atol))

@@ -271,6 +271,8 @@ def _expm(xp, a):
 def matrix_exp(xp, x):
     """exp(x) of each square matrix of x (the power series sum_k x^k / k!)."""
     check_matrices("linalg.matrix_exp", x)
+    if x.dtype == np.float16:  # LAPACK has no half: computed in float32, rounded once
+        return matrix_exp.forward(xp, x.astype(np.float32)).astype(np.float16)
     if x.shape[-1] == 1:  # torch's shortcut: the entry's exp
         return xp.exp(x)
     flat = x.reshape((int(np.prod(x.shape[:-2])),) + x.shape[-2:])

@@ -182,3 +182,67 @@ def test_factorizations_match_torch(program):
     test_linalg_matrix_exp_boundary_cases, test_linalg_matrix_exp_analytic (norms across
     every Pade degree), test_linalg_matrix_exp_batch."""
     assert_same(program)
+
+
+# -- beyond the stored test file (newer functions and the issue's list): vander, vecdot,
+#    ldl_factor/ldl_solve, linalg.diagonal, linalg.lu, integer inputs across the ops --------
+
+def _newer_cases():
+    table = []
+    x, y = randn(4), randn(2, 3, complex_=True)
+    for kw in ({}, {"N": 0}, {"N": 1}, {"N": 6}):
+        table += [(f"vander{kw}", lambda m, kw=kw: m.linalg.vander(t(m, x), **kw)),
+                  (f"vander_batch_complex{kw}", lambda m, kw=kw: m.linalg.vander(t(m, y), **kw)),
+                  (f"vander_int{kw}", lambda m, kw=kw: m.linalg.vander(t(m, [1, 2, 3]), **kw))]
+    table += [("vander_0d", lambda m: m.linalg.vander(m.tensor(2.0))),
+              ("vander_negative_n", lambda m: m.linalg.vander(t(m, x), N=-1)),
+              ("vander_bool", lambda m: m.linalg.vander(t(m, [True, False])))]
+    a, b = randn(2, 3, 4, complex_=True), randn(3, 4, complex_=True)
+    table += [("vecdot", lambda m: m.linalg.vecdot(t(m, a), t(m, b))),
+              ("vecdot_dim", lambda m: m.linalg.vecdot(t(m, a), t(m, b[:, :1]).expand(3, 4),
+                                                       dim=-2)),
+              ("vecdot_int", lambda m: m.linalg.vecdot(t(m, [1, 2]), t(m, [3, 4]))),
+              ("vecdot_mismatch", lambda m: m.linalg.vecdot(t(m, a), t(m, b[:, :3]))),
+              ("vecdot_dtypes", lambda m: m.linalg.vecdot(t(m, a), t(m, b.real))),
+              ("vecdot_method", lambda m: t(m, a).real.vecdot(t(m, b.real)) if hasattr(
+                  t(m, a), "vecdot") else m.linalg.vecdot(t(m, a).real, t(m, b.real)))]
+    for hermitian in (False, True):
+        for cplx in (False, True):
+            s = hermitian_pd(4, 2, complex_=cplx) - 3 * np.eye(4)  # indefinite
+            rhs = randn(2, 4, 3, complex_=cplx)
+            table.append((f"ldl{hermitian}{cplx}", lambda m, s=s, r=rhs, h=hermitian: (
+                lambda ld, piv: (m.dist(t(m, s) @ m.linalg.ldl_solve(ld, piv, t(m, r), hermitian=h),
+                                        t(m, r)) < 1e-8, m.tensor(list(piv.shape))))(
+                *m.linalg.ldl_factor(t(m, s), hermitian=h))))
+    table += [("ldl_factor_ex_info", lambda m: m.linalg.ldl_factor_ex(m.zeros(3, 3)).info),
+              ("ldl_factor_1d", lambda m: m.linalg.ldl_factor(m.ones(3))),
+              ("ldl_factor_nonsquare", lambda m: m.linalg.ldl_factor(m.ones(2, 3))),
+              ("cholesky_ex_1d", lambda m: m.linalg.cholesky_ex(m.ones(3))),
+              ("cholesky_ex_nonsquare", lambda m: m.linalg.cholesky_ex(m.ones(2, 3)))]
+    d = randn(2, 3, 4)
+    table += [("linalg_diagonal", lambda m: (m.linalg.diagonal(t(m, d)),
+                                             m.linalg.diagonal(t(m, d), offset=1, dim1=0, dim2=2))),
+              ("linalg_diagonal_same_dims", lambda m: m.linalg.diagonal(t(m, d), dim1=1, dim2=1))]
+    for shape in [(3, 3), (4, 2), (2, 4), (2, 3, 3), (0, 3, 3)]:
+        a_ = randn(*shape)
+        table.append((f"linalg_lu{shape}", lambda m, a=a_: (lambda p, lo, up: (
+            m.dist(p @ lo @ up, t(m, a)) < 1e-10, m.tensor(list(lo.shape)),
+            m.tensor(list(up.shape))))(
+            *m.linalg.lu(t(m, a)))))
+    ints = np.array([[2, 1], [1, 2]])
+    for name in ("det", "slogdet", "inv", "inv_ex", "cholesky", "cholesky_ex", "eigh", "eigvalsh",
+                 "eig", "eigvals", "svd", "svdvals", "qr", "matrix_exp", "cond", "matrix_rank",
+                 "pinv", "lu_factor", "lu", "matrix_norm", "vector_norm", "norm", "ldl_factor",
+                 "householder_product", "tensorinv", "matrix_power", "diagonal"):
+        args = {"householder_product": lambda m: (t(m, ints), t(m, [1, 1])),
+                "matrix_power": lambda m: (t(m, ints), 2)}.get(name, lambda m: (t(m, ints),))
+        table.append((f"int_input_{name}", lambda m, n=name, args=args: getattr(m.linalg, n)(
+            *args(m))))
+    return table
+
+
+@cases(_newer_cases())
+def test_newer_functions_and_integer_inputs_match_torch(program):
+    """linalg.vander, vecdot, ldl_factor/ldl_solve (hermitian or not), diagonal, lu, and an
+    integer matrix given to each function of torch.linalg (refused or computed as torch)."""
+    assert_same(program)

@@ -122,7 +122,7 @@ def inv_ex(x, *, check_errors: bool = False):
 def cholesky_ex(x, *, upper: bool = False, check_errors: bool = False):
     """(L, info): info is the order of the first leading minor that is not positive-definite
     (0: x is positive-definite)."""
-    check_matrices("linalg.cholesky_ex", x._data, half=kernel_error("cholesky_cpu"))
+    check_matrices("linalg.cholesky", x._data, half=kernel_error("cholesky_cpu"))  # its name
     info = _info(x, kind="cholesky")
     if not _failed(info):
         return CholeskyExResult(cholesky(x, upper=upper), info)

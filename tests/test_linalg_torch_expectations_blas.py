@@ -319,6 +319,14 @@ def _misc_cases():
                               m.dist(u @ m.diag_embed(s) @ v.mT,
                                      t(m, a) - t(m, a).mean(-2, keepdim=True)) < 1e-8))(
                               *m.pca_lowrank(t(m, a), q=g))))
+    for rank, (rows, cols), batch in [(2, (17, 4), ()), (4, (17, 17), (3,)), (4, (40, 30), (2, 3))]:
+        for a in (randn(*batch, rows, rank) @ randn(*batch, rank, cols),):
+            for shape in ((rows, cols), (cols, rows)):
+                b = a if shape == a.shape[-2:] else np.swapaxes(a, -1, -2)
+                table.append((f"svd_lowrank{rank}{shape}{batch}", lambda m, b=b, r=rank: (
+                    lambda u, s, v: (s[..., :r], m.tensor(list(u.shape)), m.tensor(list(v.shape)),
+                                     m.dist(u @ m.diag_embed(s) @ v.mT, t(m, b)) < 1e-8))(
+                        *m.svd_lowrank(t(m, b), q=min(b.shape[-2:])))))
     table += [(f"lapack_empty_{name}", f) for name, f in [
         ("inverse", lambda m: m.inverse(m.ones(0, 0))),
         ("pinverse", lambda m: (m.pinverse(m.ones(0, 5)), m.pinverse(m.ones(5, 0)),
@@ -350,7 +358,8 @@ def test_determinants_solves_and_more_match_torch(program):
     near-singular cases), test_det_logdet_slogdet_batched, test_cholesky_inverse,
     test_cholesky_inverse_errors_and_warnings, test_lu_solve, test_lu_solve_batched,
     test_lu_solve_batched_broadcasting, test_geqrf, test_nuclear_norm_out, test_pca_lowrank
-    (dense: the reconstruction of the centered matrix), test_lapack_empty, test_tensordot,
+    and test_svd_lowrank (dense: singular values and the reconstruction, random projections
+    aside), test_lapack_empty, test_tensordot,
     test_symeig / test_lstsq / test_old_eig_* (removed in 2.13: their errors)."""
     assert_same(program, single_atol=1e-5)
 

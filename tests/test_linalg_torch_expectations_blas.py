@@ -16,7 +16,8 @@ import gradkit
 
 torch = pytest.importorskip("torch")
 
-pytestmark = pytest.mark.filterwarnings("ignore:torch.lu is deprecated", "ignore:at::nuclear_norm")
+pytestmark = pytest.mark.filterwarnings("ignore:torch.lu is deprecated", "ignore:at::nuclear_norm",
+                                        "ignore:This overload of")
 
 
 # -- test_addmv, test_addmv_rowmajor_colmajor_incx_incy_lda, test_addmm, test_addmm_sizes, test_mm,
@@ -135,26 +136,41 @@ def _batched_cases():
 
 
 def _batched(m, name, b1, b2):
-    """bmm, or torch's _test_addbmm_baddbmm without the deprecated Scalar-first overloads
-    (gradkit lacks them): in place, beta/alpha, a NaN input with beta=0."""
+    """bmm, or torch's _test_addbmm_baddbmm: in place, the deprecated Scalar-first overloads,
+    beta/alpha, a NaN input with beta=0."""
     if name == "bmm":
         return m.bmm(b1, b2)
     ref = m.bmm(b1, b2) if name == "baddbmm" else m.bmm(b1, b2).sum(0)
     out = m.zeros_like(ref)
     getattr(out, name + "_")(b1, b2)
-    getattr(out, name + "_")(b1, b2, beta=1.0, alpha=0.5)
+    getattr(out, name + "_")(1, b1, b2)
+    getattr(out, name + "_")(1.0, 0.5, b1, b2)
     nan = m.full_like(out, math.nan)
     scale = (0.1j, 0.5j) if b1.is_complex() else (0.1, 0.5)
-    return (out, getattr(m, name)(out, b1, b2, beta=1, alpha=0.5),
+    return (out, getattr(m, name)(1, out, 0, b1, b2),
+            getattr(m, name)(out, b1, b2, beta=1, alpha=0.5),
             getattr(m, name)(nan, b1, b2, beta=0, alpha=1),
             getattr(m, name)(out, b1, b2, beta=scale[0], alpha=scale[1]))
 
 
-@cases(_blas_cases())
+def _deprecated_cases():
+    """torch's deprecated overloads with beta (and alpha) first, function and method forms."""
+    x, a, b, v = randn(3, 5), randn(3, 4), randn(4, 5), randn(4)
+    return [("addmm_beta_alpha_first", lambda m: m.addmm(2, t(m, x), 0.5, t(m, a), t(m, b))),
+            ("addmm_beta_first", lambda m: m.addmm(2, t(m, x), t(m, a), t(m, b))),
+            ("addmm_method_beta_alpha", lambda m: t(m, x).addmm(2, 3, t(m, a), t(m, b))),
+            ("addmm_inplace_beta", lambda m: t(m, x).addmm_(2, t(m, a), t(m, b))),
+            ("addmv_beta_alpha_first", lambda m: m.addmv(1, t(m, x[:, 0]), 2, t(m, a), t(m, v))),
+            ("addr_beta_alpha_first", lambda m: m.addr(1, t(m, a), 1, t(m, a[:, 0]), t(m, v))),
+            ("baddbmm_beta_first", lambda m: m.baddbmm(2, t(m, x[None]), t(m, a[None]),
+                                                       t(m, b[None])))]
+
+
+@cases(_blas_cases() + _deprecated_cases())
 def test_blas_products_match_torch(program):
     """test_addmv, test_addmv_rowmajor_colmajor_incx_incy_lda, test_addmm, test_addmm_sizes,
     test_mm, test_mm_bmm_non_memory_dense, test_strided_mm_bmm, test_bmm, test_addbmm,
-    test_baddbmm (samples of their layouts and broadcasts)."""
+    test_baddbmm (samples of their layouts and broadcasts, the deprecated overloads too)."""
     assert_same(program, single_atol=1e-5)
 
 

@@ -36,7 +36,8 @@ from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the 
     sum_to_shape)
 from gradkit.ops._dispatch_hot import dispatch_binary, dispatch_unary
 from gradkit.ops.keywords import (
-    SPECIAL_KEYWORDS, TENSOR_KEYWORDS, named_inputs, tensor_keywords, torch_keywords)
+    SPECIAL_KEYWORDS, TENSOR_KEYWORDS, named_inputs, scalar_first, tensor_keywords,
+    torch_keywords)
 from gradkit.ops.methods import register as register_method
 
 
@@ -205,6 +206,8 @@ class Op:
     def __call__(self, *args, **kwargs):
         n = self.n_inputs
         extra = 0
+        if n >= 0 and len(args) > n and self.input_keywords is not None:  # (addmm(beta, ...))
+            args, kwargs = scalar_first(self.name, self.input_keywords, args, kwargs)
         if n >= 0 and len(args) > n:  # extra positionals are parameters, in declaration order
             extra = len(args) - n
             kwargs.update(zip(self.param_names, args[n:]))

@@ -30,9 +30,10 @@ def _run(program, m):
         return None, error
 
 
-def assert_same(program) -> None:
+def assert_same(program, single_atol: float = 1e-10) -> None:
     """``program(m)`` gives the same values, shapes and dtypes, or the same error, with m
-    gradkit and m torch."""
+    gradkit and m torch (``single_atol``: the absolute tolerance of float32/complex64 values,
+    for sums that cancel)."""
     ours, our_error = _run(program, gradkit)
     theirs, their_error = _run(program, torch)
     if their_error is not None or our_error is not None:
@@ -47,7 +48,7 @@ def assert_same(program) -> None:
         assert str(g.dtype).split(".")[-1] == str(e.dtype).split(".")[-1]
         single = str(e.dtype).endswith(("float32", "complex64"))  # other rounding, same result
         np.testing.assert_allclose(_values(g), _values(e), rtol=1e-5 if single else 1e-7,
-                                   atol=1e-10)
+                                   atol=single_atol if single else 1e-10)
 
 
 def _t(m, array, **options):

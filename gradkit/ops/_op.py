@@ -35,7 +35,9 @@ from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the 
     _SavedInputs, _entries_read, _scalar_meta, _unpack_all, cast_grad, fit_grad, seam,
     sum_to_shape)
 from gradkit.ops._dispatch_hot import dispatch_binary, dispatch_unary
-from gradkit.ops.keywords import SPECIAL_KEYWORDS, TENSOR_KEYWORDS, tensor_keywords, torch_keywords
+from gradkit.ops.keywords import (
+    SPECIAL_KEYWORDS, TENSOR_KEYWORDS, named_inputs, tensor_keywords,
+    torch_keywords)
 from gradkit.ops.methods import register as register_method
 
 
@@ -89,6 +91,7 @@ class Op:
         self.param_names = [p.name for p in params
                             if p.default is not p.empty or p.kind is p.KEYWORD_ONLY]
         self.defaults = {p.name: p.default for p in params if p.default is not p.empty}
+        self.input_keywords = None  # torch's names of the inputs (input=, mat1=, ...), if taken
         self.n_inputs = -1 if self.variadic else len(self.input_names)  # -1: any number
         # one output and one or two inputs (or a view): dispatch hands it to its own hot path
         self.hot_dispatch = None if outputs != 1 else dispatch_unary if view or \
@@ -217,6 +220,8 @@ class Op:
         if kwargs:
             if 0 < n <= 2 and not TENSOR_KEYWORDS.isdisjoint(kwargs):  # input=, x1= ...
                 args, kwargs = tensor_keywords(args, n, self.param_names, kwargs)
+            elif self.input_keywords is not None and len(args) < n:
+                args, kwargs = named_inputs(args, kwargs, self.input_keywords)
             while 0 <= len(args) < n and self.input_names[len(args)] in kwargs:
                 # an input by its name (``index=``, ``src=``) is an input, not a parameter
                 args = (*args, kwargs.pop(self.input_names[len(args)]))

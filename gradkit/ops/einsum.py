@@ -26,22 +26,67 @@ from gradkit.ops.shape import expand, permute, reshape, unsqueeze, view
 from gradkit.ops.triangular import diagonal
 
 
+def _walk_operands(lhs: str, count: int) -> None:
+    """torch's left-to-right reading of the operands' subscripts: its errors, in its order
+    (indices count the spaces)."""
+    operand, found, i = 0, False, 0
+    while i < len(lhs):
+        c = lhs[i]
+        if c == ".":
+            if found:
+                raise RuntimeError(f"einsum(): found '.' for operand {operand} for which an "
+                                   "ellipsis was already found")
+            if lhs[i:i + 3] != "...":
+                raise RuntimeError(f"einsum(): found '.' for operand {operand} that is not part "
+                                   "of any ellipsis")
+            found, i = True, i + 2
+        elif c == ",":
+            operand, found = operand + 1, False
+            if operand >= count:
+                raise RuntimeError("einsum(): fewer operands were provided than specified in "
+                                   "the equation")
+        elif c != " " and c not in string.ascii_letters:
+            raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation "
+                               "string, subscripts must be in [a-zA-Z]")
+        i += 1
+    if operand != count - 1:
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+
+
+def _walk_output(lhs: str, rhs: str) -> None:
+    """torch's reading of the output subscripts: one ``...`` at most, letters of the inputs,
+    each once."""
+    found, seen, i = False, set(), 0
+    while i < len(rhs):
+        c = rhs[i]
+        if c == ".":
+            if found:
+                raise RuntimeError("einsum(): found '.' for output but an ellipsis (...) was "
+                                   "already found")
+            if rhs[i:i + 3] != "...":
+                raise RuntimeError("einsum(): found '.' for output that is not part of any "
+                                   "ellipsis (...)")
+            found, i = True, i + 2
+        elif c != " ":
+            if c not in string.ascii_letters:
+                raise RuntimeError(f"einsum(): invalid subscript given at index "
+                                   f"{len(lhs) + 2 + i} in the equation string, subscripts "
+                                   "must be in [a-zA-Z]")
+            if c in seen or c not in lhs:
+                raise RuntimeError(f"einsum(): output subscript {c} " + (
+                    "appears more than once in the output" if c in seen else
+                    "does not appear in the equation for any input operand"))
+            seen.add(c)
+        i += 1
+
+
 def _parse(equation: str, ndims) -> tuple[list[str], str, str]:
     """Operand subscripts and output subscripts, explicit and without ``...``, and the letters
     that stand for the ``...`` dims."""
-    equation = equation.replace(" ", "")
     lhs, arrow, rhs = equation.partition("->")
-    terms = lhs.split(",")
-    if len(terms) != len(ndims):
-        raise RuntimeError("einsum(): more operands were provided than specified in the "
-                           "equation" if len(ndims) > len(terms) else
-                           "einsum(): fewer operands were provided than specified in the equation")
-    used = set(equation) - {".", ",", "-", ">"}
-    for letter in used:
-        if letter not in string.ascii_letters:
-            raise RuntimeError(f"einsum(): invalid subscript given at index "
-                               f"{equation.index(letter)} in the equation string, subscripts "
-                               "must be in [a-zA-Z]")
+    _walk_operands(lhs, len(ndims))
+    terms = lhs.replace(" ", "").split(",")
+    used = set(lhs) - {".", ",", " "}
     spare = [c for c in string.ascii_uppercase + string.ascii_lowercase if c not in used]
     ellipsis_dims = 0
     for term, ndim in zip(terms, ndims, strict=True):
@@ -50,25 +95,20 @@ def _parse(equation: str, ndims) -> tuple[list[str], str, str]:
     fill = "".join(spare[:ellipsis_dims])
     subscripts = []
     for term, ndim in zip(terms, ndims, strict=True):
-        letters = len(term.replace("...", ""))
-        if "..." in term:
+        letters, has_ellipsis = len(term.replace("...", "")), "..." in term
+        if has_ellipsis:
             term = term.replace("...", fill[len(fill) - (ndim - letters):] if ndim > letters
                                 else "")
         if len(term) != ndim:
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(term)})"
-                               f" does not match the number of dimensions ({ndim}) for operand "
-                               f"{len(subscripts)}" + ("" if "..." in lhs else
-                                                       " and no ellipsis was given"))
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({letters}) " +
+                               (f"is more than the number of dimensions ({ndim}) for operand "
+                                f"{len(subscripts)}" if has_ellipsis else
+                                f"does not match the number of dimensions ({ndim}) for operand "
+                                f"{len(subscripts)} and no ellipsis was given"))
         subscripts.append(term)
     if arrow:
-        output = rhs.replace("...", fill)
-        for letter in output:
-            if output.count(letter) > 1:
-                raise RuntimeError(f"einsum(): output subscript {letter} appears more than once "
-                                   "in the output")
-            if not any(letter in s for s in subscripts):
-                raise RuntimeError(f"einsum(): output subscript {letter} does not appear in the "
-                                   "equation for any input operand")
+        _walk_output(lhs, rhs)
+        output = rhs.replace(" ", "").replace("...", fill)
     else:
         joined = "".join(subscripts)
         singles = sorted(c for c in set(joined) if joined.count(c) == 1 and c not in fill)
@@ -152,6 +192,24 @@ _einsum.defvjp_all(_einsum_vjp)
 _einsum.defjvp_all(_einsum_jvp)
 
 
+def _subscript(n) -> str:
+    """torch's letter for a sublist subscript: 0-25 are A-Z, 26-51 a-z, Ellipsis is ``...``."""
+    if n is Ellipsis:
+        return "..."
+    if 0 <= n < 52:
+        return string.ascii_letters[(n + 26) % 52]
+    raise ValueError("einsum(): subscript in subscript list is not within the valid range "
+                     "[0, 52)")
+
+
+def _sublist_equation(args: tuple) -> tuple[str, tuple]:
+    """(equation, operands) of torch's ``einsum(op0, sub0, op1, sub1, ..., [out])``."""
+    equation = ",".join("".join(map(_subscript, sub)) for sub in args[1::2])
+    if len(args) % 2:
+        return equation + "->" + "".join(map(_subscript, args[-1])), args[:-1:2]
+    return equation, args[::2]
+
+
 def einsum(equation: str, *operands):
     """Sum of products over the indices of ``equation``, as torch.einsum.
 
@@ -165,10 +223,13 @@ def einsum(equation: str, *operands):
     >>> gradkit.einsum("ij,jk->ik", a, b).shape
     gradkit.Size([2, 4])
     """
+    if not isinstance(equation, str):  # torch's sublist format: operand, its subscripts, ...
+        equation, operands = _sublist_equation((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not operands:
-        raise RuntimeError("einsum(): must provide at least one operand")
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
     subscripts, output, fill = _parse(equation, [o.ndim for o in operands])
     _check_sizes(operands, subscripts)
     # torch's order of the summed dims: the ``...`` ones, then the letters A-Z, a-z

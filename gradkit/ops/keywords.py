@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 
 from gradkit import backend
 
@@ -31,6 +32,53 @@ def tensor_keywords(args: tuple, n_inputs: int, params, kwargs: dict) -> tuple[t
             kwargs = dict(kwargs)
             args = (*args, kwargs.pop(given[0]))
     return args, kwargs
+
+
+def named_inputs(args: tuple, kwargs: dict, names: tuple) -> tuple[tuple, dict]:
+    """``args`` completed by the inputs given by their torch names (``addmm(input=, mat1=,
+    mat2=)``), in order, as long as the positionals stop just before each."""
+    kwargs = dict(kwargs)
+    for name in names[len(args):]:
+        if name not in kwargs:
+            break
+        args = (*args, kwargs.pop(name))
+    return args, kwargs
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (bool, int, float, complex))
+
+
+def scalar_first(name: str, inputs: tuple, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """torch's deprecated overloads of the scaled products that take ``beta`` (and ``alpha``)
+    before the tensors: ``addmm(beta, input, [alpha,] mat1, mat2)``, ``x.addmm(beta, [alpha,]
+    mat1, mat2)``; made the keyword call, with torch's deprecation warning. Any other call is
+    returned as it is."""
+    if len(args) < 4 or not (_is_number(args[0]) or _is_number(args[1])):
+        return args, kwargs
+    method = not _is_number(args[0])
+    first, beta, rest = (args[0], args[1], args[2:]) if method else (args[1], args[0], args[2:])
+    alpha = rest[0] if len(rest) == 3 and _is_number(rest[0]) else None
+    rest = rest[1:] if alpha is not None else rest
+    if len(rest) != 2 or any(_is_number(r) for r in rest):
+        return args, kwargs
+    if not _DEPRECATION_SHOWN:  # torch warns once per process, for all these overloads
+        _DEPRECATION_SHOWN.append(name)
+        _warn_deprecated(name, inputs[1:] if method else inputs, alpha is not None)
+    kwargs = dict(kwargs, beta=beta, **({} if alpha is None else {"alpha": alpha}))
+    return (first, *rest), kwargs
+
+
+_DEPRECATION_SHOWN: list = []
+
+
+def _warn_deprecated(name: str, shown: tuple, alpha: bool) -> None:
+    old = ["Number beta"] + [f"Tensor {i}" for i in shown[:-2]] + \
+        (["Number alpha"] if alpha else []) + [f"Tensor {i}" for i in shown[-2:]]
+    warnings.warn(f"This overload of {name} is deprecated:\n\t{name}({', '.join(old)})\n"
+                  f"Consider using one of the following signatures instead:\n\t{name}("
+                  f"{', '.join(f'Tensor {i}' for i in shown)}, *, Number beta = 1, Number "
+                  "alpha = 1)", UserWarning, stacklevel=5)
 
 
 def torch_keywords(name: str, params, kwargs: dict) -> dict:

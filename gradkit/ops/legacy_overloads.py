@@ -1,14 +1,20 @@
 """torch's deprecated overloads that take a number before the tensors, still accepted by
 torch 2.13 with a warning and common in older code: ``x.add_(-lr, grad)`` (add/sub's
 ``(Number alpha, Tensor other)``) and ``x.addcmul_(value, t1, t2)`` (addcmul/addcdiv's
-``(Number value, Tensor tensor1, Tensor tensor2)``). Each op reads them through its
-``legacy_positionals`` hook (ops/_op.py)."""
+``(Number value, Tensor tensor1, Tensor tensor2)``), and the scaled products' ``beta`` (and
+``alpha``) before the tensors (``addmm(beta, input, alpha, mat1, mat2)``, ops/keywords.py).
+Each op reads them through its ``legacy_positionals`` hook (ops/_op.py)."""
 from __future__ import annotations
+
+import functools
 
 from gradkit._tensor import Tensor
 from gradkit._user_frames import warn_once_at_user
 from gradkit.ops.arithmetic import add, sub
 from gradkit.ops.binary_math import addcdiv, addcmul
+from gradkit.ops.keywords import scalar_first
+from gradkit.ops.matrix_products import addr
+from gradkit.ops.products import addbmm, addmm, addmv, baddbmm
 
 
 def _number_first(name: str, keyword: str, tensors: int, old: str, new: str):
@@ -33,3 +39,5 @@ addcmul.legacy_positionals = _number_first(
 addcdiv.legacy_positionals = _number_first(
     "addcdiv", "value", 2, "Number value, Tensor tensor1, Tensor tensor2",
     "Tensor tensor1, Tensor tensor2, *, Number value = 1")
+for _op in (addmm, addmv, baddbmm, addbmm, addr):
+    _op.legacy_positionals = functools.partial(scalar_first, _op.name, _op.input_keywords)

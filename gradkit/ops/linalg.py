@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from gradkit.autograd.batching import batch_shape
+from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.complex import conj
 from gradkit.ops.methods import tensor_method
@@ -28,14 +29,12 @@ def matmul(xp, x, y):
         _dot_check(x, y)
     k_x = x.shape[-1]
     k_y = y.shape[-2] if y.ndim > 1 else y.shape[0]
-    if k_x != k_y:
-        if x.ndim <= 2 and y.ndim <= 2:
-            left = "x".join(map(str, x.shape if x.ndim == 2 else (1,) + x.shape))
-            right = "x".join(map(str, y.shape if y.ndim == 2 else y.shape + (1,)))
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({left} and {right})")
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{x.shape[0] if x.ndim > 2 else 1}, {k_x}] but got: "
-                           f"[{y.shape[0] if y.ndim > 2 else 1}, {k_y}].")
+    if x.ndim > 2 or y.ndim > 2:
+        _check_batched(x, y, k_x, k_y)
+    elif k_x != k_y:
+        left = "x".join(map(str, x.shape if x.ndim == 2 else (1,) + x.shape))
+        right = "x".join(map(str, y.shape if y.ndim == 2 else y.shape + (1,)))
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({left} and {right})")
     if x.dtype != y.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{c_type_name(x)} != {c_type_name(y)}")
@@ -52,6 +51,29 @@ def matmul(xp, x, y):
         # products leave -0.0 where every term is -0.0 (adding 0 changes nothing else)
         return xp.matmul(x, y) + 0
     return xp.matmul(x, y)
+
+
+def _check_batched(x, y, k_x: int, k_y: int) -> None:
+    """torch's errors for a product with batch dims, as its matmul computes it: a batched x
+    times a matrix or vector is folded into one mm/mv; otherwise the batch dims broadcast
+    first, then one bmm over their product (with no operand requiring grad: torch folds a
+    vector or matrix times a batch then, which changes only the message)."""
+    if y.ndim <= 2:
+        if k_x != k_y:
+            rows = math.prod(x.shape[:-1])
+            raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k_x}), vec "
+                               f"({k_y})" if y.ndim == 1 else "mat1 and mat2 shapes cannot be "
+                               f"multiplied ({rows}x{k_x} and {k_y}x{y.shape[1]})")
+        return
+    batches = (x.shape[:-2], y.shape[:-2])
+    try:
+        count = math.prod(np.broadcast_shapes(*batches))
+    except ValueError:
+        raise RuntimeError(_broadcast_message([np.broadcast_to(0, b) for b in batches])) \
+            from None
+    if k_x != k_y:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{count}, {k_x}] but got: [{count}, {k_y}].")
 
 
 def _bool_kernel(x_ndim: int, y_ndim: int) -> str:
@@ -241,8 +263,9 @@ def inner(x, y):
 @tensor_method()
 def outer(x, y):
     """Outer product of two 1-D tensors."""
-    if x.ndim != 1 or y.ndim != 1:
-        raise RuntimeError(f"outer: expected 1-D tensors, but got {x.ndim}D and {y.ndim}D")
+    for name, vector in (("self", x), ("vec2", y)):  # torch's check names its arguments
+        if vector.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {vector.ndim}-D")
     return reshape(x, (x.shape[0], 1)) * y  # torch's: y is saved itself, x as a view
 
 

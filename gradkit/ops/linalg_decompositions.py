@@ -77,7 +77,7 @@ def _refuse_nan(name: str, xp, x) -> None:
 @op(save=("result0", "result1", "result2"), outputs=3, differentiable_outputs=(0, 1, 2),
     node_name="LinalgSvdBackward0")
 def _svd(xp, x, *, full_matrices=True):
-    check_matrices("linalg.svd", x, square=False)
+    check_matrices("linalg.svd", x, square=False, half=kernel_error("linalg_svd_cpu"))
     _refuse_nan("linalg.svd", xp, x)
     try:
         u, s, vh = xp.linalg.svd(x, full_matrices=full_matrices)
@@ -186,14 +186,14 @@ def svdvals(x):
 
 @op(save=("result0", "result1"), outputs=2, node_name="LinalgEighBackward0")
 def _eigh(xp, x, *, UPLO="L"):  # noqa: N803 - torch's name
-    check_matrices("linalg.eigh", x, floating=False)
+    check_matrices("linalg.eigh", x, floating=False, half=kernel_error("linalg_eigh_cpu"))
     if x.dtype.kind not in "fc":  # torch's kernel passes an empty x of any dtype, as it is
         if x.size:
             raise kernel_error("linalg_eigh_cpu")(x)
         return xp.zeros(x.shape[:-1], x.dtype), x.copy()
-    if UPLO not in ("L", "U"):
+    if UPLO not in ("L", "U", "l", "u"):  # torch takes either case
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    values, vectors = xp.linalg.eigh(x, UPLO=UPLO)
+    values, vectors = xp.linalg.eigh(x, UPLO=UPLO.upper())
     return values, vectors
 
 
@@ -236,7 +236,7 @@ def eigvalsh(x, UPLO: str = "L"):  # noqa: N803
 
 @op(save=("result0", "result1"), outputs=2, node_name="LinalgQrBackward0")
 def _qr(xp, x, *, mode="reduced"):
-    check_matrices("linalg.qr", x, square=False)
+    check_matrices("linalg.qr", x, square=False, half=kernel_error("geqrf_cpu"))
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")

@@ -28,10 +28,10 @@ def _complex_dtype(x):
     return _COMPLEX.get(x.dtype, x.dtype)
 
 
-def _decompose(xp, x, vectors: bool):
+def _decompose(xp, x, vectors: bool, name: str = "linalg.eig"):
     """(eigenvalues, eigenvectors or None) in the complex dtype matching x; non-finite matrices
     (LAPACK's geev gives garbage, NumPy refuses them) get NaN."""
-    check_matrices("linalg.eig", x, floating=False)
+    check_matrices(name, x, floating=False)
     if x.dtype.kind not in "fc" or x.dtype == np.float16:
         if x.dtype.kind in "fc":
             raise kernel_error("linalg_eig_out_cpu")(x)
@@ -42,8 +42,9 @@ def _decompose(xp, x, vectors: bool):
     finite = xp.isfinite(x).all(axis=(-2, -1))
     if vectors and not bool(finite.all()):
         raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
-    values = xp.full(x.shape[:-1], np.nan, dtype)
-    vecs = xp.full(x.shape, np.nan, dtype) if vectors else None
+    no_value = complex(np.nan, np.nan)  # torch's eigvals of a non-finite matrix: nan+nanj
+    values = xp.full(x.shape[:-1], no_value, dtype)
+    vecs = xp.full(x.shape, no_value, dtype) if vectors else None
     if x.size:
         safe = xp.where(finite[..., None, None], x, xp.eye(n, dtype=x.dtype))
         w, v = _general_eig(xp, safe)  # NumPy gives real dtypes when all eigenvalues are
@@ -114,7 +115,7 @@ def eig(x):
 
 @op(name="linalg_eigvals")
 def _eigvals(xp, x):
-    return _decompose(xp, x, False)[0]
+    return _decompose(xp, x, False, "linalg.eigvals")[0]
 
 
 def eigvals(x):

@@ -15,9 +15,11 @@ from gradkit import return_types
 from gradkit.ops._op import op
 from gradkit.ops.linalg_lu import _solve_packed, getrf
 from gradkit.ops.linalg_solvers import (
-    LinAlgError, _batch_prefix, _is_vector_rhs, check_matrices, cholesky, host, inv, solve)
+    LinAlgError, _batch_prefix, _is_vector_rhs, check_matrices, cholesky, host, inv,
+    low_precision, solve)
 from gradkit.ops.piecewise import where
 from gradkit.ops.shape import unsqueeze
+from gradkit.ops.unary_helpers import kernel_error
 
 InvExResult = return_types.linalg_inv_ex
 CholeskyExResult = return_types.linalg_cholesky_ex
@@ -102,7 +104,8 @@ def _identity_where_failed(x, info):
 
 def inv_ex(x, *, check_errors: bool = False):
     """(inverse, info): info is getrf's first zero pivot (0: x is invertible)."""
-    check_matrices("linalg.inv_ex", x._data)
+    check_matrices("linalg.inv", x._data,  # torch's inv_ex checks under inv's name
+                   half=low_precision("linalg.inv"))
     info = _info(x, kind="lu")
     if not _failed(info):
         return InvExResult(inv(x), info)
@@ -119,7 +122,7 @@ def inv_ex(x, *, check_errors: bool = False):
 def cholesky_ex(x, *, upper: bool = False, check_errors: bool = False):
     """(L, info): info is the order of the first leading minor that is not positive-definite
     (0: x is positive-definite)."""
-    check_matrices("linalg.cholesky_ex", x._data)
+    check_matrices("linalg.cholesky", x._data, half=kernel_error("cholesky_cpu"))  # its name
     info = _info(x, kind="cholesky")
     if not _failed(info):
         return CholeskyExResult(cholesky(x, upper=upper), info)

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from gradkit.ops.complex import conj
+from gradkit.ops.elementwise import reciprocal
 from gradkit.ops.elementwise_special import nan_to_num
 from gradkit.ops.joining import cat
 from gradkit.ops.linalg import matmul
@@ -87,10 +88,10 @@ def multi_dot(tensors):
     mats = [unsqueeze(tensors[0], 0) if first_vector else tensors[0], *tensors[1:-1],
             unsqueeze(tensors[-1], -1) if last_vector else tensors[-1]]
     for i in range(len(mats) - 1):
-        if mats[i].shape[-1] != mats[i + 1].shape[0]:
+        if mats[i].shape[-1] != mats[i + 1].shape[0]:  # torch prints the shapes as given
             raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
-                               f"{list(mats[i].shape)} and {list(mats[i + 1].shape)} cannot be "
-                               "multiplied")
+                               f"{list(tensors[i].shape)} and {list(tensors[i + 1].shape)} cannot "
+                               "be multiplied")
     sizes = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
     split = _chain_order(sizes)
     if len(mats) == 3:  # torch's own rule for three: (AB)C unless A(BC) is cheaper
@@ -145,12 +146,12 @@ _COND_ORDERS = (None, 2, -2, 1, -1, math.inf, -math.inf, "fro", "nuc")
 
 def cond(x, p=None):
     """The condition number of x in the matrix norm ``p`` (default 2: s_max / s_min)."""
+    if p in ("fro", "nuc"):  # torch's string overload checks the square matrix first
+        _check_square(f"linalg.cond(ord={p})", x)
     if x.ndim < 2:
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     if p not in _COND_ORDERS:
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
-    if p in ("fro", "nuc"):
-        _check_square(f"linalg.cond(ord={p})", x)
     if x.numel() == 0:  # torch: zeros in x's real dtype, before checking other orders' squares
         return x.new_zeros(x.shape[:-2], dtype=x.real.dtype if x.is_complex() else x.dtype)
     if p in (None, 2, -2):
@@ -159,8 +160,10 @@ def cond(x, p=None):
         return squeeze(low / high if p == -2 else high / low, -1)  # as torch computes it
     name = f"linalg.cond(ord={_order_text(p)})"
     _check_square(name, x)
-    if p == "nuc":
-        return matrix_norm(x, p) * matrix_norm(inv(x), p)
+    if p == "nuc":  # torch's: sum(s) * sum(1 / s), inf for a singular matrix (no inverse)
+        values = svdvals(x)
+        with np.errstate(divide="ignore"):
+            return sum(values, -1) * sum(reciprocal(values), -1)
     inverse, info = inv_ex(x)
     inverse = where(unsqueeze(unsqueeze(info > 0, -1), -1), math.inf, inverse)
     with np.errstate(invalid="ignore"):  # a singular matrix's 0 * inf, silent as torch's
@@ -180,6 +183,8 @@ def matrix_rank(x, tol=None, hermitian: bool = False, *, atol=None, rtol=None):
     if x.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "
                            "2 dimensions.")
+    if x.dtype.itemsize == 2 and not x.is_complex():  # no half SVD (torch's message)
+        raise RuntimeError("This function doesn't handle types other than float and double")
     if tol is not None:
         atol, rtol = tol, 0.0
     atol = None if atol is None else np.asarray(getattr(atol, "_data", atol))

@@ -225,9 +225,8 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,  # noqa:
     _check_ormqr(input, tau, other, left)
     m, k = input.shape[-2], tau.shape[-1]
     reflectors = input[..., :k]
-    if k < m:
-        reflectors = cat([reflectors, zeros_like(input[..., :1]).expand(
-            *input.shape[:-1], m - k)], -1)
+    if k < m:  # zero columns, without a graph (input may have no column to take them from)
+        reflectors = cat([reflectors, input.new_zeros((*input.shape[:-1], m - k))], -1)
     q = householder_product(reflectors, tau)
     q = mH(q) if transpose else q
     return _ormqr_result(matmul(q, other) if left else matmul(other, q))

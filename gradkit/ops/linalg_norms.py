@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from gradkit.int_arguments import int_parameters
+from gradkit.int_arguments import chain, int_parameters, ints_reader
 from gradkit.number_arguments import numbers_reader
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import pow
@@ -16,6 +16,7 @@ from gradkit.ops.comparison import isnan
 from gradkit.ops.complex import conj, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.piecewise import abs, sgn, where, zeros_like
+from gradkit.ops.promotion import promote_types
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.linalg_decompositions import svdvals
 from gradkit.ops.methods import tensor_method
@@ -34,10 +35,11 @@ def vector_norm(xp, x, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A00
     if x.dtype.kind not in "fc":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {scalar_type_name(x)}")
-    if dtype is not None:
-        x = x.astype(dtype)
-    if ord in (math.inf, -math.inf):
+    if ord in (math.inf, -math.inf) or ord < 0:
         _refuse_empty_extreme(x, ord, dim)
+    if dtype is not None:
+        check_norm_dtype("linalg.vector_norm", x.dtype, dtype)
+        x = x.astype(dtype)
     a = xp.abs(x)
     if a.dtype == np.float16:  # torch computes a half norm in float32, rounded once
         return _norm_of_abs(xp, a.astype(np.float32), ord, axes(dim, x.ndim),
@@ -58,10 +60,32 @@ def _norm_of_abs(xp, a, ord, reduced: tuple, keepdim: bool):  # noqa: A002
     return xp.sum(a ** ord, axis=reduced, keepdims=keepdim) ** (1.0 / ord)
 
 
+def _type_name(dtype) -> str:
+    return scalar_type_name(np.empty(0, np.dtype(getattr(dtype, "np", dtype))))
+
+
+def check_norm_dtype(name: str, x_dtype: np.dtype, dtype) -> None:
+    """torch's check_linalg_norm_dtype: ``dtype=`` is floating or complex as the input, and
+    the input converts to it without narrowing."""
+    wanted = np.dtype(getattr(dtype, "np", dtype))
+    if wanted.kind not in "fc":
+        raise RuntimeError(f"{name}: dtype should be floating point or complex, but got "
+                           f"{_type_name(wanted)}")
+    kind = "complex" if x_dtype.kind == "c" else "real"
+    if (wanted.kind == "c") != (x_dtype.kind == "c"):
+        raise RuntimeError(f"{name}: dtype should be {kind} for {kind} inputs, but got "
+                           f"{_type_name(wanted)}")
+    if promote_types(x_dtype, wanted) != wanted:
+        raise RuntimeError(f"{name}: the dtype of the input ({_type_name(x_dtype)}) should be "
+                           f"convertible without narrowing to the specified dtype "
+                           f"({_type_name(wanted)})")
+
+
 def _refuse_empty_extreme(x, ord, dim) -> None:  # noqa: A002
-    """torch's errors for a max/min norm over an empty dim (it has no identity); the dims
-    that are kept may be empty."""
-    name = f"linalg.vector_norm cannot compute the {'inf' if ord > 0 else '-inf'} norm on"
+    """torch's errors for a max/min (or negative order) norm over an empty dim (it has no
+    identity); the dims that are kept may be empty."""
+    order = {math.inf: "inf", -math.inf: "-inf"}.get(ord, f"{ord:g}")
+    name = f"linalg.vector_norm cannot compute the {order} norm on"
     if dim is None or dim == () or dim == [] or not x.ndim:
         if x.size == 0:
             raise RuntimeError(f"{name} an empty tensor because the operation does not have an "
@@ -109,7 +133,8 @@ vector_norm.defjvp(lambda t, x, norm, ord, dim, keepdim, dtype: zeros_like(norm)
                    else sum(real(conj(_norm_grad(1.0, x, norm, ord, dim, keepdim)) * t),
                             axes(dim, x.ndim), keepdim))
 vector_norm.node_name = "LinalgVectorNormBackward0"
-vector_norm.numbers = numbers_reader("linalg_vector_norm", ord=2)
+vector_norm.numbers = chain(numbers_reader("linalg_vector_norm", ord=2),
+                            ints_reader("linalg_vector_norm", dim=(2, "int[1]?")))
 vector_norm.name, vector_norm.profiler_name = "linalg_vector_norm", "gradkit::linalg_vector_norm"
 
 
@@ -136,10 +161,21 @@ def _max_or_zero(values, dim, keepdim):
 @numpy_keywords
 def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):  # noqa: A002
     """The ``ord`` norm ('fro', 'nuc', ±1, ±2, ±inf) of the matrices in dims ``dim`` of x."""
-    d0, d1 = _matrix_dims("linalg.matrix_norm", x, dim)
+    name = "linalg.matrix_norm"
+    if ord not in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf):  # torch checks it first
+        raise RuntimeError(f"{name}: Order {ord if isinstance(ord, str) else f'{ord:g}'} not "
+                           "supported.")
+    if x.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     if not (x.is_floating_point() or x.is_complex()):
-        raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {scalar_type_name(x)}")
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_type_name(x)}")
+    if ord in ("nuc", 2, -2) and x.dtype.itemsize == 2:  # no half SVD in torch
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got "
+                           f"{scalar_type_name(x)}")
+    d0, d1 = _matrix_dims(name, x, dim)
+    if dtype is not None:
+        check_norm_dtype(name, np.dtype(x.dtype.np), dtype)
     if ord == "fro":
         return vector_norm(x, 2, (d0, d1), keepdim, dtype=dtype)
     if ord in ("nuc", 2, -2):
@@ -152,33 +188,27 @@ def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
         for d in sorted((d0, d1)) if keepdim else ():
             out = unsqueeze(out, d)
         return out
-    if ord in (1, -1, math.inf, -math.inf):
-        summed, extreme = (d0, d1) if ord in (1, -1) else (d1, d0)
-        sums = vector_norm(x, 1, summed, keepdim, dtype=dtype)
-        extreme -= 1 if summed < extreme and not keepdim else 0  # the summed dim is gone
-        return _max_or_zero(sums, extreme, keepdim) if ord > 0 else amin(sums, extreme, keepdim)
-    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    summed, extreme = (d0, d1) if ord in (1, -1) else (d1, d0)
+    sums = vector_norm(x, 1, summed, keepdim, dtype=dtype)
+    extreme -= 1 if summed < extreme and not keepdim else 0  # the summed dim is gone
+    return _max_or_zero(sums, extreme, keepdim) if ord > 0 else amin(sums, extreme, keepdim)
 
 
 @numpy_keywords
 def linalg_norm(x, ord=None, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A002
-    """``linalg.norm``: a vector norm over one dim (or all of them), a matrix norm over two."""
-    dim_given = dim
+    """``linalg.norm``: a vector norm over one dim (or all of them), a matrix norm over two
+    (or of a 2-D x when ``ord`` is given), as torch's two overloads choose."""
     if dim is not None:
         dim = (dim,) if isinstance(dim, int) else tuple(dim)
-    elif ord is not None:
-        if x.ndim not in (1, 2):
-            raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must "
-                               f"be 1D or 2D. Got {x.ndim}D.")
-        dim = tuple(range(x.ndim))
-    if dim is not None and len(dim) == 2:
-        return matrix_norm(x, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
-    if isinstance(ord, str):
-        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
-                           f"Got {list(dim or ())}" if dim is not None and len(dim) > 2 else
-                           f"linalg.vector_norm: Order {ord} not supported.")
-    if x.ndim == 1 and len(dim or ()) == 1 and dim_given is None:
-        dim = None  # torch's node keeps the dim it was given (_saved_dim is None)
+        if len(dim) not in (1, 2):
+            raise RuntimeError("linalg.norm: If dim is specified, it must be of length 1 or 2. "
+                               f"Got {list(dim)}")
+    elif ord is not None and x.ndim not in (1, 2):
+        raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be "
+                           f"1D or 2D. Got {x.ndim}D.")
+    # a string order is always a matrix norm; ord=None is the 2-norm, a vector norm
+    if isinstance(ord, str) or ord is not None and len(dim or range(x.ndim)) == 2:
+        return matrix_norm(x, ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype)
     return vector_norm(x, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 

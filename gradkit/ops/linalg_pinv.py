@@ -118,7 +118,8 @@ def _as_tolerance(value, name: str):
         return None
     value = np.asarray(getattr(value, "_data", value))
     if value.dtype.kind == "c":
-        raise RuntimeError(f"linalg.pinv: {name} tensor of complex type is not supported.")
+        raise RuntimeError(f"torch.linalg.pinv: {name} tensor of complex type is not supported. "
+                           f"Got {scalar_type_name(value)}")
     return value
 
 
@@ -127,13 +128,15 @@ def pinv(x, rcond=None, hermitian: bool = False, *, atol=None, rtol=None):
     at most max(atol, rtol * largest) are treated as zero. ``rcond`` (torch's older
     positional form) is rtol with atol 0."""
     if rcond is not None:
-        atol, rtol = 0.0, rcond
+        return _pinv(x, atol=_as_tolerance(0.0, "atol"), rtol=_as_tolerance(rcond, "rcond"),
+                     hermitian=hermitian)
     return _pinv(x, atol=_as_tolerance(atol, "atol"), rtol=_as_tolerance(rtol, "rtol"),
                  hermitian=hermitian)
 
 
 def _is_vector_rhs(a, b) -> bool:
-    return b.ndim == a.ndim - 1
+    """torch's linalg_solve_is_vector_rhs: b is one vector per matrix of a."""
+    return b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
 
 
 def _check_lstsq(a, b, driver):
@@ -151,9 +154,10 @@ def _check_lstsq(a, b, driver):
     if not (a.ndim >= b.ndim and a.ndim - b.ndim <= 1):
         raise RuntimeError(f"{name}: input.dim() must be greater or equal to other.dim() and "
                            "(input.dim() - other.dim()) <= 1")
-    rows = b.shape[-1] if _is_vector_rhs(a, b) else b.shape[-2]
-    if rows != a.shape[-2]:
-        raise RuntimeError(f"{name}: input.size(-2) should match other.size(-2)")
+    vector = _is_vector_rhs(a, b)
+    if (b.shape[-1] if vector else b.shape[-2]) != a.shape[-2]:
+        raise RuntimeError(f"{name}: input.size(-2) should match "
+                           f"other.size({-1 if vector else -2})")
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError(f"{name}: parameter `driver` should be one of (gels, gelsy, gelsd, "
                            "gelss)")
@@ -267,6 +271,8 @@ def _expm(xp, a):
 def matrix_exp(xp, x):
     """exp(x) of each square matrix of x (the power series sum_k x^k / k!)."""
     check_matrices("linalg.matrix_exp", x)
+    if x.dtype == np.float16:  # LAPACK has no half: computed in float32, rounded once
+        return matrix_exp.forward(xp, x.astype(np.float32)).astype(np.float16)
     if x.shape[-1] == 1:  # torch's shortcut: the entry's exp
         return xp.exp(x)
     flat = x.reshape((int(np.prod(x.shape[:-2])),) + x.shape[-2:])

@@ -22,7 +22,7 @@ from gradkit.ops.reduction import sum
 from gradkit.ops.scans import prod
 from gradkit.ops.shape import squeeze, transpose, unsqueeze
 from gradkit.ops.triangular import diag_embed, diagonal, tril
-from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.ops.unary_helpers import fixed_error, kernel_error, scalar_type_name
 
 
 class LinAlgError(RuntimeError):
@@ -34,8 +34,15 @@ def mH(x):  # noqa: N802 - torch's name
     return conj(transpose(x, -1, -2))
 
 
-def check_matrices(name: str, x, square: bool = True, floating: bool = True) -> None:
-    """torch's errors for inputs that are not (batches of square) floating matrices."""
+def low_precision(name: str):
+    """torch's refusal of half matrices by its dtype check (``half=`` of check_matrices)."""
+    return fixed_error(RuntimeError, f"{name}: Low precision dtypes not supported. Got Half")
+
+
+def check_matrices(name: str, x, square: bool = True, floating: bool = True,
+                   half=None) -> None:
+    """torch's errors for inputs that are not (batches of square) floating matrices; ``half``:
+    the error of a float16 x (the kernel's, LAPACK has none)."""
     if x.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     if floating and x.dtype.kind not in "fc":
@@ -44,6 +51,8 @@ def check_matrices(name: str, x, square: bool = True, floating: bool = True) -> 
     if square and x.shape[-1] != x.shape[-2]:
         raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
                            f"{x.shape[-2]} by {x.shape[-1]} matrices")
+    if half is not None and x.dtype == np.float16:
+        raise half(x)
 
 
 def _batch_prefix(x, index) -> str:
@@ -77,11 +86,16 @@ def host(t) -> np.ndarray:
     return np.asarray(values.get() if hasattr(values, "get") else values)
 
 
-def _singular_inverse_error(x) -> LinAlgError:
+def _first_singular(x) -> tuple[int, int]:
+    """(batch index, 1-based zero pivot) of x's first singular matrix, as getrf reports it."""
     host_x = host(x)
     batch = host_x.reshape((-1,) + host_x.shape[-2:])
-    index, pivot = next(((i, p) for i, p in enumerate(map(_first_zero_pivot, batch))
-                         if p is not None), (0, batch.shape[-1]))
+    return next(((i, p) for i, p in enumerate(map(_first_zero_pivot, batch)) if p is not None),
+                (0, batch.shape[-1]))
+
+
+def _singular_inverse_error(x) -> LinAlgError:
+    index, pivot = _first_singular(x)
     return LinAlgError(f"linalg.inv: {_batch_prefix(x, index)}The diagonal element {pivot} is "
                        "zero, the inversion could not be completed because the input matrix is "
                        "singular.")
@@ -90,7 +104,7 @@ def _singular_inverse_error(x) -> LinAlgError:
 @op(save="result", node_name="LinalgInvExBackward0", method="inverse")
 def inv(xp, x):
     """The inverse of each square matrix in the last two dims of x."""
-    check_matrices("linalg.inv", x)
+    check_matrices("linalg.inv", x, half=low_precision("linalg.inv"))
     try:
         return xp.linalg.inv(x)
     except np.linalg.LinAlgError:
@@ -109,7 +123,7 @@ def _unsqueeze2(x):
 @op(save=("x", "result"), node_name="LinalgDetBackward0", method=True)
 def det(xp, x):
     """The determinant of each square matrix in the last two dims of x."""
-    check_matrices("linalg.det", x)
+    check_matrices("linalg.det", x, half=kernel_error("lu_cpu"))
     if x.shape[-1] == 1:  # the entry, as torch: keeps -0.0 (LAPACK's LU gives +0.0); torch
         # multiplies it by the product's 1 and the pivots' sign 1: complex inf turns NaN
         one = xp.ones_like(x[..., 0, 0])
@@ -150,7 +164,7 @@ def _trace(m):
 
 @op(save=("x", "result0"), outputs=2, node_name="LinalgSlogdetBackward0")
 def _slogdet(xp, x):
-    check_matrices("linalg.slogdet", x)
+    check_matrices("linalg.slogdet", x, half=low_precision("linalg.slogdet"))
     sign, logabsdet = xp.linalg.slogdet(x)
     return xp.asarray(sign), xp.asarray(logabsdet)
 
@@ -189,6 +203,8 @@ def _solve(xp, a, b):
         raise RuntimeError("linalg.solve: Expected A and B to have the same dtype, but found A "
                            f"of type {scalar_type_name(a)} and B of type {scalar_type_name(b)} "
                            "instead")
+    if b.ndim == 0:
+        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
     vector = _is_vector_rhs(a, b)
     rows = b.shape[-1] if vector else b.shape[-2]
     if rows != a.shape[-1]:
@@ -198,8 +214,8 @@ def _solve(xp, a, b):
     try:
         return xp.linalg.solve(a, b[..., None])[..., 0] if vector else xp.linalg.solve(a, b)
     except np.linalg.LinAlgError:
-        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is "
-                          "singular.") from None
+        raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(a, _first_singular(a)[0])}The "
+                          "solver failed because the input matrix is singular.") from None
 
 
 def _as_columns(a, m):
@@ -261,7 +277,7 @@ def _not_positive_definite(x) -> LinAlgError:
 
 @op(save="result", node_name="LinalgCholeskyExBackward0")
 def _cholesky(xp, x, *, upper=False):
-    check_matrices("linalg.cholesky", x)
+    check_matrices("linalg.cholesky", x, half=kernel_error("cholesky_cpu"))
     # upper: LAPACK's potrf('U') reads x's upper triangle, which is the lower one of x^T, and
     # U is that factor transposed (not conjugated: its zeros keep potrf's +0j; seed 70864)
     source = xp.swapaxes(x, -1, -2) if upper else x

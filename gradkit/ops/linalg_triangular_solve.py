@@ -63,9 +63,12 @@ def _divide(xp, numerator, pivot):
 
 
 @op(save=("a", "result"), broadcast=True, name="linalg_solve_triangular")
-def solve_triangular(xp, a, b, *, upper, left=True, unitriangular=False):
+def solve_triangular(xp, a, b, *, upper=None, left=True, unitriangular=False):
     """X with ``A X = B`` (``left=False``: ``X A = B``) for triangular A: only its ``upper`` or
     lower triangle is read (``unitriangular``: its diagonal is taken as ones)."""
+    if upper is None:  # required, as torch's (its parser's words)
+        raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: '
+                        '"upper"')
     _check(a, b, left)
     return _solve(xp, a, b, upper, left, unitriangular)
 
@@ -105,6 +108,15 @@ def _solve_triangular_jvp(tangents, a, x, upper, left, unitriangular):
     return solve_triangular(a, rhs, upper=upper, left=left, unitriangular=unitriangular)
 
 
+def _keyword_only(params: dict, positional=(), inputs=()) -> dict:
+    """torch's parser: upper, left and unitriangular are keyword-only."""
+    if positional:
+        raise TypeError(f"linalg_solve_triangular() takes from 3 to 2 positional arguments but "
+                        f"{2 + len(positional)} were given")
+    return params
+
+
+solve_triangular.numbers = _keyword_only
 solve_triangular.defvjp_all(_solve_triangular_vjp)
 solve_triangular.defjvp_all(_solve_triangular_jvp)
 

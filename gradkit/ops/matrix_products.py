@@ -60,6 +60,7 @@ addr.defvjp(lambda g, vec1, vec2, beta, alpha: _scale(g, beta.conjugate()),
             lambda g, vec1, vec2, beta, alpha: _scale(matmul(g, conj(vec2)), alpha.conjugate()),
             lambda g, vec1, vec2, beta, alpha: _scale(matmul(transpose(g, 0, 1), conj(vec1)),
                                                       alpha.conjugate()))
+addr.input_keywords = ("input", "vec1", "vec2")  # torch's names, taken by keyword
 addr.defjvp(lambda t, vec1, vec2, beta, alpha: _scale(t, beta),
             lambda t, vec1, vec2, beta, alpha: _scale(outer(t, vec2), alpha),
             lambda t, vec1, vec2, beta, alpha: _scale(outer(vec1, t), alpha))

@@ -32,3 +32,19 @@ def test_in_place_write_into_an_output_leaves_the_inputs_tangent_alone(make_outp
     assert_same_as_torch(lambda m: _tangents_after(m, make_output, write))
     program = generate(RandomDrawer(212), "fwd")
     assert program.transform == "dual" and check(program) == []
+
+
+def test_jacfwd_blocks_have_the_outputs_dtype():
+    """jacfwd's blocks are tangents of the outputs: a float32 output's block for a float64
+    input is float32, a float64 output's for a float32 input float64 (seed 244)."""
+    def program(m):
+        def f(a, b):
+            return a * 2, b.sin(), (a + b.double()).sum()
+        a = m.tensor([[0.5]], dtype=m.float64)
+        b = m.tensor([0.25], dtype=m.float32)
+        forward = m.func.jacfwd(f, argnums=(0, 1))(a, b)
+        reverse = m.func.jacrev(f, argnums=(0, 1))(a, b)
+        return tuple(block for per_output in (*forward, *reverse) for block in per_output)
+    assert_same_as_torch(program)
+    assert check(generate(RandomDrawer(244), "fwd")) == []
+

@@ -6,6 +6,8 @@ from fuzz.known import check
 from fuzz.programs import RandomDrawer, generate
 from test_torch_numerics import assert_same_as_torch
 
+import gradkit
+
 
 torch = pytest.importorskip("torch")
 
@@ -48,3 +50,28 @@ def test_jacfwd_blocks_have_the_outputs_dtype():
     assert_same_as_torch(program)
     assert check(generate(RandomDrawer(244), "fwd")) == []
 
+
+def _write_into_inner_input(m, transform, write, through_view):
+    def f(x):
+        return write(x[0:1] if through_view else x).sum()
+    x = m.tensor([0.5, 1.5], dtype=m.float64)
+    if transform == "hessian":
+        return m.func.hessian(f)(x)
+    if transform == "jvp_of_grad":
+        return m.func.jvp(m.func.grad(f), (x,), (m.ones(2, dtype=m.float64),))
+    return m.func.grad(f)(x.requires_grad_())
+
+
+@pytest.mark.parametrize("transform", ["hessian", "jvp_of_grad", "grad_of_a_graph_input"])
+@pytest.mark.parametrize("through_view", [False, True])
+@pytest.mark.parametrize("write", [lambda x: x.sigmoid_(), lambda x: x.mul_(2),
+                                   lambda x: x.zero_()])
+def test_reverse_transform_input_is_a_leaf_to_in_place_writes(transform, write, through_view):
+    """grad's (and jacrev's) input is a leaf at its level: an in-place write into it, or into
+    a view of it, is torch's leaf error also when the input has a graph (inside jvp, jacfwd
+    or reverse mode), where gradkit's input is a view of the caller's tensor (seed 34)."""
+    assert_same_as_torch(lambda m: _write_into_inner_input(m, transform, write, through_view))
+    with pytest.raises(RuntimeError, match="^a view of a leaf Variable" if through_view
+                       else "^a leaf Variable that requires grad"):
+        _write_into_inner_input(gradkit, transform, write, through_view)
+    assert check(generate(RandomDrawer(34), "fwd")) == []

@@ -94,6 +94,9 @@ def fresh_tree(tree) -> tuple:
     """``tree`` with fresh tensors, and its fresh leaves in order."""
     leaves, spec = tree_flatten(tree)
     leaves = [fresh(x) for x in leaves]
+    for x in leaves:  # a view of an input with a graph: a leaf to torch's level
+        if getattr(x, "_view", None) is not None:
+            x._view.transform_leaf = True
     return tree_unflatten(leaves, spec), leaves
 
 

@@ -1,8 +1,9 @@
 """The fuzzer's ``fwd`` class (tests/fuzz/transforms.py: op chains under forward-mode AD and
 torch.func transforms) and what it found, each program run in gradkit and torch (its seed in
 the test's docstring)."""
+import numpy as np
 import pytest
-from fuzz.known import check
+from fuzz.known import check, diff_program
 from fuzz.programs import RandomDrawer, generate
 from test_torch_numerics import assert_same_as_torch
 
@@ -75,3 +76,98 @@ def test_reverse_transform_input_is_a_leaf_to_in_place_writes(transform, write, 
                        else "^a leaf Variable that requires grad"):
         _write_into_inner_input(gradkit, transform, write, through_view)
     assert check(generate(RandomDrawer(34), "fwd")) == []
+
+
+def _known_as(seed: int) -> str | None:
+    problems, known = diff_program(generate(RandomDrawer(seed), "fwd"))
+    assert problems
+    return known
+
+
+def test_captured_write_is_seen_when_the_function_returns():
+    """Known difference (docs/func.md, "so unlike torch the write has happened"; seed 63):
+    torch refuses a write into a captured tensor at the write, gradkit after the call."""
+    assert _known_as(63).startswith("a write into a captured tensor under a transform")
+    for m in (torch, gradkit):
+        w = m.zeros(2, dtype=m.float64)
+        with pytest.raises(RuntimeError, match="would mutate a captured Tensor"):
+            m.func.jvp(lambda x, w=w: w.add_(1.0) * x, (m.ones(2, dtype=m.float64),),
+                       (m.ones(2, dtype=m.float64),))
+        assert w.tolist() == ([0.0, 0.0] if m is torch else [1.0, 1.0])
+
+
+def test_vmap_refuses_a_write_into_an_unmapped_tensor_torch_allows():
+    """Known difference (docs/func.md, "and allows them otherwise"; seed 117): torch's vmap
+    lets a write whose value does not depend on the mapped inputs run once."""
+    assert _known_as(117) == "vmap refuses every write into an unmapped or captured tensor"
+
+    def program(m):
+        w = m.zeros(2, dtype=m.float64)
+        return m.func.vmap(lambda x, w: w.add_(1.0) + x, in_dims=(0, None))(
+            m.ones(3, 2, dtype=m.float64), w)
+    assert program(torch).tolist() == [[2.0, 2.0]] * 3
+    with pytest.raises(RuntimeError, match="wrote in place into a tensor it captured"):
+        program(gradkit)
+
+
+def test_reverse_mode_jvp_refuses_a_saved_value_written_in_place():
+    """Known difference (docs/func.md, "where torch's forward mode needs no saved values";
+    seed 106): gradkit's jvp is a double backward pass, so exp's saved output written in place
+    is refused, where torch's forward mode computes."""
+    assert _known_as(106) == "jvp/jacfwd/hessian through reverse mode refuse a saved value " \
+        "written in place"
+
+    def f(x):
+        y = x.exp()
+        y.mul_(2)
+        return y
+    args = (torch.tensor([0.5], dtype=torch.float64),), (torch.ones(1, dtype=torch.float64),)
+    _, tangent = torch.func.jvp(f, *args)
+    assert tangent.tolist() == [2 * torch.exp(torch.tensor(0.5, dtype=torch.float64)).item()]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        gradkit.func.jvp(f, *[tuple(gradkit.tensor(t.numpy()) for t in a) for a in args])
+
+
+def test_torch_gives_a_single_precision_output_a_double_tangent():
+    """Known difference (docs/func.md, "a double-precision tangent for a single-precision
+    output"; seed 378): under torch.func.jvp a 0-d float32 tensor times a Python number has a
+    float64 tangent (under forward_ad.dual_level it is float32); gradkit's is float32."""
+    assert _known_as(378) == "torch's forward transforms give some single-precision tangents " \
+        "a double dtype"
+    for m, dtype in ((torch, torch.float64), (gradkit, gradkit.float32)):
+        x, t = m.tensor(0.5), m.tensor(1.0)
+        _, tangent = m.func.jvp(lambda x: x * 2.0, (x,), (t,))
+        assert tangent.dtype == dtype and tangent.item() == 2.0
+
+
+def _pow_tangent(m):
+    fw = m.autograd.forward_ad
+    with fw.dual_level():
+        base = fw.make_dual(m.tensor([1.3, 0.7], dtype=m.float64),
+                            m.tensor([0.5, -1.0], dtype=m.float64))
+        exponent = m.tensor([0.3 + 0.4j, -0.2 + 0.9j], dtype=m.complex128)
+        return fw.unpack_dual(base ** exponent).tangent.numpy()
+
+
+def test_torch_drops_the_imaginary_part_of_a_real_bases_pow_tangent():
+    """Known difference (docs/autograd.md, "keeps only the real part of that operand's term";
+    seed 406): d/dt (b + t v) ** z = z b ** (z - 1) v is complex; torch's is its real part."""
+    assert _known_as(406).startswith("torch's jvp of a power with a real operand")
+    b, v = np.array([1.3, 0.7]), np.array([0.5, -1.0])
+    z = np.array([0.3 + 0.4j, -0.2 + 0.9j])
+    exact = z * b ** (z - 1) * v
+    np.testing.assert_allclose(_pow_tangent(gradkit), exact, rtol=1e-12)
+    np.testing.assert_allclose(_pow_tangent(torch), exact.real, rtol=1e-12)
+
+
+def test_torch_tangent_of_a_self_multiply_reads_the_updated_tangent():
+    """Known difference (docs/autograd.md, "tangent it has already updated in place"; seed
+    127): x.mul_(x) at x = 3 with tangent 1 has tangent 2 x = 6; torch's is x + x * x = 12."""
+    assert _known_as(127) == "torch's tangent of x.mul_(x) reads the tangent it has already " \
+        "updated"
+    for m, expected in ((gradkit, 6.0), (torch, 12.0)):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor(3.0), m.tensor(1.0))
+            x.mul_(x)
+            assert fw.unpack_dual(x).tangent.item() == expected

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from . import known_fwd
 from .ops_breadth import _hermitian_pd, _shifted
 from .ops_optim import error_problems, negated_complex_zero, single_precision_lbfgs
 from .programs import OPS
@@ -1757,6 +1758,25 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("copysign by a NaN: the NaN's sign bit, which NumPy's math functions clear",
           "docs/numerics.md", "The sign bit of a NaN is not compared",
           _copysign_by_a_cleared_nan),
+    # the fwd class (tests/fuzz/known_fwd.py)
+    Known("a write into a captured tensor under a transform: gradkit sees it when the function "
+          "returns", "docs/func.md", "so unlike torch the write has happened",
+          known_fwd.captured_write_seen_at_return),
+    Known("vmap refuses every write into an unmapped or captured tensor", "docs/func.md",
+          "and allows them otherwise", known_fwd.vmap_refuses_every_captured_write),
+    Known("jvp/jacfwd/hessian through reverse mode refuse a saved value written in place",
+          "docs/func.md", "where torch's forward mode needs no saved values",
+          known_fwd.reverse_mode_jvp_reads_saved_values),
+    Known("torch's forward transforms give some single-precision tangents a double dtype",
+          "docs/func.md", "a double-precision tangent for a single-precision output",
+          known_fwd.tangent_dtype),
+    Known("torch's jvp of a power with a real operand and a complex result drops the "
+          "imaginary part of that operand's term", "docs/autograd.md",
+          "keeps only the real part of that operand's term",
+          known_fwd.torch_pow_tangent_of_a_real_operand),
+    Known("torch's tangent of x.mul_(x) reads the tangent it has already updated",
+          "docs/autograd.md", "tangent it has already updated in place",
+          known_fwd.torch_tangent_of_a_self_write),
     # the most general explanations last: the entries above name a specific cause
     Known("single-precision values that torch's own double-precision ones show are noise",
           "docs/numerics.md", "further from its own float64 value", _single_precision_value_noise),

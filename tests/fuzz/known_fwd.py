@@ -1,0 +1,97 @@
+"""The fwd class's known differences (tests/fuzz/known.py lists them with their docs): how
+gradkit's transforms, built on reverse mode and run once per sample, differ from torch's by
+design, and torch's own forward-mode warts."""
+from __future__ import annotations
+
+import numpy as np
+
+from .runner import Result, compare
+
+_CAPTURED_WRITE = "would mutate a captured Tensor"
+_SAVED_WRITTEN = "modified by an inplace operation"
+# the transforms that push tangents forward (torch's forward mode)
+_FORWARD = ("dual", "jvp", "jacfwd", "hessian", "jvp_of_grad")
+
+
+def _phase_rank(phase: str) -> tuple:
+    """Steps in order, then the transform's own work."""
+    return (1, int(phase.split()[1])) if phase.startswith("step ") else \
+        (0, 0) if phase == "forward" else (2, 0)
+
+
+def captured_write_seen_at_return(program, mine: Result, theirs: Result) -> bool:
+    """torch refused a write into a captured tensor at the write; gradkit sees it when the
+    function returns (the same error), or, the write done, a later step raised first."""
+    if program.transform in ("", "dual", "vmap") or theirs.error is None or \
+            _CAPTURED_WRITE not in theirs.message or mine.error is None:
+        return False
+    return mine.message.startswith(theirs.message[:60]) or \
+        _phase_rank(mine.error[0]) > _phase_rank(theirs.error[0])
+
+
+def vmap_refuses_every_captured_write(program, mine: Result, theirs: Result) -> bool:
+    """gradkit's per-sample vmap refuses every write into an unmapped or captured tensor;
+    torch only those whose value depends on the mapped inputs."""
+    return program.transform == "vmap" and mine.error is not None and \
+        "wrote in place into a tensor it captured" in mine.message and (
+            theirs.error is None or "vmap: inplace arithmetic" in theirs.message)
+
+
+def reverse_mode_jvp_reads_saved_values(program, mine: Result, theirs: Result) -> bool:
+    """gradkit's jvp / jacfwd / hessian run backward passes: a value an op saved and a later
+    step wrote in place is refused, where torch's forward mode needs no saved values."""
+    return program.transform in _FORWARD[1:] and mine.error is not None and \
+        _SAVED_WRITTEN in mine.message and (
+            theirs.error is None or _phase_rank(theirs.error[0]) >= _phase_rank(mine.error[0]))
+
+
+def _single_of(mine: np.ndarray, theirs: np.ndarray) -> bool:
+    pairs = {("float32", "float64"), ("complex64", "complex128"), ("float64", "float32"),
+             ("complex128", "complex64")}
+    return (str(mine.dtype), str(theirs.dtype)) in pairs
+
+
+def tangent_dtype(program, mine: Result, theirs: Result) -> bool:
+    """Only derivatives' precision differs (values agree once cast): torch's forward
+    transforms give some tangents the double dtype of a single-precision output."""
+    if program.transform not in _FORWARD[1:] or len(mine.grads) != len(theirs.grads):
+        return False
+    differ = [i for i, (a, b) in enumerate(zip(mine.grads, theirs.grads))
+              if a is not None and b is not None and a.dtype != b.dtype]
+    if not differ or not all(_single_of(mine.grads[i], theirs.grads[i]) for i in differ):
+        return False
+    cast = [g if g is None or b is None else g.astype(b.dtype)
+            for g, b in zip(mine.grads, theirs.grads)]
+    return not compare(mine._replace(grads=cast), theirs)
+
+
+def _is_power(step) -> bool:
+    return step.op in ("pow", "i_pow_") or step.params.get("op") == "**" or \
+        step.params.get("fn") in ("pow", "float_power")
+
+
+def torch_pow_tangent_of_a_real_operand(program, mine: Result, theirs: Result) -> bool:
+    """A power with a real operand (carrying a tangent) and a complex result: torch's jvp
+    keeps only the real part of that operand's term (its backward's projection)."""
+    if program.transform not in _FORWARD or not mine.values or not all(
+            p.startswith("grads") and "values differ" in p for p in compare(mine, theirs)):
+        return False
+    leaves = len(program.leaves)
+    for k, step in enumerate(program.steps):
+        if not _is_power(step) or leaves + k >= len(mine.values):
+            continue
+        # the core "pow" is (|x| + 0.5) ** (y / 2): a real base
+        real = step.op == "pow" or any(mine.values[i].dtype.kind == "f" for i in step.inputs)
+        if real and mine.values[leaves + k].dtype.kind == "c":
+            return True
+    return False
+
+
+def torch_tangent_of_a_self_write(program, mine: Result, theirs: Result) -> bool:
+    """``x.mul_(x)`` on a dual: torch's tangent formula reads the tangent it has already
+    updated in place (x t + x (x t) for 2 x t)."""
+    return program.transform in _FORWARD and any(
+        step.inputs[0] in step.inputs[1:] for step in program.steps
+        if step.op in ("mul_", "i_imul", "ibinop", "i_iadd", "add_", "div_", "i_sub_",
+                       "copy_", "i_copy_")) and all(
+        p.startswith("grads") for p in compare(mine, theirs))

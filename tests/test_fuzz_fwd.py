@@ -110,12 +110,15 @@ def test_vmap_refuses_a_write_into_an_unmapped_tensor_torch_allows():
         program(gradkit)
 
 
+_AS_REVERSE_MODE = "jvp/jacfwd/hessian are reverse mode: torch's reverse mode raises (gives) " \
+    "the same"
+
+
 def test_reverse_mode_jvp_refuses_a_saved_value_written_in_place():
-    """Known difference (docs/func.md, "where torch's forward mode needs no saved values";
-    seed 106): gradkit's jvp is a double backward pass, so exp's saved output written in place
-    is refused, where torch's forward mode computes."""
-    assert _known_as(106) == "jvp/jacfwd/hessian through reverse mode refuse a saved value " \
-        "written in place"
+    """Known difference (docs/func.md, "where torch's reverse mode raises too"; seed 106):
+    gradkit's jvp is a double backward pass, so exp's saved output written in place is
+    refused, as torch's vjp refuses it, where torch's forward mode computes."""
+    assert _known_as(106) == _AS_REVERSE_MODE
 
     def f(x):
         y = x.exp()
@@ -124,8 +127,33 @@ def test_reverse_mode_jvp_refuses_a_saved_value_written_in_place():
     args = (torch.tensor([0.5], dtype=torch.float64),), (torch.ones(1, dtype=torch.float64),)
     _, tangent = torch.func.jvp(f, *args)
     assert tangent.tolist() == [2 * torch.exp(torch.tensor(0.5, dtype=torch.float64)).item()]
-    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        gradkit.func.jvp(f, *[tuple(gradkit.tensor(t.numpy()) for t in a) for a in args])
+    ours = [tuple(gradkit.tensor(t.numpy()) for t in a) for a in args]
+    for call in (lambda: torch.func.vjp(f, *args[0])[1](*args[1]),
+                 lambda: gradkit.func.jvp(f, *ours)):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            call()
+
+
+def _no_grad_square(m):
+    def f(x):
+        with m.no_grad():
+            return x * x
+    x = m.tensor([-0.5], dtype=m.float64)
+    return m.func.jacfwd(f)(x), m.func.jacrev(f)(x)
+
+
+def test_no_grad_stops_jacfwd_as_it_stops_jacrev():
+    """Known difference (docs/func.md, "where torch's reverse mode raises too"; seeds 867,
+    449): torch's forward mode pushes tangents through no_grad(), gradkit's jacfwd (reverse
+    mode) gives torch's jacrev; floor_divide's missing derivative is reverse mode's error."""
+    assert _known_as(867) == _known_as(449) == _AS_REVERSE_MODE
+    forward, reverse = _no_grad_square(torch)
+    assert forward.tolist() == [[-1.0]] and reverse.tolist() == [[0.0]]
+    assert [j.tolist() for j in _no_grad_square(gradkit)] == [[[0.0]], [[0.0]]]
+    x = gradkit.tensor([1.5], dtype=gradkit.float64)
+    for m, error in ((torch, NotImplementedError), (gradkit, RuntimeError)):
+        with pytest.raises(error, match="floor_divide"):
+            m.func.jacfwd(lambda x: x // x)(m.tensor(x.numpy()))
 
 
 def test_torch_gives_a_single_precision_output_a_double_tangent():

@@ -3,12 +3,13 @@ gradkit's transforms, built on reverse mode and run once per sample, differ from
 design, and torch's own forward-mode warts."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from .runner import Result, compare
+from .runner import Result, compare, run
 
 _CAPTURED_WRITE = "would mutate a captured Tensor"
-_SAVED_WRITTEN = "modified by an inplace operation"
 # the transforms that push tangents forward (torch's forward mode)
 _FORWARD = ("dual", "jvp", "jacfwd", "hessian", "jvp_of_grad")
 
@@ -37,12 +38,29 @@ def vmap_refuses_every_captured_write(program, mine: Result, theirs: Result) -> 
             theirs.error is None or "vmap: inplace arithmetic" in theirs.message)
 
 
-def reverse_mode_jvp_reads_saved_values(program, mine: Result, theirs: Result) -> bool:
-    """gradkit's jvp / jacfwd / hessian run backward passes: a value an op saved and a later
-    step wrote in place is refused, where torch's forward mode needs no saved values."""
-    return program.transform in _FORWARD[1:] and mine.error is not None and \
-        _SAVED_WRITTEN in mine.message and (
-            theirs.error is None or _phase_rank(theirs.error[0]) >= _phase_rank(mine.error[0]))
+# gradkit's forward transforms run reverse mode (docs/func.md): torch's reverse-mode twin
+# (at copies of the inputs, which forward mode lets the chain write into)
+_REVERSE_TWIN = {"jvp": "vjp_of_copies", "jacfwd": "jacrev_of_copies", "hessian": "grad",
+                 "jvp_of_grad": "grad"}
+
+
+def _text(message: str) -> str:
+    return message.replace("gradkit.", "torch.")[:60]
+
+
+def as_torchs_reverse_mode(program, mine: Result, theirs: Result) -> bool:
+    """gradkit's jvp / jacfwd / hessian are backward passes: they raise what torch's reverse
+    mode raises on the same chain (a saved value written in place, a stale split view, a
+    backward torch lacks), and jacfwd's blocks are torch's jacrev's (no_grad() inside)."""
+    import torch
+    twin = _REVERSE_TWIN.get(program.transform)
+    if twin is None or mine.error is None and program.transform != "jacfwd":
+        return False
+    reverse = run(dataclasses.replace(program, transform=twin), torch)
+    if mine.error is not None:
+        return reverse.error is not None and reverse.error[1:] == mine.error[1:] and \
+            _text(reverse.message) == _text(mine.message)
+    return reverse.error is None and not compare(mine, reverse)
 
 
 def _single_of(mine: np.ndarray, theirs: np.ndarray) -> bool:

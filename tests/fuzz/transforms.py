@@ -26,6 +26,9 @@ from .runner import (TORCH_INTERNAL_ERRORS, Result, TorchInternalError, _numpy, 
 
 TRANSFORMS = ("dual", "jvp", "vjp", "grad", "jacrev", "jacfwd", "hessian", "vmap",
               "jvp_of_grad")
+# not drawn: "vjp" + _OF_COPIES differentiates the chain at copies of its inputs, which it may
+# write into as jvp's (tests/fuzz/known_fwd.py compares gradkit's jvp with torch's that way)
+_OF_COPIES = "_of_copies"
 
 
 def _inputs(lib, program, nudge: float) -> list:
@@ -86,7 +89,7 @@ def _dual(lib, program, inputs: list, phase: list) -> tuple:
 
 def _transformed(lib, program, inputs: list, phase: list) -> tuple:
     """(values per slot, derivatives) of the chain under ``program.transform``."""
-    func, kind = lib.func, program.transform
+    func, kind = lib.func, program.transform.removesuffix(_OF_COPIES)
     wrt = [i for i, leaf in enumerate(program.leaves) if leaf.requires_grad]
     primals = [inputs[i] for i in wrt]
     argnums = tuple(range(len(primals)))
@@ -94,7 +97,7 @@ def _transformed(lib, program, inputs: list, phase: list) -> tuple:
     def chain(*xs):
         env = list(inputs)
         for i, x in zip(wrt, xs):
-            env[i] = x
+            env[i] = x.clone() if program.transform.endswith(_OF_COPIES) else x
         env = _chain(lib, program, env, phase)
         return tuple(t for t in env if _inexact(t)), tuple(env)
 

@@ -199,3 +199,23 @@ def test_torch_tangent_of_a_self_multiply_reads_the_updated_tangent():
             x = fw.make_dual(m.tensor(3.0), m.tensor(1.0))
             x.mul_(x)
             assert fw.unpack_dual(x).tangent.item() == expected
+
+
+@pytest.mark.parametrize("name", ["minimum", "maximum"])
+def test_pairwise_extreme_tangent_is_torchs_at_ties_nan_and_inf(name):
+    """torch's forward rule for maximum/minimum is t_y + w (t_x - t_y) (w 1/2 at ties, 1
+    where x wins): at a NaN only y's tangent, where gradkit summed both (minimum(x, x) of a
+    NaN had tangent 2 t: seed 5534; inf ties: seed 1119)."""
+    def program(m):
+        fw, nan, inf = m.autograd.forward_ad, float("nan"), float("inf")
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor([1.0, 2.0, nan, inf, 3.0], dtype=m.float64),
+                             m.tensor([1.0, 1.0, 1.0, 1.0, 2.0], dtype=m.float64))
+            y = fw.make_dual(m.tensor([1.0, 3.0, 1.0, inf, nan], dtype=m.float64),
+                             m.tensor([5.0, 7.0, 5.0, inf, 5.0], dtype=m.float64))
+            plain = m.tensor([1.0, 1.5, nan, 0.0, 3.0], dtype=m.float64)
+            return tuple(fw.unpack_dual(getattr(m, name)(a, b)).tangent
+                         for a, b in ((x, x), (x, y), (y, x), (x, plain), (plain, x)))
+    assert_same_as_torch(program)
+    for seed in (5534, 1119):
+        assert check(generate(RandomDrawer(seed), "fwd")) == []

@@ -259,8 +259,10 @@ class Tensor:
 
     def detach_(self) -> Tensor:
         """Detach this tensor from its history in place (not allowed on views)."""
-        if getattr(self, "_view", None) is not None:
+        view = getattr(self, "_view", None)
+        if view is not None and not view.transform_leaf:  # a transform's input: a leaf
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._view = None
         self.grad_fn = None
         self._requires_grad = False
         self._output_nr = 0

@@ -219,3 +219,32 @@ def test_pairwise_extreme_tangent_is_torchs_at_ties_nan_and_inf(name):
     assert_same_as_torch(program)
     for seed in (5534, 1119):
         assert check(generate(RandomDrawer(seed), "fwd")) == []
+
+
+def _detach_inside(m, transform):
+    def f(x):
+        x.detach_()
+        return (x * x).sum()
+    x = m.tensor([0.5, 1.5], dtype=m.float64)
+    if transform == "jvp":
+        return m.func.jvp(f, (x,), (m.ones(2, dtype=m.float64),))
+    if transform == "hessian":
+        return m.func.hessian(f)(x)
+    return m.func.jvp(m.func.grad(f), (x,), (m.ones(2, dtype=m.float64),))
+
+
+@pytest.mark.parametrize("transform", ["jvp", "hessian", "jvp_of_grad"])
+def test_detach_in_place_of_a_transforms_input(transform):
+    """jvp's input is a dual tensor, a view to torch: detach_() is "Can't detach views
+    in-place" (seed 1134); grad's (jacrev's) is a leaf at its level, which detach_() may
+    detach (its derivatives are then zeros), also inside jvp or jacfwd, where gradkit's input
+    is a view of the caller's tensor (seed 296)."""
+    if transform == "jvp":
+        for m in (torch, gradkit):  # (torch's text goes on about DistributedDataParallel)
+            with pytest.raises(RuntimeError,
+                               match=r"^Can't detach views in-place\. Use detach\(\) instead\."):
+                _detach_inside(m, transform)
+    else:
+        assert_same_as_torch(lambda m: _detach_inside(m, transform))
+        assert not any(t.any() for t in _detach_inside(gradkit, transform))
+    assert check(generate(RandomDrawer(1134 if transform == "jvp" else 296), "fwd")) == []

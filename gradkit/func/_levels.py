@@ -107,7 +107,8 @@ def fresh_writable_tree(tree) -> tuple:
     which copies what ``func`` wrote into the caller's tensors, as torch's writes land there."""
     originals, spec = tree_flatten(tree)
     leaves = [fresh(x) for x in originals]
-    given = [x.clone() if x.is_leaf else x for x in leaves]
+    # a view of a copy, as torch's dual tensors are views (detach_() is refused)
+    given = [x.clone().view_as(x) if x.is_leaf else x for x in leaves]
     versions = [x._version for x in given]
 
     def write_back() -> None:

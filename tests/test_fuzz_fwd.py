@@ -248,3 +248,67 @@ def test_detach_in_place_of_a_transforms_input(transform):
         assert_same_as_torch(lambda m: _detach_inside(m, transform))
         assert not any(t.any() for t in _detach_inside(gradkit, transform))
     assert check(generate(RandomDrawer(1134 if transform == "jvp" else 296), "fwd")) == []
+
+
+def test_torch_vmap_refuses_detach_of_a_batched_tensor():
+    """Known difference (docs/func.md, "a tensor computed from the mapped inputs (torch:";
+    seed 626): torch's vmap runs detach_() on a per-sample view and refuses."""
+    assert _known_as(626) == "torch's vmap refuses what its batched tensors cannot do " \
+        "(.item(), detach_())"
+    with pytest.raises(RuntimeError, match="Can't detach views in-place"):
+        torch.func.vmap(lambda x: (x * 2).detach_())(torch.ones(3, 2))
+    assert gradkit.func.vmap(lambda x: (x * 2).detach_())(gradkit.ones(3, 2)).tolist() == \
+        [[2.0, 2.0]] * 3
+
+
+def test_jacobians_of_an_empty_tensor_are_empty_blocks():
+    """Known difference (docs/func.md, "The Jacobians of an empty input or output are empty
+    blocks"; seed 3036): torch's jacfwd with has_aux of an empty input raises an IndexError."""
+    assert _known_as(3036) in ("torch's Jacobians of an empty tensor raise under its vmap or "
+                               "backward", _AS_REVERSE_MODE)
+    with pytest.raises(IndexError):
+        torch.func.jacfwd(lambda x: (x * 2, x), has_aux=True)(torch.ones(2, 0))
+    jacobian, aux = gradkit.func.jacfwd(lambda x: (x * 2, x), has_aux=True)(gradkit.ones(2, 0))
+    assert jacobian.shape == (2, 0, 2, 0) and aux.shape == (2, 0)
+
+
+def test_torch_jacrev_spreads_a_nan_between_outputs():
+    """Known difference (docs/func.md, "reaches the blocks of the"; seed 413): the block of
+    x for x is the identity, but torch's one backward pass with x ** x (NaN at x < 0) gives
+    it NaN in that column."""
+    assert _known_as(413) == "torch's jacrev of several outputs spreads one output's NaN " \
+        "into the others' blocks"
+    blocks = {m: m.func.jacrev(lambda x: (x, x ** x))(m.tensor([-0.5, 0.7], dtype=m.float64))
+              for m in (torch, gradkit)}
+    assert blocks[gradkit][0].tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    assert np.isnan(blocks[torch][0].numpy()[:, 0]).all()
+    np.testing.assert_allclose(blocks[gradkit][1].numpy(), blocks[torch][1].numpy())
+
+
+def test_tangent_of_an_empty_mean_is_zero():
+    """Known difference (docs/autograd.md, "which are reverse mode) is 0 in gradkit,"; seeds
+    4282, 3475): logsumexp's tangent over no elements, and a mean's under jacfwd."""
+    assert _known_as(4282) == _known_as(3475) == "the tangent of a mean over no elements: " \
+        "torch's 0/0 NaN"
+    for m in (gradkit, torch):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.ones(0), m.ones(0))
+            tangent = fw.unpack_dual(x.logsumexp(0)).tangent.item()
+        # d mean(x) / d y of an empty x
+        jacobian = m.func.jacfwd(lambda x, y: (x.mean(), y), argnums=(0, 1))(
+            m.ones(0), m.ones(1))[0][1]
+        assert (tangent, jacobian.item()) == (0.0, 0.0) if m is gradkit else \
+            np.isnan([tangent, jacobian.item()]).all()
+
+
+def test_no_grad_inside_stops_gradkits_jvp():
+    """Known difference (docs/func.md, "stops their derivatives, which torch's"; seed 2759):
+    torch's forward mode pushes tangents through no_grad()."""
+    assert _known_as(2759) == "no_grad() inside stops gradkit's jvp (a backward pass), not " \
+        "torch's forward mode"
+    for m, expected in ((torch, 3.0), (gradkit, 0.0)):
+        def f(x, m=m):
+            with m.no_grad():
+                return x * 3.0
+        assert m.func.jvp(f, (m.tensor(1.0),), (m.tensor(1.0),))[1].item() == expected

@@ -51,10 +51,13 @@ def _text(message: str) -> str:
 def as_torchs_reverse_mode(program, mine: Result, theirs: Result) -> bool:
     """gradkit's jvp / jacfwd / hessian are backward passes: they raise what torch's reverse
     mode raises on the same chain (a saved value written in place, a stale split view, a
-    backward torch lacks), and jacfwd's blocks are torch's jacrev's (no_grad() inside)."""
+    backward torch lacks), jacfwd's blocks are torch's jacrev's (no_grad() inside) and the
+    Hessian is torch's jacrev of jacrev (NaNs spread as reverse mode spreads them)."""
     import torch
     twin = _REVERSE_TWIN.get(program.transform)
-    if twin is None or mine.error is None and program.transform != "jacfwd":
+    if mine.error is None:  # values: jacfwd's are jacrev's, hessian's jacrev of jacrev's
+        twin = {"jacfwd": twin, "hessian": "hessian_by_reverse"}.get(program.transform)
+    if twin is None:
         return False
     reverse = run(dataclasses.replace(program, transform=twin), torch)
     if mine.error is not None:
@@ -113,3 +116,70 @@ def torch_tangent_of_a_self_write(program, mine: Result, theirs: Result) -> bool
         if step.op in ("mul_", "i_imul", "ibinop", "i_iadd", "add_", "div_", "i_sub_",
                        "copy_", "i_copy_")) and all(
         p.startswith("grads") for p in compare(mine, theirs))
+
+
+def vmap_torch_refuses_what_batched_tensors_cannot_do(program, mine: Result,
+                                                      theirs: Result) -> bool:
+    """torch's vmap refuses .item(), detach_() of a batched tensor, a write of mapped values
+    into an unbatched one made inside; gradkit's per-sample vmap runs them."""
+    refusal = ("vmap: ", "Can't detach views in-place")
+    return program.transform == "vmap" and theirs.error is not None and \
+        theirs.message.startswith(refusal) and (
+            mine.error is None or _phase_rank(mine.error[0]) >= _phase_rank(theirs.error[0]))
+
+
+def _empty(program, mine: Result) -> bool:
+    return any(0 in leaf.shape for leaf in program.leaves) or any(
+        v.size == 0 for v in mine.values)
+
+
+def torch_jacobian_of_an_empty_tensor(program, mine: Result, theirs: Result) -> bool:
+    """torch's jacfwd/hessian of an empty input raise under its vmap (IndexError, a reshape
+    of 0 elements), its jacrev of an empty output runs that output's backward; gradkit's
+    blocks are empty, computed by no backward pass."""
+    return program.transform in ("jacfwd", "hessian", "jacrev") and mine.error is None and \
+        theirs.error is not None and _empty(program, mine) and (
+            theirs.error[2] == "IndexError" or "cannot reshape tensor of 0 elements" in
+            theirs.message or program.transform == "jacrev" and theirs.error[0] == "transform")
+
+
+def _differing(mine: Result, theirs: Result) -> list | None:
+    """(gradkit's, torch's) elements of every derivative where they differ, or None when
+    anything else (values, errors, shapes) differs."""
+    if mine.error or theirs.error or len(mine.grads) != len(theirs.grads) or any(
+            p.startswith(("values", "signed zero in values")) for p in compare(mine, theirs)):
+        return None
+    pairs = []
+    for a, b in zip(mine.grads, theirs.grads):
+        if a is None or b is None or a.shape != b.shape:
+            if (a is None) != (b is None) and np.any(a if b is None else b):
+                return None
+            continue
+        with np.errstate(invalid="ignore"):
+            differ = ~np.isclose(a, b, rtol=2e-3, atol=1e-6, equal_nan=True)
+        pairs.append((a[differ], b[differ]))
+    return pairs
+
+
+def torch_jacrev_spreads_a_nan(program, mine: Result, theirs: Result) -> bool:
+    """torch's jacrev of several outputs: one backward pass over all of them, so a NaN in one
+    output's derivative reaches the others' blocks (0 * NaN); gradkit's differ only there."""
+    pairs = _differing(mine, theirs) if program.transform == "jacrev" else None
+    return bool(pairs) and all(np.isnan(b).all() and not np.isnan(a).any() for a, b in pairs) \
+        and any(a.size for a, _ in pairs)
+
+
+def torch_tangent_of_an_empty_mean(program, mine: Result, theirs: Result) -> bool:
+    """The tangent of a mean (logsumexp) over no elements: torch's 0/0 is NaN, gradkit's 0."""
+    pairs = _differing(mine, theirs) if program.transform in _FORWARD and _empty(
+        program, mine) else None
+    return bool(pairs) and any(a.size for a, _ in pairs) and all(
+        np.isnan(b).all() and (a == 0).all() for a, b in pairs)
+
+
+def no_grad_stops_gradkits_jvp(program, mine: Result, theirs: Result) -> bool:
+    """no_grad() inside the function: torch's forward mode pushes tangents through it,
+    gradkit's jvp (a backward pass) does not."""
+    return program.transform in _FORWARD[1:] and any(
+        step.op == "no_grad_mul" for step in program.steps) and _differing(
+        mine, theirs) is not None

@@ -29,6 +29,7 @@ TRANSFORMS = ("dual", "jvp", "vjp", "grad", "jacrev", "jacfwd", "hessian", "vmap
 # not drawn: "vjp" + _OF_COPIES differentiates the chain at copies of its inputs, which it may
 # write into as jvp's (tests/fuzz/known_fwd.py compares gradkit's jvp with torch's that way)
 _OF_COPIES = "_of_copies"
+_HESSIAN_BY_REVERSE = "hessian_by_reverse"   # jacrev of jacrev: gradkit's hessian's values
 
 
 def _inputs(lib, program, nudge: float) -> list:
@@ -120,8 +121,10 @@ def _transformed(lib, program, inputs: list, phase: list) -> tuple:
     elif kind in ("jacrev", "jacfwd"):
         derivatives, slots = getattr(func, kind)(chain, argnums=argnums, has_aux=True)(
             *primals)
-    elif kind == "hessian":
-        return [], _numpys(func.hessian(lambda *xs: loss(*xs)[0], argnums=argnums)(*primals))
+    elif kind in ("hessian", _HESSIAN_BY_REVERSE):
+        jacobian = func.hessian if kind == "hessian" else \
+            lambda f, argnums: func.jacrev(func.jacrev(f, argnums), argnums)
+        return [], _numpys(jacobian(lambda *xs: loss(*xs)[0], argnums=argnums)(*primals))
     else:  # jvp_of_grad: forward over reverse
         gradient = func.grad(loss, argnums=argnums, has_aux=True)
         _, derivatives, slots = func.jvp(gradient, tuple(primals), tangents, has_aux=True)

@@ -56,8 +56,13 @@ def guarded_call(func, args: tuple, kwargs: dict | None = None, reverse: bool = 
     place into a tensor it captured (a write the transform could not see through)."""
     watched = [(t, t._version) for t in captured_tensors(func) if not t.is_inference()]
     hooks = disable_saved_tensors_hooks(_NO_SAVED_HOOKS) if reverse else contextlib.nullcontext()
-    with hooks, transform_level():
-        output = func(*args, **(kwargs or {}))
+    outer = grad_state.captured
+    grad_state.captured = outer | {id(t) for t, _ in watched}  # detach_() checks these
+    try:
+        with hooks, transform_level():
+            output = func(*args, **(kwargs or {}))
+    finally:
+        grad_state.captured = outer
     if any(t._version != version for t, version in watched):
         raise RuntimeError(_CAPTURED_WRITE)
     return output

@@ -335,3 +335,21 @@ def test_detach_in_place_of_a_captured_tensor(transform):
         with pytest.raises(RuntimeError, match=r"\(aten::detach_\) that would mutate a capt"):
             _detach_captured(gradkit, transform)
     assert check(generate(RandomDrawer(6), "fwd")) == []
+
+
+def test_remainder_of_a_number_by_a_dual_has_no_forward_formula():
+    """torch has no forward-mode formula for remainder(Scalar, Tensor): ``3.0 % dual`` is its
+    NotImplementedError; tensor % tensor and tensor % number keep their tangents (seed
+    8457)."""
+    def program(m, left):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor([1.5, 2.5]), m.tensor([1.0, 1.0]))
+            y = left % x if left is not None else x % 2.0
+            return fw.unpack_dual(y).tangent
+    for left in (3.0, None, "tensor"):
+        assert_same_as_torch(lambda m, left=left: program(
+            m, m.tensor([3.0, 4.0]) if left == "tensor" else left))
+    with pytest.raises(NotImplementedError, match="forward AD with aten::remainder"):
+        program(gradkit, 3.0)
+    assert check(generate(RandomDrawer(8457), "fwd")) == []

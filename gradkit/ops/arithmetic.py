@@ -9,6 +9,7 @@ import numpy as np
 from gradkit.number_arguments import number_argument
 from gradkit.ops._op import Op, op
 from gradkit.ops.fused import complex_quotient, multiply_add
+from gradkit.ops.grad_edges import no_forward_ad
 from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log
@@ -391,5 +392,7 @@ def _remainder_grad_divisor(g, x, y):
 
 
 remainder.defvjp(lambda g, x, y: g, _remainder_grad_divisor)
-remainder.defjvp(lambda t, x, y: t,
-                 lambda t, x, y: -t * _floor_quotient(x, y))
+_SCALAR_REMAINDER_JVP = no_forward_ad("aten::remainder", brief=True)
+remainder.defjvp(lambda t, x, y: t,  # remainder(Scalar, Tensor): torch has no formula either
+                 lambda t, x, y: _SCALAR_REMAINDER_JVP(t) if type(x) in PY_SCALARS
+                 else -t * _floor_quotient(x, y))

@@ -353,3 +353,17 @@ def test_remainder_of_a_number_by_a_dual_has_no_forward_formula():
     with pytest.raises(NotImplementedError, match="forward AD with aten::remainder"):
         program(gradkit, 3.0)
     assert check(generate(RandomDrawer(8457), "fwd")) == []
+
+
+def test_write_through_a_view_of_a_detached_transform_input():
+    """A grad input detach_()ed inside jvp is no view any more, so a later write into a view
+    of it leaves it out of the views to update (seed 5535: an AttributeError)."""
+    def program(m):
+        def f(x):
+            x.detach_()
+            x.t().pow_(2)
+            return (x * 3).sum()
+        x = m.tensor(0.5, dtype=m.float64)
+        return m.func.jvp(m.func.grad(f), (x,), (m.tensor(1.0, dtype=m.float64),))
+    assert_same_as_torch(program)
+    assert check(generate(RandomDrawer(5535), "fwd")) == []

@@ -195,7 +195,8 @@ def live_views(tensor):
     """The live views sharing ``tensor``'s memory (version counter), ``tensor`` excluded."""
     for ref in tensor._vc[1:]:
         other = ref()
-        if other is not None and other is not tensor:
+        # (a transform's input detach_()ed stops being a view: gradkit/_tensor.py)
+        if other is not None and other is not tensor and getattr(other, "_view", None) is not None:
             yield other
 
 

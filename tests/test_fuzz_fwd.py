@@ -367,3 +367,66 @@ def test_write_through_a_view_of_a_detached_transform_input():
         return m.func.jvp(m.func.grad(f), (x,), (m.tensor(1.0, dtype=m.float64),))
     assert_same_as_torch(program)
     assert check(generate(RandomDrawer(5535), "fwd")) == []
+
+
+def test_torch_pow_saves_its_result_under_reverse_transforms():
+    """Known difference (docs/autograd.md, "saves its result only when `y` requires grad";
+    seed 4121): torch's jacrev refuses a pow(tensor, tensor) result written in place."""
+    assert _known_as(4121) == "torch's pow(tensor, tensor) saves its result (under a " \
+        "reverse-mode transform)"
+
+    def f(m, x):
+        y = x ** m.tensor(0.5, dtype=m.float64)
+        y.mul_(2)
+        return y
+    with pytest.raises(RuntimeError, match="which is output 0 of Pow1, is at version"):
+        torch.func.jacrev(lambda x: f(torch, x))(torch.tensor([0.5], dtype=torch.float64))
+    jacobian = gradkit.func.jacrev(lambda x: f(gradkit, x))(
+        gradkit.tensor([0.5], dtype=gradkit.float64))
+    np.testing.assert_allclose(jacobian.numpy(), [[0.5 ** -0.5]])
+
+
+def test_a_nan_derivative_lands_in_rows_or_columns_by_mode():
+    """Known difference (docs/func.md, "in its columns under reverse mode"; seed 4680): the
+    Jacobian of x ** x at a NaN."""
+    assert _known_as(4680) == "a NaN derivative lands in a Jacobian's rows (forward mode) " \
+        "or columns (reverse)"
+    x = [0.5, float("nan")]
+    forward = torch.func.jacfwd(lambda x: x ** 2)(torch.tensor(x, dtype=torch.float64))
+    reverse = torch.func.jacrev(lambda x: x ** 2)(torch.tensor(x, dtype=torch.float64))
+    ours = gradkit.func.jacfwd(lambda x: x ** 2)(gradkit.tensor(x, dtype=gradkit.float64))
+    assert np.isnan(forward.numpy()[1]).all() and not np.isnan(forward.numpy()[0]).any()
+    assert np.isnan(reverse.numpy()[:, 1]).all() and not np.isnan(reverse.numpy()[:, 0]).any()
+    np.testing.assert_array_equal(ours.numpy(), reverse.numpy())
+
+
+def test_detach_inside_grad_under_jvp():
+    """Known difference (docs/func.md, "a `detach_()` inside a `grad` nested in `jvp`"; seed
+    2582): torch's jvp still pushes x's tangent through grad's detach_()."""
+    assert _known_as(2582) == "detach_() inside grad nested in jvp: torch's jvp still pushes " \
+        "the tangent"
+    for m, expected in ((torch, 2.0), (gradkit, 0.0)):
+        def f(x, y):
+            copy = x.clone()
+            copy.detach_()
+            return (y * copy).sum()
+        args = m.tensor(3.0), m.tensor(2.0)
+        gradient = m.func.grad(f, argnums=(0, 1))
+        assert m.func.jvp(gradient, args, (m.tensor(2.0), m.tensor(0.0)))[1][1].item() == \
+            expected
+
+
+def test_function_capturing_its_own_input():
+    """Known difference (docs/func.md, "captures the very tensor it is given"; seed 1227)."""
+    assert _known_as(1227).startswith("a function capturing the tensor it is given")
+    for m in (torch, gradkit):
+        x = m.tensor(2.0, dtype=m.float64)
+
+        def f(y, x=x):
+            y.detach_()
+            return y.mul_(3) + x
+        if m is torch:
+            assert m.func.grad(f)(x).item() == 0.0
+        else:
+            with pytest.raises(RuntimeError, match="would mutate a captured Tensor"):
+                m.func.grad(f)(x)

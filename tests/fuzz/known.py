@@ -1792,6 +1792,18 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("no_grad() inside stops gradkit's jvp (a backward pass), not torch's forward mode",
           "docs/func.md", "stops their derivatives, which torch's",
           known_fwd.no_grad_stops_gradkits_jvp),
+    Known("torch's pow(tensor, tensor) saves its result (under a reverse-mode transform)",
+          "docs/autograd.md", "saves its result only when `y` requires grad",
+          known_fwd.pow_result_written),
+    Known("a NaN derivative lands in a Jacobian's rows (forward mode) or columns (reverse)",
+          "docs/func.md", "in its columns under reverse mode",
+          known_fwd.nan_placement_in_jacobians),
+    Known("detach_() inside grad nested in jvp: torch's jvp still pushes the tangent",
+          "docs/func.md", "a `detach_()` inside a `grad` nested in `jvp`",
+          known_fwd.inner_detach_under_jvp),
+    Known("a function capturing the tensor it is given: a write through the input looks like "
+          "a captured write", "docs/func.md", "captures the very tensor it is given",
+          known_fwd.input_captured_too),
     # the most general explanations last: the entries above name a specific cause
     Known("single-precision values that torch's own double-precision ones show are noise",
           "docs/numerics.md", "further from its own float64 value", _single_precision_value_noise),

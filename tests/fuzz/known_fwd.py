@@ -74,8 +74,9 @@ def _single_of(mine: np.ndarray, theirs: np.ndarray) -> bool:
 
 def tangent_dtype(program, mine: Result, theirs: Result) -> bool:
     """Only derivatives' precision differs (values agree once cast): torch's forward
-    transforms give some tangents the double dtype of a single-precision output."""
-    if program.transform not in _FORWARD[1:] or len(mine.grads) != len(theirs.grads):
+    transforms (and forward AD after an in-place op with a double operand) give some tangents
+    the double dtype of a single-precision output."""
+    if program.transform not in _FORWARD or len(mine.grads) != len(theirs.grads):
         return False
     differ = [i for i, (a, b) in enumerate(zip(mine.grads, theirs.grads))
               if a is not None and b is not None and a.dtype != b.dtype]
@@ -183,3 +184,40 @@ def no_grad_stops_gradkits_jvp(program, mine: Result, theirs: Result) -> bool:
     return program.transform in _FORWARD[1:] and any(
         step.op == "no_grad_mul" for step in program.steps) and _differing(
         mine, theirs) is not None
+
+
+def pow_result_written(program, mine: Result, theirs: Result) -> bool:
+    """torch's pow(tensor, tensor) always saves its result: a later in-place write of it
+    fails torch's reverse-mode transform; gradkit saves it only for the exponent's gradient
+    (as in tests/fuzz/known.py's reverse-mode entry)."""
+    return program.transform in ("grad", "vjp", "jacrev", "jvp_of_grad", "hessian") and \
+        mine.error is None and theirs.error is not None and \
+        "which is output 0 of Pow1, is at version" in theirs.message
+
+
+def nan_placement_in_jacobians(program, mine: Result, theirs: Result) -> bool:
+    """A derivative that is NaN (or NaN through 0 * inf) lands in the Jacobian's rows under
+    forward mode and in its columns under reverse mode: the blocks differ only where one side
+    holds a NaN."""
+    pairs = _differing(mine, theirs) if program.transform in ("jacfwd", "hessian", "jacrev",
+                                                              "jvp", "jvp_of_grad") else None
+    return bool(pairs) and any(a.size for a, _ in pairs) and all(
+        (np.isnan(a) | np.isnan(b)).all() for a, b in pairs)
+
+
+def inner_detach_under_jvp(program, mine: Result, theirs: Result) -> bool:
+    """A detach_() inside grad nested in jvp: torch detaches from grad's level only, its jvp
+    still pushes the tangent through; gradkit's (a backward pass) does not."""
+    return program.transform in ("jvp_of_grad", "hessian") and any(
+        step.op == "i_detach_" for step in program.steps) and _differing(
+        mine, theirs) is not None
+
+
+def input_captured_too(program, mine: Result, theirs: Result) -> bool:
+    """The function captures the very tensor it is given: a write through the input (made
+    writable by detach_()) changes the captured tensor's version, which gradkit's check after
+    the call takes for a write into it."""
+    return program.transform not in ("", "dual", "vmap") and theirs.error is None and \
+        mine.error is not None and _CAPTURED_WRITE in mine.message and any(
+            step.op == "i_detach_" and step.inputs[0] < len(program.leaves) and
+            program.leaves[step.inputs[0]].requires_grad for step in program.steps)

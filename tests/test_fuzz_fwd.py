@@ -387,10 +387,11 @@ def test_torch_pow_saves_its_result_under_reverse_transforms():
 
 
 def test_a_nan_derivative_lands_in_rows_or_columns_by_mode():
-    """Known difference (docs/func.md, "in its columns under reverse mode"; seed 4680): the
-    Jacobian of x ** x at a NaN."""
-    assert _known_as(4680) == "a NaN derivative lands in a Jacobian's rows (forward mode) " \
-        "or columns (reverse)"
+    """Known difference (docs/func.md, "in its columns under reverse mode"; seeds 4680, 1854):
+    the Jacobian of x ** 2 at a NaN."""
+    assert _known_as(4680) == _known_as(1854) == "a NaN derivative lands in a Jacobian's " \
+        "rows (forward mode) or columns (reverse) (or a masked infinite one is NaN in " \
+        "gradkit's jvp)"
     x = [0.5, float("nan")]
     forward = torch.func.jacfwd(lambda x: x ** 2)(torch.tensor(x, dtype=torch.float64))
     reverse = torch.func.jacrev(lambda x: x ** 2)(torch.tensor(x, dtype=torch.float64))
@@ -430,3 +431,18 @@ def test_function_capturing_its_own_input():
         else:
             with pytest.raises(RuntimeError, match="would mutate a captured Tensor"):
                 m.func.grad(f)(x)
+
+
+def test_torch_vmap_broadcasts_an_in_place_sample():
+    """Known difference (docs/func.md, "which the op refuses outside vmap, and gradkit's vmap
+    refuses"; seed 7815)."""
+    assert _known_as(7815) == "torch's vmap broadcasts an in-place op's sample against an " \
+        "unmapped operand"
+    program = lambda m: m.func.vmap(lambda x, w: x.div_(w), in_dims=(0, None))(  # noqa: E731
+        m.ones(3), m.ones(1))
+    assert program(torch).shape == (3,)
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match=r"output with shape \[\] doesn't match the "):
+            m.ones(()).div_(m.ones(1))
+    with pytest.raises(RuntimeError, match=r"output with shape \[\] doesn't match the "):
+        program(gradkit)

@@ -1795,7 +1795,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("torch's pow(tensor, tensor) saves its result (under a reverse-mode transform)",
           "docs/autograd.md", "saves its result only when `y` requires grad",
           known_fwd.pow_result_written),
-    Known("a NaN derivative lands in a Jacobian's rows (forward mode) or columns (reverse)",
+    Known("a NaN derivative lands in a Jacobian's rows (forward mode) or columns (reverse)"
+          " (or a masked infinite one is NaN in gradkit's jvp)",
           "docs/func.md", "in its columns under reverse mode",
           known_fwd.nan_placement_in_jacobians),
     Known("detach_() inside grad nested in jvp: torch's jvp still pushes the tangent",
@@ -1804,6 +1805,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("a function capturing the tensor it is given: a write through the input looks like "
           "a captured write", "docs/func.md", "captures the very tensor it is given",
           known_fwd.input_captured_too),
+    Known("torch's vmap broadcasts an in-place op's sample against an unmapped operand",
+          "docs/func.md", "which the op refuses outside vmap, and gradkit's vmap refuses",
+          known_fwd.vmap_in_place_broadcast),
     # the most general explanations last: the entries above name a specific cause
     Known("single-precision values that torch's own double-precision ones show are noise",
           "docs/numerics.md", "further from its own float64 value", _single_precision_value_noise),

@@ -1808,6 +1808,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("torch's vmap broadcasts an in-place op's sample against an unmapped operand",
           "docs/func.md", "which the op refuses outside vmap, and gradkit's vmap refuses",
           known_fwd.vmap_in_place_broadcast),
+    Known("a write into a view of a captured tensor from captured values: torch runs it",
+          "docs/func.md", "when no input is", known_fwd.write_into_a_view_of_a_captured_tensor),
     # the most general explanations last: the entries above name a specific cause
     Known("single-precision values that torch's own double-precision ones show are noise",
           "docs/numerics.md", "further from its own float64 value", _single_precision_value_noise),

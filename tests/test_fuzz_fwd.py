@@ -461,3 +461,18 @@ def test_write_into_an_alias_of_a_captured_tensor():
         else:
             with pytest.raises(RuntimeError, match="would mutate a captured Tensor"):
                 m.func.grad(f)(m.ones(1))
+
+
+@pytest.mark.parametrize("transform", ["jacrev", "jacfwd", "hessian"])
+def test_jacobian_of_a_power_zero(transform):
+    """x ** 0's gradient is zeros of the incoming gradient's shape, which in jacrev's batched
+    backward has the batch dim (zeros of x's shape raised "vectorized is_grads_batched gave a
+    gradient of shape [2]": seed 11877)."""
+    def program(m):
+        def f(x):
+            y = x.clone()
+            y **= 0.0
+            return y.sum() if transform == "hessian" else y
+        return getattr(m.func, transform)(f)(m.tensor([0.5, 2.0], dtype=m.float64))
+    assert_same_as_torch(program)
+    assert check(generate(RandomDrawer(11877), "fwd")) == []

@@ -293,8 +293,8 @@ def _array_dtype(v):
 
 
 def _pow_vjp_base(g, x, y, out):
-    if type(y) in PY_SCALARS and y == 0:  # torch: zeros whatever g holds, and no graph
-        return zeros_like(x)
+    if type(y) in PY_SCALARS and y == 0:  # torch: zeros whatever g holds, and no graph (g's
+        return zeros_like(g)  # shape: a batch of gradients in jacrev is_grads_batched)
     # g * y x**(y-1), 0 where y == 0 even at x == 0 or a NaN g: torch's pow_backward_self
     # selects after multiplying (pow: x ** -0.5 is torch's rsqrt)
     return where(y == 0, 0.0, g * conj(y * pow(x, y - 1)))

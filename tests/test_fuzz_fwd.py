@@ -286,7 +286,7 @@ def test_torch_jacrev_spreads_a_nan_between_outputs():
 
 
 def test_tangent_of_an_empty_mean_is_zero():
-    """Known difference (docs/autograd.md, "which are reverse mode) is 0 in gradkit,"; seeds
+    """Known difference (docs/autograd.md, "mode) is 0 in gradkit, NaN (0/0) in torch"; seeds
     4282, 3475): logsumexp's tangent over no elements, and a mean's under jacfwd."""
     assert _known_as(4282) == _known_as(3475) == "the tangent of a mean over no elements: " \
         "torch's 0/0 NaN"
@@ -476,3 +476,23 @@ def test_jacobian_of_a_power_zero(transform):
         return getattr(m.func, transform)(f)(m.tensor([0.5, 2.0], dtype=m.float64))
     assert_same_as_torch(program)
     assert check(generate(RandomDrawer(11877), "fwd")) == []
+
+
+def test_torch_complex_silu_tangent_is_not_the_derivative():
+    """Known difference (docs/autograd.md, "dual is not its derivative (torch's backward
+    refuses complex"; seed 10742); and x %= x of a dual (seed 11287), torch's formula reading
+    what it has already updated, as x.mul_(x)."""
+    assert _known_as(10742) == "torch's forward formula of a complex silu is not its derivative"
+    assert _known_as(11287) == "torch's tangent of x.mul_(x) reads the tangent it has already " \
+        "updated"
+    z, t = 0.3 - 0.5j, 0.7 + 0.2j
+    sigmoid = 1 / (1 + np.exp(-z))
+    exact = t * sigmoid * (1 + z * (1 - sigmoid))
+    tangents = {}
+    for m in (torch, gradkit):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor(z, dtype=m.complex128), m.tensor(t, dtype=m.complex128))
+            tangents[m] = fw.unpack_dual(m.nn.functional.silu(x)).tangent.item()
+    assert tangents[gradkit] == pytest.approx(exact, rel=1e-12)
+    assert abs(tangents[torch] - exact) > 0.1

@@ -1787,7 +1787,7 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/func.md", "reaches the blocks of the",
           known_fwd.torch_jacrev_spreads_a_nan),
     Known("the tangent of a mean over no elements: torch's 0/0 NaN", "docs/autograd.md",
-          "which are reverse mode) is 0 in gradkit,",
+          "mode) is 0 in gradkit, NaN (0/0) in torch",
           known_fwd.torch_tangent_of_an_empty_mean),
     Known("no_grad() inside stops gradkit's jvp (a backward pass), not torch's forward mode",
           "docs/func.md", "stops their derivatives, which torch's",
@@ -1810,6 +1810,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           known_fwd.vmap_in_place_broadcast),
     Known("a write into a view of a captured tensor from captured values: torch runs it",
           "docs/func.md", "when no input is", known_fwd.write_into_a_view_of_a_captured_tensor),
+    Known("torch's forward formula of a complex silu is not its derivative",
+          "docs/autograd.md", "dual is not its derivative (torch's backward refuses complex",
+          known_fwd.torch_complex_silu_tangent),
     # the most general explanations last: the entries above name a specific cause
     Known("single-precision values that torch's own double-precision ones show are noise",
           "docs/numerics.md", "further from its own float64 value", _single_precision_value_noise),

@@ -112,14 +112,31 @@ def torch_pow_tangent_of_a_real_operand(program, mine: Result, theirs: Result) -
     return False
 
 
+def _root(program, slot: int) -> int:
+    """The slot whose tensor ``slot`` is (an in-place step's output is its first input)."""
+    leaves = len(program.leaves)
+    if slot < leaves:
+        return slot
+    step = program.steps[slot - leaves]
+    return _root(program, step.inputs[0]) if OPS[step.op].inplace or OPS[step.op].same \
+        else slot
+
+
 def torch_tangent_of_a_self_write(program, mine: Result, theirs: Result) -> bool:
-    """``x.mul_(x)`` on a dual: torch's tangent formula reads the tangent it has already
-    updated in place (x t + x (x t) for 2 x t)."""
+    """``x.mul_(x)`` (``x %= x``, ...) on a dual: torch's tangent formula reads the tangent
+    (and value) it has already updated in place (x t + x (x t) for 2 x t)."""
     return program.transform in _FORWARD and any(
-        step.inputs[0] in step.inputs[1:] for step in program.steps
-        if step.op in ("mul_", "i_imul", "ibinop", "i_iadd", "add_", "div_", "i_sub_",
-                       "copy_", "i_copy_")) and all(
+        OPS[step.op].inplace and _root(program, step.inputs[0]) in
+        {_root(program, i) for i in step.inputs[1:]} for step in program.steps) and all(
         p.startswith("grads") for p in compare(mine, theirs))
+
+
+def torch_complex_silu_tangent(program, mine: Result, theirs: Result) -> bool:
+    """torch's forward formula of silu for complex input is not the derivative (its backward
+    refuses complex outputs); gradkit's tangent is."""
+    return program.transform in _FORWARD and mine.values and any(
+        step.op == "silu" and mine.values[step.inputs[0]].dtype.kind == "c"
+        for step in program.steps) and all(p.startswith("grads") for p in compare(mine, theirs))
 
 
 def vmap_torch_refuses_what_batched_tensors_cannot_do(program, mine: Result,

@@ -219,6 +219,9 @@ def _attach(outputs, out_tangents, input_tangents=()) -> None:
             # output updates its tangent in place, which must not reach the input's
             with suspended():
                 t = t.clone()
+        if _is_conjugated_view(t) and not _is_conjugated_view(out):
+            with suspended():  # a rule's lazy conj(): materialized, as torch's tangents are
+                t = t.resolve_conj()  # (view_as_real of the dual views its tangent too)
         if t._data.shape != out._data.shape:
             t = broadcast_to(t, tuple(out._data.shape))
         if t._data.dtype != out._data.dtype:

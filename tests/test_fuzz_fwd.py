@@ -180,7 +180,8 @@ def _pow_tangent(m):
 def test_torch_drops_the_imaginary_part_of_a_real_bases_pow_tangent():
     """Known difference (docs/autograd.md, "keeps only the real part of that operand's term";
     seed 406): d/dt (b + t v) ** z = z b ** (z - 1) v is complex; torch's is its real part."""
-    assert _known_as(406).startswith("torch's jvp of a power with a real operand")
+    for seed in (406, 12128):  # (12128: under jvp of grad, with torch's complex128 tangent)
+        assert _known_as(seed).startswith("torch's jvp of a power with a real operand")
     b, v = np.array([1.3, 0.7]), np.array([0.5, -1.0])
     z = np.array([0.3 + 0.4j, -0.2 + 0.9j])
     exact = z * b ** (z - 1) * v
@@ -512,3 +513,20 @@ def test_view_as_real_of_a_dual_whose_tangent_a_rule_conjugated():
     assert_same_as_torch(program, rtol=1e-12)
     problems, known = diff_program(generate(RandomDrawer(12138), "fwd"))
     assert not problems or known.startswith("torch's jvp of a power with a real operand")
+
+
+def test_copy_of_a_complex_dual_into_a_real_tensor_and_batched_writes_under_vmap():
+    """Known differences (docs/func.md): torch keeps a complex tangent for a real tensor that
+    copy_ wrote a complex dual into (seed 13553; gradkit's is real); torch's vmap refuses a
+    batched value written into an unmapped tensor with a broadcast error at the write, gradkit
+    after the call (seed 14986)."""
+    assert _known_as(13553) == "torch's forward transforms give some single-precision " \
+        "tangents a double dtype"
+    assert _known_as(14986) == "vmap refuses every write into an unmapped or captured tensor"
+    for m, kind in ((torch, "c"), (gradkit, "f")):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            target = m.zeros((), dtype=m.float64)
+            target.copy_(fw.make_dual(m.tensor(0.5 + 1j), m.tensor(2.0 - 1j)))
+            tangent = fw.unpack_dual(target).tangent.numpy()
+        assert tangent.dtype.kind == kind and tangent.real == 2.0

@@ -18,7 +18,7 @@ from gradkit._tensor_repr import host_array, tensor_repr
 from gradkit.autograd import inference
 from gradkit.autograd.grad_mode import state as _grad_state
 from gradkit.autograd.inference import InferenceVersion as _InferenceVersion
-from gradkit.autograd.transform_errors import REQUIRES_GRAD
+from gradkit.autograd.transform_errors import REQUIRES_GRAD, refuse_captured_detach
 
 
 class Tensor:
@@ -259,8 +259,11 @@ class Tensor:
 
     def detach_(self) -> Tensor:
         """Detach this tensor from its history in place (not allowed on views)."""
-        if getattr(self, "_view", None) is not None:
+        refuse_captured_detach(self)
+        view = getattr(self, "_view", None)
+        if view is not None and not view.transform_leaf:  # a transform's input: a leaf
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._view = None
         self.grad_fn = None
         self._requires_grad = False
         self._output_nr = 0

@@ -37,7 +37,7 @@ def _open_bug(step, args) -> bool:
 
 # classes left out while some of their first programs hit open bugs: none today
 FAST_CLASSES = ("core", "views", "indexing", "hooks", "edge", "special", "dtypes", "mixed",
-                "breadth", "nn_new", "signal", "dist", "optim")
+                "breadth", "nn_new", "signal", "dist", "optim", "fwd")
 SEEDS = range(0, 8 * 75)
 SEEDED_CLASS_SEEDS = range(0, 50)   # a seeded class draws every seed (its first open: 241)
 
@@ -109,6 +109,30 @@ def test_comparison_catches_a_missed_write_through_a_view():
     assert compare(mine, theirs) == []
     stale = mine._replace(values=[v + 1 for v in mine.values[:1]] + mine.values[1:])
     assert [problem_kind(p) for p in compare(stale, theirs)] == ["values"]
+
+
+def test_fwd_class_draws_every_transform_and_tangents_on_some_inputs():
+    """The fwd class (tests/fuzz/transforms.py) runs every transform, with a tangent on only
+    some of the inputs too, and the round-robin classes' ops."""
+    from fuzz.transforms import TRANSFORMS
+    programs = [generate(RandomDrawer(seed), "fwd") for seed in range(300)]
+    assert {p.transform for p in programs} == set(TRANSFORMS)
+    assert any(not all(leaf.requires_grad for leaf in p.leaves) for p in programs)
+    assert {generate(RandomDrawer(seed)).transform for seed in range(50)} == {""}
+    assert all(f"end={p.transform}" in p.source() for p in programs[:20])
+
+
+def test_fwd_comparison_catches_a_wrong_tangent(monkeypatch):
+    """A sabotaged jvp rule is a tangent mismatch in the dual transform, and a sabotaged vjp
+    rule a gradient mismatch under vjp."""
+    leaves = (Leaf((3,), "float64", True),)
+    dual = Program("fwd", leaves, (Step("sin", (0,), {}),), False, 5, transform="dual")
+    pullback = dual.__class__(**{**dual.__dict__, "transform": "vjp"})
+    assert check(dual) == check(pullback) == []
+    monkeypatch.setattr(gradkit.ops.elementwise.sin, "jvps", (lambda t, x: t * 2.0,))
+    assert [problem_kind(p) for p in check(dual)] == ["grads"]
+    monkeypatch.setattr(gradkit.ops.elementwise.sin, "vjps", (lambda g, x: g * 2.0,))
+    assert [problem_kind(p) for p in check(pullback)] == ["grads"]
 
 
 def test_known_differences_are_documented_in_docs():

@@ -205,15 +205,23 @@ def propagate(op, args, params, result) -> None:
     tangents = [_tangent(a) for a in args]
     with suspended():
         out_tangents = _output_tangents(op, args, tangents, params, outputs)
-    _attach(outputs, out_tangents)
+    _attach(outputs, out_tangents, tangents)
 
 
-def _attach(outputs, out_tangents) -> None:
+def _attach(outputs, out_tangents, input_tangents=()) -> None:
     for out, t in zip(outputs, out_tangents, strict=False):
         if t is None or not isinstance(out, Tensor) or out._data.dtype.kind not in "fc":
             continue
         if not isinstance(t, Tensor):
             t = Tensor._make(t)
+        elif getattr(out, "_view", None) is None and any(t is given for given in input_tangents):
+            # a rule that passes a tangent through (clone, x + 1): an in-place write into the
+            # output updates its tangent in place, which must not reach the input's
+            with suspended():
+                t = t.clone()
+        if _is_conjugated_view(t) and not _is_conjugated_view(out):
+            with suspended():  # a rule's lazy conj(): materialized, as torch's tangents are
+                t = t.resolve_conj()  # (view_as_real of the dual views its tangent too)
         if t._data.shape != out._data.shape:
             t = broadcast_to(t, tuple(out._data.shape))
         if t._data.dtype != out._data.dtype:

@@ -27,6 +27,7 @@ class _State(threading.local):
     inference = False
     multithreading = True
     transforms = 0        # gradkit.func transforms running a function (transform_errors.py)
+    captured = frozenset()  # ids of the tensors those functions captured (grad transforms)
 
 
 state = _State()

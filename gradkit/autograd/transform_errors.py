@@ -27,6 +27,20 @@ NO_SETUP_CONTEXT = (
     "https://pytorch.org/docs/main/notes/extending.func.html")
 
 
+CAPTURED_DETACH = (
+    "During a grad (vjp, jvp, grad, etc) transform, the function provided attempted to call "
+    "in-place operation (aten::detach_) that would mutate a captured Tensor. This is not "
+    "supported; please rewrite the function being transformed to explicitly accept the mutated "
+    "Tensor(s) as inputs.")
+
+
+def refuse_captured_detach(tensor) -> None:
+    """``detach_()`` of a tensor a grad transform's function captured: torch's error (a write
+    changes the version, which the transform checks afterwards; detach_() changes none)."""
+    if id(tensor) in state.captured:
+        raise RuntimeError(CAPTURED_DETACH)
+
+
 def refuse_in_transform(message: str) -> None:
     """Raise ``message`` when a gradkit.func transform is running a function."""
     if state.transforms:

@@ -56,8 +56,13 @@ def guarded_call(func, args: tuple, kwargs: dict | None = None, reverse: bool = 
     place into a tensor it captured (a write the transform could not see through)."""
     watched = [(t, t._version) for t in captured_tensors(func) if not t.is_inference()]
     hooks = disable_saved_tensors_hooks(_NO_SAVED_HOOKS) if reverse else contextlib.nullcontext()
-    with hooks, transform_level():
-        output = func(*args, **(kwargs or {}))
+    outer = grad_state.captured
+    grad_state.captured = outer | {id(t) for t, _ in watched}  # detach_() checks these
+    try:
+        with hooks, transform_level():
+            output = func(*args, **(kwargs or {}))
+    finally:
+        grad_state.captured = outer
     if any(t._version != version for t, version in watched):
         raise RuntimeError(_CAPTURED_WRITE)
     return output
@@ -94,6 +99,9 @@ def fresh_tree(tree) -> tuple:
     """``tree`` with fresh tensors, and its fresh leaves in order."""
     leaves, spec = tree_flatten(tree)
     leaves = [fresh(x) for x in leaves]
+    for x in leaves:  # a view of an input with a graph: a leaf to torch's level
+        if getattr(x, "_view", None) is not None:
+            x._view.transform_leaf = True
     return tree_unflatten(leaves, spec), leaves
 
 
@@ -104,7 +112,8 @@ def fresh_writable_tree(tree) -> tuple:
     which copies what ``func`` wrote into the caller's tensors, as torch's writes land there."""
     originals, spec = tree_flatten(tree)
     leaves = [fresh(x) for x in originals]
-    given = [x.clone() if x.is_leaf else x for x in leaves]
+    # a view of a copy, as torch's dual tensors are views (detach_() is refused)
+    given = [x.clone().view_as(x) if x.is_leaf else x for x in leaves]
     versions = [x._version for x in given]
 
     def write_back() -> None:

@@ -86,7 +86,9 @@ def _jacobian_function(func, argnums, has_aux: bool, name: str, where: str,
             out_leaves, out_spec = tensor_leaves(output, where)
             _check_real(out_leaves, name, "outputs")
             flat = [x for arg_leaves in leaves for x in arg_leaves]
-            blocks = [_blocks(out, flat) for out in out_leaves]
+            # forward mode's blocks are tangents of the outputs: the output's dtype
+            blocks = [_blocks(out, flat, out.dtype if name == "jacfwd" else None)
+                      for out in out_leaves]
         for write_back in write_backs:
             write_back()
         strip = Stripper(flat)
@@ -116,13 +118,15 @@ def _check_floating(arg) -> None:
                              f"{leaf.dtype}")
 
 
-def _blocks(out: Tensor, inputs: list) -> list:
-    """d out / d x for every input x, each of shape out.shape + x.shape."""
+def _blocks(out: Tensor, inputs: list, dtype=None) -> list:
+    """d out / d x for every input x, each of shape out.shape + x.shape (and ``dtype`` if
+    given, else x's)."""
     n = out.numel()
     grads = [None] * len(inputs)
     if n and out.requires_grad:
         seeds = eye(n, dtype=out.dtype, device=out.device).reshape(n, *out.shape)
         grads = vjps([out], inputs, [seeds], is_grads_batched=True)
-    return [(g if g is not None else zeros(n, *x.shape, dtype=x.dtype, device=x.device))
-            .reshape(tuple(out.shape) + tuple(x.shape))  # () for a scalar of a scalar
-            for g, x in zip(grads, inputs, strict=True)]
+    blocks = [(g if g is not None else zeros(n, *x.shape, dtype=x.dtype, device=x.device))
+              .reshape(tuple(out.shape) + tuple(x.shape))  # () for a scalar of a scalar
+              for g, x in zip(grads, inputs, strict=True)]
+    return blocks if dtype is None else [b.to(dtype) for b in blocks]

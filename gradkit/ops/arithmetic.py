@@ -9,6 +9,7 @@ import numpy as np
 from gradkit.number_arguments import number_argument
 from gradkit.ops._op import Op, op
 from gradkit.ops.fused import complex_quotient, multiply_add
+from gradkit.ops.grad_edges import no_forward_ad
 from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log
@@ -297,8 +298,8 @@ def _array_dtype(v):
 
 
 def _pow_vjp_base(g, x, y, out):
-    if type(y) in PY_SCALARS and y == 0:  # torch: zeros whatever g holds, and no graph
-        return zeros_like(x)
+    if type(y) in PY_SCALARS and y == 0:  # torch: zeros whatever g holds, and no graph (g's
+        return zeros_like(g)  # shape: a batch of gradients in jacrev is_grads_batched)
     # g * y x**(y-1), 0 where y == 0 even at x == 0 or a NaN g: torch's pow_backward_self
     # selects after multiplying (pow: x ** -0.5 is torch's rsqrt)
     return where(y == 0, 0.0, g * conj(y * pow(x, y - 1)))
@@ -396,4 +397,7 @@ def _remainder_grad_divisor(g, x, y):
 
 
 remainder.defvjp(lambda g, x, y: g, _remainder_grad_divisor)
-remainder.defjvp(lambda t, x, y: t, lambda t, x, y: -t * _floor_quotient(x, y))
+_SCALAR_REMAINDER_JVP = no_forward_ad("aten::remainder", brief=True)
+remainder.defjvp(lambda t, x, y: t,  # remainder(Scalar, Tensor): torch has no formula either
+                 lambda t, x, y: _SCALAR_REMAINDER_JVP(t) if type(x) in PY_SCALARS
+                 else -t * _floor_quotient(x, y))

@@ -125,9 +125,13 @@ def no_derivative(name: str):
     return refuse
 
 
-def no_forward_ad(name: str):
-    """A jvp rule for an op torch has no forward-mode formula for: torch's error."""
+def no_forward_ad(name: str, brief: bool = False):
+    """A jvp rule for an op torch has no forward-mode formula for: torch's error (``brief``:
+    its shorter text, of ops whose formula an overload lacks, remainder(Scalar, Tensor))."""
     def refuse(t, *saved, **params):
+        if brief:
+            raise NotImplementedError(f"Trying to use forward AD with {name} that does not "
+                                      "support it.")
         raise NotImplementedError(
             f"Trying to use forward AD with {name} that does not support it because it has not "
             "been implemented yet.\nPlease file an issue to PyTorch at https://github.com/pytorch/"

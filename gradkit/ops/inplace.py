@@ -59,8 +59,11 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         refusal = view.refusal(indirect=False)
         if refusal is not None:
             raise RuntimeError(refusal)
-        if view.base.grad_fn is None and (tensor._requires_grad or view.base._requires_grad):
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+        leaf_itself = view.of_transform_leaf()
+        if leaf_itself is not None or view.base.grad_fn is None and (
+                tensor._requires_grad or view.base._requires_grad):
+            raise RuntimeError(LEAF_MESSAGE if leaf_itself else
+                               "a view of a leaf Variable that requires grad is being used in "
                                "an in-place operation.")
     if recording and tensor.grad_fn is None and tensor._requires_grad:
         raise RuntimeError(LEAF_MESSAGE)

@@ -206,8 +206,18 @@ def _share(g, x, y):
 # torch's rules: the loser gets 0, ties share, and both get the gradient where one is NaN
 maximum.defvjp(lambda g, x, y: where(x < y, 0.0, _share(g, x, y)),
                lambda g, x, y: where(y < x, 0.0, _share(g, x, y)))
-maximum.defjvp(lambda t, x, y: where(x < y, 0.0, _share(t, x, y)),
-               lambda t, x, y: where(y < x, 0.0, _share(t, x, y)))
+
+
+def _pairwise_jvp(x_wins):
+    """torch's forward rule for maximum/minimum: t_y + w (t_x - t_y), w 1/2 at ties, 1 where
+    x wins, else 0; so a NaN takes y's tangent alone (backward gives both the gradient)."""
+    def rule(tangents, x, y):
+        tx, ty = (0.0 if t is None else t for t in tangents)
+        return ty + where(x == y, 0.5, where(x_wins(x, y), 1.0, 0.0)) * (tx - ty)
+    return rule
+
+
+maximum.defjvp_all(_pairwise_jvp(lambda x, y: x > y))
 
 
 @op(save=("x", "y"), broadcast=True, batchable=True, method=True)
@@ -222,5 +232,4 @@ def minimum(xp, x, y):
 
 minimum.defvjp(lambda g, x, y: where(x > y, 0.0, _share(g, x, y)),
                lambda g, x, y: where(y > x, 0.0, _share(g, x, y)))
-minimum.defjvp(lambda t, x, y: where(x > y, 0.0, _share(t, x, y)),
-               lambda t, x, y: where(y > x, 0.0, _share(t, x, y)))
+minimum.defjvp_all(_pairwise_jvp(lambda x, y: x < y))

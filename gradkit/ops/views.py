@@ -46,7 +46,8 @@ class ViewInfo:
     """How one view was made: ``op(parent view or base, **params)[index]``."""
 
     __slots__ = ("base", "parent", "op", "params", "index", "creation", "made_recording",
-                 "computed", "forward_base", "function_output", "of_tracked", "named")
+                 "computed", "forward_base", "function_output", "of_tracked", "named",
+                 "transform_leaf")
 
     def __init__(self, base, parent, op, params, index, creation, made_recording,
                  of_tracked: bool = False) -> None:
@@ -65,6 +66,9 @@ class ViewInfo:
         # the ViewInfo torch's messages name this view by: its own, or, after in-place view
         # ops (transpose_...), the one it had before them (torch keeps its grad_fn's name)
         self.named = self
+        # a reverse-mode transform's input (gradkit/func/_levels.py): a leaf at its level,
+        # though a view of the caller's tensor here, so torch refuses writes into it
+        self.transform_leaf = False
 
     def steps(self) -> tuple:
         """The chain ``((op, params, index), ...)`` that rebuilds this view from its base."""
@@ -80,6 +84,16 @@ class ViewInfo:
         """A pure view custom Function's output (``ctx._is_pure_view``): a write replays it
         from its base, so its Function's backward is left out, as torch rebuilds its graph."""
         return self.function_output is not None and self.creation == DEFAULT
+
+    def of_transform_leaf(self) -> bool | None:
+        """True for a reverse-mode transform's input itself, False for a view of one, else
+        None (torch's leaf and view-of-a-leaf errors for a recorded write)."""
+        info = self
+        while info is not None:
+            if info.transform_leaf:
+                return info is self
+            info = info.parent
+        return None
 
     def refusal(self, indirect: bool) -> str | None:
         """torch's error for a recorded in-place write that this view does not allow (None:
@@ -181,7 +195,8 @@ def live_views(tensor):
     """The live views sharing ``tensor``'s memory (version counter), ``tensor`` excluded."""
     for ref in tensor._vc[1:]:
         other = ref()
-        if other is not None and other is not tensor:
+        # (a transform's input detach_()ed stops being a view: gradkit/_tensor.py)
+        if other is not None and other is not tensor and getattr(other, "_view", None) is not None:
             yield other
 
 

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from . import known_fwd
 from .ops_breadth import _hermitian_pd, _shifted
 from .ops_optim import error_problems, negated_complex_zero, single_precision_lbfgs
 from .programs import OPS
@@ -1757,6 +1758,61 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("copysign by a NaN: the NaN's sign bit, which NumPy's math functions clear",
           "docs/numerics.md", "The sign bit of a NaN is not compared",
           _copysign_by_a_cleared_nan),
+    # the fwd class (tests/fuzz/known_fwd.py)
+    Known("a write into a captured tensor under a transform: gradkit sees it when the function "
+          "returns", "docs/func.md", "so unlike torch the write has happened",
+          known_fwd.captured_write_seen_at_return),
+    Known("vmap refuses every write into an unmapped or captured tensor", "docs/func.md",
+          "and allows them otherwise", known_fwd.vmap_refuses_every_captured_write),
+    Known("jvp/jacfwd/hessian are reverse mode: torch's reverse mode raises (gives) the same",
+          "docs/func.md", "where torch's reverse mode raises too",
+          known_fwd.as_torchs_reverse_mode),
+    Known("torch's forward transforms give some single-precision tangents a double dtype",
+          "docs/func.md", "a double-precision tangent for a single-precision output",
+          known_fwd.tangent_dtype),
+    Known("torch's jvp of a power with a real operand and a complex result drops the "
+          "imaginary part of that operand's term", "docs/autograd.md",
+          "keeps only the real part of that operand's term",
+          known_fwd.torch_pow_tangent_of_a_real_operand),
+    Known("torch's tangent of x.mul_(x) reads the tangent it has already updated",
+          "docs/autograd.md", "tangent it has already updated in place",
+          known_fwd.torch_tangent_of_a_self_write),
+    Known("torch's vmap refuses what its batched tensors cannot do (.item(), detach_())",
+          "docs/func.md", "a tensor computed from the mapped inputs (torch:",
+          known_fwd.vmap_torch_refuses_what_batched_tensors_cannot_do),
+    Known("torch's Jacobians of an empty tensor raise under its vmap or backward",
+          "docs/func.md", "The Jacobians of an empty input or output are empty blocks",
+          known_fwd.torch_jacobian_of_an_empty_tensor),
+    Known("torch's jacrev of several outputs spreads one output's NaN into the others' blocks",
+          "docs/func.md", "reaches the blocks of the",
+          known_fwd.torch_jacrev_spreads_a_nan),
+    Known("the tangent of a mean over no elements: torch's 0/0 NaN", "docs/autograd.md",
+          "mode) is 0 in gradkit, NaN (0/0) in torch",
+          known_fwd.torch_tangent_of_an_empty_mean),
+    Known("no_grad() inside stops gradkit's jvp (a backward pass), not torch's forward mode",
+          "docs/func.md", "stops their derivatives, which torch's",
+          known_fwd.no_grad_stops_gradkits_jvp),
+    Known("torch's pow(tensor, tensor) saves its result (under a reverse-mode transform)",
+          "docs/autograd.md", "saves its result only when `y` requires grad",
+          known_fwd.pow_result_written),
+    Known("a NaN derivative lands in a Jacobian's rows (forward mode) or columns (reverse)"
+          " (or a masked infinite one is NaN in gradkit's jvp)",
+          "docs/func.md", "in its columns under reverse mode",
+          known_fwd.nan_placement_in_jacobians),
+    Known("detach_() inside grad nested in jvp: torch's jvp still pushes the tangent",
+          "docs/func.md", "a `detach_()` inside a `grad` nested in `jvp`",
+          known_fwd.inner_detach_under_jvp),
+    Known("a function capturing the tensor it is given: a write through the input looks like "
+          "a captured write", "docs/func.md", "captures the very tensor it is given",
+          known_fwd.input_captured_too),
+    Known("torch's vmap broadcasts an in-place op's sample against an unmapped operand",
+          "docs/func.md", "which the op refuses outside vmap, and gradkit's vmap refuses",
+          known_fwd.vmap_in_place_broadcast),
+    Known("a write into a view of a captured tensor from captured values: torch runs it",
+          "docs/func.md", "when no input is", known_fwd.write_into_a_view_of_a_captured_tensor),
+    Known("torch's forward formula of a complex silu is not its derivative",
+          "docs/autograd.md", "dual is not its derivative (torch's backward refuses complex",
+          known_fwd.torch_complex_silu_tangent),
     # the most general explanations last: the entries above name a specific cause
     Known("single-precision values that torch's own double-precision ones show are noise",
           "docs/numerics.md", "further from its own float64 value", _single_precision_value_noise),

@@ -30,6 +30,7 @@ from .ops_optim import OPTIM_OPS
 from .ops_signal import SIGNAL_OPS
 from .ops_values import VALUE_OPS
 from .ops_views import VIEW_OPS
+from .transforms import TRANSFORMS
 
 __all__ = ["OPS", "CLASSES", "CLASS_NAMES", "SEEDED_CLASSES", "Leaf", "Step", "Program",
            "generate", "class_of", "RandomDrawer"]
@@ -62,6 +63,7 @@ class ProgramClass(NamedTuple):
     create_graph: float = 0.5     # chance of a second derivative
     clone_first: float = 0.0      # chance that step 0 is a clone (a non-leaf to write into)
     max_steps: int = 6            # at most this many steps (fewer where a step is a long run)
+    transforms: tuple = ()        # the program runs under one of these (tests/fuzz/transforms.py)
 
 
 _VIEWS = tuple(VIEW_OPS) + _CORE_VIEWS + _CORE_INPLACE + _ELEMENTWISE
@@ -117,6 +119,12 @@ SEEDED_CLASSES["dist"] = SEEDED_CLASSES["breadth"]._replace(
 SEEDED_CLASSES["optim"] = ProgramClass(("o_run",), dtypes=("float64", "float32", "float64"),
                                        zero_size=0.15, special=0.03, keep_error=0.3,
                                        backward=0.5, create_graph=0.2, max_steps=1)
+# forward-mode AD and torch.func transforms of the round-robin classes' chains (lane fuzzfwd):
+# no hooks or retain_grad (backward-only), no requires_grad_ (transforms own the leaves)
+SEEDED_CLASSES["fwd"] = CLASSES["mixed"]._replace(
+    ops=tuple(n for n in _ROUND_ROBIN_OPS if n not in ("hook", "retain_grad",
+                                                       "i_requires_grad_")),
+    keep_error=0.2, backward=0.0, create_graph=0.0, transforms=TRANSFORMS)
 CLASSES.update(SEEDED_CLASSES)
 
 
@@ -146,10 +154,11 @@ class Program:
     create_graph: bool
     seed: int
     backward: bool = False        # end with loss.backward() (reads .grad), else autograd.grad
+    transform: str = ""           # the fwd class's transform (tests/fuzz/transforms.py)
 
     def source(self) -> str:
         """The program as readable torch-style lines (for reports and regression tests)."""
-        end = "loss.backward" if self.backward else "autograd.grad"
+        end = self.transform or ("loss.backward" if self.backward else "autograd.grad")
         lines = [f"# class={self.klass} seed={self.seed} end={end} "
                  f"create_graph={self.create_graph}"]
         for i, leaf in enumerate(self.leaves):
@@ -199,7 +208,10 @@ def generate(draw, klass: str | None = None, skip=None, max_steps: int = 6) -> P
     spec_of_class = CLASSES[name]
     names = spec_of_class.ops
     leaves = _leaves(draw, spec_of_class)
-    env = leaf_tensors(torch, leaves, draw.seed)
+    # under a transform the leaves do not require grad (in place on them is fine)
+    env = leaf_tensors(torch, tuple(leaf._replace(requires_grad=leaf.requires_grad and not
+                                                  spec_of_class.transforms)
+                                    for leaf in leaves), draw.seed)
     steps = []
     if draw.chance(spec_of_class.clone_first) and not (skip and skip(Step("clone", (0,), {}),
                                                                         env[:1])):
@@ -241,4 +253,5 @@ def _params(draw, spec: OpSpec, args: list) -> dict | None:
 
 def _finish(draw, name, klass: ProgramClass, leaves, steps) -> Program:
     return Program(name, leaves, tuple(steps), draw.chance(klass.create_graph), draw.seed,
-                   draw.chance(klass.backward))
+                   draw.chance(klass.backward),
+                   draw.choice(klass.transforms) if klass.transforms else "")

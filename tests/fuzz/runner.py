@@ -137,6 +137,9 @@ def run(program, lib, nudge: float = 0.0) -> Result:
     """Execute ``program`` with ``lib`` (gradkit or torch); exceptions become ``error``.
     ``nudge``: its float leaves one ulp toward +inf or -inf."""
     from .programs import OPS
+    from .transforms import run_transform
+    if program.transform:
+        return run_transform(program, lib, nudge)
     phase, values, flags, slots, grads, grads2 = "forward", [], [], [], [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

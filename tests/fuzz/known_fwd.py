@@ -1,0 +1,273 @@
+"""The fwd class's known differences (tests/fuzz/known.py lists them with their docs): how
+gradkit's transforms, built on reverse mode and run once per sample, differ from torch's by
+design, and torch's own forward-mode warts."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .programs import OPS
+from .runner import Result, compare, run
+
+_CAPTURED_WRITE = "would mutate a captured Tensor"
+# the transforms that push tangents forward (torch's forward mode)
+_FORWARD = ("dual", "jvp", "jacfwd", "hessian", "jvp_of_grad")
+
+
+def _phase_rank(phase: str) -> tuple:
+    """Steps in order, then the transform's own work."""
+    return (1, int(phase.split()[1])) if phase.startswith("step ") else \
+        (0, 0) if phase == "forward" else (2, 0)
+
+
+def captured_write_seen_at_return(program, mine: Result, theirs: Result) -> bool:
+    """torch refused a write into a captured tensor at the write; gradkit sees it when the
+    function returns (the same error), or, the write done, a later step raised first."""
+    if program.transform in ("", "dual", "vmap") or theirs.error is None or \
+            _CAPTURED_WRITE not in theirs.message or mine.error is None:
+        return False
+    return mine.message.startswith(theirs.message[:60]) or \
+        _phase_rank(mine.error[0]) > _phase_rank(theirs.error[0])
+
+
+def vmap_refuses_every_captured_write(program, mine: Result, theirs: Result) -> bool:
+    """gradkit's per-sample vmap refuses every write into an unmapped or captured tensor;
+    torch only those whose value depends on the mapped inputs."""
+    return program.transform == "vmap" and mine.error is not None and \
+        "wrote in place into a tensor it captured" in mine.message and (
+            theirs.error is None or "vmap: inplace arithmetic" in theirs.message or
+            "doesn't match the broadcast shape" in theirs.message)  # a batched value
+
+
+# gradkit's forward transforms run reverse mode (docs/func.md): torch's reverse-mode twin
+# (at copies of the inputs, which forward mode lets the chain write into)
+_REVERSE_TWIN = {"jvp": "vjp_of_copies", "jacfwd": "jacrev_of_copies", "hessian": "grad",
+                 "jvp_of_grad": "grad"}
+
+
+def _text(message: str) -> str:
+    return message.replace("gradkit.", "torch.")[:60]
+
+
+def as_torchs_reverse_mode(program, mine: Result, theirs: Result) -> bool:
+    """gradkit's jvp / jacfwd / hessian are backward passes: they raise what torch's reverse
+    mode raises on the same chain (a saved value written in place, a stale split view, a
+    backward torch lacks), jacfwd's blocks are torch's jacrev's (no_grad() inside) and the
+    Hessian is torch's jacrev of jacrev (NaNs spread as reverse mode spreads them)."""
+    import torch
+    twin = _REVERSE_TWIN.get(program.transform)
+    if mine.error is None:  # values: jacfwd's are jacrev's, hessian's jacrev of jacrev's
+        twin = {"jacfwd": twin, "hessian": "hessian_by_reverse"}.get(program.transform)
+    if twin is None:
+        return False
+    reverse = run(dataclasses.replace(program, transform=twin), torch)
+    if mine.error is not None:
+        return reverse.error is not None and reverse.error[1:] == mine.error[1:] and \
+            _text(reverse.message) == _text(mine.message)
+    # (where one side is NaN, torch's jacrev spreads NaNs between outputs: see below)
+    pairs = _differing(mine, reverse)
+    return pairs is not None and all((np.isnan(a) | np.isnan(b)).all() for a, b in pairs)
+
+
+def _single_of(mine: np.ndarray, theirs: np.ndarray) -> bool:
+    """Another precision, or torch's complex tangent of a real tensor (copy_ of a complex
+    dual into it)."""
+    pairs = {("float32", "float64"), ("complex64", "complex128"), ("float64", "float32"),
+             ("complex128", "complex64")}
+    return (str(mine.dtype), str(theirs.dtype)) in pairs or \
+        mine.dtype.kind == "f" and theirs.dtype.kind == "c"
+
+
+def tangent_dtype(program, mine: Result, theirs: Result) -> bool:
+    """Only derivatives' precision differs (values agree once cast): torch's forward
+    transforms (and forward AD after an in-place op with a double operand) give some tangents
+    the double dtype of a single-precision output."""
+    if program.transform not in _FORWARD or len(mine.grads) != len(theirs.grads):
+        return False
+    differ = [i for i, (a, b) in enumerate(zip(mine.grads, theirs.grads))
+              if a is not None and b is not None and a.dtype != b.dtype]
+    if not differ or not all(_single_of(mine.grads[i], theirs.grads[i]) for i in differ):
+        return False
+    cast = [g if g is None or b is None else g.astype(b.dtype) + (  # the real part of torch's
+        1j * b.imag if b.dtype.kind == "c" and g.dtype.kind == "f" else 0)
+            for g, b in zip(mine.grads, theirs.grads)]
+    return not compare(mine._replace(grads=cast), theirs)
+
+
+def _is_power(step) -> bool:
+    return step.op in ("pow", "i_pow_") or step.params.get("op") == "**" or \
+        step.params.get("fn") in ("pow", "float_power")
+
+
+def torch_pow_tangent_of_a_real_operand(program, mine: Result, theirs: Result) -> bool:
+    """A power with a real operand (carrying a tangent) and a complex result: torch's jvp
+    keeps only the real part of that operand's term (its backward's projection)."""
+    if program.transform not in _FORWARD or not mine.values or not all(
+            p.startswith("grads") for p in compare(mine, theirs)):  # (torch's dtypes too)
+        return False
+    leaves = len(program.leaves)
+    for k, step in enumerate(program.steps):
+        if not _is_power(step) or leaves + k >= len(mine.values):
+            continue
+        # the core "pow" is (|x| + 0.5) ** (y / 2): a real base
+        real = step.op == "pow" or any(mine.values[i].dtype.kind == "f" for i in step.inputs)
+        if real and mine.values[leaves + k].dtype.kind == "c":
+            return True
+    return False
+
+
+def _root(program, slot: int) -> int:
+    """The slot whose tensor ``slot`` is (an in-place step's output is its first input)."""
+    leaves = len(program.leaves)
+    if slot < leaves:
+        return slot
+    step = program.steps[slot - leaves]
+    return _root(program, step.inputs[0]) if OPS[step.op].inplace or OPS[step.op].same \
+        else slot
+
+
+def torch_tangent_of_a_self_write(program, mine: Result, theirs: Result) -> bool:
+    """``x.mul_(x)`` (``x %= x``, ...) on a dual: torch's tangent formula reads the tangent
+    (and value) it has already updated in place (x t + x (x t) for 2 x t)."""
+    return program.transform in _FORWARD and any(
+        OPS[step.op].inplace and _root(program, step.inputs[0]) in
+        {_root(program, i) for i in step.inputs[1:]} for step in program.steps) and all(
+        p.startswith("grads") for p in compare(mine, theirs))
+
+
+def torch_complex_silu_tangent(program, mine: Result, theirs: Result) -> bool:
+    """torch's forward formula of silu for complex input is not the derivative (its backward
+    refuses complex outputs); gradkit's tangent is."""
+    return program.transform in _FORWARD and mine.values and any(
+        step.op == "silu" and mine.values[step.inputs[0]].dtype.kind == "c"
+        for step in program.steps) and all(p.startswith("grads") for p in compare(mine, theirs))
+
+
+def vmap_torch_refuses_what_batched_tensors_cannot_do(program, mine: Result,
+                                                      theirs: Result) -> bool:
+    """torch's vmap refuses .item(), detach_() of a batched tensor, a write of mapped values
+    into an unbatched one made inside; gradkit's per-sample vmap runs them."""
+    refusal = ("vmap: ", "Can't detach views in-place")
+    return program.transform == "vmap" and theirs.error is not None and \
+        theirs.message.startswith(refusal) and (
+            mine.error is None or _phase_rank(mine.error[0]) >= _phase_rank(theirs.error[0]))
+
+
+def _empty(program, mine: Result) -> bool:
+    return any(0 in leaf.shape for leaf in program.leaves) or any(
+        v.size == 0 for v in mine.values)
+
+
+def torch_jacobian_of_an_empty_tensor(program, mine: Result, theirs: Result) -> bool:
+    """torch's jacfwd/hessian of an empty input raise under its vmap (IndexError, a reshape
+    of 0 elements, a forward formula it lacks), its jacrev of an empty output runs that
+    output's backward; gradkit's blocks are empty, computed by no backward pass."""
+    return program.transform in ("jacfwd", "hessian", "jacrev") and mine.error is None and \
+        theirs.error is not None and _empty(program, mine)
+
+
+def _differing(mine: Result, theirs: Result) -> list | None:
+    """(gradkit's, torch's) elements of every derivative where they differ, or None when
+    anything else (values, errors, shapes) differs."""
+    if mine.error or theirs.error or len(mine.grads) != len(theirs.grads) or any(
+            p.startswith(("values", "signed zero in values")) for p in compare(mine, theirs)):
+        return None
+    pairs = []
+    for a, b in zip(mine.grads, theirs.grads):
+        if a is None or b is None or a.shape != b.shape:
+            if (a is None) != (b is None) and np.any(a if b is None else b):
+                return None
+            continue
+        with np.errstate(invalid="ignore"):
+            differ = ~np.isclose(a, b, rtol=2e-3, atol=1e-6, equal_nan=True)
+        pairs.append((a[differ], b[differ]))
+    return pairs
+
+
+def torch_jacrev_spreads_a_nan(program, mine: Result, theirs: Result) -> bool:
+    """torch's jacrev of several outputs: one backward pass over all of them, so a NaN in one
+    output's derivative reaches the others' blocks (0 * NaN); gradkit's differ only there."""
+    pairs = _differing(mine, theirs) if program.transform == "jacrev" else None
+    return bool(pairs) and all(np.isnan(b).all() and not np.isnan(a).any() for a, b in pairs) \
+        and any(a.size for a, _ in pairs)
+
+
+def torch_tangent_of_an_empty_mean(program, mine: Result, theirs: Result) -> bool:
+    """The tangent of a mean (logsumexp) over no elements: torch's 0/0 is NaN, gradkit's 0."""
+    pairs = _differing(mine, theirs) if program.transform in _FORWARD and _empty(
+        program, mine) else None
+    return bool(pairs) and any(a.size for a, _ in pairs) and all(
+        np.isnan(b).all() and (a == 0).all() for a, b in pairs)
+
+
+def no_grad_stops_gradkits_jvp(program, mine: Result, theirs: Result) -> bool:
+    """no_grad() inside the function: torch's forward mode pushes tangents through it,
+    gradkit's jvp (a backward pass) does not."""
+    return program.transform in _FORWARD[1:] and any(
+        step.op == "no_grad_mul" for step in program.steps) and _differing(
+        mine, theirs) is not None
+
+
+def pow_result_written(program, mine: Result, theirs: Result) -> bool:
+    """torch's pow(tensor, tensor) always saves its result: a later in-place write of it
+    fails torch's reverse-mode transform; gradkit saves it only for the exponent's gradient
+    (as in tests/fuzz/known.py's reverse-mode entry)."""
+    return program.transform in ("grad", "vjp", "jacrev", "jvp_of_grad", "hessian") and \
+        mine.error is None and theirs.error is not None and \
+        "which is output 0 of Pow1, is at version" in theirs.message
+
+
+def nan_placement_in_jacobians(program, mine: Result, theirs: Result) -> bool:
+    """A derivative that is NaN (or NaN through 0 * inf) lands in the Jacobian's rows under
+    forward mode and in its columns under reverse mode, and gradkit's double-vjp jvp turns an
+    infinite one behind a mask into NaN: the results differ only where one side is NaN."""
+    pairs = _differing(mine, theirs) if program.transform in ("jacfwd", "hessian", "jacrev",
+                                                              "jvp", "jvp_of_grad") else None
+    return bool(pairs) and any(a.size for a, _ in pairs) and all(
+        (np.isnan(a) | np.isnan(b)).all() for a, b in pairs)
+
+
+def inner_detach_under_jvp(program, mine: Result, theirs: Result) -> bool:
+    """A detach_() inside grad nested in jvp: torch detaches from grad's level only, its jvp
+    still pushes the tangent through; gradkit's (a backward pass) does not."""
+    return program.transform in ("jvp_of_grad", "hessian") and any(
+        step.op == "i_detach_" for step in program.steps) and _differing(
+        mine, theirs) is not None
+
+
+def input_captured_too(program, mine: Result, theirs: Result) -> bool:
+    """The function captures the very tensor it is given: a write through the input (made
+    writable by detach_()) changes the captured tensor's version, which gradkit's check after
+    the call takes for a write into it."""
+    return program.transform not in ("", "dual", "vmap") and theirs.error is None and \
+        mine.error is not None and _CAPTURED_WRITE in mine.message and any(
+            step.op == "i_detach_" and step.inputs[0] < len(program.leaves) and
+            program.leaves[step.inputs[0]].requires_grad for step in program.steps)
+
+
+def vmap_in_place_broadcast(program, mine: Result, theirs: Result) -> bool:
+    """torch's vmap writes x.div_(w) of a 0-d sample x and an unbatched w of shape (1,),
+    which the op refuses outside vmap (and gradkit's per-sample vmap too)."""
+    return program.transform == "vmap" and theirs.error is None and mine.error is not None \
+        and "doesn't match the broadcast shape" in mine.message
+
+
+def _leaf_sources(program, slot: int) -> set:
+    leaves = len(program.leaves)
+    if slot < leaves:
+        return {slot}
+    return set().union(*(_leaf_sources(program, i) for i in program.steps[slot - leaves].inputs))
+
+
+def write_into_a_view_of_a_captured_tensor(program, mine: Result, theirs: Result) -> bool:
+    """A write into a view (made inside the function) of a captured tensor, from captured
+    values only: torch runs it, gradkit sees the captured tensor's version change."""
+    if program.transform in ("", "dual", "vmap") or theirs.error is not None or \
+            mine.error is None or _CAPTURED_WRITE not in mine.message:
+        return False
+    leaves = len(program.leaves)
+    return any(OPS[step.op].inplace and step.inputs[0] >= leaves and not any(
+        program.leaves[i].requires_grad
+        for i in set().union(*(_leaf_sources(program, j) for j in step.inputs)))
+        for step in program.steps)

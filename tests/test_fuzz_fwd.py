@@ -1,0 +1,532 @@
+"""The fuzzer's ``fwd`` class (tests/fuzz/transforms.py: op chains under forward-mode AD and
+torch.func transforms) and what it found, each program run in gradkit and torch (its seed in
+the test's docstring)."""
+import numpy as np
+import pytest
+from fuzz.known import check, diff_program
+from fuzz.programs import RandomDrawer, generate
+from test_torch_numerics import assert_same_as_torch
+
+import gradkit
+
+
+torch = pytest.importorskip("torch")
+
+
+def _tangents_after(m, make_output, write):
+    """The tangents of a dual ``x`` and of ``make_output(x)`` after ``write`` into the
+    output in place."""
+    fw = m.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(m.tensor([3.0, -0.5], dtype=m.float64),
+                         m.tensor([1.0, 2.0], dtype=m.float64))
+        y = make_output(x)
+        write(y)
+        return fw.unpack_dual(x).tangent, fw.unpack_dual(y).tangent, fw.unpack_dual(y).primal
+
+
+@pytest.mark.parametrize("make_output", [lambda x: x.clone(), lambda x: x + 1,
+                                         lambda x: x.sub(x.detach()), lambda x: x * 1])
+@pytest.mark.parametrize("write", [lambda y: y.sigmoid_(), lambda y: y.mul_(2)])
+def test_in_place_write_into_an_output_leaves_the_inputs_tangent_alone(make_output, write):
+    """An op whose jvp passes its input's tangent through (clone, x + 1) gave the output that
+    very tangent, so an in-place write into the output updated the input's tangent too
+    (seed 212: clone then sigmoid_ of a complex dual)."""
+    assert_same_as_torch(lambda m: _tangents_after(m, make_output, write))
+    program = generate(RandomDrawer(212), "fwd")
+    assert program.transform == "dual" and check(program) == []
+
+
+def test_jacfwd_blocks_have_the_outputs_dtype():
+    """jacfwd's blocks are tangents of the outputs: a float32 output's block for a float64
+    input is float32, a float64 output's for a float32 input float64 (seed 244)."""
+    def program(m):
+        def f(a, b):
+            return a * 2, b.sin(), (a + b.double()).sum()
+        a = m.tensor([[0.5]], dtype=m.float64)
+        b = m.tensor([0.25], dtype=m.float32)
+        forward = m.func.jacfwd(f, argnums=(0, 1))(a, b)
+        reverse = m.func.jacrev(f, argnums=(0, 1))(a, b)
+        return tuple(block for per_output in (*forward, *reverse) for block in per_output)
+    assert_same_as_torch(program)
+    assert check(generate(RandomDrawer(244), "fwd")) == []
+
+
+def _write_into_inner_input(m, transform, write, through_view):
+    def f(x):
+        return write(x[0:1] if through_view else x).sum()
+    x = m.tensor([0.5, 1.5], dtype=m.float64)
+    if transform == "hessian":
+        return m.func.hessian(f)(x)
+    if transform == "jvp_of_grad":
+        return m.func.jvp(m.func.grad(f), (x,), (m.ones(2, dtype=m.float64),))
+    return m.func.grad(f)(x.requires_grad_())
+
+
+@pytest.mark.parametrize("transform", ["hessian", "jvp_of_grad", "grad_of_a_graph_input"])
+@pytest.mark.parametrize("through_view", [False, True])
+@pytest.mark.parametrize("write", [lambda x: x.sigmoid_(), lambda x: x.mul_(2),
+                                   lambda x: x.zero_()])
+def test_reverse_transform_input_is_a_leaf_to_in_place_writes(transform, write, through_view):
+    """grad's (and jacrev's) input is a leaf at its level: an in-place write into it, or into
+    a view of it, is torch's leaf error also when the input has a graph (inside jvp, jacfwd
+    or reverse mode), where gradkit's input is a view of the caller's tensor (seed 34)."""
+    assert_same_as_torch(lambda m: _write_into_inner_input(m, transform, write, through_view))
+    with pytest.raises(RuntimeError, match="^a view of a leaf Variable" if through_view
+                       else "^a leaf Variable that requires grad"):
+        _write_into_inner_input(gradkit, transform, write, through_view)
+    assert check(generate(RandomDrawer(34), "fwd")) == []
+
+
+def _known_as(seed: int) -> str | None:
+    problems, known = diff_program(generate(RandomDrawer(seed), "fwd"))
+    assert problems
+    return known
+
+
+def test_captured_write_is_seen_when_the_function_returns():
+    """Known difference (docs/func.md, "so unlike torch the write has happened"; seed 63):
+    torch refuses a write into a captured tensor at the write, gradkit after the call."""
+    assert _known_as(63).startswith("a write into a captured tensor under a transform")
+    for m in (torch, gradkit):
+        w = m.zeros(2, dtype=m.float64)
+        with pytest.raises(RuntimeError, match="would mutate a captured Tensor"):
+            m.func.jvp(lambda x, w=w: w.add_(1.0) * x, (m.ones(2, dtype=m.float64),),
+                       (m.ones(2, dtype=m.float64),))
+        assert w.tolist() == ([0.0, 0.0] if m is torch else [1.0, 1.0])
+
+
+def test_vmap_refuses_a_write_into_an_unmapped_tensor_torch_allows():
+    """Known difference (docs/func.md, "and allows them otherwise"; seed 117): torch's vmap
+    lets a write whose value does not depend on the mapped inputs run once."""
+    assert _known_as(117) == "vmap refuses every write into an unmapped or captured tensor"
+
+    def program(m):
+        w = m.zeros(2, dtype=m.float64)
+        return m.func.vmap(lambda x, w: w.add_(1.0) + x, in_dims=(0, None))(
+            m.ones(3, 2, dtype=m.float64), w)
+    assert program(torch).tolist() == [[2.0, 2.0]] * 3
+    with pytest.raises(RuntimeError, match="wrote in place into a tensor it captured"):
+        program(gradkit)
+
+
+_AS_REVERSE_MODE = "jvp/jacfwd/hessian are reverse mode: torch's reverse mode raises (gives) " \
+    "the same"
+
+
+def test_reverse_mode_jvp_refuses_a_saved_value_written_in_place():
+    """Known difference (docs/func.md, "where torch's reverse mode raises too"; seed 106):
+    gradkit's jvp is a double backward pass, so exp's saved output written in place is
+    refused, as torch's vjp refuses it, where torch's forward mode computes."""
+    assert _known_as(106) == _AS_REVERSE_MODE
+
+    def f(x):
+        y = x.exp()
+        y.mul_(2)
+        return y
+    args = (torch.tensor([0.5], dtype=torch.float64),), (torch.ones(1, dtype=torch.float64),)
+    _, tangent = torch.func.jvp(f, *args)
+    assert tangent.tolist() == [2 * torch.exp(torch.tensor(0.5, dtype=torch.float64)).item()]
+    ours = [tuple(gradkit.tensor(t.numpy()) for t in a) for a in args]
+    for call in (lambda: torch.func.vjp(f, *args[0])[1](*args[1]),
+                 lambda: gradkit.func.jvp(f, *ours)):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            call()
+
+
+def _no_grad_square(m):
+    def f(x):
+        with m.no_grad():
+            return x * x
+    x = m.tensor([-0.5], dtype=m.float64)
+    return m.func.jacfwd(f)(x), m.func.jacrev(f)(x)
+
+
+def test_no_grad_stops_jacfwd_as_it_stops_jacrev():
+    """Known difference (docs/func.md, "where torch's reverse mode raises too"; seeds 867,
+    449): torch's forward mode pushes tangents through no_grad(), gradkit's jacfwd (reverse
+    mode) gives torch's jacrev; floor_divide's missing derivative is reverse mode's error."""
+    assert _known_as(867) == _known_as(449) == _AS_REVERSE_MODE
+    forward, reverse = _no_grad_square(torch)
+    assert forward.tolist() == [[-1.0]] and reverse.tolist() == [[0.0]]
+    assert [j.tolist() for j in _no_grad_square(gradkit)] == [[[0.0]], [[0.0]]]
+    x = gradkit.tensor([1.5], dtype=gradkit.float64)
+    for m, error in ((torch, NotImplementedError), (gradkit, RuntimeError)):
+        with pytest.raises(error, match="floor_divide"):
+            m.func.jacfwd(lambda x: x // x)(m.tensor(x.numpy()))
+
+
+def test_torch_gives_a_single_precision_output_a_double_tangent():
+    """Known difference (docs/func.md, "a double-precision tangent for a single-precision
+    output"; seed 378): under torch.func.jvp a 0-d float32 tensor times a Python number has a
+    float64 tangent (under forward_ad.dual_level it is float32); gradkit's is float32."""
+    assert _known_as(378) == "torch's forward transforms give some single-precision tangents " \
+        "a double dtype"
+    for m, dtype in ((torch, torch.float64), (gradkit, gradkit.float32)):
+        x, t = m.tensor(0.5), m.tensor(1.0)
+        _, tangent = m.func.jvp(lambda x: x * 2.0, (x,), (t,))
+        assert tangent.dtype == dtype and tangent.item() == 2.0
+
+
+def _pow_tangent(m):
+    fw = m.autograd.forward_ad
+    with fw.dual_level():
+        base = fw.make_dual(m.tensor([1.3, 0.7], dtype=m.float64),
+                            m.tensor([0.5, -1.0], dtype=m.float64))
+        exponent = m.tensor([0.3 + 0.4j, -0.2 + 0.9j], dtype=m.complex128)
+        return fw.unpack_dual(base ** exponent).tangent.numpy()
+
+
+def test_torch_drops_the_imaginary_part_of_a_real_bases_pow_tangent():
+    """Known difference (docs/autograd.md, "keeps only the real part of that operand's term";
+    seed 406): d/dt (b + t v) ** z = z b ** (z - 1) v is complex; torch's is its real part."""
+    for seed in (406, 12128):  # (12128: under jvp of grad, with torch's complex128 tangent)
+        assert _known_as(seed).startswith("torch's jvp of a power with a real operand")
+    b, v = np.array([1.3, 0.7]), np.array([0.5, -1.0])
+    z = np.array([0.3 + 0.4j, -0.2 + 0.9j])
+    exact = z * b ** (z - 1) * v
+    np.testing.assert_allclose(_pow_tangent(gradkit), exact, rtol=1e-12)
+    np.testing.assert_allclose(_pow_tangent(torch), exact.real, rtol=1e-12)
+
+
+def test_torch_tangent_of_a_self_multiply_reads_the_updated_tangent():
+    """Known difference (docs/autograd.md, "tangent it has already updated in place"; seed
+    127): x.mul_(x) at x = 3 with tangent 1 has tangent 2 x = 6; torch's is x + x * x = 12."""
+    assert _known_as(127) == "torch's tangent of x.mul_(x) reads the tangent it has already " \
+        "updated"
+    for m, expected in ((gradkit, 6.0), (torch, 12.0)):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor(3.0), m.tensor(1.0))
+            x.mul_(x)
+            assert fw.unpack_dual(x).tangent.item() == expected
+
+
+@pytest.mark.parametrize("name", ["minimum", "maximum"])
+def test_pairwise_extreme_tangent_is_torchs_at_ties_nan_and_inf(name):
+    """torch's forward rule for maximum/minimum is t_y + w (t_x - t_y) (w 1/2 at ties, 1
+    where x wins): at a NaN only y's tangent, where gradkit summed both (minimum(x, x) of a
+    NaN had tangent 2 t: seed 5534; inf ties: seed 1119)."""
+    def program(m):
+        fw, nan, inf = m.autograd.forward_ad, float("nan"), float("inf")
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor([1.0, 2.0, nan, inf, 3.0], dtype=m.float64),
+                             m.tensor([1.0, 1.0, 1.0, 1.0, 2.0], dtype=m.float64))
+            y = fw.make_dual(m.tensor([1.0, 3.0, 1.0, inf, nan], dtype=m.float64),
+                             m.tensor([5.0, 7.0, 5.0, inf, 5.0], dtype=m.float64))
+            plain = m.tensor([1.0, 1.5, nan, 0.0, 3.0], dtype=m.float64)
+            return tuple(fw.unpack_dual(getattr(m, name)(a, b)).tangent
+                         for a, b in ((x, x), (x, y), (y, x), (x, plain), (plain, x)))
+    assert_same_as_torch(program)
+    for seed in (5534, 1119):
+        assert check(generate(RandomDrawer(seed), "fwd")) == []
+
+
+def _detach_inside(m, transform):
+    def f(x):
+        x.detach_()
+        return (x * x).sum()
+    x = m.tensor([0.5, 1.5], dtype=m.float64)
+    if transform == "jvp":
+        return m.func.jvp(f, (x,), (m.ones(2, dtype=m.float64),))
+    if transform == "hessian":
+        return m.func.hessian(f)(x)
+    return m.func.jvp(m.func.grad(f), (x,), (m.ones(2, dtype=m.float64),))
+
+
+@pytest.mark.parametrize("transform", ["jvp", "hessian", "jvp_of_grad"])
+def test_detach_in_place_of_a_transforms_input(transform):
+    """jvp's input is a dual tensor, a view to torch: detach_() is "Can't detach views
+    in-place" (seed 1134); grad's (jacrev's) is a leaf at its level, which detach_() may
+    detach (its derivatives are then zeros), also inside jvp or jacfwd, where gradkit's input
+    is a view of the caller's tensor (seed 296)."""
+    if transform == "jvp":
+        for m in (torch, gradkit):  # (torch's text goes on about DistributedDataParallel)
+            with pytest.raises(RuntimeError,
+                               match=r"^Can't detach views in-place\. Use detach\(\) instead\."):
+                _detach_inside(m, transform)
+    else:
+        assert_same_as_torch(lambda m: _detach_inside(m, transform))
+        assert not any(t.any() for t in _detach_inside(gradkit, transform))
+    assert check(generate(RandomDrawer(1134 if transform == "jvp" else 296), "fwd")) == []
+
+
+def test_torch_vmap_refuses_detach_of_a_batched_tensor():
+    """Known difference (docs/func.md, "a tensor computed from the mapped inputs (torch:";
+    seed 626): torch's vmap runs detach_() on a per-sample view and refuses."""
+    assert _known_as(626) == "torch's vmap refuses what its batched tensors cannot do " \
+        "(.item(), detach_())"
+    with pytest.raises(RuntimeError, match="Can't detach views in-place"):
+        torch.func.vmap(lambda x: (x * 2).detach_())(torch.ones(3, 2))
+    assert gradkit.func.vmap(lambda x: (x * 2).detach_())(gradkit.ones(3, 2)).tolist() == \
+        [[2.0, 2.0]] * 3
+
+
+def test_jacobians_of_an_empty_tensor_are_empty_blocks():
+    """Known difference (docs/func.md, "The Jacobians of an empty input or output are empty
+    blocks"; seed 3036): torch's jacfwd with has_aux of an empty input raises an IndexError."""
+    assert _known_as(3036) in ("torch's Jacobians of an empty tensor raise under its vmap or "
+                               "backward", _AS_REVERSE_MODE)
+    with pytest.raises(IndexError):
+        torch.func.jacfwd(lambda x: (x * 2, x), has_aux=True)(torch.ones(2, 0))
+    jacobian, aux = gradkit.func.jacfwd(lambda x: (x * 2, x), has_aux=True)(gradkit.ones(2, 0))
+    assert jacobian.shape == (2, 0, 2, 0) and aux.shape == (2, 0)
+
+
+def test_torch_jacrev_spreads_a_nan_between_outputs():
+    """Known difference (docs/func.md, "reaches the blocks of the"; seed 413): the block of
+    x for x is the identity, but torch's one backward pass with x ** x (NaN at x < 0) gives
+    it NaN in that column."""
+    assert _known_as(413) == "torch's jacrev of several outputs spreads one output's NaN " \
+        "into the others' blocks"
+    blocks = {m: m.func.jacrev(lambda x: (x, x ** x))(m.tensor([-0.5, 0.7], dtype=m.float64))
+              for m in (torch, gradkit)}
+    assert blocks[gradkit][0].tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    assert np.isnan(blocks[torch][0].numpy()[:, 0]).all()
+    np.testing.assert_allclose(blocks[gradkit][1].numpy(), blocks[torch][1].numpy())
+
+
+def test_tangent_of_an_empty_mean_is_zero():
+    """Known difference (docs/autograd.md, "mode) is 0 in gradkit, NaN (0/0) in torch"; seeds
+    4282, 3475): logsumexp's tangent over no elements, and a mean's under jacfwd."""
+    assert _known_as(4282) == _known_as(3475) == "the tangent of a mean over no elements: " \
+        "torch's 0/0 NaN"
+    for m in (gradkit, torch):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.ones(0), m.ones(0))
+            tangent = fw.unpack_dual(x.logsumexp(0)).tangent.item()
+        # d mean(x) / d y of an empty x
+        jacobian = m.func.jacfwd(lambda x, y: (x.mean(), y), argnums=(0, 1))(
+            m.ones(0), m.ones(1))[0][1]
+        assert (tangent, jacobian.item()) == (0.0, 0.0) if m is gradkit else \
+            np.isnan([tangent, jacobian.item()]).all()
+
+
+def test_no_grad_inside_stops_gradkits_jvp():
+    """Known difference (docs/func.md, "stops their derivatives, which torch's"; seed 2759):
+    torch's forward mode pushes tangents through no_grad()."""
+    assert _known_as(2759) == "no_grad() inside stops gradkit's jvp (a backward pass), not " \
+        "torch's forward mode"
+    for m, expected in ((torch, 3.0), (gradkit, 0.0)):
+        def f(x, m=m):
+            with m.no_grad():
+                return x * 3.0
+        assert m.func.jvp(f, (m.tensor(1.0),), (m.tensor(1.0),))[1].item() == expected
+
+
+def _detach_captured(m, transform):
+    w = m.ones(2, dtype=m.float64)
+    x = m.tensor([0.5, 1.5], dtype=m.float64)
+    f = lambda x, w=w: (w.detach_() * x).sum()  # noqa: E731
+    if transform == "jvp":
+        return m.func.jvp(f, (x,), (x,))
+    if transform == "vmap":
+        return m.func.vmap(f)(x)
+    return getattr(m.func, transform)(f)(x)
+
+
+@pytest.mark.parametrize("transform", ["grad", "jacrev", "jacfwd", "hessian", "jvp", "vmap"])
+def test_detach_in_place_of_a_captured_tensor(transform):
+    """detach_() of a tensor the function captured is torch's captured-mutation error under
+    the grad transforms (it changes no version, so gradkit's check after the call missed it:
+    seed 6); vmap runs it."""
+    assert_same_as_torch(lambda m: _detach_captured(m, transform))
+    if transform != "vmap":
+        with pytest.raises(RuntimeError, match=r"\(aten::detach_\) that would mutate a capt"):
+            _detach_captured(gradkit, transform)
+    assert check(generate(RandomDrawer(6), "fwd")) == []
+
+
+def test_remainder_of_a_number_by_a_dual_has_no_forward_formula():
+    """torch has no forward-mode formula for remainder(Scalar, Tensor): ``3.0 % dual`` is its
+    NotImplementedError; tensor % tensor and tensor % number keep their tangents (seed
+    8457)."""
+    def program(m, left):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor([1.5, 2.5]), m.tensor([1.0, 1.0]))
+            y = left % x if left is not None else x % 2.0
+            return fw.unpack_dual(y).tangent
+    for left in (3.0, None, "tensor"):
+        assert_same_as_torch(lambda m, left=left: program(
+            m, m.tensor([3.0, 4.0]) if left == "tensor" else left))
+    with pytest.raises(NotImplementedError, match="forward AD with aten::remainder"):
+        program(gradkit, 3.0)
+    assert check(generate(RandomDrawer(8457), "fwd")) == []
+
+
+def test_write_through_a_view_of_a_detached_transform_input():
+    """A grad input detach_()ed inside jvp is no view any more, so a later write into a view
+    of it leaves it out of the views to update (seed 5535: an AttributeError)."""
+    def program(m):
+        def f(x):
+            x.detach_()
+            x.t().pow_(2)
+            return (x * 3).sum()
+        x = m.tensor(0.5, dtype=m.float64)
+        return m.func.jvp(m.func.grad(f), (x,), (m.tensor(1.0, dtype=m.float64),))
+    assert_same_as_torch(program)
+    assert check(generate(RandomDrawer(5535), "fwd")) == []
+
+
+def test_torch_pow_saves_its_result_under_reverse_transforms():
+    """Known difference (docs/autograd.md, "saves its result only when `y` requires grad";
+    seed 4121): torch's jacrev refuses a pow(tensor, tensor) result written in place."""
+    assert _known_as(4121) == "torch's pow(tensor, tensor) saves its result (under a " \
+        "reverse-mode transform)"
+
+    def f(m, x):
+        y = x ** m.tensor(0.5, dtype=m.float64)
+        y.mul_(2)
+        return y
+    with pytest.raises(RuntimeError, match="which is output 0 of Pow1, is at version"):
+        torch.func.jacrev(lambda x: f(torch, x))(torch.tensor([0.5], dtype=torch.float64))
+    jacobian = gradkit.func.jacrev(lambda x: f(gradkit, x))(
+        gradkit.tensor([0.5], dtype=gradkit.float64))
+    np.testing.assert_allclose(jacobian.numpy(), [[0.5 ** -0.5]])
+
+
+def test_a_nan_derivative_lands_in_rows_or_columns_by_mode():
+    """Known difference (docs/func.md, "in its columns under reverse mode"; seeds 4680, 1854):
+    the Jacobian of x ** 2 at a NaN."""
+    placement = "a NaN derivative lands in a Jacobian's rows (forward mode) or columns " \
+        "(reverse) (or a masked infinite one is NaN in gradkit's jvp)"
+    assert _known_as(1854) == placement and _known_as(4680) in (placement, _AS_REVERSE_MODE)
+    x = [0.5, float("nan")]
+    forward = torch.func.jacfwd(lambda x: x ** 2)(torch.tensor(x, dtype=torch.float64))
+    reverse = torch.func.jacrev(lambda x: x ** 2)(torch.tensor(x, dtype=torch.float64))
+    ours = gradkit.func.jacfwd(lambda x: x ** 2)(gradkit.tensor(x, dtype=gradkit.float64))
+    assert np.isnan(forward.numpy()[1]).all() and not np.isnan(forward.numpy()[0]).any()
+    assert np.isnan(reverse.numpy()[:, 1]).all() and not np.isnan(reverse.numpy()[:, 0]).any()
+    np.testing.assert_array_equal(ours.numpy(), reverse.numpy())
+
+
+def test_detach_inside_grad_under_jvp():
+    """Known difference (docs/func.md, "a `detach_()` inside a `grad` nested in `jvp`"; seed
+    2582): torch's jvp still pushes x's tangent through grad's detach_()."""
+    assert _known_as(2582) == "detach_() inside grad nested in jvp: torch's jvp still pushes " \
+        "the tangent"
+    for m, expected in ((torch, 2.0), (gradkit, 0.0)):
+        def f(x, y):
+            copy = x.clone()
+            copy.detach_()
+            return (y * copy).sum()
+        args = m.tensor(3.0), m.tensor(2.0)
+        gradient = m.func.grad(f, argnums=(0, 1))
+        assert m.func.jvp(gradient, args, (m.tensor(2.0), m.tensor(0.0)))[1][1].item() == \
+            expected
+
+
+def test_function_capturing_its_own_input():
+    """Known difference (docs/func.md, "captures the very tensor it is given"; seed 1227)."""
+    assert _known_as(1227).startswith("a function capturing the tensor it is given")
+    for m in (torch, gradkit):
+        x = m.tensor(2.0, dtype=m.float64)
+
+        def f(y, x=x):
+            y.detach_()
+            return y.mul_(3) + x
+        if m is torch:
+            assert m.func.grad(f)(x).item() == 0.0
+        else:
+            with pytest.raises(RuntimeError, match="would mutate a captured Tensor"):
+                m.func.grad(f)(x)
+
+
+def test_torch_vmap_broadcasts_an_in_place_sample():
+    """Known difference (docs/func.md, "which the op refuses outside vmap, and gradkit's vmap
+    refuses"; seed 7815)."""
+    assert _known_as(7815) == "torch's vmap broadcasts an in-place op's sample against an " \
+        "unmapped operand"
+    program = lambda m: m.func.vmap(lambda x, w: x.div_(w), in_dims=(0, None))(  # noqa: E731
+        m.ones(3), m.ones(1))
+    assert program(torch).shape == (3,)
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match=r"output with shape \[\] doesn't match the "):
+            m.ones(()).div_(m.ones(1))
+    with pytest.raises(RuntimeError, match=r"output with shape \[\] doesn't match the "):
+        program(gradkit)
+
+
+def test_write_into_an_alias_of_a_captured_tensor():
+    """Known difference (docs/func.md, "when no input is"; seeds 5157, 4084, 1099): torch's
+    grad runs ``w[()].mul_(2)`` of a captured w; gradkit sees w's version change."""
+    assert _known_as(5157) == _known_as(4084) == "a write into a view of a captured tensor " \
+        "from captured values: torch runs it"
+    for m in (torch, gradkit):
+        w = m.tensor(2.0)
+        f = lambda x, w=w: (w[()].mul_(3) * x).sum()  # noqa: E731
+        if m is torch:
+            assert m.func.grad(f)(m.ones(1)).tolist() == [6.0]
+        else:
+            with pytest.raises(RuntimeError, match="would mutate a captured Tensor"):
+                m.func.grad(f)(m.ones(1))
+
+
+@pytest.mark.parametrize("transform", ["jacrev", "jacfwd", "hessian"])
+def test_jacobian_of_a_power_zero(transform):
+    """x ** 0's gradient is zeros of the incoming gradient's shape, which in jacrev's batched
+    backward has the batch dim (zeros of x's shape raised "vectorized is_grads_batched gave a
+    gradient of shape [2]": seed 11877)."""
+    def program(m):
+        def f(x):
+            y = x.clone()
+            y **= 0.0
+            return y.sum() if transform == "hessian" else y
+        return getattr(m.func, transform)(f)(m.tensor([0.5, 2.0], dtype=m.float64))
+    assert_same_as_torch(program)
+    assert check(generate(RandomDrawer(11877), "fwd")) == []
+
+
+def test_torch_complex_silu_tangent_is_not_the_derivative():
+    """Known difference (docs/autograd.md, "dual is not its derivative (torch's backward
+    refuses complex"; seed 10742); and x %= x of a dual (seed 11287), torch's formula reading
+    what it has already updated, as x.mul_(x)."""
+    assert _known_as(10742) == "torch's forward formula of a complex silu is not its derivative"
+    assert _known_as(11287) == "torch's tangent of x.mul_(x) reads the tangent it has already " \
+        "updated"
+    z, t = 0.3 - 0.5j, 0.7 + 0.2j
+    sigmoid = 1 / (1 + np.exp(-z))
+    exact = t * sigmoid * (1 + z * (1 - sigmoid))
+    tangents = {}
+    for m in (torch, gradkit):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor(z, dtype=m.complex128), m.tensor(t, dtype=m.complex128))
+            tangents[m] = fw.unpack_dual(m.nn.functional.silu(x)).tangent.item()
+    assert tangents[gradkit] == pytest.approx(exact, rel=1e-12)
+    assert abs(tangents[torch] - exact) > 0.1
+
+
+def test_view_as_real_of_a_dual_whose_tangent_a_rule_conjugated():
+    """pow's jvp rule conjugates lazily: the output's tangent was an unresolved conjugated
+    view, which view_as_real of the dual refused ("view_as_real doesn't work on unresolved
+    conjugated tensors": seed 12138)."""
+    def program(m):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor([0.5 + 0.1j, 2.0 - 1j], dtype=m.complex128),
+                             m.tensor([1.0 + 1j, -1.0], dtype=m.complex128))
+            y = x ** m.tensor([0.3 + 0.4j, 1.0 - 2j], dtype=m.complex128)
+            return fw.unpack_dual(m.view_as_real(y)).tangent
+    assert_same_as_torch(program, rtol=1e-12)
+    problems, known = diff_program(generate(RandomDrawer(12138), "fwd"))
+    assert not problems or known.startswith("torch's jvp of a power with a real operand")
+
+
+def test_copy_of_a_complex_dual_into_a_real_tensor_and_batched_writes_under_vmap():
+    """Known differences (docs/func.md): torch keeps a complex tangent for a real tensor that
+    copy_ wrote a complex dual into (seed 13553; gradkit's is real); torch's vmap refuses a
+    batched value written into an unmapped tensor with a broadcast error at the write, gradkit
+    after the call (seed 14986)."""
+    assert _known_as(13553) == "torch's forward transforms give some single-precision " \
+        "tangents a double dtype"
+    assert _known_as(14986) == "vmap refuses every write into an unmapped or captured tensor"
+    for m, kind in ((torch, "c"), (gradkit, "f")):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            target = m.zeros((), dtype=m.float64)
+            target.copy_(fw.make_dual(m.tensor(0.5 + 1j), m.tensor(2.0 - 1j)))
+            tangent = fw.unpack_dual(target).tangent.numpy()
+        assert tangent.dtype.kind == kind and tangent.real == 2.0

@@ -7,13 +7,13 @@ from gradkit import backend
 from gradkit import memory_format as memory_formats
 from gradkit._tensor import Tensor
 from gradkit.int_arguments import (
-    bool_argument, device_argument, dtype_argument, int_parameters, invalid_combination,
-    size_varargs)
+    bool_argument, device_argument, dtype_argument, int_parameters, size_varargs)
 from gradkit.generator import Generator, default_generator, rng_of
 from gradkit.number_arguments import number_argument
 from gradkit.ops.spaced_values import (arange_values, linspace_values, logspace_values,
                                        spaced_arguments)
 from gradkit.quiet_numpy import keep_quiet
+from gradkit.range_arguments import arange_arguments, spaced_call
 
 
 def _resolve(dtype, device, default_kind: str = "f"):
@@ -251,24 +251,9 @@ def full_like(t: Tensor, fill_value, dtype=None, device=None,
     return _in_format(out, t, memory_format, "full_like")
 
 
-_NUMBERS = (int, float, complex, np.number, np.bool_)  # (bool is an int)
-
-
-def arange(start, end=None, step=1, dtype=None, device=None,
-           requires_grad: bool = False) -> Tensor:
-    """``arange(end)`` or ``arange(start, end, step)``; int64 for integer arguments."""
-    if end is None:
-        if not isinstance(start, (_NUMBERS, Tensor)):  # torch's Number: a str, None refused
-            raise TypeError(f"arange(): argument 'end' (position 1) must be Number, not "
-                            f"{type(start).__name__}")
-        start, end = 0, number_argument(start, "arange", "end", 1, "double")
-    else:  # torch's three-argument form refuses what its parser does not read as a number
-        given = (start, end) if type(step) is int and step == 1 else (start, end, step)
-        if not all(isinstance(v, (_NUMBERS, Tensor)) for v in given):
-            raise invalid_combination("arange", given, {})
-        start, end, step = (number_argument(v, "arange", name, i + 1, "double")
-                            for i, (v, name) in enumerate(((start, "start"), (end, "end"),
-                                                           (step, "step"))))
+def arange(*args, dtype=None, device=None, requires_grad: bool = False, **numbers) -> Tensor:
+    """``arange(end)`` or ``arange(start, end, step=1)``; int64 for integer arguments."""
+    start, end, step = arange_arguments(args, numbers)
     start, end, step = (v.item() if isinstance(v, np.generic) else v for v in (start, end, step))
     if dtype is None:
         ints = all(isinstance(v, int) for v in (start, end, step))
@@ -278,19 +263,21 @@ def arange(start, end=None, step=1, dtype=None, device=None,
                    requires_grad)
 
 
-def linspace(start, end, steps: int, dtype=None, device=None,
-             requires_grad: bool = False) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end``, both included, as torch's
-    kernel rounds them (a number or 0-d tensor each; complex ones make a complex tensor)."""
+def linspace(*args, dtype=None, device=None, requires_grad: bool = False, **numbers) -> Tensor:
+    """``linspace(start, end, steps)``: ``steps`` evenly spaced values from ``start`` to
+    ``end``, both included, as torch's kernel rounds them (a number or 0-d tensor each;
+    complex ones make a complex tensor)."""
+    start, end, steps, _ = spaced_call("linspace", args, numbers)
     dev, np_dtype = _resolve(dtype, device)
     start, end, np_dtype = spaced_arguments("linspace", start, end, steps, dtype, np_dtype)
     return _finish(linspace_values(np, start, end, steps, np_dtype), dev, requires_grad)
 
 
-def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None,
-             requires_grad: bool = False) -> Tensor:
-    """``steps`` values ``base ** x`` for x evenly spaced from ``start`` to ``end``, as torch's
-    kernel rounds them (the exponents in float64, C's pow)."""
+def logspace(*args, dtype=None, device=None, requires_grad: bool = False, **numbers) -> Tensor:
+    """``logspace(start, end, steps, base=10.0)``: ``steps`` values ``base ** x`` for x evenly
+    spaced from ``start`` to ``end``, as torch's kernel rounds them (the exponents in float64,
+    C's pow)."""
+    start, end, steps, base = spaced_call("logspace", args, numbers)
     dev, np_dtype = _resolve(dtype, device)
     start, end, np_dtype = spaced_arguments("logspace", start, end, steps, dtype, np_dtype)
     return _finish(logspace_values(start, end, steps, base, np_dtype), dev, requires_grad)

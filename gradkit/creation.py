@@ -7,13 +7,13 @@ from gradkit import backend
 from gradkit import memory_format as memory_formats
 from gradkit._tensor import Tensor
 from gradkit.int_arguments import (
-    bool_argument, device_argument, dtype_argument, int_parameters, size_varargs)
+    bool_argument, device_argument, dtype_argument, invalid_combination, size_argument)
 from gradkit.generator import Generator, default_generator, rng_of
 from gradkit.number_arguments import number_argument
 from gradkit.ops.spaced_values import (arange_values, linspace_values, logspace_values,
                                        spaced_arguments)
 from gradkit.quiet_numpy import keep_quiet
-from gradkit.range_arguments import arange_arguments, spaced_call
+from gradkit.range_arguments import arange_arguments, full_arguments, spaced_call
 
 
 def _resolve(dtype, device, default_kind: str = "f"):
@@ -138,23 +138,25 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(array)
 
 
-def _checked_shape(size, function: str) -> tuple:
-    """``(2, 3)`` from ``(2, 3)`` or ``((2, 3),)`` (``function``'s ``*size``, read as torch's
-    parser reads it: int_arguments.py); torch's error for negative sizes."""
-    if not size:  # torch's parser: ``ones()`` gives no size (``ones(())`` is 0-d)
-        raise TypeError(f'{function}() missing 1 required positional arguments: "size"')
-    shape = size_varargs(size, function, "size")
+def _checked_shape(size, function: str, keywords: dict) -> tuple:
+    """``(2, 3)`` from ``(2, 3)``, ``((2, 3),)`` or ``size=(2, 3)`` (``function``'s ``*size``
+    or its keyword, read as torch's parser reads it: int_arguments.py; ``ones()`` gives no
+    size, ``ones(())`` is 0-d); torch's error for negative sizes."""
+    shape = size_argument(size, keywords, function, "size")
     for s in shape:
         if s < 0:
+            if function == "zeros":  # torch's zeros checks its size itself
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(shape)}")
     return shape
 
 
-def _filled(fill, size, dtype, device, requires_grad, kind="f", function="zeros") -> Tensor:
+def _filled(fill, size, dtype, device, requires_grad, kind="f", function="zeros",
+            keywords=None) -> Tensor:
     _checked_options(function, dtype, device, requires_grad)
     dev, np_dtype = _resolve(dtype, device, kind)
-    shape = _checked_shape(size, function)
+    shape = _checked_shape(size, function, keywords or {})
     xp = backend.array_module(dev)
     if dev.type == "cpu":
         data = np.full(shape, fill, dtype=np_dtype)
@@ -167,26 +169,27 @@ def _filled(fill, size, dtype, device, requires_grad, kind="f", function="zeros"
     return t
 
 
-def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Zeros of the given size: ``zeros(2, 3)`` or ``zeros((2, 3))``."""
-    return _filled(0, size, dtype, device, requires_grad)
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False, **keywords) -> Tensor:
+    """Zeros of the given size: ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
+    return _filled(0, size, dtype, device, requires_grad, keywords=keywords)
 
 
-def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor filled with ones: ``gradkit.ones(2, 3)`` or ``gradkit.ones((2, 3))``."""
-    return _filled(1, size, dtype, device, requires_grad, function="ones")
+def ones(*size, dtype=None, device=None, requires_grad: bool = False, **keywords) -> Tensor:
+    """A tensor filled with ones: ``gradkit.ones(2, 3)``, ``gradkit.ones((2, 3))`` or
+    ``gradkit.ones(size=(2, 3))``."""
+    return _filled(1, size, dtype, device, requires_grad, function="ones", keywords=keywords)
 
 
-def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def empty(*size, dtype=None, device=None, requires_grad: bool = False, **keywords) -> Tensor:
     """A tensor of the given size (uninitialized in torch; here filled with zeros)."""
-    return _filled(0, size, dtype, device, requires_grad, function="empty")
+    return _filled(0, size, dtype, device, requires_grad, function="empty", keywords=keywords)
 
 
-@int_parameters("full", size=(1, "SymInt[]"))
-def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor filled with ``fill_value`` (dtype inferred from it: bool, int64 or float)."""
-    fill_value = number_argument(fill_value, "full", "fill_value", 2)
-    size = (size,)  # one tuple of ints (int_parameters)
+def full(*args, dtype=None, device=None, requires_grad: bool = False, **keywords) -> Tensor:
+    """``full(size, fill_value)``: a tensor filled with ``fill_value`` (dtype inferred from
+    it: bool, int64 or float)."""
+    size, fill_value = full_arguments(args, keywords)
+    size = (size,)  # one tuple of ints
     if dtype is None:
         kind = "b" if isinstance(fill_value, bool) else \
             "i" if isinstance(fill_value, int) else "f"
@@ -321,23 +324,29 @@ def set_rng_state(new_state: Tensor) -> None:
 
 
 def _random(sample, size, dtype, device, requires_grad, kind="f", generator=None,
-            function="rand") -> Tensor:
+            function="rand", keywords=None) -> Tensor:
+    # torch's rand has other signatures (a generator's, names'): a size given twice or
+    # beside an unknown keyword matches none
+    if keywords and (size or "size" in keywords and len(keywords) > 1):
+        raise invalid_combination(function, size, keywords)
     rng = rng_of(generator, function)
     dev, np_dtype = _resolve(dtype, device, kind)
-    shape = _checked_shape(size, function)
+    shape = _checked_shape(size, function, keywords or {})
     return _finish(np.asarray(sample(rng, shape)).astype(np_dtype), dev, requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
-    """Uniform samples on [0, 1)."""
+def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=None,
+         **keywords) -> Tensor:
+    """Uniform samples on [0, 1) (``rand(2, 3)``, ``rand((2, 3))``, ``rand(size=(2, 3))``)."""
     return _random(lambda rng, s: rng.random(s), size, dtype, device, requires_grad,
-                   generator=generator)
+                   generator=generator, keywords=keywords)
 
 
-def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
-    """Standard normal samples."""
+def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator=None,
+          **keywords) -> Tensor:
+    """Standard normal samples (``randn(2, 3)``, ``randn((2, 3))``, ``randn(size=(2, 3))``)."""
     return _random(lambda rng, s: rng.standard_normal(s), size, dtype, device, requires_grad,
-                   generator=generator, function="randn")
+                   generator=generator, function="randn", keywords=keywords)
 
 
 def randint(low, high=None, size=None, dtype=None, device=None,

@@ -159,10 +159,16 @@ def size_argument(args: tuple, keywords: dict, function: str, argument: str,
             raise TypeError(f'{function}() missing 1 required positional arguments: '
                             f'"{argument}"')
         return size_varargs(args, function, argument, symint)
+    # torch's parser: the parameter given twice, then missing, then an unknown keyword
+    if args and argument in keywords:
+        raise TypeError(f"{function}() got multiple values for argument '{argument}'")
+    if not args and argument not in keywords:
+        raise TypeError(f'{function}() missing 1 required positional arguments: "{argument}"')
     unexpected = [k for k in keywords if k != argument]
-    if args or unexpected:
-        raise TypeError(f"{function}() got an unexpected keyword argument "
-                        f"'{(unexpected or [argument])[0]}'")
+    if unexpected:
+        raise TypeError(f"{function}() got an unexpected keyword argument '{unexpected[0]}'")
+    if args:
+        return size_varargs(args, function, argument, symint)
     return int_list_argument(keywords[argument], function, argument, None, symint)
 
 

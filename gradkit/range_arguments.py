@@ -2,13 +2,14 @@
 2.13's parser reads them: the first three have several signatures, so a missing, extra or
 ill-typed argument (``None`` included) is its "received an invalid combination of
 arguments"; only ``arange``'s one-number form names the argument, and ``range`` (one
-signature) is refused argument by argument."""
+signature) is refused argument by argument, as is ``full``."""
 from __future__ import annotations
 
 import numpy as np
 
 from gradkit._tensor import Tensor
-from gradkit.int_arguments import invalid_combination, reads_as_int, type_name
+from gradkit.int_arguments import (
+    int_list_argument, invalid_combination, reads_as_int, type_name)
 from gradkit.number_arguments import number_argument, reads_as_number
 from gradkit.signature_errors import bind
 
@@ -72,6 +73,7 @@ def _number_check(function: str):
             where = "" if position is None else f" (position {position})"
             raise TypeError(f"{function}(): argument '{name}'{where} must be Number, not "
                             f"{type_name(value)}")
+        return value
     return check
 
 
@@ -80,3 +82,16 @@ def range_arguments(args: tuple, keywords: dict) -> tuple:
     bound = bind("range", ("start", "end", "step"), 2, args, keywords, _number_check("range"))
     return tuple(number_argument(bound.get(name, 1), "range", name, position)
                  for position, name in enumerate(("start", "end", "step"), 1))
+
+
+def _full_check(name: str, value, position: int | None):
+    if name == "size":
+        return int_list_argument(value, "full", "size", position, symint=True)
+    _number_check("full")(name, value, position)
+    return number_argument(value, "full", "fill_value", position)
+
+
+def full_arguments(args: tuple, keywords: dict) -> tuple:
+    """(size, fill_value) of ``full(size, fill_value)`` (one signature in torch)."""
+    bound = bind("full", ("size", "fill_value"), 2, args, keywords, _full_check)
+    return bound["size"], bound["fill_value"]

@@ -29,7 +29,8 @@ def bind(function: str, names: tuple, required: int, args: tuple, keywords: dict
          check: Callable | None = None) -> dict:
     """{name: value} of ``args`` and ``keywords`` bound to the parameters ``names`` (the
     first ``required`` of them required) as torch's parser binds them; ``check(name, value,
-    position)`` refuses an ill-typed value (position None for a keyword)."""
+    position)`` gives the value read, or refuses an ill-typed one (position None for a
+    keyword)."""
     if len(args) > len(names):
         raise _too_many(function, names, required, len(args))
     bound = {}
@@ -45,7 +46,7 @@ def bind(function: str, names: tuple, required: int, args: tuple, keywords: dict
         else:
             continue
         if check is not None:
-            check(name, bound[name], position)
+            bound[name] = check(name, bound[name], position)
     for key in keywords:
         if key not in names:
             raise TypeError(f"{function}() got an unexpected keyword argument '{key}'")

@@ -83,3 +83,79 @@ def test_range_arguments_as_torch(name):
     several signatures (torch's "invalid combination"; arange's one-number form names the
     argument), range one (too many, twice, missing, ill-typed, unknown, in torch's words)."""
     assert_same_outcome(_RANGES[name])
+
+
+def _shape_or_error(module, call):
+    """(shape, dtype) of ``call(module)`` (empty's and rand's values are not compared), or
+    (error type, first line)."""
+    outcome = _outcome(module, call)
+    return outcome[:3] if outcome[0] == "ok" else outcome
+
+
+_SIZE_KEYWORDS = {
+    "size=(2, 3)": lambda f, m: f(size=(2, 3)),
+    "size=[2, 3]": lambda f, m: f(size=[2, 3]),
+    "size=()": lambda f, m: f(size=()),
+    "size=(2, 3), dtype": lambda f, m: f(size=(2, 3), dtype=m.float64),
+    "size=2": lambda f, m: f(size=2),
+    "size=None": lambda f, m: f(size=None),
+    "size=tensor": lambda f, m: f(size=m.tensor(2)),
+    "size=(2.0,)": lambda f, m: f(size=(2.0,)),
+    "2, size=(2, 3)": lambda f, m: f(2, size=(2, 3)),
+    "shape=(2,)": lambda f, m: f(shape=(2,)),
+    "size=(2,), foo=1": lambda f, m: f(size=(2,), foo=1),
+    "2, foo=1": lambda f, m: f(2, foo=1),
+    "size=(-1,)": lambda f, m: f(size=(-1,)),
+}
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "rand", "randn"])
+@pytest.mark.parametrize("given", list(_SIZE_KEYWORDS))
+def test_factory_size_keyword_as_torch(name, given):
+    """``ones(size=(2, 3))`` is ``ones(2, 3)``; a size both ways is given twice (rand's other
+    signatures make that an invalid combination), another keyword unknown, none missing."""
+    def call(m):
+        return _SIZE_KEYWORDS[given](getattr(m, name), m)
+    assert _shape_or_error(gradkit, call) == _shape_or_error(torch, call)
+
+
+_FULLS = {
+    "full(size=(2, 3), fill_value=1.5)": lambda m: m.full(size=(2, 3), fill_value=1.5),
+    "full((2, 3), fill_value=True)": lambda m: m.full((2, 3), fill_value=True),
+    "full(fill_value=1, size=(2,))": lambda m: m.full(fill_value=1, size=(2,)),
+    "full((2,), tensor)": lambda m: m.full((2,), m.tensor(2.5)),
+    "full(size=(2, 3))": lambda m: m.full(size=(2, 3)),
+    "full(fill_value=1)": lambda m: m.full(fill_value=1),
+    "full()": lambda m: m.full(),
+    "full(size=2, fill_value=1)": lambda m: m.full(size=2, fill_value=1),
+    "full(2, 3)": lambda m: m.full(2, 3),
+    "full((2,), None)": lambda m: m.full((2,), None),
+    "full((2,), fill_value=None)": lambda m: m.full((2,), fill_value=None),
+    "full((2,), 1, size=(2,))": lambda m: m.full((2,), 1, size=(2,)),
+    "full((2,), 1, 2)": lambda m: m.full((2,), 1, 2),
+    "full((2,), 1, foo=2)": lambda m: m.full((2,), 1, foo=2),
+}
+
+
+@pytest.mark.parametrize("name", list(_FULLS))
+def test_full_arguments_as_torch(name):
+    """full's one signature (size, fill_value): by position or keyword, with torch's errors
+    for a missing, repeated, extra, unknown or ill-typed argument."""
+    assert_same_outcome(_FULLS[name])
+
+
+_METHOD_SIZES = {
+    "reshape(2, shape=(2,))": lambda x: x.reshape(2, shape=(2,)),
+    "reshape(foo=(2,))": lambda x: x.reshape(foo=(2,)),
+    "reshape(shape=(2,), foo=1)": lambda x: x.reshape(shape=(2,), foo=1),
+    "reshape(shape=(2,))": lambda x: x.reshape(shape=(2,)),
+    "expand(sizes=(2,))": lambda x: x.expand(sizes=(2,)),
+    "permute(0, dims=(0,))": lambda x: x.permute(0, dims=(0,)),
+}
+
+
+@pytest.mark.parametrize("name", list(_METHOD_SIZES))
+def test_method_size_keyword_as_torch(name):
+    """A method's ``*size`` or its keyword: given twice, missing (before an unknown keyword),
+    or unknown, in the words of torch's parser."""
+    assert_same_outcome(lambda m: _METHOD_SIZES[name](m.ones(2)))

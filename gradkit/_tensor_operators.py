@@ -200,7 +200,16 @@ def _as_method(name, op):
                 except TypeError as error:
                     raise _as_method_argument_error(error, op.name, op.name) from None
             return run(op, (self,), _NO_PARAMS)  # x.exp(): no Op.__call__ frame between
-    else:
+    elif getattr(op, "lists_input_in_function_form", False):
+        def method(self, *args, **kwargs):
+            try:
+                return op(self, *args, **kwargs)
+            except TypeError as error:
+                converted = _as_method_combination(error, name)
+                if converted is error:
+                    raise
+                raise converted from None
+    else:  # (torch's Python-level methods, split, list the input as their function does)
         def method(self, *args, **kwargs):
             return op(self, *args, **kwargs)
     method.__name__ = name
@@ -235,11 +244,22 @@ def _as_method_argument_error(error: TypeError, name: str, method: str) -> TypeE
                          f"{int(match.group(2)) - 1}){message[match.end():]}")
     if match is None and method != name and message.startswith(f"{name}(): argument '"):
         return TypeError(method + message[len(name):])  # a keyword: "value must be Number"
+    return _as_method_combination(error, name, method)
+
+
+def _as_method_combination(error: TypeError, name: str, method: str | None = None) -> TypeError:
+    """torch's "invalid combination" of the function ``name`` as its method lists it, without
+    the input: "got (Tensor, keepdim=bool)" is "got (keepdim=bool, )" (keywords alone end with
+    ", " in torch's listing)."""
     invalid = f"{name}() received an invalid combination of arguments - got (Tensor, "
-    if message.startswith(invalid):
-        return TypeError(f"{method}() received an invalid combination of arguments - got ("
-                         f"{message[len(invalid):]}")
-    return error
+    message = str(error)
+    if getattr(error, "method_form", False) or not message.startswith(invalid):
+        return error
+    listing, rest = message[len(invalid):].split(")", 1)
+    if listing and "=" in listing.split(", ")[0]:
+        listing += ", "
+    return TypeError(f"{method or name}() received an invalid combination of arguments - got ("
+                     f"{listing}){rest}")
 
 
 def _install_method(name, op, inplace: bool) -> None:

@@ -159,3 +159,35 @@ def test_method_size_keyword_as_torch(name):
     """A method's ``*size`` or its keyword: given twice, missing (before an unknown keyword),
     or unknown, in the words of torch's parser."""
     assert_same_outcome(lambda m: _METHOD_SIZES[name](m.ones(2)))
+
+
+_NO_DIM = {
+    "x.max(keepdim=True)": lambda m, x: x.max(keepdim=True),
+    "max(x, keepdim=True)": lambda m, x: m.max(x, keepdim=True),
+    "x.min(keepdim=False)": lambda m, x: x.min(keepdim=False),
+    "min(x, keepdim=True)": lambda m, x: m.min(x, keepdim=True),
+    "x.max(dim=None)": lambda m, x: x.max(dim=None),
+    "x.max(foo=1)": lambda m, x: x.max(foo=1),
+    "max(x, foo=1)": lambda m, x: m.max(x, foo=1),
+    "x.max(keepdim=True, other=x)": lambda m, x: x.max(keepdim=True, other=x),
+    "x.max(dim=None, keepdim=True)": lambda m, x: x.max(dim=None, keepdim=True).values,
+    "x.min(0, keepdim=True)": lambda m, x: x.min(0, keepdim=True).values,
+    "x.median(keepdim=True)": lambda m, x: x.median(keepdim=True),
+    "median(x, keepdim=False)": lambda m, x: m.median(x, keepdim=False),
+    "x.median(dim=None)": lambda m, x: x.median(dim=None),
+    "x.median(dim=None, keepdim=True)": lambda m, x: x.median(dim=None, keepdim=True),
+    "x.median(foo=1)": lambda m, x: x.median(foo=1),
+    "x.median(keepdim=True, dim=0)": lambda m, x: x.median(keepdim=True, dim=0).values,
+    "x.median()": lambda m, x: x.median(),
+    "x.nanmedian(keepdim=True)": lambda m, x: x.nanmedian(keepdim=True),
+    "nanmedian(x, dim=None)": lambda m, x: m.nanmedian(x, dim=None),
+    "x.nanmedian(1, True)": lambda m, x: x.nanmedian(1, True).values,
+}
+
+
+@pytest.mark.parametrize("name", list(_NO_DIM))
+def test_max_min_median_keepdim_without_dim_as_torch(name):
+    """keepdim is in the signatures with a dim only: max/min have others (torch's "invalid
+    combination", listed without the input in the method form), median's other takes no
+    argument ("missing 1 required positional arguments"); its dim is no optional int."""
+    assert_same_outcome(lambda m: _NO_DIM[name](m, m.tensor([[1.0, 3.0], [2.0, 0.5]])))

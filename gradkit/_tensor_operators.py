@@ -17,6 +17,7 @@ from gradkit.ops import methods as method_table
 from gradkit.ops._op import Op
 from gradkit.ops._op import dispatch as _dispatch
 from gradkit.ops.inplace import inplace
+from gradkit.ops.missing_inputs import method_expectation
 from gradkit.ops.binary_breadth import rsub_number
 from gradkit.ops.linalg import matmul
 from gradkit.ops.joining import unbind
@@ -193,8 +194,10 @@ def _as_method(name, op):
     if isinstance(op, Op):
         run = op.hot_dispatch or _dispatch
 
+        some_missing = op.n_inputs > 1  # x.mul(): torch's TypeError, from Op.__call__
+
         def method(self, *args, **kwargs):
-            if args or kwargs:
+            if args or kwargs or some_missing:
                 try:
                     return op(self, *args, **kwargs)
                 except TypeError as error:
@@ -250,14 +253,17 @@ def _as_method_argument_error(error: TypeError, name: str, method: str) -> TypeE
 def _as_method_combination(error: TypeError, name: str, method: str | None = None) -> TypeError:
     """torch's "invalid combination" of the function ``name`` as its method lists it, without
     the input: "got (Tensor, keepdim=bool)" is "got (keepdim=bool, )" (keywords alone end with
-    ", " in torch's listing)."""
-    invalid = f"{name}() received an invalid combination of arguments - got (Tensor, "
+    ", " in torch's listing), "got (Tensor)" is "got ()"."""
+    invalid = f"{name}() received an invalid combination of arguments - got (Tensor"
     message = str(error)
     if getattr(error, "method_form", False) or not message.startswith(invalid):
         return error
-    listing, rest = message[len(invalid):].split(")", 1)
+    listing, rest = message[len(invalid):].removeprefix(", ").split(")", 1)
     if listing and "=" in listing.split(", ")[0]:
         listing += ", "
+    expected = method_expectation(name)
+    if expected is not None:
+        rest = ", " + expected
     return TypeError(f"{method or name}() received an invalid combination of arguments - got ("
                      f"{listing}){rest}")
 

@@ -191,3 +191,38 @@ def test_max_min_median_keepdim_without_dim_as_torch(name):
     combination", listed without the input in the method form), median's other takes no
     argument ("missing 1 required positional arguments"); its dim is no optional int."""
     assert_same_outcome(lambda m: _NO_DIM[name](m, m.tensor([[1.0, 3.0], [2.0, 0.5]])))
+
+
+_ONE_SIGNATURE = ["mul", "matmul", "atan2", "maximum", "hypot", "logical_and", "heaviside",
+                  "masked_select", "take", "gather", "index_select", "index_add", "scatter_add",
+                  "put", "isclose", "dist", "fmax", "gcd", "ldexp", "complex", "polar"]
+_SEVERAL_SIGNATURES = ["add", "sub", "div", "pow", "eq", "lt", "fmod", "remainder", "lerp",
+                       "bitwise_and", "copysign", "xlogy", "masked_fill", "index_fill",
+                       "scatter", "addcmul", "addcdiv", "addmm", "addmv", "addr", "baddbmm",
+                       "addbmm", "floor_divide", "rsub", "fill"]
+
+
+@pytest.mark.parametrize("form", ["function(x)", "x.method()", "function()"])
+@pytest.mark.parametrize("name", _ONE_SIGNATURE + _SEVERAL_SIGNATURES)
+def test_op_without_its_tensors_as_torch(name, form):
+    """An op called without its other tensors: "missing N required positional arguments"
+    (sic) naming torch's parameters where torch has one signature, "received an invalid
+    combination of arguments" where it has several (one listed in place of "one of:" for
+    add, sub and the add* family), in the function's and the method's words."""
+    if form == "x.method()" and not hasattr(torch.ones(1), name):
+        pytest.skip(f"torch has no Tensor.{name}")
+    calls = {"function(x)": lambda m: getattr(m, name)(m.ones(2, 2)),
+             "x.method()": lambda m: getattr(m.ones(2, 2), name)(),
+             "function()": lambda m: getattr(m, name)()}
+    assert_same_outcome(calls[form])
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.ones(2).add(alpha=2), lambda m: m.add(m.ones(2), alpha=2),
+    lambda m: m.add(m.ones(2), other=m.ones(2), alpha=2), lambda m: m.mul(input=m.ones(2)),
+    lambda m: m.ones(2).gather(0), lambda m: m.ones(3).index_select(0),
+    lambda m: m.ones(2).masked_fill(m.tensor([True, False]), value=3.0)])
+def test_op_with_keywords_but_a_missing_tensor_as_torch(call):
+    """A keyword picks add's signature with alpha (so other is missing); tensors given by
+    keyword still compute."""
+    assert_same_outcome(call)

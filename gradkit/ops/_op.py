@@ -37,6 +37,7 @@ from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the 
 from gradkit.ops._dispatch_hot import dispatch_binary, dispatch_unary
 from gradkit.ops.keywords import SPECIAL_KEYWORDS, TENSOR_KEYWORDS, tensor_keywords, torch_keywords
 from gradkit.ops.methods import register as register_method
+from gradkit.ops.missing_inputs import refuse_missing_inputs
 
 
 
@@ -212,8 +213,10 @@ class Op:
                 args, kwargs = tensor_keywords(args, n, self.param_names, kwargs)
             if not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
                 kwargs = torch_keywords(self.name, self.param_names, kwargs)
-            if self.numbers is not None:  # (torch names the position of a positional one)
-                kwargs = self.numbers(kwargs, self.param_names[:extra], args)
+        if len(args) < n:  # (a tensor given by another keyword, or none: torch's TypeError)
+            refuse_missing_inputs(self, args, kwargs)
+        if kwargs and self.numbers is not None:  # (torch names a positional one's position)
+            kwargs = self.numbers(kwargs, self.param_names[:extra], args)
         hot = self.hot_dispatch  # ops of one or two inputs: their own path, no dispatch frame
         return dispatch(self, args, kwargs) if hot is None else hot(self, args, kwargs)
 

@@ -226,3 +226,76 @@ def test_op_with_keywords_but_a_missing_tensor_as_torch(call):
     """A keyword picks add's signature with alpha (so other is missing); tensors given by
     keyword still compute."""
     assert_same_outcome(call)
+
+
+def _dim_programs():
+    """(name, program(m, dim)) of the index ops that take ``dim`` between their tensors."""
+    i2 = [[0, 2], [1, 0]]
+    return {
+        "gather": lambda m, x, d: m.gather(x, d, m.tensor(i2)),
+        "x.gather": lambda m, x, d: x.gather(d, m.tensor(i2)),
+        "index_select": lambda m, x, d: m.index_select(x, d, m.tensor([0, 2])),
+        "x.index_select(dim=)": lambda m, x, d: x.index_select(dim=d, index=m.tensor([0, 2])),
+        "scatter": lambda m, x, d: m.scatter(x, d, m.tensor(i2), x[:, :2] * 2),
+        "x.scatter(value)": lambda m, x, d: x.scatter(d, m.tensor(i2), 5.0),
+        "scatter_add": lambda m, x, d: m.scatter_add(x, d, m.tensor(i2), x[:, :2] * 2),
+        "index_add": lambda m, x, d: x.index_add(d, m.tensor([0, 2]), x[:, :2] * 3),
+        "index_copy": lambda m, x, d: x.index_copy(d, m.tensor([0, 2]), x[:, :2] * 3),
+        "index_fill": lambda m, x, d: x.index_fill(d, m.tensor([0, 2]), 5.0),
+        "scatter_reduce": lambda m, x, d: m.scatter_reduce(x, d, m.tensor(i2), x[:, :2] * 2,
+                                                           "sum"),
+    }
+
+
+@pytest.mark.parametrize("name", list(_dim_programs()))
+@pytest.mark.parametrize("dim", ["0-d int64", "0-d int32", "0-d float", "0-d bool", "1-d",
+                                 "float", "bool", "None"])
+def test_index_op_dim_given_as_a_tensor_as_torch(name, dim):
+    """``gather(x, torch.tensor(1), index)``: torch's int parameter takes a 0-d integer
+    tensor (values and gradients as for the int); another tensor, a float, a bool or None is
+    its TypeError ("argument 'dim' (position 2) must be int, not Tensor"; scatter's and
+    index_fill's several signatures: an invalid combination)."""
+    values = {"0-d int64": lambda m: m.tensor(1), "0-d int32": lambda m: m.tensor(
+        1, dtype=m.int32), "0-d float": lambda m: m.tensor(1.0), "0-d bool": lambda m: m.tensor(
+        True), "1-d": lambda m: m.tensor([1]), "float": lambda m: 1.0, "bool": lambda m: True,
+        "None": lambda m: None}
+
+    def call(m):
+        x = m.arange(6.0, dtype=m.float64).reshape(2, 3).requires_grad_()
+        out = _dim_programs()[name](m, x * 1, values[dim](m))
+        (grad,) = m.autograd.grad(out.sum(), x)
+        return out * 1 + grad.sum()
+    assert_same_outcome(call)
+
+
+def test_gather_with_a_tensor_dim_gradchecks():
+    x = gradkit.randn(2, 3, dtype=gradkit.float64, requires_grad=True)
+    index, dim = gradkit.tensor([[0, 2], [1, 0]]), gradkit.tensor(1)
+    assert gradkit.autograd.gradcheck(lambda x: gradkit.gather(x, dim, index), (x,))
+    assert gradkit.autograd.gradgradcheck(lambda x: gradkit.gather(x, dim, index), (x,))
+
+
+_BY_NAME = {
+    "gather(x, 0, index=)": lambda m, x: m.gather(x, 0, index=m.tensor([[1, 0]])),
+    "x.gather(dim=0, index=)": lambda m, x: x.gather(dim=0, index=m.tensor([[1, 0]])),
+    "x.index_select(dim=, index=)": lambda m, x: x.index_select(dim=m.tensor(1),
+                                                                index=m.tensor([0, 2])),
+    "x.index_add(0, index=, source=)": lambda m, x: x.index_add(0, index=m.tensor([1]),
+                                                                source=x[:1] * 2),
+    "masked_select(x, mask=)": lambda m, x: m.masked_select(x, mask=x > 2),
+    "take(x, index=)": lambda m, x: m.take(x, index=m.tensor([1, 4])),
+    "heaviside(x, values=)": lambda m, x: m.heaviside(x.detach(), values=x),
+    "x.masked_fill(mask=, value=)": lambda m, x: x.masked_fill(mask=x > 2, value=0.0),
+}
+
+
+@pytest.mark.parametrize("name", list(_BY_NAME))
+def test_op_tensors_given_by_name_as_torch(name):
+    """An op's tensors after the first given by their names compute, with their gradients,
+    as given in place (the index of gather given by name was read as a parameter)."""
+    def call(m):
+        x = m.arange(6.0, dtype=m.float64).reshape(2, 3).requires_grad_()
+        out = _BY_NAME[name](m, x * 1)
+        (grad,) = m.autograd.grad(out.sum(), x)
+        return out * 1 + grad.sum()
+    assert_same_outcome(call)

@@ -37,7 +37,7 @@ from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the 
 from gradkit.ops._dispatch_hot import dispatch_binary, dispatch_unary
 from gradkit.ops.keywords import SPECIAL_KEYWORDS, TENSOR_KEYWORDS, tensor_keywords, torch_keywords
 from gradkit.ops.methods import register as register_method
-from gradkit.ops.missing_inputs import refuse_missing_inputs
+from gradkit.ops.missing_inputs import bind_inputs
 
 
 
@@ -213,8 +213,8 @@ class Op:
                 args, kwargs = tensor_keywords(args, n, self.param_names, kwargs)
             if not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
                 kwargs = torch_keywords(self.name, self.param_names, kwargs)
-        if len(args) < n:  # (a tensor given by another keyword, or none: torch's TypeError)
-            refuse_missing_inputs(self, args, kwargs)
+        if len(args) < n:  # tensors by name, or none: torch's TypeError
+            args, kwargs = bind_inputs(self, args, kwargs)
         if kwargs and self.numbers is not None:  # (torch names a positional one's position)
             kwargs = self.numbers(kwargs, self.param_names[:extra], args)
         hot = self.hot_dispatch  # ops of one or two inputs: their own path, no dispatch frame

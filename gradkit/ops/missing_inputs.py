@@ -1,10 +1,11 @@
-"""torch's TypeError for an op called without one of its tensors (``torch.mul(x)``,
-``x.gather()``): its parser's "missing N required positional arguments" where torch has one
-signature, "received an invalid combination of arguments" where it has several (a Number
-overload: ``add``, ``eq``, ``pow`` ...), read from torch 2.13 op by op."""
+"""An op's tensors given by name (``gather(x, dim=0, index=i)``), and torch's TypeError for
+an op called without one of them (``torch.mul(x)``, ``x.gather()``): its parser's "missing
+N required positional arguments" where torch has one signature, "received an invalid
+combination of arguments" where it has several (a Number overload: ``add``, ``eq``, ``pow``
+...), read from torch 2.13 op by op."""
 from __future__ import annotations
 
-from gradkit.int_arguments import invalid_combination
+from gradkit.int_arguments import invalid_combination, reads_as_int, type_name
 from gradkit.signature_errors import missing_arguments
 
 # gradkit's names of an op's inputs that torch names otherwise
@@ -44,12 +45,25 @@ def method_expectation(name: str) -> str | None:
     return None if listed is None else f"but expected ({listed})"
 
 
-def refuse_missing_inputs(op, args: tuple, kwargs: dict) -> None:
-    """torch's TypeError when ``op`` gets fewer tensors than it takes and no keyword but its
-    parameters' (any other may give an input: the op's own reading goes on)."""
-    names, params = op.input_names, op.param_names
-    if any(key not in params for key in kwargs):
-        return
+def bind_inputs(op, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """(args, kwargs) of a call of ``op`` given fewer tensors than it takes: the next inputs
+    given by their names (``gather(x, dim=0, index=i)``) moved in place; then, when an input
+    is still missing and no keyword but the op's parameters is left, torch's TypeError."""
+    names = op.input_names
+    if any(name in kwargs for name in names[len(args):]):
+        kwargs = dict(kwargs)
+        args = list(args)
+        while len(args) < len(names) and names[len(args)] in kwargs:
+            name = names[len(args)]
+            if name == "dim" and not reads_as_int(kwargs[name]):  # torch's int, by keyword
+                if op.name in _SEVERAL_SIGNATURES:
+                    raise invalid_combination(op.name, tuple(args), kwargs)
+                raise TypeError(f"{op.name}(): argument 'dim' must be int, not "
+                                f"{type_name(kwargs[name])}")
+            args.append(kwargs.pop(name))
+        args = tuple(args)
+    if len(args) == len(names) or any(key not in op.param_names for key in kwargs):
+        return args, kwargs  # (another keyword may still give an input: the op reads it)
     if op.name in _SEVERAL_SIGNATURES and not kwargs:
         error = invalid_combination(op.name, args, kwargs)
         if op.name in _FUNCTION_LISTS_ONE:
@@ -61,3 +75,4 @@ def refuse_missing_inputs(op, args: tuple, kwargs: dict) -> None:
     if op.name in _ONE_SIGNATURE or op.name in ("add", "sub") and kwargs:
         raise missing_arguments(op.name, tuple(_TORCH_NAMES.get(name, name)
                                                for name in names[len(args):]))
+    return args, kwargs

@@ -100,6 +100,9 @@ class Op:
         self.differentiable = False  # until a vjp rule is declared
         self.saves_read = None  # per input: the save entries its vjp rule reads (None: all)
         self._save_masks = {}   # inputs-needing-grad bitmask -> which save entries to keep
+        # torch's node saves what either input's rule reads whenever both are tensors (pow's
+        # Pow1: its result), not only for the inputs needing a gradient
+        self.saves_for_every_tensor = False
         self.vjps = None      # tuple: one rule per input (None = not differentiable)
         self.vjp_all = None   # or one rule returning all input gradients
         self.jvps = None

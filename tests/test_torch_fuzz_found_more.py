@@ -4149,3 +4149,19 @@ def test_pow_by_a_number_saves_no_result(exponent):
         (g,) = m.autograd.grad(y.sum(), x)
         return y, g
     assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("bounds", [(-3.0, math.nan), (math.nan, 2.0), (math.nan, math.nan)])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_hardtanh_of_a_nan_bound_is_nan_as_torch_clamp(bounds, inplace):
+    """hardtanh is torch's clamp: a NaN bound (here a max of 0-d NaN from a triplet loss of
+    infinities) makes every value NaN; the gradient masks only the edges a number bounds
+    (breadth seed 135772)."""
+    def program(m):
+        x = m.tensor([0.79, -5.0, 5.0, math.nan], dtype=m.float64, requires_grad=True)
+        y = m.nn.functional.hardtanh(x * 1, *bounds, inplace=inplace)
+        (g,) = m.autograd.grad(y.sum(), x, create_graph=True)
+        return y, g
+    assert_same_as_torch(program)
+    problems, known = diff_program(generate(RandomDrawer(135772), "breadth"))
+    assert not problems, (problems, known)

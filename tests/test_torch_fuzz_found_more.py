@@ -4165,3 +4165,25 @@ def test_hardtanh_of_a_nan_bound_is_nan_as_torch_clamp(bounds, inplace):
     assert_same_as_torch(program)
     problems, known = diff_program(generate(RandomDrawer(135772), "breadth"))
     assert not problems, (problems, known)
+
+
+@pytest.mark.parametrize("beta", [0.5, 0.0, 1.0, 2])
+@pytest.mark.parametrize("name", ["addmm", "addmv", "baddbmm", "addbmm", "addbmm-no-batch"])
+def test_integer_product_of_nothing_summed_scales_its_input_in_place(name, beta):
+    """With nothing summed torch's integer addmm, baddbmm and addbmm run ``result.mul_(beta)``,
+    which refuses a float beta but 0 ("result type Float can't be cast to the desired output
+    type Long"; addmv's kernel truncates it) (breadth seed 136484)."""
+    def program(m):
+        i64 = m.int64
+        x, v, b3, b0 = (m.ones(*s, dtype=i64) for s in ((2, 0), (0,), (2, 2, 0), (0, 2, 1)))
+        calls = {"addmm": lambda: m.addmm(m.ones(2, 2, dtype=i64), x, x.mT, beta=beta),
+                 "addmv": lambda: m.addmv(m.ones(2, dtype=i64), x, v, beta=beta),
+                 "baddbmm": lambda: m.baddbmm(m.ones(2, 2, 2, dtype=i64), b3, b3.mT, beta=beta),
+                 "addbmm": lambda: m.addbmm(m.ones(2, 2, dtype=i64), b3, b3.mT, beta=beta),
+                 "addbmm-no-batch": lambda: m.addbmm(m.ones(2, 2, dtype=i64), b0, b0.mT,
+                                                     beta=beta)}
+        return calls[name]()
+    assert_same_as_torch(program)
+    if name == "addmm" and beta == 0.5:
+        problems, known = diff_program(generate(RandomDrawer(136484), "breadth"))
+        assert not problems, (problems, known)

@@ -18,6 +18,7 @@ from gradkit.ops import methods as method_table
 from gradkit.ops._op import Op
 from gradkit.ops._op import dispatch as _dispatch
 from gradkit.ops.inplace import inplace
+from gradkit.ops.missing_inputs import method_expectation
 from gradkit.ops.binary_breadth import rsub_number
 from gradkit.ops.linalg import matmul
 from gradkit.ops.joining import unbind
@@ -230,14 +231,25 @@ def _as_method(name, op):
     if isinstance(op, Op):
         run = op.hot_dispatch or _dispatch
 
+        some_missing = op.n_inputs > 1  # x.mul(): torch's TypeError, from Op.__call__
+
         def method(self, *args, **kwargs):
-            if args or kwargs:
+            if args or kwargs or some_missing:
                 try:
                     return op(self, *args, **kwargs)
                 except TypeError as error:
                     raise _as_method_argument_error(error, op.name, op.name) from None
             return run(op, (self,), _NO_PARAMS)  # x.exp(): no Op.__call__ frame between
-    else:
+    elif getattr(op, "lists_input_in_function_form", False):
+        def method(self, *args, **kwargs):
+            try:
+                return op(self, *args, **kwargs)
+            except TypeError as error:
+                converted = _as_method_combination(error, name)
+                if converted is error:
+                    raise
+                raise converted from None
+    else:  # (torch's Python-level methods, split, list the input as their function does)
         def method(self, *args, **kwargs):
             return op(self, *args, **kwargs)
     method.__name__ = name
@@ -281,11 +293,25 @@ def _as_method_argument_error(error: TypeError, name: str, method: str) -> TypeE
         count = (f"{most} positional argument{'' if most == 1 else 's'}" if least is None else
                  f"from {least} to {most} positional arguments")
         return TypeError(f"{method}() takes {count} but {given} were given")
-    invalid = f"{name}() received an invalid combination of arguments - got (Tensor, "
-    if message.startswith(invalid):
-        return TypeError(f"{method}() received an invalid combination of arguments - got ("
-                         f"{message[len(invalid):]}")
-    return error
+    return _as_method_combination(error, name, method)
+
+
+def _as_method_combination(error: TypeError, name: str, method: str | None = None) -> TypeError:
+    """torch's "invalid combination" of the function ``name`` as its method lists it, without
+    the input: "got (Tensor, keepdim=bool)" is "got (keepdim=bool, )" (keywords alone end with
+    ", " in torch's listing), "got (Tensor)" is "got ()"."""
+    invalid = f"{name}() received an invalid combination of arguments - got (Tensor"
+    message = str(error)
+    if getattr(error, "method_form", False) or not message.startswith(invalid):
+        return error
+    listing, rest = message[len(invalid):].removeprefix(", ").split(")", 1)
+    if listing and "=" in listing.split(", ")[0]:
+        listing += ", "
+    expected = method_expectation(name)
+    if expected is not None:
+        rest = ", " + expected
+    return TypeError(f"{method or name}() received an invalid combination of arguments - got ("
+                     f"{listing}){rest}")
 
 
 def _install_method(name, op, inplace: bool) -> None:

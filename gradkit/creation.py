@@ -7,8 +7,7 @@ from gradkit import backend
 from gradkit import memory_format as memory_formats
 from gradkit._tensor import Tensor
 from gradkit.int_arguments import (
-    bool_argument, device_argument, dtype_argument, factory_size, int_parameters,
-    invalid_combination)
+    bool_argument, device_argument, dtype_argument, factory_size, invalid_combination)
 from gradkit.generator import Generator, default_generator, rng_of
 from gradkit.interop import check_numpy_array, from_numpy
 from gradkit.nested_data import check_ragged, infer_dtype, nested_values
@@ -17,6 +16,7 @@ from gradkit.ops.random_bounds import check_random_factory
 from gradkit.ops.spaced_values import (arange_values, linspace_values, logspace_values,
                                        spaced_arguments)
 from gradkit.quiet_numpy import keep_quiet
+from gradkit.range_arguments import arange_arguments, full_arguments, spaced_call
 
 
 def _resolve(dtype, device, default_kind: str = "f"):
@@ -119,10 +119,11 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return tensor(data, dtype=dtype, device=device)
 
 
-def _filled(fill, size, dtype, device, requires_grad, kind="f", function="zeros") -> Tensor:
+def _filled(fill, size, dtype, device, requires_grad, kind="f", function="zeros",
+            keywords=None) -> Tensor:
     _checked_options(function, dtype, device, requires_grad)
     dev, np_dtype = _resolve(dtype, device, kind)
-    shape = factory_size(size, function, np_dtype)
+    shape = factory_size(size, function, np_dtype, keywords)
     xp = backend.array_module(dev)
     if dev.type == "cpu":
         data = np.full(shape, fill, dtype=np_dtype)
@@ -135,26 +136,27 @@ def _filled(fill, size, dtype, device, requires_grad, kind="f", function="zeros"
     return t
 
 
-def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Zeros of the given size: ``zeros(2, 3)`` or ``zeros((2, 3))``."""
-    return _filled(0, size, dtype, device, requires_grad)
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False, **keywords) -> Tensor:
+    """Zeros of the given size: ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
+    return _filled(0, size, dtype, device, requires_grad, keywords=keywords)
 
 
-def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor filled with ones: ``gradkit.ones(2, 3)`` or ``gradkit.ones((2, 3))``."""
-    return _filled(1, size, dtype, device, requires_grad, function="ones")
+def ones(*size, dtype=None, device=None, requires_grad: bool = False, **keywords) -> Tensor:
+    """A tensor filled with ones: ``gradkit.ones(2, 3)``, ``gradkit.ones((2, 3))`` or
+    ``gradkit.ones(size=(2, 3))``."""
+    return _filled(1, size, dtype, device, requires_grad, function="ones", keywords=keywords)
 
 
-def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def empty(*size, dtype=None, device=None, requires_grad: bool = False, **keywords) -> Tensor:
     """A tensor of the given size (uninitialized in torch; here filled with zeros)."""
-    return _filled(0, size, dtype, device, requires_grad, function="empty")
+    return _filled(0, size, dtype, device, requires_grad, function="empty", keywords=keywords)
 
 
-@int_parameters("full", size=(1, "SymInt[]"))
-def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor filled with ``fill_value`` (dtype inferred from it: bool, int64 or float)."""
-    fill_value = number_argument(fill_value, "full", "fill_value", 2)
-    size = (size,)  # one tuple of ints (int_parameters)
+def full(*args, dtype=None, device=None, requires_grad: bool = False, **keywords) -> Tensor:
+    """``full(size, fill_value)``: a tensor filled with ``fill_value`` (dtype inferred from
+    it: bool, int64 or float)."""
+    size, fill_value = full_arguments(args, keywords)
+    size = (size,)  # one tuple of ints
     if dtype is None:
         kind = "b" if isinstance(fill_value, bool) else \
             "i" if isinstance(fill_value, int) else "f"
@@ -219,24 +221,9 @@ def full_like(t: Tensor, fill_value, dtype=None, device=None,
     return _in_format(out, t, memory_format, "full_like")
 
 
-_NUMBERS = (int, float, complex, np.number, np.bool_)  # (bool is an int)
-
-
-def arange(start, end=None, step=1, dtype=None, device=None,
-           requires_grad: bool = False) -> Tensor:
-    """``arange(end)`` or ``arange(start, end, step)``; int64 for integer arguments."""
-    if end is None:
-        if not isinstance(start, (_NUMBERS, Tensor)):  # torch's Number: a str, None refused
-            raise TypeError(f"arange(): argument 'end' (position 1) must be Number, not "
-                            f"{type(start).__name__}")
-        start, end = 0, number_argument(start, "arange", "end", 1, "double")
-    else:  # torch's three-argument form refuses what its parser does not read as a number
-        given = (start, end) if type(step) is int and step == 1 else (start, end, step)
-        if not all(isinstance(v, (_NUMBERS, Tensor)) for v in given):
-            raise invalid_combination("arange", given, {})
-        start, end, step = (number_argument(v, "arange", name, i + 1, "double")
-                            for i, (v, name) in enumerate(((start, "start"), (end, "end"),
-                                                           (step, "step"))))
+def arange(*args, dtype=None, device=None, requires_grad: bool = False, **numbers) -> Tensor:
+    """``arange(end)`` or ``arange(start, end, step=1)``; int64 for integer arguments."""
+    start, end, step = arange_arguments(args, numbers)
     start, end, step = (v.item() if isinstance(v, np.generic) else v for v in (start, end, step))
     if dtype is None:
         ints = all(isinstance(v, int) for v in (start, end, step))
@@ -246,19 +233,21 @@ def arange(start, end=None, step=1, dtype=None, device=None,
                    requires_grad)
 
 
-def linspace(start, end, steps: int, dtype=None, device=None,
-             requires_grad: bool = False) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end``, both included, as torch's
-    kernel rounds them (a number or 0-d tensor each; complex ones make a complex tensor)."""
+def linspace(*args, dtype=None, device=None, requires_grad: bool = False, **numbers) -> Tensor:
+    """``linspace(start, end, steps)``: ``steps`` evenly spaced values from ``start`` to
+    ``end``, both included, as torch's kernel rounds them (a number or 0-d tensor each;
+    complex ones make a complex tensor)."""
+    start, end, steps, _ = spaced_call("linspace", args, numbers)
     dev, np_dtype = _resolve(dtype, device)
     start, end, np_dtype = spaced_arguments("linspace", start, end, steps, dtype, np_dtype)
     return _finish(linspace_values(np, start, end, steps, np_dtype), dev, requires_grad)
 
 
-def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None,
-             requires_grad: bool = False) -> Tensor:
-    """``steps`` values ``base ** x`` for x evenly spaced from ``start`` to ``end``, as torch's
-    kernel rounds them (the exponents in float64, C's pow)."""
+def logspace(*args, dtype=None, device=None, requires_grad: bool = False, **numbers) -> Tensor:
+    """``logspace(start, end, steps, base=10.0)``: ``steps`` values ``base ** x`` for x evenly
+    spaced from ``start`` to ``end``, as torch's kernel rounds them (the exponents in float64,
+    C's pow)."""
+    start, end, steps, base = spaced_call("logspace", args, numbers)
     dev, np_dtype = _resolve(dtype, device)
     start, end, np_dtype = spaced_arguments("logspace", start, end, steps, dtype, np_dtype)
     return _finish(logspace_values(start, end, steps, base, np_dtype), dev, requires_grad)
@@ -305,24 +294,30 @@ def set_rng_state(new_state: Tensor) -> None:
 
 
 def _random(sample, size, dtype, device, requires_grad, kind="f", generator=None,
-            function="rand") -> Tensor:
+            function="rand", keywords=None) -> Tensor:
+    # torch's rand has other signatures (a generator's, names'): a size given twice or
+    # beside an unknown keyword matches none
+    if keywords and (size or "size" in keywords and len(keywords) > 1):
+        raise invalid_combination(function, size, keywords)
     rng = rng_of(generator, function)
     dev, np_dtype = _resolve(dtype, device, kind)
-    shape = factory_size(size, function, np_dtype)
+    shape = factory_size(size, function, np_dtype, keywords)
     check_random_factory(function, np_dtype, shape)
     return _finish(np.asarray(sample(rng, shape)).astype(np_dtype), dev, requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
-    """Uniform samples on [0, 1)."""
+def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=None,
+         **keywords) -> Tensor:
+    """Uniform samples on [0, 1) (``rand(2, 3)``, ``rand((2, 3))``, ``rand(size=(2, 3))``)."""
     return _random(lambda rng, s: rng.random(s), size, dtype, device, requires_grad,
-                   generator=generator)
+                   generator=generator, keywords=keywords)
 
 
-def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
-    """Standard normal samples."""
+def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator=None,
+          **keywords) -> Tensor:
+    """Standard normal samples (``randn(2, 3)``, ``randn((2, 3))``, ``randn(size=(2, 3))``)."""
     return _random(lambda rng, s: rng.standard_normal(s), size, dtype, device, requires_grad,
-                   generator=generator, function="randn")
+                   generator=generator, function="randn", keywords=keywords)
 
 
 def randint(low, high=None, size=None, dtype=None, device=None,

@@ -18,6 +18,7 @@ from gradkit.ops.conversion import fitted
 from gradkit.ops.joining import unbind
 from gradkit.ops.shape import unsqueeze
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.range_arguments import range_arguments
 
 _UNSET = object()
 _NUMBERS = (bool, int, float, complex, np.number, np.bool_)
@@ -93,12 +94,12 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
                            requires_grad=requires_grad)
 
 
-def range(start, end=None, step=1, *, dtype=None, device=None,  # noqa: A001 - torch's name
-          requires_grad: bool = False) -> Tensor:
-    """start, start + step, ... up to ``end`` included (deprecated in torch, with its
-    warning: ``arange`` excludes ``end``); the default float dtype unless ``dtype``."""
-    if end is None:
-        raise TypeError('range() missing 1 required positional arguments: "end"')
+def range(*args, dtype=None, device=None, requires_grad: bool = False,  # noqa: A001
+          **numbers) -> Tensor:
+    """``range(start, end, step=1)``: start, start + step, ... up to ``end`` included
+    (deprecated in torch, with its warning: ``arange`` excludes ``end``); the default float
+    dtype unless ``dtype``."""
+    start, end, step = range_arguments(args, numbers)
     warnings.warn("torch.range is deprecated and will be removed in a future release because "
                   "its behavior is inconsistent with Python's range builtin. Instead, use "
                   "torch.arange, which produces values in [start, end).", UserWarning,

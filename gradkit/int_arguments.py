@@ -160,10 +160,16 @@ def size_argument(args: tuple, keywords: dict, function: str, argument: str,
             raise TypeError(f'{function}() missing 1 required positional arguments: '
                             f'"{argument}"')
         return size_varargs(args, function, argument, symint)
+    # torch's parser: the parameter given twice, then missing, then an unknown keyword
+    if args and argument in keywords:
+        raise TypeError(f"{function}() got multiple values for argument '{argument}'")
+    if not args and argument not in keywords:
+        raise TypeError(f'{function}() missing 1 required positional arguments: "{argument}"')
     unexpected = [k for k in keywords if k != argument]
-    if args or unexpected:
-        raise TypeError(f"{function}() got an unexpected keyword argument "
-                        f"'{(unexpected or [argument])[0]}'")
+    if unexpected:
+        raise TypeError(f"{function}() got an unexpected keyword argument '{unexpected[0]}'")
+    if args:
+        return size_varargs(args, function, argument, symint)
     return int_list_argument(keywords[argument], function, argument, None, symint)
 
 
@@ -324,15 +330,16 @@ def int_parameters(function: str, overloaded: bool | str = False, **specs):
     return declare
 
 
-def factory_size(size, function: str, np_dtype=None) -> tuple:
-    """``(2, 3)`` from ``(2, 3)`` or ``((2, 3),)`` (a factory's ``*size``, read as torch's
-    parser reads it), with torch's errors for a negative size and a storage of more bytes than
-    an int64 counts (NumPy's would be a ValueError)."""
-    if not size:  # torch's parser: ``ones()`` gives no size (``ones(())`` is 0-d)
-        raise TypeError(f'{function}() missing 1 required positional arguments: "size"')
-    shape = size_varargs(size, function, "size")
+def factory_size(size, function: str, np_dtype=None, keywords: dict | None = None) -> tuple:
+    """``(2, 3)`` from ``(2, 3)``, ``((2, 3),)`` or ``size=(2, 3)`` (a factory's ``*size`` or
+    its keyword, read as torch's parser reads it: ``ones()`` gives no size, ``ones(())`` is
+    0-d), with torch's errors for a negative size and a storage of more bytes than an int64
+    counts (NumPy's would be a ValueError)."""
+    shape = size_argument(size, keywords or {}, function, "size")
     for s in shape:
         if s < 0:
+            if function == "zeros":  # torch's zeros checks its size itself
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(shape)}")
     if np_dtype is not None and math.prod(shape) * np_dtype.itemsize >= 2 ** 63:

@@ -298,7 +298,7 @@ MISUSES = [
     Misuse("size", "a tensor too large to allocate (3.5 PiB)",
            lambda w: gradkit.zeros(10**6, 10**6, 10**3), MemoryError, r"Unable to allocate"),
     Misuse("size", "a negative dimension",
-           lambda w: gradkit.zeros(-1), RuntimeError,
+           lambda w: gradkit.ones(-1), RuntimeError,
            r"Trying to create tensor with negative dimension"),
     # freed graphs and in-place misuse
     Misuse("graph", "backward through a graph a second time",

@@ -216,3 +216,27 @@ def test_asgd_foreach_runs_torchs_multi_tensor_algorithm(dtype, options):
                      state["mu"].numpy()])
     for mine, theirs in zip(*runs):  # tight enough to see one float32 ulp of eta
         np.testing.assert_allclose(mine, theirs, rtol=1e-9, atol=0)
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float64", "float32"),
+                                    ("float32", "float32", "float32")])
+def test_fused_sgd_refuses_a_parameter_first_stepped_after_the_others(dtypes):
+    """torch's fused SGD makes momentum buffers only at a first step where none has one: a
+    parameter without a gradient then, stepped later, hands its kernel a None (optim seed
+    39347); when every parameter starts together, the steps agree."""
+    def run(lib, late):
+        params = [lib.tensor([1.0, 2.0][:k + 1], dtype=getattr(lib, d), requires_grad=True)
+                  for k, d in enumerate(dtypes)]
+        opt = lib.optim.SGD(params, lr=0.1, momentum=0.9, maximize=True, fused=True)
+        for step in range(2):
+            opt.zero_grad()
+            stepped = params[:2] if late and step == 0 else params
+            sum(p.double().sum() * (k + 1) for k, p in enumerate(stepped)).backward()
+            opt.step()
+        return [p.tolist() for p in params]
+    element = 1 if dtypes[1] != dtypes[2] else 2  # its index among its dtype's parameters
+    for lib in (torch, gradkit):
+        with pytest.raises(TypeError, match=rf"^expected Tensor as element {element} in "
+                                            r"argument 2, but got NoneType$"):
+            run(lib, late=True)
+    assert run(gradkit, late=False) == run(torch, late=False)

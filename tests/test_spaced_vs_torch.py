@@ -229,3 +229,27 @@ def test_integer_arange_first_line_and_general_path_agree_with_torch(args):
     """Python ints into int64 take NumPy's exact arange on arange_values' first line; bounds
     past 2**62, floats and the refusals take the general path."""
     assert_same_as_torch(lambda m: m.arange(*args))
+
+
+@pytest.mark.parametrize("dtype", [None, "complex64", "complex128"])
+@pytest.mark.parametrize("base", [10.0, 2.0, 0.5, -2.0, -0.5, 0.0, 1.0, 3.7])
+@pytest.mark.parametrize("start,end,steps", [
+    (0, 1j, 3), (1j, 2, 3), (0, 1 + 1j, 4), (-1 + 2j, 1 - 1j, 5), (-3.87 + 1.19j, 1.29 + 2.09j, 32),
+    (2.81, 0.15 + 6.01j, 15), (-3.18, 4.13 + 0.1j, 1), (1.48 - 0.93j, 2j, 1), (0, 1j, 0),
+    (0.3, 2.7 + 0.1j, 9)])
+def test_complex_logspace_is_torch_bit_for_bit(dtype, base, start, end, steps):
+    """The exponents in the complex dtype, std::pow as exp(x log base) with an unfused
+    complex product; one value as std::pow(double, complex<double>) (polar for base > 0)."""
+    def program(m):
+        options = {} if dtype is None else {"dtype": getattr(m, dtype)}
+        return m.logspace(start, end, steps, base=base, **options)
+    assert_same_as_torch(program, rtol=0)
+
+
+def test_complex_logspace_of_one_overflowing_value_refuses_as_torch():
+    """One value filled: torch's checked conversion of std::pow's complex<double> (none for
+    an empty result)."""
+    assert_same_as_torch(lambda m: m.logspace(3.12 - 0.86j, 0.47, 1, base=1e30,
+                                              dtype=m.complex64))
+    assert_same_as_torch(lambda m: m.logspace(3.12 - 0.86j, 0.47, 0, base=1e30,
+                                              dtype=m.complex64))

@@ -53,7 +53,9 @@ def test_creation_functions():
     assert r.dtype is gradkit.int64 and 0 <= r.min().item() and r.max().item() < 5
     assert gradkit.rand(3, 4).shape == (3, 4) and gradkit.randn(2).dtype is gradkit.float32
     with pytest.raises(RuntimeError, match="Trying to create tensor with negative dimension -1"):
-        gradkit.zeros(-1)
+        gradkit.ones(-1)
+    with pytest.raises(RuntimeError, match="^zeros: Dimension size must be non-negative.$"):
+        gradkit.zeros(-1)  # torch's zeros words it so
     with pytest.raises(RuntimeError, match="Trying to create tensor with negative dimension -2"):
         gradkit.randn(3, -2)
 

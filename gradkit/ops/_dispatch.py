@@ -299,6 +299,8 @@ def _record(op: Op, args, datas, params, out, xp):
             o.dtype.kind == "c" for o in ((out,) if op.outputs == 1 else out)):
         _refuse_complex_grad(op)
     nodes, slots, meta, needing_grad = edges_and_meta(args, datas)
+    if op.saves_for_every_tensor:  # pow: its node saves for every tensor input
+        needing_grad = sum(1 << i for i, (a, d) in enumerate(zip(args, datas)) if d is not a)
     node_params = {**op.defaults, **params} if params and op.defaults else params or op.defaults
     node_class = op.node_class if op.node_name_rule is None else \
         node_type(op.node_name_rule(node_params, datas))

@@ -150,6 +150,8 @@ def dispatch_binary(op, args: tuple, params: dict):
         plain = op.plain_save
         if plain:
             needing = ga | gb << 1
+            if op.saves_for_every_tensor:  # pow: its node saves for both whenever both are
+                needing = (da is not a) | (db is not b) << 1
             keep = () if op.saves_read is None else op._save_masks.get(needing)
             node.saved = _save_plain(plain, args, (result,),
                                      op.save_mask(needing) if keep is None else keep)

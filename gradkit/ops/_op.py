@@ -39,6 +39,7 @@ from gradkit.ops.keywords import (
     SPECIAL_KEYWORDS, TENSOR_KEYWORDS, named_inputs, tensor_keywords,
     torch_keywords)
 from gradkit.ops.methods import register as register_method
+from gradkit.ops.missing_inputs import bind_inputs
 
 
 
@@ -105,6 +106,9 @@ class Op:
         self.differentiable = False  # until a vjp rule is declared
         self.saves_read = None  # per input: the save entries its vjp rule reads (None: all)
         self._save_masks = {}   # inputs-needing-grad bitmask -> which save entries to keep
+        # torch's node saves what either input's rule reads whenever both are tensors (pow's
+        # Pow1: its result), not only for the inputs needing a gradient
+        self.saves_for_every_tensor = False
         self.vjps = None      # tuple: one rule per input (None = not differentiable)
         self.vjp_all = None   # or one rule returning all input gradients
         self.jvps = None
@@ -222,13 +226,12 @@ class Op:
                 args, kwargs = tensor_keywords(args, n, self.param_names, kwargs)
             elif self.input_keywords is not None and len(args) < n:
                 args, kwargs = named_inputs(args, kwargs, self.input_keywords)
-            while 0 <= len(args) < n and self.input_names[len(args)] in kwargs:
-                # an input by its name (``index=``, ``src=``) is an input, not a parameter
-                args = (*args, kwargs.pop(self.input_names[len(args)]))
             if not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
                 kwargs = torch_keywords(self.name, self.param_names, kwargs)
-            if self.numbers is not None:  # (torch names the position of a positional one)
-                kwargs = self.numbers(kwargs, self.param_names[:extra], args)
+        if len(args) < n:  # tensors by name, or none: torch's TypeError
+            args, kwargs = bind_inputs(self, args, kwargs)
+        if kwargs and self.numbers is not None:  # (torch names a positional one's position)
+            kwargs = self.numbers(kwargs, self.param_names[:extra], args)
         hot = self.hot_dispatch  # ops of one or two inputs: their own path, no dispatch frame
         return dispatch(self, args, kwargs) if hot is None else hot(self, args, kwargs)
 

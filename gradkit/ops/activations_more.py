@@ -96,9 +96,12 @@ def selu_(input):
         bool_error=fixed_error(RuntimeError, "Bool inputs not supported for hardtanh"))
 def _hardtanh(xp, x, min_val=-1.0, max_val=1.0):
     """x limited to [min_val, max_val] as torch's clamp (max_val where min_val > max_val); NaN
-    and -0.0 pass, integers stay integers."""
+    and -0.0 pass, integers stay integers; a NaN bound makes every value NaN (torch's clamp
+    propagates it)."""
     if x.dtype == np.uint8 and (min_val < 0 or max_val < 0):
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    if x.dtype.kind in "fc" and (min_val != min_val or max_val != max_val):
+        return xp.full_like(x, xp.nan)
     low = xp.where(x < min_val, min_val, x)
     return xp.where(low > max_val, max_val, low).astype(x.dtype)
 

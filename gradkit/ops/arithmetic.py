@@ -307,6 +307,7 @@ def _pow_vjp_base(g, x, y, out):
 
 pow.defvjp(_pow_vjp_base,
            lambda g, x, y, out: g * conj(_pow_grad_exponent(x, y, out)))
+pow.saves_for_every_tensor = True  # torch's Pow1 keeps its result: a write into it refuses
 pow.defjvp(lambda t, x, y, out: conj(_pow_vjp_base(conj(t), x, y, out)),
            lambda t, x, y, out: t * _pow_grad_exponent(x, y, out))
 

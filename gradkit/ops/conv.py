@@ -10,12 +10,16 @@ from __future__ import annotations
 import itertools
 
 from gradkit.ops._op import op
+from gradkit.ops.arithmetic import add
 from gradkit.ops.complex import conj
 from gradkit.ops.einsum import _einsum
+from gradkit.ops.inplace import inplace
 from gradkit.ops.padding import pad
 from gradkit.ops.reduction import sum as _sum
 from gradkit.ops.shape import expand, reshape, squeeze, unsqueeze
-from gradkit.ops.unary_helpers import c_type_name, kernel_error, scalar_type_name
+from gradkit.ops.slicing import select
+from gradkit.ops.unary_helpers import (
+    c_type_name, kernel_error, scalar_type_name, tensor_type_name)
 
 
 def _windows(offsets, geometry):
@@ -171,6 +175,15 @@ def _padding(padding, kernel, stride, dilation):
 
 def check_conv_arguments(input, weight, bias, stride, dilation, groups, d, transposed=False):
     """torch's checks of a convolution's arguments; (stride, dilation) as ``d``-tuples."""
+    if not transposed and bias is not None and bias._data.dtype != input._data.dtype:
+        # torch's conv{1,2,3}d check this first; conv_transpose adds the bias in place
+        raise RuntimeError(f"Input type ({c_type_name(input._data)}) and bias type "
+                           f"({c_type_name(bias._data)}) should be the same")
+    if input._data.dtype.kind == "c":  # torch's complex_convolution, empty or not
+        for what, other in (("weight", weight), ("bias", bias)):
+            if other is not None and other._data.dtype != input._data.dtype:
+                raise RuntimeError(f"Input type ({_type_string(input._data)}) and {what} type "
+                                   f"({_type_string(other._data)}) should be the same")
     stride, dilation = _ntuple(stride, "stride", d), _ntuple(dilation, "dilation", d)
     if min(stride) <= 0:
         raise RuntimeError("non-positive stride is not supported")
@@ -188,6 +201,9 @@ def check_conv_arguments(input, weight, bias, stride, dilation, groups, d, trans
         raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
                            f"dimensional weight {list(weight.shape)}, but got {input.ndim}-"
                            f"dimensional input of size {list(input.shape)} instead")
+    if weight.shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {list(weight.shape)} instead")
     if weight.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
                            f"at dimension 0, but got weight of size [{list(weight.shape)}] "
@@ -199,21 +215,38 @@ def check_conv_arguments(input, weight, bias, stride, dilation, groups, d, trans
         raise RuntimeError(f"Given {given} {list(weight.shape)}, expected input"
                            f"{list(input.shape)} to have {channels} channels, but got "
                            f"{input.shape[1]} channels instead")
-    # torch's empty backend (an empty batch) multiplies and never meets the kernel's weight
-    # dtype check; transposed convolutions keep the check here (not yet matched)
-    empty = not transposed and input.shape[0] == 0
-    if input._data.dtype != weight._data.dtype and not empty:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(input._data)} but found "
-                           f"{scalar_type_name(weight._data)}")
-    if bias is not None and bias._data.dtype != input._data.dtype:
-        raise RuntimeError(f"Input type ({c_type_name(input._data)}) and bias type "
-                           f"({c_type_name(bias._data)}) should be the same")
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_channels):
         raise RuntimeError(f"Given {given if transposed else 'weight of size'} "
                            f"{list(weight.shape)}, expected bias to be 1-dimensional with "
                            f"{out_channels} elements, but got bias of size {list(bias.shape)} "
                            "instead")
     return stride, dilation
+
+
+def _type_string(array) -> str:
+    """Tensor::toString as torch's complex convolution prints it."""
+    if array.dtype.kind == "c":
+        return f"CPU{scalar_type_name(array)}Type"
+    return tensor_type_name(array)
+
+
+def empty_backend(input, d: int) -> bool:  # noqa: A002 - torch's name
+    """Whether torch runs its empty backend (an empty batch or no channel); any other empty
+    input is refused, shown as the 4-D input torch runs a 1-D convolution as."""
+    if input.shape[0] == 0 or input.shape[1] == 0:
+        return True
+    if input.numel() == 0:
+        shape = list(input.shape[:2]) + [1] * (d == 1) + list(input.shape[2:])
+        raise RuntimeError("Only zero batch or zero channel inputs are supported, but got input "
+                           f"shape: {shape}")
+    return False
+
+
+def check_kernel_dtypes(input, weight) -> None:  # noqa: A002 - torch's name
+    """The CPU kernels' dtype check (the empty backend multiplies and runs none)."""
+    if input._data.dtype != weight._data.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(input._data)} but found "
+                           f"{scalar_type_name(weight._data)}")
 
 
 def batched(input, d: int, name: str):
@@ -234,15 +267,24 @@ def refuse_bool(input, weight, kernel: str) -> None:  # noqa: A002 - torch's nam
         raise kernel_error(kernel)(input._data)
 
 
-def _empty_convolution(input, weight, bias, out_sizes):  # noqa: A002 - torch's name
-    """torch's ConvBackend::Empty: ``input * weight.flatten()[0]`` shaped as the output, so
-    dtypes promote as a multiply and the weight still gets a (zero) gradient."""
+def empty_convolution(input, weight, bias, out_channels: int, out_sizes):  # noqa: A002
+    """torch's ConvBackend::Empty: ``input * weight.flatten()[0]`` (no input channel:
+    ``input.flatten() * weight.flatten()``, and no output channel either), plus ``bias[0]``
+    in place, shaped as the output: dtypes promote as those ops do, and the weight still gets
+    a (zero) gradient."""
     flat = reshape(weight, (-1,))
-    out = flat * 0 if flat.shape[0] == 0 else input * flat[0]
-    out = reshape(out, (input.shape[0], weight.shape[0]) + out_sizes)
+    if input.shape[1] == 0:
+        out, out_channels = reshape(input, (-1,)) * flat, 0
+    else:
+        out = input * select(flat, 0, 0)
     if bias is not None:
-        out = out + reshape(bias, (1, -1) + (1,) * len(out_sizes))
-    return out
+        out = inplace(out, add, select(bias, 0, 0))
+    # a complex weight of a real input: torch runs no complex_convolution and the convolution
+    # op has no complex derivative
+    if out.is_complex() and out.requires_grad:
+        raise RuntimeError("convolution does not support automatic differentiation for outputs "
+                           "with complex dtype.")
+    return reshape(out, (input.shape[0], out_channels) + out_sizes)
 
 
 def conv_nd(input, weight, bias, stride, padding, dilation, groups: int, d: int, name: str):
@@ -260,9 +302,10 @@ def conv_nd(input, weight, bias, stride, padding, dilation, groups: int, d: int,
     out_sizes = tuple((p - s) // st + 1 for p, s, st in zip(padded, span, stride, strict=True))
     refuse_bool(input, weight, "slow_conv_dilated<>" if max(dilation) > 1 else
                 f"slow_conv{3 if d == 3 else 2}d_cpu")
-    if input.shape[0] == 0:
-        out = _empty_convolution(input, weight, bias, out_sizes)
+    if empty_backend(input, d):
+        out = empty_convolution(input, weight, bias, weight.shape[0], out_sizes)
     else:
+        check_kernel_dtypes(input, weight)
         geometry = (padded, kernel, out_sizes, stride, dilation)
         out = convolution(input, weight, bias, padding=pads, geometry=geometry, groups=groups)
     return squeeze(out, 0) if added else out

@@ -7,9 +7,12 @@ gradients are torch's and differentiable again.
 """
 from __future__ import annotations
 
+from gradkit.ops.arithmetic import add
 from gradkit.ops.conv import (
-    _ntuple, batched, check_conv_arguments, conv_nd, fold, refuse_bool)
+    _ntuple, batched, check_conv_arguments, check_kernel_dtypes, conv_nd, empty_backend,
+    empty_convolution, fold, refuse_bool)
 from gradkit.ops.einsum import _einsum
+from gradkit.ops.inplace import inplace
 from gradkit.ops.padding import pad
 from gradkit.ops.shape import reshape, squeeze
 
@@ -62,6 +65,13 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
     full = tuple((n - 1) * s + dl * (k - 1) + 1
                  for n, s, dl, k in zip(sizes, stride, dilation, kernel, strict=True))
     outs = tuple(f + e - 2 * p for f, e, p in zip(full, extra, pads, strict=True))
+    c_out = weight.shape[1] * groups
+    if empty_backend(x, d):
+        out = empty_convolution(x, weight, bias, c_out, outs)
+        return squeeze(out, 0) if added else out
+    check_kernel_dtypes(x, weight)
+    if bias is not None and d == 3:  # the 3-D kernel checks it; the 2-D one adds it in place
+        check_kernel_dtypes(x, bias)
     if min(outs) < 1:
         shown = ((1,) if d == 1 else ()) + sizes, ((1,) if d == 1 else ()) + outs
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, shown[0]))}). "
@@ -69,7 +79,6 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
                            f"({' x '.join(map(str, shown[1]))}). Output size is too small")
     refuse_bool(x, weight, f"slow_conv_transpose{3 if d == 3 else 2}d_out_cpu")
     n, c_in = x.shape[:2]
-    c_out = weight.shape[1] * groups
     k, s = _LETTERS[0][:d], _LETTERS[1][:d]
     cols = _einsum(reshape(x, (n, groups, c_in // groups) + sizes),
                    reshape(weight, (groups, c_in // groups, c_out // groups) + kernel),
@@ -79,7 +88,7 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
     out = pad(out, tuple(v for p, e in reversed(list(zip(pads, extra, strict=True)))
                          for v in (-p, e - p)))
     if bias is not None:
-        out = out + reshape(bias, (1, c_out) + (1,) * d)
+        out = inplace(out, add, reshape(bias, (1, c_out) + (1,) * d))
     return squeeze(out, 0) if added else out
 
 

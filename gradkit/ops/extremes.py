@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from gradkit import return_types
-from gradkit.int_arguments import int_parameters, ints_reader
+from gradkit.int_arguments import int_parameters, ints_reader, invalid_combination
 from gradkit._tensor import Tensor
 from gradkit.ops import piecewise
 from gradkit.ops._op import op
@@ -13,6 +13,7 @@ from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import fixed_error, kernel_error, reject_complex
+from gradkit.signature_errors import missing_arguments
 from gradkit.ops.reduction import axes, expand_back, sum
 
 
@@ -202,8 +203,13 @@ def _extreme(pairwise_name: str, whole, along):
         if len(args) == 1 and not kwargs and isinstance(args[0], Tensor) or \
                 not args and list(kwargs) == ["other"]:  # a tensor alone is torch's other
             return getattr(piecewise, pairwise_name)(x, *args, *kwargs.values())
+        if not args and "dim" not in kwargs and "axis" not in kwargs:  # keepdim: no dim
+            if "keepdim" in kwargs and len(kwargs) > 1:  # only the dim signature is left
+                raise missing_arguments(name, ("dim",))
+            raise invalid_combination(name, (x,), kwargs)
         return reduce_along(x, *args, **kwargs)
     extreme.__name__ = name
+    extreme.lists_input_in_function_form = True  # its method's listing has no Tensor
     return extreme
 
 

@@ -16,7 +16,8 @@ from gradkit.ops.arithmetic import remainder
 from gradkit.ops.complex import _is_complex
 from gradkit.ops.conversion import fitted_item
 from gradkit.ops.indexing import (
-    gather, getitem, index_put_into_zeros, index_put_key, index_select, refuse_outside)
+    dim_among_inputs, gather, getitem, index_put_into_zeros, index_put_key, index_select,
+    refuse_outside)
 from gradkit.ops.masked_fill import masked_fill
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.padding import pad
@@ -297,7 +298,7 @@ def _as_vector(xp, x, source):
     contiguous=True)
 def index_add(xp, x, dim, index, source, *, alpha=1):
     """x with ``alpha * source`` added at ``index`` along ``dim`` (repeated indices add up)."""
-    dim = _normalize_dim(dim, x.ndim)
+    dim = dim_among_inputs("index_add", dim, x.ndim)
     _check_index_add(x, dim, index, source, alpha)
     work = xp.float32 if x.dtype == xp.float16 and _first_or_last_dim_kernel(x, dim, alpha) \
         else x.dtype
@@ -330,7 +331,7 @@ index_add.defjvp(lambda t, dim, x_shape, index, source_shape, alpha: t, None, No
 @op(save=("dim", "x.shape", "index", "source.shape"), method=True, inplace=True)
 def index_copy(xp, x, dim, index, source):
     """x with ``source`` written at ``index`` along ``dim``."""
-    dim = _normalize_dim(dim, x.ndim)
+    dim = dim_among_inputs("index_copy", dim, x.ndim)
     _check_index_copy(x, dim, index, source)
     out, source = _as_vector(xp, xp.array(x), source)
     out[_dim_key(dim, index, x.ndim)] = source
@@ -348,7 +349,7 @@ index_copy.defjvp(_index_zeroed, None, None, _source_into_zeros)
 @op(save=("dim", "x.shape", "index"), method=True, inplace=True)
 def index_fill(xp, x, dim, index, value):
     """x with ``value`` (a number or 0-d tensor) at ``index`` along ``dim``."""
-    dim = _normalize_dim(dim, x.ndim)
+    dim = dim_among_inputs("index_fill", dim, x.ndim, (x, dim, index, value))
     if index.dtype.name != "int64":
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if index.ndim > 1:

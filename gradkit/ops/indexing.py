@@ -20,6 +20,27 @@ from gradkit.ops.shape import _normalize_dim, reshape
 ZERO_DIM_INDEX = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                   "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
 
+def _given_type(value) -> str:
+    """A forward's argument by the type torch's parser saw: an array was a Tensor."""
+    return "Tensor" if hasattr(value, "dtype") and hasattr(value, "ndim") else \
+        type(value).__name__
+
+
+def dim_among_inputs(name: str, dim, ndim: int, inputs: tuple | None = None) -> int:
+    """``dim`` given between an op's tensors (``gather(x, dim, index)``: the forward gets a
+    0-d tensor's array), read as torch's ``int``: an int or a 0-d integer tensor, else its
+    TypeError (``inputs``: the op's arguments, listed where torch has several signatures; a
+    dim given by keyword is read in missing_inputs.py)."""
+    dim = getattr(dim, "_data", dim)
+    if not (dim.ndim == 0 and dim.dtype.kind in "iu" if hasattr(dim, "dtype") else _is_int(dim)):
+        if inputs is not None:
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ("
+                            f"{', '.join(map(_given_type, inputs))}), but expected one of:")
+        raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not "
+                        f"{_given_type(dim)}")
+    return _normalize_dim(dim, ndim)
+
+
 # x[key] of a basic key: torch's chain of views (ops/slicing.py sets it: its view ops'
 # rules are written with this module's index_put_into_zeros)
 basic_index = None
@@ -193,7 +214,7 @@ def _along_axis_key(xp, index, dim):
 @op(save=("dim", "index", "x"), method=True)  # x itself, as torch: writing it fails backward
 def gather(xp, x, dim, index):
     """Values of x at ``index`` along ``dim`` (torch.gather)."""
-    dim = _normalize_dim(dim, x.ndim)
+    dim = dim_among_inputs("gather", dim, x.ndim)
     if index.size == 0:  # torch checks nothing more: an empty result of index's shape
         return xp.zeros(index.shape, dtype=x.dtype)
     index = _integer_index(index, "gather")
@@ -288,10 +309,10 @@ def _src_grad(g, dim, index, src_shape, x_shape=None):
     return index_put_into_zeros(picked, tuple(src_shape), block)
 
 
-def _scattered(xp, x, dim, index, src, write):
+def _scattered(xp, x, dim, index, src, write, name="scatter"):
     """A copy of x with src's block written at ``index`` along ``dim`` by
     ``write(out, key, values)``, after torch's checks."""
-    dim = _normalize_dim(dim, x.ndim)
+    dim = dim_among_inputs(name, dim, x.ndim, (x, dim, index, src) if name == "scatter" else None)
     check_scatter(x, dim, index, src)
     out = x.copy()
     if index.size:  # an empty index, of any dtype, writes nothing (torch)
@@ -306,7 +327,7 @@ def _assign(out, key, values) -> None:
 @op(save=("dim", "index", "src.shape", "x.shape"), method=True, inplace=True)
 def scatter_add(xp, x, dim, index, src):
     """x with ``src`` added at ``index`` along ``dim`` (repeated indices accumulate)."""
-    return _scattered(xp, x, dim, index, src, xp.add.at)
+    return _scattered(xp, x, dim, index, src, xp.add.at, "scatter_add")
 
 
 scatter_add.defvjp(lambda g, dim, index, src_shape, x_shape: g, None, None, _src_grad)
@@ -370,7 +391,7 @@ def index_select(xp, x, dim, index):
     """The entries of x at the integer ``index`` along ``dim``."""
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    dim = _normalize_dim(dim, x.ndim)
+    dim = dim_among_inputs("index_select", dim, x.ndim)
     index = index.reshape(-1)
     if x.ndim == 0 and index.size != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "

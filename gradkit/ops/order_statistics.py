@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit import return_types
-from gradkit.int_arguments import int_argument, int_parameters, ints_reader
+from gradkit.int_arguments import int_parameters, ints_reader
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.ops import cpu_order
@@ -25,6 +25,7 @@ from gradkit.ops.reduction import axes
 from gradkit.ops.shape import _normalize_dim
 from gradkit.ops.sorting import sort
 from gradkit.ops.unary_helpers import kernel_error, reject_complex, scalar_type_name
+from gradkit.signature_errors import missing_arguments
 
 kthvalue_result = return_types.kthvalue
 median_result = return_types.median
@@ -223,11 +224,17 @@ def kthvalue(x, k: int, dim: int = -1, keepdim: bool = False):
 
 
 def _median_function(name: str, whole, along, result):
-    def median(x, dim: int | None = None, keepdim: bool = False):
-        if dim is None:
-            return whole(x)
-        dim = int_argument(dim, name, "dim", 1)  # torch's parser: an int, position as a method's
+    @numpy_keywords
+    @int_parameters(name, dim=(1, "int"), keepdim=(2, "bool"))
+    def reduce_along(x, dim: int, keepdim: bool = False):
         return result(*along(x, dim=_normalize_dim(dim, x.ndim), keepdim=keepdim))
+
+    def median(x, *args, **kwargs):
+        if not args and not kwargs:
+            return whole(x)
+        if not args and "dim" not in kwargs and "axis" not in kwargs:
+            raise missing_arguments(name, ("dim",))  # torch's signature with a dim: no None
+        return reduce_along(x, *args, **kwargs)
     median.__name__ = name
     return tensor_method()(numpy_keywords(median))
 

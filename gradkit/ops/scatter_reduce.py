@@ -18,8 +18,8 @@ from gradkit.ops.methods import tensor_method
 from gradkit.ops.comparison import eq
 from gradkit.ops.conversion import astype
 from gradkit.ops.indexing import (
-    _along_axis_key, _src_block, check_scatter, gather, index_put_into_zeros, scatter,
-    scatter_add)
+    _along_axis_key, _src_block, check_scatter, dim_among_inputs, gather, index_put_into_zeros,
+    scatter, scatter_add)
 from gradkit.ops.piecewise import ones_like, where, zeros_like
 from gradkit.ops.shape import _normalize_dim, reshape
 from gradkit.ops.unary_helpers import scalar_type_name
@@ -63,7 +63,7 @@ def _identity(xp, dtype, reduce: str):
 @op(save=("x", "dim", "index", "src", "result"), name="scatter_reduce")
 def _scatter_reduce(xp, x, dim, index, src, reduce=None, *, include_self=True):
     """x with ``src`` reduced into it at ``index`` along ``dim``."""
-    dim = _normalize_dim(dim, x.ndim)
+    dim = dim_among_inputs("scatter_reduce", dim, x.ndim)
     reduce = _ALIASES.get(reduce, reduce)
     shape = x.shape
     if x.ndim == 0:  # torch reads 0-d tensors as one element

@@ -87,11 +87,20 @@ def logspace_values(start, end, steps: int, base: float, dtype) -> np.ndarray:
     """``base ** x`` for ``steps`` exponents from ``start`` to ``end``, as torch's kernel: the
     ends in ``dtype`` (integers truncated), their difference in ``dtype``, the exponents
     ``start + step * i`` (then from the end, as linspace) in float64 unfused, and C's pow in
-    float64. Complex dtypes are NumPy's logspace (torch's to a few ulp)."""
+    float64. Complex dtypes compute in the dtype as torch's kernel: the exponents as
+    linspace's, then std::pow, ``exp(x * log(base))``."""
     dtype = np.dtype(dtype)
     if dtype.kind == "c":
         with np.errstate(all="ignore"):
-            return np.logspace(start, end, steps, base=base).astype(dtype)
+            if steps < 2:  # torch fills std::pow(double base, complex<double> start)
+                return np.full(steps, fitted(_pow_of_real(base, complex(start)), dtype, True)
+                               if steps else 0, dtype)
+            first, last = dtype.type(start), dtype.type(end)
+            step = (last - first) / dtype.type(steps - 1)
+            index = np.arange(steps)
+            exponents = np.where(index < steps // 2, first + step * index.astype(dtype),
+                                 last - step * (steps - 1 - index).astype(dtype))
+            return np.exp(_times_unfused(exponents.astype(dtype), np.log(dtype.type(base))))
     if steps < 2:  # torch fills pow(base, start), start not cast to the dtype first
         value = fitted(_c_pow(float(base), float(start)), dtype, True) if steps else 0
         with np.errstate(over="ignore"):  # float16 takes an overflow as inf, unchecked
@@ -110,6 +119,26 @@ def logspace_values(start, end, steps: int, base: float, dtype) -> np.ndarray:
                              float(last) - step * (steps - 1 - index))
         values = _c_pow_each(float(base), exponents).astype(np.float64)
         return (np.trunc(values) if dtype.kind in "iu" else values).astype(dtype)
+
+
+def _pow_of_real(base: float, exponent: complex) -> complex:
+    """C++'s std::pow(double, complex<double>): polar for a positive base, else the complex
+    pow ``exp(exponent * log(base))``."""
+    if base > 0:
+        modulus, angle = _c_pow(base, exponent.real), exponent.imag * math.log(base)
+        return complex(modulus * math.cos(angle), modulus * math.sin(angle))
+    with np.errstate(all="ignore"):
+        return complex(np.exp(_times_unfused(np.array([exponent]), np.log(np.complex128(
+            base))))[0])
+
+
+def _times_unfused(x: np.ndarray, y) -> np.ndarray:
+    """x * y for complex x and a complex number y, part by part as C++'s std::complex (NumPy's
+    complex product fuses, an ulp off where both parts of y are nonzero: a negative base)."""
+    a, b, c, d = x.real, x.imag, y.real, y.imag
+    out = np.empty(x.shape, x.dtype)
+    out.real, out.imag = a * c - b * d, a * d + b * c
+    return out
 
 
 _GRAIN = 32768  # at::internal::GRAIN_SIZE: torch splits a longer range among its threads

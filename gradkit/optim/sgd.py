@@ -50,6 +50,8 @@ class SGD(Optimizer):
             # its kernel, run per dtype in the reverse order of their first appearance
             raise NotImplementedError('"fused_sgd_kernel" not implemented for '
                                       f"'{SCALAR_TYPE_NAMES[complex_dtypes[-1]]}'")
+        if group["fused"] and momentum != 0:
+            self._refuse_a_missing_buffer(group)
         for param, grad in self._params_with_grads(group):
             if weight_decay != 0:
                 grad = grad.add(param, alpha=weight_decay)
@@ -62,6 +64,25 @@ class SGD(Optimizer):
                     buf.mul_(momentum).add_(grad, alpha=1 - dampening)
                 grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
             param.add_(grad, alpha=-lr)
+
+
+    def _refuse_a_missing_buffer(self, group: dict) -> None:
+        """torch's fused SGD makes the momentum buffers only at a first step where none has
+        one: a parameter stepped first later (no gradient before) hands its kernel a None,
+        refused (here before any group's update; torch may have run another dtype's)."""
+        lists: dict = {}
+        for param in group["params"]:
+            if param.grad is not None:
+                buf = self.state[param].get("momentum_buffer")
+                lists.setdefault((param.device, param.dtype), []).append(buf)
+        buffers = [buf for group_buffers in lists.values() for buf in group_buffers]
+        if all(buf is None for buf in buffers):
+            return
+        for group_buffers in lists.values():
+            missing = [k for k, buf in enumerate(group_buffers) if buf is None]
+            if missing:
+                raise TypeError(f"expected Tensor as element {missing[0]} in argument 2, but "
+                                "got NoneType")
 
 
 class ASGD(Optimizer):

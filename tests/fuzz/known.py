@@ -164,25 +164,6 @@ def _pow_by_bool_backward(program, mine: Result, theirs: Result) -> bool:
                     for s in program.steps))
 
 
-def _pow_result_written(program, mine: Result, theirs: Result) -> bool:
-    """torch's pow(tensor, tensor) always saves its result, so a later in-place write of it
-    fails torch's backward; gradkit saves it only for the exponent's gradient (all else must
-    agree; gradkit may then raise later, at the double backward torch never reaches). Values
-    may differ only in non-finite entries: the write exp_() of a complex overflow is
-    inf * cis(y) with y ~1e18, whose sign is rounding noise (seed 1666399)."""
-    if not ((mine.error is None or mine.error[0] == "double backward")
-            and theirs.error is not None and theirs.error[0] == "backward"
-            and "which is output 0 of Pow1, is at version" in theirs.message):
-        return False
-    rest_mine, rest_theirs = (r._replace(error=None, grads=[], grads2=[])
-                              for r in (mine, theirs))
-    problems = compare(rest_mine, rest_theirs)
-    return all(p.startswith("values[") for p in problems) and \
-        _only_non_finite_differ(rest_mine, rest_theirs, ("values",)) and all(
-            np.array_equal(np.isfinite(a), np.isfinite(b))
-            for a, b in zip(mine.values, theirs.values))
-
-
 def _first_signed_zero_step(program, mine: Result, theirs: Result):
     """The step whose output is the first slot where only the sign of a zero differs, when
     nothing but signed zeros differs; else None."""
@@ -545,7 +526,10 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
                                         if OPS[s.op].inplace and s.inputs[0] == first[1]])
     for k, step in enumerate(program.steps[:end]):
         # _floors_a_quotient: counts noise; x % y where y divides x but for rounding
-        periodic = _periodic_of_a_huge_argument(step, mine)
+        before = _values_before(program, k)[0] if OPS[step.op].inplace and \
+            step.op == "exp_" else None  # (exp_ overwrote its complex input)
+        periodic = _periodic_of_a_huge_argument(
+            step, mine if before is None else mine._replace(values=before))
         amplifies = periodic or step.op == "b_unique" or (
             step.op == "e2_float_power_scalar" and abs(step.params.get("s", 0)) == math.inf) \
             or (step.op == "s_cdist" and step.params.get("mode") == "use_mm_for_euclid_dist") \
@@ -722,9 +706,11 @@ def _periodic_of_a_huge_argument(step, mine: Result) -> bool:
     """sin or cos of an argument whose ulp is a visible part of the period: the last bit of
     float32 exp(74.2) (1.7e32, torch's one ulp above NumPy's) is another sine (seed
     1585067); a complex x ** y is |.| cis(Im(y log x)), with y ~ 1e23 such a sine too
-    (seed 2717347)."""
+    (seed 2717347), and a complex exp is |.| cis(Im x) (mixed seed 1666399: x ~ 1e18)."""
     if step.op in _PERIODIC and step.params.get("fn") == _PERIODIC[step.op]:
         x = mine.values[step.inputs[0]]
+    elif step.op in ("exp", "exp_") and mine.values[step.inputs[0]].dtype.kind == "c":
+        x = np.imag(mine.values[step.inputs[0]]) * 0.5  # exp(x / 2): |.| cis(Im(x) / 2)
     elif step.op in ("binop", "ibinop") and step.params.get("op") == "**" and \
             len(step.inputs) == 2:
         base, exponent = (mine.values[i] for i in step.inputs)
@@ -1624,8 +1610,6 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           _view_of_detached_base),
     Known("x ** bool tensor differentiates (torch's backward raises)", "docs/numerics.md",
           "raises computing `exponent - 1`", _pow_by_bool_backward),
-    Known("x ** tensor written in place afterwards differentiates (torch saved its result)",
-          "docs/autograd.md", "saves its result only when `y` requires grad", _pow_result_written),
     Known("softshrink's zero of a negative x: +0.0 in torch's full vectors, -0.0 in its tail",
           "docs/numerics.md", "`softshrink` of a negative `x` inside", _vectorized_softshrink_zero),
     Known("max/min tie of 0.0 and -0.0 picked by lane in torch's vectorized loop",

@@ -156,7 +156,8 @@ class Tensor:
         ``_set_requires_grad``, as torch's factories set the flag in C++)."""
         if _grad_state.transforms:
             raise RuntimeError(REQUIRES_GRAD)
-        if requires_grad and self.grad_fn is None and not _differentiable_dtype(self._data):
+        if requires_grad and not self._requires_grad and self.grad_fn is None and \
+                not _differentiable_dtype(self._data):  # (a no-op reads no stale history)
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         return self._set_requires_grad(requires_grad)
 

@@ -428,9 +428,11 @@ def test_views_are_views_where_torch_makes_views(lib):
     assert x.sum().item() == 24.0  # a 0-turn rotation is a copy too
 
 
-def test_defaults_that_warn_as_torch():
+def test_defaults_that_warn_as_torch(monkeypatch):
     """torch warns once per process (TORCH_WARN_ONCE): gradkit's warnings are compared with
-    its text, which the probe of torch 2.13 gave."""
+    its text, which the probe of torch 2.13 gave (gradkit's once-a-process record emptied,
+    as another test may have warned already)."""
+    monkeypatch.setattr(gradkit._user_frames, "_warned_once", set())
     lib = gradkit
     with pytest.warns(UserWarning, match="in an upcoming release, it will be required to pass "
                                          "the indexing argument"):

@@ -133,4 +133,5 @@ __all__ = sorted(name for name, value in globals().items()
                  if not name.startswith("_") and not isinstance(value, _types.ModuleType))
 
 from gradkit.ops import node_names as _node_names  # noqa: E402,F401 - torch's node names
+from gradkit.ops import torch_saved as _torch_saved  # noqa: E402,F401 - torch's _saved_ names
 from gradkit.ops import rounding_division as _rounding_division  # noqa: E402,F401 - div(rounding_mode=)

@@ -185,15 +185,10 @@ def test_node_names_and_saved_attributes_match_torch(case):
 COUNTED_FROM_THE_FRONT = {"_saved_dim", "_saved_dims", "_saved_dim1", "_saved_dim2",
                           "_saved_dimension", "_saved_start", "_saved_index"}
 
-_POOL_ARGUMENTS = "gradkit's max pooling node holds its windows, not torch's arguments"
 _SHAPE_ONLY = "gradkit's node keeps the source's shape: its gradients read no values"
 _VECTORS = "singular/eigen vectors are unique up to sign or phase: LAPACK picks others here"
 # (torch's node name or an op_db case, _saved_ name): why gradkit's value is not torch's
 KNOWN_SAVED_DIFFERENCES = {
-    **{(f"MaxPool{d}DWithIndicesBackward0", "_saved_" + name): _POOL_ARGUMENTS
-       for d in (2, 3) for name in ("kernel_size", "stride", "padding", "dilation", "ceil_mode")},
-    **{(f"FractionalMaxPool{d}DBackward0", "_saved_" + name): _POOL_ARGUMENTS
-       for d in (2, 3) for name in ("kernel_size", "output_size")},
     ("IndexAddBackward0", "_saved_source"): _SHAPE_ONLY,
     ("IndexCopyBackward0", "_saved_source"): _SHAPE_ONLY,
     ("PutBackward0", "_saved_source"): _SHAPE_ONLY,

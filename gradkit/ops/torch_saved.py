@@ -34,6 +34,7 @@ from gradkit.ops.losses_margin import _multilabel_margin, _multilabel_terms, nor
 from gradkit.ops.losses_more import _huber, _smooth_l1
 from gradkit.ops.order_statistics import (
     _aminmax, _kthvalue, _median_dim, _mode, _nanmedian_dim)
+from gradkit.ops.pooling import max_pool_with_indices
 from gradkit.ops.products import addbmm, addmm
 from gradkit.ops.reduction import mean
 from gradkit.ops.scans import _cummax, _cummin
@@ -273,6 +274,19 @@ def _multilabel_is_target(node) -> Tensor:
     return Tensor._make(one_hot.any(1).reshape(x.shape).astype(x.dtype))
 
 
+def _pooling_argument(name: str):
+    """max pooling's argument ``name`` as torch's node keeps it (the op's node holds its window
+    map; the functions pass torch's arguments along)."""
+    def argument(node):
+        arguments = node.params.get("torch_arguments") or {}
+        if name not in arguments:  # adaptive pooling's node; kernel_size of a fractional one
+            raise AttributeError(f"'{node.name()}' object has no attribute '_saved_{name}'")
+        return arguments[name]
+    return argument
+
+
+_forms(max_pool_with_indices, **{name: _pooling_argument(name) for name in (
+    "kernel_size", "stride", "padding", "dilation", "ceil_mode", "output_size")})
 _forms(_nll, total_weight=_nll_total_weight)
 _forms(_multilabel_margin, is_target=_multilabel_is_target)
 

@@ -192,7 +192,6 @@ KNOWN_SAVED_DIFFERENCES = {
     ("IndexAddBackward0", "_saved_source"): _SHAPE_ONLY,
     ("IndexCopyBackward0", "_saved_source"): _SHAPE_ONLY,
     ("PutBackward0", "_saved_source"): _SHAPE_ONLY,
-    ("IndexReduceBackward0", "_saved_index"): "gradkit keeps index broadcast to source's shape",
     **{(case, "_saved_" + name): _VECTORS for case, names in (
         *((case, ("eigenvectors",)) for case in ("linalg.eig-0", "linalg.eig-batched",
                                                  "linalg.eigvals-0", "linalg.eigh-0")),
@@ -210,7 +209,6 @@ KNOWN_SAVED_DIFFERENCES = {
     "padded on one side, gradkit the input (its padding holds both sides)",
     **{("CtcLossBackward0", f"_saved_result{i}"): "gradkit's ctc node keeps its own alphas"
        for i in (0, 1)},
-    ("LogSigmoidBackward0", "_saved_buffer"): "a scratch buffer of torch's CPU kernel",
     ("NativeLayerNormBackward0", "_saved_bias"): "layer_norm's gradients never read the bias",
     ("float_power-int", "_saved_result"): "gradkit keeps what the needed gradients read: the "
     "exponent needs none here",

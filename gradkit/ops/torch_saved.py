@@ -11,6 +11,7 @@ import math
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.autograd.saved_names import declare_saved_names, saved_entry
+from gradkit.ops.activations import logsigmoid
 from gradkit.ops.activations_gated import _rrelu_in_place, _rrelu_with_noise
 from gradkit.ops.clamp import _clamp_tensors
 from gradkit.ops.conv import convolution
@@ -128,6 +129,12 @@ def _as_tensor(value) -> Tensor | None:
     return value if value is None or type(value) is Tensor else Tensor._make(value)
 
 
+def _unary(node, fn):
+    """``fn`` of the saved input 0, outside the graph (None where the node kept none)."""
+    x = saved_entry(node, 0)
+    return None if x is None else fn(x.detach())
+
+
 def _size(index: int, entry: int, axis: int):
     return lambda node: _shape(node, index, entry)[axis]
 
@@ -168,6 +175,8 @@ for _op in (_mse, _huber, _smooth_l1):
 
 # -- values in torch's form, read from what the node holds -----------------------------------
 _forms(square, exponent=_constant(2))  # torch's square is pow(x, 2)
+# torch's CPU kernel keeps exp(-|x|) for its backward; gradkit's reads x
+_forms(logsigmoid, buffer=lambda node: _unary(node, lambda x: x.abs().neg().exp()))
 _forms(matmul, vec=_entry(1), tensor=_entry(1),  # mv's and dot's second inputs
        self_sym_strides=_strides(0), mat2_sym_strides=_strides(1))
 _forms(_linear_addmm, mat2=_mat2_of_linear, alpha=_constant(1),
@@ -238,6 +247,16 @@ def _index_key(node) -> tuple | None:
     return tuple(_as_tensor(k) if hasattr(k, "ndim") else None for k in key)
 
 
+def _index_reduce_index(node):
+    """index_reduce's 1-D index: gradkit's node keeps it broadcast to the source's shape (a
+    0-d source's: 0-d)."""
+    index, dim = saved_entry(node, 2), saved_entry(node, 1)
+    if index is None or index.ndim == 0:
+        return None if index is None else index.reshape(1)
+    return index[tuple(slice(None) if axis == dim else 0 for axis in range(index.ndim))]
+
+
+_forms(_index_reduce, index=_index_reduce_index)
 _forms(_index, indices=_index_key)
 _forms(index_put_key, indices=_index_key, accumulate=_constant(False))  # accumulate: its own op
 _forms(_layer_norm, normalized_shape=lambda node: tuple(

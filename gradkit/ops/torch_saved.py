@@ -15,6 +15,7 @@ from gradkit.ops.activations import logsigmoid
 from gradkit.ops.activations_gated import _rrelu_in_place, _rrelu_with_noise
 from gradkit.ops.clamp import _clamp_tensors
 from gradkit.ops.conv import convolution
+from gradkit.ops.ctc import ctc_nll, log_alphas
 from gradkit.ops.elementwise import square
 from gradkit.ops.extremes import _max_dim, _min_dim
 from gradkit.ops.index_ops import index_add, index_copy
@@ -155,6 +156,7 @@ _results(_lu, "P", "L", "U")
 _results(_lu_factor_ex, "LU", "pivots")
 _results(_slogdet, "sign")
 _results(_std_mean, "result0")
+_results(ctc_nll, "result0")  # each sample's nll; result1 (log_alpha) is computed when read
 
 # -- inputs torch names -----------------------------------------------------------------
 for _op in (det, _slogdet, _solve):
@@ -306,6 +308,18 @@ def _pooling_argument(name: str):
 
 _forms(max_pool_with_indices, **{name: _pooling_argument(name) for name in (
     "kernel_size", "stride", "padding", "dilation", "ceil_mode", "output_size")})
+def _ctc_log_alpha(node) -> Tensor | None:
+    log_probs, targets = saved_entry(node, 0), saved_entry(node, 1)
+    if log_probs is None:
+        return None
+    params = node.params
+    xp = get_array_module(log_probs._data)
+    return Tensor._make(xp.asarray(log_alphas(
+        log_probs._data, targets._data, params["input_lengths"], params["target_lengths"],
+        params["blank"])))
+
+
+_forms(ctc_nll, result1=_ctc_log_alpha)
 _forms(_nll, total_weight=_nll_total_weight)
 _forms(_multilabel_margin, is_target=_multilabel_is_target)
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gradkit._tensor import Tensor
+from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops._op import Op
 from gradkit.ops.arithmetic import not_implemented
 from gradkit.ops.complex_views import view_as_complex, view_as_real
-from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops.joining import chunk, split, unbind
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim, squeeze, t, transpose, unsqueeze, view

@@ -119,14 +119,6 @@ DIFFERENT_LAST_NODE = {
     # gradkit's norm is linalg.vector_norm's node
     "norm_except_dim-all_dims"}
 
-# the _saved_ names checked against torch: inputs, results and the usual parameters
-SAVED_NAMES = {"_saved_self", "_saved_other", "_saved_exponent", "_saved_result",
-               "_saved_dim", "_saved_keepdim", "_saved_condition", "_saved_correction"}
-# ops whose gradkit rule needs other values than torch's (shapes or indices, not the input)
-SAVES_OTHER_VALUES = {"getitem_basic", "max_pool2d", "cross_entropy", "nll_loss", "max_pool3d",
-                      "adaptive_max_pool2d", "max_pool2d_indices", "adaptive_max_pool3d",
-                      # max pooling's op over fractional windows: the windows, not self
-                      "fractional_max_pool2d", "fractional_max_pool3d"}
 # one fused torch op that gradkit composes of existing ops (gradkit/ops/pooling_avg.py,
 # normalization.py, conv_more.py, attention.py, interpolate.py, nn/functional_bags.py,
 # layers_small.py, ops/sampling_grid.py): the gradients are torch's, the last node is gradkit's
@@ -178,24 +170,151 @@ def test_node_names_and_saved_attributes_match_torch(case):
         assert node.name() != t_node.name()  # a composite in torch: listed, not silently
         return
     assert (type(node).__name__, node.name()) == (type(t_node).__name__, t_node.name())
-    if info.name in SAVES_OTHER_VALUES:
-        return
-    for name in sorted(SAVED_NAMES & set(dir(t_node))):
-        if name == "_saved_exponent" and info.name == "square":
-            continue  # torch's square saves the constant 2, gradkit's square has none
-        value = getattr(node, name)  # AttributeError where gradkit lacks torch's name
-        if name in SAVED_PARAMETERS and not _negative_shown_wrapped(getattr(t_node, name)):
-            assert value == getattr(t_node, name), name
+    for name in sorted(n for n in dir(t_node) if n.startswith("_saved_")):
+        reason = KNOWN_SAVED_DIFFERENCES.get((t_node.name(), name)) or \
+            KNOWN_SAVED_DIFFERENCES.get((case_id, name))
+        if reason is not None:
+            assert not _same_saved(node, t_node, name), f"{name} now matches: drop {reason!r}"
+            continue
+        mine = getattr(node, name)  # AttributeError where gradkit lacks torch's name
+        if (t_node.name(), name) in PARTLY_UNINITIALIZED_IN_TORCH:
+            continue  # compared where torch's values are defined, below
+        _assert_same_saved(mine, getattr(t_node, name), name, name in COUNTED_FROM_THE_FRONT)
 
 
-SAVED_PARAMETERS = {"_saved_dim", "_saved_keepdim", "_saved_correction"}
+# torch's dims and positions that gradkit's op counts from the front: torch keeps -1 (shown
+# as 2**64 - 1), gradkit the dim it means
+COUNTED_FROM_THE_FRONT = {"_saved_dim", "_saved_dims", "_saved_dim1", "_saved_dim2",
+                          "_saved_dimension", "_saved_start", "_saved_index"}
+
+_SHAPE_ONLY = "gradkit's node keeps the source's shape: its gradients read no values"
+_VECTORS = "singular/eigen vectors are unique up to sign or phase: LAPACK picks others here"
+# (torch's node name or an op_db case, _saved_ name): why gradkit's value is not torch's
+KNOWN_SAVED_DIFFERENCES = {
+    ("IndexAddBackward0", "_saved_source"): _SHAPE_ONLY,
+    ("IndexCopyBackward0", "_saved_source"): _SHAPE_ONLY,
+    ("PutBackward0", "_saved_source"): _SHAPE_ONLY,
+    **{(case, "_saved_" + name): _VECTORS for case, names in (
+        *((case, ("eigenvectors",)) for case in ("linalg.eig-0", "linalg.eig-batched",
+                                                 "linalg.eigvals-0", "linalg.eigh-0")),
+        *((case, ("U", "Vh")) for case in ("linalg.svd-2", "linalg.svd_full_matrices-1",
+                                           "svd-batched_wide", "svd_some_false-wide",
+                                           "svd_no_uv-batched")))
+       for name in names},
+    **{(case, "_saved_storage_offset"): "torch keeps None for a storage_offset not given, "
+       "gradkit the offset it uses" for case in (
+           "as_strided-0", "as_strided-overlap", "as_strided-zero_stride", "as_strided-empty",
+           "as_strided-complex", "as_strided_copy-overlap", "as_strided_scatter-empty")},
+    ("SliceScatterBackward0", "_saved_end"): "torch keeps None for an end not given, gradkit "
+    "the end it uses",
+    ("conv2d-2", "_saved_input"): "padding='same' with an even kernel: torch saves the input it "
+    "padded on one side, gradkit the input (its padding holds both sides)",
+    ("NativeLayerNormBackward0", "_saved_bias"): "layer_norm's gradients never read the bias",
+    **{("matmul-empty_inner", f"_saved_{name}_sym_strides"): "torch's strides of an empty "
+       "operand" for name in ("self", "mat2")},
+    **{("linalg.matrix_power-0", f"_saved_{name}"): "gradkit multiplies the powers in another "
+       "order" for name in ("self", "mat2")},
+    ("tensordot-complex", "_saved_self_sym_sizes"): "torch's last view reshapes another tensor",
+    **{(f"RreluWithNoiseBackward{overload}", "_saved_" + name): "gradkit's rrelu node holds the "
+       "slopes it drew (torch's noise is untouched outside training), not lower/upper"
+       for overload in (0, 1) for name in ("noise", "lower", "upper", "training")},
+}
 
 
-def _negative_shown_wrapped(value) -> bool:
-    """torch's binding shows a negative int64 parameter as 2**64 + value (its wart): gradkit
-    gives -1, or the dim counted from the front where its op normalizes it."""
-    values = value if isinstance(value, tuple) else (value,)
-    return any(type(v) is int and v >= 2 ** 63 for v in values)
+# torch leaves part of these uninitialized (memory from earlier tensors)
+PARTLY_UNINITIALIZED_IN_TORCH = {("CtcLossBackward0", "_saved_result1")}
+
+
+def _ctc_log_alpha(lib):
+    """ctc_loss's log_alpha: (N, T, 2 max(target_lengths) + 1), each sample's alphas up to its
+    own lengths; torch leaves the rest uninitialized, gradkit gives -inf."""
+    log_probs = lib.tensor(np.random.default_rng(0).standard_normal((4, 3, 5)))
+    log_probs = log_probs.log_softmax(2).detach().requires_grad_()
+    targets = lib.tensor([1, 2, 1, 3, 4, 1, 2])
+    loss = lib.nn.functional.ctc_loss(log_probs, targets, [4, 4, 3], [2, 3, 2],
+                                      reduction="none")
+    return loss.grad_fn._saved_result1.detach().numpy()
+
+
+def test_ctc_log_alpha_matches_torch_within_each_samples_lengths():
+    mine, theirs = _ctc_log_alpha(gradkit), _ctc_log_alpha(torch)
+    assert mine.shape == theirs.shape == (3, 4, 7)
+    for sample, (steps, extended) in enumerate([(4, 5), (4, 7), (3, 5)]):
+        np.testing.assert_allclose(mine[sample, :steps, :extended],
+                                   theirs[sample, :steps, :extended], rtol=1e-12)
+        assert np.isneginf(mine[sample, steps:]).all()
+        assert np.isneginf(mine[sample, :, extended:]).all()
+
+
+def _unwrapped(value):
+    """torch's binding shows a negative int64 as 2**64 + value: the value meant."""
+    if type(value) is int and value >= 2 ** 63:
+        return value - 2 ** 64
+    return tuple(_unwrapped(v) for v in value) if isinstance(value, (tuple, list)) else value
+
+
+def _assert_same_saved(mine, theirs, name: str, counted_from_front: bool = False) -> None:
+    """Tensors equal in value, shape and dtype; numbers, bools, strings, tuples and None
+    equal (torch's negative ints unwrapped; counted from the front where gradkit's op does)."""
+    if isinstance(theirs, torch.Tensor):
+        assert isinstance(mine, gradkit.Tensor), (name, mine)
+        assert (tuple(mine.shape), str(mine.dtype).split(".")[-1]) == \
+            (tuple(theirs.shape), str(theirs.dtype).split(".")[-1]), name
+        np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().resolve_conj().numpy(),
+                                   rtol=1e-10, atol=1e-12, err_msg=name)
+    elif isinstance(theirs, (tuple, list)):
+        assert isinstance(mine, (tuple, list)) and len(mine) == len(theirs), (name, mine, theirs)
+        for m, t in zip(mine, theirs):
+            _assert_same_saved(m, t, name, counted_from_front)
+    else:
+        theirs = _unwrapped(theirs)
+        if counted_from_front and type(theirs) is int and theirs < 0 <= mine:
+            return  # e.g. dim=-1: gradkit's node holds the last dim's index
+        assert isinstance(mine, bool) == isinstance(theirs, bool) and mine == theirs, \
+            (name, mine, theirs)
+
+
+def _same_saved(node, t_node, name: str) -> bool:
+    try:
+        _assert_same_saved(getattr(node, name), getattr(t_node, name), name)
+    except (AssertionError, AttributeError):
+        return False
+    return True
+
+
+def _saved_reads_after_backward(lib) -> dict:
+    """(program, _saved_ name) -> "value" or the error, read after a backward that freed the
+    graph: tensors (and what gradkit computes from them when read) are gone, sizes and
+    parameters stay."""
+    x = lib.tensor(np.arange(6.0).reshape(2, 3) + 1, requires_grad=True)
+    functional = lib.nn.functional
+    programs = {
+        "mean": (lambda: x.mean(), ("_saved_self_sym_numel", "_saved_self_sym_sizes")),
+        "det": (lambda: lib.linalg.det(x[:, :2]), ("_saved_LU", "_saved_pivots", "_saved_A")),
+        "conv1d": (lambda: functional.conv1d(x[None], x[:, :2].reshape(2, 2, 1)),
+                   ("_saved_stride", "_saved_bias_sym_sizes_opt", "_saved_input")),
+        "split": (lambda: x.split(2, 1)[0], ("_saved_split_size",)),
+        "layer_norm": (lambda: functional.layer_norm(x, (3,)),
+                       ("_saved_result1", "_saved_normalized_shape")),
+        "linear": (lambda: functional.linear(x, x, x[0, :2]),
+                   ("_saved_mat2", "_saved_mat2_sym_sizes", "_saved_mat1_sym_strides"))}
+    reads = {}
+    for program, (run, names) in programs.items():
+        y = run()
+        node = y.grad_fn
+        y.sum().backward()
+        for name in names:
+            reads[program, name] = _outcome(lambda lib, node=node, name=name:
+                                            getattr(node, name) is not None and "value", lib)
+    return reads
+
+
+def test_saved_reads_after_backward_match_torch():
+    mine, theirs = _saved_reads_after_backward(gradkit), _saved_reads_after_backward(torch)
+    strides = ("linear", "_saved_mat1_sym_strides")  # read from the saved tensor: freed too
+    assert theirs.pop(strides) == "value"
+    assert mine.pop(strides)[0] == "RuntimeError"
+    assert mine == theirs
 
 
 # -- freeing, detach_() and in-place changes of saved tensors ----------------------------------

@@ -17,6 +17,8 @@ from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor
 _WRAPPED_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}
 _TORCH_INPUT_NAMES = ("self", "other")  # torch's names of the first two inputs of most ops
 _TORCH_ATTR_NAMES = {"shape": ("shape", "sym_sizes")}  # x.shape is torch's _saved_self_sym_sizes
+# parameters torch keeps as an int: a loss's reduction is at::Reduction's enum
+_TORCH_PARAMETER_FORMS = {"reduction": {"none": 0, "mean": 1, "sum": 2}}
 
 
 def _saved_keys(op) -> dict:
@@ -25,7 +27,6 @@ def _saved_keys(op) -> dict:
     ``<input>_<attr>`` for metadata, or the op's ``torch_result_names`` for results), and of its
     parameters (``dim``, ``keepdim``) -> None."""
     keys = dict.fromkeys(getattr(op, "param_names", ()))
-    keys.update(getattr(op, "torch_saved", {}))  # name -> fn(node): torch's form of a value
     names = getattr(op, "input_names", ())
     torch_names = getattr(op, "torch_input_names", _TORCH_INPUT_NAMES)
     result_names = getattr(op, "torch_result_names", ())  # frexp's (mantissa, exponent)
@@ -40,6 +41,7 @@ def _saved_keys(op) -> dict:
         for alias in aliases:
             for attr_alias in _TORCH_ATTR_NAMES.get(attr, (attr,)):
                 keys[alias + ("_" + attr_alias if attr_alias else "")] = entry_index
+    keys.update(getattr(op, "torch_saved", {}))  # name -> fn(node): torch's form of a value
     return keys
 
 
@@ -50,9 +52,16 @@ def _saved_attribute(node: Node, key: str):
         raise AttributeError(f"'{node.name()}' object has no attribute '_saved_{key}'")
     entry_index = keys[key]
     if entry_index is None:  # a parameter: plain values stay readable after backward
-        return (node.params or {}).get(key)
+        value = (node.params or {}).get(key)
+        return _TORCH_PARAMETER_FORMS.get(key, {}).get(value, value)
     if callable(entry_index):  # the op's torch_saved: a value in torch's form
         return entry_index(node)
+    return saved_entry(node, entry_index)
+
+
+def saved_entry(node: Node, entry_index: int):
+    """Entry ``entry_index`` of what the node saved, unpacked (None where the gradients
+    the node computes do not read it); raises torch's error once backward freed it."""
     if node.saved is None:
         raise RuntimeError(FREED_MESSAGE)
     value = node.saved[entry_index]

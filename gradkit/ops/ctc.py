@@ -93,6 +93,17 @@ def ctc_nll(xp, log_probs, targets, *, input_lengths=(), target_lengths=(), blan
     return xp.asarray(nll.astype(log_probs.dtype))
 
 
+def log_alphas(log_probs, targets, input_lengths, target_lengths, blank: int) -> np.ndarray:
+    """torch's log_alpha (N, T, 2 max(target_lengths) + 1): each sample's alpha recursion,
+    -inf past its lengths (``node._saved_result1``; gradkit's backward recomputes it)."""
+    width = 2 * max(target_lengths, default=0) + 1
+    out = np.full((log_probs.shape[1], log_probs.shape[0], width), _NEG_INF)
+    for n, lp, labels in _samples(log_probs, targets, input_lengths, target_lengths):
+        ext = _extended(labels, blank)
+        out[n, :len(lp), :len(ext)] = _alphas(lp, ext, _skips(ext))
+    return out.astype(log_probs.dtype)
+
+
 @op(save=("log_probs", "targets", "nll"), node_name="NotImplemented")
 def _ctc_grad(xp, g, log_probs, targets, nll, *, input_lengths=(), target_lengths=(), blank=0,
               zero_infinity=False):

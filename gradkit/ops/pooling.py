@@ -73,9 +73,11 @@ def adaptive_windows(size, out):
 # backward is refused
 @op(save=("x", "result1"), outputs=2, differentiable_outputs=(0,),
     node_name="MaxPool2DWithIndicesBackward0")
-def max_pool_with_indices(xp, x, windows=None, fallback=None, kind="MaxPool2DWithIndices"):
+def max_pool_with_indices(xp, x, windows=None, fallback=None, kind="MaxPool2DWithIndices",
+                          torch_arguments=None):
     """Window maxima of (N, C, *sizes) and their flat indices into each plane (as torch);
-    ``windows`` (*out, K) serve every plane, (N, C, *out, K) one window map per plane."""
+    ``windows`` (*out, K) serve every plane, (N, C, *out, K) one window map per plane.
+    ``torch_arguments``: the pooling's arguments in torch's form, for ``node._saved_<name>``."""
     n, c = x.shape[:2]
     plane = math.prod(x.shape[2:])
     lowest = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
@@ -114,7 +116,7 @@ max_pool_with_indices.node_name_rule = lambda params, datas: params["kind"] + "B
 
 
 
-def _max_pool_vjp(g, x, indices, windows, fallback, kind):
+def _max_pool_vjp(g, x, indices, windows, fallback, kind, torch_arguments=None):
     x_shape = tuple(x.shape)
     n, c = x_shape[:2]
     plane = math.prod(x_shape[2:])
@@ -129,7 +131,7 @@ def _max_pool_vjp(g, x, indices, windows, fallback, kind):
     return (reads_input(reshape(narrow(flat, 2, 0, plane), tuple(x_shape)), x),)
 
 
-def _max_pool_jvp(tangents, x, indices, windows, fallback, kind):
+def _max_pool_jvp(tangents, x, indices, windows, fallback, kind, torch_arguments=None):
     x_shape = tuple(x.shape)
     n, c = x_shape[:2]
     flat = reshape(tangents[0], (n, c, math.prod(x_shape[2:])))
@@ -211,8 +213,12 @@ def pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, d, n
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, d):
     name = f"max_pool{d}d"
     batched_input, added = pool_input(input, d, name)
+    given_stride = stride
     kernel, stride, pads, dilation, outs = pool_geometry(
         batched_input, kernel_size, stride, padding, dilation, ceil_mode, d, name)
+    # torch's node keeps a stride not given as ()
+    arguments = {"kernel_size": kernel, "stride": () if given_stride in (None, [], ()) else stride,
+                 "padding": pads, "dilation": dilation, "ceil_mode": ceil_mode}
     if batched_input._data.dtype == np.bool_:
         require_real_floating(name, batched_input._data)
     dims = [fixed_windows(*args) for args in zip(
@@ -220,7 +226,8 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     windows = window_map(dims)
     values, indices = max_pool_with_indices(batched_input, windows=windows,
                                             fallback=fallback_map(dims, windows),
-                                            kind=f"MaxPool{d}DWithIndices")
+                                            kind=f"MaxPool{d}DWithIndices",
+                                            torch_arguments=arguments)
     if added:
         values, indices = squeeze(values, 0), squeeze(indices, 0)
     return (values, indices) if return_indices else values

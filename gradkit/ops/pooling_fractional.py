@@ -117,7 +117,9 @@ def _fractional_max_pool(input: Tensor, kernel_size, output_size, output_ratio,
     if d == 2:  # torch's 2-d kernel reads u for the width first
         drawn = drawn[..., ::-1]
     values, indices = max_pool_with_indices(batched, windows=_windows(drawn, sizes, outs, kernel),
-                                            kind=f"FractionalMaxPool{d}D")
+                                            kind=f"FractionalMaxPool{d}D",
+                                            torch_arguments={"kernel_size": kernel,
+                                                             "output_size": outs})
     if added:
         values, indices = squeeze(values, 0), squeeze(indices, 0)
     return (values, indices) if return_indices else values

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gradkit._tensor import Tensor
+from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops._op import Op
 from gradkit.ops.arithmetic import not_implemented
 from gradkit.ops.complex_views import view_as_complex, view_as_real
@@ -58,6 +59,9 @@ def derived_op(view_op: Op, name: str, node_name: str, copies: bool) -> Op:
     else:
         derived.defvjp(*view_op.vjps)
     derived.jvps, derived.jvp_all = view_op.jvps, view_op.jvp_all
+    if getattr(view_op, "torch_saved", None):  # split's split_size, in torch's form
+        derived.torch_saved = view_op.torch_saved
+        declare_saved_names(derived)
     derived.no_complex_grad = view_op.no_complex_grad
     _DERIVED[key] = derived
     return derived

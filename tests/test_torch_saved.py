@@ -117,7 +117,10 @@ DIFFERENT_LAST_NODE = {
     "nanquantile-0", "nanquantile-1",
     # lane misc: norm_except_dim(dim=-1) is torch.norm, whose node torch names NormBackward0;
     # gradkit's norm is linalg.vector_norm's node
-    "norm_except_dim-all_dims"}
+    "norm_except_dim-all_dims",
+    # lane nodes2: torch's complex convolution is a composite of real ones ending in an add;
+    # gradkit's complex transposed convolution ends in its pad
+    "conv_transpose1d-complex"}
 
 # the _saved_ names checked against torch: inputs, results and the usual parameters
 SAVED_NAMES = {"_saved_self", "_saved_other", "_saved_exponent", "_saved_result",
@@ -133,8 +136,8 @@ SAVES_OTHER_VALUES = {"getitem_basic", "max_pool2d", "cross_entropy", "nll_loss"
 # last step. special.ndtr is a composite in both, but torch's C++ steps take Scalar overloads
 # (MulBackward1), which a Python-level op never records in torch either.
 COMPOSED_IN_GRADKIT = {
-    "avg_pool2d", "avg_pool3d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "batch_norm",
-    "instance_norm", "group_norm", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "adaptive_avg_pool2d", "adaptive_avg_pool3d", "batch_norm",
+    "instance_norm", "group_norm",
     "pixel_shuffle",
     "pixel_unshuffle", "unfold", "fold", "interpolate", "scaled_dot_product_attention",
     "bilinear", "embedding_bag", "channel_shuffle", "F.grid_sample", "special.ndtr",

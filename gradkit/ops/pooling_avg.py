@@ -17,6 +17,7 @@ from gradkit.ops.activations import relu
 from gradkit.ops.grad_edges import input_edge
 from gradkit.ops.arithmetic import div, mul, neg, pow
 from gradkit.ops.joining import cat
+from gradkit.ops.one_node import one_node
 from gradkit.ops.indexing import index_select
 from gradkit.ops.piecewise import abs as abs_, sign
 from gradkit.ops.pooling import (
@@ -93,6 +94,15 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     return squeeze(out, 0) if added else out
 
 
+def _avg_pool_node(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                   divisor_override, d):
+    """The pooling recorded as torch's one node, AvgPool{d}DBackward0 (saving the input)."""
+    def pool(input):
+        return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                         divisor_override, d)
+    return one_node(f"AvgPool{d}DBackward0", pool, (input,), {"self": 0})
+
+
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True):
     """torch.nn.functional.avg_pool1d on (N, C, L) or (C, L): avg_pool2d over a unit height."""
@@ -113,15 +123,15 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     >>> avg_pool2d(gradkit.ones(1, 1, 4, 4), 2).tolist()
     [[[[1.0, 1.0], [1.0, 1.0]]]]
     """
-    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override, 2)
+    return _avg_pool_node(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                          divisor_override, 2)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override: int | None = None):
     """torch.nn.functional.avg_pool3d: window means of (N, C, D, H, W) or (C, D, H, W)."""
-    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override, 3)
+    return _avg_pool_node(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                          divisor_override, 3)
 
 
 def _adaptive_avg_pool(input, output_size, d: int):

@@ -139,7 +139,7 @@ COMPOSED_IN_GRADKIT = {
     "adaptive_avg_pool2d", "adaptive_avg_pool3d", "batch_norm",
     "instance_norm", "group_norm",
     "pixel_shuffle",
-    "pixel_unshuffle", "unfold", "fold", "interpolate", "scaled_dot_product_attention",
+    "pixel_unshuffle", "unfold", "fold", "scaled_dot_product_attention",
     "bilinear", "embedding_bag", "channel_shuffle", "F.grid_sample", "special.ndtr",
     # lane legacy: torch's older linalg names over gradkit.linalg's ops (ops/linalg_legacy.py:
     # triangular_solve is linalg.solve_triangular's node, ormqr a householder_product times
@@ -148,8 +148,6 @@ COMPOSED_IN_GRADKIT = {
     # lane signal: compositions in both; torch's stft/istft end in its own squeeze/transpose
     # overloads (SqueezeBackward4, TransposeBackward1)
     "stft", "istft",
-    # lane nnlazy: the deprecated upsample* spellings are interpolate's compositions
-    "upsample", "upsample_nearest", "upsample_bilinear",
     # lane misc: segment_reduce is narrow, the reductions and stack (ops/segment_reduce.py)
     "segment_reduce"}
 

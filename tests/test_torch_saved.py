@@ -139,12 +139,12 @@ COMPOSED_IN_GRADKIT = {
     "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     "instance_norm",
     "pixel_shuffle",
-    "pixel_unshuffle", "unfold", "fold", "scaled_dot_product_attention",
+    "pixel_unshuffle", "scaled_dot_product_attention",
     "bilinear", "embedding_bag", "channel_shuffle", "F.grid_sample", "special.ndtr",
     # lane legacy: torch's older linalg names over gradkit.linalg's ops (ops/linalg_legacy.py:
     # triangular_solve is linalg.solve_triangular's node, ormqr a householder_product times
-    # other), frobenius_norm a vector_norm, pdist cdist's triangle
-    "triangular_solve", "ormqr", "frobenius_norm", "pdist",
+    # other), frobenius_norm a vector_norm
+    "triangular_solve", "ormqr", "frobenius_norm",
     # lane signal: compositions in both; torch's stft/istft end in its own squeeze/transpose
     # overloads (SqueezeBackward4, TransposeBackward1)
     "stft", "istft",

@@ -14,17 +14,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gradkit._tensor import Tensor
-from gradkit.autograd import forward_ad
 from gradkit.autograd.batching import state as batch_state
-from gradkit.autograd.engine import run
 from gradkit.autograd.grad_mode import records_graph, state as grad_state
 from gradkit.autograd.graph import FREED_MESSAGE, node_type
 from gradkit.autograd.saved_messages import forward_op_name, version_error
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.autograd.zero_grads import plain
 from gradkit.backend import legacy_type_name
+from gradkit.ops import _dispatch
 from gradkit.ops._dispatch import edges_and_meta
 from gradkit.ops.slicing import _alias
+
+
+# engine.run, bound by gradkit.autograd.engine as it loads: the engine imports the ops package
+engine_run: Callable | None = None
 
 
 class _Recorded:
@@ -85,7 +88,7 @@ class OneNodeOp:
                   if child is not None and s is not None and s.grad_fn is not None]
         out = recorded.output
         # retain_graph: the composite's graph lives while this node keeps it (engine frees it)
-        captured = run([(out.grad_fn, out._output_nr)], [g], True, create_graph,
+        captured = engine_run([(out.grad_fn, out._output_nr)], [g], True, create_graph,
                        [(recorded.stand_ins[i].grad_fn, 0) for i in wanted], accumulate=False)
         result = [None] * len(node._next)
         for i, grad in zip(wanted, captured):
@@ -116,7 +119,7 @@ def one_node(node_name: str, composite: Callable, inputs: tuple,
     forward AD, a ``gradkit.func`` transform), the composite runs as it is."""
     if not records_graph() or grad_state.transforms or batch_state.size or \
             not any(isinstance(t, Tensor) and t._requires_grad for t in inputs) or \
-            forward_ad.has_tangents(inputs):
+            _dispatch._forward_ad is not None and _dispatch._forward_ad.has_tangents(inputs):
         return composite(*inputs)
     stand_ins = tuple(_alias(t) if isinstance(t, Tensor) and t._requires_grad else t
                       for t in inputs)

@@ -42,7 +42,7 @@ class _Recorded:
                               if i != "result" and inputs[i] is not None)
 
     def check_versions(self) -> None:
-        """torch's error for a saved input written in place since (named by its own node)."""
+        """torch's error for a saved input written in place since (named by its node now)."""
         for i, version in self.versions:
             t = self.inputs[i]
             if t._vc[0] != version:

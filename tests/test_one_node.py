@@ -27,6 +27,11 @@ PROGRAMS = {
     "avg_pool2d": (lambda m, x: m.nn.functional.avg_pool2d(x, 2, padding=1), (X4,)),
     "avg_pool2d_unbatched": (lambda m, x: m.nn.functional.avg_pool2d(x[0], 2), (X4,)),
     "avg_pool3d": (lambda m, x: m.nn.functional.avg_pool3d(x, 2), (X4[:, None],)),
+    "adaptive_avg_pool2d": (lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, (3, 2)), (X4,)),
+    "adaptive_avg_pool2d_unbatched_mean": (
+        lambda m, x: m.nn.functional.adaptive_avg_pool2d(x[0], 1), (X4,)),
+    "adaptive_avg_pool3d_unbatched": (
+        lambda m, x: m.nn.functional.adaptive_avg_pool3d(x, 3), (X4,)),
     "interpolate_nearest": (lambda m, x: m.nn.functional.interpolate(x, scale_factor=2), (X4,)),
     "interpolate_bilinear": (lambda m, x: m.nn.functional.interpolate(
         x, size=(3, 5), mode="bilinear", align_corners=True), (X4,)),

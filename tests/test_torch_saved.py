@@ -136,7 +136,6 @@ SAVES_OTHER_VALUES = {"getitem_basic", "max_pool2d", "cross_entropy", "nll_loss"
 # last step. special.ndtr is a composite in both, but torch's C++ steps take Scalar overloads
 # (MulBackward1), which a Python-level op never records in torch either.
 COMPOSED_IN_GRADKIT = {
-    "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     "instance_norm",
     "pixel_shuffle",
     "pixel_unshuffle", "scaled_dot_product_attention",

@@ -48,6 +48,10 @@ PROGRAMS = {
     "unfold_unbatched": (lambda m, x: m.nn.functional.unfold(x[0], 3), (X4,)),
     "fold": (lambda m, x: m.nn.functional.fold(x, (3, 3), 2), (X4.reshape(2, 8, 4),)),
     "pdist": (lambda m, x: m.nn.functional.pdist(x), (X4[0, 0],)),
+    "pixel_shuffle": (lambda m, x: m.nn.functional.pixel_shuffle(x.reshape(2, 8, 2, 2), 2),
+                      (X4,)),
+    "pixel_unshuffle": (lambda m, x: m.nn.functional.pixel_unshuffle(x, 2), (X4,)),
+    "channel_shuffle": (lambda m, x: m.nn.functional.channel_shuffle(x, 2), (X4,)),
 }
 
 

@@ -102,9 +102,12 @@ def pixel_shuffle(input, upscale_factor: int):
                            "divisible by the square of upscale_factor, but input.size(-3)="
                            f"{c} is not divisible by {r * r}")
     k = len(lead)
-    x = reshape(input, tuple(lead) + (c // (r * r), r, r, h, w))
-    x = permute(x, tuple(range(k)) + tuple(k + i for i in (0, 3, 1, 4, 2)))
-    return _not_a_view(reshape(x, tuple(lead) + (c // (r * r), h * r, w * r)))
+
+    def shuffle(x):
+        x = reshape(x, tuple(lead) + (c // (r * r), r, r, h, w))
+        x = permute(x, tuple(range(k)) + tuple(k + i for i in (0, 3, 1, 4, 2)))
+        return _not_a_view(reshape(x, tuple(lead) + (c // (r * r), h * r, w * r)))
+    return one_node("PixelShuffleBackward0", shuffle, (input,))
 
 
 def _not_a_view(out):
@@ -125,9 +128,12 @@ def pixel_unshuffle(input, downscale_factor: int):
                                f"downscale_factor, but input.size({dim})={size} is not "
                                f"divisible by {r}")
     k = len(lead)
-    x = reshape(input, tuple(lead) + (c, h // r, r, w // r, r))
-    x = permute(x, tuple(range(k)) + tuple(k + i for i in (0, 2, 4, 1, 3)))
-    return _not_a_view(reshape(x, tuple(lead) + (c * r * r, h // r, w // r)))
+
+    def unshuffle(x):
+        x = reshape(x, tuple(lead) + (c, h // r, r, w // r, r))
+        x = permute(x, tuple(range(k)) + tuple(k + i for i in (0, 2, 4, 1, 3)))
+        return _not_a_view(reshape(x, tuple(lead) + (c * r * r, h // r, w // r)))
+    return one_node("PixelUnshuffleBackward0", unshuffle, (input,))
 
 
 def _pairs(kernel_size, dilation, padding, stride):

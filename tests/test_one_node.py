@@ -51,6 +51,11 @@ PROGRAMS = {
     "pixel_shuffle": (lambda m, x: m.nn.functional.pixel_shuffle(x.reshape(2, 8, 2, 2), 2),
                       (X4,)),
     "pixel_unshuffle": (lambda m, x: m.nn.functional.pixel_unshuffle(x, 2), (X4,)),
+    "grid_sample": (lambda m, x, grid: m.nn.functional.grid_sample(
+        x, grid, align_corners=False), (X4, np.tanh(rng.standard_normal((2, 3, 2, 2))))),
+    "grid_sample_nearest": (lambda m, x, grid: m.nn.functional.grid_sample(
+        x, grid, mode="nearest", padding_mode="border", align_corners=True),
+        (X4, np.tanh(rng.standard_normal((2, 3, 2, 2))))),
     "channel_shuffle": (lambda m, x: m.nn.functional.channel_shuffle(x, 2), (X4,)),
 }
 

@@ -56,6 +56,11 @@ PROGRAMS = {
     "grid_sample_nearest": (lambda m, x, grid: m.nn.functional.grid_sample(
         x, grid, mode="nearest", padding_mode="border", align_corners=True),
         (X4, np.tanh(rng.standard_normal((2, 3, 2, 2))))),
+    "embedding_bag": (lambda m, w: m.nn.functional.embedding_bag(
+        m.tensor([1, 2, 4, 5, 4, 3]), w, m.tensor([0, 2, 2, 5])), (W.reshape(6, 4),)),
+    "embedding_bag_weighted": (lambda m, w, p: m.nn.functional.embedding_bag(
+        m.tensor([[1, 2], [4, 0]]), w, mode="sum", per_sample_weights=p),
+        (W.reshape(6, 4), B3[:2].reshape(1, 2).repeat(2, 0))),
     "channel_shuffle": (lambda m, x: m.nn.functional.channel_shuffle(x, 2), (X4,)),
 }
 
@@ -77,8 +82,10 @@ def test_one_node_named_and_connected_as_torchs(name):
     assert _edges(y.grad_fn) == _edges(t_y.grad_fn)
 
 
-# torch's PdistBackward0 is once differentiable; gradkit's composite differentiates again
-TWICE_DIFFERENTIABLE = [name for name in PROGRAMS if name != "pdist"]
+# torch's PdistBackward0 and EmbeddingBagBackward0 are once differentiable; gradkit's
+# composites differentiate again
+ONCE_DIFFERENTIABLE = ["pdist", "embedding_bag", "embedding_bag_weighted"]
+TWICE_DIFFERENTIABLE = [name for name in PROGRAMS if name not in ONCE_DIFFERENTIABLE]
 
 
 @pytest.mark.parametrize("name", TWICE_DIFFERENTIABLE)
@@ -105,11 +112,13 @@ def test_one_node_first_and_second_derivatives_are_torchs(name):
         np.testing.assert_allclose(value, t_value, rtol=1e-10, atol=1e-12)
 
 
-def test_pdist_first_derivative_is_torchs():
-    fn, values = PROGRAMS["pdist"]
-    grads = [lib.autograd.grad(fn(lib, *leaves).sum(), leaves)[0].numpy()
+@pytest.mark.parametrize("name", ONCE_DIFFERENTIABLE)
+def test_once_differentiable_first_derivative_is_torchs(name):
+    fn, values = PROGRAMS[name]
+    grads = [[g.numpy() for g in lib.autograd.grad(fn(lib, *leaves).sum(), leaves)]
              for lib in (gradkit, torch) for leaves in [_leaves(lib, values)]]
-    np.testing.assert_allclose(*grads, rtol=1e-12)
+    for got, expected in zip(*grads, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
 def test_one_node_gradcheck_and_gradgradcheck():

@@ -10,6 +10,7 @@ from gradkit import creation, ops
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import int64
 from gradkit.ops.layers import embedding
+from gradkit.ops.one_node import one_node
 from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
 
 
@@ -153,21 +154,26 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
     # only the entries a bag uses are weighted: a padding entry's per-sample weight gets 0,
     # not 0 * its (maybe infinite) embedding
     used = creation.tensor(np.array(sum(members, []), dtype=np.int64), device=weight.device)
-    rows = embedding(indices[used], weight)
-    if sample_weights is not None:
-        rows = ops.mul(rows, sample_weights[used].unsqueeze(-1))
-    bags, first = [], 0
-    for kept in members:
-        if not kept:  # zeros, on the graph of the rows (requires grad as torch's)
-            bags.append(ops.sum(rows[:0], 0))
-            continue
-        bag = rows[first:first + len(kept)]
-        first += len(kept)
-        if mode == "max":
-            bags.append(_bag_max(bag))
-        else:
-            total = ops.sum(bag, 0)
-            bags.append(ops.div(total, len(kept)) if mode == "mean" else total)
-    if not bags:
-        return rows[:0].reshape(0, weight.shape[1])
-    return ops.stack(bags, 0)
+
+    def pooled(weight, sample_weights):
+        rows = embedding(indices[used], weight)
+        if sample_weights is not None:
+            rows = ops.mul(rows, sample_weights[used].unsqueeze(-1))
+        bags, first = [], 0
+        for kept in members:
+            if not kept:  # zeros, on the graph of the rows (requires grad as torch's)
+                bags.append(ops.sum(rows[:0], 0))
+                continue
+            bag = rows[first:first + len(kept)]
+            first += len(kept)
+            if mode == "max":
+                bags.append(_bag_max(bag))
+            else:
+                total = ops.sum(bag, 0)
+                bags.append(ops.div(total, len(kept)) if mode == "mean" else total)
+        if not bags:
+            return rows[:0].reshape(0, weight.shape[1])
+        return ops.stack(bags, 0)
+    # torch's node takes the weights flattened as the indices (a view of a 2-D input's)
+    return one_node("EmbeddingBagBackward0", pooled, (weight, sample_weights),
+                    {"per_sample_weights": 1})

@@ -26,7 +26,7 @@ from gradkit.ops._dispatch import edges_and_meta
 from gradkit.ops.slicing import _alias
 
 
-# engine.run, bound by gradkit.autograd.engine as it loads: the engine imports the ops package
+# engine.run, bound by gradkit.autograd.api as it loads (the engine imports the ops package)
 engine_run: Callable | None = None
 
 
@@ -88,8 +88,11 @@ class OneNodeOp:
                   if child is not None and s is not None and s.grad_fn is not None]
         out = recorded.output
         # retain_graph: the composite's graph lives while this node keeps it (engine frees it)
+        # bounded: the stand-ins' nodes end the composite's graph (what lies past them, the
+        # graph before this op, is not read: a pass costs the composite's size alone)
         captured = engine_run([(out.grad_fn, out._output_nr)], [g], True, create_graph,
-                       [(recorded.stand_ins[i].grad_fn, 0) for i in wanted], accumulate=False)
+                              [(recorded.stand_ins[i].grad_fn, 0) for i in wanted],
+                              accumulate=False, bounded=True)
         result = [None] * len(node._next)
         for i, grad in zip(wanted, captured):
             if grad is not None and not create_graph and isinstance(grad, Tensor):

@@ -2,12 +2,13 @@
 
 gradkit writes some of torch's ops (conv_transpose, interpolate, avg_pool, the norms, unfold,
 pdist) from other ops, so their last step would be the graph's ``grad_fn``. ``one_node`` runs
-the composite with grad on stand-ins of the inputs (``_alias`` views: an edge to each input,
-and no hook of the user's on them) and records ONE node whose edges go to the inputs. Its
-backward runs the composite's own graph from that node's gradient to the stand-ins (a nested
-engine pass, as ``autograd.grad``), so the first derivative is the composite's; with
-``create_graph=True`` the gradients so built depend on the stand-ins, hence on the inputs, so
-double backward is exact too, without running the forward again.
+the composite with grad on stand-ins of the inputs (each its input's memory and version counter
+behind an ``AliasBackward0`` node: an edge to the input, and no hook of the user's) and records
+ONE node whose edges go to the inputs. Its backward runs the composite's own graph from that
+node's gradient to the stand-ins (a nested engine pass that stops there), so the first
+derivative is the composite's; with ``create_graph=True`` the gradients so built depend on the
+stand-ins, hence on the inputs, so double backward is exact too, without running the forward
+again.
 """
 from __future__ import annotations
 
@@ -110,6 +111,14 @@ def _saved_reader(where: int | str) -> Callable:
     return read
 
 
+def _stand_in(t: Tensor) -> Tensor:
+    """``t``'s memory and version counter behind an AliasBackward0 node with ``t``'s edge: not
+    a view (no view bookkeeping: the composite never writes into it)."""
+    nodes, slots, meta, _ = edges_and_meta((t,), (t._data,))
+    return Tensor._make(t._data, _alias.node_class(_alias, nodes, slots, (), None, meta), 0,
+                        t._vc)
+
+
 _ops: dict = {}
 
 
@@ -124,7 +133,7 @@ def one_node(node_name: str, composite: Callable, inputs: tuple,
             not any(isinstance(t, Tensor) and t._requires_grad for t in inputs) or \
             _dispatch._forward_ad is not None and _dispatch._forward_ad.has_tangents(inputs):
         return composite(*inputs)
-    stand_ins = tuple(_alias(t) if isinstance(t, Tensor) and t._requires_grad else t
+    stand_ins = tuple(_stand_in(t) if isinstance(t, Tensor) and t._requires_grad else t
                       for t in inputs)
     output = composite(*stand_ins)
     if output.grad_fn is None:  # not differentiable (an integer result): nothing to record

@@ -226,3 +226,31 @@ def test_one_node_under_forward_ad_keeps_the_composites_tangent():
         t_tangent = t_fwad.unpack_dual(torch.nn.functional.avg_pool2d(
             t_fwad.make_dual(tx, tt), 2)).tangent
     np.testing.assert_allclose(tangent.numpy(), t_tangent.numpy())
+
+
+class _Unreadable(gradkit.autograd.graph.Node):
+    """A node of the graph before a composite: a bounded pass must not read its edges."""
+
+    __slots__ = ()
+
+    @property
+    def _next(self):
+        raise AssertionError("the graph before the composite was read")
+
+    @_next.setter
+    def _next(self, edges) -> None:
+        pass  # Node.__init__ sets it: nothing to keep
+
+
+def test_bounded_pass_reads_nothing_past_its_targets():
+    """one_node's nested pass (engine.run(bounded=True)) plans only the composite's graph: a
+    deep network's backward stays linear in its depth."""
+    from gradkit.autograd.engine import _plan
+    Node = gradkit.autograd.graph.Node
+    before = _Unreadable(None, (), ())
+    target = Node(None, (before,), (0,))
+    root = Node(None, (target,), (0,))
+    dependencies, runs = _plan([(root, 0)], [(target, 0)], False, bounded=True)
+    assert runs == {root} and dependencies == {target: 1}
+    with pytest.raises(AssertionError, match="the graph before the composite was read"):
+        _plan([(root, 0)], [(target, 0)], False)

@@ -254,3 +254,18 @@ def test_bounded_pass_reads_nothing_past_its_targets():
     assert runs == {root} and dependencies == {target: 1}
     with pytest.raises(AssertionError, match="the graph before the composite was read"):
         _plan([(root, 0)], [(target, 0)], False)
+
+
+def test_anomaly_mode_names_the_one_node_and_the_forward_line():
+    x, w = _leaves(gradkit, (X4, W))
+    h = x * 1
+    with gradkit.autograd.detect_anomaly():
+        y = gradkit.nn.functional.conv_transpose2d(h, w)  # FORWARD-ONE-NODE
+        h.add_(1)
+        with pytest.warns(UserWarning, match="Error detected in") as record:
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                y.sum().backward()
+    warning = "\n".join(str(w.message) for w in record if "Error detected" in str(w.message))
+    assert warning.startswith("Error detected in ConvolutionBackward0. Traceback of forward call "
+                              "that caused the error:\n")
+    assert "# FORWARD-ONE-NODE" in warning

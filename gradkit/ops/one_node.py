@@ -146,4 +146,5 @@ def one_node(node_name: str, composite: Callable, inputs: tuple,
         inputs, [t._data if isinstance(t, Tensor) else t for t in inputs])
     node = op.node_class(op, tuple(nodes), tuple(slots),
                          (_Recorded(inputs, stand_ins, output, saved or {}),), None, tuple(meta))
+    node.anomaly_trace = output.grad_fn.anomaly_trace  # anomaly mode's forward stack: the user's
     return Tensor._make(output._data, node, 0)

@@ -154,19 +154,17 @@ def instance_norm_unchecked(input, running_mean, running_var, weight, bias,  # n
         if tensor is not None and tensor.numel() != channels:  # torch checks its N copies
             raise RuntimeError(f"{name} should contain {n * channels} elements not "
                                f"{n * tensor.numel()}")
-    if not use_input_stats:
-        return batch_norm_unchecked(input, running_mean, running_var, weight, bias, False,
-                                    momentum, eps)
-    axes = tuple(range(2, input.ndim))
-    out, mu, var = _normalize(kept_for_backward(input), axes, eps)  # torch saves the input
-    count = math.prod(input.shape[2:])
-    if running_mean is not None:
-        _update(running_mean, mean(reshape(mu, (n, channels)), 0), momentum)
-    if running_var is not None:
-        unbias = count / (count - 1) if count > 1 else math.nan  # ATen's 0 / 0
-        _update(running_var, mean(reshape(var, (n, channels)), 0) * unbias,
-                momentum)
-    return _affine(out, weight, bias, input)
+    # ATen's: a batch_norm of the (1, N * C, *) view, with the N copies of the running
+    # statistics averaged back after it (its graph: ViewBackward0 of NativeBatchNormBackward0)
+    copies = [None if t is None else repeat(t, (n,))
+              for t in (running_mean, running_var, weight, bias)]
+    folded = reshape(input, (1, n * channels) + tuple(input.shape[2:]))
+    out = batch_norm_unchecked(folded, *copies, use_input_stats, momentum, eps)
+    for running, copy in zip((running_mean, running_var), copies[:2]):
+        if running is not None and use_input_stats:
+            with no_grad():
+                running.copy_(mean(reshape(copy, (n, channels)), 0))
+    return reshape(out, tuple(input.shape))
 
 
 def _empty_instance_norm(input, running_mean, running_var, weight, bias, use_input_stats):

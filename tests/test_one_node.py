@@ -63,8 +63,16 @@ PROGRAMS = {
     "embedding_bag_weighted": (lambda m, w, p: m.nn.functional.embedding_bag(
         m.tensor([[1, 2], [4, 0]]), w, mode="sum", per_sample_weights=p),
         (W.reshape(6, 4), B3[:2].reshape(1, 2).repeat(2, 0))),
+    "bilinear": (lambda m, a, b, w: m.nn.functional.bilinear(a, b, w),
+                 (X4[0, 0, :, :3], X4[0, 1, :, :2], W[..., 0])),
+    "bilinear_3d": (lambda m, a, b, w: m.nn.functional.bilinear(a, b, w),
+                    (X4[0, :, :, :3], X4[1, :, :, :2], W[..., 0])),
     "channel_shuffle": (lambda m, x: m.nn.functional.channel_shuffle(x, 2), (X4,)),
 }
+
+
+# torch's composition views its one node's result back (ATen's instance_norm, bilinear)
+VIEWED = {"instance_norm", "bilinear", "bilinear_3d"}
 
 
 def _leaves(lib, values):
@@ -80,7 +88,7 @@ def test_one_node_named_and_connected_as_torchs(name):
     fn, values = PROGRAMS[name]
     y, t_y = fn(gradkit, *_leaves(gradkit, values)), fn(torch, *_leaves(torch, values))
     node, t_node = y.grad_fn, t_y.grad_fn
-    if name == "instance_norm":  # torch's view of its batch_norm: the node below it
+    if name in VIEWED:  # torch's view of its one node: the node below it
         assert (node.name(), t_node.name()) == ("ViewBackward0", "ViewBackward0")
         node, t_node = node.next_functions[0][0], t_node.next_functions[0][0]
     assert (type(node).__name__, node.name()) == (type(t_node).__name__, t_node.name())

@@ -136,10 +136,10 @@ SAVES_OTHER_VALUES = {"getitem_basic", "max_pool2d", "cross_entropy", "nll_loss"
 # last step. special.ndtr is a composite in both, but torch's C++ steps take Scalar overloads
 # (MulBackward1), which a Python-level op never records in torch either.
 COMPOSED_IN_GRADKIT = {
-    # lane nodes2: torch's own compositions (bilinear a view of _trilinear, special.ndtr a
-    # multiply); sdpa's node depends on torch's choice of kernel (its flash kernel's for 4-D
-    # inputs, its math composite's otherwise)
-    "scaled_dot_product_attention", "bilinear", "special.ndtr",
+    # lane nodes2: special.ndtr is torch's own composition (a multiply); sdpa's node depends
+    # on torch's choice of kernel (its flash kernel's for 4-D inputs, its math composite's
+    # otherwise)
+    "scaled_dot_product_attention", "special.ndtr",
     # lane legacy: torch's older linalg names over gradkit.linalg's ops (ops/linalg_legacy.py:
     # triangular_solve is linalg.solve_triangular's node, ormqr a householder_product times
     # other), frobenius_norm a vector_norm

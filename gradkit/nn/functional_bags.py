@@ -57,11 +57,18 @@ def bilinear(input1, input2, weight, bias=None):
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
                            f"{bias.shape[0]} but expected {weight.shape[0]}")
     out_features, in1, in2 = weight.shape
-    # x₁ A as one matmul: (*, in1) @ (in1, out·in2) -> (*, out, in2), then the dot with x₂
-    left = ops.matmul(input1, weight.permute(1, 0, 2).reshape(in1, out_features * in2))
-    left = left.reshape(*input1.shape[:-1], out_features, in2)
-    out = ops.sum(ops.mul(left, input2.unsqueeze(-2)), -1)
-    out = out if out.dtype == input1.dtype else out.to(input1.dtype)  # sum made ints int64
+
+    def trilinear(rows1, weight, rows2):
+        # x₁ A as one matmul: (n, in1) @ (in1, out·in2) -> (n, out, in2), then the dot with x₂
+        left = ops.matmul(rows1, weight.permute(1, 0, 2).reshape(in1, out_features * in2))
+        left = left.reshape(rows1.shape[0], out_features, in2)
+        out = ops.sum(ops.mul(left, rows2.unsqueeze(-2)), -1)
+        return out if out.dtype == rows1.dtype else out.to(rows1.dtype)  # sum made ints int64
+    # ATen's composition: _trilinear (TrilinearBackward0) of the inputs as rows, reshaped back
+    out = one_node("TrilinearBackward0", trilinear,
+                   (input1.reshape(-1, in1), weight, input2.reshape(-1, in2)),
+                   {"i1": 0, "i2": 1, "i3": 2})
+    out = out.reshape(*input1.shape[:-1], out_features)
     return out if bias is None else ops.add(out, bias)
 
 

@@ -282,3 +282,18 @@ def test_anomaly_mode_names_the_one_node_and_the_forward_line():
     assert warning.startswith("Error detected in ConvolutionBackward0. Traceback of forward call "
                               "that caused the error:\n")
     assert "# FORWARD-ONE-NODE" in warning
+
+
+def test_one_node_holds_no_input_torchs_node_does_not_save():
+    """UpsampleNearest2DBackward0 saves no tensor: the input's memory goes with the input."""
+    import gc
+    import weakref
+    x, = _leaves(gradkit, (X4,))
+    h = x * 2
+    y = gradkit.nn.functional.interpolate(h, scale_factor=2)
+    memory = weakref.ref(h._data)
+    del h
+    gc.collect()
+    assert memory() is None
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full(X4.shape, 8.0))

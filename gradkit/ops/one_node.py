@@ -32,13 +32,19 @@ engine_run: Callable | None = None
 
 
 class _Recorded:
-    """What a node keeps: the inputs, their stand-ins, the composite's output (its graph) and
-    the versions of the inputs torch's node saves."""
+    """What a node keeps: the composite's graph (its output's edge, the stand-ins' nodes that
+    end it), and only what torch's node saves (those inputs, their versions, the result): no
+    other tensor's memory is held until backward."""
 
-    __slots__ = ("inputs", "stand_ins", "output", "versions")
+    __slots__ = ("root", "ends", "inputs", "result", "versions")
 
     def __init__(self, inputs: tuple, stand_ins: tuple, output: Tensor, saved: dict) -> None:
-        self.inputs, self.stand_ins, self.output = inputs, stand_ins, output
+        self.root = (output.grad_fn, output._output_nr)
+        self.ends = tuple(None if s is None or not isinstance(s, Tensor) else s.grad_fn
+                          for s in stand_ins)
+        kept = set(saved.values())
+        self.inputs = tuple(t if i in kept else None for i, t in enumerate(inputs))
+        self.result = output.detach() if "result" in kept else None
         self.versions = tuple((i, inputs[i]._vc[0]) for i in saved.values()
                               if i != "result" and inputs[i] is not None)
 
@@ -85,14 +91,13 @@ class OneNodeOp:
             g = Tensor._make(g)
         elif not create_graph and isinstance(g, Tensor):
             g = g._data
-        wanted = [i for i, (child, s) in enumerate(zip(node._next, recorded.stand_ins))
-                  if child is not None and s is not None and s.grad_fn is not None]
-        out = recorded.output
+        wanted = [i for i, (child, end) in enumerate(zip(node._next, recorded.ends))
+                  if child is not None and end is not None]
         # retain_graph: the composite's graph lives while this node keeps it (engine frees it)
         # bounded: the stand-ins' nodes end the composite's graph (what lies past them, the
         # graph before this op, is not read: a pass costs the composite's size alone)
-        captured = engine_run([(out.grad_fn, out._output_nr)], [g], True, create_graph,
-                              [(recorded.stand_ins[i].grad_fn, 0) for i in wanted],
+        captured = engine_run([recorded.root], [g], True, create_graph,
+                              [(recorded.ends[i], 0) for i in wanted],
                               accumulate=False, bounded=True)
         result = [None] * len(node._next)
         for i, grad in zip(wanted, captured):
@@ -107,7 +112,7 @@ def _saved_reader(where: int | str) -> Callable:
         if node.saved is None:
             raise RuntimeError(FREED_MESSAGE)
         recorded = node.saved[0]
-        return recorded.output.detach() if where == "result" else recorded.inputs[where]
+        return recorded.result if where == "result" else recorded.inputs[where]
     return read
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import gradkit
+from gradkit.ops.one_node import OneNodeOp
 
 torch = pytest.importorskip("torch")
 
@@ -117,7 +118,10 @@ DIFFERENT_LAST_NODE = {
     "nanquantile-0", "nanquantile-1",
     # lane misc: norm_except_dim(dim=-1) is torch.norm, whose node torch names NormBackward0;
     # gradkit's norm is linalg.vector_norm's node
-    "norm_except_dim-all_dims"}
+    "norm_except_dim-all_dims",
+    # lane nodes2: torch's complex convolution is a composite of real ones ending in an add;
+    # gradkit's complex transposed convolution ends in its pad
+    "conv_transpose1d-complex"}
 
 # one fused torch op that gradkit composes of existing ops (gradkit/ops/pooling_avg.py,
 # normalization.py, conv_more.py, attention.py, interpolate.py, nn/functional_bags.py,
@@ -125,20 +129,17 @@ DIFFERENT_LAST_NODE = {
 # last step. special.ndtr is a composite in both, but torch's C++ steps take Scalar overloads
 # (MulBackward1), which a Python-level op never records in torch either.
 COMPOSED_IN_GRADKIT = {
-    "avg_pool2d", "avg_pool3d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "batch_norm",
-    "instance_norm", "group_norm", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "pixel_shuffle",
-    "pixel_unshuffle", "unfold", "fold", "interpolate", "scaled_dot_product_attention",
-    "bilinear", "embedding_bag", "channel_shuffle", "F.grid_sample", "special.ndtr",
+    # lane nodes2: special.ndtr is torch's own composition (a multiply); sdpa's node depends
+    # on torch's choice of kernel (its flash kernel's for 4-D inputs, its math composite's
+    # otherwise)
+    "scaled_dot_product_attention", "special.ndtr",
     # lane legacy: torch's older linalg names over gradkit.linalg's ops (ops/linalg_legacy.py:
     # triangular_solve is linalg.solve_triangular's node, ormqr a householder_product times
-    # other), frobenius_norm a vector_norm, pdist cdist's triangle
-    "triangular_solve", "ormqr", "frobenius_norm", "pdist",
+    # other), frobenius_norm a vector_norm
+    "triangular_solve", "ormqr", "frobenius_norm",
     # lane signal: compositions in both; torch's stft/istft end in its own squeeze/transpose
     # overloads (SqueezeBackward4, TransposeBackward1)
     "stft", "istft",
-    # lane nnlazy: the deprecated upsample* spellings are interpolate's compositions
-    "upsample", "upsample_nearest", "upsample_bilinear",
     # lane misc: segment_reduce is narrow, the reductions and stack (ops/segment_reduce.py)
     "segment_reduce"}
 
@@ -175,6 +176,11 @@ def test_node_names_and_saved_attributes_match_torch(case):
             KNOWN_SAVED_DIFFERENCES.get((case_id, name))
         if reason is not None:
             assert not _same_saved(node, t_node, name), f"{name} now matches: drop {reason!r}"
+            continue
+        if isinstance(node.op, OneNodeOp) and not hasattr(node, name):
+            # a composite recorded as torch's one node (ops/one_node.py) keeps torch's saved
+            # inputs and result its own graph reads; torch's parameters (align_corners, eps,
+            # ...) and statistics (batch_norm's result1) are not recorded on it
             continue
         mine = getattr(node, name)  # AttributeError where gradkit lacks torch's name
         if (t_node.name(), name) in PARTLY_UNINITIALIZED_IN_TORCH:

@@ -16,7 +16,7 @@ from gradkit.autograd.graph import GradientEdge, accumulate_node, edge_meta
 from gradkit.autograd.transform_errors import BACKWARD, refuse_in_transform
 from gradkit.backend import device_context, get_array_module
 from gradkit.creation import zeros_like
-from gradkit.ops import _dispatch
+from gradkit.ops import _dispatch, one_node
 from gradkit.ops.joining import stack
 
 
@@ -280,3 +280,6 @@ def _as_tensor(g):
     if g is None:
         return None
     return g if isinstance(g, Tensor) else Tensor._make(g)
+
+
+one_node.engine_run = run  # a composite recorded as one node runs its own graph (ops/one_node.py)

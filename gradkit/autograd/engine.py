@@ -39,16 +39,16 @@ _LEAF_PRIORITY = float("inf")  # leaves accumulate after every other node has ru
 
 
 def run(roots, seeds, retain_graph: bool, create_graph: bool, targets=None,
-        accumulate: bool = True) -> list:
+        accumulate: bool = True, bounded: bool = False) -> list:
     """Run backward from ``roots`` seeded with ``seeds``; return the grads captured at targets.
 
-    ``targets`` (edges) restricts the run to nodes that lead to them. With
-    ``accumulate=False`` the targets' gradients are captured instead of
-    accumulated into leaves (autograd.grad).
+    ``targets`` (edges) restricts the run to nodes that lead to them. With ``accumulate=False``
+    their gradients are captured, not accumulated into leaves (autograd.grad); ``bounded``: no
+    target leads to another, so the graph past them is not even read (ops/one_node.py).
     """
     if len(_callbacks.stack) >= PASSES_PER_THREAD:  # deep reentrant backward
         return on_fresh_thread(run, roots, seeds, retain_graph, create_graph, targets,
-                               accumulate)
+                               accumulate, bounded)
     previous_mode = grad_state.grad_enabled
     grad_state.grad_enabled = create_graph
     _callbacks.stack = (*_callbacks.stack, BackwardPass(targets is not None))
@@ -56,11 +56,9 @@ def run(roots, seeds, retain_graph: bool, create_graph: bool, targets=None,
     # or left (unbalanced) by a hook during backward do not outlive it
     hooks_before = saved_hooks_state.stack
     try:
-        if observers.active:
-            captured = observers.observe_backward(_execute, roots, seeds, retain_graph,
-                                                  create_graph, targets, accumulate)
-        else:
-            captured = _execute(roots, seeds, retain_graph, create_graph, targets, accumulate)
+        args = (roots, seeds, retain_graph, create_graph, targets, accumulate, bounded)
+        captured = observers.observe_backward(_execute, *args) if observers.active else \
+            _execute(*args)
     finally:
         grad_state.grad_enabled = previous_mode
         saved_hooks_state.stack = hooks_before
@@ -102,9 +100,9 @@ def current_pass() -> BackwardPass | None:
     return _callbacks.stack[-1] if _callbacks.stack else None
 
 
-def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate):
+def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate, bounded=False):
     keep_quiet()
-    dependencies, runs = _plan(roots, targets, accumulate)
+    dependencies, runs = _plan(roots, targets, accumulate, bounded)
     capture = {}
     if targets is not None:
         for j, (node, slot) in enumerate(targets):
@@ -270,9 +268,10 @@ def _times_alpha(g):
     return g
 
 
-def _plan(roots, targets, accumulate):
+def _plan(roots, targets, accumulate, bounded=False):
     """Dependency counts over the nodes that will run; with targets, which nodes run."""
     root_nodes = {node for node, _ in roots}
+    ends = {node for node, _ in targets} if bounded else ()  # not followed further
     stack = list(root_nodes)
     dependencies = {}  # without targets every node reached runs: count its edges on the way
     count = dependencies.get  # (a node is new when it has no count yet: no set of seen nodes)
@@ -282,7 +281,7 @@ def _plan(roots, targets, accumulate):
                 n = count(child)
                 if n is None:
                     dependencies[child] = 1
-                    if child not in root_nodes:
+                    if child not in root_nodes and child not in ends:
                         stack.append(child)
                 else:
                     dependencies[child] = n + 1

@@ -35,6 +35,7 @@ from gradkit.ops.grad_edges import input_edge
 from gradkit.ops.conv_more import (
     conv1d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d)
 from gradkit.ops.interpolate import interpolate
+from gradkit.ops.one_node import one_node
 from gradkit.ops.elementwise import tanh
 from gradkit.ops.activations import gelu, logsigmoid, sigmoid, softplus
 from gradkit.ops.activations_gated import glu, prelu, rrelu, rrelu_
@@ -212,9 +213,12 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
 def channel_shuffle(input, groups: int):
     """(N, C, *) with the channels, read as (groups, C/groups), transposed: torch's shuffle."""
     batch, channels, *rest = check_channel_shuffle(tuple(input.shape), groups)
-    grouped = input.reshape(batch, groups, channels // groups, *rest)
-    out = grouped.transpose(1, 2).reshape(batch, channels, *rest)
-    return out.clone() if out._is_view() else out  # torch's is a new tensor, never a view
+
+    def shuffle(x):
+        grouped = x.reshape(batch, groups, channels // groups, *rest)
+        out = grouped.transpose(1, 2).reshape(batch, channels, *rest)
+        return out.clone() if out._is_view() else out  # torch's is a new tensor, never a view
+    return one_node("ChannelShuffleBackward0", shuffle, (input,))
 
 
 def _np_dtype(dtype):

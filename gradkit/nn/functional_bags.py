@@ -10,6 +10,7 @@ from gradkit import creation, ops
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import int64
 from gradkit.ops.layers import embedding
+from gradkit.ops.one_node import one_node
 from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
 
 
@@ -56,11 +57,18 @@ def bilinear(input1, input2, weight, bias=None):
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
                            f"{bias.shape[0]} but expected {weight.shape[0]}")
     out_features, in1, in2 = weight.shape
-    # x₁ A as one matmul: (*, in1) @ (in1, out·in2) -> (*, out, in2), then the dot with x₂
-    left = ops.matmul(input1, weight.permute(1, 0, 2).reshape(in1, out_features * in2))
-    left = left.reshape(*input1.shape[:-1], out_features, in2)
-    out = ops.sum(ops.mul(left, input2.unsqueeze(-2)), -1)
-    out = out if out.dtype == input1.dtype else out.to(input1.dtype)  # sum made ints int64
+
+    def trilinear(rows1, weight, rows2):
+        # x₁ A as one matmul: (n, in1) @ (in1, out·in2) -> (n, out, in2), then the dot with x₂
+        left = ops.matmul(rows1, weight.permute(1, 0, 2).reshape(in1, out_features * in2))
+        left = left.reshape(rows1.shape[0], out_features, in2)
+        out = ops.sum(ops.mul(left, rows2.unsqueeze(-2)), -1)
+        return out if out.dtype == rows1.dtype else out.to(rows1.dtype)  # sum made ints int64
+    # ATen's composition: _trilinear (TrilinearBackward0) of the inputs as rows, reshaped back
+    out = one_node("TrilinearBackward0", trilinear,
+                   (input1.reshape(-1, in1), weight, input2.reshape(-1, in2)),
+                   {"i1": 0, "i2": 1, "i3": 2})
+    out = out.reshape(*input1.shape[:-1], out_features)
     return out if bias is None else ops.add(out, bias)
 
 
@@ -153,21 +161,26 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
     # only the entries a bag uses are weighted: a padding entry's per-sample weight gets 0,
     # not 0 * its (maybe infinite) embedding
     used = creation.tensor(np.array(sum(members, []), dtype=np.int64), device=weight.device)
-    rows = embedding(indices[used], weight)
-    if sample_weights is not None:
-        rows = ops.mul(rows, sample_weights[used].unsqueeze(-1))
-    bags, first = [], 0
-    for kept in members:
-        if not kept:  # zeros, on the graph of the rows (requires grad as torch's)
-            bags.append(ops.sum(rows[:0], 0))
-            continue
-        bag = rows[first:first + len(kept)]
-        first += len(kept)
-        if mode == "max":
-            bags.append(_bag_max(bag))
-        else:
-            total = ops.sum(bag, 0)
-            bags.append(ops.div(total, len(kept)) if mode == "mean" else total)
-    if not bags:
-        return rows[:0].reshape(0, weight.shape[1])
-    return ops.stack(bags, 0)
+
+    def pooled(weight, sample_weights):
+        rows = embedding(indices[used], weight)
+        if sample_weights is not None:
+            rows = ops.mul(rows, sample_weights[used].unsqueeze(-1))
+        bags, first = [], 0
+        for kept in members:
+            if not kept:  # zeros, on the graph of the rows (requires grad as torch's)
+                bags.append(ops.sum(rows[:0], 0))
+                continue
+            bag = rows[first:first + len(kept)]
+            first += len(kept)
+            if mode == "max":
+                bags.append(_bag_max(bag))
+            else:
+                total = ops.sum(bag, 0)
+                bags.append(ops.div(total, len(kept)) if mode == "mean" else total)
+        if not bags:
+            return rows[:0].reshape(0, weight.shape[1])
+        return ops.stack(bags, 0)
+    # torch's node takes the weights flattened as the indices (a view of a 2-D input's)
+    return one_node("EmbeddingBagBackward0", pooled, (weight, sample_weights),
+                    {"per_sample_weights": 1})

@@ -15,6 +15,7 @@ from gradkit.ops._op import op
 from gradkit.ops.arithmetic import add, mul
 from gradkit.ops.conv import fold as fold_windows, unfold as unfold_windows
 from gradkit.ops.linalg import matmul
+from gradkit.ops.one_node import one_node
 from gradkit.ops.padding import pad
 from gradkit.ops.reduction import _softmax_kernel, _sum_along, sum as sum_along
 from gradkit.ops.shape import permute, reshape, squeeze, transpose, unsqueeze
@@ -101,9 +102,12 @@ def pixel_shuffle(input, upscale_factor: int):
                            "divisible by the square of upscale_factor, but input.size(-3)="
                            f"{c} is not divisible by {r * r}")
     k = len(lead)
-    x = reshape(input, tuple(lead) + (c // (r * r), r, r, h, w))
-    x = permute(x, tuple(range(k)) + tuple(k + i for i in (0, 3, 1, 4, 2)))
-    return _not_a_view(reshape(x, tuple(lead) + (c // (r * r), h * r, w * r)))
+
+    def shuffle(x):
+        x = reshape(x, tuple(lead) + (c // (r * r), r, r, h, w))
+        x = permute(x, tuple(range(k)) + tuple(k + i for i in (0, 3, 1, 4, 2)))
+        return _not_a_view(reshape(x, tuple(lead) + (c // (r * r), h * r, w * r)))
+    return one_node("PixelShuffleBackward0", shuffle, (input,))
 
 
 def _not_a_view(out):
@@ -124,9 +128,12 @@ def pixel_unshuffle(input, downscale_factor: int):
                                f"downscale_factor, but input.size({dim})={size} is not "
                                f"divisible by {r}")
     k = len(lead)
-    x = reshape(input, tuple(lead) + (c, h // r, r, w // r, r))
-    x = permute(x, tuple(range(k)) + tuple(k + i for i in (0, 2, 4, 1, 3)))
-    return _not_a_view(reshape(x, tuple(lead) + (c * r * r, h // r, w // r)))
+
+    def unshuffle(x):
+        x = reshape(x, tuple(lead) + (c, h // r, r, w // r, r))
+        x = permute(x, tuple(range(k)) + tuple(k + i for i in (0, 2, 4, 1, 3)))
+        return _not_a_view(reshape(x, tuple(lead) + (c * r * r, h // r, w // r)))
+    return one_node("PixelUnshuffleBackward0", unshuffle, (input,))
 
 
 def _pairs(kernel_size, dilation, padding, stride):
@@ -143,6 +150,11 @@ def _blocks(sizes, kernel, dilation, padding, stride) -> tuple:
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """torch.nn.functional.unfold (im2col): (N, C, H, W) -> (N, C kh kw, L) sliding blocks."""
+    return one_node("Im2ColBackward0",
+                    lambda x: _unfold(x, kernel_size, dilation, padding, stride), (input,))
+
+
+def _unfold(input, kernel_size, dilation, padding, stride):
     if input.ndim not in (3, 4) or 0 in tuple(input.shape)[1:]:
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
                            f"and other non-zero dimensions for input, but got: "
@@ -150,7 +162,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     if input._data.dtype.kind in "iu":  # torch's kernel takes bool, not other integers
         raise kernel_error("im2col_out_cpu")(input._data)
     if input.ndim == 3:
-        return squeeze(unfold(unsqueeze(input, 0), kernel_size, dilation, padding, stride), 0)
+        return squeeze(_unfold(unsqueeze(input, 0), kernel_size, dilation, padding, stride), 0)
     kernel, dilation, padding, stride = _pairs(kernel_size, dilation, padding, stride)
     padded, blocks = _blocks(input.shape[2:], kernel, dilation, padding, stride)
     if min(blocks) < 1:
@@ -167,13 +179,19 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """torch.nn.functional.fold (col2im): sliding blocks (N, C kh kw, L) summed into
     (N, C, *output_size)."""
+    return one_node("Col2ImBackward0",
+                    lambda x: _fold(x, output_size, kernel_size, dilation, padding, stride),
+                    (input,))
+
+
+def _fold(input, output_size, kernel_size, dilation, padding, stride):
     if input.ndim not in (2, 3):
         raise RuntimeError("Expected 2D or 3D (batch mode) input tensor with possibly 0 batch "
                            f"size and non-zero dimensions for input, but got: "
                            f"{list(input.shape)}")
     if input.ndim == 2:
-        return squeeze(fold(unsqueeze(input, 0), output_size, kernel_size, dilation, padding,
-                            stride), 0)
+        return squeeze(_fold(unsqueeze(input, 0), output_size, kernel_size, dilation, padding,
+                             stride), 0)
     if input._data.dtype.kind in "iu":
         raise kernel_error("col2im_out_cpu")(input._data)
     out_hw = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)

@@ -13,6 +13,7 @@ from gradkit.ops.conv import (
     empty_convolution, fold, refuse_bool)
 from gradkit.ops.einsum import _einsum
 from gradkit.ops.inplace import inplace
+from gradkit.ops.one_node import one_node
 from gradkit.ops.padding import pad
 from gradkit.ops.shape import reshape, squeeze
 
@@ -80,15 +81,21 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
     refuse_bool(x, weight, f"slow_conv_transpose{3 if d == 3 else 2}d_out_cpu")
     n, c_in = x.shape[:2]
     k, s = _LETTERS[0][:d], _LETTERS[1][:d]
-    cols = _einsum(reshape(x, (n, groups, c_in // groups) + sizes),
-                   reshape(weight, (groups, c_in // groups, c_out // groups) + kernel),
-                   equation=f"ngc{s},gco{k}->ngo{k}{s}")
-    cols = reshape(cols, (n, c_out) + kernel + sizes)
-    out = fold(cols, geometry=(full, kernel, sizes, stride, dilation))
-    out = pad(out, tuple(v for p, e in reversed(list(zip(pads, extra, strict=True)))
-                         for v in (-p, e - p)))
-    if bias is not None:
-        out = inplace(out, add, reshape(bias, (1, c_out) + (1,) * d))
+
+    def transposed_convolution(x, weight, bias):
+        cols = _einsum(reshape(x, (n, groups, c_in // groups) + sizes),
+                       reshape(weight, (groups, c_in // groups, c_out // groups) + kernel),
+                       equation=f"ngc{s},gco{k}->ngo{k}{s}")
+        cols = reshape(cols, (n, c_out) + kernel + sizes)
+        out = fold(cols, geometry=(full, kernel, sizes, stride, dilation))
+        out = pad(out, tuple(v for p, e in reversed(list(zip(pads, extra, strict=True)))
+                             for v in (-p, e - p)))
+        # torch adds the bias in place (no dtype check of it in 1-d and 2-d)
+        return out if bias is None else inplace(out, add, reshape(bias, (1, c_out) + (1,) * d))
+    # torch's complex convolution is itself a composite of real ones (its last node an add)
+    out = transposed_convolution(x, weight, bias) if x._data.dtype.kind == "c" else \
+        one_node("ConvolutionBackward0", transposed_convolution, (x, weight, bias),
+                 {"input": 0, "weight": 1})
     return squeeze(out, 0) if added else out
 
 

@@ -19,6 +19,7 @@ from gradkit.ops.indexing import getitem
 from gradkit.ops.complex import conj, real
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_norms import _norm_grad, vector_norm
+from gradkit.ops.one_node import one_node
 from gradkit.ops.promotion import result_type
 from gradkit.ops.piecewise import abs, ceil, sign, where, zeros_like
 from gradkit.ops.reduction import sum, unsqueeze_back
@@ -205,7 +206,8 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002 - torch's name
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     rows, cols = np.triu_indices(input.shape[0], 1)
-    return getitem(_cdist(input, input, p=float(p)), (rows, cols))
+    return one_node("PdistBackward0", lambda x: getitem(_cdist(x, x, p=float(p)), (rows, cols)),
+                    (input,), {"self": 0, "result": "result"})
 
 # -- dist ----------------------------------------------------------------------------------------
 

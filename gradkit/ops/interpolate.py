@@ -16,6 +16,7 @@ from gradkit.backend import get_array_module
 from gradkit.ops.arithmetic import add, mul
 from gradkit.ops.fused import fused_multiply_add
 from gradkit.ops.indexing import index_select
+from gradkit.ops.one_node import one_node
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating
 
 _LINEAR_MODES = {"linear": 3, "bilinear": 4, "trilinear": 5}
@@ -132,14 +133,22 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
                            f"({shown[0]}){' and' if len(outs) == 1 else ''} output ({shown[1]})")
     if recompute_scale_factor:
         scales = (None,) * len(outs)  # torch then maps indices with in / out
-    x = input
-    # the last dim first: torch's kernel blends along it innermost (the same rounding)
-    for i, (out, scale) in reversed(list(enumerate(zip(outs, scales, strict=True)))):
-        dim, in_size = i + 2, x.shape[i + 2]
-        if mode == "nearest":
-            x = index_select(x, dim, _index(x, _nearest_index(in_size, out, scale)))
-            continue
-        i0, i1, w0, w1 = _linear_taps(in_size, out, scale, bool(align_corners), x._data.dtype)
-        x = add(mul(index_select(x, dim, _index(x, i0)), _along(x, dim, w0)),
-                mul(index_select(x, dim, _index(x, i1)), _along(x, dim, w1)))
-    return x
+    def resample(x):
+        # the last dim first: torch's kernel blends along it innermost (the same rounding)
+        for i, (out, scale) in reversed(list(enumerate(zip(outs, scales, strict=True)))):
+            dim, in_size = i + 2, x.shape[i + 2]
+            if mode == "nearest":
+                x = index_select(x, dim, _index(x, _nearest_index(in_size, out, scale)))
+                continue
+            i0, i1, w0, w1 = _linear_taps(in_size, out, scale, bool(align_corners),
+                                          x._data.dtype)
+            x = add(mul(index_select(x, dim, _index(x, i0)), _along(x, dim, w0)),
+                    mul(index_select(x, dim, _index(x, i1)), _along(x, dim, w1)))
+        return x
+    # torch's one kernel per mode and dimension: UpsampleBilinear2DBackward0 & co.
+    kernel = _KERNEL_NAMES[mode] + f"{len(outs)}D"
+    return one_node(f"Upsample{kernel}Backward0", resample, (input,))
+
+
+_KERNEL_NAMES = {"nearest": "Nearest", "linear": "Linear", "bilinear": "Bilinear",
+                 "trilinear": "Trilinear"}

@@ -16,6 +16,7 @@ from gradkit.backend import to_numpy_dtype
 from gradkit.ops.arithmetic import add, div, mul, sub
 from gradkit.ops.elementwise import rsqrt
 from gradkit.ops.grad_edges import kept_for_backward
+from gradkit.ops.one_node import one_node
 from gradkit.ops.padding import pad
 from gradkit.ops.pooling_avg import avg_pool2d, avg_pool3d
 from gradkit.ops.reduction import mean
@@ -105,21 +106,25 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
         raise ValueError("running_mean and running_var must either both be None or neither be "
                          "None")
     require_real_floating("batch_norm", input._data)
-    input = kept_for_backward(input)  # torch's NativeBatchNormBackward0 saves the input
-    axes = (0,) + tuple(range(2, input.ndim))
-    if training:
-        out, mu, var = _normalize(input, axes, eps)
-        count = input.shape[0] * math.prod(input.shape[2:])
-        if running_mean is not None and count:
-            _update(running_mean, mu, momentum)
-        if running_var is not None and count:
-            unbias = count / (count - 1) if count > 1 else math.nan  # ATen's 0 / 0
-            _update(running_var, mul(var, unbias), momentum)
-    else:
-        shape = _channel_shape(input)
-        out = mul(sub(input, reshape(running_mean, shape)),
-                  rsqrt(add(reshape(running_var, shape), eps)))
-    return _affine(out, weight, bias, input)
+
+    def normalized(input, weight, bias):
+        input = kept_for_backward(input)  # torch's NativeBatchNormBackward0 saves the input
+        axes = (0,) + tuple(range(2, input.ndim))
+        if training:
+            out, mu, var = _normalize(input, axes, eps)
+            count = input.shape[0] * math.prod(input.shape[2:])
+            if running_mean is not None and count:
+                _update(running_mean, mu, momentum)
+            if running_var is not None and count:
+                unbias = count / (count - 1) if count > 1 else math.nan  # ATen's 0 / 0
+                _update(running_var, mul(var, unbias), momentum)
+        else:
+            shape = _channel_shape(input)
+            out = mul(sub(input, reshape(running_mean, shape)),
+                      rsqrt(add(reshape(running_var, shape), eps)))
+        return _affine(out, weight, bias, input)
+    return one_node("NativeBatchNormBackward0", normalized, (input, weight, bias),
+                    {"input": 0, "weight": 1})
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -149,19 +154,17 @@ def instance_norm_unchecked(input, running_mean, running_var, weight, bias,  # n
         if tensor is not None and tensor.numel() != channels:  # torch checks its N copies
             raise RuntimeError(f"{name} should contain {n * channels} elements not "
                                f"{n * tensor.numel()}")
-    if not use_input_stats:
-        return batch_norm_unchecked(input, running_mean, running_var, weight, bias, False,
-                                    momentum, eps)
-    axes = tuple(range(2, input.ndim))
-    out, mu, var = _normalize(kept_for_backward(input), axes, eps)  # torch saves the input
-    count = math.prod(input.shape[2:])
-    if running_mean is not None:
-        _update(running_mean, mean(reshape(mu, (n, channels)), 0), momentum)
-    if running_var is not None:
-        unbias = count / (count - 1) if count > 1 else math.nan  # ATen's 0 / 0
-        _update(running_var, mean(reshape(var, (n, channels)), 0) * unbias,
-                momentum)
-    return _affine(out, weight, bias, input)
+    # ATen's: a batch_norm of the (1, N * C, *) view, with the N copies of the running
+    # statistics averaged back after it (its graph: ViewBackward0 of NativeBatchNormBackward0)
+    copies = [None if t is None else repeat(t, (n,))
+              for t in (running_mean, running_var, weight, bias)]
+    folded = reshape(input, (1, n * channels) + tuple(input.shape[2:]))
+    out = batch_norm_unchecked(folded, *copies, use_input_stats, momentum, eps)
+    for running, copy in zip((running_mean, running_var), copies[:2]):
+        if running is not None and use_input_stats:
+            with no_grad():
+                running.copy_(mean(reshape(copy, (n, channels)), 0))
+    return reshape(out, tuple(input.shape))
 
 
 def _empty_instance_norm(input, running_mean, running_var, weight, bias, use_input_stats):
@@ -210,10 +213,14 @@ def group_norm_unchecked(input, num_groups: int, weight=None, bias=None,  # noqa
                                f"channels in input, but got {name} of shape "
                                f"{list(tensor.shape)} and input of shape {list(input.shape)}")
     require_real_floating("GroupNormKernelImpl", input._data)
-    grouped = reshape(kept_for_backward(input),  # torch's NativeGroupNormBackward0 saves it
-                      (n, num_groups, math.prod(input.shape[1:]) // num_groups))
-    out, _, _ = _normalize(grouped, (2,), eps)
-    return _affine(reshape(out, tuple(input.shape)), weight, bias, input)
+
+    def normalized(input, weight, bias):
+        grouped = reshape(kept_for_backward(input),  # torch's NativeGroupNormBackward0 saves it
+                          (n, num_groups, math.prod(input.shape[1:]) // num_groups))
+        out, _, _ = _normalize(grouped, (2,), eps)
+        return _affine(reshape(out, tuple(input.shape)), weight, bias, input)
+    return one_node("NativeGroupNormBackward0", normalized, (input, weight, bias),
+                    {"input": 0, "weight": 1})
 
 
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):

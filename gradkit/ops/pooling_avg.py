@@ -17,12 +17,13 @@ from gradkit.ops.activations import relu
 from gradkit.ops.grad_edges import input_edge
 from gradkit.ops.arithmetic import div, mul, neg, pow
 from gradkit.ops.joining import cat
+from gradkit.ops.one_node import one_node
 from gradkit.ops.indexing import index_select
 from gradkit.ops.piecewise import abs as abs_, sign
 from gradkit.ops.pooling import (
     adaptive_arguments, adaptive_windows, fixed_windows, max_pool1d, max_pool2d, max_pool3d,
     ntuple, pool_geometry, pool_input, window_map)
-from gradkit.ops.reduction import sum as sum_
+from gradkit.ops.reduction import mean, sum as sum_
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import require_real_floating
 
@@ -93,6 +94,15 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     return squeeze(out, 0) if added else out
 
 
+def _avg_pool_node(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                   divisor_override, d):
+    """The pooling recorded as torch's one node, AvgPool{d}DBackward0 (saving the input)."""
+    def pool(input):
+        return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                         divisor_override, d)
+    return one_node(f"AvgPool{d}DBackward0", pool, (input,), {"self": 0})
+
+
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True):
     """torch.nn.functional.avg_pool1d on (N, C, L) or (C, L): avg_pool2d over a unit height."""
@@ -113,15 +123,15 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     >>> avg_pool2d(gradkit.ones(1, 1, 4, 4), 2).tolist()
     [[[[1.0, 1.0], [1.0, 1.0]]]]
     """
-    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override, 2)
+    return _avg_pool_node(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                          divisor_override, 2)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override: int | None = None):
     """torch.nn.functional.avg_pool3d: window means of (N, C, D, H, W) or (C, D, H, W)."""
-    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override, 3)
+    return _avg_pool_node(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                          divisor_override, 3)
 
 
 def _adaptive_avg_pool(input, output_size, d: int):
@@ -131,15 +141,19 @@ def _adaptive_avg_pool(input, output_size, d: int):
         out = x.new_zeros(tuple(x.shape[:2]) + outs)  # checks no dtype of an empty input
         return squeeze(out, 0) if added else out
     require_real_floating(name if d == 2 else f"{name}_cpu", x._data)  # torch's kernel names
+    if all(o == 1 for o in outs):  # torch: the mean over the planes (its MeanBackward1)
+        return mean(input, tuple(range(-d, 0)), True)
     dims = [adaptive_windows(s, o) for s, o in zip(sizes, outs, strict=True)]
     counts = np.ones(())
     for _, valid, _ in dims:
         counts = np.multiply.outer(counts, valid.sum(1))
-    # torch's kernel saves the input (a zero-derivative edge); an output of one element per
-    # plane is its mean instead, with no such edge
-    source = x if all(o == 1 for o in outs) else input_edge(x)
-    out = div(_window_sums(source, window_map(dims)), _constant(x, counts))
-    return squeeze(out, 0) if added else out
+
+    def pool(input):
+        x = unsqueeze(input, 0) if added else input
+        # torch's kernel saves the input: a zero-derivative edge to it
+        out = div(_window_sums(input_edge(x), window_map(dims)), _constant(x, counts))
+        return squeeze(out, 0) if added else out
+    return one_node(f"AdaptiveAvgPool{d}DBackward0", pool, (input,), {"self": 0})
 
 
 def adaptive_avg_pool1d(input, output_size):

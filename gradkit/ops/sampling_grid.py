@@ -17,6 +17,7 @@ from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.indexing import gather
 from gradkit.ops.linalg import matmul
+from gradkit.ops.one_node import one_node
 from gradkit.ops.piecewise import where
 from gradkit.ops.shape import reshape, transpose
 from gradkit.ops.unary_helpers import scalar_type_name
@@ -151,6 +152,13 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     if mode == "bicubic" or input.ndim == 5:
         raise NotImplementedError("gradkit's grid_sample samples 4-D inputs, bilinear or "
                                   "nearest (not bicubic, not 5-D volumes)")
+    return one_node("GridSampler2DBackward0",
+                    lambda input, grid: _sample(input, grid, mode, padding_mode, align_corners),
+                    (input, grid), {"input": 0, "grid": 1})
+
+
+def _sample(input, grid, mode, padding_mode, align_corners):
+    """The sampling proper, of arguments grid_sample checked."""
     n, c, height, width = input.shape
     ix = _source_index(grid[..., 0], width, padding_mode, align_corners)
     iy = _source_index(grid[..., 1], height, padding_mode, align_corners)

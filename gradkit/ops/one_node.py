@@ -1,0 +1,155 @@
+"""A composite recorded as one backward node named as torch's (``ConvolutionBackward0``).
+
+gradkit writes some of torch's ops (conv_transpose, interpolate, avg_pool, the norms, unfold,
+pdist) from other ops, so their last step would be the graph's ``grad_fn``. ``one_node`` runs
+the composite with grad on stand-ins of the inputs (each its input's memory and version counter
+behind an ``AliasBackward0`` node: an edge to the input, and no hook of the user's) and records
+ONE node whose edges go to the inputs. Its backward runs the composite's own graph from that
+node's gradient to the stand-ins (a nested engine pass that stops there), so the first
+derivative is the composite's; with ``create_graph=True`` the gradients so built depend on the
+stand-ins, hence on the inputs, so double backward is exact too, without running the forward
+again.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gradkit._tensor import Tensor
+from gradkit.autograd.batching import state as batch_state
+from gradkit.autograd.grad_mode import records_graph, state as grad_state
+from gradkit.autograd.graph import FREED_MESSAGE, node_type
+from gradkit.autograd.saved_messages import forward_op_name, version_error
+from gradkit.autograd.saved_names import declare_saved_names
+from gradkit.autograd.zero_grads import plain
+from gradkit.backend import legacy_type_name
+from gradkit.ops import _dispatch
+from gradkit.ops._dispatch import edges_and_meta
+from gradkit.ops.slicing import _alias
+
+
+# engine.run, bound by gradkit.autograd.api as it loads (the engine imports the ops package)
+engine_run: Callable | None = None
+
+
+class _Recorded:
+    """What a node keeps: the composite's graph (its output's edge, the stand-ins' nodes that
+    end it), and only what torch's node saves (those inputs, their versions, the result): no
+    other tensor's memory is held until backward."""
+
+    __slots__ = ("root", "ends", "inputs", "result", "versions")
+
+    def __init__(self, inputs: tuple, stand_ins: tuple, output: Tensor, saved: dict) -> None:
+        self.root = (output.grad_fn, output._output_nr)
+        self.ends = tuple(None if s is None or not isinstance(s, Tensor) else s.grad_fn
+                          for s in stand_ins)
+        kept = set(saved.values())
+        self.inputs = tuple(t if i in kept else None for i, t in enumerate(inputs))
+        self.result = output.detach() if "result" in kept else None
+        self.versions = tuple((i, inputs[i]._vc[0]) for i in saved.values()
+                              if i != "result" and inputs[i] is not None)
+
+    def check_versions(self) -> None:
+        """torch's error for a saved input written in place since (named by its node now)."""
+        for i, version in self.versions:
+            t = self.inputs[i]
+            if t._vc[0] != version:
+                owner = "" if t.grad_fn is None else \
+                    f", which is output {t._output_nr} of {forward_op_name(t.grad_fn.name())}"
+                raise version_error(f"{legacy_type_name(t._data)} {list(t.shape)}", owner,
+                                    t._vc[0], version)
+
+
+class OneNodeOp:
+    """The ``op`` of the nodes named ``node_name``: backward is the composite's graph."""
+
+    checks_grads = True  # the captured gradients have their stand-in's (its input's) meta
+    number_edges = True  # torch's node has an edge per input: (None, 0) for an absent bias
+
+    def __init__(self, node_name: str, saved: dict) -> None:
+        self.node_name = node_name
+        self.node_class = node_type(node_name)
+        self.profiler_name = node_name
+        # torch's _saved_<name> -> an input's position, or "result"
+        self.torch_saved = {name: _saved_reader(where) for name, where in saved.items()}
+        declare_saved_names(self)
+
+    def node_attribute(self, node, name: str):
+        """No ctx fields: a plain AttributeError, as a built-in node's."""
+        raise AttributeError(f"'{node.name()}' object has no attribute '{name}'")
+
+    def backward(self, node, grads: tuple, create_graph: bool) -> list:
+        """The inputs' gradients: the composite's graph run from ``grads[0]`` to the stand-ins."""
+        if node.saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        recorded = node.saved[0]
+        recorded.check_versions()
+        g = grads[0]
+        if g is None:
+            return [None] * len(node._next)
+        g = plain(g)
+        if create_graph and not isinstance(g, Tensor):
+            g = Tensor._make(g)
+        elif not create_graph and isinstance(g, Tensor):
+            g = g._data
+        wanted = [i for i, (child, end) in enumerate(zip(node._next, recorded.ends))
+                  if child is not None and end is not None]
+        # retain_graph: the composite's graph lives while this node keeps it (engine frees it)
+        # bounded: the stand-ins' nodes end the composite's graph (what lies past them, the
+        # graph before this op, is not read: a pass costs the composite's size alone)
+        captured = engine_run([recorded.root], [g], True, create_graph,
+                              [(recorded.ends[i], 0) for i in wanted],
+                              accumulate=False, bounded=True)
+        result = [None] * len(node._next)
+        for i, grad in zip(wanted, captured):
+            if grad is not None and not create_graph and isinstance(grad, Tensor):
+                grad = grad._data
+            result[i] = grad
+        return result
+
+
+def _saved_reader(where: int | str) -> Callable:
+    def read(node):
+        if node.saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        recorded = node.saved[0]
+        return recorded.result if where == "result" else recorded.inputs[where]
+    return read
+
+
+def _stand_in(t: Tensor) -> Tensor:
+    """``t``'s memory and version counter behind an AliasBackward0 node with ``t``'s edge: not
+    a view (no view bookkeeping: the composite never writes into it)."""
+    nodes, slots, meta, _ = edges_and_meta((t,), (t._data,))
+    return Tensor._make(t._data, _alias.node_class(_alias, nodes, slots, (), None, meta), 0,
+                        t._vc)
+
+
+_ops: dict = {}
+
+
+def one_node(node_name: str, composite: Callable, inputs: tuple,
+             saved: dict | None = None) -> Tensor:
+    """``composite(*inputs)`` (inputs: Tensors or None), its graph recorded as one node named
+    ``node_name`` with an edge per input. ``saved`` maps torch's ``_saved_<name>`` attributes
+    of that node to an input's position or ``"result"``: the inputs torch's node saves, whose
+    in-place change before backward raises torch's error. Without a graph to record (no grad,
+    forward AD, a ``gradkit.func`` transform), the composite runs as it is."""
+    if not records_graph() or grad_state.transforms or batch_state.size or \
+            not any(isinstance(t, Tensor) and t._requires_grad for t in inputs) or \
+            _dispatch._forward_ad is not None and _dispatch._forward_ad.has_tangents(inputs):
+        return composite(*inputs)
+    stand_ins = tuple(_stand_in(t) if isinstance(t, Tensor) and t._requires_grad else t
+                      for t in inputs)
+    output = composite(*stand_ins)
+    if output.grad_fn is None:  # not differentiable (an integer result): nothing to record
+        return output
+    key = (node_name, tuple(sorted((saved or {}).items())))
+    op = _ops.get(key)
+    if op is None:
+        op = _ops[key] = OneNodeOp(node_name, saved or {})
+    nodes, slots, meta, _ = edges_and_meta(
+        inputs, [t._data if isinstance(t, Tensor) else t for t in inputs])
+    node = op.node_class(op, tuple(nodes), tuple(slots),
+                         (_Recorded(inputs, stand_ins, output, saved or {}),), None, tuple(meta))
+    node.anomaly_trace = output.grad_fn.anomaly_trace  # anomaly mode's forward stack: the user's
+    return Tensor._make(output._data, node, 0)

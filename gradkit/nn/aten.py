@@ -23,6 +23,7 @@ from gradkit.nn.functional_bags import _type_name
 from gradkit.nn.functional_dropout import _dropout_impl
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.conv import conv_nd
+from gradkit.ops.pooling import no_stride
 from gradkit.ops.conv_more import conv_transpose_nd
 from gradkit.ops.linalg_norms import vector_norm
 from gradkit.ops.normalization import (
@@ -300,8 +301,7 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
 # -- pooling: ATen's max pools take no return_indices (an empty stride is the kernel's) -----
 
 def _stride(stride):
-    return None if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
-        else stride
+    return None if no_stride(stride) else stride
 
 
 def max_pool1d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,

@@ -94,3 +94,35 @@ def test_refused_as_torch_refuses(case):
     theirs = _outcome(torch, name, args)
     assert isinstance(theirs, tuple)  # torch refuses it
     assert _outcome(gradkit, name, args) == theirs
+
+
+def _einsum_outcome(lib, make_args):
+    a = lib.tensor(X[:2], requires_grad=True)
+    b = lib.tensor(X, requires_grad=True)
+    try:
+        out = lib.einsum(*make_args(a, b))
+    except (RuntimeError, TypeError, ValueError) as error:
+        return type(error).__name__, str(error)
+    grads = lib.autograd.grad(out.sum(), (a, b), allow_unused=True, materialize_grads=True)
+    return [np.asarray(v.detach().numpy()).round(12).tolist() for v in (out, *grads)]
+
+
+EINSUM_SUBLISTS = {
+    "with_output": lambda a, b: (a, [0, 1], b, [1, 2], [0, 2]),
+    "implicit_output": lambda a, b: (a, [0, 1], b, [1, 2]),
+    "ellipsis": lambda a, b: (a, [Ellipsis, 1], b, [1, 2], [Ellipsis, 2]),
+    "lower_case_range": lambda a, b: (a, [26, 51], b, [51, 30], [30]),
+    "one_operand": lambda a, b: (b, [0, 1]),
+    "out_of_range": lambda a, b: (a, [0, 52]),
+    "negative": lambda a, b: (a, [-1, 0]),
+    "no_operand": lambda a, b: (a,),
+    "equation_only": lambda a, b: ("ij",),
+    "repeated_size_mismatch": lambda a, b: (a, [0, 0]),
+    "old_list_form": lambda a, b: ("ij,jk->ik", [a, b]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EINSUM_SUBLISTS))
+def test_einsum_sublist_format(case):
+    make_args = EINSUM_SUBLISTS[case]
+    assert _einsum_outcome(gradkit, make_args) == _einsum_outcome(torch, make_args)

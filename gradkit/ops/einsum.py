@@ -16,6 +16,7 @@ import functools
 import math
 import string
 
+from gradkit._tensor import Tensor
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
@@ -152,8 +153,39 @@ _einsum.defvjp_all(_einsum_vjp)
 _einsum.defjvp_all(_einsum_jvp)
 
 
-def einsum(equation: str, *operands):
-    """Sum of products over the indices of ``equation``, as torch.einsum.
+def _sublist_letters(subscripts) -> str:
+    """torch's letters for a sublist (``[0, 1, Ellipsis]``): 0-25 are A-Z, 26-51 a-z."""
+    letters = ""
+    for n in subscripts:
+        if n == Ellipsis:
+            letters += "..."
+        elif 0 <= n < 26:
+            letters += chr(ord("A") + n)
+        elif 26 <= n < 52:
+            letters += chr(ord("a") + n - 26)
+        else:
+            raise ValueError("einsum(): subscript in subscript list is not within the valid "
+                             "range [0, 52)")
+    return letters
+
+
+def _equation_and_operands(args: tuple) -> tuple:
+    """(equation, operands) from torch.einsum's two forms: ``(equation, *operands)`` or the
+    sublist form ``(a, [0, 1], b, [1, 2], [0, 2])`` (an optional output sublist last)."""
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
+    if not isinstance(args[0], Tensor):
+        return args[0], args[1:]
+    equation = ",".join(_sublist_letters(s) for s in args[1::2])
+    if len(args) % 2:
+        return equation + "->" + _sublist_letters(args[-1]), args[:-1:2]
+    return equation, args[::2]
+
+
+def einsum(*args):
+    """Sum of products over the indices of an equation, as torch.einsum: ``einsum(equation,
+    *operands)`` or with sublists, ``einsum(a, [0, 1], b, [1, 2], [0, 2])``.
 
     Computed as torch computes it, so that the graph, the views and the saved tensors are
     torch's: each operand aligned to the output letters then the summed ones (diagonals,
@@ -165,6 +197,7 @@ def einsum(equation: str, *operands):
     >>> gradkit.einsum("ij,jk->ik", a, b).shape
     gradkit.Size([2, 4])
     """
+    equation, operands = _equation_and_operands(args)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not operands:

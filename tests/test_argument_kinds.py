@@ -126,3 +126,87 @@ EINSUM_SUBLISTS = {
 def test_einsum_sublist_format(case):
     make_args = EINSUM_SUBLISTS[case]
     assert _einsum_outcome(gradkit, make_args) == _einsum_outcome(torch, make_args)
+
+
+# a non-tensor where torch takes a tensor: torch's TypeError (gradkit raised AttributeError,
+# its forward reading ``.shape`` of an int); plain functions declare their tensor parameters
+# (gradkit/tensor_arguments.py), ops get it from their dispatch
+NOT_TENSORS = {
+    "mm_int": ("mm", 0), "mm_none": ("mm", None), "mv_float": ("mv", 1.5),
+    "dot_tuple": ("dot", (0,)), "vdot_list": ("vdot", [0, 1]), "inner_int": ("inner", 0),
+    "outer_numpy_int": ("outer", I64), "cross_int": ("cross", 0),
+    "conv1d_int": ("conv1d", 0), "conv2d_int": ("conv2d", 0),
+    "conv_transpose1d_float": ("conv_transpose1d", 0.5),
+    "conv_transpose2d_int": ("conv_transpose2d", 0),
+    "cdist_int": ("cdist", 0), "cosine_similarity_numpy": ("cosine_similarity", I64),
+    "pairwise_distance_none": ("pairwise_distance", None),
+    "kl_div_int": ("kl_div", 0), "kl_div_numpy_float": ("kl_div", np.float64(0.5)),
+    "bce_logits_int": ("binary_cross_entropy_with_logits", 0),
+    "hinge_embedding_loss_int": ("hinge_embedding_loss", 1, None),
+    "margin_ranking_loss_int": ("margin_ranking_loss", 1, 0),
+    "cosine_embedding_loss_int": ("cosine_embedding_loss", 1, 0),
+    "triplet_margin_loss_int": ("triplet_margin_loss", 1, 0),
+    "bilinear_int": ("bilinear", 1, 0), "prelu_int": ("prelu", 0),
+    "prelu_numpy": ("prelu", I64), "embedding_int": ("embedding", 0),
+    "embedding_bag_int": ("embedding_bag", 0), "take_along_dim_int": ("take_along_dim", 0),
+    "bucketize_int": ("bucketize", 0), "cumulative_trapezoid_int": ("cumulative_trapezoid", 0),
+    "trapezoid_int": ("trapezoid", 0), "slice_scatter_int": ("slice_scatter", 0),
+    "diagonal_scatter_int": ("diagonal_scatter", 0),
+    "cholesky_solve_int": ("cholesky_solve", 0), "triangular_solve_int": ("triangular_solve", 0),
+    "lu_solve_int": ("lu_solve", 1, 0), "lu_unpack_int": ("lu_unpack", 0),
+    "ormqr_int": ("ormqr", 1, 0),
+    "block_diag_int": ("block_diag", 0), "broadcast_tensors_none": ("broadcast_tensors", None),
+    "chain_matmul_int": ("chain_matmul", 0),
+    "float_power_none": ("float_power", None), "quantile_tuple": ("quantile", (0,)),
+    # ops: a None or a tuple where a tensor goes, a number where no number goes
+    "add_none": ("add", None), "mul_tuple": ("mul", (0,)), "atan2_list": ("atan2", [0, 1]),
+    "maximum_none": ("maximum", None), "fmax_tuple": ("fmax", (0,)),
+    "heaviside_tuple": ("heaviside", (0,)), "ldexp_tuple": ("ldexp", (0,)),
+    "bitwise_and_none": ("bitwise_and", None), "remainder_none": ("remainder", None),
+    "pow_none": ("pow", None), "xlogy_none": ("xlogy", None),
+    "addmm_int": ("addmm", 1, 0), "addmv_none": ("addmv", 1, None),
+    "baddbmm_float": ("baddbmm", 1, 0.5), "addbmm_int": ("addbmm", 1, 0),
+    "addr_int": ("addr", 1, 0), "gather_int_index": ("gather", 1, 0),
+    "index_select_none": ("index_select", 1, None), "take_int": ("take", 0),
+    "put_int": ("put", 1, 0), "masked_select_int": ("masked_select", 0),
+    "masked_scatter_int": ("masked_scatter", 1, 0), "matmul_int": ("matmul", 0),
+    "dist_int": ("dist", 0), "complex_int": ("complex", 0), "polar_float": ("polar", 0.5),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_TENSORS))
+def test_non_tensor_refused_as_torch_refuses(case):
+    name, *args = NOT_TENSORS[case]
+    theirs = _outcome(torch, name, args)
+    assert theirs[0] == "TypeError"
+    assert _outcome(gradkit, name, args) == theirs
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.kl_div(x, target=0),  # by keyword: no position
+    lambda lib, x: lib.take_along_dim(x, indices=None),
+    lambda lib, x: lib.nn.functional.conv_transpose1d(x[None], 0),
+    lambda lib, x: lib.broadcast_tensors(x, x, 1.5),
+    lambda lib, x: lib.dot(x[0], x[0], x[0]),  # too many positionals: Python's count first
+    lambda lib, x: lib.nn.functional.conv2d(x[None], lib.ones(1, 1, 1, 1), bias=0),
+])
+def test_non_tensor_forms_refused_as_torch_refuses(call):
+    outcomes = []
+    for lib in (torch, gradkit):
+        with pytest.raises(TypeError) as error:
+            call(lib, lib.tensor(X))
+        outcomes.append(str(error.value).split("\n")[0])
+    assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.nn.functional.conv2d(x[None], lib.ones(1, 1, 1, 1).double(), None),
+    lambda lib, x: lib.nn.functional.group_norm(x[None], 1, None, None),
+    lambda lib, x: lib.float_power(x, 2),
+    lambda lib, x: lib.quantile(x, 0.5),
+    lambda lib, x: lib.gather(x, 1, lib.zeros(3, 1, dtype=lib.int64)),
+    lambda lib, x: lib.mm(x, x.numpy() if lib is gradkit else x),  # derivative rules: arrays
+])
+def test_tensor_parameters_still_take_what_torch_takes(call):
+    ours, theirs = call(gradkit, gradkit.tensor(X)), call(torch, torch.tensor(X))
+    np.testing.assert_allclose(np.asarray(ours.tolist()), theirs.numpy(), rtol=1e-12)

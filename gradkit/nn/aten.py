@@ -30,6 +30,7 @@ from gradkit.ops.normalization import (
     batch_norm_unchecked, group_norm_unchecked, instance_norm_unchecked)
 from gradkit.ops.piecewise import where
 from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 # the same functions under both names
 conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
@@ -186,6 +187,7 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     return (out, *stats)
 
 
+@tensor_parameters("weight", "bias")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5, cudnn_enabled: bool = True) -> Tensor:
     """torch.group_norm (``cudnn_enabled`` is ignored; no check of more than one value per
@@ -224,6 +226,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
 
 # -- embedding: the weight comes first ------------------------------------------------------
 
+@tensor_parameters("indices")
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """torch.embedding: F.embedding(indices, weight); a negative ``padding_idx`` (or one past
@@ -259,6 +262,7 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float,
     return input
 
 
+@tensor_parameters("indices", "offsets", "per_sample_weights", overloaded=True)
 def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
                   scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
                   per_sample_weights: Tensor | None = None, include_last_offset: bool = False,

@@ -13,6 +13,7 @@ from gradkit.ops.linalg_solvers import LinAlgError, _batch_prefix, host, mH
 from gradkit.ops.linalg_triangular_solve import _substitute
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 
 def _array(x):
@@ -87,6 +88,7 @@ _cholesky_solve.torch_input_names = ("self", "input2")
 
 
 @tensor_method()
+@tensor_parameters(L="input2")
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
     """X with A X = B for A = L L^H (``upper``: A = U^H U) given its Cholesky factor, batch
     dims broadcast; only the factor's triangle is read."""

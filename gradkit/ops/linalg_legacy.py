@@ -24,6 +24,7 @@ from gradkit.ops.linalg_triangular_solve import triangular_solve_saving_b
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.shape import broadcast_to, transpose
 from gradkit.ops.unary_helpers import kernel_error
+from gradkit.tensor_arguments import tensor_parameters
 
 SvdResult = return_types.svd
 QrResult = return_types.qr
@@ -130,6 +131,7 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
 
 
 @tensor_method()
+@tensor_parameters("A")
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,  # noqa: N803
                      unitriangular: bool = False) -> TriangularSolveResult:
     """(X, a copy of A) with A X = b for triangular A (``transpose``: A^T X = b), batch dims
@@ -159,6 +161,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):  # noqa: N803
 
 
 @tensor_method()
+@tensor_parameters("LU_data", "LU_pivots")
 def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
     """X with A X = b for A given by ``torch.lu``'s (LU_data, LU_pivots)."""
     _deprecated(_LU_SOLVE_WARNING)

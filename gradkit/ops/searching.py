@@ -16,6 +16,7 @@ from gradkit.ops.dims import existing_dim
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import where as _select
 from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 
 # -- nonzero ----------------------------------------------------------------------------------
@@ -146,6 +147,7 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *,  # noqa: A00
     return _search(sorted_sequence, input, sorter, side=side, int32=out_int32)
 
 
+@tensor_parameters("boundaries", overloaded=True)
 def bucketize(input: Tensor | float, boundaries: Tensor, *,  # noqa: A002 - torch's name
               out_int32: bool = False, right: bool = False) -> Tensor:
     """The bucket of each value among the sorted 1-D ``boundaries``: i with

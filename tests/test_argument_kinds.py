@@ -2,6 +2,8 @@
 goes) as torch 2.13's parser reads them: each program runs in torch and in gradkit, and the
 outcomes (dtypes, shapes, values, or the error's type and message) must match. Found by the
 argument scan (issue 15): gradkit refused what torch computes, or computed what it refuses."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -209,4 +211,50 @@ def test_non_tensor_forms_refused_as_torch_refuses(call):
 ])
 def test_tensor_parameters_still_take_what_torch_takes(call):
     ours, theirs = call(gradkit, gradkit.tensor(X)), call(torch, torch.tensor(X))
+    np.testing.assert_allclose(np.asarray(ours.tolist()), theirs.numpy(), rtol=1e-12)
+
+
+# torch refuses these; gradkit computed them (silent leniencies)
+LENIENCIES = {
+    "isclose_int_other": lambda lib, x: lib.isclose(x, 0),
+    "isclose_int_with_tolerance": lambda lib, x: lib.isclose(x, 1, 0),
+    "isclose_tuple": lambda lib, x: lib.isclose(x, (0,)),
+    "isclose_number_input": lambda lib, x: lib.isclose(1, x),
+    "cholesky_inverse_int_upper": lambda lib, x: x.cholesky_inverse(1),
+    "cholesky_inverse_int_upper_keyword": lambda lib, x: lib.cholesky_inverse(x, upper=0),
+    "kron_numpy": lambda lib, x: lib.kron(x, I64),
+    "masked_fill_number_mask": lambda lib, x: lib.masked_fill(x, 1, 0),
+    "masked_fill_bool_mask": lambda lib, x: lib.masked_fill(x, True, 0.5),
+    "where_float_condition": lambda lib, x: lib.where(x, 1, 0),
+    "where_long_condition_method": lambda lib, x: x.where(x.long(), 0),
+    "selu_extra": lambda lib, x: lib.selu(x, 1),
+    "celu_extra": lambda lib, x: lib.celu(x, 1, 0),
+    "threshold_inplace": lambda lib, x: lib.threshold(x, 1, 0, True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LENIENCIES))
+def test_leniency_refused_as_torch_refuses(case):
+    outcomes = []
+    for lib in (torch, gradkit):
+        with pytest.raises((TypeError, RuntimeError)) as error:
+            LENIENCIES[case](lib, lib.tensor(X))
+        outcomes.append((type(error.value).__name__, str(error.value).split("\n")[0]))
+    assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.isclose(x, x, 1, 0),
+    lambda lib, x: lib.where(x.to(lib.uint8), x, 0),  # deprecated in torch (a warning)
+    lambda lib, x: x.where(x > 1, 0),
+    lambda lib, x: lib.celu(x, alpha=2.0),
+    lambda lib, x: lib.threshold(x, threshold=1.0, value=2.0),
+    lambda lib, x: x.cholesky_inverse(True),
+])
+def test_what_torch_still_takes(call):
+    ours = call(gradkit, gradkit.tensor(X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's deprecation of a uint8 condition
+        theirs = call(torch, torch.tensor(X))
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
     np.testing.assert_allclose(np.asarray(ours.tolist()), theirs.numpy(), rtol=1e-12)

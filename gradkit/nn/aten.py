@@ -49,7 +49,24 @@ __all__ = [
     "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "layer_norm",
     "native_layer_norm", "batch_norm", "native_batch_norm", "group_norm", "native_group_norm",
     "instance_norm", "rms_norm", "embedding", "embedding_bag", "embedding_renorm_", "max_pool1d",
-    "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "adaptive_max_pool1d", "constant_pad_nd"]
+    "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "adaptive_max_pool1d", "constant_pad_nd",
+    "selu", "celu", "threshold"]
+
+
+# torch's top-level activations take no ``inplace`` (their ``_`` forms are the in-place ones)
+def selu(input: Tensor) -> Tensor:
+    """torch.selu: nn.functional.selu without ``inplace``."""
+    return F.selu(input)
+
+
+def celu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """torch.celu: nn.functional.celu without ``inplace``."""
+    return F.celu(input, alpha)
+
+
+def threshold(input: Tensor, threshold: float, value: float) -> Tensor:
+    """torch.threshold: nn.functional.threshold without ``inplace``."""
+    return F.threshold(input, threshold, value)
 
 
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, dilation,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit._tensor import Tensor
+from gradkit.int_arguments import int_parameters
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.linalg import matmul
@@ -101,6 +102,7 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa
 
 
 @tensor_method()
+@int_parameters("cholesky_inverse", upper=(1, "bool"))
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
     """A^{-1} for A = L L^H (``upper``: U^H U) given its Cholesky factor (only its triangle
     is read); the gradient is torch's, which treats the factor as a full matrix."""

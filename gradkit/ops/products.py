@@ -316,6 +316,7 @@ def _distinct(dims: list) -> list:
 
 
 @tensor_method()
+@tensor_parameters(b="other")
 def kron(a, b):
     """The Kronecker product: every element of a times the whole of b, as blocks."""
     for position, (name, value) in enumerate((("input", a), ("other", b)), 1):

@@ -48,12 +48,22 @@ def where(condition, input=None, other=None):  # noqa: A002 - torch's names
     if input is None or other is None:
         raise invalid_combination("where", tuple(v for v in (condition, input, other)
                                                  if v is not None), {})
+    _check_condition(condition)
     return _select(condition, input, other)
+
+
+def _check_condition(condition) -> None:
+    """torch's where takes a bool condition (uint8, deprecated, too); a derivative rule's
+    arrays are not checked."""
+    if isinstance(condition, Tensor) and condition._data.dtype.name not in ("bool", "uint8"):
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {scalar_type_name(condition._data)}")
 
 
 def _where_method(self: Tensor, condition, other) -> Tensor:
     """Tensor.where(condition, other): self where condition holds, else other (torch's order:
     self is the values, not the condition)."""
+    _check_condition(condition)
     return _select(condition, self, other)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit import return_types
-from gradkit.int_arguments import int_argument, int_parameters, ints_reader
+from gradkit.int_arguments import bool_argument, int_argument, int_parameters, ints_reader
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.ops import cpu_order
@@ -227,6 +227,8 @@ def _median_function(name: str, whole, along, result):
         if dim is None:
             return whole(x)
         dim = int_argument(dim, name, "dim", 1)  # torch's parser: an int, position as a method's
+        if type(keepdim) is not bool:
+            keepdim = bool_argument(keepdim, name, "keepdim", 2)
         return result(*along(x, dim=_normalize_dim(dim, x.ndim), keepdim=keepdim))
     median.__name__ = name
     return tensor_method()(numpy_keywords(median))

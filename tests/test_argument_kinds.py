@@ -239,6 +239,11 @@ LENIENCIES = {
     "lu_tuple_pivot": lambda lib, x: x.lu((0,)),
     "median_int_keepdim": lambda lib, x: x.median(1, 0),
     "nanmedian_float_keepdim": lambda lib, x: x.nanmedian(0, 1.0),
+    "unique_int_sorted": lambda lib, x: lib.unique(x, 1),
+    "unique_none_sorted": lambda lib, x: x.unique(None),
+    "unique_int_return_inverse": lambda lib, x: lib.unique(x, True, 1),
+    "unique_float_return_counts": lambda lib, x: lib.unique(x, True, False, 0.0),
+    "unique_dim_int_sorted": lambda lib, x: lib.unique(x, 1, dim=0),
 }
 
 
@@ -262,6 +267,7 @@ def test_leniency_refused_as_torch_refuses(case):
     lambda lib, x: lib.lu(x, True, 0)[0],  # get_infos is read by torch's Python: any truth
     lambda lib, x: x.svd(False, True)[1],
     lambda lib, x: x.median(1, True)[0],
+    lambda lib, x: lib.unique(x, False, True)[1],
 ])
 def test_what_torch_still_takes(call):
     ours = call(gradkit, gradkit.tensor(X))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from gradkit.int_arguments import invalid_combination
+from gradkit.int_arguments import bool_argument, invalid_combination
 from gradkit.number_arguments import number_argument
 from gradkit._tensor import Tensor
 from gradkit.ops._op import Op, op
@@ -215,6 +215,10 @@ def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa
            return_counts: bool = False, dim: int | None = None):
     """The distinct elements of x, sorted (torch sorts on CPU whatever ``sorted`` says), and
     on request the inverse (where each element of x went) and the counts."""
+    for name, flag in (("sorted", sorted), ("return_inverse", return_inverse),
+                       ("return_counts", return_counts)):
+        if type(flag) is not bool:  # torch's Python passes them by keyword to its kernel
+            bool_argument(flag, "_unique2" if dim is None else "unique_dim", name)
     if x.is_complex():  # torch checks the dtype first, naming the kernel along a dim
         raise NotImplementedError(f'"{"unique" if dim is None else "unique_dim"}" not '
                                   f"implemented for '{scalar_type_name(x)}'")

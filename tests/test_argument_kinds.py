@@ -173,6 +173,11 @@ NOT_TENSORS = {
     "put_int": ("put", 1, 0), "masked_select_int": ("masked_select", 0),
     "masked_scatter_int": ("masked_scatter", 1, 0), "matmul_int": ("matmul", 0),
     "dist_int": ("dist", 0), "complex_int": ("complex", 0), "polar_float": ("polar", 0.5),
+    "bmm_int": ("bmm", 0), "bmm_none": ("bmm", None),
+    "layer_norm_int_shape": ("layer_norm", 3), "layer_norm_none_shape": ("layer_norm", None),
+    "layer_norm_float_shape": ("layer_norm", (3.0,)),
+    "layer_norm_int_weight": ("layer_norm", (3,), 1),
+    "rms_norm_int_shape": ("rms_norm", 0), "rms_norm_tuple_weight": ("rms_norm", [3], (0,)),
 }
 
 
@@ -268,6 +273,8 @@ def test_leniency_refused_as_torch_refuses(case):
     lambda lib, x: x.svd(False, True)[1],
     lambda lib, x: x.median(1, True)[0],
     lambda lib, x: lib.unique(x, False, True)[1],
+    lambda lib, x: lib.layer_norm(x, [3]),
+    lambda lib, x: lib.rms_norm(x, (3,), None),
 ])
 def test_what_torch_still_takes(call):
     ours = call(gradkit, gradkit.tensor(X))

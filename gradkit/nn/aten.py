@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit.int_arguments import int_parameters
 from gradkit.number_arguments import number_argument
 from gradkit import creation
 from gradkit._tensor import Tensor
@@ -151,6 +152,8 @@ def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor,
 
 # -- normalization: ATen's orders, and the statistics of the native forms -------------------
 
+@int_parameters("layer_norm", normalized_shape=(2, "int[]"))
+@tensor_parameters("weight", "bias")
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5, cudnn_enable: bool = True) -> Tensor:
     """torch.layer_norm (``cudnn_enable`` is ignored)."""
@@ -235,6 +238,8 @@ def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
                                    use_input_stats, momentum, eps)
 
 
+@int_parameters("rms_norm", normalized_shape=(2, "int[]"))
+@tensor_parameters("weight")
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """torch.rms_norm: F.rms_norm."""

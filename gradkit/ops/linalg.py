@@ -166,6 +166,7 @@ _bmm.defjvp(lambda t, x, y, x_dtype: _bmm(t, y), lambda t, x, y, x_dtype: _bmm(x
 
 
 @tensor_method()
+@tensor_parameters(y="mat2")
 def bmm(x, y):
     """Batched matrix product of two 3-D tensors with the same batch size."""
     _check_ndim(x, 3, "batch1 must be a 3D tensor")

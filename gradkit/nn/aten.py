@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit.int_arguments import int_parameters
 from gradkit.number_arguments import number_argument
 from gradkit import creation
 from gradkit._tensor import Tensor
@@ -23,12 +24,14 @@ from gradkit.nn.functional_bags import _type_name
 from gradkit.nn.functional_dropout import _dropout_impl
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.conv import conv_nd
+from gradkit.ops.pooling import no_stride
 from gradkit.ops.conv_more import conv_transpose_nd
 from gradkit.ops.linalg_norms import vector_norm
 from gradkit.ops.normalization import (
     batch_norm_unchecked, group_norm_unchecked, instance_norm_unchecked)
 from gradkit.ops.piecewise import where
 from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 # the same functions under both names
 conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
@@ -47,7 +50,24 @@ __all__ = [
     "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "layer_norm",
     "native_layer_norm", "batch_norm", "native_batch_norm", "group_norm", "native_group_norm",
     "instance_norm", "rms_norm", "embedding", "embedding_bag", "embedding_renorm_", "max_pool1d",
-    "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "adaptive_max_pool1d", "constant_pad_nd"]
+    "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "adaptive_max_pool1d", "constant_pad_nd",
+    "selu", "celu", "threshold"]
+
+
+# torch's top-level activations take no ``inplace`` (their ``_`` forms are the in-place ones)
+def selu(input: Tensor) -> Tensor:
+    """torch.selu: nn.functional.selu without ``inplace``."""
+    return F.selu(input)
+
+
+def celu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """torch.celu: nn.functional.celu without ``inplace``."""
+    return F.celu(input, alpha)
+
+
+def threshold(input: Tensor, threshold: float, value: float) -> Tensor:
+    """torch.threshold: nn.functional.threshold without ``inplace``."""
+    return F.threshold(input, threshold, value)
 
 
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, dilation,
@@ -132,6 +152,8 @@ def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor,
 
 # -- normalization: ATen's orders, and the statistics of the native forms -------------------
 
+@int_parameters("layer_norm", normalized_shape=(2, "int[]"))
+@tensor_parameters("weight", "bias")
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5, cudnn_enable: bool = True) -> Tensor:
     """torch.layer_norm (``cudnn_enable`` is ignored)."""
@@ -185,6 +207,7 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     return (out, *stats)
 
 
+@tensor_parameters("weight", "bias")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5, cudnn_enabled: bool = True) -> Tensor:
     """torch.group_norm (``cudnn_enabled`` is ignored; no check of more than one value per
@@ -215,6 +238,8 @@ def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
                                    use_input_stats, momentum, eps)
 
 
+@int_parameters("rms_norm", normalized_shape=(2, "int[]"))
+@tensor_parameters("weight")
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """torch.rms_norm: F.rms_norm."""
@@ -223,6 +248,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
 
 # -- embedding: the weight comes first ------------------------------------------------------
 
+@tensor_parameters("indices")
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """torch.embedding: F.embedding(indices, weight); a negative ``padding_idx`` (or one past
@@ -258,6 +284,7 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float,
     return input
 
 
+@tensor_parameters("indices", "offsets", "per_sample_weights", overloaded=True)
 def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
                   scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
                   per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
@@ -300,8 +327,7 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
 # -- pooling: ATen's max pools take no return_indices (an empty stride is the kernel's) -----
 
 def _stride(stride):
-    return None if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
-        else stride
+    return None if no_stride(stride) else stride
 
 
 def max_pool1d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,

@@ -15,6 +15,7 @@ from gradkit._tensor import Tensor
 from gradkit.nn import functional as F  # noqa: N812 - torch's convention
 from gradkit.nn.rnn import _STEPS
 from gradkit.ops.reduction import mean, sum as sum_
+from gradkit.tensor_arguments import tensor_parameters
 
 __all__ = ["binary_cross_entropy_with_logits", "cosine_embedding_loss", "hinge_embedding_loss",
            "kl_div", "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss",
@@ -27,6 +28,7 @@ def _reduction(reduction: int) -> str:
     return {1: "mean", 2: "sum"}.get(reduction, "none")
 
 
+@tensor_parameters("target", "weight", "pos_weight")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      pos_weight: Tensor | None = None,
                                      reduction: int = 0) -> Tensor:
@@ -35,6 +37,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         reduction), pos_weight=pos_weight)
 
 
+@tensor_parameters("input2", "target")
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                           reduction: int = 0) -> Tensor:
     """torch.cosine_embedding_loss: the F form, reduction as an int."""
@@ -42,12 +45,14 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
                                    reduction=_reduction(reduction))
 
 
+@tensor_parameters("target")
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          reduction: int = 0) -> Tensor:
     """torch.hinge_embedding_loss: the F form, reduction as an int."""
     return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
+@tensor_parameters("target")
 def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *,
            log_target: bool = False) -> Tensor:
     """torch.kl_div: the pointwise F.kl_div, reduced by ATen's int; its mean is over every
@@ -56,6 +61,7 @@ def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *,
     return {"mean": mean, "sum": sum_}.get(_reduction(reduction), lambda x: x)(loss)
 
 
+@tensor_parameters("input2", "target")
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         reduction: int = 0) -> Tensor:
     """torch.margin_ranking_loss: the F form, reduction as an int."""
@@ -69,6 +75,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
                               reduction=_reduction(reduction))
 
 
+@tensor_parameters("positive", "negative")
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
                         p: float = 2, eps: float = 1e-6, swap: bool = False,
                         reduction: int = 0) -> Tensor:

@@ -12,6 +12,7 @@ from gradkit.backend import int64
 from gradkit.ops.layers import embedding
 from gradkit.ops.one_node import one_node
 from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 
 def _check_bilinear_dtypes(input1, input2, weight, bias) -> None:
@@ -37,6 +38,7 @@ def _bag_max(bag):
     return ops.gather(bag, 0, index).squeeze(0)
 
 
+@tensor_parameters("input2", "weight", "bias")
 def bilinear(input1, input2, weight, bias=None):
     """y = x₁ᵀ A x₂ + b for each leading index: weight (out, in1, in2), bias (out,)."""
     _check_bilinear_dtypes(input1, input2, weight, bias)

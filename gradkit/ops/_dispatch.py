@@ -19,7 +19,7 @@ from gradkit.autograd.inference import InferenceVersion
 from gradkit.autograd.zero_grads import Undefined
 from gradkit.ops._dispatch_general import (
     _as_array, _broadcast_message, _check_argument_types, _floating, _forward_on_device,
-    _numpy_operands, _save, _xp_of)
+    _numpy_operands, _save, _xp_of, failed_on_argument)
 from gradkit.ops import wide_unsigned
 from gradkit.ops.unary_helpers import invalid_combination
 from gradkit.ops.views import mark_view
@@ -252,6 +252,9 @@ def _apply(op, args, datas, params, needs_grad):
         raise
     except TypeError:
         _check_argument_types(op, args)
+        raise
+    except AttributeError as error:  # a number, a None or a tuple where a tensor goes
+        _check_argument_types(op, args, numbers=failed_on_argument(error, args))
         raise
     return _finish(op, args, datas, params, needs_grad, xp, out)
 

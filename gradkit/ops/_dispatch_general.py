@@ -16,6 +16,7 @@ from gradkit.autograd import observers
 from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.graph import SavedTensor
 from gradkit.backend import get_array_module
+from gradkit.int_arguments import invalid_combination, type_name
 from gradkit.number_arguments import python_number
 from gradkit.ops.promotion import NumpyOperand
 
@@ -67,15 +68,47 @@ def _numpy_operands(args, datas):
 
 
 
-def _check_argument_types(op, args) -> None:
+def _check_argument_types(op, args, numbers: bool = False) -> None:
     """torch's TypeError for an argument that is neither a tensor, an array nor a number (or,
-    for an op of one input whose forward failed on it, a Python number: ``sin(1.5)``)."""
+    for an op of one input whose forward failed on it, a Python number: ``sin(1.5)``; with
+    ``numbers``, a forward that read an array attribute of one: a number where an input that
+    takes none goes, ``addmm(x, 1, y)``)."""
     for i, a in enumerate(args):
-        if isinstance(a, (str, bytes, dict, set)) or callable(a) or \
-                len(args) == 1 and type(a) in (bool, int, float, complex):
-            name = "input" if i == 0 else "other" if i == 1 else op.input_names[i]
+        name = op.input_names[i] if i < len(op.input_names) else "x"
+        if i and name in _NUMBER_INPUTS:  # a dim or value: the op's own checks word it
+            continue
+        if isinstance(a, (str, bytes, dict, set, tuple, list)) or a is None or callable(a) or \
+                type(a) in (bool, int, float, complex) and (
+                    len(args) == 1 or numbers and name not in _NUMBER_INPUTS):
+            if i and op.name in _SCALAR_OVERLOADS:  # two signatures could take it
+                raise invalid_combination(op.name, args, {})
+            torch_names = getattr(op, "torch_input_names", None)  # (ops/node_names.py)
+            if name in _TORCH_NAMES or not torch_names:
+                name = _TORCH_NAMES.get(name, name) if i else "input"
+            else:
+                name = torch_names[i]
             raise TypeError(f"{op.name}(): argument '{name}' (position {i + 1}) must be Tensor, "
-                            f"not {type(a).__name__}")
+                            f"not {type_name(a)}")
+
+
+def failed_on_argument(error: AttributeError, args) -> bool:
+    """Whether ``error`` (``'int' object has no attribute 'ndim'``) is a forward reading an
+    array attribute of one of the op's arguments (not of a parameter: ``alpha=None``)."""
+    failed = str(error).partition("' object has no attribute")[0].lstrip("'")
+    return any(type(a).__name__ == failed for a in args)
+
+
+_TORCH_NAMES = {"x": "input", "y": "other"}  # the input names of most ops, in torch's words
+# inputs that take a number (a dim, a fill value): not blamed as tensors (the op's own checks
+# give torch's "must be int" for a dim)
+_NUMBER_INPUTS = frozenset(("dim", "value", "weight", "src"))
+
+# ops with a (Tensor, Scalar) signature beside (Tensor, Tensor): torch's parser lists both for
+# a second argument that neither takes (add, mul ... read a number as a tensor: one signature)
+_SCALAR_OVERLOADS = frozenset((
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
+    "copysign", "divide", "float_power", "floor_divide", "fmod", "isin", "multiply", "pow",
+    "remainder", "rsub", "subtract", "true_divide", "xlogy"))
 
 
 def _broadcast_message(datas) -> str:

@@ -15,6 +15,7 @@ from gradkit.ops.piecewise import where
 from gradkit.ops.shape import _normalize_dim, reshape
 from gradkit.ops.slicing import narrow
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 
 @op(save="x", node_name="GluBackward0")
@@ -96,6 +97,7 @@ _prelu_kernel.defjvp(lambda t, x, weight: where(x > 0, t, weight * t),
 
 
 @tensor_method()
+@tensor_parameters("weight")
 def prelu(input, weight):
     """max(0, x) + weight * min(0, x), one weight per channel (dim 1) or one for all."""
     if input._data.dtype.kind != "f":

@@ -19,6 +19,7 @@ from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.promotion import PY_SCALARS, WIDE_UNSIGNED, as_dtype, promote, result_type
 from gradkit.ops.unary_helpers import invalid_combination, kernel_error, scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 _LN2 = math.log(2.0)
 _FLOAT64, _COMPLEX128 = np.dtype(np.float64), np.dtype(np.complex128)
@@ -187,6 +188,7 @@ ldexp.check_in_place = _check_ldexp_in_place
 
 
 @tensor_method()
+@tensor_parameters("exponent", overloaded=True, numbers=True)
 def float_power(input: Tensor | complex, exponent: Tensor | complex) -> Tensor:  # noqa: A002
     """``input ** exponent`` computed in float64 (complex128 if either is complex); either
     may be a number. Differentiable as the cast and ``pow`` it is made of."""

@@ -149,6 +149,11 @@ def isfinite(xp, x):
 @op(broadcast=True, method=True)  # broadcast: NumPy's broadcast error in torch's words
 def isclose(xp, x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|x - y| <= atol + rtol * |y| elementwise (bool, no gradient); same dtypes, as torch."""
+    for name, value, position in (("input", x, 1), ("other", y, 2)):
+        if type(value) in PY_SCALARS or value is None or type(value) in (tuple, list):
+            # (torch has no Scalar overload)
+            raise TypeError(f"isclose(): argument '{name}' (position {position}) must be "
+                            f"Tensor, not {type(value).__name__}")
     x_dtype, y_dtype = getattr(x, "dtype", None), getattr(y, "dtype", None)
     if x_dtype is not None and y_dtype is not None and x_dtype != y_dtype:
         raise RuntimeError(f"{scalar_type_name(x)} did not match {scalar_type_name(y)}")

@@ -20,6 +20,7 @@ from gradkit.ops.shape import expand, reshape, squeeze, unsqueeze
 from gradkit.ops.slicing import select
 from gradkit.ops.unary_helpers import (
     c_type_name, kernel_error, scalar_type_name, tensor_type_name)
+from gradkit.tensor_arguments import tensor_parameters
 
 
 def _windows(offsets, geometry):
@@ -311,6 +312,7 @@ def conv_nd(input, weight, bias, stride, padding, dilation, groups: int, d: int,
     return squeeze(out, 0) if added else out
 
 
+@tensor_parameters("weight", "bias", overloaded=True)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
     """torch.nn.functional.conv2d: (N, C, H, W) or (C, H, W) input, (O, C/groups, kh, kw) weight.
 

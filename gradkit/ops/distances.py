@@ -25,6 +25,7 @@ from gradkit.ops.piecewise import abs, ceil, sign, where, zeros_like
 from gradkit.ops.reduction import sum, unsqueeze_back
 from gradkit.ops.shape import _normalize_dim, transpose, unsqueeze, view
 from gradkit.ops.unary_helpers import cpp_number, scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 _COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
                   "donot_use_mm_for_euclid_dist": 2}
@@ -176,6 +177,7 @@ def _check_cdist(x1: Tensor, x2: Tensor, p: float) -> tuple:
     return batch + (x1.shape[-2], x2.shape[-2])
 
 
+@tensor_parameters("x2")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
           compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """The p-norm distance of every row of x1 to every row of x2 (batch dims broadcast).

@@ -223,6 +223,9 @@ def einsum(equation: str, *operands):
     >>> gradkit.einsum("ij,jk->ik", a, b).shape
     gradkit.Size([2, 4])
     """
+    if not operands:  # (torch checks the count first, in either form)
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
     if not isinstance(equation, str):  # torch's sublist format: operand, its subscripts, ...
         equation, operands = _sublist_equation((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):

@@ -112,7 +112,9 @@ def _nan_to_num(xp, x, nan=0.0, posinf=None, neginf=None):
         return x.copy()
     info = np.finfo(x.dtype)
     with np.errstate(over="ignore"):  # a replacement out of range becomes inf, as torch
-        return xp.nan_to_num(x, nan=nan, posinf=info.max if posinf is None else posinf,
+        # (torch's ``float? nan``: None is 0)
+        return xp.nan_to_num(x, nan=0.0 if nan is None else nan,
+                             posinf=info.max if posinf is None else posinf,
                              neginf=info.min if neginf is None else neginf)
 
 
@@ -123,7 +125,8 @@ _nan_to_num.batchable = True
 
 
 @tensor_method(inplace=True)
-def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None):
+def nan_to_num(x, nan: float | None = 0.0, posinf: float | None = None,
+               neginf: float | None = None):
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: the dtype's
     largest and lowest finite values); integers unchanged. As torch, no gradient through
     complex values (their parts are replaced one by one)."""

@@ -12,6 +12,7 @@ import math
 
 from gradkit import return_types
 from gradkit._tensor import Tensor
+from gradkit.int_arguments import invalid_combination, reads_as_int
 from gradkit.ops._op import op
 from gradkit.ops.spaced_values import linspace_values
 from gradkit.ops.methods import tensor_method
@@ -152,12 +153,21 @@ def _specs(edge_tensors: list, counts: list) -> tuple:
                  for edges, count in zip(edge_tensors, counts))
 
 
+def _count(bins, function: str, input: Tensor) -> int:
+    """A bin count as torch's parser reads ``int bins`` (a NumPy integer too; not a bool or a
+    float: no signature takes those)."""
+    if isinstance(bins, Tensor) or not reads_as_int(bins):
+        raise invalid_combination(function, (input, bins), {})
+    return int(bins)
+
+
 @tensor_method()
 def histogram(input: Tensor, bins: int | Tensor = 100, *, range=None,  # noqa: A002
               weight: Tensor | None = None, density: bool = False) -> HistogramResult:
     """(hist, bin_edges): the histogram of all of input's values, in ``bins`` equal bins over
     ``range`` (default: the values' min and max) or between the given edges."""
     edges = bins if isinstance(bins, Tensor) else None
+    bins = bins if edges is not None else _count(bins, "histogram", input)
     if edges is not None and range is not None:  # torch's overloads: a range with a count only
         raise TypeError(
             "histogram() received an invalid combination of arguments - got (Tensor, Tensor, "
@@ -175,7 +185,7 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range=None,  # noqa: A
     return HistogramResult(hist, bin_edges)
 
 
-def histogramdd(input: Tensor, bins, *, range=None, weight: Tensor | None = None,  # noqa: A002
+def histogramdd(input: Tensor, bins, range=None, weight: Tensor | None = None,  # noqa: A002
                 density: bool = False) -> HistogramddResult:
     """(hist, bin_edges): the D-dimensional histogram of input's rows (points of D =
     input.shape[-1] coordinates); ``bins`` is a count, a count per dimension or the edges of
@@ -183,9 +193,9 @@ def histogramdd(input: Tensor, bins, *, range=None, weight: Tensor | None = None
     if input.dim() < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     d = input.shape[-1]
-    if isinstance(bins, int):
-        bins = [bins] * d
-    bins = list(bins)
+    if not isinstance(bins, (list, tuple)):
+        bins = [_count(bins, "histogramdd", input)] * d
+    bins = [b if isinstance(b, Tensor) else _count(b, "histogramdd", input) for b in bins]
     edge_tensors = [b if isinstance(b, Tensor) else None for b in bins]
     if all(e is not None for e in edge_tensors) and len(bins) != d:
         raise RuntimeError(f"torch.histogramdd: expected {d} sequences of bin edges for a "

@@ -24,6 +24,7 @@ from gradkit.ops.padding import pad
 from gradkit.ops.reduction import sum as sum_
 from gradkit.ops.shape import _normalize_dim, expand, reshape
 from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 
 def _raw(a):
@@ -187,6 +188,7 @@ put.defjvp(_put_kept, None,
 
 
 @tensor_method()
+@tensor_parameters("indices")
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """x's values at ``indices`` along ``dim`` (the two broadcast in the other dims); with
     ``dim=None`` both are read flat."""

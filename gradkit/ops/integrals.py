@@ -13,6 +13,7 @@ from gradkit.ops.reduction import cumsum, sum
 from gradkit.ops.shape import _normalize_dim, reshape
 from gradkit.ops.slicing import _select_index, _slice
 from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 
 def _sample_dim(y: Tensor, dim: int, wrapped: bool) -> int:
@@ -59,6 +60,7 @@ def _spacing(name: str, y: Tensor, x, dx, dim: int):
     return right - left
 
 
+@tensor_parameters("x", overloaded=True)
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> Tensor:
     """The trapezoidal rule's integral of the samples ``y`` along ``dim``, spaced by the
     sample points ``x`` or by ``dx`` (1 by default)."""
@@ -74,11 +76,13 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> 
     return sum((left + right) * spacing, dim) / 2.0
 
 
+@tensor_parameters("x", overloaded=True)
 def trapz(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> Tensor:
     """torch.trapz: trapezoid under its older name."""
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
+@tensor_parameters("x", overloaded=True)
 def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None,
                          dim: int = -1) -> Tensor:
     """The running trapezoidal integral of ``y`` along ``dim`` (one sample fewer)."""

@@ -12,6 +12,7 @@ from gradkit.ops.complex import conj
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import permute, reshape, transpose, unsqueeze
 from gradkit.ops.unary_helpers import c_type_name, kernel_error, scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 
 # each gradient reads the other operand and both shapes, so a node keeps x only when y needs a
@@ -144,6 +145,7 @@ matmul.defjvp(lambda t, x, y, x_shape, y_shape: matmul(t, y),
 
 
 @tensor_method()
+@tensor_parameters(y="mat2")
 def mm(x, y):
     """Matrix product of two 2-D tensors."""
     _check_ndim(x, 2, "self must be a matrix")
@@ -186,6 +188,7 @@ _bmm.defjvp(lambda t, x, y, x_dtype: _bmm(t, y), lambda t, x, y, x_dtype: _bmm(x
 
 
 @tensor_method()
+@tensor_parameters(y="mat2")
 def bmm(x, y):
     """Batched matrix product of two 3-D tensors with the same batch size."""
     _check_ndim(x, 3, "batch1 must be a 3D tensor")
@@ -206,6 +209,7 @@ def bmm(x, y):
 
 
 @tensor_method()
+@tensor_parameters(v="vec")
 def mv(x, v):
     """Matrix-vector product of a 2-D x and a 1-D v."""
     if x.ndim == 0:  # torch reads x's size(0) first
@@ -216,6 +220,7 @@ def mv(x, v):
 
 
 @tensor_method()
+@tensor_parameters(y="tensor")
 def dot(x, y):
     """Inner product of two 1-D tensors (no conjugation, as torch.dot)."""
     if x.ndim != 1 or y.ndim != 1:
@@ -236,12 +241,14 @@ def _dot_check(x, y) -> None:
                            "respectively")
 
 
+@tensor_parameters(y="other")
 def vdot(x, y):
     """Dot product of two 1-D tensors, conjugating the first."""
     return dot(conj(x), y)
 
 
 @tensor_method()
+@tensor_parameters(y="other")
 def inner(x, y):
     """Inner product over the last dims: shape ``x.shape[:-1] + y.shape[:-1]`` (no conjugate)."""
     if x.ndim == 0 or y.ndim == 0:
@@ -261,6 +268,7 @@ def inner(x, y):
 
 
 @tensor_method()
+@tensor_parameters(y="vec2")
 def outer(x, y):
     """Outer product of two 1-D tensors."""
     for name, vector in (("self", x), ("vec2", y)):  # torch's check names its arguments

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit._tensor import Tensor
+from gradkit.int_arguments import int_parameters
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.linalg import matmul
@@ -13,6 +14,7 @@ from gradkit.ops.linalg_solvers import LinAlgError, _batch_prefix, host, mH
 from gradkit.ops.linalg_triangular_solve import _substitute
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 
 def _array(x):
@@ -87,6 +89,7 @@ _cholesky_solve.torch_input_names = ("self", "input2")
 
 
 @tensor_method()
+@tensor_parameters(L="input2")
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
     """X with A X = B for A = L L^H (``upper``: A = U^H U) given its Cholesky factor, batch
     dims broadcast; only the factor's triangle is read."""
@@ -99,6 +102,7 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa
 
 
 @tensor_method()
+@int_parameters("cholesky_inverse", upper=(1, "bool"))
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
     """A^{-1} for A = L L^H (``upper``: U^H U) given its Cholesky factor (only its triangle
     is read); the gradient is torch's, which treats the factor as a full matrix."""

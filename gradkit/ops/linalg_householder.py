@@ -18,6 +18,7 @@ from gradkit.ops.piecewise import ones_like, zeros_like
 from gradkit.ops.reduction import sum
 from gradkit.ops.triangular import diag_embed, diagonal, tril
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 _NAME = "torch.linalg.householder_product"
 
@@ -217,6 +218,7 @@ def _check_ormqr(a, tau, other, left: bool) -> None:
 
 
 @tensor_method()
+@tensor_parameters(tau="input2", other="input3")
 def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,  # noqa: A002
           transpose: bool = False) -> Tensor:
     """op(Q) other (``left=False``: other op(Q)) for the m x m Q = H_1 ... H_k of geqrf's

@@ -13,6 +13,7 @@ import numpy as np
 from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.creation import zeros
+from gradkit.int_arguments import bool_argument, int_parameters
 from gradkit.ops.linalg_cholesky_solve import check_linear_solve
 from gradkit.ops.linalg_decompositions import qr as linalg_qr, svd as linalg_svd, svdvals
 from gradkit.ops.linalg_lu import lu_factor_ex, lu_solve as linalg_lu_solve
@@ -24,6 +25,7 @@ from gradkit.ops.linalg_triangular_solve import triangular_solve_saving_b
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.shape import broadcast_to, transpose
 from gradkit.ops.unary_helpers import kernel_error
+from gradkit.tensor_arguments import tensor_parameters
 
 SvdResult = return_types.svd
 QrResult = return_types.qr
@@ -68,6 +70,7 @@ def _deprecated(message: str) -> None:
 
 
 @tensor_method()
+@int_parameters("svd", some=(1, "bool"), compute_uv=(2, "bool"))
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SvdResult:  # noqa: A002
     """(U, S, V) with input = U diag(S) V^H (V, not linalg.svd's Vh); ``some=False``: square
     U and V; ``compute_uv=False``: only S, with zero-filled square U and V, as torch."""
@@ -84,6 +87,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SvdResult:
 
 
 @tensor_method()
+@int_parameters("qr", some=(1, "bool"))
 def qr(input: Tensor, some: bool = True) -> QrResult:  # noqa: A002
     """(Q, R) of input: ``linalg.qr`` in mode 'reduced' (``some``) or 'complete'."""
     _deprecated(_QR_WARNING)
@@ -130,6 +134,7 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
 
 
 @tensor_method()
+@tensor_parameters("A")
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,  # noqa: N803
                      unitriangular: bool = False) -> TriangularSolveResult:
     """(X, a copy of A) with A X = b for triangular A (``transpose``: A^T X = b), batch dims
@@ -154,11 +159,14 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):  # noqa: N803
     """(LU, pivots) of A as ``linalg.lu_factor_ex`` packs them, and with ``get_infos`` the
     ``info`` of each matrix (no error for a singular one either way, as torch)."""
     _deprecated(_LU_WARNING)
+    # torch's Python passes pivot by keyword to _lu_with_info, whose parser reads it
+    pivot = bool_argument(pivot, "_lu_with_info", "pivot")
     lu_data, pivots, info = lu_factor_ex(A, pivot=pivot)
     return LuWithInfoResult(lu_data, pivots, info) if get_infos else (lu_data, pivots)
 
 
 @tensor_method()
+@tensor_parameters("LU_data", "LU_pivots")
 def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
     """X with A X = b for A given by ``torch.lu``'s (LU_data, LU_pivots)."""
     _deprecated(_LU_SOLVE_WARNING)

@@ -19,6 +19,7 @@ from gradkit.ops.linalg_triangular_solve import _substitute, check_solvable, sol
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.triangular import tril, triu
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 LuFactorResult = return_types.linalg_lu_factor
 LuFactorExResult = return_types.linalg_lu_factor_ex
@@ -263,6 +264,7 @@ _lu_unpack.defvjp_all(_lu_unpack_vjp)
 _lu_unpack.defjvp_all(_lu_unpack_jvp)
 
 
+@tensor_parameters(pivots="LU_pivots")
 def lu_unpack(LU, pivots, unpack_data: bool = True, unpack_pivots: bool = True):  # noqa: N803
     """(P, L, U) from ``lu_factor``'s packed LU and pivots (``torch.lu_unpack``)."""
     return LuUnpackResult(*_lu_unpack(LU, pivots, unpack_data=unpack_data,

@@ -247,7 +247,7 @@ def frobenius_norm(input, dim, keepdim: bool = False):  # noqa: A002 - torch's n
     """The 2-norm over dims ``dim`` (at most two; all dims for ``()``), deprecated in torch
     for ``linalg.vector_norm(input, 2, dim, keepdim)``."""
     _warn_jit_only("frobenius_norm", "linalg.vector_norm(A, 2., dim, keepdim)")
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = (int(dim),) if isinstance(dim, (int, np.integer)) else tuple(dim)
     if len(dims) > 2:
         raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions "
                            "instead.")

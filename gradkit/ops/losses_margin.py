@@ -26,6 +26,7 @@ from gradkit.ops.promotion import promote_types
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import broadcast_tensors, reshape
 from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 _EPSILON = 1e-12  # cosine_embedding_loss's guard on squared norms, as torch's
 
@@ -127,11 +128,13 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
     return reduce_loss(loss, reduction)
 
 
+@tensor_parameters("x2")
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
     """The p-norm of x1 - x2 + eps along the last dim (torch's NormBackward1)."""
     return norm_over_a_dim(x1 - x2 + eps, p, max(x1.ndim, x2.ndim) - 1, keepdim)
 
 
+@tensor_parameters("x2")
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     """sum((x1 / max(|x1|, eps)) * (x2 / max(|x2|, eps))) along ``dim`` (broadcasting)."""
     eps = number_argument(eps, "cosine_similarity", "eps", 4, "float")

@@ -10,7 +10,7 @@ from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op, seam
 from gradkit.ops.conversion import fitted_item
 from gradkit.ops.piecewise import where
-from gradkit.ops.promotion import WIDE_UNSIGNED
+from gradkit.ops.promotion import PY_SCALARS, WIDE_UNSIGNED
 from gradkit.ops.unary_helpers import c_type_name, kernel_error
 
 
@@ -40,7 +40,12 @@ def _check_broadcast(first, second) -> None:
 
 
 def _check_value_and_mask(mask, value) -> None:
-    """masked_fill_'s own checks, in its order: a 0-d value, then a bool mask."""
+    """masked_fill_'s own checks, in its order: a 0-d value, then a bool mask (a number is
+    none: torch's parser finds no signature for it)."""
+    if type(mask) in PY_SCALARS:
+        got = "Tensor" if hasattr(value, "dtype") else type(value).__name__
+        raise TypeError("masked_fill() received an invalid combination of arguments - got "
+                        f"(Tensor, {type(mask).__name__}, {got}), but expected one of:")
     if getattr(value, "ndim", 0):
         raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s).")

@@ -16,6 +16,7 @@ from gradkit.ops.products import _check_expandable, _scale
 from gradkit.ops.promotion import as_dtype, result_type
 from gradkit.ops.shape import transpose
 from gradkit.ops.unary_helpers import c_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 
 def _check_scalars(dtype, beta, alpha) -> None:
@@ -66,6 +67,7 @@ addr.defjvp(lambda t, vec1, vec2, beta, alpha: _scale(t, beta),
             lambda t, vec1, vec2, beta, alpha: _scale(outer(vec1, t), alpha))
 
 
+@tensor_parameters("matrices")
 def chain_matmul(*matrices: Tensor) -> Tensor:
     """The product of 2-d matrices, left to right (deprecated in torch, as here: use
     ``linalg.multi_dot``)."""

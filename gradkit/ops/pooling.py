@@ -35,7 +35,9 @@ def window_map(dims) -> np.ndarray:
         valid = valid & ok.reshape(shape)
     out_shape = tuple(p.shape[0] for p, _, _ in dims)
     flat = np.where(valid, flat, math.prod(sizes))
-    return np.broadcast_to(flat, out_shape + flat.shape[d:]).reshape(out_shape + (-1,))
+    # (the window length spelled out: -1 is ambiguous when an output size is 0)
+    return np.broadcast_to(flat, out_shape + flat.shape[d:]).reshape(
+        out_shape + (math.prod(flat.shape[d:]),))
 
 
 def fallback_map(dims, windows) -> np.ndarray | None:
@@ -165,13 +167,19 @@ _WORDS = {2: "two", 3: "three"}
 
 def ntuple(value, d: int, name: str, what: str = "kernel_size") -> tuple:
     """An int or a list of 1 or ``d`` ints as a ``d``-tuple (torch's pooling arguments)."""
-    if isinstance(value, int):
-        return (value,) * d
+    if isinstance(value, (int, np.integer)):  # a NumPy integer too, as torch's parser reads it
+        return (int(value),) * d
     value = tuple(value)
     if len(value) not in (1, d):
         raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of "
                            f"{_WORDS.get(d, d)} ints")
     return value * d if len(value) == 1 else value
+
+
+def no_stride(stride) -> bool:
+    """Whether ``stride`` is torch's "no stride" (None or an empty list: the kernel's); a
+    NumPy integer compared with ``[]`` would give an empty array."""
+    return stride is None or isinstance(stride, (list, tuple)) and not stride
 
 
 def out_size(size, pad, span, stride, ceil_mode):
@@ -189,8 +197,7 @@ def _x(sizes) -> str:
 def pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, d, name):
     """(kernel, stride, pads, dilation, out sizes), checked as torch checks them."""
     kernel = ntuple(kernel_size, d, name)
-    stride = kernel if stride is None or stride == [] or stride == () \
-        else ntuple(stride, d, name, "stride")
+    stride = kernel if no_stride(stride) else ntuple(stride, d, name, "stride")
     pads, dilation = ntuple(padding, d, name, "padding"), ntuple(dilation, d, name, "dilation")
     if min(kernel) <= 0:
         raise RuntimeError(f"kernel size should be greater than zero, but got kernel: "
@@ -243,13 +250,13 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         # torch's 1-D kernel has floating types only (with indices it runs max_pool2d's)
         raise kernel_error("max_pool1d_impl")(input._data)
     def one(value, what):
-        value = (value,) if isinstance(value, int) else tuple(value)
+        value = (int(value),) if isinstance(value, (int, np.integer)) else tuple(value)
         if len(value) != 1:
             raise RuntimeError(f"max_pool1d() {what} must be an int, list of ints or tuple of "
                                f"ints of size 1 but got size {len(value)}")
         return value[0]
     kernel = one(kernel_size, "kernel_size")
-    step = kernel if stride is None or stride == [] else one(stride, "stride")
+    step = kernel if no_stride(stride) else one(stride, "stride")
     pad, spread = one(padding, "padding"), one(dilation, "dilation")
     if step <= 0:
         raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {step}")
@@ -285,11 +292,11 @@ def adaptive_arguments(input, output_size, d: int, name: str, got: str) -> tuple
     adaptive pooling of ``d`` dims, with torch's errors: its Python check of a sequence
     ``output_size`` against the input's rank, then the rank (``got`` ends that text) and the
     sequence's length (average pooling checks the length first)."""
-    if not isinstance(output_size, int):
-        output_size = tuple(output_size)
+    if not isinstance(output_size, int):  # (torch's Python reads its len(): a NumPy int fails)
         if input.ndim <= len(output_size):
             raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
-    wrong_length = not isinstance(output_size, int) and len(output_size) != d
+        output_size = tuple(output_size)
+    wrong_length = isinstance(output_size, tuple) and len(output_size) != d
     if wrong_length and name.startswith("adaptive_avg"):
         raise RuntimeError(f"{name}: output_size must be {d}")
     if input.ndim not in (d + 1, d + 2):

@@ -22,7 +22,7 @@ from gradkit.ops.indexing import index_select
 from gradkit.ops.piecewise import abs as abs_, sign
 from gradkit.ops.pooling import (
     adaptive_arguments, adaptive_windows, fixed_windows, max_pool1d, max_pool2d, max_pool3d,
-    ntuple, pool_geometry, pool_input, window_map)
+    no_stride, ntuple, pool_geometry, pool_input, window_map)
 from gradkit.ops.reduction import mean, sum as sum_
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import require_real_floating
@@ -110,7 +110,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
                            "for argument #1 'self' (while checking arguments for avg_pool1d)")
     one = [(1,) + ntuple(v, 1, "avg_pool1d") for v in (kernel_size, padding)]
-    step = None if stride is None or stride == [] else (1,) + ntuple(stride, 1, "avg_pool1d")
+    step = None if no_stride(stride) else (1,) + ntuple(stride, 1, "avg_pool1d")
     out = avg_pool2d(unsqueeze(input, -2), one[0], step, (0,) + one[1][1:], ceil_mode,
                      count_include_pad)
     return squeeze(out, -2)

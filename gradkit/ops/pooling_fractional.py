@@ -26,7 +26,8 @@ _AXES = {2: ("height", "width"), 3: ("time", "height", "width")}
 
 def _sizes(value, d: int, name: str, what: str) -> tuple:
     """An int or a sequence of ``d`` ints, with ATen's error for another length."""
-    value = (value,) * d if isinstance(value, int) else tuple(int(v) for v in value)
+    value = (int(value),) * d if isinstance(value, (int, np.integer)) else \
+        tuple(int(v) for v in value)
     if len(value) != d:
         raise RuntimeError(f"{name}: {what} must either be a single Int or tuple of "
                            f"{_WORDS[d]}")

@@ -24,6 +24,7 @@ from gradkit.ops.shape import (
 from gradkit.ops.triangular import diagonal_backward
 from gradkit.ops.unary_helpers import (
     c_type_name, kernel_error, scalar_type_name, tensor_type_name)
+from gradkit.tensor_arguments import tensor_parameters
 
 
 def _check_expandable(x, target) -> None:
@@ -320,6 +321,7 @@ def _distinct(dims: list) -> list:
 
 
 @tensor_method()
+@tensor_parameters(b="other")
 def kron(a, b):
     """The Kronecker product: every element of a times the whole of b, as blocks."""
     for position, (name, value) in enumerate((("input", a), ("other", b)), 1):
@@ -368,6 +370,7 @@ linalg_cross.defjvp(lambda t, x, y, dim: linalg_cross(t, y, dim=dim),
 
 
 @tensor_method()
+@tensor_parameters(y="other")
 def cross(x, y, dim: int | None = None):
     """linalg.cross along ``dim``; without it (deprecated, with torch's warning) along the
     first dim of size 3."""

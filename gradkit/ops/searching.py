@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from gradkit.int_arguments import invalid_combination
+from gradkit.int_arguments import bool_argument, invalid_combination
 from gradkit.number_arguments import number_argument
 from gradkit._tensor import Tensor
 from gradkit.ops._op import Op, op
@@ -16,6 +16,7 @@ from gradkit.ops.dims import existing_dim
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import where as _select
 from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 
 # -- nonzero ----------------------------------------------------------------------------------
@@ -47,12 +48,22 @@ def where(condition, input=None, other=None):  # noqa: A002 - torch's names
     if input is None or other is None:
         raise invalid_combination("where", tuple(v for v in (condition, input, other)
                                                  if v is not None), {})
+    _check_condition(condition)
     return _select(condition, input, other)
+
+
+def _check_condition(condition) -> None:
+    """torch's where takes a bool condition (uint8, deprecated, too); a derivative rule's
+    arrays are not checked."""
+    if isinstance(condition, Tensor) and condition._data.dtype.name not in ("bool", "uint8"):
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {scalar_type_name(condition._data)}")
 
 
 def _where_method(self: Tensor, condition, other) -> Tensor:
     """Tensor.where(condition, other): self where condition holds, else other (torch's order:
     self is the values, not the condition)."""
+    _check_condition(condition)
     return _select(condition, self, other)
 
 
@@ -146,6 +157,7 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *,  # noqa: A00
     return _search(sorted_sequence, input, sorter, side=side, int32=out_int32)
 
 
+@tensor_parameters("boundaries", overloaded=True)
 def bucketize(input: Tensor | float, boundaries: Tensor, *,  # noqa: A002 - torch's name
               out_int32: bool = False, right: bool = False) -> Tensor:
     """The bucket of each value among the sorted 1-D ``boundaries``: i with
@@ -203,6 +215,10 @@ def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa
            return_counts: bool = False, dim: int | None = None):
     """The distinct elements of x, sorted (torch sorts on CPU whatever ``sorted`` says), and
     on request the inverse (where each element of x went) and the counts."""
+    for name, flag in (("sorted", sorted), ("return_inverse", return_inverse),
+                       ("return_counts", return_counts)):
+        if type(flag) is not bool:  # torch's Python passes them by keyword to its kernel
+            bool_argument(flag, "_unique2" if dim is None else "unique_dim", name)
     if x.is_complex():  # torch checks the dtype first, naming the kernel along a dim
         raise NotImplementedError(f'"{"unique" if dim is None else "unique_dim"}" not '
                                   f"implemented for '{scalar_type_name(x)}'")

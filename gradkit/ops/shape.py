@@ -12,6 +12,7 @@ from gradkit.ops._op import Op, op, seam, sum_to_shape
 from gradkit.ops.dims import distinct_dims, normalize_dim
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.unary_helpers import tensor_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 _normalize_dim = normalize_dim  # the name the op files import from here
 
@@ -246,6 +247,7 @@ def broadcast_to(x, shape):
     return expand(x, tuple(shape))
 
 
+@tensor_parameters("tensors")
 def broadcast_tensors(*tensors):
     """The tensors broadcast to their common shape (views)."""
     shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))

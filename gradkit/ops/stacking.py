@@ -18,6 +18,7 @@ from gradkit.ops.rearrange import meshgrid
 from gradkit.ops.shape import _normalize_dim, flip, reshape, unsqueeze
 from gradkit.ops.slicing import _slice
 from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 
 # -- atleast_Nd ---------------------------------------------------------------------------------
@@ -266,6 +267,7 @@ _block_diag.defvjp_all(_block_diag_grads)
 _block_diag.name, _block_diag.profiler_name = "block_diag", "gradkit::block_diag"
 
 
+@tensor_parameters("tensors")
 def block_diag(*tensors: Tensor) -> Tensor:
     """A block-diagonal matrix of the tensors (0-d: 1x1, 1-d: a row), zeros elsewhere."""
     for i, t in enumerate(tensors):

@@ -35,6 +35,7 @@ from gradkit.ops.shape import _normalize_dim, reshape, squeeze, t, unsqueeze
 from gradkit.ops.sorting import sort
 from gradkit.ops.triangular import diagonal
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.tensor_arguments import tensor_parameters
 
 _INT64 = np.dtype(np.int64)
 
@@ -140,6 +141,7 @@ def _quantile(x, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool):
 
 @tensor_method()
 @int_parameters("quantile", True, dim=(2, "int?"), keepdim=(3, "bool"))
+@tensor_parameters("q", overloaded=True, numbers=True)
 def quantile(input: Tensor, q: Tensor | float, dim: int | None = None,  # noqa: A002
              keepdim: bool = False, *, interpolation: str = "linear") -> Tensor:
     """The q-th quantiles (q a number or a 1-D tensor in [0, 1]) along ``dim`` (all values by
@@ -150,6 +152,7 @@ def quantile(input: Tensor, q: Tensor | float, dim: int | None = None,  # noqa: 
 
 @tensor_method()
 @int_parameters("nanquantile", True, dim=(2, "int?"), keepdim=(3, "bool"))
+@tensor_parameters("q", overloaded=True, numbers=True)
 def nanquantile(input: Tensor, q: Tensor | float, dim: int | None = None,  # noqa: A002
                 keepdim: bool = False, *, interpolation: str = "linear") -> Tensor:
     """``quantile`` of the non-NaN values (NaN where a row is all NaN)."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from gradkit._tensor import Tensor
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops._op import Op
@@ -100,13 +102,21 @@ def _slice_view(x: Tensor, dim: int = 0, start=None, end=None, step: int = 1) ->
     return _slice(x, dim=dim, start=start, end=end, step=step)
 
 
+def _native_split(x, split_size_or_sections, dim: int = 0):
+    """split as ATen's ``split_copy``/``unsafe_split`` take it: their parser reads a NumPy
+    integer as the SymInt size (torch.split, a Python function, refuses one)."""
+    if isinstance(split_size_or_sections, np.integer):
+        split_size_or_sections = int(split_size_or_sections)
+    return split(x, split_size_or_sections, dim)
+
+
 (view_copy, t_copy, transpose_copy, unsqueeze_copy, squeeze_copy,
  diagonal_copy, alias_copy, unbind_copy, split_copy, split_with_sizes_copy,
  view_as_real_copy) = (_derived_function(function, name) for function, name in (
      (view, "view_copy"), (t, "t_copy"), (transpose, "transpose_copy"),
      (unsqueeze, "unsqueeze_copy"), (squeeze, "squeeze_copy"),
      (diagonal, "diagonal_copy"), (_alias, "alias_copy"),
-     (unbind, "unbind_copy"), (split, "split_copy"), (split, "split_with_sizes_copy"),
+     (unbind, "unbind_copy"), (_native_split, "split_copy"), (split, "split_with_sizes_copy"),
      (view_as_real, "view_as_real_copy")))
 # torch records these three for real outputs only
 select_copy, slice_copy, view_as_complex_copy = (
@@ -116,7 +126,7 @@ select_copy, slice_copy, view_as_complex_copy = (
 # the unsafe splits are Tensor methods too
 unsafe_split, unsafe_chunk, unsafe_split_with_sizes = (
     tensor_method()(_derived_function(function, name, node, copies=False))
-    for function, name, node in ((split, "unsafe_split", "UnsafeSplitBackward0"),
+    for function, name, node in ((_native_split, "unsafe_split", "UnsafeSplitBackward0"),
                                  (chunk, "unsafe_chunk", "UnsafeSplitBackward0"),
                                  (split, "unsafe_split_with_sizes",
                                   "UnsafeSplitWithSizesBackward0")))

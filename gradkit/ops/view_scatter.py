@@ -13,6 +13,7 @@ from gradkit.ops.shape import _normalize_dim, expand, permute
 from gradkit.ops.slicing import _select_index, _slice, _slice_key, narrow, select
 from gradkit.ops.triangular import diagonal
 from gradkit.ops.view_copies import derived_op
+from gradkit.tensor_arguments import tensor_parameters
 
 
 def _check_src(src: Tensor, part: Tensor) -> None:
@@ -85,6 +86,7 @@ _slice_scatter.no_complex_grad = "slice_scatter"  # torch has no complex formula
 
 
 @tensor_method()
+@tensor_parameters("src")
 def slice_scatter(x: Tensor, src: Tensor, dim: int = 0, start=None, end=None,
                   step: int = 1) -> Tensor:
     """A copy of x with ``src`` in the place of ``x[start:end:step]`` along ``dim``."""
@@ -119,6 +121,7 @@ _diagonal_scatter.profiler_name = "gradkit::diagonal_scatter"
 
 
 @tensor_method()
+@tensor_parameters("src")
 def diagonal_scatter(x: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
                      dim2: int = 1) -> Tensor:
     """A copy of x with ``src`` on the diagonal that ``x.diagonal(offset, dim1, dim2)`` reads."""

@@ -1776,9 +1776,6 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("no_grad() inside stops gradkit's jvp (a backward pass), not torch's forward mode",
           "docs/func.md", "stops their derivatives, which torch's",
           known_fwd.no_grad_stops_gradkits_jvp),
-    Known("torch's pow(tensor, tensor) saves its result (under a reverse-mode transform)",
-          "docs/autograd.md", "saves its result only when `y` requires grad",
-          known_fwd.pow_result_written),
     Known("a NaN derivative lands in a Jacobian's rows (forward mode) or columns (reverse)"
           " (or a masked infinite one is NaN in gradkit's jvp)",
           "docs/func.md", "in its columns under reverse mode",

@@ -209,15 +209,6 @@ def no_grad_stops_gradkits_jvp(program, mine: Result, theirs: Result) -> bool:
         mine, theirs) is not None
 
 
-def pow_result_written(program, mine: Result, theirs: Result) -> bool:
-    """torch's pow(tensor, tensor) always saves its result: a later in-place write of it
-    fails torch's reverse-mode transform; gradkit saves it only for the exponent's gradient
-    (as in tests/fuzz/known.py's reverse-mode entry)."""
-    return program.transform in ("grad", "vjp", "jacrev", "jvp_of_grad", "hessian") and \
-        mine.error is None and theirs.error is not None and \
-        "which is output 0 of Pow1, is at version" in theirs.message
-
-
 def nan_placement_in_jacobians(program, mine: Result, theirs: Result) -> bool:
     """A derivative that is NaN (or NaN through 0 * inf) lands in the Jacobian's rows under
     forward mode and in its columns under reverse mode, and gradkit's double-vjp jvp turns an

@@ -8,7 +8,7 @@ import numpy as np
 
 from gradkit.number_arguments import number_argument
 from gradkit.ops._op import Op, op
-from gradkit.ops.fused import complex_quotient, multiply_add
+from gradkit.ops.fused import c99_multiply, complex_quotient, multiply_add
 from gradkit.ops.grad_edges import no_forward_ad
 from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
@@ -188,7 +188,7 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
         with np.errstate(all="ignore"):
             log_x = xp.log(as_dtype(xp, x, out.dtype))
             exponent = as_dtype(xp, y, out.dtype)  # a number: no wider than the result
-            out = xp.exp(_c99_multiply(xp, exponent, log_x))
+            out = xp.exp(c99_multiply(xp, exponent, log_x))
     return out
 
 
@@ -203,37 +203,6 @@ def _pow_at_half_as_c(xp, x, y, out):
     edge = half & ((x == -math.inf) | ((x == 0) & xp.signbit(x)))
     return xp.where(edge, xp.where(x == 0, out.dtype.type(0), out.dtype.type(math.inf)), out) \
         if xp.any(edge) else out
-
-
-def _c99_multiply(xp, z, w):
-    """z * w as C99's complex product (Annex G, __muldc3): an infinite factor gives an
-    infinite product where the schoolbook formula gives NaN + NaN j."""
-    z, w = xp.asarray(z), xp.asarray(w)
-    a, b, c, d = z.real, z.imag, w.real, w.imag
-    re, im = a * c - b * d, a * d + b * c
-    lost = xp.isnan(re) & xp.isnan(im)
-    if not xp.any(lost):
-        return z * w
-
-    def box(v, infinite):  # an infinite part becomes +-1, a finite one +-0, NaN stays
-        return xp.where(infinite, xp.copysign(xp.isinf(v).astype(v.dtype), v), v)
-
-    def zero_nan(v, where):  # NaN beside an infinity becomes +-0
-        return xp.where(where & xp.isnan(v), xp.copysign(xp.zeros_like(v), v), v)
-    z_inf = lost & (xp.isinf(a) | xp.isinf(b))
-    a, b = box(a, z_inf), box(b, z_inf)
-    c, d = zero_nan(c, z_inf), zero_nan(d, z_inf)
-    w_inf = lost & (xp.isinf(c) | xp.isinf(d))
-    c, d = box(c, w_inf), box(d, w_inf)
-    a, b = zero_nan(a, w_inf), zero_nan(b, w_inf)
-    overflow = lost & ~z_inf & ~w_inf & (xp.isinf(a * c) | xp.isinf(b * d) | xp.isinf(a * d)
-                                         | xp.isinf(b * c))
-    a, b, c, d = (zero_nan(v, overflow) for v in (a, b, c, d))
-    redo = z_inf | w_inf | overflow
-    out = xp.empty(re.shape, dtype=xp.result_type(z, w))  # re + 1j * im: NaN + NaN j at inf
-    out.real[...] = xp.where(redo, math.inf * (a * c - b * d), re)
-    out.imag[...] = xp.where(redo, math.inf * (a * d + b * c), im)
-    return out
 
 
 # complex powers by a number that torch computes without cpow: 0 and 1 fill and copy, 2 and 3

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 
 def normalize_dim(dim: int, ndim: int) -> int:
     """``dim`` wrapped into ``[0, ndim)`` (a 0-d tensor takes 0 and -1); torch's errors."""
@@ -36,3 +38,25 @@ def distinct_dims(dims, ndim: int) -> list[int]:
             raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
         seen.append(a)
     return seen
+
+
+def _given_type(value) -> str:
+    """A forward's argument by the type torch's parser saw: an array was a Tensor."""
+    return "Tensor" if hasattr(value, "dtype") and hasattr(value, "ndim") else \
+        type(value).__name__
+
+
+def dim_among_inputs(name: str, dim, ndim: int, inputs: tuple | None = None) -> int:
+    """``dim`` given between an op's tensors (``gather(x, dim, index)``: the forward gets a
+    0-d tensor's array), read as torch's ``int``: an int or a 0-d integer tensor, else its
+    TypeError (``inputs``: the op's arguments, listed where torch has several signatures; a
+    dim given by keyword is read in missing_inputs.py)."""
+    dim = getattr(dim, "_data", dim)
+    if not (dim.ndim == 0 and dim.dtype.kind in "iu" if hasattr(dim, "dtype") else
+            isinstance(dim, (int, np.integer)) and not isinstance(dim, (bool, np.bool_))):
+        if inputs is not None:
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ("
+                            f"{', '.join(map(_given_type, inputs))}), but expected one of:")
+        raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not "
+                        f"{_given_type(dim)}")
+    return normalize_dim(dim, ndim)

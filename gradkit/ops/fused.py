@@ -1,5 +1,8 @@
-"""C's fma on the array module: torch's CPU kernels round ``a * b + c`` once."""
+"""C's arithmetic on the array module, as torch's CPU kernels do it: ``a * b + c`` rounded once
+(fma), complex quotients (Smith's, fused) and products (C99's Annex G)."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -72,4 +75,35 @@ def complex_quotient(xp, x, y):
         imag = xp.where(by_zero, b / xp.abs(d), imag)
     out = xp.empty(x.shape, x.dtype)
     out.real[...], out.imag[...] = real, imag  # views' writes: CuPy arrays take no .real =
+    return out
+
+
+def c99_multiply(xp, z, w):
+    """z * w as C99's complex product (Annex G, __muldc3): an infinite factor gives an
+    infinite product where the schoolbook formula gives NaN + NaN j."""
+    z, w = xp.asarray(z), xp.asarray(w)
+    a, b, c, d = z.real, z.imag, w.real, w.imag
+    re, im = a * c - b * d, a * d + b * c
+    lost = xp.isnan(re) & xp.isnan(im)
+    if not xp.any(lost):
+        return z * w
+
+    def box(v, infinite):  # an infinite part becomes +-1, a finite one +-0, NaN stays
+        return xp.where(infinite, xp.copysign(xp.isinf(v).astype(v.dtype), v), v)
+
+    def zero_nan(v, where):  # NaN beside an infinity becomes +-0
+        return xp.where(where & xp.isnan(v), xp.copysign(xp.zeros_like(v), v), v)
+    z_inf = lost & (xp.isinf(a) | xp.isinf(b))
+    a, b = box(a, z_inf), box(b, z_inf)
+    c, d = zero_nan(c, z_inf), zero_nan(d, z_inf)
+    w_inf = lost & (xp.isinf(c) | xp.isinf(d))
+    c, d = box(c, w_inf), box(d, w_inf)
+    a, b = zero_nan(a, w_inf), zero_nan(b, w_inf)
+    overflow = lost & ~z_inf & ~w_inf & (xp.isinf(a * c) | xp.isinf(b * d) | xp.isinf(a * d)
+                                         | xp.isinf(b * c))
+    a, b, c, d = (zero_nan(v, overflow) for v in (a, b, c, d))
+    redo = z_inf | w_inf | overflow
+    out = xp.empty(re.shape, dtype=xp.result_type(z, w))  # re + 1j * im: NaN + NaN j at inf
+    out.real[...] = xp.where(redo, math.inf * (a * c - b * d), re)
+    out.imag[...] = xp.where(redo, math.inf * (a * d + b * c), im)
     return out

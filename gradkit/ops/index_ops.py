@@ -15,9 +15,9 @@ from gradkit.ops._op import op
 from gradkit.ops.arithmetic import remainder
 from gradkit.ops.complex import _is_complex
 from gradkit.ops.conversion import fitted_item
+from gradkit.ops.dims import dim_among_inputs
 from gradkit.ops.indexing import (
-    dim_among_inputs, gather, getitem, index_put_into_zeros, index_put_key, index_select,
-    refuse_outside)
+    gather, getitem, index_put_into_zeros, index_put_key, index_select, refuse_outside)
 from gradkit.ops.masked_fill import masked_fill
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.padding import pad

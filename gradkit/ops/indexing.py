@@ -14,32 +14,12 @@ from gradkit.ops.index_layout import in_torch_layout, index_layout
 from gradkit.ops.masked_fill import expanded_warning
 from gradkit.ops.setitem_checks import (
     NUMPY_SHAPES, value_shape_refusal)
+from gradkit.ops.dims import dim_among_inputs
 from gradkit.ops.shape import _normalize_dim, reshape
 
 
 ZERO_DIM_INDEX = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                   "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
-
-def _given_type(value) -> str:
-    """A forward's argument by the type torch's parser saw: an array was a Tensor."""
-    return "Tensor" if hasattr(value, "dtype") and hasattr(value, "ndim") else \
-        type(value).__name__
-
-
-def dim_among_inputs(name: str, dim, ndim: int, inputs: tuple | None = None) -> int:
-    """``dim`` given between an op's tensors (``gather(x, dim, index)``: the forward gets a
-    0-d tensor's array), read as torch's ``int``: an int or a 0-d integer tensor, else its
-    TypeError (``inputs``: the op's arguments, listed where torch has several signatures; a
-    dim given by keyword is read in missing_inputs.py)."""
-    dim = getattr(dim, "_data", dim)
-    if not (dim.ndim == 0 and dim.dtype.kind in "iu" if hasattr(dim, "dtype") else _is_int(dim)):
-        if inputs is not None:
-            raise TypeError(f"{name}() received an invalid combination of arguments - got ("
-                            f"{', '.join(map(_given_type, inputs))}), but expected one of:")
-        raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not "
-                        f"{_given_type(dim)}")
-    return _normalize_dim(dim, ndim)
-
 
 # x[key] of a basic key: torch's chain of views (ops/slicing.py sets it: its view ops'
 # rules are written with this module's index_put_into_zeros)

@@ -17,9 +17,10 @@ from gradkit.ops._op import Op, op
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.comparison import eq
 from gradkit.ops.conversion import astype
+from gradkit.ops.dims import dim_among_inputs
 from gradkit.ops.indexing import (
-    _along_axis_key, _src_block, check_scatter, dim_among_inputs, gather, index_put_into_zeros,
-    scatter, scatter_add)
+    _along_axis_key, _src_block, check_scatter, gather, index_put_into_zeros, scatter,
+    scatter_add)
 from gradkit.ops.piecewise import ones_like, where, zeros_like
 from gradkit.ops.shape import _normalize_dim, reshape
 from gradkit.ops.unary_helpers import scalar_type_name

@@ -13,12 +13,14 @@ from gradkit.ops.grad_edges import no_forward_ad
 from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log
-from gradkit.ops.half_scalar import half_with_scalar, in_float32
+from gradkit.ops.half_scalar import HALF, half_with_scalar, in_float32
 from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.promotion import PY_SCALARS, array_of, as_dtype, check_fits, promote, result_kind
 from gradkit.ops.unary_helpers import kernel_error
 
+
+_NDARRAY = np.ndarray
 
 @op(broadcast=True, linear=True, batchable=True, method=True)
 def add(xp, x, y, alpha=1):
@@ -95,7 +97,7 @@ sub.defjvp(lambda t, alpha: t,
 @op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
 def mul(xp, x, y):
     """x * y (broadcasting)."""
-    if half_with_scalar(x, y):
+    if type(x) is _NDARRAY and x.dtype is HALF and half_with_scalar(x, y):  # (inline: hot)
         return in_float32(np.multiply, x, y)
     x, y = promote(xp, x, y)
     return x * y
@@ -129,7 +131,7 @@ def _argument_kinds(args) -> list:
 
 def _true_quotient(xp, x, y):
     """x / y (broadcasting; true division, so integers give floats)."""
-    if half_with_scalar(x, y):
+    if type(x) is _NDARRAY and x.dtype is HALF and half_with_scalar(x, y):
         return in_float32(np.true_divide, x, y)
     x, y = promote(xp, x, y, true_division=True)
     if result_kind(x, y) == "c":  # a real number divisor too: torch divides it as x + 0j

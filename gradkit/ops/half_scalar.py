@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-_HALF = np.dtype(np.float16)
+HALF = np.dtype(np.float16)
 
 
 def half_with_scalar(x, y) -> bool:
     """Whether x is a float16 array and y a real scalar of another dtype, with a float16 result."""
-    if type(x) is not np.ndarray or x.dtype != _HALF:
+    if type(x) is not np.ndarray or x.dtype != HALF:
         return False
     if type(y) in (int, float):
         return True
-    return (type(y) is np.ndarray and y.size == 1 and y.dtype != _HALF
+    return (type(y) is np.ndarray and y.size == 1 and y.dtype != HALF
             and (y.dtype.kind in "biu" or (y.ndim == 0 < x.ndim and y.dtype.kind == "f")))
 
 
@@ -22,4 +22,4 @@ def in_float32(ufunc, x: np.ndarray, y) -> np.ndarray:
     """``ufunc(x, y)`` computed in float32 (y at its own value) and rounded to float16."""
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         wide = ufunc(x.astype(np.float32), np.asarray(y).astype(np.float32))
-        return wide.astype(_HALF)
+        return wide.astype(HALF)

@@ -527,3 +527,16 @@ def test_copy_of_a_complex_dual_into_a_real_tensor_and_batched_writes_under_vmap
             target.copy_(fw.make_dual(m.tensor(0.5 + 1j), m.tensor(2.0 - 1j)))
             tangent = fw.unpack_dual(target).tangent.numpy()
         assert tangent.dtype.kind == kind and tangent.real == 2.0
+
+
+def test_hessian_through_a_known_zero_gradient_keeps_the_batch_dim():
+    """fwd seed 15366: sgn's gradient of a real input is a known zero; in the batched backward
+    of jacrev/hessian its zeros lacked the batch dim ("vectorized is_grads_batched gave a
+    gradient of shape [2], expected [2, 2]")."""
+    assert diff_program(generate(RandomDrawer(15366), "fwd"))[0] == []
+    results = []
+    for lib in (torch, gradkit):
+        x = lib.tensor([1.5, -2.0, 0.5], dtype=lib.float64)
+        results.append((lib.func.hessian(lambda x: x.abs().sum())(x).tolist(),
+                        lib.func.jacrev(lib.func.grad(lambda x: (x.abs() * x).sum()))(x).tolist()))
+    assert results[1] == results[0]

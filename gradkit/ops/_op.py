@@ -24,7 +24,7 @@ import inspect
 
 import numpy as np
 
-from gradkit.autograd.batching import state as batch_state
+from gradkit.autograd.batching import batch_shape, state as batch_state
 from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor, node_type
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.autograd.zero_grads import (
@@ -314,8 +314,10 @@ def _known_zeros(g, node, broadcast: bool) -> tuple:
     """What a node that keeps torch's zero tensors zero passes on for one: known zeros, plain
     ones for an input it broadcast (torch's ``sum_to_size`` materializes them)."""
     shape = getattr(g, "shape", None)
+    batch = batch_shape()  # in a batched backward, every gradient has the batch dim first
     return tuple(None if child is None else known_zeros_like(
-        g, *meta, known=not broadcast or tuple(meta[0]) == tuple(shape))
+        g, batch + tuple(meta[0]), meta[1], known=not broadcast or
+        batch + tuple(meta[0]) == tuple(shape))
         for child, meta in zip(node._next, node.input_meta))
 
 

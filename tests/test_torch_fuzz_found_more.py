@@ -4187,3 +4187,18 @@ def test_integer_product_of_nothing_summed_scales_its_input_in_place(name, beta)
     if name == "addmm" and beta == 0.5:
         problems, known = diff_program(generate(RandomDrawer(136484), "breadth"))
         assert not problems, (problems, known)
+
+
+def test_complex_reciprocal_of_zero_has_torch_s_unsigned_nan():
+    """special seed 6032581: 1 / sqrt(0j) is inf + nan j with the NaN's sign bit clear in
+    torch (the FPU's 0 / 0 sets it); catan's zero imaginary part copies that sign, and asin
+    on its branch cut then gave -1.02j where torch gives +1.02j."""
+    for dtype in ("complex128", "complex64"):
+        values = [0j, -0j, complex(-0.0, 0.0), complex(-0.0, -0.0)]
+        ours, theirs = (lib.tensor(values, dtype=getattr(lib, dtype)).rsqrt().atan().asin()
+                        .tolist() for lib in (gradkit, torch))
+        assert ours == theirs
+        for fn in ("rsqrt", "reciprocal"):
+            got, expected = (getattr(lib.tensor(values, dtype=getattr(lib, dtype)), fn)().numpy()
+                             for lib in (gradkit, torch))
+            np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(expected.imag))

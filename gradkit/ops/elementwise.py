@@ -149,6 +149,8 @@ divided_by(sqrt, lambda out: 2 * out)
 @half_in_float
 def rsqrt(xp, x):
     """1 / sqrt(x) elementwise."""
+    if x.dtype.kind == "c":  # torch's 1 / sqrt(0) is inf + nan j, its NaN's sign bit clear
+        return xp.where(x == 0, x.dtype.type(complex(math.inf, math.nan)), 1 / xp.sqrt(x))
     return 1 / xp.sqrt(x)
 
 

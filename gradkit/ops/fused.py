@@ -71,8 +71,9 @@ def complex_quotient(xp, x, y):
         imag = fused_multiply_add(xp, xp.where(c_major, -a, b), ratio,
                                   xp.where(c_major, b, -a)) * scale
         by_zero = (c == 0) & (d == 0)  # C's a / 0 and b / 0 parts: inf or NaN as IEEE says
-        real = xp.where(by_zero, a / xp.abs(c), real)
-        imag = xp.where(by_zero, b / xp.abs(d), imag)
+        # (0 / 0's NaN with its sign bit clear, as torch's; the FPU's default NaN has it set)
+        real = xp.where(by_zero, _unsigned_nan(xp, a / xp.abs(c)), real)
+        imag = xp.where(by_zero, _unsigned_nan(xp, b / xp.abs(d)), imag)
     out = xp.empty(x.shape, x.dtype)
     out.real[...], out.imag[...] = real, imag  # views' writes: CuPy arrays take no .real =
     return out
@@ -107,3 +108,9 @@ def c99_multiply(xp, z, w):
     out.real[...] = xp.where(redo, math.inf * (a * c - b * d), re)
     out.imag[...] = xp.where(redo, math.inf * (a * d + b * c), im)
     return out
+
+
+def _unsigned_nan(xp, v):
+    """``v`` with the sign bit of its NaNs clear (torch's complex kernels give +nan where the
+    FPU's 0 / 0 gives -nan; only copysign-like reads, as catan's, see the difference)."""
+    return xp.where(xp.isnan(v), xp.abs(v), v)

@@ -10,7 +10,7 @@ from gradkit.backend import get_default_dtype
 from gradkit.number_arguments import numbers_reader, scalar_as
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import neg, sub
-from gradkit.ops.fused import fused_multiply_add, multiply_add, widened
+from gradkit.ops.fused import fused_multiply_add, multiply_add
 from gradkit.ops.comparison import isinf
 from gradkit.ops.complex import conj
 from gradkit.ops.conversion import OVERFLOW_NAMES
@@ -236,9 +236,6 @@ lerp.defjvp(lambda t, x, y, weight: t * (1 - weight), lambda t, x, y, weight: t 
             lambda t, x, y, weight: t * (y - x))
 
 
-_FLOAT16 = np.dtype(np.float16)
-
-
 def _fused_operands(xp, kernel: str, x, t1, t2, value):
     """The three operands of addcmul/addcdiv in their result dtype, value in it (an integer
     result truncates a float value, as torch), and that dtype; float16 ones in float32, with
@@ -251,11 +248,9 @@ def _fused_operands(xp, kernel: str, x, t1, t2, value):
     _scalar_fits(value, dtype)
     if dtype.kind in "iu":
         value = int(value)
-    if dtype == _FLOAT16:
-        return (*(widened(as_dtype(xp, v, dtype)) for v in (x, t1, t2)), np.float32(value),
-                dtype)
-    return (as_dtype(xp, x, dtype), as_dtype(xp, t1, dtype), as_dtype(xp, t2, dtype),
-            as_dtype(xp, value, dtype), dtype)
+    wide = _opmath(dtype)
+    return (*(as_dtype(xp, as_dtype(xp, v, dtype), wide) for v in (x, t1, t2)),
+            as_dtype(xp, value, wide), dtype)
 
 
 @op(save=("t1", "t2"), broadcast=True, batchable=True, method=True, inplace=True)

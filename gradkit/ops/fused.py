@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from gradkit.ops.half_scalar import HALF
+
 _SPLIT = {np.dtype(np.float64): 134217729.0}  # 2**27 + 1: Dekker's split of a double
 
 
@@ -39,19 +41,14 @@ def multiply_add(xp, a, b, c):
     fused multiply-add, in float32 and float64; twice in other dtypes (docs/numerics.md)."""
     if a.dtype in _FUSED:
         return fused_multiply_add(xp, a, b, c)
-    if a.dtype == _FLOAT16:  # torch's opmath: float32 (b, c of a's dtype or numbers), rounded once
-        return (a.astype(np.float32) * widened(b) + widened(c)).astype(_FLOAT16)
+    if a.dtype == HALF:  # torch's opmath: float32 (b, c of a's dtype or numbers), rounded once
+        return (a.astype(np.float32) * _widened(b) + _widened(c)).astype(HALF)
     return a * b + c
 
 
-_FLOAT16 = np.dtype(np.float16)
-
-
-def widened(value):
-    """A float16 array (or NumPy scalar) as float32, where torch's kernels compute; anything
-    else as it is."""
-    return value.astype(np.float32) if getattr(value, "dtype", None) == _FLOAT16 else value
-
+def _widened(value):
+    """A float16 array (or NumPy scalar) as float32; a number as it is."""
+    return value.astype(np.float32) if getattr(value, "dtype", None) == HALF else value
 
 
 def complex_quotient(xp, x, y):

@@ -16,12 +16,7 @@ from gradkit.ops.index_ops import index_fill
 from gradkit.ops.indexing import scatter
 from gradkit.ops.linalg import _bmm, matmul
 from gradkit.ops.products import addbmm, addmm, addmv, baddbmm
-from gradkit.ops.extremes import amax, amin
-from gradkit.ops.linalg_norms import vector_norm
-from gradkit.ops.losses_margin import norm_over_a_dim
-from gradkit.ops.reduction import logsumexp, mean, sum
-from gradkit.ops.statistics import nansum
-from gradkit.ops.variance import _std_mean, _var_mean, std, var
+from gradkit.ops.reduction import mean, sum
 from gradkit.ops.scans import prod
 from gradkit.ops.shape import squeeze
 
@@ -118,36 +113,3 @@ baddbmm.torch_input_names = addbmm.torch_input_names = ("self", "batch1", "batch
 for _op in (pow, matmul, _bmm, where, lerp, addcmul, addcdiv, addmm, addmv, baddbmm, addbmm):
     declare_saved_names(_op)
 
-
-def _dim_list(node):
-    """torch's ``int[]`` dim: a tuple, also for one dim (``sum(x, 1)._saved_dim == (1,)``;
-    torch shows a negative dim as 2**64 + dim, a binding wart gradkit does not copy)."""
-    dim = node.params.get("dim")
-    return (dim,) if type(dim) is int else dim
-
-
-def _correction(node):
-    """The correction torch's var/std node keeps: from ``unbiased`` (1 or 0), else as given,
-    else 1 where a dim was given (torch's dim signature defaults ``unbiased=True``)."""
-    params = node.params
-    if params.get("unbiased") is not None:
-        return int(params["unbiased"])
-    if params.get("correction") is not None:
-        return params["correction"]
-    return None if params.get("dim") is None else 1
-
-
-def _dim_list_or_all(node):
-    """amax/amin's ``int[] dim=[]``: () for all dims."""
-    return _dim_list(node) or ()
-
-
-for _op in (sum, mean, nansum, logsumexp, vector_norm, norm_over_a_dim):
-    _op.torch_saved = {"dim": _dim_list}
-for _op in (amax, amin):
-    _op.torch_saved = {"dim": _dim_list_or_all}
-for _op in (var, std, _var_mean, _std_mean):
-    _op.torch_saved = {"dim": _dim_list, "correction": _correction}
-for _op in (sum, mean, nansum, amax, amin, logsumexp, vector_norm, norm_over_a_dim, var, std,
-            _var_mean, _std_mean):
-    declare_saved_names(_op)

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from gradkit.int_arguments import int_parameters, ints_reader
+from gradkit.number_arguments import python_number
 from gradkit._tensor import Tensor
 from gradkit.creation import full
 from gradkit.ops._op import op
@@ -79,8 +80,7 @@ _MODES = ("linear", "lower", "higher", "midpoint", "nearest")
 
 def _checked_q(x, q):
     """q as a tensor of x's dtype, after torch's checks (in torch's order)."""
-    if isinstance(q, np.generic) and q.dtype.kind in "biuf":  # NumPy numbers read as Python's
-        q = q.item()
+    q = python_number(q)  # NumPy numbers read as Python's
     if type(q) in PY_SCALARS:
         if not 0 <= q <= 1:
             raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q:g}")

@@ -17,7 +17,7 @@ from gradkit.ops.clamp import _clamp_tensors
 from gradkit.ops.conv import convolution
 from gradkit.ops.ctc import ctc_nll, log_alphas
 from gradkit.ops.elementwise import square
-from gradkit.ops.extremes import _max_dim, _min_dim
+from gradkit.ops.extremes import _max_dim, _min_dim, amax, amin
 from gradkit.ops.index_ops import index_add, index_copy
 from gradkit.ops.index_reduce import _index_reduce
 from gradkit.ops.indexing import _index, gather, index_put_key
@@ -29,6 +29,7 @@ from gradkit.ops.linalg_decompositions import _eigh, _qr, _svd
 from gradkit.ops.linalg_eig import _eig
 from gradkit.ops.linalg_householder import _householder_product
 from gradkit.ops.linalg_lu import _lu, _lu_factor_ex, _lu_unpack, lu_factor_ex
+from gradkit.ops.linalg_norms import vector_norm
 from gradkit.ops.linalg_pinv import _lstsq
 from gradkit.ops.linalg_solvers import _cholesky, _slogdet, _solve, det, inv
 from gradkit.ops.losses import _mse, _nll
@@ -38,14 +39,15 @@ from gradkit.ops.order_statistics import (
     _aminmax, _kthvalue, _median_dim, _mode, _nanmedian_dim)
 from gradkit.ops.pooling import max_pool_with_indices
 from gradkit.ops.products import addbmm, addmm
-from gradkit.ops.reduction import mean
+from gradkit.ops.reduction import logsumexp, mean, sum as sum_op
 from gradkit.ops.scans import _cummax, _cummin
 from gradkit.ops.shape import repeat
 from gradkit.ops.slicing import _roll
 from gradkit.ops.sorting import _sort, _sort_stable, _topk
 from gradkit.ops.triangular import _diagonal_copy
 from gradkit.ops.unary_breadth import _BOUNDS
-from gradkit.ops.variance import _std_mean
+from gradkit.ops.statistics import nansum
+from gradkit.ops.variance import _std_mean, _var_mean, std, var
 from gradkit.ops.view_scatter import _narrow_copy
 
 _DECLARED = []  # every op given a name here: declare_saved_names runs once over them
@@ -322,6 +324,37 @@ def _ctc_log_alpha(node) -> Tensor | None:
 _forms(ctc_nll, result1=_ctc_log_alpha)
 _forms(_nll, total_weight=_nll_total_weight)
 _forms(_multilabel_margin, is_target=_multilabel_is_target)
+
+
+def _dim_list(node):
+    """torch's ``int[]`` dim: a tuple, also for one dim (``sum(x, 1)._saved_dim == (1,)``;
+    torch shows a negative dim as 2**64 + dim, a binding wart gradkit does not copy)."""
+    dim = node.params.get("dim")
+    return (dim,) if type(dim) is int else dim
+
+
+def _correction(node):
+    """The correction torch's var/std node keeps: from ``unbiased`` (1 or 0), else as given,
+    else 1 where a dim was given (torch's dim signature defaults ``unbiased=True``)."""
+    params = node.params
+    if params.get("unbiased") is not None:
+        return int(params["unbiased"])
+    if params.get("correction") is not None:
+        return params["correction"]
+    return None if params.get("dim") is None else 1
+
+
+def _dim_list_or_all(node):
+    """amax/amin's ``int[] dim=[]``: () for all dims."""
+    return _dim_list(node) or ()
+
+
+for _op in (sum_op, mean, nansum, logsumexp, vector_norm, norm_over_a_dim):
+    _forms(_op, dim=_dim_list)
+for _op in (amax, amin):
+    _forms(_op, dim=_dim_list_or_all)
+for _op in (var, std, _var_mean, _std_mean):
+    _forms(_op, dim=_dim_list, correction=_correction)
 
 for _op in dict.fromkeys(_DECLARED):
     declare_saved_names(_op)

@@ -30,8 +30,8 @@ _new = object.__new__
 
 def _cast_method(name: str, dtype):
     """Tensor.<name>(): ``self.to(dtype)``, differentiable to a floating or complex dtype."""
-    def method(self) -> Tensor:
-        return self.to(dtype)
+    def method(self, *, memory_format=memory_formats.preserve_format) -> Tensor:
+        return self.to(dtype, memory_format=memory_format)
     differentiable = " (differentiable)" if dtype.np.kind in "fc" else ""
     method.__name__ = name
     method.__qualname__ = f"Tensor.{name}"
@@ -120,6 +120,10 @@ class _TensorMethods:
                             f"(memory_format={type(layout).__name__}, )")
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        flags = _trailing_flags(args)  # (non_blocking, copy) after a dtype or a tensor
+        if flags:
+            args = args[:-len(flags)]
+            copy = flags[1] if len(flags) == 2 else copy
         for a in args:
             if isinstance(a, Tensor):
                 dev, dtype = a.device, a.dtype
@@ -353,3 +357,16 @@ def _write_into(part: Tensor, value) -> None:
         part.copy_(value)
     else:
         part.fill_(value)
+
+
+def _trailing_flags(args: tuple) -> tuple:
+    """The positional ``non_blocking, copy`` bools of torch's ``to(dtype, ...)`` and
+    ``to(tensor, ...)`` forms; anywhere else a bool is refused below, as torch."""
+    count = 0
+    while count < len(args) and isinstance(args[-1 - count], bool):
+        count += 1
+    before = args[-1 - count] if count < len(args) else None
+    if count and count <= 2 and (isinstance(before, (Tensor, backend.dtype)) or
+                                 before in (float, int, bool, complex)):
+        return args[len(args) - count:]
+    return ()

@@ -198,8 +198,20 @@ def gather(xp, x, dim, index):
     if index.size == 0:  # torch checks nothing more: an empty result of index's shape
         return xp.zeros(index.shape, dtype=x.dtype)
     index = _integer_index(index, "gather")
-    if index.ndim != x.ndim:
+    if max(index.ndim, 1) != max(x.ndim, 1):  # torch reads a 0-d tensor as 1-d here
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    if _scalar_case(x, index):
+        return _gather_along(xp, x.reshape(-1), 0, index.reshape(-1)).reshape(index.shape)
+    return _gather_along(xp, x, dim, index)
+
+
+def _scalar_case(x, index) -> bool:
+    """gather/scatter with a 0-d input or index: torch reads both as one-element 1-d tensors
+    (only one of them 0-d: the other is at most 1-d, its dims checked first)."""
+    return x.ndim == 0 or index.ndim == 0
+
+
+def _gather_along(xp, x, dim, index):
     for d, (i, n) in enumerate(zip(index.shape, x.shape)):
         if d != dim and i > n:  # NumPy would fail to broadcast: torch's message
             raise RuntimeError(f"Size does not match at dimension {d} expected index "
@@ -232,7 +244,7 @@ def check_scatter(x, dim: int, index, src, kernel_check=None) -> None:
         raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
     if kernel_check is not None:
         kernel_check()
-    if index.ndim != x.ndim:
+    if max(index.ndim, 1) != max(x.ndim, 1):  # torch reads a 0-d tensor as 1-d here
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     src_shape = getattr(src, "shape", None)
     if src_shape is not None and len(src_shape) < index.ndim:
@@ -264,7 +276,10 @@ def scatter_into_zeros(xp, g, index, shape=None, dim=None):
     out = xp.zeros(shape, dtype=g.dtype)
     if index.size == 0:  # gather took an empty index of any dtype: nothing to add
         return out
-    xp.add.at(out, _along_axis_key(xp, index, dim), g)
+    if _scalar_case(out, index):
+        xp.add.at(out.reshape(-1), index.reshape(-1), g.reshape(-1))
+    else:
+        xp.add.at(out, _along_axis_key(xp, index, dim), g)
     return out
 
 
@@ -294,8 +309,13 @@ def _scattered(xp, x, dim, index, src, write, name="scatter"):
     ``write(out, key, values)``, after torch's checks."""
     dim = dim_among_inputs(name, dim, x.ndim, (x, dim, index, src) if name == "scatter" else None)
     check_scatter(x, dim, index, src)
-    out = x.copy()
-    if index.size:  # an empty index, of any dtype, writes nothing (torch)
+    out = xp.array(x)  # a copy (x may be a NumPy scalar in a plain backward)
+    if not index.size:  # an empty index, of any dtype, writes nothing (torch)
+        return out
+    if _scalar_case(x, index):  # out.reshape(-1) is a view of the contiguous copy
+        src = src.reshape(-1) if getattr(src, "ndim", 0) else src
+        write(out.reshape(-1), (index.reshape(-1),), _src_block(src, index.reshape(-1)))
+    else:
         write(out, _along_axis_key(xp, index, dim), _src_block(src, index))
     return out
 

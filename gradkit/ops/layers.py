@@ -133,8 +133,13 @@ def _layer_norm_vjp(g, x, w, axes, eps):
     xhat = centered * rstd
     g_xhat = g * w if w is not None else g
     g_x = rstd * (g_xhat - mean(g_xhat, axes, True) - xhat * mean(g_xhat * xhat, axes, True))
-    g_w = sum(g * xhat, lead) if w is not None else None
-    return g_x, g_w, sum(g, lead)
+    g_w = _sum_leading(g * xhat, lead) if w is not None else None
+    return g_x, g_w, _sum_leading(g, lead)
+
+
+def _sum_leading(t, lead):
+    # sum over no dims reduces over all of them (torch's dim=() rule): none to sum is t itself
+    return sum(t, lead) if lead else t
 
 
 def _layer_norm_jvp(tangents, x, w, axes, eps):

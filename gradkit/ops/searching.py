@@ -129,8 +129,10 @@ def _binary_search(xp, sequence, values, right: bool):
     """torch's binary search, step for step, on every value at once: its comparisons decide
     where a NaN in the sequence sends a value (NumPy's searchsorted sorts NaN last instead)."""
     n = sequence.shape[-1]
-    rows = sequence.reshape(-1, n) if sequence.ndim > 1 else sequence.reshape(1, n)
-    wanted = values.reshape(rows.shape[0], -1)
+    # counted, not -1: NumPy cannot infer a dim of a 0-size array
+    lead = math.prod(sequence.shape[:-1])
+    rows = sequence.reshape(lead, n)
+    wanted = values.reshape(lead, values.size // lead if lead else 0)
     start = xp.zeros(wanted.shape, dtype=xp.int64)
     end = xp.full(wanted.shape, n, dtype=xp.int64)
     for _ in range(n.bit_length() + 1):

@@ -1,0 +1,245 @@
+"""torch's own op table (OpInfo) as an oracle: its sample inputs run through gradkit and torch.
+
+torch's test suite describes every op with an ``OpInfo``: the inputs its authors chose
+(``sample_inputs``, ``reference_inputs``) and the misuses it must refuse (``error_inputs``,
+with the error type and message). ``compare_sample`` runs one sample in both libraries and
+says how they differ (values, dtypes, shapes, gradients, which one raises); ``compare_error``
+checks that gradkit refuses an error input as torch does. ``opinfo_scan.py`` is the command.
+"""
+from __future__ import annotations
+
+import re
+import sys
+import types
+import unittest
+
+import numpy as np
+
+import gradkit
+
+# torch's test helpers import expecttest (a test-only package) for one base class
+_stub = types.ModuleType("expecttest")
+_stub.TestCase = unittest.TestCase
+sys.modules.setdefault("expecttest", _stub)
+
+import torch  # noqa: E402
+from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402, F401
+
+RANDOM = {"cauchy", "exponential", "geometric", "log_normal", "normal", "uniform", "bernoulli",
+          "multinomial", "rrelu", "svd_lowrank", "pca_lowrank"}
+NOT_PUBLIC = {"max_pool2d_with_indices_backward",  # aten internals
+              # its distance_function argument is torch's own pairwise_distance
+              "nn.functional.triplet_margin_with_distance_loss"}
+TOLERANCE = {"float64": 1e-7, "complex128": 1e-7, "float32": 1e-4, "complex64": 1e-4,
+             "float16": 2e-2}
+
+
+class UntranslatableError(Exception):
+    """A sample gradkit cannot be handed (a generator, a meta tensor, ...)."""
+
+
+def skipped(opinfo) -> bool:
+    """Random ops (streams differ), aten internals, and views into a larger storage."""
+    name = opinfo.name
+    return (name in RANDOM or name in NOT_PUBLIC or "rand" in name or "empty" in name
+            or "dropout" in name or "fractional" in name
+            or opinfo.variant_test_name == "partial_views")
+
+
+def resolve(name: str):
+    """gradkit's function of torch's dotted name (``linalg.svd``), or None."""
+    obj = gradkit
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def _dtype(torch_dtype):
+    return getattr(gradkit, str(torch_dtype).split(".")[1])
+
+
+def to_gradkit(value, leaves: list):
+    """torch values as gradkit's; each torch tensor requiring grad is paired in ``leaves``."""
+    if isinstance(value, torch.Tensor):
+        if value.device.type != "cpu":  # meta tensors of error inputs
+            raise UntranslatableError(value.device.type)
+        plain = value.detach().resolve_conj().resolve_neg()
+        out = gradkit.tensor(plain.numpy(), dtype=_dtype(plain.dtype))
+        if value.requires_grad:
+            out.requires_grad_(True)
+            leaves.append((value, out))
+        return out
+    if isinstance(value, torch.dtype):
+        return _dtype(value)
+    if isinstance(value, torch.Size):
+        return tuple(value)
+    if isinstance(value, torch.device):
+        return "cpu"
+    if isinstance(value, torch.memory_format):
+        return getattr(gradkit, str(value).split(".")[1])
+    if isinstance(value, torch.Generator):
+        raise UntranslatableError("generator")
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_gradkit(v, leaves) for v in value)
+    if isinstance(value, dict):
+        return {k: to_gradkit(v, leaves) for k, v in value.items()}
+    return value
+
+
+def _variant(opinfo, variant: str):
+    return {"op": opinfo.op, "method": opinfo.method_variant,
+            "inplace": opinfo.inplace_variant}[variant]
+
+
+def gradkit_callable(opinfo, variant: str):
+    """gradkit's counterpart of an OpInfo's function, method or in-place variant."""
+    f = _variant(opinfo, variant)
+    if f is None:
+        return None
+    module = getattr(f, "__module__", "") or ""
+    if variant != "op" and not isinstance(f, types.FunctionType):
+        name = getattr(f, "__name__", opinfo.name.split(".")[-1])
+        return lambda x, *a, **k: getattr(x, name)(*a, **k)
+    if module.startswith("torch.nn.functional"):
+        return getattr(gradkit.nn.functional, f.__name__, None)
+    if isinstance(f, types.FunctionType) and module.startswith("torch.testing"):
+        # a lambda of torch's table (``lambda x: x.H``): the same code, reading gradkit
+        env = dict(f.__globals__, torch=gradkit, F=gradkit.nn.functional)
+        return types.FunctionType(f.__code__, env, f.__name__, f.__defaults__, f.__closure__)
+    return resolve(opinfo.name)
+
+
+def _flat(out) -> list:
+    if isinstance(out, (tuple, list)):
+        return [leaf for item in out for leaf in _flat(item)]
+    return [out]
+
+
+def _array(value):
+    if isinstance(value, torch.Tensor):
+        return np.asarray(value.detach().resolve_conj().resolve_neg().numpy())
+    if isinstance(value, gradkit.Tensor):
+        return np.asarray(value.detach().numpy())
+    return value
+
+
+def difference(torch_value, gradkit_value, tolerance: float = 0.0) -> str | None:
+    """How two results differ (type, shape, dtype, values), or None."""
+    a, b = _array(torch_value), _array(gradkit_value)
+    if not (isinstance(a, np.ndarray) or isinstance(b, np.ndarray)):
+        both_nan = isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b)
+        return None if both_nan or a == b else f"{a!r} vs {b!r}"
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+        return f"type {type(torch_value).__name__} vs {type(gradkit_value).__name__}"
+    if a.shape != b.shape:
+        return f"shape {a.shape} vs {b.shape}"
+    if a.dtype != b.dtype:
+        return f"dtype {a.dtype} vs {b.dtype}"
+    if a.dtype.kind in "biu":
+        return None if np.array_equal(a, b) else "values (exact)"
+    tolerance = max(tolerance, TOLERANCE.get(str(a.dtype), 0.0))
+    if np.allclose(a, b, rtol=tolerance, atol=tolerance, equal_nan=True):
+        return None
+    error = np.nanmax(np.abs(a.astype(complex) - b.astype(complex))) if a.size else 0
+    return f"values, largest difference {error:.3g}"
+
+
+def _weighted_sum(lib, outputs: list, weights: list):
+    total = 0
+    for out, w in zip(outputs, weights):
+        product = out * lib.tensor(w)
+        total = total + (product.real if out.dtype.is_complex else product).sum()
+    return total
+
+
+def compare_gradients(tout: list, gout: list, leaves: list) -> str | None:
+    """Gradients of one random weighted sum of the differentiable outputs, in both libraries."""
+    pairs = [(t, g) for t, g in zip(tout, gout) if isinstance(t, torch.Tensor)
+             and t.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex)]
+    if not pairs or not leaves:
+        return None
+    rng = np.random.default_rng(0)
+    weights = [torch.tensor(rng.standard_normal(t.shape) + (1j * rng.standard_normal(t.shape)
+                                                            if t.dtype.is_complex else 0))
+               .to(t.dtype).numpy() for t, _ in pairs]
+    torch_leaves, gradkit_leaves = zip(*leaves)
+    try:
+        expected = torch.autograd.grad(_weighted_sum(torch, [t for t, _ in pairs], weights),
+                                       torch_leaves, allow_unused=True)
+    except Exception:  # noqa: BLE001 - torch refuses: gradkit may too
+        return None
+    try:
+        got = gradkit.autograd.grad(_weighted_sum(gradkit, [g for _, g in pairs], weights),
+                                    gradkit_leaves, allow_unused=True)
+    except Exception as e:  # noqa: BLE001
+        return f"backward: gradkit raises {type(e).__name__}: {str(e)[:100]}"
+    for i, (a, b) in enumerate(zip(expected, got)):
+        if a is None or b is None:  # None and zeros are the same gradient
+            other = b if a is None else a
+            if other is not None and np.any(_array(other)):
+                return f"grad[{i}]: torch {a is None and 'None'} gradkit {b is None and 'None'}"
+            continue
+        found = difference(a, b, 1e-6)
+        if found:
+            return f"grad[{i}] {found}"
+    return None
+
+
+def compare_sample(opinfo, variant: str, sample, grads: bool) -> str | None:
+    """Run one sample in torch and gradkit: None when they agree, else how they differ."""
+    gradkit_f = gradkit_callable(opinfo, variant)
+    if gradkit_f is None:
+        return None
+    x, args, kwargs = sample.input, sample.args, sample.kwargs
+    if variant == "inplace" and isinstance(x, torch.Tensor):
+        x = x.detach().clone()
+    leaves: list = []
+    gx, gargs, gkwargs = (to_gradkit(v, leaves) for v in (x, args, kwargs))
+    try:
+        expected = _variant(opinfo, variant)(x, *args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - compared with gradkit's refusal
+        try:
+            gradkit_f(gx, *gargs, **gkwargs)
+        except Exception as ge:  # noqa: BLE001
+            if isinstance(ge, type(e)):
+                return None
+            return f"error types: torch {type(e).__name__} gradkit {type(ge).__name__}: {ge}"[:200]
+        return f"torch raises {type(e).__name__}: {str(e)[:80]}; gradkit computes"
+    try:
+        got = gradkit_f(gx, *gargs, **gkwargs)
+    except Exception as e:  # noqa: BLE001
+        return f"gradkit raises {type(e).__name__}: {str(e)[:100]}"
+    tout, gout = _flat(expected), _flat(got)
+    if len(tout) != len(gout):
+        return f"outputs {len(tout)} vs {len(gout)}"
+    for i, (a, b) in enumerate(zip(tout, gout)):
+        found = difference(a, b)
+        if found:
+            return f"out[{i}] {found}"
+    return compare_gradients(tout, gout, leaves) if grads and variant != "inplace" else None
+
+
+def compare_error(opinfo, error_input) -> str | None:
+    """torch's designed misuse of an op: gradkit raises the same type, the message matching."""
+    sample = error_input.sample_input
+    gradkit_f = gradkit_callable(opinfo, "op")
+    if gradkit_f is None:
+        return None
+    leaves: list = []
+    try:
+        gx, gargs, gkwargs = (to_gradkit(v, leaves)
+                              for v in (sample.input, sample.args, sample.kwargs))
+    except Exception:  # noqa: BLE001 - no gradkit form (meta tensors, > 64 dims)
+        return None
+    expected, pattern = error_input.error_type, error_input.error_regex
+    try:
+        gradkit_f(gx, *gargs, **gkwargs)
+    except Exception as e:  # noqa: BLE001
+        if not isinstance(e, expected):
+            return f"error type: torch {expected.__name__} gradkit {type(e).__name__}: {e}"[:220]
+        if pattern and not re.search(pattern, str(e)):
+            return f"message: torch /{pattern[:80]}/ gradkit {str(e)[:100]!r}"
+        return None
+    return f"gradkit computes; torch raises {expected.__name__} /{pattern[:80]}/"

@@ -1,0 +1,123 @@
+"""Run torch's own OpInfo samples (or error inputs) through gradkit and torch; print differences.
+
+    python tests/fuzz/opinfo_scan.py [--dtypes float64,int64] [--variants op,method,inplace]
+                                     [--only gather,nn.functional.pad] [--reference] [--errors]
+
+Needs torch (the pinned 2.13 CPU build); see ``opinfo_samples.py``. Each difference prints
+the op, its variant, dtype and sample number and the sample's summary once per op, so
+``--only NAME --dtypes D`` replays it. Exits 1 when any sample differs.
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from fuzz.opinfo_samples import (  # noqa: E402
+    UntranslatableError, compare_error, compare_sample, op_db, resolve, skipped, torch)
+
+
+class _TimeoutError(Exception):
+    pass
+
+
+def _on_alarm(*_):
+    raise _TimeoutError()
+
+
+def _guarded(compare, *args) -> str | None:
+    """One comparison, given 5 s (a few samples make NumPy loop for minutes)."""
+    signal.alarm(5)
+    try:
+        return compare(*args)
+    except (_TimeoutError, UntranslatableError):
+        return None
+    except Exception as e:  # noqa: BLE001 - the scan goes on
+        return f"scanner {type(e).__name__}: {str(e)[:80]}"
+    finally:
+        signal.alarm(0)
+
+
+def _selected(only: set):
+    for opinfo in op_db:
+        if (not only or opinfo.name in only) and not skipped(opinfo) and (
+                resolve(opinfo.name) is not None or callable(getattr(opinfo.op, "__code__", 0))):
+            yield opinfo
+
+
+def scan_errors(only: set) -> tuple[int, int]:
+    total = bad = 0
+    for opinfo in _selected(only):
+        if opinfo.error_inputs_func is None:
+            continue
+        for k, error_input in enumerate(opinfo.error_inputs("cpu")):
+            total += 1
+            found = _guarded(compare_error, opinfo, error_input)
+            if found:
+                bad += 1
+                print(f"{opinfo.name}.{opinfo.variant_test_name} [error #{k}] {found}\n"
+                      f"    sample: {error_input.sample_input.summary()}"[:400], flush=True)
+    return total, bad
+
+
+def scan_samples(only: set, dtypes: list, variants: list, reference: bool,
+                 show: int) -> tuple[int, int]:
+    total = bad = 0
+    for opinfo in _selected(only):
+        for dtype in dtypes:
+            if dtype not in opinfo.supported_dtypes("cpu"):
+                continue
+            grads = opinfo.supports_autograd and (dtype.is_floating_point or dtype.is_complex)
+            for variant in variants:
+                torch.manual_seed(0)
+                draw = opinfo.reference_inputs if reference else opinfo.sample_inputs
+                try:
+                    samples = list(draw("cpu", dtype, requires_grad=grads))
+                except Exception:  # noqa: BLE001 - torch's own sampler fails for this dtype
+                    continue
+                where = f"{opinfo.name}.{opinfo.variant_test_name} [{variant} {str(dtype)[6:]}"
+                differing = 0
+                for k, sample in enumerate(samples):
+                    total += 1
+                    found = _guarded(compare_sample, opinfo, variant, sample, grads)
+                    if not found:
+                        continue
+                    differing += 1
+                    if differing <= show:
+                        print(f"{where} #{k}] {found}", flush=True)
+                    if differing == 1:
+                        print(f"    sample: {sample.summary()}"[:400], flush=True)
+                if differing > show:
+                    print(f"{where}] ... {differing} differing samples", flush=True)
+                bad += differing
+    return total, bad
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtypes", default="float64")
+    parser.add_argument("--variants", default="op,method,inplace")
+    parser.add_argument("--only", default="", help="comma-separated OpInfo names")
+    parser.add_argument("--show", type=int, default=2, help="differences printed per op")
+    parser.add_argument("--reference", action="store_true", help="torch's reference_inputs")
+    parser.add_argument("--errors", action="store_true", help="torch's error_inputs instead")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    signal.signal(signal.SIGALRM, _on_alarm)
+    only = set(args.only.split(",")) - {""}
+    if args.errors:
+        total, bad = scan_errors(only)
+    else:
+        dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
+        total, bad = scan_samples(only, dtypes, args.variants.split(","), args.reference,
+                                  args.show)
+    print(f"{total} {'error inputs' if args.errors else 'samples'}, {bad} differing")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

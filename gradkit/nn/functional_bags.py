@@ -9,9 +9,9 @@ import numpy as np
 from gradkit import creation, ops
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import int64
-from gradkit.ops.layers import embedding
+from gradkit.ops.embedding import embedding, type_name
 from gradkit.ops.one_node import one_node
-from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
+from gradkit.ops.unary_helpers import c_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
 
@@ -103,24 +103,18 @@ def _bags(input, offsets, per_sample_weights, include_last_offset: bool):
     return input, per_sample_weights, list(zip(starts, ends))
 
 
-def _type_name(array) -> str:
-    """torch's name of a tensor type in its argument checks (CPU)."""
-    name = scalar_type_name(array)
-    return f"CPU{name}Type" if array.dtype.kind == "c" else f"torch.{name}Tensor"
-
-
 def _check_bag_dtypes(weight, sample_weights) -> None:
     """torch's checks of embedding_bag's weight (real floating) and per_sample_weights."""
     if not weight.is_floating_point():
         raise RuntimeError("Expected tensor for argument #1 'weight' to have one of the "
                            "following scalar types: Half, BFloat16, Float, Double; but got "
-                           f"{_type_name(weight._data)} instead (while checking arguments for "
+                           f"{type_name(weight._data)} instead (while checking arguments for "
                            "embedding_bag)")
     if sample_weights is not None and sample_weights.dtype != weight.dtype:
         raise RuntimeError("Expected tensor for argument #1 'weight' to have the same type as "
                            "tensor for argument #1 'per_sample_weights'; but type "
-                           f"{_type_name(weight._data)} does not equal "
-                           f"{_type_name(sample_weights._data)} (while checking arguments for "
+                           f"{type_name(weight._data)} does not equal "
+                           f"{type_name(sample_weights._data)} (while checking arguments for "
                            "embedding_bag)")
 
 

@@ -1,4 +1,5 @@
-"""Fused layer ops behind gradkit.nn.functional: linear, layer_norm, embedding, dropout."""
+"""Fused layer ops behind gradkit.nn.functional: linear, layer_norm, dropout (embedding has
+its own file, ops/embedding.py)."""
 from __future__ import annotations
 
 import math
@@ -11,8 +12,6 @@ from gradkit.ops._op import Op, op, sum_to_shape
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import rsqrt
-from gradkit.ops.piecewise import where
-from gradkit.ops.indexing import index_put_into_zeros
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import mean, sum
@@ -177,51 +176,6 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     require_real_floating("LayerNormKernelImpl", input._data)
     axes = tuple(range(input.ndim - k, input.ndim))
     return _layer_norm(input, weight, bias, axes=axes, eps=eps)
-
-
-# -- embedding ------------------------------------------------------------------------------
-
-@op(save=("indices", "weight.shape"), node_name="EmbeddingBackward0")
-def _embedding(xp, indices, weight, padding_idx=None):
-    return xp.take(weight, indices, axis=0)
-
-
-def _embedding_grad_weight(g, indices, weight_shape, padding_idx):
-    keys = getattr(indices, "_data", indices)
-    if padding_idx is not None:  # the padding row never learns
-        g = where(reshape(indices == padding_idx, tuple(indices.shape) + (1,)), 0.0, g)
-    return index_put_into_zeros(g, tuple(weight_shape), (keys,))
-
-
-_embedding.defvjp(None, _embedding_grad_weight)
-_embedding.defjvp(None, lambda t, indices, weight_shape, padding_idx:
-                  _embedding(indices, t, padding_idx=padding_idx))
-
-
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
-              scale_grad_by_freq: bool = False, sparse: bool = False):
-    """Rows of ``weight`` picked by the integer ``input`` (torch.nn.functional.embedding).
-
-    >>> embedding(gradkit.tensor([0, 2]), gradkit.randn(3, 4)).shape
-    gradkit.Size([2, 4])
-    """
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not "
-                                  "supported by gradkit")
-    if input._data.dtype.kind not in "iu":
-        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
-                           "following scalar types: Long, Int; but got "
-                           f"gradkit.{input.dtype.name.capitalize()}Tensor instead (while "
-                           "checking arguments for embedding)")
-    rows = weight.shape[0]
-    if padding_idx is not None:
-        if not -rows <= padding_idx < rows:
-            raise AssertionError("Padding_idx must be within num_embeddings")
-        padding_idx %= rows
-    data = input._data
-    if data.size and (int(data.min()) < 0 or int(data.max()) >= rows):  # torch: no -1
-        raise IndexError("index out of range in self")
-    return _embedding(input, weight, padding_idx=padding_idx)
 
 
 # -- dropout --------------------------------------------------------------------------------

@@ -41,11 +41,12 @@ def _embedding_grad_weight(g, indices, weight_shape, padding_idx, scale_grad_by_
         xp = get_array_module(keys)
         _, inverse, counts = xp.unique(keys.reshape(-1), return_inverse=True,
                                        return_counts=True)
-        share = Tensor._make((1.0 / counts[inverse]).reshape(tuple(keys.shape) + (1,))
-                             .astype(g.dtype))
-        # torch's double backward (embedding_dense_double_backward) leaves the scale out:
-        # the scaled values, the derivative of the unscaled ones
-        g = (g * share).detach() + (g - g.detach())
+        share = (1.0 / counts[inverse]).reshape(tuple(keys.shape) + (1,)).astype(g.dtype)
+        if isinstance(g, Tensor):  # torch's double backward (embedding_dense_double_backward)
+            # leaves the scale out: the scaled values, the derivative of the unscaled ones
+            g = (g * Tensor._make(share)).detach() + (g - g.detach())
+        else:
+            g = g * share
     return index_put_into_zeros(g, tuple(weight_shape), (keys,))
 
 

@@ -16,7 +16,8 @@ from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import reshape, squeeze, transpose, unsqueeze
-from gradkit.ops.unary_helpers import c_type_name, kernel_error, require_real_floating
+from gradkit.ops.unary_helpers import (
+    c_type_name, kernel_error, require_real_floating, scalar_type_name)
 
 
 def _affine(xp, x, w, b):
@@ -180,6 +181,26 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
 
 # -- dropout --------------------------------------------------------------------------------
 
+def check_dropout_dtype(data, alpha: bool = False) -> None:
+    """torch's refusals of a random mask (0 < p < 1) for non-floating inputs: its float mask
+    cannot be cast to an integer or bool result (alpha dropout's shift makes a bool Long),
+    and no bernoulli kernel draws complex numbers."""
+    if data.dtype.kind == "c":
+        raise NotImplementedError(f'"bernoulli_scalar_cpu_" not implemented for '
+                                  f"'{scalar_type_name(data)}'")
+    if data.dtype.kind in "biu":
+        name = "Long" if alpha and data.dtype.kind == "b" else scalar_type_name(data)
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {name}")
+
+
+def in_layout_of(data, values):
+    """``values`` (of ``data``'s shape) cast to its dtype, in its memory layout: torch draws
+    the mask into empty_like(input), so the product keeps a permuted input's strides."""
+    out = get_array_module(data).empty_like(data)
+    out[...] = values
+    return out
+
+
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero each element with probability p and scale the rest by 1/(1-p) (when training).
 
@@ -194,9 +215,11 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     if not training or p == 0.0:
         return input
     data = input._data
+    if p < 1.0:
+        check_dropout_dtype(data)
     xp = get_array_module(data)
     keep = xp.asarray(bernoulli_mask(data.shape, p))
-    scale = xp.asarray(keep * (1.0 / (1.0 - p)) if p < 1.0 else keep * 0.0, dtype=data.dtype)
+    scale = in_layout_of(data, keep * (1.0 / (1.0 - p)) if p < 1.0 else keep * 0.0)
     if inplace:
         return write_inplace(input, mul, scale)
     return input * scale

@@ -186,10 +186,24 @@ def test_embedding_bag_out_of_bounds_idx(mode, dtypes):  # test_embedding_bag_ou
 def test_embedding_bag_dimension_errors():  # test_embedding_bag_dimension_errors
     cases = [((2, 6), (2, 0, 0, 6, 6), (2, 0, 0, 6, 6)), ((2, 2), (2,), (2, 0, 0, 6, 6)),
              ((2, 2, 2), (2,), (2,))]
-    for weight, index, offsets in cases:
+    for weight, index, offsets in cases:  # F's ValueErrors, then torch.embedding_bag's own
         assert_like_torch(lambda m, w=weight, i=index, o=offsets: m.nn.functional.embedding_bag(
             m.full(i, 1, dtype=m.int64), m.zeros(w, dtype=m.float64),
             m.zeros(o, dtype=m.int64)))
+        assert_like_torch(lambda m, w=weight, i=index, o=offsets: m.embedding_bag(
+            m.zeros(w, dtype=m.float64), m.full(i, 1, dtype=m.int64),
+            m.zeros(o, dtype=m.int64)))
+
+
+@pytest.mark.parametrize("wdtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("padding_idx", [None, 0])
+def test_embedding_bag_out_of_range_messages(wdtype, mode, padding_idx):
+    # (torch's fast path, a float32/float16 sum or mean without padding, words it otherwise)
+    for index in ([1, -1, 5], [1, 7, -1, 5]):
+        assert_like_torch(lambda m, i=index: m.nn.functional.embedding_bag(
+            m.tensor(i), m.ones(4, 3, dtype=getattr(m, wdtype)), m.tensor([0]), mode=mode,
+            padding_idx=padding_idx))
 
 
 @pytest.mark.parametrize("dtypes", INDEX_DTYPES)

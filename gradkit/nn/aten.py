@@ -266,6 +266,11 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
     gives them: each index's bag (empty on its fast path: a float32/float16 sum without
     padding), each bag's count of non-padding entries (zeros for a sum) and the weight row of
     each bag's maximum per column (the bag sizes unless ``mode`` is 2)."""
+    for name, tensor, ranks in (("input", indices, (1, 2)), ("offsets", offsets, (1,)),
+                                ("weight", weight, (2,))):  # ATen's checks (F's: ValueErrors)
+        if tensor.ndim not in ranks:
+            raise RuntimeError(f"{name} has to be a {' or '.join(f'{r}D' for r in ranks)} "
+                               f"Tensor, but got Tensor of dimension {tensor.ndim}")
     out = F.embedding_bag(indices, weight, offsets, None, 2, scale_grad_by_freq,
                           ("sum", "mean", "max")[mode], sparse, per_sample_weights,
                           include_last_offset, padding_idx)

@@ -8,7 +8,7 @@ import numpy as np
 
 from gradkit import creation, ops
 from gradkit.autograd.grad_mode import is_grad_enabled, no_grad
-from gradkit.backend import int64
+from gradkit.backend import float16, float32, int64
 from gradkit.ops.embedding import embedding, embedding_renorm_, type_name
 from gradkit.ops.one_node import one_node
 from gradkit.ops.promotion import promote_types
@@ -117,9 +117,10 @@ def _check_index_types(input, offsets) -> None:
                            "for embedding_bag)")
 
 
-def _check_rows(indices, rows: int, padding_idx):
-    """torch's checks of padding_idx and the indices against the weight's rows: the padding
-    row counted from 0."""
+def _check_rows(indices, rows: int, padding_idx, fast_path: bool):
+    """torch's checks of padding_idx and the indices against the weight's rows (its message
+    from ``fast_path``'s index_select_add: a float32/float16 sum or mean without padding);
+    returns the indices on the host and the padding row counted from 0."""
     if padding_idx is not None:
         if not -rows <= padding_idx < rows:
             raise RuntimeError(f"padding_idx must be within the number of embeddings, {-rows} "
@@ -127,6 +128,10 @@ def _check_rows(indices, rows: int, padding_idx):
         padding_idx %= rows
     host = indices.detach().cpu().numpy()
     bad = (host < 0) | (host >= rows)
+    if bad.any() and fast_path:
+        position = int(np.flatnonzero(bad)[0])
+        raise RuntimeError(f"Index {position} of input takes value {host[position]} which is "
+                           f"not in the valid range [0, {rows})")
     if bad.any():
         raise RuntimeError("embedding_bag: Expected idx >= 0 && idx < num_embeddings but found "
                            f"idx to be {host[bad][0]}")
@@ -184,7 +189,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
                                   f"(got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
     _check_bag_dtypes(weight, sample_weights)
-    host, padding_idx = _check_rows(indices, weight.shape[0], padding_idx)
+    fast_path = mode != "max" and padding_idx is None and weight.dtype in (float16, float32)
+    host, padding_idx = _check_rows(indices, weight.shape[0], padding_idx, fast_path)
     members = [[p for p in range(start, end) if host[p] != padding_idx] for start, end in bounds]
     # only the entries a bag uses are weighted: a padding entry's per-sample weight gets 0,
     # not 0 * its (maybe infinite) embedding

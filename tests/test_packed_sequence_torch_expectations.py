@@ -243,3 +243,20 @@ def test_packing_gradients():  # (the OpInfo-style gradient checks, float64)
     pieces = (x[:3, 0].detach().requires_grad_(), x[:1, 1].detach().requires_grad_())
     assert gradkit.autograd.gradcheck(padded, pieces)
     assert gradkit.autograd.gradgradcheck(padded, pieces)
+
+
+def test_to_memory_format():  # test_to_memory_format (nn.Module.to: 4-d and 5-d tensors only)
+    def program(m):
+        conv = m.nn.Conv2d(in_channels=16, out_channels=32, kernel_size=2, bias=True)
+        conv = conv.to(memory_format=m.channels_last)
+        conv3 = m.nn.Conv3d(2, 3, 2).to(m.float64, memory_format=m.channels_last_3d)
+        return [(p.dim(), p.is_contiguous(memory_format=m.channels_last), p.stride())
+                for p in conv.parameters()] + [(p.dtype, p.stride()) for p in conv3.parameters()]
+    assert_like_torch(program)
+
+
+def test_is_contiguous_in_a_format_of_another_rank():  # (test_to_memory_format's bias)
+    assert_like_torch(lambda m: [
+        m.ones(shape).is_contiguous(memory_format=fmt)
+        for shape in ((3,), (0, 3), (2, 2, 2, 2), (2, 2, 2, 2, 2), (1, 1, 1))
+        for fmt in (m.channels_last, m.channels_last_3d)])

@@ -80,7 +80,9 @@ def format_strides(shape: tuple, fmt: memory_format) -> tuple[int, ...]:
 
 def is_in_format(shape: tuple, strides: tuple, fmt: memory_format) -> bool:
     """torch's is_contiguous(memory_format=fmt): dense in ``fmt``'s order (size-1 dims and
-    empty tensors do not count)."""
+    empty tensors do not count); False for a channels-last format of another rank."""
+    if fmt.physical_order is not None and len(shape) != fmt.rank:
+        return False
     if 0 in shape:
         return True
     expected = format_strides(shape, fmt)

@@ -10,7 +10,7 @@ from gradkit.nn.activation_more import (
 from gradkit.nn.attention import MultiheadAttention
 from gradkit.nn.container import ModuleList, Sequential
 from gradkit.nn.container_more import ModuleDict, ParameterDict, ParameterList
-from gradkit.nn.layers_bags import Bilinear, EmbeddingBag
+from gradkit.nn.layers_bags import Bilinear, Embedding, EmbeddingBag
 from gradkit.nn.layers_deprecated import Container, CrossMapLRN2d, NLLLoss2d
 from gradkit.nn.layers_lazy import (
     LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d, LazyConv3d,
@@ -29,7 +29,7 @@ from gradkit.nn.layers_small import (
     ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
     ReplicationPad3d, Softmax2d, Unflatten, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d,
     ZeroPad1d, ZeroPad2d, ZeroPad3d)
-from gradkit.nn.layers import Conv2d, Dropout, Embedding, LayerNorm, Linear, MaxPool2d
+from gradkit.nn.layers import Conv2d, Dropout, LayerNorm, Linear, MaxPool2d
 from gradkit.nn.layers_more import (
     AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, ConvTranspose2d,
     GroupNorm, InstanceNorm2d, MaxPool1d, MaxUnpool1d, MaxUnpool2d, RMSNorm)

@@ -17,19 +17,17 @@ from gradkit.int_arguments import int_parameters
 from gradkit.number_arguments import number_argument
 from gradkit import creation
 from gradkit._tensor import Tensor
-from gradkit.autograd.grad_mode import is_grad_enabled, no_grad
+from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import float16, float32, get_array_module
 from gradkit.nn import functional as F  # noqa: N812 - torch's convention
-from gradkit.nn.functional_bags import _type_name
 from gradkit.nn.functional_dropout import _dropout_impl
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.conv import conv_nd
+from gradkit.ops.embedding import embedding_renorm_
 from gradkit.ops.pooling import no_stride
 from gradkit.ops.conv_more import conv_transpose_nd
-from gradkit.ops.linalg_norms import vector_norm
 from gradkit.ops.normalization import (
     batch_norm_unchecked, group_norm_unchecked, instance_norm_unchecked)
-from gradkit.ops.piecewise import where
 from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
@@ -258,32 +256,6 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
     return F.embedding(indices, weight, padding, None, 2.0, scale_grad_by_freq, sparse)
 
 
-def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float,
-                      norm_type: float) -> Tensor:
-    """torch.embedding_renorm_: each row of the weight ``input`` named by ``indices`` whose
-    ``norm_type``-norm exceeds ``max_norm`` is scaled by max_norm / (norm + 1e-7), in place
-    (not recorded: torch has no derivative for it)."""
-    if input.ndim != 2:
-        raise RuntimeError(f"Expected 2-dimensional tensor, but got {input.ndim}-dimensional "
-                           "tensor for argument #1 'self' (while checking arguments for "
-                           "embedding_renorm_)")
-    if indices._data.dtype.kind not in "iu":
-        raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the "
-                           f"following scalar types: Long, Int; but got {_type_name(indices._data)}"
-                           " instead (while checking arguments for embedding_renorm_)")
-    if input.is_leaf and input.requires_grad and is_grad_enabled():
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    xp = get_array_module(input._data)
-    rows = xp.unique(indices._data.reshape(-1))
-    with no_grad():
-        picked = input[Tensor._make(rows)]
-        norms = vector_norm(picked, norm_type, 1, True)
-        scale = where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-        input.index_copy_(0, Tensor._make(rows), picked * scale)
-    return input
-
-
 @tensor_parameters("indices", "offsets", "per_sample_weights", overloaded=True)
 def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
                   scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
@@ -294,6 +266,11 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
     gives them: each index's bag (empty on its fast path: a float32/float16 sum without
     padding), each bag's count of non-padding entries (zeros for a sum) and the weight row of
     each bag's maximum per column (the bag sizes unless ``mode`` is 2)."""
+    for name, tensor, ranks in (("input", indices, (1, 2)), ("offsets", offsets, (1,)),
+                                ("weight", weight, (2,))):  # ATen's checks (F's: ValueErrors)
+        if tensor.ndim not in ranks:
+            raise RuntimeError(f"{name} has to be a {' or '.join(f'{r}D' for r in ranks)} "
+                               f"Tensor, but got Tensor of dimension {tensor.ndim}")
     out = F.embedding_bag(indices, weight, offsets, None, 2, scale_grad_by_freq,
                           ("sum", "mean", "max")[mode], sparse, per_sample_weights,
                           include_last_offset, padding_idx)

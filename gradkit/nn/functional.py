@@ -44,7 +44,8 @@ from gradkit.ops.activations_more import (
     leaky_relu_in_place, mish, relu6, selu, selu_, softshrink, softsign, tanhshrink, threshold,
     threshold_)
 from gradkit.ops.inplace import inplace as write_inplace
-from gradkit.ops.layers import dropout, embedding, layer_norm, linear
+from gradkit.ops.embedding import embedding
+from gradkit.ops.layers import dropout, layer_norm, linear
 from gradkit.ops.distances import pdist
 from gradkit.ops.linalg_norms import vector_norm
 from gradkit.ops.losses import binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss

@@ -7,11 +7,12 @@ import warnings
 import numpy as np
 
 from gradkit import creation, ops
-from gradkit.autograd.grad_mode import is_grad_enabled
-from gradkit.backend import int64
-from gradkit.ops.layers import embedding
+from gradkit.autograd.grad_mode import is_grad_enabled, no_grad
+from gradkit.backend import float16, float32, int64
+from gradkit.ops.embedding import embedding, embedding_renorm_, type_name
 from gradkit.ops.one_node import one_node
-from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
+from gradkit.ops.promotion import promote_types
+from gradkit.ops.unary_helpers import c_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
 
@@ -81,6 +82,7 @@ def _bags(input, offsets, per_sample_weights, include_last_offset: bool):
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
                              "is a mini-batch of fixed length sequences. However, found offsets "
                              f"of type {type(offsets)}")
+        _check_index_types(input, input)
         rows, length = input.shape
         bounds = [(b * length, (b + 1) * length) for b in range(rows)]
         flat_weights = None if per_sample_weights is None else per_sample_weights.reshape(-1)
@@ -92,6 +94,7 @@ def _bags(input, offsets, per_sample_weights, include_last_offset: bool):
         raise ValueError("offsets has to be a 1D Tensor but got None")
     if offsets.ndim != 1:
         raise ValueError("offsets has to be a 1D Tensor")
+    _check_index_types(input, offsets)
     starts = [int(s) for s in offsets.detach().cpu().numpy()]
     if starts and starts[0] != 0:
         raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
@@ -99,14 +102,40 @@ def _bags(input, offsets, per_sample_weights, include_last_offset: bool):
     if starts and starts[-1] > input.shape[0]:
         raise RuntimeError(f"offsets[-1] can not be greater than input's length "
                            f"{input.shape[0]} but got offsets[-1] of {starts[-1]}")
-    ends = starts[1:] if include_last_offset else starts[1:] + [input.shape[0]]
-    return input, per_sample_weights, list(zip(starts, ends))
+    if include_last_offset:  # torch's CPU kernel: the last bag still runs to the end
+        starts = starts[:-1]
+    return input, per_sample_weights, list(zip(starts, starts[1:] + [input.shape[0]]))
 
 
-def _type_name(array) -> str:
-    """torch's name of a tensor type in its argument checks (CPU)."""
-    name = scalar_type_name(array)
-    return f"CPU{name}Type" if array.dtype.kind == "c" else f"torch.{name}Tensor"
+def _check_index_types(input, offsets) -> None:
+    """torch's: indices and offsets, promoted to one type, are int64 or int32."""
+    common = promote_types(input._data.dtype, offsets._data.dtype)
+    if common.name not in ("int64", "int32"):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"{type_name(np.empty(0, common))} instead (while checking arguments "
+                           "for embedding_bag)")
+
+
+def _check_rows(indices, rows: int, padding_idx, fast_path: bool):
+    """torch's checks of padding_idx and the indices against the weight's rows (its message
+    from ``fast_path``'s index_select_add: a float32/float16 sum or mean without padding);
+    returns the indices on the host and the padding row counted from 0."""
+    if padding_idx is not None:
+        if not -rows <= padding_idx < rows:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, {-rows} "
+                               f"through {rows - 1}, but got {padding_idx}")
+        padding_idx %= rows
+    host = indices.detach().cpu().numpy()
+    bad = (host < 0) | (host >= rows)
+    if bad.any() and fast_path:
+        position = int(np.flatnonzero(bad)[0])
+        raise RuntimeError(f"Index {position} of input takes value {host[position]} which is "
+                           f"not in the valid range [0, {rows})")
+    if bad.any():
+        raise RuntimeError("embedding_bag: Expected idx >= 0 && idx < num_embeddings but found "
+                           f"idx to be {host[bad][0]}")
+    return host, padding_idx
 
 
 def _check_bag_dtypes(weight, sample_weights) -> None:
@@ -114,13 +143,13 @@ def _check_bag_dtypes(weight, sample_weights) -> None:
     if not weight.is_floating_point():
         raise RuntimeError("Expected tensor for argument #1 'weight' to have one of the "
                            "following scalar types: Half, BFloat16, Float, Double; but got "
-                           f"{_type_name(weight._data)} instead (while checking arguments for "
+                           f"{type_name(weight._data)} instead (while checking arguments for "
                            "embedding_bag)")
     if sample_weights is not None and sample_weights.dtype != weight.dtype:
         raise RuntimeError("Expected tensor for argument #1 'weight' to have the same type as "
                            "tensor for argument #1 'per_sample_weights'; but type "
-                           f"{_type_name(weight._data)} does not equal "
-                           f"{_type_name(sample_weights._data)} (while checking arguments for "
+                           f"{type_name(weight._data)} does not equal "
+                           f"{type_name(sample_weights._data)} (while checking arguments for "
                            "embedding_bag)")
 
 
@@ -147,25 +176,29 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
                                             include_last_offset)
     if mode not in ("sum", "mean", "max"):
         raise ValueError("mode has to be one of sum, mean or max")
-    _check_bag_dtypes(weight, sample_weights)
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("gradkit's embedding_bag has no max_norm, scale_grad_by_freq "
-                                  "or sparse")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if max_norm is not None:
+        with no_grad():
+            embedding_renorm_(weight, indices, max_norm, norm_type)
     if sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
                                   "per_sample_weights is only supported for mode='sum' "
                                   f"(got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += weight.shape[0]
-    host = indices.detach().cpu().numpy()
+    _check_bag_dtypes(weight, sample_weights)
+    fast_path = mode != "max" and padding_idx is None and weight.dtype in (float16, float32)
+    host, padding_idx = _check_rows(indices, weight.shape[0], padding_idx, fast_path)
     members = [[p for p in range(start, end) if host[p] != padding_idx] for start, end in bounds]
     # only the entries a bag uses are weighted: a padding entry's per-sample weight gets 0,
     # not 0 * its (maybe infinite) embedding
     used = creation.tensor(np.array(sum(members, []), dtype=np.int64), device=weight.device)
 
     def pooled(weight, sample_weights):
-        rows = embedding(indices[used], weight)
+        rows = embedding(indices[used], weight, scale_grad_by_freq=scale_grad_by_freq,
+                         sparse=sparse)
         if sample_weights is not None:
             rows = ops.mul(rows, sample_weights[used].unsqueeze(-1))
         bags, first = [], 0

@@ -11,6 +11,7 @@ from gradkit.backend import get_array_module
 from gradkit.creation import bernoulli_mask
 from gradkit.ops.arithmetic import add, mul
 from gradkit.ops.inplace import inplace as write_inplace
+from gradkit.ops.layers import check_dropout_dtype, in_layout_of
 
 _SELU_ALPHA = 1.7580993408473766  # torch's alpha of alpha dropout (SELU's -scale·alpha)
 
@@ -20,10 +21,9 @@ def _check_p(p: float) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def _dropout_impl(input, p: float, training: bool, inplace: bool, feature: bool, alpha: bool,
-                  batched: bool = True):
-    """torch's _dropout_impl: one draw per element, or per (sample, channel) with ``feature``
-    (``batched=False``: the input lacks the sample dim); alpha keeps SELU's mean and variance."""
+def _dropout_impl(input, p: float, training: bool, inplace: bool, feature: bool, alpha: bool):
+    """torch's _dropout_impl: one draw per element, or per (sample, channel) with ``feature``;
+    alpha keeps SELU's mean and variance."""
     if p == 0.0 or not training or input.numel() == 0:
         return input
     data = input._data
@@ -31,11 +31,11 @@ def _dropout_impl(input, p: float, training: bool, inplace: bool, feature: bool,
     if p == 1.0:  # torch's: times a zero, before its rank check of feature dropout
         zero = Tensor._make(xp.zeros((), dtype=data.dtype))
         return write_inplace(input, mul, zero) if inplace else mul(input, zero)
+    check_dropout_dtype(data, alpha)
     if feature:
-        lead = 2 if batched else 1
-        if input.ndim < lead:
+        if input.ndim < 2:
             raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-        shape = tuple(input.shape[:lead]) + (1,) * (input.ndim - lead)
+        shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
     else:
         shape = tuple(input.shape)
     keep = xp.asarray(bernoulli_mask(shape, p), dtype=data.dtype)
@@ -47,11 +47,22 @@ def _dropout_impl(input, p: float, training: bool, inplace: bool, feature: bool,
     else:
         shift = None
         keep = keep / (1.0 - p)
-    scale = Tensor._make(xp.asarray(keep, dtype=data.dtype))
+    scale = Tensor._make(in_layout_of(data, keep) if keep.shape == data.shape
+                         else xp.asarray(keep, dtype=data.dtype))
     out = write_inplace(input, mul, scale) if inplace else mul(input, scale)
     if shift is None:
         return out
     return write_inplace(out, add, shift) if inplace else add(out, shift)
+
+
+def _unbatched_as_one_sample(input, p: float, training: bool, inplace: bool, batched: bool):
+    """torch's channel dropout of an input without its batch dim: a batch of one (unsqueezed,
+    in place with ``inplace``), squeezed back (so the result is a view, not the input)."""
+    if batched:
+        return _dropout_impl(input, p, training, inplace, True, False)
+    input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+    result = _dropout_impl(input, p, training, inplace, True, False)
+    return result.squeeze_(0) if inplace else result.squeeze(0)
 
 
 def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
@@ -62,7 +73,7 @@ def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
                            "input. Note that dropout1d exists to provide channel-wise dropout on "
                            "inputs with 1 spatial dimension, a channel dimension, and an "
                            "optional batch dimension (i.e. 2D or 3D inputs).")
-    return _dropout_impl(input, p, training, inplace, True, False, input.ndim == 3)
+    return _unbatched_as_one_sample(input, p, training, inplace, input.ndim == 3)
 
 
 def _warn_rank(name: str, ndim: int, spatial: int) -> None:
@@ -95,7 +106,7 @@ def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     _check_p(p)
     if input.ndim not in (4, 5):
         _warn_rank("dropout3d", input.ndim, 3)
-    return _dropout_impl(input, p, training, inplace, True, False, input.ndim == 5)
+    return _unbatched_as_one_sample(input, p, training, inplace, input.ndim == 5)
 
 
 def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):

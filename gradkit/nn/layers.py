@@ -1,4 +1,5 @@
-"""Layers with parameters (Linear, Conv2d, Embedding, LayerNorm) and Dropout/MaxPool2d.
+"""Layers with parameters (Linear, Conv2d, LayerNorm) and Dropout/MaxPool2d (Embedding: in
+layers_bags.py).
 
 Each is a thin Module over ``gradkit.nn.functional``, with torch's names, defaults
 and initialisation.
@@ -131,40 +132,6 @@ class Conv2d(_ConvNd):
                         self.groups)
 
 
-class Embedding(Module):
-    """A lookup table of ``num_embeddings`` vectors, initialised N(0, 1).
-
-    >>> gradkit.nn.Embedding(10, 3)(gradkit.tensor([[1, 2], [4, 9]])).shape
-    gradkit.Size([2, 2, 3])
-    """
-
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 device=None, dtype=None) -> None:
-        super().__init__()
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx %= num_embeddings
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        self.padding_idx = padding_idx
-        self.weight = Parameter(creation.empty(num_embeddings, embedding_dim, device=device,
-                                               dtype=dtype))
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            init.zeros_(self.weight[self.padding_idx])
-
-    def forward(self, indices):
-        return F.embedding(indices, self.weight, self.padding_idx)
-
-    def extra_repr(self) -> str:
-        text = f"{self.num_embeddings}, {self.embedding_dim}"
-        return text if self.padding_idx is None else text + f", padding_idx={self.padding_idx}"
-
-
 class LayerNorm(Module):
     """Normalise over the last dims to mean 0, variance 1, then scale and shift.
 
@@ -195,7 +162,7 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
-        if not 0.0 <= p <= 1.0:
+        if p < 0 or p > 1:  # (torch's comparisons, so a str p fails as torch's)
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p = p
         self.inplace = inplace

@@ -1,4 +1,4 @@
-"""Bilinear and EmbeddingBag layers (torch's parameters, initialisation and repr)."""
+"""Bilinear, Embedding and EmbeddingBag layers (torch's parameters, initialisation and repr)."""
 from __future__ import annotations
 
 import math
@@ -43,6 +43,90 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
+def _lookup_table(module: Module, num_embeddings: int, embedding_dim: int, padding_idx,
+                  max_norm, norm_type: float, scale_grad_by_freq: bool, sparse: bool, _weight,
+                  requires_grad: bool, device, dtype, padding_message: str) -> None:
+    """What Embedding and EmbeddingBag share: the options, the padding row (a negative one
+    counts from the end) and the weight, given (of torch's shape) or N(0, 1)."""
+    module.num_embeddings, module.embedding_dim = num_embeddings, embedding_dim
+    module.max_norm, module.norm_type = max_norm, norm_type
+    module.scale_grad_by_freq, module.sparse = scale_grad_by_freq, sparse
+    if padding_idx is not None:
+        if not -num_embeddings <= padding_idx < num_embeddings:
+            raise AssertionError(padding_message)
+        padding_idx %= num_embeddings
+    module.padding_idx = padding_idx
+    if _weight is None:
+        module.weight = Parameter(creation.empty((num_embeddings, embedding_dim),
+                                                 device=device, dtype=dtype), requires_grad)
+        module.reset_parameters()
+    else:
+        if list(_weight.shape) != [num_embeddings, embedding_dim]:
+            raise AssertionError("Shape of weight does not match num_embeddings and "
+                                 "embedding_dim")
+        module.weight = Parameter(_weight, requires_grad)
+
+
+def _pretrained_shape(embeddings) -> tuple[int, int]:
+    if embeddings.dim() != 2:
+        raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+    return tuple(embeddings.shape)
+
+
+def _options_repr(module: Module) -> str:
+    """torch's repr of the options both lookup tables share (after the sizes)."""
+    text = ""
+    if module.max_norm is not None:
+        text += f", max_norm={module.max_norm}"
+    if module.norm_type != 2:
+        text += f", norm_type={module.norm_type}"
+    if module.scale_grad_by_freq is not False:
+        text += f", scale_grad_by_freq={module.scale_grad_by_freq}"
+    return text
+
+
+class Embedding(Module):
+    """A lookup table of ``num_embeddings`` vectors, initialised N(0, 1) (the padding row 0).
+
+    >>> gradkit.nn.Embedding(10, 3)(gradkit.tensor([[1, 2], [4, 9]])).shape
+    gradkit.Size([2, 2, 3])
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, sparse: bool = False, _weight=None,
+                 _freeze: bool = False, device=None, dtype=None) -> None:
+        super().__init__()
+        _lookup_table(self, num_embeddings, embedding_dim, padding_idx, max_norm, norm_type,
+                      scale_grad_by_freq, sparse, _weight, not _freeze, device, dtype,
+                      "Padding_idx must be within num_embeddings")
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        return text + _options_repr(self) + (", sparse=True" if self.sparse is not False else "")
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx: int | None = None,
+                        max_norm: float | None = None, norm_type: float = 2.0,
+                        scale_grad_by_freq: bool = False, sparse: bool = False) -> Embedding:
+        """An Embedding whose weight is ``embeddings`` (2-D), fixed unless ``freeze=False``."""
+        rows, cols = _pretrained_shape(embeddings)
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   _weight=embeddings, _freeze=freeze)
+
+
 class EmbeddingBag(Module):
     """Sums, means or maxima of bags of embeddings (weight N(0, 1), as torch).
 
@@ -56,31 +140,12 @@ class EmbeddingBag(Module):
                  sparse: bool = False, _weight=None, include_last_offset: bool = False,
                  padding_idx: int | None = None, device=None, dtype=None) -> None:
         super().__init__()
-        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.max_norm, self.norm_type = max_norm, norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise AssertionError("padding_idx must be within num_embeddings")
-            padding_idx %= num_embeddings
-        self.padding_idx = padding_idx
-        if _weight is None:
-            self.weight = Parameter(creation.empty((num_embeddings, embedding_dim),
-                                                   device=device, dtype=dtype))
-            self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and "
-                                     "embedding_dim")
-            self.weight = Parameter(_weight)
-        self.mode, self.sparse = mode, sparse
-        self.include_last_offset = include_last_offset
+        _lookup_table(self, num_embeddings, embedding_dim, padding_idx, max_norm, norm_type,
+                      scale_grad_by_freq, sparse, _weight, True, device, dtype,
+                      "padding_idx must be within num_embeddings")
+        self.mode, self.include_last_offset = mode, include_last_offset
 
-    def reset_parameters(self) -> None:
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
+    reset_parameters = Embedding.reset_parameters
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
@@ -88,14 +153,21 @@ class EmbeddingBag(Module):
                                per_sample_weights, self.include_last_offset, self.padding_idx)
 
     def extra_repr(self) -> str:
-        text = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            text += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            text += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq is not False:
-            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        text = f"{self.num_embeddings}, {self.embedding_dim}{_options_repr(self)}"
         text += f", mode={self.mode!r}"
-        if self.padding_idx is not None:
-            text += f", padding_idx={self.padding_idx}"
-        return text
+        return text if self.padding_idx is None else text + f", padding_idx={self.padding_idx}"
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze: bool = True, max_norm: float | None = None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        mode: str = "mean", sparse: bool = False,
+                        include_last_offset: bool = False,
+                        padding_idx: int | None = None) -> EmbeddingBag:
+        """An EmbeddingBag whose weight is ``embeddings`` (2-D), fixed unless
+        ``freeze=False``."""
+        rows, cols = _pretrained_shape(embeddings)
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
+                  _weight=embeddings, include_last_offset=include_last_offset,
+                  padding_idx=padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag

@@ -274,10 +274,14 @@ class Module(ModuleHooks, ModuleState):
     def to(self, *args, **kwargs) -> Module:
         """Move/cast parameters and buffers in place (floating point ones for dtypes)."""
         def convert(t: Tensor) -> Tensor:
+            # torch's: a memory format for 4-d and 5-d tensors only, a dtype for floating
+            # and complex ones only
+            left_out = () if "memory_format" not in kwargs or t.dim() in (4, 5) \
+                else ("memory_format",)
             if not t.is_floating_point() and not t.is_complex():
-                kw = {k: v for k, v in kwargs.items() if k != "dtype"}
-                return t.to(*[a for a in args if not _is_dtype(a)], **kw)
-            return t.to(*args, **kwargs)
+                left_out += ("dtype",)
+            kw = {k: v for k, v in kwargs.items() if k not in left_out}
+            return t.to(*[a for a in args if "dtype" not in left_out or not _is_dtype(a)], **kw)
         return self._apply(convert)
 
     def double(self) -> Module:

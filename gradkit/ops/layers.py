@@ -1,4 +1,5 @@
-"""Fused layer ops behind gradkit.nn.functional: linear, layer_norm, embedding, dropout."""
+"""Fused layer ops behind gradkit.nn.functional: linear, layer_norm, dropout (embedding has
+its own file, ops/embedding.py)."""
 from __future__ import annotations
 
 import math
@@ -11,13 +12,12 @@ from gradkit.ops._op import Op, op, sum_to_shape
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import rsqrt
-from gradkit.ops.piecewise import where
-from gradkit.ops.indexing import index_put_into_zeros
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import reshape, squeeze, transpose, unsqueeze
-from gradkit.ops.unary_helpers import c_type_name, kernel_error, require_real_floating
+from gradkit.ops.unary_helpers import (
+    c_type_name, kernel_error, require_real_floating, scalar_type_name)
 
 
 def _affine(xp, x, w, b):
@@ -184,52 +184,27 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     return _layer_norm(input, weight, bias, axes=axes, eps=eps)
 
 
-# -- embedding ------------------------------------------------------------------------------
-
-@op(save=("indices", "weight.shape"), node_name="EmbeddingBackward0")
-def _embedding(xp, indices, weight, padding_idx=None):
-    return xp.take(weight, indices, axis=0)
-
-
-def _embedding_grad_weight(g, indices, weight_shape, padding_idx):
-    keys = getattr(indices, "_data", indices)
-    if padding_idx is not None:  # the padding row never learns
-        g = where(reshape(indices == padding_idx, tuple(indices.shape) + (1,)), 0.0, g)
-    return index_put_into_zeros(g, tuple(weight_shape), (keys,))
-
-
-_embedding.defvjp(None, _embedding_grad_weight)
-_embedding.defjvp(None, lambda t, indices, weight_shape, padding_idx:
-                  _embedding(indices, t, padding_idx=padding_idx))
-
-
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
-              scale_grad_by_freq: bool = False, sparse: bool = False):
-    """Rows of ``weight`` picked by the integer ``input`` (torch.nn.functional.embedding).
-
-    >>> embedding(gradkit.tensor([0, 2]), gradkit.randn(3, 4)).shape
-    gradkit.Size([2, 4])
-    """
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not "
-                                  "supported by gradkit")
-    if input._data.dtype.kind not in "iu":
-        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
-                           "following scalar types: Long, Int; but got "
-                           f"gradkit.{input.dtype.name.capitalize()}Tensor instead (while "
-                           "checking arguments for embedding)")
-    rows = weight.shape[0]
-    if padding_idx is not None:
-        if not -rows <= padding_idx < rows:
-            raise AssertionError("Padding_idx must be within num_embeddings")
-        padding_idx %= rows
-    data = input._data
-    if data.size and (int(data.min()) < 0 or int(data.max()) >= rows):  # torch: no -1
-        raise IndexError("index out of range in self")
-    return _embedding(input, weight, padding_idx=padding_idx)
-
-
 # -- dropout --------------------------------------------------------------------------------
+
+def check_dropout_dtype(data, alpha: bool = False) -> None:
+    """torch's refusals of a random mask (0 < p < 1) for non-floating inputs: its float mask
+    cannot be cast to an integer or bool result (alpha dropout's shift makes a bool Long),
+    and no bernoulli kernel draws complex numbers."""
+    if data.dtype.kind == "c":
+        raise NotImplementedError(f'"bernoulli_scalar_cpu_" not implemented for '
+                                  f"'{scalar_type_name(data)}'")
+    if data.dtype.kind in "biu":
+        name = "Long" if alpha and data.dtype.kind == "b" else scalar_type_name(data)
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {name}")
+
+
+def in_layout_of(data, values):
+    """``values`` (of ``data``'s shape) cast to its dtype, in its memory layout: torch draws
+    the mask into empty_like(input), so the product keeps a permuted input's strides."""
+    out = get_array_module(data).empty_like(data)
+    out[...] = values
+    return out
+
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero each element with probability p and scale the rest by 1/(1-p) (when training).
@@ -245,9 +220,11 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     if not training or p == 0.0:
         return input
     data = input._data
+    if p < 1.0:
+        check_dropout_dtype(data)
     xp = get_array_module(data)
     keep = xp.asarray(bernoulli_mask(data.shape, p))
-    scale = xp.asarray(keep * (1.0 / (1.0 - p)) if p < 1.0 else keep * 0.0, dtype=data.dtype)
+    scale = in_layout_of(data, keep * (1.0 / (1.0 - p)) if p < 1.0 else keep * 0.0)
     if inplace:
         return write_inplace(input, mul, scale)
     return input * scale

@@ -22,7 +22,8 @@ from gradkit.ops.index_ops import index_add, index_copy
 from gradkit.ops.index_reduce import _index_reduce
 from gradkit.ops.indexing import _index, gather, index_put_key
 from gradkit.ops.joining import _split, _split_equal
-from gradkit.ops.layers import _embedding, _layer_norm, addmm as _linear_addmm, mm_linear
+from gradkit.ops.embedding import _embedding
+from gradkit.ops.layers import _layer_norm, addmm as _linear_addmm, mm_linear
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_cholesky_solve import _cholesky_solve
 from gradkit.ops.linalg_decompositions import _eigh, _qr, _svd
@@ -218,7 +219,7 @@ _forms(_narrow_copy, length=lambda node: node.params["end"] - node.params["start
 for _op in (index_add, index_copy):
     _forms(_op, source_dim=lambda node: len(saved_entry(node, 3)))
 _forms(_embedding, padding_idx=_param("padding_idx", lambda i: -1 if i is None else i),
-       scale_grad_by_freq=_constant(False), sparse=_constant(False),
+       scale_grad_by_freq=_param("scale_grad_by_freq"), sparse=_constant(False),
        weight_sym_argsize_0=lambda node: saved_entry(node, 1)[0])
 for _op in (_rrelu_with_noise, _rrelu_in_place):  # the noise is passed as an array
     _forms(_op, noise=lambda node: _as_tensor(saved_entry(node, 1)))

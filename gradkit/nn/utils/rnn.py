@@ -22,6 +22,7 @@ from typing import NamedTuple
 from gradkit import backend, creation, ops
 from gradkit.backend import int64
 from gradkit._tensor import Tensor
+from gradkit.ops.one_node import one_node
 
 _SORTED_LENGTHS = ("`lengths` array must be sorted in decreasing order when `enforce_sorted` "
                    "is True. You can pass `enforce_sorted=False` to pack_padded_sequence "
@@ -123,13 +124,11 @@ def invert_permutation(permutation: Tensor | None) -> Tensor | None:
                                                           device=permutation.device))
 
 
-def _as_lengths(lengths) -> list[int]:
-    if not isinstance(lengths, Tensor):
-        return [int(n) for n in lengths]
-    if lengths.ndim != 1:
-        raise RuntimeError("'lengths' argument should be a 1D CPU int64 tensor, but got "
-                           f"{lengths.ndim}D cpu Long tensor")
-    return [int(n) for n in lengths.to(int64).tolist()]
+def _as_lengths(lengths) -> Tensor:
+    """torch's: a tensor of lengths as int64, other sequences through as_tensor."""
+    if isinstance(lengths, Tensor):
+        return lengths.to(int64)
+    return creation.as_tensor(lengths, dtype=int64)
 
 
 def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
@@ -139,13 +138,17 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
     lengths = _as_lengths(lengths)
     sorted_indices = None
     if not enforce_sorted:
-        sorted_lengths, sorted_indices = ops.sort(creation.tensor(lengths, dtype=int64),
-                                                  descending=True)
-        lengths = sorted_lengths.tolist()
+        lengths, sorted_indices = ops.sort(lengths, descending=True)
         sorted_indices = sorted_indices.to(input.device)
         input = ops.index_select(input, 0 if batch_first else 1, sorted_indices)
     if batch_first:
         input = input.transpose(0, 1)
+    if input.numel() == 0:  # ATen's checks, in its order
+        raise RuntimeError("Cannot pack empty tensors.")
+    if lengths.ndim != 1:
+        raise RuntimeError("'lengths' argument should be a 1D CPU int64 tensor, but got "
+                           f"{lengths.ndim}D cpu Long tensor")
+    lengths = [int(n) for n in lengths.tolist()]
     if len(lengths) != input.shape[1]:
         raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
                            f"{len(lengths)} (batch_size={input.shape[1]})")
@@ -155,7 +158,10 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
     if any(a < b for a, b in zip(lengths, lengths[1:])):
         raise RuntimeError(_SORTED_LENGTHS)
     batch_sizes = [sum(n > t for n in lengths) for t in range(lengths[0])]
-    data = ops.cat([input[t, :size] for t, size in enumerate(batch_sizes)], 0)
+    data = one_node("PackPaddedSequenceBackward0",  # torch's single node for the packing
+                    lambda padded: ops.cat([padded[t, :size]
+                                            for t, size in enumerate(batch_sizes)], 0),
+                    (input,))
     return PackedSequence(data, creation.tensor(batch_sizes, dtype=int64), sorted_indices,
                           None)
 
@@ -174,44 +180,25 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
                              f"sequence length being {steps}")
         steps = total_length
     data = sequence.data
-    batch, features = batch_sizes[0], tuple(data.shape[1:])
-
-    def filler(rows: int) -> Tensor:
-        return creation.full((rows,) + features, padding_value, dtype=data.dtype,
-                             device=data.device)
-
-    rows = ops.split(data, batch_sizes, 0)
-    padded = [ops.cat([part, filler(batch - part.shape[0])], 0) if part.shape[0] < batch
-              else part for part in rows]
-    padded += [filler(batch)] * (steps - len(batch_sizes))
-    output = ops.stack(padded, 0)  # time-major, then a transposed view, as torch's strides
+    # ATen's: the padding value everywhere, each time step's rows copied in (CopySlices)
+    output = creation.full((steps, batch_sizes[0]) + tuple(data.shape[1:]), padding_value,
+                           dtype=data.dtype, device=data.device)
+    for t, rows in enumerate(ops.split(data, batch_sizes, 0)):
+        output[t, :rows.shape[0]].copy_(rows)
     output = output.transpose(0, 1) if batch_first else output
-    lengths = creation.tensor([sum(size > b for size in batch_sizes) for b in range(batch)],
-                              dtype=int64)
+    lengths = creation.tensor([sum(size > b for size in batch_sizes)
+                               for b in range(batch_sizes[0])], dtype=int64)
     if sequence.unsorted_indices is not None:
         output = ops.index_select(output, 0 if batch_first else 1, sequence.unsorted_indices)
         lengths = lengths[sequence.unsorted_indices.cpu()]
     return output, lengths
 
 
-def _padded_to(seq: Tensor, first: Tensor, length: int, value: float, left: bool) -> Tensor:
-    if tuple(seq.shape[1:]) != tuple(first.shape[1:]):
-        dim = next((i for i, (a, b) in enumerate(zip(first.shape, seq.shape))
-                    if i and a != b), seq.ndim)
-        raise RuntimeError(f"The size of tensor a ({first.shape[dim]}) must match the size of "
-                           f"tensor b ({seq.shape[dim]}) at non-singleton dimension {dim}")
-    seq = seq.to(first.dtype)
-    if seq.shape[0] == length:
-        return seq
-    fill = creation.full((length - seq.shape[0],) + tuple(first.shape[1:]), value,
-                         dtype=first.dtype, device=first.device)
-    return ops.cat([fill, seq] if left else [seq, fill], 0)
-
-
 def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.0,
                  padding_side: str = "right") -> Tensor:
     """Stack sequences of different lengths (L_i, *) into (T, B, *) (B, T, * with
-    batch_first), filling with ``padding_value`` on ``padding_side``; dtype of the first."""
+    batch_first), filling with ``padding_value`` on ``padding_side``; dtype of the first.
+    As ATen's, each sequence is copied (broadcast) into its slot of the filled output."""
     if not isinstance(sequences, Iterable):
         raise RuntimeError("pad_sequence: Expected iterable for input sequences, but got arg "
                            f"of type: {type(sequences)}")
@@ -221,10 +208,34 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
     if padding_side not in ("left", "right"):
         raise RuntimeError(f"Expected padding_side to be one of left or right, but got "
                            f"{padding_side}.")
+    first = sequences[0]
+    if first.ndim == 0:  # (ATen slices the first sequence's trailing sizes)
+        raise RuntimeError("ArrayRef: invalid slice, N = 1; size = 0")
     length = max(seq.shape[0] for seq in sequences)
-    padded = [_padded_to(seq, sequences[0], length, padding_value, padding_side == "left")
-              for seq in sequences]
-    return ops.stack(padded, 0 if batch_first else 1)
+    lead = (len(sequences), length) if batch_first else (length, len(sequences))
+    output = creation.full(lead + tuple(first.shape[1:]), padding_value, dtype=first.dtype,
+                           device=first.device)
+    for b, seq in enumerate(sequences):
+        start = length - seq.shape[0] if padding_side == "left" else 0
+        steps = slice(start, start + seq.shape[0])
+        slot = output[b, steps] if batch_first else output[steps, b]
+        if seq.ndim > slot.ndim:  # copy_ reads a longer shape as a broadcast too
+            _refuse_longer_shape(tuple(slot.shape), tuple(seq.shape))
+        slot.copy_(seq)
+    return output
+
+
+def _refuse_longer_shape(slot: tuple, shape: tuple) -> None:
+    """torch's copy_ errors for a source of more dims than its slot: its broadcast, then the
+    broadcast shape that is not the slot's."""
+    padded = (1,) * (len(shape) - len(slot)) + slot
+    for dim in reversed(range(len(shape))):
+        if padded[dim] != shape[dim] and 1 not in (padded[dim], shape[dim]):
+            raise RuntimeError(f"The size of tensor a ({padded[dim]}) must match the size of "
+                               f"tensor b ({shape[dim]}) at non-singleton dimension {dim}")
+    broadcast = [max(a, b) for a, b in zip(padded, shape)]
+    raise RuntimeError(f"output with shape {list(slot)} doesn't match the broadcast shape "
+                       f"{broadcast}")
 
 
 def unpad_sequence(padded_sequences: Tensor, lengths: Tensor,

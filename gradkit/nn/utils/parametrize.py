@@ -154,8 +154,10 @@ class ParametrizationList(ModuleList):
             x = self[0](self.original)
         else:
             x = self[0](*(getattr(self, f"original{i}") for i in range(self.ntensors)))
-        for module in list(self)[1:]:
-            x = module(x)
+        index = 1  # by integer name: a nested parametrization adds a `parametrizations` child
+        while hasattr(self, str(index)):
+            x = self[index](x)
+            index += 1
         return x
 
 

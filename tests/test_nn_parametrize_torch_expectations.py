@@ -680,3 +680,21 @@ def test_pickle_and_deepcopy_of_weight_norm(lib):
     m2 = copy.deepcopy(m)
     x = lib.randn(3, 4)
     assert lib.equal(m(x), m2(x))
+
+
+@both
+def test_plain_attributes_before_module_init(lib):
+    """torch refuses only parameters, modules and buffers before Module.__init__ (the
+    deepcopy above assigns ``__dict__`` to a fresh ``__new__`` instance)."""
+    class Early(lib.nn.Module):
+        def __init__(self, value):
+            self.plain = 1
+            self.tensor = lib.ones(1)
+            self.value = value
+
+    assert Early(None).plain == 1
+    for value, what in ((lib.nn.Parameter(lib.ones(1)), "parameters"),
+                        (lib.nn.ReLU(), "module"), (lib.nn.Buffer(lib.ones(1)), "buffer")):
+        with pytest.raises(AttributeError, match=f"^cannot assign {what} before "
+                                                 r"Module.__init__\(\) call$"):
+            Early(value)

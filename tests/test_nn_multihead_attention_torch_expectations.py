@@ -338,3 +338,17 @@ def test_query_and_bias_of_different_dtypes_like_torch():
             results.append(mha(*(lib.tensor(x),) * 3))
     for g, t in zip(*results, strict=True):
         _same(g, t)
+
+
+def test_static_key_and_value_gradcheck_and_gradgradcheck():
+    gradkit.manual_seed(0)
+    mha = gradkit.nn.MultiheadAttention(4, 2).double()
+
+    def run(query, static_k, static_v):
+        return gradkit.nn.functional.multi_head_attention_forward(
+            *_functional_args(gradkit, mha, query), static_k=static_k, static_v=static_v,
+            training=False)[0]
+    inputs = tuple(gradkit.randn(*shape, dtype=gradkit.float64, requires_grad=True)
+                   for shape in ((3, 2, 4), (4, 5, 2), (4, 5, 2)))
+    assert gradkit.autograd.gradcheck(run, inputs)
+    assert gradkit.autograd.gradgradcheck(run, inputs)

@@ -698,3 +698,53 @@ def test_plain_attributes_before_module_init(lib):
         with pytest.raises(AttributeError, match=f"^cannot assign {what} before "
                                                  r"Module.__init__\(\) call$"):
             Early(value)
+
+
+@both
+def test_errors_assigning_to_a_parametrized_tensor(lib):
+    """Assignment runs right_inverse; torch's ParametrizationList.right_inverse errors."""
+    P, nn = lib.nn.utils.parametrize, lib.nn  # noqa: N806 - a module
+    state = {"inverse": None}
+
+    class One(nn.Module):  # one original; right_inverse returns what the test asks
+        def forward(self, x):
+            return x
+
+        def right_inverse(self, x):
+            return x if state["inverse"] is None else state["inverse"](x)
+
+    class Two(nn.Module):  # two originals
+        def forward(self, x, y):
+            return x + y
+
+        def right_inverse(self, x):
+            return (x, lib.zeros_like(x)) if state["inverse"] is None else state["inverse"](x)
+
+    module = nn.Linear(3, 4)
+    P.register_parametrization(module, "weight", One())
+    P.register_parametrization(module, "bias", Two())
+    for name, inverse, message in [
+            ("weight", lambda x: (x, x), "^`right_inverse` should return a tensor. Got tuple$"),
+            ("weight", lambda x: x.double(), "^The tensor returned by `right_inverse` has dtype "
+                                             "torch.float64 while `original` has dtype "
+                                             "torch.float32$"),
+            ("bias", lambda x: x, "^'right_inverse' must return a sequence of tensors. Got "
+                                  "Tensor.$"),
+            ("bias", lambda x: (x,), "^'right_inverse' must return a sequence of tensors of "
+                                     "length 2. Got a sequence of length 1.$"),
+            ("bias", lambda x: (x, None), "^'right_inverse' must return a sequence of tensors "
+                                          "or reference-type opaques. Got element 1 of type "
+                                          "NoneType.$"),
+            ("bias", lambda x: (x, x.double()), "^Tensor 1 returned by `right_inverse` has "
+                                                "dtype torch.float64 while `original1` has "
+                                                "dtype torch.float32$")]:
+        state["inverse"] = inverse
+        with pytest.raises(ValueError, match=message.replace("torch.", lib.__name__ + ".")):
+            setattr(module, name, lib.ones(module.weight.shape if name == "weight" else 4))
+    state["inverse"] = None
+    module.bias = lib.full((4,), 2.0)  # a working assignment after the refusals
+    assert module.parametrizations.bias.original0.tolist() == [2.0] * 4
+    P.register_parametrization(module, "weight", _modules(lib)["NoResize"]())
+    with pytest.raises(RuntimeError, match="^parametrization NoResize does not implement "
+                                           "right_inverse.$"):
+        module.weight = lib.zeros(4, 3)

@@ -5,6 +5,7 @@ Programs with torch's asserts run on both libraries; where no random draw is inv
 (weights copied in, u and v copied between the libraries) the numbers are compared too.
 Left out: DataParallel, bfloat16, the swap_tensors path.
 """
+import contextlib
 import copy
 
 import numpy as np
@@ -304,3 +305,33 @@ def test_weight_norm_parametrization(lib):
     m = lib.nn.utils.parametrizations.weight_norm(m, dim=None)
     assert m.parametrizations.weight.original0.size() == ()
     assert lib.allclose(m(x), expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("hooked", [False, True])
+@pytest.mark.parametrize("dim", [-3, -2, -1, 0, 1, 2, None])
+def test_weight_norm_of_every_dim_like_torch(hooked, dim):
+    """A negative dim other than -1 counts from the end (torch's transpose(0, dim)): g keeps
+    that dim; -1 and None take one norm of the whole weight."""
+    weight = RNG.standard_normal((4, 3, 2))
+
+    def program(lib):
+        m = lib.nn.Conv1d(3, 4, 2).double()
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor(weight))
+        wrap = lib.nn.utils.weight_norm if hooked else lib.nn.utils.parametrizations.weight_norm
+        with pytest.warns(FutureWarning) if hooked else contextlib.nullcontext():
+            m = wrap(m, dim=dim)
+        m(lib.ones(1, 3, 5, dtype=lib.float64)).sum().backward()
+        return [[tuple(p.shape) for p in m.parameters()], m.weight] + \
+            [p.grad for p in m.parameters()]
+    like_torch(program)
+
+
+@pytest.mark.parametrize("shape,dim", [((4, 3, 2), 3), ((4, 3, 2), -4), ((), 0), ((), 1)])
+def test_norm_except_dim_out_of_range_like_torch(shape, dim):
+    message = "Dimension out of range" if dim else "Dimension specified as 0 but tensor"
+    raises_like_torch(lambda lib: lib.norm_except_dim(lib.ones(shape), 2, dim), IndexError,
+                      message)
+    if len(shape) > 1:
+        raises_like_torch(lambda lib: lib.nn.utils.parametrizations.weight_norm(
+            lib.nn.Conv1d(3, 4, 2), dim=dim), IndexError, message)

@@ -748,3 +748,18 @@ def test_errors_assigning_to_a_parametrized_tensor(lib):
     with pytest.raises(RuntimeError, match="^parametrization NoResize does not implement "
                                            "right_inverse.$"):
         module.weight = lib.zeros(4, 3)
+
+
+@both
+def test_assigning_a_parameter_to_a_parametrized_name_is_refused(lib):
+    """A Parameter goes through register_parameter, which refuses the parametrized property
+    (torch's KeyError); a plain tensor goes through right_inverse."""
+    m = lib.nn.Linear(3, 3)
+    lib.nn.utils.parametrize.register_parametrization(m, "weight", _modules(lib)["Double"]())
+    with pytest.raises(KeyError, match="attribute 'weight' already exists"):
+        m.weight = lib.nn.Parameter(lib.zeros(3, 3))
+    assert "weight" not in m._parameters
+    m.weight = lib.ones(3, 3)
+    assert m.parametrizations.weight.original.tolist() == [[0.5] * 3] * 3
+    with pytest.raises(KeyError, match="attribute 'forward' already exists"):
+        m.forward = lib.nn.Parameter(lib.zeros(1))

@@ -73,6 +73,8 @@ class Module(ModuleHooks, ModuleState):
                                      (self._modules, Module, "child module")):
             if isinstance(value, kind):  # it replaces whatever had the name, in its place
                 self._forget(name, keep=registry)
+                if kind is Parameter:  # torch's register_parameter checks (a property stays)
+                    _check_name(self, name, "parameter")
                 registry[name] = self._registered(kind, name, value)
                 return
             if name in registry:  # only None may replace a registered one

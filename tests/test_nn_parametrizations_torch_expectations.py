@@ -335,3 +335,26 @@ def test_norm_except_dim_out_of_range_like_torch(shape, dim):
     if len(shape) > 1:
         raises_like_torch(lambda lib: lib.nn.utils.parametrizations.weight_norm(
             lib.nn.Conv1d(3, 4, 2), dim=dim), IndexError, message)
+
+
+@both
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+def test_orthogonal_parametrization_of_a_conv_weight(lib, shape):
+    """torch's use_linear=False branch (skipped there for complex): a batch of matrices."""
+    x = lib.randn(2, 2, shape[0] + 2, shape[1] + 1)
+    for name in ("matrix_exp", "cayley", "householder"):
+        for trivial in (False, True):
+            m = lib.nn.Conv2d(2, 3, shape)
+            w_init = m.weight.clone()
+            lib.nn.utils.parametrizations.orthogonal(m, "weight", name,
+                                                     use_trivialization=trivial)
+            assert m.weight.shape == (3, 2) + shape
+            _assert_is_orthogonal(lib, m.weight)
+            if trivial or name == "householder":
+                _assert_weight_is_q_of(lib, m.weight, w_init)
+            opt = lib.optim.SGD(m.parameters(), lr=0.1)
+            for _ in range(2):
+                opt.zero_grad()
+                m(x).norm().backward()
+                opt.step()
+                _assert_is_orthogonal(lib, m.weight)

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import gradkit
+from torch_expectations.twin import both_libraries as both
 
 try:
     import torch
@@ -23,10 +24,6 @@ except ImportError:
     torch = None
 
 stats = pytest.importorskip("scipy.stats")
-LIBS = [pytest.param(gradkit, id="gradkit"),
-        pytest.param(torch, id="torch",
-                     marks=pytest.mark.skipif(torch is None, reason="torch not installed"))]
-both = pytest.mark.parametrize("lib", LIBS)
 INITS = ("uniform_", "normal_", "trunc_normal_", "xavier_uniform_", "xavier_normal_",
          "kaiming_uniform_", "kaiming_normal_", "orthogonal_")
 

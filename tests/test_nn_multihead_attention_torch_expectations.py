@@ -13,17 +13,13 @@ import numpy as np
 import pytest
 
 import gradkit
-from torch_expectations.twin import raises_like_torch
+from torch_expectations.twin import both_libraries as both, raises_like_torch
 
 try:
     import torch
 except ImportError:
     torch = None
 
-LIBS = [pytest.param(gradkit, id="gradkit"),
-        pytest.param(torch, id="torch",
-                     marks=pytest.mark.skipif(torch is None, reason="torch not installed"))]
-both = pytest.mark.parametrize("lib", LIBS)
 
 
 def _softmax(x):

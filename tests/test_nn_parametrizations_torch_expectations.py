@@ -12,17 +12,8 @@ import numpy as np
 import pytest
 
 import gradkit
-from torch_expectations.twin import like_torch, raises_like_torch
+from torch_expectations.twin import both_libraries as both, like_torch, raises_like_torch
 
-try:
-    import torch
-except ImportError:
-    torch = None
-
-LIBS = [pytest.param(gradkit, id="gradkit"),
-        pytest.param(torch, id="torch",
-                     marks=pytest.mark.skipif(torch is None, reason="torch not installed"))]
-both = pytest.mark.parametrize("lib", LIBS)
 RNG = np.random.default_rng(11)
 WEIGHT, BIAS, INPUT = RNG.standard_normal((7, 5)), RNG.standard_normal(7), \
     RNG.standard_normal((3, 5))

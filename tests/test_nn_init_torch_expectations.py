@@ -387,3 +387,20 @@ def test_version_counter_bumps_as_torch(lib, fill, versions):
     weight = lib.empty(40, 20, dtype=lib.float64, requires_grad=True)
     fill(lib.nn.init, weight)
     assert weight._version == versions
+
+
+@pytest.mark.parametrize("name,kwargs", [(name, {}) for name in INITS] + [
+    ("trunc_normal_", {"a": 2.0, "b": 3.0}), ("sparse_", {"sparsity": 0.5}),
+    ("eye_", {}), ("constant_", {"val": 0.5})])
+def test_every_initializer_on_a_stand_in_gpu(monkeypatch, name, kwargs):
+    """Same seed, same numbers on the host and on the device; the tensor stays there."""
+    import strict_xp
+    strict_xp.install(monkeypatch)
+    fill = getattr(gradkit.nn.init, name)
+    filled = []
+    for device in ("cpu", "cuda"):
+        gradkit.manual_seed(3)
+        weight = gradkit.nn.Parameter(gradkit.empty(6, 4, device=device))
+        assert fill(weight, **kwargs) is weight and weight.device.type == device
+        filled.append(weight.detach().cpu().numpy())
+    np.testing.assert_allclose(filled[1], filled[0], rtol=1e-6)

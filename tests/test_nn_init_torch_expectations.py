@@ -404,3 +404,17 @@ def test_every_initializer_on_a_stand_in_gpu(monkeypatch, name, kwargs):
         assert fill(weight, **kwargs) is weight and weight.device.type == device
         filled.append(weight.detach().cpu().numpy())
     np.testing.assert_allclose(filled[1], filled[0], rtol=1e-6)
+
+
+@both
+def test_fans_of_every_rank_and_of_empty_tensors(lib):
+    """fan_in = size(1) · receptive field, fan_out = size(0) · receptive field; a zero fan
+    sum divides by zero in xavier as in torch, a zero-element kaiming is a no-op."""
+    fans = lib.nn.init._calculate_fan_in_and_fan_out
+    for shape, expected in (((2, 3), (3, 2)), ((4, 3, 5), (15, 20)), ((4, 3, 2, 2), (12, 16)),
+                            ((0, 3), (3, 0)), ((3, 0, 2), (0, 6))):
+        assert fans(lib.empty(shape)) == expected
+    empty = lib.empty(0, 3)
+    assert lib.nn.init.xavier_uniform_(empty) is empty
+    with pytest.raises(ZeroDivisionError):
+        lib.nn.init.xavier_normal_(lib.empty(0, 0))

@@ -271,7 +271,7 @@ def test_fan_in_fan_out():
         init.kaiming_uniform_(gradkit.empty(3, 3), mode="fan_avg")
 
 
-@pytest.mark.parametrize("fill,low,high,std", [
+_INIT_DISTRIBUTIONS = [
     (lambda w: init.uniform_(w, -0.5, 0.5), -0.5, 0.5, 1 / math.sqrt(12)),
     (lambda w: init.kaiming_uniform_(w, a=math.sqrt(5)), -1 / math.sqrt(200),
      1 / math.sqrt(200), 1 / math.sqrt(600)),
@@ -281,12 +281,17 @@ def test_fan_in_fan_out():
     (lambda w: init.xavier_normal_(w, gain=2.0), None, None, 2 * math.sqrt(2 / 600)),
     (lambda w: init.normal_(w, 1.0, 0.1), None, None, 0.1),
     (lambda w: init.trunc_normal_(w, std=1.0, a=-1.0, b=1.0), -1.0, 1.0, 0.5376),
-])
+]
+
+
+@pytest.mark.parametrize("fill,low,high,std", _INIT_DISTRIBUTIONS)
 def test_init_distributions(fill, low, high, std):
     w = gradkit.empty(400, 200, dtype=gradkit.float64, requires_grad=True)
     assert fill(w) is w
     values = w.detach().numpy()
-    assert w.requires_grad and w.is_leaf and w._version == 1
+    # trunc_normal_ copies its redraws in: one bump more, as torch
+    versions = 2 if fill is _INIT_DISTRIBUTIONS[-1][0] else 1
+    assert w.requires_grad and w.is_leaf and w._version == versions
     if low is not None:
         assert values.min() >= low and values.max() <= high
     assert values.std() == pytest.approx(std, rel=0.02)

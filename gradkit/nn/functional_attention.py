@@ -89,6 +89,18 @@ def _shaped_attn_mask(attn_mask, heads: int, tgt_len: int, src_len: int):
     raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
 
 
+def _heads(projected, static, name: str, heads: int, head_dim: int):
+    """The projected keys (values) split per head, or the given ``static`` ones instead (as
+    torch, the projection still ran: it is what the attention mask was checked against)."""
+    if static is None:
+        return projected.reshape(projected.shape[0], heads, head_dim).transpose(0, 1)
+    for dim, size in ((0, heads), (2, head_dim)):
+        if static.shape[dim] != size:
+            raise AssertionError(f"expecting {name}.size({dim}) of {size}, but got "
+                                 f"{static.shape[dim]}")
+    return static
+
+
 def _pad_masks(masks: tuple) -> tuple:
     """Masks with one more key column (0: it may be attended), for an added key."""
     return tuple(None if m is None else ops.pad(m, (0, 1), "constant", 0.0) for m in masks)
@@ -103,9 +115,6 @@ def multi_head_attention_forward(
         average_attn_weights: bool = True, is_causal: bool = False):
     """Multi-head attention of (L, N, E) / (L, E) query over (S, N, E) key and value:
     (output, weights averaged over heads or per head, or None without ``need_weights``)."""
-    if static_k is not None or static_v is not None:
-        raise NotImplementedError("gradkit's multi_head_attention_forward has no static_k / "
-                                  "static_v")
     batched = _check_ranks(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -141,15 +150,20 @@ def multi_head_attention_forward(
     heads = bsz * num_heads
     attn_mask = _shaped_attn_mask(attn_mask, heads, tgt_len, key.shape[0])
     if bias_k is not None and bias_v is not None:
+        for name, static in (("key", static_k), ("value", static_v)):
+            if static is not None:
+                raise AssertionError(f"bias cannot be added to static {name}.")
         k = ops.cat([k, bias_k.repeat(1, bsz, 1)])
         v = ops.cat([v, bias_v.repeat(1, bsz, 1)])
         attn_mask, key_padding_mask = _pad_masks((attn_mask, key_padding_mask))
-    elif bias_k is not None or bias_v is not None:
-        raise AssertionError("bias_k and bias_v must both be given or both be None")
+    elif bias_k is not None:
+        raise AssertionError("bias_k is set but bias_v is None")
+    elif bias_v is not None:
+        raise AssertionError("bias_v is set but bias_k is None")
     # (batch·heads, length, head_dim): each head attends on its own
     q = q.reshape(tgt_len, heads, head_dim).transpose(0, 1)
-    k = k.reshape(k.shape[0], heads, head_dim).transpose(0, 1)
-    v = v.reshape(v.shape[0], heads, head_dim).transpose(0, 1)
+    k = _heads(k, static_k, "static_k", heads, head_dim)
+    v = _heads(v, static_v, "static_v", heads, head_dim)
     if add_zero_attn:
         zeros = creation.zeros((heads, 1, head_dim), dtype=k.dtype, device=k.device)
         k, v = ops.cat([k, zeros], 1), ops.cat([v, zeros], 1)

@@ -63,12 +63,18 @@ class Module(ModuleHooks, ModuleState):
 
     # -- attribute registration --------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign to a Module before Module.__init__() call")
+        if "_parameters" not in self.__dict__:  # plain attributes may come first, as torch
+            for kind, what in ((Parameter, "parameters"), (Module, "module"), (Buffer, "buffer")):
+                if isinstance(value, kind):
+                    raise AttributeError(f"cannot assign {what} before Module.__init__() call")
+            object.__setattr__(self, name, value)
+            return
         for registry, kind, what in ((self._parameters, Parameter, "parameter"),
                                      (self._modules, Module, "child module")):
             if isinstance(value, kind):  # it replaces whatever had the name, in its place
                 self._forget(name, keep=registry)
+                if kind is Parameter:  # torch's register_parameter checks (a property stays)
+                    _check_name(self, name, "parameter")
                 registry[name] = self._registered(kind, name, value)
                 return
             if name in registry:  # only None may replace a registered one

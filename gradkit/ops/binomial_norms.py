@@ -64,6 +64,9 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa:
     if dim == -1:
         return norm(v, pow)
     ndim = v.ndim
+    if ndim == 0:  # torch's two errors: a dim out of range, or 0 on a tensor without dims
+        _normalize_dim(dim, ndim)
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     if dim == 0 or dim == ndim - 1:
         size = v.shape[dim]
         output_size = tuple(size if d == dim else 1 for d in range(ndim))

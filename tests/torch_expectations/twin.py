@@ -90,3 +90,11 @@ def raises_like_torch(program, exception: type, match: str):
     with pytest.raises(exception, match=match) as info:
         program(gradkit)
     return info
+
+
+# a test of ``lib`` run once on gradkit and once on torch (skipped without torch): torch's
+# own asserts held against both libraries
+both_libraries = pytest.mark.parametrize("lib", [
+    pytest.param(gradkit, id="gradkit"),
+    pytest.param(torch, id="torch",
+                 marks=pytest.mark.skipif(torch is None, reason="torch not installed"))])

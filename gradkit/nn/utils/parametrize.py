@@ -142,6 +142,10 @@ class ParametrizationList(ModuleList):
                                  f"{self.ntensors}. Got a sequence of length {len(value)}.")
             for i, tensor in enumerate(value):
                 original = getattr(self, f"original{i}")
+                if not isinstance(tensor, Tensor):
+                    raise ValueError("'right_inverse' must return a sequence of tensors or "
+                                     f"reference-type opaques. Got element {i} of type "
+                                     f"{type(tensor).__name__}.")
                 if original.dtype != tensor.dtype:
                     raise ValueError(f"Tensor {i} returned by `right_inverse` has dtype "
                                      f"{tensor.dtype} while `original{i}` has dtype "
@@ -154,8 +158,10 @@ class ParametrizationList(ModuleList):
             x = self[0](self.original)
         else:
             x = self[0](*(getattr(self, f"original{i}") for i in range(self.ntensors)))
-        for module in list(self)[1:]:
-            x = module(x)
+        index = 1  # by integer name: a nested parametrization adds a `parametrizations` child
+        while hasattr(self, str(index)):
+            x = self[index](x)
+            index += 1
         return x
 
 

@@ -19,15 +19,7 @@ from gradkit.nn import functional as F  # noqa: N812 - torch convention
 from gradkit.nn.layers_more import ConvTranspose2d
 from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
-
-
-def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
-    """The ``pow``-norm of each slice of ``v`` along ``dim``, shaped to broadcast against v;
-    ``dim=-1`` means the norm of all of v (torch's convention, not the last dim)."""
-    if dim == -1:
-        return v.norm(pow)
-    others = tuple(d for d in range(v.ndim) if d != dim)
-    return v.norm(pow, dim=others, keepdim=True)
+from gradkit.ops import norm_except_dim  # torch.norm_except_dim: one definition
 
 
 def weight_norm_of(v: Tensor, g: Tensor, dim: int) -> Tensor:

@@ -281,8 +281,8 @@ def empty_convolution(input, weight, bias, out_channels: int, out_sizes):  # noq
     if bias is not None:
         out = inplace(out, add, select(bias, 0, 0))
     # a complex weight of a real input: torch runs no complex_convolution and the convolution
-    # op has no complex derivative
-    if out.is_complex() and out.requires_grad:
+    # op has no complex derivative (a complex input runs complex_convolution, differentiable)
+    if out.is_complex() and out.requires_grad and not input.is_complex():
         raise RuntimeError("convolution does not support automatic differentiation for outputs "
                            "with complex dtype.")
     return reshape(out, (input.shape[0], out_channels) + out_sizes)
@@ -312,7 +312,7 @@ def conv_nd(input, weight, bias, stride, padding, dilation, groups: int, d: int,
     return squeeze(out, 0) if added else out
 
 
-@tensor_parameters("weight", "bias", overloaded=True)
+@tensor_parameters("input", "weight", "bias", overloaded=True)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
     """torch.nn.functional.conv2d: (N, C, H, W) or (C, H, W) input, (O, C/groups, kh, kw) weight.
 

@@ -21,7 +21,7 @@ from gradkit.tensor_arguments import tensor_parameters
 _LETTERS = ("ijk", "xyz")  # kernel dims, spatial dims
 
 
-@tensor_parameters("weight", "bias", overloaded=True)
+@tensor_parameters("input", "weight", "bias", overloaded=True)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
     """torch.nn.functional.conv1d: (N, C, L) or (C, L) input, (O, C/groups, k) weight.
 
@@ -31,7 +31,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
     return conv_nd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
-@tensor_parameters("weight", "bias", overloaded=True)
+@tensor_parameters("input", "weight", "bias", overloaded=True)
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
     """torch.nn.functional.conv3d: (N, C, D, H, W) or (C, D, H, W) input."""
     return conv_nd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
@@ -102,7 +102,7 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
     return squeeze(out, 0) if added else out
 
 
-@tensor_parameters("weight", "bias")
+@tensor_parameters("input", "weight", "bias")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups: int = 1, dilation=1):
     """torch.nn.functional.conv_transpose1d: the input-gradient of conv1d, as a layer."""
@@ -110,7 +110,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                              dilation, 1, "conv_transpose1d")
 
 
-@tensor_parameters("weight", "bias")
+@tensor_parameters("input", "weight", "bias")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups: int = 1, dilation=1):
     """torch.nn.functional.conv_transpose2d: (N, C_in, H, W), weight (C_in, C_out/groups, kh, kw).
@@ -122,7 +122,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                              dilation, 2, "conv_transpose2d")
 
 
-@tensor_parameters("weight", "bias")
+@tensor_parameters("input", "weight", "bias")
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups: int = 1, dilation=1):
     """torch.nn.functional.conv_transpose3d: (N, C_in, D, H, W) or (C_in, D, H, W) input,

@@ -17,6 +17,7 @@ from gradkit._not_implemented import module_getattr
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
+from gradkit.nn import grad  # noqa: F401 - torch's F.grad is torch.nn.grad
 from gradkit.nn.functional_attention import multi_head_attention_forward
 from gradkit.nn.functional_aliases import (
     adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices,

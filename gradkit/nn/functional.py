@@ -34,7 +34,7 @@ from gradkit.ops.conv import conv2d
 from gradkit.ops.ctc import ctc_loss
 from gradkit.ops.grad_edges import input_edge
 from gradkit.ops.conv_more import (
-    conv1d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d)
+    conv1d, conv3d, conv_tbc, conv_transpose1d, conv_transpose2d, conv_transpose3d)
 from gradkit.ops.interpolate import interpolate
 from gradkit.ops.one_node import one_node
 from gradkit.ops.elementwise import tanh
@@ -97,6 +97,8 @@ __all__ = [
     "pdist",
     # lane nsfunc: the 3-d variants
     "adaptive_max_pool3d", "conv_transpose3d", "lp_pool3d", "max_unpool3d",
+    # lane texp16
+    "conv_tbc",
     # lane rnnfn
     "fractional_max_pool2d", "fractional_max_pool3d",
     # lane nnlazy: the other spellings (functional_aliases.py)

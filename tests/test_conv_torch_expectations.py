@@ -289,19 +289,20 @@ def test_conv_shapecheck(build, input_size, dtype):
                                          ("Conv3d", (3, 6)), ("ConvTranspose3d", (3, 6))])
 def test_conv_layers_refuse_inputs_of_other_ranks(name, ranks, dtype):
     for rank in ranks:
-        assert_same_as_torch(lambda m: getattr(m.nn, name)(3, 8, 3).to(getattr(m, dtype))(
+        assert_same_as_torch(lambda m, rank=rank: getattr(m.nn, name)(3, 8, 3).to(
+            getattr(m, dtype))(
             m.ones((3,) * rank, dtype=getattr(m, dtype))))
 
 
 def test_conv_transpose2d_output_size_range():
     """test_ConvTranspose2d_output_size: sizes 18..20 reachable, others a ValueError."""
-    for h in (18, 20):
-        for w in (18, 19):
-            assert_same_as_torch(lambda m: _layer(m, "ConvTranspose2d", 3, 4, 3, 3, 0, 2)(
-                _tensor(m, 2, 3, 6, 6), output_size=(h, w)), rtol=1e-10)
+    def upsample(m, size):
+        return _layer(m, "ConvTranspose2d", 3, 4, 3, 3, 0, 2)(_tensor(m, 2, 3, 6, 6), size)
+    for size in ((18, 18), (18, 19), (20, 18), (20, 19)):
+        assert_same_as_torch(lambda m, size=size: upsample(m, size), rtol=1e-10)
     for size in ((17, 18), (21, 19), (18, 22)):  # torch.Size printed as gradkit.Size
         def build(m, size=size):
-            _layer(m, "ConvTranspose2d", 3, 4, 3, 3, 0, 2)(_tensor(m, 2, 3, 6, 6), size)
+            upsample(m, size)
         assert _error(build, gradkit) == _error(build, torch)
 
 
@@ -384,20 +385,19 @@ def test_conv2d_backward_twice_needs_retain_graph():
     assert_same_as_torch(program)
 
 
-def test_conv2d_discontiguous_weight():
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+def test_conv2d_discontiguous_weight(dtype):
     """test_conv2d_discontiguous_weight (pytorch#55781): a strided weight view."""
-    for dtype in ("float32", "complex64"):
-        def program(m):
-            x = m.ones(4, 16, 6, 6, dtype=getattr(m, dtype))
-            w = m.arange(0, 1.0, 1 / 2.0**10).reshape(32, 16, 1, 2).to(getattr(m, dtype))
-            w = w[:, :, :, ::2]
-            assert not w.is_contiguous()
-            return m.nn.functional.conv2d(x, w, None)
-        assert_same_as_torch(program, **FLOAT32)
-        # closed form: every output sums 16 channels of the weight's even entries
-        w = np.arange(0, 1.0, 1 / 2.0**10).reshape(32, 16, 1, 2)[:, :, :, 0]
-        out = program(gradkit)
-        np.testing.assert_allclose(out.sum().item(), 4 * 36 * w.sum(), rtol=1e-6)
+    def program(m):
+        x = m.ones(4, 16, 6, 6, dtype=getattr(m, dtype))
+        w = m.arange(0, 1.0, 1 / 2.0**10).reshape(32, 16, 1, 2).to(getattr(m, dtype))
+        w = w[:, :, :, ::2]
+        assert not w.is_contiguous()
+        return m.nn.functional.conv2d(x, w, None)
+    assert_same_as_torch(program, **FLOAT32)
+    # closed form: every output sums 16 channels of the weight's even entries
+    w = np.arange(0, 1.0, 1 / 2.0**10).reshape(32, 16, 1, 2)[:, :, :, 0]
+    np.testing.assert_allclose(program(gradkit).sum().item(), 4 * 36 * w.sum(), rtol=1e-6)
 
 
 @pytest.mark.parametrize("dims", [1, 2, 3])

@@ -167,7 +167,7 @@ def _padding(padding, kernel, stride, dilation):
         total = [dl * (k - 1) for dl, k in zip(dilation, kernel, strict=True)]
         return tuple(p for t in total for p in (t // 2, t - t // 2))
     if isinstance(padding, str):
-        raise ValueError(f"Invalid padding string '{padding}', should be one of ['valid', 'same']")
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
     pads = _ntuple(padding, "padding", d)
     if min(pads) < 0:
         raise RuntimeError("negative padding is not supported")
@@ -188,7 +188,7 @@ def check_conv_arguments(input, weight, bias, stride, dilation, groups, d, trans
     stride, dilation = _ntuple(stride, "stride", d), _ntuple(dilation, "dilation", d)
     if min(stride) <= 0:
         raise RuntimeError("non-positive stride is not supported")
-    if min(dilation) <= 0:
+    if min(dilation) < 0:  # a zero one only reaches the kernels: refuse_zero_dilation
         raise RuntimeError("dilation should be greater than zero")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
@@ -262,6 +262,20 @@ def _x(sizes) -> str:
     return " x ".join(map(str, sizes))
 
 
+def refuse_zero_dilation(input, dilation: tuple, transposed: bool) -> None:  # noqa: A002
+    """The kernels' check of a zero dilation (torch's empty backend runs none), in the 2-D
+    form torch runs a 1-D convolution as."""
+    if 0 not in dilation or input.shape[0] == 0 or input.shape[1] == 0:
+        return
+    shown = (1,) * (len(dilation) == 1) + tuple(dilation)
+    if transposed:
+        names = ("depth", "height", "width")[-len(shown):]
+        got = ", ".join(f"dilation_{n}: {v}" for n, v in zip(names, shown, strict=True))
+    else:
+        got = str(list(shown))
+    raise RuntimeError(f"dilation should be greater than zero, but got {got}")
+
+
 def refuse_bool(input, weight, kernel: str) -> None:  # noqa: A002 - torch's name
     """torch's CPU convolution kernels have no bool instance (empty operands run none)."""
     if input._data.dtype.kind == "b" and input.numel() and weight.numel():
@@ -301,6 +315,7 @@ def conv_nd(input, weight, bias, stride, padding, dilation, groups: int, d: int,
                            f"Kernel size: ({_x(span)}). Kernel size "
                            "can't be greater than actual input size")
     out_sizes = tuple((p - s) // st + 1 for p, s, st in zip(padded, span, stride, strict=True))
+    refuse_zero_dilation(input, dilation, False)
     refuse_bool(input, weight, "slow_conv_dilated<>" if max(dilation) > 1 else
                 f"slow_conv{3 if d == 3 else 2}d_cpu")
     if empty_backend(input, d):

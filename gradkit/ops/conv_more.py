@@ -10,7 +10,7 @@ from __future__ import annotations
 from gradkit.ops.arithmetic import add
 from gradkit.ops.conv import (
     _ntuple, batched, check_conv_arguments, check_kernel_dtypes, conv_nd, empty_backend,
-    empty_convolution, fold, refuse_bool)
+    empty_convolution, fold, refuse_bool, refuse_zero_dilation)
 from gradkit.ops.einsum import _einsum
 from gradkit.ops.inplace import inplace
 from gradkit.ops.linalg import matmul
@@ -77,6 +77,7 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
     if empty_backend(x, d):
         out = empty_convolution(x, weight, bias, c_out, outs)
         return squeeze(out, 0) if added else out
+    refuse_zero_dilation(x, dilation, True)
     check_kernel_dtypes(x, weight)
     if bias is not None and d == 3:  # the 3-D kernel checks it; the 2-D one adds it in place
         check_kernel_dtypes(x, bias)

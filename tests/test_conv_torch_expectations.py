@@ -497,3 +497,42 @@ def test_conv_of_an_empty_batch(name, groups):
         layer = _layer(m, name, 4, 4, stride=2, kernel_size=3, padding=1, groups=groups)
         return _empty_run(m, layer, m.zeros(0, 4, 4, 4, dtype=m.float64))
     assert_same_as_torch(program)
+
+
+# -- argument checks found while porting (regressions against torch) -------------------------
+
+@pytest.mark.parametrize("name, dims", [("conv1d", 1), ("conv2d", 2), ("conv3d", 3),
+                                        ("conv_transpose1d", 1), ("conv_transpose2d", 2),
+                                        ("conv_transpose3d", 3)])
+@pytest.mark.parametrize("dilation, batch", [(0, 1), (-1, 1), ("one zero", 1), (0, 0)])
+def test_zero_and_negative_dilation(name, dims, dilation, batch):
+    """A negative dilation is refused with the other arguments; a zero one only by the
+    kernels (the empty backend computes), shown in the 2-D form of a 1-D convolution and, for a
+    transposed one, per dim."""
+    if dilation == "one zero":
+        dilation = [1, 0, 1][:dims]
+    assert_same_as_torch(lambda m: getattr(m.nn.functional, name)(
+        _tensor(m, batch, 1, *[5] * dims), _tensor(m, 1, 1, *[3] * dims, seed=1),
+        dilation=dilation), rtol=1e-10)
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: m.nn.functional.conv2d(m.ones(1, 1, 5, 5), m.ones(1, 1, 3, 3), padding="foo"),
+    lambda m: m.nn.functional.conv1d(m.ones(1, 1, 5), m.ones(1, 1, 3), padding="Same"),
+    lambda m: m.nn.functional.conv2d(m.ones(1, 1, 5, 5), m.ones(1, 1, 3, 3), padding="same",
+                                     stride=2),
+    lambda m: m.nn.functional.conv_transpose2d(m.ones(1, 1, 5, 5), m.ones(1, 1, 3, 3),
+                                               padding="same"),
+])
+def test_functional_padding_strings(program):
+    assert_same_as_torch(program)
+
+
+@pytest.mark.parametrize("padding, size", [(5, 3), (3, 3), (4, 3), (2, 1)])
+def test_circular_padding_wraps_at_most_once(padding, size):
+    """F.pad's circular mode (reached by padding_mode='circular') refuses a pad beyond the
+    input's size."""
+    assert_same_as_torch(lambda m: _layer(m, "Conv1d", 1, 1, 3, padding=padding,
+                                          padding_mode="circular")(_tensor(m, 1, 1, size)))
+    assert_same_as_torch(lambda m: m.nn.functional.pad(
+        _tensor(m, 1, 2, size, size + 1), (padding, 0, -1, padding), mode="circular"))

@@ -10,9 +10,12 @@ from __future__ import annotations
 import itertools
 
 from gradkit.ops._op import op
+from gradkit.backend import float16, float32
 from gradkit.ops.arithmetic import add
 from gradkit.ops.complex import conj
+from gradkit.ops.conversion import astype
 from gradkit.ops.einsum import _einsum
+from gradkit.ops.half_scalar import HALF
 from gradkit.ops.inplace import inplace
 from gradkit.ops.padding import pad
 from gradkit.ops.reduction import sum as _sum
@@ -86,6 +89,9 @@ def convolution(xp, x, w, b, padding=(0, 0, 0, 0), geometry=None, groups=1):
 
     ``padding`` lists (before, after) per spatial dim, flat: (top, bottom, left, right) in 2-D.
     """
+    half = x.dtype == HALF  # torch's CPU kernels sum float16 in float32 and round once
+    if half:
+        x, w = x.astype(xp.float32), w.astype(xp.float32)
     padded = xp.pad(x, ((0, 0), (0, 0)) + _pad_pairs(padding))
     cols = unfold(padded, geometry=geometry)
     cols_shape, w_groups = _group_shapes(x.shape, w.shape, groups)
@@ -95,7 +101,7 @@ def convolution(xp, x, w, b, padding=(0, 0, 0, 0), geometry=None, groups=1):
     out = out.reshape((x.shape[0], w.shape[0]) + tuple(geometry[2]))
     if b is not None:
         out += b.reshape((1, -1) + (1,) * len(k))
-    return out
+    return out.astype(HALF) if half else out
 
 
 def _torch_pad(padding):
@@ -104,6 +110,9 @@ def _torch_pad(padding):
 
 
 def _grad_input(g, x, w, padding, geometry, groups):
+    if g.dtype == float16:  # a transposed convolution: float32 sums, rounded once, as torch's
+        return astype(_grad_input(astype(g, float32), x, astype(w, float32), padding, geometry,
+                                  groups), float16)
     n = x.shape[0]
     cols_shape, w_groups = _group_shapes(tuple(x.shape), tuple(w.shape), groups)
     g_groups = reshape(g, (n, groups, w.shape[0] // groups) + tuple(geometry[2]))

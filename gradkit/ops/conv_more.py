@@ -7,10 +7,12 @@ gradients are torch's and differentiable again.
 """
 from __future__ import annotations
 
+from gradkit.backend import float16, float32
 from gradkit.ops.arithmetic import add
 from gradkit.ops.conv import (
     _ntuple, batched, check_conv_arguments, check_kernel_dtypes, conv_nd, empty_backend,
     empty_convolution, fold, refuse_bool, refuse_zero_dilation)
+from gradkit.ops.conversion import astype
 from gradkit.ops.einsum import _einsum
 from gradkit.ops.inplace import inplace
 from gradkit.ops.linalg import matmul
@@ -91,6 +93,11 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
     k, s = _LETTERS[0][:d], _LETTERS[1][:d]
 
     def transposed_convolution(x, weight, bias):
+        if x.dtype == float16:  # torch's CPU kernel sums in float32 and rounds once
+            wide = transposed_convolution(astype(x, float32), astype(weight, float32), None)
+            if bias is not None:
+                wide = add(wide, reshape(bias, (1, c_out) + (1,) * d))
+            return astype(wide, float16)
         cols = _einsum(reshape(x, (n, groups, c_in // groups) + sizes),
                        reshape(weight, (groups, c_in // groups, c_out // groups) + kernel),
                        equation=f"ngc{s},gco{k}->ngo{k}{s}")

@@ -118,8 +118,12 @@ def test_conv_layer_repr_shows_padding_strings_and_modes():
     for build in (lambda m: m.nn.Conv2d(3, 3, 3, padding="same"),
                   lambda m: m.nn.Conv1d(3, 3, 3, padding="valid", padding_mode="circular"),
                   lambda m: m.nn.Conv3d(3, 3, 2, padding=1, padding_mode="reflect"),
-                  lambda m: m.nn.Conv2d(3, 3, 3, padding=(1, 2), padding_mode="replicate")):
+                  lambda m: m.nn.Conv2d(3, 3, 3, padding=(1, 2), padding_mode="replicate"),
+                  lambda m: m.nn.Conv1d(3, 3, 4, padding="same", dilation=3)):
         assert repr(build(gradkit)) == repr(build(torch))
+        # what the layer hands F.pad (a list for a padding string, a tuple for numbers)
+        assert build(gradkit)._reversed_padding_repeated_twice == \
+            build(torch)._reversed_padding_repeated_twice
 
 
 # -- padding strings and padding modes -------------------------------------------------------

@@ -92,15 +92,16 @@ def _check_conv_layer(in_channels: int, out_channels: int, padding, stride: tupl
                          f"padding_mode='{padding_mode}'")
 
 
-def _reversed_padding(padding, kernel: tuple, dilation: tuple) -> list:
+def _reversed_padding(padding, kernel: tuple, dilation: tuple) -> list | tuple:
     """F.pad's (last dim first) form of the layer's padding; 'same' splits each dim's
-    ``dilation * (kernel - 1)`` with the extra one after."""
+    ``dilation * (kernel - 1)`` with the extra one after (a list for a padding string, a tuple
+    for numbers, as torch's)."""
     if padding == "valid":
         return [0, 0] * len(kernel)
     if padding == "same":
         totals = [d * (k - 1) for d, k in zip(dilation, kernel, strict=True)]
         return [p for t in reversed(totals) for p in (t // 2, t - t // 2)]
-    return [p for p in reversed(padding) for _ in range(2)]
+    return tuple(p for p in reversed(padding) for _ in range(2))
 
 
 class _ConvNd(_WeightAndBias):

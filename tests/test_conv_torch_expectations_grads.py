@@ -194,8 +194,13 @@ def test_conv_tbc_values_and_gradients(time, kernel, pad):
                          m.ones(6)),
     lambda m: m.nn.functional.conv_tbc(m.ones(9, 4, 5), m.ones(3, 5, 6), None),
     lambda m: m.conv_tbc(m.ones(9, 4, 5), m.ones(3, 5, 6)),
+    lambda m: m.conv_tbc(m.ones(9, 4, 5), m.ones(3, 5, 6), m.ones(6), 1.5),
+    lambda m: m.conv_tbc(m.ones(9, 4, 5), m.ones(3, 5, 6), m.ones(6), pad=True),
+    lambda m: m.conv_tbc(m.ones(9, 4, 5), m.ones(3, 5, 6), m.ones(6), m.tensor(2)),
+    lambda m: m.conv_tbc(m.ones(9, 4, 5), m.ones(3, 5, 6), m.ones(6), pad=m.tensor([2])),
 ], ids=["input rank", "weight rank", "bias rank", "channels", "bias size", "too short",
-        "dtypes", "float32 bias", "None bias", "no bias"])
+        "dtypes", "float32 bias", "None bias", "no bias", "float pad", "bool pad",
+        "0-d integer tensor pad", "1-element tensor pad"])
 def test_conv_tbc_errors_and_dtypes(program):
     assert_same_as_torch(program)
 

@@ -8,6 +8,7 @@ gradients are torch's and differentiable again.
 from __future__ import annotations
 
 from gradkit.backend import float16, float32
+from gradkit.int_arguments import int_parameters
 from gradkit.ops.arithmetic import add
 from gradkit.ops.conv import (
     _ntuple, batched, check_conv_arguments, check_kernel_dtypes, conv_nd, empty_backend,
@@ -161,6 +162,7 @@ def _check_tbc(input, weight, bias) -> None:  # noqa: A002 - torch's name
 _REQUIRED = object()  # conv_tbc's bias: required, but torch's parser words its absence
 
 
+@int_parameters("conv_tbc", pad=(4, "int"))
 @tensor_parameters("input", "weight", "bias")
 def conv_tbc(input, weight, bias=_REQUIRED, pad: int = 0):  # noqa: A002 - torch's name
     """torch.conv_tbc: a 1-d convolution of a (time, batch, in_channels) input with a

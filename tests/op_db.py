@@ -2009,3 +2009,11 @@ OPS += [
         Sample((N(2, 3), 2.5), {"rounding_mode": "floor"}, name="number"),
         Sample((N(2, 3), P(3)), {"rounding_mode": None}, name="true")), torch=_torch("div")),
 ]
+
+# lane texp16: conv_tbc (torch's time-batch-channel 1-d convolution, one ConvTbcBackward0 node)
+OPS += [
+    OpInfo("conv_tbc", F.conv_tbc, S(
+        Sample((N(5, 2, 3), N(3, 3, 4), N(4), 1)),
+        Sample((N(6, 1, 2), N(2, 2, 3), N(3)), name="no pad"),
+        Sample((N(6, 2, 2), N(2, 2, 1), N(1), -1), name="negative pad crops"))),
+]

@@ -412,8 +412,12 @@ def test_layer_errors():
         nn.Conv2d(3, 4, 3, groups=2)
     with pytest.raises(ValueError, match="out_channels must be divisible by groups"):
         nn.Conv2d(4, 3, 3, groups=2)
-    with pytest.raises(NotImplementedError, match="padding_mode 'reflect' is not supported"):
-        nn.Conv2d(1, 1, 3, padding_mode="reflect")
+    with pytest.raises(ValueError, match="padding_mode must be one of .*, but got "
+                                         "padding_mode='reflection'"):
+        nn.Conv2d(1, 1, 3, padding_mode="reflection")
+    with pytest.raises(ValueError, match='Only "zeros" padding mode is supported for '
+                                         "ConvTranspose2d"):
+        nn.ConvTranspose2d(1, 1, 3, padding_mode="reflect")
     with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
         nn.Embedding(3, 2, padding_idx=3)
     with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but "

@@ -1,6 +1,6 @@
 """gradkit.nn: layers (Modules), Parameter, init and functional, with torch.nn's names."""
 from gradkit._not_implemented import module_getattr
-from gradkit.nn import functional, init, modules, utils
+from gradkit.nn import functional, grad, init, modules, utils
 from gradkit.nn.adaptive import AdaptiveLogSoftmaxWithLoss
 from gradkit.nn.activation import (
     GELU, Flatten, LogSoftmax, ReLU, Sigmoid, Softmax, Softmin, Tanh)
@@ -53,7 +53,7 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            "BatchNorm2d", "InstanceNorm2d", "GroupNorm", "RMSNorm", "MaxPool1d", "AvgPool1d",
            "AvgPool2d", "AdaptiveAvgPool2d",
            "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss", "functional", "init",
-           "utils",
+           "utils", "grad",
            # lane nnact: activations, losses and similarity layers
            "CELU", "ELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
            "LeakyReLU", "LogSigmoid", "Mish", "PReLU", "ReLU6", "RReLU", "SiLU", "Softplus",

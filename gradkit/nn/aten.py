@@ -25,7 +25,7 @@ from gradkit.ops.arithmetic import mul
 from gradkit.ops.conv import conv_nd
 from gradkit.ops.embedding import embedding_renorm_
 from gradkit.ops.pooling import no_stride
-from gradkit.ops.conv_more import conv_transpose_nd
+from gradkit.ops.conv_more import conv_tbc, conv_transpose_nd
 from gradkit.ops.normalization import (
     batch_norm_unchecked, group_norm_unchecked, instance_norm_unchecked)
 from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
@@ -42,7 +42,7 @@ avg_pool1d, adaptive_avg_pool1d, bilinear = F.avg_pool1d, F.adaptive_avg_pool1d,
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "convolution", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
+    "convolution", "conv_tbc", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
     "native_channel_shuffle", "avg_pool1d", "adaptive_avg_pool1d", "bilinear", "dropout",
     "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout", "feature_dropout_",
     "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "layer_norm",

@@ -17,6 +17,7 @@ from gradkit._not_implemented import module_getattr
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
+from gradkit.nn import grad  # noqa: F401 - torch's F.grad is torch.nn.grad
 from gradkit.nn.functional_attention import multi_head_attention_forward
 from gradkit.nn.functional_aliases import (
     adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices,
@@ -33,7 +34,7 @@ from gradkit.ops.conv import conv2d
 from gradkit.ops.ctc import ctc_loss
 from gradkit.ops.grad_edges import input_edge
 from gradkit.ops.conv_more import (
-    conv1d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d)
+    conv1d, conv3d, conv_tbc, conv_transpose1d, conv_transpose2d, conv_transpose3d)
 from gradkit.ops.interpolate import interpolate
 from gradkit.ops.one_node import one_node
 from gradkit.ops.elementwise import tanh
@@ -97,6 +98,8 @@ __all__ = [
     "pdist",
     # lane nsfunc: the 3-d variants
     "adaptive_max_pool3d", "conv_transpose3d", "lp_pool3d", "max_unpool3d",
+    # lane texp16
+    "conv_tbc",
     # lane rnnfn
     "fractional_max_pool2d", "fractional_max_pool3d",
     # lane nnlazy: the other spellings (functional_aliases.py)

@@ -70,6 +70,41 @@ def _ntuple(value, n: int) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
 
 
+def _check_conv_layer(in_channels: int, out_channels: int, padding, stride: tuple, groups: int,
+                      padding_mode) -> None:
+    """torch's _ConvNd checks of its arguments, in its order and words (the sets printed as
+    torch prints its own)."""
+    if groups <= 0:
+        raise ValueError("groups must be a positive integer")
+    if in_channels % groups != 0:
+        raise ValueError("in_channels must be divisible by groups")
+    if out_channels % groups != 0:
+        raise ValueError("out_channels must be divisible by groups")
+    valid_padding_strings = {"same", "valid"}
+    if isinstance(padding, str):
+        if padding not in valid_padding_strings:
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                             f"{valid_padding_strings}")
+        if padding == "same" and any(s != 1 for s in stride):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+    valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}
+    if padding_mode not in valid_padding_modes:
+        raise ValueError(f"padding_mode must be one of {valid_padding_modes}, but got "
+                         f"padding_mode='{padding_mode}'")
+
+
+def _reversed_padding(padding, kernel: tuple, dilation: tuple) -> list | tuple:
+    """F.pad's (last dim first) form of the layer's padding; 'same' splits each dim's
+    ``dilation * (kernel - 1)`` with the extra one after (a list for a padding string, a tuple
+    for numbers, as torch's)."""
+    if padding == "valid":
+        return [0, 0] * len(kernel)
+    if padding == "same":
+        totals = [d * (k - 1) for d, k in zip(dilation, kernel, strict=True)]
+        return [p for t in reversed(totals) for p in (t // 2, t - t // 2)]
+    return tuple(p for p in reversed(padding) for _ in range(2))
+
+
 class _ConvNd(_WeightAndBias):
     """What the convolution layers share: torch's arguments as ``dims``-tuples, the weight
     (out, in/groups, *kernel) or, transposed, (in, out/groups, *kernel), and torch's repr."""
@@ -81,14 +116,11 @@ class _ConvNd(_WeightAndBias):
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
                  device=None, dtype=None) -> None:
         super().__init__()
-        if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"padding_mode {padding_mode!r} is not supported; "
-                                      "only 'zeros'")
+        if self.transposed and padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         n = self.dims
+        _check_conv_layer(in_channels, out_channels, padding, _ntuple(stride, n), groups,
+                          padding_mode)
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = _ntuple(kernel_size, n)
@@ -98,17 +130,31 @@ class _ConvNd(_WeightAndBias):
         self.output_padding = (0,) * n  # a transposed layer sets its own
         self.groups = groups
         self.padding_mode = padding_mode
+        self._reversed_padding_repeated_twice = _reversed_padding(
+            self.padding, self.kernel_size, self.dilation)
         shape = (in_channels, out_channels // groups) if self.transposed \
             else (out_channels, in_channels // groups)
         self._create_parameters(shape + self.kernel_size, bias, device, dtype, out_channels)
+
+    def _conv_forward(self, input, weight, bias):  # noqa: A002 - torch's name
+        """``function`` (F.conv{d}d) of ``input``; a padding_mode other than "zeros" pads the
+        input with ``F.pad`` first and convolves it unpadded, as torch's layers do."""
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return self.function(padded, weight, bias, self.stride, (0,) * self.dims,
+                                 self.dilation, self.groups)
+        return self.function(input, weight, bias, self.stride, self.padding, self.dilation,
+                             self.groups)
+
+    def forward(self, input):  # noqa: A002 - torch's name
+        return self._conv_forward(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         n = self.dims
         text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
                 f"stride={self.stride}")
         if self.padding != (0,) * n:
-            text += f", padding={self.padding!r}" if isinstance(self.padding, str) \
-                else f", padding={self.padding}"
+            text += f", padding={self.padding}"
         if self.dilation != (1,) * n:
             text += f", dilation={self.dilation}"
         if self.output_padding != (0,) * n:
@@ -117,6 +163,8 @@ class _ConvNd(_WeightAndBias):
             text += f", groups={self.groups}"
         if self.bias is None:
             text += ", bias=False"
+        if self.padding_mode != "zeros":
+            text += f", padding_mode={self.padding_mode}"
         return text
 
 
@@ -127,9 +175,7 @@ class Conv2d(_ConvNd):
     gradkit.Size([2, 4, 8, 8])
     """
 
-    def forward(self, x):
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                        self.groups)
+    function = staticmethod(F.conv2d)
 
 
 class LayerNorm(Module):

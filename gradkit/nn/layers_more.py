@@ -26,9 +26,7 @@ class Conv1d(_ConvNd):
 
     dims = 1
 
-    def forward(self, x):
-        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                        self.groups)
+    function = staticmethod(F.conv1d)
 
 
 class ConvTranspose2d(_ConvNd):

@@ -19,9 +19,7 @@ class Conv3d(_ConvNd):
 
     dims = 3
 
-    def forward(self, x):
-        return F.conv3d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                        self.groups)
+    function = staticmethod(F.conv3d)
 
 
 class ConvTranspose1d(ConvTranspose2d):

@@ -10,9 +10,12 @@ from __future__ import annotations
 import itertools
 
 from gradkit.ops._op import op
+from gradkit.backend import float16, float32
 from gradkit.ops.arithmetic import add
 from gradkit.ops.complex import conj
+from gradkit.ops.conversion import astype
 from gradkit.ops.einsum import _einsum
+from gradkit.ops.half_scalar import HALF
 from gradkit.ops.inplace import inplace
 from gradkit.ops.padding import pad
 from gradkit.ops.reduction import sum as _sum
@@ -86,6 +89,9 @@ def convolution(xp, x, w, b, padding=(0, 0, 0, 0), geometry=None, groups=1):
 
     ``padding`` lists (before, after) per spatial dim, flat: (top, bottom, left, right) in 2-D.
     """
+    half = x.dtype == HALF  # torch's CPU kernels sum float16 in float32 and round once
+    if half:
+        x, w = x.astype(xp.float32), w.astype(xp.float32)
     padded = xp.pad(x, ((0, 0), (0, 0)) + _pad_pairs(padding))
     cols = unfold(padded, geometry=geometry)
     cols_shape, w_groups = _group_shapes(x.shape, w.shape, groups)
@@ -95,7 +101,7 @@ def convolution(xp, x, w, b, padding=(0, 0, 0, 0), geometry=None, groups=1):
     out = out.reshape((x.shape[0], w.shape[0]) + tuple(geometry[2]))
     if b is not None:
         out += b.reshape((1, -1) + (1,) * len(k))
-    return out
+    return out.astype(HALF) if half else out
 
 
 def _torch_pad(padding):
@@ -104,6 +110,9 @@ def _torch_pad(padding):
 
 
 def _grad_input(g, x, w, padding, geometry, groups):
+    if g.dtype == float16:  # a transposed convolution: float32 sums, rounded once, as torch's
+        return astype(_grad_input(astype(g, float32), x, astype(w, float32), padding, geometry,
+                                  groups), float16)
     n = x.shape[0]
     cols_shape, w_groups = _group_shapes(tuple(x.shape), tuple(w.shape), groups)
     g_groups = reshape(g, (n, groups, w.shape[0] // groups) + tuple(geometry[2]))
@@ -167,7 +176,7 @@ def _padding(padding, kernel, stride, dilation):
         total = [dl * (k - 1) for dl, k in zip(dilation, kernel, strict=True)]
         return tuple(p for t in total for p in (t // 2, t - t // 2))
     if isinstance(padding, str):
-        raise ValueError(f"Invalid padding string '{padding}', should be one of ['valid', 'same']")
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
     pads = _ntuple(padding, "padding", d)
     if min(pads) < 0:
         raise RuntimeError("negative padding is not supported")
@@ -188,7 +197,7 @@ def check_conv_arguments(input, weight, bias, stride, dilation, groups, d, trans
     stride, dilation = _ntuple(stride, "stride", d), _ntuple(dilation, "dilation", d)
     if min(stride) <= 0:
         raise RuntimeError("non-positive stride is not supported")
-    if min(dilation) <= 0:
+    if min(dilation) < 0:  # a zero one only reaches the kernels: refuse_zero_dilation
         raise RuntimeError("dilation should be greater than zero")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
@@ -262,6 +271,20 @@ def _x(sizes) -> str:
     return " x ".join(map(str, sizes))
 
 
+def refuse_zero_dilation(input, dilation: tuple, transposed: bool) -> None:  # noqa: A002
+    """The kernels' check of a zero dilation (torch's empty backend runs none), in the 2-D
+    form torch runs a 1-D convolution as."""
+    if 0 not in dilation or input.shape[0] == 0 or input.shape[1] == 0:
+        return
+    shown = (1,) * (len(dilation) == 1) + tuple(dilation)
+    if transposed:
+        names = ("depth", "height", "width")[-len(shown):]
+        got = ", ".join(f"dilation_{n}: {v}" for n, v in zip(names, shown, strict=True))
+    else:
+        got = str(list(shown))
+    raise RuntimeError(f"dilation should be greater than zero, but got {got}")
+
+
 def refuse_bool(input, weight, kernel: str) -> None:  # noqa: A002 - torch's name
     """torch's CPU convolution kernels have no bool instance (empty operands run none)."""
     if input._data.dtype.kind == "b" and input.numel() and weight.numel():
@@ -281,8 +304,8 @@ def empty_convolution(input, weight, bias, out_channels: int, out_sizes):  # noq
     if bias is not None:
         out = inplace(out, add, select(bias, 0, 0))
     # a complex weight of a real input: torch runs no complex_convolution and the convolution
-    # op has no complex derivative
-    if out.is_complex() and out.requires_grad:
+    # op has no complex derivative (a complex input runs complex_convolution, differentiable)
+    if out.is_complex() and out.requires_grad and not input.is_complex():
         raise RuntimeError("convolution does not support automatic differentiation for outputs "
                            "with complex dtype.")
     return reshape(out, (input.shape[0], out_channels) + out_sizes)
@@ -301,6 +324,7 @@ def conv_nd(input, weight, bias, stride, padding, dilation, groups: int, d: int,
                            f"Kernel size: ({_x(span)}). Kernel size "
                            "can't be greater than actual input size")
     out_sizes = tuple((p - s) // st + 1 for p, s, st in zip(padded, span, stride, strict=True))
+    refuse_zero_dilation(input, dilation, False)
     refuse_bool(input, weight, "slow_conv_dilated<>" if max(dilation) > 1 else
                 f"slow_conv{3 if d == 3 else 2}d_cpu")
     if empty_backend(input, d):
@@ -312,7 +336,7 @@ def conv_nd(input, weight, bias, stride, padding, dilation, groups: int, d: int,
     return squeeze(out, 0) if added else out
 
 
-@tensor_parameters("weight", "bias", overloaded=True)
+@tensor_parameters("input", "weight", "bias", overloaded=True)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
     """torch.nn.functional.conv2d: (N, C, H, W) or (C, H, W) input, (O, C/groups, kh, kw) weight.
 

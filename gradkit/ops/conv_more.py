@@ -1,4 +1,4 @@
-"""conv1d / conv3d (conv.py's N-d convolution op) and transposed convolutions.
+"""conv1d / conv3d (conv.py's N-d convolution op), transposed convolutions and conv_tbc.
 
 A transposed convolution is the adjoint of a convolution with respect to its input: one
 einsum spreads each input element over its kernel window, conv.py's ``fold`` adds the windows
@@ -7,21 +7,28 @@ gradients are torch's and differentiable again.
 """
 from __future__ import annotations
 
+from gradkit.backend import float16, float32
+from gradkit.int_arguments import int_parameters
 from gradkit.ops.arithmetic import add
 from gradkit.ops.conv import (
     _ntuple, batched, check_conv_arguments, check_kernel_dtypes, conv_nd, empty_backend,
-    empty_convolution, fold, refuse_bool)
+    empty_convolution, fold, refuse_bool, refuse_zero_dilation)
+from gradkit.ops.conversion import astype
 from gradkit.ops.einsum import _einsum
 from gradkit.ops.inplace import inplace
+from gradkit.ops.linalg import matmul
 from gradkit.ops.one_node import one_node
 from gradkit.ops.padding import pad
-from gradkit.ops.shape import reshape, squeeze
+from gradkit.ops.padding import pad as pad_op
+from gradkit.ops.shape import expand, reshape, squeeze
+from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.signature_errors import missing_arguments
 from gradkit.tensor_arguments import tensor_parameters
 
 _LETTERS = ("ijk", "xyz")  # kernel dims, spatial dims
 
 
-@tensor_parameters("weight", "bias", overloaded=True)
+@tensor_parameters("input", "weight", "bias", overloaded=True)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
     """torch.nn.functional.conv1d: (N, C, L) or (C, L) input, (O, C/groups, k) weight.
 
@@ -31,7 +38,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
     return conv_nd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
-@tensor_parameters("weight", "bias", overloaded=True)
+@tensor_parameters("input", "weight", "bias", overloaded=True)
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
     """torch.nn.functional.conv3d: (N, C, D, H, W) or (C, D, H, W) input."""
     return conv_nd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
@@ -73,6 +80,7 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
     if empty_backend(x, d):
         out = empty_convolution(x, weight, bias, c_out, outs)
         return squeeze(out, 0) if added else out
+    refuse_zero_dilation(x, dilation, True)
     check_kernel_dtypes(x, weight)
     if bias is not None and d == 3:  # the 3-D kernel checks it; the 2-D one adds it in place
         check_kernel_dtypes(x, bias)
@@ -86,6 +94,11 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
     k, s = _LETTERS[0][:d], _LETTERS[1][:d]
 
     def transposed_convolution(x, weight, bias):
+        if x.dtype == float16:  # torch's CPU kernel sums in float32 and rounds once
+            wide = transposed_convolution(astype(x, float32), astype(weight, float32), None)
+            if bias is not None:
+                wide = add(wide, reshape(bias, (1, c_out) + (1,) * d))
+            return astype(wide, float16)
         cols = _einsum(reshape(x, (n, groups, c_in // groups) + sizes),
                        reshape(weight, (groups, c_in // groups, c_out // groups) + kernel),
                        equation=f"ngc{s},gco{k}->ngo{k}{s}")
@@ -102,7 +115,7 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
     return squeeze(out, 0) if added else out
 
 
-@tensor_parameters("weight", "bias")
+@tensor_parameters("input", "weight", "bias")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups: int = 1, dilation=1):
     """torch.nn.functional.conv_transpose1d: the input-gradient of conv1d, as a layer."""
@@ -110,7 +123,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                              dilation, 1, "conv_transpose1d")
 
 
-@tensor_parameters("weight", "bias")
+@tensor_parameters("input", "weight", "bias")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups: int = 1, dilation=1):
     """torch.nn.functional.conv_transpose2d: (N, C_in, H, W), weight (C_in, C_out/groups, kh, kw).
@@ -122,10 +135,63 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                              dilation, 2, "conv_transpose2d")
 
 
-@tensor_parameters("weight", "bias")
+@tensor_parameters("input", "weight", "bias")
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups: int = 1, dilation=1):
     """torch.nn.functional.conv_transpose3d: (N, C_in, D, H, W) or (C_in, D, H, W) input,
     weight (C_in, C_out/groups, kD, kH, kW)."""
     return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
                              dilation, 3, "conv_transpose3d")
+
+
+def _check_tbc(input, weight, bias) -> None:  # noqa: A002 - torch's name
+    """torch's conv_tbc checks, in its order and words."""
+    if input.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.ndim != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.ndim != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if bias.shape[0] != weight.shape[2]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+
+
+_REQUIRED = object()  # conv_tbc's bias: required, but torch's parser words its absence
+
+
+@int_parameters("conv_tbc", pad=(4, "int"))
+@tensor_parameters("input", "weight", "bias")
+def conv_tbc(input, weight, bias=_REQUIRED, pad: int = 0):  # noqa: A002 - torch's name
+    """torch.conv_tbc: a 1-d convolution of a (time, batch, in_channels) input with a
+    (kernel_width, in_channels, out_channels) weight, ``pad`` zeros (or, negative, a crop) at
+    both ends of time; (time + 2 pad - kernel_width + 1, batch, out_channels) out.
+
+    As torch's kernel: the bias cast to the input's dtype, plus one matrix product per kernel
+    position; one ConvTbcBackward0 node.
+
+    >>> conv_tbc(gradkit.ones(5, 2, 3), gradkit.ones(2, 3, 4), gradkit.zeros(4), 1).shape
+    gradkit.Size([6, 2, 4])
+    """
+    if bias is _REQUIRED:
+        raise missing_arguments("conv_tbc", ("bias",))
+    _check_tbc(input, weight, bias)
+    steps = input.shape[0] + 2 * pad - weight.shape[0] + 1
+    if steps < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {steps}: "
+                           f"[{steps}, {input.shape[1]}, {weight.shape[2]}]")
+    if steps and input.dtype != weight.dtype:  # torch's addmm_(output, input, weight)
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{scalar_type_name(input._data)} and {scalar_type_name(weight._data)}")
+
+    def tbc(input, weight, bias):  # noqa: A002 - torch's name
+        padded = pad_op(input, (0, 0, 0, 0, pad, pad)) if pad else input
+        out = expand(reshape(bias.to(input.dtype), (1, 1, -1)), (steps,) + tuple(
+            input.shape[1:2]) + tuple(weight.shape[2:]))
+        for k in range(weight.shape[0]):  # every k, stepped or not: zero gradients, as torch's
+            out = out + matmul(padded[k:k + steps], weight[k])
+        return out
+    return one_node("ConvTbcBackward0", tbc, (input, weight, bias),
+                    {"self": 0, "weight": 1, "bias": 2})

@@ -31,6 +31,8 @@ def pad(xp, x, pad=(), mode="constant", value=0.0):
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")  # torch's words
     widths, crop = _pad_widths(xp, x, pad)
+    if mode == "circular":
+        _check_wrapped(x.shape, pad)
     if mode == "constant":
         _check_narrowed(x.shape, pad)
         if any(int(p) > 0 for p in pad):  # torch fills the new elements: the value must fit
@@ -43,6 +45,17 @@ def pad(xp, x, pad=(), mode="constant", value=0.0):
     if mode in ("reflect", "replicate"):
         _check_copied_from(x.shape, pad, mode)
     return xp.pad(x, widths, mode=_PAD_MODES[mode])
+
+
+def _check_wrapped(shape: tuple, pad) -> None:
+    """torch's circular pads (checked against the uncropped sizes) copy each input element
+    at most once more per side."""
+    for i in range(len(pad) // 2):
+        size = shape[len(shape) - 1 - i]
+        if pad[2 * i] > size or pad[2 * i + 1] > size:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if size + pad[2 * i] + pad[2 * i + 1] < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
 
 
 def _check_narrowed(shape: tuple, pad) -> None:

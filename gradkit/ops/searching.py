@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from gradkit.int_arguments import bool_argument, invalid_combination
 from gradkit.number_arguments import number_argument
 from gradkit._tensor import Tensor
@@ -239,6 +241,10 @@ def _edges(x, low: float, high: float) -> tuple[float, float]:
             low = high = -math.nan
     if low == high:
         low, high = low - 1, high + 1
+    if low == high and x.dtype.kind == "f" and x.dtype.itemsize >= 4:  # an infinity: torch's
+        # float and double kernels then step one ulp of x's dtype out ([inf] -> [FLT_MAX, inf])
+        low = float(np.nextafter(x.dtype.type(low), x.dtype.type(-np.inf)))
+        high = float(np.nextafter(x.dtype.type(high), x.dtype.type(np.inf)))
     if not (math.isfinite(low) and math.isfinite(high)):
         raise RuntimeError(f"torch.histc: range of [{_printed(low)}, {_printed(high)}] is not "
                            f"finite")

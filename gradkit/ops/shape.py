@@ -3,6 +3,8 @@
 Joining and splitting (cat, stack, split, chunk, unbind) is in joining.py."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from gradkit.int_arguments import int_parameters
@@ -303,8 +305,8 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if start == end:  # torch returns the tensor itself, not a view
         return x
-    shape = tuple(x.shape)
-    return reshape(x, shape[:start] + (-1,) + shape[end + 1:])
+    shape = tuple(x.shape)  # the merged size given (-1 is ambiguous where a size is 0)
+    return reshape(x, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
 
 @tensor_method()

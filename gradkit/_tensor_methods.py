@@ -30,8 +30,11 @@ _new = object.__new__
 
 def _cast_method(name: str, dtype):
     """Tensor.<name>(): ``self.to(dtype)``, differentiable to a floating or complex dtype."""
-    def method(self) -> Tensor:
-        return self.to(dtype)
+    def method(self, *args, memory_format=memory_formats.preserve_format) -> Tensor:
+        if args:  # torch's parser: the format is keyword-only
+            raise TypeError(f"{name}() takes 0 positional arguments but {len(args)} "
+                            f"{'was' if len(args) == 1 else 'were'} given")
+        return self.to(dtype, memory_format=memory_formats.check_format(memory_format, name))
     differentiable = " (differentiable)" if dtype.np.kind in "fc" else ""
     method.__name__ = name
     method.__qualname__ = f"Tensor.{name}"
@@ -148,12 +151,15 @@ class _TensorMethods:
         return self.to("cuda" if device is None else
                        (f"cuda:{device}" if isinstance(device, int) else device))
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking: bool = False, *,
+             memory_format=memory_formats.preserve_format):
         """torch's type name (``gradkit.FloatTensor``) or, given a dtype or a tensor type
-        (``DoubleTensor``, ``"torch.LongTensor"``), a cast to it."""
+        (``DoubleTensor``, ``"torch.LongTensor"``), a cast to it (laid out in
+        ``memory_format``)."""
         if dtype is None:
             return legacy_tensor.type_name(self)
-        return legacy_tensor.cast_to_type(self, dtype)
+        memory_formats.check_format(memory_format, "type")
+        return legacy_tensor.cast_to_type(self, dtype, memory_format)
 
     # x.float(), x.long()...: the casts by name are built from _CASTS below
 

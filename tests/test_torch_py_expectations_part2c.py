@@ -10,7 +10,7 @@ import gradkit
 
 torch = pytest.importorskip("torch")
 from torch_expectations.outcome import assert_same_outcome, outcome  # noqa: E402
-from test_torch_py_expectations_part2 import ALL_DTYPES, MATH_DTYPES, normal, tried, uniform  # noqa: E402
+from test_torch_py_expectations_part2 import normal, tried, uniform  # noqa: E402
 
 PROGRAMS = {}
 
@@ -108,13 +108,16 @@ def blas_empty(m):  # test_blas_empty, test_blas_alpha_beta_empty
            m.addr(z(5, 0), z(5), z(0)), m.addr(z(0, 4), z(0), z(4)),
            m.bmm(z(0, 0, 0), z(0, 0, 0)), m.bmm(z(3, 0, 0), z(3, 0, 5)),
            m.bmm(z(0, 5, 0), z(0, 0, 6)), m.bmm(z(3, 5, 0), z(3, 0, 6)),
-           m.baddbmm(z(0, 0, 0), z(0, 0, 0), z(0, 0, 0)), m.baddbmm(z(3, 0, 5), z(3, 0, 0), z(3, 0, 5)),
-           m.baddbmm(z(0, 5, 6), z(0, 5, 0), z(0, 0, 6)), m.baddbmm(z(3, 5, 6), z(3, 5, 0), z(3, 0, 6)),
+           m.baddbmm(z(0, 0, 0), z(0, 0, 0), z(0, 0, 0)),
+           m.baddbmm(z(3, 0, 5), z(3, 0, 0), z(3, 0, 5)),
+           m.baddbmm(z(0, 5, 6), z(0, 5, 0), z(0, 0, 6)),
+           m.baddbmm(z(3, 5, 6), z(3, 5, 0), z(3, 0, 6)),
            m.addbmm(z(0, 0), z(0, 0, 0), z(0, 0, 0)), m.addbmm(z(0, 5), z(3, 0, 0), z(3, 0, 5)),
            m.addbmm(z(5, 6), z(0, 5, 0), z(0, 0, 6)), m.matmul(z(0), z(0)),
            m.matmul(z(0, 0), z(0, 0)), m.matmul(z(0, 0, 0), z(0, 0, 0)),
            m.matmul(z(5, 0, 0), z(5, 0, 0)), m.matmul(z(5, 3, 0), z(5, 0, 4)), m.dot(z(0), z(0)),
-           [t.shape for t in m.linalg.lu_factor(z(0, 5, 5))], [t.shape for t in m.linalg.lu_factor(z(2, 0, 0))]]
+           [t.shape for t in m.linalg.lu_factor(z(0, 5, 5))],
+           [t.shape for t in m.linalg.lu_factor(z(2, 0, 0))]]
     full, mat = m.full((2,), 11.0), m.ones((2, 0))
     return got + [m.addmv(input=full, mat=mat, vec=m.ones(0), alpha=6, beta=3),
                   m.addmm(input=m.full((2, 3), 11.0), mat1=mat, mat2=m.ones(0, 3), alpha=6, beta=3)]

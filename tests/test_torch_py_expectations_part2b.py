@@ -385,13 +385,11 @@ def pdist_norms(m):  # test_pdist_norm
     return got + [m.pdist(m.tensor(normal(1000, 2)), p=2)]
 
 
-@program(rtol=2e-7)  # float32 angles within an ulp of torch's (its own atan2f)
+@program(rtol=2e-7)  # float32: NumPy's arctan2, an ulp from torch's (numerics.md)
 def atan2_values_and_edges(m):  # test_atan2, test_atan2_edgecases
     a, b = m.tensor(uniform(5, 5)), m.tensor(uniform(5, 5, seed=1))
     pairs = [(0, 0), (0, 1), (0, -1), (-1, 0), (1, 0), (-1, -1), (1, 1), (1, -1), (-1, 1)]
-    c, d = (m.tensor(normal(1000, seed=s), dtype=m.float32) for s in (2, 3))
-    rounded = m.tensor(np.arctan2(normal(1000, seed=2), normal(1000, seed=3))).float()
-    return [a.atan2(b), (c.atan2(d) == rounded).float().mean() > 0.95] + [
+    return [a.atan2(b)] + [
         m.atan2(m.tensor([float(y)], dtype=dt), m.tensor([float(x)], dtype=dt))
                            for dt in (m.float32, m.float64) for x, y in pairs]
 

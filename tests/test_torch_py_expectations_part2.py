@@ -7,37 +7,11 @@ tests from test_add on are in test_torch_py_expectations_part2b.py."""
 import numpy as np
 import pytest
 
-import gradkit
 
 torch = pytest.importorskip("torch")
-from torch_expectations.outcome import assert_same_outcome, outcome  # noqa: E402
+from torch_expectations.programs import Programs, normal, tried, uniform  # noqa: E402
 
-PROGRAMS = {}
-
-
-def program(rtol: float = 0.0, atol: float = 0.0):
-    """Register a program compared with the given tolerance (exact by default)."""
-    def register(fn):
-        PROGRAMS[fn.__name__] = (fn, rtol, atol)
-        return fn
-    return register
-
-
-def normal(*shape, seed=0) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(shape)
-
-
-def uniform(*shape, seed=0) -> np.ndarray:
-    return np.random.default_rng(seed).random(shape)
-
-
-def tried(call):
-    """``call()``, or the error it raises as ["raises", type, first line] (torch's names)."""
-    try:
-        return call()
-    except (IndexError, RuntimeError, TypeError, ValueError) as error:
-        message = str(error).split("\n")[0].replace("gradkit._tensor.Tensor", "torch.Tensor")
-        return ["raises", type(error).__name__, message.replace("gradkit", "torch")]
+program = Programs()
 
 
 def consec(m, *shape, start=1, dtype=None):
@@ -504,7 +478,6 @@ def multinomial_constraints(m):  # test_multinomial_constraints
             tried(lambda: m.multinomial(m.ones((), dtype=m.int64), 2)))
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("name", program.names())
 def test_program_as_torch(name):
-    fn, rtol, atol = PROGRAMS[name]
-    assert_same_outcome(outcome(fn, gradkit), outcome(fn, torch), rtol, atol)
+    program.check(name)

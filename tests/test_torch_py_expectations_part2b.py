@@ -12,17 +12,10 @@ import gradkit
 
 torch = pytest.importorskip("torch")
 from torch_expectations.outcome import assert_same_outcome, outcome  # noqa: E402
-from test_torch_py_expectations_part2 import ALL_DTYPES, MATH_DTYPES, normal, tried, uniform  # noqa: E402
+from torch_expectations.programs import Programs, normal, tried, uniform  # noqa: E402
+from test_torch_py_expectations_part2 import ALL_DTYPES, MATH_DTYPES  # noqa: E402
 
-PROGRAMS = {}
-
-
-def program(rtol: float = 0.0, atol: float = 0.0):
-    """Register a program compared with the given tolerance (exact by default)."""
-    def register(fn):
-        PROGRAMS[fn.__name__] = (fn, rtol, atol)
-        return fn
-    return register
+program = Programs()
 
 
 @program(rtol=1e-6)
@@ -409,7 +402,6 @@ def trapz_dx_x_and_errors(m):  # test_trapz
             tried(lambda: m.trapz(t(2, 3), x=m.tensor([1.0, 2.0]), dim=1)))
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("name", program.names())
 def test_program_as_torch(name):
-    fn, rtol, atol = PROGRAMS[name]
-    assert_same_outcome(outcome(fn, gradkit), outcome(fn, torch), rtol, atol)
+    program.check(name)

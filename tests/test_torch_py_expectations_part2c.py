@@ -6,25 +6,11 @@ of scope."""
 import numpy as np
 import pytest
 
-import gradkit
 
 torch = pytest.importorskip("torch")
-from torch_expectations.outcome import assert_same_outcome, outcome  # noqa: E402
-from test_torch_py_expectations_part2 import normal, tried, uniform  # noqa: E402
+from torch_expectations.programs import Programs, normal, randn, tried, uniform  # noqa: E402
 
-PROGRAMS = {}
-
-
-def program(rtol: float = 0.0, atol: float = 0.0):
-    """Register a program compared with the given tolerance (exact by default)."""
-    def register(fn):
-        PROGRAMS[fn.__name__] = (fn, rtol, atol)
-        return fn
-    return register
-
-
-def randn(m, *shape, seed=0, dtype=None):
-    return m.tensor(normal(*shape, seed=seed), dtype=dtype or m.float32)
+program = Programs()
 
 
 @program(rtol=1e-6)
@@ -410,7 +396,6 @@ def sum_all(m):  # test_sum_all, test_sum_noncontig
             m.tensor([True, False, True]).sum(), nc.sum(), nc.sum(dim=(-1, -2)), nc.sum(dim=(1, 3)))
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("name", program.names())
 def test_program_as_torch(name):
-    fn, rtol, atol = PROGRAMS[name]
-    assert_same_outcome(outcome(fn, gradkit), outcome(fn, torch), rtol, atol)
+    program.check(name)

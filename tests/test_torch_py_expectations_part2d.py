@@ -11,22 +11,10 @@ import pytest
 import gradkit
 
 torch = pytest.importorskip("torch")
-from torch_expectations.outcome import assert_same_outcome, outcome  # noqa: E402
-from test_torch_py_expectations_part2 import MATH_DTYPES, normal, tried, uniform  # noqa: E402
+from torch_expectations.programs import Programs, normal, randn, tried, uniform  # noqa: E402
+from test_torch_py_expectations_part2 import MATH_DTYPES  # noqa: E402
 
-PROGRAMS = {}
-
-
-def program(rtol: float = 0.0, atol: float = 0.0):
-    """Register a program compared with the given tolerance (exact by default)."""
-    def register(fn):
-        PROGRAMS[fn.__name__] = (fn, rtol, atol)
-        return fn
-    return register
-
-
-def randn(m, *shape, seed=0, dtype=None):
-    return m.tensor(normal(*shape, seed=seed), dtype=dtype or m.float32)
+program = Programs()
 
 
 @program(rtol=1e-5, atol=1e-5)
@@ -231,7 +219,6 @@ def device_precision_values_on_cpu(m):  # TestDevicePrecision: test_abs_zero, te
         randn(m, 2, 3, 3).var(), randn(m, 2, 3, 3).var(1), randn(m, 2, 3, 3).std(2)]
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("name", program.names())
 def test_program_as_torch(name):
-    fn, rtol, atol = PROGRAMS[name]
-    assert_same_outcome(outcome(fn, gradkit), outcome(fn, torch), rtol, atol)
+    program.check(name)

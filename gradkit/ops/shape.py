@@ -108,8 +108,11 @@ def permute(xp, x, *, dims):
         raise RuntimeError(
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
             f"length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not "
-            f"equal to len(dims) = {len(dims)}".replace("(sparse_coo)", ""))
-    return x.transpose(tuple(_normalize_dim(d, x.ndim) for d in dims))
+            f"equal to len(dims) = {len(dims)}")  # (torch's words for a dense input too)
+    axes = tuple(_normalize_dim(d, x.ndim) for d in dims)
+    if len(set(axes)) != len(axes):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return x.transpose(axes)
 
 
 permute.numbers = ints_reader("permute", dims=(1, "int[]"))

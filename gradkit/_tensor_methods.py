@@ -113,8 +113,12 @@ class _TensorMethods:
     def to(self, *args, **kwargs) -> Tensor:
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``, each with an
         optional ``memory_format`` (a copy laid out so unless already); differentiable."""
+        given = dict(kwargs)
         dev = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
+        if dtype is not None and not (isinstance(dtype, backend.dtype) or
+                                      dtype in (float, int, bool, complex)):
+            raise invalid_combination("to", args, given)
         kwargs.pop("non_blocking", None)
         copy = kwargs.pop("copy", False)
         layout = kwargs.pop("memory_format", memory_formats.preserve_format)

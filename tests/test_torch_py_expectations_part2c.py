@@ -37,8 +37,9 @@ def _expanded_scalar(m, dtype=None):
 
 
 @program()
-def internal_mem_overlap(m):  # test_unary_out_op_mem_overlap, test_binary_.., test_ternary_..,
-    # test_copy_mem_overlap, test_pow_scalar_overloads_mem_overlap (the in-place halves)
+def internal_mem_overlap(m):  # test_unary_out_op_mem_overlap, test_binary_op_mem_overlap,
+    # test_ternary_op_mem_overlap, test_copy_mem_overlap, test_pow_scalar_overloads_mem_overlap
+    # (their in-place halves; the out= halves are out of scope)
     unary = ["abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "digamma", "erf", "erfc",
              "erfinv", "exp", "expm1", "floor", "frac", "log", "log10", "log1p", "log2", "neg",
              "reciprocal", "round", "rsqrt", "sin", "sinh", "sigmoid", "sqrt", "tan", "tanh",
@@ -236,7 +237,8 @@ def _format_transformations(m, make, transform):
 
 
 @program()
-def memory_format_transformations(m):  # test_memory_format_to, _type, _clone,
+def memory_format_transformations(m):  # test_memory_format_to, test_memory_format_type,
+    # test_memory_format_clone,
     # test_memory_format_factory_like_functions_preserve_strides, test_memory_format_type_shortcuts
     transforms = [lambda t, **k: t.to(dtype=m.float64, **k), lambda t, **k: t.clone(**k),
                   lambda t, **k: m.zeros_like(t, **k), lambda t, **k: m.ones_like(t, **k),

@@ -82,7 +82,8 @@ def floordiv_rdiv_over_dtypes(m):  # test_floordiv, test_rdiv
 
 
 @program(rtol=1e-6)
-def fmod_remainder(m):  # test_fmod, test_remainder, test_cfmod, test_cremainder, test_cdiv ..
+def fmod_remainder(m):  # test_fmod, test_remainder, test_cdiv, test_cfmod, test_cremainder,
+    # test_cmul, test_cpow
     m1 = m.tensor(uniform(10, 10) * 20 - 10, dtype=m.float32)
     res = m1.clone()
     res[:, 3].fmod_(2.1)

@@ -120,6 +120,19 @@ def lu_solve_batched_and_broadcast(m):  # test_lu_solve, test_lu_solve_batched,
             m.zeros(3, 0, 3, dtype=m.float64).lu_solve(lu0, piv0).shape)
 
 
+@program(rtol=1e-8, atol=1e-10)
+def solves_over_many_batches(m):  # test_lu_solve_batched_many_batches,
+    # test_triangular_solve_batched_many_batches (2048 batches, not torch's 65536 and more)
+    a = m.tensor(normal(2048, 5, 5) + 5 * np.eye(5))
+    lu, piv = m.linalg.lu_factor(a)
+    b = m.tensor(normal(2048, 5, 10, seed=1))
+    x = m.lu_solve(b, lu, piv)
+    tri = m.triu(m.tensor(normal(32, 64, 5, 5, seed=2) + 3 * np.eye(5)))
+    y, _ = m.triangular_solve(m.tensor(normal(5, 1, seed=3)), tri, transpose=True)
+    z, _ = m.triangular_solve(m.tensor(normal(64, 32, 3, 1, seed=4)), tri[0, 0, :3, :3])
+    return x, (a @ x - b).abs().max() < 1e-10, y, z
+
+
 @program()
 def dim_reduction_over_dtypes(m):  # test_dim_reduction (results, keepdim, errors of mean)
     example = [[-1, 2, 1], [5, 3, 6]]

@@ -196,7 +196,8 @@ def test_binary_dunder_not_implemented(dunder):  # test_<op>_not_implemented (48
 @program(rtol=1e-6)  # float32 var: an ulp
 def device_precision_values_on_cpu(m):  # TestDevicePrecision: test_abs_zero, test_min_max_nan,
     # test_device_rounding, test_from_sequence, test_copy_noncontig, test_copy_broadcast,
-    # test_digamma, test_polygamma, test_logspace, test_linspace, test_arange, test_var
+    # test_digamma, test_polygamma, test_logspace, test_linspace, test_arange, test_var;
+    # test_topk_noncontiguous_gpu (CUDA-only) on the CPU
     got = []
     for dt in (m.float32, m.float64):
         got.append([math.copysign(1.0, v) for v in m.tensor([0.0, -0.0], dtype=dt).abs().tolist()])
@@ -213,6 +214,8 @@ def device_precision_values_on_cpu(m):  # TestDevicePrecision: test_abs_zero, te
     poles = m.tensor([-0.999999994, -1.999999994, -2.0000000111, -100.99999994, -1931.99999994,
                       0.000000111, -0.000000111, 0, -1, -2, -931], dtype=m.float64)
     t = randn(m, 4, 4, dtype=m.float64)
+    strided = randn(m, 20)[::2]  # test_topk_noncontiguous_gpu's values
+    got += [strided.topk(5), strided.contiguous().topk(5)]
     return got + [y, x, poles.digamma(), t.digamma(), t.polygamma(0), t.polygamma(1),
                   m.logspace(1, 10, 10, dtype=m.float64), m.logspace(1, 10, 10, 2, dtype=m.float64),
                   m.linspace(0, 10, 10)] + [

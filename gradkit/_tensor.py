@@ -311,7 +311,9 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with "
+                               f"{'no values' if not self._data.size else 'more than one value'}"
+                               " is ambiguous")
         return bool(self._data.reshape(()))
 
     def __index__(self) -> int:

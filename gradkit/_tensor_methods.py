@@ -30,8 +30,11 @@ _new = object.__new__
 
 def _cast_method(name: str, dtype):
     """Tensor.<name>(): ``self.to(dtype)``, differentiable to a floating or complex dtype."""
-    def method(self, *, memory_format=memory_formats.preserve_format) -> Tensor:
-        return self.to(dtype, memory_format=memory_format)
+    def method(self, *args, memory_format=memory_formats.preserve_format) -> Tensor:
+        if args:  # torch's parser: the format is keyword-only
+            raise TypeError(f"{name}() takes 0 positional arguments but {len(args)} "
+                            f"{'was' if len(args) == 1 else 'were'} given")
+        return self.to(dtype, memory_format=memory_formats.check_format(memory_format, name))
     differentiable = " (differentiable)" if dtype.np.kind in "fc" else ""
     method.__name__ = name
     method.__qualname__ = f"Tensor.{name}"
@@ -110,8 +113,12 @@ class _TensorMethods:
     def to(self, *args, **kwargs) -> Tensor:
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``, each with an
         optional ``memory_format`` (a copy laid out so unless already); differentiable."""
+        given = dict(kwargs)
         dev = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
+        if dtype is not None and not (isinstance(dtype, backend.dtype) or
+                                      dtype in (float, int, bool, complex)):
+            raise invalid_combination("to", args, given)
         kwargs.pop("non_blocking", None)
         copy = kwargs.pop("copy", False)
         layout = kwargs.pop("memory_format", memory_formats.preserve_format)
@@ -152,12 +159,15 @@ class _TensorMethods:
         return self.to("cuda" if device is None else
                        (f"cuda:{device}" if isinstance(device, int) else device))
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking: bool = False, *,
+             memory_format=memory_formats.preserve_format):
         """torch's type name (``gradkit.FloatTensor``) or, given a dtype or a tensor type
-        (``DoubleTensor``, ``"torch.LongTensor"``), a cast to it."""
+        (``DoubleTensor``, ``"torch.LongTensor"``), a cast to it (laid out in
+        ``memory_format``)."""
         if dtype is None:
             return legacy_tensor.type_name(self)
-        return legacy_tensor.cast_to_type(self, dtype)
+        memory_formats.check_format(memory_format, "type")
+        return legacy_tensor.cast_to_type(self, dtype, memory_format)
 
     # x.float(), x.long()...: the casts by name are built from _CASTS below
 

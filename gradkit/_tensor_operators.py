@@ -231,7 +231,8 @@ def _as_method(name, op):
     if isinstance(op, Op):
         run = op.hot_dispatch or _dispatch
 
-        some_missing = op.n_inputs > 1  # x.mul(): torch's TypeError, from Op.__call__
+        # x.mul(), x.logsumexp(): torch's TypeError, from Op.__call__
+        some_missing = op.n_inputs > 1 or any(p not in op.defaults for p in op.param_names)
 
         def method(self, *args, **kwargs):
             if args or kwargs or some_missing:

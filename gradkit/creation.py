@@ -12,7 +12,7 @@ from gradkit.generator import Generator, default_generator, rng_of
 from gradkit.interop import check_numpy_array, from_numpy
 from gradkit.nested_data import check_ragged, infer_dtype, nested_values
 from gradkit.number_arguments import number_argument
-from gradkit.ops.random_bounds import check_random_factory
+from gradkit.ops.random_bounds import check_random_factory, random_bounds
 from gradkit.ops.spaced_values import (arange_values, linspace_values, logspace_values,
                                        spaced_arguments)
 from gradkit.quiet_numpy import keep_quiet
@@ -329,9 +329,9 @@ def randint(low, high=None, size=None, dtype=None, device=None,
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
-    if low >= high:  # torch's randint is an empty tensor's random_(low, high)
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
-                           f">= to={high}")
+    # torch's randint is an empty tensor's random_(low, high): its checks of the bounds
+    # against the dtype (and its warnings) come first
+    random_bounds(np.empty(0, _resolve(dtype, device, "i")[1]), low, high)
     return _random(lambda rng, s: rng.integers(low, high, s), (tuple(size),), dtype, device,
                    requires_grad, "i", generator, "randint")
 

@@ -120,18 +120,21 @@ def type_name(tensor: Tensor) -> str:
     return "gradkit." + ("cuda." if tensor.device.type == "cuda" else "") + name
 
 
-def cast_to_type(tensor: Tensor, spec) -> Tensor:
+def cast_to_type(tensor: Tensor, spec, memory_format=None) -> Tensor:
     """``x.type(spec)`` for a dtype, a tensor type (``FloatTensor``) or its name as a string
-    (``"torch.cuda.DoubleTensor"``, ``"gradkit.LongTensor"``)."""
+    (``"torch.cuda.DoubleTensor"``, ``"gradkit.LongTensor"``), laid out in ``memory_format``
+    (None: preserved)."""
+    layout = {} if memory_format is None else {"memory_format": memory_format}
     if isinstance(spec, LegacyTensorType):
-        return tensor.to(spec.dtype)
+        return tensor.to(spec.dtype, **layout)
     if isinstance(spec, str):
         parts = spec.split(".")
         legacy = _BY_NAME.get(parts[-1])
         if legacy is None or parts[0] not in ("torch", "gradkit"):
             raise ValueError(f"invalid type: '{spec}'")
-        return tensor.to("cuda" if "cuda" in parts[1:-1] else tensor.device, legacy.dtype)
-    return tensor.to(spec)
+        return tensor.to("cuda" if "cuda" in parts[1:-1] else tensor.device, legacy.dtype,
+                         **layout)
+    return tensor.to(spec, **layout)
 
 
 _NOT_A_TENSOR_CLASS = ("Creating a Tensor subclass from a class that does not inherit from "

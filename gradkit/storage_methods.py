@@ -22,6 +22,7 @@ from gradkit.legacy_tensor import legacy_new
 from gradkit.ops.memory_overlap import storage_of, storage_offset
 from gradkit.ops.shape import view
 from gradkit.ops.strided import strided_array
+from gradkit.ops.unary_helpers import scalar_type_name
 from gradkit.storage import TypedStorage, UntypedStorage
 from gradkit.storage_owner import shared_with_numpy
 
@@ -164,6 +165,11 @@ class _StorageMethods:
         """This tensor on ``source``'s memory with its shape and strides (or ``size``/``stride``
         at ``storage_offset`` of it); empty memory without a source. Version bumped; gradkit
         refuses it where autograd would record it."""
+        if isinstance(source, TypedStorage) and source.dtype is not self.dtype:
+            elements = np.empty(0, backend.to_numpy_dtype(source.dtype))
+            raise RuntimeError(f"Expected a Storage of type {_CPP_NAMES[self.dtype.name]} or an "
+                               f"UntypedStorage, but got type {scalar_type_name(elements)} for "
+                               "argument 1 'storage'")
         if isinstance(source, (UntypedStorage, TypedStorage)):
             source = _storage_elements(source, self)
         if source is not None and not isinstance(source, Tensor):

@@ -40,6 +40,7 @@ from gradkit.ops.keywords import (
     torch_keywords)
 from gradkit.ops.methods import register as register_method
 from gradkit.ops.missing_inputs import bind_inputs
+from gradkit.signature_errors import missing_arguments
 
 
 
@@ -233,7 +234,20 @@ class Op:
         if kwargs and self.numbers is not None:  # (torch names a positional one's position)
             kwargs = self.numbers(kwargs, self.param_names[:extra], args)
         hot = self.hot_dispatch  # ops of one or two inputs: their own path, no dispatch frame
-        return dispatch(self, args, kwargs) if hot is None else hot(self, args, kwargs)
+        try:
+            return dispatch(self, args, kwargs) if hot is None else hot(self, args, kwargs)
+        except TypeError:  # a required parameter not given: torch's parser's words
+            missing = self._missing_parameters(kwargs)
+            if missing:
+                raise missing_arguments(self.name, missing) from None
+            raise
+
+    def _missing_parameters(self, kwargs: dict) -> tuple:
+        """The required parameters from the first one not in ``kwargs`` on (torch lists them
+        so)."""
+        names = [p for p in self.param_names if p not in self.defaults]
+        first = next((i for i, p in enumerate(names) if p not in kwargs), len(names))
+        return tuple(names[first:])
 
     def _too_many_positionals(self, given: int) -> TypeError:
         """Python's TypeError for more positionals than the op's inputs and parameters (torch

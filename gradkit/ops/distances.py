@@ -24,7 +24,7 @@ from gradkit.ops.promotion import result_type
 from gradkit.ops.piecewise import abs, ceil, sign, where, zeros_like
 from gradkit.ops.reduction import sum, unsqueeze_back
 from gradkit.ops.shape import _normalize_dim, transpose, unsqueeze, view
-from gradkit.ops.unary_helpers import cpp_number, scalar_type_name
+from gradkit.ops.unary_helpers import c_type_name, cpp_number, scalar_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
 _COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
@@ -169,12 +169,22 @@ def _check_cdist(x1: Tensor, x2: Tensor, p: float) -> tuple:
         if not x.dtype.is_floating_point:
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
                                f"{scalar_type_name(x)}")
-    if x1.dtype != x2.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(x1)} but found "
-                           f"{scalar_type_name(x2)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     return batch + (x1.shape[-2], x2.shape[-2])
+
+
+def _check_cdist_kernel(x1: Tensor, x2: Tensor, use_mm: bool) -> None:
+    """The refusals of the kernel torch runs where both inputs have elements: the matmul
+    form's dtype check, or the direct kernel's (no float16 one; x2 read as x1's dtype)."""
+    if use_mm and x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{c_type_name(x1._data)} != {c_type_name(x2._data)}")
+    if not use_mm and x1.dtype.itemsize == 2:
+        raise NotImplementedError(f"\"cdist\" not implemented for '{scalar_type_name(x1)}'")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(x1)} but found "
+                           f"{scalar_type_name(x2)}")
 
 
 @tensor_parameters("x2")
@@ -190,7 +200,10 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     shape = _check_cdist(x1, x2, p)
     rows1, rows2 = x1.shape[-2], x2.shape[-2]
     use_mm = p == 2 and (mode == 1 or (mode == 0 and (rows1 > 25 or rows2 > 25)))
-    if not use_mm or x1.numel() == 0 or x2.numel() == 0:
+    if x1.numel() == 0 or x2.numel() == 0:  # torch's empty or zero result, in x1's dtype
+        return _cdist(x1, x2.to(x1.dtype), p=float(p))
+    _check_cdist_kernel(x1, x2, use_mm)
+    if not use_mm:
         return _cdist(x1, x2, p=float(p))
     return view(_euclidean_dist(x1, x2), shape=shape)
 
@@ -207,6 +220,8 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002 - torch's name
         raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
+    if input.dtype.itemsize == 2 and input.shape[0] > 1 and input.shape[1]:  # torch's kernel
+        raise NotImplementedError(f"\"pdist\" not implemented for '{scalar_type_name(input)}'")
     rows, cols = np.triu_indices(input.shape[0], 1)
     return one_node("PdistBackward0", lambda x: getitem(_cdist(x, x, p=float(p)), (rows, cols)),
                     (input,), {"self": 0, "result": "result"})

@@ -109,8 +109,11 @@ def _counts(xp, x, weights, minlength):
         raise RuntimeError("minlength should be >= 0")
     if x.size == 0 or weights is None:
         return xp.bincount(x, minlength=minlength).astype(np.int64)
-    dtype = weights.dtype if weights.dtype == np.float32 else np.dtype(np.float64)
-    return xp.bincount(x, weights.astype(np.float64), minlength=minlength).astype(dtype)
+    if weights.dtype == np.float32:  # torch adds float weights up in float, in input order
+        counts = xp.zeros(max(minlength, int(x.max()) + 1), dtype=np.float32)
+        xp.add.at(counts, x, weights)
+        return counts
+    return xp.bincount(x, weights.astype(np.float64), minlength=minlength)
 
 
 @op(name="bincount")

@@ -177,6 +177,8 @@ def split(x, split_size_or_sections, dim: int = 0):
         split_size_or_sections = int(split_size_or_sections)  # torch's Tensor.split: int(t)
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
+        if step == 0 and length == 0:  # torch's one empty piece
+            return _split_equal(x, sections=(0,), dim=dim)
         if step <= 0:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
                                f"dimension size of {length}" if step == 0 else
@@ -202,8 +204,9 @@ def chunk(x, chunks: int, dim: int = 0):
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     length = x.shape[_normalize_dim(dim, x.ndim)]
-    step = -(-length // chunks) if length else 1
-    return split(x, step, dim)
+    if not length:  # torch's ``chunks`` empty pieces (split_with_sizes)
+        return split(x, [0] * chunks, dim)
+    return split(x, -(-length // chunks), dim)
 
 
 @tensor_method()

@@ -154,9 +154,10 @@ def mm(x, y):
 
 
 def _check_ndim(t, ndim: int, expected: str) -> None:
-    """torch's error for an operand of the wrong rank: ``<expected>, got 1-D tensor``."""
+    """torch's error for an operand of the wrong rank (mm's and bmm's name no rank; addmm's
+    "..., got 1-D tensor" is its own)."""
     if t.ndim != ndim:
-        raise RuntimeError(f"{expected}, got {t.ndim}-D tensor")
+        raise RuntimeError(expected)
 
 
 MIXED_COMPLEX_GRAD = (

@@ -346,16 +346,18 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     rng = rng_of(generator, "multinomial")
     check_draw_parameters(input)
     data = input._data
+    if data.ndim not in (1, 2):  # torch's checks, in its order
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
     if data.dtype.kind != "f":
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{scalar_type_name(data)}")
-    if data.ndim not in (1, 2):
-        raise RuntimeError("prob_dist must be 1 or 2 dim")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     if not replacement and num_samples > data.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
+    if data.shape[-1] > 2 ** 24:  # torch draws category indices in float32
+        raise RuntimeError("number of categories cannot exceed 2^24")
     rows = np.asarray(backend.to_device(data, backend.CPU), dtype=np.float64).reshape(
         -1, data.shape[-1])
     if not np.isfinite(rows).all() or (rows < 0).any():

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from gradkit.int_arguments import bool_argument, invalid_combination
 from gradkit.number_arguments import number_argument
 from gradkit._tensor import Tensor
@@ -15,7 +17,7 @@ from gradkit.ops.consecutive import unique_slices
 from gradkit.ops.dims import existing_dim
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import where as _select
-from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
 
@@ -234,19 +236,36 @@ def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa
 # -- histc ------------------------------------------------------------------------------------
 
 def _edges(x, low: float, high: float) -> tuple[float, float]:
-    """torch's outer bin edges: min/max of x when min == max, widened by 1 when still equal."""
+    """torch's outer bin edges: min/max of x when min == max, widened (``_widened``) when
+    still equal."""
     if low == high and x.size:
         low, high = float(x.min()), float(x.max())
         if x.size > 1 and math.isnan(low):  # torch's vectorized min/max give the default NaN
             low = high = -math.nan
     if low == high:
-        low, high = low - 1, high + 1
+        low, high = _widened(x.dtype, low, high)
     if not (math.isfinite(low) and math.isfinite(high)):
         raise RuntimeError(f"torch.histc: range of [{_printed(low)}, {_printed(high)}] is not "
                            f"finite")
-    if not low <= high:  # still equal: widening by 1 is lost in rounding (see _histc)
+    if not low < high:  # (an integer beyond 2**53: widening by 1 is lost in the double)
         raise RuntimeError("torch.histc: max must be larger than min")
     return low, high
+
+
+_INTEGER_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+                  "uint8": "uint8_t"}  # as torch's scalar conversion names them
+
+
+def _widened(dtype, low: float, high: float) -> tuple:
+    """torch's bins_edges_correction of an empty range: 1 out on each side, or, for float and
+    double, one step of the dtype towards its finite limits where that is wider (an infinity
+    or an extreme value: ``[inf]`` gives [3.40282e+38, inf] in float32)."""
+    if dtype.kind != "f" or dtype.itemsize < 4:
+        return low - 1, high + 1
+    cast, info = dtype.type, np.finfo(dtype)
+    with np.errstate(over="ignore"):  # a double beyond the dtype is its infinity, as C's cast
+        return (min(float(np.nextafter(cast(low), info.min)), low - 1),
+                max(float(np.nextafter(cast(high), info.max)), high + 1))
 
 
 def _printed(number: float) -> str:
@@ -260,7 +279,16 @@ def _printed(number: float) -> str:
 def _histc(xp, x, *, bins=100, low=0, high=0):
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if x.dtype.kind == "c" and low == high and x.size:  # torch's min and max come first
+        raise NotImplementedError(f'"aminmax_cpu" not implemented for '
+                                  f"'{scalar_type_name(x)}'")
     low, high = _edges(x, float(low), float(high))  # torch checks the range before the dtype
+    if x.dtype.kind == "b":  # its bin edges in x's dtype
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    limits = np.iinfo(x.dtype) if x.dtype.kind in "iu" else np.finfo(x.dtype)
+    if not float(limits.min) <= low <= high <= float(limits.max):  # the edges in x's dtype
+        name = _INTEGER_TYPES.get(x.dtype.name) or c_type_name(x)
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
     if x.dtype.kind != "f":
         raise NotImplementedError(f'"histogram_cpu" not implemented for '
                                   f"'{scalar_type_name(x)}'")

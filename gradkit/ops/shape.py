@@ -3,6 +3,8 @@
 Joining and splitting (cat, stack, split, chunk, unbind) is in joining.py."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from gradkit.int_arguments import int_parameters
@@ -106,8 +108,11 @@ def permute(xp, x, *, dims):
         raise RuntimeError(
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
             f"length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not "
-            f"equal to len(dims) = {len(dims)}".replace("(sparse_coo)", ""))
-    return x.transpose(tuple(_normalize_dim(d, x.ndim) for d in dims))
+            f"equal to len(dims) = {len(dims)}")  # (torch's words for a dense input too)
+    axes = tuple(_normalize_dim(d, x.ndim) for d in dims)
+    if len(set(axes)) != len(axes):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return x.transpose(axes)
 
 
 permute.numbers = ints_reader("permute", dims=(1, "int[]"))
@@ -303,8 +308,8 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if start == end:  # torch returns the tensor itself, not a view
         return x
-    shape = tuple(x.shape)
-    return reshape(x, shape[:start] + (-1,) + shape[end + 1:])
+    shape = tuple(x.shape)  # the merged size given (-1 is ambiguous where a size is 0)
+    return reshape(x, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
 
 @tensor_method()

@@ -146,14 +146,22 @@ _slice_step.defjvp(*_slice.jvps)
 _NO_STOP = 2 ** 63 - 1  # torch's end of a slice without a stop (INT64_MAX)
 
 
+def _slice_index(bound) -> int:
+    """One bound of a slice as an int; a bound without ``__index__`` gets Python's slice
+    message, which torch's key parser gives (operator.index words it for the type)."""
+    if not hasattr(type(bound), "__index__"):
+        raise TypeError("slice indices must be integers or None or have an __index__ method")
+    return operator.index(bound)
+
+
 def _slice_bounds(k: slice) -> tuple:
     """(start, end, step) of a slice in an index, None read as torch reads it."""
-    step = 1 if k.step is None else operator.index(k.step)
+    step = 1 if k.step is None else _slice_index(k.step)
     if step <= 0:
         raise ValueError("step must be greater than zero" if step else
                          "slice step cannot be zero")
-    return (0 if k.start is None else operator.index(k.start),
-            _NO_STOP if k.stop is None else operator.index(k.stop), step)
+    return (0 if k.start is None else _slice_index(k.start),
+            _NO_STOP if k.stop is None else _slice_index(k.stop), step)
 
 
 def basic_index(x, key):

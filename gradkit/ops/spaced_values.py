@@ -155,7 +155,7 @@ def arange_values(start, end, step, dtype, threads: int) -> np.ndarray:
             and (0 < step and start <= end or step < 0 and end <= start) \
             and max(abs(start), abs(end)) < 2 ** 62:
         return np.arange(start, end, step, dtype=dtype)  # the common arange(n): exact
-    if dtype.kind == "b" or dtype.kind == "u" and dtype.itemsize > 1:
+    if dtype.kind in "bc" or dtype.kind == "u" and dtype.itemsize > 1:
         raise NotImplementedError(f'"arange_cpu" not implemented for '
                                   f"'{SCALAR_TYPE_NAMES[dtype.name]}'")
     low, high, stride = (_as_double(v) for v in (start, end, step))

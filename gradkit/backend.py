@@ -34,6 +34,12 @@ class dtype:  # noqa: N801 - torch's spelling
     def __repr__(self) -> str:
         return f"gradkit.{self.name}"
 
+    def __reduce__(self) -> str:
+        """One object per dtype, as torch's: pickled by its module-level name, so pickle, copy
+        and deepcopy give back the same object (``copy.deepcopy(gradkit.float32) is
+        gradkit.float32``)."""
+        return "bool_" if self.name == "bool" else self.name
+
     @property
     def dtype(self) -> np.dtype:
         """The NumPy dtype: ``np.dtype(gradkit.float64)`` reads it, so a gradkit dtype can be

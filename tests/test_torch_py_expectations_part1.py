@@ -356,7 +356,6 @@ def test_zeros_ones_factories():  # test_zeros, test_zeros_out, test_ones, test_
     same_as_torch(run)
 
 
-@pytest.mark.xfail(strict=True, reason="a gradkit fix in a later commit")
 def test_dtypes_and_copy():  # test_dtypes, test_copy_dtypes, test_copy_transpose
     def run(m):
         dtypes = [

@@ -19,6 +19,7 @@ from gradkit.autograd import inference
 from gradkit.autograd.grad_mode import state as _grad_state
 from gradkit.autograd.inference import InferenceVersion as _InferenceVersion
 from gradkit.autograd.transform_errors import REQUIRES_GRAD, refuse_captured_detach
+from gradkit.storage_owner import deepcopy_sharing
 
 
 class Tensor:
@@ -294,6 +295,8 @@ class Tensor:
         return (_rebuild_tensor, (type(self), self._data, self._requires_grad)) + state
 
     def __deepcopy__(self, memo):  # keeps what it kept before pickling was defined (.grad)
+        if id(self._data) not in memo:  # views copied together keep sharing their memory
+            memo[id(self._data)] = deepcopy_sharing(self._data, memo)
         return copy._reconstruct(self, memo, *object.__reduce_ex__(self, 4))
 
     def __repr__(self) -> str:

@@ -14,6 +14,7 @@ from gradkit._tensor import extend
 from gradkit._user_frames import warn_once_at_user
 from gradkit.legacy_tensor import type_name
 from gradkit.ops.memory_overlap import _address, storage_of
+from gradkit.storage_owner import deepcopy_sharing
 
 TYPED_STORAGE_DEPRECATED = (
     "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be "
@@ -51,6 +52,9 @@ class UntypedStorage:
 
     def __init__(self, memory) -> None:
         self._bytes = memory  # 1-d uint8, on the tensor's memory
+
+    def __deepcopy__(self, memo) -> UntypedStorage:  # shares with tensors copied with it
+        return UntypedStorage(deepcopy_sharing(self._bytes, memo))
 
     @property
     def device(self) -> backend.device:

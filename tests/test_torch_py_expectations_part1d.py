@@ -264,7 +264,6 @@ def test_contains():  # test_contains
     same_as_torch(run)
 
 
-@pytest.mark.xfail(strict=True, reason="a gradkit fix in a later commit")
 def test_deepcopy_and_pickle():  # test_deepcopy, test_deepcopy_scalar, test_pickle*, test_storage
     def run(m):
         a, b = m.tensor(data(5, 5)), m.tensor(data(5, 5, seed=1))

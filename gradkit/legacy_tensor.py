@@ -125,6 +125,8 @@ def cast_to_type(tensor: Tensor, spec) -> Tensor:
     (``"torch.cuda.DoubleTensor"``, ``"gradkit.LongTensor"``)."""
     if isinstance(spec, LegacyTensorType):
         return tensor.to(spec.dtype)
+    if spec is Tensor:  # torch.Tensor stands for the default tensor type
+        return tensor.to(backend.get_default_dtype())
     if isinstance(spec, str):
         parts = spec.split(".")
         legacy = _BY_NAME.get(parts[-1])

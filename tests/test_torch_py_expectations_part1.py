@@ -496,7 +496,6 @@ def test_empty_full():  # test_empty_full (do_test_empty_full)
     same_as_torch(run)
 
 
-@pytest.mark.xfail(strict=True, reason="a gradkit fix in a later commit")
 def test_constructor_dtypes():  # test_constructor_dtypes, test_type, test_python_types
     def run(m):
         res = [

@@ -7,6 +7,7 @@ it adds the operators to Tensor, and the methods the op declarations ask for
 from __future__ import annotations
 
 import functools
+import numbers
 import re
 
 import numpy as np
@@ -46,6 +47,17 @@ class _TensorOperators:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(unbind(self, 0))
+
+    def __reversed__(self):  # torch's: flipped along dim 0 (a 0-d tensor is itself)
+        return self if self._data.ndim == 0 else self.flip(0)
+
+    def __contains__(self, element) -> bool:
+        """``element in x``: whether some element of x equals it (torch's: tensors and numbers
+        only)."""
+        if not isinstance(element, (Tensor, numbers.Number)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you "
+                               f"passed in a {type(element)}.")
+        return bool((element == self).any().item())
 
     __hash__ = object.__hash__
 

@@ -235,7 +235,6 @@ def test_tolist_permute_iter():  # test_tolist, test_permute, test_iter, test_un
     same_as_torch(run)
 
 
-@pytest.mark.xfail(strict=True, reason="a gradkit fix in a later commit")
 def test_reversed():  # test_reversed
     same_as_torch(
         lambda m: [
@@ -246,7 +245,6 @@ def test_reversed():  # test_reversed
     )
 
 
-@pytest.mark.xfail(strict=True, reason="a gradkit fix in a later commit")
 def test_contains():  # test_contains
     def run(m):
         x = m.arange(0, 10)

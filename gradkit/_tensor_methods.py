@@ -12,8 +12,9 @@ from gradkit import memory_format as memory_formats
 from gradkit._tensor import Size, Tensor, extend
 from gradkit.number_arguments import number_argument
 from gradkit.autograd.api import backward as autograd_backward
+from gradkit._user_frames import warn_at_user
 from gradkit.int_arguments import (
-    invalid_combination, size_argument, size_varargs, unpack_failed)
+    bool_argument, invalid_combination, size_argument, size_varargs, unpack_failed)
 from gradkit.autograd.graph import node_type
 from gradkit.autograd.hooks import (
     register_post_accumulate_hook, register_tensor_hook, retain_grad_hook)
@@ -271,6 +272,11 @@ class _TensorMethods:
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
         """A new tensor from ``data`` with this tensor's dtype and device by default."""
+        if isinstance(data, Tensor):  # torch's warning names the method
+            warn_at_user(creation.COPY_CONSTRUCT.format("tensor.new_tensor"))
+            return creation.copied_tensor(data, dtype or self.dtype, device or self.device,
+                                          bool_argument(requires_grad, "new_tensor",
+                                                        "requires_grad"))
         return creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                                requires_grad=requires_grad)
 

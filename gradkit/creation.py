@@ -6,6 +6,7 @@ import numpy as np
 from gradkit import backend
 from gradkit import memory_format as memory_formats
 from gradkit._tensor import Tensor
+from gradkit._user_frames import warn_at_user
 from gradkit.int_arguments import (
     bool_argument, device_argument, dtype_argument, factory_size, invalid_combination)
 from gradkit.generator import Generator, default_generator, rng_of
@@ -58,12 +59,8 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     _checked_options("tensor", dtype, device, None)
     bool_argument(requires_grad, "tensor", "requires_grad")  # (None refused, unlike zeros)
     if isinstance(data, Tensor):
-        array = data._data.copy()
-        if dtype is not None:
-            array = array.astype(backend.to_numpy_dtype(dtype))
-        dev = data.device if device is None else backend.device(device)
-        return _finish(backend.to_device(array, dev) if dev.type == "cpu" else array, dev,
-                       requires_grad)
+        warn_at_user(COPY_CONSTRUCT.format("gradkit.tensor"))
+        return copied_tensor(data, dtype, device, requires_grad)
     dev = backend.get_default_device() if device is None else backend.device(device)
     if hasattr(data, "__cuda_array_interface__"):
         data = data.get()
@@ -82,6 +79,22 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
             raise
         array = array.copy() if dtype is None else array
     return _finish(array, dev, requires_grad)
+
+
+COPY_CONSTRUCT = ("To copy construct from a tensor, it is recommended to use sourceTensor."
+                  "detach().clone() or sourceTensor.detach().clone().requires_grad_(True), "
+                  "rather than {}(sourceTensor).")
+
+
+def copied_tensor(data: Tensor, dtype, device, requires_grad: bool) -> Tensor:
+    """A new leaf with a copy of ``data``'s values (``tensor(t)``, ``t.new_tensor(t)``, after
+    their warning)."""
+    array = data._data.copy()
+    if dtype is not None:
+        array = array.astype(backend.to_numpy_dtype(dtype))
+    dev = data.device if device is None else backend.device(device)
+    return _finish(backend.to_device(array, dev) if dev.type == "cpu" else array, dev,
+                   requires_grad)
 
 
 def _checked_array(nested, dtype: np.dtype) -> np.ndarray:

@@ -17,7 +17,6 @@ from tensor_twins import data, ints, outcome, same_as_torch
 INF, NAN = math.inf, math.nan
 
 
-@pytest.mark.xfail(strict=True, reason="a gradkit fix in a later commit")
 def test_tensor_factory():  # test_tensor_factory, test_tensor_factory_copy_var, test_new_tensor
     def run(m):
         expected = m.Tensor([1, 1])

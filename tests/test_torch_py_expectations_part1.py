@@ -392,7 +392,6 @@ def test_dtypes_and_copy():  # test_dtypes, test_copy_dtypes, test_copy_transpos
     same_as_torch(run)
 
 
-@pytest.mark.xfail(strict=True, reason="a gradkit fix in a later commit")
 def test_device():  # test_device, test_tensor_device, test_serialize_device
     def run(m):
         res = []

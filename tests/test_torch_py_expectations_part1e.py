@@ -74,7 +74,6 @@ def test_accreal_type():  # test_accreal_type
     )
 
 
-@pytest.mark.xfail(strict=True, reason="a gradkit fix in a later commit")
 def test_new_and_empty_like():  # test_new, test_empty_like, test_has_storage
     def run(m):
         x, y, z = m.Tensor(), m.tensor(data(4, 4), dtype=m.float32), m.IntTensor([1, 2, 3])
@@ -244,7 +243,6 @@ def test_error_msg_type_translation():  # test_error_msg_type_translation
     same_as_torch(run)
 
 
-@pytest.mark.xfail(strict=True, reason="a gradkit fix in a later commit")
 def test_tensor_from_sequence():  # test_tensor_from_sequence
     class Bad:
         def __init__(self, items):

@@ -320,7 +320,6 @@ def test_bitwise_ops():  # test_bitwise_ops, test_op_invert, test_bitwise_not
     same_as_torch(run)
 
 
-@pytest.mark.xfail(strict=True, reason="a gradkit fix in a later commit")
 def test_apply_map_map2():  # test_apply, test_map, test_map2
     def run(m):
         x = m.arange(1, 6)

@@ -348,6 +348,7 @@ BROADCAST_FNS = [
     "masked_select",
     "masked_fill",
     "map",
+    "map2",
     "copy",
 ]
 

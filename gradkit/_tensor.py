@@ -19,6 +19,7 @@ from gradkit.autograd import inference
 from gradkit.autograd.grad_mode import state as _grad_state
 from gradkit.autograd.inference import InferenceVersion as _InferenceVersion
 from gradkit.autograd.transform_errors import REQUIRES_GRAD, refuse_captured_detach
+from gradkit.size import Size
 from gradkit.storage_owner import deepcopy_sharing
 
 
@@ -55,7 +56,7 @@ class Tensor:
     @property
     def shape(self) -> Size:
         """The dimensions, as a gradkit.Size."""
-        return Size(self._data.shape)
+        return tuple.__new__(Size, self._data.shape)  # NumPy's ints: nothing to check
 
     @property
     def dtype(self) -> backend.dtype:
@@ -324,19 +325,6 @@ class Tensor:
         return int(self.item())
 
 _new = object.__new__
-
-
-class Size(tuple):
-    """torch.Size: a tuple of ints with ``numel()``."""
-
-    def numel(self) -> int:
-        n = 1
-        for s in self:
-            n *= s
-        return n
-
-    def __repr__(self) -> str:
-        return f"gradkit.Size({list(self)})"
 
 
 def _differentiable_dtype(array) -> bool:

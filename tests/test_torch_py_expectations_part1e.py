@@ -345,7 +345,6 @@ def test_apply_map_map2():  # test_apply, test_map, test_map2
     same_as_torch(run)
 
 
-@pytest.mark.xfail(strict=True, reason="a gradkit fix in a later commit")
 def test_size():  # test_Size, test_Size_scalar, test_Size_iter
     def run(m):
         x = m.Size([1, 2, 3])

@@ -160,9 +160,16 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False, **keywords
     return _filled(1, size, dtype, device, requires_grad, function="ones", keywords=keywords)
 
 
-def empty(*size, dtype=None, device=None, requires_grad: bool = False, **keywords) -> Tensor:
-    """A tensor of the given size (uninitialized in torch; here filled with zeros)."""
-    return _filled(0, size, dtype, device, requires_grad, function="empty", keywords=keywords)
+def empty(*size, dtype=None, device=None, requires_grad: bool = False, memory_format=None,
+          **keywords) -> Tensor:
+    """A tensor of the given size (uninitialized in torch; here filled with zeros), laid out
+    in ``memory_format`` (C order by default; channels last for 4-d, 3d for 5-d)."""
+    out = _filled(0, size, dtype, device, requires_grad, function="empty", keywords=keywords)
+    if memory_format is None or memory_format is memory_formats.contiguous_format:
+        return out
+    if memory_format is memory_formats.preserve_format:  # nothing to preserve, as torch
+        raise RuntimeError("unsupported memory format Preserve")
+    return _in_format(out, out, memory_format, "empty")
 
 
 def full(*args, dtype=None, device=None, requires_grad: bool = False, **keywords) -> Tensor:

@@ -437,7 +437,6 @@ def test_allow_tensor_metadata_change():  # test_allow_tensor_metadata_change
     same_as_torch(run)
 
 
-@pytest.mark.xfail(strict=True, reason="a gradkit fix in a later commit")
 def test_memory_format():  # test_memory_format(_empty), ..._returns_same_tensor_if_already...
     def run(m):
         x = m.tensor(data(4, 3, 8, 8))
@@ -460,7 +459,6 @@ def test_memory_format():  # test_memory_format(_empty), ..._returns_same_tensor
     same_as_torch(run)
 
 
-@pytest.mark.xfail(strict=True, reason="a gradkit fix in a later commit")
 @pytest.mark.parametrize("shape", [(3, 3), (3, 3, 3, 3), (2, 3, 4, 5, 6)])
 def test_empty_memory_formats(shape):  # test_memory_format_empty, every format and rank
     def run(m):

@@ -9,7 +9,6 @@ import math
 import pickle
 
 import numpy as np
-import pytest
 
 import gradkit
 from tensor_twins import data, ints, outcome, same_as_torch

@@ -11,7 +11,6 @@ import pickle
 from itertools import product
 
 import numpy as np
-import pytest
 
 import gradkit
 from tensor_twins import data, outcome, same_as_torch

@@ -71,6 +71,9 @@ class UntypedStorage:
     def __len__(self) -> int:
         return self.nbytes()
 
+    def __sizeof__(self) -> int:  # the object and its memory, as torch's sys.getsizeof
+        return object.__sizeof__(self) + self.nbytes()
+
     def element_size(self) -> int:
         return 1
 
@@ -135,6 +138,9 @@ class TypedStorage:
 
     def nbytes(self) -> int:
         return self._untyped_storage.nbytes()
+
+    def __sizeof__(self) -> int:
+        return object.__sizeof__(self) + self.nbytes()
 
     def element_size(self) -> int:
         return self.dtype.itemsize

@@ -65,6 +65,20 @@ def test_print():  # test_print
     same_as_torch(run)
 
 
+def test_sizeof():  # test_sizeof
+    def run(m):
+        res = []
+        for cast in ("float", "byte"):
+            empty, ten, hundred = (
+                getattr(m.zeros(n), cast)().storage().__sizeof__() for n in (0, 10, 100)
+            )
+            res += [(hundred - empty) // (ten - empty), (hundred - empty) % (ten - empty)]
+        sizes = [m.zeros(n, dtype=m.uint8).untyped_storage().__sizeof__() for n in (0, 10)]
+        return res + [sizes[1] - sizes[0]]
+
+    assert same_as_torch(run) == [10, 0, 10, 0, 10]
+
+
 def test_accreal_type():  # test_accreal_type
     same_as_torch(
         lambda m: [

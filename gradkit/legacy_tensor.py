@@ -92,6 +92,9 @@ class LegacyTensorType:
     def __instancecheck__(self, obj) -> bool:
         return isinstance(obj, Tensor) and obj.dtype is self.dtype and obj.device.type == "cpu"
 
+    def __mro_entries__(self, bases):  # ``class Foo(FloatTensor)``: torch's refusal
+        raise TypeError(f"type 'gradkit.{self.__name__}' is not an acceptable base type")
+
     def __repr__(self) -> str:
         return f"<class 'gradkit.{self.__name__}'>"
 

@@ -491,8 +491,13 @@ def test_subclass_ndim_T_python_types():  # test_subclass_tensors, test_ndim, te
             def foo(self):
                 return 5
 
+        def subclass_of_float_tensor(lib):
+            class Foo1(lib.FloatTensor):
+                pass
+
         a = m.tensor(data(2, 3, 4))
         return [
+            outcome(subclass_of_float_tensor, m)[0],
             Foo2().foo(),
             a.ndim,
             m.tensor(1.0).ndim,

@@ -402,3 +402,30 @@ def test_half_tensor():  # test_half_tensor
         return [x.half().float(), z.copy_(x.half()), x.half().dtype]
 
     same_as_torch(run)
+
+
+def test_storage():  # test_storage, test_has_storage
+    def run(m):
+        v = m.tensor(data(3, 5))
+        s = v.storage()
+        return [
+            s[0] == v[0][0].item(),
+            s[14] == v[2][4].item(),
+            [s[k] for k in range(15)] == v.reshape(-1).tolist(),
+            v.untyped_storage()[0:8].tolist() == v[0, :1].numpy().view(np.uint8).tolist(),
+            s.size(),
+            v.untyped_storage().nbytes(),
+            [
+                t.storage().size()
+                for t in (
+                    m.Tensor(),
+                    m.Tensor(0),
+                    m.Tensor([]),
+                    m.Tensor().clone(),
+                    m.Tensor([0, 0, 0]).nonzero(),
+                    m.Tensor().new(),
+                )
+            ],
+        ]
+
+    assert same_as_torch(run, count_warnings=False)[:4] == [True] * 4  # (TypedStorage: once)

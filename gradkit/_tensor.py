@@ -315,7 +315,9 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError(f"Boolean value of Tensor with "
+                               f"{'no values' if self._data.size == 0 else 'more than one value'}"
+                               f" is ambiguous")
         return bool(self._data.reshape(()))
 
     def __index__(self) -> int:

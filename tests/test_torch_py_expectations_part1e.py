@@ -406,7 +406,12 @@ def test_is_nonzero():  # test_is_nonzero
         return [
             outcome(lambda lib: lib.tensor([]).is_nonzero(), m)[0],
             outcome(lambda lib: lib.tensor([0, 0]).is_nonzero(), m)[0],
-        ] + [m.tensor(v).is_nonzero() for v in (0, 1, [0], [1], [[0]], [[1]])]
+            outcome(lambda lib: bool(lib.tensor([])), m)[0],
+            outcome(lambda lib: bool(lib.tensor([0, 0])), m)[0],
+        ] + [
+            (m.tensor(v).is_nonzero(), bool(m.tensor(v)))
+            for v in (0, 1, [0], [1], [[0]], [[1]], [NAN], [0j])
+        ]
 
     same_as_torch(run)
 

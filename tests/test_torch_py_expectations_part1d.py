@@ -11,6 +11,7 @@ import pickle
 from itertools import product
 
 import numpy as np
+import pytest
 
 import gradkit
 from tensor_twins import data, outcome, same_as_torch
@@ -429,3 +430,25 @@ def test_storage():  # test_storage, test_has_storage
         ]
 
     assert same_as_torch(run, count_warnings=False)[:4] == [True] * 4  # (TypedStorage: once)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "x.repeat(2, -1)",
+        "x.repeat(-1, -1)",
+        "x.repeat(1, 1, -1)",
+        "x.repeat(-1, 0)",
+        "x.new_empty(-1)",
+        "x.new_zeros(-1)",
+        "x.new_ones(-1)",
+        "x.new_empty((2, -3))",
+        "m.zeros(-1)",
+        "m.empty(2, -1)",
+    ],
+)
+def test_negative_sizes(call):  # test_repeat, test_empty_full: torch's negative-size errors
+    def run(m):
+        return eval(call, {"m": m, "x": m.zeros(2, 3)})  # noqa: S307 - the calls above
+
+    assert same_as_torch(run)[:2] == ("raises", "RuntimeError")

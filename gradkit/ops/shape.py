@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.int_arguments import int_parameters
+from gradkit.int_arguments import check_dimensions, int_parameters
 from gradkit.int_arguments import ints_reader
 from gradkit.autograd.batching import batch_dim, batch_shape
 from gradkit.ops._op import Op, op, seam, sum_to_shape
@@ -366,6 +366,7 @@ def repeat(xp, x, *, sizes):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
     lead = len(sizes) - x.ndim
+    check_dimensions(tuple(r * n for r, n in zip(sizes, (1,) * lead + x.shape)))
     return xp.tile(x.reshape((1,) * lead + x.shape), sizes)
 
 

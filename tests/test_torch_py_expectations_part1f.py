@@ -125,6 +125,14 @@ def test_diag_diagonal():  # test_diag, test_diagonal(_multidim), test_broadcast
     same_as_torch(run)
 
 
+@pytest.mark.parametrize(
+    "shapes", [((2,), (3,)), ((2, 1), (1, 3), (4, 1, 1), (5,)), ((0,), (2, 3))]
+)
+def test_broadcast_tensors_mismatch(shapes):  # test_broadcast_tensors: torch's error
+    got = same_as_torch(lambda m: m.broadcast_tensors(*(m.zeros(s) for s in shapes)))
+    assert got[:2] == ("raises", "RuntimeError")
+
+
 def test_pow():  # test_pow
     def run(m):
         res = []

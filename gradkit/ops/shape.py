@@ -3,11 +3,11 @@
 Joining and splitting (cat, stack, split, chunk, unbind) is in joining.py."""
 from __future__ import annotations
 
-import numpy as np
 
 from gradkit.int_arguments import check_dimensions, int_parameters
 from gradkit.int_arguments import ints_reader
 from gradkit.autograd.batching import batch_dim, batch_shape
+from gradkit.ops._dispatch_general import broadcast_shape
 from gradkit.ops._op import Op, op, seam, sum_to_shape
 from gradkit.ops.dims import distinct_dims, normalize_dim
 from gradkit.ops.methods import tensor_method
@@ -249,8 +249,8 @@ def broadcast_to(x, shape):
 
 @tensor_parameters("tensors")
 def broadcast_tensors(*tensors):
-    """The tensors broadcast to their common shape (views)."""
-    shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    """The tensors broadcast to their common shape (views; torch's error when they do not)."""
+    shape = broadcast_shape(*(tuple(t.shape) for t in tensors))
     return tuple(expand(t, shape) for t in tensors)
 
 

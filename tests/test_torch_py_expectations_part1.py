@@ -257,6 +257,12 @@ def test_mv_dtypes():  # test_mv
     same_as_torch(run, rtol=1e-5)
 
 
+@pytest.mark.parametrize("shapes", [((2, 3), (2,)), ((2, 3), (4,)), ((0, 3), (2,))])
+def test_mv_size_mismatch(shapes):  # test_mv: torch's error for sizes that do not match
+    got = same_as_torch(lambda m: m.mv(m.zeros(shapes[0]), m.zeros(shapes[1])))
+    assert got[:2] == ("raises", "RuntimeError")
+
+
 def test_numpy_args():  # test_numpy_args
     def run(m):
         x1, x2 = m.tensor(data(10)), m.tensor(data(10, seed=1))

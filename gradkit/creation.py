@@ -289,8 +289,9 @@ _generator = default_generator  # nn.init, dropout and rrelu draw from it too
 
 
 def manual_seed(seed: int) -> Generator:
-    """Seed gradkit's default generator (NumPy's PCG64); returns it, as torch."""
-    return default_generator.manual_seed(seed)
+    """Seed gradkit's default generator (NumPy's PCG64); returns it, as torch. The seed goes
+    through ``int()`` first, as torch's (``manual_seed(2.5)`` is 2, ``"3"`` is 3)."""
+    return default_generator.manual_seed(int(seed))
 
 
 def seed() -> int:

@@ -9,6 +9,7 @@ import math
 import pickle
 
 import numpy as np
+import pytest
 
 import gradkit
 from tensor_twins import data, ints, outcome, same_as_torch
@@ -562,5 +563,15 @@ def test_numel_and_empty_storage_view():  # test_numel, test_empty_storage_view
         t = m.from_numpy(np.empty((0, 4)))
         t[:, 1::2] *= 1
         return [b.nelement(), b.numel(), t]
+
+    same_as_torch(run)
+
+
+@pytest.mark.parametrize(
+    "seed", ["'3'", "1.9", "True", "m.tensor(3)", "None", "'a'", "-1", "2**64"]
+)
+def test_manual_seed_arguments(seed):  # test_manual_seed: torch.manual_seed reads int(seed)
+    def run(m):
+        return m.manual_seed(eval(seed, {"m": m})).initial_seed()  # noqa: S307 - the seeds above
 
     same_as_torch(run)

@@ -13,6 +13,7 @@ import re
 import numpy as np
 
 from gradkit._tensor import Tensor, extend
+from gradkit.int_arguments import type_name
 from gradkit.ops import (
     arithmetic, comparison, conversion, elementwise, indexing, piecewise, setitem)
 from gradkit.ops import methods as method_table
@@ -174,6 +175,9 @@ class _TensorOperators:
 
     def copy_(self, src, non_blocking: bool = False) -> Tensor:
         """Copy ``src`` (broadcast, cast) into this tensor in place; differentiable in src."""
+        if not isinstance(src, (Tensor, numbers.Number)):  # torch's parser: a tensor or number
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
+                            f"{type_name(src)}")
         return inplace(self, conversion.copy_from, src)
 
     def add_(self, other, *args, **kwargs) -> Tensor:

@@ -47,7 +47,7 @@ def unpack_failed(error: TypeError) -> bool:
 def type_name(value) -> str:
     """The type name torch's messages give ``value`` (its Python type's C name: a NumPy
     scalar's is ``numpy.int64``)."""
-    if isinstance(value, np.generic):
+    if isinstance(value, (np.generic, np.ndarray)):
         return f"numpy.{type(value).__name__}"
     return "Tensor" if isinstance(value, Tensor) else type(value).__name__
 

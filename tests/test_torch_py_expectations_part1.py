@@ -468,6 +468,13 @@ def test_to():  # test_to, test_to_with_tensor
     assert all(same_as_torch(run)[:14])
 
 
+@pytest.mark.parametrize(
+    "src", ["5", "5.0", "True", "m.tensor(1.0)", "None", "[1, 2]", "np.ones(2)", "np.float64(3)"]
+)
+def test_copy_sources(src):  # test_copy_broadcast: copy_ takes a tensor or a number
+    same_as_torch(lambda m: m.zeros(2).copy_(eval(src, {"m": m, "np": np})))  # noqa: S307
+
+
 def test_empty_full():  # test_empty_full (do_test_empty_full)
     def run(m):
         res = []

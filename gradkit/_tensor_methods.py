@@ -21,6 +21,7 @@ from gradkit.autograd.hooks import (
     register_post_accumulate_hook, register_tensor_hook, retain_grad_hook)
 from gradkit.autograd.transform_errors import RETAIN_GRAD, refuse_in_transform
 from gradkit.legacy_tensor import legacy_new
+from gradkit.to_arguments import to_arguments
 from gradkit.ops import comparison, conversion
 from gradkit.ops import shape as shape_ops
 # not ``from gradkit.ops import complex``: that name is the op torch.complex
@@ -112,25 +113,7 @@ class _TensorMethods:
     def to(self, *args, **kwargs) -> Tensor:
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``, each with an
         optional ``memory_format`` (a copy laid out so unless already); differentiable."""
-        dev = kwargs.pop("device", None)
-        dtype = kwargs.pop("dtype", None)
-        kwargs.pop("non_blocking", None)
-        copy = kwargs.pop("copy", False)
-        layout = kwargs.pop("memory_format", memory_formats.preserve_format)
-        if not isinstance(layout, memory_formats.memory_format):
-            raise TypeError(f"to() received an invalid combination of arguments - got "
-                            f"(memory_format={type(layout).__name__}, )")
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                dev, dtype = a.device, a.dtype
-            elif isinstance(a, backend.dtype) or a in (float, int, bool, complex):
-                dtype = a
-            elif isinstance(a, (str, backend.device)):
-                dev = a
-            elif a is not None:
-                raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+        dev, dtype, copy, layout = to_arguments(args, kwargs)
         out = self
         if dtype is not None and backend.to_numpy_dtype(dtype) != self._data.dtype:
             out = conversion.astype(out, dtype=backend.to_numpy_dtype(dtype))

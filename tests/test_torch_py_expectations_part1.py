@@ -468,6 +468,40 @@ def test_to():  # test_to, test_to_with_tensor
     assert all(same_as_torch(run)[:14])
 
 
+TO_CALLS = [
+    "(None,)",
+    "(m.float64, True, True)",
+    "(m.float64, 1)",
+    "('cpu', None)",
+    "('cpu', m.float64, False, True)",
+    "(x, True)",
+    "(x, x)",
+    "(m.float64,), dict(dtype=m.int32)",
+    "('cpu',), dict(device='cpu')",
+    "(), dict(other=x)",
+    "(m.device('cpu'), 'cpu')",
+    "('cpu', 'cpu')",
+    "(m.float64, m.float32)",
+    "(), dict(foo=1)",
+    "(m.channels_last,)",
+    "(), dict(memory_format=3)",
+    "('cpu',), dict(dtype=m.int32, copy=True)",
+    "(), dict(dtype=m.float64, device='cpu', non_blocking=True)",
+    "(float,)",
+]
+
+
+@pytest.mark.parametrize("call", TO_CALLS)
+def test_to_overloads(call):  # test_to: torch's three overloads, its error for the others
+    def run(m):
+        x = m.zeros(2)
+        args = eval(call, {"m": m, "x": x})  # noqa: S307 - the calls above
+        args, kwargs = args if isinstance(args[-1], dict) else (args, {})
+        return x.to(*args, **kwargs)
+
+    same_as_torch(run)
+
+
 @pytest.mark.parametrize(
     "src", ["5", "5.0", "True", "m.tensor(1.0)", "None", "[1, 2]", "np.ones(2)", "np.float64(3)"]
 )

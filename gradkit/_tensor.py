@@ -19,6 +19,8 @@ from gradkit.autograd import inference
 from gradkit.autograd.grad_mode import state as _grad_state
 from gradkit.autograd.inference import InferenceVersion as _InferenceVersion
 from gradkit.autograd.transform_errors import REQUIRES_GRAD, refuse_captured_detach
+from gradkit.size import Size
+from gradkit.storage_owner import deepcopy_sharing
 
 
 class Tensor:
@@ -54,7 +56,7 @@ class Tensor:
     @property
     def shape(self) -> Size:
         """The dimensions, as a gradkit.Size."""
-        return Size(self._data.shape)
+        return tuple.__new__(Size, self._data.shape)  # NumPy's ints: nothing to check
 
     @property
     def dtype(self) -> backend.dtype:
@@ -294,6 +296,8 @@ class Tensor:
         return (_rebuild_tensor, (type(self), self._data, self._requires_grad)) + state
 
     def __deepcopy__(self, memo):  # keeps what it kept before pickling was defined (.grad)
+        if id(self._data) not in memo:  # views copied together keep sharing their memory
+            memo[id(self._data)] = deepcopy_sharing(self._data, memo)
         return copy._reconstruct(self, memo, *object.__reduce_ex__(self, 4))
 
     def __repr__(self) -> str:
@@ -311,9 +315,9 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with "
-                               f"{'no values' if not self._data.size else 'more than one value'}"
-                               " is ambiguous")
+            raise RuntimeError(f"Boolean value of Tensor with "
+                               f"{'no values' if self._data.size == 0 else 'more than one value'}"
+                               f" is ambiguous")
         return bool(self._data.reshape(()))
 
     def __index__(self) -> int:
@@ -323,19 +327,6 @@ class Tensor:
         return int(self.item())
 
 _new = object.__new__
-
-
-class Size(tuple):
-    """torch.Size: a tuple of ints with ``numel()``."""
-
-    def numel(self) -> int:
-        n = 1
-        for s in self:
-            n *= s
-        return n
-
-    def __repr__(self) -> str:
-        return f"gradkit.Size({list(self)})"
 
 
 def _differentiable_dtype(array) -> bool:

@@ -12,13 +12,16 @@ from gradkit import memory_format as memory_formats
 from gradkit._tensor import Size, Tensor, extend
 from gradkit.number_arguments import number_argument
 from gradkit.autograd.api import backward as autograd_backward
+from gradkit._user_frames import warn_at_user
 from gradkit.int_arguments import (
-    invalid_combination, size_argument, size_varargs, unpack_failed)
+    bool_argument, check_dimensions, invalid_combination, size_argument, size_varargs,
+    unpack_failed)
 from gradkit.autograd.graph import node_type
 from gradkit.autograd.hooks import (
     register_post_accumulate_hook, register_tensor_hook, retain_grad_hook)
 from gradkit.autograd.transform_errors import RETAIN_GRAD, refuse_in_transform
 from gradkit.legacy_tensor import legacy_new
+from gradkit.to_arguments import to_arguments
 from gradkit.ops import comparison, conversion
 from gradkit.ops import shape as shape_ops
 # not ``from gradkit.ops import complex``: that name is the op torch.complex
@@ -113,33 +116,7 @@ class _TensorMethods:
     def to(self, *args, **kwargs) -> Tensor:
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``, each with an
         optional ``memory_format`` (a copy laid out so unless already); differentiable."""
-        given = dict(kwargs)
-        dev = kwargs.pop("device", None)
-        dtype = kwargs.pop("dtype", None)
-        if dtype is not None and not (isinstance(dtype, backend.dtype) or
-                                      dtype in (float, int, bool, complex)):
-            raise invalid_combination("to", args, given)
-        kwargs.pop("non_blocking", None)
-        copy = kwargs.pop("copy", False)
-        layout = kwargs.pop("memory_format", memory_formats.preserve_format)
-        if not isinstance(layout, memory_formats.memory_format):
-            raise TypeError(f"to() received an invalid combination of arguments - got "
-                            f"(memory_format={type(layout).__name__}, )")
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        flags = _trailing_flags(args)  # (non_blocking, copy) after a dtype or a tensor
-        if flags:
-            args = args[:-len(flags)]
-            copy = flags[1] if len(flags) == 2 else copy
-        for a in args:
-            if isinstance(a, Tensor):
-                dev, dtype = a.device, a.dtype
-            elif isinstance(a, backend.dtype) or a in (float, int, bool, complex):
-                dtype = a
-            elif isinstance(a, (str, backend.device)):
-                dev = a
-            elif a is not None:
-                raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+        dev, dtype, copy, layout = to_arguments(args, kwargs)
         out = self
         if dtype is not None and backend.to_numpy_dtype(dtype) != self._data.dtype:
             out = conversion.astype(out, dtype=backend.to_numpy_dtype(dtype))
@@ -285,12 +262,18 @@ class _TensorMethods:
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
         """A new tensor from ``data`` with this tensor's dtype and device by default."""
+        if isinstance(data, Tensor):  # torch's warning names the method
+            warn_at_user(creation.COPY_CONSTRUCT.format("tensor.new_tensor"))
+            return creation.copied_tensor(data, dtype or self.dtype, device or self.device,
+                                          bool_argument(requires_grad, "new_tensor",
+                                                        "requires_grad"))
         return creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                                requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
         """Zeros of ``size`` with this tensor's dtype and device by default."""
         size = size_varargs(size, "new_zeros", "size")
+        check_dimensions(size)  # (torch's new_zeros words it as the other factories)
         return creation.zeros(size, dtype=dtype or self.dtype, device=device or self.device,
                               requires_grad=requires_grad)
 
@@ -367,16 +350,3 @@ def _write_into(part: Tensor, value) -> None:
         part.copy_(value)
     else:
         part.fill_(value)
-
-
-def _trailing_flags(args: tuple) -> tuple:
-    """The positional ``non_blocking, copy`` bools of torch's ``to(dtype, ...)`` and
-    ``to(tensor, ...)`` forms; anywhere else a bool is refused below, as torch."""
-    count = 0
-    while count < len(args) and isinstance(args[-1 - count], bool):
-        count += 1
-    before = args[-1 - count] if count < len(args) else None
-    if count and count <= 2 and (isinstance(before, (Tensor, backend.dtype)) or
-                                 before in (float, int, bool, complex)):
-        return args[len(args) - count:]
-    return ()

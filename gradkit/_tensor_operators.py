@@ -7,11 +7,13 @@ it adds the operators to Tensor, and the methods the op declarations ask for
 from __future__ import annotations
 
 import functools
+import numbers
 import re
 
 import numpy as np
 
 from gradkit._tensor import Tensor, extend
+from gradkit.int_arguments import type_name
 from gradkit.ops import (
     arithmetic, comparison, conversion, elementwise, indexing, piecewise, setitem)
 from gradkit.ops import methods as method_table
@@ -46,6 +48,17 @@ class _TensorOperators:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(unbind(self, 0))
+
+    def __reversed__(self):  # torch's: flipped along dim 0 (a 0-d tensor is itself)
+        return self if self._data.ndim == 0 else self.flip(0)
+
+    def __contains__(self, element) -> bool:
+        """``element in x``: whether some element of x equals it (torch's: tensors and numbers
+        only)."""
+        if not isinstance(element, (Tensor, numbers.Number)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you "
+                               f"passed in a {type(element)}.")
+        return bool((element == self).any().item())
 
     __hash__ = object.__hash__
 
@@ -162,6 +175,9 @@ class _TensorOperators:
 
     def copy_(self, src, non_blocking: bool = False) -> Tensor:
         """Copy ``src`` (broadcast, cast) into this tensor in place; differentiable in src."""
+        if not isinstance(src, (Tensor, numbers.Number)):  # torch's parser: a tensor or number
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
+                            f"{type_name(src)}")
         return inplace(self, conversion.copy_from, src)
 
     def add_(self, other, *args, **kwargs) -> Tensor:

@@ -34,6 +34,12 @@ class dtype:  # noqa: N801 - torch's spelling
     def __repr__(self) -> str:
         return f"gradkit.{self.name}"
 
+    def __reduce__(self) -> str:
+        """One object per dtype, as torch's: pickled by its module-level name, so pickle, copy
+        and deepcopy give back the same object (``copy.deepcopy(gradkit.float32) is
+        gradkit.float32``)."""
+        return "bool_" if self.name == "bool" else self.name
+
     @property
     def dtype(self) -> np.dtype:
         """The NumPy dtype: ``np.dtype(gradkit.float64)`` reads it, so a gradkit dtype can be
@@ -152,23 +158,33 @@ class device:  # noqa: N801 - torch's spelling
 
     __slots__ = ("type", "index")
 
-    def __init__(self, spec: str | device = "cpu", index: int | None = None) -> None:
+    def __init__(self, spec: str | device | int = "cpu", index: int | None = None) -> None:
         if isinstance(spec, device):
             spec, index = spec.type, spec.index
+        if isinstance(spec, int) and not isinstance(spec, bool) and index is None:
+            spec, index = "cuda", spec  # torch: a bare index is the accelerator's
         if not isinstance(spec, str):
             raise TypeError(f"device() expects a string like 'cpu' or 'cuda:0', got {spec!r}")
+        if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
+            raise TypeError(f"device(): argument 'index' (position 2) must be int, not "
+                            f"{type(index).__name__}")
         kind, _, idx = spec.partition(":")
         if kind not in ("cpu", "cuda"):
             raise RuntimeError(
                 f"Expected one of cpu, cuda device type at start of device string: {spec}")
         if idx:
-            if index is not None or not idx.isdigit():
+            if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{spec}'")
+            if index is not None:
+                raise RuntimeError(f"type (string) must not include an index because index "
+                                   f"was passed explicitly: {spec}")
             index = int(idx)
-        if kind == "cuda" and index is None:
-            index = 0
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
         self.type = kind
-        self.index = index if kind == "cuda" else None
+        # a CPU device keeps the index it is given (str "cpu:0"), as torch's; tensors live on
+        # "cpu". gradkit names a GPU by its index always ("cuda" is "cuda:0").
+        self.index = 0 if kind == "cuda" and index is None else index
 
     def __repr__(self) -> str:
         return f"device(type='{self.type}'" + (f", index={self.index})" if self.index is not None
@@ -250,8 +266,8 @@ def to_device(array, dev: device):
     """Copy ``array`` to ``dev`` (no copy when it is already there)."""
     if device_of(array) == dev:
         return array
-    if dev.type == "cpu":
-        return array.get()
+    if dev.type == "cpu":  # "cpu:0" too
+        return array if isinstance(array, np.ndarray) else array.get()
     cp = _cupy()
     with cp.cuda.Device(dev.index):
         return cp.asarray(array)

@@ -6,6 +6,7 @@ import numpy as np
 from gradkit import backend
 from gradkit import memory_format as memory_formats
 from gradkit._tensor import Tensor
+from gradkit._user_frames import warn_at_user
 from gradkit.int_arguments import (
     bool_argument, device_argument, dtype_argument, factory_size, invalid_combination)
 from gradkit.generator import Generator, default_generator, rng_of
@@ -58,12 +59,8 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     _checked_options("tensor", dtype, device, None)
     bool_argument(requires_grad, "tensor", "requires_grad")  # (None refused, unlike zeros)
     if isinstance(data, Tensor):
-        array = data._data.copy()
-        if dtype is not None:
-            array = array.astype(backend.to_numpy_dtype(dtype))
-        dev = data.device if device is None else backend.device(device)
-        return _finish(backend.to_device(array, dev) if dev.type == "cpu" else array, dev,
-                       requires_grad)
+        warn_at_user(COPY_CONSTRUCT.format("gradkit.tensor"))
+        return copied_tensor(data, dtype, device, requires_grad)
     dev = backend.get_default_device() if device is None else backend.device(device)
     if hasattr(data, "__cuda_array_interface__"):
         data = data.get()
@@ -82,6 +79,22 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
             raise
         array = array.copy() if dtype is None else array
     return _finish(array, dev, requires_grad)
+
+
+COPY_CONSTRUCT = ("To copy construct from a tensor, it is recommended to use sourceTensor."
+                  "detach().clone() or sourceTensor.detach().clone().requires_grad_(True), "
+                  "rather than {}(sourceTensor).")
+
+
+def copied_tensor(data: Tensor, dtype, device, requires_grad: bool) -> Tensor:
+    """A new leaf with a copy of ``data``'s values (``tensor(t)``, ``t.new_tensor(t)``, after
+    their warning)."""
+    array = data._data.copy()
+    if dtype is not None:
+        array = array.astype(backend.to_numpy_dtype(dtype))
+    dev = data.device if device is None else backend.device(device)
+    return _finish(backend.to_device(array, dev) if dev.type == "cpu" else array, dev,
+                   requires_grad)
 
 
 def _checked_array(nested, dtype: np.dtype) -> np.ndarray:
@@ -147,9 +160,16 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False, **keywords
     return _filled(1, size, dtype, device, requires_grad, function="ones", keywords=keywords)
 
 
-def empty(*size, dtype=None, device=None, requires_grad: bool = False, **keywords) -> Tensor:
-    """A tensor of the given size (uninitialized in torch; here filled with zeros)."""
-    return _filled(0, size, dtype, device, requires_grad, function="empty", keywords=keywords)
+def empty(*size, dtype=None, device=None, requires_grad: bool = False, memory_format=None,
+          **keywords) -> Tensor:
+    """A tensor of the given size (uninitialized in torch; here filled with zeros), laid out
+    in ``memory_format`` (C order by default; channels last for 4-d, 3d for 5-d)."""
+    out = _filled(0, size, dtype, device, requires_grad, function="empty", keywords=keywords)
+    if memory_format is None or memory_format is memory_formats.contiguous_format:
+        return out
+    if memory_format is memory_formats.preserve_format:  # nothing to preserve, as torch
+        raise RuntimeError("unsupported memory format Preserve")
+    return _in_format(out, out, memory_format, "empty")
 
 
 def full(*args, dtype=None, device=None, requires_grad: bool = False, **keywords) -> Tensor:
@@ -269,8 +289,9 @@ _generator = default_generator  # nn.init, dropout and rrelu draw from it too
 
 
 def manual_seed(seed: int) -> Generator:
-    """Seed gradkit's default generator (NumPy's PCG64); returns it, as torch."""
-    return default_generator.manual_seed(seed)
+    """Seed gradkit's default generator (NumPy's PCG64); returns it, as torch. The seed goes
+    through ``int()`` first, as torch's (``manual_seed(2.5)`` is 2, ``"3"`` is 3)."""
+    return default_generator.manual_seed(int(seed))
 
 
 def seed() -> int:

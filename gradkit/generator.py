@@ -59,6 +59,8 @@ class Generator:
 
     def __init__(self, device="cpu") -> None:
         self.device = backend.device(device)
+        if self.device.type == "cpu":  # one CPU generator device, as torch's ("cpu:0": cpu)
+            self.device = backend.CPU
         self.manual_seed(DEFAULT_SEED)
 
     def manual_seed(self, seed: int) -> Generator:

@@ -47,7 +47,7 @@ def unpack_failed(error: TypeError) -> bool:
 def type_name(value) -> str:
     """The type name torch's messages give ``value`` (its Python type's C name: a NumPy
     scalar's is ``numpy.int64``)."""
-    if isinstance(value, np.generic):
+    if isinstance(value, (np.generic, np.ndarray)):
         return f"numpy.{type(value).__name__}"
     return "Tensor" if isinstance(value, Tensor) else type(value).__name__
 
@@ -333,18 +333,23 @@ def int_parameters(function: str, overloaded: bool | str = False, **specs):
     return declare
 
 
-def factory_size(size, function: str, np_dtype=None, keywords: dict | None = None) -> tuple:
-    """``(2, 3)`` from ``(2, 3)``, ``((2, 3),)`` or ``size=(2, 3)`` (a factory's ``*size`` or
-    its keyword, read as torch's parser reads it: ``ones()`` gives no size, ``ones(())`` is
-    0-d), with torch's errors for a negative size and a storage of more bytes than an int64
-    counts (NumPy's would be a ValueError)."""
-    shape = size_argument(size, keywords or {}, function, "size")
+def check_dimensions(shape: tuple, function: str = "") -> None:
+    """torch's error for a negative size of a new tensor (``zeros`` words its own)."""
     for s in shape:
         if s < 0:
             if function == "zeros":  # torch's zeros checks its size itself
                 raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(shape)}")
+
+
+def factory_size(size, function: str, np_dtype=None, keywords: dict | None = None) -> tuple:
+    """``(2, 3)`` from ``(2, 3)``, ``((2, 3),)`` or ``size=(2, 3)`` (a factory's ``*size`` or
+    its keyword, read as torch's parser reads it: ``ones()`` gives no size, ``ones(())`` is
+    0-d), with torch's errors for a negative size and a storage of more bytes than an int64
+    counts (NumPy's would be a ValueError)."""
+    shape = size_argument(size, keywords or {}, function, "size")
+    check_dimensions(shape, function)
     if np_dtype is not None and math.prod(shape) * np_dtype.itemsize >= 2 ** 63:
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
     return shape

@@ -34,6 +34,9 @@ def legacy_new(args: tuple, kwargs: dict, dtype: backend.dtype | None = None,
     ``own_device``: the device of the tensor whose ``new`` this is (None: a constructor)."""
     kwargs = dict(kwargs)
     device = kwargs.pop("device", None)
+    if not args and len(kwargs) == 1 and ("data" in kwargs or isinstance(
+            kwargs.get("size"), (tuple, list))):  # the size or the data by keyword
+        args = (Size(kwargs.pop("size")),) if "size" in kwargs else (kwargs.pop("data"),)
     if kwargs:
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         f"({_describe(args, kwargs)}), but expected one of: (*, device), "
@@ -68,8 +71,11 @@ def legacy_new(args: tuple, kwargs: dict, dtype: backend.dtype | None = None,
     if isinstance(first, (str, bytes)):
         raise TypeError(f"{name}(): invalid data type '{type(first).__name__}'")
     if not isinstance(first, (list, tuple, np.ndarray)) and \
-            not hasattr(first, "__cuda_array_interface__"):
-        raise TypeError(f"{name}(): data must be a sequence (got {type(first).__name__})")
+            not hasattr(first, "__cuda_array_interface__"):  # any sequence, as torch's
+        if isinstance(first, dict) or not hasattr(type(first), "__getitem__"):
+            raise TypeError(f"{name}(): data must be a sequence (got {type(first).__name__})")
+        if not hasattr(type(first), "__len__"):
+            raise TypeError(f"object of type '{type(first).__name__}' has no len()")
     return creation.tensor(first, dtype=target, device=device)
 
 
@@ -85,6 +91,9 @@ class LegacyTensorType:
 
     def __instancecheck__(self, obj) -> bool:
         return isinstance(obj, Tensor) and obj.dtype is self.dtype and obj.device.type == "cpu"
+
+    def __mro_entries__(self, bases):  # ``class Foo(FloatTensor)``: torch's refusal
+        raise TypeError(f"type 'gradkit.{self.__name__}' is not an acceptable base type")
 
     def __repr__(self) -> str:
         return f"<class 'gradkit.{self.__name__}'>"
@@ -127,6 +136,8 @@ def cast_to_type(tensor: Tensor, spec, memory_format=None) -> Tensor:
     layout = {} if memory_format is None else {"memory_format": memory_format}
     if isinstance(spec, LegacyTensorType):
         return tensor.to(spec.dtype, **layout)
+    if spec is Tensor:  # torch.Tensor stands for the default tensor type
+        return tensor.to(backend.get_default_dtype(), **layout)
     if isinstance(spec, str):
         parts = spec.split(".")
         legacy = _BY_NAME.get(parts[-1])

@@ -160,7 +160,7 @@ def copy_with_strides(xp, array, strides: tuple):
     """A copy of ``array`` in fresh memory (on its device) laid out with ``strides`` (in
     elements, dense)."""
     with device_context(array):
-        memory = xp.empty(max(array.size, 1), dtype=array.dtype)
+        memory = xp.empty(array.size, dtype=array.dtype)  # (an empty one holds no bytes)
         out = xp.lib.stride_tricks.as_strided(memory, array.shape,
                                               tuple(s * array.itemsize for s in strides))
         out[...] = array

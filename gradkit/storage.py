@@ -14,6 +14,7 @@ from gradkit._tensor import extend
 from gradkit._user_frames import warn_once_at_user
 from gradkit.legacy_tensor import type_name
 from gradkit.ops.memory_overlap import _address, storage_of
+from gradkit.storage_owner import deepcopy_sharing
 
 TYPED_STORAGE_DEPRECATED = (
     "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be "
@@ -52,6 +53,9 @@ class UntypedStorage:
     def __init__(self, memory) -> None:
         self._bytes = memory  # 1-d uint8, on the tensor's memory
 
+    def __deepcopy__(self, memo) -> UntypedStorage:  # shares with tensors copied with it
+        return UntypedStorage(deepcopy_sharing(self._bytes, memo))
+
     @property
     def device(self) -> backend.device:
         return backend.device_of(self._bytes)
@@ -66,6 +70,9 @@ class UntypedStorage:
 
     def __len__(self) -> int:
         return self.nbytes()
+
+    def __sizeof__(self) -> int:  # the object and its memory, as torch's sys.getsizeof
+        return object.__sizeof__(self) + self.nbytes()
 
     def element_size(self) -> int:
         return 1
@@ -131,6 +138,9 @@ class TypedStorage:
 
     def nbytes(self) -> int:
         return self._untyped_storage.nbytes()
+
+    def __sizeof__(self) -> int:
+        return object.__sizeof__(self) + self.nbytes()
 
     def element_size(self) -> int:
         return self.dtype.itemsize

@@ -2,11 +2,15 @@
 
 torch cannot resize the storage of a tensor made by ``from_numpy`` or exported by
 ``numpy()``: NumPy holds the memory. Those owners are recorded here (weakly), and
-``resize_`` refuses to grow them as torch does.
+``resize_`` refuses to grow them as torch does. ``copy.deepcopy`` copies each owner once, so
+tensors and storages copied together keep sharing memory as torch's do.
 """
 from __future__ import annotations
 
+import copy
 import weakref
+
+import numpy as np
 
 _shared_with_numpy: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
@@ -33,3 +37,28 @@ def shared_with_numpy(array) -> bool:
     """Whether NumPy holds the memory of ``array``'s storage (torch: not resizable)."""
     owner = storage_of(array)
     return _shared_with_numpy.get(id(owner)) is owner
+
+
+def _address(array) -> int:
+    return array.__array_interface__["data"][0]
+
+
+def deepcopy_sharing(array, memo: dict):
+    """A deep copy of ``array`` that views the copy of its owner: one copy of each owner per
+    ``copy.deepcopy`` call (``memo``), so views copied together still share memory, as torch's
+    deepcopy keeps a storage shared (``deepcopy([x, x.view(-1)])``). CuPy arrays and owners not
+    laid out densely are copied on their own."""
+    owner = storage_of(array)
+    if not isinstance(owner, np.ndarray) or array.size == 0:
+        return copy.deepcopy(array, memo)
+    new_owner = memo.get(id(owner))
+    if new_owner is None:
+        new_owner = memo[id(owner)] = owner.copy(order="K")
+        memo.setdefault(id(memo), []).append(owner)  # alive while memo keys on its id
+    if new_owner.strides != owner.strides:  # not dense: no shared layout to rebuild
+        return copy.deepcopy(array, memo)
+    memory = new_owner.ravel(order="K").view(np.uint8)
+    result = np.ndarray(array.shape, array.dtype, buffer=memory, strides=array.strides,
+                        offset=_address(array) - _address(owner))
+    result.flags.writeable = array.flags.writeable
+    return result

@@ -36,11 +36,7 @@ class _TensorQueries:
 
     def is_nonzero(self) -> bool:
         """The truth of a one-element tensor (torch's errors for any other size)."""
-        size = self._data.size
-        if size != 1:
-            raise RuntimeError("Boolean value of Tensor with " + (
-                "no values" if size == 0 else "more than one value") + " is ambiguous")
-        return bool(self._data.reshape(()).item() != 0)
+        return Tensor.__bool__(self)
 
     def is_same_size(self, other: Tensor) -> bool:
         """Whether ``other`` has this tensor's shape."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dis
 import inspect
 from sys import modules as _modules
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -109,6 +110,15 @@ _SCALAR_OVERLOADS = frozenset((
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
     "copysign", "divide", "float_power", "floor_divide", "fmod", "isin", "multiply", "pow",
     "remainder", "rsub", "subtract", "true_divide", "xlogy"))
+
+
+def broadcast_shape(*shapes) -> tuple:
+    """The shape arrays of ``shapes`` broadcast to, or torch's error."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise RuntimeError(_broadcast_message([SimpleNamespace(shape=s) for s in shapes])) \
+            from None
 
 
 def _broadcast_message(datas) -> str:

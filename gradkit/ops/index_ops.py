@@ -10,7 +10,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.creation import zeros
-from gradkit.ops._dispatch_general import _broadcast_message
+from gradkit.ops._dispatch_general import broadcast_shape
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import remainder
 from gradkit.ops.complex import _is_complex
@@ -29,14 +29,6 @@ from gradkit.tensor_arguments import tensor_parameters
 
 def _raw(a):
     return getattr(a, "_data", a)
-
-
-def broadcast_shape(*shapes) -> tuple:
-    """The shape the arrays of ``shapes`` broadcast to, or torch's error."""
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise RuntimeError(_broadcast_message([np.empty(s, bool) for s in shapes])) from None
 
 
 def _require_bool_mask(mask, message: str) -> None:

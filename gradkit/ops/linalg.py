@@ -217,6 +217,9 @@ def mv(x, v):
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if x.ndim != 2 or v.ndim != 1:  # addmv's message: the result (1-D), the matrix, the vector
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {x.ndim}, {v.ndim}")
+    if x.shape[1] != v.shape[0]:  # torch's addmv words it (input: the result's size)
+        raise RuntimeError(f"size mismatch, got input ({x.shape[0]}), mat ({x.shape[0]}x"
+                           f"{x.shape[1]}), vec ({v.shape[0]})")
     return matmul(x, v)
 
 

@@ -1,4 +1,4 @@
-"""Tensor.apply_ and Tensor.map_: a Python function over the elements, in place (CPU only).
+"""Tensor.apply_, map_ and map2_: a Python function over the elements, in place (CPU only).
 
 Each element goes to the function as a Python number and comes back converted as torch
 converts it (a float to an integer tensor is truncated); the tensor is written in place without
@@ -83,3 +83,23 @@ def map_(x: Tensor, tensor: Tensor, callable: Callable) -> Tensor:  # noqa: A002
     others = tensor.expand(*x.shape)._data.reshape(-1).tolist()
     return _write(x, [convert(callable(a, b))
                       for a, b in zip(x._data.reshape(-1).tolist(), others)])
+
+
+@tensor_method()
+def map2_(x: Tensor, x1: Tensor, x2: Tensor, callable: Callable) -> Tensor:  # noqa: A002
+    """Replace each element a of x by ``callable(a, b, c)``, b and c the matching elements of
+    ``x1`` and ``x2`` (broadcast to x's shape), in place; returns x."""
+    for position, (name, other) in enumerate((("x", x1), ("y", x2)), start=1):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"map2_(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {type(other).__name__}")
+    _refuse_graph("map2_", x, x1, x2)
+    for name, other in (("y", x2), ("x", x1)):  # torch checks the second one first
+        if other.dtype != x.dtype:
+            raise TypeError(f"map2_: expected gradkit.{scalar_type_name(x)}Tensor for argument "
+                            f"'{name}' (got gradkit.{scalar_type_name(other)}Tensor)")
+    convert = _converter(x._data.dtype)
+    firsts = x1.expand(*x.shape)._data.reshape(-1).tolist()
+    seconds = x2.expand(*x.shape)._data.reshape(-1).tolist()
+    return _write(x, [convert(callable(a, b, c))
+                      for a, b, c in zip(x._data.reshape(-1).tolist(), firsts, seconds)])

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
-from gradkit.int_arguments import int_parameters
+from gradkit.int_arguments import check_dimensions, int_parameters
 from gradkit.int_arguments import ints_reader
 from gradkit.autograd.batching import batch_dim, batch_shape
+from gradkit.ops._dispatch_general import broadcast_shape
 from gradkit.ops._op import Op, op, seam, sum_to_shape
 from gradkit.ops.dims import distinct_dims, normalize_dim
 from gradkit.ops.methods import tensor_method
@@ -254,8 +254,8 @@ def broadcast_to(x, shape):
 
 @tensor_parameters("tensors")
 def broadcast_tensors(*tensors):
-    """The tensors broadcast to their common shape (views)."""
-    shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    """The tensors broadcast to their common shape (views; torch's error when they do not)."""
+    shape = broadcast_shape(*(tuple(t.shape) for t in tensors))
     return tuple(expand(t, shape) for t in tensors)
 
 
@@ -371,6 +371,7 @@ def repeat(xp, x, *, sizes):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
     lead = len(sizes) - x.ndim
+    check_dimensions(tuple(r * n for r, n in zip(sizes, (1,) * lead + x.shape)))
     return xp.tile(x.reshape((1,) * lead + x.shape), sizes)
 
 

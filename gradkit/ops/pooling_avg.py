@@ -137,12 +137,12 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
 def _adaptive_avg_pool(input, output_size, d: int):
     name = f"adaptive_avg_pool{d}d"
     x, added, sizes, outs = adaptive_arguments(input, output_size, d, name, "but got ")
-    if d == 2 and x._data.size == 0 and x._data.dtype.kind in "biu":  # torch's 2d kernel
+    if all(o == 1 for o in outs):  # torch: the mean over the planes (its MeanBackward1, its
+        return mean(input, tuple(range(-d, 0)), True)  # dtype rules: complex too, no integers)
+    if d == 2 and x._data.size == 0:  # torch's 2d kernel
         out = x.new_zeros(tuple(x.shape[:2]) + outs)  # checks no dtype of an empty input
         return squeeze(out, 0) if added else out
     require_real_floating(name if d == 2 else f"{name}_cpu", x._data)  # torch's kernel names
-    if all(o == 1 for o in outs):  # torch: the mean over the planes (its MeanBackward1)
-        return mean(input, tuple(range(-d, 0)), True)
     dims = [adaptive_windows(s, o) for s, o in zip(sizes, outs, strict=True)]
     counts = np.ones(())
     for _, valid, _ in dims:

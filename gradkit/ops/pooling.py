@@ -306,9 +306,29 @@ def adaptive_arguments(input, output_size, d: int, name: str, got: str) -> tuple
         raise RuntimeError(f"{name}(): internal error: output_size.size() must be {d}")
     batched, added = (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
     sizes = tuple(batched.shape[2:])
-    outs = ntuple(output_size, d, name, "output_size")
-    return batched, added, sizes, tuple(s if o is None else o
-                                        for o, s in zip(outs, sizes, strict=True))
+    outs = tuple(s if o is None else o for o, s in zip(
+        ntuple(output_size, d, name, "output_size"), sizes, strict=True))
+    _check_output_size(tuple(input.shape[:-d]) + outs, d, name, input._data.dtype.itemsize)
+    return batched, added, sizes, outs
+
+
+def _check_output_size(shape: tuple, d: int, name: str, itemsize: int) -> None:
+    """torch's refusals of an adaptive output size before it allocates: average pooling checks
+    the sizes' signs and its element count, max pooling lets its allocation refuse them."""
+    outs = shape[-d:]
+    average = name.startswith("adaptive_avg")
+    if average and min(outs) < 0:
+        listed = ", ".join(map(str, outs[:2])) + "".join(f",{o}" for o in outs[2:])
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 "
+                           f"but received {{{listed}}}")
+    for size in shape:
+        if size < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {size}: "
+                               f"{list(shape)}")
+    if average and math.prod(shape) >= 2 ** 63:
+        raise RuntimeError("numel: integer multiplication overflow")
+    if math.prod(shape) * itemsize >= 2 ** 63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
 
 
 def _adaptive_max_pool(input, output_size, return_indices, d):

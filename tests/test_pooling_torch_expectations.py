@@ -1,0 +1,177 @@
+"""torch's test/nn/test_pooling.py (TestAvgPool, TestPoolingNN, TestPoolingNNDeviceType),
+re-run as programs under torch 2.13 and gradkit: same values, dtypes, shapes, indices,
+gradients, or the same error (type and message).
+
+Each test names the torch test it covers. Out of scope (see docs/torch_expectations.md,
+"Pooling"): CUDA/cudnn/MPS-only tests, quantized pooling, bfloat16, slow tests of huge inputs.
+"""
+import itertools
+import math
+
+import numpy as np
+import pytest
+from expectation_programs import made, same
+from test_torch_numerics import with_grads
+
+import gradkit
+from gradkit.autograd import gradcheck, gradgradcheck
+
+torch = pytest.importorskip("torch")
+
+RNG_SEED = 20261206
+NAN, INF = math.nan, math.inf
+
+
+def rng(offset: int = 0) -> np.random.Generator:
+    return np.random.default_rng(RNG_SEED + offset)
+
+
+def _block_mean(x: np.ndarray, kernel: tuple) -> np.ndarray:
+    """The closed form of a floor-mode pooling with stride = kernel over x's trailing dims:
+    each whole block of ``kernel`` averaged."""
+    d = len(kernel)
+    lead = x.shape[:-d]
+    outs = [s // k for s, k in zip(x.shape[-d:], kernel, strict=True)]
+    x = x[(...,) + tuple(slice(0, o * k) for o, k in zip(outs, kernel, strict=True))]
+    x = x.reshape(lead + tuple(v for o, k in zip(outs, kernel, strict=True) for v in (o, k)))
+    return x.mean(tuple(len(lead) + 2 * i + 1 for i in range(d)))
+
+
+# -- TestAvgPool -------------------------------------------------------------------------------
+
+def test_doubletensor_avg_pool2d():
+    """test_doubletensor_avg_pool2d: every kernel (i, j) of a 5x8 plane (unbatched input) is
+    the block mean (torch's test: an unfold sum over the kernel's size)."""
+    x = rng().random((1, 1, 5, 8))
+    kernels = list(itertools.product(range(1, 6), range(1, 9)))
+    same(lambda m: [m.nn.functional.avg_pool2d(made(m, x, "float64")[0], k) for k in kernels],
+         rtol=1e-15)
+    for k in kernels:
+        got = gradkit.nn.functional.avg_pool2d(gradkit.tensor(x[0]), k).numpy()
+        np.testing.assert_allclose(got, _block_mean(x[0], k), rtol=1e-14)
+
+
+def test_doubletensor_avg_pool2d_with_divisor():
+    """test_doubletensor_avg_pool2d_with_divisor: divisor_override replaces the window size."""
+    x = rng(1).random((1, 1, 3, 3))
+    cases = [((i, j), d) for i in range(1, 4) for j in range(1, 4) for d in (1, 7, i * j)]
+    same(lambda m: [m.nn.functional.avg_pool2d(made(m, x, "float64")[0], k, divisor_override=d)
+                    for k, d in cases], rtol=1e-15)
+    for k, d in cases:
+        got = gradkit.nn.functional.avg_pool2d(gradkit.tensor(x[0]), k, divisor_override=d)
+        np.testing.assert_allclose(got.numpy(), _block_mean(x[0], k) * math.prod(k) / d,
+                                   rtol=1e-14)
+
+
+@pytest.mark.parametrize("divisor", [None, 1, 7, "ij"])
+def test_doubletensor_avg_pool3d(divisor):
+    """test_doubletensor_avg_pool3d(_with_divisor): every kernel (i, j, k) of a 5x6x7 volume."""
+    x = rng(2).random((1, 5, 6, 7))
+    kernels = list(itertools.product(range(1, 6), range(1, 7), range(1, 8)))
+
+    def override(k):
+        return k[0] * k[1] if divisor == "ij" else divisor
+    same(lambda m: [m.nn.functional.avg_pool3d(made(m, x, "float64"), k,
+                                               divisor_override=override(k)) for k in kernels],
+         rtol=1e-14)
+    for k in kernels[::7]:
+        got = gradkit.nn.functional.avg_pool3d(gradkit.tensor(x), k, divisor_override=override(k))
+        scale = 1 if divisor is None else math.prod(k) / override(k)
+        np.testing.assert_allclose(got.numpy(), _block_mean(x, k) * scale, rtol=1e-14)
+
+
+@pytest.mark.parametrize("d,kwargs", [
+    (1, dict(kernel_size=1, stride=2)),
+    (2, dict(kernel_size=(1, 2), padding=(0, 1), stride=2)),
+    (3, dict(kernel_size=(1, 2, 3), stride=2))])
+def test_avg_pool_ceil_mode(d, kwargs):
+    """test_avg_pool{1,2,3}d_ceil_mode (gh-36977): a last window that starts in the right
+    padding is dropped, so no window divides by zero (no NaN)."""
+    x = 10 * rng(3).standard_normal((1, 16) + (4,) * d)
+    program = with_grads(lambda m, a: getattr(m.nn.functional, f"avg_pool{d}d")(
+        a, ceil_mode=True, count_include_pad=True, **kwargs), x, dtype="float32")
+    same(program, rtol=1e-6)
+    assert not gradkit.isnan(program(gradkit)[0]).any()
+
+
+# -- TestPoolingNN -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "AdaptiveMaxPool3d",
+                                  "AdaptiveAvgPool3d"])
+def test_adaptive_pooling_size_none(name):
+    """test_adaptive_pooling_size_none: a None output size keeps the input's size there."""
+    d = int(name[-2])
+    x = rng(4).standard_normal((4,) * (d + 1))
+    out = same(lambda m: getattr(m.nn, name)((2,) * (d - 1) + (None,))(made(m, x, "float32")))
+    assert tuple(getattr(gradkit.nn, name)((2,) * (d - 1) + (None,))(
+        gradkit.tensor(x)).shape) == (4,) + (2,) * (d - 1) + (4,)
+    assert out is None
+
+
+ADAPTIVE_SIZE_ERRORS = {
+    "max1d_overflow": lambda m: m.nn.AdaptiveMaxPool1d(0x3FFFFFFFFFFFFFFF)(m.empty([2, 2, 2])),
+    "avg1d_overflow": lambda m: m.nn.AdaptiveAvgPool1d(0x3FFFFFFFFFFFFFFF)(m.empty([2, 2, 2])),
+    "max2d_overflow": lambda m: m.nn.AdaptiveMaxPool2d((2 ** 40, 2 ** 40))(m.empty([2, 2, 2])),
+    "avg2d_overflow": lambda m: m.nn.AdaptiveAvgPool2d((2 ** 40, 2 ** 40))(m.empty([2, 2, 2])),
+    "max3d_overflow": lambda m: m.nn.AdaptiveMaxPool3d(2 ** 30)(m.empty([2, 2, 2, 2])),
+    "avg3d_overflow": lambda m: m.nn.AdaptiveAvgPool3d(2 ** 30)(m.empty([2, 2, 2, 2])),
+    # an element count that fits int64 but a byte count that does not
+    "max2d_bytes": lambda m: m.nn.AdaptiveMaxPool2d((2 ** 31, 2 ** 30))(m.empty([2, 2, 2])),
+    "avg2d_bytes": lambda m: m.nn.AdaptiveAvgPool2d((2 ** 31, 2 ** 30))(
+        m.empty([2, 2, 2], dtype=m.int32)),
+    "max1d_negative": lambda m: m.nn.AdaptiveMaxPool1d(-1)(m.empty([2, 2, 2])),
+    "max2d_negative": lambda m: m.nn.AdaptiveMaxPool2d((2, -1))(m.empty([2, 2, 2])),
+    "max3d_negative": lambda m: m.nn.AdaptiveMaxPool3d((1, -2, 1))(m.empty([1, 2, 2, 2, 2])),
+    "max2d_negative_int": lambda m: m.nn.AdaptiveMaxPool2d(-1)(m.ones([2, 2, 2], dtype=m.int64)),
+    "avg1d_negative": lambda m: m.nn.AdaptiveAvgPool1d(-1)(m.empty([2, 2, 2])),
+    "avg2d_negative": lambda m: m.nn.AdaptiveAvgPool2d((2, -1))(m.empty([2, 2, 2])),
+    "avg3d_negative": lambda m: m.nn.AdaptiveAvgPool3d((2, -1, 3))(m.empty([2, 2, 2, 2])),
+    "avg2d_negative_int": lambda m: m.nn.AdaptiveAvgPool2d((2 ** 31, -1))(
+        m.empty([2, 2, 2], dtype=m.int32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADAPTIVE_SIZE_ERRORS))
+def test_adaptive_pooling_size_overflow(name):
+    """test_adaptive_pooling_size_overflow: an output size whose element (or byte) count
+    overflows int64 is refused before anything is allocated, as a negative one is (torch's
+    messages: average pooling checks the sizes itself, max pooling's allocation refuses)."""
+    same(ADAPTIVE_SIZE_ERRORS[name])
+
+
+@pytest.mark.parametrize("d,shape", [(1, (2, 3)), (2, (2, 3, 3)), (3, (2, 3, 3, 3)),
+                                     (2, (0, 2, 3, 3)), (1, (0, 2, 3))])
+@pytest.mark.parametrize("dtype", ["int32", "bool", "complex64", "float16", "float64"])
+@pytest.mark.parametrize("output_size", [1, 2])
+def test_adaptive_avg_pool_dtypes(d, shape, dtype, output_size):
+    """(test_adaptive_pooling_no_suppot_input, beyond it) an output of size 1 is torch's mean
+    over the planes, with mean's dtype rules (complex computes, integers are refused by mean);
+    an empty input runs no 2-d kernel (any dtype gives zeros)."""
+    same(lambda m: getattr(m.nn.functional, f"adaptive_avg_pool{d}d")(
+        m.ones(shape, dtype=getattr(m, dtype)), output_size))
+
+
+@pytest.mark.parametrize("name,out", [("adaptive_avg_pool2d", (7, 7)),
+                                      ("adaptive_max_pool2d", (7, 7)),
+                                      ("adaptive_avg_pool3d", (3, 2, 3)),
+                                      ("adaptive_max_pool3d", (3, 2, 3))])
+@pytest.mark.parametrize("layout", ["channels_last", "channels_last_strided"])
+def test_adaptive_pooling_nhwc(name, out, layout):
+    """test_adaptive_pooling_avg_nhwc(_non_contiguous), test_adaptive_pooling_max_nhwc: a
+    channels-last input (or a strided slice of one) gives the contiguous input's values and
+    gradients."""
+    d = len(out)
+    x = rng(5).integers(1, 10, (4, 8) + (8,) * d).astype(float)
+    seed = rng(6).integers(1, 10, (4, 8) + out).astype(float)
+    fmt = "channels_last" if d == 2 else "channels_last_3d"
+
+    def program(m):
+        a = made(m, x, "float32").contiguous(memory_format=getattr(m, fmt))
+        g = made(m, seed, "float32")
+        if layout.endswith("strided"):
+            a, g = a[:, ::2], g[:, ::2]
+        a.requires_grad_()
+        result = getattr(m.nn.functional, name)(a, out)
+        result.backward(g)
+        return result, a.grad
+    same(program, rtol=1e-6)  # float32 sums in another order

@@ -175,3 +175,125 @@ def test_adaptive_pooling_nhwc(name, out, layout):
         result.backward(g)
         return result, a.grad
     same(program, rtol=1e-6)  # float32 sums in another order
+
+
+def _pooled_for_unpool(m, x):
+    """MaxPool2d(3, stride=2, return_indices=True) of float32 ``x`` (a module's pooling)."""
+    return m.nn.MaxPool2d(3, stride=2, return_indices=True)(made(m, x, "float32"))
+
+
+def test_MaxUnpool2d_output_size():  # noqa: N802 - torch's test name
+    """test_MaxUnpool2d_output_size: an index past the default unpooled plane is refused; an
+    output_size is taken within (default - stride, default + stride), with or without the
+    batch dims, else a ValueError naming the dim and its bounds."""
+    big = rng(7).random((1, 1, 6, 6))
+    big[0, 0, 4, 4] = 100
+    same(lambda m: m.nn.MaxUnpool2d(3, stride=2)(*_pooled_for_unpool(m, big)))
+    small = rng(8).random((1, 1, 5, 5))
+    small[:, :, 0:4:2, 0:4:2] = 100
+
+    def program(m, size):
+        return m.nn.MaxUnpool2d(3, stride=2)(*_pooled_for_unpool(m, small), output_size=size)
+    for h, w in itertools.product(range(3, 10), range(3, 10)):
+        size = (1, 1, h, w) if h == 6 else (h, w)
+        same(lambda m, size=size: program(m, size))
+
+
+def test_max_unpool2d_nhwc_cpu():
+    """test_max_unpool2d_nhwc_cpu: channels-last pooling and unpooling give the contiguous
+    tensors' values, indices and gradients."""
+    x = rng(9).standard_normal((2, 10, 9, 9))
+    seed = rng(10).standard_normal((2, 10, 9, 9))
+
+    def program(m):
+        a = made(m, x, "float32").contiguous(memory_format=m.channels_last)
+        out, ind = m.nn.MaxPool2d(3, stride=2, return_indices=True)(a)
+        out.requires_grad_()
+        up = m.nn.MaxUnpool2d(3, stride=2)(out, ind)
+        up.backward(made(m, seed, "float32").contiguous(memory_format=m.channels_last))
+        return out, ind, up, out.grad
+    same(program)
+
+
+@pytest.mark.parametrize("d,shape", [(1, (1, 1, 5)), (2, (1, 1, 4, 4)), (3, (4, 4, 4, 4, 4))])
+def test_max_unpool(d, shape):
+    """test_max_unpool: stride defaults to kernel_size; output_size given as a Size or a
+    list; gradcheck (forward AD too) of the unpooling in float64."""
+    x = rng(11).standard_normal(shape)
+
+    def program(m):
+        F = m.nn.functional
+        out, ind = getattr(F, f"max_pool{d}d")(made(m, x, "float64"), 2, stride=2,
+                                              return_indices=True)
+        unpool = getattr(F, f"max_unpool{d}d")
+        t = made(m, x, "float64")
+        return (unpool(out, ind, 2), unpool(out, ind, 2, stride=2),
+                unpool(out, ind, 2, stride=2, output_size=t.shape),
+                unpool(out, ind, 2, stride=2, output_size=list(t.size())))
+    same(program)
+    F = gradkit.nn.functional
+    out, ind = getattr(F, f"max_pool{d}d")(gradkit.tensor(x), 2, stride=2, return_indices=True)
+    out.requires_grad_()
+    unpool = getattr(F, f"max_unpool{d}d")
+    assert gradcheck(lambda o: unpool(o, ind, 2), (out,), check_forward_ad=True)
+    assert gradgradcheck(lambda o: unpool(o, ind, 2), (out,))
+
+
+UNPOOL_SIZE_ERRORS = {
+    "3d_kernel_of_two": lambda m: m.nn.functional.max_unpool3d(
+        m.ones(1, 3, 1, 1, 1), m.zeros((1, 3, 1, 1, 1), dtype=m.int64), [1, 1]),
+    "3d_kernel_of_two_unbatched": lambda m: m.nn.functional.max_unpool3d(
+        m.ones(3, 1, 1, 1), m.zeros((3, 1, 1, 1), dtype=m.int64), [1, 1]),
+    "3d_kernel_of_two_int32_indices": lambda m: m.nn.functional.max_unpool3d(
+        m.ones(1, 3, 1, 1, 1), m.zeros((1, 3, 1, 1, 1), dtype=m.int32), [1, 1]),
+    "3d_kernel_of_two_3d_input": lambda m: m.nn.functional.max_unpool3d(
+        m.ones(3, 1, 1), m.zeros((3, 1, 1), dtype=m.int64), [1, 1]),
+    "3d_kernel_of_two_indices_shape": lambda m: m.nn.functional.max_unpool3d(
+        m.ones(1, 3, 1, 1, 1), m.zeros((1, 3, 1, 2, 1), dtype=m.int64), [1, 1]),
+    "2d_kernel_of_one": lambda m: m.nn.functional.max_unpool2d(
+        m.ones(1, 3, 1, 1), m.zeros((1, 3, 1, 1), dtype=m.int64), [2]),
+    "2d_kernel_of_one_2d_input": lambda m: m.nn.functional.max_unpool2d(
+        m.ones(3, 1), m.zeros((3, 1), dtype=m.int64), [1]),
+    "2d_kernel_of_one_int32_indices": lambda m: m.nn.functional.max_unpool2d(
+        m.ones(1, 3, 1, 1), m.zeros((1, 3, 1, 1), dtype=m.int32), [1]),
+    "2d_kernel_of_one_int_input": lambda m: m.nn.functional.max_unpool2d(
+        m.ones(1, 3, 1, 1, dtype=m.int64), m.zeros((1, 3, 1, 1), dtype=m.int64), [1]),
+    "2d_kernel_of_three": lambda m: m.nn.functional.max_unpool2d(
+        m.ones(1, 3, 1, 1), m.zeros((1, 3, 1, 1), dtype=m.int64), [1, 1, 1]),
+    "1d_int_input": lambda m: m.nn.functional.max_unpool1d(
+        m.ones(1, 3, 1, dtype=m.int64), m.zeros((1, 3, 1), dtype=m.int64), 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNPOOL_SIZE_ERRORS))
+def test_max_unpool3d_input_check(name):
+    """test_max_unpool3d_input_check: a kernel_size of the wrong length gives an unpooled size
+    of that length, refused in torch's words and order (and the neighbouring checks)."""
+    same(UNPOOL_SIZE_ERRORS[name])
+
+
+POOL_MODULES = [
+    ("MaxPool1d", (3,), {}), ("MaxPool1d", (3, 2, 1, 2, True, True), {}),
+    ("MaxPool2d", (3,), {}), ("MaxPool2d", ((3, 2), (1, 2), 1, 2, True, True), {}),
+    ("MaxPool3d", (3,), {}), ("MaxPool3d", (3, 2, 1), {}), ("AvgPool1d", (3,), {}),
+    ("AvgPool1d", (3, 2, 1, True, False), {}), ("AvgPool2d", (3,), {}),
+    ("AvgPool2d", ((3, 2), 1, 1, True, False, 3), {}), ("AvgPool3d", (3, 2, 1, True, False, 2), {}),
+    ("AdaptiveAvgPool1d", (3,), {}), ("AdaptiveAvgPool2d", ((3, None),), {}),
+    ("AdaptiveAvgPool3d", (3,), {}), ("AdaptiveMaxPool1d", (3,), {}),
+    ("AdaptiveMaxPool2d", (3, True), {}), ("AdaptiveMaxPool3d", ((3, 2, 1),), {}),
+    ("LPPool1d", (2, 3), {}), ("LPPool2d", (2, 3, 1, True), {}), ("LPPool3d", (1.5, 3), {}),
+    ("MaxUnpool1d", (3,), {}), ("MaxUnpool2d", (3, 1, 1), {}), ("MaxUnpool3d", ((3, 2, 1),), {}),
+    ("FractionalMaxPool2d", (3,), dict(output_size=2)),
+    ("FractionalMaxPool3d", (3,), dict(output_ratio=0.5)),
+    ("FractionalMaxPool2d", (3,), dict(output_ratio=(0.5, 0.25), return_indices=True))]
+
+
+@pytest.mark.parametrize("name,args,kwargs", POOL_MODULES)
+def test_pooling_modules_repr_and_attributes(name, args, kwargs):
+    """(Beyond the file: the modules its tests build) torch's positional order, attributes
+    (MaxPool2d's return_indices among them) and repr."""
+    def module(m):
+        return getattr(m.nn, name)(*args, **kwargs)
+    assert repr(module(gradkit)) == repr(module(torch))
+    assert {k: repr(v) for k, v in vars(module(gradkit)).items() if not k.startswith("_")} == \
+        {k: repr(v) for k, v in vars(module(torch)).items() if not k.startswith("_")}

@@ -56,8 +56,9 @@ def _windows(samples: np.ndarray, sizes: tuple, outs: tuple, kernel: tuple) -> n
         shape = list(samples.shape[:2]) + [1] * (2 * d)
         shape[2 + i], shape[2 + d + i] = outs[i], kernel[i]
         flat = flat + positions.reshape(shape) * math.prod(sizes[i + 1:])
+    # (the window length spelled out: -1 is ambiguous for an empty batch or output)
     return np.broadcast_to(flat, samples.shape[:2] + outs + kernel).reshape(
-        samples.shape[:2] + outs + (-1,))
+        samples.shape[:2] + outs + (math.prod(kernel),))
 
 
 def _check_samples(input: Tensor, samples: Tensor, d: int, batch: int) -> None:

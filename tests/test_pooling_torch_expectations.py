@@ -297,3 +297,187 @@ def test_pooling_modules_repr_and_attributes(name, args, kwargs):
     assert repr(module(gradkit)) == repr(module(torch))
     assert {k: repr(v) for k, v in vars(module(gradkit)).items() if not k.startswith("_")} == \
         {k: repr(v) for k, v in vars(module(torch)).items() if not k.startswith("_")}
+
+
+# -- TestPoolingNNDeviceType: empty inputs -------------------------------------------------------
+
+def _empty_module_run(module, shape, dtype="float32"):
+    """torch's _test_module_empty_input: the module on an empty batch, then backward of the
+    output's sum; the output and the (zero) gradient compared."""
+    def program(m):
+        x = m.ones(shape, dtype=getattr(m, dtype), requires_grad=True)
+        out = module(m)(x)
+        out = out[0] if isinstance(out, tuple) else out
+        out.sum().backward()
+        return out, x.grad
+    return program
+
+
+EMPTY_BATCHES = {
+    "AdaptiveAvgPool1d": (lambda m: m.nn.AdaptiveAvgPool1d(5), (0, 10)),
+    "AdaptiveAvgPool2d": (lambda m: m.nn.AdaptiveAvgPool2d((5, 5)), (0, 10, 10)),
+    "AdaptiveAvgPool3d": (lambda m: m.nn.AdaptiveAvgPool3d((5, 5, 5)), (0, 10, 10, 10)),
+    "FractionalMaxPool2d": (lambda m: m.nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5)),
+                            (0, 16, 50, 32)),
+    "FractionalMaxPool3d": (lambda m: m.nn.FractionalMaxPool3d(3, output_ratio=(0.5,) * 3),
+                            (0, 4, 10, 8, 8)),
+    "MaxPool1d": (lambda m: m.nn.MaxPool1d(3, stride=2), (0, 16, 50)),
+    "MaxPool2d": (lambda m: m.nn.MaxPool2d(3, stride=2), (0, 16, 50, 32)),
+    "MaxPool3d": (lambda m: m.nn.MaxPool3d(3, stride=2), (0, 4, 10, 9, 7)),
+    "AdaptiveMaxPool1d": (lambda m: m.nn.AdaptiveMaxPool1d(3), (0, 16, 50)),
+    "AdaptiveMaxPool2d": (lambda m: m.nn.AdaptiveMaxPool2d(3), (0, 16, 50, 32)),
+    "AdaptiveMaxPool3d": (lambda m: m.nn.AdaptiveMaxPool3d(3), (0, 4, 10, 9, 7)),
+    "AvgPool1d": (lambda m: m.nn.AvgPool1d(3, stride=2), (0, 16, 20)),
+    "AvgPool2d": (lambda m: m.nn.AvgPool2d(3, stride=2), (0, 16, 20, 32)),
+    "AvgPool3d": (lambda m: m.nn.AvgPool3d(3, stride=2), (0, 4, 10, 9, 7)),
+    "LPPool2d": (lambda m: m.nn.LPPool2d(2, 3, stride=2), (0, 16, 20, 32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY_BATCHES))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pooling_zero_batch(name, dtype):
+    """test_adaptive_pooling_zero_batch, test_FractionalMaxPool{2,3}d_zero_batch,
+    test_MaxPool_zero_batch_dim, test_AdaptiveMaxPool_zero_batch_dim, test_AvgPool2d_empty:
+    an empty batch pools to an empty batch, and backward gives a zero gradient."""
+    module, shape = EMPTY_BATCHES[name]
+    same(_empty_module_run(module, shape, dtype))
+
+
+EMPTY_NON_BATCH = {
+    "FractionalMaxPool2d": lambda m: m.nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5))(
+        m.ones(1, 0, 50, 32)),
+    "FractionalMaxPool3d": lambda m: m.nn.FractionalMaxPool3d(3, output_ratio=(0.5,) * 3)(
+        m.ones(1, 0, 50, 32, 32)),
+    "MaxPool1d": lambda m: m.nn.MaxPool1d(3, stride=2)(m.ones(1, 0, 50)),
+    "MaxPool2d": lambda m: m.nn.MaxPool2d(3, stride=2)(m.ones(1, 0, 50, 32)),
+    "MaxPool3d": lambda m: m.nn.MaxPool3d(3, stride=2)(m.ones(1, 0, 50, 44, 31)),
+    "AdaptiveMaxPool1d": lambda m: m.nn.AdaptiveMaxPool1d(3)(m.ones(1, 0, 50)),
+    "AdaptiveMaxPool2d": lambda m: m.nn.AdaptiveMaxPool2d(3)(m.ones(1, 0, 50, 32)),
+    "AdaptiveMaxPool3d": lambda m: m.nn.AdaptiveMaxPool3d(3)(m.ones(1, 0, 50, 44, 31)),
+    "AdaptiveAvgPool1d": lambda m: m.nn.AdaptiveAvgPool1d(3)(m.ones(1, 0, 50)),
+    "AdaptiveAvgPool2d": lambda m: m.nn.AdaptiveAvgPool2d(3)(m.ones(1, 0, 50, 32)),
+    "AdaptiveAvgPool3d": lambda m: m.nn.AdaptiveAvgPool3d(3)(m.ones(1, 0, 50, 44, 31)),
+    "AvgPool1d": lambda m: m.nn.AvgPool1d(3, stride=2)(m.ones(16, 0, 20)),
+    "AvgPool2d": lambda m: m.nn.AvgPool2d(3, stride=2)(m.ones(16, 0, 20, 32)),
+    "AvgPool3d": lambda m: m.nn.AvgPool3d(3, stride=2)(m.ones(1, 0, 20, 32, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY_NON_BATCH))
+def test_pooling_empty_non_batch_dim(name):
+    """The same tests' second half: an empty dim other than the batch is refused (torch's
+    message of each kernel)."""
+    same(EMPTY_NON_BATCH[name])
+
+
+@pytest.mark.parametrize("d,size,shape", [(2, [0, 1], (16, 50, 32, 32)),
+                                          (3, [0, 1, 1], (16, 50, 32, 32)),
+                                          (2, [0, 1], (2, 5, 6))])
+def test_FractionalMaxPool_zero_out_size(d, size, shape):  # noqa: N802 - torch's test name
+    """test_FractionalMaxPool{2,3}d_zero_out_size: an output size of 0 gives an empty output
+    (and a zero gradient)."""
+    kernel = [2, 2] if d == 2 else [3, 2, 2]
+    same(_empty_module_run(lambda m: getattr(m.nn, f"FractionalMaxPool{d}d")(
+        kernel, output_size=size), shape))
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_FractionalMaxPool_zero_samples(d):  # noqa: N802 - torch's test name
+    """test_FractionalMaxPool{2,3}d_zero_samples: _random_samples of an empty batch serve an
+    empty input, and are refused for a batch of one."""
+    kernel, size = ([2, 2], [1, 1]) if d == 2 else ([3, 2, 2], [1, 1, 1])
+    spatial = (32, 32) if d == 2 else (50, 32, 32)
+
+    def module(m):
+        return getattr(m.nn, f"FractionalMaxPool{d}d")(
+            kernel, output_size=size, _random_samples=m.full((0, 16, d), 0.5))
+    same(lambda m: module(m)(m.ones((0, 16) + spatial)))
+    same(lambda m: module(m)(m.ones((1, 16) + spatial)))
+
+
+def test_MaxUnpool_zero_batch_dim():  # noqa: N802 - torch's test name
+    """test_MaxUnpool_zero_batch_dim: pooling then unpooling an empty batch, backward to both
+    the input and the pooled tensor."""
+    def program(m, d):
+        pool = getattr(m.nn, f"MaxPool{d}d")(2, stride=2, return_indices=True)
+        unpool = getattr(m.nn, f"MaxUnpool{d}d")(2, stride=2)
+        x = m.randn((0, 10) + (10,) * d, requires_grad=True)
+        output, indices = pool(x)
+        output.retain_grad()
+        out = unpool(output, indices)
+        out.sum().backward()
+        return out, x.grad, output.grad
+    for d in (1, 2, 3):
+        same(lambda m, d=d: program(m, d))
+
+
+# -- TestPoolingNNDeviceType: argument checks ----------------------------------------------------
+
+POOLS = [f"{kind}_pool{d}d" for kind in ("max", "avg") for d in (1, 2, 3)]
+
+
+@pytest.mark.parametrize("name", POOLS)
+@pytest.mark.parametrize("module", [False, True])
+def test_pooling_zero_stride(name, module):
+    """test_pooling_zero_stride: stride 0 is refused by the function and by the module."""
+    d = int(name[-2])
+
+    def program(m):
+        x = m.ones([1, 2] + d * [4])
+        if module:
+            cls = getattr(m.nn, f"{name[:3].title()}Pool{d}d")
+            return cls(kernel_size=2, stride=0)(x)
+        return getattr(m.nn.functional, name)(x, kernel_size=2, stride=0)
+    same(program)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_pool_invalid_size(d):
+    """test_pool_invalid_size: a configuration with no output (max pooling with indices and
+    dilation, average pooling with a kernel past the input) is refused in torch's words."""
+    same(lambda m: getattr(m.nn.functional, f"max_pool{d}d_with_indices")(
+        m.ones([1, 1] + d * [4]), 3, stride=2, padding=0, dilation=2))
+    same(lambda m: getattr(m.nn.functional, f"max_pool{d}d")(
+        m.ones([1, 1] + d * [4]), 3, stride=2, padding=0, dilation=2))
+    same(lambda m: getattr(m.nn.functional, f"avg_pool{d}d")(
+        m.ones([1, 1] + d * [4]), 6, stride=2, padding=0))
+
+
+ARGUMENTS = [("stride0", 2, dict(stride=0)), ("pad", 2, dict(stride=1, padding=2)),
+             ("negpad", 2, dict(stride=1, padding=-1)), ("small", 5, dict(stride=2)),
+             ("dil0", 2, dict(stride=1, dilation=0)), ("k0", 0, {}), ("kneg", -1, {}),
+             ("kneg_stride1", -1, dict(stride=1)), ("sneg", 2, dict(stride=-1)),
+             ("dilneg", 2, dict(stride=1, dilation=-1)), ("klong", "long", {}),
+             ("slong", 2, dict(stride="long")), ("plong", 2, dict(padding="long")),
+             ("dlong", 2, dict(dilation="long")), ("pad_past_kernel_half", 3,
+                                                   dict(stride=1, padding=2, dilation=3)),
+             ("pad_of_one_dim", (2, 3), dict(stride=1, padding=(-1, 3))),
+             ("ok", 2, dict(stride=1, padding=1))]
+
+
+ARGUMENT_CASES = [
+    (name, *argument, flags) for name in POOLS for argument in ARGUMENTS
+    for flags in ("plain", "requires_grad", "return_indices")
+    # (average pooling has no dilation and no indices)
+    if name.startswith("max") or not ("dil" in argument[0] or argument[0].startswith("pad_past")
+                                      or flags == "return_indices")]
+
+
+@pytest.mark.parametrize("name,label,kernel,kwargs,flags", ARGUMENT_CASES,
+                         ids=["-".join((c[0], c[1], c[4])) for c in ARGUMENT_CASES])
+def test_pooling_argument_errors(name, label, kernel, kwargs, flags):
+    """(The padding limits of test_pooling_shape and test_pool_invalid_size, all arguments)
+    torch checks the lengths, then each dim's stride and padding against the effective kernel,
+    then positive sizes, the padding against the kernel's half, the output's size: the same
+    errors (and values when valid), max_pool1d's own words unless the indices are asked for."""
+    d = int(name[-2])
+    if d == 1 and isinstance(kernel, tuple):
+        kernel = kernel[1:]
+    kwargs = {k: [1] * (d + 1) if v == "long" else v[-d:] if isinstance(v, tuple) else v
+              for k, v in kwargs.items()}
+    kernel = [2] * (d + 1) if kernel == "long" else kernel
+    if flags == "return_indices":
+        kwargs["return_indices"] = True
+    same(lambda m: getattr(m.nn.functional, name)(
+        m.ones((1, 1) + (4,) * d, requires_grad=flags == "requires_grad"), kernel, **kwargs))

@@ -24,7 +24,7 @@ from gradkit.nn.functional_bags import _type_name
 from gradkit.nn.functional_dropout import _dropout_impl
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.conv import conv_nd
-from gradkit.ops.pooling import no_stride
+from gradkit.ops.pooling_arguments import no_stride
 from gradkit.ops.conv_more import conv_transpose_nd
 from gradkit.ops.linalg_norms import vector_norm
 from gradkit.ops.normalization import (

@@ -17,6 +17,9 @@ from gradkit.ops.grad_edges import reads_input
 from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.joining import cat
 from gradkit.ops.piecewise import zeros_like
+from gradkit.ops.pooling_arguments import (
+    adaptive_arguments, check_non_empty, no_stride, ntuple, one_int, out_size, pool_geometry,
+    pool_input)
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.slicing import narrow
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating
@@ -150,73 +153,6 @@ max_pool_with_indices.defvjp_all(_max_pool_vjp)
 max_pool_with_indices.defjvp_all(_max_pool_jvp)
 
 
-def pool_input(input, d: int, name: str, prefix: str = ""):
-    """(input with a batch dim, whether one was added), refused as torch refuses its rank or
-    an empty dim other than the batch."""
-    if input.ndim not in (d + 1, d + 2):
-        raise RuntimeError(f"{prefix}non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected "
-                           "for input")
-    if 0 in tuple(input.shape)[input.ndim - d - 1:]:
-        raise RuntimeError(f"{prefix}Expected {d + 1}D or {d + 2}D (batch mode) tensor with "
-                           f"optional 0 dim batch size for input, but got:{list(input.shape)}")
-    return (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
-
-
-_WORDS = {2: "two", 3: "three"}
-
-
-def ntuple(value, d: int, name: str, what: str = "kernel_size") -> tuple:
-    """An int or a list of 1 or ``d`` ints as a ``d``-tuple (torch's pooling arguments)."""
-    if isinstance(value, (int, np.integer)):  # a NumPy integer too, as torch's parser reads it
-        return (int(value),) * d
-    value = tuple(value)
-    if len(value) not in (1, d):
-        raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of "
-                           f"{_WORDS.get(d, d)} ints")
-    return value * d if len(value) == 1 else value
-
-
-def no_stride(stride) -> bool:
-    """Whether ``stride`` is torch's "no stride" (None or an empty list: the kernel's); a
-    NumPy integer compared with ``[]`` would give an empty array."""
-    return stride is None or isinstance(stride, (list, tuple)) and not stride
-
-
-def out_size(size, pad, span, stride, ceil_mode):
-    """torch's pooling output size (a ceil_mode window must start inside input or left pad)."""
-    out = (size + 2 * pad - span + (stride - 1 if ceil_mode else 0)) // stride + 1
-    if ceil_mode and (out - 1) * stride >= size + pad:
-        out -= 1
-    return out
-
-
-def _x(sizes) -> str:
-    return "x".join(map(str, sizes))
-
-
-def pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, d, name):
-    """(kernel, stride, pads, dilation, out sizes), checked as torch checks them."""
-    kernel = ntuple(kernel_size, d, name)
-    stride = kernel if no_stride(stride) else ntuple(stride, d, name, "stride")
-    pads, dilation = ntuple(padding, d, name, "padding"), ntuple(dilation, d, name, "dilation")
-    if min(kernel) <= 0:
-        raise RuntimeError(f"kernel size should be greater than zero, but got kernel: "
-                           f"{list(kernel)}")
-    if min(stride) <= 0:
-        raise RuntimeError("stride should not be zero")
-    for p, k in zip(pads, kernel, strict=True):
-        if p < 0 or p > k // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                               f"pad={p}, kernel_size={k} and dilation={dilation[0]}")
-    sizes = tuple(input.shape[2:])
-    spans = tuple(dl * (k - 1) + 1 for dl, k in zip(dilation, kernel, strict=True))
-    outs = tuple(out_size(*args, ceil_mode) for args in zip(sizes, pads, spans, stride))
-    if min(outs) < 1:
-        raise RuntimeError(f"Given input size: ({_x(input.shape[1:])}). Calculated output "
-                           f"size: ({_x((input.shape[1],) + outs)}). Output size is too small")
-    return kernel, stride, pads, dilation, outs
-
-
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, d):
     name = f"max_pool{d}d"
     batched_input, added = pool_input(input, d, name)
@@ -240,35 +176,63 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     return (values, indices) if return_indices else values
 
 
+def _max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode):
+    """torch's max_pool1d_with_indices: max_pool2d over a unit height (its checks)."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
+                           "for argument #1 'self' (while checking arguments for max_pool1d)")
+    kernel = one_int(kernel_size, "max_pool1d", "kernel_size")
+    step = kernel if no_stride(stride) else one_int(stride, "max_pool1d", "stride")
+    pad = one_int(padding, "max_pool1d", "padding")
+    spread = one_int(dilation, "max_pool1d", "dilation")
+    out = max_pool2d(unsqueeze(input, -2), (1,) + kernel, (1,) + step, (0,) + pad,
+                     (1,) + spread, ceil_mode, True)
+    return tuple(squeeze(o, -2) for o in out)
+
+
+# torch's max_pool1d words for each argument's length
+_1D_ANY = "an int, list of ints or tuple of ints"
+_1D_LENGTHS = {"stride": "None, an int, list of ints, or tuple of ints",
+               "padding": "an int, list of ints, or tuple of ints"}
+
+
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
-    """torch.nn.functional.max_pool1d on (N, C, L) or (C, L): max_pool2d over a unit height."""
-    if input.ndim not in (2, 3):
+    """torch.nn.functional.max_pool1d on (N, C, L) or (C, L): max_pool2d over a unit height.
+    With ``return_indices`` torch runs max_pool1d_with_indices (max_pool2d's checks and words),
+    else its 1-d checks."""
+    if return_indices:
+        return _max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    if input.ndim not in (2, 3) or 0 in tuple(input.shape)[input.ndim - 2:]:
         raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
                            f"dim batch size for input, but got:{list(input.shape)}")
-    if input._data.dtype.kind in "biu" and not return_indices:
-        # torch's 1-D kernel has floating types only (with indices it runs max_pool2d's)
-        raise kernel_error("max_pool1d_impl")(input._data)
+
     def one(value, what):
         value = (int(value),) if isinstance(value, (int, np.integer)) else tuple(value)
         if len(value) != 1:
-            raise RuntimeError(f"max_pool1d() {what} must be an int, list of ints or tuple of "
-                               f"ints of size 1 but got size {len(value)}")
+            raise RuntimeError(f"max_pool1d() {what} must be {_1D_LENGTHS.get(what, _1D_ANY)} "
+                               f"of size 1 but got size {len(value)}")
         return value[0]
     kernel = one(kernel_size, "kernel_size")
     step = kernel if no_stride(stride) else one(stride, "stride")
     pad, spread = one(padding, "padding"), one(dilation, "dilation")
-    if step <= 0:
-        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {step}")
-    if pad < 0 or pad > kernel // 2:
+    for value, what in ((kernel, "kernel_size"), (step, "stride")):
+        if value <= 0:
+            raise RuntimeError(f"max_pool1d() {what} must be greater than zero, but got {value}")
+    if pad < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {pad}")
+    if pad > kernel // 2:
         raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got "
                            f"padding={pad} and kernel_size={kernel}")
+    if spread <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {spread}")
     size = out_size(input.shape[-1], pad, spread * (kernel - 1) + 1, step, ceil_mode)
     if size < 1:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {size}")
-    out = max_pool2d(unsqueeze(input, -2), (1, kernel), (1, step), (0, pad), (1, spread),
-                     ceil_mode, return_indices)
-    return tuple(squeeze(o, -2) for o in out) if return_indices else squeeze(out, -2)
+    if input._data.dtype.kind in "biu":  # torch's 1-D kernel has floating types only
+        raise kernel_error("max_pool1d_impl")(input._data)
+    return squeeze(max_pool2d(unsqueeze(input, -2), (1, kernel), (1, step), (0, pad),
+                              (1, spread), ceil_mode), -2)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
@@ -287,54 +251,11 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 
-def adaptive_arguments(input, output_size, d: int, name: str, got: str) -> tuple:
-    """(batched input, whether a batch dim was added, input sizes, output sizes) of an
-    adaptive pooling of ``d`` dims, with torch's errors: its Python check of a sequence
-    ``output_size`` against the input's rank, then the rank (``got`` ends that text) and the
-    sequence's length (average pooling checks the length first)."""
-    if not isinstance(output_size, int):  # (torch's Python reads its len(): a NumPy int fails)
-        if input.ndim <= len(output_size):
-            raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
-        output_size = tuple(output_size)
-    wrong_length = isinstance(output_size, tuple) and len(output_size) != d
-    if wrong_length and name.startswith("adaptive_avg"):
-        raise RuntimeError(f"{name}: output_size must be {d}")
-    if input.ndim not in (d + 1, d + 2):
-        raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, {got}"
-                           f"{list(input.shape)}")
-    if wrong_length:
-        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {d}")
-    batched, added = (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
-    sizes = tuple(batched.shape[2:])
-    outs = tuple(s if o is None else o for o, s in zip(
-        ntuple(output_size, d, name, "output_size"), sizes, strict=True))
-    _check_output_size(tuple(input.shape[:-d]) + outs, d, name, input._data.dtype.itemsize)
-    return batched, added, sizes, outs
-
-
-def _check_output_size(shape: tuple, d: int, name: str, itemsize: int) -> None:
-    """torch's refusals of an adaptive output size before it allocates: average pooling checks
-    the sizes' signs and its element count, max pooling lets its allocation refuse them."""
-    outs = shape[-d:]
-    average = name.startswith("adaptive_avg")
-    if average and min(outs) < 0:
-        listed = ", ".join(map(str, outs[:2])) + "".join(f",{o}" for o in outs[2:])
-        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 "
-                           f"but received {{{listed}}}")
-    for size in shape:
-        if size < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {size}: "
-                               f"{list(shape)}")
-    if average and math.prod(shape) >= 2 ** 63:
-        raise RuntimeError("numel: integer multiplication overflow")
-    if math.prod(shape) * itemsize >= 2 ** 63:
-        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
-
-
 def _adaptive_max_pool(input, output_size, return_indices, d):
     name = f"adaptive_max_pool{d}d"
     batched_input, added, sizes, outs = adaptive_arguments(input, output_size, d, name,
                                                            "but got: ")
+    check_non_empty(input, name)
     # torch names its 3-d CPU kernel in the dtype error
     require_real_floating(name + ("_cpu" if d == 3 else ""), batched_input._data)
     windows = window_map([adaptive_windows(s, o) for s, o in zip(sizes, outs, strict=True)])
@@ -351,6 +272,7 @@ def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
                            "for argument #1 'self' (while checking arguments for "
                            "adaptive_max_pool1d)")
+    check_non_empty(input, "adaptive_max_pool1d")
     out = _adaptive_max_pool(unsqueeze(input, -2), (1,) + ntuple(
         output_size, 1, "adaptive_max_pool1d", "output_size"), True, 2)
     out = tuple(squeeze(o, -2) for o in out)

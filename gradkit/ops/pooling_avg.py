@@ -21,8 +21,9 @@ from gradkit.ops.one_node import one_node
 from gradkit.ops.indexing import index_select
 from gradkit.ops.piecewise import abs as abs_, sign
 from gradkit.ops.pooling import (
-    adaptive_arguments, adaptive_windows, fixed_windows, max_pool1d, max_pool2d, max_pool3d,
-    no_stride, ntuple, pool_geometry, pool_input, window_map)
+    adaptive_windows, fixed_windows, max_pool1d, max_pool2d, max_pool3d, window_map)
+from gradkit.ops.pooling_arguments import (
+    adaptive_arguments, check_non_empty, no_stride, ntuple, one_int, pool_geometry, pool_input)
 from gradkit.ops.reduction import mean, sum as sum_
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import require_real_floating
@@ -71,13 +72,10 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     name = f"avg_pool{d}d"
     x, added = _batched(input, d, name)
     kernel, stride, pads, _, outs = pool_geometry(x, kernel_size, stride, padding, 1, ceil_mode,
-                                                  d, name)
+                                                  d, name, smaller_than_kernel=d == 3)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     sizes = tuple(x.shape[2:])
-    if d == 3 and any(s < k for s, k in zip(sizes, kernel, strict=True)):
-        raise RuntimeError(f"input image (T: {sizes[0]} H: {sizes[1]} W: {sizes[2]}) smaller "
-                           f"than kernel size (kT: {kernel[0]} kH: {kernel[1]} kW: {kernel[2]})")
     if x._data.dtype == np.bool_ or x._data.dtype.kind == "c":
         require_real_floating(name, x._data)
     windows = window_map([fixed_windows(*args, 1, o) for *args, o in zip(
@@ -109,8 +107,9 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     if input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
                            "for argument #1 'self' (while checking arguments for avg_pool1d)")
-    one = [(1,) + ntuple(v, 1, "avg_pool1d") for v in (kernel_size, padding)]
-    step = None if no_stride(stride) else (1,) + ntuple(stride, 1, "avg_pool1d")
+    one = [(1,) + one_int(v, "avg_pool1d", what)
+           for v, what in ((kernel_size, "kernel_size"), (padding, "padding"))]
+    step = None if no_stride(stride) else (1,) + one_int(stride, "avg_pool1d", "stride")
     out = avg_pool2d(unsqueeze(input, -2), one[0], step, (0,) + one[1][1:], ceil_mode,
                      count_include_pad)
     return squeeze(out, -2)
@@ -139,7 +138,9 @@ def _adaptive_avg_pool(input, output_size, d: int):
     x, added, sizes, outs = adaptive_arguments(input, output_size, d, name, "but got ")
     if all(o == 1 for o in outs):  # torch: the mean over the planes (its MeanBackward1, its
         return mean(input, tuple(range(-d, 0)), True)  # dtype rules: complex too, no integers)
-    if d == 2 and x._data.size == 0:  # torch's 2d kernel
+    if d == 3:  # (torch's 2-d kernel pools an empty plane to NaN)
+        check_non_empty(input, name)
+    if d == 2 and x._data.size == 0 and x._data.dtype.kind != "f":  # torch's 2d kernel
         out = x.new_zeros(tuple(x.shape[:2]) + outs)  # checks no dtype of an empty input
         return squeeze(out, 0) if added else out
     require_real_floating(name if d == 2 else f"{name}_cpu", x._data)  # torch's kernel names

@@ -481,3 +481,45 @@ def test_pooling_argument_errors(name, label, kernel, kwargs, flags):
         kwargs["return_indices"] = True
     same(lambda m: getattr(m.nn.functional, name)(
         m.ones((1, 1) + (4,) * d, requires_grad=flags == "requires_grad"), kernel, **kwargs))
+
+
+# -- dtypes ---------------------------------------------------------------------------------------
+
+DTYPE_POOLS = [("max_pool1d", 1), ("max_pool2d", 2), ("max_pool3d", 3), ("avg_pool1d", 1),
+               ("avg_pool2d", 2), ("avg_pool3d", 3), ("adaptive_max_pool1d", 1),
+               ("adaptive_max_pool2d", 2), ("adaptive_max_pool3d", 3), ("adaptive_avg_pool1d", 1),
+               ("adaptive_avg_pool2d", 2), ("adaptive_avg_pool3d", 3), ("lp_pool1d", 1),
+               ("lp_pool2d", 2), ("lp_pool3d", 3)]
+POOL_DTYPES = ["uint8", "int8", "int16", "int32", "int64", "float16", "float32", "bool",
+               "complex64"]
+
+
+DTYPE_CASES = [(name, d, indices) for name, d in DTYPE_POOLS
+               for indices in ((False, True) if "max" in name else (False,))]
+
+
+@pytest.mark.parametrize("name,d,return_indices", DTYPE_CASES)
+@pytest.mark.parametrize("dtype", POOL_DTYPES)
+def test_adaptive_pooling_no_suppot_input(name, d, return_indices, dtype):
+    """test_adaptive_pooling_no_suppot_input (adaptive pooling of integers is refused), and
+    every pooling over dtypes: torch's CPU kernels take floating types and (fixed windows)
+    integers, avg pooling int64 only and its 3-d kernel no float16; the values otherwise."""
+    x = np.arange(2 * 2 * 4 ** d).reshape((2, 2) + (4,) * d) % 7
+
+    def program(m):
+        t = made(m, x, dtype)
+        if name.startswith("lp"):
+            return getattr(m.nn.functional, name)(t, 2, 2)
+        kwargs = dict(return_indices=True) if return_indices else {}
+        return getattr(m.nn.functional, name)(t, 2, **kwargs)
+    same(program, rtol=1e-3 if dtype == "float16" else 1e-6)
+
+
+def test_lp_pool1d_kernel_size_as_a_list():
+    """torch's lp_pool1d multiplies by kernel_size itself: a list is a TypeError (after the
+    pooling's own checks); lp_pool2d takes one."""
+    x = rng(12).standard_normal((1, 2, 6))
+    same(lambda m: m.nn.functional.lp_pool1d(made(m, x, "float64"), 2.0, [2]))
+    same(lambda m: m.nn.functional.lp_pool1d(made(m, x, "float64"), 2.0, (3,), 1))
+    same(lambda m: m.nn.functional.lp_pool1d(made(m, x, "float64"), 2.0, [9]))
+    same(lambda m: m.nn.functional.lp_pool2d(made(m, x, "float64"), 2.0, [2, 1]), rtol=1e-12)

@@ -162,7 +162,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     # torch's node keeps a stride not given as ()
     arguments = {"kernel_size": kernel, "stride": () if given_stride in (None, [], ()) else stride,
                  "padding": pads, "dilation": dilation, "ceil_mode": ceil_mode}
-    if batched_input._data.dtype == np.bool_:
+    if batched_input._data.dtype.kind in "bc":  # (torch's kernels take integers, not these)
         require_real_floating(name, batched_input._data)
     dims = [fixed_windows(*args) for args in zip(
         batched_input.shape[2:], kernel, stride, pads, dilation, outs)]
@@ -229,7 +229,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     size = out_size(input.shape[-1], pad, spread * (kernel - 1) + 1, step, ceil_mode)
     if size < 1:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {size}")
-    if input._data.dtype.kind in "biu":  # torch's 1-D kernel has floating types only
+    if input._data.dtype.kind in "biuc":  # torch's 1-D kernel has real floating types only
         raise kernel_error("max_pool1d_impl")(input._data)
     return squeeze(max_pool2d(unsqueeze(input, -2), (1, kernel), (1, step), (0, pad),
                               (1, spread), ceil_mode), -2)

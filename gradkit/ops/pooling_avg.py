@@ -26,7 +26,7 @@ from gradkit.ops.pooling_arguments import (
     adaptive_arguments, check_non_empty, no_stride, ntuple, one_int, pool_geometry, pool_input)
 from gradkit.ops.reduction import mean, sum as sum_
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
-from gradkit.ops.unary_helpers import require_real_floating
+from gradkit.ops.unary_helpers import kernel_error, require_real_floating
 
 
 def _constant(like, array) -> Tensor:
@@ -76,8 +76,10 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     sizes = tuple(x.shape[2:])
-    if x._data.dtype == np.bool_ or x._data.dtype.kind == "c":
-        require_real_floating(name, x._data)
+    dtype = x._data.dtype
+    # torch's CPU kernels: floating types and int64 (its 3-d kernel no float16)
+    if not (dtype.kind == "f" and (d == 2 or dtype != np.float16) or dtype == np.int64):
+        raise kernel_error("avg_pool3d_out_frame" if d == 3 else name)(x._data)
     windows = window_map([fixed_windows(*args, 1, o) for *args, o in zip(
         sizes, kernel, stride, pads, outs)])
     divisor = divisor_override if divisor_override is not None else \
@@ -186,6 +188,9 @@ def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, d):
     if norm_type == -math.inf:
         return neg(max_pool(neg(abs_(input)), kernel_size, stride, 0, 1, ceil_mode))
     out = avg_pool(pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    if d == 1 and not isinstance(kernel_size, (int, np.integer)):  # torch's out.mul(kernel_size)
+        raise TypeError("mul(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(kernel_size).__name__}")
     size = math.prod(ntuple(kernel_size, d, f"lp_pool{d}d"))
     return pow(mul(mul(sign(out), relu(abs_(out))), size), 1.0 / norm_type)
 

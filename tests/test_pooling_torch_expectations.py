@@ -523,3 +523,40 @@ def test_lp_pool1d_kernel_size_as_a_list():
     same(lambda m: m.nn.functional.lp_pool1d(made(m, x, "float64"), 2.0, (3,), 1))
     same(lambda m: m.nn.functional.lp_pool1d(made(m, x, "float64"), 2.0, [9]))
     same(lambda m: m.nn.functional.lp_pool2d(made(m, x, "float64"), 2.0, [2, 1]), rtol=1e-12)
+
+
+# -- indices ---------------------------------------------------------------------------------------
+
+NO_BATCH_CASES = [("MaxPool1d", (3, 5)), ("MaxPool2d", (3, 5, 6)), ("MaxPool3d", (3, 5, 6, 7)),
+                  ("AdaptiveMaxPool1d", (3, 5)), ("AdaptiveMaxPool2d", (3, 5, 6)),
+                  ("AdaptiveMaxPool3d", (3, 5, 6, 7)), ("FractionalMaxPool2d", (3, 5, 6)),
+                  ("FractionalMaxPool3d", (3, 5, 6, 7))]
+
+
+@pytest.mark.parametrize("name,shape", NO_BATCH_CASES)
+def test_maxpool_indices_no_batch_dim(name, shape):
+    """test_maxpool_indices_no_batch_dim: an unbatched input's indices are those of a batch of
+    one; its node is the pooling's own (torch pools an unbatched input itself: no
+    SqueezeBackward above), and its gradients and second derivatives are torch's."""
+    x = rng(13).standard_normal(shape)
+
+    def module(m):
+        if name.startswith("Fractional"):
+            samples = m.full((1, 3, len(shape) - 1), 0.5, dtype=m.float64)
+            return getattr(m.nn, name)(2, output_size=2, return_indices=True,
+                                       _random_samples=samples)
+        return getattr(m.nn, name)(3 if "Adaptive" in name else 2, return_indices=True)
+
+    def program(m):
+        t = made(m, x, "float64").requires_grad_()
+        values, indices = module(m)(t)
+        batched = module(m)(t.unsqueeze(0))[1].squeeze(0)
+        (grad,) = m.autograd.grad((values * values).sum(), t, create_graph=True)
+        (grad2,) = m.autograd.grad(grad.sum(), t)
+        return values, indices, batched, grad, grad2
+    same(program)
+    t = gradkit.tensor(x, requires_grad=True)
+    t_torch = torch.tensor(x, requires_grad=True)
+    assert module(gradkit)(t)[0].grad_fn.name() == module(torch)(t_torch)[0].grad_fn.name()
+    assert gradcheck(lambda a: module(gradkit)(a)[0], (t,))
+    assert gradgradcheck(lambda a: module(gradkit)(a)[0], (t,))

@@ -79,10 +79,19 @@ def adaptive_windows(size, out):
 @op(save=("x", "result1"), outputs=2, differentiable_outputs=(0,),
     node_name="MaxPool2DWithIndicesBackward0")
 def max_pool_with_indices(xp, x, windows=None, fallback=None, kind="MaxPool2DWithIndices",
-                          torch_arguments=None):
-    """Window maxima of (N, C, *sizes) and their flat indices into each plane (as torch);
-    ``windows`` (*out, K) serve every plane, (N, C, *out, K) one window map per plane.
+                          torch_arguments=None, unbatched=False):
+    """Window maxima of (N, C, *sizes) (``unbatched``: (C, *sizes), one node as torch's) and
+    their flat indices into each plane (as torch); ``windows`` (*out, K) serve every plane,
+    (N, C, *out, K) one window map per plane.
     ``torch_arguments``: the pooling's arguments in torch's form, for ``node._saved_<name>``."""
+    if unbatched:
+        values, indices = _window_maxima(xp, x[None], windows, fallback)
+        return values[0], indices[0]
+    return _window_maxima(xp, x, windows, fallback)
+
+
+def _window_maxima(xp, x, windows, fallback):
+    """max_pool_with_indices of a batched x, on arrays."""
     n, c = x.shape[:2]
     plane = math.prod(x.shape[2:])
     lowest = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
@@ -121,11 +130,20 @@ max_pool_with_indices.node_name_rule = lambda params, datas: params["kind"] + "B
 
 
 
-def _max_pool_vjp(g, x, indices, windows, fallback, kind, torch_arguments=None):
+def _planes(x_shape: tuple, indices_shape: tuple, unbatched: bool) -> tuple:
+    """(N, C, plane size, outputs per plane) of a pooling, a missing batch dim read as 1
+    (spelled out: -1 is ambiguous for 0 batches)."""
+    shape = ((1,) if unbatched else ()) + x_shape
+    spatial = len(shape) - 2
+    return (*shape[:2], math.prod(shape[2:]),
+            math.prod(indices_shape[len(indices_shape) - spatial:]))
+
+
+def _max_pool_vjp(g, x, indices, windows, fallback, kind, torch_arguments=None,
+                  unbatched=False):
     x_shape = tuple(x.shape)
-    n, c = x_shape[:2]
-    plane = math.prod(x_shape[2:])
-    outs = (n, c, math.prod(indices.shape[2:]))  # explicit: -1 is ambiguous for 0 batches
+    n, c, plane, count = _planes(x_shape, tuple(indices.shape), unbatched)
+    outs = (n, c, count)
     if fallback is None:
         flat = scatter_into_zeros(reshape(g, outs), reshape(indices, outs), shape=(n, c, plane),
                                   dim=2)
@@ -136,15 +154,14 @@ def _max_pool_vjp(g, x, indices, windows, fallback, kind, torch_arguments=None):
     return (reads_input(reshape(narrow(flat, 2, 0, plane), tuple(x_shape)), x),)
 
 
-def _max_pool_jvp(tangents, x, indices, windows, fallback, kind, torch_arguments=None):
-    x_shape = tuple(x.shape)
-    n, c = x_shape[:2]
-    flat = reshape(tangents[0], (n, c, math.prod(x_shape[2:])))
-    outs = (n, c, math.prod(indices.shape[2:]))
+def _max_pool_jvp(tangents, x, indices, windows, fallback, kind, torch_arguments=None,
+                  unbatched=False):
+    n, c, plane, count = _planes(tuple(x.shape), tuple(indices.shape), unbatched)
+    flat = reshape(tangents[0], (n, c, plane))
+    outs = (n, c, count)
     if fallback is None:
         return reshape(gather(flat, 2, reshape(indices, outs)), tuple(indices.shape)), None
     flat = cat([flat, zeros_like(narrow(flat, 2, 0, 1))], 2)
-    plane = math.prod(x_shape[2:])
     picked = gather(flat, 2, reshape(clamp(indices, max=plane), outs))
     return reshape(picked, tuple(indices.shape)), None
 
@@ -167,12 +184,10 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     dims = [fixed_windows(*args) for args in zip(
         batched_input.shape[2:], kernel, stride, pads, dilation, outs)]
     windows = window_map(dims)
-    values, indices = max_pool_with_indices(batched_input, windows=windows,
+    values, indices = max_pool_with_indices(input, windows=windows,
                                             fallback=fallback_map(dims, windows),
                                             kind=f"MaxPool{d}DWithIndices",
-                                            torch_arguments=arguments)
-    if added:
-        values, indices = squeeze(values, 0), squeeze(indices, 0)
+                                            torch_arguments=arguments, unbatched=added)
     return (values, indices) if return_indices else values
 
 
@@ -259,10 +274,8 @@ def _adaptive_max_pool(input, output_size, return_indices, d):
     # torch names its 3-d CPU kernel in the dtype error
     require_real_floating(name + ("_cpu" if d == 3 else ""), batched_input._data)
     windows = window_map([adaptive_windows(s, o) for s, o in zip(sizes, outs, strict=True)])
-    values, indices = max_pool_with_indices(batched_input, windows=windows,
-                                            kind=f"AdaptiveMaxPool{d}D")
-    if added:
-        values, indices = squeeze(values, 0), squeeze(indices, 0)
+    values, indices = max_pool_with_indices(input, windows=windows, kind=f"AdaptiveMaxPool{d}D",
+                                            unbatched=added)
     return (values, indices) if return_indices else values
 
 

@@ -560,3 +560,22 @@ def test_maxpool_indices_no_batch_dim(name, shape):
     assert module(gradkit)(t)[0].grad_fn.name() == module(torch)(t_torch)[0].grad_fn.name()
     assert gradcheck(lambda a: module(gradkit)(a)[0], (t,))
     assert gradgradcheck(lambda a: module(gradkit)(a)[0], (t,))
+
+
+EMPTY_OUTPUT_CASES = [(name, shape, size) for name, shape in (
+    ("adaptive_avg_pool2d", (1, 64, 10, 9)), ("adaptive_avg_pool3d", (1, 64, 10, 9)),
+    ("adaptive_max_pool2d", (1, 64, 10, 9)), ("adaptive_max_pool3d", (1, 64, 10, 9)),
+    ("adaptive_avg_pool1d", (1, 64)), ("adaptive_max_pool1d", (1, 64)),
+    ("adaptive_avg_pool2d", (0, 2, 3, 3))) for size in (0, 1)] + [
+    ("adaptive_avg_pool2d", (1, 64, 10, 9), (0, 1)), ("adaptive_max_pool2d", (1, 4, 5), (1, 0))]
+
+
+@pytest.mark.parametrize("name,shape,output_size", EMPTY_OUTPUT_CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_adaptive_pooling_empty_output_size(name, shape, output_size, dtype):
+    """test_adaptive_pooling_empty_output_size: an output size of 0 pools to an empty output,
+    whose backward is refused (torch's "Expected grad_output to have non-zero size for
+    non-batch dimensions"); a nonzero size runs."""
+    x = rng(14).standard_normal(shape)
+    same(with_grads(lambda m, a: getattr(m.nn.functional, name)(a, output_size).sum(), x,
+                    dtype=dtype), rtol=1e-6)

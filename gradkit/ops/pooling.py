@@ -130,6 +130,32 @@ max_pool_with_indices.node_name_rule = lambda params, datas: params["kind"] + "B
 
 
 
+def empty_grad_output_error(shape: tuple, name: str) -> RuntimeError | None:
+    """torch's refusal, in an adaptive pooling's backward, of an output with an empty dim
+    other than the batch (None if it has none)."""
+    for dim in range(1, len(shape)):
+        if shape[dim] == 0:
+            return RuntimeError(f"{name}_backward(): Expected grad_output to have non-zero size "
+                                f"for non-batch dimensions, but grad_output has sizes "
+                                f"{list(shape)} with dimension {dim} being empty")
+    return None
+
+
+@op(node_name="EmptyOutputBackward0")
+def refuse_empty_grad_output(xp, x, name=""):
+    """``x``, an adaptive pooling's empty output, behind a node whose backward raises torch's
+    error (average pooling is composed: this is its backward's check)."""
+    return x.copy()
+
+
+def _refuse(g, name):
+    raise empty_grad_output_error(tuple(g.shape), name)
+
+
+refuse_empty_grad_output.defvjp(_refuse)
+refuse_empty_grad_output.defjvp(lambda t, name: t)
+
+
 def _planes(x_shape: tuple, indices_shape: tuple, unbatched: bool) -> tuple:
     """(N, C, plane size, outputs per plane) of a pooling, a missing batch dim read as 1
     (spelled out: -1 is ambiguous for 0 batches)."""
@@ -142,6 +168,10 @@ def _planes(x_shape: tuple, indices_shape: tuple, unbatched: bool) -> tuple:
 def _max_pool_vjp(g, x, indices, windows, fallback, kind, torch_arguments=None,
                   unbatched=False):
     x_shape = tuple(x.shape)
+    refused = kind.startswith("Adaptive") and empty_grad_output_error(
+        tuple(indices.shape), "adaptive_max_pool" + kind[-2:].lower())
+    if refused:
+        raise refused
     n, c, plane, count = _planes(x_shape, tuple(indices.shape), unbatched)
     outs = (n, c, count)
     if fallback is None:

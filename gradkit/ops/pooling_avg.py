@@ -21,7 +21,8 @@ from gradkit.ops.one_node import one_node
 from gradkit.ops.indexing import index_select
 from gradkit.ops.piecewise import abs as abs_, sign
 from gradkit.ops.pooling import (
-    adaptive_windows, fixed_windows, max_pool1d, max_pool2d, max_pool3d, window_map)
+    adaptive_windows, fixed_windows, max_pool1d, max_pool2d, max_pool3d,
+    refuse_empty_grad_output, window_map)
 from gradkit.ops.pooling_arguments import (
     adaptive_arguments, check_non_empty, no_stride, ntuple, one_int, pool_geometry, pool_input)
 from gradkit.ops.reduction import mean, sum as sum_
@@ -155,7 +156,8 @@ def _adaptive_avg_pool(input, output_size, d: int):
         x = unsqueeze(input, 0) if added else input
         # torch's kernel saves the input: a zero-derivative edge to it
         out = div(_window_sums(input_edge(x), window_map(dims)), _constant(x, counts))
-        return squeeze(out, 0) if added else out
+        out = squeeze(out, 0) if added else out
+        return refuse_empty_grad_output(out, name=name) if 0 in tuple(out.shape)[1:] else out
     return one_node(f"AdaptiveAvgPool{d}DBackward0", pool, (input,), {"self": 0})
 
 

@@ -176,7 +176,8 @@ def test_adaptive_pooling_nhwc(name, out, layout):
         a.requires_grad_()
         result = getattr(m.nn.functional, name)(a, out)
         result.backward(g)
-        return result, a.grad
+        results = result if isinstance(result, tuple) else (result,)
+        return result, a.grad, [m.tensor(t.stride()) for t in (*results, a.grad)]
     same(program, rtol=1e-6)  # float32 sums in another order
 
 
@@ -204,7 +205,7 @@ def test_MaxUnpool2d_output_size():  # noqa: N802 - torch's test name
 
 def test_max_unpool2d_nhwc_cpu():
     """test_max_unpool2d_nhwc_cpu: channels-last pooling and unpooling give the contiguous
-    tensors' values, indices and gradients."""
+    tensors' values, indices and gradients, laid out channels last as torch's."""
     x = rng(9).standard_normal((2, 10, 9, 9))
     seed = rng(10).standard_normal((2, 10, 9, 9))
 
@@ -214,7 +215,7 @@ def test_max_unpool2d_nhwc_cpu():
         out.requires_grad_()
         up = m.nn.MaxUnpool2d(3, stride=2)(out, ind)
         up.backward(made(m, seed, "float32").contiguous(memory_format=m.channels_last))
-        return out, ind, up, out.grad
+        return out, ind, up, out.grad, [m.tensor(t.stride()) for t in (out, ind, up, out.grad)]
     same(program)
 
 

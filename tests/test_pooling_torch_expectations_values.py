@@ -133,7 +133,8 @@ NHWC_POOLS = [  # (kind, spatial dims, input shape, arguments)
 def test_pooling_nhwc(kind, d, shape, kwargs, strided):
     """test_avg_pool2d_nhwc, test_max_pool2d_nhwc, test_max_pool3d_ndhwc, test_pooling_max_nhwc:
     a channels-last input (or a channel-strided slice of one) gives the contiguous input's
-    values, indices and gradients (the output's own layout: see the ledger)."""
+    values, indices and gradients, laid out as torch's (channels last kept by the 2-d kernels
+    and max_pool3d's)."""
     x = rng(16).standard_normal(shape)
     fmt = "channels_last" if d == 2 else "channels_last_3d"
 
@@ -149,7 +150,9 @@ def test_pooling_nhwc(kind, d, shape, kwargs, strided):
         values = out[0] if kind == "max" else out
         seed = made(m, np.cos(np.arange(values.numel())).reshape(tuple(values.shape)), "float64")
         values.backward(seed)
-        return out, a.grad
+        # (an empty input's own layout is contiguous()'s business, not the pooling's)
+        laid_out = (*(out if kind == "max" else (out,)), *((a.grad,) if a.numel() else ()))
+        return out, a.grad, [m.tensor(t.stride()) for t in laid_out]
     same(program, rtol=1e-12)
 
 
@@ -338,3 +341,19 @@ def test_pooling_float16(name, shape, args, layout):
         assert h.dtype == gradkit.float16
         np.testing.assert_allclose(h.detach().float().numpy(), f.detach().numpy(), atol=0.1,
                                    rtol=0.01)
+
+
+@pytest.mark.parametrize("shape", [(4, 8, 1, 1), (4, 1, 3, 3), (2, 0, 3, 1), (2, 3, 4, 5),
+                                   (1, 3, 1, 2, 2)])
+def test_clone_to_channels_last_copies_with_torch_strides(shape):
+    """(Found by the channels-last pooling tests) clone(memory_format=channels_last) is a copy
+    with torch's strides even where the shape makes C order and channels last coincide (a
+    size-1 dim's stride; it returned its input uncopied: a write went through)."""
+    fmt = "channels_last" if len(shape) == 4 else "channels_last_3d"
+
+    def program(m):
+        a = m.zeros(shape)
+        b = a.clone(memory_format=getattr(m, fmt))
+        b.fill_(5)
+        return a, b, m.tensor(b.stride()), m.tensor(b.is_contiguous(memory_format=getattr(m, fmt)))
+    same(program)

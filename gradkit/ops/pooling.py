@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from gradkit.memory_format import lay_out, suggested_order
 from gradkit.ops._op import op
 from gradkit.ops.clamp import clamp
 from gradkit.ops.grad_edges import reads_input
@@ -87,7 +88,14 @@ def max_pool_with_indices(xp, x, windows=None, fallback=None, kind="MaxPool2DWit
     if unbatched:
         values, indices = _window_maxima(xp, x[None], windows, fallback)
         return values[0], indices[0]
-    return _window_maxima(xp, x, windows, fallback)
+    values, indices = _window_maxima(xp, x, windows, fallback)
+    order = suggested_order(x) if kind in _KEEP_LAYOUT else None
+    if order is not None:  # torch's 2-d kernels (and max_pool3d's) keep channels last
+        values, indices = lay_out(xp, values, order), lay_out(xp, indices, order)
+    return values, indices
+
+
+_KEEP_LAYOUT = ("MaxPool2DWithIndices", "MaxPool3DWithIndices", "AdaptiveMaxPool2D")
 
 
 def _window_maxima(xp, x, windows, fallback):

@@ -15,7 +15,9 @@ from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.ops.activations import relu
 from gradkit.ops.grad_edges import input_edge
+from gradkit.memory_format import channels_last, suggested_order
 from gradkit.ops.arithmetic import div, mul, neg, pow
+from gradkit.ops.conversion import clone
 from gradkit.ops.joining import cat
 from gradkit.ops.one_node import one_node
 from gradkit.ops.indexing import index_select
@@ -92,7 +94,13 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
             x._data.dtype))
     else:  # torch's AvgPool2DBackward0 saves the input: a zero-derivative edge to it
         out = div(_window_sums(input_edge(x), windows), _constant(x, divisor))
-    return squeeze(out, 0) if added else out
+    return squeeze(out, 0) if added else keep_channels_last(out, x) if d == 2 else out
+
+
+def keep_channels_last(out: Tensor, x: Tensor) -> Tensor:
+    """``out`` laid out channels last when batched ``x`` is (torch's 2-d pooling kernels
+    allocate their output in the input's suggested memory format; the 3-d ones do not)."""
+    return out if suggested_order(x._data) is None else clone(out, memory_format=channels_last)
 
 
 def _avg_pool_node(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -156,7 +164,7 @@ def _adaptive_avg_pool(input, output_size, d: int):
         x = unsqueeze(input, 0) if added else input
         # torch's kernel saves the input: a zero-derivative edge to it
         out = div(_window_sums(input_edge(x), window_map(dims)), _constant(x, counts))
-        out = squeeze(out, 0) if added else out
+        out = squeeze(out, 0) if added else keep_channels_last(out, x) if d == 2 else out
         return refuse_empty_grad_output(out, name=name) if 0 in tuple(out.shape)[1:] else out
     return one_node(f"AdaptiveAvgPool{d}DBackward0", pool, (input,), {"self": 0})
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from gradkit._tensor import Tensor
+from gradkit.memory_format import lay_out, suggested_order
 from gradkit.ops._op import op
 from gradkit.ops.indexing import gather
 from gradkit.ops.piecewise import zeros_like
@@ -50,7 +51,10 @@ def max_unpool_op(xp, x, indices, *, output_size=(1, 1), dims=2):
     rows = x.reshape(-1, math.prod(x.shape[-d:]))
     out = xp.zeros((rows.shape[0], math.prod(output_size)), dtype=x.dtype)
     out[xp.arange(rows.shape[0])[:, None], indices.reshape(rows.shape)] = rows
-    return out.reshape(x.shape[:-d] + tuple(output_size))
+    out = out.reshape(x.shape[:-d] + tuple(output_size))
+    # torch's 2-d kernel allocates its output in the input's suggested memory format
+    order = suggested_order(x) if d == 2 else None
+    return out if order is None else lay_out(xp, out, order)
 
 
 max_unpool_op.node_name_rule = (

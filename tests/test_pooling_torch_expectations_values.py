@@ -378,3 +378,31 @@ def test_written_indices_are_named_as_leaves_in_the_version_error(op):
             return str(e).replace(m.__name__, "lib")
         return "no error"
     assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("name,size,shape,index", [
+    ("MaxUnpool2d", (2, 2), (1, 3, 4, 5), -1), ("MaxUnpool2d", (2, 2), (1, 3, 4, 5), 80),
+    ("MaxUnpool2d", (2, 2), (1, 3, 4, 5), 79), ("MaxUnpool2d", (2, 3), (2, 1, 4, 2), 48),
+    ("MaxUnpool2d", (2, 3), (2, 1, 4, 2), 47), ("MaxUnpool3d", (2, 2, 2), (1, 3, 4, 5), -1),
+    ("MaxUnpool3d", (2, 2, 2), (1, 3, 4, 5), 480), ("MaxUnpool3d", (2, 2, 2), (1, 3, 4, 5), 479),
+    ("MaxUnpool3d", (2, 2, 2), (2, 3, 4, 1), 96), ("MaxUnpool3d", (2, 2, 2), (2, 3, 4, 1), 95)])
+def test_MaxUnpool_index_errors(name, size, shape, index):  # noqa: N802 - torch's test name
+    """test_MaxUnpool_index_errors (its CPU branch): an index outside the unpooled plane (or
+    volume) is "Found an invalid max index"; the last valid one unpools."""
+    def program(m):
+        indices = m.zeros(shape, dtype=m.int64)
+        indices.view(-1)[0] = index
+        return getattr(m.nn, name)(size)(m.ones(shape), indices)
+    same(program)
+
+
+@pytest.mark.parametrize("name", ["adaptive_avg_pool2d", "adaptive_max_pool2d",
+                                  "adaptive_avg_pool3d", "adaptive_max_pool3d"])
+def test_adaptive_pool_odd_size(name):
+    """test_adaptive_pool_odd_size (gh-81409), scaled down from its 5873x3693 images: odd
+    input and output sizes whose windows overlap unevenly."""
+    d = int(name[-2])
+    shape = (3, 3, 59, 37) if d == 3 else (11, 59, 37)
+    x = rng(24).integers(0, 256, shape).astype(float)
+    size = (3, 35, 22) if d == 3 else (35, 22)
+    same(lambda m: getattr(m.nn.functional, name)(made(m, x, "float32"), size), rtol=1e-6)

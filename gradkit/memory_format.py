@@ -125,11 +125,17 @@ def iterator_order(shape: tuple, operands) -> tuple[int, ...]:
 
 def lay_out(xp, array, order: tuple[int, ...] | None):
     """A copy of ``array`` whose dims lie in memory in ``order`` (outermost first; None: C
-    order): copied C-contiguous in that order, then put back in their logical order."""
+    order), with torch's strides: each dim's the product of the sizes inside it, a size-1
+    dim's too (NumPy's ascontiguousarray kept a size-1 dim's stride, and returned its input
+    uncopied when that made it contiguous already)."""
     if order is None:
         return array.copy()
-    inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
-    return xp.ascontiguousarray(array.transpose(order)).transpose(inverse)
+    strides = [0] * array.ndim
+    step = 1
+    for dim in reversed(order):
+        strides[dim] = step
+        step *= array.shape[dim]
+    return copy_with_strides(xp, array, tuple(strides))
 
 
 def is_non_overlapping_and_dense(shape: tuple, strides: tuple) -> bool:

@@ -291,7 +291,7 @@ class SavedTensor:
         if self.version_counter[0] != self.version:
             desc = f"{legacy_type_name(self.data)} {list(self.data.shape)}"
             owner = ""
-            if self.output_nr >= 0:
+            if self.output_nr >= 0 and self.history:  # (indices and such: leaves, no node)
                 owner = f", which is output {self.output_nr} of {forward_op_name(node.name())}"
             elif self.tensor is not None and self.tensor.grad_fn is not None:
                 owner = (f", which is output {self.tensor._output_nr} of "

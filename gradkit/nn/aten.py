@@ -24,7 +24,7 @@ from gradkit.nn.functional_dropout import _dropout_impl
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.conv import conv_nd
 from gradkit.ops.embedding import embedding_renorm_
-from gradkit.ops.pooling import no_stride
+from gradkit.ops.pooling_arguments import no_stride
 from gradkit.ops.conv_more import conv_tbc, conv_transpose_nd
 from gradkit.ops.normalization import (
     batch_norm_unchecked, group_norm_unchecked, instance_norm_unchecked)

@@ -221,20 +221,22 @@ class Dropout(Module):
 
 
 class MaxPool2d(Module):
-    """Max over kernel_size windows of (N, C, H, W) inputs (stride defaults to kernel_size)."""
+    """Max over kernel_size windows of (N, C, H, W) inputs (stride defaults to kernel_size;
+    ``return_indices=True`` gives the maxima's flat indices too)."""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
-                 ceil_mode: bool = False) -> None:
+                 return_indices: bool = False, ceil_mode: bool = False) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
         self.dilation = dilation
+        self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
     def forward(self, x):
         return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode)
+                            self.ceil_mode, self.return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "

@@ -11,12 +11,16 @@ import math
 
 import numpy as np
 
+from gradkit.memory_format import lay_out, suggested_order
 from gradkit.ops._op import op
 from gradkit.ops.clamp import clamp
 from gradkit.ops.grad_edges import reads_input
 from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.joining import cat
 from gradkit.ops.piecewise import zeros_like
+from gradkit.ops.pooling_arguments import (
+    adaptive_arguments, check_non_empty, no_stride, ntuple, one_int, out_size, pool_geometry,
+    pool_input)
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.slicing import narrow
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating
@@ -76,10 +80,26 @@ def adaptive_windows(size, out):
 @op(save=("x", "result1"), outputs=2, differentiable_outputs=(0,),
     node_name="MaxPool2DWithIndicesBackward0")
 def max_pool_with_indices(xp, x, windows=None, fallback=None, kind="MaxPool2DWithIndices",
-                          torch_arguments=None):
-    """Window maxima of (N, C, *sizes) and their flat indices into each plane (as torch);
-    ``windows`` (*out, K) serve every plane, (N, C, *out, K) one window map per plane.
+                          torch_arguments=None, unbatched=False):
+    """Window maxima of (N, C, *sizes) (``unbatched``: (C, *sizes), one node as torch's) and
+    their flat indices into each plane (as torch); ``windows`` (*out, K) serve every plane,
+    (N, C, *out, K) one window map per plane.
     ``torch_arguments``: the pooling's arguments in torch's form, for ``node._saved_<name>``."""
+    if unbatched:
+        values, indices = _window_maxima(xp, x[None], windows, fallback)
+        return values[0], indices[0]
+    values, indices = _window_maxima(xp, x, windows, fallback)
+    order = suggested_order(x) if kind in _KEEP_LAYOUT else None
+    if order is not None:  # torch's 2-d kernels (and max_pool3d's) keep channels last
+        values, indices = lay_out(xp, values, order), lay_out(xp, indices, order)
+    return values, indices
+
+
+_KEEP_LAYOUT = ("MaxPool2DWithIndices", "MaxPool3DWithIndices", "AdaptiveMaxPool2D")
+
+
+def _window_maxima(xp, x, windows, fallback):
+    """max_pool_with_indices of a batched x, on arrays."""
     n, c = x.shape[:2]
     plane = math.prod(x.shape[2:])
     lowest = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
@@ -118,11 +138,50 @@ max_pool_with_indices.node_name_rule = lambda params, datas: params["kind"] + "B
 
 
 
-def _max_pool_vjp(g, x, indices, windows, fallback, kind, torch_arguments=None):
+def empty_grad_output_error(shape: tuple, name: str) -> RuntimeError | None:
+    """torch's refusal, in an adaptive pooling's backward, of an output with an empty dim
+    other than the batch (None if it has none)."""
+    for dim in range(1, len(shape)):
+        if shape[dim] == 0:
+            return RuntimeError(f"{name}_backward(): Expected grad_output to have non-zero size "
+                                f"for non-batch dimensions, but grad_output has sizes "
+                                f"{list(shape)} with dimension {dim} being empty")
+    return None
+
+
+@op(node_name="EmptyOutputBackward0")
+def refuse_empty_grad_output(xp, x, name=""):
+    """``x``, an adaptive pooling's empty output, behind a node whose backward raises torch's
+    error (average pooling is composed: this is its backward's check)."""
+    return x.copy()
+
+
+def _refuse(g, name):
+    raise empty_grad_output_error(tuple(g.shape), name)
+
+
+refuse_empty_grad_output.defvjp(_refuse)
+refuse_empty_grad_output.defjvp(lambda t, name: t)
+
+
+def _planes(x_shape: tuple, indices_shape: tuple, unbatched: bool) -> tuple:
+    """(N, C, plane size, outputs per plane) of a pooling, a missing batch dim read as 1
+    (spelled out: -1 is ambiguous for 0 batches)."""
+    shape = ((1,) if unbatched else ()) + x_shape
+    spatial = len(shape) - 2
+    return (*shape[:2], math.prod(shape[2:]),
+            math.prod(indices_shape[len(indices_shape) - spatial:]))
+
+
+def _max_pool_vjp(g, x, indices, windows, fallback, kind, torch_arguments=None,
+                  unbatched=False):
     x_shape = tuple(x.shape)
-    n, c = x_shape[:2]
-    plane = math.prod(x_shape[2:])
-    outs = (n, c, math.prod(indices.shape[2:]))  # explicit: -1 is ambiguous for 0 batches
+    refused = kind.startswith("Adaptive") and empty_grad_output_error(
+        tuple(indices.shape), "adaptive_max_pool" + kind[-2:].lower())
+    if refused:
+        raise refused
+    n, c, plane, count = _planes(x_shape, tuple(indices.shape), unbatched)
+    outs = (n, c, count)
     if fallback is None:
         flat = scatter_into_zeros(reshape(g, outs), reshape(indices, outs), shape=(n, c, plane),
                                   dim=2)
@@ -133,88 +192,20 @@ def _max_pool_vjp(g, x, indices, windows, fallback, kind, torch_arguments=None):
     return (reads_input(reshape(narrow(flat, 2, 0, plane), tuple(x_shape)), x),)
 
 
-def _max_pool_jvp(tangents, x, indices, windows, fallback, kind, torch_arguments=None):
-    x_shape = tuple(x.shape)
-    n, c = x_shape[:2]
-    flat = reshape(tangents[0], (n, c, math.prod(x_shape[2:])))
-    outs = (n, c, math.prod(indices.shape[2:]))
+def _max_pool_jvp(tangents, x, indices, windows, fallback, kind, torch_arguments=None,
+                  unbatched=False):
+    n, c, plane, count = _planes(tuple(x.shape), tuple(indices.shape), unbatched)
+    flat = reshape(tangents[0], (n, c, plane))
+    outs = (n, c, count)
     if fallback is None:
         return reshape(gather(flat, 2, reshape(indices, outs)), tuple(indices.shape)), None
     flat = cat([flat, zeros_like(narrow(flat, 2, 0, 1))], 2)
-    plane = math.prod(x_shape[2:])
     picked = gather(flat, 2, reshape(clamp(indices, max=plane), outs))
     return reshape(picked, tuple(indices.shape)), None
 
 
 max_pool_with_indices.defvjp_all(_max_pool_vjp)
 max_pool_with_indices.defjvp_all(_max_pool_jvp)
-
-
-def pool_input(input, d: int, name: str, prefix: str = ""):
-    """(input with a batch dim, whether one was added), refused as torch refuses its rank or
-    an empty dim other than the batch."""
-    if input.ndim not in (d + 1, d + 2):
-        raise RuntimeError(f"{prefix}non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected "
-                           "for input")
-    if 0 in tuple(input.shape)[input.ndim - d - 1:]:
-        raise RuntimeError(f"{prefix}Expected {d + 1}D or {d + 2}D (batch mode) tensor with "
-                           f"optional 0 dim batch size for input, but got:{list(input.shape)}")
-    return (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
-
-
-_WORDS = {2: "two", 3: "three"}
-
-
-def ntuple(value, d: int, name: str, what: str = "kernel_size") -> tuple:
-    """An int or a list of 1 or ``d`` ints as a ``d``-tuple (torch's pooling arguments)."""
-    if isinstance(value, (int, np.integer)):  # a NumPy integer too, as torch's parser reads it
-        return (int(value),) * d
-    value = tuple(value)
-    if len(value) not in (1, d):
-        raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of "
-                           f"{_WORDS.get(d, d)} ints")
-    return value * d if len(value) == 1 else value
-
-
-def no_stride(stride) -> bool:
-    """Whether ``stride`` is torch's "no stride" (None or an empty list: the kernel's); a
-    NumPy integer compared with ``[]`` would give an empty array."""
-    return stride is None or isinstance(stride, (list, tuple)) and not stride
-
-
-def out_size(size, pad, span, stride, ceil_mode):
-    """torch's pooling output size (a ceil_mode window must start inside input or left pad)."""
-    out = (size + 2 * pad - span + (stride - 1 if ceil_mode else 0)) // stride + 1
-    if ceil_mode and (out - 1) * stride >= size + pad:
-        out -= 1
-    return out
-
-
-def _x(sizes) -> str:
-    return "x".join(map(str, sizes))
-
-
-def pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, d, name):
-    """(kernel, stride, pads, dilation, out sizes), checked as torch checks them."""
-    kernel = ntuple(kernel_size, d, name)
-    stride = kernel if no_stride(stride) else ntuple(stride, d, name, "stride")
-    pads, dilation = ntuple(padding, d, name, "padding"), ntuple(dilation, d, name, "dilation")
-    if min(kernel) <= 0:
-        raise RuntimeError(f"kernel size should be greater than zero, but got kernel: "
-                           f"{list(kernel)}")
-    if min(stride) <= 0:
-        raise RuntimeError("stride should not be zero")
-    for p, k in zip(pads, kernel, strict=True):
-        if p < 0 or p > k // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                               f"pad={p}, kernel_size={k} and dilation={dilation[0]}")
-    sizes = tuple(input.shape[2:])
-    spans = tuple(dl * (k - 1) + 1 for dl, k in zip(dilation, kernel, strict=True))
-    outs = tuple(out_size(*args, ceil_mode) for args in zip(sizes, pads, spans, stride))
-    if min(outs) < 1:
-        raise RuntimeError(f"Given input size: ({_x(input.shape[1:])}). Calculated output "
-                           f"size: ({_x((input.shape[1],) + outs)}). Output size is too small")
-    return kernel, stride, pads, dilation, outs
 
 
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, d):
@@ -226,49 +217,75 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     # torch's node keeps a stride not given as ()
     arguments = {"kernel_size": kernel, "stride": () if given_stride in (None, [], ()) else stride,
                  "padding": pads, "dilation": dilation, "ceil_mode": ceil_mode}
-    if batched_input._data.dtype == np.bool_:
+    if batched_input._data.dtype.kind in "bc":  # (torch's kernels take integers, not these)
         require_real_floating(name, batched_input._data)
     dims = [fixed_windows(*args) for args in zip(
         batched_input.shape[2:], kernel, stride, pads, dilation, outs)]
     windows = window_map(dims)
-    values, indices = max_pool_with_indices(batched_input, windows=windows,
+    values, indices = max_pool_with_indices(input, windows=windows,
                                             fallback=fallback_map(dims, windows),
                                             kind=f"MaxPool{d}DWithIndices",
-                                            torch_arguments=arguments)
-    if added:
-        values, indices = squeeze(values, 0), squeeze(indices, 0)
+                                            torch_arguments=arguments, unbatched=added)
     return (values, indices) if return_indices else values
+
+
+def _max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode):
+    """torch's max_pool1d_with_indices: max_pool2d over a unit height (its checks)."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
+                           "for argument #1 'self' (while checking arguments for max_pool1d)")
+    kernel = one_int(kernel_size, "max_pool1d", "kernel_size")
+    step = kernel if no_stride(stride) else one_int(stride, "max_pool1d", "stride")
+    pad = one_int(padding, "max_pool1d", "padding")
+    spread = one_int(dilation, "max_pool1d", "dilation")
+    out = max_pool2d(unsqueeze(input, -2), (1,) + kernel, (1,) + step, (0,) + pad,
+                     (1,) + spread, ceil_mode, True)
+    return tuple(squeeze(o, -2) for o in out)
+
+
+# torch's max_pool1d words for each argument's length
+_1D_ANY = "an int, list of ints or tuple of ints"
+_1D_LENGTHS = {"stride": "None, an int, list of ints, or tuple of ints",
+               "padding": "an int, list of ints, or tuple of ints"}
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
-    """torch.nn.functional.max_pool1d on (N, C, L) or (C, L): max_pool2d over a unit height."""
-    if input.ndim not in (2, 3):
+    """torch.nn.functional.max_pool1d on (N, C, L) or (C, L): max_pool2d over a unit height.
+    With ``return_indices`` torch runs max_pool1d_with_indices (max_pool2d's checks and words),
+    else its 1-d checks."""
+    if return_indices:
+        return _max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    if input.ndim not in (2, 3) or 0 in tuple(input.shape)[input.ndim - 2:]:
         raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
                            f"dim batch size for input, but got:{list(input.shape)}")
-    if input._data.dtype.kind in "biu" and not return_indices:
-        # torch's 1-D kernel has floating types only (with indices it runs max_pool2d's)
-        raise kernel_error("max_pool1d_impl")(input._data)
+
     def one(value, what):
         value = (int(value),) if isinstance(value, (int, np.integer)) else tuple(value)
         if len(value) != 1:
-            raise RuntimeError(f"max_pool1d() {what} must be an int, list of ints or tuple of "
-                               f"ints of size 1 but got size {len(value)}")
+            raise RuntimeError(f"max_pool1d() {what} must be {_1D_LENGTHS.get(what, _1D_ANY)} "
+                               f"of size 1 but got size {len(value)}")
         return value[0]
     kernel = one(kernel_size, "kernel_size")
     step = kernel if no_stride(stride) else one(stride, "stride")
     pad, spread = one(padding, "padding"), one(dilation, "dilation")
-    if step <= 0:
-        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {step}")
-    if pad < 0 or pad > kernel // 2:
+    for value, what in ((kernel, "kernel_size"), (step, "stride")):
+        if value <= 0:
+            raise RuntimeError(f"max_pool1d() {what} must be greater than zero, but got {value}")
+    if pad < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {pad}")
+    if pad > kernel // 2:
         raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got "
                            f"padding={pad} and kernel_size={kernel}")
+    if spread <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {spread}")
     size = out_size(input.shape[-1], pad, spread * (kernel - 1) + 1, step, ceil_mode)
     if size < 1:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {size}")
-    out = max_pool2d(unsqueeze(input, -2), (1, kernel), (1, step), (0, pad), (1, spread),
-                     ceil_mode, return_indices)
-    return tuple(squeeze(o, -2) for o in out) if return_indices else squeeze(out, -2)
+    if input._data.dtype.kind in "biuc":  # torch's 1-D kernel has real floating types only
+        raise kernel_error("max_pool1d_impl")(input._data)
+    return squeeze(max_pool2d(unsqueeze(input, -2), (1, kernel), (1, step), (0, pad),
+                              (1, spread), ceil_mode), -2)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
@@ -287,41 +304,16 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 
-def adaptive_arguments(input, output_size, d: int, name: str, got: str) -> tuple:
-    """(batched input, whether a batch dim was added, input sizes, output sizes) of an
-    adaptive pooling of ``d`` dims, with torch's errors: its Python check of a sequence
-    ``output_size`` against the input's rank, then the rank (``got`` ends that text) and the
-    sequence's length (average pooling checks the length first)."""
-    if not isinstance(output_size, int):  # (torch's Python reads its len(): a NumPy int fails)
-        if input.ndim <= len(output_size):
-            raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
-        output_size = tuple(output_size)
-    wrong_length = isinstance(output_size, tuple) and len(output_size) != d
-    if wrong_length and name.startswith("adaptive_avg"):
-        raise RuntimeError(f"{name}: output_size must be {d}")
-    if input.ndim not in (d + 1, d + 2):
-        raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, {got}"
-                           f"{list(input.shape)}")
-    if wrong_length:
-        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {d}")
-    batched, added = (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
-    sizes = tuple(batched.shape[2:])
-    outs = ntuple(output_size, d, name, "output_size")
-    return batched, added, sizes, tuple(s if o is None else o
-                                        for o, s in zip(outs, sizes, strict=True))
-
-
 def _adaptive_max_pool(input, output_size, return_indices, d):
     name = f"adaptive_max_pool{d}d"
     batched_input, added, sizes, outs = adaptive_arguments(input, output_size, d, name,
                                                            "but got: ")
+    check_non_empty(input, name)
     # torch names its 3-d CPU kernel in the dtype error
     require_real_floating(name + ("_cpu" if d == 3 else ""), batched_input._data)
     windows = window_map([adaptive_windows(s, o) for s, o in zip(sizes, outs, strict=True)])
-    values, indices = max_pool_with_indices(batched_input, windows=windows,
-                                            kind=f"AdaptiveMaxPool{d}D")
-    if added:
-        values, indices = squeeze(values, 0), squeeze(indices, 0)
+    values, indices = max_pool_with_indices(input, windows=windows, kind=f"AdaptiveMaxPool{d}D",
+                                            unbatched=added)
     return (values, indices) if return_indices else values
 
 
@@ -331,6 +323,7 @@ def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
                            "for argument #1 'self' (while checking arguments for "
                            "adaptive_max_pool1d)")
+    check_non_empty(input, "adaptive_max_pool1d")
     out = _adaptive_max_pool(unsqueeze(input, -2), (1,) + ntuple(
         output_size, 1, "adaptive_max_pool1d", "output_size"), True, 2)
     out = tuple(squeeze(o, -2) for o in out)

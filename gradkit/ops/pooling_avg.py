@@ -15,17 +15,21 @@ from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.ops.activations import relu
 from gradkit.ops.grad_edges import input_edge
+from gradkit.memory_format import channels_last, suggested_order
 from gradkit.ops.arithmetic import div, mul, neg, pow
+from gradkit.ops.conversion import clone
 from gradkit.ops.joining import cat
 from gradkit.ops.one_node import one_node
 from gradkit.ops.indexing import index_select
 from gradkit.ops.piecewise import abs as abs_, sign
 from gradkit.ops.pooling import (
-    adaptive_arguments, adaptive_windows, fixed_windows, max_pool1d, max_pool2d, max_pool3d,
-    no_stride, ntuple, pool_geometry, pool_input, window_map)
+    adaptive_windows, fixed_windows, max_pool1d, max_pool2d, max_pool3d,
+    refuse_empty_grad_output, window_map)
+from gradkit.ops.pooling_arguments import (
+    adaptive_arguments, check_non_empty, no_stride, ntuple, one_int, pool_geometry, pool_input)
 from gradkit.ops.reduction import mean, sum as sum_
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
-from gradkit.ops.unary_helpers import require_real_floating
+from gradkit.ops.unary_helpers import kernel_error, require_real_floating
 
 
 def _constant(like, array) -> Tensor:
@@ -71,15 +75,14 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     name = f"avg_pool{d}d"
     x, added = _batched(input, d, name)
     kernel, stride, pads, _, outs = pool_geometry(x, kernel_size, stride, padding, 1, ceil_mode,
-                                                  d, name)
+                                                  d, name, smaller_than_kernel=d == 3)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     sizes = tuple(x.shape[2:])
-    if d == 3 and any(s < k for s, k in zip(sizes, kernel, strict=True)):
-        raise RuntimeError(f"input image (T: {sizes[0]} H: {sizes[1]} W: {sizes[2]}) smaller "
-                           f"than kernel size (kT: {kernel[0]} kH: {kernel[1]} kW: {kernel[2]})")
-    if x._data.dtype == np.bool_ or x._data.dtype.kind == "c":
-        require_real_floating(name, x._data)
+    dtype = x._data.dtype
+    # torch's CPU kernels: floating types and int64 (its 3-d kernel no float16)
+    if not (dtype.kind == "f" and (d == 2 or dtype != np.float16) or dtype == np.int64):
+        raise kernel_error("avg_pool3d_out_frame" if d == 3 else name)(x._data)
     windows = window_map([fixed_windows(*args, 1, o) for *args, o in zip(
         sizes, kernel, stride, pads, outs)])
     divisor = divisor_override if divisor_override is not None else \
@@ -91,7 +94,13 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
             x._data.dtype))
     else:  # torch's AvgPool2DBackward0 saves the input: a zero-derivative edge to it
         out = div(_window_sums(input_edge(x), windows), _constant(x, divisor))
-    return squeeze(out, 0) if added else out
+    return squeeze(out, 0) if added else keep_channels_last(out, x) if d == 2 else out
+
+
+def keep_channels_last(out: Tensor, x: Tensor) -> Tensor:
+    """``out`` laid out channels last when batched ``x`` is (torch's 2-d pooling kernels
+    allocate their output in the input's suggested memory format; the 3-d ones do not)."""
+    return out if suggested_order(x._data) is None else clone(out, memory_format=channels_last)
 
 
 def _avg_pool_node(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -109,8 +118,9 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     if input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
                            "for argument #1 'self' (while checking arguments for avg_pool1d)")
-    one = [(1,) + ntuple(v, 1, "avg_pool1d") for v in (kernel_size, padding)]
-    step = None if no_stride(stride) else (1,) + ntuple(stride, 1, "avg_pool1d")
+    one = [(1,) + one_int(v, "avg_pool1d", what)
+           for v, what in ((kernel_size, "kernel_size"), (padding, "padding"))]
+    step = None if no_stride(stride) else (1,) + one_int(stride, "avg_pool1d", "stride")
     out = avg_pool2d(unsqueeze(input, -2), one[0], step, (0,) + one[1][1:], ceil_mode,
                      count_include_pad)
     return squeeze(out, -2)
@@ -137,12 +147,14 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
 def _adaptive_avg_pool(input, output_size, d: int):
     name = f"adaptive_avg_pool{d}d"
     x, added, sizes, outs = adaptive_arguments(input, output_size, d, name, "but got ")
-    if d == 2 and x._data.size == 0 and x._data.dtype.kind in "biu":  # torch's 2d kernel
+    if all(o == 1 for o in outs):  # torch: the mean over the planes (its MeanBackward1, its
+        return mean(input, tuple(range(-d, 0)), True)  # dtype rules: complex too, no integers)
+    if d == 3:  # (torch's 2-d kernel pools an empty plane to NaN)
+        check_non_empty(input, name)
+    if d == 2 and x._data.size == 0 and x._data.dtype.kind != "f":  # torch's 2d kernel
         out = x.new_zeros(tuple(x.shape[:2]) + outs)  # checks no dtype of an empty input
         return squeeze(out, 0) if added else out
     require_real_floating(name if d == 2 else f"{name}_cpu", x._data)  # torch's kernel names
-    if all(o == 1 for o in outs):  # torch: the mean over the planes (its MeanBackward1)
-        return mean(input, tuple(range(-d, 0)), True)
     dims = [adaptive_windows(s, o) for s, o in zip(sizes, outs, strict=True)]
     counts = np.ones(())
     for _, valid, _ in dims:
@@ -152,7 +164,8 @@ def _adaptive_avg_pool(input, output_size, d: int):
         x = unsqueeze(input, 0) if added else input
         # torch's kernel saves the input: a zero-derivative edge to it
         out = div(_window_sums(input_edge(x), window_map(dims)), _constant(x, counts))
-        return squeeze(out, 0) if added else out
+        out = squeeze(out, 0) if added else keep_channels_last(out, x) if d == 2 else out
+        return refuse_empty_grad_output(out, name=name) if 0 in tuple(out.shape)[1:] else out
     return one_node(f"AdaptiveAvgPool{d}DBackward0", pool, (input,), {"self": 0})
 
 
@@ -185,6 +198,9 @@ def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, d):
     if norm_type == -math.inf:
         return neg(max_pool(neg(abs_(input)), kernel_size, stride, 0, 1, ceil_mode))
     out = avg_pool(pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    if d == 1 and not isinstance(kernel_size, (int, np.integer)):  # torch's out.mul(kernel_size)
+        raise TypeError("mul(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(kernel_size).__name__}")
     size = math.prod(ntuple(kernel_size, d, f"lp_pool{d}d"))
     return pow(mul(mul(sign(out), relu(abs_(out))), size), 1.0 / norm_type)
 

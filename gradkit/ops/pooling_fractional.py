@@ -17,7 +17,7 @@ from gradkit import creation
 from gradkit._tensor import Tensor
 from gradkit.backend import CPU, to_device
 from gradkit.ops.pooling import max_pool_with_indices
-from gradkit.ops.shape import squeeze, unsqueeze
+from gradkit.ops.shape import unsqueeze
 from gradkit.ops.unary_helpers import require_real_floating
 
 _WORDS = {2: "Ints", 3: "three Ints"}
@@ -56,8 +56,9 @@ def _windows(samples: np.ndarray, sizes: tuple, outs: tuple, kernel: tuple) -> n
         shape = list(samples.shape[:2]) + [1] * (2 * d)
         shape[2 + i], shape[2 + d + i] = outs[i], kernel[i]
         flat = flat + positions.reshape(shape) * math.prod(sizes[i + 1:])
+    # (the window length spelled out: -1 is ambiguous for an empty batch or output)
     return np.broadcast_to(flat, samples.shape[:2] + outs + kernel).reshape(
-        samples.shape[:2] + outs + (-1,))
+        samples.shape[:2] + outs + (math.prod(kernel),))
 
 
 def _check_samples(input: Tensor, samples: Tensor, d: int, batch: int) -> None:
@@ -117,12 +118,11 @@ def _fractional_max_pool(input: Tensor, kernel_size, output_size, output_ratio,
     drawn = to_device(samples._data, CPU)[:batched.shape[0]]
     if d == 2:  # torch's 2-d kernel reads u for the width first
         drawn = drawn[..., ::-1]
-    values, indices = max_pool_with_indices(batched, windows=_windows(drawn, sizes, outs, kernel),
+    values, indices = max_pool_with_indices(input, windows=_windows(drawn, sizes, outs, kernel),
                                             kind=f"FractionalMaxPool{d}D",
                                             torch_arguments={"kernel_size": kernel,
-                                                             "output_size": outs})
-    if added:
-        values, indices = squeeze(values, 0), squeeze(indices, 0)
+                                                             "output_size": outs},
+                                            unbatched=added)
     return (values, indices) if return_indices else values
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from gradkit._tensor import Tensor
+from gradkit.memory_format import lay_out, suggested_order
 from gradkit.ops._op import op
 from gradkit.ops.indexing import gather
 from gradkit.ops.piecewise import zeros_like
@@ -11,16 +12,22 @@ from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
 
 
-def _check_unpool(x, indices, output_size) -> None:
-    """torch's checks of max_unpooling2d / 3d, in its order."""
-    d = len(output_size)
+_SIZE_NAMES = {2: "two elements (height, width)", 3: "three elements (depth, height, width)"}
+
+
+def _check_unpool(x, indices, output_size: tuple, d: int) -> None:
+    """torch's checks of max_unpooling2d / 3d, in its order (2-d checks the unpooled size's
+    length before the input's rank, 3-d after: a kernel_size of another length gives one)."""
     int64_text = "elements in indices should be type int64" + (
         f" but got: {scalar_type_name(indices)}" if d == 2 else "")
+    rank = (x.ndim not in (d + 1, d + 2), f"Input to max_unpooling{d}d should be a {d + 1}d or "
+                                          f"{d + 2}d Tensor, but got a tensor with {x.ndim} "
+                                          "dimensions.")
+    length = (len(output_size) != d, f"There should be exactly {_SIZE_NAMES[d]} in output_size, "
+                                     f"but got {len(output_size)} elements.")
     refusals = (
         (indices.dtype.name != "int64", int64_text),
-        (x.ndim not in (d + 1, d + 2), f"Input to max_unpooling{d}d should be a {d + 1}d or "
-                                       f"{d + 2}d Tensor, but got a tensor with {x.ndim} "
-                                       "dimensions."),
+        *((length, rank) if d == 2 else (rank, length)),
         (indices.shape != x.shape, "Expected shape of indices to be same as that of the input "
                                    f"tensor ({list(x.shape)}) but got indices tensor with "
                                    f"shape: {list(indices.shape)}"))
@@ -36,24 +43,27 @@ def _check_unpool(x, indices, output_size) -> None:
 
 
 @op(save=("indices", "x.shape"), node_name="MaxUnpool2DBackward0")
-def max_unpool_op(xp, x, indices, *, output_size=(1, 1)):
+def max_unpool_op(xp, x, indices, *, output_size=(1, 1), dims=2):
     """Zeros of (..., *output_size) with each x put at its flat ``indices`` in its plane (or
-    volume: as many trailing dims as ``output_size`` has)."""
-    _check_unpool(x, indices, output_size)
-    d = len(output_size)
+    volume: ``dims``, as many trailing dims as ``output_size`` has)."""
+    _check_unpool(x, indices, output_size, dims)
+    d = dims
     rows = x.reshape(-1, math.prod(x.shape[-d:]))
     out = xp.zeros((rows.shape[0], math.prod(output_size)), dtype=x.dtype)
     out[xp.arange(rows.shape[0])[:, None], indices.reshape(rows.shape)] = rows
-    return out.reshape(x.shape[:-d] + tuple(output_size))
+    out = out.reshape(x.shape[:-d] + tuple(output_size))
+    # torch's 2-d kernel allocates its output in the input's suggested memory format
+    order = suggested_order(x) if d == 2 else None
+    return out if order is None else lay_out(xp, out, order)
 
 
 max_unpool_op.node_name_rule = (
-    lambda params, datas: f"MaxUnpool{len(params['output_size'])}DBackward0")
+    lambda params, datas: f"MaxUnpool{params['dims']}DBackward0")
 
 
-def _unpool_grad(g, indices, x_shape, output_size):
+def _unpool_grad(g, indices, x_shape, output_size, dims):
     """torch's max_unpooling backward: the gradient read back at the indices."""
-    d = len(output_size)
+    d = dims
     lead = tuple(x_shape[:-d])
     plane = (math.prod(g.shape[-d:]),)  # not -1: a batch may be empty
     picked = gather(reshape(g, lead + plane), -1,
@@ -65,8 +75,8 @@ def _unpool_grad(g, indices, x_shape, output_size):
 
 
 max_unpool_op.defvjp(_unpool_grad, None)
-max_unpool_op.defjvp(lambda t, indices, x_shape, output_size:
-                     max_unpool_op(t, indices, output_size=output_size), None)
+max_unpool_op.defjvp(lambda t, indices, x_shape, output_size, dims:
+                     max_unpool_op(t, indices, output_size=output_size, dims=dims), None)
 
 
 def _as_tuple(value, d: int) -> tuple:
@@ -82,9 +92,9 @@ def _unpool_output_size(input, kernel: tuple, stride: tuple, padding: tuple,
     if output_size is None:
         size = default
     else:
+        if len(output_size) == d + 2:  # (torch's message shows the slice, of the given type)
+            output_size = output_size[2:]
         size = list(output_size)
-        if len(size) == d + 2:
-            size = size[2:]
         if len(size) != d:
             raise ValueError(f"output_size should be a sequence containing {d} or {d + 2} "
                              f"elements, but it has a length of '{len(size)}'")
@@ -112,7 +122,7 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
     """Put each value of ``input`` back at its ``indices`` (from max_pool2d's return_indices)
     in a zero plane of the unpooled size."""
     size = _unpooled_size(input, kernel_size, stride, padding, output_size, 2)
-    return max_unpool_op(input, indices, output_size=size)
+    return max_unpool_op(input, indices, output_size=size, dims=2)
 
 
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
@@ -120,7 +130,7 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
     """max_unpool2d over one spatial dim (torch's way: through a trailing unit dim)."""
     size = _unpooled_size(input, kernel_size, stride, padding, output_size, 1)
     return squeeze(max_unpool_op(unsqueeze(input, -1), unsqueeze(indices, -1),
-                                 output_size=size + (1,)), -1)
+                                 output_size=size + (1,), dims=2), -1)
 
 
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
@@ -128,4 +138,4 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
     """Put each value of ``input`` back at its ``indices`` (from max_pool3d's return_indices)
     in a zero volume of the unpooled size."""
     size = _unpooled_size(input, kernel_size, stride, padding, output_size, 3)
-    return max_unpool_op(input, indices, output_size=size)
+    return max_unpool_op(input, indices, output_size=size, dims=3)

@@ -1,0 +1,191 @@
+"""The arguments of the pooling functions, checked as torch checks them: the input's rank and
+empty dims, kernel/stride/padding/dilation lengths and values (each error in torch's words and
+order), the output sizes of fixed and adaptive windows."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gradkit.ops.shape import unsqueeze
+
+
+def pool_input(input, d: int, name: str, prefix: str = ""):
+    """(input with a batch dim, whether one was added), refused as torch refuses its rank or
+    an empty dim other than the batch."""
+    if input.ndim not in (d + 1, d + 2):
+        raise RuntimeError(f"{prefix}non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected "
+                           "for input")
+    if d == 3 and 0 in tuple(input.shape)[input.ndim - d - 1:]:  # (torch prints the size, 0)
+        kernel = "max_pool3d_with_indices_out_cpu_template" if name.startswith("max") else name
+        raise RuntimeError(f"{kernel}(): Expected input's non-batch dimensions to have positive "
+                           f"length, but input has a shape of {list(input.shape)} and non-batch "
+                           "dimension 0 has length zero!")
+    if 0 in tuple(input.shape)[input.ndim - d - 1:]:
+        raise RuntimeError(f"{prefix}Expected {d + 1}D or {d + 2}D (batch mode) tensor with "
+                           f"optional 0 dim batch size for input, but got:{list(input.shape)}")
+    return (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
+
+
+_WORDS = {2: "two", 3: "three"}
+
+
+def ntuple(value, d: int, name: str, what: str = "kernel_size") -> tuple:
+    """An int or a list of 1 or ``d`` ints as a ``d``-tuple (torch's pooling arguments)."""
+    if isinstance(value, (int, np.integer)):  # a NumPy integer too, as torch's parser reads it
+        return (int(value),) * d
+    value = tuple(value)
+    if len(value) not in (1, d):
+        raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of "
+                           f"{_WORDS.get(d, d)} ints")
+    return value * d if len(value) == 1 else value
+
+
+def no_stride(stride) -> bool:
+    """Whether ``stride`` is torch's "no stride" (None or an empty list: the kernel's); a
+    NumPy integer compared with ``[]`` would give an empty array."""
+    return stride is None or isinstance(stride, (list, tuple)) and not stride
+
+
+def out_size(size, pad, span, stride, ceil_mode):
+    """torch's pooling output size (a ceil_mode window must start inside input or left pad)."""
+    out = (size + 2 * pad - span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _x(sizes) -> str:
+    return "x".join(map(str, sizes))
+
+
+# torch's wording of each argument's length check ("either" dropped by avg_pool3d)
+_LENGTH_PHRASES = {"kernel_size": "must either be", "stride": "must either be omitted,",
+                   "padding": "must either be", "dilation": "must be either"}
+
+
+def _sized(value, d: int, name: str, what: str) -> tuple:
+    """An int or 1 or ``d`` ints as a ``d``-tuple, refused as torch's pooling kernels do."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * d
+    value = tuple(value)
+    if len(value) not in (1, d):
+        phrase = _LENGTH_PHRASES[what]
+        phrase = phrase.replace("either ", "") if name == "avg_pool3d" else phrase
+        raise RuntimeError(f"{name}: {what} {phrase} a single int, or a tuple of "
+                           f"{_WORDS.get(d, d)} ints")
+    return value * d if len(value) == 1 else value
+
+
+def _checked_out_size(size, kernel, pad, stride, dilation, ceil_mode) -> int:
+    """torch's pooling_output_shape, with its checks of one dim's stride and padding."""
+    if stride == 0:
+        raise RuntimeError("stride should not be zero")
+    if pad < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {pad}")
+    span = (kernel - 1) * dilation + 1
+    if pad > (abs(span) // 2) * (1 if span >= 0 else -1):  # C's division: towards zero
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={pad}, kernel_size={kernel} and dilation={dilation}")
+    return out_size(size, pad, span, stride, ceil_mode)
+
+
+def _positive(what: str, prefix: str, values: tuple) -> None:
+    """torch's "kernel size should be greater than zero, but got kH: 2 kW: 0" (and kT)."""
+    if min(values) <= 0:
+        axes = "THW"[3 - len(values):]
+        listed = " ".join(f"{prefix}{axis}: {v}" for axis, v in zip(axes, values, strict=True))
+        raise RuntimeError(f"{what} should be greater than zero, but got {listed}")
+
+
+def pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, d, name,
+                  smaller_than_kernel: bool = False):
+    """(kernel, stride, pads, dilation, out sizes), checked as torch checks them, in its order:
+    lengths, each dim's stride and padding, then positive sizes, the padding against the
+    kernel's half and the output's size (``smaller_than_kernel``: avg_pool3d's check of the
+    input against the kernel before those two)."""
+    kernel = _sized(kernel_size, d, name, "kernel_size")
+    stride = kernel if no_stride(stride) else _sized(stride, d, name, "stride")
+    pads, dilation = _sized(padding, d, name, "padding"), _sized(dilation, d, name, "dilation")
+    sizes = tuple(input.shape[2:])
+    outs = tuple(_checked_out_size(*args, ceil_mode)
+                 for args in zip(sizes, kernel, pads, stride, dilation, strict=True))
+    _positive("kernel size", "k", kernel)
+    _positive("stride", "d", stride)
+    _positive("dilation", "dilation", dilation)
+    if smaller_than_kernel and any(s < k for s, k in zip(sizes, kernel, strict=True)):
+        raise RuntimeError(f"input image (T: {sizes[0]} H: {sizes[1]} W: {sizes[2]}) smaller "
+                           f"than kernel size (kT: {kernel[0]} kH: {kernel[1]} kW: {kernel[2]})")
+    if any(k // 2 < p for k, p in zip(kernel, pads, strict=True)):
+        head = "pad should be smaller than or equal to half of kernel size, but got "
+        if d == 2:
+            raise RuntimeError(f"{head}padW = {pads[1]}, padH = {pads[0]}, kW = {kernel[1]}, "
+                               f"kH = {kernel[0]}")
+        raise RuntimeError(f"{head}kT: {kernel[0]} kW: {kernel[2]} kH: {kernel[1]} padT: "
+                           f"{pads[0]} padW: {pads[2]} padH: {pads[1]}")
+    if min(outs) < 1:
+        raise RuntimeError(f"Given input size: ({_x(input.shape[1:])}). Calculated output "
+                           f"size: ({_x((input.shape[1],) + outs)}). Output size is too small")
+    return kernel, stride, pads, dilation, outs
+
+
+def one_int(value, function: str, what: str) -> tuple:
+    """A 1-tuple from an int or a sequence of one, refused as torch's argument parser does."""
+    value = (int(value),) if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(value) != 1:
+        raise RuntimeError(f"{function}() argument '{what}' should contain one int (got "
+                           f"{len(value)})")
+    return value
+
+
+def adaptive_arguments(input, output_size, d: int, name: str, got: str) -> tuple:
+    """(batched input, whether a batch dim was added, input sizes, output sizes) of an
+    adaptive pooling of ``d`` dims, with torch's errors: its Python check of a sequence
+    ``output_size`` against the input's rank, then the rank (``got`` ends that text) and the
+    sequence's length (average pooling checks the length first)."""
+    if not isinstance(output_size, int):  # (torch's Python reads its len(): a NumPy int fails)
+        if input.ndim <= len(output_size):
+            raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+        output_size = tuple(output_size)
+    wrong_length = isinstance(output_size, tuple) and len(output_size) != d
+    if wrong_length and name.startswith("adaptive_avg"):
+        raise RuntimeError(f"{name}: output_size must be {d}")
+    if input.ndim not in (d + 1, d + 2):
+        raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, {got}"
+                           f"{list(input.shape)}")
+    if wrong_length:
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {d}")
+    batched, added = (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
+    sizes = tuple(batched.shape[2:])
+    outs = tuple(s if o is None else o for o, s in zip(
+        ntuple(output_size, d, name, "output_size"), sizes, strict=True))
+    _check_output_size(tuple(input.shape[:-d]) + outs, d, name, input._data.dtype.itemsize)
+    return batched, added, sizes, outs
+
+
+def _check_output_size(shape: tuple, d: int, name: str, itemsize: int) -> None:
+    """torch's refusals of an adaptive output size before it allocates: average pooling checks
+    the sizes' signs and its element count, max pooling lets its allocation refuse them."""
+    outs = shape[-d:]
+    average = name.startswith("adaptive_avg")
+    if average and min(outs) < 0:
+        listed = ", ".join(map(str, outs[:2])) + "".join(f",{o}" for o in outs[2:])
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 "
+                           f"but received {{{listed}}}")
+    for size in shape:
+        if size < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {size}: "
+                               f"{list(shape)}")
+    if average and math.prod(shape) >= 2 ** 63:
+        raise RuntimeError("numel: integer multiplication overflow")
+    if math.prod(shape) * itemsize >= 2 ** 63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+
+
+def check_non_empty(input, name: str) -> None:
+    """torch's adaptive kernels' refusal of an empty dim other than the batch."""
+    for dim in range(1, input.ndim):
+        if input.shape[dim] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {dim} being empty")

@@ -540,3 +540,21 @@ def test_hessian_through_a_known_zero_gradient_keeps_the_batch_dim():
         results.append((lib.func.hessian(lambda x: x.abs().sum())(x).tolist(),
                         lib.func.jacrev(lib.func.grad(lambda x: (x.abs() * x).sum()))(x).tolist()))
     assert results[1] == results[0]
+
+
+def test_tangent_of_a_real_result_of_a_complex_dual_is_laid_out_as_its_primal():
+    """abs of a complex dual: its jvp rule's real part is a strided view (every other float of
+    the complex result), which view_as_complex of the output refused ("Tensor must have a last
+    dimension with stride 1"); torch's set_fw_grad copies such a tangent into the primal's
+    layout (fwd seed 13884)."""
+    def program(m):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor([1 + 2j, 3 - 1j], dtype=m.complex128),
+                             m.tensor([0.5 + 1j, -1 + 0.25j], dtype=m.complex128))
+            y = x.abs()
+            tangent = fw.unpack_dual(y).tangent
+            assert tangent.stride() == (1,)
+            return tangent, fw.unpack_dual(m.view_as_complex(y)).tangent
+    assert_same_as_torch(program, rtol=1e-12)
+    assert diff_program(generate(RandomDrawer(13884), "fwd"))[0] == []

@@ -558,3 +558,19 @@ def test_tangent_of_a_real_result_of_a_complex_dual_is_laid_out_as_its_primal():
             return tangent, fw.unpack_dual(m.view_as_complex(y)).tangent
     assert_same_as_torch(program, rtol=1e-12)
     assert diff_program(generate(RandomDrawer(13884), "fwd"))[0] == []
+
+
+def test_saved_tensor_detached_in_place_then_written_reports_the_detach_first():
+    """A saved tensor detached in place (``detach_``) and then written in place: torch's
+    SavedVariable refuses the detach before it compares versions; gradkit's reverse mode (so
+    its jvp) said the version first (fwd seed 13148: jvp of clone, mul, detach_, copy_)."""
+    def program(m):
+        x = m.tensor(1.5 + 0.5j, dtype=m.complex64, requires_grad=True)
+        clone = x.clone()
+        product = clone * clone
+        clone.detach_()
+        clone.copy_(clone)
+        product.abs().backward()
+    assert_same_as_torch(program)
+    assert _known_as(13148) == "jvp/jacfwd/hessian are reverse mode: torch's reverse mode " \
+        "raises (gives) the same"

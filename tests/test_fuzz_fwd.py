@@ -574,3 +574,11 @@ def test_saved_tensor_detached_in_place_then_written_reports_the_detach_first():
     assert_same_as_torch(program)
     assert _known_as(13148) == "jvp/jacfwd/hessian are reverse mode: torch's reverse mode " \
         "raises (gives) the same"
+
+
+def test_known_checks_of_in_place_writes_skip_a_transform_run():
+    """A transform's run keeps no aliasing (``Result.slots`` empty): the known checks that
+    look for the in-place write into the first differing value raised IndexError on a vmap
+    program whose values differ (fwd seed 13769: a complex matvec of infinite entries)."""
+    assert _known_as(13769) == "complex matmul with infinite entries: inf or NaN as the BLAS " \
+        "kernel computes"

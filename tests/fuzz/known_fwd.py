@@ -185,14 +185,6 @@ def _differing(mine: Result, theirs: Result) -> list | None:
     return pairs
 
 
-def torch_jacrev_spreads_a_nan(program, mine: Result, theirs: Result) -> bool:
-    """torch's jacrev of several outputs: one backward pass over all of them, so a NaN in one
-    output's derivative reaches the others' blocks (0 * NaN); gradkit's differ only there."""
-    pairs = _differing(mine, theirs) if program.transform == "jacrev" else None
-    return bool(pairs) and all(np.isnan(b).all() and not np.isnan(a).any() for a, b in pairs) \
-        and any(a.size for a, _ in pairs)
-
-
 def torch_tangent_of_an_empty_mean(program, mine: Result, theirs: Result) -> bool:
     """The tangent of a mean (logsumexp) over no elements: torch's 0/0 is NaN, gradkit's 0."""
     pairs = _differing(mine, theirs) if program.transform in _FORWARD and _empty(

@@ -4202,3 +4202,16 @@ def test_complex_reciprocal_of_zero_has_torch_s_unsigned_nan():
             got, expected = (getattr(lib.tensor(values, dtype=getattr(lib, dtype)), fn)().numpy()
                              for lib in (gradkit, torch))
             np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(expected.imag))
+
+
+def test_fft_zero_sign_is_known():
+    """Known difference (docs/numerics.md, "of a zero it leaves is the algorithm's";
+    breadth seed 110647): hfft of a -0.0 input is six zeros in both, one of them -0.0, not
+    the same one in pocketfft and MKL."""
+    outs = {m: m.fft.hfft(m.tensor([complex(-0.0, 0.0)], dtype=m.complex128), n=6).numpy()
+            for m in (gradkit, torch)}
+    assert (outs[gradkit] == 0).all() and (outs[torch] == 0).all()
+    assert np.signbit(outs[gradkit]).sum() == np.signbit(outs[torch]).sum() == 1
+    assert (np.signbit(outs[gradkit]) != np.signbit(outs[torch])).any()
+    problems, known = diff_program(generate(RandomDrawer(110647), "breadth"))
+    assert problems and known == "the sign of a zero an FFT leaves"

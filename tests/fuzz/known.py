@@ -1156,6 +1156,14 @@ def _fft_at_non_finite(program, mine: Result, theirs: Result) -> bool:
     return _non_finite_input_to(FFT_OPS, program, mine, theirs)
 
 
+def _fft_zero_sign(program, mine: Result, theirs: Result) -> bool:
+    """Only the sign of zeros differs, first in an FFT's output: pocketfft's and MKL's
+    butterflies leave their own signs on the zeros (an hfft of zeros after dropout(p=1):
+    breadth seed 110647)."""
+    step = _first_signed_zero_step(program, mine, theirs)
+    return step is not None and step.op in FFT_OPS
+
+
 def _fft_zero_sign_through_a_branch_cut(program, mine: Result, theirs: Result) -> bool:
     """The first value to differ is computed from complex inputs that agree but for the sign
     of zero imaginary parts, after an FFT (pocketfft leaves +0 where MKL leaves -0): a branch
@@ -1694,6 +1702,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "OpenBLAS and torch's MKL propagate", _lapack_at_non_finite),
     Known("an FFT of non-finite values: pocketfft's inf/NaN, not MKL's", "docs/numerics.md",
           "multiplies every element by its twiddle factor", _fft_at_non_finite),
+    Known("the sign of a zero an FFT leaves", "docs/numerics.md",
+          "of a zero it leaves is the algorithm's", _fft_zero_sign),
     Known("the sign of a zero imaginary part an FFT leaves, through a branch cut",
           "docs/numerics.md", "a branch cut after it", _fft_zero_sign_through_a_branch_cut),
     Known("cdist's second derivative exists (torch's _cdist_backward has none)",

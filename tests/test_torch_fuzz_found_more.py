@@ -4215,3 +4215,20 @@ def test_fft_zero_sign_is_known():
     assert (np.signbit(outs[gradkit]) != np.signbit(outs[torch])).any()
     problems, known = diff_program(generate(RandomDrawer(110647), "breadth"))
     assert problems and known == "the sign of a zero an FFT leaves"
+
+
+def test_matrix_exp_gradient_of_a_large_incoming_gradient_is_known():
+    """Known difference (docs/numerics.md, "amplify each algorithm's"; breadth seed 128972):
+    d exp(a) / da of a 1 x 1 matrix is g e^a; with g ~ 1e10 the exp of the block matrix
+    [[a, g], [0, a]] scales and squares many times, and both libraries round a relative
+    1e-6 or so off (gradkit's the nearer)."""
+    a, g = 0.5515263514229836, 1.7e10
+    errors = {}
+    for m in (gradkit, torch):
+        x = m.tensor([[a]], dtype=m.float64, requires_grad=True)
+        (grad,) = m.autograd.grad(m.linalg.matrix_exp(x), x, m.tensor([[g]], dtype=m.float64))
+        errors[m] = abs(grad.item() / (g * math.exp(a)) - 1)
+    assert errors[gradkit] < 1e-5 and errors[torch] < 1e-5
+    assert errors[gradkit] <= errors[torch]
+    problems, known = diff_program(generate(RandomDrawer(128972), "breadth"))
+    assert problems and known.startswith("matrix_exp's gradient for a large incoming gradient")

@@ -1,7 +1,7 @@
-"""slogdet and logdet at singular and NaN matrices, against torch 2.13: torch solves A^H G = g I
-through its LU, so a plain backward (and forward mode) gives the inf and NaN of a division
-by the zero pivot, a recorded backward (create_graph) raises linalg.solve's error, and a NaN
-makes the sign 0 (complex: NaN) and logabsdet NaN (breadth fuzz seed 136086)."""
+"""slogdet, logdet (and det) at singular and NaN matrices, against torch 2.13: torch solves
+A^H G = g I through its LU, so a plain backward (and forward mode) gives the inf and NaN of a
+division by the zero pivot, a recorded backward (create_graph) raises linalg.solve's error,
+and a NaN makes the sign 0 (complex: NaN), logabsdet and det NaN (breadth fuzz seed 136086)."""
 import math
 
 import numpy as np
@@ -144,4 +144,25 @@ def test_complex_division_by_a_zero_pivot_is_nan():
             m.linalg.lu_solve(lu, pivots, b, adjoint=True), m.linalg.solve_ex(a, b).result)])
     for got, expected in zip(*results[::-1]):
         for part in (np.real, np.imag):  # nan+nanj, not inf+nanj
+            _same(part(got), part(expected))
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("values", [[[NAN, 1.0], [1.0, 1.0]], [[1.0, NAN], [0.0, 1.0]],
+                                    [[[NAN, 1.0], [1.0, 1.0]], [[1.0, 2.0], [3.0, 4.0]]],
+                                    [[[0.0, 0.0], [0.0, 0.0]], [[NAN, 2.0], [3.0, 4.0]]]])
+def test_det_of_a_nan_matrix_is_nan_with_nan_gradient(values, dtype, create_graph):
+    """A NaN reaches one of torch's pivots: det is NaN (NumPy's LAPACK gave 0 for some) and
+    its gradient NaN throughout (gradkit's raised from its SVD); the batch's other matrices
+    keep theirs."""
+    results = []
+    for m in (torch, gradkit):
+        x = _leaf(m, values, dtype)
+        det = m.linalg.det(x)
+        (grad,) = m.autograd.grad((det.real if det.is_complex() else det).sum(), x,
+                                  create_graph=create_graph)
+        results.append([_host(det), _host(grad)])
+    for got, expected in zip(results[1], results[0]):
+        for part in (np.real, np.imag):
             _same(part(got), part(expected))

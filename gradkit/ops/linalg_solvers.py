@@ -5,6 +5,7 @@ on arrays in a plain backward and record themselves under ``create_graph=True``.
 """
 from __future__ import annotations
 
+import math
 
 import numpy as np
 
@@ -124,13 +125,28 @@ def det(xp, x):
         one = xp.ones_like(x[..., 0, 0])
         with np.errstate(invalid="ignore"):
             return (one * x[..., 0, 0]) * one
-    return xp.linalg.det(x)
+    with np.errstate(invalid="ignore"):
+        out = xp.linalg.det(x)
+    # a NaN reaches one of torch's pivots, whose product is then NaN (NumPy's LAPACK may take
+    # it for a zero pivot and give 0)
+    return xp.where(xp.isnan(x).any(axis=(-2, -1)), _nan(x.dtype), out)
+
+
+def _nan(dtype):
+    return complex(math.nan, math.nan) if np.dtype(dtype).kind == "c" else math.nan
 
 
 def _det_grad(x, out):
     """d det / dA for the gradient convention: conj(det * A^{-T}) = conj(det) A^{-H}; through
-    the SVD when some matrix is singular (then A^{-1} does not exist, the cofactors do)."""
-    if (getattr(out, "_data", out) == 0).any():
+    the SVD when some matrix is singular (then A^{-1} does not exist, the cofactors do); NaN
+    throughout for a matrix whose det is NaN, as torch's solve by its LU."""
+    values = getattr(out, "_data", out)
+    nan = get_array_module(values).isnan(values)[..., None, None]
+    if nan.any():  # the others' gradients from a stand-in identity there
+        eye = get_array_module(values).eye(x.shape[-1], dtype=values.dtype)
+        return where(nan, _nan(values.dtype), _det_grad(where(nan, eye, x), where(
+            nan[..., 0, 0], 1.0, out)))
+    if (values == 0).any():
         return conj(_cofactors(x))
     return _unsqueeze2(conj(out)) * mH(inv(x))
 

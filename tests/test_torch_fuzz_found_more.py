@@ -4232,3 +4232,23 @@ def test_matrix_exp_gradient_of_a_large_incoming_gradient_is_known():
     assert errors[gradkit] <= errors[torch]
     problems, known = diff_program(generate(RandomDrawer(128972), "breadth"))
     assert problems and known.startswith("matrix_exp's gradient for a large incoming gradient")
+
+
+def test_eig_vectors_of_a_repeated_eigenvalue_are_known():
+    """Known difference (docs/numerics.md, "basis of its eigenspace (not an orthogonal one)";
+    breadth seed 137918): c J + 2 I (J all ones, 4 x 4) has eigenvalue 2 three times; each library's
+    eigenvectors of it are eigenvectors, a basis of the eigenspace of its own choice, so
+    the fuzzer's sum_i L_i |V_i|^2 differs while the eigenvalues agree."""
+    c = -0.09177007526159286
+    spectra = []
+    for m in (gradkit, torch):
+        a = m.full((4, 4), c, dtype=m.float64) + 2 * m.eye(4, dtype=m.float64)
+        values, vectors = m.linalg.eig(a)
+        residual = (a.to(m.complex128) @ vectors - vectors * values).abs().max().item()
+        assert residual < 1e-12
+        spectra.append(np.sort_complex(values.numpy()))
+    np.testing.assert_allclose(spectra[0], spectra[1], atol=1e-12)
+    np.testing.assert_allclose(spectra[0].real, sorted([2.0] * 3 + [2 + 4 * c]), atol=1e-12)
+    problems, known = diff_program(generate(RandomDrawer(137918), "breadth"))
+    assert problems and known == "eig's eigenvectors of a repeated eigenvalue: any basis of " \
+        "its eigenspace"

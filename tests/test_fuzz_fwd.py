@@ -589,3 +589,19 @@ def test_known_checks_of_in_place_writes_skip_a_transform_run():
     program whose values differ (fwd seed 13769: a complex matvec of infinite entries)."""
     assert _known_as(13769) == "complex matmul with infinite entries: inf or NaN as the BLAS " \
         "kernel computes"
+
+
+def test_copy_of_a_real_dual_into_a_complex_tensor_keeps_torchs_real_tangent():
+    """Known difference (docs/func.md, "real double tangent of a real dual"; fwd seed 19407):
+    torch's tangent of a complex64 tensor that copy_ wrote a float64 dual into is that
+    float64 tangent; gradkit's has the tensor's dtype."""
+    assert _known_as(19407) == "torch's forward transforms give some single-precision " \
+        "tangents a double dtype"
+    for m, dtype in ((torch, "float64"), (gradkit, "complex64")):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            target = m.zeros((), dtype=m.complex64)
+            target.copy_(fw.make_dual(m.tensor(0.5, dtype=m.float64),
+                                      m.tensor(2.0, dtype=m.float64)))
+            tangent = fw.unpack_dual(target).tangent.numpy()
+        assert str(tangent.dtype) == dtype and tangent.real == 2.0

@@ -438,11 +438,14 @@ def test_function_capturing_its_own_input():
                 m.func.grad(f)(x)
 
 
+_REFUSED_OUTSIDE_VMAP = ("torch's vmap runs an in-place op the op refuses outside vmap (a "
+                         "broadcast sample, an overlapping operand)")
+
+
 def test_torch_vmap_broadcasts_an_in_place_sample():
     """Known difference (docs/func.md, "which the op refuses outside vmap, and gradkit's vmap
     refuses"; seed 7815)."""
-    assert _known_as(7815) == "torch's vmap broadcasts an in-place op's sample against an " \
-        "unmapped operand"
+    assert _known_as(7815) == _REFUSED_OUTSIDE_VMAP
     program = lambda m: m.func.vmap(lambda x, w: x.div_(w), in_dims=(0, None))(  # noqa: E731
         m.ones(3), m.ones(1))
     assert program(torch).shape == (3,)
@@ -605,3 +608,24 @@ def test_copy_of_a_real_dual_into_a_complex_tensor_keeps_torchs_real_tangent():
                                       m.tensor(2.0, dtype=m.float64)))
             tangent = fw.unpack_dual(target).tangent.numpy()
         assert str(tangent.dtype) == dtype and tangent.real == 2.0
+
+
+def test_torch_vmap_writes_a_sample_through_an_overlapping_view():
+    """Known difference (docs/func.md, "which the op refuses outside vmap, and gradkit's vmap
+    refuses"; fwd seed 18504): x.squeeze(0).add_(x) of a sample x of shape (1, 3) overlaps
+    the written view with its operand; the op refuses it, torch's vmap runs it."""
+    assert _known_as(18504) == _REFUSED_OUTSIDE_VMAP
+
+    def f(x):
+        x = x.clone()
+        x.squeeze(0).add_(x)
+        return x
+    batch = [[[1.0, 2.0, 3.0]], [[4.0, 5.0, 6.0]]]
+    assert torch.func.vmap(f)(torch.tensor(batch)).tolist() == [[[2.0, 4.0, 6.0]],
+                                                                [[8.0, 10.0, 12.0]]]
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):
+            f(m.tensor(batch[0]))
+        if m is gradkit:
+            with pytest.raises(RuntimeError, match="refer to a single memory location"):
+                m.func.vmap(f)(m.tensor(batch))

@@ -1859,7 +1859,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("a function capturing the tensor it is given: a write through the input looks like "
           "a captured write", "docs/func.md", "captures the very tensor it is given",
           known_fwd.input_captured_too),
-    Known("torch's vmap broadcasts an in-place op's sample against an unmapped operand",
+    Known("torch's vmap runs an in-place op the op refuses outside vmap (a broadcast sample, "
+          "an overlapping operand)",
           "docs/func.md", "which the op refuses outside vmap, and gradkit's vmap refuses",
           known_fwd.vmap_in_place_broadcast),
     Known("a write into a view of a captured tensor from captured values: torch runs it",

@@ -629,3 +629,20 @@ def test_torch_vmap_writes_a_sample_through_an_overlapping_view():
         if m is gradkit:
             with pytest.raises(RuntimeError, match="refer to a single memory location"):
                 m.func.vmap(f)(m.tensor(batch))
+
+
+@pytest.mark.parametrize("batch", [2, 4])
+def test_second_backward_through_a_batched_bmm_rule_sums_the_batch(batch):
+    """A batched backward (is_grads_batched) with create_graph multiplies the batched gradient
+    by the unbatched operand in bmm's rule; a second backward through that product gave the
+    operand a gradient with the batch dim ("BmmBackward0 returned an invalid gradient ... got
+    [4, 3, 3, 1]"): nested jacrev of several outputs (fwd seed 19671, hessian of einsum)."""
+    def program(m):
+        x = m.tensor(np.arange(9.0).reshape(3, 3) / 7 - 0.5, dtype=m.float64,
+                     requires_grad=True)
+        seeds = m.tensor(np.arange(batch * 3.0).reshape(batch, 3) / 5 - 1, dtype=m.float64)
+        (g,) = m.autograd.grad(m.einsum("...i,...i->...", x, x), x, seeds, create_graph=True,
+                               is_grads_batched=True)
+        return g, m.autograd.grad((g * g).sum(), x)[0]
+    assert_same_as_torch(program, rtol=1e-12)
+    assert diff_program(generate(RandomDrawer(19671), "fwd"))[0] == []

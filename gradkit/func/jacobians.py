@@ -127,15 +127,20 @@ def _blocks(outs: list, inputs: list, forward: bool) -> list:
     grads = [None] * len(inputs)
     if total:
         reached = [k for k, n in enumerate(sizes) if n]
-        seeds = [eye(total, dtype=outs[k].dtype, device=outs[k].device)[
-            :, starts[k]:starts[k] + sizes[k]].reshape(total, *outs[k].shape) for k in reached]
+        seeds = [_rows(eye(total, dtype=outs[k].dtype, device=outs[k].device), starts[k],
+                       sizes[k], -1).reshape(total, *outs[k].shape) for k in reached]
         grads = vjps([outs[k] for k in reached], inputs, seeds, is_grads_batched=True)
     blocks = []
     for out, n, start in zip(outs, sizes, starts, strict=True):
         rows = [zeros(out.numel(), *x.shape, dtype=x.dtype, device=x.device)
-                if g is None or not n else g[start:start + n] for g, x in
+                if g is None or not n else _rows(g, start, n, 0) for g, x in
                 zip(grads, inputs, strict=True)]
         shaped = [r.reshape(tuple(out.shape) + tuple(x.shape))  # () for a scalar of a scalar
                   for r, x in zip(rows, inputs, strict=True)]
         blocks.append([b.to(out.dtype) for b in shaped] if forward else shaped)
     return blocks
+
+
+def _rows(t: Tensor, start: int, n: int, dim: int) -> Tensor:
+    """``n`` entries of ``t`` from ``start`` along ``dim``; ``t`` itself where that is all."""
+    return t if start == 0 and n == t.shape[dim] else t.narrow(dim, start, n)

@@ -19,8 +19,8 @@ from gradkit.ops.linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve  # noqa:
 from gradkit.ops.linalg_norms import linalg_norm as norm  # noqa: F401
 from gradkit.ops.linalg_norms import matrix_norm, vector_norm  # noqa: F401
 from gradkit.ops.linalg_pinv import lstsq, matrix_exp, pinv  # noqa: F401
-from gradkit.ops.linalg_solvers import (  # noqa: F401
-    LinAlgError, cholesky, det, inv, linalg_slogdet as slogdet, solve)
+from gradkit.ops.linalg_slogdet import linalg_slogdet as slogdet  # noqa: F401
+from gradkit.ops.linalg_solvers import LinAlgError, cholesky, det, inv, solve  # noqa: F401
 from gradkit.ops.linalg_triangular_solve import solve_triangular  # noqa: F401
 from gradkit.ops.products import linalg_cross as cross  # noqa: F401
 

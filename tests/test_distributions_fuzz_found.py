@@ -290,3 +290,19 @@ def test_continuous_bernoulli_kl_of_equal_distributions_is_torchs_zero(dtype):
     np.testing.assert_allclose(kls[1][1], kls[0][1], rtol=1e-5, atol=1e-12)
     problems, known = diff_program(generate(RandomDrawer(25918), "dist"))
     assert not problems
+
+
+def test_float32_kumaraswamy_log_prob_near_one_is_known():
+    """Known difference (docs/distributions.md, "Kumaraswamy's `log_prob` and `cdf` of"; dist
+    seeds 57283, 42359): log(1 - x^a) of an x one ulp below 1 hangs on the ulp pow rounds
+    x^a to; torch's is the correctly rounded one, NumPy's float32 pow may be an ulp off."""
+    x, a = np.float32(1) - np.float32(2 ** -23), np.float32(0.6914884)
+    exact = np.float32(np.float64(x) ** np.float64(a))  # rounded once from double
+    ulp = np.float32(2 ** -24)
+    for m in (gradkit, torch):
+        power = (m.tensor([x] * 4) ** m.tensor(a)).numpy()
+        assert np.all(np.abs(power - exact) <= ulp)
+    assert ((torch.tensor([x] * 4) ** torch.tensor(a)).numpy() == exact).all()
+    for seed in (57283, 42359):
+        problems, known = diff_program(generate(RandomDrawer(seed), "dist"))
+        assert problems and known.startswith("a float32 Kumaraswamy log_prob of a value near 1")

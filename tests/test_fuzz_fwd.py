@@ -273,17 +273,24 @@ def test_jacobians_of_an_empty_tensor_are_empty_blocks():
     assert jacobian.shape == (2, 0, 2, 0) and aux.shape == (2, 0)
 
 
-def test_torch_jacrev_spreads_a_nan_between_outputs():
-    """Known difference (docs/func.md, "reaches the blocks of the"; seed 413): the block of
-    x for x is the identity, but torch's one backward pass with x ** x (NaN at x < 0) gives
-    it NaN in that column."""
-    assert _known_as(413) == "torch's jacrev of several outputs spreads one output's NaN " \
-        "into the others' blocks"
-    blocks = {m: m.func.jacrev(lambda x: (x, x ** x))(m.tensor([-0.5, 0.7], dtype=m.float64))
-              for m in (torch, gradkit)}
-    assert blocks[gradkit][0].tolist() == [[1.0, 0.0], [0.0, 1.0]]
-    assert np.isnan(blocks[torch][0].numpy()[:, 0]).all()
-    np.testing.assert_allclose(blocks[gradkit][1].numpy(), blocks[torch][1].numpy())
+def test_jacrev_of_several_outputs_is_one_backward_pass_as_torch():
+    """torch's jacrev of several outputs is one (vmapped) backward pass: x ** x (NaN at x < 0)
+    gives the block of x for x NaN in that column (seed 413, once a documented difference),
+    and of two errors in the backward the latest node's is raised (fwd seed 8625: floor_divide
+    has no derivative, an earlier exp's saved result was written in place)."""
+    assert_same_as_torch(lambda m: m.func.jacrev(lambda x: (x, x ** x))(
+        m.tensor([-0.5, 0.7], dtype=m.float64)))
+    assert diff_program(generate(RandomDrawer(413), "fwd"))[0] == []
+
+    def program(m):
+        def f(x):
+            exp = x.exp()
+            exp.copy_(exp)
+            return x, exp, x // x
+        return m.func.jacrev(f)(m.tensor(2.5, dtype=m.float64))
+    assert_same_as_torch(program)
+    assert _known_as(8625) == "jvp/jacfwd/hessian are reverse mode: torch's reverse mode " \
+        "raises (gives) the same"
 
 
 def test_tangent_of_an_empty_mean_is_zero():
@@ -431,11 +438,14 @@ def test_function_capturing_its_own_input():
                 m.func.grad(f)(x)
 
 
+_REFUSED_OUTSIDE_VMAP = ("torch's vmap runs an in-place op the op refuses outside vmap (a "
+                         "broadcast sample, an overlapping operand)")
+
+
 def test_torch_vmap_broadcasts_an_in_place_sample():
     """Known difference (docs/func.md, "which the op refuses outside vmap, and gradkit's vmap
     refuses"; seed 7815)."""
-    assert _known_as(7815) == "torch's vmap broadcasts an in-place op's sample against an " \
-        "unmapped operand"
+    assert _known_as(7815) == _REFUSED_OUTSIDE_VMAP
     program = lambda m: m.func.vmap(lambda x, w: x.div_(w), in_dims=(0, None))(  # noqa: E731
         m.ones(3), m.ones(1))
     assert program(torch).shape == (3,)
@@ -540,3 +550,99 @@ def test_hessian_through_a_known_zero_gradient_keeps_the_batch_dim():
         results.append((lib.func.hessian(lambda x: x.abs().sum())(x).tolist(),
                         lib.func.jacrev(lib.func.grad(lambda x: (x.abs() * x).sum()))(x).tolist()))
     assert results[1] == results[0]
+
+
+def test_tangent_of_a_real_result_of_a_complex_dual_is_laid_out_as_its_primal():
+    """abs of a complex dual: its jvp rule's real part is a strided view (every other float of
+    the complex result), which view_as_complex of the output refused ("Tensor must have a last
+    dimension with stride 1"); torch's set_fw_grad copies such a tangent into the primal's
+    layout (fwd seed 13884)."""
+    def program(m):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor([1 + 2j, 3 - 1j], dtype=m.complex128),
+                             m.tensor([0.5 + 1j, -1 + 0.25j], dtype=m.complex128))
+            y = x.abs()
+            tangent = fw.unpack_dual(y).tangent
+            assert tangent.stride() == (1,)
+            return tangent, fw.unpack_dual(m.view_as_complex(y)).tangent
+    assert_same_as_torch(program, rtol=1e-12)
+    assert diff_program(generate(RandomDrawer(13884), "fwd"))[0] == []
+
+
+def test_saved_tensor_detached_in_place_then_written_reports_the_detach_first():
+    """A saved tensor detached in place (``detach_``) and then written in place: torch's
+    SavedVariable refuses the detach before it compares versions; gradkit's reverse mode (so
+    its jvp) said the version first (fwd seed 13148: jvp of clone, mul, detach_, copy_)."""
+    def program(m):
+        x = m.tensor(1.5 + 0.5j, dtype=m.complex64, requires_grad=True)
+        clone = x.clone()
+        product = clone * clone
+        clone.detach_()
+        clone.copy_(clone)
+        product.abs().backward()
+    assert_same_as_torch(program)
+    assert _known_as(13148) == "jvp/jacfwd/hessian are reverse mode: torch's reverse mode " \
+        "raises (gives) the same"
+
+
+def test_known_checks_of_in_place_writes_skip_a_transform_run():
+    """A transform's run keeps no aliasing (``Result.slots`` empty): the known checks that
+    look for the in-place write into the first differing value raised IndexError on a vmap
+    program whose values differ (fwd seed 13769: a complex matvec of infinite entries)."""
+    assert _known_as(13769) == "complex matmul with infinite entries: inf or NaN as the BLAS " \
+        "kernel computes"
+
+
+def test_copy_of_a_real_dual_into_a_complex_tensor_keeps_torchs_real_tangent():
+    """Known difference (docs/func.md, "real double tangent of a real dual"; fwd seed 19407):
+    torch's tangent of a complex64 tensor that copy_ wrote a float64 dual into is that
+    float64 tangent; gradkit's has the tensor's dtype."""
+    assert _known_as(19407) == "torch's forward transforms give some single-precision " \
+        "tangents a double dtype"
+    for m, dtype in ((torch, "float64"), (gradkit, "complex64")):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            target = m.zeros((), dtype=m.complex64)
+            target.copy_(fw.make_dual(m.tensor(0.5, dtype=m.float64),
+                                      m.tensor(2.0, dtype=m.float64)))
+            tangent = fw.unpack_dual(target).tangent.numpy()
+        assert str(tangent.dtype) == dtype and tangent.real == 2.0
+
+
+def test_torch_vmap_writes_a_sample_through_an_overlapping_view():
+    """Known difference (docs/func.md, "which the op refuses outside vmap, and gradkit's vmap
+    refuses"; fwd seed 18504): x.squeeze(0).add_(x) of a sample x of shape (1, 3) overlaps
+    the written view with its operand; the op refuses it, torch's vmap runs it."""
+    assert _known_as(18504) == _REFUSED_OUTSIDE_VMAP
+
+    def f(x):
+        x = x.clone()
+        x.squeeze(0).add_(x)
+        return x
+    batch = [[[1.0, 2.0, 3.0]], [[4.0, 5.0, 6.0]]]
+    assert torch.func.vmap(f)(torch.tensor(batch)).tolist() == [[[2.0, 4.0, 6.0]],
+                                                                [[8.0, 10.0, 12.0]]]
+    for m in (torch, gradkit):
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):
+            f(m.tensor(batch[0]))
+        if m is gradkit:
+            with pytest.raises(RuntimeError, match="refer to a single memory location"):
+                m.func.vmap(f)(m.tensor(batch))
+
+
+@pytest.mark.parametrize("batch", [2, 4])
+def test_second_backward_through_a_batched_bmm_rule_sums_the_batch(batch):
+    """A batched backward (is_grads_batched) with create_graph multiplies the batched gradient
+    by the unbatched operand in bmm's rule; a second backward through that product gave the
+    operand a gradient with the batch dim ("BmmBackward0 returned an invalid gradient ... got
+    [4, 3, 3, 1]"): nested jacrev of several outputs (fwd seed 19671, hessian of einsum)."""
+    def program(m):
+        x = m.tensor(np.arange(9.0).reshape(3, 3) / 7 - 0.5, dtype=m.float64,
+                     requires_grad=True)
+        seeds = m.tensor(np.arange(batch * 3.0).reshape(batch, 3) / 5 - 1, dtype=m.float64)
+        (g,) = m.autograd.grad(m.einsum("...i,...i->...", x, x), x, seeds, create_graph=True,
+                               is_grads_batched=True)
+        return g, m.autograd.grad((g * g).sum(), x)[0]
+    assert_same_as_torch(program, rtol=1e-12)
+    assert diff_program(generate(RandomDrawer(19671), "fwd"))[0] == []

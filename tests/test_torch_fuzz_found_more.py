@@ -4202,3 +4202,72 @@ def test_complex_reciprocal_of_zero_has_torch_s_unsigned_nan():
             got, expected = (getattr(lib.tensor(values, dtype=getattr(lib, dtype)), fn)().numpy()
                              for lib in (gradkit, torch))
             np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(expected.imag))
+
+
+def test_fft_zero_sign_is_known():
+    """Known difference (docs/numerics.md, "of a zero it leaves is the algorithm's";
+    breadth seed 110647): hfft of a -0.0 input is six zeros in both, one of them -0.0, not
+    the same one in pocketfft and MKL."""
+    outs = {m: m.fft.hfft(m.tensor([complex(-0.0, 0.0)], dtype=m.complex128), n=6).numpy()
+            for m in (gradkit, torch)}
+    assert (outs[gradkit] == 0).all() and (outs[torch] == 0).all()
+    assert np.signbit(outs[gradkit]).sum() == np.signbit(outs[torch]).sum() == 1
+    assert (np.signbit(outs[gradkit]) != np.signbit(outs[torch])).any()
+    problems, known = diff_program(generate(RandomDrawer(110647), "breadth"))
+    assert problems and known == "the sign of a zero an FFT leaves"
+
+
+def test_matrix_exp_gradient_of_a_large_incoming_gradient_is_known():
+    """Known difference (docs/numerics.md, "amplify each algorithm's"; breadth seed 128972):
+    d exp(a) / da of a 1 x 1 matrix is g e^a; with g ~ 1e10 the exp of the block matrix
+    [[a, g], [0, a]] scales and squares many times, and both libraries round a relative
+    1e-6 or so off (gradkit's the nearer)."""
+    a, g = 0.5515263514229836, 1.7e10
+    errors = {}
+    for m in (gradkit, torch):
+        x = m.tensor([[a]], dtype=m.float64, requires_grad=True)
+        (grad,) = m.autograd.grad(m.linalg.matrix_exp(x), x, m.tensor([[g]], dtype=m.float64))
+        errors[m] = abs(grad.item() / (g * math.exp(a)) - 1)
+    assert errors[gradkit] < 1e-5 and errors[torch] < 1e-5
+    assert errors[gradkit] <= errors[torch]
+    problems, known = diff_program(generate(RandomDrawer(128972), "breadth"))
+    assert problems and known.startswith("matrix_exp's gradient for a large incoming gradient")
+
+
+def test_eig_vectors_of_a_repeated_eigenvalue_are_known():
+    """Known difference (docs/numerics.md, "basis of its eigenspace (not an orthogonal one)";
+    breadth seed 137918): c J + 2 I (J all ones, 4 x 4) has eigenvalue 2 three times; each library's
+    eigenvectors of it are eigenvectors, a basis of the eigenspace of its own choice, so
+    the fuzzer's sum_i L_i |V_i|^2 differs while the eigenvalues agree."""
+    c = -0.09177007526159286
+    spectra = []
+    for m in (gradkit, torch):
+        a = m.full((4, 4), c, dtype=m.float64) + 2 * m.eye(4, dtype=m.float64)
+        values, vectors = m.linalg.eig(a)
+        residual = (a.to(m.complex128) @ vectors - vectors * values).abs().max().item()
+        assert residual < 1e-12
+        spectra.append(np.sort_complex(values.numpy()))
+    np.testing.assert_allclose(spectra[0], spectra[1], atol=1e-12)
+    np.testing.assert_allclose(spectra[0].real, sorted([2.0] * 3 + [2 + 4 * c]), atol=1e-12)
+    problems, known = diff_program(generate(RandomDrawer(137918), "breadth"))
+    assert problems and known == "eig's eigenvectors of a repeated eigenvalue: any basis of " \
+        "its eigenspace"
+
+
+def test_branch_cut_of_a_complex_cross_of_itself_is_known():
+    """Known difference (docs/numerics.md, "gradients through it compare rounding noise";
+    breadth seed 141451): cross(v, v) of a complex v is rounding noise (torch's products may
+    leave 1e-17 where gradkit's cancel), and acosh_ of it sits on acosh's branch cut at 0:
+    the imaginary part is +-pi/2 by the noise's sign; both are |pi/2| from a real part
+    within noise of 0."""
+    values = [[0.3 + 0.7j, -1.1 + 0.2j, 0.5 - 0.4j], [0.9 + 1.3j, -0.2 - 0.6j, 1.7 + 0.1j]]
+    for m in (gradkit, torch):
+        v = m.tensor(values, dtype=m.complex128)
+        cross = m.linalg.cross(v, v)
+        assert cross.abs().max().item() < 1e-15
+        out = cross.acosh_().numpy()
+        np.testing.assert_allclose(np.abs(out.imag), math.pi / 2, rtol=1e-15)
+        assert np.abs(out.real).max() < 1e-15
+    problems, known = diff_program(generate(RandomDrawer(141451), "breadth"))
+    assert problems and known == "gradients (and values) through cross(v, v), which is " \
+        "rounding noise in both"

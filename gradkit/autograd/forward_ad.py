@@ -226,6 +226,10 @@ def _attach(outputs, out_tangents, input_tangents=()) -> None:
             t = broadcast_to(t, tuple(out._data.shape))
         if t._data.dtype != out._data.dtype:
             t = t.to(out.dtype)
+        if getattr(out, "_view", None) is None and out._data.flags.c_contiguous and \
+                not t._data.flags.c_contiguous:
+            with suspended():  # torch's set_fw_grad copies a tangent laid out otherwise (the
+                t = t.contiguous()  # real part of a complex rule's result) as its primal
         out._fw = (_current, t)
         _keep_saved_outputs_dual(out)
 

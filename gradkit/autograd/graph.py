@@ -288,6 +288,10 @@ class SavedTensor:
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                                 f"got result of type {type(tensor).__name__}")
             return self._attach(tensor, node) if as_tensor else tensor._data
+        tensor = self.tensor
+        detached = tensor is not None and tensor.grad_fn is None and self.history
+        if detached == 2:  # torch checks this before the version (then written in place too)
+            raise RuntimeError(DETACHED_MESSAGE)
         if self.version_counter[0] != self.version:
             desc = f"{legacy_type_name(self.data)} {list(self.data.shape)}"
             owner = ""
@@ -297,12 +301,8 @@ class SavedTensor:
                 owner = (f", which is output {self.tensor._output_nr} of "
                          f"{forward_op_name(self.tensor.grad_fn.name())}")
             raise version_error(desc, owner, self.version_counter[0], self.version)
-        tensor = self.tensor
-        if tensor is not None and tensor.grad_fn is None and self.history:
-            if self.history == 2:
-                raise RuntimeError(DETACHED_MESSAGE)
-            if as_tensor and not tensor._requires_grad and _saved_as_view(self, node):
-                return _reattached_leaf(tensor)  # a leaf detached since (torch saved a view)
+        if detached and as_tensor and not tensor._requires_grad and _saved_as_view(self, node):
+            return _reattached_leaf(tensor)  # a leaf detached since (torch saved a view)
         if not as_tensor:  # an input's current array: ``input.data = ...`` reaches it (torch)
             return self.data if tensor is None else tensor._data
         if tensor is not None:

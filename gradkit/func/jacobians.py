@@ -3,9 +3,9 @@
 The Jacobian of each output leaf ``o`` with respect to each input leaf ``x`` has shape
 ``o.shape + x.shape``; results nest as torch's: output structure outside, then a tuple over
 ``argnums`` (when it is a tuple), then each argument's own structure. Both ``jacrev`` and
-``jacfwd`` compute it in reverse mode, one batched backward pass per output leaf
-(``is_grads_batched``), so they give the same numbers; they differ in their arguments and
-error messages, as torch's do.
+``jacfwd`` compute it in reverse mode, one batched backward pass over all output leaves
+(``is_grads_batched``, as torch's vmapped vjp), so they give the same numbers; they differ in
+their arguments and error messages, as torch's do.
 
 >>> from gradkit.func import jacrev
 >>> jacrev(lambda x: x ** 2)(gradkit.tensor([1.0, 2.0]))
@@ -87,8 +87,7 @@ def _jacobian_function(func, argnums, has_aux: bool, name: str, where: str,
             _check_real(out_leaves, name, "outputs")
             flat = [x for arg_leaves in leaves for x in arg_leaves]
             # forward mode's blocks are tangents of the outputs: the output's dtype
-            blocks = [_blocks(out, flat, out.dtype if name == "jacfwd" else None)
-                      for out in out_leaves]
+            blocks = _blocks(out_leaves, flat, forward=name == "jacfwd")
         for write_back in write_backs:
             write_back()
         strip = Stripper(flat)
@@ -118,15 +117,30 @@ def _check_floating(arg) -> None:
                              f"{leaf.dtype}")
 
 
-def _blocks(out: Tensor, inputs: list, dtype=None) -> list:
-    """d out / d x for every input x, each of shape out.shape + x.shape (and ``dtype`` if
-    given, else x's)."""
-    n = out.numel()
+def _blocks(outs: list, inputs: list, forward: bool) -> list:
+    """Per output, d out / d x for every input x, each of shape out.shape + x.shape (in
+    out's dtype if ``forward``, else x's): one batched backward pass over the outputs' rows
+    together, as torch's vmapped vjp (so a backward error is the one torch's pass meets
+    first: fwd seed 8625)."""
+    sizes = [o.numel() if o.requires_grad else 0 for o in outs]
+    total, starts = sum(sizes), [sum(sizes[:k]) for k in range(len(sizes))]
     grads = [None] * len(inputs)
-    if n and out.requires_grad:
-        seeds = eye(n, dtype=out.dtype, device=out.device).reshape(n, *out.shape)
-        grads = vjps([out], inputs, [seeds], is_grads_batched=True)
-    blocks = [(g if g is not None else zeros(n, *x.shape, dtype=x.dtype, device=x.device))
-              .reshape(tuple(out.shape) + tuple(x.shape))  # () for a scalar of a scalar
-              for g, x in zip(grads, inputs, strict=True)]
-    return blocks if dtype is None else [b.to(dtype) for b in blocks]
+    if total:
+        reached = [k for k, n in enumerate(sizes) if n]
+        seeds = [_rows(eye(total, dtype=outs[k].dtype, device=outs[k].device), starts[k],
+                       sizes[k], -1).reshape(total, *outs[k].shape) for k in reached]
+        grads = vjps([outs[k] for k in reached], inputs, seeds, is_grads_batched=True)
+    blocks = []
+    for out, n, start in zip(outs, sizes, starts, strict=True):
+        rows = [zeros(out.numel(), *x.shape, dtype=x.dtype, device=x.device)
+                if g is None or not n else _rows(g, start, n, 0) for g, x in
+                zip(grads, inputs, strict=True)]
+        shaped = [r.reshape(tuple(out.shape) + tuple(x.shape))  # () for a scalar of a scalar
+                  for r, x in zip(rows, inputs, strict=True)]
+        blocks.append([b.to(out.dtype) for b in shaped] if forward else shaped)
+    return blocks
+
+
+def _rows(t: Tensor, start: int, n: int, dim: int) -> Tensor:
+    """``n`` entries of ``t`` from ``start`` along ``dim``; ``t`` itself where that is all."""
+    return t if start == 0 and n == t.shape[dim] else t.narrow(dim, start, n)

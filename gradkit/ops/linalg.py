@@ -167,8 +167,10 @@ MIXED_COMPLEX_GRAD = (
 
 
 # torch's bmm is an op of its own: BmmBackward0 saves self and mat2 themselves (no view, so a
-# leaf detached since comes back without history), where a batched matmul saves views
-@op(save=("x", "y", "x.dtype"), batchable=True)
+# leaf detached since comes back without history), where a batched matmul saves views.
+# broadcast: a batched vjp rule (is_grads_batched) multiplies a batched gradient by an
+# unbatched operand, and a second backward through that product sums the batch back
+@op(save=("x", "y", "x.dtype"), batchable=True, broadcast=True)
 def _bmm(xp, x, y):
     if x.dtype != y.dtype:  # an empty product (bmm refused the others): zeros, mat2's dtype
         return xp.zeros(x.shape[:-1] + y.shape[-1:], dtype=y.dtype)

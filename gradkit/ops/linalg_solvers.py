@@ -1,4 +1,4 @@
-"""Square-matrix linear algebra: inv, det, slogdet, solve, cholesky (torch's derivatives).
+"""Square-matrix linear algebra: inv, det, solve, cholesky (torch's derivatives).
 
 Forwards call ``xp.linalg`` (NumPy or CuPy); rules are written with gradkit ops, so they run
 on arrays in a plain backward and record themselves under ``create_graph=True``.
@@ -9,15 +9,11 @@ import math
 
 import numpy as np
 
-from gradkit import return_types
-from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.ops._op import op
-from gradkit.ops.complex import _is_complex, conj, imag, real
-from gradkit.ops.elementwise import log
+from gradkit.ops.complex import conj
 from gradkit.ops.piecewise import where
 from gradkit.ops.linalg import matmul
-from gradkit.ops.methods import tensor_method
 from gradkit.ops.reduction import sum
 from gradkit.ops.scans import prod
 from gradkit.ops.shape import squeeze, transpose, unsqueeze
@@ -129,13 +125,28 @@ def det(xp, x):
         one = xp.ones_like(x[..., 0, 0])
         with np.errstate(invalid="ignore"):
             return (one * x[..., 0, 0]) * one
-    return xp.linalg.det(x)
+    with np.errstate(invalid="ignore"):
+        out = xp.linalg.det(x)
+    # a NaN reaches one of torch's pivots, whose product is then NaN (NumPy's LAPACK may take
+    # it for a zero pivot and give 0)
+    return xp.where(xp.isnan(x).any(axis=(-2, -1)), _nan(x.dtype), out)
+
+
+def _nan(dtype):
+    return complex(math.nan, math.nan) if np.dtype(dtype).kind == "c" else math.nan
 
 
 def _det_grad(x, out):
     """d det / dA for the gradient convention: conj(det * A^{-T}) = conj(det) A^{-H}; through
-    the SVD when some matrix is singular (then A^{-1} does not exist, the cofactors do)."""
-    if (getattr(out, "_data", out) == 0).any():
+    the SVD when some matrix is singular (then A^{-1} does not exist, the cofactors do); NaN
+    throughout for a matrix whose det is NaN, as torch's solve by its LU."""
+    values = getattr(out, "_data", out)
+    nan = get_array_module(values).isnan(values)[..., None, None]
+    if nan.any():  # the others' gradients from a stand-in identity there
+        eye = get_array_module(values).eye(x.shape[-1], dtype=values.dtype)
+        return where(nan, _nan(values.dtype), _det_grad(where(nan, eye, x), where(
+            nan[..., 0, 0], 1.0, out)))
+    if (values == 0).any():
         return conj(_cofactors(x))
     return _unsqueeze2(conj(out)) * mH(inv(x))
 
@@ -160,35 +171,6 @@ det.name, det.profiler_name = "linalg_det", "gradkit::linalg_det"
 
 def _trace(m):
     return sum(diagonal(m, 0, -2, -1), -1)
-
-
-@op(save=("x", "result0"), outputs=2, node_name="LinalgSlogdetBackward0")
-def _slogdet(xp, x):
-    check_matrices("linalg.slogdet", x, half=low_precision("linalg.slogdet"))
-    sign, logabsdet = xp.linalg.slogdet(x)
-    return xp.asarray(sign), xp.asarray(logabsdet)
-
-
-def _slogdet_vjp(grads, x, sign):
-    """d log det A = tr(A^{-1} dA) = d logabsdet + i d arg(sign): the gradient of
-    logabsdet, plus (complex A) that of the sign's phase, times A^{-H}."""
-    g_sign, g_logabsdet = grads
-    h = g_logabsdet
-    if _is_complex(x):
-        h = h + 1j * imag(conj(sign) * g_sign)
-    return (_unsqueeze2(h) * mH(inv(x)),)
-
-
-def _slogdet_jvp(tangents, x, sign):
-    d_log = _trace(matmul(inv(x), tangents[0]))  # tr(A^{-1} dA)
-    if _is_complex(x):
-        return sign * 1j * imag(d_log), real(d_log)
-    return sign * 0.0, d_log
-
-
-_slogdet.defvjp_all(_slogdet_vjp)
-_slogdet.defjvp_all(_slogdet_jvp)
-_slogdet.name, _slogdet.profiler_name = "linalg_slogdet", "gradkit::linalg_slogdet"
 
 
 def _is_vector_rhs(a, b) -> bool:
@@ -321,31 +303,3 @@ _cholesky.name, _cholesky.profiler_name = "linalg_cholesky", "gradkit::linalg_ch
 def cholesky(x, upper: bool = False):
     """The lower (``upper=True``: upper) Cholesky factor of Hermitian positive-definite x."""
     return _cholesky(x, upper=upper)
-
-
-@tensor_method()
-def slogdet(x):
-    """(sign, logabsdet) of the determinant of each square matrix of x."""
-    return return_types.slogdet(*_slogdet(x))
-
-
-def linalg_slogdet(x):
-    """torch.linalg.slogdet: slogdet's pair, as the named tuple torch.linalg gives."""
-    return return_types.linalg_slogdet(*_slogdet(x))
-
-
-@tensor_method()
-def logdet(x: Tensor) -> Tensor:
-    """log(det(x)) of each square matrix: slogdet's logabsdet where the determinant is
-    positive, NaN where it is negative (-inf where singular); log(sign) + logabsdet for
-    complex x. Composed as torch's, so its gradient is slogdet's (0 at the NaNs)."""
-    kind, name = x.dtype.np.kind, scalar_type_name(x._data)
-    if kind not in "fc":
-        raise RuntimeError("logdet: Expected a floating point or complex tensor as input. "
-                           f"Got {name}")
-    if x.dtype.np.itemsize < 4:
-        raise RuntimeError(f"logdet: Low precision dtypes not supported. Got {name}")
-    sign, logabsdet = _slogdet(x)
-    if x.dtype.np.kind == "c":
-        return log(sign) + logabsdet
-    return where(sign == -1, math.nan, logabsdet)

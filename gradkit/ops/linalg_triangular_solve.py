@@ -46,19 +46,19 @@ def _substitute(xp, a, b, upper, unitriangular, trsm=True):
             rest = (a[..., i, known, None] * x[..., known, :]).sum(-2)
             row = b[..., i, :] - rest
             pivot = a[..., i, i, None]
-            x[..., i, :] = row if unitriangular else \
-                _divide(xp, row, pivot) if trsm else row / pivot
+            x[..., i, :] = row if unitriangular else _divide(xp, row, pivot, trsm)
     return x
 
 
-def _divide(xp, numerator, pivot):
-    """trsm's division by a pivot: a complex one multiplies by its reciprocal, which is NaN for
-    an infinite pivot (conj(p) / |p|^2 is inf / inf), where NumPy's division gives 0; a large
-    finite pivot divides exactly, as torch's."""
+def _divide(xp, numerator, pivot, trsm: bool):
+    """BLAS's division by a pivot: a complex zero one gives NaN (NumPy's gives inf), and
+    trsm's multiplies by the reciprocal, which is NaN for an infinite pivot too (conj(p) / |p|^2
+    is inf / inf), where NumPy's division gives 0; a large finite pivot divides exactly, as
+    torch's."""
     quotient = numerator / pivot
     if quotient.dtype.kind == "c":
-        quotient = xp.where(xp.isinf(pivot), xp.asarray(complex("nan+nanj"), quotient.dtype),
-                            quotient)
+        refused = (pivot == 0) | xp.isinf(pivot) if trsm else pivot == 0
+        quotient = xp.where(refused, xp.asarray(complex("nan+nanj"), quotient.dtype), quotient)
     return quotient
 
 

@@ -358,8 +358,9 @@ def _widened(params: dict) -> dict:
 
 def single_precision_lbfgs(program, mine, theirs, diff) -> bool:
     """Values of a single-precision LBFGS run differ, and the same program with that run in
-    double precision agrees (``diff(program)``: its problems): LBFGS's convergence tests
-    compare float32 rounding noise, so the iteration count differs."""
+    double precision agrees (``diff(program)``: its problems no known difference explains,
+    such as the noise of its other float32 values: optim seed 201557): LBFGS's convergence
+    tests compare float32 rounding noise, so the iteration count differs."""
     if mine.error is not None or theirs.error is not None:
         return False
     if not any(_single_lbfgs(step) for step in program.steps):

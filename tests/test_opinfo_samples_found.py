@@ -90,3 +90,22 @@ def _casts_with_memory_format(lib):
 
 def test_cast_methods_take_a_memory_format():
     like_torch(_casts_with_memory_format)
+
+
+def _losses_with_ignored_targets(lib):
+    x = leaf(lib, 2, 3)
+    results = []
+    for target, weight in (([1, 1], None), ([1, 0], None), ([0, 2], [0.0, 1.0, 0.0])):
+        weight = None if weight is None else lib.tensor(weight, dtype=lib.float64)
+        for loss in (lib.nn.CrossEntropyLoss(weight=weight, ignore_index=1),
+                     lambda x, t: lib.nn.functional.nll_loss(x, t, ignore_index=1)):
+            value = loss(x, lib.tensor(target))
+            results.append((value, lib.autograd.grad(value * 1.7, x)))
+    return results
+
+
+def test_nll_and_cross_entropy_with_every_target_ignored_have_zero_gradients():
+    """torch's module table: mean reduction over ignored targets only is 0/0 = NaN, but the
+    backward writes only the targets it reads, so the gradient is zeros (gradkit's was NaN);
+    a zero total of class weights stays NaN in both."""
+    like_torch(_losses_with_ignored_targets)

@@ -107,8 +107,9 @@ def _nll_vjp(g, x, target, weight, x_shape, class_dim, reduction, ignore_index):
     xp = get_array_module(target)
     weights, safe = _target_weights(xp, target, weight, ignore_index,
                                     getattr(g, "_data", g).dtype)
-    if reduction == "mean":
-        weights = weights / weights.sum()
+    if reduction == "mean":  # torch writes only the targets it reads: an ignored one stays 0
+        with xp.errstate(divide="ignore", invalid="ignore"):  # (all ignored: a total of 0)
+            weights = xp.where(target != ignore_index, weights / weights.sum(), 0)
     rows = unsqueeze(g * -weights, class_dim)
     grad = scatter_into_zeros(rows, xp.expand_dims(safe, class_dim), shape=tuple(x_shape),
                               dim=class_dim)

@@ -60,8 +60,25 @@ def _dtype(torch_dtype):
     return getattr(gradkit, str(torch_dtype).split(".")[1])
 
 
+def fresh_leaves(value):
+    """torch's samples may derive one tensor from another (a target as log(input)); each
+    becomes its own leaf, as gradkit's copy of it is."""
+    if isinstance(value, torch.Tensor) and value.requires_grad and not value.is_leaf:
+        return value.detach().requires_grad_(True)
+    if isinstance(value, (list, tuple)) and not isinstance(value, torch.Size):
+        return type(value)(fresh_leaves(v) for v in value)
+    if isinstance(value, dict):
+        return {k: fresh_leaves(v) for k, v in value.items()}
+    return value
+
+
 def to_gradkit(value, leaves: list):
     """torch values as gradkit's; each torch tensor requiring grad is paired in ``leaves``."""
+    if isinstance(value, torch.nn.Module):  # a module handed to a constructor
+        raise UntranslatableError("module argument")
+    if callable(value) and getattr(value, "__module__", "") in ("torch._C._nn",
+                                                                  "torch.nn.functional"):
+        return getattr(gradkit.nn.functional, value.__name__)  # an activation argument
     if isinstance(value, torch.Tensor):
         if value.device.type != "cpu":  # meta tensors of error inputs
             raise UntranslatableError(value.device.type)
@@ -192,7 +209,7 @@ def compare_sample(opinfo, variant: str, sample, grads: bool) -> str | None:
     gradkit_f = gradkit_callable(opinfo, variant)
     if gradkit_f is None:
         return None
-    x, args, kwargs = sample.input, sample.args, sample.kwargs
+    x, args, kwargs = (fresh_leaves(v) for v in (sample.input, sample.args, sample.kwargs))
     if variant == "inplace" and isinstance(x, torch.Tensor):
         x = x.detach().clone()
     leaves: list = []

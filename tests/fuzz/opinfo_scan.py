@@ -29,8 +29,9 @@ def _on_alarm(*_):
     raise _TimeoutError()
 
 
-def _guarded(compare, *args) -> str | None:
+def guarded(compare, *args) -> str | None:
     """One comparison, given 5 s (a few samples make NumPy loop for minutes)."""
+    signal.signal(signal.SIGALRM, _on_alarm)
     signal.alarm(5)
     try:
         return compare(*args)
@@ -56,7 +57,7 @@ def scan_errors(only: set) -> tuple[int, int]:
             continue
         for k, error_input in enumerate(opinfo.error_inputs("cpu")):
             total += 1
-            found = _guarded(compare_error, opinfo, error_input)
+            found = guarded(compare_error, opinfo, error_input)
             if found:
                 bad += 1
                 print(f"{opinfo.name}.{opinfo.variant_test_name} [error #{k}] {found}\n"
@@ -83,7 +84,7 @@ def scan_samples(only: set, dtypes: list, variants: list, reference: bool,
                 differing = 0
                 for k, sample in enumerate(samples):
                     total += 1
-                    found = _guarded(compare_sample, opinfo, variant, sample, grads)
+                    found = guarded(compare_sample, opinfo, variant, sample, grads)
                     if not found:
                         continue
                     differing += 1
@@ -107,7 +108,6 @@ def main() -> int:
     parser.add_argument("--errors", action="store_true", help="torch's error_inputs instead")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
-    signal.signal(signal.SIGALRM, _on_alarm)
     only = set(args.only.split(",")) - {""}
     if args.errors:
         total, bad = scan_errors(only)

@@ -1,0 +1,69 @@
+"""Run torch's module table (ModuleInfo) through gradkit and torch; print differences.
+
+    python tests/fuzz/module_scan.py [--dtypes float64,float32] [--only Conv2d,LSTM]
+
+Needs torch (the pinned 2.13 CPU build); see ``module_samples.py``. Each module is checked in
+training and in eval mode (random modules in eval mode only). Exits 1 when any input differs.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from fuzz.module_samples import (  # noqa: E402
+    RANDOM_IN_TRAINING, compare_module_input, gradkit_class, module_db, torch)
+from fuzz.opinfo_scan import guarded  # noqa: E402
+
+
+def scan(only: set, dtypes: list, show: int) -> tuple[int, int]:
+    total = bad = 0
+    for info in module_db:
+        name = info.module_cls.__name__
+        if (only and name not in only) or gradkit_class(info) is None:
+            continue
+        for dtype in dtypes:
+            for training in (False, True):
+                if training and name in RANDOM_IN_TRAINING:
+                    continue
+                try:
+                    inputs = list(info.module_inputs_func(info, device="cpu", dtype=dtype,
+                                                          requires_grad=True, training=training))
+                except Exception:  # noqa: BLE001 - torch's own table fails for this dtype
+                    continue
+                where = f"{name} [{str(dtype)[6:]} {'train' if training else 'eval'}"
+                differing = 0
+                for k, module_input in enumerate(inputs):
+                    total += 1
+                    found = guarded(compare_module_input, info, module_input, dtype, training)
+                    if not found:
+                        continue
+                    differing += 1
+                    if differing <= show:
+                        c = module_input.constructor_input
+                        print(f"{where} #{k}] {found}\n    constructor: {c.args} {c.kwargs}"[:500],
+                              flush=True)
+                if differing > show:
+                    print(f"{where}] ... {differing} differing inputs", flush=True)
+                bad += differing
+    return total, bad
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtypes", default="float64")
+    parser.add_argument("--only", default="", help="comma-separated module class names")
+    parser.add_argument("--show", type=int, default=2, help="differences printed per module")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    total, bad = scan(set(args.only.split(",")) - {""},
+                      [getattr(torch, d) for d in args.dtypes.split(",")], args.show)
+    print(f"{total} module inputs, {bad} differing")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

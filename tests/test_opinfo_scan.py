@@ -51,3 +51,18 @@ def test_an_error_input_gradkit_accepts_is_reported():
     assert compare_error(opinfo, error_input) is None
     error_input.error_type = KeyError  # gradkit raises torch's RuntimeError, not this
     assert "error type" in compare_error(opinfo, error_input)
+
+
+@pytest.mark.parametrize("name", ["CrossEntropyLoss", "NLLLoss", "KLDivLoss", "LayerNorm"])
+def test_torch_module_inputs_of_fixed_modules_agree(name):
+    from fuzz.module_samples import compare_module_input, module_db
+
+    info = next(m for m in module_db if m.module_cls.__name__ == name)
+    differing = []
+    for training in (False, True):
+        for k, module_input in enumerate(info.module_inputs_func(
+                info, device="cpu", dtype=torch.float64, requires_grad=True, training=training)):
+            found = compare_module_input(info, module_input, torch.float64, training)
+            if found:
+                differing.append(f"{'train' if training else 'eval'} #{k}: {found}")
+    assert not differing, differing

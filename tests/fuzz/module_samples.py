@@ -9,11 +9,10 @@ the inputs and of every parameter, and the buffers after the forward (running st
 """
 from __future__ import annotations
 
-import numpy as np
 
 import gradkit
 from fuzz.opinfo_samples import (
-    UntranslatableError, _array, _flat, _weighted_sum, difference, fresh_leaves, to_gradkit,
+    UntranslatableError, compare_gradients, difference, fresh_leaves, run_both, to_gradkit,
     torch)
 from torch.testing._internal.common_modules import module_db  # noqa: F401
 
@@ -46,41 +45,6 @@ def _load(gradkit_module, torch_module, gargs, gkwargs, fargs, fkwargs) -> str |
     return None
 
 
-def _gradient_difference(torch_module, gradkit_module, tout, gout, leaves) -> str | None:
-    pairs = [(t, g) for t, g in zip(tout, gout) if isinstance(t, torch.Tensor)
-             and t.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex)]
-    if not pairs:
-        return None
-    rng = np.random.default_rng(0)
-    weights = [torch.tensor(rng.standard_normal(t.shape)).to(t.dtype).numpy() for t, _ in pairs]
-    params_t = [p for _, p in torch_module.named_parameters()]
-    params_g = [p for _, p in gradkit_module.named_parameters()]
-    inputs_t = [t for t, _ in leaves] + params_t
-    inputs_g = [g for _, g in leaves] + params_g
-    try:
-        expected = torch.autograd.grad(_weighted_sum(torch, [t for t, _ in pairs], weights),
-                                       inputs_t, allow_unused=True)
-    except Exception:  # noqa: BLE001 - torch refuses: not compared
-        return None
-    try:
-        got = gradkit.autograd.grad(_weighted_sum(gradkit, [g for _, g in pairs], weights),
-                                    inputs_g, allow_unused=True)
-    except Exception as e:  # noqa: BLE001
-        return f"backward: gradkit raises {type(e).__name__}: {str(e)[:100]}"
-    names = [f"input {i}" for i in range(len(leaves))] + [
-        n for n, _ in torch_module.named_parameters()]
-    for name, a, b in zip(names, expected, got):
-        if a is None or b is None:
-            other = b if a is None else a
-            if other is not None and np.any(_array(other)):
-                return f"grad of {name}: None in {'torch' if a is None else 'gradkit'} only"
-            continue
-        found = difference(a, b, 1e-6)
-        if found:
-            return f"grad of {name}: {found}"
-    return None
-
-
 def compare_module_input(module_info, module_input, dtype, training: bool) -> str | None:
     """One ModuleInput of torch's table in both libraries: None when they agree."""
     cls = gradkit_class(module_info)
@@ -108,30 +72,18 @@ def compare_module_input(module_info, module_input, dtype, training: bool) -> st
     found = _load(gradkit_module, torch_module, gargs, gkwargs, fargs, fkwargs)
     if found:
         return found
-    try:
-        expected = torch_module(*fargs, **fkwargs)
-    except Exception as e:  # noqa: BLE001
-        try:
-            gradkit_module(*gargs, **gkwargs)
-        except Exception as ge:  # noqa: BLE001
-            return None if isinstance(ge, type(e)) else \
-                f"error types: torch {type(e).__name__} gradkit {type(ge).__name__}: {ge}"[:200]
-        return f"torch raises {type(e).__name__}: {str(e)[:80]}; gradkit computes"
-    try:
-        got = gradkit_module(*gargs, **gkwargs)
-    except Exception as e:  # noqa: BLE001
-        return f"gradkit raises {type(e).__name__}: {str(e)[:100]}"
-    tout, gout = _flat(expected), _flat(got)
-    if len(tout) != len(gout):
-        return f"outputs {len(tout)} vs {len(gout)}"
-    for i, (a, b) in enumerate(zip(tout, gout)):
-        found = difference(a, b)
-        if found:
-            return f"out[{i}] {found}"
+    found, tout, gout = run_both(lambda: torch_module(*fargs, **fkwargs),
+                                 lambda: gradkit_module(*gargs, **gkwargs))
+    if found or tout is None:
+        return found
     torch_buffers = dict(torch_module.named_buffers())
     for name, buffer in gradkit_module.named_buffers():
         found = name in torch_buffers and difference(torch_buffers[name], buffer)
         if found:
             return f"buffer {name} after forward: {found}"
-    return _gradient_difference(torch_module, gradkit_module, tout, gout, leaves)
+    names = [f"input {i}" for i in range(len(leaves))] + [
+        name for name, _ in torch_module.named_parameters()]
+    return compare_gradients(
+        tout, gout, [t for t, _ in leaves] + list(torch_module.parameters()),
+        [g for _, g in leaves] + list(gradkit_module.parameters()), names)
 

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fuzz.module_samples import (  # noqa: E402
     RANDOM_IN_TRAINING, compare_module_input, gradkit_class, module_db, torch)
-from fuzz.opinfo_scan import guarded  # noqa: E402
+from fuzz.opinfo_scan import report  # noqa: E402
 
 
 def scan(only: set, dtypes: list, show: int) -> tuple[int, int]:
@@ -34,21 +34,12 @@ def scan(only: set, dtypes: list, show: int) -> tuple[int, int]:
                                                           requires_grad=True, training=training))
                 except Exception:  # noqa: BLE001 - torch's own table fails for this dtype
                     continue
-                where = f"{name} [{str(dtype)[6:]} {'train' if training else 'eval'}"
-                differing = 0
-                for k, module_input in enumerate(inputs):
-                    total += 1
-                    found = guarded(compare_module_input, info, module_input, dtype, training)
-                    if not found:
-                        continue
-                    differing += 1
-                    if differing <= show:
-                        c = module_input.constructor_input
-                        print(f"{where} #{k}] {found}\n    constructor: {c.args} {c.kwargs}"[:500],
-                              flush=True)
-                if differing > show:
-                    print(f"{where}] ... {differing} differing inputs", flush=True)
-                bad += differing
+                total += len(inputs)
+                bad += report(
+                    f"{name} [{str(dtype)[6:]} {'train' if training else 'eval'}", inputs,
+                    lambda m, i=info, d=dtype, t=training: compare_module_input(i, m, d, t),
+                    show, lambda m: f"constructor: {m.constructor_input.args} "
+                                    f"{m.constructor_input.kwargs}")
     return total, bad
 
 

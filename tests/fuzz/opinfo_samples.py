@@ -171,37 +171,67 @@ def _weighted_sum(lib, outputs: list, weights: list):
     return total
 
 
-def compare_gradients(tout: list, gout: list, leaves: list) -> str | None:
-    """Gradients of one random weighted sum of the differentiable outputs, in both libraries."""
+def compare_gradients(tout: list, gout: list, torch_inputs: list, gradkit_inputs: list,
+                      names: list | None = None) -> str | None:
+    """Gradients of one random weighted sum of the differentiable outputs, in both libraries,
+    with respect to the paired inputs (``names`` label them in the report)."""
     pairs = [(t, g) for t, g in zip(tout, gout) if isinstance(t, torch.Tensor)
              and t.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex)]
-    if not pairs or not leaves:
+    if not pairs or not torch_inputs:
         return None
     rng = np.random.default_rng(0)
     weights = [torch.tensor(rng.standard_normal(t.shape) + (1j * rng.standard_normal(t.shape)
                                                             if t.dtype.is_complex else 0))
                .to(t.dtype).numpy() for t, _ in pairs]
-    torch_leaves, gradkit_leaves = zip(*leaves)
     try:
         expected = torch.autograd.grad(_weighted_sum(torch, [t for t, _ in pairs], weights),
-                                       torch_leaves, allow_unused=True)
+                                       torch_inputs, allow_unused=True)
     except Exception:  # noqa: BLE001 - torch refuses: gradkit may too
         return None
     try:
         got = gradkit.autograd.grad(_weighted_sum(gradkit, [g for _, g in pairs], weights),
-                                    gradkit_leaves, allow_unused=True)
+                                    gradkit_inputs, allow_unused=True)
     except Exception as e:  # noqa: BLE001
         return f"backward: gradkit raises {type(e).__name__}: {str(e)[:100]}"
-    for i, (a, b) in enumerate(zip(expected, got)):
+    names = names or [f"input {i}" for i in range(len(torch_inputs))]
+    for name, a, b in zip(names, expected, got):
         if a is None or b is None:  # None and zeros are the same gradient
             other = b if a is None else a
             if other is not None and np.any(_array(other)):
-                return f"grad[{i}]: torch {a is None and 'None'} gradkit {b is None and 'None'}"
+                return f"grad of {name}: None in {'torch' if a is None else 'gradkit'} only"
             continue
         found = difference(a, b, 1e-6)
         if found:
-            return f"grad[{i}] {found}"
+            return f"grad of {name}: {found}"
     return None
+
+
+def run_both(torch_call, gradkit_call) -> tuple:
+    """``(difference, torch's outputs, gradkit's outputs)`` of one call in each library;
+    when one raises, its error is compared with the other's (by type) and no outputs come."""
+    try:
+        expected = torch_call()
+    except Exception as e:  # noqa: BLE001 - compared with gradkit's refusal
+        try:
+            gradkit_call()
+        except Exception as ge:  # noqa: BLE001
+            if isinstance(ge, type(e)):
+                return None, None, None
+            return (f"error types: torch {type(e).__name__} gradkit {type(ge).__name__}: "
+                    f"{ge}"[:200], None, None)
+        return f"torch raises {type(e).__name__}: {str(e)[:80]}; gradkit computes", None, None
+    try:
+        got = gradkit_call()
+    except Exception as e:  # noqa: BLE001
+        return f"gradkit raises {type(e).__name__}: {str(e)[:100]}", None, None
+    tout, gout = _flat(expected), _flat(got)
+    if len(tout) != len(gout):
+        return f"outputs {len(tout)} vs {len(gout)}", None, None
+    for i, (a, b) in enumerate(zip(tout, gout)):
+        found = difference(a, b)
+        if found:
+            return f"out[{i}] {found}", None, None
+    return None, tout, gout
 
 
 def compare_sample(opinfo, variant: str, sample, grads: bool) -> str | None:
@@ -214,28 +244,12 @@ def compare_sample(opinfo, variant: str, sample, grads: bool) -> str | None:
         x = x.detach().clone()
     leaves: list = []
     gx, gargs, gkwargs = (to_gradkit(v, leaves) for v in (x, args, kwargs))
-    try:
-        expected = _variant(opinfo, variant)(x, *args, **kwargs)
-    except Exception as e:  # noqa: BLE001 - compared with gradkit's refusal
-        try:
-            gradkit_f(gx, *gargs, **gkwargs)
-        except Exception as ge:  # noqa: BLE001
-            if isinstance(ge, type(e)):
-                return None
-            return f"error types: torch {type(e).__name__} gradkit {type(ge).__name__}: {ge}"[:200]
-        return f"torch raises {type(e).__name__}: {str(e)[:80]}; gradkit computes"
-    try:
-        got = gradkit_f(gx, *gargs, **gkwargs)
-    except Exception as e:  # noqa: BLE001
-        return f"gradkit raises {type(e).__name__}: {str(e)[:100]}"
-    tout, gout = _flat(expected), _flat(got)
-    if len(tout) != len(gout):
-        return f"outputs {len(tout)} vs {len(gout)}"
-    for i, (a, b) in enumerate(zip(tout, gout)):
-        found = difference(a, b)
-        if found:
-            return f"out[{i}] {found}"
-    return compare_gradients(tout, gout, leaves) if grads and variant != "inplace" else None
+    found, tout, gout = run_both(lambda: _variant(opinfo, variant)(x, *args, **kwargs),
+                                 lambda: gradkit_f(gx, *gargs, **gkwargs))
+    if found or tout is None or not grads or variant == "inplace" or not leaves:
+        return found
+    torch_leaves, gradkit_leaves = zip(*leaves)
+    return compare_gradients(tout, gout, list(torch_leaves), list(gradkit_leaves))
 
 
 def compare_error(opinfo, error_input) -> str | None:

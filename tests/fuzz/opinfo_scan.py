@@ -50,18 +50,33 @@ def _selected(only: set):
             yield opinfo
 
 
-def scan_errors(only: set) -> tuple[int, int]:
+def report(where: str, items: list, compare, show: int, describe) -> int:
+    """Compare each item, print its difference (the first ``show``) and how to read the first
+    differing one (``describe(item)``); the number that differ."""
+    differing = 0
+    for k, item in enumerate(items):
+        found = guarded(compare, item)
+        if not found:
+            continue
+        differing += 1
+        if differing <= show:
+            print(f"{where} #{k}] {found}", flush=True)
+        if differing == 1:
+            print(f"    {describe(item)}"[:400], flush=True)
+    if differing > show:
+        print(f"{where}] ... {differing} differing", flush=True)
+    return differing
+
+
+def scan_errors(only: set, show: int) -> tuple[int, int]:
     total = bad = 0
     for opinfo in _selected(only):
-        if opinfo.error_inputs_func is None:
-            continue
-        for k, error_input in enumerate(opinfo.error_inputs("cpu")):
-            total += 1
-            found = guarded(compare_error, opinfo, error_input)
-            if found:
-                bad += 1
-                print(f"{opinfo.name}.{opinfo.variant_test_name} [error #{k}] {found}\n"
-                      f"    sample: {error_input.sample_input.summary()}"[:400], flush=True)
+        if opinfo.error_inputs_func is not None:
+            errors = list(opinfo.error_inputs("cpu"))
+            total += len(errors)
+            bad += report(f"{opinfo.name}.{opinfo.variant_test_name} [error", errors,
+                          lambda e, o=opinfo: compare_error(o, e), show,
+                          lambda e: f"sample: {e.sample_input.summary()}")
     return total, bad
 
 
@@ -80,21 +95,11 @@ def scan_samples(only: set, dtypes: list, variants: list, reference: bool,
                     samples = list(draw("cpu", dtype, requires_grad=grads))
                 except Exception:  # noqa: BLE001 - torch's own sampler fails for this dtype
                     continue
-                where = f"{opinfo.name}.{opinfo.variant_test_name} [{variant} {str(dtype)[6:]}"
-                differing = 0
-                for k, sample in enumerate(samples):
-                    total += 1
-                    found = guarded(compare_sample, opinfo, variant, sample, grads)
-                    if not found:
-                        continue
-                    differing += 1
-                    if differing <= show:
-                        print(f"{where} #{k}] {found}", flush=True)
-                    if differing == 1:
-                        print(f"    sample: {sample.summary()}"[:400], flush=True)
-                if differing > show:
-                    print(f"{where}] ... {differing} differing samples", flush=True)
-                bad += differing
+                total += len(samples)
+                bad += report(
+                    f"{opinfo.name}.{opinfo.variant_test_name} [{variant} {str(dtype)[6:]}",
+                    samples, lambda s, o=opinfo, v=variant, g=grads: compare_sample(o, v, s, g),
+                    show, lambda s: f"sample: {s.summary()}")
     return total, bad
 
 
@@ -110,7 +115,7 @@ def main() -> int:
     warnings.filterwarnings("ignore")
     only = set(args.only.split(",")) - {""}
     if args.errors:
-        total, bad = scan_errors(only)
+        total, bad = scan_errors(only, args.show)
     else:
         dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
         total, bad = scan_samples(only, dtypes, args.variants.split(","), args.reference,

@@ -191,7 +191,7 @@ def _in_format(out: Tensor, t: Tensor, memory_format, function: str) -> Tensor:
 def _like_of(make):
     """``make_like(t, dtype=None, device=None, requires_grad=False, memory_format=...)`` from a
     creation function."""
-    def like(t: Tensor, dtype=None, device=None, requires_grad: bool = False,
+    def like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
              memory_format=memory_formats.preserve_format,
              **options) -> Tensor:  # options: rand_like's generator=
         _checked_options(like.__name__, dtype, device, requires_grad)
@@ -204,13 +204,14 @@ def _like_of(make):
     return like
 
 
-def empty_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False,
+def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
                memory_format=memory_formats.preserve_format) -> Tensor:
     """``empty`` shaped like ``t`` (its dtype, device and layout unless given)."""
-    return zeros_like(t, dtype, device, requires_grad, memory_format)
+    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad,
+                      memory_format=memory_format)
 
 
-def full_like(t: Tensor, fill_value, dtype=None, device=None,
+def full_like(t: Tensor, fill_value, *, dtype=None, device=None,
               requires_grad: bool = False,
               memory_format=memory_formats.preserve_format) -> Tensor:
     """``full`` shaped like ``t`` (its dtype, device and layout unless given)."""

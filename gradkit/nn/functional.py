@@ -163,21 +163,21 @@ def softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``."""
     if dim is None:
         dim = _softmax_dim("softmax", input.ndim)
-    return ops.softmax(input, dim, _np_dtype(dtype))
+    return input.softmax(dim, _np_dtype(dtype))  # torch calls the method: its error words
 
 
 def log_softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
     """log(softmax(x)) along ``dim``, computed stably."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.ndim)
-    return ops.log_softmax(input, dim, _np_dtype(dtype))
+    return input.log_softmax(dim, _np_dtype(dtype))  # torch calls the method: its error words
 
 
 def softmin(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
     """softmax(-x) along ``dim``."""
     if dim is None:
         dim = _softmax_dim("softmin", input.ndim)
-    return ops.softmax(ops.neg(input), dim, _np_dtype(dtype))
+    return ops.neg(input).softmax(dim, _np_dtype(dtype))  # torch calls the method
 
 
 def one_hot(tensor, num_classes: int = -1):

@@ -27,6 +27,7 @@ def clone(xp, x, memory_format=preserve_format):
                    physical_order(x.shape, check_format(memory_format, "clone")))
 
 
+clone.keyword_only("memory_format")
 clone.defvjp(lambda g, memory_format: g)
 clone.defjvp(lambda t, memory_format: t)
 

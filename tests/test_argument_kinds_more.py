@@ -1,0 +1,124 @@
+"""Arguments of every kind, second pass (issue 15): what the argument scans found after
+tests/test_argument_kinds.py. Each program runs in torch 2.13 and in gradkit; torch's refusals
+must be gradkit's (the error's type and first line), and what torch computes gradkit computes
+(dtypes, shapes, values)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+X = np.random.default_rng(0).random((3, 3)) + 0.5
+I64 = np.int64(1)
+
+
+def _outcome(lib, call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's deprecations (frobenius_norm ...)
+        try:
+            out = call(lib, lib.tensor(X))
+        except (RuntimeError, TypeError, ValueError, NotImplementedError) as error:
+            return type(error).__name__, str(error).split("\n")[0]
+    flat = []
+    for value in (out if isinstance(out, (tuple, list)) else (out,)):
+        for t in (value if isinstance(value, (tuple, list)) else (value,)):
+            flat.append((str(t.dtype).split(".")[-1], tuple(t.shape),
+                         np.asarray(t.tolist()).round(12).tolist()))
+    return flat
+
+
+# torch refuses these: keyword-only parameters given positionally
+KEYWORD_ONLY = {
+    "cumsum_dtype": lambda lib, x: lib.cumsum(x, 1, None),
+    "cumprod_dtype": lambda lib, x: lib.cumprod(x, 1, None),
+    "cumsum_dtype_method": lambda lib, x: x.cumsum(1, None),
+    "clone_memory_format": lambda lib, x: lib.clone(x, None),
+    "round_decimals": lambda lib, x: lib.round(x, 0),
+    "round_none": lambda lib, x: lib.round(x, None),
+    "full_like_dtype": lambda lib, x: lib.full_like(x, 1, None),
+    "ones_like_dtype": lambda lib, x: lib.ones_like(x, None),
+    "zeros_like_dtype": lambda lib, x: lib.zeros_like(x, None),
+    "empty_like_dtype": lambda lib, x: lib.empty_like(x, None),
+    # tile's function takes one tuple (its method, separate ints)
+    "tile_missing": lambda lib, x: lib.tile(x),
+    "tile_missing_method": lambda lib, x: x.tile(),
+    "tile_int": lambda lib, x: lib.tile(x, 1),
+    "tile_numpy_int": lambda lib, x: lib.tile(x, I64),
+    "tile_two_ints": lambda lib, x: lib.tile(x, 1, 0),
+}
+
+# torch refuses these: a bool parameter given another kind (a NumPy bool too)
+NOT_BOOLS = {
+    "std_int_unbiased": lambda lib, x: lib.std(x, 1, 0),
+    "std_none_unbiased": lambda lib, x: lib.std(x, 1, None),
+    "var_float_unbiased": lambda lib, x: lib.var(x, 1, 0.5),
+    "var_numpy_bool_unbiased": lambda lib, x: lib.var(x, 1, np.bool_(False)),
+    "var_str_unbiased_method": lambda lib, x: x.var(1, "a"),
+    "var_mean_str_unbiased": lambda lib, x: lib.var_mean(x, 1, "a"),
+    "var_mean_none_unbiased": lambda lib, x: lib.var_mean(x, 1, None),
+    "std_mean_int_unbiased": lambda lib, x: lib.std_mean(x, 1, 1),
+    "var_mean_bool_dim_int": lambda lib, x: lib.var_mean(x, True, 1),
+    "sum_numpy_bool_keepdim": lambda lib, x: lib.sum(x, 0, np.bool_(True)),
+    "median_numpy_bool_keepdim_method": lambda lib, x: x.median(0, np.bool_(True)),
+    # the function's words: positions and listings count the input
+    "sum_int_keepdim": lambda lib, x: lib.sum(x, 0, 1),
+    "var_float_dim": lambda lib, x: lib.var(x, 1.5),
+    "cumsum_tuple_dim": lambda lib, x: lib.cumsum(x, (0,)),
+    "cumsum_tuple_dim_method": lambda lib, x: x.cumsum((0,)),
+    "softmax_functional_tuple_dim": lambda lib, x: lib.nn.functional.softmax(x, (0,)),
+}
+
+REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_refused_as_torch_refuses(case):
+    theirs = _outcome(torch, REFUSED[case])
+    assert isinstance(theirs, tuple)  # torch refuses it
+    assert _outcome(gradkit, REFUSED[case]) == theirs
+
+
+# torch computes these
+COMPUTED = {
+    "tile_tuple": lambda lib, x: lib.tile(x, (2, 1)),
+    "tile_method_ints": lambda lib, x: x.tile(1, 2),
+    "tile_method_keyword": lambda lib, x: x.tile(dims=(2,)),
+    "var_bool_unbiased": lambda lib, x: lib.var(x, 1, True),
+    "std_mean_bool_unbiased": lambda lib, x: lib.std_mean(x, 1, False),
+    "var_mean_lone_bool": lambda lib, x: lib.var_mean(x, True),
+    # a later Python bool in an int list reads as an int (torch's element check takes it)
+    "tile_bool_element": lambda lib, x: lib.tile(x, (2, True)),
+    "tile_method_bool_element": lambda lib, x: x.tile(2, True),
+    "new_zeros_bool_element": lambda lib, x: x.new_zeros(2, True),
+    "new_ones_bool_element": lambda lib, x: x.new_ones((2, True)),
+    "view_bool_element": lambda lib, x: x.view(9, True),
+    "reshape_bool_element": lambda lib, x: x.reshape((9, True)),
+    "repeat_bool_element": lambda lib, x: x.repeat(2, True),
+    "permute_bool_element": lambda lib, x: x.permute(0, True),
+    "flip_bool_element": lambda lib, x: x.flip((0, True)),
+    "sum_bool_element": lambda lib, x: x.sum((0, True)),
+    "amax_bool_element": lambda lib, x: lib.amax(x, (0, True)),
+    "count_nonzero_bool_element": lambda lib, x: x.count_nonzero((0, True)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COMPUTED))
+def test_computed_as_torch_computes(case):
+    theirs = _outcome(torch, COMPUTED[case])
+    assert isinstance(theirs, list)  # torch computes it
+    assert _outcome(gradkit, COMPUTED[case]) == theirs
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: x.view((True, 9)),  # a first bool does not read
+    lambda lib, x: x.view((9, np.bool_(True))),  # nor a later NumPy bool
+    lambda lib, x: x.view((9, 1.0)),
+    lambda lib, x: x.expand(3, 3, True),  # a bool reads as 1: the size mismatches
+])
+def test_bool_elements_still_refused_as_torch_refuses(call):
+    theirs = _outcome(torch, call)
+    assert isinstance(theirs, tuple)
+    assert _outcome(gradkit, call) == theirs

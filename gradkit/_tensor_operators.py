@@ -158,7 +158,10 @@ class _TensorOperators:
 
     def fill_(self, value) -> Tensor:
         """Fill with ``value`` in place (a number or a 0-d tensor, differentiable)."""
-        return inplace(self, conversion.fill, value)
+        try:
+            return inplace(self, conversion.fill, value)
+        except TypeError as error:
+            raise _as_method_combination(error, "fill", "fill_") from None
 
     def copy_(self, src, non_blocking: bool = False) -> Tensor:
         """Copy ``src`` (broadcast, cast) into this tensor in place; differentiable in src."""
@@ -238,8 +241,14 @@ def _as_method(name, op):
                 try:
                     return op(self, *args, **kwargs)
                 except TypeError as error:
-                    raise _as_method_argument_error(error, op.name, op.name) from None
+                    raise _as_method_argument_error(error, op.name, name) from None
             return run(op, (self,), _NO_PARAMS)  # x.exp(): no Op.__call__ frame between
+    elif getattr(op, "function_words", False):  # a plain function's errors count the input
+        def method(self, *args, **kwargs):
+            try:
+                return op(self, *args, **kwargs)
+            except TypeError as error:
+                raise _as_method_argument_error(error, name, name) from None
     elif getattr(op, "lists_input_in_function_form", False):
         def method(self, *args, **kwargs):
             try:

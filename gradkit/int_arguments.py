@@ -186,12 +186,12 @@ def invalid_combination(function: str, positional: tuple, keywords: dict) -> Typ
                      f"got ({listing}), but expected one of:")
 
 
-def function_form(error: TypeError, inputs: tuple) -> TypeError:
-    """A parameter's error worded for a method (``method_form``: its positions and listing do
-    not count self) in the words of the function, which counts its ``inputs`` first:
-    "sum(): argument 'keepdim' (position 2)" is "(position 3)", "got (int, int)" is "got
-    (Tensor, int, int)". (A method wrapper words it back: _tensor_operators.py.)"""
-    if not getattr(error, "method_form", False):
+def function_form(error: TypeError, inputs: tuple, method: bool = False) -> TypeError:
+    """A parameter's error worded for a method (``method_form``, or any with ``method``: its
+    positions and listing do not count self) in the words of the function, which counts its
+    ``inputs`` first: "sum(): argument 'keepdim' (position 2)" is "(position 3)", "got (int,
+    int)" is "got (Tensor, int, int)". (A method wrapper words it back: _tensor_operators.py.)"""
+    if not (method or getattr(error, "method_form", False)):
         return error
     message = str(error)
     function, _, rest = message.partition("(): argument '")

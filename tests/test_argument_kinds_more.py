@@ -25,8 +25,9 @@ def _outcome(lib, call):
     flat = []
     for value in (out if isinstance(out, (tuple, list)) else (out,)):
         for t in (value if isinstance(value, (tuple, list)) else (value,)):
+            values = np.asarray(t.tolist())
             flat.append((str(t.dtype).split(".")[-1], tuple(t.shape),
-                         np.asarray(t.tolist()).round(12).tolist()))
+                         (values.round(12) if values.dtype.kind in "fc" else values).tolist()))
     return flat
 
 
@@ -71,7 +72,45 @@ NOT_BOOLS = {
     "softmax_functional_tuple_dim": lambda lib, x: lib.nn.functional.softmax(x, (0,)),
 }
 
-REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS}
+# torch refuses these: None, a tuple, a list or a str where a tensor or a number goes
+# (NumPy would compare with them, or make an array of them)
+NOT_OPERANDS = {
+    "eq_tuple": lambda lib, x: lib.eq(x, (0,)),
+    "eq_none": lambda lib, x: lib.eq(x, None),
+    "ne_str": lambda lib, x: lib.ne(x, "a"),
+    "eq_list": lambda lib, x: lib.eq(x, [1, 0, 1]),
+    "ge_tuple": lambda lib, x: lib.ge(x, (0,)),
+    "lt_tuple_method": lambda lib, x: x.lt((0,)),
+    "greater_tuple_method": lambda lib, x: x.greater((0,)),  # a method alias: its own name
+    "not_equal_none_method": lambda lib, x: x.not_equal(None),
+    "fill_tuple": lambda lib, x: lib.fill(x, (0,)),
+    "fill_none": lambda lib, x: lib.fill(x, None),
+    "fill_str": lambda lib, x: lib.fill(x, "a"),
+    "fill_inplace_none": lambda lib, x: lib.fill_(x, None),
+    "fill_inplace_tuple_method": lambda lib, x: x.fill_((0,)),
+    "logical_and_none": lambda lib, x: lib.logical_and(x, None),
+    "logical_or_none_method": lambda lib, x: x.logical_or(None),
+    "logical_xor_tuple": lambda lib, x: lib.logical_xor(x, (0,)),
+    "nan_to_num_tuple": lambda lib, x: lib.nan_to_num(x, (0,)),
+    "nan_to_num_posinf_tuple": lambda lib, x: lib.nan_to_num(x, 1, (0,)),
+    "nan_to_num_list_method": lambda lib, x: x.nan_to_num([0, 1]),
+    "nan_to_num_str": lambda lib, x: lib.nan_to_num(x, "a"),
+    "nan_to_num_inplace_tuple": lambda lib, x: lib.nan_to_num_(x, (0,)),
+    "nan_to_num_inplace_posinf_method": lambda lib, x: x.nan_to_num_(1, (0,)),
+    "threshold_tuple_value": lambda lib, x: lib.threshold(x, 1, (0,)),
+    "threshold_none_value": lambda lib, x: lib.threshold(x, 1, None),
+    "threshold_none_threshold": lambda lib, x: lib.threshold(x, None, 1),
+    "threshold_inplace_none_value": lambda lib, x: lib.threshold_(x, 1, None),
+    "threshold_str_value": lambda lib, x: lib.threshold(x, 1, "a"),
+    # an int parameter: None, a bool and a float refused
+    "mvlgamma_none": lambda lib, x: lib.mvlgamma(x, None),
+    "mvlgamma_bool": lambda lib, x: lib.mvlgamma(x, True),
+    "mvlgamma_float_method": lambda lib, x: x.mvlgamma(1.0),
+    "mvlgamma_missing": lambda lib, x: lib.mvlgamma(x),
+    "mvlgamma_missing_method": lambda lib, x: x.mvlgamma(),
+}
+
+REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS, **NOT_OPERANDS}
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
@@ -102,6 +141,12 @@ COMPUTED = {
     "sum_bool_element": lambda lib, x: x.sum((0, True)),
     "amax_bool_element": lambda lib, x: lib.amax(x, (0, True)),
     "count_nonzero_bool_element": lambda lib, x: x.count_nonzero((0, True)),
+    "nan_to_num_none": lambda lib, x: lib.nan_to_num(x, None),
+    "nan_to_num_bool": lambda lib, x: lib.nan_to_num(x, True),
+    "threshold_bool_value": lambda lib, x: lib.threshold(x, 1, True),
+    "mvlgamma_numpy_int": lambda lib, x: lib.mvlgamma(x, np.int64(2)),
+    "eq_number": lambda lib, x: lib.eq(x, 1),
+    "fill_number_method": lambda lib, x: x.fill_(2),
 }
 
 

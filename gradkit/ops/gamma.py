@@ -69,9 +69,11 @@ def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002 - torch's names
 
 
 @unary(method=True, inplace=True)
-def mvlgamma(xp, x, p=1):
+def mvlgamma(xp, x, p=None):
     """The multivariate log-gamma of dimension p: sum_j lgamma(x + (1 - j) / 2) over
     j = 1..p, plus p (p - 1) / 4 log(pi)."""
+    if p is None:  # (torch requires p; a None given is refused by its reader)
+        raise TypeError('mvlgamma() missing 1 required positional arguments: "p"')
     if x.dtype.kind == "c":
         raise kernel_error("arange_cpu")(x)
     if x.dtype.kind == "b":

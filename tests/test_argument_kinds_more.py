@@ -110,7 +110,50 @@ NOT_OPERANDS = {
     "mvlgamma_missing_method": lambda lib, x: x.mvlgamma(),
 }
 
-REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS, **NOT_OPERANDS}
+F = "nn.functional."
+
+
+def _pool(name, *args):
+    """A pooling call on (C, L) for 1-d pools, (C, H, W) for 2-d, (1, C, H, W) for 3-d."""
+    def call(lib, x):
+        function = lib
+        for part in name.split("."):
+            function = getattr(function, part)
+        shaped = x if "1d" in name else x[None] if "2d" in name else x[None, None]
+        return function(shaped, *args)
+    return call
+
+
+# torch's int[] pooling parameters: a bool, a float, None or a str refused (its parser's
+# TypeError naming the argument); a negative adaptive output size refused by its kernels
+POOLS = {
+    "max_pool2d_bool_kernel": _pool(F + "max_pool2d", True),
+    "max_pool2d_none_kernel": _pool(F + "max_pool2d", None),
+    "max_pool2d_str_stride": _pool(F + "max_pool2d", 1, "a"),
+    "max_pool2d_bool_padding": _pool(F + "max_pool2d", 2, 1, True),
+    "max_pool2d_float_dilation": _pool(F + "max_pool2d", 2, 1, 0, 1.5),
+    "max_pool3d_float_kernel": _pool(F + "max_pool3d", 1.0),
+    "avg_pool2d_bool_kernel": _pool(F + "avg_pool2d", True),
+    "avg_pool2d_str_padding": _pool(F + "avg_pool2d", 2, None, "a"),
+    "avg_pool1d_bool_kernel": _pool("avg_pool1d", True),
+    "avg_pool1d_bool_stride": _pool("avg_pool1d", 1, True),
+    "avg_pool1d_bool_padding": _pool("avg_pool1d", 1, 1, True),
+    "max_pool1d_bool_kernel": _pool("max_pool1d", True),
+    "max_pool1d_bool_stride": _pool("max_pool1d", 1, False),
+    "max_pool1d_with_indices_bool_kernel": _pool("max_pool1d_with_indices", True),
+    "max_pool1d_with_indices_bool_stride": _pool("max_pool1d_with_indices", 1, True),
+    "adaptive_avg_pool1d_bool": _pool("adaptive_avg_pool1d", True),
+    "adaptive_max_pool1d_bool": _pool("adaptive_max_pool1d", False),
+    "adaptive_avg_pool2d_bool": _pool(F + "adaptive_avg_pool2d", True),
+    "adaptive_avg_pool1d_negative": _pool("adaptive_avg_pool1d", -1),
+    "adaptive_max_pool1d_negative": _pool("adaptive_max_pool1d", -1),
+    "adaptive_avg_pool2d_negative": _pool(F + "adaptive_avg_pool2d", (2, -1)),
+    "adaptive_max_pool2d_negative": _pool(F + "adaptive_max_pool2d", (2, -1)),
+    "adaptive_avg_pool3d_negative": _pool(F + "adaptive_avg_pool3d", (1, 2, -1)),
+    "adaptive_max_pool3d_negative": _pool(F + "adaptive_max_pool3d", (1, -2, 1)),
+}
+
+REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS, **NOT_OPERANDS, **POOLS}
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
@@ -147,6 +190,10 @@ COMPUTED = {
     "mvlgamma_numpy_int": lambda lib, x: lib.mvlgamma(x, np.int64(2)),
     "eq_number": lambda lib, x: lib.eq(x, 1),
     "fill_number_method": lambda lib, x: x.fill_(2),
+    "max_pool2d_numpy_stride": _pool(F + "max_pool2d", 2, np.int64(1)),
+    "max_pool2d_bool_element": _pool(F + "max_pool2d", (2, True)),
+    "max_pool1d_numpy_kernel": _pool("max_pool1d", np.int64(2)),
+    "adaptive_max_pool2d_none_element": _pool(F + "adaptive_max_pool2d", (2, None)),
 }
 
 

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from gradkit.int_arguments import int_list_argument
 from gradkit.ops._op import op
 from gradkit.ops.clamp import clamp
 from gradkit.ops.grad_edges import reads_input
@@ -165,11 +166,18 @@ def pool_input(input, d: int, name: str, prefix: str = ""):
 _WORDS = {2: "two", 3: "three"}
 
 
+# the positions of the pooling functions' int[] parameters in torch's signatures
+_POSITIONS = {"kernel_size": 2, "output_size": 2, "stride": 3, "padding": 4, "dilation": 5}
+
+
 def ntuple(value, d: int, name: str, what: str = "kernel_size") -> tuple:
-    """An int or a list of 1 or ``d`` ints as a ``d``-tuple (torch's pooling arguments)."""
-    if isinstance(value, (int, np.integer)):  # a NumPy integer too, as torch's parser reads it
-        return (int(value),) * d
-    value = tuple(value)
+    """An int or a list of 1 or ``d`` ints as a ``d``-tuple (torch's pooling arguments, read
+    as its parser reads an ``int[d]``: a NumPy integer too; a bool, float or None refused)."""
+    if type(value) is int:
+        return (value,) * d
+    value = int_list_argument(value, name, what, _POSITIONS.get(what), single=True)
+    if type(value) is not tuple:
+        return (value,) * d
     if len(value) not in (1, d):
         raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of "
                            f"{_WORDS.get(d, d)} ints")
@@ -224,7 +232,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     kernel, stride, pads, dilation, outs = pool_geometry(
         batched_input, kernel_size, stride, padding, dilation, ceil_mode, d, name)
     # torch's node keeps a stride not given as ()
-    arguments = {"kernel_size": kernel, "stride": () if given_stride in (None, [], ()) else stride,
+    arguments = {"kernel_size": kernel, "stride": () if no_stride(given_stride) else stride,
                  "padding": pads, "dilation": dilation, "ceil_mode": ceil_mode}
     if batched_input._data.dtype == np.bool_:
         require_real_floating(name, batched_input._data)
@@ -250,7 +258,9 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         # torch's 1-D kernel has floating types only (with indices it runs max_pool2d's)
         raise kernel_error("max_pool1d_impl")(input._data)
     def one(value, what):
-        value = (int(value),) if isinstance(value, (int, np.integer)) else tuple(value)
+        value = int_list_argument(value, "max_pool1d_with_indices" if return_indices else
+                                  "max_pool1d", what, _POSITIONS[what], single=True)
+        value = value if type(value) is tuple else (value,)
         if len(value) != 1:
             raise RuntimeError(f"max_pool1d() {what} must be an int, list of ints or tuple of "
                                f"ints of size 1 but got size {len(value)}")
@@ -306,9 +316,17 @@ def adaptive_arguments(input, output_size, d: int, name: str, got: str) -> tuple
         raise RuntimeError(f"{name}(): internal error: output_size.size() must be {d}")
     batched, added = (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
     sizes = tuple(batched.shape[2:])
+    if isinstance(output_size, tuple) and len(output_size) == d:  # torch's Python fills None
+        output_size = tuple(s if o is None else o for o, s in zip(output_size, sizes))
     outs = ntuple(output_size, d, name, "output_size")
-    return batched, added, sizes, tuple(s if o is None else o
-                                        for o, s in zip(outs, sizes, strict=True))
+    if min(outs) < 0:  # torch's checks: the avg kernel's own, the max one's allocation
+        if name.startswith("adaptive_avg"):  # (its 3-d listing drops a space)
+            listing = ", ".join(map(str, outs[:2])) + "".join(f",{o}" for o in outs[2:])
+            raise RuntimeError(f"{name}: elements of output_size must be greater than or "
+                               f"equal to 0 but received {{{listing}}}")
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(outs)}: "
+                           f"{list(input.shape[:-d]) + list(outs)}")
+    return batched, added, sizes, outs
 
 
 def _adaptive_max_pool(input, output_size, return_indices, d):

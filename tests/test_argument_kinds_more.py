@@ -153,7 +153,28 @@ POOLS = {
     "adaptive_max_pool3d_negative": _pool(F + "adaptive_max_pool3d", (1, -2, 1)),
 }
 
-REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS, **NOT_OPERANDS, **POOLS}
+# torch's split signatures take an int (sections), an int list (indices) or, tensor_split, a
+# tensor; anything else matches none of them
+SPLITS = {
+    "hsplit_bool": lambda lib, x: lib.hsplit(x, True),
+    "hsplit_float_method": lambda lib, x: x.hsplit(1.0),
+    "hsplit_missing": lambda lib, x: lib.hsplit(x),
+    "hsplit_missing_method": lambda lib, x: x.hsplit(),
+    "hsplit_str": lambda lib, x: lib.hsplit(x, "a"),
+    "hsplit_two_ints": lambda lib, x: lib.hsplit(x, 1, True),
+    "vsplit_bool_method": lambda lib, x: x.vsplit(True),
+    "vsplit_str_element": lambda lib, x: lib.vsplit(x, [1, "a"]),
+    "dsplit_bool_before_rank": lambda lib, x: lib.dsplit(x, True),
+    "dsplit_rank": lambda lib, x: lib.dsplit(x, 1),
+    "tensor_split_bool": lambda lib, x: lib.tensor_split(x, True),
+    "tensor_split_float_method": lambda lib, x: x.tensor_split(1.0),
+    "tensor_split_none": lambda lib, x: lib.tensor_split(x, None),
+    "tensor_split_none_method": lambda lib, x: x.tensor_split(None),
+    "tensor_split_str": lambda lib, x: lib.tensor_split(x, "a"),
+    "tensor_split_bool_with_dim_method": lambda lib, x: x.tensor_split(True, 1),
+}
+
+REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS, **NOT_OPERANDS, **POOLS, **SPLITS}
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
@@ -194,6 +215,12 @@ COMPUTED = {
     "max_pool2d_bool_element": _pool(F + "max_pool2d", (2, True)),
     "max_pool1d_numpy_kernel": _pool("max_pool1d", np.int64(2)),
     "adaptive_max_pool2d_none_element": _pool(F + "adaptive_max_pool2d", (2, None)),
+    "hsplit_ints_method": lambda lib, x: x.hsplit(1, True),  # an int list as separate ints
+    "hsplit_bool_element": lambda lib, x: lib.hsplit(x, (1, True)),
+    "hsplit_numpy_int": lambda lib, x: lib.hsplit(x, np.int64(3)),
+    "vsplit_list_method": lambda lib, x: x.vsplit([1, 2]),
+    "tensor_split_list_dim": lambda lib, x: lib.tensor_split(x, [1, 2], 1),
+    "tensor_split_keyword": lambda lib, x: lib.tensor_split(x, sections=2),
 }
 
 

@@ -174,7 +174,27 @@ SPLITS = {
     "tensor_split_bool_with_dim_method": lambda lib, x: x.tensor_split(True, 1),
 }
 
-REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS, **NOT_OPERANDS, **POOLS, **SPLITS}
+# the int, bool and float parameters of torch's legacy norms and of group_norm
+NORMS = {
+    "frobenius_norm_bool_dim": lambda lib, x: lib.frobenius_norm(x, True),
+    "frobenius_norm_int_keepdim": lambda lib, x: lib.frobenius_norm(x, 1, 0),
+    "frobenius_norm_numpy_keepdim": lambda lib, x: lib.frobenius_norm(x, 1, np.int64(1)),
+    "nuclear_norm_none_dim": lambda lib, x: lib.nuclear_norm(x, None),
+    "nuclear_norm_none_dim_keepdim": lambda lib, x: lib.nuclear_norm(x, None, True),
+    "norm_except_dim_bool_pow": lambda lib, x: lib.norm_except_dim(x, True),
+    "norm_except_dim_float_pow": lambda lib, x: lib.norm_except_dim(x, 1.0),
+    "norm_except_dim_none_pow": lambda lib, x: lib.norm_except_dim(x, None),
+    "norm_except_dim_bool_dim": lambda lib, x: lib.norm_except_dim(x, 1, True),
+    "pinverse_tuple_rcond": lambda lib, x: lib.pinverse(x, (0,)),
+    "pinverse_none_rcond": lambda lib, x: lib.pinverse(x, None),
+    "pinverse_list_rcond_method": lambda lib, x: x.pinverse([0, 1]),
+    "group_norm_bool_groups": lambda lib, x: lib.group_norm(x, True),
+    "group_norm_float_groups": lambda lib, x: lib.group_norm(x, 1.0),
+    "group_norm_functional_bool_groups": lambda lib, x: lib.nn.functional.group_norm(x[None],
+                                                                                     True),
+}
+
+REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS, **NOT_OPERANDS, **POOLS, **SPLITS, **NORMS}
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
@@ -221,6 +241,13 @@ COMPUTED = {
     "vsplit_list_method": lambda lib, x: x.vsplit([1, 2]),
     "tensor_split_list_dim": lambda lib, x: lib.tensor_split(x, [1, 2], 1),
     "tensor_split_keyword": lambda lib, x: lib.tensor_split(x, sections=2),
+    "frobenius_norm_numpy_dim": lambda lib, x: lib.frobenius_norm(x, np.int64(1)),
+    "frobenius_norm_dims_keepdim": lambda lib, x: lib.frobenius_norm(x, (0, 1), True),
+    "nuclear_norm_keepdim": lambda lib, x: lib.nuclear_norm(x, True),
+    "nuclear_norm_dims": lambda lib, x: lib.nuclear_norm(x, (0, 1)),
+    "norm_except_dim_ints": lambda lib, x: lib.norm_except_dim(x, 3, -1),
+    "pinverse_rcond": lambda lib, x: lib.pinverse(x, 0.1),
+    "group_norm_int_groups": lambda lib, x: lib.group_norm(x, 1),
 }
 
 

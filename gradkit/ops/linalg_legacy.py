@@ -14,6 +14,7 @@ from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.creation import zeros
 from gradkit.int_arguments import bool_argument, int_parameters
+from gradkit.number_arguments import number_argument
 from gradkit.ops.linalg_cholesky_solve import check_linear_solve
 from gradkit.ops.linalg_decompositions import qr as linalg_qr, svd as linalg_svd, svdvals
 from gradkit.ops.linalg_lu import lu_factor_ex, lu_solve as linalg_lu_solve
@@ -176,7 +177,11 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: 
 @tensor_method()
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002
     """``linalg.pinv`` with ``rcond`` its relative tolerance (atol 0)."""
-    return pinv(input, rcond=rcond)
+    return pinv(input, rcond=number_argument(rcond, "pinverse", "rcond", 2, "float",
+                                             optional=False))
+
+
+pinverse.function_words = True  # its method's errors do not count self
 
 
 register(matrix_exp, "matrix_exp")

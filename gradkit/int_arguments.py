@@ -315,6 +315,19 @@ def keepdim_needs_dim(function: str):
     return read
 
 
+def positional_none_refused(function: str, *names: str):
+    """A ``numbers`` hook: the parameters ``names``, optional for gradkit's own calls (a
+    derivative rule's None), take no None given positionally: torch's invalid combination."""
+    def read(params: dict, positional=(), inputs=()) -> dict:
+        if any(params.get(name, _ABSENT) is None for name in names if name in positional):
+            error = invalid_combination(function, tuple(params[k] for k in positional),
+                                        {k: v for k, v in params.items() if k not in positional})
+            error.method_form = True
+            raise error
+        return params
+    return read
+
+
 def chain(*readers):
     """One ``numbers`` hook running several readers in turn."""
     def read(params: dict, positional=(), inputs=()) -> dict:

@@ -194,7 +194,38 @@ NORMS = {
                                                                                      True),
 }
 
-REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS, **NOT_OPERANDS, **POOLS, **SPLITS, **NORMS}
+# None given where torch's default means "absent", and other kinds no signature takes
+OTHERS = {
+    "where_none_input": lambda lib, x: lib.where(x > 1, None),
+    "where_none_other": lambda lib, x: lib.where(x > 1, 1, None),
+    "where_method_none_other": lambda lib, x: x.where(x > 1, None),
+    "where_method_missing_other": lambda lib, x: x.where(x > 1),
+    "where_method_none_condition": lambda lib, x: x.where(None, 1),
+    "trapezoid_none_x": lambda lib, x: lib.trapezoid(x, None),
+    "trapezoid_keyword_none_x": lambda lib, x: lib.trapezoid(x, x=None),
+    "trapz_none_x": lambda lib, x: lib.trapz(x, None),
+    "cumulative_trapezoid_none_x": lambda lib, x: lib.cumulative_trapezoid(x, None),
+    "squeeze_none_dim": lambda lib, x: lib.squeeze(x, None),
+    "squeeze_none_dim_method": lambda lib, x: x.squeeze(None),
+    "squeeze_copy_none_dim": lambda lib, x: lib.squeeze_copy(x, None),
+    "unsqueeze_copy_none_dim": lambda lib, x: lib.unsqueeze_copy(x, None),
+    "isin_bool_test": lambda lib, x: lib.isin(x, True),
+    "isin_bool_elements": lambda lib, x: lib.isin(False, x),
+    "repeat_interleave_bool": lambda lib, x: lib.repeat_interleave(x, True),
+    "repeat_interleave_float": lambda lib, x: lib.repeat_interleave(x, 1.0),
+    "repeat_interleave_numpy_float_method": lambda lib, x: x.repeat_interleave(np.float64(0.5)),
+    "repeat_interleave_bool_with_dim": lambda lib, x: lib.repeat_interleave(x, True, 0),
+    "slice_copy_bool_dim": lambda lib, x: lib.slice_copy(x, True),
+    "slice_copy_bool_start": lambda lib, x: lib.slice_copy(x, 1, True),
+    "slice_copy_bool_end": lambda lib, x: lib.slice_copy(x, 0, 0, True),
+    "slice_copy_float_start": lambda lib, x: lib.slice_copy(x, 0, 1.0),
+    "split_with_sizes_copy_int": lambda lib, x: lib.split_with_sizes_copy(x, 1),
+    "split_with_sizes_copy_int_dim": lambda lib, x: lib.split_with_sizes_copy(x, 1, 0),
+    "unsafe_split_with_sizes_int": lambda lib, x: lib.unsafe_split_with_sizes(x, 1),
+    "unsafe_split_with_sizes_int_method": lambda lib, x: x.unsafe_split_with_sizes(1),
+}
+
+REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS, **NOT_OPERANDS, **POOLS, **SPLITS, **NORMS, **OTHERS}
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
@@ -248,6 +279,14 @@ COMPUTED = {
     "norm_except_dim_ints": lambda lib, x: lib.norm_except_dim(x, 3, -1),
     "pinverse_rcond": lambda lib, x: lib.pinverse(x, 0.1),
     "group_norm_int_groups": lambda lib, x: lib.group_norm(x, 1),
+    "where_condition_alone": lambda lib, x: lib.where(x > 1),
+    "where_method_number_other": lambda lib, x: x.where(x > 1, 2.0),
+    "trapezoid_x": lambda lib, x: lib.trapezoid(x, x[0]),
+    "squeeze_dims": lambda lib, x: lib.squeeze(x[None], (0, 1)),
+    "repeat_interleave_numpy_int": lambda lib, x: lib.repeat_interleave(x, np.int64(2), 1),
+    "slice_copy_none_bounds": lambda lib, x: lib.slice_copy(x, 0, None, None, 2),
+    "split_with_sizes_copy_list": lambda lib, x: lib.split_with_sizes_copy(x, [1, 2], 1),
+    "unsafe_split_with_sizes_method": lambda lib, x: x.unsafe_split_with_sizes([2, 1]),
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit._tensor import Tensor
-from gradkit.int_arguments import int_parameters
+from gradkit.int_arguments import int_parameters, invalid_combination
 from gradkit.backend import int64
 from gradkit.creation import empty, ones, tensor
 from gradkit.memory_format import contiguous_format
@@ -60,6 +60,10 @@ def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *,
     the indices 0, 1, ... repeated that often."""
     if repeats is None:
         return _indices_of_counts(x, output_size)
+    if not isinstance(repeats, Tensor) and (type(repeats) is not int and not isinstance(
+            repeats, np.integer)):  # (a bool, a float: no signature takes it)
+        raise invalid_combination("repeat_interleave", (x, repeats) + (
+            () if dim is None else (dim,)), {})
     source = x if dim is not None else reshape(x, (-1,))
     dim = _normalize_dim(0 if dim is None else dim, x.ndim)
     if isinstance(repeats, Tensor):
@@ -89,6 +93,9 @@ def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *,
         raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {expected} but got "
                            f"{output_size}")
     return view(copied, shape=shape[:dim] + (expected,) + shape[dim + 2:])
+
+
+repeat_interleave.function_words = True  # its method's errors do not list self
 
 
 # -- tril_indices / triu_indices ---------------------------------------------------------------

@@ -39,15 +39,18 @@ def nonzero(x: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]
     return tuple(found[:, d] for d in range(max(x.ndim, 1)))
 
 
-def where(condition, input=None, other=None):  # noqa: A002 - torch's names
+_ABSENT = object()  # where's input or other not given
+
+
+def where(condition, input=_ABSENT, other=_ABSENT):  # noqa: A002 - torch's names
     """torch.where(condition, input, other): input where condition holds, else other (numbers
     or broadcasting tensors; no gradient to condition); ``where(condition)`` alone is
     ``nonzero(condition, as_tuple=True)``, as torch's."""
-    if input is None and other is None:
+    if input is _ABSENT and other is _ABSENT:
         return nonzero(condition, as_tuple=True)
-    if input is None or other is None:
+    if input is _ABSENT or other is _ABSENT or input is None or other is None:  # (no None)
         raise invalid_combination("where", tuple(v for v in (condition, input, other)
-                                                 if v is not None), {})
+                                                 if v is not _ABSENT), {})
     _check_condition(condition)
     return _select(condition, input, other)
 
@@ -60,9 +63,12 @@ def _check_condition(condition) -> None:
                            f"with dtype {scalar_type_name(condition._data)}")
 
 
-def _where_method(self: Tensor, condition, other) -> Tensor:
+def _where_method(self: Tensor, condition=_ABSENT, other=_ABSENT) -> Tensor:
     """Tensor.where(condition, other): self where condition holds, else other (torch's order:
     self is the values, not the condition)."""
+    if not isinstance(condition, Tensor) or other is _ABSENT or other is None:
+        raise invalid_combination("where", tuple(v for v in (condition, other)
+                                                 if v is not _ABSENT), {})
     _check_condition(condition)
     return _select(condition, self, other)
 

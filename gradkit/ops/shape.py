@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit.int_arguments import int_parameters
-from gradkit.int_arguments import ints_reader
+from gradkit.int_arguments import chain, ints_reader, positional_none_refused
 from gradkit.autograd.batching import batch_dim, batch_shape
 from gradkit.ops._op import Op, op, seam, sum_to_shape
 from gradkit.ops.dims import distinct_dims, normalize_dim
@@ -269,11 +269,13 @@ def squeeze(xp, x, dim=None):
     return xp.squeeze(x, dims) if dims else x
 
 
-squeeze.numbers = ints_reader("squeeze", True, dim=(1, "int[1]?"))  # (rules pass None)
+# (rules pass None; torch's signatures take none: a None given refused)
+squeeze.numbers = chain(positional_none_refused("squeeze", "dim"),
+                        ints_reader("squeeze", True, dim=(1, "int[1]?")))
 
 
 squeeze.defvjp(lambda g, x_shape, dim: reshape(g, batch_shape() + tuple(x_shape)))
-squeeze.defjvp(lambda t, x_shape, dim: squeeze(t, dim))
+squeeze.defjvp(lambda t, x_shape, dim: squeeze(t, dim=dim))  # (a positional None is refused)
 
 
 @op(linear=True, view=True, batchable=True, method=True)

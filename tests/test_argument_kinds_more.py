@@ -223,6 +223,9 @@ OTHERS = {
     "split_with_sizes_copy_int_dim": lambda lib, x: lib.split_with_sizes_copy(x, 1, 0),
     "unsafe_split_with_sizes_int": lambda lib, x: lib.unsafe_split_with_sizes(x, 1),
     "unsafe_split_with_sizes_int_method": lambda lib, x: x.unsafe_split_with_sizes(1),
+    # torch's layouts and memory formats are fixed objects
+    "layout_instance": lambda lib, x: lib.layout(),
+    "memory_format_instance": lambda lib, x: lib.memory_format(1),
 }
 
 REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS, **NOT_OPERANDS, **POOLS, **SPLITS, **NORMS, **OTHERS}
@@ -287,6 +290,19 @@ COMPUTED = {
     "slice_copy_none_bounds": lambda lib, x: lib.slice_copy(x, 0, None, None, 2),
     "split_with_sizes_copy_list": lambda lib, x: lib.split_with_sizes_copy(x, [1, 2], 1),
     "unsafe_split_with_sizes_method": lambda lib, x: x.unsafe_split_with_sizes([2, 1]),
+    # torch's Python dispatcher reads the two flags from each other's positions: one given
+    # positionally returns the other's (empty) slot
+    "unique_consecutive_inverse_positional": lambda lib, x: lib.unique_consecutive(
+        x.round(), True),
+    "unique_consecutive_counts_positional": lambda lib, x: lib.unique_consecutive(
+        x.round(), False, True),
+    "unique_consecutive_both_positional": lambda lib, x: lib.unique_consecutive(
+        x.round(), True, True),
+    "unique_consecutive_inverse_keyword": lambda lib, x: lib.unique_consecutive(
+        x.round(), return_inverse=True),
+    "unique_consecutive_mixed": lambda lib, x: lib.unique_consecutive(x.round(), True,
+                                                                      return_counts=False),
+    "unique_consecutive_method": lambda lib, x: x.round().unique_consecutive(True, False, 0),
 }
 
 

@@ -224,6 +224,8 @@ OTHERS = {
     "unsafe_split_with_sizes_int": lambda lib, x: lib.unsafe_split_with_sizes(x, 1),
     "unsafe_split_with_sizes_int_method": lambda lib, x: x.unsafe_split_with_sizes(1),
     # torch's layouts and memory formats are fixed objects
+    "sub_alpha_then_bool": lambda lib, x: lib.sub(x, 1, True),  # a bool tensor subtracted
+    "add_int_float_alpha_then_bool": lambda lib, x: lib.add(x.long(), 1.5, True),
     "layout_instance": lambda lib, x: lib.layout(),
     "memory_format_instance": lambda lib, x: lib.memory_format(1),
 }
@@ -303,6 +305,11 @@ COMPUTED = {
     "unique_consecutive_mixed": lambda lib, x: lib.unique_consecutive(x.round(), True,
                                                                       return_counts=False),
     "unique_consecutive_method": lambda lib, x: x.round().unique_consecutive(True, False, 0),
+    # add/sub's deprecated (Number alpha, Tensor other) takes a number as other
+    "add_alpha_then_bool": lambda lib, x: lib.add(x, 1, True),
+    "add_alpha_then_false_method": lambda lib, x: x.add(2, False),
+    "add_int_alpha_then_float": lambda lib, x: lib.add(x.long(), 2, 1.5),
+    "add_inplace_alpha_then_bool": lambda lib, x: x.add_(1.5, True),
 }
 
 

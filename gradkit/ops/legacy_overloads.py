@@ -17,11 +17,17 @@ from gradkit.ops.matrix_products import addr
 from gradkit.ops.products import addbmm, addmm, addmv, baddbmm
 
 
-def _number_first(name: str, keyword: str, tensors: int, old: str, new: str):
-    """The hook of an op whose deprecated overload is ``(input, number, *tensors)``."""
+_NUMBERS = (bool, int, float, complex)
+
+
+def _number_first(name: str, keyword: str, tensors: int, old: str, new: str,
+                  numbers: bool = False):
+    """The hook of an op whose deprecated overload is ``(input, number, *tensors)``
+    (``numbers``: its tensors may be Python numbers, as add's: ``add(x, 1, True)`` is x + 1)."""
     def read(args: tuple, kwargs: dict) -> tuple:
         if len(args) != 2 + tensors or isinstance(args[1], Tensor) or keyword in kwargs or \
-                not all(isinstance(a, Tensor) for a in args[2:]):
+                not all(isinstance(a, Tensor) or numbers and type(a) in _NUMBERS
+                        for a in args[2:]):
             return args, kwargs
         warn_once_at_user(f"This overload of {name} is deprecated:\n\t{name}({old})\nConsider "
                           f"using one of the following signatures instead:\n\t{name}({new})")
@@ -30,9 +36,9 @@ def _number_first(name: str, keyword: str, tensors: int, old: str, new: str):
 
 
 add.legacy_positionals = _number_first("add", "alpha", 1, "Number alpha, Tensor other",
-                                       "Tensor other, *, Number alpha = 1")
+                                       "Tensor other, *, Number alpha = 1", numbers=True)
 sub.legacy_positionals = _number_first("sub", "alpha", 1, "Number alpha, Tensor other",
-                                       "Tensor other, *, Number alpha = 1")
+                                       "Tensor other, *, Number alpha = 1", numbers=True)
 addcmul.legacy_positionals = _number_first(
     "addcmul", "value", 2, "Number value, Tensor tensor1, Tensor tensor2",
     "Tensor tensor1, Tensor tensor2, *, Number value = 1")

@@ -67,7 +67,8 @@ def tensor_parameters(*names: str, overloaded: bool = False, numbers: bool = Fal
                 value = args[index] if index < len(args) else kwargs.get(name, Tensor)
                 if type(value) is not Tensor and value is not Tensor:
                     refuse(value, args, kwargs, index, torch_name, optional)
-            if elements is not None:
+            if elements is not None and not (  # (one sequence of them is the list itself)
+                    len(args) == elements + 1 and type(args[elements]) in (tuple, list)):
                 _check_elements(args[elements:])
             return op_function(*args, **kwargs)
         return call

@@ -230,7 +230,44 @@ OTHERS = {
     "memory_format_instance": lambda lib, x: lib.memory_format(1),
 }
 
-REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS, **NOT_OPERANDS, **POOLS, **SPLITS, **NORMS, **OTHERS}
+# a tensor (or another kind) where torch takes an int: its parser's TypeError before the op's
+# own checks (gradkit's used the value first: "Boolean value of Tensor ... is ambiguous"); the
+# int parameters are declared (int_parameters, tensor_parameters), read by one mechanism
+INTS_FIRST = {
+    "eye_tensor": lambda lib, x: lib.eye(x),
+    "eye_tensor_m": lambda lib, x: lib.eye(2, x),
+    "eye_float_m": lambda lib, x: lib.eye(2, 1.0),
+    "eye_bool": lambda lib, x: lib.eye(True),
+    "eye_none_m": lambda lib, x: lib.eye(2, None),
+    "eye_three": lambda lib, x: lib.eye(2, 2, 1),
+    "tril_indices_tensor": lambda lib, x: lib.tril_indices(x, 2),
+    "tril_indices_float_offset": lambda lib, x: lib.tril_indices(2, 2, 1.0),
+    "triu_indices_bool_col": lambda lib, x: lib.triu_indices(2, True),
+    "vander_float_n": lambda lib, x: lib.vander(x[0], 1.0),
+    "vander_int_increasing": lambda lib, x: lib.vander(x[0], 2, 1),
+    "vander_keyword_float_n": lambda lib, x: lib.vander(x[0], N=1.0),
+    "combinations_bool_r": lambda lib, x: lib.combinations(x, True),
+    "combinations_int_replacement": lambda lib, x: lib.combinations(x[0], 2, 1),
+    "cartesian_prod_int": lambda lib, x: lib.cartesian_prod(x, 1),
+    "meshgrid_int": lambda lib, x: lib.meshgrid(x, 1),
+    "pixel_shuffle_bool": lambda lib, x: lib.pixel_shuffle(x[None, None], True),
+    "pixel_shuffle_float": lambda lib, x: lib.pixel_shuffle(x[None, None], 2.0),
+    "pixel_unshuffle_none": lambda lib, x: lib.pixel_unshuffle(x[None, None], None),
+    "channel_shuffle_bool": lambda lib, x: lib.channel_shuffle(x[None, None], True),
+    "channel_shuffle_functional_none": lambda lib, x: lib.nn.functional.channel_shuffle(
+        x[None, None], None),
+    "native_channel_shuffle_float": lambda lib, x: lib.native_channel_shuffle(x[None, None],
+                                                                              1.0),
+    # removed functions: Python binds the arguments of torch's def first
+    "solve_missing": lambda lib, x: lib.solve(x),
+    "solve_three": lambda lib, x: lib.solve(x, x, 1),
+    "lstsq_none": lambda lib, x: lib.lstsq(),
+    "eig_three": lambda lib, x: lib.eig(x, 1, 2),
+    "solve_removed": lambda lib, x: lib.solve(x, x),
+}
+
+REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS, **NOT_OPERANDS, **POOLS, **SPLITS, **NORMS, **OTHERS,
+           **INTS_FIRST}
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
@@ -310,6 +347,13 @@ COMPUTED = {
     "add_alpha_then_false_method": lambda lib, x: x.add(2, False),
     "add_int_alpha_then_float": lambda lib, x: lib.add(x.long(), 2, 1.5),
     "add_inplace_alpha_then_bool": lambda lib, x: x.add_(1.5, True),
+    "eye_ints": lambda lib, x: lib.eye(2, 3, dtype=lib.int64),
+    "eye_int_tensor": lambda lib, x: lib.eye(lib.tensor(2)),
+    "tril_indices_ints": lambda lib, x: lib.tril_indices(3, 3, -1),
+    "vander_ints": lambda lib, x: lib.vander(x[0], 2, True),
+    "combinations_ints": lambda lib, x: lib.combinations(x[0], 2, True),
+    "meshgrid_list": lambda lib, x: lib.meshgrid([x[0], x[1]], indexing="ij"),
+    "pixel_shuffle_int": lambda lib, x: lib.pixel_shuffle(x.reshape(1, 9, 1, 1), 3),
 }
 
 

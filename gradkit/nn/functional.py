@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 
+from gradkit.int_arguments import int_parameters
 from gradkit.number_arguments import number_argument
 from gradkit import ops
 from gradkit._not_implemented import module_getattr
@@ -210,6 +211,7 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
     return ops.div(input, norm.expand_as(input))
 
 
+@int_parameters("channel_shuffle", groups=(2, "int"))
 def channel_shuffle(input, groups: int):
     """(N, C, *) with the channels, read as (groups, C/groups), transposed: torch's shuffle."""
     batch, channels, *rest = check_channel_shuffle(tuple(input.shape), groups)

@@ -117,6 +117,7 @@ def _check_sizes(row: int, col: int) -> None:
 
 
 def _triangle(name: str, upper: bool):
+    @int_parameters(name, row=(1, "int"), col=(2, "int"), offset=(3, "int"))
     def indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                 layout=None) -> Tensor:
         _check_sizes(row, col)
@@ -136,6 +137,7 @@ triu_indices = _triangle("triu_indices", upper=True)
 
 # -- vander --------------------------------------------------------------------------------------
 
+@int_parameters("vander", N=(2, "int?"), increasing=(3, "bool"))
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803
     """The Vandermonde matrix of the 1-d x: columns x^(N-1), ..., x^0 (reversed with
     ``increasing``), computed as torch does, by a cumulative product (integers in int64)."""

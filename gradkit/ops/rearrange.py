@@ -16,8 +16,10 @@ from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.shape import _normalize_dim, expand, permute, repeat, reshape
 from gradkit.ops.slicing import narrow
+from gradkit.tensor_arguments import tensor_parameters
 
 
+@tensor_parameters("tensors")
 def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     """Coordinate grids of 0-d/1-d tensors, expanded views: ``indexing="ij"`` (the default,
     with torch's warning when not given) takes the grid's dims in order, ``"xy"`` swaps the

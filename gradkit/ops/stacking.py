@@ -240,6 +240,7 @@ def _vector(x: Tensor) -> None:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
 
 
+@tensor_parameters("tensors")
 def cartesian_prod(*tensors: Tensor) -> Tensor:
     """The rows of every combination of one element from each 1-d tensor, in order (one
     tensor: that tensor itself)."""
@@ -250,6 +251,7 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     return stack([reshape(g, (-1,)) for g in meshgrid(*tensors, indexing="ij")], 1)
 
 
+@int_parameters("combinations", r=(2, "int"), with_replacement=(3, "bool"))
 def combinations(x: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """The length-``r`` combinations of x's elements as rows, as itertools.combinations (or
     combinations_with_replacement), picked from x's meshgrid by a mask as torch does."""

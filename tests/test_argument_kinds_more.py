@@ -264,6 +264,28 @@ INTS_FIRST = {
     "lstsq_none": lambda lib, x: lib.lstsq(),
     "eig_three": lambda lib, x: lib.eig(x, 1, 2),
     "solve_removed": lambda lib, x: lib.solve(x, x),
+    # a parameter's kind checked by torch's parser before the op's own checks
+    "bincount_int_weights": lambda lib, x: lib.bincount(x, 0),
+    "bincount_int_weights_method": lambda lib, x: x.bincount(1),
+    "histc_bool_bins": lambda lib, x: lib.histc(x, False),
+    "histc_float_bins_method": lambda lib, x: x.histc(1.5),
+    "segment_reduce_int_reduce": lambda lib, x: lib.segment_reduce(x, 0),
+    "constant_pad_nd_str_pad": lambda lib, x: lib.constant_pad_nd(x, "a"),
+    "dist_bool_other": lambda lib, x: lib.dist(x, True),
+    "dist_bool_other_method": lambda lib, x: x.dist(False),
+    "dist_int_other": lambda lib, x: lib.dist(x, 2),
+    "nuclear_norm_float_dim": lambda lib, x: lib.nuclear_norm(x, 1.0),
+    "nuclear_norm_int_dim": lambda lib, x: lib.nuclear_norm(x, 0),
+    "permute_copy_str_dims": lambda lib, x: lib.permute_copy(x, "a"),
+    "expand_copy_str_size": lambda lib, x: lib.expand_copy(x, "a"),
+    "split_copy_tuple_size": lambda lib, x: lib.split_copy(x, (0,)),
+    "unsafe_split_tuple_size": lambda lib, x: lib.unsafe_split(x, (0,)),
+    "unsafe_split_tuple_size_method": lambda lib, x: x.unsafe_split((0,)),
+    "searchsorted_tuple_input": lambda lib, x: lib.searchsorted(x, (0,)),
+    "searchsorted_none_input": lambda lib, x: lib.searchsorted(x, None),
+    "where_tuple_other": lambda lib, x: lib.where(x, 1, (0,)),
+    "where_str_other": lambda lib, x: lib.where(x, 1, "a"),
+    "repeat_interleave_float_counts": lambda lib, x: lib.repeat_interleave(x),
 }
 
 REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS, **NOT_OPERANDS, **POOLS, **SPLITS, **NORMS, **OTHERS,
@@ -354,6 +376,13 @@ COMPUTED = {
     "combinations_ints": lambda lib, x: lib.combinations(x[0], 2, True),
     "meshgrid_list": lambda lib, x: lib.meshgrid([x[0], x[1]], indexing="ij"),
     "pixel_shuffle_int": lambda lib, x: lib.pixel_shuffle(x.reshape(1, 9, 1, 1), 3),
+    "bincount_weights": lambda lib, x: lib.bincount(lib.tensor([0, 2, 2]), x[0]),
+    "histc_bins": lambda lib, x: lib.histc(x, 3),
+    "expand_copy_size": lambda lib, x: lib.expand_copy(x, (2, 3, 3)),
+    "permute_copy_dims": lambda lib, x: lib.permute_copy(x, (1, 0)),
+    "split_copy_int": lambda lib, x: lib.split_copy(x, 2),
+    "searchsorted_number": lambda lib, x: lib.searchsorted(x[0], 1.0),
+    "nuclear_norm_dims_list_keepdim": lambda lib, x: lib.nuclear_norm(x, [0, 1], True),
 }
 
 

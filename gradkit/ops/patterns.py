@@ -42,9 +42,9 @@ def _repeat_counts(repeats: Tensor) -> np.ndarray:
 
 def _indices_of_counts(repeats: Tensor, output_size) -> Tensor:
     """``repeat_interleave(repeats)``: each position i, ``repeats[i]`` times."""
+    counts = _repeat_counts(repeats)  # (its dtype checked before the rank, as torch's)
     if repeats.ndim != 1:
         raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-    counts = _repeat_counts(repeats)
     if output_size is not None and output_size != counts.sum():
         raise RuntimeError("allocated size does not match required size")
     return tensor(np.repeat(np.arange(counts.size), counts), dtype=repeats.dtype,

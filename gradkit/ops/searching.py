@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from gradkit.int_arguments import bool_argument, invalid_combination
+from gradkit.int_arguments import bool_argument, int_argument, invalid_combination
 from gradkit.number_arguments import number_argument
 from gradkit._tensor import Tensor
 from gradkit.ops._op import Op, op
@@ -40,6 +40,7 @@ def nonzero(x: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]
 
 
 _ABSENT = object()  # where's input or other not given
+_NOT_SCALARS = frozenset((tuple, list, str))
 
 
 def where(condition, input=_ABSENT, other=_ABSENT):  # noqa: A002 - torch's names
@@ -51,6 +52,8 @@ def where(condition, input=_ABSENT, other=_ABSENT):  # noqa: A002 - torch's name
     if input is _ABSENT or other is _ABSENT or input is None or other is None:  # (no None)
         raise invalid_combination("where", tuple(v for v in (condition, input, other)
                                                  if v is not _ABSENT), {})
+    if type(input) in _NOT_SCALARS or type(other) in _NOT_SCALARS:  # (Tensor or Scalar)
+        raise invalid_combination("where", (condition, input, other), {})
     _check_condition(condition)
     return _select(condition, input, other)
 
@@ -157,6 +160,8 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *,  # noqa: A00
                  sorter: Tensor | None = None) -> Tensor:
     """Where ``input``'s values would go in the last dim of ``sorted_sequence`` to keep it
     sorted (``right``/``side="right"``: after equal values); int64 (``out_int32``: int32)."""
+    if input is None or type(input) in (tuple, list, str):  # (Tensor or Scalar input)
+        raise invalid_combination("searchsorted", (sorted_sequence, input), {})
     side = _side(right, side)
     if sorter is None:
         return _search(sorted_sequence, input, side=side, int32=out_int32)
@@ -290,6 +295,10 @@ _histc.name, _histc.profiler_name = "histc", "gradkit::histc"
 def histc(x: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """A histogram of x's values in ``bins`` equal bins over [min, max] (both 0: x's range);
     values outside are left out. Not differentiable, as torch's."""
+    bins = int_argument(bins, "histc", "bins", 2)
     min, max = (number_argument(min, "histc", "min", 3, "double"),  # noqa: A001
                 number_argument(max, "histc", "max", 4, "double"))
     return _histc(x, bins=bins, low=min, high=max)
+
+
+histc.function_words = True  # its method's errors do not count self

@@ -13,7 +13,7 @@ from gradkit._tensor import Size, Tensor, extend
 from gradkit.number_arguments import number_argument
 from gradkit.autograd.api import backward as autograd_backward
 from gradkit.int_arguments import (
-    invalid_combination, size_argument, size_varargs, unpack_failed)
+    int_argument, invalid_combination, size_argument, unpack_failed)
 from gradkit.autograd.graph import node_type
 from gradkit.autograd.hooks import (
     register_post_accumulate_hook, register_tensor_hook, retain_grad_hook)
@@ -70,6 +70,7 @@ class _TensorMethods:
         """The shape as a ``gradkit.Size``, or the size of dimension ``dim``."""
         if dim is None:
             return Size(self._data.shape)
+        dim = int_argument(dim, "size", "dim", 1)
         return self._data.shape[shape_ops._normalize_dim(dim, self._data.ndim)]
 
     def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
@@ -276,13 +277,13 @@ class _TensorMethods:
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
         """Zeros of ``size`` with this tensor's dtype and device by default."""
-        size = size_varargs(size, "new_zeros", "size")
+        size = size_argument(size, {}, "new_zeros", "size")  # (one required)
         return creation.zeros(size, dtype=dtype or self.dtype, device=device or self.device,
                               requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
         """Ones of ``size`` with this tensor's dtype and device by default."""
-        size = size_varargs(size, "new_ones", "size")
+        size = size_argument(size, {}, "new_ones", "size")  # (one required)
         return creation.ones(size, dtype=dtype or self.dtype, device=device or self.device,
                              requires_grad=requires_grad)
 
@@ -294,7 +295,8 @@ class _TensorMethods:
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
         """An uninitialised-in-torch tensor of ``size`` (zeros here)."""
-        return self.new_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+        size = size_argument(size, {}, "new_empty", "size")
+        return self.new_zeros(size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 extend(_TensorMethods)

@@ -12,6 +12,7 @@ import re
 import numpy as np
 
 from gradkit._tensor import Tensor, extend
+from gradkit.int_arguments import bool_argument
 from gradkit.ops import (
     arithmetic, comparison, conversion, elementwise, indexing, piecewise, setitem)
 from gradkit.ops import methods as method_table
@@ -165,6 +166,10 @@ class _TensorOperators:
 
     def copy_(self, src, non_blocking: bool = False) -> Tensor:
         """Copy ``src`` (broadcast, cast) into this tensor in place; differentiable in src."""
+        if src is None or type(src) in (tuple, list, str):  # torch's parser, first
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
+                            f"{type(src).__name__}")
+        bool_argument(non_blocking, "copy_", "non_blocking", 2)
         return inplace(self, conversion.copy_from, src)
 
     def add_(self, other, *args, **kwargs) -> Tensor:
@@ -238,6 +243,8 @@ def _as_method(name, op):
 
         def method(self, *args, **kwargs):
             if args or kwargs or some_missing:
+                if len(args) > 1 and op.method_varargs:  # x.squeeze(0, 1): one int list
+                    args = (args,)
                 try:
                     return op(self, *args, **kwargs)
                 except TypeError as error:
@@ -291,6 +298,8 @@ def _as_method_argument_error(error: TypeError, name: str, method: str) -> TypeE
     if match is not None and match.group(2) != "1":
         return TypeError(f"{method}(): argument '{match.group(1)}' (position "
                          f"{int(match.group(2)) - 1}){message[match.end():]}")
+    if method != name and (match is not None or message.startswith(f"{name}() missing")):
+        return TypeError(method + message[len(name):])  # (a method's own words: renamed)
     if match is None and method != name and message.startswith(f"{name}(): argument '"):
         return TypeError(method + message[len(name):])  # a keyword: "value must be Number"
     takes = re.match(rf"{name}\(\) takes (?:from (\d+) to )?(\d+) positional arguments? but "

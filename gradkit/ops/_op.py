@@ -63,6 +63,8 @@ class Op:
     # fn(args, kwargs) -> (args, kwargs) in the current signature, for torch's deprecated
     # overloads taking a number before tensors (``x.add_(-lr, grad)``), or None
     legacy_positionals = None
+    # its method takes an int list as separate ints (``x.squeeze(0, 1)``: torch's int[] dim)
+    method_varargs = False
     # torch's "invalid combination" for more positionals than it takes (another signature)
     positionals_overloaded = False
     # keyword-only parameters torch requires in some signature (round's decimals): counted

@@ -43,7 +43,9 @@ def _check_order(n) -> None:
 
 
 @unary(floating=True, name="polygamma")
-def _polygamma(xp, x, n=0):
+def _polygamma(xp, x, n=None):
+    if n is None:  # (the method's n is required)
+        raise TypeError('polygamma() missing 1 required positional arguments: "n"')
     if x.dtype.kind == "c":
         raise kernel_error(_KERNELS.get(n, "polygamma"))(x)
     _check_order(n)
@@ -58,6 +60,7 @@ lgamma.defderivative(lambda x: digamma(x))
 digamma.defderivative(lambda x: _polygamma(x, 1))
 _polygamma.defderivative(lambda x, n: _polygamma(x, n + 1))
 # x.polygamma(n) and x.polygamma_(n): self first; torch.polygamma(n, input) below
+_polygamma.numbers = numbers_reader("polygamma", n=(1, "int"))  # (the method's n)
 register(_polygamma, "polygamma", True, inplace=True)
 
 

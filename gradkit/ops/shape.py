@@ -269,6 +269,7 @@ def squeeze(xp, x, dim=None):
     return xp.squeeze(x, dims) if dims else x
 
 
+squeeze.method_varargs = True
 # (rules pass None; torch's signatures take none: a None given refused)
 squeeze.numbers = chain(positional_none_refused("squeeze", "dim"),
                         ints_reader("squeeze", True, dim=(1, "int[1]?")))

@@ -320,12 +320,18 @@ def positional_none_refused(function: str, *names: str):
     derivative rule's None), take no None given positionally: torch's invalid combination."""
     def read(params: dict, positional=(), inputs=()) -> dict:
         if any(params.get(name, _ABSENT) is None for name in names if name in positional):
-            error = invalid_combination(function, tuple(params[k] for k in positional),
-                                        {k: v for k, v in params.items() if k not in positional})
-            error.method_form = True
-            raise error
+            raise combination_of(function, params, positional)
         return params
     return read
+
+
+def combination_of(function: str, params: dict, positional) -> TypeError:
+    """``invalid_combination`` of a ``numbers`` hook's parameters (``positional``: the names
+    given positionally), in the method's words (``method_form``)."""
+    error = invalid_combination(function, tuple(params[k] for k in positional),
+                                {k: v for k, v in params.items() if k not in positional})
+    error.method_form = True
+    return error
 
 
 def chain(*readers):

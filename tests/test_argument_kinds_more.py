@@ -1,7 +1,7 @@
-"""Arguments of every kind, second pass (issue 15): what the argument scans found after
-tests/test_argument_kinds.py. Each program runs in torch 2.13 and in gradkit; torch's refusals
-must be gradkit's (the error's type and first line), and what torch computes gradkit computes
-(dtypes, shapes, values)."""
+"""Arguments of every kind, second pass (issue 15): what the argument scans (of functions, and
+of Tensor methods) found after tests/test_argument_kinds.py. Each program runs in torch 2.13
+and in gradkit; torch's refusals must be gradkit's (the error's type and first line), and what
+torch computes gradkit computes (dtypes, shapes, values)."""
 import warnings
 
 import numpy as np
@@ -25,6 +25,9 @@ def _outcome(lib, call):
     flat = []
     for value in (out if isinstance(out, (tuple, list)) else (out,)):
         for t in (value if isinstance(value, (tuple, list)) else (value,)):
+            if not hasattr(t, "shape"):  # a size or a stride
+                flat.append(t)
+                continue
             values = np.asarray(t.tolist())
             flat.append((str(t.dtype).split(".")[-1], tuple(t.shape),
                          (values.round(12) if values.dtype.kind in "fc" else values).tolist()))
@@ -288,8 +291,38 @@ INTS_FIRST = {
     "repeat_interleave_float_counts": lambda lib, x: lib.repeat_interleave(x),
 }
 
+# methods (the method scan): int and bool parameters, required sizes, None where no
+# signature takes it
+METHODS = {
+    # int and bool parameters of methods
+    "size_bool": lambda lib, x: x.size(True),
+    "stride_bool": lambda lib, x: x.stride(False),
+    "unfold_bool_step": lambda lib, x: x.unfold(0, 1, True),
+    "polygamma_bool": lambda lib, x: x.polygamma(True),
+    "polygamma_float": lambda lib, x: x.polygamma(1.0),
+    "polygamma_missing": lambda lib, x: x.polygamma(),
+    "polygamma_inplace_bool": lambda lib, x: x.polygamma_(True),
+    "polygamma_inplace_missing": lambda lib, x: x.polygamma_(),
+    "fill_diagonal_int_wrap": lambda lib, x: x.fill_diagonal_(1, 0),
+    "fill_diagonal_none_wrap": lambda lib, x: x.fill_diagonal_(1, None),
+    "copy_tuple": lambda lib, x: x.copy_((0,)),
+    "copy_none": lambda lib, x: x.copy_(None),
+    "copy_int_non_blocking": lambda lib, x: x.copy_(x, 1),
+    # sizes: one required, a first bool refused
+    "new_zeros_missing": lambda lib, x: x.new_zeros(),
+    "new_ones_missing": lambda lib, x: x.new_ones(),
+    "new_empty_missing": lambda lib, x: x.new_empty(),
+    "sum_to_size_bool": lambda lib, x: x.sum_to_size(True),
+    "sum_to_size_bool_then_int": lambda lib, x: x.sum_to_size(True, 3),
+    "expand_bool_first": lambda lib, x: x.expand(True, 3, 3),
+    # None where torch's signatures take none
+    "squeeze_none": lambda lib, x: x.squeeze(None),
+    "squeeze_inplace_none": lambda lib, x: x.squeeze_(None),
+    "squeeze_str_element": lambda lib, x: x.squeeze(0, "a"),
+}
+
 REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS, **NOT_OPERANDS, **POOLS, **SPLITS, **NORMS, **OTHERS,
-           **INTS_FIRST}
+           **INTS_FIRST, **METHODS}
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
@@ -384,6 +417,36 @@ COMPUTED = {
     "searchsorted_number": lambda lib, x: lib.searchsorted(x[0], 1.0),
     "nuclear_norm_dims_list_keepdim": lambda lib, x: lib.nuclear_norm(x, [0, 1], True),
 }
+
+
+# methods' own forms: an int list as separate ints (``x.squeeze(0, 1)``), a later bool in it
+# read as an int; what torch still takes
+COMPUTED.update({
+    # an int list as separate ints, a later bool read as 1
+    "squeeze_dims": lambda lib, x: x[None].squeeze(0, 1),
+    "squeeze_dim_and_bool": lambda lib, x: x[None].squeeze(0, True),
+    "squeeze_inplace_dims": lambda lib, x: x[None].clone().squeeze_(1, 0),
+    "count_nonzero_dims": lambda lib, x: x.count_nonzero(1, 0),
+    "count_nonzero_dim_and_bool": lambda lib, x: x.count_nonzero(0, True),
+    "new_zeros_bool_element": lambda lib, x: x.new_zeros(2, True),
+    "new_size_bool_element": lambda lib, x: x.new(0, 1, True),
+    "view_bool_element": lambda lib, x: x.view(9, True),
+    "repeat_bool_element": lambda lib, x: x.repeat(2, True),
+    "permute_bool_element": lambda lib, x: x.permute(0, True),
+    "flip_bool_element": lambda lib, x: x.flip(0, True),
+    "tile_bool_element": lambda lib, x: x.tile(2, True),
+    "hsplit_ints": lambda lib, x: x.hsplit(1, True),
+    "sum_to_size_ints": lambda lib, x: x.sum_to_size(1, 3),
+    "sum_to_size_tuple": lambda lib, x: x.sum_to_size((1, 3)),
+    # what torch still takes
+    "size_int": lambda lib, x: x.size(1),
+    "stride_int": lambda lib, x: x.stride(0),
+    "unfold_ints": lambda lib, x: x.unfold(0, 2, 1),
+    "polygamma_int": lambda lib, x: x.polygamma(1),
+    "copy_tensor": lambda lib, x: x.clone().copy_(x * 2, True),
+    "fill_diagonal_bool_wrap": lambda lib, x: x.clone().fill_diagonal_(1, True),
+    "new_zeros_tuple": lambda lib, x: x.new_zeros((2, 3)),
+})
 
 
 @pytest.mark.parametrize("case", sorted(COMPUTED))

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from gradkit._user_frames import warn_at_user
-from gradkit.int_arguments import chain, function_form, ints_reader, invalid_combination
+from gradkit.int_arguments import chain, combination_of, function_form, ints_reader
 from gradkit.number_arguments import numbers_reader
 
 from gradkit.ops._op import op
@@ -69,10 +69,7 @@ def _unbiased_overload(function: str):
         unbiased = params.get("unbiased")  # a bool only (None: the default, unless given)
         if lone_bool or "unbiased" in params and "correction" in params or type(
                 unbiased) is not bool and (unbiased is not None or "unbiased" in positional):
-            error = invalid_combination(function, tuple(params[k] for k in positional),
-                                        {k: v for k, v in params.items() if k not in positional})
-            error.method_form = True
-            raise error
+            raise combination_of(function, params, positional)
         return params
     return read
 

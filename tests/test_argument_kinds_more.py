@@ -289,6 +289,11 @@ INTS_FIRST = {
     "where_tuple_other": lambda lib, x: lib.where(x, 1, (0,)),
     "where_str_other": lambda lib, x: lib.where(x, 1, "a"),
     "repeat_interleave_float_counts": lambda lib, x: lib.repeat_interleave(x),
+    "reshape_str_shape": lambda lib, x: lib.reshape(x, "a"),
+    "reshape_int_shape": lambda lib, x: lib.reshape(x, 9),
+    "reshape_none_shape": lambda lib, x: lib.reshape(x, None),
+    "broadcast_to_str_size": lambda lib, x: lib.broadcast_to(x, "a"),
+    "group_norm_zero_groups": lambda lib, x: lib.group_norm(x, 0),
 }
 
 # methods (the method scan): int and bool parameters, required sizes, None where no
@@ -416,6 +421,8 @@ COMPUTED = {
     "split_copy_int": lambda lib, x: lib.split_copy(x, 2),
     "searchsorted_number": lambda lib, x: lib.searchsorted(x[0], 1.0),
     "nuclear_norm_dims_list_keepdim": lambda lib, x: lib.nuclear_norm(x, [0, 1], True),
+    "reshape_list_with_bool": lambda lib, x: lib.reshape(x, [9, True]),
+    "broadcast_to_list": lambda lib, x: lib.broadcast_to(x, [2, 3, 3]),
 }
 
 

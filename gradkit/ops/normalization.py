@@ -205,6 +205,8 @@ def group_norm_unchecked(input, num_groups: int, weight=None, bias=None,  # noqa
         raise RuntimeError("Expected at least 2 dimensions for input tensor but received "
                            f"{input.ndim}")
     n, channels = input.shape[:2]
+    if num_groups <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
     if channels % num_groups:
         raise RuntimeError("Expected number of channels in input to be divisible by num_groups, "
                            f"but got input of shape {list(input.shape)} and "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.int_arguments import int_parameters
+from gradkit.int_arguments import int_list_argument, int_parameters
 from gradkit.int_arguments import chain, ints_reader, positional_none_refused
 from gradkit.autograd.batching import batch_dim, batch_shape
 from gradkit.ops._op import Op, op, seam, sum_to_shape
@@ -58,6 +58,8 @@ for _form in (_reshape, _reshape_copy):
 
 def reshape(x, shape):
     """x with a new ``shape`` (one dim may be -1): a view when its memory allows, else a copy."""
+    if type(shape) is not tuple:  # (torch's parser: a str, None or float refused)
+        shape = int_list_argument(shape, "reshape", "shape", 2, symint=True)
     data = getattr(x, "_data", None)
     if data is None or data.flags.c_contiguous or _reshapes_in_place(data, shape):
         return _reshape(x, shape=shape)
@@ -244,7 +246,7 @@ expand.defjvp(lambda t, x_shape, sizes: expand(t, sizes))
 @tensor_method()
 def broadcast_to(x, shape):
     """A view of x broadcast to ``shape``."""
-    return expand(x, tuple(shape))
+    return expand(x, tuple(int_list_argument(shape, "broadcast_to", "size", 2, symint=True)))
 
 
 @tensor_parameters("tensors")

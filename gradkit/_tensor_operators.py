@@ -175,12 +175,18 @@ class _TensorOperators:
     def add_(self, other, *args, **kwargs) -> Tensor:
         """``self += alpha * other`` in place (``alpha=`` a keyword; torch's deprecated
         ``add_(alpha, other)`` too)."""
-        return inplace(self, arithmetic.add, other, *args, **kwargs)
+        try:
+            return inplace(self, arithmetic.add, other, *args, **kwargs)
+        except TypeError as error:
+            raise _as_method_argument_error(error, "add", "add_") from None
 
     def sub_(self, other, *args, **kwargs) -> Tensor:
         """``self -= alpha * other`` in place (``alpha=`` a keyword; torch's deprecated
         ``sub_(alpha, other)`` too)."""
-        return inplace(self, arithmetic.sub, other, *args, **kwargs)
+        try:
+            return inplace(self, arithmetic.sub, other, *args, **kwargs)
+        except TypeError as error:
+            raise _as_method_argument_error(error, "sub", "sub_") from None
 
 
 def _operand_or_not_implemented(method):

@@ -294,6 +294,17 @@ INTS_FIRST = {
     "reshape_none_shape": lambda lib, x: lib.reshape(x, None),
     "broadcast_to_str_size": lambda lib, x: lib.broadcast_to(x, "a"),
     "group_norm_zero_groups": lambda lib, x: lib.group_norm(x, 0),
+    "max_pool2d_bool_kernel_before_rank": lambda lib, x: lib.max_pool2d(x, True),
+    "max_pool3d_none_kernel_before_rank": lambda lib, x: lib.max_pool3d(x, None),
+    "native_channel_shuffle_missing": lambda lib, x: lib.native_channel_shuffle(x),
+    "nuclear_norm_int_keepdim": lambda lib, x: lib.nuclear_norm(x, 1, 0),
+    "repeat_interleave_none": lambda lib, x: lib.repeat_interleave(x, None),
+    # add's alpha is keyword-only beside its deprecated (input, Number alpha, other)
+    "add_alpha_then_none": lambda lib, x: lib.add(x, 1, None),
+    "add_tensor_then_int": lambda lib, x: lib.add(x, x, 2),
+    "sub_alpha_then_str": lambda lib, x: lib.sub(x, 1, "a"),
+    "sub_inplace_alpha_then_none_method": lambda lib, x: x.sub_(1, None),
+    "add_inplace_none_method": lambda lib, x: x.add_(None),
 }
 
 # methods (the method scan): int and bool parameters, required sizes, None where no
@@ -423,6 +434,10 @@ COMPUTED = {
     "nuclear_norm_dims_list_keepdim": lambda lib, x: lib.nuclear_norm(x, [0, 1], True),
     "reshape_list_with_bool": lambda lib, x: lib.reshape(x, [9, True]),
     "broadcast_to_list": lambda lib, x: lib.broadcast_to(x, [2, 3, 3]),
+    "add_zero_d_alpha_then_bool": lambda lib, x: lib.add(lib.tensor(True), lib.tensor(True),
+                                                         True),
+    "sub_zero_d_alpha_then_tensor": lambda lib, x: lib.sub(x, lib.tensor(2.0), x),
+    "nuclear_norm_bool_keepdim": lambda lib, x: lib.nuclear_norm(x, (0, 1), False),
 }
 
 

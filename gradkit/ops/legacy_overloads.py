@@ -10,6 +10,7 @@ import functools
 
 from gradkit._tensor import Tensor
 from gradkit._user_frames import warn_once_at_user
+from gradkit.number_arguments import reads_as_number
 from gradkit.ops.arithmetic import add, sub
 from gradkit.ops.binary_math import addcdiv, addcmul
 from gradkit.ops.keywords import scalar_first
@@ -23,9 +24,11 @@ _NUMBERS = (bool, int, float, complex)
 def _number_first(name: str, keyword: str, tensors: int, old: str, new: str,
                   numbers: bool = False):
     """The hook of an op whose deprecated overload is ``(input, number, *tensors)``
-    (``numbers``: its tensors may be Python numbers, as add's: ``add(x, 1, True)`` is x + 1)."""
+    (``numbers``: its tensors may be Python numbers, as add's: ``add(x, 1, True)`` is x + 1,
+    and its number a tensor that reads as one: ``add(b, b, True)`` of 0-d ``b``)."""
     def read(args: tuple, kwargs: dict) -> tuple:
-        if len(args) != 2 + tensors or isinstance(args[1], Tensor) or keyword in kwargs or \
+        if len(args) != 2 + tensors or isinstance(args[1], Tensor) and not (
+                numbers and reads_as_number(args[1])) or keyword in kwargs or \
                 not all(isinstance(a, Tensor) or numbers and type(a) in _NUMBERS
                         for a in args[2:]):
             return args, kwargs
@@ -45,5 +48,7 @@ addcmul.legacy_positionals = _number_first(
 addcdiv.legacy_positionals = _number_first(
     "addcdiv", "value", 2, "Number value, Tensor tensor1, Tensor tensor2",
     "Tensor tensor1, Tensor tensor2, *, Number value = 1")
+add.keyword_only("alpha")  # (torch's current signatures; the deprecated one read above)
+sub.keyword_only("alpha")
 for _op in (addmm, addmv, baddbmm, addbmm, addr):
     _op.legacy_positionals = functools.partial(scalar_first, _op.name, _op.input_keywords)

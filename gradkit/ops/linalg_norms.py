@@ -243,8 +243,8 @@ def nuclear_norm(input, dim=_NO_DIM, keepdim: bool = False):  # noqa: A002 - tor
     _warn_jit_only("nuclear_norm", "linalg.matrix_norm(A, 'nuc', dim, keepdim)")
     if isinstance(dim, bool):
         dim, keepdim = _NO_DIM, dim
-    if dim is None or dim is not _NO_DIM and not isinstance(dim, (int, np.integer, tuple,
-                                                                   list)):  # (nor a float)
+    if dim is None or type(keepdim) is not bool or dim is not _NO_DIM and not isinstance(
+            dim, (int, np.integer, tuple, list)):  # (nor a float dim, an int keepdim)
         given = (input, dim) if keepdim is False else (input, dim, keepdim)
         raise invalid_combination("nuclear_norm", given, {})
     dim = None if dim is _NO_DIM else (dim, dim) if isinstance(dim, (int, np.integer)) else dim

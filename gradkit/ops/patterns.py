@@ -51,14 +51,17 @@ def _indices_of_counts(repeats: Tensor, output_size) -> Tensor:
                   device=repeats.device)
 
 
+_NO_REPEATS = object()  # repeat_interleave(counts): no repeats given (a None is refused)
+
+
 @tensor_method()
 @int_parameters("repeat_interleave", True, dim=(2, "int?"))
-def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *,
+def repeat_interleave(x: Tensor, repeats=_NO_REPEATS, dim: int | None = None, *,
                       output_size: int | None = None) -> Tensor:
     """Each element of x repeated ``repeats`` times along ``dim`` (x flattened when dim is
     None); a tensor of repeats gives each slice its own count. With only a tensor of counts,
     the indices 0, 1, ... repeated that often."""
-    if repeats is None:
+    if repeats is _NO_REPEATS:
         return _indices_of_counts(x, output_size)
     if not isinstance(repeats, Tensor) and (type(repeats) is not int and not isinstance(
             repeats, np.integer)):  # (a bool, a float: no signature takes it)

@@ -227,6 +227,10 @@ def pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, d, n
 
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, d):
     name = f"max_pool{d}d"
+    for value, what in ((kernel_size, "kernel_size"), (stride, "stride"), (padding, "padding"),
+                        (dilation, "dilation")):  # torch's parser, before the input's rank
+        if what != "stride" or not no_stride(value):
+            ntuple(value, d, name, what)
     batched_input, added = pool_input(input, d, name)
     given_stride = stride
     kernel, stride, pads, dilation, outs = pool_geometry(

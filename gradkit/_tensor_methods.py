@@ -13,7 +13,7 @@ from gradkit._tensor import Size, Tensor, extend
 from gradkit.number_arguments import number_argument
 from gradkit.autograd.api import backward as autograd_backward
 from gradkit.int_arguments import (
-    int_argument, invalid_combination, size_argument, unpack_failed)
+    int_argument, invalid_combination, size_argument, type_name, unpack_failed)
 from gradkit.autograd.graph import node_type
 from gradkit.autograd.hooks import (
     register_post_accumulate_hook, register_tensor_hook, retain_grad_hook)
@@ -43,6 +43,14 @@ _CASTS = {"float": backend.float32, "double": backend.float64, "half": backend.f
           "long": backend.int64, "int": backend.int32, "bool": backend.bool_,
           "cfloat": backend.complex64, "cdouble": backend.complex128, "byte": backend.uint8,
           "char": backend.int8, "short": backend.int16}
+
+
+def _shape_of(other, method: str) -> tuple:
+    """The shape of the tensor ``other``, or torch's TypeError (``view_as(None)``)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{method}(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type_name(other)}")
+    return tuple(other.shape)
 
 
 class _TensorMethods:
@@ -244,11 +252,11 @@ class _TensorMethods:
 
     def view_as(self, other: Tensor) -> Tensor:
         """A view with the shape of ``other``."""
-        return shape_ops.view(self, other.shape)
+        return shape_ops.view(self, _shape_of(other, "view_as"))
 
     def reshape_as(self, other: Tensor) -> Tensor:
         """Reshape to the shape of ``other``."""
-        return shape_ops.reshape(self, other.shape)
+        return shape_ops.reshape(self, _shape_of(other, "reshape_as"))
 
     def expand(self, *sizes, **keyword) -> Tensor:
         """Broadcast size-1 dims (a view, no copy): ``x.expand(4, -1)``."""
@@ -256,7 +264,7 @@ class _TensorMethods:
 
     def expand_as(self, other: Tensor) -> Tensor:
         """Broadcast (without copying) to the shape of ``other``."""
-        return shape_ops.expand(self, other.shape)
+        return shape_ops.expand(self, _shape_of(other, "expand_as"))
 
     def permute(self, *dims, **keyword) -> Tensor:
         """Reorder the dimensions (a view): ``x.permute(2, 0, 1)``."""

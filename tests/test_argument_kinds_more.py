@@ -335,6 +335,13 @@ METHODS = {
     "squeeze_none": lambda lib, x: x.squeeze(None),
     "squeeze_inplace_none": lambda lib, x: x.squeeze_(None),
     "squeeze_str_element": lambda lib, x: x.squeeze(0, "a"),
+    "view_as_none": lambda lib, x: x.view_as(None),
+    "reshape_as_str": lambda lib, x: x.reshape_as("a"),
+    "expand_as_numpy_int": lambda lib, x: x.expand_as(np.int64(1)),
+    "broadcast_to_method_str": lambda lib, x: x.broadcast_to("a"),
+    "broadcast_to_method_mismatch": lambda lib, x: x.broadcast_to(1, 0),
+    "broadcast_to_int": lambda lib, x: lib.broadcast_to(x, 3),
+    "permute_duplicate_dims": lambda lib, x: x.permute(1, -1),
 }
 
 REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS, **NOT_OPERANDS, **POOLS, **SPLITS, **NORMS, **OTHERS,
@@ -468,6 +475,9 @@ COMPUTED.update({
     "copy_tensor": lambda lib, x: x.clone().copy_(x * 2, True),
     "fill_diagonal_bool_wrap": lambda lib, x: x.clone().fill_diagonal_(1, True),
     "new_zeros_tuple": lambda lib, x: x.new_zeros((2, 3)),
+    "broadcast_to_method_ints": lambda lib, x: x[:, :1].broadcast_to(2, 3, True),
+    "broadcast_to_method_tuple": lambda lib, x: x.broadcast_to((2, 3, 3)),
+    "view_as_tensor": lambda lib, x: x.view_as(x.reshape(9)),
 })
 
 

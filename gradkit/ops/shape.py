@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.int_arguments import int_list_argument, int_parameters
-from gradkit.int_arguments import chain, ints_reader, positional_none_refused
+from gradkit.int_arguments import (chain, int_list_argument, int_parameters, ints_reader,
+                                   positional_none_refused, size_argument)
 from gradkit.autograd.batching import batch_dim, batch_shape
 from gradkit.ops._op import Op, op, seam, sum_to_shape
 from gradkit.ops.dims import distinct_dims, normalize_dim
-from gradkit.ops.methods import tensor_method
+from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.unary_helpers import tensor_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
@@ -109,7 +109,9 @@ def permute(xp, x, *, dims):
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
             f"length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not "
             f"equal to len(dims) = {len(dims)}".replace("(sparse_coo)", ""))
-    return x.transpose(tuple(_normalize_dim(d, x.ndim) for d in dims))
+    if len(set(order := tuple(_normalize_dim(d, x.ndim) for d in dims))) != len(order):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")  # (not NumPy's)
+    return x.transpose(order)
 
 
 permute.numbers = ints_reader("permute", dims=(1, "int[]"))
@@ -243,10 +245,17 @@ expand.defvjp(lambda g, x_shape, sizes: _sum_to(g, x_shape))
 expand.defjvp(lambda t, x_shape, sizes: expand(t, sizes))
 
 
-@tensor_method()
 def broadcast_to(x, shape):
-    """A view of x broadcast to ``shape``."""
+    """A view of x broadcast to ``shape`` (a tuple or list: its method, separate ints too)."""
     return expand(x, tuple(int_list_argument(shape, "broadcast_to", "size", 2, symint=True)))
+
+
+def _broadcast_to_method(self, *size, **keywords):
+    """Tensor.broadcast_to(*size): ``x.broadcast_to(2, 3)`` or ``x.broadcast_to((2, 3))``."""
+    return expand(self, size_argument(size, keywords, "broadcast_to", "size"))
+
+
+register(_broadcast_to_method, "broadcast_to")
 
 
 @tensor_parameters("tensors")

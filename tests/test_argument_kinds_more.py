@@ -342,6 +342,10 @@ METHODS = {
     "broadcast_to_method_mismatch": lambda lib, x: x.broadcast_to(1, 0),
     "broadcast_to_int": lambda lib, x: lib.broadcast_to(x, 3),
     "permute_duplicate_dims": lambda lib, x: x.permute(1, -1),
+    "repeat_negative": lambda lib, x: x.repeat(1, -1),
+    "diff_bool_prepend_method": lambda lib, x: x.diff(0, 1, True),
+    "diff_bool_prepend": lambda lib, x: lib.diff(x, 1, 0, True),
+    "diff_float_prepend_keyword": lambda lib, x: lib.diff(x, prepend=1.5),
 }
 
 REFUSED = {**KEYWORD_ONLY, **NOT_BOOLS, **NOT_OPERANDS, **POOLS, **SPLITS, **NORMS, **OTHERS,
@@ -478,6 +482,7 @@ COMPUTED.update({
     "broadcast_to_method_ints": lambda lib, x: x[:, :1].broadcast_to(2, 3, True),
     "broadcast_to_method_tuple": lambda lib, x: x.broadcast_to((2, 3, 3)),
     "view_as_tensor": lambda lib, x: x.view_as(x.reshape(9)),
+    "diff_prepend": lambda lib, x: x.diff(1, 0, None, x[:1]),
 })
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.int_arguments import (chain, int_list_argument, int_parameters, ints_reader,
-                                   positional_none_refused, size_argument)
+from gradkit.int_arguments import (chain, factory_size, int_list_argument, int_parameters,
+                                   ints_reader, positional_none_refused, size_argument)
 from gradkit.autograd.batching import batch_dim, batch_shape
 from gradkit.ops._op import Op, op, seam, sum_to_shape
 from gradkit.ops.dims import distinct_dims, normalize_dim
@@ -250,8 +250,7 @@ def broadcast_to(x, shape):
     return expand(x, tuple(int_list_argument(shape, "broadcast_to", "size", 2, symint=True)))
 
 
-def _broadcast_to_method(self, *size, **keywords):
-    """Tensor.broadcast_to(*size): ``x.broadcast_to(2, 3)`` or ``x.broadcast_to((2, 3))``."""
+def _broadcast_to_method(self, *size, **keywords):  # x.broadcast_to(2, 3), or one tuple
     return expand(self, size_argument(size, keywords, "broadcast_to", "size"))
 
 
@@ -280,8 +279,7 @@ def squeeze(xp, x, dim=None):
     return xp.squeeze(x, dims) if dims else x
 
 
-squeeze.method_varargs = True
-# (rules pass None; torch's signatures take none: a None given refused)
+squeeze.method_varargs = True  # (rules pass dim=None; torch's signatures take no None)
 squeeze.numbers = chain(positional_none_refused("squeeze", "dim"),
                         ints_reader("squeeze", True, dim=(1, "int[1]?")))
 
@@ -380,6 +378,8 @@ def repeat(xp, x, *, sizes):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
     lead = len(sizes) - x.ndim
+    if min(sizes, default=0) < 0:  # torch's allocation's message, not NumPy's ValueError
+        factory_size(tuple(s * n for s, n in zip(sizes, (1,) * lead + x.shape)), "repeat")
     return xp.tile(x.reshape((1,) * lead + x.shape), sizes)
 
 

@@ -305,6 +305,8 @@ INTS_FIRST = {
     "sub_alpha_then_str": lambda lib, x: lib.sub(x, 1, "a"),
     "sub_inplace_alpha_then_none_method": lambda lib, x: x.sub_(1, None),
     "add_inplace_none_method": lambda lib, x: x.add_(None),
+    "subtract_number_then_bool_alpha": lambda lib, x: lib.subtract(x, 1, True),
+    "subtract_tensor_then_int": lambda lib, x: lib.subtract(x, x, 2),
 }
 
 # methods (the method scan): int and bool parameters, required sizes, None where no
@@ -449,6 +451,11 @@ COMPUTED = {
                                                          True),
     "sub_zero_d_alpha_then_tensor": lambda lib, x: lib.sub(x, lib.tensor(2.0), x),
     "nuclear_norm_bool_keepdim": lambda lib, x: lib.nuclear_norm(x, (0, 1), False),
+    "add_alpha_then_numpy_int": lambda lib, x: lib.add(x, 1, np.int64(1)),
+    "add_alpha_then_numpy_bool": lambda lib, x: lib.add(x, 1, np.bool_(True)),
+    "sub_alpha_then_numpy_float": lambda lib, x: lib.sub(x, 1, np.float64(0.5)),
+    "subtract_number_then_alpha": lambda lib, x: lib.subtract(x, 1, 2.5),
+    "subtract_keyword_alpha": lambda lib, x: lib.subtract(x, x, alpha=2),
 }
 
 

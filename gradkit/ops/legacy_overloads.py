@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from gradkit._tensor import Tensor
 from gradkit._user_frames import warn_once_at_user
 from gradkit.number_arguments import reads_as_number
@@ -29,8 +31,8 @@ def _number_first(name: str, keyword: str, tensors: int, old: str, new: str,
     def read(args: tuple, kwargs: dict) -> tuple:
         if len(args) != 2 + tensors or isinstance(args[1], Tensor) and not (
                 numbers and reads_as_number(args[1])) or keyword in kwargs or \
-                not all(isinstance(a, Tensor) or numbers and type(a) in _NUMBERS
-                        for a in args[2:]):
+                not all(isinstance(a, Tensor) or numbers and (
+                    type(a) in _NUMBERS or isinstance(a, np.generic)) for a in args[2:]):
             return args, kwargs
         warn_once_at_user(f"This overload of {name} is deprecated:\n\t{name}({old})\nConsider "
                           f"using one of the following signatures instead:\n\t{name}({new})")

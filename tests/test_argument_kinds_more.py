@@ -307,6 +307,8 @@ INTS_FIRST = {
     "add_inplace_none_method": lambda lib, x: x.add_(None),
     "subtract_number_then_bool_alpha": lambda lib, x: lib.subtract(x, 1, True),
     "subtract_tensor_then_int": lambda lib, x: lib.subtract(x, x, 2),
+    "cholesky_int_upper": lambda lib, x: lib.cholesky(x, 0),
+    "cholesky_str_upper_method": lambda lib, x: x.cholesky("a"),
 }
 
 # methods (the method scan): int and bool parameters, required sizes, None where no

@@ -125,6 +125,7 @@ def _no_cholesky_kernel(input: Tensor) -> bool:  # noqa: A002 - torch's name
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
     """``linalg.cholesky(input, upper=upper)`` under torch's older name (errors say
     ``cholesky:``)."""
+    upper = bool_argument(upper, "cholesky", "upper", 2)  # (torch's parser, first)
     _deprecated(_CHOLESKY_WARNING)
     if _no_cholesky_kernel(input):  # an empty batch: no kernel runs to refuse the dtype
         return input.clone()
@@ -132,6 +133,9 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
         return _cholesky_node(input, upper=upper)
     except RuntimeError as error:
         raise _renamed(error, "linalg.cholesky:", "cholesky:") from None
+
+
+cholesky.function_words = True  # its method's errors do not count self
 
 
 @tensor_method()

@@ -309,6 +309,8 @@ INTS_FIRST = {
     "subtract_tensor_then_int": lambda lib, x: lib.subtract(x, x, 2),
     "cholesky_int_upper": lambda lib, x: lib.cholesky(x, 0),
     "cholesky_str_upper_method": lambda lib, x: x.cholesky("a"),
+    "symeig_method_three": lambda lib, x: type(x.symeig(1, 0)),  # the method takes 1 to 2
+    "symeig_method_removed": lambda lib, x: x.symeig(True),
 }
 
 # methods (the method scan): int and bool parameters, required sizes, None where no

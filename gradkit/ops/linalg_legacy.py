@@ -195,17 +195,19 @@ register(matrix_power, "matrix_power")
 # -- what torch 2.13 keeps only to raise ---------------------------------------------------------
 
 def _removed(name: str, message: str, method: bool = True, required: tuple = ("input",),
-             optional: int = 0):
+             optional: int = 0, method_optional: int | None = None):
     """torch.<name> (and Tensor.<name>), which only raises torch's RuntimeError, once Python
     has bound its arguments to torch's def (its ``required`` parameters and ``optional``
-    others, positionally): Python's TypeError first."""
+    others, positionally; ``method_optional``: the method's, where they differ): Python's
+    TypeError first."""
     most = len(required) + optional
 
     def removed(*args, **kwargs):
         if len(args) > most:
             takes = f"{most} positional arguments" if not optional else \
                 f"from {len(required)} to {most} positional arguments"
-            raise TypeError(f"{name}() takes {takes} but {len(args)} were given")
+            raise TypeError(f"{removed.__qualname__}() takes {takes} but {len(args)} were "
+                            "given")
         missing = [p for p in required[len(args):] if p not in kwargs]
         if missing:
             listing = " and ".join(f"'{p}'" for p in missing)
@@ -217,7 +219,14 @@ def _removed(name: str, message: str, method: bool = True, required: tuple = ("i
     removed.__doc__ = (f"``torch.{name}``, removed from torch: raises torch's RuntimeError, which "
                        "names the torch.linalg replacement.")
     if method:
-        register(removed, name)
+        register(_as_method(_removed(name, message, False, required, optional if
+                                     method_optional is None else method_optional)), name)
+    return removed
+
+
+def _as_method(removed):
+    """A removed function named as the Tensor method (its own def in torch)."""
+    removed.__qualname__ = f"Tensor.{removed.__name__}"
     return removed
 
 
@@ -242,7 +251,7 @@ eig = _removed("eig", required=("self",), optional=1, message=_REMOVED + (
     "tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) should be replaced with:\n"
     "L_complex = torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, eigenvectors=True) "
     "should be replaced with:\nL_complex, V_complex = torch.linalg.eig(A)"))
-symeig = _removed("symeig", optional=2, message=_REMOVED + (
+symeig = _removed("symeig", optional=2, method_optional=1, message=_REMOVED + (
     "The default behavior has changed from using the upper triangular portion of the matrix by "
     "default to using the lower triangular portion.\n\nL, _ = torch.symeig(A, upper=upper) "
     "should be replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gradkit._tensor import Tensor
+from gradkit.int_arguments import function_form
 
 # the names torch 2.13 has at top level (``hasattr(torch, name)``) whose method gradkit has
 TOP_LEVEL_NAMES = (
@@ -23,7 +24,10 @@ def _calling_method(name: str) -> Callable:
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                             f"{type(input).__name__}")
-        return getattr(input, name)(*args, **kwargs)
+        try:
+            return getattr(input, name)(*args, **kwargs)
+        except TypeError as error:  # the method's words, counting input as the function does
+            raise function_form(error, (input,), method=True) from None
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"``input.{name}(...)``: the in-place op, written into ``input``."
     return function

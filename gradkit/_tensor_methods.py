@@ -14,8 +14,8 @@ from gradkit.number_arguments import number_argument
 from gradkit.autograd.api import backward as autograd_backward
 from gradkit._user_frames import warn_at_user
 from gradkit.int_arguments import (
-    bool_argument, check_dimensions, invalid_combination, size_argument, size_varargs,
-    unpack_failed)
+    bool_argument, check_dimensions, int_argument, invalid_combination, size_argument,
+    size_varargs, type_name, unpack_failed)
 from gradkit.autograd.graph import node_type
 from gradkit.autograd.hooks import (
     register_post_accumulate_hook, register_tensor_hook, retain_grad_hook)
@@ -51,6 +51,14 @@ _CASTS = {"float": backend.float32, "double": backend.float64, "half": backend.f
           "char": backend.int8, "short": backend.int16}
 
 
+def _shape_of(other, method: str) -> tuple:
+    """The shape of the tensor ``other``, or torch's TypeError (``view_as(None)``)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{method}(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type_name(other)}")
+    return tuple(other.shape)
+
+
 class _TensorMethods:
     def __new__(cls, *args, **kwargs):
         """torch's legacy constructor: ``Tensor([1, 2])`` (default dtype), ``Tensor(2, 3)``
@@ -76,6 +84,7 @@ class _TensorMethods:
         """The shape as a ``gradkit.Size``, or the size of dimension ``dim``."""
         if dim is None:
             return Size(self._data.shape)
+        dim = int_argument(dim, "size", "dim", 1)
         return self._data.shape[shape_ops._normalize_dim(dim, self._data.ndim)]
 
     def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
@@ -234,11 +243,11 @@ class _TensorMethods:
 
     def view_as(self, other: Tensor) -> Tensor:
         """A view with the shape of ``other``."""
-        return shape_ops.view(self, other.shape)
+        return shape_ops.view(self, _shape_of(other, "view_as"))
 
     def reshape_as(self, other: Tensor) -> Tensor:
         """Reshape to the shape of ``other``."""
-        return shape_ops.reshape(self, other.shape)
+        return shape_ops.reshape(self, _shape_of(other, "reshape_as"))
 
     def expand(self, *sizes, **keyword) -> Tensor:
         """Broadcast size-1 dims (a view, no copy): ``x.expand(4, -1)``."""
@@ -246,7 +255,7 @@ class _TensorMethods:
 
     def expand_as(self, other: Tensor) -> Tensor:
         """Broadcast (without copying) to the shape of ``other``."""
-        return shape_ops.expand(self, other.shape)
+        return shape_ops.expand(self, _shape_of(other, "expand_as"))
 
     def permute(self, *dims, **keyword) -> Tensor:
         """Reorder the dimensions (a view): ``x.permute(2, 0, 1)``."""
@@ -279,7 +288,7 @@ class _TensorMethods:
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
         """Ones of ``size`` with this tensor's dtype and device by default."""
-        size = size_varargs(size, "new_ones", "size")
+        size = size_argument(size, {}, "new_ones", "size")  # (one required)
         return creation.ones(size, dtype=dtype or self.dtype, device=device or self.device,
                              requires_grad=requires_grad)
 
@@ -291,7 +300,8 @@ class _TensorMethods:
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
         """An uninitialised-in-torch tensor of ``size`` (zeros here)."""
-        return self.new_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+        size = size_argument(size, {}, "new_empty", "size")
+        return self.new_zeros(size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 extend(_TensorMethods)

@@ -13,7 +13,7 @@ import re
 import numpy as np
 
 from gradkit._tensor import Tensor, extend
-from gradkit.int_arguments import type_name
+from gradkit.int_arguments import bool_argument, type_name
 from gradkit.ops import (
     arithmetic, comparison, conversion, elementwise, indexing, piecewise, setitem)
 from gradkit.ops import methods as method_table
@@ -171,24 +171,34 @@ class _TensorOperators:
 
     def fill_(self, value) -> Tensor:
         """Fill with ``value`` in place (a number or a 0-d tensor, differentiable)."""
-        return inplace(self, conversion.fill, value)
+        try:
+            return inplace(self, conversion.fill, value)
+        except TypeError as error:
+            raise _as_method_combination(error, "fill", "fill_") from None
 
     def copy_(self, src, non_blocking: bool = False) -> Tensor:
         """Copy ``src`` (broadcast, cast) into this tensor in place; differentiable in src."""
         if not isinstance(src, (Tensor, numbers.Number)):  # torch's parser: a tensor or number
             raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
                             f"{type_name(src)}")
+        bool_argument(non_blocking, "copy_", "non_blocking", 2)
         return inplace(self, conversion.copy_from, src)
 
     def add_(self, other, *args, **kwargs) -> Tensor:
         """``self += alpha * other`` in place (``alpha=`` a keyword; torch's deprecated
         ``add_(alpha, other)`` too)."""
-        return inplace(self, arithmetic.add, other, *args, **kwargs)
+        try:
+            return inplace(self, arithmetic.add, other, *args, **kwargs)
+        except TypeError as error:
+            raise _as_method_argument_error(error, "add", "add_") from None
 
     def sub_(self, other, *args, **kwargs) -> Tensor:
         """``self -= alpha * other`` in place (``alpha=`` a keyword; torch's deprecated
         ``sub_(alpha, other)`` too)."""
-        return inplace(self, arithmetic.sub, other, *args, **kwargs)
+        try:
+            return inplace(self, arithmetic.sub, other, *args, **kwargs)
+        except TypeError as error:
+            raise _as_method_argument_error(error, "sub", "sub_") from None
 
 
 def _operand_or_not_implemented(method):
@@ -252,11 +262,19 @@ def _as_method(name, op):
 
         def method(self, *args, **kwargs):
             if args or kwargs or some_missing:
+                if len(args) > 1 and op.method_varargs:  # x.squeeze(0, 1): one int list
+                    args = (args,)
                 try:
                     return op(self, *args, **kwargs)
                 except TypeError as error:
-                    raise _as_method_argument_error(error, op.name, op.name) from None
+                    raise _as_method_argument_error(error, op.name, name) from None
             return run(op, (self,), _NO_PARAMS)  # x.exp(): no Op.__call__ frame between
+    elif getattr(op, "function_words", False):  # a plain function's errors count the input
+        def method(self, *args, **kwargs):
+            try:
+                return op(self, *args, **kwargs)
+            except TypeError as error:
+                raise _as_method_argument_error(error, name, name) from None
     elif getattr(op, "lists_input_in_function_form", False):
         def method(self, *args, **kwargs):
             try:
@@ -299,6 +317,8 @@ def _as_method_argument_error(error: TypeError, name: str, method: str) -> TypeE
     if match is not None and match.group(2) != "1":
         return TypeError(f"{method}(): argument '{match.group(1)}' (position "
                          f"{int(match.group(2)) - 1}){message[match.end():]}")
+    if method != name and (match is not None or message.startswith(f"{name}() missing")):
+        return TypeError(method + message[len(name):])  # (a method's own words: renamed)
     if match is None and method != name and message.startswith(f"{name}(): argument '"):
         return TypeError(method + message[len(name):])  # a keyword: "value must be Number"
     takes = re.match(rf"{name}\(\) takes (?:from (\d+) to )?(\d+) positional arguments? but "

@@ -8,7 +8,8 @@ from gradkit import memory_format as memory_formats
 from gradkit._tensor import Tensor
 from gradkit._user_frames import warn_at_user
 from gradkit.int_arguments import (
-    bool_argument, device_argument, dtype_argument, factory_size, invalid_combination)
+    bool_argument, device_argument, dtype_argument, factory_size, int_argument,
+    invalid_combination, reads_as_int)
 from gradkit.generator import Generator, default_generator, rng_of
 from gradkit.interop import check_numpy_array, from_numpy
 from gradkit.nested_data import check_ragged, infer_dtype, nested_values
@@ -211,7 +212,7 @@ def _in_format(out: Tensor, t: Tensor, memory_format, function: str) -> Tensor:
 def _like_of(make):
     """``make_like(t, dtype=None, device=None, requires_grad=False, memory_format=...)`` from a
     creation function."""
-    def like(t: Tensor, dtype=None, device=None, requires_grad: bool = False,
+    def like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
              memory_format=memory_formats.preserve_format,
              **options) -> Tensor:  # options: rand_like's generator=
         _checked_options(like.__name__, dtype, device, requires_grad)
@@ -224,13 +225,14 @@ def _like_of(make):
     return like
 
 
-def empty_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False,
+def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
                memory_format=memory_formats.preserve_format) -> Tensor:
     """``empty`` shaped like ``t`` (its dtype, device and layout unless given)."""
-    return zeros_like(t, dtype, device, requires_grad, memory_format)
+    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad,
+                      memory_format=memory_format)
 
 
-def full_like(t: Tensor, fill_value, dtype=None, device=None,
+def full_like(t: Tensor, fill_value, *, dtype=None, device=None,
               requires_grad: bool = False,
               memory_format=memory_formats.preserve_format) -> Tensor:
     """``full`` shaped like ``t`` (its dtype, device and layout unless given)."""
@@ -273,9 +275,17 @@ def logspace(*args, dtype=None, device=None, requires_grad: bool = False, **numb
     return _finish(logspace_values(start, end, steps, base, np_dtype), dev, requires_grad)
 
 
-def eye(n: int, m: int | None = None, dtype=None, device=None,
+_NO_M = object()  # eye's m not given (eye(n, None) is refused)
+
+
+def eye(n: int, m: int | None = _NO_M, *extra, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
     """An n x m (default n x n) identity matrix."""
+    given = (n,) if m is _NO_M else (n, m, *extra)
+    if len(given) > 1 and not (reads_as_int(n) and reads_as_int(m) and not extra):
+        raise invalid_combination("eye", given, {})  # torch's eye(n) and eye(n, m)
+    n = int_argument(n, "eye", "n", 1)
+    m = None if m is _NO_M else int_argument(m, "eye", "m", 2)
     for name, size in (("n", n), ("m", m)):
         if size is not None and size < 0:  # NumPy's message would name neither
             raise RuntimeError(f"{name} must be greater or equal to 0, got {size}")

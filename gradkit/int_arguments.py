@@ -128,8 +128,8 @@ def int_list_argument(value, function: str, argument: str, position: int | None 
                  f"but found element of type {type_name(value[0])} at pos 0")
         raise TypeError(f"{function}(): {_where(argument, position)} must be tuple of ints, "
                         f"{found}")
-    for index, v in enumerate(value):
-        if not reads_as_symint(v):
+    for index, v in enumerate(value):  # (a later Python bool reads: its int check takes it)
+        if not (reads_as_symint(v) or index and type(v) is bool):
             raise TypeError(f"{function}(): argument '{argument}' {_UNPACK} at pos "
                             f"{index + 1} with error \"type must be tuple of ints,but got "
                             f"{type_name(v)}\"")
@@ -186,10 +186,34 @@ def invalid_combination(function: str, positional: tuple, keywords: dict) -> Typ
                      f"got ({listing}), but expected one of:")
 
 
+def function_form(error: TypeError, inputs: tuple, method: bool = False) -> TypeError:
+    """A parameter's error worded for a method (``method_form``, or any with ``method``: its
+    positions and listing do not count self) in the words of the function, which counts its
+    ``inputs`` first: "sum(): argument 'keepdim' (position 2)" is "(position 3)", "got (int,
+    int)" is "got (Tensor, int, int)". (A method wrapper words it back: _tensor_operators.py.)"""
+    if not (method or getattr(error, "method_form", False)):
+        return error
+    message = str(error)
+    function, _, rest = message.partition("(): argument '")
+    if rest and "' (position " in rest.split("\n")[0]:
+        argument, _, rest = rest.partition("' (position ")
+        position, _, rest = rest.partition(")")
+        return TypeError(f"{function}(): argument '{argument}' (position {int(position) + 1})"
+                         f"{rest}")
+    function, found, rest = message.partition("() received an invalid combination of "
+                                              "arguments - got (")
+    if not found:
+        return error
+    listing, _, rest = rest.partition(")")
+    listing = ", ".join([type_name(v) for v in inputs] + ([listing.removesuffix(", ")]
+                                                         if listing else []))
+    return TypeError(f"{function}{found}{listing}){rest}")
+
+
 def bool_argument(value, function: str, argument: str, position: int | None = None) -> bool:
     """``value`` read as torch reads a ``bool`` parameter (keepdim, requires_grad ...): a
-    bool, not 0 or 1; else torch's TypeError."""
-    if not isinstance(value, (bool, np.bool_)):
+    bool, not 0 or 1 (nor a NumPy bool); else torch's TypeError."""
+    if type(value) is not bool:
         raise TypeError(f"{function}(): {_where(argument, position)} must be bool, not "
                         f"{type_name(value)}")
     return bool(value)
@@ -289,6 +313,25 @@ def keepdim_needs_dim(function: str):
             raise error
         return params
     return read
+
+
+def positional_none_refused(function: str, *names: str):
+    """A ``numbers`` hook: the parameters ``names``, optional for gradkit's own calls (a
+    derivative rule's None), take no None given positionally: torch's invalid combination."""
+    def read(params: dict, positional=(), inputs=()) -> dict:
+        if any(params.get(name, _ABSENT) is None for name in names if name in positional):
+            raise combination_of(function, params, positional)
+        return params
+    return read
+
+
+def combination_of(function: str, params: dict, positional) -> TypeError:
+    """``invalid_combination`` of a ``numbers`` hook's parameters (``positional``: the names
+    given positionally), in the method's words (``method_form``)."""
+    error = invalid_combination(function, tuple(params[k] for k in positional),
+                                {k: v for k, v in params.items() if k not in positional})
+    error.method_form = True
+    return error
 
 
 def chain(*readers):

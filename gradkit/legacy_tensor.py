@@ -61,10 +61,12 @@ def legacy_new(args: tuple, kwargs: dict, dtype: backend.dtype | None = None,
         if dtype is not None and first.dtype is not dtype:
             raise TypeError(f"expected {dtype} tensor (got {first.dtype} tensor)")
         return _alias(first)
-    if len(args) == 1 and isinstance(first, Size) or all(_is_size(a) for a in args):
+    # (a later Python bool reads as a size, as in any int list)
+    if len(args) == 1 and isinstance(first, Size) or all(
+            _is_size(a) or i and type(a) is bool for i, a in enumerate(args)):
         return creation.empty(*args, dtype=target, device=device)
     if len(args) > 1:
-        bad = next(i for i, a in enumerate(args) if not _is_size(a))
+        bad = next(i for i, a in enumerate(args) if not (_is_size(a) or i and type(a) is bool))
         raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
                         f"{bad + 1} with error \"type must be tuple of ints,but got "
                         f"{type(args[bad]).__name__}\"")

@@ -12,11 +12,22 @@ import functools
 from gradkit.backend import device_context
 
 
+def _refuse_instances(cls, *args, **kwargs):
+    """torch's TypeError: its layouts and memory formats are fixed objects."""
+    raise TypeError(f"cannot create 'torch.{cls.__name__}' instances")
+
+
+def _fixed(cls, **attributes):
+    """One of ``cls``'s module-level objects (its constructor refuses, as torch's)."""
+    instance = object.__new__(cls)
+    instance.__dict__.update(attributes)
+    return instance
+
+
 class layout:  # noqa: N801 - torch's class name
     """How a tensor's elements are stored; gradkit has only ``strided``."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    __new__ = _refuse_instances
 
     def __repr__(self) -> str:
         return f"gradkit.{self.name}"
@@ -28,9 +39,7 @@ class layout:  # noqa: N801 - torch's class name
 class memory_format:  # noqa: N801 - torch's class name
     """An order of a strided tensor's elements in memory (``contiguous(memory_format=)``)."""
 
-    def __init__(self, name: str, rank: int | None = None,
-                 physical_order: tuple[int, ...] | None = None) -> None:
-        self.name, self.rank, self.physical_order = name, rank, physical_order
+    __new__ = _refuse_instances
 
     def __repr__(self) -> str:
         return f"gradkit.{self.name}"
@@ -39,13 +48,15 @@ class memory_format:  # noqa: N801 - torch's class name
         return self.name
 
 
-strided = layout("strided")
+strided = _fixed(layout, name="strided")
 _LAYOUT = layout  # (the name ``layout`` is also a keyword below)
-contiguous_format = memory_format("contiguous_format")
-preserve_format = memory_format("preserve_format")
+contiguous_format = _fixed(memory_format, name="contiguous_format", rank=None,
+                           physical_order=None)
+preserve_format = _fixed(memory_format, name="preserve_format", rank=None, physical_order=None)
 # the dims in memory order, outermost first: N, H, W, C (and N, D, H, W, C)
-channels_last = memory_format("channels_last", 4, (0, 2, 3, 1))
-channels_last_3d = memory_format("channels_last_3d", 5, (0, 2, 3, 4, 1))
+channels_last = _fixed(memory_format, name="channels_last", rank=4, physical_order=(0, 2, 3, 1))
+channels_last_3d = _fixed(memory_format, name="channels_last_3d", rank=5,
+                          physical_order=(0, 2, 3, 4, 1))
 
 
 def check_format(value, function: str, position: int = 1) -> memory_format:

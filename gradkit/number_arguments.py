@@ -23,14 +23,18 @@ def python_number(value):
 
 
 def number_argument(value, function: str, argument: str, position: int | None = None,
-                    kind: str = "Number"):
+                    kind: str = "Number", optional: bool = True):
     """``value`` as torch's parser reads a ``kind`` parameter ("Number", "float" or "int";
     "double": a Number the op reads as a C++ double, so a complex one gives its real part)
-    named ``argument`` of ``function``: a number passes, a tensor gives its number or raises."""
+    named ``argument`` of ``function``: a number passes, a tensor gives its number or raises.
+    None passes where ``optional`` (an "int" never takes it)."""
     where = "" if position is None else f" (position {position})"
     value = python_number(value)
-    if kind == "float" and isinstance(value, complex):
-        raise TypeError(f"{function}(): argument '{argument}'{where} must be float, not complex")
+    if kind == "float" and isinstance(value, complex) or type(value) in _NEVER_NUMBERS or \
+            value is None and (kind == "int" or not optional) or \
+            kind == "int" and type(value) in (bool, float, complex):
+        raise TypeError(f"{function}(): argument '{argument}'{where} must be "
+                        f"{'Number' if kind in _SCALARS else kind}, not {type(value).__name__}")
     if isinstance(value, Tensor):
         if not reads_as_number(value, kind):
             raise TypeError(f"{function}(): argument '{argument}'{where} must be "
@@ -39,6 +43,9 @@ def number_argument(value, function: str, argument: str, position: int | None = 
     return _real_part(value) if kind == "double" and isinstance(value, complex) else value
 
 
+# what no number parameter takes (NumPy would make an array of it); an "int" refuses None, a
+# bool, a float and a complex too
+_NEVER_NUMBERS = frozenset((tuple, list, str, dict, set))
 # Scalars (parsed as "Number") that the op converts: to a double, or to its input's dtype
 _SCALARS = ("double", "input")
 # c10's names of the types a Scalar converts to, in its overflow error

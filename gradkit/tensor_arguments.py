@@ -25,13 +25,15 @@ _NOT_TENSORS_OR_NUMBERS = frozenset((type(None), tuple, list, str))
 
 
 def tensor_parameters(*names: str, overloaded: bool = False, numbers: bool = False,
-                      **renamed: str):
+                      absent: tuple = (), **renamed: str):
     """Decorator: the parameters ``names`` (or, in ``renamed``, gradkit's name = torch's) of a
     plain-function op take a tensor; anything else is torch's TypeError naming torch's argument
     and its position (none when given by keyword). A parameter whose default is None takes
     None; a ``*tensors`` parameter checks each element. ``overloaded``: torch has other
     signatures, so its error is "received an invalid combination of arguments". ``numbers``:
-    they take a Python number too (torch's Tensor and Scalar overloads)."""
+    they take a Python number too (torch's Tensor and Scalar overloads). ``absent``: the
+    parameters whose default None stands for "not given" (torch's signature without them),
+    so a None given is refused."""
     refused = _NOT_TENSORS_OR_NUMBERS if numbers else _NOT_TENSORS
 
     def declare(op_function):
@@ -47,7 +49,8 @@ def tensor_parameters(*names: str, overloaded: bool = False, numbers: bool = Fal
             if parameter.kind is parameter.VAR_POSITIONAL:
                 elements = positions.index(name)
             else:
-                checks.append((positions.index(name), name, torch_name, parameter.default is None))
+                checks.append((positions.index(name), name, torch_name,
+                               parameter.default is None and name not in absent))
 
         def refuse(value, args, kwargs, index, torch_name, optional) -> None:
             if (type(value) in refused or not numbers and isinstance(value, np.generic)) and \
@@ -64,7 +67,8 @@ def tensor_parameters(*names: str, overloaded: bool = False, numbers: bool = Fal
                 value = args[index] if index < len(args) else kwargs.get(name, Tensor)
                 if type(value) is not Tensor and value is not Tensor:
                     refuse(value, args, kwargs, index, torch_name, optional)
-            if elements is not None:
+            if elements is not None and not (  # (one sequence of them is the list itself)
+                    len(args) == elements + 1 and type(args[elements]) in (tuple, list)):
                 _check_elements(args[elements:])
             return op_function(*args, **kwargs)
         return call

@@ -4,12 +4,12 @@
 the thread-count settings (recorded only: NumPy's threads are its BLAS's, set when it loads)."""
 from __future__ import annotations
 
-import numpy as np
 
 from gradkit import _tensor_methods  # noqa: F401 - is_conj, resolve_conj (for _as_function)
 from gradkit import backend
 from gradkit._tensor import Tensor, extend
 from gradkit.backend import get_array_module
+from gradkit.int_arguments import size_varargs
 from gradkit.ops import aliases  # noqa: F401 - the methods fix, ger (for _as_function)
 from gradkit.ops.complex import is_negative_view
 from gradkit.ops.joining import cat
@@ -58,12 +58,7 @@ class _TensorQueries:
         leading dims and its size-1 dims (torch's ``sum_to``); self when the shape is ``size``."""
         if not size:
             raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
-        shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) \
-            else size
-        for s in shape:
-            if not isinstance(s, (int, np.integer)):
-                raise TypeError("sum_to_size(): argument 'size' (position 1) must be tuple of "
-                                f"ints, not {type(s).__name__}")
+        shape = size_varargs(size, "sum_to_size", "size")
         own = self._data.shape
         lead = len(own) - len(shape)
         if lead < 0 or any(s != o and s != 1 for s, o in zip(shape, own[lead:])):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.int_arguments import int_parameters
+from gradkit.int_arguments import int_list_argument, int_parameters
 from gradkit.number_arguments import number_argument
 from gradkit import creation
 from gradkit._tensor import Tensor
@@ -339,5 +339,6 @@ def adaptive_max_pool1d(input: Tensor, output_size) -> tuple[Tensor, Tensor]:
 
 def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
     """torch.constant_pad_nd: F.pad(input, pad, "constant", value)."""
+    pad = int_list_argument(pad, "constant_pad_nd", "pad", 2, symint=True)
     return F.pad(input, pad, "constant", number_argument(value, "constant_pad_nd", "value", 3))
 

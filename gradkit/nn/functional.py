@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 
+from gradkit.int_arguments import int_parameters
 from gradkit.number_arguments import number_argument
 from gradkit import ops
 from gradkit._not_implemented import module_getattr
@@ -167,21 +168,21 @@ def softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``."""
     if dim is None:
         dim = _softmax_dim("softmax", input.ndim)
-    return ops.softmax(input, dim, _np_dtype(dtype))
+    return input.softmax(dim, _np_dtype(dtype))  # torch calls the method: its error words
 
 
 def log_softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
     """log(softmax(x)) along ``dim``, computed stably."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.ndim)
-    return ops.log_softmax(input, dim, _np_dtype(dtype))
+    return input.log_softmax(dim, _np_dtype(dtype))  # torch calls the method: its error words
 
 
 def softmin(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
     """softmax(-x) along ``dim``."""
     if dim is None:
         dim = _softmax_dim("softmin", input.ndim)
-    return ops.softmax(ops.neg(input), dim, _np_dtype(dtype))
+    return ops.neg(input).softmax(dim, _np_dtype(dtype))  # torch calls the method
 
 
 def one_hot(tensor, num_classes: int = -1):
@@ -214,6 +215,7 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
     return ops.div(input, norm.expand_as(input))
 
 
+@int_parameters("channel_shuffle", groups=(2, "int"))
 def channel_shuffle(input, groups: int):
     """(N, C, *) with the channels, read as (groups, C/groups), transposed: torch's shuffle."""
     batch, channels, *rest = check_channel_shuffle(tuple(input.shape), groups)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import warnings
 
+from gradkit.int_arguments import ints_reader
 from gradkit.ops._op import op
 from gradkit.ops.grad_edges import no_derivative
 from gradkit.ops.interpolate import interpolate
@@ -30,11 +31,17 @@ def check_channel_shuffle(shape: tuple, groups: int) -> tuple:
 
 
 @op(node_name="NotImplemented")
-def native_channel_shuffle(xp, input, groups: int = 1):
+def native_channel_shuffle(xp, input, groups: int | None = None):
     """channel_shuffle's values; as torch's, backward (and forward AD) through it raises."""
+    if groups is None:  # (torch requires it)
+        raise TypeError('native_channel_shuffle() missing 1 required positional arguments: '
+                        '"groups"')
     batch, channels, *rest = check_channel_shuffle(input.shape, groups)
     grouped = input.reshape(batch, groups, channels // groups, *rest)
     return xp.ascontiguousarray(xp.swapaxes(grouped, 1, 2)).reshape(input.shape)
+
+
+native_channel_shuffle.numbers = ints_reader("native_channel_shuffle", groups=(1, "int"))
 
 
 def _no_tangent(t, *saved, **params):

@@ -102,7 +102,7 @@ from gradkit.ops.integrals import (  # noqa: F401
     bincount, cumulative_trapezoid, trapezoid, trapz)
 from gradkit.ops.matrix_products import addr, chain_matmul  # noqa: F401
 from gradkit.ops.aliases import (  # noqa: F401
-    adjoint, split_with_sizes, swapaxes, swapdims, true_divide)
+    adjoint, split_with_sizes, subtract, swapaxes, swapdims, true_divide)
 from gradkit.ops.binomial_norms import norm_except_dim  # noqa: F401
 from gradkit.ops.segment_reduce import segment_reduce  # noqa: F401
 from gradkit.ops.special_functions import igamma, igammac  # noqa: F401
@@ -120,7 +120,6 @@ absolute = abs
 negative = neg
 multiply = mul
 divide = div
-subtract = sub
 arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 

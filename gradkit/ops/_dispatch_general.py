@@ -108,6 +108,7 @@ _NUMBER_INPUTS = frozenset(("dim", "value", "weight", "src"))
 # a second argument that neither takes (add, mul ... read a number as a tensor: one signature)
 _SCALAR_OVERLOADS = frozenset((
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
+    "eq", "ne", "lt", "le", "gt", "ge", "fill",
     "copysign", "divide", "float_power", "floor_divide", "fmod", "isin", "multiply", "pow",
     "remainder", "rsub", "subtract", "true_divide", "xlogy"))
 

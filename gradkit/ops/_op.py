@@ -30,6 +30,7 @@ from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.autograd.zero_grads import (
     KNOWN_ZERO_BY_INPUT, KNOWN_ZERO_BY_SHAPES, PASSES_KNOWN_ZERO, KnownZero, is_known_zero,
     known_zeros_like, plain)
+from gradkit.int_arguments import function_form, invalid_combination
 from gradkit.ops._dispatch import _materialize, dispatch
 from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the ops, forward_ad)
     _SavedInputs, _entries_read, _scalar_meta, _unpack_all, cast_grad, fit_grad, seam,
@@ -63,6 +64,13 @@ class Op:
     # fn(args, kwargs) -> (args, kwargs) in the current signature, for torch's deprecated
     # overloads taking a number before tensors (``x.add_(-lr, grad)``), or None
     legacy_positionals = None
+    # its method takes an int list as separate ints (``x.squeeze(0, 1)``: torch's int[] dim)
+    method_varargs = False
+    # torch's "invalid combination" for more positionals than it takes (another signature)
+    positionals_overloaded = False
+    # keyword-only parameters torch requires in some signature (round's decimals): counted
+    # in the least of its "takes from N to M positional arguments"
+    required_keywords = 0
 
     def __init__(self, forward, name=None, save=(), broadcast=False, linear=False,
                  view=False, outputs=1, differentiable_outputs=None, node_name=None,
@@ -93,6 +101,8 @@ class Op:
         self.param_names = [p.name for p in params
                             if p.default is not p.empty or p.kind is p.KEYWORD_ONLY]
         self.defaults = {p.name: p.default for p in params if p.default is not p.empty}
+        # how many parameters torch takes positionally (``keyword_only`` lowers it)
+        self.positional_limit = len(self.param_names)
         self.input_keywords = None  # torch's names of the inputs (input=, mat1=, ...), if taken
         self.n_inputs = -1 if self.variadic else len(self.input_names)  # -1: any number
         # one output and one or two inputs (or a view): dispatch hands it to its own hot path
@@ -218,8 +228,8 @@ class Op:
             if self.legacy_positionals is not None:
                 args, kwargs = self.legacy_positionals(args, kwargs)
             extra = len(args) - n
-            if extra > len(self.param_names):
-                raise self._too_many_positionals(len(args))
+            if extra > self.positional_limit:
+                raise self._too_many_positionals(args, kwargs)
             kwargs.update(zip(self.param_names, args[n:]))
             args = args[:n]
         if kwargs:
@@ -232,7 +242,10 @@ class Op:
         if len(args) < n:  # tensors by name, or none: torch's TypeError
             args, kwargs = bind_inputs(self, args, kwargs)
         if kwargs and self.numbers is not None:  # (torch names a positional one's position)
-            kwargs = self.numbers(kwargs, self.param_names[:extra], args)
+            try:
+                kwargs = self.numbers(kwargs, self.param_names[:extra], args)
+            except TypeError as error:  # (a method words it back)
+                raise function_form(error, args) from None
         hot = self.hot_dispatch  # ops of one or two inputs: their own path, no dispatch frame
         try:
             return dispatch(self, args, kwargs) if hot is None else hot(self, args, kwargs)
@@ -249,11 +262,26 @@ class Op:
         first = next((i for i, p in enumerate(names) if p not in kwargs), len(names))
         return tuple(names[first:])
 
-    def _too_many_positionals(self, given: int) -> TypeError:
+    def keyword_only(self, *names: str, overloaded: bool = False, required: bool = False):
+        """Declare that torch takes the parameters ``names`` (the last ones declared) only by
+        keyword, so a positional one is refused (``cumsum(x, 0, None)``: dtype). ``overloaded``:
+        torch's error is then its "invalid combination"; ``required``: they are required in
+        one of torch's signatures (round's decimals), which its count reports."""
+        self.positional_limit = min(self.param_names.index(name) for name in names)
+        self.positionals_overloaded = overloaded
+        self.required_keywords = len(names) if required else 0
+        return self
+
+    def _too_many_positionals(self, args: tuple, kwargs: dict) -> TypeError:
         """Python's TypeError for more positionals than the op's inputs and parameters (torch
         refuses them; they were dropped)."""
-        most = self.n_inputs + len(self.param_names)
-        least = self.n_inputs + sum(name not in self.defaults for name in self.param_names)
+        if self.positionals_overloaded:
+            return invalid_combination(self.name, args, kwargs)
+        given = len(args)
+        positional = self.param_names[:self.positional_limit]
+        most = self.n_inputs + len(positional)
+        least = self.n_inputs + sum(name not in self.defaults for name in positional) + \
+            self.required_keywords
         takes = (f"{most} positional argument{'' if most == 1 else 's'}" if least == most
                  else f"from {least} to {most} positional arguments")
         return TypeError(f"{self.name}() takes {takes} but {given} were given")

@@ -271,14 +271,16 @@ _threshold_in_place = in_place_variant(_threshold, "ThresholdBackward1")
 def threshold(input, threshold: float, value: float, inplace: bool = False):
     """``value`` where x <= threshold, x elsewhere."""
     name = "threshold_" if inplace else "threshold"
-    threshold = scalar_for(number_argument(threshold, name, "threshold", 2), input)
-    value = scalar_for(number_argument(value, name, "value", 3), input)
+    threshold = scalar_for(number_argument(threshold, name, "threshold", 2, optional=False),
+                           input)
+    value = scalar_for(number_argument(value, name, "value", 3, optional=False), input)
     return call_or_write(input, _threshold_in_place if inplace else _threshold, inplace, threshold,
                   value)
 
 
 def threshold_(input, threshold: float, value: float):
     """threshold, in place."""
-    threshold = scalar_for(number_argument(threshold, "threshold_", "threshold", 2), input)
-    value = scalar_for(number_argument(value, "threshold_", "value", 3), input)
+    threshold = scalar_for(number_argument(threshold, "threshold_", "threshold", 2, optional=False),
+                           input)
+    value = scalar_for(number_argument(value, "threshold_", "value", 3, optional=False), input)
     return call_or_write(input, _threshold_in_place, True, threshold, value)

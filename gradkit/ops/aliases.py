@@ -82,6 +82,16 @@ register(_true_divide_method("true_divide"), "true_divide", True)
 register(_true_divide_method("true_divide_"), "true_divide", False, inplace=True)
 
 
+def subtract(input, other, *args, **kwargs) -> Tensor:  # noqa: A002 - torch's names
+    """torch.subtract: ``sub`` without its deprecated (Number alpha, Tensor other) form; with
+    a number ``other`` its alpha may come positionally (torch's Scalar signature)."""
+    if len(args) == 1 and not isinstance(other, Tensor) and "alpha" not in kwargs:
+        return sub(input, other, alpha=args[0], **kwargs)
+    if args:
+        raise invalid_combination("subtract", (input, other, *args), kwargs)
+    return sub(input, other, **kwargs)
+
+
 # Tensor methods torch has under a second name, with the same op behind them (and the
 # in-place form where gradkit has the original's)
 _METHOD_ALIASES = {

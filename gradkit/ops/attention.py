@@ -11,6 +11,7 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
+from gradkit.int_arguments import int_parameters
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import add, mul
 from gradkit.ops.conv import fold as fold_windows, unfold as unfold_windows
@@ -90,6 +91,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     return matmul(_safe_softmax(scores, dim=-1), value)
 
 
+@int_parameters("pixel_shuffle", upscale_factor=(2, "int"))
 def pixel_shuffle(input, upscale_factor: int):
     """(*, C r², H, W) -> (*, C, H r, W r)."""
     if input.ndim < 3:
@@ -115,6 +117,7 @@ def _not_a_view(out):
     return out.clone() if out._is_view() else out
 
 
+@int_parameters("pixel_unshuffle", downscale_factor=(2, "int"))
 def pixel_unshuffle(input, downscale_factor: int):
     """(*, C, H r, W r) -> (*, C r², H, W): pixel_shuffle's inverse."""
     if input.ndim < 3:

@@ -8,6 +8,7 @@ from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit._user_frames import warn_at_user
 from gradkit.generator import check_draw_parameters, rng_of
+from gradkit.int_arguments import int_parameters
 from gradkit.ops._op import Op
 from gradkit.ops.grad_edges import no_derivative
 from gradkit.ops.linalg_norms import norm
@@ -58,6 +59,7 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
     return _binomial(count, prob, rng=rng)
 
 
+@int_parameters("norm_except_dim", pow=(2, "int"), dim=(3, "int"))
 def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa: A002
     """The ``pow``-norm of v over every dim but ``dim`` (kept, the others size 1), as torch's
     weight normalization computes it; ``dim=-1``: the norm of all of v (0-d)."""

@@ -21,6 +21,8 @@ def _comparison(name: str, symbol: str, compare, ordered: bool):
     def forward(xp, x, y):
         if type(x) in PY_SCALARS:  # torch.eq(2, t); 2 == t is t == 2
             raise invalid_combination(name, x, y)
+        if y is None or type(y) in _NOT_OPERANDS:  # NumPy would compare (dispatch words it)
+            raise TypeError(f"{name}(): other is neither a tensor nor a number")
         if _promotable(x) and _promotable(y):  # not e.g. None, or another library's tensor
             x, y = promote(xp, x, y)
             if ordered and result_kind(x, y) == "c":
@@ -29,6 +31,9 @@ def _comparison(name: str, symbol: str, compare, ordered: bool):
     forward.__name__ = name
     forward.__doc__ = f"x {symbol} y elementwise (bool, no gradient)."
     return op(broadcast=True, method=True)(forward)  # broadcast: torch's shape error
+
+
+_NOT_OPERANDS = frozenset((tuple, list, str))
 
 
 def _promotable(v) -> bool:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 
 from gradkit._tensor import Tensor
+from gradkit.backend import int64
+from gradkit.creation import empty
 from gradkit.int_arguments import int_parameters
 from gradkit.ops._op import op
 from gradkit.ops.cpu_order import std_sort
@@ -95,10 +97,10 @@ _unique_consecutive.defvjp_all(_no_derivative)
 _unique_consecutive.defjvp_all(_no_derivative)
 
 
-@tensor_method()
+@tensor_method("unique_consecutive")
 @int_parameters("unique_consecutive", return_inverse=(None, "bool"),  # torch's Python wrapper
                 return_counts=(None, "bool"), dim=(None, "int?"))  # names no positions
-def unique_consecutive(input: Tensor, return_inverse: bool = False,  # noqa: A002
+def _unique_consecutive_method(input: Tensor, return_inverse: bool = False,  # noqa: A002
                        return_counts: bool = False, dim: int | None = None):
     """The elements (``dim``: the slices along dim) of input with each run of equal
     consecutive ones kept once; on request the inverse (the run of each element) and the
@@ -108,3 +110,25 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,  # noqa: A00
     values, inverse, counts = _unique_consecutive(input, dim=dim)
     extra = ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
     return (values, *extra) if extra else values
+
+
+def unique_consecutive(input: Tensor, *args, **kwargs):  # noqa: A002 - torch's name
+    """torch.unique_consecutive(input, return_inverse=False, return_counts=False, dim=None).
+
+    As torch's: its Python dispatcher picks the outputs reading ``return_inverse`` from the
+    third positional and ``return_counts`` from the second (swapped), so one of them given
+    positionally returns the other's slot, an empty int64 tensor (``unique_consecutive(x,
+    True)`` is (values, empty)); the method and keywords are as documented."""
+    result = _unique_consecutive_method(input, *args, **kwargs)
+    inverse_given = kwargs.get("return_inverse", args[0] if args else False)
+    counts_given = kwargs.get("return_counts", args[1] if len(args) > 1 else False)
+    inverse_picked = kwargs.get("return_inverse", args[1] if len(args) > 1 else False)
+    counts_picked = kwargs.get("return_counts", args[0] if args else False)
+    if (inverse_picked, counts_picked) == (inverse_given, counts_given):
+        return result
+    nothing = empty(0, dtype=int64, device=input.device)
+    inverse = result[1] if inverse_given else nothing
+    counts = result[1 + bool(inverse_given)] if counts_given else nothing
+    values = result[0] if isinstance(result, tuple) else result
+    picked = ((inverse,) if inverse_picked else ()) + ((counts,) if counts_picked else ())
+    return (values, *picked) if picked else values

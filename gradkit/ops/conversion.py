@@ -27,6 +27,7 @@ def clone(xp, x, memory_format=preserve_format):
                    physical_order(x.shape, check_format(memory_format, "clone")))
 
 
+clone.keyword_only("memory_format")
 clone.defvjp(lambda g, memory_format: g)
 clone.defjvp(lambda t, memory_format: t)
 
@@ -105,6 +106,9 @@ copy_from.defjvp(lambda t, x_shape: _zeros_of(t),
 @op(broadcast=True, node_name="FillBackward0")
 def fill(xp, x, value):
     """The value ``x.fill_(value)`` writes (value may be a 0-d tensor)."""
+    if value is None or type(value) in (tuple, list, str):  # torch's Scalar and Tensor refuse
+        raise TypeError(f"fill() received an invalid combination of arguments - got (Tensor, "
+                        f"{type(value).__name__}), but expected one of:")
     if getattr(value, "ndim", 0):  # torch's check before any cast (one element or not)
         raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value.ndim} dimensions.")

@@ -231,6 +231,8 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002 - torch's name
 @op(save=("x", "y", "result"), broadcast=True, method=True, node_name="DistBackward0")
 def dist(xp, x, y, p=2):
     """The p-norm of ``x - y`` (broadcasting), as a 0-d tensor."""
+    if type(y) is bool:  # (a Python number reads as a tensor, a bool does not)
+        raise TypeError("dist(): argument 'other' (position 2) must be Tensor, not bool")
     _check_not_bool(x, y)  # torch subtracts first
     dtype = result_type(x, y)
     try:

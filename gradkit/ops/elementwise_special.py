@@ -140,3 +140,6 @@ def nan_to_num(x, nan: float | None = 0.0, posinf: float | None = None,
                            "with complex dtype.")
     return _nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 
+
+nan_to_num.function_words = True  # its method's errors do not count self (ops/methods.py)
+

@@ -43,7 +43,9 @@ def _check_order(n) -> None:
 
 
 @unary(floating=True, name="polygamma")
-def _polygamma(xp, x, n=0):
+def _polygamma(xp, x, n=None):
+    if n is None:  # (the method's n is required)
+        raise TypeError('polygamma() missing 1 required positional arguments: "n"')
     if x.dtype.kind == "c":
         raise kernel_error(_KERNELS.get(n, "polygamma"))(x)
     _check_order(n)
@@ -58,6 +60,7 @@ lgamma.defderivative(lambda x: digamma(x))
 digamma.defderivative(lambda x: _polygamma(x, 1))
 _polygamma.defderivative(lambda x, n: _polygamma(x, n + 1))
 # x.polygamma(n) and x.polygamma_(n): self first; torch.polygamma(n, input) below
+_polygamma.numbers = numbers_reader("polygamma", n=(1, "int"))  # (the method's n)
 register(_polygamma, "polygamma", True, inplace=True)
 
 
@@ -69,9 +72,11 @@ def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002 - torch's names
 
 
 @unary(method=True, inplace=True)
-def mvlgamma(xp, x, p=1):
+def mvlgamma(xp, x, p=None):
     """The multivariate log-gamma of dimension p: sum_j lgamma(x + (1 - j) / 2) over
     j = 1..p, plus p (p - 1) / 4 log(pi)."""
+    if p is None:  # (torch requires p; a None given is refused by its reader)
+        raise TypeError('mvlgamma() missing 1 required positional arguments: "p"')
     if x.dtype.kind == "c":
         raise kernel_error("arange_cpu")(x)
     if x.dtype.kind == "b":

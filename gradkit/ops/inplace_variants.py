@@ -8,6 +8,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.backend import to_numpy_dtype
+from gradkit.int_arguments import bool_argument
 from gradkit.ops._op import op
 from gradkit.ops.comparison import (
     bitwise_not, eq, ge, gt, le, logical_and, logical_not, logical_or, logical_xor, lt, ne)
@@ -113,6 +114,7 @@ def fill_diagonal_(input: Tensor, fill_value, wrap: bool = False) -> Tensor:  # 
     """Write ``fill_value`` on the main diagonal of ``input`` (2-d, or n-d with all dims
     equal); ``wrap``: on a 2-d matrix taller than wide, continue every ``width + 1`` elements
     below it, as NumPy. Recorded as torch: a write into the diagonal's view (CopySlices)."""
+    wrap = bool_argument(wrap, "fill_diagonal_", "wrap", 2)
     shape = input._data.shape
     if len(shape) < 2:
         raise RuntimeError("dimensions must larger than 1")

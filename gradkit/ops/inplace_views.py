@@ -12,6 +12,7 @@ from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import records_graph
 from gradkit.autograd.graph import node_type
 from gradkit.autograd.inference import check_inplace
+from gradkit.int_arguments import invalid_combination
 from gradkit.ops.inplace import LEAF_MESSAGE, set_history
 from gradkit.ops.methods import register
 from gradkit.ops.shape import squeeze, t, transpose, unsqueeze, view
@@ -89,8 +90,13 @@ def _reroot_views(base: Tensor, undo_op, undo_params: dict) -> None:
                                root.made_recording)
 
 
-def _squeeze_(self: Tensor, dim=None) -> Tensor:
-    """Drop size-1 dims (or only ``dim``, or the size-1 dims among ``dim``) in place."""
+def _squeeze_(self: Tensor, *dims, dim=None) -> Tensor:
+    """Drop size-1 dims (or only ``dim``, or the size-1 dims among ``dim``) in place; the dims
+    may come as separate ints (``x.squeeze_(0, 1)``), not as None."""
+    if dims:
+        if dims == (None,):  # (torch's signatures take no None)
+            raise invalid_combination("squeeze_", dims, {})
+        dim = dims if len(dims) > 1 else dims[0]
     return restride_in_place(self, squeeze, (view, {"shape": self._data.shape}), dim=dim)
 
 

@@ -60,7 +60,7 @@ def _spacing(name: str, y: Tensor, x, dx, dim: int):
     return right - left
 
 
-@tensor_parameters("x", overloaded=True)
+@tensor_parameters("x", overloaded=True, absent=("x",))
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> Tensor:
     """The trapezoidal rule's integral of the samples ``y`` along ``dim``, spaced by the
     sample points ``x`` or by ``dx`` (1 by default)."""
@@ -76,13 +76,13 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> 
     return sum((left + right) * spacing, dim) / 2.0
 
 
-@tensor_parameters("x", overloaded=True)
+@tensor_parameters("x", overloaded=True, absent=("x",))
 def trapz(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> Tensor:
     """torch.trapz: trapezoid under its older name."""
-    return trapezoid(y, x, dx=dx, dim=dim)
+    return trapezoid(y, dx=dx, dim=dim) if x is None else trapezoid(y, x, dx=dx, dim=dim)
 
 
-@tensor_parameters("x", overloaded=True)
+@tensor_parameters("x", overloaded=True, absent=("x",))
 def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None,
                          dim: int = -1) -> Tensor:
     """The running trapezoidal integral of ``y`` along ``dim`` (one sample fewer)."""
@@ -140,9 +140,13 @@ _weighted_count.defjvp(None, _no_bincount_jvp)
 
 
 @tensor_method()
+@tensor_parameters("weights")
 def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """How often each value 0, 1, ... occurs in the 1-d non-negative integer x (or the sum of
     ``weights`` at its occurrences), at least ``minlength`` bins."""
     if weights is None:
         return _count(x, minlength=minlength)
     return _weighted_count(x, weights, minlength=minlength)
+
+
+bincount.function_words = True  # its method's errors do not count self

@@ -14,6 +14,7 @@ from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.creation import zeros
 from gradkit.int_arguments import bool_argument, int_parameters
+from gradkit.number_arguments import number_argument
 from gradkit.ops.linalg_cholesky_solve import check_linear_solve
 from gradkit.ops.linalg_decompositions import qr as linalg_qr, svd as linalg_svd, svdvals
 from gradkit.ops.linalg_lu import lu_factor_ex, lu_solve as linalg_lu_solve
@@ -124,6 +125,7 @@ def _no_cholesky_kernel(input: Tensor) -> bool:  # noqa: A002 - torch's name
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
     """``linalg.cholesky(input, upper=upper)`` under torch's older name (errors say
     ``cholesky:``)."""
+    upper = bool_argument(upper, "cholesky", "upper", 2)  # (torch's parser, first)
     _deprecated(_CHOLESKY_WARNING)
     if _no_cholesky_kernel(input):  # an empty batch: no kernel runs to refuse the dtype
         return input.clone()
@@ -131,6 +133,9 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
         return _cholesky_node(input, upper=upper)
     except RuntimeError as error:
         raise _renamed(error, "linalg.cholesky:", "cholesky:") from None
+
+
+cholesky.function_words = True  # its method's errors do not count self
 
 
 @tensor_method()
@@ -176,7 +181,11 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: 
 @tensor_method()
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002
     """``linalg.pinv`` with ``rcond`` its relative tolerance (atol 0)."""
-    return pinv(input, rcond=rcond)
+    return pinv(input, rcond=number_argument(rcond, "pinverse", "rcond", 2, "float",
+                                             optional=False))
+
+
+pinverse.function_words = True  # its method's errors do not count self
 
 
 register(matrix_exp, "matrix_exp")
@@ -185,25 +194,49 @@ register(matrix_power, "matrix_power")
 
 # -- what torch 2.13 keeps only to raise ---------------------------------------------------------
 
-def _removed(name: str, message: str, method: bool = True):
-    """torch.<name> (and Tensor.<name>), which only raises torch's RuntimeError."""
+def _removed(name: str, message: str, method: bool = True, required: tuple = ("input",),
+             optional: int = 0, method_optional: int | None = None):
+    """torch.<name> (and Tensor.<name>), which only raises torch's RuntimeError, once Python
+    has bound its arguments to torch's def (its ``required`` parameters and ``optional``
+    others, positionally; ``method_optional``: the method's, where they differ): Python's
+    TypeError first."""
+    most = len(required) + optional
+
     def removed(*args, **kwargs):
+        if len(args) > most:
+            takes = f"{most} positional arguments" if not optional else \
+                f"from {len(required)} to {most} positional arguments"
+            raise TypeError(f"{removed.__qualname__}() takes {takes} but {len(args)} were "
+                            "given")
+        missing = [p for p in required[len(args):] if p not in kwargs]
+        if missing:
+            listing = " and ".join(f"'{p}'" for p in missing)
+            plural = "s" if len(missing) > 1 else ""
+            raise TypeError(f"{name}() missing {len(missing)} required positional "
+                            f"argument{plural}: {listing}")
         raise RuntimeError(message)
     removed.__name__ = removed.__qualname__ = name
     removed.__doc__ = (f"``torch.{name}``, removed from torch: raises torch's RuntimeError, which "
                        "names the torch.linalg replacement.")
     if method:
-        register(removed, name)
+        register(_as_method(_removed(name, message, False, required, optional if
+                                     method_optional is None else method_optional)), name)
     return removed
 
 
-solve = _removed("solve", _REMOVED + (
+def _as_method(removed):
+    """A removed function named as the Tensor method (its own def in torch)."""
+    removed.__qualname__ = f"Tensor.{removed.__name__}"
+    return removed
+
+
+solve = _removed("solve", required=("input", "A"), message=_REMOVED + (
     "`torch.solve` is deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` has its "
     "arguments reversed and does not return the LU factorization.\n\nTo get the LU "
     "factorization see `torch.lu`, which can be used with `torch.lu_solve` or "
     "`torch.lu_unpack`.\nX = torch.solve(B, A).solution should be replaced with:\n"
     "X = torch.linalg.solve(A, B)"))
-lstsq = _removed("lstsq", _REMOVED + (
+lstsq = _removed("lstsq", required=("input", "A"), message=_REMOVED + (
     "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` has "
     "reversed arguments and does not return the QR decomposition in the returned tuple "
     "(although it returns other information about the problem).\n\nTo get the QR "
@@ -213,17 +246,17 @@ lstsq = _removed("lstsq", _REMOVED + (
     "'residuals' of the returned named tuple.\n\nThe unpacking of the solution, as in\n"
     "X, _ = torch.lstsq(B, A).solution[:A.size(1)]\nshould be replaced with:\n"
     "X = torch.linalg.lstsq(A, B).solution"))
-eig = _removed("eig", _REMOVED + (
+eig = _removed("eig", required=("self",), optional=1, message=_REMOVED + (
     "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than real "
     "tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) should be replaced with:\n"
     "L_complex = torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, eigenvectors=True) "
     "should be replaced with:\nL_complex, V_complex = torch.linalg.eig(A)"))
-symeig = _removed("symeig", _REMOVED + (
+symeig = _removed("symeig", optional=2, method_optional=1, message=_REMOVED + (
     "The default behavior has changed from using the upper triangular portion of the matrix by "
     "default to using the lower triangular portion.\n\nL, _ = torch.symeig(A, upper=upper) "
     "should be replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\n"
     "and\n\nL, V = torch.symeig(A, eigenvectors=True) should be replaced with:\n"
     "L, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')"))
-matrix_rank = _removed("matrix_rank", _REMOVED.rstrip() + (
+matrix_rank = _removed("matrix_rank", optional=2, message=_REMOVED.rstrip() + (
     "\nPlease use the `torch.linalg.matrix_rank` function instead. The parameter 'symmetric' "
     "was renamed in `torch.linalg.matrix_rank()` to 'hermitian'."), method=False)

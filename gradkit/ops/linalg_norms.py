@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from gradkit.int_arguments import chain, int_parameters, ints_reader
+from gradkit.int_arguments import chain, int_parameters, ints_reader, invalid_combination
 from gradkit.number_arguments import numbers_reader
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import pow
@@ -233,21 +233,30 @@ def _warn_jit_only(name: str, replacement: str) -> None:
                   UserWarning, stacklevel=3)
 
 
-def nuclear_norm(input, dim=None, keepdim: bool = False):  # noqa: A002 - torch's name
+_NO_DIM = object()  # nuclear_norm without a dim (its signature of keepdim alone)
+
+
+def nuclear_norm(input, dim=_NO_DIM, keepdim: bool = False):  # noqa: A002 - torch's name
     """The nuclear norm (sum of singular values) of the matrices in dims ``dim`` (the last two
     by default): ``linalg.matrix_norm(input, 'nuc', dim, keepdim)``, deprecated in torch.
     ``nuclear_norm(input, True)`` is torch's keepdim overload."""
     _warn_jit_only("nuclear_norm", "linalg.matrix_norm(A, 'nuc', dim, keepdim)")
     if isinstance(dim, bool):
-        dim, keepdim = None, dim
+        dim, keepdim = _NO_DIM, dim
+    if dim is None or type(keepdim) is not bool or dim is not _NO_DIM and not isinstance(
+            dim, (int, np.integer, tuple, list)):  # (nor a float dim, an int keepdim)
+        given = (input, dim) if keepdim is False else (input, dim, keepdim)
+        raise invalid_combination("nuclear_norm", given, {})
+    dim = None if dim is _NO_DIM else (dim, dim) if isinstance(dim, (int, np.integer)) else dim
     return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
 
 
+@int_parameters("frobenius_norm", dim=(2, "int[1]"), keepdim=(3, "bool"))
 def frobenius_norm(input, dim, keepdim: bool = False):  # noqa: A002 - torch's name
     """The 2-norm over dims ``dim`` (at most two; all dims for ``()``), deprecated in torch
     for ``linalg.vector_norm(input, 2, dim, keepdim)``."""
     _warn_jit_only("frobenius_norm", "linalg.vector_norm(A, 2., dim, keepdim)")
-    dims = (int(dim),) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
     if len(dims) > 2:
         raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions "
                            "instead.")

@@ -13,6 +13,7 @@ import numpy as np
 
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.backend import to_numpy_dtype
+from gradkit.int_arguments import int_argument
 from gradkit.ops.arithmetic import add, div, mul, sub
 from gradkit.ops.elementwise import rsqrt
 from gradkit.ops.grad_edges import kept_for_backward
@@ -199,10 +200,13 @@ def group_norm_unchecked(input, num_groups: int, weight=None, bias=None,  # noqa
                          eps: float = 1e-5):
     """group_norm without F's Python check of more than one value per group (ATen's
     torch.group_norm normalizes a single one to 0)."""
+    num_groups = int_argument(num_groups, "group_norm", "num_groups", 2)  # (its C++ parser)
     if input.ndim < 2:
         raise RuntimeError("Expected at least 2 dimensions for input tensor but received "
                            f"{input.ndim}")
     n, channels = input.shape[:2]
+    if num_groups <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
     if channels % num_groups:
         raise RuntimeError("Expected number of channels in input to be divisible by num_groups, "
                            f"but got input of shape {list(input.shape)} and "

@@ -306,6 +306,7 @@ def count_nonzero(xp, x, dim=None):
 
 
 count_nonzero.numbers = ints_reader("count_nonzero", True, dim=(1, "int[1]?"))
+count_nonzero.method_varargs = True
 
 
 @tensor_method()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit._tensor import Tensor
-from gradkit.int_arguments import int_parameters
+from gradkit.int_arguments import int_parameters, invalid_combination
 from gradkit.backend import int64
 from gradkit.creation import empty, ones, tensor
 from gradkit.memory_format import contiguous_format
@@ -42,24 +42,31 @@ def _repeat_counts(repeats: Tensor) -> np.ndarray:
 
 def _indices_of_counts(repeats: Tensor, output_size) -> Tensor:
     """``repeat_interleave(repeats)``: each position i, ``repeats[i]`` times."""
+    counts = _repeat_counts(repeats)  # (its dtype checked before the rank, as torch's)
     if repeats.ndim != 1:
         raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-    counts = _repeat_counts(repeats)
     if output_size is not None and output_size != counts.sum():
         raise RuntimeError("allocated size does not match required size")
     return tensor(np.repeat(np.arange(counts.size), counts), dtype=repeats.dtype,
                   device=repeats.device)
 
 
+_NO_REPEATS = object()  # repeat_interleave(counts): no repeats given (a None is refused)
+
+
 @tensor_method()
 @int_parameters("repeat_interleave", True, dim=(2, "int?"))
-def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *,
+def repeat_interleave(x: Tensor, repeats=_NO_REPEATS, dim: int | None = None, *,
                       output_size: int | None = None) -> Tensor:
     """Each element of x repeated ``repeats`` times along ``dim`` (x flattened when dim is
     None); a tensor of repeats gives each slice its own count. With only a tensor of counts,
     the indices 0, 1, ... repeated that often."""
-    if repeats is None:
+    if repeats is _NO_REPEATS:
         return _indices_of_counts(x, output_size)
+    if not isinstance(repeats, Tensor) and (type(repeats) is not int and not isinstance(
+            repeats, np.integer)):  # (a bool, a float: no signature takes it)
+        raise invalid_combination("repeat_interleave", (x, repeats) + (
+            () if dim is None else (dim,)), {})
     source = x if dim is not None else reshape(x, (-1,))
     dim = _normalize_dim(0 if dim is None else dim, x.ndim)
     if isinstance(repeats, Tensor):
@@ -91,6 +98,9 @@ def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *,
     return view(copied, shape=shape[:dim] + (expected,) + shape[dim + 2:])
 
 
+repeat_interleave.function_words = True  # its method's errors do not list self
+
+
 # -- tril_indices / triu_indices ---------------------------------------------------------------
 
 def _triangle_indices(name: str, rows: np.ndarray, cols: np.ndarray, row: int, col: int,
@@ -110,6 +120,7 @@ def _check_sizes(row: int, col: int) -> None:
 
 
 def _triangle(name: str, upper: bool):
+    @int_parameters(name, row=(1, "int"), col=(2, "int"), offset=(3, "int"))
     def indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                 layout=None) -> Tensor:
         _check_sizes(row, col)
@@ -129,6 +140,7 @@ triu_indices = _triangle("triu_indices", upper=True)
 
 # -- vander --------------------------------------------------------------------------------------
 
+@int_parameters("vander", N=(2, "int?"), increasing=(3, "bool"))
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803
     """The Vandermonde matrix of the 1-d x: columns x^(N-1), ..., x^0 (reversed with
     ``increasing``), computed as torch does, by a cumulative product (integers in int64)."""

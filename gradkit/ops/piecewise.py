@@ -136,6 +136,8 @@ def round(xp, x, decimals=None):  # noqa: A001
 
 
 _piecewise_constant(round)
+# torch: round(x) and round(x, *, decimals)
+round.keyword_only("decimals", overloaded=True, required=True)
 
 
 @unary(complex_error=_ROUNDING_COMPLEX["trunc"], bool_error=kernel_error("trunc_vml_cpu"),

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from gradkit.int_arguments import int_list_argument
 from gradkit.memory_format import lay_out, suggested_order
 from gradkit.ops._op import op
 from gradkit.ops.clamp import clamp
@@ -19,8 +20,8 @@ from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.joining import cat
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.pooling_arguments import (
-    adaptive_arguments, check_non_empty, no_stride, ntuple, one_int, out_size, pool_geometry,
-    pool_input)
+    POSITIONS, adaptive_arguments, check_non_empty, no_stride, ntuple, one_int, out_size,
+    pool_geometry, pool_input)
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.slicing import narrow
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating
@@ -210,12 +211,16 @@ max_pool_with_indices.defjvp_all(_max_pool_jvp)
 
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, d):
     name = f"max_pool{d}d"
+    for value, what in ((kernel_size, "kernel_size"), (stride, "stride"), (padding, "padding"),
+                        (dilation, "dilation")):  # torch's parser, before the input's rank
+        if what != "stride" or not no_stride(value):
+            ntuple(value, d, name, what)
     batched_input, added = pool_input(input, d, name)
     given_stride = stride
     kernel, stride, pads, dilation, outs = pool_geometry(
         batched_input, kernel_size, stride, padding, dilation, ceil_mode, d, name)
     # torch's node keeps a stride not given as ()
-    arguments = {"kernel_size": kernel, "stride": () if given_stride in (None, [], ()) else stride,
+    arguments = {"kernel_size": kernel, "stride": () if no_stride(given_stride) else stride,
                  "padding": pads, "dilation": dilation, "ceil_mode": ceil_mode}
     if batched_input._data.dtype.kind in "bc":  # (torch's kernels take integers, not these)
         require_real_floating(name, batched_input._data)
@@ -261,7 +266,9 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                            f"dim batch size for input, but got:{list(input.shape)}")
 
     def one(value, what):
-        value = (int(value),) if isinstance(value, (int, np.integer)) else tuple(value)
+        value = int_list_argument(value, "max_pool1d_with_indices" if return_indices else
+                                  "max_pool1d", what, POSITIONS[what], single=True)
+        value = value if type(value) is tuple else (value,)
         if len(value) != 1:
             raise RuntimeError(f"max_pool1d() {what} must be {_1D_LENGTHS.get(what, _1D_ANY)} "
                                f"of size 1 but got size {len(value)}")

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from gradkit.int_arguments import int_list_argument
 from gradkit.ops.shape import unsqueeze
 
 
@@ -30,11 +31,18 @@ def pool_input(input, d: int, name: str, prefix: str = ""):
 _WORDS = {2: "two", 3: "three"}
 
 
+# the positions of the pooling functions' int[] parameters in torch's signatures
+POSITIONS = {"kernel_size": 2, "output_size": 2, "stride": 3, "padding": 4, "dilation": 5}
+
+
 def ntuple(value, d: int, name: str, what: str = "kernel_size") -> tuple:
-    """An int or a list of 1 or ``d`` ints as a ``d``-tuple (torch's pooling arguments)."""
-    if isinstance(value, (int, np.integer)):  # a NumPy integer too, as torch's parser reads it
-        return (int(value),) * d
-    value = tuple(value)
+    """An int or a list of 1 or ``d`` ints as a ``d``-tuple (torch's pooling arguments, read
+    as its parser reads an ``int[d]``: a NumPy integer too; a bool, float or None refused)."""
+    if type(value) is int:
+        return (value,) * d
+    value = int_list_argument(value, name, what, POSITIONS.get(what), single=True)
+    if type(value) is not tuple:
+        return (value,) * d
     if len(value) not in (1, d):
         raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of "
                            f"{_WORDS.get(d, d)} ints")
@@ -131,7 +139,8 @@ def pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, d, n
 
 def one_int(value, function: str, what: str) -> tuple:
     """A 1-tuple from an int or a sequence of one, refused as torch's argument parser does."""
-    value = (int(value),) if isinstance(value, (int, np.integer)) else tuple(value)
+    value = int_list_argument(value, function, what, POSITIONS.get(what), single=True)
+    value = value if type(value) is tuple else (value,)
     if len(value) != 1:
         raise RuntimeError(f"{function}() argument '{what}' should contain one int (got "
                            f"{len(value)})")
@@ -157,8 +166,9 @@ def adaptive_arguments(input, output_size, d: int, name: str, got: str) -> tuple
         raise RuntimeError(f"{name}(): internal error: output_size.size() must be {d}")
     batched, added = (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
     sizes = tuple(batched.shape[2:])
-    outs = tuple(s if o is None else o for o, s in zip(
-        ntuple(output_size, d, name, "output_size"), sizes, strict=True))
+    if isinstance(output_size, tuple) and len(output_size) == d:  # torch's Python fills None
+        output_size = tuple(s if o is None else o for o, s in zip(output_size, sizes))
+    outs = ntuple(output_size, d, name, "output_size")
     _check_output_size(tuple(input.shape[:-d]) + outs, d, name, input._data.dtype.itemsize)
     return batched, added, sizes, outs
 

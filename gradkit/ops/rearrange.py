@@ -5,19 +5,21 @@ from __future__ import annotations
 
 
 from gradkit._user_frames import warn_once_at_user
-from gradkit.int_arguments import int_parameters, invalid_combination, size_varargs
-from gradkit.int_arguments import ints_reader
+from gradkit.int_arguments import (
+    int_list_argument, int_parameters, ints_reader, invalid_combination, size_argument)
 from gradkit.backend import bool_
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import sub
 from gradkit.ops.comparison import logical_xor
 from gradkit.ops.joining import cat
-from gradkit.ops.methods import tensor_method
+from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.shape import _normalize_dim, expand, permute, repeat, reshape
 from gradkit.ops.slicing import narrow
+from gradkit.tensor_arguments import tensor_parameters
 
 
+@tensor_parameters("tensors")
 def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     """Coordinate grids of 0-d/1-d tensors, expanded views: ``indexing="ij"`` (the default,
     with torch's warning when not given) takes the grid's dims in order, ``"xy"`` swaps the
@@ -49,11 +51,17 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     return tuple(grids[order.index(i)] for i in range(len(tensors)))
 
 
-@tensor_method()
-def tile(x, *dims):
+_MISSING = object()  # tile's dims not given
+
+
+def tile(x, dims=_MISSING, *extra):
     """x repeated ``dims`` times along each dim; fewer dims than x has are padded with 1s in
-    front (``repeat`` otherwise). ``x.tile(2, 2)`` and ``tile(x, (2, 2))`` are the same."""
-    dims = size_varargs(dims, "tile", "dims")
+    front (``repeat`` otherwise). ``x.tile(2, 2)`` and ``tile(x, (2, 2))`` are the same (the
+    function takes a tuple, as torch's: ``tile(x, 2)`` is refused)."""
+    if dims is _MISSING or extra:  # (torch's messages, not Python's)
+        raise TypeError('tile() missing 1 required positional arguments: "dims"' if not extra
+                        else f"tile() takes 2 positional arguments but {2 + len(extra)} were given")
+    dims = int_list_argument(dims, "tile", "dims", 2, symint=True)
     dims = (1,) * (x.ndim - len(dims)) + dims
     negative = next((d for d in dims if d < 0), None)
     if negative is not None:
@@ -62,6 +70,14 @@ def tile(x, *dims):
         raise RuntimeError(f"Trying to create tensor with negative dimension "
                            f"{min(sizes)}: {sizes}")
     return repeat(x, dims)
+
+
+def _tile_method(self, *dims, **keywords):
+    """Tensor.tile(*dims): the dims as separate arguments or one tuple (or ``dims=``)."""
+    return tile(self, size_argument(dims, keywords, "tile", "dims"))
+
+
+register(_tile_method, "tile")
 
 
 def _dim_sequence(dims) -> list:
@@ -102,6 +118,7 @@ moveaxis = movedim
 
 @tensor_method()
 @int_parameters("diff", n=(1, "int"), dim=(2, "int"))
+@tensor_parameters("prepend", "append")
 def diff(x, n: int = 1, dim: int = -1, prepend=None, append=None):
     """The n-th forward difference along ``dim`` (``xor`` for bools), after joining
     ``prepend`` and ``append`` to x along it."""
@@ -129,6 +146,9 @@ def diff(x, n: int = 1, dim: int = -1, prepend=None, append=None):
         length = x.shape[dim] - 1
         x = difference(narrow(x, dim, 1, length), narrow(x, dim, 0, length))
     return x
+
+
+diff.function_words = True  # its method's tensor errors do not count self
 
 
 @op(linear=True, method=True)

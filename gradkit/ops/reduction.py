@@ -265,6 +265,7 @@ def cumsum(xp, x, *, dim, dtype=None):
 
 
 cumsum.numbers = ints_reader("cumsum", dim=(1, "int"), dtype=(None, "ScalarType?"))
+cumsum.keyword_only("dtype")
 
 
 def _reverse_cumsum(g, dim):

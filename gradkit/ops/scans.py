@@ -56,6 +56,7 @@ def cumprod(xp, x, *, dim, dtype=None):
 
 
 cumprod.numbers = ints_reader("cumprod", dim=(1, "int"), dtype=(None, "ScalarType?"))
+cumprod.keyword_only("dtype")
 
 
 def _reverse_cumsum(g, d):

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from gradkit.int_arguments import bool_argument, invalid_combination
+from gradkit.int_arguments import bool_argument, int_argument, invalid_combination
 from gradkit.number_arguments import number_argument
 from gradkit._tensor import Tensor
 from gradkit.ops._op import Op, op
@@ -41,15 +41,21 @@ def nonzero(x: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]
     return tuple(found[:, d] for d in range(max(x.ndim, 1)))
 
 
-def where(condition, input=None, other=None):  # noqa: A002 - torch's names
+_ABSENT = object()  # where's input or other not given
+_NOT_SCALARS = frozenset((tuple, list, str))
+
+
+def where(condition, input=_ABSENT, other=_ABSENT):  # noqa: A002 - torch's names
     """torch.where(condition, input, other): input where condition holds, else other (numbers
     or broadcasting tensors; no gradient to condition); ``where(condition)`` alone is
     ``nonzero(condition, as_tuple=True)``, as torch's."""
-    if input is None and other is None:
+    if input is _ABSENT and other is _ABSENT:
         return nonzero(condition, as_tuple=True)
-    if input is None or other is None:
+    if input is _ABSENT or other is _ABSENT or input is None or other is None:  # (no None)
         raise invalid_combination("where", tuple(v for v in (condition, input, other)
-                                                 if v is not None), {})
+                                                 if v is not _ABSENT), {})
+    if type(input) in _NOT_SCALARS or type(other) in _NOT_SCALARS:  # (Tensor or Scalar)
+        raise invalid_combination("where", (condition, input, other), {})
     _check_condition(condition)
     return _select(condition, input, other)
 
@@ -62,9 +68,12 @@ def _check_condition(condition) -> None:
                            f"with dtype {scalar_type_name(condition._data)}")
 
 
-def _where_method(self: Tensor, condition, other) -> Tensor:
+def _where_method(self: Tensor, condition=_ABSENT, other=_ABSENT) -> Tensor:
     """Tensor.where(condition, other): self where condition holds, else other (torch's order:
     self is the values, not the condition)."""
+    if not isinstance(condition, Tensor) or other is _ABSENT or other is None:
+        raise invalid_combination("where", tuple(v for v in (condition, other)
+                                                 if v is not _ABSENT), {})
     _check_condition(condition)
     return _select(condition, self, other)
 
@@ -155,6 +164,8 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *,  # noqa: A00
                  sorter: Tensor | None = None) -> Tensor:
     """Where ``input``'s values would go in the last dim of ``sorted_sequence`` to keep it
     sorted (``right``/``side="right"``: after equal values); int64 (``out_int32``: int32)."""
+    if input is None or type(input) in (tuple, list, str):  # (Tensor or Scalar input)
+        raise invalid_combination("searchsorted", (sorted_sequence, input), {})
     side = _side(right, side)
     if sorter is None:
         return _search(sorted_sequence, input, side=side, int32=out_int32)
@@ -314,6 +325,10 @@ _histc.name, _histc.profiler_name = "histc", "gradkit::histc"
 def histc(x: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """A histogram of x's values in ``bins`` equal bins over [min, max] (both 0: x's range);
     values outside are left out. Not differentiable, as torch's."""
+    bins = int_argument(bins, "histc", "bins", 2)
     min, max = (number_argument(min, "histc", "min", 3, "double"),  # noqa: A001
                 number_argument(max, "histc", "max", 4, "double"))
     return _histc(x, bins=bins, low=min, high=max)
+
+
+histc.function_words = True  # its method's errors do not count self

@@ -71,6 +71,9 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
     the segments);
     an empty one is ``initial`` or the reduction's identity (NaN for mean). ``initial`` also
     joins each reduction (added for sum and mean's total, multiplied, max/min of it)."""
+    if type(reduce) is not str:  # torch's parser, before the op's checks
+        raise TypeError(f"segment_reduce(): argument 'reduce' (position 2) must be str, not "
+                        f"{type(reduce).__name__}")
     if reduce not in _REDUCTIONS:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")

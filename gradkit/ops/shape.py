@@ -6,13 +6,14 @@ from __future__ import annotations
 import math
 
 
-from gradkit.int_arguments import check_dimensions, int_parameters
-from gradkit.int_arguments import ints_reader
+from gradkit.int_arguments import (chain, check_dimensions, int_list_argument,
+                                   int_parameters, ints_reader, positional_none_refused,
+                                   size_argument)
 from gradkit.autograd.batching import batch_dim, batch_shape
 from gradkit.ops._dispatch_general import broadcast_shape
 from gradkit.ops._op import Op, op, seam, sum_to_shape
 from gradkit.ops.dims import distinct_dims, normalize_dim
-from gradkit.ops.methods import tensor_method
+from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.unary_helpers import tensor_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
@@ -60,6 +61,8 @@ for _form in (_reshape, _reshape_copy):
 
 def reshape(x, shape):
     """x with a new ``shape`` (one dim may be -1): a view when its memory allows, else a copy."""
+    if type(shape) is not tuple:  # (torch's parser: a str, None or float refused)
+        shape = int_list_argument(shape, "reshape", "shape", 2, symint=True)
     data = getattr(x, "_data", None)
     if data is None or data.flags.c_contiguous or _reshapes_in_place(data, shape):
         return _reshape(x, shape=shape)
@@ -246,10 +249,16 @@ expand.defvjp(lambda g, x_shape, sizes: _sum_to(g, x_shape))
 expand.defjvp(lambda t, x_shape, sizes: expand(t, sizes))
 
 
-@tensor_method()
 def broadcast_to(x, shape):
-    """A view of x broadcast to ``shape``."""
-    return expand(x, tuple(shape))
+    """A view of x broadcast to ``shape`` (a tuple or list: its method, separate ints too)."""
+    return expand(x, tuple(int_list_argument(shape, "broadcast_to", "size", 2, symint=True)))
+
+
+def _broadcast_to_method(self, *size, **keywords):  # x.broadcast_to(2, 3), or one tuple
+    return expand(self, size_argument(size, keywords, "broadcast_to", "size"))
+
+
+register(_broadcast_to_method, "broadcast_to")
 
 
 @tensor_parameters("tensors")
@@ -274,11 +283,13 @@ def squeeze(xp, x, dim=None):
     return xp.squeeze(x, dims) if dims else x
 
 
-squeeze.numbers = ints_reader("squeeze", True, dim=(1, "int[1]?"))  # (rules pass None)
+squeeze.method_varargs = True  # (rules pass dim=None; torch's signatures take no None)
+squeeze.numbers = chain(positional_none_refused("squeeze", "dim"),
+                        ints_reader("squeeze", True, dim=(1, "int[1]?")))
 
 
 squeeze.defvjp(lambda g, x_shape, dim: reshape(g, batch_shape() + tuple(x_shape)))
-squeeze.defjvp(lambda t, x_shape, dim: squeeze(t, dim))
+squeeze.defjvp(lambda t, x_shape, dim: squeeze(t, dim=dim))  # (a positional None is refused)
 
 
 @op(linear=True, view=True, batchable=True, method=True)

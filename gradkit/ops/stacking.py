@@ -7,13 +7,14 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit._tensor import Tensor
-from gradkit.int_arguments import int_parameters
+from gradkit.int_arguments import (
+    int_list_argument, int_parameters, invalid_combination, unpack_failed)
 from gradkit.creation import empty, tensor
 from gradkit.ops._op import op
 from gradkit.ops.index_ops import masked_select
 from gradkit.ops.indexing import getitem
 from gradkit.ops.joining import _check_sequence, _common_dtype, cat, stack
-from gradkit.ops.methods import tensor_method
+from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.rearrange import meshgrid
 from gradkit.ops.shape import _normalize_dim, flip, reshape, unsqueeze
 from gradkit.ops.slicing import _slice
@@ -131,18 +132,37 @@ def _split_points(x: Tensor, indices_or_sections, dim: int) -> list:
     return points
 
 
+def _sections(name: str, value, listed: tuple):
+    """A split's ``sections`` (an int) or ``indices`` (an int list; a tensor for tensor_split)
+    as torch's parser reads them; anything else (a bool, a float, None) is its "invalid
+    combination", listing ``listed`` (the arguments as given)."""
+    if isinstance(value, Tensor) or type(value) is int or isinstance(value, np.integer):
+        return value
+    if isinstance(value, (tuple, list)):
+        try:
+            return list(int_list_argument(value, name, "indices", None, symint=True))
+        except TypeError as error:
+            if unpack_failed(error):
+                raise
+    raise invalid_combination(name, listed, {})
+
+
+_ABSENT = object()  # a split's sections not given
+
+
 @tensor_method()
 @int_parameters("tensor_split", True, dim=(2, "int"))
-def tensor_split(x: Tensor, indices_or_sections=None, dim: int = 0, *, sections=None,
+def tensor_split(x: Tensor, indices_or_sections=_ABSENT, dim: int = 0, *, sections=None,
                  indices=None, tensor_indices_or_sections=None) -> tuple:
     """Views of x split along ``dim`` into n near-equal sections, or at the given indices
     (positional, or under one of torch's keywords)."""
     given = [v for v in (indices_or_sections, sections, indices, tensor_indices_or_sections)
-             if v is not None]
-    if len(given) != 1:
+             if v is not None and v is not _ABSENT]
+    if len(given) != 1 and indices_or_sections is not None:
         raise TypeError("tensor_split() missing required argument 'indices_or_sections' (or "
                         "one of the keywords sections=, indices=, tensor_indices_or_sections=)")
-    indices_or_sections = given[0]
+    indices_or_sections = _sections("tensor_split", given[0] if given else None,
+                                    (x, indices_or_sections) + ((dim,) if dim else ()))
     if x.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")
@@ -152,8 +172,12 @@ def tensor_split(x: Tensor, indices_or_sections=None, dim: int = 0, *, sections=
     return tuple(_clamped_slice(x, dim, start, end) for start, end in zip(bounds, bounds[1:]))
 
 
-def _numpy_split(name: str, x: Tensor, sections, dim: int, min_ndim: int) -> tuple:
+tensor_split.function_words = True  # its method's errors do not list self
+
+
+def _numpy_split(name: str, x: Tensor, sections, dim: int, min_ndim: int, listed: tuple) -> tuple:
     """hsplit/vsplit/dsplit: tensor_split along ``dim``, an int dividing the dim exactly."""
+    sections = _sections(name, sections, listed)
     if x.ndim < min_ndim:
         needed = "1 dimension" if min_ndim == 1 else f"{min_ndim} dimension"
         raise RuntimeError(f"torch.{name} requires a tensor with at least {needed}, but got a "
@@ -167,22 +191,30 @@ def _numpy_split(name: str, x: Tensor, sections, dim: int, min_ndim: int) -> tup
     return tensor_split(x, sections, dim)
 
 
-@tensor_method()
-def hsplit(x: Tensor, indices_or_sections) -> tuple:
-    """Split column-wise: tensor_split along dim 1 (dim 0 for a 1-d tensor)."""
-    return _numpy_split("hsplit", x, indices_or_sections, 1 if x.ndim > 1 else 0, 1)
+def _numpy_splitter(name: str, dim_of, min_ndim: int, doc: str):
+    """The function ``name`` (hsplit, vsplit, dsplit) and its method, whose int list may come
+    as separate ints (``x.hsplit(1, 2)``); their errors list what was given."""
+    def function(x: Tensor, indices_or_sections=_ABSENT, *extra) -> tuple:
+        given = () if indices_or_sections is _ABSENT else (indices_or_sections, *extra)
+        sections = _ABSENT if extra else indices_or_sections  # (no signature takes more)
+        return _numpy_split(name, x, sections, dim_of(x), min_ndim, (x, *given))
+
+    def method(self: Tensor, *args) -> tuple:
+        sections = args if len(args) > 1 else args[0] if args else _ABSENT
+        return _numpy_split(name, self, sections, dim_of(self), min_ndim, args)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = method.__doc__ = doc
+    register(method, name)
+    return function
 
 
-@tensor_method()
-def vsplit(x: Tensor, indices_or_sections) -> tuple:
-    """Split row-wise: tensor_split along dim 0 of a tensor of at least 2 dims."""
-    return _numpy_split("vsplit", x, indices_or_sections, 0, 2)
-
-
-@tensor_method()
-def dsplit(x: Tensor, indices_or_sections) -> tuple:
-    """Split depth-wise: tensor_split along dim 2 of a tensor of at least 3 dims."""
-    return _numpy_split("dsplit", x, indices_or_sections, 2, 3)
+hsplit = _numpy_splitter("hsplit", lambda x: 1 if x.ndim > 1 else 0, 1,
+                         "Split column-wise: tensor_split along dim 1 (dim 0 for a 1-d tensor).")
+vsplit = _numpy_splitter("vsplit", lambda x: 0, 2,
+                         "Split row-wise: tensor_split along dim 0 of a tensor of at least 2 dims.")
+dsplit = _numpy_splitter("dsplit", lambda x: 2, 3,
+                         "Split depth-wise: tensor_split along dim 2 of a tensor of at least 3 "
+                         "dims.")
 
 
 @tensor_method()
@@ -208,6 +240,7 @@ def _vector(x: Tensor) -> None:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
 
 
+@tensor_parameters("tensors")
 def cartesian_prod(*tensors: Tensor) -> Tensor:
     """The rows of every combination of one element from each 1-d tensor, in order (one
     tensor: that tensor itself)."""
@@ -218,6 +251,7 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     return stack([reshape(g, (-1,)) for g in meshgrid(*tensors, indexing="ij")], 1)
 
 
+@int_parameters("combinations", r=(2, "int"), with_replacement=(3, "bool"))
 def combinations(x: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """The length-``r`` combinations of x's elements as rows, as itertools.combinations (or
     combinations_with_replacement), picked from x's meshgrid by a mask as torch does."""

@@ -14,6 +14,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import records_graph
 from gradkit.backend import get_array_module
+from gradkit.int_arguments import int_argument, int_parameters
 from gradkit.ops._op import op
 from gradkit.ops.indexing import _index, index_put_into_zeros
 from gradkit.ops.inplace import set_history
@@ -54,6 +55,7 @@ def stride(x: Tensor, dim: int | None = None):
     strides = element_strides(x._data)
     if dim is None:
         return strides
+    dim = int_argument(dim, "stride", "dim", 1)
     if x.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     return strides[_normalize_dim(dim, x.ndim)]
@@ -302,6 +304,7 @@ def _unfold_arguments(x: Tensor, dimension: int, size: int, step: int) -> dict:
 
 
 @tensor_method()
+@int_parameters("unfold", dimension=(1, "int"), size=(2, "SymInt"), step=(3, "SymInt"))
 def unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """A view of the windows of ``size`` elements, ``step`` apart, along ``dimension``: that
     dimension counts the windows and a last one of ``size`` walks each window."""

@@ -195,9 +195,9 @@ def isreal(xp, x):
 @op()
 def _isin(xp, elements, test_elements, assume_unique=False, invert=False):
     for operand in (elements, test_elements):  # each tensor's own dtype, elements first
-        if getattr(operand, "dtype", np.dtype(float)).kind in "bc":
-            raise RuntimeError("Unsupported input type encountered for isin(): "
-                               f"{scalar_type_name(operand)}")
+        if type(operand) is bool or getattr(operand, "dtype", np.dtype(float)).kind in "bc":
+            raise RuntimeError("Unsupported input type encountered for isin(): " + (
+                "Bool" if type(operand) is bool else scalar_type_name(operand)))
     dtype = result_type(elements, test_elements)
     elements = as_dtype(xp, elements, dtype)
     tests = as_dtype(xp, test_elements, dtype).ravel()

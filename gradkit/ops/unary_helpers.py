@@ -74,10 +74,14 @@ def reject_complex(array, error) -> None:
         raise error(array)
 
 
+_NOT_TENSORS = frozenset((tuple, list, str))
+
+
 def require_tensors(name: str, *operands, names=("input", "other")) -> None:
-    """torch's TypeError for a Python number where the op takes only Tensors."""
+    """torch's TypeError for a Python number (or None, a tuple, a list, a str: NumPy would
+    make an array of them) where the op takes only Tensors."""
     for position, (argument, value) in enumerate(zip(names, operands), 1):
-        if type(value) in PY_SCALARS:
+        if type(value) in PY_SCALARS or value is None or type(value) in _NOT_TENSORS:
             raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be "
                             f"Tensor, not {type(value).__name__}")
 

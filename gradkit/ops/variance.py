@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from gradkit._user_frames import warn_at_user
-from gradkit.int_arguments import chain, ints_reader, invalid_combination
+from gradkit.int_arguments import chain, combination_of, function_form, ints_reader
 from gradkit.number_arguments import numbers_reader
 
 from gradkit.ops._op import op
@@ -66,24 +66,29 @@ def _unbiased_overload(function: str):
         lone_bool = type(params.get("dim")) is bool
         if lone_bool and list(params) == ["dim"] and "dim" in positional:
             return {"unbiased": params["dim"]}
-        if lone_bool or "unbiased" in params and "correction" in params:
-            error = invalid_combination(function, tuple(params[k] for k in positional),
-                                        {k: v for k, v in params.items() if k not in positional})
-            error.method_form = True
-            raise error
+        unbiased = params.get("unbiased")  # a bool only (None: the default, unless given)
+        if lone_bool or "unbiased" in params and "correction" in params or type(
+                unbiased) is not bool and (unbiased is not None or "unbiased" in positional):
+            raise combination_of(function, params, positional)
         return params
     return read
 
 
-def _lone_unbiased(function: str, dim, unbiased, keepdim, correction) -> tuple:
+_UNSET = object()  # var_mean's unbiased not given (None given is refused, as torch's)
+
+
+def _lone_unbiased(function: str, x, dim, unbiased, keepdim, correction) -> tuple:
     """``(dim, unbiased)`` of var_mean / std_mean, read as ``_unbiased_overload`` reads them
     (their defaults stand for absent arguments)."""
     given = {name: value for name, value, default in (
-        ("dim", dim, None), ("unbiased", unbiased, None), ("keepdim", keepdim, False),
+        ("dim", dim, None), ("unbiased", unbiased, _UNSET), ("keepdim", keepdim, False),
         ("correction", correction, None)) if value is not default}
-    positional = ("dim",) if "dim" in given else ()
-    params = _unbiased_overload(function)(given, positional)
-    params = ints_reader(function, True, dim=(1, "int[1]?"))(params, positional)
+    positional = tuple(name for name in ("dim", "unbiased") if name in given)
+    try:
+        params = _unbiased_overload(function)(given, positional)
+        params = ints_reader(function, True, dim=(1, "int[1]?"))(params, positional)
+    except TypeError as error:
+        raise function_form(error, (x,)) from None  # (no method: the function's words)
     return params.get("dim"), params.get("unbiased")
 
 
@@ -182,10 +187,10 @@ _var_mean.defjvp_all(lambda tangents, x, dim, unbiased, keepdim, correction: (
 
 
 @numpy_keywords
-def var_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
+def var_mean(x, dim=None, unbiased=_UNSET, keepdim=False, correction=None):
     """``(var, mean)`` of x along ``dim`` in one call (one node, as torch)."""
     _only_floating(x, "var_mean")
-    dim, unbiased = _lone_unbiased("var_mean", dim, unbiased, keepdim, correction)
+    dim, unbiased = _lone_unbiased("var_mean", x, dim, unbiased, keepdim, correction)
     return _var_mean(x, dim, unbiased, keepdim, correction)
 
 
@@ -210,8 +215,8 @@ _std_mean.defjvp_all(lambda tangents, x, out, dim, unbiased, keepdim, correction
 
 
 @numpy_keywords
-def std_mean(x, dim=None, unbiased=None, keepdim=False, correction=None):
+def std_mean(x, dim=None, unbiased=_UNSET, keepdim=False, correction=None):
     """``(std, mean)`` of x along ``dim`` in one call (one node, as torch)."""
     _only_floating(x, "std_mean")
-    dim, unbiased = _lone_unbiased("std_mean", dim, unbiased, keepdim, correction)
+    dim, unbiased = _lone_unbiased("std_mean", x, dim, unbiased, keepdim, correction)
     return _std_mean(x, dim, unbiased, keepdim, correction)

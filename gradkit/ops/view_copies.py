@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from gradkit._tensor import Tensor
+from gradkit.int_arguments import int_argument, int_list_argument, int_parameters
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops._op import Op
 from gradkit.ops.arithmetic import not_implemented
@@ -70,12 +71,21 @@ def derived_op(view_op: Op, name: str, node_name: str, copies: bool) -> Op:
 
 
 def _derived_function(view_function: Callable, name: str, node_name: str | None = None,
-                      copies: bool = True, complex_grad: bool = True) -> Callable:
+                      copies: bool = True, complex_grad: bool = True,
+                      first: tuple | None = None) -> Callable:
     """torch.<name>: ``view_function``'s view of x copied (``copies``, one node named after the
     view's, ``TBackward0_copy``) or left on x's memory (then named ``node_name``), never a view
-    of x; ``complex_grad=False``: recording it for a complex output raises, as torch's."""
+    of x; ``complex_grad=False``: recording it for a complex output raises, as torch's;
+    ``first``: (torch's name, "SymInt" or "SymInt[]") of its first argument, read first as
+    torch's parser reads it (permute_copy's dims, split_copy's split_size)."""
     def derived_function(x: Tensor, *args, **kwargs):
-        probe = view_function(x.detach(), *args, **kwargs)
+        if first is not None and args:
+            (int_argument if first[1] == "SymInt" else int_list_argument)(
+                args[0], name, first[0], 2, symint=True)
+        try:
+            probe = view_function(x.detach(), *args, **kwargs)
+        except TypeError as error:  # torch's parser names the function called
+            raise _renamed(error, view_function.__name__, name) from None
         pieces = probe if isinstance(probe, (tuple, list)) else (probe,)
         if not pieces:  # unbind of an empty dim
             return ()
@@ -85,12 +95,21 @@ def _derived_function(view_function: Callable, name: str, node_name: str | None 
             derived.no_complex_grad = name
         return derived(x, **info.params)
     derived_function.__name__ = derived_function.__qualname__ = name
+    derived_function.function_words = first is not None  # (its method's words: no self)
     derived_function.__doc__ = (f"A copy of ``{view_function.__name__}``'s view" if copies else
                                 f"``{view_function.__name__}`` whose pieces are not views") + \
         f" (torch.{name})."
     return derived_function
 
 
+def _renamed(error: TypeError, old: str, new: str) -> TypeError:
+    """``error`` naming ``new()`` where it names ``old()``."""
+    message = str(error)
+    return TypeError(new + message[len(old):]) if message.startswith(old + "()") else error
+
+
+@int_parameters("slice_copy", dim=(2, "int"), start=(3, "SymInt?"), end=(4, "SymInt?"),
+                step=(5, "SymInt"))  # (slice_copy's positions: it has no method)
 def _slice_view(x: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
     """torch's ``slice`` (x[..., start:end:step] along dim), a view whose node keeps torch's
     ``_saved_dim``, ``_saved_start``, ``_saved_end``, ``_saved_step``."""
@@ -111,13 +130,15 @@ def _native_split(x, split_size_or_sections, dim: int = 0):
 
 
 (view_copy, t_copy, transpose_copy, unsqueeze_copy, squeeze_copy,
- diagonal_copy, alias_copy, unbind_copy, split_copy, split_with_sizes_copy,
- view_as_real_copy) = (_derived_function(function, name) for function, name in (
+ diagonal_copy, alias_copy, unbind_copy, view_as_real_copy) = (
+    _derived_function(function, name) for function, name in (
      (view, "view_copy"), (t, "t_copy"), (transpose, "transpose_copy"),
      (unsqueeze, "unsqueeze_copy"), (squeeze, "squeeze_copy"),
      (diagonal, "diagonal_copy"), (_alias, "alias_copy"),
-     (unbind, "unbind_copy"), (_native_split, "split_copy"), (split, "split_with_sizes_copy"),
-     (view_as_real, "view_as_real_copy")))
+     (unbind, "unbind_copy"), (view_as_real, "view_as_real_copy")))
+split_with_sizes_copy = _derived_function(split, "split_with_sizes_copy",
+                                         first=("split_sizes", "SymInt[]"))
+split_copy = _derived_function(_native_split, "split_copy", first=("split_size", "SymInt"))
 # torch records these three for real outputs only
 select_copy, slice_copy, view_as_complex_copy = (
     _derived_function(function, name, complex_grad=False) for function, name in (
@@ -125,11 +146,12 @@ select_copy, slice_copy, view_as_complex_copy = (
         (view_as_complex, "view_as_complex_copy")))
 # the unsafe splits are Tensor methods too
 unsafe_split, unsafe_chunk, unsafe_split_with_sizes = (
-    tensor_method()(_derived_function(function, name, node, copies=False))
-    for function, name, node in ((_native_split, "unsafe_split", "UnsafeSplitBackward0"),
-                                 (chunk, "unsafe_chunk", "UnsafeSplitBackward0"),
-                                 (split, "unsafe_split_with_sizes",
-                                  "UnsafeSplitWithSizesBackward0")))
+    tensor_method()(_derived_function(function, name, node, copies=False, first=first))
+    for function, name, node, first in (
+        (_native_split, "unsafe_split", "UnsafeSplitBackward0", ("split_size", "SymInt")),
+        (chunk, "unsafe_chunk", "UnsafeSplitBackward0", None),
+        (split, "unsafe_split_with_sizes", "UnsafeSplitWithSizesBackward0",
+         ("split_sizes", "SymInt[]"))))
 
 
 def detach_copy(x: Tensor) -> Tensor:

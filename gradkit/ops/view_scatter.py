@@ -5,6 +5,7 @@ view op's rules, torch's ``<view node>_copy`` names)."""
 from __future__ import annotations
 
 from gradkit._tensor import Tensor
+from gradkit.int_arguments import int_list_argument
 from gradkit.ops._op import op
 from gradkit.ops.indexing import index_put_into_zeros
 from gradkit.ops.methods import tensor_method
@@ -159,11 +160,12 @@ _permute_copy = derived_op(permute, "permute_copy", "PermuteBackward0_copy", cop
 
 def expand_copy(x: Tensor, size) -> Tensor:
     """A copy of ``x.expand(size)``."""
-    return _expand_copy(x, sizes=tuple(size))
+    return _expand_copy(x, sizes=int_list_argument(size, "expand_copy", "size", 2, symint=True))
 
 
 def permute_copy(x: Tensor, dims) -> Tensor:
     """A copy of ``x.permute(dims)``."""
+    dims = int_list_argument(dims, "permute_copy", "dims", 2)
     if len(dims) != x.ndim:  # torch's text from its sparse kernel, which checks first
         raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not "
                            "match the length of the desired ordering of dimensions i.e. "

@@ -15,7 +15,7 @@ from gradkit.autograd.api import backward as autograd_backward
 from gradkit._user_frames import warn_at_user
 from gradkit.int_arguments import (
     bool_argument, check_dimensions, int_argument, invalid_combination, size_argument,
-    size_varargs, type_name, unpack_failed)
+    type_name, unpack_failed)
 from gradkit.autograd.graph import node_type
 from gradkit.autograd.hooks import (
     register_post_accumulate_hook, register_tensor_hook, retain_grad_hook)
@@ -281,7 +281,7 @@ class _TensorMethods:
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
         """Zeros of ``size`` with this tensor's dtype and device by default."""
-        size = size_varargs(size, "new_zeros", "size")
+        size = size_argument(size, {}, "new_zeros", "size")  # (one required)
         check_dimensions(size)  # (torch's new_zeros words it as the other factories)
         return creation.zeros(size, dtype=dtype or self.dtype, device=device or self.device,
                               requires_grad=requires_grad)

@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 
-from gradkit.int_arguments import int_list_argument
 from gradkit.memory_format import lay_out, suggested_order
 from gradkit.ops._op import op
 from gradkit.ops.clamp import clamp
@@ -20,8 +19,8 @@ from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.joining import cat
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.pooling_arguments import (
-    POSITIONS, adaptive_arguments, check_non_empty, no_stride, ntuple, one_int, out_size,
-    pool_geometry, pool_input)
+    adaptive_arguments, check_non_empty, no_stride, ntuple, one_int, out_size, pool_geometry,
+    pool_input, read_ints)
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.slicing import narrow
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating
@@ -214,7 +213,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     for value, what in ((kernel_size, "kernel_size"), (stride, "stride"), (padding, "padding"),
                         (dilation, "dilation")):  # torch's parser, before the input's rank
         if what != "stride" or not no_stride(value):
-            ntuple(value, d, name, what)
+            read_ints(value, name, what)
     batched_input, added = pool_input(input, d, name)
     given_stride = stride
     kernel, stride, pads, dilation, outs = pool_geometry(
@@ -239,10 +238,11 @@ def _max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil
     if input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
                            "for argument #1 'self' (while checking arguments for max_pool1d)")
-    kernel = one_int(kernel_size, "max_pool1d", "kernel_size")
-    step = kernel if no_stride(stride) else one_int(stride, "max_pool1d", "stride")
-    pad = one_int(padding, "max_pool1d", "padding")
-    spread = one_int(dilation, "max_pool1d", "dilation")
+    kernel, pad, spread = (one_int(v, "max_pool1d", what, "max_pool1d_with_indices") for v, what
+                           in ((kernel_size, "kernel_size"), (padding, "padding"),
+                               (dilation, "dilation")))
+    step = kernel if no_stride(stride) else one_int(stride, "max_pool1d", "stride",
+                                                    "max_pool1d_with_indices")
     out = max_pool2d(unsqueeze(input, -2), (1,) + kernel, (1,) + step, (0,) + pad,
                      (1,) + spread, ceil_mode, True)
     return tuple(squeeze(o, -2) for o in out)
@@ -266,9 +266,8 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                            f"dim batch size for input, but got:{list(input.shape)}")
 
     def one(value, what):
-        value = int_list_argument(value, "max_pool1d_with_indices" if return_indices else
-                                  "max_pool1d", what, POSITIONS[what], single=True)
-        value = value if type(value) is tuple else (value,)
+        value = read_ints(value, "max_pool1d_with_indices" if return_indices else "max_pool1d",
+                          what)
         if len(value) != 1:
             raise RuntimeError(f"max_pool1d() {what} must be {_1D_LENGTHS.get(what, _1D_ANY)} "
                                f"of size 1 but got size {len(value)}")

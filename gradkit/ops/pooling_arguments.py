@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
 from gradkit.int_arguments import int_list_argument
 from gradkit.ops.shape import unsqueeze
@@ -35,14 +34,18 @@ _WORDS = {2: "two", 3: "three"}
 POSITIONS = {"kernel_size": 2, "output_size": 2, "stride": 3, "padding": 4, "dilation": 5}
 
 
-def ntuple(value, d: int, name: str, what: str = "kernel_size") -> tuple:
-    """An int or a list of 1 or ``d`` ints as a ``d``-tuple (torch's pooling arguments, read
-    as its parser reads an ``int[d]``: a NumPy integer too; a bool, float or None refused)."""
+def read_ints(value, name: str, what: str) -> tuple:
+    """A pooling argument as torch's parser reads an ``int[]``: an int (a NumPy integer too)
+    as a 1-tuple, a sequence of ints as a tuple; a bool, float or None refused."""
     if type(value) is int:
-        return (value,) * d
+        return (value,)
     value = int_list_argument(value, name, what, POSITIONS.get(what), single=True)
-    if type(value) is not tuple:
-        return (value,) * d
+    return value if type(value) is tuple else (value,)
+
+
+def ntuple(value, d: int, name: str, what: str = "kernel_size") -> tuple:
+    """An int or a list of 1 or ``d`` ints as a ``d``-tuple (torch's pooling arguments)."""
+    value = read_ints(value, name, what)
     if len(value) not in (1, d):
         raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of "
                            f"{_WORDS.get(d, d)} ints")
@@ -74,9 +77,7 @@ _LENGTH_PHRASES = {"kernel_size": "must either be", "stride": "must either be om
 
 def _sized(value, d: int, name: str, what: str) -> tuple:
     """An int or 1 or ``d`` ints as a ``d``-tuple, refused as torch's pooling kernels do."""
-    if isinstance(value, (int, np.integer)):
-        return (int(value),) * d
-    value = tuple(value)
+    value = read_ints(value, name, what)
     if len(value) not in (1, d):
         phrase = _LENGTH_PHRASES[what]
         phrase = phrase.replace("either ", "") if name == "avg_pool3d" else phrase
@@ -137,10 +138,10 @@ def pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, d, n
     return kernel, stride, pads, dilation, outs
 
 
-def one_int(value, function: str, what: str) -> tuple:
-    """A 1-tuple from an int or a sequence of one, refused as torch's argument parser does."""
-    value = int_list_argument(value, function, what, POSITIONS.get(what), single=True)
-    value = value if type(value) is tuple else (value,)
+def one_int(value, function: str, what: str, parsed_by: str | None = None) -> tuple:
+    """A 1-tuple from an int or a sequence of one, refused as torch's argument parser does
+    (``parsed_by``: the function whose parser names a wrong kind, if not ``function``)."""
+    value = read_ints(value, parsed_by or function, what)
     if len(value) != 1:
         raise RuntimeError(f"{function}() argument '{what}' should contain one int (got "
                            f"{len(value)})")

@@ -17,6 +17,8 @@ from gradkit.ops.grad_edges import reads_input
 from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.joining import cat
 from gradkit.ops.piecewise import zeros_like
+from gradkit.ops.pooling_checks import (  # noqa: F401 - pooling_avg's too
+    max_pool1d_arguments, no_stride, ntuple, out_size, pool_geometry, pool_input)
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.slicing import narrow
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating
@@ -150,79 +152,13 @@ max_pool_with_indices.defvjp_all(_max_pool_vjp)
 max_pool_with_indices.defjvp_all(_max_pool_jvp)
 
 
-def pool_input(input, d: int, name: str, prefix: str = ""):
-    """(input with a batch dim, whether one was added), refused as torch refuses its rank or
-    an empty dim other than the batch."""
-    if input.ndim not in (d + 1, d + 2):
-        raise RuntimeError(f"{prefix}non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected "
-                           "for input")
-    if 0 in tuple(input.shape)[input.ndim - d - 1:]:
-        raise RuntimeError(f"{prefix}Expected {d + 1}D or {d + 2}D (batch mode) tensor with "
-                           f"optional 0 dim batch size for input, but got:{list(input.shape)}")
-    return (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
-
-
-_WORDS = {2: "two", 3: "three"}
-
-
-def ntuple(value, d: int, name: str, what: str = "kernel_size") -> tuple:
-    """An int or a list of 1 or ``d`` ints as a ``d``-tuple (torch's pooling arguments)."""
-    if isinstance(value, (int, np.integer)):  # a NumPy integer too, as torch's parser reads it
-        return (int(value),) * d
-    value = tuple(value)
-    if len(value) not in (1, d):
-        raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of "
-                           f"{_WORDS.get(d, d)} ints")
-    return value * d if len(value) == 1 else value
-
-
-def no_stride(stride) -> bool:
-    """Whether ``stride`` is torch's "no stride" (None or an empty list: the kernel's); a
-    NumPy integer compared with ``[]`` would give an empty array."""
-    return stride is None or isinstance(stride, (list, tuple)) and not stride
-
-
-def out_size(size, pad, span, stride, ceil_mode):
-    """torch's pooling output size (a ceil_mode window must start inside input or left pad)."""
-    out = (size + 2 * pad - span + (stride - 1 if ceil_mode else 0)) // stride + 1
-    if ceil_mode and (out - 1) * stride >= size + pad:
-        out -= 1
-    return out
-
-
-def _x(sizes) -> str:
-    return "x".join(map(str, sizes))
-
-
-def pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, d, name):
-    """(kernel, stride, pads, dilation, out sizes), checked as torch checks them."""
-    kernel = ntuple(kernel_size, d, name)
-    stride = kernel if no_stride(stride) else ntuple(stride, d, name, "stride")
-    pads, dilation = ntuple(padding, d, name, "padding"), ntuple(dilation, d, name, "dilation")
-    if min(kernel) <= 0:
-        raise RuntimeError(f"kernel size should be greater than zero, but got kernel: "
-                           f"{list(kernel)}")
-    if min(stride) <= 0:
-        raise RuntimeError("stride should not be zero")
-    for p, k in zip(pads, kernel, strict=True):
-        if p < 0 or p > k // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                               f"pad={p}, kernel_size={k} and dilation={dilation[0]}")
-    sizes = tuple(input.shape[2:])
-    spans = tuple(dl * (k - 1) + 1 for dl, k in zip(dilation, kernel, strict=True))
-    outs = tuple(out_size(*args, ceil_mode) for args in zip(sizes, pads, spans, stride))
-    if min(outs) < 1:
-        raise RuntimeError(f"Given input size: ({_x(input.shape[1:])}). Calculated output "
-                           f"size: ({_x((input.shape[1],) + outs)}). Output size is too small")
-    return kernel, stride, pads, dilation, outs
-
-
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, d):
     name = f"max_pool{d}d"
-    batched_input, added = pool_input(input, d, name)
+    batched_input, added = pool_input(input, d)
     given_stride = stride
     kernel, stride, pads, dilation, outs = pool_geometry(
-        batched_input, kernel_size, stride, padding, dilation, ceil_mode, d, name)
+        batched_input, input.shape, kernel_size, stride, padding, dilation, ceil_mode, d, name,
+        "max_pool3d_with_indices_out_cpu_template()")
     # torch's node keeps a stride not given as ()
     arguments = {"kernel_size": kernel, "stride": () if given_stride in (None, [], ()) else stride,
                  "padding": pads, "dilation": dilation, "ceil_mode": ceil_mode}
@@ -243,29 +179,11 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
     """torch.nn.functional.max_pool1d on (N, C, L) or (C, L): max_pool2d over a unit height."""
-    if input.ndim not in (2, 3):
-        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
-                           f"dim batch size for input, but got:{list(input.shape)}")
+    kernel, step, pad, spread = max_pool1d_arguments(input, kernel_size, stride, padding,
+                                                     dilation, ceil_mode, return_indices)
     if input._data.dtype.kind in "biu" and not return_indices:
         # torch's 1-D kernel has floating types only (with indices it runs max_pool2d's)
         raise kernel_error("max_pool1d_impl")(input._data)
-    def one(value, what):
-        value = (int(value),) if isinstance(value, (int, np.integer)) else tuple(value)
-        if len(value) != 1:
-            raise RuntimeError(f"max_pool1d() {what} must be an int, list of ints or tuple of "
-                               f"ints of size 1 but got size {len(value)}")
-        return value[0]
-    kernel = one(kernel_size, "kernel_size")
-    step = kernel if no_stride(stride) else one(stride, "stride")
-    pad, spread = one(padding, "padding"), one(dilation, "dilation")
-    if step <= 0:
-        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {step}")
-    if pad < 0 or pad > kernel // 2:
-        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got "
-                           f"padding={pad} and kernel_size={kernel}")
-    size = out_size(input.shape[-1], pad, spread * (kernel - 1) + 1, step, ceil_mode)
-    if size < 1:
-        raise RuntimeError(f"max_pool1d() Invalid computed output size: {size}")
     out = max_pool2d(unsqueeze(input, -2), (1, kernel), (1, step), (0, pad), (1, spread),
                      ceil_mode, return_indices)
     return tuple(squeeze(o, -2) for o in out) if return_indices else squeeze(out, -2)

@@ -22,7 +22,8 @@ from gradkit.ops.indexing import index_select
 from gradkit.ops.piecewise import abs as abs_, sign
 from gradkit.ops.pooling import (
     adaptive_arguments, adaptive_windows, fixed_windows, max_pool1d, max_pool2d, max_pool3d,
-    no_stride, ntuple, pool_geometry, pool_input, window_map)
+    window_map)
+from gradkit.ops.pooling_checks import no_stride, ntuple, pool_geometry, pool_input
 from gradkit.ops.reduction import mean, sum as sum_
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import require_real_floating
@@ -57,27 +58,27 @@ def _divisor(sizes, kernel, stride, pads, outs, count_include_pad):
     return total
 
 
-def _batched(input, d: int, name: str):
-    if input.ndim not in (d + 1, d + 2):
-        raise RuntimeError(
-            f"non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected for input" if d == 3
-            else f"Expected {d + 1}D or {d + 2}D (batch mode) tensor with optional 0 dim batch "
-            f"size for input, but got:{list(input.shape)}")
-    return pool_input(input, d, name)
+def _batched(input, d: int):
+    """(input with a batch dim, whether added): torch's avg_pool2d reads the input's dim -3
+    before any check (an IndexError below 3 dims) and refuses more than 4 dims among its
+    shape checks; avg_pool3d checks its rank first."""
+    if d == 2 and input.ndim < 3:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-max(input.ndim, 1)}, {max(input.ndim, 1) - 1}], but got -3)")
+    if d == 2 and input.ndim > 4:
+        return input, False
+    return pool_input(input, d)
 
 
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override, d):
     name = f"avg_pool{d}d"
-    x, added = _batched(input, d, name)
-    kernel, stride, pads, _, outs = pool_geometry(x, kernel_size, stride, padding, 1, ceil_mode,
-                                                  d, name)
+    x, added = _batched(input, d)
+    kernel, stride, pads, _, outs = pool_geometry(x, input.shape, kernel_size, stride, padding,
+                                                  1, ceil_mode, d, name, "avg_pool3d()", d == 3)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     sizes = tuple(x.shape[2:])
-    if d == 3 and any(s < k for s, k in zip(sizes, kernel, strict=True)):
-        raise RuntimeError(f"input image (T: {sizes[0]} H: {sizes[1]} W: {sizes[2]}) smaller "
-                           f"than kernel size (kT: {kernel[0]} kH: {kernel[1]} kW: {kernel[2]})")
     if x._data.dtype == np.bool_ or x._data.dtype.kind == "c":
         require_real_floating(name, x._data)
     windows = window_map([fixed_windows(*args, 1, o) for *args, o in zip(

@@ -1,0 +1,82 @@
+"""torch's error inputs (the misuses its OpInfo table says must raise) refused by gradkit alike.
+
+The scan (`python tests/fuzz/opinfo_scan.py --errors`) covers every op; here the ops whose
+refusals were fixed run every error input torch's table has for them, and one program per
+family compares gradkit's error (type and message) with torch's own."""
+import itertools
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+import gradkit  # noqa: E402
+from fuzz.opinfo_samples import compare_error, op_db  # noqa: E402
+
+POOLS = ("nn.functional.max_pool1d", "nn.functional.max_pool2d", "nn.functional.max_pool3d",
+         "nn.functional.avg_pool1d", "nn.functional.avg_pool2d", "nn.functional.avg_pool3d")
+FIXED = POOLS
+
+
+@pytest.mark.parametrize("opinfo", [o for o in op_db if o.name in FIXED],
+                         ids=lambda o: f"{o.name}.{o.variant_test_name}")
+def test_torch_error_inputs_of_fixed_ops_are_refused_alike(opinfo):
+    differing = [f"#{k}: {found}" for k, error_input in enumerate(opinfo.error_inputs("cpu"))
+                 if (found := compare_error(opinfo, error_input))]
+    assert not differing, differing
+
+
+def _error(program, lib):
+    """(type name, message) of what ``program(lib)`` raises, gradkit's dtypes named as
+    torch's; "ok" when it computes."""
+    try:
+        program(lib)
+    except Exception as e:  # noqa: BLE001 - compared with the other library's
+        return type(e).__name__, str(e).replace("gradkit.", "torch.")
+    return "ok"
+
+
+def same_error(program):
+    """gradkit raises what torch raises for ``program``; returns gradkit's error."""
+    expected = _error(program, torch)
+    assert expected != "ok", "torch computes: not an error program"
+    assert _error(program, gradkit) == expected
+    return expected
+
+
+@pytest.mark.parametrize("name,d", [("max_pool1d", 1), ("avg_pool1d", 1), ("max_pool2d", 2),
+                                    ("avg_pool2d", 2), ("max_pool3d", 3), ("avg_pool3d", 3)])
+def test_pooling_argument_checks_in_torchs_order(name, d):
+    """Every refused combination of kernel, stride, pad, dilation and an empty or misranked
+    input raises torch's first error (torch checks the output size's arguments dim by dim
+    before the kernel, the input's emptiness after the dilation)."""
+    shapes = [(2,) + (5,) * d, (0, 1) + (5,) * d, (1, 1, 0) + (5,) * (d - 1), (0,) + (5,) * d,
+              (5,) * d]
+    for shape, k, s, p, dl, indices in itertools.product(
+            shapes, (0, -1, 3), (None, 0, -1, 2), (-1, 0, 2), (0, 1, 2), (False, True)):
+        kwargs = {"kernel_size": k, "padding": p} | ({} if s is None else {"stride": s})
+        if name.startswith("max"):
+            kwargs |= {"dilation": dl, "return_indices": indices}
+        elif dl != 1 or indices:
+            continue
+
+        def program(lib, shape=shape, kwargs=kwargs):
+            return getattr(lib.nn.functional, name)(lib.ones(shape), **kwargs)
+        if _error(program, torch) != "ok":
+            same_error(program)
+
+
+def test_pooling_refusals_name_torchs_check():
+    f = gradkit.nn.functional
+    with pytest.raises(RuntimeError, match="^pad must be non-negative, but got pad: -1$"):
+        f.max_pool2d(gradkit.ones(0, 1, 49), 2, 50, -1, return_indices=True)
+    with pytest.raises(RuntimeError, match=r"^pad should be at most half of effective kernel "
+                                           r"size, but got pad=3, kernel_size=3 and dilation=2$"):
+        f.max_pool1d(gradkit.ones(0, 1, 49), 3, 1, 3, 2, return_indices=True)
+    with pytest.raises(RuntimeError, match=r"^max_pool1d\(\) dilation must be greater than zero, "
+                                           r"but got 0$"):
+        f.max_pool1d(gradkit.ones(3, 3, 3, requires_grad=True), 1, 1, 0, 0)
+    with pytest.raises(RuntimeError, match=r"^max_pool3d_with_indices_out_cpu_template\(\): "
+                                           r"Expected input's non-batch dimensions to have "
+                                           r"positive length"):
+        f.max_pool3d(gradkit.ones(0, 1, 2, 10), 1)

@@ -15,7 +15,10 @@ from fuzz.opinfo_samples import compare_error, op_db  # noqa: E402
 
 POOLS = ("nn.functional.max_pool1d", "nn.functional.max_pool2d", "nn.functional.max_pool3d",
          "nn.functional.avg_pool1d", "nn.functional.avg_pool2d", "nn.functional.avg_pool3d")
-FIXED = POOLS
+WINDOWS = tuple(f"signal.windows.{name}" for name in (
+    "bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine",
+    "general_hamming", "hamming", "hann", "kaiser", "nuttall"))
+FIXED = POOLS + WINDOWS
 
 
 @pytest.mark.parametrize("opinfo", [o for o in op_db if o.name in FIXED],
@@ -80,3 +83,16 @@ def test_pooling_refusals_name_torchs_check():
                                            r"Expected input's non-batch dimensions to have "
                                            r"positive length"):
         f.max_pool3d(gradkit.ones(0, 1, 2, 10), 1)
+
+
+@pytest.mark.parametrize("name", ["hann", "blackman", "kaiser", "exponential"])
+def test_windows_take_strided_layout_and_refuse_others(name):
+    def window(lib, layout, dtype=None):
+        return getattr(lib.signal.windows, name)(5, layout=layout, dtype=dtype)
+    assert window(gradkit, gradkit.strided).tolist() == pytest.approx(
+        window(torch, torch.strided).tolist())
+    checker = "general_cosine" if name == "hann" else name  # hann checks in general_cosine
+    with pytest.raises(ValueError, match=f"^{checker} is implemented for strided tensors only, "
+                                         "got: torch.sparse_coo$"):
+        window(gradkit, torch.sparse_coo)  # a layout gradkit has not: torch's own object
+    assert same_error(lambda lib: window(lib, lib.strided, lib.int64))[0] == "ValueError"

@@ -18,10 +18,13 @@ POOLS = ("nn.functional.max_pool1d", "nn.functional.max_pool2d", "nn.functional.
 WINDOWS = tuple(f"signal.windows.{name}" for name in (
     "bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine",
     "general_hamming", "hamming", "hann", "kaiser", "nuttall"))
-FIXED = POOLS + WINDOWS
+CHECKS = ("native_layer_norm", "nn.functional.rms_norm", "nn.functional.embedding",
+          "nn.functional.gelu", "nn.functional.l1_loss", "nn.functional.soft_margin_loss")
+FIXED = POOLS + WINDOWS + CHECKS
 
 
-@pytest.mark.parametrize("opinfo", [o for o in op_db if o.name in FIXED],
+@pytest.mark.parametrize("opinfo", [o for o in op_db
+                                    if o.name in FIXED and o.error_inputs_func is not None],
                          ids=lambda o: f"{o.name}.{o.variant_test_name}")
 def test_torch_error_inputs_of_fixed_ops_are_refused_alike(opinfo):
     differing = [f"#{k}: {found}" for k, error_input in enumerate(opinfo.error_inputs("cpu"))
@@ -96,3 +99,49 @@ def test_windows_take_strided_layout_and_refuse_others(name):
                                          "got: torch.sparse_coo$"):
         window(gradkit, torch.sparse_coo)  # a layout gradkit has not: torch's own object
     assert same_error(lambda lib: window(lib, lib.strided, lib.int64))[0] == "ValueError"
+
+
+def test_normalized_shape_checked_first_as_torch_checks_it():
+    x = gradkit.ones(1, 2, 3)
+    for f in (gradkit.nn.functional.layer_norm, gradkit.nn.functional.rms_norm):
+        with pytest.raises(RuntimeError, match=r"^Expected normalized_shape to be at least "
+                                               r"1-dimensional, i\.e\., containing at least one "
+                                               r"element, but got normalized_shape = \[\]$"):
+            f(x, ())
+    # the weight's shape is checked before the input's, in both
+    same_error(lambda lib: lib.nn.functional.layer_norm(lib.ones(1, 2, 3), (4,), lib.ones(5)))
+    same_error(lambda lib: lib.nn.functional.rms_norm(lib.ones(1, 2, 3), (4,), lib.ones(5)))
+    same_error(lambda lib: lib.native_layer_norm(lib.ones(1, 2, 3), (), None, None, 1e-5))
+
+
+@pytest.mark.parametrize("weight_shape", [(), (3,), (1, 1, 1)])
+def test_embedding_refuses_a_weight_not_2d(weight_shape):
+    indices = gradkit.zeros(2, 2, dtype=gradkit.int64)
+    with pytest.raises(RuntimeError, match="^'weight' must be 2-D$"):
+        gradkit.nn.functional.embedding(indices, gradkit.ones(weight_shape))
+    same_error(lambda lib: lib.nn.functional.embedding(lib.zeros(2, 2, dtype=lib.int64),
+                                                       lib.ones(weight_shape)))
+
+
+def test_gelu_checks_approximate_when_called():
+    layer = gradkit.nn.GELU("asdf")  # torch's module accepts it until called
+    with pytest.raises(RuntimeError, match=r"^approximate argument must be either none or "
+                                           r"tanh\.$"):
+        layer(gradkit.ones(2))
+    same_error(lambda lib: lib.nn.functional.gelu(lib.ones(2), approximate="asdf"))
+    same_error(lambda lib: lib.nn.functional.gelu(lib.ones(2), approximate=None))
+
+
+@pytest.mark.parametrize("loss", ["l1_loss", "soft_margin_loss", "mse_loss", "smooth_l1_loss"])
+def test_losses_refuse_shapes_that_do_not_broadcast_with_torchs_error(loss):
+    def program(lib):
+        return getattr(lib.nn.functional, loss)(lib.ones(5, 4), lib.ones(5))
+    with pytest.raises(RuntimeError, match=r"^The size of tensor a \(4\) must match the size of "
+                                           r"tensor b \(5\) at non-singleton dimension 1$"):
+        program(gradkit)
+    same_error(program)
+
+
+def test_broadcast_tensors_refuses_with_torchs_error():
+    same_error(lambda lib: lib.broadcast_tensors(lib.ones(5, 4), lib.ones(5)))
+    same_error(lambda lib: lib.broadcast_tensors(lib.ones(3, 1), lib.ones(2), lib.ones(4, 1)))

@@ -8,6 +8,7 @@ import numpy as np
 from gradkit.int_arguments import int_parameters
 from gradkit.int_arguments import ints_reader
 from gradkit.autograd.batching import batch_dim, batch_shape
+from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import Op, op, seam, sum_to_shape
 from gradkit.ops.dims import distinct_dims, normalize_dim
 from gradkit.ops.methods import tensor_method
@@ -250,7 +251,10 @@ def broadcast_to(x, shape):
 @tensor_parameters("tensors")
 def broadcast_tensors(*tensors):
     """The tensors broadcast to their common shape (views)."""
-    shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    try:
+        shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    except ValueError:
+        raise RuntimeError(_broadcast_message(tensors)) from None
     return tuple(expand(t, shape) for t in tensors)
 
 

@@ -13,8 +13,8 @@ pytestmark = pytest.mark.filterwarnings("ignore")
 import gradkit  # noqa: E402
 from fuzz.opinfo_samples import compare_error, op_db  # noqa: E402
 
-POOLS = ("nn.functional.max_pool1d", "nn.functional.max_pool2d", "nn.functional.max_pool3d",
-         "nn.functional.avg_pool1d", "nn.functional.avg_pool2d", "nn.functional.avg_pool3d")
+POOLS = tuple(f"nn.functional.{kind}_pool{d}d" for kind in ("max", "avg", "adaptive_max",
+                                                             "adaptive_avg") for d in (1, 2, 3))
 WINDOWS = tuple(f"signal.windows.{name}" for name in (
     "bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine",
     "general_hamming", "hamming", "hann", "kaiser", "nuttall"))
@@ -145,3 +145,30 @@ def test_losses_refuse_shapes_that_do_not_broadcast_with_torchs_error(loss):
 def test_broadcast_tensors_refuses_with_torchs_error():
     same_error(lambda lib: lib.broadcast_tensors(lib.ones(5, 4), lib.ones(5)))
     same_error(lambda lib: lib.broadcast_tensors(lib.ones(3, 1), lib.ones(2), lib.ones(4, 1)))
+
+
+@pytest.mark.parametrize("name", ["adaptive_avg_pool1d", "adaptive_max_pool1d",
+                                  "adaptive_avg_pool2d", "adaptive_max_pool2d",
+                                  "adaptive_avg_pool3d", "adaptive_max_pool3d"])
+def test_adaptive_pooling_refuses_negative_output_sizes_as_torch(name):
+    d = int(name[-2])
+    for batch in ((), (1,)):
+        for size in ((-1, 0, 2), (-3, 2, -1)):
+            def program(lib, shape=batch + (1,) * (d + 1), size=size[:d]):
+                return getattr(lib.nn.functional, name)(lib.ones(shape), size)
+            same_error(program)
+    with pytest.raises(RuntimeError, match=r"^adaptive_avg_pool3d: elements of output_size must "
+                                           r"be greater than or equal to 0 but received "
+                                           r"\{-1, 0,2\}$"):
+        gradkit.nn.functional.adaptive_avg_pool3d(gradkit.ones(1, 1, 1, 1), (-1, 0, 2))
+
+
+def test_one_dim_poolings_check_each_argument_holds_one_int():
+    with pytest.raises(RuntimeError, match=r"^adaptive_max_pool1d\(\) argument 'output_size' "
+                                           r"should contain one int \(got 0\)$"):
+        gradkit.nn.functional.adaptive_max_pool1d(gradkit.ones(1, 2, 3), ())
+    for kwargs in ({"kernel_size": (2, 2)}, {"kernel_size": 2, "stride": (1, 1)},
+                   {"kernel_size": 2, "padding": (1, 1)}):
+        same_error(lambda lib, kwargs=kwargs: lib.nn.functional.avg_pool1d(lib.ones(1, 2, 3),
+                                                                           **kwargs))
+    same_error(lambda lib: lib.nn.functional.adaptive_avg_pool1d(lib.ones(1, 2, 3), (2, 2)))

@@ -224,9 +224,17 @@ def adaptive_arguments(input, output_size, d: int, name: str, got: str) -> tuple
         raise RuntimeError(f"{name}(): internal error: output_size.size() must be {d}")
     batched, added = (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
     sizes = tuple(batched.shape[2:])
-    outs = ntuple(output_size, d, name, "output_size")
-    return batched, added, sizes, tuple(s if o is None else o
-                                        for o, s in zip(outs, sizes, strict=True))
+    outs = tuple(s if o is None else o
+                 for o, s in zip(ntuple(output_size, d, name, "output_size"), sizes, strict=True))
+    if min(outs) < 0:
+        if name.startswith("adaptive_avg"):  # (torch's 3-d text lacks its last space)
+            received = ", ".join(map(str, outs[:2])) + "".join(f",{o}" for o in outs[2:])
+            raise RuntimeError(f"{name}: elements of output_size must be greater than or equal "
+                               f"to 0 but received {{{received}}}")
+        shape = list(input.shape[:-d]) + list(outs)
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{next(o for o in outs if o < 0)}: {shape}")
+    return batched, added, sizes, outs
 
 
 def _adaptive_max_pool(input, output_size, return_indices, d):

@@ -110,10 +110,10 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     if input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
                            "for argument #1 'self' (while checking arguments for avg_pool1d)")
-    one = [(1,) + ntuple(v, 1, "avg_pool1d") for v in (kernel_size, padding)]
-    step = None if no_stride(stride) else (1,) + ntuple(stride, 1, "avg_pool1d")
-    out = avg_pool2d(unsqueeze(input, -2), one[0], step, (0,) + one[1][1:], ceil_mode,
-                     count_include_pad)
+    kernel = (1,) + ntuple(kernel_size, 1, "avg_pool1d")
+    step = None if no_stride(stride) else (1,) + ntuple(stride, 1, "avg_pool1d", "stride")
+    pad = (0,) + ntuple(padding, 1, "avg_pool1d", "padding")
+    out = avg_pool2d(unsqueeze(input, -2), kernel, step, pad, ceil_mode, count_include_pad)
     return squeeze(out, -2)
 
 

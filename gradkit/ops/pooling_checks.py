@@ -20,6 +20,9 @@ def ntuple(value, d: int, name: str, what: str = "kernel_size") -> tuple:
     if isinstance(value, (int, np.integer)):  # a NumPy integer too, as torch's parser reads it
         return (int(value),) * d
     value = tuple(value)
+    if d == 1 and len(value) != 1:  # torch's check1d of the 1-d poolings
+        raise RuntimeError(f"{name}() argument '{what}' should contain one int (got "
+                           f"{len(value)})")
     if len(value) not in (1, d):
         raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of "
                            f"{_WORDS.get(d, d)} ints")

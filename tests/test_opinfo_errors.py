@@ -19,7 +19,8 @@ WINDOWS = tuple(f"signal.windows.{name}" for name in (
     "bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine",
     "general_hamming", "hamming", "hann", "kaiser", "nuttall"))
 CHECKS = ("native_layer_norm", "nn.functional.rms_norm", "nn.functional.embedding",
-          "nn.functional.gelu", "nn.functional.l1_loss", "nn.functional.soft_margin_loss")
+          "nn.functional.gelu", "nn.functional.l1_loss", "nn.functional.soft_margin_loss",
+          "narrow_copy", "hsplit", "vsplit", "dsplit", "scatter", "scatter_add", "scatter_reduce")
 FIXED = POOLS + WINDOWS + CHECKS
 
 
@@ -172,3 +173,39 @@ def test_one_dim_poolings_check_each_argument_holds_one_int():
         same_error(lambda lib, kwargs=kwargs: lib.nn.functional.avg_pool1d(lib.ones(1, 2, 3),
                                                                            **kwargs))
     same_error(lambda lib: lib.nn.functional.adaptive_avg_pool1d(lib.ones(1, 2, 3), (2, 2)))
+
+
+def test_narrow_copy_refuses_as_its_kernel_does():
+    with pytest.raises(RuntimeError, match=r"^start \(0\) \+ length \(-1\) exceeds dimension "
+                                           r"size \(10\)\.$"):
+        gradkit.narrow_copy(gradkit.ones(10), 0, 0, -1)
+    same_error(lambda lib: lib.narrow_copy(lib.ones(10, 5, 20), 3, 0, 0))  # its bare check
+    same_error(lambda lib: lib.narrow_copy(lib.ones(10), 0, -3, -1))
+    same_error(lambda lib: lib.narrow_copy(lib.ones(10), 0, 11, -1))
+
+
+@pytest.mark.parametrize("name", ["hsplit", "vsplit", "dsplit"])
+def test_numpy_style_splits_refuse_what_is_not_ints(name):
+    with pytest.raises(TypeError, match=rf"^{name}\(\) received an invalid combination of "
+                                        r"arguments - got \(Tensor, str\)"):
+        getattr(gradkit, name)(gradkit.ones(4, 4, 4), "abc")
+    assert [tuple(p.shape) for p in getattr(gradkit, name)(gradkit.ones(4, 4, 4), [1, 3])] == [
+        tuple(p.shape) for p in getattr(torch, name)(torch.ones(4, 4, 4), [1, 3])]
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.ones(3, 5).scatter(0, lib.tensor([[34, 1], [1, 2]]), lib.ones(2, 5, 2)),
+    lambda lib: lib.ones(3, 5).scatter_add(0, lib.zeros(2, 2, dtype=lib.int64), lib.ones(())),
+    lambda lib: lib.ones(3).scatter(0, lib.zeros((), dtype=lib.int64), lib.ones(1, 1)),
+    lambda lib: lib.ones(3, 5).scatter(0, lib.zeros(2, 2, dtype=lib.int64), lib.ones(3)),
+    lambda lib: lib.ones(3, 5).scatter_reduce(0, lib.zeros(2, 2, dtype=lib.int64),
+                                              lib.ones(2, 5, 2), "sum"),
+    lambda lib: lib.ones(3, 5).scatter(1, lib.zeros(2, 3, dtype=lib.int64), lib.ones(2, 2)),
+])
+def test_scatter_checks_src_as_torch_in_its_order(program):
+    """src's sizes are read (an IndexError past its dims), then its rank against index's,
+    before index's bounds."""
+    same_error(program)
+    with pytest.raises(RuntimeError, match="^Index tensor must have the same number of "
+                                           "dimensions as src tensor$"):
+        gradkit.ones(3).scatter(0, gradkit.zeros((), dtype=gradkit.int64), gradkit.ones(1, 1))

@@ -247,10 +247,16 @@ def check_scatter(x, dim: int, index, src, kernel_check=None) -> None:
     if max(index.ndim, 1) != max(x.ndim, 1):  # torch reads a 0-d tensor as 1-d here
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     src_shape = getattr(src, "shape", None)
-    if src_shape is not None and len(src_shape) < index.ndim:
-        _normalize_dim(len(src_shape), len(src_shape))  # torch reads src's sizes: IndexError
-    if any(i > n for d, (i, n) in enumerate(zip(index.shape, x.shape)) if d != dim) or (
-            src_shape is not None and any(i > n for i, n in zip(index.shape, src_shape))):
+    wrong = any(i > n for d, (i, n) in enumerate(zip(index.shape, x.shape)) if d != dim)
+    for d, i in enumerate(tuple(index.shape) if src_shape is not None and not wrong else ()):
+        if len(src_shape) and d >= len(src_shape):
+            _normalize_dim(d, len(src_shape))  # torch reads src's sizes first: IndexError
+        if i > (src_shape[d] if len(src_shape) else 1):
+            wrong = True
+            break
+    if src_shape is not None and max(len(src_shape), 1) != max(index.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    if wrong:
         raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
                            f"{list(x.shape)} apart from dimension {dim} and to be no larger size "
                            f"than src {list(src_shape or ())}")

@@ -41,9 +41,6 @@ def _check(x, dim: int, index, src, reduce: str) -> None:
                 x.dtype.kind == "b" and reduce == "mean"):  # torch's CPU kernels lack these
             raise NotImplementedError(f'"scatter_gather_tensor_cpu_reduce_{reduce}" not '
                                       f"implemented for '{scalar_type_name(x)}'")
-        if src.ndim != x.ndim:  # scatter_reduce's own message for src
-            raise RuntimeError("Index tensor must have the same number of dimensions as self "
-                               "tensor")
     check_scatter(x, dim, index, src, kernel_check)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit._tensor import Tensor
-from gradkit.int_arguments import int_parameters
+from gradkit.int_arguments import int_parameters, invalid_combination
 from gradkit.creation import empty, tensor
 from gradkit.ops._op import op
 from gradkit.ops.index_ops import masked_select
@@ -154,6 +154,10 @@ def tensor_split(x: Tensor, indices_or_sections=None, dim: int = 0, *, sections=
 
 def _numpy_split(name: str, x: Tensor, sections, dim: int, min_ndim: int) -> tuple:
     """hsplit/vsplit/dsplit: tensor_split along ``dim``, an int dividing the dim exactly."""
+    ints = (int, np.integer)
+    if not (isinstance(sections, (ints, Tensor)) or isinstance(sections, (list, tuple))
+            and all(isinstance(i, ints) for i in sections)):  # neither of torch's signatures
+        raise invalid_combination(name, (x, sections), {})
     if x.ndim < min_ndim:
         needed = "1 dimension" if min_ndim == 1 else f"{min_ndim} dimension"
         raise RuntimeError(f"torch.{name} requires a tensor with at least {needed}, but got a "

@@ -20,7 +20,10 @@ WINDOWS = tuple(f"signal.windows.{name}" for name in (
     "general_hamming", "hamming", "hann", "kaiser", "nuttall"))
 CHECKS = ("native_layer_norm", "nn.functional.rms_norm", "nn.functional.embedding",
           "nn.functional.gelu", "nn.functional.l1_loss", "nn.functional.soft_margin_loss",
-          "narrow_copy", "hsplit", "vsplit", "dsplit", "scatter", "scatter_add", "scatter_reduce")
+          "narrow_copy", "hsplit", "vsplit", "dsplit", "scatter", "scatter_add", "scatter_reduce",
+          "nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.conv3d",
+          "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
+          "nn.functional.conv_transpose3d")
 FIXED = POOLS + WINDOWS + CHECKS
 
 
@@ -209,3 +212,23 @@ def test_scatter_checks_src_as_torch_in_its_order(program):
     with pytest.raises(RuntimeError, match="^Index tensor must have the same number of "
                                            "dimensions as src tensor$"):
         gradkit.ones(3).scatter(0, gradkit.zeros((), dtype=gradkit.int64), gradkit.ones(1, 1))
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_convolution_argument_checks_in_torchs_order(d):
+    """A weight of the wrong rank, non-positive groups or strides, negative or 'same' padding,
+    arguments of the wrong length: torch's first error (its arguments expanded to the
+    weight's dims, then checked; 'same' padding's own path checks the rank first)."""
+    for weight_ndim, padding, stride, groups in itertools.product(
+            (2, 3, 4, 5), (-1, "same", "valid", 0, (1,), (1, 1)), (0, 1, 2, (1, 1)), (0, 1)):
+        def program(lib, weight_ndim=weight_ndim, padding=padding, stride=stride, groups=groups):
+            conv = getattr(lib.nn.functional, f"conv{d}d")
+            return conv(lib.ones((1, 2) + (5,) * d), lib.ones((2,) * weight_ndim), None, stride,
+                        padding, 1, groups)
+        if _error(program, torch) != "ok":
+            same_error(program)
+
+
+def test_negative_padding_is_refused_before_the_channels():
+    with pytest.raises(RuntimeError, match="^negative padding is not supported$"):
+        gradkit.nn.functional.conv1d(gradkit.ones(1, 1, 4), gradkit.ones(1, 2, 2), padding=(-1,))

@@ -147,15 +147,7 @@ convolution.defjvp(
 
 def _ntuple(value, name: str, d: int) -> tuple:
     """An int or a list of ``d`` ints (or of one) as a ``d``-tuple, as torch's conv reads it."""
-    if isinstance(value, int):
-        return (value,) * d
-    value = tuple(value)
-    if len(value) == 1:
-        return value * d
-    if len(value) != d:
-        raise RuntimeError(f"expected {name} to be a single integer value or a list of {d} values "
-                           f"to match the convolution dimensions, but got {name}={list(value)}")
-    return value
+    return _expanded(value, name, d, d)
 
 
 def _padding(padding, kernel, stride, dilation):

@@ -232,3 +232,16 @@ def test_convolution_argument_checks_in_torchs_order(d):
 def test_negative_padding_is_refused_before_the_channels():
     with pytest.raises(RuntimeError, match="^negative padding is not supported$"):
         gradkit.nn.functional.conv1d(gradkit.ones(1, 1, 4), gradkit.ones(1, 2, 2), padding=(-1,))
+
+
+def test_an_error_input_torch_itself_accepts_is_no_finding():
+    """torch's table lists clamp_min(tensor, 2) as a misuse, but torch 2.13 computes it:
+    gradkit computing it too is no difference; a misuse torch refuses still is one."""
+    opinfo = next(o for o in op_db if o.name == "clamp_min")
+    accepted = next(iter(opinfo.error_inputs("cpu")))
+    assert _error(lambda lib: lib.clamp_min(lib.tensor([1, 2, 3]), 2), torch) == "ok"
+    assert compare_error(opinfo, accepted) is None
+    opinfo = next(o for o in op_db if o.name == "nn.functional.embedding")
+    refused = next(iter(opinfo.error_inputs("cpu")))
+    refused.error_type = KeyError  # gradkit raises torch's RuntimeError, not this
+    assert "error type" in compare_error(opinfo, refused)

@@ -106,10 +106,13 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 @half_in_float
 def gelu(xp, x, approximate="none"):
     """x * Phi(x) (Gaussian CDF); ``approximate='tanh'`` for the tanh formula."""
+    if not isinstance(approximate, str):
+        raise TypeError(f"gelu(): argument 'approximate' must be str, not "
+                        f"{type(approximate).__name__}")
     if approximate == "tanh":
         return 0.5 * x * (1 + xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
     if approximate != "none":
-        raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return 0.5 * x * (1 + erf_array(xp, x * _INV_SQRT_2))
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
+
 from gradkit.ops._op import op
 from gradkit.backend import float16, float32
 from gradkit.ops.arithmetic import add
@@ -154,15 +156,7 @@ convolution.defjvp(
 
 def _ntuple(value, name: str, d: int) -> tuple:
     """An int or a list of ``d`` ints (or of one) as a ``d``-tuple, as torch's conv reads it."""
-    if isinstance(value, int):
-        return (value,) * d
-    value = tuple(value)
-    if len(value) == 1:
-        return value * d
-    if len(value) != d:
-        raise RuntimeError(f"expected {name} to be a single integer value or a list of {d} values "
-                           f"to match the convolution dimensions, but got {name}={list(value)}")
-    return value
+    return _expanded(value, name, d, d)
 
 
 def _padding(padding, kernel, stride, dilation):
@@ -183,7 +177,36 @@ def _padding(padding, kernel, stride, dilation):
     return tuple(p for pad_ in pads for p in (pad_, pad_))
 
 
-def check_conv_arguments(input, weight, bias, stride, dilation, groups, d, transposed=False):
+def _expanded(value, name: str, d: int, k: int) -> tuple:
+    """torch's reading of a conv argument: an int as ``d`` of it (its binding's), then one
+    value for all ``k`` weight dims, or ``k`` values."""
+    value = (value,) * d if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(value) == 1:
+        return value * k
+    if len(value) != k:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {k} values "
+                           f"to match the convolution dimensions, but got {name}={list(value)}")
+    return value
+
+
+def _check_same_padding(input, weight, stride, dilation, d: int) -> None:
+    """torch's checks of padding='same' (its own path): the rank, the arguments' lengths,
+    no stride."""
+    k = weight.ndim - 2
+    if weight.ndim != input.ndim:
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
+                           f"dimensional weight{list(weight.shape)}, but got {input.ndim}-"
+                           f"dimensional input of size {list(input.shape)} instead")
+    for name, value in (("stride", stride), ("dilation", dilation)):
+        value = (value,) * d if isinstance(value, (int, np.integer)) else tuple(value)
+        if len(value) not in (1, k):
+            raise RuntimeError(f"{name} cannot broadcast to {k} dimensions")
+    if any(s != 1 for s in ((stride,) if isinstance(stride, (int, np.integer)) else stride)):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+
+
+def check_conv_arguments(input, weight, bias, stride, dilation, groups, d, transposed=False,
+                         padding=0):
     """torch's checks of a convolution's arguments; (stride, dilation) as ``d``-tuples."""
     if not transposed and bias is not None and bias._data.dtype != input._data.dtype:
         # torch's conv{1,2,3}d check this first; conv_transpose adds the bias in place
@@ -194,20 +217,23 @@ def check_conv_arguments(input, weight, bias, stride, dilation, groups, d, trans
             if other is not None and other._data.dtype != input._data.dtype:
                 raise RuntimeError(f"Input type ({_type_string(input._data)}) and {what} type "
                                    f"({_type_string(other._data)}) should be the same")
-    stride, dilation = _ntuple(stride, "stride", d), _ntuple(dilation, "dilation", d)
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    k = weight.ndim - 2  # torch expands the arguments to the weight's dims
+    if padding == "same":
+        _check_same_padding(input, weight, stride, dilation, d)
+    stride = _expanded(stride, "stride", d, k)
+    pads = (0,) if isinstance(padding, str) else _expanded(padding, "padding", d, k)
+    dilation = _expanded(dilation, "dilation", d, k)
+    if min(pads) < 0:
+        raise RuntimeError("negative padding is not supported")
     if min(stride) <= 0:
         raise RuntimeError("non-positive stride is not supported")
     if min(dilation) < 0:  # a zero one only reaches the kernels: refuse_zero_dilation
         raise RuntimeError("dilation should be greater than zero")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    if weight.ndim < 3:
-        raise RuntimeError("weight should have at least three dimensions")
-    if weight.ndim != d + 2 and d > 1:  # torch first checks stride's length against the weight
-        raise RuntimeError(f"expected stride to be a single integer value or a list of "
-                           f"{weight.ndim - 2} values to match the convolution dimensions, but "
-                           f"got stride={list(stride)}")
-    if weight.ndim != d + 2:
+    if weight.ndim != input.ndim:
         raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
                            f"dimensional weight {list(weight.shape)}, but got {input.ndim}-"
                            f"dimensional input of size {list(input.shape)} instead")
@@ -314,7 +340,8 @@ def empty_convolution(input, weight, bias, out_channels: int, out_sizes):  # noq
 def conv_nd(input, weight, bias, stride, padding, dilation, groups: int, d: int, name: str):
     """torch's conv{d}d: (N, C, *sizes) or (C, *sizes) input, (O, C/groups, *kernel) weight."""
     input, added = batched(input, d, name)
-    stride, dilation = check_conv_arguments(input, weight, bias, stride, dilation, groups, d)
+    stride, dilation = check_conv_arguments(input, weight, bias, stride, dilation, groups, d,
+                                            padding=padding)
     kernel = tuple(weight.shape[2:])
     pads = _padding(padding, kernel, stride, dilation)
     padded = tuple(s + pads[2 * i] + pads[2 * i + 1] for i, s in enumerate(input.shape[2:]))

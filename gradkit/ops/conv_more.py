@@ -67,10 +67,8 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
         raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
     x, added = batched(input, d, name)
     stride, dilation = check_conv_arguments(x, weight, bias, stride, dilation, groups, d,
-                                            transposed=True)
+                                            transposed=True, padding=padding)
     pads = _ntuple(padding, "padding", d)
-    if min(pads) < 0:
-        raise RuntimeError("negative padding is not supported")
     extra = _output_padding(output_padding, stride, dilation, d)
     sizes, kernel = tuple(x.shape[2:]), tuple(weight.shape[2:])
     full = tuple((n - 1) * s + dl * (k - 1) + 1

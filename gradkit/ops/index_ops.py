@@ -17,11 +17,12 @@ from gradkit.ops.complex import _is_complex
 from gradkit.ops.conversion import fitted_item
 from gradkit.ops.dims import dim_among_inputs
 from gradkit.ops.indexing import (
-    gather, getitem, index_put_into_zeros, index_put_key, index_select, refuse_outside)
+    gather, getitem, index_put_into_zeros, index_put_key, index_select)
 from gradkit.ops.masked_fill import masked_fill
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.padding import pad
 from gradkit.ops.reduction import sum as sum_
+from gradkit.ops.scatter_checks import refuse_outside
 from gradkit.ops.shape import _normalize_dim, expand, reshape
 from gradkit.ops.unary_helpers import scalar_type_name
 from gradkit.tensor_arguments import tensor_parameters

@@ -15,6 +15,7 @@ from gradkit.ops.masked_fill import expanded_warning
 from gradkit.ops.setitem_checks import (
     NUMPY_SHAPES, value_shape_refusal)
 from gradkit.ops.dims import dim_among_inputs
+from gradkit.ops.scatter_checks import check_scatter, refuse_outside
 from gradkit.ops.shape import _normalize_dim, reshape
 
 
@@ -221,40 +222,6 @@ def _gather_along(xp, x, dim, index):
     # torch reads only index's extent in the other dims (NumPy would broadcast index to x)
     block = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))
     return xp.take_along_axis(x[block], index, axis=dim)
-
-
-def refuse_outside(index, size: int, dim: int, error: type = RuntimeError, prefix: str = "",
-                   negative_ok: bool = False) -> None:
-    """torch's "index i is out of bounds for dimension d with size n", for the first index
-    outside [0, size) ([-size, size) when ``negative_ok``)."""
-    outside = (index < (-size if negative_ok else 0)) | (index >= size)
-    if outside.any():
-        raise error(f"{prefix}index {int(index[outside][0])} is out of bounds for dimension "
-                    f"{dim} with size {size}")
-
-
-def check_scatter(x, dim: int, index, src, kernel_check=None) -> None:
-    """torch's checks of scatter, scatter_add and scatter_reduce, in its order (``src`` may be
-    a number for scatter; ``kernel_check`` runs where scatter_reduce checks its kernel)."""
-    if hasattr(src, "dtype") and src.dtype != x.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    if index.size == 0:  # nothing to write: torch checks no more (an index of any dtype)
-        return
-    if index.dtype.name not in ("int32", "int64"):
-        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
-    if kernel_check is not None:
-        kernel_check()
-    if max(index.ndim, 1) != max(x.ndim, 1):  # torch reads a 0-d tensor as 1-d here
-        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    src_shape = getattr(src, "shape", None)
-    if src_shape is not None and len(src_shape) < index.ndim:
-        _normalize_dim(len(src_shape), len(src_shape))  # torch reads src's sizes: IndexError
-    if any(i > n for d, (i, n) in enumerate(zip(index.shape, x.shape)) if d != dim) or (
-            src_shape is not None and any(i > n for i, n in zip(index.shape, src_shape))):
-        raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
-                           f"{list(x.shape)} apart from dimension {dim} and to be no larger size "
-                           f"than src {list(src_shape or ())}")
-    refuse_outside(index, x.shape[dim] if x.ndim else 1, dim)
 
 
 def _integer_index(index, name: str):

@@ -161,6 +161,26 @@ _layer_norm.defvjp_all(_layer_norm_vjp)
 _layer_norm.defjvp_all(_layer_norm_jvp)
 
 
+def checked_normalized_shape(input, normalized_shape, params: dict, star: str) -> tuple:
+    """``normalized_shape`` as a tuple after torch's checks (layer_norm's and rms_norm's): at
+    least one dim, each of ``params`` (weight, bias) of that shape, then the input's trailing
+    dims (``star``: how the message spells the leading ones)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    for name, param in params.items():
+        if param is not None and tuple(param.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
+                               f"{name} of shape {list(param.shape)} and normalized_shape = "
+                               f"{list(shape)}")
+    if input.ndim < len(shape) or tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[{star}{', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    return shape
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     """Normalize over the trailing ``normalized_shape`` dims, then scale and shift.
 
@@ -168,17 +188,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     gradkit.Size([2, 3])
     """
     eps = number_argument(eps, "layer_norm", "eps", 5, "float")
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    shape = checked_normalized_shape(input, normalized_shape, {"weight": weight, "bias": bias},
+                                     "*, ")
     k = len(shape)
-    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
-        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
-                           f"[*, {', '.join(map(str, shape))}], but got input of size"
-                           f"{list(input.shape)}")
-    for name, param in (("weight", weight), ("bias", bias)):
-        if param is not None and tuple(param.shape) != shape:
-            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
-                               f"{name} of shape {list(param.shape)} and normalized_shape = "
-                               f"{list(shape)}")
     require_real_floating("LayerNormKernelImpl", input._data)
     axes = tuple(range(input.ndim - k, input.ndim))
     return _layer_norm(input, weight, bias, axes=axes, eps=eps)

@@ -12,6 +12,7 @@ import numpy as np
 
 from gradkit.number_arguments import number_argument
 from gradkit.autograd.grad_mode import no_grad
+from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import Op, op
 from gradkit.ops.activations import logsigmoid
 from gradkit.ops.unary_breadth import clamp_min
@@ -99,7 +100,10 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     if kind in "iu":
         raise RuntimeError("result type Float can't be cast to the desired output type "
                            f"{scalar_type_name(input._data)}")
-    shape = np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+    try:
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+    except ValueError:
+        raise RuntimeError(_broadcast_message((input, target))) from None
     if shape != tuple(input.shape):  # torch writes the loss into a buffer of input's shape
         raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast "
                            f"shape {list(shape)}")

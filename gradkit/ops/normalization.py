@@ -17,6 +17,7 @@ from gradkit.int_arguments import int_argument
 from gradkit.ops.arithmetic import add, div, mul, sub
 from gradkit.ops.elementwise import rsqrt
 from gradkit.ops.grad_edges import kept_for_backward
+from gradkit.ops.layers import checked_normalized_shape
 from gradkit.ops.one_node import one_node
 from gradkit.ops.padding import pad
 from gradkit.ops.pooling_avg import avg_pool2d, avg_pool3d
@@ -229,16 +230,8 @@ def group_norm_unchecked(input, num_groups: int, weight=None, bias=None,  # noqa
 
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     """torch.nn.functional.rms_norm: x / sqrt(mean(x², trailing dims) + eps), times weight."""
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    shape = checked_normalized_shape(input, normalized_shape, {"weight": weight}, "*")
     k = len(shape)
-    if tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
-        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
-                           f"[*{', '.join(map(str, shape))}], but got input of size"
-                           f"{list(input.shape)}")
-    if weight is not None and tuple(weight.shape) != shape:
-        raise RuntimeError("Expected weight to be of same shape as normalized_shape, but got "
-                           f"weight of shape {list(weight.shape)} and normalized_shape = "
-                           f"{list(shape)}")
     if input._data.dtype.kind in "biu":
         raise kernel_error("rms_norm")(input._data)
     if eps is None:

@@ -217,7 +217,8 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     batched_input, added = pool_input(input, d, name)
     given_stride = stride
     kernel, stride, pads, dilation, outs = pool_geometry(
-        batched_input, kernel_size, stride, padding, dilation, ceil_mode, d, name)
+        batched_input, input.shape, kernel_size, stride, padding, dilation, ceil_mode, d, name,
+        "max_pool3d_with_indices_out_cpu_template()")
     # torch's node keeps a stride not given as ()
     arguments = {"kernel_size": kernel, "stride": () if no_stride(given_stride) else stride,
                  "padding": pads, "dilation": dilation, "ceil_mode": ceil_mode}

@@ -61,13 +61,16 @@ def _divisor(sizes, kernel, stride, pads, outs, count_include_pad):
     return total
 
 
-def _batched(input, d: int, name: str):
-    if input.ndim not in (d + 1, d + 2):
-        raise RuntimeError(
-            f"non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected for input" if d == 3
-            else f"Expected {d + 1}D or {d + 2}D (batch mode) tensor with optional 0 dim batch "
-            f"size for input, but got:{list(input.shape)}")
-    return pool_input(input, d, name)
+def _batched(input, d: int):
+    """(input with a batch dim, whether added): torch's avg_pool2d reads the input's dim -3
+    before any check (an IndexError below 3 dims) and refuses more than 4 dims among its
+    shape checks; avg_pool3d checks its rank first."""
+    if d == 2 and input.ndim < 3:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-max(input.ndim, 1)}, {max(input.ndim, 1) - 1}], but got -3)")
+    if d == 2 and input.ndim > 4:
+        return input, False
+    return pool_input(input, d)
 
 
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,

@@ -19,9 +19,9 @@ from gradkit.ops.comparison import eq
 from gradkit.ops.conversion import astype
 from gradkit.ops.dims import dim_among_inputs
 from gradkit.ops.indexing import (
-    _along_axis_key, _src_block, check_scatter, gather, index_put_into_zeros, scatter,
-    scatter_add)
+    _along_axis_key, _src_block, gather, index_put_into_zeros, scatter, scatter_add)
 from gradkit.ops.piecewise import ones_like, where, zeros_like
+from gradkit.ops.scatter_checks import check_scatter
 from gradkit.ops.shape import _normalize_dim, reshape
 from gradkit.ops.unary_helpers import scalar_type_name
 
@@ -41,9 +41,6 @@ def _check(x, dim: int, index, src, reduce: str) -> None:
                 x.dtype.kind == "b" and reduce == "mean"):  # torch's CPU kernels lack these
             raise NotImplementedError(f'"scatter_gather_tensor_cpu_reduce_{reduce}" not '
                                       f"implemented for '{scalar_type_name(x)}'")
-        if src.ndim != x.ndim:  # scatter_reduce's own message for src
-            raise RuntimeError("Index tensor must have the same number of dimensions as self "
-                               "tensor")
     check_scatter(x, dim, index, src, kernel_check)
 
 

@@ -143,9 +143,30 @@ _narrow_copy.defvjp(lambda g, x_shape, dim, start, end:
 _narrow_copy.name, _narrow_copy.profiler_name = "narrow_copy", "gradkit::narrow_copy"
 
 
+def _check_narrow_copy(x: Tensor, dim, start, length) -> None:
+    """torch's narrow_copy kernel's own refusals where narrow's differ: a dim past the end
+    (its bare check's text) and a negative length (after the start's range, in one check with
+    the end's bound)."""
+    if not x.ndim or not all(type(v) is int for v in (dim, start, length)):
+        return  # narrow's checks
+    if dim >= x.ndim:
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
+                           "but got false.  (Could this error message be improved?  If so, "
+                           "please report an enhancement request to PyTorch.)")
+    size = x.shape[_normalize_dim(dim, x.ndim)]
+    if not -size <= start <= size:  # before the length, in narrow_copy
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but "
+                         f"got {start})")
+    if length < 0:
+        start = start + size if start < 0 else start
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+
+
 @tensor_method()
 def narrow_copy(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     """A copy of ``x.narrow(dim, start, length)`` (no view of x)."""
+    _check_narrow_copy(x, dim, start, length)
     part = narrow(x.detach(), dim, start, length)  # torch's errors and bounds
     dim = _normalize_dim(dim, x.ndim)
     start = int(start) + (x.shape[dim] if int(start) < 0 else 0)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.creation import arange, empty, linspace, ones, tensor
+from gradkit.memory_format import strided
 from gradkit.ops.elementwise import cos, exp, sin, sqrt
 from gradkit.ops.gamma import i0
 from gradkit.ops.binary_breadth import rsub
@@ -21,12 +22,16 @@ __all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general
            "general_hamming", "hamming", "hann", "kaiser", "nuttall"]
 
 
-def _checked_dtype(function_name: str, M: int, dtype):  # noqa: N803 - torch's argument name
-    """The window's dtype after torch's checks (float32 or float64, M >= 0)."""
+def _checked_dtype(function_name: str, M: int, dtype, layout):  # noqa: N803 - torch's name
+    """The window's dtype after torch's checks (M >= 0, strided, float32 or float64; a layout
+    gradkit lacks, such as torch's sparse_coo, is refused as torch refuses it)."""
     if dtype is None:
         dtype = backend.get_default_dtype()
     if M < 0:
         raise ValueError(f"{function_name} requires non-negative window length, got M={M}")
+    if layout is not strided:
+        raise ValueError(f"{function_name} is implemented for strided tensors only, got: "
+                         f"{layout}")
     if dtype not in (backend.float32, backend.float64):
         raise ValueError(f"{function_name} expects float32 or float64 dtypes, got: {dtype}")
     return dtype
@@ -39,9 +44,10 @@ def _sampled(M: int, start: float, step: float, dtype, device, requires_grad):  
 
 
 def exponential(M: int, *, center: float | None = None, tau: float = 1.0,  # noqa: N803
-                sym: bool = True, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+                sym: bool = True, dtype=None, layout=strided, device=None,
+                requires_grad: bool = False) -> Tensor:
     """The exponential (Poisson) window ``exp(-|n - center| / tau)``."""
-    dtype = _checked_dtype("exponential", M, dtype)
+    dtype = _checked_dtype("exponential", M, dtype, layout)
     if tau <= 0:
         raise ValueError(f"Tau must be positive, got: {tau} instead.")
     if sym and center is not None:
@@ -54,10 +60,10 @@ def exponential(M: int, *, center: float | None = None, tau: float = 1.0,  # noq
     return exp(-absolute(k))
 
 
-def cosine(M: int, *, sym: bool = True, dtype=None, device=None,  # noqa: N803
+def cosine(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,  # noqa: N803
            requires_grad: bool = False) -> Tensor:
     """The cosine (sine) window ``sin(pi (n + 0.5) / M)``."""
-    dtype = _checked_dtype("cosine", M, dtype)
+    dtype = _checked_dtype("cosine", M, dtype, layout)
     if M == 0:
         return empty((0,), dtype=dtype, device=device, requires_grad=requires_grad)
     constant = math.pi / (M + 1 if not sym and M > 1 else M)
@@ -65,9 +71,9 @@ def cosine(M: int, *, sym: bool = True, dtype=None, device=None,  # noqa: N803
 
 
 def gaussian(M: int, *, std: float = 1.0, sym: bool = True, dtype=None,  # noqa: N803
-             device=None, requires_grad: bool = False) -> Tensor:
+             layout=strided, device=None, requires_grad: bool = False) -> Tensor:
     """The Gaussian window ``exp(-(n - (M - 1) / 2)^2 / (2 std^2))``."""
-    dtype = _checked_dtype("gaussian", M, dtype)
+    dtype = _checked_dtype("gaussian", M, dtype, layout)
     if std <= 0:
         raise ValueError(f"Standard deviation must be positive, got: {std} instead.")
     if M == 0:
@@ -79,9 +85,9 @@ def gaussian(M: int, *, std: float = 1.0, sym: bool = True, dtype=None,  # noqa:
 
 
 def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype=None,  # noqa: N803
-           device=None, requires_grad: bool = False) -> Tensor:
+           layout=strided, device=None, requires_grad: bool = False) -> Tensor:
     """The Kaiser window ``I0(sqrt(beta^2 - k^2)) / I0(beta)``, k from -beta to beta."""
-    dtype = _checked_dtype("kaiser", M, dtype)
+    dtype = _checked_dtype("kaiser", M, dtype, layout)
     if beta < 0:
         raise ValueError(f"beta must be non-negative, got: {beta} instead.")
     if M == 0:
@@ -96,9 +102,9 @@ def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype=None,  # noqa:
 
 
 def general_cosine(M: int, *, a: Iterable, sym: bool = True, dtype=None,  # noqa: N803
-                   device=None, requires_grad: bool = False) -> Tensor:
+                   layout=strided, device=None, requires_grad: bool = False) -> Tensor:
     """The sum of cosines ``sum_i (-1)^i a_i cos(2 pi i n / (M - 1))``."""
-    dtype = _checked_dtype("general_cosine", M, dtype)
+    dtype = _checked_dtype("general_cosine", M, dtype, layout)
     if M == 0:
         return empty((0,), dtype=dtype, device=device, requires_grad=requires_grad)
     if M == 1:
@@ -115,37 +121,38 @@ def general_cosine(M: int, *, a: Iterable, sym: bool = True, dtype=None,  # noqa
 
 
 def general_hamming(M: int, *, alpha: float = 0.54, sym: bool = True, dtype=None,  # noqa: N803
-                    device=None, requires_grad: bool = False) -> Tensor:
+                    layout=strided, device=None, requires_grad: bool = False) -> Tensor:
     """The generalized Hamming window ``alpha - (1 - alpha) cos(2 pi n / (M - 1))``."""
-    return general_cosine(M, a=[alpha, 1.0 - alpha], sym=sym, dtype=dtype, device=device,
-                          requires_grad=requires_grad)
+    return general_cosine(M, a=[alpha, 1.0 - alpha], sym=sym, dtype=dtype, layout=layout,
+                          device=device, requires_grad=requires_grad)
 
 
-def hamming(M: int, *, sym: bool = True, dtype=None, device=None,  # noqa: N803
+def hamming(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,  # noqa: N803
             requires_grad: bool = False) -> Tensor:
     """The Hamming window (general_hamming with alpha 0.54)."""
-    return general_hamming(M, sym=sym, dtype=dtype, device=device, requires_grad=requires_grad)
-
-
-def hann(M: int, *, sym: bool = True, dtype=None, device=None,  # noqa: N803
-         requires_grad: bool = False) -> Tensor:
-    """The Hann window (general_hamming with alpha 0.5)."""
-    return general_hamming(M, alpha=0.5, sym=sym, dtype=dtype, device=device,
+    return general_hamming(M, sym=sym, dtype=dtype, layout=layout, device=device,
                            requires_grad=requires_grad)
 
 
-def blackman(M: int, *, sym: bool = True, dtype=None, device=None,  # noqa: N803
+def hann(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,  # noqa: N803
+         requires_grad: bool = False) -> Tensor:
+    """The Hann window (general_hamming with alpha 0.5)."""
+    return general_hamming(M, alpha=0.5, sym=sym, dtype=dtype, layout=layout, device=device,
+                           requires_grad=requires_grad)
+
+
+def blackman(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,  # noqa: N803
              requires_grad: bool = False) -> Tensor:
     """The Blackman window (general_cosine with a = 0.42, 0.5, 0.08)."""
-    dtype = _checked_dtype("blackman", M, dtype)
-    return general_cosine(M, a=[0.42, 0.5, 0.08], sym=sym, dtype=dtype, device=device,
-                          requires_grad=requires_grad)
+    dtype = _checked_dtype("blackman", M, dtype, layout)
+    return general_cosine(M, a=[0.42, 0.5, 0.08], sym=sym, dtype=dtype, layout=layout,
+                          device=device, requires_grad=requires_grad)
 
 
-def bartlett(M: int, *, sym: bool = True, dtype=None, device=None,  # noqa: N803
+def bartlett(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,  # noqa: N803
              requires_grad: bool = False) -> Tensor:
     """The triangular Bartlett window ``1 - |k|``, k from -1 to 1."""
-    dtype = _checked_dtype("bartlett", M, dtype)
+    dtype = _checked_dtype("bartlett", M, dtype, layout)
     if M == 0:
         return empty((0,), dtype=dtype, device=device, requires_grad=requires_grad)
     if M == 1:
@@ -154,8 +161,9 @@ def bartlett(M: int, *, sym: bool = True, dtype=None, device=None,  # noqa: N803
     return rsub(absolute(k), 1)  # torch's 1 - |k| records an RsubBackward1
 
 
-def nuttall(M: int, *, sym: bool = True, dtype=None, device=None,  # noqa: N803
+def nuttall(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,  # noqa: N803
             requires_grad: bool = False) -> Tensor:
     """The minimum 4-term Blackman-Harris window of Nuttall."""
     return general_cosine(M, a=[0.3635819, 0.4891775, 0.1365995, 0.0106411], sym=sym,
-                          dtype=dtype, device=device, requires_grad=requires_grad)
+                          dtype=dtype, layout=layout, device=device,
+                          requires_grad=requires_grad)

@@ -120,3 +120,13 @@ def test_torch_samples_of_pad_agree(opinfo):
             if found:
                 differing.append(f"{dtype} #{k}: {found}")
     assert not differing, differing
+
+
+@pytest.mark.parametrize("pad", [(1,), (1,) * 6])
+def test_constant_pad_nd_length_errors_match_torch(pad):
+    messages = []
+    for lib in (torch, gradkit):
+        with pytest.raises(RuntimeError) as info:
+            lib.constant_pad_nd(lib.zeros(1, 2), pad)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]

@@ -1,5 +1,5 @@
-"""The resampling and padding modes torch computes and gradkit once refused, against torch:
-interpolate's nearest-exact, bicubic and area, and replicate padding with negative pads."""
+"""interpolate's modes torch computes and gradkit once refused, against torch: nearest-exact,
+bicubic, area, and antialias (bilinear, bicubic, lanczos)."""
 import itertools
 
 import numpy as np
@@ -113,6 +113,56 @@ def test_interpolate_mode_errors_match_torch(mode, ndim, kwargs, dtype):
     expected = _raised(lambda f: f.interpolate(torch.tensor(data) if f is TF else
                                                gradkit.tensor(data), mode=mode, **kwargs), TF)
     got = _raised(lambda f: f.interpolate(gradkit.tensor(data), mode=mode, **kwargs), F)
+    assert got == expected
+
+
+_AA_SIZES = [dict(size=(4, 5)), dict(size=(13, 17)), dict(scale_factor=0.37),
+             dict(scale_factor=1.6), dict(size=(9, 3)),
+             dict(scale_factor=0.5, recompute_scale_factor=True)]
+
+
+@pytest.mark.parametrize("mode,align", [("bilinear", False), ("bilinear", True),
+                                        ("bicubic", False), ("bicubic", True),
+                                        ("lanczos", False)])
+@pytest.mark.parametrize("sizes", _AA_SIZES)
+def test_antialias_matches_torch(mode, align, sizes):
+    _same_forward_and_backward(lambda f, x: f.interpolate(
+        x, mode=mode, align_corners=align, antialias=True, **sizes), (1, 2, 9, 11))
+
+
+@pytest.mark.parametrize("mode,node", [("bilinear", "UpsampleBilinear2DAaBackward0"),
+                                       ("bicubic", "UpsampleBicubic2DAaBackward0"),
+                                       ("lanczos", "UpsampleLanczos2DAaBackward0")])
+def test_antialias_node_and_float32(mode, node):
+    out, expected = _same_forward_and_backward(lambda f, x: f.interpolate(
+        x, size=(5, 4), mode=mode, antialias=True), (1, 2, 9, 11), np.float32, rtol=2e-6)
+    assert type(out.grad_fn).__name__ == type(expected.grad_fn).__name__ == node
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "lanczos"])
+def test_antialias_gradcheck_and_gradgradcheck(mode):
+    x = gradkit.tensor(np.random.default_rng(6).standard_normal((1, 1, 6, 5)),
+                       requires_grad=True)
+
+    def run(x):
+        return F.interpolate(x, size=(3, 7), mode=mode, antialias=True)
+    assert gradkit.autograd.gradcheck(run, (x,))
+    assert gradkit.autograd.gradgradcheck(run, (x,))
+
+
+@pytest.mark.parametrize("ndim,kwargs,dtype", [
+    (4, dict(mode="lanczos", align_corners=True, antialias=True), np.float64),
+    (4, dict(mode="lanczos"), np.float64),
+    (3, dict(mode="lanczos"), np.float64),
+    (3, dict(mode="lanczos", antialias=True), np.float64),
+    (4, dict(mode="lanczos", antialias=True), np.int64),
+    (4, dict(mode="bilinear", antialias=True), np.int64),
+])
+def test_antialias_errors_match_torch(ndim, kwargs, dtype):
+    data = np.ones((1, 2, 5, 5)[:ndim], dtype=dtype)
+    size = (3, 3)[:ndim - 2]
+    expected = _raised(lambda f: f.interpolate(torch.tensor(data), size=size, **kwargs), TF)
+    got = _raised(lambda f: f.interpolate(gradkit.tensor(data), size=size, **kwargs), F)
     assert got == expected
 
 

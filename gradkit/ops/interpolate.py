@@ -106,6 +106,43 @@ def _cubic_taps(in_size, out_size, scale_factor, align_corners, dtype):
     return [(np.clip(index - 1 + j, 0, in_size - 1), w) for j, w in enumerate(weights)]
 
 
+def _aa_filter(mode: str):
+    """torch's antialias filters: the triangle (bilinear), Keys' cubic with a = -0.5 (bicubic,
+    PIL's), the Lanczos-3 windowed sinc (lanczos)."""
+    def triangle(x):
+        return np.where(np.abs(x) < 1, 1 - np.abs(x), 0)
+
+    def cubic(x):
+        x, a = np.abs(x), -0.5
+        return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                        np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0))
+    def lanczos(x):
+        return np.where(np.abs(x) < 3, np.sinc(x) * np.sinc(x / 3), 0)
+    return {"bilinear": triangle, "bicubic": cubic, "lanczos": lanczos}[mode]
+
+
+def _antialias_taps(in_size, out_size, scale_factor, align_corners, dtype, mode):
+    """torch's _compute_indices_min_size_weights_aa: each output reads the inputs under its
+    filter, stretched by the scale when downsampling, its weights normalized to sum 1."""
+    real = np.float64 if dtype == np.float64 else np.float32
+    scale = real(_scale(in_size, out_size, scale_factor, align_corners))
+    interp = {"bilinear": 2, "bicubic": 4, "lanczos": 6}[mode]
+    support = interp * 0.5 * scale if scale >= 1 else interp * 0.5
+    invscale = 1 / scale if scale >= 1 else real(1)
+    centers = scale * (np.arange(out_size, dtype=real) + real(0.5))
+    low = np.maximum((centers - support + 0.5).astype(np.int64), 0)
+    sizes = np.minimum((centers + support + 0.5).astype(np.int64), in_size) - low
+    width = int(sizes.max())
+    offsets = np.arange(width)[None, :]
+    weights = _aa_filter(mode)((offsets + low[:, None] - centers[:, None] + real(0.5))
+                               * invscale).astype(real)
+    weights = np.where(offsets < sizes[:, None], weights, real(0))
+    total = weights.sum(axis=1, keepdims=True)
+    weights = np.where(total != 0, weights / np.where(total != 0, total, 1), weights)
+    index = np.minimum(low[:, None] + offsets, in_size - 1)
+    return [(index[:, j], weights[:, j].astype(real)) for j in range(width)]
+
+
 def _along(x, dim, values):
     """A constant vector laid along ``dim`` of x, in x's dtype and on its device."""
     shape = [1] * x.ndim
@@ -161,9 +198,7 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                          "modes and requires a 4-D tensor as input")
-    _check_mode(input, mode)
-    if antialias:
-        raise NotImplementedError("gradkit's interpolate has no antialias")
+    _check_mode(input, mode, align_corners, antialias)
     if mode == "area":  # torch's: adaptive average pooling to the (floored) output size
         return _AREA_POOLS[input.ndim](input, outs)
     if 0 in outs or 0 in tuple(input.shape[2:]):
@@ -184,8 +219,12 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
                     in_size, out, scale)
                 x = index_select(x, dim, _index(x, index))
                 continue
-            taps = (_cubic_taps if mode == "bicubic" else _linear_taps)(
-                in_size, out, scale, bool(align_corners), x._data.dtype)
+            if antialias:
+                taps = _antialias_taps(in_size, out, scale, bool(align_corners),
+                                       x._data.dtype, mode)
+            else:
+                taps = (_cubic_taps if mode == "bicubic" else _linear_taps)(
+                    in_size, out, scale, bool(align_corners), x._data.dtype)
             blended = None
             for index, weight in taps:  # torch's order: the first tap starts the sum
                 term = mul(index_select(x, dim, _index(x, index)), _along(x, dim, weight))
@@ -193,27 +232,35 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
             x = blended
         return x
     # torch's one kernel per mode and dimension: UpsampleBilinear2DBackward0 & co.
-    kernel = _KERNEL_NAMES[mode] + f"{len(outs)}D"
+    kernel = _KERNEL_NAMES[mode] + f"{len(outs)}D" + ("Aa" if antialias else "")
     return one_node(f"Upsample{kernel}Backward0", resample, (input,))
 
 
-def _check_mode(input, mode: str) -> None:
-    """torch's checks that the mode fits the input's rank, then its kernels' dtype checks."""
-    needed = {**_LINEAR_MODES, "bicubic": 4}.get(mode)
+def _check_mode(input, mode: str, align_corners, antialias: bool) -> None:
+    """torch's checks that the mode fits the input's rank, lanczos' arguments, then its
+    kernels' dtype checks."""
+    needed = {**_LINEAR_MODES, "bicubic": 4, "lanczos": 4}.get(mode)
     if mode not in _NEAREST_MODES and needed is None or not 3 <= input.ndim <= 5 or \
-            mode == "bicubic" and input.ndim != 4:
+            mode in ("bicubic", "lanczos") and input.ndim != 4:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
                                   f"{input.ndim}D) for the modes: {_ALL_MODES} (got {mode})")
     if needed is not None and input.ndim != needed:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
                                   f"{needed}D input")
-    if mode in _LINEAR_MODES or mode == "bicubic":
+    if mode == "lanczos" and align_corners:
+        raise ValueError("Lanczos mode does not support align_corners=True")
+    if mode == "lanczos" and not antialias:
+        raise ValueError("Lanczos mode requires antialias=True")
+    if antialias:
+        require_real_floating("compute_index_ranges_weights", input._data)
+    elif mode in _LINEAR_MODES or mode == "bicubic":
         require_real_floating("compute_indices_weights_" +
-                              ("cubic" if mode == "bicubic" else "linear"), input._data)
+                              ("linear" if mode in _LINEAR_MODES else "cubic"), input._data)
     elif mode != "area" and input._data.dtype.kind in "bi":  # uint8 only, of the integers
         raise kernel_error("upsample_nearest2d_channels_last" if input.ndim == 4 else
                            "compute_indices_weights_nearest")(input._data)
 
 
 _KERNEL_NAMES = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear",
-                 "bilinear": "Bilinear", "bicubic": "Bicubic", "trilinear": "Trilinear"}
+                 "bilinear": "Bilinear", "bicubic": "Bicubic", "trilinear": "Trilinear",
+                 "lanczos": "Lanczos"}

@@ -211,6 +211,8 @@ def compare_sample(opinfo, variant: str, sample, grads: bool) -> str | None:
         got = gradkit_f(gx, *gargs, **gkwargs)
     except Exception as e:  # noqa: BLE001
         return f"gradkit raises {type(e).__name__}: {str(e)[:100]}"
+    if float(kwargs.get("dropout_p", 0) or 0) > 0:  # random (streams differ): computing is all
+        return None
     tout, gout = _flat(expected), _flat(got)
     if len(tout) != len(gout):
         return f"outputs {len(tout)} vs {len(gout)}"

@@ -430,16 +430,3 @@ def test_module_on_a_cuda_device_matches_the_cpu(monkeypatch, name):
                        + [v.cpu() for v in module.state_dict().values()])
     for cpu, gpu in zip(*results, strict=True):
         np.testing.assert_allclose(_numpy(gpu), _numpy(cpu), rtol=1e-12, atol=1e-12)
-
-
-@pytest.mark.parametrize("program,message", [
-    (lambda nnf, q: nnf.scaled_dot_product_attention(q, q, q, dropout_p=0.1),
-     "supports dropout_p=0 only"),
-    (lambda nnf, q: nnf.scaled_dot_product_attention(q, q, q, enable_gqa=True),
-     "has no enable_gqa"),
-    (lambda nnf, q: nnf.interpolate(q, scale_factor=2, mode="linear", antialias=True),
-     "has no antialias"),
-])
-def test_what_gradkit_leaves_out_is_refused_by_name(program, message):
-    with pytest.raises(NotImplementedError, match=message):
-        program(gradkit.nn.functional, gradkit.ones(1, 2, 3))

@@ -338,7 +338,13 @@ def adaptive_max_pool1d(input: Tensor, output_size) -> tuple[Tensor, Tensor]:
 
 
 def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
-    """torch.constant_pad_nd: F.pad(input, pad, "constant", value)."""
+    """torch.constant_pad_nd: F.pad(input, pad, "constant", value), with its own messages."""
     pad = int_list_argument(pad, "constant_pad_nd", "pad", 2, symint=True)
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    if len(pad) > 2 * input.ndim:  # torch's words, spaces missing
+        raise RuntimeError("Length of pad should be no more than twice the number of dimensions "
+                           f"of the input. Pad length is {len(pad)}while the input has "
+                           f"{input.ndim}dimensions.")
     return F.pad(input, pad, "constant", number_argument(value, "constant_pad_nd", "value", 3))
 

@@ -64,6 +64,7 @@ from gradkit.ops.pooling import (
     adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, max_pool1d, max_pool2d,
     max_pool3d)
 from gradkit.ops.pooling_fractional import fractional_max_pool2d, fractional_max_pool3d
+from gradkit.ops.padding import check_pad_value
 from gradkit.ops.random_sampling import gumbel_softmax
 from gradkit.ops.sampling_grid import affine_grid, grid_sample
 from gradkit.ops.unary_helpers import require_tensors
@@ -236,6 +237,7 @@ def _np_dtype(dtype):
 def pad(input, pad, mode: str = "constant", value=None):
     """Pad the last dims: ``pad`` = (left, right, top, bottom, ...), negative values crop."""
     value = number_argument(value, "pad", "value", 4, "float")
+    check_pad_value(mode, value)
     if mode in ("reflect", "replicate"):  # torch's backward reads the input (a zero edge)
         input = input_edge(input)
     return ops.pad(input, tuple(pad), mode, 0.0 if value is None else value)

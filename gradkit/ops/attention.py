@@ -15,9 +15,11 @@ from gradkit.int_arguments import int_parameters
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import add, mul
 from gradkit.ops.conv import fold as fold_windows, unfold as unfold_windows
+from gradkit.ops.layers import dropout
 from gradkit.ops.linalg import matmul
 from gradkit.ops.one_node import one_node
 from gradkit.ops.padding import pad
+from gradkit.ops.patterns import repeat_interleave
 from gradkit.ops.reduction import _softmax_kernel, _sum_along, sum as sum_along
 from gradkit.ops.shape import permute, reshape, squeeze, transpose, unsqueeze
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating
@@ -66,17 +68,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     >>> scaled_dot_product_attention(q, q, q, is_causal=True).shape
     gradkit.Size([2, 3, 4])
     """
-    if dropout_p != 0.0:
-        raise NotImplementedError("gradkit's scaled_dot_product_attention supports dropout_p=0 "
-                                  "only")
-    if enable_gqa:
-        raise NotImplementedError("gradkit's scaled_dot_product_attention has no enable_gqa")
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
     require_real_floating("softmax_lastdim_kernel_impl", query._data)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    if query.ndim == 4:  # torch's CPU flash kernel: it saves the query itself
+    if enable_gqa:
+        key, value = _grouped(query, key, value)
+    if query.ndim == 4 and dropout_p == 0.0:  # torch's CPU flash kernel: it saves the query itself
         scores = mul(matmul(query, transpose(key, -2, -1)), scale)
     else:  # torch's math backend scales q and k by sqrt(|scale|) first, and saves those
         root = math.sqrt(abs(scale))
@@ -88,7 +87,23 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     scores = add(scores, _constant(query, bias))
     # a row whose scores are all -inf (masked, or -inf values: breadth seed 19417) weighs 0,
     # as torch's safe softmax
-    return matmul(_safe_softmax(scores, dim=-1), value)
+    weights = _safe_softmax(scores, dim=-1)
+    if dropout_p > 0.0:  # torch's math backend: dropout of the weights (one mask, kept for
+        weights = dropout(weights, dropout_p, True)  # the backward by the graph)
+    return matmul(weights, value)
+
+
+def _grouped(query, key, value):
+    """torch's grouped-query attention: key and value heads (dim -3) repeated to the query's,
+    each by its own factor."""
+    heads = [t.shape[-3] for t in (query, key, value)]
+    if heads[0] == heads[1] == heads[2]:
+        return key, value
+    if heads[0] % heads[1] or heads[0] % heads[2]:  # torch's message, cut short as it is
+        raise RuntimeError("Number of heads in key and value must divide the number of heads "
+                           "in ")
+    return (repeat_interleave(key, heads[0] // heads[1], -3),
+            repeat_interleave(value, heads[0] // heads[2], -3))
 
 
 @int_parameters("pixel_shuffle", upscale_factor=(2, "int"))

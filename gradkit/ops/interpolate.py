@@ -1,7 +1,9 @@
-"""torch.nn.functional.interpolate: modes nearest, linear, bilinear and trilinear.
+"""torch.nn.functional.interpolate: modes nearest, nearest-exact, linear, bilinear, bicubic,
+trilinear and area.
 
 Resampling is separable: one spatial dim at a time, each output element reads one input
-element (nearest) or two, weighted ``(1 - t, t)`` (linear), at torch's source indices. Composed
+element (nearest), two, weighted ``(1 - t, t)`` (linear), or four, weighted by torch's cubic
+convolution (bicubic), at torch's source indices; area is adaptive average pooling. Composed
 of ``index_select``, ``mul`` and ``add``, the gradients are torch's: every output's gradient
 goes back, weighted, to the elements it read.
 """
@@ -17,9 +19,13 @@ from gradkit.ops.arithmetic import add, mul
 from gradkit.ops.fused import fused_multiply_add
 from gradkit.ops.indexing import index_select
 from gradkit.ops.one_node import one_node
+from gradkit.ops.pooling_avg import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating
 
 _LINEAR_MODES = {"linear": 3, "bilinear": 4, "trilinear": 5}
+_NEAREST_MODES = ("nearest", "nearest-exact", "area")  # the modes without align_corners
+_AREA_POOLS = {3: adaptive_avg_pool1d, 4: adaptive_avg_pool2d, 5: adaptive_avg_pool3d}
+_CUBIC_A = -0.75  # torch's cubic convolution coefficient
 _ALL_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
 
 
@@ -41,11 +47,17 @@ def _nearest_index(in_size, out_size, scale_factor):
     return np.minimum(index, in_size - 1)
 
 
-def _linear_taps(in_size, out_size, scale_factor, align_corners, dtype):
-    """(i0, i1, w0, w1): torch's area_pixel_compute_source_index and its two neighbours, in
-    its opmath type (float32 below float64), ``scale * (dst + 0.5) - 0.5`` rounded once as
-    its compiled fma (so a weight is 3e-17, not 0, where that matters: 0 * inf is NaN)."""
-    real = np.float64 if dtype == np.float64 else np.float32
+def _nearest_exact_index(in_size, out_size, scale_factor):
+    """torch's nearest_neighbor_exact_compute_source_index: floorf((dst + 0.5) * scale), the
+    product in double of the float32 scale, clamped to the input."""
+    scale = np.float64(np.float32(_scale(in_size, out_size, scale_factor, False)))
+    src = ((np.arange(out_size) + 0.5) * scale).astype(np.float32)
+    return np.minimum(np.floor(src).astype(np.int64), in_size - 1)
+
+
+def _source_coordinates(in_size, out_size, scale_factor, align_corners, real, cubic):
+    """torch's area_pixel_compute_source_index in ``real``: ``scale * (dst + 0.5) - 0.5``
+    rounded once as its compiled fma, clamped at 0 except for cubic."""
     if align_corners:
         scale = real(in_size - 1) / real(out_size - 1) if out_size > 1 else real(0)
     else:
@@ -53,13 +65,82 @@ def _linear_taps(in_size, out_size, scale_factor, align_corners, dtype):
             real(in_size) / real(out_size)
     dst = np.arange(out_size, dtype=real)
     full = np.full(out_size, scale, dtype=real)
-    src = full * dst if align_corners else np.maximum(
-        fused_multiply_add(np, full, dst + real(0.5), np.full(out_size, -0.5, dtype=real)), 0)
-    # guard_index_and_lambda: the index is floorf's (of src in float32), the weight clamped
-    i0 = np.minimum(np.floor(src.astype(np.float32)).astype(np.int64), in_size - 1)
-    w1 = np.clip(src - i0, real(0), real(1))
+    if align_corners:
+        return full * dst
+    src = fused_multiply_add(np, full, dst + real(0.5), np.full(out_size, -0.5, dtype=real))
+    return src if cubic else np.maximum(src, 0)
+
+
+def _guard_index_and_lambda(src, in_size, real):
+    """torch's guard_index_and_lambda: floorf's index (of src in float32), the fraction
+    clamped to [0, 1]."""
+    index = np.minimum(np.floor(src.astype(np.float32)).astype(np.int64), in_size - 1)
+    return index, np.clip(src - index, real(0), real(1))
+
+
+def _linear_taps(in_size, out_size, scale_factor, align_corners, dtype):
+    """(i0, i1, w0, w1): torch's area_pixel_compute_source_index and its two neighbours, in
+    its opmath type (float32 below float64), ``scale * (dst + 0.5) - 0.5`` rounded once as
+    its compiled fma (so a weight is 3e-17, not 0, where that matters: 0 * inf is NaN)."""
+    real = np.float64 if dtype == np.float64 else np.float32
+    src = _source_coordinates(in_size, out_size, scale_factor, align_corners, real, False)
+    i0, w1 = _guard_index_and_lambda(src, in_size, real)
     i1 = i0 + (i0 < in_size - 1)
-    return i0, i1, real(1) - w1, w1
+    return [(i0, real(1) - w1), (i1, w1)]
+
+
+def _cubic_taps(in_size, out_size, scale_factor, align_corners, dtype):
+    """torch's four bicubic taps (index - 1 .. index + 2, clamped to the input) and their
+    weights, get_cubic_upsample_coefficients with A = -0.75, in its opmath type."""
+    real = np.float64 if dtype == np.float64 else np.float32
+    src = _source_coordinates(in_size, out_size, scale_factor, align_corners, real, True)
+    index, t = _guard_index_and_lambda(src, in_size, real)
+    a = real(_CUBIC_A)
+
+    def near(x):  # cubic_convolution1: |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # cubic_convolution2: 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    weights = (far(t + real(1)), near(t), near(real(1) - t), far(real(1) - t + real(1)))
+    return [(np.clip(index - 1 + j, 0, in_size - 1), w) for j, w in enumerate(weights)]
+
+
+def _aa_filter(mode: str):
+    """torch's antialias filters: the triangle (bilinear), Keys' cubic with a = -0.5 (bicubic,
+    PIL's), the Lanczos-3 windowed sinc (lanczos)."""
+    def triangle(x):
+        return np.where(np.abs(x) < 1, 1 - np.abs(x), 0)
+
+    def cubic(x):
+        x, a = np.abs(x), -0.5
+        return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                        np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0))
+    def lanczos(x):
+        return np.where(np.abs(x) < 3, np.sinc(x) * np.sinc(x / 3), 0)
+    return {"bilinear": triangle, "bicubic": cubic, "lanczos": lanczos}[mode]
+
+
+def _antialias_taps(in_size, out_size, scale_factor, align_corners, dtype, mode):
+    """torch's _compute_indices_min_size_weights_aa: each output reads the inputs under its
+    filter, stretched by the scale when downsampling, its weights normalized to sum 1."""
+    real = np.float64 if dtype == np.float64 else np.float32
+    scale = real(_scale(in_size, out_size, scale_factor, align_corners))
+    interp = {"bilinear": 2, "bicubic": 4, "lanczos": 6}[mode]
+    support = interp * 0.5 * scale if scale >= 1 else interp * 0.5
+    invscale = 1 / scale if scale >= 1 else real(1)
+    centers = scale * (np.arange(out_size, dtype=real) + real(0.5))
+    low = np.maximum((centers - support + 0.5).astype(np.int64), 0)
+    sizes = np.minimum((centers + support + 0.5).astype(np.int64), in_size) - low
+    width = int(sizes.max())
+    offsets = np.arange(width)[None, :]
+    weights = _aa_filter(mode)((offsets + low[:, None] - centers[:, None] + real(0.5))
+                               * invscale).astype(real)
+    weights = np.where(offsets < sizes[:, None], weights, real(0))
+    total = weights.sum(axis=1, keepdims=True)
+    weights = np.where(total != 0, weights / np.where(total != 0, total, 1), weights)
+    index = np.minimum(low[:, None] + offsets, in_size - 1)
+    return [(index[:, j], weights[:, j].astype(real)) for j in range(width)]
 
 
 def _along(x, dim, values):
@@ -108,23 +189,18 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
     >>> interpolate(gradkit.ones(1, 1, 2, 2), scale_factor=2, mode="bilinear").shape
     gradkit.Size([1, 1, 4, 4])
     """
-    if mode == "nearest" and align_corners is not None:
+    if mode in _NEAREST_MODES and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
-    if mode not in ("nearest",) + tuple(_LINEAR_MODES) or not 3 <= input.ndim <= 5:
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
-                                  f"{input.ndim}D) for the modes: {_ALL_MODES} (got {mode})")
-    if mode in _LINEAR_MODES and input.ndim != _LINEAR_MODES[mode]:
-        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
-                                  f"{_LINEAR_MODES[mode]}D input")
-    if mode in _LINEAR_MODES:
-        require_real_floating("compute_indices_weights_linear", input._data)
-    elif input._data.dtype.kind in "bi":  # torch's nearest kernels take uint8, not other ints
-        raise kernel_error("upsample_nearest2d_channels_last" if input.ndim == 4 else
-                           "compute_indices_weights_nearest")(input._data)
-    if antialias:
-        raise NotImplementedError("gradkit's interpolate has no antialias")
     outs, scales = _output_sizes(input, size, scale_factor, input.ndim - 2)
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
+    _check_mode(input, mode, align_corners, antialias)
+    if mode == "area":  # torch's: adaptive average pooling to the (floored) output size
+        return _AREA_POOLS[input.ndim](input, outs)
     if 0 in outs or 0 in tuple(input.shape[2:]):
         names = "DHW"[3 - len(outs):]
         shown = [", ".join(f"{n}: {s}" for n, s in zip(names, sizes, strict=True))
@@ -133,22 +209,58 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
                            f"({shown[0]}){' and' if len(outs) == 1 else ''} output ({shown[1]})")
     if recompute_scale_factor:
         scales = (None,) * len(outs)  # torch then maps indices with in / out
+
     def resample(x):
         # the last dim first: torch's kernel blends along it innermost (the same rounding)
         for i, (out, scale) in reversed(list(enumerate(zip(outs, scales, strict=True)))):
             dim, in_size = i + 2, x.shape[i + 2]
-            if mode == "nearest":
-                x = index_select(x, dim, _index(x, _nearest_index(in_size, out, scale)))
+            if mode in ("nearest", "nearest-exact"):
+                index = (_nearest_index if mode == "nearest" else _nearest_exact_index)(
+                    in_size, out, scale)
+                x = index_select(x, dim, _index(x, index))
                 continue
-            i0, i1, w0, w1 = _linear_taps(in_size, out, scale, bool(align_corners),
-                                          x._data.dtype)
-            x = add(mul(index_select(x, dim, _index(x, i0)), _along(x, dim, w0)),
-                    mul(index_select(x, dim, _index(x, i1)), _along(x, dim, w1)))
+            if antialias:
+                taps = _antialias_taps(in_size, out, scale, bool(align_corners),
+                                       x._data.dtype, mode)
+            else:
+                taps = (_cubic_taps if mode == "bicubic" else _linear_taps)(
+                    in_size, out, scale, bool(align_corners), x._data.dtype)
+            blended = None
+            for index, weight in taps:  # torch's order: the first tap starts the sum
+                term = mul(index_select(x, dim, _index(x, index)), _along(x, dim, weight))
+                blended = term if blended is None else add(blended, term)
+            x = blended
         return x
     # torch's one kernel per mode and dimension: UpsampleBilinear2DBackward0 & co.
-    kernel = _KERNEL_NAMES[mode] + f"{len(outs)}D"
+    kernel = _KERNEL_NAMES[mode] + f"{len(outs)}D" + ("Aa" if antialias else "")
     return one_node(f"Upsample{kernel}Backward0", resample, (input,))
 
 
-_KERNEL_NAMES = {"nearest": "Nearest", "linear": "Linear", "bilinear": "Bilinear",
-                 "trilinear": "Trilinear"}
+def _check_mode(input, mode: str, align_corners, antialias: bool) -> None:
+    """torch's checks that the mode fits the input's rank, lanczos' arguments, then its
+    kernels' dtype checks."""
+    needed = {**_LINEAR_MODES, "bicubic": 4, "lanczos": 4}.get(mode)
+    if mode not in _NEAREST_MODES and needed is None or not 3 <= input.ndim <= 5 or \
+            mode in ("bicubic", "lanczos") and input.ndim != 4:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                                  f"{input.ndim}D) for the modes: {_ALL_MODES} (got {mode})")
+    if needed is not None and input.ndim != needed:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
+                                  f"{needed}D input")
+    if mode == "lanczos" and align_corners:
+        raise ValueError("Lanczos mode does not support align_corners=True")
+    if mode == "lanczos" and not antialias:
+        raise ValueError("Lanczos mode requires antialias=True")
+    if antialias:
+        require_real_floating("compute_index_ranges_weights", input._data)
+    elif mode in _LINEAR_MODES or mode == "bicubic":
+        require_real_floating("compute_indices_weights_" +
+                              ("linear" if mode in _LINEAR_MODES else "cubic"), input._data)
+    elif mode != "area" and input._data.dtype.kind in "bi":  # uint8 only, of the integers
+        raise kernel_error("upsample_nearest2d_channels_last" if input.ndim == 4 else
+                           "compute_indices_weights_nearest")(input._data)
+
+
+_KERNEL_NAMES = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear",
+                 "bilinear": "Bilinear", "bicubic": "Bicubic", "trilinear": "Trilinear",
+                 "lanczos": "Lanczos"}

@@ -1,5 +1,6 @@
 """Spatial transformers: affine_grid (a grid of sampling points from affine matrices) and
-grid_sample (the input read at those points, bilinear or nearest, 4-D inputs).
+grid_sample (the input read at those points: bilinear, nearest or bicubic, 4-D inputs, or
+trilinear and nearest, 5-D volumes).
 
 affine_grid is one op, linear in theta (torch's AffineGridGeneratorBackward0). grid_sample is
 composed of gradkit ops following torch's kernel step by step (unnormalize, pad by clipping or
@@ -8,6 +9,7 @@ the grid, and their derivatives, are torch's; its nodes are those of the composi
 """
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
@@ -15,6 +17,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.ops._op import op
+from gradkit.ops.fused import fused_multiply_add
 from gradkit.ops.indexing import gather
 from gradkit.ops.linalg import matmul
 from gradkit.ops.one_node import one_node
@@ -92,12 +95,35 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
 
 # -- grid_sample ---------------------------------------------------------------------------
 
-def _source_index(coord, size: int, padding_mode: str, align_corners: bool):
+def _source_index(coord, size: int, padding_mode: str, align_corners: bool, planar: bool):
     """torch's grid_sampler_compute_source_index: from [-1, 1] to pixel coordinates."""
+    return _padded(_unnormalize(coord, size, align_corners, planar), size, padding_mode,
+                   align_corners)
+
+
+def _unnormalize(coord, size: int, align_corners: bool, planar: bool):
+    """[-1, 1] to pixel coordinates, rounded as torch: its 2-D CPU kernel (vectorized)
+    multiplies by a scaling factor, its 3-D kernel is grid_sampler_unnormalize."""
+    if planar:
+        if align_corners:
+            return (coord + 1) * ((size - 1) / 2)
+        shifted = coord + 1
+        plain = shifted * (size / 2) - 0.5
+        # the value rounded once, as the kernel's fused multiply-add; the gradient plain's
+        xp = get_array_module(plain._data)
+        data = shifted._data
+        fused = fused_multiply_add(xp, data, xp.asarray(size / 2, dtype=data.dtype),
+                                   xp.asarray(-0.5, dtype=data.dtype))
+        correction = xp.where(xp.isfinite(fused), fused - plain._data, 0).astype(data.dtype)
+        return plain + Tensor._make(correction)
     if align_corners:
-        coord = (coord + 1) / 2 * (size - 1)
-    else:
-        coord = ((coord + 1) * size - 1) / 2
+        return (coord + 1) / 2 * (size - 1)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _padded(coord, size: int, padding_mode: str, align_corners: bool):
+    """torch's compute_coordinates: a pixel coordinate clipped (border) or reflected into the
+    input (reflection), or left as it is (zeros)."""
     if padding_mode == "border":
         return _clip(coord, size)
     if padding_mode == "reflection":
@@ -126,21 +152,31 @@ def _reflect(coord, twice_low: int, twice_high: int):
     return where(flips.fmod(2) == 0, extra + low, span - extra + low)
 
 
-def _read(flat, ix, iy, height: int, width: int):
-    """flat (N, C, H*W) at integer-valued pixel positions (N, Ho, Wo): zeros outside."""
-    inside = (ix >= 0) & (ix <= width - 1) & (iy >= 0) & (iy <= height - 1)
+def _read(flat, coords, sizes):
+    """flat (N, C, prod(sizes)) at integer-valued pixel positions ``coords`` (x, y[, z], each
+    (N, *out)), ``sizes`` the input's spatial sizes (D,) H, W: zeros outside."""
+    inside = None
+    index = 0
+    stride = 1
+    for coord, size in zip(coords, reversed(sizes), strict=True):
+        within = (coord >= 0) & (coord <= size - 1)
+        inside = within if inside is None else inside & within
+        stride_of = stride
+        stride *= size
+        index = index + coord * stride_of
     n, c = flat.shape[:2]
     # a point outside (or NaN) reads pixel 0, whose value the caller masks out
-    index = (where(inside, iy, 0) * width + where(inside, ix, 0)).long()
+    index = where(inside, index, 0).long()
     index = reshape(index, (n, 1, -1)).expand(n, c, index[0].numel())
-    values = reshape(gather(flat, 2, index), (n, c) + tuple(ix.shape[1:]))
+    values = reshape(gather(flat, 2, index), (n, c) + tuple(coords[0].shape[1:]))
     return values, inside.unsqueeze(1)
 
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
                 padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
-    """``input`` (N, C, H, W) read at ``grid`` (N, Ho, Wo, 2), (x, y) in [-1, 1]: bilinear or
-    nearest, outside points read as zeros, the border, or the reflected image."""
+    """``input`` (N, C, H, W) read at ``grid`` (N, Ho, Wo, 2), (x, y) in [-1, 1], or a volume
+    (N, C, D, H, W) at (N, Do, Ho, Wo, 3), (x, y, z): bilinear (trilinear for volumes),
+    nearest or bicubic (4-D), outside points read as zeros, the border, or the reflection."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', "
                          f"'nearest' or 'bicubic', but got: '{mode}'")
@@ -149,38 +185,90 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     align_corners = _default_align(align_corners)
     _check_grid(input, grid)
-    if mode == "bicubic" or input.ndim == 5:
-        raise NotImplementedError("gradkit's grid_sample samples 4-D inputs, bilinear or "
-                                  "nearest (not bicubic, not 5-D volumes)")
-    return one_node("GridSampler2DBackward0",
-                    lambda input, grid: _sample(input, grid, mode, padding_mode, align_corners),
+    if mode == "bicubic" and input.ndim == 5:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    sample = _bicubic if mode == "bicubic" else _sample
+    return one_node(f"GridSampler{input.ndim - 2}DBackward0",
+                    lambda input, grid: sample(input, grid, mode, padding_mode, align_corners),
                     (input, grid), {"input": 0, "grid": 1})
 
 
+def _flat(input):
+    n, c, *sizes = input.shape
+    return reshape(input, (n, c, int(np.prod(sizes)))), tuple(sizes)
+
+
 def _sample(input, grid, mode, padding_mode, align_corners):
-    """The sampling proper, of arguments grid_sample checked."""
-    n, c, height, width = input.shape
-    ix = _source_index(grid[..., 0], width, padding_mode, align_corners)
-    iy = _source_index(grid[..., 1], height, padding_mode, align_corners)
-    flat = reshape(input, (n, c, height * width))
+    """Bilinear (trilinear) or nearest sampling proper, of arguments grid_sample checked."""
+    flat, sizes = _flat(input)
+    coords = [_source_index(grid[..., k], size, padding_mode, align_corners, len(sizes) == 2)
+              for k, size in enumerate(reversed(sizes))]  # x (the last dim) first
     if mode == "nearest":  # round half to even, as torch's nearbyint; grid's gradient is 0
-        rx, ry = ix.round(), iy.round()
-        values, inside = _read(flat, rx.detach(), ry.detach(), height, width)
-        still = (rx - rx.detach() + ry - ry.detach()).unsqueeze(1)  # zero, grid's edge
+        rounded = [coord.round() for coord in coords]
+        values, inside = _read(flat, [r.detach() for r in rounded], sizes)
+        still = sum(r - r.detach() for r in rounded).unsqueeze(1)  # zero, grid's edge
         # values * (1 + 0), as torch: the input's gradient keeps an edge to the grid, whose
         # zero gradient (round's) a second backward sends on (0 * NaN upstream is NaN); an
         # outside (or NaN) point's factor is 1 exactly
         return where(inside, values * (1 + where(inside, still, 0)), 0)
-    x0, y0 = ix.detach().floor(), iy.detach().floor()
+    floors = [coord.detach().floor() for coord in coords]
+    if len(sizes) == 2:  # torch's vectorized 2-D kernel: w = x - floor(x), e = 1 - w
+        taps = [((low, 1 - (coord - low)), (low + 1, coord - low))
+                for coord, low in zip(coords, floors, strict=True)]
+    else:
+        taps = [((low, (low + 1) - coord), (low + 1, coord - low))
+                for coord, low in zip(coords, floors, strict=True)]
     out = None
-    # torch's corners, weights and order (nw, ne, sw, se): the first term starts the sum, so
-    # that a sum of -0.0 terms stays -0.0
-    for cy, wy in ((y0, (y0 + 1) - iy), (y0 + 1, iy - y0)):
-        for cx, wx in ((x0, (x0 + 1) - ix), (x0 + 1, ix - x0)):
-            values, inside = _read(flat, cx, cy, height, width)
-            # an outside corner reads 0, then weighted (NaN at a non-finite point)
-            term = where(inside, values, 0) * (wx * wy).unsqueeze(1)
-            out = term if out is None else out + term
+    # torch's corners, weights and order (nw, ne, sw, se; top then bottom): x varies fastest,
+    # the first term starts the sum, so that a sum of -0.0 terms stays -0.0
+    for corner in itertools.product(*([0, 1] for _ in coords)):
+        picked = [taps[k][side] for k, side in zip(reversed(range(len(coords))), corner,
+                                                   strict=True)][::-1]
+        values, inside = _read(flat, [position for position, _ in picked], sizes)
+        factors = [factor for _, factor in picked]  # x, y[, z]
+        if len(sizes) == 2:
+            factors.reverse()  # torch's 2-D kernel: nw = s * e, the y weight first
+        weight = factors[0]
+        for factor in factors[1:]:
+            weight = weight * factor
+        # an outside corner reads 0, then weighted (NaN at a non-finite point)
+        term = where(inside, values, 0) * weight.unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def _cubic_coefficients(t):
+    """torch's grid sampler get_cubic_coefficients (A = -0.75) of the fraction t."""
+    a = -0.75
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _bicubic(input, grid, mode, padding_mode, align_corners):
+    """torch's bicubic grid sampling: 4 x 4 taps around the unnormalized point, each tap's
+    position padded (clipped or reflected), read as zero outside; x blended first per row."""
+    flat, sizes = _flat(input)
+    height, width = sizes
+    ix, iy = (_unnormalize(grid[..., k], size, align_corners, True)
+              for k, size in enumerate((width, height)))
+    x0, y0 = ix.detach().floor(), iy.detach().floor()
+    weights_x, weights_y = _cubic_coefficients(ix - x0), _cubic_coefficients(iy - y0)
+    out = None
+    for i, wy in enumerate(weights_y):
+        row = None
+        tap_y = _padded(y0 + (i - 1), height, padding_mode, align_corners).detach()
+        for j, wx in enumerate(weights_x):
+            tap_x = _padded(x0 + (j - 1), width, padding_mode, align_corners).detach()
+            values, inside = _read(flat, [tap_x, tap_y], sizes)
+            term = where(inside, values, 0) * wx.unsqueeze(1)
+            row = term if row is None else row + term
+        term = row * wy.unsqueeze(1)
+        out = term if out is None else out + term
     return out
 
 

@@ -4,6 +4,7 @@
 suite chose for each op) to gradkit and torch 2.13 and compares values, dtypes, shapes,
 gradients and errors; each difference it found is one program here, compared with torch.
 """
+import pytest
 from torch_expectations.twin import leaf, like_torch, raises_like_torch
 
 
@@ -109,3 +110,23 @@ def test_nll_and_cross_entropy_with_every_target_ignored_have_zero_gradients():
     backward writes only the targets it reads, so the gradient is zeros (gradkit's was NaN);
     a zero total of class weights stays NaN in both."""
     like_torch(_losses_with_ignored_targets)
+
+
+def _losses_with_legacy_arguments(lib):
+    F = lib.nn.functional
+    x, y = leaf(lib, 3, 4), leaf(lib, 3, 4, seed=1, requires_grad=False)
+    labels = lib.tensor([0, 3, 1])
+    results = []
+    for legacy in ({"size_average": False}, {"reduce": False}, {"size_average": True}):
+        for value in (F.mse_loss(x, y, **legacy), F.cross_entropy(x, labels, **legacy),
+                      F.nll_loss(x, labels, **legacy),
+                      F.binary_cross_entropy_with_logits(x, y.sigmoid(), **legacy)):
+            results.append((value, lib.autograd.grad(value.sum(), x)))
+    return results
+
+
+def test_functional_losses_honour_the_legacy_size_average_and_reduce():
+    """`F.mse_loss(x, y, size_average=False)` was the mean (the legacy arguments were
+    ignored): torch sums, with its deprecation warning (lane h-sigs)."""
+    with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
+        like_torch(_losses_with_legacy_arguments)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from gradkit.backend import get_array_module
 from gradkit.number_arguments import number_argument
 from gradkit.ops._op import op
@@ -108,7 +110,7 @@ def _nll_vjp(g, x, target, weight, x_shape, class_dim, reduction, ignore_index):
     weights, safe = _target_weights(xp, target, weight, ignore_index,
                                     getattr(g, "_data", g).dtype)
     if reduction == "mean":  # torch writes only the targets it reads: an ignored one stays 0
-        with xp.errstate(divide="ignore", invalid="ignore"):  # (all ignored: a total of 0)
+        with np.errstate(divide="ignore", invalid="ignore"):  # (all ignored: 0 / 0; NumPy's only)
             weights = xp.where(target != ignore_index, weights / weights.sum(), 0)
     rows = unsqueeze(g * -weights, class_dim)
     grad = scatter_into_zeros(rows, xp.expand_dims(safe, class_dim), shape=tuple(x_shape),

@@ -129,6 +129,44 @@ def base_lrs_do_not_alias_a_tensor_lr(m):
             hasattr(scheduler, "base_lrs"))
 
 
+# --- optimizers: tensor hyperparameters (test_optim.py's tensor-lr and tensor-betas cases)
+
+def _step_with_tensor_lr(m, name, lr, **options):
+    weights = param(m, 1.0, 2.0)
+    optimizer = getattr(m.optim, name)([weights], lr=lr, **options)
+    for _ in range(3):
+        weights.grad = weights.detach() * 2
+        optimizer.step()
+    return weights, optimizer.state_dict()["param_groups"][0]["lr"]
+
+
+for _name in [*OPTIMIZERS, "Adafactor"]:
+    PROGRAMS[f"tensor_lr_steps_{_name}"] = (
+        lambda m, name=_name: _step_with_tensor_lr(m, name, m.tensor(0.01)))
+    PROGRAMS[f"tensor_lr_of_two_elements_{_name}"] = (
+        lambda m, name=_name: _step_with_tensor_lr(m, name, m.tensor([0.01, 0.02])))
+    PROGRAMS[f"tensor_lr_with_foreach_{_name}"] = (
+        lambda m, name=_name: _step_with_tensor_lr(m, name, m.tensor(0.01), foreach=True))
+
+BETAS = {
+    "tensors": lambda m: (m.tensor(0.9), m.tensor(0.99)),
+    "one_element_tensors": lambda m: (m.tensor([0.9]), m.tensor([[0.99]])),
+    "tensor_and_float": lambda m: (m.tensor(0.9), 0.99),
+    "int_and_float": lambda m: (0, 0.99),
+    "two_element_tensor": lambda m: (m.tensor([0.9, 0.8]), m.tensor(0.99)),
+}
+for _name in ["Adam", "AdamW"]:
+    for _kind, _betas in BETAS.items():
+        for _foreach in (False, True):
+            def _betas_program(m, name=_name, betas=_betas, foreach=_foreach):
+                weights = param(m, 1.0, 2.0)
+                optimizer = getattr(m.optim, name)([weights], betas=betas(m), foreach=foreach)
+                weights.grad = m.ones_like(weights)
+                optimizer.step()
+                return weights, list(optimizer.defaults["betas"])
+            PROGRAMS[f"betas_{_kind}_{_name}_foreach_{_foreach}"] = _betas_program
+
+
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_program_matches_torch(name):
     assert_same_outcome(outcome(PROGRAMS[name], gradkit), outcome(PROGRAMS[name], torch),

@@ -272,9 +272,16 @@ class Optimizer:
 _HYPERPARAMETER_NAMES = {"lr": "learning rate", "eps": "epsilon value"}
 
 
+def check_one_element(name: str, value: Any) -> None:
+    """torch's ``Tensor lr must be 1-element`` for a tensor hyperparameter."""
+    if isinstance(value, Tensor) and value.numel() != 1:
+        raise ValueError(f"Tensor {name} must be 1-element")
+
+
 def check_nonnegative(**values: float) -> None:
     """torch's ``Invalid learning rate: -1`` for hyperparameters that must be >= 0."""
     for key, value in values.items():
+        check_one_element(key, value)  # (the comparison below needs one value)
         if value < 0.0:
             raise ValueError(f"Invalid {_HYPERPARAMETER_NAMES.get(key, key + ' value')}: {value}")
 

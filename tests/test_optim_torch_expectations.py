@@ -2,6 +2,7 @@
 test/optim/test_lrscheduler.py, test/optim/test_swa_utils.py) as programs run under gradkit
 and torch 2.13: every program's outcome (values, dtypes, shapes, types, warnings, error type
 and message) must be the same. Each program takes the library module ``m``."""
+import importlib
 
 import numpy as np
 import pytest
@@ -165,6 +166,279 @@ for _name in ["Adam", "AdamW"]:
                 optimizer.step()
                 return weights, list(optimizer.defaults["betas"])
             PROGRAMS[f"betas_{_kind}_{_name}_foreach_{_foreach}"] = _betas_program
+
+
+# --- optimizers: parameter lists and groups (test_optim.py's test_param_groups_*,
+# add_param_group errors)
+
+@program
+def add_param_group_given_a_list(m):
+    optimizer = m.optim.SGD([param(m, 1.0)], lr=0.1)
+    optimizer.add_param_group([param(m, 1.0)])
+
+
+@program
+def params_given_one_tensor(m):
+    m.optim.SGD(param(m, 1.0), lr=0.1)
+
+
+@program
+def add_param_group_overlapping(m):
+    weights = param(m, 1.0)
+    optimizer = m.optim.SGD([weights], lr=0.1)
+    optimizer.add_param_group({"params": weights})
+
+
+@program
+def add_param_group_given_a_set(m):
+    optimizer = m.optim.SGD([param(m, 1.0)], lr=0.1)
+    optimizer.add_param_group({"params": {param(m, 1.0)}})
+
+
+@program
+def add_param_group_with_a_non_leaf(m):
+    optimizer = m.optim.SGD([param(m, 1.0)], lr=0.1)
+    optimizer.add_param_group({"params": [param(m, 1.0) * 2]})
+
+
+@program
+def group_without_lr_uses_the_default(m):
+    weights = param(m, 1.0)
+    optimizer = m.optim.SGD([{"params": [weights]}])
+    weights.grad = m.ones_like(weights)
+    optimizer.step()
+    return weights, optimizer.defaults["lr"]
+
+
+@program
+def empty_parameter_list(m):
+    m.optim.SGD([], lr=0.1)
+
+
+@program
+def zero_grad_to_none_and_to_zeros(m):
+    weights = param(m, 1.0)
+    optimizer = m.optim.SGD([weights], lr=0.1)
+    weights.grad = m.ones_like(weights)
+    optimizer.zero_grad()
+    cleared = weights.grad
+    weights.grad = m.ones_like(weights)
+    optimizer.zero_grad(set_to_none=False)
+    return cleared, weights.grad
+
+
+@program
+def step_with_closure_returns_its_loss(m):
+    weights = param(m, 1.0, 2.0)
+    optimizer = m.optim.SGD([weights], lr=0.1)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = (weights ** 2).sum()
+        loss.backward()
+        return loss
+    return optimizer.step(closure), weights
+
+
+@program
+def maximize_every_optimizer(m):
+    results = []
+    for name in OPTIMIZERS:
+        weights = param(m, 1.0, 2.0)
+        optimizer = getattr(m.optim, name)([weights], maximize=True,
+                                           **({"lr": 0.1} if name == "SGD" else {}))
+        for _ in range(3):
+            optimizer.zero_grad()
+            (weights ** 2).sum().backward()
+            optimizer.step()
+        results.append(weights)
+    return results
+
+
+@program
+def complex_parameters_every_optimizer(m):
+    results = []
+    for name in OPTIMIZERS:
+        weights = m.nn.Parameter(m.tensor(np.array([1 + 2j, -0.5 + 1j])))
+        optimizer = getattr(m.optim, name)([weights], **({"lr": 0.1} if name == "SGD" else {}))
+        for _ in range(3):
+            optimizer.zero_grad()
+            (weights * weights.conj()).real.sum().backward()
+            optimizer.step()
+        results.append(weights)
+    return results
+
+
+@program
+def amsgrad_with_weight_decay(m):
+    results = []
+    for name in ["Adam", "AdamW"]:
+        weights = param(m, 1.0, 2.0)
+        optimizer = getattr(m.optim, name)([weights], amsgrad=True, weight_decay=0.1)
+        for power in (2, 3, 4):
+            optimizer.zero_grad()
+            (weights ** power).sum().backward()
+            optimizer.step()
+        results.append((weights, sorted(optimizer.state[weights])))
+    return results
+
+
+@program
+def nadam_and_radam_decoupled_weight_decay(m):
+    results = []
+    for name, options in [("NAdam", {"momentum_decay": 0.01}), ("RAdam", {})]:
+        weights = param(m, 1.0, 2.0)
+        optimizer = getattr(m.optim, name)([weights], decoupled_weight_decay=True,
+                                           weight_decay=0.1, **options)
+        for _ in range(8):
+            optimizer.zero_grad()
+            (weights ** 2).sum().backward()
+            optimizer.step()
+        results.append((weights, sorted(optimizer.state[weights])))
+    return results
+
+
+for _flag in ["foreach", "fused"]:
+    for _name in [*OPTIMIZERS, "Adafactor"]:
+        def _flag_program(m, name=_name, flag=_flag):
+            weights = param(m, 1.0, 2.0)
+            optimizer = getattr(m.optim, name)([weights], **{flag: True})
+            weights.grad = m.ones_like(weights)
+            optimizer.step()
+            return weights, optimizer.defaults.get(flag)
+        PROGRAMS[f"flag_{_flag}_{_name}"] = _flag_program
+
+
+@program
+def nesterov_needs_momentum(m):
+    m.optim.SGD([param(m, 1.0)], lr=0.1, nesterov=True)
+
+
+@program
+def lbfgs_takes_one_group(m):
+    m.optim.LBFGS([{"params": [param(m, 1.0)]}, {"params": [param(m, 1.0)]}])
+
+
+@program
+def optimizer_reprs(m):
+    return (repr(m.optim.SGD([param(m, 1.0)], lr=0.1, momentum=0.9)),
+            repr(m.optim.Adam([param(m, 1.0)], lr=m.tensor(0.01))))
+
+
+# --- optimizers: state_dict format and load_state_dict (test_optim.py's test_state_dict_*,
+# test_load_nontensor_step, test_state_dict_with_cuda_params' dtype casts)
+
+@program
+def state_dict_layout(m):
+    first, second = param(m, 1.0), param(m, 2.0)
+    optimizer = m.optim.Adam([{"params": [first]}, {"params": [second], "lr": 0.5}])
+    first.grad = m.ones_like(first)
+    optimizer.step()
+    saved = optimizer.state_dict()
+    return (saved["param_groups"], sorted(saved["state"]), sorted(saved["state"][0]),
+            saved["state"][0]["step"])
+
+
+@program
+def state_dict_of_stateless_sgd(m):
+    weights = param(m, 1.0)
+    optimizer = m.optim.SGD([weights], lr=0.1)
+    weights.grad = m.ones_like(weights)
+    optimizer.step()
+    return dict(optimizer.state), optimizer.state_dict()["state"]
+
+
+@program
+def state_dict_keeps_aliases_within_one_state(m):
+    weights = param(m, 1.0)
+    optimizer = m.optim.SGD([weights], lr=0.1, momentum=0.9)
+    weights.grad = m.ones_like(weights)
+    optimizer.step()
+    optimizer.state[weights]["alias"] = optimizer.state[weights]["momentum_buffer"]
+    exported = optimizer.state_dict()["state"][0]
+    return exported["momentum_buffer"] is exported["alias"]
+
+
+@program
+def load_state_dict_with_other_group_count(m):
+    optimizer = m.optim.SGD([param(m, 1.0)], lr=0.1)
+    other = m.optim.SGD([{"params": [param(m, 1.0)]}, {"params": [param(m, 1.0)]}], lr=0.1)
+    optimizer.load_state_dict(other.state_dict())
+
+
+@program
+def load_state_dict_with_other_group_sizes(m):
+    optimizer = m.optim.SGD([param(m, 1.0)], lr=0.1)
+    optimizer.load_state_dict(m.optim.SGD([param(m, 1.0), param(m, 1.0)], lr=0.1).state_dict())
+
+
+@program
+def load_state_dict_casts_to_the_parameter_dtype(m):
+    weights = param(m, 1.0, 2.0)
+    optimizer = m.optim.Adam([weights])
+    weights.grad = m.ones_like(weights)
+    optimizer.step()
+    single = m.nn.Parameter(m.tensor([1.0, 2.0], dtype=m.float32))
+    loaded = m.optim.Adam([single])
+    loaded.load_state_dict(optimizer.state_dict())
+    state = loaded.state[single]
+    return state["exp_avg"].dtype, state["step"].dtype, state["step"]
+
+
+# --- optimizers: hooks (test_optim.py's test_*_hook*)
+
+@program
+def state_dict_and_load_hooks(m):
+    optimizer, log = m.optim.SGD([param(m, 1.0)], lr=0.1), []
+    optimizer.register_state_dict_pre_hook(lambda opt: log.append("pre"))
+    optimizer.register_state_dict_post_hook(
+        lambda opt, saved: (log.append("post"), saved.__setitem__("extra", 1))[1])
+    optimizer.register_load_state_dict_pre_hook(lambda opt, saved: log.append("load pre"))
+    optimizer.register_load_state_dict_post_hook(lambda opt: log.append("load post"))
+    saved = optimizer.state_dict()
+    optimizer.load_state_dict(saved)
+    return log, sorted(saved)
+
+
+@program
+def hooks_prepended(m):
+    optimizer, log = m.optim.SGD([param(m, 1.0)], lr=0.1), []
+    optimizer.register_load_state_dict_pre_hook(lambda *a: log.append(1))
+    optimizer.register_load_state_dict_pre_hook(lambda *a: log.append(2), prepend=True)
+    optimizer.register_state_dict_post_hook(lambda *a: log.append(3))
+    optimizer.register_state_dict_post_hook(lambda *a: log.append(4), prepend=True)
+    optimizer.load_state_dict(optimizer.state_dict())
+    return log
+
+
+@program
+def step_hooks_and_removal(m):
+    weights = param(m, 1.0)
+    optimizer, log = m.optim.SGD([weights], lr=0.1), []
+    optimizer.register_step_pre_hook(lambda *a: log.append(1))
+    optimizer.register_step_pre_hook(lambda *a: log.append(2))
+    handle = optimizer.register_step_post_hook(lambda *a: log.append(3))
+    weights.grad = m.ones_like(weights)
+    optimizer.step()
+    handle.remove()
+    optimizer.step()
+    return log
+
+
+@program
+def global_step_hooks(m):
+    weights = param(m, 1.0)
+    optimizer, log = m.optim.SGD([weights], lr=0.1), []
+    module = importlib.import_module(m.__name__ + ".optim.optimizer")
+    pre = module.register_optimizer_step_pre_hook(lambda *a: log.append("global pre"))
+    post = module.register_optimizer_step_post_hook(lambda *a: log.append("global post"))
+    optimizer.register_step_pre_hook(lambda *a: log.append("pre"))
+    weights.grad = m.ones_like(weights)
+    optimizer.step()
+    pre.remove()
+    post.remove()
+    optimizer.step()
+    return log
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))

@@ -14,6 +14,7 @@ from gradkit.autograd.hook_handles import RemovableHandle, _HookDict, add_hook
 from gradkit.ops.complex_views import view_as_real
 from gradkit.nn.module import _reset_grad
 from gradkit.profiler.record_function import record_function
+from gradkit.torch_helpers import typename
 
 _REQUIRED = object()  # marks a hyper-parameter with no default (none of ours today)
 # state_dict: pre hook(optimizer), post hook(optimizer, state_dict) -> new state_dict or None;
@@ -79,7 +80,7 @@ class Optimizer:
         self.param_groups: list[dict[str, Any]] = []
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
-                            f"Tensors or dicts, but got {type(params).__name__}")
+                            f"Tensors or dicts, but got {typename(params)}")
         groups = list(params)
         if not groups:
             raise ValueError("optimizer got an empty parameter list")
@@ -93,7 +94,7 @@ class Optimizer:
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters with its own hyper-parameters (missing ones: defaults)."""
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
         if isinstance(params, set):
             raise TypeError("optimizer parameters need to be organized in ordered collections, "

@@ -1,133 +1,23 @@
-"""torch's optimizer, scheduler and swa_utils tests (test/test_optim.py, test/optim/*.py,
-test/optim/test_lrscheduler.py, test/optim/test_swa_utils.py) as programs run under gradkit
-and torch 2.13: every program's outcome (values, dtypes, shapes, types, warnings, error type
-and message) must be the same. Each program takes the library module ``m``."""
+"""torch's optimizer tests (test/test_optim.py, test/optim/test_optim.py, test/optim/*.py) as
+programs run under gradkit and torch 2.13: every program's outcome (values, dtypes, shapes,
+types, error type and message) must be the same. Each program takes the library module ``m``;
+schedulers and swa_utils: test_optim_torch_expectations_schedulers.py."""
 import importlib
 
 import numpy as np
 import pytest
 
-import gradkit
-from torch_expectations.outcome import assert_same_outcome, outcome
+from torch_expectations.optim_programs import OPTIMIZERS, assert_program_matches_torch, param
 
-torch = pytest.importorskip("torch")
+pytest.importorskip("torch")
 
 PROGRAMS = {}
-OPTIMIZERS = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
-              "RAdam", "ASGD", "Rprop"]
 
 
 def program(function):
     """Register ``function`` under its name."""
     PROGRAMS[function.__name__] = function
     return function
-
-
-def param(m, *values):
-    """A float64 parameter holding ``values``."""
-    return m.nn.Parameter(m.tensor(np.array(values, dtype=np.float64)))
-
-
-def sgd(m, **options):
-    """An SGD optimizer over one parameter (what the scheduler programs drive)."""
-    return m.optim.SGD([param(m, 1.0)], **{"lr": 0.1, **options})
-
-
-def lrs_over(optimizer, scheduler, steps, *, pair_with=None):
-    """The last learning rate (and ``pair_with`` group value) after each of ``steps`` steps."""
-    values = []
-    for _ in range(steps):
-        optimizer.step()
-        scheduler.step()
-        lr = scheduler.get_last_lr()[0]
-        values.append(lr if pair_with is None else (lr, optimizer.param_groups[0][pair_with]))
-    return values
-
-
-def messages(caught):
-    """The text of recorded warnings."""
-    return [str(w.message) for w in caught]
-
-
-# --- learning-rate schedulers: tensor learning rates (test/optim/test_reduce_lr_tensor.py,
-# test_scheduler_tensor_aliasing.py): a tensor rate keeps its identity and is filled in place,
-# get_last_lr and base_lrs hold copies.
-
-def _tensor_lr_run(m, make, metric=False):
-    optimizer = m.optim.SGD([param(m, 1.0)], lr=m.tensor(0.5), momentum=0.9)
-    scheduler = make(m.optim.lr_scheduler, optimizer)
-    group_lr, seen = optimizer.param_groups[0]["lr"], []
-    for _ in range(4):
-        optimizer.step()
-        scheduler.step(1.0) if metric else scheduler.step()
-        last = scheduler.get_last_lr()
-        seen.append((optimizer.param_groups[0]["lr"] is group_lr, group_lr.clone(),
-                     [type(v).__name__ for v in last], last, last[0] is group_lr))
-    return seen, [type(v).__name__ for v in getattr(scheduler, "base_lrs", [])]
-
-
-TENSOR_LR_SCHEDULES = {
-    "step": lambda s, o: s.StepLR(o, 2),
-    "exponential": lambda s, o: s.ExponentialLR(o, 0.9),
-    "cosine": lambda s, o: s.CosineAnnealingLR(o, 3),
-    "linear": lambda s, o: s.LinearLR(o),
-    "constant": lambda s, o: s.ConstantLR(o),
-    "lambda": lambda s, o: s.LambdaLR(o, lambda e: 0.5 ** e),
-    "multiplicative": lambda s, o: s.MultiplicativeLR(o, lambda e: 0.5),
-    "multistep": lambda s, o: s.MultiStepLR(o, [1, 3]),
-    "polynomial": lambda s, o: s.PolynomialLR(o),
-    "warm_restarts": lambda s, o: s.CosineAnnealingWarmRestarts(o, 2),
-    "sequential": lambda s, o: s.SequentialLR(o, [s.ConstantLR(o), s.ExponentialLR(o, .9)], [2]),
-    "chained": lambda s, o: s.ChainedScheduler([s.ConstantLR(o), s.ExponentialLR(o, .9)]),
-    "cyclic": lambda s, o: s.CyclicLR(o, 0.1, 1.0, step_size_up=2),
-    "one_cycle": lambda s, o: s.OneCycleLR(o, 1.0, total_steps=10),
-}
-for _kind, _make in TENSOR_LR_SCHEDULES.items():
-    PROGRAMS[f"tensor_lr_{_kind}"] = lambda m, make=_make: _tensor_lr_run(m, make)
-
-
-@program
-def tensor_lr_plateau(m):
-    return _tensor_lr_run(m, lambda s, o: s.ReduceLROnPlateau(o, patience=0), metric=True)
-
-
-@program
-def tensor_lr_swalr(m):
-    return _tensor_lr_run(m, lambda s, o: m.optim.swa_utils.SWALR(o, swa_lr=0.1,
-                                                                  anneal_epochs=2))
-
-
-@program
-def plateau_keeps_a_one_element_tensor_lr(m):
-    optimizer = m.optim.Adam([param(m, 1.0)], lr=m.tensor([0.1]))
-    scheduler = m.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5, patience=0,
-                                                       min_lr=0.001)
-    scheduler.step(1.0)
-    scheduler.step(1.0)
-    lr = optimizer.param_groups[0]["lr"]
-    return type(lr).__name__, lr
-
-
-@program
-def plateau_with_tensor_and_float_lrs(m):
-    optimizer = m.optim.SGD([{"params": [param(m, 1.0)], "lr": m.tensor([0.1])},
-                             {"params": [param(m, 1.0)], "lr": 0.2}])
-    scheduler = m.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5, patience=0,
-                                                       min_lr=0.001)
-    scheduler.step(1.0)
-    scheduler.step(1.0)
-    return [group["lr"] for group in optimizer.param_groups]
-
-
-@program
-def base_lrs_do_not_alias_a_tensor_lr(m):
-    optimizer = m.optim.SGD([param(m, 1.0)], lr=m.tensor(0.1))
-    L = m.optim.lr_scheduler
-    scheduler = L.SequentialLR(optimizer, [L.ConstantLR(optimizer, factor=0.5, total_iters=1)],
-                               milestones=[])
-    optimizer.param_groups[0]["lr"].add_(1.0)  # (torch 2.13's SequentialLR has no base_lrs)
-    return (scheduler._schedulers[0].base_lrs[0].item(), optimizer.param_groups[0]["initial_lr"],
-            hasattr(scheduler, "base_lrs"))
 
 
 # --- optimizers: tensor hyperparameters (test_optim.py's tensor-lr and tensor-betas cases)
@@ -443,5 +333,4 @@ def global_step_hooks(m):
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_program_matches_torch(name):
-    assert_same_outcome(outcome(PROGRAMS[name], gradkit), outcome(PROGRAMS[name], torch),
-                        rtol=1e-7, atol=1e-12)
+    assert_program_matches_torch(PROGRAMS[name])

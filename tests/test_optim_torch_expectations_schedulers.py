@@ -2,6 +2,7 @@
 test/optim/test_swa_utils.py, test/optim/test_reduce_lr_tensor.py and the other small
 scheduler files) as programs run under gradkit and torch 2.13: every program's outcome
 (learning rates, momenta, state dicts, warnings, error type and message) must be the same."""
+import pickle
 import warnings
 
 import numpy as np
@@ -401,6 +402,74 @@ def update_bn_takes_the_first_of_tuples(m):
     net = _bn_net(m)
     m.optim.swa_utils.update_bn([(m.tensor(np.arange(8.0).reshape(4, 2)), 1)], net)
     return net[1].running_mean
+
+
+def _cnn(m):
+    net = m.nn.Sequential(m.nn.Conv2d(1, 2, kernel_size=3), m.nn.BatchNorm2d(2, momentum=0.3),
+                          m.nn.Linear(2, 3)).double()
+    for weights in net.parameters():
+        weights.data.copy_(m.tensor(np.linspace(-1, 1, weights.numel()).reshape(weights.shape)))
+    return net
+
+
+def _perturbed_averages(m, averaged, net, updates=4):
+    history = []
+    for i in range(updates):
+        with m.no_grad():
+            for weights in net.parameters():
+                weights.add_(m.tensor(np.cos(np.arange(weights.numel()) + i)).reshape(
+                    weights.shape))
+        net(m.tensor(np.linspace(-1, 1, 40).reshape(2, 1, 5, 4)) * (i + 1))
+        averaged.update_parameters(net)
+        history.append([x.clone() for x in [*averaged.module.parameters(),
+                                            *averaged.module.buffers(), averaged.n_averaged]])
+    return history
+
+
+for _kind, _make in {
+    "swa_multi_avg_fn": lambda u: {"multi_avg_fn": u.get_swa_multi_avg_fn()},
+    "ema_multi_avg_fn_with_buffers": lambda u: {"multi_avg_fn": u.get_ema_multi_avg_fn(0.9),
+                                                "use_buffers": True},
+    "avg_fn": lambda u: {"avg_fn": lambda avg, new, n: 0.9 * avg + 0.1 * new},
+    "avg_fn_with_buffers": lambda u: {"avg_fn": lambda avg, new, n: 0.9 * avg + 0.1 * new,
+                                      "use_buffers": True},
+    "swa_avg_fn": lambda u: {"avg_fn": u.get_swa_avg_fn()},
+}.items():
+    def _averaged_program(m, make=_make):
+        net = _cnn(m)
+        averaged = m.optim.swa_utils.AveragedModel(net, **make(m.optim.swa_utils))
+        return _perturbed_averages(m, averaged, net)
+    PROGRAMS[f"averaged_model_{_kind}"] = _averaged_program
+
+
+@program
+def averaged_model_state_dict_round_trip(m):
+    net = _cnn(m)
+    averaged = m.optim.swa_utils.AveragedModel(net)
+    _perturbed_averages(m, averaged, net, updates=3)
+    other = m.optim.swa_utils.AveragedModel(net)
+    other.load_state_dict(averaged.state_dict())
+    return list(other.parameters()), other.n_averaged, list(averaged.state_dict())
+
+
+@program
+def averaged_model_with_the_default_average_pickles(m):
+    averaged = m.optim.swa_utils.AveragedModel(_cnn(m))
+    return type(pickle.loads(pickle.dumps(averaged))).__name__
+
+
+@program
+def update_bn_keeps_eval_mode_and_momentum(m):
+    net = _cnn(m).eval()
+    m.optim.swa_utils.update_bn([m.tensor(np.linspace(0, 1, 40).reshape(2, 1, 5, 4))], net)
+    return net.training, net[1].momentum, net[1].running_mean, net[1].running_var
+
+
+@program
+def update_bn_without_batch_norm_is_a_no_op(m):
+    net = m.nn.Linear(2, 2)
+    m.optim.swa_utils.update_bn([m.ones(3, 2)], net)
+    return net.training
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))

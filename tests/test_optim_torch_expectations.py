@@ -2,7 +2,9 @@
 programs run under gradkit and torch 2.13: every program's outcome (values, dtypes, shapes,
 types, error type and message) must be the same. Each program takes the library module ``m``;
 schedulers and swa_utils: test_optim_torch_expectations_schedulers.py."""
+import copy
 import importlib
+import io
 
 import numpy as np
 import pytest
@@ -329,6 +331,99 @@ def global_step_hooks(m):
     post.remove()
     optimizer.step()
     return log
+
+
+# --- optimizers: steps without or with zero gradients, numbers as loaded state, mixed dtypes,
+# deepcopy (test_optim.py's test_step_is_noop_*, test_load_nontensor_step,
+# test_mixed_device_dtype, test_deepcopy_copies_all_public_attrs)
+
+def _optimizer(m, name, params):
+    return getattr(m.optim, name)(params, **({"lr": 0.1} if name == "SGD" else {}))
+
+
+def _state(optimizer, weights):
+    return dict(optimizer.state[weights])
+
+
+def _numbers_for_scalar_state(saved):
+    """The state dict of an older torch: step (ASGD's eta and mu, NAdam's mu_product) numbers."""
+    for values in saved["state"].values():
+        for key in ("step", "eta", "mu", "mu_product"):
+            if key in values:
+                values[key] = float(values[key])
+    return saved
+
+
+for _name in [*OPTIMIZERS, "Adafactor"]:
+    def _without_grads(m, name=_name):
+        weights = param(m, 1.0, 2.0)
+        optimizer = _optimizer(m, name, [weights])
+        optimizer.step()
+        return weights, len(optimizer.state)
+
+    def _zero_grads(m, name=_name):
+        weights = param(m, 1.0, 2.0)
+        optimizer = _optimizer(m, name, [weights])
+        weights.grad = m.zeros_like(weights)
+        optimizer.step()
+        return weights, _state(optimizer, weights)
+
+    def _numbers_as_state(m, name=_name):
+        weights = param(m, 1.0, 2.0)
+        optimizer = _optimizer(m, name, [weights])
+        weights.grad = m.ones_like(weights)
+        optimizer.step()
+        loaded = _optimizer(m, name, [weights])
+        loaded.load_state_dict(_numbers_for_scalar_state(optimizer.state_dict()))
+        weights.grad = m.ones_like(weights)
+        loaded.step()
+        return weights, _state(loaded, weights)
+
+    def _mixed_dtypes(m, name=_name):
+        double, single = param(m, 1.0, 2.0), m.nn.Parameter(m.tensor([1.0, 3.0]))
+        optimizer = _optimizer(m, name, [double, single])
+        for _ in range(2):
+            double.grad, single.grad = double.detach() * 1.5, single.detach() * 0.5
+            optimizer.step()
+        return double, single, _state(optimizer, double), _state(optimizer, single)
+
+    def _deepcopy(m, name=_name):
+        optimizer = _optimizer(m, name, [param(m, 1.0)])
+        copied = copy.deepcopy(optimizer)
+        public = [sorted(k for k in o.__dict__ if not k.startswith("_"))
+                  for o in (optimizer, copied)]
+        return public, copied.param_groups[0]["params"][0] is optimizer.param_groups[0]["params"][0]
+
+    for _kind, _function in [("step_without_grads", _without_grads),
+                             ("step_with_zero_grads", _zero_grads),
+                             ("numbers_as_loaded_state", _numbers_as_state),
+                             ("mixed_dtypes", _mixed_dtypes), ("deepcopy", _deepcopy)]:
+        PROGRAMS[f"{_kind}_{_name}"] = _function
+
+
+@program
+def state_dict_saved_and_loaded_weights_only(m):
+    weights = param(m, 1.0, 2.0)
+    optimizer = m.optim.Adam([weights])
+    weights.grad = m.ones_like(weights)
+    optimizer.step()
+    buffer = io.BytesIO()
+    m.save(optimizer.state_dict(), buffer)
+    buffer.seek(0)
+    saved = m.load(buffer, weights_only=True)
+    return saved["state"][0], saved["param_groups"]
+
+
+@program
+def named_parameters_in_the_state_dict(m):
+    optimizer = m.optim.SGD(m.nn.Linear(2, 1).named_parameters(), lr=0.1)
+    return [sorted(group) for group in optimizer.state_dict()["param_groups"]], \
+        optimizer.state_dict()["param_groups"][0]["param_names"]
+
+
+@program
+def lr_none_is_refused(m):
+    m.optim.SGD([param(m, 1.0)], lr=None)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))

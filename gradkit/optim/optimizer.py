@@ -10,6 +10,7 @@ from typing import Any
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import enable_grad, no_grad
+from gradkit.creation import tensor
 from gradkit.autograd.hook_handles import RemovableHandle, _HookDict, add_hook
 from gradkit.ops.complex_views import view_as_real
 from gradkit.nn.module import _reset_grad
@@ -67,6 +68,10 @@ class Optimizer:
     Parameters are updated in place under ``no_grad`` (their ``_version`` bumps), so
     tensors saved for a backward that is still pending notice the change.
     """
+
+    # state entries torch keeps as 0-d tensors: loaded as numbers (older state dicts), they
+    # become tensors of the default dtype again (torch's __setstate__)
+    _scalar_state_keys: tuple[str, ...] = ()
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -255,6 +260,10 @@ class Optimizer:
             param = by_index.get(int(i))
             if param is not None:
                 self.state[param] = {k: _cast_like(param, k, v) for k, v in values.items()}
+                for key in self._scalar_state_keys:
+                    if key in self.state[param] and not isinstance(self.state[param][key], Tensor):
+                        self.state[param][key] = tensor(float(self.state[param][key]),
+                                                        device=param.device)
         # saved hyper-parameters on our parameters; our param_names unless saved ones exist
         self.param_groups = [{**({"param_names": g["param_names"]} if "param_names" in g else {}),
                               **s, "params": g["params"]} for g, s in pairs]

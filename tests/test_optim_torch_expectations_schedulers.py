@@ -472,6 +472,140 @@ def update_bn_without_batch_norm_is_a_no_op(m):
     return net.training
 
 
+# --- schedulers: composition, closed forms, groups, state dicts (test_lrscheduler.py's
+# test_compound_*, test_closed_form_*, test_*_state_dict, test_onecycle_lr_*, test_cycle_lr_*)
+
+@program
+def four_schedulers_on_one_optimizer(m):
+    s = m.optim.lr_scheduler
+    optimizer = sgd(m, lr=0.05)
+    schedulers = [s.StepLR(optimizer, 3, 0.1), s.ExponentialLR(optimizer, 0.9),
+                  s.CosineAnnealingLR(optimizer, 5, 0.001), s.LinearLR(optimizer, 0.2, 1.0, 4)]
+    lrs = []
+    for _ in range(12):
+        optimizer.step()
+        for scheduler in schedulers:
+            scheduler.step()
+        lrs.append(optimizer.param_groups[0]["lr"])
+    return lrs
+
+
+@program
+def scheduler_state_dicts_pickle(m):
+    s = m.optim.lr_scheduler
+    optimizer = sgd(m, momentum=0.9)
+    schedulers = [s.CyclicLR(optimizer, 0.1, 1.0), s.StepLR(optimizer, 2),
+                  s.ReduceLROnPlateau(optimizer)]
+    return [type(pickle.loads(pickle.dumps(x.state_dict()))).__name__ for x in schedulers]
+
+
+@program
+def plateau_state_dict_resumes(m):
+    s = m.optim.lr_scheduler
+    scheduler = s.ReduceLROnPlateau(sgd(m), patience=1, cooldown=2)
+    for metric in [3, 2, 2, 2, 2]:
+        scheduler.step(metric)
+    saved = scheduler.state_dict()
+    resumed = s.ReduceLROnPlateau(sgd(m))
+    resumed.load_state_dict(saved)
+    for metric in [2, 2, 2, 2]:
+        resumed.step(metric)
+    return ({k: v for k, v in saved.items() if k != "optimizer"}, resumed.get_last_lr(),
+            resumed.num_bad_epochs, resumed.cooldown_counter)
+
+
+CLOSED_FORMS = [lambda s, o: s.StepLR(o, 2, 0.5), lambda s, o: s.MultiStepLR(o, [2, 5], 0.3),
+                lambda s, o: s.ExponentialLR(o, 0.9), lambda s, o: s.CosineAnnealingLR(o, 4, 0.01),
+                lambda s, o: s.LinearLR(o, 0.3, 0.9, 3), lambda s, o: s.ConstantLR(o, 0.3, 2),
+                lambda s, o: s.PolynomialLR(o, 4, 2.0)]
+
+
+@program
+def closed_forms_of_step_with_epoch(m):
+    results = []
+    for make in CLOSED_FORMS:
+        optimizer = sgd(m)
+        scheduler, lrs = make(m.optim.lr_scheduler, optimizer), []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for epoch in [1, 3, 2, 7, 0]:
+                optimizer.step()
+                scheduler.step(epoch)
+                lrs.append(scheduler.get_last_lr()[0])
+        results.append(lrs)
+    return results
+
+
+class Halving:
+    """A callable object: LambdaLR saves its attributes."""
+
+    def __init__(self):
+        self.k = 0.5
+
+    def __call__(self, epoch):
+        return self.k ** epoch
+
+
+@program
+def lambda_state_dict_keeps_callable_objects(m):
+    optimizer = sgd(m)
+    scheduler = m.optim.lr_scheduler.LambdaLR(optimizer, [Halving()])
+    lrs_over(optimizer, scheduler, 1)
+    return scheduler.state_dict()
+
+
+@program
+def one_cycle_per_group_values(m):
+    optimizer = m.optim.SGD([{"params": [param(m, 1.0)], "lr": 0.1},
+                             {"params": [param(m, 2.0)], "lr": 0.3, "momentum": 0.5}],
+                            lr=0.2, momentum=0.9)
+    scheduler = m.optim.lr_scheduler.OneCycleLR(
+        optimizer, max_lr=[1.0, 2.0], total_steps=6, div_factor=5, final_div_factor=100,
+        base_momentum=[0.7, 0.6], max_momentum=0.95)
+    values = []
+    for _ in range(5):
+        optimizer.step()
+        scheduler.step()
+        values.append([(g["lr"], g["momentum"]) for g in optimizer.param_groups])
+    return values, sorted(scheduler.state_dict())
+
+
+@program
+def cyclic_cycles_adam_beta1(m):
+    optimizer = m.optim.Adam([param(m, 1.0)])
+    scheduler = m.optim.lr_scheduler.CyclicLR(optimizer, 0.01, 0.1, step_size_up=2)
+    return lrs_over(optimizer, scheduler, 5, pair_with="betas")
+
+
+@program
+def step_order_warning_comes_once(m):
+    optimizer = sgd(m)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scheduler = m.optim.lr_scheduler.StepLR(optimizer, 1)
+        scheduler.step()
+        scheduler.step()
+        optimizer.step()
+        scheduler.step()
+    return messages(caught)
+
+
+@program
+def plateau_takes_tensor_metrics(m):
+    scheduler = m.optim.lr_scheduler.ReduceLROnPlateau(sgd(m), patience=0)
+    for metric in [1.0, 1.0, 1.0]:
+        scheduler.step(m.tensor(metric))
+    return scheduler.get_last_lr(), scheduler.best
+
+
+@program
+def swalr_per_group_cosine(m):
+    optimizer = m.optim.SGD([{"params": [param(m, 1.0)], "lr": 0.1},
+                             {"params": [param(m, 2.0)], "lr": 0.3}])
+    scheduler = m.optim.swa_utils.SWALR(optimizer, swa_lr=[0.05, 0.5], anneal_epochs=3)
+    return lrs_over(optimizer, scheduler, 5), sorted(scheduler.state_dict())
+
+
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_program_matches_torch(name):
     assert_program_matches_torch(PROGRAMS[name])

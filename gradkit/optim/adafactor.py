@@ -7,7 +7,7 @@ import numpy as np
 
 from gradkit import ops
 from gradkit.creation import tensor, zeros, zeros_like
-from gradkit.optim.optimizer import Optimizer, implementation_flags
+from gradkit.optim.optimizer import Optimizer, check_one_element, implementation_flags
 
 
 def _check(condition: bool, message: str) -> None:
@@ -26,10 +26,13 @@ class Adafactor(Optimizer):
     (-0.8, (None, 0.001))
     """
 
+    _scalar_state_keys = ("step",)
+
     def __init__(self, params: Iterable, lr: float = 1e-2, beta2_decay: float = -0.8,
                  eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,
                  weight_decay: float = 0.0, *, foreach: bool | None = None,
                  maximize: bool = False) -> None:
+        check_one_element("lr", lr)
         _check(0.0 <= lr, f"Learning rate should be >= 0 but is: {lr}")
         _check(0.0 >= beta2_decay, f"beta2_decay should be <= 0 but is: {beta2_decay}")
         _check(eps[0] is None or 0.0 <= eps[0], f"epsilon1 should be >= 0 but is: {eps[0]}")

@@ -25,6 +25,8 @@ class Adagrad(Optimizer):
     tensor([1.5000], requires_grad=True)
     """
 
+    _scalar_state_keys = ("step",)
+
     def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0,
                  weight_decay: float = 0, initial_accumulator_value: float = 0,
                  eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
@@ -72,6 +74,8 @@ class Adadelta(Optimizer):
     >>> opt.defaults["rho"], opt.defaults["lr"]
     (0.9, 1.0)
     """
+
+    _scalar_state_keys = ("step",)
 
     def __init__(self, params: Iterable, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, foreach: bool | None = None, *,

@@ -4,14 +4,35 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gradkit import ops
+from gradkit._tensor import Tensor
 from gradkit.creation import tensor, zeros_like
 from gradkit.optim.optimizer import (
     Optimizer,
     check_betas,
     check_nonnegative,
+    check_one_element,
     implementation_flags,
     real_views,
 )
+
+
+def refuse_tensor_with_foreach(name: str, value: object, foreach: bool | None,
+                               capturable: bool) -> None:
+    """torch's foreach kernels take no tensor hyperparameters unless capturable."""
+    if isinstance(value, Tensor) and foreach and not capturable:
+        raise ValueError(f"{name} as a Tensor is not supported for capturable=False and "
+                         "foreach=True")
+
+
+def _tensor_or_float_betas(betas: tuple, foreach: bool | None, capturable: bool) -> tuple:
+    """torch's checks of Adam's betas: both floats or both tensors of one element; tensors
+    come back 0-d."""
+    if not (all(isinstance(b, float) for b in betas) or all(isinstance(b, Tensor) for b in betas)):
+        raise ValueError("betas must be either both floats or both Tensors")
+    for i, beta in enumerate(betas):
+        refuse_tensor_with_foreach(f"betas[{i}]", beta, foreach, capturable)
+        check_one_element(f"betas[{i}]", beta)
+    return tuple(b.squeeze() if isinstance(b, Tensor) and b.dim() != 0 else b for b in betas)
 
 
 class Adam(Optimizer):
@@ -24,15 +45,19 @@ class Adam(Optimizer):
     tensor([0.9000], requires_grad=True)
     """
 
+    _scalar_state_keys = ("step",)
+
     def __init__(self, params: Iterable, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False,
                  fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
+        refuse_tensor_with_foreach("lr", lr, foreach, capturable)
         check_nonnegative(lr=lr, eps=eps)
         check_betas(betas)
         check_nonnegative(weight_decay=weight_decay)
+        betas = _tensor_or_float_betas(betas, foreach, capturable)
         super().__init__(params, dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
             maximize=maximize, decoupled_weight_decay=decoupled_weight_decay,

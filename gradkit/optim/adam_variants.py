@@ -25,6 +25,8 @@ def _check_adam_arguments(lr: float, betas: tuple[float, float], eps: float,
 class _AdamFamily(Optimizer):
     """Shared by the three: moment state, decayed gradient, and the group's betas."""
 
+    _scalar_state_keys = ("step",)
+
     def _moments(self, param, extra: dict) -> dict:
         state = self.state[param]
         if not state:
@@ -87,6 +89,8 @@ class NAdam(_AdamFamily):
     >>> opt.defaults["momentum_decay"]
     0.004
     """
+
+    _scalar_state_keys = ("step", "mu_product")
 
     def __init__(self, params: Iterable, lr: float = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,

@@ -10,10 +10,12 @@ from typing import Any
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import enable_grad, no_grad
+from gradkit.creation import tensor
 from gradkit.autograd.hook_handles import RemovableHandle, _HookDict, add_hook
 from gradkit.ops.complex_views import view_as_real
 from gradkit.nn.module import _reset_grad
 from gradkit.profiler.record_function import record_function
+from gradkit.torch_helpers import typename
 
 _REQUIRED = object()  # marks a hyper-parameter with no default (none of ours today)
 # state_dict: pre hook(optimizer), post hook(optimizer, state_dict) -> new state_dict or None;
@@ -67,6 +69,10 @@ class Optimizer:
     tensors saved for a backward that is still pending notice the change.
     """
 
+    # state entries torch keeps as 0-d tensors: loaded as numbers (older state dicts), they
+    # become tensors of the default dtype again (torch's __setstate__)
+    _scalar_state_keys: tuple[str, ...] = ()
+
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self._optimizer_step_pre_hooks = _HookDict()
@@ -79,7 +85,7 @@ class Optimizer:
         self.param_groups: list[dict[str, Any]] = []
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
-                            f"Tensors or dicts, but got {type(params).__name__}")
+                            f"Tensors or dicts, but got {typename(params)}")
         groups = list(params)
         if not groups:
             raise ValueError("optimizer got an empty parameter list")
@@ -93,7 +99,7 @@ class Optimizer:
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters with its own hyper-parameters (missing ones: defaults)."""
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
         if isinstance(params, set):
             raise TypeError("optimizer parameters need to be organized in ordered collections, "
@@ -254,6 +260,10 @@ class Optimizer:
             param = by_index.get(int(i))
             if param is not None:
                 self.state[param] = {k: _cast_like(param, k, v) for k, v in values.items()}
+                for key in self._scalar_state_keys:
+                    if key in self.state[param] and not isinstance(self.state[param][key], Tensor):
+                        self.state[param][key] = tensor(float(self.state[param][key]),
+                                                        device=param.device)
         # saved hyper-parameters on our parameters; our param_names unless saved ones exist
         self.param_groups = [{**({"param_names": g["param_names"]} if "param_names" in g else {}),
                               **s, "params": g["params"]} for g, s in pairs]
@@ -272,9 +282,16 @@ class Optimizer:
 _HYPERPARAMETER_NAMES = {"lr": "learning rate", "eps": "epsilon value"}
 
 
+def check_one_element(name: str, value: Any) -> None:
+    """torch's ``Tensor lr must be 1-element`` for a tensor hyperparameter."""
+    if isinstance(value, Tensor) and value.numel() != 1:
+        raise ValueError(f"Tensor {name} must be 1-element")
+
+
 def check_nonnegative(**values: float) -> None:
     """torch's ``Invalid learning rate: -1`` for hyperparameters that must be >= 0."""
     for key, value in values.items():
+        check_one_element(key, value)  # (the comparison below needs one value)
         if value < 0.0:
             raise ValueError(f"Invalid {_HYPERPARAMETER_NAMES.get(key, key + ' value')}: {value}")
 

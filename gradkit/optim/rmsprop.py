@@ -20,6 +20,8 @@ class RMSprop(Optimizer):
     >>> (w * w).sum().backward(); opt.step()
     """
 
+    _scalar_state_keys = ("step",)
+
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
                  centered: bool = False, capturable: bool = False,

@@ -21,6 +21,8 @@ class Rprop(Optimizer):
     tensor([ 0.7500, -0.7500], requires_grad=True)
     """
 
+    _scalar_state_keys = ("step",)
+
     def __init__(self, params: Iterable, lr: float = 1e-2,
                  etas: tuple[float, float] = (0.5, 1.2),
                  step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,

@@ -98,6 +98,8 @@ class ASGD(Optimizer):
     tensor([0.8000], requires_grad=True)
     """
 
+    _scalar_state_keys = ("step", "eta", "mu")
+
     def __init__(self, params: Iterable, lr: float = 1e-2, lambd: float = 1e-4,
                  alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0,
                  foreach: bool | None = None, maximize: bool = False,

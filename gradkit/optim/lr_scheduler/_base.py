@@ -17,6 +17,7 @@ from functools import wraps
 from typing import Any
 from weakref import ref
 
+from gradkit._tensor import Tensor
 from gradkit.optim.optimizer import Optimizer
 
 EPOCH_DEPRECATION_WARNING = (
@@ -48,8 +49,19 @@ def format_param(name: str, optimizer: Optimizer, value: Any) -> list:
 
 
 def group_values(optimizer: Optimizer, key: str) -> list:
-    """The ``key`` hyper-parameter of every parameter group."""
-    return [group[key] for group in optimizer.param_groups]
+    """The ``key`` hyper-parameter of every parameter group (tensors cloned, so that the
+    values kept, like ``base_lrs``, do not move with the group's tensor)."""
+    return [group[key].clone() if isinstance(group[key], Tensor) else group[key]
+            for group in optimizer.param_groups]
+
+
+def set_group_lr(group: dict[str, Any], lr: Any) -> None:
+    """Set a group's learning rate; a tensor rate is filled in place (torch keeps its
+    identity, which code holding the tensor relies on)."""
+    if isinstance(group["lr"], Tensor):
+        group["lr"].fill_(lr.item() if isinstance(lr, Tensor) else lr)
+    else:
+        group["lr"] = lr
 
 
 def attributes_except(scheduler: Any, key: str) -> dict[str, Any]:
@@ -97,7 +109,8 @@ class LRScheduler:
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                lr = group["lr"]  # a tensor rate is copied: the group's own one will move
+                group.setdefault("initial_lr", lr.clone() if isinstance(lr, Tensor) else lr)
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
@@ -177,7 +190,7 @@ class LRScheduler:
 
     def _set_lrs(self, values: Iterable[float]) -> None:
         for group, lr in zip(self.optimizer.param_groups, values, strict=True):
-            group["lr"] = lr
+            set_group_lr(group, lr)
         self._last_lr = group_values(self.optimizer, "lr")
 
     def _current_lrs(self) -> list[float]:

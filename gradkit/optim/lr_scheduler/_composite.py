@@ -13,6 +13,7 @@ from gradkit.optim.lr_scheduler._base import (
     attributes_except,
     check_optimizer,
     group_values,
+    set_group_lr,
     restore_attributes_except,
 )
 from gradkit.optim.optimizer import Optimizer
@@ -97,7 +98,7 @@ class ReduceLROnPlateau(LRScheduler):
             old_lr = float(group["lr"])
             new_lr = max(old_lr * self.factor, min_lr)
             if old_lr - new_lr > self.eps:  # changes smaller than eps are skipped
-                group["lr"] = new_lr
+                set_group_lr(group, new_lr)
 
     def _is_better(self, a: float, best: float) -> bool:
         if self.mode == "min":
@@ -199,7 +200,7 @@ class SequentialLR(_SchedulerList):
         self.last_epoch = last_epoch + 1
         self.optimizer = optimizer
         for group in optimizer.param_groups:  # back to the initial rates ...
-            group["lr"] = group["initial_lr"]
+            set_group_lr(group, group["initial_lr"])
         self.recursive_undo()  # ... and the epochs before the inner schedulers' first steps
         first = bisect_right(milestones, 0)
         schedulers[first]._initial_step()

@@ -12,7 +12,12 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from gradkit.optim.lr_scheduler._base import LRScheduler, check_optimizer, format_param
+from gradkit.optim.lr_scheduler._base import (
+    LRScheduler,
+    check_optimizer,
+    format_param,
+    set_group_lr,
+)
 from gradkit.optim.optimizer import Optimizer
 
 
@@ -56,7 +61,7 @@ class CyclicLR(LRScheduler):
         base_lrs = format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
-                group["lr"] = lr
+                set_group_lr(group, lr)
         self.max_lrs = format_param("max_lr", optimizer, max_lr)
         step_size_up = float(step_size_up)
         step_size_down = float(step_size_down) if step_size_down is not None else step_size_up

@@ -448,3 +448,72 @@ def test_continuous_bernoulli_bad_examples_are_clamped_as_torch(probs):
     def checked(m):
         return _d(m).ContinuousBernoulli(probs=_t(m, probs), validate_args=True)
     assert _error_of(checked, gradkit) == _error_of(checked, torch)
+
+
+# torch's TestDistributionShapes: each distribution with number and tensor parameters
+SHAPE_CASES = {
+    "Bernoulli(0.3)": lambda m: _d(m).Bernoulli(0.3),
+    "Bernoulli-tensor": lambda m: _d(m).Bernoulli(m.tensor([[0.6, 0.3]] * 3)),
+    "Geometric(0.3)": lambda m: _d(m).Geometric(0.3),
+    "Geometric-tensor": lambda m: _d(m).Geometric(m.tensor([[0.6, 0.3]] * 3)),
+    "Beta(0.1, 0.1)": lambda m: _d(m).Beta(0.1, 0.1),
+    "Binomial(10, p)": lambda m: _d(m).Binomial(10, m.tensor([0.6, 0.3])),
+    "Binomial-vectorized-n": lambda m: _d(m).Binomial(m.tensor([[10, 3, 1], [4, 8, 4]]),
+                                                      m.tensor([0.6, 0.3, 0.1])),
+    "Multinomial": lambda m: _d(m).Multinomial(10, m.tensor([[0.6, 0.3]] * 3)),
+    "Categorical": lambda m: _d(m).Categorical(m.tensor([0.6, 0.3, 0.1])),
+    "Categorical-batched": lambda m: _d(m).Categorical(m.tensor([[0.6, 0.3]] * 3)),
+    "OneHotCategorical": lambda m: _d(m).OneHotCategorical(m.tensor([0.6, 0.3, 0.1])),
+    "Cauchy(0, 1)": lambda m: _d(m).Cauchy(0, 1),
+    "Cauchy-tensor": lambda m: _d(m).Cauchy(m.tensor([0.0, 0.0]), m.tensor([1.0, 1.0])),
+    "HalfCauchy(1)": lambda m: _d(m).HalfCauchy(1),
+    "Dirichlet": lambda m: _d(m).Dirichlet(m.tensor([[0.6, 0.3], [1.6, 1.3], [2.6, 2.3]])),
+    "Gamma(1, 1)": lambda m: _d(m).Gamma(1, 1),
+    "Gamma-tensor": lambda m: _d(m).Gamma(m.tensor([1.0, 1.0]), m.tensor([1.0, 1.0])),
+    "Chi2(1)": lambda m: _d(m).Chi2(1),
+    "StudentT(1)": lambda m: _d(m).StudentT(1),
+    "StudentT-tensor": lambda m: _d(m).StudentT(m.tensor([1.0, 1.0])),
+    "Pareto(1, 1)": lambda m: _d(m).Pareto(1, 1),
+    "Gumbel(1, 1)": lambda m: _d(m).Gumbel(1, 1),
+    "Kumaraswamy(1, 1)": lambda m: _d(m).Kumaraswamy(1, 1),
+    "VonMises(0.0, 1.0)": lambda m: _d(m).VonMises(0.0, 1.0),
+    "VonMises-tensor": lambda m: _d(m).VonMises(m.tensor([0.0, 0.0]), m.tensor([1.0, 1.0])),
+    "Weibull(1, 1)": lambda m: _d(m).Weibull(1, 1),
+    "Wishart": lambda m: _d(m).Wishart(m.tensor(1), m.tensor([[1.0]])),
+    "Wishart-tensor": lambda m: _d(m).Wishart(m.tensor([1.0, 1.0]), m.tensor([[[1.0]], [[1.0]]])),
+    "Normal(0, 1)": lambda m: _d(m).Normal(0, 1),
+    "Normal-tensor": lambda m: _d(m).Normal(m.tensor([0.0, 0.0]), m.tensor([1.0, 1.0])),
+    "Uniform(0, 1)": lambda m: _d(m).Uniform(0, 1),
+    "Exponential(1)": lambda m: _d(m).Exponential(1),
+    "Laplace(0, 1)": lambda m: _d(m).Laplace(0, 1),
+    "Poisson(2)": lambda m: _d(m).Poisson(2),
+}
+
+SHAPE_VALUES = {
+    "number": lambda m: 1,
+    "(3, 2)": lambda m: m.ones(3, 2),
+    "(3, 2, 3)": lambda m: m.ones(3, 2, 3),
+    "(3, 1, 1)": lambda m: m.ones(3, 1, 1),
+    "(2, 1)": lambda m: m.ones(2, 1),
+    "simplex (3, 1, 2)": lambda m: m.ones(3, 1, 2) / 2,
+    "one-hot (3, 2, 3)": lambda m: m.tensor([0.0, 1.0, 0.0]).expand(3, 2, 3),
+    "(3, 2) + 1": lambda m: m.ones(3, 2) + 1,
+}
+
+
+def _shape_outcome(build, value, m):
+    dist = build(m)
+    drawn = _outcome(lambda: tuple(dist.sample((3, 2)).shape))
+    scored = _outcome(lambda: tuple(dist.log_prob(value(m)).shape))
+    if scored and isinstance(scored[0], str):
+        scored = (scored[0], scored[1].replace("gradkit.", "torch."))
+    return tuple(dist.batch_shape), tuple(dist.event_shape), drawn, scored
+
+
+@pytest.mark.parametrize("value", SHAPE_VALUES)
+@pytest.mark.parametrize("name", SHAPE_CASES)
+def test_log_prob_shapes_and_errors_as_torch(name, value):
+    """torch: TestDistributionShapes (batch/event shapes, sample shapes, log_prob's broadcast
+    shape or its ValueError for numbers and values of other shapes)."""
+    build, make = SHAPE_CASES[name], SHAPE_VALUES[value]
+    assert _shape_outcome(build, make, gradkit) == _shape_outcome(build, make, torch)

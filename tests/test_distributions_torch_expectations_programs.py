@@ -1,0 +1,140 @@
+"""torch's per-distribution tests (test/distributions/test_distributions.py: test_bernoulli,
+test_geometric, test_binomial_*, test_*_enumerate_support, test_distribution_expand,
+test_distribution_subclass_expand, test_lazy_property_grad, test_repr) as programs run under
+gradkit and torch 2.13, their outcomes (values, dtypes, shapes, errors) compared."""
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import gradkit  # noqa: E402
+from test_distributions_torch_expectations import EXAMPLES, _built  # noqa: E402
+from torch_expectations.outcome import assert_same_outcome, outcome  # noqa: E402
+
+
+def _d(m):
+    return m.distributions
+
+
+def _f64(m, values):
+    return m.tensor(values, dtype=m.float64)
+
+
+def _binomial_stable_gradient(m):
+    x = m.tensor(0.0, requires_grad=True)
+    y = _d(m).Binomial(1.0, logits=x).log_prob(m.tensor(0.0))
+    return m.autograd.grad(y, x)[0]
+
+
+def _lazy_scale_tril_gradient(m):
+    """test_lazy_property_grad: scale_tril first read under no_grad still has a graph."""
+    cov = m.eye(2, requires_grad=True)
+    dist = _d(m).MultivariateNormal(m.zeros(2), cov)
+    with m.no_grad():
+        dist.scale_tril  # noqa: B018 - the first read is the point
+    dist.scale_tril.sum().backward()
+    return cov.grad
+
+
+PROGRAMS = {
+    "bernoulli-rsample": lambda m: _d(m).Bernoulli(m.tensor(0.3)).rsample(),
+    "bernoulli-entropy-zero": lambda m: _d(m).Bernoulli(m.tensor([0.0])).entropy(),
+    "bernoulli-entropy": lambda m: _d(m).Bernoulli(_f64(m, [0.7, 0.2, 0.4])).entropy(),
+    "bernoulli-3d-sample": lambda m: tuple(_d(m).Bernoulli(m.full((2, 3, 5), 0.5)).sample(
+        (2, 5)).shape),
+    "geometric-one-sample": lambda m: _d(m).Geometric(1).sample(),
+    "geometric-one-at-one": lambda m: _d(m).Geometric(1).log_prob(m.tensor(1.0)),
+    "geometric-one-at-zero": lambda m: _d(m).Geometric(1).log_prob(m.tensor(0.0)),
+    "geometric-zero": lambda m: _d(m).Geometric(0),
+    "geometric-rsample": lambda m: _d(m).Geometric(m.tensor(0.3)).rsample(),
+    "geometric-entropy": lambda m: _d(m).Geometric(_f64(m, [0.7, 0.2, 0.4])).entropy(),
+    "binomial-rsample": lambda m: _d(m).Binomial(10, m.tensor([0.3])).rsample(),
+    "binomial-stable": lambda m: _d(m).Binomial(1.0, logits=m.tensor([-100.0, 100.0])).log_prob(
+        m.tensor([0.0, 0.0])),
+    "binomial-stable-gradient": _binomial_stable_gradient,
+    "binomial-vectorized-count": lambda m: _d(m).Binomial(
+        m.tensor([10]), _f64(m, [0.2, 0.7, 0.9])).log_prob(_f64(m, [7.0, 3.0, 9.0])),
+    "binomial-vectorized-counts": lambda m: _d(m).Binomial(
+        m.tensor([1, 2, 10]), _f64(m, [0.2, 0.7, 0.9])).log_prob(_f64(m, [0.0, 1.0, 9.0])),
+    "binomial-entropy-logits": lambda m: _d(m).Binomial(
+        10, logits=_f64(m, [-2.0, 0.3, 1.5])).entropy(),
+    "binomial-extreme-0": lambda m: (_d(m).Binomial(100, 0).sample(),
+                                     _d(m).Binomial(100, 0).log_prob(m.tensor([0.0, 1.0]))),
+    "binomial-extreme-1": lambda m: (_d(m).Binomial(100, 1).sample(),
+                                     _d(m).Binomial(100, 1).log_prob(m.tensor([100.0, 99.0]))),
+    "lazy-scale-tril-gradient": _lazy_scale_tril_gradient,
+}
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_program_as_torch(name):
+    assert_same_outcome(outcome(PROGRAMS[name], gradkit), outcome(PROGRAMS[name], torch),
+                        rtol=1e-10, atol=1e-12)
+
+
+ENUMERATE = {
+    "Bernoulli": [({"probs": [0.1]}, None), ({"probs": [0.1, 0.9]}, None),
+                  ({"probs": [[0.1, 0.2], [0.3, 0.4]]}, None)],
+    "Binomial": [({"probs": [0.1]}, 2), ({"probs": [0.1, 0.9]}, 2),
+                 ({"probs": [[0.1, 0.2], [0.3, 0.4]]}, 3)],
+    "Categorical": [({"probs": [0.1, 0.2, 0.7]}, None),
+                    ({"probs": [[0.1, 0.9], [0.3, 0.7]]}, None)],
+    "OneHotCategorical": [({"probs": [0.1, 0.2, 0.7]}, None),
+                          ({"probs": [[0.1, 0.9], [0.3, 0.7]]}, None)],
+}
+
+
+def _enumerated(m, family, params, total_count):
+    kwargs = {k: m.tensor(v) for k, v in params.items()}
+    if total_count is not None:
+        kwargs["total_count"] = total_count
+    dist = getattr(_d(m), family)(**kwargs)
+    return (dist.enumerate_support(expand=False), dist.enumerate_support(expand=True),
+            type(dist.sample()) is type(dist.enumerate_support()))
+
+
+@pytest.mark.parametrize("case", [(f, i) for f, rows in ENUMERATE.items()
+                                  for i in range(len(rows))])
+def test_enumerate_support_examples_as_torch(case):
+    """torch: test_bernoulli/binomial/categorical/one_hot_categorical_enumerate_support and
+    test_enumerate_support_type."""
+    family, index = case
+    params, total_count = ENUMERATE[family][index]
+    assert_same_outcome(outcome(lambda m: _enumerated(m, family, params, total_count), gradkit),
+                        outcome(lambda m: _enumerated(m, family, params, total_count), torch))
+
+
+def _expanded(name, m, shape, subclass):
+    dist = _built(name, m)[0]
+    if subclass:  # test_distribution_subclass_expand: expand keeps the user's class
+        dist.__class__ = type("SubClass", (type(dist),), {})
+    expanded = dist.expand(list(shape + tuple(dist.batch_shape)))
+    m.manual_seed(0)
+    sample = expanded.sample()
+    statistics = []
+    for statistic in ("mean", "variance"):
+        try:
+            statistics.append(getattr(expanded, statistic))
+        except NotImplementedError:
+            statistics.append(None)
+    return (expanded.__class__ is dist.__class__, tuple(sample.shape),
+            tuple(expanded.batch_shape), repr(dist).startswith(type(dist).__name__),
+            statistics, expanded.log_prob(sample).detach().shape == (
+                dist.log_prob(sample).detach().shape))
+
+
+@pytest.mark.parametrize("subclass", [False, True])
+@pytest.mark.parametrize("shape", [(), (2,), (2, 1)])
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_distribution_expand_as_torch(name, shape, subclass):
+    """torch: test_distribution_expand, test_distribution_subclass_expand and test_repr."""
+    assert_same_outcome(outcome(lambda m: _expanded(name, m, shape, subclass), gradkit),
+                        outcome(lambda m: _expanded(name, m, shape, subclass), torch),
+                        rtol=1e-10, atol=1e-12)
+
+
+def test_geometric_zero_message_names_the_constraint():
+    """Geometric(0)'s error, checked also without torch: probs must be positive."""
+    with pytest.raises(ValueError, match="to be positive"):
+        gradkit.distributions.Geometric(0.0)
+    assert math.isinf(gradkit.distributions.Geometric(1.0).log_prob(gradkit.tensor(1.0)).item())

@@ -36,6 +36,19 @@ def _lazy_scale_tril_gradient(m):
     return cov.grad
 
 
+def _poisson_zero_rate_gradient(m):
+    rate = m.zeros([], requires_grad=True)
+    _d(m).Poisson(rate).log_prob(m.ones_like(rate)).backward()
+    return rate.grad
+
+
+def _categorical_entropy_with_inf_logits(m):
+    """issue gh-40553: entropy with -inf logits is finite."""
+    logits = _f64(m, [[0.1, 0.2, 0.3], [0.5, 0.3, 0.2]]).log()
+    logits[1, 1] = logits[0, 2] = float("-inf")
+    return _d(m).Categorical(logits=logits).entropy()
+
+
 PROGRAMS = {
     "bernoulli-rsample": lambda m: _d(m).Bernoulli(m.tensor(0.3)).rsample(),
     "bernoulli-entropy-zero": lambda m: _d(m).Bernoulli(m.tensor([0.0])).entropy(),
@@ -63,6 +76,48 @@ PROGRAMS = {
     "binomial-extreme-1": lambda m: (_d(m).Binomial(100, 1).sample(),
                                      _d(m).Binomial(100, 1).log_prob(m.tensor([100.0, 99.0]))),
     "lazy-scale-tril-gradient": _lazy_scale_tril_gradient,
+    "binomial-zero-counts": lambda m: (_d(m).Binomial(m.zeros(2, 2), 1).sample(),
+                                       _d(m).Binomial(m.zeros(2, 2), 1).log_prob(m.zeros(2, 2))),
+    "binomial-vectorized-certain": lambda m: _d(m).Binomial(
+        _f64(m, [[4, 7], [3, 8]]), m.tensor(1.0, dtype=m.float64)).sample(),
+    "binomial-vectorized-moments": lambda m: (
+        _d(m).Binomial(_f64(m, [[4, 7], [3, 8]]), _f64(m, 0.5)).mean,
+        _d(m).Binomial(_f64(m, [[4, 7], [3, 8]]), _f64(m, 0.5)).variance),
+    "binomial-int-count": lambda m: m.binomial(m.tensor([10, 10]), m.tensor([0.5, 0.5])),
+    "binomial-int-prob": lambda m: m.binomial(m.tensor([10.0, 10.0]), m.tensor([1, 0])),
+    "negative-binomial-rsample": lambda m: _d(m).NegativeBinomial(10, m.tensor([0.3])).rsample(),
+    "negative-binomial-entropy": lambda m: _d(m).NegativeBinomial(10, m.tensor([0.3])).entropy(),
+    "negative-binomial-vectorized-count": lambda m: _d(m).NegativeBinomial(
+        m.tensor([10]), _f64(m, [0.2, 0.7, 0.9])).log_prob(_f64(m, [7.0, 3.0, 9.0])),
+    "negative-binomial-vectorized-counts": lambda m: _d(m).NegativeBinomial(
+        m.tensor([1, 2, 10]), _f64(m, [0.2, 0.7, 0.9])).log_prob(_f64(m, [0.0, 1.0, 9.0])),
+    "multinomial-rsample": lambda m: _d(m).Multinomial(10, m.tensor([0.1, 0.2, 0.3])).rsample(),
+    "multinomial-shapes": lambda m: [tuple(_d(m).Multinomial(10, m.tensor([0.1, 0.2, 0.3])).sample(
+        shape).shape) for shape in [(), (2, 2), (1,)]],
+    "multinomial-certain": lambda m: _d(m).Multinomial(10, _f64(m, [[1.0, 0.0], [0.0, 1.0]])
+                                                       ).sample(),
+    "multinomial-log-prob-entropy": lambda m: (
+        _d(m).Multinomial(10, logits=_f64(m, [0.1, 0.2, 0.3]).log()).log_prob(
+            _f64(m, [2.0, 3.0, 5.0])),
+        _d(m).Multinomial(10, logits=_f64(m, [0.1, 0.2, 0.3]).log()).entropy()),
+    "categorical-mean-variance": lambda m: (_d(m).Categorical(m.tensor([0.1, 0.2, 0.3])).mean,
+                                            _d(m).Categorical(m.tensor([0.1, 0.2, 0.3])).variance),
+    "categorical-rsample": lambda m: _d(m).Categorical(m.tensor([0.1, 0.2, 0.3])).rsample(),
+    "categorical-certain": lambda m: _d(m).Categorical(m.tensor([[1.0, 0.0], [0.0, 1.0]])).sample(
+        (2,)),
+    "categorical-entropy": lambda m: (
+        _d(m).Categorical(_f64(m, [[0.1, 0.2, 0.3], [0.5, 0.3, 0.2]])).entropy(),
+        _d(m).Categorical(_f64(m, [[1.0, 0.0], [0.0, 1.0]])).entropy()),
+    "categorical-entropy-inf-logits": _categorical_entropy_with_inf_logits,
+    "one-hot-rsample": lambda m: _d(m).OneHotCategorical(m.tensor([0.1, 0.2, 0.3])).rsample(),
+    "one-hot-log-prob": lambda m: _d(m).OneHotCategorical(
+        _f64(m, [[0.1, 0.2, 0.3], [0.5, 0.3, 0.2]])).log_prob(_f64(m, [[0, 1, 0], [0, 0, 1]])),
+    "poisson-shapes": lambda m: [tuple(_d(m).Poisson(rate).sample(shape).shape) for rate, shape in
+                                 [(m.ones(2, 3), (7,)), (m.ones(1), ()), (m.ones(1), (1,)),
+                                  (2.0, (2,))]],
+    "poisson-zero-rate-log-prob": lambda m: _d(m).Poisson(m.zeros([])).log_prob(
+        m.tensor([0.0, 1.0, 2.0])),
+    "poisson-zero-rate-gradient": _poisson_zero_rate_gradient,
 }
 
 

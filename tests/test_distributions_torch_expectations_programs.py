@@ -118,6 +118,36 @@ PROGRAMS = {
     "poisson-zero-rate-log-prob": lambda m: _d(m).Poisson(m.zeros([])).log_prob(
         m.tensor([0.0, 1.0, 2.0])),
     "poisson-zero-rate-gradient": _poisson_zero_rate_gradient,
+    "relaxed-bernoulli-hot": lambda m: [_d(m).RelaxedBernoulli(1e10, p).rsample()
+                                        for p in (0.001, 0.2, 0.999)],
+    # (the draws' noise, divided by 1e10, is left: equal probabilities within 1e-8)
+    "relaxed-one-hot-hot": lambda m: [bool(((_d(m).RelaxedOneHotCategorical(
+        1e10, _f64(m, p)).rsample() - 1 / len(p)).abs() < 1e-8).all())
+        for p in ([0.1, 0.9], [0.2, 0.2, 0.6])],
+    "relaxed-shapes": lambda m: [
+        tuple(_d(m).RelaxedBernoulli(m.tensor(0.67), 0.3).sample((3, 2)).shape),
+        tuple(_d(m).RelaxedOneHotCategorical(m.tensor([3.0]), m.tensor(
+            [[0.1, 0.2, 0.3], [0.5, 0.3, 0.2]])).sample((3, 4)).shape)],
+    "uniform-outside-unvalidated": lambda m: (
+        _d(m).Uniform(m.zeros(1), 3 * m.ones(1), validate_args=False).log_prob(
+            m.tensor([4.0, -1.0])),
+        _d(m).Uniform(m.zeros(1), 3 * m.ones(1), validate_args=False).cdf(
+            m.tensor([4.0, -1.0]))),
+    "cauchy-moments": lambda m: (_d(m).Cauchy(m.zeros(1), m.ones(1)).mean,
+                                 _d(m).Cauchy(m.zeros(1), m.ones(1)).variance),
+    "halfcauchy-moments": lambda m: (_d(m).HalfCauchy(m.ones(1)).mean,
+                                     _d(m).HalfCauchy(m.ones(1)).variance),
+    "number-parameter-shapes": lambda m: [tuple(d.sample(shape).shape) for d, shape in [
+        (_d(m).Uniform(0.0, 1.0), (1,)), (_d(m).Cauchy(0.0, 1.0), (1,)),
+        (_d(m).HalfCauchy(1.0), (1,)), (_d(m).HalfNormal(0.6), (1,)),
+        (_d(m).HalfNormal(50.0), (1,)), (_d(m).InverseGamma(0.5, 0.5), ()),
+        (_d(m).InverseGamma(0.5, 0.5), (1,)), (_d(m).LogNormal(0.2, 0.6), (1,)),
+        (_d(m).LogNormal(-0.7, 50.0), (1,))]],
+    "broadcast-log-prob-shapes": lambda m: [tuple(d.log_prob(m.ones(3, 1)).shape) for d in [
+        _d(m).HalfNormal(m.ones(2, 1, 4)), _d(m).InverseGamma(m.ones(4), m.ones(2, 1, 1)),
+        _d(m).LogNormal(m.zeros(4), m.ones(2, 1, 1))]],
+    "vonmises-log-prob-grid": lambda m: [_d(m).VonMises(0.0, c).log_prob(
+        m.arange(0.0, 2 * math.pi, 0.1, dtype=m.float64)) for c in (0.01, 0.3, 3.0, 100.0)],
 }
 
 
@@ -186,6 +216,41 @@ def test_distribution_expand_as_torch(name, shape, subclass):
     assert_same_outcome(outcome(lambda m: _expanded(name, m, shape, subclass), gradkit),
                         outcome(lambda m: _expanded(name, m, shape, subclass), torch),
                         rtol=1e-10, atol=1e-12)
+
+
+def test_near_degenerate_samples_sit_at_the_location():
+    """test_halfnormal / test_lognormal: scale 1e-5 samples are the location (atol 1e-4)."""
+    half = gradkit.distributions.HalfNormal(gradkit.tensor([1e-5, 1e-5])).sample((1, 2))
+    assert half.shape == (1, 2, 2) and float(half.abs().max()) < 1e-4
+    log_normal = gradkit.distributions.LogNormal(gradkit.tensor([1.0, 0.0]),
+                                                 gradkit.tensor([1e-5, 1e-5])).sample((1, 2))
+    assert abs(float(log_normal[0, 0, 0]) - math.e) < 1e-3
+    assert abs(float(log_normal[0, 1, 1]) - 1.0) < 1e-4
+
+
+def test_uniform_and_cauchy_rsample_gradients_are_the_noise():
+    """test_uniform / test_cauchy: d rsample / d low = 1 - u, d / d high = u, where
+    u = (x - low) / (high - low); d / d loc = 1 and d / d scale = (x - loc) / scale."""
+    low = gradkit.zeros(5, 5, requires_grad=True)
+    high = (gradkit.ones(5, 5) * 3).requires_grad_()
+    x = gradkit.distributions.Uniform(low, high).rsample()
+    x.backward(gradkit.ones_like(x))
+    noise = (x.detach() - 0) / 3
+    assert gradkit.allclose(low.grad, 1 - noise) and gradkit.allclose(high.grad, noise)
+    loc = gradkit.zeros(5, 5, requires_grad=True)
+    scale = gradkit.full((5, 5), 2.0, requires_grad=True)
+    c = gradkit.distributions.Cauchy(loc, scale).rsample()
+    c.backward(gradkit.ones_like(c))
+    assert gradkit.allclose(loc.grad, gradkit.ones(5, 5))
+    assert gradkit.allclose(scale.grad, c.detach() / 2)
+
+
+def test_vonmises_density_integrates_to_one():
+    """test_vonmises_logprob: the density's mean over [0, 2 pi) times 2 pi is 1 (1e-3)."""
+    grid = gradkit.arange(0.0, 2 * math.pi, 1e-4)
+    for concentration in [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]:
+        density = gradkit.distributions.VonMises(0.0, concentration).log_prob(grid).exp()
+        assert abs(density.mean().item() * 2 * math.pi - 1) < 1e-3
 
 
 def test_geometric_zero_message_names_the_constraint():

@@ -146,6 +146,26 @@ PROGRAMS = {
     "broadcast-log-prob-shapes": lambda m: [tuple(d.log_prob(m.ones(3, 1)).shape) for d in [
         _d(m).HalfNormal(m.ones(2, 1, 4)), _d(m).InverseGamma(m.ones(4), m.ones(2, 1, 1)),
         _d(m).LogNormal(m.zeros(4), m.ones(2, 1, 1))]],
+    "logistic-normal-shapes": lambda m: [tuple(d.sample(shape).shape) for d, shape in [
+        (_d(m).LogisticNormal(m.zeros(5, 5), m.ones(5, 5)), (7,)),
+        (_d(m).LogisticNormal(m.zeros(1), m.ones(1)), (1,)),
+        (_d(m).LogisticNormal(m.zeros(1), m.ones(1)), ()),
+        (_d(m).LogisticNormal(0.2, 0.6), ()), (_d(m).LogisticNormal(-0.7, 50.0), ())]],
+    "mixture-shapes": lambda m: [tuple(d.sample(shape).shape) for d in [
+        _d(m).MixtureSameFamily(_d(m).Categorical(m.ones(b + (5,))),
+                                _d(m).Normal(m.zeros(b + (5,)), m.ones(b + (5,))))
+        for b in [(), (3,), (4, 3)]] + [
+        _d(m).MixtureSameFamily(_d(m).Categorical(m.ones(b + (5,))), _d(m).Independent(
+            _d(m).Normal(m.zeros(b + (5, 2)), m.ones(b + (5, 2))), 1))
+        for b in [(), (3,), (4, 3)]] for shape in [(), (2,), (2, 7)]],
+    "mixture-binomial-log-prob": lambda m: _d(m).MixtureSameFamily(
+        _d(m).Categorical(probs=_f64(m, [[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]])),
+        _d(m).Binomial(20, _f64(m, [[0.1, 0.5, 0.9], [0.3, 0.4, 0.2]]))).log_prob(
+        _f64(m, [3.0, 11.0])),
+    "lowrank-shapes": lambda m: [tuple(_d(m).LowRankMultivariateNormal(
+        m.zeros(mean), m.ones(factor), m.ones(factor[:-1])).sample(shape).shape)
+        for mean in [(5, 3), (3,), (6, 5, 3)] for factor in [(3, 1), (6, 5, 3, 2)]
+        for shape in [(), (2,), (2, 7)]],
     "vonmises-log-prob-grid": lambda m: [_d(m).VonMises(0.0, c).log_prob(
         m.arange(0.0, 2 * math.pi, 0.1, dtype=m.float64)) for c in (0.01, 0.3, 3.0, 100.0)],
 }
@@ -226,6 +246,25 @@ def test_near_degenerate_samples_sit_at_the_location():
                                                  gradkit.tensor([1e-5, 1e-5])).sample((1, 2))
     assert abs(float(log_normal[0, 0, 0]) - math.e) < 1e-3
     assert abs(float(log_normal[0, 1, 1]) - 1.0) < 1e-4
+
+
+def test_logistic_normal_near_degenerate_sample():
+    """test_logisticnormal: scale 1e-5 puts the sample at the stick-breaking of loc."""
+    sample = gradkit.distributions.LogisticNormal(gradkit.tensor([1.0, 0.0]),
+                                                  gradkit.tensor([1e-5, 1e-5])).sample()
+    total = 2.0 + math.e
+    expected = gradkit.tensor([math.e / total, 1 / total, 1 / total])
+    assert gradkit.allclose(sample, expected, atol=1e-4, rtol=0)
+
+
+def test_normal_rsample_gradients_are_the_noise():
+    """test_normal: d rsample / d loc = 1 and d / d scale = the standard normal noise."""
+    loc = gradkit.zeros(5, 5, requires_grad=True)
+    scale = gradkit.full((5, 5), 2.0, requires_grad=True)
+    z = gradkit.distributions.Normal(loc, scale).rsample()
+    z.backward(gradkit.ones_like(z))
+    assert gradkit.allclose(loc.grad, gradkit.ones(5, 5))
+    assert gradkit.allclose(scale.grad, z.detach() / 2)
 
 
 def test_uniform_and_cauchy_rsample_gradients_are_the_noise():

@@ -49,6 +49,31 @@ def _categorical_entropy_with_inf_logits(m):
     return _d(m).Categorical(logits=logits).entropy()
 
 
+_COV3 = [[2.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 0.5]]
+_MVN_MATRICES = {
+    "covariance_matrix": lambda m, b: _f64(m, _COV3).expand(b + (3, 3)),
+    "precision_matrix": lambda m, b: m.linalg.inv(_f64(m, _COV3)).expand(b + (3, 3)),
+    "scale_tril": lambda m, b: m.linalg.cholesky(_f64(m, _COV3)).expand(b + (3, 3)),
+}
+
+
+def _rbf(m):
+    """test_multivariate_normal_stable_with_precision_matrix's nearly singular precision."""
+    x = m.linspace(-2.0, 2.0, 10, dtype=m.float64)
+    return m.exp(-((x - x.unsqueeze(-1)) ** 2))
+
+
+def _lowrank_and_full(m):
+    """test_lowrank_multivariate_normal_properties: the same statistics as the full MVN."""
+    loc, factor = _f64(m, [0.1, -0.3, 0.5]), _f64(m, [[1.0, 0.2], [-0.4, 0.3], [0.5, 0.6]])
+    diag = _f64(m, [0.5, 1.5, 0.7])
+    low = _d(m).LowRankMultivariateNormal(loc, factor, diag)
+    full = _d(m).MultivariateNormal(loc, factor @ factor.mT + m.diag(diag))
+    return [(getattr(low, k), getattr(full, k)) for k in
+            ("mean", "variance", "covariance_matrix", "scale_tril", "precision_matrix")] + [
+        (low.entropy(), full.entropy())]
+
+
 PROGRAMS = {
     "bernoulli-rsample": lambda m: _d(m).Bernoulli(m.tensor(0.3)).rsample(),
     "bernoulli-entropy-zero": lambda m: _d(m).Bernoulli(m.tensor([0.0])).entropy(),
@@ -165,6 +190,18 @@ PROGRAMS = {
     "lowrank-shapes": lambda m: [tuple(_d(m).LowRankMultivariateNormal(
         m.zeros(mean), m.ones(factor), m.ones(factor[:-1])).sample(shape).shape)
         for mean in [(5, 3), (3,), (6, 5, 3)] for factor in [(3, 1), (6, 5, 3, 2)]
+        for shape in [(), (2,), (2, 7)]],
+    "mvn-shapes": lambda m: [tuple(_d(m).MultivariateNormal(
+        m.zeros(mean, dtype=m.float64), **{kind: matrix(m, b)})
+                             .sample(shape).shape)
+                             for mean in [(5, 3), (3,), (6, 5, 3)] for b in [(), (6, 5)]
+                             for kind, matrix in _MVN_MATRICES.items() for shape in [(), (2, 7)]],
+    "mvn-stable-rbf-precision": lambda m: _d(m).MultivariateNormal(
+        m.zeros(10, dtype=m.float64), precision_matrix=_rbf(m)).scale_tril,
+    "lowrank-as-mvn": lambda m: _lowrank_and_full(m),
+    "wishart-shapes": lambda m: [tuple(_d(m).Wishart(df, **{kind: matrix(m, b)}).sample(
+        shape).shape) for df in [_f64(m, [3.5] * 5), _f64(m, 3.5), _f64(m, [[3.5] * 5] * 6)]
+        for b in [(), (6, 5)] for kind, matrix in _MVN_MATRICES.items()
         for shape in [(), (2,), (2, 7)]],
     "vonmises-log-prob-grid": lambda m: [_d(m).VonMises(0.0, c).log_prob(
         m.arange(0.0, 2 * math.pi, 0.1, dtype=m.float64)) for c in (0.01, 0.3, 3.0, 100.0)],

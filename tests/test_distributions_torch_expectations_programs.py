@@ -203,6 +203,23 @@ PROGRAMS = {
         shape).shape) for df in [_f64(m, [3.5] * 5), _f64(m, 3.5), _f64(m, [[3.5] * 5] * 6)]
         for b in [(), (6, 5)] for kind, matrix in _MVN_MATRICES.items()
         for shape in [(), (2,), (2, 7)]],
+    "more-number-parameter-shapes": lambda m: [tuple(d.sample(shape).shape) for d in [
+        _d(m).Exponential(0.2), _d(m).Exponential(50.0), _d(m).Laplace(0.2, 0.6),
+        _d(m).Laplace(-0.7, 50.0), _d(m).Gamma(0.5, 0.5), _d(m).Pareto(1.0, 1.0),
+        _d(m).GeneralizedPareto(1.0, 1.0, 1.0), _d(m).Gumbel(1.0, 1.0),
+        _d(m).Kumaraswamy(1.0, 1.0)] for shape in [(), (1,)]],
+    "pareto-infinite-moments": lambda m: (_d(m).Pareto(m.ones(1), 0.5).mean,
+                                          _d(m).Pareto(m.ones(1), 0.5).variance),
+    "gumbel-cdf-of-numbers": lambda m: [
+        _d(m).Gumbel(m.tensor(0.0, dtype=dtype), m.tensor(1.0, dtype=dtype),
+                     validate_args=False).cdf(x)
+        for dtype, x in [(m.float32, 20.0), (m.float32, -5.0), (m.float64, 50.0),
+                         (m.float64, -10.0)]],
+    # (torch's main tests sample(generator=...); torch 2.13 has no such keyword: TypeError)
+    "gamma-sample-with-generator": lambda m: [tuple(_d(m).Gamma(m.tensor(2.0), m.tensor(1.0))
+                                                    .sample(shape, generator=m.Generator()
+                                                            .manual_seed(42)).shape)
+                                              for shape in [(5,), (5, 3)]],
     "vonmises-log-prob-grid": lambda m: [_d(m).VonMises(0.0, c).log_prob(
         m.arange(0.0, 2 * math.pi, 0.1, dtype=m.float64)) for c in (0.01, 0.3, 3.0, 100.0)],
 }

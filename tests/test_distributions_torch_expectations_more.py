@@ -155,3 +155,73 @@ def test_kl_of_transformed_independent_normals_as_torch():
         return (_d(m).kl_divergence(diag, diag), _d(m).kl_divergence(moved, moved))
     for got, expected in zip(kls(gradkit), kls(torch), strict=True):
         _assert_close(got, expected, "kl")
+
+
+def _cat_and_stack(m):
+    """TestFunctors: CatTransform (uniform and non-uniform lengths, event_dim) and
+    StackTransform: domain/codomain checks, forward, inverse, log|det J|."""
+    d = _d(m)
+    row = m.arange(1, 101, dtype=m.float64)
+    x = m.cat([-row.view(1, -1), ((row - 1) / 100).view(1, -1), row.view(1, -1)])
+    y = m.cat([row.view(1, -1)] * 3)
+    parts = [d.ExpTransform(), d.AffineTransform(1, 100), d.identity_transform]
+    cat = d.CatTransform(parts, dim=0)
+    nested = d.CatTransform([parts[0], d.CatTransform(parts[1:], dim=0)], dim=0, lengths=[1, 2])
+    stack = d.StackTransform(parts, dim=0)
+    event = d.CatTransform([d.AffineTransform(0, 2 * m.ones(2, dtype=m.float64), event_dim=1)] * 2,
+                           dim=1, lengths=[2, 2])
+    xe = m.linspace(-1.0, 1.0, 64, dtype=m.float64).view(16, 4)
+    return ([(t.domain.check(x), t(x), t.codomain.check(y), t.inv(y),
+              t.log_abs_det_jacobian(x, y)) for t in (cat, nested)]
+            + [(stack.domain.check(x), stack(x), stack.codomain.check(y), stack.inv(x),
+                stack.log_abs_det_jacobian(x, y))]
+            + [event.log_abs_det_jacobian(xe, event(xe))])
+
+
+def test_cat_and_stack_transforms_as_torch():
+    ours, theirs = _cat_and_stack(gradkit), _cat_and_stack(torch)
+    flat_ours = [t for group in ours for t in (group if isinstance(group, tuple) else (group,))]
+    flat_theirs = [t for group in theirs
+                   for t in (group if isinstance(group, tuple) else (group,))]
+    for index, (got, expected) in enumerate(zip(flat_ours, flat_theirs, strict=True)):
+        _assert_close(got, expected, f"output {index}")
+
+
+@pytest.mark.parametrize("name", [n for n in EXAMPLES if not n.startswith("Transformed")])
+def test_invalid_log_prob_arguments_as_torch(name):
+    """torch: TestValidation.test_invalid_log_probs_arg (constant values of each sign, a NaN
+    value raises the support ValueError; validate_args=False answers without it)."""
+    def outcomes(m):
+        dist = _built(name, m)[0]
+        results = []
+        for v in [-2.0, -1.0, 0.0, 1.0, 2.0]:
+            full = m.full(tuple(dist.batch_shape) + tuple(dist.event_shape), v,
+                          dtype=m.float64)
+            results.append(_outcome(lambda full=full: dist.log_prob(full)))
+        valid = dist.sample()
+        nan = m.full_like(valid.to(m.float64), math.nan)
+        results.append(_outcome(lambda: dist.log_prob(nan)))
+        return [r if not isinstance(r, tuple) else
+                (r[0], r[1].replace("gradkit.", "torch.").split(",")[0]) for r in results]
+    for got, expected in zip(outcomes(gradkit), outcomes(torch), strict=True):
+        _assert_same_outcome(got, expected, "log_prob")
+
+
+@pytest.mark.parametrize("m", [gradkit, torch], ids=["gradkit", "torch"])
+def test_unimplemented_constraints_warn_as_torch(m):
+    """torch: TestValidation.test_warning_unimplemented_constraints (both libraries warn)."""
+    class Delta(_d(m).Distribution):
+        def __init__(self, validate_args=True):
+            super().__init__(validate_args=validate_args)
+
+        def sample(self, sample_shape=()):
+            return m.tensor(0.0).expand(sample_shape)
+
+        def log_prob(self, value):
+            self._validate_sample(value)
+            return m.zeros_like(value)
+
+    with pytest.warns(UserWarning, match="does not define `arg_constraints`"):
+        delta = Delta()
+    with pytest.warns(UserWarning, match="does not define `support`"):
+        delta.log_prob(delta.sample((2,)))

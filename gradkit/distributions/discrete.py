@@ -87,7 +87,9 @@ class Bernoulli(_Binary, ExponentialFamily):
         return bernoulli(self.probs.detach().expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value: Tensor) -> Tensor:
-        logits, value = ops.broadcast_tensors(self.logits, self._checked(value))
+        # validated first, as torch: the error repr lists logits only if it was computed
+        value = self._checked(value)
+        logits, value = ops.broadcast_tensors(self.logits, value)
         return -binary_cross_entropy_with_logits(logits, value, reduction="none")
 
     def entropy(self) -> Tensor:

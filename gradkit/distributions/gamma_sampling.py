@@ -92,7 +92,8 @@ _standard_gamma_grad.defjvp(_not_differentiable, _not_differentiable)
 
 def _draw_gamma(xp, concentration, *, rng=None):
     alpha = np.asarray(backend.to_device(concentration, backend.CPU))
-    draws = rng.standard_gamma(alpha).astype(alpha.dtype)
+    # (asarray: NumPy returns a Python float for a 0-d concentration)
+    draws = np.asarray(rng.standard_gamma(alpha), dtype=alpha.dtype)
     # torch's sampler never returns 0, which has no log and no implicit gradient
     return xp.asarray(np.maximum(draws, np.finfo(alpha.dtype).tiny))
 

@@ -22,7 +22,8 @@ def _draw_binomial(xp, count, prob, *, rng=None):
     counts = np.floor(np.maximum(backend.to_device(count, backend.CPU), 0)).astype(np.int64)
     probs = backend.to_device(prob, backend.CPU)
     counts, probs = np.broadcast_arrays(counts, probs)
-    draws = rng.binomial(counts, np.clip(np.nan_to_num(probs), 0, 1)).astype(count.dtype)
+    # (asarray: NumPy returns a Python int for 0-d parameters)
+    draws = np.asarray(rng.binomial(counts, np.clip(np.nan_to_num(probs), 0, 1)), dtype=count.dtype)
     return xp.asarray(np.where(np.isnan(probs), np.nan, draws).astype(count.dtype))
 
 

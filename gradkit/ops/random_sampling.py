@@ -336,7 +336,7 @@ def poisson(input: Tensor, generator=None) -> Tensor:
     if (rates < 0).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return _sample(input, node="PoissonBackward0",
-                   draw=lambda r: rng.poisson(rates).astype(r.dtype))
+                   draw=lambda r: np.asarray(rng.poisson(rates), dtype=r.dtype))
 
 
 @tensor_method()

@@ -57,8 +57,8 @@ class Linear(_WeightAndBias):
         self.out_features = out_features
         self._create_parameters((out_features, in_features), bias, device, dtype)
 
-    def forward(self, x):
-        return F.linear(x, self.weight, self.bias)
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -126,8 +126,8 @@ class Conv2d(_ConvNd):
     gradkit.Size([2, 4, 8, 8])
     """
 
-    def forward(self, x):
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+    def forward(self, input):
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
 
 
@@ -157,8 +157,8 @@ class Embedding(Module):
         if self.padding_idx is not None:
             init.zeros_(self.weight[self.padding_idx])
 
-    def forward(self, indices):
-        return F.embedding(indices, self.weight, self.padding_idx)
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx)
 
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -182,8 +182,8 @@ class LayerNorm(Module):
         self.elementwise_affine = elementwise_affine
         scale_and_shift(self, shape, elementwise_affine, bias, device, dtype)
 
-    def forward(self, x):
-        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
@@ -200,8 +200,8 @@ class Dropout(Module):
         self.p = p
         self.inplace = inplace
 
-    def forward(self, x):
-        return F.dropout(x, self.p, self.training, self.inplace)
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
@@ -219,8 +219,8 @@ class MaxPool2d(Module):
         self.dilation = dilation
         self.ceil_mode = ceil_mode
 
-    def forward(self, x):
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+    def forward(self, input):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             self.ceil_mode)
 
     def extra_repr(self) -> str:

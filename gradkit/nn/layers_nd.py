@@ -19,8 +19,8 @@ class Conv3d(_ConvNd):
 
     dims = 3
 
-    def forward(self, x):
-        return F.conv3d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+    def forward(self, input):
+        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
 
 
@@ -33,9 +33,9 @@ class ConvTranspose1d(ConvTranspose2d):
 
     dims = 1
 
-    def forward(self, x, output_size=None):
-        return F.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(x, output_size), self.groups,
+    def forward(self, input, output_size=None):
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
                                   self.dilation)
 
 
@@ -48,9 +48,9 @@ class ConvTranspose3d(ConvTranspose2d):
 
     dims = 3
 
-    def forward(self, x, output_size=None):
-        return F.conv_transpose3d(x, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(x, output_size), self.groups,
+    def forward(self, input, output_size=None):
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
                                   self.dilation)
 
 

@@ -250,16 +250,16 @@ class LocalResponseNorm(Module):
 class MaxPool3d(MaxPool1d):
     """Max over windows of (N, C, D, H, W) inputs (stride defaults to kernel_size)."""
 
-    def forward(self, x):
-        return F.max_pool3d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             self.ceil_mode, self.return_indices)
 
 
 class AvgPool3d(AvgPool2d):
     """Means over windows of (N, C, D, H, W) inputs."""
 
-    def forward(self, x):
-        return F.avg_pool3d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+    def forward(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
 

@@ -1,0 +1,148 @@
+"""Parameter names as torch's: a user who calls by keyword (``nn.Linear(3, 4)(input=x)``,
+``nn.MSELoss(size_average=False)``) gets torch's behaviour, not a TypeError.
+
+The scan compares ``inspect.signature`` of every nn Module class both libraries have (its
+``__init__`` and ``forward``); the programs call by keyword in both libraries and compare.
+"""
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+
+import gradkit
+from test_torch_numerics import assert_same_as_torch
+
+torch = pytest.importorskip("torch")
+
+# Deliberate differences, each with its reason: (class name, method).
+MODULE_ALLOWED = {
+    # torch's Embedding options that gradkit does not implement (max_norm renorm, sparse
+    # gradients, scale_grad_by_freq, the private _weight/_freeze): left out, not renamed.
+    ("Embedding", "__init__"),
+    # not yet matched (removed one by one as each family is fixed):
+    ("BCEWithLogitsLoss", "__init__"), ("CrossEntropyLoss", "__init__"), ("MSELoss", "__init__"),
+    ("NLLLoss", "__init__"), ("Hardtanh", "__init__"), ("MaxPool2d", "__init__"),
+    ("RNNCellBase", "__init__"), ("TransformerDecoder", "__init__"),
+}
+
+
+def _names(function):
+    """Parameter names, or None where a signature hides them (*args/**kwargs, builtins)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters):
+        return None
+    return [p.name for p in parameters]
+
+
+def _module_pairs():
+    for name in sorted(dir(torch.nn)):
+        theirs, ours = getattr(torch.nn, name), getattr(gradkit.nn, name, None)
+        if inspect.isclass(theirs) and issubclass(theirs, torch.nn.Module) \
+                and inspect.isclass(ours):
+            yield name, theirs, ours
+
+
+def test_module_parameter_names_match_torch():
+    differences = []
+    for name, theirs, ours in _module_pairs():
+        for method in ("__init__", "forward"):
+            expected = _names(getattr(theirs, method, None))
+            got = _names(getattr(ours, method, None))
+            if expected is not None and got is not None and expected != got \
+                    and (name, method) not in MODULE_ALLOWED:
+                differences.append(f"{name}.{method}: torch {expected}, gradkit {got}")
+    assert not differences, "\n".join(differences)
+
+
+def test_module_allow_list_is_still_needed():
+    pairs = {name: (theirs, ours) for name, theirs, ours in _module_pairs()}
+    for name, method in MODULE_ALLOWED:
+        theirs, ours = pairs[name]
+        assert _names(getattr(theirs, method)) != _names(getattr(ours, method)), (name, method)
+
+
+def _filled(m, module):
+    """``module`` with parameters set to the same numbers in both libraries."""
+    with m.no_grad():
+        for i, p in enumerate(module.parameters()):
+            values = np.sin(np.arange(p.numel(), dtype=np.float64) + i + 0.5)  # no exact 0
+            p.copy_(m.tensor(values.reshape(tuple(p.shape)), dtype=p.dtype))
+    return module
+
+
+def _input(m, *shape):
+    return m.tensor(np.cos(np.arange(int(np.prod(shape)), dtype=np.float64)).reshape(shape),
+                    dtype=m.float64, requires_grad=True)
+
+
+FORWARD_BY_KEYWORD = {
+    "Linear": (lambda m: m.nn.Linear(3, 4), (2, 3)),
+    "Conv1d": (lambda m: m.nn.Conv1d(2, 3, 2), (1, 2, 5)),
+    "Conv2d": (lambda m: m.nn.Conv2d(2, 3, 2), (1, 2, 4, 4)),
+    "Conv3d": (lambda m: m.nn.Conv3d(1, 2, 2), (1, 1, 3, 3, 3)),
+    "ConvTranspose1d": (lambda m: m.nn.ConvTranspose1d(2, 3, 2), (1, 2, 4)),
+    "ConvTranspose2d": (lambda m: m.nn.ConvTranspose2d(2, 3, 2), (1, 2, 3, 3)),
+    "ConvTranspose3d": (lambda m: m.nn.ConvTranspose3d(1, 2, 2), (1, 1, 2, 2, 2)),
+    "BatchNorm1d": (lambda m: m.nn.BatchNorm1d(3), (4, 3)),
+    "BatchNorm2d": (lambda m: m.nn.BatchNorm2d(2), (2, 2, 3, 3)),
+    "InstanceNorm1d": (lambda m: m.nn.InstanceNorm1d(2), (2, 2, 5)),
+    "GroupNorm": (lambda m: m.nn.GroupNorm(2, 4), (2, 4, 3)),
+    "LayerNorm": (lambda m: m.nn.LayerNorm(3), (2, 3)),
+    "MaxPool1d": (lambda m: m.nn.MaxPool1d(2), (1, 2, 6)),
+    "MaxPool2d": (lambda m: m.nn.MaxPool2d(2), (1, 2, 4, 4)),
+    "MaxPool3d": (lambda m: m.nn.MaxPool3d(2), (1, 1, 4, 4, 4)),
+    "AvgPool1d": (lambda m: m.nn.AvgPool1d(2), (1, 2, 6)),
+    "AvgPool2d": (lambda m: m.nn.AvgPool2d(2), (1, 2, 4, 4)),
+    "AvgPool3d": (lambda m: m.nn.AvgPool3d(2), (1, 1, 4, 4, 4)),
+    "AdaptiveAvgPool2d": (lambda m: m.nn.AdaptiveAvgPool2d(2), (1, 2, 5, 5)),
+    "Dropout": (lambda m: m.nn.Dropout(0.5).eval(), (2, 3)),
+    "Flatten": (lambda m: m.nn.Flatten(), (2, 3, 4)),
+    "ReLU": (lambda m: m.nn.ReLU(), (2, 3)),
+    "Tanh": (lambda m: m.nn.Tanh(), (2, 3)),
+    "Sigmoid": (lambda m: m.nn.Sigmoid(), (2, 3)),
+    "GELU": (lambda m: m.nn.GELU(), (2, 3)),
+    "Softmax": (lambda m: m.nn.Softmax(dim=1), (2, 3)),
+    "LogSoftmax": (lambda m: m.nn.LogSoftmax(dim=1), (2, 3)),
+    "Softmin": (lambda m: m.nn.Softmin(dim=1), (2, 3)),
+    "Sequential": (lambda m: m.nn.Sequential(m.nn.Linear(3, 2), m.nn.Tanh()), (2, 3)),
+    "LazyLinear": (lambda m: m.nn.LazyLinear(2), (2, 3)),
+    "LazyConv1d": (lambda m: m.nn.LazyConv1d(2, 2), (1, 2, 5)),
+    "LazyBatchNorm1d": (lambda m: m.nn.LazyBatchNorm1d(), (4, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORWARD_BY_KEYWORD))
+def test_forward_by_keyword_matches_torch(name):
+    make, shape = FORWARD_BY_KEYWORD[name]
+
+    def program(m):
+        module, x = make(m).double(), _input(m, *shape)  # float64: no rounding noise
+        module(input=x)  # a lazy module materializes its parameters on the first call
+        out = _filled(m, module)(input=x)
+        (out * out).sum().backward()  # not sum(): its normalized grads are ~0, signs noise
+        return out, x.grad
+
+    assert_same_as_torch(program, rtol=1e-5, atol=1e-6)
+
+
+def test_forward_by_keyword_embedding_and_output_size():
+    def program(m):
+        embedding = _filled(m, m.nn.Embedding(5, 2))
+        deconv = _filled(m, m.nn.ConvTranspose1d(1, 1, 3, stride=2).double())
+        x = _input(m, 1, 1, 3)
+        return embedding(input=m.tensor([[0, 4], [2, 2]])), deconv(input=x, output_size=[8])
+
+    assert_same_as_torch(program, rtol=1e-6)
+
+
+def test_forward_unknown_keyword_errors_like_torch():
+    def program(m):
+        return m.nn.Linear(3, 4)(x=m.ones(2, 3))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same_as_torch(program)

@@ -207,22 +207,26 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-class MaxPool2d(Module):
-    """Max over kernel_size windows of (N, C, H, W) inputs (stride defaults to kernel_size)."""
+class _MaxPoolNd(Module):
+    """The settings of MaxPool1d/2d/3d, in torch's order (return_indices before ceil_mode)."""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
-                 ceil_mode: bool = False) -> None:
+                 return_indices: bool = False, ceil_mode: bool = False) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.ceil_mode = ceil_mode
-
-    def forward(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode)
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool2d(_MaxPoolNd):
+    """Max over kernel_size windows of (N, C, H, W) inputs (stride defaults to kernel_size);
+    with ``return_indices=True``, (maxima, their flat indices in each H*W plane)."""
+
+    def forward(self, input):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)

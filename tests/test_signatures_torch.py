@@ -20,21 +20,20 @@ MODULE_ALLOWED = {
     # torch's Embedding options that gradkit does not implement (max_norm renorm, sparse
     # gradients, scale_grad_by_freq, the private _weight/_freeze): left out, not renamed.
     ("Embedding", "__init__"),
-    # not yet matched (removed one by one as each family is fixed):
-    ("Hardtanh", "__init__"), ("MaxPool2d", "__init__"),
-    ("RNNCellBase", "__init__"), ("TransformerDecoder", "__init__"),
 }
 
 
 def _names(function):
-    """Parameter names, or None where a signature hides them (*args/**kwargs, builtins)."""
+    """(name, kind) of each parameter (a keyword-only one is marked), "*args" where the
+    signature takes any arguments, None where there is none to read (builtins)."""
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
         return None
     if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters):
-        return None
-    return [p.name for p in parameters]
+        return "*args"
+    return [p.name + ("(keyword-only)" if p.kind == p.KEYWORD_ONLY else "")
+            for p in parameters]
 
 
 def _module_pairs():
@@ -51,7 +50,8 @@ def test_module_parameter_names_match_torch():
         for method in ("__init__", "forward"):
             expected = _names(getattr(theirs, method, None))
             got = _names(getattr(ours, method, None))
-            if expected is not None and got is not None and expected != got \
+            # torch's (*args, **kwargs) classes check nothing; gradkit's must not hide names
+            if expected not in (None, "*args") and got is not None and expected != got \
                     and (name, method) not in MODULE_ALLOWED:
                 differences.append(f"{name}.{method}: torch {expected}, gradkit {got}")
     assert not differences, "\n".join(differences)
@@ -174,3 +174,48 @@ def test_legacy_loss_values_as_torch():
                     m.nn.BCEWithLogitsLoss(reduce=False)(logits, m.ones(3, 4, dtype=m.float64)))
 
     assert_same_as_torch(program, rtol=1e-12)
+
+
+def test_constructor_keywords_as_torch():
+    def program(m):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Hardtanh's min_value/max_value FutureWarning
+            clip = m.nn.Hardtanh(min_value=-0.5, max_value=0.25)
+        x = _input(m, 1, 1, 4, 4)
+        pooled, indices = m.nn.MaxPool2d(2, return_indices=True)(x)
+        positional = m.nn.MaxPool2d(2, 2, 0, 1, True)(x)[1]  # 5th: return_indices, as torch's
+        cell = m.nn.RNNCellBase(3, 2, True, 4)
+        layer = m.nn.TransformerDecoderLayer(4, 2, 8, dropout=0.0)
+        decoder = m.nn.TransformerDecoder(decoder_layer=layer, num_layers=2)
+        shapes = m.tensor([list(p.shape) + [0] * (2 - p.ndim) for p in cell.parameters()])
+        return (clip(x), pooled, indices, positional, shapes,
+                m.tensor(len(decoder.layers)), m.tensor(clip.min_val))
+
+    assert_same_as_torch(program)
+
+
+def test_hardtanh_deprecated_keywords_warn_as_torch():
+    messages = []
+    for lib in (torch, gradkit):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.nn.Hardtanh(min_value=-2.0, max_value=3.0)
+        messages.append([(w.category, str(w.message)) for w in caught])
+    assert messages[1] == messages[0]
+    assert len(messages[0]) == 2
+
+
+def test_rnn_cell_base_requires_num_chunks_as_torch():
+    errors = []
+    for lib in (torch, gradkit):
+        with pytest.raises(TypeError) as caught:
+            lib.nn.RNNCellBase(3, 2, True)
+        errors.append(str(caught.value).split("__init__() ")[-1])
+    assert errors[1] == errors[0]
+
+
+def test_encoder_layer_fast_path_flag_as_torch():
+    for activation, flag in (("relu", 1), ("gelu", 2), (lambda x: x, 0)):
+        for lib in (torch, gradkit):
+            layer = lib.nn.TransformerEncoderLayer(4, 2, 8, activation=activation)
+            assert layer.activation_relu_or_gelu == flag

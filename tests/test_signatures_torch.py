@@ -15,6 +15,12 @@ from test_torch_numerics import assert_same_as_torch
 
 torch = pytest.importorskip("torch")
 
+# Deliberate differences, each with its reason: (namespace, name).
+FUNCTION_ALLOWED = {
+    # @op objects: their signature reads (*args, **kwargs); they take torch's names (input=)
+    ("functional", "sigmoid"), ("functional", "tanh"),
+}
+
 # Deliberate differences, each with its reason: (class name, method).
 MODULE_ALLOWED = {
     # torch's Embedding options that gradkit does not implement (max_norm renorm, sparse
@@ -219,3 +225,77 @@ def test_encoder_layer_fast_path_flag_as_torch():
         for lib in (torch, gradkit):
             layer = lib.nn.TransformerEncoderLayer(4, 2, 8, activation=activation)
             assert layer.activation_relu_or_gelu == flag
+
+
+NAMESPACES = {"functional": (torch.nn.functional, gradkit.nn.functional),
+              "init": (torch.nn.init, gradkit.nn.init)}
+
+
+def test_functional_and_init_parameter_names_match_torch():
+    differences = []
+    for namespace, (theirs, ours) in NAMESPACES.items():
+        for name in sorted(n for n in dir(theirs) if not n.startswith("_")):
+            expected, got = _names(getattr(theirs, name)), _names(getattr(ours, name, None))
+            if callable(getattr(theirs, name)) and expected not in (None, "*args") \
+                    and got is not None and expected != got \
+                    and (namespace, name) not in FUNCTION_ALLOWED:
+                differences.append(f"{namespace}.{name}: torch {expected}, gradkit {got}")
+    assert not differences, "\n".join(differences)
+
+
+def _loss_arguments(m):
+    """Arguments for each torch.nn.functional loss that takes ``size_average``."""
+    x = m.tensor(np.linspace(-1, 1, 12).reshape(3, 4), requires_grad=True)
+    p = m.tensor(np.linspace(0.1, 0.9, 12).reshape(3, 4))
+    y = m.tensor(np.linspace(0.5, -0.5, 12).reshape(3, 4))
+    classes, sign = m.tensor([0, 3, 1]), m.tensor([1.0, -1.0, 1.0])
+    signs = sign.reshape(3, 1).expand(3, 4)
+    labels = m.tensor([[3, 0, -1, 1], [1, 2, -1, 0], [0, -1, 0, 0]])
+    return x, {
+        "binary_cross_entropy": (x.sigmoid(), p), "binary_cross_entropy_with_logits": (x, p),
+        "cosine_embedding_loss": (x, y, sign), "cross_entropy": (x, classes),
+        "hinge_embedding_loss": (x, signs), "kl_div": (x, p), "l1_loss": (x, y),
+        "margin_ranking_loss": (x[:, 0], y[:, 0], sign), "mse_loss": (x, y),
+        "multi_margin_loss": (x, classes), "multilabel_margin_loss": (x, labels),
+        "multilabel_soft_margin_loss": (x, p), "nll_loss": (x, classes),
+        "poisson_nll_loss": (x, p), "smooth_l1_loss": (x, y), "soft_margin_loss": (x, signs),
+        "triplet_margin_loss": (x, y, p)}
+
+
+LEGACY_FUNCTIONS = sorted(_loss_arguments(gradkit)[1])
+
+
+@pytest.mark.parametrize("name", LEGACY_FUNCTIONS)
+@pytest.mark.parametrize("size_average, reduce", [(False, None), (None, False), (False, True)])
+def test_functional_legacy_size_average_reduce_as_torch(name, size_average, reduce):
+    def program(m):
+        x, arguments = _loss_arguments(m)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loss = getattr(m.nn.functional, name)(*arguments[name], size_average=size_average,
+                                                  reduce=reduce)
+        assert any("size_average and reduce args will be deprecated" in str(w.message)
+                   for w in caught)
+        (loss * loss).sum().backward()
+        return loss, x.grad
+
+    assert_same_as_torch(program, rtol=1e-12)
+
+
+def test_mse_loss_weight_as_torch():
+    weight = np.linspace(0.5, 2.0, 12).reshape(3, 4)
+    for reduction in ("none", "mean", "sum"):
+        def program(m, reduction=reduction):
+            x, _ = _loss_arguments(m)
+            loss = m.nn.functional.mse_loss(x, x.detach().flip(0), reduction=reduction,
+                                            weight=m.tensor(weight))
+            loss.sum().backward()
+            return loss, x.grad
+
+        assert_same_as_torch(program, rtol=1e-12)
+    for weight_shape, reduction in (((4,), "mean"), ((3, 4), "average")):
+        def failing(m, weight_shape=weight_shape, reduction=reduction):
+            return m.nn.functional.mse_loss(m.ones(3, 4), m.zeros(3, 4), reduction=reduction,
+                                            weight=m.ones(weight_shape))
+
+        assert_same_as_torch(failing)

@@ -131,6 +131,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     >>> nll_loss(gradkit.log_softmax(gradkit.randn(3, 5), 1), gradkit.tensor([1, 0, 4])).ndim
     0
     """
+    reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     _check_targets(input, target)
     class_dim = 1 if input.ndim >= 2 else 0
@@ -155,6 +156,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     """
     label_smoothing = number_argument(label_smoothing, "cross_entropy_loss", "label_smoothing",
                                       6, "float")
+    reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if label_smoothing > 1.0:  # torch's only check: a negative (or NaN) one smooths nothing
         raise RuntimeError("label_smoothing must be between 0.0 and 1.0. Got: "
@@ -228,16 +230,33 @@ _mse.defjvp(lambda t, x, y, reduction: reduce_loss(2.0 * _difference(x, y) * t, 
             lambda t, x, y, reduction: reduce_loss(-2.0 * _difference(x, y) * t, reduction))
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+             weight=None):
     """Mean (or sum) of squared differences.
 
     >>> mse_loss(gradkit.zeros(3), gradkit.ones(3)).item()
     1.0
     """
+    warn_target_size(input, target, stacklevel=3)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if weight is not None:
+        return _weighted_mse(input, target, weight, reduction)
     check_reduction(reduction)
     require_real_floating("mse_cpu", input._data, target._data)
-    warn_target_size(input, target, stacklevel=3)
     return _mse(input, target, reduction=reduction)
+
+
+def _weighted_mse(input, target, weight, reduction: str):
+    """torch's weighted mean squared error, composed (its mean divides by the weights' sum)."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    weighted = (input - target).pow(2) * weight
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', "
+                         "'sum'.")
+    if reduction == "none":
+        return weighted
+    return sum(weighted) if reduction == "sum" else sum(weighted) / sum(weight)
 
 
 def warn_target_size(input, target, stacklevel: int) -> None:
@@ -264,6 +283,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     >>> binary_cross_entropy_with_logits(gradkit.zeros(2), gradkit.ones(2)).item()  # log 2
     0.6931471824645996
     """
+    reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "

@@ -299,3 +299,72 @@ def test_mse_loss_weight_as_torch():
                                             weight=m.ones(weight_shape))
 
         assert_same_as_torch(failing)
+
+
+def _keyword_calls(m):
+    """Top-level functions called with every tensor by torch's keyword (their ATen names)."""
+    a = m.tensor(np.linspace(-1, 1, 6).reshape(2, 3))
+    square = m.tensor(np.linspace(0.5, 2, 4).reshape(2, 2)) + 2 * m.eye(2, dtype=m.float64)
+    v2, v3 = m.tensor([1.0, -2.0], dtype=m.float64), m.tensor([0.5, 1.0, 3.0], dtype=m.float64)
+    batch = a.reshape(1, 2, 3)
+    return {
+        "mm": lambda: m.mm(input=a, mat2=a.T), "bmm": lambda: m.bmm(input=batch, mat2=batch.mT),
+        "mv": lambda: m.mv(input=a, vec=v3), "dot": lambda: m.dot(input=v3, tensor=v3),
+        "vdot": lambda: m.vdot(input=v3, other=v3), "inner": lambda: m.inner(input=a, other=a),
+        "outer": lambda: m.outer(input=v2, vec2=v3),
+        "cross": lambda: m.cross(input=a, other=a.flip(0), dim=1),
+        "kron": lambda: m.kron(input=square, other=a),
+        "reshape": lambda: m.reshape(input=a, shape=(3, 2)),
+        "flatten": lambda: m.flatten(input=batch, start_dim=1),
+        "ravel": lambda: m.ravel(input=a), "unflatten": lambda: m.unflatten(a, 1, (3, 1)),
+        "broadcast_to": lambda: m.broadcast_to(input=v3, size=(2, 3)),
+        "clamp": lambda: m.clamp(input=a, min=-0.5), "clip": lambda: m.clip(input=a, max=0.5),
+        "real": lambda: m.real(input=a), "conj": lambda: m.conj(input=a),
+        "adjoint": lambda: m.adjoint(input=a), "swapaxes": lambda: m.swapaxes(input=a, axis0=0,
+                                                                               axis1=1),
+        "swapdims": lambda: m.swapdims(input=a, dim0=0, dim1=1),
+        "movedim": lambda: m.movedim(input=batch, source=0, destination=2),
+        "moveaxis": lambda: m.moveaxis(input=batch, source=0, destination=2),
+        "nan_to_num": lambda: m.nan_to_num(input=a / 0.0, posinf=2.0),
+        "take_along_dim": lambda: m.take_along_dim(input=a, indices=m.tensor([[0], [2]]), dim=1),
+        "chunk": lambda: m.chunk(input=a, chunks=3, dim=1)[1],
+        "matrix_power": lambda: m.matrix_power(input=square, n=3),
+        "logdet": lambda: m.logdet(input=square), "slogdet": lambda: m.slogdet(input=square)[1],
+        "aminmax": lambda: m.aminmax(input=a, dim=1)[0], "msort": lambda: m.msort(input=a),
+        "diagflat": lambda: m.diagflat(input=v2, offset=1),
+        "repeat_interleave": lambda: m.repeat_interleave(input=v2, repeats=2),
+        "diff": lambda: m.diff(input=a, dim=1),
+        "argwhere": lambda: m.argwhere(input=a), "nonzero": lambda: m.nonzero(input=a),
+        "histc": lambda: m.histc(input=a, bins=4),
+        "bincount": lambda: m.bincount(input=m.tensor([0, 2, 2])),
+        "combinations": lambda: m.combinations(input=v3, r=2),
+        "tensor_split": lambda: m.tensor_split(input=a, sections=3, dim=1)[2],
+        "fliplr": lambda: m.fliplr(input=a), "flipud": lambda: m.flipud(input=a),
+        "as_strided": lambda: m.as_strided(input=a, size=(2, 2), stride=(1, 2)),
+        "diag": lambda: m.diag(input=a, diagonal=1),
+        "std_mean": lambda: m.std_mean(input=a, dim=1)[0],
+        "var_mean": lambda: m.var_mean(input=a, dim=1)[0],
+        "detach_copy": lambda: m.detach_copy(input=a),
+        "diagonal_scatter": lambda: m.diagonal_scatter(input=square, src=v2),
+        "select_scatter": lambda: m.select_scatter(input=a, src=v3, dim=0, index=1),
+        "slice_scatter": lambda: m.slice_scatter(input=a, src=a[:1], dim=0, start=1),
+        "permute_copy": lambda: m.permute_copy(input=a, dims=(1, 0)),
+        "narrow_copy": lambda: m.narrow_copy(input=a, dim=1, start=1, length=2),
+        "expand_copy": lambda: m.expand_copy(input=v3, size=(2, 3)),
+        "split_with_sizes": lambda: m.split_with_sizes(input=a, split_sizes=[1, 2], dim=1)[1],
+        "scatter_reduce": lambda: m.scatter_reduce(input=v3, dim=0, index=m.tensor([0, 0]),
+                                                   src=v2, reduce="sum"),
+        "index_reduce": lambda: m.index_reduce(input=v3, dim=0, index=m.tensor([2, 2]),
+                                               source=v2, reduce="prod"),
+        "as_strided_scatter": lambda: m.as_strided_scatter(input=a, src=m.ones(2, 2,
+                                                           dtype=m.float64), size=(2, 2),
+                                                           stride=(1, 2)),
+    }
+
+
+KEYWORD_CALLS = sorted(_keyword_calls(gradkit))
+
+
+@pytest.mark.parametrize("name", KEYWORD_CALLS)
+def test_top_level_function_by_keyword_as_torch(name):
+    assert_same_as_torch(lambda m: _keyword_calls(m)[name](), rtol=1e-12)

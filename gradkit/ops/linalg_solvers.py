@@ -324,9 +324,9 @@ def cholesky(x, upper: bool = False):
 
 
 @tensor_method()
-def slogdet(x):
+def slogdet(input):
     """(sign, logabsdet) of the determinant of each square matrix of x."""
-    return return_types.slogdet(*_slogdet(x))
+    return return_types.slogdet(*_slogdet(input))
 
 
 def linalg_slogdet(x):
@@ -335,17 +335,17 @@ def linalg_slogdet(x):
 
 
 @tensor_method()
-def logdet(x: Tensor) -> Tensor:
+def logdet(input: Tensor) -> Tensor:
     """log(det(x)) of each square matrix: slogdet's logabsdet where the determinant is
     positive, NaN where it is negative (-inf where singular); log(sign) + logabsdet for
     complex x. Composed as torch's, so its gradient is slogdet's (0 at the NaNs)."""
-    kind, name = x.dtype.np.kind, scalar_type_name(x._data)
+    kind, name = input.dtype.np.kind, scalar_type_name(input._data)
     if kind not in "fc":
         raise RuntimeError("logdet: Expected a floating point or complex tensor as input. "
                            f"Got {name}")
-    if x.dtype.np.itemsize < 4:
+    if input.dtype.np.itemsize < 4:
         raise RuntimeError(f"logdet: Low precision dtypes not supported. Got {name}")
-    sign, logabsdet = _slogdet(x)
-    if x.dtype.np.kind == "c":
+    sign, logabsdet = _slogdet(input)
+    if input.dtype.np.kind == "c":
         return log(sign) + logabsdet
     return where(sign == -1, math.nan, logabsdet)

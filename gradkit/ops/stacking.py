@@ -133,7 +133,7 @@ def _split_points(x: Tensor, indices_or_sections, dim: int) -> list:
 
 @tensor_method()
 @int_parameters("tensor_split", True, dim=(2, "int"))
-def tensor_split(x: Tensor, indices_or_sections=None, dim: int = 0, *, sections=None,
+def tensor_split(input: Tensor, indices_or_sections=None, dim: int = 0, *, sections=None,
                  indices=None, tensor_indices_or_sections=None) -> tuple:
     """Views of x split along ``dim`` into n near-equal sections, or at the given indices
     (positional, or under one of torch's keywords)."""
@@ -143,13 +143,13 @@ def tensor_split(x: Tensor, indices_or_sections=None, dim: int = 0, *, sections=
         raise TypeError("tensor_split() missing required argument 'indices_or_sections' (or "
                         "one of the keywords sections=, indices=, tensor_indices_or_sections=)")
     indices_or_sections = given[0]
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")
-    dim = _normalize_dim(dim, x.ndim)
-    points = _split_points(x, indices_or_sections, dim)
-    bounds = [0, *points, x.shape[dim]]
-    return tuple(_clamped_slice(x, dim, start, end) for start, end in zip(bounds, bounds[1:]))
+    dim = _normalize_dim(dim, input.ndim)
+    points = _split_points(input, indices_or_sections, dim)
+    bounds = [0, *points, input.shape[dim]]
+    return tuple(_clamped_slice(input, dim, start, end) for start, end in zip(bounds, bounds[1:]))
 
 
 def _numpy_split(name: str, x: Tensor, sections, dim: int, min_ndim: int) -> tuple:
@@ -168,37 +168,37 @@ def _numpy_split(name: str, x: Tensor, sections, dim: int, min_ndim: int) -> tup
 
 
 @tensor_method()
-def hsplit(x: Tensor, indices_or_sections) -> tuple:
+def hsplit(input: Tensor, indices_or_sections) -> tuple:
     """Split column-wise: tensor_split along dim 1 (dim 0 for a 1-d tensor)."""
-    return _numpy_split("hsplit", x, indices_or_sections, 1 if x.ndim > 1 else 0, 1)
+    return _numpy_split("hsplit", input, indices_or_sections, 1 if input.ndim > 1 else 0, 1)
 
 
 @tensor_method()
-def vsplit(x: Tensor, indices_or_sections) -> tuple:
+def vsplit(input: Tensor, indices_or_sections) -> tuple:
     """Split row-wise: tensor_split along dim 0 of a tensor of at least 2 dims."""
-    return _numpy_split("vsplit", x, indices_or_sections, 0, 2)
+    return _numpy_split("vsplit", input, indices_or_sections, 0, 2)
 
 
 @tensor_method()
-def dsplit(x: Tensor, indices_or_sections) -> tuple:
+def dsplit(input: Tensor, indices_or_sections) -> tuple:
     """Split depth-wise: tensor_split along dim 2 of a tensor of at least 3 dims."""
-    return _numpy_split("dsplit", x, indices_or_sections, 2, 3)
+    return _numpy_split("dsplit", input, indices_or_sections, 2, 3)
 
 
 @tensor_method()
-def flipud(x: Tensor) -> Tensor:
+def flipud(input: Tensor) -> Tensor:
     """x reversed along dim 0 (a copy, FlipBackward0)."""
-    if x.ndim < 1:
+    if input.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
-    return flip(x, (0,))
+    return flip(input, (0,))
 
 
 @tensor_method()
-def fliplr(x: Tensor) -> Tensor:
+def fliplr(input: Tensor) -> Tensor:
     """x reversed along dim 1 (a copy, FlipBackward0)."""
-    if x.ndim < 2:
+    if input.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
-    return flip(x, (1,))
+    return flip(input, (1,))
 
 
 # -- products of 1-d tensors ----------------------------------------------------------------------
@@ -218,20 +218,20 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     return stack([reshape(g, (-1,)) for g in meshgrid(*tensors, indexing="ij")], 1)
 
 
-def combinations(x: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """The length-``r`` combinations of x's elements as rows, as itertools.combinations (or
     combinations_with_replacement), picked from x's meshgrid by a mask as torch does."""
-    _vector(x)
+    _vector(input)
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        return empty(0, dtype=x.dtype, device=x.device)
-    grids = np.meshgrid(*[np.arange(x.shape[0])] * r, indexing="ij")
+        return empty(0, dtype=input.dtype, device=input.device)
+    grids = np.meshgrid(*[np.arange(input.shape[0])] * r, indexing="ij")
     mask = np.ones(grids[0].shape, dtype=bool)
     for lower, upper in zip(grids, grids[1:]):
         mask &= lower <= upper if with_replacement else lower < upper
-    mask = tensor(mask, device=x.device)
-    return stack([masked_select(g, mask) for g in meshgrid(*[x] * r, indexing="ij")], 1)
+    mask = tensor(mask, device=input.device)
+    return stack([masked_select(g, mask) for g in meshgrid(*[input] * r, indexing="ij")], 1)
 
 
 # -- block_diag ---------------------------------------------------------------------------------

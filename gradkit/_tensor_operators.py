@@ -160,9 +160,10 @@ class _TensorOperators:
         """Fill with ``value`` in place (a number or a 0-d tensor, differentiable)."""
         return inplace(self, conversion.fill, value)
 
-    def copy_(self, src, non_blocking: bool = False) -> Tensor:
-        """Copy ``src`` (broadcast, cast) into this tensor in place; differentiable in src."""
-        return inplace(self, conversion.copy_from, src)
+    def copy_(self, other, non_blocking: bool = False) -> Tensor:
+        """Copy ``other`` (broadcast, cast) into this tensor in place; differentiable in other
+        (torch's binding names it ``other``, its docs ``src``)."""
+        return inplace(self, conversion.copy_from, other)
 
     def add_(self, other, *args, **kwargs) -> Tensor:
         """``self += alpha * other`` in place (``alpha=`` a keyword; torch's deprecated

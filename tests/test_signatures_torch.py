@@ -373,3 +373,18 @@ KEYWORD_CALLS = sorted(_keyword_calls(gradkit))
 @pytest.mark.parametrize("name", KEYWORD_CALLS)
 def test_top_level_function_by_keyword_as_torch(name):
     assert_same_as_torch(lambda m: _keyword_calls(m)[name](), rtol=1e-12)
+
+
+def test_tensor_methods_by_keyword_as_torch():
+    def program(m):
+        x = m.zeros(2, 3, dtype=m.float64)
+        x.copy_(other=m.tensor([1.0, 2.0, 3.0], dtype=m.float64))  # torch's binding: other
+        grown = m.ones(2, dtype=m.float64).resize_(size=(1, 2))
+        return x, grown, x.mm(mat2=x.T), x.reshape(shape=(3, 2))
+
+    assert_same_as_torch(program)
+
+    def twice(m):
+        return m.ones(2).resize_(2, size=(2,))
+
+    assert_same_as_torch(twice)

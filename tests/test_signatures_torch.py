@@ -388,3 +388,26 @@ def test_tensor_methods_by_keyword_as_torch():
         return m.ones(2).resize_(2, size=(2,))
 
     assert_same_as_torch(twice)
+
+
+def _linalg_keyword_calls(m):
+    """torch.linalg functions called with torch's keywords (A=, B=)."""
+    a = m.tensor([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]], dtype=m.float64)
+    b = m.tensor([[1.0], [2.0], [3.0]], dtype=m.float64)
+    return {
+        "diagonal": lambda: m.linalg.diagonal(A=a, offset=1),
+        "inv_ex": lambda: m.linalg.inv_ex(A=a)[0],
+        "lu": lambda: m.linalg.lu(A=a)[2], "lu_factor": lambda: m.linalg.lu_factor(A=a)[0],
+        "lu_factor_ex": lambda: m.linalg.lu_factor_ex(A=a)[0],
+        "qr": lambda: m.linalg.qr(A=a, mode="r")[1].abs(),
+        "slogdet": lambda: m.linalg.slogdet(A=a)[1],
+        "svd": lambda: m.linalg.svd(A=a, full_matrices=False)[1],
+        "svdvals": lambda: m.linalg.svdvals(A=a),
+        "solve": lambda: m.linalg.solve(A=a, B=b), "solve_ex": lambda: m.linalg.solve_ex(A=a,
+                                                                                      B=b)[0],
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_linalg_keyword_calls(gradkit)))
+def test_linalg_by_keyword_as_torch(name):
+    assert_same_as_torch(lambda m: _linalg_keyword_calls(m)[name](), rtol=1e-10)

@@ -29,9 +29,9 @@ __all__ = ["cond", "diagonal", "matmul", "matrix_power", "matrix_rank", "multi_d
            "tensorinv", "tensorsolve", "vander", "vecdot"]
 
 
-def diagonal(x, *, offset: int = 0, dim1: int = -2, dim2: int = -1):
+def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):  # noqa: N803 - torch's name
     """The ``offset`` diagonal of the matrices in dims ``dim1``, ``dim2`` (a view)."""
-    return _diagonal(x, offset, dim1, dim2)
+    return _diagonal(A, offset, dim1, dim2)
 
 
 def vecdot(x, y, *, dim: int = -1):

@@ -119,19 +119,19 @@ def is_inference(input: Tensor) -> bool:  # noqa: A002 - torch's argument name
     return input.is_inference()
 
 
-def numel(t: Tensor) -> int:
+def numel(input: Tensor) -> int:
     """The number of elements of ``t``."""
-    return t.numel()
+    return input.numel()
 
 
-def is_floating_point(t: Tensor) -> bool:
+def is_floating_point(input: Tensor) -> bool:
     """True if ``t`` has a floating dtype."""
-    return t.is_floating_point()
+    return input.is_floating_point()
 
 
-def is_complex(t: Tensor) -> bool:
+def is_complex(input: Tensor) -> bool:
     """True if ``t`` has a complex dtype."""
-    return t.is_complex()
+    return input.is_complex()
 
 
 # ``from gradkit import *`` gives the public API (functions, classes, dtypes, submodules it

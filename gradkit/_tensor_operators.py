@@ -176,13 +176,14 @@ class _TensorOperators:
         except TypeError as error:
             raise _as_method_combination(error, "fill", "fill_") from None
 
-    def copy_(self, src, non_blocking: bool = False) -> Tensor:
-        """Copy ``src`` (broadcast, cast) into this tensor in place; differentiable in src."""
-        if not isinstance(src, (Tensor, numbers.Number)):  # torch's parser: a tensor or number
+    def copy_(self, other, non_blocking: bool = False) -> Tensor:
+        """Copy ``other`` (broadcast, cast) into this tensor in place; differentiable in other
+        (torch's binding names it ``other``, its docs ``src``)."""
+        if not isinstance(other, (Tensor, numbers.Number)):  # torch's parser: a tensor or number
             raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
-                            f"{type_name(src)}")
+                            f"{type_name(other)}")
         bool_argument(non_blocking, "copy_", "non_blocking", 2)
-        return inplace(self, conversion.copy_from, src)
+        return inplace(self, conversion.copy_from, other)
 
     def add_(self, other, *args, **kwargs) -> Tensor:
         """``self += alpha * other`` in place (``alpha=`` a keyword; torch's deprecated

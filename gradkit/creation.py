@@ -225,22 +225,22 @@ def _like_of(make):
     return like
 
 
-def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
+def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
                memory_format=memory_formats.preserve_format) -> Tensor:
-    """``empty`` shaped like ``t`` (its dtype, device and layout unless given)."""
-    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad,
+    """``empty`` shaped like ``input`` (its dtype, device and layout unless given)."""
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad,
                       memory_format=memory_format)
 
 
-def full_like(t: Tensor, fill_value, *, dtype=None, device=None,
+def full_like(input: Tensor, fill_value, *, dtype=None, device=None,
               requires_grad: bool = False,
               memory_format=memory_formats.preserve_format) -> Tensor:
     """``full`` shaped like ``t`` (its dtype, device and layout unless given)."""
-    dtype, device = _like(t, dtype, device)
+    dtype, device = _like(input, dtype, device)
     fill_value = number_argument(fill_value, "full_like", "fill_value", 2)
-    out = full(tuple(t.shape), fill_value, dtype=dtype, device=device,
+    out = full(tuple(input.shape), fill_value, dtype=dtype, device=device,
                requires_grad=requires_grad)
-    return _in_format(out, t, memory_format, "full_like")
+    return _in_format(out, input, memory_format, "full_like")
 
 
 def arange(*args, dtype=None, device=None, requires_grad: bool = False, **numbers) -> Tensor:
@@ -374,12 +374,12 @@ def randperm(n: int, dtype=None, device=None, requires_grad: bool = False,
                    generator, "randperm")
 
 
-def randint_like(t: Tensor, low, high=None, dtype=None, device=None, *, generator=None,
+def randint_like(input: Tensor, low, high=None, dtype=None, device=None, *, generator=None,
                  memory_format=memory_formats.preserve_format) -> Tensor:
     """``randint`` shaped like ``t`` (its dtype, device and layout unless given)."""
-    dtype, device = _like(t, dtype, device)
-    out = randint(low, high, tuple(t.shape), dtype=dtype, device=device, generator=generator)
-    return _in_format(out, t, memory_format, "randint_like")
+    dtype, device = _like(input, dtype, device)
+    out = randint(low, high, tuple(input.shape), dtype=dtype, device=device, generator=generator)
+    return _in_format(out, input, memory_format, "randint_like")
 
 
 def bernoulli_mask(shape, p: float, xp=np):

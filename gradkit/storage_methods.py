@@ -111,13 +111,22 @@ def _resized_view(tensor: Tensor, sizes: tuple) -> Tensor:
     return view(tensor.contiguous(), shape=sizes)
 
 
+def _sizes_or_keyword(sizes: tuple, size, name: str) -> tuple:
+    """The sizes given positionally, or by torch's keyword ``size=`` (not both)."""
+    if size is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (size,)
+
+
 class _StorageMethods:
-    def resize_(self, *sizes, memory_format=None) -> Tensor:
+    def resize_(self, *sizes, memory_format=None, size=None) -> Tensor:
         """This tensor with the shape ``sizes`` (dense, C order or ``memory_format``'s) on its
         memory when the storage holds enough elements, else on a grown copy of the storage;
         refused on a tensor that requires grad, as torch, except in inference mode (where
         torch's autograd layer, which refuses it, is skipped)."""
-        shape = _sizes(sizes)
+        shape = _sizes(_sizes_or_keyword(sizes, size, "resize_"))
         check_inplace(self)
         if self._requires_grad and not grad_state.inference:
             raise RuntimeError("cannot resize variables that require grad")

@@ -13,8 +13,8 @@ class ReLU(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
-        return x.relu_() if self.inplace else ops.relu(x)
+    def forward(self, input):
+        return input.relu_() if self.inplace else ops.relu(input)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -22,14 +22,14 @@ class ReLU(Module):
 
 class Tanh(Module):
     """tanh(x) elementwise."""
-    def forward(self, x):
-        return ops.tanh(x)
+    def forward(self, input):
+        return ops.tanh(input)
 
 
 class Sigmoid(Module):
     """1 / (1 + exp(-x)) elementwise."""
-    def forward(self, x):
-        return ops.sigmoid(x)
+    def forward(self, input):
+        return ops.sigmoid(input)
 
 
 class GELU(Module):
@@ -39,8 +39,8 @@ class GELU(Module):
         super().__init__()
         self.approximate = approximate  # checked when called, as torch's
 
-    def forward(self, x):
-        return ops.gelu(x, approximate=self.approximate)
+    def forward(self, input):
+        return ops.gelu(input, approximate=self.approximate)
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
@@ -54,8 +54,8 @@ class Flatten(Module):
         self.start_dim = start_dim
         self.end_dim = end_dim
 
-    def forward(self, x):
-        return ops.flatten(x, self.start_dim, self.end_dim)
+    def forward(self, input):
+        return ops.flatten(input, self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -70,8 +70,8 @@ class _SoftmaxFamily(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x):
-        return getattr(functional, self.function_name)(x, self.dim, _stacklevel=5)
+    def forward(self, input):
+        return getattr(functional, self.function_name)(input, self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"

@@ -2,6 +2,8 @@
 function with the settings it was built with, and prints them as torch's do."""
 from __future__ import annotations
 
+import warnings
+
 from gradkit import creation
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
 from gradkit.nn import init as nn_init
@@ -101,8 +103,16 @@ class Hardtanh(_Activation):
     function = staticmethod(F.hardtanh)
     settings = ("min_val", "max_val", "inplace")
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None) -> None:
         super().__init__()
+        for old, new, value in (("min_value", "min_val", min_value),
+                                ("max_value", "max_val", max_value)):
+            if value is not None:  # torch's deprecated spellings, still accepted
+                warnings.warn(f"keyword argument `{old}` is deprecated and renamed to `{new}`",
+                              FutureWarning, stacklevel=2)
+        min_val = min_val if min_value is None else min_value
+        max_val = max_val if max_value is None else max_value
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
         if self.max_val <= self.min_val:
             raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val "

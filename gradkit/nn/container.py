@@ -61,10 +61,10 @@ class Sequential(_IndexedModules):
             for i, module in enumerate(args):
                 self.add_module(str(i), module)
 
-    def forward(self, x):
+    def forward(self, input):
         for module in self._modules.values():
-            x = module(x)
-        return x
+            input = module(input)
+        return input
 
 
 class ModuleList(_IndexedModules):

@@ -58,8 +58,8 @@ class Linear(_WeightAndBias):
         self.out_features = out_features
         self._create_parameters((out_features, in_features), bias, device, dtype)
 
-    def forward(self, x):
-        return F.linear(x, self.weight, self.bias)
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -195,8 +195,8 @@ class LayerNorm(Module):
         self.elementwise_affine = elementwise_affine
         scale_and_shift(self, shape, elementwise_affine, bias, device, dtype)
 
-    def forward(self, x):
-        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
@@ -213,31 +213,33 @@ class Dropout(Module):
         self.p = p
         self.inplace = inplace
 
-    def forward(self, x):
-        return F.dropout(x, self.p, self.training, self.inplace)
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
 
 
-class MaxPool2d(Module):
-    """Max over kernel_size windows of (N, C, H, W) inputs (stride defaults to kernel_size;
-    ``return_indices=True`` gives the maxima's flat indices too)."""
+class _MaxPoolNd(Module):
+    """The settings of MaxPool1d/2d/3d, in torch's order (return_indices before ceil_mode)."""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
                  return_indices: bool = False, ceil_mode: bool = False) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
-
-    def forward(self, x):
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool2d(_MaxPoolNd):
+    """Max over kernel_size windows of (N, C, H, W) inputs (stride defaults to kernel_size);
+    with ``return_indices=True``, (maxima, their flat indices in each H*W plane)."""
+
+    def forward(self, input):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)

@@ -8,7 +8,6 @@ import warnings
 from gradkit.nn import functions_lrn
 from gradkit.nn.loss import NLLLoss
 from gradkit.nn.module import Module
-from gradkit.ops.losses import legacy_reduction
 
 
 def _deprecated(message: str):
@@ -44,12 +43,7 @@ class Container(Module):
              "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for "
              "more details.")
 class NLLLoss2d(NLLLoss):
-    """Deprecated in torch: NLLLoss, with the legacy ``size_average`` / ``reduce`` too."""
-
-    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
-                 reduction: str = "mean") -> None:
-        super().__init__(weight, ignore_index,
-                         legacy_reduction(size_average, reduce, reduction, stacklevel=4))
+    """Deprecated in torch: NLLLoss under its old name."""
 
 
 class CrossMapLRN2d(Module):

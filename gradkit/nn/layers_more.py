@@ -12,7 +12,7 @@ from gradkit._tensor import Size
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.backend import int64
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
-from gradkit.nn.layers import _ConvNd, _ntuple, scale_and_shift
+from gradkit.nn.layers import _ConvNd, _MaxPoolNd, _ntuple, scale_and_shift
 from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
 
@@ -45,9 +45,9 @@ class ConvTranspose2d(_ConvNd):
                          groups, bias, padding_mode, device, dtype)
         self.output_padding = _ntuple(output_padding, self.dims)
 
-    def forward(self, x, output_size=None):
-        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(x, output_size), self.groups,
+    def forward(self, input, output_size=None):
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
                                   self.dilation)
 
     def _output_padding(self, x, output_size) -> tuple:
@@ -132,14 +132,14 @@ class _BatchNorm(_Norm):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
                          bias)
 
-    def forward(self, x):
-        if x.ndim not in self.ranks:
+    def forward(self, input):
+        if input.ndim not in self.ranks:
             raise ValueError(f"expected {' or '.join(f'{r}D' for r in self.ranks)} input (got "
-                             f"{x.ndim}D input)")
+                             f"{input.ndim}D input)")
         momentum = self._momentum()
         use_batch = self.training or self.running_mean is None
         tracked = not self.training or self.track_running_stats
-        return F.batch_norm(x, self.running_mean if tracked else None,
+        return F.batch_norm(input, self.running_mean if tracked else None,
                             self.running_var if tracked else None, self.weight, self.bias,
                             use_batch, momentum, self.eps)
 
@@ -171,23 +171,23 @@ class InstanceNorm2d(_Norm):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
                          bias)
 
-    def forward(self, x):
+    def forward(self, input):
         batched = self.dims + 2
-        if x.ndim not in (batched - 1, batched):
-            raise ValueError(f"expected {batched - 1}D or {batched}D input (got {x.ndim}D "
+        if input.ndim not in (batched - 1, batched):
+            raise ValueError(f"expected {batched - 1}D or {batched}D input (got {input.ndim}D "
                              "input)")
-        feature_dim = x.ndim - self.dims - 1
-        if x.shape[feature_dim] != self.num_features:
+        feature_dim = input.ndim - self.dims - 1
+        if input.shape[feature_dim] != self.num_features:
             if self.affine:
                 raise ValueError(f"expected input's size at dim={feature_dim} to match "
                                  f"num_features ({self.num_features}), but got: "
-                                 f"{x.shape[feature_dim]}.")
+                                 f"{input.shape[feature_dim]}.")
             warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
                           "can silence this warning by not passing in num_features, which is not "
                           "used because affine=False", stacklevel=2)
-        if x.ndim == batched - 1:
-            return self.forward(x.unsqueeze(0)).squeeze(0)
-        return F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+        if input.ndim == batched - 1:
+            return self.forward(input.unsqueeze(0)).squeeze(0)
+        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
                                self.training or not self.track_running_stats,
                                self.momentum if self.momentum is not None else 0.0, self.eps)
 
@@ -205,8 +205,8 @@ class GroupNorm(Module):
         self.eps, self.affine = eps, affine
         scale_and_shift(self, num_channels, affine, bias, device, dtype)
 
-    def forward(self, x):
-        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
@@ -238,24 +238,12 @@ def _single(value):
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
-class MaxPool1d(Module):
+class MaxPool1d(_MaxPoolNd):
     """Max over windows of (N, C, L) inputs (stride defaults to kernel_size)."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
-                 return_indices: bool = False, ceil_mode: bool = False) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
-
-    def forward(self, x):
-        return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+    def forward(self, input):
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             self.ceil_mode, self.return_indices)
-
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
 class AvgPool2d(Module):
@@ -269,8 +257,8 @@ class AvgPool2d(Module):
         self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
-    def forward(self, x):
-        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+    def forward(self, input):
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
@@ -287,8 +275,8 @@ class AvgPool1d(AvgPool2d):
                          _single(padding), ceil_mode, count_include_pad)
         del self.divisor_override  # torch's AvgPool1d has none
 
-    def forward(self, x):
-        return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
 
 
@@ -299,8 +287,8 @@ class AdaptiveAvgPool2d(Module):
         super().__init__()
         self.output_size = output_size
 
-    def forward(self, x):
-        return F.adaptive_avg_pool2d(x, self.output_size)
+    def forward(self, input):
+        return F.adaptive_avg_pool2d(input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"

@@ -31,9 +31,9 @@ class ConvTranspose1d(ConvTranspose2d):
 
     dims = 1
 
-    def forward(self, x, output_size=None):
-        return F.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(x, output_size), self.groups,
+    def forward(self, input, output_size=None):
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
                                   self.dilation)
 
 
@@ -46,9 +46,9 @@ class ConvTranspose3d(ConvTranspose2d):
 
     dims = 3
 
-    def forward(self, x, output_size=None):
-        return F.conv_transpose3d(x, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(x, output_size), self.groups,
+    def forward(self, input, output_size=None):
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
                                   self.dilation)
 
 

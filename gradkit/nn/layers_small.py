@@ -6,8 +6,8 @@ LocalResponseNorm and the remaining pooling layers, each a thin Module over
 from __future__ import annotations
 
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
-from gradkit.nn.layers import Dropout, _ntuple
-from gradkit.nn.layers_more import AvgPool2d, MaxPool1d
+from gradkit.nn.layers import Dropout, _MaxPoolNd, _ntuple
+from gradkit.nn.layers_more import AvgPool2d
 from gradkit.nn.module import Module
 
 
@@ -247,19 +247,19 @@ class LocalResponseNorm(Module):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
-class MaxPool3d(MaxPool1d):
+class MaxPool3d(_MaxPoolNd):
     """Max over windows of (N, C, D, H, W) inputs (stride defaults to kernel_size)."""
 
-    def forward(self, x):
-        return F.max_pool3d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             self.ceil_mode, self.return_indices)
 
 
 class AvgPool3d(AvgPool2d):
     """Means over windows of (N, C, D, H, W) inputs."""
 
-    def forward(self, x):
-        return F.avg_pool3d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+    def forward(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
 

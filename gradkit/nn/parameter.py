@@ -164,8 +164,8 @@ class UninitializedTensorMixin:
     def requires_grad(self, value: bool) -> None:
         self._requires_grad = self._plain()._set_requires_grad(value).requires_grad
 
-    def copy_(self, src, non_blocking: bool = False):
-        self._plain().copy_(src._plain() if is_lazy(src) else src, non_blocking)
+    def copy_(self, other, non_blocking: bool = False):
+        self._plain().copy_(other._plain() if is_lazy(other) else other, non_blocking)
         return self
 
     def __repr__(self) -> str:

@@ -14,15 +14,13 @@ from gradkit.nn.rnn import _STEPS, uniform_by_hidden_size
 
 class RNNCellBase(Module):
     """``weight_ih`` (gates·hidden, input), ``weight_hh`` (gates·hidden, hidden), optional
-    ``bias_ih``/``bias_hh``, all U(±1/√hidden_size)."""
+    ``bias_ih``/``bias_hh``, all U(±1/√hidden_size); gates = ``num_chunks``, as torch's."""
 
-    gates = 1
-
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
-                 dtype=None) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
+                 device=None, dtype=None) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        size = self.gates * hidden_size
+        size = num_chunks * hidden_size
 
         def parameter(*shape):
             return Parameter(creation.empty(shape, device=device, dtype=dtype))
@@ -97,7 +95,7 @@ class RNNCell(RNNCellBase):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  nonlinearity: str = "tanh", device=None, dtype=None) -> None:
-        super().__init__(input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
@@ -108,7 +106,17 @@ class RNNCell(RNNCellBase):
         return self._forward(modes[self.nonlinearity], input, hx, 1)
 
 
-class LSTMCell(RNNCellBase):
+class _GatedCell(RNNCellBase):
+    """A cell with a fixed number of gates (``gates``) and torch's constructor for it."""
+
+    gates = 1
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, self.gates, device, dtype)
+
+
+class LSTMCell(_GatedCell):
     """One LSTM step: (h', c') from input and (h, c).
 
     >>> h, c = gradkit.nn.LSTMCell(3, 4)(gradkit.randn(2, 3))
@@ -123,7 +131,7 @@ class LSTMCell(RNNCellBase):
         return self._forward("LSTM", input, hx, 2)
 
 
-class GRUCell(RNNCellBase):
+class GRUCell(_GatedCell):
     """One GRU step (gate order r, z, n, as torch).
 
     >>> gradkit.nn.GRUCell(3, 4)(gradkit.randn(3)).shape

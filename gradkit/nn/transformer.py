@@ -92,10 +92,12 @@ class TransformerEncoderLayer(_Block):
 
     attentions = ("self_attn",)
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    @property
+    def activation_relu_or_gelu(self) -> int:
+        """torch's fast-path flag: 1 for relu, 2 for gelu, 0 for another activation (from
+        ``activation``, so __init__ keeps _Block's signature, torch's)."""
         active = self.activation
-        self.activation_relu_or_gelu = 1 if active is F.relu or isinstance(active, ReLU) else \
+        return 1 if active is F.relu or isinstance(active, ReLU) else \
             2 if active is F.gelu or isinstance(active, GELU) else 0
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
@@ -175,6 +177,10 @@ class TransformerEncoder(_Stack):
 
 class TransformerDecoder(_Stack):
     """``num_layers`` copies of a decoder layer, then ``norm`` if given."""
+
+    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int,
+                 norm: Module | None = None) -> None:
+        super().__init__(decoder_layer, num_layers, norm)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal: bool | None = None,

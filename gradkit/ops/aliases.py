@@ -19,42 +19,42 @@ from gradkit.ops.shape import transpose
 
 
 @tensor_method()
-def adjoint(x: Tensor) -> Tensor:
+def adjoint(input: Tensor) -> Tensor:
     """The conjugate transpose of the last two dims of x (a view); a 0-d x conjugated, with
     torch's deprecation warning."""
-    if x.ndim == 0:
+    if input.ndim == 0:
         warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
                       UserWarning, stacklevel=2)
-        return conj(x)
-    if x.ndim == 1:
+        return conj(input)
+    if input.ndim == 1:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
                            "matrices. Got 1-D tensor.")
-    return conj(transpose(x, -2, -1))
+    return conj(transpose(input, -2, -1))
 
 
 @tensor_method()
-def swapdims(x: Tensor, dim0: int, dim1: int) -> Tensor:
+def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """``transpose(x, dim0, dim1)`` under numpy's other name (a view)."""
-    return transpose(x, dim0, dim1)
+    return transpose(input, dim0, dim1)
 
 
 @tensor_method()
-def swapaxes(x: Tensor, axis0: int, axis1: int) -> Tensor:
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
     """``transpose(x, axis0, axis1)`` under numpy's name and argument names (a view)."""
-    return transpose(x, axis0, axis1)
+    return transpose(input, axis0, axis1)
 
 
 @tensor_method()
-def split_with_sizes(x: Tensor, split_sizes, dim: int = 0):
+def split_with_sizes(input: Tensor, split_sizes, dim: int = 0):
     """``split(x, split_sizes, dim)`` for a sequence of sizes only (torch's TypeError for an
     int)."""
-    if not isinstance(x, Tensor):
+    if not isinstance(input, Tensor):
         raise TypeError("split_with_sizes(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+                        f"{type(input).__name__}")
     if not isinstance(split_sizes, (list, tuple)):
         raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple "
                         f"of ints, not {type(split_sizes).__name__}")
-    return split(x, split_sizes, dim)
+    return split(input, split_sizes, dim)
 
 
 def true_divide(x, other, **keywords):

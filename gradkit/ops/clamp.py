@@ -119,13 +119,13 @@ _clamp_tensors.defjvp(lambda t, x, lo, hi: where(_inside(x, lo, hi), t, 0.0),
 
 
 @tensor_method(("clamp", "clip"), inplace=True)
-def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
+def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
     """Limit x to [min, max]; the bounds may be numbers or (broadcasting) tensors."""
-    min, max = number_bound(x, min), number_bound(x, max)  # noqa: A001
+    min, max = number_bound(input, min), number_bound(input, max)  # noqa: A001
     if hasattr(min, "_data") or hasattr(max, "_data"):
         _check_bounds(min, max)
-        return _clamp_tensors(x, min, max)
-    return _clamp_numbers(x, min, max)
+        return _clamp_tensors(input, min, max)
+    return _clamp_numbers(input, min, max)
 
 
 def _check_in_place(target, min=None, max=None) -> None:  # noqa: A002

@@ -43,11 +43,11 @@ _conj.node_name = "ConjBackward0"
 
 
 @tensor_method()
-def conj(x):
+def conj(input):
     """Complex conjugate, a view of x (x itself, without a node, when it is real)."""
-    if type(x) is float:  # a backward's real scalar: no call at all
-        return x
-    return _conj(x) if _is_complex(x) else x
+    if type(input) is float:  # a backward's real scalar: no call at all
+        return input
+    return _conj(input) if _is_complex(input) else input
 
 
 def _conj_physical_op(node_name: str):
@@ -138,16 +138,16 @@ def _to_complex(g):
     return _to_complex_op(g)
 
 
-def real(x):
+def real(input):
     """Real part (the tensor itself when it is real)."""
-    return _real(x) if _is_complex(x) else x
+    return _real(input) if _is_complex(input) else input
 
 
-def imag(x):
+def imag(input):
     """Imaginary part; torch refuses it for real tensors, and so do we."""
-    if not _is_complex(x):
+    if not _is_complex(input):
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return _imag(x)
+    return _imag(input)
 
 
 def _is_complex(x) -> bool:

@@ -125,20 +125,20 @@ _nan_to_num.batchable = True
 
 
 @tensor_method(inplace=True)
-def nan_to_num(x, nan: float | None = 0.0, posinf: float | None = None,
+def nan_to_num(input, nan: float | None = 0.0, posinf: float | None = None,
                neginf: float | None = None):
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: the dtype's
     largest and lowest finite values); integers unchanged. As torch, no gradient through
     complex values (their parts are replaced one by one)."""
     # torch's parser reads the input and the numbers before the op's own checks
-    require_tensors("nan_to_num", x)
+    require_tensors("nan_to_num", input)
     nan = 0.0 if nan is None else nan  # torch's ``double? nan``: None is the default 0
     nan, posinf, neginf = (number_argument(v, "nan_to_num", name, i + 2, "float") for i, (v, name)
                            in enumerate(((nan, "nan"), (posinf, "posinf"), (neginf, "neginf"))))
-    if x.is_complex() and x.requires_grad and is_grad_enabled():
+    if input.is_complex() and input.requires_grad and is_grad_enabled():
         raise RuntimeError("nan_to_num does not support automatic differentiation for outputs "
                            "with complex dtype.")
-    return _nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+    return _nan_to_num(input, nan=nan, posinf=posinf, neginf=neginf)
 
 
 nan_to_num.function_words = True  # its method's errors do not count self (ops/methods.py)

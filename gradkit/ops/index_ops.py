@@ -182,29 +182,29 @@ put.defjvp(_put_kept, None,
 
 @tensor_method()
 @tensor_parameters("indices")
-def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """x's values at ``indices`` along ``dim`` (the two broadcast in the other dims); with
     ``dim=None`` both are read flat."""
     if indices.dtype.name != "int64":
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{scalar_type_name(indices._data)}")
     if dim is None:
-        return gather(reshape(x, (-1,)), 0, reshape(indices, (-1,)))
-    if x.ndim != indices.ndim:
+        return gather(reshape(input, (-1,)), 0, reshape(indices, (-1,)))
+    if input.ndim != indices.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
-                           f"number of dimensions, but got {x.ndim} dimensions for input, and "
+                           f"number of dimensions, but got {input.ndim} dimensions for input, and "
                            f"{indices.ndim} dimensions for indices")
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    dim = _normalize_dim(dim, x.ndim)
-    size = x.shape[dim]
+    dim = _normalize_dim(dim, input.ndim)
+    size = input.shape[dim]
     if size:  # torch's take_along_dim (not its gather) reads every index modulo the size
         indices = remainder(indices, size)
     common = list(broadcast_shape(*(tuple(1 if d == dim else n for d, n in enumerate(t.shape))
-                                     for t in (x, indices))))
-    x = expand(x, (*common[:dim], x.shape[dim], *common[dim + 1:]))
+                                     for t in (input, indices))))
+    input = expand(input, (*common[:dim], input.shape[dim], *common[dim + 1:]))
     indices = expand(indices, (*common[:dim], indices.shape[dim], *common[dim + 1:]))
-    return gather(x, dim, indices)
+    return gather(input, dim, indices)
 
 
 # -- index_add / index_copy / index_fill: ``index`` along ``dim`` ------------------------------

@@ -95,18 +95,18 @@ def _refuse_empty(x: Tensor, dim: int, source: Tensor) -> None:
 
 
 @tensor_method(inplace=True)
-def index_reduce(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
                  include_self: bool = True) -> Tensor:
     """x with each slice ``source[..., i, ...]`` (along ``dim``) reduced into
     ``x[..., index[i], ...]``: ``reduce`` is "prod", "mean", "amax" or "amin";
     ``include_self=False`` leaves x's own values out where written."""
     warnings.warn(BETA_WARNING, UserWarning, stacklevel=2)
-    dim = _checked(x, dim, index, source, reduce)
-    _check_kernels(x, dim, index, source, reduce, include_self)
-    if x.dim() == 0:
-        return _index_reduce(x, 0, index.reshape(()), source.reshape(()), reduce,
+    dim = _checked(input, dim, index, source, reduce)
+    _check_kernels(input, dim, index, source, reduce, include_self)
+    if input.dim() == 0:
+        return _index_reduce(input, 0, index.reshape(()), source.reshape(()), reduce,
                              include_self=include_self)
     shape = [1] * source.dim()
     shape[dim] = -1
     spread = index.reshape(shape).expand(*source.shape)
-    return _index_reduce(x, dim, spread, source, reduce, include_self=include_self)
+    return _index_reduce(input, dim, spread, source, reduce, include_self=include_self)

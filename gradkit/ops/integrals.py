@@ -141,12 +141,12 @@ _weighted_count.defjvp(None, _no_bincount_jvp)
 
 @tensor_method()
 @tensor_parameters("weights")
-def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
-    """How often each value 0, 1, ... occurs in the 1-d non-negative integer x (or the sum of
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """How often each value 0, 1, ... occurs in the 1-d non-negative integer input (or the sum of
     ``weights`` at its occurrences), at least ``minlength`` bins."""
     if weights is None:
-        return _count(x, minlength=minlength)
-    return _weighted_count(x, weights, minlength=minlength)
+        return _count(input, minlength=minlength)
+    return _weighted_count(input, weights, minlength=minlength)
 
 
 bincount.function_words = True  # its method's errors do not count self

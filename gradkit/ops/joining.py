@@ -197,16 +197,16 @@ def split(x, split_size_or_sections, dim: int = 0):
 
 @tensor_method()
 @int_parameters("chunk", chunks=(1, "int"), dim=(2, "int"))
-def chunk(x, chunks: int, dim: int = 0):
+def chunk(input, chunks: int, dim: int = 0):
     """Split into ``chunks`` pieces of (nearly) equal size, as torch.chunk."""
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
-    length = x.shape[_normalize_dim(dim, x.ndim)]
+    length = input.shape[_normalize_dim(dim, input.ndim)]
     if not length:  # torch's ``chunks`` empty pieces (split_with_sizes)
-        return split(x, [0] * chunks, dim)
-    return split(x, -(-length // chunks), dim)
+        return split(input, [0] * chunks, dim)
+    return split(input, -(-length // chunks), dim)
 
 
 @tensor_method()

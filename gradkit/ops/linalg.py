@@ -145,12 +145,12 @@ matmul.defjvp(lambda t, x, y, x_shape, y_shape: matmul(t, y),
 
 
 @tensor_method()
-@tensor_parameters(y="mat2")
-def mm(x, y):
+@tensor_parameters("mat2")
+def mm(input, mat2):
     """Matrix product of two 2-D tensors."""
-    _check_ndim(x, 2, "self must be a matrix")
-    _check_ndim(y, 2, "mat2 must be a matrix")
-    return matmul(x, y)
+    _check_ndim(input, 2, "self must be a matrix")
+    _check_ndim(mat2, 2, "mat2 must be a matrix")
+    return matmul(input, mat2)
 
 
 def _check_ndim(t, ndim: int, expected: str) -> None:
@@ -191,48 +191,49 @@ _bmm.defjvp(lambda t, x, y, x_dtype: _bmm(t, y), lambda t, x, y, x_dtype: _bmm(x
 
 
 @tensor_method()
-@tensor_parameters(y="mat2")
-def bmm(x, y):
+@tensor_parameters("mat2")
+def bmm(input, mat2):
     """Batched matrix product of two 3-D tensors with the same batch size."""
-    _check_ndim(x, 3, "batch1 must be a 3D tensor")
-    _check_ndim(y, 3, "batch2 must be a 3D tensor")
-    if x.shape[0] != y.shape[0] or x.shape[2] != y.shape[1]:
+    _check_ndim(input, 3, "batch1 must be a 3D tensor")
+    _check_ndim(mat2, 3, "batch2 must be a 3D tensor")
+    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
         raise RuntimeError(
-            f"Expected size for first two dimensions of batch2 tensor to be: [{x.shape[0]}, "
-            f"{x.shape[2]}] but got: [{y.shape[0]}, {y.shape[1]}].")
-    x_data, y_data = getattr(x, "_data", x), getattr(y, "_data", y)
+            f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
+            f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+    x_data, y_data = getattr(input, "_data", input), getattr(mat2, "_data", mat2)
     if x_data.dtype != y_data.dtype:
         if x_data.dtype.kind == "b" and x_data.size and y_data.size:  # torch's kernel check first
             raise kernel_error("bmm")(x_data)
         if not (x_data.size and y_data.size):  # torch answers an empty product first, as mat2,
-            return _bmm(x, y)  # and saves both operands as they are (a write bumps their version)
+            return _bmm(input, mat2)  # and saves both operands as they are (a write bumps
+            # their version)
         raise RuntimeError(f"expected scalar type {scalar_type_name(x_data)} but found "
                            f"{scalar_type_name(y_data)}")
-    return _bmm(x, y)
+    return _bmm(input, mat2)
 
 
 @tensor_method()
-@tensor_parameters(v="vec")
-def mv(x, v):
+@tensor_parameters("vec")
+def mv(input, vec):
     """Matrix-vector product of a 2-D x and a 1-D v."""
-    if x.ndim == 0:  # torch reads x's size(0) first
+    if input.ndim == 0:  # torch reads input's size(0) first
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    if x.ndim != 2 or v.ndim != 1:  # addmv's message: the result (1-D), the matrix, the vector
-        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {x.ndim}, {v.ndim}")
-    if x.shape[1] != v.shape[0]:  # torch's addmv words it (input: the result's size)
-        raise RuntimeError(f"size mismatch, got input ({x.shape[0]}), mat ({x.shape[0]}x"
-                           f"{x.shape[1]}), vec ({v.shape[0]})")
-    return matmul(x, v)
+    if input.ndim != 2 or vec.ndim != 1:  # addmv's message: the result (1-D), matrix, vector
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
+    if input.shape[1] != vec.shape[0]:  # torch's addmv words it (input: the result's size)
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat "
+                           f"({input.shape[0]}x{input.shape[1]}), vec ({vec.shape[0]})")
+    return matmul(input, vec)
 
 
 @tensor_method()
-@tensor_parameters(y="tensor")
-def dot(x, y):
+@tensor_parameters("tensor")
+def dot(input, tensor):
     """Inner product of two 1-D tensors (no conjugation, as torch.dot)."""
-    if x.ndim != 1 or y.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors")
-    _dot_check(x, y)
-    return matmul(x, y)
+    if input.ndim != 1 or tensor.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
+    _dot_check(input, tensor)
+    return matmul(input, tensor)
 
 
 def _dot_check(x, y) -> None:
@@ -247,40 +248,40 @@ def _dot_check(x, y) -> None:
                            "respectively")
 
 
-@tensor_parameters(y="other")
-def vdot(x, y):
+@tensor_parameters("other")
+def vdot(input, other):
     """Dot product of two 1-D tensors, conjugating the first."""
-    return dot(conj(x), y)
+    return dot(conj(input), other)
 
 
 @tensor_method()
-@tensor_parameters(y="other")
-def inner(x, y):
+@tensor_parameters("other")
+def inner(input, other):
     """Inner product over the last dims: shape ``x.shape[:-1] + y.shape[:-1]`` (no conjugate)."""
-    if x.ndim == 0 or y.ndim == 0:
-        return x * y
-    if x.shape[-1] != y.shape[-1]:
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
         raise RuntimeError("inner() the last dimension must match on both input tensors but got "
-                           f"shapes {list(x.shape)} and {list(y.shape)}")
-    if x.dtype != y.dtype:  # torch's tensordot checks before any kernel
+                           f"shapes {list(input.shape)} and {list(other.shape)}")
+    if input.dtype != other.dtype:  # torch's tensordot checks before any kernel
         raise RuntimeError("both inputs should have same dtype")
-    if x.ndim == 1 and y.ndim == 1:  # torch's dot kernel (refuses bool even when empty) of
+    if input.ndim == 1 and other.ndim == 1:  # torch's dot kernel (refuses bool even when empty) of
         # tensordot's permuted views, then its view: ViewBackward0 over DotBackward0
-        return reshape(matmul(permute(x, dims=(0,)), permute(y, dims=(0,))), ())
-    k = x.shape[-1]  # explicit row counts: -1 is ambiguous when k is 0
-    rows = matmul(reshape(x, (math.prod(x.shape[:-1]), k)),
-                  transpose(reshape(y, (math.prod(y.shape[:-1]), k)), 0, 1))
-    return reshape(rows, tuple(x.shape[:-1]) + tuple(y.shape[:-1]))
+        return reshape(matmul(permute(input, dims=(0,)), permute(other, dims=(0,))), ())
+    k = input.shape[-1]  # explicit row counts: -1 is ambiguous when k is 0
+    rows = matmul(reshape(input, (math.prod(input.shape[:-1]), k)),
+                  transpose(reshape(other, (math.prod(other.shape[:-1]), k)), 0, 1))
+    return reshape(rows, tuple(input.shape[:-1]) + tuple(other.shape[:-1]))
 
 
 @tensor_method()
-@tensor_parameters(y="vec2")
-def outer(x, y):
+@tensor_parameters("vec2")
+def outer(input, vec2):
     """Outer product of two 1-D tensors."""
-    for name, vector in (("self", x), ("vec2", y)):  # torch's check names its arguments
+    for name, vector in (("self", input), ("vec2", vec2)):  # torch's check names its arguments
         if vector.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {vector.ndim}-D")
-    return reshape(x, (x.shape[0], 1)) * y  # torch's: y is saved itself, x as a view
+    return reshape(input, (input.shape[0], 1)) * vec2  # torch's: vec2 saved itself, input a view
 
 
 ger = outer

@@ -174,14 +174,14 @@ _svd.defjvp_all(_svd_jvp)
 _svd.name, _svd.profiler_name = "linalg_svd", "gradkit::linalg_svd"
 
 
-def svd(x, full_matrices: bool = True):
+def svd(A, full_matrices: bool = True):  # noqa: N803 - torch's name
     """(U, S, Vh) with x = U diag(S) Vh; ``full_matrices=False``: the reduced factors."""
-    return SvdResult(*_svd(x, full_matrices=full_matrices))
+    return SvdResult(*_svd(A, full_matrices=full_matrices))
 
 
-def svdvals(x):
+def svdvals(A):  # noqa: N803 - torch's name
     """The singular values of x, in descending order."""
-    return _svd(x, full_matrices=False)[1]
+    return _svd(A, full_matrices=False)[1]
 
 
 @op(save=("result0", "result1"), outputs=2, node_name="LinalgEighBackward0")
@@ -309,8 +309,8 @@ _qr.defjvp_all(_qr_jvp)
 _qr.name, _qr.profiler_name = "linalg_qr", "gradkit::linalg_qr"
 
 
-def qr(x, mode: str = "reduced"):
+def qr(A, mode: str = "reduced"):  # noqa: N803 - torch's name
     """(Q, R) with x = Q R, Q orthonormal columns, R upper triangular (``mode='r'``: Q empty)."""
-    return QrResult(*_qr(x, mode=mode))
+    return QrResult(*_qr(A, mode=mode))
 
 

@@ -102,21 +102,21 @@ def _identity_where_failed(x, info):
     return _with_unfinished(info, x, eye)
 
 
-def inv_ex(x, *, check_errors: bool = False):
+def inv_ex(A, *, check_errors: bool = False):  # noqa: N803 - torch's name
     """(inverse, info): info is getrf's first zero pivot (0: x is invertible)."""
-    check_matrices("linalg.inv", x._data,  # torch's inv_ex checks under inv's name
+    check_matrices("linalg.inv", A._data,  # torch's inv_ex checks under inv's name
                    half=low_precision("linalg.inv"))
-    info = _info(x, kind="lu")
+    info = _info(A, kind="lu")
     if not _failed(info):
-        return InvExResult(inv(x), info)
+        return InvExResult(inv(A), info)
     if check_errors:
         index, pivot = _first_failure(info)
-        raise LinAlgError(f"linalg.inv_ex: {_batch_prefix(x, index)}The diagonal element {pivot} "
+        raise LinAlgError(f"linalg.inv_ex: {_batch_prefix(A, index)}The diagonal element {pivot} "
                           "is zero, the inversion could not be completed because the input matrix "
                           "is singular.")
-    eye = x.new_tensor(np.broadcast_to(np.eye(x.shape[-1]), tuple(x.shape)), dtype=x.dtype)
-    good = inv(_identity_where_failed(x, info))
-    return InvExResult(_with_unfinished(info, good, _unfinished(x, eye, kind="lu")), info)
+    eye = A.new_tensor(np.broadcast_to(np.eye(A.shape[-1]), tuple(A.shape)), dtype=A.dtype)
+    good = inv(_identity_where_failed(A, info))
+    return InvExResult(_with_unfinished(info, good, _unfinished(A, eye, kind="lu")), info)
 
 
 def cholesky_ex(x, *, upper: bool = False, check_errors: bool = False):
@@ -136,18 +136,18 @@ def cholesky_ex(x, *, upper: bool = False, check_errors: bool = False):
     return CholeskyExResult(_with_unfinished(info, good, leftover), info)
 
 
-def solve_ex(a, b, *, left: bool = True, check_errors: bool = False):
+def solve_ex(A, B, *, left: bool = True, check_errors: bool = False):  # noqa: N803 - torch's name
     """(X, info) with ``A X = B`` (``left=False``: ``X A = B``); info is getrf's first zero
     pivot of A (0: A is invertible)."""
-    check_matrices("linalg.solve", a._data)
-    info = _info(a, kind="lu")
+    check_matrices("linalg.solve", A._data)
+    info = _info(A, kind="lu")
     if not _failed(info):
-        return SolveExResult(solve(a, b, left=left), info)
+        return SolveExResult(solve(A, B, left=left), info)
     if check_errors:
         index, _ = _first_failure(info)
-        raise LinAlgError(f"torch.linalg.solve_ex: {_batch_prefix(a, index)}The solver failed "
+        raise LinAlgError(f"torch.linalg.solve_ex: {_batch_prefix(A, index)}The solver failed "
                           "because the input matrix is singular.")
-    good = solve(_identity_where_failed(a, info), b, left=left)
-    leftover = _unfinished(a, b, kind="lu", left=left)
-    vector = left and _is_vector_rhs(a, b)
+    good = solve(_identity_where_failed(A, info), B, left=left)
+    leftover = _unfinished(A, B, kind="lu", left=left)
+    vector = left and _is_vector_rhs(A, B)
     return SolveExResult(_with_unfinished(info, good, leftover, 1 if vector else 2), info)

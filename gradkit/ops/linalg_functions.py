@@ -29,9 +29,9 @@ __all__ = ["cond", "diagonal", "matmul", "matrix_power", "matrix_rank", "multi_d
            "tensorinv", "tensorsolve", "vander", "vecdot"]
 
 
-def diagonal(x, *, offset: int = 0, dim1: int = -2, dim2: int = -1):
+def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):  # noqa: N803 - torch's name
     """The ``offset`` diagonal of the matrices in dims ``dim1``, ``dim2`` (a view)."""
-    return _diagonal(x, offset, dim1, dim2)
+    return _diagonal(A, offset, dim1, dim2)
 
 
 def vecdot(x, y, *, dim: int = -1):
@@ -115,27 +115,27 @@ def _check_square(name: str, x) -> None:
                            f"{x.shape[-2]} by {x.shape[-1]} matrices")
 
 
-def matrix_power(x, n: int):
+def matrix_power(input, n: int):
     """x^n for square matrices x (n < 0: the inverse's power; n = 0: the identity), by
     repeated squaring as torch multiplies."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not "
                         f"{type(n).__name__}")
-    _check_square("linalg.matrix_power", x)
-    if n == 0:  # the identity written over a copy, as torch (a zero gradient for x)
-        out = x.clone()
-        out.copy_(diag_embed(ones_like(_diagonal(x, 0, -2, -1))))
+    _check_square("linalg.matrix_power", input)
+    if n == 0:  # the identity written over a copy, as torch (a zero gradient for input)
+        out = input.clone()
+        out.copy_(diag_embed(ones_like(_diagonal(input, 0, -2, -1))))
         return out
     if n == -1:  # torch returns the inverse itself (LinalgInvExBackward0 saves it)
-        return inv(x)
+        return inv(input)
     if n < 0:
-        x, n = inv(x), -n
+        input, n = inv(input), -n
     if n == 1:
-        return x.clone()
+        return input.clone()
     result, power = None, None
     while n > 0:
         bit, n = n % 2, n // 2
-        power = x if power is None else matmul(power, power)
+        power = input if power is None else matmul(power, power)
         if bit:
             result = power if result is None else matmul(result, power)
     return result

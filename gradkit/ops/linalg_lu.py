@@ -207,22 +207,22 @@ def _refuse_no_pivoting(name: str, pivot: bool) -> None:
         raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU")
 
 
-def lu_factor_ex(x, *, pivot: bool = True, check_errors: bool = False):
+def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False):  # noqa: N803 - torch's name
     """(LU, pivots, info): the packed LU factors of x, getrf's 1-based int32 row swaps, and
     per matrix the 1-based index of its first zero pivot (0: none)."""
     _refuse_no_pivoting("linalg.lu_factor", pivot)
-    lu, pivots, info = _lu_factor_ex(x)
+    lu, pivots, info = _lu_factor_ex(A)
     if check_errors and host(info).any():
-        raise _zero_pivot_error("torch.linalg.lu_factor_ex", x, info)
+        raise _zero_pivot_error("torch.linalg.lu_factor_ex", A, info)
     return LuFactorExResult(lu, pivots, info)
 
 
-def lu_factor(x, *, pivot: bool = True):
+def lu_factor(A, *, pivot: bool = True):  # noqa: N803 - torch's name
     """(LU, pivots) of x; a zero pivot is an error (``lu_factor_ex`` reports it instead)."""
     _refuse_no_pivoting("linalg.lu_factor", pivot)
-    lu, pivots, info = _lu_factor_ex(x)
+    lu, pivots, info = _lu_factor_ex(A)
     if host(info).any():
-        raise _zero_pivot_error("torch.linalg.lu_factor", x, info)
+        raise _zero_pivot_error("torch.linalg.lu_factor", A, info)
     return LuFactorResult(lu, pivots)
 
 
@@ -293,10 +293,10 @@ _lu.defjvp_all(lambda tangents, p, lower, upper: (None, *_lu_tangents(tangents[0
 _lu.name, _lu.profiler_name = "linalg_lu", "gradkit::linalg_lu"
 
 
-def lu(x, *, pivot: bool = True):
+def lu(A, *, pivot: bool = True):  # noqa: N803 - torch's name
     """(P, L, U) with x = P L U: P a permutation, L unit lower, U upper triangular."""
     _refuse_no_pivoting("linalg.lu_factor", pivot)
-    return LuResult(*_lu(x))
+    return LuResult(*_lu(A))
 
 
 def _check_lu_solve(lu_data, pivots, b, left):

@@ -228,15 +228,15 @@ _solve.defjvp_all(lambda tangents, a, x: _solve_jvp(tangents[0], tangents[1], a,
 _solve.name, _solve.profiler_name = "linalg_solve", "gradkit::linalg_solve"
 
 
-def solve(a, b, *, left: bool = True):
+def solve(A, B, *, left: bool = True):  # noqa: N803 - torch's name
     """X with ``A X = B`` (``left=False``: ``X A = B``); B may be a (batch of) vector(s)."""
     if left:
-        return _solve(a, b)
-    if _is_vector_rhs(a, b):  # torch reads B as vectors first, which X A = B cannot take
-        n = a.shape[-1]
+        return _solve(A, B)
+    if _is_vector_rhs(A, B):  # torch reads B as vectors first, which X A = B cannot take
+        n = A.shape[-1]
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
-                           f"XA = B ({n}x{n} and {b.shape[-1]}x1)")
-    return transpose(_solve(transpose(a, -1, -2), transpose(b, -1, -2)), -1, -2)
+                           f"XA = B ({n}x{n} and {B.shape[-1]}x1)")
+    return transpose(_solve(transpose(A, -1, -2), transpose(B, -1, -2)), -1, -2)
 
 
 def _not_positive_definite(x) -> LinAlgError:

@@ -257,9 +257,9 @@ def mode(x, dim: int = -1, keepdim: bool = False):
 
 
 @tensor_method()
-def msort(x):
+def msort(input):
     """x sorted along its first dim (the values of ``sort(x, 0)``)."""
-    return sort(x, 0).values
+    return sort(input, 0).values
 
 
 @op(save=("x", "result0", "result1"), outputs=2, name="aminmax")
@@ -290,12 +290,12 @@ _aminmax.defjvp_all(lambda tangents, x, low, high, dim, keepdim:
 
 
 @tensor_method()
-def aminmax(x, *, dim: int | None = None, keepdim: bool = False):
+def aminmax(input, *, dim: int | None = None, keepdim: bool = False):
     """(min, max) of x, along ``dim`` when given; each shares its gradient among ties."""
     if dim is not None and not isinstance(dim, int):
         raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
-    dim = None if dim is None else _normalize_dim(dim, x.ndim)
-    return aminmax_result(*_aminmax(x, dim=dim, keepdim=keepdim))
+    dim = None if dim is None else _normalize_dim(dim, input.ndim)
+    return aminmax_result(*_aminmax(input, dim=dim, keepdim=keepdim))
 
 
 @op(method=True)

@@ -22,9 +22,9 @@ from gradkit.ops.unary_helpers import scalar_type_name
 
 
 @tensor_method()
-def diagflat(x: Tensor, offset: int = 0) -> Tensor:
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     """A square matrix with x's elements, flattened, on its ``offset`` diagonal."""
-    return diag_embed(reshape(x, (-1,)), offset, 0, 1)
+    return diag_embed(reshape(input, (-1,)), offset, 0, 1)
 
 
 # -- repeat_interleave -------------------------------------------------------------------------
@@ -56,19 +56,19 @@ _NO_REPEATS = object()  # repeat_interleave(counts): no repeats given (a None is
 
 @tensor_method()
 @int_parameters("repeat_interleave", True, dim=(2, "int?"))
-def repeat_interleave(x: Tensor, repeats=_NO_REPEATS, dim: int | None = None, *,
+def repeat_interleave(input: Tensor, repeats=_NO_REPEATS, dim: int | None = None, *,
                       output_size: int | None = None) -> Tensor:
     """Each element of x repeated ``repeats`` times along ``dim`` (x flattened when dim is
     None); a tensor of repeats gives each slice its own count. With only a tensor of counts,
     the indices 0, 1, ... repeated that often."""
     if repeats is _NO_REPEATS:
-        return _indices_of_counts(x, output_size)
+        return _indices_of_counts(input, output_size)
     if not isinstance(repeats, Tensor) and (type(repeats) is not int and not isinstance(
             repeats, np.integer)):  # (a bool, a float: no signature takes it)
-        raise invalid_combination("repeat_interleave", (x, repeats) + (
+        raise invalid_combination("repeat_interleave", (input, repeats) + (
             () if dim is None else (dim,)), {})
-    source = x if dim is not None else reshape(x, (-1,))
-    dim = _normalize_dim(0 if dim is None else dim, x.ndim)
+    source = input if dim is not None else reshape(input, (-1,))
+    dim = _normalize_dim(0 if dim is None else dim, input.ndim)
     if isinstance(repeats, Tensor):
         if repeats.ndim > 1:
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
@@ -81,7 +81,7 @@ def repeat_interleave(x: Tensor, repeats=_NO_REPEATS, dim: int | None = None, *,
                                f"repeats.size(0) = {counts.size} and input.size({dim}) = {size}")
         if output_size is not None and output_size != counts.sum():
             raise RuntimeError("allocated size does not match required size")
-        index = tensor(np.repeat(np.arange(size), counts), device=x.device)
+        index = tensor(np.repeat(np.arange(size), counts), device=input.device)
         return index_select(source, dim, index)
     repeats = int(repeats)
     if repeats < 0:

@@ -321,20 +321,20 @@ def _distinct(dims: list) -> list:
 
 
 @tensor_method()
-@tensor_parameters(b="other")
-def kron(a, b):
+@tensor_parameters("other")
+def kron(input, other):
     """The Kronecker product: every element of a times the whole of b, as blocks."""
-    for position, (name, value) in enumerate((("input", a), ("other", b)), 1):
+    for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
         if not hasattr(value, "shape"):
             raise TypeError(f"kron(): argument '{name}' (position {position}) must be Tensor, "
                             f"not {type(value).__name__}")
-    ndim = max(a.ndim, b.ndim)
-    shape_a = (1,) * (ndim - a.ndim) + tuple(a.shape)
-    shape_b = (1,) * (ndim - b.ndim) + tuple(b.shape)
+    ndim = max(input.ndim, other.ndim)
+    shape_a = (1,) * (ndim - input.ndim) + tuple(input.shape)
+    shape_b = (1,) * (ndim - other.ndim) + tuple(other.shape)
     # torch's _unsafe_view throughout: neither the reshaped inputs mul saves nor the result
-    # are views, so a later write into a or b does not spoil the saved values' versions
-    blocks = _reshape_copy(a, shape=tuple(v for n in shape_a for v in (n, 1))) * \
-        _reshape_copy(b, shape=tuple(v for n in shape_b for v in (1, n)))
+    # are views, so input later write into input or other does not spoil the saved values' versions
+    blocks = _reshape_copy(input, shape=tuple(v for n in shape_a for v in (n, 1))) * \
+        _reshape_copy(other, shape=tuple(v for n in shape_b for v in (1, n)))
     return _reshape_copy(blocks, shape=tuple(n * m for n, m in zip(shape_a, shape_b)))
 
 
@@ -370,8 +370,8 @@ linalg_cross.defjvp(lambda t, x, y, dim: linalg_cross(t, y, dim=dim),
 
 
 @tensor_method()
-@tensor_parameters(y="other")
-def cross(x, y, dim: int | None = None):
+@tensor_parameters("other")
+def cross(input, other, dim: int | None = None):
     """linalg.cross along ``dim``; without it (deprecated, with torch's warning) along the
     first dim of size 3."""
     if dim is None:
@@ -379,8 +379,8 @@ def cross(x, y, dim: int | None = None):
                       "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
                       "default value of dim will change to agree with that of linalg.cross in a "
                       "future release.", UserWarning, stacklevel=2)
-        dim = next((d for d, n in enumerate(x.shape) if n == 3), None)
+        dim = next((d for d, n in enumerate(input.shape) if n == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
-    return linalg_cross(x, y, dim=dim)
+    return linalg_cross(input, other, dim=dim)
 

@@ -54,22 +54,22 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
 _MISSING = object()  # tile's dims not given
 
 
-def tile(x, dims=_MISSING, *extra):
-    """x repeated ``dims`` times along each dim; fewer dims than x has are padded with 1s in
-    front (``repeat`` otherwise). ``x.tile(2, 2)`` and ``tile(x, (2, 2))`` are the same (the
-    function takes a tuple, as torch's: ``tile(x, 2)`` is refused)."""
+def tile(input, dims=_MISSING, *extra):
+    """input repeated ``dims`` times along each dim; fewer dims than input has are padded with 1s in
+    front (``repeat`` otherwise). ``input.tile(2, 2)`` and ``tile(input, (2, 2))`` are the same (the
+    function takes a tuple, as torch's: ``tile(input, 2)`` is refused)."""
     if dims is _MISSING or extra:  # (torch's messages, not Python's)
         raise TypeError('tile() missing 1 required positional arguments: "dims"' if not extra
                         else f"tile() takes 2 positional arguments but {2 + len(extra)} were given")
     dims = int_list_argument(dims, "tile", "dims", 2, symint=True)
-    dims = (1,) * (x.ndim - len(dims)) + dims
+    dims = (1,) * (input.ndim - len(dims)) + dims
     negative = next((d for d in dims if d < 0), None)
     if negative is not None:
-        shape = (1,) * (len(dims) - x.ndim) + tuple(x.shape)
+        shape = (1,) * (len(dims) - input.ndim) + tuple(input.shape)
         sizes = [n * d for n, d in zip(shape, dims)]
         raise RuntimeError(f"Trying to create tensor with negative dimension "
                            f"{min(sizes)}: {sizes}")
-    return repeat(x, dims)
+    return repeat(input, dims)
 
 
 def _tile_method(self, *dims, **keywords):
@@ -86,7 +86,7 @@ def _dim_sequence(dims) -> list:
 
 @tensor_method(("movedim", "moveaxis"))
 @int_parameters("movedim", True, source=(1, "int|int[]"), destination=(2, "int|int[]"))
-def movedim(x, source, destination):
+def movedim(input, source, destination):
     """A view of x with the dims ``source`` moved to ``destination`` (the others keep their
     order)."""
     if isinstance(source, int) != isinstance(destination, int):  # torch: (int, int), (list, list)
@@ -96,11 +96,11 @@ def movedim(x, source, destination):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({source} dims) "
                            f"should contain the same number of dims as destination "
                            f"({destination} dims)")
-    ndim = x.ndim
+    ndim = input.ndim
     if ndim == 0:  # dims 0 and -1 name the one "dim" of a 0-d tensor
         for d in source + destination:
             _normalize_dim(d, 0)
-        return permute(x, ())
+        return permute(input, ())
     moved = [_normalize_dim(d, ndim) for d in source]
     target = [_normalize_dim(d, ndim) for d in destination]
     for name, dims, given in (("source", moved, source), ("destination", target, destination)):
@@ -110,7 +110,7 @@ def movedim(x, source, destination):
     for s, d in zip(moved, target):
         order[d] = s
     rest = iter(d for d in range(ndim) if d not in moved)
-    return permute(x, tuple(d if d is not None else next(rest) for d in order))
+    return permute(input, tuple(d if d is not None else next(rest) for d in order))
 
 
 moveaxis = movedim
@@ -119,33 +119,33 @@ moveaxis = movedim
 @tensor_method()
 @int_parameters("diff", n=(1, "int"), dim=(2, "int"))
 @tensor_parameters("prepend", "append")
-def diff(x, n: int = 1, dim: int = -1, prepend=None, append=None):
+def diff(input, n: int = 1, dim: int = -1, prepend=None, append=None):
     """The n-th forward difference along ``dim`` (``xor`` for bools), after joining
     ``prepend`` and ``append`` to x along it."""
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
-    dim = _normalize_dim(dim, x.ndim)
-    joined = [t for t in (prepend, x, append) if t is not None]
+    dim = _normalize_dim(dim, input.ndim)
+    joined = [t for t in (prepend, input, append) if t is not None]
     for t in joined:
-        if t.ndim != x.ndim:
+        if t.ndim != input.ndim:
             raise RuntimeError("diff expects prepend or append to be the same dimension as input")
-        for axis in range(x.ndim):
-            if axis != dim and t.shape[axis] != x.shape[axis]:
+        for axis in range(input.ndim):
+            if axis != dim and t.shape[axis] != input.shape[axis]:
                 raise RuntimeError(
                     "diff expects the shape of tensor to prepend or append to match that of "
                     f"input except along the differencing dimension; input.size({axis}) = "
-                    f"{x.shape[axis]}, but got tensor.size({axis}) = {t.shape[axis]}")
+                    f"{input.shape[axis]}, but got tensor.size({axis}) = {t.shape[axis]}")
     if n == 0:  # torch: the input copied into zeros (CopyBackwards), prepend/append ignored
-        return zeros_like(x).copy_(x)
+        return zeros_like(input).copy_(input)
     if len(joined) > 1:
-        x = cat(joined, dim)
-    difference = logical_xor if x.dtype == bool_ else sub
-    for _ in range(min(n, x.shape[dim])):
-        length = x.shape[dim] - 1
-        x = difference(narrow(x, dim, 1, length), narrow(x, dim, 0, length))
-    return x
+        input = cat(joined, dim)
+    difference = logical_xor if input.dtype == bool_ else sub
+    for _ in range(min(n, input.shape[dim])):
+        length = input.shape[dim] - 1
+        input = difference(narrow(input, dim, 1, length), narrow(input, dim, 0, length))
+    return input
 
 
 diff.function_words = True  # its method's tensor errors do not count self

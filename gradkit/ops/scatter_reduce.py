@@ -242,11 +242,11 @@ _scatter_reduce.defjvp_all(_one_element_dims(_jvp))
 
 
 @tensor_method(inplace=True)
-def scatter_reduce(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                    include_self: bool = True) -> Tensor:
     """x with ``src`` reduced into it at ``index`` along ``dim``: ``reduce`` is "sum", "prod",
     "mean", "amax" or "amin"; ``include_self=False`` leaves x's own values out where written."""
-    if x.is_complex() and is_grad_enabled() and (x.requires_grad or src.requires_grad):
+    if input.is_complex() and is_grad_enabled() and (input.requires_grad or src.requires_grad):
         raise RuntimeError("scatter_reduce does not support automatic differentiation for "
                            "outputs with complex dtype.")
-    return _scatter_reduce(x, dim, index, src, reduce, include_self=include_self)
+    return _scatter_reduce(input, dim, index, src, reduce, include_self=include_self)

@@ -32,13 +32,13 @@ _nonzero.name, _nonzero.profiler_name = "nonzero", "gradkit::nonzero"
 
 
 @tensor_method()
-def nonzero(x: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     """The indices of x's nonzero elements: an (n, ndim) int64 tensor, or (as_tuple) one 1-D
     tensor per dim (a 0-d x is read as one element)."""
-    found = _nonzero(x)
+    found = _nonzero(input)
     if not as_tuple:
-        return found if x.ndim else found[:, :0]
-    return tuple(found[:, d] for d in range(max(x.ndim, 1)))
+        return found if input.ndim else found[:, :0]
+    return tuple(found[:, d] for d in range(max(input.ndim, 1)))
 
 
 _ABSENT = object()  # where's input or other not given
@@ -82,9 +82,9 @@ register(_where_method, "where")
 
 
 @tensor_method()
-def argwhere(x: Tensor) -> Tensor:
+def argwhere(input: Tensor) -> Tensor:
     """``nonzero(x)``: the (n, ndim) indices of x's nonzero elements."""
-    return nonzero(x)
+    return nonzero(input)
 
 
 # -- bucketize / searchsorted ------------------------------------------------------------------
@@ -322,13 +322,13 @@ _histc.name, _histc.profiler_name = "histc", "gradkit::histc"
 
 
 @tensor_method()
-def histc(x: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """A histogram of x's values in ``bins`` equal bins over [min, max] (both 0: x's range);
     values outside are left out. Not differentiable, as torch's."""
     bins = int_argument(bins, "histc", "bins", 2)
     min, max = (number_argument(min, "histc", "min", 3, "double"),  # noqa: A001
                 number_argument(max, "histc", "max", 4, "double"))
-    return _histc(x, bins=bins, low=min, high=max)
+    return _histc(input, bins=bins, low=min, high=max)
 
 
 histc.function_words = True  # its method's errors do not count self

@@ -59,14 +59,14 @@ for _form in (_reshape, _reshape_copy):
     _form.defjvp(lambda t, x_shape, shape: reshape(t, shape))
 
 
-def reshape(x, shape):
+def reshape(input, shape):
     """x with a new ``shape`` (one dim may be -1): a view when its memory allows, else a copy."""
     if type(shape) is not tuple:  # (torch's parser: a str, None or float refused)
         shape = int_list_argument(shape, "reshape", "shape", 2, symint=True)
-    data = getattr(x, "_data", None)
+    data = getattr(input, "_data", None)
     if data is None or data.flags.c_contiguous or _reshapes_in_place(data, shape):
-        return _reshape(x, shape=shape)
-    return _reshape_copy(x, shape=shape)
+        return _reshape(input, shape=shape)
+    return _reshape_copy(input, shape=shape)
 
 
 def _reshapes_in_place(data, shape) -> bool:
@@ -249,12 +249,12 @@ expand.defvjp(lambda g, x_shape, sizes: _sum_to(g, x_shape))
 expand.defjvp(lambda t, x_shape, sizes: expand(t, sizes))
 
 
-def broadcast_to(x, shape):
-    """A view of x broadcast to ``shape`` (a tuple or list: its method, separate ints too)."""
-    return expand(x, tuple(int_list_argument(shape, "broadcast_to", "size", 2, symint=True)))
+def broadcast_to(input, size):
+    """A view of input broadcast to ``shape`` (a tuple or list: its method, separate ints too)."""
+    return expand(input, tuple(int_list_argument(size, "broadcast_to", "size", 2, symint=True)))
 
 
-def _broadcast_to_method(self, *size, **keywords):  # x.broadcast_to(2, 3), or one tuple
+def _broadcast_to_method(self, *size, **keywords):  # input.broadcast_to(2, 3), or one tuple
     return expand(self, size_argument(size, keywords, "broadcast_to", "size"))
 
 
@@ -309,28 +309,28 @@ unsqueeze.defjvp(lambda t, dim: unsqueeze(t, dim))
 
 @tensor_method()
 @int_parameters("flatten", start_dim=(1, "int"), end_dim=(2, "int"))
-def flatten(x, start_dim: int = 0, end_dim: int = -1):
+def flatten(input, start_dim: int = 0, end_dim: int = -1):
     """Merge dims start_dim..end_dim into one (a view when possible)."""
-    if x.ndim == 0:
-        return reshape(x, (1,))
-    start = _normalize_dim(start_dim, x.ndim)
-    end = _normalize_dim(end_dim, x.ndim)
+    if input.ndim == 0:
+        return reshape(input, (1,))
+    start = _normalize_dim(start_dim, input.ndim)
+    end = _normalize_dim(end_dim, input.ndim)
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if start == end:  # torch returns the tensor itself, not a view
-        return x
-    shape = tuple(x.shape)  # the merged size given (-1 is ambiguous where a size is 0)
-    return reshape(x, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
+        return input
+    shape = tuple(input.shape)  # the merged size given (-1 is ambiguous where a size is 0)
+    return reshape(input, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
 
 @tensor_method()
 @int_parameters("unflatten", dim=(1, "int"), sizes=(2, "SymInt[]"))
-def unflatten(x, dim: int, sizes):
+def unflatten(input, dim: int, sizes):
     """Split dim ``dim`` of x into ``sizes``."""
-    dim = _normalize_dim(dim, x.ndim)
-    shape, sizes = tuple(x.shape), tuple(map(int, sizes))
+    dim = _normalize_dim(dim, input.ndim)
+    shape, sizes = tuple(input.shape), tuple(map(int, sizes))
     _check_unflatten_sizes(sizes, dim, shape[dim])
-    return reshape(x, shape[:dim] + sizes + shape[dim + 1:])
+    return reshape(input, shape[:dim] + sizes + shape[dim + 1:])
 
 
 def _check_unflatten_sizes(sizes: tuple, dim: int, size: int) -> None:
@@ -351,12 +351,12 @@ def _check_unflatten_sizes(sizes: tuple, dim: int, size: int) -> None:
 
 
 @tensor_method()
-def ravel(x):
+def ravel(input):
     """x flattened to 1-D: a view when x is contiguous, else a view of a contiguous copy."""
-    data = getattr(x, "_data", None)
+    data = getattr(input, "_data", None)
     if data is not None and not data.flags.c_contiguous:
-        x = x.contiguous()  # torch's contiguous().view(-1): never a strided 1-D view
-    return reshape(x, (-1,))
+        input = input.contiguous()  # torch's contiguous().view(-1): never a strided 1-D view
+    return reshape(input, (-1,))
 
 
 @op(linear=True)

@@ -152,7 +152,7 @@ _ABSENT = object()  # a split's sections not given
 
 @tensor_method()
 @int_parameters("tensor_split", True, dim=(2, "int"))
-def tensor_split(x: Tensor, indices_or_sections=_ABSENT, dim: int = 0, *, sections=None,
+def tensor_split(input: Tensor, indices_or_sections=_ABSENT, dim: int = 0, *, sections=None,
                  indices=None, tensor_indices_or_sections=None) -> tuple:
     """Views of x split along ``dim`` into n near-equal sections, or at the given indices
     (positional, or under one of torch's keywords)."""
@@ -162,14 +162,14 @@ def tensor_split(x: Tensor, indices_or_sections=_ABSENT, dim: int = 0, *, sectio
         raise TypeError("tensor_split() missing required argument 'indices_or_sections' (or "
                         "one of the keywords sections=, indices=, tensor_indices_or_sections=)")
     indices_or_sections = _sections("tensor_split", given[0] if given else None,
-                                    (x, indices_or_sections) + ((dim,) if dim else ()))
-    if x.ndim == 0:
+                                    (input, indices_or_sections) + ((dim,) if dim else ()))
+    if input.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")
-    dim = _normalize_dim(dim, x.ndim)
-    points = _split_points(x, indices_or_sections, dim)
-    bounds = [0, *points, x.shape[dim]]
-    return tuple(_clamped_slice(x, dim, start, end) for start, end in zip(bounds, bounds[1:]))
+    dim = _normalize_dim(dim, input.ndim)
+    points = _split_points(input, indices_or_sections, dim)
+    bounds = [0, *points, input.shape[dim]]
+    return tuple(_clamped_slice(input, dim, start, end) for start, end in zip(bounds, bounds[1:]))
 
 
 tensor_split.function_words = True  # its method's errors do not list self
@@ -193,11 +193,11 @@ def _numpy_split(name: str, x: Tensor, sections, dim: int, min_ndim: int, listed
 
 def _numpy_splitter(name: str, dim_of, min_ndim: int, doc: str):
     """The function ``name`` (hsplit, vsplit, dsplit) and its method, whose int list may come
-    as separate ints (``x.hsplit(1, 2)``); their errors list what was given."""
-    def function(x: Tensor, indices_or_sections=_ABSENT, *extra) -> tuple:
+    as separate ints (``input.hsplit(1, 2)``); their errors list what was given."""
+    def function(input: Tensor, indices_or_sections=_ABSENT, *extra) -> tuple:
         given = () if indices_or_sections is _ABSENT else (indices_or_sections, *extra)
         sections = _ABSENT if extra else indices_or_sections  # (no signature takes more)
-        return _numpy_split(name, x, sections, dim_of(x), min_ndim, (x, *given))
+        return _numpy_split(name, input, sections, dim_of(input), min_ndim, (input, *given))
 
     def method(self: Tensor, *args) -> tuple:
         sections = args if len(args) > 1 else args[0] if args else _ABSENT
@@ -208,29 +208,29 @@ def _numpy_splitter(name: str, dim_of, min_ndim: int, doc: str):
     return function
 
 
-hsplit = _numpy_splitter("hsplit", lambda x: 1 if x.ndim > 1 else 0, 1,
+hsplit = _numpy_splitter("hsplit", lambda input: 1 if input.ndim > 1 else 0, 1,
                          "Split column-wise: tensor_split along dim 1 (dim 0 for a 1-d tensor).")
-vsplit = _numpy_splitter("vsplit", lambda x: 0, 2,
+vsplit = _numpy_splitter("vsplit", lambda input: 0, 2,
                          "Split row-wise: tensor_split along dim 0 of a tensor of at least 2 dims.")
-dsplit = _numpy_splitter("dsplit", lambda x: 2, 3,
+dsplit = _numpy_splitter("dsplit", lambda input: 2, 3,
                          "Split depth-wise: tensor_split along dim 2 of a tensor of at least 3 "
                          "dims.")
 
 
 @tensor_method()
-def flipud(x: Tensor) -> Tensor:
+def flipud(input: Tensor) -> Tensor:
     """x reversed along dim 0 (a copy, FlipBackward0)."""
-    if x.ndim < 1:
+    if input.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
-    return flip(x, (0,))
+    return flip(input, (0,))
 
 
 @tensor_method()
-def fliplr(x: Tensor) -> Tensor:
+def fliplr(input: Tensor) -> Tensor:
     """x reversed along dim 1 (a copy, FlipBackward0)."""
-    if x.ndim < 2:
+    if input.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
-    return flip(x, (1,))
+    return flip(input, (1,))
 
 
 # -- products of 1-d tensors ----------------------------------------------------------------------
@@ -252,20 +252,20 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
 
 
 @int_parameters("combinations", r=(2, "int"), with_replacement=(3, "bool"))
-def combinations(x: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """The length-``r`` combinations of x's elements as rows, as itertools.combinations (or
     combinations_with_replacement), picked from x's meshgrid by a mask as torch does."""
-    _vector(x)
+    _vector(input)
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        return empty(0, dtype=x.dtype, device=x.device)
-    grids = np.meshgrid(*[np.arange(x.shape[0])] * r, indexing="ij")
+        return empty(0, dtype=input.dtype, device=input.device)
+    grids = np.meshgrid(*[np.arange(input.shape[0])] * r, indexing="ij")
     mask = np.ones(grids[0].shape, dtype=bool)
     for lower, upper in zip(grids, grids[1:]):
         mask &= lower <= upper if with_replacement else lower < upper
-    mask = tensor(mask, device=x.device)
-    return stack([masked_select(g, mask) for g in meshgrid(*[x] * r, indexing="ij")], 1)
+    mask = tensor(mask, device=input.device)
+    return stack([masked_select(g, mask) for g in meshgrid(*[input] * r, indexing="ij")], 1)
 
 
 # -- block_diag ---------------------------------------------------------------------------------

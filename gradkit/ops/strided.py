@@ -188,12 +188,12 @@ def _strided_arguments(x: Tensor, size, stride, offset, function: str,
 
 
 @tensor_method()
-def as_strided(x: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """A view of x's storage with the given sizes and strides (in elements) starting at
     ``storage_offset`` (default: x's own); elements may overlap."""
-    size, stride, offset = _strided_arguments(x, size, stride, storage_offset, "as_strided", 1)
-    return _as_strided(x, size=size, stride=stride, storage_offset=offset,
-                       source=geometry(x._data))
+    size, stride, offset = _strided_arguments(input, size, stride, storage_offset, "as_strided", 1)
+    return _as_strided(input, size=size, stride=stride, storage_offset=offset,
+                       source=geometry(input._data))
 
 
 # torch's node of as_strided_: the view's rules, its result on x's memory but no view of it
@@ -230,12 +230,12 @@ _as_strided_copy = derived_op(_as_strided, "as_strided_copy", "AsStridedBackward
                               copies=True)
 
 
-def as_strided_copy(x: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+def as_strided_copy(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """A copy of ``x.as_strided(size, stride, storage_offset)``."""
-    size, stride, offset = _strided_arguments(x, size, stride, storage_offset,
+    size, stride, offset = _strided_arguments(input, size, stride, storage_offset,
                                               "as_strided_copy", 2)
-    return _as_strided_copy(x, size=size, stride=stride, storage_offset=offset,
-                            source=geometry(x._data))
+    return _as_strided_copy(input, size=size, stride=stride, storage_offset=offset,
+                            source=geometry(input._data))
 
 
 # -- unfold: the windows of one dimension, a view --------------------------------------------
@@ -311,6 +311,6 @@ def unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return _unfold(x, **_unfold_arguments(x, dimension, size, step))
 
 
-def unfold_copy(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
+def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """A copy of ``x.unfold(dimension, size, step)``."""
-    return _unfold_copy(x, **_unfold_arguments(x, dimension, size, step))
+    return _unfold_copy(input, **_unfold_arguments(input, dimension, size, step))

@@ -88,23 +88,23 @@ _as_strided_scatter.name, _as_strided_scatter.profiler_name = \
 
 
 @tensor_method()
-def as_strided_scatter(x: Tensor, src: Tensor, size, stride,
+def as_strided_scatter(input: Tensor, src: Tensor, size, stride,
                        storage_offset: int | None = None) -> Tensor:
     """A copy of x with ``src`` written where ``as_strided(size, stride, storage_offset)``
     of the copy reads. As torch's, the copy is of x's whole storage, viewed as x (same
     strides and offset; ``storage_offset`` defaults to x's): positions outside x are written
     but not seen."""
     size, stride = int_tuples("as_strided_scatter", 3, size, stride)
-    source = _copied_geometry(x)
+    source = _copied_geometry(input)
     offset = source[1] if storage_offset is None else int(storage_offset)
-    check_geometry(size, stride, offset, x.itemsize, source[2] * x.itemsize)
+    check_geometry(size, stride, offset, input.itemsize, source[2] * input.itemsize)
     if tuple(src.shape) != size:
         raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
                            f"{list(src.shape)}, slice size = {list(size)}")
     if 0 not in size and any(s == 0 and n > 1 for n, s in zip(size, stride)):  # copy_'s
         # refusal; an empty slice has no element to write twice
         raise RuntimeError(OVERLAP_MESSAGE)
-    return _as_strided_scatter(x, src, size=size, stride=stride, storage_offset=offset,
+    return _as_strided_scatter(input, src, size=size, stride=stride, storage_offset=offset,
                                source=source)
 
 

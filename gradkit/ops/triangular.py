@@ -121,10 +121,10 @@ _diagonal_copy.defjvp(lambda t, x_shape, offset: _diagonal_copy(t, offset=offset
 
 @tensor_method()
 @int_parameters("diag", diagonal=(1, "int"))
-def diag(x, diagonal: int = 0):
+def diag(input, diagonal: int = 0):
     """A 1-D x on the ``diagonal`` of a new square matrix; a 2-D x's diagonal (a copy)."""
-    if x.ndim == 1:
-        return diag_embed(x, diagonal, 0, 1)
-    if x.ndim == 2:
-        return _diagonal_copy(x, offset=diagonal)
-    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
+    if input.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.ndim == 2:
+        return _diagonal_copy(input, offset=diagonal)
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")

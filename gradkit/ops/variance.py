@@ -187,11 +187,11 @@ _var_mean.defjvp_all(lambda tangents, x, dim, unbiased, keepdim, correction: (
 
 
 @numpy_keywords
-def var_mean(x, dim=None, unbiased=_UNSET, keepdim=False, correction=None):
-    """``(var, mean)`` of x along ``dim`` in one call (one node, as torch)."""
-    _only_floating(x, "var_mean")
-    dim, unbiased = _lone_unbiased("var_mean", x, dim, unbiased, keepdim, correction)
-    return _var_mean(x, dim, unbiased, keepdim, correction)
+def var_mean(input, dim=None, unbiased=_UNSET, keepdim=False, correction=None):
+    """``(var, mean)`` of input along ``dim`` in one call (one node, as torch)."""
+    _only_floating(input, "var_mean")
+    dim, unbiased = _lone_unbiased("var_mean", input, dim, unbiased, keepdim, correction)
+    return _var_mean(input, dim, unbiased, keepdim, correction)
 
 
 @op(save=("x", "result0"), outputs=2, name="std_mean", contiguous=True)
@@ -215,8 +215,8 @@ _std_mean.defjvp_all(lambda tangents, x, out, dim, unbiased, keepdim, correction
 
 
 @numpy_keywords
-def std_mean(x, dim=None, unbiased=_UNSET, keepdim=False, correction=None):
-    """``(std, mean)`` of x along ``dim`` in one call (one node, as torch)."""
-    _only_floating(x, "std_mean")
-    dim, unbiased = _lone_unbiased("std_mean", x, dim, unbiased, keepdim, correction)
-    return _std_mean(x, dim, unbiased, keepdim, correction)
+def std_mean(input, dim=None, unbiased=_UNSET, keepdim=False, correction=None):
+    """``(std, mean)`` of input along ``dim`` in one call (one node, as torch)."""
+    _only_floating(input, "std_mean")
+    dim, unbiased = _lone_unbiased("std_mean", input, dim, unbiased, keepdim, correction)
+    return _std_mean(input, dim, unbiased, keepdim, correction)

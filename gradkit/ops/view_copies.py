@@ -154,10 +154,10 @@ unsafe_split, unsafe_chunk, unsafe_split_with_sizes = (
          ("split_sizes", "SymInt[]"))))
 
 
-def detach_copy(x: Tensor) -> Tensor:
+def detach_copy(input: Tensor) -> Tensor:
     """A copy of x; as torch's, it requires grad when x does, but backward through it raises
     (torch has no derivative for detach_copy)."""
-    return _detach_copy(x)
+    return _detach_copy(input)
 
 
 _detach_copy = Op(lambda xp, x: xp.array(x), name="detach_copy", node_name="NotImplemented")

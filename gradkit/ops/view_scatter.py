@@ -48,12 +48,12 @@ _select_scatter.no_complex_grad = "select_scatter"  # torch has no complex formu
 
 
 @tensor_method()
-def select_scatter(x: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     """A copy of x with ``src`` in the place of ``x.select(dim, index)``."""
-    part = select(x.detach(), dim, index)  # torch's errors for dim and index
+    part = select(input.detach(), dim, index)  # torch's errors for dim and index
     _check_src(src, part)
-    dim = _normalize_dim(dim, x.ndim)
-    return _select_scatter(x, src, dim=dim, index=int(index) % x.shape[dim])
+    dim = _normalize_dim(dim, input.ndim)
+    return _select_scatter(input, src, dim=dim, index=int(index) % input.shape[dim])
 
 
 # -- slice_scatter -------------------------------------------------------------------------------
@@ -88,15 +88,15 @@ _slice_scatter.no_complex_grad = "slice_scatter"  # torch has no complex formula
 
 @tensor_method()
 @tensor_parameters("src")
-def slice_scatter(x: Tensor, src: Tensor, dim: int = 0, start=None, end=None,
+def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None,
                   step: int = 1) -> Tensor:
     """A copy of x with ``src`` in the place of ``x[start:end:step]`` along ``dim``."""
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-    dim = _normalize_dim(dim, x.ndim)
-    start, end = _slice_bounds(x.shape[dim], start, end, int(step))
-    _check_src(src, _sliced(x.detach(), dim, start, end, int(step)))
-    return _slice_scatter(x, src, dim=dim, start=start, end=end, step=int(step))
+    dim = _normalize_dim(dim, input.ndim)
+    start, end = _slice_bounds(input.shape[dim], start, end, int(step))
+    _check_src(src, _sliced(input.detach(), dim, start, end, int(step)))
+    return _slice_scatter(input, src, dim=dim, start=start, end=end, step=int(step))
 
 
 # -- diagonal_scatter ----------------------------------------------------------------------------
@@ -123,12 +123,12 @@ _diagonal_scatter.profiler_name = "gradkit::diagonal_scatter"
 
 @tensor_method()
 @tensor_parameters("src")
-def diagonal_scatter(x: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
+def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
                      dim2: int = 1) -> Tensor:
     """A copy of x with ``src`` on the diagonal that ``x.diagonal(offset, dim1, dim2)`` reads."""
-    _check_src(src, diagonal(x.detach(), offset, dim1, dim2))  # torch's errors for the dims
-    return _diagonal_scatter(x, src, offset=offset, dim1=_normalize_dim(dim1, x.ndim),
-                             dim2=_normalize_dim(dim2, x.ndim))
+    _check_src(src, diagonal(input.detach(), offset, dim1, dim2))  # torch's errors for the dims
+    return _diagonal_scatter(input, src, offset=offset, dim1=_normalize_dim(dim1, input.ndim),
+                             dim2=_normalize_dim(dim2, input.ndim))
 
 
 # -- narrow_copy ---------------------------------------------------------------------------------
@@ -164,13 +164,13 @@ def _check_narrow_copy(x: Tensor, dim, start, length) -> None:
 
 
 @tensor_method()
-def narrow_copy(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """A copy of ``x.narrow(dim, start, length)`` (no view of x)."""
-    _check_narrow_copy(x, dim, start, length)
-    part = narrow(x.detach(), dim, start, length)  # torch's errors and bounds
-    dim = _normalize_dim(dim, x.ndim)
-    start = int(start) + (x.shape[dim] if int(start) < 0 else 0)
-    return _narrow_copy(x, dim=dim, start=start, end=start + part.shape[dim])
+    _check_narrow_copy(input, dim, start, length)
+    part = narrow(input.detach(), dim, start, length)  # torch's errors and bounds
+    dim = _normalize_dim(dim, input.ndim)
+    start = int(start) + (input.shape[dim] if int(start) < 0 else 0)
+    return _narrow_copy(input, dim=dim, start=start, end=start + part.shape[dim])
 
 
 # -- expand_copy / permute_copy ------------------------------------------------------------------
@@ -179,16 +179,16 @@ _expand_copy = derived_op(expand, "expand_copy", "ExpandBackward0_copy", copies=
 _permute_copy = derived_op(permute, "permute_copy", "PermuteBackward0_copy", copies=True)
 
 
-def expand_copy(x: Tensor, size) -> Tensor:
+def expand_copy(input: Tensor, size) -> Tensor:
     """A copy of ``x.expand(size)``."""
-    return _expand_copy(x, sizes=int_list_argument(size, "expand_copy", "size", 2, symint=True))
+    return _expand_copy(input, sizes=int_list_argument(size, "expand_copy", "size", 2, symint=True))
 
 
-def permute_copy(x: Tensor, dims) -> Tensor:
+def permute_copy(input: Tensor, dims) -> Tensor:
     """A copy of ``x.permute(dims)``."""
     dims = int_list_argument(dims, "permute_copy", "dims", 2)
-    if len(dims) != x.ndim:  # torch's text from its sparse kernel, which checks first
+    if len(dims) != input.ndim:  # torch's text from its sparse kernel, which checks first
         raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not "
                            "match the length of the desired ordering of dimensions i.e. "
-                           f"input.dim() = {x.ndim} is not equal to len(dims) = {len(dims)}")
-    return _permute_copy(x, dims=tuple(dims))
+                           f"input.dim() = {input.ndim} is not equal to len(dims) = {len(dims)}")
+    return _permute_copy(input, dims=tuple(dims))

@@ -19,7 +19,7 @@ from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.joining import cat
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.pooling_arguments import (
-    adaptive_arguments, check_non_empty, no_stride, ntuple, one_int, out_size, pool_geometry,
+    adaptive_arguments, check_non_empty, no_stride, one_int, out_size, pool_geometry,
     pool_input, read_ints)
 from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.slicing import narrow
@@ -214,11 +214,10 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
                         (dilation, "dilation")):  # torch's parser, before the input's rank
         if what != "stride" or not no_stride(value):
             read_ints(value, name, what)
-    batched_input, added = pool_input(input, d, name)
+    batched_input, added = pool_input(input, d)
     given_stride = stride
     kernel, stride, pads, dilation, outs = pool_geometry(
-        batched_input, input.shape, kernel_size, stride, padding, dilation, ceil_mode, d, name,
-        "max_pool3d_with_indices_out_cpu_template()")
+        batched_input, input.shape, kernel_size, stride, padding, dilation, ceil_mode, d, name)
     # torch's node keeps a stride not given as ()
     arguments = {"kernel_size": kernel, "stride": () if no_stride(given_stride) else stride,
                  "padding": pads, "dilation": dilation, "ceil_mode": ceil_mode}
@@ -267,8 +266,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                            f"dim batch size for input, but got:{list(input.shape)}")
 
     def one(value, what):
-        value = read_ints(value, "max_pool1d_with_indices" if return_indices else "max_pool1d",
-                          what)
+        value = read_ints(value, "max_pool1d", what)
         if len(value) != 1:
             raise RuntimeError(f"max_pool1d() {what} must be {_1D_LENGTHS.get(what, _1D_ANY)} "
                                f"of size 1 but got size {len(value)}")
@@ -331,8 +329,8 @@ def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
                            "for argument #1 'self' (while checking arguments for "
                            "adaptive_max_pool1d)")
     check_non_empty(input, "adaptive_max_pool1d")
-    out = _adaptive_max_pool(unsqueeze(input, -2), (1,) + ntuple(
-        output_size, 1, "adaptive_max_pool1d", "output_size"), True, 2)
+    out = _adaptive_max_pool(unsqueeze(input, -2), (1,) + one_int(
+        output_size, "adaptive_max_pool1d", "output_size"), True, 2)
     out = tuple(squeeze(o, -2) for o in out)
     return out if return_indices else out[0]
 

@@ -10,21 +10,27 @@ from gradkit.int_arguments import int_list_argument
 from gradkit.ops.shape import unsqueeze
 
 
-def pool_input(input, d: int, name: str, prefix: str = ""):
-    """(input with a batch dim, whether one was added), refused as torch refuses its rank or
-    an empty dim other than the batch."""
+def pool_input(input, d: int):
+    """(input with a batch dim, whether one was added), refused as torch refuses its rank."""
     if input.ndim not in (d + 1, d + 2):
-        raise RuntimeError(f"{prefix}non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected "
-                           "for input")
-    if d == 3 and 0 in tuple(input.shape)[input.ndim - d - 1:]:  # (torch prints the size, 0)
+        raise RuntimeError(f"non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected for "
+                           "input")
+    return (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
+
+
+def _check_non_empty(shape: tuple, d: int, name: str) -> None:
+    """torch's pool{2,3}d_shape_check of the input as given: another rank or an empty dim
+    other than the batch refused (torch prints the empty dim's length where its index is
+    meant: always 0)."""
+    if len(shape) in (d + 1, d + 2) and 0 not in shape[len(shape) - d - 1:]:
+        return
+    if d == 3:
         kernel = "max_pool3d_with_indices_out_cpu_template" if name.startswith("max") else name
         raise RuntimeError(f"{kernel}(): Expected input's non-batch dimensions to have positive "
-                           f"length, but input has a shape of {list(input.shape)} and non-batch "
+                           f"length, but input has a shape of {list(shape)} and non-batch "
                            "dimension 0 has length zero!")
-    if 0 in tuple(input.shape)[input.ndim - d - 1:]:
-        raise RuntimeError(f"{prefix}Expected {d + 1}D or {d + 2}D (batch mode) tensor with "
-                           f"optional 0 dim batch size for input, but got:{list(input.shape)}")
-    return (unsqueeze(input, 0), True) if input.ndim == d + 1 else (input, False)
+    raise RuntimeError(f"Expected {d + 1}D or {d + 2}D (batch mode) tensor with optional 0 dim "
+                       f"batch size for input, but got:{list(shape)}")
 
 
 _WORDS = {2: "two", 3: "three"}
@@ -107,21 +113,23 @@ def _positive(what: str, prefix: str, values: tuple) -> None:
         raise RuntimeError(f"{what} should be greater than zero, but got {listed}")
 
 
-def pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, d, name,
+def pool_geometry(input, shape, kernel_size, stride, padding, dilation, ceil_mode, d, name,
                   smaller_than_kernel: bool = False):
-    """(kernel, stride, pads, dilation, out sizes), checked as torch checks them, in its order:
-    lengths, each dim's stride and padding, then positive sizes, the padding against the
-    kernel's half and the output's size (``smaller_than_kernel``: avg_pool3d's check of the
-    input against the kernel before those two)."""
+    """(kernel, stride, pads, dilation, out sizes) of the batched ``input`` (``shape``: the
+    input as given), checked as torch checks them, in its order: lengths, each dim's stride
+    and padding (its pooling_output_shape), then its shape check: positive sizes, the input's
+    rank and empty dims, the input against the kernel (``smaller_than_kernel``: avg_pool3d's),
+    the padding against the kernel's half and the output's size."""
     kernel = _sized(kernel_size, d, name, "kernel_size")
     stride = kernel if no_stride(stride) else _sized(stride, d, name, "stride")
     pads, dilation = _sized(padding, d, name, "padding"), _sized(dilation, d, name, "dilation")
-    sizes = tuple(input.shape[2:])
+    sizes = tuple(input.shape[-d:])
     outs = tuple(_checked_out_size(*args, ceil_mode)
                  for args in zip(sizes, kernel, pads, stride, dilation, strict=True))
     _positive("kernel size", "k", kernel)
     _positive("stride", "d", stride)
     _positive("dilation", "dilation", dilation)
+    _check_non_empty(tuple(shape), d, name)
     if smaller_than_kernel and any(s < k for s, k in zip(sizes, kernel, strict=True)):
         raise RuntimeError(f"input image (T: {sizes[0]} H: {sizes[1]} W: {sizes[2]}) smaller "
                            f"than kernel size (kT: {kernel[0]} kH: {kernel[1]} kW: {kernel[2]})")

@@ -76,9 +76,9 @@ def _batched(input, d: int):
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override, d):
     name = f"avg_pool{d}d"
-    x, added = _batched(input, d, name)
-    kernel, stride, pads, _, outs = pool_geometry(x, kernel_size, stride, padding, 1, ceil_mode,
-                                                  d, name, smaller_than_kernel=d == 3)
+    x, added = _batched(input, d)
+    kernel, stride, pads, _, outs = pool_geometry(x, input.shape, kernel_size, stride, padding,
+                                                  1, ceil_mode, d, name, d == 3)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     sizes = tuple(x.shape[2:])
@@ -178,7 +178,7 @@ def adaptive_avg_pool1d(input, output_size):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
                            "for argument #1 'self' (while checking arguments for "
                            "adaptive_avg_pool1d)")
-    size = (1,) + ntuple(output_size, 1, "adaptive_avg_pool1d", "output_size")
+    size = (1,) + one_int(output_size, "adaptive_avg_pool1d", "output_size")
     return squeeze(_adaptive_avg_pool(unsqueeze(input, -2), size, 2), -2)
 
 

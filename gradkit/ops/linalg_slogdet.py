@@ -104,28 +104,28 @@ _slogdet.name, _slogdet.profiler_name = "linalg_slogdet", "gradkit::linalg_slogd
 
 
 @tensor_method()
-def slogdet(x):
-    """(sign, logabsdet) of the determinant of each square matrix of x."""
-    return return_types.slogdet(*_slogdet(x))
+def slogdet(input):  # noqa: A002 - torch's name
+    """(sign, logabsdet) of the determinant of each square matrix of input."""
+    return return_types.slogdet(*_slogdet(input))
 
 
-def linalg_slogdet(x):
+def linalg_slogdet(A):  # noqa: N803 - torch's name
     """torch.linalg.slogdet: slogdet's pair, as the named tuple torch.linalg gives."""
-    return return_types.linalg_slogdet(*_slogdet(x))
+    return return_types.linalg_slogdet(*_slogdet(A))
 
 
 @tensor_method()
-def logdet(x: Tensor) -> Tensor:
-    """log(det(x)) of each square matrix: slogdet's logabsdet where the determinant is
+def logdet(input: Tensor) -> Tensor:  # noqa: A002 - torch's name
+    """log(det(input)) of each square matrix: slogdet's logabsdet where the determinant is
     positive, NaN where it is negative (-inf where singular); log(sign) + logabsdet for
-    complex x. Composed as torch's, so its gradient is slogdet's (0 at the NaNs)."""
-    kind, name = x.dtype.np.kind, scalar_type_name(x._data)
+    complex input. Composed as torch's, so its gradient is slogdet's (0 at the NaNs)."""
+    kind, name = input.dtype.np.kind, scalar_type_name(input._data)
     if kind not in "fc":
         raise RuntimeError("logdet: Expected a floating point or complex tensor as input. "
                            f"Got {name}")
-    if x.dtype.np.itemsize < 4:
+    if input.dtype.np.itemsize < 4:
         raise RuntimeError(f"logdet: Low precision dtypes not supported. Got {name}")
-    sign, logabsdet = _slogdet(x)
-    if x.dtype.np.kind == "c":
+    sign, logabsdet = _slogdet(input)
+    if input.dtype.np.kind == "c":
         return log(sign) + logabsdet
     return where(sign == -1, math.nan, logabsdet)

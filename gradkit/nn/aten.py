@@ -27,6 +27,7 @@ from gradkit.ops.conv import conv_nd
 from gradkit.ops.pooling import no_stride
 from gradkit.ops.conv_more import conv_transpose_nd
 from gradkit.ops.linalg_norms import vector_norm
+from gradkit.ops import padding
 from gradkit.ops.normalization import (
     batch_norm_unchecked, group_norm_unchecked, instance_norm_unchecked)
 from gradkit.ops.piecewise import where
@@ -361,6 +362,8 @@ def adaptive_max_pool1d(input: Tensor, output_size) -> tuple[Tensor, Tensor]:
 
 
 def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
-    """torch.constant_pad_nd: F.pad(input, pad, "constant", value)."""
-    return F.pad(input, pad, "constant", number_argument(value, "constant_pad_nd", "value", 3))
+    """torch.constant_pad_nd: F.pad(input, pad, "constant", value), though ``value`` is any
+    Number (F.pad's is a float): a complex one pads a complex input."""
+    value = number_argument(value, "constant_pad_nd", "value", 3)
+    return padding.pad(input, tuple(pad), "constant", value)
 

@@ -1,0 +1,68 @@
+"""torch's OpInfo samples and reference inputs agree with gradkit for the ops fixed from them
+(the first scan's leftovers and ``opinfo_scan.py --reference``): each fixed op runs every
+sample torch's table has for it, in the dtypes where it differed."""
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.filterwarnings("ignore")  # the ops warn as torch does
+
+import gradkit  # noqa: E402
+from fuzz.opinfo_samples import compare_sample, op_db  # noqa: E402
+
+# (OpInfo name, dtype, reference inputs too)
+FIXED = [("constant_pad_nd", "complex128", False), ("constant_pad_nd", "float64", False),
+         ("sum_to_size", "bool", False), ("sum_to_size", "float64", False)]
+
+
+def _differing(opinfo, dtype, reference: bool) -> list:
+    grads = (dtype.is_floating_point or dtype.is_complex) and opinfo.supports_autograd
+    draws = [opinfo.sample_inputs] + ([opinfo.reference_inputs] if reference else [])
+    differing = []
+    for draw in draws:
+        torch.manual_seed(0)
+        for k, sample in enumerate(draw("cpu", dtype, requires_grad=grads)):
+            for variant in ("op", "method"):
+                found = compare_sample(opinfo, variant, sample, grads)
+                if found:
+                    differing.append(f"{draw.__name__} {variant} #{k}: {found}")
+    return differing
+
+
+@pytest.mark.parametrize("name, dtype, reference", FIXED, ids=lambda v: str(v))
+def test_torch_samples_of_fixed_ops_agree(name, dtype, reference):
+    dtype = getattr(torch, dtype)
+    opinfos = [o for o in op_db if o.name == name]
+    assert opinfos
+    for opinfo in opinfos:
+        assert not _differing(opinfo, dtype, reference)
+
+
+@pytest.mark.parametrize("value", [1 + 2j, 1 + 0j, 2.5, 3])
+@pytest.mark.parametrize("dtype", ["float64", "int64", "bool", "complex128"])
+def test_constant_pad_nd_takes_any_number(dtype, value):
+    """Its value is a Number (F.pad's a float): a complex one pads a complex input and is
+    refused, as by torch, only where its imaginary part cannot be written."""
+    results = []
+    for lib in (torch, gradkit):
+        x = lib.arange(1, 3).to(getattr(lib, dtype))
+        try:
+            results.append(lib.constant_pad_nd(x, (1, 2), value).tolist())
+        except RuntimeError as e:
+            results.append(str(e))
+    assert results[0] == results[1]
+
+
+def test_f_pad_still_refuses_a_complex_value():
+    for lib in (torch, gradkit):
+        with pytest.raises(TypeError, match="argument 'value' .* must be float, not complex"):
+            lib.nn.functional.pad(lib.ones(2, dtype=lib.complex128), (1, 1), value=1j)
+
+
+@pytest.mark.parametrize("shape, size", [((), ()), ((1,), ()), ((3,), ()), ((1,), (1,))])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float64"])
+def test_sum_to_size_of_an_empty_size_always_sums(shape, size, dtype):
+    """torch's sum_to sums to a 0-d size even from a 0-d tensor: bool and int8 give int64."""
+    a = torch.ones(shape, dtype=getattr(torch, dtype)).sum_to_size(size)
+    b = gradkit.ones(shape, dtype=getattr(gradkit, dtype)).sum_to_size(size)
+    assert (str(a.dtype), tuple(a.shape), a.tolist()) == \
+        (str(b.dtype).replace("gradkit", "torch"), tuple(b.shape), b.tolist())

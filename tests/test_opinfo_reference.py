@@ -6,12 +6,15 @@ import pytest
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.filterwarnings("ignore")  # the ops warn as torch does
 
+import numpy as np  # noqa: E402
+
 import gradkit  # noqa: E402
 from fuzz.opinfo_samples import compare_sample, op_db  # noqa: E402
 
 # (OpInfo name, dtype, reference inputs too)
 FIXED = [("constant_pad_nd", "complex128", False), ("constant_pad_nd", "float64", False),
-         ("sum_to_size", "bool", False), ("sum_to_size", "float64", False)]
+         ("sum_to_size", "bool", False), ("sum_to_size", "float64", False),
+         ("linalg.lstsq", "float64", False), ("linalg.lstsq", "complex128", False)]
 
 
 def _differing(opinfo, dtype, reference: bool) -> list:
@@ -66,3 +69,35 @@ def test_sum_to_size_of_an_empty_size_always_sums(shape, size, dtype):
     b = gradkit.ones(shape, dtype=getattr(gradkit, dtype)).sum_to_size(size)
     assert (str(a.dtype), tuple(a.shape), a.tolist()) == \
         (str(b.dtype).replace("gradkit", "torch"), tuple(b.shape), b.tolist())
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("driver, rhs", [("gels", (4, 3)), ("gelsd", (4,)), ("gelss", (4, 1)),
+                                         (None, (4, 2))])
+def test_lstsq_residuals_are_differentiable(dtype, driver, rhs):
+    """The residuals ||A X - B||^2 of a tall A have torch's gradients (2 R g X^H to A, -2 R g
+    to B), also twice and forward; gelsy (the default) reports none."""
+    rng = np.random.default_rng(1)
+    complex_part = 1j if dtype == "complex128" else 0
+    a_values = rng.standard_normal((4, 3)) + complex_part * rng.standard_normal((4, 3))
+    b_values = rng.standard_normal(rhs) + complex_part * rng.standard_normal(rhs)
+    grads = []
+    for lib in (torch, gradkit):
+        a = lib.tensor(a_values, dtype=getattr(lib, dtype), requires_grad=True)
+        b = lib.tensor(b_values, dtype=getattr(lib, dtype), requires_grad=True)
+        residuals = lib.linalg.lstsq(a, b, driver=driver).residuals
+        assert residuals.requires_grad
+        if not residuals.numel():
+            assert driver is None
+            continue
+        weights = lib.arange(1.0, 1 + residuals.numel()).reshape(residuals.shape).double()
+        grads.append([g.detach().numpy() for g in lib.autograd.grad((residuals * weights).sum(),
+                                                                      (a, b))])
+        if lib is gradkit:
+            def both(a, b):
+                return gradkit.linalg.lstsq(a, b, driver=driver)[:2]
+            assert gradkit.autograd.gradcheck(both, (a, b), check_forward_ad=True)
+            assert gradkit.autograd.gradgradcheck(both, (a, b))
+    if grads:
+        for expected, got in zip(*grads):
+            np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)

@@ -189,12 +189,25 @@ def compare_gradients(tout: list, gout: list, leaves: list) -> str | None:
     return None
 
 
+def fresh_leaves(value):
+    """Each torch tensor requiring grad as a leaf of its own (same strides): torch's sampler
+    makes its noncontiguous tensors leaf views whose uses autograd does not reach (the
+    gradient comes back None), which gradkit's copies do not imitate."""
+    if isinstance(value, torch.Tensor) and value.requires_grad:
+        return value.detach().requires_grad_(True)
+    if isinstance(value, (list, tuple)) and not isinstance(value, torch.Size):
+        return type(value)(fresh_leaves(v) for v in value)
+    if isinstance(value, dict):
+        return {k: fresh_leaves(v) for k, v in value.items()}
+    return value
+
+
 def compare_sample(opinfo, variant: str, sample, grads: bool) -> str | None:
     """Run one sample in torch and gradkit: None when they agree, else how they differ."""
     gradkit_f = gradkit_callable(opinfo, variant)
     if gradkit_f is None:
         return None
-    x, args, kwargs = sample.input, sample.args, sample.kwargs
+    x, args, kwargs = (fresh_leaves(v) for v in (sample.input, sample.args, sample.kwargs))
     if variant == "inplace" and isinstance(x, torch.Tensor):
         x = x.detach().clone()
     leaves: list = []

@@ -14,7 +14,8 @@ from fuzz.opinfo_samples import compare_sample, op_db  # noqa: E402
 # (OpInfo name, dtype, reference inputs too)
 FIXED = [("constant_pad_nd", "complex128", False), ("constant_pad_nd", "float64", False),
          ("sum_to_size", "bool", False), ("sum_to_size", "float64", False),
-         ("linalg.lstsq", "float64", False), ("linalg.lstsq", "complex128", False)]
+         ("linalg.lstsq", "float64", False), ("linalg.lstsq", "complex128", False),
+         ("nn.functional.pad", "float64", True), ("nn.functional.pad", "complex128", True)]
 
 
 def _differing(opinfo, dtype, reference: bool) -> list:
@@ -101,3 +102,37 @@ def test_lstsq_residuals_are_differentiable(dtype, driver, rhs):
     if grads:
         for expected, got in zip(*grads):
             np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("pad", [(-4, 5, 0, 0), (0, 0, 2, -4), (-5, 7, 1, 1), (-2, -2, 0, 0),
+                                 (-3, -3, 0, 0), (1, 2, 3, 4)])
+def test_replicate_pad_cropping_past_the_edge_copies_it(pad):
+    """Output j copies input clamp(j - left, 0, size - 1): a crop past the other side
+    still copies that edge (values and gradients as torch's); a negative size is refused."""
+    values = np.random.default_rng(2).standard_normal((2, 3, 4, 4))
+    results = []
+    for lib in (torch, gradkit):
+        x = lib.tensor(values, requires_grad=True)
+        try:
+            y = lib.nn.functional.pad(x, pad, "replicate")
+        except RuntimeError as e:
+            results.append(str(e))
+            continue
+        weights = lib.arange(float(y.numel())).reshape(tuple(y.shape)).double()
+        results.append((y.detach().numpy(), lib.autograd.grad((y * weights).sum(), x)[0].numpy()))
+    if isinstance(results[0], str):
+        assert results[0] == results[1]
+        assert "negative dimension -2: [2, 3, 4, -2]" in results[1]
+    else:
+        for expected, got in zip(*results):
+            np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape, pad", [((2, 3, 4, 4), (1, 1)), ((4,), (1, 1)),
+                                        ((4, 4), (1, 1, 1, 1)), ((2,) * 6, (1,) * 6)])
+def test_copying_pad_modes_refuse_other_dims(mode, shape, pad):
+    for lib in (torch, gradkit):
+        with pytest.raises(NotImplementedError, match=f"Padding size {len(pad)} is not "
+                           f"supported for {len(shape)}D input tensor"):
+            lib.nn.functional.pad(lib.ones(shape), pad, mode)

@@ -136,3 +136,32 @@ def test_copying_pad_modes_refuse_other_dims(mode, shape, pad):
         with pytest.raises(NotImplementedError, match=f"Padding size {len(pad)} is not "
                            f"supported for {len(shape)}D input tensor"):
             lib.nn.functional.pad(lib.ones(shape), pad, mode)
+
+
+def test_as_strided_scatter_input_gradient_is_the_unscattered_part():
+    """torch's as_strided_scatter_backward hands the input the gradient of the scattered
+    positions (its own gradcheck fails; its OpInfo marks test_fn_grad an expected failure);
+    gradkit's is the rest, the derivative of the values: gradcheck passes."""
+    def scatter(lib):
+        return lambda x, src: lib.as_strided_scatter(x, src, (2,), (2,), 1)
+    x = torch.arange(6.0, dtype=torch.float64, requires_grad=True)
+    src = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    assert not torch.autograd.gradcheck(scatter(torch), (x, src), raise_exception=False)
+    gx = gradkit.arange(6.0, dtype=gradkit.float64, requires_grad=True)
+    gsrc = gradkit.ones(2, dtype=gradkit.float64, requires_grad=True)
+    assert gradkit.autograd.gradcheck(scatter(gradkit), (gx, gsrc))
+    assert gradkit.autograd.gradgradcheck(scatter(gradkit), (gx, gsrc))
+    g_x, g_src = gradkit.autograd.grad((scatter(gradkit)(gx, gsrc) * gx.detach()).sum(), (gx, gsrc))
+    assert g_x.tolist() == [0.0, 0.0, 2.0, 0.0, 4.0, 5.0] and g_src.tolist() == [1.0, 3.0]
+
+
+@pytest.mark.parametrize("name", ["hardtanh", "relu6", "hardshrink", "softshrink", "elu", "celu",
+                                  "selu"])
+def test_gradient_at_nan_is_torchs_scalar_loops(name):
+    """One element runs torch's scalar loop, whose gradient at NaN gradkit gives everywhere
+    (torch's vectorized loop differs: docs/numerics.md)."""
+    grads = []
+    for lib in (torch, gradkit):
+        x = lib.tensor([float("nan")], dtype=lib.float64, requires_grad=True)
+        grads.append(lib.autograd.grad(getattr(lib.nn.functional, name)(x).sum(), x)[0].item())
+    assert grads[0] == grads[1]

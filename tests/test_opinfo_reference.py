@@ -11,11 +11,13 @@ import numpy as np  # noqa: E402
 import gradkit  # noqa: E402
 from fuzz.opinfo_samples import compare_sample, op_db  # noqa: E402
 
-# (OpInfo name, dtype, reference inputs too)
+# (OpInfo name, or name.variant, dtype, reference inputs too)
 FIXED = [("constant_pad_nd", "complex128", False), ("constant_pad_nd", "float64", False),
          ("sum_to_size", "bool", False), ("sum_to_size", "float64", False),
          ("linalg.lstsq", "float64", False), ("linalg.lstsq", "complex128", False),
-         ("nn.functional.pad", "float64", True), ("nn.functional.pad", "complex128", True)]
+         ("nn.functional.pad", "float64", True), ("nn.functional.pad", "complex128", True),
+         ("nn.functional.interpolate.nearest-exact", "float64", True),
+         ("nn.functional.interpolate.nearest", "float64", True)]
 
 
 def _differing(opinfo, dtype, reference: bool) -> list:
@@ -35,7 +37,7 @@ def _differing(opinfo, dtype, reference: bool) -> list:
 @pytest.mark.parametrize("name, dtype, reference", FIXED, ids=lambda v: str(v))
 def test_torch_samples_of_fixed_ops_agree(name, dtype, reference):
     dtype = getattr(torch, dtype)
-    opinfos = [o for o in op_db if o.name == name]
+    opinfos = [o for o in op_db if name in (o.name, f"{o.name}.{o.variant_test_name}")]
     assert opinfos
     for opinfo in opinfos:
         assert not _differing(opinfo, dtype, reference)
@@ -165,3 +167,22 @@ def test_gradient_at_nan_is_torchs_scalar_loops(name):
         x = lib.tensor([float("nan")], dtype=lib.float64, requires_grad=True)
         grads.append(lib.autograd.grad(getattr(lib.nn.functional, name)(x).sum(), x)[0].item())
     assert grads[0] == grads[1]
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+@pytest.mark.parametrize("resize", [{"size": 4}, {"size": 13}, {"scale_factor": 1.7},
+                                    {"scale_factor": 0.6}])
+def test_interpolate_nearest_exact(dims, resize):
+    """Output i reads input floor((i + 0.5) * scale), clamped: values, gradients and node name
+    as torch's."""
+    values = np.random.default_rng(3).standard_normal((2, 1) + (5,) * dims)
+    results = []
+    for lib in (torch, gradkit):
+        x = lib.tensor(values, requires_grad=True)
+        y = lib.nn.functional.interpolate(x, mode="nearest-exact", **resize)
+        weights = lib.arange(float(y.numel())).reshape(tuple(y.shape)).double()
+        results.append((y.detach().numpy(), lib.autograd.grad((y * weights).sum(), x)[0].numpy(),
+                        type(y.grad_fn).__name__))
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    np.testing.assert_array_equal(results[1][1], results[0][1])
+    assert results[1][2] == results[0][2] == f"UpsampleNearestExact{dims}DBackward0"

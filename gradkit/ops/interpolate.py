@@ -1,4 +1,4 @@
-"""torch.nn.functional.interpolate: modes nearest, linear, bilinear and trilinear.
+"""torch.nn.functional.interpolate: modes nearest, nearest-exact, linear, bilinear, trilinear.
 
 Resampling is separable: one spatial dim at a time, each output element reads one input
 element (nearest) or two, weighted ``(1 - t, t)`` (linear), at torch's source indices. Composed
@@ -38,6 +38,14 @@ def _nearest_index(in_size, out_size, scale_factor):
         return np.arange(out_size) >> 1
     scale = np.float32(_scale(in_size, out_size, scale_factor, False))
     index = np.floor(np.arange(out_size, dtype=np.float32) * scale).astype(np.int64)
+    return np.minimum(index, in_size - 1)
+
+
+def _nearest_exact_index(in_size, out_size, scale_factor):
+    """torch's nearest_neighbor_exact_compute_source_index: floorf((dst + 0.5) * scale), the
+    product in double with a float32 scale, rounded to float32 before the floor."""
+    scale = float(np.float32(_scale(in_size, out_size, scale_factor, False)))
+    index = np.floor(((np.arange(out_size) + 0.5) * scale).astype(np.float32)).astype(np.int64)
     return np.minimum(index, in_size - 1)
 
 
@@ -108,10 +116,10 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
     >>> interpolate(gradkit.ones(1, 1, 2, 2), scale_factor=2, mode="bilinear").shape
     gradkit.Size([1, 1, 4, 4])
     """
-    if mode == "nearest" and align_corners is not None:
+    if mode in _NEAREST and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
-    if mode not in ("nearest",) + tuple(_LINEAR_MODES) or not 3 <= input.ndim <= 5:
+    if mode not in tuple(_NEAREST) + tuple(_LINEAR_MODES) or not 3 <= input.ndim <= 5:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
                                   f"{input.ndim}D) for the modes: {_ALL_MODES} (got {mode})")
     if mode in _LINEAR_MODES and input.ndim != _LINEAR_MODES[mode]:
@@ -137,8 +145,8 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
         # the last dim first: torch's kernel blends along it innermost (the same rounding)
         for i, (out, scale) in reversed(list(enumerate(zip(outs, scales, strict=True)))):
             dim, in_size = i + 2, x.shape[i + 2]
-            if mode == "nearest":
-                x = index_select(x, dim, _index(x, _nearest_index(in_size, out, scale)))
+            if mode in _NEAREST:
+                x = index_select(x, dim, _index(x, _NEAREST[mode](in_size, out, scale)))
                 continue
             i0, i1, w0, w1 = _linear_taps(in_size, out, scale, bool(align_corners),
                                           x._data.dtype)
@@ -150,5 +158,6 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
     return one_node(f"Upsample{kernel}Backward0", resample, (input,))
 
 
-_KERNEL_NAMES = {"nearest": "Nearest", "linear": "Linear", "bilinear": "Bilinear",
-                 "trilinear": "Trilinear"}
+_KERNEL_NAMES = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear",
+                 "bilinear": "Bilinear", "trilinear": "Trilinear"}
+_NEAREST = {"nearest": _nearest_index, "nearest-exact": _nearest_exact_index}

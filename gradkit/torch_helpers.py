@@ -64,6 +64,8 @@ class _TensorQueries:
         if lead < 0 or any(s != o and s != 1 for s, o in zip(shape, own[lead:])):
             raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size "
                                f"{{{list(own)}}}.")
+        if not shape:  # torch's sum_to sums to a 0-d size even from a 0-d tensor (bool: int64)
+            return _sum(self)
         if shape == own:
             return self
         dims = tuple(range(lead)) + tuple(

@@ -26,6 +26,7 @@ from gradkit.ops.conv import conv_nd
 from gradkit.ops.embedding import embedding_renorm_
 from gradkit.ops.pooling_arguments import no_stride
 from gradkit.ops.conv_more import conv_tbc, conv_transpose_nd
+from gradkit.ops import padding
 from gradkit.ops.normalization import (
     batch_norm_unchecked, group_norm_unchecked, instance_norm_unchecked)
 from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
@@ -338,7 +339,8 @@ def adaptive_max_pool1d(input: Tensor, output_size) -> tuple[Tensor, Tensor]:
 
 
 def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
-    """torch.constant_pad_nd: F.pad(input, pad, "constant", value), with its own messages."""
+    """torch.constant_pad_nd: F.pad(input, pad, "constant", value), with its own messages,
+    though ``value`` is any Number (F.pad's is a float): a complex one pads a complex input."""
     pad = int_list_argument(pad, "constant_pad_nd", "pad", 2, symint=True)
     if len(pad) % 2:
         raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
@@ -346,5 +348,6 @@ def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
         raise RuntimeError("Length of pad should be no more than twice the number of dimensions "
                            f"of the input. Pad length is {len(pad)}while the input has "
                            f"{input.ndim}dimensions.")
-    return F.pad(input, pad, "constant", number_argument(value, "constant_pad_nd", "value", 3))
+    value = number_argument(value, "constant_pad_nd", "value", 3)
+    return padding.pad(input, tuple(pad), "constant", value)
 

@@ -163,7 +163,7 @@ def _check_lstsq(a, b, driver):
                            "gelss)")
 
 
-@op(save=("a", "b", "result"), broadcast=True, outputs=4, differentiable_outputs=(0,),
+@op(save=("a", "b", "result"), broadcast=True, outputs=4, differentiable_outputs=(0, 1),
     node_name="LinalgLstsqBackward0")  # torch saves the solution: a write into it is refused
 def _lstsq(xp, a, b, *, rcond=None, driver=None):
     _check_lstsq(a, b, driver)
@@ -172,22 +172,43 @@ def _lstsq(xp, a, b, *, rcond=None, driver=None):
     rhs = b[..., None] if vector else b
     m, n = a.shape[-2:]
     real = np.finfo(a.dtype).dtype
-    rcond = np.finfo(a.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
-    finite = xp.isfinite(a).all(axis=(-2, -1))
-    s = xp.linalg.svd(xp.where(finite[..., None, None], a, 0), compute_uv=False).astype(real)
-    rank = (s > rcond * s[..., :1]).sum(-1).astype(np.int64) if min(m, n) else \
-        xp.zeros(a.shape[:-2], np.int64)
-    if m >= n > 0 and bool((rank == n).all()) and bool(finite.all()):
+    rcond = _rcond(a, rcond)
+    s, rank = _rank(xp, a, rcond)
+    if m >= n > 0 and bool((rank == n).all()) and bool(xp.isfinite(a).all()):
         x = _by_qr(xp, a, rhs)
     else:  # rank-deficient or wide: the minimum-norm solution (NaN for non-finite matrices)
         x = _pinv_array(xp, a, None, rcond, False) @ rhs
     empty = xp.zeros((0,), real)
     residuals = empty
-    if m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all())):
+    if _residuals_computed(a, rank, driver):
         residuals = (xp.abs(rhs - a @ x) ** 2).sum(-2).astype(real)
     return (x[..., 0] if vector else x, residuals,
             rank if driver != "gels" else xp.zeros((0,), np.int64),
             s if driver in ("gelsd", "gelss") else empty)
+
+
+def _rcond(a, rcond):
+    """LAPACK's default cutoff: eps * max(m, n) where none (or a negative one) is given."""
+    return np.finfo(a.dtype).eps * max(a.shape[-2:]) if rcond is None or rcond < 0 else rcond
+
+
+def _rank(xp, a, rcond):
+    """(singular values, rank) of each matrix: those above rcond times the largest count
+    (a non-finite matrix's are taken of zeros)."""
+    real = np.finfo(a.dtype).dtype
+    finite = xp.isfinite(a).all(axis=(-2, -1))
+    s = xp.linalg.svd(xp.where(finite[..., None, None], a, 0), compute_uv=False).astype(real)
+    rank = (s > _rcond(a, rcond) * s[..., :1]).sum(-1).astype(np.int64) if min(a.shape[-2:]) \
+        else xp.zeros(a.shape[:-2], np.int64)
+    return s, rank
+
+
+def _residuals_computed(a, rank, driver) -> bool:
+    """torch reports residuals for tall matrices, except with gelsy, and (but for gels) only
+    where every matrix has full column rank."""
+    m, n = a.shape[-2:]
+    driver = driver or "gelsy"
+    return m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all()))
 
 
 def _by_qr(xp, a, rhs):
@@ -202,13 +223,28 @@ def _by_qr(xp, a, rhs):
                        unitriangular=False)
 
 
+def _residual(a, rhs, x):
+    """A X - B, whose squared column norms are the residuals."""
+    return matmul(a, x) - rhs
+
+
 def _lstsq_vjp(g, a, b, solution, rcond, driver):
-    """torch's linalg_lstsq_backward: the solution is pinv(A) B for the gradients."""
+    """torch's linalg_lstsq_backward: the solution is pinv(A) B for the gradients; the
+    residuals ||A X - B||^2 at the optimum (A^H (A X - B) = 0, so X's own change drops out)
+    give 2 R g A-side times X^H and -2 R g to B."""
+    g_x, g_residuals = g
     vector = _is_vector_rhs(a, b)
-    g_x, rhs = (unsqueeze(g, -1), unsqueeze(b, -1)) if vector else (g, b)
+    if vector:
+        g_x, rhs, x = unsqueeze(g_x, -1), unsqueeze(b, -1), unsqueeze(solution, -1)
+    else:
+        rhs, x = b, solution
     pinv_a = _pinv(a)
     g_a = pinv_backward(matmul(g_x, mH(rhs)), pinv_a, a)
     g_b = matmul(mH(pinv_a), g_x)
+    if 0 not in g_residuals.shape:  # computed (tall matrices, per driver): else empty
+        weighted = _residual(a, rhs, x) * unsqueeze(g_residuals, -2) * 2
+        g_a = g_a + matmul(weighted, mH(x))
+        g_b = g_b - weighted
     return g_a, (g_b[..., 0] if vector else g_b)
 
 
@@ -222,7 +258,14 @@ def _lstsq_jvp(tangents, a, b, solution, rcond, driver):
     if t_b is not None:
         term = matmul(pinv_a, unsqueeze(t_b, -1) if vector else t_b)
         d_x = term if d_x is None else d_x + term
-    return (d_x[..., 0] if vector else d_x), None, None, None
+    d_residuals = None
+    host_a = host(a)
+    if _residuals_computed(host_a, _rank(np, host_a, rcond)[1], driver):
+        x = unsqueeze(solution, -1) if vector else solution
+        change = -(unsqueeze(t_b, -1) if vector else t_b) if t_b is not None else 0
+        change = change + (matmul(t_a, x) if t_a is not None else 0)
+        d_residuals = (_residual(a, rhs, x).conj() * change).real.sum(-2) * 2
+    return (d_x[..., 0] if vector else d_x), d_residuals, None, None
 
 
 _lstsq.defvjp_all(_lstsq_vjp)
@@ -232,7 +275,7 @@ _lstsq.name, _lstsq.profiler_name = "linalg_lstsq", "gradkit::linalg_lstsq"
 
 def lstsq(a, b, rcond: float | None = None, *, driver: str | None = None):
     """(solution, residuals, rank, singular_values) of min ||A X - B||, as torch.linalg.lstsq
-    reports them per ``driver`` (default 'gelsy'); only the solution is differentiable."""
+    reports them per ``driver`` (default 'gelsy'); the solution and residuals differentiable."""
     return LstsqResult(*_lstsq(a, b, rcond=rcond, driver=driver))
 
 

@@ -143,6 +143,36 @@ def _check_wrapped(shape: tuple, pad) -> None:
             raise RuntimeError("Negative padding value is resulting in an empty dimension")
 
 
+def _replicated(xp, x, pad):
+    """torch's replicate padding: output j of a padded dim copies input clamp(j - left, 0,
+    size - 1), so a negative pad crops, and one cropping past the other side's edge still
+    copies that edge (NumPy's crop-then-pad would have nothing left to copy)."""
+    sizes = list(x.shape)
+    for i in range(len(pad) // 2):
+        sizes[x.ndim - 1 - i] += int(pad[2 * i]) + int(pad[2 * i + 1])
+    negative = [s for s in sizes if s < 0]
+    if negative:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {negative[0]}: "
+                           f"{sizes}")
+    for i in range(len(pad) // 2):
+        dim = x.ndim - 1 - i
+        index = xp.clip(xp.arange(sizes[dim]) - int(pad[2 * i]), 0, x.shape[dim] - 1)
+        x = xp.take(x, index, axis=dim)
+    return x
+
+
+def _check_copy_dims(ndim: int, length: int) -> None:
+    """torch's modes that copy input values pad the last 1, 2 or 3 dims of an input with at
+    most one batch and one channel dim more."""
+    if not length // 2 + 1 <= ndim <= length // 2 + 2:
+        raise NotImplementedError(
+            f"Padding size {length} is not supported for {ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+
+
 def _check_narrowed(shape: tuple, pad) -> None:
     """torch narrows the input by the negative pads first, left then right: neither narrow
     may ask for a negative length."""

@@ -46,7 +46,7 @@ def guarded(compare, *args) -> str | None:
 def _selected(only: set):
     for opinfo in op_db:
         if (not only or opinfo.name in only) and not skipped(opinfo) and (
-                resolve(opinfo.name) is not None or callable(getattr(opinfo.op, "__code__", 0))):
+                resolve(opinfo.name) is not None or hasattr(opinfo.op, "__code__")):
             yield opinfo
 
 

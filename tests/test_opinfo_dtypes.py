@@ -1,0 +1,104 @@
+"""torch's OpInfo samples at the dtypes beyond float64/int64 (float32, float16, the small
+integers, complex64) agree with gradkit for the ops fixed from them (issue 15).
+
+`tests/fuzz/opinfo_scan.py --dtypes float16,...` found each difference; the ops fixed here run
+every sample torch's table has for them at those dtypes, and one program per fix shows the
+difference itself (values, dtype and gradients compared with torch)."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.filterwarnings("ignore")  # the ops warn as torch does
+
+import gradkit  # noqa: E402
+from fuzz.opinfo_samples import compare_sample, op_db  # noqa: E402
+
+SMALL_INTS = ("uint8", "int8", "int16", "int32")
+FIXED = {"nn.functional.rms_norm": ("float16", "float32", "complex64"),
+         "addbmm": ("float16", "float32", "complex64") + SMALL_INTS}
+
+
+def _cases():
+    for opinfo in op_db:
+        for dtype in FIXED.get(opinfo.name, ()):
+            yield pytest.param(opinfo, dtype, id=f"{opinfo.name}-{dtype}")
+
+
+@pytest.mark.parametrize("opinfo, dtype", _cases())
+def test_torch_samples_at_every_dtype_agree(opinfo, dtype):
+    dtype = getattr(torch, dtype)
+    if dtype not in opinfo.supported_dtypes("cpu"):
+        pytest.skip(f"torch's table has no {dtype} samples of {opinfo.name}")
+    grads = opinfo.supports_autograd and (dtype.is_floating_point or dtype.is_complex)
+    differing = []
+    for variant in ("op", "method", "inplace"):
+        for k, sample in enumerate(opinfo.sample_inputs("cpu", dtype, requires_grad=grads)):
+            found = compare_sample(opinfo, variant, sample, grads)
+            if found:
+                differing.append(f"{variant} #{k}: {found}")
+    assert not differing, differing
+
+
+def _same(program, rtol: float = 0.0):
+    """program(torch) and program(gradkit): the same dtypes and values (exact by default)."""
+    expected, got = program(torch), program(gradkit)
+    for e, g in zip(expected, got):
+        assert str(g.dtype).split(".")[1] == str(e.dtype).split(".")[1]
+        np.testing.assert_allclose(g.detach().numpy().astype(float),
+                                   e.detach().numpy().astype(float), rtol=rtol, atol=0)
+    return got
+
+
+def _rms_norm_half(lib, values, eps=None):
+    x = lib.tensor(values, dtype=lib.float16, requires_grad=True)
+    w = lib.tensor([0.5, 2.0, -1.0], dtype=lib.float16, requires_grad=True)
+    out = lib.nn.functional.rms_norm(x, (3,), w, eps)
+    return (out,) + lib.autograd.grad((out * lib.tensor([1.0, -2.0, 3.0],
+                                                        dtype=lib.float16)).sum(), (x, w))
+
+
+def test_rms_norm_of_float16_squares_in_float32():
+    """x² of a half above 256 overflows float16: torch upcasts to float32 (rounding eps to
+    float16 first) and casts back before the weight (gradkit gave 0 for every value)."""
+    got = _same(lambda lib: _rms_norm_half(lib, [300.0, -700.0, 1000.0], 0.5))
+    assert np.isfinite(got[0].detach().numpy()).all() and got[0].detach().numpy().any()
+    _same(lambda lib: _rms_norm_half(lib, [300.0, -700.0, 1000.0], 0.1))  # eps in float16
+
+
+def test_rms_norm_of_float16_defaults_eps_to_float32s():
+    """eps=None is float32's epsilon for a float16 input (torch's opmath type), not float16's
+    9.8e-4, which would swamp x² of values near 1e-3."""
+    got = _same(lambda lib: _rms_norm_half(lib, [1e-3, -2e-3, 3e-3]))
+    x, eps = np.float16([1e-3, -2e-3, 3e-3]).astype(float), float(np.finfo(np.float32).eps)
+    expected = 0.5 * x[0] / np.sqrt(np.mean(x * x) + eps)
+    np.testing.assert_allclose(got[0].detach().numpy()[0], expected, rtol=1e-3)
+
+
+def _addbmm(lib, dtype, alpha=1, beta=1):
+    x = lib.full((2, 2), 7, dtype=getattr(lib, dtype))
+    a = lib.full((3, 2, 4), 11, dtype=getattr(lib, dtype))
+    return (lib.addbmm(x, a, a.transpose(1, 2), alpha=alpha, beta=beta),
+            x.addbmm(a, a.transpose(1, 2)))
+
+
+@pytest.mark.parametrize("dtype", SMALL_INTS)
+def test_addbmm_of_small_integers_keeps_their_dtype(dtype):
+    """torch adds each batch's product into the result in its dtype, wrapping (gradkit summed
+    the batches as int64: the right sum in the wrong dtype)."""
+    got = _same(lambda lib: _addbmm(lib, dtype, alpha=3, beta=2))
+    assert int(got[0][0, 0]) == np.int64(2 * 7 + 3 * 3 * 4 * 121).astype(dtype)  # wrapped
+
+
+def test_addbmm_of_float16_rounds_after_each_batch():
+    """torch's float16 addbmm is one addmm_ per batch into the half result: each rounds once,
+    from float32 (one sum in float32 differs by a float16 ulp)."""
+    def program(lib):
+        x = lib.tensor([[0.1, -3.0]], dtype=lib.float16, requires_grad=True)
+        a = lib.tensor(np.linspace(-9, 9, 5 * 3 * 5).reshape(5, 3, 5) ** 2 / 7,
+                       dtype=lib.float16, requires_grad=True)
+        b = lib.tensor(np.linspace(-5, 8, 5 * 5 * 2).reshape(5, 5, 2),
+                       dtype=lib.float16, requires_grad=True)
+        out = lib.addbmm(x, a, b, beta=0.5, alpha=1.5)
+        return (out,) + lib.autograd.grad(out.sum(), (x, a, b))
+    _same(program)
+    _same(lambda lib: _addbmm(lib, "float16", beta=0))

@@ -12,10 +12,12 @@ pytestmark = pytest.mark.filterwarnings("ignore")  # the ops warn as torch does
 
 import gradkit  # noqa: E402
 from fuzz.opinfo_samples import compare_sample, op_db  # noqa: E402
+from torch_expectations.twin import raises_like_torch  # noqa: E402
 
 SMALL_INTS = ("uint8", "int8", "int16", "int32")
 FIXED = {"nn.functional.rms_norm": ("float16", "float32", "complex64"),
-         "addbmm": ("float16", "float32", "complex64") + SMALL_INTS}
+         "addbmm": ("float16", "float32", "complex64") + SMALL_INTS,
+         "index_add": ("float16", "float32") + SMALL_INTS}
 
 
 def _cases():
@@ -102,3 +104,26 @@ def test_addbmm_of_float16_rounds_after_each_batch():
         return (out,) + lib.autograd.grad(out.sum(), (x, a, b))
     _same(program)
     _same(lambda lib: _addbmm(lib, "float16", beta=0))
+
+
+def _index_add(lib, dtype, alpha):
+    x = lib.tensor([10, 20, 30], dtype=getattr(lib, dtype))
+    return (x.index_add(0, lib.tensor([0, 2]), lib.tensor([1, 2], dtype=x.dtype), alpha=alpha),)
+
+
+@pytest.mark.parametrize("dtype, alpha", [("uint8", -1), ("uint8", -255), ("uint8", 255),
+                                          ("int8", 127), ("int8", -128), ("int16", -300)])
+def test_index_add_casts_alpha_as_torch_checks_it(dtype, alpha):
+    """torch casts alpha to the dtype with c10's check: an unsigned type takes a negative
+    down to -max, wrapping (NumPy refused uint8 * -1 with an OverflowError)."""
+    got = _same(lambda lib: _index_add(lib, dtype, alpha))
+    assert int(got[0][2]) == np.int64(30 + 2 * alpha).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype, alpha, name", [("uint8", -256, "uint8_t"),
+                                                ("uint8", 256, "uint8_t"),
+                                                ("int8", 128, "int8_t"), ("int8", -129, "int8_t"),
+                                                ("int32", 2**31, "int")])
+def test_index_add_refuses_an_alpha_beyond_the_dtype(dtype, alpha, name):
+    raises_like_torch(lambda lib: _index_add(lib, dtype, alpha), RuntimeError,
+                      f"value cannot be converted to type {name} without overflow")

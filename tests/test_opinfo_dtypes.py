@@ -17,7 +17,8 @@ from torch_expectations.twin import raises_like_torch  # noqa: E402
 SMALL_INTS = ("uint8", "int8", "int16", "int32")
 FIXED = {"nn.functional.rms_norm": ("float16", "float32", "complex64"),
          "addbmm": ("float16", "float32", "complex64") + SMALL_INTS,
-         "index_add": ("float16", "float32") + SMALL_INTS}
+         "index_add": ("float16", "float32") + SMALL_INTS,
+         "constant_pad_nd": ("complex64", "float16") + SMALL_INTS}
 
 
 def _cases():
@@ -127,3 +128,20 @@ def test_index_add_casts_alpha_as_torch_checks_it(dtype, alpha):
 def test_index_add_refuses_an_alpha_beyond_the_dtype(dtype, alpha, name):
     raises_like_torch(lambda lib: _index_add(lib, dtype, alpha), RuntimeError,
                       f"value cannot be converted to type {name} without overflow")
+
+
+def test_constant_pad_nd_takes_a_complex_value():
+    """torch.constant_pad_nd's value is any Scalar (F.pad's is a float): a complex tensor is
+    padded with it, a real one with its real part when the imaginary part is 0."""
+    def program(lib):
+        z = lib.tensor([[1 - 1j, 2j]], dtype=lib.complex64, requires_grad=True)
+        out = lib.constant_pad_nd(z, (1, 2), 1 + 2j)
+        return out, lib.constant_pad_nd(lib.ones(2), (1, 1), 3 + 0j), \
+            lib.autograd.grad((out * out).real.sum(), z)[0]
+    got = _same(program)
+    assert complex(got[0][0, 0]) == 1 + 2j
+
+
+def test_constant_pad_nd_refuses_an_imaginary_part_for_a_real_tensor():
+    raises_like_torch(lambda lib: lib.constant_pad_nd(lib.ones(2), (1, 1), 1 + 2j),
+                      RuntimeError, "value cannot be converted to type float without overflow")

@@ -27,6 +27,7 @@ from gradkit.ops.conv import conv_nd
 from gradkit.ops.pooling import no_stride
 from gradkit.ops.conv_more import conv_transpose_nd
 from gradkit.ops.linalg_norms import vector_norm
+from gradkit.ops.padding import pad as pad_op
 from gradkit.ops.normalization import (
     batch_norm_unchecked, group_norm_unchecked, instance_norm_unchecked)
 from gradkit.ops.piecewise import where
@@ -361,6 +362,9 @@ def adaptive_max_pool1d(input: Tensor, output_size) -> tuple[Tensor, Tensor]:
 
 
 def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
-    """torch.constant_pad_nd: F.pad(input, pad, "constant", value)."""
-    return F.pad(input, pad, "constant", number_argument(value, "constant_pad_nd", "value", 3))
+    """torch.constant_pad_nd: F.pad(input, pad, "constant", value), value any Scalar (F.pad's
+    is a float): a complex one pads a complex tensor, or a real one when its imaginary part
+    is 0."""
+    return pad_op(input, tuple(pad), "constant",
+                  number_argument(value, "constant_pad_nd", "value", 3))
 

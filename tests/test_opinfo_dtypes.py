@@ -18,7 +18,10 @@ SMALL_INTS = ("uint8", "int8", "int16", "int32")
 FIXED = {"nn.functional.rms_norm": ("float16", "float32", "complex64"),
          "addbmm": ("float16", "float32", "complex64") + SMALL_INTS,
          "index_add": ("float16", "float32") + SMALL_INTS,
-         "constant_pad_nd": ("complex64", "float16") + SMALL_INTS}
+         "constant_pad_nd": ("complex64", "float16") + SMALL_INTS,
+         # their op is a method of torch's Tensor (the scan called gradkit.cfloat, a dtype)
+         "cfloat": ("float16", "uint8"), "cdouble": ("float16", "int8"),
+         "__radd__": ("float16", "uint8"), "__rxor__": ("int16",)}
 
 
 def _cases():

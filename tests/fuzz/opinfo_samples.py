@@ -99,7 +99,9 @@ def gradkit_callable(opinfo, variant: str):
     if f is None:
         return None
     module = getattr(f, "__module__", "") or ""
-    if variant != "op" and not isinstance(f, types.FunctionType):
+    # a method of torch's Tensor (cfloat's op is one): gradkit's method of that name
+    if (variant != "op" or isinstance(f, types.MethodDescriptorType)) and \
+            not isinstance(f, types.FunctionType):
         name = getattr(f, "__name__", opinfo.name.split(".")[-1])
         return lambda x, *a, **k: getattr(x, name)(*a, **k)
     if module.startswith("torch.nn.functional"):

@@ -21,7 +21,10 @@ FIXED = {"nn.functional.rms_norm": ("float16", "float32", "complex64"),
          "constant_pad_nd": ("complex64", "float16") + SMALL_INTS,
          # their op is a method of torch's Tensor (the scan called gradkit.cfloat, a dtype)
          "cfloat": ("float16", "uint8"), "cdouble": ("float16", "int8"),
-         "__radd__": ("float16", "uint8"), "__rxor__": ("int16",)}
+         "__radd__": ("float16", "uint8"), "__rxor__": ("int16",),
+         # their in-place variant is partial(F.mish, inplace=True): gradkit's F.mish so
+         "nn.functional.mish": ("float16", "float32"),
+         "nn.functional.hardsigmoid": ("float16", "float32")}
 
 
 def _cases():

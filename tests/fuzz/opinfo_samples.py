@@ -8,6 +8,7 @@ checks that gradkit refuses an error input as torch does. ``opinfo_scan.py`` is 
 """
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import types
@@ -98,6 +99,10 @@ def gradkit_callable(opinfo, variant: str):
     f = _variant(opinfo, variant)
     if f is None:
         return None
+    if isinstance(f, functools.partial):  # partial(F.mish, inplace=True): gradkit's F.mish
+        inner = gradkit_callable(types.SimpleNamespace(
+            name=opinfo.name, op=f.func, method_variant=None, inplace_variant=None), "op")
+        return inner and functools.partial(inner, *f.args, **f.keywords)
     module = getattr(f, "__module__", "") or ""
     # a method of torch's Tensor (cfloat's op is one): gradkit's method of that name
     if (variant != "op" or isinstance(f, types.MethodDescriptorType)) and \

@@ -24,7 +24,8 @@ FIXED = {"nn.functional.rms_norm": ("float16", "float32", "complex64"),
          "__radd__": ("float16", "uint8"), "__rxor__": ("int16",),
          # their in-place variant is partial(F.mish, inplace=True): gradkit's F.mish so
          "nn.functional.mish": ("float16", "float32"),
-         "nn.functional.hardsigmoid": ("float16", "float32")}
+         "nn.functional.hardsigmoid": ("float16", "float32"),
+         "sgn": ("float16", "float32", "complex64")}  # torch's gradient: a ZeroTensor
 
 
 def _cases():

@@ -126,7 +126,8 @@ def _flat(out) -> list:
 
 def _array(value):
     if isinstance(value, torch.Tensor):
-        return np.asarray(value.detach().resolve_conj().resolve_neg().numpy())
+        # force: a ZeroTensor (sgn's gradient of a real input) has no array of its own
+        return np.asarray(value.detach().resolve_conj().resolve_neg().numpy(force=True))
     if isinstance(value, gradkit.Tensor):
         return np.asarray(value.detach().numpy())
     return value

@@ -25,7 +25,11 @@ FIXED = {"nn.functional.rms_norm": ("float16", "float32", "complex64"),
          # their in-place variant is partial(F.mish, inplace=True): gradkit's F.mish so
          "nn.functional.mish": ("float16", "float32"),
          "nn.functional.hardsigmoid": ("float16", "float32"),
-         "sgn": ("float16", "float32", "complex64")}  # torch's gradient: a ZeroTensor
+         "sgn": ("float16", "float32", "complex64"),  # torch's gradient: a ZeroTensor
+         # float16 was summed window by window in float16 (torch: float32, rounded once)
+         "nn.functional.conv_transpose1d": ("float16",),
+         "nn.functional.conv_transpose2d": ("float16", "float32"),
+         "nn.functional.conv_transpose3d": ("float16",)}
 
 
 def _cases():

@@ -7,11 +7,14 @@ gradients are torch's and differentiable again.
 """
 from __future__ import annotations
 
+from gradkit.backend import float16, float32
 from gradkit.ops.arithmetic import add
 from gradkit.ops.conv import (
     _ntuple, batched, check_conv_arguments, check_kernel_dtypes, conv_nd, empty_backend,
     empty_convolution, fold, refuse_bool)
+from gradkit.ops.conversion import astype
 from gradkit.ops.einsum import _einsum
+from gradkit.ops.half_scalar import HALF
 from gradkit.ops.inplace import inplace
 from gradkit.ops.one_node import one_node
 from gradkit.ops.padding import pad
@@ -85,7 +88,11 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
     n, c_in = x.shape[:2]
     k, s = _LETTERS[0][:d], _LETTERS[1][:d]
 
+    half = x._data.dtype == HALF
+
     def transposed_convolution(x, weight, bias):
+        if half:  # torch's kernel adds the products up in float32 and rounds once
+            x, weight = astype(x, float32), astype(weight, float32)
         cols = _einsum(reshape(x, (n, groups, c_in // groups) + sizes),
                        reshape(weight, (groups, c_in // groups, c_out // groups) + kernel),
                        equation=f"ngc{s},gco{k}->ngo{k}{s}")
@@ -93,6 +100,7 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
         out = fold(cols, geometry=(full, kernel, sizes, stride, dilation))
         out = pad(out, tuple(v for p, e in reversed(list(zip(pads, extra, strict=True)))
                              for v in (-p, e - p)))
+        out = astype(out, float16) if half else out
         # torch adds the bias in place (no dtype check of it in 1-d and 2-d)
         return out if bias is None else inplace(out, add, reshape(bias, (1, c_out) + (1,) * d))
     # torch's complex convolution is itself a composite of real ones (its last node an add)

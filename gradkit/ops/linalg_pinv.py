@@ -7,12 +7,14 @@ import numpy as np
 
 from gradkit import return_types
 from gradkit.ops._op import op
+from gradkit.ops.complex import conj, real
 from gradkit.ops.joining import cat
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_decompositions import _refuse_nan
 from gradkit.ops.linalg_solvers import check_matrices, host, mH
 from gradkit.ops.linalg_triangular_solve import _substitute
-from gradkit.ops.shape import unsqueeze
+from gradkit.ops.reduction import sum
+from gradkit.ops.shape import reshape, unsqueeze
 from gradkit.ops.unary_helpers import scalar_type_name
 
 LstsqResult = return_types.linalg_lstsq
@@ -163,7 +165,7 @@ def _check_lstsq(a, b, driver):
                            "gelss)")
 
 
-@op(save=("a", "b", "result"), broadcast=True, outputs=4, differentiable_outputs=(0,),
+@op(save=("a", "b", "result"), broadcast=True, outputs=4, differentiable_outputs=(0, 1),
     node_name="LinalgLstsqBackward0")  # torch saves the solution: a write into it is refused
 def _lstsq(xp, a, b, *, rcond=None, driver=None):
     _check_lstsq(a, b, driver)
@@ -174,20 +176,32 @@ def _lstsq(xp, a, b, *, rcond=None, driver=None):
     real = np.finfo(a.dtype).dtype
     rcond = np.finfo(a.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
     finite = xp.isfinite(a).all(axis=(-2, -1))
-    s = xp.linalg.svd(xp.where(finite[..., None, None], a, 0), compute_uv=False).astype(real)
-    rank = (s > rcond * s[..., :1]).sum(-1).astype(np.int64) if min(m, n) else \
-        xp.zeros(a.shape[:-2], np.int64)
+    s, rank = _singular_values_and_rank(xp, xp.where(finite[..., None, None], a, 0), rcond)
     if m >= n > 0 and bool((rank == n).all()) and bool(finite.all()):
         x = _by_qr(xp, a, rhs)
     else:  # rank-deficient or wide: the minimum-norm solution (NaN for non-finite matrices)
         x = _pinv_array(xp, a, None, rcond, False) @ rhs
     empty = xp.zeros((0,), real)
     residuals = empty
-    if m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all())):
+    if _has_residuals(a, driver, rank):
         residuals = (xp.abs(rhs - a @ x) ** 2).sum(-2).astype(real)
     return (x[..., 0] if vector else x, residuals,
             rank if driver != "gels" else xp.zeros((0,), np.int64),
             s if driver in ("gelsd", "gelss") else empty)
+
+
+def _singular_values_and_rank(xp, a, rcond: float):
+    s = xp.linalg.svd(a, compute_uv=False).astype(np.finfo(a.dtype).dtype)
+    rank = (s > rcond * s[..., :1]).sum(-1).astype(np.int64) if min(a.shape[-2:]) else \
+        xp.zeros(a.shape[:-2], np.int64)
+    return s, rank
+
+
+def _has_residuals(a, driver, rank) -> bool:
+    """Whether torch reports the residuals: a tall A, and gels, or full rank by gelsd/gelss."""
+    m, n = a.shape[-2:]
+    return m > n and driver not in (None, "gelsy") and (driver == "gels" or
+                                                        bool((rank == n).all()))
 
 
 def _by_qr(xp, a, rhs):
@@ -202,13 +216,22 @@ def _by_qr(xp, a, rhs):
                        unitriangular=False)
 
 
-def _lstsq_vjp(g, a, b, solution, rcond, driver):
-    """torch's linalg_lstsq_backward: the solution is pinv(A) B for the gradients."""
+def _lstsq_vjp(grads, a, b, solution, rcond, driver):
+    """torch's linalg_lstsq_backward: the solution is pinv(A) B for the gradients; the
+    residuals (when computed) are |A X - B|² per column, by the chain rule through X too."""
+    g, g_res = grads
     vector = _is_vector_rhs(a, b)
     g_x, rhs = (unsqueeze(g, -1), unsqueeze(b, -1)) if vector else (g, b)
+    weighted = None
+    if g_res.shape[-1]:  # d|R|² = 2 Re <R, dA X + A dX - dB>, R = A X - B
+        x = unsqueeze(solution, -1) if vector else solution
+        weighted = (matmul(a, x) - rhs) * unsqueeze(g_res, -2) * 2
+        g_x = g_x + matmul(mH(a), weighted)
     pinv_a = _pinv(a)
     g_a = pinv_backward(matmul(g_x, mH(rhs)), pinv_a, a)
     g_b = matmul(mH(pinv_a), g_x)
+    if weighted is not None:
+        g_a, g_b = g_a + matmul(weighted, mH(x)), g_b - weighted
     return g_a, (g_b[..., 0] if vector else g_b)
 
 
@@ -222,7 +245,26 @@ def _lstsq_jvp(tangents, a, b, solution, rcond, driver):
     if t_b is not None:
         term = matmul(pinv_a, unsqueeze(t_b, -1) if vector else t_b)
         d_x = term if d_x is None else d_x + term
-    return (d_x[..., 0] if vector else d_x), None, None, None
+    return (d_x[..., 0] if vector else d_x), _residuals_jvp(a, rhs, solution, d_x, t_a, t_b,
+                                                            rcond, driver), None, None
+
+
+def _residuals_jvp(a, rhs, solution, d_x, t_a, t_b, rcond, driver):
+    """d|R|² = 2 Re sum(conj(R) (dA X + A dX - dB)) per column, R = A X - B."""
+    data = host(a)
+    m, n = data.shape[-2:]
+    rcond = np.finfo(data.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    finite = np.isfinite(data).all()
+    if not (finite and _has_residuals(data, driver,
+                                      _singular_values_and_rank(np, data, rcond)[1])):
+        return reshape(real(d_x), (-1,))[:0]  # torch's empty residuals have an empty tangent
+    x = solution if solution.ndim == rhs.ndim else unsqueeze(solution, -1)
+    d_r = matmul(a, d_x)
+    if t_a is not None:
+        d_r = d_r + matmul(t_a, x)
+    if t_b is not None:
+        d_r = d_r - (unsqueeze(t_b, -1) if rhs.ndim > t_b.ndim else t_b)
+    return sum(real(conj(matmul(a, x) - rhs) * d_r), -2) * 2
 
 
 _lstsq.defvjp_all(_lstsq_vjp)

@@ -10,11 +10,13 @@ import math
 import numpy as np
 
 from gradkit._tensor import Tensor
-from gradkit.backend import get_array_module
+from gradkit.backend import float16, float32, get_array_module
 from gradkit.int_arguments import int_parameters
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import add, mul
+from gradkit.ops.conversion import astype
 from gradkit.ops.conv import fold as fold_windows, unfold as unfold_windows
+from gradkit.ops.half_scalar import HALF
 from gradkit.ops.layers import dropout
 from gradkit.ops.linalg import matmul
 from gradkit.ops.one_node import one_node
@@ -73,6 +75,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
                            "when is_causal=True")
     require_real_floating("softmax_lastdim_kernel_impl", query._data)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if query._data.dtype == HALF:  # torch's kernels attend in float32 and round the result
+        wide = [astype(t, float32) if t is not None and t._data.dtype == HALF else t
+                for t in (query, key, value, attn_mask)]
+        return astype(scaled_dot_product_attention(
+            *wide, dropout_p=dropout_p, is_causal=is_causal, scale=scale, enable_gqa=enable_gqa),
+            float16)
     if enable_gqa:
         key, value = _grouped(query, key, value)
     if query.ndim == 4 and dropout_p == 0.0:  # torch's CPU flash kernel: it saves the query itself

@@ -14,7 +14,7 @@ from gradkit.ops._dispatch_general import broadcast_shape
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import remainder
 from gradkit.ops.complex import _is_complex
-from gradkit.ops.conversion import fitted_item
+from gradkit.ops.conversion import fitted, fitted_item
 from gradkit.ops.dims import dim_among_inputs
 from gradkit.ops.indexing import (
     gather, getitem, index_put_into_zeros, index_put_key, index_select)
@@ -299,6 +299,8 @@ def index_add(xp, x, dim, index, source, *, alpha=1):
         else x.dtype
     out, source = _as_vector(xp, x.astype(work), source.astype(work, copy=False))
     if out.size and source.size:  # (an empty self or source: torch adds nothing, checks nothing)
+        if x.dtype.kind in "iu" and type(alpha) is int:  # torch's checked cast: uint8's -1 is 255
+            alpha = fitted(alpha, x.dtype)
         xp.add.at(out, _dim_key(dim, index, x.ndim), source if alpha == 1 else source * alpha)
     return out.astype(x.dtype, copy=False).reshape(x.shape)
 

@@ -15,9 +15,11 @@ from gradkit.autograd.grad_mode import no_grad
 from gradkit.backend import to_numpy_dtype
 from gradkit.int_arguments import int_argument
 from gradkit.ops.arithmetic import add, div, mul, sub
+from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import rsqrt
 from gradkit.ops.grad_edges import kept_for_backward
 from gradkit.ops.layers import checked_normalized_shape
+from gradkit.ops.half_scalar import HALF
 from gradkit.ops.one_node import one_node
 from gradkit.ops.padding import pad
 from gradkit.ops.pooling_avg import avg_pool2d, avg_pool3d
@@ -234,10 +236,15 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     k = len(shape)
     if input._data.dtype.kind in "biu":
         raise kernel_error("rms_norm")(input._data)
-    if eps is None:
-        eps = float(np.finfo(to_numpy_dtype(input.dtype)).eps)
+    dtype = to_numpy_dtype(input.dtype)
+    # torch upcasts float16 to float32 (its opmath type), eps included (its default is
+    # float32's), and casts back before the weight: x² of a half above 256 stays finite
+    wide = np.dtype(np.float32) if dtype == HALF else dtype
+    eps = float(np.finfo(wide).eps) if eps is None else float(dtype.type(eps))
+    upcast = astype(input, wide) if wide != dtype else input
     axes = tuple(range(input.ndim - k, input.ndim))
-    out = mul(input, rsqrt(add(mean(mul(input, input), axes, True), eps)))
+    out = mul(upcast, rsqrt(add(mean(mul(upcast, upcast), axes, True), eps)))
+    out = astype(out, dtype) if wide != dtype else out
     return mul(out, weight) if weight is not None else out
 
 

@@ -11,6 +11,7 @@ from gradkit.number_arguments import numbers_reader
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.fused import fused_multiply_add
+from gradkit.ops.half_scalar import HALF
 from gradkit.ops.complex import conj
 from gradkit.ops.conversion import real_if_cast_to_real
 from gradkit.ops.linalg import MIXED_COMPLEX_GRAD, bmm, matmul
@@ -95,6 +96,8 @@ def _declare(name: str, product, vjp_a, vjp_b, vjp_x=_input_vjp):
                                _KERNELS[name], True)
         if name == "baddbmm" and a.dtype != b.dtype:
             return _mixed_baddbmm(xp, x, a, b, beta)
+        if name == "addbmm" and x.dtype == HALF and a.shape[-1] and alpha != 0:
+            return _addbmm_half(xp, x, a, b, beta, alpha)
         empty = a.shape[-1] == 0
         return _scaled_sum(xp, x, product(a, b), beta, alpha, _KERNELS[name], empty)
     forward.__doc__ = f"beta * input + alpha * {_FORMULAS[name]} (torch.{name})."
@@ -205,7 +208,22 @@ def _matrix_product(a, b):
 
 
 def _batch_sum_product(a, b):
-    return sum(matmul(a, b), 0)
+    # torch adds each batch's product into the result in its dtype (small integers wrap there)
+    dtype = _array(a).dtype  # a is a Tensor in the jvp
+    return sum(matmul(a, b), 0, dtype=None if dtype.kind in "fc" else dtype)
+
+
+def _addbmm_half(xp, x, a, b, beta, alpha):
+    """torch's float16 addbmm: one addmm_ per batch into the result, each computed in float32
+    and rounded to float16 once (beta scales the input only in the first)."""
+    out = xp.broadcast_to(x, (a.shape[1], b.shape[2]))
+    for k in range(a.shape[0]):
+        total = alpha * (a[k].astype(xp.float32) @ b[k].astype(xp.float32))
+        scale = beta if k == 0 else 1
+        if scale != 0:  # torch's beta == 0 leaves the input (its NaN too) out
+            total = total + scale * out.astype(xp.float32)
+        out = total.astype(HALF)
+    return xp.array(out)
 
 
 addmm = _declare("addmm", _matrix_product, lambda g, a, b: matmul(g, _mH(b)),

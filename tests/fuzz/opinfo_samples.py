@@ -8,6 +8,7 @@ checks that gradkit refuses an error input as torch does. ``opinfo_scan.py`` is 
 """
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import types
@@ -122,8 +123,14 @@ def gradkit_callable(opinfo, variant: str):
     f = _variant(opinfo, variant)
     if f is None:
         return None
+    if isinstance(f, functools.partial):  # partial(F.mish, inplace=True): gradkit's F.mish
+        inner = gradkit_callable(types.SimpleNamespace(
+            name=opinfo.name, op=f.func, method_variant=None, inplace_variant=None), "op")
+        return inner and functools.partial(inner, *f.args, **f.keywords)
     module = getattr(f, "__module__", "") or ""
-    if variant != "op" and not isinstance(f, types.FunctionType):
+    # a method of torch's Tensor (cfloat's op is one): gradkit's method of that name
+    if (variant != "op" or isinstance(f, types.MethodDescriptorType)) and \
+            not isinstance(f, types.FunctionType):
         name = getattr(f, "__name__", opinfo.name.split(".")[-1])
         return lambda x, *a, **k: getattr(x, name)(*a, **k)
     if module.startswith("torch.nn.functional"):
@@ -143,7 +150,8 @@ def _flat(out) -> list:
 
 def _array(value):
     if isinstance(value, torch.Tensor):
-        return np.asarray(value.detach().resolve_conj().resolve_neg().numpy())
+        # force: a ZeroTensor (sgn's gradient of a real input) has no array of its own
+        return np.asarray(value.detach().resolve_conj().resolve_neg().numpy(force=True))
     if isinstance(value, gradkit.Tensor):
         return np.asarray(value.detach().numpy())
     return value

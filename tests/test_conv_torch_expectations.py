@@ -532,7 +532,9 @@ def test_functional_padding_strings(program):
     assert_same_as_torch(program)
 
 
-@pytest.mark.parametrize("padding, size", [(5, 3), (3, 3), (4, 3), (2, 1)])
+# (not (3, 3): its second pad, 3 over the 2 rows a crop of 1 keeps, makes torch read its own
+# output or raise its overlap error by the layout; gradkit refuses it, docs/api.md's F.pad row)
+@pytest.mark.parametrize("padding, size", [(5, 3), (4, 3), (2, 1)])
 def test_circular_padding_wraps_at_most_once(padding, size):
     """F.pad's circular mode (reached by padding_mode='circular') refuses a pad beyond the
     input's size."""

@@ -6,12 +6,11 @@
 ...     fwAD.unpack_dual(x.exp()).tangent       # d/dt exp(x + t v) = exp(x) * v
 tensor([2.7183, 0.0000])
 
-While a level is open, op dispatch (ops/_dispatch.py) calls :func:`propagate` for any
-op with a dual input. The output tangent comes from the op's jvp rules (one per
-input, summed), its ``jvp_all`` rule, the op itself applied to the tangents for
-linear ops, and otherwise from the op's vjp rules by the double-vjp trick
-(J t = d/du <J^T u, t>), so every differentiable op works in forward mode. The
-rules run on Tensors, so tangents compose with reverse mode (forward-over-
+While a level is open, op dispatch (ops/_dispatch.py) calls :func:`propagate` for any op with a
+dual input. The output tangent comes from the op's jvp rules (one per input, summed), its
+``jvp_all`` rule, the op itself applied to the tangents for linear ops, and otherwise from the op's
+vjp rules by the double-vjp trick (J t = d/du <J^T u, t>), so every differentiable op works in
+forward mode. The rules run on Tensors, so tangents compose with reverse mode (forward-over-
 reverse gives Hessian-vector products).
 """
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """LRScheduler and the schedules that scale each group's learning rate by a formula.
 
-Each follows torch 2.13's chainable form: ``get_lr()`` computes the next rate from the
-group's current one (so several schedulers can act on one optimizer), and
-``step(epoch)`` uses the closed form instead (deprecated in torch, kept for old programs).
-The attributes (``base_lrs``, ``last_epoch``, ``_step_count`` ...) and so the state dicts
-have torch's names.
+Each follows torch 2.13's chainable form: ``get_lr()`` computes the next rate from the group's
+current one (so several schedulers can act on one optimizer), and ``step(epoch)`` uses the closed
+form instead (deprecated in torch, kept for old programs). The attributes (``base_lrs``,
+``last_epoch``, ``_step_count`` ...) and so the state dicts have torch's names.
 """
 from __future__ import annotations
 

@@ -90,7 +90,9 @@ def test_tensor_factory_type_inference():  # test_tensor_factory_type_inference
                 m.set_default_dtype(m.float32)
         return res
 
-    same_as_torch(run)
+    # not the warnings: a list of NumPy arrays warns once per process in both libraries, so
+    # the count depends on which earlier test made one first
+    same_as_torch(run, count_warnings=False)
 
 
 def test_as_tensor():  # test_as_tensor

@@ -9,7 +9,7 @@ pytestmark = pytest.mark.filterwarnings("ignore")  # the ops warn as torch does
 import numpy as np  # noqa: E402
 
 import gradkit  # noqa: E402
-from fuzz.opinfo_samples import compare_sample, op_db  # noqa: E402
+from fuzz.opinfo_samples import differing_samples, op_db  # noqa: E402
 
 # (OpInfo name, or name.variant, dtype, reference inputs too)
 FIXED = [("constant_pad_nd", "complex128", False), ("constant_pad_nd", "float64", False),
@@ -21,17 +21,7 @@ FIXED = [("constant_pad_nd", "complex128", False), ("constant_pad_nd", "float64"
 
 
 def _differing(opinfo, dtype, reference: bool) -> list:
-    grads = (dtype.is_floating_point or dtype.is_complex) and opinfo.supports_autograd
-    draws = [opinfo.sample_inputs] + ([opinfo.reference_inputs] if reference else [])
-    differing = []
-    for draw in draws:
-        torch.manual_seed(0)
-        for k, sample in enumerate(draw("cpu", dtype, requires_grad=grads)):
-            for variant in ("op", "method"):
-                found = compare_sample(opinfo, variant, sample, grads)
-                if found:
-                    differing.append(f"{draw.__name__} {variant} #{k}: {found}")
-    return differing
+    return differing_samples(opinfo, [dtype], ("op", "method"), reference)
 
 
 @pytest.mark.parametrize("name, dtype, reference", FIXED, ids=lambda v: str(v))

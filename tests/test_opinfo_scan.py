@@ -7,7 +7,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.filterwarnings("ignore")  # the ops warn as torch does
 
-from fuzz.opinfo_samples import compare_error, compare_sample, op_db  # noqa: E402
+from fuzz.opinfo_samples import (  # noqa: E402
+    compare_error, compare_sample, differing_samples, op_db)
 
 FIXED = ("gather", "scatter", "scatter_add", "searchsorted", "native_layer_norm",
          "nn.functional.layer_norm", "to")
@@ -23,13 +24,7 @@ def test_torch_samples_of_fixed_ops_agree(opinfo, dtype):
     dtype = getattr(torch, dtype)
     if dtype not in opinfo.supported_dtypes("cpu"):
         pytest.skip(f"torch's table has no {dtype} samples of {opinfo.name}")
-    grads = dtype.is_floating_point and opinfo.supports_autograd
-    differing = []
-    for variant in ("op", "method", "inplace"):
-        for k, sample in enumerate(opinfo.sample_inputs("cpu", dtype, requires_grad=grads)):
-            found = compare_sample(opinfo, variant, sample, grads)
-            if found:
-                differing.append(f"{variant} #{k}: {found}")
+    differing = differing_samples(opinfo, [dtype])
     assert not differing, differing
 
 

@@ -301,3 +301,21 @@ def compare_error(opinfo, error_input) -> str | None:
             return f"message: torch /{pattern[:80]}/ gradkit {str(e)[:100]!r}"
         return None
     return f"gradkit computes; torch raises {expected.__name__} /{pattern[:80]}/"
+
+
+def differing_samples(opinfo, dtypes, variants=("op", "method", "inplace"),
+                      reference: bool = False) -> list:
+    """Each sample of ``opinfo`` (its reference inputs too with ``reference``) at each dtype
+    on which gradkit and torch differ, as ``"<variant> <dtype> #<k>: <difference>"``."""
+    differing = []
+    for dtype in dtypes:
+        grads = opinfo.supports_autograd and (dtype.is_floating_point or dtype.is_complex)
+        for draw in [opinfo.sample_inputs] + ([opinfo.reference_inputs] if reference else []):
+            torch.manual_seed(0)
+            samples = list(draw("cpu", dtype, requires_grad=grads))
+            for variant in variants:
+                for k, sample in enumerate(samples):
+                    found = compare_sample(opinfo, variant, sample, grads)
+                    if found:
+                        differing.append(f"{variant} {str(dtype)[6:]} #{k}: {found}")
+    return differing

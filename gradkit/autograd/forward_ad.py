@@ -25,12 +25,10 @@ from gradkit.autograd.api import grad
 from gradkit.autograd.function_checks import check_function_tangents as _check_function_tangents
 from gradkit.autograd.function_checks import check_tangent_size as _check_tangent_size
 from gradkit.autograd.function_checks import checked_function_tangents as _checked_tangents
-from gradkit.autograd.grad_mode import enable_grad
-from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd.grad_mode import enable_grad, state as grad_state
 from gradkit.autograd.graph import SavedTensor
 from gradkit.ops import _dispatch, _op
-from gradkit.ops.complex import conj, real
-from gradkit.ops.complex import is_conjugated_view as _is_conjugated_view
+from gradkit.ops.complex import conj, is_conjugated_view as _is_conjugated_view, real
 from gradkit.ops.piecewise import zeros_like as _zeros_like
 from gradkit.ops.copy_slices import copy_slices as _copy_slices
 from gradkit.ops.memory_overlap import same_layout as _same_layout

@@ -23,8 +23,7 @@ from gradkit.ops.shape import (
     _normalize_dim, _reshape_copy, expand, expand_refusal, permute, reshape, transpose,
     unsqueeze)
 from gradkit.ops.triangular import diagonal_backward
-from gradkit.ops.unary_helpers import (
-    c_type_name, kernel_error, scalar_type_name, tensor_type_name)
+from gradkit.ops.unary_helpers import c_type_name, kernel_error, scalar_type_name, tensor_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
 

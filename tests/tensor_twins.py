@@ -72,6 +72,13 @@ def outcome(program, m):
     return result, len(caught)
 
 
+def dtypes(m, bool_: bool = True, complex_: bool = True) -> list:
+    """torch's test dtypes of library ``m``: the integers, float16/32/64, then bool and the
+    complex ones unless left out (the order torch's tests list them in)."""
+    listed = [m.uint8, m.int8, m.int16, m.int32, m.int64, m.float16, m.float32, m.float64]
+    return listed + [m.bool] * bool_ + [m.complex64, m.complex128] * complex_
+
+
 def _compare(got, expected, rtol, atol, where):
     if isinstance(expected, np.ndarray):
         assert isinstance(got, np.ndarray), f"{where}: {got!r} is not an array"

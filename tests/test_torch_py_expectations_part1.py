@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from tensor_twins import data, ints, outcome, same_as_torch
+from tensor_twins import data, dtypes, ints, outcome, same_as_torch
 
 INF, NAN = math.inf, math.nan
 MATH_INPUTS = [
@@ -364,20 +364,8 @@ def test_zeros_ones_factories():  # test_zeros, test_zeros_out, test_ones, test_
 
 def test_dtypes_and_copy():  # test_dtypes, test_copy_dtypes, test_copy_transpose
     def run(m):
-        dtypes = [
-            m.uint8,
-            m.int8,
-            m.int16,
-            m.int32,
-            m.int64,
-            m.float16,
-            m.float32,
-            m.float64,
-            m.bool,
-            m.complex64,
-            m.complex128,
-        ]
-        res = [copy.deepcopy(d) is d for d in dtypes]
+        listed = dtypes(m)
+        res = [copy.deepcopy(d) is d for d in listed]
         res += [
             (
                 m.empty(2, 3, dtype=d).dtype,
@@ -386,7 +374,7 @@ def test_dtypes_and_copy():  # test_dtypes, test_copy_dtypes, test_copy_transpos
                 m.full((2,), 1, dtype=d),
                 m.empty(2, dtype=d).is_floating_point(),
             )
-            for d in dtypes
+            for d in listed
         ]
         x = m.arange(100 * 100, dtype=m.float).reshape(100, 100).t()
         for dtype in (m.float, m.double):
@@ -512,18 +500,7 @@ def test_copy_sources(src):  # test_copy_broadcast: copy_ takes a tensor or a nu
 def test_empty_full():  # test_empty_full (do_test_empty_full)
     def run(m):
         res = []
-        for dtype in (
-            m.uint8,
-            m.int8,
-            m.int16,
-            m.int32,
-            m.int64,
-            m.float16,
-            m.float32,
-            m.float64,
-            m.complex64,
-            m.complex128,
-        ):
+        for dtype in dtypes(m, bool_=False):
             shape = (5, 6)
             v = m.tensor([1, 2, 3]).to(dtype)
             res += [

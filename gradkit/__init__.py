@@ -37,10 +37,11 @@ from gradkit.memory_format import (  # noqa: F401
 from gradkit._inplace_functions import FUNCTIONS as _INPLACE_FUNCTIONS
 # after the ops: gradkit.zeros_like & co. are the creation functions (dtype=, device=, ...)
 from gradkit.creation import (  # noqa: F401
-    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, get_rng_state,
-    initial_seed, linspace, logspace, manual_seed, ones, ones_like, rand, rand_like, randint,
-    randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
-from gradkit.generator import Generator, default_generator  # noqa: F401
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
+    logspace, ones, ones_like, rand, rand_like, randint,
+    randint_like, randn, randn_like, randperm, tensor, zeros, zeros_like)
+from gradkit.generator import (  # noqa: F401
+    Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state)
 from gradkit.windows import (  # noqa: F401
     bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window)
 from gradkit.ops.random_sampling import bernoulli, multinomial, normal, poisson  # noqa: F401

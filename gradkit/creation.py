@@ -10,7 +10,7 @@ from gradkit._user_frames import warn_at_user
 from gradkit.int_arguments import (
     bool_argument, device_argument, dtype_argument, factory_size, int_argument,
     invalid_combination, reads_as_int)
-from gradkit.generator import Generator, default_generator, rng_of
+from gradkit.generator import default_generator, rng_of
 from gradkit.interop import check_numpy_array, from_numpy
 from gradkit.nested_data import check_ragged, infer_dtype, nested_values
 from gradkit.number_arguments import number_argument
@@ -296,32 +296,6 @@ def eye(n: int, m: int | None = _NO_M, *extra, dtype=None, device=None,
 # -- random numbers ------------------------------------------------------------------
 
 _generator = default_generator  # nn.init, dropout and rrelu draw from it too
-
-
-def manual_seed(seed: int) -> Generator:
-    """Seed gradkit's default generator (NumPy's PCG64); returns it, as torch. The seed goes
-    through ``int()`` first, as torch's (``manual_seed(2.5)`` is 2, ``"3"`` is 3)."""
-    return default_generator.manual_seed(int(seed))
-
-
-def seed() -> int:
-    """Seed the default generator from fresh entropy; returns the seed used."""
-    return default_generator.seed()
-
-
-def initial_seed() -> int:
-    """The seed the default generator last started from."""
-    return default_generator.initial_seed()
-
-
-def get_rng_state() -> Tensor:
-    """The default generator's state, a uint8 tensor (restored by set_rng_state)."""
-    return default_generator.get_state()
-
-
-def set_rng_state(new_state: Tensor) -> None:
-    """Restore a state returned by ``get_rng_state``."""
-    default_generator.set_state(new_state)
 
 
 def _random(sample, size, dtype, device, requires_grad, kind="f", generator=None,

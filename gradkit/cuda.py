@@ -6,7 +6,7 @@ False
 from __future__ import annotations
 
 from gradkit import backend
-from gradkit.creation import manual_seed as _seed
+from gradkit.generator import manual_seed as _seed
 
 
 def is_available() -> bool:

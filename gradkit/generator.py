@@ -131,3 +131,29 @@ def rng_of(generator: Generator | None, function: str) -> np.random.Generator:
         raise TypeError(f"{function}(): argument 'generator' must be torch.Generator, not "
                         f"{type(generator).__name__}")
     return generator.rng
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed gradkit's default generator (NumPy's PCG64); returns it, as torch. The seed goes
+    through ``int()`` first, as torch's (``manual_seed(2.5)`` is 2, ``"3"`` is 3)."""
+    return default_generator.manual_seed(int(seed))
+
+
+def seed() -> int:
+    """Seed the default generator from fresh entropy; returns the seed used."""
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    """The seed the default generator last started from."""
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    """The default generator's state, a uint8 tensor (restored by set_rng_state)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    """Restore a state returned by ``get_rng_state``."""
+    default_generator.set_state(new_state)

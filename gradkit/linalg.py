@@ -22,7 +22,7 @@ from gradkit.ops.linalg_pinv import lstsq, matrix_exp, pinv  # noqa: F401
 from gradkit.ops.linalg_slogdet import linalg_slogdet as slogdet  # noqa: F401
 from gradkit.ops.linalg_solvers import LinAlgError, cholesky, det, inv, solve  # noqa: F401
 from gradkit.ops.linalg_triangular_solve import solve_triangular  # noqa: F401
-from gradkit.ops.products import linalg_cross as cross  # noqa: F401
+from gradkit.ops.cross import linalg_cross as cross  # noqa: F401
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
            "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor",

@@ -68,7 +68,8 @@ from gradkit.ops.linalg_legacy import (  # noqa: F401
     svd, symeig, triangular_solve)
 from gradkit.ops.polar import angle, polar  # noqa: F401
 from gradkit.ops.products import (  # noqa: F401
-    addbmm, addmm, addmv, baddbmm, cross, kron, tensordot, trace)
+    addbmm, addmm, addmv, baddbmm, kron, tensordot, trace)
+from gradkit.ops.cross import cross  # noqa: F401
 from gradkit.ops.rearrange import diff, meshgrid, moveaxis, movedim, rot90, tile  # noqa: F401
 from gradkit.ops.shape import (  # noqa: F401
     broadcast_tensors, broadcast_to, expand, flatten, flip, permute, ravel, repeat, reshape,

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
 from gradkit.number_arguments import numbers_reader
-from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
-from gradkit.ops.fused import fused_multiply_add
 from gradkit.ops.half_scalar import HALF
 from gradkit.ops.complex import conj
 from gradkit.ops.conversion import real_if_cast_to_real
@@ -353,51 +350,3 @@ def kron(input, other):
     blocks = _reshape_copy(input, shape=tuple(v for n in shape_a for v in (n, 1))) * \
         _reshape_copy(other, shape=tuple(v for n in shape_b for v in (1, n)))
     return _reshape_copy(blocks, shape=tuple(n * m for n, m in zip(shape_a, shape_b)))
-
-
-@op(save=("x", "y"), broadcast=True)
-def linalg_cross(xp, x, y, *, dim=-1):
-    """The cross product of 3-vectors along ``dim`` (other dims broadcast)."""
-    if x.ndim != y.ndim:
-        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    axis = _normalize_dim(dim, x.ndim)
-    if x.shape[axis] != 3 or y.shape[axis] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
-                           f"{x.shape[axis]} and {y.shape[axis]}")
-    if x.dtype.kind == "b":
-        raise kernel_error("cross")(x)
-    if x.dtype != y.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(x)} but found "
-                           f"{scalar_type_name(y)}")
-    try:
-        x, y = xp.broadcast_arrays(x, y)
-    except ValueError:  # torch's message for shapes that do not broadcast
-        raise RuntimeError(_broadcast_message([x, y])) from None
-    a, b = [xp.take(x, i, axis) for i in range(3)], [xp.take(y, i, axis) for i in range(3)]
-    # torch's kernel: a_j b_k - a_k b_j, for floats as one fused multiply-add (the cross of a
-    # vector with itself is then a rounding error, not 0)
-    return xp.stack([fused_multiply_add(xp, a[j], b[k], -(a[k] * b[j])) if x.dtype.kind == "f"
-                     else a[j] * b[k] - a[k] * b[j] for j, k in ((1, 2), (2, 0), (0, 1))], axis)
-
-
-linalg_cross.defvjp(lambda g, x, y, dim: linalg_cross(conj(y), g, dim=dim),
-                    lambda g, x, y, dim: linalg_cross(g, conj(x), dim=dim))
-linalg_cross.defjvp(lambda t, x, y, dim: linalg_cross(t, y, dim=dim),
-                    lambda t, x, y, dim: linalg_cross(x, t, dim=dim))
-
-
-@tensor_method()
-@tensor_parameters("other")
-def cross(input, other, dim: int | None = None):
-    """linalg.cross along ``dim``; without it (deprecated, with torch's warning) along the
-    first dim of size 3."""
-    if dim is None:
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
-                      "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
-                      "default value of dim will change to agree with that of linalg.cross in a "
-                      "future release.", UserWarning, stacklevel=2)
-        dim = next((d for d, n in enumerate(input.shape) if n == 3), None)
-        if dim is None:
-            raise RuntimeError("no dimension of size 3 in input")
-    return linalg_cross(input, other, dim=dim)
-

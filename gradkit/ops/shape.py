@@ -368,8 +368,6 @@ def flip(xp, x, *, dims):
 
 
 flip.numbers = ints_reader("flip", dims=(1, "int[1]?"))
-
-
 flip.defvjp(lambda g, dims: flip(g, dims))
 flip.defjvp(lambda t, dims: flip(t, dims))
 

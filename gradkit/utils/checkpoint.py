@@ -20,7 +20,7 @@ from gradkit.autograd.engine import current_pass as _current_pass
 from gradkit.autograd.function import Function
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.autograd.graph import saved_tensors_hooks
-from gradkit.creation import get_rng_state, set_rng_state
+from gradkit.generator import get_rng_state, set_rng_state
 
 
 def checkpoint(function, *args, use_reentrant: bool | None = None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 
-from gradkit import creation
+from gradkit.generator import get_rng_state, set_rng_state
 from gradkit.nn.module import Module
 
 
@@ -20,11 +20,11 @@ def skip_init(module_cls: type, *args, **kwargs) -> Module:
     if "device" not in inspect.signature(module_cls).parameters:
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
     final_device = kwargs.pop("device", "cpu")
-    state = creation.get_rng_state()
+    state = get_rng_state()
     try:
         module = module_cls(*args, **kwargs)
     finally:
-        creation.set_rng_state(state)
+        set_rng_state(state)
     return module.to_empty(device=final_device)
 
 

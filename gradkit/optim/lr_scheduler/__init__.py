@@ -1,17 +1,14 @@
 """gradkit.optim.lr_scheduler: torch.optim.lr_scheduler's schedules, step for step."""
 from gradkit._not_implemented import module_getattr
 from gradkit.optim.lr_scheduler._base import (
-    ConstantLR,
-    ExponentialLR,
     LambdaLR,
-    LinearLR,
     LRScheduler,
     MultiplicativeLR,
     MultiStepLR,
-    PolynomialLR,
     StepLR,
     _LRScheduler,  # noqa: F401 - torch's deprecated alias, importable as there
 )
+from gradkit.optim.lr_scheduler._factors import ConstantLR, ExponentialLR, LinearLR, PolynomialLR
 from gradkit.optim.lr_scheduler._composite import ChainedScheduler, ReduceLROnPlateau, SequentialLR
 from gradkit.optim.lr_scheduler._cyclic import (
     CosineAnnealingLR,

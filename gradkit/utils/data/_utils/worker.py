@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from gradkit.creation import manual_seed
+from gradkit.generator import manual_seed
 from gradkit.utils.data._utils.fetch import IterableDatasetFetcher, create_fetcher
 
 # how long a worker waits on its index queue before checking that its parent still lives

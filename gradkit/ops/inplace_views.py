@@ -52,7 +52,7 @@ def restride_in_place(tensor: Tensor, view_op, undo, **params) -> Tensor:
         # it stays the kind of view it was (one made under no_grad even if this is not)
         tensor._view = out._view
         tensor._view.creation, tensor._view.made_recording = info.creation, info.made_recording
-        tensor._view.named = info.named
+        tensor._view.named = info.named or info
     if recording:
         node = out.grad_fn
         node.__class__ = node_type(_IN_PLACE_NODE[node.name()])

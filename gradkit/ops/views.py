@@ -63,9 +63,10 @@ class ViewInfo:
         self.computed = op.view_inverse is not None or (parent is not None and parent.computed)
         self.forward_base = None  # make_dual's output: a weak reference to it (forward_ad.py)
         self.function_output = None  # (Function name, output index): a custom Function's view
-        # the ViewInfo torch's messages name this view by: its own, or, after in-place view
-        # ops (transpose_...), the one it had before them (torch keeps its grad_fn's name)
-        self.named = self
+        # the ViewInfo torch's messages name this view by: None for its own, or, after in-place
+        # view ops (transpose_...), the one it had before them (torch keeps its grad_fn's
+        # name). Not ``self``: a self-reference would leave every dropped view to the cyclic GC
+        self.named = None
         # a reverse-mode transform's input (gradkit/func/_levels.py): a leaf at its level,
         # though a view of the caller's tensor here, so torch refuses writes into it
         self.transform_leaf = False
@@ -105,7 +106,7 @@ class ViewInfo:
             return LEAF_VIEW_MESSAGE
         has_grad_fn = self.made_recording and self.of_tracked  # as made: torch reads the field
         what = ("its base or another view of its base has been" if indirect else "is being")
-        named = self.named
+        named = self.named or self
         op = named.op  # torch names the view's overload: Squeeze, Squeeze1 (a dim), Squeeze2
         node_name = op.node_name if op.node_name_rule is None else \
             op.node_name_rule(named.params, ())

@@ -12,6 +12,7 @@ import pytest
 
 import gradkit
 from gradkit import nn
+from gradkit.nn import functional as F  # noqa: N812 - torch's spelling
 from gradkit.autograd import detect_anomaly
 from gradkit.autograd.graph import saved_tensors_hooks
 from gradkit.profiler import profile, record_function, schedule
@@ -203,15 +204,29 @@ def _views_of_every_kind() -> None:
     base.sum().backward()
 
 
-def test_views_make_no_cycles():
-    """A dropped view is freed by reference counting: its ViewInfo refers to no cycle (it
-    used to name itself, so every view waited for the cyclic GC, holding its base)."""
-    _views_of_every_kind()  # warm-up: node classes and caches made once
+def _multi_dot() -> None:
+    a, b, c = (gradkit.randn(3, 3, requires_grad=True) for _ in range(3))
+    gradkit.linalg.multi_dot([a, b, c]).sum().backward()
+
+
+def _conv_transpose() -> None:
+    for dtype in (gradkit.float32, gradkit.float16):
+        x = gradkit.randn(1, 2, 4, dtype=dtype, requires_grad=True)
+        w = gradkit.randn(2, 3, 2, dtype=dtype, requires_grad=True)
+        F.conv_transpose1d(x, w, gradkit.randn(3, dtype=dtype)).float().sum().backward()
+
+
+@pytest.mark.parametrize("program", [_views_of_every_kind, _multi_dot, _conv_transpose])
+def test_programs_make_no_cycles(program):
+    """What a program drops is freed by reference counting. A view's ViewInfo used to name
+    itself, and multi_dot's and conv_transpose's nested functions called themselves: each a
+    cycle that kept tensors (a view's base, the matrices) alive until the cyclic GC ran."""
+    program()  # warm-up: node classes and caches made once
     gc.collect()
     gc.set_debug(gc.DEBUG_SAVEALL)
     try:
         gc.garbage.clear()
-        _views_of_every_kind()
+        program()
         found = gc.collect()
         cycles = sorted({type(o).__name__ for o in gc.garbage})
         assert found == 0 and not gc.garbage, f"cyclic garbage: {cycles}"

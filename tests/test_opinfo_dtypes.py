@@ -39,8 +39,20 @@ def _cases():
             yield pytest.param(opinfo, dtype, id=f"{opinfo.name}-{dtype}")
 
 
+def _torch_rounds_half_conv_transpose_once(d: int) -> bool:
+    """Whether this CPU's torch sums a float16 conv_transpose{d}d in float32 and rounds once
+    (its AVX-512 kernels, and gradkit); on CPUs without AVX-512 it rounds along the way."""
+    x, w = torch.randn((2, 3) + (5,) * d).half(), torch.randn((3, 3) + (3,) * d).half()
+    function = getattr(torch.nn.functional, f"conv_transpose{d}d")
+    return torch.equal(function(x, w), function(x.float(), w.float()).half())
+
+
 @pytest.mark.parametrize("opinfo, dtype", _cases())
 def test_torch_samples_at_every_dtype_agree(opinfo, dtype):
+    d = {"nn.functional.conv_transpose2d": 2, "nn.functional.conv_transpose3d": 3}.get(opinfo.name)
+    if d and dtype == "float16" and not _torch_rounds_half_conv_transpose_once(d):
+        pytest.skip(f"torch's float16 conv_transpose{d}d bits depend on the CPU: this one's "
+                    "kernel rounds along the way (gradkit sums in float32 and rounds once)")
     dtype = getattr(torch, dtype)
     if dtype not in opinfo.supported_dtypes("cpu"):
         pytest.skip(f"torch's table has no {dtype} samples of {opinfo.name}")

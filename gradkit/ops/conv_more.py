@@ -93,10 +93,14 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
 
     def transposed_convolution(x, weight, bias):
         if x.dtype == float16:  # torch's CPU kernel sums in float32 and rounds once
-            wide = transposed_convolution(astype(x, float32), astype(weight, float32), None)
+            wide = in_own_dtype(astype(x, float32), astype(weight, float32), None)
             if bias is not None:
                 wide = add(wide, reshape(bias, (1, c_out) + (1,) * d))
             return astype(wide, float16)
+        return in_own_dtype(x, weight, bias)
+
+    # not calling itself: a nested function that does is a cycle the cyclic GC must free
+    def in_own_dtype(x, weight, bias):
         cols = _einsum(reshape(x, (n, groups, c_in // groups) + sizes),
                        reshape(weight, (groups, c_in // groups, c_out // groups) + kernel),
                        equation=f"ngc{s},gco{k}->ngo{k}{s}")

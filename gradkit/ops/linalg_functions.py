@@ -97,14 +97,17 @@ def multi_dot(tensors):
     if len(mats) == 3:  # torch's own rule for three: (AB)C unless A(BC) is cheaper
         a, b, c, d = sizes
         split[0][2] = 0 if (a * c) * (b + d) > (b * d) * (a + c) else 1
-
-    def product(i, j):
-        if i == j:
-            return mats[i]
-        return matmul(product(i, split[i][j]), product(split[i][j] + 1, j))
-    out = product(0, len(mats) - 1)
+    out = _product(mats, split, 0, len(mats) - 1)
     shape = tuple(out.shape)[1 if first_vector else 0:len(out.shape) - (1 if last_vector else 0)]
     return view(out, shape)  # torch ends in a view of the product, vectors or not
+
+
+def _product(mats: list, split: list, i: int, j: int):
+    """mats[i] @ ... @ mats[j] in the order ``split`` chose (a module-level function: a nested
+    one that calls itself is a reference cycle, holding the matrices until the cyclic GC)."""
+    if i == j:
+        return mats[i]
+    return matmul(_product(mats, split, i, split[i][j]), _product(mats, split, split[i][j] + 1, j))
 
 
 def _check_square(name: str, x) -> None:

@@ -303,6 +303,13 @@ def test_float32_kumaraswamy_log_prob_near_one_is_known():
         power = (m.tensor([x] * 4) ** m.tensor(a)).numpy()
         assert np.all(np.abs(power - exact) <= ulp)
     assert ((torch.tensor([x] * 4) ** torch.tensor(a)).numpy() == exact).all()
+    # NumPy's float32 pow is SIMD code whose rounding depends on the CPU: where it rounds as
+    # torch does, the seeds agree; where it does not, the difference is the known one
+    rounds_as_torch = ((gradkit.tensor([x] * 4) ** gradkit.tensor(a)).numpy() == exact).all()
     for seed in (57283, 42359):
         problems, known = diff_program(generate(RandomDrawer(seed), "dist"))
-        assert problems and known.startswith("a float32 Kumaraswamy log_prob of a value near 1")
+        if rounds_as_torch:
+            assert not problems, problems
+        else:
+            assert problems and known.startswith("a float32 Kumaraswamy log_prob of a value "
+                                                 "near 1")

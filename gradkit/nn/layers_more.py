@@ -280,18 +280,24 @@ class AvgPool1d(AvgPool2d):
                             self.count_include_pad)
 
 
-class AdaptiveAvgPool2d(Module):
-    """Means over torch's adaptive windows, to a fixed (H, W) output."""
+class _AdaptivePool(Module):
+    """``function(input, output_size)``: pooling over torch's adaptive windows."""
+
+    function = staticmethod(F.adaptive_avg_pool2d)
 
     def __init__(self, output_size) -> None:
         super().__init__()
         self.output_size = output_size
 
     def forward(self, input):
-        return F.adaptive_avg_pool2d(input, self.output_size)
+        return self.function(input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool2d(_AdaptivePool):
+    """Means over torch's adaptive windows, to a fixed (H, W) output."""
 
 
 class _MaxUnpool(Module):

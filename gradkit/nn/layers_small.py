@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
 from gradkit.nn.layers import Dropout, _MaxPoolNd, _ntuple
-from gradkit.nn.layers_more import AvgPool2d
+from gradkit.nn.layers_more import AvgPool2d, _AdaptivePool
 from gradkit.nn.module import Module
 
 
@@ -263,22 +263,10 @@ class AvgPool3d(AvgPool2d):
                             self.count_include_pad, self.divisor_override)
 
 
-class _AdaptivePool(Module):
-    function = staticmethod(F.adaptive_avg_pool1d)
-
-    def __init__(self, output_size) -> None:
-        super().__init__()
-        self.output_size = output_size
-
-    def forward(self, input):
-        return self.function(input, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
-
-
 class AdaptiveAvgPool1d(_AdaptivePool):
     """Means over torch's adaptive windows, to a fixed length."""
+
+    function = staticmethod(F.adaptive_avg_pool1d)
 
 
 class AdaptiveAvgPool3d(_AdaptivePool):

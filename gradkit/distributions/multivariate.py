@@ -8,7 +8,7 @@ from gradkit._tensor import Size, Tensor
 from gradkit.creation import eye, randn
 from gradkit.distributions import constraints
 from gradkit.distributions.distribution import CentredAtLoc, Distribution
-from gradkit.distributions.utils import as_size, lazy_property, sum_rightmost
+from gradkit.distributions.utils import as_size, forwarded, lazy_property, sum_rightmost
 from gradkit.creation_more import broadcast_shapes
 
 __all__ = ["Independent", "MultivariateNormal"]
@@ -165,9 +165,7 @@ class Independent(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @property
-    def has_rsample(self) -> bool:
-        return self.base_dist.has_rsample
+    has_rsample = forwarded("base_dist.has_rsample")
 
     @property
     def has_enumerate_support(self) -> bool:
@@ -180,17 +178,9 @@ class Independent(Distribution):
             result = constraints.independent(result, self.reinterpreted_batch_ndims)
         return result
 
-    @property
-    def mean(self) -> Tensor:
-        return self.base_dist.mean
-
-    @property
-    def mode(self) -> Tensor:
-        return self.base_dist.mode
-
-    @property
-    def variance(self) -> Tensor:
-        return self.base_dist.variance
+    mean = forwarded("base_dist.mean")
+    mode = forwarded("base_dist.mode")
+    variance = forwarded("base_dist.variance")
 
     def sample(self, sample_shape=Size()) -> Tensor:
         return self.base_dist.sample(sample_shape)

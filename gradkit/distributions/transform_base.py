@@ -5,7 +5,7 @@ from __future__ import annotations
 from gradkit._tensor import Tensor
 from gradkit.creation import zeros_like
 from gradkit.distributions import constraints
-from gradkit.distributions.utils import lazy_property, sum_rightmost
+from gradkit.distributions.utils import forwarded, lazy_property, sum_rightmost
 
 __all__ = ["ComposeTransform", "IndependentTransform", "Transform", "identity_transform"]
 
@@ -115,13 +115,8 @@ class _InverseTransform(Transform):
     def codomain(self):
         return self._inv.domain
 
-    @property
-    def bijective(self) -> bool:
-        return self._inv.bijective
-
-    @property
-    def sign(self) -> int:
-        return self._inv.sign
+    bijective = forwarded("_inv.bijective")
+    sign = forwarded("_inv.sign")
 
     @property
     def inv(self) -> Transform:

@@ -273,13 +273,8 @@ class IndependentTransform(Transform):
         return constraints.independent(self.base_transform.codomain,
                                        self.reinterpreted_batch_ndims)
 
-    @property
-    def bijective(self) -> bool:
-        return self.base_transform.bijective
-
-    @property
-    def sign(self) -> int:
-        return self.base_transform.sign
+    bijective = forwarded("base_transform.bijective")
+    sign = forwarded("base_transform.sign")
 
     def _call(self, x):
         if x.dim() < self.domain.event_dim:

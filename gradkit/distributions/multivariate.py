@@ -33,6 +33,16 @@ def _precision_to_scale_tril(precision: Tensor) -> Tensor:
     return linalg.solve_triangular(inverse_factor, identity, upper=False)
 
 
+def scale_tril_from(name: str, matrix: Tensor) -> Tensor:
+    """The lower Cholesky factor of the covariance, from the one matrix given as ``name``:
+    scale_tril, covariance_matrix or precision_matrix."""
+    if name == "scale_tril":
+        return matrix
+    if name == "covariance_matrix":
+        return linalg.cholesky(matrix)
+    return _precision_to_scale_tril(matrix)
+
+
 class MatrixShapes:
     """Mixin: ``_matrix_shape()``, batch_shape + (n, n) for events of n or n x n."""
 
@@ -86,12 +96,7 @@ class MultivariateNormal(CentredAtLoc, ScaleTrilMatrices, Distribution):
         setattr(self, name, matrix.expand(tuple(batch_shape) + (-1, -1)))
         self.loc = loc.expand(tuple(batch_shape) + (-1,))
         super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = matrix
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = linalg.cholesky(matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(matrix)
+        self._unbroadcasted_scale_tril = scale_tril_from(name, matrix)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(MultivariateNormal, _instance)

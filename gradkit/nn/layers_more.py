@@ -37,6 +37,7 @@ class ConvTranspose2d(_ConvNd):
     """
 
     transposed = True
+    function = staticmethod(F.conv_transpose2d)
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
@@ -46,9 +47,9 @@ class ConvTranspose2d(_ConvNd):
         self.output_padding = _ntuple(output_padding, self.dims)
 
     def forward(self, input, output_size=None):
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups,
-                                  self.dilation)
+        return self.function(input, self.weight, self.bias, self.stride, self.padding,
+                             self._output_padding(input, output_size), self.groups,
+                             self.dilation)
 
     def _output_padding(self, x, output_size) -> tuple:
         """torch's: the output_padding that makes the output ``output_size`` (if given)."""

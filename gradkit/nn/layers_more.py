@@ -12,6 +12,7 @@ from gradkit._tensor import Size
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.backend import int64
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
+from gradkit.nn.function_layer import FunctionLayer
 from gradkit.nn.layers import _ConvNd, _MaxPoolNd, _ntuple, scale_and_shift
 from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
@@ -281,20 +282,15 @@ class AvgPool1d(AvgPool2d):
                             self.count_include_pad)
 
 
-class _AdaptivePool(Module):
+class _AdaptivePool(FunctionLayer):
     """``function(input, output_size)``: pooling over torch's adaptive windows."""
 
     function = staticmethod(F.adaptive_avg_pool2d)
+    settings = ("output_size",)
 
     def __init__(self, output_size) -> None:
         super().__init__()
         self.output_size = output_size
-
-    def forward(self, input):
-        return self.function(input, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
 
 
 class AdaptiveAvgPool2d(_AdaptivePool):

@@ -519,3 +519,41 @@ def test_constraint_registry_errors_as_torch():
             m.distributions.biject_to(m.distributions.constraints.boolean)
         with pytest.raises(TypeError, match="Expected constraint to be either a Constraint"):
             m.distributions.biject_to.register(3, lambda c: None)
+
+
+def _family(m, name, shape):
+    """A distribution of the family ``name`` whose parameters have ``shape``."""
+    def t(*values):
+        return m.tensor(np.broadcast_to(np.array(values), shape).copy(), dtype=m.float64)
+    d = m.distributions
+    return {"Beta": lambda: d.Beta(t(2.0), t(1.5)),
+            "ContinuousBernoulli": lambda: d.ContinuousBernoulli(t(0.3)),
+            "Exponential": lambda: d.Exponential(t(1.5)),
+            "Gamma": lambda: d.Gamma(t(2.0), t(1.5)),
+            "Gumbel": lambda: d.Gumbel(t(0.2), t(1.5)),
+            "Laplace": lambda: d.Laplace(t(0.2), t(1.5)),
+            "Normal": lambda: d.Normal(t(0.2), t(1.5)),
+            "Pareto": lambda: d.Pareto(t(1.0), t(3.0)),
+            "Poisson": lambda: d.Poisson(t(1.5)),
+            "Bernoulli": lambda: d.Bernoulli(t(0.3)),
+            "Binomial": lambda: d.Binomial(10, t(0.3)),
+            "Uniform": lambda: d.Uniform(t(0.0), t(1.0))}[name]()
+
+
+def _infinite_pairs():
+    from gradkit.distributions.kl_cross import _INFINITE_PAIRS
+    return [(p.__name__, q.__name__) for p, _, qs in _INFINITE_PAIRS for q in qs]
+
+
+@pytest.mark.parametrize("pair", _infinite_pairs(), ids="-".join)
+def test_kl_of_the_infinite_pairs_is_infinite_shaped_like_p_as_torch(pair):
+    """kl_cross's table of infinite pairs: torch's KL of each is inf too, shaped like p's
+    parameter (not broadcast with q's)."""
+    results = []
+    for m in (gradkit, torch):
+        p, q = _family(m, pair[0], (3, 1)), _family(m, pair[1], (2,))
+        kl = m.distributions.kl_divergence(p, q)
+        results.append((tuple(kl.shape), str(kl.dtype).split(".")[-1], kl.numpy()))
+    (shape, dtype, values), (torch_shape, torch_dtype, torch_values) = results
+    assert (shape, dtype) == (torch_shape, torch_dtype) == ((3, 1), "float64")
+    assert np.all(np.isposinf(values)) and np.all(np.isposinf(torch_values))

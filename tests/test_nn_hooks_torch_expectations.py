@@ -783,3 +783,29 @@ def test_global_forward_hook_with_kwargs():
         return seen
     ((with_hook, without), _) = same(program)
     assert with_hook.tolist() == [3.0, 3.0] and without.tolist() == [2.0, 2.0]
+
+
+def test_removing_a_global_forward_hook_forgets_always_call_but_not_with_kwargs():
+    """torch's global forward hook handle forgets only the always_call flag on remove (its
+    with_kwargs entry stays, harmless without the hook); a module's forgets both."""
+    def program(lib):
+        if lib is gradkit:
+            from gradkit.nn import module_global_hooks as tables
+        else:
+            tables = lib.nn.modules.module
+        hook = lib.nn.modules.module.register_module_forward_hook(
+            lambda *args, **kwargs: None, with_kwargs=True, always_call=True)
+        flags = [hook.id in tables._global_forward_hooks_with_kwargs,
+                 hook.id in tables._global_forward_hooks_always_called]
+        hook.remove()
+        flags += [hook.id in tables._global_forward_hooks_with_kwargs,
+                  hook.id in tables._global_forward_hooks_always_called]
+        tables._global_forward_hooks_with_kwargs.pop(hook.id, None)
+        model = lib.nn.Linear(2, 2)
+        local = model.register_forward_hook(lambda *args, **kwargs: None, with_kwargs=True,
+                                            always_call=True)
+        local.remove()
+        return flags + [local.id in model._forward_hooks_with_kwargs,
+                        local.id in model._forward_hooks_always_called]
+    result, caught = same(program)
+    assert result == [True, True, True, False, False, False] and caught == []

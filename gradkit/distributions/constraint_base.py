@@ -2,6 +2,8 @@
 MixtureSameFamily's (re-exported by constraints.py, torch.distributions.constraints)."""
 from __future__ import annotations
 
+from gradkit.distributions.utils import forwarded
+
 __all__ = ["Constraint", "MixtureSameFamilyConstraint", "is_dependent"]
 
 
@@ -82,9 +84,7 @@ class _IndependentConstraint(Constraint):
         self.base_constraint = base_constraint
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
 
-    @property
-    def is_discrete(self) -> bool:
-        return self.base_constraint.is_discrete
+    is_discrete = forwarded("base_constraint.is_discrete")
 
     @property
     def event_dim(self) -> int:
@@ -111,13 +111,8 @@ class MixtureSameFamilyConstraint(Constraint):
                                  f"{type(base_constraint).__name__}")
         self.base_constraint = base_constraint
 
-    @property
-    def is_discrete(self) -> bool:
-        return self.base_constraint.is_discrete
-
-    @property
-    def event_dim(self) -> int:
-        return self.base_constraint.event_dim
+    is_discrete = forwarded("base_constraint.is_discrete")
+    event_dim = forwarded("base_constraint.event_dim")
 
     def check(self, value):
         result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))

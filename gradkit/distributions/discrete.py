@@ -10,7 +10,8 @@ from gradkit.creation import arange, empty, full, zeros_like
 from gradkit.distributions import constraints
 from gradkit.distributions.distribution import Distribution
 from gradkit.distributions.exp_family import ExponentialFamily
-from gradkit.distributions.utils import lazy_property, logits_to_probs, probs_to_logits
+from gradkit.distributions.utils import (
+    forwarded, lazy_property, logits_to_probs, probs_to_logits)
 from gradkit.dtype_info import finfo
 from gradkit.nn.functional import binary_cross_entropy_with_logits
 from gradkit.ops.binomial_norms import binomial
@@ -349,19 +350,7 @@ class WrapsCategorical(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @property
-    def _param(self) -> Tensor:
-        return self._categorical._param
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
-    def param_shape(self) -> Size:
-        """The shape of the parameter that was given."""
-        return self._categorical.param_shape
+    _param = forwarded("_categorical._param")
+    probs = forwarded("_categorical.probs")
+    logits = forwarded("_categorical.logits")
+    param_shape = forwarded("_categorical.param_shape", "The shape of the given parameter.")

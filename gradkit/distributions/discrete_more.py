@@ -11,7 +11,7 @@ from gradkit.distributions import constraints
 from gradkit.distributions.discrete import (
     Binomial, Categorical, WrapsCategorical, _Binary, init_counted)
 from gradkit.distributions.gamma_family import Gamma
-from gradkit.distributions.utils import lazy_property
+from gradkit.distributions.utils import forwarded, lazy_property
 from gradkit.nn.functional import logsigmoid, one_hot
 from gradkit.ops.random_sampling import poisson
 
@@ -31,9 +31,7 @@ class OneHotCategorical(WrapsCategorical):
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
                          validate_args=validate_args)
 
-    @property
-    def mean(self) -> Tensor:
-        return self._categorical.probs
+    mean = forwarded("_categorical.probs")
 
     @property
     def mode(self) -> Tensor:

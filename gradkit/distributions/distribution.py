@@ -14,7 +14,7 @@ from gradkit._tensor import Size, Tensor
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.distributions import constraints
 from gradkit.distributions.utils import (
-    as_size, broadcast_all, is_number, lazy_property)
+    as_size, broadcast_all, forwarded, is_number, lazy_property)
 
 __all__ = ["CentredAtLoc", "Distribution"]
 
@@ -96,15 +96,8 @@ class Distribution:
         new._validate_args = self._validate_args
         return new
 
-    @property
-    def batch_shape(self) -> Size:
-        """The shape over which the parameters are batched."""
-        return self._batch_shape
-
-    @property
-    def event_shape(self) -> Size:
-        """The shape of one sample (without batching)."""
-        return self._event_shape
+    batch_shape = forwarded("_batch_shape", "The shape over which the parameters are batched.")
+    event_shape = forwarded("_event_shape", "The shape of one sample (without batching).")
 
     @property
     def arg_constraints(self) -> dict:
@@ -233,10 +226,5 @@ def _shown(param: Tensor) -> str:
 class CentredAtLoc:
     """Mixin: ``mean`` and ``mode`` are ``loc`` (symmetric unimodal distributions)."""
 
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mean = forwarded("loc")
+    mode = forwarded("loc")

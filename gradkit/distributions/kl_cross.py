@@ -2,6 +2,7 @@
 kl.py has the dispatch and the pairs within one family."""
 from __future__ import annotations
 
+import functools
 import math
 
 from gradkit import ops
@@ -94,61 +95,32 @@ def _kl_laplace_normal(p, q):
     return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
 
 
-@register_kl(Beta, Pareto)
-def _kl_beta_infinity(p, q):
-    return _infinite_like(p.concentration1)
+# Where p puts mass that q has none (q lives on a half line or an interval that p's support
+# overflows), KL is infinite, shaped like the parameter of p named here.
+_HALF_LINE_OR_INTERVAL = (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)
+_INFINITE_PAIRS = (  # (p's family, p's parameter, the q families)
+    (Beta, "concentration1", (Pareto,)),
+    (ContinuousBernoulli, "probs", (Pareto,)),
+    (Exponential, "rate", (Beta, ContinuousBernoulli, Pareto, Uniform)),
+    (Gamma, "concentration", (Beta, ContinuousBernoulli, Pareto, Uniform)),
+    (Gumbel, "loc", _HALF_LINE_OR_INTERVAL),
+    (Laplace, "loc", _HALF_LINE_OR_INTERVAL),
+    (Normal, "loc", _HALF_LINE_OR_INTERVAL),
+    (Pareto, "scale", (Beta, ContinuousBernoulli, Uniform)),
+    (Poisson, "rate", (Bernoulli, Binomial)),
+)
 
 
-@register_kl(Exponential, Beta)
-@register_kl(Exponential, ContinuousBernoulli)
-@register_kl(Exponential, Pareto)
-@register_kl(Exponential, Uniform)
-def _kl_exponential_infinity(p, q):
-    return _infinite_like(p.rate)
+@functools.cache  # one function per parameter, so the dispatcher sees one KL, not rivals
+def _infinite_shaped_like(param: str):
+    def kl(p, q):
+        return _infinite_like(getattr(p, param))
+    return kl
 
 
-@register_kl(Gamma, Beta)
-@register_kl(Gamma, ContinuousBernoulli)
-@register_kl(Gamma, Pareto)
-@register_kl(Gamma, Uniform)
-def _kl_gamma_infinity(p, q):
-    return _infinite_like(p.concentration)
-
-
-@register_kl(Gumbel, Beta)
-@register_kl(Gumbel, ContinuousBernoulli)
-@register_kl(Gumbel, Exponential)
-@register_kl(Gumbel, Gamma)
-@register_kl(Gumbel, Pareto)
-@register_kl(Gumbel, Uniform)
-@register_kl(Laplace, Beta)
-@register_kl(Laplace, ContinuousBernoulli)
-@register_kl(Laplace, Exponential)
-@register_kl(Laplace, Gamma)
-@register_kl(Laplace, Pareto)
-@register_kl(Laplace, Uniform)
-@register_kl(Normal, Beta)
-@register_kl(Normal, ContinuousBernoulli)
-@register_kl(Normal, Exponential)
-@register_kl(Normal, Gamma)
-@register_kl(Normal, Pareto)
-@register_kl(Normal, Uniform)
-def _kl_real_line_infinity(p, q):
-    """A distribution on the whole line against one on a half line or an interval."""
-    return _infinite_like(p.loc)
-
-
-@register_kl(Pareto, Beta)
-@register_kl(Pareto, ContinuousBernoulli)
-@register_kl(Pareto, Uniform)
-def _kl_pareto_infinity(p, q):
-    return _infinite_like(p.scale)
-
-
-@register_kl(Poisson, Bernoulli)
-@register_kl(Poisson, Binomial)
-def _kl_poisson_infinity(p, q):
-    return _infinite_like(p.rate)
+for _p, _param, _qs in _INFINITE_PAIRS:
+    for _q in _qs:
+        register_kl(_p, _q)(_infinite_shaped_like(_param))
 
 
 def _beta_mean(p):
@@ -310,11 +282,6 @@ def _kl_uniform_continuous_bernoulli(p, q):
     outside = p.high.ge(q.support.upper_bound) | p.low.le(q.support.lower_bound)
     # torch.where here (broadcast), not the masked write of the other pairs
     return ops.where(outside, math.inf, _against_continuous_bernoulli(p, q))
-
-
-@register_kl(ContinuousBernoulli, Pareto)
-def _kl_continuous_bernoulli_infinity(p, q):
-    return _infinite_like(p.probs)
 
 
 @register_kl(ContinuousBernoulli, Exponential)

@@ -11,7 +11,7 @@ from gradkit.distributions import constraints
 from gradkit.distributions.discrete import Categorical
 from gradkit.distributions.distribution import CentredAtLoc, Distribution
 from gradkit.distributions.multivariate import MatrixShapes, _batch_mahalanobis
-from gradkit.distributions.utils import as_size, lazy_property
+from gradkit.distributions.utils import as_size, forwarded, lazy_property
 
 __all__ = ["LowRankMultivariateNormal", "MixtureSameFamily"]
 
@@ -188,13 +188,8 @@ class MixtureSameFamily(Distribution):
     def support(self):
         return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
-    @property
-    def mixture_distribution(self) -> Categorical:
-        return self._mixture_distribution
-
-    @property
-    def component_distribution(self) -> Distribution:
-        return self._component_distribution
+    mixture_distribution = forwarded("_mixture_distribution")
+    component_distribution = forwarded("_component_distribution")
 
     @property
     def mean(self) -> Tensor:

@@ -8,7 +8,7 @@ from gradkit._tensor import Size, Tensor
 from gradkit.creation import eye, randn
 from gradkit.distributions import constraints
 from gradkit.distributions.distribution import CentredAtLoc, Distribution
-from gradkit.distributions.utils import as_size, lazy_property, sum_rightmost
+from gradkit.distributions.utils import as_size, forwarded, lazy_property, sum_rightmost
 from gradkit.creation_more import broadcast_shapes
 
 __all__ = ["Independent", "MultivariateNormal"]
@@ -31,6 +31,16 @@ def _precision_to_scale_tril(precision: Tensor) -> Tensor:
     inverse_factor = ops.flip(flipped, (-2, -1)).transpose(-2, -1)
     identity = eye(precision.shape[-1], dtype=precision.dtype, device=precision.device)
     return linalg.solve_triangular(inverse_factor, identity, upper=False)
+
+
+def scale_tril_from(name: str, matrix: Tensor) -> Tensor:
+    """The lower Cholesky factor of the covariance, from the one matrix given as ``name``:
+    scale_tril, covariance_matrix or precision_matrix."""
+    if name == "scale_tril":
+        return matrix
+    if name == "covariance_matrix":
+        return linalg.cholesky(matrix)
+    return _precision_to_scale_tril(matrix)
 
 
 class MatrixShapes:
@@ -86,12 +96,7 @@ class MultivariateNormal(CentredAtLoc, ScaleTrilMatrices, Distribution):
         setattr(self, name, matrix.expand(tuple(batch_shape) + (-1, -1)))
         self.loc = loc.expand(tuple(batch_shape) + (-1,))
         super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = matrix
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = linalg.cholesky(matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(matrix)
+        self._unbroadcasted_scale_tril = scale_tril_from(name, matrix)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(MultivariateNormal, _instance)
@@ -165,9 +170,7 @@ class Independent(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @property
-    def has_rsample(self) -> bool:
-        return self.base_dist.has_rsample
+    has_rsample = forwarded("base_dist.has_rsample")
 
     @property
     def has_enumerate_support(self) -> bool:
@@ -180,17 +183,9 @@ class Independent(Distribution):
             result = constraints.independent(result, self.reinterpreted_batch_ndims)
         return result
 
-    @property
-    def mean(self) -> Tensor:
-        return self.base_dist.mean
-
-    @property
-    def mode(self) -> Tensor:
-        return self.base_dist.mode
-
-    @property
-    def variance(self) -> Tensor:
-        return self.base_dist.variance
+    mean = forwarded("base_dist.mean")
+    mode = forwarded("base_dist.mode")
+    variance = forwarded("base_dist.variance")
 
     def sample(self, sample_shape=Size()) -> Tensor:
         return self.base_dist.sample(sample_shape)

@@ -9,7 +9,7 @@ from gradkit.distributions import constraints
 from gradkit.distributions.discrete import Categorical, WrapsCategorical, _Binary
 from gradkit.distributions.transform_kinds import ExpTransform, SigmoidTransform
 from gradkit.distributions.transformed import TransformedDistribution
-from gradkit.distributions.utils import clamp_probs
+from gradkit.distributions.utils import clamp_probs, forwarded
 
 __all__ = ["ExpRelaxedCategorical", "LogitRelaxedBernoulli", "RelaxedBernoulli",
            "RelaxedOneHotCategorical"]
@@ -42,17 +42,9 @@ class LogitRelaxedBernoulli(_Binary):
 class _Relaxed(TransformedDistribution):
     """A relaxed distribution: its base's temperature and parameters."""
 
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs
+    temperature = forwarded("base_dist.temperature")
+    logits = forwarded("base_dist.logits")
+    probs = forwarded("base_dist.probs")
 
 
 class RelaxedBernoulli(_Relaxed):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gradkit._tensor import Tensor
 from gradkit.creation import zeros_like
 from gradkit.distributions import constraints
-from gradkit.distributions.utils import lazy_property, sum_rightmost
+from gradkit.distributions.utils import forwarded, lazy_property, sum_rightmost
 
 __all__ = ["ComposeTransform", "IndependentTransform", "Transform", "identity_transform"]
 
@@ -115,13 +115,8 @@ class _InverseTransform(Transform):
     def codomain(self):
         return self._inv.domain
 
-    @property
-    def bijective(self) -> bool:
-        return self._inv.bijective
-
-    @property
-    def sign(self) -> int:
-        return self._inv.sign
+    bijective = forwarded("_inv.bijective")
+    sign = forwarded("_inv.sign")
 
     @property
     def inv(self) -> Transform:
@@ -278,13 +273,8 @@ class IndependentTransform(Transform):
         return constraints.independent(self.base_transform.codomain,
                                        self.reinterpreted_batch_ndims)
 
-    @property
-    def bijective(self) -> bool:
-        return self.base_transform.bijective
-
-    @property
-    def sign(self) -> int:
-        return self.base_transform.sign
+    bijective = forwarded("base_transform.bijective")
+    sign = forwarded("base_transform.sign")
 
     def _call(self, x):
         if x.dim() < self.domain.event_dim:

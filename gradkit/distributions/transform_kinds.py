@@ -27,12 +27,16 @@ class _Stateless(Transform):
     __hash__ = Transform.__hash__
 
 
-class ExpTransform(_Stateless):
-    """y = exp(x)."""
+class _IncreasingOnReals(_Stateless):
+    """A parameterless increasing bijection from the real line (exp, sigmoid, softplus, tanh)."""
     domain = constraints.real
-    codomain = constraints.positive
     bijective = True
     sign = +1
+
+
+class ExpTransform(_IncreasingOnReals):
+    """y = exp(x)."""
+    codomain = constraints.positive
 
     def _call(self, x):
         return x.exp()
@@ -44,12 +48,9 @@ class ExpTransform(_Stateless):
         return x
 
 
-class SigmoidTransform(_Stateless):
+class SigmoidTransform(_IncreasingOnReals):
     """y = sigmoid(x), clipped into [tiny, 1 - eps] so that the inverse stays finite."""
-    domain = constraints.real
     codomain = constraints.unit_interval
-    bijective = True
-    sign = +1
 
     def _call(self, x):
         info = finfo(x.dtype)
@@ -64,12 +65,9 @@ class SigmoidTransform(_Stateless):
         return -softplus(-x) - softplus(x)
 
 
-class SoftplusTransform(_Stateless):
+class SoftplusTransform(_IncreasingOnReals):
     """y = log(1 + exp(x))."""
-    domain = constraints.real
     codomain = constraints.positive
-    bijective = True
-    sign = +1
 
     def _call(self, x):
         return softplus(x)
@@ -81,12 +79,9 @@ class SoftplusTransform(_Stateless):
         return -softplus(-x)
 
 
-class TanhTransform(_Stateless):
+class TanhTransform(_IncreasingOnReals):
     """y = tanh(x)."""
-    domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
-    bijective = True
-    sign = +1
 
     def _call(self, x):
         return x.tanh()

@@ -15,7 +15,7 @@ from gradkit.distributions.multivariate import Independent
 from gradkit.distributions.transform_base import ComposeTransform, Transform
 from gradkit.distributions.transform_kinds import AbsTransform, AffineTransform, ExpTransform
 from gradkit.distributions.utils import (
-    as_size, broadcast_all, euler_constant, is_number, sum_rightmost)
+    as_size, broadcast_all, euler_constant, forwarded, is_number, sum_rightmost)
 from gradkit.dtype_info import finfo
 
 __all__ = ["Gumbel", "HalfCauchy", "HalfNormal", "LogNormal", "TransformedDistribution"]
@@ -77,9 +77,7 @@ class TransformedDistribution(Distribution):
             support = constraints.independent(support, len(self.event_shape) - support.event_dim)
         return support
 
-    @property
-    def has_rsample(self) -> bool:
-        return self.base_dist.has_rsample
+    has_rsample = forwarded("base_dist.has_rsample")
 
     def sample(self, sample_shape=Size()) -> Tensor:
         with no_grad():
@@ -138,13 +136,8 @@ class LogNormal(TransformedDistribution):
         super().__init__(Normal(loc, scale, validate_args=validate_args), ExpTransform(),
                          validate_args=validate_args)
 
-    @property
-    def loc(self) -> Tensor:
-        return self.base_dist.loc
-
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
+    loc = forwarded("base_dist.loc")
+    scale = forwarded("base_dist.scale")
 
     @property
     def mean(self) -> Tensor:
@@ -169,9 +162,7 @@ class _Half(TransformedDistribution):
     support = constraints.nonnegative
     has_rsample = True
 
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
+    scale = forwarded("base_dist.scale")
 
     @property
     def mode(self) -> Tensor:
@@ -224,9 +215,7 @@ class HalfCauchy(_Half):
         return full(self._extended_shape(), math.inf, dtype=self.scale.dtype,
                     device=self.scale.device)
 
-    @property
-    def variance(self) -> Tensor:
-        return self.base_dist.variance
+    variance = forwarded("base_dist.variance")
 
 
 class Gumbel(TransformedDistribution):

@@ -13,7 +13,7 @@ from gradkit.distributions.gamma_family import Gamma
 from gradkit.distributions.transform_kinds import AffineTransform, ExpTransform, PowerTransform
 from gradkit.distributions.transform_structured import StickBreakingTransform
 from gradkit.distributions.transformed import TransformedDistribution
-from gradkit.distributions.utils import broadcast_all, euler_constant
+from gradkit.distributions.utils import broadcast_all, euler_constant, forwarded
 
 __all__ = ["InverseGamma", "Kumaraswamy", "LogisticNormal", "Pareto", "Weibull"]
 
@@ -120,13 +120,8 @@ class InverseGamma(TransformedDistribution):
         neg_one = -base.rate.new_ones(())
         super().__init__(base, PowerTransform(neg_one), validate_args=validate_args)
 
-    @property
-    def concentration(self) -> Tensor:
-        return self.base_dist.concentration
-
-    @property
-    def rate(self) -> Tensor:
-        return self.base_dist.rate
+    concentration = forwarded("base_dist.concentration")
+    rate = forwarded("base_dist.rate")
 
     @property
     def mean(self) -> Tensor:
@@ -207,10 +202,5 @@ class LogisticNormal(TransformedDistribution):
             base = base.expand([1])
         super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
 
-    @property
-    def loc(self) -> Tensor:
-        return self.base_dist.base_dist.loc
-
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.base_dist.scale
+    loc = forwarded("base_dist.base_dist.loc")
+    scale = forwarded("base_dist.base_dist.scale")

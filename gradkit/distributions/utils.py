@@ -1,6 +1,7 @@
 """Helpers shared by the distributions, as torch.distributions.utils names them."""
 from __future__ import annotations
 
+import operator
 from functools import update_wrapper
 from numbers import Number
 
@@ -17,6 +18,12 @@ __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "
            "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
+
+
+def forwarded(path: str, doc: str | None = None) -> property:
+    """A read-only property reading ``self.<path>`` (dotted): what a distribution or transform
+    built on another shows of it, e.g. ``loc = forwarded("base_dist.loc")``."""
+    return property(operator.attrgetter(path), doc=doc or f"``self.{path}``.")
 
 
 def is_number(value) -> bool:

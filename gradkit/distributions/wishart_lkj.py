@@ -13,7 +13,7 @@ from gradkit.distributions import constraints
 from gradkit.distributions.distribution import Distribution
 from gradkit.distributions.exp_family import ExponentialFamily
 from gradkit.distributions.gamma_family import Beta, Chi2
-from gradkit.distributions.multivariate import ScaleTrilMatrices, _precision_to_scale_tril
+from gradkit.distributions.multivariate import ScaleTrilMatrices, scale_tril_from
 from gradkit.distributions.utils import (
     as_size, broadcast_all, is_number, lazy_property, vec_to_tril_matrix)
 from gradkit.dtype_info import finfo
@@ -74,12 +74,7 @@ class Wishart(ScaleTrilMatrices, ExponentialFamily):
             warnings.warn("Low df values detected. Singular samples are highly likely to "
                           "occur for ndim - 1 < df < ndim.", stacklevel=2)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = param
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = linalg.cholesky(param)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(param)
+        self._unbroadcasted_scale_tril = scale_tril_from(name, param)
         self._dist_chi2 = self._chi2(batch_shape)
 
     def _chi2(self, batch_shape) -> Chi2:

@@ -7,26 +7,12 @@ import warnings
 from gradkit import creation
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
 from gradkit.nn import init as nn_init
+from gradkit.nn.function_layer import FunctionLayer
 from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
 
 
-class _Activation(Module):
-    """``function(x, *settings)``: the settings are attributes, named in ``settings``."""
-
-    settings: tuple = ()
-
-    def forward(self, input):
-        return type(self).function(input, *(getattr(self, name) for name in self.settings))
-
-    def extra_repr(self) -> str:
-        shown = [f"{name}={getattr(self, name)}" for name in self.settings if name != "inplace"]
-        if getattr(self, "inplace", False):
-            shown.append("inplace=True")
-        return ", ".join(shown)
-
-
-class _InplaceOnly(_Activation):
+class _InplaceOnly(FunctionLayer):
     """An activation whose only setting is ``inplace``."""
 
     settings = ("inplace",)
@@ -36,7 +22,7 @@ class _InplaceOnly(_Activation):
         self.inplace = inplace
 
 
-class _Alpha(_Activation):
+class _Alpha(FunctionLayer):
     settings = ("alpha", "inplace")
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
@@ -82,22 +68,22 @@ class Hardswish(Hardsigmoid):
     function = staticmethod(F.hardswish)
 
 
-class LogSigmoid(_Activation):
+class LogSigmoid(FunctionLayer):
     """log(sigmoid(x))."""
     function = staticmethod(F.logsigmoid)
 
 
-class Softsign(_Activation):
+class Softsign(FunctionLayer):
     """x / (1 + |x|)."""
     function = staticmethod(F.softsign)
 
 
-class Tanhshrink(_Activation):
+class Tanhshrink(FunctionLayer):
     """x - tanh(x)."""
     function = staticmethod(F.tanhshrink)
 
 
-class Hardtanh(_Activation):
+class Hardtanh(FunctionLayer):
     """x clipped to [min_val, max_val]."""
 
     function = staticmethod(F.hardtanh)
@@ -129,7 +115,7 @@ class ReLU6(Hardtanh):
         return "inplace=True" if self.inplace else ""
 
 
-class LeakyReLU(_Activation):
+class LeakyReLU(FunctionLayer):
     """x if x > 0 else negative_slope * x."""
 
     function = staticmethod(F.leaky_relu)
@@ -140,7 +126,7 @@ class LeakyReLU(_Activation):
         self.negative_slope, self.inplace = negative_slope, inplace
 
 
-class Softplus(_Activation):
+class Softplus(FunctionLayer):
     """log(1 + exp(beta * x)) / beta, linear above ``threshold``."""
 
     function = staticmethod(F.softplus)
@@ -151,7 +137,7 @@ class Softplus(_Activation):
         self.beta, self.threshold = beta, threshold
 
 
-class Threshold(_Activation):
+class Threshold(FunctionLayer):
     """``value`` where x <= threshold, x elsewhere."""
 
     function = staticmethod(F.threshold)
@@ -162,7 +148,7 @@ class Threshold(_Activation):
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
 
-class GLU(_Activation):
+class GLU(FunctionLayer):
     """a * sigmoid(b), a and b the halves of x along ``dim``."""
 
     function = staticmethod(F.glu)
@@ -173,7 +159,7 @@ class GLU(_Activation):
         self.dim = dim
 
 
-class _Shrink(_Activation):
+class _Shrink(FunctionLayer):
     settings = ("lambd",)
 
     def __init__(self, lambd: float = 0.5) -> None:
@@ -194,7 +180,7 @@ class Hardshrink(_Shrink):
     function = staticmethod(F.hardshrink)
 
 
-class RReLU(_Activation):
+class RReLU(FunctionLayer):
     """Leaky relu with a random slope in [lower, upper) per element while training, their
     mean in eval mode (gradkit's generator draws the slopes, not torch's)."""
 

@@ -12,6 +12,7 @@ from gradkit._tensor import Size
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.backend import int64
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
+from gradkit.nn.function_layer import FunctionLayer
 from gradkit.nn.layers import _ConvNd, _MaxPoolNd, _ntuple, scale_and_shift
 from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
@@ -37,6 +38,7 @@ class ConvTranspose2d(_ConvNd):
     """
 
     transposed = True
+    function = staticmethod(F.conv_transpose2d)
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
@@ -46,9 +48,9 @@ class ConvTranspose2d(_ConvNd):
         self.output_padding = _ntuple(output_padding, self.dims)
 
     def forward(self, input, output_size=None):
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups,
-                                  self.dilation)
+        return self.function(input, self.weight, self.bias, self.stride, self.padding,
+                             self._output_padding(input, output_size), self.groups,
+                             self.dilation)
 
     def _output_padding(self, x, output_size) -> tuple:
         """torch's: the output_padding that makes the output ``output_size`` (if given)."""
@@ -280,18 +282,19 @@ class AvgPool1d(AvgPool2d):
                             self.count_include_pad)
 
 
-class AdaptiveAvgPool2d(Module):
-    """Means over torch's adaptive windows, to a fixed (H, W) output."""
+class _AdaptivePool(FunctionLayer):
+    """``function(input, output_size)``: pooling over torch's adaptive windows."""
+
+    function = staticmethod(F.adaptive_avg_pool2d)
+    settings = ("output_size",)
 
     def __init__(self, output_size) -> None:
         super().__init__()
         self.output_size = output_size
 
-    def forward(self, input):
-        return F.adaptive_avg_pool2d(input, self.output_size)
 
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+class AdaptiveAvgPool2d(_AdaptivePool):
+    """Means over torch's adaptive windows, to a fixed (H, W) output."""
 
 
 class _MaxUnpool(Module):

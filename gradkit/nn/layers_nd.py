@@ -30,11 +30,7 @@ class ConvTranspose1d(ConvTranspose2d):
     """
 
     dims = 1
-
-    def forward(self, input, output_size=None):
-        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups,
-                                  self.dilation)
+    function = staticmethod(F.conv_transpose1d)
 
 
 class ConvTranspose3d(ConvTranspose2d):
@@ -45,11 +41,7 @@ class ConvTranspose3d(ConvTranspose2d):
     """
 
     dims = 3
-
-    def forward(self, input, output_size=None):
-        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups,
-                                  self.dilation)
+    function = staticmethod(F.conv_transpose3d)
 
 
 class BatchNorm3d(_BatchNorm):

@@ -6,8 +6,9 @@ LocalResponseNorm and the remaining pooling layers, each a thin Module over
 from __future__ import annotations
 
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
+from gradkit.nn.function_layer import FunctionLayer
 from gradkit.nn.layers import Dropout, _MaxPoolNd, _ntuple
-from gradkit.nn.layers_more import AvgPool2d
+from gradkit.nn.layers_more import AvgPool2d, _AdaptivePool
 from gradkit.nn.module import Module
 
 
@@ -79,46 +80,37 @@ class UpsamplingBilinear2d(Upsample):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
-class PixelShuffle(Module):
+class PixelShuffle(FunctionLayer):
     """(*, C·r², H, W) -> (*, C, H·r, W·r)."""
+
+    function = staticmethod(F.pixel_shuffle)
+    settings = ("upscale_factor",)
 
     def __init__(self, upscale_factor: int) -> None:
         super().__init__()
         self.upscale_factor = upscale_factor
 
-    def forward(self, input):
-        return F.pixel_shuffle(input, self.upscale_factor)
 
-    def extra_repr(self) -> str:
-        return f"upscale_factor={self.upscale_factor}"
-
-
-class PixelUnshuffle(Module):
+class PixelUnshuffle(FunctionLayer):
     """(*, C, H·r, W·r) -> (*, C·r², H, W)."""
+
+    function = staticmethod(F.pixel_unshuffle)
+    settings = ("downscale_factor",)
 
     def __init__(self, downscale_factor: int) -> None:
         super().__init__()
         self.downscale_factor = downscale_factor
 
-    def forward(self, input):
-        return F.pixel_unshuffle(input, self.downscale_factor)
 
-    def extra_repr(self) -> str:
-        return f"downscale_factor={self.downscale_factor}"
-
-
-class ChannelShuffle(Module):
+class ChannelShuffle(FunctionLayer):
     """Shuffles the channels of (N, C, *) inputs across ``groups`` groups."""
+
+    function = staticmethod(F.channel_shuffle)
+    settings = ("groups",)
 
     def __init__(self, groups: int) -> None:
         super().__init__()
         self.groups = groups
-
-    def forward(self, input):
-        return F.channel_shuffle(input, self.groups)
-
-    def extra_repr(self) -> str:
-        return f"groups={self.groups}"
 
 
 class Unfold(Module):
@@ -263,22 +255,10 @@ class AvgPool3d(AvgPool2d):
                             self.count_include_pad, self.divisor_override)
 
 
-class _AdaptivePool(Module):
-    function = staticmethod(F.adaptive_avg_pool1d)
-
-    def __init__(self, output_size) -> None:
-        super().__init__()
-        self.output_size = output_size
-
-    def forward(self, input):
-        return self.function(input, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
-
-
 class AdaptiveAvgPool1d(_AdaptivePool):
     """Means over torch's adaptive windows, to a fixed length."""
+
+    function = staticmethod(F.adaptive_avg_pool1d)
 
 
 class AdaptiveAvgPool3d(_AdaptivePool):

@@ -29,16 +29,18 @@ _MIXED_GLOBAL = ("Cannot use both regular backward hooks and full backward hooks
                  "Module hook. Please use only one of them.")
 
 
-class _GlobalHandle(RemovableHandle):
-    """A handle that also forgets the hook's always_call flag on remove (as torch's does)."""
+class FlaggedHandle(RemovableHandle):
+    """A handle that also forgets the hook's flags (with_kwargs, always_call: the entries of
+    ``flag_tables``) on remove."""
 
-    def __init__(self, hooks: OrderedDict, extra: OrderedDict) -> None:
+    def __init__(self, hooks: OrderedDict, flag_tables: tuple) -> None:
         super().__init__(hooks)
-        self._extra = extra
+        self._flag_tables = flag_tables
 
     def remove(self) -> None:
         super().remove()
-        self._extra.pop(self.id, None)
+        for table in self._flag_tables:
+            table.pop(self.id, None)
 
 
 def _add(table: OrderedDict, hook: Callable) -> RemovableHandle:
@@ -55,7 +57,8 @@ def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
 def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
                                  always_call: bool = False) -> RemovableHandle:
     """``hook(module, args, output)`` after every module's forward (before its own hooks)."""
-    handle = _GlobalHandle(_global_forward_hooks, _global_forward_hooks_always_called)
+    # torch's global handle forgets the always_call flag only, not with_kwargs
+    handle = FlaggedHandle(_global_forward_hooks, (_global_forward_hooks_always_called,))
     _global_forward_hooks[handle.id] = hook
     if with_kwargs:
         _global_forward_hooks_with_kwargs[handle.id] = True

@@ -17,8 +17,9 @@ from gradkit.autograd.function import Function
 from gradkit.autograd.graph import RemovableHandle
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.nn.module_global_hooks import (
-    _global_backward_pre_hooks, _global_forward_hooks, _global_forward_hooks_always_called,
-    _global_forward_hooks_with_kwargs, _global_forward_pre_hooks, global_backward_hooks)
+    FlaggedHandle, _global_backward_pre_hooks, _global_forward_hooks,
+    _global_forward_hooks_always_called, _global_forward_hooks_with_kwargs,
+    _global_forward_pre_hooks, global_backward_hooks)
 from gradkit.nn.module_legacy_hooks import register_legacy_backward_hooks
 
 # the per-module hook tables, with torch's attribute names
@@ -28,24 +29,11 @@ HOOK_TABLES = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_a
                "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
 
 
-class _ModuleHookHandle(RemovableHandle):
-    """A handle that also forgets the hook's flags (with_kwargs, always_call) on remove."""
-
-    def __init__(self, hooks: OrderedDict, flag_tables: tuple) -> None:
-        super().__init__(hooks)
-        self._flag_tables = flag_tables
-
-    def remove(self) -> None:
-        super().remove()
-        for table in self._flag_tables:
-            table.pop(self.id, None)
-
-
 def _register(hooks: OrderedDict, hook: Callable, prepend: bool,
               flags: tuple = ()) -> RemovableHandle:
     """Add ``hook`` to ``hooks`` (first when ``prepend``) and set it in each flag table."""
     flag_tables = tuple(table for table, on in flags if on)
-    handle = _ModuleHookHandle(hooks, flag_tables)
+    handle = FlaggedHandle(hooks, flag_tables)
     hooks[handle.id] = hook
     if prepend:
         hooks.move_to_end(handle.id, last=False)

@@ -114,52 +114,53 @@ def _grouped(query, key, value):
             repeat_interleave(value, heads[0] // heads[2], -3))
 
 
+def _pixel_dims(input, name: str):
+    """(C, H, W) of a pixel (un)shuffle's input, with torch's error below 3 dims."""
+    if input.ndim < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")
+    return tuple(input.shape[-3:])
+
+
+def _rearranged(input, node: str, split: tuple, order: tuple, merged: tuple):
+    """One node: the last three dims of ``input`` reshaped to ``split``, these permuted by
+    ``order`` and reshaped to ``merged``; a new tensor, even where it moves nothing (factor
+    1), as torch's pixel (un)shuffle."""
+    lead = tuple(input.shape[:-3])
+    k = len(lead)
+
+    def rearrange(x):
+        x = permute(reshape(x, lead + split), tuple(range(k)) + tuple(k + i for i in order))
+        out = reshape(x, lead + merged)
+        return out.clone() if out._is_view() else out
+    return one_node(node, rearrange, (input,))
+
+
 @int_parameters("pixel_shuffle", upscale_factor=(2, "int"))
 def pixel_shuffle(input, upscale_factor: int):
     """(*, C r², H, W) -> (*, C, H r, W r)."""
-    if input.ndim < 3:
-        raise RuntimeError("pixel_shuffle expects input to have at least 3 dimensions, but got "
-                           f"input with {input.ndim} dimension(s)")
+    c, h, w = _pixel_dims(input, "pixel_shuffle")
     r = upscale_factor
-    *lead, c, h, w = input.shape
     if c % (r * r):
         raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
                            "divisible by the square of upscale_factor, but input.size(-3)="
                            f"{c} is not divisible by {r * r}")
-    k = len(lead)
-
-    def shuffle(x):
-        x = reshape(x, tuple(lead) + (c // (r * r), r, r, h, w))
-        x = permute(x, tuple(range(k)) + tuple(k + i for i in (0, 3, 1, 4, 2)))
-        return _not_a_view(reshape(x, tuple(lead) + (c // (r * r), h * r, w * r)))
-    return one_node("PixelShuffleBackward0", shuffle, (input,))
-
-
-def _not_a_view(out):
-    """torch's pixel (un)shuffle is a new tensor, even where it moves nothing (factor 1)."""
-    return out.clone() if out._is_view() else out
+    return _rearranged(input, "PixelShuffleBackward0", (c // (r * r), r, r, h, w),
+                       (0, 3, 1, 4, 2), (c // (r * r), h * r, w * r))
 
 
 @int_parameters("pixel_unshuffle", downscale_factor=(2, "int"))
 def pixel_unshuffle(input, downscale_factor: int):
     """(*, C, H r, W r) -> (*, C r², H, W): pixel_shuffle's inverse."""
-    if input.ndim < 3:
-        raise RuntimeError("pixel_unshuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.ndim} dimension(s)")
+    c, h, w = _pixel_dims(input, "pixel_unshuffle")
     r = downscale_factor
-    *lead, c, h, w = input.shape
     for name, size, dim in (("height", h, -2), ("width", w, -1)):
         if size % r:
             raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
                                f"downscale_factor, but input.size({dim})={size} is not "
                                f"divisible by {r}")
-    k = len(lead)
-
-    def unshuffle(x):
-        x = reshape(x, tuple(lead) + (c, h // r, r, w // r, r))
-        x = permute(x, tuple(range(k)) + tuple(k + i for i in (0, 2, 4, 1, 3)))
-        return _not_a_view(reshape(x, tuple(lead) + (c * r * r, h // r, w // r)))
-    return one_node("PixelUnshuffleBackward0", unshuffle, (input,))
+    return _rearranged(input, "PixelUnshuffleBackward0", (c, h // r, r, w // r, r),
+                       (0, 2, 4, 1, 3), (c * r * r, h // r, w // r))
 
 
 def _pairs(kernel_size, dilation, padding, stride):

@@ -46,9 +46,6 @@ def _cat_grads(g, shapes, dim):
 
 
 _cat.defvjp_all(_cat_grads)
-_cat.name = "cat"
-_cat.profiler_name = "gradkit::cat"
-_cat.node_name = "CatBackward0"
 
 
 @int_parameters("cat", dim=(2, "int"))
@@ -93,9 +90,6 @@ def _common_dtype(arrays):
 
 
 _stack.defvjp_all(lambda g, shapes, dim: unbind(g, dim))
-_stack.name = "stack"
-_stack.profiler_name = "gradkit::stack"
-_stack.node_name = "StackBackward0"
 
 
 @int_parameters("stack", dim=(2, "int"))

@@ -184,20 +184,22 @@ _PAIRWISE_COMPLEX = {name: fixed_error(RuntimeError, f"{name} not implemented fo
                      for name in ("maximum", "minimum")}
 
 
-def _first_at_ties(xp, x, y, out):
-    """x where x == y: torch's maximum/minimum keep the first of 0.0 and -0.0, NumPy the
+def _extreme(xp, name: str, x, y):
+    """The forward of ``maximum``/``minimum`` (``name``, NumPy's too): torch's checks, then
+    NumPy's function, but x where x == y: torch keeps the first of 0.0 and -0.0, NumPy the
     second (see docs/numerics.md)."""
+    require_tensors(name, x, y)
+    for operand in (x, y):  # before promotion: uint16 with complex64 is this error too
+        reject_complex(operand, _PAIRWISE_COMPLEX[name])
+    x, y = promote(xp, x, y)
+    out = getattr(xp, name)(x, y)
     return xp.where(x == y, x, out) if out.dtype.kind == "f" else out
 
 
 @op(save=("x", "y"), broadcast=True, batchable=True, method=True)
 def maximum(xp, x, y):
     """Elementwise maximum of x and y (broadcasting)."""
-    require_tensors("maximum", x, y)
-    for operand in (x, y):  # before promotion: uint16 with complex64 is this error too
-        reject_complex(operand, _PAIRWISE_COMPLEX["maximum"])
-    x, y = promote(xp, x, y)
-    return _first_at_ties(xp, x, y, xp.maximum(x, y))
+    return _extreme(xp, "maximum", x, y)
 
 
 def _share(g, x, y):
@@ -225,11 +227,7 @@ maximum.defjvp_all(_pairwise_jvp(lambda x, y: x > y))
 @op(save=("x", "y"), broadcast=True, batchable=True, method=True)
 def minimum(xp, x, y):
     """Elementwise minimum of x and y (broadcasting)."""
-    require_tensors("minimum", x, y)
-    for operand in (x, y):  # before promotion: uint16 with complex64 is this error too
-        reject_complex(operand, _PAIRWISE_COMPLEX["minimum"])
-    x, y = promote(xp, x, y)
-    return _first_at_ties(xp, x, y, xp.minimum(x, y))
+    return _extreme(xp, "minimum", x, y)
 
 
 minimum.defvjp(lambda g, x, y: where(x > y, 0.0, _share(g, x, y)),

@@ -64,39 +64,35 @@ def polynomial(xp, x, coefficients):
     return total
 
 
-def _c_exp(v: float) -> float:
-    try:
-        return math.exp(v)
-    except OverflowError:
-        return math.inf
+def _inf_on_overflow(function):
+    """``function`` as C's: inf where Python's math raises OverflowError."""
+    def c_function(v: float) -> float:
+        try:
+            return function(v)
+        except OverflowError:
+            return math.inf
+    c_function.__name__ = f"c_{function.__name__}"
+    return c_function
 
 
-def _c_log(v: float) -> float:
-    if v > 0:
-        return math.log(v)
-    return -math.inf if v == 0 else math.nan
-
-
-def _c_log1p(v: float) -> float:
-    if v > -1:
-        return math.log1p(v)
-    return -math.inf if v == -1 else math.nan
-
-
-def _c_expm1(v: float) -> float:
-    try:
-        return math.expm1(v)
-    except OverflowError:
-        return math.inf
+def _log_with_pole(function, pole: float):
+    """The logarithm ``function`` as C's: -inf at its ``pole``, NaN below (math raises)."""
+    def c_function(v: float) -> float:
+        if v > pole:
+            return function(v)
+        return -math.inf if v == pole else math.nan
+    c_function.__name__ = f"c_{function.__name__}"
+    return c_function
 
 
 def _c_acos(v: float) -> float:
     return math.acos(v) if -1 <= v <= 1 else math.nan
 
 
-_C_FUNCTIONS = {"exp": np.frompyfunc(_c_exp, 1, 1), "log": np.frompyfunc(_c_log, 1, 1),
-                "log1p": np.frompyfunc(_c_log1p, 1, 1), "arccos": np.frompyfunc(_c_acos, 1, 1),
-                "expm1": np.frompyfunc(_c_expm1, 1, 1)}
+_C_FUNCTIONS = {name: np.frompyfunc(function, 1, 1) for name, function in (
+    ("exp", _inf_on_overflow(math.exp)), ("expm1", _inf_on_overflow(math.expm1)),
+    ("log", _log_with_pole(math.log, 0.0)), ("log1p", _log_with_pole(math.log1p, -1.0)),
+    ("arccos", _c_acos))}
 
 
 def c_math(xp, name: str, x):

@@ -39,6 +39,15 @@ class PackedSequence_(NamedTuple):  # noqa: N801 - torch's name
     unsorted_indices: Tensor | None
 
 
+def _cast(name: str, dtype):
+    """PackedSequence's method ``name``: the sequence with ``data`` cast to ``dtype``."""
+    def cast(self) -> PackedSequence:
+        return self.to(dtype=dtype)
+    cast.__name__, cast.__qualname__ = name, f"PackedSequence.{name}"
+    cast.__doc__ = f"``data`` as {dtype}."
+    return cast
+
+
 class PackedSequence(PackedSequence_):
     """(data, batch_sizes, sorted_indices, unsorted_indices), as torch's; build it with
     pack_padded_sequence / pack_sequence. ``PackedSequence(data, batch_sizes,
@@ -73,37 +82,15 @@ class PackedSequence(PackedSequence_):
         """The sequence with ``data`` on the CPU."""
         return self.to("cpu")
 
-    def double(self) -> PackedSequence:
-        """``data`` as float64."""
-        return self.to(dtype=backend.float64)
-
-    def float(self) -> PackedSequence:
-        """``data`` as float32."""
-        return self.to(dtype=backend.float32)
-
-    def half(self) -> PackedSequence:
-        """``data`` as float16."""
-        return self.to(dtype=backend.float16)
-
-    def long(self) -> PackedSequence:
-        """``data`` as int64."""
-        return self.to(dtype=int64)
-
-    def int(self) -> PackedSequence:
-        """``data`` as int32."""
-        return self.to(dtype=backend.int32)
-
-    def short(self) -> PackedSequence:
-        """``data`` as int16."""
-        return self.to(dtype=backend.int16)
-
-    def char(self) -> PackedSequence:
-        """``data`` as int8."""
-        return self.to(dtype=backend.int8)
-
-    def byte(self) -> PackedSequence:
-        """``data`` as uint8."""
-        return self.to(dtype=backend.uint8)
+    # torch's casts of ``data``: x.double() is x.to(dtype=float64)
+    double = _cast("double", backend.float64)
+    float = _cast("float", backend.float32)
+    half = _cast("half", backend.float16)
+    long = _cast("long", int64)
+    int = _cast("int", backend.int32)
+    short = _cast("short", backend.int16)
+    char = _cast("char", backend.int8)
+    byte = _cast("byte", backend.uint8)
 
     @property
     def is_cuda(self) -> bool:

@@ -280,3 +280,19 @@ def test_parameter_broadcasting_as_torch(name):
     if name != "valid":
         with pytest.raises(RuntimeError, match=r"The size of tensor a \(\d\) must match"):
             BROADCASTS[name](gradkit)
+
+
+@pytest.mark.parametrize("shape", [(2, 2), (3, 3), (2, 4, 4), (2, 2, 4, 4)], ids=str)
+def test_tril_matrix_to_vec_round_trip_as_torch(shape):
+    """torch: test/distributions/test_utils.py::test_tril_matrix_to_vec, every diagonal."""
+    matrix = np.random.default_rng(len(shape)).standard_normal(shape)
+
+    def program(m):
+        utils, found = m.distributions.utils, []
+        for diag in range(-shape[-1], shape[-1]):
+            lower = _f(m, matrix).tril(diag)
+            vec = utils.tril_matrix_to_vec(lower, diag)
+            assert bool(m.allclose(utils.vec_to_tril_matrix(vec, diag), lower))
+            found.append(vec)
+        return found
+    assert_like_torch(program)

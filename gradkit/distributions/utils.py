@@ -11,8 +11,8 @@ from gradkit import backend, ops
 from gradkit._tensor import Size, Tensor
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.creation import tensor, zeros
-from gradkit.creation_more import broadcast_shapes
 from gradkit.dtype_info import finfo
+from gradkit.ops._dispatch_general import broadcast_shape
 
 __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits",
            "tril_matrix_to_vec", "vec_to_tril_matrix"]
@@ -41,7 +41,8 @@ def broadcast_all(*values) -> tuple[Tensor, ...]:
     options = ({"dtype": first.dtype, "device": first.device} if first is not None
                else {"dtype": backend.get_default_dtype()})
     tensors = [v if isinstance(v, Tensor) else tensor(v, **options) for v in values]
-    shape = tuple(broadcast_shapes(*(t.shape for t in tensors)))
+    # torch.broadcast_tensors' rule and message ("The size of tensor a (2) must match ...")
+    shape = broadcast_shape(*(tuple(t.shape) for t in tensors))
     # as torch: a tensor already of the broadcast shape is returned itself, not a view
     return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in tensors)
 

@@ -262,19 +262,6 @@ def test_invalid_arguments_match_torch(make, message):
             make(lib.optim, [lib.tensor([1.0], requires_grad=True)])
 
 
-@pytest.mark.parametrize("name,flag", [
-    ("Adagrad", "differentiable"), ("Adadelta", "capturable"),
-    ("Adamax", "capturable"), ("NAdam", "differentiable"), ("RAdam", "capturable"),
-    ("ASGD", "capturable"), ("Rprop", "differentiable"), ("SGD", "differentiable"),
-    ("Adam", "capturable"), ("AdamW", "differentiable"), ("RMSprop", "capturable")])
-def test_unsupported_implementation_flags_are_refused(name, flag):
-    params = [gradkit.tensor([1.0], requires_grad=True)]
-    with pytest.raises(NotImplementedError,
-                       match=f"gradkit optimizers do not support {flag}=True"):
-        getattr(optim, name)(params, **{flag: True})
-    getattr(optim, name)(params, **{flag: False})  # False is accepted
-
-
 @pytest.mark.parametrize("module", ["gradkit.optim.adagrad", "gradkit.optim.adam_variants",
                                     "gradkit.optim.adafactor", "gradkit.optim.muon",
                                     "gradkit.optim.sgd", "gradkit.optim.rprop"])

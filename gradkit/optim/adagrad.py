@@ -97,7 +97,8 @@ class Adadelta(Optimizer):
             if not state:
                 state.update(step=tensor(0.0), square_avg=zeros_like(param),
                              acc_delta=zeros_like(param))
-            self._refuse_capturable(group)
+            if self._capturable_pending(group):
+                continue
             state["step"].add_(1)
             if group["weight_decay"] != 0:
                 grad = grad.add(param, alpha=group["weight_decay"])

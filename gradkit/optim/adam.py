@@ -73,7 +73,8 @@ class Adam(Optimizer):
             self._init_state(param, group)
         for param, grad in with_grads:
             state = self.state[param]
-            self._refuse_capturable(group)
+            if self._capturable_pending(group):
+                continue
             step = state["step"].add_(1).item()
             if weight_decay != 0:
                 if group["decoupled_weight_decay"]:

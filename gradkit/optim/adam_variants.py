@@ -30,7 +30,6 @@ class _AdamFamily(Optimizer):
         state = self.state[param]
         if not state:
             state.update(step=tensor(0.0), **extra)
-        self._refuse_capturable(group)
         return state
 
     @staticmethod
@@ -72,6 +71,8 @@ class Adamax(_AdamFamily):
         for param, grad in self._params_with_grads(group):
             state = self._moments(param, group, dict(exp_avg=zeros_like(param),
                                                      exp_inf=zeros_like(param)))
+            if self._capturable_pending(group):
+                continue
             step = state["step"].add_(1).item()
             grad = self._decayed(group, param, grad, decoupled=False)
             param_r, grad, exp_avg, exp_inf = real_views(param, param, grad,
@@ -119,6 +120,8 @@ class NAdam(_AdamFamily):
             state = self._moments(param, group, dict(mu_product=tensor(1.0),
                                                      exp_avg=zeros_like(param),
                                                      exp_avg_sq=zeros_like(param)))
+            if self._capturable_pending(group):
+                continue
             param_r, grad, exp_avg, exp_avg_sq = real_views(
                 param, param, grad, state["exp_avg"], state["exp_avg_sq"])
             step = state["step"].add_(1).item()
@@ -170,6 +173,8 @@ class RAdam(_AdamFamily):
         for param, grad in self._params_with_grads(group):
             state = self._moments(param, group, dict(exp_avg=zeros_like(param),
                                                      exp_avg_sq=zeros_like(param)))
+            if self._capturable_pending(group):
+                continue
             param_r, grad, exp_avg, exp_avg_sq = real_views(
                 param, param, grad, state["exp_avg"], state["exp_avg_sq"])
             step = state["step"].add_(1).item()

@@ -77,6 +77,7 @@ class Optimizer:
     # torch's words for the tensors its capturable check names
     _capturable_names = "params and state_steps"
     _capturable_devices = ("cuda", "xpu", "hpu", "privateuseone", "xla")
+    _capturable_foreach_xla = False  # whether torch's multi-tensor check lists xla too
 
     # state entries torch keeps as 0-d tensors: loaded as numbers (older state dicts), they
     # become tensors of the default dtype again (torch's __setstate__)
@@ -215,6 +216,7 @@ class Optimizer:
         with set_grad_enabled(bool(self.defaults.get("differentiable"))):
             for group in self.param_groups:
                 self._update_group(group)
+                self._refuse_capturable(group)
         return loss
 
     def _params_with_grads(self, group: dict[str, Any]):
@@ -227,12 +229,23 @@ class Optimizer:
     def _update_group(self, group: dict[str, Any]) -> None:
         raise NotImplementedError
 
+    def _capturable_pending(self, group: dict[str, Any]) -> bool:
+        """A capturable step makes the states of every parameter, then is refused (see
+        :meth:`step`); torch's fused kernels skip that check."""
+        return bool(group.get("capturable")) and not group.get("fused")
+
     def _refuse_capturable(self, group: dict[str, Any]) -> None:
-        """torch's check at a capturable step (after the state is made, before the step count
-        moves): no CPU tensor qualifies."""
-        if group.get("capturable"):
-            raise AssertionError(f"If capturable=True, {self._capturable_names} must be on "
-                                 f"supported devices: {list(self._capturable_devices)}.")
+        """torch's check of a capturable step (after the states are made, before any step
+        count moves): no CPU tensor qualifies. Its multi-tensor form leaves out xla."""
+        if self._capturable_pending(group) and any(p.grad is not None for p in group["params"]):
+            foreach = bool(group.get("foreach"))
+            devices = [d for d in self._capturable_devices
+                       if not (foreach and d == "xla" and not self._capturable_foreach_xla)]
+            names = self._capturable_names
+            if foreach and names.count(",") == 1:  # NAdam's multi-tensor words
+                names = names.replace(" and", ", and")
+            raise AssertionError(f"If capturable=True, {names} must be on supported "
+                                 f"devices: {devices}.")
 
     def _check_fused(self, group: dict[str, Any], once: bool, new_states: bool) -> None:
         """torch's checks before a ``fused=True`` step: ``once``, the first parameter with a

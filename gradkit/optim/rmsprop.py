@@ -20,6 +20,7 @@ class RMSprop(Optimizer):
     """
 
     _scalar_state_keys = ("step",)
+    _capturable_foreach_xla = True
 
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
@@ -46,7 +47,8 @@ class RMSprop(Optimizer):
                     state["momentum_buffer"] = zeros_like(param)
                 if group["centered"]:
                     state["grad_avg"] = zeros_like(param)
-            self._refuse_capturable(group)
+            if self._capturable_pending(group):
+                continue
             state["step"].add_(1)
             # torch's order of operations; a complex parameter is updated as pairs of reals
             param_r, grad, square_avg = real_views(param, param, grad, state["square_avg"])

@@ -22,6 +22,7 @@ class Rprop(Optimizer):
     """
 
     _scalar_state_keys = ("step",)
+    _capturable_foreach_xla = True
 
     def __init__(self, params: Iterable, lr: float = 1e-2,
                  etas: tuple[float, float] = (0.5, 1.2),
@@ -46,7 +47,8 @@ class Rprop(Optimizer):
                 start = complex(lr, lr) if param.is_complex() else lr
                 state.update(step=tensor(0.0), prev=zeros_like(param),
                              step_size=full_like(grad, start))
-            self._refuse_capturable(group)
+            if self._capturable_pending(group):
+                continue
             state["step"].add_(1)
             param_r, grad, prev, step_size = real_views(param, param, grad, state["prev"],
                                                         state["step_size"])

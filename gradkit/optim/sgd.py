@@ -123,7 +123,8 @@ class ASGD(Optimizer):
             if not state:
                 state.update(step=tensor(0.0), eta=tensor(float(lr)), mu=tensor(1.0),
                              ax=zeros_like(param))
-            self._refuse_capturable(group)
+            if self._capturable_pending(group):
+                continue
             step = state["step"].add_(1).item()
             if group["weight_decay"] != 0:
                 grad = grad.add(param, alpha=group["weight_decay"])
@@ -141,7 +142,9 @@ class ASGD(Optimizer):
                 eta = state["eta"].item()
                 param_r.mul_(1 - lambd * eta).add_(grad, alpha=-eta)
                 if state["mu"].item() != 1:
-                    ax.add_(param_r.sub(ax).mul_(state["mu"].item()))  # mu stays on the host
+                    # by the tensor, as torch: a differentiable step saves it (and refuses a
+                    # backward after the next step changes it)
+                    ax.add_(param_r.sub(ax).mul_(state["mu"]))
                 else:
                     ax.copy_(param_r)
                 # rounded through a default-dtype tensor first, as torch's as_tensor does

@@ -5,11 +5,15 @@
 Needs torch (the pinned 2.13 CPU build) and expecttest (for torch.testing._internal). Each
 optimizer input, with torch's foreach/fused/differentiable variants, runs four closure steps on
 a Linear-like weight and bias (a differentiable input steps clones and checks the gradient
-through the steps); each error input is built and stepped. Exits 1 when any input differs.
+through the steps), three steps of complex64 parameters (test_complex), a step of parameters
+without gradients and a deepcopy (test_step_is_noop_when_params_have_no_grad,
+test_deepcopy_copies_all_public_attrs); each error input is built and stepped. Exits 1 when
+any input differs.
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 import warnings
 from pathlib import Path
@@ -23,7 +27,7 @@ import torch  # noqa: E402
 from torch.testing._internal.common_optimizers import (  # noqa: E402
     OptimizerErrorEnum, _get_optim_inputs_including_global_cliquey_kwargs, optim_db)
 
-from fuzz.opinfo_scan import report  # noqa: E402
+from fuzz.opinfo_scan import _TimeoutError, report  # noqa: E402
 
 
 def _converted(value, m):
@@ -41,8 +45,11 @@ def _converted(value, m):
 def _outcome(run, m):
     try:
         return run(m)
+    except _TimeoutError:  # the scan's time limit: no outcome
+        raise
     except Exception as e:  # noqa: BLE001 - an error is an outcome to compare
-        return ("raises", type(e).__name__, str(e).split("\n")[0].replace("gradkit", "torch"))
+        return ("raises", type(e).__name__,
+                str(e).split("\n")[0].replace("gradkit", "torch")[:200])
 
 
 def _same(a, b) -> bool:
@@ -95,6 +102,54 @@ def _steps(info, kwargs: dict, dtype: str):
     return run
 
 
+def _complex_steps(info, kwargs: dict):
+    """torch's test_complex: complex64 parameters (and a real one) with given gradients."""
+    rng = np.random.default_rng(1)
+    shapes = [(10, 5), (10,), (10, 5)]
+
+    def draw(shape, real):
+        values = rng.standard_normal(shape)
+        return (values if real else values + 1j * rng.standard_normal(shape)).astype(
+            np.float32 if real else np.complex64)
+
+    values = [draw(s, k == 2) for k, s in enumerate(shapes)]
+    grads = [[draw(s, k == 2) for k, s in enumerate(shapes)] for _ in range(3)]
+
+    def run(m):
+        params = [m.tensor(v.copy()).requires_grad_() for v in values]
+        optimizer = getattr(m.optim, info.optim_cls.__name__)(params, **_converted(kwargs, m))
+        for step in range(3):
+            def closure(step=step):
+                for p, g in zip(params, grads[step], strict=True):
+                    p.grad = m.tensor(g.copy())
+                return m.tensor(1.0)
+            if info.step_requires_closure:
+                optimizer.step(closure)
+            else:
+                closure()
+                optimizer.step()
+        return [_values(p) for p in params]
+    return run
+
+
+def _no_op_and_copies(info, kwargs: dict):
+    """test_step_is_noop_when_params_have_no_grad, test_deepcopy_copies_all_public_attrs."""
+    def run(m):
+        params = [m.zeros(2, 3) + 1.5 for _ in range(2)]
+        cls = getattr(m.optim, info.optim_cls.__name__)
+        cls(params, **_converted(kwargs, m)).step(lambda: m.tensor([1.0]))
+        stepped = [m.nn.Parameter(m.ones(2, 3)) for _ in range(2)]
+        for p in stepped:
+            p.grad = m.ones_like(p) * 0.5
+        optimizer = cls(stepped, **_converted(kwargs, m))
+        for _ in range(3):
+            optimizer.step((lambda: 1) if info.step_requires_closure else None)
+        public = sorted(k for k in vars(optimizer) if not k.startswith("_"))
+        copied = sorted(k for k in vars(copy.deepcopy(optimizer)) if not k.startswith("_"))
+        return [_values(p) for p in params], public, copied
+    return run
+
+
 def _error_input(info, error_input):
     optim_input = error_input.optimizer_error_input
 
@@ -128,6 +183,15 @@ def scan(only: set, dtypes: list, show: int) -> tuple[int, int]:
             bad += report(f"{name} [{dtype}", inputs,
                           lambda i, n=info, d=dtype: _compare(_steps(n, i.kwargs, d)), show,
                           lambda i: f"kwargs: {i.kwargs} ({i.desc})")
+        inputs = _get_optim_inputs_including_global_cliquey_kwargs(
+            "cpu", torch.complex64, info, skip=("differentiable",))
+        total += 2 * len(inputs)
+        bad += report(f"{name} [complex64", inputs,
+                      lambda i, n=info: _compare(_complex_steps(n, i.kwargs)), show,
+                      lambda i: f"kwargs: {i.kwargs} ({i.desc})")
+        bad += report(f"{name} [no grad, deepcopy", inputs,
+                      lambda i, n=info: _compare(_no_op_and_copies(n, i.kwargs)), show,
+                      lambda i: f"kwargs: {i.kwargs} ({i.desc})")
         if info.optim_error_inputs_func is not None:
             errors = info.optim_error_inputs_func("cpu", torch.float32)
             total += len(errors)

@@ -149,7 +149,8 @@ def _step_of(m, name, *, leaf=True, steps=1, **kwargs):
         for _ in range(steps):
             optimizer.step()
     except (AssertionError, RuntimeError) as error:  # outcome() passes AssertionError on
-        return type(error).__name__, str(error), sorted(optimizer.state[weights])
+        return type(error).__name__, str(error), sorted(optimizer.state[weights].items()), \
+            weights.detach()
     return weights, sorted(optimizer.state[weights].items())
 
 
@@ -159,6 +160,13 @@ for _name in CAPTURABLE:  # refused at the step on the CPU, after the state is m
     for _extra in ({}, {"foreach": True}, {"differentiable": True}):
         PROGRAMS[f"capturable_{_name}_{sorted(_extra)}"] = (
             lambda m, name=_name, extra=_extra: _step_of(m, name, capturable=True, **extra))
+for _name in OPTIMIZERS:  # torch's multi-tensor kernels (but SGD's) record no graph
+    PROGRAMS[f"foreach_and_differentiable_{_name}"] = (
+        lambda m, name=_name: _step_of(m, name, leaf=False, foreach=True, differentiable=True))
+for _name in ["Adam", "AdamW", "RMSprop"]:  # which check comes first
+    PROGRAMS[f"foreach_differentiable_and_capturable_{_name}"] = (
+        lambda m, name=_name: _step_of(m, name, leaf=False, foreach=True, differentiable=True,
+                                       capturable=True))
 for _name in ["Adam", "AdamW"]:  # torch's fused CPU kernel skips the check
     PROGRAMS[f"capturable_and_fused_{_name}"] = (
         lambda m, name=_name: _step_of(m, name, capturable=True, fused=True, steps=2))

@@ -57,6 +57,8 @@ class Adagrad(Optimizer):
             state = self.state[param]
             if not state:  # a parameter added later: torch reads the constructor's default
                 self._init_state(param, self.defaults["initial_accumulator_value"])
+            if self._step_refused(group):
+                continue
             step = state["step"].add_(1).item()
             if group["weight_decay"] != 0:
                 grad = grad.add(param, alpha=group["weight_decay"])
@@ -97,7 +99,7 @@ class Adadelta(Optimizer):
             if not state:
                 state.update(step=tensor(0.0), square_avg=zeros_like(param),
                              acc_delta=zeros_like(param))
-            if self._capturable_pending(group):
+            if self._step_refused(group):
                 continue
             state["step"].add_(1)
             if group["weight_decay"] != 0:

@@ -47,6 +47,7 @@ class Adam(Optimizer):
     """
 
     _scalar_state_keys = ("step",)
+    _capturable_checked_first = True
 
     def __init__(self, params: Iterable, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -73,7 +74,7 @@ class Adam(Optimizer):
             self._init_state(param, group)
         for param, grad in with_grads:
             state = self.state[param]
-            if self._capturable_pending(group):
+            if self._step_refused(group):
                 continue
             step = state["step"].add_(1).item()
             if weight_decay != 0:

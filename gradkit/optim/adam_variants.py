@@ -71,7 +71,7 @@ class Adamax(_AdamFamily):
         for param, grad in self._params_with_grads(group):
             state = self._moments(param, group, dict(exp_avg=zeros_like(param),
                                                      exp_inf=zeros_like(param)))
-            if self._capturable_pending(group):
+            if self._step_refused(group):
                 continue
             step = state["step"].add_(1).item()
             grad = self._decayed(group, param, grad, decoupled=False)
@@ -120,7 +120,7 @@ class NAdam(_AdamFamily):
             state = self._moments(param, group, dict(mu_product=tensor(1.0),
                                                      exp_avg=zeros_like(param),
                                                      exp_avg_sq=zeros_like(param)))
-            if self._capturable_pending(group):
+            if self._step_refused(group):
                 continue
             param_r, grad, exp_avg, exp_avg_sq = real_views(
                 param, param, grad, state["exp_avg"], state["exp_avg_sq"])
@@ -173,7 +173,7 @@ class RAdam(_AdamFamily):
         for param, grad in self._params_with_grads(group):
             state = self._moments(param, group, dict(exp_avg=zeros_like(param),
                                                      exp_avg_sq=zeros_like(param)))
-            if self._capturable_pending(group):
+            if self._step_refused(group):
                 continue
             param_r, grad, exp_avg, exp_avg_sq = real_views(
                 param, param, grad, state["exp_avg"], state["exp_avg_sq"])

@@ -78,6 +78,8 @@ class Optimizer:
     _capturable_names = "params and state_steps"
     _capturable_devices = ("cuda", "xpu", "hpu", "privateuseone", "xla")
     _capturable_foreach_xla = False  # whether torch's multi-tensor check lists xla too
+    _capturable_checked_first = False  # Adam's multi-tensor step checks it before autograd
+    _foreach_supports_autograd = False  # SGD's multi-tensor step records the graph
 
     # state entries torch keeps as 0-d tensors: loaded as numbers (older state dicts), they
     # become tensors of the default dtype again (torch's __setstate__)
@@ -216,7 +218,7 @@ class Optimizer:
         with set_grad_enabled(bool(self.defaults.get("differentiable"))):
             for group in self.param_groups:
                 self._update_group(group)
-                self._refuse_capturable(group)
+                self._refuse_step(group)
         return loss
 
     def _params_with_grads(self, group: dict[str, Any]):
@@ -229,23 +231,32 @@ class Optimizer:
     def _update_group(self, group: dict[str, Any]) -> None:
         raise NotImplementedError
 
-    def _capturable_pending(self, group: dict[str, Any]) -> bool:
-        """A capturable step makes the states of every parameter, then is refused (see
-        :meth:`step`); torch's fused kernels skip that check."""
-        return bool(group.get("capturable")) and not group.get("fused")
+    def _step_refused(self, group: dict[str, Any]) -> bool:
+        """Whether torch refuses this group's step after making every parameter's state (see
+        :meth:`_refuse_step`): capturable on the CPU (torch's fused kernels skip that check),
+        or a differentiable multi-tensor step."""
+        return (bool(group.get("capturable")) and not group.get("fused")) or \
+            (bool(group.get("foreach")) and bool(group.get("differentiable"))
+             and not self._foreach_supports_autograd)
 
-    def _refuse_capturable(self, group: dict[str, Any]) -> None:
-        """torch's check of a capturable step (after the states are made, before any step
-        count moves): no CPU tensor qualifies. Its multi-tensor form leaves out xla."""
-        if self._capturable_pending(group) and any(p.grad is not None for p in group["params"]):
-            foreach = bool(group.get("foreach"))
-            devices = [d for d in self._capturable_devices
-                       if not (foreach and d == "xla" and not self._capturable_foreach_xla)]
-            names = self._capturable_names
-            if foreach and names.count(",") == 1:  # NAdam's multi-tensor words
-                names = names.replace(" and", ", and")
-            raise AssertionError(f"If capturable=True, {names} must be on supported "
-                                 f"devices: {devices}.")
+    def _refuse_step(self, group: dict[str, Any]) -> None:
+        """torch's checks of a step once the states are made, before any step count moves: a
+        capturable step wants tensors no CPU has (the multi-tensor form's list leaves out xla),
+        and torch's multi-tensor kernels record no graph."""
+        if not (self._step_refused(group) and any(p.grad is not None for p in group["params"])):
+            return
+        foreach = bool(group.get("foreach"))
+        capturable = bool(group.get("capturable")) and not group.get("fused")
+        if foreach and group.get("differentiable") and not (
+                capturable and self._capturable_checked_first):
+            raise AssertionError("_foreach ops don't support autograd")
+        devices = [d for d in self._capturable_devices
+                   if not (foreach and d == "xla" and not self._capturable_foreach_xla)]
+        names = self._capturable_names
+        if foreach and names.count(",") == 1:  # NAdam's multi-tensor words
+            names = names.replace(" and", ", and")
+        raise AssertionError(f"If capturable=True, {names} must be on supported "
+                             f"devices: {devices}.")
 
     def _check_fused(self, group: dict[str, Any], once: bool, new_states: bool) -> None:
         """torch's checks before a ``fused=True`` step: ``once``, the first parameter with a

@@ -47,7 +47,7 @@ class RMSprop(Optimizer):
                     state["momentum_buffer"] = zeros_like(param)
                 if group["centered"]:
                     state["grad_avg"] = zeros_like(param)
-            if self._capturable_pending(group):
+            if self._step_refused(group):
                 continue
             state["step"].add_(1)
             # torch's order of operations; a complex parameter is updated as pairs of reals

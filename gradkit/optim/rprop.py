@@ -47,7 +47,7 @@ class Rprop(Optimizer):
                 start = complex(lr, lr) if param.is_complex() else lr
                 state.update(step=tensor(0.0), prev=zeros_like(param),
                              step_size=full_like(grad, start))
-            if self._capturable_pending(group):
+            if self._step_refused(group):
                 continue
             state["step"].add_(1)
             param_r, grad, prev, step_size = real_views(param, param, grad, state["prev"],

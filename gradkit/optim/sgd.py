@@ -28,6 +28,8 @@ class SGD(Optimizer):
     tensor([0.4600], requires_grad=True)
     """
 
+    _foreach_supports_autograd = True
+
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0,
                  dampening: float = 0, weight_decay: float = 0, nesterov: bool = False,
                  *, maximize: bool = False, foreach: bool | None = None,
@@ -123,7 +125,7 @@ class ASGD(Optimizer):
             if not state:
                 state.update(step=tensor(0.0), eta=tensor(float(lr)), mu=tensor(1.0),
                              ax=zeros_like(param))
-            if self._capturable_pending(group):
+            if self._step_refused(group):
                 continue
             step = state["step"].add_(1).item()
             if group["weight_decay"] != 0:

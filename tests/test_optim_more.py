@@ -143,9 +143,19 @@ def test_same_gradients_give_torch_bits(name, options, dtype):
     bits = np.int64 if dtype == "float64" else np.int32
     # Adafactor's norms are sums: their order can differ by an ulp
     exact = dtype == "float64" and name != "Adafactor"
+    limit = 0 if exact else 2
+    if not _torch_sqrt_is_correctly_rounded(torch, dtype):
+        # some hosts' torch CPU builds (an AMD EPYC with AVX2 and MKL) round float64 sqrt
+        # wrongly too, for about 1% of inputs: 25 steps then differ by a few ulps
+        limit = 8
     for a, b in zip(ours, theirs, strict=True):
         ulps = np.abs(a.view(bits).astype(np.int64) - b.view(bits).astype(np.int64))
-        assert ulps.max() <= (0 if exact else 2)
+        assert ulps.max() <= limit
+
+
+def _torch_sqrt_is_correctly_rounded(torch, dtype: str) -> bool:
+    values = np.random.default_rng(0).random(4096).astype(dtype)
+    return np.array_equal(torch.tensor(values).sqrt().numpy(), np.sqrt(values))
 
 
 @pytest.mark.parametrize("name", NEW + ["SGD", "Adam", "AdamW", "RMSprop"])

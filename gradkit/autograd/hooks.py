@@ -14,6 +14,7 @@ from gradkit._tensor import Tensor
 from gradkit.autograd.graph import AccumulateGrad, RemovableHandle, _HookDict, add_hook
 from gradkit.autograd.node_edges import shown_inputs
 from gradkit.autograd.zero_grads import plain
+from gradkit.memory_format import contiguous_format
 from gradkit.ops.unary_helpers import scalar_type_name
 
 
@@ -43,7 +44,10 @@ def retain_grad_hook(tensor) -> None:
             return
         current = getattr(t, "_grad", None)
         if current is None:
-            t._grad = grad.detach().clone() if not grad._requires_grad else grad
+            # torch's clone(contiguous_format): an expanded gradient (of a sum) becomes dense,
+            # and under create_graph the copy keeps the graph (CloneBackward0)
+            source = grad if grad._requires_grad else grad.detach()
+            t._grad = source.clone(memory_format=contiguous_format)
         else:
             t._grad = current + grad
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from gradkit import ops
 from gradkit.creation import tensor, zeros, zeros_like
-from gradkit.optim.optimizer import Optimizer, check_one_element, implementation_flags
+from gradkit.optim.optimizer import Optimizer, check_one_element
 
 
 def _check(condition: bool, message: str) -> None:
@@ -41,7 +41,7 @@ class Adafactor(Optimizer):
         _check(0.0 <= weight_decay, f"weight_decay should be >= 0 but is: {weight_decay}")
         super().__init__(params, dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d,
                                       weight_decay=weight_decay, maximize=maximize,
-                                      **implementation_flags(foreach=foreach)))
+                                      foreach=foreach))
 
     def _init_state(self, state: dict, grad) -> None:
         state["step"] = tensor(0.0)

@@ -8,8 +8,8 @@ from gradkit.ops.complex_views import view_as_complex
 from gradkit.optim.optimizer import (
     Optimizer,
     check_nonnegative,
-    implementation_flags,
     real_views,
+    saved_copy,
 )
 
 
@@ -36,8 +36,7 @@ class Adagrad(Optimizer):
         super().__init__(params, dict(
             lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
             initial_accumulator_value=initial_accumulator_value, maximize=maximize,
-            **implementation_flags(foreach=foreach, differentiable=differentiable,
-                                   fused=fused)))
+            foreach=foreach, differentiable=differentiable, fused=fused))
         # torch fills the state of the constructor's parameters at once (not at first step)
         for group in self.param_groups:
             for param in group["params"]:
@@ -58,13 +57,16 @@ class Adagrad(Optimizer):
             state = self.state[param]
             if not state:  # a parameter added later: torch reads the constructor's default
                 self._init_state(param, self.defaults["initial_accumulator_value"])
+            if self._step_refused(group):
+                continue
             step = state["step"].add_(1).item()
             if group["weight_decay"] != 0:
                 grad = grad.add(param, alpha=group["weight_decay"])
             step_lr = lr / (1 + (step - 1) * lr_decay)
             param_r, grad, state_sum = real_views(param, param, grad, state["sum"])
             state_sum.addcmul_(grad, grad, value=1)
-            param_r.addcdiv_(grad, state_sum.sqrt().add_(eps), value=-step_lr)
+            # out of place: a differentiable step saves the root
+            param_r.addcdiv_(grad, state_sum.sqrt().add(eps), value=-step_lr)
 
 
 class Adadelta(Optimizer):
@@ -76,6 +78,7 @@ class Adadelta(Optimizer):
     """
 
     _scalar_state_keys = ("step",)
+    _capturable_devices = ("cuda", "xpu", "hpu", "privateuseone")  # no xla
 
     def __init__(self, params: Iterable, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, foreach: bool | None = None, *,
@@ -87,8 +90,7 @@ class Adadelta(Optimizer):
         check_nonnegative(eps=eps, weight_decay=weight_decay)
         super().__init__(params, dict(
             lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
-            **implementation_flags(capturable=capturable, foreach=foreach,
-                                   differentiable=differentiable)))
+            capturable=capturable, foreach=foreach, differentiable=differentiable))
 
     def _update_group(self, group: dict) -> None:
         lr, rho, eps = group["lr"], group["rho"], group["eps"]
@@ -97,6 +99,8 @@ class Adadelta(Optimizer):
             if not state:
                 state.update(step=tensor(0.0), square_avg=zeros_like(param),
                              acc_delta=zeros_like(param))
+            if self._step_refused(group):
+                continue
             state["step"].add_(1)
             if group["weight_decay"] != 0:
                 grad = grad.add(param, alpha=group["weight_decay"])
@@ -104,7 +108,7 @@ class Adadelta(Optimizer):
                                                      state["acc_delta"])
             square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
             std = square_avg.add(eps).sqrt_()
-            delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
+            delta = saved_copy(acc_delta.add(eps).sqrt_(), group).div_(std).mul_(grad)
             acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
             if param.is_complex():
                 delta = view_as_complex(delta)

@@ -11,8 +11,9 @@ from gradkit.optim.optimizer import (
     check_betas,
     check_nonnegative,
     check_one_element,
-    implementation_flags,
+    decayed_gradient,
     real_views,
+    saved_copy,
 )
 
 
@@ -46,6 +47,7 @@ class Adam(Optimizer):
     """
 
     _scalar_state_keys = ("step",)
+    _capturable_checked_first = True
 
     def __init__(self, params: Iterable, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -61,25 +63,25 @@ class Adam(Optimizer):
         super().__init__(params, dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
             maximize=maximize, decoupled_weight_decay=decoupled_weight_decay,
-            **implementation_flags(foreach=foreach, capturable=capturable,
-                                   differentiable=differentiable, fused=fused)))
+            foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused))
 
     def _update_group(self, group: dict) -> None:
         lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
         beta1, beta2 = group["betas"]
         self._check_fused(group, once=False, new_states=True)
-        for param, grad in self._params_with_grads(group):
+        with_grads = list(self._params_with_grads(group))
+        for param, _ in with_grads:  # torch makes every state (and checks it) before a step
+            self._init_state(param, group)
+        for param, grad in with_grads:
             state = self.state[param]
-            if not state:
-                state["step"] = tensor(0.0)
-                state["exp_avg"] = zeros_like(param)
-                state["exp_avg_sq"] = zeros_like(param)
-                if group["amsgrad"]:
-                    state["max_exp_avg_sq"] = zeros_like(param)
+            if self._step_refused(group):
+                continue
             step = state["step"].add_(1).item()
             if weight_decay != 0:
                 if group["decoupled_weight_decay"]:
                     param.mul_(1 - lr * weight_decay)
+                elif group["differentiable"]:
+                    grad = decayed_gradient(grad, param, weight_decay)
                 else:
                     grad = grad.add(param, alpha=weight_decay)
             # torch's order of operations, so the rounding is torch's too; a complex
@@ -87,15 +89,44 @@ class Adam(Optimizer):
             param_r, grad, exp_avg, exp_avg_sq = real_views(
                 param, param, grad, state["exp_avg"], state["exp_avg_sq"])
             exp_avg.lerp_(grad, 1 - beta1)
-            exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-            bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
-            if group["amsgrad"]:
-                (max_exp_avg_sq,) = real_views(param, state["max_exp_avg_sq"])
-                second_moment = max_exp_avg_sq.copy_(ops.maximum(max_exp_avg_sq, exp_avg_sq))
+            if group["differentiable"] and _requires_grad(beta2):  # lerp: addcmul_ would
+                exp_avg_sq.lerp_(grad.square(), 1 - beta2)  # drop beta2's gradient
             else:
-                second_moment = exp_avg_sq
+                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+            second_moment = exp_avg_sq
+            if group["amsgrad"]:
+                (second_moment,) = real_views(param, state["max_exp_avg_sq"])
+                second_moment.copy_(ops.maximum(saved_copy(second_moment, group), exp_avg_sq))
+            if group["differentiable"]:
+                # torch's differentiable formula: bias corrections as tensors of the step's
+                # dtype (so they round as torch's), the step folded into the denominator
+                step_t = state["step"].clone()
+                step_size_neg = (lr / (1 - beta1 ** step_t)).neg()
+                bias_correction2_sqrt = (1 - beta2 ** step_t).sqrt()
+                denom = (second_moment.sqrt() / (bias_correction2_sqrt * step_size_neg)).add_(
+                    eps / step_size_neg)
+                param_r.addcdiv_(exp_avg.clone(), denom)
+                continue
+            bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
             denom = (second_moment.sqrt() / bias_correction2_sqrt).add_(eps)
             param_r.addcdiv_(exp_avg, denom, value=-(lr / (1 - beta1 ** step)))
+
+    def _init_state(self, param: Tensor, group: dict) -> None:
+        state = self.state[param]
+        if not state:
+            state["step"] = tensor(0.0)
+            state["exp_avg"] = zeros_like(param)
+            state["exp_avg_sq"] = zeros_like(param)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = zeros_like(param)
+        if group["differentiable"] and state["step"].requires_grad:
+            raise RuntimeError("`requires_grad` is not supported for `step` in differentiable "
+                               "mode")
+
+
+def _requires_grad(value: object) -> bool:
+    return isinstance(value, Tensor) and value.requires_grad
+
 
 class AdamW(Adam):
     """torch.optim.AdamW: Adam whose weight decay shrinks the parameters directly.

@@ -9,7 +9,6 @@ from gradkit.optim.optimizer import (
     Optimizer,
     check_betas,
     check_nonnegative,
-    implementation_flags,
     real_views,
 )
 
@@ -27,7 +26,7 @@ class _AdamFamily(Optimizer):
 
     _scalar_state_keys = ("step",)
 
-    def _moments(self, param, extra: dict) -> dict:
+    def _moments(self, param, group: dict, extra: dict) -> dict:
         state = self.state[param]
         if not state:
             state.update(step=tensor(0.0), **extra)
@@ -65,20 +64,26 @@ class Adamax(_AdamFamily):
         _check_adam_arguments(lr, betas, eps, weight_decay)
         super().__init__(params, dict(
             lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize,
-            **implementation_flags(foreach=foreach, differentiable=differentiable,
-                                   capturable=capturable)))
+            foreach=foreach, differentiable=differentiable, capturable=capturable))
 
     def _update_group(self, group: dict) -> None:
         beta1, beta2 = group["betas"]
         for param, grad in self._params_with_grads(group):
-            state = self._moments(param, dict(exp_avg=zeros_like(param),
-                                              exp_inf=zeros_like(param)))
+            state = self._moments(param, group, dict(exp_avg=zeros_like(param),
+                                                     exp_inf=zeros_like(param)))
+            if self._step_refused(group):
+                continue
             step = state["step"].add_(1).item()
             grad = self._decayed(group, param, grad, decoupled=False)
             param_r, grad, exp_avg, exp_inf = real_views(param, param, grad,
                                                          state["exp_avg"], state["exp_inf"])
             exp_avg.lerp_(grad, 1 - beta1)
-            exp_inf.copy_(ops.maximum(exp_inf.mul_(beta2), grad.abs().add_(group["eps"])))
+            if group["differentiable"]:  # torch's: amax of a stack, not maximum in place
+                norm_buf = ops.cat([exp_inf.mul_(beta2).unsqueeze(0),
+                                    grad.abs().add_(group["eps"]).unsqueeze_(0)], 0)
+                exp_inf.copy_(ops.amax(norm_buf, 0, keepdim=False))
+            else:
+                exp_inf.copy_(ops.maximum(exp_inf.mul_(beta2), grad.abs().add_(group["eps"])))
             param_r.addcdiv_(exp_avg, exp_inf, value=-group["lr"] / (1 - beta1 ** step))
 
 
@@ -91,6 +96,7 @@ class NAdam(_AdamFamily):
     """
 
     _scalar_state_keys = ("step", "mu_product")
+    _capturable_names = "params, mu_products and state_steps"
 
     def __init__(self, params: Iterable, lr: float = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -103,27 +109,35 @@ class NAdam(_AdamFamily):
         super().__init__(params, dict(
             lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
             momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
-            maximize=maximize, **implementation_flags(
-                foreach=foreach, capturable=capturable, differentiable=differentiable)))
+            maximize=maximize, foreach=foreach, capturable=capturable,
+            differentiable=differentiable))
 
     def _update_group(self, group: dict) -> None:
         lr, eps, momentum_decay = group["lr"], group["eps"], group["momentum_decay"]
         beta1, beta2 = group["betas"]
         for param, grad in self._params_with_grads(group):
             # mu_product is a default-dtype scalar tensor, as torch's (its rounding shows)
-            state = self._moments(param, dict(mu_product=tensor(1.0),
-                                              exp_avg=zeros_like(param),
-                                              exp_avg_sq=zeros_like(param)))
+            state = self._moments(param, group, dict(mu_product=tensor(1.0),
+                                                     exp_avg=zeros_like(param),
+                                                     exp_avg_sq=zeros_like(param)))
+            if self._step_refused(group):
+                continue
             param_r, grad, exp_avg, exp_avg_sq = real_views(
                 param, param, grad, state["exp_avg"], state["exp_avg_sq"])
             step = state["step"].add_(1).item()
             grad = self._decayed(group, param_r, grad, group["decoupled_weight_decay"])
             mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
             mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
-            mu_product = state["mu_product"].mul_(mu).item()
+            mu_product = state["mu_product"].mul_(mu)
             exp_avg.lerp_(grad, 1 - beta1)
             exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-            denom = exp_avg_sq.div(1 - beta2 ** step).sqrt().add_(eps)
+            denom = exp_avg_sq.div(1 - beta2 ** step).sqrt().add(eps)  # the root is saved
+            if group["differentiable"]:  # torch's: through mu_product, a tensor
+                param_r.addcdiv_(grad * (-lr * (1.0 - mu) / (1.0 - mu_product)), denom)
+                param_r.addcdiv_(exp_avg * (-lr * mu_next / (1.0 - mu_product * mu_next)),
+                                 denom)
+                continue
+            mu_product = mu_product.item()
             param_r.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
             param_r.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - mu_product * mu_next))
 
@@ -149,16 +163,18 @@ class RAdam(_AdamFamily):
         _check_adam_arguments(lr, betas, eps, weight_decay)
         super().__init__(params, dict(
             lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize,
-            decoupled_weight_decay=decoupled_weight_decay, **implementation_flags(
-                foreach=foreach, capturable=capturable, differentiable=differentiable)))
+            decoupled_weight_decay=decoupled_weight_decay, foreach=foreach,
+            capturable=capturable, differentiable=differentiable))
 
     def _update_group(self, group: dict) -> None:
         lr, eps = group["lr"], group["eps"]
         beta1, beta2 = group["betas"]
         rho_inf = 2 / (1 - beta2) - 1  # the longest the approximated SMA gets
         for param, grad in self._params_with_grads(group):
-            state = self._moments(param, dict(exp_avg=zeros_like(param),
-                                              exp_avg_sq=zeros_like(param)))
+            state = self._moments(param, group, dict(exp_avg=zeros_like(param),
+                                                     exp_avg_sq=zeros_like(param)))
+            if self._step_refused(group):
+                continue
             param_r, grad, exp_avg, exp_avg_sq = real_views(
                 param, param, grad, state["exp_avg"], state["exp_avg_sq"])
             step = state["step"].add_(1).item()
@@ -171,6 +187,6 @@ class RAdam(_AdamFamily):
             if rho_t > 5.0:
                 rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
                         / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-                adaptive_lr = bias_correction2 ** 0.5 / exp_avg_sq.sqrt().add_(eps)
+                adaptive_lr = bias_correction2 ** 0.5 / exp_avg_sq.sqrt().add(eps)
                 update = update * adaptive_lr * rect
             param_r.add_(update, alpha=-1.0)

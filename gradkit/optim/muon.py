@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from gradkit import ops
 from gradkit.backend import float32, float64, int32
 from gradkit.creation import zeros_like
-from gradkit.optim.optimizer import Optimizer
+from gradkit.optim.optimizer import Optimizer, check_one_element
 
 _NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
 
@@ -85,6 +85,7 @@ class Muon(Optimizer):
                  ns_coefficients: tuple[float, float, float] = _NS_COEFFICIENTS,
                  eps: float = 1e-7, ns_steps: int = 5,
                  adjust_lr_fn: str | None = None) -> None:
+        check_one_element("lr", lr)
         if not 0.0 <= lr:
             raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 <= momentum:

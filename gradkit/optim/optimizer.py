@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from gradkit._tensor import Tensor
-from gradkit.autograd.grad_mode import enable_grad, no_grad
+from gradkit.autograd.grad_mode import enable_grad, set_grad_enabled
 from gradkit.creation import tensor
 from gradkit.autograd.hook_handles import RemovableHandle, _HookDict, add_hook
 from gradkit.ops.complex_views import view_as_real
@@ -66,8 +66,20 @@ class Optimizer:
     """Base class: subclasses implement ``_update_group(group)`` for one parameter group.
 
     Parameters are updated in place under ``no_grad`` (their ``_version`` bumps), so
-    tensors saved for a backward that is still pending notice the change.
+    tensors saved for a backward that is still pending notice the change. torch's
+    implementation switches are kept in the groups: ``foreach`` and ``fused`` only pick
+    torch's kernel (on the CPU its fused kernels give the single-tensor algorithm's numbers to
+    rounding, so gradkit runs that algorithm after torch's checks of fused parameters);
+    ``differentiable=True`` runs the step in grad mode, recording the update in the graph;
+    ``capturable=True`` is refused at the step, as torch refuses it for CPU tensors.
     """
+
+    # torch's words for the tensors its capturable check names
+    _capturable_names = "params and state_steps"
+    _capturable_devices = ("cuda", "xpu", "hpu", "privateuseone", "xla")
+    _capturable_foreach_xla = False  # whether torch's multi-tensor check lists xla too
+    _capturable_checked_first = False  # Adam's multi-tensor step checks it before autograd
+    _foreach_supports_autograd = False  # SGD's multi-tensor step records the graph
 
     # state entries torch keeps as 0-d tensors: loaded as numbers (older state dicts), they
     # become tensors of the default dtype again (torch's __setstate__)
@@ -93,7 +105,10 @@ class Optimizer:
             groups = [{"params": groups}]
         for group in groups:
             self.add_param_group(group)
-        if defaults.get("fused") and defaults.get("foreach"):  # torch checks after the groups
+        # torch checks these after the groups
+        if defaults.get("fused") and defaults.get("differentiable"):
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if defaults.get("fused") and defaults.get("foreach"):
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
@@ -118,7 +133,8 @@ class Optimizer:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
                                 f"{type(param).__name__}")
-            if not (param.is_leaf or param.retains_grad):
+            # a differentiable optimizer may step a non-leaf (a parameter computed upstream)
+            if not (self.defaults.get("differentiable") or param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         group = {**self.defaults, **param_group, "params": params}
         missing = [k for k, v in group.items() if v is _REQUIRED]
@@ -198,9 +214,11 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with no_grad():
+        # differentiable=True records the update in the graph (torch reads the defaults)
+        with set_grad_enabled(bool(self.defaults.get("differentiable"))):
             for group in self.param_groups:
                 self._update_group(group)
+                self._refuse_step(group)
         return loss
 
     def _params_with_grads(self, group: dict[str, Any]):
@@ -212,6 +230,33 @@ class Optimizer:
 
     def _update_group(self, group: dict[str, Any]) -> None:
         raise NotImplementedError
+
+    def _step_refused(self, group: dict[str, Any]) -> bool:
+        """Whether torch refuses this group's step after making every parameter's state (see
+        :meth:`_refuse_step`): capturable on the CPU (torch's fused kernels skip that check),
+        or a differentiable multi-tensor step."""
+        return (bool(group.get("capturable")) and not group.get("fused")) or \
+            (bool(group.get("foreach")) and bool(group.get("differentiable"))
+             and not self._foreach_supports_autograd)
+
+    def _refuse_step(self, group: dict[str, Any]) -> None:
+        """torch's checks of a step once the states are made, before any step count moves: a
+        capturable step wants tensors no CPU has (the multi-tensor form's list leaves out xla),
+        and torch's multi-tensor kernels record no graph."""
+        if not (self._step_refused(group) and any(p.grad is not None for p in group["params"])):
+            return
+        foreach = bool(group.get("foreach"))
+        capturable = bool(group.get("capturable")) and not group.get("fused")
+        if foreach and group.get("differentiable") and not (
+                capturable and self._capturable_checked_first):
+            raise AssertionError("_foreach ops don't support autograd")
+        devices = [d for d in self._capturable_devices
+                   if not (foreach and d == "xla" and not self._capturable_foreach_xla)]
+        names = self._capturable_names
+        if foreach and names.count(",") == 1:  # NAdam's multi-tensor words
+            names = names.replace(" and", ", and")
+        raise AssertionError(f"If capturable=True, {names} must be on supported "
+                             f"devices: {devices}.")
 
     def _check_fused(self, group: dict[str, Any], once: bool, new_states: bool) -> None:
         """torch's checks before a ``fused=True`` step: ``once``, the first parameter with a
@@ -303,23 +348,6 @@ def check_betas(betas: tuple[float, float]) -> None:
             raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
 
 
-def implementation_flags(**flags: bool | None) -> dict[str, bool | None]:
-    """torch's implementation switches (foreach, differentiable, capturable, fused), checked.
-
-    ``foreach`` and ``fused`` only pick torch's kernel: on the CPU its fused kernels give the
-    single-tensor algorithm's numbers to rounding, so gradkit runs that algorithm (after
-    torch's checks of fused parameters). gradkit's steps run under no_grad on host-side step
-    counts: ``differentiable`` and ``capturable`` set to True would promise more, so they are
-    refused rather than ignored. Returns the flags as given, for the defaults dict (torch
-    keeps them in param_groups).
-    """
-    for name, value in flags.items():
-        if name not in ("foreach", "fused") and value:
-            raise NotImplementedError(f"gradkit optimizers do not support {name}=True "
-                                      f"(only {name}=False)")
-    return flags
-
-
 _FUSED_DEVICES = ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone"]
 
 
@@ -329,6 +357,21 @@ def check_fused(param: Tensor) -> None:
         raise RuntimeError("`fused=True` requires all the params to be floating point Tensors "
                            f"of supported devices: {_FUSED_DEVICES} but {param.dtype} and "
                            f"{param.device.type}")
+
+
+def saved_copy(value: Tensor, group: dict[str, Any]) -> Tensor:
+    """``value`` cloned in a differentiable group, as torch's: the graph saves the clone, so
+    the in-place updates of the state tensor that follow leave the saved one intact."""
+    return value.clone() if group["differentiable"] else value
+
+
+def decayed_gradient(grad: Tensor, param: Tensor, weight_decay: Any) -> Tensor:
+    """L2 weight decay added to the gradient. A tensor ``weight_decay`` that requires grad
+    goes in through torch's ``grad.addcmul_(param.clone(), weight_decay)``: in place, so the
+    parameter's ``.grad`` holds the decayed gradient afterwards, as torch's does."""
+    if isinstance(weight_decay, Tensor) and weight_decay.requires_grad:
+        return grad.addcmul_(param.clone(), weight_decay)
+    return grad.add(param, alpha=weight_decay)
 
 
 def real_views(param: Tensor, *tensors: Tensor) -> list[Tensor]:

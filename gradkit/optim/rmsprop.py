@@ -7,7 +7,6 @@ from gradkit.creation import tensor, zeros_like
 from gradkit.optim.optimizer import (
     Optimizer,
     check_nonnegative,
-    implementation_flags,
     real_views,
 )
 
@@ -21,6 +20,7 @@ class RMSprop(Optimizer):
     """
 
     _scalar_state_keys = ("step",)
+    _capturable_foreach_xla = True
 
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
@@ -31,9 +31,8 @@ class RMSprop(Optimizer):
                           alpha=alpha)
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                                       momentum=momentum, centered=centered, maximize=maximize,
-                                      **implementation_flags(capturable=capturable,
-                                                             foreach=foreach,
-                                                             differentiable=differentiable)))
+                                      capturable=capturable, foreach=foreach,
+                                      differentiable=differentiable))
 
     def _update_group(self, group: dict) -> None:
         lr, alpha, eps, momentum = group["lr"], group["alpha"], group["eps"], group["momentum"]
@@ -48,6 +47,8 @@ class RMSprop(Optimizer):
                     state["momentum_buffer"] = zeros_like(param)
                 if group["centered"]:
                     state["grad_avg"] = zeros_like(param)
+            if self._step_refused(group):
+                continue
             state["step"].add_(1)
             # torch's order of operations; a complex parameter is updated as pairs of reals
             param_r, grad, square_avg = real_views(param, param, grad, state["square_avg"])
@@ -55,9 +56,10 @@ class RMSprop(Optimizer):
             if group["centered"]:
                 (grad_avg,) = real_views(param, state["grad_avg"])
                 grad_avg.lerp_(grad, 1 - alpha)
-                avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_().add_(eps)
+                avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
             else:
-                avg = square_avg.sqrt().add_(eps)
+                avg = square_avg.sqrt()
+            avg = avg.add(eps)  # out of place: a differentiable step saves the root
             if momentum > 0:
                 (buf,) = real_views(param, state["momentum_buffer"])
                 buf.mul_(momentum).addcdiv_(grad, avg)

@@ -5,7 +5,7 @@ from collections.abc import Iterable
 
 from gradkit import ops
 from gradkit.creation import full_like, tensor, zeros_like
-from gradkit.optim.optimizer import Optimizer, check_nonnegative, implementation_flags, real_views
+from gradkit.optim.optimizer import Optimizer, check_nonnegative, real_views, saved_copy
 
 
 class Rprop(Optimizer):
@@ -22,6 +22,7 @@ class Rprop(Optimizer):
     """
 
     _scalar_state_keys = ("step",)
+    _capturable_foreach_xla = True
 
     def __init__(self, params: Iterable, lr: float = 1e-2,
                  etas: tuple[float, float] = (0.5, 1.2),
@@ -33,8 +34,7 @@ class Rprop(Optimizer):
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
         super().__init__(params, dict(
             lr=lr, etas=etas, step_sizes=step_sizes, maximize=maximize,
-            **implementation_flags(foreach=foreach, differentiable=differentiable,
-                                   capturable=capturable)))
+            foreach=foreach, differentiable=differentiable, capturable=capturable))
 
     def _update_group(self, group: dict) -> None:
         eta_minus, eta_plus = group["etas"]
@@ -47,10 +47,12 @@ class Rprop(Optimizer):
                 start = complex(lr, lr) if param.is_complex() else lr
                 state.update(step=tensor(0.0), prev=zeros_like(param),
                              step_size=full_like(grad, start))
+            if self._step_refused(group):
+                continue
             state["step"].add_(1)
             param_r, grad, prev, step_size = real_views(param, param, grad, state["prev"],
                                                         state["step_size"])
-            sign = grad.mul(prev).sign()
+            sign = grad.mul(saved_copy(prev, group)).sign()
             flipped = sign.lt(0)
             # factors in the gradient's dtype, as torch's; a NaN sign stays NaN
             factor = ops.where(sign.gt(0), eta_plus,

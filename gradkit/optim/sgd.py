@@ -3,12 +3,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gradkit._tensor import Tensor
 from gradkit.creation import tensor, zeros_like
 from gradkit.ops.promotion import SCALAR_TYPE_NAMES
 from gradkit.optim.optimizer import (
     Optimizer,
     check_nonnegative,
-    implementation_flags,
+    decayed_gradient,
     real_views,
 )
 
@@ -27,6 +28,8 @@ class SGD(Optimizer):
     tensor([0.4600], requires_grad=True)
     """
 
+    _foreach_supports_autograd = True
+
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0,
                  dampening: float = 0, weight_decay: float = 0, nesterov: bool = False,
                  *, maximize: bool = False, foreach: bool | None = None,
@@ -36,9 +39,8 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize, **implementation_flags(
-                                          foreach=foreach, differentiable=differentiable,
-                                          fused=fused)))
+                                      maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))
 
     def _update_group(self, group: dict) -> None:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
@@ -52,18 +54,23 @@ class SGD(Optimizer):
                                       f"'{SCALAR_TYPE_NAMES[complex_dtypes[-1]]}'")
         if group["fused"] and momentum != 0:
             self._refuse_a_missing_buffer(group)
+        if isinstance(lr, Tensor) and lr.dim() != 0:
+            lr = lr.squeeze()
         for param, grad in self._params_with_grads(group):
             if weight_decay != 0:
-                grad = grad.add(param, alpha=weight_decay)
+                grad = decayed_gradient(grad, param, weight_decay)
             if momentum != 0:
                 state = self.state[param]
                 buf = state.get("momentum_buffer")
-                if buf is None:
-                    buf = state["momentum_buffer"] = grad.clone()
+                if buf is None:  # detached, as torch's: the first buffer starts a new history
+                    buf = state["momentum_buffer"] = grad.detach().clone()
                 else:
                     buf.mul_(momentum).add_(grad, alpha=1 - dampening)
                 grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
-            param.add_(grad, alpha=-lr)
+            if isinstance(lr, Tensor) and lr.requires_grad:  # alpha= would drop lr's gradient
+                param.addcmul_(grad, lr, value=-1)
+            else:
+                param.add_(grad, alpha=-lr)
 
 
     def _refuse_a_missing_buffer(self, group: dict) -> None:
@@ -99,6 +106,7 @@ class ASGD(Optimizer):
     """
 
     _scalar_state_keys = ("step", "eta", "mu")
+    _capturable_names = "params, mus, etas, and state_steps"
 
     def __init__(self, params: Iterable, lr: float = 1e-2, lambd: float = 1e-4,
                  alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0,
@@ -107,8 +115,8 @@ class ASGD(Optimizer):
         check_nonnegative(lr=lr, weight_decay=weight_decay)
         super().__init__(params, dict(
             lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
-            maximize=maximize, **implementation_flags(
-                foreach=foreach, differentiable=differentiable, capturable=capturable)))
+            maximize=maximize, foreach=foreach, differentiable=differentiable,
+            capturable=capturable))
 
     def _update_group(self, group: dict) -> None:
         lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
@@ -117,6 +125,8 @@ class ASGD(Optimizer):
             if not state:
                 state.update(step=tensor(0.0), eta=tensor(float(lr)), mu=tensor(1.0),
                              ax=zeros_like(param))
+            if self._step_refused(group):
+                continue
             step = state["step"].add_(1).item()
             if group["weight_decay"] != 0:
                 grad = grad.add(param, alpha=group["weight_decay"])
@@ -134,7 +144,9 @@ class ASGD(Optimizer):
                 eta = state["eta"].item()
                 param_r.mul_(1 - lambd * eta).add_(grad, alpha=-eta)
                 if state["mu"].item() != 1:
-                    ax.add_(param_r.sub(ax).mul_(state["mu"].item()))  # mu stays on the host
+                    # by the tensor, as torch: a differentiable step saves it (and refuses a
+                    # backward after the next step changes it)
+                    ax.add_(param_r.sub(ax).mul_(state["mu"]))
                 else:
                     ax.copy_(param_r)
                 # rounded through a default-dtype tensor first, as torch's as_tensor does

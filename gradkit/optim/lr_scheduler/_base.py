@@ -37,14 +37,16 @@ def check_optimizer(optimizer: Any) -> None:
 
 
 def format_param(name: str, optimizer: Optimizer, value: Any) -> list:
-    """One value per parameter group: a list of the right length, or one value repeated."""
+    """One value per parameter group: a list of the right length, or one value repeated;
+    tensors cloned, as torch's, so changing the given tensor later moves nothing."""
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):
             raise ValueError(
                 f"{name} must have the same length as optimizer.param_groups. {name} has "
                 f"{len(value)} values, param_groups has {len(optimizer.param_groups)}.")
-        return list(value)
-    return [value] * len(optimizer.param_groups)
+    else:
+        value = [value] * len(optimizer.param_groups)
+    return [v.clone() if isinstance(v, Tensor) else v for v in value]
 
 
 def group_values(optimizer: Optimizer, key: str) -> list:

@@ -344,6 +344,7 @@ def randint(low, high=None, size=None, dtype=None, device=None,
 def randperm(n: int, dtype=None, device=None, requires_grad: bool = False,
              generator=None) -> Tensor:
     """A random permutation of 0..n-1 (int64)."""
+    n = int_argument(n, "randperm", "n", 1, symint=True)  # a one-element int tensor too
     return _random(lambda rng, s: rng.permutation(n), ((n,),), dtype, device, requires_grad, "i",
                    generator, "randperm")
 

@@ -17,6 +17,7 @@ from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.creation import from_numpy, tensor
+from gradkit.int_arguments import type_name
 from gradkit.ops.joining import stack
 from gradkit.ops.promotion import promote_types
 from gradkit.utils.data._utils.worker import get_worker_info
@@ -117,6 +118,10 @@ def collate_tensor_fn(batch: list, *, collate_fn_map: dict | None = None) -> Ten
             and any(getattr(t, "requires_grad", False) for t in batch)):
         raise RuntimeError("stack(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
+    for i, value in enumerate(batch):  # gradkit's stack takes arrays too; torch's refuses
+        if not isinstance(value, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type_name(value)}")
     return stack(batch, 0)
 
 

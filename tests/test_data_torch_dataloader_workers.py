@@ -5,6 +5,7 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import types
 import warnings
 
 import pytest
@@ -326,6 +327,27 @@ def get_worker_info(lib, data):
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_program_as_torch(name):
     assert_same_as_torch(PROGRAMS[name])
+
+
+def with_persistent_workers(data):
+    """``data`` whose DataLoader keeps its workers (torch's TestDataLoaderPersistentWorkers
+    reruns TestDataLoader so)."""
+    def loader(dataset, **options):
+        if options.get("num_workers", 0) > 0:
+            options.setdefault("persistent_workers", True)
+        return data.DataLoader(dataset, **options)
+    return types.SimpleNamespace(DataLoader=loader, **{
+        name: getattr(data, name) for name in data.__all__ if name != "DataLoader"})
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # torch's __del__
+@pytest.mark.parametrize("name", ["builtin_collection_conversion", "chain_iterable_style_dataset",
+                                  "error_in_init", "error_workers", "get_worker_info",
+                                  "iterable_len_warning", "iterable_style_dataset",
+                                  "multi_epochs_reproducibility", "shuffle_reproducibility",
+                                  "worker_init_fn"])
+def test_program_with_persistent_workers_as_torch(name):
+    assert_same_as_torch(lambda lib, data: PROGRAMS[name](lib, with_persistent_workers(data)))
 
 
 EARLY_EXIT = """

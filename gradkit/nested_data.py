@@ -14,6 +14,7 @@ import numpy as np
 from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit._user_frames import warn_once_at_user
+from gradkit.interop import check_numpy_array
 from gradkit.ops import promotion
 
 LIST_OF_ARRAYS = (
@@ -43,21 +44,22 @@ class _Walk:
 
     def __init__(self):
         self.open_ids: set = set()  # the sequences being walked (self-reference check)
-        self.dtypes: set = set()    # every element's dtype, torch's way
+        self.dtypes: dict = {}      # every element's dtype, in the order met (torch promotes so)
         self.typed = False          # an array, a NumPy scalar or a tensor was met
 
     def values(self, data):
         number = _number_dtype(data)
         if number is not None:
-            self.dtypes.add(number)
+            self.dtypes[number] = None
             return data
         if isinstance(data, Tensor):
             self.typed = True
-            self.dtypes.add(data._data.dtype)
+            self.dtypes[data._data.dtype] = None
             return backend.to_device(data._data, backend.CPU)
         if isinstance(data, (np.ndarray, np.generic)):
+            check_numpy_array(np.asarray(data))  # torch's refusal of strings, dates, objects
             self.typed = True
-            self.dtypes.add(data.dtype)
+            self.dtypes[data.dtype] = None
             return data
         if isinstance(data, (str, bytes)):
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")

@@ -688,3 +688,25 @@ def test_randperm_reads_n_as_torch(n):
 def test_random_split_of_tensor_lengths():
     parts = gd.random_split(range(3), gradkit.tensor([1, 2]), generator=gradkit.Generator())
     assert sorted(parts[0].indices + parts[1].indices) == [0, 1, 2]
+
+
+# default_collate of NumPy scalars is torch's as_tensor(batch); default_convert is as_tensor
+@pytest.mark.parametrize("batch", [
+    lambda lib: [np.float32(1), 2.5, np.int16(3)], lambda lib: [np.int64(7), np.float16(2)],
+    lambda lib: [np.int8(1), np.array(["a"])], lambda lib: [np.float32(1), np.str_("a")],
+    lambda lib: [np.float32(1), np.bytes_(b"a")], lambda lib: [np.float32(1), b"x"],
+    lambda lib: [np.float32(1), None], lambda lib: [np.datetime64("2020-01-01")] * 2,
+    lambda lib: [np.bool_(True), np.uint16(3)], lambda lib: [np.uint16(3), np.bool_(True)],
+    lambda lib: [np.float32(1), lib.tensor(2.0)], lambda lib: [np.int8(1), 1j],
+    lambda lib: [np.ones(2, np.uint32), np.str_("a")],
+])
+def test_default_collate_of_numpy_scalars_as_torch(batch):
+    assert_same_as_torch(lambda lib, data: data.default_collate(batch(lib)))
+    assert_same_as_torch(lambda lib, data: lib.tensor(batch(lib)))
+
+
+@pytest.mark.parametrize("value", [np.bytes_(b"a"), np.str_("a"), np.datetime64("2020-01-01"),
+                                   np.float32(1.5), np.array(["a"]), (np.bytes_(b"a"), 1)])
+def test_default_convert_and_tensor_of_numpy_scalars_as_torch(value):
+    assert_same_as_torch(lambda lib, data: data.default_convert(value))
+    assert_same_as_torch(lambda lib, data: lib.as_tensor(value))

@@ -57,7 +57,8 @@ class _Walk:
             self.dtypes[data._data.dtype] = None
             return backend.to_device(data._data, backend.CPU)
         if isinstance(data, (np.ndarray, np.generic)):
-            check_numpy_array(np.asarray(data))  # torch's refusal of strings, dates, objects
+            if isinstance(data, np.ndarray) or data.dtype not in self.dtypes:
+                check_numpy_array(np.asarray(data))  # torch's refusal of strings, dates, objects
             self.typed = True
             self.dtypes[data.dtype] = None
             return data

@@ -129,6 +129,8 @@ def collate_numpy_array_fn(batch: list, *, collate_fn_map: dict | None = None):
 def collate_numpy_scalar_fn(batch: list, *, collate_fn_map: dict | None = None) -> Tensor:
     """NumPy scalars (and any numbers after them) -> a 1-d tensor, ``as_tensor(batch)`` as
     torch's: dtypes promoted as tensor() promotes them (int64 with float16 is float16)."""
+    if all(type(value) is type(batch[0]) for value in batch):  # one dtype: NumPy's array
+        return as_tensor(np.asarray(batch))
     return as_tensor(batch)
 
 

@@ -42,7 +42,9 @@ def _number_dtype(value) -> np.dtype | None:
 class _Walk:
     """One walk over nested data: the plain values, and whether typed elements were met."""
 
-    def __init__(self):
+    def __init__(self, scalar_depth: int | None = None):
+        self.scalar_depth = scalar_depth  # where torch's sizes end (None: not known)
+        self.depth = 0              # how many sequences deep the walk is
         self.open_ids: set = set()  # the sequences being walked (self-reference check)
         self.dtypes: dict = {}      # every element's dtype, in the order met (torch promotes so)
         self.typed = False          # an array, a NumPy scalar or a tensor was met
@@ -55,7 +57,12 @@ class _Walk:
         if isinstance(data, Tensor):
             self.typed = True
             self.dtypes[data._data.dtype] = None
-            return backend.to_device(data._data, backend.CPU)
+            array = backend.to_device(data._data, backend.CPU)
+            if self.scalar_depth is None or self.depth < self.scalar_depth:
+                return array  # where torch's sizes want a sequence, it is one
+            if array.size != 1:  # torch reads it as one number, as item()
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            return array.reshape(())
         if isinstance(data, (np.ndarray, np.generic)):
             if isinstance(data, np.ndarray) or data.dtype not in self.dtypes:
                 check_numpy_array(np.asarray(data))  # torch's refusal of strings, dates, objects
@@ -83,17 +90,34 @@ class _Walk:
         if any(isinstance(item, np.ndarray) for item in data):
             warn_once_at_user(LIST_OF_ARRAYS)
         self.open_ids.add(id(data))
+        self.depth += 1
         try:
             return [self.values(d) for d in data]
         finally:
+            self.depth -= 1
             self.open_ids.discard(id(data))
+
+
+def _scalar_depth(data) -> int | None:
+    """How many dimensions torch's compute_sizes finds: through lists and tuples by their
+    first element, stopping at a tensor (which it then reads as a number) or a number; None
+    for other sequences (gradkit then reads a tensor among them as a sequence)."""
+    depth = 0
+    while isinstance(data, (list, tuple)):
+        depth += 1
+        if not data:
+            return depth
+        data = data[0]
+    if isinstance(data, np.ndarray):
+        return depth + data.ndim
+    return depth if isinstance(data, (Tensor, np.generic, int, float, complex)) else None
 
 
 def nested_values(data) -> tuple[object, np.dtype | None]:
     """``data`` with tensors as arrays and sequences as lists, checked as torch checks them;
     with the dtype torch infers when a typed element (array, NumPy scalar, tensor) is among
     them, else None (the plain numbers' inference applies)."""
-    walk = _Walk()
+    walk = _Walk(_scalar_depth(data))
     values = walk.values(data)
     if not walk.typed or not walk.dtypes:
         return values, None

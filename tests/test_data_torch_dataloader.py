@@ -710,3 +710,19 @@ def test_default_collate_of_numpy_scalars_as_torch(batch):
 def test_default_convert_and_tensor_of_numpy_scalars_as_torch(value):
     assert_same_as_torch(lambda lib, data: data.default_convert(value))
     assert_same_as_torch(lambda lib, data: lib.as_tensor(value))
+
+
+@pytest.mark.parametrize("data", [
+    lambda lib: [lib.tensor([1.0]), lib.tensor([2.0])], lambda lib: [1.0, lib.tensor([2.0])],
+    lambda lib: [lib.tensor([2.0]), 1.0], lambda lib: [np.float32(1), lib.tensor([[1.0]])],
+    lambda lib: [lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0])], lambda lib: [1.0, lib.ones(2)],
+    lambda lib: [[1.0], lib.tensor([2.0])], lambda lib: [[lib.tensor([1.0])], [lib.tensor([2.0])]],
+    lambda lib: [lib.ones(1, 1), lib.ones(1, 1)],
+    lambda lib: [1, lib.tensor([2.0], dtype=lib.float16)],
+    lambda lib: [lib.tensor(1.0), lib.tensor(2)], lambda lib: [np.ones(1), np.ones(1)],
+])
+def test_a_tensor_among_the_data_is_one_number_as_torch(data):
+    # torch's sizes stop at a tensor, which it then reads as item(); where the sizes want a
+    # sequence (after a list as first element) the tensor is one
+    assert_same_as_torch(lambda lib, _: lib.tensor(data(lib)))
+    assert_same_as_torch(lambda lib, _: lib.as_tensor(data(lib)))

@@ -66,6 +66,8 @@ class _Walk:
         if isinstance(data, (np.ndarray, np.generic)):
             if isinstance(data, np.ndarray) or data.dtype not in self.dtypes:
                 check_numpy_array(np.asarray(data))  # torch's refusal of strings, dates, objects
+            if data.ndim and self.scalar_depth is not None and self.depth >= self.scalar_depth:
+                raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
             self.typed = True
             self.dtypes[data.dtype] = None
             return data

@@ -720,9 +720,12 @@ def test_default_convert_and_tensor_of_numpy_scalars_as_torch(value):
     lambda lib: [lib.ones(1, 1), lib.ones(1, 1)],
     lambda lib: [1, lib.tensor([2.0], dtype=lib.float16)],
     lambda lib: [lib.tensor(1.0), lib.tensor(2)], lambda lib: [np.ones(1), np.ones(1)],
+    lambda lib: [1.0, np.ones(2)], lambda lib: [np.float32(1), np.ones(1)],
+    lambda lib: [[1.0], np.ones(1)], lambda lib: [[1.0, 2.0], [np.float32(1), np.ones(1)]],
 ])
 def test_a_tensor_among_the_data_is_one_number_as_torch(data):
     # torch's sizes stop at a tensor, which it then reads as item(); where the sizes want a
-    # sequence (after a list as first element) the tensor is one
+    # sequence (after a list as first element) the tensor is one. An array where a number
+    # belongs is torch's TypeError
     assert_same_as_torch(lambda lib, _: lib.tensor(data(lib)))
     assert_same_as_torch(lambda lib, _: lib.as_tensor(data(lib)))

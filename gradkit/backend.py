@@ -52,7 +52,13 @@ class dtype:  # noqa: N801 - torch's spelling
         return _BY_NP[np.dtype(np.finfo(self.np).dtype)] if self.is_complex else self
 
     def to_complex(self) -> dtype:
-        return complex128 if self.np == np.float64 else complex64
+        """torch's complex dtype of the same precision; float16's is complex64, as gradkit
+        has no complex32 (float16 with a complex operand computes in complex64 too)."""
+        if self.is_complex:
+            return self
+        if not self.is_floating_point:
+            raise RuntimeError(f"Unknown Complex ScalarType for {SCALAR_TYPE_NAMES[self.name]}")
+        return complex128 if self.name == "float64" else complex64
 
 
 float16 = dtype("float16", np.float16)

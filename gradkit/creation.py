@@ -9,7 +9,7 @@ from gradkit._tensor import Tensor
 from gradkit._user_frames import warn_at_user
 from gradkit.int_arguments import (
     bool_argument, device_argument, dtype_argument, factory_size, int_argument,
-    invalid_combination, reads_as_int)
+    invalid_combination, reads_as_int, type_name)
 from gradkit.generator import default_generator, rng_of
 from gradkit.interop import check_numpy_array, from_numpy
 from gradkit.nested_data import check_ragged, infer_dtype, nested_values
@@ -67,9 +67,12 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         data = data.get()
     if isinstance(data, np.ndarray):
         check_numpy_array(data)
+    if isinstance(data, (str, bytes)) and isinstance(data, np.generic):  # np.str_, np.bytes_
+        raise TypeError(f"new(): invalid data type '{type_name(data)}'")
     if isinstance(data, (np.ndarray, np.generic)) and dtype is None:
         array = np.array(data, copy=True)
-        backend.tensor_dtype(array.dtype)
+        if isinstance(data, np.generic):  # torch reads a NumPy scalar as an array
+            check_numpy_array(array)
     else:
         values, inferred = nested_values(data)  # torch's checks of nested data, its dtype
         try:
@@ -344,6 +347,7 @@ def randint(low, high=None, size=None, dtype=None, device=None,
 def randperm(n: int, dtype=None, device=None, requires_grad: bool = False,
              generator=None) -> Tensor:
     """A random permutation of 0..n-1 (int64)."""
+    n = int_argument(n, "randperm", "n", 1, symint=True)  # a one-element int tensor too
     return _random(lambda rng, s: rng.permutation(n), ((n,),), dtype, device, requires_grad, "i",
                    generator, "randperm")
 

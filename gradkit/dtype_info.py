@@ -29,21 +29,50 @@ def _short(value) -> str:
     return f"{value:g}"
 
 
-class finfo:  # noqa: N801 - torch's name
+_NO_TYPE = object()  # torch's finfo() means the default dtype; finfo(None) is a TypeError
+
+
+class _Limits:
+    """torch's read-only info objects: equal when their fields are, and (as torch's)
+    unhashable."""
+
+    __slots__ = ()
+    __hash__ = None  # type: ignore[assignment]
+
+    def _set(self, **fields) -> None:
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in self.__slots__:
+            raise AttributeError(f"attribute '{name}' of 'torch.{type(self).__name__}' objects "
+                                 f"is not writable")
+        raise AttributeError(f"'torch.{type(self).__name__}' object has no attribute '{name}'")
+
+    def __eq__(self, other) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+
+class finfo(_Limits):  # noqa: N801 - torch's name
     """Machine limits of a floating dtype (the default dtype when none is given): ``bits``,
     ``eps``, ``max``, ``min``, ``tiny`` (= ``smallest_normal``), ``resolution``, ``dtype``."""
 
-    def __init__(self, type=None) -> None:  # noqa: A002 - torch's argument name
-        gradkit_dtype = backend.get_default_dtype() if type is None else _dtype("finfo", type)
+    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
+
+    def __init__(self, type=_NO_TYPE) -> None:  # noqa: A002 - torch's argument name
+        gradkit_dtype = (backend.get_default_dtype() if type is _NO_TYPE
+                         else _dtype("finfo", type))
         if backend.to_numpy_dtype(gradkit_dtype).kind not in "fc":
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
         info = np.finfo(backend.to_numpy_dtype(gradkit_dtype))
-        self.bits = int(info.bits)
-        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
-        self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = 10.0 ** -int(info.precision)  # exact in Python's float, as torch's
-        self.dtype = info.dtype.name  # torch's field is the name of the (real) dtype
+        tiny = float(info.smallest_normal)
+        self._set(bits=int(info.bits), eps=float(info.eps), max=float(info.max),
+                  min=float(info.min), tiny=tiny, smallest_normal=tiny,
+                  resolution=10.0 ** -int(info.precision),  # exact in Python's float, as torch's
+                  dtype=info.dtype.name)  # torch's field is the name of the (real) dtype
 
     def __repr__(self) -> str:
         return (f"finfo(resolution={_short(self.resolution)}, min={_short(self.min)}, "
@@ -52,10 +81,14 @@ class finfo:  # noqa: N801 - torch's name
                 f"dtype={self.dtype})")
 
 
-class iinfo:  # noqa: N801 - torch's name
+class iinfo(_Limits):  # noqa: N801 - torch's name
     """Machine limits of an integer dtype: ``bits``, ``max``, ``min``, ``dtype``."""
 
-    def __init__(self, type) -> None:  # noqa: A002 - torch's argument name
+    __slots__ = ("bits", "max", "min", "dtype")
+
+    def __init__(self, type=_NO_TYPE) -> None:  # noqa: A002 - torch's argument name
+        if type is _NO_TYPE:
+            raise TypeError('iinfo() missing 1 required positional arguments: "type"')
         type = _dtype("iinfo", type)
         if type is backend.bool_:
             raise TypeError("torch.bool is not supported by torch.iinfo")
@@ -63,8 +96,8 @@ class iinfo:  # noqa: N801 - torch's name
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
                             "to handle 'torch.iinfo'")
         info = np.iinfo(backend.to_numpy_dtype(type))
-        self.bits, self.max, self.min = int(info.bits), int(info.max), int(info.min)
-        self.dtype = info.dtype.name
+        self._set(bits=int(info.bits), max=int(info.max), min=int(info.min),
+                  dtype=info.dtype.name)
 
     def __repr__(self) -> str:
         return f"iinfo(min={_short(self.min)}, max={_short(self.max)}, dtype={self.dtype})"

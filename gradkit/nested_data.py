@@ -14,6 +14,7 @@ import numpy as np
 from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit._user_frames import warn_once_at_user
+from gradkit.interop import check_numpy_array
 from gradkit.ops import promotion
 
 LIST_OF_ARRAYS = (
@@ -41,23 +42,34 @@ def _number_dtype(value) -> np.dtype | None:
 class _Walk:
     """One walk over nested data: the plain values, and whether typed elements were met."""
 
-    def __init__(self):
+    def __init__(self, scalar_depth: int | None = None):
+        self.scalar_depth = scalar_depth  # where torch's sizes end (None: not known)
+        self.depth = 0              # how many sequences deep the walk is
         self.open_ids: set = set()  # the sequences being walked (self-reference check)
-        self.dtypes: set = set()    # every element's dtype, torch's way
+        self.dtypes: dict = {}      # every element's dtype, in the order met (torch promotes so)
         self.typed = False          # an array, a NumPy scalar or a tensor was met
 
     def values(self, data):
         number = _number_dtype(data)
         if number is not None:
-            self.dtypes.add(number)
+            self.dtypes[number] = None
             return data
         if isinstance(data, Tensor):
             self.typed = True
-            self.dtypes.add(data._data.dtype)
-            return backend.to_device(data._data, backend.CPU)
+            self.dtypes[data._data.dtype] = None
+            array = backend.to_device(data._data, backend.CPU)
+            if self.scalar_depth is None or self.depth < self.scalar_depth:
+                return array  # where torch's sizes want a sequence, it is one
+            if array.size != 1:  # torch reads it as one number, as item()
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            return array.reshape(())
         if isinstance(data, (np.ndarray, np.generic)):
+            if isinstance(data, np.ndarray) or data.dtype not in self.dtypes:
+                check_numpy_array(np.asarray(data))  # torch's refusal of strings, dates, objects
+            if data.ndim and self.scalar_depth is not None and self.depth >= self.scalar_depth:
+                raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
             self.typed = True
-            self.dtypes.add(data.dtype)
+            self.dtypes[data.dtype] = None
             return data
         if isinstance(data, (str, bytes)):
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
@@ -80,17 +92,34 @@ class _Walk:
         if any(isinstance(item, np.ndarray) for item in data):
             warn_once_at_user(LIST_OF_ARRAYS)
         self.open_ids.add(id(data))
+        self.depth += 1
         try:
             return [self.values(d) for d in data]
         finally:
+            self.depth -= 1
             self.open_ids.discard(id(data))
+
+
+def _scalar_depth(data) -> int | None:
+    """How many dimensions torch's compute_sizes finds: through lists and tuples by their
+    first element, stopping at a tensor (which it then reads as a number) or a number; None
+    for other sequences (gradkit then reads a tensor among them as a sequence)."""
+    depth = 0
+    while isinstance(data, (list, tuple)):
+        depth += 1
+        if not data:
+            return depth
+        data = data[0]
+    if isinstance(data, np.ndarray):
+        return depth + data.ndim
+    return depth if isinstance(data, (Tensor, np.generic, int, float, complex)) else None
 
 
 def nested_values(data) -> tuple[object, np.dtype | None]:
     """``data`` with tensors as arrays and sequences as lists, checked as torch checks them;
     with the dtype torch infers when a typed element (array, NumPy scalar, tensor) is among
     them, else None (the plain numbers' inference applies)."""
-    walk = _Walk()
+    walk = _Walk(_scalar_depth(data))
     values = walk.values(data)
     if not walk.typed or not walk.dtypes:
         return values, None

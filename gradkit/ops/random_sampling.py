@@ -23,6 +23,7 @@ from gradkit.ops._op import Op
 from gradkit.ops.inplace import inplace
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import zeros_like
+from gradkit.ops.multinomial_checks import checked_probabilities
 from gradkit.ops.random_bounds import check_uniform_bounds, random_bounds
 from gradkit.ops.unary_helpers import c_type_name, cpp_number, scalar_type_name
 
@@ -346,24 +347,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     rng = rng_of(generator, "multinomial")
     check_draw_parameters(input)
     data = input._data
-    if data.ndim not in (1, 2):  # torch's checks, in its order
-        raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if data.dtype.kind != "f":
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
-                           f"{scalar_type_name(data)}")
-    if num_samples <= 0:
-        raise RuntimeError("cannot sample n_sample <= 0 samples")
-    if not replacement and num_samples > data.shape[-1]:
-        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
-                           "replacement")
-    if data.shape[-1] > 2 ** 24:  # torch draws category indices in float32
-        raise RuntimeError("number of categories cannot exceed 2^24")
-    rows = np.asarray(backend.to_device(data, backend.CPU), dtype=np.float64).reshape(
-        -1, data.shape[-1])
-    if not np.isfinite(rows).all() or (rows < 0).any():
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if (rows.sum(-1) <= 0).any():
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rows = checked_probabilities(data, num_samples, replacement)
     if replacement:
         cdf = np.cumsum(rows, -1)
         draws = rng.random((rows.shape[0], num_samples)) * cdf[:, -1:]

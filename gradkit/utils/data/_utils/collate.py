@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import collections.abc
 import copy
-import functools
 import re
 from collections.abc import Callable
 
@@ -16,9 +15,9 @@ import numpy as np
 from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
-from gradkit.creation import from_numpy, tensor
+from gradkit.creation import as_tensor, tensor
+from gradkit.int_arguments import type_name
 from gradkit.ops.joining import stack
-from gradkit.ops.promotion import promote_types
 from gradkit.utils.data._utils.worker import get_worker_info
 
 __all__ = ["collate", "default_collate", "default_collate_fn_map", "default_convert"]
@@ -28,11 +27,6 @@ np_str_obj_array_pattern = re.compile(r"[SaUO]")
 
 default_collate_err_msg_format = ("default_collate: batch must contain tensors, numpy arrays, "
                                   "numbers, dicts or lists; found {}")
-
-
-def _numpy_tensor(data) -> Tensor:
-    """torch.as_tensor of a NumPy array or scalar: its dtype kept, an array's memory shared."""
-    return from_numpy(np.asarray(data))
 
 
 def _rebuilt(elem, values: list):
@@ -68,10 +62,10 @@ def default_convert(data):
     if isinstance(data, Tensor):
         return data
     kind = type(data)
-    if kind.__module__ == "numpy" and kind.__name__ not in ("str_", "string_", "bytes_"):
+    if kind.__module__ == "numpy" and kind.__name__ not in ("str_", "string_"):
         if isinstance(data, np.ndarray) and np_str_obj_array_pattern.search(data.dtype.str):
             return data
-        return _numpy_tensor(data)
+        return as_tensor(data)  # (torch leaves np.bytes_ to as_tensor's TypeError)
     if isinstance(data, collections.abc.Mapping):
         return _rebuilt_mapping(data, {key: default_convert(data[key]) for key in data})
     if isinstance(data, tuple) and hasattr(data, "_fields"):  # namedtuple
@@ -117,6 +111,10 @@ def collate_tensor_fn(batch: list, *, collate_fn_map: dict | None = None) -> Ten
             and any(getattr(t, "requires_grad", False) for t in batch)):
         raise RuntimeError("stack(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
+    for i, value in enumerate(batch):  # gradkit's stack takes arrays too; torch's refuses
+        if not isinstance(value, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type_name(value)}")
     return stack(batch, 0)
 
 
@@ -125,23 +123,15 @@ def collate_numpy_array_fn(batch: list, *, collate_fn_map: dict | None = None):
     elem = batch[0]
     if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
         raise TypeError(default_collate_err_msg_format.format(elem.dtype))
-    return collate([_numpy_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
-
-
-def _element_dtype(value) -> np.dtype:
-    """The dtype torch.as_tensor gives one element of a list: a NumPy scalar's own, a Python
-    float's the default dtype (NumPy would say float64)."""
-    if isinstance(value, (float, complex)) and not isinstance(value, np.generic):
-        default = backend.get_default_dtype()
-        return (default if isinstance(value, float) else default.to_complex()).np
-    return np.asarray(value).dtype
+    return collate([as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
 
 
 def collate_numpy_scalar_fn(batch: list, *, collate_fn_map: dict | None = None) -> Tensor:
-    """NumPy scalars (and any numbers after them) -> a 1-d tensor, dtypes promoted as
-    torch promotes them (int64 with float16 is float16)."""
-    dtype = functools.reduce(promote_types, map(_element_dtype, batch))
-    return from_numpy(np.asarray(batch, dtype=dtype))
+    """NumPy scalars (and any numbers after them) -> a 1-d tensor, ``as_tensor(batch)`` as
+    torch's: dtypes promoted as tensor() promotes them (int64 with float16 is float16)."""
+    if all(type(value) is type(batch[0]) for value in batch):  # one dtype: NumPy's array
+        return as_tensor(np.asarray(batch))
+    return as_tensor(batch)
 
 
 def collate_float_fn(batch: list, *, collate_fn_map: dict | None = None) -> Tensor:

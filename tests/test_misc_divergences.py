@@ -1,5 +1,6 @@
 """Small torch divergences, each checked against torch 2.13 on the same program."""
 
+import numpy as np
 import pytest
 
 from tests.tensor_twins import same_as_torch
@@ -57,3 +58,70 @@ def test_uint8_full_like_wraps_a_negative():
         gradkit.full((2,), 2 ** 64)
     with pytest.raises(OverflowError, match="can't convert negative int to unsigned"):
         gradkit.zeros(2).add_(-2 ** 63 - 1)
+
+
+# F.interpolate on uint8: torch's fixed-point kernel (int16 weights, a rounded uint8 between
+# the passes), with and without antialias; 1 and 3 channels (torch's AVX2 kernel) and 5 (its
+# generic one)
+UINT8_MODES = [("bilinear", False), ("bicubic", False), ("bilinear", True), ("bicubic", True),
+               ("lanczos", True)]
+UINT8_SIZES = [dict(size=(3, 3)), dict(size=(1, 8)), dict(size=(9, 9)), dict(scale_factor=1.7),
+               dict(scale_factor=0.4), dict(scale_factor=(2.0, 0.5)), dict(size=(40, 2))]
+
+
+@pytest.mark.parametrize("mode, antialias, align_corners", [
+    (mode, antialias, corners) for mode, antialias in UINT8_MODES for corners in (None, True)
+    if not (mode == "lanczos" and corners)])  # (lanczos refuses align_corners)
+@pytest.mark.parametrize("channels", [1, 3, 5])
+def test_interpolate_uint8_as_torch(mode, antialias, align_corners, channels):
+    rng = np.random.default_rng(channels)
+    x = rng.integers(0, 256, (2, channels, 9, 7)).astype(np.uint8)
+    x[..., ::3] = 255  # saturated and black columns: the clamps at 0 and 255
+    x[..., 1::4] = 0
+
+    def program(m):
+        return [m.nn.functional.interpolate(m.tensor(x), mode=mode, antialias=antialias,
+                                            align_corners=align_corners, **size)
+                for size in UINT8_SIZES]
+    same_as_torch(program, rtol=0, atol=0)
+
+
+def test_interpolate_uint8_one_output_column_known():
+    """Known: torch's generic uint8 kernel (more than 4 channels) gives every output row the
+    first row's value when the output is one column wide; gradkit resamples each row (the
+    float result rounded, within 1)."""
+    torch = pytest.importorskip("torch")
+    gradkit = pytest.importorskip("gradkit")
+    x = np.random.default_rng(0).integers(0, 256, (2, 5, 9, 4)).astype(np.uint8)
+    ours = gradkit.nn.functional.interpolate(gradkit.tensor(x), size=(3, 1), mode="bilinear")
+    exact = torch.nn.functional.interpolate(torch.tensor(x).double(), size=(3, 1),
+                                            mode="bilinear").numpy()
+    assert np.abs(ours.numpy().astype(float) - exact).max() <= 0.5 + 1e-9
+    theirs = torch.nn.functional.interpolate(torch.tensor(x), size=(3, 1), mode="bilinear")
+    assert (theirs.numpy() == theirs.numpy()[:, :, :1]).all()  # the torch behaviour kept out
+
+
+INTERPOLATE_MODES = [("nearest", 3), ("nearest", 4), ("nearest-exact", 5), ("linear", 3),
+                     ("bilinear", 4), ("bicubic", 4), ("trilinear", 5), ("area", 4),
+                     ("lanczos", 4)]
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32", "int64", "bool", "float16"])
+@pytest.mark.parametrize("mode, ndim", INTERPOLATE_MODES)
+def test_interpolate_dtypes_as_torch(dtype, mode, ndim):
+    """Every mode on the integer, bool and float16 dtypes: torch's values or its error."""
+    x = np.random.default_rng(ndim).integers(0, 100, (1, 3) + (5,) * (ndim - 2))
+
+    def program(m):
+        t = m.tensor(x.astype(bool) if dtype == "bool" else x, dtype=getattr(m, dtype))
+        out = []
+        for antialias in (False, True):
+            for size in (dict(scale_factor=1.7), dict(size=(3,) * (ndim - 2))):
+                try:
+                    out.append(m.nn.functional.interpolate(t, mode=mode, antialias=antialias,
+                                                           **size))
+                except (NotImplementedError, ValueError, RuntimeError) as error:
+                    out.append((type(error).__name__, str(error)))
+        return out
+    # float16 bicubic: a few elements one float16 ulp off (the rounding inside torch's kernel)
+    same_as_torch(program, rtol=1e-3 if (dtype, mode) == ("float16", "bicubic") else 0, atol=0)

@@ -41,9 +41,10 @@ def test_out_of_range_numbers_as_torch(name, dtype):
     same_as_torch(lambda m: [_outcome(fill, m, getattr(m, dtype), v) for v in OUT_OF_RANGE])
 
 
-def _outcome(fill, m, dtype, value):
+def _outcome(function, *args):
+    """``function(*args)``, or its error's type and message."""
     try:
-        return fill(m, dtype, value)
+        return function(*args)
     except (RuntimeError, OverflowError, ValueError, TypeError) as error:
         return type(error).__name__, str(error)
 
@@ -125,3 +126,63 @@ def test_interpolate_dtypes_as_torch(dtype, mode, ndim):
         return out
     # float16 bicubic: a few elements one float16 ulp off (the rounding inside torch's kernel)
     same_as_torch(program, rtol=1e-3 if (dtype, mode) == ("float16", "bicubic") else 0, atol=0)
+
+
+# mixed-dtype products: torch's refusal depends on the kernel its op reaches (dot, addmv, mm,
+# bmm; matmul folds a contiguous batch times a matrix or vector into one mm / mv)
+PRODUCTS = {
+    "matmul": lambda m, a, b: m.matmul(a, b),
+    "mm": lambda m, a, b: m.mm(a, b),
+    "bmm": lambda m, a, b: m.bmm(a, b),
+    "mv": lambda m, a, b: m.mv(a, b),
+    "dot": lambda m, a, b: m.dot(a, b),
+    "addmm": lambda m, a, b: m.addmm(m.ones(2, 2, dtype=a.dtype), a, b),
+    "addmm_mat1": lambda m, a, b: m.addmm(m.ones(2, 2, dtype=b.dtype), a, b),
+    "addmv": lambda m, a, b: m.addmv(m.ones(2, dtype=a.dtype), a, b),
+    "addbmm": lambda m, a, b: m.addbmm(m.ones(2, 2, dtype=a.dtype), a, b),
+    "baddbmm": lambda m, a, b: m.baddbmm(m.ones(2, 2, 2, dtype=a.dtype), a, b),
+    "tensordot": lambda m, a, b: m.tensordot(a, b, dims=1),
+}
+DTYPE_PAIRS = [("float32", "float64"), ("float64", "float32"), ("int64", "float32"),
+               ("bool", "float32"), ("float32", "bool"), ("bool", "bool"),
+               ("float16", "float32"), ("complex64", "float32"), ("float32", "float32")]
+LEFT_SHAPES = {1: (3,), 2: (2, 3), 3: (2, 2, 3), 4: (2, 2, 2, 3)}
+RIGHT_SHAPES = {1: (3,), 2: (3, 2), 3: (2, 3, 2), 4: (2, 2, 3, 2)}
+
+
+@pytest.mark.parametrize("pair", DTYPE_PAIRS)
+@pytest.mark.parametrize("name", PRODUCTS)
+def test_product_dtype_errors_as_torch(name, pair):
+    """Every rank 1..4 by 1..4: torch's result or its error, in the words of its path."""
+    def program(m):
+        out = []
+        for left in LEFT_SHAPES.values():
+            for right in RIGHT_SHAPES.values():
+                out.append(_outcome(PRODUCTS[name], m, m.ones(left, dtype=getattr(m, pair[0])),
+                                    m.ones(right, dtype=getattr(m, pair[1]))))
+        return out
+    same_as_torch(program)
+
+
+def test_matmul_folds_only_a_contiguous_batch():
+    """A batch whose leading dims are not laid out contiguously goes to bmm (its words)."""
+    def program(m):
+        batch = m.ones(3, 2, 4).transpose(0, 1)
+        return [_outcome(f) for f in (
+            lambda: batch @ m.ones(4, 2, dtype=m.float64),
+            lambda: batch @ m.ones(4, dtype=m.float64),
+            lambda: m.ones(2, 3, 4) @ m.ones(4, 2, dtype=m.float64),
+            lambda: m.ones(4) @ m.ones(2, 4, 1, dtype=m.float64),  # mT contiguous: folded
+            lambda: batch.bool() @ m.ones(4, 2, dtype=m.bool))]
+    same_as_torch(program)
+
+
+def test_matmul_fold_for_an_operand_requiring_grad_known():
+    """Known: torch also folds when the smaller operand requires grad (mm's/addmv's words);
+    gradkit's refusal keeps bmm's there."""
+    torch = pytest.importorskip("torch")
+    gradkit = pytest.importorskip("gradkit")
+    for m, words in ((torch, "expected m1 and m2 to have the same dtype"),
+                     (gradkit, "expected scalar type Float but found Double")):
+        with pytest.raises(RuntimeError, match=words):
+            m.ones(2, 4, requires_grad=True) @ m.ones(2, 4, 2, dtype=m.float64)

@@ -41,12 +41,13 @@ def test_out_of_range_numbers_as_torch(name, dtype):
     same_as_torch(lambda m: [_outcome(fill, m, getattr(m, dtype), v) for v in OUT_OF_RANGE])
 
 
-def _outcome(function, *args):
-    """``function(*args)``, or its error's type and message."""
+def _outcome(function, *args, **keywords):
+    """``function(*args, **keywords)``, or its error's type and message's first line (torch
+    goes on to list its signatures after an invalid combination of arguments)."""
     try:
-        return function(*args)
+        return function(*args, **keywords)
     except (RuntimeError, OverflowError, ValueError, TypeError) as error:
-        return type(error).__name__, str(error)
+        return type(error).__name__, str(error).split("\n")[0]
 
 
 def test_uint8_full_like_wraps_a_negative():
@@ -186,3 +187,70 @@ def test_matmul_fold_for_an_operand_requiring_grad_known():
                      (gradkit, "expected scalar type Float but found Double")):
         with pytest.raises(RuntimeError, match=words):
             m.ones(2, 4, requires_grad=True) @ m.ones(2, 4, 2, dtype=m.float64)
+
+
+# stft / istft: invalid argument combinations on real and complex input, torch's listing of
+# the call in its errors (a complex tensor shows as CPUComplexFloatType), its parser's
+# TypeErrors for arguments of the wrong kind
+STFT_WINDOWS = {"none": lambda m: None, "hann": lambda m: m.hann_window(8),
+                "short": lambda m: m.hann_window(6), "complex": lambda m: m.hann_window(
+                    8).to(m.complex64), "2d": lambda m: m.ones(2, 8)}
+
+
+@pytest.mark.parametrize("complex_input", [False, True])
+@pytest.mark.parametrize("window", STFT_WINDOWS)
+def test_stft_argument_combinations_as_torch(complex_input, window):
+    x = np.random.default_rng(0).standard_normal(32)
+    x = x + 1j * x[::-1] if complex_input else x
+
+    def program(m):
+        signal, out = m.tensor(x.astype(np.complex64 if complex_input else np.float32)), []
+        for center in (True, False):
+            for normalized in (False, True):
+                for onesided in (None, True, False):
+                    for return_complex in (None, True, False):
+                        out.append(_outcome(m.stft, signal, 8, 2, None, STFT_WINDOWS[window](m),
+                                            center, "reflect", normalized, onesided,
+                                            return_complex))
+        return out
+    same_as_torch(program, rtol=1e-5, atol=1e-5, count_warnings=False)  # (torch: once)
+
+
+@pytest.mark.parametrize("onesided_input", [True, False])
+@pytest.mark.parametrize("window", STFT_WINDOWS)
+def test_istft_argument_combinations_as_torch(onesided_input, window):
+    x = np.random.default_rng(1).standard_normal(32).astype(np.float32)
+
+    def program(m):
+        spectrum = m.stft(m.tensor(x), 8, 2, window=m.hann_window(8), return_complex=True,
+                          onesided=onesided_input)
+        out = []
+        for center in (True, False):
+            for onesided in (None, True, False):
+                for length in (None, 32, 40):
+                    for return_complex in (None, True, False):
+                        out.append(_outcome(m.istft, spectrum, 8, 2, None, STFT_WINDOWS[window](
+                            m), center, False, onesided, length, return_complex))
+        return out
+    same_as_torch(program, rtol=1e-5, atol=1e-5, count_warnings=False)  # (torch: once)
+
+
+@pytest.mark.parametrize("function", ["stft", "istft"])
+@pytest.mark.parametrize("argument", [dict(n_fft=8.0), dict(hop_length=2.0), dict(win_length=True),
+                                      dict(window=[1.0] * 8), dict(normalized=None),
+                                      dict(onesided=1), dict(return_complex=1), dict(center=1),
+                                      dict(center=None), dict(length=2.0), dict(pad_mode=None)])
+def test_stft_parser_errors_as_torch(function, argument):
+    if function == "stft" and "length" in argument or function == "istft" and \
+            "pad_mode" in argument:
+        argument = dict(hop_length=True)  # (not a parameter of that function: another check)
+
+    def program(m):
+        signal = m.ones(32)
+        if function == "istft":
+            signal = m.stft(signal, 8, window=m.hann_window(8), return_complex=True)
+        keywords = {"n_fft": 8, "window": m.hann_window(8), **argument}
+        if function == "stft":
+            keywords.setdefault("return_complex", True)
+        return _outcome(getattr(m, function), signal, **keywords)
+    same_as_torch(program, atol=1e-5, count_warnings=False)

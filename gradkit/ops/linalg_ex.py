@@ -15,8 +15,8 @@ from gradkit import return_types
 from gradkit.ops._op import op
 from gradkit.ops.linalg_lu import _solve_packed, getrf
 from gradkit.ops.linalg_solvers import (
-    LinAlgError, _batch_prefix, _cholesky_parts, _is_vector_rhs, check_matrices, cholesky, host,
-    inv, low_precision, solve)
+    LinAlgError, _batch_prefix, _is_vector_rhs, check_matrices, cholesky, host, inv,
+    low_precision, solve)
 from gradkit.ops.piecewise import where
 from gradkit.ops.shape import unsqueeze
 from gradkit.ops.unary_helpers import kernel_error
@@ -24,6 +24,32 @@ from gradkit.ops.unary_helpers import kernel_error
 InvExResult = return_types.linalg_inv_ex
 CholeskyExResult = return_types.linalg_cholesky_ex
 SolveExResult = return_types.linalg_solve_ex
+
+
+def _potf2(matrix: np.ndarray):
+    """LAPACK's unblocked lower Cholesky of one matrix: (factor, info); at a failing pivot
+    (not > 0, or NaN) the pivot's reduced value stays and the rest of A's lower triangle too."""
+    n = matrix.shape[-1]
+    factor = np.tril(matrix).astype(matrix.dtype)
+    for j in range(n):
+        row = factor[j, :j]
+        pivot = (matrix[j, j] - np.vdot(row, row)).real
+        if not pivot > 0:
+            factor[j, j] = pivot
+            return factor, j + 1
+        factor[j, j] = np.sqrt(pivot)
+        factor[j + 1:, j] = (matrix[j + 1:, j] - factor[j + 1:, :j] @ np.conj(row)) / \
+            factor[j, j]
+    return factor, 0
+
+
+def _cholesky_parts(x):
+    """(factors, infos) of every matrix of x on the host."""
+    flat = host(x).reshape((int(np.prod(x.shape[:-2])),) + x.shape[-2:])
+    parts = [_potf2(m) for m in flat]
+    factors = np.stack([f for f, _ in parts]) if parts else flat.copy()
+    infos = np.array([i for _, i in parts], np.int32)
+    return factors.reshape(x.shape), infos.reshape(x.shape[:-2])
 
 
 @op(name="linalg_ex_info")

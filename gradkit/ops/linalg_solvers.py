@@ -239,32 +239,6 @@ def solve(A, B, *, left: bool = True):  # noqa: N803 - torch's name
     return transpose(_solve(transpose(A, -1, -2), transpose(B, -1, -2)), -1, -2)
 
 
-def _potf2(matrix: np.ndarray):
-    """LAPACK's unblocked lower Cholesky of one matrix: (factor, info); at a failing pivot
-    (not > 0, or NaN) the pivot's reduced value stays and the rest of A's lower triangle too."""
-    n = matrix.shape[-1]
-    factor = np.tril(matrix).astype(matrix.dtype)
-    for j in range(n):
-        row = factor[j, :j]
-        pivot = (matrix[j, j] - np.vdot(row, row)).real
-        if not pivot > 0:
-            factor[j, j] = pivot
-            return factor, j + 1
-        factor[j, j] = np.sqrt(pivot)
-        factor[j + 1:, j] = (matrix[j + 1:, j] - factor[j + 1:, :j] @ np.conj(row)) / \
-            factor[j, j]
-    return factor, 0
-
-
-def _cholesky_parts(x):
-    """(factors, infos) of every matrix of x on the host."""
-    flat = host(x).reshape((int(np.prod(x.shape[:-2])),) + x.shape[-2:])
-    parts = [_potf2(m) for m in flat]
-    factors = np.stack([f for f, _ in parts]) if parts else flat.copy()
-    infos = np.array([i for _, i in parts], np.int32)
-    return factors.reshape(x.shape), infos.reshape(x.shape[:-2])
-
-
 def _not_positive_definite(x) -> LinAlgError:
     host_x = host(x)
     batch = host_x.reshape((-1,) + host_x.shape[-2:])
@@ -292,13 +266,7 @@ def _cholesky(xp, x, *, upper=False):
     try:
         lower = xp.linalg.cholesky(source)
     except np.linalg.LinAlgError:
-        # NumPy's potrf and torch's part at rounding level on nearly singular matrices (a
-        # Wishart draw, eigenvalue -2e-9 in float32): LAPACK's unblocked potf2 decides, as
-        # cholesky_ex's info does, and torch factors what it passes
-        factors, infos = _cholesky_parts(source)
-        if infos.any():
-            raise _not_positive_definite(source) from None
-        lower = xp.asarray(factors)
+        raise _not_positive_definite(source) from None
     if xp.isnan(lower).any():  # a NaN pivot (any NaN in the factor makes a later pivot NaN)
         raise _not_positive_definite(source)
     return xp.swapaxes(lower, -1, -2) if upper else lower

@@ -254,3 +254,32 @@ def test_stft_parser_errors_as_torch(function, argument):
             keywords.setdefault("return_complex", True)
         return _outcome(getattr(m, function), signal, **keywords)
     same_as_torch(program, atol=1e-5, count_warnings=False)
+
+
+@pytest.mark.parametrize("mode, antialias", UINT8_MODES)
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("layout", ["contiguous", "sliced", "restrided"])
+def test_interpolate_uint8_near_the_float_result(mode, antialias, align_corners, layout):
+    """torch's test_upsamplingBiMode2d_consistency (test_nn.py), its thresholds, on gradkit
+    alone: the uint8 result is the float one rounded (bilinear within 1; bicubic and lanczos,
+    whose float results overshoot, mostly within 2)."""
+    gradkit = pytest.importorskip("gradkit")
+    if mode == "lanczos" and align_corners:
+        return  # (refused: tested with the errors)
+    low, high = (30, 220) if mode != "bilinear" else (0, 256)
+    pixels = gradkit.tensor(np.random.default_rng(0).integers(low, high, (2, 3, 48, 48)),
+                            dtype=gradkit.uint8)
+    pixels = {"contiguous": pixels, "sliced": pixels[:, :, 4:-4, 4:-4],
+              "restrided": pixels[:, :, ::2, ::2]}[layout]
+    resize = gradkit.nn.functional.interpolate
+    for size in (13, 33, 60):
+        exact = resize(pixels.float(), size=(size, size), mode=mode, antialias=antialias,
+                       align_corners=align_corners).round().clip(0, 255)
+        diff = (exact - resize(pixels, size=(size, size), mode=mode, antialias=antialias,
+                               align_corners=align_corners).float()).abs()
+        if mode == "bilinear":
+            assert diff.max().item() <= 1
+        else:
+            assert diff.max().item() < 15 and diff.mean().item() < 0.4
+            assert (diff > 2).float().mean().item() < 0.03
+            assert (diff > 5).float().mean().item() < 0.01

@@ -21,6 +21,7 @@ FILLS = {
     "scalar_tensor": lambda m, d, v: m.scalar_tensor(v, dtype=d),
     "setitem": lambda m, d, v: _setitem(m.zeros(2, dtype=d), v),
     "add_": lambda m, d, v: m.zeros(2, dtype=d).add_(v),
+    "sub_": lambda m, d, v: m.zeros(2, dtype=d).sub_(v),  # (bool: the int's refusal first)
     "mul": lambda m, d, v: m.ones(2, dtype=d) * v,
     "eq": lambda m, d, v: m.zeros(2, dtype=d) == v,
     "where": lambda m, d, v: m.where(m.tensor([True, False]), m.zeros(2, dtype=d), v),

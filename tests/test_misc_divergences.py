@@ -284,3 +284,31 @@ def test_interpolate_uint8_near_the_float_result(mode, antialias, align_corners,
             assert diff.max().item() < 15 and diff.mean().item() < 0.4
             assert (diff > 2).float().mean().item() < 0.03
             assert (diff > 5).float().mean().item() < 0.01
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+@pytest.mark.parametrize("mode, ndim", [("nearest", 4), ("bilinear", 4), ("bicubic", 4),
+                                        ("nearest-exact", 5), ("trilinear", 5)])
+def test_interpolate_keeps_a_channels_last_layout(dtype, mode, ndim):
+    """torch's result takes the input's suggested memory format (channels last here)."""
+    if dtype == "uint8" and mode == "trilinear":
+        return  # (no uint8 kernel: tested with the errors)
+
+    def program(m):
+        layout = m.channels_last if ndim == 4 else m.channels_last_3d
+        x = m.ones((2, 3) + (6,) * (ndim - 2), dtype=getattr(m, dtype)).contiguous(
+            memory_format=layout)
+        out = m.nn.functional.interpolate(x, size=(4,) * (ndim - 2), mode=mode)
+        return out, out.stride(), out.is_contiguous(memory_format=layout)
+    same_as_torch(program)
+
+
+def test_interpolate_channels_last_gradient_as_torch():
+    x = np.random.default_rng(2).standard_normal((2, 3, 5, 6))
+
+    def program(m):
+        leaf = m.tensor(x).contiguous(memory_format=m.channels_last).requires_grad_()
+        out = m.nn.functional.interpolate(leaf, scale_factor=1.5, mode="bicubic")
+        (out * m.arange(out.numel(), dtype=out.dtype).reshape(out.shape)).sum().backward()
+        return out, out.grad_fn.name(), leaf.grad
+    same_as_torch(program)

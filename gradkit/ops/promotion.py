@@ -21,6 +21,7 @@ PY_SCALARS = frozenset({bool, int, float, complex})
 _FLOAT32 = np.dtype(np.float32)
 _INT64 = np.dtype(np.int64)
 _UINT64 = np.dtype(np.uint64)
+_INT64_BOUND = 2 ** 63  # a Python int in [-bound, bound) is torch's int64 Scalar
 _BOOL = np.dtype(np.bool_)
 # torch promotes uint16/32/64 only with themselves and floating types
 WIDE_UNSIGNED = frozenset(np.dtype(t) for t in (np.uint16, np.uint32, np.uint64))
@@ -74,7 +75,7 @@ def _scalar_dtype(v) -> np.dtype:
 def int_scalar_dtype(v: int) -> np.dtype:
     """The dtype of a Python int as torch reads it into a Scalar: int64, uint64 beyond it;
     past uint64, Python's own OverflowErrors (torch's parser lets them through)."""
-    if -2 ** 63 <= v < 2 ** 63:
+    if -_INT64_BOUND <= v < _INT64_BOUND:
         return _INT64
     if v < 0:
         raise OverflowError("can't convert negative int to unsigned")
@@ -146,11 +147,11 @@ def promote(xp, x, y, true_division: bool = False):
             if x.dtype == y.dtype and (not true_division or x.dtype.kind in "fcV"):
                 return x, y
         elif (ty is float or ty is int) and x.dtype.kind in "fcV":
-            if ty is int:
+            if ty is int and not -_INT64_BOUND <= y < _INT64_BOUND:
                 int_scalar_dtype(y)  # torch's parse refuses an int past uint64
             return x, y  # NumPy keeps the array's dtype, as torch does
     elif ty is np.ndarray and (tx is float or tx is int) and y.dtype.kind in "fcV":
-        if tx is int:
+        if tx is int and not -_INT64_BOUND <= x < _INT64_BOUND:
             int_scalar_dtype(x)
         return x, y
     dt = result_type(x, y)

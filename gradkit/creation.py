@@ -14,6 +14,7 @@ from gradkit.generator import default_generator, rng_of
 from gradkit.interop import check_numpy_array, from_numpy
 from gradkit.nested_data import check_ragged, infer_dtype, nested_values
 from gradkit.number_arguments import number_argument
+from gradkit.ops.conversion import fitted
 from gradkit.ops.random_bounds import check_random_factory, random_bounds
 from gradkit.ops.spaced_values import (arange_values, linspace_values, logspace_values,
                                        spaced_arguments)
@@ -141,9 +142,12 @@ def _filled(fill, size, dtype, device, requires_grad, kind="f", function="zeros"
     _checked_options(function, dtype, device, requires_grad)
     dev, np_dtype = _resolve(dtype, device, kind)
     shape = factory_size(size, function, np_dtype, keywords)
+    # torch's checked fill: 300 into uint8 refused, -9 wraps to 247 (NumPy would refuse both)
+    fill = fitted(fill, np_dtype, one_element=np.prod(shape) == 1)
     xp = backend.array_module(dev)
     if dev.type == "cpu":
-        data = np.full(shape, fill, dtype=np_dtype)
+        with np.errstate(over="ignore"):  # 70000 into float16 is inf silently, as torch
+            data = np.full(shape, fill, dtype=np_dtype)
     else:
         with xp.cuda.Device(dev.index):
             data = xp.full(shape, fill, dtype=np_dtype)

@@ -88,7 +88,9 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
         raise TypeError("scalar_tensor(): argument 's' (position 1) must be Number, not "
                         f"{type(s).__name__}")
     target = backend.to_numpy_dtype(dtype or backend.get_default_dtype())
-    value = fitted(s, target)  # torch's overflow check (1j into a float, 300 into uint8)
+    # torch's overflow check (1j into a float, 300 into uint8; a fill of one element, so
+    # 70000 into float16 is inf)
+    value = fitted(s, target, one_element=True)
     # a cast, not a conversion: -1 wraps into uint8 and 2.5 truncates into int64, as torch
     return creation.tensor(np.asarray(value).astype(target), device=device,
                            requires_grad=requires_grad)

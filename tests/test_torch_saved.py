@@ -217,7 +217,6 @@ KNOWN_SAVED_DIFFERENCES = {
        "operand" for name in ("self", "mat2")},
     **{("linalg.matrix_power-0", f"_saved_{name}"): "gradkit multiplies the powers in another "
        "order" for name in ("self", "mat2")},
-    ("tensordot-complex", "_saved_self_sym_sizes"): "torch's last view reshapes another tensor",
     **{(f"RreluWithNoiseBackward{overload}", "_saved_" + name): "gradkit's rrelu node holds the "
        "slopes it drew (torch's noise is untouched outside training), not lower/upper"
        for overload in (0, 1) for name in ("noise", "lower", "upper", "training")},

@@ -246,8 +246,10 @@ def _apply(op, args, datas, params, needs_grad):
         if op.broadcast and "broadcast" in str(e):
             raise RuntimeError(_broadcast_message(datas)) from None
         raise
-    except NotImplementedError:  # no kernel for the dtype: torch checks the shapes before
-        if op.broadcast and not _shapes_broadcast(datas):
+    except NotImplementedError as error:  # no kernel for the dtype: torch checks the shapes
+        # before (an op that checked its own shapes marks the error)
+        if op.broadcast and not getattr(error, "shapes_checked", False) and \
+                not _shapes_broadcast(datas):
             raise RuntimeError(_broadcast_message(datas)) from None
         raise
     except TypeError:

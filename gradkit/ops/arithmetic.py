@@ -16,7 +16,8 @@ from gradkit.ops.elementwise import log
 from gradkit.ops.half_scalar import HALF, half_with_scalar, in_float32
 from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where, zeros_like
-from gradkit.ops.promotion import PY_SCALARS, array_of, as_dtype, check_fits, promote, result_kind
+from gradkit.ops.promotion import (PY_SCALARS, array_of, as_dtype, check_fits, int_scalar_dtype,
+                                    promote, result_kind)
 from gradkit.ops.unary_helpers import kernel_error
 
 
@@ -75,6 +76,9 @@ def _plus_alpha_times(xp, x, y, alpha, factor):
 
 
 def _check_not_bool(x, y):
+    for v in (x, y):
+        if type(v) is int:
+            int_scalar_dtype(v)  # torch's parser refuses an int past uint64 first
     if _is_bool(x) and _is_bool(y):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")

@@ -13,11 +13,10 @@ from gradkit.ops.arithmetic import neg, sub
 from gradkit.ops.fused import fused_multiply_add, multiply_add
 from gradkit.ops.comparison import isinf
 from gradkit.ops.complex import conj
-from gradkit.ops.conversion import OVERFLOW_NAMES
 from gradkit.ops.elementwise import exp
 from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where, zeros_like
-from gradkit.ops.promotion import PY_SCALARS, as_dtype, promote, result_type
+from gradkit.ops.promotion import OVERFLOW_NAMES, PY_SCALARS, as_dtype, promote, result_type
 from gradkit.ops.unary_helpers import (
     c_type_name, invalid_combination, kernel_error, require_tensors as _require_tensors)
 

@@ -12,7 +12,7 @@ from gradkit.ops.complex import real
 from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, same_data
 from gradkit.ops.in_place_overloads import check_output
 from gradkit.ops.piecewise import zeros_like
-from gradkit.ops.promotion import cast
+from gradkit.ops.promotion import cast, int_scalar_dtype, overflow
 
 
 @op(linear=True, batchable=True)
@@ -115,12 +115,6 @@ def fill(xp, x, value):
     return xp.full(x.shape, fitted(value, x.dtype, x.size == 1), dtype=x.dtype)
 
 
-# c10's names in "value cannot be converted to type T without overflow"
-OVERFLOW_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-                   "int64": "int64_t", "float32": "float", "float64": "double",
-                   "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
-                   "float16": "c10::Half", "uint16": "uint16_t", "uint32": "uint32_t",
-                   "uint64": "uint64_t"}
 # the largest finite value of the narrow floating dtypes (a finite number beyond it is refused)
 _FLOAT_MAX = {name: float(np.finfo(name).max) for name in ("float16", "float32")}
 _FLOAT_MAX["complex64"] = _FLOAT_MAX["float32"]
@@ -133,17 +127,21 @@ def fitted(value, dtype, one_element: bool = False):
     no real one). bool takes anything. ``one_element``: torch's fill of one element (a number
     made a tensor), which does not check float16."""
     kind = dtype.kind
+    if type(value) is int:
+        int_scalar_dtype(value)  # torch's parse into a Scalar comes first (bool included)
+    if kind == "b" and type(value) in (int, float, complex):
+        return bool(value)  # any number is True or False (2 ** 63 too, which NumPy refuses)
     if kind == "b" or type(value) not in (int, float, complex) or \
             one_element and dtype.name == "float16":
         return value
     if type(value) is complex and kind != "c":
         if value.imag != 0:  # NaN too
-            _overflow(dtype)
+            overflow(dtype)
         value = value.real
     if kind in "fc":
         largest = _FLOAT_MAX.get(dtype.name)
         if largest is not None and _beyond(value, largest):
-            _overflow(dtype)
+            overflow(dtype)
         return value
     info = np.iinfo(dtype)
     if type(value) is float:
@@ -152,7 +150,7 @@ def fitted(value, dtype, one_element: bool = False):
         lowest = -info.max if kind == "u" else info.min
         fits = lowest <= value <= info.max
     if not fits:
-        _overflow(dtype)
+        overflow(dtype)
     wraps = kind == "u" and type(value) is int and value < 0
     return value + info.max + 1 if wraps else value
 
@@ -169,11 +167,6 @@ def fitted_item(value, dtype):
 def _beyond(value, largest: float) -> bool:
     parts = (value.real, value.imag) if type(value) is complex else (value,)
     return any(np.isfinite(part) and abs(part) > largest for part in parts)
-
-
-def _overflow(dtype):
-    raise RuntimeError(f"value cannot be converted to type {OVERFLOW_NAMES[dtype.name]} "
-                       "without overflow")
 
 
 fill.defvjp(lambda g: _zeros_of(g),

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit.ops.promotion import int_scalar_dtype
+
 HALF = np.dtype(np.float16)
 
 
@@ -12,7 +14,10 @@ def half_with_scalar(x, y) -> bool:
     """Whether x is a float16 array and y a real scalar of another dtype, with a float16 result."""
     if type(x) is not np.ndarray or x.dtype != HALF:
         return False
-    if type(y) in (int, float):
+    if type(y) is int:
+        int_scalar_dtype(y)  # torch's parse refuses an int past uint64
+        return True
+    if type(y) is float:
         return True
     return (type(y) is np.ndarray and y.size == 1 and y.dtype != HALF
             and (y.dtype.kind in "biu" or (y.ndim == 0 < x.ndim and y.dtype.kind == "f")))

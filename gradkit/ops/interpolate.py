@@ -13,17 +13,22 @@ import math
 
 import numpy as np
 
+from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
+from gradkit.memory_format import channels_last, channels_last_3d, lay_out, suggested_order
 from gradkit.ops.arithmetic import add, mul
+from gradkit.ops.conversion import clone
 from gradkit.ops.fused import fused_multiply_add
 from gradkit.ops.indexing import index_select
+from gradkit.ops.interpolate_uint8 import resample_uint8
 from gradkit.ops.one_node import one_node
 from gradkit.ops.pooling_avg import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating
 
 _LINEAR_MODES = {"linear": 3, "bilinear": 4, "trilinear": 5}
 _NEAREST_MODES = ("nearest", "nearest-exact", "area")  # the modes without align_corners
+_FIXED_POINT_MODES = ("bilinear", "bicubic", "lanczos")  # uint8 (4-d) in torch's fixed point
 _AREA_POOLS = {3: adaptive_avg_pool1d, 4: adaptive_avg_pool2d, 5: adaptive_avg_pool3d}
 _CUBIC_A = -0.75  # torch's cubic convolution coefficient
 _ALL_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
@@ -104,6 +109,16 @@ def _cubic_taps(in_size, out_size, scale_factor, align_corners, dtype):
         return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
     weights = (far(t + real(1)), near(t), near(real(1) - t), far(real(1) - t + real(1)))
     return [(np.clip(index - 1 + j, 0, in_size - 1), w) for j, w in enumerate(weights)]
+
+
+def _float16_weights(taps, mode: str):
+    """Weights as torch's generic kernel stores them for float16: in float16 (linear's second
+    weight first, the first one ``1 - `` that)."""
+    if mode == "bicubic":
+        return [(index, w.astype(np.float16).astype(np.float32)) for index, w in taps]
+    (i0, _), (i1, w1) = taps
+    w1 = w1.astype(np.float16).astype(np.float32)
+    return [(i0, (1 - w1).astype(np.float16).astype(np.float32)), (i1, w1)]
 
 
 def _aa_filter(mode: str):
@@ -209,8 +224,15 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
                            f"({shown[0]}){' and' if len(outs) == 1 else ''} output ({shown[1]})")
     if recompute_scale_factor:
         scales = (None,) * len(outs)  # torch then maps indices with in / out
+    layout = suggested_order(input._data)  # torch's result takes the input's memory format
+    if input._data.dtype == np.uint8 and mode in _FIXED_POINT_MODES:
+        return Tensor._make(lay_out(np, resample_uint8(input._data, outs, scales, align_corners,
+                                                       mode, antialias), layout))
 
     def resample(x):
+        half = x._data.dtype == np.float16 and mode not in ("nearest", "nearest-exact")
+        if half:  # torch blends float16 in float32 (its opmath type), rounded once at the end
+            x = x.to(backend.float32)
         # the last dim first: torch's kernel blends along it innermost (the same rounding)
         for i, (out, scale) in reversed(list(enumerate(zip(outs, scales, strict=True)))):
             dim, in_size = i + 2, x.shape[i + 2]
@@ -225,12 +247,16 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
             else:
                 taps = (_cubic_taps if mode == "bicubic" else _linear_taps)(
                     in_size, out, scale, bool(align_corners), x._data.dtype)
+                if half and mode != "bilinear":  # (torch's 2-d kernel keeps float32 weights)
+                    taps = _float16_weights(taps, mode)
             blended = None
             for index, weight in taps:  # torch's order: the first tap starts the sum
                 term = mul(index_select(x, dim, _index(x, index)), _along(x, dim, weight))
                 blended = term if blended is None else add(blended, term)
             x = blended
-        return x
+        x = x.to(backend.float16) if half else x
+        return x if layout is None else clone(
+            x, memory_format=channels_last if x.ndim == 4 else channels_last_3d)
     # torch's one kernel per mode and dimension: UpsampleBilinear2DBackward0 & co.
     kernel = _KERNEL_NAMES[mode] + f"{len(outs)}D" + ("Aa" if antialias else "")
     return one_node(f"Upsample{kernel}Backward0", resample, (input,))
@@ -251,9 +277,14 @@ def _check_mode(input, mode: str, align_corners, antialias: bool) -> None:
         raise ValueError("Lanczos mode does not support align_corners=True")
     if mode == "lanczos" and not antialias:
         raise ValueError("Lanczos mode requires antialias=True")
-    if antialias:
-        require_real_floating("compute_index_ranges_weights", input._data)
-    elif mode in _LINEAR_MODES or mode == "bicubic":
+    dtype = input._data.dtype
+    if dtype == np.uint8 and mode in _FIXED_POINT_MODES:
+        return  # torch's fixed-point kernel (interpolate_uint8.py)
+    if antialias and dtype.kind != "f" or antialias and dtype == np.float16:  # (double/float)
+        raise kernel_error("compute_index_ranges_weights")(input._data)
+    if mode == "bilinear" and dtype.kind in "biu":  # the 2-d kernel's dtype check comes first
+        raise kernel_error("upsample_bilinear2d_channels_last")(input._data)
+    if mode in _LINEAR_MODES or mode == "bicubic":
         require_real_floating("compute_indices_weights_" +
                               ("linear" if mode in _LINEAR_MODES else "cubic"), input._data)
     elif mode != "area" and input._data.dtype.kind in "bi":  # uint8 only, of the integers

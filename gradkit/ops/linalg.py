@@ -11,7 +11,8 @@ from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.complex import conj
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import permute, reshape, transpose, unsqueeze
-from gradkit.ops.unary_helpers import c_type_name, kernel_error, scalar_type_name
+from gradkit.ops.unary_helpers import (c_type_name, kernel_error, kernel_error_after_checks,
+                                      scalar_type_name)
 from gradkit.tensor_arguments import tensor_parameters
 
 
@@ -37,11 +38,11 @@ def matmul(xp, x, y):
         right = "x".join(map(str, y.shape if y.ndim == 2 else y.shape + (1,)))
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({left} and {right})")
     if x.dtype != y.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{c_type_name(x)} != {c_type_name(y)}")
+        raise _mixed_dtypes(x, y)
     # torch has no bool kernel (named by the shapes) but answers empty products before it
     if x.dtype.kind == "b" and ((x.size and y.size) or x.ndim == y.ndim == 1):
-        raise kernel_error(_bool_kernel(x.ndim, y.ndim))(x)
+        kernel = "dot" if x.ndim == y.ndim == 1 else _BOOL_KERNELS[_matmul_path(x, y)]
+        raise kernel_error_after_checks(kernel, x)
     if k_x == 1 and x.ndim == y.ndim == 2 and x.shape[0] > 1 and y.shape[1] > 1 \
             and x.dtype.kind in "fc":
         # torch's gemm keeps each single product's sign (-0.0); NumPy's BLAS adds it to +0.0
@@ -77,12 +78,44 @@ def _check_batched(x, y, k_x: int, k_y: int) -> None:
                            f"[{count}, {k_x}] but got: [{count}, {k_y}].")
 
 
-def _bool_kernel(x_ndim: int, y_ndim: int) -> str:
-    if y_ndim >= 3:
+def _mixed_dtypes(x, y) -> RuntimeError:
+    """torch's refusal of two dtypes in the words of the kernel its matmul reaches: mm for a
+    matrix product, addmv for a matrix (or folded batch) times a vector, else bmm's."""
+    path = _matmul_path(x, y)
+    if path == "mm":
+        return RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                            f"{c_type_name(x)} != {c_type_name(y)}")
+    if path in ("mv", "vm"):  # (the result, in the vector's dtype; the matrix; the vector)
+        matrix, vector = (x, y) if path == "mv" else (y, x)
+        names = [scalar_type_name(a) for a in (vector, matrix, vector)]
+        return RuntimeError("addmv input tensors must have the same dtype, but got "
+                            f"{names[0]}, {names[1]}, and {names[2]}")
+    if x.dtype.kind == "b":  # bmm's kernel is chosen by batch1's dtype first
+        return kernel_error("bmm")(x)
+    return RuntimeError(f"expected scalar type {scalar_type_name(x)} but found "
+                        f"{scalar_type_name(y)}")
+
+
+def _matmul_path(x, y) -> str:
+    """The kernel torch's matmul calls (without an operand requiring grad): mm, mv, "vm" (a
+    vector times a batch folded into one matrix) or bmm. A batch times a matrix or vector is
+    folded into one matrix when its leading dims are laid out contiguously (a view otherwise)."""
+    if x.ndim <= 2 and y.ndim <= 2:
+        return "mv" if y.ndim == 1 else "mm"
+    larger = x if x.ndim >= y.ndim else np.swapaxes(y, -1, -2)
+    other = y.ndim if x.ndim >= y.ndim else x.ndim
+    folds = other <= 2 and x.ndim != 2 and (larger.size == 0 or all(
+        larger.strides[i] == larger.strides[i + 1] * larger.shape[i + 1]
+        for i in range(larger.ndim - 2)))
+    if not folds:
         return "bmm"
-    if y_ndim == 1:
-        return "dot" if x_ndim == 1 else "addmv_impl_cpu"
-    return "addmm_impl_cpu_"
+    if x.ndim >= y.ndim:
+        return "mv" if y.ndim == 1 else "mm"
+    return "vm"  # (a matrix times a batch is never folded)
+
+
+_BOOL_KERNELS = {"mm": "addmm_impl_cpu_", "mv": "addmv_impl_cpu", "vm": "addmv_impl_cpu",
+                 "bmm": "bmm"}  # the CPU kernels (without a bool one) of matmul's paths
 
 
 def _as_matrix_grad(g, x_ndim: int, y_ndim: int):
@@ -201,9 +234,9 @@ def bmm(input, mat2):
             f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
             f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
     x_data, y_data = getattr(input, "_data", input), getattr(mat2, "_data", mat2)
+    if x_data.dtype.kind == "b" and x_data.size and y_data.size:  # torch's kernel check first
+        raise kernel_error("bmm")(x_data)
     if x_data.dtype != y_data.dtype:
-        if x_data.dtype.kind == "b" and x_data.size and y_data.size:  # torch's kernel check first
-            raise kernel_error("bmm")(x_data)
         if not (x_data.size and y_data.size):  # torch answers an empty product first, as mat2,
             return _bmm(input, mat2)  # and saves both operands as they are (a write bumps
             # their version)

@@ -38,6 +38,9 @@ def _pad_widths(xp, x, pad):
 def pad(xp, x, pad=(), mode="constant", value=0.0):
     """torch.nn.functional.pad: ``pad`` lists (left, right) pairs from the last dim back."""
     value = 0.0 if value is None else value
+    if not isinstance(mode, str):  # torch's parser (position 3, even given by keyword)
+        raise TypeError(f"pad(): argument 'mode' (position 3) must be str, not "
+                        f"{type(mode).__name__}")
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")  # torch's words
     widths, crop = _pad_widths(xp, x, pad)

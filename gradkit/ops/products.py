@@ -11,7 +11,7 @@ from gradkit.ops._op import op
 from gradkit.ops.half_scalar import HALF
 from gradkit.ops.complex import conj
 from gradkit.ops.conversion import real_if_cast_to_real
-from gradkit.ops.linalg import MIXED_COMPLEX_GRAD, bmm, matmul
+from gradkit.ops.linalg import MIXED_COMPLEX_GRAD, bmm, dot, matmul
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype
 from gradkit.ops.piecewise import zeros_like
@@ -20,7 +20,8 @@ from gradkit.ops.shape import (
     _normalize_dim, _reshape_copy, expand, expand_refusal, permute, reshape, transpose,
     unsqueeze)
 from gradkit.ops.triangular import diagonal_backward
-from gradkit.ops.unary_helpers import c_type_name, kernel_error, scalar_type_name, tensor_type_name
+from gradkit.ops.unary_helpers import (c_type_name, kernel_error, kernel_error_after_checks,
+                                      scalar_type_name, tensor_type_name)
 from gradkit.tensor_arguments import tensor_parameters
 
 
@@ -50,7 +51,7 @@ def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool):
     BLAS kernels (all but baddbmm's): its NaN stays out, -alpha * 0 gives no -0.0."""
     dtype = product.dtype
     if dtype.kind == "b":
-        raise kernel_error(kernel)(product)
+        raise kernel_error_after_checks(kernel, product)
     _check_expandable(x, product.shape)
     for value in (beta, alpha):
         if isinstance(value, complex) and dtype.kind != "c":
@@ -108,13 +109,14 @@ def _declare(name: str, product, vjp_a, vjp_b, vjp_x=_input_vjp):
 
 
 def _check_addmm(x, a, b):
+    # torch's addmm checks the dtypes before the ranks and sizes
+    _same_dtype("self and mat2 must have the same dtype, but got {} and {}", x, b)
+    _same_dtype("mat1 and mat2 must have the same dtype, but got {} and {}", a, b)
     _ndim(a, 2, "mat1 must be a matrix, got {}-D tensor")
     _ndim(b, 2, "mat2 must be a matrix, got {}-D tensor")
     if a.shape[1] != b.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]}"
                            f" and {b.shape[0]}x{b.shape[1]})")
-    _same_dtype("self and mat2 must have the same dtype, but got {} and {}", x, b)
-    _same_dtype("mat1 and mat2 must have the same dtype, but got {} and {}", a, b)
 
 
 def _check_addmv(x, a, b):
@@ -133,10 +135,12 @@ def _size(array, dim: int) -> int:
     return array.shape[_normalize_dim(dim, array.ndim)]
 
 
-def _check_batches(a, b, name: str):
-    # torch reads these sizes before it checks the ranks
-    for array, dim in ((a, 0), (a, 1), (b, 2)) if name == "baddbmm" else ((a, 1), (b, 2)):
-        _size(array, dim)
+def _check_batches(x, a, b, name: str):
+    # torch expands the input to the result's size (read from the batches) before it checks
+    # the ranks
+    target = [_size(array, dim) for array, dim in (
+        ((a, 0), (a, 1), (b, 2)) if name == "baddbmm" else ((a, 1), (b, 2)))]
+    _check_expandable(x, tuple(target))
     _ndim(a, 3, "batch1 must be a 3D tensor")
     _ndim(b, 3, "batch2 must be a 3D tensor")
     if name == "addbmm":
@@ -152,11 +156,13 @@ def _check_batches(a, b, name: str):
 
 
 def _check_baddbmm(x, a, b):
-    _check_batches(a, b, "baddbmm")
+    _check_batches(x, a, b, "baddbmm")
     if x.dtype != a.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {c_type_name(x)}, batch1: "
                            f"{c_type_name(a)}, batch2: {c_type_name(b)}")
     if a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]:  # torch answers nothing summed first
+        if a.dtype.kind == "b":  # its kernel is chosen by batch1's dtype before the check
+            raise kernel_error_after_checks("baddbmm", a)
         _same_dtype("expected scalar type {} but found {}", a, b)
 
 
@@ -184,11 +190,13 @@ def _check_scalar_fits(beta, dtype) -> None:
 
 
 def _check_addbmm(x, a, b):
-    _check_batches(a, b, "addbmm")
+    _check_batches(x, a, b, "addbmm")
     if a.shape[0] == 0:  # torch compares no dtypes when there is no batch to multiply
         return
     _same_dtype("self and mat2 must have the same dtype, but got {} and {}", x, b)
     _same_dtype("mat1 and mat2 must have the same dtype, but got {} and {}", a, b)
+    if a.dtype.kind == "b" and a.size and b.size:  # torch's addmm of each batch has no kernel
+        raise kernel_error_after_checks(_KERNELS["addbmm"], a)
 
 
 _CHECKS = {"addmm": _check_addmm, "addmv": _check_addmv, "baddbmm": _check_baddbmm,
@@ -298,16 +306,17 @@ def tensordot(a, b, dims=2):
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
         if dims > a.ndim or dims > b.ndim:
             raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
-        dims_a, dims_b = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+        dims_a, dims_b = list(range(-dims, 0)), list(range(dims))  # (torch's, negative)
     else:
         dims_a, dims_b = _dim_list(dims[0], "dims_self"), _dim_list(dims[1], "dims_other")
     if len(dims_a) != len(dims_b):
         raise RuntimeError("both dimension lists should have same length")
     if _array(a).dtype != _array(b).dtype:
         raise RuntimeError("both inputs should have same dtype")
+    given = list(zip(dims_a, dims_b))  # torch's error names the dims as given
     dims_a = _distinct([_normalize_dim(d, a.ndim) for d in dims_a])
     dims_b = _distinct([_normalize_dim(d, b.ndim) for d in dims_b])
-    for da, db in zip(dims_a, dims_b):
+    for (da, db), (name_a, name_b) in zip(zip(dims_a, dims_b), given):
         if a.shape[da] == b.shape[db]:
             continue
         if b.shape[db] == 1:  # torch sums a broadcast partner right away, in its dtype
@@ -317,13 +326,15 @@ def tensordot(a, b, dims=2):
         elif a.shape[da] != b.shape[db]:
             raise RuntimeError(
                 f"contracted dimensions need to match, but first has size {a.shape[da]} in dim "
-                f"{da} and second has size {b.shape[db]} in dim {db}")
+                f"{name_a} and second has size {b.shape[db]} in dim {name_b}")
     free_a = [d for d in range(a.ndim) if d not in dims_a]
     free_b = [d for d in range(b.ndim) if d not in dims_b]
     size = math.prod(a.shape[d] for d in dims_a)
     left = reshape(permute(a, free_a + dims_a), (math.prod(a.shape[d] for d in free_a), size))
     right = reshape(permute(b, dims_b + free_b), (size, math.prod(b.shape[d] for d in free_b)))
     shape = tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b)
+    if left.shape[0] == 1 == right.shape[1]:  # torch's tensordot takes dot for one number
+        return reshape(dot(reshape(left, (size,)), reshape(right, (size,))), shape)
     return reshape(matmul(left, right), shape)
 
 

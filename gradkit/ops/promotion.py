@@ -20,6 +20,8 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # V: bfloat16 (ml_
 PY_SCALARS = frozenset({bool, int, float, complex})
 _FLOAT32 = np.dtype(np.float32)
 _INT64 = np.dtype(np.int64)
+_UINT64 = np.dtype(np.uint64)
+_INT64_BOUND = 2 ** 63  # a Python int in [-bound, bound) is torch's int64 Scalar
 _BOOL = np.dtype(np.bool_)
 # torch promotes uint16/32/64 only with themselves and floating types
 WIDE_UNSIGNED = frozenset(np.dtype(t) for t in (np.uint16, np.uint32, np.uint64))
@@ -67,7 +69,19 @@ def _scalar_dtype(v) -> np.dtype:
         return get_default_dtype().np
     if kind is complex:
         return get_default_dtype().to_complex().np
-    return _BOOL if kind is bool else _INT64
+    return _BOOL if kind is bool else int_scalar_dtype(v)
+
+
+def int_scalar_dtype(v: int) -> np.dtype:
+    """The dtype of a Python int as torch reads it into a Scalar: int64, uint64 beyond it;
+    past uint64, Python's own OverflowErrors (torch's parser lets them through)."""
+    if -_INT64_BOUND <= v < _INT64_BOUND:
+        return _INT64
+    if v < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    if v >= 2 ** 64:
+        raise OverflowError("int too big to convert")
+    return _UINT64
 
 
 def _combine(higher, lower):
@@ -133,13 +147,31 @@ def promote(xp, x, y, true_division: bool = False):
             if x.dtype == y.dtype and (not true_division or x.dtype.kind in "fcV"):
                 return x, y
         elif (ty is float or ty is int) and x.dtype.kind in "fcV":
+            if ty is int and not -_INT64_BOUND <= y < _INT64_BOUND:
+                int_scalar_dtype(y)  # torch's parse refuses an int past uint64
             return x, y  # NumPy keeps the array's dtype, as torch does
     elif ty is np.ndarray and (tx is float or tx is int) and y.dtype.kind in "fcV":
+        if tx is int and not -_INT64_BOUND <= x < _INT64_BOUND:
+            int_scalar_dtype(x)
         return x, y
     dt = result_type(x, y)
     if true_division and dt.kind in "biu":
         dt = get_default_dtype().np
     return as_dtype(xp, x, dt), as_dtype(xp, y, dt)
+
+
+# c10's names in "value cannot be converted to type T without overflow"
+OVERFLOW_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                   "int64": "int64_t", "float32": "float", "float64": "double",
+                   "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+                   "float16": "c10::Half", "uint16": "uint16_t", "uint32": "uint32_t",
+                   "uint64": "uint64_t"}
+
+
+def overflow(dtype: np.dtype):
+    """c10's refusal of a number that does not fit ``dtype``."""
+    raise RuntimeError(f"value cannot be converted to type {OVERFLOW_NAMES[dtype.name]} "
+                       "without overflow")
 
 
 def check_fits(value, dt: np.dtype) -> None:
@@ -150,7 +182,7 @@ def check_fits(value, dt: np.dtype) -> None:
     info = np.iinfo(dt)
     low = -int(info.max) if dt.kind == "u" else int(info.min)
     if not low <= value <= info.max:
-        raise RuntimeError(f"value cannot be converted to type {dt.name}_t without overflow")
+        overflow(dt)
 
 
 def array_of(x, y):

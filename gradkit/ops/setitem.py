@@ -23,6 +23,8 @@ def setitem_(x, key, value):
         raise IndexError(ZERO_DIM_INDEX)
     if key is False:  # torch writes nothing (and bumps no version) for x[False] = v
         return x
+    if type(value) is int and not -2 ** 63 <= value < 2 ** 63:  # torch reads an int as int64
+        raise ValueError("Overflow when unpacking long long")
     value = fitted(value, x._data.dtype, one_element=True)  # torch makes a number a tensor
     raw = _raw_key(key)
     _check_bounds(x, raw)  # torch's slicing checks integers first, before the in-place checks

@@ -7,10 +7,13 @@ overlap-added square. The error messages repeat torch's description of the call.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import warnings
 
 from gradkit._tensor import Tensor
 from gradkit.creation import arange, ones, zeros
+from gradkit.int_arguments import invalid_combination, reads_as_int, type_name
 from gradkit.ops.complex_views import view_as_real
 from gradkit.ops.fft_transforms import fft, ifft, irfft, rfft
 from gradkit.ops.index_ops import index_add
@@ -42,7 +45,56 @@ def _flag(value) -> str:
 
 
 def _tensor_type(x) -> str:
+    """torch's toString() of a tensor: its legacy class name, CPUComplexFloatType & co. for
+    the complex dtypes (which have none)."""
+    if x.is_complex():
+        return f"{x.device.type.upper()}{scalar_type_name(x)}Type"
     return f"gradkit.{scalar_type_name(x)}Tensor"
+
+
+# the parameters torch's parser reads (stft's _VF call, after its Python padding; istft's own
+# signature), in order, with their kinds ("?": None allowed)
+_STFT_KINDS = (("n_fft", "int"), ("hop_length", "int?"), ("win_length", "int?"),
+               ("window", "Tensor?"), ("normalized", "bool"), ("onesided", "bool?"),
+               ("return_complex", "bool?"), ("align_to_window", "bool?"))
+_ISTFT_KINDS = (("n_fft", "int"), ("hop_length", "int?"), ("win_length", "int?"),
+                ("window", "Tensor?"), ("center", "bool"), ("normalized", "bool"),
+                ("onesided", "bool?"), ("length", "int?"), ("return_complex", "bool"))
+
+
+def _fits(value, kind: str) -> bool:
+    if value is None:
+        return kind.endswith("?")
+    kind = kind.rstrip("?")
+    if kind == "int":
+        return reads_as_int(value)
+    return type(value) is bool if kind == "bool" else isinstance(value, Tensor)
+
+
+def _check_stft_kinds(input, values: dict) -> None:
+    """torch's TypeError for stft arguments of the wrong kinds (its one-line form: torch lists
+    its two signatures after it)."""
+    if not all(_fits(values[name], kind) for name, kind in _STFT_KINDS):
+        raise invalid_combination("stft", (input, *values.values()), {})
+
+
+def _istft_parser(istft):
+    """istft with torch's TypeError for its first argument of the wrong kind (with its
+    position when given positionally)."""
+    names = list(inspect.signature(istft).parameters)
+
+    @functools.wraps(istft)
+    def call(*args, **kwargs):
+        values = dict(zip(names, args), **kwargs)
+        for name, kind in _ISTFT_KINDS:
+            value = values.get(name)
+            if name in values and not _fits(value, kind):
+                where = f" (position {names.index(name) + 1})" if name in names[:len(args)] \
+                    else ""
+                raise TypeError(f"istft(): argument '{name}'{where} must be "
+                                f"{kind.rstrip('?')}, not {type_name(value)}")
+        return istft(*args, **kwargs)
+    return call
 
 
 def _frame_indices(n_frames: int, size: int, hop: int, device) -> Tensor:
@@ -84,6 +136,10 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None,  # noqa: A002
         extended = [1] * (3 - signal_dim) + list(input.shape)
         padded = pad(input.reshape(extended), (n_fft // 2, n_fft // 2), pad_mode)
         input = padded.reshape(padded.shape[len(padded.shape) - signal_dim:])  # noqa: A001
+    _check_stft_kinds(input, dict(
+        n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window,
+        normalized=normalized, onesided=onesided, return_complex=return_complex,
+        align_to_window=align_to_window))
     hop = n_fft >> 2 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
 
@@ -145,6 +201,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None,  # noqa: A002
 
 
 @tensor_method()
+@_istft_parser
 def istft(input: Tensor, n_fft: int, hop_length: int | None = None,  # noqa: A002
           win_length: int | None = None, window: Tensor | None = None, center: bool = True,
           normalized: bool = False, onesided: bool | None = None, length: int | None = None,
@@ -161,10 +218,9 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,  # noqa: A00
         shown = "None" if window is None else \
             f"{_tensor_type(window)}{{{list(window.shape)}}}"
         raise RuntimeError(
-            f"istft({input.device.type.upper()}{scalar_type_name(input)}Type"
-            f"{list(input.shape)}, n_fft={n_fft}, hop_length={hop}, win_length={win}, "
-            f"window={shown}, center={_flag(center)}, normalized={_flag(normalized)}, "
-            f"onesided={_flag(onesided)}, length={_flag(length)}, "
+            f"istft({_tensor_type(input)}{list(input.shape)}, n_fft={n_fft}, "
+            f"hop_length={hop}, win_length={win}, window={shown}, center={_flag(center)}, "
+            f"normalized={_flag(normalized)}, onesided={_flag(onesided)}, length={_flag(length)}, "
             f"return_complex={_flag(return_complex)}){separator}{problem}")
     real_dims = input.dim() + 1  # torch checks the view_as_real of the input
     if real_dims < 3:

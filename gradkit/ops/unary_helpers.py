@@ -57,6 +57,14 @@ def kernel_error(kernel: str):
     return error
 
 
+def kernel_error_after_checks(kernel: str, array) -> NotImplementedError:
+    """``kernel_error`` of an op whose own shape checks passed (torch's kernels run after
+    them): dispatch keeps it rather than naming a broadcast of the operands."""
+    error = kernel_error(kernel)(array)
+    error.shapes_checked = True
+    return error
+
+
 def fixed_error(kind: type, message: str):
     """An error of type ``kind`` with one message whatever the array (``kernel_error``'s twin)."""
     def error(array) -> Exception:

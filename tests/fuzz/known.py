@@ -912,7 +912,8 @@ def _matmul_empty_batch_dtypes(program, mine: Result, theirs: Result) -> bool:
     torch_went_on = theirs.error is None or (
         mine.error is not None and _phase_rank(theirs.error[0]) > _phase_rank(mine.error[0]))
     return (torch_went_on and mine.error is not None and
-            "to have the same dtype" in mine.message and any(
+            ("to have the same dtype" in mine.message or  # (mm's words; bmm's below)
+             mine.message.startswith("expected scalar type")) and any(
                 step.op in ("matmul", "b_matmul_bcast") and
                 any(theirs.values[i].size == 0 for i in step.inputs) for step in program.steps))
 

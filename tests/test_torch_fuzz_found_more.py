@@ -3210,6 +3210,9 @@ def test_cast_truncating_a_dot_product_rounded_apart_is_documented():
     np.testing.assert_allclose(*products, rtol=1e-6)  # the products agree to rounding
     for result, product in zip((mine, theirs), products, strict=True):
         assert result.values[3] == np.trunc(product.real)  # each side truncates its own
+    if np.array_equal(*products):  # this machine's BLAS rounds the sum as torch's MKL does
+        assert mine.values[3] == theirs.values[3]
+        return
     assert mine.values[3] != theirs.values[3]
     assert known_difference(program, mine, theirs).startswith("a step that turns a rounding")
     # gradkit's cast of torch's very product, yet another integer: a wrong cast, not excused

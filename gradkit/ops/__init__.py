@@ -62,7 +62,7 @@ from gradkit.ops.linalg_slogdet import logdet, slogdet  # noqa: F401
 from gradkit.ops.linalg_lu import lu_unpack  # noqa: F401
 from gradkit.ops.linalg_norms import frobenius_norm, nuclear_norm  # noqa: F401
 from gradkit.ops.linalg_cholesky_solve import cholesky_inverse, cholesky_solve  # noqa: F401
-from gradkit.ops.linalg_householder import geqrf, householder_product as orgqr, ormqr  # noqa: F401
+from gradkit.ops.linalg_householder import geqrf, orgqr, ormqr  # noqa: F401
 from gradkit.ops.linalg_legacy import (  # noqa: F401
     cholesky, eig, lstsq, lu, lu_solve, matrix_exp, matrix_power, matrix_rank, pinverse, qr, solve,
     svd, symeig, triangular_solve)

@@ -197,10 +197,10 @@ def one_hot(input, num_classes: int = -1):  # noqa: A002 - torch's parser's name
     """
     data = input._data
     if data.dtype != "int64":
-        raise RuntimeError("one_hot is only applicable to index input of type LongTensor.")
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
         if data.size == 0:
-            raise RuntimeError("Can not infer total number of classes from empty input.")
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
         num_classes = int(data.max()) + 1
     if data.size and data.min() < 0:
         raise RuntimeError("Class values must be non-negative.")

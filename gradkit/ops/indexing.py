@@ -327,6 +327,9 @@ def scatter(xp, x, dim, index, src, *, reduce=None):
         out, key, xp.asarray(values).astype(out.dtype)))
 
 
+scatter.keyword_spellings = {"src": ("value",)}  # torch's scatter.value(..., Scalar value)
+
+
 def _refuses_reduce(rule):
     """scatter with ``reduce=`` has no derivative in torch: its error where one is needed."""
     def checked(g, *saved, reduce=None, **params):

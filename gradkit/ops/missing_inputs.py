@@ -60,8 +60,9 @@ def torch_input_keywords(op, given: int, kwargs: dict) -> dict:
     (or by NumPy's spellings its parser takes: ``x=``, ``x2=``, ``axis=``) under gradkit's
     names."""
     kwargs = dict(kwargs)
+    others = getattr(op, "keyword_spellings", {})  # another signature's name (scatter's value)
     for position, (name, torch_name) in enumerate(zip(op.input_names, torch_names(op))):
-        spellings = (torch_name, *NUMPY_SPELLINGS.get(torch_name, ()))
+        spellings = (torch_name, *NUMPY_SPELLINGS.get(torch_name, ()), *others.get(name, ()))
         if position < given or name in kwargs:
             continue
         found = [spelling for spelling in spellings if spelling in kwargs]

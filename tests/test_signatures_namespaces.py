@@ -288,3 +288,17 @@ def test_namespace_parameter_names_match_torch():
                   if names != MISSING_ALLOWED.get(key)}
     assert not unexpected, "\n".join(f"{k}: {sorted(v)}" for k, v in sorted(unexpected.items()))
     assert set(missing) == set(MISSING_ALLOWED)  # each allowance still needed
+
+
+def test_known_op_inputs_take_numpy_names_torch_refuses():
+    """Known (docs/torch_expectations.md): an op of one or two tensors (an ``Op``) takes
+    ``input=``/``x=`` and ``other=``/``x2=`` whatever torch names them, so a few calls torch
+    refuses compute: ``special.chebyshev_polynomial_t(input=)`` (torch's ``x``),
+    ``linalg.inv(input=)`` (torch's ``A``)."""
+    t = np.array([0.5, -0.25])
+    calls = (lambda m: m.special.chebyshev_polynomial_t(input=m.tensor(t), n=2),
+             lambda m: m.linalg.inv(input=m.eye(2)))
+    for call in calls:
+        with pytest.raises(TypeError):
+            call(torch)
+        assert call(gradkit) is not None

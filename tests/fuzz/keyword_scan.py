@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import sys
+import types
 import warnings
 from pathlib import Path
 
@@ -97,7 +98,19 @@ def compare(opinfo, method: bool, sample, kwargs: dict) -> str | None:
         gradkit_f = getattr(gradkit_f, "func", gradkit_f)
     found, _, _ = run_both(lambda: _call(name if method else opinfo.op, method, x, kw),
                            lambda: _call(name if method else gradkit_f, method, gx, gkw))
+    if found and found.startswith("out["):  # values: a difference of the positional call too?
+        given = (list(sample.args) if method else [x, *sample.args]), dict(sample.kwargs)
+        if run_both(lambda: _positional(opinfo, method, x, *given),
+                    lambda: _positional(types.SimpleNamespace(op=gradkit_f, name=opinfo.name),
+                                        method, gx, *to_gradkit(given, [])))[0]:
+            return None  # (eigenvectors' signs: opinfo_scan's business, not the names')
     return found
+
+
+def _positional(opinfo, method: bool, x, positional: list, kwargs: dict):
+    if method:
+        return getattr(x, opinfo.name.split(".")[-1])(*positional, **kwargs)
+    return opinfo.op(*positional, **kwargs)
 
 
 def scan(only: set, samples: int, aliases: bool) -> int:

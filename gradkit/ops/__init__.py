@@ -7,6 +7,7 @@ are also the ``gradkit.*`` functions and, where their declaration says
 import types as _types
 
 from gradkit.ops import _op
+from gradkit.ops import keywords as _keywords
 from gradkit.ops._op import Op, dispatch, op, sum_to_shape  # noqa: F401
 from gradkit.ops.arithmetic import (  # noqa: F401
     add, div, floor_divide, mul, neg, pow, remainder, sub)
@@ -123,6 +124,8 @@ multiply = mul
 divide = div
 arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
+# torch's C++-parsed functions take NumPy's names too: the same wrappers gradkit's namespaces use
+_keywords.take_numpy_names(globals())
 
 
 # the seam (ops/_op.py): the ops the mechanism uses, declared above it

@@ -150,10 +150,16 @@ def numpy_keywords(function, dtypes: bool = True):
 
 def numpy_names(function):
     """Decorator: ``numpy_keywords`` without the dtype conversion (a function that reads
-    gradkit's dtypes), once: a function already taking them is returned as it is."""
+    gradkit's dtypes), once: a function already taking them is returned as it is, and every
+    namespace gets the same wrapper of a function (``gradkit.ops.X is gradkit.linalg.X``)."""
     if getattr(function, "takes_numpy_keywords", False):
         return function
-    return numpy_keywords(function, dtypes=False)
+    if function not in _WRAPPERS:
+        _WRAPPERS[function] = numpy_keywords(function, dtypes=False)
+    return _WRAPPERS[function]
+
+
+_WRAPPERS: dict = {}
 
 
 def take_numpy_names(namespace: dict, names=None) -> None:

@@ -1,8 +1,9 @@
 """torch's keyword spellings that gradkit accepts at the op boundary, in one place.
 
-torch's argument parser takes NumPy's names for two parameters of every op
-(``axis`` for ``dim``, ``keepdims`` for ``keepdim``): ``x.sum(axis=1, keepdims=True)``, and
-the tensors by keyword, torch's names or NumPy's: ``torch.add(x1=a, x2=b)``, ``sum(input=a)``.
+torch's C++ argument parser takes NumPy's names for four parameters of every function and
+method it binds (``x``/``a``/``x1`` for ``input``, ``x2`` for ``other``, ``axis`` for ``dim``,
+``keepdims`` for ``keepdim``): ``x.sum(axis=1, keepdims=True)``, ``torch.add(x1=a, x2=b)``,
+``fft.fft(x=t)``; its functions written in Python take none (``PYTHON_FUNCTIONS``).
 A ``dtype=`` keyword may be a gradkit dtype, which forwards (written on NumPy/CuPy
 arrays) receive as the NumPy dtype it wraps.
 """
@@ -67,7 +68,7 @@ def keyword_aliases(name: str, params, args: tuple, kwargs: dict) -> tuple[tuple
     """A plain function's call with NumPy's spellings torch's parser takes made its own: the
     first tensor as ``x=``/``a=``/``x1=`` (or ``input=`` where its name is another),
     ``x2=`` for ``other``, ``axis=``, ``keepdims=``."""
-    if not params or params[0] in ("input", "x"):  # (not linalg.inv's A, one_hot's tensor)
+    if not params or params[0] in ("input", "x"):  # (not linalg.svd's A, isin's elements)
         args, kwargs = tensor_keywords(args, 1, params, kwargs)
     return args, _renamed(name, params, kwargs)
 

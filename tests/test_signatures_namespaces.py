@@ -70,6 +70,9 @@ def _torch_names(m):
         "addcdiv_method": lambda: a.addcdiv(tensor1=a, tensor2=a.flip(1) + 2),
         "lerp": lambda: m.lerp(input=a, end=a.flip(0), weight=0.25),
         "gather": lambda: m.gather(input=a, dim=1, index=m.tensor([[2], [0]])),
+        "gather_sparse_grad": lambda: a.gather(dim=0, index=m.tensor([[1, 0, 1]]),
+                                               sparse_grad=False),
+        "gather_sparse_grad_none": lambda: m.gather(a, 1, m.tensor([[0]]), sparse_grad=None),
         "index_select": lambda: m.index_select(input=a, dim=1, index=m.tensor([2, 0])),
         "masked_fill": lambda: m.masked_fill(input=a, mask=a > 0, value=-5.0),
         "scatter_add": lambda: m.scatter_add(input=a, dim=1, index=m.tensor([[0], [1]]),
@@ -206,7 +209,6 @@ MISSING_ALLOWED = {
     ("", "result_type"): {"scalar"},  # the number-first overload: gradkit takes it positionally
     ("", "isin"): {"element", "test_element"},  # the Scalar overloads' names
     ("", "expand_copy"): {"implicit"},  # a tracing flag eager torch ignores
-    ("", "gather"): {"sparse_grad"}, ("Tensor", "gather"): {"sparse_grad"},  # no sparse grads
     ("F", "elu_"): {"scale", "input_scale"},  # aten's elu_ extras, not F.elu's
     ("Tensor", "copy_"): {"src"},  # torch's binding takes other= (src= refused by both)
     # ``from`` is a Python keyword: given by keyword only through **{"from": ...}

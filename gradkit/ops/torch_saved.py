@@ -20,7 +20,7 @@ from gradkit.ops.elementwise import square
 from gradkit.ops.extremes import _max_dim, _min_dim, amax, amin
 from gradkit.ops.index_ops import index_add, index_copy
 from gradkit.ops.index_reduce import _index_reduce
-from gradkit.ops.indexing import _index, gather, index_put_key
+from gradkit.ops.indexing import _index, index_put_key
 from gradkit.ops.joining import _split, _split_equal
 from gradkit.ops.embedding import _embedding
 from gradkit.ops.layers import _layer_norm, addmm as _linear_addmm, mm_linear

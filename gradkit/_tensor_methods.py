@@ -28,6 +28,7 @@ from gradkit.ops import shape as shape_ops
 from gradkit.ops.complex import conj as _conj, imag as _imag, is_conjugated_view, real as _real
 from gradkit.ops.dtype_view import is_dtype_argument, view_dtype
 from gradkit.ops.keywords import numpy_names
+from gradkit.ops.view_scatter import check_implicit
 
 _new = object.__new__
 
@@ -253,8 +254,10 @@ class _TensorMethods:
         """Reshape to the shape of ``other``."""
         return shape_ops.reshape(self, _shape_of(other, "reshape_as"))
 
-    def expand(self, *sizes, **keyword) -> Tensor:
-        """Broadcast size-1 dims (a view, no copy): ``x.expand(4, -1)``."""
+    def expand(self, *sizes, implicit: bool = False, **keyword) -> Tensor:
+        """Broadcast size-1 dims (a view, no copy): ``x.expand(4, -1)``; ``implicit``: torch's
+        tracing flag, ignored."""
+        check_implicit(implicit, "expand")
         return shape_ops.expand(self, size_argument(sizes, keyword, "expand", "size"))
 
     @numpy_names  # other= as x2= too

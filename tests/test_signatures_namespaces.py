@@ -81,6 +81,9 @@ def _torch_names(m):
         "pow_method": lambda: a.pow(exponent=3),
         "addmm": lambda: m.addmm(input=a, mat1=a, mat2=a.T[:, :3], beta=0.5),
         "new_zeros": lambda: a.new_zeros(size=(2,)),
+        "expand_implicit": lambda: a[:1].expand(2, 3, implicit=True),
+        "expand_copy_implicit": lambda: m.expand_copy(input=a[:1], size=(2, 3), implicit=False),
+        "expand_implicit_none": lambda: a[:1].expand(2, 3, implicit=None),
         "linalg_inv": lambda: m.linalg.inv(A=spd),
         "scatter_value": lambda: m.scatter(input=a, dim=1, index=m.tensor([[0], [2]]), value=2.0),
         "scatter_value_method": lambda: a.clone().scatter_(dim=0, index=m.tensor([[1]]),
@@ -208,7 +211,6 @@ MISSING_ALLOWED = {
     ("", "sort"): {"reverse"}, ("Tensor", "sort"): {"reverse"},  # TorchScript's list sort
     ("", "result_type"): {"scalar"},  # the number-first overload: gradkit takes it positionally
     ("", "isin"): {"element", "test_element"},  # the Scalar overloads' names
-    ("", "expand_copy"): {"implicit"},  # a tracing flag eager torch ignores
     ("F", "elu_"): {"scale", "input_scale"},  # aten's elu_ extras, not F.elu's
     ("Tensor", "copy_"): {"src"},  # torch's binding takes other= (src= refused by both)
     # ``from`` is a Python keyword: given by keyword only through **{"from": ...}

@@ -25,6 +25,7 @@ from gradkit.backend import (  # noqa: F401
     set_default_dtype, uint8, uint16, uint32, uint64)
 from gradkit.ops import *  # noqa: F401,F403
 from gradkit.ops import einsum  # noqa: F401
+from gradkit.ops.keywords import take_numpy_names as _take_numpy_names
 from gradkit.ops.patterns import tril_indices, triu_indices  # noqa: F401 - creation
 from gradkit.ops.strided_scatter import empty_strided  # noqa: F401 - creation
 from gradkit.dtype_rules import can_cast, promote_types, result_type  # noqa: F401
@@ -134,6 +135,9 @@ def is_complex(input: Tensor) -> bool:
     """True if ``t`` has a complex dtype."""
     return input.is_complex()
 
+
+# torch's C++-parsed functions take NumPy's names too (``gradkit.reshape(x=t, shape=...)``)
+_take_numpy_names(globals())
 
 # ``from gradkit import *`` gives the public API (functions, classes, dtypes, submodules it
 # documents), not the implementation modules that happen to be imported

@@ -27,6 +27,8 @@ from gradkit.ops import shape as shape_ops
 # not ``from gradkit.ops import complex``: that name is the op torch.complex
 from gradkit.ops.complex import conj as _conj, imag as _imag, is_conjugated_view, real as _real
 from gradkit.ops.dtype_view import is_dtype_argument, view_dtype
+from gradkit.ops.keywords import numpy_names
+from gradkit.ops.view_scatter import check_implicit
 
 _new = object.__new__
 
@@ -87,6 +89,7 @@ class _TensorMethods:
         dim = int_argument(dim, "size", "dim", 1)
         return self._data.shape[shape_ops._normalize_dim(dim, self._data.ndim)]
 
+    @numpy_names  # other= as x2= too
     def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
                  equal_nan: bool = False) -> bool:
         """``gradkit.allclose(self, other, ...)``: isclose everywhere, as a Python bool."""
@@ -241,18 +244,23 @@ class _TensorMethods:
             raise invalid_combination("view", shape, keyword) from None
         return shape_ops.view(self, size)
 
+    @numpy_names  # other= as x2= too
     def view_as(self, other: Tensor) -> Tensor:
         """A view with the shape of ``other``."""
         return shape_ops.view(self, _shape_of(other, "view_as"))
 
+    @numpy_names  # other= as x2= too
     def reshape_as(self, other: Tensor) -> Tensor:
         """Reshape to the shape of ``other``."""
         return shape_ops.reshape(self, _shape_of(other, "reshape_as"))
 
-    def expand(self, *sizes, **keyword) -> Tensor:
-        """Broadcast size-1 dims (a view, no copy): ``x.expand(4, -1)``."""
+    def expand(self, *sizes, implicit: bool = False, **keyword) -> Tensor:
+        """Broadcast size-1 dims (a view, no copy): ``x.expand(4, -1)``; ``implicit``: torch's
+        tracing flag, ignored."""
+        check_implicit(implicit, "expand")
         return shape_ops.expand(self, size_argument(sizes, keyword, "expand", "size"))
 
+    @numpy_names  # other= as x2= too
     def expand_as(self, other: Tensor) -> Tensor:
         """Broadcast (without copying) to the shape of ``other``."""
         return shape_ops.expand(self, _shape_of(other, "expand_as"))
@@ -279,16 +287,18 @@ class _TensorMethods:
         return creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                                requires_grad=requires_grad)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
-        """Zeros of ``size`` with this tensor's dtype and device by default."""
-        size = size_argument(size, {}, "new_zeros", "size")  # (one required)
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False,
+                  **named) -> Tensor:
+        """Zeros of ``size`` (or ``size=``) with this tensor's dtype and device by default."""
+        size = size_argument(size, named, "new_zeros", "size")  # (one required)
         check_dimensions(size)  # (torch's new_zeros words it as the other factories)
         return creation.zeros(size, dtype=dtype or self.dtype, device=device or self.device,
                               requires_grad=requires_grad)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
-        """Ones of ``size`` with this tensor's dtype and device by default."""
-        size = size_argument(size, {}, "new_ones", "size")  # (one required)
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False,
+                 **named) -> Tensor:
+        """Ones of ``size`` (or ``size=``) with this tensor's dtype and device by default."""
+        size = size_argument(size, named, "new_ones", "size")  # (one required)
         return creation.ones(size, dtype=dtype or self.dtype, device=device or self.device,
                              requires_grad=requires_grad)
 

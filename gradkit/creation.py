@@ -217,18 +217,18 @@ def _in_format(out: Tensor, t: Tensor, memory_format, function: str) -> Tensor:
 
 
 def _like_of(make):
-    """``make_like(t, dtype=None, device=None, requires_grad=False, memory_format=...)`` from a
-    creation function."""
-    def like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
-             memory_format=memory_formats.preserve_format,
+    """``make_like(input, dtype=None, device=None, requires_grad=False, memory_format=...)``
+    from a creation function."""
+    def like(input: Tensor, *, dtype=None, device=None,  # noqa: A002 - torch's name
+             requires_grad: bool = False, memory_format=memory_formats.preserve_format,
              **options) -> Tensor:  # options: rand_like's generator=
         _checked_options(like.__name__, dtype, device, requires_grad)
-        dtype, device = _like(t, dtype, device)
-        out = make(tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad,
+        dtype, device = _like(input, dtype, device)
+        out = make(tuple(input.shape), dtype=dtype, device=device, requires_grad=requires_grad,
                    **options)
-        return _in_format(out, t, memory_format, like.__name__)
+        return _in_format(out, input, memory_format, like.__name__)
     like.__name__ = like.__qualname__ = make.__name__ + "_like"
-    like.__doc__ = f"{make.__name__}() with the shape (and by default dtype and device) of t."
+    like.__doc__ = f"{make.__name__}() with the shape (and by default dtype and device) of input."
     return like
 
 

@@ -34,9 +34,9 @@ def _operand(value):
                     "(Number scalar1, Number scalar2)")
 
 
-def result_type(tensor1, tensor2) -> dtype:
+def result_type(tensor, other) -> dtype:
     """The dtype an arithmetic op on these two operands (tensors or numbers) gives."""
-    return from_numpy_dtype(promotion.result_type(_operand(tensor1), _operand(tensor2)))
+    return from_numpy_dtype(promotion.result_type(_operand(tensor), _operand(other)))
 
 
 _CATEGORIES = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}

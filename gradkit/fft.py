@@ -8,6 +8,7 @@ tensor([10.+0.j, -2.+2.j, -2.+0.j], grad_fn=<FftR2CBackward0>)
 >>> x.grad
 tensor([3., 0., 1., 0.])
 """
+from gradkit.ops.keywords import take_numpy_names
 from gradkit.ops.fft_helpers import fftfreq, fftshift, ifftshift, rfftfreq  # noqa: F401
 from gradkit.ops.fft_transforms import (  # noqa: F401
     fft, fft2, fftn, hfft, hfft2, hfftn, ifft, ifft2, ifftn, ihfft, ihfft2, ihfftn, irfft, irfft2,
@@ -16,3 +17,4 @@ from gradkit.ops.fft_transforms import (  # noqa: F401
 __all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "hfft2", "hfftn", "ifft",
            "ifft2", "ifftn", "ifftshift", "ihfft", "ihfft2", "ihfftn", "irfft", "irfft2", "irfftn",
            "rfft", "rfft2", "rfftfreq", "rfftn"]
+take_numpy_names(globals(), __all__)  # x=, axis= ... as torch's parser takes them

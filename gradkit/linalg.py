@@ -7,6 +7,7 @@
 tensor([[3., -1.],
         [-1., 2.]])
 """
+from gradkit.ops.keywords import take_numpy_names
 from gradkit.ops.linalg import matmul  # noqa: F401
 from gradkit.ops.linalg_decompositions import eigh, eigvalsh, qr, svd, svdvals  # noqa: F401
 from gradkit.ops.linalg_eig import eig, eigvals  # noqa: F401
@@ -30,3 +31,4 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "di
            "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
            "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
            "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
+take_numpy_names(globals(), __all__)  # x=, axis= ... as torch's parser takes them

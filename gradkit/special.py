@@ -10,6 +10,7 @@ aliases of gradkit functions (expit is sigmoid, gammaln is lgamma, psi is digamm
 >>> x.grad  # i1e(x) - sgn(x) i0e(x)
 tensor([-0.4886, -0.0932])
 """
+from gradkit.ops.keywords import take_numpy_names
 from gradkit._not_implemented import module_getattr as _module_getattr
 from gradkit.ops.activations import sigmoid as expit  # noqa: F401
 from gradkit.ops.binary_math import xlogy  # noqa: F401
@@ -48,3 +49,4 @@ __all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
            "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
            "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "sinc", "softmax",
            "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
+take_numpy_names(globals(), __all__)  # x=, axis= ... as torch's parser takes them

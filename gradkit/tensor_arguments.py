@@ -16,6 +16,7 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.int_arguments import invalid_combination, type_name
+from gradkit.ops.keywords import ALIAS_KEYWORDS, keyword_aliases
 
 # what a tensor parameter refuses (and NumPy scalars); a NumPy array passes (derivative rules
 # call ops on arrays)
@@ -63,6 +64,8 @@ def tensor_parameters(*names: str, overloaded: bool = False, numbers: bool = Fal
 
         @functools.wraps(op_function)
         def call(*args, **kwargs):
+            if kwargs and not ALIAS_KEYWORDS.isdisjoint(kwargs):  # x=, axis= ... as torch's
+                args, kwargs = keyword_aliases(title, positions, args, kwargs)
             for index, name, torch_name, optional in checks:  # the common call: Tensors
                 value = args[index] if index < len(args) else kwargs.get(name, Tensor)
                 if type(value) is not Tensor and value is not Tensor:
@@ -71,6 +74,7 @@ def tensor_parameters(*names: str, overloaded: bool = False, numbers: bool = Fal
                     len(args) == elements + 1 and type(args[elements]) in (tuple, list)):
                 _check_elements(args[elements:])
             return op_function(*args, **kwargs)
+        call.takes_numpy_keywords = True
         return call
     return declare
 

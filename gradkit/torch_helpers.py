@@ -9,7 +9,7 @@ from gradkit import _tensor_methods  # noqa: F401 - is_conj, resolve_conj (for _
 from gradkit import backend
 from gradkit._tensor import Tensor, extend
 from gradkit.backend import get_array_module
-from gradkit.int_arguments import size_varargs
+from gradkit.int_arguments import size_argument
 from gradkit.ops import aliases  # noqa: F401 - the methods fix, ger (for _as_function)
 from gradkit.ops.complex import is_negative_view
 from gradkit.ops.joining import cat
@@ -53,12 +53,11 @@ class _TensorQueries:
         device = self.device
         return -1 if device.type == "cpu" else device.index or 0
 
-    def sum_to_size(self, *size) -> Tensor:
-        """The sum over the dims broadcasting would add to expand ``size`` to this shape: its
-        leading dims and its size-1 dims (torch's ``sum_to``); self when the shape is ``size``."""
-        if not size:
-            raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
-        shape = size_varargs(size, "sum_to_size", "size")
+    def sum_to_size(self, *size, **named) -> Tensor:
+        """The sum over the dims broadcasting would add to expand ``size`` (or ``size=``) to
+        this shape: its leading dims and its size-1 dims (torch's ``sum_to``); self when the
+        shape is ``size``."""
+        shape = size_argument(size, named, "sum_to_size", "size")
         own = self._data.shape
         lead = len(own) - len(shape)
         if lead < 0 or any(s != o and s != 1 for s, o in zip(shape, own[lead:])):

@@ -1421,6 +1421,8 @@ OPS += [
     OpInfo("linalg.householder_product", G.linalg.householder_product, S(
         Sample((N(4, 3), N(2))), Sample((N(2, 3, 3), N(2, 3)), name="batched"),
         Sample((Z(3, 2), Z(2)), name="complex")), torch=_torch("linalg.householder_product")),
+    OpInfo("orgqr", G.orgqr, S(Sample((N(4, 3), N(2))), Sample((Z(3, 2), Z(2)), name="complex")),
+           torch=_torch("orgqr")),
     OpInfo("linalg.inv_ex", G.linalg.inv_ex, S(Sample((W(2, 3, 3),)),),
            torch=_torch("linalg.inv_ex")),
     OpInfo("linalg.cholesky_ex", _in_both(_cholesky_ex_of_gram)[0], S(Sample((N(2, 2, 2),)),),

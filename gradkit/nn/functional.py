@@ -46,6 +46,7 @@ from gradkit.ops.activations_more import (
     leaky_relu_in_place, mish, relu6, selu, selu_, softshrink, softsign, tanhshrink, threshold,
     threshold_)
 from gradkit.ops.inplace import inplace as write_inplace
+from gradkit.ops.keywords import take_numpy_names
 from gradkit.ops.embedding import embedding
 from gradkit.ops.layers import dropout, layer_norm, linear
 from gradkit.ops.distances import pdist
@@ -186,14 +187,15 @@ def softmin(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
     return ops.neg(input).softmax(dim, _np_dtype(dtype))  # torch calls the method
 
 
-def one_hot(tensor, num_classes: int = -1):
-    """int64 tensor with a trailing dim of ``num_classes``: 1 at each index, 0 elsewhere.
+def one_hot(input, num_classes: int = -1):  # noqa: A002 - torch's parser's name
+    """int64 tensor with a trailing dim of ``num_classes``: 1 at each index of ``input``, 0
+    elsewhere.
 
     >>> F.one_hot(gradkit.tensor([0, 2]), 3)
     tensor([[1, 0, 0],
             [0, 0, 1]])
     """
-    data = tensor._data
+    data = input._data
     if data.dtype != "int64":
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
@@ -244,3 +246,12 @@ def pad(input, pad, mode: str = "constant", value=None):
 
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks
+# the functions torch binds in C++ (torch._C._nn, torch.*): its parser takes NumPy's names
+# there (``F.conv1d(x=t, weight=w)``), not in its Python ones (``F.relu(x=t)`` is a TypeError)
+take_numpy_names(globals(), (
+    "adaptive_avg_pool1d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "bilinear", "celu_",
+    "channel_shuffle", "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d",
+    "conv_transpose2d", "conv_transpose3d", "cosine_similarity", "elu_", "gelu", "hardshrink",
+    "hardtanh_", "leaky_relu_", "linear", "logsigmoid", "native_channel_shuffle", "one_hot",
+    "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "prelu", "relu_",
+    "rrelu_", "scaled_dot_product_attention", "selu_", "softplus", "softshrink", "threshold_"))

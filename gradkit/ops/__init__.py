@@ -7,6 +7,7 @@ are also the ``gradkit.*`` functions and, where their declaration says
 import types as _types
 
 from gradkit.ops import _op
+from gradkit.ops import keywords as _keywords
 from gradkit.ops._op import Op, dispatch, op, sum_to_shape  # noqa: F401
 from gradkit.ops.arithmetic import (  # noqa: F401
     add, div, floor_divide, mul, neg, pow, remainder, sub)
@@ -62,7 +63,7 @@ from gradkit.ops.linalg_slogdet import logdet, slogdet  # noqa: F401
 from gradkit.ops.linalg_lu import lu_unpack  # noqa: F401
 from gradkit.ops.linalg_norms import frobenius_norm, nuclear_norm  # noqa: F401
 from gradkit.ops.linalg_cholesky_solve import cholesky_inverse, cholesky_solve  # noqa: F401
-from gradkit.ops.linalg_householder import geqrf, householder_product as orgqr, ormqr  # noqa: F401
+from gradkit.ops.linalg_householder import geqrf, orgqr, ormqr  # noqa: F401
 from gradkit.ops.linalg_legacy import (  # noqa: F401
     cholesky, eig, lstsq, lu, lu_solve, matrix_exp, matrix_power, matrix_rank, pinverse, qr, solve,
     svd, symeig, triangular_solve)
@@ -123,6 +124,8 @@ multiply = mul
 divide = div
 arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
+# torch's C++-parsed functions take NumPy's names too: the same wrappers gradkit's namespaces use
+_keywords.take_numpy_names(globals())
 
 
 # the seam (ops/_op.py): the ops the mechanism uses, declared above it

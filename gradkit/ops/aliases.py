@@ -68,9 +68,9 @@ def true_divide(x, other, **keywords):
 
 def _true_divide_method(name: str):
     """``x.true_divide(other)`` (``name`` ``true_divide_``: its in-place form) refusing any
-    keyword but ``other`` with torch's listing of the arguments."""
+    keyword but ``other`` (or NumPy's ``x2``) with torch's listing of the arguments."""
     def method(x, *args, **keywords):
-        if set(keywords) - {"other"} or len(args) + len(keywords) != 1:
+        if set(keywords) - {"other", "x2"} or len(args) + len(keywords) != 1:
             raise invalid_combination(name, args, keywords)
         return div(x, *args, *keywords.values())
     method.__name__ = name

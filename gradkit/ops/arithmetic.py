@@ -14,6 +14,7 @@ from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log
 from gradkit.ops.half_scalar import HALF, half_with_scalar, in_float32
+from gradkit.ops.keywords import tensor_keywords
 from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.promotion import (PY_SCALARS, array_of, as_dtype, check_fits, int_scalar_dtype,
@@ -123,7 +124,8 @@ class _Division(Op):
         if len(args) > 2:  # torch takes no third positional (Op would read it as a parameter)
             raise TypeError(f"div() received an invalid combination of arguments - got "
                             f"({', '.join(_argument_kinds(args))})")
-        if kwargs and "rounding_mode" in kwargs:
+        if kwargs and "rounding_mode" in kwargs:  # (its tensors by keyword too: input=, x2=)
+            args, kwargs = tensor_keywords(args, 2, (), kwargs)
             return self.with_rounding_mode(*args, **kwargs)
         return Op.__call__(self, *args, **kwargs)
 

@@ -201,7 +201,7 @@ def _extreme(pairwise_name: str, whole, along):
         if not args and not kwargs:
             return whole(x)
         if len(args) == 1 and not kwargs and isinstance(args[0], Tensor) or \
-                not args and list(kwargs) == ["other"]:  # a tensor alone is torch's other
+                not args and list(kwargs) in (["other"], ["x2"]):  # a tensor alone: other
             return getattr(piecewise, pairwise_name)(x, *args, *kwargs.values())
         if not args and "dim" not in kwargs and "axis" not in kwargs:  # keepdim: no dim
             if "keepdim" in kwargs and len(kwargs) > 1:  # only the dim signature is left

@@ -193,8 +193,14 @@ def _along_axis_key(xp, index, dim):
 
 
 @op(save=("dim", "index", "x"), method=True)  # x itself, as torch: writing it fails backward
-def gather(xp, x, dim, index):
-    """Values of x at ``index`` along ``dim`` (torch.gather)."""
+def gather(xp, x, dim, index, *, sparse_grad=False):
+    """Values of x at ``index`` along ``dim`` (torch.gather); ``sparse_grad``: False (gradkit
+    has no sparse gradients)."""
+    if type(sparse_grad) is not bool:  # torch's parser: a bool only
+        raise TypeError("gather(): argument 'sparse_grad' must be bool, not "
+                        f"{type(sparse_grad).__name__}")
+    if sparse_grad:
+        raise NotImplementedError("gather(sparse_grad=True): gradkit has no sparse tensors")
     dim = dim_among_inputs("gather", dim, x.ndim)
     if index.size == 0:  # torch checks nothing more: an empty result of index's shape
         return xp.zeros(index.shape, dtype=x.dtype)
@@ -231,10 +237,11 @@ def _integer_index(index, name: str):
     return index
 
 
-gather.defvjp(lambda g, dim, index, x:
+gather.defvjp(lambda g, dim, index, x, sparse_grad=False:
               scatter_into_zeros(g, index, tuple(x.shape), _normalize_dim(dim, x.ndim)),
               None, None)
-gather.defjvp(lambda t, dim, index, x: gather(t, dim, index), None, None)
+gather.defjvp(lambda t, dim, index, x, sparse_grad=False: gather(t, dim, index), None, None)
+gather.keyword_only("sparse_grad")
 
 
 @op(save="index", linear=True)
@@ -325,6 +332,9 @@ def scatter(xp, x, dim, index, src, *, reduce=None):
     # a number is cast to x's dtype first, as torch's Scalar
     return _scattered(xp, x, dim, index, src, lambda out, key, values: ufunc.at(
         out, key, xp.asarray(values).astype(out.dtype)))
+
+
+scatter.keyword_spellings = {"src": ("value",)}  # torch's scatter.value(..., Scalar value)
 
 
 def _refuses_reduce(rule):

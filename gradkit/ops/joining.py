@@ -10,7 +10,7 @@ from gradkit.memory_format import lay_out, suggested_order
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops._op import Op, op
 from gradkit.ops.keywords import numpy_keywords
-from gradkit.ops.methods import tensor_method
+from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.promotion import promote_types
 from gradkit.ops.shape import _normalize_dim
 
@@ -157,36 +157,44 @@ _unbind.defvjp_all(lambda grads, dim: (_stack(*grads, dim=dim),))
 _unbind.defjvp_all(lambda tangents, dim: _unbind(tangents[0], dim=dim))
 
 
-@tensor_method()
-def split(x, split_size_or_sections, dim: int = 0):
+def split(tensor, split_size_or_sections, dim: int = 0):
     """Split into chunks of a given size (last may be smaller) or of the given sizes."""
-    if x.ndim == 0:
+    if tensor.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     if not reads_as_int(dim) or isinstance(split_size_or_sections, bool):
         # torch's Tensor.split calls torch's overloaded split, which takes no bool size
-        raise invalid_combination("split", (x, split_size_or_sections, dim), {})
-    dim = _normalize_dim(int_argument(dim, "split", "dim"), x.ndim)
-    length = x.shape[dim]
+        raise invalid_combination("split", (tensor, split_size_or_sections, dim), {})
+    dim = _normalize_dim(int_argument(dim, "split", "dim"), tensor.ndim)
+    length = tensor.shape[dim]
     if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.numel() == 1:
         split_size_or_sections = int(split_size_or_sections)  # torch's Tensor.split: int(t)
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step == 0 and length == 0:  # torch's one empty piece
-            return _split_equal(x, sections=(0,), dim=dim)
+            return _split_equal(tensor, sections=(0,), dim=dim)
         if step <= 0:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
                                f"dimension size of {length}" if step == 0 else
                                "split expects split_size be non-negative, but got split_size="
                                f"{step}")
         sections = [min(step, length - i) for i in range(0, length, step)] or [0]
-        return _split_equal(x, sections=tuple(sections), dim=dim)
+        return _split_equal(tensor, sections=tuple(sections), dim=dim)
     sections = list(int_list_argument(split_size_or_sections, "split_with_sizes", "split_sizes",
                                       2, symint=True))
     if sum(sections) != length:
         raise RuntimeError(
             f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's "
             f"size at dimension {dim}), but got split_sizes={sections}")
-    return _split(x, tuple(sections), dim)
+    return _split(tensor, tuple(sections), dim)
+
+
+def _split_method(self, split_size, dim: int = 0):
+    """``x.split``: torch's Tensor.split names its size ``split_size``."""
+    return split(self, split_size, dim)
+
+
+_split_method.__name__ = "split"
+register(_split_method, "split")
 
 
 @tensor_method()

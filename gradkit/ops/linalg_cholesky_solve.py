@@ -89,40 +89,42 @@ _cholesky_solve.torch_input_names = ("self", "input2")
 
 
 @tensor_method()
-@tensor_parameters(L="input2")
-def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
-    """X with A X = B for A = L L^H (``upper``: A = U^H U) given its Cholesky factor, batch
-    dims broadcast; only the factor's triangle is read."""
-    for label, m in (("b", B), ("u", L)):
+@tensor_parameters("input2")
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
+    """X with A X = B for A = L L^H (``upper``: A = U^H U) given its Cholesky factor: B is
+    ``input``, L ``input2`` (torch's names); batch dims broadcast; only the factor's triangle
+    is read."""
+    for label, m in (("b", input), ("u", input2)):
         if m.ndim < 2:
             raise RuntimeError(f"{label} should have at least 2 dimensions, but has {m.ndim} "
                                "dimensions instead")
-    check_linear_solve("cholesky_solve", B, L, "cholesky_solve_cpu")
-    return _cholesky_solve(B, L, upper=upper)
+    check_linear_solve("cholesky_solve", input, input2, "cholesky_solve_cpu")
+    return _cholesky_solve(input, input2, upper=upper)
 
 
 @tensor_method()
 @int_parameters("cholesky_inverse", upper=(1, "bool"))
-def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
-    """A^{-1} for A = L L^H (``upper``: U^H U) given its Cholesky factor (only its triangle
-    is read); the gradient is torch's, which treats the factor as a full matrix."""
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
+    """A^{-1} for A = L L^H (``upper``: U^H U) given its Cholesky factor L, ``input`` (only
+    its triangle is read); the gradient is torch's, which treats the factor as a full
+    matrix."""
     name = "cholesky_inverse"
-    if L.ndim < 2:
+    if input.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if L.shape[-1] != L.shape[-2]:
+    if input.shape[-1] != input.shape[-2]:
         raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
-                           f"{L.shape[-2]} by {L.shape[-1]} matrices")
-    data = _array(L)
+                           f"{input.shape[-2]} by {input.shape[-1]} matrices")
+    data = _array(input)
     if data.dtype.kind not in "fc" or data.dtype == np.float16:
         raise kernel_error("cholesky_inverse_out_cpu")(data)
     diagonals = host(data).diagonal(0, -2, -1)
-    zero = (diagonals == 0).reshape(int(np.prod(diagonals.shape[:-1])), L.shape[-1])
+    zero = (diagonals == 0).reshape(int(np.prod(diagonals.shape[:-1])), input.shape[-1])
     if zero.any():  # potri inverts the triangular factor first
         index, element = (int(i) for i in np.argwhere(zero)[0])
         raise LinAlgError(f"{name}: {_batch_prefix(data, index)}The diagonal element "
                           f"{element + 1} is zero, the inversion could not be completed because "
                           "the input matrix is singular.")
-    return _cholesky_inverse(L, upper=upper)
+    return _cholesky_inverse(input, upper=upper)
 
 
 @op(save=("L", "result"), node_name="CholeskyInverseBackward0")

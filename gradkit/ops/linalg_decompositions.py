@@ -174,14 +174,26 @@ _svd.defjvp_all(_svd_jvp)
 _svd.name, _svd.profiler_name = "linalg_svd", "gradkit::linalg_svd"
 
 
-def svd(A, full_matrices: bool = True):  # noqa: N803 - torch's name
-    """(U, S, Vh) with x = U diag(S) Vh; ``full_matrices=False``: the reduced factors."""
+def svd(A, full_matrices: bool = True, *, driver: str | None = None):  # noqa: N803
+    """(U, S, Vh) with x = U diag(S) Vh; ``full_matrices=False``: the reduced factors;
+    ``driver``: None (torch's cuSOLVER drivers are CUDA's)."""
+    _check_driver("linalg_svd", driver)
     return SvdResult(*_svd(A, full_matrices=full_matrices))
 
 
-def svdvals(A):  # noqa: N803 - torch's name
+def svdvals(A, *, driver: str | None = None):  # noqa: N803 - torch's name
     """The singular values of x, in descending order."""
+    _check_driver("linalg_svdvals", driver)
     return _svd(A, full_matrices=False)[1]
+
+
+def _check_driver(name: str, driver) -> None:
+    """torch's refusal of a ``driver`` on the CPU (its type checked first, by its parser)."""
+    if driver is not None and not isinstance(driver, str):
+        raise TypeError(f"{name}(): argument 'driver' must be str, not {type(driver).__name__}")
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
+                           "CUDA inputs with cuSOLVER backend.")
 
 
 @op(save=("result0", "result1"), outputs=2, node_name="LinalgEighBackward0")

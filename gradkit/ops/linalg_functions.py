@@ -220,17 +220,18 @@ def tensorinv(x, ind: int = 2):
     return reshape(inverse, out_shape + in_shape)
 
 
-def tensorsolve(a, b, dims=None):
-    """X with ``tensordot(A, X, X.ndim) = B``; ``dims``: A's dims moved to the end first."""
+def tensorsolve(input, other, dims=None):  # noqa: A002 - torch's parser's names
+    """X with ``tensordot(A, X, X.ndim) = B`` (A ``input``, B ``other``); ``dims``: A's dims
+    moved to the end first."""
     if dims is not None:
         dims = tuple(dims)
-        a = movedim(a, dims, tuple(range(a.ndim - len(dims), a.ndim)))
-    result_shape = tuple(a.shape[b.ndim:])
-    rows, size = math.prod(result_shape), math.prod(b.shape)
+        input = movedim(input, dims, tuple(range(input.ndim - len(dims), input.ndim)))
+    result_shape = tuple(input.shape[other.ndim:])
+    rows, size = math.prod(result_shape), math.prod(other.shape)
     if rows != size:
         raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:])"
                            f" == prod(self.shape[:other.ndim]), but got {rows} != {size}")
-    return reshape(solve(reshape(a, (rows, rows)), reshape(b, (size,))), result_shape)
+    return reshape(solve(reshape(input, (rows, rows)), reshape(other, (size,))), result_shape)
 
 
 def vander(x, *, N: int | None = None):  # noqa: N803 - torch's name

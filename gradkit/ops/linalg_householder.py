@@ -13,7 +13,7 @@ from gradkit.ops.complex import conj
 from gradkit.ops.joining import cat
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_solvers import mH
-from gradkit.ops.methods import register, tensor_method
+from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import ones_like, zeros_like
 from gradkit.ops.reduction import sum
 from gradkit.ops.triangular import diag_embed, diagonal, tril
@@ -141,11 +141,11 @@ _householder_product.name, _householder_product.profiler_name = \
     "linalg_householder_product", "gradkit::linalg_householder_product"
 
 
-def householder_product(A, tau):  # noqa: N803 - torch's name
+def householder_product(input, tau):  # noqa: A002 - torch's parser's name
     """The first n columns of the product of the Householder reflectors I - tau_i v_i v_i^H
-    whose vectors v_i are the columns of A below its diagonal (with a 1 on it), as geqrf
+    whose vectors v_i are the columns of input below its diagonal (with a 1 on it), as geqrf
     stores them."""
-    return _householder_product(A, tau)
+    return _householder_product(input, tau)
 
 
 # -- torch's LAPACK-named forms: geqrf, orgqr, ormqr ---------------------------------------------
@@ -182,7 +182,10 @@ def geqrf(input: Tensor) -> GeqrfResult:  # noqa: A002 - torch's name
     return GeqrfResult(*_geqrf(input))
 
 
-register(householder_product, "orgqr")
+@tensor_method()
+def orgqr(input: Tensor, input2: Tensor) -> Tensor:  # noqa: A002 - torch's names
+    """``householder_product`` by its LAPACK name (whose tau torch names ``input2``)."""
+    return householder_product(input, input2)
 
 
 def _check_ormqr(a, tau, other, left: bool) -> None:
@@ -218,20 +221,20 @@ def _check_ormqr(a, tau, other, left: bool) -> None:
 
 
 @tensor_method()
-@tensor_parameters(tau="input2", other="input3")
-def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,  # noqa: A002
+@tensor_parameters("input2", "input3")
+def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,  # noqa: A002
           transpose: bool = False) -> Tensor:
-    """op(Q) other (``left=False``: other op(Q)) for the m x m Q = H_1 ... H_k of geqrf's
-    (input, tau), op(Q) = Q^H with ``transpose``: the full Q from householder_product of the
+    """op(Q) input3 (``left=False``: input3 op(Q)) for the m x m Q = H_1 ... H_k of geqrf's
+    (input, input2), op(Q) = Q^H with ``transpose``: the full Q from householder_product of the
     reflectors padded to m columns, so the gradient is that product's."""
-    _check_ormqr(input, tau, other, left)
-    m, k = input.shape[-2], tau.shape[-1]
+    _check_ormqr(input, input2, input3, left)
+    m, k = input.shape[-2], input2.shape[-1]
     reflectors = input[..., :k]
     if k < m:  # zero columns, without a graph (input may have no column to take them from)
         reflectors = cat([reflectors, input.new_zeros((*input.shape[:-1], m - k))], -1)
-    q = householder_product(reflectors, tau)
+    q = householder_product(reflectors, input2)
     q = mH(q) if transpose else q
-    return _ormqr_result(matmul(q, other) if left else matmul(other, q))
+    return _ormqr_result(matmul(q, input3) if left else matmul(input3, q))
 
 
 @op(save="result", linear=True, node_name="OrmqrBackward0")

@@ -151,12 +151,12 @@ def _ldl_factor_ex(xp, A, *, hermitian=False):  # noqa: N803 - torch's name
 _refuse_derivatives(_ldl_factor_ex, "linalg_ldl_factor_ex")
 
 
-def ldl_factor_ex(A: Tensor, *, hermitian: bool = False,  # noqa: N803
+def ldl_factor_ex(input: Tensor, *, hermitian: bool = False,  # noqa: A002 - torch's parser's
                   check_errors: bool = False) -> LdlFactorExResult:
     """(LD, pivots, info): L (unit lower, below the diagonal) and the 1 x 1 / 2 x 2 blocks of
-    D (on and next to it) of A = P L D L^T P^T (``hermitian``: L D L^H), read from A's lower
-    triangle; info > 0 where D is singular (its first zero pivot)."""
-    ld, pivots, info = _ldl_factor_ex(A, hermitian=hermitian)
+    D (on and next to it) of A = P L D L^T P^T (``hermitian``: L D L^H), A ``input``, read
+    from its lower triangle; info > 0 where D is singular (its first zero pivot)."""
+    ld, pivots, info = _ldl_factor_ex(input, hermitian=hermitian)
     if check_errors and host(info).any():
         raise _ldl_error("ldl_factor_ex", info)
     return LdlFactorExResult(ld, pivots, info)
@@ -168,9 +168,9 @@ def _ldl_error(name: str, info) -> RuntimeError:
     return RuntimeError(f"torch.linalg.{name}: Unknown error code: {code}.")
 
 
-def ldl_factor(A: Tensor, *, hermitian: bool = False) -> LdlFactorResult:  # noqa: N803
+def ldl_factor(input: Tensor, *, hermitian: bool = False) -> LdlFactorResult:  # noqa: A002
     """(LD, pivots) of ``ldl_factor_ex``; a singular D is an error."""
-    ld, pivots, info = _ldl_factor_ex(A, hermitian=hermitian)
+    ld, pivots, info = _ldl_factor_ex(input, hermitian=hermitian)
     if host(info).any():
         raise _ldl_error("ldl_factor", info)
     return LdlFactorResult(ld, pivots)

@@ -140,17 +140,18 @@ cholesky.function_words = True  # its method's errors do not count self
 
 @tensor_method()
 @tensor_parameters("A")
-def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,  # noqa: N803
-                     unitriangular: bool = False) -> TriangularSolveResult:
-    """(X, a copy of A) with A X = b for triangular A (``transpose``: A^T X = b), batch dims
-    broadcast; only A's ``upper`` (or lower) triangle is read."""
+def triangular_solve(input: Tensor, A: Tensor, upper: bool = True,  # noqa: A002, N803
+                     transpose: bool = False, unitriangular: bool = False
+                     ) -> TriangularSolveResult:
+    """(X, a copy of A) with A X = B (``input``) for triangular A (``transpose``: A^T X = B),
+    batch dims broadcast; only A's ``upper`` (or lower) triangle is read."""
     _deprecated(_TRIANGULAR_SOLVE_WARNING)
-    for label, m in (("b", b), ("A", A)):
+    for label, m in (("b", input), ("A", A)):
         if m.ndim < 2:
             raise RuntimeError(f"torch.triangular_solve: Expected {label} to have at least 2 "
                                f"dimensions, but it has {m.ndim} dimensions instead")
-    batch = check_linear_solve("triangular_solve", b, A, "triangular_solve_cpu")
-    solution = triangular_solve_saving_b(b, _transposed(A) if transpose else A,
+    batch = check_linear_solve("triangular_solve", input, A, "triangular_solve_cpu")
+    solution = triangular_solve_saving_b(input, _transposed(A) if transpose else A,
                                          upper=upper != transpose, unitriangular=unitriangular)
     return TriangularSolveResult(solution, broadcast_to(A, batch + tuple(A.shape[-2:])).clone())
 
@@ -172,10 +173,10 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):  # noqa: N803
 
 @tensor_method()
 @tensor_parameters("LU_data", "LU_pivots")
-def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
-    """X with A X = b for A given by ``torch.lu``'s (LU_data, LU_pivots)."""
+def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: A002, N803
+    """X with A X = B (``input``) for A given by ``torch.lu``'s (LU_data, LU_pivots)."""
     _deprecated(_LU_SOLVE_WARNING)
-    return linalg_lu_solve(LU_data, LU_pivots, b)
+    return linalg_lu_solve(LU_data, LU_pivots, input)
 
 
 @tensor_method()

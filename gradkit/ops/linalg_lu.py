@@ -264,10 +264,11 @@ _lu_unpack.defvjp_all(_lu_unpack_vjp)
 _lu_unpack.defjvp_all(_lu_unpack_jvp)
 
 
-@tensor_parameters(pivots="LU_pivots")
-def lu_unpack(LU, pivots, unpack_data: bool = True, unpack_pivots: bool = True):  # noqa: N803
+@tensor_parameters("LU_pivots")
+def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True,  # noqa: N803 - torch's names
+              unpack_pivots: bool = True):
     """(P, L, U) from ``lu_factor``'s packed LU and pivots (``torch.lu_unpack``)."""
-    return LuUnpackResult(*_lu_unpack(LU, pivots, unpack_data=unpack_data,
+    return LuUnpackResult(*_lu_unpack(LU_data, LU_pivots, unpack_data=unpack_data,
                                       unpack_pivots=unpack_pivots))
 
 

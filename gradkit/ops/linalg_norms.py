@@ -214,16 +214,16 @@ def linalg_norm(x, ord=None, dim=None, keepdim: bool = False, *, dtype=None):  #
 
 @tensor_method()
 @int_parameters("norm", True, dim=(2, "int[1]?"), keepdim=(3, "bool"))
-def norm(x, p="fro", dim=None, keepdim: bool = False, dtype=None):
+def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):  # noqa: A002
     """``torch.norm`` (deprecated in torch for ``linalg.*_norm``, which it calls): a vector
     norm of order ``p`` over ``dim`` (all dims by default); ``p='fro'`` is the 2-norm,
     ``p='nuc'`` the nuclear norm of matrices. A Python function in torch: no ``axis=``."""
     if isinstance(p, str):
         if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
-            return vector_norm(x, 2, dim, keepdim, dtype=dtype)
-        return matrix_norm(x, p, tuple(range(x.ndim)) if dim is None else dim, keepdim,
+            return vector_norm(input, 2, dim, keepdim, dtype=dtype)
+        return matrix_norm(input, p, tuple(range(input.ndim)) if dim is None else dim, keepdim,
                            dtype=dtype)
-    return vector_norm(x, 2.0 if p is None else p, dim, keepdim, dtype=dtype)
+    return vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype)
 
 
 def _warn_jit_only(name: str, replacement: str) -> None:

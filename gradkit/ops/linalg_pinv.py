@@ -273,10 +273,11 @@ _lstsq.defjvp_all(_lstsq_jvp)
 _lstsq.name, _lstsq.profiler_name = "linalg_lstsq", "gradkit::linalg_lstsq"
 
 
-def lstsq(a, b, rcond: float | None = None, *, driver: str | None = None):
-    """(solution, residuals, rank, singular_values) of min ||A X - B||, as torch.linalg.lstsq
-    reports them per ``driver`` (default 'gelsy'); the solution and residuals differentiable."""
-    return LstsqResult(*_lstsq(a, b, rcond=rcond, driver=driver))
+def lstsq(input, b, rcond: float | None = None, *, driver: str | None = None):  # noqa: A002
+    """(solution, residuals, rank, singular_values) of min ||A X - B|| (A ``input``, B ``b``:
+    torch's parser's names), as torch.linalg.lstsq reports them per ``driver`` (default
+    'gelsy'); the solution and residuals differentiable."""
+    return LstsqResult(*_lstsq(input, b, rcond=rcond, driver=driver))
 
 
 # Higham (2005)'s [13/13] Pade coefficients and the 1-norm bound of its scaling

@@ -110,6 +110,7 @@ def inv(xp, x):
 inv.defvjp(lambda g, out: -matmul(mH(out), matmul(g, mH(out))))
 inv.defjvp(lambda t, out: -matmul(out, matmul(t, out)))
 inv.name, inv.profiler_name = "linalg_inv", "gradkit::linalg_inv"
+inv.input_keywords = ("A",)  # torch.linalg.inv(A=)
 
 
 def _unsqueeze2(x):

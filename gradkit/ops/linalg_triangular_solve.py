@@ -136,3 +136,4 @@ triangular_solve_saving_b.defvjp_all(
 triangular_solve_saving_b.defjvp_all(
     lambda tangents, b, a, x, upper, unitriangular: _solve_triangular_jvp(
         tangents[::-1], a, x, upper, True, unitriangular))
+solve_triangular.torch_input_names = ("self", "B")  # (torch parser's B=, its node's _saved_self)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gradkit.ops.keywords import PYTHON_FUNCTIONS, PYTHON_METHODS, numpy_names
+
 METHODS: dict[str, Callable] = {}  # x.name(...) -> the op (or function) called with self first
 INPLACE: dict[str, Callable] = {}  # x.name_(...) -> the out-of-place op it writes back
 # the methods layer's installer(name, op_or_function, inplace), once it is loaded: a method
@@ -46,8 +48,12 @@ def install_with(installer: Callable) -> None:
 
 
 def tensor_method(method: bool | str | tuple[str, ...] = True, *, inplace: bool = False):
-    """Decorator for an op written as a plain function: it is also a Tensor method."""
+    """Decorator for an op written as a plain function: it is also a Tensor method, and both
+    take the NumPy names torch's parser takes (``x=``, ``axis=``: ``numpy_names``)."""
     def declare(function: Callable) -> Callable:
-        register(function, function.__name__, method, inplace)
-        return function
+        name = function.__name__
+        aliased = numpy_names(function)
+        python_method = not PYTHON_METHODS.isdisjoint(method_names(name, method))
+        register(function if python_method else aliased, name, method, inplace)
+        return function if name in PYTHON_FUNCTIONS else aliased
     return declare

@@ -8,6 +8,10 @@ from __future__ import annotations
 from gradkit.int_arguments import invalid_combination, reads_as_int, type_name
 from gradkit.signature_errors import missing_arguments
 
+# the NumPy names torch's parser also takes for a parameter (python_arg_parser.cpp)
+NUMPY_SPELLINGS = {"input": ("x", "a", "x1"), "other": ("x2",), "dim": ("axis",),
+                   "keepdim": ("keepdims",)}
+
 # gradkit's names of an op's inputs that torch names otherwise
 _TORCH_NAMES = {"x": "input", "y": "other", "cond": "condition"}
 _ONE_SIGNATURE = frozenset((
@@ -45,11 +49,35 @@ def method_expectation(name: str) -> str | None:
     return None if listed is None else f"but expected ({listed})"
 
 
+def torch_names(op) -> tuple:
+    """torch's names of ``op``'s inputs (``lerp``: input, end, weight)."""
+    names = getattr(op, "torch_input_names", None) or op.input_names
+    return tuple("input" if name == "self" else _TORCH_NAMES.get(name, name) for name in names)
+
+
+def torch_input_keywords(op, given: int, kwargs: dict) -> dict:
+    """``kwargs`` with the inputs after the ``given`` positionals named as torch names them
+    (or by NumPy's spellings its parser takes: ``x=``, ``x2=``, ``axis=``) under gradkit's
+    names."""
+    kwargs = dict(kwargs)
+    others = getattr(op, "keyword_spellings", {})  # another signature's name (scatter's value)
+    for position, (name, torch_name) in enumerate(zip(op.input_names, torch_names(op))):
+        spellings = (torch_name, *NUMPY_SPELLINGS.get(torch_name, ()), *others.get(name, ()))
+        if position < given or name in kwargs:
+            continue
+        found = [spelling for spelling in spellings if spelling in kwargs]
+        if len(found) == 1:
+            kwargs[name] = kwargs.pop(found[0])
+    return kwargs
+
+
 def bind_inputs(op, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     """(args, kwargs) of a call of ``op`` given fewer tensors than it takes: the next inputs
     given by their names (``gather(x, dim=0, index=i)``) moved in place; then, when an input
     is still missing and no keyword but the op's parameters is left, torch's TypeError."""
     names = op.input_names
+    if kwargs:
+        kwargs = torch_input_keywords(op, len(args), kwargs)
     if any(name in kwargs for name in names[len(args):]):
         kwargs = dict(kwargs)
         args = list(args)

@@ -15,6 +15,7 @@ from gradkit.ops.binary_math import _floating_pair, _require_tensors
 from gradkit.ops.elementwise import erf, exp, log
 from gradkit.ops.gamma import lgamma
 from gradkit.ops.incomplete_gamma import gammainc_array, gammaincc_array
+from gradkit.ops.keywords import numpy_names
 from gradkit.ops.methods import register
 from gradkit.ops.piecewise import sgn, where
 from gradkit.ops.promotion import PY_SCALARS
@@ -228,6 +229,7 @@ def _igamma_alias(special, name: str):
         _require_tensors(name, input, other)
         return special(input, other)
 
+    @numpy_names  # other= as x2= too
     def method(self, other):
         _require_tensors(name, other, names=("other",))
         return special(self, other)

@@ -194,12 +194,17 @@ def _numpy_split(name: str, x: Tensor, sections, dim: int, min_ndim: int, listed
 def _numpy_splitter(name: str, dim_of, min_ndim: int, doc: str):
     """The function ``name`` (hsplit, vsplit, dsplit) and its method, whose int list may come
     as separate ints (``input.hsplit(1, 2)``); their errors list what was given."""
-    def function(input: Tensor, indices_or_sections=_ABSENT, *extra) -> tuple:
+    def function(input: Tensor, indices_or_sections=_ABSENT, *extra,  # noqa: A002
+                 sections=_ABSENT, indices=_ABSENT) -> tuple:
+        if indices_or_sections is _ABSENT:  # torch's names, one per signature
+            indices_or_sections = sections if indices is _ABSENT else indices
         given = () if indices_or_sections is _ABSENT else (indices_or_sections, *extra)
         sections = _ABSENT if extra else indices_or_sections  # (no signature takes more)
         return _numpy_split(name, input, sections, dim_of(input), min_ndim, (input, *given))
 
-    def method(self: Tensor, *args) -> tuple:
+    def method(self: Tensor, *args, sections=_ABSENT, indices=_ABSENT) -> tuple:
+        named = sections if indices is _ABSENT else indices
+        args = args or (() if named is _ABSENT else (named,))
         sections = args if len(args) > 1 else args[0] if args else _ABSENT
         return _numpy_split(name, self, sections, dim_of(self), min_ndim, args)
     function.__name__ = function.__qualname__ = name

@@ -20,7 +20,7 @@ from gradkit.ops.elementwise import square
 from gradkit.ops.extremes import _max_dim, _min_dim, amax, amin
 from gradkit.ops.index_ops import index_add, index_copy
 from gradkit.ops.index_reduce import _index_reduce
-from gradkit.ops.indexing import _index, gather, index_put_key
+from gradkit.ops.indexing import _index, index_put_key
 from gradkit.ops.joining import _split, _split_equal
 from gradkit.ops.embedding import _embedding
 from gradkit.ops.layers import _layer_norm, addmm as _linear_addmm, mm_linear
@@ -196,7 +196,6 @@ _forms(mm_linear, mat2=_mat2_of_linear,
        mat2_sym_strides=_strides(1, reverse=True))
 _forms(addmm, mat1_sym_sizes=lambda node: _shape(node, 1, 0), mat1_sym_strides=_strides(0),
        mat2_sym_sizes=lambda node: _shape(node, 2, 1), mat2_sym_strides=_strides(1))
-_forms(gather, sparse_grad=_constant(False))  # gradkit's gather takes no sparse_grad
 _forms(mean, self_sym_numel=lambda node: math.prod(saved_entry(node, 0)))
 _forms(_svd, S_sym_argsize_minus_1=lambda node: saved_entry(node, 1).shape[-1])
 _forms(_lu_unpack, LU_data_sym_argsize_minus_1=lambda node: saved_entry(node, 0)[-1],

@@ -9,6 +9,7 @@ import numpy as np
 from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.autograd.saved_names import declare_saved_names
+from gradkit.int_arguments import invalid_combination
 from gradkit.number_arguments import python_number
 from gradkit.ops._op import op
 from gradkit.ops.clamp import clamped_by_numbers, clamped_by_tensors
@@ -139,11 +140,15 @@ def clamp_max(input: Tensor, max: Tensor | float) -> Tensor:  # noqa: A002
     return _one_sided("clamp_max", False, input, max)
 
 
-def _in_place(one_sided):
-    """x.clamp_min_(b) / x.clamp_max_(b): torch's structured kernel of a number bound names the
-    target's C type when the result cannot be written into it ("... output type long int"),
-    the maximum/minimum kernel of a tensor bound its ScalarType (``inplace``'s own message)."""
-    def checked(input, bound):  # noqa: A002
+def _in_place(one_sided, name: str):
+    """x.clamp_min_(b) / x.clamp_max_(b) (``name``: its bound's keyword, min or max): torch's
+    structured kernel of a number bound names the target's C type when the result cannot be
+    written into it ("... output type long int"), the maximum/minimum kernel of a tensor bound
+    its ScalarType (``inplace``'s own message)."""
+    def checked(input, *args, **kwargs):  # noqa: A002
+        if kwargs.keys() - {name} or len(args) + len(kwargs) != 1:
+            raise invalid_combination(f"{one_sided.__name__}_", args, kwargs)
+        bound = args[0] if args else kwargs[name]
         result = one_sided(input, bound)
         if type(bound) in PY_SCALARS and \
                 category(result._data.dtype) > category(input._data.dtype):
@@ -153,8 +158,8 @@ def _in_place(one_sided):
     return checked
 
 
-for _function in (clamp_min, clamp_max):
-    register(_in_place(_function), _function.__name__, False, inplace=True)
+for _function, _bound in ((clamp_min, "min"), (clamp_max, "max")):
+    register(_in_place(_function, _bound), _function.__name__, False, inplace=True)
 
 
 @op(method=True)

@@ -72,13 +72,19 @@ def derived_op(view_op: Op, name: str, node_name: str, copies: bool) -> Op:
 
 def _derived_function(view_function: Callable, name: str, node_name: str | None = None,
                       copies: bool = True, complex_grad: bool = True,
-                      first: tuple | None = None) -> Callable:
+                      first: tuple | None = None, keyword: str | None = None) -> Callable:
     """torch.<name>: ``view_function``'s view of x copied (``copies``, one node named after the
     view's, ``TBackward0_copy``) or left on x's memory (then named ``node_name``), never a view
     of x; ``complex_grad=False``: recording it for a complex output raises, as torch's;
     ``first``: (torch's name, "SymInt" or "SymInt[]") of its first argument, read first as
-    torch's parser reads it (permute_copy's dims, split_copy's split_size)."""
+    torch's parser reads it (permute_copy's dims, split_copy's split_size); ``keyword``: torch's
+    name of that argument where it is not ``first``'s (view_copy's size)."""
+    given_as = keyword or (first and first[0])
+
     def derived_function(x: Tensor, *args, **kwargs):
+        if given_as in kwargs and not args:  # torch's name of its first argument
+            kwargs = dict(kwargs)
+            args = (kwargs.pop(given_as),)
         if first is not None and args:
             (int_argument if first[1] == "SymInt" else int_list_argument)(
                 args[0], name, first[0], 2, symint=True)
@@ -129,10 +135,11 @@ def _native_split(x, split_size_or_sections, dim: int = 0):
     return split(x, split_size_or_sections, dim)
 
 
-(view_copy, t_copy, transpose_copy, unsqueeze_copy, squeeze_copy,
+view_copy = _derived_function(view, "view_copy", keyword="size")
+(t_copy, transpose_copy, unsqueeze_copy, squeeze_copy,
  diagonal_copy, alias_copy, unbind_copy, view_as_real_copy) = (
     _derived_function(function, name) for function, name in (
-     (view, "view_copy"), (t, "t_copy"), (transpose, "transpose_copy"),
+     (t, "t_copy"), (transpose, "transpose_copy"),
      (unsqueeze, "unsqueeze_copy"), (squeeze, "squeeze_copy"),
      (diagonal, "diagonal_copy"), (_alias, "alias_copy"),
      (unbind, "unbind_copy"), (view_as_real, "view_as_real_copy")))

@@ -179,9 +179,17 @@ _expand_copy = derived_op(expand, "expand_copy", "ExpandBackward0_copy", copies=
 _permute_copy = derived_op(permute, "permute_copy", "PermuteBackward0_copy", copies=True)
 
 
-def expand_copy(input: Tensor, size) -> Tensor:
+def expand_copy(input: Tensor, size, *, implicit: bool = False) -> Tensor:
     """A copy of ``x.expand(size)``."""
+    check_implicit(implicit, "expand_copy")
     return _expand_copy(input, sizes=int_list_argument(size, "expand_copy", "size", 2, symint=True))
+
+
+def check_implicit(implicit, function: str) -> None:
+    """torch's ``expand(..., implicit=)``: a tracing flag eager torch ignores, a bool only."""
+    if type(implicit) is not bool:
+        raise TypeError(f"{function}(): argument 'implicit' must be bool, not "
+                        f"{type(implicit).__name__}")
 
 
 def permute_copy(input: Tensor, dims) -> Tensor:

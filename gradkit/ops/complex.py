@@ -42,12 +42,16 @@ _conj.profiler_name = "gradkit::conj"
 _conj.node_name = "ConjBackward0"
 
 
-@tensor_method()
 def conj(input):
     """Complex conjugate, a view of x (x itself, without a node, when it is real)."""
     if type(input) is float:  # a backward's real scalar: no call at all
         return input
     return _conj(input) if _is_complex(input) else input
+
+
+# the method (and gradkit.conj, through take_numpy_names) take torch's NumPy names; the rules
+# that call conj in every backward of mul, div and matmul keep the plain function
+tensor_method()(conj)
 
 
 def _conj_physical_op(node_name: str):

@@ -224,3 +224,17 @@ def test_move_half_embedding():  # test_move_sparse_half_embedding (dense: see s
         return (embedding.weight.dtype, embedding.weight.device.type, embedding.embedding_dim,
                 embedding.num_embeddings, embedding(m.tensor([1])).dtype)
     assert_like_torch(program)
+
+
+def test_a_complex_weight_that_requires_grad_is_refused():
+    """torch has no complex formula for embedding: refused at the forward, computed without
+    grad (found by torch's module table run at complex64, Embedding)."""
+    def program(m):
+        weight = m.randn(4, 3, dtype=m.complex64)
+        plain = m.nn.functional.embedding(m.tensor([1, 2]), weight)
+        weight.requires_grad_(True)
+        with pytest.raises(RuntimeError, match="^embedding does not support automatic "
+                                               "differentiation for outputs with complex dtype"):
+            m.nn.functional.embedding(m.tensor([1, 2]), weight)
+        return plain.dtype
+    assert str(program(gradkit)) == str(program(torch)).replace("torch", "gradkit")

@@ -154,6 +154,7 @@ def softplus(xp, x, beta=1.0, threshold=20.0):
 
 
 @op(save="x", batchable=True)
+@half_in_float  # exp(beta * x) overflows float16 from 11.1 on: inf / inf
 def softplus_slope(xp, x, beta=1.0, threshold=20.0):
     """softplus's derivative, an op whose own derivative is torch's softplus_double_backward
     in one expression: s (1 - s) beta below the threshold, so an infinite upstream gradient

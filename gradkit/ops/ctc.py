@@ -16,6 +16,7 @@ from gradkit.ops._op import op
 from gradkit.ops.grad_edges import no_derivative, no_forward_ad
 from gradkit.ops.losses import check_reduction
 from gradkit.ops.piecewise import where
+from gradkit.ops.unary_helpers import require_real_floating
 
 _NEG_INF = -np.inf
 
@@ -177,6 +178,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
                         "...) or the lengths as two Tensors")
     input_lengths = _lengths(input_lengths, "input_lengths")
     target_lengths = _lengths(target_lengths, "target_lengths")
+    require_real_floating("ctc_loss_cpu", log_probs._data, half=False)  # before its checks
     _check_ctc(log_probs, targets, input_lengths, target_lengths, blank)
     loss = ctc_nll(log_probs, targets, input_lengths=input_lengths,
                    target_lengths=target_lengths, blank=blank, zero_infinity=zero_infinity)

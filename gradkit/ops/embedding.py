@@ -51,6 +51,7 @@ def _embedding_grad_weight(g, indices, weight_shape, padding_idx, scale_grad_by_
 
 
 _embedding.defvjp(None, _embedding_grad_weight)
+_embedding.no_complex_grad = "embedding"  # torch has no complex formula for it
 _embedding.defjvp(None, lambda t, indices, weight_shape, padding_idx, scale_grad_by_freq:
                   _embedding(indices, t, padding_idx=padding_idx))
 

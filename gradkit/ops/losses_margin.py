@@ -288,7 +288,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
         raise ValueError("weight must be one-dimensional")
     _check_samples(input)
     if input.numel():  # torch's kernel, and its dtype check, run for a non-empty batch only
-        require_real_floating("multi_margin_loss_cpu_kernel", input._data)
+        require_real_floating("multi_margin_loss_cpu_kernel", input._data, half=False)
     samples = input.shape[0] if input.ndim == 2 else 1
     classes = input.shape[-1] if input.ndim else 1
     if target.ndim > 1 or target.numel() != samples:
@@ -354,14 +354,14 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None,
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     _check_samples(input)
-    if input.numel():  # torch's kernel, and its dtype check, run for a non-empty batch only
-        require_real_floating("multilabel_margin_loss_forward_out_frame", input._data)
     classes = input.shape[-1] if input.ndim else 1
     fits = target.ndim <= 1 and target.numel() == classes if input.ndim <= 1 else \
         target.ndim == 2 and tuple(target.shape) == tuple(input.shape)
     if not fits:
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
+    if input.numel():  # torch's kernel, and its dtype check, run for a non-empty batch only
+        require_real_floating("multilabel_margin_loss_forward_out_frame", input._data, half=False)
     _check_labels(target, -1, classes, "argument #2 'target' is out of range")
     return _multilabel_margin(input, reshape(target, tuple(input.shape)), reduction=reduction)
 

@@ -40,11 +40,12 @@ def cpp_number(number) -> str:
     return f"{number:g}" if isinstance(number, float) else str(number)
 
 
-def require_real_floating(kernel: str, *arrays) -> None:
+def require_real_floating(kernel: str, *arrays, half: bool = True) -> None:
     """torch's NotImplementedError when the arrays' common dtype is not a real floating one
-    (``kernel`` has no bool, integer or complex CPU kernel)."""
+    (``kernel`` has no bool, integer or complex CPU kernel), nor float16 with ``half=False``
+    (no Half one either)."""
     dtype = result_type(*arrays)
-    if dtype.kind != "f":
+    if dtype.kind != "f" or not half and dtype == np.float16:
         name = _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
         raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
 

@@ -28,6 +28,19 @@ def gradkit_class(module_info):
     return getattr(gradkit.nn, module_info.module_cls.__name__, None)
 
 
+def _encoder_layer(value):
+    """gradkit's twin of the torch encoder layer TransformerEncoder's inputs hand it (its
+    settings read back from its parts); other values as they are."""
+    if not isinstance(value, torch.nn.TransformerEncoderLayer):
+        return value
+    attention = value.self_attn
+    return gradkit.nn.TransformerEncoderLayer(
+        attention.embed_dim, attention.num_heads, value.linear1.out_features,
+        dropout=value.dropout.p, activation=to_gradkit(value.activation, []),
+        layer_norm_eps=value.norm1.eps, batch_first=attention.batch_first,
+        norm_first=value.norm_first, bias=value.linear1.bias is not None)
+
+
 def _load(gradkit_module, torch_module, gargs, gkwargs, fargs, fkwargs) -> str | None:
     """torch's parameters and buffers into gradkit's module (lazy ones made by a first call)."""
     if any(isinstance(p, torch.nn.parameter.UninitializedParameter)
@@ -59,7 +72,8 @@ def compare_module_input(module_info, module_input, dtype, training: bool) -> st
         return None
     leaves: list = []
     try:
-        gradkit_module = cls(*to_gradkit(cargs, []), **to_gradkit(ckwargs, []))
+        gradkit_module = cls(*to_gradkit([_encoder_layer(a) for a in cargs], []),
+                             **to_gradkit(ckwargs, []))
     except UntranslatableError:
         return None
     except Exception as e:  # noqa: BLE001

@@ -29,13 +29,20 @@ def _on_alarm(*_):
     raise _TimeoutError()
 
 
+# not compared: printed (a loaded machine can make many run out of time), not counted
+TIMED_OUT = "not compared: over 5 s"
+
+
 def guarded(compare, *args) -> str | None:
-    """One comparison, given 5 s (a few samples make NumPy loop for minutes)."""
+    """One comparison, given 5 s (a few samples make NumPy loop for minutes): its difference,
+    None when they agree or it cannot be handed over, ``TIMED_OUT`` when it ran out of time."""
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.alarm(5)
     try:
         return compare(*args)
-    except (_TimeoutError, UntranslatableError):
+    except _TimeoutError:
+        return TIMED_OUT
+    except UntranslatableError:
         return None
     except Exception as e:  # noqa: BLE001 - the scan goes on
         return f"scanner {type(e).__name__}: {str(e)[:80]}"
@@ -56,7 +63,9 @@ def report(where: str, items: list, compare, show: int, describe) -> int:
     differing = 0
     for k, item in enumerate(items):
         found = guarded(compare, item)
-        if not found:
+        if found is TIMED_OUT:
+            print(f"{where} #{k}] {found}", flush=True)
+        if not found or found is TIMED_OUT:
             continue
         differing += 1
         if differing <= show:

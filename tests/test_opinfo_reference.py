@@ -6,6 +6,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.filterwarnings("ignore")  # the ops warn as torch does
 
+import math  # noqa: E402
+
 import numpy as np  # noqa: E402
 
 import gradkit  # noqa: E402
@@ -176,3 +178,40 @@ def test_interpolate_nearest_exact(dims, resize):
     np.testing.assert_array_equal(results[1][0], results[0][0])
     np.testing.assert_array_equal(results[1][1], results[0][1])
     assert results[1][2] == results[0][2] == f"UpsampleNearestExact{dims}DBackward0"
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
+def test_polygamma_far_below_zero_is_torchs_direct_sum(n):
+    """Below q = -1000 torch's zeta sums -q terms one by one (gradkit stopped at 100,000 and
+    gave polygamma(4, -4988429.2) = -1e-26 for 74935.5); gradkit's closed form agrees."""
+    q = [-1000.3, -1234.56789, -12345.9, -999.7, -1500.25, -1000.75, -3.5, -4988429.2]
+    expected = torch.polygamma(n, torch.tensor(q, dtype=torch.float64)).numpy()
+    got = gradkit.polygamma(n, gradkit.tensor(q, dtype=gradkit.float64)).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", [2, 4, 6])
+def test_polygamma_at_a_half_integer_far_below_zero_is_exact(n):
+    """Known: at q = -1000.5 the terms cancel to zeta(n + 1, 1001.5); torch's long sum keeps
+    its rounding (-2.3e-12 where the value is -1.2e-16 for n = 6), gradkit is exact."""
+    got = gradkit.polygamma(n, gradkit.tensor([-1000.5], dtype=gradkit.float64))
+    expected = torch.polygamma(n, torch.tensor([1001.5], dtype=torch.float64))
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["hardtanh", "hardshrink", "softshrink", "relu6", "elu",
+                                  "celu", "selu"])
+def test_activation_gradient_at_nan_is_torchs_scalar_loop(name):
+    """Known: torch's gradient at NaN depends on where the NaN sits (its SIMD loop, 8 float64
+    at a time, gives 0 or NaN; its scalar loop for the rest passes the gradient through);
+    gradkit gives the scalar loop's answer at every position, as torch does for one element."""
+    values = [math.nan] * 9 + [math.inf, -math.inf, 0.25]
+    expected = []
+    for v in values:  # torch one element at a time: its scalar loop
+        x = torch.tensor([v], dtype=torch.float64, requires_grad=True)
+        getattr(torch.nn.functional, name)(x).backward(torch.tensor([1.3], dtype=torch.float64))
+        expected.append(x.grad.item())
+    x = gradkit.tensor(values, dtype=gradkit.float64, requires_grad=True)
+    getattr(gradkit.nn.functional, name)(x).backward(gradkit.full((12,), 1.3,
+                                                                  dtype=gradkit.float64))
+    np.testing.assert_array_equal(x.grad.numpy(), expected)

@@ -23,7 +23,8 @@ _ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606
            7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
            -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
 _MACHEP = 1.11022302462515654042E-16
-_ZETA_MAX_TERMS = 100_000  # the direct sum's length for q far below 0 (torch loops on)
+# below this q torch's direct sum runs -q terms; its closed form gives the same sum at once
+_ZETA_FAR = -1000.0
 
 
 def _work_dtype(x) -> np.dtype:
@@ -177,12 +178,13 @@ def zeta_array(xp, order, q):
     q = q.astype(np.float64)
     with np.errstate(all="ignore"):
         pole = (q <= 0) & (q == xp.floor(q))
+        far = (q < _ZETA_FAR) & ~pole
         total = c_power(xp, q, -order)
         a = q.copy()
         term = xp.zeros_like(q)
-        done = pole | xp.isnan(q)
+        done = pole | xp.isnan(q) | far
         i = 0
-        while i < _ZETA_MAX_TERMS and not bool(xp.all(done)):  # the direct sum, to a > 9
+        while not bool(xp.all(done)):  # the direct sum, to a > 9
             i += 1
             active = ~done & ((i <= 9) | (a <= 9))
             a = xp.where(active, a + 1, a)
@@ -193,7 +195,23 @@ def zeta_array(xp, order, q):
         summed = _euler_maclaurin(xp, order, total, a, term)
         converged_early = xp.abs(term) < _MACHEP * xp.abs(total)
         value = xp.where(converged_early, total, summed)
+        if bool(xp.any(far)):
+            value = xp.where(far, _zeta_far_below_zero(xp, order, xp.where(far, q, 1.0)), value)
         return xp.where(pole, math.inf, value)
+
+
+def _zeta_far_below_zero(xp, order, q):
+    """zeta(s, q) for q < 0 and an integer s (else NaN, set by the caller) from zetas of
+    positive arguments: with f = q - floor(q), the terms (q + k) ** -s for q + k < 0 are
+    (-1) ** s |q + k| ** -s over |q + k| = 1 - f, 2 - f, ..., -q; those after are f, f + 1, ...
+    """
+    f = q - xp.floor(q)  # exact
+    sign = xp.where(xp.fmod(order, 2) == 0, 1.0, -1.0)
+    # the small far sum last: f = 1/2 cancels the first two exactly; its Euler-Maclaurin tail
+    # is NaN for a huge order where the direct sum's terms underflow to 0
+    far = zeta_array(xp, order, 1 - q)
+    return (zeta_array(xp, order, f) + sign * zeta_array(xp, order, 1 - f)
+            - sign * xp.where(xp.isnan(far), 0.0, far))
 
 
 def _euler_maclaurin(xp, order, total, a, term):

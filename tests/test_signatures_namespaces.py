@@ -144,6 +144,11 @@ def _numpy_names(m):
         "zeros_like": lambda: m.zeros_like(x=a),
         "view_copy": lambda: m.view_copy(x=a, size=(6,)),
         "lstsq": lambda: m.linalg.lstsq(x=spd, b=b)[0],
+        # the input after another parameter (one wrapper for gradkit and gradkit.special)
+        "polygamma": lambda: m.polygamma(1, x=a.abs() + 1),
+        "special_polygamma": lambda: m.special.polygamma(2, x=a.abs() + 1),
+        "searchsorted": lambda: m.searchsorted(m.tensor([0.0, 1.0]), x=a),
+        "where": lambda: m.where(a > 0, x=a, other=-a),
     }
 
 

@@ -70,6 +70,11 @@ def keyword_aliases(name: str, params, args: tuple, kwargs: dict) -> tuple[tuple
     ``x2=`` for ``other``, ``axis=``, ``keepdims=``."""
     if not params or params[0] in ("input", "x"):  # (not linalg.svd's A, isin's elements)
         args, kwargs = tensor_keywords(args, 1, params, kwargs)
+    elif "input" in params and "input" not in kwargs:  # polygamma(n, x=), where(c, x=, other=)
+        given = [k for k in kwargs if k in TENSOR_NAMES[0] and k not in params]
+        if len(given) == 1:
+            kwargs = dict(kwargs)
+            kwargs["input"] = kwargs.pop(given[0])
     return args, _renamed(name, params, kwargs)
 
 
@@ -165,15 +170,17 @@ _WRAPPERS: dict = {}
 
 def take_numpy_names(namespace: dict, names=None) -> None:
     """Rebind the plain functions of a module's ``namespace`` among ``names`` to their
-    ``numpy_names`` form; with no ``names`` (gradkit's own), every public one whose first
-    parameter is the input, but torch's Python ones (``PYTHON_FUNCTIONS``)."""
+    ``numpy_names`` form; with no ``names`` (gradkit's own), every public one that takes
+    the input, but torch's Python ones (``PYTHON_FUNCTIONS``)."""
     for name in list(namespace) if names is None else names:
         function = namespace[name]
         if isinstance(function, types.FunctionType) and (names is not None or not (
-                name.startswith("_") or name in PYTHON_FUNCTIONS) and _first_is_input(function)):
+                name.startswith("_") or name in PYTHON_FUNCTIONS) and _takes_input(function)):
             namespace[name] = numpy_names(function)
 
 
-def _first_is_input(function) -> bool:
-    parameters = list(inspect.signature(function).parameters)
-    return bool(parameters) and parameters[0] in ("input", "x")
+def _takes_input(function) -> bool:
+    """Whether torch's parser would bind ``x=`` here: an ``input`` (or ``x``) parameter, first
+    or not (``polygamma(n, input)``, ``where(condition, input, other)``)."""
+    parameters = inspect.signature(function).parameters
+    return "input" in parameters or "x" in parameters

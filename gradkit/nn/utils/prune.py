@@ -1,9 +1,10 @@
 """torch.nn.utils.prune: zero parts of a parameter through a mask kept beside it.
 
->>> m = prune.l1_unstructured(gradkit.nn.Linear(4, 2), "weight", amount=3)
->>> int((m.weight == 0).sum()), sorted(dict(m.named_buffers()))
-(3, ['weight_mask'])
->>> prune.remove(m, "weight")  # permanent: ``weight`` is a Parameter again
+>>> m = l1_unstructured(gradkit.nn.Linear(4, 2), "weight", amount=3)
+>>> int((m.weight == 0).sum()), sorted(dict(m.named_buffers())), is_pruned(m)
+(3, ['weight_mask'], True)
+>>> type(remove(m, "weight").weight).__name__  # permanent: a Parameter again, still pruned
+'Parameter'
 """
 from __future__ import annotations
 

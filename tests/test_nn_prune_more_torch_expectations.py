@@ -233,3 +233,16 @@ def test_is_pruned_sees_submodules_and_hooks_are_the_methods(lib):
     assert isinstance(method, prune.BasePruningMethod) and method.amount == 1
     prune.remove(model[1][0], "weight")
     assert not prune.is_pruned(model) and not model[1][0]._forward_pre_hooks
+
+
+@pytest.mark.parametrize("dim", [3, -4])
+def test_structured_dim_out_of_range_after_pruning(dim):
+    def program(lib):
+        m = lib.nn.utils.prune.identity(_conv(lib), "weight")
+        with pytest.raises(IndexError, match="list assignment index out of range" if dim == 3
+                           else "Index is out of bounds for tensor with dimensions 3"):
+            lib.nn.utils.prune.ln_structured(m, "weight", amount=1, n=2, dim=dim)
+        # torch drops the old hook and keeps the reparametrization: so does gradkit
+        return (len(m._forward_pre_hooks), sorted(m._parameters), sorted(m._buffers),
+                m.weight_mask)
+    assert like_torch(program)[:3] == (0, ["bias", "weight_orig"], ["weight_mask"])

@@ -181,7 +181,9 @@ def _kept_channels(method: BasePruningMethod, t: Tensor, mask: Tensor) -> tuple:
     if dim < 0:
         raise IndexError(f"Index is out of bounds for tensor with dimensions {n_dims}")
     keep_channel = mask.sum(dim=[d for d in range(n_dims) if d != dim]) != 0
-    return tuple(keep_channel if d == dim else slice(None) for d in range(n_dims))
+    slc = [slice(None)] * n_dims
+    slc[dim] = keep_channel  # (a dim past the end: the list's IndexError, as torch)
+    return tuple(slc)
 
 
 def _validate_pruning_amount_init(amount: Any) -> None:

@@ -4,6 +4,7 @@ and gradients, each program run on gradkit and on torch 2.13."""
 import numpy as np
 import pytest
 
+from tensor_twins import same_as_torch
 from torch_expectations.twin import both_libraries as both, like_torch, raises_like_torch
 
 try:  # torch.nn.utils does not import its prune module itself (gradkit's does)
@@ -246,3 +247,89 @@ def test_structured_dim_out_of_range_after_pruning(dim):
         return (len(m._forward_pre_hooks), sorted(m._parameters), sorted(m._buffers),
                 m.weight_mask)
     assert like_torch(program)[:3] == (0, ["bias", "weight_orig"], ["weight_mask"])
+
+
+def _linear(lib, bias=True):
+    """Linear(4, 3) in float64 with fixed weight and bias."""
+    m = lib.nn.Linear(4, 3, bias=bias).double()
+    with lib.no_grad():
+        m.weight.copy_(lib.tensor(WEIGHT[:3, :, 0]))
+        if bias:
+            m.bias.copy_(lib.tensor([0.1, 0.2, 0.3]))
+    return m
+
+
+def _pruned(lib, method, m, *args, **kwargs):
+    """``m`` after ``prune.<method>(m, *args, **kwargs)``."""
+    getattr(lib.nn.utils.prune, method)(m, *args, **kwargs)
+    return m
+
+
+EDGES = {
+    "a_buffer": lambda lib: _pruned(lib, "l1_unstructured", lib.nn.BatchNorm1d(3),
+                                    "running_mean", 1),
+    "scores_not_a_tensor": lambda lib: _pruned(lib, "l1_unstructured", _linear(lib), "weight", 1,
+                                               importance_scores=[1]),
+    "float16": lambda lib: (lambda m: (m.weight_mask, m.weight))(
+        _pruned(lib, "l1_unstructured", _linear(lib).half(), "weight", 5)),
+    "amount_0_and_true": lambda lib: [_pruned(lib, "l1_unstructured", _linear(lib), "weight",
+                                              amount).weight_mask for amount in (0, True)],
+    "double_after_pruning": lambda lib: (lambda m: (m.double().weight_mask,
+                                                    m(lib.ones(1, 4, dtype=lib.float64))))(
+        _pruned(lib, "l1_unstructured", _linear(lib).float(), "weight", 3)),
+    "mask_of_halves": lambda lib: _pruned(lib, "custom_from_mask", _linear(lib), "weight",
+                                          lib.full((3, 4), 0.5)).weight,
+    "global_empty": lambda lib: lib.nn.utils.prune.global_unstructured(
+        [], lib.nn.utils.prune.L1Unstructured, amount=1),
+    "global_generator": lambda lib: (lambda m: lib.nn.utils.prune.global_unstructured(
+        ((m, n) for n in ["weight"]), lib.nn.utils.prune.L1Unstructured, amount=1))(_linear(lib)),
+    "random_structured_0": lambda lib: _pruned(lib, "random_structured", _linear(lib), "weight",
+                                               0, 1).weight_mask,
+    "empty_weight": lambda lib: [_pruned(lib, "l1_unstructured", lib.nn.Linear(0, 2), "weight",
+                                         0.5).weight_mask,
+                                 _pruned(lib, "ln_structured", lib.nn.Linear(0, 2), "weight",
+                                         1, 2, 0).weight_mask],
+    "parametrized": lambda lib: _pruned(
+        lib, "l1_unstructured", lib.nn.utils.parametrize.register_parametrization(
+            _linear(lib), "weight", lib.nn.Identity()), "weight", 1),
+    "n_nuc": lambda lib: _pruned(lib, "ln_structured", _linear(lib), "weight", 1, "nuc", 0),
+    "n_unknown": lambda lib: _pruned(lib, "ln_structured", _linear(lib), "weight", 1, "abc", 0),
+    "pruned_weight_is_computed": lambda lib: (lambda m: (
+        m.weight.grad_fn.name(), m.weight.is_leaf, m.weight.requires_grad))(
+        _pruned(lib, "l1_unstructured", _linear(lib), "weight", 1)),
+}
+
+
+@pytest.mark.parametrize("case", EDGES)
+def test_edge_cases_as_torch(case):
+    same_as_torch(lambda lib: _plain_module(EDGES[case](lib)))
+
+
+def _plain_module(value):
+    """A module as what pruning left in it (names, hooks); anything else as it is."""
+    if hasattr(value, "_forward_pre_hooks"):
+        return (sorted(value._parameters), sorted(value._buffers),
+                [type(h).__name__ for h in value._forward_pre_hooks.values()])
+    return value
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.nn.Linear(2, 2, bias=False), lambda lib: lib.nn.Conv1d(1, 1, 2, bias=False),
+    lambda lib: lib.nn.ConvTranspose2d(1, 1, 2, bias=False),
+    lambda lib: lib.nn.Bilinear(2, 2, 2, bias=False),
+    lambda lib: lib.nn.BatchNorm1d(2, affine=False),
+    lambda lib: lib.nn.GroupNorm(1, 2, affine=False),
+    lambda lib: lib.nn.LayerNorm(2, elementwise_affine=False),
+    lambda lib: lib.nn.LayerNorm(2, bias=False)])
+def test_absent_weights_are_none_parameters_as_torch(make):
+    """torch registers an absent bias (or affine weight) as a None parameter: pruning it fails
+    after moving the name to ``bias_orig``, as torch (gradkit's ones_like(None) raises
+    AttributeError where torch's raises TypeError)."""
+    def program(lib):
+        m = make(lib)
+        names = list(m._parameters)
+        with pytest.raises((TypeError, AttributeError)):
+            lib.nn.utils.prune.identity(m, "bias")
+        return (names, _plain_module(m), list(m.state_dict()), len(list(m.parameters())),
+                m.bias is None)
+    same_as_torch(program)

@@ -569,7 +569,7 @@ def test_save_load_keeps_dtypes_devices_and_sizes(tmp_path):
 
 
 @pytest.mark.parametrize("module", ["gradkit.serialization", "gradkit.nn.utils.clip_grad",
-                                    "gradkit.nn.functional"])
+                                    "gradkit.nn.functional", "gradkit.nn.utils.prune"])
 def test_docstring_examples(module):
     import doctest
     import importlib

@@ -16,8 +16,10 @@ from gradkit.nn.parameter import Parameter
 
 
 def scale_and_shift(module: Module, shape, affine: bool, bias: bool, device, dtype) -> None:
-    """A norm layer's ``weight`` (ones) and ``bias`` (zeros) of ``shape``; None where absent."""
-    module.weight = module.bias = None
+    """A norm layer's ``weight`` (ones) and ``bias`` (zeros) of ``shape``; None where absent
+    (registered as None parameters, as torch: pruning and ``_parameters`` see the names)."""
+    module.register_parameter("weight", None)
+    module.register_parameter("bias", None)
     if affine:
         module.weight = Parameter(creation.ones(shape, device=device, dtype=dtype))
         if bias:
@@ -32,7 +34,8 @@ class _WeightAndBias(Module):
                            bias_size: int | None = None) -> None:
         self.weight = Parameter(creation.empty(*weight_shape, device=device, dtype=dtype))
         size = weight_shape[0] if bias_size is None else bias_size
-        self.bias = Parameter(creation.empty(size, device=device, dtype=dtype)) if bias else None
+        self.register_parameter(  # a None parameter when absent, as torch
+            "bias", Parameter(creation.empty(size, device=device, dtype=dtype)) if bias else None)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

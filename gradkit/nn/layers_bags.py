@@ -25,8 +25,9 @@ class Bilinear(Module):
         self.out_features = out_features
         self.weight = Parameter(creation.empty((out_features, in1_features, in2_features),
                                                device=device, dtype=dtype))
-        self.bias = Parameter(creation.empty(out_features, device=device, dtype=dtype)) \
-            if bias else None
+        self.register_parameter(  # a None parameter when absent, as torch
+            "bias", Parameter(creation.empty(out_features, device=device, dtype=dtype))
+            if bias else None)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

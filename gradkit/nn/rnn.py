@@ -195,6 +195,12 @@ class RNNBase(Module):
         names = self._flat_weights_names
         return [[getattr(self, n) for n in names[i:i + per]] for i in range(0, len(names), per)]
 
+    @property
+    def _flat_weights(self) -> list:
+        """torch's list of the weights in order, read from the attributes (so a pruned one is
+        its current, masked tensor, as torch's ``__setattr__`` keeps it)."""
+        return [getattr(self, n) for n in self._flat_weights_names]
+
     def _weights(self, layer: int, direction: int) -> tuple:
         suffix = f"_l{layer}" + ("_reverse" if direction else "")
         found = [getattr(self, name + suffix, None)

@@ -111,8 +111,10 @@ def _belongs_to(value, module) -> bool:
         return False
     if origin == module.__name__ or hasattr(module, "__path__"):
         return True
-    return not any(value is vars(api).get(getattr(value, "__name__", None))
-                   for api in (gradkit, gradkit.autograd, gradkit.autograd.graph))
+    name = getattr(value, "__name__", None)
+    exported = [vars(api).get(name) for api in (gradkit, gradkit.autograd, gradkit.autograd.graph)]
+    # gradkit.zeros_like is the function itself or its NumPy-names wrapper (ops/keywords.py)
+    return not any(value is e or value is getattr(e, "__wrapped__", None) for e in exported)
 
 
 def split(torch_name: str) -> tuple[list[str], list[str]]:

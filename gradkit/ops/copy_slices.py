@@ -96,7 +96,7 @@ class _WrappedOp:
     def __init__(self, shown: tuple) -> None:
         self.shown = shown  # fn's edges torch shows: the first is the view's old values
 
-    def backward(self, node, grads: tuple, create_graph: bool) -> tuple:
+    def backward(self, node, grads: tuple, create_graph: bool, edges: tuple) -> tuple:
         """The base's gradient with fn's gradient of the view's old values in the view's region,
         then fn's gradients of its other inputs."""
         if node.saved is None:
@@ -109,7 +109,10 @@ class _WrappedOp:
             raise RuntimeError(OVERLAP_MESSAGE)
         fn = node.saved[0]
         region = replay_view(chain, in_layout(g, layout))
-        results = fn.op.backward(fn, (region,), create_graph)
+        wanted = dict(zip(self.shown, edges))  # fn's slot -> its edge here (None: not wanted)
+        fn_edges = tuple(child if wanted.get(i) is not None else None
+                         for i, child in enumerate(fn._next))
+        results = fn.op.backward(fn, (region,), create_graph, fn_edges)
         first = results[self.shown[0]]
         if first is None:
             base = zero_view_region(g, chain, layout)

@@ -190,3 +190,17 @@ def test_gamma_cdf_gradient_in_its_value_with_parameters_requiring_grad():
         return lib.autograd.grad(cdf.sum(), [x, b])[0].tolist()
     ours, theirs = _both(program)
     assert ours == pytest.approx(theirs, rel=1e-5)
+
+
+@pytest.mark.parametrize("wrt", ["x", "a"])
+def test_copy_slices_post_hooks_see_none_for_the_skipped_gradient(wrt):
+    def program(lib):
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        x = lib.tensor([5.0], requires_grad=True)
+        base = a.clone()
+        base[0:1].mul_(x)
+        log = []
+        base.grad_fn.register_hook(lambda gi, go: log.append(_values(gi)))
+        return lib.autograd.grad(base.sum(), [x if wrt == "x" else a])[0].tolist(), log
+    ours, theirs = _both(program)
+    assert ours == theirs

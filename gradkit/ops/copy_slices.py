@@ -109,16 +109,23 @@ class _WrappedOp:
             raise RuntimeError(OVERLAP_MESSAGE)
         fn = node.saved[0]
         region = replay_view(chain, in_layout(g, layout))
-        wanted = dict(zip(self.shown, edges))  # fn's slot -> its edge here (None: not wanted)
-        fn_edges = tuple(child if wanted.get(i) is not None else None
-                         for i, child in enumerate(fn._next))
-        results = fn.op.backward(fn, (region,), create_graph, fn_edges)
+        results = fn.op.backward(fn, (region,), create_graph, fn._next if edges is node._next
+                                 else _wanted_edges(fn, self.shown, edges))
         first = results[self.shown[0]]
-        if first is None:
+        if edges[0] is None:  # the base's gradient is not wanted (torch's should_compute_output)
+            base = None
+        elif first is None:
             base = zero_view_region(g, chain, layout)
         else:
             base = copy_slices(g, first, chain=chain, written=False, layout=layout)
         return (base,) + tuple(results[i] for i in self.shown[1:])
+
+
+def _wanted_edges(fn, shown: tuple, edges: tuple) -> tuple:
+    """``fn``'s edges, None where the CopySlices edge an input of fn is shown at is not wanted
+    (or where fn's input is not shown at all)."""
+    wanted = dict(zip(shown, edges))
+    return tuple(child if wanted.get(i) is not None else None for i, child in enumerate(fn._next))
 
 
 def wrap_op_node(node, result) -> None:

@@ -204,3 +204,23 @@ def test_copy_slices_post_hooks_see_none_for_the_skipped_gradient(wrt):
         return lib.autograd.grad(base.sum(), [x if wrt == "x" else a])[0].tolist(), log
     ours, theirs = _both(program)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("how", ["anomaly", "profiler", "batched", "jacobian", "vectorized"])
+def test_other_engine_paths_skip_it_too(how):
+    """Anomaly mode and the profiler watch nodes (another call of the node's backward);
+    is_grads_batched and jacobian(vectorize=True) plan the pass to see if it batches."""
+    def program(lib):
+        a, x = _pair(lib, [2.0, 3.0], [1.0, 2.0])
+        if how in ("jacobian", "vectorized"):
+            return lib.autograd.functional.jacobian(
+                lambda x: lib.special.gammainc(a, x), x, vectorize=how == "vectorized").tolist()
+        y = lib.special.gammainc(a, x)
+        if how == "batched":
+            return lib.autograd.grad(y, [x], lib.eye(2), is_grads_batched=True)[0].tolist()
+        watch = lib.autograd.detect_anomaly() if how == "anomaly" else lib.profiler.profile()
+        with watch:
+            return lib.autograd.grad(y.sum(), [x])[0].tolist()
+    ours, theirs = _both(program)
+    assert ours == pytest.approx(theirs, rel=1e-5) if how in ("anomaly", "profiler") else \
+        [pytest.approx(row, rel=1e-5) for row in theirs] == ours

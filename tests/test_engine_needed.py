@@ -224,3 +224,17 @@ def test_other_engine_paths_skip_it_too(how):
     ours, theirs = _both(program)
     assert ours == pytest.approx(theirs, rel=1e-5) if how in ("anomaly", "profiler") else \
         [pytest.approx(row, rel=1e-5) for row in theirs] == ours
+
+
+def test_backward_to_a_non_leaf_runs_its_node_computing_nothing():
+    """backward(inputs=[h]) runs h's node (its hooks), whose edges lead to no input: torch's
+    post hooks see None for every gradient."""
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        h = x * 3
+        log = []
+        h.grad_fn.register_hook(lambda gi, go: log.append(_values(gi)))
+        (h * h).sum().backward(inputs=[h])
+        return h.grad.tolist(), x.grad, log
+    ours, theirs = _both(program)
+    assert ours == theirs == ([6.0, 12.0], None, [[None, None]])

@@ -258,15 +258,15 @@ class _Unreadable(gradkit.autograd.graph.Node):
 def test_bounded_pass_reads_nothing_past_its_targets():
     """one_node's nested pass (engine.run(bounded=True)) plans only the composite's graph: a
     deep network's backward stays linear in its depth."""
-    from gradkit.autograd.engine import _plan
+    from gradkit.autograd.exec_plan import plan
     Node = gradkit.autograd.graph.Node
     before = _Unreadable(None, (), ())
     target = Node(None, (before,), (0,))
     root = Node(None, (target,), (0,))
-    dependencies, runs = _plan([(root, 0)], [(target, 0)], False, bounded=True)
-    assert runs == {root} and dependencies == {target: 1}
+    dependencies, runs = plan([(root, 0)], [(target, 0)], False, bounded=True)
+    assert runs == {root: root._next} and dependencies == {target: 1}
     with pytest.raises(AssertionError, match="the graph before the composite was read"):
-        _plan([(root, 0)], [(target, 0)], False)
+        plan([(root, 0)], [(target, 0)], False)
 
 
 def test_anomaly_mode_names_the_one_node_and_the_forward_line():

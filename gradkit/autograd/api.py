@@ -11,7 +11,8 @@ import warnings
 
 from gradkit._tensor import Tensor
 from gradkit.autograd import batching
-from gradkit.autograd.engine import _plan, run
+from gradkit.autograd.engine import run
+from gradkit.autograd.exec_plan import plan
 from gradkit.autograd.graph import GradientEdge, accumulate_node, edge_meta
 from gradkit.autograd.transform_errors import BACKWARD, refuse_in_transform
 from gradkit.backend import device_context, get_array_module
@@ -248,8 +249,8 @@ def _batched_grad(outs, ins, roots, targets, grad_outputs, retain_graph, create_
 def _vectorizable(roots, targets, batch: int) -> bool:
     if batch == 0 or _dispatch._forward_ad is not None:  # a jvp rule must not see batched values
         return False
-    _, runs = _plan(roots, targets, accumulate=False)
-    return batching.vectorizable(runs | {node for node, _ in targets})
+    _, runs = plan(roots, targets, accumulate=False)
+    return batching.vectorizable(runs.keys() | {node for node, _ in targets})
 
 
 def _looped_grad(grads, batch, roots, targets, retain_graph, create_graph) -> list:

@@ -24,6 +24,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import state as grad_state
+from gradkit.autograd.exec_plan import plan
 from gradkit.autograd.graph import AccumulateGrad, accumulate_lock, holds_saved_variables
 from gradkit.autograd.reentrant import PASSES_PER_THREAD, on_fresh_thread
 from gradkit.autograd.saved_hooks import saved_hooks_state
@@ -102,7 +103,7 @@ def current_pass() -> BackwardPass | None:
 
 def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate, bounded=False):
     keep_quiet()
-    dependencies, runs = _plan(roots, targets, accumulate, bounded)
+    dependencies, runs = plan(roots, targets, accumulate, bounded)
     capture = {}
     if targets is not None:
         for j, (node, slot) in enumerate(targets):
@@ -135,15 +136,17 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate, boun
         else:
             break
         grads = buffers.pop(node, None) or [None]
-        needed = runs is None or node in runs
-        if capture and needed and node in capture:
+        # the edges whose gradients it computes; towards given inputs, only those that lead
+        # to one (torch's should_compute_output), and None for a node that does not run
+        edges = node._next if runs is None else runs.get(node)
+        if capture and edges is not None and node in capture:
             _capture(capture[node], grads, captured)  # torch: a node that runs is captured
         extras = node._extras  # also set for metadata or anomaly traces: look for hooks
         leaf = type(node) is AccumulateGrad
         if extras is not None and (extras.tensor_pre_hooks or extras.retain_grad_hooks) or \
                 leaf and getattr(node.variable, "_hooks", None):
             grads = _stage(observed, node, _call_tensor_pre_hooks, node, grads, create_graph)
-        if not needed:  # ... before its tensor hooks; one that does not, after them
+        if edges is None:  # ... before its tensor hooks; one that does not, after them
             if capture and node in capture:
                 _capture(capture[node], grads, captured)
             continue
@@ -160,17 +163,18 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate, boun
             token = watcher.node_enter(node, grads) if observers.node_entering else \
                 perf_counter_ns()
             try:
-                grad_inputs = node.op.backward(node, grads, create_graph)
+                grad_inputs = node.op.backward(node, grads, create_graph, edges)
             except BaseException as exc:
                 _node_failed(watcher, token, node, grads, exc)
                 raise
             watcher.node_exit(token, node, grads, grad_inputs)
         elif watched:
-            grad_inputs = _run_observed(watched, node, grads, create_graph)
+            grad_inputs = _run_observed(watched, node, grads, create_graph, edges)
         elif observed:  # observers that do not watch nodes still hear of its errors
-            grad_inputs = _observed_hooks(node, node.op.backward, node, grads, create_graph)
+            grad_inputs = _observed_hooks(node, node.op.backward, node, grads, create_graph,
+                                          edges)
         else:
-            grad_inputs = node.op.backward(node, grads, create_graph)
+            grad_inputs = node.op.backward(node, grads, create_graph, edges)
         if not node.op.checks_grads:
             grad_inputs = _validate(node, grad_inputs)
         if node._extras is not None and node._extras.post_hooks:
@@ -180,10 +184,8 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate, boun
                 node.release()
             else:
                 node.saved = None
-        for child, slot, g in zip(node._next, node._next_nr, grad_inputs):
-            if child is None:
-                continue
-            if runs is not None and child not in runs and child not in capture:
+        for child, slot, g in zip(edges, node._next_nr, grad_inputs):
+            if child is None:  # no input there, or one that leads to no target
                 continue
             if g is not None:
                 buffer = buffers.get(child)
@@ -268,57 +270,13 @@ def _times_alpha(g):
     return g
 
 
-def _plan(roots, targets, accumulate, bounded=False):
-    """Dependency counts over the nodes that will run; with targets, which nodes run."""
-    root_nodes = {node for node, _ in roots}
-    ends = {node for node, _ in targets} if bounded else ()  # not followed further
-    stack = list(root_nodes)
-    dependencies = {}  # without targets every node reached runs: count its edges on the way
-    count = dependencies.get  # (a node is new when it has no count yet: no set of seen nodes)
-    while stack:
-        for child in stack.pop()._next:
-            if child is not None:
-                n = count(child)
-                if n is None:
-                    dependencies[child] = 1
-                    if child not in root_nodes and child not in ends:
-                        stack.append(child)
-                else:
-                    dependencies[child] = n + 1
-    if targets is None:
-        return dependencies, None
-    order = [*root_nodes, *(node for node in dependencies if node not in root_nodes)]
-    target_nodes = {node for node, _ in targets}
-    leads = {}
-    # children have smaller sequence numbers: ascending order visits them first
-    for node in sorted(order, key=_seq):
-        leads[node] = node in target_nodes or any(
-            leads.get(child, False) for child in node._next)
-    runs = {node for node in order if any(leads.get(child, False) for child in node._next)}
-    if accumulate:  # backward(inputs=...): the targeted nodes run, as torch (leaves
-        runs |= target_nodes  # accumulate; a non-leaf's node runs its hooks, no further)
-    scheduled = runs | target_nodes
-    dependencies = {}
-    for node in order:
-        if node not in runs:
-            continue
-        for child in node._next:
-            if child in scheduled:  # never None: scheduled holds nodes
-                dependencies[child] = dependencies.get(child, 0) + 1
-    return dependencies, runs
-
-
-def _seq(node) -> int:
-    return -1 if type(node) is AccumulateGrad else node._sequence_nr
-
-
-def _run_observed(watchers, node, grads, create_graph):
+def _run_observed(watchers, node, grads, create_graph, edges):
     """The node's backward between node_enter and node_exit of several observers; all
     observers hear of its exceptions (node_error)."""
     tokens = observers.enter_nodes(watchers, node, grads)
     grad_inputs = None
     try:
-        grad_inputs = node.op.backward(node, grads, create_graph)
+        grad_inputs = node.op.backward(node, grads, create_graph, edges)
         return grad_inputs
     except Exception as exc:
         observers.notify_error(node, exc)

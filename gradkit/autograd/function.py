@@ -98,7 +98,7 @@ class FunctionCtx(Node):
 class FunctionOp:
     """The node ``op`` of one Function class: runs the user's backward for graph.Node."""
 
-    checks_grads = False  # the engine checks shapes and dtypes of what the user returned
+    checks_grads = False  # the engine checks all the user returned, wanted or not, as torch
 
     def __init__(self, function_class) -> None:
         self.function_class = function_class
@@ -109,7 +109,7 @@ class FunctionOp:
         """As in torch, a Function's node shows its ctx (``grad_fn.saved_tensors``, fields)."""
         return getattr(node.params, name)
 
-    def backward(self, node: Node, grads: tuple, create_graph: bool) -> tuple:
+    def backward(self, node: Node, grads: tuple, create_graph: bool, edges: tuple) -> tuple:
         ctx = node.params
         grad_outputs = []
         for i, meta in enumerate(ctx._output_meta):

@@ -50,8 +50,9 @@ class NodeExtras:
 class Node:
     """A step of the backward graph (``grad_fn``), like ``torch.autograd.graph.Node``.
 
-    ``op.backward(node, grad_outputs, create_graph)`` computes the gradients for
-    ``next_functions``; ``saved`` holds what the op saved (SavedTensor or plain values).
+    ``op.backward(node, grad_outputs, create_graph, edges)`` computes the gradients for
+    ``next_functions`` whose edge in ``edges`` is not None; ``saved`` holds what the op saved
+    (SavedTensor or plain values).
     """
 
     __slots__ = ("op", "_sequence_nr", "_next", "_next_nr", "saved", "params", "input_meta",

@@ -37,13 +37,10 @@ from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the 
     sum_to_shape)
 from gradkit.ops._dispatch_hot import dispatch_binary, dispatch_unary
 from gradkit.ops.keywords import (
-    SPECIAL_KEYWORDS, TENSOR_KEYWORDS, named_inputs, tensor_keywords,
-    torch_keywords)
+    SPECIAL_KEYWORDS, TENSOR_KEYWORDS, named_inputs, tensor_keywords, torch_keywords)
 from gradkit.ops.methods import register as register_method
 from gradkit.ops.missing_inputs import bind_inputs
 from gradkit.signature_errors import missing_arguments
-
-
 
 
 def _to_node_name(name: str) -> str:
@@ -290,8 +287,9 @@ class Op:
         return f"<gradkit op {self.name}>"
 
     # -- backward -------------------------------------------------------------------
-    def backward(self, node: Node, grads: tuple, create_graph: bool) -> tuple:
-        """Input gradients of ``node`` from its output gradients (None = zero)."""
+    def backward(self, node: Node, grads: tuple, create_graph: bool, edges: tuple) -> tuple:
+        """Input gradients of ``node`` from its output gradients (None = zero); ``edges``:
+        ``node._next`` with None where none is wanted (torch's ``should_compute_output``)."""
         saved = node.saved
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
@@ -302,7 +300,7 @@ class Op:
         if self.outputs == 1:
             g = grads[0]
             if g is None:
-                return (None,) * len(node._next)
+                return (None,) * len(edges)
             # is_known_zero(g), inline: every node runs this line (a plain array first: its
             # getattr would raise and swallow an AttributeError)
             tg = type(g)
@@ -310,13 +308,13 @@ class Op:
                     type(getattr(g, "_data", None)) is KnownZero:
                 name = type(node).__name__
                 if name in PASSES_KNOWN_ZERO:
-                    return _known_zeros(g, node, self.broadcast)
+                    return _known_zeros(g, node, self.broadcast, edges)
                 modes = KNOWN_ZERO_BY_INPUT.get(name)
                 if modes is None and name in KNOWN_ZERO_BY_SHAPES:
                     modes = KNOWN_ZERO_BY_SHAPES[name](node.input_meta)
                 if modes is not None:
-                    computed = self.backward(node, (plain(g),), create_graph)
-                    return _known_zeros_by_input(computed, g, node, self.broadcast, modes)
+                    computed = self.backward(node, (plain(g),), create_graph, edges)
+                    return _known_zeros_by_input(computed, g, node, self.broadcast, modes, edges)
                 g = plain(g)
         else:
             if any(map(is_known_zero, grads)):
@@ -327,11 +325,12 @@ class Op:
             if diff is not None and len(diff) == 1:
                 g = g[0]
         params = node.params
-        edges = node._next
         meta = node.input_meta
-        if self.vjp_all is not None:
+        if self.vjp_all is not None:  # one rule for all; torch keeps only the wanted ones,
             result = list(self.vjp_all(g, *values, **params))
             result += [None] * (len(edges) - len(result))  # a rule may stop at its last input
+            if edges is not node._next and not self.variadic:  # but all of a tensor list
+                result = [r if child is not None else None for r, child in zip(result, edges)]
             rules = None
         else:
             rules = self.vjps
@@ -352,7 +351,7 @@ class Op:
         return result
 
 
-def _known_zeros(g, node, broadcast: bool) -> tuple:
+def _known_zeros(g, node, broadcast: bool, edges: tuple) -> tuple:
     """What a node that keeps torch's zero tensors zero passes on for one: known zeros, plain
     ones for an input it broadcast (torch's ``sum_to_size`` materializes them)."""
     shape = getattr(g, "shape", None)
@@ -360,13 +359,14 @@ def _known_zeros(g, node, broadcast: bool) -> tuple:
     return tuple(None if child is None else known_zeros_like(
         g, batch + tuple(meta[0]), meta[1], known=not broadcast or
         batch + tuple(meta[0]) == tuple(shape))
-        for child, meta in zip(node._next, node.input_meta))
+        for child, meta in zip(edges, node.input_meta))
 
 
-def _known_zeros_by_input(computed, g, node, broadcast: bool, modes: tuple) -> tuple:
+def _known_zeros_by_input(computed, g, node, broadcast: bool, modes: tuple,
+                          edges: tuple) -> tuple:
     """``computed`` (the formula run on plain zeros) where an input's mode is None, known
     zeros where it is "known", plain zeros where it is "zeros"."""
-    zeros = _known_zeros(g, node, broadcast)
+    zeros = _known_zeros(g, node, broadcast, edges)
     return tuple(r if mode is None else z if mode == "known" or z is None else plain(z)
                  for r, z, mode in zip(computed, zeros, modes))
 

@@ -96,7 +96,7 @@ class _WrappedOp:
     def __init__(self, shown: tuple) -> None:
         self.shown = shown  # fn's edges torch shows: the first is the view's old values
 
-    def backward(self, node, grads: tuple, create_graph: bool) -> tuple:
+    def backward(self, node, grads: tuple, create_graph: bool, edges: tuple) -> tuple:
         """The base's gradient with fn's gradient of the view's old values in the view's region,
         then fn's gradients of its other inputs."""
         if node.saved is None:
@@ -109,13 +109,23 @@ class _WrappedOp:
             raise RuntimeError(OVERLAP_MESSAGE)
         fn = node.saved[0]
         region = replay_view(chain, in_layout(g, layout))
-        results = fn.op.backward(fn, (region,), create_graph)
+        results = fn.op.backward(fn, (region,), create_graph, fn._next if edges is node._next
+                                 else _wanted_edges(fn, self.shown, edges))
         first = results[self.shown[0]]
-        if first is None:
+        if edges[0] is None:  # the base's gradient is not wanted (torch's should_compute_output)
+            base = None
+        elif first is None:
             base = zero_view_region(g, chain, layout)
         else:
             base = copy_slices(g, first, chain=chain, written=False, layout=layout)
         return (base,) + tuple(results[i] for i in self.shown[1:])
+
+
+def _wanted_edges(fn, shown: tuple, edges: tuple) -> tuple:
+    """``fn``'s edges, None where the CopySlices edge an input of fn is shown at is not wanted
+    (or where fn's input is not shown at all)."""
+    wanted = dict(zip(shown, edges))
+    return tuple(child if wanted.get(i) is not None else None for i, child in enumerate(fn._next))
 
 
 def wrap_op_node(node, result) -> None:

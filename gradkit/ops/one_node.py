@@ -77,7 +77,7 @@ class OneNodeOp:
         """No ctx fields: a plain AttributeError, as a built-in node's."""
         raise AttributeError(f"'{node.name()}' object has no attribute '{name}'")
 
-    def backward(self, node, grads: tuple, create_graph: bool) -> list:
+    def backward(self, node, grads: tuple, create_graph: bool, edges: tuple) -> list:
         """The inputs' gradients: the composite's graph run from ``grads[0]`` to the stand-ins."""
         if node.saved is None:
             raise RuntimeError(FREED_MESSAGE)
@@ -91,7 +91,7 @@ class OneNodeOp:
             g = Tensor._make(g)
         elif not create_graph and isinstance(g, Tensor):
             g = g._data
-        wanted = [i for i, (child, end) in enumerate(zip(node._next, recorded.ends))
+        wanted = [i for i, (child, end) in enumerate(zip(edges, recorded.ends))
                   if child is not None and end is not None]
         # retain_graph: the composite's graph lives while this node keeps it (engine frees it)
         # bounded: the stand-ins' nodes end the composite's graph (what lies past them, the

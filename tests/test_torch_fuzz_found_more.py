@@ -3649,9 +3649,9 @@ def test_logit_gradient_is_masked_by_any_eps_as_torch(eps, create_graph):
 
 @pytest.mark.parametrize("eps", [math.nan, 0.2, 0.0])
 def test_logit_kernels_vectorized_loop_masks_a_nan_x_or_eps(eps):
-    """Known (docs/numerics.md, "its vectorized loop masks"): torch's logit_backward kernel
-    runs tensors of two SIMD vectors or more (8 float64 elements on AVX2, 16 on AVX-512)
-    through a loop that masks a NaN x or eps to 0, as its composite formula does, and the rest
+    """Known (docs/numerics.md, "vectorized loop masks as the formula"): torch's logit
+    backward kernel runs tensors of two SIMD vectors or more (8 float64 elements on AVX2, 16
+    on AVX-512) through a loop that masks a NaN x or eps to 0, as its formula does, the rest
     through a scalar loop that passes them; gradkit's plain backward is the scalar loop on any
     length, so it does not depend on the CPU. 64 elements take the vectorized loop on both."""
     values = [0.5, math.nan, 0.9, 1.5] * 16

@@ -870,12 +870,25 @@ def _detached_matmul_operand(program, mine: Result, theirs: Result) -> bool:
 def _repeated_spectrum(program, mine: Result, theirs: Result) -> bool:
     """Only gradients differ, through eig of a matrix whose eigenvalues repeat up to
     rounding: its gradient divides by their differences, rounding noise that MKL and
-    OpenBLAS round apart (torch's formula, like gradkit's, is undefined there)."""
+    OpenBLAS round apart (torch's formula, like gradkit's, is undefined there). So may the
+    phase check of a complex eigh's backward, which reads such a gradient: one side refuses
+    where the other computes (breadth seed 22185 on a CPU without AVX-512)."""
     problems = compare(mine, theirs)
-    if not problems or not all(p.startswith(("grads", "signed zero in grads"))
-                               for p in problems):
+    if not problems or not (_phase_check_of_noise(mine, theirs) or all(
+            p.startswith(("grads", "signed zero in grads")) for p in problems)):
         return False
     return _has_repeated_spectrum(program.steps, theirs)
+
+
+def _phase_check_of_noise(mine: Result, theirs: Result) -> bool:
+    """One side's backward alone raised the eigenvectors' phase check, the values agreeing."""
+    if (mine.error is None) == (theirs.error is None):
+        return False
+    raised = mine if mine.error else theirs
+    return raised.error[0] in ("backward", "double backward") and \
+        "specified up to multiplication by e^{i phi}" in raised.message and \
+        not compare(mine._replace(error=None, grads=[], grads2=[]),
+                    theirs._replace(error=None, grads=[], grads2=[]))
 
 
 def _eigenvectors_of_a_repeated_eigenvalue(program, mine: Result, theirs: Result) -> bool:

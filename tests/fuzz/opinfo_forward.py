@@ -88,7 +88,9 @@ KNOWN = {
     "triangular_solve": "tangent",
     # torch's tangent formulas read saved results (LU, mean, rstd) as constants, so the
     # gradient of the tangent misses their dependence on the input
-    "linalg.det": "fwbw", "logdet": "fwbw", "nn.functional.layer_norm": "fwbw",
+    "linalg.det": "fwbw", "logdet": "fwbw", "linalg.slogdet": "fwbw", "linalg.solve": "fwbw",
+    "linalg.solve_ex": "fwbw", "linalg.tensorsolve": "fwbw", "linalg.householder_product": "fwbw",
+    "nn.functional.layer_norm": "fwbw",
     "native_batch_norm": "fwbw", "nn.functional.batch_norm": "fwbw",
     "nn.functional.instance_norm": "fwbw",
 }
@@ -140,7 +142,8 @@ def differing_forward(opinfo, dtypes, fwbw: bool = False) -> list:
 
 def scan(only: set, dtypes: list, fwbw: bool, show: int, chunk: str) -> tuple[int, int]:
     k, n = (int(v) for v in chunk.split("/"))
-    ops = [o for o in _selected(only) if o.supports_forward_ad and KNOWN.get(o.name) != "tangent"]
+    ops = [o for o in _selected(only)
+           if o.supports_forward_ad and KNOWN.get(o.name) != "tangent"]
     total = bad = 0
     for opinfo in ops[(k - 1) * len(ops) // n:k * len(ops) // n]:
         for dtype in dtypes:

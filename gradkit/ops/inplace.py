@@ -104,7 +104,11 @@ def _run_out_of_place(tensor, view, recording: bool, out_of_place, args, kwargs)
     """The op's result for the values ``tensor`` holds; recording, on a copy of them that
     carries the tensor's history (the op may save its input for backward)."""
     if not recording:
-        return out_of_place(tensor, *args, **kwargs)
+        forward_ad = _dispatch._forward_ad
+        if forward_ad is None or not forward_ad.has_tangents((tensor, *args)):
+            return out_of_place(tensor, *args, **kwargs)
+        with enable_grad():  # as torch, an in-place write's new tangent is recorded under
+            return out_of_place(tensor, *args, **kwargs)  # no_grad too; the value's node is not
     with device_context(tensor._data):
         old_values = tensor._data.copy()
     grad_fn, output_nr = _history_of_written(tensor, view)

@@ -136,10 +136,16 @@ def gradkit_callable(opinfo, variant: str):
     if module.startswith("torch.nn.functional"):
         return getattr(gradkit.nn.functional, f.__name__, None)
     if isinstance(f, types.FunctionType) and module.startswith("torch.testing"):
-        # a lambda of torch's table (``lambda x: x.H``): the same code, reading gradkit
-        env = dict(f.__globals__, torch=gradkit, F=gradkit.nn.functional)
-        return types.FunctionType(f.__code__, env, f.__name__, f.__defaults__, f.__closure__)
+        return reading_gradkit(f)  # a lambda of torch's table (``lambda x: x.H``)
     return resolve(opinfo.name)
+
+
+def reading_gradkit(f):
+    """A function of torch's test helpers, the same code reading gradkit for torch."""
+    env = dict(f.__globals__, torch=gradkit, F=gradkit.nn.functional)
+    g = types.FunctionType(f.__code__, env, f.__name__, f.__defaults__, f.__closure__)
+    g.__kwdefaults__ = f.__kwdefaults__
+    return g
 
 
 def _flat(out) -> list:
@@ -205,9 +211,11 @@ def compare_gradients(tout: list, gout: list, torch_inputs: list, gradkit_inputs
                                        torch_inputs, allow_unused=True)
     except Exception:  # noqa: BLE001 - torch refuses: gradkit may too
         return None
+    got = [None] * len(gradkit_inputs)  # no gradkit output on a graph: no gradients
     try:
-        got = gradkit.autograd.grad(_weighted_sum(gradkit, [g for _, g in pairs], weights),
-                                    gradkit_inputs, allow_unused=True)
+        if any(g.requires_grad for _, g in pairs if isinstance(g, gradkit.Tensor)):
+            got = gradkit.autograd.grad(_weighted_sum(gradkit, [g for _, g in pairs], weights),
+                                        gradkit_inputs, allow_unused=True)
     except Exception as e:  # noqa: BLE001
         return f"backward: gradkit raises {type(e).__name__}: {str(e)[:100]}"
     names = names or [f"input {i}" for i in range(len(torch_inputs))]
@@ -223,9 +231,10 @@ def compare_gradients(tout: list, gout: list, torch_inputs: list, gradkit_inputs
     return None
 
 
-def run_both(torch_call, gradkit_call) -> tuple:
+def run_both(torch_call, gradkit_call, label=lambda i, n: f"out[{i}]") -> tuple:
     """``(difference, torch's outputs, gradkit's outputs)`` of one call in each library;
-    when one raises, its error is compared with the other's (by type) and no outputs come."""
+    when one raises, its error is compared with the other's (by type) and no outputs come.
+    ``label(i, n)`` names output i of n in the report."""
     try:
         expected = torch_call()
     except Exception as e:  # noqa: BLE001 - compared with gradkit's refusal
@@ -247,7 +256,7 @@ def run_both(torch_call, gradkit_call) -> tuple:
     for i, (a, b) in enumerate(zip(tout, gout)):
         found = difference(a, b)
         if found:
-            return f"out[{i}] {found}", None, None
+            return f"{label(i, len(tout))} {found}", None, None
     return None, tout, gout
 
 

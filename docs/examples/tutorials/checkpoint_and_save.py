@@ -45,7 +45,7 @@ print("head grad:", [round(v, 6) for v in checkpointed.head.weight.grad.flatten(
 
 model = init(Net(False))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-for step in range(5):
+for _ in range(5):
     optimizer.zero_grad()
     loss = model(x).pow(2).mean()
     loss.backward()

@@ -29,13 +29,19 @@ def _on_alarm(*_):
     raise _TimeoutError()
 
 
-def guarded(compare, *args) -> str | None:
-    """One comparison, given 5 s (a few samples make NumPy loop for minutes)."""
+TIMED_OUT: list = []  # the comparisons stopped by the alarm (a scan says how many)
+
+
+def guarded(compare, *args, seconds: int = 5) -> str | None:
+    """One comparison, given ``seconds`` (a few samples make NumPy loop for minutes)."""
     signal.signal(signal.SIGALRM, _on_alarm)
-    signal.alarm(5)
+    signal.alarm(seconds)
     try:
         return compare(*args)
-    except (_TimeoutError, UntranslatableError):
+    except _TimeoutError:
+        TIMED_OUT.append(args)
+        return None
+    except UntranslatableError:
         return None
     except Exception as e:  # noqa: BLE001 - the scan goes on
         return f"scanner {type(e).__name__}: {str(e)[:80]}"
@@ -50,12 +56,12 @@ def _selected(only: set):
             yield opinfo
 
 
-def report(where: str, items: list, compare, show: int, describe) -> int:
+def report(where: str, items: list, compare, show: int, describe, seconds: int = 5) -> int:
     """Compare each item, print its difference (the first ``show``) and how to read the first
     differing one (``describe(item)``); the number that differ."""
     differing = 0
     for k, item in enumerate(items):
-        found = guarded(compare, item)
+        found = guarded(compare, item, seconds=seconds)
         if not found:
             continue
         differing += 1

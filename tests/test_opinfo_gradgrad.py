@@ -12,16 +12,34 @@ pytestmark = pytest.mark.filterwarnings("ignore")  # the ops warn as torch does
 from fuzz.opinfo_gradgrad import differing_gradgrad, gradgrad_difference  # noqa: E402
 from fuzz.opinfo_samples import op_db  # noqa: E402
 
-FIXED = ("linalg.eigvalsh", "linalg.eigh")
+# (OpInfo name, reference inputs too): angle differed on its reference inputs only
+FIXED = [("linalg.eigvalsh", False), ("linalg.eigh", False), ("angle", True)]
 
 
-@pytest.mark.parametrize("name", FIXED)
+@pytest.mark.parametrize("name, reference", FIXED)
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
-def test_torch_samples_of_fixed_ops_agree_to_second_order(name, dtype):
+def test_torch_samples_of_fixed_ops_agree_to_second_order(name, reference, dtype):
     opinfos = [o for o in op_db if o.name == name]
     assert opinfos
     for opinfo in opinfos:
-        assert not differing_gradgrad(opinfo, getattr(torch, dtype))
+        assert not differing_gradgrad(opinfo, getattr(torch, dtype), reference)
+
+
+def test_angle_second_derivative_at_zero_is_nan_as_torch():
+    """torch's angle_backward is where(x == 0, 0, g i x / |x|^2): the first derivative at 0 is
+    0, the second NaN (the unselected 0 / 0). Closed form at x = a + ib: Re g = -b / (a² + b²),
+    whose gradient at 1 + 1j is (2ab / r⁴) + i (2b² - r²) / r⁴ = 0.5."""
+    results = []
+    for lib in (torch, gradkit):
+        x = lib.tensor([0j, 1 + 1j], dtype=lib.complex128, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.angle(x).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.real.sum(), x)
+        results.append((g.detach().numpy(), gg.numpy()))
+    (tg, tgg), (g, gg) = results
+    np.testing.assert_allclose(g, tg, atol=1e-15)
+    assert g[0] == 0 and np.isnan(gg[0].real) and np.isnan(tgg[0].real)
+    np.testing.assert_allclose(gg[1], tgg[1], atol=1e-15)
+    np.testing.assert_allclose(gg[1], 0.5, atol=1e-15)
 
 
 class _SinNoSecond(gradkit.autograd.Function):

@@ -1,6 +1,7 @@
 """Second derivatives of torch's OpInfo samples, in gradkit and torch 2.13.
 
     python tests/fuzz/opinfo_gradgrad.py [--dtypes float64,complex128] [--only gather,mul]
+                                         [--reference]
 
 For each op whose table entry says ``supports_gradgrad`` and each of its samples:
 ``g = grad(sum(w * out), inputs, create_graph=True)`` then ``grad(sum(v * g), inputs)``, with
@@ -84,23 +85,26 @@ def compare_gradgrad(opinfo, sample) -> str | None:
     return gradgrad_difference(tout, gout, list(torch_leaves), list(gradkit_leaves))
 
 
-def gradgrad_samples(opinfo, dtype) -> list:
-    """``opinfo``'s samples at ``dtype`` (none when torch's sampler fails for it)."""
+def gradgrad_samples(opinfo, dtype, reference: bool = False) -> list:
+    """``opinfo``'s samples (``reference``: its reference inputs) at ``dtype``; none when
+    torch's sampler fails for it."""
     torch.manual_seed(0)
+    draw = opinfo.reference_inputs if reference else opinfo.sample_inputs
     try:
-        return list(opinfo.sample_inputs("cpu", dtype, requires_grad=True))
+        return list(draw("cpu", dtype, requires_grad=True))
     except Exception:  # noqa: BLE001 - torch's own sampler fails for this dtype
         return []
 
 
-def differing_gradgrad(opinfo, dtype) -> list:
-    """Each sample of ``opinfo`` at ``dtype`` whose second derivatives differ."""
-    samples = gradgrad_samples(opinfo, dtype)
+def differing_gradgrad(opinfo, dtype, reference: bool = False) -> list:
+    """Each sample (``reference``: reference input) of ``opinfo`` at ``dtype`` whose second
+    derivatives differ."""
+    samples = gradgrad_samples(opinfo, dtype, reference)
     found = [(k, compare_gradgrad(opinfo, s)) for k, s in enumerate(samples)]
     return [f"{str(dtype)[6:]} #{k}: {f}" for k, f in found if f]
 
 
-def scan(only: set, dtypes: list, show: int) -> tuple[int, int]:
+def scan(only: set, dtypes: list, show: int, reference: bool = False) -> tuple[int, int]:
     total = bad = 0
     for opinfo in _selected(only):
         if not (opinfo.supports_autograd and opinfo.supports_gradgrad):
@@ -108,7 +112,7 @@ def scan(only: set, dtypes: list, show: int) -> tuple[int, int]:
         for dtype in dtypes:
             if dtype not in opinfo.supported_dtypes("cpu"):
                 continue
-            samples = gradgrad_samples(opinfo, dtype)
+            samples = gradgrad_samples(opinfo, dtype, reference)
             total += len(samples)
             bad += report(f"{opinfo.name}.{opinfo.variant_test_name} [{str(dtype)[6:]}",
                           samples, lambda s, o=opinfo: compare_gradgrad(o, s), show,
@@ -121,10 +125,12 @@ def main() -> int:
     parser.add_argument("--dtypes", default="float64,complex128")
     parser.add_argument("--only", default="", help="comma-separated OpInfo names")
     parser.add_argument("--show", type=int, default=2, help="differences printed per op")
+    parser.add_argument("--reference", action="store_true", help="torch's reference_inputs")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     total, bad = scan(set(args.only.split(",")) - {""},
-                      [getattr(torch, d) for d in args.dtypes.split(",")], args.show)
+                      [getattr(torch, d) for d in args.dtypes.split(",")], args.show,
+                      args.reference)
     print(f"{total} samples, {bad} differing, {len(TIMED_OUT)} stopped after 30 s")
     return 1 if bad else 0
 

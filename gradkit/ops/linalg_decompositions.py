@@ -210,8 +210,9 @@ def _eigh(xp, x, *, UPLO="L"):  # noqa: N803 - torch's name
 
 
 def _eigh_vjp(grads, values, vectors, UPLO):  # noqa: N803
-    """gA = V (diag(gL) + offdiag(V^H gV) / E) V^H with E_ij = L_j - L_i (torch's
-    linalg_eig_backward for Hermitian A)."""
+    """gA = V (diag(gL) + offdiag(skew(V^H gV)) / E) V^H with E_ij = L_j - L_i and
+    skew(M) = (M - M^H) / 2 (torch's linalg_eig_backward for Hermitian A: the projection
+    keeps gA Hermitian, as a perturbation of a Hermitian A is)."""
     g_values, g_vectors = grads
     if is_undefined(g_vectors):  # eigvalsh: no division by L_j - L_i, finite at repeated
         return (matmul(vectors * unsqueeze(g_values, -2), mH(vectors)),)  # values (torch)
@@ -220,7 +221,7 @@ def _eigh_vjp(grads, values, vectors, UPLO):  # noqa: N803
         _check_gauge(_phase_terms(vh_gv, g_vectors),
                      f"linalg_eigh_backward: The eigenvectors in the complex case {_PHASE} this "
                      "quantity, so it is ill-defined.")
-    inner = _off_diagonal(vh_gv / _differences(values)) + diag_embed(g_values)
+    inner = _off_diagonal((vh_gv - mH(vh_gv)) / 2 / _differences(values)) + diag_embed(g_values)
     return (matmul(vectors, matmul(inner, mH(vectors))),)
 
 

@@ -23,11 +23,11 @@ def angle(xp, x):
 
 def _angle_backward(g, x):
     """torch's angle_backward: zeros for a real x (whatever g); g i x / |x|^2 for a complex
-    one, exactly 0 where x is 0 (a NaN g included)."""
+    one, exactly 0 where x is 0 (a NaN g included). The unselected 0 / 0 at x = 0 is kept,
+    as torch's: the second derivative there is NaN, as torch's."""
     if not _is_complex(x):
         return zeros_like(g)  # g's shape: a batched gradient keeps its leading dim
-    zero = x == 0
-    return where(zero, 0.0, g * (1j * x / where(zero, 1.0, x * conj(x))))
+    return where(x == 0, 0.0, g * (1j * x / (x * conj(x))))
 
 
 angle.defvjp(_angle_backward)

@@ -202,10 +202,7 @@ def compare_gradients(tout: list, gout: list, torch_inputs: list, gradkit_inputs
              and t.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex)]
     if not pairs or not torch_inputs:
         return None
-    rng = np.random.default_rng(0)
-    weights = [torch.tensor(rng.standard_normal(t.shape) + (1j * rng.standard_normal(t.shape)
-                                                            if t.dtype.is_complex else 0))
-               .to(t.dtype).numpy() for t, _ in pairs]
+    weights = random_weights(np.random.default_rng(0), [t for t, _ in pairs])
     try:
         expected = torch.autograd.grad(_weighted_sum(torch, [t for t, _ in pairs], weights),
                                        torch_inputs, allow_unused=True)
@@ -219,15 +216,28 @@ def compare_gradients(tout: list, gout: list, torch_inputs: list, gradkit_inputs
     except Exception as e:  # noqa: BLE001
         return f"backward: gradkit raises {type(e).__name__}: {str(e)[:100]}"
     names = names or [f"input {i}" for i in range(len(torch_inputs))]
+    return derivative_difference(names, expected, got, "grad", 1e-6)
+
+
+def random_weights(rng, tensors: list) -> list:
+    """A standard normal array (complex for a complex tensor) per tensor, in its dtype."""
+    return [torch.tensor(rng.standard_normal(t.shape) + (1j * rng.standard_normal(t.shape)
+                                                         if t.dtype.is_complex else 0))
+            .to(t.dtype).numpy() for t in tensors]
+
+
+def derivative_difference(names: list, expected, got, what: str,
+                          tolerance: float) -> str | None:
+    """How torch's derivatives (``expected``) and gradkit's differ, the first one found."""
     for name, a, b in zip(names, expected, got):
-        if a is None or b is None:  # None and zeros are the same gradient
+        if a is None or b is None:  # None and zeros are the same derivative
             other = b if a is None else a
             if other is not None and np.any(_array(other)):
-                return f"grad of {name}: None in {'torch' if a is None else 'gradkit'} only"
+                return f"{what} of {name}: None in {'torch' if a is None else 'gradkit'} only"
             continue
-        found = difference(a, b, 1e-6)
+        found = difference(a, b, tolerance)
         if found:
-            return f"grad of {name}: {found}"
+            return f"{what} of {name}: {found}"
     return None
 
 

@@ -30,17 +30,20 @@ def _on_alarm(*_):
 
 
 # not compared: printed (a loaded machine can make many run out of time), not counted
-TIMED_OUT = "not compared: over 5 s"
+TIMED_OUT = "not compared: over the time limit"
+timed_out: list = []  # the comparisons the alarm stopped (a scan says how many)
 
 
-def guarded(compare, *args) -> str | None:
-    """One comparison, given 5 s (a few samples make NumPy loop for minutes): its difference,
-    None when they agree or it cannot be handed over, ``TIMED_OUT`` when it ran out of time."""
+def guarded(compare, *args, seconds: int = 5) -> str | None:
+    """One comparison, given ``seconds`` (a few samples make NumPy loop for minutes): its
+    difference, None when they agree or it cannot be handed over, ``TIMED_OUT`` when it ran
+    out of time."""
     signal.signal(signal.SIGALRM, _on_alarm)
-    signal.alarm(5)
+    signal.alarm(seconds)
     try:
         return compare(*args)
     except _TimeoutError:
+        timed_out.append(args)
         return TIMED_OUT
     except UntranslatableError:
         return None
@@ -57,12 +60,12 @@ def _selected(only: set):
             yield opinfo
 
 
-def report(where: str, items: list, compare, show: int, describe) -> int:
+def report(where: str, items: list, compare, show: int, describe, seconds: int = 5) -> int:
     """Compare each item, print its difference (the first ``show``) and how to read the first
     differing one (``describe(item)``); the number that differ."""
     differing = 0
     for k, item in enumerate(items):
-        found = guarded(compare, item)
+        found = guarded(compare, item, seconds=seconds)
         if found is TIMED_OUT:
             print(f"{where} #{k}] {found}", flush=True)
         if not found or found is TIMED_OUT:

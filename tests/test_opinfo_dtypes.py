@@ -179,7 +179,9 @@ def test_attention_of_float16_in_float32(shape):
     """torch's attention upcasts float16 to float32 (math backend) or accumulates in it (the
     4-d flash kernel) and rounds once: scores near 1e5 stay finite (gradkit's float16
     scores overflowed to inf, softmax NaN), small ones agree to float16's rounding."""
-    got = _same(lambda lib: _attention_half(lib, shape, 200.0), rtol=1e-2)
+    # atol: torch's 4-d CPU flash kernel leaves float16 rounding noise (up to 7e-3 on an AVX2
+    # CPU) in the query/key gradients its math backend, and gradkit, give as 0 (exp(-1e4))
+    got = _same(lambda lib: _attention_half(lib, shape, 200.0), rtol=1e-2, atol=1e-2)
     assert all(np.isfinite(t.detach().numpy()).all() for t in got)
     _same(lambda lib: _attention_half(lib, shape, 1.0), rtol=2e-2, atol=2e-2)  # the scan's
 

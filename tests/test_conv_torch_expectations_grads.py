@@ -465,8 +465,15 @@ def test_float16_convolutions_round_once(name, shapes, options):
         out = getattr(m.nn.functional, name)(*leaves, **options)
         grad_out = m.tensor(np.linspace(-1, 1, out.numel()).reshape(out.shape)).half()
         return (out, *m.autograd.grad(out, leaves, grad_out))
+    # torch's float16 kernels round once on AVX-512 CPUs; on others (AVX2) along the way, so
+    # there only the tolerance holds (its float32 result, rounded once, is gradkit's bits)
+    inputs = [_tensor(torch, *s, seed=i) for i, s in enumerate(shapes)]
+    function = getattr(torch.nn.functional, name)
+    once = torch.equal(function(*(t.half() for t in inputs), **options),
+                       function(*(t.half().float() for t in inputs), **options).half())
     for got, want in zip(program(gradkit), program(torch), strict=True):
         assert str(got.dtype) == "gradkit.float16" and got.shape == tuple(want.shape)
         got, want = got.double().detach().numpy(), want.double().detach().numpy()
-        assert (got != want).sum() <= max(1, got.size // 100)
-        np.testing.assert_allclose(got, want, rtol=1e-3, atol=2e-6)
+        assert not once or (got != want).sum() <= max(1, got.size // 100)
+        # one float16 ulp where torch rounds once; its own steps' few ulps where it does not
+        np.testing.assert_allclose(got, want, rtol=1e-3 if once else 4e-3, atol=2e-6)

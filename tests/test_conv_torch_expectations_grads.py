@@ -475,5 +475,7 @@ def test_float16_convolutions_round_once(name, shapes, options):
         assert str(got.dtype) == "gradkit.float16" and got.shape == tuple(want.shape)
         got, want = got.double().detach().numpy(), want.double().detach().numpy()
         assert not once or (got != want).sum() <= max(1, got.size // 100)
-        # one float16 ulp where torch rounds once; its own steps' few ulps where it does not
-        np.testing.assert_allclose(got, want, rtol=1e-3 if once else 4e-3, atol=2e-6)
+        # one float16 ulp where torch rounds once; where it does not, its steps' rounding (a
+        # few ulps of the largest element: sums of elements of other signs)
+        np.testing.assert_allclose(got, want, rtol=1e-3,
+                                   atol=2e-6 if once else 2e-3 * np.abs(want).max())

@@ -460,22 +460,21 @@ def test_float16_convolutions_round_once(name, shapes, options):
     torch's but where float32 rounding lands on the other side of a float16 tie (at most one
     element in a hundred, one ulp). gradkit summed in float16 and was off in a quarter of the
     elements, by up to several ulps."""
-    def program(m):
-        leaves = [_tensor(m, *s, seed=i).half().requires_grad_() for i, s in enumerate(shapes)]
+    def program(m, dtype="half"):
+        leaves = [getattr(_tensor(m, *s, seed=i).half(), dtype)().requires_grad_()
+                  for i, s in enumerate(shapes)]
         out = getattr(m.nn.functional, name)(*leaves, **options)
-        grad_out = m.tensor(np.linspace(-1, 1, out.numel()).reshape(out.shape)).half()
+        grad_out = getattr(m.tensor(np.linspace(-1, 1, out.numel()).reshape(out.shape)).half(),
+                           dtype)()
         return (out, *m.autograd.grad(out, leaves, grad_out))
-    # torch's float16 kernels round once on AVX-512 CPUs; on others (AVX2) along the way, so
-    # there only the tolerance holds (its float32 result, rounded once, is gradkit's bits)
-    inputs = [_tensor(torch, *s, seed=i) for i, s in enumerate(shapes)]
-    function = getattr(torch.nn.functional, name)
-    once = torch.equal(function(*(t.half() for t in inputs), **options),
-                       function(*(t.half().float() for t in inputs), **options).half())
-    for got, want in zip(program(gradkit), program(torch), strict=True):
+    # torch's float16 kernels round once on AVX-512 CPUs; on others (AVX2) some round along
+    # the way: there only a tolerance of their steps' rounding holds (a few ulps of the
+    # largest element, for sums of elements of other signs)
+    in_float32 = [t.half() for t in program(torch, "float")]
+    for got, want, once in zip(program(gradkit), program(torch), in_float32, strict=True):
         assert str(got.dtype) == "gradkit.float16" and got.shape == tuple(want.shape)
+        rounds_once = torch.equal(want, once)
         got, want = got.double().detach().numpy(), want.double().detach().numpy()
-        assert not once or (got != want).sum() <= max(1, got.size // 100)
-        # one float16 ulp where torch rounds once; where it does not, its steps' rounding (a
-        # few ulps of the largest element: sums of elements of other signs)
+        assert not rounds_once or (got != want).sum() <= max(1, got.size // 100)
         np.testing.assert_allclose(got, want, rtol=1e-3,
-                                   atol=2e-6 if once else 2e-3 * np.abs(want).max())
+                                   atol=2e-6 if rounds_once else 2e-3 * np.abs(want).max())

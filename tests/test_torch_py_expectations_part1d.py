@@ -65,7 +65,9 @@ def test_expand_repeat():  # test_expand, test_repeat, test_repeat_tile
             for src in (tile, broad)
         ]
 
-    same_as_torch(run)
+    # from_numpy of a read-only array warns once per process in both libraries: which one
+    # still warns here depends on the tests run before (values, shapes and strides compared)
+    same_as_torch(run, count_warnings=False)
 
 
 def test_repeat_interleave():  # test_repeat_interleave

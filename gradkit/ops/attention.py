@@ -168,6 +168,12 @@ def _pairs(kernel_size, dilation, padding, stride):
                  for v in (kernel_size, dilation, padding, stride))
 
 
+def _window_names(kernel_size, dilation, padding, stride) -> dict:
+    """torch's Im2Col/Col2Im node keeps these as pairs (``node._saved_kernel_size``...)."""
+    return dict(zip(("kernel_size", "dilation", "padding", "stride"),
+                    _pairs(kernel_size, dilation, padding, stride), strict=True))
+
+
 def _blocks(sizes, kernel, dilation, padding, stride) -> tuple:
     """(padded sizes, number of sliding blocks per dim) of im2col / col2im."""
     padded = tuple(s + 2 * p for s, p in zip(sizes, padding, strict=True))
@@ -178,7 +184,10 @@ def _blocks(sizes, kernel, dilation, padding, stride) -> tuple:
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """torch.nn.functional.unfold (im2col): (N, C, H, W) -> (N, C kh kw, L) sliding blocks."""
     return one_node("Im2ColBackward0",
-                    lambda x: _unfold(x, kernel_size, dilation, padding, stride), (input,))
+                    lambda x: _unfold(x, kernel_size, dilation, padding, stride), (input,),
+                    constants={**_window_names(kernel_size, dilation, padding, stride),
+                               "self_sym_argsize_minus_2": input.shape[-2],
+                               "self_sym_argsize_minus_1": input.shape[-1]})
 
 
 def _unfold(input, kernel_size, dilation, padding, stride):
@@ -208,7 +217,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     (N, C, *output_size)."""
     return one_node("Col2ImBackward0",
                     lambda x: _fold(x, output_size, kernel_size, dilation, padding, stride),
-                    (input,))
+                    (input,), constants=_window_names(kernel_size, dilation, padding, stride))
 
 
 def _fold(input, output_size, kernel_size, dilation, padding, stride):

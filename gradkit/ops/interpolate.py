@@ -259,7 +259,19 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
             x, memory_format=channels_last if x.ndim == 4 else channels_last_3d)
     # torch's one kernel per mode and dimension: UpsampleBilinear2DBackward0 & co.
     kernel = _KERNEL_NAMES[mode] + f"{len(outs)}D" + ("Aa" if antialias else "")
-    return one_node(f"Upsample{kernel}Backward0", resample, (input,))
+    return one_node(f"Upsample{kernel}Backward0", resample, (input,),
+                    constants=_torch_saved(input, outs, scales, mode, align_corners))
+
+
+def _torch_saved(input, outs: tuple, scales: tuple, mode: str, align_corners) -> dict:
+    """What torch's Upsample*Backward0 node keeps (``node._saved_<name>``): sizes, float
+    scales per dim (``scales`` in 1-d, ``scales_h``/``scales_w``... above), align_corners."""
+    names = ("scales",) if len(outs) == 1 else tuple("scales_" + d for d in "dhw"[-len(outs):])
+    saved = {"output_size": tuple(outs), "self_sym_sizes": tuple(input.shape),
+             **{n: None if s is None else float(s) for n, s in zip(names, scales, strict=True)}}
+    if mode not in _NEAREST_MODES:
+        saved["align_corners"] = bool(align_corners)
+    return saved
 
 
 def _check_mode(input, mode: str, align_corners, antialias: bool) -> None:

@@ -5,7 +5,8 @@ entry's input (and target); outputs, gradients and second derivatives (where the
 ``check_gradgrad`` allows) compared.
 
 An entry's ``constructor`` is often a lambda over ``nn``; gradkit's twin is the same code with
-``torch``/``nn``/``F`` bound to gradkit's (``gradkit_twin``). ``nn_table_scan.py`` is the command.
+``torch``/``nn``/``F`` bound to gradkit's (``gradkit_twin``, over function_twins.py).
+``nn_table_scan.py`` is the command.
 """
 from __future__ import annotations
 
@@ -13,13 +14,12 @@ import functools
 import types
 
 import gradkit
+from fuzz.function_twins import rebound, twin_globals
 from fuzz.module_samples import RANDOM_IN_TRAINING, _load
 from fuzz.opinfo_gradgrad import gradgrad_difference
 from fuzz.opinfo_samples import (
     UntranslatableError, compare_gradients, run_both, to_gradkit, torch)
 from torch.testing._internal import common_nn
-
-_TWIN_NAMES = {"torch": gradkit, "nn": gradkit.nn, "F": gradkit.nn.functional}
 
 
 def entries() -> list:
@@ -54,11 +54,10 @@ def gradkit_twin(value):
             raise UntranslatableError(f"gradkit has no {value.__module__}.{value.__name__}")
         return twin
     if isinstance(value, types.FunctionType):
-        names = {**value.__globals__, **_TWIN_NAMES}
         cells = tuple(types.CellType(gradkit_twin(c.cell_contents)) for c in
                       value.__closure__ or ())
-        twin = types.FunctionType(value.__code__, names, value.__name__,
-                                  to_gradkit(value.__defaults__, []), cells or None)
+        twin = rebound(value, twin_globals(value.__globals__), cells or None)
+        twin.__defaults__ = to_gradkit(value.__defaults__, [])
         twin.__kwdefaults__ = to_gradkit(value.__kwdefaults__, [])
         return twin
     return to_gradkit(value, [])

@@ -256,10 +256,6 @@ class Tensor:
         """True after retain_grad() on a non-leaf tensor."""
         return getattr(self, "_retains_grad", False)
 
-    def detach(self) -> Tensor:
-        """A tensor sharing this data (and version counter) with no history."""
-        return Tensor._make(self._data, None, 0, self._vc)
-
     def detach_(self) -> Tensor:
         """Detach this tensor from its history in place (not allowed on views)."""
         refuse_captured_detach(self)

@@ -190,7 +190,12 @@ class Tensor:
         """The values without history: shares memory, not the version counter (as torch).
 
         Assigning a tensor replaces the values (any shape or dtype) and keeps the history.
+        A conjugated view's is ``detach()``'s (its computed values stay in step with the base
+        only as a view sharing the version counter).
         """
+        view = getattr(self, "_view", None)
+        if view is not None and view.computed:
+            return self.detach()
         fresh = _InferenceVersion((0,)) if type(self._vc) is _InferenceVersion else [0]
         return Tensor._make(self._data, None, 0, fresh)
 

@@ -1,7 +1,9 @@
-"""``detach()`` of a conjugated view (``z.conj().detach()``, ``z.conj().imag.detach()``) shares
-the memory with the conj bit, as torch's: writes into the base or the detached tensor reach the
-other, ``is_conj()``/``is_neg()`` hold. gradkit's detach used to copy the computed values into a
-plain tensor that fell out of step with the base (a silent stale value)."""
+"""Conjugated views stay in step with their base, as torch's conj bit on shared memory:
+``detach()``/``.data`` of one (``z.conj().detach()``, ``z.conj().imag.detach()``) and views of
+one (``expand``, ``diagonal``...) see later writes into the base, and writes into them reach
+it; ``is_conj()``/``is_neg()`` hold. gradkit's detach and ``.data`` used to copy the computed
+values into a plain tensor, and an expanded conj view was not refreshed (silent stale
+values)."""
 import pytest
 
 import gradkit
@@ -64,3 +66,43 @@ def test_a_detached_conjugated_view_is_a_view_of_the_detached_base():
     assert d._base.data_ptr() == c.data_ptr() and d._base.grad_fn is None
     w = gradkit.tensor([2.0 + 0j], requires_grad=True)
     assert d.mul_(w).grad_fn.name() == "ConjBackward0"
+
+
+VIEWS_OF_A_CONJ_VIEW = {
+    "data": lambda z: z.data,
+    "detach": lambda z: z.detach(),
+    "view_as": lambda z: z.view_as(z),
+    "expand": lambda z: z.expand(2, 2),
+    "expand_diagonal": lambda z: z.unsqueeze(0).expand(2, 2).diagonal(),
+    "permute": lambda z: z.unsqueeze(0).permute(1, 0),
+    "narrow": lambda z: z.narrow(0, 1, 1),
+    "select": lambda z: z[1],
+    "as_strided": lambda z: z.as_strided((2,), (1,)),
+    "unflatten": lambda z: z.unflatten(0, (2, 1)),
+    "split": lambda z: z.split(1)[1],
+    "unbind": lambda z: z.unbind()[0],
+    "mH": lambda z: z.unsqueeze(0).mH,
+    "contiguous": lambda z: z.contiguous(),
+    "clone": lambda z: z.clone(),
+}
+
+
+def _in_step(lib, view_of):
+    """Values before and after a write into the base, the conj bit, and the base after a write
+    into the view (or the error torch gives for it)."""
+    c = lib.tensor([1 + 2j, 3 - 1j])
+    r = view_of(c.conj())
+    before = r.tolist()
+    c.mul_(2)
+    outcome = [before, r.tolist(), r.is_conj()]
+    try:
+        r.add_(1)
+        outcome.append(c.tolist())
+    except RuntimeError as e:
+        outcome.append(str(e).split(".")[0])
+    return outcome
+
+
+@pytest.mark.parametrize("view_of", VIEWS_OF_A_CONJ_VIEW.values(), ids=VIEWS_OF_A_CONJ_VIEW)
+def test_views_of_a_conjugated_view_stay_in_step_as_torch(view_of):
+    assert _in_step(gradkit, view_of) == _in_step(torch, view_of)

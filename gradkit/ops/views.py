@@ -208,6 +208,8 @@ def write_through(chain, array, values) -> None:
         if view_op.view_inverse is not None:
             region = replay_view(chain[:k], array)
             computed = view_op(region, **params)
+            if isinstance(computed, np.generic):  # a 0-d region's conj: an array to write into
+                computed = np.asarray(computed)
             write_through(chain[k + 1:], computed, values)
             region[...] = view_op.view_inverse(computed, **params)
             return

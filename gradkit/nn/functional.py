@@ -27,6 +27,7 @@ from gradkit.nn.functional_aliases import (
     max_pool3d_with_indices, native_channel_shuffle, upsample, upsample_bilinear,
     upsample_nearest)
 from gradkit.nn.functional_bags import bilinear, embedding_bag
+from gradkit.nn.functional_linear_cross_entropy import linear_cross_entropy
 from gradkit.nn.functional_dropout import (
     alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout)
 from gradkit.ops.attention import (
@@ -79,7 +80,8 @@ __all__ = [
     "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "elu", "elu_",
     "embedding", "gaussian_nll_loss", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish",
     "hardtanh", "hardtanh_", "hinge_embedding_loss", "huber_loss", "kl_div", "l1_loss",
-    "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax", "logsigmoid",
+    "layer_norm", "leaky_relu", "leaky_relu_", "linear", "linear_cross_entropy",
+    "log_softmax", "logsigmoid",
     "margin_ranking_loss", "max_pool2d", "mish", "mse_loss", "multi_margin_loss",
     "multilabel_margin_loss", "multilabel_soft_margin_loss", "nll_loss", "normalize", "one_hot",
     "pad", "pairwise_distance", "poisson_nll_loss", "prelu", "relu", "relu6", "relu_", "rrelu",

@@ -71,9 +71,9 @@ from gradkit.creation_more import (  # noqa: E402,F401
 from gradkit.dtype_info import finfo, iinfo  # noqa: E402,F401
 from gradkit._tensor_repr import set_printoptions  # noqa: E402,F401
 from gradkit.torch_helpers import (  # noqa: E402,F401
-    concatenate, detach, fix, get_device, get_num_threads, ger, is_conj, is_neg, is_nonzero,
-    is_same_size, is_signed, nonzero_static, resolve_conj, resolve_neg, set_num_threads,
-    typename)
+    cat, concatenate, detach, fix, get_device, get_num_threads, ger, is_conj, is_neg,
+    is_nonzero, is_same_size, is_signed, nonzero_static, resolve_conj, resolve_neg,
+    set_num_threads, stack, typename)
 from gradkit.torch_settings import (  # noqa: E402,F401
     are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
     get_float32_matmul_precision, get_num_interop_threads, is_anomaly_check_nan_enabled,

@@ -1,5 +1,9 @@
 """torch 2.13 API corners (lane h-api), each program run under gradkit and torch: non-tensors
-given to the ``*_like`` factories and to the joining functions."""
+given to the ``*_like`` factories and to the joining functions, deepcopy of non-leaf tensors,
+attributes written on a custom Function's ``grad_fn``."""
+
+import copy
+import importlib
 
 import numpy as np
 import pytest
@@ -71,3 +75,104 @@ def test_ops_joining_still_takes_raw_arrays():
     assert isinstance(joined, np.ndarray) and joined.tolist() == [0.0, 0.0, 1.0, 1.0]
     with pytest.raises(TypeError, match="expected Tensor as element 0"):
         gradkit.ops.stack([np.zeros(2), gradkit.ones(2)])
+
+
+def _prune(m):
+    return importlib.import_module(m.__name__ + ".nn.utils.prune")  # (torch's is not imported)
+
+
+DEEPCOPIES = {
+    "pruned_module": lambda m: _pruned_linear(m),
+    "non_leaf": lambda m: m.ones(2, requires_grad=True) * 2,
+    "detached": lambda m: (m.ones(2, requires_grad=True) * 2).detach(),
+    "leaf": lambda m: m.ones(2, requires_grad=True),
+    "view_of_a_plain_tensor": lambda m: m.ones(2, 2)[0],
+    "removed_pruning": lambda m: _prune(m).remove(_pruned_linear(m), "weight"),
+}
+
+
+def _pruned_linear(m):
+    layer = m.nn.Linear(3, 2)
+    with m.no_grad():
+        layer.weight.copy_(m.tensor(np.arange(6.0).reshape(2, 3) - 2.5))
+    _prune(m).l1_unstructured(layer, "weight", amount=0.5)
+    return layer
+
+
+@pytest.mark.parametrize("name", DEEPCOPIES)
+def test_deepcopy_copies_graph_leaves_only_as_torch(name):
+    """torch deepcopies graph leaves only: a non-leaf (a pruned module's weight) is refused."""
+    def program(m):
+        made = DEEPCOPIES[name](m)
+        copied = copy.deepcopy(made)
+        return copied if not isinstance(copied, m.nn.Module) else (
+            copied.weight, [n for n, _ in copied.named_parameters()])
+    same_as_torch(program)
+
+
+def test_deepcopy_message():
+    with pytest.raises(RuntimeError, match=r"^Only Tensors created explicitly by the user \(graph "
+                       r"leaves\) support the deepcopy protocol at the moment\."):
+        copy.deepcopy(_pruned_linear(gradkit))
+
+
+def _square_function(m):
+    class Square(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g * getattr(ctx, "scale", 1)
+    return Square
+
+
+def test_function_node_attributes_reach_the_ctx_as_torch():
+    """``y.grad_fn.scale = 3`` is ``ctx.scale`` in backward; it reads back, deletes, and a
+    missing one is named after the node."""
+    def program(m):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        y = _square_function(m).apply(x)
+        y.grad_fn.scale = 3
+        y.grad_fn.needs_input_grad = (True,)
+        read = (y.grad_fn.scale, hasattr(y.grad_fn, "scale"), y.grad_fn.needs_input_grad)
+        y.sum().backward(retain_graph=True)
+        del y.grad_fn.scale
+        return read, x.grad, hasattr(y.grad_fn, "scale"), getattr(y.grad_fn, "missing", None)
+    same_as_torch(program)
+
+
+NODE_ERRORS = {
+    "custom_missing": lambda y, z: y.grad_fn.missing,
+    "custom_delete_missing": lambda y, z: delattr(y.grad_fn, "missing"),
+    "builtin_set": lambda y, z: setattr(z.grad_fn, "scale", 1),
+    "builtin_missing": lambda y, z: z.grad_fn.missing,
+    "builtin_delete": lambda y, z: delattr(z.grad_fn, "scale"),
+    "builtin_name": lambda y, z: setattr(z.grad_fn, "name", 1),
+}
+
+
+@pytest.mark.parametrize("name", NODE_ERRORS)
+def test_node_attribute_errors_as_torch(name):
+    def program(m):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        return NODE_ERRORS[name](_square_function(m).apply(x), x * 2)
+    same_as_torch(program)
+
+
+@pytest.mark.parametrize("attribute", ["next_functions", "metadata", "saved_tensors",
+                                       "saved_variables", "requires_grad"])
+@pytest.mark.parametrize("node", ["custom", "builtin"])
+def test_node_attributes_torch_keeps_are_not_writable(node, attribute):
+    """torch's words, with the node's class where torch names its C base for a custom node."""
+    x = gradkit.tensor([1.0, 2.0], requires_grad=True)
+    y = _square_function(gradkit).apply(x) if node == "custom" else x * 2
+    if node == "builtin" and attribute not in ("next_functions", "metadata"):
+        return  # (torch's builtin nodes have no such attribute to refuse)
+    name = type(y.grad_fn).__name__
+    with pytest.raises(AttributeError, match=rf"^attribute '{attribute}' of '{name}' objects "
+                       "is not writable$"):
+        setattr(y.grad_fn, attribute, 1)

@@ -19,7 +19,8 @@ from gradkit._tensor import Tensor
 from gradkit.autograd import forward_ad, observers
 from gradkit.autograd.grad_mode import no_grad, records_graph, set_grad_enabled, state as grad_state
 from gradkit.autograd.function_checks import DIRTY_VIEW_OF_SEVERAL, check_grads, check_outputs
-from gradkit.autograd.graph import FREED_MESSAGE, FunctionNode, Node, SavedTensor
+from gradkit.autograd.function_node import FunctionNode
+from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor
 from gradkit.autograd.transform_errors import check_function_class, node_class
 from gradkit.autograd.zero_grads import plain
 from gradkit.backend import get_array_module

@@ -387,8 +387,3 @@ randn_like = _like_of(randn)
     memory_formats.takes_layout,
     (zeros, ones, empty, full, rand, randn, randint, randperm, arange, linspace, logspace, eye,
      zeros_like, ones_like, rand_like, randn_like, empty_like, full_like, randint_like))
-
-
-def uniform_draws(shape, low: float, high: float):
-    """Uniform samples on [low, high) from gradkit's generator (rrelu's random slopes)."""
-    return _generator.rng.uniform(low, high, shape)

@@ -176,3 +176,63 @@ def test_node_attributes_torch_keeps_are_not_writable(node, attribute):
     with pytest.raises(AttributeError, match=rf"^attribute '{attribute}' of '{name}' objects "
                        "is not writable$"):
         setattr(y.grad_fn, attribute, 1)
+
+
+INPLACE = ["celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "rrelu_", "selu_", "threshold_"]
+KEYWORDS = [{}, {"alpha": 2.0}, {"scale": 2.0}, {"input_scale": 2.0},
+            {"alpha": 2.0, "scale": 1.5, "input_scale": 0.5}, {"inplace": True},
+            {"negative_slope": 0.2}, {"min_val": -0.5, "max_val": 0.5},
+            {"lower": 0.1, "upper": 0.2}, {"training": False}, {"generator": None},
+            {"threshold": 0.1, "value": 9.0}, {"foo": 1}, {"alpha": None}, {"alpha": "a"},
+            {"training": 1}, {"generator": 1}]
+POSITIONALS = [(0.5,), (0.5, 0.7), (0.5, 0.7, 0.9), (0.5, 0.7, 0.9, 1.1), (0.1, 0.2, False, None)]
+
+
+def _inplace_call(m, name, namespace, args, kwargs):
+    x = m.tensor([-1.5, 0.5, 2.0])
+    function = getattr(m if namespace == "torch" else m.nn.functional, name)
+    if "input" in kwargs or "self" in kwargs:
+        kwargs = {k: x if v is None else v for k, v in kwargs.items()}
+        return function(*args, **kwargs)
+    return function(x, *args, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", KEYWORDS, ids=str)
+@pytest.mark.parametrize("name", INPLACE)
+def test_inplace_activation_keywords_as_torch(name, kwargs):
+    """Each keyword set: torch's result (elu_'s scale and input_scale) or torch's TypeError."""
+    same_as_torch(lambda m: _inplace_call(m, name, "F", (), kwargs))
+
+
+@pytest.mark.parametrize("args", POSITIONALS + [(), "input=", "self=", "no input", "a list"],
+                         ids=str)
+@pytest.mark.parametrize("namespace, name", [("F", n) for n in INPLACE] + [
+    ("torch", n) for n in INPLACE if n not in ("elu_", "hardtanh_", "leaky_relu_")])
+def test_inplace_activation_arguments_as_torch(name, namespace, args):
+    """Positions, ``input=``, a missing input or a list in its place, as torch's parser (torch
+    has elu_, hardtanh_ and leaky_relu_ in torch.nn.functional only)."""
+    def program(m):
+        if args == "no input":
+            return getattr(m if namespace == "torch" else m.nn.functional, name)()
+        if args == "a list":
+            return getattr(m if namespace == "torch" else m.nn.functional, name)([1.0])
+        if isinstance(args, str):
+            return _inplace_call(m, name, namespace, (), {args[:-1]: None})
+        return _inplace_call(m, name, namespace, args, {})
+    same_as_torch(program)
+
+
+def test_rrelu_in_place_draws_from_its_generator():
+    """torch.rrelu_(..., training=True, generator=g): the slopes come from g (so two
+    generators seeded alike give the same slopes, whatever the default one does)."""
+    results = []
+    for seed_default in (1, 2):
+        gradkit.manual_seed(seed_default)
+        x = -gradkit.ones(5)
+        gradkit.rrelu_(x, 0.1, 0.3, True, gradkit.Generator().manual_seed(7))
+        results.append(x)
+    assert gradkit.equal(results[0], results[1])
+    assert bool(((results[0] <= -0.1) & (results[0] >= -0.3)).all())
+    with pytest.raises(TypeError, match=r"^rrelu_\(\): argument 'generator' \(position 5\) "
+                       "must be torch.Generator, not int$"):
+        gradkit.rrelu_(x, 0.1, 0.3, True, 1)

@@ -236,3 +236,38 @@ def test_rrelu_in_place_draws_from_its_generator():
     with pytest.raises(TypeError, match=r"^rrelu_\(\): argument 'generator' \(position 5\) "
                        "must be torch.Generator, not int$"):
         gradkit.rrelu_(x, 0.1, 0.3, True, 1)
+
+
+ISIN_CALLS = {
+    "positional": lambda m, a, b: m.isin(a, b),
+    "keywords": lambda m, a, b: m.isin(elements=a, test_elements=b),
+    "element_number": lambda m, a, b: m.isin(element=2, test_elements=b),
+    "element_0d": lambda m, a, b: m.isin(element=m.tensor(2), test_elements=b),
+    "test_element_number": lambda m, a, b: m.isin(a, test_element=2),
+    "test_element_numpy": lambda m, a, b: m.isin(a, test_element=np.int64(2)),
+    "elements_number": lambda m, a, b: m.isin(elements=2, test_elements=b),
+    "test_elements_number": lambda m, a, b: m.isin(a, test_elements=2),
+    "element_tensor": lambda m, a, b: m.isin(element=a, test_elements=b),
+    "number_first": lambda m, a, b: m.isin(2, b),
+    "number_second": lambda m, a, b: m.isin(a, 2.0),
+    "numbers": lambda m, a, b: m.isin(2, 3),
+    "element_and_test_element": lambda m, a, b: m.isin(element=2, test_element=3),
+    "invert": lambda m, a, b: m.isin(a, b, invert=True),
+    "assume_unique": lambda m, a, b: m.isin(a, b, assume_unique=True, invert=True),
+    "options_by_position": lambda m, a, b: m.isin(a, b, False, True),
+    "invert_int": lambda m, a, b: m.isin(a, b, invert=1),
+    "unknown_keyword": lambda m, a, b: m.isin(a, b, foo=1),
+    "numpy_name": lambda m, a, b: m.isin(x=a, test_elements=b),
+    "given_twice": lambda m, a, b: m.isin(a, elements=a, test_elements=b),
+    "one_operand": lambda m, a, b: m.isin(elements=a),
+    "a_list": lambda m, a, b: m.isin(a, [2, 3]),
+    "an_array": lambda m, a, b: m.isin(a, np.array([2])),
+    "bool_number": lambda m, a, b: m.isin(a, True),
+}
+
+
+@pytest.mark.parametrize("name", ISIN_CALLS)
+def test_isin_spellings_as_torch(name):
+    """torch's three signatures: (elements, test_elements), (element: Number, test_elements),
+    (elements, test_element: Number); a keyword of another signature matches none."""
+    same_as_torch(lambda m: ISIN_CALLS[name](m, m.tensor([1, 2, 3]), m.tensor([2, 5])))

@@ -81,6 +81,11 @@ from gradkit.torch_settings import (  # noqa: E402,F401
     set_anomaly_enabled, set_default_tensor_type, set_deterministic_debug_mode,
     set_float32_matmul_precision, set_flush_denormal, set_num_interop_threads, set_warn_always,
     use_deterministic_algorithms)
+from gradkit.products_out_dtype import takes_out_dtype as _takes_out_dtype  # noqa: E402
+
+mm, bmm = (_takes_out_dtype(f, ("input", "mat2")) for f in (mm, bmm))  # noqa: F405 - ops'
+addmm = _takes_out_dtype(addmm, ("input", "mat1", "mat2"))  # noqa: F405
+baddbmm = _takes_out_dtype(baddbmm, ("input", "batch1", "batch2"))  # noqa: F405
 from gradkit._not_implemented import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr(__name__)  # torch features gradkit lacks: a clear AttributeError

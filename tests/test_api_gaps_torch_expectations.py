@@ -271,3 +271,69 @@ def test_isin_spellings_as_torch(name):
     """torch's three signatures: (elements, test_elements), (element: Number, test_elements),
     (elements, test_element: Number); a keyword of another signature matches none."""
     same_as_torch(lambda m: ISIN_CALLS[name](m, m.tensor([1, 2, 3]), m.tensor([2, 5])))
+
+
+OUT_DTYPE_CALLS = {
+    "mm": lambda m, a, b, c, o: m.mm(a, b, o),
+    "mm_keyword": lambda m, a, b, c, o: m.mm(a, b, out_dtype=o),
+    "bmm": lambda m, a, b, c, o: m.bmm(a[None], b[None], o),
+    "addmm": lambda m, a, b, c, o: m.addmm(c, a, b, o, beta=2, alpha=0.5),
+    "baddbmm": lambda m, a, b, c, o: m.baddbmm(c[None], a[None], b[None], out_dtype=o),
+    "mm_none": lambda m, a, b, c, o: m.mm(a, b, None),
+    "mm_str": lambda m, a, b, c, o: m.mm(a, b, "float32"),
+    "mm_keyword_none": lambda m, a, b, c, o: m.mm(a, b, out_dtype=None),
+    "mm_dtype_keyword": lambda m, a, b, c, o: m.mm(a, b, dtype=o),
+    "method": lambda m, a, b, c, o: a.mm(b, out_dtype=o),
+    "matmul": lambda m, a, b, c, o: m.matmul(a, b, out_dtype=o),
+}
+
+
+NOT_ON_THE_CPU = ("mm", "mm_keyword", "bmm", "addmm", "baddbmm")
+
+
+@pytest.mark.parametrize("out_dtype", ["float32", "float16", "int64"])
+@pytest.mark.parametrize("name", OUT_DTYPE_CALLS)
+def test_out_dtype_overloads_on_the_cpu_as_torch(name, out_dtype):
+    """torch 2.13 runs ``mm(a, b, out_dtype)`` & co. on CUDA only: on the CPU each is its
+    dispatcher's NotImplementedError (gradkit's message ends sooner); other spellings are
+    TypeErrors."""
+    def program(m):
+        a = m.tensor(np.arange(6.0).reshape(2, 3), dtype=m.float16)
+        b = m.tensor(np.arange(6.0).reshape(3, 2), dtype=m.float16)
+        return OUT_DTYPE_CALLS[name](m, a, b, m.ones(2, 2, dtype=m.float16),
+                                     getattr(m, out_dtype))
+    if name not in NOT_ON_THE_CPU:
+        same_as_torch(program)
+        return
+    torch = pytest.importorskip("torch")
+    kernel = name.split("_")[0]
+    for library in (gradkit, torch):
+        with pytest.raises(NotImplementedError, match=rf"^Could not run 'aten::{kernel}.dtype' "
+                           "with arguments from the 'CPU' backend. This could be because the "
+                           "operator doesn't exist for this backend"):
+            program(library)
+
+
+@pytest.fixture
+def cupy(monkeypatch):
+    from tests import strict_xp
+    return strict_xp.install(monkeypatch)
+
+
+def test_out_dtype_on_a_gpu_computes_in_it(cupy):
+    """On a GPU (here the strict CuPy stand-in) the product of float16 operands comes out in
+    float32 (torch's CUDA rule), its gradient back in float16; other dtypes are refused."""
+    a = gradkit.tensor(np.arange(6.0).reshape(2, 3) / 7, dtype=gradkit.float16, device="cuda",
+                       requires_grad=True)
+    b = gradkit.tensor(np.arange(6.0).reshape(3, 2) / 3, dtype=gradkit.float16, device="cuda")
+    out = gradkit.addmm(gradkit.ones(2, 2, device="cuda"), a, b, gradkit.float32, beta=2)
+    assert out.dtype == gradkit.float32
+    expected = 2 + a.detach().float().cpu().numpy() @ b.float().cpu().numpy()
+    np.testing.assert_allclose(out.detach().cpu().numpy(), expected, rtol=1e-6)
+    out.sum().backward()
+    assert a.grad.dtype == gradkit.float16
+    with pytest.raises(RuntimeError, match=r"^out_dtype must be the same as input dtype or fp32 "
+                       "for fp16/bf16 inputs$"):
+        gradkit.mm(a, b, gradkit.float64)
+    with pytest.raises(RuntimeError, match="^input dtypes must be the same$"):
+        gradkit.bmm(a[None], b.float()[None], gradkit.float32)

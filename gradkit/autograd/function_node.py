@@ -3,6 +3,8 @@ writes the ctx's fields: ``y.grad_fn.scale = 2`` before backward is seen there a
 ``ctx.scale``. gradkit keeps the ctx apart (``node.params``) and forwards to it."""
 from __future__ import annotations
 
+import sys
+
 from gradkit.autograd.graph import Node, not_writable
 
 # the node's own fields (the engine writes them) and torch's attributes that refuse a write
@@ -50,3 +52,12 @@ class FunctionNode(Node):
 
 def _no_attribute(node: FunctionNode, name: str) -> AttributeError:
     return AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
+
+
+def keep_if_stashed(node: FunctionNode) -> None:
+    """A node dying while its ctx lives on elsewhere (stashed by the user) stays alive through
+    that ctx, as torch's ctx is its node: ``ctx.saved_tensors`` keeps working."""
+    ctx = node.params
+    # references: node.params, this local and getrefcount's argument
+    if hasattr(ctx, "_kept_node") and node.saved is not None and sys.getrefcount(ctx) > 3:
+        ctx._kept_node = node

@@ -171,3 +171,28 @@ def test_module_as_torch():
         return (repr(loss_fn), list(loss_fn.state_dict()), loss, loss_fn.linear.weight.grad,
                 loss_fn.linear.bias.grad, m.nn.LinearCrossEntropyLoss(3, 5).linear.bias)
     same_as_torch(program)
+
+
+def test_all_targets_ignored_as_torch():
+    """torch's test_all_targets_ignored (test/nn/test_linear_cross_entropy.py, its older
+    chunking_strategy API): mean is NaN, sum 0, none zeros; with options too."""
+    def program(m):
+        x, w, b = (m.tensor(data(*s, seed=i)) for i, s in enumerate([(16, 4), (8, 4), (8,)]))
+        target = m.full((16,), -1, dtype=m.int64)
+        return [m.nn.functional.linear_cross_entropy(
+            x, w, target, linear_bias=b, reduction=r, ignore_index=-1, options=o)
+            for r in ("mean", "sum", "none") for o in (None, m.nn.LinearCrossEntropyOptions())]
+    same_as_torch(program)
+
+
+def test_gradcheck_and_gradgradcheck():
+    """torch's test_gradcheck, with gradgradcheck (the reference path is twice differentiable)."""
+    x, w, b = (gradkit.tensor(data(*s, seed=i), requires_grad=True)
+               for i, s in enumerate([(3, 5), (20, 5), (20,)]))
+    target = gradkit.tensor([3, 19, 0])
+
+    def loss(x, w, b):
+        return gradkit.nn.functional.linear_cross_entropy(x, w, target, linear_bias=b,
+                                                          label_smoothing=0.1)
+    assert gradkit.autograd.gradcheck(loss, (x, w, b))
+    assert gradkit.autograd.gradgradcheck(loss, (x, w, b))

@@ -196,3 +196,35 @@ def test_gradcheck_and_gradgradcheck():
                                                           label_smoothing=0.1)
     assert gradkit.autograd.gradcheck(loss, (x, w, b))
     assert gradkit.autograd.gradgradcheck(loss, (x, w, b))
+
+
+TARGET_CALLS = {
+    "nll": lambda f, x, t: f.nll_loss(x, t),
+    "cross_entropy": lambda f, x, t: f.cross_entropy(x, t),
+    "unbatched": lambda f, x, t: f.nll_loss(x[0], t[0]),
+    "spatial": lambda f, x, t: f.nll_loss(x.reshape(4, 5, 1), t.reshape(4, 1)),
+    "cross_entropy_spatial": lambda f, x, t: f.cross_entropy(x.reshape(4, 5, 1), t.reshape(4, 1)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64", "bool", "float32"])
+@pytest.mark.parametrize("call", TARGET_CALLS)
+def test_class_index_target_dtypes_as_torch(call, dtype):
+    """torch's nll kernels take int64 or uint8 class indices (int64 only for spatial ones); a
+    float target not shaped as the logits is read as indices, so refused the same way
+    (linear_cross_entropy's int32 targets led here)."""
+    def program(m):
+        x = m.tensor(data(4, 5)).log_softmax(1)
+        return TARGET_CALLS[call](m.nn.functional, x, m.tensor([0, 1, 2, 3]).to(getattr(m, dtype)))
+    same_as_torch(program)
+
+
+@pytest.mark.parametrize("bias", ["float32", "int64", "complex128", "float32_wrong_shape"])
+@pytest.mark.parametrize("rank", [1, 2, 3])
+def test_linear_bias_of_another_dtype_as_torch(rank, bias):
+    """A bias whose dtype is not the weight's is torch's addmm error, before any shape check."""
+    def program(m):
+        x = m.tensor(data(*[(3,), (2, 3), (1, 2, 3)][rank - 1], seed=1))
+        b = m.ones(3 if bias.endswith("shape") else 4, dtype=getattr(m, bias.split("_")[0]))
+        return m.nn.functional.linear(x, m.tensor(data(4, 3)), b)
+    same_as_torch(program)

@@ -297,6 +297,8 @@ class Tensor:
         return (_rebuild_tensor, (type(self), self._data, self._requires_grad)) + state
 
     def __deepcopy__(self, memo):  # keeps what it kept before pickling was defined (.grad)
+        if self.grad_fn is not None:  # torch copies graph leaves only (a pruned module's weight)
+            raise RuntimeError(_DEEPCOPY_NON_LEAF)
         if id(self._data) not in memo:  # views copied together keep sharing their memory
             memo[id(self._data)] = deepcopy_sharing(self._data, memo)
         return copy._reconstruct(self, memo, *object.__reduce_ex__(self, 4))
@@ -328,6 +330,10 @@ class Tensor:
         return int(self.item())
 
 _new = object.__new__
+_DEEPCOPY_NON_LEAF = (
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at "
+    "the moment.  If you were attempting to deepcopy a module, this may be because of a "
+    "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
 
 
 def _differentiable_dtype(array) -> bool:

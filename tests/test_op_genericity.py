@@ -271,6 +271,12 @@ SAMPLES = {
     "bce_with_logits": (F.binary_cross_entropy_with_logits, lambda: (R(4, 3), R(4, 3, low=0.0))),
     "normalize": (F.normalize, lambda: (R(4, 3),)),
     "normalize_inf": (lambda x: F.normalize(x, p=float("inf"), dim=0), lambda: (R(4, 3),)),
+    # lane h-api: torch 2.13's fused head loss (linear, then cross_entropy), K-dimensional too
+    "linear_cross_entropy": (lambda x, w, t, b: F.linear_cross_entropy(
+        x, w, t, linear_bias=b, label_smoothing=0.1),
+        lambda: (R(4, 3), R(3, 3), I([0, 2, 1, 2]), R(3))),
+    "linear_cross_entropy_k": (lambda x, w, t: F.linear_cross_entropy(x, w, t, reduction="none"),
+                               lambda: (R(4, 3), R(3, 2, 3), I([[0, 1], [2, 2], [1, 0], [2, 1]]))),
 }
 
 # lane elem: torch API breadth (gradkit/ops/binary_math.py, elementwise_special.py, products.py,

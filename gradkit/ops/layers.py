@@ -93,6 +93,10 @@ def linear(input, weight, bias=None):
     if input._data.dtype != weight._data.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{c_type_name(input._data)} != {c_type_name(weight._data)}")
+    bias_data = getattr(bias, "_data", bias)
+    if bias is not None and bias_data.dtype != weight._data.dtype:  # torch's addmm check
+        raise RuntimeError("self and mat2 must have the same dtype, but got "
+                           f"{scalar_type_name(bias_data)} and {scalar_type_name(weight._data)}")
     if input._data.dtype.kind == "b":
         _refuse_bool_product(input, weight, bias)
     if bias is not None and bias.ndim and bias.shape[-1] not in (1, weight.shape[0]):

@@ -19,6 +19,17 @@ def _functional_call(lib, which):
     return lib.func.functional_call if which == "func" else lib.nn.utils.stateless.functional_call
 
 
+def _given(lib):
+    """torch's values for weight, bias, buffer and an extra key, and an input."""
+    return (
+        lib.tensor([[2.0]]),
+        lib.tensor([5.0]),
+        lib.tensor([3.0]),
+        lib.tensor([1.0]),
+        lib.randn(1, 1),
+    )
+
+
 def Mock(lib):
     class MockModule(lib.nn.Module):
         def __init__(self):
@@ -169,11 +180,7 @@ PROGRAMS["some_weights"] = some
 
 def strict(lib, fc):
     m = Mock(lib)
-    w = lib.tensor([[2.0]])
-    b = lib.tensor([5.0])
-    buf = lib.tensor([3.0])
-    ex = lib.tensor([1.0])
-    x = lib.randn(1, 1)
+    w, b, buf, ex, x = _given(lib)
     out = [
         bool(
             lib.allclose(
@@ -280,11 +287,7 @@ PROGRAMS["tied_errors"] = tie_err
 
 def tie_strict(lib, fc):
     m = Tied(lib)
-    w = lib.tensor([[2.0]])
-    b = lib.tensor([5.0])
-    buf = lib.tensor([3.0])
-    ex = lib.tensor([1.0])
-    x = lib.randn(1, 1)
+    w, b, buf, ex, x = _given(lib)
     out = [
         bool(
             lib.allclose(

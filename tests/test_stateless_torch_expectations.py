@@ -3,7 +3,10 @@ torch.func.functional_call (swapping parameters and buffers for one call, tied w
 keys, what the module assigns during the call, restoring after an error), each program run under
 both libraries and both entry points and compared with torch 2.13."""
 
+import os
 import re
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -524,3 +527,16 @@ def test_a_cycle_of_modules_is_fine_without_tie_weights():
         tie_weights=False,
     )
     assert out.tolist() == [[2.0]]
+
+
+def test_gradkit_imports_under_python_optimize_mode():
+    """torch's TestPythonOptimizeMode: ``python -OO`` (no docstrings, no asserts) imports."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run(
+        [sys.executable, "-OO", "-c", "import gradkit, gradkit.func, gradkit.nn.utils.stateless"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": root},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr

@@ -24,6 +24,7 @@ from gradkit import backend
 from gradkit._tensor import Size, Tensor
 from gradkit.nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter, is_lazy
 from gradkit.ops.memory_overlap import _address, storage_of
+from gradkit.serialization_span import archive_at
 from gradkit.storage import UntypedStorage, _memory_bytes
 
 FORMAT = "gradkit-save"
@@ -75,10 +76,18 @@ def load(f: FileLike, map_location=None, pickle_module=None, *, weights_only: bo
     """
     if pickle_module is not None or pickle_load_args:
         raise TypeError(f"gradkit.load does not unpickle (pickle arguments given); {_DOC}")
+    reader, end = f, None
     if not isinstance(f, (str, os.PathLike)):
         _check_seekable(f)
-        if not callable(getattr(f, "seekable", None)):  # zipfile asks; torch's reader does not
-            f = io.BytesIO(f.read())
+        # the archive at the position, as torch's reader (zipfile would read the file's last)
+        reader, end = archive_at(f)
+    loaded = _read(reader, map_location)
+    if end is not None:
+        f.seek(end)  # after this archive: the next load reads the next one
+    return loaded
+
+
+def _read(f, map_location) -> Any:
     with _open(f, "r") as archive:
         names = set(archive.namelist())
         if MANIFEST not in names:
@@ -98,7 +107,7 @@ def load(f: FileLike, map_location=None, pickle_module=None, *, weights_only: bo
 
 
 def _check_seekable(f) -> None:
-    """torch's check and words: a zip is read from its end, so the file must seek."""
+    """torch's check and words: an archive is found and read by seeking."""
     try:
         f.seek(f.tell())
     except (io.UnsupportedOperation, AttributeError) as error:

@@ -11,6 +11,7 @@ import io
 import json
 import os
 import pathlib
+import pickle
 import tempfile
 import zipfile
 
@@ -211,6 +212,19 @@ def a_save_after_a_header(lib):
 
 
 @program
+def the_archive_at_the_position_loads(lib):
+    # test_serialization_offset_filelike's stream (torch runs it on its legacy format; its zip
+    # format loads the first archive at the position too, and cannot load a second)
+    buffer = io.BytesIO()
+    pickle.dump(41, buffer)
+    lib.save(lib.ones(1), buffer)
+    pickle.dump(43, buffer)
+    lib.save(lib.zeros(2), buffer)
+    buffer.seek(0)
+    return [pickle.load(buffer), lib.load(buffer)]
+
+
+@program
 def a_gzip_stream(lib):
     # test_serialization_gzip
     path = os.path.join(tempfile.mkdtemp(), "x.gz")
@@ -385,3 +399,18 @@ def test_a_crafted_view_outside_its_memory_is_refused(tmp_path):
             archive.writestr(name, data)
     with pytest.raises(RuntimeError, match="malformed tensor entry"):
         gradkit.load(tmp_path / "y.pt")
+
+
+def test_after_a_load_the_next_archive_in_the_stream_loads_beyond_torch():
+    """torch's zip reader leaves the stream inside the archive it read; gradkit after it."""
+    buffer = io.BytesIO()
+    for value in (41, gradkit.ones(1), 43, [gradkit.zeros(2)]):
+        (pickle.dump if isinstance(value, int) else gradkit.save)(value, buffer)
+    buffer.write(b"trailing bytes")
+    buffer.seek(0)
+    loaded = [pickle.load(buffer), gradkit.load(buffer), pickle.load(buffer), gradkit.load(buffer)]
+    assert loaded[0] == 41 and loaded[2] == 43
+    assert loaded[1].tolist() == [1.0] and loaded[3][0].tolist() == [0.0, 0.0]
+    assert buffer.read() == b"trailing bytes"
+    with pytest.raises(RuntimeError, match="not a gradkit save file"):
+        gradkit.load(io.BytesIO(b"PK\x03\x04 cut short"))

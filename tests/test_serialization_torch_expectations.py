@@ -92,6 +92,20 @@ def views_of_one_memory_as_two_dtypes_are_refused(lib):
 
 
 @program
+def a_state_dict_with_tied_weights_loads_them_sharing(lib):
+    # a module's state dict: detached tensors, two of them on one memory when weights are tied
+    model = lib.nn.Sequential(lib.nn.Linear(2, 2, bias=False), lib.nn.Linear(2, 2, bias=False))
+    model[1].weight = model[0].weight
+    with lib.no_grad():
+        model[0].weight.copy_(lib.arange(4.0).reshape(2, 2))
+    state = round_trip(lib, model.state_dict(), weights_only=True)
+    state["0.weight"].add_(1)
+    fresh = lib.nn.Sequential(lib.nn.Linear(2, 2, bias=False), lib.nn.Linear(2, 2, bias=False))
+    fresh.load_state_dict(state)
+    return [list(state), state["1.weight"], type(state).__name__, fresh[1].weight]
+
+
+@program
 def views_and_requires_grad(lib):
     w = lib.arange(4.0, requires_grad=True)
     loaded = round_trip(lib, [w, w[1:], w * 2])

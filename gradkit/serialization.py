@@ -48,9 +48,7 @@ def save(obj: Any, f: FileLike, pickle_module=None, pickle_protocol: int = 2,
     """
     if pickle_module is not None:
         raise TypeError(f"gradkit.save does not pickle (pickle_module given); {_DOC}")
-    if not isinstance(f, (str, os.PathLike)) and not callable(getattr(f, "write", None)):
-        message = f"Buffer of {str(type(f)).strip('<>')} has no callable attribute 'write'"
-        raise (TypeError if hasattr(f, "write") else AttributeError)(message)
+    _check_target(f)
     arrays: list[np.ndarray] = []
     manifest = {"format": FORMAT, "version": VERSION,
                 "root": _Encoder(arrays).encode(obj, "obj")}
@@ -63,8 +61,7 @@ def save(obj: Any, f: FileLike, pickle_module=None, pickle_protocol: int = 2,
                 np.lib.format.write_array(out, array, allow_pickle=False)
     if target is not f:
         f.write(target.getvalue())
-        if callable(getattr(f, "flush", None)):
-            f.flush()
+        f.flush()
 
 
 def load(f: FileLike, map_location=None, pickle_module=None, *, weights_only: bool | None = None,
@@ -104,6 +101,20 @@ def _read(f, map_location) -> Any:
             with archive.open(f"arrays/{int(index)}.npy") as stream:
                 return np.lib.format.read_array(io.BytesIO(stream.read()), allow_pickle=False)
         return _Decoder(read_array, map_location).decode(manifest["root"])
+
+
+def _check_target(f) -> None:
+    """torch's errors for where ``save`` cannot write."""
+    if isinstance(f, (str, os.PathLike)):
+        parent = os.path.dirname(os.fspath(f))
+        # torch's C++ writer says so for an ASCII name (Python's open, for others, raises)
+        if parent and not os.path.isdir(parent) and os.fspath(f).isascii():
+            raise RuntimeError(f"Parent directory {parent} does not exist.")
+    elif not hasattr(f, "write"):
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a "
+                             "'write' attribute")
+    elif not callable(f.write):
+        raise TypeError(f"Buffer of {str(type(f)).strip('<>')} has no callable attribute 'write'")
 
 
 def _check_seekable(f) -> None:

@@ -348,10 +348,8 @@ def file_objects_use_only_what_torch_uses(lib):
 
 @program
 def saving_into_what_is_not_a_file(lib):
-    # test_serialization_filelike_exceptions: the error types (and torch's message)
-    out = []
+    # test_serialization_filelike_exceptions, with torch's messages; a missing folder
     x = lib.zeros(10)
-    array = x.numpy()
 
     class WriteIsAString:
         write, flush = "bar", "baz"
@@ -359,15 +357,26 @@ def saving_into_what_is_not_a_file(lib):
     class WriteTakesNoBytes:
         write, flush = str.__add__, str.__mul__
 
-    for target in (x, WriteIsAString(), WriteTakesNoBytes(), array):
+    class NoFlush:
+        def write(self, data):
+            return len(data)
+
+    missing = os.path.join(tempfile.mkdtemp(), "missing")
+    out = []
+    for target in (
+        x,
+        WriteIsAString(),
+        WriteTakesNoBytes(),
+        x.numpy(),
+        NoFlush(),
+        os.path.join(missing, "x.pt"),
+        pathlib.Path(missing) / "x.pt",
+    ):
         try:
             lib.save("foo", target)
-        except (AttributeError, TypeError) as error:
-            out.append(type(error).__name__)
-    try:
-        lib.save("foo", WriteIsAString())
-    except TypeError as error:
-        out.append(str(error))
+        except (AttributeError, TypeError, RuntimeError) as error:
+            message = str(error).replace(missing, "<missing>")
+            out.append([type(error).__name__, message if "str" not in message else None])
     return out
 
 

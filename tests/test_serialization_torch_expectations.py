@@ -106,6 +106,47 @@ def a_state_dict_with_tied_weights_loads_them_sharing(lib):
 
 
 @program
+def a_parameter_and_its_tensor_share_after_loading(lib):
+    t = lib.arange(4.0)
+    p = lib.nn.Parameter(t)
+    a, b, c, d = round_trip(lib, [t, p, p.data, p.detach()[1:]])
+    a.mul_(10)
+    return [
+        type(b).__name__,
+        b,
+        c,
+        d,
+        b.requires_grad,
+        c.requires_grad,
+        d.storage_offset(),
+        a._version,
+        b._version,
+    ]
+
+
+@program
+def views_of_every_kind(lib):
+    x = lib.arange(8.0).reshape(2, 4)
+    y = round_trip(
+        lib,
+        {
+            "x": x,
+            "chunks": x.chunk(2, dim=1),
+            "rows": x.unbind(0),
+            "narrow": x.narrow(1, 1, 2),
+            "diagonal": x.diagonal(),
+            "expand": x[0].unsqueeze(0).expand(3, 4),
+            "permute": x.permute(1, 0),
+            "unfold": x.view(-1).unfold(0, 3, 2),
+        },
+    )
+    y["x"].neg_()
+    return [[v, v.stride(), v.storage_offset()] for v in y.values() if not isinstance(v, tuple)] + [
+        [v, v.stride(), v.storage_offset()] for v in y["chunks"] + y["rows"]
+    ]
+
+
+@program
 def views_and_requires_grad(lib):
     w = lib.arange(4.0, requires_grad=True)
     loaded = round_trip(lib, [w, w[1:], w * 2])

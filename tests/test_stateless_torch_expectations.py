@@ -505,6 +505,40 @@ def private(lib, fc):
 PROGRAMS["private _functional_call"] = private
 
 
+# -- found by an ad hoc fuzz of random keys, values and flags (600 cases against torch) -------
+
+
+def path_errors(lib, fc):
+    m = Mock(lib)
+    m.nothing = None
+    out = []
+    for given in (
+        {"l1.weight.x": lib.ones(1)},
+        {"l1.weight.x": "notatensor"},  # the path is resolved before the value is checked
+        {"nothing": lib.ones(1)},  # an attribute holding None may be replaced
+    ):
+        try:
+            out.append(fc(m, given, lib.ones(1, 1)).shape)
+        except (TypeError, AttributeError) as e:
+            out.append(re.sub(r"tensor\(.*\)", "tensor(...)", re.sub(r"\s+", " ", str(e))))
+        out.append(m.nothing)
+    return out
+
+
+PROGRAMS["path_errors"] = path_errors
+
+
+def a_none_weight_reaches_linear(lib, fc):
+    # F.linear refuses what is not a tensor with torch's parser error
+    try:
+        fc(lib.nn.Linear(2, 2), {"weight": None}, lib.ones(1, 2))
+    except TypeError as e:
+        return str(e)
+
+
+PROGRAMS["a_none_weight_reaches_linear"] = a_none_weight_reaches_linear
+
+
 @pytest.mark.parametrize("which", ["func", "stateless"])
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_functional_call_matches_torch(name, which):

@@ -45,23 +45,25 @@ def _untie_named_tensors_map(module: Module, given: dict) -> dict:
 
 def _submodule(module: Module, path: str) -> Module:
     """The submodule at the dotted ``path``, with torch's errors (cycles are fine: no walk)."""
-    for attr in path.split(".") if path else ():
-        try:
-            child = getattr(module, attr)
-        except AttributeError:
-            raise AttributeError(f"{module._get_name()} has no attribute `{attr}`") from None
-        if not isinstance(child, Module):
-            raise TypeError(f"{module._get_name()}.{attr} is not an instance of torch.nn.Module")
-        module = child
-    return module
+    if not path:
+        return module
+    parent_path, _, attr = path.rpartition(".")
+    parent = _submodule(module, parent_path)
+    try:
+        child = getattr(parent, attr)
+    except AttributeError:
+        raise AttributeError(f"{parent._get_name()} has no attribute `{attr}`") from None
+    if not isinstance(child, Module):
+        raise TypeError(f"submodule `{path}`: {child} is not an instance of torch.nn.Module")
+    return child
 
 
 def _swap_tensor(module: Module, path: str, tensor) -> Any:
     """Put ``tensor`` at ``path`` (``_MISSING`` removes it); return what was there."""
-    if tensor is not _MISSING and tensor is not None and not isinstance(tensor, Tensor):
-        raise TypeError(f"{tensor} is not an instance of torch.Tensor")
     owner_path, _, name = path.rpartition(".")
     owner = _submodule(module, owner_path)
+    if tensor is not _MISSING and tensor is not None and not isinstance(tensor, Tensor):
+        raise TypeError(f"{tensor} is not an instance of torch.Tensor")
     for registry in (owner._parameters, owner._buffers):
         if name in registry:
             original = registry[name]
@@ -71,7 +73,7 @@ def _swap_tensor(module: Module, path: str, tensor) -> Any:
                 registry[name] = tensor
             return original
     original = getattr(owner, name, _MISSING)
-    if original is not _MISSING and not isinstance(original, Tensor):
+    if original is not _MISSING and original is not None and not isinstance(original, Tensor):
         raise TypeError(f"attribute `{name}`: {original} is not an instance of torch.Tensor")
     if tensor is not _MISSING:
         setattr(owner, name, tensor)  # through Module.__setattr__: a Parameter gets registered

@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from gradkit import backend
+from gradkit._not_implemented import module_getattr
 from gradkit._tensor import Size, Tensor
 from gradkit.nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter, is_lazy
 from gradkit.ops.memory_overlap import _address, storage_of
@@ -330,3 +331,6 @@ def _dtype_named(name: str) -> backend.dtype:
         raise RuntimeError(f"gradkit.load: the file holds dtype {name!r}, which this gradkit "
                            f"does not have (bfloat16 needs ml_dtypes); {_DOC}")
     return found
+
+
+__getattr__ = module_getattr(__name__)  # names torch's (add_safe_globals, skip_data...): none apply

@@ -516,3 +516,39 @@ def test_an_unpickled_hook_handle_keeps_new_ids_apart_as_torch():
         assert not copy._forward_pre_hooks
     finally:
         handles.next_id = max(before, handles.next_id)
+
+
+def _pre_hook(module, args):
+    return None
+
+
+def _hook_with_kwargs(module, args, kwargs, output):
+    return None
+
+
+def test_a_pickled_module_and_its_handles_remove_every_trace_as_torch():
+    """A handle pickled with its module still removes the hook and its flags (with_kwargs,
+    always_call) from the copy, as torch's."""
+
+    def program(lib):
+        m = lib.nn.Linear(2, 2)
+        h = m.register_forward_hook(_hook_with_kwargs, with_kwargs=True, always_call=True)
+        p = m.register_forward_pre_hook(_pre_hook, prepend=True)
+        copy, h, p = pickle.loads(pickle.dumps((m, h, p)))
+        before = [
+            len(copy._forward_hooks),
+            len(copy._forward_hooks_with_kwargs),
+            len(copy._forward_hooks_always_called),
+            len(copy._forward_pre_hooks),
+        ]
+        copy(lib.ones(1, 2))
+        h.remove()
+        p.remove()
+        return before + [
+            len(copy._forward_hooks),
+            len(copy._forward_hooks_with_kwargs),
+            len(copy._forward_hooks_always_called),
+            len(copy._forward_pre_hooks),
+        ]
+
+    assert same_as_torch(program) == [1, 1, 1, 1, 0, 0, 0, 0]

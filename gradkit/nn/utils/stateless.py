@@ -2,7 +2,7 @@
 given tensors, for that call only. ``gradkit.func.functional_call`` runs on this too.
 
 >>> layer = gradkit.nn.Linear(2, 1, bias=False)
->>> _functional_call(layer, {"weight": gradkit.ones(1, 2)}, gradkit.tensor([1.0, 2.0]))
+>>> functional_call(layer, {"weight": gradkit.ones(1, 2)}, gradkit.tensor([1.0, 2.0]))
 tensor([3.])
 """
 from __future__ import annotations

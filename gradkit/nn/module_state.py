@@ -48,6 +48,11 @@ class _WithoutModule:
 class ModuleState:
     """Parameters and persistent buffers by dotted name, saved and loaded as torch does."""
 
+    def share_memory(self):
+        """``share_memory_()`` on every parameter and buffer (a lazy module's placeholders
+        refuse, as torch's); returns self."""
+        return self._apply(lambda t: t.share_memory_())
+
     def state_dict(self, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> OrderedDict:
         """Parameters and persistent buffers by dotted name (detached unless keep_vars).

@@ -16,6 +16,7 @@ from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import reshape, squeeze, transpose, unsqueeze
+from gradkit.tensor_arguments import tensor_parameters
 from gradkit.ops.unary_helpers import (
     c_type_name, kernel_error, require_real_floating, scalar_type_name)
 
@@ -75,6 +76,7 @@ def _refuse_bool_product(input, weight, bias) -> None:
         raise RuntimeError("result type Long can't be cast to the desired output type Bool")
 
 
+@tensor_parameters("input", "weight", "bias")
 def linear(input, weight, bias=None):
     """y = input @ weight.T + bias (torch.nn.functional.linear).
 

@@ -18,7 +18,7 @@ from gradkit._tensor import Tensor
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
 from gradkit.nn.layers_more import ConvTranspose2d
 from gradkit.nn.module import Module
-from gradkit.nn.parameter import Parameter
+from gradkit.nn.parameter import Parameter, is_lazy
 from gradkit.ops import norm_except_dim  # torch.norm_except_dim: one definition
 
 
@@ -52,6 +52,7 @@ class WeightNorm:
                                    f"parameter {name}")
         fn = WeightNorm(name, dim)
         weight = getattr(module, name)
+        _refuse_lazy(weight, "WeightNorm", "weight")
         del module._parameters[name]
         module.register_parameter(name + "_g",
                                   Parameter(norm_except_dim(weight, 2, fn.dim).data))
@@ -70,6 +71,13 @@ class WeightNorm:
 
     def __call__(self, module: Module, inputs) -> None:
         setattr(module, self.name, self.compute_weight(module))
+
+
+def _refuse_lazy(weight: Tensor, hook: str, what: str) -> None:
+    if is_lazy(weight):
+        raise ValueError(f"The module passed to `{hook}` can't have uninitialized parameters. "
+                         f"Make sure to run the dummy forward before applying {what} "
+                         "normalization")
 
 
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
@@ -158,6 +166,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     weight = module._parameters[name]
     if weight is None:
         raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
+    _refuse_lazy(weight, "SpectralNorm", "spectral")
     with autograd.no_grad():
         height, width = fn.reshape_weight_to_matrix(weight).shape
         u = F.normalize(weight.new_empty(height).normal_(0, 1), dim=0, eps=fn.eps)

@@ -22,21 +22,10 @@ from gradkit.utils.data._utils.worker import ExceptionWrapper, numpy_seed
 torch = pytest.importorskip("torch")
 import torch.utils.data as td  # noqa: E402 - after the skip
 from torch.utils.data._utils.worker import _generate_state  # noqa: E402
-from test_utils_data import (assert_same_as_torch, counting, outcome,  # noqa: E402
-                             tensor_dataset, warnings_of)
+from test_utils_data import (assert_same_as_torch, counting, indexed,  # noqa: E402
+                             outcome, tensor_dataset, warnings_of)
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="fork start method, /proc")
-
-
-def indexed(data, n: int, fetch):
-    """A map-style dataset of ``n`` samples: sample ``i`` is ``fetch(i)``."""
-    class Indexed(data.Dataset):
-        def __len__(self):
-            return n
-
-        def __getitem__(self, i):
-            return fetch(i)
-    return Indexed()
 
 
 def base_seed_of(lib, seed: int) -> int:

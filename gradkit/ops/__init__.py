@@ -58,7 +58,8 @@ from gradkit.ops.reduction import (  # noqa: F401
     all, any, cumsum, log_softmax, logsumexp, mean, softmax, sum)
 from gradkit.ops.variance import std, std_mean, var, var_mean  # noqa: F401
 from gradkit.ops.linalg_norms import norm  # noqa: F401
-from gradkit.ops.linalg_solvers import det, inv as inverse  # noqa: F401
+from gradkit.ops.linalg_det import det  # noqa: F401
+from gradkit.ops.linalg_solvers import inv as inverse  # noqa: F401
 from gradkit.ops.linalg_slogdet import logdet, slogdet  # noqa: F401
 from gradkit.ops.linalg_lu import lu_unpack  # noqa: F401
 from gradkit.ops.linalg_norms import frobenius_norm, nuclear_norm  # noqa: F401

@@ -53,7 +53,9 @@ def to_arguments(args: tuple, kwargs: dict) -> tuple:
         dtype = None
         if rest and (rest[0] is None or _is_dtype(rest[0])):
             dtype, rest = rest[0], rest[1:]
-        elif not rest:
+        elif rest:  # the second positional of to(device, dtype, ...) is the dtype
+            raise _invalid(args, kwargs)
+        else:
             named += ("dtype",)
         device, flags = first, rest
     else:

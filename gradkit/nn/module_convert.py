@@ -5,10 +5,11 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 
-from gradkit import backend
+from gradkit import __future__ as future, backend
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.creation import zeros_like
+from gradkit.nn.parameter import Parameter
 from gradkit.to_arguments import to_arguments
 
 COMPLEX_MODULES = (
@@ -78,28 +79,35 @@ class ModuleConvert:
         return self._apply(lambda t: t.share_memory_())
 
     def _apply(self, convert: Callable[[Tensor], Tensor], recurse: bool = True):
-        """``convert`` every parameter, its gradient and every buffer (under no_grad); a new
+        """``convert`` every parameter, its gradient and every buffer (under no_grad). A new
         tensor becomes the parameter's (or gradient's) data, so references taken earlier (an
-        optimizer's) follow, as torch's default ``param.data = ...``."""
+        optimizer's) follow, as torch's default ``param.data = ...``; with
+        ``gradkit.__future__.set_overwrite_module_params_on_conversion(True)`` new Parameter
+        objects replace them instead."""
+        overwrite = future.get_overwrite_module_params_on_conversion()
         for module in self.modules() if recurse else (self,):
-            for param in module._parameters.values():
+            for key, param in module._parameters.items():
                 if param is None:
                     continue
-                if _rebind(param, convert):
-                    param._vc[0] += 1
-                if param.grad is not None:
-                    _rebind(param.grad, convert)
+                grad = param.grad
+                new = _converted(param, convert, keep=not overwrite)
+                if overwrite:
+                    module._parameters[key] = param = Parameter(new, param.requires_grad)
+                if grad is not None:
+                    new_grad = _converted(grad, convert, keep=not overwrite)
+                    if overwrite:
+                        param.grad = new_grad.requires_grad_(grad.requires_grad)
             for name, buffer in module._buffers.items():
                 if buffer is not None:
                     module._buffers[name] = convert(buffer)
         return self
 
 
-def _rebind(t: Tensor, convert: Callable[[Tensor], Tensor]) -> bool:
-    """Give ``t`` the data of ``convert(t)``; whether that was a new tensor."""
+def _converted(t: Tensor, convert: Callable[[Tensor], Tensor], keep: bool) -> Tensor:
+    """``convert(t)`` under no_grad; ``keep``: ``t`` itself, given the converted data."""
     with no_grad():
         new = convert(t)
-    if new is t:
-        return False
-    t._data = new._data
-    return True
+    if keep and new is not t:
+        t._data = new._data
+        return t
+    return new

@@ -186,6 +186,11 @@ class ModuleState:
                                + "\n\t".join(errors))
         return _IncompatibleKeys(missing, unexpected)
 
+    def _upgrade_state_dict(self, state_dict: OrderedDict, dot: str, local_metadata: dict
+                            ) -> None:
+        """Bring keys saved by an older ``_version`` of this module up to date (in place):
+        layers that changed override it, as torch's ``_load_from_state_dict``."""
+
     def _children_first(self):
         """Every module of the tree, each after its children (a shared one once per path)."""
         for child in self._modules.values():
@@ -198,8 +203,10 @@ class ModuleState:
         """This module's load pre-hooks, then its children's, each child's on the keys under
         its prefix only (as torch's recursive load); what a child's hooks change is merged
         back into ``state_dict``."""
+        local_metadata = metadata.get(dot[:-1], {})
+        self._upgrade_state_dict(state_dict, dot, local_metadata)
         for hook in tuple(self._hook_table("_load_state_dict_pre_hooks").values()):
-            hook(self, state_dict, dot, metadata.get(dot[:-1], {}), strict, [], [], [])
+            hook(self, state_dict, dot, local_metadata, strict, [], [], [])
         for name, child in self._modules.items():
             if child is None:
                 continue

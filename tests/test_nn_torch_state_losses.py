@@ -110,8 +110,8 @@ def test_extra_state(lib):
     m, m2 = outer(3, "something"), outer(5, "something else")
     m2.load_state_dict(m.state_dict())
     assert m.state_dict() == m2.state_dict() and (m2.bar, m2.sub.foo) == (m.bar, m.sub.foo)
-    for state in ("something", 5):  # (torch's third case, a Module as state: not met, see
-        # docs/torch_expectations.md)
+    for state in ("something", 5, plain(3)):  # a Module: set_extra_state adds a child,
+        # whose own extra state ("foo._extra_state") is loaded after it, as torch
         m, m2 = plain(state), plain("something else")
         m2.load_state_dict(m.state_dict())
         assert m2.foo is m.foo
@@ -352,3 +352,15 @@ def test_norm_state_dict_without_num_batches_tracked(lib, layer):
     with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: '
                                            '"num_batches_tracked"'):
         norm.load_state_dict(current)
+
+
+@both
+def test_load_state_dict_loads_the_keys_without_error(lib):
+    """torch copies every key it can, raises for the rest after, and runs the post-hooks."""
+    m = lib.nn.Linear(2, 2)
+    seen = []
+    m.register_load_state_dict_post_hook(lambda module, keys: seen.append(list(keys)))
+    with pytest.raises(RuntimeError, match="size mismatch for weight: copying a param with "
+                                           "shape .*Size\\(\\[3, 3\\]\\) from checkpoint"):
+        m.load_state_dict({"weight": lib.ones(3, 3), "bias": lib.ones(2), "x": lib.ones(1)})
+    assert m.bias.tolist() == [1.0, 1.0] and seen == [[[], ["x"]]]

@@ -147,18 +147,13 @@ class ModuleState:
         metadata = getattr(state_dict, "_metadata", {})  # each module's, by prefix
         state_dict = OrderedDict(state_dict)  # pre-hooks may edit it: not the caller's
         self._run_load_pre_hooks(state_dict, "", strict, metadata)
-        own, extra = {}, {}
-        for dot, module in self._prefixed_modules():
-            own.update(module._own_tensors(dot, keep_vars=True))
-            if type(module).set_extra_state is not ModuleState.set_extra_state:
-                extra[dot + "_extra_state"] = module
-        missing = [key for key in (*own, *extra) if key not in state_dict]
-        unexpected = [key for key in state_dict if key not in own and key not in extra]
-        errors = []
+        own, extra = self._load_targets()
+        errors, refused = [], set()  # torch still loads the keys without an error
         for key, target in own.items():
             if key not in state_dict:
                 continue
             value = state_dict[key]
+            refused.add(key)
             if not isinstance(value, Tensor):
                 errors.append(f'While copying the parameter named "{key}", expected '
                               f"gradkit.Tensor or Tensor-like object from checkpoint but "
@@ -167,13 +162,24 @@ class ModuleState:
                 errors.append(f"size mismatch for {key}: copying a param with shape "
                               f"{value.shape} from checkpoint, the shape in current model is "
                               f"{target.shape}.")
-        if not errors:
-            self._load(own, extra, state_dict, assign)
-            keys = _IncompatibleKeys(missing, unexpected)
-            for module in self._children_first():  # torch's recursion: children first
-                for hook in tuple(module._hook_table("_load_state_dict_post_hooks").values()):
-                    if hook(module, keys) is not None:
-                        raise AssertionError(_POST_HOOK_RETURNED)
+            else:
+                refused.discard(key)
+        self._load({k: v for k, v in own.items() if k not in refused}, extra, state_dict, assign)
+        while True:  # a set_extra_state may add submodules: torch loads them after it
+            now_own, now_extra = self._load_targets()
+            new_own = {k: v for k, v in now_own.items() if k not in own}
+            new_extra = {k: v for k, v in now_extra.items() if k not in extra}
+            if not new_own and not new_extra:
+                break
+            self._load(new_own, new_extra, state_dict, assign)
+            own, extra = now_own, now_extra
+        missing = [key for key in (*own, *extra) if key not in state_dict]
+        unexpected = [key for key in state_dict if key not in own and key not in extra]
+        keys = _IncompatibleKeys(missing, unexpected)
+        for module in self._children_first():  # torch's recursion: children first
+            for hook in tuple(module._hook_table("_load_state_dict_post_hooks").values()):
+                if hook(module, keys) is not None:
+                    raise AssertionError(_POST_HOOK_RETURNED)
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: "
@@ -190,6 +196,15 @@ class ModuleState:
                             ) -> None:
         """Bring keys saved by an older ``_version`` of this module up to date (in place):
         layers that changed override it, as torch's ``_load_from_state_dict``."""
+
+    def _load_targets(self) -> tuple[dict, dict]:
+        """What load_state_dict fills: the tensors and the modules with extra state, by key."""
+        own, extra = {}, {}
+        for dot, module in self._prefixed_modules():
+            own.update(module._own_tensors(dot, keep_vars=True))
+            if type(module).set_extra_state is not ModuleState.set_extra_state:
+                extra[dot + "_extra_state"] = module
+        return own, extra
 
     def _children_first(self):
         """Every module of the tree, each after its children (a shared one once per path)."""

@@ -47,6 +47,10 @@ def test_sequential_named(lib):
     assert n.linear1 is l4 and n.linear3 is l4
     del n[0]  # names become indices again
     assert list(n._modules) == ["0", "1"]
+    named = lib.nn.Sequential(OrderedDict([("a", l1), ("b", l2)]))
+    assert list((named * 2)._modules) == ["0", "1", "2", "3"]
+    with pytest.raises(KeyError, match="'0'"):  # torch's *= reads the keys "0", "1"...
+        named *= 2
 
 
 @both

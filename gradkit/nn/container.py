@@ -137,8 +137,9 @@ class Sequential(_IndexedModules):
 
     def __imul__(self, other: int) -> Sequential:
         _check_factor(self, other)
-        for module in list(self) * (other - 1):
-            self.append(module)
+        n = len(self)
+        for i in range(n, n * other):  # torch's: by the keys "0", "1"... (a KeyError for names)
+            self.add_module(str(i), self._modules[str(i % n)])
         return self
 
 

@@ -26,11 +26,18 @@ class _IndexedModules(Module):
     """Shared indexing of modules stored in order (Sequential, ModuleList), as torch's."""
 
     def _key(self, idx) -> str:
+        """The key at position ``idx`` (Sequential's keys may be names)."""
+        return list(self._modules)[self._position(idx)]
+
+    def _slice_keys(self, idx: slice) -> list:
+        return list(self._modules)[idx]
+
+    def _position(self, idx) -> int:
         n = len(self._modules)
         idx = operator.index(idx)  # integer tensors too; torch's TypeError for the rest
         if not -n <= idx < n:
             raise IndexError(f"index {idx} is out of range")
-        return list(self._modules)[idx % n]
+        return idx % n
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -41,7 +48,7 @@ class _IndexedModules(Module):
         setattr(self, self._key(idx), module)
 
     def __delitem__(self, idx) -> None:
-        for key in list(self._modules)[idx] if isinstance(idx, slice) else [self._key(idx)]:
+        for key in self._slice_keys(idx) if isinstance(idx, slice) else [self._key(idx)]:
             delattr(self, key)
         # renumber so indices stay contiguous (names too), as torch does
         modules = list(self._modules.values())
@@ -159,6 +166,14 @@ class ModuleList(_IndexedModules):
     def _sliced(self, idx: slice) -> ModuleList:
         return type(self)(list(self._modules.values())[idx])
 
+    # torch's ModuleList reads the keys "0", "1"... by number, not by position (they differ
+    # only after an insert out of range, which torch allows)
+    def _key(self, idx) -> str:
+        return str(self._position(idx))
+
+    def _slice_keys(self, idx: slice) -> list:
+        return [str(k) for k in range(len(self._modules))[idx]]
+
     def insert(self, index: int, module: Module) -> None:
         """Put ``module`` before ``index`` (as list.insert, for indices in range)."""
         self._shift_in(index, module)
@@ -168,8 +183,9 @@ class ModuleList(_IndexedModules):
         if not isinstance(modules, Iterable):
             raise TypeError("ModuleList.extend should be called with an iterable, but got "
                             + type(modules).__name__)
-        for module in modules:
-            self.append(module)
+        offset = len(self)
+        for i, module in enumerate(modules):
+            self.add_module(str(offset + i), module)
         return self
 
     def __iadd__(self, modules: Iterable[Module]) -> ModuleList:

@@ -133,6 +133,7 @@ class Module(ModuleHooks, ModuleState, ModuleConvert):
         for registry in (self._parameters, self._buffers, self._modules):
             if name in registry:
                 del registry[name]
+                self.__dict__.get("_non_persistent", set()).discard(name)
                 return
         object.__delattr__(self, name)
 

@@ -87,10 +87,11 @@ class ModuleState:
             yield (module_prefix + "." if module_prefix else ""), module
 
     def _own_tensors(self, dot: str, keep_vars: bool) -> dict:
-        skip = self.__dict__.get("_non_persistent", ())
+        skip = self.__dict__.get("_non_persistent", ())  # buffers only, as torch
         return {dot + name: value if keep_vars else value.detach()
                 for registry in (self._parameters, self._buffers)
-                for name, value in registry.items() if value is not None and name not in skip}
+                for name, value in registry.items() if value is not None and not (
+                    registry is self._buffers and name in skip)}
 
     def _hook_table(self, name: str) -> OrderedDict:
         return self.__dict__.setdefault(name, OrderedDict())

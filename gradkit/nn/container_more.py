@@ -239,7 +239,8 @@ class ParameterDict(Module):
 
     def popitem(self) -> tuple:
         """Remove and return the last ``(key, value)``."""
-        key = next(reversed(self._keys))
+        key, _ = self._keys.popitem()  # dict's KeyError when empty, as torch's
+        self._keys[key] = None
         return key, self.pop(key)
 
     def fromkeys(self, keys: Iterable[str], default=None) -> ParameterDict:

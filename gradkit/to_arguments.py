@@ -42,7 +42,7 @@ def _invalid(args: tuple, kwargs: dict) -> TypeError:
 
 def to_arguments(args: tuple, kwargs: dict) -> tuple:
     """``(device, dtype, copy, memory_format)`` of a ``to(*args, **kwargs)`` call (None: keep
-    the tensor's own)."""
+    the tensor's own; a copy of None was not given)."""
     first = args[0] if args else None
     if isinstance(first, Tensor):
         device, dtype, flags, named = first.device, first.dtype, args[1:], ()
@@ -69,5 +69,5 @@ def to_arguments(args: tuple, kwargs: dict) -> tuple:
     layout = kwargs.get("memory_format", memory_formats.preserve_format)
     if not isinstance(layout, memory_formats.memory_format):
         raise _invalid(args, kwargs)
-    copy = flags[1] if len(flags) > 1 else kwargs.get("copy", False)
+    copy = flags[1] if len(flags) > 1 else kwargs.get("copy")  # None: not given
     return kwargs.get("device", device), kwargs.get("dtype", dtype), copy, layout

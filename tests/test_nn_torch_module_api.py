@@ -93,8 +93,12 @@ def test_to(lib):
     m = lib.nn.Linear(3, 5)
     assert m.to("cpu") is m and m.to("cpu", dtype=lib.float32) is m
     assert m.double() is m.to(lib.float64)
-    with pytest.raises(RuntimeError, match=r"\.to\(\) does not accept copy argument"):
-        m.to("cpu", copy=True)
+    for args, kwargs in ((("cpu",), {"copy": True}), ((), {"copy": False}),
+                         (("cpu", None, False, False), {}), ((lib.float64, False, False), {})):
+        with pytest.raises(RuntimeError, match=r"\.to\(\) does not accept copy argument"):
+            m.to(*args, **kwargs)  # given at all, even False
+    with pytest.raises(RuntimeError, match="Invalid device string: 'cuda:9x'"):
+        m.to("cuda:9x", lib.int64)  # the device is read before the dtype is checked
 
 
 @both

@@ -27,8 +27,10 @@ class ModuleConvert:
         """Move/cast parameters and buffers in place (a dtype casts the floating and complex
         ones only; a memory format applies to 4-d and 5-d tensors only); returns self."""
         device, dtype, copy, _ = to_arguments(args, kwargs)
-        if copy:
+        if copy is not None:  # even False, as torch's parser
             raise RuntimeError(".to() does not accept copy argument")
+        if device is not None:
+            backend.device(device)  # torch's parser refuses a bad device string first
         if isinstance(dtype, backend.dtype):
             if not (dtype.is_floating_point or dtype.is_complex):
                 raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "

@@ -74,39 +74,42 @@ def _in_result_format(out, input):
     return out if out.is_contiguous() else clone(out, memory_format=contiguous_format)
 
 
-def _check_statistics_constant(training: bool, differentiable: tuple, running_mean,
-                               running_var) -> None:
-    """torch's native_batch_norm takes the running statistics as constants: it refuses them
-    requiring grad (in grad mode), and its jvp in evaluation mode (run when the input, weight
-    or bias has a tangent) refuses tangents on them."""
+def _refuse_grad_of_statistics(running_mean, running_var) -> None:
+    """torch's native_batch_norm takes the running statistics as constants: its autograd
+    layer (before any kernel check) refuses them requiring grad in grad mode."""
     for name, running in (("running_mean", running_mean), ("running_var", running_var)):
         if running is not None and running.requires_grad and records_graph():
             raise RuntimeError(f"The function 'native_batch_norm' is not differentiable with "
                                f"respect to argument '{name}'. This input cannot have "
                                "requires_grad True.")
+
+
+def _refuse_tangents_of_statistics(training: bool, differentiable: tuple,
+                                   statistics: tuple) -> None:
+    """torch's batch_norm_jvp in evaluation mode (run when the input, weight or bias has a
+    tangent) reads the running statistics as constants: it refuses tangents on them."""
     forward_ad = _dispatch._forward_ad
     if not training and forward_ad is not None and forward_ad.has_tangents(differentiable) \
-            and forward_ad.has_tangents((running_mean, running_var)):
+            and forward_ad.has_tangents(statistics):
         raise RuntimeError("batch_norm is not differentiable wrt running_mean and running_var, "
                            "they cannot have forward grad defined")
 
 
-def _mixed_precision(input, params: tuple) -> bool:
-    """Whether ATen's CPU batch_norm runs mixed: its parameters (the first given one decides)
-    float32 for a float16 input, computed in float32 and rounded back to float16; otherwise
-    every parameter must have the input's dtype. Torch's checks, in its order and words."""
+def _check_parameter_dtypes(input, params: tuple) -> None:
+    """ATen's CPU batch_norm runs mixed when its first given parameter's dtype is not the
+    input's: then all must be float32 and the input float16; otherwise every parameter must
+    have the input's dtype. Torch's checks, in its order and words."""
     given = [p for p in params if p is not None]
     if given and given[0].dtype != input.dtype:
         if any(p.dtype != float32 for p in given):
             raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
         if input.dtype != float16:
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
-        return True
+        return
     for p in given:  # the kernel reads each parameter as the input's scalar type
         if p.dtype != input.dtype:
             raise RuntimeError(f"expected scalar type {scalar_type_name(input._data)} but found "
                                f"{scalar_type_name(p._data)}")
-    return False
 
 
 def _empty_norm(input, weight, bias):
@@ -146,6 +149,7 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
     torch.batch_norm normalizes a single one to 0, its running variance to NaN)."""
     if input.numel() == 0:
         return _empty_norm(input, weight, bias)
+    _refuse_grad_of_statistics(running_mean, running_var)
     channels = input.shape[1] if input.ndim > 1 else 0
     for name, tensor in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
                          ("running_var", running_var)):
@@ -157,12 +161,14 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
         raise ValueError("running_mean and running_var must either both be None or neither be "
                          "None")
     require_real_floating("batch_norm", input._data)
-    mixed = _mixed_precision(input, (weight, bias, running_mean, running_var))
-    _check_statistics_constant(training, (input, weight, bias), running_mean, running_var)
+    _check_parameter_dtypes(input, (weight, bias, running_mean, running_var))
+    _refuse_tangents_of_statistics(training, (input, weight, bias), (running_mean, running_var))
+    # torch's kernels sum float16 in float32 (its opmath type), rounding the result once
+    half = input.dtype == float16
 
     def normalized(source, weight, bias):
         input = kept_for_backward(source)  # torch's NativeBatchNormBackward0 saves the input
-        x = astype(input, float32) if mixed else input
+        x = astype(input, float32) if half else input
         axes = (0,) + tuple(range(2, input.ndim))
         if training:
             out, mu, var = _normalize(x, axes, eps)
@@ -178,7 +184,7 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
             out = mul(sub(x, reshape(running_mean.detach(), shape)),
                       rsqrt(add(reshape(running_var.detach(), shape), eps)))
         out = _affine(out, weight, bias, input)
-        return _in_result_format(astype(out, input.dtype) if mixed else out, source)
+        return _in_result_format(astype(out, float16) if half else out, source)
     return one_node("NativeBatchNormBackward0", normalized, (input, weight, bias),
                     {"input": 0, "weight": 1})
 

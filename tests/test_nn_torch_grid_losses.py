@@ -175,3 +175,50 @@ def test_cosine_embedding_and_kl_div_across_dtypes():
                                                   (m.float32, m.float64))]
         return out
     same_as_torch(program, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "bilinear", "bicubic"])
+@pytest.mark.parametrize("scale_factor", [-1e20, 1e20, -1.0, -0.5])
+def test_interpolate_refuses_overflowing_and_negative_scale_factors(mode, scale_factor):
+    """test_interpolate_undefined_behavior_casting: torch's int64 overflow error (gradkit
+    raised NumPy's ValueError); a negative scale is its size error (gradkit's nearest modes
+    answered a result)."""
+    same_as_torch(lambda m: m.nn.functional.interpolate(m.ones(1, 1, 16, 16),
+                                                        scale_factor=scale_factor, mode=mode))
+    with pytest.raises(RuntimeError, match="value cannot be converted to type int64_t without "
+                       "overflow|Input and output sizes should be greater than 0"):
+        gradkit.nn.functional.interpolate(gradkit.ones(1, 1, 4), scale_factor=scale_factor,
+                                          mode="linear" if "bi" in mode else mode)
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_interpolate_reads_the_last_element_of_a_long_row(channels_last):
+    """test_interpolate_buffer_overflow with one channel: 2**24 + 4 float32 positions, where
+    the last source index rounds past the end in float32."""
+    def program(m):
+        x = m.ones([1, 1, 2 ** 24 + 4])
+        if channels_last:
+            x = x.transpose(1, 2).contiguous().transpose(1, 2)
+        before = m.nn.functional.interpolate(x, 2, mode="linear", align_corners=True)
+        x[0, 0, -1] = 0.5
+        return before, m.nn.functional.interpolate(x, 2, mode="linear", align_corners=True)
+    assert same_as_torch(program)[1][3].tolist() == [[[1.0, 0.5]]]
+
+
+def test_affine_grid_known_values_and_channel_shuffle_checks():
+    """test_affine_grid(_3d)'s known inputs, test_channel_shuffle_input_checks and the empty
+    input of test_(native_)channel_shuffle_return_alias_of_self."""
+    def program(m):
+        f, out = m.nn.functional, []
+        for theta, size in ((m.arange(1., 7, dtype=m.float64).view(1, 2, 3), [1, 1, 2, 2]),
+                            (m.arange(1., 13, dtype=m.float64).view(1, 3, 4), [1, 1, 2, 2, 2])):
+            out += [f.affine_grid(theta, m.Size(size), align_corners=ac) for ac in (True, False)]
+        empty = m.rand(0, 9, 4, 4)
+        out += [m.nn.ChannelShuffle(3)(empty), m.native_channel_shuffle(empty, 3)]
+        for x, groups in ((m.rand(1, 3, 2, 2), 0), (m.rand(1, 3, 2, 2), 2), (m.rand(1, 2), 2)):
+            try:
+                m.native_channel_shuffle(x, groups)
+            except RuntimeError as error:
+                out.append(str(error))
+        return out
+    same_as_torch(program)

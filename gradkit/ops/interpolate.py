@@ -216,7 +216,9 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
     _check_mode(input, mode, align_corners, antialias)
     if mode == "area":  # torch's: adaptive average pooling to the (floored) output size
         return _AREA_POOLS[input.ndim](input, outs)
-    if 0 in outs or 0 in tuple(input.shape[2:]):
+    if any(not -2 ** 63 <= n < 2 ** 63 for n in outs):  # torch's checked double -> int64
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    if min(outs + tuple(input.shape[2:])) <= 0:  # (a negative scale factor's too)
         names = "DHW"[3 - len(outs):]
         shown = [", ".join(f"{n}: {s}" for n, s in zip(names, sizes, strict=True))
                  for sizes in (input.shape[2:], outs)]

@@ -236,3 +236,54 @@ def test_eval_results_agree_across_layouts():
             out.append(m.equal(model(y), model(y.contiguous(memory_format=m.channels_last))))
         return out
     assert same_as_torch(program) == [True, True]
+
+
+@pytest.mark.parametrize("case", ["basic", "one row", "none", "mean only", "3d", "float64",
+                                  "float16 mixed", "float16", "int", "1d", "0d", "empty",
+                                  "empty channels", "stats require grad", "keywords"])
+def test_batch_norm_update_stats(case):
+    """test_batch_norm_update_stats and its neighbours: (mean, biased variance), the running
+    statistics updated with the unbiased one (gradkit had no batch_norm_update_stats)."""
+    def program(m):
+        x = m.tensor([[1., 2.], [3., 5.], [4., 0.]])
+        rm, rv = m.zeros(2), m.ones(2)
+        args = {"basic": (x, rm, rv), "one row": (x[:1], rm, rv), "none": (x, None, None),
+                "mean only": (x, rm, None), "float64": (x.double(), rm, rv),
+                "3d": (m.arange(12.).reshape(2, 3, 2), m.zeros(3), m.ones(3)),
+                "float16 mixed": (x.half(), rm, rv), "float16": (x.half(), None, None),
+                "int": (x.long(), None, None), "1d": (m.ones(3), None, None),
+                "0d": (m.tensor(1.), None, None), "empty": (m.rand(0, 1), m.rand(1), m.rand(1)),
+                "empty channels": (m.rand(2, 0), None, None),
+                "stats require grad": (x, m.zeros(2, requires_grad=True), rv)}.get(case)
+        if args is None:
+            out = m.batch_norm_update_stats(input=x, running_mean=rm, running_var=rv,
+                                            momentum=0.5)
+        else:
+            out = m.batch_norm_update_stats(*args, 0.1)
+        return out, [o.requires_grad for o in out], rm, rv
+    same_as_torch(program, rtol=1e-3 if "float16" in case else 1e-6)
+
+
+def test_batch_norm_update_stats_has_no_derivative_and_native_statistics_of_mixed_inputs():
+    def program(m):
+        x = m.tensor(data(4, 3, 5), dtype=m.float32, requires_grad=True)
+        mean, var = m.batch_norm_update_stats(x, None, None, 0.1)
+        try:
+            (mean.sum() + var.sum()).backward()
+        except RuntimeError as error:
+            refused = str(error)
+        f = m.ones(3)
+        native = [m.native_batch_norm(x.detach().half(), f, f, m.zeros(3), m.ones(3), training,
+                                      0.1, 1e-5) for training in (True, False)]
+        return refused, [[(t.dtype, t.shape) for t in n] for n in native]
+    assert same_as_torch(program)[0] == \
+        "derivative for aten::batch_norm_update_stats is not implemented"
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_size_of_a_dim_of_a_zero_dim_tensor(dim):
+    """torch's wrap_scalar=False message (gradkit gave a range message or a bare IndexError)."""
+    same_as_torch(lambda m: m.tensor(1.).size(dim))
+    with pytest.raises(IndexError, match=f"Dimension specified as {dim} but tensor has no "
+                       "dimensions"):
+        gradkit.tensor(1.).size(dim)

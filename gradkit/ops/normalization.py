@@ -57,7 +57,7 @@ def _check_size(name: str, tensor, size: int) -> None:
         raise RuntimeError(f"{name} should contain {size} elements not {tensor.numel()}")
 
 
-def _update(running, batch_value, momentum) -> None:
+def update_running(running, batch_value, momentum) -> None:
     """running <- (1 - momentum) running + momentum batch_value, in place, unrecorded."""
     with no_grad():
         running.mul_(1 - momentum).add_(batch_value.detach().reshape(running.shape),
@@ -95,9 +95,9 @@ def _refuse_tangents_of_statistics(training: bool, differentiable: tuple,
                            "they cannot have forward grad defined")
 
 
-def _check_parameter_dtypes(input, params: tuple) -> None:
-    """ATen's CPU batch_norm runs mixed when its first given parameter's dtype is not the
-    input's: then all must be float32 and the input float16; otherwise every parameter must
+def check_parameter_dtypes(input, params: tuple) -> bool:
+    """Whether ATen's CPU batch_norm runs mixed: its first given parameter's dtype is not the
+    input's; then all must be float32 and the input float16; otherwise every parameter must
     have the input's dtype. Torch's checks, in its order and words."""
     given = [p for p in params if p is not None]
     if given and given[0].dtype != input.dtype:
@@ -105,11 +105,12 @@ def _check_parameter_dtypes(input, params: tuple) -> None:
             raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
         if input.dtype != float16:
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
-        return
+        return True
     for p in given:  # the kernel reads each parameter as the input's scalar type
         if p.dtype != input.dtype:
             raise RuntimeError(f"expected scalar type {scalar_type_name(input._data)} but found "
                                f"{scalar_type_name(p._data)}")
+    return False
 
 
 def _empty_norm(input, weight, bias):
@@ -161,7 +162,7 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
         raise ValueError("running_mean and running_var must either both be None or neither be "
                          "None")
     require_real_floating("batch_norm", input._data)
-    _check_parameter_dtypes(input, (weight, bias, running_mean, running_var))
+    check_parameter_dtypes(input, (weight, bias, running_mean, running_var))
     _refuse_tangents_of_statistics(training, (input, weight, bias), (running_mean, running_var))
     # torch's kernels sum float16 in float32 (its opmath type), rounding the result once
     half = input.dtype == float16
@@ -174,10 +175,10 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
             out, mu, var = _normalize(x, axes, eps)
             count = input.shape[0] * math.prod(input.shape[2:])
             if running_mean is not None and count:
-                _update(running_mean, mu, momentum)
+                update_running(running_mean, mu, momentum)
             if running_var is not None and count:
                 unbias = count / (count - 1) if count > 1 else math.nan  # ATen's 0 / 0
-                _update(running_var, mul(var, unbias), momentum)
+                update_running(running_var, mul(var, unbias), momentum)
         else:
             shape = _channel_shape(input)
             # constants: a tangent of theirs alone gives the result none, as torch's

@@ -6,6 +6,7 @@ test_pixel_shuffle_unshuffle, test_pixel_shuffle_nhwc_cpu, test_*_inplace_*), re
 and compared with torch 2.13 on the same program.
 """
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -284,3 +285,33 @@ def test_inplace_modules_leave_the_output_gradient_alone(module):
         out.backward(grad)
         return m.equal(grad, kept)
     assert same_as_torch(program) is True
+
+
+@pytest.mark.parametrize("kwargs", [{"batch_first": False}, {}, {"norm_first": True},
+                                    {"bias": False}, {"nhead": 3, "d_model": 15},
+                                    {"activation": "gelu"}])
+def test_transformer_warns_why_it_uses_no_nested_tensors(kwargs):
+    """test_transformer_args_check's constructor: torch's TransformerEncoder warns when
+    enable_nested_tensor cannot be used, with its first reason (gradkit gave no warning)."""
+    def program(m):
+        options = {"d_model": 16, "nhead": 4, "num_encoder_layers": 1,
+                   "num_decoder_layers": 1, "dim_feedforward": 32, "batch_first": True,
+                   **kwargs}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = m.nn.Transformer(**options)
+        return [str(w.message) for w in caught], model.encoder.use_nested_tensor
+    same_as_torch(program)
+
+
+def test_transformer_encoder_with_another_layer_or_activation_warns():
+    def program(m):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            layer = m.nn.TransformerEncoderLayer(16, 4, 32, batch_first=True,
+                                                 activation=m.tanh)
+            m.nn.TransformerEncoder(layer, 1)
+            m.nn.TransformerEncoder(m.nn.TransformerEncoderLayer(16, 4, 32), 1,
+                                    enable_nested_tensor=False)
+        return [str(w.message) for w in caught]
+    assert len(same_as_torch(program)) == 1

@@ -514,6 +514,16 @@ SAMPLES["unique_dim"] = (lambda x: (
     G.unique(G.where(x.detach() > 0, x.detach().round(), float("nan")), dim=1,
              return_inverse=True)), lambda: (R(4, 3),))
 
+# lane h-nnB: batch statistics whose node has no derivative, the running ones updated in place
+# (copies: both devices' runs share the sample's tensors)
+def _updated_stats(x, mean, var):
+    return G.batch_norm_update_stats(x.detach(), mean, var, 0.1) + (mean, var)
+
+
+SAMPLES["batch_norm_update_stats"] = (
+    lambda x, mean, var: _updated_stats(x, mean.clone(), var.clone()),
+    lambda: (R(4, 3, 2), R(3).detach(), R(3).detach().abs()))
+
 # Ops that no sample reaches directly, and why.
 NOT_SAMPLED = {
     "gradkit::no_double_backward": "its backward only raises, as torch's Error node "

@@ -5,6 +5,7 @@ torch's nested-tensor fast path (an inference speed-up) is not there."""
 from __future__ import annotations
 
 import copy
+import warnings
 
 from gradkit import creation, ops
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
@@ -152,6 +153,24 @@ class _Stack(Module):
         return mask, _is_causal(mask, is_causal, size)
 
 
+def _no_nested_tensor_reason(layer) -> str:
+    """torch's why_not_sparsity_fast_path of an encoder layer ("" when none): the reason
+    TransformerEncoder gives (and warns of) for not using nested tensors."""
+    if not isinstance(layer, TransformerEncoderLayer):
+        return "encoder_layer was not TransformerEncoderLayer"
+    attn = layer.self_attn
+    checks = ((layer.norm_first, "norm_first was True"),
+              (not attn.batch_first, "self_attn.batch_first was not True(use batch_first for "
+                                     "better inference performance)"),
+              (not attn._qkv_same_embed_dim, "self_attn._qkv_same_embed_dim was not True"),
+              (attn.in_proj_bias is None, "self_attn was passed bias=False"),
+              (not layer.activation_relu_or_gelu, "activation_relu_or_gelu was not True"),
+              (layer.norm1.eps != layer.norm2.eps,
+               "norm1.eps was not equal to encoder_layer.norm2.eps"),
+              (attn.num_heads % 2 == 1, "self_attn.num_heads is odd"))
+    return next((f"encoder_layer.{why}" for failed, why in checks if failed), "")
+
+
 class TransformerEncoder(_Stack):
     """``num_layers`` copies of an encoder layer, then ``norm`` if given."""
 
@@ -160,7 +179,11 @@ class TransformerEncoder(_Stack):
                  mask_check: bool = True) -> None:
         super().__init__(encoder_layer, num_layers, norm)
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = enable_nested_tensor
+        reason = _no_nested_tensor_reason(encoder_layer)  # (gradkit has no nested tensors)
+        self.use_nested_tensor = enable_nested_tensor and not reason
+        if enable_nested_tensor and reason:
+            warnings.warn("enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {reason}", stacklevel=2)
         self.mask_check = mask_check
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal: bool | None = None):

@@ -106,3 +106,17 @@ def _in_step(lib, view_of):
 @pytest.mark.parametrize("view_of", VIEWS_OF_A_CONJ_VIEW.values(), ids=VIEWS_OF_A_CONJ_VIEW)
 def test_views_of_a_conjugated_view_stay_in_step_as_torch(view_of):
     assert _in_step(gradkit, view_of) == _in_step(torch, view_of)
+
+
+def _write_into_a_conj_of_an_expanded_view(lib):
+    """Conj of an expanded view, written through one element of its diagonal (fuzz seed
+    6726): the memory location takes the written value, not an unchanged broadcast copy."""
+    x = lib.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+    part = x.expand(2, 2).conj().diagonal().data.split(1, dim=-1)[0]
+    part.pow_(2)
+    return part.tolist(), x.tolist()
+
+
+def test_a_write_into_a_conj_of_an_expanded_view_reaches_its_location_as_torch():
+    assert _write_into_a_conj_of_an_expanded_view(gradkit) == \
+        _write_into_a_conj_of_an_expanded_view(torch)

@@ -210,8 +210,19 @@ def write_through(chain, array, values) -> None:
             computed = view_op(region, **params)
             if isinstance(computed, np.generic):  # a 0-d region's conj: an array to write into
                 computed = np.asarray(computed)
+            expanded = not getattr(region.flags, "writeable", True)  # zero strides: overlapping
+            before = computed.copy() if expanded else None
             write_through(chain[k + 1:], computed, values)
-            region[...] = view_op.view_inverse(computed, **params)
+            inverse = view_op.view_inverse(computed, **params)
+            if not expanded:
+                region[...] = inverse
+                return
+            # only the elements written: an unchanged copy of one memory location must not
+            # overwrite a changed one (torch writes each element of the view to its location)
+            alias = writable_alias(region)
+            changed = computed != before
+            if alias is not None:
+                alias[changed] = inverse[changed]
             return
     region = replay_view(chain, array)
     if not getattr(region.flags, "writeable", True):  # a zero-stride (expanded) region

@@ -11,9 +11,7 @@ derivatives, where torch's table says the Function supports them. Exits 1 when a
 """
 from __future__ import annotations
 
-import argparse
 import sys
-import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -21,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fuzz.opinfo_forward import compare_forward  # noqa: E402
 from fuzz.opinfo_gradgrad import compare_gradgrad  # noqa: E402
 from fuzz.opinfo_samples import compare_sample, torch  # noqa: E402
+from fuzz.opinfo_scan import parse_scan_args, scan_parser, verdict  # noqa: E402
 from torch.testing._internal.autograd_function_db import autograd_function_db  # noqa: E402
 
 
@@ -49,19 +48,18 @@ def differences(opinfo, dtype) -> list:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtypes", default="float64")
-    args = parser.parse_args()
-    warnings.filterwarnings("ignore")
+    args, only = parse_scan_args(scan_parser(__doc__, "float64", "Function names", "Function"))
     total = bad = 0
     for dtype in (getattr(torch, d) for d in args.dtypes.split(",")):
         for opinfo in autograd_function_db:
+            if only and opinfo.name not in only:
+                continue
             total += 1
-            for name, k, difference in differences(opinfo, dtype):
-                bad += 1
+            found = differences(opinfo, dtype)
+            bad += bool(found)
+            for name, k, difference in found[:args.show]:
                 print(f"{opinfo.name} [{str(dtype)[6:]}] {name} #{k}: {difference}")
-    print(f"{total} Functions x dtypes, {bad} differences")
-    return 1 if bad else 0
+    return verdict(total, bad, "Functions x dtypes")
 
 
 if __name__ == "__main__":

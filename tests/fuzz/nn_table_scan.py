@@ -1,21 +1,20 @@
 """Run torch's older nn test tables (common_nn) through gradkit and torch; print differences.
 
-    python tests/fuzz/nn_table_scan.py [--only Conv2d,NLLLoss] [--show 3]
+    python tests/fuzz/nn_table_scan.py [--only Conv2d,NLLLoss] [--show 0]
 
 Needs torch (the pinned 2.13 CPU build); see ``nn_table_samples.py``. Each entry is checked
-in eval and in training mode (modules with random draws in eval mode only). Exits 1 when any
-entry differs.
+in eval and in training mode (modules with random draws in eval mode only) at the entry's own
+dtype (``--dtypes`` is not read: each entry names its dtype). Exits 1 when any entry differs.
 """
 from __future__ import annotations
 
-import argparse
 import sys
-import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fuzz.nn_table_samples import compare_entry, entries, random_in_training  # noqa: E402
+from fuzz.opinfo_scan import parse_scan_args, scan_parser, verdict  # noqa: E402
 
 
 def scan(only: set, show: int) -> tuple[int, int]:
@@ -36,14 +35,9 @@ def scan(only: set, show: int) -> tuple[int, int]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="", help="comma-separated entry name prefixes")
-    parser.add_argument("--show", type=int, default=1, help="print differences (0: count)")
-    args = parser.parse_args()
-    warnings.filterwarnings("ignore")
-    total, bad = scan(set(args.only.split(",")) - {""}, args.show)
-    print(f"{total} table entries, {bad} differing")
-    return 1 if bad else 0
+    parser = scan_parser(__doc__, "float64", "entry name prefixes", "entry (0: count only)")
+    args, only = parse_scan_args(parser)
+    return verdict(*scan(only, args.show), "table entries")
 
 
 if __name__ == "__main__":

@@ -228,3 +228,26 @@ def test_linear_bias_of_another_dtype_as_torch(rank, bias):
         b = m.ones(3 if bias.endswith("shape") else 4, dtype=getattr(m, bias.split("_")[0]))
         return m.nn.functional.linear(x, m.tensor(data(4, 3)), b)
     same_as_torch(program)
+
+
+@pytest.mark.parametrize("bias", ["float16", "float32", "complex128", "float64_2d"])
+@pytest.mark.parametrize("layout", ["transposed3", "permuted4", "sliced3", "contiguous4",
+                                    "transposed2"])
+def test_linear_bias_of_another_dtype_off_the_addmm_path_as_torch(layout, bias):
+    """torch's linear runs addmm (refusing the bias's dtype) for a 2-D input or a contiguous
+    one that is 3-D or has a 1-D bias; otherwise matmul then add_, where the bias promotes
+    into the result's dtype or raises add_'s cast error (MultiheadAttention's float16
+    in_proj_bias on its transposed float64 query; found by test_nn_multihead_attention)."""
+    def program(m):
+        x = m.tensor(data(3, 2, 2, 4, seed=2))
+        x = {"transposed3": x[0].reshape(3, 2, 4).transpose(0, 1), "contiguous4": x,
+             "permuted4": x.permute(1, 0, 2, 3), "sliced3": x.reshape(6, 2, 4)[::2],
+             "transposed2": x.reshape(12, 4)[:4].t().t()}[layout]
+        w = m.tensor(data(5, 4, seed=3), requires_grad=True)
+        shape = (2, 5) if bias.endswith("2d") else (5,)
+        b = m.tensor(data(*shape, seed=4)).to(getattr(m, bias.split("_")[0]))
+        b.requires_grad_(True)
+        y = m.nn.functional.linear(x, w, b)
+        y.sum().backward()
+        return y, w.grad, b.grad
+    same_as_torch(program)

@@ -76,6 +76,13 @@ def _refuse_bool_product(input, weight, bias) -> None:
         raise RuntimeError("result type Long can't be cast to the desired output type Bool")
 
 
+def _fused(input, bias) -> bool:
+    """torch's linear takes its addmm path (whose dtype check refuses a bias of another dtype)
+    for a 2-D input, or a contiguous one that is 3-D or has a 1-D bias; else it computes
+    matmul, then add_ of the bias."""
+    return input.ndim == 2 or input.is_contiguous() and (input.ndim == 3 or bias.ndim == 1)
+
+
 @tensor_parameters("input", "weight", "bias")
 def linear(input, weight, bias=None):
     """y = input @ weight.T + bias (torch.nn.functional.linear).
@@ -96,9 +103,13 @@ def linear(input, weight, bias=None):
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{c_type_name(input._data)} != {c_type_name(weight._data)}")
     bias_data = getattr(bias, "_data", bias)
-    if bias is not None and bias_data.dtype != weight._data.dtype:  # torch's addmm check
-        raise RuntimeError("self and mat2 must have the same dtype, but got "
-                           f"{scalar_type_name(bias_data)} and {scalar_type_name(weight._data)}")
+    if bias is not None and bias_data.dtype != weight._data.dtype:
+        if _fused(input, bias):  # torch's addmm check
+            raise RuntimeError("self and mat2 must have the same dtype, but got "
+                               f"{scalar_type_name(bias_data)} and "
+                               f"{scalar_type_name(weight._data)}")
+        # torch's unfused path: matmul, then add_ the bias (promoted into the result's dtype)
+        return matmul(input, transpose(weight, 0, 1)).add_(bias)
     if input._data.dtype.kind == "b":
         _refuse_bool_product(input, weight, bias)
     if bias is not None and bias.ndim and bias.shape[-1] not in (1, weight.shape[0]):

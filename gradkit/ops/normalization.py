@@ -15,7 +15,8 @@ from gradkit.autograd.grad_mode import no_grad
 from gradkit.backend import to_numpy_dtype
 from gradkit.int_arguments import int_argument
 from gradkit.ops.arithmetic import add, div, mul, sub
-from gradkit.ops.conversion import astype
+from gradkit.memory_format import channels_last, channels_last_3d, suggested_order
+from gradkit.ops.conversion import astype, clone
 from gradkit.ops.elementwise import rsqrt
 from gradkit.ops.grad_edges import kept_for_backward
 from gradkit.ops.layers import checked_normalized_shape
@@ -48,6 +49,14 @@ def _affine(out, weight, bias, input):
     if bias is not None:
         out = add(out, reshape(bias, _channel_shape(input)))
     return out
+
+
+def _in_input_layout(out, input):
+    """``out`` laid out channels last when ``input``'s strides suggest it (torch's batch and
+    group norm kernels allocate their result in the input's suggested memory format)."""
+    if suggested_order(input._data) is None:
+        return out
+    return clone(out, memory_format=channels_last if out.ndim == 4 else channels_last_3d)
 
 
 def _check_size(name: str, tensor, size: int) -> None:
@@ -111,8 +120,8 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
                          "None")
     require_real_floating("batch_norm", input._data)
 
-    def normalized(input, weight, bias):
-        input = kept_for_backward(input)  # torch's NativeBatchNormBackward0 saves the input
+    def normalized(given, weight, bias):
+        input = kept_for_backward(given)  # torch's NativeBatchNormBackward0 saves the input
         axes = (0,) + tuple(range(2, input.ndim))
         if training:
             out, mu, var = _normalize(input, axes, eps)
@@ -126,7 +135,7 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
             shape = _channel_shape(input)
             out = mul(sub(input, reshape(running_mean, shape)),
                       rsqrt(add(reshape(running_var, shape), eps)))
-        return _affine(out, weight, bias, input)
+        return _in_input_layout(_affine(out, weight, bias, input), given)
     return one_node("NativeBatchNormBackward0", normalized, (input, weight, bias),
                     {"input": 0, "weight": 1})
 
@@ -225,7 +234,8 @@ def group_norm_unchecked(input, num_groups: int, weight=None, bias=None,  # noqa
         grouped = reshape(kept_for_backward(input),  # torch's NativeGroupNormBackward0 saves it
                           (n, num_groups, math.prod(input.shape[1:]) // num_groups))
         out, _, _ = _normalize(grouped, (2,), eps)
-        return _affine(reshape(out, tuple(input.shape)), weight, bias, input)
+        return _in_input_layout(_affine(reshape(out, tuple(input.shape)), weight, bias, input),
+                                input)
     return one_node("NativeGroupNormBackward0", normalized, (input, weight, bias),
                     {"input": 0, "weight": 1})
 
@@ -238,14 +248,15 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
         raise kernel_error("rms_norm")(input._data)
     dtype = to_numpy_dtype(input.dtype)
     # torch upcasts float16 to float32 (its opmath type), eps included (its default is
-    # float32's), and casts back before the weight: x² of a half above 256 stays finite
+    # float32's), so x² of a half above 256 stays finite; the weight multiplies the wide
+    # result and the product is rounded once, to the input's dtype whatever the weight's
     wide = np.dtype(np.float32) if dtype == HALF else dtype
     eps = float(np.finfo(wide).eps) if eps is None else float(dtype.type(eps))
     upcast = astype(input, wide) if wide != dtype else input
     axes = tuple(range(input.ndim - k, input.ndim))
     out = mul(upcast, rsqrt(add(mean(mul(upcast, upcast), axes, True), eps)))
-    out = astype(out, dtype) if wide != dtype else out
-    return mul(out, weight) if weight is not None else out
+    out = mul(out, weight) if weight is not None else out
+    return astype(out, dtype) if out._data.dtype != dtype else out
 
 
 def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75,

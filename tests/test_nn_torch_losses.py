@@ -100,33 +100,33 @@ def test_cross_entropy_loss_precision_and_zero_div():
 
 
 REDUCTION_LOSSES = {
-    "nll_loss": lambda m, F, x, t, v, r: F.nll_loss(x, t, reduction=r),
-    "cross_entropy": lambda m, F, x, t, v, r: F.cross_entropy(x, t, reduction=r),
-    "kl_div": lambda m, F, x, t, v, r: F.kl_div(x, x, reduction=r),
-    "huber_loss": lambda m, F, x, t, v, r: F.huber_loss(x, x, reduction=r),
-    "smooth_l1_loss": lambda m, F, x, t, v, r: F.smooth_l1_loss(x, x, reduction=r),
-    "l1_loss": lambda m, F, x, t, v, r: F.l1_loss(x, x, reduction=r),
-    "l1_loss_complex": lambda m, F, x, t, v, r: F.l1_loss(x.cfloat(), x.cfloat(), reduction=r),
-    "mse_loss": lambda m, F, x, t, v, r: F.mse_loss(x, x, reduction=r),
-    "hinge_embedding_loss": lambda m, F, x, t, v, r: F.hinge_embedding_loss(x, x, reduction=r),
-    "poisson_nll_loss": lambda m, F, x, t, v, r: F.poisson_nll_loss(x, x, reduction=r),
-    "gaussian_nll_loss": lambda m, F, x, t, v, r: F.gaussian_nll_loss(x, x, v, reduction=r),
-    "binary_cross_entropy": lambda m, F, x, t, v, r: F.binary_cross_entropy(
+    "nll_loss": lambda m, f, x, t, v, r: f.nll_loss(x, t, reduction=r),
+    "cross_entropy": lambda m, f, x, t, v, r: f.cross_entropy(x, t, reduction=r),
+    "kl_div": lambda m, f, x, t, v, r: f.kl_div(x, x, reduction=r),
+    "huber_loss": lambda m, f, x, t, v, r: f.huber_loss(x, x, reduction=r),
+    "smooth_l1_loss": lambda m, f, x, t, v, r: f.smooth_l1_loss(x, x, reduction=r),
+    "l1_loss": lambda m, f, x, t, v, r: f.l1_loss(x, x, reduction=r),
+    "l1_loss_complex": lambda m, f, x, t, v, r: f.l1_loss(x.cfloat(), x.cfloat(), reduction=r),
+    "mse_loss": lambda m, f, x, t, v, r: f.mse_loss(x, x, reduction=r),
+    "hinge_embedding_loss": lambda m, f, x, t, v, r: f.hinge_embedding_loss(x, x, reduction=r),
+    "poisson_nll_loss": lambda m, f, x, t, v, r: f.poisson_nll_loss(x, x, reduction=r),
+    "gaussian_nll_loss": lambda m, f, x, t, v, r: f.gaussian_nll_loss(x, x, v, reduction=r),
+    "binary_cross_entropy": lambda m, f, x, t, v, r: f.binary_cross_entropy(
         m.sigmoid(x), x.gt(0).to(m.get_default_dtype()), reduction=r),
-    "binary_cross_entropy_with_logits": lambda m, F, x, t, v, r:
-        F.binary_cross_entropy_with_logits(x, x, reduction=r),
-    "multilabel_soft_margin_loss": lambda m, F, x, t, v, r: F.multilabel_soft_margin_loss(
+    "binary_cross_entropy_with_logits": lambda m, f, x, t, v, r:
+        f.binary_cross_entropy_with_logits(x, x, reduction=r),
+    "multilabel_soft_margin_loss": lambda m, f, x, t, v, r: f.multilabel_soft_margin_loss(
         x, m.zeros_like(x).to(m.int64), reduction=r),
-    "triplet_margin_loss": lambda m, F, x, t, v, r: F.triplet_margin_loss(x, x, x, reduction=r),
-    "triplet_margin_with_distance_loss": lambda m, F, x, t, v, r:
-        F.triplet_margin_with_distance_loss(x, x, x, reduction=r),
-    "margin_ranking_loss": lambda m, F, x, t, v, r: F.margin_ranking_loss(x, x, x.sign(),
+    "triplet_margin_loss": lambda m, f, x, t, v, r: f.triplet_margin_loss(x, x, x, reduction=r),
+    "triplet_margin_with_distance_loss": lambda m, f, x, t, v, r:
+        f.triplet_margin_with_distance_loss(x, x, x, reduction=r),
+    "margin_ranking_loss": lambda m, f, x, t, v, r: f.margin_ranking_loss(x, x, x.sign(),
                                                                            reduction=r),
-    "cosine_embedding_loss": lambda m, F, x, t, v, r: F.cosine_embedding_loss(
+    "cosine_embedding_loss": lambda m, f, x, t, v, r: f.cosine_embedding_loss(
         x, x, x[:, 0].sign(), reduction=r),
-    "soft_margin_loss": lambda m, F, x, t, v, r: F.soft_margin_loss(x, x.sign().detach(),
+    "soft_margin_loss": lambda m, f, x, t, v, r: f.soft_margin_loss(x, x.sign().detach(),
                                                                      reduction=r),
-    "ctc_loss": lambda m, F, x, t, v, r: F.ctc_loss(
+    "ctc_loss": lambda m, f, x, t, v, r: f.ctc_loss(
         m.tensor(data(12, 4, 6), dtype=m.float32).log_softmax(2),
         m.tensor(np.random.default_rng(2).integers(1, 6, (4, 5))), m.full((4,), 12),
         m.tensor([5, 3, 4, 2]), reduction=r),
@@ -236,7 +236,7 @@ def test_margin_loss_empty(name, dtype):
         return out.shape, out.dtype, grads(m, out.sum(), [x])
     same_as_torch(program)
     for shapes in (((0,), (10,)), ((10, 0), (10, 0))):
-        got = same_as_torch(lambda m: getattr(m.nn, name)()(
+        got = same_as_torch(lambda m, shapes=shapes: getattr(m.nn, name)()(
             m.zeros(*shapes[0], dtype=getattr(m, dtype), requires_grad=True),
             m.ones(*shapes[1], dtype=m.long)))
         assert got[0] == "raises" and "Expected" in got[2]

@@ -170,6 +170,13 @@ def _index(x, array) -> Tensor:
     return Tensor._make(get_array_module(x._data).asarray(array))
 
 
+def _is_integer(x) -> bool:
+    """torch's check of a size: an int, a NumPy integer or a tensor of integers."""
+    if isinstance(x, Tensor):
+        return not x.is_floating_point()
+    return isinstance(x, (int, np.integer))
+
+
 def _output_sizes(input, size, scale_factor, spatial):
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
@@ -184,6 +191,10 @@ def _output_sizes(input, size, scale_factor, spatial):
                 f"with spatial dimensions of {list(sizes)} and output size of {size}. Please "
                 "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
                 "(o1, o2, ...,oK) format.")
+        if not isinstance(size, int) and not all(map(_is_integer, out)):
+            raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                            "Tuple[int, int, int], but got size with types "
+                            f"{[type(x) for x in out]}")
         return out, (None,) * spatial
     scales = (scale_factor,) * spatial if isinstance(scale_factor, (int, float)) \
         else tuple(scale_factor)

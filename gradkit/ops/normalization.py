@@ -120,8 +120,8 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
                          "None")
     require_real_floating("batch_norm", input._data)
 
-    def normalized(given, weight, bias):
-        input = kept_for_backward(given)  # torch's NativeBatchNormBackward0 saves the input
+    def normalized(input, weight, bias):
+        input = kept_for_backward(input)  # torch's NativeBatchNormBackward0 saves the input
         axes = (0,) + tuple(range(2, input.ndim))
         if training:
             out, mu, var = _normalize(input, axes, eps)
@@ -135,7 +135,7 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
             shape = _channel_shape(input)
             out = mul(sub(input, reshape(running_mean, shape)),
                       rsqrt(add(reshape(running_var, shape), eps)))
-        return _in_input_layout(_affine(out, weight, bias, input), given)
+        return _in_input_layout(_affine(out, weight, bias, input), input)
     return one_node("NativeBatchNormBackward0", normalized, (input, weight, bias),
                     {"input": 0, "weight": 1})
 

@@ -246,3 +246,54 @@ def test_batchnorm_and_local_response_norm_empty():
         return out, g, bn.running_mean, bn.running_var, lout, grads(m, lout, [y])
     got = same_as_torch(program)
     assert got[3][3].tolist() == [1.0, 1.0, 1.0]
+
+
+NORMS = {
+    "batch_norm": lambda f, x, w, b: f.batch_norm(x, None, None, w, b, training=True),
+    "batch_norm_eval": lambda f, x, w, b: f.batch_norm(
+        x, w.detach() * 0.1, w.detach() + 0.5, w, b, training=False),
+    "instance_norm": lambda f, x, w, b: f.instance_norm(x, weight=w, bias=b),
+    "group_norm": lambda f, x, w, b: f.group_norm(x, 4, w, b),
+}
+
+
+@pytest.mark.parametrize("param_dtype", ["float16", "float32"])
+@pytest.mark.parametrize("name", sorted(NORMS))
+def test_norms_of_float16_as_torch(name, param_dtype):
+    """torch's _test_GroupNorm_cpu_mixed_dtype and kin with float16 (bfloat16 has no NumPy
+    dtype): float32 math, the result in the input's dtype rounded once (with float16 saved
+    statistics when every parameter is float16, for batch norm's forward), bit for bit; the
+    gradients within torch's own summation order."""
+    def program(m):
+        x = m.tensor(data(2, 8, 5, 4) * 3, dtype=m.float16).requires_grad_()
+        w, b = (m.tensor(np.abs(data(8, seed=s)) + 0.2, dtype=getattr(m, param_dtype))
+                .requires_grad_() for s in (1, 2))
+        return NORMS[name](m.nn.functional, x, w, b)
+    # group norm: torch's kernel forms x * (rstd w) + (b - mean rstd w) in float32, where
+    # gradkit forms (x - mean) rstd w + b: a float32 rounding apart, one float16 ulp at most
+    tol = 1e-3 if name == "group_norm" else 0
+    same_as_torch(program, rtol=tol, atol=0)
+
+    def backward(m):
+        x = m.tensor(data(2, 8, 5, 4) * 3, dtype=m.float16).requires_grad_()
+        w, b = (m.tensor(np.abs(data(8, seed=s)) + 0.2, dtype=getattr(m, param_dtype))
+                .requires_grad_() for s in (1, 2))
+        return grads(m, NORMS[name](m.nn.functional, x, w, b), [x, w, b])
+    same_as_torch(backward, rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("weight_dtype", ["float16", "float32"])
+@pytest.mark.parametrize("shape, ndim", [((3, 5, 4, 3), 2), ((7, 33), 1), ((64, 100), 1)])
+def test_layer_norm_float16_input_gradient_as_torch(shape, ndim, weight_dtype):
+    """torch's float16 backward reads the mean and rstd its forward saved (float16 ones with
+    float16 parameters): the input's gradient within one float16 ulp (bit for bit but where
+    float32 sums of a long row round differently), the parameters' within torch's summation
+    order."""
+    def program(m, part):
+        x = m.tensor(np.abs(data(*shape)) * 5, dtype=m.float16).requires_grad_()
+        w, b = (m.tensor(np.abs(data(*shape[-ndim:], seed=s)) + 0.2,
+                         dtype=getattr(m, weight_dtype)).requires_grad_() for s in (1, 2))
+        y = m.nn.functional.layer_norm(x, shape[-ndim:], w, b)
+        return grads(m, y, [x, w, b])[part]
+    same_as_torch(lambda m: program(m, 0), rtol=1e-3, atol=0)
+    same_as_torch(lambda m: [program(m, 1), program(m, 2)], rtol=1e-2, atol=1e-2)

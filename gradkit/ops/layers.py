@@ -148,12 +148,13 @@ def _layer_norm_vjp(g, x, w, axes, eps):
 
 def _layer_norm_vjp_half(g, x, w, axes, eps):
     """torch's float16 backward: float32 arithmetic on the mean and rstd its forward saved
-    rounded to float16, in its kernel's form dx = rstd g w + b x + c (bit for bit)."""
+    (rounded to float16 with float16 parameters), in its kernel's form dx = rstd g w + b x + c
+    (bit for bit)."""
     def wide(t):
         return astype(t, np.float32)
 
-    def saved(t):
-        return wide(astype(t, HALF))
+    def saved(t):  # float16 unless the parameters are float32 (torch's mixed-type kernel)
+        return t if w is not None and _dtype_of(w) == np.float32 else wide(astype(t, HALF))
     lead = tuple(range(x.ndim - len(axes)))
     x32, g32 = wide(x), wide(g)
     centered = x32 - mean(x32, axes, True)

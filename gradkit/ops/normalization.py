@@ -35,12 +35,21 @@ def _channel_shape(input) -> tuple:
     return (1, input.shape[1]) + (1,) * (input.ndim - 2)
 
 
-def _normalize(x, axes, eps):
-    """((x - mean) * rsqrt(var + eps), mean, biased var) over ``axes`` (kept)."""
+def _normalize(x, axes, eps, rounded: bool = False):
+    """((x - mean) * rsqrt(var + eps), mean, biased var) over ``axes`` (kept); ``rounded``:
+    with the mean and rsqrt rounded to float16 (torch's all-float16 batch norm normalizes
+    with the statistics it saves in float16)."""
     mu = mean(x, axes, True)
     centered = sub(x, mu)
     var = mean(mul(centered, centered), axes, True)
-    return mul(centered, rsqrt(add(var, eps))), mu, var
+    rstd = rsqrt(add(var, eps))
+    if rounded:
+        return mul(sub(x, _through_half(mu)), _through_half(rstd)), mu, var
+    return mul(centered, rstd), mu, var
+
+
+def _through_half(t):
+    return astype(astype(t, HALF), np.float32)
 
 
 def _affine(out, weight, bias, input):
@@ -51,9 +60,19 @@ def _affine(out, weight, bias, input):
     return out
 
 
+def _opmath(input, *tensors) -> tuple:
+    """``tensors`` in float32 for a float16 ``input``: torch's batch and group norm kernels
+    compute in float32 whatever the parameters' dtype (see _in_input_layout's rounding)."""
+    if input._data.dtype != HALF:
+        return tensors
+    return tuple(None if t is None else astype(t, np.float32) for t in tensors)
+
+
 def _in_input_layout(out, input):
-    """``out`` laid out channels last when ``input``'s strides suggest it (torch's batch and
-    group norm kernels allocate their result in the input's suggested memory format)."""
+    """``out`` in ``input``'s dtype (rounded once) and laid out channels last when its strides
+    suggest it (torch's batch and group norm kernels allocate their result so)."""
+    if out._data.dtype != input._data.dtype:
+        out = astype(out, input._data.dtype)
     if suggested_order(input._data) is None:
         return out
     return clone(out, memory_format=channels_last if out.ndim == 4 else channels_last_3d)
@@ -120,11 +139,15 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
                          "None")
     require_real_floating("batch_norm", input._data)
 
-    def normalized(input, weight, bias):
-        input = kept_for_backward(input)  # torch's NativeBatchNormBackward0 saves the input
+    def normalized(given, weight, bias):
+        # torch's NativeBatchNormBackward0 saves the input
+        params = (weight, bias, running_mean, running_var)
+        input, weight, bias, mean_, var_ = _opmath(given, kept_for_backward(given), *params)
         axes = (0,) + tuple(range(2, input.ndim))
-        if training:
-            out, mu, var = _normalize(input, axes, eps)
+        if training:  # float16 statistics unless a parameter is float32 (torch's mixed type)
+            rounded = given._data.dtype == HALF and not any(
+                t is not None and t._data.dtype == np.float32 for t in params)
+            out, mu, var = _normalize(input, axes, eps, rounded)
             count = input.shape[0] * math.prod(input.shape[2:])
             if running_mean is not None and count:
                 _update(running_mean, mu, momentum)
@@ -133,9 +156,8 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
                 _update(running_var, mul(var, unbias), momentum)
         else:
             shape = _channel_shape(input)
-            out = mul(sub(input, reshape(running_mean, shape)),
-                      rsqrt(add(reshape(running_var, shape), eps)))
-        return _in_input_layout(_affine(out, weight, bias, input), input)
+            out = mul(sub(input, reshape(mean_, shape)), rsqrt(add(reshape(var_, shape), eps)))
+        return _in_input_layout(_affine(out, weight, bias, input), given)
     return one_node("NativeBatchNormBackward0", normalized, (input, weight, bias),
                     {"input": 0, "weight": 1})
 
@@ -231,8 +253,9 @@ def group_norm_unchecked(input, num_groups: int, weight=None, bias=None,  # noqa
     require_real_floating("GroupNormKernelImpl", input._data)
 
     def normalized(input, weight, bias):
-        grouped = reshape(kept_for_backward(input),  # torch's NativeGroupNormBackward0 saves it
-                          (n, num_groups, math.prod(input.shape[1:]) // num_groups))
+        # torch's NativeGroupNormBackward0 saves the input
+        kept, weight, bias = _opmath(input, kept_for_backward(input), weight, bias)
+        grouped = reshape(kept, (n, num_groups, math.prod(input.shape[1:]) // num_groups))
         out, _, _ = _normalize(grouped, (2,), eps)
         return _in_input_layout(_affine(reshape(out, tuple(input.shape)), weight, bias, input),
                                 input)

@@ -164,3 +164,26 @@ def test_criterion_test_entry_as_torch(fullname):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
     expected = results[0][1].squeeze(0) if reduction == "none" else results[0][1]
     np.testing.assert_allclose(results[1][0], expected, rtol=1e-10, atol=1e-12)
+
+
+LONG = sorted(n for n, e in ENTRIES.items() if e.get("check_with_long_tensor"))
+
+
+@pytest.mark.parametrize("name", LONG)
+def test_module_test_entry_with_long_tensor_as_torch(name):
+    """The ``_with_long_tensor`` variants: parameters and input of integer values, the module
+    and input cast to int64 (torch's ``_apply(lambda t: t.long())``), forward only."""
+    entry = ENTRIES[name]
+    theirs, ours = _make(entry, torch), _make(entry, gradkit)
+    rng = np.random.default_rng(0)
+    state = {k: rng.integers(-1000, 1000, tuple(v.shape)).astype(np.float64)
+             for k, v in theirs.state_dict().items()}
+    x = rng.integers(-1000, 1000, entry["input_size"])
+    outs = []
+    for lib, module in ((torch, theirs), (gradkit, ours)):
+        module.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
+        for p in module.parameters():
+            p.requires_grad_(False)
+        module._apply(lambda t: t.long())
+        outs.append(module(lib.tensor(x)))
+    same(outs[1], outs[0], rtol=0, atol=0)

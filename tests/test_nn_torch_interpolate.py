@@ -281,3 +281,19 @@ def test_interpolate_gradient_of_linear_modes_matches():
         y = m.nn.functional.interpolate(x, size=(7, 4), mode="bicubic", align_corners=False)
         return y, grads(m, y, [x])
     same_as_torch(program, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode, dim, kwargs", [
+    ("nearest", 1, {}), ("nearest", 2, {}), ("nearest-exact", 2, {}), ("linear", 1, {}),
+    ("bilinear", 2, {}), ("bicubic", 2, {}), ("trilinear", 3, {}), ("area", 2, {}),
+    ("bilinear", 2, {"antialias": True}), ("bicubic", 2, {"antialias": True})])
+@pytest.mark.parametrize("size", ["float", "float tensor", "int tensor"])
+def test_interpolate_scalar_size_kinds(mode, dim, kwargs, size):
+    """One size for every dim: an int tensor is a size, a float (or float tensor) is refused
+    by the kernel's parser, in its words (gradkit raised "'float' object is not iterable")."""
+    def program(m):
+        value = {"float": 3.0, "float tensor": m.tensor(3.0), "int tensor": m.tensor(3)}[size]
+        return m.nn.functional.interpolate(m.ones(1, 1, *[2] * dim), size=value, mode=mode,
+                                           **kwargs).shape
+    got = same_as_torch(program)
+    assert (got[0] == "raises") == (size != "int tensor")

@@ -1,13 +1,9 @@
-"""torch's test_nn.py generated tests (characters ~354k): every entry of ``module_tests`` and
-``get_new_module_tests()`` (torch.testing._internal.common_nn) built in torch 2.13 and in
-gradkit with the same parameters and run on the same input (torch's input function or size,
-float64): outputs, parameter gradients and input gradients compared (tests/nn_twins.py). An
-entry's own constructor (a lambda over ``nn``/``F``/``torch``, or wrap_functional's module) is
-rebuilt over gradkit: the same code with gradkit's modules as its globals and the tensors it
-closes over converted. Then the ``criterion_tests`` (losses without a batch dim)."""
-import importlib
-import types
-
+"""torch's test_nn.py generated tests (characters ~354k) beyond tests/test_nn_table.py (which
+runs every entry of common_nn's tables in eval mode): the ``module_tests`` and
+``get_new_module_tests()`` entries in training mode (tests/fuzz/nn_table_samples.py's
+comparison: outputs, gradients, second derivatives), their ``_with_long_tensor`` variants
+(int64, forward), and the ``criterion_tests`` losses without a batch dim under each reduction
+with ``single_batch_reference_criterion_fn``'s batch of one."""
 import numpy as np
 import pytest
 
@@ -16,109 +12,21 @@ from tests.nn_twins import same
 
 torch = pytest.importorskip("torch")
 common_nn = pytest.importorskip("torch.testing._internal.common_nn")
+pytestmark = pytest.mark.filterwarnings("ignore")  # the modules warn as torch's do
 
+from fuzz.nn_table_samples import compare_entry, entries, gradkit_twin, to_gradkit  # noqa: E402
 
-def _name(entry) -> str:
-    if "fullname" in entry:
-        return entry["fullname"]
-    head = entry.get("module_name") or entry["constructor"].__name__
-    return "_".join(filter(None, (head, entry.get("desc"))))
-
-
-ENTRIES = {_name(e): e for e in common_nn.module_tests + common_nn.get_new_module_tests()}
+ENTRIES = {name: e for name, e, criterion in entries() if not criterion}
 SPARSE = {"Embedding_sparse", "EmbeddingBag_sparse"}  # sparse gradients: out of scope
 
 
-def rebuilt(value, lib):
-    """``value`` (a constructor, function, argument) in ``lib``'s terms."""
-    if isinstance(value, torch.Tensor):
-        return lib.tensor(value.detach().numpy())
-    if isinstance(value, torch.dtype):
-        return getattr(lib, str(value).split(".")[-1])
-    if isinstance(value, (tuple, list)):
-        return type(value)(rebuilt(v, lib) for v in value)
-    if isinstance(value, dict):
-        return {k: rebuilt(v, lib) for k, v in value.items()}
-    if isinstance(value, type) and value.__name__ == "FunctionalModule":  # wrap_functional's
-        free = value.forward.__code__.co_freevars
-        cells = dict(zip(free, (c.cell_contents for c in value.forward.__closure__)))
-        fn, kwargs = rebuilt(cells["fn"], lib), rebuilt(cells.get("kwargs", {}), lib)
-
-        class FunctionalModule(lib.nn.Module):
-            def forward(self, *args):
-                return fn(*args, **kwargs)
-        return FunctionalModule
-    name = getattr(value, "__name__", None)
-    if name and getattr(torch.nn.functional, name, None) is value:
-        return getattr(lib.nn.functional, name)  # a builtin such as F.gelu
-    if not isinstance(value, types.FunctionType):
-        return value
-    if value.__module__ != common_nn.__name__:  # torch's own function: gradkit's namesake
-        module = importlib.import_module(value.__module__.replace("torch", "gradkit", 1))
-        return getattr(module, value.__name__)
-    names = {"nn": lib.nn, "F": lib.nn.functional, "torch": lib}
-    closure = tuple(types.CellType(rebuilt(c.cell_contents, lib))
-                    for c in value.__closure__ or ())
-    return types.FunctionType(value.__code__, {**value.__globals__, **names}, value.__name__,
-                              value.__defaults__, closure or None)
-
-
-def _make(entry, lib):
-    args = entry.get("constructor_args", ())
-    if "constructor" in entry:
-        constructor = entry["constructor"] if lib is torch else rebuilt(entry["constructor"], lib)
-    else:
-        constructor = getattr(lib.nn, entry["module_name"])
-    module = constructor(*(args if lib is torch else rebuilt(args, lib)))
-    return module.double()
-
-
-def _inputs(entry) -> list:
-    torch.manual_seed(0)
-    if "input_fn" in entry:
-        found = entry["input_fn"]()
-    elif "input" in entry:
-        found = entry["input"]
-    else:
-        found = torch.randn(entry["input_size"], dtype=torch.double)
-    found = found if isinstance(found, (tuple, list)) else [found]
-    return [t.double() if t.is_floating_point() else t for t in found]
-
-
-def _run(module, inputs, lib, seed_of):
-    out = module(*inputs)
-    outs = [t for t in (out if isinstance(out, tuple) else (out,)) if isinstance(t, lib.Tensor)]
-    grown = [t for t in outs if t.requires_grad]
-    if grown:
-        lib.autograd.backward(grown, [lib.tensor(seed_of(t)).to(t.dtype) for t in grown])
-    return outs
-
-
-@pytest.mark.parametrize("name", sorted(ENTRIES))
-def test_module_test_entry_as_torch(name):
-    entry = ENTRIES[name]
-    if name in SPARSE:
-        pytest.skip("sparse gradients (out of scope)")
-    theirs, ours = _make(entry, torch), _make(entry, gradkit)
-    ours.load_state_dict({k: gradkit.tensor(v.detach().numpy())
-                          for k, v in theirs.state_dict().items()})
-    train = not name.startswith("RReLU")  # RReLU draws its slope in training: eval compared
-    theirs.train(train)
-    ours.train(train)
-    t_in = [t.detach().clone().requires_grad_(t.is_floating_point() or t.is_complex())
-            for t in _inputs(entry)]
-    g_in = [gradkit.tensor(t.detach().numpy()).requires_grad_(t.requires_grad) for t in t_in]
-
-    def seed_of(t):
-        return np.random.default_rng(1).standard_normal(tuple(t.shape))
-    for g, t in zip(_run(ours, g_in, gradkit, seed_of), _run(theirs, t_in, torch, seed_of),
-                    strict=True):
-        same(g, t, rtol=1e-8, atol=1e-10)
-    for g, t in zip(list(ours.parameters()) + g_in, list(theirs.parameters()) + t_in,
-                    strict=True):
-        assert (g.grad is None) == (t.grad is None)
-        if t.grad is not None:
-            same(g.grad, t.grad, rtol=1e-8, atol=1e-10)
+@pytest.mark.parametrize("name", sorted(set(ENTRIES) - SPARSE))
+def test_module_test_entry_in_training_as_torch(name):
+    """test_nn.py runs its NewModuleTest entries in training mode (RReLU draws its slope
+    there: eval mode is test_nn_table.py's)."""
+    if name.startswith("RReLU"):
+        pytest.skip("a random slope in training")
+    assert compare_entry(ENTRIES[name], False, training=True) is None
 
 
 def test_entries_found():
@@ -174,7 +82,9 @@ def test_module_test_entry_with_long_tensor_as_torch(name):
     """The ``_with_long_tensor`` variants: parameters and input of integer values, the module
     and input cast to int64 (torch's ``_apply(lambda t: t.long())``), forward only."""
     entry = ENTRIES[name]
-    theirs, ours = _make(entry, torch), _make(entry, gradkit)
+    constructor = entry.get("constructor") or getattr(torch.nn, entry["module_name"])
+    args = entry.get("constructor_args", ())
+    theirs, ours = constructor(*args), gradkit_twin(constructor)(*to_gradkit(args, []))
     rng = np.random.default_rng(0)
     state = {k: rng.integers(-1000, 1000, tuple(v.shape)).astype(np.float64)
              for k, v in theirs.state_dict().items()}

@@ -3,6 +3,7 @@ LocalResponseNorm and rms_norm, each program run under gradkit and torch 2.13.""
 import numpy as np
 import pytest
 
+import gradkit
 from tests.nn_torch_programs import filled, grads, leaf
 from tests.tensor_twins import data, same_as_torch
 
@@ -297,3 +298,37 @@ def test_layer_norm_float16_input_gradient_as_torch(shape, ndim, weight_dtype):
         return grads(m, y, [x, w, b])[part]
     same_as_torch(lambda m: program(m, 0), rtol=1e-3, atol=0)
     same_as_torch(lambda m: [program(m, 1), program(m, 2)], rtol=1e-2, atol=1e-2)
+
+
+LAYOUTS = {  # (shape, how the input is laid out)
+    "channels last": ((2, 4, 3, 5), lambda m, x: x.contiguous(memory_format=m.channels_last)),
+    "sliced channels last": ((4, 4, 4, 4), lambda m, x: x.contiguous(
+        memory_format=m.channels_last)[:, :, ::2]),
+    "transposed": ((2, 4, 3, 5), lambda m, x: x.transpose(2, 3)),
+    "batch and channel swapped": ((2, 4, 3, 5), lambda m, x: x.transpose(0, 1)),
+    "expanded": ((4, 4, 4, 4), lambda m, x: x[:, :, :1].expand(4, 4, 4, 4)),
+    "3-d transposed": ((2, 4, 3, 2, 2), lambda m, x: x.transpose(3, 4)),
+    "channels last, size-1 height": ((2, 4, 1, 5), lambda m, x: x.contiguous(
+        memory_format=m.channels_last)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_batch_and_group_norm_result_layout_as_torch(layout, dtype):
+    """torch's CPU kernels allocate the result channels last where the input's strides suggest
+    it (batch norm's also where the input is channels-last contiguous), else in C order: a
+    transposed input's result is C order (lanes nnB and nnC each had half of this)."""
+    torch = pytest.importorskip("torch")
+    shape, lay = LAYOUTS[layout]
+    strides = []
+    for m in (torch, gradkit):
+        x = lay(m, m.tensor(data(*shape)).to(getattr(m, dtype)))
+        c = x.shape[1]
+        w, b = m.ones(c, dtype=x.dtype), m.zeros(c, dtype=x.dtype)
+        outs = (m.nn.functional.batch_norm(x, None, None, w, b, training=True),
+                m.nn.functional.batch_norm(x, m.zeros(c, dtype=x.dtype),
+                                           m.ones(c, dtype=x.dtype), w, b),
+                m.nn.functional.group_norm(x, 2, w, b))
+        strides.append([tuple(o.stride()) for o in outs])
+    assert strides[1] == strides[0]

@@ -271,6 +271,12 @@ SAMPLES = {
     "bce_with_logits": (F.binary_cross_entropy_with_logits, lambda: (R(4, 3), R(4, 3, low=0.0))),
     "normalize": (F.normalize, lambda: (R(4, 3),)),
     "normalize_inf": (lambda x: F.normalize(x, p=float("inf"), dim=0), lambda: (R(4, 3),)),
+    # lane h-api: torch 2.13's fused head loss (linear, then cross_entropy), K-dimensional too
+    "linear_cross_entropy": (lambda x, w, t, b: F.linear_cross_entropy(
+        x, w, t, linear_bias=b, label_smoothing=0.1),
+        lambda: (R(4, 3), R(3, 3), I([0, 2, 1, 2]), R(3))),
+    "linear_cross_entropy_k": (lambda x, w, t: F.linear_cross_entropy(x, w, t, reduction="none"),
+                               lambda: (R(4, 3), R(3, 2, 3), I([[0, 1], [2, 2], [1, 0], [2, 1]]))),
 }
 
 # lane elem: torch API breadth (gradkit/ops/binary_math.py, elementwise_special.py, products.py,
@@ -507,6 +513,16 @@ SAMPLES["unique_dim"] = (lambda x: (
     G.unique(x.detach().round(), dim=0, return_inverse=True, return_counts=True),
     G.unique(G.where(x.detach() > 0, x.detach().round(), float("nan")), dim=1,
              return_inverse=True)), lambda: (R(4, 3),))
+
+# lane h-nnB: batch statistics whose node has no derivative, the running ones updated in place
+# (copies: both devices' runs share the sample's tensors)
+def _updated_stats(x, mean, var):
+    return G.batch_norm_update_stats(x.detach(), mean, var, 0.1) + (mean, var)
+
+
+SAMPLES["batch_norm_update_stats"] = (
+    lambda x, mean, var: _updated_stats(x, mean.clone(), var.clone()),
+    lambda: (R(4, 3, 2), R(3).detach(), R(3).detach().abs()))
 
 # Ops that no sample reaches directly, and why.
 NOT_SAMPLED = {

@@ -94,6 +94,15 @@ class _Norm(Module):
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
 
+    _version = 2  # torch's: num_batches_tracked came with version 2
+
+    def _upgrade_state_dict(self, state_dict, dot: str, local_metadata: dict) -> None:
+        """A state dict older than version 2 (or a plain dict) may lack num_batches_tracked:
+        the module keeps its own count, as torch."""
+        version = local_metadata.get("version")
+        if (version is None or version < 2) and self.track_running_stats:
+            state_dict.setdefault(dot + "num_batches_tracked", self.num_batches_tracked)
+
     def reset_parameters(self) -> None:
         """Running statistics reset, weight ones and bias zeros (as built)."""
         self.reset_running_stats()

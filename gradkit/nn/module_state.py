@@ -48,16 +48,26 @@ class _WithoutModule:
 class ModuleState:
     """Parameters and persistent buffers by dotted name, saved and loaded as torch does."""
 
+    def share_memory(self):
+        """``share_memory_()`` on every parameter and buffer (a lazy module's placeholders
+        refuse, as torch's); returns self."""
+        return self._apply(lambda t: t.share_memory_())
+
     def state_dict(self, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> OrderedDict:
         """Parameters and persistent buffers by dotted name (detached unless keep_vars).
 
         As torch's, a module reached by two paths is saved under both; each module's
         pre-hooks run before its tensors are read, its post-hooks after its children's."""
-        destination = OrderedDict() if destination is None else destination
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()  # each module's version, by prefix
         return self._save_tree(destination, prefix, keep_vars)
 
     def _save_tree(self, destination: dict, dot: str, keep_vars: bool) -> dict:
+        metadata = {"version": getattr(self, "_version", 1)}  # the post-hooks may add to it
+        if hasattr(destination, "_metadata"):
+            destination._metadata[dot[:-1]] = metadata
         for hook in tuple(self._hook_table("_state_dict_pre_hooks").values()):
             hook(self, dot, keep_vars)
         destination.update(self._own_tensors(dot, keep_vars))
@@ -66,7 +76,6 @@ class ModuleState:
         for name, child in self._modules.items():
             if child is not None:
                 child._save_tree(destination, dot + name + ".", keep_vars)
-        metadata = {"version": getattr(self, "_version", 1)}
         for hook in tuple(self._hook_table("_state_dict_hooks").values()):
             result = hook(self, destination, dot, metadata)
             if getattr(hook, "_from_public_api", False):
@@ -83,10 +92,11 @@ class ModuleState:
             yield (module_prefix + "." if module_prefix else ""), module
 
     def _own_tensors(self, dot: str, keep_vars: bool) -> dict:
-        skip = self.__dict__.get("_non_persistent", ())
+        skip = self.__dict__.get("_non_persistent", ())  # buffers only, as torch
         return {dot + name: value if keep_vars else value.detach()
                 for registry in (self._parameters, self._buffers)
-                for name, value in registry.items() if value is not None and name not in skip}
+                for name, value in registry.items() if value is not None and not (
+                    registry is self._buffers and name in skip)}
 
     def _hook_table(self, name: str) -> OrderedDict:
         return self.__dict__.setdefault(name, OrderedDict())
@@ -140,20 +150,16 @@ class ModuleState:
         """Copy values from ``state_dict`` into parameters and buffers, in place."""
         if not isinstance(state_dict, dict):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        metadata = getattr(state_dict, "_metadata", {})  # each module's, by prefix
         state_dict = OrderedDict(state_dict)  # pre-hooks may edit it: not the caller's
-        self._run_load_pre_hooks(state_dict, "", strict)
-        own, extra = {}, {}
-        for dot, module in self._prefixed_modules():
-            own.update(module._own_tensors(dot, keep_vars=True))
-            if type(module).set_extra_state is not ModuleState.set_extra_state:
-                extra[dot + "_extra_state"] = module
-        missing = [key for key in (*own, *extra) if key not in state_dict]
-        unexpected = [key for key in state_dict if key not in own and key not in extra]
-        errors = []
+        self._run_load_pre_hooks(state_dict, "", strict, metadata)
+        own, extra = self._load_targets()
+        errors, refused = [], set()  # torch still loads the keys without an error
         for key, target in own.items():
             if key not in state_dict:
                 continue
             value = state_dict[key]
+            refused.add(key)
             if not isinstance(value, Tensor):
                 errors.append(f'While copying the parameter named "{key}", expected '
                               f"gradkit.Tensor or Tensor-like object from checkpoint but "
@@ -162,13 +168,24 @@ class ModuleState:
                 errors.append(f"size mismatch for {key}: copying a param with shape "
                               f"{value.shape} from checkpoint, the shape in current model is "
                               f"{target.shape}.")
-        if not errors:
-            self._load(own, extra, state_dict, assign)
-            keys = _IncompatibleKeys(missing, unexpected)
-            for module in self._children_first():  # torch's recursion: children first
-                for hook in tuple(module._hook_table("_load_state_dict_post_hooks").values()):
-                    if hook(module, keys) is not None:
-                        raise AssertionError(_POST_HOOK_RETURNED)
+            else:
+                refused.discard(key)
+        self._load({k: v for k, v in own.items() if k not in refused}, extra, state_dict, assign)
+        while True:  # a set_extra_state may add submodules: torch loads them after it
+            now_own, now_extra = self._load_targets()
+            new_own = {k: v for k, v in now_own.items() if k not in own}
+            new_extra = {k: v for k, v in now_extra.items() if k not in extra}
+            if not new_own and not new_extra:
+                break
+            self._load(new_own, new_extra, state_dict, assign)
+            own, extra = now_own, now_extra
+        missing = [key for key in (*own, *extra) if key not in state_dict]
+        unexpected = [key for key in state_dict if key not in own and key not in extra]
+        keys = _IncompatibleKeys(missing, unexpected)
+        for module in self._children_first():  # torch's recursion: children first
+            for hook in tuple(module._hook_table("_load_state_dict_post_hooks").values()):
+                if hook(module, keys) is not None:
+                    raise AssertionError(_POST_HOOK_RETURNED)
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: "
@@ -181,6 +198,20 @@ class ModuleState:
                                + "\n\t".join(errors))
         return _IncompatibleKeys(missing, unexpected)
 
+    def _upgrade_state_dict(self, state_dict: OrderedDict, dot: str, local_metadata: dict
+                            ) -> None:
+        """Bring keys saved by an older ``_version`` of this module up to date (in place):
+        layers that changed override it, as torch's ``_load_from_state_dict``."""
+
+    def _load_targets(self) -> tuple[dict, dict]:
+        """What load_state_dict fills: the tensors and the modules with extra state, by key."""
+        own, extra = {}, {}
+        for dot, module in self._prefixed_modules():
+            own.update(module._own_tensors(dot, keep_vars=True))
+            if type(module).set_extra_state is not ModuleState.set_extra_state:
+                extra[dot + "_extra_state"] = module
+        return own, extra
+
     def _children_first(self):
         """Every module of the tree, each after its children (a shared one once per path)."""
         for child in self._modules.values():
@@ -188,19 +219,22 @@ class ModuleState:
                 yield from child._children_first()
         yield self
 
-    def _run_load_pre_hooks(self, state_dict: OrderedDict, dot: str, strict: bool) -> None:
+    def _run_load_pre_hooks(self, state_dict: OrderedDict, dot: str, strict: bool,
+                            metadata: dict) -> None:
         """This module's load pre-hooks, then its children's, each child's on the keys under
         its prefix only (as torch's recursive load); what a child's hooks change is merged
         back into ``state_dict``."""
+        local_metadata = metadata.get(dot[:-1], {})
+        self._upgrade_state_dict(state_dict, dot, local_metadata)
         for hook in tuple(self._hook_table("_load_state_dict_pre_hooks").values()):
-            hook(self, state_dict, dot, {}, strict, [], [], [])
+            hook(self, state_dict, dot, local_metadata, strict, [], [], [])
         for name, child in self._modules.items():
             if child is None:
                 continue
             child_dot = dot + name + "."
             local = OrderedDict((k, v) for k, v in state_dict.items() if k.startswith(child_dot))
             before = list(local.items())
-            child._run_load_pre_hooks(local, child_dot, strict)
+            child._run_load_pre_hooks(local, child_dot, strict, metadata)
             after = list(local.items())
             if len(after) != len(before) or any(a[0] != b[0] or a[1] is not b[1]
                                                 for a, b in zip(after, before)):

@@ -184,13 +184,12 @@ class TransformerEncoder(_Stack):
                  mask_check: bool = True) -> None:
         super().__init__(encoder_layer, num_layers, norm)
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = enable_nested_tensor
+        reason = _why_not_sparsity_fast_path(encoder_layer)  # (gradkit has no nested tensors)
+        self.use_nested_tensor = enable_nested_tensor and not reason
+        if enable_nested_tensor and reason:  # torch's warning, though gradkit has no fast path
+            warnings.warn("enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {reason}", stacklevel=2)
         self.mask_check = mask_check
-        why_not = _why_not_sparsity_fast_path(encoder_layer)
-        if enable_nested_tensor and why_not:  # torch's warning, though gradkit has no fast path
-            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
-                          f"because {why_not}", stacklevel=2)
-            self.use_nested_tensor = False
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal: bool | None = None):
         src_key_padding_mask = canonical_mask(

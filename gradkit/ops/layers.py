@@ -20,6 +20,7 @@ from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import reshape, squeeze, transpose, unsqueeze
+from gradkit.tensor_arguments import tensor_parameters
 from gradkit.ops.unary_helpers import (
     c_type_name, kernel_error, require_real_floating, scalar_type_name)
 
@@ -79,6 +80,7 @@ def _refuse_bool_product(input, weight, bias) -> None:
         raise RuntimeError("result type Long can't be cast to the desired output type Bool")
 
 
+@tensor_parameters("input", "weight", "bias")
 def linear(input, weight, bias=None):
     """y = input @ weight.T + bias (torch.nn.functional.linear).
 
@@ -97,6 +99,10 @@ def linear(input, weight, bias=None):
     if input._data.dtype != weight._data.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{c_type_name(input._data)} != {c_type_name(weight._data)}")
+    bias_data = getattr(bias, "_data", bias)
+    if bias is not None and bias_data.dtype != weight._data.dtype:  # torch's addmm check
+        raise RuntimeError("self and mat2 must have the same dtype, but got "
+                           f"{scalar_type_name(bias_data)} and {scalar_type_name(weight._data)}")
     if input._data.dtype.kind == "b":
         _refuse_bool_product(input, weight, bias)
     if bias is not None and bias.ndim and bias.shape[-1] not in (1, weight.shape[0]):

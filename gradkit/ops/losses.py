@@ -24,7 +24,7 @@ from gradkit.ops.indexing import scatter_into_zeros
 from gradkit.ops.promotion import promote_types
 from gradkit.ops.reduction import expand_back, log_softmax, mean, quiet_mean, sum
 from gradkit.ops.shape import reshape, unsqueeze
-from gradkit.ops.unary_helpers import cpp_number, require_real_floating
+from gradkit.ops.unary_helpers import cpp_number, require_real_floating, scalar_type_name
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -67,9 +67,9 @@ def _class_weight(weight, classes: int, class_dim: int, ndim: int):
 
 
 def _check_targets(input, target):
-    if target._data.dtype.kind not in "iu":
-        name = target.dtype.name.capitalize()
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {name}")
+    if target._data.dtype not in (np.int64, np.uint8):  # torch's kernels take these two only
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{scalar_type_name(target._data)}")
     if input.ndim >= 2 and (target.ndim == 0 or target.shape[0] != input.shape[0]):
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
                          f"batch_size ({target.shape[0] if target.ndim else 0}).")
@@ -79,6 +79,8 @@ def _check_targets(input, target):
                                f"targets of dimension: {target.ndim}")
         raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, "
                            f"got {list(target.shape)}")
+    if input.ndim > 2 and target._data.dtype == np.uint8:  # (nll_loss2d's kernel: int64 only)
+        raise RuntimeError("expected scalar type Long but found Byte")
 
 
 # x is saved as torch's NllLossBackward0 saves self: its gradient keeps a zero edge to x
@@ -189,8 +191,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
 
 def _soft_cross_entropy(log_p, target, weight, ignore_index, reduction, label_smoothing,
                         class_dim):
-    if tuple(target.shape) != tuple(log_p.shape):
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if tuple(target.shape) != tuple(log_p.shape):  # not probabilities: torch's nll_loss refuses
+        if log_p.ndim <= 2 and target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        _check_targets(log_p, target)  # (its dtype error)
     if ignore_index != -100:
         raise RuntimeError("ignore_index is not supported for floating point target")
     classes = log_p.shape[class_dim]

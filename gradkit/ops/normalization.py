@@ -11,11 +11,13 @@ import math
 
 import numpy as np
 
-from gradkit.autograd.grad_mode import no_grad
-from gradkit.backend import to_numpy_dtype
+from gradkit.autograd.grad_mode import no_grad, records_graph
+from gradkit.backend import float16, float32, to_numpy_dtype
 from gradkit.int_arguments import int_argument
+from gradkit.memory_format import (channels_last, channels_last_3d, contiguous_format,
+                                   suggested_order)
+from gradkit.ops import _dispatch
 from gradkit.ops.arithmetic import add, div, mul, sub
-from gradkit.memory_format import channels_last, channels_last_3d, suggested_order
 from gradkit.ops.conversion import astype, clone
 from gradkit.ops.elementwise import rsqrt
 from gradkit.ops.grad_edges import kept_for_backward
@@ -27,7 +29,7 @@ from gradkit.ops.pooling_avg import avg_pool2d, avg_pool3d
 from gradkit.ops.reduction import mean
 from gradkit.ops.shape import repeat, reshape, squeeze, unsqueeze
 from gradkit.ops.slicing import select
-from gradkit.ops.unary_helpers import kernel_error, require_real_floating
+from gradkit.ops.unary_helpers import kernel_error, require_real_floating, scalar_type_name
 
 
 def _channel_shape(input) -> tuple:
@@ -68,14 +70,19 @@ def _opmath(input, *tensors) -> tuple:
     return tuple(None if t is None else astype(t, np.float32) for t in tensors)
 
 
-def _in_input_layout(out, input):
-    """``out`` in ``input``'s dtype (rounded once) and laid out channels last when its strides
-    suggest it (torch's batch and group norm kernels allocate their result so)."""
+def _in_input_layout(out, input, dense_too: bool = False):
+    """``out`` in ``input``'s dtype (rounded once), laid out as torch's CPU batch and group norm
+    kernels allocate their result: channels last (3d) when the input's strides suggest it
+    (a sliced channels-last input too) or, ``dense_too`` (batch norm's kernel), when it is
+    channels-last contiguous and not C-contiguous (size-1 dims); else C order (a transposed
+    input too)."""
     if out._data.dtype != input._data.dtype:
         out = astype(out, input._data.dtype)
-    if suggested_order(input._data) is None:
-        return out
-    return clone(out, memory_format=channels_last if out.ndim == 4 else channels_last_3d)
+    layout = channels_last if out.ndim == 4 else channels_last_3d
+    if out.ndim in (4, 5) and (suggested_order(input._data) is not None or dense_too and (
+            not input.is_contiguous() and input.is_contiguous(memory_format=layout))):
+        return clone(out, memory_format=layout)
+    return out if out.is_contiguous() else clone(out, memory_format=contiguous_format)
 
 
 def _check_size(name: str, tensor, size: int) -> None:
@@ -83,11 +90,50 @@ def _check_size(name: str, tensor, size: int) -> None:
         raise RuntimeError(f"{name} should contain {size} elements not {tensor.numel()}")
 
 
-def _update(running, batch_value, momentum) -> None:
+def update_running(running, batch_value, momentum) -> None:
     """running <- (1 - momentum) running + momentum batch_value, in place, unrecorded."""
     with no_grad():
         running.mul_(1 - momentum).add_(batch_value.detach().reshape(running.shape),
                                         alpha=momentum)
+
+
+def _refuse_grad_of_statistics(running_mean, running_var) -> None:
+    """torch's native_batch_norm takes the running statistics as constants: its autograd
+    layer (before any kernel check) refuses them requiring grad in grad mode."""
+    for name, running in (("running_mean", running_mean), ("running_var", running_var)):
+        if running is not None and running.requires_grad and records_graph():
+            raise RuntimeError(f"The function 'native_batch_norm' is not differentiable with "
+                               f"respect to argument '{name}'. This input cannot have "
+                               "requires_grad True.")
+
+
+def _refuse_tangents_of_statistics(training: bool, differentiable: tuple,
+                                   statistics: tuple) -> None:
+    """torch's batch_norm_jvp in evaluation mode (run when the input, weight or bias has a
+    tangent) reads the running statistics as constants: it refuses tangents on them."""
+    forward_ad = _dispatch._forward_ad
+    if not training and forward_ad is not None and forward_ad.has_tangents(differentiable) \
+            and forward_ad.has_tangents(statistics):
+        raise RuntimeError("batch_norm is not differentiable wrt running_mean and running_var, "
+                           "they cannot have forward grad defined")
+
+
+def check_parameter_dtypes(input, params: tuple) -> bool:
+    """Whether ATen's CPU batch_norm runs mixed: its first given parameter's dtype is not the
+    input's; then all must be float32 and the input float16; otherwise every parameter must
+    have the input's dtype. Torch's checks, in its order and words."""
+    given = [p for p in params if p is not None]
+    if given and given[0].dtype != input.dtype:
+        if any(p.dtype != float32 for p in given):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if input.dtype != float16:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return True
+    for p in given:  # the kernel reads each parameter as the input's scalar type
+        if p.dtype != input.dtype:
+            raise RuntimeError(f"expected scalar type {scalar_type_name(input._data)} but found "
+                               f"{scalar_type_name(p._data)}")
+    return False
 
 
 def _empty_norm(input, weight, bias):
@@ -127,6 +173,7 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
     torch.batch_norm normalizes a single one to 0, its running variance to NaN)."""
     if input.numel() == 0:
         return _empty_norm(input, weight, bias)
+    _refuse_grad_of_statistics(running_mean, running_var)
     channels = input.shape[1] if input.ndim > 1 else 0
     for name, tensor in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
                          ("running_var", running_var)):
@@ -138,26 +185,29 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
         raise ValueError("running_mean and running_var must either both be None or neither be "
                          "None")
     require_real_floating("batch_norm", input._data)
+    mixed = check_parameter_dtypes(input, (weight, bias, running_mean, running_var))
+    _refuse_tangents_of_statistics(training, (input, weight, bias), (running_mean, running_var))
+    # torch's kernels sum float16 in float32 (its opmath type), rounding the result once
+    half = input.dtype == float16
 
-    def normalized(given, weight, bias):
-        # torch's NativeBatchNormBackward0 saves the input
-        params = (weight, bias, running_mean, running_var)
-        input, weight, bias, mean_, var_ = _opmath(given, kept_for_backward(given), *params)
+    def normalized(source, weight, bias):
+        input = kept_for_backward(source)  # torch's NativeBatchNormBackward0 saves the input
+        x, weight, bias = _opmath(source, input, weight, bias)
         axes = (0,) + tuple(range(2, input.ndim))
-        if training:  # float16 statistics unless a parameter is float32 (torch's mixed type)
-            rounded = given._data.dtype == HALF and not any(
-                t is not None and t._data.dtype == np.float32 for t in params)
-            out, mu, var = _normalize(input, axes, eps, rounded)
+        if training:  # float16 statistics unless the parameters are float32 (torch's mixed)
+            out, mu, var = _normalize(x, axes, eps, rounded=half and not mixed)
             count = input.shape[0] * math.prod(input.shape[2:])
             if running_mean is not None and count:
-                _update(running_mean, mu, momentum)
+                update_running(running_mean, mu, momentum)
             if running_var is not None and count:
                 unbias = count / (count - 1) if count > 1 else math.nan  # ATen's 0 / 0
-                _update(running_var, mul(var, unbias), momentum)
+                update_running(running_var, mul(var, unbias), momentum)
         else:
             shape = _channel_shape(input)
-            out = mul(sub(input, reshape(mean_, shape)), rsqrt(add(reshape(var_, shape), eps)))
-        return _in_input_layout(_affine(out, weight, bias, input), given)
+            # constants: a tangent of theirs alone gives the result none, as torch's
+            mean_, var_ = _opmath(source, running_mean.detach(), running_var.detach())
+            out = mul(sub(x, reshape(mean_, shape)), rsqrt(add(reshape(var_, shape), eps)))
+        return _in_input_layout(_affine(out, weight, bias, input), source, dense_too=True)
     return one_node("NativeBatchNormBackward0", normalized, (input, weight, bias),
                     {"input": 0, "weight": 1})
 

@@ -208,6 +208,8 @@ def write_through(chain, array, values) -> None:
         if view_op.view_inverse is not None:
             region = replay_view(chain[:k], array)
             computed = view_op(region, **params)
+            if isinstance(computed, np.generic):  # a 0-d region's conj: an array to write into
+                computed = np.asarray(computed)
             write_through(chain[k + 1:], computed, values)
             region[...] = view_op.view_inverse(computed, **params)
             return
@@ -242,10 +244,14 @@ def writable_alias(target):
 
 
 def refresh_computed(view) -> None:
-    """Recompute the values of a view with a computed step (conj) from its base's memory."""
-    if getattr(view._data.flags, "writeable", True):  # CuPy arrays have no such flag
+    """Recompute the values of a view with a computed step (conj) from its base's memory; an
+    expanded view's (read-only to NumPy) through a writable alias of the same memory."""
+    target = view._data
+    if not getattr(target.flags, "writeable", True):  # CuPy arrays have no such flag
+        target = writable_alias(target)
+    if target is not None:
         info = view._view
-        view._data[...] = replay_view(info.steps(), info.base._data)
+        target[...] = replay_view(info.steps(), info.base._data)
 
 
 def replay_view(chain, tensor):

@@ -561,7 +561,7 @@ def _run(fn, inputs, device, second_order=True):
     args = [_to_device(t, device) for t in inputs]
     leaves = [a for a in args if isinstance(a, gradkit.Tensor) and a.requires_grad]
     outs = _outputs(fn(*args))
-    results = [o.detach().cpu().numpy() for o in outs]
+    results = [o.detach().resolve_conj().cpu().numpy() for o in outs]
     for o in outs:
         expected = "cpu" if device == "cpu" or fn is SAMPLES["to_device"][0] else device
         assert o.device == expected, f"output on {o.device}, expected {expected}"
@@ -574,12 +574,12 @@ def _run(fn, inputs, device, second_order=True):
                                  device=o.device) for o in diff]
     # a plain backward runs the rules on raw arrays, create_graph=True on Tensors: check both
     plain = gradkit.autograd.grad(diff, leaves, cotangents, retain_graph=True, allow_unused=True)
-    results += [g.cpu().numpy() for g in plain if g is not None]
+    results += [g.resolve_conj().cpu().numpy() for g in plain if g is not None]
     grads = gradkit.autograd.grad(diff, leaves, cotangents, create_graph=True, allow_unused=True)
     present = [(g, leaf) for g, leaf in zip(grads, leaves, strict=True) if g is not None]
     for g, leaf in present:
         assert g.device == leaf.device, f"gradient on {g.device}, its leaf on {leaf.device}"
-        results.append(g.detach().cpu().numpy())
+        results.append(g.detach().resolve_conj().cpu().numpy())
     second = [g for g, _ in present if g.requires_grad]
     if second and second_order:
         weights = [gradkit.tensor(rng.standard_normal(g.shape), dtype=g.dtype.to_real(),
@@ -587,7 +587,7 @@ def _run(fn, inputs, device, second_order=True):
         total = sum(((g * w).abs() if g.is_complex() else g * w).sum()
                     for g, w in zip(second, weights, strict=True))
         grads2 = gradkit.autograd.grad(total, leaves, allow_unused=True)
-        results += [g.cpu().numpy() for g in grads2 if g is not None]
+        results += [g.resolve_conj().cpu().numpy() for g in grads2 if g is not None]
     return results
 
 

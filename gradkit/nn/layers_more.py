@@ -196,8 +196,11 @@ class InstanceNorm2d(_Norm):
             warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
                           "can silence this warning by not passing in num_features, which is not "
                           "used because affine=False", stacklevel=2)
-        if input.ndim == batched - 1:
-            return self.forward(input.unsqueeze(0)).squeeze(0)
+        if input.ndim == batched - 1:  # batched once, not checked (and warned about) again
+            return self._instance_norm(input.unsqueeze(0)).squeeze(0)
+        return self._instance_norm(input)
+
+    def _instance_norm(self, input):
         return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
                                self.training or not self.track_running_stats,
                                self.momentum if self.momentum is not None else 0.0, self.eps)

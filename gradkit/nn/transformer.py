@@ -153,22 +153,27 @@ class _Stack(Module):
         return mask, _is_causal(mask, is_causal, size)
 
 
-def _no_nested_tensor_reason(layer) -> str:
-    """torch's why_not_sparsity_fast_path of an encoder layer ("" when none): the reason
-    TransformerEncoder gives (and warns of) for not using nested tensors."""
-    if not isinstance(layer, TransformerEncoderLayer):
-        return "encoder_layer was not TransformerEncoderLayer"
-    attn = layer.self_attn
-    checks = ((layer.norm_first, "norm_first was True"),
-              (not attn.batch_first, "self_attn.batch_first was not True(use batch_first for "
-                                     "better inference performance)"),
-              (not attn._qkv_same_embed_dim, "self_attn._qkv_same_embed_dim was not True"),
-              (attn.in_proj_bias is None, "self_attn was passed bias=False"),
-              (not layer.activation_relu_or_gelu, "activation_relu_or_gelu was not True"),
-              (layer.norm1.eps != layer.norm2.eps,
-               "norm1.eps was not equal to encoder_layer.norm2.eps"),
-              (attn.num_heads % 2 == 1, "self_attn.num_heads is odd"))
-    return next((f"encoder_layer.{why}" for failed, why in checks if failed), "")
+def _why_not_sparsity_fast_path(layer) -> str:
+    """torch's reason (its words) an encoder layer cannot take the nested-tensor path, or ""."""
+    name = "encoder_layer"
+    attn = getattr(layer, "self_attn", None)
+    reasons = (
+        (lambda: not isinstance(layer, TransformerEncoderLayer),
+         f"{name} was not TransformerEncoderLayer"),
+        (lambda: layer.norm_first, f"{name}.norm_first was True"),
+        (lambda: not attn.batch_first, f"{name}.self_attn.batch_first was not True(use "
+                                       "batch_first for better inference performance)"),
+        (lambda: not attn._qkv_same_embed_dim,
+         f"{name}.self_attn._qkv_same_embed_dim was not True"),
+        (lambda: attn.in_proj_bias is None, f"{name}.self_attn was passed bias=False"),
+        (lambda: not layer.activation_relu_or_gelu, f"{name}.activation_relu_or_gelu was not True"),
+        (lambda: layer.norm1.eps != layer.norm2.eps,
+         f"{name}.norm1.eps was not equal to {name}.norm2.eps"),
+        (lambda: attn.num_heads % 2 == 1, f"{name}.self_attn.num_heads is odd"))
+    for failed, reason in reasons:  # in torch's order, each read only when the ones before pass
+        if failed():
+            return reason
+    return ""
 
 
 class TransformerEncoder(_Stack):
@@ -179,9 +184,9 @@ class TransformerEncoder(_Stack):
                  mask_check: bool = True) -> None:
         super().__init__(encoder_layer, num_layers, norm)
         self.enable_nested_tensor = enable_nested_tensor
-        reason = _no_nested_tensor_reason(encoder_layer)  # (gradkit has no nested tensors)
+        reason = _why_not_sparsity_fast_path(encoder_layer)  # (gradkit has no nested tensors)
         self.use_nested_tensor = enable_nested_tensor and not reason
-        if enable_nested_tensor and reason:
+        if enable_nested_tensor and reason:  # torch's warning, though gradkit has no fast path
             warnings.warn("enable_nested_tensor is True, but self.use_nested_tensor is False "
                           f"because {reason}", stacklevel=2)
         self.mask_check = mask_check

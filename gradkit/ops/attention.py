@@ -250,6 +250,11 @@ def _fold(input, output_size, kernel_size, dilation, padding, stride):
                            "size of input's dimension 2 to match the calculated number of "
                            f"sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, "
                            f"but got input.size(2)={length}.")
+    if min(blocks) < 1:  # checked after the count, as torch: (-4) * (-3) blocks pass that one
+        raise RuntimeError(f"Given output_size={out_hw}, kernel_size={kernel}, "
+                           f"dilation={dilation}, padding={padding}, stride={stride}, "
+                           f"calculated shape of the array of sliding blocks as {blocks}, "
+                           "which is too small (non-positive)")
     c = ckk // (kernel[0] * kernel[1])
     cols = reshape(input, (n, c) + kernel + blocks)
     out = fold_windows(cols, geometry=(padded, kernel, blocks, stride, dilation))

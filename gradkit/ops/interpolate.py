@@ -170,6 +170,13 @@ def _index(x, array) -> Tensor:
     return Tensor._make(get_array_module(x._data).asarray(array))
 
 
+def _is_integer(x) -> bool:
+    """torch's check of a size: an int, a NumPy integer or a tensor of integers."""
+    if isinstance(x, Tensor):
+        return not x.is_floating_point()
+    return isinstance(x, (int, np.integer))
+
+
 def _output_sizes(input, size, scale_factor, spatial):
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
@@ -177,13 +184,17 @@ def _output_sizes(input, size, scale_factor, spatial):
         raise ValueError("either size or scale_factor should be defined")
     sizes = tuple(input.shape[2:])
     if size is not None:
-        out = (size,) * spatial if isinstance(size, int) else tuple(size)
+        out = tuple(size) if isinstance(size, (tuple, list)) else (size,) * spatial
         if len(out) != spatial:
             raise ValueError(
                 "Input and output must have the same number of spatial dimensions, but got input "
                 f"with spatial dimensions of {list(sizes)} and output size of {size}. Please "
                 "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
                 "(o1, o2, ...,oK) format.")
+        if isinstance(size, (tuple, list)) and not all(map(_is_integer, out)):
+            raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                            "Tuple[int, int, int], but got size with types "
+                            f"{[type(x) for x in out]}")
         return out, (None,) * spatial
     scales = (scale_factor,) * spatial if isinstance(scale_factor, (int, float)) \
         else tuple(scale_factor)
@@ -214,6 +225,9 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                          "modes and requires a 4-D tensor as input")
     _check_mode(input, mode, align_corners, antialias)
+    if not all(map(_is_integer, outs)):  # one float size: refused by the kernel's parser
+        raise _parser_refusal(mode, len(outs), antialias, type(outs[0]).__name__)
+    outs = tuple(map(int, outs))  # (an int tensor's value)
     if mode == "area":  # torch's: adaptive average pooling to the (floored) output size
         return _AREA_POOLS[input.ndim](input, outs)
     if any(not -2 ** 63 <= n < 2 ** 63 for n in outs):  # torch's checked double -> int64
@@ -273,6 +287,22 @@ def _torch_saved(input, outs: tuple, scales: tuple, mode: str, align_corners) ->
     if mode not in _NEAREST_MODES:
         saved["align_corners"] = bool(align_corners)
     return saved
+
+
+def _parser_refusal(mode: str, d: int, antialias: bool, found: str) -> TypeError:
+    """torch's refusal of a float size (``size=3.0``), by the kernel the mode reaches (the
+    first line of its parser's listing)."""
+    if mode == "area":
+        return TypeError(f"adaptive_avg_pool{d}d(): argument 'output_size' (position 2) must "
+                         f"be tuple of ints, but found element of type {found} at pos 0")
+    kernel = {"nearest": f"upsample_nearest{d}d", "nearest-exact": f"_upsample_nearest_exact{d}d",
+              "linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d",
+              "bicubic": "upsample_bicubic2d", "trilinear": "upsample_trilinear3d",
+              "lanczos": "_upsample_lanczos2d"}[mode]
+    kernel = f"_{kernel}_aa" if antialias and mode != "lanczos" else kernel
+    aligned = "" if mode in _NEAREST_MODES else "bool, "
+    return TypeError(f"{kernel}() received an invalid combination of arguments - got (Tensor, "
+                     f"list, {aligned}NoneType), but expected one of:")
 
 
 def _check_mode(input, mode: str, align_corners, antialias: bool) -> None:

@@ -8,6 +8,7 @@ are differentiable to any order.
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -197,12 +198,19 @@ def _soft_cross_entropy(log_p, target, weight, ignore_index, reduction, label_sm
     if ignore_index != -100:
         raise RuntimeError("ignore_index is not supported for floating point target")
     classes = log_p.shape[class_dim]
-    if label_smoothing > 0.0:
-        target = target * (1 - label_smoothing) + label_smoothing / classes
+    if label_smoothing > 0.0:  # (no class: ATen's double division gives inf)
+        target = target * (1 - label_smoothing) + \
+            (label_smoothing / classes if classes else math.inf)
     terms = log_p * target
     if weight is not None:
         terms = terms * _class_weight(weight, classes, class_dim, log_p.ndim)
-    return reduce_loss(-sum(terms, class_dim), reduction)
+    if reduction not in ("mean", "sum"):
+        return reduce_loss(-sum(terms, class_dim), reduction)
+    # ATen's: the negated total, over the count of class vectors for the mean (NaN if none)
+    if reduction == "mean" and log_p.numel() == 0:
+        return -(sum(terms) * math.nan)
+    total = -sum(terms)
+    return total if reduction == "sum" else total / (log_p.numel() // classes)
 
 
 @op(save=("x", "y"), broadcast=True, node_name="MseLossBackward0", batchable=True)

@@ -14,9 +14,12 @@ from fuzz.opinfo_samples import op_db  # noqa: E402
 import torch.autograd.forward_ad as torch_fwad  # noqa: E402
 
 # reverse-over-forward: these write in place under no_grad (cosine_similarity's clamped
-# norms) or lost the gradient of a tangent with no graph; the rest are a spread of kinds
+# norms) or lost the gradient of a tangent with no graph; householder_product's jvp raised
+# for a matrix with no columns, lstsq's gave no tangent for empty residuals, the norms'
+# gradient of the tangent at 0; the rest are a spread of kinds
 CHECKED = ("nn.functional.cosine_similarity", "lu_solve", "quantile", "gradient", "cumsum",
-           "exp", "mul", "max", "sin")
+           "exp", "mul", "max", "sin", "linalg.householder_product", "linalg.lstsq",
+           "linalg.vector_norm", "linalg.norm")
 
 
 def _opinfo(name):

@@ -237,3 +237,23 @@ def test_vector_norm_gradient_of_tangent_at_zero_is_nan_as_torch():
                 tangent = fwad.unpack_dual(lib.linalg.vector_norm(dual, ord)).tangent
             assert tangent.item() == 0
             assert np.isnan(lib.autograd.grad(tangent, leaf)[0].numpy()).all()
+
+
+def test_known_max_unpool2d_tangent_follows_its_primal_at_duplicate_indices():
+    """Known: with duplicate indices the copy torch's channels-last unpooling keeps varies
+    from one process to the next (primal and tangent); gradkit's is the last in logical order,
+    for the value and its tangent alike: the tangent is the primal's finite difference."""
+    indices = gradkit.tensor(np.array([0, 9, 5, 5, 13, 9, 11, 11, 7, 7, 4, 11, 7, 7, 11, 11])
+                             .reshape(1, 2, 2, 4))
+    x = gradkit.tensor(np.arange(1.0, 17.0).reshape(1, 2, 4, 2)).permute(0, 3, 1, 2)
+    t = np.arange(101.0, 117.0).reshape(1, 2, 2, 4)
+
+    def unpool(v):
+        return gradkit.nn.functional.max_unpool2d(v, indices, kernel_size=3, stride=2,
+                                                  padding=1, output_size=(1, 2, 3, 6))
+    with gradkit_fwad.dual_level():
+        tangent = gradkit_fwad.unpack_dual(unpool(gradkit_fwad.make_dual(
+            x, gradkit.tensor(t)))).tangent.numpy()
+    step = (unpool(x + 1e-3 * gradkit.tensor(t)) - unpool(x)).numpy() / 1e-3
+    np.testing.assert_allclose(tangent, step, rtol=1e-9, atol=1e-9)
+    assert tangent[0, 0, 1, 3] == 106  # index 9 of the first plane: the later of 102 and 106

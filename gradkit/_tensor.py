@@ -133,10 +133,11 @@ class Tensor:
     @property
     def _base(self):
         view = getattr(self, "_view", None)
-        return view.base if view is not None else None
+        return view.base if view is not None and not view.detached else None
 
     def _is_view(self) -> bool:
-        return getattr(self, "_view", None) is not None
+        view = getattr(self, "_view", None)
+        return view is not None and not view.detached
 
     # -- autograd state ---------------------------------------------------------------
     @property
@@ -265,9 +266,10 @@ class Tensor:
         """Detach this tensor from its history in place (not allowed on views)."""
         refuse_captured_detach(self)
         view = getattr(self, "_view", None)
-        if view is not None and not view.transform_leaf:  # a transform's input: a leaf
+        if view is not None and not (view.transform_leaf or view.detached):
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
-        self._view = None
+        if view is not None and not view.detached:  # a transform's input: a leaf
+            self._view = None
         self.grad_fn = None
         self._requires_grad = False
         self._output_nr = 0

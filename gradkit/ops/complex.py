@@ -107,7 +107,9 @@ def detached_view(x: Tensor) -> Tensor:
     info = x._view
     base = Tensor._make(info.base._data, None, 0, info.base._vc)
     with enable_grad():  # a view as any (not one made under no_grad, which goes stale)
-        return replay_view(info.steps(), base)
+        detached = replay_view(info.steps(), base)
+    detached._view.detached = True
+    return detached
 
 
 def is_conjugated_view(x) -> bool:

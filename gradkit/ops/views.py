@@ -47,7 +47,7 @@ class ViewInfo:
 
     __slots__ = ("base", "parent", "op", "params", "index", "creation", "made_recording",
                  "computed", "forward_base", "function_output", "of_tracked", "named",
-                 "transform_leaf")
+                 "transform_leaf", "detached")
 
     def __init__(self, base, parent, op, params, index, creation, made_recording,
                  of_tracked: bool = False) -> None:
@@ -70,6 +70,9 @@ class ViewInfo:
         # a reverse-mode transform's input (gradkit/func/_levels.py): a leaf at its level,
         # though a view of the caller's tensor here, so torch refuses writes into it
         self.transform_leaf = False
+        # detach() of a conjugated view (ops/complex.py): a view only to keep its values in
+        # step; torch's detach output is no view (_is_view(), _base, detach_() allowed)
+        self.detached = False
 
     def steps(self) -> tuple:
         """The chain ``((op, params, index), ...)`` that rebuilds this view from its base."""

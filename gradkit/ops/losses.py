@@ -57,11 +57,16 @@ def reduce_loss(loss, reduction: str):
     return sum(loss) if reduction == "sum" else loss
 
 
-def _class_weight(weight, classes: int, class_dim: int, ndim: int):
-    """``weight`` shaped to broadcast along the class dim of an ndim-D input."""
-    if weight.numel() != classes:
-        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or "
-                           f"no classes but got weight tensor of shape: {list(weight.shape)}")
+def _class_weight(weight, classes: int, class_dim: int, ndim: int, flat: bool = True,
+                  prefix: str = ""):
+    """``weight`` shaped to broadcast along the class dim of an ndim-D input; torch wants it
+    1-D unless ``flat`` is false (its spatial NLL kernel takes any shape of that many)."""
+    if weight.numel() != classes and not flat:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if weight.numel() != classes or (flat and weight.ndim != 1):
+        raise RuntimeError(f"{prefix}weight tensor should be defined either for all {classes} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
     return reshape(weight, (classes,) + (1,) * (ndim - class_dim - 1))
 
 
@@ -138,12 +143,14 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     _check_targets(input, target)
     class_dim = 1 if input.ndim >= 2 else 0
     classes = input.shape[class_dim]
+    if input.ndim <= 2 and target.ndim > 1:  # torch's nll_loss kernel, after the batch check
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     labels = target._data
     wrong = (labels != ignore_index) & ((labels < 0) | (labels >= classes))
     if wrong.any():
         raise IndexError(f"Target {int(labels[wrong].reshape(-1)[0])} is out of bounds.")
     if weight is not None:
-        _class_weight(weight, classes, 0, 1)
+                weight = _class_weight(weight, classes, 0, 1, flat=input.ndim <= 2)
     require_real_floating("nll_loss_out_frame", input._data)
     return _nll(input, target, weight, class_dim=class_dim, reduction=reduction,
                 ignore_index=ignore_index)
@@ -197,7 +204,8 @@ def _soft_cross_entropy(log_p, target, weight, ignore_index, reduction, label_sm
         target = target * (1 - label_smoothing) + label_smoothing / classes
     terms = log_p * target
     if weight is not None:
-        terms = terms * _class_weight(weight, classes, class_dim, log_p.ndim)
+        terms = terms * _class_weight(weight, classes, class_dim, log_p.ndim,
+                                       prefix="cross_entropy: ")
     return reduce_loss(-sum(terms, class_dim), reduction)
 
 

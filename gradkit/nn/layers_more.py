@@ -75,6 +75,8 @@ class _Norm(Module):
     """BatchNorm / InstanceNorm: affine weight and bias per channel, running statistics as
     buffers (with torch's num_batches_tracked) when ``track_running_stats``."""
 
+    _version = 2  # torch's (the version num_batches_tracked came in), in state_dict metadata
+
     def __init__(self, num_features: int, eps: float, momentum: float | None, affine: bool,
                  track_running_stats: bool, device, dtype, bias: bool) -> None:
         super().__init__()

@@ -14,6 +14,7 @@ from gradkit.nn.module_global_hooks import (
     _global_backward_hooks, _global_backward_pre_hooks, _global_buffer_registration_hooks,
     _global_forward_hooks, _global_forward_pre_hooks, _global_module_registration_hooks,
     _global_parameter_registration_hooks, run_registration_hooks)
+from gradkit.nn.module_conversion import check_to_dtype, is_dtype
 from gradkit.nn.module_hooks import ModuleHooks
 from gradkit.nn.module_paths import call_observed
 from gradkit.nn.module_state import ModuleState
@@ -279,6 +280,8 @@ class Module(ModuleHooks, ModuleState):
 
     def to(self, *args, **kwargs) -> Module:
         """Move/cast parameters and buffers in place (floating point ones for dtypes)."""
+        check_to_dtype(args, kwargs)
+
         def convert(t: Tensor) -> Tensor:
             # torch's: a memory format for 4-d and 5-d tensors only, a dtype for floating
             # and complex ones only
@@ -287,7 +290,7 @@ class Module(ModuleHooks, ModuleState):
             if not t.is_floating_point() and not t.is_complex():
                 left_out += ("dtype",)
             kw = {k: v for k, v in kwargs.items() if k not in left_out}
-            return t.to(*[a for a in args if "dtype" not in left_out or not _is_dtype(a)], **kw)
+            return t.to(*[a for a in args if "dtype" not in left_out or not is_dtype(a)], **kw)
         return self._apply(convert)
 
     def double(self) -> Module:
@@ -370,10 +373,6 @@ def _check_name(module: Module, name: str, kind: str) -> None:
     if name in module.__dict__ or (hasattr(module, name) and
                                    name not in getattr(module, registry)):
         raise KeyError(f"attribute '{name}' already exists")
-
-
-def _is_dtype(arg) -> bool:
-    return isinstance(arg, backend.dtype)
 
 
 def _reset_grad(param: Tensor, set_to_none: bool) -> None:

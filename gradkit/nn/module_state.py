@@ -48,16 +48,26 @@ class _WithoutModule:
 class ModuleState:
     """Parameters and persistent buffers by dotted name, saved and loaded as torch does."""
 
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling (or a state from ``__dict__``): the attributes back (the hook tables
+        are made when first used, so an older state needs nothing more)."""
+        self.__dict__.update(state)
+
     def state_dict(self, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> OrderedDict:
         """Parameters and persistent buffers by dotted name (detached unless keep_vars).
 
         As torch's, a module reached by two paths is saved under both; each module's
         pre-hooks run before its tensors are read, its post-hooks after its children's."""
-        destination = OrderedDict() if destination is None else destination
+        if destination is None:  # torch's: each module's version under its dotted name
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
         return self._save_tree(destination, prefix, keep_vars)
 
     def _save_tree(self, destination: dict, dot: str, keep_vars: bool) -> dict:
+        metadata = {"version": getattr(self, "_version", 1)}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[dot[:-1]] = metadata
         for hook in tuple(self._hook_table("_state_dict_pre_hooks").values()):
             hook(self, dot, keep_vars)
         destination.update(self._own_tensors(dot, keep_vars))
@@ -66,7 +76,6 @@ class ModuleState:
         for name, child in self._modules.items():
             if child is not None:
                 child._save_tree(destination, dot + name + ".", keep_vars)
-        metadata = {"version": getattr(self, "_version", 1)}
         for hook in tuple(self._hook_table("_state_dict_hooks").values()):
             result = hook(self, destination, dot, metadata)
             if getattr(hook, "_from_public_api", False):

@@ -298,3 +298,31 @@ def test_cross_entropy_prob_target_weight_shape(shape, weight_shape):
         loss.backward()
         return loss, x.grad
     same_as_torch(program)
+
+
+@pytest.mark.parametrize("input_length, vary, zero", [(150, False, "none"), (150, True, "none"),
+                                                      (50, True, "some"), (50, True, "all")])
+def test_ctc_loss_gradcheck_after_log_softmax(input_length, vary, zero):
+    # torch's test_ctc_loss (batch 64 there; 16 here for time), varied and zero lengths
+    def program(m):
+        rng = np.random.default_rng(0)
+        batch, labels, target_length = 16, 101, 15
+        targets = m.tensor(rng.integers(1, labels, (batch, target_length)))
+        x = m.tensor(rng.standard_normal(10), requires_grad=True)
+        tile = m.tensor(rng.standard_normal(input_length * batch * labels // 10 + 1),
+                        dtype=m.float32)
+        input_lengths = [int(rng.integers(input_length // 2, input_length + 1))
+                         if vary or i == 0 else input_length for i in range(batch)]
+        target_lengths = [0 if zero == "all" else
+                          int(rng.integers(target_length // 2, target_length + 1)) if vary
+                          else target_length for _ in range(batch)]
+        if zero == "some":
+            for i in rng.integers(0, batch, 4):
+                target_lengths[i] = 0
+
+        def ctc_after_softmax(x):
+            full = (x[:, None] * tile[None, :]).view(-1)[:input_length * batch * labels]
+            log_probs = m.log_softmax(full.view(input_length, batch, labels), 2)
+            return m.nn.functional.ctc_loss(log_probs, targets, input_lengths, target_lengths)
+        return m.autograd.gradcheck(ctc_after_softmax, [x]), ctc_after_softmax(x)
+    assert same_as_torch(program, rtol=1e-10)[0] is True

@@ -380,6 +380,50 @@ def test_transformer_encoder_layer_deterministic(batch_first, training, activati
                                    [2.258703, 0.127985, -0.697881, 0.170862], atol=1e-5)
 
 
+@pytest.mark.parametrize("masks", ("src_mask", "src_key_padding_mask", "both"))
+def test_transformer_encoder_layer_eval_takes_both_mask_kinds(masks):
+    # torch's test_transformerencoderlayer_fast_path (d_model 512 there), float64, no_grad
+    def program(m):
+        model = m.nn.TransformerEncoderLayer(d_model=32, nhead=8, batch_first=True,
+                                             dtype=m.float64, dropout=0)
+        _set_parameters(model, m, "data")
+        model.eval()
+        src = m.tensor(np.random.default_rng(0).random((4, 10, 32)))
+        kwargs = {}
+        if masks != "src_key_padding_mask":
+            kwargs["src_mask"] = m.zeros(10, 10).to(m.bool)
+        if masks != "src_mask":
+            kwargs["src_key_padding_mask"] = m.zeros(4, 10).to(m.bool)
+        with m.no_grad():
+            return model(src, **kwargs), model(src)
+    with_masks, without = same_as_torch(program, rtol=1e-10)
+    np.testing.assert_allclose(with_masks[3], without[3], rtol=1e-12)
+
+
+def test_module_to_empty_non_recursive():
+    # torch's test moves a meta module (gradkit has no meta device): the same on the CPU
+    def program(m):
+        class Layer(m.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.weight = m.nn.Parameter(m.randn(5, 5))
+                self.register_buffer("buf", m.randn(5))
+
+        class Outer(m.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.weight = m.nn.Parameter(m.randn(3, 5))
+                self.register_buffer("buf1", m.randn(5))
+                self.layer = Layer()
+        outer = Outer()
+        before = [outer.weight, outer.buf1, *outer.layer.parameters(), *outer.layer.buffers()]
+        outer.to_empty(device="cpu", recurse=False)
+        after = [outer.weight, outer.buf1, *outer.layer.parameters(), *outer.layer.buffers()]
+        return ([a is b for a, b in zip(before, after)],
+                isinstance(outer.weight, m.nn.Parameter), outer.weight.shape)
+    assert same_as_torch(program)[0] == [True, False, True, True]  # (a parameter keeps its object)
+
+
 @pytest.mark.parametrize("padding_mode", ("reflection", "border", "zeros"))
 def test_grid_sample_nan_inf(padding_mode):
     def program(m):

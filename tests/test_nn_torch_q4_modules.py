@@ -467,3 +467,18 @@ def test_state_dict_metadata_survives_save_and_load():
         buffer.seek(0)
         return dict(m.load(buffer)._metadata)
     assert same_as_torch(program)["1"] == {"version": 2}
+
+
+@pytest.mark.parametrize("with_metadata", (True, False))
+def test_load_state_dict_pre_hooks_get_the_local_metadata(with_metadata):
+    def program(m):
+        net = m.nn.Sequential(m.nn.Linear(2, 2), m.nn.BatchNorm1d(2))
+        seen = []
+        for module in (net, net[1]):
+            module.register_load_state_dict_pre_hook(
+                lambda module, state, prefix, local, *rest: seen.append((prefix, dict(local))))
+        state = net.state_dict()
+        net.load_state_dict(state if with_metadata else dict(state))
+        return seen
+    seen = same_as_torch(program)
+    assert seen[1] == ["1.", {"version": 2} if with_metadata else {}]

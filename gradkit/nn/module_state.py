@@ -149,8 +149,9 @@ class ModuleState:
         """Copy values from ``state_dict`` into parameters and buffers, in place."""
         if not isinstance(state_dict, dict):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        metadata = getattr(state_dict, "_metadata", {})
         state_dict = OrderedDict(state_dict)  # pre-hooks may edit it: not the caller's
-        self._run_load_pre_hooks(state_dict, "", strict)
+        self._run_load_pre_hooks(state_dict, "", strict, metadata)
         own, extra = {}, {}
         for dot, module in self._prefixed_modules():
             own.update(module._own_tensors(dot, keep_vars=True))
@@ -197,19 +198,20 @@ class ModuleState:
                 yield from child._children_first()
         yield self
 
-    def _run_load_pre_hooks(self, state_dict: OrderedDict, dot: str, strict: bool) -> None:
+    def _run_load_pre_hooks(self, state_dict: OrderedDict, dot: str, strict: bool,
+                            metadata: dict) -> None:
         """This module's load pre-hooks, then its children's, each child's on the keys under
         its prefix only (as torch's recursive load); what a child's hooks change is merged
         back into ``state_dict``."""
         for hook in tuple(self._hook_table("_load_state_dict_pre_hooks").values()):
-            hook(self, state_dict, dot, {}, strict, [], [], [])
+            hook(self, state_dict, dot, metadata.get(dot[:-1], {}), strict, [], [], [])
         for name, child in self._modules.items():
             if child is None:
                 continue
             child_dot = dot + name + "."
             local = OrderedDict((k, v) for k, v in state_dict.items() if k.startswith(child_dot))
             before = list(local.items())
-            child._run_load_pre_hooks(local, child_dot, strict)
+            child._run_load_pre_hooks(local, child_dot, strict, metadata)
             after = list(local.items())
             if len(after) != len(before) or any(a[0] != b[0] or a[1] is not b[1]
                                                 for a, b in zip(after, before)):

@@ -326,3 +326,21 @@ def test_ctc_loss_gradcheck_after_log_softmax(input_length, vary, zero):
             return m.nn.functional.ctc_loss(log_probs, targets, input_lengths, target_lengths)
         return m.autograd.gradcheck(ctc_after_softmax, [x]), ctc_after_softmax(x)
     assert same_as_torch(program, rtol=1e-10)[0] is True
+
+
+@pytest.mark.parametrize("shape", [(10, 3), (10, 3, 2), (4, 3, 2, 2)])
+@pytest.mark.parametrize("weight_shape", [(3,), (1, 3), (3, 1)])
+@pytest.mark.parametrize("label_smoothing", (0.0, 0.1))
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_cross_entropy_index_target_weight_shapes(shape, weight_shape, label_smoothing,
+                                                   reduction):
+    # torch's spatial kernel takes a weight of any shape; its smoothing term views it as
+    # (1, weight.size(0), 1, ...) and gathers from it for "mean"
+    def program(m):
+        x = _leaf(m, data(*shape))
+        target = m.tensor(ints(*shape[:1], *shape[2:], low=0, high=3))
+        loss = m.nn.functional.cross_entropy(x, target, weight=m.tensor(np.abs(data(
+            *weight_shape, seed=2))), label_smoothing=label_smoothing, reduction=reduction)
+        loss.sum().backward()
+        return loss, x.grad
+    same_as_torch(program)

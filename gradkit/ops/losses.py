@@ -180,10 +180,15 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     if not label_smoothing > 0.0:
         return loss
     ignored = target._data == ignore_index
-    if weight is not None:
-        log_p = log_p * _class_weight(weight, classes, class_dim, input.ndim)
+    if weight is not None:  # (a spatial one of any shape passed nll_loss's check)
+        # torch views it as (1, weight.size(0), 1, ...): (C, 1) passes, (1, C) is refused
+        log_p = log_p * reshape(weight, tuple(weight.shape[0] if d == class_dim else 1
+                                              for d in range(input.ndim)))
     smooth = where(ignored, 0.0, -sum(log_p, class_dim))
     if reduction == "mean":
+        if weight is not None and weight.ndim != 1:  # torch's gather of the weights
+            raise RuntimeError("Index tensor must have the same number of dimensions as input "
+                               "tensor")
         labels = where(ignored, 0, target._data)
         total = sum(where(ignored, 0.0, weight[labels])) if weight is not None else \
             float((~ignored).sum())

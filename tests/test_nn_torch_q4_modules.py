@@ -482,3 +482,36 @@ def test_load_state_dict_pre_hooks_get_the_local_metadata(with_metadata):
         return seen
     seen = same_as_torch(program)
     assert seen[1] == ["1.", {"version": 2} if with_metadata else {}]
+
+
+@pytest.mark.parametrize("dims", (2, 3))
+def test_grid_sample_of_a_strided_view_is_the_contiguous_result(dims):
+    # torch's test_grid_sample_large_index_2d/3d at a small size: a view with a large stride
+    # samples (and takes gradients) as a contiguous copy does
+    modes = ("nearest", "bilinear", "bicubic") if dims == 2 else ("nearest", "bilinear")
+
+    def program(m):
+        shape = (1, 1, 5, 6 * 8) if dims == 2 else (1, 1, 2, 5, 6 * 8)
+        im = m.zeros(shape, dtype=m.float64)
+        view = im[..., 7::8]
+        small = m.tensor(np.random.default_rng(0).random(tuple(view.shape)))
+        view[...] = small
+        view.requires_grad, small.requires_grad = True, True
+        coords = m.tensor(np.random.default_rng(1).random((1,) + (1,) * (dims - 2) + (4, 4, dims))
+                          * 2.2 - 1.1)
+        outs = []
+        for mode, padding, align in itertools.product(modes, ("zeros", "border", "reflection"),
+                                                      (True, False)):
+            a = m.nn.functional.grid_sample(small, coords, mode=mode, padding_mode=padding,
+                                            align_corners=align)
+            b = m.nn.functional.grid_sample(view, coords, mode=mode, padding_mode=padding,
+                                            align_corners=align)
+            a.sum().backward()
+            b.sum().backward()
+            outs.append((a, b, small.grad.clone(), view.grad.clone()))
+            small.grad.zero_()
+            view.grad.zero_()
+        return outs
+    for a, b, grad_a, grad_b in same_as_torch(program, rtol=1e-10):
+        np.testing.assert_array_equal(a[3], b[3])
+        np.testing.assert_array_equal(grad_a[3], grad_b[3])

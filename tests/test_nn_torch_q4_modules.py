@@ -515,3 +515,22 @@ def test_grid_sample_of_a_strided_view_is_the_contiguous_result(dims):
     for a, b, grad_a, grad_b in same_as_torch(program, rtol=1e-10):
         np.testing.assert_array_equal(a[3], b[3])
         np.testing.assert_array_equal(grad_a[3], grad_b[3])
+
+
+def test_fully_padded_sequence_in_eval_known_difference():
+    # Known: torch's inference fast path (eval, no_grad, batch_first) gives NaN for a fully
+    # padded sequence; gradkit has no fast path and gives what torch's other path gives
+    # (test_transformerencoderlayer asserts both of torch's answers)
+    def program(m, eval_mode):
+        model = _set_parameters(m.nn.TransformerEncoderLayer(4, 2, 16, 0.0, batch_first=True), m)
+        if eval_mode:
+            model.eval()
+        with m.no_grad():
+            return model(m.tensor([[[20., 30., 40., 50.]]]),
+                         src_key_padding_mask=m.tensor([[True]])).numpy()
+    ours = program(gradkit, eval_mode=True)
+    assert np.isfinite(ours).all()
+    np.testing.assert_allclose(ours, program(gradkit, eval_mode=False))
+    torch = pytest.importorskip("torch")
+    assert np.isnan(program(torch, eval_mode=True)).all()
+    np.testing.assert_allclose(ours, program(torch, eval_mode=False), rtol=1e-6)

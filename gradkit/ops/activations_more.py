@@ -230,10 +230,11 @@ def softshrink(input, lambd: float = 0.5):
     """Shrink towards 0 by lambd (0 inside [-lambd, lambd])."""
     lambd = number_argument(lambd, "softshrink", "lambd", 2)
     # a float's range (NaN out too); other dtypes get the kernel's dtype error, as torch's
-    limit = np.finfo(input._data.dtype).max if input._data.dtype.kind == "f" else np.nan
+    array = getattr(input, "_data", None)  # (not a tensor: the op's own TypeError)
+    limit = np.finfo(array.dtype).max if array is not None and array.dtype.kind == "f" else np.nan
     if limit == limit and not 0 <= lambd <= limit:
         raise RuntimeError(f"lambda must be in range [0, {limit:g}] for input dtype "
-                           f"{scalar_type_name(input._data)}, but found {lambd:g}")
+                           f"{scalar_type_name(array)}, but found {lambd:g}")
     return _softshrink(input, lambd)
 
 

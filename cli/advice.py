@@ -3,6 +3,11 @@ from __future__ import annotations
 
 import os
 
+try:  # optional: reads the BLAS that is loaded itself
+    from threadpoolctl import threadpool_info
+except ImportError:
+    threadpool_info = None
+
 # ops (and their backward nodes) whose time is mostly a BLAS matrix product
 _MATRIX_PRODUCTS = ("addmm", "mm", "bmm", "matmul", "linear", "conv2d", "einsum")
 _BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -11,13 +16,10 @@ _BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_TH
 def blas_threads() -> int:
     """How many threads NumPy's BLAS may use: threadpoolctl's answer where it is installed,
     else the first thread variable set, else one per core (OpenBLAS's and MKL's default)."""
-    try:
-        from threadpoolctl import threadpool_info  # optional: reads the loaded BLAS itself
+    if threadpool_info is not None:
         blas = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
         if blas:
             return max(blas)
-    except ImportError:
-        pass
     for name in _BLAS_THREAD_VARIABLES:
         value = os.environ.get(name, "").strip()
         if value.isdigit():

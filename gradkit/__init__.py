@@ -71,9 +71,9 @@ from gradkit.creation_more import (  # noqa: E402,F401
 from gradkit.dtype_info import finfo, iinfo  # noqa: E402,F401
 from gradkit._tensor_repr import set_printoptions  # noqa: E402,F401
 from gradkit.torch_helpers import (  # noqa: E402,F401
-    concatenate, detach, fix, get_device, get_num_threads, ger, is_conj, is_neg, is_nonzero,
-    is_same_size, is_signed, nonzero_static, resolve_conj, resolve_neg, set_num_threads,
-    typename)
+    cat, concatenate, detach, fix, get_device, get_num_threads, ger, is_conj, is_neg,
+    is_nonzero, is_same_size, is_signed, nonzero_static, resolve_conj, resolve_neg,
+    set_num_threads, stack, typename)
 from gradkit.torch_settings import (  # noqa: E402,F401
     are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
     get_float32_matmul_precision, get_num_interop_threads, is_anomaly_check_nan_enabled,
@@ -81,6 +81,11 @@ from gradkit.torch_settings import (  # noqa: E402,F401
     set_anomaly_enabled, set_default_tensor_type, set_deterministic_debug_mode,
     set_float32_matmul_precision, set_flush_denormal, set_num_interop_threads, set_warn_always,
     use_deterministic_algorithms)
+from gradkit.products_out_dtype import takes_out_dtype as _takes_out_dtype  # noqa: E402
+
+mm, bmm = (_takes_out_dtype(f, ("input", "mat2")) for f in (mm, bmm))  # noqa: F405 - ops'
+addmm = _takes_out_dtype(addmm, ("input", "mat1", "mat2"))  # noqa: F405
+baddbmm = _takes_out_dtype(baddbmm, ("input", "batch1", "batch2"))  # noqa: F405
 from gradkit._not_implemented import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr(__name__)  # torch features gradkit lacks: a clear AttributeError

@@ -190,7 +190,12 @@ class Tensor:
         """The values without history: shares memory, not the version counter (as torch).
 
         Assigning a tensor replaces the values (any shape or dtype) and keeps the history.
+        A conjugated view's is ``detach()``'s (its computed values stay in step with the base
+        only as a view sharing the version counter).
         """
+        view = getattr(self, "_view", None)
+        if view is not None and view.computed:
+            return self.detach()
         fresh = _InferenceVersion((0,)) if type(self._vc) is _InferenceVersion else [0]
         return Tensor._make(self._data, None, 0, fresh)
 
@@ -256,10 +261,6 @@ class Tensor:
         """True after retain_grad() on a non-leaf tensor."""
         return getattr(self, "_retains_grad", False)
 
-    def detach(self) -> Tensor:
-        """A tensor sharing this data (and version counter) with no history."""
-        return Tensor._make(self._data, None, 0, self._vc)
-
     def detach_(self) -> Tensor:
         """Detach this tensor from its history in place (not allowed on views)."""
         refuse_captured_detach(self)
@@ -296,6 +297,8 @@ class Tensor:
         return (_rebuild_tensor, (type(self), self._data, self._requires_grad)) + state
 
     def __deepcopy__(self, memo):  # keeps what it kept before pickling was defined (.grad)
+        if self.grad_fn is not None:  # torch copies graph leaves only (a pruned module's weight)
+            raise RuntimeError(_DEEPCOPY_NON_LEAF)
         if id(self._data) not in memo:  # views copied together keep sharing their memory
             memo[id(self._data)] = deepcopy_sharing(self._data, memo)
         return copy._reconstruct(self, memo, *object.__reduce_ex__(self, 4))
@@ -327,6 +330,10 @@ class Tensor:
         return int(self.item())
 
 _new = object.__new__
+_DEEPCOPY_NON_LEAF = (
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at "
+    "the moment.  If you were attempting to deepcopy a module, this may be because of a "
+    "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
 
 
 def _differentiable_dtype(array) -> bool:

@@ -25,7 +25,9 @@ from gradkit.to_arguments import to_arguments
 from gradkit.ops import comparison, conversion
 from gradkit.ops import shape as shape_ops
 # not ``from gradkit.ops import complex``: that name is the op torch.complex
-from gradkit.ops.complex import conj as _conj, imag as _imag, is_conjugated_view, real as _real
+from gradkit.ops.complex import (
+    conj as _conj, detached_view, imag as _imag, is_conjugated_view, real as _real)
+from gradkit.ops.dims import existing_dim
 from gradkit.ops.dtype_view import is_dtype_argument, view_dtype
 from gradkit.ops.keywords import numpy_names
 from gradkit.ops.view_scatter import check_implicit
@@ -87,7 +89,7 @@ class _TensorMethods:
         if dim is None:
             return Size(self._data.shape)
         dim = int_argument(dim, "size", "dim", 1)
-        return self._data.shape[shape_ops._normalize_dim(dim, self._data.ndim)]
+        return self._data.shape[existing_dim(dim, self._data.ndim)]  # (a 0-d one has none)
 
     @numpy_names  # other= as x2= too
     def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
@@ -215,6 +217,14 @@ class _TensorMethods:
     @imag.setter
     def imag(self, value) -> None:
         _write_into(self.imag, value)
+
+    def detach(self) -> Tensor:
+        """A tensor sharing this data (and version counter) with no history; a conjugated
+        view's detach is a conjugated view of the same memory (torch's conj bit)."""
+        view = getattr(self, "_view", None)
+        if view is not None and view.computed:
+            return detached_view(self)
+        return Tensor._make(self._data, None, 0, self._vc)
 
     def is_conj(self) -> bool:
         """Whether this is a conjugated view of a complex tensor (``z.conj()``)."""

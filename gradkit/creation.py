@@ -199,7 +199,12 @@ def full(*args, dtype=None, device=None, requires_grad: bool = False, **keywords
     return _filled(fill_value, size, dtype, device, requires_grad, function="full")
 
 
-def _like(t: Tensor, dtype, device):
+def _like(t: Tensor, dtype, device, function: str):
+    """(dtype, device) of a ``*_like`` result; a non-tensor ``t`` (a list, a number, a NumPy
+    array) is torch's TypeError."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{function}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type_name(t)}")
     return (t.dtype if dtype is None else dtype), (t.device if device is None else device)
 
 
@@ -225,7 +230,7 @@ def _like_of(make):
              requires_grad: bool = False, memory_format=memory_formats.preserve_format,
              **options) -> Tensor:  # options: rand_like's generator=
         _checked_options(like.__name__, dtype, device, requires_grad)
-        dtype, device = _like(input, dtype, device)
+        dtype, device = _like(input, dtype, device, like.__name__)
         out = make(tuple(input.shape), dtype=dtype, device=device, requires_grad=requires_grad,
                    **options)
         return _in_format(out, input, memory_format, like.__name__)
@@ -237,6 +242,7 @@ def _like_of(make):
 def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
                memory_format=memory_formats.preserve_format) -> Tensor:
     """``empty`` shaped like ``input`` (its dtype, device and layout unless given)."""
+    _like(input, dtype, device, "empty_like")
     return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad,
                       memory_format=memory_format)
 
@@ -245,7 +251,7 @@ def full_like(input: Tensor, fill_value, *, dtype=None, device=None,
               requires_grad: bool = False,
               memory_format=memory_formats.preserve_format) -> Tensor:
     """``full`` shaped like ``t`` (its dtype, device and layout unless given)."""
-    dtype, device = _like(input, dtype, device)
+    dtype, device = _like(input, dtype, device, "full_like")
     fill_value = number_argument(fill_value, "full_like", "fill_value", 2)
     out = full(tuple(input.shape), fill_value, dtype=dtype, device=device,
                requires_grad=requires_grad)
@@ -361,7 +367,10 @@ def randperm(n: int, dtype=None, device=None, requires_grad: bool = False,
 def randint_like(input: Tensor, low, high=None, dtype=None, device=None, *, generator=None,
                  memory_format=memory_formats.preserve_format) -> Tensor:
     """``randint`` shaped like ``t`` (its dtype, device and layout unless given)."""
-    dtype, device = _like(input, dtype, device)
+    if not isinstance(input, Tensor):  # (torch's randint_like has two signatures)
+        raise invalid_combination("randint_like", (input, low) + (() if high is None else (high,)),
+                                  {})
+    dtype, device = _like(input, dtype, device, "randint_like")
     out = randint(low, high, tuple(input.shape), dtype=dtype, device=device, generator=generator)
     return _in_format(out, input, memory_format, "randint_like")
 
@@ -380,8 +389,3 @@ randn_like = _like_of(randn)
     memory_formats.takes_layout,
     (zeros, ones, empty, full, rand, randn, randint, randperm, arange, linspace, logspace, eye,
      zeros_like, ones_like, rand_like, randn_like, empty_like, full_like, randint_like))
-
-
-def uniform_draws(shape, low: float, high: float):
-    """Uniform samples on [low, high) from gradkit's generator (rrelu's random slopes)."""
-    return _generator.rng.uniform(low, high, shape)

@@ -49,6 +49,8 @@ def type_name(value) -> str:
     scalar's is ``numpy.int64``)."""
     if isinstance(value, (np.generic, np.ndarray)):
         return f"numpy.{type(value).__name__}"
+    if type(value).__module__ == "gradkit.backend":  # a dtype or device: torch.dtype in torch's
+        return f"gradkit.{type(value).__name__}"
     return "Tensor" if isinstance(value, Tensor) else type(value).__name__
 
 

@@ -21,7 +21,8 @@ from gradkit.ops.linalg_norms import linalg_norm as norm  # noqa: F401
 from gradkit.ops.linalg_norms import matrix_norm, vector_norm  # noqa: F401
 from gradkit.ops.linalg_pinv import lstsq, matrix_exp, pinv  # noqa: F401
 from gradkit.ops.linalg_slogdet import linalg_slogdet as slogdet  # noqa: F401
-from gradkit.ops.linalg_solvers import LinAlgError, cholesky, det, inv, solve  # noqa: F401
+from gradkit.ops.linalg_det import det  # noqa: F401
+from gradkit.ops.linalg_solvers import LinAlgError, cholesky, inv, solve  # noqa: F401
 from gradkit.ops.linalg_triangular_solve import solve_triangular  # noqa: F401
 from gradkit.ops.cross import linalg_cross as cross  # noqa: F401
 

@@ -21,11 +21,16 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from gradkit import backend
+from gradkit._not_implemented import module_getattr
 from gradkit._tensor import Size, Tensor
 from gradkit.nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter, is_lazy
+from gradkit.ops.memory_overlap import _address, storage_of
+from gradkit.serialization_span import archive_at
+from gradkit.storage import UntypedStorage, _memory_bytes
 
 FORMAT = "gradkit-save"
-VERSION = 1
+VERSION = 2  # 2: tensors are views of stored memory (storages); 1 (one array each) still loads
+READABLE = (1, 2)
 MANIFEST = "manifest.json"
 _DOC = "see docs/serialization.md"
 
@@ -34,32 +39,53 @@ FileLike = str | os.PathLike | BinaryIO
 
 def save(obj: Any, f: FileLike, pickle_module=None, pickle_protocol: int = 2,
          _use_new_zipfile_serialization: bool = True) -> None:
-    """Write ``obj`` (tensors, numbers, strings, None, dtypes, devices, and dicts/lists/tuples
-    of them — state dicts, optimizer state) to the path or binary file ``f``.
+    """Write ``obj`` (tensors, numbers, strings, bytes, None, dtypes, devices, and
+    dicts/lists/tuples/sets of them — state dicts, optimizer state) to the path or binary file
+    ``f`` (a file object is only written to and flushed).
 
     Anything else raises TypeError naming where it sits in ``obj``: no object is pickled.
-    The same Tensor object stored twice is stored once and loads as one object.
+    The same Tensor object stored twice loads as one object; tensors sharing memory (a tensor
+    and its views) load sharing one memory, with their strides and offsets, as torch's.
     """
     if pickle_module is not None:
         raise TypeError(f"gradkit.save does not pickle (pickle_module given); {_DOC}")
+    _check_target(f)
     arrays: list[np.ndarray] = []
     manifest = {"format": FORMAT, "version": VERSION,
                 "root": _Encoder(arrays).encode(obj, "obj")}
-    with _open(f, "w") as archive:
+    # a file object is only written to and flushed, as torch's (the zip is built aside)
+    target = f if isinstance(f, (str, os.PathLike)) else io.BytesIO()
+    with _open(target, "w") as archive:
         archive.writestr(MANIFEST, json.dumps(manifest))
         for i, array in enumerate(arrays):
             with archive.open(f"arrays/{i}.npy", "w") as out:
                 np.lib.format.write_array(out, array, allow_pickle=False)
+    if target is not f:
+        f.write(target.getvalue())
+        f.flush()
 
 
 def load(f: FileLike, map_location=None, pickle_module=None, *, weights_only: bool | None = None,
          mmap: bool | None = None, **pickle_load_args) -> Any:
-    """Read what :func:`save` wrote. ``map_location`` (a device, a string or a dict
-    ``{"cuda:0": "cpu"}``) moves tensors; ``weights_only`` is accepted for torch's sake: the
-    format holds only data, so loading is always as safe as torch's ``weights_only=True``.
+    """Read what :func:`save` wrote. ``map_location`` (a device, a string, a dict
+    ``{"cuda:0": "cpu"}`` or torch's ``fn(storage, location)`` returning a storage or None)
+    moves tensors; ``weights_only`` is accepted for torch's sake: the format holds only data,
+    so loading is always as safe as torch's ``weights_only=True``.
     """
     if pickle_module is not None or pickle_load_args:
         raise TypeError(f"gradkit.load does not unpickle (pickle arguments given); {_DOC}")
+    reader, end = f, None
+    if not isinstance(f, (str, os.PathLike)):
+        _check_seekable(f)
+        # the archive at the position, as torch's reader (zipfile would read the file's last)
+        reader, end = archive_at(f)
+    loaded = _read(reader, map_location)
+    if end is not None:
+        f.seek(end)  # after this archive: the next load reads the next one
+    return loaded
+
+
+def _read(f, map_location) -> Any:
     with _open(f, "r") as archive:
         names = set(archive.namelist())
         if MANIFEST not in names:
@@ -68,7 +94,7 @@ def load(f: FileLike, map_location=None, pickle_module=None, *, weights_only: bo
             raise RuntimeError(f"gradkit.load: {kind}; gradkit reads only the files gradkit.save "
                                f"writes (no pickle); {_DOC}")
         manifest = json.loads(archive.read(MANIFEST))
-        if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
+        if manifest.get("format") != FORMAT or manifest.get("version") not in READABLE:
             raise RuntimeError(f"gradkit.load: unknown format {manifest.get('format')!r} version "
                                f"{manifest.get('version')!r}; {_DOC}")
 
@@ -76,6 +102,32 @@ def load(f: FileLike, map_location=None, pickle_module=None, *, weights_only: bo
             with archive.open(f"arrays/{int(index)}.npy") as stream:
                 return np.lib.format.read_array(io.BytesIO(stream.read()), allow_pickle=False)
         return _Decoder(read_array, map_location).decode(manifest["root"])
+
+
+def _check_target(f) -> None:
+    """torch's errors for where ``save`` cannot write."""
+    if isinstance(f, (str, os.PathLike)):
+        parent = os.path.dirname(os.fspath(f))
+        # torch's C++ writer says so for an ASCII name (Python's open, for others, raises)
+        if parent and not os.path.isdir(parent) and os.fspath(f).isascii():
+            raise RuntimeError(f"Parent directory {parent} does not exist.")
+    elif not hasattr(f, "write"):
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a "
+                             "'write' attribute")
+    elif not callable(f.write):
+        raise TypeError(f"Buffer of {str(type(f)).strip('<>')} has no callable attribute 'write'")
+
+
+def _check_seekable(f) -> None:
+    """torch's check and words: an archive is found and read by seeking."""
+    try:
+        f.seek(f.tell())
+    except (io.UnsupportedOperation, AttributeError) as error:
+        if "seek" in str(error) or "tell" in str(error):
+            raise type(error)(f"{error}. You can only torch.load from a file that is seekable. "
+                              "Please pre-load the data into a buffer like io.BytesIO and try to "
+                              "load from it instead.") from None
+        raise
 
 
 def _open(f: FileLike, mode: str) -> zipfile.ZipFile:
@@ -91,13 +143,16 @@ class _Encoder:
     def __init__(self, arrays: list) -> None:
         self.arrays = arrays
         self.tensor_index: dict[int, int] = {}
-        self.keep_alive: list = []  # ids stay unique while we hold the tensors
+        self.storages: dict[int, tuple[int, str]] = {}  # id(memory owner): (array, dtype)
+        self.keep_alive: list = []  # ids stay unique while we hold the tensors and owners
 
     def encode(self, obj: Any, where: str):
         if obj is None or isinstance(obj, (bool, str)):
             return obj
         if isinstance(obj, (int, np.integer)) and not isinstance(obj, np.bool_):
             return int(obj)
+        if isinstance(obj, (bytes, bytearray)):
+            return {"type": type(obj).__name__, "hex": obj.hex()}
         if isinstance(obj, (float, np.floating)):
             return float(obj) if math.isfinite(obj) else {"type": "float", "value": str(obj)}
         if isinstance(obj, np.bool_):
@@ -108,7 +163,7 @@ class _Encoder:
         if is_lazy(obj):  # a lazy module's placeholder: as torch pickles it, requires_grad only
             return {"type": type(obj).__name__, "requires_grad": obj.requires_grad}
         if isinstance(obj, Tensor):
-            return self._tensor(obj)
+            return self._tensor(obj, where)
         if isinstance(obj, np.ndarray):
             return {"type": "ndarray", **self._array(obj)}
         if isinstance(obj, backend.dtype):
@@ -122,22 +177,48 @@ class _Encoder:
             if hasattr(obj, "_metadata"):  # a state dict's module versions, kept as torch's
                 node["metadata"] = self.encode(obj._metadata, f"{where}._metadata")
             return node
-        if type(obj) in (list, tuple, Size):
+        if type(obj) in (list, tuple, Size, set, frozenset):
             return {"type": type(obj).__name__.lower(),
                     "items": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(obj)]}
         raise TypeError(
             f"gradkit.save cannot store {where}, an object of type {type(obj).__qualname__}: "
             "its safe format holds tensors, numbers, strings, None, dtypes, devices and "
-            f"dicts/lists/tuples of them, and pickles nothing; {_DOC}")
+            f"dicts/lists/tuples/sets of them, and pickles nothing; {_DOC}")
 
-    def _tensor(self, t: Tensor) -> dict:
-        index = self.tensor_index.get(id(t))
-        if index is None:
-            self.keep_alive.append(t)
-            index = self.tensor_index[id(t)] = len(self.arrays)
-            self._array(backend.to_device(t._data, backend.CPU))
-        return {"type": "parameter" if isinstance(t, Parameter) else "tensor", "index": index,
-                "dtype": t.dtype.name, "requires_grad": t.requires_grad, "device": str(t.device)}
+    def _tensor(self, t: Tensor, where: str) -> dict:
+        number = self.tensor_index.get(id(t))
+        if number is not None:
+            return {"type": "same", "id": number}
+        self.keep_alive.append(t)
+        number = self.tensor_index[id(t)] = len(self.tensor_index)
+        node = {"type": "parameter" if isinstance(t, Parameter) else "tensor", "id": number,
+                "dtype": t.dtype.name, "requires_grad": t.requires_grad, "device": str(t.device),
+                **self._view(backend.to_device(t._data, backend.CPU), t.dtype.name)}
+        if t.__dict__:  # the user's own attributes (t.note = ...), as torch keeps them
+            node["attributes"] = self.encode(dict(t.__dict__), f"{where} (attributes)")
+        return node
+
+    def _view(self, array, dtype: str) -> dict:
+        """Where ``array`` lies in its memory owner's bytes, stored once per owner (torch's
+        storage): views saved together load as views of one memory again."""
+        owner, size = storage_of(array), array.itemsize
+        memory = _memory_bytes(owner)
+        offset = _address(array) - _address(memory)
+        if (not array.size or not np.may_share_memory(memory, owner) or offset % size
+                or any(stride % size for stride in array.strides)):
+            # not in whole elements of an owner in one block: a memory of its own
+            array = np.array(array)
+            owner, offset = array, 0
+        if id(owner) not in self.storages:
+            self.keep_alive.append(owner)
+            self.storages[id(owner)] = (len(self.arrays), dtype)
+            self.arrays.append(_memory_bytes(owner))
+        index, stored_as = self.storages[id(owner)]
+        if stored_as != dtype:
+            raise RuntimeError("Cannot save multiple tensors or storages that view the same data "
+                               "as different types")
+        return {"storage": index, "shape": list(array.shape), "offset": offset // size,
+                "stride": [stride // size for stride in array.strides]}
 
     def _array(self, array: np.ndarray) -> dict:
         array = np.asarray(array, order="C")  # (np.ascontiguousarray would make 0-d 1-d)
@@ -157,6 +238,7 @@ class _Decoder:
         self.read_array = read_array
         self.map_location = map_location
         self.tensors: dict[int, Tensor] = {}
+        self.memories: dict[int, tuple] = {}  # storage index: (bytes, device)
 
     def decode(self, node):
         if node is None or isinstance(node, (bool, int, float, str)):
@@ -170,15 +252,18 @@ class _Decoder:
             if "metadata" in node and kind == "ordered_dict":
                 result._metadata = self.decode(node["metadata"])
             return result
-        if kind in ("list", "tuple", "size"):
-            items = [self.decode(v) for v in node["items"]]
-            return {"list": list, "tuple": tuple, "size": Size}[kind](items)
+        if kind in _SEQUENCES:
+            return _SEQUENCES[kind]([self.decode(v) for v in node["items"]])
+        if kind in ("bytes", "bytearray"):
+            return {"bytes": bytes, "bytearray": bytearray}[kind].fromhex(node["hex"])
         if kind == "float":
             return float(node["value"])
         if kind == "complex":
             return complex(self.decode(node["real"]), self.decode(node["imag"]))
         if kind in ("tensor", "parameter"):
             return self._tensor(node)
+        if kind == "same":
+            return self.tensors[node["id"]]
         if kind in _PLACEHOLDERS:
             return _PLACEHOLDERS[kind](node["requires_grad"])
         if kind == "ndarray":
@@ -195,28 +280,46 @@ class _Decoder:
         return array if array.dtype == wanted else array.view(wanted)
 
     def _tensor(self, node: dict) -> Tensor:
-        index = node["index"]
-        if index not in self.tensors:
-            array = self._array(index, node["dtype"])
-            device = self._device(node["device"])
-            t = Tensor._make(backend.to_device(array, device) if device.type != "cpu" else array)
-            if node["type"] == "parameter":
-                t = Parameter(t, requires_grad=node["requires_grad"])
-            elif node["requires_grad"]:
-                t._set_requires_grad(True)
-            self.tensors[index] = t
-        return self.tensors[index]
+        if "storage" in node:
+            array, device = self._view(node)
+        else:  # version 1: an array of its own
+            array, device = self._array(node["index"], node["dtype"]), self._device(node)
+        t = Tensor._make(backend.to_device(array, device) if device.type != "cpu" else array)
+        t._vc[0] = 1  # torch sets each loaded tensor onto its storage: an in-place change
+        if node["type"] == "parameter":
+            t = Parameter(t, requires_grad=node["requires_grad"])
+        elif node["requires_grad"]:
+            t._set_requires_grad(True)
+        if "attributes" in node:
+            t.__dict__.update(self.decode(node["attributes"]))
+        self.tensors[node.get("id", node.get("index"))] = t
+        return t
 
-    def _device(self, saved: str) -> backend.device:
+    def _view(self, node: dict) -> tuple:
+        """The tensor's elements as a view of its storage's bytes (read once per storage)."""
+        index = node["storage"]
+        if index not in self.memories:
+            memory = self.read_array(index)
+            self.memories[index] = memory, self._device(node, UntypedStorage(memory))
+        memory, device = self.memories[index]
+        dtype = _dtype_named(node["dtype"]).np
+        try:
+            return np.ndarray(tuple(node["shape"]), dtype, buffer=memory,
+                              offset=node["offset"] * dtype.itemsize,
+                              strides=tuple(s * dtype.itemsize for s in node["stride"])), device
+        except (TypeError, ValueError) as error:
+            raise RuntimeError(f"gradkit.load: malformed tensor entry ({error}); {_DOC}") from None
+
+    def _device(self, node: dict, storage=None) -> backend.device:
+        saved = node["device"]
         target = self.map_location
         if isinstance(target, dict):
             target = target.get(saved, saved)
-        if target is None:
-            target = saved
-        if callable(target) and not isinstance(target, (str, backend.device)):
-            raise TypeError(f"gradkit.load: map_location may be a device, a string or a dict, "
-                            f"not a function; {_DOC}")
-        device = backend.device(target)
+        elif callable(target) and not isinstance(target, (str, backend.device)):
+            # torch's map_location(storage, location): a storage somewhere, or None for saved
+            moved = target(storage or UntypedStorage(np.empty(0, np.uint8)), saved)
+            target = None if moved is None else moved.device
+        device = backend.device(saved if target is None else target)
         if device.type == "cuda" and not backend.cuda_is_available():
             raise RuntimeError(
                 "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
@@ -225,9 +328,15 @@ class _Decoder:
         return device
 
 
+_SEQUENCES = {"list": list, "tuple": tuple, "size": Size, "set": set, "frozenset": frozenset}
+
+
 def _dtype_named(name: str) -> backend.dtype:
     found = getattr(backend, "bool_" if name == "bool" else name, None)
     if not isinstance(found, backend.dtype):
         raise RuntimeError(f"gradkit.load: the file holds dtype {name!r}, which this gradkit "
                            f"does not have (bfloat16 needs ml_dtypes); {_DOC}")
     return found
+
+
+__getattr__ = module_getattr(__name__)  # names torch's (add_safe_globals, skip_data...): none apply

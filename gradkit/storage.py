@@ -14,7 +14,7 @@ from gradkit._tensor import extend
 from gradkit._user_frames import warn_once_at_user
 from gradkit.legacy_tensor import type_name
 from gradkit.ops.memory_overlap import _address, storage_of
-from gradkit.storage_owner import deepcopy_sharing
+from gradkit.storage_owner import deepcopy_sharing, in_shared_memory, mark_shared_memory
 
 TYPED_STORAGE_DEPRECATED = (
     "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be "
@@ -96,6 +96,15 @@ class UntypedStorage:
     def type(self) -> str:
         return f"{__name__}.{type(self).__name__}"
 
+    def is_shared(self) -> bool:
+        """Whether ``share_memory_()`` marked this memory (gradkit moves nothing)."""
+        return in_shared_memory(self._bytes)
+
+    def share_memory_(self) -> UntypedStorage:
+        """Mark this memory shared and return self (gradkit has no torch.multiprocessing)."""
+        mark_shared_memory(self._bytes)
+        return self
+
     def __eq__(self, other) -> bool:  # torch hands out one object per memory
         return isinstance(other, UntypedStorage) and (self.data_ptr(), self.nbytes(),
                                                       self.device) == (other.data_ptr(),
@@ -150,6 +159,13 @@ class TypedStorage:
 
     def untyped(self) -> UntypedStorage:
         return self._untyped_storage
+
+    def is_shared(self) -> bool:
+        return self._untyped_storage.is_shared()
+
+    def share_memory_(self) -> TypedStorage:
+        self._untyped_storage.share_memory_()
+        return self
 
     def type(self) -> str:
         """torch's legacy name: ``gradkit.FloatStorage``, ``gradkit.ComplexDoubleStorage``...

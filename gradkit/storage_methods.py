@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import operator
 import warnings
-import weakref
 
 import numpy as np
 
@@ -24,10 +23,7 @@ from gradkit.ops.shape import view
 from gradkit.ops.strided import strided_array
 from gradkit.ops.unary_helpers import scalar_type_name
 from gradkit.storage import TypedStorage, UntypedStorage
-from gradkit.storage_owner import shared_with_numpy
-
-# storages marked by share_memory_ (by id, while they live): torch's is_shared() is the storage's
-_shared_storages: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+from gradkit.storage_owner import in_shared_memory, mark_shared_memory, shared_with_numpy
 
 # torch's C++ names of the dtypes, in set_()'s dtype error
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
@@ -242,14 +238,12 @@ class _StorageMethods:
 
     def is_shared(self) -> bool:
         """Whether ``share_memory_()`` marked this tensor's storage."""
-        owner = storage_of(self._data)
-        return _shared_storages.get(id(owner)) is owner
+        return in_shared_memory(self._data)
 
     def share_memory_(self) -> Tensor:
         """Mark the storage as shared and return self: gradkit has no torch.multiprocessing,
         so its memory stays where it is."""
-        owner = storage_of(self._data)
-        _shared_storages[id(owner)] = owner
+        mark_shared_memory(self._data)
         return self
 
     def is_pinned(self, device=None) -> bool:

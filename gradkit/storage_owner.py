@@ -13,6 +13,8 @@ import weakref
 import numpy as np
 
 _shared_with_numpy: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+# owners marked by share_memory_ (by id, while they live): torch's is_shared() is the storage's
+_shared_memory: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 def storage_of(array):
@@ -27,16 +29,35 @@ def storage_of(array):
         array = base
 
 
+def _mark(table: weakref.WeakValueDictionary, array) -> None:
+    owner = storage_of(array)
+    table[id(owner)] = owner
+
+
+def _marked(table: weakref.WeakValueDictionary, array) -> bool:
+    owner = storage_of(array)
+    return table.get(id(owner)) is owner
+
+
 def share_with_numpy(array) -> None:
     """Record that NumPy holds ``array``'s memory: its storage's size is fixed from now on."""
-    owner = storage_of(array)
-    _shared_with_numpy[id(owner)] = owner
+    _mark(_shared_with_numpy, array)
 
 
 def shared_with_numpy(array) -> bool:
     """Whether NumPy holds the memory of ``array``'s storage (torch: not resizable)."""
-    owner = storage_of(array)
-    return _shared_with_numpy.get(id(owner)) is owner
+    return _marked(_shared_with_numpy, array)
+
+
+def mark_shared_memory(array) -> None:
+    """``share_memory_()``: gradkit has no torch.multiprocessing, so the memory stays where it
+    is; only ``is_shared()`` answers True from now on."""
+    _mark(_shared_memory, array)
+
+
+def in_shared_memory(array) -> bool:
+    """Whether ``share_memory_()`` marked the storage of ``array``."""
+    return _marked(_shared_memory, array)
 
 
 def _address(array) -> int:

@@ -42,7 +42,7 @@ def _invalid(args: tuple, kwargs: dict) -> TypeError:
 
 def to_arguments(args: tuple, kwargs: dict) -> tuple:
     """``(device, dtype, copy, memory_format)`` of a ``to(*args, **kwargs)`` call (None: keep
-    the tensor's own)."""
+    the tensor's own; a copy of None was not given)."""
     first = args[0] if args else None
     if isinstance(first, Tensor):
         device, dtype, flags, named = first.device, first.dtype, args[1:], ()
@@ -53,7 +53,9 @@ def to_arguments(args: tuple, kwargs: dict) -> tuple:
         dtype = None
         if rest and (rest[0] is None or _is_dtype(rest[0])):
             dtype, rest = rest[0], rest[1:]
-        elif not rest:
+        elif rest:  # the second positional of to(device, dtype, ...) is the dtype
+            raise _invalid(args, kwargs)
+        else:
             named += ("dtype",)
         device, flags = first, rest
     else:
@@ -67,5 +69,5 @@ def to_arguments(args: tuple, kwargs: dict) -> tuple:
     layout = kwargs.get("memory_format", memory_formats.preserve_format)
     if not isinstance(layout, memory_formats.memory_format):
         raise _invalid(args, kwargs)
-    copy = flags[1] if len(flags) > 1 else kwargs.get("copy", False)
+    copy = flags[1] if len(flags) > 1 else kwargs.get("copy")  # None: not given
     return kwargs.get("device", device), kwargs.get("dtype", dtype), copy, layout

@@ -1,9 +1,11 @@
 """Small Tensor queries and torch functions: ``type_as``, ``is_signed``, ``is_nonzero``,
 ``is_same_size``, ``is_cpu``, ``get_device``, ``sum_to_size``, ``resolve_neg``/``is_neg``,
-``detach``, ``fix``, ``ger``, ``is_conj``/``resolve_conj``, ``concatenate``, ``typename`` and
+``detach``, ``fix``, ``ger``, ``is_conj``/``resolve_conj``, ``concatenate``, the public
+``cat``/``stack`` (which refuse NumPy arrays), ``typename`` and
 the thread-count settings (recorded only: NumPy's threads are its BLAS's, set when it loads)."""
 from __future__ import annotations
 
+import functools
 
 from gradkit import _tensor_methods  # noqa: F401 - is_conj, resolve_conj (for _as_function)
 from gradkit import backend
@@ -12,7 +14,8 @@ from gradkit.backend import get_array_module
 from gradkit.int_arguments import size_argument
 from gradkit.ops import aliases  # noqa: F401 - the methods fix, ger (for _as_function)
 from gradkit.ops.complex import is_negative_view
-from gradkit.ops.joining import cat
+from gradkit.ops import joining
+from gradkit.ops.joining import _check_sequence
 from gradkit.ops.reduction import sum as _sum
 from gradkit.ops.shape import view as _view
 
@@ -131,10 +134,22 @@ def concatenate(tensors, dim=_UNSET, *, axis=_UNSET) -> Tensor:
     """``cat(tensors, dim)`` under NumPy's name, which takes ``axis=`` too (not both)."""
     if dim is not _UNSET and axis is not _UNSET:
         raise TypeError("concatenate() got an unexpected keyword argument 'axis'")
-    if isinstance(tensors, Tensor):
-        raise TypeError("concatenate(): argument 'tensors' (position 1) must be tuple of "
-                        "Tensors, not Tensor")
-    return cat(tensors, axis if axis is not _UNSET else 0 if dim is _UNSET else dim)
+    dim = axis if axis is not _UNSET else 0 if dim is _UNSET else dim
+    return joining.cat(_check_sequence("concatenate", tensors, arrays=False), dim)
+
+
+def _refusing_arrays(join):
+    """torch's ``cat``/``stack``: gradkit.ops' own take a list of NumPy arrays (derivative rules
+    join raw arrays); torch's refuse any element that is not a tensor."""
+    @functools.wraps(join)
+    def public(*args, **kwargs):
+        if args or "tensors" in kwargs:
+            _check_sequence(join.__name__, args[0] if args else kwargs["tensors"], arrays=False)
+        return join(*args, **kwargs)
+    return public
+
+
+cat, stack = _refusing_arrays(joining.cat), _refusing_arrays(joining.stack)
 
 
 def typename(obj) -> str:

@@ -97,7 +97,7 @@ def test_blas_thread_advice(share, threads, cores, load, warned):
 
 
 def test_blas_threads_follow_the_environment(monkeypatch):
-    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # as where it is not installed
+    monkeypatch.setattr(advice, "threadpool_info", None)  # as where it is not installed
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("OMP_NUM_THREADS", "3")

@@ -12,7 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from test_data_torch_dataloader import bulk_loading, counting, labelled, seeded  # noqa: E402
-from test_utils_data import assert_same_as_torch  # noqa: E402
+from test_utils_data import assert_same_as_torch, indexed  # noqa: E402
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="fork start method")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # gradkit for subprocesses
@@ -119,13 +119,7 @@ def multi_epochs_reproducibility(lib, data):
 
 
 def seeds(data, lib):
-    class Seed(data.Dataset):
-        def __getitem__(self, i):
-            return lib.initial_seed()
-
-        def __len__(self):
-            return 4
-    return Seed()
+    return indexed(data, 4, lambda i: lib.initial_seed())
 
 
 @program
@@ -215,14 +209,10 @@ def ind_worker_queue(lib, data):
 @program
 def dataset_not_reset(lib, data):
     # persistent workers keep the dataset they were started with
-    class Dummy(data.Dataset):
-        def __len__(self):
-            return 6
-
-        def __getitem__(self, i):
-            assert self.start == 0
-            return i
-    dataset = Dummy()
+    def fetch(i):
+        assert dataset.start == 0  # the worker's copy of the dataset
+        return i
+    dataset = indexed(data, 6, fetch)
     loader = data.DataLoader(dataset, num_workers=2, persistent_workers=True)
     dataset.start, epochs = 0, []
     for epoch in range(3):
@@ -247,14 +237,9 @@ def multiprocessing_contexts(lib, data):
 
 @program
 def large_sampler_indices(lib, data):
-    class EmptyTensors(data.Dataset):
-        def __len__(self):
-            return 1000000
-
-        def __getitem__(self, i):
-            return lib.empty(0)
+    empty_tensors = indexed(data, 1000000, lambda i: lib.empty(0))
     try:
-        for batch in data.DataLoader(EmptyTensors(), batch_size=40960, num_workers=1):
+        for batch in data.DataLoader(empty_tensors, batch_size=40960, num_workers=1):
             assert batch.numel() == 0
             raise RuntimeError("My Error")
     except RuntimeError as error:
@@ -301,12 +286,7 @@ def multiple_dataloaders(lib, data):
 
 @program
 def get_worker_info(lib, data):
-    class WorkerInfoDataset(data.Dataset):
-        def __len__(self):
-            return 4
-
-        def __getitem__(self, i):
-            return self.value
+    dataset = indexed(data, 4, lambda i: dataset.value)  # set in the worker, by init
 
     def init(worker_id):
         info, refused = data.get_worker_info(), []
@@ -318,7 +298,6 @@ def get_worker_info(lib, data):
         info.dataset.value = [worker_id, info.num_workers, info.seed == lib.initial_seed(),
                               all(f"{k}=" in repr(info) for k in ("id", "num_workers", "seed",
                                                                     "dataset"))] + refused
-    dataset = WorkerInfoDataset()
     batches = list(data.DataLoader(dataset, batch_size=2, num_workers=2, worker_init_fn=init))
     return batches, hasattr(dataset, "value"), data.get_worker_info()
 

@@ -22,21 +22,10 @@ from gradkit.utils.data._utils.worker import ExceptionWrapper, numpy_seed
 torch = pytest.importorskip("torch")
 import torch.utils.data as td  # noqa: E402 - after the skip
 from torch.utils.data._utils.worker import _generate_state  # noqa: E402
-from test_utils_data import (assert_same_as_torch, counting, outcome,  # noqa: E402
-                             tensor_dataset, warnings_of)
+from test_utils_data import (assert_same_as_torch, counting, indexed,  # noqa: E402
+                             outcome, tensor_dataset, warnings_of)
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="fork start method, /proc")
-
-
-def indexed(data, n: int, fetch):
-    """A map-style dataset of ``n`` samples: sample ``i`` is ``fetch(i)``."""
-    class Indexed(data.Dataset):
-        def __len__(self):
-            return n
-
-        def __getitem__(self, i):
-            return fetch(i)
-    return Indexed()
 
 
 def base_seed_of(lib, seed: int) -> int:
@@ -256,9 +245,21 @@ def test_timeout_raises_torchs_error():
     assert_same_as_torch(program)
 
 
+def exits_at_2(i: int) -> int:
+    """Sample ``i``; the worker fetching sample 2 waits, then exits with code 3. The wait lets
+    the main process take the worker's batch 0 (its tensor's file descriptor is fetched from
+    the worker: torch raises ConnectionResetError if it is gone) and block on the next batch
+    (torch's SIGCHLD handler raises where the main process is: outside that wait, its first
+    message, not the one compared here)."""
+    if i == 2:
+        time.sleep(0.5)
+        os._exit(3)
+    return i
+
+
 def test_a_worker_that_dies_is_reported_as_torch():
     def program(lib, data):
-        dies = indexed(data, 4, lambda i: os._exit(3) if i == 2 else i)
+        dies = indexed(data, 4, exits_at_2)
         try:
             list(data.DataLoader(dies, num_workers=2))
         except RuntimeError as error:

@@ -16,11 +16,6 @@ PACKAGE = ROOT / "gradkit"
 # (module, imported module) -> why that import stays inside a function
 FUNCTION_LEVEL_IMPORTS = {
     ("gradkit.backend", "cupy"): "optional dependency (GPU arrays)",
-    ("gradkit.autograd.multi_grad_hook", "gradkit.autograd.engine"):
-        "the engine imports graph.py, which re-exports register_multi_grad_hook where torch "
-        "has it (torch.autograd.graph)",
-    ("gradkit.ops.linalg_solvers", "gradkit.ops.linalg_decompositions"):
-        "det's rule for singular matrices needs svd, declared in a file that imports this one",
 }
 
 

@@ -132,7 +132,8 @@ def test_gradients_match_torch(name, fn, values):
         assert len(got) == len(expected)
         for g, e in zip(got, expected):
             assert tuple(g.shape) == tuple(e.shape), name
-            np.testing.assert_allclose(g.numpy(), e.resolve_conj().numpy(force=True), rtol=1e-6,
+            np.testing.assert_allclose(g.resolve_conj().numpy(),
+                                       e.resolve_conj().numpy(force=True), rtol=1e-6,
                                        atol=1e-9, err_msg=name)
 
 

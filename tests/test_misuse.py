@@ -218,7 +218,7 @@ MISUSES = [
            r"expected m1 and m2 to have the same dtype"),
     Misuse("dtype", "cross_entropy with a float target of the wrong shape",
            lambda w: F.cross_entropy(_leaf(2, 3), gradkit.ones(2)), RuntimeError,
-           r"0D or 1D target tensor expected"),
+           r"expected target dtype to be Long or Byte, but got Float"),  # (class indices, as torch)
     # wrong devices
     Misuse("device", "moving to CUDA without CuPy/GPU",
            lambda w: w.w.to("cuda"), RuntimeError, r"CUDA support needs CuPy"),

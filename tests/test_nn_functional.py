@@ -56,7 +56,7 @@ def L(values):
     (lambda: F.cross_entropy(R(3, 5), L([1, 2, 3]), label_smoothing=1.5), RuntimeError,
      "label_smoothing must be between 0.0 and 1.0. Got: 1.5"),
     (lambda: F.nll_loss(R(3, 5), R(3)), RuntimeError,
-     "expected target dtype to be Long or Byte, but got Float64"),
+     "expected target dtype to be Long or Byte, but got Double"),
     (lambda: F.nll_loss(R(3, 5, 2), L([[1, 2], [3, 4], [0, 0], [1, 1]])), ValueError,
      r"Expected input batch_size \(3\) to match target batch_size \(4\)."),
     (lambda: F.nll_loss(R(3, 5, 2), L([1, 2, 3])), RuntimeError,

@@ -6,6 +6,7 @@ torch's own asserts (closed forms) are kept where they say more than the compari
 import itertools
 
 import numpy as np
+import gradkit
 import pytest
 
 from tensor_twins import data, ints, same_as_torch
@@ -273,6 +274,21 @@ def test_nll_loss_multi_target_message(input_shape, target_shape):
                 f.cross_entropy(m.tensor(data(*input_shape)), target)]
     message = "0D or 1D target tensor expected, multi-target not supported"
     assert same_as_torch(program)[2] == message
+
+
+@pytest.mark.parametrize("target_shape, message", [
+    ((10, 2), "0D or 1D target tensor expected, multi-target not supported"),
+    ((4, 2), r"Expected input batch_size \(10\) to match target batch_size \(4\)"),
+    ((10,), "expected target dtype to be Long or Byte, but got Int")])
+@pytest.mark.parametrize("name", ["nll_loss", "cross_entropy"])
+def test_class_target_checks_come_before_the_dtype_check(name, target_shape, message):
+    """torch checks an int32 (or float) target's shape first: the merge of two lanes' checks."""
+    def program(m):
+        target = m.zeros(target_shape, dtype=m.int32)
+        return getattr(m.nn.functional, name)(m.tensor(data(10, 3)), target)
+    same_as_torch(program)
+    with pytest.raises((RuntimeError, ValueError), match=message):
+        program(gradkit)
 
 
 @pytest.mark.parametrize("input_shape", [(3,), (10, 3), (10, 3, 2), (4, 3, 2, 2, 2)])

@@ -271,6 +271,12 @@ SAMPLES = {
     "bce_with_logits": (F.binary_cross_entropy_with_logits, lambda: (R(4, 3), R(4, 3, low=0.0))),
     "normalize": (F.normalize, lambda: (R(4, 3),)),
     "normalize_inf": (lambda x: F.normalize(x, p=float("inf"), dim=0), lambda: (R(4, 3),)),
+    # lane h-api: torch 2.13's fused head loss (linear, then cross_entropy), K-dimensional too
+    "linear_cross_entropy": (lambda x, w, t, b: F.linear_cross_entropy(
+        x, w, t, linear_bias=b, label_smoothing=0.1),
+        lambda: (R(4, 3), R(3, 3), I([0, 2, 1, 2]), R(3))),
+    "linear_cross_entropy_k": (lambda x, w, t: F.linear_cross_entropy(x, w, t, reduction="none"),
+                               lambda: (R(4, 3), R(3, 2, 3), I([[0, 1], [2, 2], [1, 0], [2, 1]]))),
 }
 
 # lane elem: torch API breadth (gradkit/ops/binary_math.py, elementwise_special.py, products.py,
@@ -508,6 +514,16 @@ SAMPLES["unique_dim"] = (lambda x: (
     G.unique(G.where(x.detach() > 0, x.detach().round(), float("nan")), dim=1,
              return_inverse=True)), lambda: (R(4, 3),))
 
+# lane h-nnB: batch statistics whose node has no derivative, the running ones updated in place
+# (copies: both devices' runs share the sample's tensors)
+def _updated_stats(x, mean, var):
+    return G.batch_norm_update_stats(x.detach(), mean, var, 0.1) + (mean, var)
+
+
+SAMPLES["batch_norm_update_stats"] = (
+    lambda x, mean, var: _updated_stats(x, mean.clone(), var.clone()),
+    lambda: (R(4, 3, 2), R(3).detach(), R(3).detach().abs()))
+
 # Ops that no sample reaches directly, and why.
 NOT_SAMPLED = {
     "gradkit::no_double_backward": "its backward only raises, as torch's Error node "
@@ -545,7 +561,7 @@ def _run(fn, inputs, device, second_order=True):
     args = [_to_device(t, device) for t in inputs]
     leaves = [a for a in args if isinstance(a, gradkit.Tensor) and a.requires_grad]
     outs = _outputs(fn(*args))
-    results = [o.detach().cpu().numpy() for o in outs]
+    results = [o.detach().resolve_conj().cpu().numpy() for o in outs]
     for o in outs:
         expected = "cpu" if device == "cpu" or fn is SAMPLES["to_device"][0] else device
         assert o.device == expected, f"output on {o.device}, expected {expected}"
@@ -558,12 +574,12 @@ def _run(fn, inputs, device, second_order=True):
                                  device=o.device) for o in diff]
     # a plain backward runs the rules on raw arrays, create_graph=True on Tensors: check both
     plain = gradkit.autograd.grad(diff, leaves, cotangents, retain_graph=True, allow_unused=True)
-    results += [g.cpu().numpy() for g in plain if g is not None]
+    results += [g.resolve_conj().cpu().numpy() for g in plain if g is not None]
     grads = gradkit.autograd.grad(diff, leaves, cotangents, create_graph=True, allow_unused=True)
     present = [(g, leaf) for g, leaf in zip(grads, leaves, strict=True) if g is not None]
     for g, leaf in present:
         assert g.device == leaf.device, f"gradient on {g.device}, its leaf on {leaf.device}"
-        results.append(g.detach().cpu().numpy())
+        results.append(g.detach().resolve_conj().cpu().numpy())
     second = [g for g, _ in present if g.requires_grad]
     if second and second_order:
         weights = [gradkit.tensor(rng.standard_normal(g.shape), dtype=g.dtype.to_real(),
@@ -571,7 +587,7 @@ def _run(fn, inputs, device, second_order=True):
         total = sum(((g * w).abs() if g.is_complex() else g * w).sum()
                     for g, w in zip(second, weights, strict=True))
         grads2 = gradkit.autograd.grad(total, leaves, allow_unused=True)
-        results += [g.cpu().numpy() for g in grads2 if g is not None]
+        results += [g.resolve_conj().cpu().numpy() for g in grads2 if g is not None]
     return results
 
 

@@ -315,3 +315,22 @@ def test_complex_inputs_pass_the_kernel_only_when_empty_or_0d(name, shape, requi
     args = (1, 0) if name == "kthvalue" else (0,)
     assert_same_as_torch(lambda m: getattr(m, name)(m.zeros(
         shape, dtype=m.complex64, requires_grad=requires_grad), *args)[0])
+
+
+def test_logcumsumexp_backward_drops_a_nan_gradient_and_its_tangent_spreads_one_as_torch():
+    """torch's backward splits the gradient by sign and a NaN is in neither part; its forward
+    mode's cumsum spreads a NaN tangent from there on (gradkit shares the split: both)."""
+    x, g = [0.3, -1.0, 2.0], [1.0, NAN, 2.0]
+    grads, tangents = [], []
+    for m in (torch, gradkit):
+        leaf = _t(m, x).requires_grad_()
+        m.logcumsumexp(leaf, 0).backward(_t(m, g))
+        grads.append(leaf.grad.numpy())
+        with m.autograd.forward_ad.dual_level():
+            dual = m.autograd.forward_ad.make_dual(_t(m, x), _t(m, g))
+            tangents.append(m.autograd.forward_ad.unpack_dual(m.logcumsumexp(dual, 0)).tangent
+                            .numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-14)
+    assert np.isfinite(grads[1]).all()
+    np.testing.assert_allclose(tangents[1], tangents[0], rtol=1e-11)  # (log space: 5e-13)
+    assert np.isnan(tangents[1][1:]).all()

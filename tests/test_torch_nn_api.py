@@ -568,7 +568,8 @@ def test_save_load_keeps_dtypes_devices_and_sizes(tmp_path):
     assert loaded[6] == float("-inf")
 
 
-@pytest.mark.parametrize("module", ["gradkit.serialization", "gradkit.nn.utils.clip_grad",
+@pytest.mark.parametrize("module", ["gradkit.serialization", "gradkit.serialization_span",
+                                    "gradkit.nn.utils.clip_grad",
                                     "gradkit.nn.functional", "gradkit.nn.utils.prune"])
 def test_docstring_examples(module):
     import doctest

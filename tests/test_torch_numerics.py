@@ -20,7 +20,7 @@ NAN, INF = math.nan, math.inf
 
 def _host(t):
     if isinstance(t, gradkit.Tensor):
-        return t.detach().numpy()
+        return t.detach().resolve_conj().numpy()  # a conj view stays one when detached
     return t.detach().resolve_conj().numpy(force=True)  # force: torch's ZeroTensor grads
 
 

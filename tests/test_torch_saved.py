@@ -176,8 +176,9 @@ def test_node_names_and_saved_attributes_match_torch(case):
             continue
         if isinstance(node.op, OneNodeOp) and not hasattr(node, name):
             # a composite recorded as torch's one node (ops/one_node.py) keeps torch's saved
-            # inputs and result its own graph reads; torch's parameters (align_corners, eps,
-            # ...) and statistics (batch_norm's result1) are not recorded on it
+            # inputs and result its own graph reads, and the sizes and flags some declare
+            # (tests/test_one_node_saved.py); other parameters (eps, ...) and statistics
+            # (batch_norm's result1) are not recorded on it
             continue
         mine = getattr(node, name)  # AttributeError where gradkit lacks torch's name
         if (t_node.name(), name) in PARTLY_UNINITIALIZED_IN_TORCH:

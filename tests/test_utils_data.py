@@ -207,6 +207,17 @@ class Squares:
         return SquaresDataset()
 
 
+def indexed(data, n: int, fetch):
+    """A map-style dataset of ``n`` samples: sample ``i`` is ``fetch(i)``."""
+    class Indexed(data.Dataset):
+        def __len__(self):
+            return n
+
+        def __getitem__(self, i):
+            return fetch(i)
+    return Indexed()
+
+
 def counting(data, n: int, with_len: bool = True):
     """An iterable-style dataset of 0..n-1 (with ``__len__`` unless told not)."""
     class Counting(data.IterableDataset):

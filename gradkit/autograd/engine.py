@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import heapq
 import sys
-import threading
 from time import perf_counter_ns
 
 import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.autograd import observers
+from gradkit.autograd.backward_pass import BackwardPass, passes
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.exec_plan import plan
 from gradkit.autograd.graph import AccumulateGrad, accumulate_lock, holds_saved_variables
@@ -47,12 +47,12 @@ def run(roots, seeds, retain_graph: bool, create_graph: bool, targets=None,
     their gradients are captured, not accumulated into leaves (autograd.grad); ``bounded``: no
     target leads to another, so the graph past them is not even read (ops/one_node.py).
     """
-    if len(_callbacks.stack) >= PASSES_PER_THREAD:  # deep reentrant backward
+    if len(passes.stack) >= PASSES_PER_THREAD:  # deep reentrant backward
         return on_fresh_thread(run, roots, seeds, retain_graph, create_graph, targets,
                                accumulate, bounded)
     previous_mode = grad_state.grad_enabled
     grad_state.grad_enabled = create_graph
-    _callbacks.stack = (*_callbacks.stack, BackwardPass(targets is not None))
+    passes.stack = (*passes.stack, BackwardPass(targets is not None))
     # as torch restores its thread-local state after a graph task: saved-tensor hooks entered
     # or left (unbalanced) by a hook during backward do not outlive it
     hooks_before = saved_hooks_state.stack
@@ -63,42 +63,11 @@ def run(roots, seeds, retain_graph: bool, create_graph: bool, targets=None,
     finally:
         grad_state.grad_enabled = previous_mode
         saved_hooks_state.stack = hooks_before
-        queued = _callbacks.stack[-1]
-        _callbacks.stack = _callbacks.stack[:-1]
+        queued = passes.stack[-1]
+        passes.stack = passes.stack[:-1]
     for callback in queued:  # after leaves accumulated: multi-grad hooks see every gradient
         callback()
     return captured
-
-
-class BackwardPass(list):
-    """One running engine pass: the callbacks queued for its end, and whether it runs only
-    towards given inputs (``autograd.grad``, ``backward(inputs=...)``; torch's graph task
-    with exec_info), which reentrant checkpoints refuse."""
-
-    __slots__ = ("targeted",)
-
-    def __init__(self, targeted: bool) -> None:
-        super().__init__()
-        self.targeted = targeted
-
-
-class _Callbacks(threading.local):
-    stack: tuple = ()  # one BackwardPass per engine pass running on this thread (innermost last)
-
-
-_callbacks = _Callbacks()
-
-
-def queue_callback(callback) -> None:
-    """Run ``callback()`` when the innermost backward pass of this thread has finished."""
-    if not _callbacks.stack:
-        raise RuntimeError("queue_callback can only be called during the backward pass")
-    _callbacks.stack[-1].append(callback)
-
-
-def current_pass() -> BackwardPass | None:
-    """This thread's innermost running backward pass (torch's current graph task), or None."""
-    return _callbacks.stack[-1] if _callbacks.stack else None
 
 
 def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate, bounded=False):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-import sys
 import warnings
 import weakref
 
@@ -19,7 +18,8 @@ from gradkit._tensor import Tensor
 from gradkit.autograd import forward_ad, observers
 from gradkit.autograd.grad_mode import no_grad, records_graph, set_grad_enabled, state as grad_state
 from gradkit.autograd.function_checks import DIRTY_VIEW_OF_SEVERAL, check_grads, check_outputs
-from gradkit.autograd.graph import FREED_MESSAGE, FunctionNode, Node, SavedTensor
+from gradkit.autograd.function_node import FunctionNode, keep_if_stashed
+from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor
 from gradkit.autograd.transform_errors import check_function_class, node_class
 from gradkit.autograd.zero_grads import plain
 from gradkit.backend import get_array_module
@@ -46,7 +46,7 @@ class FunctionCtx(Node):
         self.saved_for_forward = ()  # ctx.save_for_forward: what jvp reads
         self._in_jvp = False
         self._output_meta = ()
-        self._kept_node = None       # the node, once it outlived its graph (_keep_if_stashed)
+        self._kept_node = None       # the node, once it outlived its graph (keep_if_stashed)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
@@ -138,15 +138,6 @@ def _user_backward(function_class):
     return vjp if vjp is not Function.vjp else backward
 
 
-def _keep_if_stashed(node) -> None:
-    """A node dying while its ctx lives on elsewhere (stashed by the user) stays alive through
-    that ctx, as torch's ctx is its node: ``ctx.saved_tensors`` keeps working."""
-    ctx = node.params
-    # references: node.params, this local and getrefcount's argument
-    if isinstance(ctx, FunctionCtx) and node.saved is not None and sys.getrefcount(ctx) > 3:
-        ctx._kept_node = node
-
-
 class _FunctionMeta(type):
     """Gives every Function subclass its own node adapter (``_op``)."""
 
@@ -156,7 +147,7 @@ class _FunctionMeta(type):
         # the type of its nodes, named as torch names it: type(y.grad_fn).__name__ == "MyFnBackward"
         cls._backward_cls = type(cls._op.node_name, (FunctionNode,),
                                  {"__slots__": (), "__module__": __name__,
-                                  "__qualname__": cls._op.node_name, "__del__": _keep_if_stashed})
+                                  "__qualname__": cls._op.node_name, "__del__": keep_if_stashed})
         # forward(*args) + setup_context(ctx, ...) instead of forward(ctx, *args)
         cls._setup_context_style = any(
             "setup_context" in vars(k) for k in cls.__mro__

@@ -84,12 +84,20 @@ class Node:
     def next_functions(self) -> tuple:
         return torch_edges(self)  # torch's edges; the engine runs on all of ``_next``
 
+    @next_functions.setter
+    def next_functions(self, value) -> None:
+        raise not_writable(self, "next_functions")
+
     @property
     def metadata(self) -> dict:
         extras = self.extras()
         if extras.metadata is None:
             extras.metadata = {}
         return extras.metadata
+
+    @metadata.setter
+    def metadata(self, value) -> None:
+        raise not_writable(self, "metadata")
 
     def register_hook(self, fn) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` after the node runs; may return new grad_inputs."""
@@ -177,20 +185,10 @@ def _flat_saved(saved):
             yield from (t for t in s if type(t) is SavedTensor)
 
 
-class FunctionNode(Node):
-    """The node of a custom Function: shows its ctx's fields, as torch's do."""
-
-    __slots__ = ()
-
-    def name(self) -> str:
-        """The Function's class name + ``Backward``, as torch."""
-        return self.op.node_name
-
-    def __getattr__(self, name: str):
-        """``grad_fn.saved_tensors`` and other ctx fields (only names that are not slots)."""
-        if name.startswith("__") or name == "op":
-            raise AttributeError(name)
-        return self.op.node_attribute(self, name)
+def not_writable(node: Node, name: str) -> AttributeError:
+    """torch's error for writing a node attribute it keeps itself (``next_functions``)."""
+    return AttributeError(f"attribute '{name}' of '{type(node).__name__}' objects is not "
+                          "writable")
 
 
 class _AccumulateOp:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import threading
 
+from gradkit.autograd.backward_pass import current_pass, queue_callback
+
 
 class MultiHandle:
     """Removes every tensor hook that a multi-grad hook installed."""
@@ -50,7 +52,6 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> MultiHandle:
 
     def make_hook(index: int):
         def hook(grad):
-            from gradkit.autograd.engine import current_pass, queue_callback
             with lock:
                 # a new pass (also after one that raised and never ran its callback)
                 first = state["pass"] is not current_pass()

@@ -33,7 +33,9 @@ from gradkit.nn.layers import Conv2d, Dropout, LayerNorm, Linear, MaxPool2d
 from gradkit.nn.layers_more import (
     AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, ConvTranspose2d,
     GroupNorm, InstanceNorm2d, MaxPool1d, MaxUnpool1d, MaxUnpool2d, RMSNorm)
-from gradkit.nn.loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from gradkit.nn.loss import (
+    BCEWithLogitsLoss, CrossEntropyLoss, LinearCrossEntropyLoss, LinearCrossEntropyOptions, MSELoss,
+    NLLLoss)
 from gradkit.nn.loss_more import (
     BCELoss, CosineEmbeddingLoss, CosineSimilarity, GaussianNLLLoss, HingeEmbeddingLoss,
     HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MultiLabelMarginLoss,
@@ -89,6 +91,8 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Conv2d"
            "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "Container",
            "NLLLoss2d", "AdaptiveLogSoftmaxWithLoss", "CrossMapLRN2d",
            # lane texp6: where the global module hooks live (nn.modules.module)
-           "modules"]
+           "modules",
+           # lane h-api: torch 2.13's fused head loss
+           "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
 
 __getattr__ = module_getattr(__name__)  # names torch features gradkit lacks

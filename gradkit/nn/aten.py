@@ -21,14 +21,16 @@ from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import float16, float32, get_array_module
 from gradkit.nn import functional as F  # noqa: N812 - torch's convention
 from gradkit.nn.functional_dropout import _dropout_impl
-from gradkit.ops.arithmetic import mul
+from gradkit.ops._op import Op
+from gradkit.ops.arithmetic import mul, not_implemented
 from gradkit.ops.conv import conv_nd
 from gradkit.ops.embedding import embedding_renorm_
 from gradkit.ops.pooling_arguments import no_stride
 from gradkit.ops.conv_more import conv_tbc, conv_transpose_nd
 from gradkit.ops import padding
 from gradkit.ops.normalization import (
-    batch_norm_unchecked, group_norm_unchecked, instance_norm_unchecked)
+    batch_norm_unchecked, check_parameter_dtypes, group_norm_unchecked, instance_norm_unchecked,
+    update_running)
 from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
@@ -47,7 +49,8 @@ __all__ = [
     "native_channel_shuffle", "avg_pool1d", "adaptive_avg_pool1d", "bilinear", "dropout",
     "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout", "feature_dropout_",
     "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "layer_norm",
-    "native_layer_norm", "batch_norm", "native_batch_norm", "group_norm", "native_group_norm",
+    "native_layer_norm", "batch_norm", "native_batch_norm", "batch_norm_update_stats",
+    "group_norm", "native_group_norm",
     "instance_norm", "rms_norm", "embedding", "embedding_bag", "embedding_renorm_", "max_pool1d",
     "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "adaptive_max_pool1d", "constant_pad_nd",
     "selu", "celu", "threshold"]
@@ -197,13 +200,53 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     if training and input.numel() == 0:  # its statistics kernel refuses (torch.batch_norm not)
         raise RuntimeError(f"input tensor must have at least one element, but got input_sizes "
                            f"= {list(input.shape)}")
+    # mixed (float16 input, float32 parameters): the statistics are float32, as torch's
+    x = input.detach()
+    if check_parameter_dtypes(input, (weight, bias, running_mean, running_var)):
+        x = x.float()
     if training:
-        stats = _statistics(input.detach(), (0,) + tuple(range(2, input.ndim)), eps, channels)
+        stats = _statistics(x, (0,) + tuple(range(2, input.ndim)), eps, channels)
     else:
-        stats = tuple(creation.empty(0, dtype=input.dtype, device=input.device) for _ in "ms")
+        stats = tuple(creation.empty(0, dtype=x.dtype, device=input.device) for _ in "ms")
     out = batch_norm_unchecked(input, running_mean, running_var, weight, bias, training,
                                momentum, eps)
     return (out, *stats)
+
+
+def batch_norm_update_stats(input: Tensor, running_mean: Tensor | None,
+                            running_var: Tensor | None, momentum: float) -> tuple[Tensor, Tensor]:
+    """torch.batch_norm_update_stats: (mean, biased variance) per channel of (N, C, *), the
+    running statistics updated in place with the unbiased variance (NaN for one value); in
+    float32 for a float16 input with float32 statistics. Torch has no derivative for it.
+
+    >>> gradkit.batch_norm_update_stats(gradkit.tensor([[1., 2.], [3., 5.]]), None, None, 0.1)
+    (tensor([2.0000, 3.5000]), tensor([1.0000, 2.2500]))
+    """
+    require_real_floating("batch_norm_update_stats_cpu", input._data)
+    input.size(1)  # torch's IndexError below two dims
+    if input.numel() == 0:
+        raise RuntimeError(f"input tensor must have at least one element, but got input_sizes "
+                           f"= {list(input.shape)}")
+    statistics = (running_mean, running_var)
+    mixed = check_parameter_dtypes(input, statistics)
+    x = input.detach().float() if mixed else input.detach()
+    dims = (0,) + tuple(range(2, x.ndim))
+    mean, var = x.mean(dims), x.var(dims, unbiased=False)
+    count = x.numel() // x.shape[1]
+    for running, batch in zip(statistics, (mean, var * (count / (count - 1) if count > 1
+                                                        else float("nan")))):
+        if running is not None:
+            update_running(running, batch, momentum)
+    # torch's outputs take an edge from each input requiring grad (the first is enough here)
+    source = next((t for t in (input, *statistics) if t is not None and t.requires_grad), input)
+    return tuple(_no_derivative(source, value) for value in (mean, var))
+
+
+# the statistics keep an edge to the input, as torch's outputs, whose backward raises
+_no_derivative = Op(lambda xp, input, value: value.copy(), name="batch_norm_update_stats",
+                    node_name="NotImplemented")
+_no_derivative.defvjp(*[not_implemented("batch_norm_update_stats")[0]] * 2)
+_no_derivative.defjvp(*[not_implemented("batch_norm_update_stats")[1]] * 2)
 
 
 @tensor_parameters("weight", "bias")

@@ -2,6 +2,8 @@
 registration, ordering, methods and repr)."""
 from __future__ import annotations
 
+import operator
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -10,15 +12,20 @@ from gradkit.nn.module import Module
 from gradkit.nn.parameter import Parameter
 
 
-def _pairs(values, owner: str) -> Iterable:
-    """(key, value) pairs of a mapping or of an iterable of pairs, as torch's update()."""
-    if isinstance(values, Mapping):
+def _pairs(values, owner: str, sort_dicts: bool = False) -> Iterable:
+    """(key, value) pairs of a mapping, a container of the same kind or an iterable of pairs,
+    as torch's update(); ``sort_dicts``: ParameterDict's, which sorts the pairs of a mapping
+    that is not ordered (an OrderedDict or a ParameterDict keeps its order)."""
+    if isinstance(values, (ModuleDict, ParameterDict)):
         return values.items()
+    if isinstance(values, Mapping):
+        ordered = not sort_dicts or isinstance(values, OrderedDict)
+        return values.items() if ordered else sorted(values.items())
     pairs = []
     for j, pair in enumerate(values):
         if not isinstance(pair, Iterable) or isinstance(pair, (str, bytes)):
-            raise TypeError(f"{owner} update sequence element #{j} should be Iterable; is "
-                            f"{type(pair).__name__}")
+            raise TypeError(f"{owner} update sequence element #{j} should be Iterable; is"
+                            f"{type(pair).__name__}")  # (torch's text has no space)
         pair = tuple(pair)
         if len(pair) != 2:
             raise ValueError(f"{owner} update sequence element #{j} has length {len(pair)}; "
@@ -118,6 +125,7 @@ class ParameterList(Module):
             self.extend(values)
 
     def _key(self, idx: int) -> str:
+        idx = operator.index(idx)  # integer tensors too
         if not -self._size <= idx < self._size:
             raise IndexError(f"index {idx} is out of range")
         return str(idx % self._size)
@@ -217,8 +225,44 @@ class ParameterDict(Module):
         if not isinstance(parameters, Iterable):
             raise TypeError("ParametersDict.update should be called with an iterable of "
                             f"key/value pairs, but got {type(parameters).__name__}")
-        for key, value in _pairs(parameters, "ParameterDict"):
+        for key, value in _pairs(parameters, "ParameterDict", sort_dicts=True):
             self[key] = value
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameters."""
+        return ParameterDict(OrderedDict(self.items()))
+
+    def setdefault(self, key: str, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def popitem(self) -> tuple:
+        """Remove and return the last ``(key, value)``."""
+        key, _ = self._keys.popitem()  # dict's KeyError when empty, as torch's
+        self._keys[key] = None
+        return key, self.pop(key)
+
+    def fromkeys(self, keys: Iterable[str], default=None) -> ParameterDict:
+        """A new ParameterDict with each of ``keys`` holding ``default``."""
+        return ParameterDict((k, default) for k in keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._keys))
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        merged = self.copy()
+        merged.update(other)
+        return merged
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        merged = other.copy()
+        merged.update(self)
+        return merged
+
+    def __ior__(self, other: ParameterDict) -> ParameterDict:
+        self.update(other)
+        return self
 
     def extra_repr(self) -> str:
         return "\n".join(_describe(k, p, by_type=True) for k, p in self.items())

@@ -28,6 +28,7 @@ from gradkit.nn.functional_aliases import (
     max_pool3d_with_indices, native_channel_shuffle, upsample, upsample_bilinear,
     upsample_nearest)
 from gradkit.nn.functional_bags import bilinear, embedding_bag
+from gradkit.nn.functional_linear_cross_entropy import linear_cross_entropy
 from gradkit.nn.functional_dropout import (
     alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout)
 from gradkit.ops.attention import (
@@ -41,11 +42,12 @@ from gradkit.ops.interpolate import interpolate
 from gradkit.ops.one_node import one_node
 from gradkit.ops.elementwise import tanh
 from gradkit.ops.activations import gelu, logsigmoid, sigmoid, softplus
-from gradkit.ops.activations_gated import glu, prelu, rrelu, rrelu_
+from gradkit.ops.activations_gated import glu, prelu, rrelu
+from gradkit.ops.activations_inplace import (
+    celu_, elu_, hardtanh_, leaky_relu_, relu_, rrelu_, selu_, threshold_)
 from gradkit.ops.activations_more import (
-    celu, celu_, elu_in_place, hardshrink, hardsigmoid, hardswish, hardtanh, hardtanh_,
-    leaky_relu_in_place, mish, relu6, selu, selu_, softshrink, softsign, tanhshrink, threshold,
-    threshold_)
+    celu, elu_in_place, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu_in_place, mish,
+    relu6, selu, softshrink, softsign, tanhshrink, threshold)
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.keywords import take_numpy_names
 from gradkit.ops.embedding import embedding
@@ -80,7 +82,8 @@ __all__ = [
     "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "elu", "elu_",
     "embedding", "gaussian_nll_loss", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish",
     "hardtanh", "hardtanh_", "hinge_embedding_loss", "huber_loss", "kl_div", "l1_loss",
-    "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax", "logsigmoid",
+    "layer_norm", "leaky_relu", "leaky_relu_", "linear", "linear_cross_entropy",
+    "log_softmax", "logsigmoid",
     "margin_ranking_loss", "max_pool2d", "mish", "mse_loss", "multi_margin_loss",
     "multilabel_margin_loss", "multilabel_soft_margin_loss", "nll_loss", "normalize", "one_hot",
     "pad", "pairwise_distance", "poisson_nll_loss", "prelu", "relu", "relu6", "relu_", "rrelu",
@@ -122,19 +125,9 @@ def relu(input, inplace: bool = False):
     return ops.relu(input)
 
 
-def relu_(input):
-    """relu, in place."""
-    return write_inplace(input, ops.relu)
-
-
 def elu(input, alpha: float = 1.0, inplace: bool = False):
     """x if x > 0 else alpha * (exp(x) - 1); ``inplace=True`` overwrites input."""
     return write_inplace(input, elu_in_place, alpha) if inplace else ops.elu(input, alpha)
-
-
-def elu_(input, alpha: float = 1.0):
-    """elu, in place."""
-    return elu(input, alpha, inplace=True)
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
@@ -142,11 +135,6 @@ def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
     if inplace:
         return write_inplace(input, leaky_relu_in_place, negative_slope)
     return ops.leaky_relu(input, negative_slope)
-
-
-def leaky_relu_(input, negative_slope: float = 0.01):
-    """leaky_relu, in place."""
-    return leaky_relu(input, negative_slope, inplace=True)
 
 
 def silu(input, inplace: bool = False):

@@ -200,7 +200,8 @@ def multi_head_attention_forward(
             v.reshape(bsz, num_heads, src_len, head_dim), mask, 0.0, is_causal)
         out = out.reshape(heads, tgt_len, head_dim)
     out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    out = out.reshape(tgt_len, bsz, out.shape[1])  # (not -1: ambiguous for an empty batch)
     if not need_weights:
         return (out if batched else out.squeeze(1)), None
     weights = weights.reshape(bsz, num_heads, tgt_len, src_len)

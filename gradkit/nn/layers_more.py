@@ -75,8 +75,6 @@ class _Norm(Module):
     """BatchNorm / InstanceNorm: affine weight and bias per channel, running statistics as
     buffers (with torch's num_batches_tracked) when ``track_running_stats``."""
 
-    _version = 2  # torch's (the version num_batches_tracked came in), in state_dict metadata
-
     def __init__(self, num_features: int, eps: float, momentum: float | None, affine: bool,
                  track_running_stats: bool, device, dtype, bias: bool) -> None:
         super().__init__()
@@ -95,6 +93,15 @@ class _Norm(Module):
                                  creation.tensor(0, dtype=int64, device=device))
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    _version = 2  # torch's: num_batches_tracked came with version 2
+
+    def _upgrade_state_dict(self, state_dict, dot: str, local_metadata: dict) -> None:
+        """A state dict older than version 2 (or a plain dict) may lack num_batches_tracked:
+        the module keeps its own count, as torch."""
+        version = local_metadata.get("version")
+        if (version is None or version < 2) and self.track_running_stats:
+            state_dict.setdefault(dot + "num_batches_tracked", self.num_batches_tracked)
 
     def reset_parameters(self) -> None:
         """Running statistics reset, weight ones and bias zeros (as built)."""
@@ -189,8 +196,11 @@ class InstanceNorm2d(_Norm):
             warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
                           "can silence this warning by not passing in num_features, which is not "
                           "used because affine=False", stacklevel=2)
-        if input.ndim == batched - 1:
-            return self.forward(input.unsqueeze(0)).squeeze(0)
+        if input.ndim == batched - 1:  # batched once, not checked (and warned about) again
+            return self._instance_norm(input.unsqueeze(0)).squeeze(0)
+        return self._instance_norm(input)
+
+    def _instance_norm(self, input):
         return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
                                self.training or not self.track_running_stats,
                                self.momentum if self.momentum is not None else 0.0, self.eps)

@@ -22,6 +22,17 @@ class Identity(Module):
         return input
 
 
+def _require_tuple_int(size) -> None:
+    """torch's check of Unflatten's size: a tuple or list of ints."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(
+            f"unflattened_size must be a tuple of ints, but found type {type(size).__name__}")
+    for idx, elem in enumerate(size):
+        if not isinstance(elem, int):
+            raise TypeError("unflattened_size must be tuple of ints, but found element of "
+                            f"type {type(elem).__name__} at pos {idx}")
+
+
 class Unflatten(Module):
     """Splits dim ``dim`` into ``unflattened_size``.
 
@@ -31,6 +42,7 @@ class Unflatten(Module):
 
     def __init__(self, dim: int, unflattened_size) -> None:
         super().__init__()
+        _require_tuple_int(unflattened_size)
         self.dim, self.unflattened_size = dim, unflattened_size
 
     def forward(self, input):

@@ -1,7 +1,12 @@
 """Loss modules (``criterion = nn.CrossEntropyLoss()``), thin over nn.functional."""
 from __future__ import annotations
 
+import math
+
+from gradkit._tensor import Tensor
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
+from gradkit.nn.functional_linear_cross_entropy import LinearCrossEntropyOptions
+from gradkit.nn.layers import Linear
 from gradkit.nn.loss_more import _Reduced, _Weighted
 
 
@@ -55,3 +60,45 @@ class BCEWithLogitsLoss(_Weighted):
         return F.binary_cross_entropy_with_logits(input, target, self.weight,
                                                   reduction=self.reduction,
                                                   pos_weight=self.pos_weight)
+
+
+class LinearCrossEntropyLoss(_Weighted):
+    """Cross entropy of ``input`` mapped to logits by its own ``Linear`` (``self.linear``,
+    of ``num_classes * prod(out_features)`` outputs, stored flat as torch stores it).
+
+    >>> nn.LinearCrossEntropyLoss(3, 4)(gradkit.zeros(2, 3), gradkit.tensor([0, 1])).shape
+    gradkit.Size([])
+    """
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple = (),
+                 bias: bool = False, device=None, dtype=None, reduction: str = "mean",
+                 weight: Tensor | None = None, ignore_index: int | None = None,
+                 label_smoothing: float = 0.0,
+                 options: LinearCrossEntropyOptions | None = None) -> None:
+        if weight is not None and weight.shape != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got "
+                               f"{tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError("expected label_smoothing to be in range [0, 1], got "
+                               f"{label_smoothing}")
+        super().__init__(weight=weight, reduction=reduction)
+        self.num_classes, self.out_features = num_classes, out_features
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias,
+                             device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        shape = (self.num_classes, *self.out_features)
+        bias = self.linear.bias
+        return F.linear_cross_entropy(
+            input, self.linear.weight.reshape((*shape, self.linear.in_features)), target,
+            linear_bias=None if bias is None else bias.reshape(shape), weight=self.weight,
+            reduction=self.reduction, ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")

@@ -1,20 +1,19 @@
 """Module: the base class of layers — parameters, submodules, modes and state dicts."""
 from __future__ import annotations
 
+import inspect
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import no_grad
-from gradkit.creation import zeros_like
 from gradkit.nn.module_global_hooks import (
     _global_backward_hooks, _global_backward_pre_hooks, _global_buffer_registration_hooks,
     _global_forward_hooks, _global_forward_pre_hooks, _global_module_registration_hooks,
     _global_parameter_registration_hooks, run_registration_hooks)
-from gradkit.nn.module_conversion import check_to_dtype, is_dtype
+from gradkit.nn.module_convert import ModuleConvert
 from gradkit.nn.module_hooks import ModuleHooks
 from gradkit.nn.module_paths import call_observed
 from gradkit.nn.module_state import ModuleState
@@ -22,7 +21,7 @@ from gradkit.nn.parameter import Buffer, Parameter, buffer_persistent
 from gradkit.torch_helpers import typename
 
 
-class Module(ModuleHooks, ModuleState):
+class Module(ModuleHooks, ModuleState, ModuleConvert):
     """Base class of every layer: assign Parameters and Modules as attributes.
 
     >>> class Affine(gradkit.nn.Module):
@@ -36,14 +35,23 @@ class Module(ModuleHooks, ModuleState):
     """
 
     training: bool
+    call_super_init: bool = False  # True: __init__ passes its arguments on, for mixins
 
-    def __init__(self) -> None:
+    def __init__(self, *args, **kwargs) -> None:
+        if not self.call_super_init and kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
+                            f"argument '{next(iter(kwargs))}'")
+        if not self.call_super_init and args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                            f"{len(args) + 1} were given")
         # object.__setattr__: our own __setattr__ needs these dicts to exist
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
         self._init_hooks()
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
 
     def forward(self, *args, **kwargs):
         """The computation of the module; subclasses override it and call the module."""
@@ -91,7 +99,7 @@ class Module(ModuleHooks, ModuleState):
                                 "(gradkit.nn.Buffer, gradkit.Tensor or None expected)")
             persistent = buffer_persistent(value) if isinstance(value, Buffer) \
                 else name not in self.__dict__.get("_non_persistent", ())
-            self.register_buffer(name, value, persistent)
+            register_buffer_of(self, name, value, persistent)
         else:
             object.__setattr__(self, name, value)
 
@@ -108,6 +116,7 @@ class Module(ModuleHooks, ModuleState):
 
     def _forget(self, name: str, keep=None) -> None:
         self.__dict__.pop(name, None)
+        self.__dict__.get("_non_persistent", set()).discard(name)
         for registry in (self._parameters, self._buffers, self._modules):
             if registry is not keep:
                 registry.pop(name, None)
@@ -124,6 +133,7 @@ class Module(ModuleHooks, ModuleState):
         for registry in (self._parameters, self._buffers, self._modules):
             if name in registry:
                 del registry[name]
+                self.__dict__.get("_non_persistent", set()).discard(name)
                 return
         object.__delattr__(self, name)
 
@@ -221,10 +231,27 @@ class Module(ModuleHooks, ModuleState):
         """The submodule at the dotted path ``target`` (``"0.linear"``)."""
         module = self
         for item in target.split(".") if target else ():
-            if item not in module._modules:
-                raise AttributeError(f"{type(module).__name__} has no attribute `{item}`")
-            module = module._modules[item]
+            if not hasattr(module, item):
+                raise AttributeError(f"{module._get_name()} has no attribute `{item}`")
+            module = getattr(module, item)
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
         return module
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at the dotted path ``target`` (its parent must exist; ``strict``:
+        the name too)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
 
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at the dotted path ``target`` (``"0.weight"``)."""
@@ -278,68 +305,6 @@ class Module(ModuleHooks, ModuleState):
         fn(self)
         return self
 
-    def to(self, *args, **kwargs) -> Module:
-        """Move/cast parameters and buffers in place (floating point ones for dtypes)."""
-        check_to_dtype(args, kwargs)
-
-        def convert(t: Tensor) -> Tensor:
-            # torch's: a memory format for 4-d and 5-d tensors only, a dtype for floating
-            # and complex ones only
-            left_out = () if "memory_format" not in kwargs or t.dim() in (4, 5) \
-                else ("memory_format",)
-            if not t.is_floating_point() and not t.is_complex():
-                left_out += ("dtype",)
-            kw = {k: v for k, v in kwargs.items() if k not in left_out}
-            return t.to(*[a for a in args if "dtype" not in left_out or not is_dtype(a)], **kw)
-        return self._apply(convert)
-
-    def double(self) -> Module:
-        """Cast floating parameters and buffers to float64; returns self."""
-        return self._apply(lambda t: t.to(backend.float64) if t.is_floating_point() else t)
-
-    def float(self) -> Module:
-        """Cast floating parameters and buffers to float32; returns self."""
-        return self._apply(lambda t: t.to(backend.float32) if t.is_floating_point() else t)
-
-    def half(self) -> Module:
-        """Cast floating parameters and buffers to float16; returns self."""
-        return self._apply(lambda t: t.to(backend.float16) if t.is_floating_point() else t)
-
-    def type(self, dst_type) -> Module:
-        """Cast every parameter and buffer (integer ones too) to ``dst_type``; returns self."""
-        return self._apply(lambda t: t.type(dst_type))
-
-    def to_empty(self, *, device, recurse: bool = True) -> Module:
-        """Parameters and buffers on ``device`` without their values (torch leaves the memory
-        uninitialized; gradkit fills zeros); returns self."""
-        return self._apply(lambda t: zeros_like(t, device=device), recurse)
-
-    def cpu(self) -> Module:
-        """Move parameters and buffers to the CPU; returns self."""
-        return self.to("cpu")
-
-    def cuda(self, device=None) -> Module:
-        """Move parameters and buffers to a GPU (``cuda`` or ``device``); returns self."""
-        return self.to("cuda" if device is None else device)
-
-    def _apply(self, convert: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
-        for module in self.modules() if recurse else (self,):
-            for param in module._parameters.values():
-                if param is None:
-                    continue
-                with no_grad():
-                    new = convert(param)
-                if new is not param:
-                    # rebind the Parameter object itself, so optimizers built earlier follow
-                    param._data = new._data
-                    param._vc[0] += 1
-                    if param.grad is not None:
-                        param.grad = convert(param.grad)
-            for name, buffer in module._buffers.items():
-                if buffer is not None:
-                    module._buffers[name] = convert(buffer)
-        return self
-
     # -- printing ----------------------------------------------------------------------
     def extra_repr(self) -> str:
         """The text inside this module's parentheses in repr (override in layers)."""
@@ -358,15 +323,17 @@ class Module(ModuleHooks, ModuleState):
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
     def __dir__(self):
-        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)
-                      | set(self._modules))
+        keys = set(super().__dir__()) | set(self._parameters) | set(self._buffers) \
+            | set(self._modules)
+        return sorted(key for key in keys if not key[0].isdigit())  # not Python names
 
 
 def _check_name(module: Module, name: str, kind: str) -> None:
     if not isinstance(name, str):
         raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
     if "." in name:
-        raise KeyError(f'{kind} name can\'t contain "."')
+        got = f", got: {name}" if kind == "module" else ""  # (torch's texts)
+        raise KeyError(f'{kind} name can\'t contain "."{got}')
     if name == "":
         raise KeyError(f'{kind} name can\'t be empty string ""')
     registry = {"parameter": "_parameters", "buffer": "_buffers", "module": "_modules"}[kind]
@@ -394,3 +361,18 @@ def _reset_grad(param: Tensor, set_to_none: bool) -> None:
 def _values(named: Iterator[tuple[str, Any]]) -> Iterator:
     """The values of ``(name, value)`` pairs: parameters() of named_parameters() and so on."""
     return (value for _, value in named)
+
+
+def register_buffer_of(module: Module, name: str, value, persistent: bool) -> None:
+    """A Buffer assigned as an attribute: registered through the module's register_buffer,
+    without ``persistent`` where a subclass overrode it without that argument (as torch)."""
+    register = module.register_buffer
+    if getattr(register, "__func__", None) is Module.register_buffer or \
+            "persistent" in inspect.signature(register).parameters:
+        module.register_buffer(name, value, persistent)
+    elif not persistent:
+        raise RuntimeError("Registering a non-persistent buffer on a Module subclass that "
+                           "implements register_buffer() without the persistent argument is "
+                           "not allowed.")
+    else:
+        module.register_buffer(name, value)

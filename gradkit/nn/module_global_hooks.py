@@ -42,6 +42,13 @@ class FlaggedHandle(RemovableHandle):
         for table in self._flag_tables:
             table.pop(self.id, None)
 
+    def __getstate__(self) -> tuple:
+        return (*super().__getstate__(), self._flag_tables)
+
+    def __setstate__(self, state: tuple) -> None:
+        super().__setstate__(state[:2])
+        self._flag_tables = state[2]
+
 
 def _add(table: OrderedDict, hook: Callable) -> RemovableHandle:
     handle = RemovableHandle(table)

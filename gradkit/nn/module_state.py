@@ -53,19 +53,24 @@ class ModuleState:
         are made when first used, so an older state needs nothing more)."""
         self.__dict__.update(state)
 
+    def share_memory(self):
+        """``share_memory_()`` on every parameter and buffer (a lazy module's placeholders
+        refuse, as torch's); returns self."""
+        return self._apply(lambda t: t.share_memory_())
+
     def state_dict(self, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> OrderedDict:
         """Parameters and persistent buffers by dotted name (detached unless keep_vars).
 
         As torch's, a module reached by two paths is saved under both; each module's
         pre-hooks run before its tensors are read, its post-hooks after its children's."""
-        if destination is None:  # torch's: each module's version under its dotted name
+        if destination is None:
             destination = OrderedDict()
-            destination._metadata = OrderedDict()
+            destination._metadata = OrderedDict()  # each module's version, by prefix
         return self._save_tree(destination, prefix, keep_vars)
 
     def _save_tree(self, destination: dict, dot: str, keep_vars: bool) -> dict:
-        metadata = {"version": getattr(self, "_version", 1)}
+        metadata = {"version": getattr(self, "_version", 1)}  # the post-hooks may add to it
         if hasattr(destination, "_metadata"):
             destination._metadata[dot[:-1]] = metadata
         for hook in tuple(self._hook_table("_state_dict_pre_hooks").values()):
@@ -92,10 +97,11 @@ class ModuleState:
             yield (module_prefix + "." if module_prefix else ""), module
 
     def _own_tensors(self, dot: str, keep_vars: bool) -> dict:
-        skip = self.__dict__.get("_non_persistent", ())
+        skip = self.__dict__.get("_non_persistent", ())  # buffers only, as torch
         return {dot + name: value if keep_vars else value.detach()
                 for registry in (self._parameters, self._buffers)
-                for name, value in registry.items() if value is not None and name not in skip}
+                for name, value in registry.items() if value is not None and not (
+                    registry is self._buffers and name in skip)}
 
     def _hook_table(self, name: str) -> OrderedDict:
         return self.__dict__.setdefault(name, OrderedDict())
@@ -149,21 +155,16 @@ class ModuleState:
         """Copy values from ``state_dict`` into parameters and buffers, in place."""
         if not isinstance(state_dict, dict):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        metadata = getattr(state_dict, "_metadata", {})
+        metadata = getattr(state_dict, "_metadata", {})  # each module's, by prefix
         state_dict = OrderedDict(state_dict)  # pre-hooks may edit it: not the caller's
         self._run_load_pre_hooks(state_dict, "", strict, metadata)
-        own, extra = {}, {}
-        for dot, module in self._prefixed_modules():
-            own.update(module._own_tensors(dot, keep_vars=True))
-            if type(module).set_extra_state is not ModuleState.set_extra_state:
-                extra[dot + "_extra_state"] = module
-        missing = [key for key in (*own, *extra) if key not in state_dict]
-        unexpected = [key for key in state_dict if key not in own and key not in extra]
-        errors = []
+        own, extra = self._load_targets()
+        errors, refused = [], set()  # torch still loads the keys without an error
         for key, target in own.items():
             if key not in state_dict:
                 continue
             value = state_dict[key]
+            refused.add(key)
             if not isinstance(value, Tensor):
                 errors.append(f'While copying the parameter named "{key}", expected '
                               f"gradkit.Tensor or Tensor-like object from checkpoint but "
@@ -172,13 +173,24 @@ class ModuleState:
                 errors.append(f"size mismatch for {key}: copying a param with shape "
                               f"{value.shape} from checkpoint, the shape in current model is "
                               f"{target.shape}.")
-        if not errors:
-            self._load(own, extra, state_dict, assign)
-            keys = _IncompatibleKeys(missing, unexpected)
-            for module in self._children_first():  # torch's recursion: children first
-                for hook in tuple(module._hook_table("_load_state_dict_post_hooks").values()):
-                    if hook(module, keys) is not None:
-                        raise AssertionError(_POST_HOOK_RETURNED)
+            else:
+                refused.discard(key)
+        self._load({k: v for k, v in own.items() if k not in refused}, extra, state_dict, assign)
+        while True:  # a set_extra_state may add submodules: torch loads them after it
+            now_own, now_extra = self._load_targets()
+            new_own = {k: v for k, v in now_own.items() if k not in own}
+            new_extra = {k: v for k, v in now_extra.items() if k not in extra}
+            if not new_own and not new_extra:
+                break
+            self._load(new_own, new_extra, state_dict, assign)
+            own, extra = now_own, now_extra
+        missing = [key for key in (*own, *extra) if key not in state_dict]
+        unexpected = [key for key in state_dict if key not in own and key not in extra]
+        keys = _IncompatibleKeys(missing, unexpected)
+        for module in self._children_first():  # torch's recursion: children first
+            for hook in tuple(module._hook_table("_load_state_dict_post_hooks").values()):
+                if hook(module, keys) is not None:
+                    raise AssertionError(_POST_HOOK_RETURNED)
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: "
@@ -190,6 +202,20 @@ class ModuleState:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
         return _IncompatibleKeys(missing, unexpected)
+
+    def _upgrade_state_dict(self, state_dict: OrderedDict, dot: str, local_metadata: dict
+                            ) -> None:
+        """Bring keys saved by an older ``_version`` of this module up to date (in place):
+        layers that changed override it, as torch's ``_load_from_state_dict``."""
+
+    def _load_targets(self) -> tuple[dict, dict]:
+        """What load_state_dict fills: the tensors and the modules with extra state, by key."""
+        own, extra = {}, {}
+        for dot, module in self._prefixed_modules():
+            own.update(module._own_tensors(dot, keep_vars=True))
+            if type(module).set_extra_state is not ModuleState.set_extra_state:
+                extra[dot + "_extra_state"] = module
+        return own, extra
 
     def _children_first(self):
         """Every module of the tree, each after its children (a shared one once per path)."""
@@ -203,8 +229,10 @@ class ModuleState:
         """This module's load pre-hooks, then its children's, each child's on the keys under
         its prefix only (as torch's recursive load); what a child's hooks change is merged
         back into ``state_dict``."""
+        local_metadata = metadata.get(dot[:-1], {})
+        self._upgrade_state_dict(state_dict, dot, local_metadata)
         for hook in tuple(self._hook_table("_load_state_dict_pre_hooks").values()):
-            hook(self, state_dict, dot, metadata.get(dot[:-1], {}), strict, [], [], [])
+            hook(self, state_dict, dot, local_metadata, strict, [], [], [])
         for name, child in self._modules.items():
             if child is None:
                 continue

@@ -313,6 +313,12 @@ class RNNBase(Module):
         return text
 
 
+def _refuse_projections(proj_size: int | None) -> None:
+    """torch's RNN and GRU take ``proj_size`` only to refuse it (any value)."""
+    if proj_size is not None:
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+
+
 class RNN(RNNBase):
     """Elman RNN: h_t = tanh(x_t W_ihᵀ + b_ih + h_{t-1} W_hhᵀ + b_hh) (or relu).
 
@@ -324,7 +330,8 @@ class RNN(RNNBase):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
                  dropout: float = 0.0, bidirectional: bool = False, device=None,
-                 dtype=None) -> None:
+                 dtype=None, *, proj_size: int | None = None) -> None:
+        _refuse_projections(proj_size)
         modes = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
         if nonlinearity not in modes:
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
@@ -368,7 +375,9 @@ class GRU(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, device=None, dtype=None) -> None:
+                 bidirectional: bool = False, device=None, dtype=None, *,
+                 proj_size: int | None = None) -> None:
+        _refuse_projections(proj_size)
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, 0, device, dtype)
 

@@ -5,6 +5,7 @@ torch's nested-tensor fast path (an inference speed-up) is not there."""
 from __future__ import annotations
 
 import copy
+import warnings
 
 from gradkit import creation, ops
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
@@ -152,6 +153,29 @@ class _Stack(Module):
         return mask, _is_causal(mask, is_causal, size)
 
 
+def _why_not_sparsity_fast_path(layer) -> str:
+    """torch's reason (its words) an encoder layer cannot take the nested-tensor path, or ""."""
+    name = "encoder_layer"
+    attn = getattr(layer, "self_attn", None)
+    reasons = (
+        (lambda: not isinstance(layer, TransformerEncoderLayer),
+         f"{name} was not TransformerEncoderLayer"),
+        (lambda: layer.norm_first, f"{name}.norm_first was True"),
+        (lambda: not attn.batch_first, f"{name}.self_attn.batch_first was not True(use "
+                                       "batch_first for better inference performance)"),
+        (lambda: not attn._qkv_same_embed_dim,
+         f"{name}.self_attn._qkv_same_embed_dim was not True"),
+        (lambda: attn.in_proj_bias is None, f"{name}.self_attn was passed bias=False"),
+        (lambda: not layer.activation_relu_or_gelu, f"{name}.activation_relu_or_gelu was not True"),
+        (lambda: layer.norm1.eps != layer.norm2.eps,
+         f"{name}.norm1.eps was not equal to {name}.norm2.eps"),
+        (lambda: attn.num_heads % 2 == 1, f"{name}.self_attn.num_heads is odd"))
+    for failed, reason in reasons:  # in torch's order, each read only when the ones before pass
+        if failed():
+            return reason
+    return ""
+
+
 class TransformerEncoder(_Stack):
     """``num_layers`` copies of an encoder layer, then ``norm`` if given."""
 
@@ -160,7 +184,11 @@ class TransformerEncoder(_Stack):
                  mask_check: bool = True) -> None:
         super().__init__(encoder_layer, num_layers, norm)
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = enable_nested_tensor
+        reason = _why_not_sparsity_fast_path(encoder_layer)  # (gradkit has no nested tensors)
+        self.use_nested_tensor = enable_nested_tensor and not reason
+        if enable_nested_tensor and reason:  # torch's warning, though gradkit has no fast path
+            warnings.warn("enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {reason}", stacklevel=2)
         self.mask_check = mask_check
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal: bool | None = None):

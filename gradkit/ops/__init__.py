@@ -25,9 +25,9 @@ from gradkit.ops.conversion import astype, clone, copy_from, fill, to_device, ze
 from gradkit.ops.einsum import einsum  # noqa: F401 - the function, not the module
 from gradkit.ops.activations import (  # noqa: F401
     elu, gelu, leaky_relu, relu, sigmoid, silu, softplus)
-from gradkit.ops.activations_more import (  # noqa: F401
-    celu, celu_, hardshrink, selu, selu_, threshold, threshold_)
-from gradkit.ops.activations_gated import prelu, rrelu, rrelu_  # noqa: F401
+from gradkit.ops.activations_more import celu, hardshrink, selu, threshold  # noqa: F401
+from gradkit.ops.activations_gated import prelu, rrelu  # noqa: F401
+from gradkit.ops.activations_inplace import celu_, relu_, rrelu_, selu_, threshold_  # noqa: F401
 from gradkit.ops.losses_margin import cosine_similarity, pairwise_distance  # noqa: F401
 from gradkit.ops.elementwise import (  # noqa: F401
     acos, acosh, asin, asinh, atan, atanh, cos, cosh, erf, exp, exp2, expm1, log, log1p, log2,
@@ -58,7 +58,8 @@ from gradkit.ops.reduction import (  # noqa: F401
     all, any, cumsum, log_softmax, logsumexp, mean, softmax, sum)
 from gradkit.ops.variance import std, std_mean, var, var_mean  # noqa: F401
 from gradkit.ops.linalg_norms import norm  # noqa: F401
-from gradkit.ops.linalg_solvers import det, inv as inverse  # noqa: F401
+from gradkit.ops.linalg_det import det  # noqa: F401
+from gradkit.ops.linalg_solvers import inv as inverse  # noqa: F401
 from gradkit.ops.linalg_slogdet import logdet, slogdet  # noqa: F401
 from gradkit.ops.linalg_lu import lu_unpack  # noqa: F401
 from gradkit.ops.linalg_norms import frobenius_norm, nuclear_norm  # noqa: F401

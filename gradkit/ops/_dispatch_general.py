@@ -276,11 +276,12 @@ def cast_grad(g, dtype):
 
 def fit_grad(node, index: int, g, shape, dtype, reducible):
     """``g`` as the gradient of input ``index`` of ``node``, in its shape and dtype as torch's
-    engine validates it: a broadcast gradient is summed back when ``reducible``, any other
-    shape is an error; another dtype is cast (the one check for ops and custom Functions)."""
+    engine validates it: a gradient in a shape the input's expands to is summed back to it
+    (``reducible``: the op broadcast, no need to check), any other shape is an error;
+    another dtype is cast (the one check for ops and custom Functions)."""
     data = g if type(g) is np.ndarray else getattr(g, "_data", g)
     if data.shape != shape:
-        if not reducible:
+        if not reducible and not _expands_to(shape, data.shape):
             raise RuntimeError(
                 f"Function {node.name()} returned an invalid gradient at index {index} - got "
                 f"{list(data.shape)} but expected shape compatible with {list(shape)}")
@@ -289,6 +290,12 @@ def fit_grad(node, index: int, g, shape, dtype, reducible):
     if data.dtype != dtype:
         g = cast_grad(g, dtype)
     return g
+
+
+def _expands_to(shape: tuple, target: tuple) -> bool:
+    """torch's is_expandable_to: ``shape`` broadcasts to ``target`` (dims of 1 or equal)."""
+    return len(shape) <= len(target) and all(
+        n == 1 or n == m for n, m in zip(reversed(shape), reversed(target)))
 
 
 def sum_to_shape(g, shape):

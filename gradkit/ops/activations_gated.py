@@ -4,7 +4,7 @@ each one op with torch's node name and derivative formulas (``GluBackward0``,
 from __future__ import annotations
 
 from gradkit.backend import get_array_module
-from gradkit.creation import uniform_draws
+from gradkit.generator import rng_of
 from gradkit.number_arguments import number_argument
 from gradkit.ops._op import op
 from gradkit.ops.activations import sigmoid
@@ -148,6 +148,11 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
           inplace: bool = False):
     """Leaky relu with slope (lower + upper) / 2; when ``training``, each non-positive element
     gets its own slope drawn uniformly from [lower, upper) (gradkit's generator, not torch's)."""
+    return rrelu_drawing(input, lower, upper, training, inplace, None)
+
+
+def rrelu_drawing(input, lower, upper, training: bool, inplace: bool, generator):
+    """``rrelu`` drawing its slopes from ``generator`` (torch.rrelu_ takes one)."""
     name = "rrelu_" if inplace else "rrelu"
     lower = number_argument(lower, name, "lower", 2)
     upper = number_argument(upper, name, "upper", 3)
@@ -158,14 +163,10 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
         raise kernel_error("rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu")(data)
     xp = get_array_module(data)
     if training:
-        slopes = xp.asarray(uniform_draws(data.shape, lower, upper), dtype=data.dtype)
+        draws = rng_of(generator, name).uniform(lower, upper, data.shape)
+        slopes = xp.asarray(draws, dtype=data.dtype)
         noise = xp.where(data <= 0, slopes, 1).astype(data.dtype)
     else:  # torch's leaky_relu: the slope also at NaN
         noise = xp.where(data > 0, 1, (lower + upper) / 2).astype(data.dtype)
     in_place = _rrelu_in_place_negative if not training and lower + upper < 0 else _rrelu_in_place
     return call_or_write(input, in_place if inplace else _rrelu_with_noise, inplace, noise)
-
-
-def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False):
-    """rrelu, in place."""
-    return rrelu(input, lower, upper, training, inplace=True)

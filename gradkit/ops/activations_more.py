@@ -78,16 +78,6 @@ def selu(input, inplace: bool = False):
     return call_or_write(input, elu_in_place if inplace else elu, inplace, SELU_ALPHA, SELU_SCALE)
 
 
-def celu_(input, alpha: float = 1.0):
-    """celu, in place."""
-    return celu(input, alpha, inplace=True)
-
-
-def selu_(input):
-    """selu, in place."""
-    return selu(input, inplace=True)
-
-
 # -- piecewise linear ---------------------------------------------------------------------------
 
 @unary(save="x", name="hardtanh", complex_error=CLAMP_COMPLEX,

@@ -12,9 +12,10 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.backend import float16, float32, get_array_module
 from gradkit.int_arguments import int_parameters
+from gradkit.memory_format import suggested_order
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import add, mul
-from gradkit.ops.conversion import astype
+from gradkit.ops.conversion import astype, in_suggested_format
 from gradkit.ops.conv import fold as fold_windows, unfold as unfold_windows
 from gradkit.ops.half_scalar import HALF
 from gradkit.ops.layers import dropout
@@ -114,24 +115,29 @@ def _grouped(query, key, value):
             repeat_interleave(value, heads[0] // heads[2], -3))
 
 
-def _pixel_dims(input, name: str):
-    """(C, H, W) of a pixel (un)shuffle's input, with torch's error below 3 dims."""
+def _pixel_dims(input, name: str, factor: int, factor_name: str):
+    """(C, H, W) of a pixel (un)shuffle's input, with torch's errors below 3 dims and for a
+    factor that is not positive."""
     if input.ndim < 3:
         raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got "
                            f"input with {input.ndim} dimension(s)")
+    if factor <= 0:
+        raise RuntimeError(f"{name} expects a positive {factor_name}, but got {factor}")
     return tuple(input.shape[-3:])
 
 
 def _rearranged(input, node: str, split: tuple, order: tuple, merged: tuple):
     """One node: the last three dims of ``input`` reshaped to ``split``, these permuted by
     ``order`` and reshaped to ``merged``; a new tensor, even where it moves nothing (factor
-    1), as torch's pixel (un)shuffle."""
+    1), as torch's pixel (un)shuffle, channels last where a 4-d input is."""
     lead = tuple(input.shape[:-3])
     k = len(lead)
+    if input.ndim == 5 and suggested_order(input._data) is not None:  # no channels_last_3d
+        raise RuntimeError("Unsupported memory format. Supports only ChannelsLast, Contiguous")
 
     def rearrange(x):
         x = permute(reshape(x, lead + split), tuple(range(k)) + tuple(k + i for i in order))
-        out = reshape(x, lead + merged)
+        out = in_suggested_format(reshape(x, lead + merged), input)
         return out.clone() if out._is_view() else out
     return one_node(node, rearrange, (input,))
 
@@ -139,7 +145,7 @@ def _rearranged(input, node: str, split: tuple, order: tuple, merged: tuple):
 @int_parameters("pixel_shuffle", upscale_factor=(2, "int"))
 def pixel_shuffle(input, upscale_factor: int):
     """(*, C r², H, W) -> (*, C, H r, W r)."""
-    c, h, w = _pixel_dims(input, "pixel_shuffle")
+    c, h, w = _pixel_dims(input, "pixel_shuffle", upscale_factor, "upscale_factor")
     r = upscale_factor
     if c % (r * r):
         raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
@@ -152,7 +158,7 @@ def pixel_shuffle(input, upscale_factor: int):
 @int_parameters("pixel_unshuffle", downscale_factor=(2, "int"))
 def pixel_unshuffle(input, downscale_factor: int):
     """(*, C, H r, W r) -> (*, C r², H, W): pixel_shuffle's inverse."""
-    c, h, w = _pixel_dims(input, "pixel_unshuffle")
+    c, h, w = _pixel_dims(input, "pixel_unshuffle", downscale_factor, "downscale_factor")
     r = downscale_factor
     for name, size, dim in (("height", h, -2), ("width", w, -1)):
         if size % r:
@@ -168,6 +174,12 @@ def _pairs(kernel_size, dilation, padding, stride):
                  for v in (kernel_size, dilation, padding, stride))
 
 
+def _window_names(kernel_size, dilation, padding, stride) -> dict:
+    """torch's Im2Col/Col2Im node keeps these as pairs (``node._saved_kernel_size``...)."""
+    return dict(zip(("kernel_size", "dilation", "padding", "stride"),
+                    _pairs(kernel_size, dilation, padding, stride), strict=True))
+
+
 def _blocks(sizes, kernel, dilation, padding, stride) -> tuple:
     """(padded sizes, number of sliding blocks per dim) of im2col / col2im."""
     padded = tuple(s + 2 * p for s, p in zip(sizes, padding, strict=True))
@@ -178,7 +190,10 @@ def _blocks(sizes, kernel, dilation, padding, stride) -> tuple:
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """torch.nn.functional.unfold (im2col): (N, C, H, W) -> (N, C kh kw, L) sliding blocks."""
     return one_node("Im2ColBackward0",
-                    lambda x: _unfold(x, kernel_size, dilation, padding, stride), (input,))
+                    lambda x: _unfold(x, kernel_size, dilation, padding, stride), (input,),
+                    constants={**_window_names(kernel_size, dilation, padding, stride),
+                               "self_sym_argsize_minus_2": input.shape[-2],
+                               "self_sym_argsize_minus_1": input.shape[-1]})
 
 
 def _unfold(input, kernel_size, dilation, padding, stride):
@@ -208,7 +223,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     (N, C, *output_size)."""
     return one_node("Col2ImBackward0",
                     lambda x: _fold(x, output_size, kernel_size, dilation, padding, stride),
-                    (input,))
+                    (input,), constants=_window_names(kernel_size, dilation, padding, stride))
 
 
 def _fold(input, output_size, kernel_size, dilation, padding, stride):
@@ -235,6 +250,11 @@ def _fold(input, output_size, kernel_size, dilation, padding, stride):
                            "size of input's dimension 2 to match the calculated number of "
                            f"sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, "
                            f"but got input.size(2)={length}.")
+    if min(blocks) < 1:  # checked after the count, as torch: (-4) * (-3) blocks pass that one
+        raise RuntimeError(f"Given output_size={out_hw}, kernel_size={kernel}, "
+                           f"dilation={dilation}, padding={padding}, stride={stride}, "
+                           f"calculated shape of the array of sliding blocks as {blocks}, "
+                           "which is too small (non-positive)")
     c = ckk // (kernel[0] * kernel[1])
     cols = reshape(input, (n, c) + kernel + blocks)
     out = fold_windows(cols, geometry=(padded, kernel, blocks, stride, dilation))

@@ -9,9 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit._tensor import Tensor
+from gradkit.autograd.grad_mode import enable_grad
 from gradkit.ops._op import op
 from gradkit.ops.memory_overlap import _address, storage_of
 from gradkit.ops.methods import register, tensor_method
+from gradkit.ops.views import replay_view
 
 
 @op(linear=True, batchable=True, view=True)
@@ -95,6 +97,17 @@ def _conj_steps(info):
         flips += info.op is _conj
         info = info.parent
     return flips, info
+
+
+def detached_view(x: Tensor) -> Tensor:
+    """``x.detach()`` for a view whose values are computed (a conj step in its chain): the same
+    chain replayed on the detached base. torch's detach keeps the conj bit and the memory, so
+    writes into either reach the other and ``is_conj()`` holds; a plain detached copy of the
+    computed values would fall out of step with the base."""
+    info = x._view
+    base = Tensor._make(info.base._data, None, 0, info.base._vc)
+    with enable_grad():  # a view as any (not one made under no_grad, which goes stale)
+        return replay_view(info.steps(), base)
 
 
 def is_conjugated_view(x) -> bool:

@@ -5,8 +5,9 @@ import numpy as np
 
 from gradkit import backend
 from gradkit._user_frames import warn_once_at_user
-from gradkit.memory_format import (check_format, copy_with_strides, lay_out, physical_order,
-                                   preserve_format, preserved_strides)
+from gradkit.memory_format import (channels_last, channels_last_3d, check_format,
+                                   copy_with_strides, lay_out, physical_order, preserve_format,
+                                   preserved_strides, suggested_order)
 from gradkit.ops._op import op
 from gradkit.ops.complex import real
 from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, same_data
@@ -30,6 +31,14 @@ def clone(xp, x, memory_format=preserve_format):
 clone.keyword_only("memory_format")
 clone.defvjp(lambda g, memory_format: g)
 clone.defjvp(lambda t, memory_format: t)
+
+
+def in_suggested_format(out, input):
+    """``out`` laid out in ``input``'s suggested memory format (channels last where input's
+    strides read so), as torch's kernels that allocate their result with it."""
+    if suggested_order(input._data) is None:
+        return out
+    return clone(out, memory_format=channels_last if out.ndim == 4 else channels_last_3d)
 
 
 @op(save="x.dtype", linear=True, node_name="ToCopyBackward0", batchable=True)

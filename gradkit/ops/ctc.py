@@ -145,19 +145,26 @@ def _lengths(value, name: str) -> tuple:
 
 
 def _check_ctc(log_probs, targets, input_lengths, target_lengths, blank: int) -> None:
-    """torch's checks of ctc_loss's arguments."""
+    """torch's checks of ctc_loss's arguments, in its order: target lengths, the targets'
+    size, input lengths."""
     if not 0 <= blank < log_probs.shape[-1]:
         raise RuntimeError("blank must be in label range")
-    for length in input_lengths:
-        if length > log_probs.shape[0]:
-            raise RuntimeError(f"Expected input_lengths to have value at most "
-                               f"{log_probs.shape[0]}, but got value {length} (while checking "
-                               "arguments for ctc_loss_allocate_outputs)")
+    for length in target_lengths:
+        _check_length(length, "target_lengths", "at least", 0)
     longest = max(target_lengths, default=0)
     if targets.ndim == 2 and targets.shape[1] < longest:
         raise RuntimeError(f"Expected tensor to have size at least {longest} at dimension 1, "
                            f"but got size {targets.shape[1]} for argument #2 'targets' (while "
                            "checking arguments for ctc_loss_allocate_outputs)")
+    for length in input_lengths:
+        _check_length(length, "input_lengths", "at least", 0)
+        _check_length(length, "input_lengths", "at most", log_probs.shape[0])
+
+
+def _check_length(length: int, name: str, bound: str, limit: int) -> None:
+    if length < limit if bound == "at least" else length > limit:
+        raise RuntimeError(f"Expected {name} to have value {bound} {limit}, but got value "
+                           f"{length} (while checking arguments for ctc_loss_allocate_outputs)")
 
 
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,

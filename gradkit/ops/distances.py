@@ -224,7 +224,7 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002 - torch's name
         raise NotImplementedError(f"\"pdist\" not implemented for '{scalar_type_name(input)}'")
     rows, cols = np.triu_indices(input.shape[0], 1)
     return one_node("PdistBackward0", lambda x: getitem(_cdist(x, x, p=float(p)), (rows, cols)),
-                    (input,), {"self": 0, "result": "result"})
+                    (input,), {"self": 0, "result": "result"}, {"p": float(p)})
 
 # -- dist ----------------------------------------------------------------------------------------
 

@@ -48,7 +48,7 @@ def input_edge(xp, x):
     """A copy of x whose gradient is ``reads_input``'s: for the ops composed of others
     (average pooling, reflection and replication padding) whose torch backward reads the
     input with a zero derivative."""
-    return x.copy()
+    return x.copy(order="K")  # in x's layout: a channels-last input stays one
 
 
 input_edge.defvjp(lambda g, x: reads_input(g, x))
@@ -60,7 +60,7 @@ def kept_for_backward(xp, x):
     """A copy of x whose node saves x, as a fused torch kernel's node saves its input, so a
     write into x before backward is refused; its gradient passes through unchanged (for the
     normalizations composed of other ops; breadth seed 85905)."""
-    return x.copy()
+    return x.copy(order="K")
 
 
 def _through_saved(g, x):

@@ -86,6 +86,9 @@ def inplace(tensor, out_of_place, *args, **kwargs):
     tensor._vc[0] += 1
     if not recording and view is not None and view.creation != DEFAULT:
         make_stale(tensor, view)  # unrecorded (no_grad, logical_and_): breadth seed 93115
+    elif not recording and view is not None and tensor.grad_fn is not None and \
+            view.base._requires_grad:
+        _regenerate(tensor, view)
     if recording:
         if view is not None:
             _rebase_view(tensor, view, result, overlapping)
@@ -176,6 +179,17 @@ def _update_views(tensor, view, recording: bool) -> None:
             set_history(other, fresh.grad_fn, fresh._output_nr)
         elif info.base is root and not root._requires_grad and other.grad_fn is not None:
             _cut_from_base(other, info, root)
+        elif other.grad_fn is not None and info.base._requires_grad:
+            _regenerate(other, info)
+
+
+def _regenerate(view, info) -> None:
+    """A write autograd did not record on the base (no_grad, a detached alias of the memory):
+    torch regenerates the view's history from its base (AsStridedBackward0 on next read), so
+    it no longer passes through the views it was made from (their hooks and retained grads)."""
+    with enable_grad():
+        fresh = replay_view(info.steps(), info.base)
+    set_history(view, fresh.grad_fn, fresh._output_nr)
 
 
 def _cut_from_base(view, info, root) -> None:

@@ -16,9 +16,9 @@ import numpy as np
 from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
-from gradkit.memory_format import channels_last, channels_last_3d, lay_out, suggested_order
+from gradkit.memory_format import lay_out, suggested_order
 from gradkit.ops.arithmetic import add, mul
-from gradkit.ops.conversion import clone
+from gradkit.ops.conversion import in_suggested_format
 from gradkit.ops.fused import fused_multiply_add
 from gradkit.ops.indexing import index_select
 from gradkit.ops.interpolate_uint8 import resample_uint8
@@ -170,6 +170,13 @@ def _index(x, array) -> Tensor:
     return Tensor._make(get_array_module(x._data).asarray(array))
 
 
+def _is_integer(x) -> bool:
+    """torch's check of a size: an int, a NumPy integer or a tensor of integers."""
+    if isinstance(x, Tensor):
+        return not x.is_floating_point()
+    return isinstance(x, (int, np.integer))
+
+
 def _output_sizes(input, size, scale_factor, spatial):
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
@@ -177,13 +184,17 @@ def _output_sizes(input, size, scale_factor, spatial):
         raise ValueError("either size or scale_factor should be defined")
     sizes = tuple(input.shape[2:])
     if size is not None:
-        out = (size,) * spatial if isinstance(size, int) else tuple(size)
+        out = tuple(size) if isinstance(size, (tuple, list)) else (size,) * spatial
         if len(out) != spatial:
             raise ValueError(
                 "Input and output must have the same number of spatial dimensions, but got input "
                 f"with spatial dimensions of {list(sizes)} and output size of {size}. Please "
                 "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
                 "(o1, o2, ...,oK) format.")
+        if isinstance(size, (tuple, list)) and not all(map(_is_integer, out)):
+            raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                            "Tuple[int, int, int], but got size with types "
+                            f"{[type(x) for x in out]}")
         return out, (None,) * spatial
     scales = (scale_factor,) * spatial if isinstance(scale_factor, (int, float)) \
         else tuple(scale_factor)
@@ -214,9 +225,14 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                          "modes and requires a 4-D tensor as input")
     _check_mode(input, mode, align_corners, antialias)
+    if not all(map(_is_integer, outs)):  # one float size: refused by the kernel's parser
+        raise _parser_refusal(mode, len(outs), antialias, type(outs[0]).__name__)
+    outs = tuple(map(int, outs))  # (an int tensor's value)
     if mode == "area":  # torch's: adaptive average pooling to the (floored) output size
         return _AREA_POOLS[input.ndim](input, outs)
-    if 0 in outs or 0 in tuple(input.shape[2:]):
+    if any(not -2 ** 63 <= n < 2 ** 63 for n in outs):  # torch's checked double -> int64
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    if min(outs + tuple(input.shape[2:])) <= 0:  # (a negative scale factor's too)
         names = "DHW"[3 - len(outs):]
         shown = [", ".join(f"{n}: {s}" for n, s in zip(names, sizes, strict=True))
                  for sizes in (input.shape[2:], outs)]
@@ -224,10 +240,11 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
                            f"({shown[0]}){' and' if len(outs) == 1 else ''} output ({shown[1]})")
     if recompute_scale_factor:
         scales = (None,) * len(outs)  # torch then maps indices with in / out
-    layout = suggested_order(input._data)  # torch's result takes the input's memory format
     if input._data.dtype == np.uint8 and mode in _FIXED_POINT_MODES:
+        # torch's result takes the input's memory format
         return Tensor._make(lay_out(np, resample_uint8(input._data, outs, scales, align_corners,
-                                                       mode, antialias), layout))
+                                                       mode, antialias),
+                                    suggested_order(input._data)))
 
     def resample(x):
         half = x._data.dtype == np.float16 and mode not in ("nearest", "nearest-exact")
@@ -254,12 +271,38 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
                 term = mul(index_select(x, dim, _index(x, index)), _along(x, dim, weight))
                 blended = term if blended is None else add(blended, term)
             x = blended
-        x = x.to(backend.float16) if half else x
-        return x if layout is None else clone(
-            x, memory_format=channels_last if x.ndim == 4 else channels_last_3d)
+        return in_suggested_format(x.to(backend.float16) if half else x, input)
     # torch's one kernel per mode and dimension: UpsampleBilinear2DBackward0 & co.
     kernel = _KERNEL_NAMES[mode] + f"{len(outs)}D" + ("Aa" if antialias else "")
-    return one_node(f"Upsample{kernel}Backward0", resample, (input,))
+    return one_node(f"Upsample{kernel}Backward0", resample, (input,),
+                    constants=_torch_saved(input, outs, scales, mode, align_corners))
+
+
+def _torch_saved(input, outs: tuple, scales: tuple, mode: str, align_corners) -> dict:
+    """What torch's Upsample*Backward0 node keeps (``node._saved_<name>``): sizes, float
+    scales per dim (``scales`` in 1-d, ``scales_h``/``scales_w``... above), align_corners."""
+    names = ("scales",) if len(outs) == 1 else tuple("scales_" + d for d in "dhw"[-len(outs):])
+    saved = {"output_size": tuple(outs), "self_sym_sizes": tuple(input.shape),
+             **{n: None if s is None else float(s) for n, s in zip(names, scales, strict=True)}}
+    if mode not in _NEAREST_MODES:
+        saved["align_corners"] = bool(align_corners)
+    return saved
+
+
+def _parser_refusal(mode: str, d: int, antialias: bool, found: str) -> TypeError:
+    """torch's refusal of a float size (``size=3.0``), by the kernel the mode reaches (the
+    first line of its parser's listing)."""
+    if mode == "area":
+        return TypeError(f"adaptive_avg_pool{d}d(): argument 'output_size' (position 2) must "
+                         f"be tuple of ints, but found element of type {found} at pos 0")
+    kernel = {"nearest": f"upsample_nearest{d}d", "nearest-exact": f"_upsample_nearest_exact{d}d",
+              "linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d",
+              "bicubic": "upsample_bicubic2d", "trilinear": "upsample_trilinear3d",
+              "lanczos": "_upsample_lanczos2d"}[mode]
+    kernel = f"_{kernel}_aa" if antialias and mode != "lanczos" else kernel
+    aligned = "" if mode in _NEAREST_MODES else "bool, "
+    return TypeError(f"{kernel}() received an invalid combination of arguments - got (Tensor, "
+                     f"list, {aligned}NoneType), but expected one of:")
 
 
 def _check_mode(input, mode: str, align_corners, antialias: bool) -> None:

@@ -5,7 +5,8 @@ import functools
 
 from gradkit._tensor import Tensor
 from gradkit.int_arguments import (
-    int_argument, int_list_argument, int_parameters, invalid_combination, reads_as_int)
+    int_argument, int_list_argument, int_parameters, invalid_combination, reads_as_int,
+    type_name)
 from gradkit.memory_format import lay_out, suggested_order
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops._op import Op, op
@@ -76,7 +77,10 @@ def cat(tensors, dim: int = 0):
     return _cat(*tensors, dim=_normalize_dim(dim, ndim))
 
 
-concat = concatenate = cat
+@int_parameters("concat", dim=(2, "int"))
+def concat(tensors, dim: int = 0):
+    """``cat`` under its alias (torch's argument errors name it)."""
+    return cat(_check_sequence("concat", tensors, arrays=False), dim)
 
 
 @op(save="inputs.shape", linear=True, contiguous=True)
@@ -104,20 +108,23 @@ def stack(tensors, dim: int = 0):
     return _stack(*tensors, dim=_normalize_dim(dim, tensors[0].ndim + 1))
 
 
-def _check_sequence(name, tensors):
+def _check_sequence(name, tensors, arrays: bool = True):
     """The tensors of a joining function, with torch's errors for a non-list, an empty list
-    (cat's own ValueError; stack, hstack & co. share one text) and a non-tensor element."""
+    (cat's own ValueError; stack, hstack & co. share one text) and a non-tensor element. A
+    NumPy array passes only among arrays, and only where ``arrays`` (cat and stack: derivative
+    rules join raw arrays)."""
     if not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
-                        f"not {type(tensors).__name__}")
+                        f"not {type_name(tensors)}")
     if not tensors:
-        if name == "cat":
+        if name in ("cat", "concat", "concatenate"):
             raise ValueError("torch.cat(): expected a non-empty list of Tensors")
         raise RuntimeError(f"{name} expects a non-empty TensorList")
+    arrays = arrays and not any(isinstance(t, Tensor) for t in tensors)
     for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor) and not hasattr(t, "dtype"):  # (rules pass arrays)
+        if not isinstance(t, Tensor) and not (arrays and hasattr(t, "dtype")):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(t).__name__}")
+                            f"{type_name(t)}")
     return tuple(tensors)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from gradkit.number_arguments import number_argument
 from gradkit.autograd.batching import batch_shape
 from gradkit.backend import get_array_module
@@ -11,11 +13,14 @@ from gradkit.creation import bernoulli_mask
 from gradkit.ops._op import Op, op, sum_to_shape
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
+from gradkit.ops.conversion import astype
+from gradkit.ops.half_scalar import HALF
 from gradkit.ops.elementwise import rsqrt
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import reshape, squeeze, transpose, unsqueeze
+from gradkit.tensor_arguments import tensor_parameters
 from gradkit.ops.unary_helpers import (
     c_type_name, kernel_error, require_real_floating, scalar_type_name)
 
@@ -75,6 +80,14 @@ def _refuse_bool_product(input, weight, bias) -> None:
         raise RuntimeError("result type Long can't be cast to the desired output type Bool")
 
 
+def _fused(input, bias) -> bool:
+    """torch's linear takes its addmm path (whose dtype check refuses a bias of another dtype)
+    for a 2-D input, or a contiguous one that is 3-D or has a 1-D bias; else it computes
+    matmul, then add_ of the bias."""
+    return input.ndim == 2 or input.is_contiguous() and (input.ndim == 3 or bias.ndim == 1)
+
+
+@tensor_parameters("input", "weight", "bias")
 def linear(input, weight, bias=None):
     """y = input @ weight.T + bias (torch.nn.functional.linear).
 
@@ -93,6 +106,14 @@ def linear(input, weight, bias=None):
     if input._data.dtype != weight._data.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{c_type_name(input._data)} != {c_type_name(weight._data)}")
+    bias_data = getattr(bias, "_data", bias)
+    if bias is not None and bias_data.dtype != weight._data.dtype:
+        if _fused(input, bias):  # torch's addmm check
+            raise RuntimeError("self and mat2 must have the same dtype, but got "
+                               f"{scalar_type_name(bias_data)} and "
+                               f"{scalar_type_name(weight._data)}")
+        # torch's unfused path: matmul, then add_ the bias (promoted into the result's dtype)
+        return matmul(input, transpose(weight, 0, 1)).add_(bias)
     if input._data.dtype.kind == "b":
         _refuse_bool_product(input, weight, bias)
     if bias is not None and bias.ndim and bias.shape[-1] not in (1, weight.shape[0]):
@@ -114,6 +135,9 @@ def linear(input, weight, bias=None):
 
 @op(save=("x", "w"), node_name="NativeLayerNormBackward0", contiguous=True)
 def _layer_norm(xp, x, w, b, axes=(), eps=1e-5):
+    dtype = x.dtype
+    if dtype == xp.float16:  # torch's kernel works in float32 and rounds the result once
+        x, w, b = (None if a is None else a.astype(xp.float32) for a in (x, w, b))
     mu = xp.mean(x, axis=axes, keepdims=True)
     centered = x - mu
     var = xp.mean(centered * centered, axis=axes, keepdims=True)
@@ -122,11 +146,13 @@ def _layer_norm(xp, x, w, b, axes=(), eps=1e-5):
         out = out * w
     # torch's kernel adds a bias of 0 when none is given, which makes -0.0 0.0
     out = out + (0.0 if b is None else b)
-    return out.astype(x.dtype, copy=False)
+    return out.astype(dtype, copy=False)
 
 
 def _layer_norm_vjp(g, x, w, axes, eps):
     """Joint vjp: y = xhat * w + b, xhat = (x - mean) * rstd over ``axes``."""
+    if _dtype_of(x) == HALF:
+        return _layer_norm_vjp_half(g, x, w, axes, eps)
     lead = tuple(range(x.ndim - len(axes)))
     centered = x - mean(x, axes, True)
     rstd = rsqrt(mean(centered * centered, axes, True) + eps)
@@ -135,6 +161,35 @@ def _layer_norm_vjp(g, x, w, axes, eps):
     g_x = rstd * (g_xhat - mean(g_xhat, axes, True) - xhat * mean(g_xhat * xhat, axes, True))
     g_w = _sum_leading(g * xhat, lead) if w is not None else None
     return g_x, g_w, _sum_leading(g, lead)
+
+
+def _layer_norm_vjp_half(g, x, w, axes, eps):
+    """torch's float16 backward: float32 arithmetic on the mean and rstd its forward saved
+    (rounded to float16 with float16 parameters), in its kernel's form dx = rstd g w + b x + c
+    (bit for bit)."""
+    def wide(t):
+        return astype(t, np.float32)
+
+    def saved(t):  # float16 unless the parameters are float32 (torch's mixed-type kernel)
+        return t if w is not None and _dtype_of(w) == np.float32 else wide(astype(t, HALF))
+    lead = tuple(range(x.ndim - len(axes)))
+    x32, g32 = wide(x), wide(g)
+    centered = x32 - mean(x32, axes, True)
+    mu = saved(mean(x32, axes, True))
+    rstd = saved(rsqrt(mean(centered * centered, axes, True) + eps))
+    gw = g32 * wide(w) if w is not None else g32
+    scale = 1.0 / math.prod(x.shape[a] for a in axes)
+    ds, db = sum(gw * x32, axes, True), sum(gw, axes, True)
+    b = (db * mu - ds) * rstd * rstd * rstd * scale
+    g_x = rstd * gw + b * x32 + (-b * mu - db * rstd * scale)
+    g_w = None if w is None else astype(
+        _sum_leading(g32 * ((x32 - mu) * rstd), lead), _dtype_of(w))
+    return astype(g_x, HALF), g_w, astype(_sum_leading(g32, lead), _dtype_of(g))
+
+
+def _dtype_of(t):
+    """The NumPy dtype of a Tensor or of the array a rule sees without create_graph."""
+    return getattr(t, "_data", t).dtype
 
 
 def _sum_leading(t, lead):

@@ -117,8 +117,10 @@ def _householder_jvp(tangents, a, tau, q):
     d_tau = zeros_like(tau) if t_tau is None else t_tau
     columns = vectors[..., :k]
     sigma = tau / (tau * sum(columns * conj(columns), -2) - 1.0)
-    right, left = q, diag_embed(ones_like(a[..., :, 0]))
     d_q = q * 0.0
+    if k == 0:  # no reflectors (a may have no columns): Q is constant
+        return d_q
+    right, left = q, diag_embed(ones_like(a[..., :, 0]))
     for i in range(k):
         v, dv = vectors[..., i:i + 1], d_vectors[..., i:i + 1]
         t, dt = tau[..., i:i + 1], d_tau[..., i:i + 1]

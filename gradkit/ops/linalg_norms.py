@@ -129,9 +129,23 @@ def _norm_grad_terms(g, x, norm, ord, dim, keepdim):  # noqa: A002
 vector_norm.defvjp(lambda g, x, norm, ord, dim, keepdim, dtype: None if ord == 0 else
                    _norm_grad(unsqueeze_back(g, tuple(x.shape), dim, keepdim), x, norm, ord, dim,
                               keepdim))
-vector_norm.defjvp(lambda t, x, norm, ord, dim, keepdim, dtype: zeros_like(norm) if ord == 0
-                   else sum(real(conj(_norm_grad(1.0, x, norm, ord, dim, keepdim)) * t),
-                            axes(dim, x.ndim), keepdim))
+
+
+def _norm_jvp(t, x, norm, ord, dim, keepdim, dtype):  # noqa: A002
+    """The slope's inner product with t; past order 2, torch's norm_jvp: the sum divided by
+    norm^(p-1), then masked where the norm is 0, so that the gradient of the tangent there
+    is 0 / 0 = NaN as torch's (the tangent has no limit at 0: no derivative)."""
+    if ord == 0:
+        return zeros_like(norm)
+    reduced = axes(dim, x.ndim)
+    if 2 < ord < math.inf:
+        slope = sum(real(conj(x * pow(abs(x), ord - 2)) * t), reduced, keepdim)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return where(norm == 0, 0.0, slope / pow(norm, ord - 1))
+    return sum(real(conj(_norm_grad(1.0, x, norm, ord, dim, keepdim)) * t), reduced, keepdim)
+
+
+vector_norm.defjvp(_norm_jvp)
 vector_norm.node_name = "LinalgVectorNormBackward0"
 vector_norm.numbers = chain(numbers_reader("linalg_vector_norm", ord=2),
                             ints_reader("linalg_vector_norm", dim=(2, "int[1]?")))

@@ -258,7 +258,8 @@ def _lstsq_jvp(tangents, a, b, solution, rcond, driver):
     if t_b is not None:
         term = matmul(pinv_a, unsqueeze(t_b, -1) if vector else t_b)
         d_x = term if d_x is None else d_x + term
-    d_residuals = None
+    # torch's residuals always have a tangent: empty where they are not computed
+    d_residuals = a.new_zeros((0,), dtype=a.dtype.to_real())
     host_a = host(a)
     if _residuals_computed(host_a, _rank(np, host_a, rcond)[1], driver):
         x = unsqueeze(solution, -1) if vector else solution

@@ -8,6 +8,7 @@ are differentiable to any order.
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -23,7 +24,7 @@ from gradkit.ops.indexing import scatter_into_zeros
 from gradkit.ops.promotion import promote_types
 from gradkit.ops.reduction import expand_back, log_softmax, mean, quiet_mean, sum
 from gradkit.ops.shape import reshape, unsqueeze
-from gradkit.ops.unary_helpers import cpp_number, require_real_floating
+from gradkit.ops.unary_helpers import cpp_number, require_real_floating, scalar_type_name
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -71,9 +72,7 @@ def _class_weight(weight, classes: int, class_dim: int, ndim: int, flat: bool = 
 
 
 def _check_targets(input, target):
-    if target._data.dtype.kind not in "iu":
-        name = target.dtype.name.capitalize()
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {name}")
+    """torch's checks of class-index targets, in its order: shapes, then the dtype."""
     if input.ndim >= 2 and (target.ndim == 0 or target.shape[0] != input.shape[0]):
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
                          f"batch_size ({target.shape[0] if target.ndim else 0}).")
@@ -83,6 +82,13 @@ def _check_targets(input, target):
                                f"targets of dimension: {target.ndim}")
         raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, "
                            f"got {list(target.shape)}")
+    if input.ndim <= 2 and target.ndim > 1:  # torch's nll_loss kernel
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target._data.dtype not in (np.int64, np.uint8):  # torch's kernels take these two only
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{scalar_type_name(target._data)}")
+    if input.ndim > 2 and target._data.dtype == np.uint8:  # (nll_loss2d's kernel: int64 only)
+        raise RuntimeError("expected scalar type Long but found Byte")
 
 
 # x is saved as torch's NllLossBackward0 saves self: its gradient keeps a zero edge to x
@@ -143,14 +149,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     _check_targets(input, target)
     class_dim = 1 if input.ndim >= 2 else 0
     classes = input.shape[class_dim]
-    if input.ndim <= 2 and target.ndim > 1:  # torch's nll_loss kernel, after the batch check
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     labels = target._data
     wrong = (labels != ignore_index) & ((labels < 0) | (labels >= classes))
     if wrong.any():
         raise IndexError(f"Target {int(labels[wrong].reshape(-1)[0])} is out of bounds.")
     if weight is not None:
-                weight = _class_weight(weight, classes, 0, 1, flat=input.ndim <= 2)
+        weight = _class_weight(weight, classes, 0, 1, flat=input.ndim <= 2)
     require_real_floating("nll_loss_out_frame", input._data)
     return _nll(input, target, weight, class_dim=class_dim, reduction=reduction,
                 ignore_index=ignore_index)
@@ -200,18 +204,25 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
 
 def _soft_cross_entropy(log_p, target, weight, ignore_index, reduction, label_smoothing,
                         class_dim):
-    if tuple(target.shape) != tuple(log_p.shape):
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if tuple(target.shape) != tuple(log_p.shape):  # not probabilities: torch's nll_loss refuses
+        _check_targets(log_p, target)
     if ignore_index != -100:
         raise RuntimeError("ignore_index is not supported for floating point target")
     classes = log_p.shape[class_dim]
-    if label_smoothing > 0.0:
-        target = target * (1 - label_smoothing) + label_smoothing / classes
+    if label_smoothing > 0.0:  # (no class: ATen's double division gives inf)
+        target = target * (1 - label_smoothing) + \
+            (label_smoothing / classes if classes else math.inf)
     terms = log_p * target
     if weight is not None:
         terms = terms * _class_weight(weight, classes, class_dim, log_p.ndim,
                                        prefix="cross_entropy: ")
-    return reduce_loss(-sum(terms, class_dim), reduction)
+    if reduction not in ("mean", "sum"):
+        return reduce_loss(-sum(terms, class_dim), reduction)
+    # ATen's: the negated total, over the count of class vectors for the mean (NaN if none)
+    if reduction == "mean" and log_p.numel() == 0:
+        return -(sum(terms) * math.nan)
+    total = -sum(terms)
+    return total if reduction == "sum" else total / (log_p.numel() // classes)
 
 
 @op(save=("x", "y"), broadcast=True, node_name="MseLossBackward0", batchable=True)

@@ -11,11 +11,14 @@ import math
 
 import numpy as np
 
-from gradkit.autograd.grad_mode import no_grad
-from gradkit.backend import to_numpy_dtype
+from gradkit.autograd.grad_mode import no_grad, records_graph
+from gradkit.backend import float16, float32, to_numpy_dtype
 from gradkit.int_arguments import int_argument
+from gradkit.memory_format import (channels_last, channels_last_3d, contiguous_format,
+                                   suggested_order)
+from gradkit.ops import _dispatch
 from gradkit.ops.arithmetic import add, div, mul, sub
-from gradkit.ops.conversion import astype
+from gradkit.ops.conversion import astype, clone
 from gradkit.ops.elementwise import rsqrt
 from gradkit.ops.grad_edges import kept_for_backward
 from gradkit.ops.layers import checked_normalized_shape
@@ -26,7 +29,7 @@ from gradkit.ops.pooling_avg import avg_pool2d, avg_pool3d
 from gradkit.ops.reduction import mean
 from gradkit.ops.shape import repeat, reshape, squeeze, unsqueeze
 from gradkit.ops.slicing import select
-from gradkit.ops.unary_helpers import kernel_error, require_real_floating
+from gradkit.ops.unary_helpers import kernel_error, require_real_floating, scalar_type_name
 
 
 def _channel_shape(input) -> tuple:
@@ -34,12 +37,21 @@ def _channel_shape(input) -> tuple:
     return (1, input.shape[1]) + (1,) * (input.ndim - 2)
 
 
-def _normalize(x, axes, eps):
-    """((x - mean) * rsqrt(var + eps), mean, biased var) over ``axes`` (kept)."""
+def _normalize(x, axes, eps, rounded: bool = False):
+    """((x - mean) * rsqrt(var + eps), mean, biased var) over ``axes`` (kept); ``rounded``:
+    with the mean and rsqrt rounded to float16 (torch's all-float16 batch norm normalizes
+    with the statistics it saves in float16)."""
     mu = mean(x, axes, True)
     centered = sub(x, mu)
     var = mean(mul(centered, centered), axes, True)
-    return mul(centered, rsqrt(add(var, eps))), mu, var
+    rstd = rsqrt(add(var, eps))
+    if rounded:
+        return mul(sub(x, _through_half(mu)), _through_half(rstd)), mu, var
+    return mul(centered, rstd), mu, var
+
+
+def _through_half(t):
+    return astype(astype(t, HALF), np.float32)
 
 
 def _affine(out, weight, bias, input):
@@ -50,16 +62,78 @@ def _affine(out, weight, bias, input):
     return out
 
 
+def _opmath(input, *tensors) -> tuple:
+    """``tensors`` in float32 for a float16 ``input``: torch's batch and group norm kernels
+    compute in float32 whatever the parameters' dtype (see _in_input_layout's rounding)."""
+    if input._data.dtype != HALF:
+        return tensors
+    return tuple(None if t is None else astype(t, np.float32) for t in tensors)
+
+
+def _in_input_layout(out, input, dense_too: bool = False):
+    """``out`` in ``input``'s dtype (rounded once), laid out as torch's CPU batch and group norm
+    kernels allocate their result: channels last (3d) when the input's strides suggest it
+    (a sliced channels-last input too) or, ``dense_too`` (batch norm's kernel), when it is
+    channels-last contiguous and not C-contiguous (size-1 dims); else C order (a transposed
+    input too)."""
+    if out._data.dtype != input._data.dtype:
+        out = astype(out, input._data.dtype)
+    layout = channels_last if out.ndim == 4 else channels_last_3d
+    if out.ndim in (4, 5) and (suggested_order(input._data) is not None or dense_too and (
+            not input.is_contiguous() and input.is_contiguous(memory_format=layout))):
+        return clone(out, memory_format=layout)
+    return out if out.is_contiguous() else clone(out, memory_format=contiguous_format)
+
+
 def _check_size(name: str, tensor, size: int) -> None:
     if tensor is not None and tensor.numel() != size:
         raise RuntimeError(f"{name} should contain {size} elements not {tensor.numel()}")
 
 
-def _update(running, batch_value, momentum) -> None:
+def update_running(running, batch_value, momentum) -> None:
     """running <- (1 - momentum) running + momentum batch_value, in place, unrecorded."""
     with no_grad():
         running.mul_(1 - momentum).add_(batch_value.detach().reshape(running.shape),
                                         alpha=momentum)
+
+
+def _refuse_grad_of_statistics(running_mean, running_var) -> None:
+    """torch's native_batch_norm takes the running statistics as constants: its autograd
+    layer (before any kernel check) refuses them requiring grad in grad mode."""
+    for name, running in (("running_mean", running_mean), ("running_var", running_var)):
+        if running is not None and running.requires_grad and records_graph():
+            raise RuntimeError(f"The function 'native_batch_norm' is not differentiable with "
+                               f"respect to argument '{name}'. This input cannot have "
+                               "requires_grad True.")
+
+
+def _refuse_tangents_of_statistics(training: bool, differentiable: tuple,
+                                   statistics: tuple) -> None:
+    """torch's batch_norm_jvp in evaluation mode (run when the input, weight or bias has a
+    tangent) reads the running statistics as constants: it refuses tangents on them."""
+    forward_ad = _dispatch._forward_ad
+    if not training and forward_ad is not None and forward_ad.has_tangents(differentiable) \
+            and forward_ad.has_tangents(statistics):
+        raise RuntimeError("batch_norm is not differentiable wrt running_mean and running_var, "
+                           "they cannot have forward grad defined")
+
+
+def check_parameter_dtypes(input, params: tuple) -> bool:
+    """Whether ATen's CPU batch_norm runs mixed: its first given parameter's dtype is not the
+    input's; then all must be float32 and the input float16; otherwise every parameter must
+    have the input's dtype. Torch's checks, in its order and words."""
+    given = [p for p in params if p is not None]
+    if given and given[0].dtype != input.dtype:
+        if any(p.dtype != float32 for p in given):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if input.dtype != float16:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return True
+    for p in given:  # the kernel reads each parameter as the input's scalar type
+        if p.dtype != input.dtype:
+            raise RuntimeError(f"expected scalar type {scalar_type_name(input._data)} but found "
+                               f"{scalar_type_name(p._data)}")
+    return False
 
 
 def _empty_norm(input, weight, bias):
@@ -99,6 +173,7 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
     torch.batch_norm normalizes a single one to 0, its running variance to NaN)."""
     if input.numel() == 0:
         return _empty_norm(input, weight, bias)
+    _refuse_grad_of_statistics(running_mean, running_var)
     channels = input.shape[1] if input.ndim > 1 else 0
     for name, tensor in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
                          ("running_var", running_var)):
@@ -110,23 +185,29 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
         raise ValueError("running_mean and running_var must either both be None or neither be "
                          "None")
     require_real_floating("batch_norm", input._data)
+    mixed = check_parameter_dtypes(input, (weight, bias, running_mean, running_var))
+    _refuse_tangents_of_statistics(training, (input, weight, bias), (running_mean, running_var))
+    # torch's kernels sum float16 in float32 (its opmath type), rounding the result once
+    half = input.dtype == float16
 
-    def normalized(input, weight, bias):
-        input = kept_for_backward(input)  # torch's NativeBatchNormBackward0 saves the input
+    def normalized(source, weight, bias):
+        input = kept_for_backward(source)  # torch's NativeBatchNormBackward0 saves the input
+        x, weight, bias = _opmath(source, input, weight, bias)
         axes = (0,) + tuple(range(2, input.ndim))
-        if training:
-            out, mu, var = _normalize(input, axes, eps)
+        if training:  # float16 statistics unless the parameters are float32 (torch's mixed)
+            out, mu, var = _normalize(x, axes, eps, rounded=half and not mixed)
             count = input.shape[0] * math.prod(input.shape[2:])
             if running_mean is not None and count:
-                _update(running_mean, mu, momentum)
+                update_running(running_mean, mu, momentum)
             if running_var is not None and count:
                 unbias = count / (count - 1) if count > 1 else math.nan  # ATen's 0 / 0
-                _update(running_var, mul(var, unbias), momentum)
+                update_running(running_var, mul(var, unbias), momentum)
         else:
             shape = _channel_shape(input)
-            out = mul(sub(input, reshape(running_mean, shape)),
-                      rsqrt(add(reshape(running_var, shape), eps)))
-        return _affine(out, weight, bias, input)
+            # constants: a tangent of theirs alone gives the result none, as torch's
+            mean_, var_ = _opmath(source, running_mean.detach(), running_var.detach())
+            out = mul(sub(x, reshape(mean_, shape)), rsqrt(add(reshape(var_, shape), eps)))
+        return _in_input_layout(_affine(out, weight, bias, input), source, dense_too=True)
     return one_node("NativeBatchNormBackward0", normalized, (input, weight, bias),
                     {"input": 0, "weight": 1})
 
@@ -222,10 +303,12 @@ def group_norm_unchecked(input, num_groups: int, weight=None, bias=None,  # noqa
     require_real_floating("GroupNormKernelImpl", input._data)
 
     def normalized(input, weight, bias):
-        grouped = reshape(kept_for_backward(input),  # torch's NativeGroupNormBackward0 saves it
-                          (n, num_groups, math.prod(input.shape[1:]) // num_groups))
+        # torch's NativeGroupNormBackward0 saves the input
+        kept, weight, bias = _opmath(input, kept_for_backward(input), weight, bias)
+        grouped = reshape(kept, (n, num_groups, math.prod(input.shape[1:]) // num_groups))
         out, _, _ = _normalize(grouped, (2,), eps)
-        return _affine(reshape(out, tuple(input.shape)), weight, bias, input)
+        return _in_input_layout(_affine(reshape(out, tuple(input.shape)), weight, bias, input),
+                                input)
     return one_node("NativeGroupNormBackward0", normalized, (input, weight, bias),
                     {"input": 0, "weight": 1})
 
@@ -238,14 +321,15 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
         raise kernel_error("rms_norm")(input._data)
     dtype = to_numpy_dtype(input.dtype)
     # torch upcasts float16 to float32 (its opmath type), eps included (its default is
-    # float32's), and casts back before the weight: x² of a half above 256 stays finite
+    # float32's), so x² of a half above 256 stays finite; the weight multiplies the wide
+    # result and the product is rounded once, to the input's dtype whatever the weight's
     wide = np.dtype(np.float32) if dtype == HALF else dtype
     eps = float(np.finfo(wide).eps) if eps is None else float(dtype.type(eps))
     upcast = astype(input, wide) if wide != dtype else input
     axes = tuple(range(input.ndim - k, input.ndim))
     out = mul(upcast, rsqrt(add(mean(mul(upcast, upcast), axes, True), eps)))
-    out = astype(out, dtype) if wide != dtype else out
-    return mul(out, weight) if weight is not None else out
+    out = mul(out, weight) if weight is not None else out
+    return astype(out, dtype) if out._data.dtype != dtype else out
 
 
 def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75,

@@ -65,12 +65,13 @@ class OneNodeOp:
     checks_grads = True  # the captured gradients have their stand-in's (its input's) meta
     number_edges = True  # torch's node has an edge per input: (None, 0) for an absent bias
 
-    def __init__(self, node_name: str, saved: dict) -> None:
+    def __init__(self, node_name: str, saved: dict, constant_names: tuple = ()) -> None:
         self.node_name = node_name
         self.node_class = node_type(node_name)
         self.profiler_name = node_name
         # torch's _saved_<name> -> an input's position, or "result"
         self.torch_saved = {name: _saved_reader(where) for name, where in saved.items()}
+        self.param_names = constant_names  # the rest: values kept in node.params
         declare_saved_names(self)
 
     def node_attribute(self, node, name: str):
@@ -128,12 +129,14 @@ _ops: dict = {}
 
 
 def one_node(node_name: str, composite: Callable, inputs: tuple,
-             saved: dict | None = None) -> Tensor:
+             saved: dict | None = None, constants: dict | None = None) -> Tensor:
     """``composite(*inputs)`` (inputs: Tensors or None), its graph recorded as one node named
     ``node_name`` with an edge per input. ``saved`` maps torch's ``_saved_<name>`` attributes
     of that node to an input's position or ``"result"``: the inputs torch's node saves, whose
-    in-place change before backward raises torch's error. Without a graph to record (no grad,
-    forward AD, a ``gradkit.func`` transform), the composite runs as it is."""
+    in-place change before backward raises torch's error. ``constants``: the other
+    ``_saved_<name>`` values torch's node keeps (sizes, flags), readable after backward.
+    Without a graph to record (no grad, forward AD, a ``gradkit.func`` transform), the
+    composite runs as it is."""
     if not records_graph() or grad_state.transforms or batch_state.size or \
             not any(isinstance(t, Tensor) and t._requires_grad for t in inputs) or \
             _dispatch._forward_ad is not None and _dispatch._forward_ad.has_tangents(inputs):
@@ -143,13 +146,14 @@ def one_node(node_name: str, composite: Callable, inputs: tuple,
     output = composite(*stand_ins)
     if output.grad_fn is None:  # not differentiable (an integer result): nothing to record
         return output
-    key = (node_name, tuple(sorted((saved or {}).items())))
+    key = (node_name, tuple(sorted((saved or {}).items())), tuple(constants or ()))
     op = _ops.get(key)
     if op is None:
-        op = _ops[key] = OneNodeOp(node_name, saved or {})
+        op = _ops[key] = OneNodeOp(node_name, saved or {}, key[2])
     nodes, slots, meta, _ = edges_and_meta(
         inputs, [t._data if isinstance(t, Tensor) else t for t in inputs])
     node = op.node_class(op, tuple(nodes), tuple(slots),
-                         (_Recorded(inputs, stand_ins, output, saved or {}),), None, tuple(meta))
+                         (_Recorded(inputs, stand_ins, output, saved or {}),), constants,
+                         tuple(meta))
     node.anomaly_trace = output.grad_fn.anomaly_trace  # anomaly mode's forward stack: the user's
     return Tensor._make(output._data, node, 0)

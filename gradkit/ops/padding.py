@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit.memory_format import lay_out, suggested_order
 from gradkit.ops._op import op
 from gradkit.ops.conversion import fitted
 
@@ -53,7 +54,8 @@ def pad(xp, x, pad=(), mode="constant", value=0.0):
     if mode == "constant":
         if not any(w for pair in widths for w in pair):
             return xp.array(x[crop])  # nothing to fill (NumPy refuses a 0-d tensor's widths)
-        return xp.pad(x[crop], widths, mode="constant", constant_values=value)
+        return _in_layout_of(xp, x, xp.pad(x[crop], widths, mode="constant",
+                                           constant_values=value))
     _check_rank(x.shape, pad)
     if mode == "circular":
         _check_circular(x.shape, pad)
@@ -62,7 +64,14 @@ def pad(xp, x, pad=(), mode="constant", value=0.0):
             return xp.zeros(out_shape, dtype=x.dtype)
         return xp.pad(x[crop], widths, mode="wrap")
     _check_copied_from(x.shape, pad, mode)
-    return _copied(xp, x, pad, mode)
+    return _in_layout_of(xp, x, _copied(xp, x, pad, mode))
+
+
+def _in_layout_of(xp, x, out):
+    """``out`` channels last when ``x``'s strides suggest it: torch's constant, reflect and
+    replicate kernels allocate their result in the input's suggested memory format."""
+    order = suggested_order(x)
+    return out if order is None else lay_out(xp, out, order)
 
 
 def _padded_shape(shape: tuple, pad) -> tuple:

@@ -23,7 +23,7 @@ from gradkit.ops.linalg import matmul
 from gradkit.ops.one_node import one_node
 from gradkit.ops.piecewise import where
 from gradkit.ops.shape import reshape, transpose
-from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
 
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to "
                   "align_corners=False since 1.3.0. Please specify align_corners=True if the old "
@@ -167,7 +167,8 @@ def _read(flat, coords, sizes):
     n, c = flat.shape[:2]
     # a point outside (or NaN) reads pixel 0, whose value the caller masks out
     index = where(inside, index, 0).long()
-    index = reshape(index, (n, 1, -1)).expand(n, c, index[0].numel())
+    points = int(np.prod(coords[0].shape[1:]))  # (not -1: an empty batch leaves it open)
+    index = reshape(index, (n, 1, points)).expand(n, c, points)
     values = reshape(gather(flat, 2, index), (n, c) + tuple(coords[0].shape[1:]))
     return values, inside.unsqueeze(1)
 
@@ -184,9 +185,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     align_corners = _default_align(align_corners)
-    _check_grid(input, grid)
-    if mode == "bicubic" and input.ndim == 5:
-        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    _check_grid(input, grid, mode)
     sample = _bicubic if mode == "bicubic" else _sample
     return one_node(f"GridSampler{input.ndim - 2}DBackward0",
                     lambda input, grid: sample(input, grid, mode, padding_mode, align_corners),
@@ -272,13 +271,10 @@ def _bicubic(input, grid, mode, padding_mode, align_corners):
     return out
 
 
-def _check_grid(input, grid) -> None:
-    """torch's grid_sampler checks, in its order."""
-    if input.ndim != grid.ndim or input.ndim not in (4, 5):
-        raise RuntimeError(
-            f"grid_sampler(): expected {input.ndim}D input and grid with same number of "
-            f"dimensions, but got input with sizes {list(input.shape)} and grid with sizes "
-            f"{list(grid.shape)}")
+def _check_grid(input, grid, mode: str) -> None:
+    """torch's grid_sampler checks, in its order: the common ones (batch size, grid's last
+    size, non-empty spatial dims), the 2-d or 3-d kernel's ranks (any other rank is the 3-d
+    one's), bicubic of a volume, then the kernel's dtypes."""
     if input.shape[0] != grid.shape[0]:
         raise RuntimeError(
             "grid_sampler(): expected grid and input to have same batch size, but got input "
@@ -287,6 +283,22 @@ def _check_grid(input, grid) -> None:
         raise RuntimeError(
             f"grid_sampler(): expected grid to have size {input.ndim - 2} in last dimension, "
             f"but got grid with sizes {list(grid.shape)}")
+    for dim in range(2, input.ndim):
+        if input.shape[dim] == 0:
+            raise RuntimeError(
+                "grid_sampler(): expected input to have non-empty spatial dimensions, but "
+                f"input has sizes {list(input.shape)} with dimension {dim} being empty")
+    rank = 4 if input.ndim == 4 else 5
+    if input.ndim != rank or grid.ndim != rank:
+        raise RuntimeError(
+            f"grid_sampler(): expected {rank}D input and grid with same number of "
+            f"dimensions, but got input with sizes {list(input.shape)} and grid with sizes "
+            f"{list(grid.shape)}")
+    if mode == "bicubic" and rank == 5:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if input.dtype != grid.dtype:
         raise RuntimeError(f"expected scalar type {scalar_type_name(input._data)} but found "
                            f"{scalar_type_name(grid._data)}")
+    if input._data.dtype.kind != "f":
+        raise kernel_error("grid_sampler_2d_cpu_kernel_impl" if rank == 4 else
+                           "grid_sampler3d_cpu")(input._data)

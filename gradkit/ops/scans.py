@@ -2,6 +2,7 @@
 prod, whose gradient at zeros is made of cumprods."""
 from __future__ import annotations
 
+import builtins
 import operator
 
 import numpy as np
@@ -12,9 +13,8 @@ from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import add, sub
-from gradkit.ops.complex import conj, real
+from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import exp, log
-from gradkit.ops.extremes import amax
 from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import register as register_method, tensor_method
@@ -96,26 +96,36 @@ def _omitted_products(g, x, d):
     from prods of x before k and cumprods of x after it. x_k is left out, never replaced by 1,
     so the second derivatives are torch's (a NaN x_k does not reach its own row)."""
     n = x.shape[d]
-    x = conj(x)
-    ones = ones_like(narrow(g, d, 0, 1))
-    grads = []
+    return stack([sum(narrow(g, d, k, n - k) * row, d)
+                  for k, row in enumerate(_omitted_rows(conj(x), d))], d)
+
+
+def _omitted_rows(x, d):
+    """For each k, the products of x_i for i <= j, i != k at j = k..n-1 along d."""
+    n = x.shape[d]
+    ones = ones_like(narrow(x, d, 0, 1))
     for k in range(n):
         until_k = ones if k == 0 else prod(narrow(x, d, 0, k), d, True)
         if k == n - 1:
-            omitted = until_k
+            yield until_k
         else:
             from_next = cumprod(narrow(x, d, k + 1, n - k - 1), d)
-            omitted = cat([until_k, from_next if k == 0 else until_k * from_next], d)
-        grads.append(sum(narrow(g, d, k, n - k) * omitted, d))
-    return stack(grads, d)
+            yield cat([until_k, from_next if k == 0 else until_k * from_next], d)
 
 
 def _cumprod_jvp(t, x, out, dim, dtype):
     """torch's cumprod_jvp: cumsum(t / x) * out up to the first zero, then the cumprod of x
-    with the first zero replaced by its tangent."""
+    with the first zero replaced by its tangent. Recording a graph with zeros in x, the sum
+    over k of t_k times the products of the other x_i instead: torch's form reads the first
+    zero as a constant, so the gradient of the tangent there is NaN in torch (finite
+    differences give the products of the others)."""
     if x.ndim == 0:
         return t
     d = _scan_dim(x, dim)
+    if is_grad_enabled() and (x.requires_grad or t.requires_grad) and (_data(x) == 0).any():
+        terms = [narrow(t, d, k, 1) * row for k, row in enumerate(_omitted_rows(x, d))]
+        return builtins.sum(cat([zeros_like(narrow(t, d, 0, k)), term], d) if k else term
+                            for k, term in enumerate(terms))
     zero = x == 0
     first = zero & (cumsum(zero, d) == 1)
     from_first = cumsum(first, d) > 0
@@ -232,6 +242,17 @@ def _reverse_logcumsumexp(v, d):
     return flip(logcumsumexp(flip(v, (d,)), d), (d,))
 
 
+def _signed_logs(v, keep_nan: bool):
+    """(log|v| where v > 0, log|v| where v < 0), the lowest float elsewhere (exp gives 0): the
+    two parts of a real v for sums taken in log space; a NaN goes with the positive part when
+    ``keep_nan`` (torch's backward drops a NaN gradient, its forward mode spreads one)."""
+    lowest = float(np.finfo(_data(v).dtype).min)
+    with np.errstate(divide="ignore"):  # log|0| = -inf, masked
+        log_abs = log(piecewise.abs(v))
+    positive = (v > 0) | (v != v) if keep_nan else v > 0
+    return where(positive, log_abs, lowest), where(v < 0, log_abs, lowest)
+
+
 def _logcumsumexp_vjp(g, x, out, dim):
     """torch's logcumsumexp_backward: sum over j >= i of g_j exp(x_i - out_j), by the
     logcumsumexp of log|g| - out, positive and negative parts apart (real x)."""
@@ -243,21 +264,26 @@ def _logcumsumexp_vjp(g, x, out, dim):
             # the ops, not NumPy's - and + on the arrays a plain backward passes: torch's
             # complex sub and add multiply by alpha = 1 + 0j, so an infinite out gives NaN
             return conj(exp(add(_reverse_logcumsumexp(sub(log(conj(g)), out), d), x)))
-    lowest = float(np.finfo(_data(g).dtype).min)
-    with np.errstate(divide="ignore", over="ignore"):  # log|0| = -inf (masked), lowest - out
-        log_abs = log(piecewise.abs(g))
-        positive = exp(_reverse_logcumsumexp(where(g > 0, log_abs, lowest) - out, d) + x)
-        negative = exp(_reverse_logcumsumexp(where(g < 0, log_abs, lowest) - out, d) + x)
+    with np.errstate(over="ignore"):  # lowest - out
+        positive, negative = (exp(_reverse_logcumsumexp(part - out, d) + x)
+                              for part in _signed_logs(g, False))
     return positive - negative
 
 
 def _logcumsumexp_jvp(t, x, out, dim):
-    """The softmax-weighted cumulative tangent: cumsum(e * t) / cumsum(e), e = exp(x - max)."""
+    """sum over j <= i of t_j exp(x_j - out_i), by the logcumsumexp of log|t| + x (the parts
+    of each sign apart for real x), so that no weight underflows: torch's cumsum(e t) /
+    cumsum(e), e = exp(x - max), is 0 / 0 where a prefix is far below the max (and takes no
+    max for complex x: exp overflows)."""
     if x.ndim == 0 or 0 in x.shape:
         return t
     d = _scan_dim(x, dim)
-    e = exp(x - amax(real(x), d, True))
-    return cumsum(e * t, d) / cumsum(e, d)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # as the vjp's
+        if _data(x).dtype.kind == "c":
+            return exp(logcumsumexp(log(t) + x, d) - out)
+        positive, negative = (exp(logcumsumexp(part + x, d) - out)
+                              for part in _signed_logs(t, True))
+    return positive - negative
 
 
 logcumsumexp.defvjp(_logcumsumexp_vjp)

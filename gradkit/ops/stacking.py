@@ -69,30 +69,30 @@ def atleast_3d(*tensors) -> Tensor | tuple:
 
 def hstack(tensors) -> Tensor:
     """Concatenate column-wise: along dim 1, or dim 0 when the tensors are 1-d."""
-    tensors = atleast_1d(_check_sequence("hstack", tensors))
+    tensors = atleast_1d(_check_sequence("hstack", tensors, arrays=False))
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors) -> Tensor:
     """Concatenate row-wise (along dim 0), 0-d and 1-d tensors taken as rows."""
-    return cat(atleast_2d(_check_sequence("vstack", tensors)), 0)
+    return cat(atleast_2d(_check_sequence("vstack", tensors, arrays=False)), 0)
 
 
 def row_stack(tensors) -> Tensor:
     """``vstack`` under its older name (torch's argument error says row_stack)."""
     if not isinstance(tensors, (list, tuple)):
-        _check_sequence("row_stack", tensors)
+        _check_sequence("row_stack", tensors, arrays=False)
     return vstack(tensors)
 
 
 def dstack(tensors) -> Tensor:
     """Concatenate depth-wise (along dim 2), each tensor taken with at least 3 dims."""
-    return cat(atleast_3d(_check_sequence("dstack", tensors)), 2)
+    return cat(atleast_3d(_check_sequence("dstack", tensors, arrays=False)), 2)
 
 
 def column_stack(tensors) -> Tensor:
     """Concatenate along dim 1, 0-d and 1-d tensors taken as columns."""
-    tensors = _check_sequence("column_stack", tensors)
+    tensors = _check_sequence("column_stack", tensors, arrays=False)
     return cat([reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors], 1)
 
 

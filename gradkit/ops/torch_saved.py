@@ -33,7 +33,8 @@ from gradkit.ops.linalg_lu import _lu, _lu_factor_ex, _lu_unpack, lu_factor_ex
 from gradkit.ops.linalg_norms import vector_norm
 from gradkit.ops.linalg_pinv import _lstsq
 from gradkit.ops.linalg_slogdet import _slogdet
-from gradkit.ops.linalg_solvers import _cholesky, _solve, det, inv
+from gradkit.ops.linalg_det import det
+from gradkit.ops.linalg_solvers import _cholesky, _solve, inv
 from gradkit.ops.losses import _mse, _nll
 from gradkit.ops.losses_margin import _multilabel_margin, _multilabel_terms, norm_over_a_dim
 from gradkit.ops.losses_more import _huber, _smooth_l1

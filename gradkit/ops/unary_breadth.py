@@ -10,7 +10,7 @@ from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.int_arguments import invalid_combination
-from gradkit.number_arguments import python_number
+from gradkit.number_arguments import python_number, reads_as_number
 from gradkit.ops._op import op
 from gradkit.ops.clamp import clamped_by_numbers, clamped_by_tensors
 from gradkit.ops.elementwise import exp2
@@ -210,19 +210,42 @@ def _isin(xp, elements, test_elements, assume_unique=False, invert=False):
     return ~found if invert else found
 
 
-_ISIN_SIGNATURES = "".join(
-    f" * ({first}, {second}, *, bool assume_unique = False, bool invert = False, "
-    "Tensor out = None)\n" for first, second in (
-        ("Tensor elements", "Tensor test_elements"), ("Number element", "Tensor test_elements"),
-        ("Tensor elements", "Number test_element")))
+# torch's three signatures: (parameter names, whether each takes a tensor or a number)
+_ISIN_SIGNATURES = ((("elements", "test_elements"), (True, True)),
+                    (("element", "test_elements"), (False, True)),
+                    (("elements", "test_element"), (True, False)))
 
 
-def isin(elements: Tensor | float, test_elements: Tensor | float, *,
-         assume_unique: bool = False, invert: bool = False) -> Tensor:
-    """True where an element of ``elements`` is in ``test_elements`` (either may be a number,
-    not both), compared in their promoted dtype; ``invert`` gives the complement."""
-    if type(elements) in PY_SCALARS and type(test_elements) in PY_SCALARS:
-        raise TypeError("isin() received an invalid combination of arguments - got "
-                        f"({type(elements).__name__}, {type(test_elements).__name__}), but "
-                        f"expected one of:\n{_ISIN_SIGNATURES}")
-    return _isin(elements, test_elements, assume_unique=assume_unique, invert=invert)
+def _isin_operand(value, tensor: bool) -> bool:
+    if isinstance(value, Tensor):  # a 0-d one reads as a Number too
+        return tensor or reads_as_number(value)
+    return not tensor and (type(value) in PY_SCALARS or isinstance(value, (np.number, np.bool_)))
+
+
+def _isin_bind(args: tuple, keywords: dict) -> tuple | None:
+    """(elements, test_elements) of the signature the arguments match, None if none does."""
+    for names, tensors in _ISIN_SIGNATURES:
+        if len(args) > 2 or any(name in keywords for name in names[:len(args)]) or \
+                set(keywords) - set(names):
+            continue
+        bound = dict(zip(names, args)) | keywords
+        if len(bound) == 2 and all(map(_isin_operand, (bound[n] for n in names), tensors)):
+            return tuple(python_number(bound[n]) for n in names)
+    return None
+
+
+def isin(*args, **kwargs) -> Tensor:
+    """``isin(elements, test_elements, *, assume_unique=False, invert=False)``: True where an
+    element of ``elements`` is in ``test_elements``, compared in their promoted dtype. Either
+    may be a number (torch's ``element=``/``test_element=`` spellings), not both; ``invert``
+    gives the complement."""
+    options = {k: kwargs[k] for k in ("assume_unique", "invert") if k in kwargs}
+    operands = {k: v for k, v in kwargs.items() if k not in options}
+    bound = _isin_bind(args, operands)
+    if bound is None or any(type(v) is not bool for v in options.values()):
+        listing = "".join(
+            f" * ({'Tensor' if tensors[0] else 'Number'} {names[0]}, "
+            f"{'Tensor' if tensors[1] else 'Number'} {names[1]}, *, bool assume_unique = False, "
+            "bool invert = False, Tensor out = None)\n" for names, tensors in _ISIN_SIGNATURES)
+        raise TypeError(f"{invalid_combination('isin', args, kwargs)}\n{listing}")
+    return _isin(*bound, **options)

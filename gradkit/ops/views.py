@@ -208,8 +208,21 @@ def write_through(chain, array, values) -> None:
         if view_op.view_inverse is not None:
             region = replay_view(chain[:k], array)
             computed = view_op(region, **params)
+            if isinstance(computed, np.generic):  # a 0-d region's conj: an array to write into
+                computed = np.asarray(computed)
+            expanded = not getattr(region.flags, "writeable", True)  # zero strides: overlapping
+            before = computed.copy() if expanded else None
             write_through(chain[k + 1:], computed, values)
-            region[...] = view_op.view_inverse(computed, **params)
+            inverse = view_op.view_inverse(computed, **params)
+            if not expanded:
+                region[...] = inverse
+                return
+            # only the elements written: an unchanged copy of one memory location must not
+            # overwrite a changed one (torch writes each element of the view to its location)
+            alias = writable_alias(region)
+            changed = computed != before
+            if alias is not None:
+                alias[changed] = inverse[changed]
             return
     region = replay_view(chain, array)
     if not getattr(region.flags, "writeable", True):  # a zero-stride (expanded) region
@@ -242,10 +255,14 @@ def writable_alias(target):
 
 
 def refresh_computed(view) -> None:
-    """Recompute the values of a view with a computed step (conj) from its base's memory."""
-    if getattr(view._data.flags, "writeable", True):  # CuPy arrays have no such flag
+    """Recompute the values of a view with a computed step (conj) from its base's memory; an
+    expanded view's (read-only to NumPy) through a writable alias of the same memory."""
+    target = view._data
+    if not getattr(target.flags, "writeable", True):  # CuPy arrays have no such flag
+        target = writable_alias(target)
+    if target is not None:
         info = view._view
-        view._data[...] = replay_view(info.steps(), info.base._data)
+        target[...] = replay_view(info.steps(), info.base._data)
 
 
 def replay_view(chain, tensor):

@@ -43,6 +43,18 @@ class _AdamFamily(Optimizer):
             return grad
         return grad.add(param, alpha=weight_decay)
 
+    def _moved_moments(self, param, grad, group: dict, state: dict) -> tuple:
+        """NAdam's and RAdam's common start of a step: count it, decay the gradient and move
+        both moments by it. The real views ``param, grad, exp_avg, exp_avg_sq`` and the step."""
+        beta1, beta2 = group["betas"]
+        param_r, grad, exp_avg, exp_avg_sq = real_views(
+            param, param, grad, state["exp_avg"], state["exp_avg_sq"])
+        step = state["step"].add_(1).item()
+        grad = self._decayed(group, param_r, grad, group["decoupled_weight_decay"])
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        return param_r, grad, exp_avg, exp_avg_sq, step
+
 
 class Adamax(_AdamFamily):
     """torch.optim.Adamax: Adam with the infinity norm of past gradients as denominator.
@@ -122,15 +134,11 @@ class NAdam(_AdamFamily):
                                                      exp_avg_sq=zeros_like(param)))
             if self._step_refused(group):
                 continue
-            param_r, grad, exp_avg, exp_avg_sq = real_views(
-                param, param, grad, state["exp_avg"], state["exp_avg_sq"])
-            step = state["step"].add_(1).item()
-            grad = self._decayed(group, param_r, grad, group["decoupled_weight_decay"])
+            param_r, grad, exp_avg, exp_avg_sq, step = self._moved_moments(param, grad, group,
+                                                                            state)
             mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
             mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
             mu_product = state["mu_product"].mul_(mu)
-            exp_avg.lerp_(grad, 1 - beta1)
-            exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
             denom = exp_avg_sq.div(1 - beta2 ** step).sqrt().add(eps)  # the root is saved
             if group["differentiable"]:  # torch's: through mu_product, a tensor
                 param_r.addcdiv_(grad * (-lr * (1.0 - mu) / (1.0 - mu_product)), denom)
@@ -175,12 +183,8 @@ class RAdam(_AdamFamily):
                                                      exp_avg_sq=zeros_like(param)))
             if self._step_refused(group):
                 continue
-            param_r, grad, exp_avg, exp_avg_sq = real_views(
-                param, param, grad, state["exp_avg"], state["exp_avg_sq"])
-            step = state["step"].add_(1).item()
-            grad = self._decayed(group, param_r, grad, group["decoupled_weight_decay"])
-            exp_avg.lerp_(grad, 1 - beta1)
-            exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+            param_r, grad, exp_avg, exp_avg_sq, step = self._moved_moments(param, grad, group,
+                                                                            state)
             bias_correction2 = 1 - beta2 ** step
             update = exp_avg / (1 - beta1 ** step) * lr
             rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2

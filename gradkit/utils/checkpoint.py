@@ -16,7 +16,7 @@ import warnings
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.api import backward
-from gradkit.autograd.engine import current_pass as _current_pass
+from gradkit.autograd.backward_pass import current_pass as _current_pass
 from gradkit.autograd.function import Function
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.autograd.graph import saved_tensors_hooks

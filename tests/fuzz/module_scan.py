@@ -9,9 +9,7 @@ input differs.
 """
 from __future__ import annotations
 
-import argparse
 import sys
-import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -19,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import gradkit  # noqa: E402
 from fuzz.module_samples import (  # noqa: E402
     RANDOM_IN_TRAINING, compare_module_input, gradkit_class, module_db, torch)
-from fuzz.opinfo_scan import report  # noqa: E402
+from fuzz.opinfo_scan import parse_scan_args, report, scan_parser, verdict  # noqa: E402
 
 
 def scan(only: set, dtypes: list, show: int) -> tuple[int, int]:
@@ -56,18 +54,12 @@ def present_dtypes(names: list) -> tuple[list, list]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtypes", default="float64")
-    parser.add_argument("--only", default="", help="comma-separated module class names")
-    parser.add_argument("--show", type=int, default=2, help="differences printed per module")
-    args = parser.parse_args()
-    warnings.filterwarnings("ignore")
+    args, only = parse_scan_args(
+        scan_parser(__doc__, "float64", "module class names", "module"))
     dtypes, absent = present_dtypes(args.dtypes.split(","))
     if absent:
         print(f"skipped, gradkit has no {', '.join(absent)}")
-    total, bad = scan(set(args.only.split(",")) - {""}, dtypes, args.show)
-    print(f"{total} module inputs, {bad} differing")
-    return 1 if bad else 0
+    return verdict(*scan(only, dtypes, args.show), "module inputs")
 
 
 if __name__ == "__main__":

@@ -12,9 +12,7 @@ sample whose forward or first gradient differs is not reported here. Exits 1 whe
 """
 from __future__ import annotations
 
-import argparse
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fuzz.opinfo_samples import (  # noqa: E402
     _weighted_sum, derivative_difference, fresh_leaves, gradkit, gradkit_callable,
     random_weights, run_both, to_gradkit, torch)
-from fuzz.opinfo_scan import _selected, report, timed_out  # noqa: E402
+from fuzz.opinfo_scan import (  # noqa: E402
+    _selected, parse_scan_args, report, scan_parser, timed_out, verdict)
 
 
 def _differentiable(t) -> bool:
@@ -121,18 +120,12 @@ def scan(only: set, dtypes: list, show: int, reference: bool = False) -> tuple[i
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtypes", default="float64,complex128")
-    parser.add_argument("--only", default="", help="comma-separated OpInfo names")
-    parser.add_argument("--show", type=int, default=2, help="differences printed per op")
+    parser = scan_parser(__doc__, "float64,complex128", "OpInfo names", "op")
     parser.add_argument("--reference", action="store_true", help="torch's reference_inputs")
-    args = parser.parse_args()
-    warnings.filterwarnings("ignore")
-    total, bad = scan(set(args.only.split(",")) - {""},
-                      [getattr(torch, d) for d in args.dtypes.split(",")], args.show,
-                      args.reference)
-    print(f"{total} samples, {bad} differing, {len(timed_out)} stopped after 30 s")
-    return 1 if bad else 0
+    args, only = parse_scan_args(parser)
+    dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
+    total, bad = scan(only, dtypes, args.show, args.reference)
+    return verdict(total, bad, "samples", f", {len(timed_out)} stopped after 30 s")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ _stub.TestCase = unittest.TestCase
 sys.modules.setdefault("expecttest", _stub)
 
 import torch  # noqa: E402
+from fuzz.function_twins import function_twin, reading_gradkit  # noqa: E402, F401
 from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402, F401
 
 RANDOM = {"cauchy", "exponential", "geometric", "log_normal", "normal", "uniform", "bernoulli",
@@ -127,6 +128,9 @@ def gradkit_callable(opinfo, variant: str):
         inner = gradkit_callable(types.SimpleNamespace(
             name=opinfo.name, op=f.func, method_variant=None, inplace_variant=None), "op")
         return inner and functools.partial(inner, *f.args, **f.keywords)
+    owner = getattr(f, "__self__", None)
+    if isinstance(owner, type) and issubclass(owner, torch.autograd.Function):
+        return function_twin(owner).apply  # autograd_function_db's custom Functions
     module = getattr(f, "__module__", "") or ""
     # a method of torch's Tensor (cfloat's op is one): gradkit's method of that name
     if (variant != "op" or isinstance(f, types.MethodDescriptorType)) and \
@@ -138,14 +142,6 @@ def gradkit_callable(opinfo, variant: str):
     if isinstance(f, types.FunctionType) and module.startswith("torch.testing"):
         return reading_gradkit(f)  # a lambda of torch's table (``lambda x: x.H``)
     return resolve(opinfo.name)
-
-
-def reading_gradkit(f):
-    """A function of torch's test helpers, the same code reading gradkit for torch."""
-    env = dict(f.__globals__, torch=gradkit, F=gradkit.nn.functional)
-    g = types.FunctionType(f.__code__, env, f.__name__, f.__defaults__, f.__closure__)
-    g.__kwdefaults__ = f.__kwdefaults__
-    return g
 
 
 def _flat(out) -> list:

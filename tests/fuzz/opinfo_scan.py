@@ -80,6 +80,30 @@ def report(where: str, items: list, compare, show: int, describe, seconds: int =
     return differing
 
 
+def scan_parser(doc: str, dtypes: str, names: str, per: str) -> argparse.ArgumentParser:
+    """The options every scan takes: ``--dtypes``, ``--only`` (comma-separated ``names``) and
+    ``--show`` (the differences printed per ``per``)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--dtypes", default=dtypes)
+    parser.add_argument("--only", default="", help=f"comma-separated {names}")
+    parser.add_argument("--show", type=int, default=2, help=f"differences printed per {per}")
+    return parser
+
+
+def parse_scan_args(parser: argparse.ArgumentParser) -> tuple[argparse.Namespace, set]:
+    """The options and the names ``--only`` selects (none: all); warnings are silenced, as the
+    scan prints only differences."""
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    return args, set(args.only.split(",")) - {""}
+
+
+def verdict(total: int, bad: int, what: str, note: str = "") -> int:
+    """Print how many ``what`` were compared and how many differ; the exit code (1: some do)."""
+    print(f"{total} {what}, {bad} differing{note}")
+    return 1 if bad else 0
+
+
 def scan_errors(only: set, show: int) -> tuple[int, int]:
     total = bad = 0
     for opinfo in _selected(only):
@@ -116,24 +140,18 @@ def scan_samples(only: set, dtypes: list, variants: list, reference: bool,
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtypes", default="float64")
+    parser = scan_parser(__doc__, "float64", "OpInfo names", "op")
     parser.add_argument("--variants", default="op,method,inplace")
-    parser.add_argument("--only", default="", help="comma-separated OpInfo names")
-    parser.add_argument("--show", type=int, default=2, help="differences printed per op")
     parser.add_argument("--reference", action="store_true", help="torch's reference_inputs")
     parser.add_argument("--errors", action="store_true", help="torch's error_inputs instead")
-    args = parser.parse_args()
-    warnings.filterwarnings("ignore")
-    only = set(args.only.split(",")) - {""}
+    args, only = parse_scan_args(parser)
     if args.errors:
         total, bad = scan_errors(only, args.show)
     else:
         dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
         total, bad = scan_samples(only, dtypes, args.variants.split(","), args.reference,
                                   args.show)
-    print(f"{total} {'error inputs' if args.errors else 'samples'}, {bad} differing")
-    return 1 if bad else 0
+    return verdict(total, bad, "error inputs" if args.errors else "samples")
 
 
 if __name__ == "__main__":

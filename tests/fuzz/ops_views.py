@@ -139,3 +139,19 @@ VIEW_OPS: dict[str, OpSpec] = {
     "hook": OpSpec(1, lambda lib, x, kind: _register(x, kind), _hook, same=True),
     "retain_grad": OpSpec(1, lambda lib, x: _retain(x), same=True),
 }
+
+
+def _expand(lib, x):
+    return x.expand(2, *x.shape)
+
+
+# views that share memory through a conj step (the conj bit in torch; computed values kept in
+# step by writes in gradkit) and the tensors sharing it without history (lane conj views)
+CONJ_VIEW_OPS: dict[str, OpSpec] = {
+    "v_conj": OpSpec(1, lambda lib, x: x.conj()),
+    "v_imag": OpSpec(1, lambda lib, x: x.imag if x.is_complex() else x),
+    "v_detach": OpSpec(1, lambda lib, x: x.detach()),
+    "v_data": OpSpec(1, lambda lib, x: x.data),
+    "v_expand": OpSpec(1, _expand),
+    "v_diagonal": OpSpec(1, lambda lib, x: x.diagonal(0, -2, -1) if x.ndim >= 2 else x),
+}

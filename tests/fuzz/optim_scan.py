@@ -12,7 +12,6 @@ any input differs.
 """
 from __future__ import annotations
 
-import argparse
 import copy
 import sys
 import warnings
@@ -27,7 +26,8 @@ import torch  # noqa: E402
 from torch.testing._internal.common_optimizers import (  # noqa: E402
     OptimizerErrorEnum, _get_optim_inputs_including_global_cliquey_kwargs, optim_db)
 
-from fuzz.opinfo_scan import _TimeoutError, report  # noqa: E402
+from fuzz.opinfo_scan import (  # noqa: E402
+    _TimeoutError, parse_scan_args, report, scan_parser, verdict)
 
 
 def _converted(value, m):
@@ -201,15 +201,9 @@ def scan(only: set, dtypes: list, show: int) -> tuple[int, int]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtypes", default="float32,float64")
-    parser.add_argument("--only", default="", help="comma-separated optimizer class names")
-    parser.add_argument("--show", type=int, default=2, help="differences printed per optimizer")
-    args = parser.parse_args()
-    warnings.filterwarnings("ignore")
-    total, bad = scan(set(args.only.split(",")) - {""}, args.dtypes.split(","), args.show)
-    print(f"{total} optimizer inputs, {bad} differing")
-    return 1 if bad else 0
+    args, only = parse_scan_args(
+        scan_parser(__doc__, "float32,float64", "optimizer class names", "optimizer"))
+    return verdict(*scan(only, args.dtypes.split(","), args.show), "optimizer inputs")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from .ops_numbers import NUMBER_OPS
 from .ops_optim import OPTIM_OPS
 from .ops_signal import SIGNAL_OPS
 from .ops_values import VALUE_OPS
-from .ops_views import VIEW_OPS
+from .ops_views import CONJ_VIEW_OPS, VIEW_OPS
 from .transforms import TRANSFORMS
 
 __all__ = ["OPS", "CLASSES", "CLASS_NAMES", "SEEDED_CLASSES", "Leaf", "Step", "Program",
@@ -40,7 +40,7 @@ __all__ = ["OPS", "CLASSES", "CLASS_NAMES", "SEEDED_CLASSES", "Leaf", "Step", "P
 _ROUND_ROBIN_OPS = (*CORE_OPS, *VIEW_OPS, *INDEXING_OPS, *DTYPE_OPS, *VALUE_OPS)
 OPS: dict[str, OpSpec] = {**CORE_OPS, **VIEW_OPS, **INDEXING_OPS, **DTYPE_OPS, **VALUE_OPS,
                           **BREADTH_OPS, **SIGNAL_OPS, **DIST_OPS,
-                          **OPTIM_OPS, **NUMBER_OPS}
+                          **OPTIM_OPS, **NUMBER_OPS, **CONJ_VIEW_OPS}
 
 FLOATS = ("float32", "float64", "complex64", "complex128")
 _CORE_VIEWS = ("slice", "transpose", "t", "unsqueeze", "select0", "expand", "view_flat",
@@ -125,6 +125,11 @@ SEEDED_CLASSES["fwd"] = CLASSES["mixed"]._replace(
     ops=tuple(n for n in _ROUND_ROBIN_OPS if n not in ("hook", "retain_grad",
                                                        "i_requires_grad_")),
     keep_error=0.2, backward=0.0, create_graph=0.0, transforms=TRANSFORMS)
+# conjugated views, detach()/.data of them, expanded views, written through and read after
+# writes into their base (the eleventh session: detach and .data copied conj views' values)
+SEEDED_CLASSES["conj_views"] = CLASSES["views"]._replace(
+    ops=tuple(CONJ_VIEW_OPS) * 4 + tuple(n for n in _VIEWS if n not in ("hook",)),
+    dtypes=("complex128", "complex64", "float64"))
 CLASSES.update(SEEDED_CLASSES)
 
 

@@ -25,58 +25,54 @@ def momenta(opt):
             for group in opt.param_groups]
 
 
-def run_plain(schedulers, opt, epochs):
-    """torch's ``run_plain``: the rates, then a step of each scheduler (no optimizer step)."""
+def _each_epoch(schedulers, opt, epochs, now, optimizer_step=True):
+    """Per epoch: ``now()`` recorded, an optimizer step (unless not), a step of each scheduler."""
     seen = []
     for _ in range(epochs):
-        seen.append(lrs_now(opt))
+        seen.append(now())
+        if optimizer_step:
+            opt.step()
         for scheduler in schedulers:
             scheduler.step()
     return seen
 
 
-def run_with_epoch(schedulers, opt, epochs):
+def _each_epoch_warned(opt, epochs, step):
+    """Per epoch: an optimizer step, then ``step(epoch)``; the rates and the warnings it gave."""
     seen = []
     for epoch in range(epochs):
         opt.step()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            for scheduler in schedulers:
-                scheduler.step(epoch)
+            step(epoch)
         seen.append((lrs_now(opt), messages(caught)))
     return seen
+
+
+def run_plain(schedulers, opt, epochs):
+    """torch's ``run_plain``: the rates, then a step of each scheduler (no optimizer step)."""
+    return _each_epoch(schedulers, opt, epochs, lambda: lrs_now(opt), optimizer_step=False)
+
+
+def run_with_epoch(schedulers, opt, epochs):
+    """torch's ``_test_with_epoch``: each scheduler's ``step(epoch)``."""
+    def step(epoch):
+        for scheduler in schedulers:
+            scheduler.step(epoch)
+    return _each_epoch_warned(opt, epochs, step)
 
 
 def run_constant_epoch(schedulers, opt, epochs):
     """torch's ``_test_lr_is_constant_forrun_constant_epoch``: step(2) over and over."""
-    seen = []
-    for _ in range(epochs):
-        opt.step()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            schedulers[0].step(2)
-        seen.append((lrs_now(opt), messages(caught)))
-    return seen
+    return _each_epoch_warned(opt, epochs, lambda _: schedulers[0].step(2))
 
 
 def run_get_last_lr(schedulers, opt, epochs):
-    seen = []
-    for _ in range(epochs):
-        seen.append([s.get_last_lr() for s in schedulers])
-        opt.step()
-        for scheduler in schedulers:
-            scheduler.step()
-    return seen
+    return _each_epoch(schedulers, opt, epochs, lambda: [s.get_last_lr() for s in schedulers])
 
 
 def run_cycle(schedulers, opt, epochs):
-    seen = []
-    for _ in range(epochs):
-        seen.append((lrs_now(opt), momenta(opt)))
-        opt.step()
-        for scheduler in schedulers:
-            scheduler.step()
-    return seen
+    return _each_epoch(schedulers, opt, epochs, lambda: (lrs_now(opt), momenta(opt)))
 
 
 def drive(runner, make, epochs, cls="SGD", second_lr=None, lrs=None):

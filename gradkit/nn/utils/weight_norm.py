@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import warnings
 
-from gradkit import autograd, ops
+from gradkit import autograd, linalg, ops
 from gradkit._tensor import Tensor
 from gradkit.nn import functional as F  # noqa: N812 - torch convention
 from gradkit.nn.layers_more import ConvTranspose2d
 from gradkit.nn.module import Module
-from gradkit.nn.parameter import Parameter
+from gradkit.nn.parameter import Parameter, is_lazy
 from gradkit.ops import norm_except_dim  # torch.norm_except_dim: one definition
 
 
@@ -52,6 +52,7 @@ class WeightNorm:
                                    f"parameter {name}")
         fn = WeightNorm(name, dim)
         weight = getattr(module, name)
+        _refuse_lazy(weight, "WeightNorm", "weight")
         del module._parameters[name]
         module.register_parameter(name + "_g",
                                   Parameter(norm_except_dim(weight, 2, fn.dim).data))
@@ -72,6 +73,13 @@ class WeightNorm:
         setattr(module, self.name, self.compute_weight(module))
 
 
+def _refuse_lazy(weight: Tensor, hook: str, what: str) -> None:
+    if is_lazy(weight):
+        raise ValueError(f"The module passed to `{hook}` can't have uninitialized parameters. "
+                         f"Make sure to run the dummy forward before applying {what} "
+                         "normalization")
+
+
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
     """Weight normalization by a forward pre-hook (``dim=None``: one norm for the whole
     tensor). Deprecated in torch (a FutureWarning) for parametrizations.weight_norm."""
@@ -90,6 +98,11 @@ def _remove_hook(module: Module, name: str, kind: type, what: str) -> Module:
         if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[key]
+            for table in ("_state_dict_hooks", "_load_state_dict_pre_hooks"):  # spectral's
+                hooks = module._hook_table(table)
+                for k in [k for k, h in hooks.items() if getattr(h, "hook", h) in
+                          (SpectralNormStateDictHook(hook), SpectralNormLoadPreHook(hook))]:
+                    del hooks[k]
             return module
     raise ValueError(f"{what} of '{name}' not found in {module}")
 
@@ -158,6 +171,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     weight = module._parameters[name]
     if weight is None:
         raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
+    _refuse_lazy(weight, "SpectralNorm", "spectral")
     with autograd.no_grad():
         height, width = fn.reshape_weight_to_matrix(weight).shape
         u = F.normalize(weight.new_empty(height).normal_(0, 1), dim=0, eps=fn.eps)
@@ -168,7 +182,60 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     module.register_buffer(fn.name + "_u", u)
     module.register_buffer(fn.name + "_v", v)
     module.register_forward_pre_hook(fn)
+    module._register_state_dict_hook(SpectralNormStateDictHook(fn))
+    module._register_load_state_dict_pre_hook(SpectralNormLoadPreHook(fn))
     return module
+
+
+class _SpectralNormHook:
+    """A state-dict hook of one SpectralNorm (equal to another of the same kind and norm)."""
+
+    def __init__(self, fn: SpectralNorm) -> None:
+        self.fn = fn
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other.fn is self.fn
+
+    __hash__ = None
+
+
+class SpectralNormStateDictHook(_SpectralNormHook):
+    """Writes the norm's version into the state dict's metadata, as torch's (version 1: u, v
+    and ``<name>_orig`` are saved, ``<name>`` is not)."""
+
+    def __call__(self, module: Module, state_dict, prefix: str, local_metadata: dict) -> None:
+        versions = local_metadata.setdefault("spectral_norm", {})
+        key = self.fn.name + ".version"
+        if key in versions:
+            raise RuntimeError(f"Unexpected key in metadata['spectral_norm']: {key}")
+        versions[key] = 1
+
+
+class SpectralNormLoadPreHook(_SpectralNormHook):
+    """Reads a state dict of torch's version None (``<name>`` saved, no ``<name>_v``):
+    solves for the v that gives the saved σ, as torch's hook."""
+
+    def __call__(self, state_dict, prefix: str, local_metadata: dict, strict: bool,
+                 missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
+        fn, key = self.fn, prefix + self.fn.name
+        version = local_metadata.get("spectral_norm", {}).get(fn.name + ".version")
+        if version is not None and version >= 1:
+            return
+        if version is None and key not in state_dict and all(
+                key + s in state_dict for s in ("_orig", "_u", "_v")):
+            return  # a current state dict without its metadata
+        absent = [key + s for s in ("_orig", "", "_u") if key + s not in state_dict]
+        if absent:
+            missing_keys.extend(absent if strict else ())
+            return
+        with autograd.no_grad():
+            weight_orig = state_dict[key + "_orig"]
+            sigma = ops.div(weight_orig, state_dict.pop(key)).mean()
+            weight_mat = fn.reshape_weight_to_matrix(weight_orig)
+            u = state_dict[key + "_u"]
+            v = linalg.multi_dot([weight_mat.t().mm(weight_mat).pinverse(), weight_mat.t(),
+                                  u.unsqueeze(1)]).squeeze(1)
+            state_dict[key + "_v"] = v.mul_(sigma / ops.dot(u, ops.mv(weight_mat, v)))
 
 
 def remove_spectral_norm(module: Module, name: str = "weight") -> Module:

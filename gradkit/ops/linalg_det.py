@@ -1,0 +1,70 @@
+"""linalg.det and torch's derivative of it: A^{-1} where it exists, the cofactors through the
+SVD where a matrix is singular (apart from linalg_solvers, as the SVD's file imports that one)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gradkit.backend import get_array_module
+from gradkit.ops._op import op
+from gradkit.ops.complex import conj
+from gradkit.ops.linalg import matmul
+from gradkit.ops.linalg_decompositions import svd
+from gradkit.ops.linalg_solvers import _trace, _unsqueeze2, check_matrices, inv, mH
+from gradkit.ops.piecewise import where
+from gradkit.ops.scans import prod
+from gradkit.ops.shape import unsqueeze
+from gradkit.ops.unary_helpers import kernel_error
+
+
+@op(save=("x", "result"), node_name="LinalgDetBackward0", method=True)
+def det(xp, x):
+    """The determinant of each square matrix in the last two dims of x."""
+    check_matrices("linalg.det", x, half=kernel_error("lu_cpu"))
+    if x.shape[-1] == 1:  # the entry, as torch: keeps -0.0 (LAPACK's LU gives +0.0); torch
+        # multiplies it by the product's 1 and the pivots' sign 1: complex inf turns NaN
+        one = xp.ones_like(x[..., 0, 0])
+        with np.errstate(invalid="ignore"):
+            return (one * x[..., 0, 0]) * one
+    with np.errstate(invalid="ignore"):
+        out = xp.linalg.det(x)
+    # a NaN reaches one of torch's pivots, whose product is then NaN (NumPy's LAPACK may take
+    # it for a zero pivot and give 0)
+    return xp.where(xp.isnan(x).any(axis=(-2, -1)), _nan(x.dtype), out)
+
+
+def _nan(dtype):
+    return complex(math.nan, math.nan) if np.dtype(dtype).kind == "c" else math.nan
+
+
+def _det_grad(x, out):
+    """d det / dA for the gradient convention: conj(det * A^{-T}) = conj(det) A^{-H}; through
+    the SVD when some matrix is singular (then A^{-1} does not exist, the cofactors do); NaN
+    throughout for a matrix whose det is NaN, as torch's solve by its LU."""
+    values = getattr(out, "_data", out)
+    nan = get_array_module(values).isnan(values)[..., None, None]
+    if nan.any():  # the others' gradients from a stand-in identity there
+        eye = get_array_module(values).eye(x.shape[-1], dtype=values.dtype)
+        return where(nan, _nan(values.dtype), _det_grad(where(nan, eye, x), where(
+            nan[..., 0, 0], 1.0, out)))
+    if (values == 0).any():
+        return conj(_cofactors(x))
+    return _unsqueeze2(conj(out)) * mH(inv(x))
+
+
+def _cofactors(x):
+    """det(A) A^{-T} for any A = U S Vh: det(U) det(Vh) U diag(prod_{j != i} s_j) Vh."""
+    u, s, vh = svd(x)
+    n = s.shape[-1]
+    others = prod(where(get_array_module(getattr(s, "_data", s)).eye(n, dtype=bool), 1.0,
+                        unsqueeze(s, -2)), -1)
+    phase = _unsqueeze2(det(u) * det(vh))
+    return phase * matmul(u * unsqueeze(others, -2), vh)
+
+
+# a 1x1 det's derivative is 1, also where the entry is inf/NaN (det * A^{-1} would be NaN)
+det.defvjp(lambda g, x, out: _unsqueeze2(g) if x.shape[-1] == 1 else
+           _unsqueeze2(g) * _det_grad(x, out))
+det.defjvp(lambda t, x, out: out * _trace(matmul(inv(x), t)))
+det.name, det.profiler_name = "linalg_det", "gradkit::linalg_det"

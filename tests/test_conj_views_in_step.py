@@ -1,0 +1,122 @@
+"""Conjugated views stay in step with their base, as torch's conj bit on shared memory:
+``detach()``/``.data`` of one (``z.conj().detach()``, ``z.conj().imag.detach()``) and views of
+one (``expand``, ``diagonal``...) see later writes into the base, and writes into them reach
+it; ``is_conj()``/``is_neg()`` hold. gradkit's detach and ``.data`` used to copy the computed
+values into a plain tensor, and an expanded conj view was not refreshed (silent stale
+values)."""
+import pytest
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+
+def _base_write_seen(lib):
+    c = lib.tensor([1 + 2j, 3 - 1j])
+    d = c.conj().detach()  # the view itself is dropped: only the detached tensor remains
+    c.mul_(2)
+    return d.tolist(), d.is_conj()
+
+
+def _detached_write_reaches_base(lib):
+    c = lib.tensor([1 + 2j, 3 - 1j])
+    z = c.conj()
+    d = z.detach()
+    d.add_(1)
+    return c.tolist(), z.tolist(), d.tolist()
+
+
+def _leaf_written_through_a_detached_conj(lib):
+    x = lib.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+    g = x.conj().detach()
+    g.add_(1j)
+    return x.tolist(), g.tolist(), g.requires_grad, x.is_leaf, x.grad_fn is None
+
+
+def _negative_view(lib):
+    c = lib.tensor([1 + 2j, 3 - 1j])
+    n = c.conj().imag.detach()
+    c.mul_(3)
+    return n.is_neg(), n.tolist()
+
+
+def _detached_then_used_in_autograd(lib):
+    x = lib.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+    w = lib.tensor([0.5 - 1j, 2 + 0.5j], requires_grad=True)
+    d = x.conj().detach()
+    d.mul_(w)  # records on the detached tensor, not on x
+    d.abs().sum().backward()
+    return x.grad, w.grad.tolist()
+
+
+@pytest.mark.parametrize("program", [_base_write_seen, _detached_write_reaches_base,
+                                     _leaf_written_through_a_detached_conj, _negative_view,
+                                     _detached_then_used_in_autograd])
+def test_detached_conjugated_views_share_memory_as_torch(program):
+    assert program(gradkit) == program(torch)
+
+
+def test_a_detached_conjugated_view_is_a_view_of_the_detached_base():
+    """docs/torch_expectations.md: gradkit keeps it a view (its conj bit is a view step), where
+    torch's detach output is no view; values, memory and is_conj() are torch's. So an in-place
+    op recorded on it ends in the view's ConjBackward0, torch's in the op's node."""
+    c = gradkit.tensor([1 + 2j])
+    d = c.conj().detach()
+    assert d._is_view() and not torch.tensor([1 + 2j]).conj().detach()._is_view()
+    assert d._base.data_ptr() == c.data_ptr() and d._base.grad_fn is None
+    w = gradkit.tensor([2.0 + 0j], requires_grad=True)
+    assert d.mul_(w).grad_fn.name() == "ConjBackward0"
+
+
+VIEWS_OF_A_CONJ_VIEW = {
+    "data": lambda z: z.data,
+    "detach": lambda z: z.detach(),
+    "view_as": lambda z: z.view_as(z),
+    "expand": lambda z: z.expand(2, 2),
+    "expand_diagonal": lambda z: z.unsqueeze(0).expand(2, 2).diagonal(),
+    "permute": lambda z: z.unsqueeze(0).permute(1, 0),
+    "narrow": lambda z: z.narrow(0, 1, 1),
+    "select": lambda z: z[1],
+    "as_strided": lambda z: z.as_strided((2,), (1,)),
+    "unflatten": lambda z: z.unflatten(0, (2, 1)),
+    "split": lambda z: z.split(1)[1],
+    "unbind": lambda z: z.unbind()[0],
+    "mH": lambda z: z.unsqueeze(0).mH,
+    "contiguous": lambda z: z.contiguous(),
+    "clone": lambda z: z.clone(),
+}
+
+
+def _in_step(lib, view_of):
+    """Values before and after a write into the base, the conj bit, and the base after a write
+    into the view (or the error torch gives for it)."""
+    c = lib.tensor([1 + 2j, 3 - 1j])
+    r = view_of(c.conj())
+    before = r.tolist()
+    c.mul_(2)
+    outcome = [before, r.tolist(), r.is_conj()]
+    try:
+        r.add_(1)
+        outcome.append(c.tolist())
+    except RuntimeError as e:
+        outcome.append(str(e).split(".")[0])
+    return outcome
+
+
+@pytest.mark.parametrize("view_of", VIEWS_OF_A_CONJ_VIEW.values(), ids=VIEWS_OF_A_CONJ_VIEW)
+def test_views_of_a_conjugated_view_stay_in_step_as_torch(view_of):
+    assert _in_step(gradkit, view_of) == _in_step(torch, view_of)
+
+
+def _write_into_a_conj_of_an_expanded_view(lib):
+    """Conj of an expanded view, written through one element of its diagonal (fuzz seed
+    6726): the memory location takes the written value, not an unchanged broadcast copy."""
+    x = lib.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+    part = x.expand(2, 2).conj().diagonal().data.split(1, dim=-1)[0]
+    part.pow_(2)
+    return part.tolist(), x.tolist()
+
+
+def test_a_write_into_a_conj_of_an_expanded_view_reaches_its_location_as_torch():
+    assert _write_into_a_conj_of_an_expanded_view(gradkit) == \
+        _write_into_a_conj_of_an_expanded_view(torch)

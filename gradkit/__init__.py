@@ -64,7 +64,7 @@ from gradkit.lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
 from gradkit.iterative_eigen import lobpcg  # noqa: E402,F401
 from gradkit import accelerator, cuda  # noqa: E402,F401
 from gradkit.serialization import load, save  # noqa: E402,F401
-from gradkit import profiler, return_types, testing, utils  # noqa: E402,F401
+from gradkit import profiler, random, return_types, testing, utils  # noqa: E402,F401
 from gradkit import distributions  # noqa: E402,F401
 from gradkit.creation_more import (  # noqa: E402,F401
     asarray, broadcast_shapes, empty_permuted, range, scalar_tensor, unravel_index)
@@ -147,8 +147,8 @@ _take_numpy_names(globals())
 # ``from gradkit import *`` gives the public API (functions, classes, dtypes, submodules it
 # documents), not the implementation modules that happen to be imported
 _SUBMODULES = ("autograd", "distributions", "fft", "func", "linalg", "nn", "optim", "cuda",
-               "accelerator", "profiler", "return_types", "signal", "special", "testing",
-               "utils")
+               "accelerator", "profiler", "random", "return_types", "signal", "special",
+               "testing", "utils")
 __all__ = sorted(
     [name for name, value in globals().items()
      if not name.startswith("_") and not isinstance(value, _types.ModuleType)]

@@ -106,6 +106,8 @@ def _checked_array(nested, dtype: np.dtype) -> np.ndarray:
     """``np.array(nested, dtype)`` with torch's checks for an integer dtype: a float out of its
     range (NaN, inf) and an integer beyond it are refused, a negative integer wraps into an
     unsigned type (NumPy would raise, or cast a float to garbage)."""
+    if np.dtype(dtype) == np.float16:  # torch converts a double to half through float
+        return np.array(nested, dtype=np.float32).astype(np.float16)
     if np.dtype(dtype).kind not in "iu" or isinstance(nested, np.ndarray):
         return np.array(nested, dtype=dtype)
     values = np.array(nested)

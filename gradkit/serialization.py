@@ -171,9 +171,12 @@ class _Encoder:
         if isinstance(obj, backend.device):
             return {"type": "device", "name": str(obj)}
         if isinstance(obj, dict) and type(obj) in (dict, OrderedDict):
-            return {"type": "ordered_dict" if isinstance(obj, OrderedDict) else "dict",
+            node = {"type": "ordered_dict" if isinstance(obj, OrderedDict) else "dict",
                     "items": [[self.encode(k, f"{where} (a key)"),
                                self.encode(v, f"{where}[{k!r}]")] for k, v in obj.items()]}
+            if hasattr(obj, "_metadata"):  # a state dict's module versions, kept as torch's
+                node["metadata"] = self.encode(obj._metadata, f"{where}._metadata")
+            return node
         if type(obj) in (list, tuple, Size, set, frozenset):
             return {"type": type(obj).__name__.lower(),
                     "items": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(obj)]}
@@ -245,7 +248,10 @@ class _Decoder:
         kind = node.get("type")
         if kind in ("dict", "ordered_dict"):
             pairs = [(self.decode(k), self.decode(v)) for k, v in node["items"]]
-            return OrderedDict(pairs) if kind == "ordered_dict" else dict(pairs)
+            result = OrderedDict(pairs) if kind == "ordered_dict" else dict(pairs)
+            if "metadata" in node and kind == "ordered_dict":
+                result._metadata = self.decode(node["metadata"])
+            return result
         if kind in _SEQUENCES:
             return _SEQUENCES[kind]([self.decode(v) for v in node["items"]])
         if kind in ("bytes", "bytearray"):

@@ -18,6 +18,7 @@ from gradkit._not_implemented import module_getattr
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
+from gradkit.memory_format import channels_last, channels_last_3d, suggested_order
 from gradkit.nn import grad  # noqa: F401 - torch's F.grad is torch.nn.grad
 from gradkit.nn.functional_attention import multi_head_attention_forward
 from gradkit.nn.functional_aliases import (
@@ -206,14 +207,21 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
     return ops.div(input, norm.expand_as(input))
 
 
+CHANNELS_LAST = {4: channels_last, 5: channels_last_3d}
+
+
 @int_parameters("channel_shuffle", groups=(2, "int"))
 def channel_shuffle(input, groups: int):
     """(N, C, *) with the channels, read as (groups, C/groups), transposed: torch's shuffle."""
     batch, channels, *rest = check_channel_shuffle(tuple(input.shape), groups)
+    # torch's output keeps the input's suggested memory format (channels last stays so)
+    layout = CHANNELS_LAST.get(input.ndim) if suggested_order(input._data) else None
 
     def shuffle(x):
         grouped = x.reshape(batch, groups, channels // groups, *rest)
         out = grouped.transpose(1, 2).reshape(batch, channels, *rest)
+        if layout is not None:
+            return out.contiguous(memory_format=layout)
         return out.clone() if out._is_view() else out  # torch's is a new tensor, never a view
     return one_node("ChannelShuffleBackward0", shuffle, (input,))
 

@@ -48,6 +48,11 @@ class _WithoutModule:
 class ModuleState:
     """Parameters and persistent buffers by dotted name, saved and loaded as torch does."""
 
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling (or a state from ``__dict__``): the attributes back (the hook tables
+        are made when first used, so an older state needs nothing more)."""
+        self.__dict__.update(state)
+
     def share_memory(self):
         """``share_memory_()`` on every parameter and buffer (a lazy module's placeholders
         refuse, as torch's); returns self."""

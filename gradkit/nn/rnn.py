@@ -185,6 +185,12 @@ class RNNBase(Module):
         """Every weight and bias from U(-1/√hidden_size, 1/√hidden_size), as torch."""
         uniform_by_hidden_size(self)
 
+    def __setstate__(self, state: dict) -> None:
+        """A state saved before ``proj_size`` existed (torch 1.7's LSTM) loads with none."""
+        super().__setstate__(state)
+        if "proj_size" not in state:
+            self.proj_size = 0
+
     def flatten_parameters(self) -> None:
         """A no-op, as torch's on the CPU (it packs the weights for cuDNN)."""
 

@@ -8,7 +8,8 @@ from gradkit.generator import rng_of
 from gradkit.number_arguments import number_argument
 from gradkit.ops._op import op
 from gradkit.ops.activations import sigmoid
-from gradkit.ops.grad_edges import call_or_write, gradient_edge, in_place_variant
+from gradkit.ops.grad_edges import (
+    LEAKY_RELU_EXTRA, call_or_write, gradient_edge, in_place_variant, negative_slope_message)
 from gradkit.ops.joining import cat
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import where
@@ -133,9 +134,14 @@ def _rrelu_with_noise(xp, x, noise):
 _RRELU_NODE = "RreluWithNoiseBackwardBackward0"
 _rrelu_with_noise.defvjp(lambda g, x, noise: gradient_edge(g, x, noise, node=_RRELU_NODE), None)
 _rrelu_with_noise.defjvp(lambda t, x, noise: gradient_edge(t, x, noise, node=_RRELU_NODE), None)
-_rrelu_in_place = in_place_variant(
-    _rrelu_with_noise, "RreluWithNoiseBackward1", ("result", "noise"),
-    (lambda g, result, noise: gradient_edge(g, result, noise, node=_RRELU_NODE), None))
+_RRELU_IN_PLACE = (lambda g, result, noise: gradient_edge(g, result, noise, node=_RRELU_NODE),
+                   None)
+_rrelu_in_place = in_place_variant(_rrelu_with_noise, "RreluWithNoiseBackward1",
+                                   ("result", "noise"), _RRELU_IN_PLACE)
+# torch's eval-mode backward from the result is leaky_relu's: a negative slope refuses it
+_rrelu_in_place_negative = in_place_variant(
+    _rrelu_with_noise, "RreluWithNoiseBackward1", ("result", "noise"), _RRELU_IN_PLACE,
+    lambda: negative_slope_message("leakyReLu", LEAKY_RELU_EXTRA))
 
 
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
@@ -162,4 +168,5 @@ def rrelu_drawing(input, lower, upper, training: bool, inplace: bool, generator)
         noise = xp.where(data <= 0, slopes, 1).astype(data.dtype)
     else:  # torch's leaky_relu: the slope also at NaN
         noise = xp.where(data > 0, 1, (lower + upper) / 2).astype(data.dtype)
-    return call_or_write(input, _rrelu_in_place if inplace else _rrelu_with_noise, inplace, noise)
+    in_place = _rrelu_in_place_negative if not training and lower + upper < 0 else _rrelu_in_place
+    return call_or_write(input, in_place if inplace else _rrelu_with_noise, inplace, noise)

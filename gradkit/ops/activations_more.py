@@ -18,8 +18,8 @@ from gradkit.ops.activations import (
 from gradkit.ops.conversion import fitted
 from gradkit.ops.elementwise import tanh
 from gradkit.ops.grad_edges import (
-    call_or_write, defmask_edge, gradient_edge, in_place_variant, negative_slope_refusal,
-    no_derivative)
+    LEAKY_RELU_EXTRA, call_or_write, defmask_edge, gradient_edge, in_place_variant,
+    negative_slope_refusal, no_derivative)
 from gradkit.ops.piecewise import abs, where
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import (
@@ -59,9 +59,7 @@ leaky_relu_in_place = in_place_variant(
     leaky_relu, "LeakyReluBackward1", "result",
     (lambda g, result, negative_slope: gradient_edge(
         g, result, positive_factor(result, negative_slope), node="LeakyReluBackwardBackward0"),),
-    negative_slope_refusal(
-        "leakyReLu", "negative_slope", " File an issue at https://github.com/pytorch/pytorch if "
-        "you do require supporting in-place leakRelu backward calculation with negative slope"))
+    negative_slope_refusal("leakyReLu", "negative_slope", LEAKY_RELU_EXTRA))
 elu_in_place.numbers = numbers_reader("elu_", alpha=(2, "input"), scale=(3, "input"),
                                       input_scale=(4, "input"))
 leaky_relu_in_place.numbers = numbers_reader("leaky_relu_", negative_slope=(2, "input"))
@@ -221,10 +219,12 @@ defmask_edge(_softshrink, _outside)
 def softshrink(input, lambd: float = 0.5):
     """Shrink towards 0 by lambd (0 inside [-lambd, lambd])."""
     lambd = number_argument(lambd, "softshrink", "lambd", 2)
-    if lambd < 0:
-        limit = np.finfo(input._data.dtype).max if input._data.dtype.kind == "f" else 0
+    # a float's range (NaN out too); other dtypes get the kernel's dtype error, as torch's
+    array = getattr(input, "_data", None)  # (not a tensor: the op's own TypeError)
+    limit = np.finfo(array.dtype).max if array is not None and array.dtype.kind == "f" else np.nan
+    if limit == limit and not 0 <= lambd <= limit:
         raise RuntimeError(f"lambda must be in range [0, {limit:g}] for input dtype "
-                           f"{scalar_type_name(input._data)}, but found {lambd:g}")
+                           f"{scalar_type_name(array)}, but found {lambd:g}")
     return _softshrink(input, lambd)
 
 
@@ -256,6 +256,8 @@ defmask_edge(_threshold, lambda x, threshold, value: ~(x <= threshold))
 
 
 _threshold_in_place = in_place_variant(_threshold, "ThresholdBackward1")
+# idempotent, so torch lets it write into an expanded tensor (its backward then refuses)
+_threshold_in_place.check_overlap = lambda target, *args: True
 
 
 def threshold(input, threshold: float, value: float, inplace: bool = False):

@@ -89,6 +89,8 @@ def copy_from(xp, x, src):
         check_output(x, np.broadcast_shapes(x.shape, src.shape), x.dtype)
     except ValueError:  # shapes that do not broadcast: broadcast_to's error, in torch's words
         pass
+    if x.dtype == np.float16 and src.dtype == np.float64:  # torch's double to half: via float
+        src = src.astype(np.float32)
     return xp.broadcast_to(src, x.shape).astype(x.dtype, copy=True)
 
 
@@ -140,9 +142,11 @@ def fitted(value, dtype, one_element: bool = False):
         int_scalar_dtype(value)  # torch's parse into a Scalar comes first (bool included)
     if kind == "b" and type(value) in (int, float, complex):
         return bool(value)  # any number is True or False (2 ** 63 too, which NumPy refuses)
-    if kind == "b" or type(value) not in (int, float, complex) or \
-            one_element and dtype.name == "float16":
+    if kind == "b" or type(value) not in (int, float, complex):
         return value
+    half = dtype.name == "float16" and type(value) is float
+    if one_element and dtype.name == "float16":
+        return half_through_float(value) if half else value
     if type(value) is complex and kind != "c":
         if value.imag != 0:  # NaN too
             overflow(dtype)
@@ -151,7 +155,7 @@ def fitted(value, dtype, one_element: bool = False):
         largest = _FLOAT_MAX.get(dtype.name)
         if largest is not None and _beyond(value, largest):
             overflow(dtype)
-        return value
+        return half_through_float(value) if half else value
     info = np.iinfo(dtype)
     if type(value) is float:
         fits = info.min <= value <= info.max
@@ -162,6 +166,13 @@ def fitted(value, dtype, one_element: bool = False):
         overflow(dtype)
     wraps = kind == "u" and type(value) is int and value < 0
     return value + info.max + 1 if wraps else value
+
+
+def half_through_float(value: float) -> float:
+    """A Python float rounded to float16 as torch's c10::Half does: through float32 (a value
+    just above a float16 midpoint lands on the even side; NumPy's one rounding goes up)."""
+    with np.errstate(over="ignore"):
+        return float(np.float16(np.float32(value)))
 
 
 def fitted_item(value, dtype):

@@ -186,6 +186,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
     input_lengths = _lengths(input_lengths, "input_lengths")
     target_lengths = _lengths(target_lengths, "target_lengths")
     require_real_floating("ctc_loss_cpu", log_probs._data, half=False)  # before its checks
+    if log_probs.numel() == 0:
+        raise RuntimeError("log_probs tensor must not be empty")
     _check_ctc(log_probs, targets, input_lengths, target_lengths, blank)
     loss = ctc_nll(log_probs, targets, input_lengths=input_lengths,
                    target_lengths=target_lengths, blank=blank, zero_infinity=zero_infinity)

@@ -106,13 +106,22 @@ def in_place_variant(op_, node_name: str, save="x", slope=None, refuse=None):
     return variant
 
 
+LEAKY_RELU_EXTRA = (" File an issue at https://github.com/pytorch/pytorch if you do require "
+                    "supporting in-place leakRelu backward calculation with negative slope")
+
+
+def negative_slope_message(name: str, extra: str = "") -> str:
+    """torch's backward error for an in-place ``name`` run with a negative slope."""
+    return (f"In-place {name} backward calculation is triggered with a negative slope which is "
+            "not supported. This is caused by calling in-place forward function with a negative "
+            f"slope, please call out-of-place version instead.{extra}")
+
+
 def negative_slope_refusal(name: str, parameter: str, extra: str = ""):
     """torch's backward error for an in-place elu/leaky_relu with a negative ``parameter``."""
     def refuse(**params):
         if params[parameter] < 0:
-            return (f"In-place {name} backward calculation is triggered with a negative slope "
-                    "which is not supported. This is caused by calling in-place forward function "
-                    f"with a negative slope, please call out-of-place version instead.{extra}")
+            return negative_slope_message(name, extra)
         return None
     return refuse
 

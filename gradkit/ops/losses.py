@@ -58,18 +58,21 @@ def reduce_loss(loss, reduction: str):
     return sum(loss) if reduction == "sum" else loss
 
 
-def _class_weight(weight, classes: int, class_dim: int, ndim: int):
-    """``weight`` shaped to broadcast along the class dim of an ndim-D input."""
-    if weight.numel() != classes:
-        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or "
-                           f"no classes but got weight tensor of shape: {list(weight.shape)}")
+def _class_weight(weight, classes: int, class_dim: int, ndim: int, flat: bool = True,
+                  prefix: str = ""):
+    """``weight`` shaped to broadcast along the class dim of an ndim-D input; torch wants it
+    1-D unless ``flat`` is false (its spatial NLL kernel takes any shape of that many)."""
+    if weight.numel() != classes and not flat:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if weight.numel() != classes or (flat and weight.ndim != 1):
+        raise RuntimeError(f"{prefix}weight tensor should be defined either for all {classes} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
     return reshape(weight, (classes,) + (1,) * (ndim - class_dim - 1))
 
 
 def _check_targets(input, target):
-    if target._data.dtype not in (np.int64, np.uint8):  # torch's kernels take these two only
-        raise RuntimeError("expected target dtype to be Long or Byte, but got "
-                           f"{scalar_type_name(target._data)}")
+    """torch's checks of class-index targets, in its order: shapes, then the dtype."""
     if input.ndim >= 2 and (target.ndim == 0 or target.shape[0] != input.shape[0]):
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
                          f"batch_size ({target.shape[0] if target.ndim else 0}).")
@@ -79,6 +82,11 @@ def _check_targets(input, target):
                                f"targets of dimension: {target.ndim}")
         raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, "
                            f"got {list(target.shape)}")
+    if input.ndim <= 2 and target.ndim > 1:  # torch's nll_loss kernel
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target._data.dtype not in (np.int64, np.uint8):  # torch's kernels take these two only
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{scalar_type_name(target._data)}")
     if input.ndim > 2 and target._data.dtype == np.uint8:  # (nll_loss2d's kernel: int64 only)
         raise RuntimeError("expected scalar type Long but found Byte")
 
@@ -146,7 +154,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     if wrong.any():
         raise IndexError(f"Target {int(labels[wrong].reshape(-1)[0])} is out of bounds.")
     if weight is not None:
-        _class_weight(weight, classes, 0, 1)
+        weight = _class_weight(weight, classes, 0, 1, flat=input.ndim <= 2)
     require_real_floating("nll_loss_out_frame", input._data)
     return _nll(input, target, weight, class_dim=class_dim, reduction=reduction,
                 ignore_index=ignore_index)
@@ -176,10 +184,15 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     if not label_smoothing > 0.0:
         return loss
     ignored = target._data == ignore_index
-    if weight is not None:
-        log_p = log_p * _class_weight(weight, classes, class_dim, input.ndim)
+    if weight is not None:  # (a spatial one of any shape passed nll_loss's check)
+        # torch views it as (1, weight.size(0), 1, ...): (C, 1) passes, (1, C) is refused
+        log_p = log_p * reshape(weight, tuple(weight.shape[0] if d == class_dim else 1
+                                              for d in range(input.ndim)))
     smooth = where(ignored, 0.0, -sum(log_p, class_dim))
     if reduction == "mean":
+        if weight is not None and weight.ndim != 1:  # torch's gather of the weights
+            raise RuntimeError("Index tensor must have the same number of dimensions as input "
+                               "tensor")
         labels = where(ignored, 0, target._data)
         total = sum(where(ignored, 0.0, weight[labels])) if weight is not None else \
             float((~ignored).sum())
@@ -192,9 +205,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
 def _soft_cross_entropy(log_p, target, weight, ignore_index, reduction, label_smoothing,
                         class_dim):
     if tuple(target.shape) != tuple(log_p.shape):  # not probabilities: torch's nll_loss refuses
-        if log_p.ndim <= 2 and target.ndim > 1:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        _check_targets(log_p, target)  # (its dtype error)
+        _check_targets(log_p, target)
     if ignore_index != -100:
         raise RuntimeError("ignore_index is not supported for floating point target")
     classes = log_p.shape[class_dim]
@@ -203,7 +214,8 @@ def _soft_cross_entropy(log_p, target, weight, ignore_index, reduction, label_sm
             (label_smoothing / classes if classes else math.inf)
     terms = log_p * target
     if weight is not None:
-        terms = terms * _class_weight(weight, classes, class_dim, log_p.ndim)
+        terms = terms * _class_weight(weight, classes, class_dim, log_p.ndim,
+                                       prefix="cross_entropy: ")
     if reduction not in ("mean", "sum"):
         return reduce_loss(-sum(terms, class_dim), reduction)
     # ATen's: the negated total, over the count of class vectors for the mean (NaN if none)

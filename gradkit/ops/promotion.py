@@ -135,7 +135,10 @@ def cast(array, dt: np.dtype):
     """``array`` in dtype ``dt`` laid out as torch's ``to`` (which its CPU kernels use to
     promote their inputs): C order for an expanded array, where NumPy's K order would lay the
     stride-0 dims out innermost; the input's own order otherwise."""
-    return array.astype(dt, order="C" if has_internal_overlap(array) else "K")
+    order = "C" if has_internal_overlap(array) else "K"
+    if dt == np.float16 and array.dtype == np.float64:
+        array = array.astype(np.float32, order=order)  # torch's double to half goes via float
+    return array.astype(dt, order=order)
 
 
 def promote(xp, x, y, true_division: bool = False):

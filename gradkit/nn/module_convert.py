@@ -76,8 +76,8 @@ class ModuleConvert:
         return self.to("cuda" if device is None else device)
 
     def share_memory(self):
-        """Mark every parameter's and buffer's storage shared (``share_memory_``); returns
-        self."""
+        """``share_memory_()`` on every parameter and buffer (a lazy module's placeholders
+        refuse, as torch's); returns self."""
         return self._apply(lambda t: t.share_memory_())
 
     def _apply(self, convert: Callable[[Tensor], Tensor], recurse: bool = True):

@@ -53,11 +53,6 @@ class ModuleState:
         are made when first used, so an older state needs nothing more)."""
         self.__dict__.update(state)
 
-    def share_memory(self):
-        """``share_memory_()`` on every parameter and buffer (a lazy module's placeholders
-        refuse, as torch's); returns self."""
-        return self._apply(lambda t: t.share_memory_())
-
     def state_dict(self, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> OrderedDict:
         """Parameters and persistent buffers by dotted name (detached unless keep_vars).

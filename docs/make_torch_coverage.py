@@ -64,7 +64,7 @@ OWN_NAMES = {
                        "once_differentiable", "saved_hooks", "inference", "saved_mutation",
                        "gradcheck_modes", "anomaly_errors", "reentrant", "function_checks",
                        "functional_strict", "saved_names", "zero_grads", "hook_handles",
-                       "saved_messages", "exec_plan", "function_node"},
+                       "saved_messages", "exec_plan", "function_node", "backward_pass"},
     "torch.autograd.graph": {"AccumulateGrad", "FunctionNode", "NodeExtras", "SavedTensor",
                              "accumulate_node", "add_hook", "declare_saved_names",
                              "saved_hooks_state", "holds_saved_variables", "node_type",

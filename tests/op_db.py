@@ -477,6 +477,12 @@ OPS: list[OpInfo] = [
         Sample((N(2, 3), Const(P(2, 3) / 3)), name="probabilities"),
         Sample((N(2, 3), P(2, 3) / 3), {"label_smoothing": 0.3}, name="probabilities_grad"),
         Sample((N(4), I(2)), name="unbatched"))),
+    OpInfo("F.linear_cross_entropy", F.linear_cross_entropy, S(
+        Sample((N(3, 4), N(5, 4), I([1, 0, 4]))),
+        Sample((N(3, 4), N(5, 4), I([1, 4, -100])),
+               {"linear_bias": N(5), "reduction": "sum", "label_smoothing": 0.1}),
+        Sample((N(3, 4), N(5, 4), I([1, 2, 2])), {"weight": Const(P(5)), "ignore_index": 2})),
+           torch=lambda *a, **k: _torch("nn.functional.linear_cross_entropy")(*a, **k)),
     OpInfo("nll_loss", F.nll_loss, S(
         Sample((N(3, 4), I([1, 0, 3]))),
         Sample((N(3, 4), I([1, 2, 2]), Const(P(4))), {"ignore_index": 2}),
@@ -1085,7 +1091,7 @@ OPS += [
     OpInfo("F.leaky_relu", F.leaky_relu, S(Sample((N(2, 3),)), Sample((N(3), 0.2)))),
     OpInfo("F.elu_", _ELU_[0], S(Sample((N(2, 3), 0.7))), torch=_ELU_[1]),
     OpInfo("F.leaky_relu_", _LEAKY_[0], S(Sample((N(2, 3), 0.2))), torch=_LEAKY_[1]),
-    OpInfo("F.relu_", _RELU_[0], S(Sample((N(2, 3),))), torch=_RELU_[1]),
+    OpInfo("F.relu_", _RELU_[0], S(Sample((N(2, 3),))), torch=_RELU_[1], covers=("relu_",)),
     OpInfo("F.celu", F.celu, S(Sample((N(2, 3),)), Sample((N(3), 2.0)), Sample((N(),)))),
     OpInfo("F.celu_", _CELU_[0], S(Sample((N(2, 3), 0.5))), torch=_CELU_[1], covers=("celu_",)),
     OpInfo("F.selu", F.selu, unary_samples()),

@@ -14,7 +14,7 @@ CASES = [c for c in cases() if torch_function(c[1]) is not None]
 
 def _host(t):
     if isinstance(t, gradkit.Tensor):
-        return t.detach().numpy()
+        return t.detach().resolve_conj().numpy()  # a conj view stays one when detached
     return t.detach().resolve_conj().numpy(force=True)  # force: torch's ZeroTensor grads
 
 

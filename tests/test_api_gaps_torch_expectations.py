@@ -10,6 +10,7 @@ import pytest
 
 import gradkit
 from tests.tensor_twins import same_as_torch
+from torch_expectations.functions import square_function
 
 NON_TENSORS = {"list": [1.0, 2.0], "float": 3.0, "ndarray": np.zeros(2), "none": None}
 LIKES = {
@@ -116,26 +117,13 @@ def test_deepcopy_message():
         copy.deepcopy(_pruned_linear(gradkit))
 
 
-def _square_function(m):
-    class Square(m.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return 2 * x * g * getattr(ctx, "scale", 1)
-    return Square
-
 
 def test_function_node_attributes_reach_the_ctx_as_torch():
     """``y.grad_fn.scale = 3`` is ``ctx.scale`` in backward; it reads back, deletes, and a
     missing one is named after the node."""
     def program(m):
         x = m.tensor([1.0, 2.0], requires_grad=True)
-        y = _square_function(m).apply(x)
+        y = square_function(m).apply(x)
         y.grad_fn.scale = 3
         y.grad_fn.needs_input_grad = (True,)
         read = (y.grad_fn.scale, hasattr(y.grad_fn, "scale"), y.grad_fn.needs_input_grad)
@@ -159,7 +147,7 @@ NODE_ERRORS = {
 def test_node_attribute_errors_as_torch(name):
     def program(m):
         x = m.tensor([1.0, 2.0], requires_grad=True)
-        return NODE_ERRORS[name](_square_function(m).apply(x), x * 2)
+        return NODE_ERRORS[name](square_function(m).apply(x), x * 2)
     same_as_torch(program)
 
 
@@ -169,7 +157,7 @@ def test_node_attribute_errors_as_torch(name):
 def test_node_attributes_torch_keeps_are_not_writable(node, attribute):
     """torch's words, with the node's class where torch names its C base for a custom node."""
     x = gradkit.tensor([1.0, 2.0], requires_grad=True)
-    y = _square_function(gradkit).apply(x) if node == "custom" else x * 2
+    y = square_function(gradkit).apply(x) if node == "custom" else x * 2
     if node == "builtin" and attribute not in ("next_functions", "metadata"):
         return  # (torch's builtin nodes have no such attribute to refuse)
     name = type(y.grad_fn).__name__

@@ -8,6 +8,7 @@ import gradkit
 from gradkit.profiler import profile
 from gradkit.profiler.recorder import MEM, SAVED
 from gradkit.profiler.trace_export import LIVE_BYTES, SAVED_BYTES
+from torch_expectations.functions import square_function
 
 
 def mlp_loss(x, w1, w2):
@@ -46,16 +47,7 @@ def test_saved_bytes_rise_in_forward_and_return_to_zero_after_backward():
 @pytest.mark.parametrize("drop", ["del", "retain_graph then del", "custom Function"])
 def test_saved_bytes_return_to_zero_when_a_graph_is_dropped_without_backward(tmp_path, drop):
     """Deleting the last reference to an unrun graph frees what it saved: the counter says so."""
-    class Square(gradkit.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return 2 * x * g
+    Square = square_function(gradkit)
     x, w1, w2 = _params()
     with profile(profile_memory=True) as prof:
         loss = Square.apply(mlp_loss(x, w1, w2)) if drop == "custom Function" else \

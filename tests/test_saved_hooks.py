@@ -7,6 +7,7 @@ import pytest
 import gradkit
 from gradkit.autograd.graph import (
     disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks)
+from torch_expectations.functions import square_function
 
 
 def f64(values, requires_grad=True):
@@ -187,18 +188,7 @@ def test_saved_attributes_like_torch():
 
 
 def test_function_saves_go_through_the_hooks():
-    from gradkit.autograd import Function
-
-    class Square(Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            x, = ctx.saved_tensors
-            return 2 * x * g
+    Square = square_function(gradkit)
 
     log = []
     x = f64([1.0, 3.0])

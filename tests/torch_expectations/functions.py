@@ -17,6 +17,23 @@ def identity_function(lib, extra_grads: tuple = (), scale: float = 1):
     return Identity
 
 
+def square_function(lib):
+    """x * x saving x; its backward reads an optional ``ctx.scale`` (set on the node)."""
+
+    class Square(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g * getattr(ctx, "scale", 1)
+
+    return Square
+
+
 def failing_function(lib):
     """A clone whose backward raises torch's test message."""
 

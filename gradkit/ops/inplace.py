@@ -175,8 +175,7 @@ def _update_views(tensor, view, recording: bool) -> None:
         if info.creation != DEFAULT:
             make_stale(other, info)
         elif recording and info.base is root:
-            fresh = replay_view(info.steps(), root)
-            set_history(other, fresh.grad_fn, fresh._output_nr)
+            _regenerate(other, info)
         elif info.base is root and not root._requires_grad and other.grad_fn is not None:
             _cut_from_base(other, info, root)
         elif other.grad_fn is not None and info.base._requires_grad:
@@ -184,9 +183,10 @@ def _update_views(tensor, view, recording: bool) -> None:
 
 
 def _regenerate(view, info) -> None:
-    """A write autograd did not record on the base (no_grad, a detached alias of the memory):
-    torch regenerates the view's history from its base (AsStridedBackward0 on next read), so
-    it no longer passes through the views it was made from (their hooks and retained grads)."""
+    """The view's history made again from its base after a write into that memory: a recorded
+    one, or one autograd did not record (no_grad, a detached alias), after which torch too
+    regenerates it (AsStridedBackward0 on next read), so it no longer passes through the
+    views it was made from (their hooks and retained grads)."""
     with enable_grad():
         fresh = replay_view(info.steps(), info.base)
     set_history(view, fresh.grad_fn, fresh._output_nr)

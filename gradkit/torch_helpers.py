@@ -113,18 +113,16 @@ def _as_function(name: str, n_tensors: int = 1, other: str = "other"):
     return function
 
 
-is_signed = _as_function("is_signed")
-is_nonzero = _as_function("is_nonzero")
+# Queries of one tensor, then the two of a tensor and another.
+(
+    is_signed, is_nonzero, get_device, resolve_neg, is_neg, nonzero_static, detach, fix, is_conj,
+    resolve_conj,
+) = map(_as_function, (
+    "is_signed", "is_nonzero", "get_device", "resolve_neg", "is_neg", "nonzero_static", "detach",
+    "fix", "is_conj", "resolve_conj",
+))
 is_same_size = _as_function("is_same_size", 2)
-get_device = _as_function("get_device")
-resolve_neg = _as_function("resolve_neg")
-is_neg = _as_function("is_neg")
-nonzero_static = _as_function("nonzero_static")
-detach = _as_function("detach")
-fix = _as_function("fix")
 ger = _as_function("ger", 2, "vec2")
-is_conj = _as_function("is_conj")
-resolve_conj = _as_function("resolve_conj")
 
 
 _UNSET = object()

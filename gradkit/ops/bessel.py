@@ -14,7 +14,7 @@ import numpy as np
 
 from gradkit.ops.binary_math import fused_multiply_add
 from gradkit.ops.special_series import c_math, chebyshev_series, polynomial
-from gradkit.ops.special_tables import (
+from gradkit.ops.coefficient_tables import (
     AIRY_AI_AD, AIRY_AI_AFD, AIRY_AI_AFN, AIRY_AI_AGD, AIRY_AI_AGN, AIRY_AI_AN, BESSEL_J0_PP,
     BESSEL_J0_PQ, BESSEL_J0_QP, BESSEL_J0_QQ, BESSEL_J0_RP, BESSEL_J0_RQ, BESSEL_J1_PP,
     BESSEL_J1_PQ, BESSEL_J1_QP, BESSEL_J1_QQ, BESSEL_J1_RP, BESSEL_J1_RQ, BESSEL_Y0_YP,

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from gradkit.ops.binary_math import fused_multiply_add
-from gradkit.ops.incomplete_gamma_table import TEMME_D
+from gradkit.ops.coefficient_tables import TEMME_D
 from gradkit.ops.special import erfc_array
 from gradkit.ops.special_gamma import c_power
 from gradkit.ops.special_gamma import c_lgamma_array

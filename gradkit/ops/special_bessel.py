@@ -21,15 +21,13 @@ def _declare(name: str):
     return unary(save=(), floating=True, name=name, complex_error=kernel_error(kernel))(forward)
 
 
-airy_ai = _declare("airy_ai")
-bessel_j0 = _declare("bessel_j0")
-bessel_j1 = _declare("bessel_j1")
-bessel_y0 = _declare("bessel_y0")
-bessel_y1 = _declare("bessel_y1")
-modified_bessel_i0 = _declare("modified_bessel_i0")
-modified_bessel_i1 = _declare("modified_bessel_i1")
-modified_bessel_k0 = _declare("modified_bessel_k0")
-modified_bessel_k1 = _declare("modified_bessel_k1")
-scaled_modified_bessel_k0 = _declare("scaled_modified_bessel_k0")
-scaled_modified_bessel_k1 = _declare("scaled_modified_bessel_k1")
-spherical_bessel_j0 = _declare("spherical_bessel_j0")
+# One op per kernel, each bound to its kernel's name.
+(
+    airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1, modified_bessel_i0, modified_bessel_i1,
+    modified_bessel_k0, modified_bessel_k1, scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1, spherical_bessel_j0,
+) = map(_declare, (
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
+    "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+    "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0",
+))

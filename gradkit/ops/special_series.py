@@ -15,7 +15,7 @@ from gradkit.ops.binary_math import fused_multiply_add
 from gradkit.ops.erfcx_table import ERFCX_ROWS
 from gradkit.ops.special import erfc_array
 from gradkit.ops.special_gamma import zeta_array
-from gradkit.ops.special_tables import (
+from gradkit.ops.coefficient_tables import (
     MODIFIED_BESSEL_I0_A, MODIFIED_BESSEL_I0_B, MODIFIED_BESSEL_I1_A, MODIFIED_BESSEL_I1_B,
     NDTRI_P0, NDTRI_P1, NDTRI_P2, NDTRI_Q0, NDTRI_Q1, NDTRI_Q2)
 

@@ -64,6 +64,8 @@ class ProgramClass(NamedTuple):
     clone_first: float = 0.0      # chance that step 0 is a clone (a non-leaf to write into)
     max_steps: int = 6            # at most this many steps (fewer where a step is a long run)
     transforms: tuple = ()        # the program runs under one of these (tests/fuzz/transforms.py)
+    layouts: tuple = ()           # leaves may be laid out so (runner.LAYOUTS), each with 0.7
+    min_dims: int = 0             # the leaves' common shape has at least this many dims
 
 
 _VIEWS = tuple(VIEW_OPS) + _CORE_VIEWS + _CORE_INPLACE + _ELEMENTWISE
@@ -130,6 +132,12 @@ SEEDED_CLASSES["fwd"] = CLASSES["mixed"]._replace(
 SEEDED_CLASSES["conj_views"] = CLASSES["views"]._replace(
     ops=tuple(CONJ_VIEW_OPS) * 4 + tuple(n for n in _VIEWS if n not in ("hook",)),
     dtypes=("complex128", "complex64", "float64"))
+# leaves with transposed, strided, offset or broadcast memory, through views, in-place writes,
+# elementwise ops and reductions (the twelfth session: torch computes the same for any layout)
+SEEDED_CLASSES["strided"] = CLASSES["mixed"]._replace(
+    ops=_ROUND_ROBIN_OPS + _VIEWS + _CORE_INPLACE * 2, layouts=("transposed", "stepped",
+                                                                "offset", "broadcast"),
+    clone_first=0.5, min_dims=2)
 CLASSES.update(SEEDED_CLASSES)
 
 
@@ -143,6 +151,7 @@ class Leaf(NamedTuple):
     dtype: str
     requires_grad: bool
     special: bool = False         # holds NaN / inf / -inf / -0.0 / 0.0 among its values
+    layout: str = ""              # how its memory is laid out (runner.LAYOUTS; "": contiguous)
 
 
 class Step(NamedTuple):
@@ -167,7 +176,8 @@ class Program:
         lines = [f"# class={self.klass} seed={self.seed} end={end} "
                  f"create_graph={self.create_graph}"]
         for i, leaf in enumerate(self.leaves):
-            extra = ", special values" if leaf.special else ""
+            extra = (", special values" if leaf.special else "") + \
+                (f", layout={leaf.layout!r}" if leaf.layout else "")
             lines.append(f"v{i} = leaf({leaf.shape}, {leaf.dtype}, "
                          f"requires_grad={leaf.requires_grad}{extra})")
         for k, step in enumerate(self.steps):
@@ -179,10 +189,10 @@ class Program:
         return "\n".join(lines)
 
 
-def _leaf_shapes(draw, zero_size: float) -> list:
+def _leaf_shapes(draw, zero_size: float, min_dims: int = 0) -> list:
     """A base shape and leaves whose shapes broadcast to it (some dims 1, some dropped)."""
     base = [0 if draw.chance(zero_size) else draw.integer(1, 3)
-            for _ in range(draw.integer(0, 3))]
+            for _ in range(draw.integer(min_dims, 3))]
     shapes = []
     for _ in range(draw.integer(1, 3)):
         drop = draw.integer(0, len(base))
@@ -193,12 +203,15 @@ def _leaf_shapes(draw, zero_size: float) -> list:
 def _leaves(draw, klass: ProgramClass) -> tuple:
     first = draw.choice(klass.dtypes)
     leaves = []
-    for i, shape in enumerate(_leaf_shapes(draw, klass.zero_size)):
+    for i, shape in enumerate(_leaf_shapes(draw, klass.zero_size, klass.min_dims)):
         dtype = draw.choice(klass.other_dtypes) if i and klass.other_dtypes and \
             draw.chance(0.4) else first
         grad_able = dtype.startswith(("float", "complex"))
         rg = grad_able and (i == 0 or draw.boolean())
-        leaves.append(Leaf(shape, dtype, rg, grad_able and draw.chance(klass.special)))
+        special = grad_able and draw.chance(klass.special)
+        # drawn only for classes with layouts, so other classes' seeds draw what they drew
+        layout = draw.choice(klass.layouts) if klass.layouts and draw.chance(0.7) else ""
+        leaves.append(Leaf(shape, dtype, rg, special, layout))
     return tuple(leaves)
 
 

@@ -83,7 +83,29 @@ def leaf_tensors(lib, leaves: tuple, seed: int, nudge: float = 0.0) -> list:
     values = leaf_values(leaves, seed)
     if nudge:
         values = [np.asarray(_nudged(v, nudge), dtype=v.dtype) for v in values]
-    return [lib.tensor(v, requires_grad=leaf.requires_grad) for v, leaf in zip(values, leaves)]
+    return [_laid_out(lib, v, leaf.layout).requires_grad_(leaf.requires_grad)
+            for v, leaf in zip(values, leaves)]
+
+
+LAYOUTS = ("transposed", "stepped", "offset", "broadcast")
+
+
+def _laid_out(lib, v: np.ndarray, layout: str):
+    """A tensor of ``v``'s values in memory laid out as ``layout`` says: its last two dims
+    swapped in memory, every other element of a wider buffer, after one element of another
+    buffer, or read from one row with stride 0 (for the dims of size 1 only, so that the
+    values stay ``v``'s). A layout a shape cannot take gives a contiguous tensor."""
+    if layout == "transposed" and v.ndim >= 2:
+        return lib.tensor(np.ascontiguousarray(np.swapaxes(v, -1, -2))).transpose(-1, -2)
+    if layout == "stepped" and v.ndim >= 1:
+        wide = np.repeat(v, 2, axis=-1)
+        return lib.tensor(wide)[..., ::2]
+    if layout == "offset":
+        return lib.tensor(np.concatenate([v.ravel()[:1], v.ravel()]))[1:].view(v.shape)
+    if layout == "broadcast" and 1 in v.shape:
+        t = lib.tensor(v)
+        return t.as_strided(v.shape, [0 if n == 1 else s for n, s in zip(v.shape, t.stride())])
+    return lib.tensor(v)
 
 
 def try_step(lib, spec, args, params):
@@ -133,9 +155,10 @@ def _distinct(tensors: list) -> list:
     return out
 
 
-def run(program, lib, nudge: float = 0.0) -> Result:
+def run(program, lib, nudge: float = 0.0, after_step=None) -> Result:
     """Execute ``program`` with ``lib`` (gradkit or torch); exceptions become ``error``.
-    ``nudge``: its float leaves one ulp toward +inf or -inf."""
+    ``nudge``: its float leaves one ulp toward +inf or -inf; ``after_step(env)`` is called
+    after each step."""
     from .programs import OPS
     from .transforms import run_transform
     if program.transform:
@@ -152,6 +175,8 @@ def run(program, lib, nudge: float = 0.0) -> Result:
                 args = [env[i] for i in step.inputs]
                 out = spec.fn(lib, *args, **step.params)
                 env.append(args[0] if spec.inplace or spec.same else out)
+                if after_step:
+                    after_step(env)
                 if step.op == "retain_grad":
                     retained.append(args[0])
             phase = "values"

@@ -138,6 +138,9 @@ SEEDED_CLASSES["strided"] = CLASSES["mixed"]._replace(
     ops=_ROUND_ROBIN_OPS + _VIEWS + _CORE_INPLACE * 2, layouts=("transposed", "stepped",
                                                                 "offset", "broadcast"),
     clone_first=0.5, min_dims=2)
+# the breadth class's ops (nn.functional, linalg, special, ...) over such leaves
+SEEDED_CLASSES["strided_breadth"] = SEEDED_CLASSES["breadth"]._replace(
+    layouts=SEEDED_CLASSES["strided"].layouts, min_dims=2)
 CLASSES.update(SEEDED_CLASSES)
 
 

@@ -93,10 +93,7 @@ def _analytical_jacobian(outputs, inputs, indices, nondet_tol):
                                       allow_unused=True)
                 again = autograd_grad(o, diff_inputs, seed_t, retain_graph=True,
                                       allow_unused=True)
-                for g1, g2 in zip(grads, again):
-                    if g1 is not None and g2 is not None and np.max(
-                            np.abs(_host(g1._data) - _host(g2._data)), initial=0) > nondet_tol:
-                        reentrant_ok = False
+                reentrant_ok = reentrant_ok and _reproduced(grads, again, nondet_tol)
                 rows.append(grads)
     jacobians = []
     for j, i in enumerate(indices):
@@ -114,6 +111,20 @@ def _analytical_jacobian(outputs, inputs, indices, nondet_tol):
                 matrix[r] = g.reshape(-1)
         jacobians.append(matrix)
     return jacobians, reentrant_ok
+
+
+def _reproduced(grads, again, nondet_tol: float) -> bool:
+    """Whether a second backward gave the same gradients, within ``nondet_tol``."""
+    return all(g1 is None or g2 is None or np.max(
+        np.abs(_host(g1._data) - _host(g2._data)), initial=0) <= nondet_tol
+        for g1, g2 in zip(grads, again))
+
+
+def _not_reentrant(nondet_tol: float) -> GradcheckError:
+    return GradcheckError(
+        "Backward is not reentrant, i.e., running backward with same input and grad_output "
+        "multiple times gives different values, although analytical gradient matches "
+        f"numerical gradient.The tolerance for nondeterminism was {nondet_tol}.")
 
 
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
@@ -139,7 +150,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     indices = _diff_inputs(inputs)
     if not indices:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
-                         "none of the them have requires_grad=True.")
+                         "none of them have requires_grad=True.")
     for i in indices:
         if inputs[i].dtype.name not in ("float64", "complex128"):
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
@@ -160,8 +171,8 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                                                             GradcheckError)
             return True
         if fast_mode:
-            _fast_check(func, inputs, indices, outputs, eps, atol, rtol, check_backward_ad,
-                        check_forward_ad)
+            _fast_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol,
+                        check_backward_ad, check_forward_ad)
         else:
             _slow_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol,
                         check_backward_ad, check_forward_ad)
@@ -199,10 +210,7 @@ def _slow_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol, che
             _compare(forward_jacobian(func, inputs, i), numerical[j], i, rtol, atol,
                      " computed with forward mode")
     if check_backward_ad and not reentrant:
-        raise GradcheckError(
-            "Backward is not reentrant, i.e., running backward with same input and "
-            "grad_output multiple times gives different values, although analytical gradient "
-            f"matches numerical gradient.The tolerance for nondeterminism was {nondet_tol}.")
+        raise _not_reentrant(nondet_tol)
 
 
 def _compare_by_output(analytical, numerical, outputs, indices, rtol, atol) -> None:
@@ -244,7 +252,7 @@ def _compare(a, n, i, rtol, atol, how: str) -> None:
                              f"numerical:{n}\nanalytical:{a}\n")
 
 
-def _fast_check(func, inputs, indices, outputs, eps, atol, rtol, check_backward_ad,
+def _fast_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol, check_backward_ad,
                 check_forward_ad) -> None:
     """torch's fast mode: for each output o and input i, compare u_o^T J_oi v_i for random
     u, v instead of whole Jacobians."""
@@ -254,11 +262,18 @@ def _fast_check(func, inputs, indices, outputs, eps, atol, rtol, check_backward_
     seeds = {k: Tensor._make(_rand_like(rng, _host(outputs[k]._data), uniform=True))
              for k in diff}
     vs = {i: _rand_like(rng, _host(inputs[i]._data), uniform=True) for i in indices}
-    backward = {k: autograd_grad(outputs[k], [inputs[i] for i in indices], seeds[k],
-                                 retain_graph=True, allow_unused=True)
-                for k in diff} if check_backward_ad else {}
+
+    def vjps():
+        return {k: autograd_grad(outputs[k], [inputs[i] for i in indices], seeds[k],
+                                 retain_graph=True, allow_unused=True) for k in diff}
+
+    backward, again = (vjps(), vjps()) if check_backward_ad else ({}, {})
+    # as torch: the numerical products first, then the vjps twice (reproducible?), then compare
+    numericals = [_numerical_jv(func, inputs, i, vs[i], eps) for i in indices]
+    if not all(_reproduced(backward[k], again[k], nondet_tol) for k in backward):
+        raise _not_reentrant(nondet_tol)
     for j, i in enumerate(indices):
-        numerical = _numerical_jv(func, inputs, i, vs[i], eps)
+        numerical = numericals[j]
         forward = jvp_outputs(func, inputs, {i: vs[i]}) if check_forward_ad else None
         for k in diff:
             u = _host(seeds[k]._data)

@@ -204,3 +204,31 @@ def test_a_non_contiguous_gradient_is_copied_into_both_leaves():
         return [t.grad.data_ptr() == Sum.pointer for t in (a, b)], a.grad.is_contiguous()
 
     assert like_torch(program) == ([False, False], True)
+
+
+def test_an_inplace_function_writing_into_a_plain_input_returns_it_tracked():
+    # torch: test_return_leaf_inplace, with torch.autograd.function.InplaceFunction (missing
+    # in gradkit before) and its inplace flag; test_return_duplicate_inplace's
+    # InplaceFunction.apply (torch 2.13: no forward is a NotImplementedError)
+    def program(lib):
+        class AddInto(lib.autograd.function.InplaceFunction):
+            @staticmethod
+            def forward(ctx, a, b):
+                ctx.mark_dirty(a)
+                return a.add_(b), b + 2
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                return ga, ga + gb
+
+        x, y = leaf(lib, 5, 5, requires_grad=False), leaf(lib, 5, 5, seed=1)
+        q, _ = AddInto.apply(x, y)
+        q.sum().backward()
+        with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+            flag = AddInto(inplace=True).inplace
+        return q is x, type(q.grad_fn) is AddInto._backward_cls, q.requires_grad, y.grad, flag
+
+    same, node, tracked, grad, flag = like_torch(program)
+    assert same and node and tracked and flag and grad.tolist() == np.ones((5, 5)).tolist()
+    raises_like_torch(lambda lib: lib.autograd.function.InplaceFunction.apply(leaf(lib, 2)),
+                      NotImplementedError, "You must implement the forward function")

@@ -123,10 +123,9 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate, boun
             grads = _stage(observed, node, _call_node_pre_hooks, node, grads, create_graph)
         if leaf:
             leaf_grad = grads[0]
-            # like torch, steal a gradient nobody else holds instead of copying it into
-            # .grad: 3 references = `grads`, `leaf_grad` and getrefcount's argument
-            owned = getattr(leaf_grad, "base", 0) is None and sys.getrefcount(leaf_grad) == 3
-            leaves.append((node, leaf_grad, owned))
+            # 3 references: `grads`, `leaf_grad` and getrefcount's argument
+            others = sys.getrefcount(leaf_grad) - 3
+            leaves.append((node, leaf_grad, _owned(leaf_grad, others, leaves)))
             continue
         if watcher is not None:  # one observer watches nodes (a profiler or anomaly mode)
             token = watcher.node_enter(node, grads) if observers.node_entering else \
@@ -183,6 +182,17 @@ def _capture(slots, grads, captured) -> None:
     """Record the gradients autograd.grad returns: ``slots`` is ((slot, result index), ...)."""
     for slot, j in slots:
         captured[j] = plain(grads[slot]) if slot < len(grads) else None
+
+
+def _owned(leaf_grad, others: int, leaves) -> bool:
+    """Whether a leaf may steal ``leaf_grad`` into its ``.grad`` instead of copying it, as
+    torch's AccumulateGrad does with a gradient nobody else holds (``others`` references).
+    Leaves are applied after the pass, in order, so references of earlier leaves (which
+    copy it first) do not count: of leaves given one array, the last steals it, as in torch,
+    whose earlier AccumulateGrad copied it while the later one's buffer still held it."""
+    if getattr(leaf_grad, "base", 0) is not None:  # a view, or no array
+        return False
+    return others == 0 or others == sum(entry[1] is leaf_grad for entry in leaves)
 
 
 def _accumulate_leaf(node, g, create_graph: bool, owned: bool) -> None:

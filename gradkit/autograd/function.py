@@ -389,3 +389,11 @@ def once_differentiable(backward):
 def _requiring(t):
     # a detached gradient becomes a leaf that requires grad, so _DelayedError records a node
     return t._set_requires_grad(True) if t.grad_fn is None and t._data.dtype.kind in "fc" else t
+
+
+class InplaceFunction(Function):
+    """A Function with an ``inplace`` flag for its subclasses (torch.autograd.function's)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace

@@ -14,9 +14,10 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.autograd.api import grad as autograd_grad
 from gradkit.autograd import gradcheck_modes
+from gradkit.autograd.gradcheck_fast import fast_check, rand_like
 from gradkit.autograd.gradcheck_modes import (
     _as_tuple, _device_like, _host, _outputs, _real_components, check_same_outputs,
-    forward_jacobian, jvp_outputs)
+    forward_jacobian, not_reentrant_message, reproduced)
 
 
 class GradcheckError(RuntimeError):
@@ -93,10 +94,7 @@ def _analytical_jacobian(outputs, inputs, indices, nondet_tol):
                                       allow_unused=True)
                 again = autograd_grad(o, diff_inputs, seed_t, retain_graph=True,
                                       allow_unused=True)
-                for g1, g2 in zip(grads, again):
-                    if g1 is not None and g2 is not None and np.max(
-                            np.abs(_host(g1._data) - _host(g2._data)), initial=0) > nondet_tol:
-                        reentrant_ok = False
+                reentrant_ok = reentrant_ok and reproduced(grads, again, nondet_tol)
                 rows.append(grads)
     jacobians = []
     for j, i in enumerate(indices):
@@ -139,7 +137,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     indices = _diff_inputs(inputs)
     if not indices:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
-                         "none of the them have requires_grad=True.")
+                         "none of them have requires_grad=True.")
     for i in indices:
         if inputs[i].dtype.name not in ("float64", "complex128"):
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
@@ -160,8 +158,8 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                                                             GradcheckError)
             return True
         if fast_mode:
-            _fast_check(func, inputs, indices, outputs, eps, atol, rtol, check_backward_ad,
-                        check_forward_ad)
+            fast_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol,
+                       check_backward_ad, check_forward_ad, GradcheckError)
         else:
             _slow_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol,
                         check_backward_ad, check_forward_ad)
@@ -194,15 +192,10 @@ def _slow_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol, che
         _CURRENT_INPUTS[0] = None
     if check_backward_ad:
         _compare_by_output(analytical, numerical, outputs, indices, rtol, atol)
-    for j, i in enumerate(indices):
-        if check_forward_ad:
-            _compare(forward_jacobian(func, inputs, i), numerical[j], i, rtol, atol,
-                     " computed with forward mode")
+    if check_forward_ad:
+        _compare_forward(func, inputs, indices, outputs, numerical, rtol, atol)
     if check_backward_ad and not reentrant:
-        raise GradcheckError(
-            "Backward is not reentrant, i.e., running backward with same input and "
-            "grad_output multiple times gives different values, although analytical gradient "
-            f"matches numerical gradient.The tolerance for nondeterminism was {nondet_tol}.")
+        raise GradcheckError(not_reentrant_message(nondet_tol))
 
 
 def _compare_by_output(analytical, numerical, outputs, indices, rtol, atol) -> None:
@@ -226,89 +219,41 @@ def _compare_by_output(analytical, numerical, outputs, indices, rtol, atol) -> N
                 continue
             prefix = f"While considering the {part} part of complex outputs only, " if part \
                 else ""
-            for j, i in enumerate(indices):
+            for j in range(len(indices)):  # numbered among the inputs that require grad
                 a, n = analytical[j][rows], numerical[j][rows]
                 if a.size == 0 and n.size == 0:  # an empty input or output: nothing to compare
                     continue
                 if not np.allclose(a, n, rtol=rtol, atol=atol):
                     raise GradcheckError(f"{prefix}Jacobian mismatch for output {number[id(o)]} "
-                                         f"with respect to input {i},\nnumerical:{n}\n"
+                                         f"with respect to input {j},\nnumerical:{n}\n"
                                          f"analytical:{a}\n")
 
 
-def _compare(a, n, i, rtol, atol, how: str) -> None:
-    if a.shape != n.shape:
-        a = np.zeros_like(n) if a.size == 0 else a
-    if not np.allclose(a, n, rtol=rtol, atol=atol):
-        raise GradcheckError(f"Jacobian{how} mismatch for output 0 with respect to input {i},\n"
-                             f"numerical:{n}\nanalytical:{a}\n")
-
-
-def _fast_check(func, inputs, indices, outputs, eps, atol, rtol, check_backward_ad,
-                check_forward_ad) -> None:
-    """torch's fast mode: for each output o and input i, compare u_o^T J_oi v_i for random
-    u, v instead of whole Jacobians."""
-
-    rng = np.random.default_rng(0)
-    diff = [k for k, o in enumerate(outputs) if o.requires_grad]
-    seeds = {k: Tensor._make(_rand_like(rng, _host(outputs[k]._data), uniform=True))
-             for k in diff}
-    vs = {i: _rand_like(rng, _host(inputs[i]._data), uniform=True) for i in indices}
-    backward = {k: autograd_grad(outputs[k], [inputs[i] for i in indices], seeds[k],
-                                 retain_graph=True, allow_unused=True)
-                for k in diff} if check_backward_ad else {}
-    for j, i in enumerate(indices):
-        numerical = _numerical_jv(func, inputs, i, vs[i], eps)
-        forward = jvp_outputs(func, inputs, {i: vs[i]}) if check_forward_ad else None
-        for k in diff:
-            u = _host(seeds[k]._data)
-            expected = _real_dot(u, numerical[k])
-            if check_backward_ad:
-                g = backward[k][j]
-                _compare_fast(0.0 if g is None else _real_dot(_host(g._data), vs[i]), expected,
-                              k, i, rtol, atol, "")
-            if check_forward_ad:
-                _compare_fast(_real_dot(u, forward[k]), expected, k, i, rtol, atol,
-                              " computed with forward mode")
-
-
-def _numerical_jv(func, inputs, i, v, eps) -> list:
-    """(f(x + eps v) - f(x - eps v)) / 2 eps per output, moving input ``i`` only."""
-    t = inputs[i]
-    original = t._data.copy()
-    try:
-        t._data[...] = original + eps * v
-        # copies: an output may alias the input, which the -eps pass overwrites
-        outs_plus = _outputs(func, inputs)
-        plus = [np.array(_host(o._data)) for o in outs_plus]
-        t._data[...] = original - eps * v
-        outs_minus = _outputs(func, inputs)
-        minus = [np.array(_host(o._data)) for o in outs_minus]
-    finally:
-        t._data[...] = original
-    check_same_outputs(outs_minus, outs_plus, eps, "")
-    return [(p - m) / (2 * eps) for p, m in zip(plus, minus)]
-
-
-def _compare_fast(analytical, numerical, output, i, rtol, atol, how: str) -> None:
-    if not np.isclose(analytical, numerical, rtol=rtol, atol=atol):
-        raise GradcheckError(
-            f"Jacobian{how} mismatch for output {output} with respect to input {i},\n"
-            f"numerical:{numerical}\nanalytical:{analytical}\n\nThe above quantities relating "
-            "the numerical and analytical jacobians are computed \nin fast mode.")
-
-
-def _rand_like(rng, array, uniform: bool = False):
-    """Random values shaped as ``array``: normal, or in [0, 1) as torch's fast mode draws."""
-    draw = rng.random if uniform else rng.standard_normal
-    v = draw(array.shape)
-    if array.dtype.kind == "c":
-        v = v + 1j * draw(array.shape)
-    return np.asarray(v.astype(array.dtype))  # 0-d: an array, not a NumPy scalar
-
-
-def _real_dot(a, b) -> float:
-    return float(np.real(np.sum(np.conj(a) * b)))
+def _compare_forward(func, inputs, indices, outputs, numerical, rtol, atol) -> None:
+    """The jvp Jacobians against the numerical ones, per output that requires grad, then per
+    input (both numbered among those that require grad, as torch); with complex inputs the
+    imaginary parts of all inputs first, then the real parts, each named."""
+    is_complex = [inputs[i].is_complex() for i in indices]
+    analytical = [forward_jacobian(func, inputs, i) for i in indices]
+    starts = np.cumsum([0] + [_real_components(_host(o._data)).size for o in outputs])
+    blocks = [slice(starts[k], starts[k + 1]) for k, o in enumerate(outputs) if o.requires_grad]
+    for part in ("imaginary", "real") if any(is_complex) else (None,):
+        for number, rows in enumerate(blocks):
+            for j in range(len(indices)):
+                a, n = analytical[j], numerical[j]
+                a = np.zeros_like(n) if a.shape != n.shape and a.size == 0 else a
+                columns, prefix = slice(None), ""
+                if is_complex[j]:  # the real parts' columns first, then the imaginary parts'
+                    half = n.shape[1] // 2
+                    columns = slice(half, None) if part == "imaginary" else slice(0, half)
+                    prefix = f"While considering the {part} part of complex inputs only, "
+                elif part == "real":
+                    continue  # a real input was checked whole in the imaginary pass
+                a, n = a[rows, columns], n[rows, columns]
+                if not np.allclose(a, n, rtol=rtol, atol=atol):
+                    raise GradcheckError(f"{prefix}Jacobian computed with forward mode mismatch "
+                                         f"for output {number} with respect to input {j},\n"
+                                         f"numerical:{n}\nanalytical:{a}\n")
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
@@ -324,7 +269,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     if grad_outputs is None:
         rng = np.random.default_rng(0)
         grad_outputs = tuple(
-            Tensor._make(_rand_like(rng, _host(o._data)))._set_requires_grad(True)
+            Tensor._make(rand_like(rng, _host(o._data)))._set_requires_grad(True)
             for o in diff_outputs)
     grad_outputs = _as_tuple(grad_outputs)
     n_inputs = len(inputs)

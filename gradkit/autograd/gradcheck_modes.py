@@ -57,6 +57,19 @@ def check_same_outputs(first, second, eps: float, on_index: str) -> None:
                                      f"{what}s {x} and {y}.")
 
 
+def reproduced(grads, again, nondet_tol: float) -> bool:
+    """Whether a second backward gave the same gradients, within ``nondet_tol``."""
+    return all(g1 is None or g2 is None or np.max(
+        np.abs(_host(g1._data) - _host(g2._data)), initial=0) <= nondet_tol
+        for g1, g2 in zip(grads, again))
+
+
+def not_reentrant_message(nondet_tol: float) -> str:
+    return ("Backward is not reentrant, i.e., running backward with same input and grad_output "
+            "multiple times gives different values, although analytical gradient matches "
+            f"numerical gradient.The tolerance for nondeterminism was {nondet_tol}.")
+
+
 def _differentiable(t) -> bool:
     return isinstance(t, Tensor) and t.requires_grad
 

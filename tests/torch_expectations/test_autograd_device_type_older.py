@@ -1,6 +1,7 @@
 """The tests of torch's older test/autograd/test_device_type.py not met elsewhere (CPU): in-place
 activations with zero or negative slopes, copysign's subgradient at zeros, in-place ops on
-unsafe multi-output views, and gradchecks of pdist, logcumsumexp, atleast_Nd and xlogy."""
+unsafe multi-output views, pdist's backward, gradchecks of logcumsumexp, atleast_Nd, xlogy,
+LSTM, GRU and CTC loss, and an LSTM cell's backward from one output."""
 import numpy as np
 import pytest
 
@@ -93,3 +94,65 @@ def test_gradcheck_and_gradgradcheck_pass(check):
                 for f in functions(lib, x) for args in inputs]
 
     assert all(like_torch(program))
+
+
+def test_lstm_and_gru_pass_gradcheck_and_gradgradcheck():
+    # torch: test_LSTM_grad_and_gradgrad, test_GRU_grad_and_gradgrad (outputs and states
+    # flattened as torch's _test_rnn_mod does)
+    def program(lib):
+        lib.manual_seed(0)
+        x = lib.tensor(data(1, 3, 4, positive=True), requires_grad=True)
+        passed = []
+        for layer in (lib.nn.LSTM, lib.nn.GRU):
+            for bias in (True, False):
+                module = layer(4, 4, bias=bias).double()
+
+                def flat(x, module=module):
+                    return tuple(t if isinstance(t, lib.Tensor) else s
+                                 for t in module(x) for s in t)
+
+                passed.append(lib.autograd.gradcheck(flat, (x,), check_batched_grad=False) and
+                              lib.autograd.gradgradcheck(flat, (x,), check_batched_grad=False))
+        return passed
+
+    assert like_torch(program) == [True] * 4
+
+
+def test_an_lstm_cell_backpropagates_from_either_output_alone():
+    # torch: test_lstmcell_backward_only_one_output_grad (CUDA-only there; on the CPU here)
+    def program(lib):
+        cell = lib.nn.LSTMCell(2, 3).double()
+        with lib.no_grad():
+            for seed, p in enumerate(cell.parameters()):
+                p.copy_(lib.tensor(data(*p.shape, seed=seed)))
+        s = lib.tensor(data(1, 2), requires_grad=True)
+        grads = []
+        for i in range(2):
+            cell(s)[i].sum().backward()
+            grads.append(s.grad.clone())
+        return grads
+
+    assert all(g.abs().sum() > 0 for g in like_torch(program))
+
+
+@pytest.mark.parametrize("lengths", ["equal", "varying", "some_zero_targets",
+                                     "all_zero_targets"])
+def test_ctc_loss_after_log_softmax_passes_gradcheck(lengths):
+    # torch: TestAutogradDeviceType.test_ctc_loss (at batch 4, 6 labels, 12 steps)
+    def program(lib):
+        batch, labels, steps, target_length = 4, 6, 12, 3
+        targets = lib.tensor(np.random.default_rng(5).integers(1, labels, (batch, 5)))
+        inputs = [steps] + [steps - 2 * (lengths != "equal")] * (batch - 1)
+        targets_lengths = {"equal": [target_length] * batch, "varying": [3, 2, 3, 1],
+                           "some_zero_targets": [3, 0, 2, 0], "all_zero_targets": [0] * 4}
+        tile = lib.tensor(data(steps * batch * labels // 10 + 1, seed=6))
+
+        def loss(x):
+            full = (x[:, None] * tile[None, :]).view(-1)[:steps * batch * labels]
+            log_probs = lib.log_softmax(full.view(steps, batch, labels), 2)
+            return lib.nn.functional.ctc_loss(log_probs, targets, inputs,
+                                              targets_lengths[lengths])
+
+        return lib.autograd.gradcheck(loss, (lib.tensor(data(10), requires_grad=True),))
+
+    assert like_torch(program) is True

@@ -81,3 +81,27 @@ def test_node_hooks_see_a_gradient_for_every_output():
 
     seen, _ = like_torch(program)
     assert seen == [[True, False, True, True]] * 2
+
+
+class _CallableHook:
+    """A hook object without ``__name__``: torch's messages call it '<unknown>'."""
+
+    def __call__(self, *args):
+        return (None, None)
+
+
+@pytest.mark.parametrize("hook,error,match", [
+    (_CallableHook(), RuntimeError, r"^hook '<unknown>' has returned an incorrect number of "
+     r"values \(got 2, but expected 3\)$"),
+    (lambda module, grad_input, grad_output: list(grad_input), TypeError,
+     "^expected tuple, but hook returned 'list'$"),
+])
+def test_a_module_backward_hook_result_is_checked_as_a_node_hooks(hook, error, match):
+    # the legacy Module.register_backward_hook wraps the hook as a node post hook (torch's
+    # functools.partial keeps the hook's __name__, or has none)
+    def program(lib):
+        module = lib.nn.Linear(2, 2)
+        module.register_backward_hook(hook)
+        module(lib.ones(1, 2, requires_grad=True)).sum().backward()
+
+    raises_like_torch(program, error, match)

@@ -8,6 +8,8 @@ import weakref
 
 import pytest
 
+import gradkit
+
 from .functions import identity_function, square_function
 from .twin import like_torch
 
@@ -240,3 +242,21 @@ def test_a_post_accumulate_grad_hook_is_freed_with_its_leaf():
         return weakref.ref(marker)
 
     assert like_torch(lambda lib: _collected(build, lib)) is True
+
+
+def test_gradkits_own_built_in_nodes_are_freed_with_their_outputs():
+    # torch's C++ nodes take no weakref (its tests count the leaf's uses instead); gradkit's
+    # nodes are Python objects, so each of torch's built-in cases can watch the node itself
+    a = gradkit.randn(4, requires_grad=True)
+    chain = [a * 2]
+    chain += [chain[-1] + 1, (chain[-1] + 1) * 3]
+    refs = [weakref.ref(t.grad_fn) for t in chain]
+    parts = (a * 2).split(2)
+    split_ref = weakref.ref(parts[0].grad_fn)
+    saved = (a + 1) ** 2  # PowBackward0 holds a + 1 and its AddBackward0
+    saved_refs = [weakref.ref(saved.grad_fn), weakref.ref(saved.grad_fn.next_functions[0][0])]
+    del chain
+    parts = parts[1:]
+    alive = split_ref() is not None
+    del parts, saved
+    assert alive and all(ref() is None for ref in refs + [split_ref] + saved_refs)

@@ -233,7 +233,7 @@ def get_default_device() -> device:
 def default_device_block():
     """A context that sets the default device now in force again (what a checkpoint's
     recomputation runs under, as torch's re-enters its forward's device context), or a null
-    context when no device was ever set."""
+    context while the default is the initial cpu (torch has no device context then)."""
     current = _default_device[0]
     return contextlib.nullcontext() if current is CPU else current
 

@@ -109,7 +109,7 @@ def _run_tensor_hooks(hooks, g, create_graph):
 
 def _call_node_pre_hooks(node, grads, create_graph):
     """``node.register_prehook`` hooks: they see the gradients after the tensor hooks."""
-    grads = _every_output([plain(g) for g in grads], node)
+    grads = _every_output(grads, node)  # (plain: hooks may write into them)
     for hook in list(node._extras.pre_hooks.values()):
         new = hook(tuple(_wrap(g, create_graph) for g in grads))
         if new is not None:

@@ -207,9 +207,19 @@ class device:  # noqa: N801 - torch's spelling
     def __hash__(self) -> int:
         return hash((self.type, self.index))
 
+    def __enter__(self) -> device:
+        """``with device(...)``: the default device inside the block, as torch's."""
+        _entered_from.append(_default_device[0])
+        _default_device[0] = self
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        _default_device[0] = _entered_from.pop()
+
 
 CPU = device("cpu")
 _default_device = [CPU]
+_entered_from = []  # the default device each open ``with device(...)`` block replaced
 # torch.set_num_threads's count (gradkit.torch_helpers): NumPy ignores it, but torch's arange
 # splits its range among that many threads, which shows in its rounding (creation.arange)
 threads = [os.cpu_count() or 1]
@@ -218,6 +228,14 @@ threads = [os.cpu_count() or 1]
 def get_default_device() -> device:
     """The device new tensors go to when ``device=`` is not given (cpu by default)."""
     return _default_device[0]
+
+
+def default_device_block():
+    """A context that sets the default device now in force again (what a checkpoint's
+    recomputation runs under, as torch's re-enters its forward's device context), or a null
+    context while the default is the initial cpu (torch has no device context then)."""
+    current = _default_device[0]
+    return contextlib.nullcontext() if current is CPU else current
 
 
 def set_default_device(d) -> None:

@@ -29,6 +29,7 @@ from gradkit.autograd.graph import AccumulateGrad, accumulate_lock, holds_saved_
 from gradkit.autograd.reentrant import PASSES_PER_THREAD, on_fresh_thread
 from gradkit.autograd.saved_hooks import saved_hooks_state
 from gradkit.autograd.zero_grads import is_known_zero, plain
+from gradkit.autograd.hook_results import check_post_accumulate_result
 from gradkit.autograd.hooks import _call_node_pre_hooks, _call_post_hooks, _call_tensor_pre_hooks
 from gradkit.backend import get_array_module
 from gradkit.creation import empty_like
@@ -327,8 +328,7 @@ def _accumulate_into(t, g, create_graph: bool, owned: bool = False) -> None:
     post_hooks = getattr(t, "_post_acc_hooks", None)
     if post_hooks:
         for hook in list(post_hooks.values()):
-            if hook(t) is not None:  # torch: they may only act on t, not return a gradient
-                raise RuntimeError("hooks should return None.")
+            check_post_accumulate_result(hook(t), t, hook)
 
 
 def _copy_with_graph(g):

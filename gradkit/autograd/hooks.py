@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import weakref
 
-import numpy as np
-
 from gradkit._tensor import Tensor
 from gradkit.autograd.graph import AccumulateGrad, RemovableHandle, _HookDict, add_hook
+from gradkit.autograd.hook_results import check_hook_tensor, check_hook_tuple
 from gradkit.autograd.node_edges import shown_inputs
 from gradkit.autograd.zero_grads import plain
 from gradkit.memory_format import contiguous_format
-from gradkit.ops.unary_helpers import scalar_type_name
 
 
 def register_tensor_hook(tensor, hook) -> RemovableHandle:
@@ -104,23 +102,34 @@ def _run_tensor_hooks(hooks, g, create_graph):
     for hook in list(hooks.values()):
         new = hook(_wrap(g, create_graph))
         if new is not None:
-            _check_hook_result(new, g, "hook", hook)
+            check_hook_tensor(new, g, hook)
             g = _unwrap(new, create_graph)
     return g
 
 
 def _call_node_pre_hooks(node, grads, create_graph):
     """``node.register_prehook`` hooks: they see the gradients after the tensor hooks."""
-    grads = [plain(g) for g in grads]
+    grads = _every_output(grads, node)  # (plain: hooks may write into them)
     for hook in list(node._extras.pre_hooks.values()):
         new = hook(tuple(_wrap(g, create_graph) for g in grads))
         if new is not None:
+            check_hook_tuple(new, tuple(grads), hook)
             grads = [_unwrap(g, create_graph) for g in new]
     return grads
 
 
+def _every_output(grads, node) -> list:
+    """One gradient (or None) per output of ``node``, as torch's node hooks see them: the
+    engine's buffer stops at the last output that was fed."""
+    extras, ctx = node._extras, node.params
+    meta = extras.output_meta if extras is not None and extras.output_meta else \
+        getattr(ctx, "_output_meta", None)  # (a custom Function's ctx)
+    grads = list(map(plain, grads))
+    return grads + [None] * ((len(meta) if meta else 1) - len(grads))
+
+
 def _call_post_hooks(node, grad_inputs, grads, create_graph):
-    grad_inputs, grads = tuple(map(plain, grad_inputs)), tuple(map(plain, grads))
+    grad_inputs, grads = tuple(map(plain, grad_inputs)), tuple(_every_output(grads, node))
     wrapped_outputs = tuple(_wrap(g, create_graph) for g in grads)
     # the hooks see one gradient per edge of next_functions, as torch's (x ** 2: one)
     shown = shown_inputs(node) if grad_inputs else None
@@ -128,10 +137,7 @@ def _call_post_hooks(node, grad_inputs, grads, create_graph):
     for hook in list(node._extras.post_hooks.values()):
         new = hook(tuple(_wrap(g, create_graph) for g in visible), wrapped_outputs)
         if new is not None:
-            if len(new) != len(visible):
-                name = getattr(hook, "__name__", type(hook).__name__)
-                raise RuntimeError(f"hook '{name}' has returned an incorrect number of values "
-                                   f"(got {len(new)}, but expected {len(visible)})")
+            check_hook_tuple(new, visible, hook)
             visible = tuple(_unwrap(g, create_graph) for g in new)
     if shown is None:
         return visible
@@ -139,24 +145,3 @@ def _call_post_hooks(node, grad_inputs, grads, create_graph):
     for i, g in zip(shown, visible):
         full[i] = g
     return tuple(full)
-
-
-def _check_hook_result(new, old, what, hook):
-    if old is None:
-        raise RuntimeError("can't replace a None gradient with a non-None value")
-    if not isinstance(new, Tensor):
-        raise TypeError(f"{what} must return a Tensor or None, but got {type(new).__name__}")
-    old = getattr(old, "_data", old)
-    if new._data.shape != old.shape:
-        raise RuntimeError(f"hook 'hook' has changed the size of value: expected "
-                           f"{list(old.shape)} but got {list(new._data.shape)}")
-    if new._data.dtype != old.dtype:  # torch's check, naming the hook and its legacy types
-        name = getattr(hook, "__name__", type(hook).__name__)
-        raise RuntimeError(f"hook '{name}' has changed the type of value (was "
-                           f"{_legacy_type_name(old)} got {_legacy_type_name(new._data)})")
-
-
-def _legacy_type_name(array) -> str:
-    """torch's legacy tensor type name: ``torch.FloatTensor``, ``torch.cuda.LongTensor``."""
-    where = "" if isinstance(array, np.ndarray) else "cuda."
-    return f"torch.{where}{scalar_type_name(array)}Tensor"

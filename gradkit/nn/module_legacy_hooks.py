@@ -21,7 +21,8 @@ class _WrappedHook:
 
     def __init__(self, hook: Callable, module) -> None:
         self.hook, self.module = hook, module
-        self.__name__ = getattr(hook, "__name__", type(hook).__name__)  # named in errors
+        if hasattr(hook, "__name__"):  # named in errors (else '<unknown>', as torch's partial)
+            self.__name__ = hook.__name__
 
     def __call__(self, grad_inputs: tuple, grad_outputs: tuple):
         return self.hook(self.module, grad_inputs, grad_outputs)

@@ -15,12 +15,14 @@ import contextlib
 import warnings
 
 from gradkit._tensor import Tensor
+from gradkit.backend import default_device_block
 from gradkit.autograd.api import backward
 from gradkit.autograd.backward_pass import current_pass as _current_pass
 from gradkit.autograd.function import Function
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.autograd.graph import saved_tensors_hooks
 from gradkit.generator import get_rng_state, set_rng_state
+from gradkit import nn
 
 
 def checkpoint(function, *args, use_reentrant: bool | None = None,
@@ -45,7 +47,7 @@ def checkpoint(function, *args, use_reentrant: bool | None = None,
     if use_reentrant:
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-        return _ReentrantCheckpoint.apply(function, preserve_rng_state, *args)
+        return CheckpointFunction.apply(function, preserve_rng_state, *args)
     recomputation = _Recomputation(function, args, kwargs,
                                    get_rng_state() if preserve_rng_state else None,
                                    early_stop if _early_stop[0] is None else _early_stop[0])
@@ -53,6 +55,42 @@ def checkpoint(function, *args, use_reentrant: bool | None = None,
         result = function(*args, **kwargs)
     recomputation.held = None  # from now on, saved tensors come from recomputations
     return result
+
+
+def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None,
+                          **kwargs):
+    """Run ``functions`` (a Sequential or a list of modules or functions) in order, split into
+    ``segments`` chunks; each chunk but the last is a :func:`checkpoint`. Each function takes
+    and returns one tensor. ``preserve_rng_state`` is the only keyword argument.
+
+    >>> out = checkpoint_sequential(model, 2, x, use_reentrant=False)
+    """
+    if use_reentrant is None:
+        warnings.warn("torch.utils.checkpoint.checkpoint_sequential: the use_reentrant "
+                      "parameter should be passed explicitly. gradkit uses use_reentrant=False "
+                      "when it is not passed (torch: True, and an error in a future version); "
+                      "pass it to silence this warning.", UserWarning, stacklevel=2)
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if isinstance(functions, nn.Sequential):
+        functions = list(functions.children())
+    size = len(functions) // segments
+    end = 0  # as torch's: segments - 1 checkpointed chunks of len // segments, then the rest
+    for start in range(0, size * (segments - 1), size):
+        end = start + size
+        input = checkpoint(_run_in_order(functions[start:end]), input,
+                           use_reentrant=bool(use_reentrant), preserve_rng_state=preserve)
+    return _run_in_order(functions[end:])(input)
+
+
+def _run_in_order(functions):
+    def forward(input):
+        for function in functions:
+            input = function(input)
+        return input
+
+    return forward
 
 
 _early_stop = [None]  # as torch: one setting for the process (None: each checkpoint's own),
@@ -105,6 +143,7 @@ class _Recomputation:
         self.kwargs = kwargs
         self.rng_state = rng_state
         self.early_stop = early_stop
+        self.device_block = default_device_block()  # the forward's ``with device(...)``
         self.count = 0
         self.metadata = []  # of each packed tensor, to check the recomputed ones against
         self.values = {}   # index -> recomputed tensor, dropped as backward unpacks it
@@ -153,7 +192,8 @@ class _Recomputation:
 
         # the recomputed graph keeps its tensors as they are: a checkpointed function that
         # itself calls grad() (nested checkpoints, double backward) backpropagates through it
-        with enable_grad(), _rng_replayed(self.rng_state), saved_tensors_hooks(keep, _as_is):
+        with enable_grad(), _rng_replayed(self.rng_state), saved_tensors_hooks(keep, _as_is), \
+                self.device_block:
             try:
                 self.function(*self.args, **self.kwargs)
             except _StopRecomputationError:
@@ -183,8 +223,9 @@ def _metadata(tensor) -> dict:
     return {"shape": tuple(tensor.shape), "dtype": tensor.dtype, "device": tensor.device}
 
 
-class _ReentrantCheckpoint(Function):
-    """use_reentrant=True: forward without graph; backward reruns and backpropagates."""
+class CheckpointFunction(Function):
+    """use_reentrant=True: forward without graph; backward reruns and backpropagates (torch's
+    name, so its node is ``CheckpointFunctionBackward``)."""
 
     @staticmethod
     def forward(ctx, function, preserve_rng_state, *args):

@@ -105,7 +105,9 @@ class _WrappedOp:
         if g is None:
             return (None,) * len(node._next)
         chain, overlapping, layout = (node.params[k] for k in ("chain", "overlapping", "layout"))
-        if overlapping:  # torch's CopySlices writes into the region: refused where it overlaps
+        if overlapping and edges[0] is not None:
+            # torch's CopySlices writes fn's gradient into the region only for the base's
+            # gradient: refused there where the region overlaps, the other inputs' computed
             raise RuntimeError(OVERLAP_MESSAGE)
         fn = node.saved[0]
         region = replay_view(chain, in_layout(g, layout))

@@ -171,3 +171,14 @@ def test_a_conj_view_written_into_its_own_memory_reads_the_old_values():
     assert write(torch, lambda v: v) == [[1 - 2j], [1 + 2j]] != expected
     problems, known = diff_program(generate(RandomDrawer(17299), "conj_views"))
     assert problems and known.startswith("an in-place op reading an expanded")
+
+
+def test_copy_of_an_expanded_conj_view_onto_itself_passes_as_torch():
+    """copy_ goes through torch's conj fallback unresolved: copying an expanded conj view onto
+    itself does nothing, where fill_ is refused (conj_views seeds 9159, 13627)."""
+    def program(m):
+        b = m.tensor([1 + 2j]).conj().expand(2, 1)
+        b.copy_(b)
+        b[0:2] = b[..., :1]
+        return b.tolist(), b.is_conj()
+    assert program(gradkit) == program(torch)

@@ -258,3 +258,24 @@ def test_writes_into_an_expanded_view_as_torch(write, base_grad):
     assert_same(got, _expanded_write(torch, write, base_grad))
     if "v" in write and "mul_" not in write and not isinstance(got[1], str):
         assert float(got[1][0]) == 5.0
+
+
+def _write_into_an_expanded_base(m):
+    """A write into a detached alias of an expanded leaf (fuzzer, conj_views seed 16374): the
+    CopySlices' base is itself expanded, and torch's backward copies the gradient into a
+    buffer laid out as it: refused, though the base's own gradient is not wanted."""
+    leaf = m.tensor([0.5], dtype=m.float64, requires_grad=True)
+    expanded = leaf.expand(3)
+    alias = expanded.data
+    alias[0:2] = expanded[..., :1]
+    out = (alias * m.tensor([1.0, 2.0, 3.0], dtype=m.float64)).sum()
+    try:
+        return m.autograd.grad(out, leaf)
+    except RuntimeError as error:
+        return str(error)
+
+
+def test_a_write_into_an_expanded_base_is_refused_at_backward_as_torch():
+    got = _write_into_an_expanded_base(gradkit)
+    assert got == _write_into_an_expanded_base(torch)
+    assert got.startswith("unsupported operation: more than one element")

@@ -69,7 +69,8 @@ def inplace(tensor, out_of_place, *args, **kwargs):
     if recording and tensor.grad_fn is None and tensor._requires_grad:
         raise RuntimeError(LEAF_MESSAGE)
     if view is not None and view.computed and has_internal_overlap(tensor._data) and (
-            is_conjugated_view(tensor) or is_negative_view(tensor)):
+            is_conjugated_view(tensor) or is_negative_view(tensor)) and not getattr(
+            out_of_place, "reads_conj_itself", False):
         # torch's conj (neg) fallback first resolves the written tensor with conj_physical_
         # (neg_): refused where its elements share memory, whatever the op (fill_ too)
         raise RuntimeError(OVERLAP_MESSAGE)
@@ -265,10 +266,12 @@ def _write_changed(alias, values) -> None:
     alias[where] = new[where]
 
 
-def _rebase_view(tensor, view, result, overlapping: bool = False) -> None:
+def _rebase_view(tensor, view, result, overlapping=False) -> None:
     """The base now holds the written values: its history becomes CopySlices(base, result)."""
     base = view.base
     chain = view.steps()
+    if has_internal_overlap(base._data):  # torch's CopySlices copies the gradient into a
+        overlapping = "base"  # buffer laid out as the base: refused whatever is wanted
     new_base = copy_slices(Tensor_alias(base), result, chain=chain, overlapping=overlapping,
                            layout=layout_of(base._data))
     wrap_op_node(new_base.grad_fn, result)

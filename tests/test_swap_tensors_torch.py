@@ -84,3 +84,24 @@ def test_swap_tensors_refusals_as_torch():
                        "places.")
     assert ours[1:3] == ["Cannot swap t1 because it has weakref associated with it",
                          "Cannot swap t2 because it has weakref associated with it"]
+
+
+_USERS = {
+    "a_live_view": "x = m.randn(3); v = x[0:2]",
+    "a_view_of_a_leaf_requiring_grad": "x = m.randn(3, requires_grad=True); v = x[0:2]",
+    "a_view_of_a_view": "x = m.randn(3); v = x[0:2]; w = v[1:]",
+    "a_dead_view": "x = m.randn(3); v = x[0:2]; del v",
+    "a_saved_leaf_without_grad": "x = m.randn(3); z = x * m.randn(3, requires_grad=True)",
+    "after_backward": "x = m.randn(3, requires_grad=True); (x * 2).sum().backward()",
+}
+
+
+@pytest.mark.parametrize("program", _USERS.values(), ids=_USERS)
+def test_swap_tensors_counts_views_and_saves_as_torch(program):
+    """torch's use count counts a live view (its base) and a save; a leaf without grad, used
+    twice, has no gradient edge to poison."""
+    def run(m):
+        names = {"m": m}
+        exec(program, names)  # noqa: S102 - the programs above
+        return _outcome(lambda: m.utils.swap_tensors(names["x"], m.zeros(3)))
+    assert run(gradkit) == run(torch)

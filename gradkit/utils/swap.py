@@ -8,6 +8,7 @@ import weakref
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.graph import AccumulateGrad, SavedTensor
+from gradkit.ops.views import live_views
 
 POISONED = (
     "Trying to execute AccumulateGrad node that was poisoned by swap_tensors this can happen "
@@ -57,14 +58,21 @@ def _accumulator(t: Tensor):
 
 def _poison_or_refuse(t: Tensor, name: str) -> None:
     """torch's check of the tensor's use count: one (the tensor), or two for a leaf whose
-    second user is its AccumulateGrad (then poisoned); a saved tensor is another user."""
+    second user is its AccumulateGrad (then poisoned); a saved tensor and a view of it are
+    other users."""
     users = 1 + sum(isinstance(r, (AccumulateGrad, SavedTensor)) for r in gc.get_referrers(t))
+    users += sum(view._view.base is t for view in live_views(t))
     if users == 1:
         return
     node = _accumulator(t)
-    if users == 2 and t.grad_fn is None and node is not None:
-        node.register_prehook(_poisoned)
-        return
+    if users == 2 and t.grad_fn is None:
+        if not t._requires_grad:  # torch asks for its gradient edge
+            raise RuntimeError("It is not possible to get the gradient edge for a Tensor that "
+                               "does not require gradients")
+        if node is not None:  # (else torch's edge makes one: a third user)
+            node.register_prehook(_poisoned)
+            return
+        users += 1
     raise RuntimeError(f"Expected use_count of {name} to be 1 or 2 with an AccumulateGrad node "
                        f"but got {users} make sure you are not holding references to the tensor "
                        "in other places.")

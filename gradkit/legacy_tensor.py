@@ -147,7 +147,13 @@ def cast_to_type(tensor: Tensor, spec, memory_format=None) -> Tensor:
             raise ValueError(f"invalid type: '{spec}'")
         return tensor.to("cuda" if "cuda" in parts[1:-1] else tensor.device, legacy.dtype,
                          **layout)
-    return tensor.to(spec, **layout)
+    if isinstance(spec, backend.dtype):
+        return tensor.to(spec, **layout)
+    if not isinstance(spec, type):
+        raise TypeError("dtype must be a type, str, or dtype object")
+    # torch reads any other class by its name, a tensor type's name only (x.type(float) too)
+    module = "" if spec.__module__ == "builtins" else f"{spec.__module__}."
+    raise ValueError(f"invalid type: '{module}{spec.__qualname__}'")
 
 
 _NOT_A_TENSOR_CLASS = ("Creating a Tensor subclass from a class that does not inherit from "

@@ -5,6 +5,8 @@ it; ``is_conj()``/``is_neg()`` hold. gradkit's detach and ``.data`` used to copy
 values into a plain tensor, and an expanded conj view was not refreshed (silent stale
 values)."""
 import pytest
+from fuzz.known import diff_program
+from fuzz.programs import RandomDrawer, generate
 
 import gradkit
 
@@ -125,3 +127,58 @@ def _write_into_a_conj_of_an_expanded_view(lib):
 def test_a_write_into_a_conj_of_an_expanded_view_reaches_its_location_as_torch():
     assert _write_into_a_conj_of_an_expanded_view(gradkit) == \
         _write_into_a_conj_of_an_expanded_view(torch)
+
+
+_EXPANDED_WRITES = {
+    "zero_": "b.zero_()", "fill_": "b.fill_(2.0)", "index_put": "b[m.tensor([0])] = 3.0",
+    "masked_fill_": "b.masked_fill_(m.tensor([True, False, False]), 1.0)",
+    "neg_fill_": "b = m.tensor([1 + 2j]).conj().imag.expand(3); b.fill_(1.0)",
+    "recorded_zero_": "b = (m.tensor([1 + 2j], requires_grad=True) * 0.5).conj().expand(3); "
+                      "b.zero_()",
+}
+
+
+@pytest.mark.parametrize("write", _EXPANDED_WRITES.values(), ids=_EXPANDED_WRITES)
+def test_a_write_into_an_expanded_conj_view_is_refused_at_the_write_as_torch(write):
+    """torch's conj (neg) fallback resolves the written tensor in place first
+    (conj_physical_): refused for an expanded one even by fill_, zero_ and index_put_, which a
+    plain expanded tensor allows; gradkit refused only at backward (conj_views seed 9064)."""
+    for m in (torch, gradkit):
+        b = m.tensor([1 + 2j]).conj().expand(3)
+        with pytest.raises(RuntimeError, match="more than one element of the written-to"):
+            exec(write, {"m": m, "b": b})  # noqa: S102 - the writes above
+
+
+def test_a_write_into_one_element_of_an_expanded_conj_view_as_torch():
+    def program(m):
+        b = m.tensor([1 + 2j]).conj().expand(3)
+        b[0] = 3
+        return b.tolist(), b.is_conj()
+    assert program(gradkit) == program(torch)
+
+
+def test_a_conj_view_written_into_its_own_memory_reads_the_old_values():
+    """Documented (docs/numerics.md, "operand while it writes"): torch copies a broadcast
+    conj view of x's first element into all of x element by element, so the second element
+    reads the first one already written (conj of conj); gradkit copies the old values, as a
+    clone of the operand does in both (conj_views seed 17299, a known difference)."""
+    def write(m, value_of):
+        x = m.tensor([[1 + 2j], [3 - 1j]], dtype=m.complex128)
+        x[:, 0:1] = value_of(x.conj().flatten()[..., :1])
+        return x.tolist()
+    expected = write(torch, lambda v: v.clone())
+    assert write(gradkit, lambda v: v) == expected == write(gradkit, lambda v: v.clone())
+    assert write(torch, lambda v: v) == [[1 - 2j], [1 + 2j]] != expected
+    problems, known = diff_program(generate(RandomDrawer(17299), "conj_views"))
+    assert problems and known.startswith("an in-place op reading an expanded")
+
+
+def test_copy_of_an_expanded_conj_view_onto_itself_passes_as_torch():
+    """copy_ goes through torch's conj fallback unresolved: copying an expanded conj view onto
+    itself does nothing, where fill_ is refused (conj_views seeds 9159, 13627)."""
+    def program(m):
+        b = m.tensor([1 + 2j]).conj().expand(2, 1)
+        b.copy_(b)
+        b[0:2] = b[..., :1]
+        return b.tolist(), b.is_conj()
+    assert program(gradkit) == program(torch)

@@ -1,6 +1,7 @@
 """float16 tensors with Python float operands, compared bit for bit with torch 2.13: torch's
 CPU kernels compute in float32 (their "opmath") with the number unrounded and round the result
-once, where NumPy rounds the number to float16 first (a third of products were an ulp off).
+once, where NumPy rounds the number to float16 first (a third of products were an ulp off;
+floor and trunc division too).
 A number given first (``torch.mul(2.5, x)``) is a wrapped 0-d tensor in torch, rounded to
 float16, and an ``alpha`` is rounded to float16 too; both as torch."""
 import math
@@ -30,6 +31,13 @@ PROGRAMS = {
     "addcmul": lambda lib, x, y, s: x.addcmul(y, x, value=s),
     "addcdiv": lambda lib, x, y, s: x.addcdiv(y, x, value=s),
     "add": lambda lib, x, y, s: x + s, "rsub": lambda lib, x, y, s: s - x,
+    # floor and trunc division too (an ulp of the quotient off, 382 in 9069 float16 values)
+    "floordiv": lambda lib, x, y, s: x // s, "floor_divide": lambda lib, x, y, s:
+    lib.floor_divide(x, s), "floor_divide_": lambda lib, x, y, s: x.clone().floor_divide_(s),
+    "div_floor": lambda lib, x, y, s: x.div(s, rounding_mode="floor"),
+    "div_trunc": lambda lib, x, y, s: x.div(s, rounding_mode="trunc"),
+    "floordiv_0d": lambda lib, x, y, s: x // lib.tensor(s),
+    "rfloordiv": lambda lib, x, y, s: s // x,
 }
 
 

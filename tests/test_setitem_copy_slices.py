@@ -207,6 +207,7 @@ def test_gradcheck_and_gradgradcheck_through_writes():
 @pytest.mark.parametrize("write", [
     "x[mask] = 2.0", "x[mask] = w", "x[[0, 1]] = 2.0", "x[[0, 1]] = w", "x[1:, [0, 1]] = 2.0",
     "x[1:, [0, 1]] = w", "x[0, [0, 1]] = w", "x[rows] = w.expand(2, 4)", "x[None, 1:, [2]] = w",
+    "x[True, 1] = w", "x[1, True, 2] = w", "x[False, 0] = w", "x[True, [0, 2]] = 2.0",
 ])
 def test_advanced_writes_as_torch(write):
     """An advanced key is index_put_ (a number value is a 0-d tensor: a (None, 0) edge), into
@@ -221,3 +222,60 @@ def test_advanced_writes_as_torch(write):
         return _graph(x.grad_fn), x._version, x, list(grads)
 
     assert_same(program(gradkit), program(torch))
+
+
+def _expanded_write(m, write: str, base_grad: bool):
+    """A write into an expanded view of a base (one requiring grad or not): the grads or the
+    message (fuzzer, edge class, seed 6294356)."""
+    v = m.tensor(0.7, requires_grad=True)
+    leaf = m.tensor([0.3], requires_grad=True)
+    base = leaf * 1 if base_grad else m.tensor([0.3])
+    x = base.expand(2, 1)
+    with warnings.catch_warnings(record=True) as caught:  # index_put_ and index_fill_ on
+        warnings.simplefilter("always")  # expanded tensors are deprecated
+        exec(write, {"x": x, "v": v * 1, "m": m})  # noqa: S102 - the writes below
+    warned = [str(w.message).split(" (Triggered")[0] for w in caught]
+    out = (x * m.tensor([[2.0], [3.0]])).sum()
+    try:
+        return warned, list(m.autograd.grad(out, (v, leaf), create_graph=True,
+                                            allow_unused=True))
+    except RuntimeError as error:
+        return warned, str(error)
+
+
+@pytest.mark.parametrize("base_grad", [False, True])
+@pytest.mark.parametrize("write", ["x[m.tensor(0), m.tensor(0)] = v", "x[0:1] = v",
+                                   "x[0].mul_(v)", "x.fill_(2.0)", "x.zero_()",
+                                   "x[None, True, m.tensor(0), m.tensor(0)] = v.sum()",
+                                   "x[True, 0, 0] = v", "x[m.tensor(0), True, 0] = v",
+                                   "x.index_fill_(0, m.tensor([0]), v)",
+                                   "x.index_fill_(1, m.tensor([0]), 2.0)"])
+def test_writes_into_an_expanded_view_as_torch(write, base_grad):
+    """torch's CopySlices writes fn's gradient into the overlapping region only for the
+    base's gradient (refused there: fill_, zero_); the value's gradient is computed, 5 = 2 + 3
+    as both rows hold it. index_fill_ warns and writes, as x[mask] = v (it was refused)."""
+    got = _expanded_write(gradkit, write, base_grad)
+    assert_same(got, _expanded_write(torch, write, base_grad))
+    if "v" in write and "mul_" not in write and not isinstance(got[1], str):
+        assert float(got[1][0]) == 5.0
+
+
+def _write_into_an_expanded_base(m):
+    """A write into a detached alias of an expanded leaf (fuzzer, conj_views seed 16374): the
+    CopySlices' base is itself expanded, and torch's backward copies the gradient into a
+    buffer laid out as it: refused, though the base's own gradient is not wanted."""
+    leaf = m.tensor([0.5], dtype=m.float64, requires_grad=True)
+    expanded = leaf.expand(3)
+    alias = expanded.data
+    alias[0:2] = expanded[..., :1]
+    out = (alias * m.tensor([1.0, 2.0, 3.0], dtype=m.float64)).sum()
+    try:
+        return m.autograd.grad(out, leaf)
+    except RuntimeError as error:
+        return str(error)
+
+
+def test_a_write_into_an_expanded_base_is_refused_at_backward_as_torch():
+    got = _write_into_an_expanded_base(gradkit)
+    assert got == _write_into_an_expanded_base(torch)
+    assert got.startswith("unsupported operation: more than one element")

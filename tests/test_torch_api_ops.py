@@ -115,6 +115,27 @@ def test_legacy_constructors_as_torch(name):
     _same(program(gradkit), program(torch))
 
 
+@pytest.mark.parametrize("spec, error, message", [
+    (int, ValueError, "invalid type: 'int'"), (bool, ValueError, "invalid type: 'bool'"),
+    (float, ValueError, "invalid type: 'float'"), (complex, ValueError, "invalid type: 'complex'"),
+    (np.float64, ValueError, "invalid type: 'numpy.float64'"),
+    (3, TypeError, "dtype must be a type, str, or dtype object"),
+    ("cpu-device", TypeError, "dtype must be a type, str, or dtype object"),
+])
+def test_type_refuses_python_types_as_torch(spec, error, message):
+    """``x.type()`` reads a class by its name, a tensor type's only: ``x.type(float)`` is
+    refused where ``x.to(float)`` casts (gradkit cast both)."""
+    for lib in (torch, gradkit):
+        arg = lib.device("cpu") if spec == "cpu-device" else spec
+        with pytest.raises(error, match=f"^{message}$"):
+            lib.zeros(2).type(arg)
+        with pytest.raises(error, match=f"^{message}$"):
+            lib.zeros(2).type(dtype=arg)
+        assert lib.zeros(2).to(float).dtype is lib.float64
+        assert lib.zeros(2).to(bool).dtype is lib.bool
+        assert lib.zeros(2).to(int).dtype is lib.int64
+
+
 def test_tensor_follows_the_default_dtype():
     gradkit.set_default_dtype(gradkit.float64)
     try:

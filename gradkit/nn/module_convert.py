@@ -11,6 +11,7 @@ from gradkit.autograd.grad_mode import no_grad
 from gradkit.creation import zeros_like
 from gradkit.nn.parameter import Parameter
 from gradkit.to_arguments import to_arguments
+from gradkit.utils.swap import swap_tensors
 
 COMPLEX_MODULES = (
     "Complex modules are a new feature under active development whose design may change, and "
@@ -85,11 +86,16 @@ class ModuleConvert:
         tensor becomes the parameter's (or gradient's) data, so references taken earlier (an
         optimizer's) follow, as torch's default ``param.data = ...``; with
         ``gradkit.__future__.set_overwrite_module_params_on_conversion(True)`` new Parameter
-        objects replace them instead."""
+        objects replace them instead; with ``set_swap_module_params_on_conversion(True)`` the
+        parameter (and gradient) objects swap their contents with the converted ones."""
         overwrite = future.get_overwrite_module_params_on_conversion()
+        swap = future.get_swap_module_params_on_conversion()
         for module in self.modules() if recurse else (self,):
             for key, param in module._parameters.items():
                 if param is None:
+                    continue
+                if swap:
+                    _swap_converted(module, key, param, convert)
                     continue
                 grad = param.grad
                 new = _converted(param, convert, keep=not overwrite)
@@ -113,3 +119,28 @@ def _converted(t: Tensor, convert: Callable[[Tensor], Tensor], keep: bool) -> Te
         t._data = new._data
         return t
     return new
+
+
+def _swap_converted(module, key: str, param: Tensor, convert) -> None:
+    """torch's _apply under swap_module_params_on_conversion: the parameter swaps contents with
+    a new Parameter of the converted data, its gradient with the converted gradient."""
+    with no_grad():
+        new = Parameter(convert(param), requires_grad=param.requires_grad)
+    grad = param.grad
+    if grad is not None:  # torch drops the gradient's second user (the parameter) first
+        param.grad = None
+    try:
+        swap_tensors(param, new)
+    except Exception as error:
+        if grad is not None:
+            param.grad = grad
+        raise RuntimeError(f"_apply(): Couldn't swap {module._get_name()}.{key}") from error
+    if grad is None:
+        return
+    with no_grad():
+        new_grad = convert(grad).requires_grad_(grad.requires_grad)
+    try:
+        swap_tensors(grad, new_grad)
+    except Exception as error:
+        raise RuntimeError(f"_apply(): Couldn't swap {module._get_name()}.{key}.grad") from error
+    param.grad = grad

@@ -306,6 +306,8 @@ register(neg, "negative", False, inplace=True)  # x.negative_()
 
 def _floor_divide(xp, x, y):
     """floor(x / y) (broadcasting); its result requires grad, but backward raises, as torch."""
+    if half_with_scalar(x, y):  # torch's reduced-float kernel: in float32, the scalar as is
+        return in_float32(np.floor_divide, x, y)
     x, y = promote(xp, x, y)
     _check_divisor(x, y, "div_floor_cpu")
     return xp.floor_divide(x, y)

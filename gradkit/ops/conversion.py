@@ -108,6 +108,7 @@ def _copy_onto_itself(target, src) -> bool:
 
 
 copy_from.check_overlap = _copy_onto_itself
+copy_from.reads_conj_itself = True  # torch's conj fallback lets copy_ through (no resolve)
 copy_from.defvjp(lambda g, x_shape: _zeros_of(g),
                  lambda g, x_shape: g)
 copy_from.defjvp(lambda t, x_shape: _zeros_of(t),

@@ -21,7 +21,10 @@ from gradkit.ops.views import copy_in_layout, layout_of, replay_view, write_thro
 def copy_slices(xp, base, values, chain=(), written=True, overlapping=False, layout=None):
     """The base after its view (described by ``chain``) was overwritten with ``values``.
     ``written``: the write already happened in place, and the op only records the graph.
-    ``layout``: the base's memory order (views.layout_of), which the chain's replay needs."""
+    ``layout``: the base's memory order (views.layout_of), which the chain's replay needs.
+    ``overlapping``: the region's elements share memory (True: its backward refuses the base's
+    gradient) or the base's do ("base": its backward refuses, as torch's copy into a buffer
+    laid out as the base)."""
     if written:
         return base
     out = copy_in_layout(xp, base, layout)
@@ -79,6 +82,8 @@ def _copy_slices_base_grad(g, base_shape, chain, written, overlapping, layout):
 
 
 def _copy_slices_values_grad(g, base_shape, chain, written, overlapping, layout):
+    if overlapping == "base":
+        raise RuntimeError(OVERLAP_MESSAGE)
     return replay_view(chain, in_layout(g, layout))
 
 
@@ -105,7 +110,9 @@ class _WrappedOp:
         if g is None:
             return (None,) * len(node._next)
         chain, overlapping, layout = (node.params[k] for k in ("chain", "overlapping", "layout"))
-        if overlapping:  # torch's CopySlices writes into the region: refused where it overlaps
+        if overlapping == "base" or overlapping and edges[0] is not None:
+            # torch's CopySlices writes fn's gradient into the region only for the base's
+            # gradient: refused there where the region overlaps, the other inputs' computed
             raise RuntimeError(OVERLAP_MESSAGE)
         fn = node.saved[0]
         region = replay_view(chain, in_layout(g, layout))

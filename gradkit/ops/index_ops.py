@@ -18,7 +18,7 @@ from gradkit.ops.conversion import fitted, fitted_item
 from gradkit.ops.dims import dim_among_inputs
 from gradkit.ops.indexing import (
     gather, getitem, index_put_into_zeros, index_put_key, index_select)
-from gradkit.ops.masked_fill import masked_fill
+from gradkit.ops.masked_fill import masked_fill, warns_when_expanded
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.padding import pad
 from gradkit.ops.reduction import sum as sum_
@@ -383,3 +383,4 @@ def _index_fill_jvp(tangents, dim, x_shape, index):
 
 index_fill.defvjp(_index_zeroed, None, None, _value_grad)
 index_fill.defjvp_all(_index_fill_jvp)
+index_fill.check_overlap = warns_when_expanded("index_fill_", "tensor[mask] = scalar")

@@ -1,7 +1,6 @@
 """Indexing: ``x[key]``, ``x[key] = v``, gather/scatter, index_select."""
 from __future__ import annotations
 
-import warnings
 
 from gradkit._user_frames import warn_once_at_user
 from gradkit.creation import zeros
@@ -11,7 +10,7 @@ from gradkit.ops.index_keys import (
     check_masks, clipped_key, selects_all)
 from gradkit.ops.conversion import real_if_cast_to_real
 from gradkit.ops.index_layout import in_torch_layout, index_layout
-from gradkit.ops.masked_fill import expanded_warning
+from gradkit.ops.masked_fill import warns_when_expanded
 from gradkit.ops.setitem_checks import (
     NUMPY_SHAPES, value_shape_refusal)
 from gradkit.ops.dims import dim_among_inputs
@@ -175,14 +174,8 @@ index_put_key.defjvp(lambda t, x_shape, value_shape, key: index_put_key(t, 0.0, 
                      lambda t, x_shape, value_shape, key: index_put_into_zeros(t, x_shape, key))
 
 
-def _index_put_overlap(target, value, key=None) -> bool:
-    """``x[advanced key] = v`` into an expanded tensor warns, as torch (basic keys: setitem_)."""
-    warnings.warn(expanded_warning("index_put_", "tensor[indices] = tensor"), UserWarning,
-                  stacklevel=5)
-    return True
-
-
-index_put_key.check_overlap = _index_put_overlap
+# ``x[advanced key] = v`` into an expanded tensor warns, as torch (basic keys: setitem_)
+index_put_key.check_overlap = warns_when_expanded("index_put_", "tensor[indices] = tensor")
 
 
 def _along_axis_key(xp, index, dim):

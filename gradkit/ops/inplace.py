@@ -19,6 +19,7 @@ from gradkit.autograd.graph import SavedTensor, accumulate_node
 from gradkit.autograd.inference import check_inplace
 from gradkit.backend import device_context
 from gradkit.ops import _dispatch
+from gradkit.ops.complex import is_conjugated_view, is_negative_view
 from gradkit.ops.copy_slices import copy_slices, wrap_op_node
 from gradkit.ops.in_place_overloads import (
     check_output, check_output_before_kernel, in_place_checks, name_in_place_node)
@@ -67,6 +68,12 @@ def inplace(tensor, out_of_place, *args, **kwargs):
                                "an in-place operation.")
     if recording and tensor.grad_fn is None and tensor._requires_grad:
         raise RuntimeError(LEAF_MESSAGE)
+    if view is not None and view.computed and has_internal_overlap(tensor._data) and (
+            is_conjugated_view(tensor) or is_negative_view(tensor)) and not getattr(
+            out_of_place, "reads_conj_itself", False):
+        # torch's conj (neg) fallback first resolves the written tensor with conj_physical_
+        # (neg_): refused where its elements share memory, whatever the op (fill_ too)
+        raise RuntimeError(OVERLAP_MESSAGE)
     try:
         result = _run_out_of_place(tensor, view, recording, out_of_place, args, kwargs)
     except (NotImplementedError, RuntimeError) as error:
@@ -259,10 +266,12 @@ def _write_changed(alias, values) -> None:
     alias[where] = new[where]
 
 
-def _rebase_view(tensor, view, result, overlapping: bool = False) -> None:
+def _rebase_view(tensor, view, result, overlapping=False) -> None:
     """The base now holds the written values: its history becomes CopySlices(base, result)."""
     base = view.base
     chain = view.steps()
+    if has_internal_overlap(base._data):  # torch's CopySlices copies the gradient into a
+        overlapping = "base"  # buffer laid out as the base: refused whatever is wanted
     new_base = copy_slices(Tensor_alias(base), result, chain=chain, overlapping=overlapping,
                            layout=layout_of(base._data))
     wrap_op_node(new_base.grad_fn, result)

@@ -266,7 +266,9 @@ def _qr_square_vjp(g_q, g_r, q, r):
         m = matmul(r, mH(g_r)) + m
     lower = tril(m, -1)
     b = g_q + matmul(q, lower + mH(lower) + diag_embed(real(diagonal(m, 0, -2, -1))))
-    return mH(solve_triangular(r, mH(b), upper=True))  # as torch's trsm: a zero pivot gives inf/NaN
+    # B R^{-H} as torch: a right solve with R^H (a plain tensor, where mH of a left solve
+    # would be a conj view); as torch's trsm, a zero pivot gives inf/NaN
+    return solve_triangular(mH(r), b, upper=False, left=False)
 
 
 def _check_qr_differentiable(q, r, mode):

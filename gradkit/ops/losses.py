@@ -21,6 +21,7 @@ from gradkit.ops.conversion import astype
 from gradkit.ops.grad_edges import gradient_edge
 from gradkit.ops.piecewise import where
 from gradkit.ops.indexing import scatter_into_zeros
+from gradkit.ops.nll_checks import check_nll_arguments, out_of_bounds_message
 from gradkit.ops.promotion import promote_types
 from gradkit.ops.reduction import expand_back, log_softmax, mean, quiet_mean, sum
 from gradkit.ops.shape import reshape, unsqueeze
@@ -69,26 +70,6 @@ def _class_weight(weight, classes: int, class_dim: int, ndim: int, flat: bool = 
                            f"classes or no classes but got weight tensor of shape: "
                            f"{list(weight.shape)}")
     return reshape(weight, (classes,) + (1,) * (ndim - class_dim - 1))
-
-
-def _check_targets(input, target):
-    """torch's checks of class-index targets, in its order: shapes, then the dtype."""
-    if input.ndim >= 2 and (target.ndim == 0 or target.shape[0] != input.shape[0]):
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                         f"batch_size ({target.shape[0] if target.ndim else 0}).")
-    if input.ndim > 2 and tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]):
-        if target.ndim == 1:
-            raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
-                               f"targets of dimension: {target.ndim}")
-        raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, "
-                           f"got {list(target.shape)}")
-    if input.ndim <= 2 and target.ndim > 1:  # torch's nll_loss kernel
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    if target._data.dtype not in (np.int64, np.uint8):  # torch's kernels take these two only
-        raise RuntimeError("expected target dtype to be Long or Byte, but got "
-                           f"{scalar_type_name(target._data)}")
-    if input.ndim > 2 and target._data.dtype == np.uint8:  # (nll_loss2d's kernel: int64 only)
-        raise RuntimeError("expected scalar type Long but found Byte")
 
 
 # x is saved as torch's NllLossBackward0 saves self: its gradient keeps a zero edge to x
@@ -146,16 +127,16 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     """
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
-    _check_targets(input, target)
+    check_nll_arguments(input, target, weight, reduction)
     class_dim = 1 if input.ndim >= 2 else 0
     classes = input.shape[class_dim]
     labels = target._data
     wrong = (labels != ignore_index) & ((labels < 0) | (labels >= classes))
     if wrong.any():
-        raise IndexError(f"Target {int(labels[wrong].reshape(-1)[0])} is out of bounds.")
+        raise IndexError(out_of_bounds_message(int(labels[wrong].reshape(-1)[0]), labels.dtype,
+                                               input.ndim == 2 and reduction == "none"))
     if weight is not None:
         weight = _class_weight(weight, classes, 0, 1, flat=input.ndim <= 2)
-    require_real_floating("nll_loss_out_frame", input._data)
     return _nll(input, target, weight, class_dim=class_dim, reduction=reduction,
                 ignore_index=ignore_index)
 
@@ -171,15 +152,23 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
                                       6, "float")
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
+    # torch's branches: a target of the input's shape holds probabilities, others classes
+    soft = tuple(target.shape) == tuple(input.shape)
+    if soft and target._data.dtype.kind != "f":
+        raise RuntimeError("Expected floating point type for target with class probabilities, "
+                           f"got {scalar_type_name(target._data)}")
+    if soft and ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
     if label_smoothing > 1.0:  # torch's only check: a negative (or NaN) one smooths nothing
         raise RuntimeError("label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{cpp_number(label_smoothing)}")
-    class_dim = 1 if input.ndim >= 2 else 0
-    classes = input.shape[class_dim]
+    class_dim = 0 if input.ndim == 1 else 1  # (1 for a 0-d input too: refused, as torch)
+    if soft and input.ndim == 0:
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
     log_p = log_softmax(input, class_dim)
-    if target._data.dtype.kind in "fc":
-        return _soft_cross_entropy(log_p, target, weight, ignore_index, reduction,
-                                   label_smoothing, class_dim)
+    classes = input.shape[class_dim]
+    if soft:
+        return _soft_cross_entropy(log_p, target, weight, reduction, label_smoothing, class_dim)
     loss = nll_loss(log_p, target, weight, ignore_index=ignore_index, reduction=reduction)
     if not label_smoothing > 0.0:
         return loss
@@ -202,12 +191,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     return (1 - label_smoothing) * loss + smooth * (label_smoothing / classes)
 
 
-def _soft_cross_entropy(log_p, target, weight, ignore_index, reduction, label_smoothing,
-                        class_dim):
-    if tuple(target.shape) != tuple(log_p.shape):  # not probabilities: torch's nll_loss refuses
-        _check_targets(log_p, target)
-    if ignore_index != -100:
-        raise RuntimeError("ignore_index is not supported for floating point target")
+def _soft_cross_entropy(log_p, target, weight, reduction, label_smoothing, class_dim):
     classes = log_p.shape[class_dim]
     if label_smoothing > 0.0:  # (no class: ATen's double division gives inf)
         target = target * (1 - label_smoothing) + \

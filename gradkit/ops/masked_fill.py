@@ -64,13 +64,16 @@ def _check_in_place(target, mask, value) -> None:
 masked_fill.check_in_place = _check_in_place
 
 
-def _masked_fill_overlap(target, mask, value) -> bool:
-    warnings.warn(expanded_warning("masked_fill_", "tensor[mask] = scalar"), UserWarning,
-                  stacklevel=5)
-    return True
+def warns_when_expanded(name: str, example: str):
+    """The ``check_overlap`` (ops/inplace.py) of an op torch lets write into an expanded
+    tensor: it warns that this is deprecated, and the write's backward refuses the region."""
+    def check(target, *args) -> bool:
+        warnings.warn(expanded_warning(name, example), UserWarning, stacklevel=5)
+        return True
+    return check
 
 
-masked_fill.check_overlap = _masked_fill_overlap
+masked_fill.check_overlap = warns_when_expanded("masked_fill_", "tensor[mask] = scalar")
 
 
 def _masked_value_grad(g, mask):

@@ -8,6 +8,7 @@ import numpy as np
 
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import _argument_kinds, _check_divisor, _floor_divide, div
+from gradkit.ops.half_scalar import half_with_scalar, in_float32
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.promotion import promote, result_kind
 
@@ -16,7 +17,9 @@ _MODES = (None, "trunc", "floor")
 
 def _trunc_divide(xp, x, y):
     """x / y rounded toward zero: C's integer division for integers, trunc(x / y) for floats
-    (torch's div_trunc kernels)."""
+    (torch's div_trunc kernels; float16 by a scalar: in float32, as ops/half_scalar.py)."""
+    if half_with_scalar(x, y):
+        return in_float32(lambda a, b: np.trunc(a / b), x, y)
     x, y = promote(xp, x, y)
     _check_divisor(x, y, "div_trunc_cpu")
     if result_kind(x, y) not in "biu":

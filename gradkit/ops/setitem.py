@@ -7,7 +7,7 @@ from gradkit.autograd.grad_mode import records_graph
 from gradkit.creation import tensor
 from gradkit.ops.conversion import copy_from, fill, fitted
 from gradkit.ops.index_keys import (
-    _is_array_index, _is_basic, _raw_key, _split_key, check_index_put, selects_all)
+    _is_array_index, _is_basic, _is_bool_scalar, _raw_key, _split_key, check_index_put, selects_all)
 from gradkit.ops.indexing import ZERO_DIM_INDEX, _check_bounds, getitem, index_put_key
 from gradkit.ops.inplace import inplace
 from gradkit.ops.memory_overlap import (
@@ -35,7 +35,7 @@ def setitem_(x, key, value):
         _copy_to_region(x, key, raw, value)
         return x
     parts = _split_key(raw, x.ndim) if type(raw) is tuple and any(
-        map(_is_array_index, raw)) else None
+        _is_array_index(k) or _is_bool_scalar(k) for k in raw) else None
     if parts is not None and not selects_all(x.shape, parts[0]) and _copies_into_view(x, value):
         # torch's index_put_ into the view its basic indices make: CopySlices on x
         inplace(getitem(x, parts[0]), index_put_key, value, parts[1])

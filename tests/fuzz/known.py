@@ -1320,12 +1320,14 @@ def _max_pool_padding_window_gradient(program, mine: Result, theirs: Result) -> 
     return padding_only and bool(problems) and all(p.startswith("grads") for p in problems)
 
 
-_EXPANDING = frozenset({"expand", "v_expand_as"})
+_EXPANDING = frozenset({"expand", "v_expand_as", "v_expand"})
 _RELAYING = _EXPANDING | {"permute", "transpose", "t"}
 _RESHAPES = frozenset({"flatten", "view_flat", "v_reshape"})  # views of a contiguous input
 _VIEWS = _RELAYING | {"unsqueeze", "squeeze", "slice", "select0", "split0", "unbind0",
                       "chunk_last", "v_basic_index", "v_view", "v_view_as", "v_squeeze_all",
                       "detach"}
+# the conj_views class's views: the same memory, conjugated or not (seed 17299)
+_CONJ_VIEWS = frozenset({"v_conj", "v_imag", "v_detach", "v_data", "v_diagonal"})
 
 
 def _in_place_reads_expanded_self(program, mine: Result, theirs: Result) -> bool:
@@ -1346,7 +1348,7 @@ def _in_place_reads_expanded_self(program, mine: Result, theirs: Result) -> bool
         relaid = False  # lays the elements out anew (a transpose, an expand)
         i = same_tensor(i)
         step = made_by.get(i)
-        while step is not None and step.op in _VIEWS:
+        while step is not None and step.op in _VIEWS | _RESHAPES | _CONJ_VIEWS:
             relaid = relaid or step.op in _RELAYING
             i = same_tensor(step.inputs[0])
             step = made_by.get(i)

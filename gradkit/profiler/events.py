@@ -71,6 +71,11 @@ class FunctionEvent:
     def is_backward(self) -> bool:
         return self.fwd_thread != 0
 
+    @property
+    def is_user_annotation(self) -> bool:
+        """A record_function (or ProfilerStep#N) range, as torch marks them."""
+        return self.cat == "user_annotation"
+
     def __repr__(self) -> str:
         return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
                 f"cpu_time_total={self.cpu_time_total:.3f}us>")
@@ -141,6 +146,7 @@ class FunctionEventAvg:
         self.self_cpu_memory_usage = 0
         self.flops = 0
         self.site = None
+        self.is_user_annotation = False
 
     @property
     def cpu_time(self) -> float:
@@ -153,6 +159,8 @@ class FunctionEventAvg:
         self.cpu_memory_usage += event.cpu_memory_usage
         self.self_cpu_memory_usage += event.self_cpu_memory_usage
         self.flops += event.flops
+        if self.count == event.count:  # the first event: torch takes its kind from it
+            self.is_user_annotation = event.is_user_annotation
         if self.site is None:
             self.site = event.site
         return self
@@ -220,13 +228,13 @@ class EventList(list):
     def table(self, sort_by: str | None = None, row_limit: int = 100,
               max_src_column_width: int = 75, max_name_column_width: int = 55,
               max_shapes_column_width: int = 80, header: str | None = None,
-              top_level_events_only: bool = False) -> str:
+              top_level_events_only: bool = False, time_unit: str | None = None) -> str:
         """The text table torch prints (see gradkit.profiler.table.format_table)."""
         return format_table(self, sort_by=sort_by, row_limit=row_limit,
                             max_src_column_width=max_src_column_width,
                             max_name_column_width=max_name_column_width,
                             max_shapes_column_width=max_shapes_column_width, header=header,
-                            top_level_events_only=top_level_events_only)
+                            top_level_events_only=top_level_events_only, time_unit=time_unit)
 
     def by_thread(self) -> dict:
         """{thread: [events]} in start order."""

@@ -123,7 +123,13 @@ def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Ti
         elif kind == RANGE or kind == BACKWARD:
             _, name, start, end, tid = r
             cat = "user_annotation" if kind == RANGE else "cpu_op"
-            events.append(FunctionEvent(name, cat, tid, start - base, end - base))
+            event = FunctionEvent(name, cat, tid, start - base, end - base)
+            if record_shapes and kind == RANGE:  # as torch: record_function's args string
+                with_args = (name, start, tid) in recorder.ranges_with_args  # is one input
+                event.input_shapes = [[]] if with_args else []
+                event.input_types = [""] if with_args else []
+                event.concrete_inputs = [""] if with_args else []  # torch: [None], trace [""]
+            events.append(event)
     for event in backward:
         source = forward.get(event.sequence_nr)
         if source is not None:

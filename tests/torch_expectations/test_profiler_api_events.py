@@ -2,9 +2,12 @@
 API): memory per range, forward-backward flows, stacks, FLOPs, custom Functions' shapes.
 Each program runs on gradkit and torch; op names differ, so programs return what both share.
 """
+import collections
 import json
 import os
+import pickle
 import re
+import warnings
 
 import pytest
 
@@ -143,3 +146,63 @@ def test_key_averages_by_input_shape(group_by_input_shape):
         return sorted((e.count, e.input_shapes if group_by_input_shape else None) for e in rows)
     expected = [(1, [[2, 2]]), (2, [[3, 3]])] if group_by_input_shape else [(3, None)]
     assert like_torch(program) == expected
+
+
+@pytest.mark.parametrize("custom", [False, True])
+def test_high_level_trace_ranges(custom):
+    # torch: test_high_level_trace (the optimizer's and the DataLoader's ranges, once per call,
+    # for a subclass too, and for an optimizer that went through pickle)
+    def program(lib):
+        model = lib.nn.Linear(10, 2)
+        optimizer_class = lib.optim.SGD
+        if custom:
+            class CustomSGD(lib.optim.SGD):
+                pass
+            optimizer_class = CustomSGD
+        optimizer = optimizer_class(model.parameters(), lr=1e-4)
+        if not custom:
+            optimizer = pickle.loads(pickle.dumps(optimizer))
+        data = lib.utils.data.TensorDataset(lib.ones(8, 10), lib.ones(8, 2))
+        loader = lib.utils.data.DataLoader(data, batch_size=1)
+        with lib.profiler.profile() as prof:
+            for x, y in loader:
+                loss = lib.nn.functional.mse_loss(model(x), y, reduction="sum")
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        return dict(collections.Counter(e.name for e in prof.events() if "#" in e.name))
+    name = "CustomSGD" if custom else "SGD"
+    assert like_torch(program) == {
+        "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__": 9,
+        f"Optimizer.zero_grad#{name}.zero_grad": 8, f"Optimizer.step#{name}.step": 8}
+
+
+def test_with_modules_records_eager_modules_without_a_warning():
+    # Known: torch 2.13 deprecates with_modules (FutureWarning; it serves TorchScript only,
+    # test_with_modules_deprecated); gradkit's with_modules names eager modules' ranges
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with gradkit.profiler.profile(with_modules=True) as prof:
+            gradkit.nn.ReLU()(gradkit.ones(1))
+    assert [e.name for e in prof.events() if e.is_user_annotation] == ["nn.Module: ReLU (ReLU)"]
+
+
+def test_forked_process_traces_its_own_pid(tmp_path):
+    # torch: test_forked_process (the child's cpu_op events carry the child's pid)
+    if not hasattr(os, "fork"):
+        pytest.skip("no os.fork here")
+    with gradkit.profiler.profile():
+        gradkit.ones(2) + 1
+    pid = os.fork()
+    if pid == 0:  # the child: any failure is its exit status
+        code = 1
+        try:
+            with gradkit.profiler.profile() as prof:
+                gradkit.ones(2) + 1
+            prof.export_chrome_trace(str(tmp_path / "child.json"))
+            events = json.loads((tmp_path / "child.json").read_text())["traceEvents"]
+            ops = [e for e in events if e.get("cat") == "cpu_op"]
+            code = 0 if ops and all(e["pid"] == os.getpid() for e in ops) else 2
+        finally:
+            os._exit(code)
+    assert os.waitpid(pid, 0)[1] == 0

@@ -278,3 +278,22 @@ def test_range_exited_after_the_profile_is_not_recorded_twice():
         scope.__enter__()
     scope.__exit__(None, None, None)
     assert [e.name for e in prof.events()] == ["open"]
+
+
+def test_backward_nodes_inside_their_evaluate_function_wrappers():
+    # torch: test_profiler_experimental_tree (each node inside its wrapper, in execution order;
+    # torch's AccumulateGrad nodes are not events in gradkit: leaves accumulate in the engine)
+    def program(lib):
+        t1, t2 = lib.ones(1, requires_grad=True), lib.ones(1, requires_grad=True)
+        with lib.profiler.profile() as prof:
+            z = lib.add(t1, t2)
+            y = lib.ones(1)
+            loss = (y - z) ** 2
+            loss.backward()
+        wrappers = [e for e in prof.events()
+                    if e.name.startswith("autograd::engine::evaluate_function: ")
+                    and "AccumulateGrad" not in e.name]
+        return [(w.name.split(": ")[1], [c.name for c in w.cpu_children][:1]) for w in wrappers]
+    assert like_torch(program) == [("PowBackward0", ["PowBackward0"]),
+                                   ("SubBackward0", ["SubBackward0"]),
+                                   ("AddBackward0", ["AddBackward0"])]

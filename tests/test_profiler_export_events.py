@@ -49,6 +49,7 @@ def _expected_args(event) -> dict:
         args["Input Dims"] = event.input_shapes
         args["Input type"] = event.input_types
         args["Concrete Inputs"] = event.concrete_inputs
+        args["Input Strides"] = event.input_strides
     if event.fwd_thread and event.site:
         args["Forward call site"] = event.site
     if event.stack:

@@ -19,7 +19,7 @@ class FunctionEvent:
     id = 0
     sequence_nr = -1
     fwd_thread = 0          # non-zero on backward events: the forward op's thread
-    input_shapes = input_types = concrete_inputs = None
+    input_shapes = input_types = concrete_inputs = input_strides = None
     site = None             # "file:line" of the user's call (for backward: the forward's)
     stack = ()              # "file(line): function" entries, innermost first
     flops = 0

@@ -91,14 +91,14 @@ def _input_meta(inputs) -> tuple:
     for a in inputs:
         if type(a) is Tensor:
             data = a._data
-            meta.append((data.shape, data.dtype))
+            meta.append((data.shape, data.dtype, data.strides))
             continue
         if type(a) in _PLAIN_SCALARS:  # exact types: a numpy scalar has a shape and a dtype
             meta.append(a)
             continue
         data = a._data if isinstance(a, Tensor) else a
         if hasattr(data, "shape") and hasattr(data, "dtype"):
-            meta.append((tuple(data.shape), data.dtype))
+            meta.append((tuple(data.shape), data.dtype, getattr(data, "strides", None)))
         elif isinstance(a, (int, float, complex, bool)) or a is None:
             meta.append(a)
         else:

@@ -67,11 +67,12 @@ class _Texts:
         key = (name, meta, *map(type, meta))  # the types keep 1, 1.0 and True apart
         texts = self.inputs.get(key)
         if texts is None:
-            shapes, types, concrete = input_lists(meta)
+            shapes, types, concrete, strides = input_lists(meta)
             dims = flops = ""
             if self.record_shapes:
                 dims = (f',"Input Dims":{encode_json(shapes)},"Input type":{encode_json(types)},'
-                        f'"Concrete Inputs":{encode_json(concrete)}')
+                        f'"Concrete Inputs":{encode_json(concrete)},'
+                        f'"Input Strides":{encode_json(strides)}')
             count = int(count_flops(name, shapes)) if self.with_flops else 0
             if count:
                 flops = f',"flops":{count}'
@@ -79,7 +80,7 @@ class _Texts:
         return texts
 
 
-_RANGE_ARGS = ',"Input Dims":[[]],"Input type":[""],"Concrete Inputs":[""]'
+_RANGE_ARGS = ',"Input Dims":[[]],"Input type":[""],"Concrete Inputs":[""],"Input Strides":[[]]'
 
 
 def _op_args(r, texts: _Texts) -> str:

@@ -206,3 +206,26 @@ def test_forked_process_traces_its_own_pid(tmp_path):
         finally:
             os._exit(code)
     assert os.waitpid(pid, 0)[1] == 0
+
+
+def test_input_strides_in_the_trace(tmp_path):
+    # torch: test_profiler_strides (as_strided views; torch also lists the `alpha` scalar, with
+    # strides [], which gradkit's op does not take: only tensor inputs are compared)
+    def program(lib):
+        base = lib.randn(1024, dtype=lib.float32)
+        a = base.as_strided((16, 16), (17, 1), 0)
+        b = base.as_strided((16, 16), (25, 2), 272)
+        with lib.profiler.profile(record_shapes=True) as prof:
+            lib.add(a, b)
+            lib.ones(3, 1).expand(3, 4) * 2
+            lib.ones(0, 3) + 1
+        path = tmp_path / f"{lib.__name__}.json"
+        prof.export_chrome_trace(str(path))
+        found = []
+        for e in json.loads(path.read_text())["traceEvents"]:
+            if e.get("cat") == "cpu_op" and e["name"].split("::")[-1] in ("add", "mul"):
+                args = e["args"]
+                found.append([s for s, d in zip(args["Input Strides"], args["Input Dims"],
+                                                strict=True) if d])
+        return found
+    assert like_torch(program) == [[[17, 1], [25, 2]], [[1, 0]], [[3, 1]]]

@@ -52,7 +52,9 @@ class FunctionEvent:
 
     @property
     def key(self) -> str:
-        return self.name
+        """What ``key_averages()`` groups by: the name, all ``ProfilerStep#N`` as one
+        ``ProfilerStep*`` (torch's key)."""
+        return step_key(self.name)
 
     @property
     def count(self) -> int:
@@ -81,6 +83,14 @@ class FunctionEvent:
     def __repr__(self) -> str:
         return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
                 f"cpu_time_total={self.cpu_time_total:.3f}us>")
+
+
+STEP_PREFIX, STEP_KEY = "ProfilerStep#", "ProfilerStep*"
+
+
+def step_key(name: str) -> str:
+    """``name``'s key_averages key: "ProfilerStep*" for every "ProfilerStep#N"."""
+    return STEP_KEY if name.startswith(STEP_PREFIX) else name
 
 
 def nest(events: list, memory=()) -> list:

@@ -297,3 +297,33 @@ def test_backward_nodes_inside_their_evaluate_function_wrappers():
     assert like_torch(program) == [("PowBackward0", ["PowBackward0"]),
                                    ("SubBackward0", ["SubBackward0"]),
                                    ("AddBackward0", ["AddBackward0"])]
+
+
+def test_profiler_steps_share_one_key(tmp_path):
+    # torch's key_averages rows (profiler_util._rewrite_name): every ProfilerStep#N is one
+    # "ProfilerStep*" row; gradkit's events keep their "ProfilerStep#N" names (Known: torch's
+    # events() rename them too; its trace keeps #N, as gradkit's)
+    def program(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sched = lib.profiler.schedule(wait=1, warmup=1, active=3)
+        with lib.profiler.profile(schedule=sched) as prof:
+            for _ in range(5):
+                lib.ones(2) + 1
+                prof.step()
+        return [(e.key, e.count) for e in prof.key_averages() if e.is_user_annotation]
+    assert like_torch(program) == [("ProfilerStep*", 3)]
+
+    import gradkit
+    from gradkit.profiler.trace_summary import summarize_trace
+    with gradkit.profiler.profile(schedule=gradkit.profiler.schedule(
+            wait=0, warmup=1, active=2, repeat=1)) as prof:
+        for _ in range(3):
+            gradkit.ones(2) + 1
+            prof.step()
+    assert sorted(e.name for e in prof.events() if e.is_user_annotation) == \
+        ["ProfilerStep#1", "ProfilerStep#2"]
+    prof.export_chrome_trace(str(tmp_path / "steps.json"))
+    rows = summarize_trace(str(tmp_path / "steps.json")).averages
+    assert [(e.key, e.count) for e in rows if e.key.startswith("Profiler")] == \
+        [("ProfilerStep*", 2)]

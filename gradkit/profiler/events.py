@@ -159,6 +159,7 @@ class FunctionEventAvg:
         self.flops = 0
         self.site = None
         self.is_user_annotation = False
+        self.cpu_parent = None  # the first event's (torch's): table(top_level_events_only=True)
 
     @property
     def cpu_time(self) -> float:
@@ -171,8 +172,9 @@ class FunctionEventAvg:
         self.cpu_memory_usage += event.cpu_memory_usage
         self.self_cpu_memory_usage += event.self_cpu_memory_usage
         self.flops += event.flops
-        if self.count == event.count:  # the first event: torch takes its kind from it
+        if self.count == event.count:  # the first event: torch takes its kind and parent
             self.is_user_annotation = event.is_user_annotation
+            self.cpu_parent = event.cpu_parent
         if self.site is None:
             self.site = event.site
         return self
@@ -233,8 +235,9 @@ class EventList(list):
             total.add(e)
         return total
 
+    @property
     def self_cpu_time_total(self) -> float:
-        """Sum of the events' self CPU times, in microseconds."""
+        """Sum of the events' self CPU times, in microseconds (a property, as torch's)."""
         return sum(e.self_cpu_time_total for e in self)
 
     def table(self, sort_by: str | None = None, row_limit: int = 100,

@@ -96,7 +96,11 @@ def format_table(events, sort_by=None, row_limit: int = 100, max_src_column_widt
         return "  ".join(_fit(str(c), w).rjust(w) for c, (_, w) in pairs) + "  "
 
     rule = "  ".join("-" * w for _, w in columns) + "  "
-    out = [header] if header else []
+    out = []
+    if header is not None:  # torch's banner: a line of "=" as wide as the table, the header
+        out += ["=" * (len(rule) - 2), header]
+    if top_level_events_only:
+        out += ["=" * (len(rule) - 2), "This report only display top-level ops statistics"]
     out += [rule, line([name for name, _ in columns]), rule]
     for e in rows:
         cells = [e.key, _percent(e.self_cpu_time_total, total_self),

@@ -327,3 +327,45 @@ def test_profiler_steps_share_one_key(tmp_path):
     rows = summarize_trace(str(tmp_path / "steps.json")).averages
     assert [(e.key, e.count) for e in rows if e.key.startswith("Profiler")] == \
         [("ProfilerStep*", 2)]
+
+
+def test_table_header_and_top_level_banner():
+    # torch's _build_table: "=" lines as wide as the table above the header and above the
+    # top-level note; key_averages rows keep their first event's parent, so only top-level
+    # rows are printed
+    def program(lib):
+        with lib.profiler.profile() as prof:
+            with lib.profiler.record_function("outer"):
+                lib.ones(3) + 1
+        lines = prof.key_averages().table(header="HDR", top_level_events_only=True).splitlines()
+        width = len(lines[4]) - 2  # the first "-" rule, with its two trailing spaces
+        rows = [line.split()[0] for line in lines[7:-2]]
+        return (lines[0] == lines[2] == "=" * width, lines[1], lines[3], rows,
+                isinstance(prof.events().self_cpu_time_total, float))
+    assert like_torch(program) == (True, "HDR", "This report only display top-level ops "
+                                   "statistics", ["outer"], True)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    ("events", RuntimeError, "nothing was recorded yet"),
+    ("export", RuntimeError, "nothing was recorded yet"),
+    ("stacks", RuntimeError, r"export_stacks\(\) requires profile\(with_stack=True\)"),
+    ("schedule", ValueError, "Step must be non-negative. Got -1."),
+])
+def test_misuse_raises_errors_not_assertions(tmp_path, call, error, message):
+    # Known: torch asserts (AssertionError: "Profiler must be initialized before accessing
+    # events", "export_stacks() requires with_stack=True", "Step must be non-negative");
+    # gradkit raises the error a caller can catch, with the same cause in its message
+    import gradkit
+    prof = gradkit.profiler.profile()
+    with pytest.raises(error, match=message):
+        if call == "events":
+            prof.events()
+        elif call == "export":
+            prof.export_chrome_trace(str(tmp_path / "t.json"))
+        elif call == "stacks":
+            with prof:
+                gradkit.ones(1) + 1
+            prof.export_stacks(str(tmp_path / "s.txt"))
+        else:
+            gradkit.profiler.schedule(wait=0, warmup=1, active=1)(-1)

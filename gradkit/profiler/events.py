@@ -86,6 +86,7 @@ class FunctionEvent:
 
 
 STEP_PREFIX, STEP_KEY = "ProfilerStep#", "ProfilerStep*"
+MEMORY_KEY = "[memory]"  # torch's key of memory events outside every op
 
 
 def step_key(name: str) -> str:
@@ -93,12 +94,13 @@ def step_key(name: str) -> str:
     return STEP_KEY if name.startswith(STEP_PREFIX) else name
 
 
-def nest(events: list, memory=()) -> list:
+def nest(events: list, memory=(), outside: list | None = None) -> list:
     """Link parents and children per thread, clamping each child into its parent.
 
     ``memory`` holds (ts_ns, nbytes, thread) allocations/frees; each is charged
-    to the innermost event open on its thread at that time. Returns the events
-    sorted by (thread, start, longest first), the order trace writers need.
+    to the innermost event open on its thread at that time, or (when no event is open)
+    appended to ``outside``. Returns the events sorted by (thread, start, longest first),
+    the order trace writers need.
     """
     items = [(_thread_key(e.thread), e.start_ns, 1, -e.end_ns, i, e)
              for i, e in enumerate(events)]
@@ -115,6 +117,8 @@ def nest(events: list, memory=()) -> list:
                 stack.pop()
             if stack:
                 stack[-1].self_cpu_memory_usage += item[1]
+            elif outside is not None:
+                outside.append(item)
             continue
         while stack and stack[-1].end_ns <= item.start_ns:
             stack.pop()
@@ -196,6 +200,7 @@ class EventList(list):
     # and (ts_ns, nbytes, thread, pack) bytes saved for backward (+) and released (-)
     memory: list = ()
     saved: list = ()
+    outside: list = ()  # the memory records made while no event was open (nest())
 
     def __init__(self, events=(), *, record_shapes: bool = False, profile_memory: bool = False,
                  with_stack: bool = False, with_flops: bool = False) -> None:
@@ -223,6 +228,10 @@ class EventList(list):
                 avg = groups[key] = FunctionEventAvg(
                     e.key, e.input_shapes if group_by_input_shape else None, stack)
             avg.add(e)
+        if self.outside:  # torch's "[memory]" row: what no op allocated or freed
+            avg = groups[MEMORY_KEY] = FunctionEventAvg(MEMORY_KEY)
+            avg.count = len(self.outside)
+            avg.cpu_memory_usage = avg.self_cpu_memory_usage = sum(m[1] for m in self.outside)
         averages = self._like(groups.values())
         averages.record_shapes = self.record_shapes and group_by_input_shape
         averages.with_stack = self.with_stack and group_by_stack_n > 0

@@ -254,6 +254,7 @@ class profile:
             events = EventList([e for t in timelines for e in t.events])
             events.memory = [m for t in timelines for m in t.events.memory]
             events.saved = [m for t in timelines for m in t.events.saved]
+            events.outside = [m for t in timelines for m in t.events.outside]
         events.record_shapes = self.record_shapes
         events.profile_memory = self.profile_memory
         events.with_stack = self.with_stack

@@ -148,8 +148,9 @@ def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Ti
         else:  # the forward ran before profiling began: still mark it as backward
             event.fwd_thread = event.thread
     memory, saved = memory_series(records, base)
-    ordered = nest(events, memory)
+    outside = []
+    ordered = nest(events, memory, outside)
     end = (recorder.end_ns if recorder.end_ns is not None else recorder.clock()) - base
     events = EventList(ordered)
-    events.memory, events.saved = [m[:3] for m in memory], saved
+    events.memory, events.saved, events.outside = [m[:3] for m in memory], saved, outside
     return Timeline(events, memory, saved, recorder.start_epoch_ns, end, base)

@@ -15,7 +15,8 @@ import numpy as np
 
 from gradkit.nn.module_paths import MODULE_PREFIX
 from gradkit.profiler.analysis import UNATTRIBUTED, BackwardCost, CategoryTotal, LineCost
-from gradkit.profiler.events import EventList, FunctionEvent, FunctionEventAvg, step_key
+from gradkit.profiler.events import (MEMORY_KEY, EventList, FunctionEvent, FunctionEventAvg,
+                                     step_key)
 from gradkit.profiler.load import trace_path
 from gradkit.profiler.saved_columns import saved_at_peak
 from gradkit.profiler.saved_lines import fill_saved_bytes
@@ -100,6 +101,11 @@ def _averages(c: TraceColumns) -> EventList:
             row["count"], row["total"], row["self_total"])
         avg.cpu_memory_usage = row.get("memory", 0)
         avg.self_cpu_memory_usage = row.get("self_memory", 0)
+        averages.append(avg)
+    count, nbytes = c.outside_memory
+    if count:  # events.py's "[memory]" row, last
+        avg = FunctionEventAvg(MEMORY_KEY)
+        avg.count, avg.cpu_memory_usage, avg.self_cpu_memory_usage = count, nbytes, nbytes
         averages.append(avg)
     return EventList(averages, profile_memory=c.profile_memory)
 

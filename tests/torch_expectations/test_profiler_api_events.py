@@ -28,10 +28,29 @@ def test_memory_of_record_function_scopes():
                 x = base * 2
             with lib.profiler.record_function("test_user_scope_dealloc"):
                 del x
+            y = base * 3
+            del y  # freed outside every op: torch's "[memory]" row
         usage = {e.key: e.cpu_memory_usage for e in prof.key_averages(group_by_input_shape=True)}
         mul = next(v for k, v in usage.items() if k.endswith("::mul"))
-        return usage["test_user_scope_alloc"], usage["test_user_scope_dealloc"], mul
-    assert like_torch(program) == (400, -400, 400)
+        return (usage["test_user_scope_alloc"], usage["test_user_scope_dealloc"], mul,
+                usage["[memory]"])
+    assert like_torch(program) == (400, -400, 800, -400)
+
+
+def test_memory_row_in_the_trace_summary(tmp_path):
+    # the "[memory]" row of a profile is the one `gradkit trace summary` prints for its trace
+    from gradkit.profiler.trace_summary import summarize_trace
+    base = gradkit.ones(10, 10)
+    with gradkit.profiler.profile(profile_memory=True) as prof:
+        for _ in range(2):
+            y = base * 3
+            del y
+    prof.export_chrome_trace(str(tmp_path / "m.json"))
+    for rows in (prof.key_averages(), summarize_trace(str(tmp_path / "m.json")).averages,
+                 gradkit.profiler.load_trace(str(tmp_path / "m.json")).key_averages()):
+        memory = [(e.count, e.cpu_memory_usage, e.self_cpu_memory_usage) for e in rows
+                  if e.key == "[memory]"]
+        assert memory == [(2, -800, -800)]
 
 
 def test_memory_events_in_the_trace(tmp_path):

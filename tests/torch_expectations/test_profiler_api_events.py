@@ -278,3 +278,23 @@ def test_event_list_export_escapes_names(tmp_path):
     events.export_chrome_trace(str(tmp_path / "t.json"))
     trace = json.loads((tmp_path / "t.json").read_text())
     assert trace[0]["name"] == tricky_name and (trace[0]["ts"], trace[0]["dur"]) == (0, 10)
+
+
+def test_flops_of_each_op_as_torch_counts_them():
+    # torch's computeFlops (torch 2.13 run on the same ops): matrix products 2*m*k*n, add and
+    # mul one per element of the first input, nothing for sub/div/neg/exp/relu, mv and dot
+    def program(lib):
+        x = lib.ones(4, 3)
+        with lib.profiler.profile(with_flops=True, record_shapes=True) as prof:
+            lib.ones(3, 1) * lib.ones(1, 4)
+            x * 2
+            lib.add(lib.ones(1, 4), lib.ones(3, 1))
+            lib.ones(2, 3, 4).matmul(lib.ones(4))
+            lib.ones(4).matmul(lib.ones(4, 3))
+            lib.ones(4) @ lib.ones(4)
+            lib.baddbmm(lib.ones(2, 3, 5), lib.ones(2, 3, 4), lib.ones(2, 4, 5))
+            lib.addmm(lib.ones(3), lib.ones(2, 4), lib.ones(4, 3))
+            lib.matmul(lib.ones(2, 3, 4), lib.ones(4, 5))
+            (x - 1, x / 2, -x, x.exp(), x.relu())
+        return sorted(e.flops for e in prof.events() if e.flops)
+    assert like_torch(program) == [3, 4, 12, 24, 48, 240, 240]

@@ -74,6 +74,12 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
     return schedule_fn
 
 
+def supported_activities() -> set[ProfilerActivity]:
+    """The activities this machine can profile: CPU, and CUDA when CuPy sees a GPU."""
+    return {ProfilerActivity.CPU} | ({ProfilerActivity.CUDA} if backend.cuda_is_available()
+                                     else set())
+
+
 def _always_record(step: int) -> ProfilerAction:
     return ProfilerAction.RECORD
 

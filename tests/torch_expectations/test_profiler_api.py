@@ -369,3 +369,17 @@ def test_misuse_raises_errors_not_assertions(tmp_path, call, error, message):
             prof.export_stacks(str(tmp_path / "s.txt"))
         else:
             gradkit.profiler.schedule(wait=0, warmup=1, active=1)(-1)
+
+
+def test_supported_activities():
+    # torch: test_kineto_profiler_api profiles `activities=supported_activities()`
+    def program(lib):
+        activities = lib.profiler.supported_activities()
+        with lib.profiler.profile(activities=[lib.profiler.ProfilerActivity.CPU]) as prof:
+            lib.ones(1) + 1
+        names = sorted(a.name for a in activities if a.name in ("CPU", "CUDA"))
+        return names, len(prof.events()) > 0
+    import gradkit
+    cuda = gradkit.cuda.is_available()
+    names, recorded = like_torch(program) if not cuda else program(gradkit)
+    assert names == (["CPU", "CUDA"] if cuda else ["CPU"]) and recorded

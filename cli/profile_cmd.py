@@ -108,6 +108,12 @@ def profile(output: str | None, row_limit: int, sort_by: str, group_by_input_sha
     if too_large:
         render.status_line(console, f"Warning: {too_large}")
     with written_whole(console, "trace") as late:
+        if schedule is not None and prof.current_action == profiler.ProfilerAction.WARMUP:
+            # torch's rule (the profile keeps an empty recording) would write an empty trace
+            raise click.ClickException(
+                f"no trace written: the script ended in a warmup step (step "
+                f"{prof.step_num}), which records nothing; let it run to the end of the "
+                f"active steps or lower REPEAT")
         try:
             table = prof.key_averages(group_by_input_shape=group_by_input_shape,
                                       group_by_stack_n=group_by_stack_n).table(

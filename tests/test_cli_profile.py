@@ -138,6 +138,16 @@ def test_schedule_that_never_records_is_one_error_line(tmp_path):
     assert "nothing was recorded" in result.output and not out.exists()
 
 
+def test_script_that_ends_in_warmup_is_one_error_line(tmp_path):
+    # the profile follows torch (ending in warmup keeps an empty recording): the CLI says so
+    out = tmp_path / "warm.json"
+    result = invoke("profile", "--schedule", "0,1,1,0", "-o", out, SCRIPTS / "stepped.py", "4")
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: no trace written: the script ended in a warmup "
+                                    "step (step 4)")
+    assert not out.exists()
+
+
 def test_unknown_sort_column_is_a_usage_error():
     result = invoke("profile", "--sort-by", "speed", SCRIPTS / "exit_with.py", "0")
     assert result.exit_code == 2

@@ -45,10 +45,11 @@ def _expected_args(event) -> dict:
     if event.sequence_nr >= 0:
         args["Sequence number"] = event.sequence_nr
         args["Fwd thread id"] = event.fwd_thread
-    if event.input_shapes is not None:
+    if event.input_shapes is not None and (event.input_shapes or not event.is_user_annotation):
         args["Input Dims"] = event.input_shapes
         args["Input type"] = event.input_types
         args["Concrete Inputs"] = event.concrete_inputs
+        args["Input Strides"] = event.input_strides
     if event.fwd_thread and event.site:
         args["Forward call site"] = event.site
     if event.stack:

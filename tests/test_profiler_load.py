@@ -178,4 +178,4 @@ def test_analysis_of_live_events_names_the_forward_call_site(tmp_path):
     assert {c.site for c in costs} == {f"{__file__}:{line}"}
     totals = {t.category: t for t in category_totals(prof.events())}
     assert set(totals) == {"cpu_op"}
-    assert totals["cpu_op"].self_time_us == pytest.approx(prof.events().self_cpu_time_total())
+    assert totals["cpu_op"].self_time_us == pytest.approx(prof.events().self_cpu_time_total)

@@ -30,13 +30,19 @@ from gradkit.ops.views import _ArrayInterface
 def element_strides(array) -> tuple:
     """torch's ``stride()``: NumPy's byte strides counted in elements. NumPy gives a fresh
     empty array strides of 0; torch's are the contiguous ones of its sizes (0 taken as 1)."""
-    if array.size == 0 and not any(array.strides):
+    return strides_in_elements(array.shape, array.strides, array.itemsize)
+
+
+def strides_in_elements(shape: tuple, byte_strides: tuple | None, itemsize: int) -> tuple:
+    """:func:`element_strides` of an array known by its shape, byte strides (None:
+    contiguous) and item size (what the profiler records of each input)."""
+    if byte_strides is None or (0 in shape and not any(byte_strides)):
         strides, step = [], 1
-        for n in reversed(array.shape):
+        for n in reversed(shape):
             strides.append(step)
             step *= max(n, 1)
         return tuple(reversed(strides))
-    return tuple(s // array.itemsize for s in array.strides)
+    return tuple(s // itemsize for s in byte_strides)
 
 
 def storage_elements(array) -> int:

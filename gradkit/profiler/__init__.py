@@ -14,9 +14,11 @@ from gradkit.profiler.chrome_trace import ChromeTraceWriter
 from gradkit.profiler.events import EventList, FunctionEvent, FunctionEventAvg
 from gradkit.profiler.load import TraceFile, load_trace
 from gradkit.profiler.profile import (
-    ProfilerAction, ProfilerActivity, profile, schedule, tensorboard_trace_handler)
+    ProfilerAction, ProfilerActivity, profile, schedule, supported_activities,
+    tensorboard_trace_handler)
 from gradkit.profiler.record_function import record_function
 
 __all__ = ["profile", "record_function", "schedule", "tensorboard_trace_handler",
+           "supported_activities",
            "ProfilerActivity", "ProfilerAction", "EventList", "FunctionEvent",
            "FunctionEventAvg", "ChromeTraceWriter", "load_trace", "TraceFile"]

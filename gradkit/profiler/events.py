@@ -6,9 +6,11 @@ through torch's attribute names.
 """
 from __future__ import annotations
 
+import json
 import weakref
 from collections import defaultdict
 
+from gradkit.profiler.output_file import write_text_file
 from gradkit.profiler.table import format_table
 
 
@@ -19,7 +21,7 @@ class FunctionEvent:
     id = 0
     sequence_nr = -1
     fwd_thread = 0          # non-zero on backward events: the forward op's thread
-    input_shapes = input_types = concrete_inputs = None
+    input_shapes = input_types = concrete_inputs = input_strides = None
     site = None             # "file:line" of the user's call (for backward: the forward's)
     stack = ()              # "file(line): function" entries, innermost first
     flops = 0
@@ -50,7 +52,9 @@ class FunctionEvent:
 
     @property
     def key(self) -> str:
-        return self.name
+        """What ``key_averages()`` groups by: the name, all ``ProfilerStep#N`` as one
+        ``ProfilerStep*`` (torch's key)."""
+        return step_key(self.name)
 
     @property
     def count(self) -> int:
@@ -71,17 +75,32 @@ class FunctionEvent:
     def is_backward(self) -> bool:
         return self.fwd_thread != 0
 
+    @property
+    def is_user_annotation(self) -> bool:
+        """A record_function (or ProfilerStep#N) range, as torch marks them."""
+        return self.cat == "user_annotation"
+
     def __repr__(self) -> str:
         return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
                 f"cpu_time_total={self.cpu_time_total:.3f}us>")
 
 
-def nest(events: list, memory=()) -> list:
+STEP_PREFIX, STEP_KEY = "ProfilerStep#", "ProfilerStep*"
+MEMORY_KEY = "[memory]"  # torch's key of memory events outside every op
+
+
+def step_key(name: str) -> str:
+    """``name``'s key_averages key: "ProfilerStep*" for every "ProfilerStep#N"."""
+    return STEP_KEY if name.startswith(STEP_PREFIX) else name
+
+
+def nest(events: list, memory=(), outside: list | None = None) -> list:
     """Link parents and children per thread, clamping each child into its parent.
 
     ``memory`` holds (ts_ns, nbytes, thread) allocations/frees; each is charged
-    to the innermost event open on its thread at that time. Returns the events
-    sorted by (thread, start, longest first), the order trace writers need.
+    to the innermost event open on its thread at that time, or (when no event is open)
+    appended to ``outside``. Returns the events sorted by (thread, start, longest first),
+    the order trace writers need.
     """
     items = [(_thread_key(e.thread), e.start_ns, 1, -e.end_ns, i, e)
              for i, e in enumerate(events)]
@@ -98,6 +117,8 @@ def nest(events: list, memory=()) -> list:
                 stack.pop()
             if stack:
                 stack[-1].self_cpu_memory_usage += item[1]
+            elif outside is not None:
+                outside.append(item)
             continue
         while stack and stack[-1].end_ns <= item.start_ns:
             stack.pop()
@@ -141,6 +162,8 @@ class FunctionEventAvg:
         self.self_cpu_memory_usage = 0
         self.flops = 0
         self.site = None
+        self.is_user_annotation = False
+        self.cpu_parent = None  # the first event's (torch's): table(top_level_events_only=True)
 
     @property
     def cpu_time(self) -> float:
@@ -153,6 +176,9 @@ class FunctionEventAvg:
         self.cpu_memory_usage += event.cpu_memory_usage
         self.self_cpu_memory_usage += event.self_cpu_memory_usage
         self.flops += event.flops
+        if self.count == event.count:  # the first event: torch takes its kind and parent
+            self.is_user_annotation = event.is_user_annotation
+            self.cpu_parent = event.cpu_parent
         if self.site is None:
             self.site = event.site
         return self
@@ -174,6 +200,7 @@ class EventList(list):
     # and (ts_ns, nbytes, thread, pack) bytes saved for backward (+) and released (-)
     memory: list = ()
     saved: list = ()
+    outside: list = ()  # the memory records made while no event was open (nest())
 
     def __init__(self, events=(), *, record_shapes: bool = False, profile_memory: bool = False,
                  with_stack: bool = False, with_flops: bool = False) -> None:
@@ -201,6 +228,10 @@ class EventList(list):
                 avg = groups[key] = FunctionEventAvg(
                     e.key, e.input_shapes if group_by_input_shape else None, stack)
             avg.add(e)
+        if self.outside:  # torch's "[memory]" row: what no op allocated or freed
+            avg = groups[MEMORY_KEY] = FunctionEventAvg(MEMORY_KEY)
+            avg.count = len(self.outside)
+            avg.cpu_memory_usage = avg.self_cpu_memory_usage = sum(m[1] for m in self.outside)
         averages = self._like(groups.values())
         averages.record_shapes = self.record_shapes and group_by_input_shape
         averages.with_stack = self.with_stack and group_by_stack_n > 0
@@ -213,20 +244,31 @@ class EventList(list):
             total.add(e)
         return total
 
+    @property
     def self_cpu_time_total(self) -> float:
-        """Sum of the events' self CPU times, in microseconds."""
+        """Sum of the events' self CPU times, in microseconds (a property, as torch's)."""
         return sum(e.self_cpu_time_total for e in self)
 
     def table(self, sort_by: str | None = None, row_limit: int = 100,
               max_src_column_width: int = 75, max_name_column_width: int = 55,
               max_shapes_column_width: int = 80, header: str | None = None,
-              top_level_events_only: bool = False) -> str:
+              top_level_events_only: bool = False, time_unit: str | None = None) -> str:
         """The text table torch prints (see gradkit.profiler.table.format_table)."""
         return format_table(self, sort_by=sort_by, row_limit=row_limit,
                             max_src_column_width=max_src_column_width,
                             max_name_column_width=max_name_column_width,
                             max_shapes_column_width=max_shapes_column_width, header=header,
-                            top_level_events_only=top_level_events_only)
+                            top_level_events_only=top_level_events_only, time_unit=time_unit)
+
+    def export_chrome_trace(self, path: str) -> str:
+        """torch's ``EventList.export_chrome_trace``: the events as a JSON array of ``X`` events
+        (``pid`` "CPU functions", times in microseconds); averaged rows have no times and are
+        left out. ``profile.export_chrome_trace`` writes the full trace."""
+        records = [{"name": e.name, "ph": "X", "ts": e.start_ns / 1000,
+                    "dur": (e.end_ns - e.start_ns) / 1000, "tid": e.thread,
+                    "pid": "CPU functions", "args": {}}
+                   for e in self if isinstance(e, FunctionEvent)]
+        return write_text_file(path, json.dumps(records, ensure_ascii=False))
 
     def by_thread(self) -> dict:
         """{thread: [events]} in start order."""

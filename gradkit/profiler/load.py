@@ -191,12 +191,14 @@ class TraceFile:
                 raise ValueError(f"{path}: event #{index} ({item.get('name', '?')!r}): {e}") \
                     from e
         ends = [e.end_ns for e in events]
-        ordered = nest(events, memory)
+        outside = []
+        ordered = nest(events, memory, outside)
         clamped = sum(e.end_ns != end for e, end in zip(events, ends))
         _link_by_flows(ordered, flows)
         _link_by_sequence(ordered)
         has_shapes = any(e.input_shapes is not None for e in ordered)
         self._events = EventList(ordered, record_shapes=has_shapes, profile_memory=bool(memory))
+        self._events.outside = outside
         memory.sort(key=itemgetter(0))
         saved.sort(key=itemgetter(0))
         self._events.memory, self._events.saved = memory, saved  # series in time order

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import enum
+import json
 import os
 import socket
 import time
@@ -36,9 +37,10 @@ class ProfilerAction(enum.Enum):
 _RECORDING = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
 
 
-def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0,
-             skip_first: int = 0) -> Callable[[int], ProfilerAction]:
-    """Which steps to record: skip_first, then cycles of wait, warmup, active (repeat times).
+def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0,
+             skip_first_wait: int = 0) -> Callable[[int], ProfilerAction]:
+    """Which steps to record: skip_first, then cycles of wait, warmup, active (repeat times);
+    a non-zero ``skip_first_wait`` skips the first cycle's wait.
 
     >>> sched = gradkit.profiler.schedule(wait=1, warmup=1, active=2)
     >>> [sched(i).name for i in range(4)]
@@ -49,14 +51,18 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0,
             f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), warmup={warmup} "
             f"(need >= 0), active={active} (need > 0), repeat={repeat} (need >= 0), "
             f"skip_first={skip_first} (need >= 0).")
+    if warmup == 0:
+        warnings.warn("Profiler won't be using warmup, this can skew profiler results",
+                      stacklevel=2)
     cycle = wait + warmup + active
+    shift = wait if skip_first_wait != 0 else 0
 
     def schedule_fn(step: int) -> ProfilerAction:
         if step < 0:
             raise ValueError(f"Step must be non-negative. Got {step}.")
         if step < skip_first:
             return ProfilerAction.NONE
-        step -= skip_first
+        step += shift - skip_first
         if repeat > 0 and step // cycle >= repeat:
             return ProfilerAction.NONE
         position = step % cycle
@@ -66,6 +72,12 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0,
             return ProfilerAction.WARMUP
         return ProfilerAction.RECORD if position < cycle - 1 else ProfilerAction.RECORD_AND_SAVE
     return schedule_fn
+
+
+def supported_activities() -> set[ProfilerActivity]:
+    """The activities this machine can profile: CPU, and CUDA when CuPy sees a GPU."""
+    return {ProfilerActivity.CPU} | ({ProfilerActivity.CUDA} if backend.cuda_is_available()
+                                     else set())
 
 
 def _always_record(step: int) -> ProfilerAction:
@@ -103,7 +115,7 @@ class profile:
                  with_stack: bool = False, with_flops: bool = False,
                  schedule: Callable[[int], ProfilerAction] | None = None,
                  on_trace_ready: Callable[[profile], None] | None = None, *,
-                 with_modules: bool = False,
+                 with_modules: bool = False, acc_events: bool = False,
                  clock: Callable[[], int] | None = None) -> None:
         self.activities = set(activities) if activities is not None else {ProfilerActivity.CPU}
         for activity in self.activities:
@@ -124,15 +136,18 @@ class profile:
         self.schedule = schedule or _always_record
         self.record_steps = schedule is not None
         self.on_trace_ready = on_trace_ready
+        self.acc_events = acc_events
         self.clock = clock
         self.step_num = 0
         self.current_action = self.schedule(0)
         self._recorder = None     # the session being recorded now
         self._finished = None     # the last session that was stopped
+        self._earlier = []        # with acc_events: the sessions stopped before it
         self._gpu_timer = None    # with ProfilerActivity.CUDA: CUDA-event timer of the session
         self._finished_gpu = None
         self._timeline = None
         self._step_token = None
+        self._metadata = {}       # top-level trace keys: add_metadata(), add_metadata_json()
 
     # -- lifecycle ---------------------------------------------------------------------
     def __enter__(self) -> profile:
@@ -162,21 +177,42 @@ class profile:
         self._open_step()
 
     def _transit(self, previous, current) -> None:
+        # torch's action map: the end of an active span (or of the profile) saves the trace;
+        # a schedule that leaves warmup or recording without RECORD_AND_SAVE only warns
+        if previous is not None and current is not None and current != previous:
+            if previous == ProfilerAction.WARMUP and current == ProfilerAction.NONE \
+                    or previous == ProfilerAction.RECORD and current in (ProfilerAction.NONE,
+                                                                         ProfilerAction.WARMUP):
+                warnings.warn(f"Incorrect schedule: {previous.name} followed by "
+                              f"{current.name}", stacklevel=3)
         if self._recorder is not None and (previous == ProfilerAction.RECORD_AND_SAVE
                                            or current not in _RECORDING):
             self._stop_recording()
-            if self.on_trace_ready is not None:
-                self.on_trace_ready(self)
+            if previous == ProfilerAction.RECORD_AND_SAVE or current is None:
+                self._trace_ready()
+        if previous == ProfilerAction.WARMUP and current in (ProfilerAction.NONE, None):
+            self._start_recording()  # warmed up for nothing: an empty session, as torch
+            self._stop_recording()
         if current in _RECORDING and self._recorder is None:
-            self._recorder = Recorder(self.record_shapes or self.with_flops, self.profile_memory,
-                                      self.with_stack, self.clock, self.with_modules)
-            self._recorder.start()
-            if self._trace_gpu:
-                self._gpu_timer = cuda_timer.CudaTimer(clock=self._recorder.clock,
-                                                       memory=self.profile_memory).start()
+            self._start_recording()
+
+    def _trace_ready(self) -> None:
+        if self.on_trace_ready is not None:
+            self.on_trace_ready(self)
+
+    def _start_recording(self) -> None:
+        self._recorder = Recorder(self.record_shapes or self.with_flops, self.profile_memory,
+                                  self.with_stack, self.clock, self.with_modules)
+        self._recorder.start()
+        if self._trace_gpu:
+            self._gpu_timer = cuda_timer.CudaTimer(clock=self._recorder.clock,
+                                                   memory=self.profile_memory).start()
 
     def _stop_recording(self) -> None:
         self._recorder.stop()
+        if self.acc_events and self._finished is not None:
+            self._earlier.append(self._timeline or build(self._finished, self.record_shapes,
+                                                         self.with_flops))
         self._finished, self._recorder, self._timeline = self._recorder, None, None
         if self._gpu_timer is not None:
             self._gpu_timer.stop()
@@ -216,8 +252,15 @@ class profile:
         return self._timeline
 
     def events(self) -> EventList:
-        """Every recorded event (FunctionEvent), nested per thread."""
+        """Every recorded event (FunctionEvent), nested per thread; with ``acc_events``,
+        those of every cycle recorded so far (each cycle's times from its own start)."""
         events = self._session().events
+        if self._earlier:
+            timelines = [*self._earlier, self._session()]
+            events = EventList([e for t in timelines for e in t.events])
+            events.memory = [m for t in timelines for m in t.events.memory]
+            events.saved = [m for t in timelines for m in t.events.saved]
+            events.outside = [m for t in timelines for m in t.events.outside]
         events.record_shapes = self.record_shapes
         events.profile_memory = self.profile_memory
         events.with_stack = self.with_stack
@@ -233,11 +276,21 @@ class profile:
         """Write a Chrome/Perfetto trace (``.json`` or compressed ``.json.gz``)."""
         flags = {"record_shapes": int(self.record_shapes),
                  "profile_memory": int(self.profile_memory),
-                 "with_stack": int(self.with_stack), "with_flops": int(self.with_flops)}
+                 "with_stack": int(self.with_stack), "with_flops": int(self.with_flops),
+                 **self._metadata}
         gpu = self._gpu_timer if self._recorder is not None else self._finished_gpu
         export_chrome_trace(self._session_recorder(), path, flags, gpu, self.record_shapes,
                             self.with_flops)
         return path
+
+    def add_metadata(self, key: str, value: str) -> None:
+        """A top-level ``key: "value"`` (a string) in the traces exported from now on."""
+        self._metadata[key] = str(value)
+
+    def add_metadata_json(self, key: str, value: str) -> None:
+        """A top-level ``key`` in the traces exported from now on, its value the JSON text
+        ``value`` (``"[1, 2, 3]"`` becomes a list); invalid JSON raises ValueError."""
+        self._metadata[key] = json.loads(value)
 
     def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
         """Folded stacks (``frame;frame;op value``) for flamegraph.pl / speedscope."""

@@ -30,7 +30,7 @@ class record_function(contextlib.ContextDecorator):
     def __enter__(self) -> record_function:
         recorders = active_recorders()
         if recorders:
-            self._tokens = [(r, r.range_enter(self.name)) for r in recorders]
+            self._tokens = [(r, r.range_enter(self.name, self.args)) for r in recorders]
         return self
 
     def __exit__(self, *exc) -> bool:

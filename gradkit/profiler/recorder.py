@@ -91,14 +91,14 @@ def _input_meta(inputs) -> tuple:
     for a in inputs:
         if type(a) is Tensor:
             data = a._data
-            meta.append((data.shape, data.dtype))
+            meta.append((data.shape, data.dtype, data.strides))
             continue
         if type(a) in _PLAIN_SCALARS:  # exact types: a numpy scalar has a shape and a dtype
             meta.append(a)
             continue
         data = a._data if isinstance(a, Tensor) else a
         if hasattr(data, "shape") and hasattr(data, "dtype"):
-            meta.append((tuple(data.shape), data.dtype))
+            meta.append((tuple(data.shape), data.dtype, getattr(data, "strides", None)))
         elif isinstance(a, (int, float, complex, bool)) or a is None:
             meta.append(a)
         else:
@@ -127,6 +127,8 @@ class Recorder(observers.Observer):
         self.start_ns = self.end_ns = None
         self.start_epoch_ns = None
         self._live = {}   # id(array) -> _Watch on it, only with profile_memory
+        self._open = {}   # id(token) -> token of each range entered and not exited yet
+        self.ranges_with_args = set()  # (name, start, tid) of record_function(name, args)
         self.watches_saved = profile_memory  # saved bytes belong to the memory profile only
         if with_modules:  # each nn.Module call is a range named by its module path
             self.module_enter, self.module_exit = self.range_enter, self.range_exit
@@ -146,6 +148,9 @@ class Recorder(observers.Observer):
             if self in _recording:
                 _recording.remove(self)
         self.end_ns = self.clock()
+        for name, start, tid in self._open.values():  # an unclosed range ends with the session
+            self._flat[RANGE].extend((name, start, self.end_ns, tid))
+        self._open.clear()
         self._live.clear()  # dropping the weakrefs cancels their callbacks
 
     # -- op dispatch, backward nodes, saved bytes: the hot points ------------------------
@@ -267,12 +272,18 @@ class Recorder(observers.Observer):
         self._flat[BACKWARD].extend((BACKWARD_NAME, token, self.clock(),
                                      _this_thread.tid))
 
-    # -- ranges (record_function, ProfilerStep#N) --------------------------------------
-    def range_enter(self, name: str):
-        return (name, self.clock())
+    # -- ranges (record_function, ProfilerStep#N, nn.Module calls) ------------------------
+    def range_enter(self, name: str, args: str | None = None) -> list:
+        token = [name, self.clock(), _this_thread.tid]
+        self._open[id(token)] = token
+        if args is not None:  # torch lists the args string as one input of shape []
+            self.ranges_with_args.add((name, token[1], token[2]))
+        return token
 
     def range_exit(self, token) -> None:
-        self._flat[RANGE].extend((token[0], token[1], self.clock(), _this_thread.tid))
+        # a range still open when the session stopped was closed there (as torch): skip it
+        if self._open.pop(id(token), None) is not None:
+            self._flat[RANGE].extend((token[0], token[1], self.clock(), token[2]))
 
     # -- reading ---------------------------------------------------------------------------
     @property

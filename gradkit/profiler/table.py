@@ -18,8 +18,14 @@ def printable(text: str) -> str:
     return text.translate(_UNPRINTABLE)
 
 
-def format_time(us: float) -> str:
-    """Microseconds as torch prints them: ``1.234s``, ``1.234ms`` or ``1.234us``."""
+_TIME_UNITS = {"s": 1e6, "ms": 1e3, "us": 1.0}
+
+
+def format_time(us: float, unit: str | None = None) -> str:
+    """Microseconds as torch prints them: ``1.234s``, ``1.234ms`` or ``1.234us``; ``unit``
+    (``"s"``, ``"ms"`` or ``"us"``) fixes the unit, anything else chooses it (as torch)."""
+    if unit in _TIME_UNITS:
+        return f"{us / _TIME_UNITS[unit]:.3f}{unit}"
     if us >= 1e6:
         return f"{us / 1e6:.3f}s"
     if us >= 1e3:
@@ -48,8 +54,9 @@ def _flops_unit(events) -> tuple[str, float]:
 
 def format_table(events, sort_by=None, row_limit: int = 100, max_src_column_width: int = 75,
                  max_name_column_width: int = 55, max_shapes_column_width: int = 80, header=None,
-                 top_level_events_only: bool = False) -> str:
-    """Render averaged (or raw) events as torch's profiler table."""
+                 top_level_events_only: bool = False, time_unit: str | None = None) -> str:
+    """Render averaged (or raw) events as torch's profiler table (times in ``time_unit``:
+    ``"s"``, ``"ms"``, ``"us"``, or None to choose per value)."""
     if sort_by is not None and sort_by not in SORT_KEYS:
         raise ValueError(f"unknown sort_by {sort_by!r}; expected one of {', '.join(SORT_KEYS)}")
     rows = list(events)
@@ -89,12 +96,17 @@ def format_table(events, sort_by=None, row_limit: int = 100, max_src_column_widt
         return "  ".join(_fit(str(c), w).rjust(w) for c, (_, w) in pairs) + "  "
 
     rule = "  ".join("-" * w for _, w in columns) + "  "
-    out = [header] if header else []
+    out = []
+    if header is not None:  # torch's banner: a line of "=" as wide as the table, the header
+        out += ["=" * (len(rule) - 2), header]
+    if top_level_events_only:
+        out += ["=" * (len(rule) - 2), "This report only display top-level ops statistics"]
     out += [rule, line([name for name, _ in columns]), rule]
     for e in rows:
         cells = [e.key, _percent(e.self_cpu_time_total, total_self),
-                 format_time(e.self_cpu_time_total), _percent(e.cpu_time_total, total_self),
-                 format_time(e.cpu_time_total), format_time(e.cpu_time)]
+                 format_time(e.self_cpu_time_total, time_unit),
+                 _percent(e.cpu_time_total, total_self), format_time(e.cpu_time_total, time_unit),
+                 format_time(e.cpu_time, time_unit)]
         if memory:
             cells += [format_memory(e.cpu_memory_usage), format_memory(e.self_cpu_memory_usage)]
         cells.append(e.count)
@@ -108,7 +120,7 @@ def format_table(events, sort_by=None, row_limit: int = 100, max_src_column_widt
             cells.append(f"{e.flops / flops_scale:.3f}" if e.flops else "--")
         out.append(line(cells))
     out.append(rule)
-    out.append(f"Self CPU time total: {format_time(total_self)}")
+    out.append(f"Self CPU time total: {format_time(total_self, time_unit)}")
     return "\n".join(out) + "\n"
 
 

@@ -6,6 +6,7 @@ import threading
 from operator import itemgetter
 
 from gradkit._user_frames import user_frame_count
+from gradkit.ops.strided import strides_in_elements
 from gradkit.profiler.events import EventList, FunctionEvent, nest
 from gradkit.profiler.flops import count_flops
 from gradkit.profiler.recorder import (BACKWARD, MEM, NODE, OP, RANGE, SAVED, site_text,
@@ -66,22 +67,27 @@ def stack_frames(stack: tuple) -> tuple:
 
 
 def input_lists(meta: tuple) -> tuple:
-    """(shapes, types, concrete values) of recorded input metadata, as torch lists them."""
-    shapes, types, concrete = [], [], []
+    """(shapes, types, concrete values, strides) of recorded input metadata, as torch lists
+    them; a (shape, dtype) without byte strides is contiguous."""
+    shapes, types, concrete, strides = [], [], [], []
     for m in meta:
         if type(m) is tuple:
             shapes.append(list(m[0]))
             types.append(_TORCH_TYPES.get(m[1].name, m[1].name))
             concrete.append("")
+            byte_strides = m[2] if len(m) > 2 else None
+            strides.append(list(strides_in_elements(m[0], byte_strides, m[1].itemsize)))
         elif m is None or isinstance(m, (int, float, complex)):
             shapes.append([])
             types.append("" if m is None else "Scalar")
             concrete.append("" if m is None else str(m))
+            strides.append([])
         else:
             shapes.append([])
             types.append(str(m))
             concrete.append("")
-    return shapes, types, concrete
+            strides.append([])
+    return shapes, types, concrete, strides
 
 
 def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Timeline:
@@ -97,11 +103,13 @@ def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Ti
             _, name, start, end, tid, seq, meta, code, lasti, stack = r
             event = FunctionEvent(name, "cpu_op", tid, start - base, end - base, seq)
             if meta is not None:
-                event.input_shapes, event.input_types, event.concrete_inputs = input_lists(meta)
+                (event.input_shapes, event.input_types, event.concrete_inputs,
+                 event.input_strides) = input_lists(meta)
                 if with_flops:
                     event.flops = count_flops(name, event.input_shapes)
                 if not record_shapes:
-                    event.input_shapes = event.input_types = event.concrete_inputs = None
+                    event.input_shapes = event.input_types = event.concrete_inputs = \
+                        event.input_strides = None
             if code is not None:
                 text = sites.get((code, lasti))
                 if text is None:
@@ -123,7 +131,14 @@ def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Ti
         elif kind == RANGE or kind == BACKWARD:
             _, name, start, end, tid = r
             cat = "user_annotation" if kind == RANGE else "cpu_op"
-            events.append(FunctionEvent(name, cat, tid, start - base, end - base))
+            event = FunctionEvent(name, cat, tid, start - base, end - base)
+            if record_shapes and kind == RANGE:  # as torch: record_function's args string
+                with_args = (name, start, tid) in recorder.ranges_with_args  # is one input
+                event.input_shapes = [[]] if with_args else []
+                event.input_types = [""] if with_args else []
+                event.concrete_inputs = [""] if with_args else []  # torch: [None], trace [""]
+                event.input_strides = [[]] if with_args else []
+            events.append(event)
     for event in backward:
         source = forward.get(event.sequence_nr)
         if source is not None:
@@ -133,8 +148,9 @@ def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Ti
         else:  # the forward ran before profiling began: still mark it as backward
             event.fwd_thread = event.thread
     memory, saved = memory_series(records, base)
-    ordered = nest(events, memory)
+    outside = []
+    ordered = nest(events, memory, outside)
     end = (recorder.end_ns if recorder.end_ns is not None else recorder.clock()) - base
     events = EventList(ordered)
-    events.memory, events.saved = [m[:3] for m in memory], saved
+    events.memory, events.saved, events.outside = [m[:3] for m in memory], saved, outside
     return Timeline(events, memory, saved, recorder.start_epoch_ns, end, base)

@@ -234,11 +234,13 @@ class TraceColumns:
         n, m = len(self.start), self._memory
         del self._memory
         self.self_memory = self.memory = None  # no memory events: no memory columns
+        self.outside_memory = (0, 0)  # (count, bytes) made while no event was open
         if not self.profile_memory:
             return
         self.self_memory = np.zeros(n, dtype=np.int64)
         target = self._enclosing(m["thread"], m["ts"], "left")
         hit = target >= 0
+        self.outside_memory = (int((~hit).sum()), int(m["bytes"][~hit].sum()))
         np.add.at(self.self_memory, target[hit], m["bytes"][hit])
         sums = np.concatenate(([0], np.cumsum(self.self_memory)))
         self.memory = sums[self.last + 1] - sums[:n]  # a subtree is a run of nest order

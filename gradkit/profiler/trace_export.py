@@ -39,8 +39,10 @@ _SAVED = ('{"ph":"C","name":' + encode_json(SAVED_BYTES) + ',"pid":%d,"tid":0,"t
 class _Texts:
     """The args fragments that repeat, each formatted once per session."""
 
-    def __init__(self, record_shapes: bool, with_flops: bool) -> None:
+    def __init__(self, record_shapes: bool, with_flops: bool, ranges_with_args=()) -> None:
         self.record_shapes, self.with_flops = record_shapes, with_flops
+        # (name, start, tid) of the record_function(name, args) ranges: one input of shape []
+        self.ranges_with_args = ranges_with_args if record_shapes else ()
         self.sites: dict = {}    # (code, lasti) -> ',"Forward call site":"file:line"'
         self.stacks: dict = {}   # recorded stack -> ',"Call stack":"..."'
         self.inputs: dict = {}   # (name, meta, its types) -> (input dims text, flops text)
@@ -65,16 +67,20 @@ class _Texts:
         key = (name, meta, *map(type, meta))  # the types keep 1, 1.0 and True apart
         texts = self.inputs.get(key)
         if texts is None:
-            shapes, types, concrete = input_lists(meta)
+            shapes, types, concrete, strides = input_lists(meta)
             dims = flops = ""
             if self.record_shapes:
                 dims = (f',"Input Dims":{encode_json(shapes)},"Input type":{encode_json(types)},'
-                        f'"Concrete Inputs":{encode_json(concrete)}')
+                        f'"Concrete Inputs":{encode_json(concrete)},'
+                        f'"Input Strides":{encode_json(strides)}')
             count = int(count_flops(name, shapes)) if self.with_flops else 0
             if count:
                 flops = f',"flops":{count}'
             texts = self.inputs[key] = (dims, flops)
         return texts
+
+
+_RANGE_ARGS = ',"Input Dims":[[]],"Input type":[""],"Concrete Inputs":[""],"Input Strides":[[]]'
 
 
 def _op_args(r, texts: _Texts) -> str:
@@ -121,7 +127,8 @@ def export_chrome_trace(recorder, path, flags: dict | None = None, gpu_timer=Non
         for index, (tid, name) in enumerate(sorted(names.items())):
             writer.metadata("thread_name", pid, tid, {"name": f"thread {tid} ({name})"})
             writer.metadata("thread_sort_index", pid, tid, {"sort_index": index})
-        _write_events(writer, pid, events, base, forward, _Texts(record_shapes, with_flops))
+        _write_events(writer, pid, events, base, forward,
+                      _Texts(record_shapes, with_flops, recorder.ranges_with_args))
         memory, saved = memory_series(recorder.records_of(MEM, SAVED), base)
         _write_memory(writer, pid, memory, saved)
         if gpu_timer is not None:
@@ -189,6 +196,9 @@ def _write_events(writer, pid: int, events: list, base: int, forward: dict,
                      f'"Record function id":0{tail}}}}}{flow}')
                 number += 1
                 stack.append(inner[1])  # the node, inside its wrapper
+            elif kind == RANGE and (name, r[2], tid) in texts.ranges_with_args:
+                emit(f'{head}{ts:.3f},"dur":{dur:.3f},"args":{{"External id":{number},'
+                     f'"Record function id":0{_RANGE_ARGS}}}}}')
             else:
                 tail = "" if kind != OP else \
                     f',"Sequence number":{r[5]},"Fwd thread id":0' \

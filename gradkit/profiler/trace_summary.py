@@ -15,7 +15,8 @@ import numpy as np
 
 from gradkit.nn.module_paths import MODULE_PREFIX
 from gradkit.profiler.analysis import UNATTRIBUTED, BackwardCost, CategoryTotal, LineCost
-from gradkit.profiler.events import EventList, FunctionEvent, FunctionEventAvg
+from gradkit.profiler.events import (MEMORY_KEY, EventList, FunctionEvent, FunctionEventAvg,
+                                     step_key)
 from gradkit.profiler.load import trace_path
 from gradkit.profiler.saved_columns import saved_at_peak
 from gradkit.profiler.saved_lines import fill_saved_bytes
@@ -87,16 +88,24 @@ def _averages(c: TraceColumns) -> EventList:
     memory = ("memory", "self_memory") if c.profile_memory else ()
     rows = _Rows(count=np.int64, total=np.float64, self_total=np.float64,
                  **dict.fromkeys(memory, np.int64))
+    keys = [step_key(name) for name in c.names]  # the steps share one key, as in events.py
+    first = {}
+    key_code = np.array([first.setdefault(k, i) for i, k in enumerate(keys)] or [0])
     for s in _slices(c):
-        rows.add(c.name[s], count=1, total=(c.end[s] - c.start[s]) / 1000,
+        rows.add(key_code[c.name[s]], count=1, total=(c.end[s] - c.start[s]) / 1000,
                  self_total=c.self_time[s] / 1000, **{k: getattr(c, k)[s] for k in memory})
-    names, averages = list(c.names), []
+    averages = []
     for code, row in rows:
-        avg = FunctionEventAvg(names[code])
+        avg = FunctionEventAvg(keys[code])
         avg.count, avg.cpu_time_total, avg.self_cpu_time_total = (
             row["count"], row["total"], row["self_total"])
         avg.cpu_memory_usage = row.get("memory", 0)
         avg.self_cpu_memory_usage = row.get("self_memory", 0)
+        averages.append(avg)
+    count, nbytes = c.outside_memory
+    if count:  # events.py's "[memory]" row, last
+        avg = FunctionEventAvg(MEMORY_KEY)
+        avg.count, avg.cpu_memory_usage, avg.self_cpu_memory_usage = count, nbytes, nbytes
         averages.append(avg)
     return EventList(averages, profile_memory=c.profile_memory)
 

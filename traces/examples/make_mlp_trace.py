@@ -20,7 +20,7 @@ def main() -> None:
     w2 = (gradkit.randn(64, 10) / 8).requires_grad_()
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mlp_step.json.gz")
     with profile(record_shapes=True, profile_memory=True, with_stack=True, with_flops=True,
-                 schedule=schedule(wait=0, warmup=1, active=2),
+                 schedule=schedule(wait=0, warmup=1, active=2, repeat=1),
                  on_trace_ready=lambda p: p.export_chrome_trace(out)) as prof:
         for _ in range(3):
             with record_function("forward"):

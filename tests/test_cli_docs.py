@@ -80,6 +80,10 @@ for batch in loader:
         profiler.step()
 ```
 
+A script that ends during a warmup step (a schedule with `REPEAT` 0 or above 1 that starts
+another cycle) writes no trace and says so: as in torch, the profile then holds an empty
+recording in place of the cycle before it.
+
 Where the trace goes: `-o` names a file. A new path or a regular file is written
 atomically (a temporary file beside it, renamed into place: an interrupted write
 leaves neither half a trace nor a `.tmp`). A symlink is followed as editors do:

@@ -104,27 +104,6 @@ def _view_before_requires_grad(program, mine: Result, theirs: Result) -> bool:
     return _only_flags_differ(mine, theirs, "fc")
 
 
-_STALE_VIEW_HISTORY = "a leaf Variable that requires grad is being used in an in-place operation."
-
-
-def _read_grad_fns(env: list) -> None:
-    for tensor in env:
-        tensor.grad_fn  # noqa: B018 - reading it makes torch rebuild a written view's history
-
-
-def _in_place_on_view_before_its_history_is_rebuilt(program, mine: Result,
-                                                    theirs: Result) -> bool:
-    """A write that makes a view's base require grad leaves torch's view without its new
-    history until something reads its ``grad_fn``; an in-place op on the view before that is
-    refused as on a leaf. gradkit computes what torch computes once ``grad_fn`` was read
-    (strided seed 1469)."""
-    if mine.error is not None or theirs.error is None or theirs.message != _STALE_VIEW_HISTORY:
-        return False
-    import torch
-    rebuilt = run(program, torch, after_step=_read_grad_fns)
-    return rebuilt.error is None and not compare(mine, rebuilt)
-
-
 def _retained_view_before_requires_grad(program, mine: Result, theirs: Result) -> bool:
     """retain_grad() of such a view: gradkit's does not require grad and refuses it, as any
     tensor that needs no gradient; torch's requires grad, is a leaf, and ignores the call
@@ -470,7 +449,8 @@ def _written_stale_view(program, mine: Result, theirs: Result) -> bool:
     # view(-1) and reshape make views too (views seed 3342865), the fuzz's flatten (reshape(-1))
     # even of a 1-D x (views seed 5187465: torch.flatten would return x itself)
     made_by = program.steps[written - leaves].op if written >= leaves else ""
-    return made_by in _VIEWS | _RESHAPES | {"getitem"} and \
+    laid_out = written < leaves and program.leaves[written].layout  # a view (strided seed 1469)
+    return (laid_out or made_by in _VIEWS | _RESHAPES | {"getitem"}) and \
         sum(OPS[step.op].inplace for step in program.steps[:k]) > 0
 
 
@@ -1710,10 +1690,6 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("a view made before its base's requires_grad_() does not require grad",
           "docs/autograd.md", "made before its base's `requires_grad_()`) has",
           _view_before_requires_grad),
-    Known("an in-place op on a view whose base a write made require grad computes (torch "
-          "refuses it until the view's grad_fn is read)", "docs/autograd.md",
-          "until something reads the view's `grad_fn`",
-          _in_place_on_view_before_its_history_is_rebuilt),
     Known("a view of a base written in place, then detach_()ed, keeps its history",
           "docs/autograd.md", "gradkit keeps the view's history as of the write",
           _view_of_detached_base),

@@ -155,10 +155,9 @@ def _distinct(tensors: list) -> list:
     return out
 
 
-def run(program, lib, nudge: float = 0.0, after_step=None) -> Result:
+def run(program, lib, nudge: float = 0.0) -> Result:
     """Execute ``program`` with ``lib`` (gradkit or torch); exceptions become ``error``.
-    ``nudge``: its float leaves one ulp toward +inf or -inf; ``after_step(env)`` is called
-    after each step."""
+    ``nudge``: its float leaves one ulp toward +inf or -inf."""
     from .programs import OPS
     from .transforms import run_transform
     if program.transform:
@@ -175,8 +174,6 @@ def run(program, lib, nudge: float = 0.0, after_step=None) -> Result:
                 args = [env[i] for i in step.inputs]
                 out = spec.fn(lib, *args, **step.params)
                 env.append(args[0] if spec.inplace or spec.same else out)
-                if after_step:
-                    after_step(env)
                 if step.op == "retain_grad":
                     retained.append(args[0])
             phase = "values"

@@ -16,7 +16,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import state as grad_state
-from gradkit.autograd.graph import accumulate_node, node_type
+from gradkit.autograd.graph import SavedTensor, accumulate_node, node_type
 from gradkit.autograd.inference import InferenceVersion
 from gradkit.ops import _dispatch, wide_unsigned
 from gradkit.ops._dispatch import _dispatch_general, _finish, _refuse_complex_grad, _save_plain
@@ -71,8 +71,15 @@ def dispatch_unary(op, args: tuple, params: dict):
         plain = op.plain_save
         if plain:
             keep = () if op.saves_read is None else op._save_masks.get(1)
-            node.saved = _save_plain(plain, args, (result,),
-                                     op.save_mask(1) if keep is None else keep)
+            if keep == () and len(plain) == 1:  # one whole tensor (sin's x, tanh's result):
+                is_result = plain[0][0]  # _save_plain's work without its loop
+                held = SavedTensor(result if is_result else x, is_result)
+                node.saved = (held,)
+                if held.nbytes and observers.saved_watchers:
+                    observers.saved_pack_held_by(held, held.nbytes)
+            else:
+                node.saved = _save_plain(plain, args, (result,),
+                                         op.save_mask(1) if keep is None else keep)
         elif plain is None:  # metadata saved too (x.shape): the general _save, as _record's
             node.saved = _save(op, args, (data,), (result,),
                                () if op.saves_read is None else op.save_mask(1))

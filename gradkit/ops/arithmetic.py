@@ -30,6 +30,8 @@ def add(xp, x, y, alpha=1):
     if type(alpha) is not int:  # the default 1 needs no look
         alpha = number_argument(alpha, "add", "alpha")
     x, y = promote(xp, x, y)
+    if alpha == 1 and type(x) is _NDARRAY and type(alpha) is int and x.dtype.kind != "c":
+        return x + y  # _is_one's common case, inline (every add and + runs this line)
     return x + y if _is_one(alpha, x, y) else _plus_alpha_times(xp, x, y, alpha, alpha)
 
 

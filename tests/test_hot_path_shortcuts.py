@@ -1,0 +1,163 @@
+"""The fifth round of issue 17's shortcuts (docs/performance.md) give what the general lines
+give, and torch's behaviour: the engine's inline test of a node's saved variables, the hot
+path's save of one whole tensor, add's inline ``alpha == 1``."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradkit
+from gradkit.autograd import engine, observers
+from gradkit.autograd.graph import SavedTensor, holds_saved_variables
+
+# programs whose graph is freed by a first backward; torch refuses a second one exactly when
+# a node kept a saved variable (a tensor or a number input), never for metadata only
+PROGRAMS = {
+    "mul by a number": lambda x: (x * 0.5).sum(),
+    "number times": lambda x: (2 * x).sum(),
+    "add a number": lambda x: (x + 0.5).sum(),
+    "sin": lambda x: x.sin().sum(),
+    "exp (saves its result)": lambda x: x.exp().sum(),
+    "mul of tensors": lambda x: (x * x).sum(),
+    "matmul (shapes too)": lambda x: (x.reshape(2, 2) @ x.reshape(2, 2)).sum(),
+    "sum over a dim (a shape only)": lambda x: x.reshape(2, 2).sum(0).sum(),
+    "expand (a shape only)": lambda x: x.expand(3, 4).sum(),
+    "pow by an int": lambda x: (x ** 2).sum(),
+    "div by a number": lambda x: (x / 3).sum(),
+    "add with alpha": lambda x: gradkit_or_torch(x).add(x, x, alpha=2.0).sum(),
+    "where of a mask": lambda x: gradkit_or_torch(x).where(x > 0, x, 0.0).sum(),
+}
+
+
+def gradkit_or_torch(x):
+    return gradkit if isinstance(x, gradkit.Tensor) else __import__("torch")
+
+
+def _second_backward(lib, program) -> str:
+    x = lib.ones(4, requires_grad=True)
+    y = program(x)
+    y.backward()
+    try:
+        y.backward()
+    except RuntimeError as error:
+        return str(error)
+    return "ok"
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_a_freed_graph_refuses_a_second_backward_as_torchs(name):
+    torch = pytest.importorskip("torch")
+    ours, theirs = (_second_backward(lib, PROGRAMS[name]) for lib in (gradkit, torch))
+    assert ours.split(".")[0] == theirs.split(".")[0]  # torch words its hint differently
+
+
+def _nodes(root):
+    seen, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node is not None and node not in seen:
+            seen.append(node)
+            stack.extend(node._next)
+    return seen
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_the_engines_inline_test_agrees_with_holds_saved_variables(name):
+    y = PROGRAMS[name](gradkit.ones(4, requires_grad=True))
+    for node in _nodes(y.grad_fn):
+        saved = node.saved
+        inline = bool(saved) and (type(saved[0]) is SavedTensor or
+                                  type(saved[-1]) in engine._VARIABLES)
+        if inline:  # the shortcut answers only yes; no is left to the general test
+            assert holds_saved_variables(node), type(node).__name__
+
+
+class _WatchOps(observers.Observer):
+    """Watching ops sends every op down ``_dispatch_general``."""
+
+    def op_exit(self, token, name, inputs, outputs, node) -> None:
+        pass
+
+
+class _WatchSaved(observers.Observer):
+    """Accounts saved bytes only: the hot path still runs, and must report its saves."""
+
+    def __init__(self):
+        self.events = []
+
+    def saved_pack(self, nbytes: int, pack: int) -> None:
+        self.events.append(("pack", nbytes))
+
+    def saved_release(self, nbytes: int, pack: int) -> None:
+        self.events.append(("release", nbytes))
+
+
+def _saved_fields(op_name: str, general: bool, leaf: bool):
+    x = gradkit.tensor(np.linspace(0.1, 0.9, 6, dtype=np.float32), requires_grad=True)
+    h = x if leaf else x * 1.5
+    watcher = _WatchOps()
+    if general:
+        observers.attach(watcher)
+    try:
+        y = getattr(h, op_name)()
+    finally:
+        if general:
+            observers.detach(watcher)
+    (s,) = y.grad_fn.saved
+    fields = (type(s), s.version, s.output_nr, s.history, s.nbytes, s.tensor is h,
+              s.tensor is None, s.data is y._data or s.data is h._data, s.unpack_hook)
+    y.sum().backward()
+    return fields, x.grad.numpy()
+
+
+@pytest.mark.parametrize("op_name", ["sin", "tanh", "exp", "sqrt", "sigmoid"])
+@pytest.mark.parametrize("leaf", [True, False])
+def test_one_whole_tensor_saved_on_the_hot_path_as_on_the_general_path(op_name, leaf):
+    fast, general = (_saved_fields(op_name, g, leaf) for g in (False, True))
+    assert fast[0] == general[0]
+    np.testing.assert_array_equal(fast[1], general[1])
+
+
+def test_the_hot_paths_one_tensor_save_reports_its_bytes_to_a_memory_watcher():
+    x = gradkit.randn(8, requires_grad=True)
+    watcher = _WatchSaved()
+    observers.attach(watcher)
+    try:
+        y = x.sin()  # saves x: 32 bytes
+        z = y.exp()  # saves its result: 32 bytes
+        del y, z
+    finally:
+        observers.detach(watcher)
+    assert watcher.events == [("pack", 32), ("pack", 32), ("release", 32), ("release", 32)]
+
+
+def test_saved_tensor_hooks_see_the_hot_paths_one_tensor_save():
+    torch = pytest.importorskip("torch")
+    packed = {}
+    for lib in (gradkit, torch):
+        x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
+        seen = []
+        with lib.autograd.graph.saved_tensors_hooks(
+                lambda t, seen=seen: seen.append(t.shape) or t * 2, lambda t: t):
+            y = x.sin() + x.exp()
+        y.sum().backward()
+        packed[lib.__name__] = (len(seen), x.grad.tolist())
+    assert packed["gradkit"][0] == packed["torch"][0]
+    np.testing.assert_allclose(packed["gradkit"][1], packed["torch"][1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "int64"])
+@pytest.mark.parametrize("alpha", [1, 1.0, 2, 0.5])
+def test_add_with_the_default_alpha_and_others_gives_torchs_bits(dtype, alpha):
+    torch = pytest.importorskip("torch")
+    if dtype == "int64" and type(alpha) is float:
+        return  # torch refuses a float alpha for integers (the op's error tests)
+    values = np.array([1.5, -0.0, np.inf, np.nan, -2.25]) if dtype != "int64" else \
+        np.array([3, -4, 0, 7, 1])
+    if dtype == "complex64":  # alpha = 1 is 1 + 0j there: inf and NaN parts change (torch)
+        values = values + 1j * values[::-1]
+    x = values.astype(dtype)
+    y = np.roll(x, 1)
+    ours = gradkit.add(gradkit.tensor(x), gradkit.tensor(y), alpha=alpha).numpy()
+    theirs = torch.add(torch.tensor(x), torch.tensor(y), alpha=alpha).numpy()
+    np.testing.assert_array_equal(ours.view(np.uint8), theirs.view(np.uint8))

@@ -161,3 +161,13 @@ def test_add_with_the_default_alpha_and_others_gives_torchs_bits(dtype, alpha):
     ours = gradkit.add(gradkit.tensor(x), gradkit.tensor(y), alpha=alpha).numpy()
     theirs = torch.add(torch.tensor(x), torch.tensor(y), alpha=alpha).numpy()
     np.testing.assert_array_equal(ours.view(np.uint8), theirs.view(np.uint8))
+
+
+def test_node_classes_keep_nodes_init_that_the_hot_paths_call_as_a_function():
+    from gradkit.autograd import graph
+    from gradkit.ops import _dispatch_hot
+    x = gradkit.randn(3, requires_grad=True)
+    ((x * 2).sin() @ x + x.sum(0)).backward()  # node classes made on the way
+    assert _dispatch_hot._init_node is graph.Node.__init__
+    assert graph._node_types and all(cls.__init__ is graph.Node.__init__
+                                     for cls in graph._node_types.values())

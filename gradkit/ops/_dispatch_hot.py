@@ -16,7 +16,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import state as grad_state
-from gradkit.autograd.graph import SavedTensor, accumulate_node, node_type
+from gradkit.autograd.graph import Node, SavedTensor, accumulate_node, node_type
 from gradkit.autograd.inference import InferenceVersion
 from gradkit.ops import _dispatch, wide_unsigned
 from gradkit.ops._dispatch import _dispatch_general, _finish, _refuse_complex_grad, _save_plain
@@ -24,7 +24,11 @@ from gradkit.ops._dispatch_general import _save
 from gradkit.ops.promotion import WIDE_UNSIGNED as _WIDE
 from gradkit.ops.views import mark_one_view
 
+# a node made as object.__new__ then Node.__init__ as a plain function: the class call would
+# run __init__ through type.__call__'s C frame (~260 instructions more per node, callgrind);
+# node classes (graph.node_type) define no __init__ of their own
 _new = object.__new__
+_init_node = Node.__init__
 _ndarray = np.ndarray
 _SLOT_0 = (0,)
 _SLOTS_00 = (0, 0)
@@ -64,9 +68,10 @@ def dispatch_unary(op, args: tuple, params: dict):
             nodes, slots = (accumulate_node(x),), _SLOT_0
         else:
             nodes, slots = (fn,), _SLOT_0 if x._output_nr == 0 else (x._output_nr,)
-        node = (op.node_class if op.node_name_rule is None else _named_class(op, params, (data,)))(
-            op, nodes, slots, (), params or op.defaults if not params or not op.defaults else
-            {**op.defaults, **params}, ((data.shape, data.dtype),))
+        node = _new(op.node_class if op.node_name_rule is None else
+                    _named_class(op, params, (data,)))
+        _init_node(node, op, nodes, slots, (), params or op.defaults if not params or
+                   not op.defaults else {**op.defaults, **params}, ((data.shape, data.dtype),))
         result.grad_fn, result._requires_grad = node, True
         plain = op.plain_save
         if plain:
@@ -149,8 +154,10 @@ def dispatch_binary(op, args: tuple, params: dict):
             nb, sb = (accumulate_node(b), 0) if fb is None else (fb, b._output_nr)
         else:
             nb = sb = None
-        node = (op.node_class if op.node_name_rule is None else _named_class(op, params, (da, db)))(
-            op, (na, nb), _SLOTS_00 if not sa and not sb else (sa or 0, sb or 0), (),
+        node = _new(op.node_class if op.node_name_rule is None else
+                    _named_class(op, params, (da, db)))
+        _init_node(
+            node, op, (na, nb), _SLOTS_00 if not sa and not sb else (sa or 0, sb or 0), (),
             params or op.defaults if not params or not op.defaults else {**op.defaults, **params},
             (None if da is a else (da.shape, da.dtype), None if db is b else (db.shape, db.dtype)))
         result.grad_fn, result._requires_grad = node, True

@@ -19,7 +19,8 @@ from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import Node, SavedTensor, accumulate_node, node_type
 from gradkit.autograd.inference import InferenceVersion
 from gradkit.ops import _dispatch, wide_unsigned
-from gradkit.ops._dispatch import _dispatch_general, _finish, _refuse_complex_grad, _save_plain
+from gradkit.ops._dispatch import (_dispatch_general, _finish, _init_saved, _refuse_complex_grad,
+                                   _save_plain)
 from gradkit.ops._dispatch_general import _save
 from gradkit.ops.promotion import WIDE_UNSIGNED as _WIDE
 from gradkit.ops.views import mark_one_view
@@ -78,7 +79,8 @@ def dispatch_unary(op, args: tuple, params: dict):
             keep = () if op.saves_read is None else op._save_masks.get(1)
             if keep == () and len(plain) == 1:  # one whole tensor (sin's x, tanh's result):
                 is_result = plain[0][0]  # _save_plain's work without its loop
-                held = SavedTensor(result if is_result else x, is_result)
+                held = _new(SavedTensor)
+                _init_saved(held, result if is_result else x, is_result)
                 node.saved = (held,)
                 if held.nbytes and observers.saved_watchers:
                     observers.saved_pack_held_by(held, held.nbytes)

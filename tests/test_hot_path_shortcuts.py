@@ -1,6 +1,6 @@
 """The fifth round of issue 17's shortcuts (docs/performance.md) give what the general lines
 give, and torch's behaviour: the engine's inline test of a node's saved variables, the hot
-path's save of one whole tensor, add's inline ``alpha == 1``."""
+path's save of one whole tensor, add's and mul's inline cases of ``promote``."""
 from __future__ import annotations
 
 import numpy as np
@@ -171,3 +171,29 @@ def test_node_classes_keep_nodes_init_that_the_hot_paths_call_as_a_function():
     assert _dispatch_hot._init_node is graph.Node.__init__
     assert graph._node_types and all(cls.__init__ is graph.Node.__init__
                                      for cls in graph._node_types.values())
+
+
+_OPERANDS = {  # the inline cases (same dtype, a float) and ones promote handles
+    "float32 with float32": ("float32", "float32"), "float32 with a float": ("float32", float),
+    "float64 with a float": ("float64", float), "float16 with a float": ("float16", float),
+    "complex64 with a float": ("complex64", float), "float32 with float64": ("float32", "float64"),
+    "float32 with an int": ("float32", int), "int64 with a float": ("int64", float),
+    "int32 with int32": ("int32", "int32"), "float32 with complex64": ("float32", "complex64"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_OPERANDS))
+@pytest.mark.parametrize("op_name", ["add", "mul"])
+def test_add_and_mul_of_promoted_and_unpromoted_operands_give_torchs_bits(name, op_name):
+    torch = pytest.importorskip("torch")
+    left, right = _OPERANDS[name]
+    values = np.array([1.5, -0.0, np.inf, np.nan, -2.25, 3.0, 1e-3])
+    x = values.astype(left) if "int" not in left else np.array([3, -4, 0, 7, 1, 2, 5], left)
+    y = right(2.5 if right is float else 3) if isinstance(right, type) else \
+        np.roll(x, 1).astype(right)
+    results = []
+    for lib in (gradkit, torch):
+        other = lib.tensor(y) if isinstance(y, np.ndarray) else y
+        results.append(getattr(lib, op_name)(lib.tensor(x), other).numpy())
+    assert results[0].dtype == results[1].dtype
+    np.testing.assert_array_equal(results[0].view(np.uint8), results[1].view(np.uint8))

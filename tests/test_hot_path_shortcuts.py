@@ -26,6 +26,8 @@ PROGRAMS = {
     "div by a number": lambda x: (x / 3).sum(),
     "add with alpha": lambda x: gradkit_or_torch(x).add(x, x, alpha=2.0).sum(),
     "where of a mask": lambda x: gradkit_or_torch(x).where(x > 0, x, 0.0).sum(),
+    # torch's test_autograd.py test_backward_twice_without_saved_values (b + 1)
+    "plus one": lambda x: (x + 1).sum(),
 }
 
 

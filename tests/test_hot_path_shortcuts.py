@@ -199,3 +199,29 @@ def test_add_and_mul_of_promoted_and_unpromoted_operands_give_torchs_bits(name, 
         results.append(getattr(lib, op_name)(lib.tensor(x), other).numpy())
     assert results[0].dtype == results[1].dtype
     np.testing.assert_array_equal(results[0].view(np.uint8), results[1].view(np.uint8))
+
+
+_CALLS = {  # an op called with its inputs alone (Op.__call__'s first line) and bound otherwise
+    "sin": lambda lib, x: lib.sin(x),
+    "sin by keyword": lambda lib, x: lib.sin(input=x),
+    "add": lambda lib, x: lib.add(x, x),
+    "add by keywords": lambda lib, x: lib.add(input=x, other=x, alpha=2),
+    "clamp with positional bounds": lambda lib, x: lib.clamp(x, 0.5, 1.5),
+    "sum over a dim": lambda lib, x: lib.sum(x, 0),
+    "cat (variadic)": lambda lib, x: lib.cat([x, x]),
+    "add of one tensor": lambda lib, x: lib.add(x),
+    "sin of two": lambda lib, x: lib.sin(x, x),
+    "add with a positional alpha": lambda lib, x: lib.add(x, x, 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CALLS))
+def test_op_calls_with_and_without_binding_give_torchs_results_and_errors(name):
+    torch = pytest.importorskip("torch")
+    outcomes = []
+    for lib in (gradkit, torch):
+        try:
+            outcomes.append(_CALLS[name](lib, lib.tensor([1.0, 2.0], dtype=lib.float64)).tolist())
+        except TypeError as error:
+            outcomes.append(str(error).split(" - ")[0])
+    assert outcomes[0] == outcomes[1]  # (float64: NumPy's and torch's sin agree there)

@@ -25,7 +25,8 @@ from gradkit.autograd import observers
 from gradkit.autograd.backward_pass import BackwardPass, passes
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.exec_plan import plan
-from gradkit.autograd.graph import AccumulateGrad, accumulate_lock, holds_saved_variables
+from gradkit.autograd.graph import (AccumulateGrad, SavedTensor, accumulate_lock,
+                                    holds_saved_variables)
 from gradkit.autograd.reentrant import PASSES_PER_THREAD, on_fresh_thread
 from gradkit.autograd.saved_hooks import saved_hooks_state
 from gradkit.autograd.zero_grads import is_known_zero, plain
@@ -37,6 +38,9 @@ from gradkit.memory_format import in_grad_layout
 from gradkit.ops._dispatch_general import fit_grad
 from gradkit.quiet_numpy import keep_quiet
 
+# what a node saves that makes it refuse a second backward once freed (never metadata: saved
+# shapes are tuples, dtypes NumPy's)
+_VARIABLES = frozenset((SavedTensor, float, int, complex, bool))
 _LEAF_PRIORITY = float("inf")  # leaves accumulate after every other node has run
 
 
@@ -128,27 +132,30 @@ def _execute(roots, seeds, retain_graph, create_graph, targets, accumulate, boun
             others = sys.getrefcount(leaf_grad) - 3
             leaves.append((node, leaf_grad, _owned(leaf_grad, others, leaves)))
             continue
-        if watcher is not None:  # one observer watches nodes (a profiler or anomaly mode)
+        op = node.op
+        if not observed:  # (observers.active: every node watcher is one of them)
+            grad_inputs = op.backward(node, grads, create_graph, edges)
+        elif watcher is not None:  # one observer watches nodes (a profiler or anomaly mode)
             token = watcher.node_enter(node, grads) if observers.node_entering else \
                 perf_counter_ns()
             try:
-                grad_inputs = node.op.backward(node, grads, create_graph, edges)
+                grad_inputs = op.backward(node, grads, create_graph, edges)
             except BaseException as exc:
                 _node_failed(watcher, token, node, grads, exc)
                 raise
             watcher.node_exit(token, node, grads, grad_inputs)
         elif watched:
             grad_inputs = _run_observed(watched, node, grads, create_graph, edges)
-        elif observed:  # observers that do not watch nodes still hear of its errors
-            grad_inputs = _observed_hooks(node, node.op.backward, node, grads, create_graph,
-                                          edges)
-        else:
-            grad_inputs = node.op.backward(node, grads, create_graph, edges)
-        if not node.op.checks_grads:
+        else:  # observers that do not watch nodes still hear of its errors
+            grad_inputs = _observed_hooks(node, op.backward, node, grads, create_graph, edges)
+        if not op.checks_grads:
             grad_inputs = _validate(node, grad_inputs)
         if node._extras is not None and node._extras.post_hooks:
             grad_inputs = _call_post_hooks(node, grad_inputs, grads, create_graph)
-        if not retain_graph and node.saved and holds_saved_variables(node):
+        saved = node.saved  # a saved tensor first, or one or a number last, is a saved variable
+        if not retain_graph and saved and (type(saved[0]) is SavedTensor or
+                                           type(saved[-1]) in _VARIABLES or
+                                           holds_saved_variables(node)):
             if watch_saved:
                 node.release()
             else:

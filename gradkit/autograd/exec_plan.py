@@ -16,7 +16,8 @@ def plan(roots, targets, accumulate: bool, bounded: bool = False) -> tuple:
     targets ``runs`` {node that runs: its edges, None where an edge leads to no target (the
     gradients it leaves uncomputed)}; without targets every node reached runs (None)."""
     root_nodes = {node for node, _ in roots}
-    ends = {node for node, _ in targets} if bounded else ()  # not followed further
+    # not followed further: the roots (already on the stack) and, bounded, the targets
+    stops = root_nodes | {node for node, _ in targets} if bounded else root_nodes
     stack = list(root_nodes)
     dependencies = {}  # without targets every node reached runs: count its edges on the way
     count = dependencies.get  # (a node is new when it has no count yet: no set of seen nodes)
@@ -26,7 +27,7 @@ def plan(roots, targets, accumulate: bool, bounded: bool = False) -> tuple:
                 n = count(child)
                 if n is None:
                     dependencies[child] = 1
-                    if child not in root_nodes and child not in ends:
+                    if child not in stops:
                         stack.append(child)
                 else:
                     dependencies[child] = n + 1

@@ -24,6 +24,9 @@ from gradkit.ops import wide_unsigned
 from gradkit.ops.unary_helpers import invalid_combination
 from gradkit.ops.views import mark_view
 
+_new = object.__new__
+_init_saved = SavedTensor.__init__
+
 if TYPE_CHECKING:
     from gradkit.ops._op import Op
 
@@ -343,7 +346,9 @@ def _save_plain(plain, args, outputs, keep) -> tuple:
             continue
         source = outputs[index] if is_result else args[index]
         if type(source) is Tensor or isinstance(source, Tensor):
-            source = held = SavedTensor(source, is_result)
+            held = _new(SavedTensor)  # SavedTensor(source, is_result) without type.__call__'s
+            _init_saved(held, source, is_result)  # C frame (see _dispatch_hot's nodes)
+            source = held
             nbytes += source.nbytes
         saved.append(source)  # a Python scalar argument is saved as is
     if nbytes and observers.saved_watchers:

@@ -16,15 +16,20 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import state as grad_state
-from gradkit.autograd.graph import accumulate_node, node_type
+from gradkit.autograd.graph import Node, SavedTensor, accumulate_node, node_type
 from gradkit.autograd.inference import InferenceVersion
 from gradkit.ops import _dispatch, wide_unsigned
-from gradkit.ops._dispatch import _dispatch_general, _finish, _refuse_complex_grad, _save_plain
+from gradkit.ops._dispatch import (_dispatch_general, _finish, _init_saved, _refuse_complex_grad,
+                                   _save_plain)
 from gradkit.ops._dispatch_general import _save
 from gradkit.ops.promotion import WIDE_UNSIGNED as _WIDE
 from gradkit.ops.views import mark_one_view
 
+# a node made as object.__new__ then Node.__init__ as a plain function: the class call would
+# run __init__ through type.__call__'s C frame (~260 instructions more per node, callgrind);
+# node classes (graph.node_type) define no __init__ of their own
 _new = object.__new__
+_init_node = Node.__init__
 _ndarray = np.ndarray
 _SLOT_0 = (0,)
 _SLOTS_00 = (0, 0)
@@ -64,15 +69,24 @@ def dispatch_unary(op, args: tuple, params: dict):
             nodes, slots = (accumulate_node(x),), _SLOT_0
         else:
             nodes, slots = (fn,), _SLOT_0 if x._output_nr == 0 else (x._output_nr,)
-        node = (op.node_class if op.node_name_rule is None else _named_class(op, params, (data,)))(
-            op, nodes, slots, (), params or op.defaults if not params or not op.defaults else
-            {**op.defaults, **params}, ((data.shape, data.dtype),))
+        node = _new(op.node_class if op.node_name_rule is None else
+                    _named_class(op, params, (data,)))
+        _init_node(node, op, nodes, slots, (), params or op.defaults if not params or
+                   not op.defaults else {**op.defaults, **params}, ((data.shape, data.dtype),))
         result.grad_fn, result._requires_grad = node, True
         plain = op.plain_save
         if plain:
             keep = () if op.saves_read is None else op._save_masks.get(1)
-            node.saved = _save_plain(plain, args, (result,),
-                                     op.save_mask(1) if keep is None else keep)
+            if keep == () and len(plain) == 1:  # one whole tensor (sin's x, tanh's result):
+                is_result = plain[0][0]  # _save_plain's work without its loop
+                held = _new(SavedTensor)
+                _init_saved(held, result if is_result else x, is_result)
+                node.saved = (held,)
+                if held.nbytes and observers.saved_watchers:
+                    observers.saved_pack_held_by(held, held.nbytes)
+            else:
+                node.saved = _save_plain(plain, args, (result,),
+                                         op.save_mask(1) if keep is None else keep)
         elif plain is None:  # metadata saved too (x.shape): the general _save, as _record's
             node.saved = _save(op, args, (data,), (result,),
                                () if op.saves_read is None else op.save_mask(1))
@@ -142,8 +156,10 @@ def dispatch_binary(op, args: tuple, params: dict):
             nb, sb = (accumulate_node(b), 0) if fb is None else (fb, b._output_nr)
         else:
             nb = sb = None
-        node = (op.node_class if op.node_name_rule is None else _named_class(op, params, (da, db)))(
-            op, (na, nb), _SLOTS_00 if not sa and not sb else (sa or 0, sb or 0), (),
+        node = _new(op.node_class if op.node_name_rule is None else
+                    _named_class(op, params, (da, db)))
+        _init_node(
+            node, op, (na, nb), _SLOTS_00 if not sa and not sb else (sa or 0, sb or 0), (),
             params or op.defaults if not params or not op.defaults else {**op.defaults, **params},
             (None if da is a else (da.shape, da.dtype), None if db is b else (db.shape, db.dtype)))
         result.grad_fn, result._requires_grad = node, True

@@ -220,29 +220,30 @@ class Op:
     # -- calling ----------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         n = self.n_inputs
-        extra = 0
-        if n >= 0 and len(args) > n:  # extra positionals are parameters, in declaration order
-            if self.legacy_positionals is not None:
-                args, kwargs = self.legacy_positionals(args, kwargs)
-            extra = len(args) - n
-            if extra > self.positional_limit:
-                raise self._too_many_positionals(args, kwargs)
-            kwargs.update(zip(self.param_names, args[n:]))
-            args = args[:n]
-        if kwargs:
-            if 0 < n <= 2 and not TENSOR_KEYWORDS.isdisjoint(kwargs):  # input=, x1= ...
-                args, kwargs = tensor_keywords(args, n, self.param_names, kwargs)
-            elif self.input_keywords is not None and len(args) < n:
-                args, kwargs = named_inputs(args, kwargs, self.input_keywords)
-            if not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
-                kwargs = torch_keywords(self.name, self.param_names, kwargs)
-        if len(args) < n:  # tensors by name, or none: torch's TypeError
-            args, kwargs = bind_inputs(self, args, kwargs)
-        if kwargs and self.numbers is not None:  # (torch names a positional one's position)
-            try:
-                kwargs = self.numbers(kwargs, self.param_names[:extra], args)
-            except TypeError as error:  # (a method words it back)
-                raise function_form(error, args) from None
+        if kwargs or len(args) != n:  # not the common call (its inputs alone): bind them
+            extra = 0
+            if n >= 0 and len(args) > n:  # extra positionals are parameters, in declaration order
+                if self.legacy_positionals is not None:
+                    args, kwargs = self.legacy_positionals(args, kwargs)
+                extra = len(args) - n
+                if extra > self.positional_limit:
+                    raise self._too_many_positionals(args, kwargs)
+                kwargs.update(zip(self.param_names, args[n:]))
+                args = args[:n]
+            if kwargs:
+                if 0 < n <= 2 and not TENSOR_KEYWORDS.isdisjoint(kwargs):  # input=, x1= ...
+                    args, kwargs = tensor_keywords(args, n, self.param_names, kwargs)
+                elif self.input_keywords is not None and len(args) < n:
+                    args, kwargs = named_inputs(args, kwargs, self.input_keywords)
+                if not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
+                    kwargs = torch_keywords(self.name, self.param_names, kwargs)
+            if len(args) < n:  # tensors by name, or none: torch's TypeError
+                args, kwargs = bind_inputs(self, args, kwargs)
+            if kwargs and self.numbers is not None:  # (torch names a positional one's position)
+                try:
+                    kwargs = self.numbers(kwargs, self.param_names[:extra], args)
+                except TypeError as error:  # (a method words it back)
+                    raise function_form(error, args) from None
         hot = self.hot_dispatch  # ops of one or two inputs: their own path, no dispatch frame
         try:
             return dispatch(self, args, kwargs) if hot is None else hot(self, args, kwargs)
@@ -253,8 +254,7 @@ class Op:
             raise
 
     def _missing_parameters(self, kwargs: dict) -> tuple:
-        """The required parameters from the first one not in ``kwargs`` on (torch lists them
-        so)."""
+        """The required parameters from the first one not in ``kwargs`` on (torch's list)."""
         names = [p for p in self.param_names if p not in self.defaults]
         first = next((i for i, p in enumerate(names) if p not in kwargs), len(names))
         return tuple(names[first:])

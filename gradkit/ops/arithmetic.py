@@ -29,6 +29,9 @@ def add(xp, x, y, alpha=1):
     """x + alpha * y (broadcasting)."""
     if type(alpha) is not int:  # the default 1 needs no look
         alpha = number_argument(alpha, "add", "alpha")
+    if alpha == 1 and type(x) is _NDARRAY and x.dtype.kind in "fV" and type(alpha) is int and \
+            (type(y) is float or type(y) is _NDARRAY and y.dtype is x.dtype):
+        return x + y  # promote's and _is_one's common case, inline (every add and + runs it)
     x, y = promote(xp, x, y)
     return x + y if _is_one(alpha, x, y) else _plus_alpha_times(xp, x, y, alpha, alpha)
 
@@ -104,6 +107,9 @@ def mul(xp, x, y):
     """x * y (broadcasting)."""
     if type(x) is _NDARRAY and x.dtype is HALF and half_with_scalar(x, y):  # (inline: hot)
         return in_float32(np.multiply, x, y)
+    if type(x) is _NDARRAY and x.dtype.kind in "fcV" and \
+            (type(y) is float or type(y) is _NDARRAY and y.dtype is x.dtype):
+        return x * y  # promote's common cases, inline: nothing to promote
     x, y = promote(xp, x, y)
     return x * y
 

@@ -3,6 +3,7 @@ the integer-to-float rule of floating ops, then ``@op(elementwise=True)``."""
 from __future__ import annotations
 
 import functools
+import inspect
 
 from gradkit.backend import get_default_dtype
 from gradkit.ops._op import op
@@ -33,10 +34,13 @@ def _refusing(forward, kinds: str, error):
 
 
 def _on_floats(forward):
-    @functools.wraps(forward)
     def on_floats(xp, x, *args, **kwargs):
         if x.dtype.kind in "biu":  # torch: exp(int tensor) is a float tensor
             x = cast(x, get_default_dtype().np)
         # a plain call when there is nothing to unpack (sin(x), the common case): cheaper
         return forward(xp, x, *args, **kwargs) if args or kwargs else forward(xp, x)
-    return on_floats
+
+    def on_floats_of_one(xp, x):  # a forward of (xp, x) alone: no tuple and dict per call
+        return forward(xp, cast(x, get_default_dtype().np) if x.dtype.kind in "biu" else x)
+    only_x = list(inspect.signature(forward).parameters) == ["xp", "x"]
+    return functools.wraps(forward)(on_floats_of_one if only_x else on_floats)

@@ -52,6 +52,20 @@ def test_evaluation_batch_norm_is_torchs_bit_for_bit(dtype, layout, affine):
         _assert_bits(_inputs((2, 3, 4, 5), dtype, seed), False, affine, layout)
 
 
+@pytest.mark.parametrize("shape,layout", [((6, 4), None), ((3, 7), None), ((2, 5), None),
+                                          ((2, 3, 4, 5), "channels_last"),
+                                          ((8, 5, 7, 9), "channels_last")])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_training_on_rows_of_channels_is_torchs_bit_for_bit(shape, layout, dtype):
+    """(N, C) and channels-last inputs: torch's kernel splits the rows among its threads
+    (gradkit.get_num_threads(), the machine's cores, as torch's count), each summing into a
+    buffer of the input's dtype; gradkit splits them the same way."""
+    if gradkit.get_num_threads() != torch.get_num_threads():
+        pytest.skip("torch's thread count differs from gradkit's")
+    for seed in range(3):
+        _assert_bits(_inputs(shape, dtype, seed), True, seed != 1, layout)
+
+
 def test_the_fuzzers_mean_is_torchs_zero():
     """seed 1468: two values per channel normalize to two opposite numbers, their mean 0
     (gradkit's were 0.9999731 and -0.99997324, mean -6e-8), so its log is -inf as torch's."""

@@ -90,13 +90,13 @@ def _check_size(name: str, tensor, size: int) -> None:
 
 def update_running(running, batch_value, momentum, fused: bool = False) -> None:
     """running <- momentum batch_value + (1 - momentum) running, in place, unrecorded, each
-    product rounded; ``fused`` (ATen's update of the running variance in float32 and
-    float64), the sum with the first product rounded once."""
+    product rounded; ``fused`` and float32 (ATen's update of a float32 running variance),
+    the sum with the first product rounded once."""
     with no_grad():
         batch = batch_value.detach().reshape(running.shape)
         if running._data.dtype == HALF:
             running.mul_(1 - momentum).add_(batch, alpha=momentum)
-        elif fused:
+        elif fused and running._data.dtype == np.float32:
             rate = Tensor._make(get_array_module(running._data).asarray(
                 momentum, running._data.dtype))
             running.copy_(fused_multiply_add(batch, rate, running * (1 - momentum)))
@@ -155,6 +155,22 @@ def _empty_norm(input, weight, bias):
     return out
 
 
+def _half_batch_norm(source, input, weight, bias, training: bool, mixed: bool, eps: float,
+                     running_mean, running_var, update_statistics):
+    """float16 batch norm, computed in float32 (torch's opmath): its statistics rounded to
+    float16 unless the parameters are float32 (torch's mixed kernel)."""
+    x, weight, bias = _opmath(source, input, weight, bias)
+    if training:
+        out, mu, var = _normalize(x, (0,) + tuple(range(2, input.ndim)), eps, rounded=not mixed)
+        count = input.shape[0] * math.prod(input.shape[2:])
+        update_statistics(mu, mul(var, count / (count - 1) if count > 1 else math.nan))
+    else:
+        shape = channel_shape(input)
+        mean_, var_ = _opmath(source, running_mean.detach(), running_var.detach())
+        out = mul(sub(x, reshape(mean_, shape)), rsqrt(add(reshape(var_, shape), eps)))
+    return _affine(out, weight, bias, input)
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5):
     """torch.nn.functional.batch_norm over (N, C, *): per-channel statistics of N and *.
@@ -204,30 +220,21 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
 
     def normalized(source, weight, bias):
         input = kept_for_backward(source)  # torch's NativeBatchNormBackward0 saves the input
-        x, weight, bias = _opmath(source, input, weight, bias)
-        axes = (0,) + tuple(range(2, input.ndim))
         count = input.shape[0] * math.prod(input.shape[2:])
-        if training and not half:
-            mu, var_sum, invstd = batch_statistics(x, eps, kernel_layout(source))
+        if half:
+            out = _half_batch_norm(source, input, weight, bias, training, mixed, eps,
+                                   running_mean, running_var, _update_statistics)
+        elif training:
+            layout = kernel_layout(source)
+            mu, var_sum, invstd = batch_statistics(input, eps, layout)
             _update_statistics(mu, div(var_sum, count - 1) if count > 1 else
                                mul(var_sum, math.nan))  # ATen's 0 / 0
-            out = normalized_affine(x, mu, invstd, weight, bias, kernel_layout(source))
-            return _in_input_layout(out, source, dense_too=True)
-        if training:  # float16 statistics unless the parameters are float32 (torch's mixed)
-            out, mu, var = _normalize(x, axes, eps, rounded=not mixed)
-            unbias = count / (count - 1) if count > 1 else math.nan  # ATen's 0 / 0
-            _update_statistics(mu, mul(var, unbias))
-        elif not half:
-            mean_, var_ = running_mean.detach(), running_var.detach()
-            out = normalized_affine(x, mean_, rsqrt(add(var_, eps)), weight, bias,
+            out = normalized_affine(input, mu, invstd, weight, bias, layout)
+        else:  # constants: a tangent of theirs alone gives the result none, as torch's
+            out = normalized_affine(input, running_mean.detach(),
+                                    rsqrt(add(running_var.detach(), eps)), weight, bias,
                                     kernel_layout(source))
-            return _in_input_layout(out, source, dense_too=True)
-        else:
-            shape = channel_shape(input)
-            # constants: a tangent of theirs alone gives the result none, as torch's
-            mean_, var_ = _opmath(source, running_mean.detach(), running_var.detach())
-            out = mul(sub(x, reshape(mean_, shape)), rsqrt(add(reshape(var_, shape), eps)))
-        return _in_input_layout(_affine(out, weight, bias, input), source, dense_too=True)
+        return _in_input_layout(out, source, dense_too=True)
     return one_node("NativeBatchNormBackward0", normalized, (input, weight, bias),
                     {"input": 0, "weight": 1})
 

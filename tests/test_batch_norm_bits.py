@@ -101,3 +101,19 @@ def test_float32_batch_norm_gradients_match_torch():
         grads.append([t.grad.numpy() for t in (x, w, b)])
     for g, e in zip(*grads):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(4, 3, 5), (2, 3, 4, 5), (6, 4)])
+def test_native_statistics_and_update_stats_are_torchs_bit_for_bit(shape):
+    """native_batch_norm's save_mean and save_invstd, batch_norm_update_stats's mean and
+    biased variance and its running statistics: the same kernel arithmetic (float32)."""
+    if gradkit.get_num_threads() != torch.get_num_threads():
+        pytest.skip("torch's thread count differs from gradkit's")
+    x, _, _, rm, rv = _inputs(shape, np.float32, seed=4)
+
+    def program(m):
+        running = m.tensor(rm.copy()), m.tensor(rv.copy())
+        native = m.native_batch_norm(m.tensor(x), None, None, None, None, True, 0.1, 1e-5)
+        stats = m.batch_norm_update_stats(m.tensor(x), *running, 0.1)
+        return [np.ascontiguousarray(t.numpy()).tobytes() for t in (*native, *stats, *running)]
+    assert program(gradkit) == program(torch)

@@ -104,6 +104,18 @@ def update_running(running, batch_value, momentum, fused: bool = False) -> None:
             running.copy_(batch * momentum + running * (1 - momentum))
 
 
+def update_statistics(running_mean, running_var, mu, unbiased, momentum) -> None:
+    """Both running statistics updated from the batch's (each may be None)."""
+    for running, batch, fused in ((running_mean, mu, False), (running_var, unbiased, True)):
+        if running is not None:
+            update_running(running, batch, momentum, fused)
+
+
+def unbiased_variance(var_sum, count: int):
+    """``var_sum / (count - 1)`` in var_sum's dtype, NaN for one value (ATen's 0 / 0)."""
+    return div(var_sum, count - 1) if count > 1 else mul(var_sum, math.nan)
+
+
 def _refuse_grad_of_statistics(running_mean, running_var) -> None:
     """torch's native_batch_norm takes the running statistics as constants: its autograd
     layer (before any kernel check) refuses them requiring grad in grad mode."""
@@ -214,9 +226,7 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
     half = input.dtype == float16
 
     def _update_statistics(mu, unbiased):
-        for running, batch, fused in ((running_mean, mu, False), (running_var, unbiased, True)):
-            if running is not None:
-                update_running(running, batch, momentum, fused)
+        update_statistics(running_mean, running_var, mu, unbiased, momentum)
 
     def normalized(source, weight, bias):
         input = kept_for_backward(source)  # torch's NativeBatchNormBackward0 saves the input
@@ -227,8 +237,7 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
         elif training:
             layout = kernel_layout(source)
             mu, var_sum, invstd = batch_statistics(input, eps, layout)
-            _update_statistics(mu, div(var_sum, count - 1) if count > 1 else
-                               mul(var_sum, math.nan))  # ATen's 0 / 0
+            _update_statistics(mu, unbiased_variance(var_sum, count))
             out = normalized_affine(input, mu, invstd, weight, bias, layout)
         else:  # constants: a tangent of theirs alone gives the result none, as torch's
             out = normalized_affine(input, running_mean.detach(),

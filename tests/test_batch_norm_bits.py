@@ -117,3 +117,17 @@ def test_native_statistics_and_update_stats_are_torchs_bit_for_bit(shape):
         stats = m.batch_norm_update_stats(m.tensor(x), *running, 0.1)
         return [np.ascontiguousarray(t.numpy()).tobytes() for t in (*native, *stats, *running)]
     assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("shape", [(4, 3, 5), (2, 3, 4, 5)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_float32_instance_norm_is_torchs_bit_for_bit(shape, affine):
+    """instance_norm is batch_norm of the (1, N * C, *) view: the same arithmetic."""
+    x, w, b, rm, rv = _inputs(shape, np.float32, seed=5)
+
+    def program(m):
+        running = m.tensor(rm.copy()), m.tensor(rv.copy())
+        params = (m.tensor(w), m.tensor(b)) if affine else (None, None)
+        out = m.nn.functional.instance_norm(m.tensor(x), *running, *params)
+        return [np.ascontiguousarray(t.numpy()).tobytes() for t in (out, *running)]
+    assert program(gradkit) == program(torch)

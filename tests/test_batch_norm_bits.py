@@ -131,3 +131,20 @@ def test_float32_instance_norm_is_torchs_bit_for_bit(shape, affine):
         out = m.nn.functional.instance_norm(m.tensor(x), *running, *params)
         return [np.ascontiguousarray(t.numpy()).tobytes() for t in (out, *running)]
     assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("values", [[1e200, -1e200, 3.0, 1.0], [np.inf, 1.0, 2.0, 3.0],
+                                    [3e38, -3e38, 1.0, 2.0]])
+@pytest.mark.parametrize("shape", [(4, 1), (2, 1, 2, 1)])
+def test_overflowing_and_infinite_batches_are_torchs(dtype, values, shape):
+    """A sum of squares that overflows, or an infinite value: the constant that makes the
+    fused float64 sums torch's stays out of the way (an infinite sum stays infinite)."""
+    def program(m):
+        x = m.tensor(np.array(values).reshape(shape), dtype=getattr(m, dtype))
+        if len(shape) == 4:
+            x = x.contiguous(memory_format=m.channels_last)
+        running = m.zeros(1, dtype=x.dtype), m.ones(1, dtype=x.dtype)
+        out = m.nn.functional.batch_norm(x, *running, training=True)
+        return [np.ascontiguousarray(t.numpy()).tobytes() for t in (out, *running)]
+    assert program(gradkit) == program(torch)

@@ -94,8 +94,11 @@ def _fma_values(a, b, c):
 def _with_value(t, value):
     """``t`` plus the constant that makes it ``value`` (a few ulps away: exact), so its
     derivatives stay those of ``t``'s composition."""
-    correction = value - t._data
-    return add(t, Tensor._make(correction)) if correction.any() else t
+    xp = get_array_module(value)
+    with np.errstate(invalid="ignore"):
+        correction = value - t._data
+        correction = xp.where(xp.isnan(correction), 0.0, correction)  # equal infinities
+    return add(t, Tensor._make(correction.astype(value.dtype))) if correction.any() else t
 
 
 def fused_multiply_add(a, b, c):

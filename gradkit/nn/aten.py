@@ -28,9 +28,10 @@ from gradkit.ops.embedding import embedding_renorm_
 from gradkit.ops.pooling_arguments import no_stride
 from gradkit.ops.conv_more import conv_tbc, conv_transpose_nd
 from gradkit.ops import padding
+from gradkit.ops.batch_norm_arith import batch_statistics, kernel_layout
 from gradkit.ops.normalization import (
     batch_norm_unchecked, check_parameter_dtypes, group_norm_unchecked, instance_norm_unchecked,
-    update_running)
+    unbiased_variance, update_running, update_statistics)
 from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
@@ -204,7 +205,9 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     x = input.detach()
     if check_parameter_dtypes(input, (weight, bias, running_mean, running_var)):
         x = x.float()
-    if training:
+    if training and x.dtype != float16:  # torch's kernel arithmetic (batch_norm's)
+        stats = batch_statistics(x, eps, kernel_layout(input))[::2]
+    elif training:
         stats = _statistics(x, (0,) + tuple(range(2, input.ndim)), eps, channels)
     else:
         stats = tuple(creation.empty(0, dtype=x.dtype, device=input.device) for _ in "ms")
@@ -231,12 +234,17 @@ def batch_norm_update_stats(input: Tensor, running_mean: Tensor | None,
     mixed = check_parameter_dtypes(input, statistics)
     x = input.detach().float() if mixed else input.detach()
     dims = (0,) + tuple(range(2, x.ndim))
-    mean, var = x.mean(dims), x.var(dims, unbiased=False)
     count = x.numel() // x.shape[1]
-    for running, batch in zip(statistics, (mean, var * (count / (count - 1) if count > 1
-                                                        else float("nan")))):
-        if running is not None:
-            update_running(running, batch, momentum)
+    if x.dtype != float16 and not mixed:  # torch's kernel arithmetic (batch_norm's)
+        mean, var_sum, _ = batch_statistics(x, 0.0, kernel_layout(input))
+        var = (var_sum / count).to(x.dtype)
+        update_statistics(*statistics, mean, unbiased_variance(var_sum, count), momentum)
+    else:
+        mean, var = x.mean(dims), x.var(dims, unbiased=False)
+        for running, batch in zip(statistics, (mean, var * (count / (count - 1) if count > 1
+                                                            else float("nan")))):
+            if running is not None:
+                update_running(running, batch, momentum)
     # torch's outputs take an edge from each input requiring grad (the first is enough here)
     source = next((t for t in (input, *statistics) if t is not None and t.requires_grad), input)
     return tuple(_no_derivative(source, value) for value in (mean, var))

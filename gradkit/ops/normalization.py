@@ -12,12 +12,15 @@ import math
 import numpy as np
 
 from gradkit.autograd.grad_mode import no_grad, records_graph
-from gradkit.backend import float16, float32, to_numpy_dtype
+from gradkit.backend import float16, float32, get_array_module, to_numpy_dtype
 from gradkit.int_arguments import int_argument
 from gradkit.memory_format import (channels_last, channels_last_3d, contiguous_format,
                                    suggested_order)
 from gradkit.ops import _dispatch
 from gradkit.ops.arithmetic import add, div, mul, sub
+from gradkit._tensor import Tensor
+from gradkit.ops.batch_norm_arith import (batch_statistics, channel_shape, fused_multiply_add,
+                                          kernel_layout, normalized_affine)
 from gradkit.ops.conversion import astype, clone
 from gradkit.ops.elementwise import rsqrt
 from gradkit.ops.grad_edges import kept_for_backward
@@ -30,11 +33,6 @@ from gradkit.ops.reduction import mean
 from gradkit.ops.shape import repeat, reshape, squeeze, unsqueeze
 from gradkit.ops.slicing import select
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating, scalar_type_name
-
-
-def _channel_shape(input) -> tuple:
-    """(1, C, 1, ...): a per-channel vector broadcast over input."""
-    return (1, input.shape[1]) + (1,) * (input.ndim - 2)
 
 
 def _normalize(x, axes, eps, rounded: bool = False):
@@ -56,9 +54,9 @@ def _through_half(t):
 
 def _affine(out, weight, bias, input):
     if weight is not None:
-        out = mul(out, reshape(weight, _channel_shape(input)))
+        out = mul(out, reshape(weight, channel_shape(input)))
     if bias is not None:
-        out = add(out, reshape(bias, _channel_shape(input)))
+        out = add(out, reshape(bias, channel_shape(input)))
     return out
 
 
@@ -90,11 +88,32 @@ def _check_size(name: str, tensor, size: int) -> None:
         raise RuntimeError(f"{name} should contain {size} elements not {tensor.numel()}")
 
 
-def update_running(running, batch_value, momentum) -> None:
-    """running <- (1 - momentum) running + momentum batch_value, in place, unrecorded."""
+def update_running(running, batch_value, momentum, fused: bool = False) -> None:
+    """running <- momentum batch_value + (1 - momentum) running, in place, unrecorded, each
+    product rounded; ``fused`` and float32 (ATen's update of a float32 running variance),
+    the sum with the first product rounded once."""
     with no_grad():
-        running.mul_(1 - momentum).add_(batch_value.detach().reshape(running.shape),
-                                        alpha=momentum)
+        batch = batch_value.detach().reshape(running.shape)
+        if running._data.dtype == HALF:
+            running.mul_(1 - momentum).add_(batch, alpha=momentum)
+        elif fused and running._data.dtype == np.float32:
+            rate = Tensor._make(get_array_module(running._data).asarray(
+                momentum, running._data.dtype))
+            running.copy_(fused_multiply_add(batch, rate, running * (1 - momentum)))
+        else:
+            running.copy_(batch * momentum + running * (1 - momentum))
+
+
+def update_statistics(running_mean, running_var, mu, unbiased, momentum) -> None:
+    """Both running statistics updated from the batch's (each may be None)."""
+    for running, batch, fused in ((running_mean, mu, False), (running_var, unbiased, True)):
+        if running is not None:
+            update_running(running, batch, momentum, fused)
+
+
+def unbiased_variance(var_sum, count: int):
+    """``var_sum / (count - 1)`` in var_sum's dtype, NaN for one value (ATen's 0 / 0)."""
+    return div(var_sum, count - 1) if count > 1 else mul(var_sum, math.nan)
 
 
 def _refuse_grad_of_statistics(running_mean, running_var) -> None:
@@ -148,6 +167,22 @@ def _empty_norm(input, weight, bias):
     return out
 
 
+def _half_batch_norm(source, input, weight, bias, training: bool, mixed: bool, eps: float,
+                     running_mean, running_var, update_statistics):
+    """float16 batch norm, computed in float32 (torch's opmath): its statistics rounded to
+    float16 unless the parameters are float32 (torch's mixed kernel)."""
+    x, weight, bias = _opmath(source, input, weight, bias)
+    if training:
+        out, mu, var = _normalize(x, (0,) + tuple(range(2, input.ndim)), eps, rounded=not mixed)
+        count = input.shape[0] * math.prod(input.shape[2:])
+        update_statistics(mu, mul(var, count / (count - 1) if count > 1 else math.nan))
+    else:
+        shape = channel_shape(input)
+        mean_, var_ = _opmath(source, running_mean.detach(), running_var.detach())
+        out = mul(sub(x, reshape(mean_, shape)), rsqrt(add(reshape(var_, shape), eps)))
+    return _affine(out, weight, bias, input)
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5):
     """torch.nn.functional.batch_norm over (N, C, *): per-channel statistics of N and *.
@@ -190,24 +225,25 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
     # torch's kernels sum float16 in float32 (its opmath type), rounding the result once
     half = input.dtype == float16
 
+    def _update_statistics(mu, unbiased):
+        update_statistics(running_mean, running_var, mu, unbiased, momentum)
+
     def normalized(source, weight, bias):
         input = kept_for_backward(source)  # torch's NativeBatchNormBackward0 saves the input
-        x, weight, bias = _opmath(source, input, weight, bias)
-        axes = (0,) + tuple(range(2, input.ndim))
-        if training:  # float16 statistics unless the parameters are float32 (torch's mixed)
-            out, mu, var = _normalize(x, axes, eps, rounded=half and not mixed)
-            count = input.shape[0] * math.prod(input.shape[2:])
-            if running_mean is not None and count:
-                update_running(running_mean, mu, momentum)
-            if running_var is not None and count:
-                unbias = count / (count - 1) if count > 1 else math.nan  # ATen's 0 / 0
-                update_running(running_var, mul(var, unbias), momentum)
-        else:
-            shape = _channel_shape(input)
-            # constants: a tangent of theirs alone gives the result none, as torch's
-            mean_, var_ = _opmath(source, running_mean.detach(), running_var.detach())
-            out = mul(sub(x, reshape(mean_, shape)), rsqrt(add(reshape(var_, shape), eps)))
-        return _in_input_layout(_affine(out, weight, bias, input), source, dense_too=True)
+        count = input.shape[0] * math.prod(input.shape[2:])
+        if half:
+            out = _half_batch_norm(source, input, weight, bias, training, mixed, eps,
+                                   running_mean, running_var, _update_statistics)
+        elif training:
+            layout = kernel_layout(source)
+            mu, var_sum, invstd = batch_statistics(input, eps, layout)
+            _update_statistics(mu, unbiased_variance(var_sum, count))
+            out = normalized_affine(input, mu, invstd, weight, bias, layout)
+        else:  # constants: a tangent of theirs alone gives the result none, as torch's
+            out = normalized_affine(input, running_mean.detach(),
+                                    rsqrt(add(running_var.detach(), eps)), weight, bias,
+                                    kernel_layout(source))
+        return _in_input_layout(out, source, dense_too=True)
     return one_node("NativeBatchNormBackward0", normalized, (input, weight, bias),
                     {"input": 0, "weight": 1})
 

@@ -1,0 +1,175 @@
+"""batch_norm's float32 and float64 forward in the arithmetic of torch's CPU kernels.
+
+Composed of differentiable ops (casts, a running sum, products), so gradients to any order are
+those of ``(x - mean) * rsqrt(var + eps) * weight + bias``, while the values are torch's bit for
+bit: the per-channel sums are added in sequence in float64 (ATen's ``acc_type``), the mean and
+the sum of squares rounded to the input's dtype, ``invstd`` computed in float64 and rounded, and
+the output written as ``x * alpha + beta`` (``alpha = invstd * weight``,
+``beta = bias - mean * alpha``) for a contiguous or channels-last input.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gradkit import backend
+
+from gradkit._tensor import Tensor
+from gradkit.backend import get_array_module
+from gradkit.memory_format import channels_last
+from gradkit.ops.arithmetic import add, div, mul, neg, sub
+from gradkit.ops.conversion import astype
+from gradkit.ops.elementwise import rsqrt
+from gradkit.ops.padding import pad
+from gradkit.ops.piecewise import zeros_like
+from gradkit.ops.reduction import cumsum, mean
+from gradkit.ops.shape import permute, reshape
+from gradkit.ops.slicing import select
+
+
+def channel_shape(input) -> tuple:
+    """(1, C, 1, ...): a per-channel vector broadcast over input."""
+    return (1, input.shape[1]) + (1,) * (input.ndim - 2)
+
+
+def _as(t, dtype):
+    return t if t._data.dtype == dtype else astype(t, dtype)
+
+
+def _rows(x):
+    """(C, M): each channel's values in the order ATen's kernels read them, (n, *)."""
+    rows = permute(x, (1, 0) + tuple(range(2, x.ndim)))
+    return reshape(rows, (x.shape[1], x.numel() // x.shape[1]))
+
+
+def _running_sums(rows):
+    """The float64 sums of the last dim, added in sequence (a running sum: NumPy's sum
+    adds in pairs)."""
+    return select(cumsum(_as(rows, np.float64), dim=-1), -1, -1)
+
+
+def _per_thread(rows, threads: int):
+    """(C, threads, chunk): the rows split as ATen's parallel_for splits them among its
+    threads, the last chunks padded with zeros (which leave a sum from +0 unchanged)."""
+    count = rows.shape[1]
+    chunk = -(-count // threads)
+    return reshape(pad(rows, (0, threads * chunk - count)), (rows.shape[0], threads, chunk))
+
+
+def kernel_layout(input) -> str | None:
+    """Which statistics kernel ATen's batch norm runs: "contiguous" (C order with more than
+    one value per image), "channels_last" (channels-last contiguous, not 3d, or C order with
+    one value per image), or None (its strided loops)."""
+    if input.is_contiguous():
+        return "contiguous" if math.prod(input.shape[2:]) > 1 else "channels_last"
+    return "channels_last" if input.ndim == 4 and input.is_contiguous(
+        memory_format=channels_last) else None
+
+
+def _two_product(a, b) -> tuple:
+    """(a * b rounded, its exact error) of float64 arrays (Dekker's split)."""
+    product = a * b
+    scaled_a, scaled_b = 134217729.0 * a, 134217729.0 * b  # 2 ** 27 + 1
+    a_hi, b_hi = scaled_a - (scaled_a - a), scaled_b - (scaled_b - b)
+    a_lo, b_lo = a - a_hi, b - b_hi
+    return product, ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+
+
+def _fma_values(a, b, c):
+    """a * b + c rounded once, of arrays: float32 through float64 (the product exact, the
+    sum rounded twice, equal but at a rare tie); float64 by an error-free product and sum."""
+    xp = get_array_module(a)
+    if a.dtype == np.float32:
+        return (a.astype(np.float64) * b + c).astype(np.float32)
+    with np.errstate(all="ignore"):
+        product, error = _two_product(a, b)
+        total = product + c
+        part = total - product  # the two-sum: total + tail is product + c exactly
+        tail = (product - (total - part)) + (c - part)
+        exact = total + (tail + error)
+        return xp.where(xp.isfinite(exact), exact, product + c)
+
+
+def _with_value(t, value):
+    """``t`` plus the constant that makes it ``value`` (a few ulps away: exact), so its
+    derivatives stay those of ``t``'s composition."""
+    xp = get_array_module(value)
+    with np.errstate(invalid="ignore"):
+        correction = value - t._data
+        correction = xp.where(xp.isnan(correction), 0.0, correction)  # equal infinities
+    return add(t, Tensor._make(correction.astype(value.dtype))) if correction.any() else t
+
+
+def fused_multiply_add(a, b, c):
+    """``a * b + c`` rounded once, as the FMA instructions ATen's compiled kernels use (its
+    CPU build contracts ``x * alpha + beta``): float32 composed through float64; float64
+    composed, then made the fused value by a constant."""
+    if a._data.dtype == np.float32:
+        wide = add(mul(_as(a, np.float64), _as(b, np.float64)), _as(c, np.float64))
+        return _as(wide, np.float32)
+    return _with_value(add(mul(a, b), c), _fma_values(a._data, b._data, c._data))
+
+
+def _threaded_statistics(rows, dtype, threads: int) -> tuple:
+    """(mean, var_sum) of ATen's channels-last kernel with more rows than threads: each
+    thread sums its rows into a buffer of the input's dtype (the squares fused), the
+    buffers are added in float64. The fused buffer is a recurrence: computed as values,
+    made the composed sum's by a constant."""
+    count = rows.shape[1]
+    parts = select(cumsum(_per_thread(rows, threads), dim=2), 2, -1)
+    mu = _as(div(_running_sums(parts), count), dtype)
+    centered = sub(rows, reshape(mu, (rows.shape[0], 1)))
+    var_sum = _as(_running_sums(mul(centered, centered)), dtype)
+    buffers = _fused_square_sums(_per_thread(centered, threads)._data)
+    value = _running_sums(Tensor._make(buffers))._data.astype(dtype)
+    return mu, _with_value(var_sum, value)
+
+
+def _fused_square_sums(deviations):
+    """The sums of squares along the last dim of an array, each square added fused, from
+    +0 in sequence (ATen's compiled loops)."""
+    total = get_array_module(deviations).zeros_like(deviations[..., 0])
+    for k in range(deviations.shape[-1]):
+        total = _fma_values(deviations[..., k], deviations[..., k], total)
+    return total
+
+
+def batch_statistics(x, eps: float, layout: str | None) -> tuple:
+    """(mean, sum of squared deviations, invstd) per channel, shape (C,), as ATen computes
+    them: its kernels the mean from a float64 sum rounded, the deviations in the input's
+    dtype and the variance ``var_sum / n`` too; its strided loop the mean torch.mean's, the
+    deviations and the variance float64's."""
+    dtype = x._data.dtype
+    count = x.numel() // x.shape[1]
+    rows = _rows(x)
+    threads = backend.threads[0]
+    if layout == "channels_last" and count > threads:
+        mu, var_sum = _threaded_statistics(rows, dtype, threads)
+    elif layout:
+        mu = _as(div(_running_sums(rows), count), dtype)
+        centered = sub(rows, reshape(mu, (x.shape[1], 1)))
+        var_sum = _as(_running_sums(mul(centered, centered)), dtype)
+        if layout == "channels_last" and dtype == np.float64:  # (a float32 square is rounded)
+            var_sum = _with_value(var_sum, _fused_square_sums(centered._data))
+    else:
+        mu = mean(x, (0,) + tuple(range(2, x.ndim)))
+        centered = sub(_as(rows, np.float64), reshape(_as(mu, np.float64), (x.shape[1], 1)))
+        var_sum = _running_sums(mul(centered, centered))
+    var = _as(div(var_sum, count), np.float64)  # the kernels divide in the input's dtype
+    return mu, var_sum, _as(rsqrt(add(var, eps)), dtype)
+
+
+def normalized_affine(x, mu, invstd, weight, bias, layout: str | None):
+    """The output from per-channel (C,) statistics: ``x * alpha + beta`` (ATen's kernels,
+    fused, as ``beta = bias - mean * alpha``), or ``(x - mean) * invstd * weight + bias``
+    (its strided loop)."""
+    shape = channel_shape(x)
+    if layout is None:
+        out = mul(sub(x, reshape(mu, shape)), reshape(invstd, shape))
+        out = out if weight is None else mul(out, reshape(weight, shape))
+        return out if bias is None else add(out, reshape(bias, shape))
+    alpha = invstd if weight is None else mul(invstd, weight)
+    bias = zeros_like(alpha) if bias is None else bias
+    beta = fused_multiply_add(neg(mu), alpha, bias)
+    return fused_multiply_add(x, reshape(alpha, shape), reshape(beta, shape))

@@ -99,10 +99,13 @@ def _shape(node, index: int, entry: int | None = None) -> tuple | None:
         tuple(value.shape)
 
 
-def _strides(index: int):
+def _strides(index: int, input_index: int | None = None):
     """torch's ``*_sym_strides``: the saved input's strides in elements. Read from the saved
-    tensor, so None where the node kept none and freed with it (torch keeps the strides)."""
+    tensor, so None where the node kept none and freed with it (torch keeps the strides);
+    with ``input_index``, () for an input needing no gradient (torch keeps none for it)."""
     def strides(node):
+        if input_index is not None and node.next_functions[input_index][0] is None:
+            return ()
         value = saved_entry(node, index)
         if value is None:
             return None
@@ -180,11 +183,12 @@ _forms(logsigmoid, buffer=lambda node: _unary(node, lambda x: x.abs().neg().exp(
 _forms(matmul, vec=_entry(1), tensor=_entry(1),  # mv's and dot's second inputs
        self_sym_strides=_strides(0), mat2_sym_strides=_strides(1))
 for _op in (addmm, _linear_addmm):
-    _forms(_op, mat1_sym_sizes=lambda node: _shape(node, 1, 0), mat1_sym_strides=_strides(0),
-           mat2_sym_sizes=lambda node: _shape(node, 2, 1), mat2_sym_strides=_strides(1))
+    _forms(_op, mat1_sym_sizes=lambda node: _shape(node, 1, 0), mat1_sym_strides=_strides(0, 1),
+           mat2_sym_sizes=lambda node: _shape(node, 2, 1), mat2_sym_strides=_strides(1, 2))
 _forms(_linear_addmm, alpha=_constant(1), beta=_constant(1))
-_forms(_linear_mm, self_sym_sizes=lambda node: _shape(node, 0, 0), self_sym_strides=_strides(0),
-       mat2_sym_sizes=lambda node: _shape(node, 1, 1), mat2_sym_strides=_strides(1))
+_forms(_linear_mm, self_sym_sizes=lambda node: _shape(node, 0, 0),
+       self_sym_strides=_strides(0, 0), mat2_sym_sizes=lambda node: _shape(node, 1, 1),
+       mat2_sym_strides=_strides(1, 1))
 _forms(mean, self_sym_numel=lambda node: math.prod(saved_entry(node, 0)))
 _forms(_svd, S_sym_argsize_minus_1=lambda node: saved_entry(node, 1).shape[-1])
 _forms(_lu_unpack, LU_data_sym_argsize_minus_1=lambda node: saved_entry(node, 0)[-1],

@@ -162,3 +162,49 @@ def test_legacy_backward_hook_arguments_match_torch(shape, bias):
 def test_legacy_hook_receives_bias_input_and_weight_t_grads_in_addmms_order():
     got = _legacy_hook_grads(gradkit, "2d", True)[0]
     assert [g[0] for g in got] == [(5,), (2, 3), (3, 5), (2, 5)]
+
+
+# torch 2.13 folds a contiguous input into addmm only with a 1-D bias (a 3-D input with a 0-D
+# or 2-D bias takes matmul, then add_: no addmm dtype check); 1-D weights and empty dims
+PROGRAMS = {
+    "3d_bias_0d": lambda m: ((2, 4, 3), (5, 3), ()),
+    "3d_bias_1": lambda m: ((2, 4, 3), (5, 3), (1,)),
+    "3d_bias_2d": lambda m: ((2, 4, 3), (5, 3), (4, 5)),
+    "4d_bias_0d": lambda m: ((2, 2, 4, 3), (5, 3), ()),
+    "4d_bias_2d": lambda m: ((2, 2, 4, 3), (5, 3), (4, 5)),
+    "2d_bias_2d": lambda m: ((2, 3), (5, 3), (2, 5)),
+    "2d_weight_1d": lambda m: ((2, 3), (3,), None),
+    "3d_weight_1d_bias_0d": lambda m: ((2, 4, 3), (3,), ()),
+    "1d_weight_1d": lambda m: ((3,), (3,), None),
+    "2d_weight_1d_bias": lambda m: ((2, 3), (3,), ()),
+    "empty_rows": lambda m: ((0, 3), (5, 3), (5,)),
+    "3d_empty": lambda m: ((2, 0, 3), (5, 3), (5,)),
+    "3d_empty_no_bias": lambda m: ((2, 0, 3), (5, 3), None),
+}
+
+
+def _outcome(lib, name, bias_dtype=None):
+    x, w, b = PROGRAMS[name](lib)
+    bias = None if b is None else lib.ones(b, dtype=bias_dtype or lib.float32,
+                                              requires_grad=bias_dtype is None)
+    try:
+        y = lib.nn.functional.linear(lib.ones(x, requires_grad=True),
+                                     lib.ones(w, requires_grad=True), bias)
+    except RuntimeError as e:
+        return "raises", str(e)
+    return tuple(y.shape), str(y.dtype).split(".")[-1], _walk(y.grad_fn)
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_bias_shapes_weight_ranks_and_empty_inputs_match_torch(name):
+    assert _outcome(gradkit, name) == _outcome(torch, name)
+
+
+@pytest.mark.parametrize("name", ["3d_bias_0d", "3d_bias_1", "3d_bias_2d", "2d_bias_2d"])
+def test_a_float64_bias_is_refused_only_on_the_addmm_path(name):
+    got = _outcome(gradkit, name, gradkit.float64)
+    assert got == _outcome(torch, name, torch.float64)
+    if name in ("3d_bias_1", "2d_bias_2d"):
+        assert got[0] == "raises" and "self and mat2 must have the same dtype" in got[1]
+    else:
+        assert got[1] == "float32"  # add_ of the bias into the float32 product

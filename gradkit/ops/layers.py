@@ -57,18 +57,18 @@ mm.defjvp(lambda d, a, b: matmul(d, b), lambda d, a, b: matmul(a, d))
 
 
 def _matmul_by_t(input, weight):
-    """torch's matmul(input, weight.t()) for a matrix weight: a 1-D input unsqueezed into
-    mm and squeezed back, a 2-D one mm, and a batch of rows folded into one mm (viewed back
-    unsafely) when the input is contiguous or the weight needs a gradient; else matmul's."""
-    if weight.ndim == 1 or input.ndim > 2 and not (input.is_contiguous() or weight.requires_grad):
+    """torch's matmul(input, weight.t()): a batch of rows folded into one product (viewed back
+    unsafely) when the input is contiguous or the weight needs a gradient; a 1-D input by a
+    matrix unsqueezed into mm and squeezed back; a matrix by a matrix mm; else matmul's."""
+    if input.ndim > 2 and (input.is_contiguous() or weight.requires_grad):
+        lead = tuple(input.shape[:-1])
+        rows = reshape(input, (math.prod(lead), input.shape[-1]))
+        return reshape_copy(_matmul_by_t(rows, weight), shape=lead + tuple(weight.shape[:-1]))
+    if weight.ndim == 1 or input.ndim > 2:
         return matmul(input, t(weight))
     if input.ndim == 1:
         return mm(unsqueeze(input, 0), t(weight)).squeeze_(0)
-    if input.ndim == 2:
-        return mm(input, t(weight))
-    lead = tuple(input.shape[:-1])
-    rows = reshape(input, (math.prod(lead), input.shape[-1]))
-    return reshape_copy(mm(rows, t(weight)), shape=lead + (weight.shape[0],))
+    return mm(input, t(weight))
 
 
 def _refuse_bool_product(input, weight, bias) -> None:
@@ -82,10 +82,10 @@ def _refuse_bool_product(input, weight, bias) -> None:
 
 
 def _fused(input, bias) -> bool:
-    """torch's linear takes its addmm path (whose dtype check refuses a bias of another dtype)
-    for a 2-D input, or a contiguous one that is 3-D or has a 1-D bias; else it computes
-    matmul, then add_ of the bias."""
-    return input.ndim == 2 or input.is_contiguous() and (input.ndim == 3 or bias.ndim == 1)
+    """torch 2.13's linear takes its addmm path (whose dtype check refuses a bias of another
+    dtype) for a 2-D input, or a contiguous one with a 1-D bias; else it computes matmul, then
+    add_ of the bias (a contiguous 3-D input with a 0-D or 2-D bias too)."""
+    return input.ndim == 2 or input.is_contiguous() and bias.ndim == 1
 
 
 @tensor_parameters("input", "weight", "bias")

@@ -26,7 +26,6 @@ def _matmul(a, b) -> int:
 
 
 _ELEMENTWISE = {"add", "sub", "mul", "div", "neg", "exp", "relu"}
-_LINEAR = {"addmm", "mm", "linear"}  # nn.functional.linear's ops (see ops/layers.py)
 
 
 def count_flops(name: str, shapes: list | None) -> int:
@@ -35,11 +34,10 @@ def count_flops(name: str, shapes: list | None) -> int:
         return 0
     op = name.rpartition("::")[2]
     tensors = [s for s in shapes if s]
-    if op in ("matmul", "bmm") and len(shapes) >= 2 and shapes[0] and shapes[1]:
+    if op in ("matmul", "bmm", "mm") and len(shapes) >= 2 and shapes[0] and shapes[1]:
         return _matmul(shapes[0], shapes[1])
-    if op in _LINEAR and len(shapes) >= 2 and shapes[0] and shapes[1]:
-        x, w = shapes[0], shapes[1]  # x @ w.T (+ bias): w is (out, in)
-        return 2 * _numel(x[:-1]) * x[-1] * w[0]  # the bias add is not counted, as in torch
+    if op == "addmm" and len(shapes) >= 3 and shapes[1] and shapes[2]:
+        return _matmul(shapes[1], shapes[2])  # (input, mat1, mat2): the add is not counted
     if op in _ELEMENTWISE and tensors:
         return _broadcast_numel(tensors)
     return 0

@@ -298,7 +298,8 @@ def test_profile_does_not_change_results():
 
 
 def test_flops_of_linear_layers():
-    """nn.functional.linear runs as addmm/mm/linear ops: x (rows, in) @ w.T (in, out) [+ b]."""
+    """nn.functional.linear runs as torch's t and addmm(b, x, w.t()) / mm(x, w.t()) ops (the
+    3-D input's rows folded into one mm), 2 * rows * in * out each."""
     import gradkit.nn.functional as F  # noqa: N812 - torch's spelling
     x, w, b = gradkit.randn(8, 3), gradkit.randn(5, 3), gradkit.randn(5)
     with profile(record_shapes=True, with_flops=True) as prof:
@@ -309,7 +310,9 @@ def test_flops_of_linear_layers():
              and e.name != "gradkit::reshape"}
     # the bias add is not counted, as in torch
     assert flops == {"gradkit::addmm": 2 * 8 * 3 * 5, "gradkit::mm": 2 * 8 * 3 * 5,
-                     "gradkit::linear": 2 * 8 * 3 * 5}
+                     "gradkit::t": 0}
+    mms = [e.flops for e in prof.events() if e.name == "gradkit::mm"]
+    assert mms == [2 * 8 * 3 * 5] * 2
 
 
 def test_flops_of_a_linear_layer_match_torch():
@@ -321,6 +324,17 @@ def test_flops_of_a_linear_layer_match_torch():
         F.linear(gradkit.ones(8, 3), gradkit.ones(5, 3), gradkit.ones(5))
     expected = sum(e.flops for e in theirs.key_averages() if e.key == "aten::addmm")
     assert [e.flops for e in ours.events() if e.name == "gradkit::addmm"] == [expected]
+
+
+def test_flops_of_addmm_match_torch():
+    """addmm counts its product from (input, mat1, mat2), not from its input's shape."""
+    torch = pytest.importorskip("torch")
+    with torch.profiler.profile(with_flops=True, record_shapes=True) as theirs:
+        torch.addmm(torch.ones(5), torch.ones(8, 3), torch.ones(3, 5))
+    with profile(record_shapes=True, with_flops=True) as ours:
+        gradkit.addmm(gradkit.ones(5), gradkit.ones(8, 3), gradkit.ones(3, 5))
+    expected = [e.flops for e in theirs.events() if e.name == "aten::addmm"]
+    assert [e.flops for e in ours.events() if e.name == "gradkit::addmm"] == expected == [240]
 
 
 def test_flops_of_bmm_match_torch():

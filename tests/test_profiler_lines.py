@@ -106,7 +106,7 @@ def test_with_modules_names_each_call_by_its_path_and_splits_a_line_by_module():
     modules = {c.module: c for c in costs if c.site == here}
     assert set(modules) == {"_Net.fc1 (Linear)", "_Net (_Net)", "_Net.head.0 (Linear)",
                             "_Net.head.1 (Tanh)"}  # relu runs in _Net itself
-    assert modules["_Net.fc1 (Linear)"].calls == 1  # its addmm
+    assert modules["_Net.fc1 (Linear)"].calls == 2  # its t and addmm (torch's aten::t, aten::addmm)
     assert modules["_Net.fc1 (Linear)"].backward_us > 0  # AddmmBackward0, by its forward op
     events = prof.events()
     expected = sum(e.self_cpu_time_total for e in events if e.cat == "cpu_op")

@@ -7,10 +7,9 @@ import math
 import numpy as np
 
 from gradkit.number_arguments import number_argument
-from gradkit.autograd.batching import batch_shape
 from gradkit.backend import get_array_module
 from gradkit.creation import bernoulli_mask
-from gradkit.ops._op import Op, op, sum_to_shape
+from gradkit.ops._op import Op, op
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.conversion import astype
@@ -19,55 +18,57 @@ from gradkit.ops.elementwise import rsqrt
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.linalg import matmul
 from gradkit.ops.reduction import mean, sum
-from gradkit.ops.shape import reshape, squeeze, transpose, unsqueeze
+from gradkit.ops.shape import (
+    _reshape_copy as reshape_copy, reshape, t, unsqueeze, view)
 from gradkit.tensor_arguments import tensor_parameters
 from gradkit.ops.unary_helpers import (
     c_type_name, kernel_error, require_real_floating, scalar_type_name)
 
 
-def _affine(xp, x, w, b):
-    out = xp.matmul(x, w.T)
-    if b is not None:
-        out = out + b
-    return out
+def _addmm(xp, x, a, b):
+    return xp.matmul(a, b) + x
 
 
-def _rows(a, lead=()):
-    """(..., k) -> (rows, k): batch dims flattened so the weight gradient is one matmul
-    (``lead``: the leading dims that stay, a vectorized batched backward's batch dim); the
-    row count is explicit, as -1 is ambiguous for 0-size ``a``."""
-    return reshape(a, lead + (math.prod(a.shape[len(lead):-1]), a.shape[-1]))
+def _mm(xp, a, b):
+    return xp.matmul(a, b)
 
 
-def _linear_grad_input(g, x, w):
-    lead = batch_shape()
-    return reshape(matmul(_rows(g, lead), conj(w)), lead + tuple(x.shape))
+# swapaxes: a method of arrays (a plain backward's, cheap) and of Tensors (create_graph)
+def _grad_mat1(g, a, b):
+    return matmul(g, conj(b).swapaxes(-1, -2))
 
 
-def _linear_grad_weight(g, x, w):
-    return matmul(transpose(_rows(g, batch_shape()), -1, -2), conj(_rows(x)))
+def _grad_mat2(g, a, b):
+    # mat2 is weight.t(): torch's mm backward of a column-major mat2 (a contiguous weight's)
+    # computes the product transposed, so that the weight's gradient comes out contiguous
+    return matmul(g.swapaxes(-1, -2), conj(a)).swapaxes(-1, -2)
 
 
-def _linear_grad_bias(g, x, w):
-    return sum_to_shape(g, tuple(g.shape[-1:]))
+# linear's addmm(bias, mat1, weight.t()) and mm(mat1, weight.t()): torch's nodes and input
+# orders, without the general ops' scalars and checks (linear checked its operands already)
+addmm = Op(_addmm, name="addmm", save=("a", "b"), broadcast=True, node_name="AddmmBackward0",
+           batchable=True)
+addmm.defvjp(lambda g, a, b: g,  # summed to the bias's shape by the engine (broadcast)
+             _grad_mat1, _grad_mat2)
+addmm.defjvp(lambda d, a, b: d, lambda d, a, b: matmul(d, b), lambda d, a, b: matmul(a, d))
+mm = Op(_mm, name="mm", save=("a", "b"), node_name="MmBackward0", batchable=True)
+mm.defvjp(_grad_mat1, _grad_mat2)
+mm.defjvp(lambda d, a, b: matmul(d, b), lambda d, a, b: matmul(a, d))
 
 
-def _declare_linear(name, node_name):
-    linear_op = Op(_affine, name=name, save=("x", "w"), node_name=node_name, batchable=True)
-    linear_op.defvjp(_linear_grad_input, _linear_grad_weight, _linear_grad_bias)
-    linear_op.defjvp(lambda t, x, w: matmul(t, transpose(w, 0, 1)),
-                     lambda t, x, w: matmul(x, transpose(t, 0, 1)),
-                     lambda t, x, w: t)
-    # torch saves weight.t() (a view), and a view of an input that is not 2-D (graph.py)
-    views = (name == "linear", True)
-    linear_op.torch_saves_views = lambda saved: views
-    return linear_op
-
-
-# one forward, three honest names: torch's graph for 2-D inputs, our own otherwise
-addmm = _declare_linear("addmm", "AddmmBackward0")
-mm_linear = _declare_linear("mm", "MmBackward0")
-linear_op = _declare_linear("linear", "LinearBackward0")
+def _matmul_by_t(input, weight):
+    """torch's matmul(input, weight.t()): a batch of rows folded into one product (viewed back
+    unsafely) when the input is contiguous or the weight needs a gradient; a 1-D input by a
+    matrix unsqueezed into mm and squeezed back; a matrix by a matrix mm; else matmul's."""
+    if input.ndim > 2 and (input.is_contiguous() or weight.requires_grad):
+        lead = tuple(input.shape[:-1])
+        rows = reshape(input, (math.prod(lead), input.shape[-1]))
+        return reshape_copy(_matmul_by_t(rows, weight), shape=lead + tuple(weight.shape[:-1]))
+    if weight.ndim == 1 or input.ndim > 2:
+        return matmul(input, t(weight))
+    if input.ndim == 1:
+        return mm(unsqueeze(input, 0), t(weight)).squeeze_(0)
+    return mm(input, t(weight))
 
 
 def _refuse_bool_product(input, weight, bias) -> None:
@@ -81,10 +82,10 @@ def _refuse_bool_product(input, weight, bias) -> None:
 
 
 def _fused(input, bias) -> bool:
-    """torch's linear takes its addmm path (whose dtype check refuses a bias of another dtype)
-    for a 2-D input, or a contiguous one that is 3-D or has a 1-D bias; else it computes
-    matmul, then add_ of the bias."""
-    return input.ndim == 2 or input.is_contiguous() and (input.ndim == 3 or bias.ndim == 1)
+    """torch 2.13's linear takes its addmm path (whose dtype check refuses a bias of another
+    dtype) for a 2-D input, or a contiguous one with a 1-D bias; else it computes matmul, then
+    add_ of the bias (a contiguous 3-D input with a 0-D or 2-D bias too)."""
+    return input.ndim == 2 or input.is_contiguous() and bias.ndim == 1
 
 
 @tensor_parameters("input", "weight", "bias")
@@ -112,8 +113,7 @@ def linear(input, weight, bias=None):
             raise RuntimeError("self and mat2 must have the same dtype, but got "
                                f"{scalar_type_name(bias_data)} and "
                                f"{scalar_type_name(weight._data)}")
-        # torch's unfused path: matmul, then add_ the bias (promoted into the result's dtype)
-        return matmul(input, transpose(weight, 0, 1)).add_(bias)
+        return _matmul_by_t(input, weight).add_(bias)  # the bias promoted into the result
     if input._data.dtype.kind == "b":
         _refuse_bool_product(input, weight, bias)
     if bias is not None and bias.ndim and bias.shape[-1] not in (1, weight.shape[0]):
@@ -122,13 +122,17 @@ def linear(input, weight, bias=None):
                            f"{max(input.ndim - 1, 0)}.  Target sizes: "
                            f"{list(input.shape[:-1]) + [weight.shape[0]]}.  Tensor sizes: "
                            f"{list(bias.shape)}")
-    if weight.ndim == 1:  # y = input @ weight: one output feature, its dim dropped
-        if bias is not None:
-            raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
-        return squeeze(linear(input, unsqueeze(weight, 0)), -1)
+    if bias is None or not _fused(input, bias):  # torch's matmul, then add_ of the bias
+        out = _matmul_by_t(input, weight)
+        return out if bias is None else out.add_(bias)
+    if weight.ndim == 1:
+        raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
     if input.ndim == 2:
-        return addmm(input, weight, bias) if bias is not None else mm_linear(input, weight, None)
-    return linear_op(input, weight, bias)
+        return addmm(bias, input, t(weight))
+    # torch's _flatten_nd_linear: a contiguous input viewed as rows, the rows' result viewed back
+    lead = tuple(input.shape[:-1])
+    rows = reshape(input, (math.prod(lead), input.shape[-1]))
+    return view(addmm(bias, rows, t(weight)), shape=lead + (weight.shape[0],))
 
 
 # -- layer norm -----------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from gradkit.ops.index_reduce import _index_reduce
 from gradkit.ops.indexing import _index, index_put_key
 from gradkit.ops.joining import _split, _split_equal
 from gradkit.ops.embedding import _embedding
-from gradkit.ops.layers import _layer_norm, addmm as _linear_addmm, mm_linear
+from gradkit.ops.layers import _layer_norm, addmm as _linear_addmm, mm as _linear_mm
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_cholesky_solve import _cholesky_solve
 from gradkit.ops.linalg_decompositions import _eigh, _qr, _svd
@@ -99,15 +99,17 @@ def _shape(node, index: int, entry: int | None = None) -> tuple | None:
         tuple(value.shape)
 
 
-def _strides(index: int, reverse: bool = False):
+def _strides(index: int, input_index: int | None = None):
     """torch's ``*_sym_strides``: the saved input's strides in elements. Read from the saved
-    tensor, so None where the node kept none and freed with it (torch keeps the strides)."""
+    tensor, so None where the node kept none and freed with it (torch keeps the strides);
+    with ``input_index``, () for an input needing no gradient (torch keeps none for it)."""
     def strides(node):
+        if input_index is not None and node.next_functions[input_index][0] is None:
+            return ()
         value = saved_entry(node, index)
         if value is None:
             return None
-        got = value.stride()
-        return got[::-1] if reverse else got
+        return value.stride()
     return strides
 
 
@@ -122,12 +124,6 @@ def _lu_of_a(part: int, transposed: bool = False):
         real = transposed and not a.is_complex()  # torch factors a complex A itself
         return lu_factor_ex(a.detach().mT if real else a.detach())[part]
     return lu_part
-
-
-def _mat2_of_linear(node):
-    """linear's mm/addmm multiply by w.T: torch's mat2 is that view of the saved weight."""
-    weight = saved_entry(node, 1)
-    return None if weight is None else weight.mT
 
 
 def _as_tensor(value) -> Tensor | None:
@@ -171,8 +167,8 @@ _inputs(_cholesky_solve, "self", "input2")
 _inputs(_clamp_tensors, "self", "min", "max")
 _inputs(_layer_norm, "input", "weight", "bias")
 _inputs(convolution, "input", "weight", "bias")
-_inputs(_linear_addmm, "mat1")  # linear's addmm(bias, x, w.T): x is mat1
-_inputs(mm_linear, "self")  # linear's mm(x, w.T) without a bias
+_inputs(_linear_addmm, "self", "mat1", "mat2")  # linear's addmm(bias, x, w.t()): addmm's
+_inputs(_linear_mm, "self", "mat2")  # linear's mm(x, w.t()) without a bias
 _inputs(_index_reduce, "self", "dim", "index", "source")
 for (_name, _lower), _ops in _BOUNDS.items():  # clamp_min / clamp_max: a number or a tensor
     _forms(_ops[0], **{_name[6:]: _param("bound")})
@@ -186,17 +182,13 @@ _forms(square, exponent=_constant(2))  # torch's square is pow(x, 2)
 _forms(logsigmoid, buffer=lambda node: _unary(node, lambda x: x.abs().neg().exp()))
 _forms(matmul, vec=_entry(1), tensor=_entry(1),  # mv's and dot's second inputs
        self_sym_strides=_strides(0), mat2_sym_strides=_strides(1))
-_forms(_linear_addmm, mat2=_mat2_of_linear, alpha=_constant(1),
-       beta=_constant(1), mat1_sym_sizes=lambda node: _shape(node, 0, 0),
-       mat1_sym_strides=_strides(0),
-       mat2_sym_sizes=lambda node: _shape(node, 1, 1)[::-1],
-       mat2_sym_strides=_strides(1, reverse=True))
-_forms(mm_linear, mat2=_mat2_of_linear,
-       self_sym_sizes=lambda node: _shape(node, 0, 0), self_sym_strides=_strides(0),
-       mat2_sym_sizes=lambda node: _shape(node, 1, 1)[::-1],
-       mat2_sym_strides=_strides(1, reverse=True))
-_forms(addmm, mat1_sym_sizes=lambda node: _shape(node, 1, 0), mat1_sym_strides=_strides(0),
-       mat2_sym_sizes=lambda node: _shape(node, 2, 1), mat2_sym_strides=_strides(1))
+for _op in (addmm, _linear_addmm):
+    _forms(_op, mat1_sym_sizes=lambda node: _shape(node, 1, 0), mat1_sym_strides=_strides(0, 1),
+           mat2_sym_sizes=lambda node: _shape(node, 2, 1), mat2_sym_strides=_strides(1, 2))
+_forms(_linear_addmm, alpha=_constant(1), beta=_constant(1))
+_forms(_linear_mm, self_sym_sizes=lambda node: _shape(node, 0, 0),
+       self_sym_strides=_strides(0, 0), mat2_sym_sizes=lambda node: _shape(node, 1, 1),
+       mat2_sym_strides=_strides(1, 1))
 _forms(mean, self_sym_numel=lambda node: math.prod(saved_entry(node, 0)))
 _forms(_svd, S_sym_argsize_minus_1=lambda node: saved_entry(node, 1).shape[-1])
 _forms(_lu_unpack, LU_data_sym_argsize_minus_1=lambda node: saved_entry(node, 0)[-1],

@@ -21,7 +21,6 @@ def _matmul(a, b) -> int:
 
 
 _ELEMENTWISE = {"add", "mul"}
-_LINEAR = {"addmm", "mm", "linear"}  # nn.functional.linear's ops (see ops/layers.py)
 
 
 def count_flops(name: str, shapes: list | None) -> int:
@@ -32,9 +31,9 @@ def count_flops(name: str, shapes: list | None) -> int:
     if op in ("addmm", "baddbmm") and len(shapes) >= 3 and len(shapes[1]) >= 2 \
             and len(shapes[2]) >= 2:  # torch.addmm(input, mat1, mat2): mat1 @ mat2
         return _matmul(shapes[1], shapes[2])
-    if op in ("matmul", "bmm") and len(shapes) >= 2 and shapes[0] and shapes[1]:
+    if op in ("matmul", "bmm", "mm") and len(shapes) >= 2 and shapes[0] and shapes[1]:
         return _matmul(shapes[0], shapes[1])
-    if op in _LINEAR and len(shapes) >= 2 and shapes[0] and shapes[1]:
+    if op == "linear" and len(shapes) >= 2 and shapes[0] and shapes[1]:
         x, w = shapes[0], shapes[1]  # x @ w.T (+ bias): w is (out, in)
         return 2 * _numel(x[:-1]) * x[-1] * w[0]  # the bias add is not counted, as in torch
     if op in _ELEMENTWISE:

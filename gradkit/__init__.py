@@ -59,6 +59,7 @@ from gradkit.func.vmap import vmap  # noqa: E402,F401 - torch.vmap is torch.func
 # signatures (argument orders, int reductions, the native_* tuples)
 from gradkit.nn.aten import *  # noqa: E402,F401,F403
 from gradkit.nn.aten_losses import *  # noqa: E402,F401,F403
+from gradkit.nn.aten_pooling import *  # noqa: E402,F401,F403
 from gradkit.nn.rnn_functional import *  # noqa: E402,F401,F403
 from gradkit.lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
 from gradkit.iterative_eigen import lobpcg  # noqa: E402,F401

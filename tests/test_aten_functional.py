@@ -342,7 +342,7 @@ def test_native_dropout_returns_the_scaled_input_and_its_mask():
 
 
 @pytest.mark.parametrize("module", ["gradkit.nn.aten", "gradkit.nn.aten_losses",
-                                    "gradkit.nn.layers_nd"])
+                                    "gradkit.nn.aten_pooling", "gradkit.nn.layers_nd"])
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), extraglobs={"gradkit": gradkit})
     assert result.attempted > 0 and result.failed == 0

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.int_arguments import int_list_argument, int_parameters
-from gradkit.number_arguments import number_argument
+from gradkit.int_arguments import int_parameters
 from gradkit import creation
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled
@@ -25,9 +24,7 @@ from gradkit.ops._op import Op
 from gradkit.ops.arithmetic import mul, not_implemented
 from gradkit.ops.conv import conv_nd
 from gradkit.ops.embedding import embedding_renorm_
-from gradkit.ops.pooling_arguments import no_stride
 from gradkit.ops.conv_more import conv_tbc, conv_transpose_nd
-from gradkit.ops import padding
 from gradkit.ops.batch_norm_arith import batch_statistics, kernel_layout
 from gradkit.ops.normalization import (
     batch_norm_unchecked, check_parameter_dtypes, group_norm_unchecked, instance_norm_unchecked,
@@ -52,9 +49,8 @@ __all__ = [
     "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "layer_norm",
     "native_layer_norm", "batch_norm", "native_batch_norm", "batch_norm_update_stats",
     "group_norm", "native_group_norm",
-    "instance_norm", "rms_norm", "embedding", "embedding_bag", "embedding_renorm_", "max_pool1d",
-    "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "adaptive_max_pool1d", "constant_pad_nd",
-    "selu", "celu", "threshold"]
+    "instance_norm", "rms_norm", "embedding", "embedding_bag", "embedding_renorm_", "selu", "celu",
+    "threshold"]
 
 
 # torch's top-level activations take no ``inplace`` (their ``_`` forms are the in-place ones)
@@ -351,54 +347,3 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
     bag_size = tensor(sizes if mode else np.zeros(bags if weight.requires_grad else len(starts)))
     return (out, tensor([] if fast else bag_of), bag_size,
             tensor(rows) if mode == 2 else bag_size.clone())
-
-
-# -- pooling: ATen's max pools take no return_indices (an empty stride is the kernel's) -----
-
-def _stride(stride):
-    return None if no_stride(stride) else stride
-
-
-def max_pool1d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
-               ceil_mode: bool = False) -> Tensor:
-    """torch.max_pool1d: the window maxima (no indices)."""
-    return F.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
-
-
-def max_pool2d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
-               ceil_mode: bool = False) -> Tensor:
-    """torch.max_pool2d: the window maxima (no indices)."""
-    return F.max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
-
-
-def max_pool3d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
-               ceil_mode: bool = False) -> Tensor:
-    """torch.max_pool3d: the window maxima (no indices)."""
-    return F.max_pool3d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
-
-
-def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
-                            ceil_mode: bool = False) -> tuple[Tensor, Tensor]:
-    """torch.max_pool1d_with_indices: (maxima, their indices)."""
-    return F.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode,
-                        return_indices=True)
-
-
-def adaptive_max_pool1d(input: Tensor, output_size) -> tuple[Tensor, Tensor]:
-    """torch.adaptive_max_pool1d: (maxima, indices), always both."""
-    return F.adaptive_max_pool1d(input, output_size, return_indices=True)
-
-
-def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
-    """torch.constant_pad_nd: F.pad(input, pad, "constant", value), with its own messages,
-    though ``value`` is any Number (F.pad's is a float): a complex one pads a complex input."""
-    pad = int_list_argument(pad, "constant_pad_nd", "pad", 2, symint=True)
-    if len(pad) % 2:
-        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
-    if len(pad) > 2 * input.ndim:  # torch's words, spaces missing
-        raise RuntimeError("Length of pad should be no more than twice the number of dimensions "
-                           f"of the input. Pad length is {len(pad)}while the input has "
-                           f"{input.ndim}dimensions.")
-    value = number_argument(value, "constant_pad_nd", "value", 3)
-    return padding.pad(input, tuple(pad), "constant", value)
-
